@@ -1,0 +1,127 @@
+"""The built-in catalog: data files beside this module, loaded lazily with the standard library.
+
+Each loader checks the fields the engine relies on and raises :class:`CatalogError` naming the
+file, record and field. The full JSON Schemas in ``schemas/catalog/`` are checked by the tests.
+Nothing is read at import time.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from generator.catalog.records import CpuSpec, DriveSpec, GpuSpec, ModelRecord, NicSpec, PlatformSpec, PriceRecord
+from generator.errors import CatalogError, UnknownIdError
+
+CATALOG_DIR = Path(__file__).resolve().parent
+
+
+@cache
+def _records(kind: str) -> tuple[Mapping[str, Any], ...]:
+    path = CATALOG_DIR / f"{kind}.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CatalogError(f"{path}: cannot read catalog file: {exc}") from None
+    records = data.get(kind) if isinstance(data, dict) else None
+    if not isinstance(records, list):
+        raise CatalogError(f"{path}: expected an object with a '{kind}' list")
+    seen: set[str] = set()
+    for i, rec in enumerate(records):
+        if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
+            raise CatalogError(f"{path}: {kind}[{i}]: record needs a string 'id'")
+        if rec["id"] in seen:
+            raise CatalogError(f"{path}: {kind}[{i}]: duplicate id '{rec['id']}'")
+        if not rec.get("source"):
+            raise CatalogError(f"{path}: {kind}[{i}] ({rec['id']}): every record needs a 'source'")
+        seen.add(rec["id"])
+    return tuple(records)
+
+
+def _build(kind: str, factory: Any) -> dict[str, Any]:
+    out = {}
+    for rec in _records(kind):
+        try:
+            out[rec["id"]] = factory(rec)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CatalogError(f"{CATALOG_DIR / (kind + '.json')}: {rec['id']}: bad or missing field: {exc}") from None
+    return out
+
+
+@cache
+def gpus() -> dict[str, GpuSpec]:
+    """Every accelerator, by id."""
+    return _build("gpus", GpuSpec.from_record)
+
+
+@cache
+def platforms() -> dict[str, PlatformSpec]:
+    """Every server platform and cloud instance, by id."""
+    return _build("platforms", PlatformSpec.from_record)
+
+
+@cache
+def cpus() -> dict[str, CpuSpec]:
+    """Every CPU, by id."""
+    return _build("cpus", CpuSpec.from_record)
+
+
+@cache
+def nics() -> dict[str, NicSpec]:
+    """Every network adapter, by id."""
+    return _build("nics", NicSpec.from_record)
+
+
+@cache
+def drives() -> dict[str, DriveSpec]:
+    """Every NVMe drive, by id."""
+    return _build("drives", DriveSpec.from_record)
+
+
+@cache
+def prices() -> dict[str, PriceRecord]:
+    """Published prices, by price id."""
+    return _build("prices", PriceRecord.from_record)
+
+
+@cache
+def models() -> dict[str, ModelRecord]:
+    """Every catalog model, by Hugging Face id."""
+    return _build("models", ModelRecord.from_record)
+
+
+@cache
+def _model_index() -> dict[str, str]:
+    index: dict[str, str] = {}
+    for model_id, rec in models().items():
+        for key in (model_id, model_id.split("/", 1)[-1], *rec.aliases):
+            index.setdefault(key.lower(), model_id)
+    return index
+
+
+def suggest(name: str, choices: list[str]) -> str:
+    """A ``did you mean`` suffix for an unknown id (empty when nothing is close)."""
+    close = difflib.get_close_matches(name.lower(), [c.lower() for c in choices], n=3, cutoff=0.5)
+    lookup = {c.lower(): c for c in choices}
+    return f"; did you mean {', '.join(repr(lookup[c]) for c in close)}?" if close else ""
+
+
+def find_model(name: str) -> ModelRecord:
+    """A catalog model by HF id, its name after the slash, or an alias (case-insensitive)."""
+    model_id = _model_index().get(name.lower())
+    if model_id is None:
+        raise UnknownIdError(f"unknown model '{name}'{suggest(name, sorted(models()))} (or give a path to a config.json)")
+    return models()[model_id]
+
+
+def find_gpu(name: str) -> GpuSpec:
+    """A GPU by catalog id (case-insensitive)."""
+    table = gpus()
+    gpu = table.get(name.lower())
+    if gpu is None:
+        raise UnknownIdError(f"unknown GPU '{name}'{suggest(name, sorted(table))}")
+    return gpu

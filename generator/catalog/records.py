@@ -1,0 +1,296 @@
+"""Typed, frozen catalog records built from the JSON data files (units in every field name)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from collections.abc import Mapping
+from typing import Any
+
+from generator.units import GB, MIB
+
+
+def _opt_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _sources(rec: Mapping[str, Any]) -> tuple[str, ...]:
+    src = rec["source"]
+    return (src,) if isinstance(src, str) else tuple(str(s) for s in src)
+
+
+class GpuSpec(NamedTuple):
+    """One accelerator model."""
+
+    id: str
+    name: str
+    vendor: str
+    memory_gb: float
+    memory_usable_mib: int | None
+    memory_bandwidth_gb_per_s: float
+    dense_tflops: Mapping[str, float | None]
+    tdp_w: float
+    form_factor: str
+    interconnect_kind: str
+    interconnect_gb_per_s_bidir: float
+    nvlink_domain_gpus: int
+    pcie_gen: int
+    pcie_lanes: int
+    mig_max_instances: int | None
+    cooling: str
+    consumer: bool
+    source: tuple[str, ...]
+    unsourced_fields: tuple[str, ...] = ()
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any]) -> GpuSpec:
+        """Build from a ``gpus.json`` record."""
+        ic = rec.get("interconnect") or {}
+        pcie = rec.get("pcie") or {}
+        usable = rec.get("memory_usable_mib")
+        return cls(
+            id=rec["id"],
+            name=rec["name"],
+            vendor=rec["vendor"],
+            memory_gb=float(rec["memory_gb"]),
+            memory_usable_mib=None if usable is None else int(usable),
+            memory_bandwidth_gb_per_s=float(rec["memory_bandwidth_gb_per_s"]),
+            dense_tflops={k: _opt_float(v) for k, v in dict(rec["dense_tflops"]).items()},
+            tdp_w=float(rec["tdp_w"]),
+            form_factor=rec["form_factor"],
+            interconnect_kind=str(ic.get("kind", "none")),
+            interconnect_gb_per_s_bidir=float(ic.get("bandwidth_gb_per_s_bidir") or 0),
+            nvlink_domain_gpus=int(ic.get("domain_gpus") or 1),
+            pcie_gen=int(pcie.get("gen") or 4),
+            pcie_lanes=int(pcie.get("lanes") or 16),
+            mig_max_instances=rec.get("mig_max_instances"),
+            cooling=str(rec.get("cooling", "air")),
+            consumer=bool(rec.get("consumer", False)),
+            source=_sources(rec),
+            unsourced_fields=tuple(rec.get("unsourced_fields") or ()),
+        )
+
+    @property
+    def memory_bytes(self) -> int:
+        """Memory the runtime can see: the reported MiB when sourced, else the marketed decimal GB."""
+        if self.memory_usable_mib:
+            return self.memory_usable_mib * MIB
+        return int(self.memory_gb * GB)
+
+    def tflops(self, compute: str) -> float | None:
+        """Dense tensor TFLOPS for a compute precision, falling back to fp16 for bf16 on pre-Ampere parts."""
+        value = self.dense_tflops.get(compute)
+        if value is None and compute == "bf16":
+            value = self.dense_tflops.get("fp16")
+        return value
+
+
+class ModelRecord(NamedTuple):
+    """A catalog model: its Hugging Face id, names and verbatim ``config.json``."""
+
+    id: str
+    name: str
+    family: str
+    aliases: tuple[str, ...]
+    config: Mapping[str, Any]
+    source: tuple[str, ...]
+    reference_params_total: int | None = None
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any]) -> ModelRecord:
+        """Build from a ``models.json`` record."""
+        config = rec["config"]
+        if not isinstance(config, dict):
+            raise TypeError("config must be an object")
+        return cls(
+            id=rec["id"],
+            name=rec["name"],
+            family=str(rec.get("family", "")),
+            aliases=tuple(rec.get("aliases") or ()),
+            config=config,
+            source=_sources(rec),
+            reference_params_total=rec.get("reference_params_total"),
+        )
+
+
+class CpuSpec(NamedTuple):
+    """A server or desktop CPU."""
+
+    id: str
+    name: str
+    cores: int
+    tdp_w: float
+    memory_channels: int
+    ddr_mt_per_s: int
+    pcie_lanes: int | None
+    source: tuple[str, ...]
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any]) -> CpuSpec:
+        """Build from a ``cpus.json`` record."""
+        return cls(
+            id=rec["id"],
+            name=rec["name"],
+            cores=int(rec["cores"]),
+            tdp_w=float(rec["tdp_w"]),
+            memory_channels=int(rec["memory_channels"]),
+            ddr_mt_per_s=int(rec["ddr_mt_per_s"]),
+            pcie_lanes=rec.get("pcie_lanes"),
+            source=_sources(rec),
+        )
+
+    @property
+    def memory_bandwidth_gb_per_s(self) -> float:
+        """Theoretical DRAM bandwidth of one socket: channels x MT/s x 8 bytes."""
+        return self.memory_channels * self.ddr_mt_per_s * 8 / 1000
+
+
+class NicSpec(NamedTuple):
+    """A network adapter."""
+
+    id: str
+    name: str
+    protocol: str
+    ports: int
+    port_gbps: float
+    power_w: float | None
+    gpudirect_rdma: bool
+    source: tuple[str, ...]
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any]) -> NicSpec:
+        """Build from a ``nics.json`` record."""
+        return cls(
+            id=rec["id"],
+            name=rec["name"],
+            protocol=rec["protocol"],
+            ports=int(rec.get("ports") or 1),
+            port_gbps=float(rec["port_gbps"]),
+            power_w=_opt_float(rec.get("power_w")),
+            gpudirect_rdma=bool(rec.get("gpudirect_rdma", False)),
+            source=_sources(rec),
+        )
+
+
+class DriveSpec(NamedTuple):
+    """An NVMe drive."""
+
+    id: str
+    name: str
+    capacity_tb: float
+    seq_read_gb_per_s: float
+    seq_write_gb_per_s: float
+    power_w_active: float | None
+    source: tuple[str, ...]
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any]) -> DriveSpec:
+        """Build from a ``drives.json`` record."""
+        return cls(
+            id=rec["id"],
+            name=rec["name"],
+            capacity_tb=float(rec["capacity_tb"]),
+            seq_read_gb_per_s=float(rec["seq_read_gb_per_s"]),
+            seq_write_gb_per_s=float(rec["seq_write_gb_per_s"]),
+            power_w_active=_opt_float(rec.get("power_w_active")),
+            source=_sources(rec),
+        )
+
+
+class PlatformSpec(NamedTuple):
+    """A server platform or cloud instance type that holds GPUs."""
+
+    id: str
+    name: str
+    kind: str
+    provider: str
+    instance_type: str | None
+    gpu_ids: tuple[str, ...]
+    gpu_counts: tuple[int, ...]
+    cpu_id: str | None
+    cpu_sockets: int
+    vcpus: int | None
+    ram_gib: float | None
+    ram_max_gib: float | None
+    nvme_drive_id: str | None
+    nvme_count: int
+    nvme_total_tb: float | None
+    fabric_nic_id: str | None
+    fabric_nic_count: int
+    frontend_nic_id: str | None
+    frontend_nic_count: int
+    network_gbps_total: float | None
+    psu_count: int | None
+    psu_rating_w: float | None
+    psu_redundant: int | None
+    max_power_w: float | None
+    rack_units: int | None
+    cooling: str
+    source: tuple[str, ...]
+    unsourced_fields: tuple[str, ...] = ()
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any]) -> PlatformSpec:
+        """Build from a ``platforms.json`` record."""
+        cpu = rec.get("cpu") or {}
+        nvme = rec.get("nvme") or {}
+        nics = rec.get("nics") or {}
+        fabric = nics.get("fabric") or {}
+        front = nics.get("frontend") or {}
+        psu = rec.get("psu") or {}
+        return cls(
+            id=rec["id"],
+            name=rec["name"],
+            kind=rec["kind"],
+            provider=rec["provider"],
+            instance_type=rec.get("instance_type"),
+            gpu_ids=tuple(rec["gpu_ids"]),
+            gpu_counts=tuple(int(c) for c in rec["gpu_counts"]),
+            cpu_id=cpu.get("id"),
+            cpu_sockets=int(cpu.get("sockets") or 1),
+            vcpus=rec.get("vcpus"),
+            ram_gib=_opt_float(rec.get("ram_gib")),
+            ram_max_gib=_opt_float(rec.get("ram_max_gib")),
+            nvme_drive_id=nvme.get("drive_id"),
+            nvme_count=int(nvme.get("count") or 0),
+            nvme_total_tb=_opt_float(nvme.get("total_tb")),
+            fabric_nic_id=fabric.get("nic_id"),
+            fabric_nic_count=int(fabric.get("count") or 0),
+            frontend_nic_id=front.get("nic_id"),
+            frontend_nic_count=int(front.get("count") or 0),
+            network_gbps_total=_opt_float(nics.get("network_gbps_total") or rec.get("network_gbps_total")),
+            psu_count=psu.get("count"),
+            psu_rating_w=_opt_float(psu.get("rating_w")),
+            psu_redundant=psu.get("redundant"),
+            max_power_w=_opt_float(rec.get("max_power_w")),
+            rack_units=rec.get("rack_units"),
+            cooling=str(rec.get("cooling", "air")),
+            source=_sources(rec),
+            unsourced_fields=tuple(rec.get("unsourced_fields") or ()),
+        )
+
+
+class PriceRecord(NamedTuple):
+    """A published price of a platform (hourly for cloud, monthly for dedicated servers)."""
+
+    id: str
+    platform_id: str
+    unit: str
+    usd: float
+    source: tuple[str, ...]
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any]) -> PriceRecord:
+        """Build from a ``prices.json`` record."""
+        return cls(
+            id=rec["id"],
+            platform_id=rec["platform_id"],
+            unit=rec["unit"],
+            usd=float(rec["usd"]),
+            source=_sources(rec),
+        )
+
+    @property
+    def usd_per_hour(self) -> float:
+        """The price per hour (a month counted as 730 hours, 8760 / 12)."""
+        return self.usd if self.unit == "hour" else self.usd / 730

@@ -1,0 +1,77 @@
+"""Every error a user can cause, in one place.
+
+Only ``generator.cli`` catches these and turns them into a message and an exit code.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+
+class SpecgenError(Exception):
+    """Base class of every error specgen reports to a user (never shown as a traceback)."""
+
+    exit_code = 1
+
+
+class Location(NamedTuple):
+    """Where in an input file a problem is: file, 1-based line and column, and a field path."""
+
+    file: str
+    line: int | None = None
+    column: int | None = None
+    path: str = ""
+
+    def __str__(self) -> str:
+        """Render as ``file:line:col: path`` (parts that are unknown are left out)."""
+        parts = [self.file]
+        if self.line is not None:
+            parts.append(str(self.line))
+            if self.column is not None:
+                parts.append(str(self.column))
+        head = ":".join(parts)
+        return f"{head}: {self.path}" if self.path else head
+
+
+class InputError(SpecgenError):
+    """A workload, config.json or option is invalid; carries where it is."""
+
+    def __init__(self, message: str, location: Location | None = None) -> None:
+        """Keep the message and, when known, where in which file the problem is."""
+        self.message = message
+        self.location = location
+        super().__init__(f"{location}: {message}" if location else message)
+
+
+class InputErrors(SpecgenError):
+    """Several input errors found at once (all are reported, in file order)."""
+
+    def __init__(self, errors: list[InputError]) -> None:
+        """Keep every error; the CLI prints each on its own line."""
+        self.errors = errors
+        super().__init__("\n".join(str(e) for e in errors))
+
+
+class ArchitectureError(InputError):
+    """A model config lacks the fields the sizing engine needs, or has an unknown layout."""
+
+
+class CatalogError(SpecgenError):
+    """A catalog data file is malformed or an id is unknown."""
+
+
+class UnknownIdError(InputError):
+    """An id (model, GPU, platform) is not in the catalog; the message suggests close ids."""
+
+
+class InfeasibleError(SpecgenError):
+    """No hardware choice satisfies the workload; the message says which limit blocked it."""
+
+    exit_code = 3
+
+
+class DriftError(SpecgenError):
+    """``render --check`` found committed output that differs from what would be rendered."""
+
+    exit_code = 4

@@ -1,0 +1,149 @@
+"""``specgen estimate``: argument parsing and output for the quick calculator.
+
+This command is parsed with argparse instead of click: importing click alone costs about
+half of the 0.1 s cold-start budget of this command. Usage errors still exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from generator.errors import SpecgenError
+from generator.estimate import EstimateRequest, estimate
+from generator.units import GIB
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def _constant(text: str) -> tuple[str, float]:
+    name, sep, value = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    try:
+        return name.strip(), float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"value of {name!r} must be a number, got {value!r}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The estimate command's options."""
+    p = argparse.ArgumentParser(
+        prog="specgen estimate",
+        description="How much VRAM / how many GPUs for one model: a catalog id, a config.json, or a directory holding one.",
+    )
+    p.add_argument("model", help="catalog model id (see 'specgen catalog models') or path to a config.json / model directory")
+    p.add_argument("--precision", help="weight format: bf16, fp16, fp32, fp8, int8, int4, nf4, mxfp4, q8_0, q4_k_m, ... (default: the checkpoint's)")
+    p.add_argument("--kv-precision", help="KV cache precision: bf16, fp16, fp8, int8 (default: bf16)")
+    p.add_argument("--context", type=int, dest="context_tokens", help="context tokens per sequence (default: 4096, or the model's maximum if smaller)")
+    p.add_argument("--batch", type=int, default=1, help="concurrent sequences (default 1)")
+    p.add_argument("--tp", type=int, default=1, help="tensor-parallel GPUs per replica")
+    p.add_argument("--pp", type=int, default=1, help="pipeline-parallel stages per replica")
+    p.add_argument("--ep", type=int, default=1, help="GPUs the routed experts are spread over (MoE)")
+    p.add_argument("--gpu", help="GPU catalog id: adds capacity (KV tokens, max concurrency, fits)")
+    p.add_argument("--gpu-memory-utilization", type=float, help="fraction of GPU memory the runtime may use (default 0.9)")
+    p.add_argument("--max-batched-tokens", type=int, help="tokens per forward pass in prefill (default 8192)")
+    t = p.add_argument_group("training (with --train)")
+    t.add_argument("--train", choices=("full", "lora", "qlora"), help="size a training / fine-tuning job instead of inference")
+    t.add_argument("--optimizer", default="adamw", help="adamw (16 B/param), adamw-torch-amp (18), adamw-bf16, adamw-8bit, sgd, adafactor")
+    t.add_argument("--zero", type=int, default=0, dest="zero_stage", choices=(0, 1, 2, 3), help="ZeRO / FSDP sharding stage")
+    t.add_argument("--gpus", type=int, help="total GPUs of the job (data parallel = gpus / (tp x pp))")
+    t.add_argument("--micro-batch", type=int, default=1, help="sequences per GPU per step")
+    t.add_argument("--seq-len", type=int, help="training sequence length (default: --context or 2048)")
+    t.add_argument(
+        "--gradient-checkpointing", default="full", dest="checkpointing", choices=("none", "selective", "full"),
+        help="activation checkpointing (default full)",
+    )
+    t.add_argument("--no-flash-attention", action="store_false", dest="flash_attention", help="eager attention: keeps heads x seq x seq scores")
+    t.add_argument("--lora-rank", type=int, default=16, help="LoRA rank (default 16)")
+    t.add_argument("--lora-targets", default="all-linear", help="comma-separated module names, or all-linear (default)")
+    t.add_argument("--offload-optimizer", action="store_true", help="ZeRO-Offload: optimizer states and gradients in host RAM")
+    t.add_argument("--offload-params", action="store_true", help="ZeRO-3 parameter offload to host RAM")
+    p.add_argument("--set", action="append", type=_constant, default=[], metavar="NAME=VALUE", help="override an engine constant")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    return p
+
+
+def _gib(n: float) -> str:
+    return f"{n / GIB:,.2f} GiB"
+
+
+def format_text(result: dict[str, Any]) -> str:
+    """A readable breakdown table of an estimate."""
+    m, params, mem = result["model"], result["params"], result["memory"]["per_gpu"]
+    par = result["parallelism"]
+    lines = [
+        f"{m['id']} ({m['model_type']}, {m['layers']} layers)",
+        f"  parameters   {params['total']:,} total, {params['active']:,} active per token"
+        + (f", {params['trainable']:,} trainable" if "trainable" in params else ""),
+        f"  precision    weights {result['precision']['weights']}, KV cache {result['precision']['kv_cache']}",
+        f"  parallelism  TP {par['tp']} x PP {par['pp']} = {par['gpus_per_replica']} GPU(s) per replica",
+        f"  weights      {_gib(result['weights']['bytes'])} whole model",
+        f"  KV cache     {result['kv_cache']['bytes_per_token']:,} B/token; {_gib(result['kv_cache']['bytes'])} for "
+        f"{result['kv_cache']['sequences']} x {result['kv_cache']['context_tokens']:,} tokens",
+        "",
+        "  per GPU        bytes            GiB",
+    ]
+    for key in ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead", "total"):
+        if key == "total":
+            lines.append("  " + "-" * 40)
+        lines.append(f"  {key:<12} {mem[key]:>16,} {mem[key] / GIB:>10.2f}")
+    cap = result.get("capacity")
+    if cap:
+        lines.append("")
+        verdict = "fits" if cap["fits"] else "does NOT fit"
+        lines.append(f"  on {cap['gpu']} ({_gib(cap['gpu_memory_bytes'])}): {verdict}")
+        if "kv_cache_tokens" in cap:
+            lines.append(
+                f"  KV capacity  {cap['kv_cache_tokens']:,} tokens ({_gib(cap['kv_cache_bytes'])}); "
+                f"max concurrency {cap['max_concurrency']} at {result['kv_cache']['context_tokens']:,} tokens"
+            )
+    train = result.get("training")
+    if train and train["host_ram_bytes_per_gpu"]:
+        lines.append(f"  host RAM for offload: {_gib(train['host_ram_bytes_per_gpu'])} per GPU")
+    lines += [f"  note: {n}" for n in result["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``specgen estimate``; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    request = EstimateRequest(
+        model=args.model,
+        precision=args.precision,
+        kv_precision=args.kv_precision,
+        context_tokens=args.context_tokens,
+        batch=args.batch,
+        tp=args.tp,
+        pp=args.pp,
+        ep=args.ep,
+        gpu=args.gpu,
+        gpu_memory_utilization=args.gpu_memory_utilization,
+        max_batched_tokens=args.max_batched_tokens,
+        train=args.train,
+        optimizer=args.optimizer,
+        zero_stage=args.zero_stage,
+        gpus=args.gpus,
+        micro_batch=args.micro_batch,
+        seq_len=args.seq_len,
+        checkpointing=args.checkpointing,
+        flash_attention=args.flash_attention,
+        lora_rank=args.lora_rank,
+        lora_targets=tuple(t.strip() for t in args.lora_targets.split(",") if t.strip()),
+        offload_optimizer=args.offload_optimizer,
+        offload_params=args.offload_params,
+        constants=tuple(args.set),
+    )
+    try:
+        result = estimate(request)
+    except SpecgenError as exc:
+        print(f"specgen estimate: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    if args.json:
+        sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write(format_text(result))
+    return 0

@@ -1,0 +1,396 @@
+"""Model architecture: an exact, per-layer description built from a Hugging Face ``config.json``.
+
+The layout is data (linear shapes, attention kind, KV elements per token) so that parameter
+counts, weight bytes under any format, KV cache and LoRA adapters are all derived from one
+structure. Supported: dense, GQA / MQA, ``head_dim`` != hidden / heads, tied embeddings,
+biases, MoE (routed + shared experts, dense-first layers, ``mlp_only_layers``), MLA
+(DeepSeek V2/V3), sliding-window and hybrid local/global layers, and ``text_config`` wrappers
+(Gemma 3, Llama 4) with their vision tower.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from collections.abc import Mapping
+from typing import Any
+
+from generator.errors import ArchitectureError
+from generator.sizing.quantization import QuantizationConfig, parse_quantization_config
+
+#: Linear groups; weight formats decide per group what is quantized.
+ATTENTION = "attention"
+MLP = "mlp"
+EXPERT = "expert"
+SHARED_EXPERT = "shared_expert"
+ROUTER = "router"
+
+FULL = "full"
+SLIDING = "sliding"
+MLA = "mla"
+
+
+class Linear(NamedTuple):
+    """One weight matrix (``copies`` identical ones for routed experts)."""
+
+    name: str
+    in_features: int
+    out_features: int
+    group: str
+    bias: bool = False
+    copies: int = 1
+
+    @property
+    def weight_params(self) -> int:
+        """Parameters in the weight matrices (all copies)."""
+        return self.in_features * self.out_features * self.copies
+
+    @property
+    def bias_params(self) -> int:
+        """Parameters in the biases (all copies)."""
+        return self.out_features * self.copies if self.bias else 0
+
+
+class Layer(NamedTuple):
+    """One decoder layer: its matrices, the small tensors kept at high precision, and its KV."""
+
+    number: int
+    attention: str
+    linears: tuple[Linear, ...]
+    #: Norm weights, attention sinks, biases of fused blocks: never quantized.
+    other_params: int
+    #: KV elements stored per token in this layer, for the whole model (before TP split).
+    kv_elements_per_token: int
+    #: KV heads (0 for MLA, whose latent is shared by all heads).
+    kv_heads: int
+    #: Tokens this layer keeps per sequence (``None``: the whole context).
+    window_tokens: int | None = None
+    experts_per_token: int = 0
+
+    @property
+    def params(self) -> int:
+        """Every parameter of the layer."""
+        return self.other_params + sum(lin.weight_params + lin.bias_params for lin in self.linears)
+
+    @property
+    def inactive_params(self) -> int:
+        """Routed-expert parameters a token does not use in this layer."""
+        total = 0
+        for lin in self.linears:
+            if lin.group == EXPERT and lin.copies > self.experts_per_token:
+                per_expert = (lin.weight_params + lin.bias_params) // lin.copies
+                total += per_expert * (lin.copies - self.experts_per_token)
+        return total
+
+    @property
+    def is_moe(self) -> bool:
+        """Whether this layer has routed experts."""
+        return any(lin.group == EXPERT for lin in self.linears)
+
+
+class Architecture(NamedTuple):
+    """A decoder-only language model, exactly enough to count and size it."""
+
+    model_type: str
+    hidden_size: int
+    vocab_size: int
+    num_attention_heads: int
+    num_kv_heads: int
+    head_dim: int
+    intermediate_size: int
+    max_position_embeddings: int
+    tie_word_embeddings: bool
+    layers: tuple[Layer, ...]
+    #: Final norm and any other top-level small tensors.
+    other_params: int
+    #: Parameters of a vision tower and projector (multimodal checkpoints), kept at 16 bit.
+    vision_params: int = 0
+    rotary_dim: int = 0
+    torch_dtype: str = "bfloat16"
+    quantization: QuantizationConfig | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def num_layers(self) -> int:
+        """Number of decoder layers."""
+        return len(self.layers)
+
+    @property
+    def embedding_params(self) -> int:
+        """Input embedding matrix."""
+        return self.vocab_size * self.hidden_size
+
+    @property
+    def lm_head_params(self) -> int:
+        """Output projection (zero when tied to the embeddings)."""
+        return 0 if self.tie_word_embeddings else self.vocab_size * self.hidden_size
+
+    @property
+    def params_total(self) -> int:
+        """Every parameter, embeddings and vision tower included."""
+        return (
+            self.embedding_params
+            + self.lm_head_params
+            + self.other_params
+            + self.vision_params
+            + sum(layer.params for layer in self.layers)
+        )
+
+    @property
+    def params_active(self) -> int:
+        """Parameters used per token: total minus the routed experts a token skips."""
+        return self.params_total - sum(layer.inactive_params for layer in self.layers)
+
+    @property
+    def is_moe(self) -> bool:
+        """Whether any layer has routed experts."""
+        return any(layer.is_moe for layer in self.layers)
+
+
+_REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
+
+
+def _int(cfg: Mapping[str, Any], key: str, default: int | None = None) -> int:
+    value = cfg.get(key, default)
+    if value is None:
+        raise ArchitectureError(f"config field '{key}' is required for this architecture")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ArchitectureError(f"config field '{key}' must be a non-negative integer, got {value!r}")
+    return value
+
+
+def _opt_int(cfg: Mapping[str, Any], *keys: str) -> int | None:
+    for key in keys:
+        value = cfg.get(key)
+        if value is not None:
+            return _int(cfg, key)
+    return None
+
+
+def parse_architecture(config: Mapping[str, Any]) -> Architecture:
+    """Build an :class:`Architecture` from a Hugging Face ``config.json`` mapping.
+
+    Raises :class:`ArchitectureError` naming the missing or malformed fields.
+    """
+    vision_params = 0
+    text = config
+    if isinstance(config.get("text_config"), Mapping):
+        text = {**config["text_config"]}
+        for key in ("tie_word_embeddings", "torch_dtype", "quantization_config"):
+            if key in config and key not in text:
+                text[key] = config[key]
+        vision_params = _vision_params(config, int(text.get("hidden_size") or 0))
+    missing = [key for key in _REQUIRED if text.get(key) is None]
+    if missing:
+        kind = text.get("model_type") or config.get("model_type") or "unknown"
+        raise ArchitectureError(
+            f"cannot size model_type '{kind}': config lacks {', '.join(missing)} "
+            "(a decoder-only Hugging Face config.json is expected)"
+        )
+    model_type = str(text.get("model_type") or config.get("model_type") or "unknown")
+    hidden = _int(text, "hidden_size")
+    heads = _int(text, "num_attention_heads")
+    n_layers = _int(text, "num_hidden_layers")
+    kv_heads = _opt_int(text, "num_key_value_heads") or heads
+    head_dim = _opt_int(text, "head_dim") or hidden // heads
+    if heads == 0 or hidden == 0 or n_layers == 0:
+        raise ArchitectureError("hidden_size, num_attention_heads and num_hidden_layers must be positive")
+    intermediate = _opt_int(text, "intermediate_size", "ffn_dim") or 4 * hidden
+    windows = _layer_windows(text, model_type, n_layers)
+    biases = _attention_biases(text, model_type)
+    mla = text.get("kv_lora_rank") is not None
+    layers = []
+    for index in range(n_layers):
+        attn, attn_other, kv_elems, layer_kv_heads = (
+            _mla_attention(text, hidden, heads) if mla else _gqa_attention(text, model_type, hidden, heads, kv_heads, head_dim, biases)
+        )
+        mlp, mlp_other, top_k = _mlp(text, model_type, index, hidden, intermediate)
+        norms = _norm_params(model_type, hidden)
+        window = windows[index]
+        layers.append(
+            Layer(
+                number=index,
+                attention=MLA if mla else (SLIDING if window is not None else FULL),
+                linears=attn + mlp,
+                other_params=attn_other + mlp_other + norms,
+                kv_elements_per_token=kv_elems,
+                kv_heads=layer_kv_heads,
+                window_tokens=window,
+                experts_per_token=top_k,
+            )
+        )
+    rotary_dim = _opt_int(text, "qk_rope_head_dim") or int(head_dim * float(text.get("partial_rotary_factor") or 1.0))
+    notes: list[str] = []
+    if text.get("num_nextn_predict_layers"):
+        notes.append(
+            f"{text['num_nextn_predict_layers']} multi-token-prediction layer(s) are not counted "
+            "(they are not used for ordinary decoding)"
+        )
+    return Architecture(
+        model_type=model_type,
+        hidden_size=hidden,
+        vocab_size=_int(text, "vocab_size"),
+        num_attention_heads=heads,
+        num_kv_heads=0 if mla else kv_heads,
+        head_dim=head_dim,
+        intermediate_size=intermediate,
+        max_position_embeddings=_opt_int(text, "max_position_embeddings") or 0,
+        tie_word_embeddings=bool(text.get("tie_word_embeddings", config.get("tie_word_embeddings", False))),
+        layers=tuple(layers),
+        other_params=hidden,  # final norm
+        vision_params=vision_params,
+        rotary_dim=rotary_dim,
+        torch_dtype=str(text.get("torch_dtype") or text.get("dtype") or "bfloat16"),
+        quantization=parse_quantization_config(text.get("quantization_config")),
+        notes=tuple(notes),
+    )
+
+
+def _attention_biases(cfg: Mapping[str, Any], model_type: str) -> tuple[bool, bool]:
+    """(q/k/v bias, output bias)."""
+    if model_type in ("qwen2", "qwen2_moe", "qwen2_vl"):
+        return True, False
+    bias = bool(cfg.get("attention_bias", cfg.get("bias", False)))
+    return bias, bias
+
+
+def _gqa_attention(
+    cfg: Mapping[str, Any], model_type: str, hidden: int, heads: int, kv_heads: int, head_dim: int, biases: tuple[bool, bool]
+) -> tuple[tuple[Linear, ...], int, int, int]:
+    qkv_bias, o_bias = biases
+    q_dim, kv_dim = heads * head_dim, kv_heads * head_dim
+    linears = (
+        Linear("q_proj", hidden, q_dim, ATTENTION, qkv_bias),
+        Linear("k_proj", hidden, kv_dim, ATTENTION, qkv_bias),
+        Linear("v_proj", hidden, kv_dim, ATTENTION, qkv_bias),
+        Linear("o_proj", q_dim, hidden, ATTENTION, o_bias),
+    )
+    other = 0
+    if model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "olmo2", "qwen3_next"):
+        other += 2 * head_dim  # q_norm and k_norm over head_dim
+    if model_type == "gpt_oss":
+        other += heads  # attention sinks, one per head
+    return linears, other, 2 * kv_dim, kv_heads
+
+
+def _mla_attention(cfg: Mapping[str, Any], hidden: int, heads: int) -> tuple[tuple[Linear, ...], int, int, int]:
+    """Multi-head latent attention (DeepSeek V2/V3): KV is one compressed latent per token."""
+    kv_rank = _int(cfg, "kv_lora_rank")
+    q_rank = _opt_int(cfg, "q_lora_rank")
+    nope = _int(cfg, "qk_nope_head_dim")
+    rope = _int(cfg, "qk_rope_head_dim")
+    v_dim = _int(cfg, "v_head_dim")
+    linears: list[Linear] = []
+    other = kv_rank  # kv_a_layernorm
+    if q_rank:
+        linears += [Linear("q_a_proj", hidden, q_rank, ATTENTION), Linear("q_b_proj", q_rank, heads * (nope + rope), ATTENTION)]
+        other += q_rank  # q_a_layernorm
+    else:
+        linears.append(Linear("q_proj", hidden, heads * (nope + rope), ATTENTION))
+    linears += [
+        Linear("kv_a_proj_with_mqa", hidden, kv_rank + rope, ATTENTION),
+        Linear("kv_b_proj", kv_rank, heads * (nope + v_dim), ATTENTION),
+        Linear("o_proj", heads * v_dim, hidden, ATTENTION),
+    ]
+    return tuple(linears), other, kv_rank + rope, 0
+
+
+def _gated(prefix: str, hidden: int, inter: int, group: str, bias: bool = False, copies: int = 1) -> tuple[Linear, ...]:
+    return (
+        Linear(f"{prefix}gate_proj", hidden, inter, group, bias, copies),
+        Linear(f"{prefix}up_proj", hidden, inter, group, bias, copies),
+        Linear(f"{prefix}down_proj", inter, hidden, group, bias, copies),
+    )
+
+
+def _num_experts(cfg: Mapping[str, Any]) -> int:
+    return _opt_int(cfg, "n_routed_experts", "num_local_experts", "num_experts") or 0
+
+
+def _is_moe_layer(cfg: Mapping[str, Any], model_type: str, index: int) -> bool:
+    if _num_experts(cfg) == 0:
+        return False
+    if index in (cfg.get("mlp_only_layers") or []):
+        return False
+    if "first_k_dense_replace" in cfg or model_type.startswith("deepseek"):
+        first_dense = int(cfg.get("first_k_dense_replace") or 0)
+        freq = int(cfg.get("moe_layer_freq") or 1)
+        return index >= first_dense and index % freq == 0
+    step = int(cfg.get("decoder_sparse_step") or cfg.get("interleave_moe_layer_step") or 1)
+    return (index + 1) % step == 0
+
+
+def _mlp(cfg: Mapping[str, Any], model_type: str, index: int, hidden: int, intermediate: int) -> tuple[tuple[Linear, ...], int, int]:
+    """Linears of the feed-forward block, its extra small tensors, and experts per token."""
+    mlp_bias = bool(cfg.get("mlp_bias", False))
+    if not _is_moe_layer(cfg, model_type, index):
+        dense_inter = _opt_int(cfg, "intermediate_size_mlp") or intermediate
+        return _gated("", hidden, dense_inter, MLP, mlp_bias), 0, 0
+    experts = _num_experts(cfg)
+    top_k = _opt_int(cfg, "num_experts_per_tok", "experts_per_token", "moe_topk")
+    if not top_k:
+        raise ArchitectureError("MoE config lacks 'num_experts_per_tok'")
+    expert_inter = _opt_int(cfg, "moe_intermediate_size") or intermediate
+    expert_bias = model_type == "gpt_oss"
+    linears = _gated("experts.", hidden, expert_inter, EXPERT, expert_bias, experts)
+    router = Linear("router", hidden, experts, ROUTER, bias=expert_bias)
+    other = 0  # DeepSeek-V3's e_score_correction_bias is a buffer, not a parameter
+    shared: tuple[Linear, ...] = ()
+    n_shared = _opt_int(cfg, "n_shared_experts") or 0
+    shared_inter = _opt_int(cfg, "shared_expert_intermediate_size")
+    if n_shared:
+        shared = _gated("shared_experts.", hidden, expert_inter * n_shared, SHARED_EXPERT)
+    elif shared_inter:
+        shared = _gated("shared_expert.", hidden, shared_inter, SHARED_EXPERT)
+        shared += (Linear("shared_expert_gate", hidden, 1, ROUTER),)
+    return linears + shared + (router,), other, top_k
+
+
+def _norm_params(model_type: str, hidden: int) -> int:
+    """RMSNorm / LayerNorm weights per layer (LayerNorm with bias counts twice)."""
+    if model_type.startswith("gemma2") or model_type.startswith("gemma3"):
+        return 4 * hidden  # pre/post attention and pre/post feed-forward norms
+    return 2 * hidden
+
+
+def _layer_windows(cfg: Mapping[str, Any], model_type: str, n_layers: int) -> list[int | None]:
+    """Per layer: the sliding-window size in tokens, or ``None`` for full attention."""
+    window = cfg.get("sliding_window")
+    types = cfg.get("layer_types")
+    if isinstance(types, list) and types:
+        if len(types) != n_layers:
+            raise ArchitectureError(f"layer_types has {len(types)} entries but num_hidden_layers is {n_layers}")
+        if any(str(t).startswith("sliding") for t in types) and not isinstance(window, int):
+            raise ArchitectureError("layer_types names sliding layers but 'sliding_window' is not an integer")
+        return [window if str(t).startswith("sliding") else None for t in types]
+    if not isinstance(window, int) or window <= 0 or cfg.get("use_sliding_window") is False:
+        return [None] * n_layers
+    if model_type == "gemma2":
+        return [window if i % 2 == 0 else None for i in range(n_layers)]
+    if model_type.startswith("gemma3"):
+        pattern = int(cfg.get("sliding_window_pattern") or 6)
+        return [window if (i + 1) % pattern else None for i in range(n_layers)]
+    if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
+        first = int(cfg.get("max_window_layers") or 0)
+        return [window if i >= first else None for i in range(n_layers)]
+    return [window] * n_layers
+
+
+def _vision_params(config: Mapping[str, Any], text_hidden: int) -> int:
+    """A ViT/SigLIP vision tower plus a linear projector to the text model, from ``vision_config``."""
+    vision = config.get("vision_config")
+    if not isinstance(vision, Mapping):
+        return 0
+    try:
+        h = int(vision["hidden_size"])
+        inter = int(vision["intermediate_size"])
+        n_layers = int(vision["num_hidden_layers"])
+        patch = int(vision["patch_size"])
+        image = int(vision["image_size"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ArchitectureError(f"vision_config lacks or has a malformed field: {exc}") from None
+    channels = int(vision.get("num_channels") or 3)
+    per_layer = 4 * (h * h + h) + (h * inter + inter) + (inter * h + h) + 2 * 2 * h
+    embeddings = channels * patch * patch * h + h + (image // patch) ** 2 * h
+    projector = h * text_hidden + h  # projection and its input norm (Gemma 3 multi_modal_projector)
+    return n_layers * per_layer + embeddings + 2 * h + projector

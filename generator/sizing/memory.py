@@ -1,0 +1,146 @@
+"""Per-GPU memory as a breakdown that sums to its total, and inference capacity under a budget."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import math
+
+from generator.sizing.architecture import EXPERT, MLP, SHARED_EXPERT, Architecture
+from generator.sizing.constants import Constants
+from generator.sizing.kv_cache import KvCacheSizes, size_kv_cache
+from generator.sizing.precision import WeightFormat
+from generator.sizing.weights import Parallelism, WeightSizes, size_weights
+
+
+class MemoryBreakdown(NamedTuple):
+    """Bytes on the fullest GPU, by what holds them; ``total`` is their sum."""
+
+    weights: int
+    kv_cache: int
+    activations: int
+    gradients: int
+    optimizer: int
+    overhead: int
+
+    @property
+    def total(self) -> int:
+        """Sum of every component."""
+        return self.weights + self.kv_cache + self.activations + self.gradients + self.optimizer + self.overhead
+
+    def as_dict(self) -> dict[str, int]:
+        """Components and total, in bytes."""
+        return {
+            "weights": self.weights,
+            "kv_cache": self.kv_cache,
+            "activations": self.activations,
+            "gradients": self.gradients,
+            "optimizer": self.optimizer,
+            "overhead": self.overhead,
+            "total": self.total,
+        }
+
+
+class Capacity(NamedTuple):
+    """What a GPU's memory budget leaves for the KV cache (vLLM's accounting)."""
+
+    gpu_memory_bytes: int
+    budget_bytes: int
+    kv_available_bytes: int
+    kv_cache_tokens: int
+    max_concurrency: float
+
+
+class InferenceMemory(NamedTuple):
+    """Weights, KV and runtime of one inference replica, per GPU."""
+
+    weights: WeightSizes
+    kv: KvCacheSizes
+    per_gpu: MemoryBreakdown
+    #: Named parts of ``per_gpu.overhead``.
+    overhead_parts: dict[str, int]
+    capacity: Capacity | None
+
+
+def _ffn_width_per_token(arch: Architecture) -> int:
+    """Largest feed-forward intermediate width one token passes through (experts x top-k)."""
+    widest = 0
+    for layer in arch.layers:
+        width = 0
+        for lin in layer.linears:
+            if lin.name.endswith("gate_proj"):
+                if lin.group == EXPERT:
+                    width += lin.out_features * layer.experts_per_token
+                elif lin.group in (MLP, SHARED_EXPERT):
+                    width += lin.out_features
+        widest = max(widest, width)
+    return widest
+
+
+def inference_activation_bytes(arch: Architecture, par: Parallelism, chunk_tokens: int, act_bits: int, consts: Constants) -> int:
+    """Peak activation memory of one forward pass over ``chunk_tokens`` tokens, per GPU.
+
+    Intermediate tensors of the widest layer plus the fp32 logits of the sampled rows.
+    """
+    per_token = consts.activation_mlp_copies * math.ceil(_ffn_width_per_token(arch) / par.tp)
+    per_token += consts.activation_hidden_copies * arch.hidden_size
+    logits = min(consts.max_num_seqs, chunk_tokens) * math.ceil(arch.vocab_size / par.tp) * 4
+    return chunk_tokens * per_token * act_bits // 8 + logits
+
+
+def rope_cache_bytes(arch: Architecture, dtype_bits: int) -> int:
+    """The rotary-embedding cos/sin cache the runtime precomputes for every position."""
+    return arch.max_position_embeddings * arch.rotary_dim * dtype_bits // 8
+
+
+def size_inference(
+    arch: Architecture,
+    fmt: WeightFormat,
+    kv_bits: int,
+    context_tokens: int,
+    sequences: int,
+    par: Parallelism,
+    consts: Constants,
+    gpu_memory_bytes: int | None = None,
+) -> InferenceMemory:
+    """Per-GPU memory of one replica serving ``sequences`` x ``context_tokens``.
+
+    With ``gpu_memory_bytes`` it also computes the KV capacity the way vLLM does:
+    usable = memory x utilization - weights - activation peak - non-torch - CUDA graphs.
+    """
+    weights = size_weights(arch, fmt, par)
+    kv = size_kv_cache(arch, kv_bits, context_tokens, sequences, par)
+    act_bits = 16
+    chunk = min(consts.prefill_chunk_tokens, max(context_tokens, 1) * max(sequences, 1))
+    activations = inference_activation_bytes(arch, par, chunk, act_bits, consts)
+    parts = {
+        "non_torch": consts.non_torch_bytes,
+        "nccl": consts.nccl_bytes if par.gpus > 1 else 0,
+        "cuda_graphs": consts.cuda_graph_bytes,
+        "rope_cache": rope_cache_bytes(arch, act_bits),
+    }
+    per_gpu = MemoryBreakdown(weights.per_gpu_bytes, kv.per_gpu_bytes, activations, 0, 0, sum(parts.values()))
+    capacity = None
+    if gpu_memory_bytes is not None:
+        capacity = kv_capacity(arch, kv_bits, context_tokens, par, consts, gpu_memory_bytes, per_gpu)
+    return InferenceMemory(weights, kv, per_gpu, parts, capacity)
+
+
+def kv_capacity(
+    arch: Architecture,
+    kv_bits: int,
+    context_tokens: int,
+    par: Parallelism,
+    consts: Constants,
+    gpu_memory_bytes: int,
+    per_gpu: MemoryBreakdown,
+) -> Capacity:
+    """KV tokens and full-context sequences that fit beside weights, activations and overheads."""
+    budget = int(gpu_memory_bytes * consts.gpu_memory_utilization)
+    available = max(0, budget - per_gpu.weights - per_gpu.activations - per_gpu.overhead)
+    one = size_kv_cache(arch, kv_bits, max(context_tokens, 1), 1, par)
+    per_token = one.per_gpu_bytes_per_token
+    blocks = available // (per_token * consts.kv_block_tokens) if per_token else 0
+    tokens = blocks * consts.kv_block_tokens
+    concurrency = available / one.per_gpu_bytes if one.per_gpu_bytes else 0.0
+    return Capacity(gpu_memory_bytes, budget, available, tokens, concurrency)

@@ -1,0 +1,177 @@
+"""Weight formats: bits per weight, with the real metadata overheads, counted exactly.
+
+Every format says which tensors it quantizes. Bits are ``Fraction``s so that 4-bit sizes
+never go through integer division (the ``4 // 8 == 0`` trap).
+
+Sources for the metadata overheads:
+- GPTQ / AWQ: one fp16 scale and one packed 4-bit zero point per group of ``group_size``
+  input weights (AutoGPTQ ``qzeros`` / ``scales`` tensors; default group 128).
+- NF4: one fp32 absmax per 64 weights; with double quantization an 8-bit absmax plus one
+  fp32 second-level scale per 256 blocks = 0.127 bits/param (QLoRA paper, arXiv:2305.14314 §3).
+- MXFP4: 4-bit E2M1 elements with one 8-bit E8M0 scale per block of 32 (OCP MX spec v1.0).
+- FP8 block (DeepSeek-V3): one fp32 scale per 128x128 block (``weight_block_size``).
+- GGUF: block sizes from ggml (``ggml-common.h``): Q8_0 34 B/32, Q4_0 18 B/32,
+  Q2_K 84 B/256, Q3_K 110 B/256, Q4_K 144 B/256, Q5_K 176 B/256, Q6_K 210 B/256;
+  the K-quant "_M" mixtures follow llama.cpp's ``llama_tensor_get_type`` (attn_v and ffn_down
+  get more bits in the first and last eighth of layers and every third layer between;
+  ``output.weight`` is Q6_K); 1-D tensors stay F32.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from fractions import Fraction
+
+from generator.errors import InputError
+from generator.sizing.architecture import ROUTER, Linear
+
+#: Bits per element of the GGUF block types (bytes per block * 8 / weights per block).
+GGUF_TYPE_BITS: dict[str, Fraction] = {
+    "F32": Fraction(32),
+    "F16": Fraction(16),
+    "Q8_0": Fraction(34 * 8, 32),
+    "Q6_K": Fraction(210 * 8, 256),
+    "Q5_K": Fraction(176 * 8, 256),
+    "Q4_K": Fraction(144 * 8, 256),
+    "Q4_0": Fraction(18 * 8, 32),
+    "Q3_K": Fraction(110 * 8, 256),
+    "Q2_K": Fraction(84 * 8, 256),
+}
+
+
+class WeightFormat(NamedTuple):
+    """How a checkpoint stores its weights."""
+
+    name: str
+    description: str
+    #: Bits per quantized weight, before scales.
+    bits: Fraction
+    #: Metadata bits (scales, zero points) per group of ``group_size`` weights.
+    scale_bits: Fraction = Fraction(0)
+    #: Weights per scale group along the input dimension; ``None``: one scale per output row.
+    group_size: int | None = None
+    #: 2-D block (rows = cols) sharing one scale, for block-wise FP8.
+    block: int | None = None
+    quantize_embeddings: bool = False
+    quantize_lm_head: bool = False
+    #: Bits of tensors the format leaves alone (embeddings, norms, routers).
+    high_bits: int = 16
+    #: Which GGUF mixture this is, if any.
+    gguf: str | None = None
+    #: Whether the format holds activations / KV in 8 bit too (for the compute roofline).
+    compute: str = "bf16"
+
+    @property
+    def is_quantized(self) -> bool:
+        """Whether linear weights are stored below 16 bit."""
+        return self.bits < 16
+
+    def linear_bits(self, linear: Linear, layer_index: int, n_layers: int) -> Fraction:
+        """Effective bits per weight of one matrix, metadata included."""
+        if self.gguf:
+            return GGUF_TYPE_BITS[_gguf_type(self.gguf, linear, layer_index, n_layers)]
+        if not self.is_quantized:
+            return self.bits
+        if linear.group == ROUTER:
+            return Fraction(self.high_bits)
+        if self.block:
+            return self.bits + self.scale_bits / (self.block * self.block)
+        group = self.group_size or linear.in_features
+        return self.bits + self.scale_bits / group
+
+    def embedding_bits(self) -> Fraction:
+        """Bits per weight of the input embedding."""
+        if self.gguf:
+            return GGUF_TYPE_BITS["Q8_0" if self.gguf == "Q8_0" else _gguf_base(self.gguf)]
+        return self.bits if self.quantize_embeddings else Fraction(self.high_bits)
+
+    def lm_head_bits(self) -> Fraction:
+        """Bits per weight of the output projection."""
+        if self.gguf:
+            return GGUF_TYPE_BITS["Q8_0" if self.gguf == "Q8_0" else "Q6_K"]
+        return self.bits if self.quantize_lm_head else self.embedding_bits()
+
+    def other_bits(self) -> Fraction:
+        """Bits per element of norms, biases and other 1-D tensors."""
+        return Fraction(self.high_bits)
+
+
+def _gguf_base(mixture: str) -> str:
+    return {"Q4_K_M": "Q4_K", "Q5_K_M": "Q5_K", "Q3_K_M": "Q3_K", "Q2_K": "Q2_K", "Q4_0": "Q4_0", "Q6_K": "Q6_K"}[mixture]
+
+
+def _use_more_bits(i: int, n: int) -> bool:
+    """llama.cpp's ``use_more_bits``: first and last eighth of layers, and every third between."""
+    return i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
+
+
+def _gguf_type(mixture: str, linear: Linear, i: int, n: int) -> str:
+    if mixture in ("Q8_0", "Q6_K", "Q4_0"):
+        return mixture
+    is_v = linear.name in ("v_proj",)
+    is_down = linear.name.endswith("down_proj")
+    if mixture in ("Q4_K_M", "Q5_K_M"):
+        if (is_v or is_down) and _use_more_bits(i, n):
+            return "Q6_K"
+        return _gguf_base(mixture)
+    if mixture == "Q3_K_M":
+        if is_v:
+            return "Q5_K" if i < 2 else "Q4_K"
+        if is_down:
+            return "Q5_K" if i < n // 16 else ("Q4_K" if _use_more_bits(i, n) else "Q3_K")
+        if linear.name == "o_proj":
+            return "Q4_K"
+        return "Q3_K"
+    if mixture == "Q2_K":
+        return "Q3_K" if (is_v or is_down) else "Q2_K"
+    raise KeyError(mixture)
+
+
+def _gguf(name: str, mixture: str, text: str) -> WeightFormat:
+    return WeightFormat(name, text, GGUF_TYPE_BITS[_gguf_base(mixture) if mixture != "Q8_0" else "Q8_0"], gguf=mixture, high_bits=32)
+
+
+#: Every weight format specgen knows, by the name users write.
+WEIGHT_FORMATS: dict[str, WeightFormat] = {
+    f.name: f
+    for f in (
+        WeightFormat("fp32", "32-bit float", Fraction(32), high_bits=32, compute="fp32"),
+        WeightFormat("bf16", "bfloat16", Fraction(16)),
+        WeightFormat("fp16", "float16", Fraction(16), compute="fp16"),
+        WeightFormat("fp8", "FP8 E4M3 weights, per-tensor scale (w8a8)", Fraction(8), compute="fp8"),
+        WeightFormat("fp8-block", "FP8 E4M3 with one fp32 scale per 128x128 block", Fraction(8), Fraction(32), block=128, compute="fp8"),
+        WeightFormat("int8", "INT8 weights with one fp32 scale per output channel (w8a8)", Fraction(8), Fraction(32), compute="int8"),
+        WeightFormat("int8-gptq", "GPTQ 8-bit, fp16 scale + 8-bit zero per 128 weights", Fraction(8), Fraction(24), 128),
+        WeightFormat("int4", "INT4 GPTQ/AWQ, fp16 scale + 4-bit zero per group of 128", Fraction(4), Fraction(20), 128),
+        WeightFormat("nf4", "bitsandbytes NF4 with double quantization (QLoRA)", Fraction(4), Fraction(8) + Fraction(32, 256), 64),
+        WeightFormat("nf4-no-double-quant", "bitsandbytes NF4, fp32 absmax per 64", Fraction(4), Fraction(32), 64),
+        WeightFormat("mxfp4", "OCP MXFP4: E2M1 + E8M0 scale per 32", Fraction(4), Fraction(8), 32),
+        _gguf("q8_0", "Q8_0", "GGUF Q8_0"),
+        _gguf("q6_k", "Q6_K", "GGUF Q6_K"),
+        _gguf("q5_k_m", "Q5_K_M", "GGUF Q5_K_M mixture"),
+        _gguf("q4_k_m", "Q4_K_M", "GGUF Q4_K_M mixture"),
+        _gguf("q4_0", "Q4_0", "GGUF Q4_0"),
+        _gguf("q3_k_m", "Q3_K_M", "GGUF Q3_K_M mixture"),
+        _gguf("q2_k", "Q2_K", "GGUF Q2_K mixture"),
+    )
+}
+
+#: Precisions a KV cache can be stored in, bits per element.
+KV_CACHE_BITS: dict[str, int] = {"fp32": 32, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8}
+
+
+def weight_format(name: str) -> WeightFormat:
+    """Look up a weight format by name; raises :class:`InputError` listing the choices."""
+    try:
+        return WEIGHT_FORMATS[name.lower()]
+    except KeyError:
+        raise InputError(f"unknown precision '{name}'; choose one of {', '.join(sorted(WEIGHT_FORMATS))}") from None
+
+
+def kv_cache_bits(name: str) -> int:
+    """Bits per KV element for a KV-cache precision name."""
+    try:
+        return KV_CACHE_BITS[name.lower()]
+    except KeyError:
+        raise InputError(f"unknown KV cache precision '{name}'; choose one of {', '.join(sorted(KV_CACHE_BITS))}") from None

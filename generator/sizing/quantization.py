@@ -1,0 +1,82 @@
+"""A checkpoint's own ``quantization_config``: its format and which modules it leaves alone."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import fnmatch
+from collections.abc import Mapping
+from typing import Any
+
+from generator.errors import ArchitectureError
+
+
+class QuantizationConfig(NamedTuple):
+    """What a pre-quantized checkpoint says about itself.
+
+    ``precision`` is one of the weight-format names in :mod:`generator.sizing.precision`.
+    ``keep_patterns`` are module-name globs left at 16 bit (``modules_to_not_convert`` /
+    ``ignore``), matched against names like ``model.layers.3.self_attn`` or ``lm_head``.
+    """
+
+    precision: str
+    group_size: int | None = None
+    keep_patterns: tuple[str, ...] = ()
+
+    def keeps(self, module_name: str) -> bool:
+        """Whether ``module_name`` (or a parent of it) stays unquantized."""
+        for pattern in self.keep_patterns:
+            pat = pattern.removeprefix("re:")
+            if fnmatch.fnmatchcase(module_name, pat) or fnmatch.fnmatchcase(module_name, pat + ".*"):
+                return True
+            if module_name == pat or module_name.startswith(pat + "."):
+                return True
+        return False
+
+
+def _group_size(cfg: Mapping[str, Any]) -> int | None:
+    value = cfg.get("group_size", cfg.get("q_group_size"))
+    return int(value) if isinstance(value, int) and value > 0 else None
+
+
+def parse_quantization_config(cfg: Any) -> QuantizationConfig | None:
+    """Map a Hugging Face ``quantization_config`` onto a specgen weight format."""
+    if cfg is None:
+        return None
+    if not isinstance(cfg, Mapping):
+        raise ArchitectureError("quantization_config must be a mapping")
+    method = str(cfg.get("quant_method", "")).lower()
+    keep = tuple(str(p) for p in (cfg.get("modules_to_not_convert") or cfg.get("ignore") or cfg.get("ignored_layers") or []))
+    if method == "mxfp4":
+        return QuantizationConfig("mxfp4", 32, keep)
+    if method == "fp8":
+        block = cfg.get("weight_block_size")
+        return QuantizationConfig("fp8-block" if block else "fp8", None, keep)
+    if method in ("gptq", "awq"):
+        bits = int(cfg.get("bits", cfg.get("w_bit", 4)))
+        if bits not in (4, 8):
+            raise ArchitectureError(f"{method} with {bits} bits is not supported (4 or 8)")
+        return QuantizationConfig("int4" if bits == 4 else "int8-gptq", _group_size(cfg) or 128, keep)
+    if method == "bitsandbytes":
+        if cfg.get("load_in_4bit"):
+            double = bool(cfg.get("bnb_4bit_use_double_quant", False))
+            return QuantizationConfig("nf4" if double else "nf4-no-double-quant", 64, keep or ("lm_head",))
+        return QuantizationConfig("int8", None, keep or ("lm_head",))
+    if method == "compressed-tensors":
+        return _compressed_tensors(cfg, keep)
+    raise ArchitectureError(f"quantization_config.quant_method '{method}' is not supported")
+
+
+def _compressed_tensors(cfg: Mapping[str, Any], keep: tuple[str, ...]) -> QuantizationConfig:
+    groups = cfg.get("config_groups") or {}
+    for group in groups.values():
+        weights = (group or {}).get("weights") or {}
+        bits = weights.get("num_bits")
+        kind = str(weights.get("type", "int"))
+        if bits == 8 and kind == "float":
+            return QuantizationConfig("fp8", None, keep)
+        if bits == 8:
+            return QuantizationConfig("int8", None, keep)
+        if bits == 4:
+            return QuantizationConfig("int4", _group_size(weights) or 128, keep)
+    raise ArchitectureError("compressed-tensors quantization_config has no 4- or 8-bit weight group")

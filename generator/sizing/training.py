@@ -1,0 +1,239 @@
+"""Training and fine-tuning memory per GPU: model states, activations, LoRA / QLoRA, ZeRO / FSDP.
+
+Model states (bytes per trainable parameter; ZeRO paper, arXiv:1910.02054 §3.1):
+
+==================  =======  =====  ==========================================================
+optimizer           weights  grads  optimizer states
+==================  =======  =====  ==========================================================
+adamw               2        2      12 = fp32 master + m + v. Mixed precision as DeepSpeed,
+                                    Megatron and FSDP MixedPrecision keep it: 16 bytes/param.
+adamw-torch-amp     4        4      8 = m + v, plus a 2-byte bf16 copy of every weight that
+                                    autocast caches for the forward pass: 18 bytes/param (the
+                                    "~18 bytes" of Hugging Face's guide, and the seed article).
+adamw-bf16          2        2      4 = m + v in bf16 (pure bf16 training): 8 bytes/param.
+adamw-8bit          2        2      6 = fp32 master + 8-bit m + v (bitsandbytes): 10.
+sgd                 2        2      8 = fp32 master + momentum: 12.
+adafactor           2        2      4 (fp32 master) + factored second moment (rows + cols per
+                                    matrix, fp32), no first moment: ~8.
+==================  =======  =====  ==========================================================
+
+LoRA adapters are kept in fp32 (PEFT's default under autocast): 4 + 4 + the optimizer's moment
+bytes. ZeRO-1 shards optimizer states, ZeRO-2 also gradients, ZeRO-3 / FSDP full-shard also
+weights, over the data-parallel GPUs; ZeRO-3 then holds ``zero3_live_layers`` gathered layers.
+
+Activations per layer and token follow Korthikanti et al. (arXiv:2205.05198) generalised to
+GQA and gated MLPs: the tensors autograd saves are the norm inputs, the attention input, Q, K,
+V, the attention output, the MLP input, and four intermediate-width tensors (gate, up, act, product);
+without FlashAttention the ``heads x seq`` score and probability matrices too. Full activation
+checkpointing keeps only each layer's input plus one layer being recomputed. Tensor parallelism
+with sequence parallelism divides activations by TP.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import math
+
+from generator.errors import InputError
+from generator.sizing.architecture import ATTENTION, EXPERT, MLP, SHARED_EXPERT, Architecture, Linear
+from generator.sizing.constants import Constants
+from generator.sizing.memory import MemoryBreakdown, _ffn_width_per_token
+from generator.sizing.precision import WeightFormat, weight_format
+from generator.sizing.weights import Parallelism, size_weights
+
+
+class Optimizer(NamedTuple):
+    """Bytes per trainable parameter of one optimizer in its precision regime."""
+
+    name: str
+    weight_bytes: int
+    grad_bytes: int
+    #: Optimizer states including any fp32 master copy.
+    state_bytes: int
+    #: Moment bytes alone (what fp32 LoRA adapters need beside weights and grads).
+    moment_bytes: int
+    #: Transient bf16 weight copies cached by autocast, per parameter.
+    cast_cache_bytes: int = 0
+    factored: bool = False
+
+
+OPTIMIZERS: dict[str, Optimizer] = {
+    o.name: o
+    for o in (
+        Optimizer("adamw", 2, 2, 12, 8),
+        Optimizer("adamw-torch-amp", 4, 4, 8, 8, cast_cache_bytes=2),
+        Optimizer("adamw-bf16", 2, 2, 4, 4),
+        Optimizer("adamw-8bit", 2, 2, 6, 2),
+        Optimizer("sgd", 2, 2, 8, 4),
+        Optimizer("adafactor", 2, 2, 4, 0, factored=True),
+    )
+}
+
+METHODS = ("full", "lora", "qlora")
+CHECKPOINTING = ("none", "selective", "full")
+
+#: Modules LoRA adapts with ``target_modules="all-linear"`` (PEFT) - every linear except lm_head and routers.
+LORA_ALL = "all-linear"
+
+
+class TrainingSetup(NamedTuple):
+    """One training job's shape."""
+
+    method: str = "full"
+    optimizer: str = "adamw"
+    zero_stage: int = 0
+    data_parallel: int = 1
+    micro_batch_size: int = 1
+    sequence_length: int = 2048
+    checkpointing: str = "full"
+    flash_attention: bool = True
+    lora_rank: int = 16
+    lora_targets: tuple[str, ...] = (LORA_ALL,)
+    offload_optimizer: bool = False
+    offload_params: bool = False
+    #: Precision of the frozen base for LoRA (QLoRA: nf4).
+    base_precision: str | None = None
+
+
+class TrainingMemory(NamedTuple):
+    """Per-GPU memory of a training job, trainable parameter count and host RAM for offload."""
+
+    per_gpu: MemoryBreakdown
+    trainable_params: int
+    host_ram_bytes_per_gpu: int
+    activation_bytes_per_token: int
+
+
+def _validate(setup: TrainingSetup) -> Optimizer:
+    if setup.method not in METHODS:
+        raise InputError(f"unknown training method '{setup.method}'; choose one of {', '.join(METHODS)}")
+    if setup.checkpointing not in CHECKPOINTING:
+        raise InputError(f"unknown activation checkpointing '{setup.checkpointing}'; choose one of {', '.join(CHECKPOINTING)}")
+    if setup.zero_stage not in (0, 1, 2, 3):
+        raise InputError(f"ZeRO stage must be 0, 1, 2 or 3, got {setup.zero_stage}")
+    if setup.offload_params and setup.zero_stage != 3:
+        raise InputError("parameter offload needs ZeRO stage 3")
+    if min(setup.data_parallel, setup.micro_batch_size, setup.sequence_length, setup.lora_rank) < 1:
+        raise InputError("data_parallel, micro_batch_size, sequence_length and lora_rank must be positive")
+    try:
+        return OPTIMIZERS[setup.optimizer]
+    except KeyError:
+        raise InputError(f"unknown optimizer '{setup.optimizer}'; choose one of {', '.join(sorted(OPTIMIZERS))}") from None
+
+
+def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[tuple[Linear, int]]:
+    """The (matrix, layer index) pairs LoRA adapts, for ``all-linear`` or named modules."""
+    picked = []
+    for layer in arch.layers:
+        for lin in layer.linears:
+            if lin.group not in (ATTENTION, MLP, EXPERT, SHARED_EXPERT):
+                continue
+            short = lin.name.rsplit(".", 1)[-1]
+            if LORA_ALL in targets or short in targets:
+                picked.append((lin, layer.number))
+    if not picked:
+        raise InputError(f"LoRA target modules {list(targets)} match no linear layer of this model")
+    return picked
+
+
+def lora_params(arch: Architecture, rank: int, targets: tuple[str, ...]) -> int:
+    """Trainable adapter parameters: ``rank * (in + out)`` per adapted matrix (and per expert)."""
+    return sum(rank * (lin.in_features + lin.out_features) * lin.copies for lin, _ in lora_targets(arch, targets))
+
+
+def activation_bytes_per_token_per_layer(arch: Architecture, seq_len: int, flash_attention: bool, act_bytes: int = 2) -> int:
+    """Bytes autograd saves per token in the widest decoder layer (no checkpointing)."""
+    h = arch.hidden_size
+    widest = 0
+    for layer in arch.layers:
+        attn = 2 * h  # norm input and attention input
+        for lin in layer.linears:
+            if lin.group == ATTENTION:
+                # every projection output is saved; o_proj saves its input, the attention output
+                attn += lin.in_features if lin.name == "o_proj" else lin.out_features
+        widest = max(widest, attn)
+    attn = widest
+    if not flash_attention:
+        attn += 2 * arch.num_attention_heads * seq_len  # scores and probabilities
+    mlp = 2 * h + 4 * _ffn_width_per_token(arch)
+    return (attn + mlp) * act_bytes
+
+
+def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, consts: Constants) -> TrainingMemory:
+    """Per-GPU memory of a training or fine-tuning job (the sum of every component)."""
+    opt = _validate(setup)
+    dp = setup.data_parallel
+    tokens = setup.micro_batch_size * setup.sequence_length
+    shard = Parallelism(par.tp, par.pp, par.ep)
+    bf16 = weight_format("bf16")
+    full_shard = size_weights(arch, bf16, shard)
+    # Fraction of all parameters on the fullest GPU of a model-parallel group.
+    mp_fraction = full_shard.per_gpu_bytes / full_shard.total_bytes
+    largest_layer = max(full_shard.layer_bytes) / par.tp
+
+    host = 0
+    if setup.method == "full":
+        params = arch.params_total * mp_fraction
+        trainable = arch.params_total
+        weights = params * opt.weight_bytes / (dp if setup.zero_stage >= 3 else 1)
+        if setup.zero_stage >= 3:
+            weights += consts.zero3_live_layers * largest_layer
+        grads = params * opt.grad_bytes / (dp if setup.zero_stage >= 2 else 1)
+        states = params * opt.state_bytes / (dp if setup.zero_stage >= 1 else 1)
+        if opt.factored:
+            states += _factored_state_bytes(arch) * mp_fraction / (dp if setup.zero_stage >= 1 else 1)
+        weights += params * opt.cast_cache_bytes
+        if setup.offload_optimizer:
+            host += states + params * 4 / (dp if setup.zero_stage >= 2 else 1)  # states + fp32 grads on the host
+            states = 0
+        if setup.offload_params:
+            host += weights - consts.zero3_live_layers * largest_layer
+            weights = consts.zero3_live_layers * largest_layer
+    else:
+        base_name = setup.base_precision or ("nf4" if setup.method == "qlora" else "bf16")
+        base_fmt: WeightFormat = weight_format(base_name)
+        base = size_weights(arch, base_fmt, shard)
+        weights = base.per_gpu_bytes / (dp if setup.zero_stage >= 3 else 1)
+        trainable = lora_params(arch, setup.lora_rank, setup.lora_targets)
+        adapters = trainable * mp_fraction
+        weights += adapters * 4
+        grads = adapters * 4 / (dp if setup.zero_stage >= 2 else 1)
+        states = adapters * opt.moment_bytes / (dp if setup.zero_stage >= 1 else 1)
+        if setup.offload_optimizer:
+            host += states
+            states = 0
+        if base_fmt.is_quantized:
+            # one matrix is dequantized to bf16 at a time for the matmul
+            weights += max(lin.in_features * lin.out_features for layer in arch.layers for lin in layer.linears) * 2 / par.tp
+
+    per_layer = activation_bytes_per_token_per_layer(arch, setup.sequence_length, setup.flash_attention)
+    layers_on_first_stage = math.ceil(arch.num_layers / par.pp)
+    # 1F1B keeps pp micro-batches in flight on the first stage: layers/pp x pp = all layers' worth.
+    in_flight = layers_on_first_stage * min(par.pp, math.ceil(arch.num_layers / layers_on_first_stage))
+    if setup.checkpointing == "full":
+        act_per_token = in_flight * arch.hidden_size * 2 + per_layer
+    else:
+        act_per_token = in_flight * per_layer
+    act_per_token = act_per_token // par.tp
+    logits = math.ceil(arch.vocab_size / par.tp) * consts.logits_bytes_per_element
+    activations = tokens * (act_per_token + logits)
+
+    overhead = consts.training_overhead_bytes + (consts.nccl_bytes if dp * par.gpus > 1 else 0)
+    per_gpu = MemoryBreakdown(
+        weights=math.ceil(weights),
+        kv_cache=0,
+        activations=activations,
+        gradients=math.ceil(grads),
+        optimizer=math.ceil(states),
+        overhead=overhead,
+    )
+    return TrainingMemory(per_gpu, trainable, math.ceil(host), act_per_token + logits)
+
+
+def _factored_state_bytes(arch: Architecture) -> int:
+    """Adafactor's factored second moment: one fp32 row and column vector per matrix."""
+    total = 0
+    for layer in arch.layers:
+        total += sum((lin.in_features + lin.out_features) * lin.copies for lin in layer.linears) * 4
+    return total + 2 * (arch.vocab_size + arch.hidden_size) * 4

@@ -1,0 +1,143 @@
+"""Weight bytes of a model under a format, whole and per GPU under tensor / pipeline / expert parallelism.
+
+Sharding follows vLLM / Megatron: column- and row-parallel matrices split by TP; K/V projections
+are replicated when TP exceeds the KV heads (each rank keeps ``ceil(kv_heads / tp)`` heads);
+MLA's down-projections (``q_a_proj``, ``kv_a_proj_with_mqa``) and MoE routers are replicated;
+routed experts split over ``max(tp, ep)`` GPUs; norms are replicated. Pipeline stages get
+contiguous layer ranges (the first ``num_layers % pp`` stages one layer more); the first stage
+also holds the embeddings (and a vision tower), the last the LM head and final norm.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import math
+from fractions import Fraction
+
+from generator.sizing.architecture import ATTENTION, EXPERT, ROUTER, Architecture, Layer, Linear
+from generator.sizing.precision import WeightFormat
+
+_REPLICATED = {"q_a_proj", "kv_a_proj_with_mqa"}
+
+
+class Parallelism(NamedTuple):
+    """How one model replica is split over GPUs."""
+
+    tp: int = 1
+    pp: int = 1
+    ep: int = 1
+
+    @property
+    def gpus(self) -> int:
+        """GPUs in one replica."""
+        return self.tp * self.pp
+
+
+class WeightSizes(NamedTuple):
+    """Weight bytes of one model: whole, per layer, and per GPU (the fullest GPU)."""
+
+    total_bytes: int
+    per_gpu_bytes: int
+    #: Whole-model bytes of each decoder layer, in order.
+    layer_bytes: tuple[int, ...]
+    embedding_bytes: int
+    lm_head_bytes: int
+    #: Bytes of routed experts, whole model.
+    expert_bytes: int
+    #: Bytes kept outside the decoder layers (final norm, vision tower).
+    other_bytes: int
+
+
+def _module(layer: int, linear: Linear) -> str:
+    part = "self_attn" if linear.group == ATTENTION else "mlp"
+    return f"model.layers.{layer}.{part}.{linear.name}"
+
+
+def _linear_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, linear: Linear) -> Fraction:
+    quant = arch.quantization
+    if quant is not None and quant.precision == fmt.name and quant.keeps(_module(layer.number, linear)):
+        return Fraction(fmt.high_bits)
+    return fmt.linear_bits(linear, layer.number, arch.num_layers)
+
+
+def _shard(linear: Linear, arch: Architecture, par: Parallelism) -> Fraction:
+    """Fraction of a matrix one GPU holds."""
+    if linear.group == ROUTER or linear.name in _REPLICATED:
+        return Fraction(1)
+    if linear.group == EXPERT:
+        return Fraction(1, max(par.tp, par.ep))
+    if linear.name in ("k_proj", "v_proj") and arch.num_kv_heads:
+        return Fraction(math.ceil(arch.num_kv_heads / par.tp), arch.num_kv_heads)
+    return Fraction(1, par.tp)
+
+
+def _layer_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, par: Parallelism | None) -> tuple[Fraction, Fraction]:
+    """(bits of the whole layer, bits of the layer on one GPU; 0 if ``par`` is None)."""
+    whole = Fraction(layer.other_params) * fmt.other_bits()
+    shard = whole
+    for lin in layer.linears:
+        bits = lin.weight_params * _linear_bits(fmt, arch, layer, lin) + lin.bias_params * fmt.other_bits()
+        whole += bits
+        if par is not None:
+            shard += bits * _shard(lin, arch, par)
+    return whole, shard
+
+
+def _bytes(bits: Fraction) -> int:
+    return math.ceil(bits / 8)
+
+
+def stage_layers(num_layers: int, pp: int) -> list[range]:
+    """Contiguous layer ranges of each pipeline stage."""
+    base, extra = divmod(num_layers, pp)
+    ranges, start = [], 0
+    for stage in range(pp):
+        size = base + (1 if stage < extra else 0)
+        ranges.append(range(start, start + size))
+        start += size
+    return ranges
+
+
+def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Parallelism()) -> WeightSizes:
+    """Weight bytes of ``arch`` stored as ``fmt`` and split by ``par``."""
+    layer_whole: list[Fraction] = []
+    layer_shard: list[Fraction] = []
+    expert_bits = Fraction(0)
+    for layer in arch.layers:
+        whole, shard = _layer_bits(fmt, arch, layer, par)
+        layer_whole.append(whole)
+        layer_shard.append(shard)
+        for lin in layer.linears:
+            if lin.group == EXPERT:
+                expert_bits += lin.weight_params * _linear_bits(fmt, arch, layer, lin) + lin.bias_params * fmt.other_bits()
+    embed_bits = arch.embedding_params * _top_bits(arch, fmt, "model.embed_tokens", fmt.embedding_bits())
+    head_bits = arch.lm_head_params * _top_bits(arch, fmt, "lm_head", fmt.lm_head_bits())
+    other_bits = arch.other_params * fmt.other_bits() + arch.vision_params * 16
+    total = sum(layer_whole, Fraction(0)) + embed_bits + head_bits + other_bits
+    per_stage = []
+    for stage, layers in enumerate(stage_layers(arch.num_layers, par.pp)):
+        bits = sum((layer_shard[i] for i in layers), Fraction(0))
+        if stage == 0:
+            bits += embed_bits / par.tp + arch.vision_params * 16
+        if stage == par.pp - 1:
+            bits += head_bits / par.tp + arch.other_params * fmt.other_bits()
+            if arch.tie_word_embeddings and par.pp > 1:
+                bits += embed_bits / par.tp  # the last stage needs its own copy of tied weights
+        per_stage.append(bits)
+    return WeightSizes(
+        total_bytes=_bytes(total),
+        per_gpu_bytes=_bytes(max(per_stage)),
+        layer_bytes=tuple(_bytes(b) for b in layer_whole),
+        embedding_bytes=_bytes(embed_bits),
+        lm_head_bytes=_bytes(head_bits),
+        expert_bytes=_bytes(expert_bits),
+        other_bytes=_bytes(other_bits),
+    )
+
+
+def _top_bits(arch: Architecture, fmt: WeightFormat, module: str, default: Fraction) -> Fraction:
+    quant = arch.quantization
+    if quant is not None and quant.precision == fmt.name and quant.keeps(module):
+        return Fraction(fmt.high_bits)
+    return default
