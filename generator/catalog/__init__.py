@@ -95,6 +95,19 @@ def models() -> dict[str, ModelRecord]:
 
 
 @cache
+def _software() -> dict[str, Mapping[str, Any]]:
+    return {rec["id"]: rec for rec in _records("software")}
+
+
+def software(software_id: str) -> Mapping[str, Any]:
+    """A software record (driver, operator, ...) by id; its fields carry their own sources."""
+    try:
+        return _software()[software_id]
+    except KeyError:
+        raise CatalogError(f"{CATALOG_DIR / 'software.json'}: no record '{software_id}'") from None
+
+
+@cache
 def _model_index() -> dict[str, str]:
     index: dict[str, str] = {}
     for model_id, rec in models().items():

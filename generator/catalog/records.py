@@ -290,7 +290,3 @@ class PriceRecord(NamedTuple):
             source=_sources(rec),
         )
 
-    @property
-    def usd_per_hour(self) -> float:
-        """The price per hour (a month counted as 730 hours, 8760 / 12)."""
-        return self.usd if self.unit == "hour" else self.usd / 730

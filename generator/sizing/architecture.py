@@ -235,7 +235,7 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         head_dim=head_dim,
         intermediate_size=intermediate,
         max_position_embeddings=_opt_int(text, "max_position_embeddings") or 0,
-        tie_word_embeddings=bool(text.get("tie_word_embeddings", config.get("tie_word_embeddings", False))),
+        tie_word_embeddings=_tied(text, config, model_type),
         layers=tuple(layers),
         other_params=hidden,  # final norm
         vision_params=vision_params,
@@ -244,6 +244,20 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         quantization=parse_quantization_config(text.get("quantization_config")),
         notes=tuple(notes),
     )
+
+
+#: Model types whose transformers config class defaults ``tie_word_embeddings`` to False;
+#: every other type inherits ``PretrainedConfig``'s default of True (Gemma, for one).
+_UNTIED_BY_DEFAULT = frozenset(
+    {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3", "deepseek_v2", "deepseek_v3", "gpt_oss", "llama4_text"}
+)
+
+
+def _tied(text: Mapping[str, Any], config: Mapping[str, Any], model_type: str) -> bool:
+    for cfg in (text, config):
+        if cfg.get("tie_word_embeddings") is not None:
+            return bool(cfg["tie_word_embeddings"])
+    return model_type not in _UNTIED_BY_DEFAULT
 
 
 def _attention_biases(cfg: Mapping[str, Any], model_type: str) -> tuple[bool, bool]:

@@ -36,6 +36,24 @@ class Constants(NamedTuple):
     decode_bandwidth_efficiency: float = 0.75
     prefill_compute_efficiency: float = 0.55
     training_mfu: float = 0.40
+    allreduce_latency_nvlink_s: float = 8e-6
+    allreduce_latency_pcie_s: float = 25e-6
+    decode_step_overhead_s: float = 0.002
+    max_batch_size: int = 2048
+    ttft_p95_factor: float = 2.0
+
+    # --- node assembly ---
+    psu_efficiency: float = 0.94
+    dimm_power_w: float = 10.0
+    nvme_power_w: float = 25.0
+    nic_power_w: float = 25.0
+    nvswitch_power_w: float = 100.0
+    fan_power_fraction: float = 0.10
+    host_os_ram_bytes: int = 16 * GIB
+    training_host_ram_ratio: float = 2.0
+    dataset_bytes_per_token: int = 4
+    checkpoints_kept: int = 2
+    amortization_months: int = 36
 
 
 #: name -> (what it means, where the value comes from)
@@ -108,6 +126,70 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     "training_mfu": (
         "Model FLOPs utilization of a training step (6*N*D FLOPs / peak dense FLOPs).",
         "Megatron-LM and Llama 3 report 38-43% MFU on H100 at scale (arXiv:2407.21783 Table 4)",
+    ),
+    "allreduce_latency_nvlink_s": (
+        "Fixed latency of one small all-reduce inside an NVLink / NVSwitch domain.",
+        "nccl-tests all_reduce_perf small-message times of 5-10 us on 8x H100 NVSwitch systems; planning value",
+    ),
+    "allreduce_latency_pcie_s": (
+        "Fixed latency of one small all-reduce between GPUs over PCIe (no NVLink).",
+        "nccl-tests small-message all-reduce of 15-40 us over PCIe switches; planning value",
+    ),
+    "decode_step_overhead_s": (
+        "Per-step CPU scheduling, sampling and kernel-launch overhead of a serving engine.",
+        "vLLM / TensorRT-LLM step profiles show 1-3 ms outside the model forward at large batch; planning value",
+    ),
+    "max_batch_size": (
+        "Most sequences a replica decodes at once (the serving engine's max batch).",
+        "TensorRT-LLM trtllm-bench default max_batch_size=2048 (perf-overview 'max batch size' tuning)",
+    ),
+    "ttft_p95_factor": (
+        "95th-percentile time to first token over the mean (prompt-length spread, arrival bursts, chunked-prefill waits).",
+        "planning value; serving benchmarks (vLLM benchmark_serving) typically report P95/mean TTFT of 1.5-3",
+    ),
+    "psu_efficiency": (
+        "Power supply efficiency at typical load (wall power = DC load / efficiency).",
+        "80 PLUS Platinum: 94% at 50% load; Titanium 96% (80 PLUS program requirements)",
+    ),
+    "dimm_power_w": (
+        "Power of one 64 GiB DDR5 RDIMM under load.",
+        "Micron / Samsung DDR5 RDIMM datasheets list 8-12 W per module under load; planning value",
+    ),
+    "nvme_power_w": (
+        "Active power of one enterprise NVMe drive, where the catalog has none.",
+        "U.2 Gen4 drives are specified at 20-25 W maximum (Micron 7400 PRO: 22 W, drives.json)",
+    ),
+    "nic_power_w": (
+        "Power of one high-speed NIC port (200-400 Gb/s), where the catalog has none.",
+        "ConnectX-7 single-port cards are specified around 20-25 W typical; planning value",
+    ),
+    "nvswitch_power_w": (
+        "Power of one NVSwitch chip on an HGX baseboard (4 on HGX H100, 6 on HGX A100, 2 on HGX B200).",
+        "planning value (NVIDIA publishes only system totals); checked against DGX system totals in tests",
+    ),
+    "fan_power_fraction": (
+        "Fans and board losses as a fraction of the component load.",
+        "air-cooled GPU servers spend roughly 8-15% of IT load on fans; planning value",
+    ),
+    "host_os_ram_bytes": (
+        "RAM kept for the operating system, agents and page cache floor on every node.",
+        "planning value (kubelet + container runtime + monitoring agents + OS)",
+    ),
+    "training_host_ram_ratio": (
+        "System RAM per byte of GPU memory on training nodes (data loaders, pinned buffers, checkpoint staging).",
+        "NVIDIA DGX systems ship 2 TB RAM for 640-1128 GB of HBM (hardware_facts.json): about 2x",
+    ),
+    "dataset_bytes_per_token": (
+        "Bytes per token of a tokenized training dataset on disk.",
+        "token ids stored as uint32 (vocabularies above 65,536 do not fit uint16)",
+    ),
+    "checkpoints_kept": (
+        "Training checkpoints kept on local NVMe at once.",
+        "planning value: the latest and the previous checkpoint",
+    ),
+    "amortization_months": (
+        "Months over which a purchased server's price is spread to compare it with rentals.",
+        "a common 3-year depreciation schedule for servers",
     ),
 }
 

@@ -1,0 +1,23 @@
+"""The library face of specgen: everything the CLI does, without the CLI."""
+
+from __future__ import annotations
+
+from generator.planner import plan_workload
+from generator.planner.plan import Plan
+from generator.render import render_plan
+from generator.workload import LoadedWorkload, load_workload
+
+
+def plan_file(path: str) -> tuple[LoadedWorkload, Plan]:
+    """Load, validate and plan one workload file."""
+    loaded = load_workload(path)
+    return loaded, plan_workload(loaded)
+
+
+def render_file(path: str) -> dict[str, str]:
+    """Every output file of one workload file, ``{relative path: text}``."""
+    loaded, plan = plan_file(path)
+    return render_plan(plan, loaded.workload)
+
+
+__all__ = ["load_workload", "plan_file", "plan_workload", "render_file", "render_plan"]

@@ -1,0 +1,189 @@
+"""The ``specgen`` command line: the one place that prints and turns errors into exit codes.
+
+Exit codes: 0 ok; 1 invalid input (schema, semantics, catalog); 2 usage; 3 no feasible plan;
+4 ``render --check`` found drift. ``specgen estimate`` is dispatched before click is imported
+(see :mod:`generator.estimate_cli`) to keep its cold start fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+TARGETS = ("spec", "markdown", "terraform", "ansible", "kubernetes")
+_TARGET_PREFIX = {"spec": "spec.json", "markdown": "SPEC.md", "terraform": "terraform/", "ansible": "ansible/", "kubernetes": "kubernetes/"}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point."""
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["estimate"]:
+        from generator.estimate_cli import main as estimate_main
+
+        sys.exit(estimate_main(args[1:]))
+    cli = _build_cli()
+    cli.main(args=args, prog_name="specgen")
+
+
+def _report(exc: Exception) -> int:
+    from generator.errors import InputErrors, SpecgenError
+
+    assert isinstance(exc, SpecgenError)
+    lines = [str(e) for e in exc.errors] if isinstance(exc, InputErrors) else [str(exc)]
+    for line in lines:
+        print(f"specgen: error: {line}" if exc.exit_code != 4 else line, file=sys.stderr)
+    return exc.exit_code
+
+
+def _build_cli() -> Any:
+    import click
+
+    from generator.errors import SpecgenError
+
+    def boundary(func: F) -> F:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return func(*args, **kwargs)
+            except SpecgenError as exc:
+                sys.exit(_report(exc))
+
+        wrapper.__name__ = func.__name__
+        wrapper.__doc__ = func.__doc__
+        return wrapper  # type: ignore[return-value]
+
+    @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+    @click.version_option(package_name="specgen")
+    def cli() -> None:
+        """Size AI workloads into GPU hardware and render Terraform, Ansible and Kubernetes code."""
+
+    @cli.command()
+    @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+    @click.option("-o", "--output", default="infra", show_default=True, help="Output directory.")
+    @click.option("--check", is_flag=True, help="Compare with the committed output instead of writing; exit 4 on drift.")
+    @click.option("--target", "targets", multiple=True, type=click.Choice(TARGETS), help="Render only these outputs (repeatable).")
+    @boundary
+    def render(files: tuple[str, ...], output: str, check: bool, targets: tuple[str, ...]) -> None:
+        """Validate, plan and render workload FILES into an output tree."""
+        from generator.errors import DriftError
+        from generator.writer import diff_trees, read_tree, write_tree
+
+        trees = _render_all(files, output)
+        drift = []
+        for directory, rendered in trees.items():
+            wanted = _select(rendered, targets)
+            on_disk = read_tree(directory)
+            if check:
+                text = diff_trees(_select(on_disk, targets), wanted)
+                if text:
+                    drift.append(text)
+                continue
+            kept = {k: v for k, v in on_disk.items() if k not in _select(on_disk, targets)} if targets else {}
+            write_tree({**kept, **wanted}, directory)
+            click.echo(f"wrote {len(wanted)} files to {directory}")
+        if drift:
+            raise DriftError("".join(drift) + "specgen: rendered output is stale; run `specgen render` and commit the result")
+        if check:
+            click.echo("rendered output is current")
+
+    @cli.command()
+    @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+    @boundary
+    def validate(files: tuple[str, ...]) -> None:
+        """Check workload FILES against the schema and the catalog, without planning or writing."""
+        from generator.workload import load_workload
+
+        for path in files:
+            load_workload(path)
+            click.echo(f"{path}: ok")
+
+    @cli.command()
+    @click.argument("file", type=click.Path(dir_okay=False))
+    @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+    @boundary
+    def plan(file: str, fmt: str) -> None:
+        """Show the sizing of FILE: the choice, the runners-up and the reasons."""
+        from generator.api import plan_file
+        from generator.render.env import to_json
+        from generator.render.markdown import render_markdown
+        from generator.report import plan_text
+
+        _, result = plan_file(file)
+        if fmt == "json":
+            click.echo(to_json(result.to_dict()))
+        elif fmt == "markdown":
+            click.echo(render_markdown(result)["SPEC.md"], nl=False)
+        else:
+            click.echo(plan_text(result), nl=False)
+
+    @cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []})
+    @click.pass_context
+    def estimate(ctx: click.Context) -> None:
+        """Quick calculator for one MODEL (run 'specgen estimate -h' for its options)."""
+        from generator.estimate_cli import main as estimate_main
+
+        sys.exit(estimate_main(list(ctx.args)))
+
+    @cli.command()
+    @click.argument("old", type=click.Path(dir_okay=False))
+    @click.argument("new", type=click.Path(dir_okay=False))
+    @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+    @boundary
+    def diff(old: str, new: str, fmt: str) -> None:
+        """What changing workload OLD into NEW does to the fleet (workload files or spec.json files)."""
+        from generator.fleet_diff import diff_plans, load_plan_dict, markdown_diff
+        from generator.render.env import to_json
+
+        result = diff_plans(load_plan_dict(old), load_plan_dict(new))
+        click.echo(to_json(result) if fmt == "json" else markdown_diff(result), nl=fmt == "json")
+
+    @cli.command()
+    @click.option("--constants", is_flag=True, help="Print the engine constants with their defaults and sources instead.")
+    @boundary
+    def schema(constants: bool) -> None:
+        """Print the workload JSON Schema (for editors and CI)."""
+        from generator.render.env import to_json
+        from generator.sizing.constants import constant_docs
+        from generator.workload.schema import workload_schema
+
+        click.echo(to_json(constant_docs() if constants else workload_schema()))
+
+    @cli.command()
+    @click.argument("kind", type=click.Choice(["gpus", "platforms", "models"]))
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @boundary
+    def catalog(kind: str, as_json: bool) -> None:
+        """List catalog GPUs, platforms or models with their ids and key figures."""
+        from generator.render.env import to_json
+        from generator.report import catalog_rows, catalog_text
+
+        rows = catalog_rows(kind)
+        click.echo(to_json(rows) if as_json else catalog_text(rows), nl=as_json)
+
+    return cli
+
+
+def _render_all(files: tuple[str, ...], output: str) -> dict[str, dict[str, str]]:
+    """Plan and render every file before anything is written (one bad file writes nothing)."""
+    import os
+
+    from generator.api import plan_file
+    from generator.errors import InputError
+    from generator.render import render_plan
+
+    trees: dict[str, dict[str, str]] = {}
+    for path in files:
+        loaded, result = plan_file(path)
+        directory = output if len(files) == 1 else os.path.join(output, loaded.workload.name)
+        if directory in trees:
+            raise InputError(f"two workload files are both named '{loaded.workload.name}'; names must differ to render together")
+        trees[directory] = render_plan(result, loaded.workload)
+    return trees
+
+
+def _select(files: dict[str, str], targets: tuple[str, ...]) -> dict[str, str]:
+    if not targets:
+        return files
+    prefixes = tuple(_TARGET_PREFIX[t] for t in targets)
+    return {k: v for k, v in files.items() if k.startswith(prefixes)}

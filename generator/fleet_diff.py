@@ -1,0 +1,106 @@
+"""``specgen diff``: what a change to a workload does to the fleet, for a pull request."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from generator.errors import InputError
+
+FIELDS = ("gpus", "nodes", "racks", "power_w", "usd_per_month")
+
+
+def load_plan_dict(path: str) -> dict[str, Any]:
+    """A plan from a rendered ``spec.json`` or, for anything else, by planning the workload file."""
+    if path.endswith(".json"):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{path}: cannot read spec.json: {exc}") from None
+        if not isinstance(data, dict) or "plan" not in data:
+            raise InputError(f"{path}: not a specgen spec.json (no 'plan')")
+        plan: dict[str, Any] = data["plan"]
+        return plan
+    from generator.api import plan_file
+
+    return plan_file(path)[1].to_dict()
+
+
+def _pool_row(pool: dict[str, Any] | None) -> dict[str, Any]:
+    if pool is None:
+        return {"gpu": None, "nodes": 0, "gpus": 0, "power_w": 0, "usd_per_hour": None}
+    return {
+        "gpu": pool["node"]["gpu_id"],
+        "nodes": pool["nodes"],
+        "gpus": pool["nodes"] * pool["node"]["gpus"],
+        "power_w": pool["power_w"],
+        "usd_per_hour": pool["usd_per_hour"],
+    }
+
+
+def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """Totals before/after/delta, and every pool and deployment that changed."""
+    totals = {}
+    for key in FIELDS:
+        a, b = old["totals"].get(key), new["totals"].get(key)
+        delta = b - a if isinstance(a, (int, float)) and isinstance(b, (int, float)) else None
+        totals[key] = {"old": a, "new": b, "delta": delta}
+    old_pools = {p["name"]: p for p in old["pools"]}
+    new_pools = {p["name"]: p for p in new["pools"]}
+    pools = []
+    for name in sorted(set(old_pools) | set(new_pools)):
+        a, b = _pool_row(old_pools.get(name)), _pool_row(new_pools.get(name))
+        if a != b:
+            status = "added" if name not in old_pools else "removed" if name not in new_pools else "changed"
+            pools.append({"pool": name, "status": status, "old": a, "new": b})
+    old_deps = {d["name"]: d for d in old["deployments"]}
+    new_deps = {d["name"]: d for d in new["deployments"]}
+    deployments = []
+    keys = ("model_id", "precision", "tp", "pp", "replicas", "gpus", "pool")
+    for name in sorted(set(old_deps) | set(new_deps)):
+        a = {k: old_deps[name][k] for k in keys} if name in old_deps else None
+        b = {k: new_deps[name][k] for k in keys} if name in new_deps else None
+        if a != b:
+            deployments.append({"deployment": name, "old": a, "new": b})
+    return {"totals": totals, "pools": pools, "deployments": deployments}
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.2f}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def _signed(value: Any) -> str:
+    if value is None:
+        return "-"
+    text = _fmt(value)
+    return text if str(text).startswith("-") or value == 0 else f"+{text}"
+
+
+def markdown_diff(result: dict[str, Any]) -> str:
+    """The diff as a Markdown comment body."""
+    lines = ["## specgen: fleet change", "", "| | old | new | change |", "|---|---:|---:|---:|"]
+    for key, row in result["totals"].items():
+        lines.append(f"| {key} | {_fmt(row['old'])} | {_fmt(row['new'])} | {_signed(row['delta'])} |")
+    if result["pools"]:
+        lines += ["", "| pool | status | GPU | nodes | GPUs | power W |", "|---|---|---|---:|---:|---:|"]
+        for p in result["pools"]:
+            o, n = p["old"], p["new"]
+            gpu = n["gpu"] or o["gpu"]
+            lines.append(
+                f"| `{p['pool']}` | {p['status']} | {gpu} | {o['nodes']} → {n['nodes']} | {o['gpus']} → {n['gpus']} | {o['power_w']:,} → {n['power_w']:,} |"
+            )
+    if result["deployments"]:
+        lines += ["", "| deployment | old | new |", "|---|---|---|"]
+        for d in result["deployments"]:
+            def show(x: dict[str, Any] | None) -> str:
+                return "-" if x is None else f"{x['model_id']} {x['precision']} TP{x['tp']}xPP{x['pp']} x{x['replicas']} ({x['gpus']} GPUs)"
+
+            lines.append(f"| `{d['deployment']}` | {show(d['old'])} | {show(d['new'])} |")
+    if not result["pools"] and not result["deployments"]:
+        lines += ["", "No change to the fleet."]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,134 @@
+"""Size an inference deployment on one kind of hardware: TP/PP, batch under the SLOs, replicas.
+
+A replica must hold its weights, its activation peak and runtime overheads, and the KV cache of
+at least one ``max_context_tokens`` sequence (the runtime's own accounting). Its sustainable
+request rate follows from Little's law: a replica with ``b`` sequences in flight, each spending
+``TTFT + output_tokens x TPOT`` in the system, serves ``b / W`` requests per second; prefills
+interleaved with decode (chunked prefill) stretch each decode step by the compute share they take.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from generator.model_source import ResolvedModel
+from generator.planner.options import Hardware, accelerator
+from generator.sizing.constants import Constants
+from generator.sizing.memory import InferenceMemory, size_inference
+from generator.sizing.performance import Accelerator, decode_step, prefill_seconds
+from generator.sizing.precision import WeightFormat, kv_cache_bits
+from generator.sizing.weights import Parallelism
+from generator.units import GIB
+from generator.workload.models import InferenceSpec
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """A replica serving ``requests_per_s`` with ``batch`` sequences in flight."""
+
+    batch: int
+    requests_per_s: float
+    ttft_s: float
+    tpot_s: float
+
+
+@dataclass(frozen=True)
+class ReplicaShape:
+    """One feasible replica layout and its capacity."""
+
+    hardware: Hardware
+    fmt: WeightFormat
+    par: Parallelism
+    memory: InferenceMemory
+    kv_bits: int
+    max_point: OperatingPoint
+    reason: str
+
+
+def _point(model: ResolvedModel, shape: tuple[Parallelism, InferenceMemory, int, Accelerator], spec: InferenceSpec, batch: int, consts: Constants) -> OperatingPoint:
+    """The most requests/s a replica sustains with ``batch`` sequences in flight (bisection on Little's law)."""
+    par, mem, kv_bits, acc = shape
+    arch = model.architecture
+    step = decode_step(arch, mem.weights, kv_bits, par, acc, batch, spec.avg_input_tokens + spec.avg_output_tokens // 2, consts)
+    prefill = prefill_seconds(arch, par, acc, spec.avg_input_tokens, consts)
+    ttft = prefill + step.seconds
+
+    def in_system(rate: float) -> float:
+        stretch = 1.0 - rate * prefill
+        return math.inf if stretch <= 0 else ttft + spec.avg_output_tokens * step.seconds / stretch
+
+    low, high = 0.0, batch / in_system(0.0)
+    for _ in range(60):
+        mid = (low + high) / 2
+        if mid * in_system(mid) <= batch:
+            low = mid
+        else:
+            high = mid
+    stretch = max(1e-9, 1.0 - low * prefill)
+    return OperatingPoint(batch, low, ttft * consts.ttft_p95_factor, step.seconds / stretch)
+
+
+def _meets_slo(point: OperatingPoint, spec: InferenceSpec) -> bool:
+    slo = spec.slo
+    if slo.tpot_ms is not None and point.tpot_s * 1000 > slo.tpot_ms:
+        return False
+    return not (slo.ttft_p95_ms is not None and point.ttft_s * 1000 > slo.ttft_p95_ms)
+
+
+def best_point(model: ResolvedModel, shape: tuple[Parallelism, InferenceMemory, int, Accelerator], spec: InferenceSpec, max_batch: int, consts: Constants) -> OperatingPoint | None:
+    """The highest-rate operating point that meets the SLOs, or None (binary search over batch)."""
+    if not _meets_slo(_point(model, shape, spec, 1, consts), spec):
+        return None
+    low, high = 1, max(1, max_batch)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if _meets_slo(_point(model, shape, spec, mid, consts), spec):
+            low = mid
+        else:
+            high = mid - 1
+    return _point(model, shape, spec, low, consts)
+
+
+def point_for_rate(model: ResolvedModel, shape: tuple[Parallelism, InferenceMemory, int, Accelerator], spec: InferenceSpec, rate: float, max_batch: int, consts: Constants) -> OperatingPoint:
+    """The smallest batch at which one replica sustains ``rate`` requests/s."""
+    low, high = 1, max(1, max_batch)
+    while low < high:
+        mid = (low + high) // 2
+        if _point(model, shape, spec, mid, consts).requests_per_s >= rate:
+            high = mid
+        else:
+            low = mid + 1
+    return _point(model, shape, spec, low, consts)
+
+
+def replica_shapes(model: ResolvedModel, spec: InferenceSpec, fmt: WeightFormat, hw: Hardware, consts: Constants) -> tuple[list[ReplicaShape], list[str]]:
+    """Feasible TP x PP layouts on ``hw`` and, when none, why not."""
+    arch = model.architecture
+    kv_bits = kv_cache_bits(spec.kv_cache_precision)
+    biggest = max(hw.platform.gpu_counts)
+    shapes: list[ReplicaShape] = []
+    blocked: list[str] = []
+    tp = 1
+    while tp <= biggest:
+        if arch.num_attention_heads % tp == 0:
+            for pp in (1, 2, 3, 4, 6, 8):
+                if pp > 1 and (tp != biggest or pp > arch.num_layers):
+                    continue
+                par = Parallelism(tp, pp)
+                mem = size_inference(arch, fmt, kv_bits, spec.max_context_tokens, 1, par, consts, hw.gpu.memory_bytes)
+                cap = mem.capacity
+                if cap is None or cap.kv_cache_tokens < spec.max_context_tokens:
+                    need = mem.per_gpu.total / GIB
+                    blocked.append(f"TP{tp} PP{pp}: needs {need:.1f} GiB per GPU of {cap.budget_bytes / GIB if cap else 0:.1f} GiB usable")
+                    continue
+                acc = accelerator(hw.gpu, fmt.compute, tp)
+                max_batch = min(consts.max_batch_size, cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens) or 1)
+                point = best_point(model, (par, mem, kv_bits, acc), spec, max_batch, consts)
+                if point is None:
+                    blocked.append(f"TP{tp} PP{pp}: misses the latency SLO even at batch 1")
+                    continue
+                shapes.append(ReplicaShape(hw, fmt, par, mem, kv_bits, point, f"TP{tp} PP{pp} holds {cap.kv_cache_tokens:,} KV tokens"))
+                break
+        tp *= 2
+    return shapes, blocked

@@ -1,0 +1,177 @@
+"""Node assembly: CPU, system RAM, NVMe, NICs, power, cooling and racks for one pool of GPU servers."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from generator import catalog
+from generator.catalog.records import GpuSpec, PlatformSpec
+from generator.planner.plan import Finding, Nic, NodeSpec
+from generator.sizing.constants import Constants
+from generator.units import GB, GIB, TB
+
+#: 1 W of heat is 3.412 BTU/h (NIST SP 811 conversion factor).
+BTU_PER_H_PER_W = 3.412
+#: Usable rack units of a standard 42U rack.
+RACK_UNITS = 42
+#: NVSwitch chips per HGX baseboard generation (NVIDIA HGX A100 / H100 / B200 architecture briefs).
+NVSWITCH_CHIPS = {"ampere": 6, "hopper": 4, "blackwell": 2}
+#: NICs added where a bare-metal platform lists none: fabric for multi-node jobs, front-end for service.
+DEFAULT_FABRIC_NIC = "connectx-7-400g-ib"
+DEFAULT_FRONTEND_NIC = "connectx-6-lx-2p-25gbe"
+
+
+@dataclass(frozen=True)
+class NodeNeeds:
+    """What the deployments on one node need from the host."""
+
+    model_file_bytes: int
+    host_ram_bytes: int
+    dataset_bytes: int
+    checkpoint_bytes: int
+    needs_fabric: bool
+
+
+def _round_up(value: float, step: float) -> float:
+    return math.ceil(value / step) * step if value > 0 else 0.0
+
+
+def _nics(platform: PlatformSpec, gpus: int, needs_fabric: bool, findings: list[Finding]) -> tuple[Nic, ...]:
+    table = catalog.nics()
+    out: list[Nic] = []
+    fabric_id, fabric_count = platform.fabric_nic_id, platform.fabric_nic_count
+    if needs_fabric and not fabric_id:
+        if platform.provider == "baremetal":
+            fabric_id, fabric_count = DEFAULT_FABRIC_NIC, gpus
+        else:
+            findings.append(Finding("warning", "no-gpu-fabric", f"{platform.id} has no GPU fabric NIC for multi-node work"))
+    if fabric_id:
+        nic = table[fabric_id]
+        out.append(Nic("fabric", nic.id, nic.name, fabric_count or gpus, nic.port_gbps, nic.protocol, nic.gpudirect_rdma))
+    front_id, front_count = platform.frontend_nic_id, platform.frontend_nic_count
+    if not front_id and platform.provider == "baremetal":
+        front_id, front_count = DEFAULT_FRONTEND_NIC, 1
+    if front_id:
+        nic = table[front_id]
+        out.append(Nic("frontend", nic.id, nic.name, front_count or 1, nic.port_gbps, nic.protocol, nic.gpudirect_rdma))
+    return tuple(out)
+
+
+def component_power_w(
+    gpu: GpuSpec, gpus: int, platform: PlatformSpec, ram_gib: int, drives: int, nics: tuple[Nic, ...], consts: Constants
+) -> int:
+    """Wall power of a server from its parts: GPUs, CPUs, DIMMs, drives, NICs, NVSwitches, fans, PSU loss."""
+    cpu_w = 0.0
+    if platform.cpu_id and platform.cpu_id in catalog.cpus():
+        cpu_w = catalog.cpus()[platform.cpu_id].tdp_w * platform.cpu_sockets
+    nvswitch = NVSWITCH_CHIPS.get(_gpu_generation(gpu), 0) if platform.kind == "hgx-8gpu" and gpus == 8 else 0
+    nic_ports = sum(n.count for n in nics)
+    load = (
+        gpu.tdp_w * gpus
+        + cpu_w
+        + math.ceil(ram_gib / 64) * consts.dimm_power_w
+        + drives * consts.nvme_power_w
+        + nic_ports * consts.nic_power_w
+        + nvswitch * consts.nvswitch_power_w
+    )
+    return round(load * (1 + consts.fan_power_fraction) / consts.psu_efficiency)
+
+
+def _gpu_generation(gpu: GpuSpec) -> str:
+    for gen, prefixes in (("ampere", ("a100",)), ("hopper", ("h100", "h200")), ("blackwell", ("b200", "b100"))):
+        if gpu.id.startswith(prefixes):
+            return gen
+    return ""
+
+
+def assemble_node(
+    platform: PlatformSpec, gpu: GpuSpec, gpus: int, needs: NodeNeeds, consts: Constants, findings: list[Finding]
+) -> NodeSpec:
+    """Configure one node of ``platform`` with ``gpus`` GPUs for what its deployments need."""
+    cpus = catalog.cpus()
+    cpu = cpus.get(platform.cpu_id or "")
+    if cpu:
+        cpu_text, cores = f"{platform.cpu_sockets}x {cpu.name}", cpu.cores * platform.cpu_sockets
+    elif platform.vcpus:
+        cpu_text, cores = f"{platform.vcpus} vCPUs", platform.vcpus // 2
+    else:
+        cpu_text, cores = f"{platform.cpu_sockets}-socket CPU (model per vendor configuration)", 0
+
+    ram_need = consts.host_os_ram_bytes + needs.model_file_bytes + needs.host_ram_bytes
+    need_gib = math.ceil(ram_need / GIB)
+    if platform.provider == "baremetal":
+        ram_gib = int(max(platform.ram_gib or 0, _round_up(need_gib, 64)))
+        if platform.ram_max_gib and ram_gib > platform.ram_max_gib:
+            findings.append(Finding("error", "ram-exceeds-platform", f"{platform.id} takes at most {platform.ram_max_gib:g} GiB RAM; {need_gib} GiB needed"))
+    else:
+        ram_gib = int(platform.ram_gib or 0)
+        if ram_gib and need_gib > ram_gib:
+            findings.append(Finding("warning", "ram-short", f"{platform.id} has {ram_gib} GiB RAM; the plan wants {need_gib} GiB"))
+
+    drive = catalog.drives().get(platform.nvme_drive_id or "")
+    nvme_need_tb = (needs.model_file_bytes + needs.dataset_bytes + needs.checkpoint_bytes) / TB
+    nvme_tb = platform.nvme_total_tb or 0.0
+    drives = platform.nvme_count
+    if nvme_tb < nvme_need_tb and platform.provider == "baremetal":
+        size = drive.capacity_tb if drive else 3.84
+        drives = max(drives, math.ceil(nvme_need_tb / size))
+        nvme_tb = round(drives * size, 2)
+    elif nvme_tb < nvme_need_tb:
+        findings.append(Finding("warning", "nvme-short", f"{platform.id} has {nvme_tb:g} TB local NVMe; {nvme_need_tb:.2f} TB wanted"))
+    read = (drive.seq_read_gb_per_s if drive else 0.0) * drives
+    write = (drive.seq_write_gb_per_s if drive else 0.0) * drives
+
+    nics = _nics(platform, gpus, needs.needs_fabric, findings)
+    full = gpus == max(platform.gpu_counts)
+    if platform.max_power_w and full:
+        power, basis = int(platform.max_power_w), "published system maximum"
+    else:
+        power, basis = component_power_w(gpu, gpus, platform, ram_gib, drives, nics, consts), "sum of components"
+    psu = None
+    if platform.psu_count and platform.psu_rating_w:
+        redundant = platform.psu_redundant or 0
+        psu = f"{platform.psu_count}x {platform.psu_rating_w:g} W ({platform.psu_count - redundant}+{redundant})"
+        if power > (platform.psu_count - redundant) * platform.psu_rating_w:
+            findings.append(Finding("warning", "psu-headroom", f"{power} W exceeds the non-redundant PSU capacity of {platform.id}"))
+    cooling = "liquid" if "liquid" in (platform.cooling, gpu.cooling) else "air"
+    return NodeSpec(
+        platform_id=platform.id,
+        platform_name=platform.name,
+        kind=platform.kind,
+        provider=platform.provider,
+        instance_type=platform.instance_type,
+        gpu_id=gpu.id,
+        gpu_name=gpu.name,
+        gpus=gpus,
+        gpu_memory_gib=round(gpu.memory_bytes / GIB, 2),
+        cpu=cpu_text,
+        cpu_cores=cores,
+        ram_gib=ram_gib,
+        nvme_tb=round(nvme_tb, 2),
+        nvme_read_gb_per_s=round(read, 2),
+        nvme_write_gb_per_s=round(write, 2),
+        nics=nics,
+        power_w=power,
+        power_basis=basis,
+        heat_btu_per_h=round(power * BTU_PER_H_PER_W),
+        cooling=cooling,
+        rack_units=platform.rack_units,
+        psu=psu,
+        nvswitch=platform.kind == "hgx-8gpu" and gpu.interconnect_kind == "nvlink",
+    )
+
+
+def racks_needed(node: NodeSpec, nodes: int, rack_power_kw: float) -> int:
+    """Racks to hold ``nodes`` by power (and by 42U where the height is known)."""
+    per_rack = int(rack_power_kw * 1000 // node.power_w) if node.power_w else nodes
+    if node.rack_units:
+        per_rack = min(per_rack, RACK_UNITS // node.rack_units)
+    return math.ceil(nodes / per_rack) if per_rack else 0
+
+
+def model_load_seconds(model_bytes: int, node: NodeSpec) -> float | None:
+    """Cold start: reading the model files from local NVMe at the drives' sequential rate."""
+    if not node.nvme_read_gb_per_s:
+        return None
+    return model_bytes / (node.nvme_read_gb_per_s * GB)

@@ -1,0 +1,146 @@
+"""The planner's frozen result: pools of nodes, per-deployment sizing, findings and reasons."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Level = Literal["info", "warning", "error"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Something the user should know: a level, a stable code, a message and the workload path."""
+
+    level: Level
+    code: str
+    message: str
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class Nic:
+    """NICs of one kind in a node."""
+
+    role: Literal["fabric", "frontend"]
+    nic_id: str
+    name: str
+    count: int
+    port_gbps: float
+    protocol: str
+    gpudirect_rdma: bool
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One GPU server (or cloud instance) as the plan configures it."""
+
+    platform_id: str
+    platform_name: str
+    kind: str
+    provider: str
+    instance_type: str | None
+    gpu_id: str
+    gpu_name: str
+    gpus: int
+    gpu_memory_gib: float
+    cpu: str
+    cpu_cores: int
+    ram_gib: int
+    nvme_tb: float
+    nvme_read_gb_per_s: float
+    nvme_write_gb_per_s: float
+    nics: tuple[Nic, ...]
+    power_w: int
+    power_basis: str
+    heat_btu_per_h: int
+    cooling: str
+    rack_units: int | None
+    psu: str | None
+    nvswitch: bool
+
+
+@dataclass(frozen=True)
+class Pool:
+    """Identical nodes serving one or more deployments."""
+
+    name: str
+    node: NodeSpec
+    nodes: int
+    deployments: tuple[str, ...]
+    racks: int
+    power_w: int
+    usd_per_hour: float | None
+    price_basis: str | None
+    labels: tuple[tuple[str, str], ...]
+    taints: tuple[tuple[str, str, str], ...]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A feasible way to run one deployment, as ranked by the objective."""
+
+    gpu_id: str
+    platform_id: str
+    gpus_per_node: int
+    tp: int
+    pp: int
+    replicas: int
+    gpus: int
+    nodes: int
+    usd_per_hour: float | None
+    power_w: int
+    score: tuple[float, ...]
+    summary: str
+
+
+@dataclass(frozen=True)
+class DeploymentPlan:
+    """How one deployment is sized and where it runs."""
+
+    name: str
+    kind: Literal["inference", "training"]
+    model_id: str
+    model_source: str
+    params_total: int
+    params_active: int
+    precision: str
+    kv_cache_precision: str | None
+    tp: int
+    pp: int
+    ep: int
+    replicas: int
+    gpus: int
+    pool: str
+    memory_per_gpu: dict[str, int]
+    details: dict[str, Any]
+    reasons: tuple[str, ...]
+    runners_up: tuple[Candidate, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The whole resolved plan: the machine-readable source of truth (``spec.json``)."""
+
+    workload: str
+    objective: str
+    provider: str
+    deployments: tuple[DeploymentPlan, ...]
+    pools: tuple[Pool, ...]
+    totals: dict[str, Any]
+    findings: tuple[Finding, ...]
+    constants: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able data (tuples become lists)."""
+        return _plain(asdict(self))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float):
+        return round(value, 6)
+    return value

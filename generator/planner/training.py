@@ -1,0 +1,111 @@
+"""Size a training deployment on one kind of hardware: parallelism, ZeRO stage, GPUs for the deadline."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from generator.model_source import ResolvedModel
+from generator.planner.options import Hardware
+from generator.sizing.constants import Constants
+from generator.sizing.performance import gpus_for_deadline, training_flops_per_token, training_hours
+from generator.sizing.training import TrainingMemory, TrainingSetup, size_training
+from generator.sizing.weights import Parallelism
+from generator.units import GIB
+from generator.workload.models import TrainingSpec
+
+#: Largest data-parallel degree the planner considers.
+MAX_DATA_PARALLEL = 4096
+
+
+@dataclass(frozen=True)
+class TrainingShape:
+    """A feasible training layout."""
+
+    hardware: Hardware
+    par: Parallelism
+    setup: TrainingSetup
+    memory: TrainingMemory
+    world: int
+    hours: float | None
+    total_flops: float | None
+    reason: str
+
+
+def _setup(spec: TrainingSpec, zero: int, dp: int) -> TrainingSetup:
+    return TrainingSetup(
+        method=spec.method,
+        optimizer=spec.optimizer,
+        zero_stage=zero,
+        data_parallel=dp,
+        micro_batch_size=spec.micro_batch_size,
+        sequence_length=spec.sequence_length,
+        checkpointing=spec.gradient_checkpointing,
+        flash_attention=spec.flash_attention,
+        lora_rank=spec.lora_rank,
+        lora_targets=spec.lora_target_modules,
+        offload_optimizer=spec.offload_optimizer,
+    )
+
+
+def _fits(memory: TrainingMemory, budget: float) -> bool:
+    return memory.per_gpu.total <= budget
+
+
+def training_shapes(model: ResolvedModel, spec: TrainingSpec, hw: Hardware, consts: Constants) -> tuple[list[TrainingShape], list[str]]:
+    """Feasible (TP, ZeRO, DP) layouts on ``hw``; the smallest DP that fits and meets the deadline."""
+    arch = model.architecture
+    budget = hw.gpu.memory_bytes * (1 - consts.safety_margin_fraction)
+    tflops = hw.gpu.tflops("bf16") or 0.0
+    total_flops = None
+    if spec.dataset_tokens:
+        total_flops = training_flops_per_token(arch, spec.method, spec.gradient_checkpointing) * spec.dataset_tokens * spec.epochs
+    deadline_dp = 1
+    if total_flops and spec.deadline_hours and tflops:
+        deadline_gpus = gpus_for_deadline(total_flops, spec.deadline_hours, tflops, consts)
+    else:
+        deadline_gpus = 1
+    zeros = (spec.zero_stage,) if spec.zero_stage is not None else (0, 1, 2, 3)
+    shapes: list[TrainingShape] = []
+    blocked: list[str] = []
+    tp = 1
+    biggest = max(hw.platform.gpu_counts)
+    while tp <= biggest:
+        if arch.num_attention_heads % tp == 0:
+            par = Parallelism(tp, 1)
+            deadline_dp = math.ceil(deadline_gpus / tp)
+            for zero in zeros:
+                dp = _smallest_dp(arch_model=model, spec=spec, zero=zero, par=par, budget=budget, consts=consts, start=deadline_dp)
+                if dp is None:
+                    mem = size_training(arch, _setup(spec, zero, max(deadline_dp, 1)), par, consts)
+                    blocked.append(f"TP{tp} ZeRO-{zero}: needs {mem.per_gpu.total / GIB:.1f} GiB per GPU of {budget / GIB:.1f} GiB")
+                    continue
+                setup = _setup(spec, zero, dp)
+                mem = size_training(arch, setup, par, consts)
+                world = dp * tp
+                hours = training_hours(total_flops, world, tflops, consts) if total_flops and tflops else None
+                shapes.append(TrainingShape(hw, par, setup, mem, world, hours, total_flops, f"TP{tp} ZeRO-{zero} x DP{dp}"))
+                break
+        tp *= 2
+    return shapes, blocked
+
+
+def _smallest_dp(arch_model: ResolvedModel, spec: TrainingSpec, zero: int, par: Parallelism, budget: float, consts: Constants, start: int) -> int | None:
+    """Smallest data-parallel degree >= ``start`` at which memory fits (more DP only helps with ZeRO)."""
+    arch = arch_model.architecture
+    dp = max(1, start)
+    if _fits(size_training(arch, _setup(spec, zero, dp), par, consts), budget):
+        return dp
+    if zero == 0:
+        return None
+    high = MAX_DATA_PARALLEL
+    if not _fits(size_training(arch, _setup(spec, zero, high), par, consts), budget):
+        return None
+    low = dp
+    while low < high:
+        mid = (low + high) // 2
+        if _fits(size_training(arch, _setup(spec, zero, mid), par, consts), budget):
+            high = mid
+        else:
+            low = mid + 1
+    return low

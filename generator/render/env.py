@@ -1,0 +1,109 @@
+"""The one Jinja environment and the value emitters every renderer uses.
+
+Structured values go through :func:`to_json` / :func:`to_yaml` / :func:`hcl` - never hand-built
+quoting. Output is deterministic: sorted keys, fixed widths, a trailing newline.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from functools import cache
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from ruamel.yaml import YAML
+from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.representer import SafeRepresenter
+from ruamel.yaml.resolver import VersionedResolver
+
+from generator.paths import data_dir
+from generator.units import GIB
+
+
+def to_json(value: Any) -> str:
+    """Canonical JSON: sorted keys, two-space indent, no trailing newline."""
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, (list, tuple)):
+        return [_sorted(v) for v in value]
+    return value
+
+
+_YAML11 = VersionedResolver(version=(1, 1))
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+def _represent_str(representer: SafeRepresenter, data: str) -> ScalarNode:
+    """Quote strings a YAML 1.1 reader (PyYAML in Ansible, Go's yaml.v2) would take for bools or numbers."""
+    implicit = _YAML11.resolve(ScalarNode, data, (True, False))
+    style = "'" if implicit != _STR_TAG else None
+    node: ScalarNode = representer.represent_scalar(_STR_TAG, data, style=style)
+    return node
+
+
+class _Representer(SafeRepresenter):
+    """SafeRepresenter that quotes YAML-1.1-ambiguous strings."""
+
+
+_Representer.add_representer(str, _represent_str)
+
+
+def to_yaml(value: Any, sort: bool = True) -> str:
+    """Block-style YAML of plain data, readable alike by YAML 1.1 and 1.2 parsers; keys sorted unless ``sort`` is False."""
+    yaml = YAML(typ="safe", pure=True)
+    yaml.Representer = _Representer
+    yaml.default_flow_style = False
+    yaml.width = 4096
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    buf = io.StringIO()
+    yaml.dump(_sorted(value) if sort else value, buf)
+    return buf.getvalue()
+
+
+def hcl(value: Any) -> str:
+    """An HCL literal: JSON syntax is valid HCL for these values, with template sequences escaped."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return text.replace("${", "$${").replace("%{", "%%{")
+
+
+def num(value: Any) -> str:
+    """A number with thousands separators (integers exact, floats to 4 significant digits)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.3g}" if abs(value) >= 1e6 else f"{value:,.4g}"
+
+
+def gib(value: int) -> str:
+    """Bytes as GiB with two decimals."""
+    return f"{value / GIB:.2f}"
+
+
+@cache
+def environment() -> Environment:
+    """The shared Jinja environment over ``templates/``."""
+    env = Environment(
+        loader=FileSystemLoader(str(data_dir("templates"))),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    env.filters["tojson"] = to_json
+    env.filters["hcl"] = hcl
+    env.filters["to_yaml"] = to_yaml
+    env.filters["num"] = num
+    env.filters["gib"] = gib
+    return env
+
+
+def render_template(name: str, **context: Any) -> str:
+    """Render one template; the result always ends with exactly one newline."""
+    return environment().get_template(name).render(**context).rstrip("\n") + "\n"

@@ -1,0 +1,43 @@
+"""Terraform: typed, validated variables for the GPU pools and their values as ``*.auto.tfvars.json``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.planner.plan import Plan, Pool
+from generator.render.env import render_template, to_json
+
+
+def pool_variables(pool: Pool) -> dict[str, Any]:
+    """One pool as the ``gpu_pools`` object type declares it."""
+    node = pool.node
+    return {
+        "provider": node.provider,
+        "platform": node.platform_id,
+        "instance_type": node.instance_type,
+        "gpu_model": node.gpu_id,
+        "gpus_per_node": node.gpus,
+        "node_count": pool.nodes,
+        "cpu_cores": node.cpu_cores,
+        "ram_gib": node.ram_gib,
+        "nvme_tb": node.nvme_tb,
+        "power_w_per_node": node.power_w,
+        "cooling": node.cooling,
+        "racks": pool.racks,
+        "deployments": list(pool.deployments),
+        "labels": dict(pool.labels),
+        "taints": [{"key": k, "value": v, "effect": e} for k, v, e in pool.taints],
+    }
+
+
+def render_terraform(plan: Plan, rack_power_kw: float) -> dict[str, str]:
+    """``terraform/variables.tf`` and ``terraform/specgen.auto.tfvars.json``."""
+    values = {
+        "gpu_pools": {pool.name: pool_variables(pool) for pool in plan.pools},
+        "rack_power_kw": rack_power_kw,
+        "workload": plan.workload,
+    }
+    return {
+        "terraform/variables.tf": render_template("terraform/variables.tf.j2", workload=plan.workload),
+        "terraform/specgen.auto.tfvars.json": to_json(values) + "\n",
+    }

@@ -1,0 +1,97 @@
+"""Plain-text views for the terminal: a plan summary and catalog listings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator import catalog
+from generator.planner.plan import Plan
+from generator.units import GIB
+
+
+def plan_text(plan: Plan) -> str:
+    """The choice, the runners-up and the reasons, for a terminal."""
+    t = plan.totals
+    cost = f"${t['usd_per_month']:,.0f}/month" if t["usd_per_month"] is not None else "unpriced"
+    lines = [
+        f"{plan.workload}: {t['gpus']} GPUs on {t['nodes']} node(s) in {t['racks']} rack(s), {t['power_w'] / 1000:.1f} kW, {cost}",
+        "",
+    ]
+    for pool in plan.pools:
+        n = pool.node
+        lines.append(f"pool {pool.name}: {pool.nodes} x {n.platform_name} with {n.gpus} x {n.gpu_name}")
+        lines.append(f"  {n.cpu}, {n.ram_gib} GiB RAM, {n.nvme_tb} TB NVMe, {n.power_w:,} W per node ({n.power_basis}), {n.cooling} cooled")
+    for d in plan.deployments:
+        lines += ["", f"deployment {d.name} ({d.kind}): {d.model_id}, {d.precision}, TP{d.tp} x PP{d.pp} x {d.replicas} replica(s) in {d.pool}"]
+        mem = d.memory_per_gpu
+        lines.append("  per GPU: " + ", ".join(f"{k} {mem[k] / GIB:.1f} GiB" for k in ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead", "total") if mem[k]))
+        lines += [f"  - {r}" for r in d.reasons]
+        for c in d.runners_up:
+            price = f"${c.usd_per_hour:,.2f}/h" if c.usd_per_hour is not None else "unpriced"
+            lines.append(f"  runner-up: {c.summary} ({c.gpus} GPUs, {c.power_w / 1000:.1f} kW, {price})")
+    if plan.findings:
+        lines.append("")
+        lines += [f"{f.level}: {f.code}: {f.message}" + (f" ({f.path})" if f.path else "") for f in plan.findings]
+    return "\n".join(lines) + "\n"
+
+
+def catalog_rows(kind: str) -> list[dict[str, Any]]:
+    """Catalog entries with their id, name and key figures."""
+    if kind == "gpus":
+        return [
+            {
+                "id": g.id,
+                "name": g.name,
+                "memory_gb": g.memory_gb,
+                "memory_gib_usable": round(g.memory_bytes / GIB, 2),
+                "memory_bandwidth_gb_per_s": g.memory_bandwidth_gb_per_s,
+                "bf16_dense_tflops": g.tflops("bf16"),
+                "fp8_dense_tflops": g.tflops("fp8"),
+                "tdp_w": g.tdp_w,
+                "form_factor": g.form_factor,
+                "interconnect": g.interconnect_kind,
+            }
+            for g in sorted(catalog.gpus().values(), key=lambda g: g.id)
+        ]
+    if kind == "platforms":
+        return [
+            {
+                "id": p.id,
+                "name": p.name,
+                "kind": p.kind,
+                "provider": p.provider,
+                "instance_type": p.instance_type,
+                "gpus": list(p.gpu_ids),
+                "gpu_counts": list(p.gpu_counts),
+                "max_power_w": p.max_power_w,
+            }
+            for p in sorted(catalog.platforms().values(), key=lambda p: p.id)
+        ]
+    from generator.sizing.architecture import parse_architecture
+
+    rows = []
+    for m in sorted(catalog.models().values(), key=lambda m: m.id):
+        arch = parse_architecture(m.config)
+        rows.append(
+            {
+                "id": m.id,
+                "name": m.name,
+                "aliases": list(m.aliases),
+                "model_type": arch.model_type,
+                "params_total": arch.params_total,
+                "params_active": arch.params_active,
+                "layers": arch.num_layers,
+                "max_context_tokens": arch.max_position_embeddings,
+            }
+        )
+    return rows
+
+
+def catalog_text(rows: list[dict[str, Any]]) -> str:
+    """Rows as an aligned table: id, name and the first few figures."""
+    if not rows:
+        return "(empty)\n"
+    keys = [k for k in rows[0] if k not in ("aliases", "gpus", "gpu_counts")][:6]
+    table = [[str(k) for k in keys]] + [["" if r[k] is None else f"{r[k]:,}" if isinstance(r[k], int) else str(r[k]) for k in keys] for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(keys))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in table) + "\n"

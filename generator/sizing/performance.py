@@ -1,0 +1,168 @@
+"""Roofline performance: prefill (compute-bound), decode (bandwidth-bound), TP communication, training time.
+
+A decode step reads every weight a batch touches and the KV cache of every sequence once, and
+does ``2 x active params`` FLOPs per token; it takes the longer of the two at the named
+efficiencies, plus the tensor-parallel all-reduces (two per layer, ring algorithm) and a fixed
+scheduling overhead. MoE layers read only the experts a batch routes to: with ``b`` tokens and
+top-``k`` of ``E`` experts, ``E x (1 - (1 - k/E)^b)`` experts are expected to be touched.
+Prefill does ``2 x active params`` FLOPs per token plus causal attention (``2 x layers x
+heads x head_dim x tokens^2``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from generator.sizing.architecture import EXPERT, Architecture
+from generator.sizing.constants import Constants
+from generator.sizing.kv_cache import size_kv_cache
+from generator.sizing.weights import Parallelism, WeightSizes
+
+
+class Accelerator(NamedTuple):
+    """What the roofline needs to know of a GPU."""
+
+    memory_bandwidth_gb_per_s: float
+    dense_tflops: float
+    #: Per-direction bandwidth between the GPUs of a TP group (NVLink, else PCIe), GB/s.
+    link_gb_per_s: float
+    #: Whether the TP group talks over NVLink / Infinity Fabric (else PCIe).
+    fast_link: bool
+
+
+class DecodeStep(NamedTuple):
+    """One decode step of a replica at a batch size."""
+
+    batch: int
+    seconds: float
+    memory_seconds: float
+    compute_seconds: float
+    comm_seconds: float
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Output tokens per second of the whole replica."""
+        return self.batch / self.seconds
+
+
+def expected_experts_touched(experts: int, top_k: int, tokens: int) -> float:
+    """Expected distinct experts a batch of ``tokens`` routes to (uniform routing)."""
+    if experts <= 0:
+        return 0.0
+    return experts * (1.0 - (1.0 - top_k / experts) ** tokens)
+
+
+def _weights_read_per_gpu(arch: Architecture, weights: WeightSizes, par: Parallelism, batch: int) -> float:
+    """Weight bytes one GPU streams per decode step (experts only as far as routed)."""
+    if not arch.is_moe or weights.expert_bytes == 0:
+        return float(weights.per_gpu_bytes)
+    experts = max((lin.copies for layer in arch.layers for lin in layer.linears if lin.group == EXPERT), default=0)
+    top_k = max(layer.experts_per_token for layer in arch.layers)
+    touched = expected_experts_touched(experts, top_k, batch) / experts
+    expert_per_gpu = weights.expert_bytes / max(par.tp, par.ep) / par.pp
+    return weights.per_gpu_bytes - expert_per_gpu * (1.0 - touched)
+
+
+def allreduce_seconds(message_bytes: float, gpus: int, link_gb_per_s: float, latency_s: float) -> float:
+    """Ring all-reduce: ``2 (n-1)/n`` of the message crosses each link, plus a fixed latency."""
+    if gpus <= 1:
+        return 0.0
+    return 2 * (gpus - 1) / gpus * message_bytes / (link_gb_per_s * 1e9) + latency_s
+
+
+def decode_step(
+    arch: Architecture,
+    weights: WeightSizes,
+    kv_bits: int,
+    par: Parallelism,
+    acc: Accelerator,
+    batch: int,
+    context_tokens: int,
+    consts: Constants,
+) -> DecodeStep:
+    """Time of one decode step for ``batch`` sequences whose contexts average ``context_tokens``."""
+    kv = size_kv_cache(arch, kv_bits, max(context_tokens, 1), batch, par).per_gpu_bytes
+    read = _weights_read_per_gpu(arch, weights, par, batch) + kv
+    memory_s = read / (acc.memory_bandwidth_gb_per_s * 1e9 * consts.decode_bandwidth_efficiency)
+    flops = 2.0 * arch.params_active * batch / par.gpus
+    compute_s = flops / (acc.dense_tflops * 1e12 * consts.prefill_compute_efficiency)
+    comm_s = 0.0
+    if par.tp > 1:
+        latency = consts.allreduce_latency_nvlink_s if acc.fast_link else consts.allreduce_latency_pcie_s
+        message = batch * arch.hidden_size * 2
+        comm_s = 2 * arch.num_layers / par.pp * allreduce_seconds(message, par.tp, acc.link_gb_per_s, latency)
+    seconds = max(memory_s, compute_s) + comm_s + consts.decode_step_overhead_s
+    return DecodeStep(batch, seconds, memory_s, compute_s, comm_s)
+
+
+def prefill_flops(arch: Architecture, tokens: int) -> float:
+    """FLOPs to prefill one sequence of ``tokens`` (linear layers plus causal attention)."""
+    linear = 2.0 * arch.params_active * tokens
+    attention = 2.0 * arch.num_layers * arch.num_attention_heads * arch.head_dim * tokens * tokens
+    return linear + attention
+
+
+def prefill_seconds(arch: Architecture, par: Parallelism, acc: Accelerator, tokens: int, consts: Constants) -> float:
+    """Time to prefill ``tokens`` prompt tokens on one replica (compute-bound, plus TP all-reduces)."""
+    compute = prefill_flops(arch, tokens) / (par.gpus * acc.dense_tflops * 1e12 * consts.prefill_compute_efficiency)
+    comm = 0.0
+    if par.tp > 1:
+        latency = consts.allreduce_latency_nvlink_s if acc.fast_link else consts.allreduce_latency_pcie_s
+        comm = 2 * arch.num_layers / par.pp * allreduce_seconds(tokens * arch.hidden_size * 2, par.tp, acc.link_gb_per_s, latency)
+    return compute + comm
+
+
+class Saturation(NamedTuple):
+    """A replica at full load (offline benchmark conditions)."""
+
+    batch: int
+    output_tokens_per_s: float
+    step: DecodeStep
+
+
+def saturated_throughput(
+    arch: Architecture,
+    weights: WeightSizes,
+    kv_bits: int,
+    par: Parallelism,
+    acc: Accelerator,
+    kv_capacity_tokens: int,
+    input_tokens: int,
+    output_tokens: int,
+    consts: Constants,
+) -> Saturation:
+    """Most output tokens/s of one replica: the largest batch the KV cache holds, prefill included.
+
+    Each sequence occupies ``input + output`` tokens of KV at its end; over a cycle of
+    ``output`` steps the batch also prefills as many new prompts as it finishes.
+    """
+    per_seq = input_tokens + output_tokens
+    batch = max(1, min(consts.max_batch_size, kv_capacity_tokens // per_seq))
+    step = decode_step(arch, weights, kv_bits, par, acc, batch, input_tokens + output_tokens // 2, consts)
+    cycle = output_tokens * step.seconds + prefill_seconds(arch, par, acc, input_tokens, consts) * batch
+    return Saturation(batch, batch * output_tokens / cycle, step)
+
+
+def littles_law_concurrency(requests_per_second: float, seconds_per_request: float) -> float:
+    """Requests in flight: arrival rate x time in system (Little's law)."""
+    return requests_per_second * seconds_per_request
+
+
+def training_flops_per_token(arch: Architecture, method: str, checkpointing: str) -> float:
+    """FLOPs per training token: 6 N for full training (2 forward + 4 backward), 4 N for LoRA
+    (no weight gradients of the frozen base), plus 2 N of recomputed forward under full checkpointing.
+    """
+    n = arch.params_active
+    base = 6.0 * n if method == "full" else 4.0 * n
+    return base + (2.0 * n if checkpointing == "full" else 0.0)
+
+
+def training_hours(total_flops: float, gpus: int, dense_tflops: float, consts: Constants) -> float:
+    """Wall-clock hours at the named model-FLOPs utilization."""
+    return total_flops / (gpus * dense_tflops * 1e12 * consts.training_mfu) / 3600
+
+
+def gpus_for_deadline(total_flops: float, hours: float, dense_tflops: float, consts: Constants) -> int:
+    """GPUs needed to finish ``total_flops`` within ``hours``."""
+    return max(1, math.ceil(total_flops / (hours * 3600 * dense_tflops * 1e12 * consts.training_mfu)))

@@ -1,0 +1,89 @@
+"""Load a workload file: YAML -> JSON Schema -> typed models -> semantic checks against the catalog."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from generator import catalog
+from generator.errors import InputError, InputErrors, SpecgenError
+from generator.model_source import ResolvedModel, resolve_model
+from generator.sizing.constants import with_overrides
+from generator.workload.loader import Document, read_yaml
+from generator.workload.models import Workload
+from generator.workload.schema import validate_document
+
+
+@dataclass(frozen=True)
+class LoadedWorkload:
+    """A validated workload, its source document (for locations) and its resolved models."""
+
+    file: str
+    workload: Workload
+    document: Document
+    models: dict[str, ResolvedModel]
+
+
+def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
+    errors: list[InputError] = []
+    models: dict[str, ResolvedModel] = {}
+    base_dir = os.path.dirname(os.path.abspath(doc.file))
+    seen: set[str] = set()
+    for i, dep in enumerate(wl.deployments):
+        if dep.name in seen:
+            errors.append(InputError(f"deployment name '{dep.name}' is used twice", doc.locate(("deployments", i, "name"))))
+        seen.add(dep.name)
+        try:
+            models[dep.name] = resolve_model(dep.model, base_dir, doc.locate(("deployments", i, "model")))
+        except InputError as exc:
+            errors.append(exc)
+    hw = wl.hardware
+    for j, gpu in enumerate(hw.gpus or ()):
+        _check_id(errors, doc, ("hardware", "gpus", j), gpu, catalog.gpus(), "GPU")
+    for j, plat in enumerate(hw.platforms or ()):
+        _check_id(errors, doc, ("hardware", "platforms", j), plat, catalog.platforms(), "platform")
+    if hw.fixed is not None:
+        _check_id(errors, doc, ("hardware", "fixed", "gpu"), hw.fixed.gpu, catalog.gpus(), "GPU")
+        if hw.fixed.cpu:
+            _check_id(errors, doc, ("hardware", "fixed", "cpu"), hw.fixed.cpu, catalog.cpus(), "CPU")
+    for key in wl.prices:
+        _check_id(errors, doc, ("prices", key), key, catalog.platforms(), "platform", key_position=True)
+    for key, value in wl.constants.items():
+        try:
+            with_overrides({key: value})
+        except InputError as exc:
+            errors.append(InputError(exc.message, doc.locate(("constants", key), key=True)))
+    if errors:
+        raise errors[0] if len(errors) == 1 else InputErrors(errors)
+    return models
+
+
+def _check_id(errors: list[InputError], doc: Document, path: tuple[str | int, ...], value: str, table: dict[str, object], what: str, key_position: bool = False) -> None:
+    if value.lower() not in table:
+        errors.append(InputError(f"unknown {what} '{value}'{catalog.suggest(value, sorted(table))}", doc.locate(path, key=key_position)))
+
+
+def _clean_loc(loc: tuple[object, ...]) -> tuple[str | int, ...]:
+    """Drop the union tag pydantic inserts into a deployment's location."""
+    parts = [p for p in loc if isinstance(p, (str, int))]
+    if len(parts) > 3 and parts[0] == "deployments" and parts[2] in ("inference", "training") and parts[3] == parts[2]:
+        del parts[2]
+    return tuple(parts)
+
+
+def _from_pydantic(doc: Document, exc: ValidationError) -> SpecgenError:
+    errors = [InputError(err["msg"], doc.locate(_clean_loc(tuple(err["loc"])))) for err in exc.errors()]
+    return errors[0] if len(errors) == 1 else InputErrors(errors)
+
+
+def load_workload(path: str) -> LoadedWorkload:
+    """Read, validate and resolve one workload file; every problem names file:line:col."""
+    doc = read_yaml(path)
+    validate_document(doc)
+    try:
+        wl = Workload.model_validate(doc.data)
+    except ValidationError as exc:
+        raise _from_pydantic(doc, exc) from None
+    return LoadedWorkload(path, wl, doc, _semantic_checks(doc, wl))

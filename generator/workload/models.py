@@ -1,0 +1,140 @@
+"""Typed workload models (pydantic, frozen, no unknown fields). Built only from schema-valid data."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Slo(_Model):
+    """Latency targets."""
+
+    ttft_p95_ms: float | None = None
+    tpot_ms: float | None = None
+
+
+class InferenceSpec(_Model):
+    """How a model is served."""
+
+    precision: str | None = None
+    allowed_precisions: tuple[str, ...] = ()
+    kv_cache_precision: str = "bf16"
+    max_context_tokens: int
+    min_context_tokens: int | None = None
+    avg_input_tokens: int = 1000
+    avg_output_tokens: int = 200
+    requests_per_second: float = 1.0
+    slo: Slo = Slo()
+
+
+class TrainingSpec(_Model):
+    """How a model is trained or fine-tuned."""
+
+    method: Literal["full", "lora", "qlora"]
+    optimizer: str = "adamw"
+    zero_stage: int | None = None
+    lora_rank: int = 16
+    lora_target_modules: tuple[str, ...] = ("all-linear",)
+    sequence_length: int = 2048
+    micro_batch_size: int = 1
+    gradient_checkpointing: Literal["none", "selective", "full"] = "full"
+    flash_attention: bool = True
+    offload_optimizer: bool = False
+    dataset_tokens: int | None = None
+    epochs: float = 1.0
+    deadline_hours: float | None = None
+
+
+class InferenceDeployment(_Model):
+    """A model served online."""
+
+    name: str
+    model: str
+    inference: InferenceSpec
+
+    @property
+    def kind(self) -> str:
+        """``inference``."""
+        return "inference"
+
+
+class TrainingDeployment(_Model):
+    """A model trained or fine-tuned."""
+
+    name: str
+    model: str
+    training: TrainingSpec
+
+    @property
+    def kind(self) -> str:
+        """``training``."""
+        return "training"
+
+
+def _deployment_kind(value: Any) -> str:
+    data = value if isinstance(value, dict) else value.__dict__
+    return "training" if "training" in data else "inference"
+
+
+Deployment = Annotated[
+    Annotated[InferenceDeployment, Tag("inference")] | Annotated[TrainingDeployment, Tag("training")],
+    Discriminator(_deployment_kind),
+]
+
+
+class FixedHardware(_Model):
+    """A server you already have."""
+
+    gpu: str
+    gpu_count: int
+    ram_gib: float
+    reserved_ram_gib: float = 8.0
+    swap_gib: float = 0.0
+    nvme_gib: float = 0.0
+    nvme_read_gb_per_s: float = 3.5
+    pcie_gen: int | None = None
+    pcie_lanes: int = 16
+    cpu: str | None = None
+    memory_channels: int | None = None
+    ddr_mt_per_s: int | None = None
+
+
+class Hardware(_Model):
+    """Allowed hardware and site limits."""
+
+    gpus: tuple[str, ...] | None = None
+    platforms: tuple[str, ...] | None = None
+    provider: Literal["baremetal", "aws", "gcp", "azure"] = "baremetal"
+    rack_power_kw: float = 17.3
+    cooling: Literal["air", "liquid"] = "air"
+    max_nodes: int | None = None
+    max_budget_usd_per_month: float | None = None
+    fixed: FixedHardware | None = None
+
+
+class KubernetesSettings(_Model):
+    """Rendered Kubernetes manifests."""
+
+    flavor: Literal["baremetal"] = "baremetal"
+    bootstrap_kubeconfig_path: str = "/etc/kubernetes/bootstrap-kubelet.conf"
+    driver_version: str | None = None
+
+
+class Workload(_Model):
+    """A whole workload file."""
+
+    schema_: str | None = Field(default=None, alias="$schema")
+    version: Literal[1]
+    name: str
+    deployments: tuple[Deployment, ...]
+    hardware: Hardware = Hardware()
+    objective: Literal["cost", "gpus", "power"] = "cost"
+    prices: dict[str, float] = Field(default_factory=dict)
+    constants: dict[str, float] = Field(default_factory=dict)
+    kubernetes: KubernetesSettings = KubernetesSettings()
+    outputs: tuple[Literal["terraform", "ansible", "kubernetes"], ...] = ("terraform", "ansible", "kubernetes")
