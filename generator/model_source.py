@@ -44,7 +44,7 @@ def resolve_model(ref: str, base_dir: str = ".", location: Location | None = Non
         arch = parse_architecture(record.config)
     except ArchitectureError as exc:
         raise ArchitectureError(f"catalog model '{record.id}': {exc.message}", location) from None
-    return ResolvedModel(record.id, record.name, "catalog: " + "; ".join(record.source), arch, record.config)
+    return ResolvedModel(record.id, record.name, "catalog: " + record.source[0], arch, record.config)
 
 
 def _from_path(ref: str, path: str, location: Location | None) -> ResolvedModel:

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from generator import catalog
-from generator.catalog.records import GpuSpec, PlatformSpec
+from generator.catalog.records import CpuSpec, GpuSpec, PlatformSpec
 from generator.planner.plan import Finding, Nic, NodeSpec
 from generator.sizing.constants import Constants
 from generator.units import GB, GIB, TB
@@ -20,6 +20,8 @@ NVSWITCH_CHIPS = {"ampere": 6, "hopper": 4, "blackwell": 2}
 #: NICs added where a bare-metal platform lists none: fabric for multi-node jobs, front-end for service.
 DEFAULT_FABRIC_NIC = "connectx-7-400g-ib"
 DEFAULT_FRONTEND_NIC = "connectx-6-lx-2p-25gbe"
+#: Drive fitted where a bare-metal platform lists none.
+DEFAULT_DRIVE = "generic-nvme-u2-gen4-3-84tb"
 
 
 @dataclass(frozen=True)
@@ -62,9 +64,8 @@ def component_power_w(
     gpu: GpuSpec, gpus: int, platform: PlatformSpec, ram_gib: int, drives: int, nics: tuple[Nic, ...], consts: Constants
 ) -> int:
     """Wall power of a server from its parts: GPUs, CPUs, DIMMs, drives, NICs, NVSwitches, fans, PSU loss."""
-    cpu_w = 0.0
-    if platform.cpu_id and platform.cpu_id in catalog.cpus():
-        cpu_w = catalog.cpus()[platform.cpu_id].tdp_w * platform.cpu_sockets
+    cpu = catalog.cpus().get(platform.cpu_id or "") or choose_cpu(platform.cpu_sockets, consts.cpu_cores_per_gpu * gpus)
+    cpu_w = cpu.tdp_w * platform.cpu_sockets if cpu else 0.0
     nvswitch = NVSWITCH_CHIPS.get(_gpu_generation(gpu), 0) if platform.kind == "hgx-8gpu" and gpus == 8 else 0
     nic_ports = sum(n.count for n in nics)
     load = (
@@ -89,14 +90,17 @@ def assemble_node(
     platform: PlatformSpec, gpu: GpuSpec, gpus: int, needs: NodeNeeds, consts: Constants, findings: list[Finding]
 ) -> NodeSpec:
     """Configure one node of ``platform`` with ``gpus`` GPUs for what its deployments need."""
-    cpus = catalog.cpus()
-    cpu = cpus.get(platform.cpu_id or "")
+    cpu = catalog.cpus().get(platform.cpu_id or "")
+    wanted_cores = consts.cpu_cores_per_gpu * gpus
     if cpu:
         cpu_text, cores = f"{platform.cpu_sockets}x {cpu.name}", cpu.cores * platform.cpu_sockets
-    elif platform.vcpus:
-        cpu_text, cores = f"{platform.vcpus} vCPUs", platform.vcpus // 2
+    elif platform.provider == "baremetal":
+        cores = max(wanted_cores, 8 * platform.cpu_sockets)
+        cpu_text = f"{platform.cpu_sockets} socket(s), at least {cores} cores in total (model per vendor configuration)"
     else:
-        cpu_text, cores = f"{platform.cpu_sockets}-socket CPU (model per vendor configuration)", 0
+        cpu_text, cores = f"{platform.vcpus} vCPUs", (platform.vcpus or 0) // 2
+    if cores < wanted_cores:
+        findings.append(Finding("warning", "few-cpu-cores", f"{platform.id}: {cores} CPU cores for {gpus} GPUs; {wanted_cores} wanted"))
 
     ram_need = consts.host_os_ram_bytes + needs.model_file_bytes + needs.host_ram_bytes
     need_gib = math.ceil(ram_need / GIB)
@@ -109,13 +113,13 @@ def assemble_node(
         if ram_gib and need_gib > ram_gib:
             findings.append(Finding("warning", "ram-short", f"{platform.id} has {ram_gib} GiB RAM; the plan wants {need_gib} GiB"))
 
-    drive = catalog.drives().get(platform.nvme_drive_id or "")
+    drive = catalog.drives().get(platform.nvme_drive_id or ("" if platform.provider != "baremetal" else DEFAULT_DRIVE))
     nvme_need_tb = (needs.model_file_bytes + needs.dataset_bytes + needs.checkpoint_bytes) / TB
     nvme_tb = platform.nvme_total_tb or 0.0
     drives = platform.nvme_count
     if nvme_tb < nvme_need_tb and platform.provider == "baremetal":
         size = drive.capacity_tb if drive else 3.84
-        drives = max(drives, math.ceil(nvme_need_tb / size))
+        drives = max(drives, math.ceil(nvme_need_tb / size), 1)
         nvme_tb = round(drives * size, 2)
     elif nvme_tb < nvme_need_tb:
         findings.append(Finding("warning", "nvme-short", f"{platform.id} has {nvme_tb:g} TB local NVMe; {nvme_need_tb:.2f} TB wanted"))
@@ -149,6 +153,7 @@ def assemble_node(
         cpu_cores=cores,
         ram_gib=ram_gib,
         nvme_tb=round(nvme_tb, 2),
+        nvme_drives=drives,
         nvme_read_gb_per_s=round(read, 2),
         nvme_write_gb_per_s=round(write, 2),
         nics=nics,
@@ -158,8 +163,20 @@ def assemble_node(
         cooling=cooling,
         rack_units=platform.rack_units,
         psu=psu,
-        nvswitch=platform.kind == "hgx-8gpu" and gpu.interconnect_kind == "nvlink",
+        nvswitch=platform.kind == "hgx-8gpu" and gpu.interconnect_kind == "nvlink" and gpus >= 8,
     )
+
+
+def choose_cpu(sockets: int, wanted_cores: int) -> CpuSpec | None:
+    """The smallest server CPU (by cores, then id) giving ``wanted_cores`` over ``sockets`` sockets.
+
+    Used to estimate the power of platforms whose CPU model varies by configuration.
+    """
+    server = [c for c in catalog.cpus().values() if c.memory_channels >= 8]
+    enough = sorted((c for c in server if c.cores * sockets >= wanted_cores), key=lambda c: (c.cores, c.id))
+    if enough:
+        return enough[0]
+    return max(server, key=lambda c: (c.cores, c.id), default=None)
 
 
 def racks_needed(node: NodeSpec, nodes: int, rack_power_kw: float) -> int:

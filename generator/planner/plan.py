@@ -48,6 +48,7 @@ class NodeSpec:
     cpu_cores: int
     ram_gib: int
     nvme_tb: float
+    nvme_drives: int
     nvme_read_gb_per_s: float
     nvme_write_gb_per_s: float
     nics: tuple[Nic, ...]

@@ -46,7 +46,8 @@ def group_vars(pool: Pool, plan: Plan) -> dict[str, Any]:
         "ram_gib": node.ram_gib,
         "nvme": {
             "capacity_tb": node.nvme_tb,
-            "raid_level": 0 if node.nvme_tb and node.nvme_read_gb_per_s else None,
+            "drives": node.nvme_drives,
+            "raid_level": 0 if node.nvme_drives > 1 else None,
             "mount_point": "/var/lib/specgen",
             "model_cache_dir": "/var/lib/specgen/models",
         },

@@ -54,6 +54,7 @@ class Constants(NamedTuple):
     dataset_bytes_per_token: int = 4
     checkpoints_kept: int = 2
     amortization_months: int = 36
+    cpu_cores_per_gpu: int = 8
 
 
 #: name -> (what it means, where the value comes from)
@@ -190,6 +191,10 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     "amortization_months": (
         "Months over which a purchased server's price is spread to compare it with rentals.",
         "a common 3-year depreciation schedule for servers",
+    ),
+    "cpu_cores_per_gpu": (
+        "Physical CPU cores wanted per GPU (tokenization, data loading, the serving engine's scheduler).",
+        "NVIDIA DGX H100/H200 pair 112 cores with 8 GPUs (14 per GPU, hardware_facts.json); 8 is a planning minimum",
     ),
 }
 

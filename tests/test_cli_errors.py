@@ -1,0 +1,127 @@
+"""Bad input: a clear file:line:col: path: message on stderr, an exit code, never a traceback or a partial tree."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+VALID = """\
+version: 1
+name: demo
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference:
+      max_context_tokens: 8192
+      requests_per_second: 2
+hardware:
+  gpus: [l40s-48gb]
+"""
+
+
+def run_specgen(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from generator.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or REPO,
+        check=False,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
+
+
+CASES = [
+    pytest.param("version: 1\nname: demo\ndeployments: [\n", "workload.yaml:4:1: YAML syntax error", id="yaml-syntax"),
+    pytest.param(VALID.replace("requests_per_second", "requests_per_secnd"),
+                 "workload.yaml:8:7: deployments[0].inference.requests_per_secnd: unknown field 'requests_per_secnd'; "
+                 "did you mean 'requests_per_second'?", id="unknown-key"),
+    pytest.param(VALID.replace("max_context_tokens: 8192", "max_context_tokens: lots"),
+                 "workload.yaml:7:27: deployments[0].inference.max_context_tokens: expected integer, got string 'lots'", id="wrong-type"),
+    pytest.param(VALID.replace("max_context_tokens: 8192", "max_context_tokens: 0"),
+                 "workload.yaml:7:27: deployments[0].inference.max_context_tokens: 0 is out of range: must be >= 1", id="out-of-range"),
+    pytest.param(VALID.replace("max_context_tokens: 8192", "max_context_tokens: 8192\n      precision: fp9"),
+                 "workload.yaml:8:18: deployments[0].inference.precision: 'fp9' is not one of", id="bad-enum"),
+    pytest.param(VALID.replace("Llama-3.1-8B-Instruct", "Llama-3.1-8B-Instruckt"),
+                 "workload.yaml:5:12: deployments[0].model: unknown model 'meta-llama/Llama-3.1-8B-Instruckt'; "
+                 "did you mean 'meta-llama/Llama-3.1-8B-Instruct'", id="unknown-model"),
+    pytest.param(VALID.replace("l40s-48gb", "l40-48gbx"),
+                 "workload.yaml:10:10: hardware.gpus[0]: unknown GPU 'l40-48gbx'; did you mean 'l40-48gb'", id="unknown-gpu"),
+    pytest.param(VALID + "name: again\n", "workload.yaml:11:1: YAML syntax error: duplicate key \"name\"", id="duplicate-key"),
+    pytest.param("", "workload.yaml:1:1: the file is empty", id="empty-file"),
+    pytest.param("# only a comment\n", "workload.yaml:1:1: the file is empty", id="comment-only"),
+    pytest.param("- 1\n- 2\n", "workload.yaml:1:1: the top level must be a mapping", id="top-level-list"),
+    pytest.param(VALID.replace("version: 1", "version: 2"), "workload.yaml:1:10: version: must be 1, got 2", id="wrong-version"),
+    pytest.param(VALID.replace("    inference:\n      max_context_tokens: 8192\n      requests_per_second: 2\n", ""),
+                 "workload.yaml:4:5: deployments[0]: needs an 'inference' or a 'training' section", id="no-section"),
+    pytest.param(VALID.replace("name: chat", "name: Chat_1"), "workload.yaml:4:11: deployments[0].name: 'Chat_1' does not match", id="bad-name"),
+    pytest.param(VALID.replace("model: meta-llama/Llama-3.1-8B-Instruct", "model: ./missing/config.json"),
+                 "workload.yaml:5:12: deployments[0].model: model config './missing/config.json' not found", id="missing-config"),
+    pytest.param(VALID.replace("name: demo", "name: demo\nfoo: !!python/object:os.system x"),
+                 "workload.yaml:3:6: foo: custom YAML tag", id="python-tag"),
+    pytest.param(VALID + "constants:\n  gpu_memory_utilisation: 0.8\n",
+                 "workload.yaml:12:3: constants.gpu_memory_utilisation: unknown constant 'gpu_memory_utilisation'", id="unknown-constant"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), CASES)
+def test_bad_workload_exits_1_with_location(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "workload.yaml").write_text(text)
+    out = tmp_path / "infra"
+    result = run_specgen("render", "workload.yaml", "-o", str(out), cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert message in result.stderr
+    assert result.stderr.startswith("specgen: error: workload.yaml:")
+    assert "Traceback" not in result.stderr
+    assert not out.exists()
+
+
+def test_validate_reports_every_error(tmp_path: Path) -> None:
+    text = VALID.replace("max_context_tokens: 8192", "max_context_tokens: 0").replace("l40s-48gb", "nope") + "extra: 1\n"
+    (tmp_path / "workload.yaml").write_text(text)
+    result = run_specgen("validate", "workload.yaml", cwd=tmp_path)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 2  # schema errors come first; catalog checks run on a schema-valid file
+    assert "max_context_tokens" in lines[0] and "extra" in lines[1]
+
+
+def test_missing_file_exits_1(tmp_path: Path) -> None:
+    result = run_specgen("validate", "nope.yaml", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "nope.yaml: file not found" in result.stderr
+
+
+def test_usage_error_exits_2() -> None:
+    assert run_specgen("render").returncode == 2
+    assert run_specgen("estimate", "llama-3.1-8b", "--tp", "x").returncode == 2
+
+
+def test_infeasible_plan_exits_3_and_says_why(tmp_path: Path) -> None:
+    text = VALID.replace("meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-405B-Instruct").replace("l40s-48gb", "l4-24gb")
+    text += "  max_nodes: 2\n"
+    (tmp_path / "workload.yaml").write_text(text)
+    result = run_specgen("render", "workload.yaml", "-o", str(tmp_path / "infra"), cwd=tmp_path)
+    assert result.returncode == 3
+    assert "no feasible plan" in result.stderr and "to unblock" in result.stderr
+    assert "max_nodes" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "infra").exists()
+
+
+def test_one_bad_file_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "good.yaml").write_text(VALID)
+    (tmp_path / "bad.yaml").write_text(VALID.replace("name: demo", "name: other").replace("l40s-48gb", "nope"))
+    result = run_specgen("render", "good.yaml", "bad.yaml", "-o", str(tmp_path / "infra"), cwd=tmp_path)
+    assert result.returncode == 1
+    assert not (tmp_path / "infra").exists()
+
+
+def test_estimate_unknown_model_exits_1() -> None:
+    result = run_specgen("estimate", "llama-3.1-8bb")
+    assert result.returncode == 1
+    assert "did you mean" in result.stderr and "Traceback" not in result.stderr
