@@ -13,7 +13,13 @@ from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 TARGETS = ("spec", "markdown", "terraform", "ansible", "kubernetes")
-_TARGET_PREFIX = {"spec": "spec.json", "markdown": "SPEC.md", "terraform": "terraform/", "ansible": "ansible/", "kubernetes": "kubernetes/"}
+_TARGET_PREFIX = {
+    "spec": "spec.json",
+    "markdown": "SPEC.md",
+    "terraform": "terraform/",
+    "ansible": "ansible/",
+    "kubernetes": "kubernetes/",
+}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -28,10 +34,10 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _report(exc: Exception) -> int:
-    from generator.errors import InputErrors, SpecgenError
+    from generator.errors import MultipleInputError, SpecgenError
 
     assert isinstance(exc, SpecgenError)
-    lines = [str(e) for e in exc.errors] if isinstance(exc, InputErrors) else [str(exc)]
+    lines = [str(e) for e in exc.errors] if isinstance(exc, MultipleInputError) else [str(exc)]
     for line in lines:
         print(f"specgen: error: {line}" if exc.exit_code != 4 else line, file=sys.stderr)
     return exc.exit_code
@@ -62,7 +68,9 @@ def _build_cli() -> Any:
     @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
     @click.option("-o", "--output", default="infra", show_default=True, help="Output directory.")
     @click.option("--check", is_flag=True, help="Compare with the committed output instead of writing; exit 4 on drift.")
-    @click.option("--target", "targets", multiple=True, type=click.Choice(TARGETS), help="Render only these outputs (repeatable).")
+    @click.option(
+        "--target", "targets", multiple=True, type=click.Choice(TARGETS), help="Render only these outputs (repeatable)."
+    )
     @boundary
     def render(files: tuple[str, ...], output: str, check: bool, targets: tuple[str, ...]) -> None:
         """Validate, plan and render workload FILES into an output tree."""

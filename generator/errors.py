@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 
-
 class SpecgenError(Exception):
     """Base class of every error specgen reports to a user (never shown as a traceback)."""
 
@@ -44,7 +43,7 @@ class InputError(SpecgenError):
         super().__init__(f"{location}: {message}" if location else message)
 
 
-class InputErrors(SpecgenError):
+class MultipleInputError(SpecgenError):
     """Several input errors found at once (all are reported, in file order)."""
 
     def __init__(self, errors: list[InputError]) -> None:

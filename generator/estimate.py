@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-
 from generator import catalog
 from generator.errors import InputError
 from generator.model_source import ResolvedModel, resolve_model
@@ -157,7 +156,10 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 "kv_cache_tokens": cap.kv_cache_tokens,
                 "max_concurrency": round(cap.max_concurrency, 2),
             }
-    result["constants"] = {"gpu_memory_utilization": consts.gpu_memory_utilization, "prefill_chunk_tokens": consts.prefill_chunk_tokens}
+    result["constants"] = {
+        "gpu_memory_utilization": consts.gpu_memory_utilization,
+        "prefill_chunk_tokens": consts.prefill_chunk_tokens,
+    }
     return result
 
 

@@ -36,9 +36,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="How much VRAM / how many GPUs for one model: a catalog id, a config.json, or a directory holding one.",
     )
     p.add_argument("model", help="catalog model id (see 'specgen catalog models') or path to a config.json / model directory")
-    p.add_argument("--precision", help="weight format: bf16, fp16, fp32, fp8, int8, int4, nf4, mxfp4, q8_0, q4_k_m, ... (default: the checkpoint's)")
+    p.add_argument(
+        "--precision",
+        help="weight format: bf16, fp16, fp32, fp8, int8, int4, nf4, mxfp4, q8_0, q4_k_m, ... (default: the checkpoint's)",
+    )
     p.add_argument("--kv-precision", help="KV cache precision: bf16, fp16, fp8, int8 (default: bf16)")
-    p.add_argument("--context", type=int, dest="context_tokens", help="context tokens per sequence (default: 4096, or the model's maximum if smaller)")
+    p.add_argument(
+        "--context",
+        type=int,
+        dest="context_tokens",
+        help="context tokens per sequence (default: 4096, or the model's maximum if smaller)",
+    )
     p.add_argument("--batch", type=int, default=1, help="concurrent sequences (default 1)")
     p.add_argument("--tp", type=int, default=1, help="tensor-parallel GPUs per replica")
     p.add_argument("--pp", type=int, default=1, help="pipeline-parallel stages per replica")
@@ -48,16 +56,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-batched-tokens", type=int, help="tokens per forward pass in prefill (default 8192)")
     t = p.add_argument_group("training (with --train)")
     t.add_argument("--train", choices=("full", "lora", "qlora"), help="size a training / fine-tuning job instead of inference")
-    t.add_argument("--optimizer", default="adamw", help="adamw (16 B/param), adamw-torch-amp (18), adamw-bf16, adamw-8bit, sgd, adafactor")
+    t.add_argument(
+        "--optimizer", default="adamw", help="adamw (16 B/param), adamw-torch-amp (18), adamw-bf16, adamw-8bit, sgd, adafactor"
+    )
     t.add_argument("--zero", type=int, default=0, dest="zero_stage", choices=(0, 1, 2, 3), help="ZeRO / FSDP sharding stage")
     t.add_argument("--gpus", type=int, help="total GPUs of the job (data parallel = gpus / (tp x pp))")
     t.add_argument("--micro-batch", type=int, default=1, help="sequences per GPU per step")
     t.add_argument("--seq-len", type=int, help="training sequence length (default: --context or 2048)")
     t.add_argument(
-        "--gradient-checkpointing", default="full", dest="checkpointing", choices=("none", "selective", "full"),
+        "--gradient-checkpointing",
+        default="full",
+        dest="checkpointing",
+        choices=("none", "selective", "full"),
         help="activation checkpointing (default full)",
     )
-    t.add_argument("--no-flash-attention", action="store_false", dest="flash_attention", help="eager attention: keeps heads x seq x seq scores")
+    t.add_argument(
+        "--no-flash-attention",
+        action="store_false",
+        dest="flash_attention",
+        help="eager attention: keeps heads x seq x seq scores",
+    )
     t.add_argument("--lora-rank", type=int, default=16, help="LoRA rank (default 16)")
     t.add_argument("--lora-targets", default="all-linear", help="comma-separated module names, or all-linear (default)")
     t.add_argument("--offload-optimizer", action="store_true", help="ZeRO-Offload: optimizer states and gradients in host RAM")

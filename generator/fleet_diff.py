@@ -91,14 +91,22 @@ def markdown_diff(result: dict[str, Any]) -> str:
         for p in result["pools"]:
             o, n = p["old"], p["new"]
             gpu = n["gpu"] or o["gpu"]
-            lines.append(
-                f"| `{p['pool']}` | {p['status']} | {gpu} | {o['nodes']} → {n['nodes']} | {o['gpus']} → {n['gpus']} | {o['power_w']:,} → {n['power_w']:,} |"
+            nodes, gpus, power = (
+                f"{o['nodes']} → {n['nodes']}",
+                f"{o['gpus']} → {n['gpus']}",
+                f"{o['power_w']:,} → {n['power_w']:,}",
             )
+            lines.append(f"| `{p['pool']}` | {p['status']} | {gpu} | {nodes} | {gpus} | {power} |")
     if result["deployments"]:
         lines += ["", "| deployment | old | new |", "|---|---|---|"]
         for d in result["deployments"]:
+
             def show(x: dict[str, Any] | None) -> str:
-                return "-" if x is None else f"{x['model_id']} {x['precision']} TP{x['tp']}xPP{x['pp']} x{x['replicas']} ({x['gpus']} GPUs)"
+                return (
+                    "-"
+                    if x is None
+                    else f"{x['model_id']} {x['precision']} TP{x['tp']}xPP{x['pp']} x{x['replicas']} ({x['gpus']} GPUs)"
+                )
 
             lines.append(f"| `{d['deployment']}` | {show(d['old'])} | {show(d['new'])} |")
     if not result["pools"] and not result["deployments"]:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import json
 import os
+from typing import NamedTuple
 
 from generator import catalog
 from generator.errors import ArchitectureError, InputError, Location

@@ -14,17 +14,31 @@ def plan_text(plan: Plan) -> str:
     t = plan.totals
     cost = f"${t['usd_per_month']:,.0f}/month" if t["usd_per_month"] is not None else "unpriced"
     lines = [
-        f"{plan.workload}: {t['gpus']} GPUs on {t['nodes']} node(s) in {t['racks']} rack(s), {t['power_w'] / 1000:.1f} kW, {cost}",
+        f"{plan.workload}: {t['gpus']} GPUs on {t['nodes']} node(s) in {t['racks']} rack(s), "
+        f"{t['power_w'] / 1000:.1f} kW, {cost}",
         "",
     ]
     for pool in plan.pools:
         n = pool.node
         lines.append(f"pool {pool.name}: {pool.nodes} x {n.platform_name} with {n.gpus} x {n.gpu_name}")
-        lines.append(f"  {n.cpu}, {n.ram_gib} GiB RAM, {n.nvme_tb} TB NVMe, {n.power_w:,} W per node ({n.power_basis}), {n.cooling} cooled")
+        lines.append(
+            f"  {n.cpu}, {n.ram_gib} GiB RAM, {n.nvme_tb} TB NVMe, {n.power_w:,} W per node ({n.power_basis}), {n.cooling} cooled"
+        )
     for d in plan.deployments:
-        lines += ["", f"deployment {d.name} ({d.kind}): {d.model_id}, {d.precision}, TP{d.tp} x PP{d.pp} x {d.replicas} replica(s) in {d.pool}"]
+        lines += [
+            "",
+            f"deployment {d.name} ({d.kind}): {d.model_id}, {d.precision}, "
+            f"TP{d.tp} x PP{d.pp} x {d.replicas} replica(s) in {d.pool}",
+        ]
         mem = d.memory_per_gpu
-        lines.append("  per GPU: " + ", ".join(f"{k} {mem[k] / GIB:.1f} GiB" for k in ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead", "total") if mem[k]))
+        lines.append(
+            "  per GPU: "
+            + ", ".join(
+                f"{k} {mem[k] / GIB:.1f} GiB"
+                for k in ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead", "total")
+                if mem[k]
+            )
+        )
         lines += [f"  - {r}" for r in d.reasons]
         for c in d.runners_up:
             price = f"${c.usd_per_hour:,.2f}/h" if c.usd_per_hour is not None else "unpriced"
@@ -92,6 +106,8 @@ def catalog_text(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return "(empty)\n"
     keys = [k for k in rows[0] if k not in ("aliases", "gpus", "gpu_counts")][:6]
-    table = [[str(k) for k in keys]] + [["" if r[k] is None else f"{r[k]:,}" if isinstance(r[k], int) else str(r[k]) for k in keys] for r in rows]
+    table = [[str(k) for k in keys]] + [
+        ["" if r[k] is None else f"{r[k]:,}" if isinstance(r[k], int) else str(r[k]) for k in keys] for r in rows
+    ]
     widths = [max(len(row[i]) for row in table) for i in range(len(keys))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in table) + "\n"

@@ -37,34 +37,68 @@ def run_specgen(*args: str, cwd: Path | None = None) -> subprocess.CompletedProc
 
 CASES = [
     pytest.param("version: 1\nname: demo\ndeployments: [\n", "workload.yaml:4:1: YAML syntax error", id="yaml-syntax"),
-    pytest.param(VALID.replace("requests_per_second", "requests_per_secnd"),
-                 "workload.yaml:8:7: deployments[0].inference.requests_per_secnd: unknown field 'requests_per_secnd'; "
-                 "did you mean 'requests_per_second'?", id="unknown-key"),
-    pytest.param(VALID.replace("max_context_tokens: 8192", "max_context_tokens: lots"),
-                 "workload.yaml:7:27: deployments[0].inference.max_context_tokens: expected integer, got string 'lots'", id="wrong-type"),
-    pytest.param(VALID.replace("max_context_tokens: 8192", "max_context_tokens: 0"),
-                 "workload.yaml:7:27: deployments[0].inference.max_context_tokens: 0 is out of range: must be >= 1", id="out-of-range"),
-    pytest.param(VALID.replace("max_context_tokens: 8192", "max_context_tokens: 8192\n      precision: fp9"),
-                 "workload.yaml:8:18: deployments[0].inference.precision: 'fp9' is not one of", id="bad-enum"),
-    pytest.param(VALID.replace("Llama-3.1-8B-Instruct", "Llama-3.1-8B-Instruckt"),
-                 "workload.yaml:5:12: deployments[0].model: unknown model 'meta-llama/Llama-3.1-8B-Instruckt'; "
-                 "did you mean 'meta-llama/Llama-3.1-8B-Instruct'", id="unknown-model"),
-    pytest.param(VALID.replace("l40s-48gb", "l40-48gbx"),
-                 "workload.yaml:10:10: hardware.gpus[0]: unknown GPU 'l40-48gbx'; did you mean 'l40-48gb'", id="unknown-gpu"),
-    pytest.param(VALID + "name: again\n", "workload.yaml:11:1: YAML syntax error: duplicate key \"name\"", id="duplicate-key"),
+    pytest.param(
+        VALID.replace("requests_per_second", "requests_per_secnd"),
+        "workload.yaml:8:7: deployments[0].inference.requests_per_secnd: unknown field 'requests_per_secnd'; "
+        "did you mean 'requests_per_second'?",
+        id="unknown-key",
+    ),
+    pytest.param(
+        VALID.replace("max_context_tokens: 8192", "max_context_tokens: lots"),
+        "workload.yaml:7:27: deployments[0].inference.max_context_tokens: expected integer, got string 'lots'",
+        id="wrong-type",
+    ),
+    pytest.param(
+        VALID.replace("max_context_tokens: 8192", "max_context_tokens: 0"),
+        "workload.yaml:7:27: deployments[0].inference.max_context_tokens: 0 is out of range: must be >= 1",
+        id="out-of-range",
+    ),
+    pytest.param(
+        VALID.replace("max_context_tokens: 8192", "max_context_tokens: 8192\n      precision: fp9"),
+        "workload.yaml:8:18: deployments[0].inference.precision: 'fp9' is not one of",
+        id="bad-enum",
+    ),
+    pytest.param(
+        VALID.replace("Llama-3.1-8B-Instruct", "Llama-3.1-8B-Instruckt"),
+        "workload.yaml:5:12: deployments[0].model: unknown model 'meta-llama/Llama-3.1-8B-Instruckt'; "
+        "did you mean 'meta-llama/Llama-3.1-8B-Instruct'",
+        id="unknown-model",
+    ),
+    pytest.param(
+        VALID.replace("l40s-48gb", "l40-48gbx"),
+        "workload.yaml:10:10: hardware.gpus[0]: unknown GPU 'l40-48gbx'; did you mean 'l40-48gb'",
+        id="unknown-gpu",
+    ),
+    pytest.param(VALID + "name: again\n", 'workload.yaml:11:1: YAML syntax error: duplicate key "name"', id="duplicate-key"),
     pytest.param("", "workload.yaml:1:1: the file is empty", id="empty-file"),
     pytest.param("# only a comment\n", "workload.yaml:1:1: the file is empty", id="comment-only"),
     pytest.param("- 1\n- 2\n", "workload.yaml:1:1: the top level must be a mapping", id="top-level-list"),
     pytest.param(VALID.replace("version: 1", "version: 2"), "workload.yaml:1:10: version: must be 1, got 2", id="wrong-version"),
-    pytest.param(VALID.replace("    inference:\n      max_context_tokens: 8192\n      requests_per_second: 2\n", ""),
-                 "workload.yaml:4:5: deployments[0]: needs an 'inference' or a 'training' section", id="no-section"),
-    pytest.param(VALID.replace("name: chat", "name: Chat_1"), "workload.yaml:4:11: deployments[0].name: 'Chat_1' does not match", id="bad-name"),
-    pytest.param(VALID.replace("model: meta-llama/Llama-3.1-8B-Instruct", "model: ./missing/config.json"),
-                 "workload.yaml:5:12: deployments[0].model: model config './missing/config.json' not found", id="missing-config"),
-    pytest.param(VALID.replace("name: demo", "name: demo\nfoo: !!python/object:os.system x"),
-                 "workload.yaml:3:6: foo: custom YAML tag", id="python-tag"),
-    pytest.param(VALID + "constants:\n  gpu_memory_utilisation: 0.8\n",
-                 "workload.yaml:12:3: constants.gpu_memory_utilisation: unknown constant 'gpu_memory_utilisation'", id="unknown-constant"),
+    pytest.param(
+        VALID.replace("    inference:\n      max_context_tokens: 8192\n      requests_per_second: 2\n", ""),
+        "workload.yaml:4:5: deployments[0]: needs an 'inference' or a 'training' section",
+        id="no-section",
+    ),
+    pytest.param(
+        VALID.replace("name: chat", "name: Chat_1"),
+        "workload.yaml:4:11: deployments[0].name: 'Chat_1' does not match",
+        id="bad-name",
+    ),
+    pytest.param(
+        VALID.replace("model: meta-llama/Llama-3.1-8B-Instruct", "model: ./missing/config.json"),
+        "workload.yaml:5:12: deployments[0].model: model config './missing/config.json' not found",
+        id="missing-config",
+    ),
+    pytest.param(
+        VALID.replace("name: demo", "name: demo\nfoo: !!python/object:os.system x"),
+        "workload.yaml:3:6: foo: custom YAML tag",
+        id="python-tag",
+    ),
+    pytest.param(
+        VALID + "constants:\n  gpu_memory_utilisation: 0.8\n",
+        "workload.yaml:12:3: constants.gpu_memory_utilisation: unknown constant 'gpu_memory_utilisation'",
+        id="unknown-constant",
+    ),
 ]
 
 

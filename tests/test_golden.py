@@ -40,7 +40,10 @@ def test_output_identical_under_different_hash_seeds(example: Path, tmp_path: Pa
         env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPO)}
         subprocess.run(
             [sys.executable, "-c", "from generator.cli import main; main()", "render", str(example), "-o", str(out)],
-            check=True, env=env, capture_output=True, cwd=REPO,
+            check=True,
+            env=env,
+            capture_output=True,
+            cwd=REPO,
         )
         trees.append(read_tree(str(out)))
     assert trees[0] == trees[1]

@@ -117,7 +117,9 @@ def test_kv_capacity_close_to_vllm_on_rtx_3090() -> None:
     row = calibration()["vllm_memory"][0]
     arch = parse_architecture(find_model(row["model"]).config)
     consts = with_overrides({"prefill_chunk_tokens": row["max_model_len"], "non_torch_bytes": 0, "cuda_graph_bytes": 0})
-    mem = size_inference(arch, weight_format("bf16"), 16, row["max_model_len"], 1, Parallelism(), consts, int(row["total_gpu_memory_gib"] * GIB))
+    mem = size_inference(
+        arch, weight_format("bf16"), 16, row["max_model_len"], 1, Parallelism(), consts, int(row["total_gpu_memory_gib"] * GIB)
+    )
     assert mem.capacity is not None
     predicted_gib = (mem.capacity.kv_available_bytes + mem.per_gpu.overhead) / GIB - row["non_torch_memory_gib"]
     assert predicted_gib == pytest.approx(row["kv_cache_gib"], rel=0.15)
@@ -165,11 +167,15 @@ def test_checkpoint_quantization_config_leaves_attention_in_bf16() -> None:
     assert sizes.total_bytes / GIB == pytest.approx(60.8, rel=0.02)
 
 
-TRAINING_ROWS = [
-    pytest.param(row, id=f"{row['framework']}-{row['method']}-b{row.get('batch_size')}-s{row.get('seq_len')}-{i}")
-    for i, row in enumerate(calibration()["training_memory"])
+TRAINING_DATA = [
+    row
+    for row in calibration()["training_memory"]
     if row["framework"] in ("LLaMA-Factory (HF)", "LLaMA-Factory (HF+FA2)", "LLaMA-Factory (FlashAttention2)")
     and isinstance(row["vram_gb"], (int, float))
+]
+TRAINING_ROWS = [
+    pytest.param(row, id=f"{row['framework']}-{row['method']}-b{row['batch_size']}-s{row['seq_len']}-{i}")
+    for i, row in enumerate(TRAINING_DATA)
 ]
 
 
@@ -191,7 +197,7 @@ def test_fine_tuning_peak_within_15_percent_of_llama_factory(row: dict[str, Any]
 
 
 def test_fine_tuning_median_error_under_8_percent() -> None:
-    errors = [abs(_training_prediction_gb(p.values[0]) / p.values[0]["vram_gb"] - 1) for p in TRAINING_ROWS]  # type: ignore[index]
+    errors = [abs(_training_prediction_gb(row) / row["vram_gb"] - 1) for row in TRAINING_DATA]
     assert statistics.median(errors) < 0.08
 
 

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from generator.units import GB, MIB
 
@@ -289,4 +287,3 @@ class PriceRecord(NamedTuple):
             usd=float(rec["usd"]),
             source=_sources(rec),
         )
-

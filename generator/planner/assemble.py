@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from generator.planner.inference import ReplicaShape, point_for_rate
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, racks_needed
+from generator.planner.option import Option, pool_name
 from generator.planner.options import HOURS_PER_MONTH, accelerator, node_price_per_hour
 from generator.planner.plan import DeploymentPlan, Finding, Plan, Pool
 from generator.planner.training import TrainingShape
@@ -16,9 +17,6 @@ from generator.units import GIB
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment
 
-if TYPE_CHECKING:
-    from generator.planner import Option
-
 GPU_TAINT = ("nvidia.com/gpu", "present", "NoSchedule")
 
 
@@ -26,7 +24,9 @@ def _gib(n: float) -> str:
     return f"{n / GIB:.1f} GiB"
 
 
-def _inference_details(loaded: LoadedWorkload, dep: InferenceDeployment, opt: Option, consts: Constants) -> tuple[dict[str, Any], list[str]]:
+def _inference_details(
+    loaded: LoadedWorkload, dep: InferenceDeployment, opt: Option, consts: Constants
+) -> tuple[dict[str, Any], list[str]]:
     shape = opt.shape
     assert isinstance(shape, ReplicaShape)
     spec = dep.inference
@@ -38,8 +38,15 @@ def _inference_details(loaded: LoadedWorkload, dep: InferenceDeployment, opt: Op
     cap = shape.memory.capacity
     assert cap is not None
     sat = saturated_throughput(
-        model.architecture, shape.memory.weights, shape.kv_bits, shape.par, acc, cap.kv_cache_tokens,
-        spec.avg_input_tokens, spec.avg_output_tokens, consts,
+        model.architecture,
+        shape.memory.weights,
+        shape.kv_bits,
+        shape.par,
+        acc,
+        cap.kv_cache_tokens,
+        spec.avg_input_tokens,
+        spec.avg_output_tokens,
+        consts,
     )
     load_s = model_load_seconds(shape.memory.weights.total_bytes, opt.node)
     details = {
@@ -66,7 +73,8 @@ def _inference_details(loaded: LoadedWorkload, dep: InferenceDeployment, opt: Op
     reasons = [
         case,
         f"per GPU: weights {_gib(mem.weights)} + KV {_gib(mem.kv_cache)} + activations {_gib(mem.activations)} + overhead "
-        f"{_gib(mem.overhead)}; {cap.kv_cache_tokens:,} KV tokens fit ({cap.max_concurrency:.1f} x {spec.max_context_tokens:,}-token sequences)",
+        f"{_gib(mem.overhead)} for one {spec.max_context_tokens:,}-token sequence; {cap.kv_cache_tokens:,} KV tokens fit "
+        f"({cap.max_concurrency:.1f} such sequences)",
         f"one replica sustains {shape.max_point.requests_per_s:.2f} req/s within the SLOs (batch {shape.max_point.batch}); "
         f"{spec.requests_per_second:g} req/s need {replicas} independent replica(s)",
         f"at the planned load: batch {point.batch}, TTFT p95 {point.ttft_s * 1000:.0f} ms, TPOT {point.tpot_s * 1000:.1f} ms",
@@ -95,7 +103,8 @@ def _training_details(opt: Option) -> tuple[dict[str, Any], list[str]]:
     }
     per = mem.per_gpu
     reasons = [
-        f"{setup.method} training with {setup.optimizer}, ZeRO-{setup.zero_stage} over {setup.data_parallel} data-parallel GPU(s) x TP{shape.par.tp}",
+        f"{setup.method} training with {setup.optimizer}, ZeRO-{setup.zero_stage} over {setup.data_parallel} "
+        f"data-parallel GPU(s) x TP{shape.par.tp}",
         f"per GPU: weights {_gib(per.weights)} + gradients {_gib(per.gradients)} + optimizer {_gib(per.optimizer)} + activations "
         f"{_gib(per.activations)} + overhead {_gib(per.overhead)} = {_gib(per.total)} of {_gib(shape.hardware.gpu.memory_bytes)}",
     ]
@@ -104,7 +113,9 @@ def _training_details(opt: Option) -> tuple[dict[str, Any], list[str]]:
     return details, reasons
 
 
-def build_plan(loaded: LoadedWorkload, consts: Constants, chosen: list[tuple[int, Option, list[Option]]], findings: list[Finding]) -> Plan:
+def build_plan(
+    loaded: LoadedWorkload, consts: Constants, chosen: list[tuple[int, Option, list[Option]]], findings: list[Finding]
+) -> Plan:
     """Assemble pools (co-locating inference deployments where it saves nodes) and the plan."""
     wl = loaded.workload
     groups: dict[tuple[str, str, int, str], list[tuple[int, Option]]] = {}
@@ -140,7 +151,14 @@ def build_plan(loaded: LoadedWorkload, consts: Constants, chosen: list[tuple[int
             precision, kv = "nf4" if dep.training.method == "qlora" else "bf16", None
         reasons.append(_choice_reason(wl.objective, opt, rest))
         if opt.candidate.usd_per_hour is None:
-            findings.append(Finding("info", "no-price", f"no price for {opt.hardware.platform.id} in the catalog; add one under 'prices:' to rank by cost", f"deployments[{index}]"))
+            findings.append(
+                Finding(
+                    "info",
+                    "no-price",
+                    f"no price for {opt.hardware.platform.id} in the catalog; add one under 'prices:' to rank by cost",
+                    f"deployments[{index}]",
+                )
+            )
         deployments.append(
             DeploymentPlan(
                 name=dep.name,
@@ -201,11 +219,13 @@ def _pool(loaded: LoadedWorkload, unit: list[tuple[int, Option]], nodes: int, co
     )
     hw = first.hardware
     node = assemble_node(hw.platform, hw.gpu, first.candidate.gpus_per_node, needs, consts, findings)
-    from generator.planner import pool_name
-
     name = pool_name("_".join(names), hw.gpu.id)
     usd, basis = node_price_per_hour(wl, hw.platform, node.gpus, consts)
-    labels = (("specgen.dev/gpu", hw.gpu.id), ("specgen.dev/platform", hw.platform.id), ("specgen.dev/pool", name.replace("_", "-")))
+    labels = (
+        ("specgen.dev/gpu", hw.gpu.id),
+        ("specgen.dev/platform", hw.platform.id),
+        ("specgen.dev/pool", name.replace("_", "-")),
+    )
     return Pool(
         name=name,
         node=node,

@@ -46,7 +46,13 @@ class ReplicaShape:
     reason: str
 
 
-def _point(model: ResolvedModel, shape: tuple[Parallelism, InferenceMemory, int, Accelerator], spec: InferenceSpec, batch: int, consts: Constants) -> OperatingPoint:
+def _point(
+    model: ResolvedModel,
+    shape: tuple[Parallelism, InferenceMemory, int, Accelerator],
+    spec: InferenceSpec,
+    batch: int,
+    consts: Constants,
+) -> OperatingPoint:
     """The most requests/s a replica sustains with ``batch`` sequences in flight (bisection on Little's law)."""
     par, mem, kv_bits, acc = shape
     arch = model.architecture
@@ -76,7 +82,13 @@ def _meets_slo(point: OperatingPoint, spec: InferenceSpec) -> bool:
     return not (slo.ttft_p95_ms is not None and point.ttft_s * 1000 > slo.ttft_p95_ms)
 
 
-def best_point(model: ResolvedModel, shape: tuple[Parallelism, InferenceMemory, int, Accelerator], spec: InferenceSpec, max_batch: int, consts: Constants) -> OperatingPoint | None:
+def best_point(
+    model: ResolvedModel,
+    shape: tuple[Parallelism, InferenceMemory, int, Accelerator],
+    spec: InferenceSpec,
+    max_batch: int,
+    consts: Constants,
+) -> OperatingPoint | None:
     """The highest-rate operating point that meets the SLOs, or None (binary search over batch)."""
     if not _meets_slo(_point(model, shape, spec, 1, consts), spec):
         return None
@@ -90,7 +102,14 @@ def best_point(model: ResolvedModel, shape: tuple[Parallelism, InferenceMemory, 
     return _point(model, shape, spec, low, consts)
 
 
-def point_for_rate(model: ResolvedModel, shape: tuple[Parallelism, InferenceMemory, int, Accelerator], spec: InferenceSpec, rate: float, max_batch: int, consts: Constants) -> OperatingPoint:
+def point_for_rate(
+    model: ResolvedModel,
+    shape: tuple[Parallelism, InferenceMemory, int, Accelerator],
+    spec: InferenceSpec,
+    rate: float,
+    max_batch: int,
+    consts: Constants,
+) -> OperatingPoint:
     """The smallest batch at which one replica sustains ``rate`` requests/s."""
     low, high = 1, max(1, max_batch)
     while low < high:
@@ -102,7 +121,9 @@ def point_for_rate(model: ResolvedModel, shape: tuple[Parallelism, InferenceMemo
     return _point(model, shape, spec, low, consts)
 
 
-def replica_shapes(model: ResolvedModel, spec: InferenceSpec, fmt: WeightFormat, hw: Hardware, consts: Constants) -> tuple[list[ReplicaShape], list[str]]:
+def replica_shapes(
+    model: ResolvedModel, spec: InferenceSpec, fmt: WeightFormat, hw: Hardware, consts: Constants
+) -> tuple[list[ReplicaShape], list[str]]:
     """Feasible TP x PP layouts on ``hw`` and, when none, why not."""
     arch = model.architecture
     kv_bits = kv_cache_bits(spec.kv_cache_precision)
@@ -120,15 +141,21 @@ def replica_shapes(model: ResolvedModel, spec: InferenceSpec, fmt: WeightFormat,
                 cap = mem.capacity
                 if cap is None or cap.kv_cache_tokens < spec.max_context_tokens:
                     need = mem.per_gpu.total / GIB
-                    blocked.append(f"TP{tp} PP{pp}: needs {need:.1f} GiB per GPU of {cap.budget_bytes / GIB if cap else 0:.1f} GiB usable")
+                    blocked.append(
+                        f"TP{tp} PP{pp}: needs {need:.1f} GiB per GPU of {cap.budget_bytes / GIB if cap else 0:.1f} GiB usable"
+                    )
                     continue
                 acc = accelerator(hw.gpu, fmt.compute, tp)
-                max_batch = min(consts.max_batch_size, cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens) or 1)
+                max_batch = min(
+                    consts.max_batch_size, cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens) or 1
+                )
                 point = best_point(model, (par, mem, kv_bits, acc), spec, max_batch, consts)
                 if point is None:
                     blocked.append(f"TP{tp} PP{pp}: misses the latency SLO even at batch 1")
                     continue
-                shapes.append(ReplicaShape(hw, fmt, par, mem, kv_bits, point, f"TP{tp} PP{pp} holds {cap.kv_cache_tokens:,} KV tokens"))
+                shapes.append(
+                    ReplicaShape(hw, fmt, par, mem, kv_bits, point, f"TP{tp} PP{pp} holds {cap.kv_cache_tokens:,} KV tokens")
+                )
                 break
         tp *= 2
     return shapes, blocked

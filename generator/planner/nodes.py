@@ -100,18 +100,28 @@ def assemble_node(
     else:
         cpu_text, cores = f"{platform.vcpus} vCPUs", (platform.vcpus or 0) // 2
     if cores < wanted_cores:
-        findings.append(Finding("warning", "few-cpu-cores", f"{platform.id}: {cores} CPU cores for {gpus} GPUs; {wanted_cores} wanted"))
+        findings.append(
+            Finding("warning", "few-cpu-cores", f"{platform.id}: {cores} CPU cores for {gpus} GPUs; {wanted_cores} wanted")
+        )
 
     ram_need = consts.host_os_ram_bytes + needs.model_file_bytes + needs.host_ram_bytes
     need_gib = math.ceil(ram_need / GIB)
     if platform.provider == "baremetal":
         ram_gib = int(max(platform.ram_gib or 0, _round_up(need_gib, 64)))
         if platform.ram_max_gib and ram_gib > platform.ram_max_gib:
-            findings.append(Finding("error", "ram-exceeds-platform", f"{platform.id} takes at most {platform.ram_max_gib:g} GiB RAM; {need_gib} GiB needed"))
+            findings.append(
+                Finding(
+                    "error",
+                    "ram-exceeds-platform",
+                    f"{platform.id} takes at most {platform.ram_max_gib:g} GiB RAM; {need_gib} GiB needed",
+                )
+            )
     else:
         ram_gib = int(platform.ram_gib or 0)
         if ram_gib and need_gib > ram_gib:
-            findings.append(Finding("warning", "ram-short", f"{platform.id} has {ram_gib} GiB RAM; the plan wants {need_gib} GiB"))
+            findings.append(
+                Finding("warning", "ram-short", f"{platform.id} has {ram_gib} GiB RAM; the plan wants {need_gib} GiB")
+            )
 
     drive = catalog.drives().get(platform.nvme_drive_id or ("" if platform.provider != "baremetal" else DEFAULT_DRIVE))
     nvme_need_tb = (needs.model_file_bytes + needs.dataset_bytes + needs.checkpoint_bytes) / TB
@@ -122,7 +132,9 @@ def assemble_node(
         drives = max(drives, math.ceil(nvme_need_tb / size), 1)
         nvme_tb = round(drives * size, 2)
     elif nvme_tb < nvme_need_tb:
-        findings.append(Finding("warning", "nvme-short", f"{platform.id} has {nvme_tb:g} TB local NVMe; {nvme_need_tb:.2f} TB wanted"))
+        findings.append(
+            Finding("warning", "nvme-short", f"{platform.id} has {nvme_tb:g} TB local NVMe; {nvme_need_tb:.2f} TB wanted")
+        )
     read = (drive.seq_read_gb_per_s if drive else 0.0) * drives
     write = (drive.seq_write_gb_per_s if drive else 0.0) * drives
 
@@ -137,7 +149,9 @@ def assemble_node(
         redundant = platform.psu_redundant or 0
         psu = f"{platform.psu_count}x {platform.psu_rating_w:g} W ({platform.psu_count - redundant}+{redundant})"
         if power > (platform.psu_count - redundant) * platform.psu_rating_w:
-            findings.append(Finding("warning", "psu-headroom", f"{power} W exceeds the non-redundant PSU capacity of {platform.id}"))
+            findings.append(
+                Finding("warning", "psu-headroom", f"{power} W exceeds the non-redundant PSU capacity of {platform.id}")
+            )
     cooling = "liquid" if "liquid" in (platform.cooling, gpu.cooling) else "air"
     return NodeSpec(
         platform_id=platform.id,

@@ -134,7 +134,8 @@ class Plan:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able data (tuples become lists)."""
-        return _plain(asdict(self))
+        data: dict[str, Any] = _plain(asdict(self))
+        return data
 
 
 def _plain(value: Any) -> Any:

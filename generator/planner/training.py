@@ -52,7 +52,9 @@ def _fits(memory: TrainingMemory, budget: float) -> bool:
     return memory.per_gpu.total <= budget
 
 
-def training_shapes(model: ResolvedModel, spec: TrainingSpec, hw: Hardware, consts: Constants) -> tuple[list[TrainingShape], list[str]]:
+def training_shapes(
+    model: ResolvedModel, spec: TrainingSpec, hw: Hardware, consts: Constants
+) -> tuple[list[TrainingShape], list[str]]:
     """Feasible (TP, ZeRO, DP) layouts on ``hw``; the smallest DP that fits and meets the deadline."""
     arch = model.architecture
     budget = hw.gpu.memory_bytes * (1 - consts.safety_margin_fraction)
@@ -75,10 +77,14 @@ def training_shapes(model: ResolvedModel, spec: TrainingSpec, hw: Hardware, cons
             par = Parallelism(tp, 1)
             deadline_dp = math.ceil(deadline_gpus / tp)
             for zero in zeros:
-                dp = _smallest_dp(arch_model=model, spec=spec, zero=zero, par=par, budget=budget, consts=consts, start=deadline_dp)
+                dp = _smallest_dp(
+                    arch_model=model, spec=spec, zero=zero, par=par, budget=budget, consts=consts, start=deadline_dp
+                )
                 if dp is None:
                     mem = size_training(arch, _setup(spec, zero, max(deadline_dp, 1)), par, consts)
-                    blocked.append(f"TP{tp} ZeRO-{zero}: needs {mem.per_gpu.total / GIB:.1f} GiB per GPU of {budget / GIB:.1f} GiB")
+                    blocked.append(
+                        f"TP{tp} ZeRO-{zero}: needs {mem.per_gpu.total / GIB:.1f} GiB per GPU of {budget / GIB:.1f} GiB"
+                    )
                     continue
                 setup = _setup(spec, zero, dp)
                 mem = size_training(arch, setup, par, consts)
@@ -90,7 +96,9 @@ def training_shapes(model: ResolvedModel, spec: TrainingSpec, hw: Hardware, cons
     return shapes, blocked
 
 
-def _smallest_dp(arch_model: ResolvedModel, spec: TrainingSpec, zero: int, par: Parallelism, budget: float, consts: Constants, start: int) -> int | None:
+def _smallest_dp(
+    arch_model: ResolvedModel, spec: TrainingSpec, zero: int, par: Parallelism, budget: float, consts: Constants, start: int
+) -> int | None:
     """Smallest data-parallel degree >= ``start`` at which memory fits (more DP only helps with ZeRO)."""
     arch = arch_model.architecture
     dp = max(1, start)

@@ -65,7 +65,15 @@ def group_vars(pool: Pool, plan: Plan) -> dict[str, Any]:
             "node_taints": [f"{k}={v}:{e}" for k, v, e in pool.taints],
         },
         "deployments": [
-            {"name": d.name, "model": d.model_id, "kind": d.kind, "precision": d.precision, "tensor_parallel": d.tp, "pipeline_parallel": d.pp, "replicas": d.replicas}
+            {
+                "name": d.name,
+                "model": d.model_id,
+                "kind": d.kind,
+                "precision": d.precision,
+                "tensor_parallel": d.tp,
+                "pipeline_parallel": d.pp,
+                "replicas": d.replicas,
+            }
             for d in deployments
         ],
     }
@@ -79,7 +87,7 @@ def _non_nvidia() -> set[str]:
 
 def render_ansible(plan: Plan) -> dict[str, str]:
     """``ansible/inventory.yml`` and ``ansible/group_vars/<pool>.yml``."""
-    children = {pool.name: {"hosts": {h: None for h in host_names(pool)}} for pool in plan.pools}
+    children = {pool.name: {"hosts": dict.fromkeys(host_names(pool))} for pool in plan.pools}
     inventory = {"all": {"children": {"gpu_nodes": {"children": {name: {} for name in children}}, **children}}}
     files = {"ansible/inventory.yml": HEADER + to_yaml(inventory)}
     for pool in plan.pools:

@@ -1,5 +1,4 @@
-"""Kubernetes for bare metal: a kubeadm JoinConfiguration per pool, the GPU Operator ClusterPolicy
-and the NVIDIA device-plugin configuration.
+"""Kubernetes for bare metal: kubeadm JoinConfiguration per pool, GPU Operator ClusterPolicy, device-plugin config.
 
 Labels and taints come from the plan; the driver version from the software catalog; the
 bootstrap credentials are referenced by path, never written into git.
@@ -20,7 +19,7 @@ DEVICE_PLUGIN_CONFIG = "specgen-device-plugin"
 
 
 def join_configuration(pool: Pool, settings: KubernetesSettings) -> dict[str, Any]:
-    """kubeadm ``JoinConfiguration`` (v1beta4) registering a pool's nodes with its labels and taints."""
+    """Kubeadm ``JoinConfiguration`` (v1beta4) registering a pool's nodes with its labels and taints."""
     labels = ",".join(f"{k}={v}" for k, v in pool.labels)
     return {
         "apiVersion": "kubeadm.k8s.io/v1beta4",

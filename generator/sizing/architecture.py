@@ -10,10 +10,8 @@ biases, MoE (routed + shared experts, dense-first layers, ``mlp_only_layers``), 
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from generator.errors import ArchitectureError
 from generator.sizing.quantization import QuantizationConfig, parse_quantization_config
@@ -202,7 +200,9 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
     layers = []
     for index in range(n_layers):
         attn, attn_other, kv_elems, layer_kv_heads = (
-            _mla_attention(text, hidden, heads) if mla else _gqa_attention(text, model_type, hidden, heads, kv_heads, head_dim, biases)
+            _mla_attention(text, hidden, heads)
+            if mla
+            else _gqa_attention(text, model_type, hidden, heads, kv_heads, head_dim, biases)
         )
         mlp, mlp_other, top_k = _mlp(text, model_type, index, hidden, intermediate)
         norms = _norm_params(model_type, hidden)
@@ -249,7 +249,20 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
 #: Model types whose transformers config class defaults ``tie_word_embeddings`` to False;
 #: every other type inherits ``PretrainedConfig``'s default of True (Gemma, for one).
 _UNTIED_BY_DEFAULT = frozenset(
-    {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3", "deepseek_v2", "deepseek_v3", "gpt_oss", "llama4_text"}
+    {
+        "llama",
+        "mistral",
+        "mixtral",
+        "qwen2",
+        "qwen2_moe",
+        "qwen3",
+        "qwen3_moe",
+        "phi3",
+        "deepseek_v2",
+        "deepseek_v3",
+        "gpt_oss",
+        "llama4_text",
+    }
 )
 
 
@@ -334,7 +347,9 @@ def _is_moe_layer(cfg: Mapping[str, Any], model_type: str, index: int) -> bool:
     return (index + 1) % step == 0
 
 
-def _mlp(cfg: Mapping[str, Any], model_type: str, index: int, hidden: int, intermediate: int) -> tuple[tuple[Linear, ...], int, int]:
+def _mlp(
+    cfg: Mapping[str, Any], model_type: str, index: int, hidden: int, intermediate: int
+) -> tuple[tuple[Linear, ...], int, int]:
     """Linears of the feed-forward block, its extra small tensors, and experts per token."""
     mlp_bias = bool(cfg.get("mlp_bias", False))
     if not _is_moe_layer(cfg, model_type, index):

@@ -210,7 +210,8 @@ def with_overrides(overrides: dict[str, Any], base: Constants | None = None) -> 
     base = base or Constants()
     defaults = Constants._field_defaults
     clean: dict[str, Any] = {}
-    for name, value in overrides.items():
+    for name, given in overrides.items():
+        value = given
         if name not in defaults:
             raise InputError(f"unknown constant '{name}'; known: {', '.join(sorted(defaults))}")
         kind = type(defaults[name])

@@ -10,10 +10,9 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import math
 from fractions import Fraction
+from typing import NamedTuple
 
 from generator.sizing.architecture import MLA, Architecture, Layer
 from generator.sizing.weights import Parallelism, stage_layers

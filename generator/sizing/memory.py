@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import math
+from typing import NamedTuple
 
 from generator.sizing.architecture import EXPERT, MLP, SHARED_EXPERT, Architecture
 from generator.sizing.constants import Constants

@@ -150,8 +150,10 @@ def littles_law_concurrency(requests_per_second: float, seconds_per_request: flo
 
 
 def training_flops_per_token(arch: Architecture, method: str, checkpointing: str) -> float:
-    """FLOPs per training token: 6 N for full training (2 forward + 4 backward), 4 N for LoRA
-    (no weight gradients of the frozen base), plus 2 N of recomputed forward under full checkpointing.
+    """FLOPs per training token from the active parameters N.
+
+    6 N for full training (2 forward + 4 backward), 4 N for LoRA (no weight gradients of the
+    frozen base), plus 2 N of recomputed forward under full activation checkpointing.
     """
     n = arch.params_active
     base = 6.0 * n if method == "full" else 4.0 * n

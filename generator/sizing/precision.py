@@ -19,9 +19,8 @@ Sources for the metadata overheads:
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from fractions import Fraction
+from typing import NamedTuple
 
 from generator.errors import InputError
 from generator.sizing.architecture import ROUTER, Linear
@@ -129,7 +128,9 @@ def _gguf_type(mixture: str, linear: Linear, i: int, n: int) -> str:
 
 
 def _gguf(name: str, mixture: str, text: str) -> WeightFormat:
-    return WeightFormat(name, text, GGUF_TYPE_BITS[_gguf_base(mixture) if mixture != "Q8_0" else "Q8_0"], gguf=mixture, high_bits=32)
+    return WeightFormat(
+        name, text, GGUF_TYPE_BITS[_gguf_base(mixture) if mixture != "Q8_0" else "Q8_0"], gguf=mixture, high_bits=32
+    )
 
 
 #: Every weight format specgen knows, by the name users write.
@@ -140,11 +141,17 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
         WeightFormat("bf16", "bfloat16", Fraction(16)),
         WeightFormat("fp16", "float16", Fraction(16), compute="fp16"),
         WeightFormat("fp8", "FP8 E4M3 weights, per-tensor scale (w8a8)", Fraction(8), compute="fp8"),
-        WeightFormat("fp8-block", "FP8 E4M3 with one fp32 scale per 128x128 block", Fraction(8), Fraction(32), block=128, compute="fp8"),
-        WeightFormat("int8", "INT8 weights with one fp32 scale per output channel (w8a8)", Fraction(8), Fraction(32), compute="int8"),
+        WeightFormat(
+            "fp8-block", "FP8 E4M3 with one fp32 scale per 128x128 block", Fraction(8), Fraction(32), block=128, compute="fp8"
+        ),
+        WeightFormat(
+            "int8", "INT8 weights with one fp32 scale per output channel (w8a8)", Fraction(8), Fraction(32), compute="int8"
+        ),
         WeightFormat("int8-gptq", "GPTQ 8-bit, fp16 scale + 8-bit zero per 128 weights", Fraction(8), Fraction(24), 128),
         WeightFormat("int4", "INT4 GPTQ/AWQ, fp16 scale + 4-bit zero per group of 128", Fraction(4), Fraction(20), 128),
-        WeightFormat("nf4", "bitsandbytes NF4 with double quantization (QLoRA)", Fraction(4), Fraction(8) + Fraction(32, 256), 64),
+        WeightFormat(
+            "nf4", "bitsandbytes NF4 with double quantization (QLoRA)", Fraction(4), Fraction(8) + Fraction(32, 256), 64
+        ),
         WeightFormat("nf4-no-double-quant", "bitsandbytes NF4, fp32 absmax per 64", Fraction(4), Fraction(32), 64),
         WeightFormat("mxfp4", "OCP MXFP4: E2M1 + E8M0 scale per 32", Fraction(4), Fraction(8), 32),
         _gguf("q8_0", "Q8_0", "GGUF Q8_0"),

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import fnmatch
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from generator.errors import ArchitectureError
 

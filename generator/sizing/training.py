@@ -31,9 +31,8 @@ with sequence parallelism divides activations by TP.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import math
+from typing import NamedTuple
 
 from generator.errors import InputError
 from generator.sizing.architecture import ATTENTION, EXPERT, MLP, SHARED_EXPERT, Architecture, Linear
@@ -172,13 +171,17 @@ def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, co
     mp_fraction = full_shard.per_gpu_bytes / full_shard.total_bytes
     largest_layer = max(full_shard.layer_bytes) / par.tp
 
-    host = 0
+    host = 0.0
+    weights: float
+    grads: float
+    states: float
     if setup.method == "full":
         params = arch.params_total * mp_fraction
         trainable = arch.params_total
-        weights = params * opt.weight_bytes / (dp if setup.zero_stage >= 3 else 1)
+        weights = params * opt.weight_bytes
         if setup.zero_stage >= 3:
-            weights += consts.zero3_live_layers * largest_layer
+            # sharded, plus the gathered layers in flight - never more than the whole replica
+            weights = min(weights, weights / dp + consts.zero3_live_layers * largest_layer)
         grads = params * opt.grad_bytes / (dp if setup.zero_stage >= 2 else 1)
         states = params * opt.state_bytes / (dp if setup.zero_stage >= 1 else 1)
         if opt.factored:
@@ -211,11 +214,9 @@ def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, co
     layers_on_first_stage = math.ceil(arch.num_layers / par.pp)
     # 1F1B keeps pp micro-batches in flight on the first stage: layers/pp x pp = all layers' worth.
     in_flight = layers_on_first_stage * min(par.pp, math.ceil(arch.num_layers / layers_on_first_stage))
-    if setup.checkpointing == "full":
-        act_per_token = in_flight * arch.hidden_size * 2 + per_layer
-    else:
-        act_per_token = in_flight * per_layer
-    act_per_token = act_per_token // par.tp
+    # full checkpointing keeps each layer's bf16 input plus one layer being recomputed
+    kept = in_flight * arch.hidden_size * 2 + per_layer if setup.checkpointing == "full" else in_flight * per_layer
+    act_per_token = kept // par.tp
     logits = math.ceil(arch.vocab_size / par.tp) * consts.logits_bytes_per_element
     activations = tokens * (act_per_token + logits)
 

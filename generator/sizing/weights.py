@@ -10,10 +10,9 @@ also holds the embeddings (and a vision tower), the last the LM head and final n
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import math
 from fractions import Fraction
+from typing import NamedTuple
 
 from generator.sizing.architecture import ATTENTION, EXPERT, ROUTER, Architecture, Layer, Linear
 from generator.sizing.precision import WeightFormat

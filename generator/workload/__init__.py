@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pydantic import ValidationError
 
 from generator import catalog
-from generator.errors import InputError, InputErrors, SpecgenError
+from generator.errors import InputError, MultipleInputError, SpecgenError
 from generator.model_source import ResolvedModel, resolve_model
 from generator.sizing.constants import with_overrides
 from generator.workload.loader import Document, read_yaml
@@ -56,13 +57,23 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         except InputError as exc:
             errors.append(InputError(exc.message, doc.locate(("constants", key), key=True)))
     if errors:
-        raise errors[0] if len(errors) == 1 else InputErrors(errors)
+        raise errors[0] if len(errors) == 1 else MultipleInputError(errors)
     return models
 
 
-def _check_id(errors: list[InputError], doc: Document, path: tuple[str | int, ...], value: str, table: dict[str, object], what: str, key_position: bool = False) -> None:
+def _check_id(
+    errors: list[InputError],
+    doc: Document,
+    path: tuple[str | int, ...],
+    value: str,
+    table: Mapping[str, object],
+    what: str,
+    key_position: bool = False,
+) -> None:
     if value.lower() not in table:
-        errors.append(InputError(f"unknown {what} '{value}'{catalog.suggest(value, sorted(table))}", doc.locate(path, key=key_position)))
+        errors.append(
+            InputError(f"unknown {what} '{value}'{catalog.suggest(value, sorted(table))}", doc.locate(path, key=key_position))
+        )
 
 
 def _clean_loc(loc: tuple[object, ...]) -> tuple[str | int, ...]:
@@ -75,7 +86,7 @@ def _clean_loc(loc: tuple[object, ...]) -> tuple[str | int, ...]:
 
 def _from_pydantic(doc: Document, exc: ValidationError) -> SpecgenError:
     errors = [InputError(err["msg"], doc.locate(_clean_loc(tuple(err["loc"])))) for err in exc.errors()]
-    return errors[0] if len(errors) == 1 else InputErrors(errors)
+    return errors[0] if len(errors) == 1 else MultipleInputError(errors)
 
 
 def load_workload(path: str) -> LoadedWorkload:

@@ -52,7 +52,9 @@ class Document:
         return Location(self.file, line, col, format_path(path))
 
 
-def _plain(node: Any, path: Path, doc_file: str, positions: dict[Path, tuple[int, int]], keys: dict[Path, tuple[int, int]]) -> Any:
+def _plain(
+    node: Any, path: Path, doc_file: str, positions: dict[Path, tuple[int, int]], keys: dict[Path, tuple[int, int]]
+) -> Any:
     tag = getattr(getattr(node, "tag", None), "value", None)
     if isinstance(node, TaggedScalar) or (tag and not str(tag).startswith("tag:yaml.org,2002:")):
         line, col = positions.get(path, (1, 1))
@@ -62,7 +64,9 @@ def _plain(node: Any, path: Path, doc_file: str, positions: dict[Path, tuple[int
         for key in node:
             if not isinstance(key, str):
                 kline, kcol = node.lc.key(key)
-                raise InputError(f"mapping keys must be strings, got {key!r}", Location(doc_file, kline + 1, kcol + 1, format_path(path)))
+                raise InputError(
+                    f"mapping keys must be strings, got {key!r}", Location(doc_file, kline + 1, kcol + 1, format_path(path))
+                )
             child = (*path, key)
             kline, kcol = node.lc.key(key)
             vline, vcol = node.lc.value(key)

@@ -1,0 +1,28 @@
+"""One feasible way to run a deployment, as the candidate builders produce and the assembler consumes."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from generator.planner.inference import ReplicaShape
+from generator.planner.nodes import NodeNeeds
+from generator.planner.options import Hardware
+from generator.planner.plan import Candidate, NodeSpec
+from generator.planner.training import TrainingShape
+
+
+@dataclass(frozen=True)
+class Option:
+    """A ranked candidate with everything needed to build its pool."""
+
+    candidate: Candidate
+    hardware: Hardware
+    node: NodeSpec
+    needs: NodeNeeds
+    shape: ReplicaShape | TrainingShape
+
+
+def pool_name(deployments: str, gpu_id: str) -> str:
+    """A pool name valid for Ansible groups and Terraform keys: ``[a-z0-9_]``."""
+    return re.sub(r"[^a-z0-9_]", "_", f"{deployments}_{gpu_id}".lower())

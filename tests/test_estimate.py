@@ -1,0 +1,104 @@
+"""`specgen estimate`: the JSON contract, the text table, local config.json input, training options."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.estimate_cli import main
+from tests.conftest import REFERENCE
+
+
+def run(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(list(args))
+    return code, out.getvalue()
+
+
+def estimate_json(*args: str) -> dict[str, Any]:
+    code, text = run(*args, "--json")
+    assert code == 0
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def test_json_contract_for_inference_with_gpu() -> None:
+    data = estimate_json("llama-3.1-8b", "--gpu", "h100-sxm5-80gb", "--context", "8192", "--batch", "4")
+    assert isinstance(data["params"]["total"], int) and isinstance(data["params"]["active"], int)
+    assert isinstance(data["weights"]["bytes"], int) and isinstance(data["weights"]["bytes_per_gpu"], int)
+    assert data["kv_cache"]["bytes_per_token"] == 131072
+    assert data["kv_cache"]["bytes"] == 131072 * 8192 * 4
+    per_gpu = data["memory"]["per_gpu"]
+    assert set(per_gpu) == {"weights", "kv_cache", "activations", "gradients", "optimizer", "overhead", "total"}
+    assert per_gpu["total"] == sum(v for k, v in per_gpu.items() if k != "total")
+    assert data["capacity"]["kv_cache_tokens"] > 0 and data["capacity"]["max_concurrency"] > 0
+
+
+def test_local_config_directory_is_accepted(tmp_path: Path) -> None:
+    shutil.copy(REFERENCE / "configs" / "qwen2.5-14b" / "config.json", tmp_path / "config.json")
+    by_dir = estimate_json(str(tmp_path))
+    by_file = estimate_json(str(tmp_path / "config.json"))
+    assert by_dir["params"]["total"] == by_file["params"]["total"] == 14770033664
+
+
+def test_unknown_architecture_names_missing_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "mamba", "hidden_size": 2048}))
+    code, _ = run(str(tmp_path / "config.json"))
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "num_hidden_layers" in err and "num_attention_heads" in err and "vocab_size" in err
+
+
+def test_tensor_parallel_splits_weights() -> None:
+    one = estimate_json("llama-3.1-70b-instruct")
+    four = estimate_json("llama-3.1-70b-instruct", "--tp", "4")
+    assert four["weights"]["bytes_per_gpu"] < one["weights"]["bytes_per_gpu"] / 3.9
+
+
+def test_training_json_has_states_and_trainable_params() -> None:
+    data = estimate_json("llama-3.1-8b", "--train", "qlora", "--seq-len", "4096", "--lora-rank", "16", "--gpu", "a100-sxm4-40gb")
+    mem = data["memory"]["per_gpu"]
+    assert 0 < data["params"]["trainable"] < data["params"]["total"] / 100
+    assert mem["gradients"] > 0 and mem["optimizer"] > 0 and mem["kv_cache"] == 0
+    assert data["capacity"]["fits"] is True
+
+
+def test_zero3_over_more_gpus_shrinks_model_states() -> None:
+    one = estimate_json("llama-3.1-8b", "--train", "full", "--zero", "3", "--gpus", "1")["memory"]["per_gpu"]
+    eight = estimate_json("llama-3.1-8b", "--train", "full", "--zero", "3", "--gpus", "8")["memory"]["per_gpu"]
+    assert eight["optimizer"] * 8 == pytest.approx(one["optimizer"], rel=1e-6)
+    assert eight["gradients"] < one["gradients"]
+
+
+def test_offload_reports_host_ram() -> None:
+    data = estimate_json("llama-3.1-8b", "--train", "full", "--zero", "2", "--offload-optimizer")
+    assert data["memory"]["per_gpu"]["optimizer"] == 0
+    assert data["training"]["host_ram_bytes_per_gpu"] >= 12 * data["params"]["total"]
+
+
+def test_text_output_is_a_breakdown_table() -> None:
+    code, text = run("qwen3-30b-a3b", "--gpu", "l40s-48gb", "--precision", "fp8", "--context", "16384")
+    assert code == 0
+    for word in ("weights", "kv_cache", "activations", "overhead", "total", "KV capacity"):
+        assert word in text
+
+
+def test_constant_override_and_bad_constant(capsys: pytest.CaptureFixture[str]) -> None:
+    low = estimate_json("llama-3.1-8b", "--gpu", "l4-24gb", "--set", "gpu_memory_utilization=0.5")
+    high = estimate_json("llama-3.1-8b", "--gpu", "l4-24gb")
+    assert low["capacity"]["kv_cache_tokens"] < high["capacity"]["kv_cache_tokens"]
+    code, _ = run("llama-3.1-8b", "--set", "no_such_constant=1")
+    assert code == 1 and "unknown constant" in capsys.readouterr().err
+
+
+def test_default_context_is_not_the_model_maximum() -> None:
+    data = estimate_json("llama-3.1-8b")
+    assert data["kv_cache"]["context_tokens"] == 4096
+    assert any("no --context" in note for note in data["notes"])
