@@ -12,14 +12,18 @@ from generator import catalog
 from generator.errors import InputError
 from generator.model_source import ResolvedModel, resolve_model
 from generator.sizing.constants import Constants, with_overrides
-from generator.sizing.memory import kv_capacity, size_inference
-from generator.sizing.precision import kv_cache_bits, weight_format
+from generator.sizing.memory import InferenceMemory, kv_capacity, size_inference
+from generator.sizing.performance import accelerator_for, decode_step, prefill_seconds, saturated_throughput
+from generator.sizing.precision import WeightFormat, kv_cache_bits, weight_format
 from generator.sizing.training import TrainingSetup, size_training
 from generator.sizing.weights import Parallelism
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from generator.catalog.records import GpuSpec
+    from generator.sizing.architecture import Architecture
 
 #: Context sized when none is given: never a model's full 128k unless asked.
 DEFAULT_CONTEXT_TOKENS = 4096
@@ -38,6 +42,8 @@ class EstimateRequest(NamedTuple):
     ep: int = 1
     gpu: str | None = None
     gpu_memory_utilization: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
     max_batched_tokens: int | None = None
     train: str | None = None
     optimizer: str = "adamw"
@@ -156,11 +162,45 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 "kv_cache_tokens": cap.kv_cache_tokens,
                 "max_concurrency": round(cap.max_concurrency, 2),
             }
+            if req.input_tokens or req.output_tokens:
+                result["throughput"] = _throughput(req, arch, gpu, fmt, kv_bits, par, inference, consts)
     result["constants"] = {
         "gpu_memory_utilization": consts.gpu_memory_utilization,
         "prefill_chunk_tokens": consts.prefill_chunk_tokens,
     }
     return result
+
+
+def _throughput(
+    req: EstimateRequest,
+    arch: Architecture,
+    gpu: GpuSpec,
+    fmt: WeightFormat,
+    kv_bits: int,
+    par: Parallelism,
+    inference: InferenceMemory,
+    consts: Constants,
+) -> dict[str, Any]:
+    """Roofline throughput of one replica: saturated output rate, and TTFT / TPOT at ``--batch``."""
+    isl = req.input_tokens or 1000
+    osl = req.output_tokens or 200
+    acc = accelerator_for(gpu, fmt.compute, par.tp)
+    cap = inference.capacity
+    assert cap is not None
+    sat = saturated_throughput(arch, inference.weights, kv_bits, par, acc, cap.kv_cache_tokens, isl, osl, consts)
+    step = decode_step(arch, inference.weights, kv_bits, par, acc, req.batch, isl + osl // 2, consts)
+    return {
+        "input_tokens": isl,
+        "output_tokens": osl,
+        "max_output_tokens_per_s": round(sat.output_tokens_per_s, 1),
+        "saturation_batch": sat.batch,
+        "ttft_s": round(prefill_seconds(arch, par, acc, isl, consts) + step.seconds, 5),
+        "tpot_s": round(step.seconds, 6),
+        "decode_tokens_per_s": round(step.tokens_per_s, 1),
+        "bound": "compute" if step.compute_seconds > step.memory_seconds else "memory bandwidth",
+        "dense_tflops": acc.dense_tflops,
+        "memory_bandwidth_gb_per_s": acc.memory_bandwidth_gb_per_s,
+    }
 
 
 def _fit(gpu_id: str, memory: int, need: int, consts: Constants) -> dict[str, Any]:

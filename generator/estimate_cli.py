@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ep", type=int, default=1, help="GPUs the routed experts are spread over (MoE)")
     p.add_argument("--gpu", help="GPU catalog id: adds capacity (KV tokens, max concurrency, fits)")
     p.add_argument("--gpu-memory-utilization", type=float, help="fraction of GPU memory the runtime may use (default 0.9)")
+    p.add_argument("--input-tokens", type=int, help="average prompt tokens: adds throughput (needs --gpu)")
+    p.add_argument("--output-tokens", type=int, help="average generated tokens: adds throughput (needs --gpu)")
     p.add_argument("--max-batched-tokens", type=int, help="tokens per forward pass in prefill (default 8192)")
     t = p.add_argument_group("training (with --train)")
     t.add_argument("--train", choices=("full", "lora", "qlora"), help="size a training / fine-tuning job instead of inference")
@@ -119,6 +121,14 @@ def format_text(result: dict[str, Any]) -> str:
                 f"  KV capacity  {cap['kv_cache_tokens']:,} tokens ({_gib(cap['kv_cache_bytes'])}); "
                 f"max concurrency {cap['max_concurrency']} at {result['kv_cache']['context_tokens']:,} tokens"
             )
+    thr = result.get("throughput")
+    if thr:
+        lines.append(
+            f"  throughput   {thr['max_output_tokens_per_s']:,.0f} output tokens/s at saturation "
+            f"(batch {thr['saturation_batch']}); "
+            f"at batch {result['kv_cache']['sequences']}: TTFT {thr['ttft_s'] * 1000:.0f} ms, TPOT {thr['tpot_s'] * 1000:.1f} ms "
+            f"({thr['bound']}-bound)"
+        )
     train = result.get("training")
     if train and train["host_ram_bytes_per_gpu"]:
         lines.append(f"  host RAM for offload: {_gib(train['host_ram_bytes_per_gpu'])} per GPU")
@@ -140,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
         ep=args.ep,
         gpu=args.gpu,
         gpu_memory_utilization=args.gpu_memory_utilization,
+        input_tokens=args.input_tokens,
+        output_tokens=args.output_tokens,
         max_batched_tokens=args.max_batched_tokens,
         train=args.train,
         optimizer=args.optimizer,

@@ -6,13 +6,14 @@ import contextlib
 import io
 import json
 import shutil
+import statistics
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from generator.estimate_cli import main
-from tests.conftest import REFERENCE
+from tests.conftest import REFERENCE, calibration
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -102,3 +103,36 @@ def test_default_context_is_not_the_model_maximum() -> None:
     data = estimate_json("llama-3.1-8b")
     assert data["kv_cache"]["context_tokens"] == 4096
     assert any("no --context" in note for note in data["notes"])
+
+
+TRT_MODELS = {
+    "nvidia/Llama-3.3-70B-Instruct-FP4 / -FP8": "meta-llama/Llama-3.3-70B-Instruct",
+    "Llama-3.1-405B-Instruct (nvidia FP4/FP8 ckpts)": "meta-llama/Llama-3.1-405B-Instruct",
+    "nvidia/Llama-3.1-8B-Instruct-FP8": "meta-llama/Llama-3.1-8B-Instruct",
+    "Qwen3-235B-A22B (nvidia FP4/FP8 ckpts)": "Qwen/Qwen3-235B-A22B",
+}
+TRT_ROWS = [r for r in calibration()["throughput_trtllm"] if r["model"] in TRT_MODELS]
+TRT_GPU = {"H100": "h100-sxm5-80gb"}
+
+
+def predicted_output_tokens_per_s(row: dict[str, Any]) -> float:
+    data = estimate_json(
+        TRT_MODELS[row["model"]], "--gpu", TRT_GPU[row["gpu"]], "--tp", str(row["tp"]), "--pp", str(row["pp"]),
+        "--precision", "fp8", "--kv-precision", "fp8", "--context", str(row["isl"] + row["osl"]),
+        "--input-tokens", str(row["isl"]), "--output-tokens", str(row["osl"]),
+    )  # fmt: skip
+    return float(data["throughput"]["max_output_tokens_per_s"])
+
+
+@pytest.mark.parametrize(
+    "row", [pytest.param(r, id=f"{TRT_MODELS[r['model']].split('/')[1]}-tp{r['tp']}-{r['isl']}-{r['osl']}") for r in TRT_ROWS]
+)
+def test_trtllm_throughput_row_within_60_percent(row: dict[str, Any]) -> None:
+    # Each row is reported; the acceptance bar is the median below. A row may not be off by more than 60%.
+    assert predicted_output_tokens_per_s(row) == pytest.approx(row["output_tokens_per_sec_total"], rel=0.6)
+
+
+def test_trtllm_throughput_median_error_under_30_percent() -> None:
+    errors = [abs(predicted_output_tokens_per_s(r) / r["output_tokens_per_sec_total"] - 1) for r in TRT_ROWS]
+    assert len(errors) >= 35
+    assert statistics.median(errors) < 0.30

@@ -8,11 +8,11 @@ from typing import Any
 from generator.planner.inference import ReplicaShape, point_for_rate
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, racks_needed
 from generator.planner.option import Option, pool_name
-from generator.planner.options import HOURS_PER_MONTH, accelerator, node_price_per_hour
+from generator.planner.options import HOURS_PER_MONTH, node_price_per_hour
 from generator.planner.plan import DeploymentPlan, Finding, Plan, Pool
 from generator.planner.training import TrainingShape
 from generator.sizing.constants import Constants
-from generator.sizing.performance import saturated_throughput
+from generator.sizing.performance import accelerator_for, saturated_throughput
 from generator.units import GIB
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment
@@ -32,7 +32,7 @@ def _inference_details(
     spec = dep.inference
     model = loaded.models[dep.name]
     replicas = opt.candidate.replicas
-    acc = accelerator(opt.hardware.gpu, shape.fmt.compute, shape.par.tp)
+    acc = accelerator_for(opt.hardware.gpu, shape.fmt.compute, shape.par.tp)
     rate = spec.requests_per_second / replicas
     point = point_for_rate(model, (shape.par, shape.memory, shape.kv_bits, acc), spec, rate, shape.max_point.batch, consts)
     cap = shape.memory.capacity

@@ -21,8 +21,8 @@ from generator.workload.models import InferenceDeployment, TrainingDeployment, W
 _BLOCKING = {"ram-short", "ram-exceeds-platform", "nvme-short"}
 
 
-def _inference_needs(shape: ReplicaShape) -> NodeNeeds:
-    return NodeNeeds(shape.memory.weights.total_bytes, 0, 0, 0, needs_fabric=shape.par.pp > 1)
+def _inference_needs(shape: ReplicaShape, gpus_per_node: int) -> NodeNeeds:
+    return NodeNeeds(shape.memory.weights.total_bytes, 0, 0, 0, needs_fabric=shape.par.gpus > gpus_per_node)
 
 
 def _training_needs(
@@ -100,8 +100,8 @@ def inference_options(
             blocked += [f"{hw.gpu.id} on {hw.platform.id}: {w}" for w in why[-1:]]
         for shape in shapes:
             replicas = max(1, math.ceil(spec.requests_per_second / shape.max_point.requests_per_s))
-            needs = _inference_needs(shape)
             for layout in node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas):
+                needs = _inference_needs(shape, layout[0])
                 layout_text = f"TP{shape.par.tp}" + (f" PP{shape.par.pp}" if shape.par.pp > 1 else "")
                 summary = f"{replicas} x {layout_text} on {layout[1]} x {hw.platform.id} ({layout[0]} GPUs)"
                 opt = _option(wl, hw, layout, needs, shape, replicas, summary, consts, blocked)

@@ -13,10 +13,10 @@ import math
 from dataclasses import dataclass
 
 from generator.model_source import ResolvedModel
-from generator.planner.options import Hardware, accelerator
+from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.sizing.constants import Constants
 from generator.sizing.memory import InferenceMemory, size_inference
-from generator.sizing.performance import Accelerator, decode_step, prefill_seconds
+from generator.sizing.performance import Accelerator, accelerator_for, decode_step, prefill_seconds
 from generator.sizing.precision import WeightFormat, kv_cache_bits
 from generator.sizing.weights import Parallelism
 from generator.units import GIB
@@ -127,35 +127,28 @@ def replica_shapes(
     """Feasible TP x PP layouts on ``hw`` and, when none, why not."""
     arch = model.architecture
     kv_bits = kv_cache_bits(spec.kv_cache_precision)
-    biggest = max(hw.platform.gpu_counts)
     shapes: list[ReplicaShape] = []
     blocked: list[str] = []
-    tp = 1
-    while tp <= biggest:
-        if arch.num_attention_heads % tp == 0:
-            for pp in (1, 2, 3, 4, 6, 8):
-                if pp > 1 and (tp != biggest or pp > arch.num_layers):
-                    continue
-                par = Parallelism(tp, pp)
-                mem = size_inference(arch, fmt, kv_bits, spec.max_context_tokens, 1, par, consts, hw.gpu.memory_bytes)
-                cap = mem.capacity
-                if cap is None or cap.kv_cache_tokens < spec.max_context_tokens:
-                    need = mem.per_gpu.total / GIB
-                    blocked.append(
-                        f"TP{tp} PP{pp}: needs {need:.1f} GiB per GPU of {cap.budget_bytes / GIB if cap else 0:.1f} GiB usable"
-                    )
-                    continue
-                acc = accelerator(hw.gpu, fmt.compute, tp)
-                max_batch = min(
-                    consts.max_batch_size, cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens) or 1
-                )
-                point = best_point(model, (par, mem, kv_bits, acc), spec, max_batch, consts)
-                if point is None:
-                    blocked.append(f"TP{tp} PP{pp}: misses the latency SLO even at batch 1")
-                    continue
-                shapes.append(
-                    ReplicaShape(hw, fmt, par, mem, kv_bits, point, f"TP{tp} PP{pp} holds {cap.kv_cache_tokens:,} KV tokens")
-                )
-                break
-        tp *= 2
+    sizes = tensor_parallel_sizes(hw, arch.num_attention_heads)
+    for tp in sizes:
+        for pp in (1, 2, 3, 4, 6, 8):
+            if pp > 1 and (tp != sizes[-1] or pp > arch.num_layers):
+                continue
+            par = Parallelism(tp, pp)
+            mem = size_inference(arch, fmt, kv_bits, spec.max_context_tokens, 1, par, consts, hw.gpu.memory_bytes)
+            cap = mem.capacity
+            if cap is None or cap.kv_cache_tokens < spec.max_context_tokens:
+                need = mem.per_gpu.total / GIB
+                usable = cap.budget_bytes / GIB if cap else 0.0
+                blocked.append(f"TP{tp} PP{pp}: needs {need:.1f} GiB per GPU of {usable:.1f} GiB usable")
+                continue
+            acc = accelerator_for(hw.gpu, fmt.compute, tp)
+            max_batch = min(consts.max_batch_size, cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens) or 1)
+            point = best_point(model, (par, mem, kv_bits, acc), spec, max_batch, consts)
+            if point is None:
+                blocked.append(f"TP{tp} PP{pp}: misses the latency SLO even at batch 1")
+                continue
+            shapes.append(
+                ReplicaShape(hw, fmt, par, mem, kv_bits, point, f"TP{tp} PP{pp} holds {cap.kv_cache_tokens:,} KV tokens")
+            )
     return shapes, blocked

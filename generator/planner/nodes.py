@@ -79,6 +79,36 @@ def component_power_w(
     return round(load * (1 + consts.fan_power_fraction) / consts.psu_efficiency)
 
 
+def reference_system(platform: PlatformSpec, gpu: GpuSpec) -> PlatformSpec | None:
+    """The NVIDIA DGX (or other platform with a published maximum) built on the same 8-GPU baseboard."""
+    if platform.kind not in ("hgx-8gpu", "oam-8gpu"):
+        return None
+    same = [
+        p
+        for p in catalog.platforms().values()
+        if p.max_power_w and p.kind == platform.kind and gpu.id in p.gpu_ids and max(p.gpu_counts) == max(platform.gpu_counts)
+    ]
+    return min(same, key=lambda p: p.id) if same else None
+
+
+def node_power_w(
+    platform: PlatformSpec, gpu: GpuSpec, gpus: int, ram_gib: int, drives: int, nics: tuple[Nic, ...], consts: Constants
+) -> tuple[int, str]:
+    """Wall power of one node and its basis.
+
+    A full node of a platform with a published maximum uses it; a full 8-GPU baseboard system
+    without one uses the published maximum of the reference system on the same baseboard (the
+    baseboard, its NVSwitches and its fans dominate); everything else is summed from components.
+    """
+    full = gpus == max(platform.gpu_counts)
+    if full and platform.max_power_w:
+        return int(platform.max_power_w), "published system maximum"
+    reference = reference_system(platform, gpu) if full else None
+    if reference is not None and reference.max_power_w:
+        return int(reference.max_power_w), f"published maximum of {reference.id} (same baseboard)"
+    return component_power_w(gpu, gpus, platform, ram_gib, drives, nics, consts), "sum of components"
+
+
 def _gpu_generation(gpu: GpuSpec) -> str:
     for gen, prefixes in (("ampere", ("a100",)), ("hopper", ("h100", "h200")), ("blackwell", ("b200", "b100"))):
         if gpu.id.startswith(prefixes):
@@ -139,11 +169,7 @@ def assemble_node(
     write = (drive.seq_write_gb_per_s if drive else 0.0) * drives
 
     nics = _nics(platform, gpus, needs.needs_fabric, findings)
-    full = gpus == max(platform.gpu_counts)
-    if platform.max_power_w and full:
-        power, basis = int(platform.max_power_w), "published system maximum"
-    else:
-        power, basis = component_power_w(gpu, gpus, platform, ram_gib, drives, nics, consts), "sum of components"
+    power, basis = node_power_w(platform, gpu, gpus, ram_gib, drives, nics, consts)
     psu = None
     if platform.psu_count and platform.psu_rating_w:
         redundant = platform.psu_redundant or 0

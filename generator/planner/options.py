@@ -8,11 +8,8 @@ from dataclasses import dataclass
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.sizing.constants import Constants
-from generator.sizing.performance import Accelerator
 from generator.workload.models import Workload
 
-#: PCIe x16 bandwidth per direction, GB/s, by generation (hardware_facts.json, PCIe fact record).
-PCIE_X16_GB_PER_S = {3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}
 HOURS_PER_MONTH = 730
 
 
@@ -44,18 +41,6 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
                 continue
             out.append(Hardware(platform, gpu))
     return out
-
-
-def accelerator(gpu: GpuSpec, compute: str, tp: int) -> Accelerator:
-    """Roofline inputs for ``gpu`` computing in ``compute`` precision in a TP group of ``tp``."""
-    tflops = gpu.tflops(compute) or gpu.tflops("bf16") or gpu.tflops("fp16") or 0.0
-    fast = gpu.interconnect_kind in ("nvlink", "nvlink-bridge", "infinity-fabric", "ethernet") and tp <= gpu.nvlink_domain_gpus
-    if fast and gpu.interconnect_gb_per_s_bidir > 0:
-        link = gpu.interconnect_gb_per_s_bidir / 2
-    else:
-        fast = False
-        link = PCIE_X16_GB_PER_S.get(gpu.pcie_gen, 31.5) * gpu.pcie_lanes / 16
-    return Accelerator(gpu.memory_bandwidth_gb_per_s, tflops, link, fast)
 
 
 def node_price_per_hour(wl: Workload, platform: PlatformSpec, gpus: int, consts: Constants) -> tuple[float | None, str | None]:
@@ -90,13 +75,36 @@ def score(objective: str, usd_per_hour: float | None, gpus: int, power_w: int) -
     return (usd, power_w, gpus)
 
 
+def tensor_parallel_sizes(hw: Hardware, heads: int) -> list[int]:
+    """TP degrees allowed on ``hw``.
+
+    Powers of two that divide the attention heads, inside one node, and inside the NVLink /
+    Infinity Fabric domain where the GPU has one (over PCIe only for GPUs without).
+    """
+    gpu = hw.gpu
+    limit = max(hw.platform.gpu_counts)
+    if gpu.interconnect_kind != "none":
+        limit = min(limit, gpu.nvlink_domain_gpus)
+    sizes, tp = [], 1
+    while tp <= limit:
+        if heads % tp == 0:
+            sizes.append(tp)
+        tp *= 2
+    return sizes
+
+
 def node_counts(platform: PlatformSpec, tp: int, pp: int, replicas: int) -> list[tuple[int, int]]:
-    """(GPUs per node, nodes) layouts of ``replicas`` TP x PP replicas on ``platform``."""
+    """(GPUs per node, nodes) layouts of ``replicas`` TP x PP replicas on ``platform``.
+
+    A replica fits in a node when its GPUs divide the node; a larger replica spans whole nodes
+    of the biggest size (its pipeline stages then talk over the node fabric).
+    """
     layouts = []
+    size = tp * pp
     biggest = max(platform.gpu_counts)
     for count in sorted(platform.gpu_counts):
-        if pp == 1 and count >= tp and count % tp == 0:
-            layouts.append((count, math.ceil(replicas / (count // tp))))
-        elif pp > 1 and count == biggest and tp == count:
-            layouts.append((count, replicas * pp))
+        if size <= count and count % size == 0:
+            layouts.append((count, math.ceil(replicas / (count // size))))
+        elif size > count == biggest and size % count == 0:
+            layouts.append((count, replicas * (size // count)))
     return layouts

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from generator.model_source import ResolvedModel
-from generator.planner.options import Hardware
+from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.sizing.constants import Constants
 from generator.sizing.performance import gpus_for_deadline, training_flops_per_token, training_hours
 from generator.sizing.training import TrainingMemory, TrainingSetup, size_training
@@ -62,7 +62,6 @@ def training_shapes(
     total_flops = None
     if spec.dataset_tokens:
         total_flops = training_flops_per_token(arch, spec.method, spec.gradient_checkpointing) * spec.dataset_tokens * spec.epochs
-    deadline_dp = 1
     if total_flops and spec.deadline_hours and tflops:
         deadline_gpus = gpus_for_deadline(total_flops, spec.deadline_hours, tflops, consts)
     else:
@@ -70,29 +69,20 @@ def training_shapes(
     zeros = (spec.zero_stage,) if spec.zero_stage is not None else (0, 1, 2, 3)
     shapes: list[TrainingShape] = []
     blocked: list[str] = []
-    tp = 1
-    biggest = max(hw.platform.gpu_counts)
-    while tp <= biggest:
-        if arch.num_attention_heads % tp == 0:
-            par = Parallelism(tp, 1)
-            deadline_dp = math.ceil(deadline_gpus / tp)
-            for zero in zeros:
-                dp = _smallest_dp(
-                    arch_model=model, spec=spec, zero=zero, par=par, budget=budget, consts=consts, start=deadline_dp
-                )
-                if dp is None:
-                    mem = size_training(arch, _setup(spec, zero, max(deadline_dp, 1)), par, consts)
-                    blocked.append(
-                        f"TP{tp} ZeRO-{zero}: needs {mem.per_gpu.total / GIB:.1f} GiB per GPU of {budget / GIB:.1f} GiB"
-                    )
-                    continue
-                setup = _setup(spec, zero, dp)
-                mem = size_training(arch, setup, par, consts)
-                world = dp * tp
-                hours = training_hours(total_flops, world, tflops, consts) if total_flops and tflops else None
-                shapes.append(TrainingShape(hw, par, setup, mem, world, hours, total_flops, f"TP{tp} ZeRO-{zero} x DP{dp}"))
-                break
-        tp *= 2
+    for tp in tensor_parallel_sizes(hw, arch.num_attention_heads):
+        par = Parallelism(tp, 1)
+        deadline_dp = math.ceil(deadline_gpus / tp)
+        for zero in zeros:
+            dp = _smallest_dp(model, spec, zero, par, budget, consts, start=deadline_dp)
+            if dp is None:
+                mem = size_training(arch, _setup(spec, zero, max(deadline_dp, 1)), par, consts)
+                blocked.append(f"TP{tp} ZeRO-{zero}: needs {mem.per_gpu.total / GIB:.1f} GiB per GPU of {budget / GIB:.1f} GiB")
+                continue
+            setup = _setup(spec, zero, dp)
+            mem = size_training(arch, setup, par, consts)
+            world = dp * tp
+            hours = training_hours(total_flops, world, tflops, consts) if total_flops and tflops else None
+            shapes.append(TrainingShape(hw, par, setup, mem, world, hours, total_flops, f"TP{tp} ZeRO-{zero} x DP{dp}"))
     return shapes, blocked
 
 

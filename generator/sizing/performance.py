@@ -19,6 +19,13 @@ from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import size_kv_cache
 from generator.sizing.weights import Parallelism, WeightSizes
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from generator.catalog.records import GpuSpec
+
+#: PCIe x16 bandwidth per direction, GB/s, by generation (hardware_facts.json, PCIe fact record).
+PCIE_X16_GB_PER_S = {3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}
+
 
 class Accelerator(NamedTuple):
     """What the roofline needs to know of a GPU."""
@@ -29,6 +36,18 @@ class Accelerator(NamedTuple):
     link_gb_per_s: float
     #: Whether the TP group talks over NVLink / Infinity Fabric (else PCIe).
     fast_link: bool
+
+
+def accelerator_for(gpu: GpuSpec, compute: str, tp: int) -> Accelerator:
+    """Roofline inputs for ``gpu`` computing in ``compute`` precision in a TP group of ``tp``."""
+    tflops = gpu.tflops(compute) or gpu.tflops("bf16") or gpu.tflops("fp16") or 0.0
+    fast = gpu.interconnect_kind in ("nvlink", "nvlink-bridge", "infinity-fabric", "ethernet") and tp <= gpu.nvlink_domain_gpus
+    if fast and gpu.interconnect_gb_per_s_bidir > 0:
+        link = gpu.interconnect_gb_per_s_bidir / 2
+    else:
+        fast = False
+        link = PCIE_X16_GB_PER_S.get(gpu.pcie_gen, 31.5) * gpu.pcie_lanes / 16
+    return Accelerator(gpu.memory_bandwidth_gb_per_s, tflops, link, fast)
 
 
 class DecodeStep(NamedTuple):

