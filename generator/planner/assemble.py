@@ -221,11 +221,14 @@ def _pool(loaded: LoadedWorkload, unit: list[tuple[int, Option]], nodes: int, co
     node = assemble_node(hw.platform, hw.gpu, first.candidate.gpus_per_node, needs, consts, findings)
     name = pool_name("_".join(names), hw.gpu.id)
     usd, basis = node_price_per_hour(wl, hw.platform, node.gpus, consts)
-    labels = (
+    labels: tuple[tuple[str, str], ...] = (
         ("specgen.dev/gpu", hw.gpu.id),
         ("specgen.dev/platform", hw.platform.id),
         ("specgen.dev/pool", name.replace("_", "-")),
     )
+    if hw.gpu.vendor == "nvidia":
+        # selects this pool's entry of the device-plugin ConfigMap (GPU Operator per-node configuration)
+        labels = (("nvidia.com/device-plugin.config", name.replace("_", "-")), *labels)
     return Pool(
         name=name,
         node=node,
@@ -233,7 +236,7 @@ def _pool(loaded: LoadedWorkload, unit: list[tuple[int, Option]], nodes: int, co
         deployments=tuple(names),
         racks=racks_needed(node, nodes, wl.hardware.rack_power_kw),
         power_w=node.power_w * nodes,
-        usd_per_hour=round(usd * nodes, 4) if usd is not None else None,
+        usd_per_hour=usd * nodes if usd is not None else None,
         price_basis=basis,
         labels=labels,
         taints=(GPU_TAINT,),

@@ -18,7 +18,7 @@ from generator.sizing.weights import size_weights
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
 
 #: Findings of node assembly that rule a layout out (the node cannot be configured that way).
-_BLOCKING = {"ram-short", "ram-exceeds-platform", "nvme-short"}
+_BLOCKING = {"ram-short", "ram-exceeds-platform"}
 
 
 def _inference_needs(shape: ReplicaShape, gpus_per_node: int) -> NodeNeeds:
@@ -79,7 +79,7 @@ def _option(
         replicas=replicas,
         gpus=gpus,
         nodes=nodes,
-        usd_per_hour=round(total_usd, 4) if total_usd is not None else None,
+        usd_per_hour=total_usd,
         power_w=power,
         score=score(wl.objective, total_usd, gpus, power),
         summary=summary,

@@ -134,23 +134,29 @@ def assemble_node(
             Finding("warning", "few-cpu-cores", f"{platform.id}: {cores} CPU cores for {gpus} GPUs; {wanted_cores} wanted")
         )
 
-    ram_need = consts.host_os_ram_bytes + needs.model_file_bytes + needs.host_ram_bytes
-    need_gib = math.ceil(ram_need / GIB)
+    # Hard: the OS and what must live in host memory (offloaded states, data loaders).
+    # Soft: page cache for the model files, so a restart reloads from RAM instead of disk.
+    hard_gib = math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes) / GIB)
+    want_gib = math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes + needs.model_file_bytes) / GIB)
     if platform.provider == "baremetal":
-        ram_gib = int(max(platform.ram_gib or 0, _round_up(need_gib, 64)))
+        ram_gib = int(max(platform.ram_gib or 0, _round_up(want_gib, 64)))
         if platform.ram_max_gib and ram_gib > platform.ram_max_gib:
+            ram_gib = int(max(platform.ram_max_gib, platform.ram_gib or 0))
+            code, level = ("ram-exceeds-platform", "error") if hard_gib > ram_gib else ("ram-page-cache", "warning")
             findings.append(
-                Finding(
-                    "error",
-                    "ram-exceeds-platform",
-                    f"{platform.id} takes at most {platform.ram_max_gib:g} GiB RAM; {need_gib} GiB needed",
-                )
+                Finding(level, code, f"{platform.id} takes at most {platform.ram_max_gib:g} GiB RAM; {want_gib} GiB wanted")
             )
     else:
         ram_gib = int(platform.ram_gib or 0)
-        if ram_gib and need_gib > ram_gib:
+        if ram_gib and hard_gib > ram_gib:
+            findings.append(Finding("error", "ram-short", f"{platform.id} has {ram_gib} GiB RAM; {hard_gib} GiB needed"))
+        elif ram_gib and want_gib > ram_gib:
             findings.append(
-                Finding("warning", "ram-short", f"{platform.id} has {ram_gib} GiB RAM; the plan wants {need_gib} GiB")
+                Finding(
+                    "info",
+                    "ram-page-cache",
+                    f"{platform.id}: {ram_gib} GiB RAM cannot also cache the model files ({want_gib} GiB)",
+                )
             )
 
     drive = catalog.drives().get(platform.nvme_drive_id or ("" if platform.provider != "baremetal" else DEFAULT_DRIVE))

@@ -123,26 +123,26 @@ class Architecture(NamedTuple):
         """Output projection (zero when tied to the embeddings)."""
         return 0 if self.tie_word_embeddings else self.vocab_size * self.hidden_size
 
+    #: Every parameter, embeddings and vision tower included (set by :func:`parse_architecture`).
+    params_total: int = 0
+    #: Parameters used per token: the total minus the routed experts a token skips.
+    params_active: int = 0
+
     @property
-    def params_total(self) -> int:
-        """Every parameter, embeddings and vision tower included."""
-        return (
+    def is_moe(self) -> bool:
+        """Whether any layer has routed experts."""
+        return any(layer.is_moe for layer in self.layers)
+
+    def with_counts(self) -> Architecture:
+        """This architecture with ``params_total`` and ``params_active`` counted from its layers."""
+        total = (
             self.embedding_params
             + self.lm_head_params
             + self.other_params
             + self.vision_params
             + sum(layer.params for layer in self.layers)
         )
-
-    @property
-    def params_active(self) -> int:
-        """Parameters used per token: total minus the routed experts a token skips."""
-        return self.params_total - sum(layer.inactive_params for layer in self.layers)
-
-    @property
-    def is_moe(self) -> bool:
-        """Whether any layer has routed experts."""
-        return any(layer.is_moe for layer in self.layers)
+        return self._replace(params_total=total, params_active=total - sum(layer.inactive_params for layer in self.layers))
 
 
 _REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
@@ -243,7 +243,7 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         torch_dtype=str(text.get("torch_dtype") or text.get("dtype") or "bfloat16"),
         quantization=parse_quantization_config(text.get("quantization_config")),
         notes=tuple(notes),
-    )
+    ).with_counts()
 
 
 #: Model types whose transformers config class defaults ``tie_word_embeddings`` to False;

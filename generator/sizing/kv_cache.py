@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from typing import NamedTuple
 
 from generator.sizing.architecture import MLA, Architecture, Layer
@@ -33,15 +32,19 @@ class KvCacheSizes(NamedTuple):
     sequences: int
 
 
-def _layer_elements_per_gpu(arch: Architecture, layer: Layer, tp: int) -> Fraction:
+def _layer_elements_per_gpu(layer: Layer, tp: int) -> int:
+    """KV elements per token one GPU holds for ``layer`` (whole heads; MLA latents replicated)."""
     if layer.attention == MLA or not layer.kv_heads:
-        return Fraction(layer.kv_elements_per_token)
-    heads = math.ceil(layer.kv_heads / tp)
-    return Fraction(layer.kv_elements_per_token * heads, layer.kv_heads)
+        return layer.kv_elements_per_token
+    return layer.kv_elements_per_token // layer.kv_heads * math.ceil(layer.kv_heads / tp)
 
 
 def _tokens_held(layer: Layer, context: int) -> int:
     return context if layer.window_tokens is None else min(context, layer.window_tokens)
+
+
+def _ceil_bytes(bits: int) -> int:
+    return -(-bits // 8)
 
 
 def size_kv_cache(
@@ -50,27 +53,21 @@ def size_kv_cache(
     """KV cache for ``sequences`` concurrent sequences of ``context_tokens`` each."""
     per_token = sum(layer.kv_elements_per_token for layer in arch.layers) * kv_bits
     total = sum(layer.kv_elements_per_token * _tokens_held(layer, context_tokens) for layer in arch.layers) * kv_bits * sequences
-    stage_bits: list[Fraction] = []
-    stage_token_bits: list[Fraction] = []
+    stage_bits: list[int] = []
+    stage_token_bits: list[int] = []
     for layers in stage_layers(arch.num_layers, par.pp):
-        held = Fraction(0)
-        token = Fraction(0)
+        held = token = 0
         for i in layers:
-            elems = _layer_elements_per_gpu(arch, arch.layers[i], par.tp)
+            elems = _layer_elements_per_gpu(arch.layers[i], par.tp)
             held += elems * _tokens_held(arch.layers[i], context_tokens)
             token += elems
         stage_bits.append(held * kv_bits * sequences)
         stage_token_bits.append(token * kv_bits)
     return KvCacheSizes(
-        bytes_per_token=math.ceil(Fraction(per_token, 8)),
-        total_bytes=math.ceil(Fraction(total, 8)),
-        per_gpu_bytes=math.ceil(max(stage_bits) / 8),
-        per_gpu_bytes_per_token=math.ceil(max(stage_token_bits) / 8),
+        bytes_per_token=_ceil_bytes(per_token),
+        total_bytes=_ceil_bytes(total),
+        per_gpu_bytes=_ceil_bytes(max(stage_bits)),
+        per_gpu_bytes_per_token=_ceil_bytes(max(stage_token_bits)),
         context_tokens=context_tokens,
         sequences=sequences,
     )
-
-
-def per_gpu_bytes_per_sequence(arch: Architecture, kv_bits: int, context_tokens: int, par: Parallelism) -> int:
-    """KV bytes one sequence of ``context_tokens`` occupies on the fullest GPU."""
-    return size_kv_cache(arch, kv_bits, context_tokens, 1, par).per_gpu_bytes

@@ -71,16 +71,24 @@ def _shard(linear: Linear, arch: Architecture, par: Parallelism) -> Fraction:
     return Fraction(1, par.tp)
 
 
-def _layer_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, par: Parallelism | None) -> tuple[Fraction, Fraction]:
-    """(bits of the whole layer, bits of the layer on one GPU; 0 if ``par`` is None)."""
+def _layer_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, par: Parallelism) -> tuple[Fraction, Fraction, Fraction]:
+    """(bits of the whole layer, bits of the layer on one GPU, bits of its routed experts)."""
     whole = Fraction(layer.other_params) * fmt.other_bits()
     shard = whole
+    experts = Fraction(0)
     for lin in layer.linears:
         bits = lin.weight_params * _linear_bits(fmt, arch, layer, lin) + lin.bias_params * fmt.other_bits()
         whole += bits
-        if par is not None:
-            shard += bits * _shard(lin, arch, par)
-    return whole, shard
+        shard += bits * _shard(lin, arch, par)
+        if lin.group == EXPERT:
+            experts += bits
+    return whole, shard, experts
+
+
+def _position_dependent(arch: Architecture, fmt: WeightFormat) -> bool:
+    """Whether a layer's bits depend on its index (GGUF mixtures, checkpoint keep-lists)."""
+    quant = arch.quantization
+    return bool(fmt.gguf) or (quant is not None and quant.precision == fmt.name and bool(quant.keep_patterns))
 
 
 def _bytes(bits: Fraction) -> int:
@@ -103,13 +111,17 @@ def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Paral
     layer_whole: list[Fraction] = []
     layer_shard: list[Fraction] = []
     expert_bits = Fraction(0)
+    by_position = _position_dependent(arch, fmt)
+    seen: dict[object, tuple[Fraction, Fraction, Fraction]] = {}
     for layer in arch.layers:
-        whole, shard = _layer_bits(fmt, arch, layer, par)
+        # identical layers (the usual case) are computed once
+        key = (layer.linears, layer.other_params, layer.number if by_position else None)
+        if key not in seen:
+            seen[key] = _layer_bits(fmt, arch, layer, par)
+        whole, shard, experts = seen[key]
         layer_whole.append(whole)
         layer_shard.append(shard)
-        for lin in layer.linears:
-            if lin.group == EXPERT:
-                expert_bits += lin.weight_params * _linear_bits(fmt, arch, layer, lin) + lin.bias_params * fmt.other_bits()
+        expert_bits += experts
     embed_bits = arch.embedding_params * _top_bits(arch, fmt, "model.embed_tokens", fmt.embedding_bits())
     head_bits = arch.lm_head_params * _top_bits(arch, fmt, "lm_head", fmt.lm_head_bits())
     other_bits = arch.other_params * fmt.other_bits() + arch.vision_params * 16

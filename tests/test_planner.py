@@ -1,0 +1,224 @@
+"""The planner: node power, the optimum against an exhaustive search, co-location, deadlines, limits."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from generator import catalog
+from generator.errors import InfeasibleError
+from generator.estimate import default_precision
+from generator.planner import plan_workload
+from generator.planner.inference import best_point
+from generator.planner.nodes import BTU_PER_H_PER_W, NodeNeeds, assemble_node, component_power_w
+from generator.planner.options import allowed_hardware, node_price_per_hour, score
+from generator.sizing.constants import Constants
+from generator.sizing.memory import size_inference
+from generator.sizing.performance import accelerator_for
+from generator.sizing.precision import kv_cache_bits, weight_format
+from generator.sizing.weights import Parallelism
+from generator.workload import LoadedWorkload, load_workload
+from generator.workload.models import InferenceDeployment
+
+NEEDS = NodeNeeds(model_file_bytes=150 * 10**9, host_ram_bytes=0, dataset_bytes=0, checkpoint_bytes=0, needs_fabric=True)
+
+
+@pytest.mark.parametrize(
+    ("platform_id", "gpu_id", "published_w"),
+    [
+        pytest.param("dgx-h100", "h100-sxm5-80gb", 10200, id="dgx-h100-10.2kW"),
+        pytest.param("supermicro-as-8125gs-tnhr", "h100-sxm5-80gb", 10200, id="oem-hgx-h100-uses-dgx-envelope"),
+        pytest.param("dgx-a100", "a100-sxm4-80gb", 6500, id="dgx-a100-6.5kW"),
+        pytest.param("dgx-b200", "b200-sxm-180gb", 14300, id="dgx-b200-14.3kW"),
+    ],
+)
+def test_eight_gpu_node_power_matches_published_system(platform_id: str, gpu_id: str, published_w: int) -> None:
+    platform, gpu = catalog.platforms()[platform_id], catalog.gpus()[gpu_id]
+    node = assemble_node(platform, gpu, 8, NEEDS, Constants(), [])
+    assert node.power_w == published_w
+    assert node.heat_btu_per_h == round(published_w * BTU_PER_H_PER_W)
+    # The component model (used where nothing is published) lands within 25% of the published maximum.
+    components = component_power_w(gpu, 8, catalog.platforms()[platform_id], 2048, 10, node.nics, Constants())
+    assert components == pytest.approx(published_w, rel=0.25)
+
+
+def _workload(tmp_path: Path, text: str) -> LoadedWorkload:
+    path = tmp_path / "w.yaml"
+    path.write_text(text)
+    return load_workload(str(path))
+
+
+def _inference_yaml(model: str, rps: float, context: int, gpus: list[str], provider: str, objective: str, tpot: int) -> str:
+    return f"""\
+version: 1
+name: prop
+deployments:
+  - name: svc
+    model: {model}
+    inference:
+      max_context_tokens: {context}
+      avg_input_tokens: {context // 4}
+      avg_output_tokens: {max(1, context // 16)}
+      requests_per_second: {rps}
+      slo: {{tpot_ms: {tpot}}}
+hardware:
+  gpus: [{", ".join(gpus)}]
+  provider: {provider}
+objective: {objective}
+"""
+
+
+def brute_force_best(loaded: LoadedWorkload) -> tuple[float, ...] | None:
+    """The best score over every (platform, GPU, TP, PP, GPUs per node) - written independently of the planner."""
+    wl = loaded.workload
+    dep = wl.deployments[0]
+    assert isinstance(dep, InferenceDeployment)
+    model = loaded.models[dep.name]
+    arch, spec, consts = model.architecture, dep.inference, Constants()
+    fmt = weight_format(spec.precision or default_precision(model))
+    kv_bits = kv_cache_bits(spec.kv_cache_precision)
+    best: tuple[float, ...] | None = None
+    for hw in allowed_hardware(wl):
+        biggest = max(hw.platform.gpu_counts)
+        for tp in (1, 2, 4, 8, 16, 32):
+            domain = hw.gpu.nvlink_domain_gpus if hw.gpu.interconnect_kind != "none" else biggest
+            if tp > biggest or tp > domain or arch.num_attention_heads % tp:
+                continue
+            for pp in (1, 2, 3, 4, 6, 8):
+                if pp > 1 and (tp != min(biggest, domain) or pp > arch.num_layers):
+                    continue
+                par = Parallelism(tp, pp)
+                mem = size_inference(arch, fmt, kv_bits, spec.max_context_tokens, 1, par, consts, hw.gpu.memory_bytes)
+                if mem.capacity is None or mem.capacity.kv_cache_tokens < spec.max_context_tokens:
+                    continue
+                acc = accelerator_for(hw.gpu, fmt.compute, tp)
+                max_batch = min(
+                    consts.max_batch_size, mem.capacity.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens) or 1
+                )
+                point = best_point(model, (par, mem, kv_bits, acc), spec, max_batch, consts)
+                if point is None:
+                    continue
+                replicas = max(1, math.ceil(spec.requests_per_second / point.requests_per_s))
+                for count in hw.platform.gpu_counts:
+                    size = tp * pp
+                    if size <= count and count % size == 0:
+                        nodes = math.ceil(replicas / (count // size))
+                    elif size > count == biggest and size % count == 0:
+                        nodes = replicas * size // count
+                    else:
+                        continue
+                    node = assemble_node(
+                        hw.platform, hw.gpu, count, NodeNeeds(mem.weights.total_bytes, 0, 0, 0, size > count), consts, []
+                    )
+                    if node.power_w > wl.hardware.rack_power_kw * 1000:
+                        continue
+                    usd, _ = node_price_per_hour(wl, hw.platform, count, consts)
+                    value = score(wl.objective, usd * nodes if usd is not None else None, replicas * size, node.power_w * nodes)
+                    best = value if best is None or value < best else best
+    return best
+
+
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(
+    model=st.sampled_from(
+        ["meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-14B-Instruct", "mistralai/Mistral-7B-Instruct-v0.3"]
+    ),
+    rps=st.sampled_from([0.5, 2, 8, 30]),
+    context=st.sampled_from([2048, 8192, 32768]),
+    gpus=st.lists(
+        st.sampled_from(["l4-24gb", "l40s-48gb", "a10g-24gb", "h100-sxm5-80gb", "a100-sxm4-40gb"]),
+        min_size=1,
+        max_size=3,
+        unique=True,
+    ),
+    provider=st.sampled_from(["aws", "baremetal"]),
+    objective=st.sampled_from(["cost", "gpus", "power"]),
+    tpot=st.sampled_from([30, 60, 200]),
+)
+def test_planner_choice_equals_exhaustive_optimum(
+    tmp_path_factory: pytest.TempPathFactory,
+    model: str,
+    rps: float,
+    context: int,
+    gpus: list[str],
+    provider: str,
+    objective: str,
+    tpot: int,
+) -> None:
+    loaded = _workload(tmp_path_factory.mktemp("w"), _inference_yaml(model, rps, context, gpus, provider, objective, tpot))
+    expected = brute_force_best(loaded)
+    if expected is None:
+        with pytest.raises(InfeasibleError):
+            plan_workload(loaded)
+        return
+    plan = plan_workload(loaded)
+    pool, dep = plan.pools[0], plan.deployments[0]
+    got = score(loaded.workload.objective, pool.usd_per_hour, dep.gpus, pool.power_w)
+    assert got == pytest.approx(expected, rel=1e-6), (got, expected, dep.reasons[-1])
+
+
+def test_small_inference_deployments_share_a_node(tmp_path: Path) -> None:
+    text = _inference_yaml("meta-llama/Llama-3.1-8B-Instruct", 0.5, 4096, ["h100-sxm5-80gb"], "aws", "cost", 200)
+    text = text.replace(
+        "deployments:\n",
+        "deployments:\n  - name: other\n    model: Qwen/Qwen2.5-7B-Instruct\n    inference: {max_context_tokens: 4096}\n",
+    )
+    plan = plan_workload(_workload(tmp_path, text))
+    assert len(plan.pools) == 1
+    assert plan.pools[0].nodes == 1
+    assert set(plan.pools[0].deployments) == {"other", "svc"}
+
+
+TRAIN = """\
+version: 1
+name: train
+deployments:
+  - name: ft
+    model: meta-llama/Llama-3.1-8B
+    training: {{method: full, sequence_length: 4096, dataset_tokens: 10000000000, deadline_hours: {hours}}}
+hardware:
+  gpus: [h100-sxm5-80gb]
+  provider: aws
+"""
+
+
+def test_tighter_deadline_needs_more_gpus(tmp_path: Path) -> None:
+    slow = plan_workload(_workload(tmp_path, TRAIN.format(hours=400))).deployments[0]
+    fast = plan_workload(_workload(tmp_path, TRAIN.format(hours=40))).deployments[0]
+    assert fast.gpus > slow.gpus
+    assert fast.details["hours"] <= 40 and slow.details["hours"] <= 400
+    # full fine-tuning of 8B does not fit one 80 GB GPU without ZeRO sharding
+    assert fast.details["zero_stage"] >= 1
+
+
+def test_multi_node_training_gets_a_gpu_fabric(tmp_path: Path) -> None:
+    text = TRAIN.format(hours=20).replace("provider: aws", "provider: baremetal")
+    plan = plan_workload(_workload(tmp_path, text))
+    pool = plan.pools[0]
+    assert pool.nodes > 1
+    fabric = [n for n in pool.node.nics if n.role == "fabric"]
+    assert fabric and fabric[0].port_gbps >= 400 and fabric[0].count == pool.node.gpus and fabric[0].gpudirect_rdma
+
+
+def test_rack_power_limit_blocks_and_explains(tmp_path: Path) -> None:
+    text = _inference_yaml("meta-llama/Llama-3.1-8B-Instruct", 1, 4096, ["b200-sxm-180gb"], "baremetal", "cost", 200)
+    text = text.replace("  provider: baremetal\n", "  provider: baremetal\n  rack_power_kw: 5\n")
+    with pytest.raises(InfeasibleError, match="rack power"):
+        plan_workload(_workload(tmp_path, text))
+
+
+def test_plans_of_the_issue_4_examples_are_sane() -> None:
+    chat = plan_workload(load_workload("examples/chat-70b-fp8-aws.yaml"))
+    dep = chat.deployments[0]
+    assert dep.details["tpot_s"] * 1000 <= 40 and dep.details["ttft_p95_s"] * 1000 <= 2000
+    assert dep.replicas * dep.details["requests_per_s_per_replica_max"] >= 20
+    assert chat.totals["usd_per_hour"] is not None
+    big = plan_workload(load_workload("examples/llama-405b-bf16.yaml"))
+    d405 = big.deployments[0]
+    # 405B in bf16 is 811 GB of weights: it needs at least 8 of the largest GPUs, split with TP inside NVLink.
+    assert d405.gpus >= 8 and d405.tp == 8
+    assert d405.memory_per_gpu["weights"] * d405.tp * d405.pp >= 755 * 2**30
