@@ -134,7 +134,7 @@ class Architecture(NamedTuple):
         return any(layer.is_moe for layer in self.layers)
 
     def with_counts(self) -> Architecture:
-        """This architecture with ``params_total`` and ``params_active`` counted from its layers."""
+        """A copy with ``params_total`` and ``params_active`` counted from the layers."""
         total = (
             self.embedding_params
             + self.lm_head_params
