@@ -142,10 +142,11 @@ def assemble_node(
         ram_gib = int(max(platform.ram_gib or 0, _round_up(want_gib, 64)))
         if platform.ram_max_gib and ram_gib > platform.ram_max_gib:
             ram_gib = int(max(platform.ram_max_gib, platform.ram_gib or 0))
-            code, level = ("ram-exceeds-platform", "error") if hard_gib > ram_gib else ("ram-page-cache", "warning")
-            findings.append(
-                Finding(level, code, f"{platform.id} takes at most {platform.ram_max_gib:g} GiB RAM; {want_gib} GiB wanted")
-            )
+            message = f"{platform.id} takes at most {platform.ram_max_gib:g} GiB RAM; {want_gib} GiB wanted"
+            if hard_gib > ram_gib:
+                findings.append(Finding("error", "ram-exceeds-platform", message))
+            else:
+                findings.append(Finding("warning", "ram-page-cache", message))
     else:
         ram_gib = int(platform.ram_gib or 0)
         if ram_gib and hard_gib > ram_gib:
