@@ -78,8 +78,10 @@ def throughput(cal: dict[str, Any]) -> None:
         if model is None:
             print(f"  {row['model']}: not in the catalog (Llama 4 configs unsourced), skipped")
             continue
-        req = EstimateRequest(model=model, precision="fp8", kv_precision="fp8", context_tokens=row["isl"] + row["osl"],
-                              tp=row["tp"], pp=row["pp"], gpu="h100-sxm5-80gb", input_tokens=row["isl"], output_tokens=row["osl"])  # fmt: skip
+        req = EstimateRequest(
+            model=model, precision="fp8", kv_precision="fp8", context_tokens=row["isl"] + row["osl"], tp=row["tp"], pp=row["pp"],
+            gpu="h100-sxm5-80gb", input_tokens=row["isl"], output_tokens=row["osl"],
+        )  # fmt: skip
         got = estimate(req)["throughput"]["max_output_tokens_per_s"]
         errors.append(got / row["output_tokens_per_sec_total"] - 1)
         name = model.split("/")[1]
