@@ -64,9 +64,8 @@ def training(cal: dict[str, Any]) -> None:
         if not unsloth:
             errors.append(err)
         tag = "  (Unsloth: offloaded checkpoints and fused loss; not modelled, not in the median)" if unsloth else ""
-        print(
-            f"  {row['framework']:32s} {row['method']:5s} b{row['batch_size']} s{row['seq_len']:6d} {row['vram_gb']:5} {got:6.1f} {err:+.1%}{tag}"
-        )
+        shape = f"{row['method']:5s} b{row['batch_size']} s{row['seq_len']:6d}"
+        print(f"  {row['framework']:32s} {shape} {row['vram_gb']:5} {got:6.1f} {err:+.1%}{tag}")
     _summary("Fine-tuning (HF / FlashAttention2 rows)", errors)
 
 
@@ -85,9 +84,8 @@ def throughput(cal: dict[str, Any]) -> None:
         got = estimate(req)["throughput"]["max_output_tokens_per_s"]
         errors.append(got / row["output_tokens_per_sec_total"] - 1)
         name = model.split("/")[1]
-        print(
-            f"  {name:28s} {row['tp']} {row['isl']:6d}/{row['osl']:5d} {row['output_tokens_per_sec_total']:7d} {got:9.0f} {errors[-1]:+.1%}"
-        )
+        measured = row["output_tokens_per_sec_total"]
+        print(f"  {name:28s} {row['tp']} {row['isl']:6d}/{row['osl']:5d} {measured:7d} {got:9.0f} {errors[-1]:+.1%}")
     _summary("TensorRT-LLM throughput", errors)
 
 
