@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from generator import catalog
-from generator.errors import InputError
+from generator.errors import InfeasibleError, InputError
 from generator.model_source import ResolvedModel, resolve_model
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.memory import InferenceMemory, kv_capacity, size_inference
@@ -58,6 +58,18 @@ class EstimateRequest(NamedTuple):
     offload_optimizer: bool = False
     offload_params: bool = False
     constants: tuple[tuple[str, float], ...] = ()
+    ram_gib: float | None = None
+    reserved_ram_gib: float = 8.0
+    swap_gib: float = 0.0
+    nvme_gib: float = 0.0
+    nvme_read_gb_per_s: float = 3.5
+    pcie_gen: int | None = None
+    pcie_lanes: int = 16
+    cpu: str | None = None
+    memory_channels: int | None = None
+    ddr_mt_per_s: int | None = None
+    allowed_precisions: tuple[str, ...] = ()
+    min_context_tokens: int | None = None
 
 
 def default_precision(model: ResolvedModel) -> str:
@@ -131,7 +143,10 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         },
         "notes": notes,
     }
-    if req.train:
+    if req.ram_gib is not None:
+        result.update(_fixed_machine(req, arch, fmt, kv_bits, context, consts))
+        result["precision"]["weights"] = result["offload"]["precision"]
+    elif req.train:
         setup, mem = _training(req, model, par, consts)
         breakdown = mem.per_gpu
         result["params"]["trainable"] = mem.trainable_params
@@ -200,6 +215,60 @@ def _throughput(
         "bound": "compute" if step.compute_seconds > step.memory_seconds else "memory bandwidth",
         "dense_tflops": acc.dense_tflops,
         "memory_bandwidth_gb_per_s": acc.memory_bandwidth_gb_per_s,
+    }
+
+
+def _fixed_machine(
+    req: EstimateRequest, arch: Architecture, fmt: WeightFormat, kv_bits: int, context: int, consts: Constants
+) -> dict[str, Any]:
+    """Place the model on an existing machine (``--ram-gib`` given): offload plan, speed, settings."""
+    from generator.offload_report import (
+        OFFLOAD_UNBLOCK,
+        FixedSpec,
+        alternatives,
+        build_machine,
+        checklist,
+        findings,
+        offload_summary,
+        runtime_settings,
+    )
+    from generator.sizing.offload import plan_offload
+
+    if not req.gpu or req.ram_gib is None:
+        raise InputError("--ram-gib plans for an existing machine and needs --gpu (and --gpus for more than one)")
+    spec = FixedSpec(
+        gpu=req.gpu, gpu_count=req.gpus or 1, ram_gib=req.ram_gib, reserved_ram_gib=req.reserved_ram_gib, swap_gib=req.swap_gib,
+        nvme_gib=req.nvme_gib, nvme_read_gb_per_s=req.nvme_read_gb_per_s, pcie_gen=req.pcie_gen, pcie_lanes=req.pcie_lanes,
+        cpu=req.cpu, memory_channels=req.memory_channels, ddr_mt_per_s=req.ddr_mt_per_s,
+    )  # fmt: skip
+    machine, _gpu, basis = build_machine(spec)
+    formats = [fmt, *(weight_format(p) for p in req.allowed_precisions if p != fmt.name)]
+    try:
+        plan = plan_offload(
+            arch, formats, kv_bits, context, req.min_context_tokens, machine, req.input_tokens or 1000, consts, alternatives()
+        )
+    except InfeasibleError as exc:
+        raise InfeasibleError(f"the model cannot run on this machine: {exc}; {OFFLOAD_UNBLOCK}") from None
+    summary = offload_summary(plan, machine)
+    return {
+        "offload": summary,
+        "memory": {"per_gpu": max((b.as_dict() for b in plan.placement.per_gpu), key=lambda d: d["total"])},
+        "throughput": {
+            "decode_tokens_per_s": round(plan.cost.decode_tokens_per_s, 3),
+            "ttft_s": round(plan.cost.ttft_s, 3),
+            "bound": plan.cost.bound,
+            "mode": plan.cost.mode,
+        },
+        "machine": {
+            "gpu": spec.gpu,
+            "gpus": spec.gpu_count,
+            "ram_gib": spec.ram_gib,
+            "reserved_ram_gib": spec.reserved_ram_gib,
+            "bandwidths": basis,
+        },
+        "runtime_settings": runtime_settings(arch, plan, machine),
+        "checklist": checklist(plan, machine),
+        "findings": [{"level": lvl, "code": code, "message": msg} for lvl, code, msg in findings(plan, machine, None, consts)],
     }
 
 

@@ -82,6 +82,19 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--lora-targets", default="all-linear", help="comma-separated module names, or all-linear (default)")
     t.add_argument("--offload-optimizer", action="store_true", help="ZeRO-Offload: optimizer states and gradients in host RAM")
     t.add_argument("--offload-params", action="store_true", help="ZeRO-3 parameter offload to host RAM")
+    o = p.add_argument_group("an existing machine (with --ram-gib): offload planning")
+    o.add_argument("--ram-gib", type=float, help="installed system RAM, GiB: plan placement on this machine instead of sizing")
+    o.add_argument("--reserved-ram-gib", type=float, default=8.0, help="RAM the host's other services need (default 8)")
+    o.add_argument("--swap-gib", type=float, default=0.0, help="configured swap, GiB")
+    o.add_argument("--nvme-gib", type=float, default=0.0, help="free NVMe for model files and offload, GiB")
+    o.add_argument("--nvme-read-gb-per-s", type=float, default=3.5, help="NVMe sequential read, GB/s (default 3.5)")
+    o.add_argument("--pcie-gen", type=int, help="PCIe generation of the GPU slots (default: the GPU's)")
+    o.add_argument("--pcie-lanes", type=int, default=16, help="PCIe lanes per GPU (default 16)")
+    o.add_argument("--cpu", help="CPU catalog id (memory channels and DDR speed)")
+    o.add_argument("--memory-channels", type=int, help="populated DDR channels")
+    o.add_argument("--ddr-mt-per-s", type=int, help="DDR transfer rate, MT/s")
+    o.add_argument("--allow-precision", action="append", default=[], help="a lower precision the plan may use (repeatable)")
+    o.add_argument("--min-context", type=int, help="shortest context acceptable if memory is tight")
     p.add_argument("--set", action="append", type=_constant, default=[], metavar="NAME=VALUE", help="override an engine constant")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return p
@@ -122,13 +135,27 @@ def format_text(result: dict[str, Any]) -> str:
                 f"max concurrency {cap['max_concurrency']} at {result['kv_cache']['context_tokens']:,} tokens"
             )
     thr = result.get("throughput")
-    if thr:
+    if thr and "max_output_tokens_per_s" in thr:
         lines.append(
             f"  throughput   {thr['max_output_tokens_per_s']:,.0f} output tokens/s at saturation "
             f"(batch {thr['saturation_batch']}); "
             f"at batch {result['kv_cache']['sequences']}: TTFT {thr['ttft_s'] * 1000:.0f} ms, TPOT {thr['tpot_s'] * 1000:.1f} ms "
             f"({thr['bound']}-bound)"
         )
+    off = result.get("offload")
+    if off:
+        b = off["bytes"]
+        lines += [
+            "",
+            f"  placement    GPU {_gib(b['gpu'])}, RAM {_gib(b['cpu'])}, NVMe {_gib(b['disk'])} "
+            f"of weights at {off['precision']}; "
+            f"{_gib(off['ram_free_after_reserve_bytes'])} RAM free after the reserve",
+            f"  speed        {result['throughput']['decode_tokens_per_s']:.2f} tokens/s ({off['bound']}-bound, {off['mode']}); "
+            f"TTFT {result['throughput']['ttft_s']:.1f} s; cold start {off['cold_start_s']:.0f} s",
+        ]
+        lines += [f"  decision     {d}" for d in off["decisions"]]
+        lines.append(f"  llama.cpp    {result['runtime_settings']['llama.cpp']}")
+        lines += [f"  {f['level']}: {f['message']}" for f in result["findings"]]
     train = result.get("training")
     if train and train["host_ram_bytes_per_gpu"]:
         lines.append(f"  host RAM for offload: {_gib(train['host_ram_bytes_per_gpu'])} per GPU")
@@ -166,6 +193,18 @@ def main(argv: list[str] | None = None) -> int:
         offload_optimizer=args.offload_optimizer,
         offload_params=args.offload_params,
         constants=tuple(args.set),
+        ram_gib=args.ram_gib,
+        reserved_ram_gib=args.reserved_ram_gib,
+        swap_gib=args.swap_gib,
+        nvme_gib=args.nvme_gib,
+        nvme_read_gb_per_s=args.nvme_read_gb_per_s,
+        pcie_gen=args.pcie_gen,
+        pcie_lanes=args.pcie_lanes,
+        cpu=args.cpu,
+        memory_channels=args.memory_channels,
+        ddr_mt_per_s=args.ddr_mt_per_s,
+        allowed_precisions=tuple(args.allow_precision),
+        min_context_tokens=args.min_context,
     )
     try:
         result = estimate(request)

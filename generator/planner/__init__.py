@@ -9,6 +9,7 @@ from __future__ import annotations
 from generator.errors import InfeasibleError
 from generator.planner.assemble import build_plan
 from generator.planner.candidates import inference_options, training_options, within_limits
+from generator.planner.fixed import plan_fixed
 from generator.planner.option import Option
 from generator.planner.plan import Finding, Plan
 from generator.sizing.constants import with_overrides
@@ -32,6 +33,8 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
     """Plan every deployment of a validated workload."""
     wl = loaded.workload
     consts = with_overrides(dict(wl.constants))
+    if wl.hardware.fixed is not None:
+        return plan_fixed(loaded, consts)
     findings: list[Finding] = []
     chosen: list[tuple[int, Option, list[Option]]] = []
     for i, dep in enumerate(wl.deployments):

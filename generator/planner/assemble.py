@@ -187,7 +187,7 @@ def build_plan(
         provider=wl.hardware.provider,
         deployments=tuple(deployments),
         pools=tuple(pools),
-        totals=_totals(pools),
+        totals=totals(pools),
         findings=tuple(sorted(set(findings), key=lambda f: (f.path, f.code, f.message))),
         constants=dict(sorted(wl.constants.items())),
     )
@@ -243,7 +243,8 @@ def _pool(loaded: LoadedWorkload, unit: list[tuple[int, Option]], nodes: int, co
     )
 
 
-def _totals(pools: list[Pool]) -> dict[str, Any]:
+def totals(pools: list[Pool]) -> dict[str, Any]:
+    """Fleet totals: GPUs, nodes, racks, power, heat and cost (when every pool is priced)."""
     priced = [p.usd_per_hour for p in pools if p.usd_per_hour is not None]
     usd = sum(priced) if len(priced) == len(pools) and pools else None
     power = sum(p.power_w for p in pools)

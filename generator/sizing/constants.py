@@ -56,6 +56,14 @@ class Constants(NamedTuple):
     amortization_months: int = 36
     cpu_cores_per_gpu: int = 8
 
+    # --- offload to system RAM / NVMe (fixed hardware) ---
+    ddr_bandwidth_efficiency: float = 0.7
+    pcie_efficiency: float = 0.8
+    nvme_efficiency: float = 0.8
+    offload_ubatch_tokens: int = 512
+    runtime_host_bytes: int = 2 * GIB
+    interactive_tokens_per_s: float = 10.0
+
 
 #: name -> (what it means, where the value comes from)
 CONSTANT_DOCS: dict[str, tuple[str, str]] = {
@@ -195,6 +203,30 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     "cpu_cores_per_gpu": (
         "Physical CPU cores wanted per GPU (tokenization, data loading, the serving engine's scheduler).",
         "NVIDIA DGX H100/H200 pair 112 cores with 8 GPUs (14 per GPU, hardware_facts.json); 8 is a planning minimum",
+    ),
+    "ddr_bandwidth_efficiency": (
+        "Fraction of theoretical DRAM bandwidth a CPU reaches streaming offloaded weights (llama.cpp CPU layers).",
+        "STREAM triad typically reaches 65-80% of theoretical DDR4/DDR5 bandwidth; planning value",
+    ),
+    "pcie_efficiency": (
+        "Fraction of the PCIe link rate reached by pinned host-to-device copies.",
+        "PyTorch / NVIDIA bandwidthTest pinned copies reach ~80% of the link (e.g. ~25 of 31.5 GB/s on Gen4 x16)",
+    ),
+    "nvme_efficiency": (
+        "Fraction of an NVMe drive's sequential read rate reached when offloaded weights are paged in.",
+        "planning value; mmap page-ins reach less than the drive's sequential benchmark",
+    ),
+    "offload_ubatch_tokens": (
+        "Prompt tokens processed per pass when offloaded weights are streamed to the GPU for prefill.",
+        "llama.cpp default n_ubatch=512",
+    ),
+    "runtime_host_bytes": (
+        "Host RAM the inference process itself needs (runtime, CUDA host allocations, tokenizer).",
+        "planning value; llama.cpp / vLLM processes hold 1-3 GiB of host memory besides offloaded weights",
+    ),
+    "interactive_tokens_per_s": (
+        "Decode speed below which a single stream feels unusable interactively.",
+        "reading speed is ~5-10 tokens/s; planning value",
     ),
 }
 

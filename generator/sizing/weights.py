@@ -46,6 +46,8 @@ class WeightSizes(NamedTuple):
     expert_bytes: int
     #: Bytes kept outside the decoder layers (final norm, vision tower).
     other_bytes: int
+    #: Routed-expert bytes of each decoder layer (0 for dense layers).
+    layer_expert_bytes: tuple[int, ...] = ()
 
 
 def _module(layer: int, linear: Linear) -> str:
@@ -111,6 +113,7 @@ def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Paral
     layer_whole: list[Fraction] = []
     layer_shard: list[Fraction] = []
     expert_bits = Fraction(0)
+    layer_experts: list[Fraction] = []
     by_position = _position_dependent(arch, fmt)
     seen: dict[object, tuple[Fraction, Fraction, Fraction]] = {}
     for layer in arch.layers:
@@ -122,6 +125,7 @@ def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Paral
         layer_whole.append(whole)
         layer_shard.append(shard)
         expert_bits += experts
+        layer_experts.append(experts)
     embed_bits = arch.embedding_params * _top_bits(arch, fmt, "model.embed_tokens", fmt.embedding_bits())
     head_bits = arch.lm_head_params * _top_bits(arch, fmt, "lm_head", fmt.lm_head_bits())
     other_bits = arch.other_params * fmt.other_bits() + arch.vision_params * 16
@@ -144,6 +148,7 @@ def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Paral
         lm_head_bytes=_bytes(head_bits),
         expert_bytes=_bytes(expert_bits),
         other_bytes=_bytes(other_bits),
+        layer_expert_bytes=tuple(_bytes(b) for b in layer_experts),
     )
 
 

@@ -1,0 +1,241 @@
+"""Fixed hardware: build the machine, run the offload plan, and say it in a user's terms.
+
+Shared by ``specgen estimate --ram-gib ...`` and workloads with ``hardware.fixed`` (kept free of
+pydantic and click for the estimate's cold start): runtime settings for llama.cpp, Hugging Face
+Accelerate, vLLM and DeepSpeed ZeRO-Inference, warnings, and a checklist to verify on the machine.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from typing import Any, NamedTuple
+
+from generator import catalog
+from generator.catalog.records import GpuSpec
+from generator.errors import InputError
+from generator.sizing.architecture import Architecture
+from generator.sizing.constants import Constants
+from generator.sizing.offload import Machine, OffloadPlan
+from generator.sizing.performance import PCIE_X16_GB_PER_S
+from generator.sizing.precision import WEIGHT_FORMATS
+from generator.units import GB, GIB
+
+#: What the user can change when a model cannot run on the machine at all.
+OFFLOAD_UNBLOCK = (
+    "to unblock: allow a lower precision (e.g. q4_k_m), a shorter context, more system RAM or a smaller reserve, "
+    "free NVMe space for memory-mapped layers, or a GPU with more memory"
+)
+#: Precisions tried when looking for one that would avoid offloading altogether.
+ALTERNATIVES = ("fp8", "int8", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "int4", "q3_k_m", "q2_k")
+
+
+class FixedSpec(NamedTuple):
+    """What the user says about an existing server (the same fields as ``hardware.fixed``)."""
+
+    gpu: str
+    gpu_count: int
+    ram_gib: float
+    reserved_ram_gib: float = 8.0
+    swap_gib: float = 0.0
+    nvme_gib: float = 0.0
+    nvme_read_gb_per_s: float = 3.5
+    pcie_gen: int | None = None
+    pcie_lanes: int = 16
+    cpu: str | None = None
+    memory_channels: int | None = None
+    ddr_mt_per_s: int | None = None
+
+
+def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
+    """The :class:`Machine` of ``spec`` and a sentence on where its DDR bandwidth comes from."""
+    gpu = catalog.find_gpu(spec.gpu)
+    if spec.memory_channels and spec.ddr_mt_per_s:
+        ddr = spec.memory_channels * spec.ddr_mt_per_s * 8 / 1000
+        ddr_basis = f"{spec.memory_channels} channels x DDR-{spec.ddr_mt_per_s}"
+    elif spec.cpu:
+        cpu = catalog.cpus().get(spec.cpu)
+        if cpu is None:
+            raise InputError(f"unknown CPU '{spec.cpu}'{catalog.suggest(spec.cpu, sorted(catalog.cpus()))}")
+        channels = spec.memory_channels or cpu.memory_channels
+        mts = spec.ddr_mt_per_s or cpu.ddr_mt_per_s
+        ddr, ddr_basis = channels * mts * 8 / 1000, f"{cpu.name}: {channels} channels x DDR-{mts}"
+    else:
+        raise InputError("give the CPU (a catalog id) or memory_channels and ddr_mt_per_s, to know the DRAM bandwidth")
+    gen = min(spec.pcie_gen or gpu.pcie_gen, gpu.pcie_gen)
+    pcie = PCIE_X16_GB_PER_S.get(gen, 31.5) * spec.pcie_lanes / 16
+    machine = Machine(
+        gpus=spec.gpu_count,
+        gpu_memory_bytes=gpu.memory_bytes,
+        gpu_bandwidth_gb_per_s=gpu.memory_bandwidth_gb_per_s,
+        gpu_tflops=gpu.tflops("bf16") or 0.0,
+        pcie_gb_per_s=pcie,
+        ram_bytes=int(spec.ram_gib * GIB),
+        reserved_ram_bytes=int(spec.reserved_ram_gib * GIB),
+        swap_bytes=int(spec.swap_gib * GIB),
+        nvme_bytes=int(spec.nvme_gib * GIB),
+        nvme_read_gb_per_s=spec.nvme_read_gb_per_s,
+        ddr_gb_per_s=ddr,
+    )
+    return machine, gpu, f"{ddr:.1f} GB/s ({ddr_basis}); PCIe Gen{gen} x{spec.pcie_lanes}: {pcie:.1f} GB/s per direction"
+
+
+def alternatives() -> tuple[Any, ...]:
+    """Weight formats tried as fallbacks that avoid offloading."""
+    return tuple(WEIGHT_FORMATS[name] for name in ALTERNATIVES)
+
+
+def _gib(n: float) -> float:
+    return round(n / GIB, 2)
+
+
+def runtime_settings(arch: Architecture, plan: OffloadPlan, machine: Machine) -> dict[str, Any]:
+    """The same placement as settings of four common runtimes."""
+    p = plan.placement
+    n = arch.num_layers
+    on_gpu = p.layers_on_gpu
+    ngl = on_gpu + (1 if p.lm_head_device != "cpu" else 0)
+    llama = ["-ngl", str(ngl), "-c", str(p.context_tokens)]
+    expert_layers = [str(i) for i, d in enumerate(p.layer_devices) if "+experts:" in d]
+    if expert_layers:
+        llama += ["-ot", f"blk\\.({'|'.join(expert_layers)})\\.ffn_.*_exps\\.=CPU"]
+    if machine.gpus > 1:
+        per_gpu = [sum(1 for d in p.layer_devices if d.startswith(f"gpu:{g}")) for g in range(machine.gpus)]
+        llama += ["-ts", ",".join(str(c) for c in per_gpu)]
+    if p.disk_bytes == 0 and p.offloaded:
+        llama.append("--no-mmap")
+    max_memory = {str(g): f"{_gib(b.weights + b.kv_cache)}GiB" for g, b in enumerate(p.per_gpu)}
+    max_memory["cpu"] = f"{_gib(p.cpu_bytes + p.kv_cpu_bytes)}GiB"
+    accelerate: dict[str, Any] = {"device_map": "auto", "max_memory": max_memory}
+    if p.disk_bytes:
+        accelerate["offload_folder"] = "/var/lib/specgen/offload"
+    offload_per_gpu = math.ceil((p.cpu_bytes + p.disk_bytes) / machine.gpus / GIB)
+    vllm: dict[str, Any] = {
+        "--max-model-len": p.context_tokens,
+        "--cpu-offload-gb": offload_per_gpu,
+        "--tensor-parallel-size": machine.gpus,
+        "--gpu-memory-utilization": 0.9,
+    }
+    if p.disk_bytes:
+        vllm["note"] = "vLLM offloads to CPU memory only; this placement also needs NVMe, use llama.cpp or DeepSpeed"
+    device = "nvme" if p.disk_bytes else "cpu"
+    zero: dict[str, Any] = {"stage": 3, "offload_param": {"device": device, "pin_memory": True}}
+    if device == "nvme":
+        zero["offload_param"]["nvme_path"] = "/var/lib/specgen/offload"
+    return {
+        "llama.cpp": shlex.join(llama),
+        "accelerate": accelerate,
+        "vllm": vllm,
+        "deepspeed_zero_inference": {"zero_optimization": zero},
+        "layers": {"total": n, "on_gpu": on_gpu, "cpu": p.layer_devices.count("cpu"), "disk": p.layer_devices.count("disk")},
+    }
+
+
+def checklist(plan: OffloadPlan, machine: Machine) -> list[dict[str, str]]:
+    """What to measure on the real machine, with the predicted value next to each item."""
+    p, c = plan.placement, plan.cost
+    rows = [
+        (
+            "VRAM used per GPU",
+            "nvidia-smi --query-gpu=memory.used --format=csv",
+            ", ".join(f"{_gib(b.total)} GiB" for b in p.per_gpu),
+        ),
+        ("RAM used by the model process", "ps -o rss= -p <pid>; free -g", f"{_gib(p.ram_used_bytes)} GiB"),
+        (
+            "RAM left for the other services",
+            "free -g (available) minus the model process",
+            f"{_gib(p.ram_free_bytes + machine.reserved_ram_bytes)} GiB",
+        ),
+        (
+            "host-to-device traffic per token",
+            "nvidia-smi dmon -s t (rxpci) divided by tokens/s",
+            f"{c.pcie_bytes_per_token / 1e6:.2f} MB",
+        ),
+        ("time to first token", "time the first streamed token of a typical prompt", f"{c.ttft_s:.2f} s"),
+        (
+            "decode tokens/s",
+            "llama.cpp eval time / vLLM metrics, batch 1",
+            f"{c.decode_tokens_per_s:.2f} tokens/s ({c.bound}-bound)",
+        ),
+        ("cold start (load from NVMe)", "time from process start to ready", f"{c.cold_start_s:.0f} s"),
+        ("swap activity", "vmstat 1 (si/so stay 0)", "0 pages/s"),
+        ("other services' latency", "their own health checks while generating", "unchanged"),
+    ]
+    return [{"item": item, "how": how, "predicted": value} for item, how, value in rows]
+
+
+def findings(
+    plan: OffloadPlan, machine: Machine, demand_tokens_per_s: float | None, consts: Constants
+) -> list[tuple[str, str, str]]:
+    """(level, code, message) warnings about a fixed-hardware placement."""
+    p, c = plan.placement, plan.cost
+    out: list[tuple[str, str, str]] = []
+    if p.ram_free_bytes < 0:
+        out.append(
+            ("error", "reserve-violated", f"the model needs {_gib(-p.ram_free_bytes)} GiB of the RAM reserved for other services")
+        )
+    elif p.offloaded and p.ram_free_bytes < 0.05 * machine.ram_bytes:
+        risk = "swap" if machine.swap_bytes else "the out-of-memory killer"
+        out.append(
+            (
+                "warning",
+                "swap-risk",
+                f"only {_gib(p.ram_free_bytes)} GiB of RAM stay free beyond the reserve: a spike means {risk}",
+            )
+        )
+    if p.disk_bytes:
+        out.append(("warning", "nvme-offload", f"{_gib(p.disk_bytes)} GiB are paged in from NVMe on every token"))
+    if c.decode_tokens_per_s < consts.interactive_tokens_per_s:
+        out.append(
+            (
+                "warning",
+                "slow-decode",
+                f"{c.decode_tokens_per_s:.2f} tokens/s is below {consts.interactive_tokens_per_s:g} tokens/s: not interactive",
+            )
+        )
+    if demand_tokens_per_s and demand_tokens_per_s > c.decode_tokens_per_s:
+        need, have = demand_tokens_per_s, c.decode_tokens_per_s
+        out.append(
+            ("warning", "not-multi-user", f"the request rate needs {need:.1f} output tokens/s; one stream makes {have:.2f}")
+        )
+    if plan.fitting_alternative:
+        out.append(
+            (
+                "warning",
+                "quantize-instead",
+                f"at {plan.fitting_alternative} the model would fit entirely in VRAM; allow that precision",
+            )
+        )
+    return out
+
+
+def offload_summary(plan: OffloadPlan, machine: Machine) -> dict[str, Any]:
+    """The placement and its cost as JSON-able data."""
+    p, c = plan.placement, plan.cost
+    return {
+        "precision": p.precision,
+        "context_tokens": p.context_tokens,
+        "decisions": list(plan.decisions),
+        "bytes": {
+            "gpu": p.gpu_bytes,
+            "cpu": p.cpu_bytes,
+            "disk": p.disk_bytes,
+            "kv_gpu": p.kv_gpu_bytes,
+            "kv_cpu": p.kv_cpu_bytes,
+        },
+        "layers": list(p.layer_devices),
+        "embedding_device": p.embedding_device,
+        "lm_head_device": p.lm_head_device,
+        "per_gpu": [b.as_dict() for b in p.per_gpu],
+        "gpu_budget_bytes": p.gpu_budget_bytes,
+        "ram_used_bytes": p.ram_used_bytes,
+        "ram_free_after_reserve_bytes": p.ram_free_bytes,
+        "mode": c.mode,
+        "bound": c.bound,
+        "seconds_per_token": {k: round(v, 6) for k, v in c.seconds_per_token.items()},
+        "cpu_compute_tokens_per_s": round(c.cpu_mode_tokens_per_s, 3),
+        "pcie_stream_tokens_per_s": round(c.stream_mode_tokens_per_s, 3),
+        "pcie_bytes_per_token": c.pcie_bytes_per_token,
+        "cold_start_s": round(c.cold_start_s, 1),
+        "model_file_gb": round((p.gpu_bytes + p.cpu_bytes + p.disk_bytes) / GB, 2),
+    }

@@ -1,0 +1,185 @@
+"""Workloads on hardware you already have (``hardware.fixed``): a placement plan instead of a purchase."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator import catalog
+from generator.errors import InfeasibleError, InputError
+from generator.estimate import default_precision
+from generator.offload_report import (
+    OFFLOAD_UNBLOCK,
+    FixedSpec,
+    alternatives,
+    build_machine,
+    checklist,
+    findings,
+    offload_summary,
+    runtime_settings,
+)
+from generator.planner.assemble import GPU_TAINT, totals
+from generator.planner.nodes import BTU_PER_H_PER_W
+from generator.planner.option import pool_name
+from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool
+from generator.sizing.constants import Constants
+from generator.sizing.offload import Machine, plan_offload
+from generator.sizing.precision import kv_cache_bits, weight_format
+from generator.units import GIB, TB
+from generator.workload import LoadedWorkload
+from generator.workload.models import FixedHardware, InferenceDeployment
+
+
+def _node(fixed: FixedHardware, machine: Machine, basis: str, consts: Constants) -> NodeSpec:
+    gpu = catalog.find_gpu(fixed.gpu)
+    cpu = catalog.cpus().get(fixed.cpu or "")
+    cpu_w = cpu.tdp_w if cpu else 0.0
+    power = round((gpu.tdp_w * fixed.gpu_count + cpu_w) * (1 + consts.fan_power_fraction) / consts.psu_efficiency)
+    return NodeSpec(
+        platform_id="fixed",
+        platform_name="existing server (hardware.fixed)",
+        kind="fixed",
+        provider="baremetal",
+        instance_type=None,
+        gpu_id=gpu.id,
+        gpu_name=gpu.name,
+        gpus=fixed.gpu_count,
+        gpu_memory_gib=round(gpu.memory_bytes / GIB, 2),
+        cpu=f"{cpu.name}" if cpu else f"CPU with {basis.split(';', maxsplit=1)[0]}",
+        cpu_cores=cpu.cores if cpu else 0,
+        ram_gib=int(fixed.ram_gib),
+        nvme_tb=round(fixed.nvme_gib * GIB / TB, 2),
+        nvme_drives=1 if fixed.nvme_gib else 0,
+        nvme_read_gb_per_s=fixed.nvme_read_gb_per_s,
+        nvme_write_gb_per_s=0.0,
+        nics=(),
+        power_w=power,
+        power_basis="GPU and CPU TDP (existing machine)" if cpu else "GPU TDP (existing machine, CPU unknown)",
+        heat_btu_per_h=round(power * BTU_PER_H_PER_W),
+        cooling="air",
+        rack_units=None,
+        psu=None,
+        nvswitch=False,
+    )
+
+
+def _deployment(
+    loaded: LoadedWorkload, index: int, machine: Machine, pool: str, consts: Constants
+) -> tuple[DeploymentPlan, list[Finding]]:
+    wl = loaded.workload
+    dep = wl.deployments[index]
+    if not isinstance(dep, InferenceDeployment):
+        raise InputError(
+            "training on hardware.fixed is not planned by specgen yet; size it with 'specgen estimate --train'",
+            loaded.document.locate(("deployments", index, "training"), key=True),
+        )
+    spec = dep.inference
+    model = loaded.models[dep.name]
+    arch = model.architecture
+    first = weight_format(spec.precision or default_precision(model))
+    formats = [first, *(weight_format(p) for p in spec.allowed_precisions if p != first.name)]
+    try:
+        plan = plan_offload(
+            arch, formats, kv_cache_bits(spec.kv_cache_precision), spec.max_context_tokens, spec.min_context_tokens,
+            machine, spec.avg_input_tokens, consts, alternatives(),
+        )  # fmt: skip
+    except InfeasibleError as exc:
+        where = loaded.document.locate(("deployments", index, "model"))
+        raise InfeasibleError(f"{where}: '{model.id}' cannot run on hardware.fixed: {exc}; {OFFLOAD_UNBLOCK}") from None
+    cost = plan.cost
+    demand = spec.requests_per_second * spec.avg_output_tokens
+    notes = [
+        Finding(level, code, message, f"deployments[{index}]")  # type: ignore[arg-type]
+        for level, code, message in findings(plan, machine, demand, consts)
+    ]
+    fullest = max(plan.placement.per_gpu, key=lambda b: b.total)
+    details: dict[str, Any] = {
+        "context_tokens": plan.placement.context_tokens,
+        "decode_tokens_per_s": round(cost.decode_tokens_per_s, 3),
+        "ttft_s": round(cost.ttft_s, 3),
+        "cold_start_s": round(cost.cold_start_s, 1),
+        "offload": offload_summary(plan, machine),
+        "runtime_settings": runtime_settings(arch, plan, machine),
+        "checklist": checklist(plan, machine),
+    }
+    reasons = [
+        *plan.decisions,
+        f"decode {cost.decode_tokens_per_s:.2f} tokens/s ({cost.bound}-bound, {cost.mode}); TTFT {cost.ttft_s:.2f} s; "
+        f"cold start {cost.cold_start_s:.0f} s",
+    ]
+    return (
+        DeploymentPlan(
+            name=dep.name,
+            kind="inference",
+            model_id=model.id,
+            model_source=model.source,
+            params_total=arch.params_total,
+            params_active=arch.params_active,
+            precision=plan.placement.precision,
+            kv_cache_precision=spec.kv_cache_precision,
+            tp=1,
+            pp=machine.gpus,
+            ep=1,
+            replicas=1,
+            gpus=machine.gpus,
+            pool=pool,
+            memory_per_gpu=fullest.as_dict(),
+            details=details,
+            reasons=tuple(reasons),
+        ),
+        notes,
+    )
+
+
+def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
+    """Place every deployment on the existing machine (each as if it were the resident model)."""
+    wl = loaded.workload
+    fixed = wl.hardware.fixed
+    assert fixed is not None
+    try:
+        machine, _gpu, basis = build_machine(FixedSpec(**fixed.model_dump()))
+    except InputError as exc:
+        raise InputError(exc.message, loaded.document.locate(("hardware", "fixed"))) from None
+    node = _node(fixed, machine, basis, consts)
+    name = pool_name(wl.name, node.gpu_id)
+    deployments, notes = [], []
+    for i in range(len(wl.deployments)):
+        plan, found = _deployment(loaded, i, machine, name, consts)
+        deployments.append(plan)
+        notes += found
+    if len(deployments) > 1:
+        notes.append(
+            Finding(
+                "info",
+                "models-share-machine",
+                f"{len(deployments)} deployments share one machine: each placement assumes it is the resident model; "
+                "switching evicts one and reloads the other (see cold_start_s)",
+            )
+        )
+    labels = (
+        ("nvidia.com/device-plugin.config", name.replace("_", "-")),
+        ("specgen.dev/gpu", node.gpu_id),
+        ("specgen.dev/platform", "fixed"),
+        ("specgen.dev/pool", name.replace("_", "-")),
+    )
+    pool = Pool(
+        name=name,
+        node=node,
+        nodes=1,
+        deployments=tuple(d.name for d in deployments),
+        racks=0,
+        power_w=node.power_w,
+        usd_per_hour=None,
+        price_basis=None,
+        labels=labels,
+        taints=(GPU_TAINT,),
+    )
+    return Plan(
+        workload=wl.name,
+        objective="placement on existing hardware",
+        provider="baremetal",
+        deployments=tuple(deployments),
+        pools=(pool,),
+        totals=totals([pool]),
+        findings=tuple(sorted(set(notes), key=lambda f: (f.path, f.code, f.message))),
+        constants=dict(sorted(wl.constants.items())),
+    )

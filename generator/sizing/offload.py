@@ -1,0 +1,406 @@
+"""Offload planning for fixed hardware: what goes to the GPUs, to system RAM and to NVMe, and what it costs.
+
+Order (issue #5): fit in VRAM as is; else the highest-quality allowed precision that fits; else a
+shorter context if the deployment allows one; else offload at the smallest allowed precision -
+the input embedding first (a lookup, almost free), then MoE routed experts (attention and KV stay
+on the GPU), then whole decoder layers from the last one backward, and, when system RAM (after
+the host's reserve) is full, those layers to NVMe (memory-mapped).
+
+Cost per generated token, batch 1 (each tier is read once per token):
+- GPU-resident weights and KV stream from HBM;
+- RAM-resident layers either run on the CPU, bounded by DDR bandwidth (llama.cpp's way), or are
+  copied to the GPU every token, bounded by PCIe (Accelerate, vLLM ``--cpu-offload-gb``,
+  DeepSpeed ZeRO-Inference); the faster of the two is reported, the other beside it;
+- NVMe-resident layers are paged in every token, bounded by the drive's read rate.
+MoE layers read only the routed experts a token uses (``top_k / experts`` of them).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from generator.errors import InfeasibleError
+from generator.sizing.architecture import Architecture
+from generator.sizing.constants import Constants
+from generator.sizing.memory import MemoryBreakdown, inference_activation_bytes
+from generator.sizing.performance import prefill_flops
+from generator.sizing.precision import WeightFormat
+from generator.sizing.weights import Parallelism, size_weights
+
+
+class Machine(NamedTuple):
+    """A server that cannot grow: its GPUs, RAM, NVMe and buses."""
+
+    gpus: int
+    gpu_memory_bytes: int
+    gpu_bandwidth_gb_per_s: float
+    gpu_tflops: float
+    pcie_gb_per_s: float
+    ram_bytes: int
+    reserved_ram_bytes: int
+    swap_bytes: int
+    nvme_bytes: int
+    nvme_read_gb_per_s: float
+    ddr_gb_per_s: float
+
+
+class Placement(NamedTuple):
+    """Where every byte of one model lives."""
+
+    precision: str
+    context_tokens: int
+    #: Per decoder layer: "gpu:N", "gpu:N+experts:cpu", "cpu" or "disk".
+    layer_devices: tuple[str, ...]
+    embedding_device: str
+    lm_head_device: str
+    gpu_bytes: int
+    cpu_bytes: int
+    disk_bytes: int
+    kv_gpu_bytes: int
+    kv_cpu_bytes: int
+    #: Weights, KV, activations and overhead of each GPU.
+    per_gpu: tuple[MemoryBreakdown, ...]
+    gpu_budget_bytes: int
+    ram_used_bytes: int
+    ram_free_bytes: int
+    steps: tuple[str, ...]
+
+    @property
+    def offloaded(self) -> bool:
+        """Whether anything lives off the GPUs."""
+        return self.cpu_bytes + self.disk_bytes + self.kv_cpu_bytes > 0
+
+    @property
+    def layers_on_gpu(self) -> int:
+        """Decoder layers whose attention (and dense MLP) run on a GPU."""
+        return sum(1 for d in self.layer_devices if d.startswith("gpu"))
+
+
+class OffloadCost(NamedTuple):
+    """Predicted speed of a placement."""
+
+    decode_tokens_per_s: float
+    mode: str
+    bound: str
+    seconds_per_token: dict[str, float]
+    cpu_mode_tokens_per_s: float
+    stream_mode_tokens_per_s: float
+    pcie_bytes_per_token: int
+    ttft_s: float
+    cold_start_s: float
+
+
+def _per_gpu_fixed(arch: Architecture, consts: Constants, machine: Machine) -> int:
+    """What each GPU needs besides weights and KV: activations of one micro-batch, runtime, margin."""
+    activations = inference_activation_bytes(arch, Parallelism(), consts.offload_ubatch_tokens, 16, consts)
+    margin = int(machine.gpu_memory_bytes * consts.safety_margin_fraction)
+    return activations + consts.non_torch_bytes + margin
+
+
+def _layer_kv(arch: Architecture, kv_bits: int, context: int) -> list[int]:
+    """KV bytes of each layer for one sequence of ``context`` tokens."""
+    out = []
+    for layer in arch.layers:
+        held = context if layer.window_tokens is None else min(context, layer.window_tokens)
+        out.append(-(-layer.kv_elements_per_token * held * kv_bits // 8))
+    return out
+
+
+def fits_on_gpus(arch: Architecture, fmt: WeightFormat, kv_bits: int, context: int, machine: Machine, consts: Constants) -> bool:
+    """Whether the whole model and one sequence's KV fit the GPUs (layer split, with the margin)."""
+    try:
+        place(arch, fmt, kv_bits, context, machine, consts, allow_offload=False)
+    except InfeasibleError:
+        return False
+    return True
+
+
+def _fill_gpus(items: list[tuple[str, int]], capacity: int, gpus: int) -> tuple[list[int], dict[str, int]]:
+    """Fill GPUs in order (llama.cpp's layer split): per-GPU loads and the GPU of each item."""
+    loads = [0] * gpus
+    where: dict[str, int] = {}
+    gpu = 0
+    for key, size in items:
+        while gpu < gpus - 1 and loads[gpu] + size > capacity:
+            gpu += 1
+        loads[gpu] += size
+        where[key] = gpu
+    return loads, where
+
+
+def place(
+    arch: Architecture,
+    fmt: WeightFormat,
+    kv_bits: int,
+    context: int,
+    machine: Machine,
+    consts: Constants,
+    allow_offload: bool = True,
+) -> Placement:
+    """Place one model on ``machine`` at ``fmt`` and ``context``; raises InfeasibleError if impossible."""
+    sizes = size_weights(arch, fmt)
+    kv = _layer_kv(arch, kv_bits, context)
+    capacity = machine.gpu_memory_bytes - _per_gpu_fixed(arch, consts, machine)
+    if capacity <= 0:
+        raise InfeasibleError(
+            f"each GPU's {machine.gpu_memory_bytes / 2**30:.1f} GiB is taken by runtime, activations and margin"
+        )
+    n = arch.num_layers
+    experts_off = [False] * n
+    layer_cpu = [False] * n
+    embed_cpu = False
+    steps: list[str] = []
+
+    def gpu_items() -> list[tuple[str, int]]:
+        items = [] if embed_cpu else [("embedding", sizes.embedding_bytes)]
+        for i in range(n):
+            if not layer_cpu[i]:
+                items.append((str(i), sizes.layer_bytes[i] - (sizes.layer_expert_bytes[i] if experts_off[i] else 0) + kv[i]))
+        if not any(layer_cpu):
+            items.append(("lm_head", sizes.lm_head_bytes + sizes.other_bytes))
+        return items
+
+    def fits() -> bool:
+        return max(_fill_gpus(gpu_items(), capacity, machine.gpus)[0]) <= capacity
+
+    if not fits():
+        if not allow_offload:
+            raise InfeasibleError("does not fit the GPUs")
+        embed_cpu = True
+        steps.append("input embedding to system RAM (a lookup per token)")
+    if not fits() and arch.is_moe:
+        moved = 0
+        for i in reversed(range(n)):
+            if fits():
+                break
+            if sizes.layer_expert_bytes[i]:
+                experts_off[i] = True
+                moved += 1
+        steps.append(f"routed experts of {moved} MoE layer(s) to system RAM; attention and KV stay on the GPU")
+    if not fits():
+        moved = 0
+        for i in reversed(range(n)):
+            if fits():
+                break
+            layer_cpu[i] = True
+            moved += 1
+        steps.append(f"{moved} whole decoder layer(s) and the LM head to system RAM")
+    if not fits():
+        raise InfeasibleError("not even the first layer fits next to the runtime on the GPU")
+
+    # System RAM after the host's reserve, the runtime and a staging buffer for the largest offloaded layer.
+    # Offloaded weights may spill to NVMe; the KV cache of CPU layers stays in RAM.
+    movable = {
+        i: sizes.layer_bytes[i] if layer_cpu[i] else sizes.layer_expert_bytes[i]
+        for i in range(n)
+        if layer_cpu[i] or experts_off[i]
+    }
+    kv_cpu = sum(kv[i] for i in range(n) if layer_cpu[i])
+    head_cpu = any(layer_cpu)
+    base_cpu = (sizes.embedding_bytes if embed_cpu else 0) + (sizes.lm_head_bytes + sizes.other_bytes if head_cpu else 0)
+    staging = max(movable.values(), default=0)
+    ram_budget = machine.ram_bytes - machine.reserved_ram_bytes - consts.runtime_host_bytes - staging - kv_cpu
+    if ram_budget < base_cpu:
+        ram, reserve = machine.ram_bytes / 2**30, machine.reserved_ram_bytes / 2**30
+        raise InfeasibleError(
+            f"{ram:.0f} GiB of system RAM leave no room after the {reserve:.0f} GiB reserved for other services"
+        )
+    disk: set[int] = set()
+    for i in sorted(movable, reverse=True):
+        if base_cpu + sum(v for k, v in movable.items() if k not in disk) <= ram_budget:
+            break
+        disk.add(i)
+    if disk:
+        steps.append(f"{len(disk)} offloaded layer(s) to NVMe (memory-mapped): system RAM is full after the reserve")
+    disk_bytes = sum(movable[i] for i in disk)
+    if disk_bytes > machine.nvme_bytes:
+        raise InfeasibleError(
+            f"needs {disk_bytes / 2**30:.0f} GiB on NVMe beyond RAM, {machine.nvme_bytes / 2**30:.0f} GiB available"
+        )
+
+    loads, where = _fill_gpus(gpu_items(), capacity, machine.gpus)
+    devices = []
+    for i in range(n):
+        tier = "disk" if i in disk else "cpu"
+        if layer_cpu[i]:
+            devices.append(tier)
+        else:
+            devices.append(f"gpu:{where[str(i)]}" + (f"+experts:{tier}" if experts_off[i] else ""))
+    cpu_weights = base_cpu + sum(v for i, v in movable.items() if i not in disk)
+    activations = inference_activation_bytes(arch, Parallelism(), consts.offload_ubatch_tokens, 16, consts)
+    kv_per_gpu = [sum(kv[i] for i in range(n) if not layer_cpu[i] and where[str(i)] == g) for g in range(machine.gpus)]
+    per_gpu = tuple(
+        MemoryBreakdown(load - kv_per_gpu[g], kv_per_gpu[g], activations, 0, 0, consts.non_torch_bytes)
+        for g, load in enumerate(loads)
+    )
+    ram_used = cpu_weights + kv_cpu + consts.runtime_host_bytes + staging
+    return Placement(
+        precision=fmt.name,
+        context_tokens=context,
+        layer_devices=tuple(devices),
+        embedding_device="cpu" if embed_cpu else "gpu:0",
+        lm_head_device="cpu" if head_cpu else f"gpu:{where['lm_head']}",
+        gpu_bytes=sizes.total_bytes - cpu_weights - disk_bytes,
+        cpu_bytes=cpu_weights,
+        disk_bytes=disk_bytes,
+        kv_gpu_bytes=sum(kv) - kv_cpu,
+        kv_cpu_bytes=kv_cpu,
+        per_gpu=per_gpu,
+        gpu_budget_bytes=capacity,
+        ram_used_bytes=ram_used,
+        ram_free_bytes=machine.ram_bytes - machine.reserved_ram_bytes - ram_used,
+        steps=tuple(steps),
+    )
+
+
+def _active_fraction(arch: Architecture) -> float:
+    """Share of routed-expert bytes one token reads (top-k of the experts)."""
+    for layer in arch.layers:
+        for lin in layer.linears:
+            if lin.group == "expert":
+                return layer.experts_per_token / lin.copies
+    return 1.0
+
+
+def offload_cost(
+    arch: Architecture,
+    fmt: WeightFormat,
+    kv_bits: int,
+    placement: Placement,
+    machine: Machine,
+    prompt_tokens: int,
+    consts: Constants,
+) -> OffloadCost:
+    """Decode tokens/s, TTFT and cold start of a placement (batch 1)."""
+    sizes = size_weights(arch, fmt)
+    share = _active_fraction(arch)
+    gpu_read = cpu_read = disk_read = 0.0
+    gpu_expert_bytes = 0
+    for i, device in enumerate(placement.layer_devices):
+        dense = sizes.layer_bytes[i] - sizes.layer_expert_bytes[i]
+        experts = sizes.layer_expert_bytes[i] * share
+        if device == "cpu":
+            cpu_read += dense + experts
+        elif device == "disk":
+            disk_read += dense + experts
+        elif "+experts:" in device:
+            gpu_read += dense
+            if device.endswith("disk"):
+                disk_read += experts
+            else:
+                cpu_read += experts
+        else:
+            gpu_read += dense + experts
+            gpu_expert_bytes += sizes.layer_expert_bytes[i]
+    if placement.lm_head_device == "cpu":
+        cpu_read += sizes.lm_head_bytes
+    else:
+        gpu_read += sizes.lm_head_bytes
+    embedding_row = arch.hidden_size * 2
+    gpu_read += placement.kv_gpu_bytes
+    cpu_read += placement.kv_cpu_bytes + (embedding_row if placement.embedding_device == "cpu" else 0)
+    hbm = machine.gpu_bandwidth_gb_per_s * 1e9 * consts.decode_bandwidth_efficiency
+    ddr = machine.ddr_gb_per_s * 1e9 * consts.ddr_bandwidth_efficiency
+    pcie = machine.pcie_gb_per_s * 1e9 * consts.pcie_efficiency
+    nvme = machine.nvme_read_gb_per_s * 1e9 * consts.nvme_efficiency
+    t_gpu = gpu_read / hbm
+    t_cpu = cpu_read / ddr if cpu_read else 0.0
+    t_disk = disk_read / nvme if disk_read else 0.0
+    cpu_mode = t_gpu + t_cpu + t_disk
+    # streaming: every offloaded byte (all experts, not just the routed ones) crosses PCIe each token
+    streamed = placement.cpu_bytes + placement.disk_bytes
+    t_stream = streamed / pcie if streamed else 0.0
+    stream_mode = t_gpu + streamed / hbm + t_stream + t_disk
+    if not placement.offloaded:
+        mode, seconds = "gpu", {"hbm": t_gpu}
+    elif cpu_mode <= stream_mode:
+        mode, seconds = "cpu-compute", {"hbm": t_gpu, "ddr": t_cpu, "nvme": t_disk}
+    else:
+        mode, seconds = "pcie-stream", {"hbm": t_gpu + streamed / hbm, "pcie": t_stream, "nvme": t_disk}
+    total = sum(seconds.values())
+    bound = max(seconds, key=lambda k: seconds[k])
+    boundaries = sum(1 for a, b in zip(placement.layer_devices, placement.layer_devices[1:], strict=False) if a[:3] != b[:3])
+    pcie_per_token = int(streamed) if mode == "pcie-stream" else 2 * arch.hidden_size * 2 * (boundaries + 1)
+    compute = prefill_flops(arch, prompt_tokens) / (machine.gpu_tflops * 1e12 * consts.prefill_compute_efficiency)
+    passes = math.ceil(prompt_tokens / consts.offload_ubatch_tokens)
+    ttft = compute + passes * (streamed / pcie + (placement.disk_bytes / nvme if placement.disk_bytes else 0.0)) + total
+    file_bytes = sizes.total_bytes
+    cold = file_bytes / nvme if nvme else 0.0
+    cold += placement.gpu_bytes / pcie
+    return OffloadCost(
+        decode_tokens_per_s=1.0 / total,
+        mode=mode,
+        bound=bound,
+        seconds_per_token=seconds,
+        cpu_mode_tokens_per_s=1.0 / cpu_mode,
+        stream_mode_tokens_per_s=1.0 / stream_mode,
+        pcie_bytes_per_token=pcie_per_token,
+        ttft_s=ttft,
+        cold_start_s=cold,
+    )
+
+
+class OffloadPlan(NamedTuple):
+    """The decision for one model on a fixed machine, with the reasons in order."""
+
+    placement: Placement
+    cost: OffloadCost
+    decisions: tuple[str, ...]
+    #: A precision outside the allowed ones that would fit entirely in VRAM, when offloading.
+    fitting_alternative: str | None
+
+
+def plan_offload(
+    arch: Architecture,
+    formats: list[WeightFormat],
+    kv_bits: int,
+    context: int,
+    min_context: int | None,
+    machine: Machine,
+    prompt_tokens: int,
+    consts: Constants,
+    alternatives: tuple[WeightFormat, ...] = (),
+) -> OffloadPlan:
+    """Run the issue-#5 order over ``formats`` (the allowed precisions) and return the placement and its cost."""
+    ranked = sorted(formats, key=lambda f: -size_weights(arch, f).total_bytes)
+    decisions: list[str] = []
+    chosen: tuple[WeightFormat, int] | None = None
+    for fmt in ranked:
+        if fits_on_gpus(arch, fmt, kv_bits, context, machine, consts):
+            chosen = (fmt, context)
+            decisions.append(
+                "fits in VRAM as requested"
+                if fmt is ranked[0]
+                else f"quantized to {fmt.name}, the largest allowed precision that fits in VRAM"
+            )
+            break
+    if chosen is None and min_context and min_context < context:
+        candidates = sorted(
+            {c for c in (context // 2**k for k in range(1, 12)) if c >= min_context} | {min_context}, reverse=True
+        )
+        for ctx in candidates:
+            fmt_fit = next((f for f in ranked if fits_on_gpus(arch, f, kv_bits, ctx, machine, consts)), None)
+            if fmt_fit is not None:
+                chosen = (fmt_fit, ctx)
+                decisions.append(
+                    f"context shortened from {context} to {ctx} tokens (allowed down to {min_context}) "
+                    f"to fit in VRAM at {fmt_fit.name}"
+                )
+                break
+    if chosen is None:
+        smallest = ranked[-1]
+        chosen = (smallest, context)
+        decisions.append(f"does not fit in VRAM at any allowed precision: offloading at {smallest.name}, the smallest allowed")
+    fmt, ctx = chosen
+    placement = place(arch, fmt, kv_bits, ctx, machine, consts)
+    decisions += list(placement.steps)
+    alternative = None
+    if placement.offloaded:
+        for alt in sorted(alternatives, key=lambda f: -size_weights(arch, f).total_bytes):
+            if alt.name not in {f.name for f in formats} and fits_on_gpus(arch, alt, kv_bits, ctx, machine, consts):
+                alternative = alt.name
+                break
+    return OffloadPlan(
+        placement, offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, consts), tuple(decisions), alternative
+    )

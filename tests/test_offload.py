@@ -1,0 +1,223 @@
+"""Offload planning on fixed hardware: budgets, order of decisions, speed bounds, runtime settings."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from generator.api import plan_file
+from generator.catalog import find_model
+from generator.errors import InfeasibleError
+from generator.estimate_cli import main as estimate_main
+from generator.sizing.architecture import Architecture, parse_architecture
+from generator.sizing.constants import Constants
+from generator.sizing.offload import Machine, Placement, offload_cost, place, plan_offload
+from generator.sizing.precision import weight_format
+from generator.sizing.weights import size_weights
+from generator.units import GIB
+from tests.conftest import REPO
+
+CONSTS = Constants()
+MODELS = [
+    "meta-llama/Llama-3.1-8B-Instruct",
+    "mistralai/Mixtral-8x7B-Instruct-v0.1",
+    "Qwen/Qwen3-30B-A3B",
+    "Qwen/Qwen2.5-32B-Instruct",
+]
+
+
+def machine(gpu_gib: float, gpus: int = 1, ram_gib: float = 64, reserve_gib: float = 8, nvme_gib: float = 2000) -> Machine:
+    return Machine(
+        gpus,
+        int(gpu_gib * GIB),
+        1008.0,
+        165.0,
+        31.5,
+        int(ram_gib * GIB),
+        int(reserve_gib * GIB),
+        0,
+        int(nvme_gib * GIB),
+        7.0,
+        89.6,
+    )
+
+
+def arch_of(model: str) -> Architecture:
+    return parse_architecture(find_model(model).config)
+
+
+def tier_reads(arch: Architecture, fmt_name: str, p: Placement) -> dict[str, float]:
+    """Bytes each tier must deliver per token at least (dense parts fully, routed experts at top_k / experts)."""
+    sizes = size_weights(arch, weight_format(fmt_name))
+    share = 1.0
+    for layer in arch.layers:
+        for lin in layer.linears:
+            if lin.group == "expert":
+                share = layer.experts_per_token / lin.copies
+    reads = {"gpu": 0.0, "cpu": 0.0, "disk": 0.0}
+    for i, device in enumerate(p.layer_devices):
+        dense, experts = sizes.layer_bytes[i] - sizes.layer_expert_bytes[i], sizes.layer_expert_bytes[i] * share
+        if "+experts:" in device:
+            reads["gpu"] += dense
+            reads[device.rsplit(":", 1)[1]] += experts
+        else:
+            reads["gpu" if device.startswith("gpu") else device] += dense + experts
+    return reads
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    model=st.sampled_from(MODELS),
+    fmt=st.sampled_from(["bf16", "q8_0", "q4_k_m", "int4"]),
+    gpu_gib=st.floats(6, 48),
+    gpus=st.integers(1, 3),
+    ram_gib=st.floats(24, 256),
+    reserve_gib=st.floats(0, 16),
+    context=st.sampled_from([2048, 8192, 32768]),
+)
+def test_placement_never_exceeds_a_budget_and_speed_respects_tier_bounds(
+    model: str, fmt: str, gpu_gib: float, gpus: int, ram_gib: float, reserve_gib: float, context: int
+) -> None:
+    arch = arch_of(model)
+    m = machine(gpu_gib, gpus, ram_gib, reserve_gib)
+    try:
+        p = place(arch, weight_format(fmt), 16, context, m, CONSTS)
+    except InfeasibleError:
+        return
+    for gpu in p.per_gpu:
+        assert gpu.weights + gpu.kv_cache <= p.gpu_budget_bytes
+        assert gpu.total <= m.gpu_memory_bytes
+    assert p.ram_used_bytes <= m.ram_bytes - m.reserved_ram_bytes
+    assert p.disk_bytes <= m.nvme_bytes
+    assert p.gpu_bytes + p.cpu_bytes + p.disk_bytes == size_weights(arch, weight_format(fmt)).total_bytes
+    cost = offload_cost(arch, weight_format(fmt), 16, p, m, 512, CONSTS)
+    reads = tier_reads(arch, fmt, p)
+    # every tier the token path crosses bounds the speed by its (theoretical) bandwidth
+    assert cost.decode_tokens_per_s <= m.gpu_bandwidth_gb_per_s * 1e9 / max(reads["gpu"], 1)
+    if reads["disk"]:
+        assert cost.decode_tokens_per_s <= m.nvme_read_gb_per_s * 1e9 / reads["disk"]
+    if reads["cpu"] and cost.mode == "cpu-compute":
+        assert cost.decode_tokens_per_s <= m.ddr_gb_per_s * 1e9 / reads["cpu"]
+    if cost.mode == "pcie-stream":
+        assert cost.decode_tokens_per_s <= m.pcie_gb_per_s * 1e9 / (p.cpu_bytes + p.disk_bytes)
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(model=st.sampled_from(MODELS), fmt=st.sampled_from(["bf16", "q4_k_m"]), ram_gib=st.sampled_from([32, 64, 128]))
+def test_more_offload_is_never_faster(model: str, fmt: str, ram_gib: int) -> None:
+    arch = arch_of(model)
+    speeds = []
+    for gpu_gib in (80, 48, 32, 24, 16, 12, 8):
+        m = machine(gpu_gib, ram_gib=ram_gib)
+        try:
+            p = place(arch, weight_format(fmt), 16, 4096, m, CONSTS)
+        except InfeasibleError:
+            break
+        speeds.append((p.gpu_bytes, offload_cost(arch, weight_format(fmt), 16, p, m, 512, CONSTS).decode_tokens_per_s))
+    for (gpu_a, speed_a), (gpu_b, speed_b) in itertools.pairwise(speeds):
+        assert gpu_b <= gpu_a
+        assert speed_b <= speed_a * (1 + 1e-9)
+
+
+def test_quantization_comes_before_offload() -> None:
+    arch = arch_of("Qwen/Qwen2.5-32B-Instruct")
+    formats = [weight_format(f) for f in ("bf16", "q8_0", "q4_k_m")]
+    plan = plan_offload(arch, formats, 16, 8192, None, machine(24), 1000, CONSTS)
+    assert plan.placement.precision == "q4_k_m" and not plan.placement.offloaded
+    assert "quantized to q4_k_m" in plan.decisions[0]
+
+
+def test_context_is_shortened_only_when_allowed() -> None:
+    arch = arch_of("meta-llama/Llama-3.1-8B-Instruct")
+    fmt = [weight_format("bf16")]
+    strict = plan_offload(arch, fmt, 16, 131072, None, machine(24), 1000, CONSTS)
+    assert strict.placement.context_tokens == 131072 and strict.placement.offloaded
+    relaxed = plan_offload(arch, fmt, 16, 131072, 16384, machine(24), 1000, CONSTS)
+    assert 16384 <= relaxed.placement.context_tokens < 131072 and not relaxed.placement.offloaded
+    assert any("context shortened" in d for d in relaxed.decisions)
+
+
+def test_moe_experts_leave_before_dense_layers() -> None:
+    arch = arch_of("mistralai/Mixtral-8x7B-Instruct-v0.1")
+    p = place(arch, weight_format("q4_k_m"), 16, 16384, machine(24), CONSTS)
+    assert any("+experts:cpu" in d for d in p.layer_devices)
+    assert "cpu" not in p.layer_devices and p.kv_cpu_bytes == 0  # attention and KV stay on the GPU
+
+
+def test_layers_spill_to_nvme_when_ram_is_full() -> None:
+    arch = arch_of("Qwen/Qwen2.5-32B-Instruct")
+    p = place(arch, weight_format("bf16"), 16, 4096, machine(24, ram_gib=32, reserve_gib=8), CONSTS)
+    assert p.disk_bytes > 0 and "disk" in p.layer_devices
+    assert p.ram_used_bytes <= 24 * GIB
+
+
+def test_reserve_for_other_services_is_never_used() -> None:
+    arch = arch_of("Qwen/Qwen2.5-32B-Instruct")
+    with pytest.raises(InfeasibleError, match="reserved"):
+        place(arch, weight_format("bf16"), 16, 4096, machine(8, ram_gib=16, reserve_gib=15.5), CONSTS)
+
+
+def _estimate(*args: str) -> tuple[int, dict[str, Any]]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = estimate_main([*args, "--json"])
+    return code, json.loads(out.getvalue()) if code == 0 else {}
+
+
+def test_estimate_json_for_an_existing_machine() -> None:
+    code, data = _estimate(
+        "llama-3.3-70b-instruct", "--gpu", "rtx-4090-24gb", "--gpus", "1", "--ram-gib", "64", "--reserved-ram-gib", "12",
+        "--nvme-gib", "500", "--pcie-gen", "4", "--cpu", "ryzen-9-7950x", "--precision", "q4_k_m", "--context", "8192",
+    )  # fmt: skip
+    assert code == 0
+    b = data["offload"]["bytes"]
+    assert b["gpu"] > 0 and b["cpu"] > 0 and b["disk"] == 0
+    assert 0 < data["throughput"]["decode_tokens_per_s"] < 10 and data["throughput"]["ttft_s"] > 0
+    assert data["runtime_settings"]["llama.cpp"].startswith("-ngl ")
+    assert "--cpu-offload-gb" in data["runtime_settings"]["vllm"]
+    assert any(f["code"] == "slow-decode" for f in data["findings"])
+
+
+def test_estimate_exits_3_when_the_model_cannot_run(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _ = _estimate(
+        "llama-3.1-405b-instruct", "--gpu", "rtx-4090-24gb", "--ram-gib", "32", "--cpu", "ryzen-9-7950x", "--precision", "bf16"
+    )
+    assert code == 3
+    err = capsys.readouterr().err
+    assert "cannot run on this machine" in err and "to unblock" in err
+
+
+def test_infeasible_example_says_why() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "generator", "render", "examples/infeasible/home-405b.yaml", "-o", "/nonexistent/never"],
+        capture_output=True, text=True, cwd=REPO, check=False,
+    )  # fmt: skip
+    assert result.returncode == 3
+    expected = (REPO / "tests" / "golden" / "errors" / "home-405b.txt").read_text()
+    assert result.stderr == expected
+
+
+@pytest.mark.parametrize(
+    ("example", "offloaded", "precision"),
+    [
+        pytest.param("examples/home-70b-offload.yaml", True, "q4_k_m", id="70b-on-24gb"),
+        pytest.param("examples/home-moe-experts.yaml", True, "q4_k_m", id="moe-experts"),
+        pytest.param("examples/home-quantize-instead.yaml", False, "q4_k_m", id="quantize-avoids-offload"),
+    ],
+)
+def test_fixed_hardware_examples(example: str, offloaded: bool, precision: str) -> None:
+    _, plan = plan_file(example)
+    dep = plan.deployments[0]
+    assert dep.precision == precision
+    assert (dep.details["offload"]["bytes"]["cpu"] > 0) is offloaded
+    assert {row["item"] for row in dep.details["checklist"]} >= {"VRAM used per GPU", "decode tokens/s", "time to first token"}
+    assert plan.pools[0].node.platform_id == "fixed"
