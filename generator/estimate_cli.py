@@ -67,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--seq-len", type=int, help="training sequence length (default: --context or 2048)")
     t.add_argument(
         "--gradient-checkpointing",
+        nargs="?",
+        const="full",
         default="full",
         dest="checkpointing",
         choices=("none", "selective", "full"),

@@ -82,7 +82,7 @@ def _inference_details(
     return details, reasons
 
 
-def _training_details(opt: Option) -> tuple[dict[str, Any], list[str]]:
+def _training_details(opt: Option, consts: Constants) -> tuple[dict[str, Any], list[str]]:
     shape = opt.shape
     assert isinstance(shape, TrainingShape)
     setup, mem = shape.setup, shape.memory
@@ -100,6 +100,11 @@ def _training_details(opt: Option) -> tuple[dict[str, Any], list[str]]:
         "hours": round(shape.hours, 2) if shape.hours is not None else None,
         "host_ram_bytes_per_gpu": mem.host_ram_bytes_per_gpu,
         "checkpoint_bytes_per_node": opt.needs.checkpoint_bytes,
+        "checkpoint_write_s": round(
+            opt.needs.checkpoint_bytes / consts.checkpoints_kept / (opt.node.nvme_write_gb_per_s * 1e9), 1
+        )
+        if opt.node.nvme_write_gb_per_s
+        else None,
     }
     per = mem.per_gpu
     reasons = [
@@ -144,7 +149,7 @@ def build_plan(
             mem = shape_inf.memory.per_gpu.as_dict()
             precision, kv = shape_inf.fmt.name, dep.inference.kv_cache_precision
         else:
-            details, reasons = _training_details(opt)
+            details, reasons = _training_details(opt, consts)
             shape_tr = opt.shape
             assert isinstance(shape_tr, TrainingShape)
             mem = shape_tr.memory.per_gpu.as_dict()

@@ -18,7 +18,7 @@ from generator.sizing.weights import size_weights
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
 
 #: Findings of node assembly that rule a layout out (the node cannot be configured that way).
-_BLOCKING = {"ram-short", "ram-exceeds-platform"}
+_BLOCKING = {"ram-short", "ram-exceeds-platform", "no-gpu-fabric"}
 
 
 def _inference_needs(shape: ReplicaShape, gpus_per_node: int) -> NodeNeeds:

@@ -20,6 +20,9 @@ NVSWITCH_CHIPS = {"ampere": 6, "hopper": 4, "blackwell": 2}
 #: NICs added where a bare-metal platform lists none: fabric for multi-node jobs, front-end for service.
 DEFAULT_FABRIC_NIC = "connectx-7-400g-ib"
 DEFAULT_FRONTEND_NIC = "connectx-6-lx-2p-25gbe"
+#: Least network bandwidth per node for work split across nodes (pipeline stages, full-model gradients):
+#: the EFA / GPUDirect-TCPX class of cloud GPU instances starts at 100 Gb/s (platforms.json).
+MIN_FABRIC_GBPS = 100
 #: Drive fitted where a bare-metal platform lists none.
 DEFAULT_DRIVE = "generic-nvme-u2-gen4-3-84tb"
 
@@ -46,8 +49,11 @@ def _nics(platform: PlatformSpec, gpus: int, needs_fabric: bool, findings: list[
     if needs_fabric and not fabric_id:
         if platform.provider == "baremetal":
             fabric_id, fabric_count = DEFAULT_FABRIC_NIC, gpus
-        else:
-            findings.append(Finding("warning", "no-gpu-fabric", f"{platform.id} has no GPU fabric NIC for multi-node work"))
+        elif (platform.network_gbps_total or 0) < MIN_FABRIC_GBPS:
+            findings.append(
+                Finding("error", "no-gpu-fabric", f"{platform.id} has {platform.network_gbps_total or 0:g} Gb/s between nodes; "
+                        f"multi-node work needs at least {MIN_FABRIC_GBPS} Gb/s")
+            )  # fmt: skip
     if fabric_id:
         nic = table[fabric_id]
         out.append(Nic("fabric", nic.id, nic.name, fabric_count or gpus, nic.port_gbps, nic.protocol, nic.gpudirect_rdma))

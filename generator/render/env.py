@@ -72,12 +72,14 @@ def hcl(value: Any) -> str:
 
 
 def num(value: Any) -> str:
-    """A number with thousands separators (integers exact, floats to 4 significant digits)."""
+    """A number with thousands separators (integers exact; floats whole above 1,000, else 4 significant digits)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
     if isinstance(value, int) or float(value).is_integer():
         return f"{int(value):,}"
-    return f"{value:,.3g}" if abs(value) >= 1e6 else f"{value:,.4g}"
+    if abs(value) >= 1e15:
+        return f"{value:.3e}"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
 def gib(value: int) -> str:

@@ -17,6 +17,7 @@ MoE layers read only the routed experts a token uses (``top_k / experts`` of the
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import NamedTuple
 
@@ -320,7 +321,7 @@ def offload_cost(
         mode, seconds = "pcie-stream", {"hbm": t_gpu + streamed / hbm, "pcie": t_stream, "nvme": t_disk}
     total = sum(seconds.values())
     bound = max(seconds, key=lambda k: seconds[k])
-    boundaries = sum(1 for a, b in zip(placement.layer_devices, placement.layer_devices[1:], strict=False) if a[:3] != b[:3])
+    boundaries = sum(1 for a, b in itertools.pairwise(placement.layer_devices) if a[:3] != b[:3])
     pcie_per_token = int(streamed) if mode == "pcie-stream" else 2 * arch.hidden_size * 2 * (boundaries + 1)
     compute = prefill_flops(arch, prompt_tokens) / (machine.gpu_tflops * 1e12 * consts.prefill_compute_efficiency)
     passes = math.ceil(prompt_tokens / consts.offload_ubatch_tokens)
