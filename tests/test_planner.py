@@ -108,6 +108,10 @@ def brute_force_best(loaded: LoadedWorkload) -> tuple[float, ...] | None:
                     if size <= count and count % size == 0:
                         nodes = math.ceil(replicas / (count // size))
                     elif size > count == biggest and size % count == 0:
+                        # a replica across nodes needs a fabric: bare metal gets one, a cloud instance must have >= 100 Gb/s
+                        plat = hw.platform
+                        if plat.provider != "baremetal" and not plat.fabric_nic_id and (plat.network_gbps_total or 0) < 100:
+                            continue
                         nodes = replicas * size // count
                     else:
                         continue
