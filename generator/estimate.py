@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from generator.catalog.records import GpuSpec
+    from generator.machine import FixedSpec
     from generator.sizing.architecture import Architecture
 
 #: Context sized when none is given: never a model's full 128k unless asked.
@@ -58,16 +59,8 @@ class EstimateRequest(NamedTuple):
     offload_optimizer: bool = False
     offload_params: bool = False
     constants: tuple[tuple[str, float], ...] = ()
-    ram_gib: float | None = None
-    reserved_ram_gib: float = 8.0
-    swap_gib: float = 0.0
-    nvme_gib: float = 0.0
-    nvme_read_gb_per_s: float = 3.5
-    pcie_gen: int | None = None
-    pcie_lanes: int = 16
-    cpu: str | None = None
-    memory_channels: int | None = None
-    ddr_mt_per_s: int | None = None
+    #: An existing machine (``--ram-gib`` and friends): plan placement and offload on it.
+    fixed: FixedSpec | None = None
     allowed_precisions: tuple[str, ...] = ()
     min_context_tokens: int | None = None
 
@@ -143,7 +136,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         },
         "notes": notes,
     }
-    if req.ram_gib is not None:
+    if req.fixed is not None:
         result.update(_fixed_machine(req, arch, fmt, kv_bits, context, consts))
         result["precision"]["weights"] = result["offload"]["precision"]
     elif req.train:
@@ -222,11 +215,10 @@ def _fixed_machine(
     req: EstimateRequest, arch: Architecture, fmt: WeightFormat, kv_bits: int, context: int, consts: Constants
 ) -> dict[str, Any]:
     """Place the model on an existing machine (``--ram-gib`` given): offload plan, speed, settings."""
+    from generator.machine import build_machine
     from generator.offload_report import (
         OFFLOAD_UNBLOCK,
-        FixedSpec,
         alternatives,
-        build_machine,
         checklist,
         findings,
         offload_summary,
@@ -234,13 +226,8 @@ def _fixed_machine(
     )
     from generator.sizing.offload import plan_offload
 
-    if not req.gpu or req.ram_gib is None:
-        raise InputError("--ram-gib plans for an existing machine and needs --gpu (and --gpus for more than one)")
-    spec = FixedSpec(
-        gpu=req.gpu, gpu_count=req.gpus or 1, ram_gib=req.ram_gib, reserved_ram_gib=req.reserved_ram_gib, swap_gib=req.swap_gib,
-        nvme_gib=req.nvme_gib, nvme_read_gb_per_s=req.nvme_read_gb_per_s, pcie_gen=req.pcie_gen, pcie_lanes=req.pcie_lanes,
-        cpu=req.cpu, memory_channels=req.memory_channels, ddr_mt_per_s=req.ddr_mt_per_s,
-    )  # fmt: skip
+    spec = req.fixed
+    assert spec is not None
     machine, _gpu, basis = build_machine(spec)
     formats = [fmt, *(weight_format(p) for p in req.allowed_precisions if p != fmt.name)]
     try:

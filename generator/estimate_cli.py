@@ -18,6 +18,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from generator.machine import FixedSpec
+
 
 def _constant(text: str) -> tuple[str, float]:
     name, sep, value = text.partition("=")
@@ -165,9 +167,25 @@ def format_text(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _fixed_machine(args: argparse.Namespace) -> FixedSpec | None:
+    """The existing machine described by ``--ram-gib`` and friends, if any."""
+    if args.ram_gib is None:
+        return None
+    from generator.machine import FixedSpec
+
+    return FixedSpec(
+        gpu=args.gpu, gpu_count=args.gpus or 1, ram_gib=args.ram_gib, reserved_ram_gib=args.reserved_ram_gib,
+        swap_gib=args.swap_gib, nvme_gib=args.nvme_gib, nvme_read_gb_per_s=args.nvme_read_gb_per_s, pcie_gen=args.pcie_gen,
+        pcie_lanes=args.pcie_lanes, cpu=args.cpu, memory_channels=args.memory_channels, ddr_mt_per_s=args.ddr_mt_per_s,
+    )  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``specgen estimate``; returns the exit code."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.ram_gib is not None and not args.gpu:
+        parser.error("--ram-gib plans for an existing machine and needs --gpu")
     request = EstimateRequest(
         model=args.model,
         precision=args.precision,
@@ -195,16 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         offload_optimizer=args.offload_optimizer,
         offload_params=args.offload_params,
         constants=tuple(args.set),
-        ram_gib=args.ram_gib,
-        reserved_ram_gib=args.reserved_ram_gib,
-        swap_gib=args.swap_gib,
-        nvme_gib=args.nvme_gib,
-        nvme_read_gb_per_s=args.nvme_read_gb_per_s,
-        pcie_gen=args.pcie_gen,
-        pcie_lanes=args.pcie_lanes,
-        cpu=args.cpu,
-        memory_channels=args.memory_channels,
-        ddr_mt_per_s=args.ddr_mt_per_s,
+        fixed=_fixed_machine(args),
         allowed_precisions=tuple(args.allow_precision),
         min_context_tokens=args.min_context,
     )

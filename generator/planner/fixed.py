@@ -7,11 +7,10 @@ from typing import Any
 from generator import catalog
 from generator.errors import InfeasibleError, InputError
 from generator.estimate import default_precision
+from generator.machine import FixedSpec, build_machine
 from generator.offload_report import (
     OFFLOAD_UNBLOCK,
-    FixedSpec,
     alternatives,
-    build_machine,
     checklist,
     findings,
     offload_summary,
@@ -26,10 +25,10 @@ from generator.sizing.offload import Machine, plan_offload
 from generator.sizing.precision import kv_cache_bits, weight_format
 from generator.units import GIB, TB
 from generator.workload import LoadedWorkload
-from generator.workload.models import FixedHardware, InferenceDeployment
+from generator.workload.models import InferenceDeployment
 
 
-def _node(fixed: FixedHardware, machine: Machine, basis: str, consts: Constants) -> NodeSpec:
+def _node(fixed: FixedSpec, machine: Machine, basis: str, consts: Constants) -> NodeSpec:
     gpu = catalog.find_gpu(fixed.gpu)
     cpu = catalog.cpus().get(fixed.cpu or "")
     cpu_w = cpu.tdp_w if cpu else 0.0
@@ -136,7 +135,7 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
     fixed = wl.hardware.fixed
     assert fixed is not None
     try:
-        machine, _gpu, basis = build_machine(FixedSpec(**fixed.model_dump()))
+        machine, _gpu, basis = build_machine(fixed)
     except InputError as exc:
         raise InputError(exc.message, loaded.document.locate(("hardware", "fixed"))) from None
     node = _node(fixed, machine, basis, consts)

@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
+from generator.machine import FixedSpec
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -87,23 +89,6 @@ Deployment = Annotated[
 ]
 
 
-class FixedHardware(_Model):
-    """A server you already have."""
-
-    gpu: str
-    gpu_count: int
-    ram_gib: float
-    reserved_ram_gib: float = 8.0
-    swap_gib: float = 0.0
-    nvme_gib: float = 0.0
-    nvme_read_gb_per_s: float = 3.5
-    pcie_gen: int | None = None
-    pcie_lanes: int = 16
-    cpu: str | None = None
-    memory_channels: int | None = None
-    ddr_mt_per_s: int | None = None
-
-
 class Hardware(_Model):
     """Allowed hardware and site limits."""
 
@@ -114,7 +99,7 @@ class Hardware(_Model):
     cooling: Literal["air", "liquid"] = "air"
     max_nodes: int | None = None
     max_budget_usd_per_month: float | None = None
-    fixed: FixedHardware | None = None
+    fixed: FixedSpec | None = None
 
 
 class KubernetesSettings(_Model):

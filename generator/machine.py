@@ -1,0 +1,62 @@
+"""An existing machine (a home or office server): what the user says about it, and its bandwidths."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from generator import catalog
+from generator.catalog.records import GpuSpec
+from generator.errors import InputError
+from generator.sizing.offload import Machine
+from generator.sizing.performance import PCIE_X16_GB_PER_S
+from generator.units import GIB
+
+
+class FixedSpec(NamedTuple):
+    """What the user says about an existing server (the same fields as ``hardware.fixed``)."""
+
+    gpu: str
+    gpu_count: int
+    ram_gib: float
+    reserved_ram_gib: float = 8.0
+    swap_gib: float = 0.0
+    nvme_gib: float = 0.0
+    nvme_read_gb_per_s: float = 3.5
+    pcie_gen: int | None = None
+    pcie_lanes: int = 16
+    cpu: str | None = None
+    memory_channels: int | None = None
+    ddr_mt_per_s: int | None = None
+
+
+def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
+    """The :class:`Machine` of ``spec`` and a sentence on where its DDR bandwidth comes from."""
+    gpu = catalog.find_gpu(spec.gpu)
+    if spec.memory_channels and spec.ddr_mt_per_s:
+        ddr = spec.memory_channels * spec.ddr_mt_per_s * 8 / 1000
+        ddr_basis = f"{spec.memory_channels} channels x DDR-{spec.ddr_mt_per_s}"
+    elif spec.cpu:
+        cpu = catalog.cpus().get(spec.cpu)
+        if cpu is None:
+            raise InputError(f"unknown CPU '{spec.cpu}'{catalog.suggest(spec.cpu, sorted(catalog.cpus()))}")
+        channels = spec.memory_channels or cpu.memory_channels
+        mts = spec.ddr_mt_per_s or cpu.ddr_mt_per_s
+        ddr, ddr_basis = channels * mts * 8 / 1000, f"{cpu.name}: {channels} channels x DDR-{mts}"
+    else:
+        raise InputError("give the CPU (a catalog id) or memory_channels and ddr_mt_per_s, to know the DRAM bandwidth")
+    gen = min(spec.pcie_gen or gpu.pcie_gen, gpu.pcie_gen)
+    pcie = PCIE_X16_GB_PER_S.get(gen, 31.5) * spec.pcie_lanes / 16
+    machine = Machine(
+        gpus=spec.gpu_count,
+        gpu_memory_bytes=gpu.memory_bytes,
+        gpu_bandwidth_gb_per_s=gpu.memory_bandwidth_gb_per_s,
+        gpu_tflops=gpu.tflops("bf16") or 0.0,
+        pcie_gb_per_s=pcie,
+        ram_bytes=int(spec.ram_gib * GIB),
+        reserved_ram_bytes=int(spec.reserved_ram_gib * GIB),
+        swap_bytes=int(spec.swap_gib * GIB),
+        nvme_bytes=int(spec.nvme_gib * GIB),
+        nvme_read_gb_per_s=spec.nvme_read_gb_per_s,
+        ddr_gb_per_s=ddr,
+    )
+    return machine, gpu, f"{ddr:.1f} GB/s ({ddr_basis}); PCIe Gen{gen} x{spec.pcie_lanes}: {pcie:.1f} GB/s per direction"
