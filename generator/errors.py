@@ -64,6 +64,10 @@ class UnknownIdError(InputError):
     """An id (model, GPU, platform) is not in the catalog; the message suggests close ids."""
 
 
+class OutputError(SpecgenError):
+    """The output tree cannot be written (permissions, a full disk); the previous tree is left as it was."""
+
+
 class InfeasibleError(SpecgenError):
     """No hardware choice satisfies the workload; the message says which limit blocked it."""
 

@@ -11,7 +11,7 @@ import os
 import shutil
 import tempfile
 
-from generator.errors import InputError
+from generator.errors import InputError, OutputError
 
 
 def read_tree(directory: str) -> dict[str, str]:
@@ -55,8 +55,11 @@ def write_tree(files: dict[str, str], directory: str) -> None:
     parent = os.path.dirname(target)
     if os.path.exists(target) and not os.path.isdir(target):
         raise InputError(f"output path {directory} exists and is not a directory")
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".specgen-", dir=parent)
+    try:
+        os.makedirs(parent, exist_ok=True)
+        staging = tempfile.mkdtemp(prefix=".specgen-", dir=parent)
+    except OSError as exc:
+        raise OutputError(f"cannot write {directory}: {exc.strerror or exc}") from None
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(staging, 0o777 & ~umask)
@@ -73,6 +76,9 @@ def write_tree(files: dict[str, str], directory: str) -> None:
             shutil.rmtree(retired, ignore_errors=True)
         else:
             os.rename(staging, target)
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise OutputError(f"cannot write {directory}: {exc.strerror or exc}; the previous output is unchanged") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

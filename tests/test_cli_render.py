@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from generator import writer
+from generator.errors import OutputError
 from generator.workload.schema import workload_schema
 from tests.conftest import REPO
 from tests.test_cli_errors import VALID, run_specgen
@@ -53,7 +54,7 @@ def test_interrupted_write_leaves_previous_tree_intact(tmp_path: Path, monkeypat
         return real_open(path, *args, **kwargs)
 
     monkeypatch.setattr("builtins.open", failing_open)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(OutputError, match="disk full"):
         writer.write_tree({"a.txt": "new\n", "d/b.txt": "new b\n", "c.txt": "new c\n"}, str(target))
     monkeypatch.undo()
     assert writer.read_tree(str(target)) == {"a.txt": "old\n", "d/b.txt": "old b\n"}
@@ -154,3 +155,12 @@ def test_wheel_layout_finds_templates_and_schemas(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True,
                          env={**os.environ, "PYTHONPATH": str(tmp_path)}).stdout  # fmt: skip
     assert str(pkg / "templates") in out and str(pkg / "schemas") in out
+
+
+def test_unwritable_output_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "w.yaml").write_text(VALID)
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro" / "file").write_text("x")
+    result = run_specgen("render", "w.yaml", "-o", str(tmp_path / "ro" / "file" / "infra"), cwd=tmp_path)
+    assert result.returncode == 1
+    assert "cannot write" in result.stderr and "Traceback" not in result.stderr
