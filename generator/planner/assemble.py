@@ -153,7 +153,7 @@ def build_plan(
             shape_tr = opt.shape
             assert isinstance(shape_tr, TrainingShape)
             mem = shape_tr.memory.per_gpu.as_dict()
-            precision, kv = "nf4" if dep.training.method == "qlora" else "bf16", None
+            precision, kv = shape_tr.setup.base_precision_name, None
         reasons.append(_choice_reason(wl.objective, opt, rest))
         if opt.candidate.usd_per_hour is None:
             findings.append(

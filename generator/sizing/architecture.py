@@ -5,7 +5,8 @@ counts, weight bytes under any format, KV cache and LoRA adapters are all derive
 structure. Supported: dense, GQA / MQA, ``head_dim`` != hidden / heads, tied embeddings,
 biases, MoE (routed + shared experts, dense-first layers, ``mlp_only_layers``), MLA
 (DeepSeek V2/V3), sliding-window and hybrid local/global layers, and ``text_config`` wrappers
-(Gemma 3, Llama 4) with their vision tower.
+(Gemma 3, Llama 4) with their vision tower. Llama 4's chunked local attention is sized as full
+attention (an overestimate of its KV cache beyond the 8,192-token chunk).
 """
 
 from __future__ import annotations
@@ -133,6 +134,20 @@ class Architecture(NamedTuple):
         """Whether any layer has routed experts."""
         return any(layer.is_moe for layer in self.layers)
 
+    @property
+    def routed_experts(self) -> tuple[int, int]:
+        """(routed experts per MoE layer, experts each token uses); (0, 0) for dense models."""
+        for layer in self.layers:
+            for lin in layer.linears:
+                if lin.group == EXPERT:
+                    return lin.copies, layer.experts_per_token
+        return 0, 0
+
+    @property
+    def flop_params(self) -> int:
+        """Active parameters that cost matmul FLOPs: the input embedding is a lookup unless tied to the LM head."""
+        return self.params_active - (0 if self.tie_word_embeddings else self.embedding_params)
+
     def with_counts(self) -> Architecture:
         """A copy with ``params_total`` and ``params_active`` counted from the layers."""
         total = (
@@ -189,10 +204,10 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
     hidden = _int(text, "hidden_size")
     heads = _int(text, "num_attention_heads")
     n_layers = _int(text, "num_hidden_layers")
-    kv_heads = _opt_int(text, "num_key_value_heads") or heads
-    head_dim = _opt_int(text, "head_dim") or hidden // heads
     if heads == 0 or hidden == 0 or n_layers == 0:
         raise ArchitectureError("hidden_size, num_attention_heads and num_hidden_layers must be positive")
+    kv_heads = _opt_int(text, "num_key_value_heads") or heads
+    head_dim = _opt_int(text, "head_dim") or hidden // heads
     intermediate = _opt_int(text, "intermediate_size", "ffn_dim") or 4 * hidden
     windows = _layer_windows(text, model_type, n_layers)
     biases = _attention_biases(text, model_type)
@@ -202,7 +217,7 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         attn, attn_other, kv_elems, layer_kv_heads = (
             _mla_attention(text, hidden, heads)
             if mla
-            else _gqa_attention(text, model_type, hidden, heads, kv_heads, head_dim, biases)
+            else _gqa_attention(model_type, hidden, heads, kv_heads, head_dim, biases)
         )
         mlp, mlp_other, top_k = _mlp(text, model_type, index, hidden, intermediate)
         norms = _norm_params(model_type, hidden)
@@ -282,7 +297,7 @@ def _attention_biases(cfg: Mapping[str, Any], model_type: str) -> tuple[bool, bo
 
 
 def _gqa_attention(
-    cfg: Mapping[str, Any], model_type: str, hidden: int, heads: int, kv_heads: int, head_dim: int, biases: tuple[bool, bool]
+    model_type: str, hidden: int, heads: int, kv_heads: int, head_dim: int, biases: tuple[bool, bool]
 ) -> tuple[tuple[Linear, ...], int, int, int]:
     qkv_bias, o_bias = biases
     q_dim, kv_dim = heads * head_dim, kv_heads * head_dim
@@ -367,6 +382,8 @@ def _mlp(
     shared: tuple[Linear, ...] = ()
     n_shared = _opt_int(cfg, "n_shared_experts") or 0
     shared_inter = _opt_int(cfg, "shared_expert_intermediate_size")
+    if model_type.startswith("llama4"):
+        n_shared = 1  # one shared expert of the expert width in every MoE layer (transformers Llama4TextMoe)
     if n_shared:
         shared = _gated("shared_experts.", hidden, expert_inter * n_shared, SHARED_EXPERT)
     elif shared_inter:
@@ -376,7 +393,7 @@ def _mlp(
 
 
 def _norm_params(model_type: str, hidden: int) -> int:
-    """RMSNorm / LayerNorm weights per layer (LayerNorm with bias counts twice)."""
+    """RMSNorm weights per layer: two (input, post-attention), four for Gemma 2/3's sandwich norms."""
     if model_type.startswith("gemma2") or model_type.startswith("gemma3"):
         return 4 * hidden  # pre/post attention and pre/post feed-forward norms
     return 2 * hidden

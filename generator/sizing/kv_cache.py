@@ -26,8 +26,6 @@ class KvCacheSizes(NamedTuple):
     total_bytes: int
     #: The same on the fullest GPU of the replica.
     per_gpu_bytes: int
-    #: Bytes one GPU needs per token of a full-attention layer set (for capacity in tokens).
-    per_gpu_bytes_per_token: int
     context_tokens: int
     sequences: int
 
@@ -39,35 +37,34 @@ def _layer_elements_per_gpu(layer: Layer, tp: int) -> int:
     return layer.kv_elements_per_token // layer.kv_heads * math.ceil(layer.kv_heads / tp)
 
 
-def _tokens_held(layer: Layer, context: int) -> int:
+def tokens_held(layer: Layer, context: int) -> int:
+    """Tokens of a ``context``-token sequence one layer keeps (``min(context, window)`` for sliding layers)."""
     return context if layer.window_tokens is None else min(context, layer.window_tokens)
 
 
-def _ceil_bytes(bits: int) -> int:
+def ceil_bytes(bits: int) -> int:
+    """Bits rounded up to whole bytes."""
     return -(-bits // 8)
 
 
 def size_kv_cache(
     arch: Architecture, kv_bits: int, context_tokens: int, sequences: int = 1, par: Parallelism = Parallelism()
 ) -> KvCacheSizes:
-    """KV cache for ``sequences`` concurrent sequences of ``context_tokens`` each."""
+    """KV cache for ``sequences`` concurrent sequences of ``context_tokens`` each.
+
+    Per GPU, expert-parallel attention groups (``par.attention_dp``) split the sequences.
+    """
     per_token = sum(layer.kv_elements_per_token for layer in arch.layers) * kv_bits
-    total = sum(layer.kv_elements_per_token * _tokens_held(layer, context_tokens) for layer in arch.layers) * kv_bits * sequences
+    total = sum(layer.kv_elements_per_token * tokens_held(layer, context_tokens) for layer in arch.layers) * kv_bits * sequences
+    sequences_per_gpu = -(-sequences // par.attention_dp)
     stage_bits: list[int] = []
-    stage_token_bits: list[int] = []
     for layers in stage_layers(arch.num_layers, par.pp):
-        held = token = 0
-        for i in layers:
-            elems = _layer_elements_per_gpu(arch.layers[i], par.tp)
-            held += elems * _tokens_held(arch.layers[i], context_tokens)
-            token += elems
-        stage_bits.append(held * kv_bits * sequences)
-        stage_token_bits.append(token * kv_bits)
+        held = sum(_layer_elements_per_gpu(arch.layers[i], par.tp) * tokens_held(arch.layers[i], context_tokens) for i in layers)
+        stage_bits.append(held * kv_bits * sequences_per_gpu)
     return KvCacheSizes(
-        bytes_per_token=_ceil_bytes(per_token),
-        total_bytes=_ceil_bytes(total),
-        per_gpu_bytes=_ceil_bytes(max(stage_bits)),
-        per_gpu_bytes_per_token=_ceil_bytes(max(stage_token_bits)),
+        bytes_per_token=ceil_bytes(per_token),
+        total_bytes=ceil_bytes(total),
+        per_gpu_bytes=ceil_bytes(max(stage_bits)),
         context_tokens=context_tokens,
         sequences=sequences,
     )

@@ -134,12 +134,16 @@ def kv_capacity(
     gpu_memory_bytes: int,
     per_gpu: MemoryBreakdown,
 ) -> Capacity:
-    """KV tokens and full-context sequences that fit beside weights, activations and overheads."""
+    """KV tokens and full-context sequences that fit beside weights, activations and overheads.
+
+    Capacity in tokens is counted in full-context sequences, so sliding-window layers (which keep
+    only their window of each sequence) are not charged for tokens they do not hold.
+    """
     budget = int(gpu_memory_bytes * consts.gpu_memory_utilization)
     available = max(0, budget - per_gpu.weights - per_gpu.activations - per_gpu.overhead)
-    one = size_kv_cache(arch, kv_bits, max(context_tokens, 1), 1, par)
-    per_token = one.per_gpu_bytes_per_token
-    blocks = available // (per_token * consts.kv_block_tokens) if per_token else 0
-    tokens = blocks * consts.kv_block_tokens
-    concurrency = available / one.per_gpu_bytes if one.per_gpu_bytes else 0.0
+    context = max(context_tokens, 1)
+    per_sequence = size_kv_cache(arch, kv_bits, context, 1, par).per_gpu_bytes
+    concurrency = available / per_sequence * par.attention_dp if per_sequence else 0.0
+    block = consts.kv_block_tokens
+    tokens = int(concurrency * context) // block * block
     return Capacity(gpu_memory_bytes, budget, available, tokens, concurrency)

@@ -74,10 +74,9 @@ def expected_experts_touched(experts: int, top_k: int, tokens: int) -> float:
 
 def _weights_read_per_gpu(arch: Architecture, weights: WeightSizes, par: Parallelism, batch: int) -> float:
     """Weight bytes one GPU streams per decode step (experts only as far as routed)."""
-    if not arch.is_moe or weights.expert_bytes == 0:
+    experts, top_k = arch.routed_experts
+    if not experts or weights.expert_bytes == 0:
         return float(weights.per_gpu_bytes)
-    experts = max((lin.copies for layer in arch.layers for lin in layer.linears if lin.group == EXPERT), default=0)
-    top_k = max(layer.experts_per_token for layer in arch.layers)
     touched = expected_experts_touched(experts, top_k, batch) / experts
     expert_per_gpu = weights.expert_bytes / max(par.tp, par.ep) / par.pp
     return weights.per_gpu_bytes - expert_per_gpu * (1.0 - touched)
@@ -100,35 +99,45 @@ def decode_step(
     context_tokens: int,
     consts: Constants,
 ) -> DecodeStep:
-    """Time of one decode step for ``batch`` sequences whose contexts average ``context_tokens``."""
-    kv = size_kv_cache(arch, kv_bits, max(context_tokens, 1), batch, par).per_gpu_bytes
-    read = _weights_read_per_gpu(arch, weights, par, batch) + kv
+    """Time of one decode step for ``batch`` sequences whose contexts average ``context_tokens``.
+
+    With pipeline parallelism the batch flows through the stages as ``pp`` micro-batches: every
+    token passes every stage, so the time per output token is ``pp`` stage times.
+    """
+    micro = max(1, math.ceil(batch / par.pp))
+    kv = size_kv_cache(arch, kv_bits, max(context_tokens, 1), micro, par).per_gpu_bytes
+    read = _weights_read_per_gpu(arch, weights, par, micro) + kv
     memory_s = read / (acc.memory_bandwidth_gb_per_s * 1e9 * consts.decode_bandwidth_efficiency)
-    flops = 2.0 * arch.params_active * batch / par.gpus
+    flops = 2.0 * arch.flop_params * micro / par.gpus
     compute_s = flops / (acc.dense_tflops * 1e12 * consts.prefill_compute_efficiency)
     comm_s = 0.0
     if par.tp > 1:
         latency = consts.allreduce_latency_nvlink_s if acc.fast_link else consts.allreduce_latency_pcie_s
-        message = batch * arch.hidden_size * 2
+        message = micro * arch.hidden_size * 2
         comm_s = 2 * arch.num_layers / par.pp * allreduce_seconds(message, par.tp, acc.link_gb_per_s, latency)
-    seconds = max(memory_s, compute_s) + comm_s + consts.decode_step_overhead_s
-    return DecodeStep(batch, seconds, memory_s, compute_s, comm_s)
+    stages = par.pp
+    seconds = stages * (max(memory_s, compute_s) + comm_s) + consts.decode_step_overhead_s
+    return DecodeStep(batch, seconds, stages * memory_s, stages * compute_s, stages * comm_s)
 
 
 def prefill_flops(arch: Architecture, tokens: int) -> float:
     """FLOPs to prefill one sequence of ``tokens`` (linear layers plus causal attention)."""
-    linear = 2.0 * arch.params_active * tokens
+    linear = 2.0 * arch.flop_params * tokens
     attention = 2.0 * arch.num_layers * arch.num_attention_heads * arch.head_dim * tokens * tokens
     return linear + attention
 
 
 def prefill_seconds(arch: Architecture, par: Parallelism, acc: Accelerator, tokens: int, consts: Constants) -> float:
-    """Time to prefill ``tokens`` prompt tokens on one replica (compute-bound, plus TP all-reduces)."""
-    compute = prefill_flops(arch, tokens) / (par.gpus * acc.dense_tflops * 1e12 * consts.prefill_compute_efficiency)
+    """Time to prefill ``tokens`` prompt tokens on one replica (compute-bound, plus TP all-reduces).
+
+    A prompt passes the pipeline stages one after another, so only tensor parallelism divides it.
+    """
+    gpus = max(par.tp, par.ep)
+    compute = prefill_flops(arch, tokens) / (gpus * acc.dense_tflops * 1e12 * consts.prefill_compute_efficiency)
     comm = 0.0
     if par.tp > 1:
         latency = consts.allreduce_latency_nvlink_s if acc.fast_link else consts.allreduce_latency_pcie_s
-        comm = 2 * arch.num_layers / par.pp * allreduce_seconds(tokens * arch.hidden_size * 2, par.tp, acc.link_gb_per_s, latency)
+        comm = 2 * arch.num_layers * allreduce_seconds(tokens * arch.hidden_size * 2, par.tp, acc.link_gb_per_s, latency)
     return compute + comm
 
 
@@ -174,7 +183,7 @@ def training_flops_per_token(arch: Architecture, method: str, checkpointing: str
     6 N for full training (2 forward + 4 backward), 4 N for LoRA (no weight gradients of the
     frozen base), plus 2 N of recomputed forward under full activation checkpointing.
     """
-    n = arch.params_active
+    n = arch.flop_params
     base = 6.0 * n if method == "full" else 4.0 * n
     return base + (2.0 * n if checkpointing == "full" else 0.0)
 

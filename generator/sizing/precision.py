@@ -118,7 +118,7 @@ def _gguf_type(mixture: str, linear: Linear, i: int, n: int) -> str:
         if is_v:
             return "Q5_K" if i < 2 else "Q4_K"
         if is_down:
-            return "Q5_K" if i < n // 16 else ("Q4_K" if _use_more_bits(i, n) else "Q3_K")
+            return "Q5_K" if i < n // 16 else "Q4_K"  # Q3_K only on Falcon (llama.cpp llama_tensor_get_type)
         if linear.name == "o_proj":
             return "Q4_K"
         return "Q3_K"

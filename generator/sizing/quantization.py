@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -13,8 +14,10 @@ class QuantizationConfig(NamedTuple):
     """What a pre-quantized checkpoint says about itself.
 
     ``precision`` is one of the weight-format names in :mod:`generator.sizing.precision`.
-    ``keep_patterns`` are module-name globs left at 16 bit (``modules_to_not_convert`` /
-    ``ignore``), matched against names like ``model.layers.3.self_attn`` or ``lm_head``.
+    ``group_size`` overrides the format's scale group (0: one scale per output row; None: the
+    format's default). ``keep_patterns`` are the modules left at 16 bit (``modules_to_not_convert``
+    / ``ignore``): globs or module prefixes, or regular expressions written ``re:...`` (compressed-
+    tensors), matched against names like ``model.layers.3.self_attn.q_proj`` or ``lm_head``.
     """
 
     precision: str
@@ -24,17 +27,20 @@ class QuantizationConfig(NamedTuple):
     def keeps(self, module_name: str) -> bool:
         """Whether ``module_name`` (or a parent of it) stays unquantized."""
         for pattern in self.keep_patterns:
-            pat = pattern.removeprefix("re:")
-            if fnmatch.fnmatchcase(module_name, pat) or fnmatch.fnmatchcase(module_name, pat + ".*"):
-                return True
-            if module_name == pat or module_name.startswith(pat + "."):
+            if pattern.startswith("re:"):
+                if re.fullmatch(pattern[3:], module_name):
+                    return True
+            elif fnmatch.fnmatchcase(module_name, pattern) or fnmatch.fnmatchcase(module_name, pattern + ".*"):
                 return True
         return False
 
 
 def _group_size(cfg: Mapping[str, Any]) -> int | None:
+    """The scale group of a config: -1 (GPTQ's per-channel) becomes 0, absent stays None."""
     value = cfg.get("group_size", cfg.get("q_group_size"))
-    return int(value) if isinstance(value, int) and value > 0 else None
+    if not isinstance(value, int) or isinstance(value, bool):
+        return None
+    return 0 if value < 0 else value
 
 
 def parse_quantization_config(cfg: Any) -> QuantizationConfig | None:
@@ -46,7 +52,7 @@ def parse_quantization_config(cfg: Any) -> QuantizationConfig | None:
     method = str(cfg.get("quant_method", "")).lower()
     keep = tuple(str(p) for p in (cfg.get("modules_to_not_convert") or cfg.get("ignore") or cfg.get("ignored_layers") or []))
     if method == "mxfp4":
-        return QuantizationConfig("mxfp4", 32, keep)
+        return QuantizationConfig("mxfp4", None, keep)
     if method == "fp8":
         block = cfg.get("weight_block_size")
         return QuantizationConfig("fp8-block" if block else "fp8", None, keep)
@@ -54,11 +60,11 @@ def parse_quantization_config(cfg: Any) -> QuantizationConfig | None:
         bits = int(cfg.get("bits", cfg.get("w_bit", 4)))
         if bits not in (4, 8):
             raise ArchitectureError(f"{method} with {bits} bits is not supported (4 or 8)")
-        return QuantizationConfig("int4" if bits == 4 else "int8-gptq", _group_size(cfg) or 128, keep)
+        return QuantizationConfig("int4" if bits == 4 else "int8-gptq", _group_size(cfg), keep)
     if method == "bitsandbytes":
         if cfg.get("load_in_4bit"):
             double = bool(cfg.get("bnb_4bit_use_double_quant", False))
-            return QuantizationConfig("nf4" if double else "nf4-no-double-quant", 64, keep or ("lm_head",))
+            return QuantizationConfig("nf4" if double else "nf4-no-double-quant", None, keep or ("lm_head",))
         return QuantizationConfig("int8", None, keep or ("lm_head",))
     if method == "compressed-tensors":
         return _compressed_tensors(cfg, keep)
@@ -76,5 +82,5 @@ def _compressed_tensors(cfg: Mapping[str, Any], keep: tuple[str, ...]) -> Quanti
         if bits == 8:
             return QuantizationConfig("int8", None, keep)
         if bits == 4:
-            return QuantizationConfig("int4", _group_size(weights) or 128, keep)
+            return QuantizationConfig("int4", _group_size(weights), keep)
     raise ArchitectureError("compressed-tensors quantization_config has no 4- or 8-bit weight group")

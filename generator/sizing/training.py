@@ -19,7 +19,8 @@ adafactor           2        2      4 (fp32 master) + factored second moment (ro
 
 LoRA adapters are kept in fp32 (PEFT's default under autocast): 4 + 4 + the optimizer's moment
 bytes. ZeRO-1 shards optimizer states, ZeRO-2 also gradients, ZeRO-3 / FSDP full-shard also
-weights, over the data-parallel GPUs; ZeRO-3 then holds ``zero3_live_layers`` gathered layers.
+weights (the frozen base of LoRA too), over the data-parallel GPUs; ZeRO-3 then holds
+``zero3_live_layers`` gathered layers.
 
 Activations per layer and token follow Korthikanti et al. (arXiv:2205.05198) generalised to
 GQA and gated MLPs: the tensors autograd saves are the norm inputs, the attention input, Q, K,
@@ -94,6 +95,13 @@ class TrainingSetup(NamedTuple):
     #: Precision of the frozen base for LoRA (QLoRA: nf4).
     base_precision: str | None = None
 
+    @property
+    def base_precision_name(self) -> str:
+        """Weight format of the model being trained: bf16 for full training and LoRA, nf4 for QLoRA, unless given."""
+        if self.method == "full":
+            return "bf16"
+        return self.base_precision or ("nf4" if self.method == "qlora" else "bf16")
+
 
 class TrainingMemory(NamedTuple):
     """Per-GPU memory of a training job, trainable parameter count and host RAM for offload."""
@@ -164,12 +172,14 @@ def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, co
     opt = _validate(setup)
     dp = setup.data_parallel
     tokens = setup.micro_batch_size * setup.sequence_length
-    shard = Parallelism(par.tp, par.pp, par.ep)
-    bf16 = weight_format("bf16")
-    full_shard = size_weights(arch, bf16, shard)
+    full_shard = size_weights(arch, weight_format("bf16"), par)
     # Fraction of all parameters on the fullest GPU of a model-parallel group.
     mp_fraction = full_shard.per_gpu_bytes / full_shard.total_bytes
     largest_layer = max(full_shard.layer_bytes) / par.tp
+
+    def zero3(replica_weights: float) -> float:
+        # sharded over data parallel, plus the gathered layers in flight; never more than the whole replica
+        return min(replica_weights, replica_weights / dp + consts.zero3_live_layers * largest_layer)
 
     host = 0.0
     weights: float
@@ -180,8 +190,7 @@ def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, co
         trainable = arch.params_total
         weights = params * opt.weight_bytes
         if setup.zero_stage >= 3:
-            # sharded, plus the gathered layers in flight - never more than the whole replica
-            weights = min(weights, weights / dp + consts.zero3_live_layers * largest_layer)
+            weights = zero3(weights)
         grads = params * opt.grad_bytes / (dp if setup.zero_stage >= 2 else 1)
         states = params * opt.state_bytes / (dp if setup.zero_stage >= 1 else 1)
         if opt.factored:
@@ -194,10 +203,9 @@ def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, co
             host += weights - consts.zero3_live_layers * largest_layer
             weights = consts.zero3_live_layers * largest_layer
     else:
-        base_name = setup.base_precision or ("nf4" if setup.method == "qlora" else "bf16")
-        base_fmt: WeightFormat = weight_format(base_name)
-        base = size_weights(arch, base_fmt, shard)
-        weights = base.per_gpu_bytes / (dp if setup.zero_stage >= 3 else 1)
+        base_fmt: WeightFormat = weight_format(setup.base_precision_name)
+        base = size_weights(arch, base_fmt, par)
+        weights = zero3(base.per_gpu_bytes) if setup.zero_stage >= 3 else base.per_gpu_bytes
         trainable = lora_params(arch, setup.lora_rank, setup.lora_targets)
         adapters = trainable * mp_fraction
         weights += adapters * 4
@@ -210,7 +218,10 @@ def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, co
             # one matrix is dequantized to bf16 at a time for the matmul
             weights += max(lin.in_features * lin.out_features for layer in arch.layers for lin in layer.linears) * 2 / par.tp
 
-    per_layer = activation_bytes_per_token_per_layer(arch, setup.sequence_length, setup.flash_attention)
+    # selective recomputation (Korthikanti et al.) drops the attention scores, as FlashAttention does
+    per_layer = activation_bytes_per_token_per_layer(
+        arch, setup.sequence_length, setup.flash_attention or setup.checkpointing == "selective"
+    )
     layers_on_first_stage = math.ceil(arch.num_layers / par.pp)
     # 1F1B keeps pp micro-batches in flight on the first stage: layers/pp x pp = all layers' worth.
     in_flight = layers_on_first_stage * min(par.pp, math.ceil(arch.num_layers / layers_on_first_stage))

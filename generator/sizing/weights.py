@@ -21,7 +21,12 @@ _REPLICATED = {"q_a_proj", "kv_a_proj_with_mqa"}
 
 
 class Parallelism(NamedTuple):
-    """How one model replica is split over GPUs."""
+    """How one model replica is split over GPUs.
+
+    ``ep`` > 1 is DeepSeek-style expert parallelism: each pipeline stage has ``ep`` GPUs (a
+    multiple of ``tp``); routed experts are spread over all of them while attention is
+    tensor-parallel over ``tp`` and data-parallel over ``ep / tp`` groups, which split the sequences.
+    """
 
     tp: int = 1
     pp: int = 1
@@ -30,7 +35,12 @@ class Parallelism(NamedTuple):
     @property
     def gpus(self) -> int:
         """GPUs in one replica."""
-        return self.tp * self.pp
+        return max(self.tp, self.ep) * self.pp
+
+    @property
+    def attention_dp(self) -> int:
+        """Data-parallel attention groups inside an expert-parallel stage (each holds its own sequences)."""
+        return max(1, self.ep // self.tp)
 
 
 class WeightSizes(NamedTuple):
@@ -57,8 +67,11 @@ def _module(layer: int, linear: Linear) -> str:
 
 def _linear_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, linear: Linear) -> Fraction:
     quant = arch.quantization
-    if quant is not None and quant.precision == fmt.name and quant.keeps(_module(layer.number, linear)):
-        return Fraction(fmt.high_bits)
+    if quant is not None and quant.precision == fmt.name:
+        if quant.keeps(_module(layer.number, linear)):
+            return Fraction(fmt.high_bits)
+        if quant.group_size is not None:
+            fmt = fmt._replace(group_size=quant.group_size or None)
     return fmt.linear_bits(linear, layer.number, arch.num_layers)
 
 
