@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from generator.sizing.architecture import EXPERT, Architecture
+from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import size_kv_cache
 from generator.sizing.weights import Parallelism, WeightSizes
@@ -170,11 +170,6 @@ def saturated_throughput(
     step = decode_step(arch, weights, kv_bits, par, acc, batch, input_tokens + output_tokens // 2, consts)
     cycle = output_tokens * step.seconds + prefill_seconds(arch, par, acc, input_tokens, consts) * batch
     return Saturation(batch, batch * output_tokens / cycle, step)
-
-
-def littles_law_concurrency(requests_per_second: float, seconds_per_request: float) -> float:
-    """Requests in flight: arrival rate x time in system (Little's law)."""
-    return requests_per_second * seconds_per_request
 
 
 def training_flops_per_token(arch: Architecture, method: str, checkpointing: str) -> float:
