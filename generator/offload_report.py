@@ -1,4 +1,4 @@
-"""Fixed hardware: build the machine, run the offload plan, and say it in a user's terms.
+"""Fixed hardware: say an offload plan in a user's terms.
 
 Shared by ``specgen estimate --ram-gib ...`` and workloads with ``hardware.fixed`` (kept free of
 pydantic and click for the estimate's cold start): runtime settings for llama.cpp, Hugging Face
@@ -35,7 +35,7 @@ def _gib(n: float) -> float:
     return round(n / GIB, 2)
 
 
-def runtime_settings(arch: Architecture, plan: OffloadPlan, machine: Machine) -> dict[str, Any]:
+def runtime_settings(arch: Architecture, plan: OffloadPlan, machine: Machine, consts: Constants) -> dict[str, Any]:
     """The same placement as settings of four common runtimes."""
     p = plan.placement
     n = arch.num_layers
@@ -59,8 +59,8 @@ def runtime_settings(arch: Architecture, plan: OffloadPlan, machine: Machine) ->
     vllm: dict[str, Any] = {
         "--max-model-len": p.context_tokens,
         "--cpu-offload-gb": offload_per_gpu,
-        "--tensor-parallel-size": machine.gpus,
-        "--gpu-memory-utilization": 0.9,
+        "--pipeline-parallel-size": machine.gpus,
+        "--gpu-memory-utilization": consts.gpu_memory_utilization,
     }
     if p.disk_bytes:
         vllm["note"] = "vLLM offloads to CPU memory only; this placement also needs NVMe, use llama.cpp or DeepSpeed"
@@ -116,11 +116,8 @@ def findings(
     """(level, code, message) warnings about a fixed-hardware placement."""
     p, c = plan.placement, plan.cost
     out: list[tuple[str, str, str]] = []
-    if p.ram_free_bytes < 0:
-        out.append(
-            ("error", "reserve-violated", f"the model needs {_gib(-p.ram_free_bytes)} GiB of the RAM reserved for other services")
-        )
-    elif p.offloaded and p.ram_free_bytes < 0.05 * machine.ram_bytes:
+    # the reserve itself is never planned into (place() raises instead); warn when little is left beyond it
+    if p.offloaded and p.ram_free_bytes < 0.05 * machine.ram_bytes:
         risk = "swap" if machine.swap_bytes else "the out-of-memory killer"
         out.append(
             (

@@ -11,6 +11,7 @@ from generator.planner.assemble import build_plan
 from generator.planner.candidates import inference_options, training_options, within_limits
 from generator.planner.fixed import plan_fixed
 from generator.planner.option import Option
+from generator.planner.options import rank
 from generator.planner.plan import Finding, Plan
 from generator.sizing.constants import with_overrides
 from generator.workload import LoadedWorkload
@@ -44,7 +45,9 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
             options = inference_options(wl, dep, model, consts, blocked)
         else:
             options = training_options(wl, dep, model, consts, blocked)
-        feasible = sorted((o for o in options if within_limits(wl, o)), key=lambda o: (o.candidate.score, o.candidate.summary))
+        feasible = sorted(
+            (o for o in options if within_limits(wl, o)), key=lambda o: (rank(wl.objective, o.candidate), o.candidate.summary)
+        )
         if not feasible:
             where = loaded.document.locate(("deployments", i, "model"))
             detail = "; ".join(sorted(set(blocked))[:6]) or "no platform of this provider offers an allowed GPU"

@@ -7,7 +7,7 @@ from typing import Any
 
 from generator.planner.inference import ReplicaShape, point_for_rate
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, racks_needed
-from generator.planner.option import Option, pool_name
+from generator.planner.option import Option, pool_labels, pool_name
 from generator.planner.options import HOURS_PER_MONTH, node_price_per_hour
 from generator.planner.plan import DeploymentPlan, Finding, Plan, Pool
 from generator.planner.training import TrainingShape
@@ -176,7 +176,6 @@ def build_plan(
                 kv_cache_precision=kv,
                 tp=opt.candidate.tp,
                 pp=opt.candidate.pp,
-                ep=1,
                 replicas=opt.candidate.replicas,
                 gpus=opt.candidate.gpus,
                 pool=pool_of[index],
@@ -184,6 +183,15 @@ def build_plan(
                 details=details,
                 reasons=tuple(reasons),
                 runners_up=tuple(o.candidate for o in rest[:3]),
+            )
+        )
+    if wl.hardware.provider != "baremetal" and "kubernetes" in wl.outputs:
+        findings.append(
+            Finding(
+                "info",
+                "kubernetes-cloud-flavor",
+                f"Kubernetes manifests for {wl.hardware.provider} node pools (Karpenter, GKE, AKS) are not rendered yet; "
+                "only the bare-metal kubeadm and GPU Operator manifests exist",
             )
         )
     return Plan(
@@ -226,14 +234,7 @@ def _pool(loaded: LoadedWorkload, unit: list[tuple[int, Option]], nodes: int, co
     node = assemble_node(hw.platform, hw.gpu, first.candidate.gpus_per_node, needs, consts, findings)
     name = pool_name("_".join(names), hw.gpu.id)
     usd, basis = node_price_per_hour(wl, hw.platform, node.gpus, consts)
-    labels: tuple[tuple[str, str], ...] = (
-        ("specgen.dev/gpu", hw.gpu.id),
-        ("specgen.dev/platform", hw.platform.id),
-        ("specgen.dev/pool", name.replace("_", "-")),
-    )
-    if hw.gpu.vendor == "nvidia":
-        # selects this pool's entry of the device-plugin ConfigMap (GPU Operator per-node configuration)
-        labels = (("nvidia.com/device-plugin.config", name.replace("_", "-")), *labels)
+    labels = pool_labels(name, hw.gpu, hw.platform.id)
     return Pool(
         name=name,
         node=node,

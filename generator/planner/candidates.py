@@ -9,11 +9,12 @@ from generator.model_source import ResolvedModel
 from generator.planner.inference import ReplicaShape, replica_shapes
 from generator.planner.nodes import NodeNeeds, assemble_node
 from generator.planner.option import Option
-from generator.planner.options import HOURS_PER_MONTH, Hardware, allowed_hardware, node_counts, node_price_per_hour, score
+from generator.planner.options import HOURS_PER_MONTH, Hardware, allowed_hardware, node_counts, node_price_per_hour
 from generator.planner.plan import Candidate, Finding
 from generator.planner.training import TrainingShape, training_shapes
 from generator.sizing.constants import Constants
 from generator.sizing.precision import weight_format
+from generator.sizing.training import OPTIMIZERS
 from generator.sizing.weights import size_weights
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
 
@@ -26,20 +27,22 @@ def _inference_needs(shape: ReplicaShape, gpus_per_node: int) -> NodeNeeds:
 
 
 def _training_needs(
-    model: ResolvedModel, shape: TrainingShape, dataset_tokens: int | None, nodes: int, consts: Constants
+    model: ResolvedModel, shape: TrainingShape, dataset_tokens: int | None, layout: tuple[int, int], consts: Constants
 ) -> NodeNeeds:
     """Host RAM, dataset and checkpoint space of a training job, per node."""
-    gpus_per_node = max(1, shape.world // max(nodes, 1))
+    gpus_per_node, nodes = layout
+    used_per_node = min(gpus_per_node, shape.world)
     files = size_weights(model.architecture, weight_format("bf16")).total_bytes
+    optimizer = OPTIMIZERS[shape.setup.optimizer]
     if shape.setup.method == "full":
-        host = int(consts.training_host_ram_ratio * shape.hardware.gpu.memory_bytes * gpus_per_node)
-        checkpoint = (
-            shape.memory.trainable_params * 14 * consts.checkpoints_kept // max(nodes, 1)
-        )  # bf16 weights + fp32 Adam states
+        host = int(consts.training_host_ram_ratio * shape.hardware.gpu.memory_bytes * used_per_node)
+        # a checkpoint holds the weights and the optimizer states (master copy and moments), sharded over the nodes
+        per_param = optimizer.weight_bytes + optimizer.state_bytes
+        checkpoint = shape.memory.trainable_params * per_param * consts.checkpoints_kept // max(nodes, 1)
     else:
         host = files  # the frozen base is read (and quantized) through host memory once
-        checkpoint = shape.memory.trainable_params * 4 * consts.checkpoints_kept  # fp32 adapters
-    host = max(host, shape.memory.host_ram_bytes_per_gpu * gpus_per_node)
+        checkpoint = shape.memory.trainable_params * (4 + optimizer.moment_bytes) * consts.checkpoints_kept  # fp32 adapters
+    host = max(host, shape.memory.host_ram_bytes_per_gpu * used_per_node)
     dataset = (dataset_tokens or 0) * consts.dataset_bytes_per_token
     return NodeNeeds(files, host, dataset, checkpoint, needs_fabric=nodes > 1 and shape.setup.method == "full")
 
@@ -81,7 +84,6 @@ def _option(
         nodes=nodes,
         usd_per_hour=total_usd,
         power_w=power,
-        score=score(wl.objective, total_usd, gpus, power),
         summary=summary,
     )
     return Option(candidate, hw, node, needs, shape)
@@ -123,7 +125,7 @@ def training_options(
         for shape in shapes:
             replicas = shape.world // shape.par.tp
             for layout in node_counts(hw.platform, shape.par.tp, 1, replicas):
-                needs = _training_needs(model, shape, spec.dataset_tokens, layout[1], consts)
+                needs = _training_needs(model, shape, spec.dataset_tokens, layout, consts)
                 hours = f", {shape.hours:.1f} h" if shape.hours else ""
                 summary = f"{shape.reason} on {layout[1]} x {hw.platform.id} ({layout[0]} GPUs){hours}"
                 opt = _option(wl, hw, layout, needs, shape, replicas, summary, consts, blocked)

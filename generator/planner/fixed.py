@@ -18,7 +18,7 @@ from generator.offload_report import (
 )
 from generator.planner.assemble import GPU_TAINT, totals
 from generator.planner.nodes import BTU_PER_H_PER_W
-from generator.planner.option import pool_name
+from generator.planner.option import pool_labels, pool_name
 from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool
 from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine, plan_offload
@@ -97,7 +97,7 @@ def _deployment(
         "ttft_s": round(cost.ttft_s, 3),
         "cold_start_s": round(cost.cold_start_s, 1),
         "offload": offload_summary(plan, machine),
-        "runtime_settings": runtime_settings(arch, plan, machine),
+        "runtime_settings": runtime_settings(arch, plan, machine, consts),
         "checklist": checklist(plan, machine),
     }
     reasons = [
@@ -117,7 +117,6 @@ def _deployment(
             kv_cache_precision=spec.kv_cache_precision,
             tp=1,
             pp=machine.gpus,
-            ep=1,
             replicas=1,
             gpus=machine.gpus,
             pool=pool,
@@ -154,12 +153,7 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
                 "switching evicts one and reloads the other (see cold_start_s)",
             )
         )
-    labels = (
-        ("nvidia.com/device-plugin.config", name.replace("_", "-")),
-        ("specgen.dev/gpu", node.gpu_id),
-        ("specgen.dev/platform", "fixed"),
-        ("specgen.dev/pool", name.replace("_", "-")),
-    )
+    labels = pool_labels(name, catalog.find_gpu(fixed.gpu), "fixed")
     pool = Pool(
         name=name,
         node=node,

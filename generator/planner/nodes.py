@@ -69,17 +69,23 @@ def _nics(platform: PlatformSpec, gpus: int, needs_fabric: bool, findings: list[
 def component_power_w(
     gpu: GpuSpec, gpus: int, platform: PlatformSpec, ram_gib: int, drives: int, nics: tuple[Nic, ...], consts: Constants
 ) -> int:
-    """Wall power of a server from its parts: GPUs, CPUs, DIMMs, drives, NICs, NVSwitches, fans, PSU loss."""
+    """Wall power of a server from its parts: GPUs, CPUs, DIMMs, drives, NICs, NVSwitches, fans, PSU loss.
+
+    NIC and drive power come from the catalog where it lists them, else from the named constants.
+    """
     cpu = catalog.cpus().get(platform.cpu_id or "") or choose_cpu(platform.cpu_sockets, consts.cpu_cores_per_gpu * gpus)
     cpu_w = cpu.tdp_w * platform.cpu_sockets if cpu else 0.0
     nvswitch = NVSWITCH_CHIPS.get(_gpu_generation(gpu), 0) if platform.kind == "hgx-8gpu" and gpus == 8 else 0
-    nic_ports = sum(n.count for n in nics)
+    nic_table = catalog.nics()
+    nic_w = sum(n.count * (nic_table[n.nic_id].power_w or consts.nic_power_w * nic_table[n.nic_id].ports) for n in nics)
+    drive = catalog.drives().get(platform.nvme_drive_id or "")
+    drive_w = (drive.power_w_active if drive and drive.power_w_active else consts.nvme_power_w) * drives
     load = (
         gpu.tdp_w * gpus
         + cpu_w
         + math.ceil(ram_gib / 64) * consts.dimm_power_w
-        + drives * consts.nvme_power_w
-        + nic_ports * consts.nic_power_w
+        + drive_w
+        + nic_w
         + nvswitch * consts.nvswitch_power_w
     )
     return round(load * (1 + consts.fan_power_fraction) / consts.psu_efficiency)
@@ -237,7 +243,8 @@ def racks_needed(node: NodeSpec, nodes: int, rack_power_kw: float) -> int:
     per_rack = int(rack_power_kw * 1000 // node.power_w) if node.power_w else nodes
     if node.rack_units:
         per_rack = min(per_rack, RACK_UNITS // node.rack_units)
-    return math.ceil(nodes / per_rack) if per_rack else 0
+    # a node above the rack budget is ruled out by the planner; count one rack per node rather than none
+    return math.ceil(nodes / per_rack) if per_rack else nodes
 
 
 def model_load_seconds(model_bytes: int, node: NodeSpec) -> float | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from generator.catalog.records import GpuSpec
 from generator.planner.inference import ReplicaShape
 from generator.planner.nodes import NodeNeeds
 from generator.planner.options import Hardware
@@ -26,3 +27,15 @@ class Option:
 def pool_name(deployments: str, gpu_id: str) -> str:
     """A pool name valid for Ansible groups and Terraform keys: ``[a-z0-9_]``."""
     return re.sub(r"[^a-z0-9_]", "_", f"{deployments}_{gpu_id}".lower())
+
+
+def pool_labels(name: str, gpu: GpuSpec, platform_id: str) -> tuple[tuple[str, str], ...]:
+    """Kubernetes node labels of a pool; NVIDIA pools also select their device-plugin configuration."""
+    labels: tuple[tuple[str, str], ...] = (
+        ("specgen.dev/gpu", gpu.id),
+        ("specgen.dev/platform", platform_id),
+        ("specgen.dev/pool", name.replace("_", "-")),
+    )
+    if gpu.vendor == "nvidia":
+        labels = (("nvidia.com/device-plugin.config", name.replace("_", "-")), *labels)
+    return labels

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
+from generator.planner.plan import Candidate
 from generator.sizing.constants import Constants
 from generator.workload.models import Workload
 
@@ -63,6 +64,11 @@ def node_price_per_hour(wl: Workload, platform: PlatformSpec, gpus: int, consts:
         per_hour *= gpus / full
         basis += f", scaled by GPU count {gpus}/{full}"
     return per_hour, basis
+
+
+def rank(objective: str, candidate: Candidate) -> tuple[float, ...]:
+    """Sort key of a candidate under the objective."""
+    return score(objective, candidate.usd_per_hour, candidate.gpus, candidate.power_w)
 
 
 def score(objective: str, usd_per_hour: float | None, gpus: int, power_w: int) -> tuple[float, ...]:

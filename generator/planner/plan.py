@@ -91,7 +91,6 @@ class Candidate:
     nodes: int
     usd_per_hour: float | None
     power_w: int
-    score: tuple[float, ...]
     summary: str
 
 
@@ -109,7 +108,6 @@ class DeploymentPlan:
     kv_cache_precision: str | None
     tp: int
     pp: int
-    ep: int
     replicas: int
     gpus: int
     pool: str

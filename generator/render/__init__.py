@@ -18,6 +18,6 @@ def render_plan(plan: Plan, workload: Workload) -> dict[str, str]:
         files.update(render_terraform(plan, workload.hardware.rack_power_kw))
     if "ansible" in workload.outputs:
         files.update(render_ansible(plan))
-    if "kubernetes" in workload.outputs:
+    if "kubernetes" in workload.outputs and plan.provider == "baremetal":
         files.update(render_kubernetes(plan, workload.kubernetes))
     return dict(sorted(files.items()))

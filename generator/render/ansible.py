@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator import catalog
 from generator.catalog import software
 from generator.planner.plan import Plan, Pool
 from generator.render.env import to_yaml
@@ -21,7 +22,7 @@ def host_names(pool: Pool) -> list[str]:
 def group_vars(pool: Pool, plan: Plan) -> dict[str, Any]:
     """What the roles configuring a pool's hosts need to know."""
     node = pool.node
-    vendor = "nvidia" if node.gpu_id not in _non_nvidia() else "other"
+    vendor = catalog.gpus()[node.gpu_id].vendor
     driver = software("nvidia-driver")
     fabric = [n for n in node.nics if n.role == "fabric"]
     deployments = [d for d in plan.deployments if d.pool == pool.name]
@@ -56,8 +57,7 @@ def group_vars(pool: Pool, plan: Plan) -> dict[str, Any]:
                 {"role": n.role, "model": n.nic_id, "count": n.count, "port_gbps": n.port_gbps, "protocol": n.protocol}
                 for n in node.nics
             ],
-            "rdma": bool(fabric) and any(n.gpudirect_rdma for n in fabric),
-            "gpudirect_rdma": bool(fabric) and any(n.gpudirect_rdma for n in fabric),
+            "gpudirect_rdma": any(n.gpudirect_rdma for n in fabric),
         },
         "power": {"node_w": node.power_w, "heat_btu_per_h": node.heat_btu_per_h, "cooling": node.cooling, "psu": node.psu},
         "kubernetes": {
@@ -77,12 +77,6 @@ def group_vars(pool: Pool, plan: Plan) -> dict[str, Any]:
             for d in deployments
         ],
     }
-
-
-def _non_nvidia() -> set[str]:
-    from generator import catalog
-
-    return {g.id for g in catalog.gpus().values() if g.vendor != "nvidia"}
 
 
 def render_ansible(plan: Plan) -> dict[str, str]:

@@ -23,7 +23,7 @@ from generator.units import GIB
 
 def to_json(value: Any) -> str:
     """Canonical JSON: sorted keys, two-space indent, no trailing newline."""
-    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
 
 
 def _sorted(value: Any) -> Any:
@@ -53,21 +53,21 @@ class _Representer(SafeRepresenter):
 _Representer.add_representer(str, _represent_str)
 
 
-def to_yaml(value: Any, sort: bool = True) -> str:
-    """Block-style YAML of plain data, readable alike by YAML 1.1 and 1.2 parsers; keys sorted unless ``sort`` is False."""
+def to_yaml(value: Any) -> str:
+    """Block-style YAML of plain data with sorted keys, read alike by YAML 1.1 and 1.2 parsers."""
     yaml = YAML(typ="safe", pure=True)
     yaml.Representer = _Representer
     yaml.default_flow_style = False
     yaml.width = 4096
     yaml.indent(mapping=2, sequence=4, offset=2)
     buf = io.StringIO()
-    yaml.dump(_sorted(value) if sort else value, buf)
+    yaml.dump(_sorted(value), buf)
     return buf.getvalue()
 
 
 def hcl(value: Any) -> str:
     """An HCL literal: JSON syntax is valid HCL for these values, with template sequences escaped."""
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
     return text.replace("${", "$${").replace("%{", "%%{")
 
 
@@ -100,7 +100,6 @@ def environment() -> Environment:
     )
     env.filters["tojson"] = to_json
     env.filters["hcl"] = hcl
-    env.filters["to_yaml"] = to_yaml
     env.filters["num"] = num
     env.filters["gib"] = gib
     return env

@@ -215,9 +215,7 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
     layers = []
     for index in range(n_layers):
         attn, attn_other, kv_elems, layer_kv_heads = (
-            _mla_attention(text, hidden, heads)
-            if mla
-            else _gqa_attention(model_type, hidden, heads, kv_heads, head_dim, biases)
+            _mla_attention(text, hidden, heads) if mla else _gqa_attention(model_type, hidden, heads, kv_heads, head_dim, biases)
         )
         mlp, mlp_other, top_k = _mlp(text, model_type, index, hidden, intermediate)
         norms = _norm_params(model_type, hidden)

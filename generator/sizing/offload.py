@@ -24,6 +24,7 @@ from typing import NamedTuple
 from generator.errors import InfeasibleError
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
+from generator.sizing.kv_cache import ceil_bytes, tokens_held
 from generator.sizing.memory import MemoryBreakdown, inference_activation_bytes
 from generator.sizing.performance import prefill_flops
 from generator.sizing.precision import WeightFormat
@@ -101,11 +102,7 @@ def _per_gpu_fixed(arch: Architecture, consts: Constants, machine: Machine) -> i
 
 def _layer_kv(arch: Architecture, kv_bits: int, context: int) -> list[int]:
     """KV bytes of each layer for one sequence of ``context`` tokens."""
-    out = []
-    for layer in arch.layers:
-        held = context if layer.window_tokens is None else min(context, layer.window_tokens)
-        out.append(-(-layer.kv_elements_per_token * held * kv_bits // 8))
-    return out
+    return [ceil_bytes(layer.kv_elements_per_token * tokens_held(layer, context) * kv_bits) for layer in arch.layers]
 
 
 def fits_on_gpus(arch: Architecture, fmt: WeightFormat, kv_bits: int, context: int, machine: Machine, consts: Constants) -> bool:
@@ -165,9 +162,10 @@ def place(
     def fits() -> bool:
         return max(_fill_gpus(gpu_items(), capacity, machine.gpus)[0]) <= capacity
 
-    if not fits():
-        if not allow_offload:
-            raise InfeasibleError("does not fit the GPUs")
+    if not fits() and not allow_offload:
+        raise InfeasibleError("does not fit the GPUs")
+    if not fits() and not arch.tie_word_embeddings:
+        # a tied embedding is also the LM head, read whole every token: it stays with the head
         embed_cpu = True
         steps.append("input embedding to system RAM (a lookup per token)")
     if not fits() and arch.is_moe:
@@ -257,11 +255,8 @@ def place(
 
 def _active_fraction(arch: Architecture) -> float:
     """Share of routed-expert bytes one token reads (top-k of the experts)."""
-    for layer in arch.layers:
-        for lin in layer.linears:
-            if lin.group == "expert":
-                return layer.experts_per_token / lin.copies
-    return 1.0
+    experts, top_k = arch.routed_experts
+    return top_k / experts if experts else 1.0
 
 
 def offload_cost(
@@ -294,10 +289,11 @@ def offload_cost(
         else:
             gpu_read += dense + experts
             gpu_expert_bytes += sizes.layer_expert_bytes[i]
+    head = sizes.embedding_bytes if arch.tie_word_embeddings else sizes.lm_head_bytes
     if placement.lm_head_device == "cpu":
-        cpu_read += sizes.lm_head_bytes
+        cpu_read += head
     else:
-        gpu_read += sizes.lm_head_bytes
+        gpu_read += head
     embedding_row = arch.hidden_size * 2
     gpu_read += placement.kv_gpu_bytes
     cpu_read += placement.kv_cpu_bytes + (embedding_row if placement.embedding_device == "cpu" else 0)
@@ -364,7 +360,11 @@ def plan_offload(
     alternatives: tuple[WeightFormat, ...] = (),
 ) -> OffloadPlan:
     """Run the issue-#5 order over ``formats`` (the allowed precisions) and return the placement and its cost."""
-    ranked = sorted(formats, key=lambda f: -size_weights(arch, f).total_bytes)
+    requested = size_weights(arch, formats[0]).total_bytes
+    # never "upgrade" past the requested precision: only the requested one and smaller ones are candidates
+    ranked = sorted(
+        (f for f in formats if size_weights(arch, f).total_bytes <= requested), key=lambda f: -size_weights(arch, f).total_bytes
+    )
     decisions: list[str] = []
     chosen: tuple[WeightFormat, int] | None = None
     for fmt in ranked:
@@ -372,7 +372,7 @@ def plan_offload(
             chosen = (fmt, context)
             decisions.append(
                 "fits in VRAM as requested"
-                if fmt is ranked[0]
+                if fmt is formats[0]
                 else f"quantized to {fmt.name}, the largest allowed precision that fits in VRAM"
             )
             break

@@ -52,8 +52,6 @@ class WeightFormat(NamedTuple):
     group_size: int | None = None
     #: 2-D block (rows = cols) sharing one scale, for block-wise FP8.
     block: int | None = None
-    quantize_embeddings: bool = False
-    quantize_lm_head: bool = False
     #: Bits of tensors the format leaves alone (embeddings, norms, routers).
     high_bits: int = 16
     #: Which GGUF mixture this is, if any.
@@ -83,13 +81,13 @@ class WeightFormat(NamedTuple):
         """Bits per weight of the input embedding."""
         if self.gguf:
             return GGUF_TYPE_BITS["Q8_0" if self.gguf == "Q8_0" else _gguf_base(self.gguf)]
-        return self.bits if self.quantize_embeddings else Fraction(self.high_bits)
+        return Fraction(self.high_bits)  # GPTQ/AWQ, bitsandbytes, FP8 and MXFP4 checkpoints keep embeddings unquantized
 
     def lm_head_bits(self) -> Fraction:
         """Bits per weight of the output projection."""
         if self.gguf:
             return GGUF_TYPE_BITS["Q8_0" if self.gguf == "Q8_0" else "Q6_K"]
-        return self.bits if self.quantize_lm_head else self.embedding_bits()
+        return self.embedding_bits()
 
     def other_bits(self) -> Fraction:
         """Bits per element of norms, biases and other 1-D tensors."""

@@ -129,8 +129,8 @@ def _validate(setup: TrainingSetup) -> Optimizer:
         raise InputError(f"unknown optimizer '{setup.optimizer}'; choose one of {', '.join(sorted(OPTIMIZERS))}") from None
 
 
-def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[tuple[Linear, int]]:
-    """The (matrix, layer index) pairs LoRA adapts, for ``all-linear`` or named modules."""
+def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[Linear]:
+    """The matrices LoRA adapts, for ``all-linear`` or named modules."""
     picked = []
     for layer in arch.layers:
         for lin in layer.linears:
@@ -138,7 +138,7 @@ def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[tuple[Lin
                 continue
             short = lin.name.rsplit(".", 1)[-1]
             if LORA_ALL in targets or short in targets:
-                picked.append((lin, layer.number))
+                picked.append(lin)
     if not picked:
         raise InputError(f"LoRA target modules {list(targets)} match no linear layer of this model")
     return picked
@@ -146,7 +146,7 @@ def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[tuple[Lin
 
 def lora_params(arch: Architecture, rank: int, targets: tuple[str, ...]) -> int:
     """Trainable adapter parameters: ``rank * (in + out)`` per adapted matrix (and per expert)."""
-    return sum(rank * (lin.in_features + lin.out_features) * lin.copies for lin, _ in lora_targets(arch, targets))
+    return sum(rank * (lin.in_features + lin.out_features) * lin.copies for lin in lora_targets(arch, targets))
 
 
 def activation_bytes_per_token_per_layer(arch: Architecture, seq_len: int, flash_attention: bool, act_bytes: int = 2) -> int:

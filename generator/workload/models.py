@@ -59,11 +59,6 @@ class InferenceDeployment(_Model):
     model: str
     inference: InferenceSpec
 
-    @property
-    def kind(self) -> str:
-        """``inference``."""
-        return "inference"
-
 
 class TrainingDeployment(_Model):
     """A model trained or fine-tuned."""
@@ -71,11 +66,6 @@ class TrainingDeployment(_Model):
     name: str
     model: str
     training: TrainingSpec
-
-    @property
-    def kind(self) -> str:
-        """``training``."""
-        return "training"
 
 
 def _deployment_kind(value: Any) -> str:
