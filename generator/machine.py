@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from generator import catalog
-from generator.catalog.records import GpuSpec
+from generator.catalog.records import GpuSpec, dram_bandwidth_gb_per_s
 from generator.errors import InputError
 from generator.sizing.offload import Machine
-from generator.sizing.performance import PCIE_X16_GB_PER_S
+from generator.sizing.performance import pcie_gb_per_s
 from generator.units import GIB
 
 
@@ -33,19 +33,22 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
     """The :class:`Machine` of ``spec`` and a sentence on where its DDR bandwidth comes from."""
     gpu = catalog.find_gpu(spec.gpu)
     if spec.memory_channels and spec.ddr_mt_per_s:
-        ddr = spec.memory_channels * spec.ddr_mt_per_s * 8 / 1000
-        ddr_basis = f"{spec.memory_channels} channels x DDR-{spec.ddr_mt_per_s}"
+        channels, mts, source = spec.memory_channels, spec.ddr_mt_per_s, ""
     elif spec.cpu:
         cpu = catalog.cpus().get(spec.cpu)
         if cpu is None:
             raise InputError(f"unknown CPU '{spec.cpu}'{catalog.suggest(spec.cpu, sorted(catalog.cpus()))}")
-        channels = spec.memory_channels or cpu.memory_channels
-        mts = spec.ddr_mt_per_s or cpu.ddr_mt_per_s
-        ddr, ddr_basis = channels * mts * 8 / 1000, f"{cpu.name}: {channels} channels x DDR-{mts}"
+        channels, mts, source = (
+            spec.memory_channels or cpu.memory_channels,
+            spec.ddr_mt_per_s or cpu.ddr_mt_per_s,
+            f"{cpu.name}: ",
+        )
     else:
         raise InputError("give the CPU (a catalog id) or memory_channels and ddr_mt_per_s, to know the DRAM bandwidth")
+    ddr = dram_bandwidth_gb_per_s(channels, mts)
+    ddr_basis = f"{source}{channels} channels x DDR-{mts}"
     gen = min(spec.pcie_gen or gpu.pcie_gen, gpu.pcie_gen)
-    pcie = PCIE_X16_GB_PER_S.get(gen, 31.5) * spec.pcie_lanes / 16
+    pcie = pcie_gb_per_s(gen, spec.pcie_lanes)
     machine = Machine(
         gpus=spec.gpu_count,
         gpu_memory_bytes=gpu.memory_bytes,

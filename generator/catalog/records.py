@@ -139,8 +139,13 @@ class CpuSpec(NamedTuple):
 
     @property
     def memory_bandwidth_gb_per_s(self) -> float:
-        """Theoretical DRAM bandwidth of one socket: channels x MT/s x 8 bytes."""
-        return self.memory_channels * self.ddr_mt_per_s * 8 / 1000
+        """Theoretical DRAM bandwidth of one socket."""
+        return dram_bandwidth_gb_per_s(self.memory_channels, self.ddr_mt_per_s)
+
+
+def dram_bandwidth_gb_per_s(channels: int, mt_per_s: int) -> float:
+    """Theoretical DRAM bandwidth: channels x transfers per second x 8 bytes per transfer."""
+    return channels * mt_per_s * 8 / 1000
 
 
 class NicSpec(NamedTuple):

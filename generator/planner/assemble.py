@@ -9,7 +9,7 @@ from generator.planner.inference import ReplicaShape, point_for_rate
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, racks_needed
 from generator.planner.option import Option, pool_labels, pool_name
 from generator.planner.options import HOURS_PER_MONTH, node_price_per_hour
-from generator.planner.plan import DeploymentPlan, Finding, Plan, Pool
+from generator.planner.plan import DeploymentPlan, Finding, Plan, Pool, sorted_findings
 from generator.planner.training import TrainingShape
 from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for, saturated_throughput
@@ -201,7 +201,7 @@ def build_plan(
         deployments=tuple(deployments),
         pools=tuple(pools),
         totals=totals(pools),
-        findings=tuple(sorted(set(findings), key=lambda f: (f.path, f.code, f.message))),
+        findings=sorted_findings(findings),
         constants=dict(sorted(wl.constants.items())),
     )
 

@@ -19,7 +19,7 @@ from generator.offload_report import (
 from generator.planner.assemble import GPU_TAINT, totals
 from generator.planner.nodes import BTU_PER_H_PER_W
 from generator.planner.option import pool_labels, pool_name
-from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool
+from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool, sorted_findings
 from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine, plan_offload
 from generator.sizing.precision import kv_cache_bits, weight_format
@@ -173,6 +173,6 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
         deployments=tuple(deployments),
         pools=(pool,),
         totals=totals([pool]),
-        findings=tuple(sorted(set(notes), key=lambda f: (f.path, f.code, f.message))),
+        findings=sorted_findings(notes),
         constants=dict(sorted(wl.constants.items())),
     )

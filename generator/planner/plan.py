@@ -18,6 +18,11 @@ class Finding:
     path: str = ""
 
 
+def sorted_findings(findings: list[Finding]) -> tuple[Finding, ...]:
+    """Findings without repeats, in a stable order (by path, code, message)."""
+    return tuple(sorted(set(findings), key=lambda f: (f.path, f.code, f.message)))
+
+
 @dataclass(frozen=True)
 class Nic:
     """NICs of one kind in a node."""

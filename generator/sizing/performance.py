@@ -46,8 +46,13 @@ def accelerator_for(gpu: GpuSpec, compute: str, tp: int) -> Accelerator:
         link = gpu.interconnect_gb_per_s_bidir / 2
     else:
         fast = False
-        link = PCIE_X16_GB_PER_S.get(gpu.pcie_gen, 31.5) * gpu.pcie_lanes / 16
+        link = pcie_gb_per_s(gpu.pcie_gen, gpu.pcie_lanes)
     return Accelerator(gpu.memory_bandwidth_gb_per_s, tflops, link, fast)
+
+
+def pcie_gb_per_s(gen: int, lanes: int) -> float:
+    """PCIe bandwidth per direction of a link of ``lanes`` lanes (Gen4 when the generation is unknown)."""
+    return PCIE_X16_GB_PER_S.get(gen, PCIE_X16_GB_PER_S[4]) * lanes / 16
 
 
 class DecodeStep(NamedTuple):
