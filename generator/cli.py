@@ -75,20 +75,22 @@ def _build_cli() -> Any:
     def render(files: tuple[str, ...], output: str, check: bool, targets: tuple[str, ...]) -> None:
         """Validate, plan and render workload FILES into an output tree."""
         from generator.errors import DriftError
-        from generator.writer import diff_trees, read_tree, write_tree
+        from generator.writer import diff_trees, read_manifest, read_tree, with_manifest, write_tree
 
         trees = _render_all(files, output)
         drift = []
         for directory, rendered in trees.items():
             wanted = _select(rendered, targets)
-            on_disk = read_tree(directory)
             if check:
-                text = diff_trees(_select(on_disk, targets), wanted)
+                # only the files specgen owns are compared (terraform state and the like are not read)
+                text = diff_trees(_select(read_tree(directory), targets), _select(with_manifest(rendered), targets))
                 if text:
                     drift.append(text)
                 continue
-            kept = {k: v for k, v in on_disk.items() if k not in _select(on_disk, targets)} if targets else {}
-            write_tree({**kept, **wanted}, directory)
+            # --target: the other outputs' owned files stay as they are on disk, and in the manifest
+            owned = (read_manifest(directory) or []) if targets else []
+            keep = set(owned) - set(_select(dict.fromkeys(owned, ""), targets))
+            write_tree(wanted, directory, keep=keep)
             click.echo(f"wrote {len(wanted)} files to {directory}")
         if drift:
             raise DriftError("".join(drift) + "specgen: rendered output is stale; run `specgen render` and commit the result")

@@ -1,6 +1,12 @@
 """Write a rendered tree atomically, or compare it with what is on disk (``--check``).
 
-The tree is written to a temporary sibling directory and swapped in with renames, so an
+specgen owns only the files it wrote. Their relative paths are listed in ``.specgen-manifest`` at the
+root of the output directory (sorted, one per line, the manifest itself included); every other file,
+directory or symlink there (``terraform.tfstate``, ``.terraform/``, notes) belongs to the user, is never
+read, and survives a re-render unchanged (hard-linked into the new tree). A non-empty directory without
+a manifest is not a specgen output directory, and specgen refuses to write into it.
+
+The new tree is built in a temporary sibling directory and swapped in with two renames, so an
 interrupted run leaves the previous output intact and readers never see half a tree.
 """
 
@@ -9,25 +15,70 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
+import stat
 import tempfile
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 from generator.errors import InputError, OutputError
 
+MANIFEST = ".specgen-manifest"
+
+
+def manifest_text(paths: Iterable[str]) -> str:
+    """The manifest's bytes for the owned ``paths``: sorted, one per line, the manifest included."""
+    return "".join(f"{rel}\n" for rel in sorted({*paths, MANIFEST}))
+
+
+def with_manifest(files: Mapping[str, str]) -> dict[str, str]:
+    """``files`` plus the manifest that lists them: the tree exactly as :func:`write_tree` writes it."""
+    owned = {rel: text for rel, text in files.items() if rel != MANIFEST}
+    owned[MANIFEST] = manifest_text(owned)
+    return dict(sorted(owned.items()))
+
+
+def read_manifest(directory: str) -> list[str] | None:
+    """The paths listed in ``directory``'s manifest (sorted), or None when it has no manifest."""
+    path = os.path.join(directory, MANIFEST)
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        with open(path, encoding="utf-8", newline="") as fh:
+            text = fh.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise OutputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise OutputError(f"cannot read {path}: it is not UTF-8 text") from None
+    entries: set[str] = set()
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line:
+            continue
+        if not _is_relative(line):
+            raise OutputError(f"{path}:{number}: {line!r} is not a relative path inside the output directory")
+        entries.add(line)
+    return sorted(entries)
+
 
 def read_tree(directory: str) -> dict[str, str]:
-    """Every file under ``directory``, keyed by its relative path (``/``-separated)."""
+    """The files specgen owns in ``directory`` (per its manifest), keyed by relative path (``/``-separated).
+
+    Files the manifest does not list are not read at all; an owned path that is missing, a directory or
+    a symlink (or lies below one) is left out. A directory without a manifest owns nothing: ``{}``.
+    """
+    owned = read_manifest(directory) if os.path.isdir(directory) else None
+    if owned is None:
+        return {}
     found: dict[str, str] = {}
-    if not os.path.isdir(directory):
-        return found
-    for root, _dirs, names in os.walk(directory):
-        for name in names:
-            path = os.path.join(root, name)
-            rel = os.path.relpath(path, directory).replace(os.sep, "/")
-            try:
-                with open(path, encoding="utf-8", newline="") as fh:
-                    found[rel] = fh.read()
-            except UnicodeDecodeError:
-                found[rel] = "<binary file>\n"
+    for rel in sorted({*owned, MANIFEST}):
+        path = os.path.join(directory, *rel.split("/"))
+        try:
+            if not _is_plain_file(directory, rel):
+                continue
+            with open(path, "rb") as fh:
+                found[rel] = fh.read().decode("utf-8", errors="replace")
+        except OSError as exc:
+            raise OutputError(f"cannot read {path}: {exc.strerror or exc}") from None
     return found
 
 
@@ -49,36 +100,223 @@ def diff_trees(current: dict[str, str], files: dict[str, str]) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in chunks)
 
 
-def write_tree(files: dict[str, str], directory: str) -> None:
-    """Replace ``directory`` with exactly ``files`` (paths relative to it)."""
-    target = os.path.abspath(directory)
-    parent = os.path.dirname(target)
-    if os.path.exists(target) and not os.path.isdir(target):
+def write_tree(files: dict[str, str], directory: str, *, keep: Collection[str] = ()) -> None:
+    """Make ``files`` (paths relative to ``directory``) the files specgen owns there, atomically.
+
+    Owned files of the previous render that are not in ``files`` disappear, except those named in
+    ``keep`` (``render --target``), which stay as they are on disk and stay in the manifest. Everything
+    specgen does not own is carried over unchanged. The manifest is written from the result.
+    """
+    if os.path.lexists(directory) and not os.path.isdir(directory):
         raise InputError(f"output path {directory} exists and is not a directory")
+    files = {rel: text for rel, text in files.items() if rel != MANIFEST}
+    for rel in files:
+        if not _is_relative(rel):
+            raise OutputError(f"cannot write {directory}: {rel!r} is not a relative path inside it")
+    target = os.path.realpath(directory)
+    parent = os.path.dirname(target)
+    old: dict[str, str] = {}
+    owned: set[str] = set()
+    mode = 0o777 & ~_umask()
+    if os.path.isdir(target):
+        try:
+            old = _scan(target)
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except OSError as exc:
+            raise OutputError(f"cannot read {directory}: {_describe(exc)}") from None
+        listed = read_manifest(directory)
+        if listed is None and old:
+            raise OutputError(
+                f"refusing to write into {directory}: it holds files specgen did not write (no {MANIFEST}); "
+                "choose a new or empty directory"
+            )
+        owned = {*(listed or ()), MANIFEST}
+    # an owned path holding a directory is the user's (specgen writes only files): carry it over too
+    kept = {rel for rel, kind in old.items() if rel in owned and kind != "dir" and rel in keep} - {*files, MANIFEST}
+    carried = {rel: kind for rel, kind in old.items() if rel not in owned or kind == "dir" or rel in kept}
+    _refuse_conflicts(files, carried, directory)
+    manifest = manifest_text([*files, *kept])
     try:
         os.makedirs(parent, exist_ok=True)
         staging = tempfile.mkdtemp(prefix=".specgen-", dir=parent)
     except OSError as exc:
         raise OutputError(f"cannot write {directory}: {exc.strerror or exc}") from None
+    try:
+        try:
+            os.chmod(staging, mode)  # mkdtemp makes it 0700; the output gets the usual (or its previous) mode
+        except OSError as exc:
+            raise OutputError(f"cannot write {directory}: {exc.strerror or exc}") from None
+        _stage(staging, target, files, manifest, old, carried, directory)
+        _swap(staging, target, parent, directory)
+    except BaseException:
+        _remove_tree(staging)
+        raise
+
+
+def _stage(
+    staging: str,
+    target: str,
+    files: dict[str, str],
+    manifest: str,
+    old: dict[str, str],
+    carried: dict[str, str],
+    directory: str,
+) -> None:
+    """Fill ``staging``: the carried-over entries of the old tree, then the new owned files and the manifest."""
+    nonempty = {_parent(rel) for rel in old}
+    rel = ""
+    try:
+        for rel, kind in sorted(carried.items()):
+            src, dst = _join(target, rel), _join(staging, rel)
+            if kind == "dir":
+                # the user's empty directories stay; one that held only owned files goes when they go
+                # (a directory with anything left in it is made below, for its contents)
+                if rel not in nonempty:
+                    os.makedirs(dst, exist_ok=True)
+                continue
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            if kind == "link":
+                os.symlink(os.readlink(src), dst)
+            else:
+                try:
+                    os.link(src, dst)
+                except OSError:
+                    if kind != "file":
+                        raise
+                    shutil.copy2(src, dst)
+        for rel, text in sorted({**files, MANIFEST: manifest}.items()):
+            dst = _join(staging, rel)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            with open(dst, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+        rel = ""
+        # the old directories' permissions, deepest first (a read-only one is filled before it is closed)
+        for rel in sorted((r for r, kind in old.items() if kind == "dir"), reverse=True):
+            if os.path.isdir(_join(staging, rel)):
+                os.chmod(_join(staging, rel), stat.S_IMODE(os.lstat(_join(target, rel)).st_mode))
+    except OSError as exc:
+        where = os.path.join(directory, *rel.split("/")) if rel else directory
+        raise OutputError(f"cannot write {where}: {exc.strerror or exc}; the previous output is unchanged") from None
+
+
+def _swap(staging: str, target: str, parent: str, directory: str) -> None:
+    """Rename ``target`` away, ``staging`` in, and delete the retired tree; put it back if that fails."""
+    if not os.path.isdir(target):
+        try:
+            os.rename(staging, target)
+        except OSError as exc:
+            raise OutputError(f"cannot write {directory}: {exc.strerror or exc}") from None
+        return
+    try:
+        retired = tempfile.mkdtemp(prefix=".specgen-old-", dir=parent)
+    except OSError as exc:
+        raise OutputError(f"cannot write {directory}: {exc.strerror or exc}; the previous output is unchanged") from None
+    old_home = os.path.join(retired, "tree")
+    try:
+        os.rename(target, old_home)
+    except OSError as exc:
+        _remove_tree(retired)
+        raise OutputError(f"cannot write {directory}: {exc.strerror or exc}; the previous output is unchanged") from None
+    try:
+        os.rename(staging, target)
+    except OSError as exc:
+        try:
+            os.rename(old_home, target)
+        except OSError:
+            raise OutputError(
+                f"cannot write {directory}: {exc.strerror or exc}; the previous output could not be put back and is in {old_home}"
+            ) from None
+        _remove_tree(retired)
+        raise OutputError(f"cannot write {directory}: {exc.strerror or exc}; the previous output is unchanged") from None
+    _remove_tree(retired)
+
+
+def _refuse_conflicts(files: dict[str, str], carried: dict[str, str], directory: str) -> None:
+    """Raise before writing anything if a user's entry is where a new owned file or its directory goes."""
+    for rel in sorted({*files, MANIFEST}):
+        if rel in carried:
+            raise OutputError(
+                f"refusing to overwrite {os.path.join(directory, *rel.split('/'))}: specgen did not write it "
+                f"(it is not in {MANIFEST}); move it away and render again"
+            )
+        ancestor = _parent(rel)
+        while ancestor:
+            if carried.get(ancestor, "dir") != "dir":
+                raise OutputError(
+                    f"cannot write {os.path.join(directory, *rel.split('/'))}: "
+                    f"{os.path.join(directory, *ancestor.split('/'))} is in the way and specgen did not write it; "
+                    "move it away and render again"
+                )
+            ancestor = _parent(ancestor)
+
+
+def _scan(root: str) -> dict[str, str]:
+    """Every entry under ``root`` (not following symlinks): relative path -> dir, file, link or other."""
+    found: dict[str, str] = {}
+
+    def walk(path: str, prefix: str) -> None:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                rel = prefix + entry.name
+                if entry.is_symlink():
+                    found[rel] = "link"
+                elif entry.is_dir(follow_symlinks=False):
+                    found[rel] = "dir"
+                    walk(entry.path, rel + "/")
+                else:
+                    found[rel] = "file" if entry.is_file(follow_symlinks=False) else "other"
+
+    walk(root, "")
+    return found
+
+
+def _is_plain_file(root: str, rel: str) -> bool:
+    """Whether ``rel`` is a regular file under ``root`` reached through real directories only."""
+    path = root
+    parts = rel.split("/")
+    try:
+        for part in parts[:-1]:
+            path = os.path.join(path, part)
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                return False
+        return stat.S_ISREG(os.lstat(os.path.join(path, parts[-1])).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+
+
+def _is_relative(rel: str) -> bool:
+    return "\0" not in rel and all(part not in ("", ".", "..") for part in rel.split("/"))
+
+
+def _parent(rel: str) -> str:
+    return rel.rpartition("/")[0]
+
+
+def _join(root: str, rel: str) -> str:
+    return os.path.join(root, *rel.split("/"))
+
+
+def _describe(exc: OSError) -> str:
+    return f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc.strerror or exc)
+
+
+def _remove_tree(path: str) -> None:
+    """Delete ``path`` as far as possible, making a user's read-only directories in it writable first."""
+
+    def retry(func: Callable[[str], object], failed: str, _exc: object) -> None:
+        holder = os.path.dirname(failed)
+        if holder != path and not holder.startswith(path + os.sep):
+            return  # never touch anything outside the tree being removed
+        try:
+            os.chmod(holder, 0o700)
+            func(failed)
+        except OSError:
+            pass
+
+    shutil.rmtree(path, onerror=retry)
+
+
+def _umask() -> int:
     umask = os.umask(0)
     os.umask(umask)
-    os.chmod(staging, 0o777 & ~umask)
-    try:
-        for rel, text in files.items():
-            path = os.path.join(staging, *rel.split("/"))
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
-        if os.path.isdir(target):
-            retired = tempfile.mkdtemp(prefix=".specgen-old-", dir=parent)
-            os.rename(target, os.path.join(retired, "tree"))
-            os.rename(staging, target)
-            shutil.rmtree(retired, ignore_errors=True)
-        else:
-            os.rename(staging, target)
-    except OSError as exc:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise OutputError(f"cannot write {directory}: {exc.strerror or exc}; the previous output is unchanged") from None
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    return umask

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -15,6 +16,18 @@ from generator.errors import OutputError
 from generator.workload.schema import workload_schema
 from tests.conftest import REPO
 from tests.test_cli_errors import VALID, run_specgen
+
+TWO_POOLS = VALID.replace(
+    "hardware:",
+    """  - name: embed
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference:
+      max_context_tokens: 4096
+      requests_per_second: 1
+hardware:""",
+)
+EMBED_VARS = "ansible/group_vars/embed_l40s_48gb.yml"
+BINARY = bytes(range(256)) * 4  # not UTF-8
 
 
 def test_check_exits_4_with_a_diff_when_stale_and_0_when_current(tmp_path: Path) -> None:
@@ -30,15 +43,18 @@ def test_check_exits_4_with_a_diff_when_stale_and_0_when_current(tmp_path: Path)
     assert "Traceback" not in stale.stderr
 
 
-def test_check_reports_extra_and_missing_files(tmp_path: Path) -> None:
-    (tmp_path / "w.yaml").write_text(VALID)
+def test_check_reports_extra_and_missing_files_but_not_foreign_ones(tmp_path: Path) -> None:
+    (tmp_path / "w.yaml").write_text(TWO_POOLS)
     out = tmp_path / "infra"
     run_specgen("render", "w.yaml", "-o", str(out), cwd=tmp_path)
-    (out / "stray.txt").write_text("left over\n")
+    (tmp_path / "w.yaml").write_text(VALID)  # the embed pool is gone: its files are now extra
+    (out / "stray.txt").write_text("left over\n")  # not specgen's: not compared
     (out / "SPEC.md").unlink()
     result = run_specgen("render", "w.yaml", "-o", str(out), "--check", cwd=tmp_path)
     assert result.returncode == 4
-    assert "a/stray.txt" in result.stderr and "+++ b/SPEC.md" in result.stderr
+    assert f"--- a/{EMBED_VARS}" in result.stderr and "+++ b/SPEC.md" in result.stderr
+    assert "-ansible/group_vars/embed_l40s_48gb.yml" in result.stderr  # the manifest is checked too
+    assert "stray.txt" not in result.stderr
 
 
 def test_interrupted_write_leaves_previous_tree_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -57,15 +73,16 @@ def test_interrupted_write_leaves_previous_tree_intact(tmp_path: Path, monkeypat
     with pytest.raises(OutputError, match="disk full"):
         writer.write_tree({"a.txt": "new\n", "d/b.txt": "new b\n", "c.txt": "new c\n"}, str(target))
     monkeypatch.undo()
-    assert writer.read_tree(str(target)) == {"a.txt": "old\n", "d/b.txt": "old b\n"}
+    assert writer.read_tree(str(target)) == writer.with_manifest({"a.txt": "old\n", "d/b.txt": "old b\n"})
     assert [p.name for p in tmp_path.iterdir()] == ["infra"]  # no staging directories left behind
 
 
-def test_write_replaces_the_whole_tree_and_keeps_permissions(tmp_path: Path) -> None:
+def test_write_replaces_the_owned_files_and_keeps_permissions(tmp_path: Path) -> None:
     target = tmp_path / "infra"
     writer.write_tree({"a.txt": "1\n", "old.txt": "x\n"}, str(target))
     writer.write_tree({"a.txt": "2\n"}, str(target))
-    assert writer.read_tree(str(target)) == {"a.txt": "2\n"}
+    assert writer.read_tree(str(target)) == writer.with_manifest({"a.txt": "2\n"})
+    assert sorted(p.name for p in target.iterdir()) == [".specgen-manifest", "a.txt"]
     assert oct(target.stat().st_mode & 0o777) != oct(0o700)
 
 
@@ -164,3 +181,221 @@ def test_unwritable_output_is_an_error_not_a_traceback(tmp_path: Path) -> None:
     result = run_specgen("render", "w.yaml", "-o", str(tmp_path / "ro" / "file" / "infra"), cwd=tmp_path)
     assert result.returncode == 1
     assert "cannot write" in result.stderr and "Traceback" not in result.stderr
+
+
+# --- ownership: specgen replaces only the files listed in .specgen-manifest ---------------------------------
+
+
+def snapshot(root: Path) -> dict[str, tuple[str, bytes | str | None]]:
+    """Every entry under root, symlinks not followed: kind and content (bytes, or the link's target)."""
+    found: dict[str, tuple[str, bytes | str | None]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                found[rel] = ("link", os.readlink(path))
+            elif path.is_dir():
+                found[rel] = ("dir", None)
+            else:
+                found[rel] = ("file", path.read_bytes())
+    return found
+
+
+def add_foreign(out: Path) -> dict[str, tuple[str, bytes | str | None]]:
+    """Add what terraform (and a user) leave inside a rendered tree; returns the snapshot of just those entries."""
+    before = snapshot(out)
+    tf = out / "terraform"
+    (tf / "terraform.tfstate").write_text('{"version": 4, "serial": 7}\n')
+    provider = tf / ".terraform" / "providers" / "registry" / "terraform-provider"
+    provider.parent.mkdir(parents=True)
+    provider.write_bytes(BINARY)
+    provider.chmod(0o755)
+    (tf / ".terraform" / "current").symlink_to("providers/registry")
+    (tf / ".terraform" / "broken").symlink_to("/nonexistent/specgen-test")
+    (tf / ".terraform" / "plugins").mkdir()  # empty directory
+    (out / "notes.md").write_text("mine\n")
+    return {rel: entry for rel, entry in snapshot(out).items() if rel not in before}
+
+
+@pytest.mark.parametrize(
+    ("workload", "args"),
+    [
+        pytest.param(VALID, (), id="re-render"),
+        pytest.param(VALID.replace("requests_per_second: 2", "requests_per_second: 40"), (), id="changed-workload"),
+        pytest.param(TWO_POOLS, (), id="pool-added"),
+        pytest.param(VALID, ("--target", "terraform"), id="target-terraform"),
+        pytest.param(VALID, ("--target", "ansible"), id="target-ansible"),
+    ],
+)
+def test_foreign_files_survive_a_re_render_and_check_ignores_them(tmp_path: Path, workload: str, args: tuple[str, ...]) -> None:
+    (tmp_path / "w.yaml").write_text(VALID)
+    out = tmp_path / "infra"
+    assert run_specgen("render", "w.yaml", "-o", "infra", cwd=tmp_path).returncode == 0
+    foreign = add_foreign(out)
+    state_inode = (out / "terraform" / "terraform.tfstate").stat().st_ino
+    check = run_specgen("render", "w.yaml", "-o", "infra", "--check", cwd=tmp_path)
+    assert check.returncode == 0, check.stderr  # terraform state, a binary and a broken symlink are not compared
+    (tmp_path / "w.yaml").write_text(workload)
+    result = run_specgen("render", "w.yaml", "-o", "infra", *args, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    after = snapshot(out)
+    assert {rel: after.get(rel) for rel in foreign} == foreign  # byte-identical, links still links
+    assert (out / "terraform" / "terraform.tfstate").stat().st_ino == state_inode  # hard-linked, not copied
+    owned = writer.read_manifest(str(out)) or []
+    assert ".specgen-manifest" in owned and not set(owned) & set(foreign)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".specgen")] == []
+    again = run_specgen("render", "w.yaml", "-o", "infra", *args, "--check", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+
+
+NON_SPECGEN = [
+    pytest.param({"w.yaml": VALID, "notes/todo.txt": "mine\n"}, ".", id="dot-with-workload"),
+    pytest.param({"w.yaml": VALID, "infra/main.tf": "# hand-written\n"}, "infra", id="hand-written-infra"),
+    pytest.param({"w.yaml": VALID, "infra/.hidden": "x"}, "infra", id="only-a-hidden-file"),
+    pytest.param({"w.yaml": VALID, "infra/sub/.keep": ""}, "infra", id="nested"),
+]
+
+
+@pytest.mark.parametrize("args", [(), ("--target", "terraform")], ids=["all", "target"])
+@pytest.mark.parametrize(("layout", "output"), NON_SPECGEN)
+def test_writing_into_a_directory_specgen_did_not_write_is_refused(
+    tmp_path: Path, layout: dict[str, str], output: str, args: tuple[str, ...]
+) -> None:
+    for rel, text in layout.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    before = snapshot(tmp_path)
+    result = run_specgen("render", "w.yaml", "-o", output, *args, cwd=tmp_path)
+    assert result.returncode == 1
+    assert (
+        f"specgen: error: refusing to write into {output}: it holds files specgen did not write (no .specgen-manifest); "
+        "choose a new or empty directory" in result.stderr
+    )
+    assert "Traceback" not in result.stderr
+    assert snapshot(tmp_path) == before  # nothing deleted, nothing added
+
+
+def test_an_empty_directory_is_fine_to_render_into(tmp_path: Path) -> None:
+    (tmp_path / "w.yaml").write_text(VALID)
+    (tmp_path / "infra").mkdir()
+    assert run_specgen("render", "w.yaml", "-o", "infra", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "infra" / "spec.json").is_file()
+
+
+@pytest.mark.parametrize(
+    ("target", "gone"),
+    [
+        pytest.param((), [EMBED_VARS, "kubernetes/baremetal/join/embed_l40s_48gb.yaml"], id="all"),
+        pytest.param(("--target", "ansible"), [EMBED_VARS], id="target-ansible"),
+    ],
+)
+def test_a_removed_pool_removes_its_files(tmp_path: Path, target: tuple[str, ...], gone: list[str]) -> None:
+    (tmp_path / "w.yaml").write_text(TWO_POOLS)
+    out = tmp_path / "infra"
+    assert run_specgen("render", "w.yaml", "-o", "infra", cwd=tmp_path).returncode == 0
+    assert all((out / rel).is_file() for rel in gone)
+    (tmp_path / "w.yaml").write_text(VALID)
+    assert run_specgen("render", "w.yaml", "-o", "infra", *target, cwd=tmp_path).returncode == 0
+    manifest = writer.read_manifest(str(out)) or []
+    for rel in gone:
+        assert not (out / rel).exists() and rel not in manifest
+    assert (out / "ansible" / "group_vars" / "chat_l40s_48gb.yml").is_file()
+
+
+@pytest.mark.parametrize("target", ["spec", "markdown", "terraform", "ansible", "kubernetes"])
+def test_target_keeps_other_owned_files_and_foreign_binaries(tmp_path: Path, target: str) -> None:
+    (tmp_path / "w.yaml").write_text(VALID)
+    out = tmp_path / "infra"
+    run_specgen("render", "w.yaml", "-o", "infra", cwd=tmp_path)
+    manifest_before = (out / ".specgen-manifest").read_text()
+    (out / "model.bin").write_bytes(BINARY)
+    (out / "terraform" / "plan.bin").write_bytes(BINARY)
+    edited = {rel: f"edited {rel}\n" for rel in writer.read_manifest(str(out)) or [] if rel != ".specgen-manifest"}
+    for rel, text in edited.items():
+        (out / rel).write_text(text)
+    assert run_specgen("render", "w.yaml", "-o", "infra", "--target", target, cwd=tmp_path).returncode == 0
+    prefix = {"spec": "spec.json", "markdown": "SPEC.md"}.get(target, target + "/")
+    for rel, text in edited.items():
+        assert ((out / rel).read_text() == text) != rel.startswith(prefix), rel
+    assert (out / "model.bin").read_bytes() == BINARY and (out / "terraform" / "plan.bin").read_bytes() == BINARY
+    assert (out / ".specgen-manifest").read_text() == manifest_before
+
+
+def test_a_foreign_file_where_a_new_file_goes_is_not_overwritten(tmp_path: Path) -> None:
+    (tmp_path / "w.yaml").write_text(VALID)
+    out = tmp_path / "infra"
+    run_specgen("render", "w.yaml", "-o", "infra", cwd=tmp_path)
+    (out / EMBED_VARS).write_text("mine\n")
+    before = snapshot(tmp_path)
+    (tmp_path / "w.yaml").write_text(TWO_POOLS)
+    result = run_specgen("render", "w.yaml", "-o", "infra", cwd=tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert f"refusing to overwrite infra/{EMBED_VARS}: specgen did not write it" in result.stderr
+    assert {rel: entry for rel, entry in snapshot(tmp_path).items() if rel != "w.yaml"} == {
+        rel: entry for rel, entry in before.items() if rel != "w.yaml"
+    }
+
+
+@pytest.mark.parametrize(
+    ("failing_calls", "message", "restored"),
+    [
+        pytest.param({1}, "the previous output is unchanged", True, id="first-rename"),
+        pytest.param({2}, "the previous output is unchanged", True, id="second-rename"),
+        pytest.param({2, 3}, "the previous output could not be put back and is in ", False, id="restore-fails"),
+    ],
+)
+def test_a_failed_swap_restores_the_previous_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing_calls: set[int], message: str, restored: bool
+) -> None:
+    target = tmp_path / "infra"
+    writer.write_tree({"a.txt": "old\n", "d/b.txt": "old b\n"}, str(target))
+    (target / "terraform.tfstate").write_bytes(BINARY)
+    before = snapshot(target)
+    calls = {"n": 0}
+    real_rename = os.rename
+
+    def failing_rename(src: Any, dst: Any) -> None:
+        calls["n"] += 1
+        if calls["n"] in failing_calls:
+            raise OSError(errno.EIO, "Input/output error")
+        real_rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", failing_rename)
+    with pytest.raises(OutputError, match="Input/output error") as info:
+        writer.write_tree({"a.txt": "new\n", "c.txt": "new c\n"}, str(target))
+    monkeypatch.undo()
+    assert message in str(info.value)
+    if restored:
+        assert snapshot(target) == before
+        assert [p.name for p in tmp_path.iterdir()] == ["infra"]  # no staging or retired tree left behind
+    else:
+        stranded = Path(str(info.value).rsplit(" is in ", 1)[1])
+        assert not target.exists() and snapshot(stranded) == before
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        pytest.param({"b.txt": "b\n", "a/z.txt": "z\n", "a.txt": "a\n", "A.txt": "A\n"}, id="mixed"),
+        pytest.param({"x/y/z.txt": "1\n", "x/a.txt": "2\n", "x-y.txt": "3\n", "x.txt": "4\n"}, id="nested"),
+        pytest.param({}, id="empty"),
+    ],
+)
+def test_manifest_is_sorted_and_deterministic(tmp_path: Path, files: dict[str, str]) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    writer.write_tree(files, str(first))
+    writer.write_tree(dict(reversed(list(files.items()))), str(second))
+    text = (first / ".specgen-manifest").read_bytes()
+    assert text == (second / ".specgen-manifest").read_bytes()
+    assert text.decode().endswith("\n") and text.decode().split("\n")[:-1] == sorted([*files, ".specgen-manifest"])
+    writer.write_tree(files, str(first))  # a re-render writes the same bytes
+    assert (first / ".specgen-manifest").read_bytes() == text
+    assert writer.read_tree(str(first)) == writer.with_manifest(files)
+
+
+def test_rendered_manifest_lists_exactly_the_rendered_files(tmp_path: Path) -> None:
+    (tmp_path / "w.yaml").write_text(TWO_POOLS)
+    run_specgen("render", "w.yaml", "-o", "infra", cwd=tmp_path)
+    on_disk = sorted(rel for rel, (kind, _) in snapshot(tmp_path / "infra").items() if kind == "file")
+    assert (tmp_path / "infra" / ".specgen-manifest").read_text().splitlines() == on_disk

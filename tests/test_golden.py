@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from generator.api import render_file
-from generator.writer import diff_trees, read_tree, write_tree
+from generator.writer import diff_trees, read_tree, with_manifest, write_tree
 from tests.conftest import REPO
 
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
@@ -19,10 +20,11 @@ GOLDEN = REPO / "tests" / "golden"
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.stem for e in EXAMPLES])
 def test_example_matches_golden_tree(example: Path, update_golden: bool) -> None:
-    rendered = render_file(str(example.relative_to(REPO)))
+    rendered = with_manifest(render_file(str(example.relative_to(REPO))))
     target = GOLDEN / example.stem
     if update_golden:
-        write_tree(rendered, str(target))
+        shutil.rmtree(target, ignore_errors=True)
+        write_tree(render_file(str(example.relative_to(REPO))), str(target))
     diff = diff_trees(read_tree(str(target)), rendered)
     assert not diff, f"rendered output of {example.name} differs from {target} (run pytest --update-golden):\n{diff}"
 

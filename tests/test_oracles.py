@@ -84,6 +84,21 @@ def example_params(**xfail: str) -> list[Any]:
     return params
 
 
+def _workload_provider(path: Path) -> str:
+    """The provider a workload file asks for (Kubernetes manifests are rendered for bare metal only)."""
+    data = YAML(typ="safe", pure=True).load(path.read_text())
+    return str((data.get("hardware") or {}).get("provider", "baremetal"))
+
+
+#: Examples whose rendered tree holds Kubernetes manifests (bare metal; cloud flavors come later).
+KUBE_EXAMPLES = [p for p in EXAMPLES if _workload_provider(p) == "baremetal"]
+
+
+def kube_example_params() -> list[Any]:
+    """One ``pytest.param`` per bare-metal example."""
+    return [pytest.param(p.stem, id=p.stem) for p in KUBE_EXAMPLES]
+
+
 def write_tree(files: dict[str, str], root: Path, prefix: str) -> Path:
     """Write the rendered files below ``prefix`` into ``root``, keeping their relative paths."""
     for rel, text in files.items():
@@ -114,17 +129,18 @@ def test_spec_json_and_markdown(stem: str) -> None:
 @pytest.mark.parametrize("stem", example_params())
 def test_rendered_tree_has_every_tool_file(stem: str) -> None:
     out = rendered(stem)
-    expected = {
-        "spec.json",
-        "SPEC.md",
-        "terraform/variables.tf",
-        "terraform/specgen.auto.tfvars.json",
-        "ansible/inventory.yml",
-        "kubernetes/baremetal/gpu-operator/cluster-policy.yaml",
-        "kubernetes/baremetal/gpu-operator/device-plugin-config.yaml",
-    }
+    expected = {"spec.json", "SPEC.md", "terraform/variables.tf", "terraform/specgen.auto.tfvars.json", "ansible/inventory.yml"}
     for pool in out.pools:
-        expected |= {f"ansible/group_vars/{pool['name']}.yml", f"kubernetes/baremetal/join/{pool['name']}.yaml"}
+        expected.add(f"ansible/group_vars/{pool['name']}.yml")
+    if out.spec["plan"]["provider"] == "baremetal":
+        expected |= {
+            "kubernetes/baremetal/gpu-operator/cluster-policy.yaml",
+            "kubernetes/baremetal/gpu-operator/device-plugin-config.yaml",
+        }
+        expected |= {f"kubernetes/baremetal/join/{pool['name']}.yaml" for pool in out.pools}
+    else:  # no cloud flavor yet: no Kubernetes files, and the plan says so
+        assert not [f for f in out.files if f.startswith("kubernetes/")]
+        assert any(f["code"] == "kubernetes-cloud-flavor" for f in out.spec["plan"]["findings"])
     assert not expected - out.files.keys(), f"missing: {sorted(expected - out.files.keys())}"
 
 
@@ -875,7 +891,7 @@ def join_errors(doc: dict[str, Any]) -> list[str]:
     return errors
 
 
-@pytest.mark.parametrize("stem", example_params())
+@pytest.mark.parametrize("stem", kube_example_params())
 def test_kubeadm_join_configurations(stem: str) -> None:
     out = rendered(stem)
     docs = [doc for doc in kubernetes_documents(stem) if is_kubeadm(doc.data)]
@@ -896,7 +912,7 @@ def test_kubeadm_join_configurations(stem: str) -> None:
 # --------------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stem", example_params())
+@pytest.mark.parametrize("stem", kube_example_params())
 def test_every_kubernetes_document_has_an_oracle(stem: str) -> None:
     docs = kubernetes_documents(stem)
     assert docs
@@ -907,7 +923,7 @@ def test_every_kubernetes_document_has_an_oracle(stem: str) -> None:
             assert not any(error.startswith("no oracle") for error in errors), f"{doc.where}: {errors}"
 
 
-@pytest.mark.parametrize("stem", example_params())
+@pytest.mark.parametrize("stem", kube_example_params())
 def test_gpu_operator_pieces_agree(stem: str) -> None:
     """Per flavor (kubernetes/<flavor>/): the ClusterPolicy's device-plugin ConfigMap exists and holds its configs."""
     out = rendered(stem)
@@ -1031,7 +1047,7 @@ ORACLE_MUTATIONS = [
 def test_kubernetes_oracles_reject_bad_documents(
     kind: str, mutate: Callable[[dict[str, Any]], None], check: Callable[[dict[str, Any]], list[str]], message: str
 ) -> None:
-    doc = _doc(EXAMPLES[0].stem, kind)
+    doc = _doc(KUBE_EXAMPLES[0].stem, kind)
     assert not check(doc), "the unmutated document must pass for this test to mean anything"
     mutate(doc)
     errors = check(doc)
