@@ -6,6 +6,7 @@ well under 0.1 s, so no pydantic, jsonschema, jinja2, ruamel or click on this pa
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 from generator import catalog
@@ -15,8 +16,8 @@ from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.memory import InferenceMemory, kv_capacity, size_inference
 from generator.sizing.performance import accelerator_for, decode_step, prefill_seconds, saturated_throughput
 from generator.sizing.precision import WeightFormat, kv_cache_bits, weight_format
-from generator.sizing.training import TrainingSetup, size_training
-from generator.sizing.weights import Parallelism
+from generator.sizing.training import OPTIMIZERS, TrainingSetup, size_training
+from generator.sizing.weights import Parallelism, size_weights
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,6 +29,14 @@ if TYPE_CHECKING:
 
 #: Context sized when none is given: never a model's full 128k unless asked.
 DEFAULT_CONTEXT_TOKENS = 4096
+#: Training sequence length when neither ``--seq-len`` nor ``--context`` is given.
+DEFAULT_TRAINING_SEQUENCE = 2048
+
+#: Ranges of an existing machine's options, as ``hardware.fixed`` in ``schemas/workload.schema.json``.
+PCIE_LANES = (1, 4, 8, 16)
+PCIE_GENERATIONS = (3, 6)
+MEMORY_CHANNELS = (1, 24)
+DDR_MT_PER_S = (1000, 12000)
 
 
 class EstimateRequest(NamedTuple):
@@ -82,15 +91,103 @@ def _constants(req: EstimateRequest) -> Constants:
     return with_overrides(overrides)
 
 
-def _check_positive(**values: int) -> None:
+#: The command-line option of each request field whose name differs from it.
+_OPTION = {"context_tokens": "context", "min_context_tokens": "min-context", "zero_stage": "zero"}
+
+
+def _option(field: str) -> str:
+    return "--" + _OPTION.get(field, field).replace("_", "-")
+
+
+def _check_positive(**values: int | None) -> None:
+    """Every given (not None) value must be a whole number >= 1."""
     for name, value in values.items():
-        if value < 1:
-            raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f"{_option(name)} must be a whole number of at least 1, got {value!r}")
+
+
+def _check_number(option: str, value: float, low: float, high: float | None = None, low_inclusive: bool = True) -> None:
+    """``value`` must be a finite number from ``low`` (inclusive unless told) up to ``high`` (inclusive)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    ok = ok and (value >= low if low_inclusive else value > low) and (high is None or value <= high)
+    if not ok:
+        low_text = f"{'>=' if low_inclusive else '>'} {low:g}"
+        rule = low_text if high is None else f"in {'[' if low_inclusive else '('}{low:g}, {high:g}]"
+        raise InputError(f"{option} must be a number {rule}, got {value!r}")
+
+
+def _check_fixed(spec: FixedSpec) -> None:
+    """The existing machine: the same ranges as ``hardware.fixed`` in the workload schema."""
+    _check_positive(gpus=spec.gpu_count)
+    if spec.gpu_count > 16:
+        raise InputError(f"--gpus must be at most 16 for an existing machine, got {spec.gpu_count}")
+    _check_number("--ram-gib", spec.ram_gib, 0, low_inclusive=False)
+    _check_number("--reserved-ram-gib", spec.reserved_ram_gib, 0)
+    _check_number("--swap-gib", spec.swap_gib, 0)
+    _check_number("--nvme-gib", spec.nvme_gib, 0)
+    _check_number("--nvme-read-gb-per-s", spec.nvme_read_gb_per_s, 0, low_inclusive=False)
+    if spec.pcie_lanes not in PCIE_LANES:
+        raise InputError(f"--pcie-lanes must be one of {', '.join(map(str, PCIE_LANES))}, got {spec.pcie_lanes!r}")
+    for option, value, (low, high) in (
+        ("--pcie-gen", spec.pcie_gen, PCIE_GENERATIONS),
+        ("--memory-channels", spec.memory_channels, MEMORY_CHANNELS),
+        ("--ddr-mt-per-s", spec.ddr_mt_per_s, DDR_MT_PER_S),
+    ):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high):
+            raise InputError(f"{option} must be a whole number from {low} to {high}, got {value!r}")
+
+
+def check_request(req: EstimateRequest) -> None:
+    """Reject every out-of-range number of ``req`` with an InputError naming its option (exit 1)."""
+    _check_positive(
+        batch=req.batch,
+        tp=req.tp,
+        pp=req.pp,
+        ep=req.ep,
+        micro_batch=req.micro_batch,
+        lora_rank=req.lora_rank,
+        context_tokens=req.context_tokens,
+        input_tokens=req.input_tokens,
+        output_tokens=req.output_tokens,
+        max_batched_tokens=req.max_batched_tokens,
+        gpus=req.gpus,
+        seq_len=req.seq_len,
+        min_context_tokens=req.min_context_tokens,
+    )
+    if req.gpu_memory_utilization is not None:
+        _check_number("--gpu-memory-utilization", req.gpu_memory_utilization, 0, 1, low_inclusive=False)
+    if req.fixed is not None:
+        _check_fixed(req.fixed)
+    # the command line refuses these first (exit 2); callers of estimate() get the same answer
+    if req.train and req.fixed is not None:
+        raise InputError("an existing machine (--ram-gib) is planned for inference; it cannot be combined with --train")
+    if req.train == "full" and req.precision is not None:
+        raise InputError("--precision cannot be combined with --train full: full training holds bf16 weights")
+
+
+def training_precision(req: EstimateRequest) -> tuple[str, str]:
+    """Weight format of the model a training job holds, and a phrase on its precision regime.
+
+    Full training keeps bf16 weights (fp32 for ``adamw-torch-amp``, which autocasts them) whatever
+    the checkpoint's format; LoRA keeps the frozen base in ``--precision`` (default bf16) and
+    QLoRA in nf4 unless ``--precision`` says otherwise. Adapters are fp32 either way.
+    """
+    if req.train in ("lora", "qlora"):
+        base = TrainingSetup(method=req.train, base_precision=req.precision).base_precision_name
+        return base, f"frozen {base} base weights, fp32 LoRA adapters"
+    opt = OPTIMIZERS.get(req.optimizer)
+    if opt is not None and opt.weight_bytes == 4:
+        return "fp32", "bf16 autocast over fp32 weights (mixed precision)"
+    if opt is not None and opt.state_bytes <= opt.moment_bytes:
+        return "bf16", "pure bf16 (bf16 weights, no fp32 master copy)"
+    return "bf16", "bf16 mixed precision (bf16 weights, fp32 master copy in the optimizer states)"
 
 
 def estimate(req: EstimateRequest) -> dict[str, Any]:
     """Size one model for inference (default) or training (``train`` set); a JSON-able dict."""
-    _check_positive(batch=req.batch, tp=req.tp, pp=req.pp, ep=req.ep, micro_batch=req.micro_batch, lora_rank=req.lora_rank)
+    check_request(req)
     model = resolve_model(req.model)
     arch = model.architecture
     consts = _constants(req)
@@ -100,13 +197,23 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     fmt = weight_format(precision)
     kv_name = req.kv_precision or ("fp16" if precision == "fp16" else "bf16")
     kv_bits = kv_cache_bits(kv_name)
-    context = req.context_tokens or min(DEFAULT_CONTEXT_TOKENS, arch.max_position_embeddings or DEFAULT_CONTEXT_TOKENS)
-    _check_positive(context=context)
+    if req.context_tokens is not None:
+        context = req.context_tokens
+    else:
+        context = min(DEFAULT_CONTEXT_TOKENS, arch.max_position_embeddings or DEFAULT_CONTEXT_TOKENS)
     notes = list(arch.notes)
-    if arch.max_position_embeddings and context > arch.max_position_embeddings:
-        notes.append(f"context {context} exceeds the model's max_position_embeddings {arch.max_position_embeddings}")
-    if req.context_tokens is None:
-        notes.append(f"no --context given: sized for {context} tokens")
+    if req.train:
+        # a training job's sequence is --seq-len, else --context, else 2048 (see _training)
+        sequence = next((n for n in (req.seq_len, req.context_tokens) if n is not None), DEFAULT_TRAINING_SEQUENCE)
+        if arch.max_position_embeddings and sequence > arch.max_position_embeddings:
+            notes.append(f"sequence length {sequence} exceeds the model's max_position_embeddings {arch.max_position_embeddings}")
+        if req.seq_len is None and req.context_tokens is None:
+            notes.append(f"no --seq-len given: sized for {sequence}-token sequences")
+    else:
+        if arch.max_position_embeddings and context > arch.max_position_embeddings:
+            notes.append(f"context {context} exceeds the model's max_position_embeddings {arch.max_position_embeddings}")
+        if req.context_tokens is None:
+            notes.append(f"no --context given: sized for {context} tokens")
 
     inference = size_inference(arch, fmt, kv_bits, context, req.batch, par, consts, gpu.memory_bytes if gpu else None)
     result: dict[str, Any] = {
@@ -142,6 +249,11 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     elif req.train:
         setup, mem = _training(req, model, par, consts)
         breakdown = mem.per_gpu
+        trained_name, regime = training_precision(req)
+        trained = size_weights(arch, weight_format(trained_name), par)
+        result["precision"]["weights"] = trained_name
+        result["precision"]["training"] = regime
+        result["weights"] = {"bytes": trained.total_bytes, "bytes_per_gpu": trained.per_gpu_bytes}
         result["params"]["trainable"] = mem.trainable_params
         result["training"] = {
             "method": setup.method,
@@ -170,7 +282,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 "kv_cache_tokens": cap.kv_cache_tokens,
                 "max_concurrency": round(cap.max_concurrency, 2),
             }
-            if req.input_tokens or req.output_tokens:
+            if req.input_tokens is not None or req.output_tokens is not None:
                 result["throughput"] = _throughput(req, arch, gpu, fmt, kv_bits, par, inference, consts)
     result["constants"] = {
         "gpu_memory_utilization": consts.gpu_memory_utilization,
@@ -190,8 +302,8 @@ def _throughput(
     consts: Constants,
 ) -> dict[str, Any]:
     """Roofline throughput of one replica: saturated output rate, and TTFT / TPOT at ``--batch``."""
-    isl = req.input_tokens or 1000
-    osl = req.output_tokens or 200
+    isl = req.input_tokens if req.input_tokens is not None else 1000
+    osl = req.output_tokens if req.output_tokens is not None else 200
     acc = accelerator_for(gpu, fmt.compute, par.tp)
     cap = inference.capacity
     assert cap is not None
@@ -231,9 +343,8 @@ def _fixed_machine(
     machine, _gpu, basis = build_machine(spec)
     formats = [fmt, *(weight_format(p) for p in req.allowed_precisions if p != fmt.name)]
     try:
-        plan = plan_offload(
-            arch, formats, kv_bits, context, req.min_context_tokens, machine, req.input_tokens or 1000, consts, alternatives()
-        )
+        prompt = req.input_tokens if req.input_tokens is not None else 1000
+        plan = plan_offload(arch, formats, kv_bits, context, req.min_context_tokens, machine, prompt, consts, alternatives())
     except InfeasibleError as exc:
         raise InfeasibleError(f"the model cannot run on this machine: {exc}; {OFFLOAD_UNBLOCK}") from None
     summary = offload_summary(plan, machine)
@@ -253,7 +364,7 @@ def _fixed_machine(
             "reserved_ram_gib": spec.reserved_ram_gib,
             "bandwidths": basis,
         },
-        "runtime_settings": runtime_settings(arch, plan, machine),
+        "runtime_settings": runtime_settings(arch, plan, machine, consts),
         "checklist": checklist(plan, machine),
         "findings": [{"level": lvl, "code": code, "message": msg} for lvl, code, msg in findings(plan, machine, None, consts)],
     }
@@ -265,7 +376,7 @@ def _fit(gpu_id: str, memory: int, need: int, consts: Constants) -> dict[str, An
 
 
 def _training(req: EstimateRequest, model: ResolvedModel, par: Parallelism, consts: Constants) -> tuple[TrainingSetup, Any]:
-    gpus = req.gpus or par.gpus
+    gpus = req.gpus if req.gpus is not None else par.gpus
     if gpus % par.gpus:
         raise InputError(f"--gpus {gpus} is not a multiple of tp x pp = {par.gpus}")
     setup = TrainingSetup(
@@ -274,7 +385,7 @@ def _training(req: EstimateRequest, model: ResolvedModel, par: Parallelism, cons
         zero_stage=req.zero_stage,
         data_parallel=gpus // par.gpus,
         micro_batch_size=req.micro_batch,
-        sequence_length=req.seq_len or req.context_tokens or 2048,
+        sequence_length=next((n for n in (req.seq_len, req.context_tokens) if n is not None), DEFAULT_TRAINING_SEQUENCE),
         checkpointing=req.checkpointing,
         flash_attention=req.flash_attention,
         lora_rank=req.lora_rank,
@@ -286,4 +397,4 @@ def _training(req: EstimateRequest, model: ResolvedModel, par: Parallelism, cons
     return setup, size_training(model.architecture, setup, par, consts)
 
 
-__all__ = ["EstimateRequest", "estimate", "kv_capacity"]
+__all__ = ["EstimateRequest", "check_request", "estimate", "kv_capacity", "training_precision"]

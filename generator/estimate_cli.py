@@ -31,11 +31,39 @@ def _constant(text: str) -> tuple[str, float]:
         raise argparse.ArgumentTypeError(f"value of {name!r} must be a number, got {value!r}") from None
 
 
+EPILOG = (
+    "Exit codes: 0 done; 1 a value is invalid (a number out of range, an unknown model, GPU, CPU or precision, "
+    "a malformed config.json or engine constant); 2 a usage error (an unknown option, text where a number is expected, "
+    "a value not among the choices, or options that do not go together, such as --ram-gib with --train, "
+    "--precision with --train full, a training option without --train or a machine option without --ram-gib); "
+    "3 the model cannot run on the given machine. Counts (--context, --batch, --tp, --pp, --ep, --gpus, "
+    "--input-tokens, --output-tokens, --max-batched-tokens, --micro-batch, --seq-len, --lora-rank, --min-context) "
+    "must be at least 1; --gpu-memory-utilization in (0, 1]; --ram-gib and --nvme-read-gb-per-s above 0; "
+    "--reserved-ram-gib, --swap-gib and --nvme-gib at least 0; --pcie-lanes 1, 4, 8 or 16; --pcie-gen 3 to 6; "
+    "--memory-channels 1 to 24; --ddr-mt-per-s 1000 to 12000; --gpus at most 16 with --ram-gib."
+)
+
+#: Options that only training reads, and those that only an existing machine (``--ram-gib``) reads.
+TRAINING_OPTIONS = (
+    "optimizer", "zero_stage", "micro_batch", "seq_len", "checkpointing", "flash_attention", "lora_rank", "lora_targets",
+    "offload_optimizer", "offload_params",
+)  # fmt: skip
+LORA_OPTIONS = ("lora_rank", "lora_targets")
+MACHINE_OPTIONS = (
+    "reserved_ram_gib", "swap_gib", "nvme_gib", "nvme_read_gb_per_s", "pcie_gen", "pcie_lanes", "cpu", "memory_channels",
+    "ddr_mt_per_s", "allow_precision", "min_context",
+)  # fmt: skip
+#: Inference options a training estimate does not read, and those placement on an existing machine does not read.
+INFERENCE_ONLY_OPTIONS = ("kv_precision", "batch", "input_tokens", "output_tokens", "max_batched_tokens")
+NOT_FOR_MACHINE_OPTIONS = ("tp", "pp", "ep", "batch", "output_tokens", "max_batched_tokens", "gpu_memory_utilization")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The estimate command's options."""
     p = argparse.ArgumentParser(
         prog="specgen estimate",
         description="How much VRAM / how many GPUs for one model: a catalog id, a config.json, or a directory holding one.",
+        epilog=EPILOG,
     )
     p.add_argument("model", help="catalog model id (see 'specgen catalog models') or path to a config.json / model directory")
     p.add_argument(
@@ -112,18 +140,24 @@ def format_text(result: dict[str, Any]) -> str:
     """A readable breakdown table of an estimate."""
     m, params, mem = result["model"], result["params"], result["memory"]["per_gpu"]
     par = result["parallelism"]
+    precision = result["precision"]
+    training = "training" in precision  # a training job holds no KV cache: its lines are left out
     lines = [
         f"{m['id']} ({m['model_type']}, {m['layers']} layers)",
         f"  parameters   {params['total']:,} total, {params['active']:,} active per token"
         + (f", {params['trainable']:,} trainable" if "trainable" in params else ""),
-        f"  precision    weights {result['precision']['weights']}, KV cache {result['precision']['kv_cache']}",
+        f"  precision    weights {precision['weights']}: {precision['training']}"
+        if training
+        else f"  precision    weights {precision['weights']}, KV cache {precision['kv_cache']}",
         f"  parallelism  TP {par['tp']} x PP {par['pp']} = {par['gpus_per_replica']} GPU(s) per replica",
         f"  weights      {_gib(result['weights']['bytes'])} whole model",
-        f"  KV cache     {result['kv_cache']['bytes_per_token']:,} B/token; {_gib(result['kv_cache']['bytes'])} for "
-        f"{result['kv_cache']['sequences']} x {result['kv_cache']['context_tokens']:,} tokens",
-        "",
-        "  per GPU        bytes            GiB",
     ]
+    if not training:
+        lines.append(
+            f"  KV cache     {result['kv_cache']['bytes_per_token']:,} B/token; {_gib(result['kv_cache']['bytes'])} for "
+            f"{result['kv_cache']['sequences']} x {result['kv_cache']['context_tokens']:,} tokens"
+        )
+    lines += ["", "  per GPU        bytes            GiB"]
     for key in ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead", "total"):
         if key == "total":
             lines.append("  " + "-" * 40)
@@ -174,18 +208,64 @@ def _fixed_machine(args: argparse.Namespace) -> FixedSpec | None:
     from generator.machine import FixedSpec
 
     return FixedSpec(
-        gpu=args.gpu, gpu_count=args.gpus or 1, ram_gib=args.ram_gib, reserved_ram_gib=args.reserved_ram_gib,
-        swap_gib=args.swap_gib, nvme_gib=args.nvme_gib, nvme_read_gb_per_s=args.nvme_read_gb_per_s, pcie_gen=args.pcie_gen,
-        pcie_lanes=args.pcie_lanes, cpu=args.cpu, memory_channels=args.memory_channels, ddr_mt_per_s=args.ddr_mt_per_s,
+        gpu=args.gpu, gpu_count=1 if args.gpus is None else args.gpus, ram_gib=args.ram_gib,
+        reserved_ram_gib=args.reserved_ram_gib, swap_gib=args.swap_gib, nvme_gib=args.nvme_gib,
+        nvme_read_gb_per_s=args.nvme_read_gb_per_s, pcie_gen=args.pcie_gen, pcie_lanes=args.pcie_lanes, cpu=args.cpu,
+        memory_channels=args.memory_channels, ddr_mt_per_s=args.ddr_mt_per_s,
     )  # fmt: skip
+
+
+def _flag(dest: str) -> str:
+    return "--" + {"zero_stage": "zero", "checkpointing": "gradient-checkpointing", "flash_attention": "no-flash-attention",
+                   "allow_precision": "allow-precision"}.get(dest, dest).replace("_", "-")  # fmt: skip
+
+
+def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exit 2 (a usage error) when an option is given that the chosen mode would silently ignore."""
+
+    def given(dest: str) -> bool:
+        return bool(getattr(args, dest) != parser.get_default(dest))
+
+    def refuse(dests: tuple[str, ...], why: str) -> None:
+        for dest in dests:
+            if given(dest):
+                parser.error(f"{_flag(dest)} {why}")
+
+    if args.ram_gib is not None and not args.gpu:
+        parser.error("--ram-gib plans for an existing machine and needs --gpu")
+    if args.train:
+        if args.ram_gib is not None:
+            parser.error("--ram-gib plans inference on an existing machine; it cannot be combined with --train")
+        if args.train == "full" and args.precision is not None:
+            parser.error(
+                "--precision cannot be combined with --train full: full training holds bf16 weights (mixed precision; "
+                "fp32 with --optimizer adamw-torch-amp); --precision sets the frozen base of --train lora / qlora"
+            )
+        if args.train == "full":
+            refuse(LORA_OPTIONS, "applies to --train lora / qlora, not --train full")
+        refuse(
+            INFERENCE_ONLY_OPTIONS, "is an inference option; a training estimate does not read it (see --micro-batch, --seq-len)"
+        )
+    else:
+        refuse(TRAINING_OPTIONS, "applies to training: add --train full, lora or qlora")
+        if args.gpus is not None and args.ram_gib is None:
+            parser.error(
+                "--gpus is the GPU count of a training job (--train) or of an existing machine (--ram-gib); "
+                "for inference use --tp / --pp"
+            )
+    if args.ram_gib is None:
+        refuse(MACHINE_OPTIONS, "describes an existing machine: add --ram-gib (and --gpu)")
+    else:
+        refuse(NOT_FOR_MACHINE_OPTIONS, "is not read when planning placement on an existing machine (--ram-gib)")
+    if not args.gpu:
+        refuse(("input_tokens", "output_tokens", "gpu_memory_utilization"), "needs --gpu")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``specgen estimate``; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.ram_gib is not None and not args.gpu:
-        parser.error("--ram-gib plans for an existing machine and needs --gpu")
+    check_combinations(parser, args)
     request = EstimateRequest(
         model=args.model,
         precision=args.precision,

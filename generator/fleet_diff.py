@@ -20,11 +20,52 @@ def load_plan_dict(path: str) -> dict[str, Any]:
             raise InputError(f"{path}: cannot read spec.json: {exc}") from None
         if not isinstance(data, dict) or "plan" not in data:
             raise InputError(f"{path}: not a specgen spec.json (no 'plan')")
-        plan: dict[str, Any] = data["plan"]
-        return plan
+        plan = data["plan"]
+        _check_plan(path, plan)
+        return dict(plan)
     from generator.api import plan_file
 
     return plan_file(path)[1].to_dict()
+
+
+#: What ``diff_plans`` reads from a plan: field -> the JSON type it must have (None: any).
+_NUMBER = (int, float)
+_PLAN_FIELDS: dict[str, tuple[type, ...] | None] = {"totals": (dict,), "pools": (list,), "deployments": (list,)}
+_POOL_FIELDS: dict[str, tuple[type, ...] | None] = {
+    "name": (str,),
+    "node": (dict,),
+    "nodes": _NUMBER,
+    "power_w": _NUMBER,
+    "usd_per_hour": None,
+}
+_NODE_FIELDS: dict[str, tuple[type, ...] | None] = {"gpu_id": (str,), "gpus": _NUMBER}
+_DEPLOYMENT_FIELDS: dict[str, tuple[type, ...] | None] = {
+    "name": (str,),
+    **dict.fromkeys(("model_id", "precision", "tp", "pp", "replicas", "gpus", "pool")),
+}
+_TYPE_NAMES = {dict: "an object", list: "a list", str: "a string", int: "a number"}
+
+
+def _require(path: str, where: str, record: Any, fields: dict[str, tuple[type, ...] | None]) -> None:
+    """Raise InputError naming the file and the field when ``record`` lacks one of ``fields`` or has the wrong type."""
+    if not isinstance(record, dict):
+        raise InputError(f"{path}: not a specgen spec.json: '{where}' must be an object, got {type(record).__name__}")
+    for key, types in fields.items():
+        if key not in record:
+            raise InputError(f"{path}: not a specgen spec.json: '{where}' has no '{key}'")
+        value = record[key]
+        if types is not None and (isinstance(value, bool) or not isinstance(value, types)):
+            raise InputError(f"{path}: not a specgen spec.json: '{where}.{key}' must be {_TYPE_NAMES[types[0]]}, got {value!r}")
+
+
+def _check_plan(path: str, plan: Any) -> None:
+    """Check that ``plan`` has every field ``diff_plans`` and ``markdown_diff`` read."""
+    _require(path, "plan", plan, _PLAN_FIELDS)
+    for i, pool in enumerate(plan["pools"]):
+        _require(path, f"plan.pools[{i}]", pool, _POOL_FIELDS)
+        _require(path, f"plan.pools[{i}].node", pool["node"], _NODE_FIELDS)
+    for i, dep in enumerate(plan["deployments"]):
+        _require(path, f"plan.deployments[{i}]", dep, _DEPLOYMENT_FIELDS)
 
 
 def _pool_row(pool: dict[str, Any] | None) -> dict[str, Any]:

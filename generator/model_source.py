@@ -26,6 +26,23 @@ class ResolvedModel(NamedTuple):
     config: Mapping[str, Any]
 
 
+#: What the architecture parser raises on a config whose fields have the wrong shape or value.
+_MALFORMED = (TypeError, ValueError, AttributeError, ArithmeticError, KeyError, IndexError, RecursionError)
+
+
+def _parse(config: Mapping[str, Any], label: str, location: Location | None) -> Architecture:
+    """``parse_architecture``, with every failure an ArchitectureError that names the config."""
+    try:
+        return parse_architecture(config)
+    except ArchitectureError as exc:
+        raise ArchitectureError(f"{label}: {exc.message}", location) from None
+    except _MALFORMED as exc:
+        detail = str(exc) or type(exc).__name__
+        if isinstance(exc, RecursionError):
+            detail = "nested too deeply"
+        raise ArchitectureError(f"{label}: malformed config.json: {detail}", location) from None
+
+
 def _looks_like_path(ref: str) -> bool:
     return ref.endswith(".json") or ref.startswith((".", "/", "~")) or (os.sep in ref and os.path.exists(ref))
 
@@ -39,10 +56,7 @@ def resolve_model(ref: str, base_dir: str = ".", location: Location | None = Non
         record = catalog.find_model(ref)
     except InputError as exc:
         raise type(exc)(exc.message, location) from None
-    try:
-        arch = parse_architecture(record.config)
-    except ArchitectureError as exc:
-        raise ArchitectureError(f"catalog model '{record.id}': {exc.message}", location) from None
+    arch = _parse(record.config, f"catalog model '{record.id}'", location)
     return ResolvedModel(record.id, record.name, "catalog: " + record.source[0], arch, record.config)
 
 
@@ -56,11 +70,10 @@ def _from_path(ref: str, path: str, location: Location | None) -> ResolvedModel:
         raise InputError(f"model config '{ref}' not found (looked for {path})", location) from None
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot read model config {path}: {exc}", location) from None
+    except RecursionError:
+        raise InputError(f"cannot read model config {path}: JSON nested too deeply", location) from None
     if not isinstance(config, dict):
         raise InputError(f"{path}: a config.json must hold a JSON object", location)
-    try:
-        arch = parse_architecture(config)
-    except ArchitectureError as exc:
-        raise ArchitectureError(f"{path}: {exc.message}", location) from None
+    arch = _parse(config, path, location)
     name = str(config.get("_name_or_path") or os.path.basename(os.path.dirname(os.path.abspath(path))) or ref)
     return ResolvedModel(ref, name, f"local config: {ref}", arch, config)

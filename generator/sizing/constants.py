@@ -6,6 +6,7 @@ A workload overrides any of them under ``constants:``; ``specgen estimate`` unde
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 from generator.errors import InputError
@@ -237,8 +238,57 @@ def constant_docs() -> dict[str, dict[str, Any]]:
     return {name: {"default": defaults[name], "doc": doc, "source": src} for name, (doc, src) in CONSTANT_DOCS.items()}
 
 
+#: Allowed range of each constant: (low, low inclusive, high, high inclusive); None is unbounded.
+#: Fractions of a peak are in (0, 1]; shares of something else in [0, 1); divisors and counts > 0.
+_FRACTION_OF_PEAK = (0, False, 1, True)
+_SHARE = (0, True, 1, False)
+_POSITIVE = (0, False, None, False)
+_NON_NEGATIVE = (0, True, None, False)
+CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
+    **dict.fromkeys(Constants._fields, _NON_NEGATIVE),
+    **dict.fromkeys(
+        (
+            "gpu_memory_utilization",
+            "decode_bandwidth_efficiency",
+            "prefill_compute_efficiency",
+            "training_mfu",
+            "psu_efficiency",
+            "ddr_bandwidth_efficiency",
+            "pcie_efficiency",
+            "nvme_efficiency",
+        ),
+        _FRACTION_OF_PEAK,
+    ),
+    **dict.fromkeys(("safety_margin_fraction", "fan_power_fraction"), _SHARE),
+    **dict.fromkeys(
+        (
+            "prefill_chunk_tokens",
+            "kv_block_tokens",
+            "max_num_seqs",
+            "zero3_live_layers",
+            "max_batch_size",
+            "ttft_p95_factor",
+            "checkpoints_kept",
+            "amortization_months",
+            "offload_ubatch_tokens",
+        ),
+        _POSITIVE,
+    ),
+}
+
+
+def _range_text(bounds: tuple[float, bool, float | None, bool]) -> str:
+    low, low_in, high, high_in = bounds
+    if high is None:
+        return f"{'>=' if low_in else '>'} {low:g}"
+    return f"in {'[' if low_in else '('}{low:g}, {high:g}{']' if high_in else ')'}"
+
+
 def with_overrides(overrides: dict[str, Any], base: Constants | None = None) -> Constants:
-    """A copy of ``base`` with named constants replaced; unknown names or bad types raise."""
+    """A copy of ``base`` with named constants replaced; unknown names, bad types and out-of-range values raise.
+
+    Every value must be a finite number within ``CONSTANT_BOUNDS`` (the message names the range).
+    """
     base = base or Constants()
     defaults = Constants._field_defaults
     clean: dict[str, Any] = {}
@@ -247,11 +297,20 @@ def with_overrides(overrides: dict[str, Any], base: Constants | None = None) -> 
         if name not in defaults:
             raise InputError(f"unknown constant '{name}'; known: {', '.join(sorted(defaults))}")
         kind = type(defaults[name])
-        if kind is int and isinstance(value, float) and value.is_integer():
+        what = "an integer" if kind is int else "a number"
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InputError(f"constant '{name}' must be {what}, got {value!r}")
+        bounds = CONSTANT_BOUNDS[name]
+        if not math.isfinite(value):
+            raise InputError(f"constant '{name}' must be a finite number {_range_text(bounds)}, got {value!r}")
+        if kind is int and isinstance(value, float):
+            if not value.is_integer():
+                raise InputError(f"constant '{name}' must be {what}, got {value!r}")
             value = int(value)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int)):
-            raise InputError(f"constant '{name}' must be a {kind.__name__}, got {value!r}")
-        if value < 0 or (kind is float and name.endswith(("efficiency", "utilization", "fraction", "mfu")) and value > 1):
-            raise InputError(f"constant '{name}' is out of range: {value!r}")
+        low, low_in, high, high_in = bounds
+        if (value < low or (value == low and not low_in)) or (
+            high is not None and (value > high or (value == high and not high_in))
+        ):
+            raise InputError(f"constant '{name}' must be {_range_text(bounds)}, got {value!r}")
         clean[name] = kind(value)
     return base._replace(**clean)

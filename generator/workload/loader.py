@@ -11,11 +11,15 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.scalarbool import ScalarBoolean
 
 from generator.errors import InputError, Location
 
 #: A path into the document: mapping keys and sequence indexes.
 Path = tuple[str | int, ...]
+
+#: Most values one document may expand to: aliases can make a small file huge ("billion laughs").
+MAX_NODES = 200_000
 
 
 def format_path(path: Path) -> str:
@@ -52,9 +56,68 @@ class Document:
         return Location(self.file, line, col, format_path(path))
 
 
+def _own_position(node: Any) -> tuple[int, int]:
+    """0-based (line, column) where a mapping or sequence itself starts."""
+    lc = getattr(node, "lc", None)
+    line = getattr(lc, "line", None)
+    col = getattr(lc, "col", None)
+    return (line or 0, col or 0)
+
+
+def _recorded(node: Any, key: Any, value: bool, seen: frozenset[int] = frozenset()) -> tuple[int, int] | None:
+    """0-based position ruamel recorded for ``key`` of ``node``, looking into ``<<`` merged mappings too."""
+    data = getattr(getattr(node, "lc", None), "data", None) or {}
+    record = data.get(key)
+    if record is not None and len(record) >= 4:
+        return (record[2], record[3]) if value else (record[0], record[1])
+    for merged in getattr(node, "merge", None) or ():
+        source = merged[1] if isinstance(merged, tuple) else merged
+        if id(source) in seen:
+            continue
+        found = _recorded(source, key, value, seen | {id(node)})
+        if found is not None:
+            return found
+    return None
+
+
+def _key_position(node: Any, key: Any, value: bool = False) -> tuple[int, int]:
+    """0-based position of a key (or its value): recorded, else from a merged mapping, else the mapping's own."""
+    return _recorded(node, key, value) or _own_position(node)
+
+
+def _item_position(node: Any, index: int) -> tuple[int, int]:
+    data = getattr(getattr(node, "lc", None), "data", None) or {}
+    record = data.get(index)
+    return (record[0], record[1]) if record is not None and len(record) >= 2 else _own_position(node)
+
+
+class _Budget:
+    """Counts the values a document expands to, so aliases cannot blow it up."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.left = MAX_NODES
+
+    def take(self, path: Path, positions: dict[Path, tuple[int, int]]) -> None:
+        self.left -= 1
+        if self.left < 0:
+            line, col = positions.get(path, (1, 1))
+            raise InputError(
+                f"the document expands to more than {MAX_NODES:,} values (through YAML aliases?); refusing to read it",
+                Location(self.file, line, col, format_path(path)),
+            )
+
+
 def _plain(
-    node: Any, path: Path, doc_file: str, positions: dict[Path, tuple[int, int]], keys: dict[Path, tuple[int, int]]
+    node: Any,
+    path: Path,
+    doc_file: str,
+    positions: dict[Path, tuple[int, int]],
+    keys: dict[Path, tuple[int, int]],
+    budget: _Budget | None = None,
 ) -> Any:
+    budget = budget or _Budget(doc_file)
+    budget.take(path, positions)
     tag = getattr(getattr(node, "tag", None), "value", None)
     if isinstance(node, TaggedScalar) or (tag and not str(tag).startswith("tag:yaml.org,2002:")):
         line, col = positions.get(path, (1, 1))
@@ -62,26 +125,28 @@ def _plain(
     if isinstance(node, CommentedMap):
         out: dict[str, Any] = {}
         for key in node:
+            kline, kcol = _key_position(node, key)
             if not isinstance(key, str):
-                kline, kcol = node.lc.key(key)
                 raise InputError(
                     f"mapping keys must be strings, got {key!r}", Location(doc_file, kline + 1, kcol + 1, format_path(path))
                 )
             child = (*path, key)
-            kline, kcol = node.lc.key(key)
-            vline, vcol = node.lc.value(key)
+            vline, vcol = _key_position(node, key, value=True)
             keys[child] = (kline + 1, kcol + 1)
             positions[child] = (vline + 1, vcol + 1)
-            out[key] = _plain(node[key], child, doc_file, positions, keys)
+            out[key] = _plain(node[key], child, doc_file, positions, keys, budget)
         return out
     if isinstance(node, CommentedSeq):
         items = []
         for i, item in enumerate(node):
             child = (*path, i)
-            line, col = node.lc.item(i)
+            line, col = _item_position(node, i)
             positions[child] = (line + 1, col + 1)
-            items.append(_plain(item, child, doc_file, positions, keys))
+            items.append(_plain(item, child, doc_file, positions, keys, budget))
         return items
+    # ruamel keeps anchored scalars as subclasses: ScalarBoolean is an int, so test it before int.
+    if isinstance(node, ScalarBoolean):
+        return bool(node)
     if isinstance(node, bool) or node is None:
         return node
     if isinstance(node, int):
@@ -111,6 +176,15 @@ def parse_yaml(text: str, file: str) -> Document:
         raise InputError(f"YAML syntax error: {problem}", Location(file, line, col)) from None
     except YAMLError as exc:
         raise InputError(f"YAML error: {str(exc).splitlines()[0]}", Location(file)) from None
+    except RecursionError:
+        raise InputError("YAML error: the document is nested too deeply", Location(file)) from None
+    except (AttributeError, TypeError, ValueError, KeyError) as exc:
+        # ruamel fails like this on some self-referencing anchors (a mapping merged into itself).
+        raise InputError(
+            f"YAML error: the document cannot be read ({type(exc).__name__}: {exc}); "
+            "check its anchors, aliases and '<<' merge keys",
+            Location(file),
+        ) from None
     docs = [d for d in docs if d is not None]
     if not docs:
         raise InputError("the file is empty; expected a workload mapping (version, name, deployments)", Location(file, 1, 1))
@@ -122,7 +196,11 @@ def parse_yaml(text: str, file: str) -> Document:
     if not isinstance(root, CommentedMap):
         kind = "a list" if isinstance(root, CommentedSeq) else f"a single {type(root).__name__} value"
         raise InputError(f"the top level must be a mapping (version, name, deployments), got {kind}", Location(file, 1, 1))
-    return Document(file, _plain(root, (), file, positions, keys), positions, keys)
+    try:
+        data = _plain(root, (), file, positions, keys)
+    except RecursionError:
+        raise InputError("YAML error: the document is nested too deeply", Location(file)) from None
+    return Document(file, data, positions, keys)
 
 
 def read_yaml(path: str) -> Document:

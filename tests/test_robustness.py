@@ -1,0 +1,539 @@
+"""Malformed input of every kind ends in a clear message and an exit code, never a Python traceback.
+
+Covers YAML anchors and merge keys in workload files, damaged ``spec.json`` files given to
+``specgen diff``, out-of-range engine constants, malformed ``config.json`` files, the numeric
+options and option combinations of ``specgen estimate``, and the precision a training estimate
+reports. Workload and diff cases go through the real command line (a subprocess); estimate cases
+through ``generator.estimate_cli.main`` in-process.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator import model_source
+from generator.errors import ArchitectureError, InputError
+from generator.estimate import EstimateRequest, estimate
+from generator.estimate_cli import main as estimate_main
+from generator.machine import FixedSpec
+from generator.sizing.constants import CONSTANT_BOUNDS, Constants, with_overrides
+from generator.workload.loader import parse_yaml
+from tests.conftest import REPO, reference_config
+from tests.test_cli_errors import VALID, run_specgen
+
+
+def run_estimate(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``specgen estimate ARGS`` in-process: exit code (argparse's SystemExit included), stdout, stderr."""
+    try:
+        code = estimate_main(list(args))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def estimate_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
+    code, out, err = run_estimate(capsys, *args, "--json")
+    assert code == 0, err
+    data: dict[str, Any] = json.loads(out)
+    return data
+
+
+# --- 1. YAML anchors, aliases and merge keys ---------------------------------------------------
+
+TRAINING = """\
+version: 1
+name: tune
+deployments:
+  - name: tune
+    model: meta-llama/Llama-3.1-8B
+    training:
+      method: qlora
+      flash_attention: &yes true
+      offload_optimizer: *yes
+      sequence_length: 4096
+      dataset_tokens: 1000000
+hardware:
+  gpus: [h100-sxm5-80gb]
+"""
+
+MERGED = """\
+version: 1
+name: demo
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: &inf
+      max_context_tokens: 8192
+      requests_per_second: 2
+  - name: chat2
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference:
+      <<: *inf
+      requests_per_second: 3
+hardware:
+  gpus: [l40s-48gb]
+"""
+
+
+def _laughs() -> str:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("a: &x true\nb: *x\n", {"a": True, "b": True}, id="anchored-true"),
+        pytest.param("a: &x false\nb: [*x]\n", {"a": False, "b": [False]}, id="anchored-false-in-list"),
+        pytest.param("a: &x 3\nb: *x\n", {"a": 3, "b": 3}, id="anchored-int-stays-int"),
+        pytest.param("a: &x 0.5\nb: *x\n", {"a": 0.5, "b": 0.5}, id="anchored-float"),
+        pytest.param("a: &m {x: 1, y: 2}\nb:\n  <<: *m\n  y: 3\n", {"a": {"x": 1, "y": 2}, "b": {"y": 3, "x": 1}}, id="merge"),
+        pytest.param(
+            "a: &m {x: 1}\nc: &n {z: 2}\nb:\n  <<: [*m, *n]\n",
+            {"a": {"x": 1}, "c": {"z": 2}, "b": {"x": 1, "z": 2}},
+            id="merge-list",
+        ),
+        pytest.param("a: !!omap [x: 1]\n", {"a": {"x": 1}}, id="omap"),
+    ],
+)
+def test_yaml_values_are_plain_and_typed(text: str, expected: dict[str, Any]) -> None:
+    data = parse_yaml(text, "w.yaml").data
+    assert data == expected
+    for key, value in expected.items():
+        assert type(data[key]) is type(value)  # an anchored bool is a bool, not the int 1
+        if isinstance(value, list):
+            assert [type(v) for v in data[key]] == [type(v) for v in value]
+
+
+def test_merged_keys_are_located_where_they_are_written() -> None:
+    doc = parse_yaml(MERGED, "w.yaml")
+    # the merged key points at its line in the anchored mapping; the own key at its own line
+    assert doc.locate(("deployments", 1, "inference", "max_context_tokens")).line == 7
+    assert doc.locate(("deployments", 1, "inference", "requests_per_second")).line == 13
+    assert doc.locate(("deployments", 1, "inference", "max_context_tokens"), key=True)[1:3] == (7, 7)
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "message"),
+    [
+        pytest.param(TRAINING, 0, "workload.yaml: ok", id="anchored-boolean"),
+        pytest.param(MERGED, 0, "workload.yaml: ok", id="merge-key"),
+        pytest.param(
+            MERGED.replace("max_context_tokens: 8192", "max_context_tokens: 0"),
+            1,
+            "workload.yaml:7:27: deployments[1].inference.max_context_tokens: 0 is out of range",
+            id="merge-key-error-located",
+        ),
+        pytest.param(
+            MERGED.replace("    inference: &inf\n", "    inference: &inf\n      <<: *inf\n"),
+            1,
+            "workload.yaml: YAML error",
+            id="self-merge",
+        ),
+        pytest.param(
+            VALID.replace("max_context_tokens: 8192", "max_context_tokens: &c 8192\n      bad: *undefined"),
+            1,
+            "YAML syntax error: found undefined alias 'undefined'",
+            id="undefined-alias",
+        ),
+        pytest.param(_laughs(), 1, "the document expands to more than 200,000 values", id="billion-laughs"),
+        pytest.param("a: " + "[" * 3000 + "]" * 3000 + "\n", 1, "workload.yaml", id="nested-too-deeply"),
+    ],
+)
+def test_workload_yaml_through_the_cli(tmp_path: Path, text: str, code: int, message: str) -> None:
+    (tmp_path / "workload.yaml").write_text(text)
+    result = run_specgen("validate", "workload.yaml", cwd=tmp_path)
+    assert result.returncode == code, result.stderr
+    assert message in (result.stdout + result.stderr)
+    assert "Traceback" not in result.stderr
+
+
+# --- 2. specgen diff with a damaged spec.json --------------------------------------------------
+
+GOLDEN_SPEC = REPO / "tests" / "golden" / "chat-70b" / "spec.json"
+
+
+def _drop(*path: str | int) -> Any:
+    def change(data: dict[str, Any]) -> None:
+        target: Any = data
+        for part in path[:-1]:
+            target = target[part]
+        del target[path[-1]]
+
+    return change
+
+
+def _set(value: Any, *path: str | int) -> Any:
+    def change(data: dict[str, Any]) -> None:
+        target: Any = data
+        for part in path[:-1]:
+            target = target[part]
+        target[path[-1]] = value
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        pytest.param(_drop("plan", "totals"), "'plan' has no 'totals'", id="no-totals"),
+        pytest.param(_drop("plan", "pools"), "'plan' has no 'pools'", id="no-pools"),
+        pytest.param(_drop("plan", "deployments"), "'plan' has no 'deployments'", id="no-deployments"),
+        pytest.param(_set([], "plan"), "'plan' must be an object", id="plan-not-object"),
+        pytest.param(_set({}, "plan", "pools"), "'plan.pools' must be a list", id="pools-not-list"),
+        pytest.param(_drop("plan", "pools", 0, "node", "gpu_id"), "'plan.pools[0].node' has no 'gpu_id'", id="no-gpu-id"),
+        pytest.param(_set("x", "plan", "pools", 0, "power_w"), "'plan.pools[0].power_w' must be a number", id="power-text"),
+        pytest.param(_drop("plan", "deployments", 0, "tp"), "'plan.deployments[0]' has no 'tp'", id="deployment-no-tp"),
+        pytest.param(_drop("plan"), "not a specgen spec.json (no 'plan')", id="no-plan"),
+    ],
+)
+def test_diff_of_a_damaged_spec_json_names_file_and_key(tmp_path: Path, change: Any, message: str) -> None:
+    data = json.loads(GOLDEN_SPEC.read_text())
+    change(data)
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    result = run_specgen("diff", str(GOLDEN_SPEC), "bad.json", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith("specgen: error: bad.json: ")
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_diff_of_an_intact_spec_json_still_works(tmp_path: Path) -> None:
+    result = run_specgen("diff", str(GOLDEN_SPEC), str(GOLDEN_SPEC), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "No change to the fleet." in result.stdout
+
+
+# --- 3. engine constants ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        pytest.param("kv_block_tokens", 0, "constant 'kv_block_tokens' must be > 0, got 0", id="kv_block_tokens-0"),
+        pytest.param("psu_efficiency", 0, "constant 'psu_efficiency' must be in (0, 1], got 0", id="psu_efficiency-0"),
+        pytest.param("decode_bandwidth_efficiency", 0, "must be in (0, 1]", id="decode_bandwidth_efficiency-0"),
+        pytest.param("offload_ubatch_tokens", 0, "constant 'offload_ubatch_tokens' must be > 0", id="offload_ubatch_tokens-0"),
+        pytest.param("amortization_months", 0, "constant 'amortization_months' must be > 0", id="amortization_months-0"),
+        pytest.param("checkpoints_kept", 0, "constant 'checkpoints_kept' must be > 0", id="checkpoints_kept-0"),
+        pytest.param("max_num_seqs", 0, "must be > 0", id="max_num_seqs-0"),
+        pytest.param("prefill_chunk_tokens", 0, "must be > 0", id="prefill_chunk_tokens-0"),
+        pytest.param("max_batch_size", 0, "must be > 0", id="max_batch_size-0"),
+        pytest.param("ttft_p95_factor", 0, "must be > 0", id="ttft_p95_factor-0"),
+        pytest.param("gpu_memory_utilization", math.nan, "must be a finite number in (0, 1], got nan", id="utilization-nan"),
+        pytest.param("gpu_memory_utilization", math.inf, "must be a finite number in (0, 1], got inf", id="utilization-inf"),
+        pytest.param("gpu_memory_utilization", 1.2, "must be in (0, 1], got 1.2", id="utilization-above-1"),
+        pytest.param("training_mfu", 0, "must be in (0, 1]", id="training_mfu-0"),
+        pytest.param("safety_margin_fraction", 1, "must be in [0, 1), got 1", id="safety-margin-1"),
+        pytest.param("fan_power_fraction", -0.1, "must be in [0, 1), got -0.1", id="fan-negative"),
+        pytest.param("non_torch_bytes", -1, "must be >= 0, got -1", id="bytes-negative"),
+        pytest.param("kv_block_tokens", 16.5, "must be an integer, got 16.5", id="int-fractional"),
+        pytest.param("kv_block_tokens", True, "must be an integer, got True", id="int-bool"),
+        pytest.param("psu_efficiency", "high", "must be a number, got 'high'", id="text"),
+        pytest.param("no_such_constant", 1, "unknown constant 'no_such_constant'", id="unknown"),
+    ],
+)
+def test_constant_out_of_range_is_refused(name: str, value: Any, message: str) -> None:
+    with pytest.raises(InputError) as info:
+        with_overrides({name: value})
+    assert message in str(info.value)
+
+
+def test_every_constant_has_bounds_its_default_meets() -> None:
+    assert set(CONSTANT_BOUNDS) == set(Constants._fields)
+    assert with_overrides(dict(Constants._field_defaults)) == Constants()
+    # edges that are allowed
+    edge = with_overrides({"gpu_memory_utilization": 1, "safety_margin_fraction": 0, "kv_block_tokens": 32.0})
+    assert edge.gpu_memory_utilization == 1.0 and edge.safety_margin_fraction == 0.0 and edge.kv_block_tokens == 32
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        pytest.param(
+            "kv_block_tokens: 0",
+            "workload.yaml:12:3: constants.kv_block_tokens: constant 'kv_block_tokens' must be > 0, got 0",
+            id="kv_block_tokens-0",
+        ),
+        pytest.param(
+            "gpu_memory_utilization: .nan",
+            "workload.yaml:12:3: constants.gpu_memory_utilization: constant 'gpu_memory_utilization' must be a finite number",
+            id="utilization-nan",
+        ),
+        pytest.param("psu_efficiency: 0", "workload.yaml:12:3: constants.psu_efficiency: ", id="psu_efficiency-0"),
+        pytest.param("amortization_months: 0", "workload.yaml:12:3: constants.amortization_months: ", id="amortization-0"),
+    ],
+)
+def test_constant_in_a_workload_is_located(tmp_path: Path, line: str, message: str) -> None:
+    (tmp_path / "workload.yaml").write_text(VALID + f"constants:\n  {line}\n")
+    result = run_specgen("plan", "workload.yaml", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith("specgen: error: " + message)
+    assert "Traceback" not in result.stderr
+
+
+# --- 4. malformed config.json -----------------------------------------------------------------
+
+
+def _llama(**change: Any) -> dict[str, Any]:
+    return {**reference_config("llama-3.1-8b"), **change}
+
+
+def _qwen_moe(**change: Any) -> dict[str, Any]:
+    return {**reference_config("qwen3-30b-a3b"), **change}
+
+
+MALFORMED_CONFIGS = [
+    pytest.param(_llama(num_attention_heads=0), id="heads-zero"),
+    pytest.param(_llama(quantization_config={"quant_method": "gptq", "bits": None, "group_size": 128}), id="gptq-bits-null"),
+    pytest.param(_llama(quantization_config={"quant_method": "gptq", "bits": "four", "group_size": 128}), id="gptq-bits-text"),
+    pytest.param(_qwen_moe(mlp_only_layers=3), id="mlp-only-layers-int"),
+    pytest.param(_llama(partial_rotary_factor="half"), id="partial-rotary-text"),
+    pytest.param(
+        _llama(quantization_config={"quant_method": "compressed-tensors", "config_groups": [{"weights": {"num_bits": 4}}]}),
+        id="compressed-tensors-groups-list",
+    ),
+    pytest.param(_llama(hidden_size="4096"), id="hidden-size-text"),
+    pytest.param(_llama(vocab_size=None), id="vocab-null"),
+]
+
+
+@pytest.mark.parametrize("config", MALFORMED_CONFIGS)
+def test_malformed_config_estimate_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str], config: dict[str, Any]) -> None:
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    code, _, err = run_estimate(capsys, str(tmp_path))
+    assert code == 1
+    assert err.startswith(f"specgen estimate: error: {tmp_path / 'config.json'}: ")
+    assert "Traceback" not in err
+
+
+def test_malformed_config_in_a_workload_is_located(tmp_path: Path) -> None:
+    bad = _llama(quantization_config={"quant_method": "gptq", "bits": "four", "group_size": 128})
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text(json.dumps(bad))
+    (tmp_path / "workload.yaml").write_text(VALID.replace("model: meta-llama/Llama-3.1-8B-Instruct", "model: ./m"))
+    result = run_specgen("validate", "workload.yaml", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith("specgen: error: workload.yaml:5:12: deployments[0].model: ")
+    assert "config.json" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_deeply_nested_config_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "config.json").write_text("[" * 100_000 + "]" * 100_000)
+    code, _, err = run_estimate(capsys, str(tmp_path / "config.json"))
+    assert code == 1 and "cannot read model config" in err
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        pytest.param(ZeroDivisionError("division by zero"), id="ZeroDivisionError"),
+        pytest.param(TypeError("int() argument must be a string"), id="TypeError"),
+        pytest.param(ValueError("could not convert string to float: 'half'"), id="ValueError"),
+        pytest.param(AttributeError("'list' object has no attribute 'values'"), id="AttributeError"),
+        pytest.param(KeyError("bits"), id="KeyError"),
+    ],
+)
+def test_parser_failures_become_architecture_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
+    def broken(config: Any) -> Any:
+        raise error
+
+    monkeypatch.setattr(model_source, "parse_architecture", broken)
+    (tmp_path / "config.json").write_text(json.dumps(_llama()))
+    with pytest.raises(ArchitectureError) as info:
+        model_source.resolve_model(str(tmp_path / "config.json"))
+    assert str(info.value) == f"{tmp_path / 'config.json'}: malformed config.json: {error}"
+    with pytest.raises(ArchitectureError, match=r"^catalog model 'meta-llama/Llama-3\.1-8B': malformed config\.json: "):
+        model_source.resolve_model("llama-3.1-8b")
+
+
+# --- 5. numeric options and option combinations of specgen estimate ---------------------------
+
+MACHINE = ("--gpu", "rtx-4090-24gb", "--ram-gib", "64", "--cpu", "ryzen-9-7950x")
+H100 = ("--gpu", "h100-sxm5-80gb")
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        # values out of range: InputError, exit 1
+        pytest.param((*H100, "--input-tokens", "-200", "--output-tokens", "200"), 1, "--input-tokens must be", id="input-neg"),
+        pytest.param((*H100, "--input-tokens", "0"), 1, "--input-tokens must be a whole number of at least 1", id="input-0"),
+        pytest.param(
+            (*H100, "--output-tokens", "-5"), 1, "--output-tokens must be a whole number of at least 1", id="output-neg"
+        ),
+        pytest.param(("--context", "0"), 1, "--context must be a whole number of at least 1, got 0", id="context-0"),
+        pytest.param(("--context", "-1"), 1, "--context must be", id="context-neg"),
+        pytest.param(("--batch", "0"), 1, "--batch must be", id="batch-0"),
+        pytest.param(("--tp", "0"), 1, "--tp must be", id="tp-0"),
+        pytest.param(("--max-batched-tokens", "0"), 1, "--max-batched-tokens must be", id="max-batched-0"),
+        pytest.param(("--gpu", "l4-24gb", "--gpu-memory-utilization", "0"), 1, "must be a number in (0, 1]", id="util-0"),
+        pytest.param(("--gpu", "l4-24gb", "--gpu-memory-utilization", "1.5"), 1, "in (0, 1], got 1.5", id="util-above-1"),
+        pytest.param(("--gpu", "l4-24gb", "--gpu-memory-utilization", "nan"), 1, "in (0, 1], got nan", id="util-nan"),
+        pytest.param((*MACHINE, "--pcie-lanes", "0"), 1, "--pcie-lanes must be one of 1, 4, 8, 16, got 0", id="lanes-0"),
+        pytest.param(("--gpus", "-1", "--ram-gib", "64", "--gpu", "rtx-4090-24gb"), 1, "--gpus must be", id="machine-gpus-neg"),
+        pytest.param((*MACHINE, "--gpus", "0"), 1, "--gpus must be a whole number of at least 1, got 0", id="machine-gpus-0"),
+        pytest.param((*MACHINE, "--gpus", "17"), 1, "--gpus must be at most 16", id="machine-gpus-17"),
+        pytest.param((*MACHINE[:2], "--ram-gib", "-4", *MACHINE[4:]), 1, "--ram-gib must be a number > 0", id="ram-neg"),
+        pytest.param(
+            (*MACHINE[:2], "--ram-gib", "inf", *MACHINE[4:]), 1, "--ram-gib must be a number > 0, got inf", id="ram-inf"
+        ),
+        pytest.param((*MACHINE, "--reserved-ram-gib", "-3"), 1, "--reserved-ram-gib must be a number >= 0", id="reserved-neg"),
+        pytest.param((*MACHINE, "--nvme-gib", "-3"), 1, "--nvme-gib must be a number >= 0", id="nvme-neg"),
+        pytest.param((*MACHINE, "--swap-gib", "nan"), 1, "--swap-gib must be a number >= 0, got nan", id="swap-nan"),
+        pytest.param((*MACHINE, "--nvme-read-gb-per-s", "0"), 1, "--nvme-read-gb-per-s must be a number > 0", id="nvme-read-0"),
+        pytest.param((*MACHINE, "--pcie-gen", "9"), 1, "--pcie-gen must be a whole number from 3 to 6", id="pcie-gen-9"),
+        pytest.param((*MACHINE, "--memory-channels", "0"), 1, "--memory-channels must be", id="channels-0"),
+        pytest.param((*MACHINE, "--ddr-mt-per-s", "0"), 1, "--ddr-mt-per-s must be", id="ddr-0"),
+        pytest.param((*MACHINE, "--min-context", "0"), 1, "--min-context must be", id="min-context-0"),
+        pytest.param(("--train", "full", "--gpus", "0"), 1, "--gpus must be a whole number of at least 1", id="train-gpus-0"),
+        pytest.param(("--train", "full", "--seq-len", "0"), 1, "--seq-len must be", id="seq-len-0"),
+        pytest.param(("--train", "full", "--micro-batch", "-1"), 1, "--micro-batch must be", id="micro-batch-neg"),
+        pytest.param(("--train", "lora", "--lora-rank", "0"), 1, "--lora-rank must be", id="lora-rank-0"),
+        pytest.param(("--set", "kv_block_tokens=0"), 1, "constant 'kv_block_tokens' must be > 0", id="set-constant-0"),
+        pytest.param(("--set", "pcie_efficiency=nan"), 1, "constant 'pcie_efficiency' must be a finite number", id="set-nan"),
+        # options that would be silently ignored, and text where a number belongs: usage errors, exit 2
+        pytest.param(
+            ("--train", "full", "--ram-gib", "64", "--gpu", "rtx-4090-24gb"), 2, "cannot be combined with --train", id="ram+train"
+        ),
+        pytest.param(
+            ("--train", "full", "--precision", "fp8"), 2, "--precision cannot be combined with --train full", id="prec+full"
+        ),
+        pytest.param(("--train", "full", "--lora-rank", "8"), 2, "--lora-rank applies to --train lora / qlora", id="rank+full"),
+        pytest.param(("--train", "lora", "--batch", "4"), 2, "--batch is an inference option", id="batch+train"),
+        pytest.param(("--train", "qlora", "--kv-precision", "fp8"), 2, "--kv-precision is an inference option", id="kv+train"),
+        pytest.param(
+            (
+                "--micro-batch",
+                "2",
+            ),
+            2,
+            "--micro-batch applies to training",
+            id="micro-batch-no-train",
+        ),
+        pytest.param(
+            (
+                "--gpus",
+                "4",
+            ),
+            2,
+            "--gpus is the GPU count of a training job",
+            id="gpus-inference",
+        ),
+        pytest.param(
+            (
+                "--cpu",
+                "epyc-9654",
+            ),
+            2,
+            "--cpu describes an existing machine: add --ram-gib",
+            id="cpu-no-machine",
+        ),
+        pytest.param((*MACHINE, "--tp", "2"), 2, "--tp is not read when planning placement", id="tp+machine"),
+        pytest.param(
+            (
+                "--input-tokens",
+                "100",
+            ),
+            2,
+            "--input-tokens needs --gpu",
+            id="input-no-gpu",
+        ),
+        pytest.param(
+            (
+                "--ram-gib",
+                "64",
+            ),
+            2,
+            "--ram-gib plans for an existing machine and needs --gpu",
+            id="ram-no-gpu",
+        ),
+        pytest.param(("--context", "many"), 2, "invalid int value", id="context-text"),
+    ],
+)
+def test_estimate_option_errors(capsys: pytest.CaptureFixture[str], args: tuple[str, ...], code: int, message: str) -> None:
+    got, out, err = run_estimate(capsys, "llama-3.1-8b", *args)
+    assert got == code, err
+    assert message in err
+    assert out == "" and "Traceback" not in err
+
+
+def test_estimate_help_documents_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_estimate(capsys, "--help")
+    assert code == 0
+    text = " ".join(out.split())
+    assert "Exit codes: 0 done; 1 a value is invalid" in text and "2 a usage error" in text
+
+
+def test_estimate_given_zero_is_not_replaced_by_a_default(capsys: pytest.CaptureFixture[str]) -> None:
+    # --context 1 is honoured (not a falsy value replaced by 4096) and still sizes
+    data = estimate_json(capsys, "llama-3.1-8b", "--context", "1")
+    assert data["kv_cache"]["context_tokens"] == 1
+
+
+# --- 6. what a training estimate reports as its precision and weights -------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "precision", "regime"),
+    [
+        pytest.param(("gpt-oss-20b", "--train", "full"), "bf16", "bf16 mixed precision", id="full-of-mxfp4-checkpoint"),
+        pytest.param(("llama-3.1-8b", "--train", "full", "--optimizer", "adamw-torch-amp"), "fp32", "autocast", id="full-amp"),
+        pytest.param(("llama-3.1-8b", "--train", "full", "--optimizer", "adamw-bf16"), "bf16", "pure bf16", id="full-pure-bf16"),
+        pytest.param(("llama-3.1-8b", "--train", "lora"), "bf16", "frozen bf16 base", id="lora-default"),
+        pytest.param(("gpt-oss-20b", "--train", "lora"), "bf16", "frozen bf16 base", id="lora-of-mxfp4-checkpoint"),
+        pytest.param(("llama-3.1-8b", "--train", "lora", "--precision", "fp8"), "fp8", "frozen fp8 base", id="lora-fp8"),
+        pytest.param(("llama-3.1-8b", "--train", "qlora"), "nf4", "frozen nf4 base", id="qlora-default"),
+        pytest.param(("llama-3.1-8b", "--train", "qlora", "--precision", "int4"), "int4", "frozen int4 base", id="qlora-int4"),
+    ],
+)
+def test_training_reports_the_trained_precision(
+    capsys: pytest.CaptureFixture[str], args: tuple[str, ...], precision: str, regime: str
+) -> None:
+    data = estimate_json(capsys, *args)
+    assert data["precision"]["weights"] == precision
+    assert regime in data["precision"]["training"]
+    inference = estimate_json(capsys, args[0], "--precision", precision)
+    assert data["weights"]["bytes"] == inference["weights"]["bytes"]  # whole-model bytes in the trained format
+    if data["training"]["method"] == "full":
+        # per-GPU training weights (one GPU, no ZeRO) are the whole model in that format
+        assert data["memory"]["per_gpu"]["weights"] >= data["weights"]["bytes_per_gpu"]
+
+
+def test_full_training_of_an_mxfp4_checkpoint_is_not_reported_as_mxfp4(capsys: pytest.CaptureFixture[str]) -> None:
+    code, text, _ = run_estimate(capsys, "gpt-oss-20b", "--train", "full")
+    assert code == 0
+    assert "mxfp4" not in text
+    assert "precision    weights bf16: bf16 mixed precision" in text
+    assert "KV cache " not in text  # a training job holds none
+    assert "no --seq-len given: sized for 2048-token sequences" in text
+
+
+@pytest.mark.parametrize(
+    ("request_", "message"),
+    [
+        pytest.param(
+            EstimateRequest("llama-3.1-8b", train="full", fixed=FixedSpec("rtx-4090-24gb", 1, 64.0, cpu="ryzen-9-7950x")),
+            "cannot be combined with --train",
+            id="fixed+train",
+        ),
+        pytest.param(EstimateRequest("llama-3.1-8b", train="full", precision="fp8"), "--train full", id="full+precision"),
+        pytest.param(EstimateRequest("llama-3.1-8b", context_tokens=0), "--context must be", id="context-0"),
+        pytest.param(
+            EstimateRequest("llama-3.1-8b", fixed=FixedSpec("rtx-4090-24gb", 1, 64.0, pcie_lanes=0, cpu="ryzen-9-7950x")),
+            "--pcie-lanes must be one of",
+            id="fixed-lanes-0",
+        ),
+    ],
+)
+def test_estimate_api_refuses_what_the_command_line_refuses(request_: EstimateRequest, message: str) -> None:
+    with pytest.raises(InputError, match=re.escape(message)):
+        estimate(request_)
