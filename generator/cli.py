@@ -7,9 +7,13 @@ Exit codes: 0 ok; 1 invalid input (schema, semantics, catalog); 2 usage; 3 no fe
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from generator.errors import SpecgenError
 
 F = TypeVar("F", bound=Callable[..., Any])
 TARGETS = ("spec", "markdown", "terraform", "ansible", "kubernetes")
@@ -33,10 +37,9 @@ def main(argv: list[str] | None = None) -> None:
     cli.main(args=args, prog_name="specgen")
 
 
-def _report(exc: Exception) -> int:
-    from generator.errors import MultipleInputError, SpecgenError
+def _report(exc: SpecgenError) -> int:
+    from generator.errors import MultipleInputError
 
-    assert isinstance(exc, SpecgenError)
     lines = [str(e) for e in exc.errors] if isinstance(exc, MultipleInputError) else [str(exc)]
     for line in lines:
         print(f"specgen: error: {line}" if exc.exit_code != 4 else line, file=sys.stderr)
@@ -49,14 +52,13 @@ def _build_cli() -> Any:
     from generator.errors import SpecgenError
 
     def boundary(func: F) -> F:
+        @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             try:
                 return func(*args, **kwargs)
             except SpecgenError as exc:
                 sys.exit(_report(exc))
 
-        wrapper.__name__ = func.__name__
-        wrapper.__doc__ = func.__doc__
         return wrapper  # type: ignore[return-value]
 
     @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -270,13 +270,13 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         }
         result["memory"] = {"per_gpu": breakdown.as_dict()}
         if gpu:
-            result["capacity"] = _fit(gpu.id, gpu.memory_bytes, breakdown.total, consts)
+            result["capacity"] = _fit(gpu.id, gpu.memory_bytes, breakdown.total, 1 - consts.safety_margin_fraction)
     else:
         result["memory"] = {"per_gpu": inference.per_gpu.as_dict(), "overhead_parts": inference.overhead_parts}
         if gpu and inference.capacity:
             cap = inference.capacity
             result["capacity"] = {
-                **_fit(gpu.id, gpu.memory_bytes, inference.per_gpu.total, consts),
+                **_fit(gpu.id, gpu.memory_bytes, inference.per_gpu.total, consts.gpu_memory_utilization),
                 "budget_bytes": cap.budget_bytes,
                 "kv_cache_bytes": cap.kv_available_bytes,
                 "kv_cache_tokens": cap.kv_cache_tokens,
@@ -370,9 +370,9 @@ def _fixed_machine(
     }
 
 
-def _fit(gpu_id: str, memory: int, need: int, consts: Constants) -> dict[str, Any]:
-    budget = int(memory * consts.gpu_memory_utilization)
-    return {"gpu": gpu_id, "gpu_memory_bytes": memory, "fits": need <= budget}
+def _fit(gpu_id: str, memory: int, need: int, usable_fraction: float) -> dict[str, Any]:
+    """Whether ``need`` fits the usable share of a GPU (the serving engine's utilization, or the planner's margin)."""
+    return {"gpu": gpu_id, "gpu_memory_bytes": memory, "fits": need <= int(memory * usable_fraction)}
 
 
 def _training(req: EstimateRequest, model: ResolvedModel, par: Parallelism, consts: Constants) -> tuple[TrainingSetup, Any]:

@@ -206,7 +206,10 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
     n_layers = _int(text, "num_hidden_layers")
     if heads == 0 or hidden == 0 or n_layers == 0:
         raise ArchitectureError("hidden_size, num_attention_heads and num_hidden_layers must be positive")
-    kv_heads = _opt_int(text, "num_key_value_heads") or heads
+    kv_heads = _opt_int(text, "num_key_value_heads")
+    if kv_heads == 0 or (kv_heads is not None and heads % kv_heads):
+        raise ArchitectureError(f"num_key_value_heads {kv_heads} must be positive and divide num_attention_heads {heads}")
+    kv_heads = kv_heads or heads
     head_dim = _opt_int(text, "head_dim") or hidden // heads
     intermediate = _opt_int(text, "intermediate_size", "ffn_dim") or 4 * hidden
     windows = _layer_windows(text, model_type, n_layers)
@@ -401,7 +404,9 @@ def _layer_windows(cfg: Mapping[str, Any], model_type: str, n_layers: int) -> li
     """Per layer: the sliding-window size in tokens, or ``None`` for full attention."""
     window = cfg.get("sliding_window")
     types = cfg.get("layer_types")
-    if isinstance(types, list) and types:
+    if types is not None and not isinstance(types, list):
+        raise ArchitectureError("layer_types must be a list with one entry per layer")
+    if types:
         if len(types) != n_layers:
             raise ArchitectureError(f"layer_types has {len(types)} entries but num_hidden_layers is {n_layers}")
         if any(str(t).startswith("sliding") for t in types) and not isinstance(window, int):
