@@ -7,19 +7,18 @@ well under 0.1 s, so no pydantic, jsonschema, jinja2, ruamel or click on this pa
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from generator import catalog
 from generator.errors import InfeasibleError, InputError
 from generator.model_source import ResolvedModel, resolve_model
 from generator.sizing.constants import Constants, with_overrides
-from generator.sizing.memory import InferenceMemory, kv_capacity, size_inference
+from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import accelerator_for, decode_step, prefill_seconds, saturated_throughput
 from generator.sizing.precision import WeightFormat, kv_cache_bits, weight_format
 from generator.sizing.training import OPTIMIZERS, TrainingSetup, size_training
 from generator.sizing.weights import Parallelism, size_weights
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -397,4 +396,4 @@ def _training(req: EstimateRequest, model: ResolvedModel, par: Parallelism, cons
     return setup, size_training(model.architecture, setup, par, consts)
 
 
-__all__ = ["EstimateRequest", "check_request", "estimate", "kv_capacity", "training_precision"]
+__all__ = ["EstimateRequest", "check_request", "estimate", "training_precision"]

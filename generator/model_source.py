@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from generator import catalog
 from generator.errors import ArchitectureError, InputError, Location
 from generator.sizing.architecture import Architecture, parse_architecture
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
@@ -23,7 +22,6 @@ class ResolvedModel(NamedTuple):
     name: str
     source: str
     architecture: Architecture
-    config: Mapping[str, Any]
 
 
 #: What the architecture parser raises on a config whose fields have the wrong shape or value.
@@ -57,7 +55,7 @@ def resolve_model(ref: str, base_dir: str = ".", location: Location | None = Non
     except InputError as exc:
         raise type(exc)(exc.message, location) from None
     arch = _parse(record.config, f"catalog model '{record.id}'", location)
-    return ResolvedModel(record.id, record.name, "catalog: " + record.source[0], arch, record.config)
+    return ResolvedModel(record.id, record.name, "catalog: " + record.source[0], arch)
 
 
 def _from_path(ref: str, path: str, location: Location | None) -> ResolvedModel:
@@ -76,4 +74,4 @@ def _from_path(ref: str, path: str, location: Location | None) -> ResolvedModel:
         raise InputError(f"{path}: a config.json must hold a JSON object", location)
     arch = _parse(config, path, location)
     name = str(config.get("_name_or_path") or os.path.basename(os.path.dirname(os.path.abspath(path))) or ref)
-    return ResolvedModel(ref, name, f"local config: {ref}", arch, config)
+    return ResolvedModel(ref, name, f"local config: {ref}", arch)

@@ -20,6 +20,7 @@ HEAVY = ("click", "jinja2", "ruamel", "pydantic", "jsonschema")
         pytest.param("generator.sizing.memory", id="memory"),
         pytest.param("generator.sizing.training", id="training"),
         pytest.param("generator.sizing.performance", id="performance"),
+        pytest.param("generator.sizing.offload", id="offload"),
         pytest.param("generator.estimate_cli", id="estimate-path"),
     ],
 )

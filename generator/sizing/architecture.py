@@ -96,7 +96,6 @@ class Architecture(NamedTuple):
     num_attention_heads: int
     num_kv_heads: int
     head_dim: int
-    intermediate_size: int
     max_position_embeddings: int
     tie_word_embeddings: bool
     layers: tuple[Layer, ...]
@@ -249,7 +248,6 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         num_attention_heads=heads,
         num_kv_heads=0 if mla else kv_heads,
         head_dim=head_dim,
-        intermediate_size=intermediate,
         max_position_embeddings=_opt_int(text, "max_position_embeddings") or 0,
         tie_word_embeddings=_tied(text, config, model_type),
         layers=tuple(layers),

@@ -93,13 +93,6 @@ class OffloadCost(NamedTuple):
     cold_start_s: float
 
 
-def _per_gpu_fixed(arch: Architecture, consts: Constants, machine: Machine) -> int:
-    """What each GPU needs besides weights and KV: activations of one micro-batch, runtime, margin."""
-    activations = inference_activation_bytes(arch, Parallelism(), consts.offload_ubatch_tokens, 16, consts)
-    margin = int(machine.gpu_memory_bytes * consts.safety_margin_fraction)
-    return activations + consts.non_torch_bytes + margin
-
-
 def _layer_kv(arch: Architecture, kv_bits: int, context: int) -> list[int]:
     """KV bytes of each layer for one sequence of ``context`` tokens."""
     return [ceil_bytes(layer.kv_elements_per_token * tokens_held(layer, context) * kv_bits) for layer in arch.layers]
@@ -139,7 +132,10 @@ def place(
     """Place one model on ``machine`` at ``fmt`` and ``context``; raises InfeasibleError if impossible."""
     sizes = size_weights(arch, fmt)
     kv = _layer_kv(arch, kv_bits, context)
-    capacity = machine.gpu_memory_bytes - _per_gpu_fixed(arch, consts, machine)
+    # each GPU keeps room for activations, the runtime and the safety margin besides weights and KV
+    activations = inference_activation_bytes(arch, Parallelism(), consts.offload_ubatch_tokens, 16, consts)
+    margin = int(machine.gpu_memory_bytes * consts.safety_margin_fraction)
+    capacity = machine.gpu_memory_bytes - activations - consts.non_torch_bytes - margin
     if capacity <= 0:
         raise InfeasibleError(
             f"each GPU's {machine.gpu_memory_bytes / 2**30:.1f} GiB is taken by runtime, activations and margin"
@@ -206,10 +202,12 @@ def place(
             f"{ram:.0f} GiB of system RAM leave no room after the {reserve:.0f} GiB reserved for other services"
         )
     disk: set[int] = set()
+    in_ram = base_cpu + sum(movable.values())
     for i in sorted(movable, reverse=True):
-        if base_cpu + sum(v for k, v in movable.items() if k not in disk) <= ram_budget:
+        if in_ram <= ram_budget:
             break
         disk.add(i)
+        in_ram -= movable[i]
     if disk:
         steps.append(f"{len(disk)} offloaded layer(s) to NVMe (memory-mapped): system RAM is full after the reserve")
     disk_bytes = sum(movable[i] for i in disk)
@@ -227,7 +225,6 @@ def place(
         else:
             devices.append(f"gpu:{where[str(i)]}" + (f"+experts:{tier}" if experts_off[i] else ""))
     cpu_weights = base_cpu + sum(v for i, v in movable.items() if i not in disk)
-    activations = inference_activation_bytes(arch, Parallelism(), consts.offload_ubatch_tokens, 16, consts)
     kv_per_gpu = [sum(kv[i] for i in range(n) if not layer_cpu[i] and where[str(i)] == g) for g in range(machine.gpus)]
     per_gpu = tuple(
         MemoryBreakdown(load - kv_per_gpu[g], kv_per_gpu[g], activations, 0, 0, consts.non_torch_bytes)

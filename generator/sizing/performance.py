@@ -12,14 +12,13 @@ heads x head_dim x tokens^2``).
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import size_kv_cache
 from generator.sizing.weights import Parallelism, WeightSizes
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from generator.catalog.records import GpuSpec
 
