@@ -15,8 +15,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from generator.calculator.estimate import EstimateRequest, estimate  # noqa: E402
 from generator.catalog import find_model  # noqa: E402
-from generator.estimate import EstimateRequest, estimate  # noqa: E402
 from generator.sizing.architecture import parse_architecture  # noqa: E402
 from generator.sizing.constants import Constants  # noqa: E402
 from generator.sizing.precision import weight_format  # noqa: E402

@@ -2,7 +2,7 @@
 
 Exit codes: 0 ok; 1 invalid input (schema, semantics, catalog); 2 usage; 3 no feasible plan;
 4 ``render --check`` found drift. ``specgen estimate`` is dispatched before click is imported
-(see :mod:`generator.estimate_cli`) to keep its cold start fast.
+(see :mod:`generator.calculator.cli`) to keep its cold start fast.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["estimate"]:
-        from generator.estimate_cli import main as estimate_main
+        from generator.calculator.cli import main as estimate_main
 
         sys.exit(estimate_main(args[1:]))
     cli = _build_cli()
@@ -117,9 +117,9 @@ def _build_cli() -> Any:
     def plan(file: str, fmt: str) -> None:
         """Show the sizing of FILE: the choice, the runners-up and the reasons."""
         from generator.api import plan_file
+        from generator.calculator.report import plan_text
         from generator.render.env import to_json
         from generator.render.markdown import render_markdown
-        from generator.report import plan_text
 
         _, result = plan_file(file)
         if fmt == "json":
@@ -133,7 +133,7 @@ def _build_cli() -> Any:
     @click.pass_context
     def estimate(ctx: click.Context) -> None:
         """Quick calculator for one MODEL (run 'specgen estimate -h' for its options)."""
-        from generator.estimate_cli import main as estimate_main
+        from generator.calculator.cli import main as estimate_main
 
         sys.exit(estimate_main(list(ctx.args)))
 
@@ -167,8 +167,8 @@ def _build_cli() -> Any:
     @boundary
     def catalog(kind: str, as_json: bool) -> None:
         """List catalog GPUs, platforms or models with their ids and key figures."""
+        from generator.calculator.report import catalog_rows, catalog_text
         from generator.render.env import to_json
-        from generator.report import catalog_rows, catalog_text
 
         rows = catalog_rows(kind)
         click.echo(to_json(rows) if as_json else catalog_text(rows), nl=as_json)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from generator.estimate_cli import main
+from generator.calculator.cli import main
 from tests.conftest import REFERENCE, calibration
 
 

@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator.api import plan_file
+from generator.calculator.cli import main as estimate_main
 from generator.catalog import find_model
 from generator.errors import InfeasibleError
-from generator.estimate_cli import main as estimate_main
 from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine, Placement, offload_cost, place, plan_offload

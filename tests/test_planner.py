@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator import catalog
+from generator.calculator.estimate import default_precision
 from generator.errors import InfeasibleError
-from generator.estimate import default_precision
 from generator.planner import plan_workload
 from generator.planner.inference import best_point
 from generator.planner.nodes import BTU_PER_H_PER_W, NodeNeeds, assemble_node, component_power_w

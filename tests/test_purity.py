@@ -21,7 +21,7 @@ HEAVY = ("click", "jinja2", "ruamel", "pydantic", "jsonschema")
         pytest.param("generator.sizing.training", id="training"),
         pytest.param("generator.sizing.performance", id="performance"),
         pytest.param("generator.sizing.offload", id="offload"),
-        pytest.param("generator.estimate_cli", id="estimate-path"),
+        pytest.param("generator.calculator.cli", id="estimate-path"),
     ],
 )
 def test_module_imports_no_heavy_library(module: str) -> None:

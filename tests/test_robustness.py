@@ -4,7 +4,7 @@ Covers YAML anchors and merge keys in workload files, damaged ``spec.json`` file
 ``specgen diff``, out-of-range engine constants, malformed ``config.json`` files, the numeric
 options and option combinations of ``specgen estimate``, and the precision a training estimate
 reports. Workload and diff cases go through the real command line (a subprocess); estimate cases
-through ``generator.estimate_cli.main`` in-process.
+through ``generator.calculator.cli.main`` in-process.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from generator import model_source
+from generator.calculator import model_source
+from generator.calculator.cli import main as estimate_main
+from generator.calculator.estimate import EstimateRequest, estimate
+from generator.calculator.machine import FixedSpec
 from generator.errors import ArchitectureError, InputError
-from generator.estimate import EstimateRequest, estimate
-from generator.estimate_cli import main as estimate_main
-from generator.machine import FixedSpec
 from generator.sizing.constants import CONSTANT_BOUNDS, Constants, with_overrides
 from generator.workload.loader import parse_yaml
 from tests.conftest import REPO, reference_config

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from generator.estimate import default_precision
-from generator.model_source import ResolvedModel
+from generator.calculator.estimate import default_precision
+from generator.calculator.model_source import ResolvedModel
 from generator.planner.inference import ReplicaShape, replica_shapes
 from generator.planner.nodes import NodeNeeds, assemble_node
 from generator.planner.option import Option

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from generator import catalog
-from generator.errors import InfeasibleError, InputError
-from generator.estimate import default_precision
-from generator.machine import FixedSpec, build_machine
-from generator.offload_report import (
+from generator.calculator.estimate import default_precision
+from generator.calculator.machine import FixedSpec, build_machine
+from generator.calculator.offload_report import (
     OFFLOAD_UNBLOCK,
     alternatives,
     checklist,
@@ -16,6 +15,7 @@ from generator.offload_report import (
     offload_summary,
     runtime_settings,
 )
+from generator.errors import InfeasibleError, InputError
 from generator.planner.assemble import GPU_TAINT, totals
 from generator.planner.nodes import BTU_PER_H_PER_W
 from generator.planner.option import pool_labels, pool_name

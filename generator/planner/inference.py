@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from generator.model_source import ResolvedModel
+from generator.calculator.model_source import ResolvedModel
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.sizing.constants import Constants
 from generator.sizing.memory import InferenceMemory, size_inference

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from generator.model_source import ResolvedModel
+from generator.calculator.model_source import ResolvedModel
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.sizing.constants import Constants
 from generator.sizing.performance import gpus_for_deadline, training_flops_per_token, training_hours

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from generator import catalog
+from generator.calculator.model_source import ResolvedModel, resolve_model
 from generator.errors import InputError, MultipleInputError, SpecgenError
-from generator.model_source import ResolvedModel, resolve_model
 from generator.sizing.constants import with_overrides
 from generator.workload.loader import Document, read_yaml
 from generator.workload.models import Workload

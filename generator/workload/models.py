@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
-from generator.machine import FixedSpec
+from generator.calculator.machine import FixedSpec
 
 
 class _Model(BaseModel):

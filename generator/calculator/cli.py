@@ -10,15 +10,15 @@ import argparse
 import json
 import sys
 
+from generator.calculator.estimate import EstimateRequest, estimate
 from generator.errors import SpecgenError
-from generator.estimate import EstimateRequest, estimate
 from generator.units import GIB
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from generator.machine import FixedSpec
+    from generator.calculator.machine import FixedSpec
 
 
 def _constant(text: str) -> tuple[str, float]:
@@ -205,7 +205,7 @@ def _fixed_machine(args: argparse.Namespace) -> FixedSpec | None:
     """The existing machine described by ``--ram-gib`` and friends, if any."""
     if args.ram_gib is None:
         return None
-    from generator.machine import FixedSpec
+    from generator.calculator.machine import FixedSpec
 
     return FixedSpec(
         gpu=args.gpu, gpu_count=1 if args.gpus is None else args.gpus, ram_gib=args.ram_gib,

@@ -10,8 +10,8 @@ import math
 from typing import TYPE_CHECKING, NamedTuple
 
 from generator import catalog
+from generator.calculator.model_source import ResolvedModel, resolve_model
 from generator.errors import InfeasibleError, InputError
-from generator.model_source import ResolvedModel, resolve_model
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import accelerator_for, decode_step, prefill_seconds, saturated_throughput
@@ -22,8 +22,8 @@ from generator.sizing.weights import Parallelism, size_weights
 if TYPE_CHECKING:
     from typing import Any
 
+    from generator.calculator.machine import FixedSpec
     from generator.catalog.records import GpuSpec
-    from generator.machine import FixedSpec
     from generator.sizing.architecture import Architecture
 
 #: Context sized when none is given: never a model's full 128k unless asked.
@@ -326,8 +326,8 @@ def _fixed_machine(
     req: EstimateRequest, arch: Architecture, fmt: WeightFormat, kv_bits: int, context: int, consts: Constants
 ) -> dict[str, Any]:
     """Place the model on an existing machine (``--ram-gib`` given): offload plan, speed, settings."""
-    from generator.machine import build_machine
-    from generator.offload_report import (
+    from generator.calculator.machine import build_machine
+    from generator.calculator.offload_report import (
         OFFLOAD_UNBLOCK,
         alternatives,
         checklist,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generator import catalog
-from generator.planner.plan import Plan
 from generator.units import GIB
+
+if TYPE_CHECKING:
+    from generator.planner.plan import Plan
 
 
 def plan_text(plan: Plan) -> str:
