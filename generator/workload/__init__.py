@@ -49,6 +49,20 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         _check_id(errors, doc, ("hardware", "fixed", "gpu"), hw.fixed.gpu, catalog.gpus(), "GPU")
         if hw.fixed.cpu:
             _check_id(errors, doc, ("hardware", "fixed", "cpu"), hw.fixed.cpu, catalog.cpus(), "CPU")
+    host_names: set[str] = set()
+    for j, group in enumerate(hw.inventory):
+        _check_id(errors, doc, ("hardware", "inventory", j, "platform"), group.platform, catalog.platforms(), "platform")
+        if len(group.hosts) > group.count:
+            where = doc.locate(("hardware", "inventory", j, "hosts"))
+            errors.append(InputError(f"{len(group.hosts)} hosts listed for {group.count} servers", where))
+        for k, host in enumerate(group.hosts):
+            if host.name in host_names:
+                errors.append(
+                    InputError(
+                        f"host name '{host.name}' is used twice", doc.locate(("hardware", "inventory", j, "hosts", k, "name"))
+                    )
+                )
+            host_names.add(host.name)
     for key in wl.prices:
         _check_id(errors, doc, ("prices", key), key, catalog.platforms(), "platform", key_position=True)
     for key, value in wl.constants.items():

@@ -79,6 +79,23 @@ Deployment = Annotated[
 ]
 
 
+class InventoryHost(_Model):
+    """One owned server as provisioning tools know it (BMC and boot MAC only where given)."""
+
+    name: str
+    bmc_address: str | None = None
+    bmc_credentials_secret: str | None = None
+    boot_mac_address: str | None = None
+
+
+class InventoryGroup(_Model):
+    """A group of identical servers the team already owns."""
+
+    platform: str
+    count: int
+    hosts: tuple[InventoryHost, ...] = ()
+
+
 class Hardware(_Model):
     """Allowed hardware and site limits."""
 
@@ -90,6 +107,7 @@ class Hardware(_Model):
     max_nodes: int | None = None
     max_budget_usd_per_month: float | None = None
     fixed: FixedSpec | None = None
+    inventory: tuple[InventoryGroup, ...] = ()
 
 
 class KubernetesSettings(_Model):
