@@ -22,7 +22,7 @@ REFERENCE = REPO.parent / "shared" / "reference"
 NOTES = REFERENCE / "hardware_facts_notes.md"
 PARAM_COUNTS = REFERENCE / "configs" / "param_counts.json"
 
-KINDS = ["cpus", "drives", "gpus", "models", "nics", "platforms", "prices", "software"]
+KINDS = ["cpus", "drives", "gpus", "models", "nics", "platforms", "prices", "purchases", "software"]
 KIND_PARAMS = [pytest.param(kind, id=kind) for kind in KINDS]
 DELETE = object()
 
@@ -218,6 +218,8 @@ REFERENCES = [
     pytest.param("platforms", ("nics", "frontend", "nic_id"), "nics", id="platform-frontend-nic"),
     pytest.param("platforms", ("nvme", "drive_id"), "drives", id="platform-nvme-drive"),
     pytest.param("prices", ("platform_id",), "platforms", id="price-platform"),
+    pytest.param("purchases", ("platform_id",), "platforms", id="purchase-platform"),
+    pytest.param("purchases", ("gpu_id",), "gpus", id="purchase-gpu"),
 ]
 
 

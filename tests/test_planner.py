@@ -15,7 +15,9 @@ from generator.errors import InfeasibleError
 from generator.planner import plan_workload
 from generator.planner.inference import best_point
 from generator.planner.nodes import BTU_PER_H_PER_W, NodeNeeds, assemble_node, component_power_w
-from generator.planner.options import allowed_hardware, node_price_per_hour, score
+from generator.planner.options import allowed_hardware
+from generator.planner.slo import effective_slo
+from generator.planner.tco import node_cost
 from generator.sizing.constants import Constants
 from generator.sizing.memory import size_inference
 from generator.sizing.performance import accelerator_for
@@ -72,16 +74,30 @@ objective: {objective}
 """
 
 
-def brute_force_best(loaded: LoadedWorkload) -> tuple[float, ...] | None:
-    """The best score over every (platform, GPU, TP, PP, GPUs per node) - written independently of the planner."""
+def objective_key(objective: str, usd_per_hour: float | None, gpus_bought: int, nodes: int, power_w: int) -> tuple[float, ...]:
+    """What the objective minimises over whole servers, then fewer servers and less power (latency left out)."""
+    usd = usd_per_hour if usd_per_hour is not None else math.inf
+    if objective == "gpus":
+        return (gpus_bought, nodes, power_w)
+    if objective == "power":
+        return (power_w, nodes)
+    return (usd, nodes, power_w)
+
+
+def brute_force_best(loaded: LoadedWorkload) -> tuple[str, tuple[float, ...]] | None:
+    """The objective used and its best key over every (platform, GPU, TP, PP, GPUs per node), independently of the planner.
+
+    ``cost`` falls back to ``gpus`` when any feasible layout has no price.
+    """
     wl = loaded.workload
     dep = wl.deployments[0]
     assert isinstance(dep, InferenceDeployment)
     model = loaded.models[dep.name]
-    arch, spec, consts = model.architecture, dep.inference, Constants()
+    arch, consts = model.architecture, Constants()
+    spec, _ = effective_slo(dep.inference)
     fmt = weight_format(spec.precision or default_precision(model))
     kv_bits = kv_cache_bits(spec.kv_cache_precision)
-    best: tuple[float, ...] | None = None
+    found: list[tuple[float | None, int, int, int]] = []
     for hw in allowed_hardware(wl):
         biggest = max(hw.platform.gpu_counts)
         for tp in (1, 2, 4, 8, 16, 32):
@@ -120,10 +136,17 @@ def brute_force_best(loaded: LoadedWorkload) -> tuple[float, ...] | None:
                     )
                     if node.power_w > wl.hardware.rack_power_kw * 1000:
                         continue
-                    usd, _ = node_price_per_hour(wl, hw.platform, count, consts)
-                    value = score(wl.objective, usd * nodes if usd is not None else None, replicas * size, node.power_w * nodes)
-                    best = value if best is None or value < best else best
-    return best
+                    usd = node_cost(wl, hw.platform, hw.gpu, count, node.power_w, consts).usd_per_hour
+                    found.append((usd * nodes if usd is not None else None, count * nodes, nodes, node.power_w * nodes))
+    if not found:
+        return None
+    objective = wl.objective
+    priced = [f for f in found if f[0] is not None]
+    # cost holds while every unpriced layout buys at least the GPUs, servers and power of a priced one
+    undominated = [f for f in found if f[0] is None and not any(p[1] <= f[1] and p[2] <= f[2] and p[3] <= f[3] for p in priced)]
+    if objective == "cost" and undominated:
+        objective = "gpus"
+    return objective, min(objective_key(objective, *f) for f in found)
 
 
 @settings(max_examples=10, deadline=None, derandomize=True)
@@ -154,15 +177,17 @@ def test_planner_choice_equals_exhaustive_optimum(
     tpot: int,
 ) -> None:
     loaded = _workload(tmp_path_factory.mktemp("w"), _inference_yaml(model, rps, context, gpus, provider, objective, tpot))
-    expected = brute_force_best(loaded)
-    if expected is None:
+    best = brute_force_best(loaded)
+    if best is None:
         with pytest.raises(InfeasibleError):
             plan_workload(loaded)
         return
+    objective, expected = best
     plan = plan_workload(loaded)
     pool, dep = plan.pools[0], plan.deployments[0]
-    got = score(loaded.workload.objective, pool.usd_per_hour, dep.gpus, pool.power_w)
-    assert got == pytest.approx(expected, rel=1e-6), (got, expected, dep.reasons[-1])
+    assert dep.details["objective_used"] == objective
+    got = objective_key(objective, pool.usd_per_hour, pool.node.gpus * pool.nodes, pool.nodes, pool.power_w)
+    assert got == pytest.approx(expected, rel=1e-6), (got, expected, dep.reasons)
 
 
 def test_small_inference_deployments_share_a_node(tmp_path: Path) -> None:

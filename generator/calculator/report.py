@@ -15,8 +15,11 @@ def plan_text(plan: Plan) -> str:
     """The choice, the runners-up and the reasons, for a terminal."""
     t = plan.totals
     cost = f"${t['usd_per_month']:,.0f}/month" if t["usd_per_month"] is not None else "unpriced"
+    if t.get("capex_usd") is not None:
+        cost += f" (capex ${t['capex_usd']:,.0f}, opex ${t['opex_usd_per_month']:,.0f}/month)"
+    idle = f" ({t['idle_gpus']} idle)" if t.get("idle_gpus") else ""
     lines = [
-        f"{plan.workload}: {t['gpus']} GPUs on {t['nodes']} node(s) in {t['racks']} rack(s), "
+        f"{plan.workload}: {t['gpus']} GPUs{idle} on {t['nodes']} node(s) in {t['racks']} rack(s), "
         f"{t['power_w'] / 1000:.1f} kW, {cost}",
         "",
     ]
@@ -26,6 +29,8 @@ def plan_text(plan: Plan) -> str:
         lines.append(
             f"  {n.cpu}, {n.ram_gib} GiB RAM, {n.nvme_tb} TB NVMe, {n.power_w:,} W per node ({n.power_basis}), {n.cooling} cooled"
         )
+        if pool.price_basis:
+            lines.append(f"  cost: {pool.price_basis}")
     for d in plan.deployments:
         lines += [
             "",
@@ -43,8 +48,11 @@ def plan_text(plan: Plan) -> str:
         )
         lines += [f"  - {r}" for r in d.reasons]
         for c in d.runners_up:
-            price = f"${c.usd_per_hour:,.2f}/h" if c.usd_per_hour is not None else "unpriced"
-            lines.append(f"  runner-up: {c.summary} ({c.gpus} GPUs, {c.power_w / 1000:.1f} kW, {price})")
+            price = f"${c.usd_per_hour * 730:,.0f}/month" if c.usd_per_hour is not None else "unpriced"
+            lines.append(
+                f"  runner-up: {c.summary} ({c.gpus_bought or c.gpus} GPUs bought, {c.gpus} used, "
+                f"{c.power_w / 1000:.1f} kW, {price})"
+            )
     if plan.findings:
         lines.append("")
         lines += [f"{f.level}: {f.code}: {f.message}" + (f" ({f.path})" if f.path else "") for f in plan.findings]

@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from generator.catalog.records import CpuSpec, DriveSpec, GpuSpec, ModelRecord, NicSpec, PlatformSpec, PriceRecord
+from generator.catalog.records import CpuSpec, DriveSpec, GpuSpec, ModelRecord, NicSpec, PlatformSpec, PriceRecord, PurchaseRecord
 from generator.errors import CatalogError, UnknownIdError
 
 CATALOG_DIR = Path(__file__).resolve().parent
@@ -86,6 +86,12 @@ def drives() -> dict[str, DriveSpec]:
 def prices() -> dict[str, PriceRecord]:
     """Published prices, by price id."""
     return _build("prices", PriceRecord.from_record)
+
+
+@cache
+def purchases() -> dict[str, PurchaseRecord]:
+    """Purchase prices of owned hardware (systems, GPUs, hosts), by id."""
+    return _build("purchases", PurchaseRecord.from_record)
 
 
 @cache

@@ -292,3 +292,36 @@ class PriceRecord(NamedTuple):
             usd=float(rec["usd"]),
             source=_sources(rec),
         )
+
+
+class PurchaseRecord(NamedTuple):
+    """A purchase price: a whole system, one GPU, or a host without its GPUs (``purchases.json``)."""
+
+    id: str
+    kind: str
+    platform_id: str | None
+    gpu_id: str | None
+    gpu_count: int | None
+    usd: float
+    as_of: str
+    basis: str
+    range_end: str
+    estimated: bool
+    source: tuple[str, ...]
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any]) -> PurchaseRecord:
+        """Build from a ``purchases.json`` record."""
+        return cls(
+            id=rec["id"],
+            kind=rec["kind"],
+            platform_id=rec.get("platform_id"),
+            gpu_id=rec.get("gpu_id"),
+            gpu_count=int(rec["gpu_count"]) if rec.get("gpu_count") is not None else None,
+            usd=float(rec["usd"]),
+            as_of=str(rec["as_of"]),
+            basis=str(rec["basis"]),
+            range_end=str(rec["range_end"]),
+            estimated=bool(rec["estimated"]),
+            source=_sources(rec),
+        )

@@ -13,6 +13,7 @@ from generator.planner.fixed import plan_fixed
 from generator.planner.option import Option
 from generator.planner.options import rank
 from generator.planner.plan import Finding, Plan
+from generator.planner.tco import HOURS_PER_MONTH
 from generator.sizing.constants import with_overrides
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, TrainingDeployment
@@ -38,6 +39,7 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
         return plan_fixed(loaded, consts)
     findings: list[Finding] = []
     chosen: list[tuple[int, Option, list[Option]]] = []
+    objectives: dict[int, str] = {}
     for i, dep in enumerate(wl.deployments):
         model = loaded.models[dep.name]
         blocked: list[str] = []
@@ -45,17 +47,64 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
             options = inference_options(wl, dep, model, consts, blocked)
         else:
             options = training_options(wl, dep, model, consts, blocked)
-        feasible = sorted(
-            (o for o in options if within_limits(wl, o)), key=lambda o: (rank(wl.objective, o.candidate), o.candidate.summary)
-        )
+        allowed = [o for o in options if within_limits(wl, o)]
+        objective = objective_for(wl.objective, allowed, i, findings)
+        objectives[i] = objective
+        feasible = sorted(allowed, key=lambda o: (rank(objective, o.candidate), o.candidate.summary))
         if not feasible:
             where = loaded.document.locate(("deployments", i, "model"))
             detail = "; ".join(sorted(set(blocked))[:6]) or "no platform of this provider offers an allowed GPU"
             if options:
                 smallest = min(o.candidate.nodes for o in options)
-                detail = f"every layout exceeds max_nodes or max_budget_usd_per_month (the smallest needs {smallest} nodes)"
+                priced = [o.candidate.usd_per_hour for o in options if o.candidate.usd_per_hour is not None]
+                cheapest = f"; the cheapest priced layout costs ${min(priced) * HOURS_PER_MONTH:,.0f}/month" if priced else ""
+                detail = (
+                    f"every layout exceeds max_nodes or max_budget_usd_per_month, or has no price to hold against the "
+                    f"budget (the smallest needs {smallest} nodes{cheapest})"
+                )
             raise InfeasibleError(
                 f"{where}: deployment '{dep.name}' ({model.id}) has no feasible plan: {detail}; {_unblock_hint(dep)}"
             )
         chosen.append((i, feasible[0], feasible[1:]))
-    return build_plan(loaded, consts, chosen, findings)
+    return build_plan(loaded, consts, chosen, findings, objectives)
+
+
+def objective_for(objective: str, options: list[Option], index: int, findings: list[Finding]) -> str:
+    """The objective the options are ranked by.
+
+    ``cost`` stays ``cost`` while every unpriced candidate buys at least the GPUs, servers and power
+    of some priced one (it cannot be the cheaper buy); otherwise it falls back to ``gpus`` and says so.
+    """
+    if objective != "cost":
+        return objective
+    priced = [o.candidate for o in options if o.candidate.usd_per_hour is not None]
+    unpriced = [o.candidate for o in options if o.candidate.usd_per_hour is None]
+    open_ = sorted(
+        {
+            u.platform_id
+            for u in unpriced
+            if not any(p.gpus_bought <= u.gpus_bought and p.nodes <= u.nodes and p.power_w <= u.power_w for p in priced)
+        }
+    )
+    if not open_:
+        if unpriced:
+            findings.append(
+                Finding(
+                    "info",
+                    "unpriced-dominated",
+                    f"no price for {', '.join(sorted({u.platform_id for u in unpriced}))}; each such layout buys at least "
+                    "the GPUs, servers and power of a priced one, so it is ranked after it",
+                    f"deployments[{index}]",
+                )
+            )
+        return objective
+    findings.append(
+        Finding(
+            "warning",
+            "objective-fallback",
+            f"objective cost fell back to gpus (whole GPUs bought, then servers, power, latency): no price could be formed for "
+            f"{', '.join(open_)}; add them under 'prices:' (USD per node-hour) to rank by cost",
+            f"deployments[{index}]",
+        )
+    )
+    return "gpus"

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
+from generator.errors import InfeasibleError
 from generator.planner.inference import ReplicaShape, point_for_rate
-from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, racks_needed
+from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds
 from generator.planner.option import Option, pool_labels, pool_name
-from generator.planner.options import HOURS_PER_MONTH, node_price_per_hour
 from generator.planner.plan import DeploymentPlan, Finding, Plan, Pool, sorted_findings
+from generator.planner.racks import Rack, pack_racks, rack_findings
+from generator.planner.slo import effective_slo
+from generator.planner.tco import HOURS_PER_MONTH, node_cost
 from generator.planner.training import TrainingShape
 from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for, saturated_throughput
@@ -29,7 +33,7 @@ def _inference_details(
 ) -> tuple[dict[str, Any], list[str]]:
     shape = opt.shape
     assert isinstance(shape, ReplicaShape)
-    spec = dep.inference
+    spec, slo_defaults = effective_slo(dep.inference)
     model = loaded.models[dep.name]
     replicas = opt.candidate.replicas
     acc = accelerator_for(opt.hardware.gpu, shape.fmt.compute, shape.par.tp)
@@ -62,6 +66,9 @@ def _inference_details(
         "tpot_s": round(point.tpot_s, 5),
         "max_output_tokens_per_s_per_replica": round(sat.output_tokens_per_s, 1),
         "model_load_s": round(load_s, 1) if load_s is not None else None,
+        "service_class": spec.service_class,
+        "slo_ttft_p95_ms": spec.slo.ttft_p95_ms,
+        "slo_tpot_ms": spec.slo.tpot_ms,
     }
     mem = shape.memory.per_gpu
     par = shape.par
@@ -79,6 +86,8 @@ def _inference_details(
         f"{spec.requests_per_second:g} req/s need {replicas} independent replica(s)",
         f"at the planned load: batch {point.batch}, TTFT p95 {point.ttft_s * 1000:.0f} ms, TPOT {point.tpot_s * 1000:.1f} ms",
     ]
+    if slo_defaults:
+        reasons.append("latency targets not given, planned against " + " and ".join(slo_defaults))
     return details, reasons
 
 
@@ -119,7 +128,11 @@ def _training_details(opt: Option, consts: Constants) -> tuple[dict[str, Any], l
 
 
 def build_plan(
-    loaded: LoadedWorkload, consts: Constants, chosen: list[tuple[int, Option, list[Option]]], findings: list[Finding]
+    loaded: LoadedWorkload,
+    consts: Constants,
+    chosen: list[tuple[int, Option, list[Option]]],
+    findings: list[Finding],
+    objectives: dict[int, str] | None = None,
 ) -> Plan:
     """Assemble pools (co-locating inference deployments where it saves nodes) and the plan."""
     wl = loaded.workload
@@ -138,6 +151,17 @@ def build_plan(
             pools.append(_pool(loaded, unit, merged if len(unit) > 1 else unit[0][1].candidate.nodes, consts, findings))
             for index, _ in unit:
                 pool_of[index] = pools[-1].name
+    racks: list[Rack] = []
+    if wl.hardware.provider == "baremetal":
+        racks = pack_racks(pools, wl.hardware.rack_power_kw)
+        findings.extend(rack_findings(racks))
+        if wl.hardware.max_racks is not None and len(racks) > wl.hardware.max_racks:
+            raise InfeasibleError(
+                f"the fleet needs {len(racks)} racks of {wl.hardware.rack_power_kw:g} kW but hardware.max_racks is "
+                f"{wl.hardware.max_racks}; to unblock: raise max_racks or rack_power_kw, or allow denser or fewer GPUs"
+            )
+        pools = [dataclasses.replace(p, racks=sum(1 for r in racks if p.name in r.pools)) for p in pools]
+    objectives = objectives or {}
     deployments = []
     for index, opt, rest in chosen:
         dep = wl.deployments[index]
@@ -154,13 +178,18 @@ def build_plan(
             assert isinstance(shape_tr, TrainingShape)
             mem = shape_tr.memory.per_gpu.as_dict()
             precision, kv = shape_tr.setup.base_precision_name, None
-        reasons.append(_choice_reason(wl.objective, opt, rest))
+        objective = objectives.get(index, wl.objective)
+        details.update(_cost_details(opt, objective, details.get("hours")))
+        reasons.append(_choice_reason(objective, opt, rest))
+        if objective != wl.objective:
+            reasons.append(f"ranked by {objective}, not {wl.objective}: a candidate had no price (see findings)")
         if opt.candidate.usd_per_hour is None:
             findings.append(
                 Finding(
                     "info",
                     "no-price",
-                    f"no price for {opt.hardware.platform.id} in the catalog; add one under 'prices:' to rank by cost",
+                    f"no price for {opt.hardware.platform.id} with {opt.hardware.gpu.id} in the catalog; add one under "
+                    "'prices:' (USD per node-hour)",
                     f"deployments[{index}]",
                 )
             )
@@ -200,8 +229,8 @@ def build_plan(
         provider=wl.hardware.provider,
         deployments=tuple(deployments),
         pools=tuple(pools),
-        totals=totals(pools),
-        findings=sorted_findings(findings),
+        totals=totals(pools, len(racks)),
+        findings=sorted_findings(findings + _idle_findings(pools, deployments)),
         constants=dict(sorted(wl.constants.items())),
     )
 
@@ -210,13 +239,48 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option]) -> str:
     c = opt.candidate
     text = f"chosen by {objective}: {c.summary}"
     if c.usd_per_hour is not None:
-        text += f", ${c.usd_per_hour:,.2f}/h"
-    text += f", {c.power_w / 1000:.1f} kW"
+        text += f", ${c.usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
+    text += f", {c.gpus_bought} GPUs bought ({c.idle_gpus} idle), {c.nodes} server(s), {c.power_w / 1000:.1f} kW"
     if rest:
         r = rest[0].candidate
-        other = f"${r.usd_per_hour:,.2f}/h" if r.usd_per_hour is not None else "unpriced"
-        text += f"; runner-up {r.summary} ({other}, {r.power_w / 1000:.1f} kW, {r.gpus} GPUs)"
+        other = f"${r.usd_per_hour * HOURS_PER_MONTH:,.0f}/month" if r.usd_per_hour is not None else "unpriced"
+        text += f"; runner-up {r.summary} ({other}, {r.gpus_bought} GPUs bought, {r.idle_gpus} idle, {r.power_w / 1000:.1f} kW)"
     return text
+
+
+def _cost_details(opt: Option, objective: str, hours: Any) -> dict[str, Any]:
+    """Capex, opex, whole servers and idle GPUs of the chosen option; a training job's cost per job."""
+    c = opt.candidate
+    out: dict[str, Any] = {
+        "objective_used": objective,
+        "gpus_bought": c.gpus_bought,
+        "idle_gpus": c.idle_gpus,
+        "servers": c.nodes,
+        "capex_usd": round(c.capex_usd) if c.capex_usd is not None else None,
+        "opex_usd_per_month": round(c.opex_usd_per_month, 2) if c.opex_usd_per_month is not None else None,
+        "usd_per_month": round(c.usd_per_hour * HOURS_PER_MONTH, 2) if c.usd_per_hour is not None else None,
+    }
+    if isinstance(hours, (int, float)) and c.usd_per_hour is not None:
+        out["usd_per_job"] = round(c.usd_per_hour * hours, 2)
+        out["gpu_hours_per_job"] = round(c.gpus_bought * hours, 1)
+    return out
+
+
+def _idle_findings(pools: list[Pool], deployments: list[DeploymentPlan]) -> list[Finding]:
+    out = []
+    for pool in pools:
+        used = sum(d.gpus for d in deployments if d.pool == pool.name)
+        idle = pool.node.gpus * pool.nodes - used
+        if idle > 0:
+            out.append(
+                Finding(
+                    "info",
+                    "idle-gpus",
+                    f"pool {pool.name}: {idle} of {pool.node.gpus * pool.nodes} GPUs bought are idle "
+                    f"({pool.nodes} x {pool.node.gpus}-GPU {pool.node.platform_id}); their cost is counted",
+                )
+            )
+    return out
 
 
 def _pool(loaded: LoadedWorkload, unit: list[tuple[int, Option]], nodes: int, consts: Constants, findings: list[Finding]) -> Pool:
@@ -233,31 +297,41 @@ def _pool(loaded: LoadedWorkload, unit: list[tuple[int, Option]], nodes: int, co
     hw = first.hardware
     node = assemble_node(hw.platform, hw.gpu, first.candidate.gpus_per_node, needs, consts, findings)
     name = pool_name("_".join(names), hw.gpu.id)
-    usd, basis = node_price_per_hour(wl, hw.platform, node.gpus, consts)
+    cost = node_cost(wl, hw.platform, hw.gpu, node.gpus, node.power_w, consts)
     labels = pool_labels(name, hw.gpu, hw.platform.id)
+    used = sum(o.candidate.gpus for _, o in unit)
     return Pool(
         name=name,
         node=node,
         nodes=nodes,
         deployments=tuple(names),
-        racks=racks_needed(node, nodes, wl.hardware.rack_power_kw),
+        racks=0,
         power_w=node.power_w * nodes,
-        usd_per_hour=usd * nodes if usd is not None else None,
-        price_basis=basis,
+        usd_per_hour=cost.usd_per_hour * nodes if cost.usd_per_hour is not None else None,
+        price_basis=cost.basis or cost.why,
         labels=labels,
         taints=(GPU_TAINT,),
+        capex_usd=round(cost.capex_usd * nodes, 2) if cost.capex_usd is not None else None,
+        opex_usd_per_month=round(cost.opex_usd_per_month * nodes, 2) if cost.opex_usd_per_month is not None else None,
+        price_estimated=cost.estimated,
+        idle_gpus=node.gpus * nodes - used,
     )
 
 
-def totals(pools: list[Pool]) -> dict[str, Any]:
-    """Fleet totals: GPUs, nodes, racks, power, heat and cost (when every pool is priced)."""
+def totals(pools: list[Pool], racks: int | None = None) -> dict[str, Any]:
+    """Fleet totals: GPUs (bought and idle), nodes, racks, power, heat and cost (when every pool is priced)."""
     priced = [p.usd_per_hour for p in pools if p.usd_per_hour is not None]
     usd = sum(priced) if len(priced) == len(pools) and pools else None
     power = sum(p.power_w for p in pools)
+    capex = [p.capex_usd for p in pools if p.capex_usd is not None]
+    opex = [p.opex_usd_per_month for p in pools if p.opex_usd_per_month is not None]
     return {
         "gpus": sum(p.node.gpus * p.nodes for p in pools),
+        "idle_gpus": sum(p.idle_gpus for p in pools),
         "nodes": sum(p.nodes for p in pools),
-        "racks": sum(p.racks for p in pools),
+        "racks": racks if racks is not None else sum(p.racks for p in pools),
+        "capex_usd": round(sum(capex), 2) if capex and usd is not None else None,
+        "opex_usd_per_month": round(sum(opex), 2) if len(opex) == len(pools) and usd is not None else None,
         "power_w": power,
         "heat_btu_per_h": sum(p.node.heat_btu_per_h * p.nodes for p in pools),
         "usd_per_hour": round(usd, 2) if usd is not None else None,

@@ -9,8 +9,10 @@ from generator.calculator.model_source import ResolvedModel
 from generator.planner.inference import ReplicaShape, replica_shapes
 from generator.planner.nodes import NodeNeeds, assemble_node
 from generator.planner.option import Option
-from generator.planner.options import HOURS_PER_MONTH, Hardware, allowed_hardware, node_counts, node_price_per_hour
+from generator.planner.options import Hardware, allowed_hardware, node_counts
 from generator.planner.plan import Candidate, Finding
+from generator.planner.slo import effective_slo
+from generator.planner.tco import HOURS_PER_MONTH, node_cost
 from generator.planner.training import TrainingShape, training_shapes
 from generator.sizing.constants import Constants
 from generator.sizing.precision import weight_format
@@ -69,10 +71,12 @@ def _option(
     if stopping:
         blocked.append(f"{where}: {stopping[0]}")
         return None
-    usd, _ = node_price_per_hour(wl, hw.platform, gpus_per_node, consts)
-    total_usd = usd * nodes if usd is not None else None
+    cost = node_cost(wl, hw.platform, hw.gpu, gpus_per_node, node.power_w, consts)
+    total_usd = cost.usd_per_hour * nodes if cost.usd_per_hour is not None else None
     gpus = replicas * shape.par.tp * shape.par.pp
     power = node.power_w * nodes
+    # tie-break latency: TTFT p95 at the replica's sized load; a training job's wall-clock
+    latency = shape.max_point.ttft_s if isinstance(shape, ReplicaShape) else (shape.hours or 0.0) * 3600
     candidate = Candidate(
         gpu_id=hw.gpu.id,
         platform_id=hw.platform.id,
@@ -85,6 +89,11 @@ def _option(
         usd_per_hour=total_usd,
         power_w=power,
         summary=summary,
+        gpus_bought=gpus_per_node * nodes,
+        idle_gpus=gpus_per_node * nodes - gpus,
+        capex_usd=cost.capex_usd * nodes if cost.capex_usd is not None else None,
+        opex_usd_per_month=cost.opex_usd_per_month * nodes if cost.opex_usd_per_month is not None else None,
+        latency_s=round(latency, 6),
     )
     return Option(candidate, hw, node, needs, shape)
 
@@ -93,7 +102,7 @@ def inference_options(
     wl: Workload, dep: InferenceDeployment, model: ResolvedModel, consts: Constants, blocked: list[str]
 ) -> list[Option]:
     """Every feasible (hardware, TP x PP, replicas, node size) of an inference deployment."""
-    spec = dep.inference
+    spec, _ = effective_slo(dep.inference)
     fmt = weight_format(spec.precision or default_precision(model))
     options: list[Option] = []
     for hw in allowed_hardware(wl):
@@ -139,7 +148,7 @@ def within_limits(wl: Workload, opt: Option) -> bool:
     hw = wl.hardware
     if hw.max_nodes is not None and opt.candidate.nodes > hw.max_nodes:
         return False
+    if hw.max_budget_usd_per_month is None:
+        return True
     usd = opt.candidate.usd_per_hour
-    return not (
-        hw.max_budget_usd_per_month is not None and usd is not None and usd * HOURS_PER_MONTH > hw.max_budget_usd_per_month
-    )
+    return usd is not None and usd * HOURS_PER_MONTH <= hw.max_budget_usd_per_month

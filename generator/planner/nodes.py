@@ -13,8 +13,6 @@ from generator.units import GB, GIB, TB
 
 #: 1 W of heat is 3.412 BTU/h (NIST SP 811 conversion factor).
 BTU_PER_H_PER_W = 3.412
-#: Usable rack units of a standard 42U rack.
-RACK_UNITS = 42
 #: NVSwitch chips per HGX baseboard generation (NVIDIA HGX A100 / H100 / B200 architecture briefs).
 NVSWITCH_CHIPS = {"ampere": 6, "hopper": 4, "blackwell": 2}
 #: NICs added where a bare-metal platform lists none: fabric for multi-node jobs, front-end for service.
@@ -222,8 +220,18 @@ def assemble_node(
         cooling=cooling,
         rack_units=platform.rack_units,
         psu=psu,
-        nvswitch=platform.kind == "hgx-8gpu" and gpu.interconnect_kind == "nvlink" and gpus >= 8,
+        nvswitch=has_nvswitch(platform, gpu, gpus),
     )
+
+
+def has_nvswitch(platform: PlatformSpec, gpu: GpuSpec, gpus: int) -> bool:
+    """Whether the node's GPUs sit on an NVSwitch baseboard (then Fabric Manager must run with the driver).
+
+    Eight SXM GPUs with NVLink are an HGX baseboard whether bought (``hgx-8gpu``) or rented as a cloud
+    instance (p4d/p5/p5e/p5en/p6, ND A100 v4 / H100 / H200 v5, a2/a3/a4).
+    """
+    board = platform.kind in ("hgx-8gpu", "cloud-instance")
+    return board and gpu.form_factor == "sxm" and gpu.interconnect_kind == "nvlink" and gpus >= 8
 
 
 def choose_cpu(sockets: int, wanted_cores: int) -> CpuSpec | None:
@@ -236,15 +244,6 @@ def choose_cpu(sockets: int, wanted_cores: int) -> CpuSpec | None:
     if enough:
         return enough[0]
     return max(server, key=lambda c: (c.cores, c.id), default=None)
-
-
-def racks_needed(node: NodeSpec, nodes: int, rack_power_kw: float) -> int:
-    """Racks to hold ``nodes`` by power (and by 42U where the height is known)."""
-    per_rack = int(rack_power_kw * 1000 // node.power_w) if node.power_w else nodes
-    if node.rack_units:
-        per_rack = min(per_rack, RACK_UNITS // node.rack_units)
-    # a node above the rack budget is ruled out by the planner; count one rack per node rather than none
-    return math.ceil(nodes / per_rack) if per_rack else nodes
 
 
 def model_load_seconds(model_bytes: int, node: NodeSpec) -> float | None:

@@ -8,10 +8,7 @@ from dataclasses import dataclass
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.planner.plan import Candidate
-from generator.sizing.constants import Constants
 from generator.workload.models import Workload
-
-HOURS_PER_MONTH = 730
 
 
 @dataclass(frozen=True)
@@ -44,41 +41,22 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
     return out
 
 
-def node_price_per_hour(wl: Workload, platform: PlatformSpec, gpus: int, consts: Constants) -> tuple[float | None, str | None]:
-    """USD per node-hour and where it comes from: the workload's override, else the catalog."""
-    if platform.id in wl.prices:
-        return wl.prices[platform.id], "workload prices"
-    records = [p for p in catalog.prices().values() if p.platform_id == platform.id]
-    if not records:
-        return None, None
-    rec = sorted(records, key=lambda r: r.id)[0]
-    if rec.unit == "hour":
-        per_hour = rec.usd
-    elif rec.unit == "month":
-        per_hour = rec.usd / HOURS_PER_MONTH
-    else:  # a purchase price, spread over the amortization period
-        per_hour = rec.usd / (consts.amortization_months * HOURS_PER_MONTH)
-    full = max(platform.gpu_counts)
-    basis = f"catalog {rec.id} ({rec.unit})"
-    if gpus != full:
-        per_hour *= gpus / full
-        basis += f", scaled by GPU count {gpus}/{full}"
-    return per_hour, basis
-
-
 def rank(objective: str, candidate: Candidate) -> tuple[float, ...]:
-    """Sort key of a candidate under the objective."""
-    return score(objective, candidate.usd_per_hour, candidate.gpus, candidate.power_w)
+    """Sort key of a candidate under the objective, counting what is bought or rented.
 
-
-def score(objective: str, usd_per_hour: float | None, gpus: int, power_w: int) -> tuple[float, ...]:
-    """Sort key for the objective; unpriced options rank after priced ones under ``cost``."""
-    usd = usd_per_hour if usd_per_hour is not None else math.inf
+    Every objective counts whole servers (GPUs per server x servers); ties break toward fewer
+    servers, then less power, then fewer GPUs in use (the idle ones stay free for co-located
+    deployments), then lower latency. ``cost`` needs every candidate priced: the planner falls
+    back to ``gpus`` (and says so) when one is not.
+    """
+    c = candidate
+    usd = c.usd_per_hour if c.usd_per_hour is not None else math.inf
+    bought = c.gpus_bought or c.gpus
     if objective == "gpus":
-        return (gpus, usd, power_w)
+        return (bought, c.nodes, c.power_w, c.gpus, c.latency_s, usd)
     if objective == "power":
-        return (power_w, usd, gpus)
-    return (usd, power_w, gpus)
+        return (c.power_w, c.nodes, c.gpus, c.latency_s, usd, bought)
+    return (usd, c.nodes, c.power_w, c.gpus, c.latency_s, bought)
 
 
 def tensor_parallel_sizes(hw: Hardware, heads: int) -> list[int]:

@@ -80,6 +80,10 @@ class Pool:
     price_basis: str | None
     labels: tuple[tuple[str, str], ...]
     taints: tuple[tuple[str, str, str], ...]
+    capex_usd: float | None = None
+    opex_usd_per_month: float | None = None
+    price_estimated: bool = False
+    idle_gpus: int = 0
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,11 @@ class Candidate:
     usd_per_hour: float | None
     power_w: int
     summary: str
+    gpus_bought: int = 0
+    idle_gpus: int = 0
+    capex_usd: float | None = None
+    opex_usd_per_month: float | None = None
+    latency_s: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,12 @@ class Constants(NamedTuple):
     runtime_host_bytes: int = 2 * GIB
     interactive_tokens_per_s: float = 10.0
 
+    # --- total cost of ownership of owned servers ---
+    energy_usd_per_kwh: float = 0.13
+    pue: float = 1.56
+    power_utilization: float = 0.6
+    colocation_usd_per_kw_month: float = 184.0
+
 
 #: name -> (what it means, where the value comes from)
 CONSTANT_DOCS: dict[str, tuple[str, str]] = {
@@ -225,6 +231,27 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "Host RAM the inference process itself needs (runtime, CUDA host allocations, tokenizer).",
         "planning value; llama.cpp / vLLM processes hold 1-3 GiB of host memory besides offloaded weights",
     ),
+    "energy_usd_per_kwh": (
+        "Electricity price for owned servers, US dollars per kWh at the meter.",
+        "US EIA Electric Power Monthly, table 5.6.A "
+        "(https://www.eia.gov/electricity/monthly/epm_table_grapher.php?t=epmt_5_6_a): "
+        "commercial-sector average retail price about 13 cents/kWh in 2024",
+    ),
+    "pue": (
+        "Power usage effectiveness of the data centre: facility power / IT power (cooling, conversion losses).",
+        "Uptime Institute Global Data Center Survey 2024 (https://uptimeinstitute.com/resources/research-and-reports/"
+        "uptime-institute-global-data-center-survey-results-2024): industry average PUE 1.56; workstations use 1.0",
+    ),
+    "power_utilization": (
+        "Average wall power of an owned server as a fraction of its planned (maximum) power, for the energy bill.",
+        "planning value: GPU servers serving or training run well below their published maximum on average",
+    ),
+    "colocation_usd_per_kw_month": (
+        "Colocation rent per kW of planned server power per month (space, power and cooling capacity; energy billed apart).",
+        "CBRE North America Data Center Trends H2 2024 "
+        "(https://www.cbre.com/insights/reports/north-america-data-center-trends-h2-2024): "
+        "average asking rent $184.06 per kW per month for 250-500 kW; workstations pay none",
+    ),
     "interactive_tokens_per_s": (
         "Decode speed below which a single stream feels unusable interactively.",
         "reading speed is ~5-10 tokens/s; planning value",
@@ -256,10 +283,12 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "ddr_bandwidth_efficiency",
             "pcie_efficiency",
             "nvme_efficiency",
+            "power_utilization",
         ),
         _FRACTION_OF_PEAK,
     ),
     **dict.fromkeys(("safety_margin_fraction", "fan_power_fraction"), _SHARE),
+    "pue": (1, True, None, False),
     **dict.fromkeys(
         (
             "prefill_chunk_tokens",

@@ -32,6 +32,7 @@ class InferenceSpec(_Model):
     avg_output_tokens: int = 200
     requests_per_second: float = 1.0
     slo: Slo = Slo()
+    service_class: Literal["interactive", "batch"] = "interactive"
 
 
 class TrainingSpec(_Model):
@@ -105,6 +106,7 @@ class Hardware(_Model):
     rack_power_kw: float = 17.3
     cooling: Literal["air", "liquid"] = "air"
     max_nodes: int | None = None
+    max_racks: int | None = None
     max_budget_usd_per_month: float | None = None
     fixed: FixedSpec | None = None
     inventory: tuple[InventoryGroup, ...] = ()

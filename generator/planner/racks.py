@@ -1,0 +1,77 @@
+"""Racks across the whole fleet: every pool's servers packed together by power and rack units.
+
+First-fit decreasing over nodes (largest power first, then pool name): a node goes into the first
+rack with room for its power and height. Cloud plans have no racks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from generator.planner.plan import Finding, Pool
+
+#: Usable rack units of a standard 42U rack.
+RACK_UNITS = 42
+#: Rack power above which air cooling stops being enough: operators start needing liquid (rear-door
+#: heat exchangers or direct-to-chip) as racks approach 30 kW (Chatsworth Products, "When do you need
+#: liquid cooling for AI infrastructure?", 2026:
+#: https://www.chatsworth.com/en-us/resources/blogs/2026/when-do-you-need-liquid-cooling-for-ai-infrastructure/;
+#: "works well up to roughly 30 kilowatts per rack": https://aiofthecoast.dcxps.com/p/warning-the-cooling-threshold-your).
+AIR_COOLED_RACK_LIMIT_KW = 30.0
+#: Height assumed for a server whose catalog record gives none (a 4U GPU server; workstations are towers).
+DEFAULT_NODE_RACK_UNITS = 4
+
+
+@dataclass
+class Rack:
+    """One rack: its power, height used and the nodes of each pool in it."""
+
+    power_w: int = 0
+    units: int = 0
+    liquid: bool = False
+    pools: dict[str, int] = field(default_factory=dict)
+
+
+def node_units(pool: Pool) -> int:
+    """Rack units one node of the pool takes."""
+    return pool.node.rack_units or DEFAULT_NODE_RACK_UNITS
+
+
+def pack_racks(pools: list[Pool], rack_power_kw: float) -> list[Rack]:
+    """Pack every node of every bare-metal pool into racks of ``rack_power_kw`` and 42U."""
+    budget_w = rack_power_kw * 1000
+    nodes = sorted(
+        ((p.node.power_w, node_units(p), p.name, p.node.cooling == "liquid") for p in pools for _ in range(p.nodes)),
+        key=lambda n: (-n[0], -n[1], n[2]),
+    )
+    racks: list[Rack] = []
+    for power, units, name, liquid in nodes:
+        target = next((r for r in racks if r.power_w + power <= budget_w and r.units + units <= RACK_UNITS), None)
+        if target is None:  # a node above the rack budget is ruled out earlier; it still gets a rack of its own
+            target = Rack()
+            racks.append(target)
+        target.power_w += power
+        target.units += units
+        target.liquid = target.liquid or liquid
+        target.pools[name] = target.pools.get(name, 0) + 1
+    return racks
+
+
+def rack_findings(racks: list[Rack]) -> list[Finding]:
+    """Warnings for air-cooled racks above what air cooling removes; liquid-cooled racks flagged."""
+    out = []
+    for i, rack in enumerate(racks):
+        if not rack.liquid and rack.power_w > AIR_COOLED_RACK_LIMIT_KW * 1000:
+            out.append(
+                Finding(
+                    "warning",
+                    "rack-exceeds-air-cooling",
+                    f"rack {i + 1} draws {rack.power_w / 1000:.1f} kW of air-cooled servers, above the "
+                    f"{AIR_COOLED_RACK_LIMIT_KW:g} kW air cooling removes in practice: plan rear-door heat exchangers or "
+                    f"liquid cooling, or lower rack_power_kw to spread the servers",
+                    "hardware.rack_power_kw",
+                )
+            )
+        if rack.liquid:
+            out.append(Finding("info", "liquid-cooled-rack", f"rack {i + 1} holds liquid-cooled servers", "hardware.cooling"))
+    return out

@@ -1,0 +1,108 @@
+"""What one node costs: rent for cloud instances, total cost of ownership for owned servers.
+
+An owned server's monthly cost is its purchase price spread over ``amortization_months`` (capex)
+plus energy (planned power x ``power_utilization`` x ``pue`` x ``energy_usd_per_kwh``) and
+colocation (planned kW x ``colocation_usd_per_kw_month``) (opex). Workstations pay no colocation
+and no facility overhead (PUE 1). The purchase price is a whole-system record where one matches
+the platform, GPU and GPU count, else a component estimate: host + GPUs x GPU price.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator import catalog
+from generator.catalog.records import GpuSpec, PlatformSpec, PurchaseRecord
+from generator.sizing.constants import Constants
+from generator.workload.models import Workload
+
+HOURS_PER_MONTH = 730
+
+
+@dataclass(frozen=True)
+class NodeCost:
+    """Cost of one node; ``usd_per_hour`` is None when no price could be formed (``why`` says why)."""
+
+    usd_per_hour: float | None
+    capex_usd: float | None
+    opex_usd_per_month: float | None
+    basis: str | None
+    estimated: bool = False
+    why: str | None = None
+
+    @property
+    def usd_per_month(self) -> float | None:
+        """All-in monthly cost (capex spread over the amortization period plus opex)."""
+        return self.usd_per_hour * HOURS_PER_MONTH if self.usd_per_hour is not None else None
+
+
+def purchase_price(platform: PlatformSpec, gpu: GpuSpec, gpus: int) -> tuple[float, str, bool] | str:
+    """(USD, basis, estimated) to buy one ``platform`` node with ``gpus`` x ``gpu``, or why it cannot be priced."""
+    records = sorted(catalog.purchases().values(), key=lambda r: r.id)
+    for rec in records:
+        if rec.kind == "system" and rec.platform_id == platform.id and rec.gpu_id == gpu.id and rec.gpu_count == gpus:
+            return rec.usd, _cite(rec), rec.estimated
+    legacy = [
+        p
+        for p in sorted(catalog.prices().values(), key=lambda r: r.id)
+        if p.platform_id == platform.id and p.unit == "purchase" and gpus == max(platform.gpu_counts)
+    ]
+    if legacy:
+        return legacy[0].usd, f"catalog {legacy[0].id} (purchase)", False
+    host = next((r for r in records if r.kind == "host" and r.platform_id == platform.id), None)
+    card = next((r for r in records if r.kind == "gpu" and r.gpu_id == gpu.id), None)
+    if host is None or card is None:
+        missing = [what for what, rec in (("host", host), (f"GPU {gpu.id}", card)) if rec is None]
+        return f"no purchase price for {platform.id} ({' and '.join(missing)})"
+    usd = host.usd + gpus * card.usd
+    basis = f"estimated: host {_cite(host)} + {gpus} x {_cite(card)}"
+    return usd, basis, True
+
+
+def _cite(rec: PurchaseRecord) -> str:
+    end = f", {rec.range_end} end" if rec.range_end != "single" else ""
+    return f"{rec.id} ${rec.usd:,.0f} ({rec.basis}{end}, {rec.as_of})"
+
+
+def owned_opex_usd_per_month(platform: PlatformSpec, power_w: int, consts: Constants) -> tuple[float, str]:
+    """Energy and colocation of one owned node per month, and how they were formed."""
+    kw = power_w / 1000
+    workstation = platform.kind == "workstation"
+    pue = 1.0 if workstation else consts.pue
+    energy = kw * consts.power_utilization * pue * consts.energy_usd_per_kwh * HOURS_PER_MONTH
+    colo = 0.0 if workstation else kw * consts.colocation_usd_per_kw_month
+    text = (
+        f"energy {kw:.2f} kW x {consts.power_utilization:g} utilisation x PUE {pue:g} x ${consts.energy_usd_per_kwh:g}/kWh"
+        f" = ${energy:,.0f}/month"
+    )
+    if not workstation:
+        text += f"; colocation {kw:.2f} kW x ${consts.colocation_usd_per_kw_month:g}/kW-month = ${colo:,.0f}/month"
+    return energy + colo, text
+
+
+def node_cost(wl: Workload, platform: PlatformSpec, gpu: GpuSpec, gpus: int, power_w: int, consts: Constants) -> NodeCost:
+    """Cost of one node: the workload's ``prices:`` override, else the catalog (rent or purchase + running costs)."""
+    if platform.id in wl.prices:
+        usd = wl.prices[platform.id]
+        return NodeCost(usd, None, usd * HOURS_PER_MONTH, "workload prices (USD per node-hour, all-in)")
+    rent = [
+        p for p in sorted(catalog.prices().values(), key=lambda r: r.id) if p.platform_id == platform.id and p.unit != "purchase"
+    ]
+    if platform.provider != "baremetal" or (rent and not _purchasable(platform, gpu, gpus)):
+        if not rent:
+            return NodeCost(None, None, None, None, why=f"no published price for {platform.id}")
+        rec = rent[0]
+        per_hour = rec.usd if rec.unit == "hour" else rec.usd / HOURS_PER_MONTH
+        return NodeCost(per_hour, None, per_hour * HOURS_PER_MONTH, f"catalog {rec.id} ({rec.unit})")
+    bought = purchase_price(platform, gpu, gpus)
+    if isinstance(bought, str):
+        return NodeCost(None, None, None, None, why=bought)
+    capex, capex_basis, estimated = bought
+    opex, opex_basis = owned_opex_usd_per_month(platform, power_w, consts)
+    per_month = capex / consts.amortization_months + opex
+    basis = f"purchase {capex_basis} over {consts.amortization_months} months; {opex_basis}"
+    return NodeCost(per_month / HOURS_PER_MONTH, capex, opex, basis, estimated)
+
+
+def _purchasable(platform: PlatformSpec, gpu: GpuSpec, gpus: int) -> bool:
+    return not isinstance(purchase_price(platform, gpu, gpus), str)

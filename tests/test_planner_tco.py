@@ -1,0 +1,281 @@
+"""Planner judgment when buying servers: total cost of ownership, whole servers, budgets, SLO defaults, racks."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from generator import catalog
+from generator.errors import InfeasibleError
+from generator.planner import plan_workload
+from generator.planner.nodes import has_nvswitch
+from generator.planner.racks import AIR_COOLED_RACK_LIMIT_KW, pack_racks, rack_findings
+from generator.planner.slo import INTERACTIVE_TPOT_MS, INTERACTIVE_TTFT_P95_MS
+from generator.planner.tco import HOURS_PER_MONTH, node_cost, purchase_price
+from generator.sizing.constants import Constants
+from generator.workload import LoadedWorkload, load_workload
+from generator.workload.models import Workload
+
+
+def _load(tmp_path: Path, text: str) -> LoadedWorkload:
+    path = tmp_path / "w.yaml"
+    path.write_text(text)
+    return load_workload(str(path))
+
+
+def _chat(model: str, rps: float, gpus: list[str], extra: str = "", provider: str = "baremetal", slo: str = "") -> str:
+    return f"""\
+version: 1
+name: t
+deployments:
+  - name: chat
+    model: {model}
+    inference:
+      precision: bf16
+      max_context_tokens: 8192
+      avg_input_tokens: 1000
+      avg_output_tokens: 200
+      requests_per_second: {rps}
+{slo}hardware:
+  gpus: [{", ".join(gpus)}]
+  provider: {provider}
+{extra}"""
+
+
+# --- total cost of ownership -------------------------------------------------------------------
+
+
+def test_owned_node_monthly_cost_is_capex_over_amortization_plus_energy_and_colocation() -> None:
+    platform, gpu, consts = catalog.platforms()["dgx-h100"], catalog.gpus()["h100-sxm5-80gb"], Constants()
+    cost = node_cost(Workload(version=1, name="x", deployments=()), platform, gpu, 8, 10200, consts)
+    energy = 10.2 * consts.power_utilization * consts.pue * consts.energy_usd_per_kwh * HOURS_PER_MONTH
+    colocation = 10.2 * consts.colocation_usd_per_kw_month
+    assert cost.capex_usd == 270000
+    assert cost.opex_usd_per_month == pytest.approx(energy + colocation)
+    assert cost.usd_per_month == pytest.approx(270000 / 36 + energy + colocation)
+    assert "semianalysis" in (cost.basis or "") or "dgx-h100-system" in (cost.basis or "")
+
+
+@pytest.mark.parametrize(
+    ("platform_id", "gpu_id", "gpus", "usd", "estimated"),
+    [
+        pytest.param("dgx-h100", "h100-sxm5-80gb", 8, 270000, False, id="system-record"),
+        pytest.param("dgx-b200", "b200-sxm-180gb", 8, 515000, False, id="system-record-b200"),
+        pytest.param("dgx-a100", "a100-sxm4-80gb", 8, 199000, False, id="legacy-purchase-price"),
+        pytest.param("dell-xe8640", "h100-sxm5-80gb", 4, 77000 + 4 * 30000, True, id="host-plus-gpus"),
+        pytest.param("am5-desktop-tower", "rtx-5090-32gb", 2, 2400 + 2 * 1999, True, id="workstation-components"),
+    ],
+)
+def test_purchase_price_from_system_record_or_components(
+    platform_id: str, gpu_id: str, gpus: int, usd: float, estimated: bool
+) -> None:
+    got = purchase_price(catalog.platforms()[platform_id], catalog.gpus()[gpu_id], gpus)
+    assert not isinstance(got, str)
+    assert got[0] == usd
+    assert got[2] is estimated
+
+
+def test_every_baremetal_configuration_is_priced_or_says_what_is_missing() -> None:
+    wl = Workload(version=1, name="x", deployments=())
+    for platform in catalog.platforms().values():
+        if platform.provider != "baremetal":
+            continue
+        for gpu_id in platform.gpu_ids:
+            for count in platform.gpu_counts:
+                cost = node_cost(wl, platform, catalog.gpus()[gpu_id], count, 1000, Constants())
+                if cost.usd_per_hour is None:
+                    assert cost.why and platform.id in cost.why and "no purchase price" in cost.why
+                else:
+                    assert cost.opex_usd_per_month and cost.basis  # purchase + running costs, or a published rent
+
+
+def test_workload_price_overrides_the_catalog(tmp_path: Path) -> None:
+    text = _chat("meta-llama/Llama-3.1-8B-Instruct", 1, ["h100-sxm5-80gb"], "prices:\n  dgx-h100: 3.5\n")
+    wl = _load(tmp_path, text).workload
+    cost = node_cost(wl, catalog.platforms()["dgx-h100"], catalog.gpus()["h100-sxm5-80gb"], 8, 10200, Constants())
+    assert cost.usd_per_hour == 3.5
+    assert cost.basis and "workload prices" in cost.basis
+
+
+# --- whole servers ---------------------------------------------------------------------------------
+
+PCIE_PRICES = "prices:\n  dell-r760: 2.0\n  dell-r760xa: 2.5\n  dell-xe7740: 4.0\n  wrx90-workstation: 1.5\n"
+
+
+@pytest.mark.parametrize(
+    ("extra", "objective_used"),
+    [
+        pytest.param(PCIE_PRICES, "cost", id="cost-with-pcie-servers-priced"),
+        pytest.param("", "gpus", id="cost-falls-back-to-gpus-when-unpriced"),
+    ],
+)
+def test_small_model_never_gets_an_eight_gpu_baseboard(tmp_path: Path, extra: str, objective_used: str) -> None:
+    gpus = ["l40s-48gb", "h100-sxm5-80gb", "a100-sxm4-80gb"]
+    plan = plan_workload(_load(tmp_path, _chat("meta-llama/Llama-3.1-8B-Instruct", 2, gpus, extra)))
+    dep, pool = plan.deployments[0], plan.pools[0]
+    assert pool.node.gpus <= 2, dep.reasons
+    assert dep.details["objective_used"] == objective_used
+    if objective_used != "cost":
+        assert any(f.code == "objective-fallback" for f in plan.findings)
+
+
+@pytest.mark.parametrize(
+    ("rps", "gpus_per_server"),
+    [
+        # 3 TP4 replicas: three 4-GPU HGX servers ($591k) beat two DGX H100 with 4 GPUs idle ($540k + more power)
+        pytest.param(20, 4, id="20rps-4gpu-boards-cheaper"),
+        # 4 TP4 replicas fill two DGX H100 exactly ($540k) against four 4-GPU servers ($788k)
+        pytest.param(34, 8, id="34rps-8gpu-boards-cheaper"),
+    ],
+)
+def test_70b_chat_uses_the_nvlink_board_that_costs_less_per_replica(tmp_path: Path, rps: float, gpus_per_server: int) -> None:
+    plan = plan_workload(_load(tmp_path, _chat("meta-llama/Llama-3.1-70B-Instruct", rps, ["h100-sxm5-80gb"])))
+    dep, pool = plan.deployments[0], plan.pools[0]
+    assert dep.details["objective_used"] == "cost"
+    assert pool.node.gpus == gpus_per_server
+    assert pool.node.nvswitch is (gpus_per_server == 8)
+    assert pool.capex_usd is not None and pool.opex_usd_per_month is not None
+    chosen = pool.usd_per_hour
+    assert chosen is not None
+    assert all(r.usd_per_hour is not None and r.usd_per_hour >= chosen for r in dep.runners_up)
+
+
+def test_idle_gpus_are_counted_and_reported(tmp_path: Path) -> None:
+    text = _chat("meta-llama/Llama-3.1-8B-Instruct", 0.5, ["h100-sxm5-80gb"], provider="aws")
+    plan = plan_workload(_load(tmp_path, text))
+    dep, pool = plan.deployments[0], plan.pools[0]
+    p5 = next(p for p in catalog.prices().values() if p.platform_id == pool.node.platform_id)
+    assert pool.usd_per_hour == pytest.approx(p5.usd * pool.nodes)  # the whole instance is paid for
+    assert dep.details["gpus_bought"] == 8
+    assert dep.details["idle_gpus"] == 8 - dep.gpus > 0
+    assert plan.totals["idle_gpus"] == 8 - dep.gpus
+    assert any(f.code == "idle-gpus" for f in plan.findings)
+
+
+# --- budgets ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("gpus", "budget"),
+    [
+        pytest.param(["l40s-48gb"], 1_000_000, id="only-unpriced-hardware"),
+        pytest.param(["h100-sxm5-80gb"], 100, id="every-candidate-above-the-cap"),
+    ],
+)
+def test_budget_excludes_candidates_above_it_or_without_a_cost(tmp_path: Path, gpus: list[str], budget: int) -> None:
+    extra = ""
+    text = _chat("meta-llama/Llama-3.1-8B-Instruct", 1, gpus, extra).replace(
+        "  provider: baremetal\n", f"  provider: baremetal\n  max_budget_usd_per_month: {budget}\n"
+    )
+    loaded = _load(tmp_path, text)
+    with pytest.raises(InfeasibleError, match="budget"):
+        plan_workload(loaded)
+
+
+def test_budget_holds_for_the_chosen_plan(tmp_path: Path) -> None:
+    text = _chat("meta-llama/Llama-3.1-8B-Instruct", 1, ["h100-sxm5-80gb"]).replace(
+        "  provider: baremetal\n", "  provider: baremetal\n  max_budget_usd_per_month: 20000\n"
+    )
+    plan = plan_workload(_load(tmp_path, text))
+    assert plan.totals["usd_per_month"] <= 20000
+
+
+# --- SLO defaults ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("slo", "ttft_ms", "tpot_ms"),
+    [
+        pytest.param("", INTERACTIVE_TTFT_P95_MS, INTERACTIVE_TPOT_MS, id="no-targets-interactive-defaults"),
+        pytest.param("      slo: {ttft_p95_ms: 800}\n", 800, INTERACTIVE_TPOT_MS, id="only-ttft-gets-default-tpot"),
+        pytest.param("      service_class: batch\n", None, None, id="batch-has-no-defaults"),
+    ],
+)
+def test_latency_targets_default_to_interactive(tmp_path: Path, slo: str, ttft_ms: float | None, tpot_ms: float | None) -> None:
+    plan = plan_workload(_load(tmp_path, _chat("meta-llama/Llama-3.1-8B-Instruct", 4, ["l40s-48gb"], slo=slo)))
+    details = plan.deployments[0].details
+    assert details["slo_ttft_p95_ms"] == ttft_ms
+    assert details["slo_tpot_ms"] == tpot_ms
+    if tpot_ms is not None:
+        assert details["tpot_s"] * 1000 <= tpot_ms
+
+
+# --- racks and cooling -----------------------------------------------------------------------------
+
+
+def test_fleet_racks_are_shared_by_all_pools(tmp_path: Path) -> None:
+    text = """\
+version: 1
+name: fleet
+deployments:
+  - name: small
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {precision: bf16, max_context_tokens: 4096, requests_per_second: 1}
+  - name: large
+    model: Qwen/Qwen2.5-32B-Instruct
+    inference: {precision: bf16, max_context_tokens: 4096, requests_per_second: 1}
+hardware:
+  gpus: [l40s-48gb]
+  provider: baremetal
+  rack_power_kw: 17.3
+"""
+    plan = plan_workload(_load(tmp_path, text))
+    assert len(plan.pools) == 2
+    assert sum(p.power_w for p in plan.pools) <= 17300
+    assert plan.totals["racks"] == 1
+    assert all(p.racks == 1 for p in plan.pools)
+
+
+def test_air_cooled_rack_above_the_limit_is_warned(tmp_path: Path) -> None:
+    plan = plan_workload(_load(tmp_path, _chat("meta-llama/Llama-3.1-70B-Instruct", 34, ["h100-sxm5-80gb"])))
+    assert plan.pools[0].node.power_w == 10200
+    four = dataclasses.replace(plan.pools[0], nodes=4)
+    racks = pack_racks([four], 45)
+    assert len(racks) == 1 and racks[0].power_w > AIR_COOLED_RACK_LIMIT_KW * 1000
+    assert [f.code for f in rack_findings(racks)] == ["rack-exceeds-air-cooling"]
+    assert rack_findings(pack_racks([four], 17.3)) == []
+
+
+def test_max_racks_is_honoured(tmp_path: Path) -> None:
+    text = _chat("meta-llama/Llama-3.1-70B-Instruct", 60, ["h100-sxm5-80gb"]).replace(
+        "  provider: baremetal\n", "  provider: baremetal\n  max_racks: 1\n  rack_power_kw: 12\n"
+    )
+    with pytest.raises(InfeasibleError, match="max_racks"):
+        plan_workload(_load(tmp_path, text))
+
+
+def test_cloud_plans_have_no_racks(tmp_path: Path) -> None:
+    plan = plan_workload(_load(tmp_path, _chat("meta-llama/Llama-3.1-8B-Instruct", 1, ["h100-sxm5-80gb"], provider="aws")))
+    assert plan.totals["racks"] == 0
+
+
+# --- Fabric Manager --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "platform_id",
+    [
+        "aws-p4d-24xlarge",
+        "aws-p5-48xlarge",
+        "aws-p5e-48xlarge",
+        "aws-p5en-48xlarge",
+        "aws-p6-b200-48xlarge",
+        "azure-standard-nd96isr-h100-v5",
+        "azure-standard-nd96isr-h200-v5",
+        "gcp-a3-highgpu-8g",
+        "dgx-h100",
+    ],
+)
+def test_nvswitch_systems_get_fabric_manager(platform_id: str) -> None:
+    platform = catalog.platforms()[platform_id]
+    gpu = catalog.gpus()[platform.gpu_ids[0]]
+    assert has_nvswitch(platform, gpu, 8)
+
+
+@pytest.mark.parametrize("platform_id", ["aws-g6e-48xlarge", "dell-r760xa", "azure-standard-nd96isr-mi300x-v5"])
+def test_pcie_and_non_nvidia_boards_have_no_fabric_manager(platform_id: str) -> None:
+    platform = catalog.platforms()[platform_id]
+    gpu = catalog.gpus()[platform.gpu_ids[0]]
+    assert not has_nvswitch(platform, gpu, max(platform.gpu_counts))
