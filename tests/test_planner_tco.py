@@ -279,3 +279,43 @@ def test_pcie_and_non_nvidia_boards_have_no_fabric_manager(platform_id: str) -> 
     platform = catalog.platforms()[platform_id]
     gpu = catalog.gpus()[platform.gpu_ids[0]]
     assert not has_nvswitch(platform, gpu, max(platform.gpu_counts))
+
+
+# --- training jobs and co-location -----------------------------------------------------------------
+
+MIXED = """\
+version: 1
+name: mixed
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {precision: bf16, max_context_tokens: 4096, requests_per_second: 0.5}
+  - name: other
+    model: Qwen/Qwen2.5-7B-Instruct
+    inference: {precision: bf16, max_context_tokens: 4096, requests_per_second: 0.5}
+  - name: tune
+    model: meta-llama/Llama-3.1-8B
+    training: {method: lora, sequence_length: 2048, dataset_tokens: 20000000, deadline_hours: 24}
+hardware:
+  gpus: [h100-sxm5-80gb]
+  provider: aws
+"""
+
+
+def test_rented_training_job_is_costed_per_job_not_per_month(tmp_path: Path) -> None:
+    plan = plan_workload(_load(tmp_path, MIXED))
+    tune = next(d for d in plan.deployments if d.name == "tune")
+    pool = next(p for p in plan.pools if p.name == tune.pool)
+    assert tune.details["usd_per_job"] == pytest.approx(pool.usd_per_hour * tune.details["hours"], rel=1e-3)
+    assert plan.totals["training_usd_per_job"] == pytest.approx(tune.details["usd_per_job"])
+    serving = sum(p.usd_per_hour or 0.0 for p in plan.pools if p.name != tune.pool) * HOURS_PER_MONTH
+    assert plan.totals["usd_per_month"] == pytest.approx(serving, rel=1e-6)
+
+
+def test_every_deployment_says_whether_it_is_co_located_and_why(tmp_path: Path) -> None:
+    plan = plan_workload(_load(tmp_path, MIXED))
+    by_name = {d.name: d for d in plan.deployments}
+    assert by_name["chat"].details["co_located"] and by_name["other"].details["co_located"]
+    assert any(r.startswith("co-located with other") for r in by_name["chat"].reasons)
+    assert not by_name["tune"].details["co_located"]
+    assert any(r.startswith("not co-located") and "training job" in r for r in by_name["tune"].reasons)

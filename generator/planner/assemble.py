@@ -19,7 +19,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for, saturated_throughput
 from generator.units import GIB
 from generator.workload import LoadedWorkload
-from generator.workload.models import InferenceDeployment
+from generator.workload.models import InferenceDeployment, Workload
 
 GPU_TAINT = ("nvidia.com/gpu", "present", "NoSchedule")
 
@@ -143,6 +143,7 @@ def build_plan(
         groups.setdefault(key, []).append((index, opt))
     pools: list[Pool] = []
     pool_of: dict[int, str] = {}
+    colocation = _colocation_reasons(wl, groups)
     for (_, _, per_node, _), members in sorted(groups.items()):
         separate = sum(o.candidate.nodes for _, o in members)
         merged = math.ceil(sum(o.candidate.gpus for _, o in members) / per_node)
@@ -180,6 +181,8 @@ def build_plan(
             precision, kv = shape_tr.setup.base_precision_name, None
         objective = objectives.get(index, wl.objective)
         details.update(_cost_details(opt, objective, details.get("hours")))
+        details["co_located"] = len(next(p for p in pools if p.name == pool_of[index]).deployments) > 1
+        reasons.append(colocation[index])
         reasons.append(_choice_reason(objective, opt, rest))
         if objective != wl.objective:
             reasons.append(f"ranked by {objective}, not {wl.objective}: a candidate had no price (see findings)")
@@ -229,7 +232,7 @@ def build_plan(
         provider=wl.hardware.provider,
         deployments=tuple(deployments),
         pools=tuple(pools),
-        totals=totals(pools, len(racks)),
+        totals=totals(pools, len(racks), _rented_jobs(wl, pools, deployments)),
         findings=sorted_findings(findings + _idle_findings(pools, deployments)),
         constants=dict(sorted(wl.constants.items())),
     )
@@ -246,6 +249,44 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option]) -> str:
         other = f"${r.usd_per_hour * HOURS_PER_MONTH:,.0f}/month" if r.usd_per_hour is not None else "unpriced"
         text += f"; runner-up {r.summary} ({other}, {r.gpus_bought} GPUs bought, {r.idle_gpus} idle, {r.power_w / 1000:.1f} kW)"
     return text
+
+
+def _colocation_reasons(wl: Workload, groups: dict[tuple[str, str, int, str], list[tuple[int, Option]]]) -> dict[int, str]:
+    """Whether each deployment shares its servers with others, and why (or why not)."""
+    out: dict[int, str] = {}
+    names = {i: wl.deployments[i].name for members in groups.values() for i, _ in members}
+    for (platform, gpu, per_node, kind), members in groups.items():
+        separate = sum(o.candidate.nodes for _, o in members)
+        merged = math.ceil(sum(o.candidate.gpus for _, o in members) / per_node)
+        for index, opt in members:
+            others = [names[i] for i, _ in members if i != index]
+            same_servers = sorted(
+                names[i]
+                for (p, g, n, _), group in groups.items()
+                if (p, g, n) == (platform, gpu, per_node)
+                for i, _ in group
+                if i != index and not others
+            )
+            if others and merged < separate:
+                out[index] = (
+                    f"co-located with {', '.join(others)}: together they fit {merged} {per_node}-GPU server(s) "
+                    f"instead of {separate} apart"
+                )
+            elif others:
+                out[index] = f"not co-located with {', '.join(others)}: sharing servers would not save one ({merged} either way)"
+            elif isinstance(opt.shape, TrainingShape):
+                considered = f" (considered sharing with {', '.join(same_servers)} on the same servers)" if same_servers else ""
+                out[index] = (
+                    f"not co-located{considered}: a training job gets its own pool so its memory, interconnect and power "
+                    "peaks cannot break an inference service's latency targets"
+                )
+            elif kind != "inference":
+                out[index] = "not co-located: each replica spans nodes (pipeline parallel), so it takes whole servers"
+            elif same_servers:
+                out[index] = f"not co-located with {', '.join(same_servers)}: they run a different kind of work"
+            else:
+                out[index] = f"not co-located: no other deployment runs on {per_node}-GPU {platform} servers with {gpu}"
+    return out
 
 
 def _cost_details(opt: Option, objective: str, hours: Any) -> dict[str, Any]:
@@ -318,22 +359,44 @@ def _pool(loaded: LoadedWorkload, unit: list[tuple[int, Option]], nodes: int, co
     )
 
 
-def totals(pools: list[Pool], racks: int | None = None) -> dict[str, Any]:
-    """Fleet totals: GPUs (bought and idle), nodes, racks, power, heat and cost (when every pool is priced)."""
-    priced = [p.usd_per_hour for p in pools if p.usd_per_hour is not None]
-    usd = sum(priced) if len(priced) == len(pools) and pools else None
+def _rented_jobs(wl: Workload, pools: list[Pool], deployments: list[DeploymentPlan]) -> dict[str, float | None]:
+    """Rented pools that only run finite training jobs: they are paid per job, not per month (pool -> USD per job)."""
+    if wl.hardware.provider == "baremetal":
+        return {}
+    out: dict[str, float | None] = {}
+    for pool in pools:
+        members = [d for d in deployments if d.pool == pool.name]
+        if members and all(d.kind == "training" and d.details.get("hours") for d in members):
+            jobs = [d.details.get("usd_per_job") for d in members]
+            out[pool.name] = None if None in jobs else float(sum(j for j in jobs if j is not None))
+    return out
+
+
+def totals(pools: list[Pool], racks: int | None = None, rented_jobs: dict[str, float | None] | None = None) -> dict[str, Any]:
+    """Fleet totals: GPUs (bought and idle), nodes, racks, power, heat and cost (when every pool is priced).
+
+    Rented pools that only run finite training jobs are costed per job (``training_usd_per_job``), not per month.
+    """
+    rented_jobs = rented_jobs or {}
+    monthly = [p for p in pools if p.name not in rented_jobs]
+    priced = [p.usd_per_hour for p in monthly if p.usd_per_hour is not None]
+    usd = sum(priced) if len(priced) == len(monthly) else None
+    if not pools:
+        usd = None
+    jobs = list(rented_jobs.values())
     power = sum(p.power_w for p in pools)
     capex = [p.capex_usd for p in pools if p.capex_usd is not None]
-    opex = [p.opex_usd_per_month for p in pools if p.opex_usd_per_month is not None]
+    opex = [p.opex_usd_per_month for p in monthly if p.opex_usd_per_month is not None]
     return {
         "gpus": sum(p.node.gpus * p.nodes for p in pools),
         "idle_gpus": sum(p.idle_gpus for p in pools),
         "nodes": sum(p.nodes for p in pools),
         "racks": racks if racks is not None else sum(p.racks for p in pools),
         "capex_usd": round(sum(capex), 2) if capex and usd is not None else None,
-        "opex_usd_per_month": round(sum(opex), 2) if len(opex) == len(pools) and usd is not None else None,
+        "opex_usd_per_month": round(sum(opex), 2) if len(opex) == len(monthly) and usd is not None else None,
         "power_w": power,
         "heat_btu_per_h": sum(p.node.heat_btu_per_h * p.nodes for p in pools),
         "usd_per_hour": round(usd, 2) if usd is not None else None,
         "usd_per_month": round(usd * HOURS_PER_MONTH, 2) if usd is not None else None,
+        "training_usd_per_job": round(sum(j for j in jobs if j is not None), 2) if jobs and None not in jobs else None,
     }
