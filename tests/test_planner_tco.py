@@ -14,6 +14,7 @@ from generator.planner.nodes import has_nvswitch
 from generator.planner.racks import AIR_COOLED_RACK_LIMIT_KW, pack_racks, rack_findings
 from generator.planner.slo import INTERACTIVE_TPOT_MS, INTERACTIVE_TTFT_P95_MS
 from generator.planner.tco import HOURS_PER_MONTH, node_cost, purchase_price
+from generator.planner.training_comm import dp_bytes_per_gpu, step_comm
 from generator.sizing.constants import Constants
 from generator.workload import LoadedWorkload, load_workload
 from generator.workload.models import Workload
@@ -319,3 +320,47 @@ def test_every_deployment_says_whether_it_is_co_located_and_why(tmp_path: Path) 
     assert any(r.startswith("co-located with other") for r in by_name["chat"].reasons)
     assert not by_name["tune"].details["co_located"]
     assert any(r.startswith("not co-located") and "training job" in r for r in by_name["tune"].reasons)
+
+
+# --- training communication ------------------------------------------------------------------------
+
+LORA_70B = """\
+version: 1
+name: lora
+deployments:
+  - name: tune
+    model: meta-llama/Llama-3.1-70B-Instruct
+    training: {{method: lora, zero_stage: 3, sequence_length: 2048, dataset_tokens: 200000000, deadline_hours: 10}}
+hardware:
+  gpus: [l40s-48gb]
+  platforms: [{platform}]
+  provider: {provider}
+"""
+
+
+@pytest.mark.parametrize(
+    ("zero", "dp", "trainable", "weights", "expected"),
+    [
+        pytest.param(2, 1, 10**9, 10**11, 0.0, id="one-rank-sends-nothing"),
+        pytest.param(2, 4, 10**9, 10**11, 2 * 0.75 * 2e9, id="zero2-gradient-all-reduce"),
+        pytest.param(3, 4, 10**9, 10**11, 0.75 * 2e9 + 2 * 0.75 * 1e11, id="zero3-adds-two-weight-all-gathers"),
+    ],
+)
+def test_data_parallel_bytes_per_gpu(zero: int, dp: int, trainable: int, weights: int, expected: float) -> None:
+    assert dp_bytes_per_gpu(trainable, weights, zero, dp) == pytest.approx(expected)
+
+
+def test_multi_node_lora_whose_communication_dominates_gets_a_fabric(tmp_path: Path) -> None:
+    plan = plan_workload(_load(tmp_path, LORA_70B.format(platform="dell-r760xa", provider="baremetal")))
+    dep, pool = plan.deployments[0], plan.pools[0]
+    assert pool.nodes > 1
+    assert any(n.role == "fabric" for n in pool.node.nics)
+    assert "GPU fabric" in dep.details["inter_node_link"]
+    # over the node's 25 GbE front end the same step would spend longer communicating than computing
+    front = step_comm(catalog.platforms()["dell-r760xa"], pool.node.gpus, pool.nodes, False, 1e11, 1.0)
+    assert front.dominates and "front-end Ethernet" in front.link
+
+
+def test_training_over_a_cloud_network_is_rejected_when_communication_dominates(tmp_path: Path) -> None:
+    with pytest.raises(InfeasibleError, match="communication dominates"):
+        plan_workload(_load(tmp_path, LORA_70B.format(platform="aws-g6e-12xlarge", provider="aws")))

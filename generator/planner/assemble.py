@@ -122,8 +122,22 @@ def _training_details(opt: Option, consts: Constants) -> tuple[dict[str, Any], l
         f"per GPU: weights {_gib(per.weights)} + gradients {_gib(per.gradients)} + optimizer {_gib(per.optimizer)} + activations "
         f"{_gib(per.activations)} + overhead {_gib(per.overhead)} = {_gib(per.total)} of {_gib(shape.hardware.gpu.memory_bytes)}",
     ]
+    comm = opt.comm
+    if comm is not None:
+        details["inter_node_link"] = comm.link
+        details["comm_s_per_step"] = round(comm.comm_s, 4)
+        details["compute_s_per_step"] = round(comm.compute_s, 4)
+        if opt.candidate.nodes > 1:
+            reasons.append(
+                f"data parallel across {opt.candidate.nodes} nodes sends {comm.bytes_per_gpu / 1e9:.2f} GB per GPU per step over "
+                f"{comm.link}: {comm.comm_s:.2f} s against {comm.compute_s:.2f} s of compute"
+                + (" (communication bounds the step)" if comm.dominates else "")
+            )
     if shape.hours is not None:
-        reasons.append(f"{shape.total_flops:.3g} FLOPs take {shape.hours:.1f} h on {shape.world} GPU(s) at the planned MFU")
+        reasons.append(
+            f"{shape.total_flops:.3g} FLOPs take {shape.hours:.1f} h on {shape.world} GPU(s) at the planned MFU"
+            + (f", communication included (x{comm.slowdown:.2f})" if comm is not None and comm.slowdown > 1 else "")
+        )
     return details, reasons
 
 

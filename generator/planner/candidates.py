@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from generator.calculator.estimate import default_precision
@@ -14,11 +15,13 @@ from generator.planner.plan import Candidate, Finding
 from generator.planner.slo import effective_slo
 from generator.planner.tco import HOURS_PER_MONTH, node_cost
 from generator.planner.training import TrainingShape, training_shapes
+from generator.planner.training_comm import StepComm, dp_bytes_per_gpu, step_comm
 from generator.sizing.constants import Constants
+from generator.sizing.performance import training_flops_per_token
 from generator.sizing.precision import weight_format
 from generator.sizing.training import OPTIMIZERS
 from generator.sizing.weights import size_weights
-from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
+from generator.workload.models import InferenceDeployment, TrainingDeployment, TrainingSpec, Workload
 
 #: Findings of node assembly that rule a layout out (the node cannot be configured that way).
 _BLOCKING = {"ram-short", "ram-exceeds-platform", "no-gpu-fabric"}
@@ -135,12 +138,59 @@ def training_options(
             replicas = shape.world // shape.par.tp
             for layout in node_counts(hw.platform, shape.par.tp, 1, replicas):
                 needs = _training_needs(model, shape, spec.dataset_tokens, layout, consts)
-                hours = f", {shape.hours:.1f} h" if shape.hours else ""
-                summary = f"{shape.reason} on {layout[1]} x {hw.platform.id} ({layout[0]} GPUs){hours}"
-                opt = _option(wl, hw, layout, needs, shape, replicas, summary, consts, blocked)
+                planned = _with_communication(model, spec, shape, hw, layout, needs, consts, blocked)
+                if planned is None:
+                    continue
+                timed, needs, comm = planned
+                hours = f", {timed.hours:.1f} h" if timed.hours else ""
+                summary = f"{timed.reason} on {layout[1]} x {hw.platform.id} ({layout[0]} GPUs){hours}"
+                opt = _option(wl, hw, layout, needs, timed, replicas, summary, consts, blocked)
                 if opt is not None:
-                    options.append(opt)
+                    options.append(dataclasses.replace(opt, comm=comm))
     return options
+
+
+def _with_communication(
+    model: ResolvedModel,
+    spec: TrainingSpec,
+    shape: TrainingShape,
+    hw: Hardware,
+    layout: tuple[int, int],
+    needs: NodeNeeds,
+    consts: Constants,
+    blocked: list[str],
+) -> tuple[TrainingShape, NodeNeeds, StepComm] | None:
+    """The layout with its inter-node communication counted in the step time.
+
+    A multi-node job whose communication would take longer than its compute over the front-end
+    network gets a GPU fabric (bare metal) or is ruled out (a cloud instance without one); a job
+    that then misses its deadline is ruled out.
+    """
+    gpus_per_node, nodes = layout
+    setup, mem = shape.setup, shape.memory
+    weights_total = size_weights(model.architecture, weight_format(setup.base_precision_name)).total_bytes // shape.par.tp
+    sent = dp_bytes_per_gpu(mem.trainable_params, weights_total, setup.zero_stage, setup.data_parallel)
+    tflops = hw.gpu.tflops("bf16") or 0.0
+    tokens = setup.micro_batch_size * setup.sequence_length * setup.data_parallel
+    flops = training_flops_per_token(model.architecture, setup.method, setup.checkpointing) * tokens
+    compute_s = flops / (shape.world * tflops * 1e12 * consts.training_mfu) if tflops else 0.0
+    builtin = bool(hw.platform.fabric_nic_id) or hw.platform.provider != "baremetal"
+    comm = step_comm(hw.platform, gpus_per_node, nodes, builtin or needs.needs_fabric, sent, compute_s)
+    where = f"{hw.gpu.id} on {hw.platform.id}"
+    if comm.dominates and not builtin and not needs.needs_fabric:
+        needs = dataclasses.replace(needs, needs_fabric=True)
+        comm = step_comm(hw.platform, gpus_per_node, nodes, True, sent, compute_s)
+    if comm.dominates and hw.platform.provider != "baremetal":
+        blocked.append(
+            f"{where}: {setup.method} over {nodes} nodes sends {sent / 1e9:.1f} GB per GPU per step; over {comm.link} that "
+            f"takes {comm.comm_s:.2f} s against {comm.compute_s:.2f} s of compute: communication dominates"
+        )
+        return None
+    hours = shape.hours * comm.slowdown if shape.hours is not None else None
+    if hours is not None and spec.deadline_hours and hours > spec.deadline_hours * (1 + 1e-9):
+        blocked.append(f"{where}: communication over {comm.link} stretches the job to {hours:.1f} h, past the deadline")
+        return None
+    return dataclasses.replace(shape, hours=hours), needs, comm
 
 
 def within_limits(wl: Workload, opt: Option) -> bool:

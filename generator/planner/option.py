@@ -11,6 +11,7 @@ from generator.planner.nodes import NodeNeeds
 from generator.planner.options import Hardware
 from generator.planner.plan import Candidate, NodeSpec
 from generator.planner.training import TrainingShape
+from generator.planner.training_comm import StepComm
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class Option:
     node: NodeSpec
     needs: NodeNeeds
     shape: ReplicaShape | TrainingShape
+    comm: StepComm | None = None
 
 
 def pool_name(deployments: str, gpu_id: str) -> str:
