@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from generator import catalog
-from generator.errors import InfeasibleError
+from generator.errors import InfeasibleError, InputError
 from generator.planner import plan_workload
 from generator.planner.nodes import has_nvswitch
 from generator.planner.racks import AIR_COOLED_RACK_LIMIT_KW, pack_racks, rack_findings
@@ -364,3 +364,56 @@ def test_multi_node_lora_whose_communication_dominates_gets_a_fabric(tmp_path: P
 def test_training_over_a_cloud_network_is_rejected_when_communication_dominates(tmp_path: Path) -> None:
     with pytest.raises(InfeasibleError, match="communication dominates"):
         plan_workload(_load(tmp_path, LORA_70B.format(platform="aws-g6e-12xlarge", provider="aws")))
+
+
+# --- servers the team already owns -----------------------------------------------------------------
+
+OWNED = """\
+version: 1
+name: owned
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference: {{precision: bf16, max_context_tokens: 8192, requests_per_second: {rps}}}
+hardware:
+  gpus: [l40s-48gb]
+  provider: baremetal
+  inventory:
+    - platform: dgx-h100
+      count: 2
+      hosts: [{{name: dgx-01}}, {{name: dgx-02}}]
+"""
+
+
+def test_owned_servers_are_used_first_and_cost_only_their_upkeep(tmp_path: Path) -> None:
+    plan = plan_workload(_load(tmp_path, OWNED.format(rps=5)))
+    pool = plan.pools[0]
+    assert pool.node.platform_id == "dgx-h100"  # owned, although the allowed GPUs list only the L40S
+    assert pool.owned_nodes == pool.nodes == 1 and pool.owned_hosts == ("dgx-01",)
+    assert pool.capex_usd == 0
+    opex = pool.opex_usd_per_month
+    assert opex is not None and pool.usd_per_hour == pytest.approx(opex / HOURS_PER_MONTH)
+    (group,) = plan.totals["inventory"]
+    assert (group["owned"], group["used"], group["free"], group["free_hosts"]) == (2, 1, 1, ["dgx-02"])
+    assert any(f.code == "inventory-free" and "dgx-02" in f.message for f in plan.findings)
+
+
+def test_only_the_shortfall_beyond_owned_servers_is_bought(tmp_path: Path) -> None:
+    plan = plan_workload(_load(tmp_path, OWNED.format(rps=60)))
+    pool = next(p for p in plan.pools if p.node.platform_id == "dgx-h100")
+    assert pool.nodes > 2 and pool.owned_nodes == 2
+    assert pool.capex_usd == pytest.approx(270000 * (pool.nodes - 2))
+    assert any(f.code == "inventory-shortfall" for f in plan.findings)
+
+
+@pytest.mark.parametrize(
+    ("group", "message"),
+    [
+        pytest.param("{platform: dell-xe9680-hgx-h100-h200, count: 1}", "say which under 'gpu'", id="ambiguous-gpu"),
+        pytest.param("{platform: dgx-h100, count: 1, gpu: l40s-48gb}", "does not take GPU", id="wrong-gpu"),
+    ],
+)
+def test_inventory_gpu_must_fit_the_platform(tmp_path: Path, group: str, message: str) -> None:
+    text = OWNED.format(rps=1).split("  inventory:")[0] + f"  inventory:\n    - {group}\n"
+    with pytest.raises(InputError, match=message):
+        _load(tmp_path, text)

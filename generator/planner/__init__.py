@@ -10,6 +10,7 @@ from generator.errors import InfeasibleError
 from generator.planner.assemble import build_plan
 from generator.planner.candidates import inference_options, training_options, within_limits
 from generator.planner.fixed import plan_fixed
+from generator.planner.inventory import free_servers
 from generator.planner.option import Option
 from generator.planner.options import rank
 from generator.planner.plan import Finding, Plan
@@ -40,17 +41,26 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
     findings: list[Finding] = []
     chosen: list[tuple[int, Option, list[Option]]] = []
     objectives: dict[int, str] = {}
+    free = free_servers(wl)
     for i, dep in enumerate(wl.deployments):
         model = loaded.models[dep.name]
         blocked: list[str] = []
         if isinstance(dep, InferenceDeployment):
-            options = inference_options(wl, dep, model, consts, blocked)
+            options = inference_options(wl, dep, model, consts, blocked, free)
         else:
-            options = training_options(wl, dep, model, consts, blocked)
+            options = training_options(wl, dep, model, consts, blocked, free)
         allowed = [o for o in options if within_limits(wl, o)]
         objective = objective_for(wl.objective, allowed, i, findings)
         objectives[i] = objective
-        feasible = sorted(allowed, key=lambda o: (rank(objective, o.candidate), o.candidate.summary))
+        # owned servers first: layouts that buy nothing new, then the objective (owned servers cost only their upkeep)
+        feasible = sorted(
+            allowed,
+            key=lambda o: (
+                bool(free) and o.candidate.nodes > o.candidate.owned_nodes,
+                rank(objective, o.candidate),
+                o.candidate.summary,
+            ),
+        )
         if not feasible:
             where = loaded.document.locate(("deployments", i, "model"))
             detail = "; ".join(sorted(set(blocked))[:6]) or "no platform of this provider offers an allowed GPU"
@@ -62,10 +72,16 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
                     f"every layout exceeds max_nodes or max_budget_usd_per_month, or has no price to hold against the "
                     f"budget (the smallest needs {smallest} nodes{cheapest})"
                 )
+            owned = "; ".join(f"{n} x {k[0]} ({k[2]} x {k[1]}) owned and free" for k, n in sorted(free.items()) if n)
             raise InfeasibleError(
                 f"{where}: deployment '{dep.name}' ({model.id}) has no feasible plan: {detail}; {_unblock_hint(dep)}"
+                + (f"; {owned}" if owned else "")
             )
-        chosen.append((i, feasible[0], feasible[1:]))
+        best = feasible[0]
+        key = (best.hardware.platform.id, best.hardware.gpu.id, best.candidate.gpus_per_node)
+        if best.candidate.owned_nodes:
+            free[key] -= best.candidate.owned_nodes
+        chosen.append((i, best, feasible[1:]))
     return build_plan(loaded, consts, chosen, findings, objectives)
 
 

@@ -8,12 +8,13 @@ from typing import Any
 
 from generator.errors import InfeasibleError
 from generator.planner.inference import ReplicaShape, point_for_rate
+from generator.planner.inventory import owned_groups
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds
 from generator.planner.option import Option, pool_labels, pool_name
 from generator.planner.plan import DeploymentPlan, Finding, Plan, Pool, sorted_findings
 from generator.planner.racks import Rack, pack_racks, rack_findings
 from generator.planner.slo import effective_slo
-from generator.planner.tco import HOURS_PER_MONTH, node_cost
+from generator.planner.tco import HOURS_PER_MONTH, fleet_cost
 from generator.planner.training import TrainingShape
 from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for, saturated_throughput
@@ -166,6 +167,7 @@ def build_plan(
             pools.append(_pool(loaded, unit, merged if len(unit) > 1 else unit[0][1].candidate.nodes, consts, findings))
             for index, _ in unit:
                 pool_of[index] = pools[-1].name
+    pools, inventory = _place_on_inventory(wl, pools, findings)
     racks: list[Rack] = []
     if wl.hardware.provider == "baremetal":
         racks = pack_racks(pools, wl.hardware.rack_power_kw)
@@ -246,7 +248,10 @@ def build_plan(
         provider=wl.hardware.provider,
         deployments=tuple(deployments),
         pools=tuple(pools),
-        totals=totals(pools, len(racks), _rented_jobs(wl, pools, deployments)),
+        totals={
+            **totals(pools, len(racks), _rented_jobs(wl, pools, deployments)),
+            **({"inventory": inventory} if inventory else {}),
+        },
         findings=sorted_findings(findings + _idle_findings(pools, deployments)),
         constants=dict(sorted(wl.constants.items())),
     )
@@ -263,6 +268,55 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option]) -> str:
         other = f"${r.usd_per_hour * HOURS_PER_MONTH:,.0f}/month" if r.usd_per_hour is not None else "unpriced"
         text += f"; runner-up {r.summary} ({other}, {r.gpus_bought} GPUs bought, {r.idle_gpus} idle, {r.power_w / 1000:.1f} kW)"
     return text
+
+
+def _place_on_inventory(wl: Workload, pools: list[Pool], findings: list[Finding]) -> tuple[list[Pool], list[dict[str, Any]]]:
+    """Owned host names onto the pools that use owned servers; what each owned group holds and what stays free."""
+    out = list(pools)
+    report = []
+    for group in owned_groups(wl):
+        hosts = list(group.hosts)
+        used = 0
+        for k, pool in enumerate(out):
+            if (pool.node.platform_id, pool.node.gpu_id, pool.node.gpus) != group.key or not pool.owned_nodes:
+                continue
+            take = min(pool.owned_nodes, group.count - used)
+            out[k] = dataclasses.replace(pool, owned_nodes=take, owned_hosts=tuple(hosts[used : used + take]))
+            used += take
+        free = group.count - used
+        report.append(
+            {
+                "platform": group.platform.id,
+                "gpu": group.gpu.id,
+                "gpus_per_server": group.gpus_per_node,
+                "owned": group.count,
+                "used": used,
+                "free": free,
+                "free_hosts": hosts[used:],
+            }
+        )
+        if free:
+            findings.append(
+                Finding(
+                    "info",
+                    "inventory-free",
+                    f"{free} of {group.count} owned {group.platform.id} server(s) ({group.gpus_per_node} x {group.gpu.id}) "
+                    "left free" + (f": {', '.join(hosts[used:])}" if hosts[used:] else ""),
+                    "hardware.inventory",
+                )
+            )
+    for pool in out:
+        bought = pool.nodes - pool.owned_nodes
+        if pool.owned_nodes and bought:
+            findings.append(
+                Finding(
+                    "info",
+                    "inventory-shortfall",
+                    f"pool {pool.name}: {pool.owned_nodes} owned server(s) used, {bought} more to buy",
+                    "hardware.inventory",
+                )
+            )
+    return out, report
 
 
 def _colocation_reasons(wl: Workload, groups: dict[tuple[str, str, int, str], list[tuple[int, Option]]]) -> dict[int, str]:
@@ -352,7 +406,8 @@ def _pool(loaded: LoadedWorkload, unit: list[tuple[int, Option]], nodes: int, co
     hw = first.hardware
     node = assemble_node(hw.platform, hw.gpu, first.candidate.gpus_per_node, needs, consts, findings)
     name = pool_name("_".join(names), hw.gpu.id)
-    cost = node_cost(wl, hw.platform, hw.gpu, node.gpus, node.power_w, consts)
+    owned = min(nodes, sum(o.candidate.owned_nodes for _, o in unit))
+    cost = fleet_cost(wl, hw.platform, hw.gpu, node.gpus, node.power_w, consts, nodes, owned)
     labels = pool_labels(name, hw.gpu, hw.platform.id)
     used = sum(o.candidate.gpus for _, o in unit)
     return Pool(
@@ -362,14 +417,15 @@ def _pool(loaded: LoadedWorkload, unit: list[tuple[int, Option]], nodes: int, co
         deployments=tuple(names),
         racks=0,
         power_w=node.power_w * nodes,
-        usd_per_hour=cost.usd_per_hour * nodes if cost.usd_per_hour is not None else None,
+        usd_per_hour=cost.usd_per_hour,
         price_basis=cost.basis or cost.why,
         labels=labels,
         taints=(GPU_TAINT,),
-        capex_usd=round(cost.capex_usd * nodes, 2) if cost.capex_usd is not None else None,
-        opex_usd_per_month=round(cost.opex_usd_per_month * nodes, 2) if cost.opex_usd_per_month is not None else None,
+        capex_usd=round(cost.capex_usd, 2) if cost.capex_usd is not None else None,
+        opex_usd_per_month=round(cost.opex_usd_per_month, 2) if cost.opex_usd_per_month is not None else None,
         price_estimated=cost.estimated,
         idle_gpus=node.gpus * nodes - used,
+        owned_nodes=owned,
     )
 
 

@@ -8,12 +8,13 @@ import math
 from generator.calculator.estimate import default_precision
 from generator.calculator.model_source import ResolvedModel
 from generator.planner.inference import ReplicaShape, replica_shapes
+from generator.planner.inventory import ServerKey
 from generator.planner.nodes import NodeNeeds, assemble_node
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, node_counts
 from generator.planner.plan import Candidate, Finding
 from generator.planner.slo import effective_slo
-from generator.planner.tco import HOURS_PER_MONTH, node_cost
+from generator.planner.tco import HOURS_PER_MONTH, fleet_cost
 from generator.planner.training import TrainingShape, training_shapes
 from generator.planner.training_comm import StepComm, dp_bytes_per_gpu, step_comm
 from generator.sizing.constants import Constants
@@ -62,6 +63,7 @@ def _option(
     summary: str,
     consts: Constants,
     blocked: list[str],
+    free: dict[ServerKey, int] | None = None,
 ) -> Option | None:
     gpus_per_node, nodes = layout
     scratch: list[Finding] = []
@@ -74,8 +76,9 @@ def _option(
     if stopping:
         blocked.append(f"{where}: {stopping[0]}")
         return None
-    cost = node_cost(wl, hw.platform, hw.gpu, gpus_per_node, node.power_w, consts)
-    total_usd = cost.usd_per_hour * nodes if cost.usd_per_hour is not None else None
+    owned = min(nodes, (free or {}).get((hw.platform.id, hw.gpu.id, gpus_per_node), 0))
+    cost = fleet_cost(wl, hw.platform, hw.gpu, gpus_per_node, node.power_w, consts, nodes, owned)
+    total_usd = cost.usd_per_hour
     gpus = replicas * shape.par.tp * shape.par.pp
     power = node.power_w * nodes
     # tie-break latency: TTFT p95 at the replica's sized load; a training job's wall-clock
@@ -94,15 +97,21 @@ def _option(
         summary=summary,
         gpus_bought=gpus_per_node * nodes,
         idle_gpus=gpus_per_node * nodes - gpus,
-        capex_usd=cost.capex_usd * nodes if cost.capex_usd is not None else None,
-        opex_usd_per_month=cost.opex_usd_per_month * nodes if cost.opex_usd_per_month is not None else None,
+        capex_usd=cost.capex_usd,
+        opex_usd_per_month=cost.opex_usd_per_month,
         latency_s=round(latency, 6),
+        owned_nodes=owned,
     )
     return Option(candidate, hw, node, needs, shape)
 
 
 def inference_options(
-    wl: Workload, dep: InferenceDeployment, model: ResolvedModel, consts: Constants, blocked: list[str]
+    wl: Workload,
+    dep: InferenceDeployment,
+    model: ResolvedModel,
+    consts: Constants,
+    blocked: list[str],
+    free: dict[ServerKey, int] | None = None,
 ) -> list[Option]:
     """Every feasible (hardware, TP x PP, replicas, node size) of an inference deployment."""
     spec, _ = effective_slo(dep.inference)
@@ -118,14 +127,19 @@ def inference_options(
                 needs = _inference_needs(shape, layout[0])
                 layout_text = f"TP{shape.par.tp}" + (f" PP{shape.par.pp}" if shape.par.pp > 1 else "")
                 summary = f"{replicas} x {layout_text} on {layout[1]} x {hw.platform.id} ({layout[0]} GPUs)"
-                opt = _option(wl, hw, layout, needs, shape, replicas, summary, consts, blocked)
+                opt = _option(wl, hw, layout, needs, shape, replicas, summary, consts, blocked, free)
                 if opt is not None:
                     options.append(opt)
     return options
 
 
 def training_options(
-    wl: Workload, dep: TrainingDeployment, model: ResolvedModel, consts: Constants, blocked: list[str]
+    wl: Workload,
+    dep: TrainingDeployment,
+    model: ResolvedModel,
+    consts: Constants,
+    blocked: list[str],
+    free: dict[ServerKey, int] | None = None,
 ) -> list[Option]:
     """Every feasible (hardware, TP, ZeRO, data parallel, node size) of a training deployment."""
     spec = dep.training
@@ -144,7 +158,7 @@ def training_options(
                 timed, needs, comm = planned
                 hours = f", {timed.hours:.1f} h" if timed.hours else ""
                 summary = f"{timed.reason} on {layout[1]} x {hw.platform.id} ({layout[0]} GPUs){hours}"
-                opt = _option(wl, hw, layout, needs, timed, replicas, summary, consts, blocked)
+                opt = _option(wl, hw, layout, needs, timed, replicas, summary, consts, blocked, free)
                 if opt is not None:
                     options.append(dataclasses.replace(opt, comm=comm))
     return options

@@ -38,6 +38,12 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
             if gpu.cooling == "liquid" and hw.cooling != "liquid":
                 continue
             out.append(Hardware(platform, gpu))
+    # owned servers are always candidates, whatever the allowed lists say
+    for group in hw.inventory if hw.provider == "baremetal" else ():
+        platform = catalog.platforms()[group.platform]
+        gpu = gpus[group.gpu or platform.gpu_ids[0]]
+        if all((h.platform.id, h.gpu.id) != (platform.id, gpu.id) for h in out):
+            out.append(Hardware(platform, gpu))
     return out
 
 

@@ -84,6 +84,8 @@ class Pool:
     opex_usd_per_month: float | None = None
     price_estimated: bool = False
     idle_gpus: int = 0
+    owned_nodes: int = 0
+    owned_hosts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,7 @@ class Candidate:
     capex_usd: float | None = None
     opex_usd_per_month: float | None = None
     latency_s: float = 0.0
+    owned_nodes: int = 0
 
 
 @dataclass(frozen=True)

@@ -106,3 +106,34 @@ def node_cost(wl: Workload, platform: PlatformSpec, gpu: GpuSpec, gpus: int, pow
 
 def _purchasable(platform: PlatformSpec, gpu: GpuSpec, gpus: int) -> bool:
     return not isinstance(purchase_price(platform, gpu, gpus), str)
+
+
+def fleet_cost(
+    wl: Workload, platform: PlatformSpec, gpu: GpuSpec, gpus: int, power_w: int, consts: Constants, nodes: int, owned: int
+) -> NodeCost:
+    """Cost of ``nodes`` servers of which ``owned`` are already owned (they cost their running costs only)."""
+    bought = nodes - owned
+    per_node = node_cost(wl, platform, gpu, gpus, power_w, consts)
+    if owned == 0:
+        return _times(per_node, nodes)
+    if platform.id in wl.prices:
+        return _times(per_node, nodes)
+    opex, opex_basis = owned_opex_usd_per_month(platform, power_w, consts)
+    owned_basis = f"{owned} owned server(s): running costs only ({opex_basis})"
+    if bought == 0:
+        return NodeCost(opex * nodes / HOURS_PER_MONTH, 0.0, opex * nodes, owned_basis)
+    if per_node.usd_per_hour is None or per_node.capex_usd is None:
+        return NodeCost(None, None, None, None, why=f"{bought} server(s) to buy: {per_node.why or 'no purchase price'}")
+    capex = per_node.capex_usd * bought
+    per_month = capex / consts.amortization_months + opex * nodes
+    basis = f"{owned_basis}; {bought} bought: {per_node.basis}"
+    return NodeCost(per_month / HOURS_PER_MONTH, capex, opex * nodes, basis, per_node.estimated)
+
+
+def _times(cost: NodeCost, nodes: int) -> NodeCost:
+    def scaled(value: float | None) -> float | None:
+        return value * nodes if value is not None else None
+
+    return NodeCost(
+        scaled(cost.usd_per_hour), scaled(cost.capex_usd), scaled(cost.opex_usd_per_month), cost.basis, cost.estimated, cost.why
+    )

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel, resolve_model
+from generator.catalog.records import PlatformSpec
 from generator.errors import InputError, MultipleInputError, SpecgenError
 from generator.sizing.constants import with_overrides
 from generator.workload.loader import Document, read_yaml
@@ -52,6 +53,9 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
     host_names: set[str] = set()
     for j, group in enumerate(hw.inventory):
         _check_id(errors, doc, ("hardware", "inventory", j, "platform"), group.platform, catalog.platforms(), "platform")
+        owned = catalog.platforms().get(group.platform)
+        if owned is not None:
+            _check_inventory_gpu(errors, doc, j, owned, group.gpu, hw.provider)
         if len(group.hosts) > group.count:
             where = doc.locate(("hardware", "inventory", j, "hosts"))
             errors.append(InputError(f"{len(group.hosts)} hosts listed for {group.count} servers", where))
@@ -112,3 +116,16 @@ def load_workload(path: str) -> LoadedWorkload:
     except ValidationError as exc:
         raise _from_pydantic(doc, exc) from None
     return LoadedWorkload(path, wl, doc, _semantic_checks(doc, wl))
+
+
+def _check_inventory_gpu(
+    errors: list[InputError], doc: Document, j: int, platform: PlatformSpec, gpu: str | None, provider: str
+) -> None:
+    """An owned group's GPU must be one its platform takes, and be named where the platform takes several."""
+    where = doc.locate(("hardware", "inventory", j, "gpu" if gpu else "platform"))
+    if platform.provider != "baremetal" or provider != "baremetal":
+        errors.append(InputError(f"owned servers must be bare-metal platforms with provider: baremetal ('{platform.id}')", where))
+    elif gpu is None and len(platform.gpu_ids) > 1:
+        errors.append(InputError(f"'{platform.id}' takes {', '.join(platform.gpu_ids)}: say which under 'gpu'", where))
+    elif gpu is not None and gpu not in platform.gpu_ids:
+        errors.append(InputError(f"'{platform.id}' does not take GPU '{gpu}'; it takes {', '.join(platform.gpu_ids)}", where))

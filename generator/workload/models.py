@@ -95,6 +95,7 @@ class InventoryGroup(_Model):
     platform: str
     count: int
     hosts: tuple[InventoryHost, ...] = ()
+    gpu: str | None = None
 
 
 class Hardware(_Model):

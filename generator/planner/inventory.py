@@ -1,0 +1,54 @@
+"""Servers the team already owns (``hardware.inventory``): what they are and how many are still free.
+
+An owned server is a node of its platform with the platform's largest GPU count. The planner places
+deployments on free owned servers first and buys only the shortfall; an owned server costs its
+running costs (energy, colocation), not its purchase price.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator import catalog
+from generator.catalog.records import GpuSpec, PlatformSpec
+from generator.workload.models import Workload
+
+#: (platform id, GPU id, GPUs per server) of a group of identical servers.
+ServerKey = tuple[str, str, int]
+
+
+@dataclass(frozen=True)
+class OwnedGroup:
+    """Identical owned servers."""
+
+    platform: PlatformSpec
+    gpu: GpuSpec
+    gpus_per_node: int
+    count: int
+    hosts: tuple[str, ...]
+
+    @property
+    def key(self) -> ServerKey:
+        """The server kind these are."""
+        return (self.platform.id, self.gpu.id, self.gpus_per_node)
+
+
+def owned_groups(wl: Workload) -> list[OwnedGroup]:
+    """The inventory as server kinds (groups of the same kind merged, host names in file order)."""
+    if wl.hardware.provider != "baremetal":
+        return []
+    merged: dict[ServerKey, OwnedGroup] = {}
+    for group in wl.hardware.inventory:
+        platform = catalog.platforms()[group.platform]
+        gpu = catalog.gpus()[group.gpu or platform.gpu_ids[0]]
+        owned = OwnedGroup(platform, gpu, max(platform.gpu_counts), group.count, tuple(h.name for h in group.hosts))
+        if owned.key in merged:
+            before = merged[owned.key]
+            owned = OwnedGroup(platform, gpu, owned.gpus_per_node, before.count + owned.count, before.hosts + owned.hosts)
+        merged[owned.key] = owned
+    return [merged[k] for k in sorted(merged)]
+
+
+def free_servers(wl: Workload) -> dict[ServerKey, int]:
+    """Owned servers by kind, all free before any deployment is placed."""
+    return {g.key: g.count for g in owned_groups(wl)}
