@@ -10,6 +10,7 @@ import pytest
 from generator import catalog
 from generator.errors import InfeasibleError, InputError
 from generator.planner import plan_workload
+from generator.planner.bom import fill_channels
 from generator.planner.nodes import has_nvswitch
 from generator.planner.racks import AIR_COOLED_RACK_LIMIT_KW, pack_racks, rack_findings
 from generator.planner.slo import INTERACTIVE_TPOT_MS, INTERACTIVE_TTFT_P95_MS
@@ -417,3 +418,33 @@ def test_inventory_gpu_must_fit_the_platform(tmp_path: Path, group: str, message
     text = OWNED.format(rps=1).split("  inventory:")[0] + f"  inventory:\n    - {group}\n"
     with pytest.raises(InputError, match=message):
         _load(tmp_path, text)
+
+
+# --- servers a vendor would quote ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cpu_id", "sockets", "wanted", "max_gib", "dimms", "dimm_gib"),
+    [
+        pytest.param("xeon-platinum-8480c", 2, 2048, 4096, 16, 128, id="dgx-2tb-one-per-channel"),
+        pytest.param("xeon-platinum-8470", 2, 80, None, 16, 16, id="small-need-still-fills-16-channels"),
+        pytest.param("epyc-9654", 2, 3000, None, 24, 128, id="epyc-12-channels-per-socket"),
+        pytest.param("ryzen-9-7950x", 1, 200, 192, 2, 96, id="desktop-capped-at-the-platform-maximum"),
+    ],
+)
+def test_memory_fills_every_channel_with_one_dimm_size(
+    cpu_id: str, sockets: int, wanted: int, max_gib: int | None, dimms: int, dimm_gib: int
+) -> None:
+    cpu = catalog.cpus()[cpu_id]
+    layout = fill_channels(cpu, sockets, wanted, max_gib)
+    assert (layout.dimms, layout.dimm_gib) == (dimms, dimm_gib)
+    assert layout.dimms % (cpu.memory_channels * sockets) == 0
+    assert layout.total_gib == layout.dimms * layout.dimm_gib
+
+
+def test_bare_metal_servers_get_a_named_cpu_full_channels_and_mirrored_boot(tmp_path: Path) -> None:
+    plan = plan_workload(_load(tmp_path, _chat("meta-llama/Llama-3.1-8B-Instruct", 2, ["l40s-48gb"], PCIE_PRICES)))
+    node = plan.pools[0].node
+    assert "Xeon" in node.cpu  # Dell PowerEdge 16th generation: Intel
+    assert node.memory and "per channel" in node.memory
+    assert node.boot_drives and "RAID 1" in node.boot_drives

@@ -31,6 +31,8 @@ def plan_text(plan: Plan) -> str:
         lines.append(
             f"  {n.cpu}, {n.ram_gib} GiB RAM, {n.nvme_tb} TB NVMe, {n.power_w:,} W per node ({n.power_basis}), {n.cooling} cooled"
         )
+        if n.memory or n.boot_drives:
+            lines.append("  " + "; ".join(x for x in (f"memory {n.memory}" if n.memory else "", n.boot_drives or "") if x))
         if pool.price_basis:
             lines.append(f"  cost: {pool.price_basis}")
     for d in plan.deployments:

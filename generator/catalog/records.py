@@ -122,6 +122,8 @@ class CpuSpec(NamedTuple):
     ddr_mt_per_s: int
     pcie_lanes: int | None
     source: tuple[str, ...]
+    ddr_generation: str = ""
+    vendor: str = ""
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> CpuSpec:
@@ -135,6 +137,8 @@ class CpuSpec(NamedTuple):
             ddr_mt_per_s=int(rec["ddr_mt_per_s"]),
             pcie_lanes=rec.get("pcie_lanes"),
             source=_sources(rec),
+            ddr_generation=str(rec.get("ddr_generation") or ""),
+            vendor=str(rec.get("vendor") or ""),
         )
 
     @property
@@ -231,6 +235,7 @@ class PlatformSpec(NamedTuple):
     cooling: str
     source: tuple[str, ...]
     unsourced_fields: tuple[str, ...] = ()
+    cpu_vendor: str | None = None
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> PlatformSpec:
@@ -270,6 +275,7 @@ class PlatformSpec(NamedTuple):
             cooling=str(rec.get("cooling", "air")),
             source=_sources(rec),
             unsourced_fields=tuple(rec.get("unsourced_fields") or ()),
+            cpu_vendor=cpu.get("vendor"),
         )
 
 

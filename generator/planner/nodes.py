@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from generator import catalog
 from generator.catalog.records import CpuSpec, GpuSpec, PlatformSpec
+from generator.planner.bom import boot_drives_text, fill_channels
 from generator.planner.plan import Finding, Nic, NodeSpec
 from generator.sizing.constants import Constants
 from generator.units import GB, GIB, TB
@@ -71,7 +72,9 @@ def component_power_w(
 
     NIC and drive power come from the catalog where it lists them, else from the named constants.
     """
-    cpu = catalog.cpus().get(platform.cpu_id or "") or choose_cpu(platform.cpu_sockets, consts.cpu_cores_per_gpu * gpus)
+    cpu = catalog.cpus().get(platform.cpu_id or "") or choose_cpu(
+        platform.cpu_sockets, consts.cpu_cores_per_gpu * gpus, platform.cpu_vendor
+    )
     cpu_w = cpu.tdp_w * platform.cpu_sockets if cpu else 0.0
     nvswitch = NVSWITCH_CHIPS.get(_gpu_generation(gpu), 0) if platform.kind == "hgx-8gpu" and gpus == 8 else 0
     nic_table = catalog.nics()
@@ -132,8 +135,12 @@ def assemble_node(
     """Configure one node of ``platform`` with ``gpus`` GPUs for what its deployments need."""
     cpu = catalog.cpus().get(platform.cpu_id or "")
     wanted_cores = consts.cpu_cores_per_gpu * gpus
+    if cpu is None and platform.provider == "baremetal":
+        cpu = choose_cpu(platform.cpu_sockets, wanted_cores, platform.cpu_vendor)  # named, where the vendor offers a choice
     if cpu:
         cpu_text, cores = f"{platform.cpu_sockets}x {cpu.name}", cpu.cores * platform.cpu_sockets
+        if not platform.cpu_id:
+            cpu_text += " (smallest catalog CPU with the cores wanted; the chassis takes others)"
     elif platform.provider == "baremetal":
         cores = max(wanted_cores, 8 * platform.cpu_sockets)
         cpu_text = f"{platform.cpu_sockets} socket(s), at least {cores} cores in total (model per vendor configuration)"
@@ -148,8 +155,12 @@ def assemble_node(
     # Soft: page cache for the model files, so a restart reloads from RAM instead of disk.
     hard_gib = math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes) / GIB)
     want_gib = math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes + needs.model_file_bytes) / GIB)
+    memory_text = None
     if platform.provider == "baremetal":
         ram_gib = int(max(platform.ram_gib or 0, _round_up(want_gib, 64)))
+        if cpu is not None:
+            layout = fill_channels(cpu, platform.cpu_sockets, int(max(platform.ram_gib or 0, want_gib)), platform.ram_max_gib)
+            ram_gib, memory_text = layout.total_gib, layout.text
         if platform.ram_max_gib and ram_gib > platform.ram_max_gib:
             ram_gib = int(max(platform.ram_max_gib, platform.ram_gib or 0))
             message = f"{platform.id} takes at most {platform.ram_max_gib:g} GiB RAM; {want_gib} GiB wanted"
@@ -221,6 +232,8 @@ def assemble_node(
         rack_units=platform.rack_units,
         psu=psu,
         nvswitch=has_nvswitch(platform, gpu, gpus),
+        memory=memory_text,
+        boot_drives=boot_drives_text() if platform.provider == "baremetal" else None,
     )
 
 
@@ -234,12 +247,12 @@ def has_nvswitch(platform: PlatformSpec, gpu: GpuSpec, gpus: int) -> bool:
     return board and gpu.form_factor == "sxm" and gpu.interconnect_kind == "nvlink" and gpus >= 8
 
 
-def choose_cpu(sockets: int, wanted_cores: int) -> CpuSpec | None:
+def choose_cpu(sockets: int, wanted_cores: int, vendor: str | None = None) -> CpuSpec | None:
     """The smallest server CPU (by cores, then id) giving ``wanted_cores`` over ``sockets`` sockets.
 
     Used to estimate the power of platforms whose CPU model varies by configuration.
     """
-    server = [c for c in catalog.cpus().values() if c.memory_channels >= 8]
+    server = [c for c in catalog.cpus().values() if c.memory_channels >= 8 and (vendor is None or c.vendor == vendor)]
     enough = sorted((c for c in server if c.cores * sockets >= wanted_cores), key=lambda c: (c.cores, c.id))
     if enough:
         return enough[0]

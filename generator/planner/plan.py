@@ -64,6 +64,8 @@ class NodeSpec:
     rack_units: int | None
     psu: str | None
     nvswitch: bool
+    memory: str | None = None
+    boot_drives: str | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,63 @@
+"""What a vendor would quote for an owned server: memory filling every channel, mirrored boot drives.
+
+Memory is populated one DIMM size across every memory channel of every CPU (one DIMM per channel,
+two where one is not enough): a partly filled channel set loses memory bandwidth and most vendors'
+configurators do not offer it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.catalog.records import CpuSpec
+
+#: Registered DIMM capacities offered for DDR4/DDR5 servers, GiB (JEDEC densities: 16-256 GB modules,
+#: including the non-binary 24/48/96 GB DDR5 modules).
+DIMM_SIZES_GIB = (16, 24, 32, 48, 64, 96, 128, 256)
+#: OS drives: two M.2 NVMe in RAID 1, as NVIDIA ships DGX B200 ("2 x 1.92 TB NVMe M.2 SSD in RAID 1",
+#: https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html).
+BOOT_DRIVES = 2
+BOOT_DRIVE_TB = 1.92
+
+
+@dataclass(frozen=True)
+class MemoryLayout:
+    """DIMMs of one server."""
+
+    dimms: int
+    dimm_gib: int
+    total_gib: int
+    text: str
+
+
+def fill_channels(cpu: CpuSpec, sockets: int, wanted_gib: int, max_gib: float | None) -> MemoryLayout:
+    """The smallest one-size DIMM population filling every channel with at least ``wanted_gib`` (capped at ``max_gib``)."""
+    channels = cpu.memory_channels * max(sockets, 1)
+    for per_channel in (1, 2):
+        for size in DIMM_SIZES_GIB:
+            total = channels * per_channel * size
+            if max_gib and total > max_gib:
+                break
+            if total >= wanted_gib:
+                return _layout(cpu, channels, per_channel, size)
+    # the most the platform takes with full channels
+    best = _layout(cpu, channels, 1, DIMM_SIZES_GIB[0])
+    for per_channel in (1, 2):
+        for size in DIMM_SIZES_GIB:
+            if not max_gib or channels * per_channel * size <= max_gib:
+                candidate = _layout(cpu, channels, per_channel, size)
+                best = candidate if candidate.total_gib > best.total_gib else best
+    return best
+
+
+def _layout(cpu: CpuSpec, channels: int, per_channel: int, size: int) -> MemoryLayout:
+    dimms = channels * per_channel
+    speed = f"{(cpu.ddr_generation or 'DDR').upper()}-{cpu.ddr_mt_per_s}"
+    return MemoryLayout(
+        dimms, size, dimms * size, f"{dimms} x {size} GiB {speed} ({per_channel} per channel, {channels} channels)"
+    )
+
+
+def boot_drives_text() -> str:
+    """The mirrored OS drives every owned server gets."""
+    return f"{BOOT_DRIVES} x {BOOT_DRIVE_TB:g} TB M.2 NVMe, RAID 1 (OS)"
