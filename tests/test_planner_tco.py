@@ -448,3 +448,34 @@ def test_bare_metal_servers_get_a_named_cpu_full_channels_and_mirrored_boot(tmp_
     assert "Xeon" in node.cpu  # Dell PowerEdge 16th generation: Intel
     assert node.memory and "per channel" in node.memory
     assert node.boot_drives and "RAID 1" in node.boot_drives
+
+
+# --- pinned platform and parallelism ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pins", "platform", "tp"),
+    [
+        pytest.param("    platform: dell-xe9680-hgx-h100-h200\n", "dell-xe9680-hgx-h100-h200", None, id="platform"),
+        pytest.param("    parallelism: {tp: 8}\n", None, 8, id="tp8"),
+        pytest.param("    platform: dgx-h100\n    parallelism: {tp: 2, pp: 1}\n", "dgx-h100", 2, id="platform-and-tp2"),
+    ],
+)
+def test_deployment_pins_platform_and_parallelism(tmp_path: Path, pins: str, platform: str | None, tp: int | None) -> None:
+    text = _chat("meta-llama/Llama-3.1-70B-Instruct", 20, ["h100-sxm5-80gb"]).replace(
+        "    inference:\n", pins + "    inference:\n"
+    )
+    plan = plan_workload(_load(tmp_path, text))
+    dep, pool = plan.deployments[0], plan.pools[0]
+    if platform:
+        assert pool.node.platform_id == platform
+    if tp:
+        assert dep.tp == tp
+
+
+def test_an_impossible_pin_is_infeasible_and_says_so(tmp_path: Path) -> None:
+    text = _chat("meta-llama/Llama-3.1-70B-Instruct", 20, ["h100-sxm5-80gb"]).replace(
+        "    inference:\n", "    parallelism: {tp: 8}\n    platform: dell-xe8640\n    inference:\n"
+    )
+    with pytest.raises(InfeasibleError, match="pinned platform=dell-xe8640, tp=8"):
+        plan_workload(_load(tmp_path, text))

@@ -49,6 +49,7 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
             options = inference_options(wl, dep, model, consts, blocked, free)
         else:
             options = training_options(wl, dep, model, consts, blocked, free)
+        options, pinned = honour_pins(dep, options)
         allowed = [o for o in options if within_limits(wl, o)]
         objective = objective_for(wl.objective, allowed, i, findings)
         objectives[i] = objective
@@ -63,7 +64,7 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
         )
         if not feasible:
             where = loaded.document.locate(("deployments", i, "model"))
-            detail = "; ".join(sorted(set(blocked))[:6]) or "no platform of this provider offers an allowed GPU"
+            detail = pinned or "; ".join(sorted(set(blocked))[:6]) or "no platform of this provider offers an allowed GPU"
             if options:
                 smallest = min(o.candidate.nodes for o in options)
                 priced = [o.candidate.usd_per_hour for o in options if o.candidate.usd_per_hour is not None]
@@ -83,6 +84,25 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
             free[key] -= best.candidate.owned_nodes
         chosen.append((i, best, feasible[1:]))
     return build_plan(loaded, consts, chosen, findings, objectives)
+
+
+def honour_pins(dep: InferenceDeployment | TrainingDeployment, options: list[Option]) -> tuple[list[Option], str | None]:
+    """Only the options on the pinned platform with the pinned TP / PP / EP degrees; why none are left, if so."""
+    pin = dep.parallelism
+    kept = [
+        o
+        for o in options
+        if (dep.platform is None or o.hardware.platform.id == dep.platform)
+        and (pin is None or pin.tp is None or o.candidate.tp == pin.tp)
+        and (pin is None or pin.pp is None or o.candidate.pp == pin.pp)
+        and (pin is None or pin.ep is None or o.candidate.tp * o.candidate.pp == pin.ep)
+    ]
+    if kept or not options:
+        return kept, None
+    wanted = ", ".join(
+        f"{k}={v}" for k, v in (("platform", dep.platform), *((pin.model_dump().items()) if pin else ())) if v is not None
+    )
+    return kept, f"no feasible layout with the pinned {wanted}"
 
 
 def objective_for(objective: str, options: list[Option], index: int, findings: list[Finding]) -> str:

@@ -37,6 +37,8 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         if dep.name in seen:
             errors.append(InputError(f"deployment name '{dep.name}' is used twice", doc.locate(("deployments", i, "name"))))
         seen.add(dep.name)
+        if dep.platform is not None:
+            _check_id(errors, doc, ("deployments", i, "platform"), dep.platform, catalog.platforms(), "platform")
         try:
             models[dep.name] = resolve_model(dep.model, base_dir, doc.locate(("deployments", i, "model")))
         except InputError as exc:

@@ -53,12 +53,22 @@ class TrainingSpec(_Model):
     deadline_hours: float | None = None
 
 
+class ParallelismPin(_Model):
+    """Replica layout degrees a deployment pins (unset ones are searched)."""
+
+    tp: int | None = None
+    pp: int | None = None
+    ep: int | None = None
+
+
 class InferenceDeployment(_Model):
     """A model served online."""
 
     name: str
     model: str
     inference: InferenceSpec
+    platform: str | None = None
+    parallelism: ParallelismPin | None = None
 
 
 class TrainingDeployment(_Model):
@@ -67,6 +77,8 @@ class TrainingDeployment(_Model):
     name: str
     model: str
     training: TrainingSpec
+    platform: str | None = None
+    parallelism: ParallelismPin | None = None
 
 
 def _deployment_kind(value: Any) -> str:
