@@ -479,3 +479,19 @@ def test_an_impossible_pin_is_infeasible_and_says_so(tmp_path: Path) -> None:
     )
     with pytest.raises(InfeasibleError, match="pinned platform=dell-xe8640, tp=8"):
         plan_workload(_load(tmp_path, text))
+
+
+def test_budget_holds_for_the_whole_fleet(tmp_path: Path) -> None:
+    one = _chat("meta-llama/Llama-3.1-70B-Instruct", 20, ["h100-sxm5-80gb"]).replace(
+        "  provider: baremetal\n", "  platforms: [dgx-h100]\n  provider: baremetal\n"
+    )
+    alone = plan_workload(_load(tmp_path, one)).totals["usd_per_month"]
+    two = one.replace(
+        "deployments:\n",
+        "deployments:\n  - name: second\n    model: meta-llama/Llama-3.1-70B-Instruct\n"
+        "    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 20}\n",
+    )
+    capped = two.replace("  provider: baremetal\n", f"  provider: baremetal\n  max_budget_usd_per_month: {alone * 1.5:.0f}\n")
+    assert plan_workload(_load(tmp_path, two)).totals["usd_per_month"] > alone * 1.5  # each fits the cap alone
+    with pytest.raises(InfeasibleError, match="together cost"):
+        plan_workload(_load(tmp_path, capped))

@@ -242,16 +242,21 @@ def build_plan(
                 "only the bare-metal kubeadm and GPU Operator manifests exist",
             )
         )
+    fleet = totals(pools, len(racks), _rented_jobs(wl, pools, deployments))
+    cap = wl.hardware.max_budget_usd_per_month
+    if cap is not None and (fleet["usd_per_month"] is None or fleet["usd_per_month"] > cap):
+        spent = f"${fleet['usd_per_month']:,.0f}/month" if fleet["usd_per_month"] is not None else "an unpriced fleet"
+        raise InfeasibleError(
+            f"the deployments together cost {spent}, above max_budget_usd_per_month ${cap:,.0f}; to unblock: raise the "
+            "budget, lower the request rates or allow cheaper hardware"
+        )
     return Plan(
         workload=wl.name,
         objective=wl.objective,
         provider=wl.hardware.provider,
         deployments=tuple(deployments),
         pools=tuple(pools),
-        totals={
-            **totals(pools, len(racks), _rented_jobs(wl, pools, deployments)),
-            **({"inventory": inventory} if inventory else {}),
-        },
+        totals=fleet | ({"inventory": inventory} if inventory else {}),
         findings=sorted_findings(findings + _idle_findings(pools, deployments)),
         constants=dict(sorted(wl.constants.items())),
     )
