@@ -137,7 +137,9 @@ def brute_force_best(loaded: LoadedWorkload) -> tuple[str, tuple[float, ...]] | 
                     if node.power_w > wl.hardware.rack_power_kw * 1000:
                         continue
                     usd = node_cost(wl, hw.platform, hw.gpu, count, node.power_w, consts).usd_per_hour
-                    found.append((usd * nodes if usd is not None else None, count * nodes, nodes, node.power_w * nodes))
+                    found.append(
+                        (usd * nodes if usd is not None else None, count * nodes, nodes, (node.power_components_w or 0) * nodes)
+                    )
     if not found:
         return None
     objective = wl.objective
@@ -186,7 +188,9 @@ def test_planner_choice_equals_exhaustive_optimum(
     plan = plan_workload(loaded)
     pool, dep = plan.pools[0], plan.deployments[0]
     assert dep.details["objective_used"] == objective
-    got = objective_key(objective, pool.usd_per_hour, pool.node.gpus * pool.nodes, pool.nodes, pool.power_w)
+    got = objective_key(
+        objective, pool.usd_per_hour, pool.node.gpus * pool.nodes, pool.nodes, (pool.node.power_components_w or 0) * pool.nodes
+    )
     assert got == pytest.approx(expected, rel=1e-6), (got, expected, dep.reasons)
 
 

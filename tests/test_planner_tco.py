@@ -495,3 +495,15 @@ def test_budget_holds_for_the_whole_fleet(tmp_path: Path) -> None:
     assert plan_workload(_load(tmp_path, two)).totals["usd_per_month"] > alone * 1.5  # each fits the cap alone
     with pytest.raises(InfeasibleError, match="together cost"):
         plan_workload(_load(tmp_path, capped))
+
+
+def test_layouts_are_compared_on_one_power_basis(tmp_path: Path) -> None:
+    plan = plan_workload(_load(tmp_path, _chat("meta-llama/Llama-3.1-70B-Instruct", 20, ["h100-sxm5-80gb"])))
+    dep, pool = plan.deployments[0], plan.pools[0]
+    node = pool.node
+    assert node.power_components_w is not None
+    # the published maximum is kept for racks and shown beside the component sum used for comparing layouts
+    assert node.power_basis in ("sum of components", "published system maximum") or "published maximum" in node.power_basis
+    candidates = [c for c in dep.runners_up if c.platform_id != node.platform_id]
+    assert all(c.power_compared_w > 0 for c in candidates)
+    assert any("summed from components" in r for r in dep.reasons)

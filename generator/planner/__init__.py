@@ -119,7 +119,9 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
         {
             u.platform_id
             for u in unpriced
-            if not any(p.gpus_bought <= u.gpus_bought and p.nodes <= u.nodes and p.power_w <= u.power_w for p in priced)
+            if not any(
+                p.gpus_bought <= u.gpus_bought and p.nodes <= u.nodes and p.power_compared_w <= u.power_compared_w for p in priced
+            )
         }
     )
     if not open_:

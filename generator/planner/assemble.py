@@ -267,7 +267,10 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option]) -> str:
     text = f"chosen by {objective}: {c.summary}"
     if c.usd_per_hour is not None:
         text += f", ${c.usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
-    text += f", {c.gpus_bought} GPUs bought ({c.idle_gpus} idle), {c.nodes} server(s), {c.power_w / 1000:.1f} kW"
+    text += (
+        f", {c.gpus_bought} GPUs bought ({c.idle_gpus} idle), {c.nodes} server(s), {c.power_w / 1000:.1f} kW "
+        f"({c.power_compared_w / 1000:.1f} kW summed from components, the basis compared)"
+    )
     if rest:
         r = rest[0].candidate
         other = f"${r.usd_per_hour * HOURS_PER_MONTH:,.0f}/month" if r.usd_per_hour is not None else "unpriced"

@@ -101,6 +101,7 @@ def _option(
         opex_usd_per_month=cost.opex_usd_per_month,
         latency_s=round(latency, 6),
         owned_nodes=owned,
+        power_compared_w=(node.power_components_w or node.power_w) * nodes,
     )
     return Option(candidate, hw, node, needs, shape)
 

@@ -198,6 +198,9 @@ def assemble_node(
 
     nics = _nics(platform, gpus, needs.needs_fabric, findings)
     power, basis = node_power_w(platform, gpu, gpus, ram_gib, drives, nics, consts)
+    # one basis for comparing layouts: every node's components summed (the published maximum, where
+    # there is one, stays the figure racks and PSUs are provisioned for)
+    components = component_power_w(gpu, gpus, platform, ram_gib, drives, nics, consts)
     psu = None
     if platform.psu_count and platform.psu_rating_w:
         redundant = platform.psu_redundant or 0
@@ -233,6 +236,7 @@ def assemble_node(
         psu=psu,
         nvswitch=has_nvswitch(platform, gpu, gpus),
         memory=memory_text,
+        power_components_w=components,
         boot_drives=boot_drives_text() if platform.provider == "baremetal" else None,
     )
 

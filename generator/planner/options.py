@@ -58,11 +58,12 @@ def rank(objective: str, candidate: Candidate) -> tuple[float, ...]:
     c = candidate
     usd = c.usd_per_hour if c.usd_per_hour is not None else math.inf
     bought = c.gpus_bought or c.gpus
+    power = c.power_compared_w or c.power_w  # every layout on one basis: its components summed
     if objective == "gpus":
-        return (bought, c.nodes, c.power_w, c.gpus, c.latency_s, usd)
+        return (bought, c.nodes, power, c.gpus, c.latency_s, usd)
     if objective == "power":
-        return (c.power_w, c.nodes, c.gpus, c.latency_s, usd, bought)
-    return (usd, c.nodes, c.power_w, c.gpus, c.latency_s, bought)
+        return (power, c.nodes, c.gpus, c.latency_s, usd, bought)
+    return (usd, c.nodes, power, c.gpus, c.latency_s, bought)
 
 
 def tensor_parallel_sizes(hw: Hardware, heads: int) -> list[int]:

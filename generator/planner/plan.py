@@ -66,6 +66,7 @@ class NodeSpec:
     nvswitch: bool
     memory: str | None = None
     boot_drives: str | None = None
+    power_components_w: int | None = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,7 @@ class Candidate:
     opex_usd_per_month: float | None = None
     latency_s: float = 0.0
     owned_nodes: int = 0
+    power_compared_w: int = 0
 
 
 @dataclass(frozen=True)
