@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from generator import catalog
+from generator.calculator.report import plan_text
 from generator.errors import InfeasibleError, InputError
 from generator.planner import plan_workload
 from generator.planner.bom import fill_channels
@@ -507,3 +508,10 @@ def test_layouts_are_compared_on_one_power_basis(tmp_path: Path) -> None:
     candidates = [c for c in dep.runners_up if c.platform_id != node.platform_id]
     assert all(c.power_compared_w > 0 for c in candidates)
     assert any("summed from components" in r for r in dep.reasons)
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in (Path(__file__).parents[1] / "examples").glob("*.yaml")))
+def test_every_example_prints_as_text(example: str) -> None:
+    loaded = load_workload(str(Path(__file__).parents[1] / "examples" / example))
+    text = plan_text(plan_workload(loaded))
+    assert text.startswith(loaded.workload.name + ":")

@@ -30,7 +30,11 @@ def plan_text(plan: Plan) -> str:
         lines.append(f"pool {pool.name}: {pool.nodes} x {n.platform_name} with {n.gpus} x {n.gpu_name}")
         lines.append(
             f"  {n.cpu}, {n.ram_gib} GiB RAM, {n.nvme_tb} TB NVMe, {n.power_w:,} W per node ({n.power_basis}"
-            + (f"; {n.power_components_w:,} W summed from components" if n.power_components_w != n.power_w else "")
+            + (
+                f"; {n.power_components_w:,} W summed from components"
+                if n.power_components_w is not None and n.power_components_w != n.power_w
+                else ""
+            )
             + f"), {n.cooling} cooled"
         )
         if n.memory or n.boot_drives:
