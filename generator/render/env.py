@@ -46,11 +46,41 @@ def _represent_str(representer: SafeRepresenter, data: str) -> ScalarNode:
     return node
 
 
+class Unsafe(str):
+    """A string Ansible must take as data, never as a template: the YAML emitter writes it as ``!unsafe``."""
+
+    __slots__ = ()
+
+
+def _represent_unsafe(representer: SafeRepresenter, data: Unsafe) -> ScalarNode:
+    """``!unsafe 'text'``; a string YAML 1.1 would read as a bool or number is only quoted.
+
+    Ansible re-resolves an ``!unsafe`` scalar as if it were plain (``!unsafe '580'`` becomes the int 580),
+    and such a string cannot hold Jinja anyway.
+    """
+    if _YAML11.resolve(ScalarNode, str(data), (True, False)) != _STR_TAG:
+        return _represent_str(representer, str(data))
+    node: ScalarNode = representer.represent_scalar("!unsafe", str(data), style="'")
+    return node
+
+
+def unsafe_strings(value: Any) -> Any:
+    """``value`` with every string value (not mapping keys) marked :class:`Unsafe`, recursively."""
+    if isinstance(value, str):
+        return Unsafe(value)
+    if isinstance(value, dict):
+        return {k: unsafe_strings(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [unsafe_strings(v) for v in value]
+    return value
+
+
 class _Representer(SafeRepresenter):
-    """SafeRepresenter that quotes YAML-1.1-ambiguous strings."""
+    """SafeRepresenter that quotes YAML-1.1-ambiguous strings and tags :class:`Unsafe` ones ``!unsafe``."""
 
 
 _Representer.add_representer(str, _represent_str)
+_Representer.add_representer(Unsafe, _represent_unsafe)
 
 
 def to_yaml(value: Any) -> str:
@@ -63,6 +93,11 @@ def to_yaml(value: Any) -> str:
     buf = io.StringIO()
     yaml.dump(_sorted(value), buf)
     return buf.getvalue()
+
+
+def ansible_yaml(value: Any) -> str:
+    """YAML for Ansible (inventories, group_vars): every string value is ``!unsafe``, so no Jinja in it is ever evaluated."""
+    return to_yaml(unsafe_strings(value))
 
 
 def hcl(value: Any) -> str:
