@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from generator.errors import InputError
+from generator.input_files import MAX_SPEC_BYTES, read_text_limited, short
 
 FIELDS = ("gpus", "nodes", "racks", "power_w", "usd_per_month")
 
@@ -13,11 +14,13 @@ FIELDS = ("gpus", "nodes", "racks", "power_w", "usd_per_month")
 def load_plan_dict(path: str) -> dict[str, Any]:
     """A plan from a rendered ``spec.json`` or, for anything else, by planning the workload file."""
     if path.endswith(".json"):
+        text = read_text_limited(path, MAX_SPEC_BYTES, "spec.json")
         try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except (OSError, ValueError) as exc:
-            raise InputError(f"{path}: cannot read spec.json: {exc}") from None
+            data = json.loads(text, parse_constant=_refuse_constant)
+        except ValueError as exc:
+            raise InputError(f"{path}: cannot read spec.json: {short(str(exc), 200)}") from None
+        except RecursionError:
+            raise InputError(f"{path}: cannot read spec.json: it is nested too deeply") from None
         if not isinstance(data, dict) or "plan" not in data:
             raise InputError(f"{path}: not a specgen spec.json (no 'plan')")
         plan = data["plan"]
@@ -26,6 +29,10 @@ def load_plan_dict(path: str) -> dict[str, Any]:
     from generator.api import plan_file
 
     return plan_file(path)[1].to_dict()
+
+
+def _refuse_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a finite number")
 
 
 #: What ``diff_plans`` reads from a plan: field -> the JSON type it must have (None: any).
@@ -55,7 +62,9 @@ def _require(path: str, where: str, record: Any, fields: dict[str, tuple[type, .
             raise InputError(f"{path}: not a specgen spec.json: '{where}' has no '{key}'")
         value = record[key]
         if types is not None and (isinstance(value, bool) or not isinstance(value, types)):
-            raise InputError(f"{path}: not a specgen spec.json: '{where}.{key}' must be {_TYPE_NAMES[types[0]]}, got {value!r}")
+            raise InputError(
+                f"{path}: not a specgen spec.json: '{where}.{key}' must be {_TYPE_NAMES[types[0]]}, got {short(value)}"
+            )
 
 
 def _check_plan(path: str, plan: Any) -> None:

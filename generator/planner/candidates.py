@@ -7,6 +7,7 @@ import math
 from generator.calculator.estimate import default_precision
 from generator.calculator.model_source import ResolvedModel
 from generator.planner.inference import ReplicaShape, replica_shapes
+from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import NodeNeeds, assemble_node
 from generator.planner.option import Option
 from generator.planner.options import HOURS_PER_MONTH, Hardware, allowed_hardware, node_counts, node_price_per_hour
@@ -59,9 +60,12 @@ def _option(
     blocked: list[str],
 ) -> Option | None:
     gpus_per_node, nodes = layout
+    where = f"{hw.gpu.id} on {hw.platform.id}"
+    if nodes > MAX_NODES_PER_POOL:
+        blocked.append(f"{where}: {summary} needs {nodes:,} nodes, more than the {MAX_NODES_PER_POOL:,} one pool may have")
+        return None
     scratch: list[Finding] = []
     node = assemble_node(hw.platform, hw.gpu, gpus_per_node, needs, consts, scratch)
-    where = f"{hw.gpu.id} on {hw.platform.id}"
     if node.power_w > wl.hardware.rack_power_kw * 1000:
         blocked.append(f"{where}: a {node.power_w} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power")
         return None
