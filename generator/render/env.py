@@ -18,6 +18,7 @@ from ruamel.yaml.representer import SafeRepresenter
 from ruamel.yaml.resolver import VersionedResolver
 
 from generator.paths import data_dir
+from generator.render import md_escape
 from generator.units import GIB
 
 
@@ -123,8 +124,12 @@ def gib(value: int) -> str:
 
 
 @cache
-def environment() -> Environment:
-    """The shared Jinja environment over ``templates/``."""
+def environment(markdown: bool = False) -> Environment:
+    """The Jinja environment over ``templates/``; for Markdown, every interpolated string is escaped.
+
+    In the Markdown one, ``{{ x }}`` is inert text (:func:`md_escape.md_text`) and ``{{ x | code }}``
+    a code span nothing in ``x`` can close; ``| incode`` keeps a value literal inside a fenced block.
+    """
     env = Environment(
         loader=FileSystemLoader(str(data_dir("templates"))),
         undefined=StrictUndefined,
@@ -132,14 +137,18 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
+        finalize=md_escape.finalize if markdown else None,
     )
     env.filters["tojson"] = to_json
     env.filters["hcl"] = hcl
     env.filters["num"] = num
     env.filters["gib"] = gib
+    env.filters["code"] = md_escape.md_code
+    env.filters["incode"] = lambda value: md_escape.md_fenced(str(value))
     return env
 
 
 def render_template(name: str, **context: Any) -> str:
-    """Render one template; the result always ends with exactly one newline."""
-    return environment().get_template(name).render(**context).rstrip("\n") + "\n"
+    """Render one template (``.md.j2`` ones with Markdown escaping); the result ends with exactly one newline."""
+    env = environment(markdown=name.endswith(".md.j2"))
+    return env.get_template(name).render(**context).rstrip("\n") + "\n"
