@@ -102,7 +102,8 @@ def _build_cli() -> Any:
             # --target: the other outputs' owned files stay as they are on disk, and in the manifest
             owned = (read_manifest(directory) or []) if targets else []
             keep = set(owned) - set(_select(dict.fromkeys(owned, ""), targets))
-            write_tree(wanted, directory, keep=keep)
+            for note in write_tree(wanted, directory, keep=keep):
+                click.echo(f"specgen: {note}", err=True)
             click.echo(f"wrote {len(wanted)} files to {directory}")
         if drift:
             raise DriftError("".join(drift) + "specgen: rendered output is stale; run `specgen render` and commit the result")

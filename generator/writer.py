@@ -104,12 +104,13 @@ def diff_trees(current: dict[str, str], files: dict[str, str]) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in chunks)
 
 
-def write_tree(files: dict[str, str], directory: str, *, keep: Collection[str] = ()) -> None:
+def write_tree(files: dict[str, str], directory: str, *, keep: Collection[str] = ()) -> list[str]:
     """Make ``files`` (paths relative to ``directory``) the files specgen owns there, atomically.
 
     Owned files of the previous render that are not in ``files`` disappear, except those named in
     ``keep`` (``render --target``), which stay as they are on disk and stay in the manifest. Everything
-    specgen does not own is carried over unchanged. The manifest is written from the result.
+    specgen does not own is carried over unchanged. The manifest is written from the result. Returns what
+    was done to recover an interrupted earlier render (for the user to read).
     """
     _refuse_symlinks(directory)
     if os.path.lexists(directory) and not os.path.isdir(directory):
@@ -128,10 +129,11 @@ def write_tree(files: dict[str, str], directory: str, *, keep: Collection[str] =
         raise OutputError(f"cannot write {directory}: {exc.strerror or exc}") from None
     with output_lock(parent, directory):
         try:
-            recover(target, parent, _remove_tree)
+            recovered = recover(target, parent, _remove_tree)
         except OSError as exc:
             raise OutputError(f"cannot recover the interrupted render of {directory}: {_describe(exc)}") from None
         _write_locked(files, directory, target, parent, keep)
+    return recovered
 
 
 def _write_locked(files: dict[str, str], directory: str, target: str, parent: str, keep: Collection[str]) -> None:

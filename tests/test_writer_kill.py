@@ -168,7 +168,8 @@ def test_the_two_rename_fallback_is_recovered_after_a_kill(tmp_path: Path, monke
         writer.write_tree(NEW, str(target))
     monkeypatch.setattr(os, "rename", real_rename)
     assert not target.exists()
-    writer.write_tree(NEW, str(target))
+    notes = writer.write_tree(NEW, str(target))
+    assert any(note.startswith("restored the previous output") for note in notes), notes
     _assert_whole(target, [NEW])
     assert [p.name for p in tmp_path.iterdir()] == ["infra"]
 
