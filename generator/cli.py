@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from generator.errors import SpecgenError
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: Most error lines printed for one failure.
+MAX_REPORTED = 25
 TARGETS = ("spec", "markdown", "terraform", "ansible", "kubernetes")
 _TARGET_PREFIX = {
     "spec": "spec.json",
@@ -41,6 +43,8 @@ def _report(exc: SpecgenError) -> int:
     from generator.errors import MultipleInputError
 
     lines = [str(e) for e in exc.errors] if isinstance(exc, MultipleInputError) else [str(exc)]
+    if len(lines) > MAX_REPORTED:
+        lines = [*lines[:MAX_REPORTED], f"... and {len(lines) - MAX_REPORTED:,} more errors not shown"]
     for line in lines:
         print(f"specgen: error: {line}" if exc.exit_code != 4 else line, file=sys.stderr)
     return exc.exit_code
@@ -63,8 +67,14 @@ def _build_cli() -> Any:
 
     @click.group(context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(package_name="specgen")
-    def cli() -> None:
+    @click.option(
+        "--allow-outside-paths", is_flag=True, help="Let model paths in a workload lie outside its repository (git root)."
+    )
+    def cli(allow_outside_paths: bool) -> None:
         """Size AI workloads into GPU hardware and render Terraform, Ansible and Kubernetes code."""
+        from generator import input_files
+
+        input_files.allow_outside_paths.set(allow_outside_paths)
 
     @cli.command()
     @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
@@ -92,7 +102,8 @@ def _build_cli() -> Any:
             # --target: the other outputs' owned files stay as they are on disk, and in the manifest
             owned = (read_manifest(directory) or []) if targets else []
             keep = set(owned) - set(_select(dict.fromkeys(owned, ""), targets))
-            write_tree(wanted, directory, keep=keep)
+            for note in write_tree(wanted, directory, keep=keep):
+                click.echo(f"specgen: {note}", err=True)
             click.echo(f"wrote {len(wanted)} files to {directory}")
         if drift:
             raise DriftError("".join(drift) + "specgen: rendered output is stale; run `specgen render` and commit the result")

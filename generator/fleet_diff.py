@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 from generator.errors import InputError
+from generator.input_files import MAX_SPEC_BYTES, read_text_limited, short
+from generator.render.md_escape import md_code, md_text
 
 FIELDS = ("gpus", "nodes", "racks", "power_w", "usd_per_month")
 
@@ -13,11 +15,13 @@ FIELDS = ("gpus", "nodes", "racks", "power_w", "usd_per_month")
 def load_plan_dict(path: str) -> dict[str, Any]:
     """A plan from a rendered ``spec.json`` or, for anything else, by planning the workload file."""
     if path.endswith(".json"):
+        text = read_text_limited(path, MAX_SPEC_BYTES, "spec.json")
         try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except (OSError, ValueError) as exc:
-            raise InputError(f"{path}: cannot read spec.json: {exc}") from None
+            data = json.loads(text, parse_constant=_refuse_constant)
+        except ValueError as exc:
+            raise InputError(f"{path}: cannot read spec.json: {short(str(exc), 200)}") from None
+        except RecursionError:
+            raise InputError(f"{path}: cannot read spec.json: it is nested too deeply") from None
         if not isinstance(data, dict) or "plan" not in data:
             raise InputError(f"{path}: not a specgen spec.json (no 'plan')")
         plan = data["plan"]
@@ -26,6 +30,10 @@ def load_plan_dict(path: str) -> dict[str, Any]:
     from generator.api import plan_file
 
     return plan_file(path)[1].to_dict()
+
+
+def _refuse_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a finite number")
 
 
 #: What ``diff_plans`` reads from a plan: field -> the JSON type it must have (None: any).
@@ -55,7 +63,9 @@ def _require(path: str, where: str, record: Any, fields: dict[str, tuple[type, .
             raise InputError(f"{path}: not a specgen spec.json: '{where}' has no '{key}'")
         value = record[key]
         if types is not None and (isinstance(value, bool) or not isinstance(value, types)):
-            raise InputError(f"{path}: not a specgen spec.json: '{where}.{key}' must be {_TYPE_NAMES[types[0]]}, got {value!r}")
+            raise InputError(
+                f"{path}: not a specgen spec.json: '{where}.{key}' must be {_TYPE_NAMES[types[0]]}, got {short(value)}"
+            )
 
 
 def _check_plan(path: str, plan: Any) -> None:
@@ -108,11 +118,14 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 
 def _fmt(value: Any) -> str:
+    """A cell value as inert Markdown text (a spec.json given to ``diff`` may hold anything)."""
     if value is None:
         return "-"
+    if isinstance(value, bool):
+        return str(value)
     if isinstance(value, float):
         return f"{value:,.2f}"
-    return f"{value:,}" if isinstance(value, int) else str(value)
+    return f"{value:,}" if isinstance(value, int) else md_text(str(value))
 
 
 def _signed(value: Any) -> str:
@@ -126,30 +139,29 @@ def markdown_diff(result: dict[str, Any]) -> str:
     """The diff as a Markdown comment body."""
     lines = ["## specgen: fleet change", "", "| | old | new | change |", "|---|---:|---:|---:|"]
     for key, row in result["totals"].items():
-        lines.append(f"| {key} | {_fmt(row['old'])} | {_fmt(row['new'])} | {_signed(row['delta'])} |")
+        lines.append(f"| {md_text(key)} | {_fmt(row['old'])} | {_fmt(row['new'])} | {_signed(row['delta'])} |")
     if result["pools"]:
         lines += ["", "| pool | status | GPU | nodes | GPUs | power W |", "|---|---|---|---:|---:|---:|"]
         for p in result["pools"]:
             o, n = p["old"], p["new"]
             gpu = n["gpu"] or o["gpu"]
             nodes, gpus, power = (
-                f"{o['nodes']} → {n['nodes']}",
-                f"{o['gpus']} → {n['gpus']}",
-                f"{o['power_w']:,} → {n['power_w']:,}",
+                f"{_fmt(o['nodes'])} → {_fmt(n['nodes'])}",
+                f"{_fmt(o['gpus'])} → {_fmt(n['gpus'])}",
+                f"{_fmt(o['power_w'])} → {_fmt(n['power_w'])}",
             )
-            lines.append(f"| `{p['pool']}` | {p['status']} | {gpu} | {nodes} | {gpus} | {power} |")
+            lines.append(f"| {md_code(p['pool'], cell=True)} | {p['status']} | {_fmt(gpu)} | {nodes} | {gpus} | {power} |")
     if result["deployments"]:
         lines += ["", "| deployment | old | new |", "|---|---|---|"]
         for d in result["deployments"]:
 
             def show(x: dict[str, Any] | None) -> str:
-                return (
-                    "-"
-                    if x is None
-                    else f"{x['model_id']} {x['precision']} TP{x['tp']}xPP{x['pp']} x{x['replicas']} ({x['gpus']} GPUs)"
-                )
+                if x is None:
+                    return "-"
+                text = f"{x['model_id']} {x['precision']} TP{x['tp']}xPP{x['pp']} x{x['replicas']} ({x['gpus']} GPUs)"
+                return md_text(text)
 
-            lines.append(f"| `{d['deployment']}` | {show(d['old'])} | {show(d['new'])} |")
+            lines.append(f"| {md_code(d['deployment'], cell=True)} | {show(d['old'])} | {show(d['new'])} |")
     if not result["pools"] and not result["deployments"]:
         lines += ["", "No change to the fleet."]
     return "\n".join(lines) + "\n"

@@ -6,8 +6,9 @@ directory or symlink there (``terraform.tfstate``, ``.terraform/``, notes) belon
 read, and survives a re-render unchanged (hard-linked into the new tree). A non-empty directory without
 a manifest is not a specgen output directory, and specgen refuses to write into it.
 
-The new tree is built in a temporary sibling directory and swapped in with two renames, so an
-interrupted run leaves the previous output intact and readers never see half a tree.
+The new tree is built in a temporary sibling directory and exchanged with the output directory in
+one atomic step (:mod:`generator.swap`), under an exclusive lock; the next run recovers or removes
+whatever an interrupted one left. An output path that runs through a symlink is refused.
 """
 
 from __future__ import annotations
@@ -20,8 +21,11 @@ import tempfile
 from collections.abc import Callable, Collection, Iterable, Mapping
 
 from generator.errors import InputError, OutputError
+from generator.swap import ExchangeUnsupportedError, exchange, output_lock, recover, work_prefix
 
 MANIFEST = ".specgen-manifest"
+#: Longest file or directory name most file systems take, in bytes.
+MAX_NAME_BYTES = 255
 
 
 def manifest_text(paths: Iterable[str]) -> str:
@@ -100,21 +104,40 @@ def diff_trees(current: dict[str, str], files: dict[str, str]) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in chunks)
 
 
-def write_tree(files: dict[str, str], directory: str, *, keep: Collection[str] = ()) -> None:
+def write_tree(files: dict[str, str], directory: str, *, keep: Collection[str] = ()) -> list[str]:
     """Make ``files`` (paths relative to ``directory``) the files specgen owns there, atomically.
 
     Owned files of the previous render that are not in ``files`` disappear, except those named in
     ``keep`` (``render --target``), which stay as they are on disk and stay in the manifest. Everything
-    specgen does not own is carried over unchanged. The manifest is written from the result.
+    specgen does not own is carried over unchanged. The manifest is written from the result. Returns what
+    was done to recover an interrupted earlier render (for the user to read).
     """
+    _refuse_symlinks(directory)
     if os.path.lexists(directory) and not os.path.isdir(directory):
         raise InputError(f"output path {directory} exists and is not a directory")
     files = {rel: text for rel, text in files.items() if rel != MANIFEST}
     for rel in files:
         if not _is_relative(rel):
             raise OutputError(f"cannot write {directory}: {rel!r} is not a relative path inside it")
+        if any(len(part.encode("utf-8")) > MAX_NAME_BYTES for part in rel.split("/")):
+            raise OutputError(f"cannot write {directory}: a name in {rel[:80]!r}... is longer than {MAX_NAME_BYTES} bytes")
     target = os.path.realpath(directory)
     parent = os.path.dirname(target)
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot write {directory}: {exc.strerror or exc}") from None
+    with output_lock(parent, directory):
+        try:
+            recovered = recover(target, parent, _remove_tree)
+        except OSError as exc:
+            raise OutputError(f"cannot recover the interrupted render of {directory}: {_describe(exc)}") from None
+        _write_locked(files, directory, target, parent, keep)
+    return recovered
+
+
+def _write_locked(files: dict[str, str], directory: str, target: str, parent: str, keep: Collection[str]) -> None:
+    """:func:`write_tree` once the lock is held and leftovers are dealt with."""
     old: dict[str, str] = {}
     owned: set[str] = set()
     mode = 0o777 & ~_umask()
@@ -137,8 +160,7 @@ def write_tree(files: dict[str, str], directory: str, *, keep: Collection[str] =
     _refuse_conflicts(files, carried, directory)
     manifest = manifest_text([*files, *kept])
     try:
-        os.makedirs(parent, exist_ok=True)
-        staging = tempfile.mkdtemp(prefix=".specgen-", dir=parent)
+        staging = tempfile.mkdtemp(prefix=work_prefix(target, "new"), dir=parent)
     except OSError as exc:
         raise OutputError(f"cannot write {directory}: {exc.strerror or exc}") from None
     try:
@@ -200,7 +222,7 @@ def _stage(
 
 
 def _swap(staging: str, target: str, parent: str, directory: str) -> None:
-    """Rename ``target`` away, ``staging`` in, and delete the retired tree; put it back if that fails."""
+    """Exchange ``staging`` and ``target`` atomically and delete the retired tree (two renames where impossible)."""
     if not os.path.isdir(target):
         try:
             os.rename(staging, target)
@@ -208,7 +230,19 @@ def _swap(staging: str, target: str, parent: str, directory: str) -> None:
             raise OutputError(f"cannot write {directory}: {exc.strerror or exc}") from None
         return
     try:
-        retired = tempfile.mkdtemp(prefix=".specgen-old-", dir=parent)
+        exchange(staging, target)
+    except ExchangeUnsupportedError:
+        _swap_by_renames(staging, target, parent, directory)
+        return
+    except OSError as exc:
+        raise OutputError(f"cannot write {directory}: {exc.strerror or exc}; the previous output is unchanged") from None
+    _remove_tree(staging)  # now the previous tree; everything the user owned in it is linked into the new one
+
+
+def _swap_by_renames(staging: str, target: str, parent: str, directory: str) -> None:
+    """Rename ``target`` away, ``staging`` in, and delete the retired tree; put it back if that fails."""
+    try:
+        retired = tempfile.mkdtemp(prefix=work_prefix(target, "old"), dir=parent)
     except OSError as exc:
         raise OutputError(f"cannot write {directory}: {exc.strerror or exc}; the previous output is unchanged") from None
     old_home = os.path.join(retired, "tree")
@@ -229,6 +263,24 @@ def _swap(staging: str, target: str, parent: str, directory: str) -> None:
         _remove_tree(retired)
         raise OutputError(f"cannot write {directory}: {exc.strerror or exc}; the previous output is unchanged") from None
     _remove_tree(retired)
+
+
+def _refuse_symlinks(directory: str) -> None:
+    """Refuse an output path that runs through a symlink (a pull request can commit one pointing anywhere).
+
+    A relative path is checked from the working directory down, an absolute one from the root.
+    """
+    path = os.path.normpath(directory)
+    probe = os.sep if os.path.isabs(path) else ""
+    for part in path.split(os.sep):
+        if not part or part == ".":
+            continue
+        probe = os.path.join(probe, part) if probe else part
+        if part != ".." and os.path.islink(probe):
+            raise OutputError(
+                f"refusing to write {directory}: {probe} is a symlink to {os.readlink(probe)}; "
+                "give the real path if that is where the output belongs"
+            )
 
 
 def _refuse_conflicts(files: dict[str, str], carried: dict[str, str], directory: str) -> None:

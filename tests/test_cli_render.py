@@ -13,6 +13,7 @@ import pytest
 
 from generator import writer
 from generator.errors import OutputError
+from generator.swap import ExchangeUnsupportedError
 from generator.workload.schema import workload_schema
 from tests.conftest import REPO
 from tests.test_cli_errors import VALID, run_specgen
@@ -361,7 +362,11 @@ def test_a_failed_swap_restores_the_previous_tree(
             raise OSError(errno.EIO, "Input/output error")
         real_rename(src, dst)
 
+    def no_exchange(a: str, b: str) -> None:
+        raise ExchangeUnsupportedError("the two-rename swap is tested here")
+
     monkeypatch.setattr(os, "rename", failing_rename)
+    monkeypatch.setattr(writer, "exchange", no_exchange)
     with pytest.raises(OutputError, match="Input/output error") as info:
         writer.write_tree({"a.txt": "new\n", "c.txt": "new c\n"}, str(target))
     monkeypatch.undo()
@@ -372,6 +377,9 @@ def test_a_failed_swap_restores_the_previous_tree(
     else:
         stranded = Path(str(info.value).rsplit(" is in ", 1)[1])
         assert not target.exists() and snapshot(stranded) == before
+        writer.write_tree({"a.txt": "new\n"}, str(target))  # the next render puts it back first
+        assert (target / "terraform.tfstate").read_bytes() == BINARY
+        assert [p.name for p in tmp_path.iterdir()] == ["infra"]
 
 
 @pytest.mark.parametrize(

@@ -149,15 +149,27 @@ def _typed(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=lambda o: f"<{type(o).__name__}:{o}>")
 
 
+def ansible_reader() -> YAML:
+    """A YAML reader for Ansible files: ``!unsafe`` strings (data Ansible never templates) are plain strings."""
+    reader = YAML(typ="safe", pure=True)
+    reader.constructor.add_constructor("!unsafe", lambda loader, node: loader.construct_scalar(node))
+    return reader
+
+
+#: PyYAML's safe loader (YAML 1.1, as Ansible reads) that takes ``!unsafe`` strings as plain strings.
+_Yaml11Loader: Any = type("_Yaml11Loader", (PYYAML.SafeLoader,), {})
+_Yaml11Loader.add_constructor("!unsafe", lambda loader, node: loader.construct_scalar(node))
+
+
 @pytest.mark.parametrize("stem", example_params())
 def test_yaml_means_the_same_in_yaml_1_1_and_1_2(stem: str) -> None:
     """Ansible (PyYAML) and Kubernetes read YAML 1.1; a scalar like ``yes``, ``on`` or ``010`` changes meaning."""
-    reader = YAML(typ="safe", pure=True)
+    reader = ansible_reader()
     problems = []
     for path, text in rendered(stem).files.items():
         if path.endswith((".yaml", ".yml")):
             yaml12 = [doc for doc in reader.load_all(text) if doc is not None]
-            yaml11 = [doc for doc in PYYAML.load_all(text, Loader=PYYAML.SafeLoader) if doc is not None]
+            yaml11 = [doc for doc in PYYAML.load_all(text, Loader=_Yaml11Loader) if doc is not None]
             if _typed(yaml12) != _typed(yaml11):
                 problems.append(f"{path}:\n  YAML 1.2: {_typed(yaml12)}\n  YAML 1.1: {_typed(yaml11)}")
     assert not problems, "\n".join(problems)
@@ -389,7 +401,12 @@ def ansible_inventory(work: Path) -> Inventory:
     command = [sys.executable, str(binary), "-i", str(work / "ansible" / "inventory.yml"), "--list"]
     proc = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, f"ansible-inventory exited {proc.returncode}:\n{proc.stderr}\n{proc.stdout}"
-    return Inventory(data=json.loads(proc.stdout), stderr=proc.stderr)
+    return Inventory(data=json.loads(proc.stdout, object_hook=_unwrap_unsafe), stderr=proc.stderr)
+
+
+def _unwrap_unsafe(record: dict[str, Any]) -> Any:
+    """``ansible-inventory --list`` writes an ``!unsafe`` string as ``{"__ansible_unsafe": text}``: the text."""
+    return record["__ansible_unsafe"] if set(record) == {"__ansible_unsafe"} else record
 
 
 class Inventories:
@@ -439,7 +456,7 @@ def ansible_group_problems(out: Rendered, inventory: Inventory) -> list[str]:
 
 def ansible_hostvar_problems(out: Rendered, inventory: Inventory) -> list[str]:
     hostvars = inventory.data["_meta"]["hostvars"]
-    reader = YAML(typ="safe", pure=True)
+    reader = ansible_reader()
     problems = []
     for pool in out.pools:
         name = pool["name"]

@@ -144,7 +144,7 @@ def test_merged_keys_are_located_where_they_are_written() -> None:
             "YAML syntax error: found undefined alias 'undefined'",
             id="undefined-alias",
         ),
-        pytest.param(_laughs(), 1, "the document expands to more than 200,000 values", id="billion-laughs"),
+        pytest.param(_laughs(), 1, "the document expands to more than 20,000 values", id="billion-laughs"),
         pytest.param("a: " + "[" * 3000 + "]" * 3000 + "\n", 1, "workload.yaml", id="nested-too-deeply"),
     ],
 )
@@ -265,7 +265,7 @@ def test_every_constant_has_bounds_its_default_meets() -> None:
         ),
         pytest.param(
             "gpu_memory_utilization: .nan",
-            "workload.yaml:12:3: constants.gpu_memory_utilization: constant 'gpu_memory_utilization' must be a finite number",
+            "workload.yaml:12:27: constants.gpu_memory_utilization: nan is not a finite number",
             id="utilization-nan",
         ),
         pytest.param("psu_efficiency: 0", "workload.yaml:12:3: constants.psu_efficiency: ", id="psu_efficiency-0"),
@@ -382,14 +382,23 @@ H100 = ("--gpu", "h100-sxm5-80gb")
         pytest.param(("--gpus", "-1", "--ram-gib", "64", "--gpu", "rtx-4090-24gb"), 1, "--gpus must be", id="machine-gpus-neg"),
         pytest.param((*MACHINE, "--gpus", "0"), 1, "--gpus must be a whole number of at least 1, got 0", id="machine-gpus-0"),
         pytest.param((*MACHINE, "--gpus", "17"), 1, "--gpus must be at most 16", id="machine-gpus-17"),
-        pytest.param((*MACHINE[:2], "--ram-gib", "-4", *MACHINE[4:]), 1, "--ram-gib must be a number > 0", id="ram-neg"),
         pytest.param(
-            (*MACHINE[:2], "--ram-gib", "inf", *MACHINE[4:]), 1, "--ram-gib must be a number > 0, got inf", id="ram-inf"
+            (*MACHINE[:2], "--ram-gib", "-4", *MACHINE[4:]), 1, "--ram-gib must be a number in (0, 65,536]", id="ram-neg"
         ),
-        pytest.param((*MACHINE, "--reserved-ram-gib", "-3"), 1, "--reserved-ram-gib must be a number >= 0", id="reserved-neg"),
-        pytest.param((*MACHINE, "--nvme-gib", "-3"), 1, "--nvme-gib must be a number >= 0", id="nvme-neg"),
-        pytest.param((*MACHINE, "--swap-gib", "nan"), 1, "--swap-gib must be a number >= 0, got nan", id="swap-nan"),
-        pytest.param((*MACHINE, "--nvme-read-gb-per-s", "0"), 1, "--nvme-read-gb-per-s must be a number > 0", id="nvme-read-0"),
+        pytest.param(
+            (*MACHINE[:2], "--ram-gib", "inf", *MACHINE[4:]),
+            1,
+            "--ram-gib must be a number in (0, 65,536], got inf",
+            id="ram-inf",
+        ),
+        pytest.param(
+            (*MACHINE, "--reserved-ram-gib", "-3"), 1, "--reserved-ram-gib must be a number in [0, 65,536]", id="reserved-neg"
+        ),
+        pytest.param((*MACHINE, "--nvme-gib", "-3"), 1, "--nvme-gib must be a number in [0, 1,048,576]", id="nvme-neg"),
+        pytest.param((*MACHINE, "--swap-gib", "nan"), 1, "--swap-gib must be a number in [0, 1,048,576], got nan", id="swap-nan"),
+        pytest.param(
+            (*MACHINE, "--nvme-read-gb-per-s", "0"), 1, "--nvme-read-gb-per-s must be a number in (0, 1,000]", id="nvme-read-0"
+        ),
         pytest.param((*MACHINE, "--pcie-gen", "9"), 1, "--pcie-gen must be a whole number from 3 to 6", id="pcie-gen-9"),
         pytest.param((*MACHINE, "--memory-channels", "0"), 1, "--memory-channels must be", id="channels-0"),
         pytest.param((*MACHINE, "--ddr-mt-per-s", "0"), 1, "--ddr-mt-per-s must be", id="ddr-0"),

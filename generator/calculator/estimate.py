@@ -10,6 +10,7 @@ import math
 from typing import TYPE_CHECKING, NamedTuple
 
 from generator import catalog
+from generator.calculator.model_limits import check_layout
 from generator.calculator.model_source import ResolvedModel, resolve_model
 from generator.errors import InfeasibleError, InputError
 from generator.sizing.constants import Constants, with_overrides
@@ -98,13 +99,38 @@ def _option(field: str) -> str:
     return "--" + _OPTION.get(field, field).replace("_", "-")
 
 
+#: Largest value of each count option: far above any real deployment, far below what makes the sizing slow.
+_MAXIMUM = {
+    "batch": 1_048_576,
+    "tp": 1024,
+    "pp": 1024,
+    "ep": 8192,
+    "micro_batch": 4096,
+    "lora_rank": 4096,
+    "context_tokens": 1 << 24,
+    "input_tokens": 1 << 24,
+    "output_tokens": 1 << 24,
+    "max_batched_tokens": 1 << 24,
+    "gpus": 1_000_000,
+    "seq_len": 1 << 24,
+    "min_context_tokens": 1 << 24,
+}
+#: Largest RAM, swap and NVMe sizes (GiB) and NVMe read rate (GB/s) of an existing machine (as in the workload schema).
+MAX_RAM_GIB = 65_536
+MAX_DISK_GIB = 1_048_576
+MAX_NVME_READ_GB_PER_S = 1000
+
+
 def _check_positive(**values: int | None) -> None:
-    """Every given (not None) value must be a whole number >= 1."""
+    """Every given (not None) value must be a whole number from 1 to its maximum."""
     for name, value in values.items():
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise InputError(f"{_option(name)} must be a whole number of at least 1, got {value!r}")
+        high = _MAXIMUM.get(name)
+        if high is not None and value > high:
+            raise InputError(f"{_option(name)} must be at most {high:,}, got {value:,}")
 
 
 def _check_number(option: str, value: float, low: float, high: float | None = None, low_inclusive: bool = True) -> None:
@@ -113,7 +139,8 @@ def _check_number(option: str, value: float, low: float, high: float | None = No
     ok = ok and (value >= low if low_inclusive else value > low) and (high is None or value <= high)
     if not ok:
         low_text = f"{'>=' if low_inclusive else '>'} {low:g}"
-        rule = low_text if high is None else f"in {'[' if low_inclusive else '('}{low:g}, {high:g}]"
+        high_text = f"{int(high):,}" if high is not None and float(high).is_integer() else f"{high:g}"
+        rule = low_text if high is None else f"in {'[' if low_inclusive else '('}{low:g}, {high_text}]"
         raise InputError(f"{option} must be a number {rule}, got {value!r}")
 
 
@@ -122,11 +149,11 @@ def _check_fixed(spec: FixedSpec) -> None:
     _check_positive(gpus=spec.gpu_count)
     if spec.gpu_count > 16:
         raise InputError(f"--gpus must be at most 16 for an existing machine, got {spec.gpu_count}")
-    _check_number("--ram-gib", spec.ram_gib, 0, low_inclusive=False)
-    _check_number("--reserved-ram-gib", spec.reserved_ram_gib, 0)
-    _check_number("--swap-gib", spec.swap_gib, 0)
-    _check_number("--nvme-gib", spec.nvme_gib, 0)
-    _check_number("--nvme-read-gb-per-s", spec.nvme_read_gb_per_s, 0, low_inclusive=False)
+    _check_number("--ram-gib", spec.ram_gib, 0, MAX_RAM_GIB, low_inclusive=False)
+    _check_number("--reserved-ram-gib", spec.reserved_ram_gib, 0, MAX_RAM_GIB)
+    _check_number("--swap-gib", spec.swap_gib, 0, MAX_DISK_GIB)
+    _check_number("--nvme-gib", spec.nvme_gib, 0, MAX_DISK_GIB)
+    _check_number("--nvme-read-gb-per-s", spec.nvme_read_gb_per_s, 0, MAX_NVME_READ_GB_PER_S, low_inclusive=False)
     if spec.pcie_lanes not in PCIE_LANES:
         raise InputError(f"--pcie-lanes must be one of {', '.join(map(str, PCIE_LANES))}, got {spec.pcie_lanes!r}")
     for option, value, (low, high) in (
@@ -189,6 +216,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     check_request(req)
     model = resolve_model(req.model)
     arch = model.architecture
+    check_layout(arch, req.tp, req.pp)
     consts = _constants(req)
     gpu = catalog.find_gpu(req.gpu) if req.gpu else None
     par = Parallelism(req.tp, req.pp, req.ep)

@@ -7,7 +7,9 @@ import os
 from typing import TYPE_CHECKING, NamedTuple
 
 from generator import catalog
+from generator.calculator.model_limits import check_config_dimensions
 from generator.errors import ArchitectureError, InputError, Location
+from generator.input_files import MAX_CONFIG_BYTES, inside_root, read_text_limited, short
 from generator.sizing.architecture import Architecture, parse_architecture
 
 if TYPE_CHECKING:
@@ -31,6 +33,7 @@ _MALFORMED = (TypeError, ValueError, AttributeError, ArithmeticError, KeyError, 
 def _parse(config: Mapping[str, Any], label: str, location: Location | None) -> Architecture:
     """``parse_architecture``, with every failure an ArchitectureError that names the config."""
     try:
+        check_config_dimensions(config)
         return parse_architecture(config)
     except ArchitectureError as exc:
         raise ArchitectureError(f"{label}: {exc.message}", location) from None
@@ -41,14 +44,20 @@ def _parse(config: Mapping[str, Any], label: str, location: Location | None) -> 
         raise ArchitectureError(f"{label}: malformed config.json: {detail}", location) from None
 
 
+def _refuse_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a finite number")
+
+
 def _looks_like_path(ref: str) -> bool:
     return ref.endswith(".json") or ref.startswith((".", "/", "~")) or (os.sep in ref and os.path.exists(ref))
 
 
-def resolve_model(ref: str, base_dir: str = ".", location: Location | None = None) -> ResolvedModel:
-    """Resolve ``ref``; paths are relative to ``base_dir`` (the workload file's folder)."""
+def resolve_model(ref: str, base_dir: str = ".", location: Location | None = None, root: str | None = None) -> ResolvedModel:
+    """Resolve ``ref``; paths are relative to ``base_dir`` (the workload file's folder) and, given a ``root``, inside it."""
     path = os.path.join(base_dir, os.path.expanduser(ref))
     if _looks_like_path(ref) or os.path.isdir(path):
+        if root is not None:
+            path = inside_root(path, root, ref, location)
         return _from_path(ref, path, location)
     try:
         record = catalog.find_model(ref)
@@ -61,13 +70,13 @@ def resolve_model(ref: str, base_dir: str = ".", location: Location | None = Non
 def _from_path(ref: str, path: str, location: Location | None) -> ResolvedModel:
     if os.path.isdir(path):
         path = os.path.join(path, "config.json")
+    if not os.path.lexists(path):
+        raise InputError(f"model config {short(ref)} not found (looked for {short(path, 200)})", location)
+    text = read_text_limited(path, MAX_CONFIG_BYTES, f"model config {short(ref)}", location)
     try:
-        with open(path, encoding="utf-8") as fh:
-            config = json.load(fh)
-    except FileNotFoundError:
-        raise InputError(f"model config '{ref}' not found (looked for {path})", location) from None
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read model config {path}: {exc}", location) from None
+        config = json.loads(text, parse_constant=_refuse_constant)
+    except ValueError as exc:
+        raise InputError(f"cannot read model config {short(path, 200)}: {short(str(exc), 200)}", location) from None
     except RecursionError:
         raise InputError(f"cannot read model config {path}: JSON nested too deeply", location) from None
     if not isinstance(config, dict):

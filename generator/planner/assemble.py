@@ -9,8 +9,9 @@ from typing import Any
 from generator.errors import InfeasibleError
 from generator.planner.inference import ReplicaShape, point_for_rate
 from generator.planner.inventory import owned_groups
+from generator.planner.naming import MAX_NODES_PER_POOL, unique_pool_names
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds
-from generator.planner.option import Option, pool_labels, pool_name
+from generator.planner.option import Option, pool_labels
 from generator.planner.plan import DeploymentPlan, Finding, Plan, Pool, sorted_findings
 from generator.planner.racks import Rack, pack_racks, rack_findings
 from generator.planner.slo import effective_slo
@@ -156,17 +157,26 @@ def build_plan(
         kind = "inference" if isinstance(opt.shape, ReplicaShape) and opt.shape.par.pp == 1 else f"solo-{index}"
         key = (opt.hardware.platform.id, opt.hardware.gpu.id, opt.candidate.gpus_per_node, kind)
         groups.setdefault(key, []).append((index, opt))
-    pools: list[Pool] = []
-    pool_of: dict[int, str] = {}
     colocation = _colocation_reasons(wl, groups)
+    units: list[tuple[list[tuple[int, Option]], int]] = []
     for (_, _, per_node, _), members in sorted(groups.items()):
         separate = sum(o.candidate.nodes for _, o in members)
         merged = math.ceil(sum(o.candidate.gpus for _, o in members) / per_node)
-        units = [members] if len(members) > 1 and merged < separate else [[m] for m in members]
-        for unit in units:
-            pools.append(_pool(loaded, unit, merged if len(unit) > 1 else unit[0][1].candidate.nodes, consts, findings))
-            for index, _ in unit:
-                pool_of[index] = pools[-1].name
+        together = len(members) > 1 and merged < separate
+        units += [(members, merged)] if together else [([m], m[1].candidate.nodes) for m in members]
+    for unit, nodes in units:
+        if nodes > MAX_NODES_PER_POOL:
+            who = ", ".join(wl.deployments[i].name for i, _ in unit)
+            raise InfeasibleError(
+                f"deployments {who} together need {nodes:,} nodes, more than the {MAX_NODES_PER_POOL:,} one pool may have"
+            )
+    names = unique_pool_names([([wl.deployments[i].name for i, _ in unit], unit[0][1].hardware.gpu.id) for unit, _ in units])
+    pools: list[Pool] = []
+    pool_of: dict[int, str] = {}
+    for (unit, nodes), name in zip(units, names, strict=True):
+        pools.append(_pool(loaded, unit, name, nodes, consts, findings))
+        for index, _ in unit:
+            pool_of[index] = name
     pools, inventory = _place_on_inventory(wl, pools, findings)
     racks: list[Rack] = []
     if wl.hardware.provider == "baremetal":
@@ -400,7 +410,9 @@ def _idle_findings(pools: list[Pool], deployments: list[DeploymentPlan]) -> list
     return out
 
 
-def _pool(loaded: LoadedWorkload, unit: list[tuple[int, Option]], nodes: int, consts: Constants, findings: list[Finding]) -> Pool:
+def _pool(
+    loaded: LoadedWorkload, unit: list[tuple[int, Option]], name: str, nodes: int, consts: Constants, findings: list[Finding]
+) -> Pool:
     wl = loaded.workload
     first = unit[0][1]
     names = [wl.deployments[i].name for i, _ in unit]
@@ -413,7 +425,6 @@ def _pool(loaded: LoadedWorkload, unit: list[tuple[int, Option]], nodes: int, co
     )
     hw = first.hardware
     node = assemble_node(hw.platform, hw.gpu, first.candidate.gpus_per_node, needs, consts, findings)
-    name = pool_name("_".join(names), hw.gpu.id)
     owned = min(nodes, sum(o.candidate.owned_nodes for _, o in unit))
     cost = fleet_cost(wl, hw.platform, hw.gpu, node.gpus, node.power_w, consts, nodes, owned)
     labels = pool_labels(name, hw.gpu, hw.platform.id)

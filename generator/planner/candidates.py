@@ -9,6 +9,7 @@ from generator.calculator.estimate import default_precision
 from generator.calculator.model_source import ResolvedModel
 from generator.planner.inference import ReplicaShape, replica_shapes
 from generator.planner.inventory import ServerKey
+from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import NodeNeeds, assemble_node
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, node_counts
@@ -66,9 +67,12 @@ def _option(
     free: dict[ServerKey, int] | None = None,
 ) -> Option | None:
     gpus_per_node, nodes = layout
+    where = f"{hw.gpu.id} on {hw.platform.id}"
+    if nodes > MAX_NODES_PER_POOL:
+        blocked.append(f"{where}: {summary} needs {nodes:,} nodes, more than the {MAX_NODES_PER_POOL:,} one pool may have")
+        return None
     scratch: list[Finding] = []
     node = assemble_node(hw.platform, hw.gpu, gpus_per_node, needs, consts, scratch)
-    where = f"{hw.gpu.id} on {hw.platform.id}"
     if node.power_w > wl.hardware.rack_power_kw * 1000:
         blocked.append(f"{where}: a {node.power_w} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power")
         return None

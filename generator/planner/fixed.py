@@ -17,8 +17,9 @@ from generator.calculator.offload_report import (
 )
 from generator.errors import InfeasibleError, InputError
 from generator.planner.assemble import GPU_TAINT, totals
+from generator.planner.naming import pool_name
 from generator.planner.nodes import BTU_PER_H_PER_W
-from generator.planner.option import pool_labels, pool_name
+from generator.planner.option import pool_labels
 from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool, sorted_findings
 from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine, plan_offload
@@ -138,7 +139,7 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
     except InputError as exc:
         raise InputError(exc.message, loaded.document.locate(("hardware", "fixed"))) from None
     node = _node(fixed, machine, basis, consts)
-    name = pool_name(wl.name, node.gpu_id)
+    name = pool_name([wl.name], node.gpu_id)
     deployments, notes = [], []
     for i in range(len(wl.deployments)):
         plan, found = _deployment(loaded, i, machine, name, consts)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from generator.catalog.records import GpuSpec
@@ -24,11 +23,6 @@ class Option:
     needs: NodeNeeds
     shape: ReplicaShape | TrainingShape
     comm: StepComm | None = None
-
-
-def pool_name(deployments: str, gpu_id: str) -> str:
-    """A pool name valid for Ansible groups and Terraform keys: ``[a-z0-9_]``."""
-    return re.sub(r"[^a-z0-9_]", "_", f"{deployments}_{gpu_id}".lower())
 
 
 def pool_labels(name: str, gpu: GpuSpec, platform_id: str) -> tuple[tuple[str, str], ...]:

@@ -18,6 +18,7 @@ from ruamel.yaml.representer import SafeRepresenter
 from ruamel.yaml.resolver import VersionedResolver
 
 from generator.paths import data_dir
+from generator.render import md_escape
 from generator.units import GIB
 
 
@@ -46,11 +47,41 @@ def _represent_str(representer: SafeRepresenter, data: str) -> ScalarNode:
     return node
 
 
+class Unsafe(str):
+    """A string Ansible must take as data, never as a template: the YAML emitter writes it as ``!unsafe``."""
+
+    __slots__ = ()
+
+
+def _represent_unsafe(representer: SafeRepresenter, data: Unsafe) -> ScalarNode:
+    """``!unsafe 'text'``; a string YAML 1.1 would read as a bool or number is only quoted.
+
+    Ansible re-resolves an ``!unsafe`` scalar as if it were plain (``!unsafe '580'`` becomes the int 580),
+    and such a string cannot hold Jinja anyway.
+    """
+    if _YAML11.resolve(ScalarNode, str(data), (True, False)) != _STR_TAG:
+        return _represent_str(representer, str(data))
+    node: ScalarNode = representer.represent_scalar("!unsafe", str(data), style="'")
+    return node
+
+
+def unsafe_strings(value: Any) -> Any:
+    """``value`` with every string value (not mapping keys) marked :class:`Unsafe`, recursively."""
+    if isinstance(value, str):
+        return Unsafe(value)
+    if isinstance(value, dict):
+        return {k: unsafe_strings(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [unsafe_strings(v) for v in value]
+    return value
+
+
 class _Representer(SafeRepresenter):
-    """SafeRepresenter that quotes YAML-1.1-ambiguous strings."""
+    """SafeRepresenter that quotes YAML-1.1-ambiguous strings and tags :class:`Unsafe` ones ``!unsafe``."""
 
 
 _Representer.add_representer(str, _represent_str)
+_Representer.add_representer(Unsafe, _represent_unsafe)
 
 
 def to_yaml(value: Any) -> str:
@@ -63,6 +94,11 @@ def to_yaml(value: Any) -> str:
     buf = io.StringIO()
     yaml.dump(_sorted(value), buf)
     return buf.getvalue()
+
+
+def ansible_yaml(value: Any) -> str:
+    """YAML for Ansible (inventories, group_vars): every string value is ``!unsafe``, so no Jinja in it is ever evaluated."""
+    return to_yaml(unsafe_strings(value))
 
 
 def hcl(value: Any) -> str:
@@ -88,8 +124,12 @@ def gib(value: int) -> str:
 
 
 @cache
-def environment() -> Environment:
-    """The shared Jinja environment over ``templates/``."""
+def environment(markdown: bool = False) -> Environment:
+    """The Jinja environment over ``templates/``; for Markdown, every interpolated string is escaped.
+
+    In the Markdown one, ``{{ x }}`` is inert text (:func:`md_escape.md_text`) and ``{{ x | code }}``
+    a code span nothing in ``x`` can close; ``| incode`` keeps a value literal inside a fenced block.
+    """
     env = Environment(
         loader=FileSystemLoader(str(data_dir("templates"))),
         undefined=StrictUndefined,
@@ -97,14 +137,18 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
+        finalize=md_escape.finalize if markdown else None,
     )
     env.filters["tojson"] = to_json
     env.filters["hcl"] = hcl
     env.filters["num"] = num
     env.filters["gib"] = gib
+    env.filters["code"] = md_escape.md_code
+    env.filters["incode"] = lambda value: md_escape.md_fenced(str(value))
     return env
 
 
 def render_template(name: str, **context: Any) -> str:
-    """Render one template; the result always ends with exactly one newline."""
-    return environment().get_template(name).render(**context).rstrip("\n") + "\n"
+    """Render one template (``.md.j2`` ones with Markdown escaping); the result ends with exactly one newline."""
+    env = environment(markdown=name.endswith(".md.j2"))
+    return env.get_template(name).render(**context).rstrip("\n") + "\n"

@@ -12,9 +12,10 @@ from generator import catalog
 from generator.calculator.model_source import ResolvedModel, resolve_model
 from generator.catalog.records import PlatformSpec
 from generator.errors import InputError, MultipleInputError, SpecgenError
+from generator.input_files import repository_root, short
 from generator.sizing.constants import with_overrides
 from generator.workload.loader import Document, read_yaml
-from generator.workload.models import Workload
+from generator.workload.models import InferenceDeployment, Workload
 from generator.workload.schema import validate_document
 
 
@@ -32,6 +33,7 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
     errors: list[InputError] = []
     models: dict[str, ResolvedModel] = {}
     base_dir = os.path.dirname(os.path.abspath(doc.file))
+    root = repository_root(base_dir)
     seen: set[str] = set()
     for i, dep in enumerate(wl.deployments):
         if dep.name in seen:
@@ -40,9 +42,17 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         if dep.platform is not None:
             _check_id(errors, doc, ("deployments", i, "platform"), dep.platform, catalog.platforms(), "platform")
         try:
-            models[dep.name] = resolve_model(dep.model, base_dir, doc.locate(("deployments", i, "model")))
+            models[dep.name] = resolve_model(dep.model, base_dir, doc.locate(("deployments", i, "model")), root)
         except InputError as exc:
             errors.append(exc)
+        if isinstance(dep, InferenceDeployment) and (dep.inference.min_context_tokens or 0) > dep.inference.max_context_tokens:
+            errors.append(
+                InputError(
+                    f"min_context_tokens {dep.inference.min_context_tokens:,} is more than max_context_tokens "
+                    f"{dep.inference.max_context_tokens:,}",
+                    doc.locate(("deployments", i, "inference", "min_context_tokens")),
+                )
+            )
     hw = wl.hardware
     for j, gpu in enumerate(hw.gpus or ()):
         _check_id(errors, doc, ("hardware", "gpus", j), gpu, catalog.gpus(), "GPU")
@@ -90,9 +100,11 @@ def _check_id(
     what: str,
     key_position: bool = False,
 ) -> None:
-    if value.lower() not in table:
+    if value not in table:  # ids are case-exact: the planner looks them up as written
         errors.append(
-            InputError(f"unknown {what} '{value}'{catalog.suggest(value, sorted(table))}", doc.locate(path, key=key_position))
+            InputError(
+                f"unknown {what} {short(value)}{catalog.suggest(value, sorted(table))}", doc.locate(path, key=key_position)
+            )
         )
 
 

@@ -6,6 +6,7 @@ refused (the file is data, never objects), and the result is converted to plain 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -14,12 +15,15 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.scalarbool import ScalarBoolean
 
 from generator.errors import InputError, Location
+from generator.input_files import MAX_WORKLOAD_BYTES, read_text_limited
 
 #: A path into the document: mapping keys and sequence indexes.
 Path = tuple[str | int, ...]
 
 #: Most values one document may expand to: aliases can make a small file huge ("billion laughs").
-MAX_NODES = 200_000
+MAX_NODES = 20_000
+#: Most lines plus commas a workload may have: bounds the parser's work (pure-Python YAML, about 10k values/s).
+MAX_YAML_PIECES = 5_000
 
 
 def format_path(path: Path) -> str:
@@ -152,6 +156,9 @@ def _plain(
     if isinstance(node, int):
         return int(node)
     if isinstance(node, float):
+        if not math.isfinite(node):
+            line, col = positions.get(path, (1, 1))
+            raise InputError(f"{node!r} is not a finite number", Location(doc_file, line, col, format_path(path)))
         return float(node)
     if isinstance(node, str):
         return str(node)
@@ -161,6 +168,12 @@ def _plain(
 
 def parse_yaml(text: str, file: str) -> Document:
     """Parse one YAML document; errors carry ``file:line:col``."""
+    pieces = text.count("\n") + text.count(",")
+    if pieces > MAX_YAML_PIECES:
+        raise InputError(
+            f"the file has {pieces:,} lines and commas, more than the {MAX_YAML_PIECES:,} a workload may have",
+            Location(file, 1, 1),
+        )
     yaml = YAML(typ="rt")
     yaml.allow_duplicate_keys = False
     try:
@@ -205,11 +218,4 @@ def parse_yaml(text: str, file: str) -> Document:
 
 def read_yaml(path: str) -> Document:
     """Read and parse a YAML file."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        raise InputError("file not found", Location(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read file: {exc}", Location(path)) from None
-    return parse_yaml(text, path)
+    return parse_yaml(read_text_limited(path, MAX_WORKLOAD_BYTES, "file"), path)

@@ -10,7 +10,7 @@ from generator.calculator.machine import FixedSpec
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class Slo(_Model):

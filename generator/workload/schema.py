@@ -7,14 +7,16 @@ value, with a message a person can act on (unknown keys get a "did you mean").
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from functools import cache
 from typing import Any, cast
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
 from generator.catalog import suggest
-from generator.errors import InputError
+from generator.errors import InputError, Location
+from generator.input_files import short
 from generator.paths import schema_path
 from generator.workload.loader import Document
 
@@ -27,11 +29,46 @@ def workload_schema() -> dict[str, Any]:
     return schema
 
 
+#: Most schema errors reported for one file; the rest are counted, not listed.
+MAX_ERRORS = 20
+#: Errors gathered (then sorted by position) before the first MAX_ERRORS are kept.
+_COLLECTED = 1000
+
+
+def _canonical(value: Any) -> str:
+    """A text equal for exactly the values JSON Schema calls equal (1 == 1.0, True != 1)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, float) and value.is_integer():
+        return repr(int(value))
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ",".join(_canonical(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{json.dumps(k)}:{_canonical(v)}" for k, v in sorted(value.items())) + "}"
+    return repr(value)
+
+
+def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    """``uniqueItems`` in linear time (jsonschema's own is quadratic on lists of mixed types)."""
+    if not unique or not validator.is_type(instance, "array"):
+        return
+    seen: set[str] = set()
+    for item in instance:
+        key = _canonical(item)
+        if key in seen:
+            yield ValidationError(f"has non-unique elements ({short(item)} is repeated)")
+            return
+        seen.add(key)
+
+
 @cache
-def _validator() -> Draft202012Validator:
+def _validator() -> Any:
     schema = workload_schema()
     Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    linear = validators.extend(Draft202012Validator, {"uniqueItems": _unique_items})  # type: ignore[no-untyped-call]
+    return linear(schema)
 
 
 def _type_name(value: Any) -> str:
@@ -62,31 +99,68 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
     if error.validator == "enum":
         choices = [str(c) for c in cast("list[Any]", error.validator_value)]
         hint = suggest(str(instance), choices)
-        return [InputError(f"{instance!r} is not one of {', '.join(choices)}{hint}", doc.locate(path))]
+        return [InputError(f"{short(instance)} is not one of {', '.join(choices)}{hint}", doc.locate(path))]
     if error.validator == "type":
-        return [InputError(f"expected {error.validator_value}, got {_type_name(instance)} {instance!r}", doc.locate(path))]
+        return [InputError(f"expected {error.validator_value}, got {_type_name(instance)} {short(instance)}", doc.locate(path))]
     if error.validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
         words = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
         return [
             InputError(
-                f"{instance!r} is out of range: must be {words[str(error.validator)]} {error.validator_value}", doc.locate(path)
+                f"{short(instance)} is out of range: must be {words[str(error.validator)]} {error.validator_value}",
+                doc.locate(path),
             )
         ]
     if error.validator == "pattern":
         return [
-            InputError(f"{instance!r} does not match {error.validator_value} ({schema.get('description', '')})", doc.locate(path))
+            InputError(
+                f"{short(instance)} does not match {error.validator_value} ({schema.get('description', '')})", doc.locate(path)
+            )
         ]
     if error.validator == "const":
-        return [InputError(f"must be {error.validator_value!r}, got {instance!r}", doc.locate(path))]
-    return [InputError(error.message, doc.locate(path))]
+        return [InputError(f"must be {error.validator_value!r}, got {short(instance)}", doc.locate(path))]
+    limits = {
+        "maxLength": "longer than {} characters",
+        "minLength": "shorter than {} character(s)",
+        "maxItems": "has more than {} items",
+        "minItems": "has fewer than {} item(s)",
+    }
+    if error.validator in limits and isinstance(instance, (str, list)):
+        text = limits[str(error.validator)].format(error.validator_value)
+        message = f"{short(instance)} is {text}" if isinstance(instance, str) else f"{text} ({len(instance):,})"
+        return [InputError(message, doc.locate(path))]
+    return [InputError(short(error.message, 200), doc.locate(path))]
+
+
+def _oversized(doc: Document, schema: Any, data: Any, path: tuple[str | int, ...]) -> Iterator[InputError]:
+    """Lists longer than their ``maxItems``, found in one pass that looks only where the schema has limits."""
+    if not isinstance(schema, dict):
+        return
+    if isinstance(data, list):
+        limit = schema.get("maxItems")
+        if isinstance(limit, int) and len(data) > limit:
+            yield InputError(f"has {len(data):,} items, more than the {limit:,} allowed", doc.locate(path))
+            return
+        for i, item in enumerate(data):
+            yield from _oversized(doc, schema.get("items"), item, (*path, i))
+    elif isinstance(data, dict):
+        properties = schema.get("properties", {})
+        for key, value in data.items():
+            yield from _oversized(doc, properties.get(key, schema.get("additionalProperties")), value, (*path, key))
 
 
 def validate_document(doc: Document) -> None:
     """Raise :class:`InputError` (one) or ``MultipleInputError`` (several) for every schema violation."""
     from generator.errors import MultipleInputError
 
+    oversized = list(_oversized(doc, workload_schema(), doc.data, ()))
+    if oversized:  # a list past its limit is refused before its items are validated one by one
+        raise oversized[0] if len(oversized) == 1 else MultipleInputError(oversized[:MAX_ERRORS])
     found: list[InputError] = []
+    more = 0
     for error in _validator().iter_errors(doc.data):
+        if len(found) >= _COLLECTED:
+            more += 1
+            continue
         found.extend(_errors_for(doc, error))
     if not found:
         return
@@ -95,6 +169,9 @@ def validate_document(doc: Document) -> None:
     for err in found:
         if not unique or str(unique[-1]) != str(err):
             unique.append(err)
+    if more or len(unique) > MAX_ERRORS:
+        unique = unique[:MAX_ERRORS]
+        unique.append(InputError(f"more schema errors not listed (the first {MAX_ERRORS} are shown)", Location(doc.file)))
     if len(unique) == 1:
         raise unique[0]
     raise MultipleInputError(unique)

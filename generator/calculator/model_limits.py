@@ -1,0 +1,89 @@
+"""Ranges of a model config's dimensions, checked before any arithmetic, and of a layout on that model.
+
+A 1 KB ``config.json`` with ``num_hidden_layers: 1000000`` would build a million layers; ``head_dim: 0``
+or more experts per token than experts give nonsense. The bounds are far above every released
+model (the largest have about 128 layers, hidden sizes of 32k and 256 routed experts) and far below
+what makes the sizing slow.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from generator.errors import ArchitectureError, InputError
+from generator.sizing.architecture import Architecture
+
+#: field -> (lowest, highest) allowed value when the field is given as a number.
+DIMENSION_BOUNDS: dict[str, tuple[int, int]] = {
+    "num_hidden_layers": (1, 1024),
+    "hidden_size": (1, 262_144),
+    "num_attention_heads": (1, 4096),
+    "num_key_value_heads": (1, 4096),
+    "head_dim": (1, 8192),
+    "intermediate_size": (1, 1_048_576),
+    "ffn_dim": (1, 1_048_576),
+    "moe_intermediate_size": (1, 1_048_576),
+    "shared_expert_intermediate_size": (0, 1_048_576),
+    "vocab_size": (1, 8_388_608),
+    "max_position_embeddings": (0, 1 << 31),
+    "num_experts": (0, 8192),
+    "num_local_experts": (0, 8192),
+    "n_routed_experts": (0, 8192),
+    "n_shared_experts": (0, 256),
+    "num_experts_per_tok": (0, 8192),
+    "kv_lora_rank": (1, 65_536),
+    "q_lora_rank": (1, 65_536),
+    "qk_rope_head_dim": (0, 65_536),
+    "qk_nope_head_dim": (0, 65_536),
+    "v_head_dim": (1, 65_536),
+    "sliding_window": (0, 1 << 31),
+    "sliding_window_pattern": (1, 1024),
+    "max_window_layers": (0, 1024),
+    "first_k_dense_replace": (0, 1024),
+    "moe_layer_freq": (1, 1024),
+    "decoder_sparse_step": (1, 1024),
+    "interleave_moe_layer_step": (1, 1024),
+    "num_nextn_predict_layers": (0, 64),
+    "depth": (1, 1024),
+    "patch_size": (1, 4096),
+    "num_channels": (1, 64),
+    "image_size": (1, 65_536),
+}
+#: Most entries in a per-layer list (``layer_types``, ``mlp_only_layers``).
+MAX_LAYER_LIST = 1024
+_EXPERT_COUNTS = ("num_experts", "num_local_experts", "n_routed_experts")
+
+
+def _check_section(section: Mapping[str, Any], where: str) -> None:
+    for key, (low, high) in DIMENSION_BOUNDS.items():
+        value = section.get(key)
+        if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if not (math.isfinite(value) and low <= value <= high):
+            raise ArchitectureError(f"config field '{where}{key}' = {value!r} is out of range: must be from {low:,} to {high:,}")
+    for key in ("layer_types", "mlp_only_layers"):
+        value = section.get(key)
+        if isinstance(value, list) and len(value) > MAX_LAYER_LIST:
+            raise ArchitectureError(f"config field '{where}{key}' has {len(value):,} entries, more than {MAX_LAYER_LIST:,}")
+    experts = next((section[k] for k in _EXPERT_COUNTS if isinstance(section.get(k), int) and section[k]), None)
+    top_k = section.get("num_experts_per_tok")
+    if experts is not None and isinstance(top_k, int) and not isinstance(top_k, bool) and top_k > experts:
+        raise ArchitectureError(f"config field '{where}num_experts_per_tok' = {top_k} is more than the {experts} experts")
+
+
+def check_config_dimensions(config: Mapping[str, Any]) -> None:
+    """Raise ArchitectureError for a dimension outside :data:`DIMENSION_BOUNDS` (top level, text and vision configs)."""
+    _check_section(config, "")
+    for sub in ("text_config", "vision_config"):
+        if isinstance(config.get(sub), Mapping):
+            _check_section(config[sub], f"{sub}.")
+
+
+def check_layout(arch: Architecture, tp: int, pp: int) -> None:
+    """Tensor parallelism must split the attention heads evenly; pipeline stages cannot outnumber layers."""
+    if arch.num_attention_heads % tp:
+        raise InputError(f"--tp {tp} does not divide the model's {arch.num_attention_heads} attention heads")
+    if pp > arch.num_layers:
+        raise InputError(f"--pp {pp} is more than the model's {arch.num_layers} layers")

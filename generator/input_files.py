@@ -1,0 +1,124 @@
+"""Read input files that a pull request may control: regular files only, size-limited, inside the repository.
+
+``open()`` on a device (``/dev/zero``) reads forever and on a FIFO blocks forever; a committed
+symlink can point at either, or at a file outside the checkout whose content an error would echo
+into the CI log. So every input is ``stat``-ed first, opened with ``O_NONBLOCK`` (a FIFO that
+appears between the two calls cannot block), checked again on the open descriptor, and read up to
+a size limit. Paths a workload names are resolved (symlinks followed) and must stay inside the
+repository holding the workload (its git root, else its own directory) unless
+:data:`allow_outside_paths` is set (``specgen --allow-outside-paths``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from contextvars import ContextVar
+
+from generator.errors import InputError, Location
+
+#: Largest workload YAML file read, in bytes.
+MAX_WORKLOAD_BYTES = 1 << 20
+#: Largest model ``config.json`` read, in bytes (real ones are a few KB; a VLM's nested one under 100 KB).
+MAX_CONFIG_BYTES = 4 << 20
+#: Largest ``spec.json`` given to ``specgen diff``, in bytes.
+MAX_SPEC_BYTES = 64 << 20
+#: Whether paths a workload names may lie outside its repository.
+allow_outside_paths: ContextVar[bool] = ContextVar("allow_outside_paths", default=False)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def read_limited(path: str, limit_bytes: int, what: str, location: Location | None = None) -> bytes:
+    """The bytes of the regular file ``path``; an InputError for anything else or anything larger than the limit."""
+    where = location or Location(path)
+    try:
+        before = os.stat(path)
+    except FileNotFoundError:
+        raise InputError(f"{what} not found", where) from None
+    except OSError as exc:
+        raise InputError(f"cannot read {what}: {exc.strerror or exc}", where) from None
+    if not stat.S_ISREG(before.st_mode):
+        raise InputError(f"{what} is {_kind(before.st_mode)}; only regular files are read", where)
+    if before.st_size > limit_bytes:
+        raise InputError(f"{what} is {before.st_size:,} bytes, more than the {limit_bytes:,} specgen reads", where)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise InputError(f"cannot read {what}: {exc.strerror or exc}", where) from None
+    try:
+        now = os.fstat(fd)
+        if not stat.S_ISREG(now.st_mode):
+            raise InputError(f"{what} is {_kind(now.st_mode)}; only regular files are read", where)
+        chunks: list[bytes] = []
+        left = limit_bytes + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as exc:
+        raise InputError(f"cannot read {what}: {exc.strerror or exc}", where) from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit_bytes:
+        raise InputError(f"{what} is more than the {limit_bytes:,} bytes specgen reads", where)
+    return data
+
+
+def read_text_limited(path: str, limit_bytes: int, what: str, location: Location | None = None) -> str:
+    """:func:`read_limited`, decoded as UTF-8."""
+    data = read_limited(path, limit_bytes, what, location)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{what} is not UTF-8 text (byte {exc.start})", location or Location(path)) from None
+
+
+def repository_root(start_dir: str) -> str:
+    """The git work tree holding ``start_dir`` (the nearest parent with ``.git``), else ``start_dir`` itself."""
+    here = os.path.realpath(start_dir)
+    probe = here
+    while True:
+        if os.path.exists(os.path.join(probe, ".git")):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return here
+        probe = parent
+
+
+def inside_root(path: str, root: str, shown: str, location: Location | None) -> str:
+    """``path`` with symlinks resolved; an InputError when it leaves ``root`` (unless allowed)."""
+    real = os.path.realpath(path)
+    if allow_outside_paths.get():
+        return real
+    if os.path.commonpath([real, root]) != root:
+        raise InputError(
+            f"model path {short(shown)} resolves outside the repository ({root}); "
+            "paths in a workload must stay inside it (specgen --allow-outside-paths allows more)",
+            location,
+        )
+    return real
+
+
+def short(value: object, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters, so a huge bad value is never echoed in full."""
+    if isinstance(value, str) and len(value) > limit:
+        return repr(value[:limit]) + f"... ({len(value):,} characters)"
+    if isinstance(value, (list, dict)) and len(value) > 8:
+        return f"a {type(value).__name__} of {len(value):,} items"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."

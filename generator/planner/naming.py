@@ -1,0 +1,54 @@
+"""Pool names: canonical, injective, and short enough for every place they are used.
+
+A pool name is an Ansible group name and a Terraform key (``[a-z0-9_]``), and, with ``-`` for ``_``,
+a Kubernetes label value and the stem of host names ``<pool>-NNNNN`` (DNS labels: at most 63
+characters) and of file names. A name longer than :data:`MAX_POOL_NAME` keeps its start and ends in
+a hash of the whole; pools whose names would still be equal (deployments ``a`` + ``b`` beside a
+deployment ``a-b``) each get a stable suffix hashed from their deployment names, so no pool is lost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from generator.errors import InputError
+
+#: Longest pool name: a host name ``<pool>-NNNNN`` (up to :data:`MAX_NODES_PER_POOL` nodes) stays within 63.
+MAX_POOL_NAME = 52
+#: Most nodes one pool may have (five digits in a host name).
+MAX_NODES_PER_POOL = 10_000
+_HASH_CHARS = 8
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:_HASH_CHARS]
+
+
+def _shorten(name: str) -> str:
+    if len(name) <= MAX_POOL_NAME:
+        return name
+    return f"{name[: MAX_POOL_NAME - _HASH_CHARS - 1].rstrip('_')}_{_digest(name)}"
+
+
+def pool_name(deployments: Sequence[str], gpu_id: str) -> str:
+    """``<deployments>_<gpu>`` in ``[a-z0-9_]``, at most :data:`MAX_POOL_NAME` characters."""
+    raw = re.sub(r"[^a-z0-9_]", "_", "_".join([*deployments, gpu_id]).lower())
+    return _shorten(raw)
+
+
+def unique_pool_names(pools: Sequence[tuple[Sequence[str], str]]) -> list[str]:
+    """Names for pools given as (deployment names, GPU id): :func:`pool_name`, disambiguated where equal."""
+    names = [pool_name(deps, gpu) for deps, gpu in pools]
+    taken = Counter(names)
+    out = [
+        f"{name[: MAX_POOL_NAME - _HASH_CHARS - 1].rstrip('_')}_{_digest(chr(0).join([*deps, gpu]))}" if taken[name] > 1 else name
+        for name, (deps, gpu) in zip(names, pools, strict=True)
+    ]
+    for name, count in Counter(out).items():
+        if count > 1:
+            owners = [", ".join(deps) for (deps, _), other in zip(pools, out, strict=True) if other == name]
+            raise InputError(f"the pools of deployments {' and '.join(owners)} would share the name '{name}'; rename one")
+    return out

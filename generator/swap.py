@@ -1,0 +1,108 @@
+"""The file-system steps that make a render all-or-nothing: an exclusive lock, an atomic exchange, recovery.
+
+* :func:`output_lock` holds ``flock`` on the output's parent directory (its inode survives the swap,
+  unlike the output directory's own), so two renders into one place run one after the other.
+* :func:`exchange` swaps the staged tree and the output directory in one ``renameat2(RENAME_EXCHANGE)``
+  call (Linux 3.15+): at every instant the output path holds the old tree or the new one.
+  Where the kernel or file system lacks it, :class:`ExchangeUnsupportedError` sends the caller to a
+  two-rename swap whose gap :func:`recover` closes on the next run.
+* Working directories are siblings named ``.specgen-<tag>-new-*`` (a staged tree, or after an
+  exchange the retired one) and ``.specgen-<tag>-old-*`` (a tree renamed away by the two-rename
+  swap), ``<tag>`` a hash of the output's name. :func:`recover` puts an ``old`` tree back when the
+  output path is empty (so the user's Terraform state is never stranded) and deletes the rest.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import fcntl
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from generator.errors import OutputError
+
+#: Seconds a render waits for another render into the same place before giving up.
+LOCK_WAIT_S = 120.0
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+class ExchangeUnsupportedError(Exception):
+    """The kernel or file system cannot exchange two paths atomically."""
+
+
+def work_prefix(target: str, kind: str) -> str:
+    """Name prefix of the working directories of ``target`` (``kind``: new or old)."""
+    tag = hashlib.sha256(os.path.basename(target).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return f".specgen-{tag}-{kind}-"
+
+
+@contextmanager
+def output_lock(parent: str, shown: str, wait_s: float | None = None) -> Iterator[None]:
+    """Hold an exclusive lock on ``parent`` (the output's parent directory) for one render."""
+    wait_s = LOCK_WAIT_S if wait_s is None else wait_s
+    try:
+        fd = os.open(parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError as exc:
+        raise OutputError(f"cannot write {shown}: {exc.strerror or exc}") from None
+    try:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise OutputError(
+                        f"cannot write {shown}: another specgen render into {parent} has held its lock for {wait_s:g} s"
+                    ) from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def _renameat2() -> Callable[..., int] | None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+    return getattr(libc, "renameat2", None)
+
+
+def exchange(a: str, b: str) -> None:
+    """Swap the directories ``a`` and ``b`` atomically; ExchangeUnsupportedError where that is impossible."""
+    call = _renameat2()
+    if call is None:
+        raise ExchangeUnsupportedError("renameat2 is not available")
+    if call(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) != 0:
+        code = ctypes.get_errno()
+        if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+            raise ExchangeUnsupportedError(os.strerror(code))
+        raise OSError(code, os.strerror(code), a)
+
+
+def recover(target: str, parent: str, remove: Callable[[str], None]) -> list[str]:
+    """Finish or undo an interrupted render of ``target``; returns what was done, for the user."""
+    done: list[str] = []
+    try:
+        names = sorted(os.listdir(parent))
+    except OSError:
+        return done
+    new, old = work_prefix(target, "new"), work_prefix(target, "old")
+    for name in names:
+        path = os.path.join(parent, name)
+        if name.startswith(old):
+            tree = os.path.join(path, "tree")
+            if not os.path.lexists(target) and os.path.isdir(tree):
+                os.rename(tree, target)
+                done.append(f"restored the previous output from the interrupted render in {path}")
+            remove(path)
+        elif name.startswith(new):
+            remove(path)
+            done.append(f"removed {path}, left by an interrupted render")
+    return done

@@ -1,0 +1,362 @@
+"""Regression corpus of hostile workloads, configs and files (issue 13): every case is decided quickly and cleanly.
+
+Each case runs the real command line in-process and must end in exit 0, 1 or 3 (never a traceback,
+which would fail the test), within 0.5 s of CPU time and 100 MB of Python allocations, with the
+error pointing at the file and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from generator import catalog
+from generator.cli import main
+from generator.planner.naming import MAX_POOL_NAME, pool_name, unique_pool_names
+from tests.test_cli_errors import VALID
+
+MAX_CPU_S = 0.5
+MAX_ALLOC_BYTES = 100 * 2**20
+
+TRAINING = """\
+version: 1
+name: tune
+deployments:
+  - name: tune
+    model: meta-llama/Llama-3.1-8B
+    training:
+      method: qlora
+      dataset_tokens: 1000000
+hardware:
+  gpus: [h100-sxm5-80gb]
+"""
+FIXED = """\
+version: 1
+name: home
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference:
+      max_context_tokens: 8192
+hardware:
+  fixed:
+    gpu: rtx-4090-24gb
+    gpu_count: 1
+    ram_gib: 64
+    memory_channels: 2
+    ddr_mt_per_s: 5600
+"""
+
+
+def _call(cwd: Path, args: tuple[str, ...]) -> int:
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        main(list(args))
+        return 0
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    finally:
+        os.chdir(here)
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], cwd: Path, *args: str) -> tuple[int, str, str, float, int]:
+    """``specgen ARGS`` in-process: exit code, stdout, stderr, CPU seconds and peak Python allocation.
+
+    The command runs twice: timed, then under tracemalloc (which slows it), so neither skews the other.
+    """
+    start = time.process_time()
+    code = _call(cwd, args)
+    cpu = time.process_time() - start
+    out = capsys.readouterr()
+    tracemalloc.start()
+    try:
+        _call(cwd, args)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    capsys.readouterr()
+    return code, out.out, out.err, cpu, peak
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _warm(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Import the lazily imported modules and load the catalog once, so each case is timed on its own work."""
+    work = tmp_path_factory.mktemp("warm")
+    (work / "workload.yaml").write_text(VALID)
+    _call(work, ("plan", "workload.yaml", "--format", "json"))
+
+
+def _sub(text: str, old: str, new: str) -> str:
+    assert old in text, old
+    return text.replace(old, new)
+
+
+RPS = "requests_per_second: 2"
+CASES = [
+    pytest.param(_sub(VALID, "name: chat", 'name: "chat\\n"'), "does not match", id="name-trailing-newline"),
+    pytest.param(_sub(VALID, "name: demo", 'name: "demo\\n"'), "does not match", id="workload-name-trailing-newline"),
+    *[
+        pytest.param(_sub(VALID, RPS, f"requests_per_second: {v}"), why, id=f"rps-{v}")
+        for v, why in [
+            (".inf", "not a finite number"),
+            (".nan", "not a finite number"),
+            ("1e308", "out of range"),
+            ("1e400", "not a finite number"),
+            ("1e8", "out of range"),
+            ("-.inf", "not a finite number"),
+        ]
+    ],
+    pytest.param(_sub(VALID, RPS, f"{RPS}\n      avg_input_tokens: 2147483648"), "out of range", id="input-tokens-2^31"),
+    pytest.param(_sub(VALID, RPS, f"{RPS}\n      slo:\n        ttft_p95_ms: .nan"), "not a finite number", id="slo-nan"),
+    pytest.param(VALID + "  rack_power_kw: .inf\n", "not a finite number", id="rack-power-inf"),
+    pytest.param(VALID + "  max_budget_usd_per_month: .nan\n", "not a finite number", id="budget-nan"),
+    pytest.param(VALID + "  max_nodes: 10000000000\n", "out of range", id="max-nodes-huge"),
+    pytest.param(VALID + "prices:\n  dell-r760: .nan\n", "not a finite number", id="price-nan"),
+    pytest.param(VALID + "prices:\n  Dell-R760: 3.0\n", "unknown platform 'Dell-R760'", id="price-id-case"),
+    pytest.param(_sub(VALID, "[l40s-48gb]", "[L40S-48GB]"), "unknown GPU 'L40S-48GB'; did you mean 'l40s-48gb'", id="gpu-case"),
+    pytest.param(
+        _sub(VALID, "max_context_tokens: 8192", "max_context_tokens: 8192\n      min_context_tokens: 16384"),
+        "min_context_tokens 16,384 is more than max_context_tokens 8,192",
+        id="min-above-max-context",
+    ),
+    pytest.param(VALID + "kubernetes:\n  driver_version: ''\n", "does not match", id="driver-empty"),
+    pytest.param(VALID + "kubernetes:\n  driver_version: '570.1\\n'\n", "does not match", id="driver-newline"),
+    pytest.param(VALID + "kubernetes:\n  driver_version: '" + "9" * 200_000 + "'\n", "(200,000 characters)", id="driver-200k"),
+    pytest.param(VALID + "kubernetes:\n  bootstrap_kubeconfig_path: 'etc/x'\n", "does not match", id="kubeconfig-relative"),
+    *[
+        pytest.param(_sub(TRAINING, "dataset_tokens: 1000000", f"dataset_tokens: 1000000\n      {line}"), why, id=tag)
+        for line, why, tag in [
+            ("epochs: 2147483648", "out of range", "epochs-2^31"),
+            ("epochs: .nan", "not a finite number", "epochs-nan"),
+            ("deadline_hours: 1e-300", "out of range", "deadline-tiny"),
+            ("deadline_hours: .inf", "not a finite number", "deadline-inf"),
+            ("sequence_length: 1000000000", "out of range", "seq-len-1e9"),
+            ("micro_batch_size: 100000", "out of range", "micro-batch-1e5"),
+        ]
+    ],
+    pytest.param(
+        _sub(TRAINING, "dataset_tokens: 1000000", "dataset_tokens: 1000000000000000000"), "out of range", id="dataset-1e18"
+    ),
+    *[
+        pytest.param(_sub(FIXED, "ram_gib: 64", f"ram_gib: 64\n    {line}"), why, id=tag)
+        for line, why, tag in [
+            ("nvme_gib: .inf", "not a finite number", "fixed-nvme-inf"),
+            ("swap_gib: 1e308", "out of range", "fixed-swap-1e308"),
+            ("reserved_ram_gib: .nan", "not a finite number", "fixed-reserved-nan"),
+            ("nvme_read_gb_per_s: 1e400", "not a finite number", "fixed-read-1e400"),
+        ]
+    ],
+    pytest.param(_sub(FIXED, "ram_gib: 64", "ram_gib: 1e308"), "out of range", id="fixed-ram-1e308"),
+    pytest.param(
+        _sub(VALID, "[l40s-48gb]", "[" + ", ".join(["1", "a", "1.5", "[]", "{}", "true"] * 1000) + "]"),
+        "more than the 5,000 a workload may have",
+        id="gpus-mixed-6000",
+    ),
+    pytest.param(
+        _sub(VALID, "[l40s-48gb]", "[" + ", ".join(["1", "a", "1.5", "[]", "{}", "true"] * 50) + "]"),
+        "has 300 items, more than the 256 allowed",
+        id="gpus-mixed-300",
+    ),
+    pytest.param(_sub(VALID, "[l40s-48gb]", "[l40s-48gb, a, 1, 1.0, l40s-48gb]"), "non-unique", id="gpus-repeated"),
+    pytest.param(
+        VALID + "".join(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}" if i else "x"] * 10) + "]\n" for i in range(9)),
+        "the document expands to more than 20,000 values",
+        id="billion-laughs",
+    ),
+    pytest.param(
+        "version: 1\nname: x\ndeployments:\n" + "".join(f"  - {{name: d{i}, model: m}}\n" for i in range(100)),
+        "has 100 items, more than the 64 allowed",
+        id="deployments-100",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), CASES)
+def test_hostile_workload_is_refused_cleanly(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str) -> None:
+    (tmp_path / "workload.yaml").write_text(text)
+    code, _, err, cpu, peak = run_cli(capsys, tmp_path, "plan", "workload.yaml", "--format", "json")
+    assert code == 1, err
+    assert err.startswith("specgen: error: workload.yaml:"), err[:500]
+    assert message in err, err[:2000]
+    assert cpu < MAX_CPU_S, f"{cpu:.2f} s of CPU"
+    assert peak < MAX_ALLOC_BYTES, f"{peak / 2**20:.0f} MB allocated"
+    assert max(len(line) for line in err.splitlines()) < 600, "an error line echoes a huge value"
+
+
+def test_many_errors_are_capped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = "".join(f"  - {{name: BAD{i}, model: m}}\n" for i in range(60))
+    (tmp_path / "workload.yaml").write_text(f"version: 1\nname: x\ndeployments:\n{bad}")
+    code, _, err, _, _ = run_cli(capsys, tmp_path, "validate", "workload.yaml")
+    assert code == 1
+    assert len(err.splitlines()) <= 26, err
+    assert "more schema errors not listed" in err
+
+
+def test_large_workload_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "workload.yaml").write_text(VALID + "#" * (2 << 20) + "\n")
+    code, _, err, cpu, _ = run_cli(capsys, tmp_path, "validate", "workload.yaml")
+    assert code == 1
+    assert "more than the 1,048,576 specgen reads" in err
+    assert cpu < MAX_CPU_S
+
+
+# --- model files: devices, FIFOs, symlinks, paths outside the repository, absurd dimensions -----------------------
+
+
+def _with_model(tmp_path: Path, ref: str) -> None:
+    (tmp_path / ".git").mkdir(exist_ok=True)  # the repository root
+    (tmp_path / "workload.yaml").write_text(_sub(VALID, "meta-llama/Llama-3.1-8B-Instruct", json.dumps(ref)))
+
+
+def _config(**changes: object) -> str:
+    config = dict(catalog.find_model("meta-llama/Llama-3.1-8B-Instruct").config)
+    config.update(changes)
+    return json.dumps(config)
+
+
+def test_model_from_a_device_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _with_model(tmp_path, "./zero.json")
+    os.symlink("/dev/zero", tmp_path / "zero.json")
+    code, _, err, cpu, _ = run_cli(capsys, tmp_path, "--allow-outside-paths", "validate", "workload.yaml")
+    assert code == 1
+    assert "is a device; only regular files are read" in err
+    assert cpu < MAX_CPU_S
+
+
+def test_model_from_a_fifo_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _with_model(tmp_path, "./pipe.json")
+    os.mkfifo(tmp_path / "pipe.json")
+    code, _, err, _, _ = run_cli(capsys, tmp_path, "validate", "workload.yaml")
+    assert code == 1
+    assert "is a FIFO; only regular files are read" in err
+
+
+@pytest.mark.parametrize("ref", ["/etc/hostname.json", "../outside.json", "~/x.json", "./link.json"])
+def test_model_path_outside_the_repository_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], ref: str) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (tmp_path / "outside.json").write_text(_config())
+    os.symlink(tmp_path / "outside.json", repo / "link.json")
+    _with_model(repo, ref)
+    code, _, err, _, _ = run_cli(capsys, repo, "validate", "workload.yaml")
+    assert code == 1
+    assert "resolves outside the repository" in err
+    assert '"architectures"' not in err  # nothing of the file is echoed
+
+
+def test_flag_allows_a_model_path_outside(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (tmp_path / "outside.json").write_text(_config())
+    _with_model(repo, "../outside.json")
+    code, _, err, _, _ = run_cli(capsys, repo, "--allow-outside-paths", "validate", "workload.yaml")
+    assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        pytest.param({"num_hidden_layers": 1_000_000}, "'num_hidden_layers' = 1000000 is out of range", id="layers-1e6"),
+        pytest.param({"num_hidden_layers": 10**9}, "'num_hidden_layers' = 1000000000 is out of range", id="layers-1e9"),
+        pytest.param({"head_dim": 0}, "'head_dim' = 0 is out of range", id="head-dim-0"),
+        pytest.param({"hidden_size": 1e308}, "'hidden_size' = 1e+308 is out of range", id="hidden-1e308"),
+        pytest.param(
+            {"num_local_experts": 8, "num_experts_per_tok": 9}, "'num_experts_per_tok' = 9 is more than the 8 experts", id="top-k"
+        ),
+        pytest.param({"layer_types": ["full_attention"] * 5000}, "'layer_types' has 5,000 entries", id="layer-types-5000"),
+    ],
+)
+def test_absurd_config_dimensions_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], changes: dict[str, object], message: str
+) -> None:
+    _with_model(tmp_path, "./config.json")
+    (tmp_path / "config.json").write_text(_config(**changes))
+    code, _, err, cpu, peak = run_cli(capsys, tmp_path, "validate", "workload.yaml")
+    assert code == 1, err
+    assert message in err
+    assert cpu < MAX_CPU_S and peak < MAX_ALLOC_BYTES
+
+
+def test_nan_in_a_config_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _with_model(tmp_path, "./config.json")
+    (tmp_path / "config.json").write_text(_config().replace('"rope_theta": 500000.0', '"rope_theta": NaN'))
+    code, _, err, _, _ = run_cli(capsys, tmp_path, "validate", "workload.yaml")
+    assert code == 1
+    assert "NaN is not a finite number" in err
+
+
+# --- diff: damaged, deep and non-finite spec.json ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param("[" * 100_000 + "]" * 100_000, "nested too deeply", id="deep"),
+        pytest.param('{"plan": {"totals": {"gpus": NaN}, "pools": [], "deployments": []}}', "not a finite number", id="nan"),
+    ],
+)
+def test_diff_of_a_hostile_spec_json(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str) -> None:
+    (tmp_path / "old.json").write_text(text)
+    (tmp_path / "new.json").write_text(text)
+    code, _, err, cpu, _ = run_cli(capsys, tmp_path, "diff", "old.json", "new.json")
+    assert code == 1
+    assert message in err
+    assert cpu < MAX_CPU_S
+
+
+# --- plan size is bounded: limits are errors, not allocations ---------------------------------------------------
+
+
+def test_a_plan_past_the_node_limit_is_infeasible_not_allocated(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "workload.yaml").write_text(_sub(VALID, RPS, "requests_per_second: 1000000"))
+    code, _, err, cpu, peak = run_cli(capsys, tmp_path, "render", "workload.yaml", "-o", "out")
+    assert code == 3, err
+    assert "more than the 10,000 one pool may have" in err
+    assert not (tmp_path / "out").exists()
+    assert cpu < 2 * MAX_CPU_S and peak < MAX_ALLOC_BYTES
+
+
+# --- names: one injective pool name, within every limit ------------------------------------------------------------
+
+
+def test_colliding_pool_names_are_disambiguated() -> None:
+    names = unique_pool_names([(("a", "b"), "l40s-48gb"), (("a-b",), "l40s-48gb"), (("c",), "l40s-48gb")])
+    assert len(set(names)) == 3
+    assert names[2] == "c_l40s_48gb"
+    assert names == unique_pool_names([(("a", "b"), "l40s-48gb"), (("a-b",), "l40s-48gb"), (("c",), "l40s-48gb")])
+
+
+def test_long_pool_names_are_hash_shortened() -> None:
+    long = ["d" + str(i) + "-" + "a" * 38 for i in range(8)]
+    name = pool_name(long, "h100-sxm5-80gb")
+    assert len(name) <= MAX_POOL_NAME
+    assert name != pool_name(long[:7], "h100-sxm5-80gb")
+    host = name.replace("_", "-") + "-10000"
+    assert len(host) <= 63
+
+
+def test_rendered_names_fit_kubernetes_and_file_systems(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    deployments = "".join(
+        f"  - name: d{i}-{'a' * 38}\n    model: meta-llama/Llama-3.2-1B\n    inference:\n      max_context_tokens: 4096\n"
+        "      requests_per_second: 0.1\n"
+        for i in range(8)
+    )
+    (tmp_path / "workload.yaml").write_text(
+        f"version: 1\nname: demo\ndeployments:\n{deployments}hardware:\n  gpus: [l40s-48gb]\n"
+    )
+    code, _, err, _, _ = run_cli(capsys, tmp_path, "render", "workload.yaml", "-o", "out")
+    assert code == 0, err
+    spec = json.loads((tmp_path / "out" / "spec.json").read_text())
+    tfvars = json.loads((tmp_path / "out" / "terraform" / "specgen.auto.tfvars.json").read_text())
+    assert len(tfvars["gpu_pools"]) == len(spec["plan"]["pools"])
+    for pool in spec["plan"]["pools"]:
+        for _, value in pool["labels"]:
+            assert len(value) <= 63
+    for path in (tmp_path / "out").rglob("*"):
+        assert len(path.name.encode()) <= 255
