@@ -65,7 +65,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="How much VRAM / how many GPUs for one model: a catalog id, a config.json, or a directory holding one.",
         epilog=EPILOG,
     )
-    p.add_argument("model", help="catalog model id (see 'specgen catalog models') or path to a config.json / model directory")
+    p.add_argument(
+        "model",
+        help="catalog model id (see 'specgen catalog models'), a Hugging Face id org/name[@revision], "
+        "or a path to a config.json, a model directory (safetensors headers are read) or a .gguf file",
+    )
+    p.add_argument(
+        "--from-hub",
+        action="store_true",
+        help="read an org/name id from the Hugging Face Hub even when the catalog has it (HF_TOKEN, HF_HUB_OFFLINE, "
+        "HF_ENDPOINT apply)",
+    )
     p.add_argument(
         "--precision",
         help="weight format: bf16, fp16, fp32, fp8, int8, int4, nf4, mxfp4, q8_0, q4_k_m, ... (default: the checkpoint's)",
@@ -296,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         fixed=_fixed_machine(args),
         allowed_precisions=tuple(args.allow_precision),
         min_context_tokens=args.min_context,
+        from_hub=args.from_hub,
     )
     try:
         result = estimate(request)
