@@ -162,6 +162,20 @@ def _build_cli() -> Any:
         click.echo(to_json(constant_docs() if constants else workload_schema()))
 
     @cli.command()
+    @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the block to this file instead of stdout.")
+    @boundary
+    def detect(output: str | None) -> None:
+        """Describe this machine as a hardware.fixed block (GPUs, CPU, RAM, swap, NVMe, PCIe links)."""
+        from generator.calculator.detect import detect_machine, fixed_block, this_machine, write_block
+
+        text = fixed_block(detect_machine(this_machine()))
+        if output:
+            write_block(output, text)
+            click.echo(f"wrote {output}")
+        else:
+            click.echo(text, nl=False)
+
+    @cli.command()
     @click.argument("kind", type=click.Choice(["gpus", "platforms", "models"]))
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @boundary

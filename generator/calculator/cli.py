@@ -125,6 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--offload-optimizer", action="store_true", help="ZeRO-Offload: optimizer states and gradients in host RAM")
     t.add_argument("--offload-params", action="store_true", help="ZeRO-3 parameter offload to host RAM")
     o = p.add_argument_group("an existing machine (with --ram-gib): offload planning")
+    o.add_argument(
+        "--detect",
+        action="store_true",
+        help="plan on the machine this runs on, as 'specgen detect' finds it; options given override what it finds",
+    )
     o.add_argument("--ram-gib", type=float, help="installed system RAM, GiB: plan placement on this machine instead of sizing")
     o.add_argument("--reserved-ram-gib", type=float, default=8.0, help="RAM the host's other services need (default 8)")
     o.add_argument("--swap-gib", type=float, default=0.0, help="configured swap, GiB")
@@ -271,10 +276,34 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
         refuse(("input_tokens", "output_tokens", "gpu_memory_utilization"), "needs --gpu")
 
 
+#: ``hardware.fixed`` fields that ``specgen detect`` reports -> the estimate option they fill.
+_DETECTED = {
+    "gpu": "gpu", "gpu_count": "gpus", "ram_gib": "ram_gib", "reserved_ram_gib": "reserved_ram_gib", "swap_gib": "swap_gib",
+    "nvme_gib": "nvme_gib", "pcie_gen": "pcie_gen", "pcie_lanes": "pcie_lanes", "cpu": "cpu",
+    "memory_channels": "memory_channels", "ddr_mt_per_s": "ddr_mt_per_s",
+}  # fmt: skip
+
+
+def apply_detected(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Fill the machine options the user left at their defaults from what this machine reports."""
+    from generator.calculator.detect import detect_machine, this_machine
+
+    facts = detect_machine(this_machine())
+    for field, dest in _DETECTED.items():
+        if field in facts and getattr(args, dest) == parser.get_default(dest):
+            setattr(args, dest, facts[field].value)
+    if args.ram_gib is None:
+        parser.error("--detect could not read this machine's RAM (/proc/meminfo); give --ram-gib")
+    if not args.gpu:
+        parser.error("--detect found no GPU it knows (nvidia-smi missing or the GPU not in the catalog); give --gpu")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``specgen estimate``; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.detect:
+        apply_detected(parser, args)
     check_combinations(parser, args)
     request = EstimateRequest(
         model=args.model,

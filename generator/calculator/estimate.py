@@ -331,7 +331,7 @@ def _fixed_machine(
     req: EstimateRequest, arch: Architecture, fmt: WeightFormat, kv_bits: int, context: int, consts: Constants
 ) -> dict[str, Any]:
     """Place the model on an existing machine (``--ram-gib`` given): offload plan, speed, settings."""
-    from generator.calculator.machine import build_machine
+    from generator.calculator.machine import build_machine, ddr_assumption
     from generator.calculator.offload_report import (
         OFFLOAD_UNBLOCK,
         alternatives,
@@ -370,7 +370,10 @@ def _fixed_machine(
         },
         "runtime_settings": runtime_settings(arch, plan, machine, consts),
         "checklist": checklist(plan, machine),
-        "findings": [{"level": lvl, "code": code, "message": msg} for lvl, code, msg in findings(plan, machine, None, consts)],
+        "findings": [
+            *({"level": "warning", "code": "ddr-bandwidth-assumed", "message": w} for w in [ddr_assumption(spec)] if w),
+            *({"level": lvl, "code": code, "message": msg} for lvl, code, msg in findings(plan, machine, None, consts)),
+        ],
     }
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
 from typing import TYPE_CHECKING, NamedTuple
@@ -66,10 +67,12 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
         from huggingface_hub import errors as hub_errors
     except ImportError:
         raise InputError(f"'{repo_id}' is not in the catalog; reading it from the Hub needs huggingface_hub", location) from None
+    download = huggingface_hub.hf_hub_download  # loads the library's logging setup, which the next line overrides
+    logging.getLogger("huggingface_hub").setLevel(logging.ERROR)  # its warnings would repeat what the error says
     asked = revision or "main"
     where = f"'{repo_id}'" + (f" at revision '{revision}'" if revision else "")
     try:
-        path = huggingface_hub.hf_hub_download(repo_id, "config.json", revision=revision)
+        path = download(repo_id, "config.json", revision=revision)
     except hub_errors.GatedRepoError:
         raise InputError(
             f"{where} is a gated model on the Hub: accept its license on the model page, then set HF_TOKEN "

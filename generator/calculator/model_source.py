@@ -76,27 +76,36 @@ def resolve_model(ref: str, base_dir: str = ".", location: Location | None = Non
     return ResolvedModel(record.id, record.name, "catalog: " + record.source[0], arch)
 
 
-def _hub_id(ref: str, from_hub: bool) -> tuple[str, str | None] | None:
-    """``(repo, revision)`` when ``ref`` is to be read from the Hub, else ``None`` (a catalog id)."""
+def _hub_id(ref: str, from_hub: bool) -> tuple[str, str | None, str | None] | None:
+    """``(repo, revision, catalog miss)`` when ``ref`` is to be read from the Hub, else ``None`` (a catalog id).
+
+    The catalog miss is the catalog's own message (with close ids) for an id read from the Hub only
+    because the catalog lacks it: a typo of a catalog id then says so first.
+    """
     from generator.calculator.hub import parse_hub_id
 
     parsed = parse_hub_id(ref)
     if parsed is None:
         return None
     if from_hub or ref.startswith("hf:") or parsed[1] is not None:
-        return parsed
+        return (*parsed, None)
     try:
         catalog.find_model(ref)
-    except UnknownIdError:
-        return parsed
+    except UnknownIdError as exc:
+        return (*parsed, exc.message)
     return None
 
 
-def _from_hub(repo_id: str, revision: str | None, location: Location | None) -> ResolvedModel:
+def _from_hub(repo_id: str, revision: str | None, catalog_miss: str | None, location: Location | None) -> ResolvedModel:
     from generator.calculator.hub import fetch_hub_model
     from generator.calculator.safetensors_header import with_file_weights
 
-    hub = fetch_hub_model(repo_id, revision, location)
+    try:
+        hub = fetch_hub_model(repo_id, revision, location)
+    except InputError as exc:
+        if catalog_miss is None:
+            raise
+        raise UnknownIdError(f"{catalog_miss}; not read from the Hub either: {exc.message}", location) from None
     arch = parse_config(hub.config, f"{repo_id} config.json", location)
     if hub.tensors is not None:
         arch = with_file_weights(arch, hub.tensors, f"safetensors headers of {repo_id}@{hub.commit}")
