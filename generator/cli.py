@@ -33,6 +33,10 @@ def main(argv: list[str] | None = None) -> None:
         from generator.calculator.cli import main as estimate_main
 
         sys.exit(estimate_main(args[1:]))
+    if args[:1] == ["calibrate"]:
+        from generator.calculator.calibrate import main as calibrate_main
+
+        sys.exit(calibrate_main(args[1:]))
     cli = _build_cli()
     cli.main(args=args, prog_name="specgen")
 
@@ -136,6 +140,14 @@ def _build_cli() -> Any:
         from generator.calculator.cli import main as estimate_main
 
         sys.exit(estimate_main(list(ctx.args)))
+
+    @cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []})
+    @click.pass_context
+    def calibrate(ctx: click.Context) -> None:
+        """Compare a run's logs with the prediction; writes a constants: block (see 'specgen calibrate -h')."""
+        from generator.calculator.calibrate import main as calibrate_main
+
+        sys.exit(calibrate_main(list(ctx.args)))
 
     @cli.command()
     @click.argument("old", type=click.Path(dir_okay=False))

@@ -298,14 +298,12 @@ def apply_detected(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         parser.error("--detect found no GPU it knows (nvidia-smi missing or the GPU not in the catalog); give --gpu")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run ``specgen estimate``; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> EstimateRequest:
+    """The request of parsed arguments (``--detect`` applied, combinations checked; usage errors exit 2)."""
     if args.detect:
         apply_detected(parser, args)
     check_combinations(parser, args)
-    request = EstimateRequest(
+    return EstimateRequest(
         model=args.model,
         precision=args.precision,
         kv_precision=args.kv_precision,
@@ -337,8 +335,19 @@ def main(argv: list[str] | None = None) -> int:
         min_context_tokens=args.min_context,
         from_hub=args.from_hub,
     )
+
+
+def run_estimate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, Any]:
+    """The estimate of parsed arguments."""
+    return estimate(build_request(parser, args))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``specgen estimate``; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
-        result = estimate(request)
+        result = run_estimate(parser, args)
     except SpecgenError as exc:
         print(f"specgen estimate: error: {exc}", file=sys.stderr)
         return exc.exit_code
