@@ -188,15 +188,16 @@ def _build_cli() -> Any:
             click.echo(text, nl=False)
 
     @cli.command()
-    @click.argument("kind", type=click.Choice(["gpus", "platforms", "models"]))
+    @click.argument("kind", type=click.Choice(["gpus", "platforms", "models", "cpus", "nics", "drives", "prices"]))
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @boundary
     def catalog(kind: str, as_json: bool) -> None:
-        """List catalog GPUs, platforms or models with their ids and key figures."""
+        """List catalog GPUs, platforms, models, CPUs, NICs, drives or prices with their ids and key figures."""
+        from generator.calculator.catalog_listing import KINDS, listing_rows
         from generator.calculator.report import catalog_rows, catalog_text
         from generator.render.env import to_json
 
-        rows = catalog_rows(kind)
+        rows = listing_rows(kind) if kind in KINDS else catalog_rows(kind)
         click.echo(to_json(rows) if as_json else catalog_text(rows), nl=as_json)
 
     return cli

@@ -112,3 +112,22 @@ def test_detect_runs_on_this_machine(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     block = YAML(typ="safe").load(out.read_text())["hardware"]["fixed"]
     assert block["ram_gib"] == facts["ram_gib"].value
+
+
+@pytest.mark.parametrize("kind", ["cpus", "nics", "drives", "prices"])
+def test_catalog_listings_the_error_messages_point_to(kind: str) -> None:
+    import json
+
+    from generator import catalog
+
+    run = subprocess.run(
+        [sys.executable, "-m", "generator", "catalog", kind, "--json"], capture_output=True, text=True, cwd=REPO, check=False
+    )
+    assert run.returncode == 0, run.stderr
+    rows = json.loads(run.stdout)
+    tables: dict[str, dict[str, Any]] = {
+        "cpus": dict(catalog.cpus()), "nics": dict(catalog.nics()), "drives": dict(catalog.drives()),
+        "prices": dict(catalog.prices()),
+    }  # fmt: skip
+    assert [r["id"] for r in rows] == sorted(tables[kind])
+    assert all(r["source"] for r in rows)
