@@ -100,4 +100,16 @@ def test_a_log_without_figures_is_an_input_error(tmp_path: Path, capsys: pytest.
     log.write_text("nothing to see\n")
     code, _ = calibrate(*VLLM_SETUP, "--log", str(log))
     assert code == 1
-    assert "no vLLM, llama.cpp or nvidia-smi figure found" in capsys.readouterr().err
+    assert "no vLLM, llama.cpp, nvidia-smi or torch memory-summary figure found" in capsys.readouterr().err
+
+
+def test_torch_memory_summary_peak_is_compared_with_a_training_prediction() -> None:
+    found = parse_log((DATA / "torch-memory-summary.txt").read_text(), "summary")
+    assert [(m.name, m.value) for m in found] == [("torch_peak_allocated_gib", 21.0)]
+    setup = ("meta-llama/Llama-3.1-8B", "--train", "qlora", "--seq-len", "2048", "--gpu", "l40s-48gb")
+    code, text = calibrate(*setup, "--log", str(DATA / "torch-memory-summary.txt"))
+    assert code == 0
+    measured, predicted, _ = rows(text)["torch_peak_allocated_gib"]
+    per_gpu = estimate(*setup)["memory"]["per_gpu"]
+    assert measured == 21.0
+    assert predicted == pytest.approx((per_gpu["total"] - per_gpu["overhead"]) / 2**30, abs=0.01)

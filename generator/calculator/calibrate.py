@@ -1,6 +1,7 @@
 """``specgen calibrate``: what a run printed, against the prediction for the same setup.
 
 Reads a vLLM start-up log (weights loaded, KV cache tokens or GPU blocks, maximum concurrency),
+a ``torch.cuda.memory_summary()`` (peak allocated memory, e.g. of a training step),
 ``nvidia-smi --query-gpu=...,memory.used,... --format=csv`` output, and llama.cpp timings
 (``eval time = ... tokens per second``) or a ``llama-bench`` table (``tg`` rows), runs
 ``specgen estimate`` with the given options, prints each figure's error and writes a
@@ -46,6 +47,11 @@ _PATTERNS = (
 )
 
 
+#: ``torch.cuda.memory_summary()``: the "Allocated memory" row's second column is the peak.
+_TORCH_ALLOCATED = re.compile(r"\|\s*Allocated memory\s*\|\s*[\d.]+ [KMG]?i?B\s*\|\s*([\d.]+) ([KMG]?i?B)\s*\|")
+_UNIT_BYTES = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "KB": 2**10, "MB": 2**20, "GB": 2**30}
+
+
 def parse_log(text: str, label: str) -> list[Measurement]:
     """Every known figure in ``text`` (a vLLM log, llama.cpp output, llama-bench table, nvidia-smi CSV)."""
     found: list[Measurement] = []
@@ -58,12 +64,16 @@ def parse_log(text: str, label: str) -> list[Measurement]:
                     found.append(Measurement("kv_cache_tokens", value * VLLM_BLOCK_TOKENS, line.strip()))
                 else:
                     found.append(Measurement(name, value, line.strip()))
+        torch_peak = _TORCH_ALLOCATED.match(line)
+        if torch_peak:
+            size = float(torch_peak.group(1)) * _UNIT_BYTES[torch_peak.group(2)] / GIB
+            found.append(Measurement("torch_peak_allocated_gib", size, line.strip()))
         bench = re.match(r"\|.*\|\s*tg\d+\s*\|\s*([\d.]+)\s*±", line)
         if bench:
             found.append(Measurement("decode_tokens_per_s", float(bench.group(1)), line.strip()))
     found += _nvidia_smi(text)
     if not found:
-        raise InputError(f"{label}: no vLLM, llama.cpp or nvidia-smi figure found")
+        raise InputError(f"{label}: no vLLM, llama.cpp, nvidia-smi or torch memory-summary figure found")
     return found
 
 
@@ -85,7 +95,12 @@ def _nvidia_smi(text: str) -> list[Measurement]:
 
 def predicted(result: dict[str, Any]) -> dict[str, float]:
     """The estimate's figures under the measurement names."""
-    out: dict[str, float] = {"weights_gib": result["weights"]["bytes_per_gpu"] / GIB}
+    per_gpu = result["memory"]["per_gpu"]
+    out: dict[str, float] = {
+        "weights_gib": result["weights"]["bytes_per_gpu"] / GIB,
+        # what PyTorch's allocator holds: everything but the runtime's own (CUDA context, NCCL, graphs)
+        "torch_peak_allocated_gib": (per_gpu["total"] - per_gpu["overhead"]) / GIB,
+    }
     cap = result.get("capacity") or {}
     if "kv_cache_tokens" in cap:
         out["kv_cache_tokens"] = cap["kv_cache_tokens"]
@@ -151,7 +166,9 @@ def fitted_constants(
 
 
 def constants_block(constants: dict[str, float]) -> str:
-    """A ``constants:`` block for a workload file (JSON scalars are valid YAML)."""
+    """A ``constants:`` block for a workload file (JSON scalars are valid YAML); a comment when none is fitted."""
+    if not constants:
+        return "# specgen calibrate: none of these figures fits an engine constant (only KV tokens and decode speed do)\n"
     lines = ["# specgen calibrate: engine constants fitted to the measured run; commit at the workload's top level"]
     lines.append("constants:")
     lines += [f"  {name}: {json.dumps(value)}" for name, value in sorted(constants.items())]
