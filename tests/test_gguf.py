@@ -252,3 +252,26 @@ def test_truncated_safetensors_header_is_an_input_error(tmp_path: Path) -> None:
     (tmp_path / "model.safetensors").write_bytes(struct.pack("<Q", 10_000) + b"{}")
     with pytest.raises(InputError, match="header length"):
         resolve_model(str(tmp_path))
+
+
+@pytest.mark.parametrize("hardware", ["fixed", "planned"])
+def test_workload_with_a_gguf_model_plans_in_its_own_format(tmp_path: Path, hardware: str) -> None:
+    from generator.api import plan_file
+
+    every = ["IQ2_XXS", "IQ2_S", "Q4_K"]
+    types = {f"blk.{i}.{n}.weight": every[(i + j) % 3] for i in range(8) for j, n in enumerate(LAYER)}
+    total = write_gguf(tmp_path / "m.gguf", types, gguf.LlamaFileType.MOSTLY_IQ2_M)
+    where = (
+        "  fixed:\n    gpu: rtx-4090-24gb\n    gpu_count: 1\n    ram_gib: 32\n    cpu: ryzen-9-7950x\n"
+        if hardware == "fixed"
+        else "  gpus: [l4-24gb]\n"
+    )
+    workload = tmp_path / "w.yaml"
+    workload.write_text(
+        "version: 1\nname: gguf-home\ndeployments:\n  - name: chat\n    model: ./m.gguf\n    inference:\n"
+        "      max_context_tokens: 2048\n      requests_per_second: 0.1\nhardware:\n  provider: baremetal\n" + where
+    )
+    _, plan = plan_file(str(workload))
+    dep = plan.deployments[0]
+    assert dep.precision == "gguf-iq2_m" and dep.model_source == "local GGUF: ./m.gguf"
+    assert dep.memory_per_gpu["weights"] == total  # the file's bytes, not a formula's

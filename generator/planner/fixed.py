@@ -7,6 +7,7 @@ from typing import Any
 from generator import catalog
 from generator.calculator.estimate import default_precision
 from generator.calculator.machine import FixedSpec, build_machine, ddr_assumption
+from generator.calculator.model_source import model_weight_format
 from generator.calculator.offload_report import (
     OFFLOAD_UNBLOCK,
     alternatives,
@@ -74,7 +75,7 @@ def _deployment(
     spec = dep.inference
     model = loaded.models[dep.name]
     arch = model.architecture
-    first = weight_format(spec.precision or default_precision(model))
+    first = model_weight_format(model.architecture, spec.precision or default_precision(model))
     formats = [first, *(weight_format(p) for p in spec.allowed_precisions if p != first.name)]
     try:
         plan = plan_offload(
