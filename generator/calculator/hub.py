@@ -17,7 +17,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from generator.calculator.safetensors_header import Tensor
@@ -26,8 +25,6 @@ from generator.errors import InputError, Location
 if TYPE_CHECKING:
     from typing import Any
 
-#: ``org/name`` or ``org/name@revision`` (optionally written ``hf:org/name@revision``).
-HUB_ID = re.compile(r"^(?:hf:)?(?P<repo>[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?:@(?P<revision>[\w./-]+))?$")
 _TENSOR_TABLE = "safetensors-tensors.json"
 
 
@@ -50,14 +47,6 @@ class HubModel(NamedTuple):
         """Where the model came from, reproducibly: repository, commit and config hash."""
         asked = "" if self.revision in ("main", self.commit) else f" (revision {self.revision})"
         return f"hf: {self.repo_id}@{self.commit}{asked}; config.json sha256:{self.config_sha256}"
-
-
-def parse_hub_id(ref: str) -> tuple[str, str | None] | None:
-    """``(repo_id, revision)`` of a Hub reference, or ``None`` when ``ref`` is not one."""
-    match = HUB_ID.match(ref)
-    if match is None:
-        return None
-    return match.group("repo"), match.group("revision")
 
 
 def fetch_hub_model(repo_id: str, revision: str | None, location: Location | None = None) -> HubModel:

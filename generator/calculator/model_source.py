@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from fractions import Fraction
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -76,14 +77,24 @@ def resolve_model(ref: str, base_dir: str = ".", location: Location | None = Non
     return ResolvedModel(record.id, record.name, "catalog: " + record.source[0], arch)
 
 
+#: ``org/name`` or ``org/name@revision`` (optionally written ``hf:org/name@revision``).
+HUB_ID = re.compile(r"^(?:hf:)?(?P<repo>[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?:@(?P<revision>[\w./-]+))?$")
+
+
+def parse_hub_id(ref: str) -> tuple[str, str | None] | None:
+    """``(repo_id, revision)`` of a Hub reference, or ``None`` when ``ref`` is not one."""
+    match = HUB_ID.match(ref)
+    if match is None:
+        return None
+    return match.group("repo"), match.group("revision")
+
+
 def _hub_id(ref: str, from_hub: bool) -> tuple[str, str | None, str | None] | None:
     """``(repo, revision, catalog miss)`` when ``ref`` is to be read from the Hub, else ``None`` (a catalog id).
 
     The catalog miss is the catalog's own message (with close ids) for an id read from the Hub only
     because the catalog lacks it: a typo of a catalog id then says so first.
     """
-    from generator.calculator.hub import parse_hub_id
-
     parsed = parse_hub_id(ref)
     if parsed is None:
         return None
