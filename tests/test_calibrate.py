@@ -95,6 +95,29 @@ def test_nvidia_smi_memory_used_is_compared() -> None:
     assert predicted == pytest.approx(81559 * 2**20 * 0.98 / 2**30, abs=0.01)
 
 
+def test_nvidia_smi_memory_usage_of_a_public_vllm_run_reproduces_its_errors() -> None:
+    """vLLM issue #7553: 4x RTX 4090, TP 4, --gpu-memory-utilization 0.9; nvidia-smi with and without CUDA graphs."""
+    # The issue serves Yi-1.5-34B-Chat (not in the catalog); the memory.used prediction is the GPU's memory x the
+    # utilization and does not depend on the model, so a catalog model of the same TP stands in.
+    setup = ("Qwen/Qwen2.5-32B-Instruct", "--gpu", "rtx-4090-24gb", "--tp", "4", "--gpu-memory-utilization", "0.9")
+    log = DATA / "nvidia-smi-vllm-4x-rtx-4090.txt"
+    found = [m.value for m in parse_log(log.read_text(encoding="utf-8"), "log")]
+    assert found == [23859 / 1024, 21395 / 1024]
+    code, text = calibrate(*setup, "--log", str(log))
+    assert code == 0
+    lines = [line.split() for line in text.splitlines()[1:3]]
+    assert [line[0] for line in lines] == ["gpu_memory_used_gib", "gpu_memory_used_gib"]
+    assert [float(line[2]) for line in lines] == [round(24564 * 0.9 / 1024, 2)] * 2
+    # CUDA graphs hold 2464 MiB beyond the utilization budget (-7.3%); without them the run is 3.3% under it
+    assert [line[3] for line in lines] == ["-7.3%", "+3.3%"]
+
+
+def test_llama_bench_2023_table_with_spaced_test_names_is_read() -> None:
+    """llama.cpp PR #4812: the 2023 llama-bench table ("tg 128", an extra nkvo column), one row per nkvo value."""
+    found = parse_log((DATA / "llama-bench-2023-rtx-3090-ti.md").read_text(encoding="utf-8"), "bench")
+    assert [(m.name, m.value) for m in found] == [("decode_tokens_per_s", 127.43), ("decode_tokens_per_s", 59.99)]
+
+
 def test_a_log_without_figures_is_an_input_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = tmp_path / "empty.log"
     log.write_text("nothing to see\n")

@@ -49,11 +49,13 @@ _PATTERNS = (
 
 #: ``torch.cuda.memory_summary()``: the "Allocated memory" row's second column is the peak.
 _TORCH_ALLOCATED = re.compile(r"\|\s*Allocated memory\s*\|\s*[\d.]+ [KMG]?i?B\s*\|\s*([\d.]+) ([KMG]?i?B)\s*\|")
+#: ``nvidia-smi``'s default table prints each GPU's "Memory-Usage" as ``23859MiB / 24564MiB``.
+_SMI_USAGE = re.compile(r"\b(\d+)MiB\s*/\s*\d+MiB")
 _UNIT_BYTES = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "KB": 2**10, "MB": 2**20, "GB": 2**30}
 
 
 def parse_log(text: str, label: str) -> list[Measurement]:
-    """Every known figure in ``text`` (a vLLM log, llama.cpp output, llama-bench table, nvidia-smi CSV)."""
+    """Every known figure in ``text`` (a vLLM log, llama.cpp output, llama-bench table, nvidia-smi CSV or table)."""
     found: list[Measurement] = []
     for line in text.splitlines():
         for name, pattern in _PATTERNS:
@@ -68,7 +70,10 @@ def parse_log(text: str, label: str) -> list[Measurement]:
         if torch_peak:
             size = float(torch_peak.group(1)) * _UNIT_BYTES[torch_peak.group(2)] / GIB
             found.append(Measurement("torch_peak_allocated_gib", size, line.strip()))
-        bench = re.match(r"\|.*\|\s*tg\d+\s*\|\s*([\d.]+)\s*±", line)
+        for usage in _SMI_USAGE.finditer(line):
+            found.append(Measurement("gpu_memory_used_gib", int(usage.group(1)) * 2**20 / GIB, line.strip()))
+        # llama-bench names the test "tg128" (2024 on) or "tg 128" (2023 builds)
+        bench = re.match(r"\|.*\|\s*tg ?\d+\s*\|\s*([\d.]+)\s*±", line)
         if bench:
             found.append(Measurement("decode_tokens_per_s", float(bench.group(1)), line.strip()))
     found += _nvidia_smi(text)
