@@ -35,6 +35,10 @@ def main(argv: list[str] | None = None) -> None:
         from generator.calculator.cli import main as estimate_main
 
         sys.exit(estimate_main(args[1:]))
+    if args[:1] == ["calibrate"]:
+        from generator.calculator.calibrate import main as calibrate_main
+
+        sys.exit(calibrate_main(args[1:]))
     cli = _build_cli()
     cli.main(args=args, prog_name="specgen")
 
@@ -148,6 +152,14 @@ def _build_cli() -> Any:
 
         sys.exit(estimate_main(list(ctx.args)))
 
+    @cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []})
+    @click.pass_context
+    def calibrate(ctx: click.Context) -> None:
+        """Compare a run's logs with the prediction; writes a constants: block (see 'specgen calibrate -h')."""
+        from generator.calculator.calibrate import main as calibrate_main
+
+        sys.exit(calibrate_main(list(ctx.args)))
+
     @cli.command()
     @click.argument("old", type=click.Path(dir_okay=False))
     @click.argument("new", type=click.Path(dir_okay=False))
@@ -173,15 +185,30 @@ def _build_cli() -> Any:
         click.echo(to_json(constant_docs() if constants else workload_schema()))
 
     @cli.command()
-    @click.argument("kind", type=click.Choice(["gpus", "platforms", "models"]))
+    @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the block to this file instead of stdout.")
+    @boundary
+    def detect(output: str | None) -> None:
+        """Describe this machine as a hardware.fixed block (GPUs, CPU, RAM, swap, NVMe, PCIe links)."""
+        from generator.calculator.detect import detect_machine, fixed_block, this_machine, write_block
+
+        text = fixed_block(detect_machine(this_machine()))
+        if output:
+            write_block(output, text)
+            click.echo(f"wrote {output}")
+        else:
+            click.echo(text, nl=False)
+
+    @cli.command()
+    @click.argument("kind", type=click.Choice(["gpus", "platforms", "models", "cpus", "nics", "drives", "prices"]))
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @boundary
     def catalog(kind: str, as_json: bool) -> None:
-        """List catalog GPUs, platforms or models with their ids and key figures."""
+        """List catalog GPUs, platforms, models, CPUs, NICs, drives or prices with their ids and key figures."""
+        from generator.calculator.catalog_listing import KINDS, listing_rows
         from generator.calculator.report import catalog_rows, catalog_text
         from generator.render.env import to_json
 
-        rows = catalog_rows(kind)
+        rows = listing_rows(kind) if kind in KINDS else catalog_rows(kind)
         click.echo(to_json(rows) if as_json else catalog_text(rows), nl=as_json)
 
     return cli

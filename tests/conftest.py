@@ -1,10 +1,15 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# No test reaches the Hugging Face Hub: an id the catalog lacks is looked up offline (in an empty
+# cache) unless a test points HF_ENDPOINT at its own local server (tests/hub_server.py).
+os.environ["HF_HUB_OFFLINE"] = "1"
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

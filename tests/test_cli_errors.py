@@ -31,7 +31,7 @@ def run_specgen(*args: str, cwd: Path | None = None) -> subprocess.CompletedProc
         text=True,
         cwd=cwd or REPO,
         check=False,
-        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
     )
 
 

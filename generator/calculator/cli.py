@@ -65,7 +65,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="How much VRAM / how many GPUs for one model: a catalog id, a config.json, or a directory holding one.",
         epilog=EPILOG,
     )
-    p.add_argument("model", help="catalog model id (see 'specgen catalog models') or path to a config.json / model directory")
+    p.add_argument(
+        "model",
+        help="catalog model id (see 'specgen catalog models'), a Hugging Face id org/name[@revision], "
+        "or a path to a config.json, a model directory (safetensors headers are read) or a .gguf file",
+    )
+    p.add_argument(
+        "--from-hub",
+        action="store_true",
+        help="read an org/name id from the Hugging Face Hub even when the catalog has it (HF_TOKEN, HF_HUB_OFFLINE, "
+        "HF_ENDPOINT apply)",
+    )
     p.add_argument(
         "--precision",
         help="weight format: bf16, fp16, fp32, fp8, int8, int4, nf4, mxfp4, q8_0, q4_k_m, ... (default: the checkpoint's)",
@@ -115,6 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--offload-optimizer", action="store_true", help="ZeRO-Offload: optimizer states and gradients in host RAM")
     t.add_argument("--offload-params", action="store_true", help="ZeRO-3 parameter offload to host RAM")
     o = p.add_argument_group("an existing machine (with --ram-gib): offload planning")
+    o.add_argument(
+        "--detect",
+        action="store_true",
+        help="plan on the machine this runs on, as 'specgen detect' finds it; options given override what it finds",
+    )
     o.add_argument("--ram-gib", type=float, help="installed system RAM, GiB: plan placement on this machine instead of sizing")
     o.add_argument("--reserved-ram-gib", type=float, default=8.0, help="RAM the host's other services need (default 8)")
     o.add_argument("--swap-gib", type=float, default=0.0, help="configured swap, GiB")
@@ -261,12 +276,34 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
         refuse(("input_tokens", "output_tokens", "gpu_memory_utilization"), "needs --gpu")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run ``specgen estimate``; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+#: ``hardware.fixed`` fields that ``specgen detect`` reports -> the estimate option they fill.
+_DETECTED = {
+    "gpu": "gpu", "gpu_count": "gpus", "ram_gib": "ram_gib", "reserved_ram_gib": "reserved_ram_gib", "swap_gib": "swap_gib",
+    "nvme_gib": "nvme_gib", "pcie_gen": "pcie_gen", "pcie_lanes": "pcie_lanes", "cpu": "cpu",
+    "memory_channels": "memory_channels", "ddr_mt_per_s": "ddr_mt_per_s",
+}  # fmt: skip
+
+
+def apply_detected(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Fill the machine options the user left at their defaults from what this machine reports."""
+    from generator.calculator.detect import detect_machine, this_machine
+
+    facts = detect_machine(this_machine())
+    for field, dest in _DETECTED.items():
+        if field in facts and getattr(args, dest) == parser.get_default(dest):
+            setattr(args, dest, facts[field].value)
+    if args.ram_gib is None:
+        parser.error("--detect could not read this machine's RAM (/proc/meminfo); give --ram-gib")
+    if not args.gpu:
+        parser.error("--detect found no GPU it knows (nvidia-smi missing or the GPU not in the catalog); give --gpu")
+
+
+def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> EstimateRequest:
+    """The request of parsed arguments (``--detect`` applied, combinations checked; usage errors exit 2)."""
+    if args.detect:
+        apply_detected(parser, args)
     check_combinations(parser, args)
-    request = EstimateRequest(
+    return EstimateRequest(
         model=args.model,
         precision=args.precision,
         kv_precision=args.kv_precision,
@@ -296,9 +333,21 @@ def main(argv: list[str] | None = None) -> int:
         fixed=_fixed_machine(args),
         allowed_precisions=tuple(args.allow_precision),
         min_context_tokens=args.min_context,
+        from_hub=args.from_hub,
     )
+
+
+def run_estimate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, Any]:
+    """The estimate of parsed arguments."""
+    return estimate(build_request(parser, args))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``specgen estimate``; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
-        result = estimate(request)
+        result = run_estimate(parser, args)
     except SpecgenError as exc:
         print(f"specgen estimate: error: {exc}", file=sys.stderr)
         return exc.exit_code

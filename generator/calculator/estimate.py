@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from generator import catalog
 from generator.calculator.model_limits import check_layout
-from generator.calculator.model_source import ResolvedModel, resolve_model
+from generator.calculator.model_source import ResolvedModel, model_weight_format, resolve_model
 from generator.errors import InfeasibleError, InputError
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.memory import InferenceMemory, size_inference
@@ -72,11 +72,15 @@ class EstimateRequest(NamedTuple):
     fixed: FixedSpec | None = None
     allowed_precisions: tuple[str, ...] = ()
     min_context_tokens: int | None = None
+    #: Read an ``org/name`` id from the Hugging Face Hub even when the catalog has it.
+    from_hub: bool = False
 
 
 def default_precision(model: ResolvedModel) -> str:
     """The checkpoint's own format: its quantization, else its dtype (bf16 for fp32 checkpoints)."""
     arch = model.architecture
+    if arch.file_weights is not None and arch.file_weights.precision != "fp32":
+        return arch.file_weights.precision
     if arch.quantization is not None:
         return arch.quantization.precision
     return "fp16" if arch.torch_dtype in ("float16", "fp16") else "bf16"
@@ -214,14 +218,14 @@ def training_precision(req: EstimateRequest) -> tuple[str, str]:
 def estimate(req: EstimateRequest) -> dict[str, Any]:
     """Size one model for inference (default) or training (``train`` set); a JSON-able dict."""
     check_request(req)
-    model = resolve_model(req.model)
+    model = resolve_model(req.model, from_hub=req.from_hub)
     arch = model.architecture
     check_layout(arch, req.tp, req.pp)
     consts = _constants(req)
     gpu = catalog.find_gpu(req.gpu) if req.gpu else None
     par = Parallelism(req.tp, req.pp, req.ep)
     precision = req.precision or default_precision(model)
-    fmt = weight_format(precision)
+    fmt = model_weight_format(arch, precision)
     kv_name = req.kv_precision or ("fp16" if precision == "fp16" else "bf16")
     kv_bits = kv_cache_bits(kv_name)
     if req.context_tokens is not None:
@@ -252,6 +256,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             "layers": arch.num_layers,
             "max_position_embeddings": arch.max_position_embeddings,
         },
+        "weights_from": _weights_from(arch, fmt),
         "params": {
             "total": arch.params_total,
             "active": arch.params_active,
@@ -354,7 +359,7 @@ def _fixed_machine(
     req: EstimateRequest, arch: Architecture, fmt: WeightFormat, kv_bits: int, context: int, consts: Constants
 ) -> dict[str, Any]:
     """Place the model on an existing machine (``--ram-gib`` given): offload plan, speed, settings."""
-    from generator.calculator.machine import build_machine
+    from generator.calculator.machine import build_machine, ddr_assumption
     from generator.calculator.offload_report import (
         OFFLOAD_UNBLOCK,
         alternatives,
@@ -393,8 +398,17 @@ def _fixed_machine(
         },
         "runtime_settings": runtime_settings(arch, plan, machine, consts),
         "checklist": checklist(plan, machine),
-        "findings": [{"level": lvl, "code": code, "message": msg} for lvl, code, msg in findings(plan, machine, None, consts)],
+        "findings": [
+            *({"level": "warning", "code": "ddr-bandwidth-assumed", "message": w} for w in [ddr_assumption(spec)] if w),
+            *({"level": lvl, "code": code, "message": msg} for lvl, code, msg in findings(plan, machine, None, consts)),
+        ],
     }
+
+
+def _weights_from(arch: Architecture, fmt: WeightFormat) -> str:
+    """Whether the weight bytes are the checkpoint's own (read from its files) or computed from the config."""
+    files = arch.file_weights
+    return files.source if files is not None and files.precision == fmt.name else "computed from the config"
 
 
 def _fit(gpu_id: str, memory: int, need: int, usable_fraction: float) -> dict[str, Any]:

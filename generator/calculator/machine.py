@@ -11,6 +11,30 @@ from generator.sizing.offload import Machine
 from generator.sizing.performance import pcie_gb_per_s
 from generator.units import GIB
 
+#: The catalog CPU whose memory (channels x DDR speed) is assumed, by kind of machine, when the user
+#: gives neither a CPU nor memory_channels and ddr_mt_per_s: a desktop's dual-channel DDR5, a
+#: GPU server's 8-channel DDR5 socket. Their figures and sources are the catalog records'.
+ASSUMED_CPU = {"desktop": "core-i9-14900k", "server": "xeon-platinum-8480-plus"}
+
+
+def machine_kind(spec: FixedSpec, gpu: GpuSpec) -> str:
+    """``server`` for 4+ GPUs or data-center modules (SXM, OAM, superchip), else ``desktop``."""
+    return "server" if spec.gpu_count >= 4 or gpu.form_factor != "pcie" else "desktop"
+
+
+def ddr_assumption(spec: FixedSpec) -> str | None:
+    """The warning to give when the DRAM bandwidth is assumed rather than known, else ``None``."""
+    if spec.cpu or (spec.memory_channels and spec.ddr_mt_per_s):
+        return None
+    gpu = catalog.find_gpu(spec.gpu)
+    kind = machine_kind(spec, gpu)
+    cpu = catalog.cpus()[ASSUMED_CPU[kind]]
+    return (
+        f"no CPU given: system-RAM bandwidth assumed for a {kind} ({cpu.memory_channels} channels x DDR-{cpu.ddr_mt_per_s}, "
+        f"like {cpu.name}); give the CPU (a catalog id, see 'specgen catalog cpus') or memory_channels and ddr_mt_per_s "
+        "(`specgen detect` reads them) for offload speeds of this machine"
+    )
+
 
 class FixedSpec(NamedTuple):
     """What the user says about an existing server (the same fields as ``hardware.fixed``)."""
@@ -44,7 +68,8 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
             f"{cpu.name}: ",
         )
     else:
-        raise InputError("give the CPU (a catalog id) or memory_channels and ddr_mt_per_s, to know the DRAM bandwidth")
+        cpu = catalog.cpus()[ASSUMED_CPU[machine_kind(spec, gpu)]]
+        channels, mts, source = cpu.memory_channels, cpu.ddr_mt_per_s, f"assumed like {cpu.name}: "
     ddr = dram_bandwidth_gb_per_s(channels, mts)
     ddr_basis = f"{source}{channels} channels x DDR-{mts}"
     gen = min(spec.pcie_gen or gpu.pcie_gen, gpu.pcie_gen)

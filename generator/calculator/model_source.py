@@ -1,16 +1,25 @@
-"""Resolve a model reference - a catalog id, a ``config.json`` file or a directory holding one."""
+"""Resolve a model reference: a catalog id, a Hub id, a ``config.json``, a model directory or a ``.gguf`` file.
+
+A catalog id is answered offline from the catalog. An ``org/name`` the catalog lacks, any
+``org/name@revision`` or ``hf:org/name``, and every Hub id when ``from_hub`` is set, are read from
+the Hugging Face Hub (:mod:`generator.calculator.hub`). A directory's safetensors headers and a
+``.gguf`` file's tensor table give the exact weight bytes.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+from fractions import Fraction
 from typing import TYPE_CHECKING, NamedTuple
 
 from generator import catalog
 from generator.calculator.model_limits import check_config_dimensions
-from generator.errors import ArchitectureError, InputError, Location
+from generator.errors import ArchitectureError, InputError, Location, UnknownIdError
 from generator.input_files import MAX_CONFIG_BYTES, inside_root, read_text_limited, short
 from generator.sizing.architecture import Architecture, parse_architecture
+from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat, weight_format
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -30,7 +39,7 @@ class ResolvedModel(NamedTuple):
 _MALFORMED = (TypeError, ValueError, AttributeError, ArithmeticError, KeyError, IndexError, RecursionError)
 
 
-def _parse(config: Mapping[str, Any], label: str, location: Location | None) -> Architecture:
+def parse_config(config: Mapping[str, Any], label: str, location: Location | None) -> Architecture:
     """``parse_architecture``, with every failure an ArchitectureError that names the config."""
     try:
         check_config_dimensions(config)
@@ -52,23 +61,86 @@ def _looks_like_path(ref: str) -> bool:
     return ref.endswith(".json") or ref.startswith((".", "/", "~")) or (os.sep in ref and os.path.exists(ref))
 
 
-def resolve_model(ref: str, base_dir: str = ".", location: Location | None = None, root: str | None = None) -> ResolvedModel:
-    """Resolve ``ref``; paths are relative to ``base_dir`` (the workload file's folder) and, given a ``root``, inside it."""
+def resolve_model(
+    ref: str, base_dir: str = ".", location: Location | None = None, root: str | None = None, from_hub: bool = False
+) -> ResolvedModel:
+    """Resolve ``ref``; paths are relative to ``base_dir`` (the workload file's folder) and, given a ``root``, inside it.
+
+    ``from_hub``: read an ``org/name`` id from the Hub even when the catalog has it.
+    """
     path = os.path.join(base_dir, os.path.expanduser(ref))
+    if ref.lower().endswith(".gguf"):
+        from generator.calculator.gguf_file import resolve_gguf
+
+        if root is not None:
+            path = inside_root(path, root, ref, location)
+        return resolve_gguf(ref, path, location)
     if _looks_like_path(ref) or os.path.isdir(path):
         if root is not None:
             path = inside_root(path, root, ref, location)
         return _from_path(ref, path, location)
+    hub_id = _hub_id(ref, from_hub)
+    if hub_id is not None:
+        return _from_hub(*hub_id, location)
     try:
         record = catalog.find_model(ref)
     except InputError as exc:
         raise type(exc)(exc.message, location) from None
-    arch = _parse(record.config, f"catalog model '{record.id}'", location)
+    arch = parse_config(record.config, f"catalog model '{record.id}'", location)
     return ResolvedModel(record.id, record.name, "catalog: " + record.source[0], arch)
 
 
+#: ``org/name`` or ``org/name@revision`` (optionally written ``hf:org/name@revision``).
+HUB_ID = re.compile(r"(?:hf:)?(?P<repo>[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?:@(?P<revision>[\w./-]+))?")
+
+
+def parse_hub_id(ref: str) -> tuple[str, str | None] | None:
+    """``(repo_id, revision)`` of a Hub reference, or ``None`` when ``ref`` is not one."""
+    match = HUB_ID.fullmatch(ref)
+    if match is None:
+        return None
+    return match.group("repo"), match.group("revision")
+
+
+def _hub_id(ref: str, from_hub: bool) -> tuple[str, str | None, str | None] | None:
+    """``(repo, revision, catalog miss)`` when ``ref`` is to be read from the Hub, else ``None`` (a catalog id).
+
+    The catalog miss is the catalog's own message (with close ids) for an id read from the Hub only
+    because the catalog lacks it: a typo of a catalog id then says so first.
+    """
+    parsed = parse_hub_id(ref)
+    if parsed is None:
+        return None
+    if from_hub or ref.startswith("hf:") or parsed[1] is not None:
+        return (*parsed, None)
+    try:
+        catalog.find_model(ref)
+    except UnknownIdError as exc:
+        return (*parsed, exc.message)
+    return None
+
+
+def _from_hub(repo_id: str, revision: str | None, catalog_miss: str | None, location: Location | None) -> ResolvedModel:
+    from generator.calculator.hub import fetch_hub_model
+    from generator.calculator.safetensors_header import with_file_weights
+
+    try:
+        hub = fetch_hub_model(repo_id, revision, location)
+    except InputError as exc:
+        if catalog_miss is None:
+            raise
+        raise UnknownIdError(f"{catalog_miss}; not read from the Hub either: {exc.message}", location) from None
+    arch = parse_config(hub.config, f"{repo_id} config.json", location)
+    if hub.tensors is not None:
+        arch = with_file_weights(arch, hub.tensors, f"safetensors headers of {repo_id}@{hub.commit}")
+    arch = arch._replace(notes=(*arch.notes, *hub.notes))
+    return ResolvedModel(repo_id, repo_id, hub.source, arch)
+
+
 def _from_path(ref: str, path: str, location: Location | None) -> ResolvedModel:
+    directory = None
     if os.path.isdir(path):
+        directory = path
         path = os.path.join(path, "config.json")
     if not os.path.lexists(path):
         raise InputError(f"model config {short(ref)} not found (looked for {short(path, 200)})", location)
@@ -81,6 +153,32 @@ def _from_path(ref: str, path: str, location: Location | None) -> ResolvedModel:
         raise InputError(f"cannot read model config {path}: JSON nested too deeply", location) from None
     if not isinstance(config, dict):
         raise InputError(f"{path}: a config.json must hold a JSON object", location)
-    arch = _parse(config, path, location)
+    arch = parse_config(config, path, location)
+    if directory is not None:
+        arch = _with_directory_weights(arch, directory)
     name = str(config.get("_name_or_path") or os.path.basename(os.path.dirname(os.path.abspath(path))) or ref)
     return ResolvedModel(ref, name, f"local config: {ref}", arch)
+
+
+def model_weight_format(arch: Architecture, name: str) -> WeightFormat:
+    """The weight format called ``name``.
+
+    A GGUF mixture specgen has no formula for (IQ types, ``Q4_K_S``...) is the checkpoint's own
+    format, whose bytes come from its tensor table.
+    """
+    files = arch.file_weights
+    if files is not None and name == files.precision and name not in WEIGHT_FORMATS:
+        bits = Fraction(files.total_bytes * 8, max(arch.params_total, 1))
+        return WeightFormat(name, files.source, bits, high_bits=32)
+    return weight_format(name)
+
+
+def _with_directory_weights(arch: Architecture, directory: str) -> Architecture:
+    """A model directory's safetensors headers (not the weights) give its exact bytes."""
+    from generator.calculator.safetensors_header import directory_weight_files, read_header, with_file_weights
+
+    files = directory_weight_files(directory)
+    if not files:
+        return arch
+    tensors = [t for f in files for t in read_header(f)]
+    return with_file_weights(arch, tensors, f"safetensors headers in {directory}")

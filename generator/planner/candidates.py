@@ -6,7 +6,7 @@ import dataclasses
 import math
 
 from generator.calculator.estimate import default_precision
-from generator.calculator.model_source import ResolvedModel
+from generator.calculator.model_source import ResolvedModel, model_weight_format
 from generator.planner.inference import ReplicaShape, replica_shapes
 from generator.planner.inventory import ServerKey
 from generator.planner.naming import MAX_NODES_PER_POOL
@@ -120,7 +120,7 @@ def inference_options(
 ) -> list[Option]:
     """Every feasible (hardware, TP x PP, replicas, node size) of an inference deployment."""
     spec, _ = effective_slo(dep.inference)
-    fmt = weight_format(spec.precision or default_precision(model))
+    fmt = model_weight_format(model.architecture, spec.precision or default_precision(model))
     options: list[Option] = []
     for hw in allowed_hardware(wl):
         shapes, why = replica_shapes(model, spec, fmt, hw, consts)

@@ -6,7 +6,8 @@ from typing import Any
 
 from generator import catalog
 from generator.calculator.estimate import default_precision
-from generator.calculator.machine import FixedSpec, build_machine
+from generator.calculator.machine import FixedSpec, build_machine, ddr_assumption
+from generator.calculator.model_source import model_weight_format
 from generator.calculator.offload_report import (
     OFFLOAD_UNBLOCK,
     alternatives,
@@ -75,7 +76,7 @@ def _deployment(
     spec = dep.inference
     model = loaded.models[dep.name]
     arch = model.architecture
-    first = weight_format(spec.precision or default_precision(model))
+    first = model_weight_format(model.architecture, spec.precision or default_precision(model))
     formats = [first, *(weight_format(p) for p in spec.allowed_precisions if p != first.name)]
     try:
         plan = plan_offload(
@@ -140,7 +141,11 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
         raise InputError(exc.message, loaded.document.locate(("hardware", "fixed"))) from None
     node = _node(fixed, machine, basis, consts)
     name = pool_name([wl.name], node.gpu_id)
-    deployments, notes = [], []
+    deployments: list[DeploymentPlan] = []
+    notes: list[Finding] = []
+    assumed = ddr_assumption(fixed)
+    if assumed:
+        notes.append(Finding("warning", "ddr-bandwidth-assumed", assumed, "hardware.fixed"))
     for i in range(len(wl.deployments)):
         plan, found = _deployment(loaded, i, machine, name, consts)
         deployments.append(plan)

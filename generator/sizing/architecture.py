@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from generator.errors import ArchitectureError
+from generator.sizing.file_weights import FileWeights
 from generator.sizing.quantization import QuantizationConfig, parse_quantization_config
 
 #: Linear groups; weight formats decide per group what is quantized.
@@ -127,6 +128,8 @@ class Architecture(NamedTuple):
     params_total: int = 0
     #: Parameters used per token: the total minus the routed experts a token skips.
     params_active: int = 0
+    #: Exact bytes read from the checkpoint's files; used when weights are held in their format.
+    file_weights: FileWeights | None = None
 
     @property
     def is_moe(self) -> bool:

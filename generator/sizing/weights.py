@@ -15,6 +15,7 @@ from fractions import Fraction
 from typing import NamedTuple
 
 from generator.sizing.architecture import ATTENTION, EXPERT, ROUTER, Architecture, Layer, Linear
+from generator.sizing.file_weights import FileWeights
 from generator.sizing.precision import WeightFormat
 
 _REPLICATED = {"q_a_proj", "kv_a_proj_with_mqa"}
@@ -142,6 +143,10 @@ def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Paral
     embed_bits = arch.embedding_params * _top_bits(arch, fmt, "model.embed_tokens", fmt.embedding_bits())
     head_bits = arch.lm_head_params * _top_bits(arch, fmt, "lm_head", fmt.lm_head_bits())
     other_bits = arch.other_params * fmt.other_bits() + arch.vision_params * 16
+    files = arch.file_weights
+    if files is not None and files.precision == fmt.name and len(files.layer_bytes) == arch.num_layers:
+        shares = [s / w if w else Fraction(1) for s, w in zip(layer_shard, layer_whole, strict=True)]
+        return _sizes_from_files(files, arch, par, shares)
     total = sum(layer_whole, Fraction(0)) + embed_bits + head_bits + other_bits
     per_stage = []
     for stage, layers in enumerate(stage_layers(arch.num_layers, par.pp)):
@@ -162,6 +167,30 @@ def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Paral
         expert_bytes=_bytes(expert_bits),
         other_bytes=_bytes(other_bits),
         layer_expert_bytes=tuple(_bytes(b) for b in layer_experts),
+    )
+
+
+def _sizes_from_files(files: FileWeights, arch: Architecture, par: Parallelism, shard: list[Fraction]) -> WeightSizes:
+    """The checkpoint's own bytes; each layer split over GPUs in the share the config's layout gives it."""
+    per_stage = []
+    for stage, layers in enumerate(stage_layers(arch.num_layers, par.pp)):
+        stage_bytes = sum((files.layer_bytes[i] * shard[i] for i in layers), Fraction(0))
+        if stage == 0:
+            stage_bytes += Fraction(files.embedding_bytes, par.tp) + files.vision_bytes
+        if stage == par.pp - 1:
+            stage_bytes += Fraction(files.lm_head_bytes, par.tp) + files.other_bytes
+            if arch.tie_word_embeddings and par.pp > 1:
+                stage_bytes += Fraction(files.embedding_bytes, par.tp)
+        per_stage.append(stage_bytes)
+    return WeightSizes(
+        total_bytes=files.total_bytes,
+        per_gpu_bytes=math.ceil(max(per_stage)),
+        layer_bytes=files.layer_bytes,
+        embedding_bytes=files.embedding_bytes,
+        lm_head_bytes=files.lm_head_bytes,
+        expert_bytes=sum(files.layer_expert_bytes),
+        other_bytes=files.other_bytes + files.vision_bytes,
+        layer_expert_bytes=files.layer_expert_bytes,
     )
 
 

@@ -1,0 +1,346 @@
+"""``specgen detect``: this machine as a ``hardware.fixed`` block, every value marked measured or assumed.
+
+Read from what Linux and the NVIDIA driver print: ``nvidia-smi --query-gpu`` (GPU model, memory,
+PCIe generation and width of each GPU's link), ``/proc/cpuinfo`` (CPU model, sockets, cores),
+``/proc/meminfo`` (RAM, RAM in use), ``/proc/swaps``, ``/sys/block/nvme*`` (NVMe drives and sizes)
+and, where readable (root), ``dmidecode -t memory`` (populated DIMMs, channels, configured speed).
+:class:`Sources` reads them from a root folder and a table of command outputs, so the same code
+runs on this machine (``/`` and real commands) and on recorded fixtures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Mapping
+from typing import NamedTuple
+
+from generator import catalog
+from generator.units import GIB
+
+#: The nvidia-smi query detect runs (all documented ``--query-gpu`` fields, ``nvidia-smi --help-query-gpu``).
+NVIDIA_SMI = (
+    "nvidia-smi",
+    "--query-gpu=index,name,memory.total,pcie.link.gen.max,pcie.link.width.max",
+    "--format=csv,noheader,nounits",
+)
+DMIDECODE = ("dmidecode", "-t", "memory")
+_GPU_NOISE = {"nvidia", "geforce", "tesla", "generation"}
+_FORM_WORDS = {"pcie", "nvl"}
+
+
+class Fact(NamedTuple):
+    """One value of the machine and how it is known: ``measured: <where>`` or ``assumed: <why>``."""
+
+    value: object
+    how: str
+
+
+class Sources(NamedTuple):
+    """Where detect reads: a filesystem root (``/`` or a fixture) and a command runner."""
+
+    root: str
+    run: Callable[[tuple[str, ...]], str | None]
+
+    def read(self, path: str) -> str | None:
+        """A file under the root, or ``None`` when it is missing or unreadable."""
+        try:
+            with open(os.path.join(self.root, path.lstrip("/")), encoding="utf-8", errors="replace") as fh:
+                return fh.read()
+        except OSError:
+            return None
+
+    def listdir(self, path: str) -> list[str]:
+        """Entries of a folder under the root (empty when missing)."""
+        try:
+            return sorted(os.listdir(os.path.join(self.root, path.lstrip("/"))))
+        except OSError:
+            return []
+
+
+def run_command(argv: tuple[str, ...]) -> str | None:
+    """Run a command of this machine; ``None`` when it is missing or fails."""
+    if shutil.which(argv[0]) is None:
+        return None
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def recorded(outputs: Mapping[str, str]) -> Callable[[tuple[str, ...]], str | None]:
+    """A runner answering from recorded outputs, keyed by the command's name."""
+    return lambda argv: outputs.get(argv[0])
+
+
+def this_machine() -> Sources:
+    """The machine detect runs on."""
+    return Sources("/", run_command)
+
+
+class GpuReading(NamedTuple):
+    """One line of the nvidia-smi query."""
+
+    name: str
+    memory_mib: int
+    pcie_gen: int | None
+    pcie_width: int | None
+
+
+def parse_nvidia_smi(text: str) -> list[GpuReading]:
+    """Rows of ``index, name, memory.total [MiB], pcie.link.gen.max, pcie.link.width.max``."""
+    gpus = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) < 5 or not cells[2].isdigit():
+            continue
+        gen = int(cells[3]) if cells[3].isdigit() else None
+        width = int(cells[4]) if cells[4].isdigit() else None
+        gpus.append(GpuReading(cells[1], int(cells[2]), gen, width))
+    return gpus
+
+
+def _tokens(name: str) -> set[str]:
+    name = re.sub(r"\(.*?\)", " ", name.lower()).replace("-", " ")
+    return {t for t in name.split() if t not in _GPU_NOISE and not re.fullmatch(r"\d+gb|hbm\w*", t)}
+
+
+def match_gpu(reading: GpuReading) -> tuple[str | None, str]:
+    """The catalog GPU of an nvidia-smi name and memory: most model words in common, then nearest memory.
+
+    A catalog form-factor word (PCIe, NVL) the name lacks counts against it: nvidia-smi names the
+    SXM parts without one ('NVIDIA H100 80GB HBM3').
+    """
+    seen = _tokens(reading.name)
+    best: tuple[float, float, str] | None = None
+    for gpu in catalog.gpus().values():
+        if gpu.vendor.lower() != "nvidia":
+            continue
+        words = _tokens(gpu.name)
+        if not any(any(ch.isdigit() for ch in w) and w in seen for w in words):
+            continue
+        score = len(words & seen) - 0.5 * len((words & _FORM_WORDS) - seen)
+        mib = gpu.memory_usable_mib or gpu.memory_gb * 1000**3 / 2**20
+        key = (score, -abs(mib - reading.memory_mib), gpu.id)
+        if best is None or key[:2] > best[:2]:
+            best = key
+    if best is None:
+        return None, f"assumed: '{reading.name}' is not in the GPU catalog; give gpu: (see 'specgen catalog gpus')"
+    return best[2], f"measured: nvidia-smi '{reading.name}', {reading.memory_mib} MiB"
+
+
+class CpuReading(NamedTuple):
+    """What /proc/cpuinfo says."""
+
+    model: str
+    sockets: int
+    cores: int
+    threads: int
+
+
+def parse_cpuinfo(text: str) -> CpuReading | None:
+    """Model name, sockets (physical ids), physical cores and logical CPUs of /proc/cpuinfo."""
+    model, sockets, cores, threads = "", set(), set(), 0
+    physical = "0"
+    for line in text.splitlines():
+        key, _, value = (part.strip() for part in line.partition(":"))
+        if key == "processor":
+            threads += 1
+        elif key == "model name" and not model:
+            model = value
+        elif key == "physical id":
+            physical = value
+            sockets.add(value)
+        elif key == "core id":
+            cores.add((physical, value))
+    if not threads:
+        return None
+    return CpuReading(model or "unknown CPU", max(1, len(sockets)), len(cores) or threads, threads)
+
+
+def match_cpu(model: str) -> str | None:
+    """The catalog CPU whose model number appears in /proc/cpuinfo's model name."""
+    text = model.lower().replace("(r)", "").replace("(tm)", "")
+    for cpu in catalog.cpus().values():
+        number = re.sub(r"\(.*?\)", "", cpu.name).lower().split()[-1]
+        if re.search(rf"(?<![\w+-]){re.escape(number)}(?![\w+-])", text):
+            return cpu.id
+    return None
+
+
+def parse_meminfo(text: str) -> dict[str, int]:
+    """/proc/meminfo fields in bytes."""
+    out = {}
+    for line in text.splitlines():
+        match = re.match(r"(\w+):\s+(\d+)\s*kB", line)
+        if match:
+            out[match.group(1)] = int(match.group(2)) * 1024
+    return out
+
+
+def parse_swaps(text: str) -> int:
+    """Bytes of swap configured (/proc/swaps sizes are KiB)."""
+    total = 0
+    for line in text.splitlines()[1:]:
+        cells = line.split()
+        if len(cells) >= 3 and cells[2].isdigit():
+            total += int(cells[2]) * 1024
+    return total
+
+
+class DimmReading(NamedTuple):
+    """Populated DIMMs and their channels and speed, from ``dmidecode -t memory``."""
+
+    dimms: int
+    channels: int
+    mt_per_s: int | None
+    channel_basis: str
+
+
+def parse_dmidecode(text: str) -> DimmReading | None:
+    """Populated 'Memory Device' records: count, distinct channels (from locators) and configured speed."""
+    dimms, speeds, channels = 0, [], set()
+    for block in text.split("\n\n"):
+        if "Memory Device" not in block:
+            continue
+        fields = {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in block.splitlines()) if _}
+        size = fields.get("Size", "")
+        if not size or size.startswith("No Module") or size.startswith("0"):
+            continue
+        dimms += 1
+        speed = fields.get("Configured Memory Speed") or fields.get("Configured Clock Speed") or fields.get("Speed", "")
+        match = re.match(r"(\d+)\s*MT/s", speed)
+        if match:
+            speeds.append(int(match.group(1)))
+        locator = f"{fields.get('Bank Locator', '')} {fields.get('Locator', '')}".upper()
+        channel = re.search(r"CHANNEL\s*([A-Z0-9]+)", locator)
+        socket = re.search(r"\b(?:P|CPU|NODE)\s*(\d)\b", locator)
+        if channel:
+            channels.add((socket.group(1) if socket else "0", channel.group(1)))
+    if not dimms:
+        return None
+    if channels:
+        return DimmReading(dimms, len(channels), min(speeds) if speeds else None, "DIMM locators name the channels")
+    return DimmReading(dimms, dimms, min(speeds) if speeds else None, "one DIMM per channel assumed")
+
+
+def nvme_drives(src: Sources) -> dict[str, int]:
+    """NVMe namespaces and their bytes (/sys/block/nvme*/size counts 512-byte sectors)."""
+    drives = {}
+    for name in src.listdir("/sys/block"):
+        if re.fullmatch(r"nvme\d+n\d+", name):
+            sectors = (src.read(f"/sys/block/{name}/size") or "").strip()
+            if sectors.isdigit():
+                drives[name] = int(sectors) * 512
+    return drives
+
+
+def detect_machine(src: Sources) -> dict[str, Fact]:
+    """Every ``hardware.fixed`` field this machine answers, plus CPU facts (``cpu_model``, ``sockets``, ``cores``)."""
+    facts: dict[str, Fact] = {}
+    smi = src.run(NVIDIA_SMI)
+    gpus = parse_nvidia_smi(smi) if smi else []
+    if gpus:
+        gpu_id, how = match_gpu(gpus[0])
+        if gpu_id:
+            facts["gpu"] = Fact(gpu_id, how)
+        facts["gpu_count"] = Fact(len(gpus), f"measured: nvidia-smi lists {len(gpus)} GPU(s)")
+        gens = [g.pcie_gen for g in gpus if g.pcie_gen]
+        widths = [g.pcie_width for g in gpus if g.pcie_width in (1, 4, 8, 16)]
+        if gens:
+            facts["pcie_gen"] = Fact(min(gens), "measured: nvidia-smi pcie.link.gen.max, slowest GPU link")
+        if widths:
+            facts["pcie_lanes"] = Fact(min(widths), "measured: nvidia-smi pcie.link.width.max, narrowest GPU link")
+    cpuinfo = src.read("/proc/cpuinfo")
+    cpu = parse_cpuinfo(cpuinfo) if cpuinfo else None
+    if cpu is not None:
+        facts["cpu_model"] = Fact(cpu.model, "measured: /proc/cpuinfo model name")
+        facts["sockets"] = Fact(cpu.sockets, "measured: /proc/cpuinfo physical ids")
+        facts["cores"] = Fact(cpu.cores, f"measured: /proc/cpuinfo core ids ({cpu.threads} threads)")
+        cpu_id = match_cpu(cpu.model)
+        if cpu_id:
+            facts["cpu"] = Fact(cpu_id, f"measured: /proc/cpuinfo '{cpu.model}'")
+    mem = parse_meminfo(src.read("/proc/meminfo") or "")
+    if "MemTotal" in mem:
+        facts["ram_gib"] = Fact(round(mem["MemTotal"] / GIB, 1), "measured: /proc/meminfo MemTotal")
+        if "MemAvailable" in mem:
+            used = mem["MemTotal"] - mem["MemAvailable"]
+            facts["reserved_ram_gib"] = Fact(
+                round(used / GIB + 0.05, 1),
+                "measured: RAM in use now (MemTotal - MemAvailable); add services not running now",
+            )
+    swaps = src.read("/proc/swaps")
+    if swaps is not None:
+        facts["swap_gib"] = Fact(round(parse_swaps(swaps) / GIB, 1), "measured: /proc/swaps")
+    drives = nvme_drives(src)
+    if drives:
+        listing = ", ".join(f"{n} {b / 1e9:,.0f} GB" for n, b in drives.items())
+        facts["nvme_gib"] = Fact(
+            round(sum(drives.values()) / GIB, 1), f"assumed: whole capacity of {listing}; lower it to the free space"
+        )
+    dimm_text = src.run(DMIDECODE)
+    dimms = parse_dmidecode(dimm_text) if dimm_text else None
+    if dimms is not None:
+        facts["memory_channels"] = Fact(
+            min(dimms.channels, 24), f"measured: dmidecode, {dimms.dimms} DIMMs; {dimms.channel_basis}"
+        )
+        if dimms.mt_per_s:
+            facts["ddr_mt_per_s"] = Fact(dimms.mt_per_s, "measured: dmidecode Configured Memory Speed (slowest DIMM)")
+    return facts
+
+
+#: The order fields are written in (that of hardware.fixed in the workload schema).
+FIXED_FIELDS = (
+    "gpu", "gpu_count", "ram_gib", "reserved_ram_gib", "swap_gib", "nvme_gib", "pcie_gen", "pcie_lanes", "cpu",
+    "memory_channels", "ddr_mt_per_s",
+)  # fmt: skip
+
+
+def fixed_block(facts: Mapping[str, Fact]) -> str:
+    """The ``hardware.fixed`` YAML of ``facts``, each value with a comment saying how it is known."""
+    import io
+
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap
+
+    fixed = CommentedMap()
+    for key in FIXED_FIELDS:
+        if key in facts:
+            fixed[key] = facts[key].value
+            fixed.yaml_add_eol_comment(facts[key].how, key, column=30)
+    doc = CommentedMap(hardware=CommentedMap(fixed=fixed))
+    lines = ["# specgen detect: this machine as hardware.fixed; each value says whether it was measured or assumed"]
+    if "gpu" not in facts:
+        lines.append("# no NVIDIA GPU detected (nvidia-smi missing or no GPU): add gpu: and gpu_count: before using it")
+    for key in ("cpu_model", "sockets", "cores"):
+        if key in facts:
+            lines.append(f"# {key}: {facts[key].value} ({facts[key].how})")
+    if "cpu" not in facts and "memory_channels" not in facts:
+        lines.append(
+            "# CPU not in the catalog and DIMMs unreadable (dmidecode needs root): add cpu: or memory_channels: "
+            "and ddr_mt_per_s:, else offload speed assumes a default machine"
+        )
+    out = io.StringIO()
+    yaml = YAML()
+    yaml.default_flow_style = False
+    yaml.dump(doc, out)
+    return "\n".join(lines) + "\n" + out.getvalue()
+
+
+def write_block(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all (a temporary file renamed over it)."""
+    from generator.errors import OutputError
+
+    tmp = f"{path}.specgen-tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -1,0 +1,144 @@
+"""A ``.gguf`` file as a model: architecture from its metadata, exact bytes from its tensor table.
+
+Read with the ``gguf`` package (llama.cpp's own reader, imported only here): the header's
+``{arch}.*`` keys (GGUF spec, https://github.com/ggml-org/ggml/blob/master/docs/gguf.md) become the
+config fields the architecture parser knows, and every tensor's type and element count give its
+bytes (``GGUFReader`` tensors' ``n_bytes``: blocks x block bytes for K-quants, IQ types and the
+rest). The weights are memory-mapped by the reader, never read.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from generator.errors import InputError, Location
+from generator.sizing.file_weights import group_tensor_bytes
+
+if TYPE_CHECKING:
+    from generator.calculator.model_source import ResolvedModel
+
+#: GGUF ``general.architecture`` -> Hugging Face ``model_type`` (the layouts the parser sizes).
+MODEL_TYPES = {
+    "llama": "llama",
+    "mistral3": "mistral",
+    "qwen2": "qwen2",
+    "qwen3": "qwen3",
+    "qwen2moe": "qwen2_moe",
+    "qwen3moe": "qwen3_moe",
+    "gemma2": "gemma2",
+    "gemma3": "gemma3_text",
+    "phi3": "phi3",
+    "gpt-oss": "gpt_oss",
+}
+#: llama.cpp file types (``general.file_type``) that are specgen weight formats of the same name.
+FILE_TYPES = {
+    "ALL_F32": "fp32",
+    "MOSTLY_F16": "fp16",
+    "MOSTLY_BF16": "bf16",
+    "MOSTLY_Q8_0": "q8_0",
+    "MOSTLY_Q6_K": "q6_k",
+    "MOSTLY_Q5_K_M": "q5_k_m",
+    "MOSTLY_Q4_K_M": "q4_k_m",
+    "MOSTLY_Q4_0": "q4_0",
+    "MOSTLY_Q3_K_M": "q3_k_m",
+    "MOSTLY_Q2_K": "q2_k",
+}
+#: GGUF key suffix -> config.json field.
+_KEYS = {
+    "block_count": "num_hidden_layers",
+    "embedding_length": "hidden_size",
+    "feed_forward_length": "intermediate_size",
+    "attention.head_count": "num_attention_heads",
+    "attention.head_count_kv": "num_key_value_heads",
+    "attention.key_length": "head_dim",
+    "context_length": "max_position_embeddings",
+    "expert_count": "num_experts",
+    "expert_used_count": "num_experts_per_tok",
+    "expert_feed_forward_length": "moe_intermediate_size",
+    "expert_shared_feed_forward_length": "shared_expert_intermediate_size",
+    "attention.sliding_window": "sliding_window",
+    "vocab_size": "vocab_size",
+}
+
+
+def _value(field: Any) -> Any:
+    """A reader field's value (a scalar, a string or a list)."""
+    return field.contents()
+
+
+def gguf_precision(file_type: int | None) -> str:
+    """The weight-format name of a llama.cpp file type: a known format, else ``gguf-<type>``."""
+    import gguf
+
+    if file_type is None:
+        return "gguf-mixed"
+    try:
+        name = gguf.LlamaFileType(file_type).name
+    except ValueError:
+        return f"gguf-type{file_type}"
+    return FILE_TYPES.get(name, "gguf-" + name.removeprefix("MOSTLY_").removeprefix("ALL_").lower())
+
+
+def gguf_config(fields: dict[str, Any], tensor_shapes: dict[str, list[int]], label: str) -> dict[str, Any]:
+    """The config.json fields of a GGUF header (``fields``: key -> value)."""
+    arch = fields.get("general.architecture")
+    if arch not in MODEL_TYPES:
+        raise InputError(
+            f"{label}: GGUF architecture '{arch}' is not one specgen sizes from GGUF metadata "
+            f"({', '.join(sorted(MODEL_TYPES))}); give the model's config.json instead"
+        )
+    config: dict[str, Any] = {"model_type": MODEL_TYPES[arch]}
+    for suffix, key in _KEYS.items():
+        value = fields.get(f"{arch}.{suffix}")
+        if isinstance(value, list):
+            if len(set(value)) != 1:
+                raise InputError(f"{label}: {arch}.{suffix} differs per layer, which specgen does not size from GGUF")
+            value = value[0]
+        if value is not None:
+            config[key] = int(value)
+    if "vocab_size" not in config and "token_embd.weight" in tensor_shapes:
+        config["vocab_size"] = int(tensor_shapes["token_embd.weight"][1])  # ggml order: [hidden, vocab]
+    config["tie_word_embeddings"] = "output.weight" not in tensor_shapes
+    if arch == "llama" and config.get("num_experts"):
+        config["model_type"] = "mixtral"
+        config["num_local_experts"] = config.pop("num_experts")
+    if any(name.endswith("attn_q.bias") for name in tensor_shapes):
+        config["attention_bias"] = True
+    return config
+
+
+def resolve_gguf(ref: str, path: str, location: Location | None) -> ResolvedModel:
+    """Read a ``.gguf`` file's header and tensor table."""
+    from generator.calculator.model_source import ResolvedModel, parse_config
+
+    try:
+        import gguf
+    except ImportError:
+        raise InputError(f"reading {ref} needs the gguf package (pip install gguf)", location) from None
+    if not os.path.isfile(path):
+        raise InputError(f"GGUF file '{ref}' not found (looked for {path})", location)
+    try:
+        reader = gguf.GGUFReader(path)
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+        raise InputError(f"{path}: not a readable GGUF file: {exc}", location) from None
+    try:
+        fields = {name: _value(field) for name, field in reader.fields.items()}
+    except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: malformed GGUF metadata: {exc}", location) from None
+    shapes = {t.name: [int(d) for d in t.shape] for t in reader.tensors}
+    config = gguf_config(fields, shapes, path)
+    arch = parse_config(config, path, location)
+    precision = gguf_precision(fields.get("general.file_type"))
+    files = group_tensor_bytes(
+        ((t.name, int(t.n_bytes)) for t in reader.tensors),
+        arch.num_layers,
+        precision,
+        f"GGUF tensor table of {os.path.basename(path)}",
+        arch.tie_word_embeddings,
+    )
+    types = sorted({gguf.GGMLQuantizationType(t.tensor_type).name for t in reader.tensors})
+    note = f"{os.path.basename(path)}: {len(reader.tensors)} tensors ({', '.join(types)}), {files.total_bytes:,} bytes"
+    arch = arch._replace(file_weights=files, notes=(*arch.notes, note))
+    name = str(fields.get("general.name") or os.path.basename(path))
+    return ResolvedModel(ref, name, f"local GGUF: {ref}", arch)

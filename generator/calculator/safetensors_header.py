@@ -1,0 +1,129 @@
+"""Safetensors headers: every tensor's dtype, shape and exact bytes, without reading the weights.
+
+A safetensors file starts with an 8-byte little-endian header length and a JSON header mapping
+each tensor name to ``dtype``, ``shape`` and ``data_offsets`` (begin, end) in the data section
+(https://github.com/huggingface/safetensors#format). Bytes per tensor are ``end - begin``: exact for
+packed quantized tensors (GPTQ ``qweight`` int32, MXFP4 blocks) too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from generator.errors import InputError
+from generator.input_files import MAX_CONFIG_BYTES, read_text_limited, short
+from generator.sizing.architecture import Architecture
+from generator.sizing.file_weights import group_tensor_bytes
+from generator.sizing.precision import WEIGHT_FORMATS
+from generator.sizing.weights import size_weights
+
+#: The safetensors reference implementation refuses headers above 100 MB.
+MAX_HEADER_BYTES = 100_000_000
+#: Unquantized checkpoint dtypes and the weight format that holds them as stored.
+DTYPE_PRECISION = {"BF16": "bf16", "F16": "fp16", "F32": "fp32", "F8_E4M3": "fp8"}
+#: Files a directory's weights are in, by preference (as transformers and huggingface_hub look for them).
+INDEX_FILE = "model.safetensors.index.json"
+SINGLE_FILE = "model.safetensors"
+
+
+class Tensor(NamedTuple):
+    """One tensor of a checkpoint: name, safetensors dtype, bytes."""
+
+    name: str
+    dtype: str
+    nbytes: int
+
+
+def tensors_of_header(header: object, label: str) -> list[Tensor]:
+    """The tensors of a decoded safetensors header; an InputError for a malformed one."""
+    if not isinstance(header, dict):
+        raise InputError(f"{label}: safetensors header is not a JSON object")
+    out = []
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            begin, end = info["data_offsets"]
+            dtype = str(info["dtype"])
+        except (KeyError, TypeError, ValueError):
+            raise InputError(f"{label}: tensor '{name}' lacks dtype or data_offsets") from None
+        if not isinstance(begin, int) or not isinstance(end, int) or not 0 <= begin <= end:
+            raise InputError(f"{label}: tensor '{name}' has invalid data_offsets {info['data_offsets']!r}")
+        out.append(Tensor(str(name), dtype, end - begin))
+    return out
+
+
+def read_header(path: str) -> list[Tensor]:
+    """Read only the header of one ``.safetensors`` file."""
+    if not os.path.isfile(path):
+        raise InputError(f"{path}: not a regular file; only regular safetensors files are read")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+            if len(head) < 8:
+                raise InputError(f"{path}: too short to be a safetensors file")
+            (length,) = struct.unpack("<Q", head)
+            if length > min(MAX_HEADER_BYTES, os.path.getsize(path) - 8):
+                raise InputError(f"{path}: safetensors header length {length} is larger than the file allows")
+            header = json.loads(fh.read(length))
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc}") from None
+    except (ValueError, RecursionError):
+        raise InputError(f"{path}: safetensors header is not valid JSON") from None
+    return tensors_of_header(header, path)
+
+
+def directory_weight_files(directory: str) -> list[str]:
+    """The safetensors files holding a model directory's weights (the index's shards, else ``model.safetensors``)."""
+    index = os.path.join(directory, INDEX_FILE)
+    if os.path.isfile(index):
+        text = read_text_limited(index, MAX_CONFIG_BYTES, "safetensors index")
+        try:
+            weight_map = json.loads(text)["weight_map"]
+            files = sorted({str(f) for f in weight_map.values()})
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            raise InputError(f"{index}: not a valid safetensors index (needs a weight_map object)") from None
+        for name in files:
+            if os.path.basename(name) != name or name in ("", ".", ".."):
+                raise InputError(f"{index}: shard {short(name)} is not a file name in the model directory")
+        return [os.path.join(directory, f) for f in files]
+    single = os.path.join(directory, SINGLE_FILE)
+    return [single] if os.path.isfile(single) else []
+
+
+def file_precision(arch: Architecture, tensors: Iterable[Tensor]) -> str | None:
+    """The weight format the checkpoint stores: its quantization, else the dtype holding most layer bytes."""
+    if arch.quantization is not None:
+        return arch.quantization.precision
+    by_dtype: dict[str, int] = {}
+    for t in tensors:
+        if ".layers." in t.name:
+            by_dtype[t.dtype] = by_dtype.get(t.dtype, 0) + t.nbytes
+    if not by_dtype:
+        return None
+    return DTYPE_PRECISION.get(max(sorted(by_dtype), key=lambda d: by_dtype[d]))
+
+
+def with_file_weights(arch: Architecture, tensors: list[Tensor], source: str) -> Architecture:
+    """``arch`` carrying the checkpoint's exact bytes (when its format is known), with notes on what differs."""
+    precision = file_precision(arch, tensors)
+    if precision is None or precision not in WEIGHT_FORMATS:
+        dtypes = ", ".join(sorted({t.dtype for t in tensors})) or "none"
+        note = f"weights sized from the config: the checkpoint's tensor dtypes ({dtypes}) are not a known format"
+        return arch._replace(notes=(*arch.notes, note))
+    pairs = ((t.name, t.nbytes) for t in tensors)
+    files = group_tensor_bytes(pairs, arch.num_layers, precision, source, arch.tie_word_embeddings)
+    notes = list(arch.notes)
+    computed = size_weights(arch, WEIGHT_FORMATS[precision]).total_bytes
+    if computed and abs(files.total_bytes - computed) / computed > 0.005:
+        notes.append(
+            f"{precision} weights are {files.total_bytes:,} bytes in the checkpoint's files, "
+            f"{(files.total_bytes - computed) / computed:+.1%} against {computed:,} computed from the config; the files are used"
+        )
+    if files.extra_layer_bytes:
+        notes.append(f"{files.extra_layer_bytes:,} bytes of tensors in layers past num_hidden_layers are not counted")
+    return arch._replace(file_weights=files, notes=tuple(notes))

@@ -1,0 +1,133 @@
+"""`specgen detect` on recorded machines (tests/data/detect, see SOURCES.md) and on this machine."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from generator.calculator.detect import Sources, detect_machine, fixed_block, recorded, this_machine
+from generator.calculator.estimate import EstimateRequest, estimate
+from generator.calculator.machine import FixedSpec
+from generator.workload.schema import workload_schema
+from tests.conftest import REPO
+
+FIXTURES = Path(__file__).parent / "data" / "detect"
+
+
+def fixture(name: str) -> Sources:
+    commands = {p.stem: p.read_text() for p in (FIXTURES / name / "commands").glob("*.txt")}
+    return Sources(str(FIXTURES / name / "root"), recorded(commands))
+
+
+@pytest.mark.parametrize(
+    ("machine", "expected"),
+    [
+        pytest.param(
+            "desktop-4090",
+            {"gpu": "rtx-4090-24gb", "gpu_count": 1, "pcie_gen": 4, "pcie_lanes": 16, "cpu": "core-i9-14900k",
+             "ram_gib": 62.6, "swap_gib": 8.0, "nvme_gib": 1863.0, "sockets": 1, "cores": 24},
+            id="desktop-one-gpu",
+        ),
+        pytest.param(
+            "server-8xh100",
+            {"gpu": "h100-sxm5-80gb", "gpu_count": 8, "pcie_gen": 5, "pcie_lanes": 16, "cpu": "xeon-platinum-8480-plus",
+             "ram_gib": 1007.5, "swap_gib": 0.0, "nvme_gib": 28615.9, "sockets": 2, "cores": 112,
+             "memory_channels": 16, "ddr_mt_per_s": 4800},
+            id="two-socket-eight-gpus",
+        ),
+        pytest.param(
+            "no-nvidia-ryzen",
+            {"cpu": "ryzen-9-7950x", "ram_gib": 31.1, "swap_gib": 2.0, "sockets": 1, "cores": 16,
+             "memory_channels": 2, "ddr_mt_per_s": 4800},
+            id="no-nvidia-tools",
+        ),
+    ],
+)  # fmt: skip
+def test_recorded_machines(machine: str, expected: dict[str, Any]) -> None:
+    facts = detect_machine(fixture(machine))
+    assert {k: facts[k].value for k in expected} == expected
+    if machine == "no-nvidia-ryzen":
+        assert "gpu" not in facts and "gpu_count" not in facts and "nvme_gib" not in facts
+    assert all(f.how.startswith(("measured: ", "assumed: ")) for f in facts.values())
+
+
+def fixed_schema() -> dict[str, Any]:
+    schema: dict[str, Any] = workload_schema()["properties"]["hardware"]["properties"]["fixed"]
+    return schema
+
+
+@pytest.mark.parametrize("machine", ["desktop-4090", "server-8xh100", "no-nvidia-ryzen"])
+def test_block_is_a_valid_hardware_fixed(machine: str) -> None:
+    import jsonschema
+
+    text = fixed_block(detect_machine(fixture(machine)))
+    block = YAML(typ="safe").load(io.StringIO(text))["hardware"]["fixed"]
+    schema = fixed_schema()
+    if machine == "no-nvidia-ryzen":
+        assert "add gpu:" in text
+        block = {"gpu": "rtx-4090-24gb", "gpu_count": 1, **block}  # what the comment asks the user to add
+    jsonschema.validate(block, schema)
+    assert "# measured: /proc/meminfo MemTotal" in text
+
+
+def test_detected_desktop_plans_without_assuming_memory() -> None:
+    facts = detect_machine(fixture("desktop-4090"))
+    spec = FixedSpec(
+        gpu=str(facts["gpu"].value), gpu_count=int(str(facts["gpu_count"].value)), ram_gib=float(str(facts["ram_gib"].value)),
+        cpu=str(facts["cpu"].value), pcie_gen=4,
+    )  # fmt: skip
+    result = estimate(EstimateRequest(model="meta-llama/Llama-3.1-70B-Instruct", precision="q4_k_m", fixed=spec))
+    assert "Core i9-14900K" in result["machine"]["bandwidths"]
+    assert not [f for f in result["findings"] if f["code"] == "ddr-bandwidth-assumed"]
+
+
+@pytest.mark.parametrize(
+    ("gpus", "gpu", "kind", "channels"),
+    [
+        pytest.param(1, "rtx-4090-24gb", "desktop", "2 channels x DDR-5600", id="desktop"),
+        pytest.param(8, "h100-sxm5-80gb", "server", "8 channels x DDR-4800", id="server"),
+    ],
+)
+def test_without_cpu_facts_a_default_machine_is_assumed_with_a_warning(gpus: int, gpu: str, kind: str, channels: str) -> None:
+    spec = FixedSpec(gpu=gpu, gpu_count=gpus, ram_gib=64)
+    result = estimate(EstimateRequest(model="meta-llama/Llama-3.1-70B-Instruct", precision="q4_k_m", fixed=spec))
+    assert channels in result["machine"]["bandwidths"]
+    warning = next(f for f in result["findings"] if f["code"] == "ddr-bandwidth-assumed")
+    assert f"assumed for a {kind}" in warning["message"] and "memory_channels and ddr_mt_per_s" in warning["message"]
+
+
+def test_detect_runs_on_this_machine(tmp_path: Path) -> None:
+    facts = detect_machine(this_machine())
+    assert "ram_gib" in facts  # every Linux machine has /proc/meminfo
+    out = tmp_path / "fixed.yaml"
+    run = subprocess.run(
+        [sys.executable, "-m", "generator", "detect", "-o", str(out)], capture_output=True, text=True, cwd=REPO, check=False
+    )
+    assert run.returncode == 0, run.stderr
+    block = YAML(typ="safe").load(out.read_text())["hardware"]["fixed"]
+    assert block["ram_gib"] == facts["ram_gib"].value
+
+
+@pytest.mark.parametrize("kind", ["cpus", "nics", "drives", "prices"])
+def test_catalog_listings_the_error_messages_point_to(kind: str) -> None:
+    import json
+
+    from generator import catalog
+
+    run = subprocess.run(
+        [sys.executable, "-m", "generator", "catalog", kind, "--json"], capture_output=True, text=True, cwd=REPO, check=False
+    )
+    assert run.returncode == 0, run.stderr
+    rows = json.loads(run.stdout)
+    tables: dict[str, dict[str, Any]] = {
+        "cpus": dict(catalog.cpus()), "nics": dict(catalog.nics()), "drives": dict(catalog.drives()),
+        "prices": dict(catalog.prices()),
+    }  # fmt: skip
+    assert [r["id"] for r in rows] == sorted(tables[kind])
+    assert all(r["source"] for r in rows)

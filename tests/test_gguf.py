@@ -1,0 +1,277 @@
+"""Local weights: ``.gguf`` files written with the gguf writer, and model directories with safetensors headers."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from generator.calculator.estimate import EstimateRequest, estimate
+from generator.calculator.model_source import model_weight_format, parse_config, resolve_model
+from generator.errors import InputError
+from generator.sizing.architecture import Architecture
+from generator.sizing.constants import Constants
+from generator.sizing.memory import inference_activation_bytes
+from generator.sizing.offload import Machine, plan_offload
+from generator.sizing.precision import WeightFormat, weight_format
+from generator.sizing.weights import Parallelism, size_weights
+from tests.hub_server import safetensors_bytes
+
+gguf = pytest.importorskip("gguf")
+
+#: (weights per block, bytes per block) of each ggml type, from the block structs and their
+#: static_asserts in ggml/src/ggml-common.h (https://github.com/ggml-org/llama.cpp/blob/master/ggml/src/ggml-common.h).
+BLOCK = {
+    "F32": (1, 4), "F16": (1, 2), "BF16": (1, 2), "Q8_0": (32, 34), "Q4_0": (32, 18), "Q5_0": (32, 22),
+    "Q2_K": (256, 84), "Q3_K": (256, 110), "Q4_K": (256, 144), "Q5_K": (256, 176), "Q6_K": (256, 210),
+    "IQ1_S": (256, 50), "IQ1_M": (256, 56), "IQ2_XXS": (256, 66), "IQ2_XS": (256, 74), "IQ2_S": (256, 82),
+    "IQ3_XXS": (256, 98), "IQ3_S": (256, 110), "IQ4_NL": (32, 18), "IQ4_XS": (256, 136), "TQ1_0": (256, 54),
+    "TQ2_0": (256, 66), "MXFP4": (32, 17),
+}  # fmt: skip
+
+#: A small Llama: every matrix's input dimension is a multiple of 256 (the K-quant block).
+CONFIG: dict[str, Any] = {
+    "model_type": "llama",
+    "hidden_size": 256,
+    "intermediate_size": 512,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 64,
+    "num_hidden_layers": 8,
+    "vocab_size": 512,
+    "max_position_embeddings": 4096,
+    "tie_word_embeddings": False,
+}
+LAYER = {  # GGUF name -> (rows, cols) as numpy holds them (out, in)
+    "attn_q": (256, 256), "attn_k": (128, 256), "attn_v": (128, 256), "attn_output": (256, 256),
+    "ffn_gate": (512, 256), "ffn_up": (512, 256), "ffn_down": (256, 512),
+}  # fmt: skip
+
+
+def nbytes(type_name: str, elements: int) -> int:
+    per_block, size = BLOCK[type_name]
+    assert elements % per_block == 0
+    return elements // per_block * size
+
+
+def write_gguf(path: Path, types: dict[str, str], file_type: int) -> int:
+    """A GGUF of CONFIG whose tensor ``name`` has ``types[name]`` (default F32); returns its tensor bytes."""
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_block_count(CONFIG["num_hidden_layers"])
+    writer.add_embedding_length(CONFIG["hidden_size"])
+    writer.add_feed_forward_length(CONFIG["intermediate_size"])
+    writer.add_head_count(CONFIG["num_attention_heads"])
+    writer.add_head_count_kv(CONFIG["num_key_value_heads"])
+    writer.add_key_length(CONFIG["head_dim"])
+    writer.add_context_length(CONFIG["max_position_embeddings"])
+    writer.add_file_type(file_type)
+    shapes: dict[str, tuple[int, ...]] = {
+        "token_embd.weight": (512, 256),
+        "output.weight": (512, 256),
+        "output_norm.weight": (256,),
+    }
+    for i in range(CONFIG["num_hidden_layers"]):
+        shapes |= {f"blk.{i}.{name}.weight": shape for name, shape in LAYER.items()}
+        shapes |= {f"blk.{i}.attn_norm.weight": (256,), f"blk.{i}.ffn_norm.weight": (256,)}
+    total = 0
+    for name, shape in shapes.items():
+        kind = types.get(name, "F32")
+        rows, cols = (1, shape[0]) if len(shape) == 1 else shape
+        size = nbytes(kind, rows * cols)
+        total += size
+        qtype = gguf.GGMLQuantizationType[kind]
+        if kind == "F32":
+            writer.add_tensor(name, np.zeros(shape, dtype=np.float32))
+        else:
+            writer.add_tensor(name, np.zeros((*shape[:-1], size // rows), dtype=np.uint8), raw_dtype=qtype)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return total
+
+
+def use_more_bits(i: int, n: int) -> bool:
+    """llama.cpp src/llama-quant.cpp ``use_more_bits``."""
+    return i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
+
+
+def q4_k_m_types() -> dict[str, str]:
+    """Tensor types llama-quantize gives a Llama with Q4_K_M (llama_tensor_get_type): attn_v and ffn_down
+    Q6_K where use_more_bits, output Q6_K, other matrices Q4_K, norms F32."""
+    n = CONFIG["num_hidden_layers"]
+    types = {"token_embd.weight": "Q4_K", "output.weight": "Q6_K"}
+    for i in range(n):
+        for name in LAYER:
+            more = name in ("attn_v", "ffn_down") and use_more_bits(i, n)
+            types[f"blk.{i}.{name}.weight"] = "Q6_K" if more else "Q4_K"
+    return types
+
+
+IQ_TYPES = ["IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S", "IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0", "MXFP4"]
+K_TYPES = ["Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q8_0", "Q4_0", "Q5_0", "F16", "BF16"]
+
+
+def test_every_tensor_type_is_sized_exactly(tmp_path: Path) -> None:
+    every = IQ_TYPES + K_TYPES
+    types = {}
+    for i in range(CONFIG["num_hidden_layers"]):
+        for j, name in enumerate(LAYER):
+            types[f"blk.{i}.{name}.weight"] = every[(i * len(LAYER) + j) % len(every)]
+    types |= {"token_embd.weight": "IQ4_XS", "output.weight": "Q6_K"}
+    path = tmp_path / "mixed.gguf"
+    expected_total = write_gguf(path, types, gguf.LlamaFileType.MOSTLY_IQ2_M)
+    model = resolve_model(str(path))
+    arch = model.architecture
+    assert arch.file_weights is not None and arch.file_weights.precision == "gguf-iq2_m"
+    sizes = size_weights(arch, model_weight_format(arch, "gguf-iq2_m"))
+    assert sizes.total_bytes == expected_total
+    for i in range(CONFIG["num_hidden_layers"]):
+        want = sum(nbytes(types[f"blk.{i}.{n}.weight"], r * c) for n, (r, c) in LAYER.items()) + 2 * 256 * 4
+        assert sizes.layer_bytes[i] == want, i
+    assert sizes.embedding_bytes == nbytes("IQ4_XS", 512 * 256)
+    assert sizes.lm_head_bytes == nbytes("Q6_K", 512 * 256)
+
+
+def test_architecture_from_gguf_metadata_matches_the_config(tmp_path: Path) -> None:
+    path = tmp_path / "m.gguf"
+    write_gguf(path, q4_k_m_types(), gguf.LlamaFileType.MOSTLY_Q4_K_M)
+    from_file = resolve_model(str(path)).architecture
+    from_config = parse_config(CONFIG, "config", None)
+    assert from_file._replace(file_weights=None, notes=()) == from_config._replace(notes=())
+
+
+def half_model_machine(arch: Architecture, fmt: WeightFormat, consts: Constants) -> Machine:
+    """A GPU that holds about half the model next to its activations: the rest goes to system RAM."""
+    activations = inference_activation_bytes(arch, Parallelism(), consts.offload_ubatch_tokens, 16, consts)
+    gpu = activations + size_weights(arch, fmt).total_bytes // 2
+    return Machine(1, gpu, 1000.0, 100.0, 25.0, 2**30, 0, 0, 0, 3.5, 60.0)
+
+
+def test_q4_k_m_gguf_offload_plan_matches_the_config_plan(tmp_path: Path) -> None:
+    path = tmp_path / "m.gguf"
+    write_gguf(path, q4_k_m_types(), gguf.LlamaFileType.MOSTLY_Q4_K_M)
+    from_file = resolve_model(str(path)).architecture
+    from_config = parse_config(CONFIG, "config", None)
+    fmt = weight_format("q4_k_m")
+    assert size_weights(from_file, fmt) == size_weights(from_config, fmt)  # the formula and the file agree to the byte
+    consts = Constants(non_torch_bytes=0, runtime_host_bytes=0, safety_margin_fraction=0.0)
+    machine = half_model_machine(from_config, fmt, consts)
+    plans = [plan_offload(a, [fmt], 16, 256, None, machine, 64, consts) for a in (from_file, from_config)]
+    assert plans[0] == plans[1]
+    assert plans[0].placement.offloaded and 0 < plans[0].placement.layers_on_gpu < 8
+
+
+def test_offload_plan_uses_the_files_real_layer_sizes(tmp_path: Path) -> None:
+    types = q4_k_m_types()
+    for name in LAYER:  # the last two layers much larger (Q8_0) than the rest
+        types[f"blk.6.{name}.weight"] = types[f"blk.7.{name}.weight"] = "Q8_0"
+    path = tmp_path / "m.gguf"
+    write_gguf(path, types, gguf.LlamaFileType.MOSTLY_Q4_K_M)
+    arch = resolve_model(str(path)).architecture
+    fmt = weight_format("q4_k_m")
+    sizes = size_weights(arch, fmt)
+    assert sizes.layer_bytes[7] > sizes.layer_bytes[5] * 1.5
+    consts = Constants(non_torch_bytes=0, runtime_host_bytes=0, safety_margin_fraction=0.0)
+    machine = half_model_machine(arch, fmt, consts)
+    plan = plan_offload(arch, [fmt], 16, 256, None, machine, 64, consts)
+    off = [i for i, d in enumerate(plan.placement.layer_devices) if d == "cpu"]
+    assert plan.placement.cpu_bytes == sum(sizes.layer_bytes[i] for i in off) + sizes.lm_head_bytes + sizes.other_bytes + (
+        sizes.embedding_bytes if plan.placement.embedding_device == "cpu" else 0
+    )
+
+
+def test_estimate_of_a_gguf_reports_its_own_format(tmp_path: Path) -> None:
+    path = tmp_path / "m.gguf"
+    total = write_gguf(path, q4_k_m_types(), gguf.LlamaFileType.MOSTLY_Q4_K_M)
+    result = estimate(EstimateRequest(model=str(path)))
+    assert result["precision"]["weights"] == "q4_k_m"
+    assert result["weights"]["bytes"] == total
+    assert result["weights_from"] == "GGUF tensor table of m.gguf"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        pytest.param(b"not a gguf file at all", "not a readable GGUF file", id="garbage"),
+        pytest.param(None, "not found", id="missing"),
+    ],
+)
+def test_bad_gguf_is_an_input_error(tmp_path: Path, content: bytes | None, message: str) -> None:
+    path = tmp_path / "bad.gguf"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(InputError, match=message):
+        resolve_model(str(path))
+
+
+def write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int], int]]) -> None:
+    header, size = safetensors_bytes(tensors)
+    with path.open("wb") as fh:
+        fh.write(header)
+        fh.truncate(size)
+
+
+def bf16_tensors() -> dict[str, tuple[str, list[int], int]]:
+    from tests.test_hub import hf_tensors
+
+    return hf_tensors(CONFIG)
+
+
+def test_model_directory_reads_safetensors_headers(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps(CONFIG))
+    tensors = bf16_tensors()
+    write_safetensors(tmp_path / "model.safetensors", tensors)
+    model = resolve_model(str(tmp_path))
+    params = model.architecture.params_total
+    assert sum(t[2] for t in tensors.values()) == 2 * params
+    sizes = size_weights(model.architecture, weight_format("bf16"))
+    assert sizes.total_bytes == 2 * params
+    assert model.architecture.file_weights is not None
+
+
+def test_sharded_directory_follows_its_index(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps(CONFIG))
+    tensors = bf16_tensors()
+    names = sorted(tensors)
+    write_safetensors(tmp_path / "a.safetensors", {n: tensors[n] for n in names[:10]})
+    write_safetensors(tmp_path / "b.safetensors", {n: tensors[n] for n in names[10:]})
+    write_safetensors(tmp_path / "consolidated.safetensors", tensors)  # Mistral's duplicate: not in the index
+    weight_map = {n: "a.safetensors" if k < 10 else "b.safetensors" for k, n in enumerate(names)}
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
+    arch = resolve_model(str(tmp_path)).architecture
+    assert size_weights(arch, weight_format("bf16")).total_bytes == 2 * arch.params_total
+
+
+def test_truncated_safetensors_header_is_an_input_error(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps(CONFIG))
+    (tmp_path / "model.safetensors").write_bytes(struct.pack("<Q", 10_000) + b"{}")
+    with pytest.raises(InputError, match="header length"):
+        resolve_model(str(tmp_path))
+
+
+@pytest.mark.parametrize("hardware", ["fixed", "planned"])
+def test_workload_with_a_gguf_model_plans_in_its_own_format(tmp_path: Path, hardware: str) -> None:
+    from generator.api import plan_file
+
+    every = ["IQ2_XXS", "IQ2_S", "Q4_K"]
+    types = {f"blk.{i}.{n}.weight": every[(i + j) % 3] for i in range(8) for j, n in enumerate(LAYER)}
+    total = write_gguf(tmp_path / "m.gguf", types, gguf.LlamaFileType.MOSTLY_IQ2_M)
+    where = (
+        "  fixed:\n    gpu: rtx-4090-24gb\n    gpu_count: 1\n    ram_gib: 32\n    cpu: ryzen-9-7950x\n"
+        if hardware == "fixed"
+        else "  gpus: [l4-24gb]\n"
+    )
+    workload = tmp_path / "w.yaml"
+    workload.write_text(
+        "version: 1\nname: gguf-home\ndeployments:\n  - name: chat\n    model: ./m.gguf\n    inference:\n"
+        "      max_context_tokens: 2048\n      requests_per_second: 0.1\nhardware:\n  provider: baremetal\n" + where
+    )
+    _, plan = plan_file(str(workload))
+    dep = plan.deployments[0]
+    assert dep.precision == "gguf-iq2_m" and dep.model_source == "local GGUF: ./m.gguf"
+    assert dep.memory_per_gpu["weights"] == total  # the file's bytes, not a formula's
