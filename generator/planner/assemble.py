@@ -185,15 +185,6 @@ def build_plan(
                 runners_up=tuple(o.candidate for o in rest[:3]),
             )
         )
-    if wl.hardware.provider != "baremetal" and "kubernetes" in wl.outputs:
-        findings.append(
-            Finding(
-                "info",
-                "kubernetes-cloud-flavor",
-                f"Kubernetes manifests for {wl.hardware.provider} node pools (Karpenter, GKE, AKS) are not rendered yet; "
-                "only the bare-metal kubeadm and GPU Operator manifests exist",
-            )
-        )
     return Plan(
         workload=wl.name,
         objective=wl.objective,

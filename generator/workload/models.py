@@ -114,8 +114,11 @@ class KubernetesSettings(_Model):
     """Rendered Kubernetes manifests."""
 
     flavor: Literal["baremetal"] = "baremetal"
-    bootstrap_kubeconfig_path: str = "/etc/kubernetes/bootstrap-kubelet.conf"
+    bootstrap_kubeconfig_path: str = "/etc/kubernetes/discovery/cluster-info.yaml"
     driver_version: str | None = None
+    cluster_name: str | None = None
+    location: str | None = None
+    gcp_project: str | None = None
 
 
 class Workload(_Model):
