@@ -9,7 +9,7 @@ from typing import Any
 
 from generator.planner.plan import Pool
 from generator.render.karpenter_aws import EMPTY_NODE_GRACE
-from generator.render.kube_objects import dns_name, node_taints
+from generator.render.kube_objects import dns_name, gpu_resource, node_taints
 
 
 def aks_node_class(pool: Pool, workload: str) -> dict[str, Any]:
@@ -48,7 +48,7 @@ def aks_node_pool(pool: Pool) -> dict[str, Any]:
                     "expireAfter": "Never",
                 },
             },
-            "limits": {"nvidia.com/gpu": str(pool.nodes * node.gpus)},
+            "limits": {gpu_resource(pool): str(pool.nodes * node.gpus)},
             "disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": EMPTY_NODE_GRACE, "budgets": [{"nodes": "1"}]},
         },
     }

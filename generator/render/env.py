@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from functools import cache
 from typing import Any
 
@@ -53,16 +54,20 @@ class _Representer(SafeRepresenter):
 _Representer.add_representer(str, _represent_str)
 
 
+_INDICATOR_BEFORE_BREAK = re.compile(r"(:|^ *-) \n", re.MULTILINE)
+
+
 def to_yaml(value: Any) -> str:
     """Block-style YAML of plain data with sorted keys, read alike by YAML 1.1 and 1.2 parsers."""
     yaml = YAML(typ="safe", pure=True)
     yaml.Representer = _Representer
     yaml.default_flow_style = False
-    yaml.width = 4096
+    yaml.width = 72  # folds long strings: yamllint's default 80-column limit holds at any nesting depth we emit
     yaml.indent(mapping=2, sequence=4, offset=2)
     buf = io.StringIO()
     yaml.dump(_sorted(value), buf)
-    return buf.getvalue()
+    # a long value folded onto the next line leaves "key: " / "- " behind: drop that trailing blank
+    return _INDICATOR_BEFORE_BREAK.sub(r"\1\n", buf.getvalue())
 
 
 def hcl(value: Any) -> str:

@@ -181,7 +181,9 @@ def render_cluster(stacks: list[GpuPoolStack]) -> dict[str, str]:
         objects += [nvidia_driver(s) for s in stacks if s.driver_owner == "operator"]
     chart = software("nvidia-gpu-operator")["version"]
     usage = (
-        f"# Helm values for the NVIDIA GPU Operator chart {chart}; apply {MANIFESTS_DIR.rpartition('/')[2]}/ first, then:\n"
-        f"#   helm upgrade --install gpu-operator nvidia/gpu-operator --version {chart} -n {NAMESPACE} -f values.yaml\n"
+        f"# Helm values for the NVIDIA GPU Operator chart {chart}.\n"
+        f"# kubectl apply -k {MANIFESTS_DIR.rpartition('/')[2]}/, then\n"
+        f"#   helm upgrade --install gpu-operator nvidia/gpu-operator \\\n"
+        f"#     --version {chart} -n {NAMESPACE} -f values.yaml\n"
     )
-    return {VALUES_PATH: HEADER + usage + to_yaml(values), **kustomize_directory(MANIFESTS_DIR, objects)}
+    return {VALUES_PATH: usage + HEADER + to_yaml(values), **kustomize_directory(MANIFESTS_DIR, objects)}

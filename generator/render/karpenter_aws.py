@@ -12,7 +12,7 @@ from typing import Any
 
 from generator.catalog import software
 from generator.planner.plan import Pool
-from generator.render.kube_objects import dns_name, node_taints
+from generator.render.kube_objects import dns_name, gpu_resource, node_taints
 
 #: How long an empty GPU node may idle before Karpenter removes it (a cold start pulls tens of GB of weights).
 EMPTY_NODE_GRACE = "30m"
@@ -81,7 +81,7 @@ def node_pool(pool: Pool) -> dict[str, Any]:
                     "expireAfter": "Never",
                 },
             },
-            "limits": {"nvidia.com/gpu": str(pool.nodes * node.gpus)},
+            "limits": {gpu_resource(pool): str(pool.nodes * node.gpus)},
             "disruption": {
                 "consolidationPolicy": "WhenEmpty",
                 "consolidateAfter": EMPTY_NODE_GRACE,
