@@ -261,13 +261,15 @@ def test_terraform_sees_every_rendered_value(stem: str, tmp_path: Path) -> None:
     out = rendered(stem)
     root = write_tree(out.files, tmp_path, "terraform/")
     tfvars = json.loads(out.files["terraform/specgen.auto.tfvars.json"])
-    (root / "zz_oracle_outputs.tf").write_text("".join(f'output "{name}" {{\n  value = var.{name}\n}}\n' for name in tfvars))
+    (root / "zz_oracle_outputs.tf").write_text(
+        "".join(f'output "oracle_{name}" {{\n  value = var.{name}\n}}\n' for name in tfvars)
+    )
     tf = TerraformCommand(str(root))
     applied = tf.apply()
     assert applied.retcode == 0, _tf_failure("apply", applied)
     outputs = tf.output()
     assert outputs.retcode == 0, _tf_failure("output", outputs)
-    seen = {name: output["value"] for name, output in outputs.value.items()}
+    seen = {name.removeprefix("oracle_"): output["value"] for name, output in outputs.value.items() if name.startswith("oracle_")}
     assert seen.keys() == tfvars.keys()
     for pool_name, pool in tfvars["gpu_pools"].items():
         kept = seen["gpu_pools"][pool_name]
@@ -1167,3 +1169,59 @@ def test_kubernetes_oracles_reject_bad_documents(
     mutate(doc)
     errors = check(doc)
     assert any(message in error for error in errors), f"expected {message!r} among {errors}"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Terraform three ways: root (above), child module, several workloads in one root
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _apply_outputs(root: Path) -> dict[str, Any]:
+    tf = TerraformCommand(str(root))
+    init = tf.init()
+    assert init.retcode == 0, _tf_failure("init", init)
+    validated = tf.validate()
+    assert validated.retcode == 0 and validated.value["valid"] and not validated.value["warning_count"], validated.value
+    applied = tf.apply()
+    assert applied.retcode == 0, _tf_failure("apply", applied)
+    assert not _tf_messages(applied, "error", "warn"), _tf_failure("apply", applied)
+    return {name: output["value"] for name, output in tf.output().value.items()}
+
+
+@pytest.mark.parametrize("stem", example_params())
+def test_terraform_works_as_a_child_module_without_inputs(stem: str, tmp_path: Path) -> None:
+    """``module "gpu" { source = "./specgen" }`` needs no inputs; its outputs are the rendered pools."""
+    out = rendered(stem)
+    files = {rel: text for rel, text in out.files.items() if rel.startswith("terraform/") and not rel.endswith(".tfvars.json")}
+    write_tree(files, tmp_path / "child", "terraform/")
+    (tmp_path / "child" / "terraform").rename(tmp_path / "specgen")
+    (tmp_path / "main.tf").write_text(
+        'module "gpu" {\n  source = "./specgen"\n}\n\noutput "pools" {\n  value = module.gpu.gpu_pools\n}\n'
+        'output "everything" {\n  value = module.gpu\n}\n'
+    )
+    seen = _apply_outputs(tmp_path)
+    tfvars = json.loads(out.files["terraform/specgen.auto.tfvars.json"])
+    for name, pool in tfvars["gpu_pools"].items():
+        assert {key: seen["pools"][name][key] for key in pool} == pool, name
+    if out.spec["plan"]["provider"] == "aws":
+        groups = json.loads(out.files["terraform/eks-managed-node-groups.tfvars.json"])["eks_managed_node_groups"]
+        assert seen["everything"]["eks_managed_node_groups"] == groups
+
+
+def test_several_workloads_share_one_terraform_root(tmp_path: Path) -> None:
+    from generator.api import render_files
+
+    stems = ["chat-70b", "finetune-8b-qlora", "llama-405b-bf16"]
+    files = render_files([str(REPO / "examples" / f"{stem}.yaml") for stem in stems])
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    fmt = TerraformCommand(str(tmp_path / "terraform")).fmt(check_input=True, list=True, write=False, recursive=True)
+    assert fmt.retcode == 0 and not fmt.value.strip(), fmt.value
+    seen = _apply_outputs(tmp_path / "terraform")
+    total = 0
+    for stem in stems:
+        spec = rendered(stem).spec["plan"]
+        assert sorted(seen["gpu_pools"][spec["workload"]]) == sorted(p["name"] for p in spec["pools"])
+        total += sum(p["nodes"] * p["node"]["gpus"] for p in spec["pools"])
+    assert seen["gpu_count"] == total

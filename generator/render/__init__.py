@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from generator.errors import InputError
 from generator.planner.plan import Plan
 from generator.render.ansible import render_ansible
+from generator.render.env import render_template
 from generator.render.gpu_stack import GpuPoolStack, render_cluster
 from generator.render.kubernetes import gpu_stacks, render_node_pools
 from generator.render.markdown import render_markdown
@@ -36,6 +37,10 @@ def render_plan(plan: Plan, workload: Workload) -> dict[str, str]:
     return dict(sorted(files.items()))
 
 
+#: Top-level directories of a tree of several workloads that belong to no single workload.
+SHARED_DIRECTORIES = ("cluster", "terraform")
+
+
 def render_plans(rendered: Sequence[tuple[Plan, Workload]]) -> dict[str, str]:
     """Several workloads in one tree (one cluster): ``<workload>/...`` each, plus one merged ``cluster/`` layer."""
     files: dict[str, str] = {}
@@ -49,4 +54,8 @@ def render_plans(rendered: Sequence[tuple[Plan, Workload]]) -> dict[str, str]:
         files.update({f"{workload.name}/{path}": text for path, text in own.items()})
         stacks += needs
     files.update(render_cluster(stacks))
+    with_terraform = [workload.name for _, workload in rendered if "terraform" in workload.outputs]
+    if with_terraform:
+        width = max(len(name) + 2 for name in with_terraform)  # quoted keys, aligned as terraform fmt does
+        files["terraform/main.tf"] = render_template("terraform/root.tf.j2", workloads=with_terraform, width=width)
     return dict(sorted(files.items()))

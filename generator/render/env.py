@@ -76,6 +76,34 @@ def hcl(value: Any) -> str:
     return text.replace("${", "$${").replace("%{", "%%{")
 
 
+def _hcl_string(text: str) -> str:
+    out = []
+    for char in text:
+        if char in '"\\':
+            out.append("\\" + char)
+        elif char in "\n\r\t":
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}[char])
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    return '"' + "".join(out).replace("${", "$${").replace("%{", "%%{") + '"'
+
+
+def hcl_inline(value: Any) -> str:
+    """An HCL expression on one line in ``terraform fmt``'s canonical spacing (``{ "k" : v }``), keys sorted."""
+    if isinstance(value, dict):
+        items = ", ".join(f"{_hcl_string(str(k))} : {hcl_inline(value[k])}" for k in sorted(value))
+        return f"{{ {items} }}" if items else "{}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(hcl_inline(v) for v in value) + "]"
+    if isinstance(value, str):
+        return _hcl_string(value)
+    if value is None:
+        return "null"
+    return json.dumps(value, allow_nan=False)
+
+
 def num(value: Any) -> str:
     """A number with thousands separators (integers exact; floats whole above 1,000, else 4 significant digits)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -105,6 +133,7 @@ def environment() -> Environment:
     )
     env.filters["tojson"] = to_json
     env.filters["hcl"] = hcl
+    env.filters["hcl_inline"] = hcl_inline
     env.filters["num"] = num
     env.filters["gib"] = gib
     return env

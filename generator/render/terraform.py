@@ -40,10 +40,14 @@ def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
         "rack_power_kw": workload.hardware.rack_power_kw,
         "workload": plan.workload,
     }
+    eks = eks_managed_node_groups(plan) if plan.provider == "aws" else None
     files = {
-        "terraform/variables.tf": render_template("terraform/variables.tf.j2", workload=plan.workload),
+        "terraform/variables.tf": render_template("terraform/variables.tf.j2", workload=plan.workload, values=values),
+        "terraform/outputs.tf": render_template(
+            "terraform/outputs.tf.j2", workload=plan.workload, eks=eks and eks["eks_managed_node_groups"]
+        ),
         "terraform/specgen.auto.tfvars.json": to_json(values) + "\n",
     }
-    if plan.provider == "aws":
-        files[EKS_PATH] = to_json(eks_managed_node_groups(plan)) + "\n"
+    if eks is not None:
+        files[EKS_PATH] = to_json(eks) + "\n"
     return files
