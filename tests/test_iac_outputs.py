@@ -51,6 +51,8 @@ def test_every_requested_output_kind_is_written(example: Path) -> None:
         assert not missing, f"{example.name} asks for {kind} but {missing} were not written"
         if kind == "kubernetes" and loaded.workload.hardware.provider != "baremetal":
             assert f"kubernetes/{loaded.workload.hardware.provider}/kustomization.yaml" in files
+    for tool in loaded.workload.provisioning.tools:
+        assert [p for p in files if p.startswith(f"provisioning/{tool}/")], f"{example.name} asks for {tool} provisioning"
     for absent in sorted(set(KIND_FILES) - set(loaded.workload.outputs)):
         assert not [p for p in files if p.startswith(KIND_FILES[absent][0].partition("/")[0] + "/")], f"{absent} not requested"
 
@@ -152,3 +154,38 @@ def test_ansible_owned_driver_is_not_installed_by_the_operator() -> None:
 def test_multi_workload_tree_is_yamllint_clean() -> None:
     problems = lint(together())
     assert not problems, "\n".join(problems)
+
+
+def _maas_example(tmp_path: Path, old: str, new: str) -> str:
+    text = (REPO / "examples" / "chat-70b-maas.yaml").read_text()
+    assert old in text
+    path = tmp_path / "w.yaml"
+    path.write_text(text.replace(old, new))
+    return str(path)
+
+
+def test_metal3_never_invents_bmc_details(tmp_path: Path) -> None:
+    """Hosts without BMC details get no BareMetalHost; with none described at all, the render fails and says why."""
+    path = _maas_example(tmp_path, '          boot_mac_address: "b8:ca:3a:6e:10:02"\n', "")
+    files = render_file(path)
+    assert [p for p in files if "/baremetalhost-" in p] == ["provisioning/metal3/baremetalhost-gpu-a01.yaml"]
+    text = (REPO / "examples" / "chat-70b-maas.yaml").read_text()
+    bare = text.split("  inventory:\n")[0] + "provisioning:\n  tools: [metal3]\n"
+    (tmp_path / "bare.yaml").write_text(bare + "outputs: [terraform]\n")
+    with pytest.raises(InputError, match="specgen does not invent them"):
+        render_file(str(tmp_path / "bare.yaml"))
+
+
+def test_maas_allocates_named_hosts_by_hostname_and_the_rest_by_constraints(tmp_path: Path) -> None:
+    second = "        - name: gpu-a02\n"
+    text = (REPO / "examples" / "chat-70b-maas.yaml").read_text()
+    path = _maas_example(tmp_path, text[text.index(second) : text.index("provisioning:")], "")
+    reader = YAML(typ="safe", pure=True)
+    files = render_file(path)
+    instances = reader.load(files["provisioning/maas/maas.auto.tfvars.json"])["maas_instances"]
+    assert sorted(instances) == ["chat-h100-sxm5-80gb-02", "gpu-a01"]
+    assert instances["gpu-a01"]["allocate_params"]["hostname"] == "gpu-a01"
+    assert "hostname" not in instances["chat-h100-sxm5-80gb-02"]["allocate_params"]
+    assert "chat-h100-sxm5-80gb-02" in files["ansible/hosts.yml.example"]  # the placeholder lives in the user's file
+    assert "chat-h100-sxm5-80gb-02" not in files["ansible/inventory.yml"]
+    assert instances["gpu-a01"]["allocate_params"]["tags"][:2] == ["gpu-h100-sxm5-80gb", "gpus-4"]

@@ -415,7 +415,8 @@ class Inventory:
 
 
 def ansible_inventory(work: Path) -> Inventory:
-    """``ansible-inventory --list`` of ``work/ansible/inventory.yml``, hermetic: nothing read or written in $HOME."""
+    """``ansible-inventory --list`` of ``work/ansible/inventory.yml`` (plus the placeholder hosts copied to the
+    user's ``hosts.yml`` where specgen offers them), hermetic: nothing read or written in $HOME."""
     for sub in ("home", "tmp"):
         (work / sub).mkdir(exist_ok=True)
     (work / "ansible.cfg").write_text("")
@@ -433,7 +434,12 @@ def ansible_inventory(work: Path) -> Inventory:
     }
     binary = Path(sys.executable).parent / "ansible-inventory"
     assert binary.is_file(), f"{binary} missing: install the test extras (ansible-core)"
-    command = [sys.executable, str(binary), "-i", str(work / "ansible" / "inventory.yml"), "--list"]
+    sources = ["-i", str(work / "ansible" / "inventory.yml")]
+    example = work / "ansible" / "hosts.yml.example"
+    if example.is_file():
+        (work / "ansible" / "hosts.yml").write_text(example.read_text(encoding="utf-8"), encoding="utf-8")
+        sources += ["-i", str(work / "ansible" / "hosts.yml")]
+    command = [sys.executable, str(binary), *sources, "--list"]
     proc = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, f"ansible-inventory exited {proc.returncode}:\n{proc.stderr}\n{proc.stdout}"
     return Inventory(data=json.loads(proc.stdout), stderr=proc.stderr)
@@ -474,6 +480,12 @@ def ansible_group_problems(out: Rendered, inventory: Inventory) -> list[str]:
         if name not in gpu_children:
             problems.append(f"pool {name} is not a child of gpu_nodes: {sorted(gpu_children)}")
         hosts = inv.get(name, {}).get("hosts", [])
+        if pool["node"]["provider"] != "baremetal":  # cloud nodes come from the dynamic inventory, never listed
+            if hosts:
+                problems.append(f"{name}: cloud pool lists static hosts {hosts}")
+            if not [f for f in out.files if re.fullmatch(r"ansible/inventory\.(aws_ec2|gcp_compute|azure_rm)\.yml", f)]:
+                problems.append(f"{name}: cloud pool without a dynamic inventory file")
+            continue
         if len(hosts) != pool["nodes"]:
             problems.append(f"{name}: {len(hosts)} hosts in the inventory, {pool['nodes']} nodes in spec.json")
         for host in hosts:  # kubeadm registers the node under its hostname: a DNS-1123 subdomain
@@ -531,7 +543,7 @@ def test_ansible_hosts_see_their_group_vars(stem: str, inventories: Inventories)
 
 def test_ansible_oracles_catch_bad_trees(tmp_path: Path) -> None:
     """A dash in a group name, and a YAML 1.1 boolean in group_vars, must both be noticed."""
-    out = rendered(EXAMPLES[0].stem)
+    out = rendered("chat-70b-maas")  # bare metal with named hosts
     pool = out.pools[0]["name"]
     files = dict(out.files)
     inventory = YAML(typ="safe", pure=True).load(files["ansible/inventory.yml"])
@@ -660,7 +672,7 @@ def yaml_documents(stem: str, *prefixes: str) -> list[Document]:
 
 def kubernetes_documents(stem: str) -> list[Document]:
     """Every API object the tree asks ``kubectl apply -k`` to send (kustomization files left out)."""
-    return [doc for doc in yaml_documents(stem, "kubernetes/", "cluster/") if not is_kustomization(doc.data)]
+    return [doc for doc in yaml_documents(stem, "kubernetes/", "cluster/", "provisioning/") if not is_kustomization(doc.data)]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -1009,7 +1021,9 @@ def test_kustomize_directories_list_one_object_per_file(stem: str) -> None:
     """Every directory of API objects has a kustomization.yaml naming exactly its files; no kubeadm file inside."""
     out = rendered(stem)
     directories = {
-        path.rpartition("/")[0] for path in out.files if path.startswith(("kubernetes/", "cluster/gpu-operator/manifests/"))
+        path.rpartition("/")[0]
+        for path in out.files
+        if path.startswith(("kubernetes/", "cluster/gpu-operator/manifests/", "provisioning/metal3/"))
     }
     assert directories
     reader = YAML(typ="safe", pure=True)
@@ -1225,3 +1239,37 @@ def test_several_workloads_share_one_terraform_root(tmp_path: Path) -> None:
         assert sorted(seen["gpu_pools"][spec["workload"]]) == sorted(p["name"] for p in spec["pools"])
         total += sum(p["nodes"] * p["node"]["gpus"] for p in spec["pools"])
     assert seen["gpu_count"] == total
+
+
+# --------------------------------------------------------------------------------------------------------------
+# bare-metal provisioning: MAAS allocation parameters
+# --------------------------------------------------------------------------------------------------------------
+
+#: allocate_params of terraform-provider-maas v2.4.0 maas_instance (docs/resources/instance.md, "Nested Schema for
+#: allocate_params"); read from shared/iac-reference when present, so a renamed upstream field fails there.
+MAAS_ALLOCATE_PARAMS = {"hostname", "min_cpu_count", "min_memory", "pool", "system_id", "tags", "zone"}
+
+
+def maas_allocate_params() -> set[str]:
+    doc = IAC_REFERENCE / "terraform" / "terraform-provider-maas" / "instance.md"
+    if not doc.is_file():
+        return MAAS_ALLOCATE_PARAMS
+    section = doc.read_text(encoding="utf-8").split("### Nested Schema for `allocate_params`")[1].split("### ")[0]
+    return set(re.findall(r"^- `([a-z_]+)`", section, flags=re.MULTILINE))
+
+
+@pytest.mark.parametrize("stem", [p.stem for p in EXAMPLES if "maas" in p.read_text()])
+def test_maas_allocations_type_check_and_use_only_provider_fields(stem: str, tmp_path: Path) -> None:
+    out = rendered(stem)
+    assert maas_allocate_params() == MAAS_ALLOCATE_PARAMS
+    values = json.loads(out.files["provisioning/maas/maas.auto.tfvars.json"])["maas_instances"]
+    assert len(values) == sum(pool["nodes"] for pool in out.pools)
+    for name, instance in values.items():
+        assert not set(instance["allocate_params"]) - MAAS_ALLOCATE_PARAMS, name
+        assert instance["allocate_params"]["min_memory"] % 1024 == 0  # MiB of whole GiB
+    root = write_tree(out.files, tmp_path, "provisioning/maas/")
+    (root / "out.tf").write_text('output "instances" {\n  value = var.maas_instances\n}\n')
+    seen = _apply_outputs(root)
+    for name, instance in values.items():
+        kept = seen["instances"][name]["allocate_params"]
+        assert {k: kept[k] for k in instance["allocate_params"]} == instance["allocate_params"], name

@@ -11,6 +11,7 @@ from generator.render.env import render_template
 from generator.render.gpu_stack import GpuPoolStack, render_cluster
 from generator.render.kubernetes import gpu_stacks, render_node_pools
 from generator.render.markdown import render_markdown
+from generator.render.provisioning import render_provisioning
 from generator.render.spec import render_spec
 from generator.render.terraform import render_terraform
 from generator.workload.models import Workload
@@ -18,11 +19,11 @@ from generator.workload.models import Workload
 
 def render_workload(plan: Plan, workload: Workload) -> tuple[dict[str, str], list[GpuPoolStack]]:
     """One workload's own files, and what its pools need from the cluster's shared GPU stack."""
-    files = {**render_spec(plan), **render_markdown(plan)}
+    files = {**render_spec(plan), **render_markdown(plan), **render_provisioning(plan, workload)}
     if "terraform" in workload.outputs:
         files.update(render_terraform(plan, workload))
     if "ansible" in workload.outputs:
-        files.update(render_ansible(plan, workload.kubernetes.driver_version))
+        files.update(render_ansible(plan, workload))
     stacks: list[GpuPoolStack] = []
     if "kubernetes" in workload.outputs:
         files.update(render_node_pools(plan, workload))

@@ -54,7 +54,7 @@ class _Representer(SafeRepresenter):
 _Representer.add_representer(str, _represent_str)
 
 
-_INDICATOR_BEFORE_BREAK = re.compile(r"(:|^ *-) \n", re.MULTILINE)
+_BLANKS_BEFORE_BREAK = re.compile(r"[ \t]+\n")
 
 
 def to_yaml(value: Any) -> str:
@@ -66,8 +66,9 @@ def to_yaml(value: Any) -> str:
     yaml.indent(mapping=2, sequence=4, offset=2)
     buf = io.StringIO()
     yaml.dump(_sorted(value), buf)
-    # a long value folded onto the next line leaves "key: " / "- " behind: drop that trailing blank
-    return _INDICATOR_BEFORE_BREAK.sub(r"\1\n", buf.getvalue())
+    # folding a long value leaves blanks before line breaks ("key: ", "word "); YAML drops them when it
+    # folds (plain and quoted scalars; to_yaml emits no block scalars), so removing them changes nothing
+    return _BLANKS_BEFORE_BREAK.sub("\n", buf.getvalue())
 
 
 def hcl(value: Any) -> str:

@@ -70,7 +70,7 @@ def container_node_pool(pool: Pool, settings: KubernetesSettings, namespace: str
             "labels": dict(pool.labels),
             "taint": [{"key": k, "value": v, "effect": TAINT_EFFECT[e]} for k, v, e in pool.taints],
             "gvnic": {"enabled": True},
-            "resourceLabels": {"specgen-pool": dns_name(pool)},
+            "resourceLabels": {"specgen-pool": pool.name},
         },
     }
     if node.nvme_drives > 0:

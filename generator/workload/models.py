@@ -121,6 +121,16 @@ class KubernetesSettings(_Model):
     gcp_project: str | None = None
 
 
+class ProvisioningSettings(_Model):
+    """Bare-metal provisioning outputs."""
+
+    tools: tuple[Literal["maas", "metal3"], ...] = ()
+    maas_pool: str | None = None
+    maas_zone: str | None = None
+    distro_series: str = "noble"
+    namespace: str = "metal3"
+
+
 class Workload(_Model):
     """A whole workload file."""
 
@@ -133,4 +143,5 @@ class Workload(_Model):
     prices: dict[str, float] = Field(default_factory=dict)
     constants: dict[str, float] = Field(default_factory=dict)
     kubernetes: KubernetesSettings = KubernetesSettings()
+    provisioning: ProvisioningSettings = ProvisioningSettings()
     outputs: tuple[Literal["terraform", "ansible", "kubernetes"], ...] = ("terraform", "ansible", "kubernetes")
