@@ -44,9 +44,12 @@ def together() -> dict[str, str]:
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.stem for e in EXAMPLES])
 def test_every_requested_output_kind_is_written(example: Path) -> None:
     """Never a silent omission: each kind the workload asks for has its files, or rendering fails with a message."""
-    loaded, _ = plan_file(str(example))
+    loaded, plan = plan_file(str(example))
     files = tree(example.stem)
     for kind in loaded.workload.outputs:
+        if kind == "kubernetes" and any(f.code == "kubernetes-single-host" for f in plan.findings):
+            assert not [p for p in files if p.startswith(("kubernetes/", "kubeadm/", "cluster/"))]
+            continue  # a single host gets nothing it cannot use, and the plan's findings say so
         missing = [path for path in KIND_FILES[kind] if path not in files]
         assert not missing, f"{example.name} asks for {kind} but {missing} were not written"
         if kind == "kubernetes" and loaded.workload.hardware.provider != "baremetal":
@@ -100,7 +103,12 @@ def test_several_workloads_share_one_cluster_layer() -> None:
     for stem in TOGETHER:
         name = plan_file(str(REPO / "examples" / f"{stem}.yaml"))[0].workload.name
         own = {p.removeprefix(f"{name}/"): t for p, t in files.items() if p.startswith(f"{name}/")}
-        assert own == {p: t for p, t in tree(stem).items() if not p.startswith("cluster/")}, stem
+        alone = {p: t for p, t in tree(stem).items() if not p.startswith(("cluster/", "kubeadm/"))}
+        # a workload's files are the same as alone, except that in a shared cluster even a single host joins
+        assert {p: t for p, t in own.items() if not p.startswith("kubeadm/")} == alone, stem
+        assert sorted(p for p in own if p.startswith("kubeadm/")) == sorted(
+            f"kubeadm/join-{pool.name}.yaml" for pool in plan_file(str(REPO / "examples" / f"{stem}.yaml"))[1].pools
+        )
     reader = YAML(typ="safe", pure=True)
     config_map = reader.load(files["cluster/gpu-operator/manifests/configmap-specgen-device-plugin.yaml"])
     for stem in TOGETHER:
@@ -113,7 +121,7 @@ def test_the_merge_rule() -> None:
     needs: list[list[GpuPoolStack]] = []
     for stem in TOGETHER:
         loaded, plan = plan_file(str(REPO / "examples" / f"{stem}.yaml"))
-        needs.append(render_workload(plan, loaded.workload)[1])
+        needs.append(render_workload(plan, loaded.workload, alone=False)[1])
     expected = render_cluster([s for group in needs for s in group])
     assert {p: t for p, t in together().items() if p.startswith("cluster/")} == expected
     for order in itertools.permutations(needs):

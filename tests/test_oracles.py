@@ -138,13 +138,16 @@ def test_rendered_tree_has_every_tool_file(stem: str) -> None:
     expected = {"spec.json", "SPEC.md", "terraform/variables.tf", "terraform/specgen.auto.tfvars.json", "ansible/inventory.yml"}
     for pool in out.pools:
         expected.add(f"ansible/group_vars/{pool['name']}.yml")
-    expected |= {"cluster/gpu-operator/values.yaml", "cluster/gpu-operator/manifests/kustomization.yaml"}
     provider = out.spec["plan"]["provider"]
+    if provider == "baremetal" and sum(pool["nodes"] for pool in out.pools) == 1:
+        # a single host is its own cluster: nothing joins it, no operator; the plan says so
+        assert not [f for f in out.files if f.startswith(("kubeadm/", "cluster/", "kubernetes/"))]
+        assert [f for f in out.spec["plan"]["findings"] if f["code"] == "kubernetes-single-host"]
+    else:
+        expected |= {"cluster/gpu-operator/values.yaml", "cluster/gpu-operator/manifests/kustomization.yaml"}
     if provider == "baremetal":
         if sum(pool["nodes"] for pool in out.pools) > 1:
             expected |= {f"kubeadm/join-{pool['name']}.yaml" for pool in out.pools}
-        else:  # a single host is its own cluster: nothing joins it
-            assert not [f for f in out.files if f.startswith("kubeadm/")]
     else:
         expected.add(f"kubernetes/{provider}/kustomization.yaml")
         if provider == "aws":
@@ -1004,8 +1007,15 @@ def test_kubeadm_join_configurations(stem: str) -> None:
 # --------------------------------------------------------------------------------------------------------------
 
 
+def single_host(stem: str) -> bool:
+    """The plan says one host is its own cluster: no Kubernetes documents are rendered for it."""
+    return any(f["code"] == "kubernetes-single-host" for f in rendered(stem).spec["plan"]["findings"])
+
+
 @pytest.mark.parametrize("stem", example_params())
 def test_every_kubernetes_document_has_an_oracle(stem: str) -> None:
+    if single_host(stem):
+        return
     for_provider(stem)
     docs = kubernetes_documents(stem)
     assert docs
@@ -1019,6 +1029,8 @@ def test_every_kubernetes_document_has_an_oracle(stem: str) -> None:
 @pytest.mark.parametrize("stem", example_params())
 def test_kustomize_directories_list_one_object_per_file(stem: str) -> None:
     """Every directory of API objects has a kustomization.yaml naming exactly its files; no kubeadm file inside."""
+    if single_host(stem):
+        return
     out = rendered(stem)
     directories = {
         path.rpartition("/")[0]
@@ -1048,6 +1060,8 @@ def test_kustomize_directories_list_one_object_per_file(stem: str) -> None:
 @pytest.mark.parametrize("stem", example_params())
 def test_gpu_stack_pieces_agree(stem: str) -> None:
     """Helm values, the one device-plugin ConfigMap, node labels and the Ansible driver tell one story."""
+    if single_host(stem):
+        return
     out = rendered(stem)
     reader = YAML(typ="safe", pure=True)
     values = reader.load(out.files[HELM_VALUES])

@@ -15,9 +15,20 @@ from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for, saturated_throughput
 from generator.units import GIB
 from generator.workload import LoadedWorkload
-from generator.workload.models import InferenceDeployment
+from generator.workload.models import InferenceDeployment, Workload
 
 GPU_TAINT = ("nvidia.com/gpu", "present", "NoSchedule")
+
+
+def single_host_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -> list[Finding]:
+    """Why a single bare-metal host gets no Kubernetes output although the workload asks for it."""
+    if wl.hardware.provider != "baremetal" or "kubernetes" not in wl.outputs or sum(p.nodes for p in pools) != 1:
+        return []
+    message = (
+        "One host is its own cluster: no kubeadm join file and no GPU Operator are rendered for it "
+        "(Ansible installs the driver; a single-node Kubernetes such as k3s needs only the NVIDIA device plugin)"
+    )
+    return [Finding("info", "kubernetes-single-host", message, "outputs")]
 
 
 def _gib(n: float) -> str:
@@ -185,6 +196,7 @@ def build_plan(
                 runners_up=tuple(o.candidate for o in rest[:3]),
             )
         )
+    findings += single_host_findings(wl, pools)
     return Plan(
         workload=wl.name,
         objective=wl.objective,

@@ -17,8 +17,11 @@ from generator.render.terraform import render_terraform
 from generator.workload.models import Workload
 
 
-def render_workload(plan: Plan, workload: Workload) -> tuple[dict[str, str], list[GpuPoolStack]]:
-    """One workload's own files, and what its pools need from the cluster's shared GPU stack."""
+def render_workload(plan: Plan, workload: Workload, *, alone: bool = True) -> tuple[dict[str, str], list[GpuPoolStack]]:
+    """One workload's own files, and what its pools need from the cluster's shared GPU stack.
+
+    ``alone``: the workload is the whole tree (a single host is then its own cluster and joins nothing).
+    """
     files = {**render_spec(plan), **render_markdown(plan), **render_provisioning(plan, workload)}
     if "terraform" in workload.outputs:
         files.update(render_terraform(plan, workload))
@@ -26,8 +29,8 @@ def render_workload(plan: Plan, workload: Workload) -> tuple[dict[str, str], lis
         files.update(render_ansible(plan, workload))
     stacks: list[GpuPoolStack] = []
     if "kubernetes" in workload.outputs:
-        files.update(render_node_pools(plan, workload))
-        stacks = gpu_stacks(plan, workload)
+        files.update(render_node_pools(plan, workload, alone=alone))
+        stacks = gpu_stacks(plan, workload, alone=alone)
     return files, stacks
 
 
@@ -51,7 +54,7 @@ def render_plans(rendered: Sequence[tuple[Plan, Workload]]) -> dict[str, str]:
             raise InputError(
                 f"two workload files are both named '{workload.name}' (or it is 'cluster'); names must differ to render together"
             )
-        own, needs = render_workload(plan, workload)
+        own, needs = render_workload(plan, workload, alone=False)
         files.update({f"{workload.name}/{path}": text for path, text in own.items()})
         stacks += needs
     files.update(render_cluster(stacks))

@@ -33,8 +33,11 @@ def is_single_host(plan: Plan) -> bool:
     return plan.provider == "baremetal" and sum(pool.nodes for pool in plan.pools) == 1
 
 
-def render_node_pools(plan: Plan, workload: Workload) -> dict[str, str]:
-    """The workload's node-pool files (kustomize directory or kubeadm join files)."""
+def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> dict[str, str]:
+    """The workload's node-pool files (kustomize directory or kubeadm join files).
+
+    ``alone``: the workload is the whole tree; rendered with others into one cluster, even a single host joins it.
+    """
     pools = list(plan.pools)
     settings = workload.kubernetes.model_copy(update={"cluster_name": cluster_name(workload)})
     objects: list[dict[str, Any]]
@@ -44,15 +47,17 @@ def render_node_pools(plan: Plan, workload: Workload) -> dict[str, str]:
         objects = gke_objects(pools, settings, plan.workload)
     elif plan.provider == "azure":
         objects = aks_objects(pools, plan.workload)
-    elif is_single_host(plan):
+    elif alone and is_single_host(plan):
         return {}
     else:
         return render_kubeadm(pools, settings.bootstrap_kubeconfig_path)
     return kustomize_directory(f"kubernetes/{plan.provider}", objects)
 
 
-def gpu_stacks(plan: Plan, workload: Workload) -> list[GpuPoolStack]:
-    """What this workload's pools need from the shared GPU stack."""
+def gpu_stacks(plan: Plan, workload: Workload, *, alone: bool = True) -> list[GpuPoolStack]:
+    """What this workload's pools need from the shared GPU stack (nothing for a single host on its own)."""
+    if alone and is_single_host(plan):  # nothing joins it and it runs no operator: the planner's finding says so
+        return []
     return pool_stacks(
         plan, ansible_owns_driver="ansible" in workload.outputs, driver_override=workload.kubernetes.driver_version
     )
