@@ -39,10 +39,16 @@ _YAML11 = VersionedResolver(version=(1, 1))
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
+_UNSAFE_UNQUOTED = re.compile("[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ud800-\\udfff\\ufffe\\uffff]")
+
+
 def _represent_str(representer: SafeRepresenter, data: str) -> ScalarNode:
     """Quote strings a YAML 1.1 reader (PyYAML in Ansible, Go's yaml.v2) would take for bools or numbers."""
     implicit = _YAML11.resolve(ScalarNode, data, (True, False))
     style = "'" if implicit != _STR_TAG else None
+    if _UNSAFE_UNQUOTED.search(data):  # line breaks of YAML 1.1 only, controls, BOM: escaped in double quotes
+        style = '"'
+
     node: ScalarNode = representer.represent_scalar(_STR_TAG, data, style=style)
     return node
 
