@@ -55,7 +55,8 @@ def test_every_requested_output_kind_is_written(example: Path) -> None:
         if kind == "kubernetes" and loaded.workload.hardware.provider != "baremetal":
             assert f"kubernetes/{loaded.workload.hardware.provider}/kustomization.yaml" in files
     for tool in loaded.workload.provisioning.tools:
-        assert [p for p in files if p.startswith(f"provisioning/{tool}/")], f"{example.name} asks for {tool} provisioning"
+        directory = {"capi": "cluster-api"}.get(tool, tool)
+        assert [p for p in files if p.startswith(f"provisioning/{directory}/")], f"{example.name} asks for {tool} provisioning"
     for absent in sorted(set(KIND_FILES) - set(loaded.workload.outputs)):
         assert not [p for p in files if p.startswith(KIND_FILES[absent][0].partition("/")[0] + "/")], f"{absent} not requested"
 

@@ -1035,7 +1035,8 @@ def test_kustomize_directories_list_one_object_per_file(stem: str) -> None:
     directories = {
         path.rpartition("/")[0]
         for path in out.files
-        if path.startswith(("kubernetes/", "cluster/gpu-operator/manifests/", "provisioning/metal3/"))
+        if path.startswith(("kubernetes/", "cluster/gpu-operator/manifests/", "provisioning/"))
+        and not path.startswith("provisioning/maas/")
     }
     assert directories
     reader = YAML(typ="safe", pure=True)

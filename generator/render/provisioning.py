@@ -84,8 +84,52 @@ def bare_metal_hosts(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
     return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}, *objects]
 
 
+def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
+    """Namespace plus a Cluster API ``MachineDeployment`` (v1beta2) per pool, sized by the plan.
+
+    It references a ``KubeadmConfigTemplate`` and a ``Metal3MachineTemplate`` named after the pool, which hold the
+    site's own image and kubeadm settings.
+    """
+    namespace = workload.provisioning.namespace
+    cluster = workload.kubernetes.cluster_name or workload.name
+    objects: list[dict[str, Any]] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}]
+    for pool in plan.pools:
+        selector = {"specgen.dev/pool": dns_name(pool)}
+        objects.append(
+            {
+                "apiVersion": "cluster.x-k8s.io/v1beta2",
+                "kind": "MachineDeployment",
+                "metadata": {"name": dns_name(pool), "namespace": namespace, "labels": dict(selector)},
+                "spec": {
+                    "clusterName": cluster,
+                    "replicas": pool.nodes,
+                    "selector": {"matchLabels": dict(selector)},
+                    "template": {
+                        "metadata": {"labels": dict(selector)},
+                        "spec": {
+                            "clusterName": cluster,
+                            "bootstrap": {
+                                "configRef": {
+                                    "apiGroup": "bootstrap.cluster.x-k8s.io",
+                                    "kind": "KubeadmConfigTemplate",
+                                    "name": dns_name(pool),
+                                }
+                            },
+                            "infrastructureRef": {
+                                "apiGroup": "infrastructure.cluster.x-k8s.io",
+                                "kind": "Metal3MachineTemplate",
+                                "name": dns_name(pool),
+                            },
+                        },
+                    },
+                },
+            }
+        )
+    return objects
+
+
 def render_provisioning(plan: Plan, workload: Workload) -> dict[str, str]:
-    """``provisioning/maas/`` and/or ``provisioning/metal3/`` as the workload asks."""
+    """``provisioning/maas/``, ``provisioning/metal3/`` and/or ``provisioning/cluster-api/`` as the workload asks."""
     tools = workload.provisioning.tools
     if not tools:
         return {}
@@ -97,4 +141,6 @@ def render_provisioning(plan: Plan, workload: Workload) -> dict[str, str]:
         files["provisioning/maas/maas.auto.tfvars.json"] = to_json({"maas_instances": maas_instances(plan, workload)}) + "\n"
     if "metal3" in tools:
         files.update(kustomize_directory("provisioning/metal3", bare_metal_hosts(plan, workload)))
+    if "capi" in tools:
+        files.update(kustomize_directory("provisioning/cluster-api", machine_deployments(plan, workload)))
     return files

@@ -124,7 +124,7 @@ class KubernetesSettings(_Model):
 class ProvisioningSettings(_Model):
     """Bare-metal provisioning outputs."""
 
-    tools: tuple[Literal["maas", "metal3"], ...] = ()
+    tools: tuple[Literal["capi", "maas", "metal3"], ...] = ()
     maas_pool: str | None = None
     maas_zone: str | None = None
     distro_series: str = "noble"
