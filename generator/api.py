@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from generator.planner import plan_workload
 from generator.planner.plan import Plan
-from generator.render import render_plan
+from generator.render import render_plan, render_plans
 from generator.workload import LoadedWorkload, load_workload
 
 
@@ -20,4 +20,10 @@ def render_file(path: str) -> dict[str, str]:
     return render_plan(plan, loaded.workload)
 
 
-__all__ = ["load_workload", "plan_file", "plan_workload", "render_file", "render_plan"]
+def render_files(paths: list[str]) -> dict[str, str]:
+    """Several workload files as one tree for one cluster: ``<workload>/...`` each plus the shared ``cluster/``."""
+    planned = [plan_file(path) for path in paths]
+    return render_plans([(plan, loaded.workload) for loaded, plan in planned])
+
+
+__all__ = ["load_workload", "plan_file", "plan_workload", "render_file", "render_files", "render_plan"]

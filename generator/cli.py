@@ -20,11 +20,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 MAX_REPORTED = 25
 TARGETS = ("spec", "markdown", "terraform", "ansible", "kubernetes")
 _TARGET_PREFIX = {
-    "spec": "spec.json",
-    "markdown": "SPEC.md",
-    "terraform": "terraform/",
-    "ansible": "ansible/",
-    "kubernetes": "kubernetes/",
+    "spec": ("spec.json",),
+    "markdown": ("SPEC.md",),
+    "terraform": ("terraform/",),
+    "ansible": ("ansible/",),
+    "kubernetes": ("kubernetes/", "kubeadm/", "cluster/"),
 }
 
 
@@ -215,25 +215,23 @@ def _build_cli() -> Any:
 
 
 def _render_all(files: tuple[str, ...], output: str) -> dict[str, dict[str, str]]:
-    """Plan and render every file before anything is written (one bad file writes nothing)."""
-    import os
+    """Plan and render every file before anything is written (one bad file writes nothing).
 
+    Several files make one tree for one cluster: ``<workload>/...`` each plus the merged ``cluster/`` layer.
+    """
     from generator.api import plan_file
-    from generator.errors import InputError
-    from generator.render import render_plan
+    from generator.render import render_plan, render_plans
 
-    trees: dict[str, dict[str, str]] = {}
-    for path in files:
-        loaded, result = plan_file(path)
-        directory = output if len(files) == 1 else os.path.join(output, loaded.workload.name)
-        if directory in trees:
-            raise InputError(f"two workload files are both named '{loaded.workload.name}'; names must differ to render together")
-        trees[directory] = render_plan(result, loaded.workload)
-    return trees
+    planned = [plan_file(path) for path in files]
+    if len(planned) == 1:
+        loaded, result = planned[0]
+        return {output: render_plan(result, loaded.workload)}
+    return {output: render_plans([(result, loaded.workload) for loaded, result in planned])}
 
 
 def _select(files: dict[str, str], targets: tuple[str, ...]) -> dict[str, str]:
     if not targets:
         return files
-    prefixes = tuple(_TARGET_PREFIX[t] for t in targets)
-    return {k: v for k, v in files.items() if k.startswith(prefixes)}
+    prefixes = tuple(prefix for t in targets for prefix in _TARGET_PREFIX[t])
+    # in a tree of several workloads, their own files sit one level down (<workload>/terraform/...)
+    return {k: v for k, v in files.items() if k.startswith(prefixes) or k.partition("/")[2].startswith(prefixes)}

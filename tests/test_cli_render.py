@@ -105,6 +105,8 @@ def test_several_files_render_into_named_subdirectories(tmp_path: Path) -> None:
     result = run_specgen("render", "a.yaml", "b.yaml", "-o", "out", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "out" / "demo" / "spec.json").exists() and (tmp_path / "out" / "other" / "spec.json").exists()
+    assert (tmp_path / "out" / "cluster" / "gpu-operator" / "values.yaml").exists()  # one shared layer, not one per workload
+    assert not (tmp_path / "out" / "demo" / "cluster").exists()
 
 
 def test_diff_summarises_the_fleet_change(tmp_path: Path) -> None:
@@ -287,7 +289,7 @@ def test_an_empty_directory_is_fine_to_render_into(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("target", "gone"),
     [
-        pytest.param((), [EMBED_VARS, "kubernetes/baremetal/join/embed_l40s_48gb.yaml"], id="all"),
+        pytest.param((), [EMBED_VARS, "kubeadm/join-embed_l40s_48gb.yaml"], id="all"),
         pytest.param(("--target", "ansible"), [EMBED_VARS], id="target-ansible"),
     ],
 )
@@ -316,7 +318,9 @@ def test_target_keeps_other_owned_files_and_foreign_binaries(tmp_path: Path, tar
     for rel, text in edited.items():
         (out / rel).write_text(text)
     assert run_specgen("render", "w.yaml", "-o", "infra", "--target", target, cwd=tmp_path).returncode == 0
-    prefix = {"spec": "spec.json", "markdown": "SPEC.md"}.get(target, target + "/")
+    prefix = {"spec": ("spec.json",), "markdown": ("SPEC.md",), "kubernetes": ("kubernetes/", "kubeadm/", "cluster/")}.get(
+        target, (target + "/",)
+    )
     for rel, text in edited.items():
         assert ((out / rel).read_text() == text) != rel.startswith(prefix), rel
     assert (out / "model.bin").read_bytes() == BINARY and (out / "terraform" / "plan.bin").read_bytes() == BINARY

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.api import render_file
+from generator.api import render_file, render_files
 from generator.writer import diff_trees, read_tree, with_manifest, write_tree
 from tests.conftest import REPO
 
@@ -49,3 +49,18 @@ def test_output_identical_under_different_hash_seeds(example: Path, tmp_path: Pa
         )
         trees.append(read_tree(str(out)))
     assert trees[0] == trees[1]
+
+
+#: Three workloads rendered into one tree (one cluster): their own files plus one shared cluster/ layer.
+TOGETHER = ["chat-70b", "finetune-8b-qlora", "llama-405b-bf16"]
+
+
+def test_several_workloads_match_golden_tree(update_golden: bool) -> None:
+    paths = [f"examples/{stem}.yaml" for stem in TOGETHER]
+    rendered = with_manifest(render_files(paths))
+    target = GOLDEN / "_together"
+    if update_golden:
+        shutil.rmtree(target, ignore_errors=True)
+        write_tree(render_files(paths), str(target))
+    diff = diff_trees(read_tree(str(target)), rendered)
+    assert not diff, f"rendered output of {TOGETHER} differs from {target} (run pytest --update-golden):\n{diff}"

@@ -85,18 +85,24 @@ def example_params(**xfail: str) -> list[Any]:
 
 
 def _workload_provider(path: Path) -> str:
-    """The provider a workload file asks for (Kubernetes manifests are rendered for bare metal only)."""
+    """The provider a workload file asks for."""
     data = YAML(typ="safe", pure=True).load(path.read_text())
     return str((data.get("hardware") or {}).get("provider", "baremetal"))
 
 
-#: Examples whose rendered tree holds Kubernetes manifests (bare metal; cloud flavors come later).
+#: Examples whose nodes join with kubeadm (bare metal; single hosts render no join file, which a test checks).
 KUBE_EXAMPLES = [p for p in EXAMPLES if _workload_provider(p) == "baremetal"]
 
 
 def kube_example_params() -> list[Any]:
     """One ``pytest.param`` per bare-metal example."""
     return [pytest.param(p.stem, id=p.stem) for p in KUBE_EXAMPLES]
+
+
+def needs_crds() -> None:
+    """Skip, with the reason, when the upstream CRDs are not checked out beside the repository."""
+    if not CRD_DIR.is_dir():
+        pytest.skip(f"{CRD_DIR} is absent: the upstream CRDs live in the shared reference folder, not in this repository")
 
 
 def write_tree(files: dict[str, str], root: Path, prefix: str) -> Path:
@@ -132,15 +138,22 @@ def test_rendered_tree_has_every_tool_file(stem: str) -> None:
     expected = {"spec.json", "SPEC.md", "terraform/variables.tf", "terraform/specgen.auto.tfvars.json", "ansible/inventory.yml"}
     for pool in out.pools:
         expected.add(f"ansible/group_vars/{pool['name']}.yml")
-    if out.spec["plan"]["provider"] == "baremetal":
-        expected |= {
-            "kubernetes/baremetal/gpu-operator/cluster-policy.yaml",
-            "kubernetes/baremetal/gpu-operator/device-plugin-config.yaml",
-        }
-        expected |= {f"kubernetes/baremetal/join/{pool['name']}.yaml" for pool in out.pools}
-    else:  # no cloud flavor yet: no Kubernetes files, and the plan says so
-        assert not [f for f in out.files if f.startswith("kubernetes/")]
-        assert any(f["code"] == "kubernetes-cloud-flavor" for f in out.spec["plan"]["findings"])
+    provider = out.spec["plan"]["provider"]
+    if provider == "baremetal" and sum(pool["nodes"] for pool in out.pools) == 1:
+        # a single host is its own cluster: nothing joins it, no operator; the plan says so
+        assert not [f for f in out.files if f.startswith(("kubeadm/", "cluster/", "kubernetes/"))]
+        assert [f for f in out.spec["plan"]["findings"] if f["code"] == "kubernetes-single-host"]
+    else:
+        expected |= {"cluster/gpu-operator/values.yaml", "cluster/gpu-operator/manifests/kustomization.yaml"}
+    if provider == "baremetal":
+        if sum(pool["nodes"] for pool in out.pools) > 1:
+            expected |= {f"kubeadm/join-{pool['name']}.yaml" for pool in out.pools}
+    else:
+        expected.add(f"kubernetes/{provider}/kustomization.yaml")
+        if provider == "aws":
+            expected.add("terraform/eks-managed-node-groups.tfvars.json")
+    assert not [f for f in out.files if f.startswith("kubernetes/") and f"kubernetes/{provider}/" not in f]
+    assert not [f["code"] for f in out.spec["plan"]["findings"] if f["code"] == "kubernetes-cloud-flavor"]
     assert not expected - out.files.keys(), f"missing: {sorted(expected - out.files.keys())}"
 
 
@@ -263,13 +276,15 @@ def test_terraform_sees_every_rendered_value(stem: str, tmp_path: Path) -> None:
     out = rendered(stem)
     root = write_tree(out.files, tmp_path, "terraform/")
     tfvars = json.loads(out.files["terraform/specgen.auto.tfvars.json"])
-    (root / "zz_oracle_outputs.tf").write_text("".join(f'output "{name}" {{\n  value = var.{name}\n}}\n' for name in tfvars))
+    (root / "zz_oracle_outputs.tf").write_text(
+        "".join(f'output "oracle_{name}" {{\n  value = var.{name}\n}}\n' for name in tfvars)
+    )
     tf = TerraformCommand(str(root))
     applied = tf.apply()
     assert applied.retcode == 0, _tf_failure("apply", applied)
     outputs = tf.output()
     assert outputs.retcode == 0, _tf_failure("output", outputs)
-    seen = {name: output["value"] for name, output in outputs.value.items()}
+    seen = {name.removeprefix("oracle_"): output["value"] for name, output in outputs.value.items() if name.startswith("oracle_")}
     assert seen.keys() == tfvars.keys()
     for pool_name, pool in tfvars["gpu_pools"].items():
         kept = seen["gpu_pools"][pool_name]
@@ -279,6 +294,41 @@ def test_terraform_sees_every_rendered_value(stem: str, tmp_path: Path) -> None:
         assert {key: kept[key] for key in pool} == pool
         assert all(kept[key] is None for key in kept.keys() - pool.keys())
     assert {k: v for k, v in seen.items() if k != "gpu_pools"} == {k: v for k, v in tfvars.items() if k != "gpu_pools"}
+
+
+IAC_REFERENCE = CRD_DIR.parent / "iac-reference"
+
+
+def terraform_variable_block(path: Path, name: str) -> str:
+    """The ``variable "name" { ... }`` block of an upstream variables.tf, verbatim (braces matched)."""
+    text = path.read_text(encoding="utf-8")
+    start = text.index(f'variable "{name}" {{')
+    depth = 0
+    for index in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[index], 0)
+        if depth == 0 and text[index] == "}":
+            return text[start : index + 1] + "\n"
+    raise AssertionError(f"unbalanced variable block {name} in {path}")
+
+
+@pytest.mark.parametrize("stem", [p.stem for p in EXAMPLES if _workload_provider(p) == "aws"])
+def test_eks_node_groups_type_check_against_the_eks_module(stem: str, tmp_path: Path) -> None:
+    """Real Terraform converts the rendered value to terraform-aws-modules/eks v21's own variable type, dropping nothing."""
+    variables = IAC_REFERENCE / "terraform" / "terraform-aws-eks" / "variables.tf"
+    if not variables.is_file():
+        pytest.skip(f"{variables} is absent: the upstream module's variable types live in the shared reference folder")
+    value = json.loads(rendered(stem).files["terraform/eks-managed-node-groups.tfvars.json"])
+    (tmp_path / "variables.tf").write_text(terraform_variable_block(variables, "eks_managed_node_groups"))
+    (tmp_path / "out.tf").write_text('output "groups" {\n  value = var.eks_managed_node_groups\n}\n')
+    (tmp_path / "groups.auto.tfvars.json").write_text(json.dumps(value))
+    tf = TerraformCommand(str(tmp_path))
+    assert tf.init().retcode == 0
+    applied = tf.apply()
+    assert applied.retcode == 0, _tf_failure("apply", applied)
+    assert not _tf_messages(applied, "error", "warn"), _tf_failure("apply", applied)
+    kept = tf.output().value["groups"]["value"]
+    for name, group in value["eks_managed_node_groups"].items():
+        assert {key: kept[name][key] for key in group} == group, f"{name}: Terraform changed or dropped attributes"
 
 
 def _first_pool(tfvars: dict[str, Any]) -> dict[str, Any]:
@@ -380,7 +430,8 @@ class Inventory:
 
 
 def ansible_inventory(work: Path) -> Inventory:
-    """``ansible-inventory --list`` of ``work/ansible/inventory.yml``, hermetic: nothing read or written in $HOME."""
+    """``ansible-inventory --list`` of ``work/ansible/inventory.yml`` (plus the placeholder hosts copied to the
+    user's ``hosts.yml`` where specgen offers them), hermetic: nothing read or written in $HOME."""
     for sub in ("home", "tmp"):
         (work / sub).mkdir(exist_ok=True)
     (work / "ansible.cfg").write_text("")
@@ -398,7 +449,12 @@ def ansible_inventory(work: Path) -> Inventory:
     }
     binary = Path(sys.executable).parent / "ansible-inventory"
     assert binary.is_file(), f"{binary} missing: install the test extras (ansible-core)"
-    command = [sys.executable, str(binary), "-i", str(work / "ansible" / "inventory.yml"), "--list"]
+    sources = ["-i", str(work / "ansible" / "inventory.yml")]
+    example = work / "ansible" / "hosts.yml.example"
+    if example.is_file():
+        (work / "ansible" / "hosts.yml").write_text(example.read_text(encoding="utf-8"), encoding="utf-8")
+        sources += ["-i", str(work / "ansible" / "hosts.yml")]
+    command = [sys.executable, str(binary), *sources, "--list"]
     proc = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, f"ansible-inventory exited {proc.returncode}:\n{proc.stderr}\n{proc.stdout}"
     return Inventory(data=json.loads(proc.stdout, object_hook=_unwrap_unsafe), stderr=proc.stderr)
@@ -444,6 +500,12 @@ def ansible_group_problems(out: Rendered, inventory: Inventory) -> list[str]:
         if name not in gpu_children:
             problems.append(f"pool {name} is not a child of gpu_nodes: {sorted(gpu_children)}")
         hosts = inv.get(name, {}).get("hosts", [])
+        if pool["node"]["provider"] != "baremetal":  # cloud nodes come from the dynamic inventory, never listed
+            if hosts:
+                problems.append(f"{name}: cloud pool lists static hosts {hosts}")
+            if not [f for f in out.files if re.fullmatch(r"ansible/inventory\.(aws_ec2|gcp_compute|azure_rm)\.yml", f)]:
+                problems.append(f"{name}: cloud pool without a dynamic inventory file")
+            continue
         if len(hosts) != pool["nodes"]:
             problems.append(f"{name}: {len(hosts)} hosts in the inventory, {pool['nodes']} nodes in spec.json")
         for host in hosts:  # kubeadm registers the node under its hostname: a DNS-1123 subdomain
@@ -465,12 +527,13 @@ def ansible_hostvar_problems(out: Rendered, inventory: Inventory) -> list[str]:
             seen = hostvars.get(host, {})
             if seen.get("specgen_pool") != name:
                 problems.append(f"{host}: specgen_pool={seen.get('specgen_pool')!r}, but it is in group {name}")
-            version = seen.get("nvidia_driver", {}).get("version")
+            version = seen.get("specgen_nvidia_driver", {}).get("version")
             if not isinstance(version, str) or not DRIVER_VERSION.fullmatch(version):
-                problems.append(f"{host}: nvidia_driver.version={version!r} is not a version string")
-            ram = seen.get("ram_gib")
+                problems.append(f"{host}: specgen_nvidia_driver.version={version!r} is not a version string")
+            ram = seen.get("specgen_ram_gib")
             if not isinstance(ram, int) or isinstance(ram, bool):
-                problems.append(f"{host}: ram_gib={ram!r} is not an int")
+                problems.append(f"{host}: specgen_ram_gib={ram!r} is not an int")
+            problems += [f"{host}: {key} is not under the specgen_ prefix" for key in intended if not key.startswith("specgen_")]
             # Ansible's (YAML 1.1) reading of group_vars must equal the YAML 1.2 reading the renderer intended.
             problems += [
                 f"{host}: {key}: Ansible sees {seen.get(key)!r}, the renderer wrote {value!r}"
@@ -500,7 +563,7 @@ def test_ansible_hosts_see_their_group_vars(stem: str, inventories: Inventories)
 
 def test_ansible_oracles_catch_bad_trees(tmp_path: Path) -> None:
     """A dash in a group name, and a YAML 1.1 boolean in group_vars, must both be noticed."""
-    out = rendered(EXAMPLES[0].stem)
+    out = rendered("chat-70b-maas")  # bare metal with named hosts
     pool = out.pools[0]["name"]
     files = dict(out.files)
     inventory = YAML(typ="safe", pure=True).load(files["ansible/inventory.yml"])
@@ -607,16 +670,29 @@ class Document:
         return f"{self.path}#{self.index} ({self.data.get('apiVersion')} {self.data.get('kind')})"
 
 
-def kubernetes_documents(stem: str) -> list[Document]:
+#: Files that are YAML but no Kubernetes API object: Helm values, kustomize's own file, kubeadm's config.
+HELM_VALUES = "cluster/gpu-operator/values.yaml"
+
+
+def is_kustomization(doc: dict[str, Any]) -> bool:
+    return str(doc.get("apiVersion", "")).startswith("kustomize.config.k8s.io/")
+
+
+def yaml_documents(stem: str, *prefixes: str) -> list[Document]:
     reader = YAML(typ="safe", pure=True)
     docs = []
-    for path, text in sorted(rendered(stem).under("kubernetes/").items()):
-        if path.endswith((".yaml", ".yml")):
+    for path, text in sorted(rendered(stem).files.items()):
+        if path.startswith(prefixes) and path.endswith((".yaml", ".yml")) and path != HELM_VALUES:
             for index, data in enumerate(reader.load_all(text)):
                 if data is not None:
                     assert isinstance(data, dict), f"{path}#{index} is not a mapping"
                     docs.append(Document(path, index, data))
     return docs
+
+
+def kubernetes_documents(stem: str) -> list[Document]:
+    """Every API object the tree asks ``kubectl apply -k`` to send (kustomization files left out)."""
+    return [doc for doc in yaml_documents(stem, "kubernetes/", "cluster/", "provisioning/") if not is_kustomization(doc.data)]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -633,29 +709,41 @@ class Crd:
     source: str
 
 
+#: Sub-folders whose CRDs share a group and kind with a top-level one: used for that provider's trees only.
+PROVIDER_CRD_DIRS = {"karpenter-azure": "azure"}
+#: The tree being validated right now (its provider picks the Azure or AWS build of karpenter.sh NodePool).
+CURRENT_PROVIDER: list[str] = ["baremetal"]
+
+CRD_FILES = sorted(CRD_DIR.rglob("*.yaml")) if CRD_DIR.is_dir() else []
+
+
 @functools.cache
-def crds() -> dict[tuple[str, str], Crd]:
-    """(group, kind) -> CRD, from every CustomResourceDefinition in shared/crds."""
+def crds() -> dict[tuple[str, str, str], Crd]:
+    """(provider or "", group, kind) -> CRD, from every CustomResourceDefinition under shared/crds."""
     reader = YAML(typ="safe", pure=True)
-    found: dict[tuple[str, str], Crd] = {}
-    for path in sorted(CRD_DIR.glob("*.yaml")):
+    found: dict[tuple[str, str, str], Crd] = {}
+    for path in CRD_FILES:
+        provider = PROVIDER_CRD_DIRS.get(path.parent.name, "")
         for doc in reader.load_all(path.read_text(encoding="utf-8")):
             if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
                 spec = doc["spec"]
-                crd = Crd(
-                    spec["group"],
-                    spec["names"]["kind"],
-                    spec.get("scope", "Namespaced"),
-                    {v["name"]: v for v in spec["versions"]},
-                    path.name,
-                )
-                found[(crd.group, crd.kind)] = crd
+                key = (provider, spec["group"], spec["names"]["kind"])
+                versions = {v["name"]: v for v in spec["versions"]}
+                if key in found:  # e.g. Tinkerbell's v1alpha1 and v1alpha2 sets: one kind, two versions
+                    versions = {**found[key].versions, **versions}
+                found[key] = Crd(spec["group"], spec["names"]["kind"], spec.get("scope", "Namespaced"), versions, path.name)
     return found
 
 
 def crd_for(doc: dict[str, Any]) -> Crd | None:
     group = str(doc.get("apiVersion", "")).rpartition("/")[0]
-    return crds().get((group, str(doc.get("kind"))))
+    kind = str(doc.get("kind"))
+    return crds().get((CURRENT_PROVIDER[0], group, kind)) or crds().get(("", group, kind))
+
+
+def for_provider(stem: str) -> None:
+    CURRENT_PROVIDER[0] = rendered(stem).spec["plan"]["provider"]
+    needs_crds()
 
 
 SCHEMA_MAPS = ("properties", "patternProperties", "definitions")
@@ -707,8 +795,8 @@ def to_json_schema(node: Any, *, close: bool = True) -> Any:
 
 
 @functools.cache
-def crd_validator(group: str, kind: str, version: str) -> jsonschema.protocols.Validator:
-    entry = crds()[(group, kind)].versions[version]
+def crd_validator(provider: str, group: str, kind: str, version: str) -> jsonschema.protocols.Validator:
+    entry = crds()[(provider, group, kind)].versions[version]
     schema = to_json_schema(entry["schema"]["openAPIV3Schema"])
     jsonschema.Draft4Validator.check_schema(schema)
     return jsonschema.Draft4Validator(schema)
@@ -732,7 +820,8 @@ def crd_errors(doc: dict[str, Any]) -> list[str]:
     entry = crd.versions.get(version)
     if entry is None or not entry.get("served", False):
         return [f"{doc['apiVersion']} is not a served version of {crd.kind} in {crd.source}: {sorted(crd.versions)}"]
-    validator = crd_validator(crd.group, crd.kind, version)
+    provider = CURRENT_PROVIDER[0] if (CURRENT_PROVIDER[0], crd.group, crd.kind) in crds() else ""
+    validator = crd_validator(provider, crd.group, crd.kind, version)
     errors = [
         f"{'.'.join(str(p) for p in error.absolute_path) or '<root>'}: {error.message} ({crd.source})"
         for error in sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
@@ -743,22 +832,19 @@ def crd_errors(doc: dict[str, Any]) -> list[str]:
     return errors
 
 
-@pytest.mark.parametrize("crd_file", [pytest.param(p, id=p.stem) for p in sorted(CRD_DIR.glob("*.yaml"))])
-def test_every_crd_version_compiles_to_a_json_schema(crd_file: Path) -> None:
-    served = [
-        (crd, name)
-        for crd in crds().values()
-        if crd.source == crd_file.name
-        for name, entry in crd.versions.items()
-        if entry.get("served")
-    ]
-    assert served, f"{crd_file.name} serves no version"
-    for crd, version in served:
-        crd_validator(crd.group, crd.kind, version)
+def test_every_crd_version_compiles_to_a_json_schema() -> None:
+    needs_crds()
+    assert CRD_FILES, f"no CRDs under {CRD_DIR}"
+    for (provider, group, kind), crd in crds().items():
+        served = [name for name, entry in crd.versions.items() if entry.get("served")]
+        assert served, f"{crd.source} serves no version"
+        for version in served:
+            crd_validator(provider, group, kind, version)
 
 
 @pytest.mark.parametrize("stem", example_params())
 def test_kubernetes_crd_documents_match_their_crd(stem: str) -> None:
+    for_provider(stem)
     docs = [doc for doc in kubernetes_documents(stem) if crd_for(doc.data) is not None]
     problems = [f"{doc.where}: {error}" for doc in docs for error in crd_errors(doc.data)]
     assert not problems, "\n".join(problems)
@@ -795,6 +881,7 @@ def core_errors(doc: dict[str, Any]) -> list[str]:
 
 @pytest.mark.parametrize("stem", example_params())
 def test_kubernetes_core_documents_pass_kubernetes_validate(stem: str) -> None:
+    for_provider(stem)
     docs = [doc for doc in kubernetes_documents(stem) if crd_for(doc.data) is None and not is_kubeadm(doc.data)]
     problems = [f"{doc.where}: {error}" for doc in docs for error in core_errors(doc.data)]
     assert not problems, "\n".join(problems)
@@ -908,15 +995,23 @@ def join_errors(doc: dict[str, Any]) -> list[str]:
     return errors
 
 
+def kubeadm_documents(stem: str) -> list[Document]:
+    return yaml_documents(stem, "kubeadm/")
+
+
 @pytest.mark.parametrize("stem", kube_example_params())
 def test_kubeadm_join_configurations(stem: str) -> None:
     out = rendered(stem)
-    docs = [doc for doc in kubernetes_documents(stem) if is_kubeadm(doc.data)]
+    docs = kubeadm_documents(stem)
     problems = [f"{doc.where}: {error}" for doc in docs for error in join_errors(doc.data)]
     assert not problems, "\n".join(problems)
+    if sum(pool["nodes"] for pool in out.pools) == 1:
+        assert not docs, "a single host has nothing to join"
+        return
     for pool in out.pools:  # each pool's nodes register with the pool's labels and taints from spec.json
-        path = f"kubernetes/baremetal/join/{pool['name']}.yaml"
+        path = f"kubeadm/join-{pool['name']}.yaml"
         (doc,) = [d.data for d in docs if d.path == path]
+        assert "bootstrap-kubelet.conf" not in json.dumps(doc["discovery"]), "kubeadm join preflight requires that file absent"
         registration = doc["nodeRegistration"]
         (value,) = [a["value"] for a in registration["kubeletExtraArgs"] if a["name"] == "node-labels"]
         assert parse_node_labels(value)[0] == dict(pool["labels"]), path
@@ -925,54 +1020,103 @@ def test_kubeadm_join_configurations(stem: str) -> None:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Kubernetes: every document has an oracle; the gpu-operator pieces agree with each other
+# Kubernetes: every document has an oracle; kustomize directories; the GPU stack pieces agree
 # --------------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stem", kube_example_params())
+def single_host(stem: str) -> bool:
+    """The plan says one host is its own cluster: no Kubernetes documents are rendered for it."""
+    return any(f["code"] == "kubernetes-single-host" for f in rendered(stem).spec["plan"]["findings"])
+
+
+@pytest.mark.parametrize("stem", example_params())
 def test_every_kubernetes_document_has_an_oracle(stem: str) -> None:
+    if single_host(stem):
+        return
+    for_provider(stem)
     docs = kubernetes_documents(stem)
     assert docs
     for doc in docs:
         assert isinstance(doc.data.get("apiVersion"), str) and isinstance(doc.data.get("kind"), str), doc.where
-        if crd_for(doc.data) is None and not is_kubeadm(doc.data):
+        if crd_for(doc.data) is None:
             errors = core_errors(doc.data)
             assert not any(error.startswith("no oracle") for error in errors), f"{doc.where}: {errors}"
 
 
-@pytest.mark.parametrize("stem", kube_example_params())
-def test_gpu_operator_pieces_agree(stem: str) -> None:
-    """Per flavor (kubernetes/<flavor>/): the ClusterPolicy's device-plugin ConfigMap exists and holds its configs."""
+@pytest.mark.parametrize("stem", example_params())
+def test_kustomize_directories_list_one_object_per_file(stem: str) -> None:
+    """Every directory of API objects has a kustomization.yaml naming exactly its files; no kubeadm file inside."""
+    if single_host(stem):
+        return
     out = rendered(stem)
-    docs = kubernetes_documents(stem)
+    directories = {
+        path.rpartition("/")[0]
+        for path in out.files
+        if path.startswith(("kubernetes/", "cluster/gpu-operator/manifests/", "provisioning/"))
+        and not path.startswith("provisioning/maas/")
+    }
+    assert directories
     reader = YAML(typ="safe", pure=True)
-    policies = [d for d in docs if d.data["kind"] == "ClusterPolicy"]
-    for policy in policies:
-        flavor = policy.path.split("/")[1]
-        spec = policy.data["spec"]
-        config = spec.get("devicePlugin", {}).get("config")
-        if config:
-            maps = [
-                d.data
-                for d in docs
-                if d.path.split("/")[1] == flavor
-                and d.data["kind"] == "ConfigMap"
-                and d.data["metadata"]["name"] == config["name"]
-            ]
-            assert len(maps) == 1, f"{policy.where}: devicePlugin.config.name {config['name']!r} matches {len(maps)} ConfigMaps"
-            data = maps[0].get("data", {})
-            assert config.get("default") in data, (
-                f"{policy.where}: devicePlugin.config.default {config.get('default')!r} not in data"
-            )
-            for key, text in data.items():
-                plugin_config = reader.load(text)
-                assert _typed(plugin_config) == _typed(PYYAML.safe_load(text)), f"{key}: YAML 1.1 reads it differently"
-                assert plugin_config.get("version") == "v1", f"device plugin config {key!r}: {plugin_config!r}"
-                assert plugin_config.get("flags", {}).get("migStrategy") in ("none", "single", "mixed"), key
-        if spec.get("driver", {}).get("enabled") and "version" in spec["driver"]:
-            for pool in out.pools:
-                group_vars = reader.load(out.files[f"ansible/group_vars/{pool['name']}.yml"])
-                assert spec["driver"]["version"] == group_vars["nvidia_driver"]["version"], f"{policy.where} vs {pool['name']}"
+    for directory in sorted(directories):
+        kustomization = reader.load(out.files[f"{directory}/kustomization.yaml"])
+        listed = kustomization["resources"]
+        present = sorted(
+            p.rpartition("/")[2] for p in out.files if p.rpartition("/")[0] == directory and not p.endswith("/kustomization.yaml")
+        )
+        assert listed == present, f"{directory}: kustomization lists {listed}, directory holds {present}"
+        for name in present:
+            docs = [d for d in reader.load_all(out.files[f"{directory}/{name}"]) if d is not None]
+            assert len(docs) == 1, f"{directory}/{name} holds {len(docs)} objects"
+            assert not is_kubeadm(docs[0]), f"{directory}/{name} is a kubeadm file inside the kustomize tree"
+            namespace = docs[0].get("metadata", {}).get("namespace")
+            if namespace:  # a namespace an object assumes exists in the same tree
+                assert any(
+                    d.data["kind"] == "Namespace" and d.data["metadata"]["name"] == namespace for d in kubernetes_documents(stem)
+                ), f"{directory}/{name}: namespace {namespace!r} is never created"
+
+
+@pytest.mark.parametrize("stem", example_params())
+def test_gpu_stack_pieces_agree(stem: str) -> None:
+    """Helm values, the one device-plugin ConfigMap, node labels and the Ansible driver tell one story."""
+    if single_host(stem):
+        return
+    out = rendered(stem)
+    reader = YAML(typ="safe", pure=True)
+    values = reader.load(out.files[HELM_VALUES])
+    docs = kubernetes_documents(stem)
+    assert not [d.where for d in docs if d.data["kind"] == "ClusterPolicy"], "the Helm chart owns the ClusterPolicy"
+    config = values["devicePlugin"].get("config")
+    if values["devicePlugin"]["enabled"]:
+        maps = [d.data for d in docs if d.data["kind"] == "ConfigMap" and d.data["metadata"]["name"] == config["name"]]
+        assert len(maps) == 1, f"devicePlugin.config.name {config['name']!r} matches {len(maps)} ConfigMaps"
+        assert config["create"] is False, "the chart must not create a second ConfigMap of the same name"
+        data = maps[0]["data"]
+        assert config["default"] in data
+        for pool in out.pools:  # every pool's nodes select a key that exists
+            assert dict(pool["labels"])["nvidia.com/device-plugin.config"] in data, pool["name"]
+        for key, text in data.items():
+            plugin_config = reader.load(text)
+            assert _typed(plugin_config) == _typed(PYYAML.safe_load(text)), f"{key}: YAML 1.1 reads it differently"
+            assert plugin_config.get("version") == "v1", f"device plugin config {key!r}: {plugin_config!r}"
+            assert plugin_config.get("flags", {}).get("migStrategy") in ("none", "single", "mixed"), key
+    for pool in out.pools:
+        group_vars = reader.load(out.files[f"ansible/group_vars/{pool['name']}.yml"])["specgen_nvidia_driver"]
+        # exactly one owner per driver: Ansible, or the operator, or (cloud) the node image
+        assert not (group_vars["install"] and values["driver"]["enabled"]), (
+            f"{pool['name']}: Ansible and the operator both install the driver"
+        )
+        if values["driver"]["enabled"] and "version" in values["driver"]:
+            assert values["driver"]["version"] == group_vars["version"], pool["name"]
+        if pool["node"]["provider"] != "baremetal":
+            assert not group_vars["install"] and not values["driver"]["enabled"], "the cloud node image owns the driver"
+
+
+def test_schema_driver_default_is_the_catalog_driver() -> None:
+    from generator.catalog import software
+    from generator.workload.schema import workload_schema
+
+    documented = workload_schema()["properties"]["kubernetes"]["properties"]["driver_version"]["default"]
+    assert documented == software("nvidia-driver")["version"]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -981,24 +1125,24 @@ def test_gpu_operator_pieces_agree(stem: str) -> None:
 
 
 def _doc(stem: str, kind: str) -> dict[str, Any]:
-    (data,) = [d.data for d in kubernetes_documents(stem) if d.data["kind"] == kind][:1]
-    return copy.deepcopy(data)
+    docs = [d.data for d in kubernetes_documents(stem) + kubeadm_documents(stem) if d.data["kind"] == kind]
+    return copy.deepcopy(docs[0])
 
 
-def _policy_typo(doc: dict[str, Any]) -> None:
-    doc["spec"]["driver"]["versoin"] = doc["spec"]["driver"].pop("version")
+def _nodepool_typo(doc: dict[str, Any]) -> None:
+    doc["spec"]["disruption"]["consolidateAftr"] = doc["spec"]["disruption"].pop("consolidateAfter")
 
 
-def _policy_bad_enum(doc: dict[str, Any]) -> None:
-    doc["spec"]["mig"] = {"strategy": "sometimes"}
+def _nodeclass_bad_enum(doc: dict[str, Any]) -> None:
+    doc["spec"]["instanceStorePolicy"] = "RAID1"
 
 
-def _policy_wrong_type(doc: dict[str, Any]) -> None:
-    doc["spec"]["devicePlugin"]["enabled"] = "true"
+def _nodeclass_wrong_type(doc: dict[str, Any]) -> None:
+    doc["spec"]["networkInterfaces"] = [{"networkCardIndex": "0", "deviceIndex": 0, "interfaceType": "interface"}]
 
 
-def _policy_bad_version(doc: dict[str, Any]) -> None:
-    doc["apiVersion"] = "nvidia.com/v2"
+def _nodepool_bad_version(doc: dict[str, Any]) -> None:
+    doc["apiVersion"] = "karpenter.sh/v2"
 
 
 def _configmap_typo(doc: dict[str, Any]) -> None:
@@ -1043,10 +1187,10 @@ def _join_timeout_v1beta3(doc: dict[str, Any]) -> None:
 
 
 ORACLE_MUTATIONS = [
-    pytest.param("ClusterPolicy", _policy_typo, crd_errors, "'versoin' was unexpected", id="crd_unknown_field"),
-    pytest.param("ClusterPolicy", _policy_bad_enum, crd_errors, "'sometimes' is not one of", id="crd_enum"),
-    pytest.param("ClusterPolicy", _policy_wrong_type, crd_errors, "is not of type 'boolean'", id="crd_type"),
-    pytest.param("ClusterPolicy", _policy_bad_version, crd_errors, "is not a served version", id="crd_version"),
+    pytest.param("NodePool", _nodepool_typo, crd_errors, "'consolidateAftr' was unexpected", id="crd_unknown_field"),
+    pytest.param("EC2NodeClass", _nodeclass_bad_enum, crd_errors, "'RAID1' is not one of", id="crd_enum"),
+    pytest.param("EC2NodeClass", _nodeclass_wrong_type, crd_errors, "is not of type 'integer'", id="crd_type"),
+    pytest.param("NodePool", _nodepool_bad_version, crd_errors, "is not a served version", id="crd_version"),
     pytest.param("ConfigMap", _configmap_typo, core_errors, "'datta' was unexpected", id="core_unknown_field"),
     pytest.param("ConfigMap", _configmap_number, core_errors, "is not of type 'string'", id="core_type"),
     pytest.param("ConfigMap", _configmap_bad_key, core_errors, "not a valid ConfigMap key", id="core_key"),
@@ -1064,8 +1208,100 @@ ORACLE_MUTATIONS = [
 def test_kubernetes_oracles_reject_bad_documents(
     kind: str, mutate: Callable[[dict[str, Any]], None], check: Callable[[dict[str, Any]], list[str]], message: str
 ) -> None:
-    doc = _doc(KUBE_EXAMPLES[0].stem, kind)
+    stem = "chat-70b-fp8-aws" if check is crd_errors else "chat-70b"
+    for_provider(stem)
+    doc = _doc(stem, kind)
     assert not check(doc), "the unmutated document must pass for this test to mean anything"
     mutate(doc)
     errors = check(doc)
     assert any(message in error for error in errors), f"expected {message!r} among {errors}"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Terraform three ways: root (above), child module, several workloads in one root
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _apply_outputs(root: Path) -> dict[str, Any]:
+    tf = TerraformCommand(str(root))
+    init = tf.init()
+    assert init.retcode == 0, _tf_failure("init", init)
+    validated = tf.validate()
+    assert validated.retcode == 0 and validated.value["valid"] and not validated.value["warning_count"], validated.value
+    applied = tf.apply()
+    assert applied.retcode == 0, _tf_failure("apply", applied)
+    assert not _tf_messages(applied, "error", "warn"), _tf_failure("apply", applied)
+    return {name: output["value"] for name, output in tf.output().value.items()}
+
+
+@pytest.mark.parametrize("stem", example_params())
+def test_terraform_works_as_a_child_module_without_inputs(stem: str, tmp_path: Path) -> None:
+    """``module "gpu" { source = "./specgen" }`` needs no inputs; its outputs are the rendered pools."""
+    out = rendered(stem)
+    files = {rel: text for rel, text in out.files.items() if rel.startswith("terraform/") and not rel.endswith(".tfvars.json")}
+    write_tree(files, tmp_path / "child", "terraform/")
+    (tmp_path / "child" / "terraform").rename(tmp_path / "specgen")
+    (tmp_path / "main.tf").write_text(
+        'module "gpu" {\n  source = "./specgen"\n}\n\noutput "pools" {\n  value = module.gpu.gpu_pools\n}\n'
+        'output "everything" {\n  value = module.gpu\n}\n'
+    )
+    seen = _apply_outputs(tmp_path)
+    tfvars = json.loads(out.files["terraform/specgen.auto.tfvars.json"])
+    for name, pool in tfvars["gpu_pools"].items():
+        assert {key: seen["pools"][name][key] for key in pool} == pool, name
+    if out.spec["plan"]["provider"] == "aws":
+        groups = json.loads(out.files["terraform/eks-managed-node-groups.tfvars.json"])["eks_managed_node_groups"]
+        assert seen["everything"]["eks_managed_node_groups"] == groups
+
+
+def test_several_workloads_share_one_terraform_root(tmp_path: Path) -> None:
+    from generator.api import render_files
+
+    stems = ["chat-70b", "finetune-8b-qlora", "llama-405b-bf16"]
+    files = render_files([str(REPO / "examples" / f"{stem}.yaml") for stem in stems])
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    fmt = TerraformCommand(str(tmp_path / "terraform")).fmt(check_input=True, list=True, write=False, recursive=True)
+    assert fmt.retcode == 0 and not fmt.value.strip(), fmt.value
+    seen = _apply_outputs(tmp_path / "terraform")
+    total = 0
+    for stem in stems:
+        spec = rendered(stem).spec["plan"]
+        assert sorted(seen["gpu_pools"][spec["workload"]]) == sorted(p["name"] for p in spec["pools"])
+        total += sum(p["nodes"] * p["node"]["gpus"] for p in spec["pools"])
+    assert seen["gpu_count"] == total
+
+
+# --------------------------------------------------------------------------------------------------------------
+# bare-metal provisioning: MAAS allocation parameters
+# --------------------------------------------------------------------------------------------------------------
+
+#: allocate_params of terraform-provider-maas v2.4.0 maas_instance (docs/resources/instance.md, "Nested Schema for
+#: allocate_params"); read from shared/iac-reference when present, so a renamed upstream field fails there.
+MAAS_ALLOCATE_PARAMS = {"hostname", "min_cpu_count", "min_memory", "pool", "system_id", "tags", "zone"}
+
+
+def maas_allocate_params() -> set[str]:
+    doc = IAC_REFERENCE / "terraform" / "terraform-provider-maas" / "instance.md"
+    if not doc.is_file():
+        return MAAS_ALLOCATE_PARAMS
+    section = doc.read_text(encoding="utf-8").split("### Nested Schema for `allocate_params`")[1].split("### ")[0]
+    return set(re.findall(r"^- `([a-z_]+)`", section, flags=re.MULTILINE))
+
+
+@pytest.mark.parametrize("stem", [p.stem for p in EXAMPLES if "maas" in p.read_text()])
+def test_maas_allocations_type_check_and_use_only_provider_fields(stem: str, tmp_path: Path) -> None:
+    out = rendered(stem)
+    assert maas_allocate_params() == MAAS_ALLOCATE_PARAMS
+    values = json.loads(out.files["provisioning/maas/maas.auto.tfvars.json"])["maas_instances"]
+    assert len(values) == sum(pool["nodes"] for pool in out.pools)
+    for name, instance in values.items():
+        assert not set(instance["allocate_params"]) - MAAS_ALLOCATE_PARAMS, name
+        assert instance["allocate_params"]["min_memory"] % 1024 == 0  # MiB of whole GiB
+    root = write_tree(out.files, tmp_path, "provisioning/maas/")
+    (root / "out.tf").write_text('output "instances" {\n  value = var.maas_instances\n}\n')
+    seen = _apply_outputs(root)
+    for name, instance in values.items():
+        kept = seen["instances"][name]["allocate_params"]
+        assert {k: kept[k] for k in instance["allocate_params"]} == instance["allocate_params"], name

@@ -26,6 +26,17 @@ from generator.workload.models import InferenceDeployment, Workload
 GPU_TAINT = ("nvidia.com/gpu", "present", "NoSchedule")
 
 
+def single_host_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -> list[Finding]:
+    """Why a single bare-metal host gets no Kubernetes output although the workload asks for it."""
+    if wl.hardware.provider != "baremetal" or "kubernetes" not in wl.outputs or sum(p.nodes for p in pools) != 1:
+        return []
+    message = (
+        "One host is its own cluster: no kubeadm join file and no GPU Operator are rendered for it "
+        "(Ansible installs the driver; a single-node Kubernetes such as k3s needs only the NVIDIA device plugin)"
+    )
+    return [Finding("info", "kubernetes-single-host", message, "outputs")]
+
+
 def _gib(n: float) -> str:
     return f"{n / GIB:.1f} GiB"
 
@@ -243,15 +254,7 @@ def build_plan(
                 runners_up=tuple(o.candidate for o in rest[:3]),
             )
         )
-    if wl.hardware.provider != "baremetal" and "kubernetes" in wl.outputs:
-        findings.append(
-            Finding(
-                "info",
-                "kubernetes-cloud-flavor",
-                f"Kubernetes manifests for {wl.hardware.provider} node pools (Karpenter, GKE, AKS) are not rendered yet; "
-                "only the bare-metal kubeadm and GPU Operator manifests exist",
-            )
-        )
+    findings += single_host_findings(wl, pools)
     fleet = totals(pools, len(racks), _rented_jobs(wl, pools, deployments))
     cap = wl.hardware.max_budget_usd_per_month
     if cap is not None and (fleet["usd_per_month"] is None or fleet["usd_per_month"] > cap):

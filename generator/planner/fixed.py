@@ -17,7 +17,7 @@ from generator.calculator.offload_report import (
     runtime_settings,
 )
 from generator.errors import InfeasibleError, InputError
-from generator.planner.assemble import GPU_TAINT, totals
+from generator.planner.assemble import GPU_TAINT, single_host_findings, totals
 from generator.planner.naming import pool_name
 from generator.planner.nodes import BTU_PER_H_PER_W
 from generator.planner.option import pool_labels
@@ -179,6 +179,6 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
         deployments=tuple(deployments),
         pools=(pool,),
         totals=totals([pool]),
-        findings=sorted_findings(notes),
+        findings=sorted_findings([*notes, *single_host_findings(wl, (pool,))]),
         constants=dict(sorted(wl.constants.items())),
     )

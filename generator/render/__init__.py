@@ -2,22 +2,64 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from generator.errors import InputError
 from generator.planner.plan import Plan
 from generator.render.ansible import render_ansible
-from generator.render.kubernetes import render_kubernetes
+from generator.render.env import render_template
+from generator.render.gpu_stack import GpuPoolStack, render_cluster
+from generator.render.kubernetes import gpu_stacks, render_node_pools
 from generator.render.markdown import render_markdown
+from generator.render.provisioning import render_provisioning
 from generator.render.spec import render_spec
 from generator.render.terraform import render_terraform
 from generator.workload.models import Workload
 
 
+def render_workload(plan: Plan, workload: Workload, *, alone: bool = True) -> tuple[dict[str, str], list[GpuPoolStack]]:
+    """One workload's own files, and what its pools need from the cluster's shared GPU stack.
+
+    ``alone``: the workload is the whole tree (a single host is then its own cluster and joins nothing).
+    """
+    files = {**render_spec(plan), **render_markdown(plan), **render_provisioning(plan, workload)}
+    if "terraform" in workload.outputs:
+        files.update(render_terraform(plan, workload))
+    if "ansible" in workload.outputs:
+        files.update(render_ansible(plan, workload))
+    stacks: list[GpuPoolStack] = []
+    if "kubernetes" in workload.outputs:
+        files.update(render_node_pools(plan, workload, alone=alone))
+        stacks = gpu_stacks(plan, workload, alone=alone)
+    return files, stacks
+
+
 def render_plan(plan: Plan, workload: Workload) -> dict[str, str]:
     """Every output file of one workload, keyed by path relative to the output directory."""
-    files = {**render_spec(plan), **render_markdown(plan)}
-    if "terraform" in workload.outputs:
-        files.update(render_terraform(plan, workload.hardware.rack_power_kw))
-    if "ansible" in workload.outputs:
-        files.update(render_ansible(plan))
-    if "kubernetes" in workload.outputs and plan.provider == "baremetal":
-        files.update(render_kubernetes(plan, workload.kubernetes))
+    files, stacks = render_workload(plan, workload)
+    files.update(render_cluster(stacks))
+    return dict(sorted(files.items()))
+
+
+#: Top-level directories of a tree of several workloads that belong to no single workload.
+SHARED_DIRECTORIES = ("cluster", "terraform")
+
+
+def render_plans(rendered: Sequence[tuple[Plan, Workload]]) -> dict[str, str]:
+    """Several workloads in one tree (one cluster): ``<workload>/...`` each, plus one merged ``cluster/`` layer."""
+    files: dict[str, str] = {}
+    stacks: list[GpuPoolStack] = []
+    for plan, workload in rendered:
+        if any(path.startswith(f"{workload.name}/") for path in files) or workload.name == "cluster":
+            raise InputError(
+                f"two workload files are both named '{workload.name}' (or it is 'cluster'); names must differ to render together"
+            )
+        own, needs = render_workload(plan, workload, alone=False)
+        files.update({f"{workload.name}/{path}": text for path, text in own.items()})
+        stacks += needs
+    files.update(render_cluster(stacks))
+    with_terraform = [workload.name for _, workload in rendered if "terraform" in workload.outputs]
+    if with_terraform:
+        width = max(len(name) + 2 for name in with_terraform)  # quoted keys, aligned as terraform fmt does
+        files["terraform/main.tf"] = render_template("terraform/root.tf.j2", workloads=with_terraform, width=width)
     return dict(sorted(files.items()))

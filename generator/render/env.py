@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from functools import cache
 from typing import Any
 
@@ -39,10 +40,16 @@ _YAML11 = VersionedResolver(version=(1, 1))
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
+_UNSAFE_UNQUOTED = re.compile("[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ud800-\\udfff\\ufffe\\uffff]")
+
+
 def _represent_str(representer: SafeRepresenter, data: str) -> ScalarNode:
     """Quote strings a YAML 1.1 reader (PyYAML in Ansible, Go's yaml.v2) would take for bools or numbers."""
     implicit = _YAML11.resolve(ScalarNode, data, (True, False))
     style = "'" if implicit != _STR_TAG else None
+    if _UNSAFE_UNQUOTED.search(data):  # line breaks of YAML 1.1 only, controls, BOM: escaped in double quotes
+        style = '"'
+
     node: ScalarNode = representer.represent_scalar(_STR_TAG, data, style=style)
     return node
 
@@ -84,16 +91,21 @@ _Representer.add_representer(str, _represent_str)
 _Representer.add_representer(Unsafe, _represent_unsafe)
 
 
+_BLANKS_BEFORE_BREAK = re.compile(r"[ \t]+\n")
+
+
 def to_yaml(value: Any) -> str:
     """Block-style YAML of plain data with sorted keys, read alike by YAML 1.1 and 1.2 parsers."""
     yaml = YAML(typ="safe", pure=True)
     yaml.Representer = _Representer
     yaml.default_flow_style = False
-    yaml.width = 4096
+    yaml.width = 72  # folds long strings: yamllint's default 80-column limit holds at any nesting depth we emit
     yaml.indent(mapping=2, sequence=4, offset=2)
     buf = io.StringIO()
     yaml.dump(_sorted(value), buf)
-    return buf.getvalue()
+    # folding a long value leaves blanks before line breaks ("key: ", "word "); YAML drops them when it
+    # folds (plain and quoted scalars; to_yaml emits no block scalars), so removing them changes nothing
+    return _BLANKS_BEFORE_BREAK.sub("\n", buf.getvalue())
 
 
 def ansible_yaml(value: Any) -> str:
@@ -105,6 +117,34 @@ def hcl(value: Any) -> str:
     """An HCL literal: JSON syntax is valid HCL for these values, with template sequences escaped."""
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
     return text.replace("${", "$${").replace("%{", "%%{")
+
+
+def _hcl_string(text: str) -> str:
+    out = []
+    for char in text:
+        if char in '"\\':
+            out.append("\\" + char)
+        elif char in "\n\r\t":
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}[char])
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    return '"' + "".join(out).replace("${", "$${").replace("%{", "%%{") + '"'
+
+
+def hcl_inline(value: Any) -> str:
+    """An HCL expression on one line in ``terraform fmt``'s canonical spacing (``{ "k" : v }``), keys sorted."""
+    if isinstance(value, dict):
+        items = ", ".join(f"{_hcl_string(str(k))} : {hcl_inline(value[k])}" for k in sorted(value))
+        return f"{{ {items} }}" if items else "{}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(hcl_inline(v) for v in value) + "]"
+    if isinstance(value, str):
+        return _hcl_string(value)
+    if value is None:
+        return "null"
+    return json.dumps(value, allow_nan=False)
 
 
 def num(value: Any) -> str:
@@ -141,6 +181,7 @@ def environment(markdown: bool = False) -> Environment:
     )
     env.filters["tojson"] = to_json
     env.filters["hcl"] = hcl
+    env.filters["hcl_inline"] = hcl_inline
     env.filters["num"] = num
     env.filters["gib"] = gib
     env.filters["code"] = md_escape.md_code

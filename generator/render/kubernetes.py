@@ -1,94 +1,63 @@
-"""Kubernetes for bare metal: kubeadm JoinConfiguration per pool, GPU Operator ClusterPolicy, device-plugin config.
+"""Kubernetes node pools, native to where they run, as one kustomize directory per flavor.
 
-Labels and taints come from the plan; the driver version from the software catalog; the
-bootstrap credentials are referenced by path, never written into git.
+* aws: Karpenter NodePool + EC2NodeClass; gcp: Config Connector ContainerNodePool (+ its Namespace);
+  azure: Karpenter for Azure NodePool + AKSNodeClass (``kubernetes/<provider>/``);
+* baremetal: kubeadm JoinConfiguration per pool, outside the kustomize tree (``kubeadm/``); a single
+  host (a desktop or home server) has nothing to join and gets none.
+
+The cluster-wide GPU stack is not rendered here: :func:`gpu_stacks` returns what each pool needs and
+:mod:`generator.render.gpu_stack` renders it once for every workload in the tree.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from generator.catalog import gpus, software
-from generator.planner.plan import Plan, Pool
-from generator.render.ansible import HEADER
-from generator.render.env import to_yaml
-from generator.workload.models import KubernetesSettings
-
-NAMESPACE = "gpu-operator"
-DEVICE_PLUGIN_CONFIG = "specgen-device-plugin"
-
-
-def join_configuration(pool: Pool, settings: KubernetesSettings) -> dict[str, Any]:
-    """Kubeadm ``JoinConfiguration`` (v1beta4) registering a pool's nodes with its labels and taints."""
-    labels = ",".join(f"{k}={v}" for k, v in pool.labels)
-    return {
-        "apiVersion": "kubeadm.k8s.io/v1beta4",
-        "kind": "JoinConfiguration",
-        "discovery": {"file": {"kubeConfigPath": settings.bootstrap_kubeconfig_path}},
-        "nodeRegistration": {
-            "kubeletExtraArgs": [{"name": "node-labels", "value": labels}],
-            "taints": [{"key": k, "value": v, "effect": e} for k, v, e in pool.taints],
-        },
-    }
+from generator.planner.plan import Plan
+from generator.render.aks import aks_objects
+from generator.render.gke import gke_objects
+from generator.render.gpu_stack import GpuPoolStack, pool_stacks
+from generator.render.karpenter_aws import karpenter_aws_objects
+from generator.render.kube_objects import kustomize_directory
+from generator.render.kubeadm import render_kubeadm
+from generator.workload.models import Workload
 
 
-def _nvidia_pools(plan: Plan) -> list[Pool]:
-    table = gpus()
-    return [p for p in plan.pools if table[p.node.gpu_id].vendor == "nvidia"]
+def cluster_name(workload: Workload) -> str:
+    """The cluster the pools join: ``kubernetes.cluster_name``, else the workload name."""
+    return workload.kubernetes.cluster_name or workload.name
 
 
-def cluster_policy(plan: Plan, settings: KubernetesSettings) -> dict[str, Any]:
-    """NVIDIA GPU Operator ``ClusterPolicy`` (nvidia.com/v1) for the GPU pools."""
-    driver = software("nvidia-driver")
-    rdma = any(n.role == "fabric" and n.gpudirect_rdma for p in _nvidia_pools(plan) for n in p.node.nics)
-    return {
-        "apiVersion": "nvidia.com/v1",
-        "kind": "ClusterPolicy",
-        "metadata": {"name": "cluster-policy"},
-        "spec": {
-            "operator": {"defaultRuntime": "containerd"},
-            "daemonsets": {
-                "tolerations": [{"key": k, "operator": "Equal", "value": v, "effect": e} for k, v, e in _taints(plan)],
-            },
-            "driver": {
-                "enabled": True,
-                "version": settings.driver_version or str(driver["version"]),
-                "rdma": {"enabled": rdma},
-            },
-            "toolkit": {"enabled": True},
-            "devicePlugin": {"enabled": True, "config": {"name": DEVICE_PLUGIN_CONFIG, "default": "default"}},
-            "dcgm": {"enabled": True},
-            "dcgmExporter": {"enabled": True},
-            "gfd": {"enabled": True},
-            "nodeStatusExporter": {"enabled": True},
-            "mig": {"strategy": "none"},
-        },
-    }
+def is_single_host(plan: Plan) -> bool:
+    """One bare-metal machine in all: it is its own cluster, nothing joins it."""
+    return plan.provider == "baremetal" and sum(pool.nodes for pool in plan.pools) == 1
 
 
-def _taints(plan: Plan) -> list[tuple[str, str, str]]:
-    return sorted({t for p in plan.pools for t in p.taints})
+def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> dict[str, str]:
+    """The workload's node-pool files (kustomize directory or kubeadm join files).
+
+    ``alone``: the workload is the whole tree; rendered with others into one cluster, even a single host joins it.
+    """
+    pools = list(plan.pools)
+    settings = workload.kubernetes.model_copy(update={"cluster_name": cluster_name(workload)})
+    objects: list[dict[str, Any]]
+    if plan.provider == "aws":
+        objects = karpenter_aws_objects(pools, str(settings.cluster_name), plan.workload)
+    elif plan.provider == "gcp":
+        objects = gke_objects(pools, settings, plan.workload)
+    elif plan.provider == "azure":
+        objects = aks_objects(pools, plan.workload)
+    elif alone and is_single_host(plan):
+        return {}
+    else:
+        return render_kubeadm(pools, settings.bootstrap_kubeconfig_path)
+    return kustomize_directory(f"kubernetes/{plan.provider}", objects)
 
 
-def device_plugin_config(plan: Plan) -> dict[str, Any]:
-    """ConfigMap with the device plugin's configuration: whole GPUs, no sharing (one per pool name too)."""
-    whole_gpus = to_yaml({"version": "v1", "flags": {"migStrategy": "none"}})
-    data = {"default": whole_gpus}
-    for pool in _nvidia_pools(plan):
-        data[pool.name.replace("_", "-")] = whole_gpus
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": DEVICE_PLUGIN_CONFIG, "namespace": NAMESPACE},
-        "data": data,
-    }
-
-
-def render_kubernetes(plan: Plan, settings: KubernetesSettings) -> dict[str, str]:
-    """``kubernetes/baremetal/...``: one join configuration per pool plus the cluster-wide GPU stack."""
-    base = "kubernetes/baremetal"
-    files = {f"{base}/join/{pool.name}.yaml": HEADER + to_yaml(join_configuration(pool, settings)) for pool in plan.pools}
-    if _nvidia_pools(plan):
-        files[f"{base}/gpu-operator/cluster-policy.yaml"] = HEADER + to_yaml(cluster_policy(plan, settings))
-        files[f"{base}/gpu-operator/device-plugin-config.yaml"] = HEADER + to_yaml(device_plugin_config(plan))
-    return files
+def gpu_stacks(plan: Plan, workload: Workload, *, alone: bool = True) -> list[GpuPoolStack]:
+    """What this workload's pools need from the shared GPU stack (nothing for a single host on its own)."""
+    if alone and is_single_host(plan):  # nothing joins it and it runs no operator: the planner's finding says so
+        return []
+    return pool_stacks(
+        plan, ansible_owns_driver="ansible" in workload.outputs, driver_override=workload.kubernetes.driver_version
+    )

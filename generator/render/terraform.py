@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from generator.planner.plan import Plan, Pool
+from generator.render.eks import PATH as EKS_PATH
+from generator.render.eks import eks_managed_node_groups
 from generator.render.env import render_template, to_json
+from generator.workload.models import Workload
 
 
 def pool_variables(pool: Pool) -> dict[str, Any]:
@@ -30,14 +33,21 @@ def pool_variables(pool: Pool) -> dict[str, Any]:
     }
 
 
-def render_terraform(plan: Plan, rack_power_kw: float) -> dict[str, str]:
-    """``terraform/variables.tf`` and ``terraform/specgen.auto.tfvars.json``."""
+def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
+    """``terraform/variables.tf`` and ``terraform/specgen.auto.tfvars.json`` (plus EKS node groups on AWS)."""
     values = {
         "gpu_pools": {pool.name: pool_variables(pool) for pool in plan.pools},
-        "rack_power_kw": rack_power_kw,
+        "rack_power_kw": workload.hardware.rack_power_kw,
         "workload": plan.workload,
     }
-    return {
-        "terraform/variables.tf": render_template("terraform/variables.tf.j2", workload=plan.workload),
+    eks = eks_managed_node_groups(plan) if plan.provider == "aws" else None
+    files = {
+        "terraform/variables.tf": render_template("terraform/variables.tf.j2", workload=plan.workload, values=values),
+        "terraform/outputs.tf": render_template(
+            "terraform/outputs.tf.j2", workload=plan.workload, eks=eks and eks["eks_managed_node_groups"]
+        ),
         "terraform/specgen.auto.tfvars.json": to_json(values) + "\n",
     }
+    if eks is not None:
+        files[EKS_PATH] = to_json(eks) + "\n"
+    return files

@@ -129,8 +129,21 @@ class KubernetesSettings(_Model):
     """Rendered Kubernetes manifests."""
 
     flavor: Literal["baremetal"] = "baremetal"
-    bootstrap_kubeconfig_path: str = "/etc/kubernetes/bootstrap-kubelet.conf"
+    bootstrap_kubeconfig_path: str = "/etc/kubernetes/discovery/cluster-info.yaml"
     driver_version: str | None = None
+    cluster_name: str | None = None
+    location: str | None = None
+    gcp_project: str | None = None
+
+
+class ProvisioningSettings(_Model):
+    """Bare-metal provisioning outputs."""
+
+    tools: tuple[Literal["capi", "maas", "metal3"], ...] = ()
+    maas_pool: str | None = None
+    maas_zone: str | None = None
+    distro_series: str = "noble"
+    namespace: str = "metal3"
 
 
 class Workload(_Model):
@@ -145,4 +158,5 @@ class Workload(_Model):
     prices: dict[str, float] = Field(default_factory=dict)
     constants: dict[str, float] = Field(default_factory=dict)
     kubernetes: KubernetesSettings = KubernetesSettings()
+    provisioning: ProvisioningSettings = ProvisioningSettings()
     outputs: tuple[Literal["terraform", "ansible", "kubernetes"], ...] = ("terraform", "ansible", "kubernetes")

@@ -1,0 +1,45 @@
+"""``eks_managed_node_groups`` for the terraform-aws-modules/eks module (v21), one node group per GPU pool.
+
+Written as ``terraform/eks-managed-node-groups.tfvars.json`` (not ``*.auto.tfvars``: the specgen root module
+does not declare the variable); pass it with ``-var-file`` to the root that calls the EKS module, or merge
+the map into that module's ``eks_managed_node_groups``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.planner.plan import Plan, Pool
+from generator.render.karpenter_aws import efa_cards
+from generator.render.kube_objects import dns_name
+
+PATH = "terraform/eks-managed-node-groups.tfvars.json"
+
+#: The module's taint effects are the EKS API's enum names.
+TAINT_EFFECT = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
+
+
+def node_group(pool: Pool) -> dict[str, Any]:
+    """One managed node group: the planned instance type and size, the NVIDIA AL2023 AMI, labels and taints."""
+    group: dict[str, Any] = {
+        "name": dns_name(pool),
+        "ami_type": "AL2023_x86_64_NVIDIA",
+        "capacity_type": "ON_DEMAND",
+        "instance_types": [str(pool.node.instance_type)],
+        "min_size": pool.nodes,
+        "max_size": pool.nodes,
+        "desired_size": pool.nodes,
+        "labels": dict(pool.labels),
+        "taints": {
+            f"{k}-{e}".replace("/", "-").replace(".", "-"): {"key": k, "value": v, "effect": TAINT_EFFECT[e]}
+            for k, v, e in pool.taints
+        },
+    }
+    if efa_cards(pool):
+        group["enable_efa_support"] = True
+    return group
+
+
+def eks_managed_node_groups(plan: Plan) -> dict[str, Any]:
+    """The variable value, keyed by pool name."""
+    return {"eks_managed_node_groups": {pool.name: node_group(pool) for pool in plan.pools if pool.node.provider == "aws"}}

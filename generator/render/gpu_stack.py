@@ -1,0 +1,189 @@
+"""The cluster-wide GPU stack, shared by every workload rendered into one tree (``cluster/``).
+
+One source of truth per pool (:class:`GpuPoolStack`): who owns the driver (Ansible, the GPU Operator or
+the cloud's node image), which version, and the pool's device-plugin config key. From the pools of all
+workloads this renders the GPU Operator's Helm ``values.yaml``, ONE device-plugin ConfigMap holding every
+pool's key, and an ``NVIDIADriver`` per pool when operator-managed pools need different drivers. There is
+no bare ``ClusterPolicy``: the Helm chart creates and owns it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from generator.catalog import gpus, software
+from generator.errors import InputError
+from generator.planner.plan import Plan
+from generator.render.env import to_yaml
+from generator.render.kube_objects import HEADER, dns_name, kustomize_directory
+
+NAMESPACE = "gpu-operator"
+DEVICE_PLUGIN_CONFIG = "specgen-device-plugin"
+CONFIG_LABEL = "nvidia.com/device-plugin.config"
+DEFAULT_CONFIG_KEY = "default"
+VALUES_PATH = "cluster/gpu-operator/values.yaml"
+MANIFESTS_DIR = "cluster/gpu-operator/manifests"
+
+DriverOwner = Literal["ansible", "operator", "node-image"]
+
+
+def default_driver_version() -> str:
+    """The catalog's pinned NVIDIA driver (the schema documents the same default; a test checks it)."""
+    return str(software("nvidia-driver")["version"])
+
+
+def driver_version(override: str | None) -> str:
+    """The driver version for every consumer: the workload's override, else the catalog's pin."""
+    return override or default_driver_version()
+
+
+def whole_gpu_config() -> str:
+    """Device-plugin config (format v1): whole GPUs, no MIG, no sharing."""
+    return to_yaml({"version": str(software("nvidia-device-plugin")["config_version"]), "flags": {"migStrategy": "none"}})
+
+
+@dataclass(frozen=True)
+class GpuPoolStack:
+    """What the cluster's GPU stack must provide for one NVIDIA pool."""
+
+    key: str  # device-plugin config key == the pool's nvidia.com/device-plugin.config label value
+    workload: str
+    provider: str
+    driver_owner: DriverOwner
+    driver_version: str | None  # None where the node image owns the driver
+    rdma: bool
+    device_plugin_config: str | None  # None where the provider runs its own device plugin (GKE)
+
+
+def driver_owner(provider: str, *, ansible_owns_driver: bool) -> DriverOwner:
+    """Who installs the NVIDIA driver: a cloud's GPU node image, else Ansible when it is rendered, else the operator."""
+    if provider != "baremetal":
+        return "node-image"
+    return "ansible" if ansible_owns_driver else "operator"
+
+
+def pool_stacks(plan: Plan, *, ansible_owns_driver: bool, driver_override: str | None) -> list[GpuPoolStack]:
+    """The GPU-stack needs of a plan's NVIDIA pools."""
+    table = gpus()
+    stacks = []
+    for pool in plan.pools:
+        if table[pool.node.gpu_id].vendor != "nvidia":
+            continue
+        owner = driver_owner(pool.node.provider, ansible_owns_driver=ansible_owns_driver)
+        labels = dict(pool.labels)
+        stacks.append(
+            GpuPoolStack(
+                key=labels.get(CONFIG_LABEL, dns_name(pool)),
+                workload=plan.workload,
+                provider=pool.node.provider,
+                driver_owner=owner,
+                driver_version=None if owner == "node-image" else driver_version(driver_override),
+                rdma=owner == "operator" and any(n.role == "fabric" and n.gpudirect_rdma for n in pool.node.nics),
+                device_plugin_config=None if pool.node.provider == "gcp" else whole_gpu_config(),
+            )
+        )
+    return stacks
+
+
+def merge_stacks(stacks: list[GpuPoolStack]) -> list[GpuPoolStack]:
+    """The merge rule: one entry per config key; the same key from two workloads must mean the same thing."""
+    merged: dict[str, GpuPoolStack] = {}
+    for stack in stacks:
+        seen = merged.get(stack.key)
+        if seen is not None and (seen.driver_owner, seen.driver_version, seen.device_plugin_config, seen.rdma) != (
+            stack.driver_owner,
+            stack.driver_version,
+            stack.device_plugin_config,
+            stack.rdma,
+        ):
+            raise InputError(
+                f"workloads '{seen.workload}' and '{stack.workload}' both define GPU pool '{stack.key}' differently; "
+                "rename a deployment so their pools differ"
+            )
+        merged.setdefault(stack.key, stack)
+    providers = sorted({s.provider for s in merged.values()})
+    if len(providers) > 1:
+        raise InputError(f"workloads rendered into one tree share one cluster, but their pools run on {', '.join(providers)}")
+    return [merged[key] for key in sorted(merged)]
+
+
+def helm_values(stacks: list[GpuPoolStack]) -> dict[str, Any]:
+    """GPU Operator chart values for these pools."""
+    operator_versions = sorted({str(s.driver_version) for s in stacks if s.driver_owner == "operator"})
+    per_pool = len(operator_versions) > 1
+    driver: dict[str, Any] = {
+        "enabled": bool(operator_versions),
+        "rdma": {"enabled": any(s.rdma for s in stacks)},
+        "nvidiaDriverCRD": {"enabled": per_pool, "deployDefaultCR": not per_pool},
+    }
+    if len(operator_versions) == 1:
+        driver["version"] = operator_versions[0]
+    plugin = any(s.device_plugin_config is not None for s in stacks)
+    image_owned = all(s.driver_owner == "node-image" for s in stacks)
+    values: dict[str, Any] = {
+        "operator": {"defaultRuntime": "containerd"},
+        "daemonsets": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]},
+        "driver": driver,
+        "toolkit": {"enabled": not image_owned},
+        "devicePlugin": {"enabled": plugin},
+        "migManager": {"enabled": plugin},
+        "mig": {"strategy": "none"},
+        "gfd": {"enabled": True},
+        "dcgmExporter": {"enabled": True},
+        "nfd": {"enabled": True},
+    }
+    if plugin:
+        values["devicePlugin"]["config"] = {"create": False, "name": DEVICE_PLUGIN_CONFIG, "default": DEFAULT_CONFIG_KEY}
+    return values
+
+
+def device_plugin_config_map(stacks: list[GpuPoolStack]) -> dict[str, Any]:
+    """The one device-plugin ConfigMap: a ``default`` key plus every pool's key."""
+    data = {DEFAULT_CONFIG_KEY: whole_gpu_config()}
+    data.update({s.key: str(s.device_plugin_config) for s in stacks if s.device_plugin_config is not None})
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": DEVICE_PLUGIN_CONFIG, "namespace": NAMESPACE},
+        "data": data,
+    }
+
+
+def nvidia_driver(stack: GpuPoolStack) -> dict[str, Any]:
+    """``NVIDIADriver`` for one operator-managed pool (used when pools need different drivers)."""
+    return {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "NVIDIADriver",
+        "metadata": {"name": stack.key},
+        "spec": {
+            "default": False,
+            "driverType": "gpu",
+            "repository": "nvcr.io/nvidia",
+            "image": "driver",
+            "version": str(stack.driver_version),
+            "nodeSelector": {CONFIG_LABEL: stack.key},
+            "rdma": {"enabled": stack.rdma},
+        },
+    }
+
+
+def render_cluster(stacks: list[GpuPoolStack]) -> dict[str, str]:
+    """``cluster/gpu-operator/``: Helm values and a kustomize directory with the Namespace, ConfigMap and drivers."""
+    stacks = merge_stacks(stacks)
+    if not stacks:
+        return {}
+    values = helm_values(stacks)
+    objects: list[dict[str, Any]] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}]
+    if values["devicePlugin"]["enabled"]:
+        objects.append(device_plugin_config_map(stacks))
+    if values["driver"]["nvidiaDriverCRD"]["enabled"]:
+        objects += [nvidia_driver(s) for s in stacks if s.driver_owner == "operator"]
+    chart = software("nvidia-gpu-operator")["version"]
+    usage = (
+        f"# Helm values for the NVIDIA GPU Operator chart {chart}.\n"
+        f"# kubectl apply -k {MANIFESTS_DIR.rpartition('/')[2]}/, then\n"
+        f"#   helm upgrade --install gpu-operator nvidia/gpu-operator \\\n"
+        f"#     --version {chart} -n {NAMESPACE} -f values.yaml\n"
+    )
+    return {VALUES_PATH: usage + HEADER + to_yaml(values), **kustomize_directory(MANIFESTS_DIR, objects)}

@@ -1,0 +1,146 @@
+"""Bare-metal provisioning (``provisioning/``): MAAS allocation parameters and Metal3 BareMetalHosts.
+
+* MAAS: one ``maas_instance`` allocation per node as a typed Terraform variable and its values, for a root
+  module that holds ``resource "maas_instance"`` with ``for_each = var.maas_instances`` (terraform-provider-maas
+  v2.4 ``allocate_params`` and ``deploy_params``). Nodes the inventory names are allocated by hostname.
+* Metal3: a ``BareMetalHost`` for every inventory host that gives its BMC address, BMC credentials secret
+  and boot MAC; nothing is invented for hosts without them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.catalog import gpus
+from generator.errors import InputError
+from generator.planner.plan import Plan
+from generator.render.env import render_template, to_json
+from generator.render.hosts import known_hosts, placeholder_names
+from generator.render.kube_objects import dns_name, kustomize_directory
+from generator.workload.models import Workload
+
+MIB_PER_GIB = 1024
+
+
+def maas_instances(plan: Plan, workload: Workload) -> dict[str, Any]:
+    """``maas_instances``: node name -> allocate and deploy parameters."""
+    settings = workload.provisioning
+    hosts = known_hosts(plan, workload)
+    instances: dict[str, Any] = {}
+    for pool in plan.pools:
+        node = pool.node
+        names = [h.name for h in hosts[pool.name]]
+        for index, name in enumerate(placeholder_names(pool)):
+            allocate: dict[str, Any] = {
+                "min_cpu_count": node.cpu_cores,
+                "min_memory": node.ram_gib * MIB_PER_GIB,  # MAAS counts memory in MiB
+                "tags": [f"gpu-{node.gpu_id}", f"gpus-{node.gpus}", f"specgen-pool-{dns_name(pool)}"],
+            }
+            if index < len(names):
+                allocate["hostname"] = names[index]
+            if settings.maas_pool:
+                allocate["pool"] = settings.maas_pool
+            if settings.maas_zone:
+                allocate["zone"] = settings.maas_zone
+            key = names[index] if index < len(names) else name
+            instances[key] = {
+                "pool": pool.name,
+                "allocate_params": allocate,
+                "deploy_params": {"distro_series": settings.distro_series},
+            }
+    return instances
+
+
+def bare_metal_hosts(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
+    """Namespace plus a BareMetalHost per fully described inventory host."""
+    namespace = workload.provisioning.namespace
+    objects: list[dict[str, Any]] = []
+    for pool in plan.pools:
+        for host in known_hosts(plan, workload)[pool.name]:
+            if not (host.bmc_address and host.bmc_credentials_secret and host.boot_mac_address):
+                continue
+            objects.append(
+                {
+                    "apiVersion": "metal3.io/v1alpha1",
+                    "kind": "BareMetalHost",
+                    "metadata": {
+                        "name": host.name,
+                        "namespace": namespace,
+                        "labels": {"specgen.dev/pool": pool.name.replace("_", "-")},
+                    },
+                    "spec": {
+                        "online": True,
+                        "bootMACAddress": host.boot_mac_address,
+                        "bmc": {"address": host.bmc_address, "credentialsName": host.bmc_credentials_secret},
+                        "description": f"{pool.node.platform_name}, {pool.node.gpus}x {gpus()[pool.node.gpu_id].name}",
+                    },
+                }
+            )
+    if not objects:
+        raise InputError(
+            "provisioning.tools: metal3 needs hardware.inventory hosts with bmc_address, bmc_credentials_secret and "
+            "boot_mac_address on a planned platform; none has all three (specgen does not invent them)"
+        )
+    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}, *objects]
+
+
+def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
+    """Namespace plus a Cluster API ``MachineDeployment`` (v1beta2) per pool, sized by the plan.
+
+    It references a ``KubeadmConfigTemplate`` and a ``Metal3MachineTemplate`` named after the pool, which hold the
+    site's own image and kubeadm settings.
+    """
+    namespace = workload.provisioning.namespace
+    cluster = workload.kubernetes.cluster_name or workload.name
+    objects: list[dict[str, Any]] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}]
+    for pool in plan.pools:
+        selector = {"specgen.dev/pool": dns_name(pool)}
+        objects.append(
+            {
+                "apiVersion": "cluster.x-k8s.io/v1beta2",
+                "kind": "MachineDeployment",
+                "metadata": {"name": dns_name(pool), "namespace": namespace, "labels": dict(selector)},
+                "spec": {
+                    "clusterName": cluster,
+                    "replicas": pool.nodes,
+                    "selector": {"matchLabels": dict(selector)},
+                    "template": {
+                        "metadata": {"labels": dict(selector)},
+                        "spec": {
+                            "clusterName": cluster,
+                            "bootstrap": {
+                                "configRef": {
+                                    "apiGroup": "bootstrap.cluster.x-k8s.io",
+                                    "kind": "KubeadmConfigTemplate",
+                                    "name": dns_name(pool),
+                                }
+                            },
+                            "infrastructureRef": {
+                                "apiGroup": "infrastructure.cluster.x-k8s.io",
+                                "kind": "Metal3MachineTemplate",
+                                "name": dns_name(pool),
+                            },
+                        },
+                    },
+                },
+            }
+        )
+    return objects
+
+
+def render_provisioning(plan: Plan, workload: Workload) -> dict[str, str]:
+    """``provisioning/maas/``, ``provisioning/metal3/`` and/or ``provisioning/cluster-api/`` as the workload asks."""
+    tools = workload.provisioning.tools
+    if not tools:
+        return {}
+    if plan.provider != "baremetal":
+        raise InputError(f"provisioning.tools: {', '.join(tools)} provision bare metal, but hardware.provider is {plan.provider}")
+    files: dict[str, str] = {}
+    if "maas" in tools:
+        files["provisioning/maas/variables.tf"] = render_template("terraform/maas.tf.j2", workload=plan.workload)
+        files["provisioning/maas/maas.auto.tfvars.json"] = to_json({"maas_instances": maas_instances(plan, workload)}) + "\n"
+    if "metal3" in tools:
+        files.update(kustomize_directory("provisioning/metal3", bare_metal_hosts(plan, workload)))
+    if "capi" in tools:
+        files.update(kustomize_directory("provisioning/cluster-api", machine_deployments(plan, workload)))
+    return files

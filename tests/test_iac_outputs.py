@@ -1,0 +1,200 @@
+"""Infrastructure outputs as a platform team applies them: every requested kind written, yamllint clean,
+several workloads merged into one cluster layer by a stated rule."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from generator.api import plan_file, render_file, render_files
+from generator.errors import InputError
+from generator.render import render_workload
+from generator.render.gpu_stack import GpuPoolStack, merge_stacks, render_cluster
+from tests.conftest import REPO
+
+EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
+#: Three bare-metal workloads that share one cluster (the multi-workload golden tree renders these).
+TOGETHER = ["chat-70b", "finetune-8b-qlora", "llama-405b-bf16"]
+
+#: What each requested output kind must produce (a path prefix that some rendered file starts with).
+KIND_FILES = {
+    "terraform": ("terraform/specgen.auto.tfvars.json", "terraform/variables.tf"),
+    "ansible": ("ansible/inventory.yml",),
+    "kubernetes": ("cluster/gpu-operator/values.yaml",),
+}
+
+
+@functools.cache
+def tree(stem: str) -> dict[str, str]:
+    return render_file(str(REPO / "examples" / f"{stem}.yaml"))
+
+
+@functools.cache
+def together() -> dict[str, str]:
+    return render_files([str(REPO / "examples" / f"{stem}.yaml") for stem in TOGETHER])
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e.stem for e in EXAMPLES])
+def test_every_requested_output_kind_is_written(example: Path) -> None:
+    """Never a silent omission: each kind the workload asks for has its files, or rendering fails with a message."""
+    loaded, plan = plan_file(str(example))
+    files = tree(example.stem)
+    for kind in loaded.workload.outputs:
+        if kind == "kubernetes" and any(f.code == "kubernetes-single-host" for f in plan.findings):
+            assert not [p for p in files if p.startswith(("kubernetes/", "kubeadm/", "cluster/"))]
+            continue  # a single host gets nothing it cannot use, and the plan's findings say so
+        missing = [path for path in KIND_FILES[kind] if path not in files]
+        assert not missing, f"{example.name} asks for {kind} but {missing} were not written"
+        if kind == "kubernetes" and loaded.workload.hardware.provider != "baremetal":
+            assert f"kubernetes/{loaded.workload.hardware.provider}/kustomization.yaml" in files
+    for tool in loaded.workload.provisioning.tools:
+        directory = {"capi": "cluster-api"}.get(tool, tool)
+        assert [p for p in files if p.startswith(f"provisioning/{directory}/")], f"{example.name} asks for {tool} provisioning"
+    for absent in sorted(set(KIND_FILES) - set(loaded.workload.outputs)):
+        assert not [p for p in files if p.startswith(KIND_FILES[absent][0].partition("/")[0] + "/")], f"{absent} not requested"
+
+
+def test_gke_without_project_and_location_fails_with_the_settings_named(tmp_path: Path) -> None:
+    text = (REPO / "examples" / "chat-70b-fp8-gcp.yaml").read_text()
+    path = tmp_path / "gke.yaml"
+    path.write_text(text.split("kubernetes:\n")[0])
+    with pytest.raises(InputError, match=r"kubernetes\.gcp_project and kubernetes\.location: required"):
+        render_file(str(path))
+
+
+# yamllint ships without type information: reach it untyped rather than with an ignore that would go stale.
+LINTER: Any = importlib.import_module("yamllint.linter")
+YAMLLINT = importlib.import_module("yamllint.config").YamlLintConfig("extends: default")
+
+
+def lint(files: dict[str, str]) -> list[str]:
+    problems = []
+    for path, text in sorted(files.items()):
+        if path.endswith((".yaml", ".yml")):
+            problems += [f"{path}:{p.line}:{p.column}: {p.level}: {p.message}" for p in LINTER.run(text, YAMLLINT)]
+    return problems
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e.stem for e in EXAMPLES])
+def test_rendered_yaml_is_yamllint_clean(example: Path) -> None:
+    """yamllint's default rules, warnings included (document start, line length, indentation, truthy...)."""
+    problems = lint(tree(example.stem))
+    assert not problems, "\n".join(problems)
+
+
+def test_yamllint_oracle_catches_problems() -> None:
+    assert lint({"a.yaml": "---\nkey: yes\n"}) and lint({"a.yaml": "key: 1\n"})
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# several workloads, one cluster
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def test_several_workloads_share_one_cluster_layer() -> None:
+    files = together()
+    assert not [p for p in files if "/cluster/" in p], "a workload must not carry its own cluster layer"
+    for stem in TOGETHER:
+        name = plan_file(str(REPO / "examples" / f"{stem}.yaml"))[0].workload.name
+        own = {p.removeprefix(f"{name}/"): t for p, t in files.items() if p.startswith(f"{name}/")}
+        alone = {p: t for p, t in tree(stem).items() if not p.startswith(("cluster/", "kubeadm/"))}
+        # a workload's files are the same as alone, except that in a shared cluster even a single host joins
+        assert {p: t for p, t in own.items() if not p.startswith("kubeadm/")} == alone, stem
+        assert sorted(p for p in own if p.startswith("kubeadm/")) == sorted(
+            f"kubeadm/join-{pool.name}.yaml" for pool in plan_file(str(REPO / "examples" / f"{stem}.yaml"))[1].pools
+        )
+    reader = YAML(typ="safe", pure=True)
+    config_map = reader.load(files["cluster/gpu-operator/manifests/configmap-specgen-device-plugin.yaml"])
+    for stem in TOGETHER:
+        for pool in plan_file(str(REPO / "examples" / f"{stem}.yaml"))[1].pools:
+            assert dict(pool.labels)["nvidia.com/device-plugin.config"] in config_map["data"], pool.name
+
+
+def test_the_merge_rule() -> None:
+    """The cluster layer of N workloads is render_cluster(union of their pools' needs): order-free, deterministic."""
+    needs: list[list[GpuPoolStack]] = []
+    for stem in TOGETHER:
+        loaded, plan = plan_file(str(REPO / "examples" / f"{stem}.yaml"))
+        needs.append(render_workload(plan, loaded.workload, alone=False)[1])
+    expected = render_cluster([s for group in needs for s in group])
+    assert {p: t for p, t in together().items() if p.startswith("cluster/")} == expected
+    for order in itertools.permutations(needs):
+        assert render_cluster([s for group in order for s in group]) == expected
+
+
+def _stack(key: str, **changes: object) -> GpuPoolStack:
+    base = GpuPoolStack(key, "w1", "baremetal", "operator", "580.105.08", False, "version: v1\n")
+    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+
+
+def test_the_same_pool_key_must_mean_the_same_thing() -> None:
+    assert merge_stacks([_stack("a"), _stack("a", workload="w2")]) == [_stack("a")]
+    with pytest.raises(InputError, match="both define GPU pool 'a' differently"):
+        merge_stacks([_stack("a"), _stack("a", workload="w2", driver_version="570.133.20")])
+    with pytest.raises(InputError, match="share one cluster"):
+        merge_stacks([_stack("a"), _stack("b", provider="aws", driver_owner="node-image", driver_version=None)])
+
+
+def test_pools_needing_different_drivers_get_one_nvidia_driver_each() -> None:
+    files = render_cluster([_stack("a"), _stack("b", driver_version="570.133.20")])
+    reader = YAML(typ="safe", pure=True)
+    values = reader.load(files["cluster/gpu-operator/values.yaml"])
+    assert values["driver"]["nvidiaDriverCRD"] == {"enabled": True, "deployDefaultCR": False}
+    assert "version" not in values["driver"]
+    drivers = {p: reader.load(t) for p, t in files.items() if "/nvidiadriver-" in p}
+    assert {d["metadata"]["name"]: d["spec"]["version"] for d in drivers.values()} == {"a": "580.105.08", "b": "570.133.20"}
+    same = reader.load(render_cluster([_stack("a"), _stack("b")])["cluster/gpu-operator/values.yaml"])
+    assert same["driver"]["version"] == "580.105.08" and same["driver"]["nvidiaDriverCRD"]["enabled"] is False
+
+
+def test_ansible_owned_driver_is_not_installed_by_the_operator() -> None:
+    reader = YAML(typ="safe", pure=True)
+    values = reader.load(tree("chat-70b")["cluster/gpu-operator/values.yaml"])
+    assert values["driver"]["enabled"] is False and values["toolkit"]["enabled"] is True
+
+
+def test_multi_workload_tree_is_yamllint_clean() -> None:
+    problems = lint(together())
+    assert not problems, "\n".join(problems)
+
+
+def _maas_example(tmp_path: Path, old: str, new: str) -> str:
+    text = (REPO / "examples" / "chat-70b-maas.yaml").read_text()
+    assert old in text
+    path = tmp_path / "w.yaml"
+    path.write_text(text.replace(old, new))
+    return str(path)
+
+
+def test_metal3_never_invents_bmc_details(tmp_path: Path) -> None:
+    """Hosts without BMC details get no BareMetalHost; with none described at all, the render fails and says why."""
+    path = _maas_example(tmp_path, '          boot_mac_address: "b8:ca:3a:6e:10:02"\n', "")
+    files = render_file(path)
+    assert [p for p in files if "/baremetalhost-" in p] == ["provisioning/metal3/baremetalhost-gpu-a01.yaml"]
+    text = (REPO / "examples" / "chat-70b-maas.yaml").read_text()
+    bare = text.split("  inventory:\n")[0] + "provisioning:\n  tools: [metal3]\n"
+    (tmp_path / "bare.yaml").write_text(bare + "outputs: [terraform]\n")
+    with pytest.raises(InputError, match="specgen does not invent them"):
+        render_file(str(tmp_path / "bare.yaml"))
+
+
+def test_maas_allocates_named_hosts_by_hostname_and_the_rest_by_constraints(tmp_path: Path) -> None:
+    second = "        - name: gpu-a02\n"
+    text = (REPO / "examples" / "chat-70b-maas.yaml").read_text()
+    path = _maas_example(tmp_path, text[text.index(second) : text.index("provisioning:")], "")
+    reader = YAML(typ="safe", pure=True)
+    files = render_file(path)
+    instances = reader.load(files["provisioning/maas/maas.auto.tfvars.json"])["maas_instances"]
+    assert sorted(instances) == ["chat-h100-sxm5-80gb-02", "gpu-a01"]
+    assert instances["gpu-a01"]["allocate_params"]["hostname"] == "gpu-a01"
+    assert "hostname" not in instances["chat-h100-sxm5-80gb-02"]["allocate_params"]
+    assert "chat-h100-sxm5-80gb-02" in files["ansible/hosts.yml.example"]  # the placeholder lives in the user's file
+    assert "chat-h100-sxm5-80gb-02" not in files["ansible/inventory.yml"]
+    assert instances["gpu-a01"]["allocate_params"]["tags"][:2] == ["gpu-h100-sxm5-80gb", "gpus-4"]
