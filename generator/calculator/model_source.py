@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from typing import TYPE_CHECKING, NamedTuple
@@ -54,8 +55,17 @@ def resolve_model(ref: str, base_dir: str = ".", location: Location | None = Non
         record = catalog.find_model(ref)
     except InputError as exc:
         raise type(exc)(exc.message, location) from None
-    arch = _parse(record.config, f"catalog model '{record.id}'", location)
+    try:
+        arch = _catalog_architecture(record.id)
+    except ArchitectureError as exc:
+        raise ArchitectureError(exc.message, location) from None
     return ResolvedModel(record.id, record.name, "catalog: " + record.source[0], arch)
+
+
+@functools.cache
+def _catalog_architecture(model_id: str) -> Architecture:
+    """A catalog model's architecture, parsed once per process (every workload naming it shares it)."""
+    return _parse(catalog.models()[model_id].config, f"catalog model '{model_id}'", None)
 
 
 def _from_path(ref: str, path: str, location: Location | None) -> ResolvedModel:

@@ -14,6 +14,7 @@ import math
 from typing import NamedTuple
 
 from generator.sizing.architecture import MLA, Architecture, Layer
+from generator.sizing.memo import memoized
 from generator.sizing.weights import Parallelism, stage_layers
 
 
@@ -47,6 +48,7 @@ def ceil_bytes(bits: int) -> int:
     return -(-bits // 8)
 
 
+@memoized
 def size_kv_cache(
     arch: Architecture, kv_bits: int, context_tokens: int, sequences: int = 1, par: Parallelism = Parallelism()
 ) -> KvCacheSizes:
