@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
+from generator import catalog
 from generator.calculator.estimate import default_precision
 from generator.calculator.model_source import ResolvedModel
 from generator.planner.inference import ReplicaShape, replica_shapes
 from generator.planner.nodes import NodeNeeds, assemble_node
 from generator.planner.option import Option
 from generator.planner.options import HOURS_PER_MONTH, Hardware, allowed_hardware, node_counts, node_price_per_hour
-from generator.planner.plan import Candidate, Finding
+from generator.planner.plan import Candidate, Finding, NodeSpec
 from generator.planner.training import TrainingShape, training_shapes
 from generator.sizing.constants import Constants
 from generator.sizing.precision import weight_format
@@ -47,6 +49,16 @@ def _training_needs(
     return NodeNeeds(files, host, dataset, checkpoint, needs_fabric=nodes > 1 and shape.setup.method == "full")
 
 
+@functools.lru_cache(maxsize=65_536)
+def _assembled(
+    platform_id: str, gpu_id: str, gpus_per_node: int, needs: NodeNeeds, consts: Constants
+) -> tuple[NodeSpec, tuple[Finding, ...]]:
+    """A node and its assembly findings, built once per distinct (platform, GPU, GPUs, needs, constants)."""
+    scratch: list[Finding] = []
+    node = assemble_node(catalog.platforms()[platform_id], catalog.gpus()[gpu_id], gpus_per_node, needs, consts, scratch)
+    return node, tuple(scratch)
+
+
 def _option(
     wl: Workload,
     hw: Hardware,
@@ -59,8 +71,7 @@ def _option(
     blocked: list[str],
 ) -> Option | None:
     gpus_per_node, nodes = layout
-    scratch: list[Finding] = []
-    node = assemble_node(hw.platform, hw.gpu, gpus_per_node, needs, consts, scratch)
+    node, scratch = _assembled(hw.platform.id, hw.gpu.id, gpus_per_node, needs, consts)
     where = f"{hw.gpu.id} on {hw.platform.id}"
     if node.power_w > wl.hardware.rack_power_kw * 1000:
         blocked.append(f"{where}: a {node.power_w} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power")
