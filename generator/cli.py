@@ -1,13 +1,14 @@
 """The ``specgen`` command line: the one place that prints and turns errors into exit codes.
 
 Exit codes: 0 ok; 1 invalid input (schema, semantics, catalog); 2 usage; 3 no feasible plan;
-4 ``render --check`` found drift. ``specgen estimate`` is dispatched before click is imported
-(see :mod:`generator.calculator.cli`) to keep its cold start fast.
+4 ``render --check`` found drift; 5 findings reached the ``--fail-on`` level. ``specgen estimate`` is dispatched
+before click is imported (see :mod:`generator.calculator.cli`) to keep its cold start fast.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -66,6 +67,17 @@ def _build_cli() -> Any:
     def cli() -> None:
         """Size AI workloads into GPU hardware and render Terraform, Ansible and Kubernetes code."""
 
+    fail_on = click.option(
+        "--fail-on",
+        type=click.Choice(["warning", "error"]),
+        help="Exit 5 when a finding reaches this level (findings always go to stderr with file:line:col).",
+    )
+    gitlab = click.option(
+        "--gitlab-report",
+        type=click.Path(dir_okay=False),
+        help="Also write the findings as a GitLab code-quality report (JSON) to this file.",
+    )
+
     @cli.command()
     @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
     @click.option("-o", "--output", default="infra", show_default=True, help="Output directory.")
@@ -73,31 +85,56 @@ def _build_cli() -> Any:
     @click.option(
         "--target", "targets", multiple=True, type=click.Choice(TARGETS), help="Render only these outputs (repeatable)."
     )
+    @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Plan files on this many cores.")
+    @fail_on
+    @gitlab
     @boundary
-    def render(files: tuple[str, ...], output: str, check: bool, targets: tuple[str, ...]) -> None:
+    def render(
+        files: tuple[str, ...],
+        output: str,
+        check: bool,
+        targets: tuple[str, ...],
+        jobs: int,
+        fail_on: str | None,
+        gitlab_report: str | None,
+    ) -> None:
         """Validate, plan and render workload FILES into an output tree."""
+        from generator.batch import output_files, render_many, tree_summary, trees_in, unlisted_trees
         from generator.errors import DriftError
         from generator.writer import diff_trees, read_manifest, read_tree, with_manifest, write_tree
 
-        trees = _render_all(files, output)
-        drift = []
-        for directory, rendered in trees.items():
-            wanted = _select(rendered, targets)
-            if check:
-                # only the files specgen owns are compared (terraform state and the like are not read)
-                text = diff_trees(_select(read_tree(directory), targets), _select(with_manifest(rendered), targets))
-                if text:
-                    drift.append(text)
-                continue
-            # --target: the other outputs' owned files stay as they are on disk, and in the manifest
-            owned = (read_manifest(directory) or []) if targets else []
-            keep = set(owned) - set(_select(dict.fromkeys(owned, ""), targets))
-            write_tree(wanted, directory, keep=keep)
-            click.echo(f"wrote {len(wanted)} files to {directory}")
-        if drift:
-            raise DriftError("".join(drift) + "specgen: rendered output is stale; run `specgen render` and commit the result")
+        results = render_many(list(files), jobs)
+        located = [f for r in results for f in r.findings]
+        _print_findings(located, gitlab_report)
+        single = len(files) == 1
+        depth = 0 if single else 1
+        rendered = output_files(results, single)
         if check:
+            # only the files specgen owns are compared (terraform state and the like are not read)
+            current = read_tree(output)
+            text = diff_trees(_select(current, targets, depth), _select(with_manifest(rendered), targets, depth))
+            wanted = trees_in(rendered)
+            unlisted = [] if single else unlisted_trees(output, trees_in(current) | wanted)
+            if text or unlisted:
+                summary = ""
+                if not single or trees_in(current):
+                    full = with_manifest(rendered)
+                    changed = {p.split("/", 1)[0] for p in {*current, *full} if "/" in p and current.get(p) != full.get(p)}
+                    summary = tree_summary(trees_in(current), wanted, changed, unlisted)
+                raise DriftError(text + summary + "specgen: rendered output is stale; run `specgen render` and commit the result")
             click.echo("rendered output is current")
+        else:
+            # --target: the other outputs' owned files stay as they are on disk, and in the manifest
+            owned = (read_manifest(output) or []) if targets else []
+            keep = set(owned) - set(_select(dict.fromkeys(owned, ""), targets, depth))
+            wanted_files = _select(rendered, targets, depth)
+            write_tree(wanted_files, output, keep=keep)
+            if single:
+                click.echo(f"wrote {len(wanted_files)} files to {output}")
+            for result in [] if single else results:
+                count = sum(1 for rel in wanted_files if rel.startswith(result.name + "/"))
+                click.echo(f"wrote {count} files to {os.path.join(output, result.name)}")
+        _fail_on(located, fail_on)
 
     @cli.command()
     @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
@@ -113,21 +150,27 @@ def _build_cli() -> Any:
     @cli.command()
     @click.argument("file", type=click.Path(dir_okay=False))
     @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+    @fail_on
+    @gitlab
     @boundary
-    def plan(file: str, fmt: str) -> None:
+    def plan(file: str, fmt: str, fail_on: str | None, gitlab_report: str | None) -> None:
         """Show the sizing of FILE: the choice, the runners-up and the reasons."""
         from generator.api import plan_file
         from generator.calculator.report import plan_text
+        from generator.findings import locate_findings
         from generator.render.env import to_json
         from generator.render.markdown import render_markdown
 
-        _, result = plan_file(file)
+        loaded, result = plan_file(file)
+        located = list(locate_findings(loaded, result.findings))
+        _print_findings(located, gitlab_report)
         if fmt == "json":
             click.echo(to_json(result.to_dict()))
         elif fmt == "markdown":
             click.echo(render_markdown(result)["SPEC.md"], nl=False)
         else:
             click.echo(plan_text(result), nl=False)
+        _fail_on(located, fail_on)
 
     @cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []})
     @click.pass_context
@@ -176,26 +219,44 @@ def _build_cli() -> Any:
     return cli
 
 
-def _render_all(files: tuple[str, ...], output: str) -> dict[str, dict[str, str]]:
-    """Plan and render every file before anything is written (one bad file writes nothing)."""
-    import os
+def _print_findings(located: list[tuple[str, str, str, str]], gitlab_report: str | None) -> None:
+    """Warnings and errors on stderr as ``file:line:col: level: message``; GitHub annotations in Actions."""
+    from generator.errors import OutputError
+    from generator.findings import at_least, github_annotation, text_line
+    from generator.findings import gitlab_report as gitlab_text
 
-    from generator.api import plan_file
-    from generator.errors import InputError
-    from generator.render import render_plan
+    shown = at_least(located, "warning")
+    for finding in shown:
+        print(text_line(finding), file=sys.stderr)
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        for finding in shown:
+            print(github_annotation(finding))
+    if gitlab_report:
+        try:
+            with open(gitlab_report, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(gitlab_text(located))
+        except OSError as exc:
+            raise OutputError(f"cannot write {gitlab_report}: {exc.strerror or exc}") from None
 
-    trees: dict[str, dict[str, str]] = {}
-    for path in files:
-        loaded, result = plan_file(path)
-        directory = output if len(files) == 1 else os.path.join(output, loaded.workload.name)
-        if directory in trees:
-            raise InputError(f"two workload files are both named '{loaded.workload.name}'; names must differ to render together")
-        trees[directory] = render_plan(result, loaded.workload)
-    return trees
+
+def _fail_on(located: list[tuple[str, str, str, str]], level: str | None) -> None:
+    from generator.errors import FindingsError
+    from generator.findings import at_least
+
+    if level and (hits := at_least(located, level)):
+        raise FindingsError(f"{len(hits)} finding(s) at level '{level}' or above (--fail-on {level})")
 
 
-def _select(files: dict[str, str], targets: tuple[str, ...]) -> dict[str, str]:
+def _select(files: dict[str, str], targets: tuple[str, ...], depth: int = 0) -> dict[str, str]:
+    """The files of ``targets`` (all without); ``depth`` 1: paths start with a workload tree's name."""
     if not targets:
         return files
+    from generator.writer import MANIFEST
+
     prefixes = tuple(_TARGET_PREFIX[t] for t in targets)
-    return {k: v for k, v in files.items() if k.startswith(prefixes)}
+    out = {}
+    for rel, text in files.items():
+        inner = rel.split("/", depth)[-1] if depth else rel
+        if inner.startswith(prefixes) or (depth and inner == MANIFEST and "/" in rel):
+            out[rel] = text
+    return out

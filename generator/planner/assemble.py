@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from generator.planner.inference import ReplicaShape, point_for_rate
@@ -231,7 +232,10 @@ def _pool(loaded: LoadedWorkload, unit: list[tuple[int, Option]], nodes: int, co
         needs_fabric=any(o.needs.needs_fabric for _, o in unit),
     )
     hw = first.hardware
+    before = len(findings)
     node = assemble_node(hw.platform, hw.gpu, first.candidate.gpus_per_node, needs, consts, findings)
+    # a node's findings point at the pool's first deployment (where a reviewer can act on them)
+    findings[before:] = [f if f.path else replace(f, path=f"deployments[{unit[0][0]}]") for f in findings[before:]]
     name = pool_name("_".join(names), hw.gpu.id)
     usd, basis = node_price_per_hour(wl, hw.platform, node.gpus, consts)
     labels = pool_labels(name, hw.gpu, hw.platform.id)

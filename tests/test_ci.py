@@ -1,0 +1,211 @@
+"""CI at scale: --check owns the whole output root, findings with file:line:col, --fail-on, --jobs."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from generator.cli import main
+from generator.findings import github_annotation, gitlab_report, parse_path, text_line
+from generator.planner.inference import little_rate
+from tests.conftest import REPO
+from tests.test_cli_errors import VALID
+
+HOME = REPO / "examples" / "home-70b-offload.yaml"
+
+
+def specgen(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """Run the CLI in this process: (exit code, stdout, stderr)."""
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out, err = capsys.readouterr()
+    code = done.value.code
+    return (code if isinstance(code, int) else 0 if code is None else 1), out, err
+
+
+def workloads(tmp_path: Path, *names: str) -> list[str]:
+    paths = []
+    for name in names:
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(VALID.replace("name: demo", f"name: {name}"))
+        paths.append(str(path))
+    return paths
+
+
+@pytest.fixture
+def root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """An output root holding the trees of workloads a, b and c."""
+    out = tmp_path / "infra"
+    code, _, err = specgen(capsys, "render", *workloads(tmp_path, "a", "b", "c"), "-o", str(out))
+    assert code == 0, err
+    return out
+
+
+def test_a_current_root_passes(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = specgen(capsys, "render", *workloads(tmp_path, "a", "b", "c"), "-o", str(root), "--check")
+    assert code == 0 and "current" in out
+    manifest = (root / ".specgen-manifest").read_text().splitlines()
+    assert {"a/.specgen-manifest", "b/.specgen-manifest", "c/.specgen-manifest", "a/spec.json"} <= set(manifest)
+
+
+@pytest.mark.parametrize(
+    ("names", "states"),
+    [
+        pytest.param(("a", "b", "c", "d"), {"d": "missing"}, id="added"),
+        pytest.param(("a", "b"), {"c": "removed or renamed"}, id="removed"),
+        pytest.param(("a", "b", "renamed"), {"c": "removed or renamed", "renamed": "missing"}, id="renamed"),
+    ],
+)
+def test_check_sees_added_removed_and_renamed_workloads(
+    tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str], names: tuple[str, ...], states: dict[str, str]
+) -> None:
+    code, _, err = specgen(capsys, "render", *workloads(tmp_path, *names), "-o", str(root), "--check")
+    assert code == 4
+    for name, state in states.items():
+        assert f"  {name}: {state}" in err
+        marker = f"+++ b/{name}/spec.json" if state == "missing" else f"--- a/{name}/spec.json"
+        assert marker in err
+    assert "  a: current" in err
+
+
+def test_going_from_several_workloads_to_one_is_drift(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = specgen(capsys, "render", *workloads(tmp_path, "a"), "-o", str(root), "--check")
+    assert code == 4
+    assert "--- a/b/spec.json" in err and "+++ b/spec.json" in err and "  b: removed or renamed" in err
+
+
+def test_an_extra_owned_file_is_drift(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (root / "b" / "notes.md").write_text("hand-made\n")
+    manifest = root / ".specgen-manifest"
+    manifest.write_text("".join(sorted({*manifest.read_text().splitlines(keepends=True), "b/notes.md\n"})))
+    code, _, err = specgen(capsys, "render", *workloads(tmp_path, "a", "b", "c"), "-o", str(root), "--check")
+    assert code == 4
+    assert "--- a/b/notes.md" in err and "  b: stale" in err and "  a: current" in err
+
+
+def test_an_unlisted_workload_tree_is_drift(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copytree(root / "c", root / "old")
+    code, _, err = specgen(capsys, "render", *workloads(tmp_path, "a", "b", "c"), "-o", str(root), "--check")
+    assert code == 4 and "  old: extra" in err
+
+
+def test_a_user_file_beside_the_trees_is_not_drift(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (root / "b" / "terraform.tfstate").write_text("{}\n")
+    (root / "README.md").write_text("ours\n")
+    code, _, _ = specgen(capsys, "render", *workloads(tmp_path, "a", "b", "c"), "-o", str(root), "--check")
+    assert code == 0
+
+
+def test_a_re_render_removes_the_tree_of_a_removed_workload(
+    tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert specgen(capsys, "render", *workloads(tmp_path, "a", "b"), "-o", str(root))[0] == 0
+    assert not (root / "c").exists() and (root / "b" / "spec.json").exists()
+    assert specgen(capsys, "render", *workloads(tmp_path, "a", "b"), "-o", str(root), "--check")[0] == 0
+
+
+def test_jobs_give_the_same_bytes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = [*workloads(tmp_path, "a", "b"), str(HOME)]
+    assert specgen(capsys, "render", *files, "-o", str(tmp_path / "one"))[0] == 0
+    assert specgen(capsys, "render", *files, "-o", str(tmp_path / "two"), "--jobs", "2")[0] == 0
+    one = {p.relative_to(tmp_path / "one"): p.read_bytes() for p in (tmp_path / "one").rglob("*") if p.is_file()}
+    two = {p.relative_to(tmp_path / "two"): p.read_bytes() for p in (tmp_path / "two").rglob("*") if p.is_file()}
+    assert one == two and len(one) > 20
+
+
+# ---------------------------------------------------------------- findings
+
+
+def test_findings_go_to_stderr_with_the_deployment_location(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = specgen(capsys, "render", str(HOME), "-o", str(tmp_path / "out"))
+    assert code == 0
+    lines = [line for line in err.splitlines() if ": warning: " in line]
+    assert lines, err
+    # the deployment 'assistant' starts at line 7, column 5 of the example
+    assert all(line.startswith(f"{HOME}:7:5: warning: ") for line in lines), lines
+
+
+@pytest.mark.parametrize(("level", "expected"), [("warning", 5), ("error", 0)])
+def test_fail_on_sets_the_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str], level: str, expected: int) -> None:
+    code, _, err = specgen(capsys, "render", str(HOME), "-o", str(tmp_path / "out"), "--fail-on", level)
+    assert code == expected, err
+    assert (tmp_path / "out" / "spec.json").exists()  # the output is written either way
+    code, _, _ = specgen(capsys, "plan", str(HOME), "--fail-on", level)
+    assert code == expected
+
+
+def test_github_annotations_in_actions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    _, out, _ = specgen(capsys, "render", str(HOME), "-o", str(tmp_path / "out"))
+    annotations = [line for line in out.splitlines() if line.startswith("::")]
+    assert annotations
+    assert all(line.startswith(f"::warning file={HOME},line=7,col=5,title=specgen ") for line in annotations), annotations
+
+
+def test_annotation_escaping() -> None:
+    finding = ("error", "ram-short", "50% of 2 GiB,\nnot enough", "dir,x/w:1.yaml:12:3")
+    assert (
+        github_annotation(finding)
+        == "::error file=dir%2Cx/w%3A1.yaml,line=12,col=3,title=specgen ram-short::50%25 of 2 GiB,%0Anot enough"
+    )
+    assert text_line(finding) == "dir,x/w:1.yaml:12:3: error: 50% of 2 GiB,\nnot enough [ram-short]"
+
+
+def test_gitlab_code_quality_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report = tmp_path / "gl-code-quality.json"
+    specgen(capsys, "render", str(HOME), "-o", str(tmp_path / "out"), "--gitlab-report", str(report))
+    issues = json.loads(report.read_text())
+    assert issues and {i["severity"] for i in issues} <= {"info", "minor", "major"}
+    assert all(i["location"] == {"path": str(HOME), "lines": {"begin": 7}} for i in issues)
+    assert len({i["fingerprint"] for i in issues}) == len(issues)
+    assert gitlab_report([]) == "[]\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "parts"),
+    [("", ()), ("deployments[2]", ("deployments", 2)), ("deployments[0].inference.slo", ("deployments", 0, "inference", "slo"))],
+)
+def test_parse_path(path: str, parts: tuple[str | int, ...]) -> None:
+    assert parse_path(path) == parts
+
+
+# ---------------------------------------------------------------- closed-form operating point
+
+
+def _bisection(batch: int, ttft: float, decode: float, prefill: float) -> float:
+    """The previous implementation: 60 halvings of the rate at which rate x W(rate) = batch."""
+
+    def in_system(rate: float) -> float:
+        stretch = 1.0 - rate * prefill
+        return math.inf if stretch <= 0 else ttft + decode / stretch
+
+    low, high = 0.0, batch / in_system(0.0)
+    for _ in range(60):
+        mid = (low + high) / 2
+        if mid * in_system(mid) <= batch:
+            low = mid
+        else:
+            high = mid
+    return low
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    batch=st.integers(1, 4096),
+    ttft=st.floats(1e-4, 30.0),
+    decode=st.floats(1e-4, 600.0),
+    prefill=st.one_of(st.just(0.0), st.floats(1e-6, 10.0)),
+)
+def test_little_rate_matches_the_bisection(batch: int, ttft: float, decode: float, prefill: float) -> None:
+    rate = little_rate(batch, ttft, decode, prefill)
+    assert rate == pytest.approx(_bisection(batch, ttft, decode, prefill), rel=1e-9)
+    assert rate * prefill < 1.0
+    assert rate * (ttft + decode / (1.0 - rate * prefill)) == pytest.approx(batch, rel=1e-6)
