@@ -181,15 +181,29 @@ def _build_cli() -> Any:
         sys.exit(estimate_main(list(ctx.args)))
 
     @cli.command()
-    @click.argument("old", type=click.Path(dir_okay=False))
-    @click.argument("new", type=click.Path(dir_okay=False))
+    @click.argument("paths", nargs=-1, type=click.Path(dir_okay=False))
+    @click.option("--base", help="Compare workload FILES with their version at this git revision (no checkout).")
     @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
     @boundary
-    def diff(old: str, new: str, fmt: str) -> None:
-        """What changing workload OLD into NEW does to the fleet (workload files or spec.json files)."""
+    def diff(paths: tuple[str, ...], base: str | None, fmt: str) -> None:
+        """What changing workload OLD into NEW does to the fleet (workload files or spec.json files).
+
+        With --base REV: what the working tree's changes to the workload FILES do, against REV.
+        """
         from generator.fleet_diff import diff_plans, load_plan_dict, markdown_diff
         from generator.render.env import to_json
 
+        if base is not None:
+            from generator.pr_diff import compare_with_base, markdown
+
+            if not paths:
+                raise click.UsageError("--base needs the workload FILES to compare")
+            compared = compare_with_base(base, list(paths))
+            click.echo(to_json(compared) if fmt == "json" else markdown(compared), nl=fmt == "json")
+            return
+        if len(paths) != 2:
+            raise click.UsageError("give OLD and NEW (two workload or spec.json files), or --base REV and FILES")
+        old, new = paths
         result = diff_plans(load_plan_dict(old), load_plan_dict(new))
         click.echo(to_json(result) if fmt == "json" else markdown_diff(result), nl=fmt == "json")
 

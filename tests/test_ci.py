@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -209,3 +210,61 @@ def test_little_rate_matches_the_bisection(batch: int, ttft: float, decode: floa
     assert rate == pytest.approx(_bisection(batch, ttft, decode, prefill), rel=1e-9)
     assert rate * prefill < 1.0
     assert rate * (ttft + decode / (1.0 - rate * prefill)) == pytest.approx(batch, rel=1e-6)
+
+
+# ---------------------------------------------------------------- diff --base
+
+
+def _git(cwd: Path, *args: str) -> None:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.org", "PATH": "/usr/bin:/bin", "HOME": str(cwd)}  # fmt: skip
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git repository with workloads a (changed), b (removed), c (unchanged) committed, and d added."""
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.yaml").write_text(VALID.replace("name: demo", f"name: {name}"))
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    busier = VALID.replace("requests_per_second: 2", "requests_per_second: 40")
+    (tmp_path / "a.yaml").write_text(busier.replace("name: demo", "name: a"))
+    (tmp_path / "b.yaml").unlink()
+    (tmp_path / "d.yaml").write_text(VALID.replace("name: demo", "name: d"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_diff_against_a_git_revision(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = specgen(capsys, "diff", "--base", "HEAD", "a.yaml", "b.yaml", "c.yaml", "d.yaml", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert {f["file"]: f["status"] for f in data["files"]} == {"a.yaml": "changed", "b.yaml": "removed", "c.yaml": "unchanged",
+                                                             "d.yaml": "added"}  # fmt: skip
+    gpus = data["totals"]["gpus"]
+    assert gpus["new"] - gpus["old"] == gpus["delta"] > 0
+    code, md, _ = specgen(capsys, "diff", "--base", "HEAD", "a.yaml", "b.yaml", "c.yaml", "d.yaml")
+    assert code == 0 and md.startswith("## specgen: fleet change against `HEAD`") and len(md) < 60_000
+    assert "| **GPUs** |" in md and "### `a.yaml` (changed)" in md and "### `c.yaml`" not in md
+    assert "```mermaid\npie showData title chat on " in md and '"weights" :' in md
+
+
+def test_diff_base_errors(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = specgen(capsys, "diff", "--base", "no-such-rev", "a.yaml")
+    assert code == 1 and "is not a commit" in err
+    code, _, err = specgen(capsys, "diff", "--base", "HEAD", "zzz.yaml")
+    assert code == 1 and "neither in the working tree nor at HEAD" in err
+
+
+def test_the_comment_stays_under_the_size_limit() -> None:
+    from generator.pr_diff import MAX_MARKDOWN_CHARS, markdown
+
+    entry = {"file": "w.yaml", "status": "changed", "memory": [],
+             "diff": {"totals": {}, "pools": [{"pool": "p" * 50, "status": "added",
+                                               "old": {"gpu": None, "nodes": 0, "gpus": 0, "power_w": 0},
+                                               "new": {"gpu": "x", "nodes": 1, "gpus": 8, "power_w": 1}}] * 40,
+                      "deployments": []}}  # fmt: skip
+    text = markdown({"base": "main", "totals": {}, "files": [entry] * 200})
+    assert len(text) < MAX_MARKDOWN_CHARS and "more changed file(s) left out" in text
