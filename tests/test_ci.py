@@ -268,3 +268,11 @@ def test_the_comment_stays_under_the_size_limit() -> None:
                       "deployments": []}}  # fmt: skip
     text = markdown({"base": "main", "totals": {}, "files": [entry] * 200})
     assert len(text) < MAX_MARKDOWN_CHARS and "more changed file(s) left out" in text
+
+
+def test_the_shipped_workload_schema_is_valid_2020_12() -> None:
+    from jsonschema import Draft202012Validator
+
+    from generator.workload.schema import workload_schema
+
+    Draft202012Validator.check_schema(workload_schema())
