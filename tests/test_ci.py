@@ -276,3 +276,30 @@ def test_the_shipped_workload_schema_is_valid_2020_12() -> None:
     from generator.workload.schema import workload_schema
 
     Draft202012Validator.check_schema(workload_schema())
+
+
+# ---------------------------------------------------------------- user-facing text carries no research notes
+
+CATALOG_KINDS = ["cpus", "drives", "gpus", "models", "nics", "platforms", "prices", "software"]
+
+
+@pytest.mark.parametrize("kind", CATALOG_KINDS)
+def test_catalog_sources_are_urls_a_user_can_open(kind: str) -> None:
+    import re
+
+    records = json.loads((REPO / "generator" / "catalog" / f"{kind}.json").read_text(encoding="utf-8"))[kind]
+    for rec in records:
+        sources = rec.get("source", [])
+        sources = [sources] if isinstance(sources, str) else sources
+        assert sources or (rec.get("unsourced") is True and rec.get("research_notes")), rec["id"]
+        assert all(re.fullmatch(r"https?://\S+", s) for s in sources), (rec["id"], sources)
+
+
+@pytest.mark.parametrize("stem", ["chat-70b", "home-70b-offload", "mixed"])
+def test_outputs_do_not_print_research_notes(stem: str) -> None:
+    from generator.api import render_file
+
+    files = render_file(str(REPO / "examples" / f"{stem}.yaml"))
+    for rel in ("spec.json", "SPEC.md"):
+        for marker in ("read via", "find_string", "code-index", "research_notes", "search-index", "shared/reference"):
+            assert marker not in files[rel], f"{stem}/{rel} prints {marker!r}"

@@ -59,7 +59,7 @@ def resolve_model(ref: str, base_dir: str = ".", location: Location | None = Non
         arch = _catalog_architecture(record.id)
     except ArchitectureError as exc:
         raise ArchitectureError(exc.message, location) from None
-    return ResolvedModel(record.id, record.name, "catalog: " + record.source[0], arch)
+    return ResolvedModel(record.id, record.name, "catalog: " + (record.source[0] if record.source else "unsourced"), arch)
 
 
 @functools.cache
