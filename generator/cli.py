@@ -140,11 +140,12 @@ def _build_cli() -> Any:
     @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
     @boundary
     def validate(files: tuple[str, ...]) -> None:
-        """Check workload FILES against the schema and the catalog, without planning or writing."""
+        """Check workload FILES: schema, catalog and every feasibility check decidable without the planner's search."""
+        from generator.planner.early import early_checks
         from generator.workload import load_workload
 
         for path in files:
-            load_workload(path)
+            early_checks(load_workload(path))
             click.echo(f"{path}: ok")
 
     @cli.command()

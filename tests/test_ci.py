@@ -303,3 +303,114 @@ def test_outputs_do_not_print_research_notes(stem: str) -> None:
     for rel in ("spec.json", "SPEC.md"):
         for marker in ("read via", "find_string", "code-index", "research_notes", "search-index", "shared/reference"):
             assert marker not in files[rel], f"{stem}/{rel} prints {marker!r}"
+
+
+# ---------------------------------------------------------------- validate and plan agree
+
+EXAMPLE_FILES = sorted((REPO / "examples").glob("*.yaml"))
+GPU_IDS = ["h100-sxm5-80gb", "l4-24gb", "rtx-4090-24gb", "b200-sxm-180gb", "mi300x-192gb", "a100-pcie-40gb", "gaudi3-128gb"]
+MODELS = [
+    "meta-llama/Llama-3.1-8B-Instruct",
+    "meta-llama/Llama-3.1-405B-Instruct",
+    "deepseek-ai/DeepSeek-V3",
+    "Qwen/Qwen3-30B-A3B",
+]
+
+
+def _mutations() -> st.SearchStrategy[list[tuple[str, object]]]:
+    one = st.one_of(
+        st.tuples(st.just("gpus"), st.lists(st.sampled_from(GPU_IDS), min_size=1, max_size=3, unique=True)),
+        st.tuples(st.just("provider"), st.sampled_from(["baremetal", "aws", "gcp", "azure"])),
+        st.tuples(st.just("precision"), st.sampled_from(["bf16", "fp8", "int4", "q4_k_m", "fp32"])),
+        st.tuples(st.just("model"), st.sampled_from(MODELS)),
+        st.tuples(st.just("cooling"), st.sampled_from(["air", "liquid"])),
+        st.tuples(st.just("rack_power_kw"), st.sampled_from([1, 5, 40])),
+        st.tuples(st.just("train"), st.just(True)),
+        st.tuples(st.just("context"), st.sampled_from([2048, 131072])),
+    )
+    return st.lists(one, max_size=3)
+
+
+def _mutate(data: dict[str, object], changes: list[tuple[str, object]]) -> None:
+    hw = data.setdefault("hardware", {})
+    deps = data["deployments"]
+    assert isinstance(hw, dict) and isinstance(deps, list)
+    first = deps[0]
+    for key, value in changes:
+        if key in ("gpus", "provider", "cooling", "rack_power_kw") and "fixed" not in hw:
+            hw[key] = value
+        elif key == "model":
+            first["model"] = value
+        elif key in ("precision", "context") and "inference" in first:
+            first["inference"]["precision" if key == "precision" else "max_context_tokens"] = value
+        elif key == "train" and "inference" in first:
+            first.pop("inference")
+            first["training"] = {"method": "qlora", "sequence_length": 2048}
+
+
+def _outcome(run: object) -> tuple[int, str]:
+    from generator.errors import MultipleInputError, SpecgenError
+
+    try:
+        run()  # type: ignore[operator]
+    except MultipleInputError as exc:
+        return exc.exit_code, str(exc.errors[0])
+    except SpecgenError as exc:
+        return exc.exit_code, str(exc)
+    return 0, ""
+
+
+@settings(max_examples=30, deadline=None)
+@given(example=st.sampled_from(EXAMPLE_FILES), changes=_mutations())
+def test_validate_and_plan_agree(
+    tmp_path_factory: pytest.TempPathFactory, example: Path, changes: list[tuple[str, object]]
+) -> None:
+    from ruamel.yaml import YAML
+
+    from generator.api import plan_file
+    from generator.planner.early import early_checks
+    from generator.workload import load_workload
+
+    data = YAML(typ="safe", pure=True).load(example.read_text())
+    _mutate(data, changes)
+    path = tmp_path_factory.mktemp("agree") / "w.yaml"
+    path.write_text(json.dumps(data, indent=1))
+    validated = _outcome(lambda: early_checks(load_workload(str(path))))
+    planned = _outcome(lambda: plan_file(str(path)))
+    if validated[0]:
+        assert planned == validated  # the same error, at the same place
+    else:
+        assert planned[0] in (0, 3), planned  # only the search itself may still find no layout
+
+
+NO_HARDWARE = VALID.replace("gpus: [l40s-48gb]", "gpus: [l40s-48gb]\n  provider: aws\n  platforms: [dgx-h100]")
+NEVER_FITS = (
+    VALID.replace("meta-llama/Llama-3.1-8B-Instruct", "deepseek-ai/DeepSeek-V3")
+    .replace("[l40s-48gb]", "[rtx-4090-24gb]")
+    .replace("    inference:\n", "    inference:\n      precision: fp32\n")
+)
+TRAINING_ON_FIXED = (
+    (REPO / "examples" / "home-70b-offload.yaml")
+    .read_text()
+    .replace(
+        "    inference:\n      precision: q4_k_m\n      max_context_tokens: 8192\n      avg_input_tokens: 800\n"
+        "      avg_output_tokens: 300\n      requests_per_second: 0.01\n",
+        "    training:\n      method: qlora\n",
+    )
+)
+EARLY = [
+    pytest.param(NO_HARDWARE, 3, "no aws platform in the catalog offers an allowed GPU", id="no-hardware"),
+    pytest.param(NEVER_FITS, 3, "weights alone need", id="weights-never-fit"),
+    pytest.param(TRAINING_ON_FIXED, 1, "training on hardware.fixed", id="training-on-fixed"),
+]
+
+
+@pytest.mark.parametrize(("text", "code", "message"), EARLY)
+def test_validate_rejects_what_plan_rejects_early(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, code: int, message: str
+) -> None:
+    (tmp_path / "w.yaml").write_text(text)
+    validated = specgen(capsys, "validate", str(tmp_path / "w.yaml"))
+    planned = specgen(capsys, "plan", str(tmp_path / "w.yaml"))
+    assert validated[0] == planned[0] == code
+    assert message in validated[2] and validated[2] == planned[2]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel
+from generator.planner.early import PIPELINE_STAGES
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
@@ -156,7 +157,7 @@ def _gpu_shapes(
     shapes: list[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str]] = []
     blocked: list[str] = []
     for tp in sizes:
-        for pp in (1, 2, 3, 4, 6, 8):
+        for pp in PIPELINE_STAGES:
             if pp > 1 and (tp != sizes[-1] or pp > arch.num_layers):
                 continue
             par = Parallelism(tp, pp)
