@@ -80,8 +80,14 @@ def render_many(paths: list[str], jobs: int = 1) -> list[Rendered]:
 
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    with context.Pool(jobs) as pool:
+    pool = context.Pool(jobs)
+    try:
         results = pool.map(_work, paths, chunksize=max(1, len(paths) // (jobs * 4)))
+    finally:
+        # let the workers exit on their own: terminate() signals them, and a signal handler a library
+        # installed in this process (an embedded Go runtime, say) can leave a forked worker hanging
+        pool.close()
+        pool.join()
     out: list[Rendered] = []
     for result in results:
         if isinstance(result, _Failure):
