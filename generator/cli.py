@@ -1,13 +1,14 @@
 """The ``specgen`` command line: the one place that prints and turns errors into exit codes.
 
 Exit codes: 0 ok; 1 invalid input (schema, semantics, catalog); 2 usage; 3 no feasible plan;
-4 ``render --check`` found drift. ``specgen estimate`` is dispatched before click is imported
-(see :mod:`generator.calculator.cli`) to keep its cold start fast.
+4 ``render --check`` found drift; 5 findings reached the ``--fail-on`` level. ``specgen estimate`` is dispatched
+before click is imported (see :mod:`generator.calculator.cli`) to keep its cold start fast.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -80,6 +81,17 @@ def _build_cli() -> Any:
 
         input_files.allow_outside_paths.set(allow_outside_paths)
 
+    fail_on = click.option(
+        "--fail-on",
+        type=click.Choice(["warning", "error"]),
+        help="Exit 5 when a finding reaches this level (findings always go to stderr with file:line:col).",
+    )
+    gitlab = click.option(
+        "--gitlab-report",
+        type=click.Path(dir_okay=False),
+        help="Also write the findings as a GitLab code-quality report (JSON) to this file.",
+    )
+
     @cli.command()
     @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
     @click.option("-o", "--output", default="infra", show_default=True, help="Output directory.")
@@ -87,62 +99,94 @@ def _build_cli() -> Any:
     @click.option(
         "--target", "targets", multiple=True, type=click.Choice(TARGETS), help="Render only these outputs (repeatable)."
     )
+    @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Plan files on this many cores.")
+    @fail_on
+    @gitlab
     @boundary
-    def render(files: tuple[str, ...], output: str, check: bool, targets: tuple[str, ...]) -> None:
+    def render(
+        files: tuple[str, ...],
+        output: str,
+        check: bool,
+        targets: tuple[str, ...],
+        jobs: int,
+        fail_on: str | None,
+        gitlab_report: str | None,
+    ) -> None:
         """Validate, plan and render workload FILES into an output tree."""
+        from generator.batch import output_files, render_many, tree_summary, trees_in, unlisted_trees
         from generator.errors import DriftError
         from generator.writer import diff_trees, read_manifest, read_tree, with_manifest, write_tree
 
-        trees = _render_all(files, output)
-        drift = []
-        for directory, rendered in trees.items():
-            wanted = _select(rendered, targets)
-            if check:
-                # only the files specgen owns are compared (terraform state and the like are not read)
-                text = diff_trees(_select(read_tree(directory), targets), _select(with_manifest(rendered), targets))
-                if text:
-                    drift.append(text)
-                continue
-            # --target: the other outputs' owned files stay as they are on disk, and in the manifest
-            owned = (read_manifest(directory) or []) if targets else []
-            keep = set(owned) - set(_select(dict.fromkeys(owned, ""), targets))
-            for note in write_tree(wanted, directory, keep=keep):
-                click.echo(f"specgen: {note}", err=True)
-            click.echo(f"wrote {len(wanted)} files to {directory}")
-        if drift:
-            raise DriftError("".join(drift) + "specgen: rendered output is stale; run `specgen render` and commit the result")
+        results = render_many(list(files), jobs)
+        located = [f for r in results for f in r.findings]
+        _print_findings(located, gitlab_report)
+        single = len(files) == 1
+        depth = 0 if single else 1
+        rendered = output_files(results, single)
         if check:
+            # only the files specgen owns are compared (terraform state and the like are not read)
+            current = read_tree(output)
+            text = diff_trees(_select(current, targets, depth), _select(with_manifest(rendered), targets, depth))
+            wanted = trees_in(rendered)
+            unlisted = [] if single else unlisted_trees(output, trees_in(current) | wanted)
+            if text or unlisted:
+                summary = ""
+                if not single or trees_in(current):
+                    full = with_manifest(rendered)
+                    changed = {p.split("/", 1)[0] for p in {*current, *full} if "/" in p and current.get(p) != full.get(p)}
+                    summary = tree_summary(trees_in(current), wanted, changed, unlisted)
+                raise DriftError(text + summary + "specgen: rendered output is stale; run `specgen render` and commit the result")
             click.echo("rendered output is current")
+        else:
+            # --target: the other outputs' owned files stay as they are on disk, and in the manifest
+            owned = (read_manifest(output) or []) if targets else []
+            keep = set(owned) - set(_select(dict.fromkeys(owned, ""), targets, depth))
+            wanted_files = _select(rendered, targets, depth)
+            for note in write_tree(wanted_files, output, keep=keep):
+                click.echo(f"specgen: {note}", err=True)
+            if single:
+                click.echo(f"wrote {len(wanted_files)} files to {output}")
+            for result in [] if single else results:
+                count = sum(1 for rel in wanted_files if rel.startswith(result.name + "/"))
+                click.echo(f"wrote {count} files to {os.path.join(output, result.name)}")
+        _fail_on(located, fail_on)
 
     @cli.command()
     @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
     @boundary
     def validate(files: tuple[str, ...]) -> None:
-        """Check workload FILES against the schema and the catalog, without planning or writing."""
+        """Check workload FILES: schema, catalog and every feasibility check decidable without the planner's search."""
+        from generator.planner.early import early_checks
         from generator.workload import load_workload
 
         for path in files:
-            load_workload(path)
+            early_checks(load_workload(path))
             click.echo(f"{path}: ok")
 
     @cli.command()
     @click.argument("file", type=click.Path(dir_okay=False))
     @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+    @fail_on
+    @gitlab
     @boundary
-    def plan(file: str, fmt: str) -> None:
+    def plan(file: str, fmt: str, fail_on: str | None, gitlab_report: str | None) -> None:
         """Show the sizing of FILE: the choice, the runners-up and the reasons."""
         from generator.api import plan_file
         from generator.calculator.report import plan_text
+        from generator.findings import locate_findings
         from generator.render.env import to_json
         from generator.render.markdown import render_markdown
 
-        _, result = plan_file(file)
+        loaded, result = plan_file(file)
+        located = list(locate_findings(loaded, result.findings))
+        _print_findings(located, gitlab_report)
         if fmt == "json":
             click.echo(to_json(result.to_dict()))
         elif fmt == "markdown":
             click.echo(render_markdown(result)["SPEC.md"], nl=False)
         else:
             click.echo(plan_text(result), nl=False)
+        _fail_on(located, fail_on)
 
     @cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []})
     @click.pass_context
@@ -161,15 +205,29 @@ def _build_cli() -> Any:
         sys.exit(calibrate_main(list(ctx.args)))
 
     @cli.command()
-    @click.argument("old", type=click.Path(dir_okay=False))
-    @click.argument("new", type=click.Path(dir_okay=False))
+    @click.argument("paths", nargs=-1, type=click.Path(dir_okay=False))
+    @click.option("--base", help="Compare workload FILES with their version at this git revision (no checkout).")
     @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
     @boundary
-    def diff(old: str, new: str, fmt: str) -> None:
-        """What changing workload OLD into NEW does to the fleet (workload files or spec.json files)."""
+    def diff(paths: tuple[str, ...], base: str | None, fmt: str) -> None:
+        """What changing workload OLD into NEW does to the fleet (workload files or spec.json files).
+
+        With --base REV: what the working tree's changes to the workload FILES do, against REV.
+        """
         from generator.fleet_diff import diff_plans, load_plan_dict, markdown_diff
         from generator.render.env import to_json
 
+        if base is not None:
+            from generator.pr_diff import compare_with_base, markdown
+
+            if not paths:
+                raise click.UsageError("--base needs the workload FILES to compare")
+            compared = compare_with_base(base, list(paths))
+            click.echo(to_json(compared) if fmt == "json" else markdown(compared), nl=fmt == "json")
+            return
+        if len(paths) != 2:
+            raise click.UsageError("give OLD and NEW (two workload or spec.json files), or --base REV and FILES")
+        old, new = paths
         result = diff_plans(load_plan_dict(old), load_plan_dict(new))
         click.echo(to_json(result) if fmt == "json" else markdown_diff(result), nl=fmt == "json")
 
@@ -214,24 +272,47 @@ def _build_cli() -> Any:
     return cli
 
 
-def _render_all(files: tuple[str, ...], output: str) -> dict[str, dict[str, str]]:
-    """Plan and render every file before anything is written (one bad file writes nothing).
+def _print_findings(located: list[tuple[str, str, str, str]], gitlab_report: str | None) -> None:
+    """Warnings and errors on stderr as ``file:line:col: level: message``; GitHub annotations in Actions."""
+    from generator.errors import OutputError
+    from generator.findings import at_least, github_annotation, text_line
+    from generator.findings import gitlab_report as gitlab_text
 
-    Several files make one tree for one cluster: ``<workload>/...`` each plus the merged ``cluster/`` layer.
-    """
-    from generator.api import plan_file
-    from generator.render import render_plan, render_plans
+    shown = at_least(located, "warning")
+    for finding in shown:
+        print(text_line(finding), file=sys.stderr)
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        for finding in shown:
+            print(github_annotation(finding))
+    if gitlab_report:
+        try:
+            with open(gitlab_report, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(gitlab_text(located))
+        except OSError as exc:
+            raise OutputError(f"cannot write {gitlab_report}: {exc.strerror or exc}") from None
 
-    planned = [plan_file(path) for path in files]
-    if len(planned) == 1:
-        loaded, result = planned[0]
-        return {output: render_plan(result, loaded.workload)}
-    return {output: render_plans([(result, loaded.workload) for loaded, result in planned])}
+
+def _fail_on(located: list[tuple[str, str, str, str]], level: str | None) -> None:
+    from generator.errors import FindingsError
+    from generator.findings import at_least
+
+    if level and (hits := at_least(located, level)):
+        raise FindingsError(f"{len(hits)} finding(s) at level '{level}' or above (--fail-on {level})")
 
 
-def _select(files: dict[str, str], targets: tuple[str, ...]) -> dict[str, str]:
+def _select(files: dict[str, str], targets: tuple[str, ...], depth: int = 0) -> dict[str, str]:
+    """The files of ``targets`` (all without); ``depth`` 1: paths start with a workload tree's name."""
     if not targets:
         return files
+    from generator.render import SHARED_DIRECTORIES
+    from generator.writer import MANIFEST
+
     prefixes = tuple(prefix for t in targets for prefix in _TARGET_PREFIX[t])
-    # in a tree of several workloads, their own files sit one level down (<workload>/terraform/...)
-    return {k: v for k, v in files.items() if k.startswith(prefixes) or k.partition("/")[2].startswith(prefixes)}
+    out = {}
+    for rel, text in files.items():
+        top, _, inner = rel.partition("/")
+        if not depth or top in SHARED_DIRECTORIES:
+            inner = rel  # the tree's own files, or a tree of several workloads' shared layer (cluster/, terraform/)
+        if inner.startswith(prefixes) or (depth and inner == MANIFEST and "/" in rel):
+            out[rel] = text
+    return out

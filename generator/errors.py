@@ -78,3 +78,9 @@ class DriftError(SpecgenError):
     """``render --check`` found committed output that differs from what would be rendered."""
 
     exit_code = 4
+
+
+class FindingsError(SpecgenError):
+    """The plan's findings reach the level given with ``--fail-on`` (they were printed above)."""
+
+    exit_code = 5

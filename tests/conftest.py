@@ -12,8 +12,22 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 REPO = Path(__file__).resolve().parents[1]
+#: The project's shared folder beside the checkout: upstream schemas (CRDs) live only there.
 SHARED = REPO.parent / "shared"
-REFERENCE = SHARED / "reference"
+#: Facts and figures the tests use, carried in the repository (tests/reference/README.md names their sources).
+REFERENCE = REPO / "tests" / "reference"
+#: Set by ``.ci/run`` where ``../shared`` exists: a test that needs it then fails instead of skipping.
+REQUIRE_SHARED = os.environ.get("SPECGEN_REQUIRE_SHARED") == "1"
+
+
+def require_shared(path: Path) -> None:
+    """Skip (with the reason) when ``path`` in ``../shared`` is absent, or fail when CI requires it."""
+    if path.exists():
+        return
+    reason = f"{path} is absent: upstream schemas are read from the project's shared folder beside the checkout"
+    if REQUIRE_SHARED:
+        pytest.fail(f"{reason} (SPECGEN_REQUIRE_SHARED=1)")
+    pytest.skip(reason)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

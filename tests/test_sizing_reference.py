@@ -1,4 +1,4 @@
-"""The memory engine against published and measured numbers (shared/reference/)."""
+"""The memory engine against published and measured numbers (tests/reference/, copied from shared/reference/)."""
 
 from __future__ import annotations
 

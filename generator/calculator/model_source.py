@@ -8,6 +8,7 @@ the Hugging Face Hub (:mod:`generator.calculator.hub`). A directory's safetensor
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -86,8 +87,17 @@ def resolve_model(
         record = catalog.find_model(ref)
     except InputError as exc:
         raise type(exc)(exc.message, location) from None
-    arch = parse_config(record.config, f"catalog model '{record.id}'", location)
-    return ResolvedModel(record.id, record.name, "catalog: " + record.source[0], arch)
+    try:
+        arch = _catalog_architecture(record.id)
+    except ArchitectureError as exc:
+        raise ArchitectureError(exc.message, location) from None
+    return ResolvedModel(record.id, record.name, "catalog: " + (record.source[0] if record.source else "unsourced"), arch)
+
+
+@functools.cache
+def _catalog_architecture(model_id: str) -> Architecture:
+    """A catalog model's architecture, parsed once per process (every workload naming it shares it)."""
+    return parse_config(catalog.models()[model_id].config, f"catalog model '{model_id}'", None)
 
 
 #: ``org/name`` or ``org/name@revision`` (optionally written ``hf:org/name@revision``).

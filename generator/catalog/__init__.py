@@ -36,8 +36,8 @@ def _records(kind: str) -> tuple[Mapping[str, Any], ...]:
             raise CatalogError(f"{path}: {kind}[{i}]: record needs a string 'id'")
         if rec["id"] in seen:
             raise CatalogError(f"{path}: {kind}[{i}]: duplicate id '{rec['id']}'")
-        if not rec.get("source"):
-            raise CatalogError(f"{path}: {kind}[{i}] ({rec['id']}): every record needs a 'source'")
+        if not rec.get("source") and rec.get("unsourced") is not True:
+            raise CatalogError(f"{path}: {kind}[{i}] ({rec['id']}): every record needs a 'source' (or 'unsourced': true)")
         seen.add(rec["id"])
     return tuple(records)
 

@@ -13,7 +13,7 @@ def _opt_float(value: Any) -> float | None:
 
 
 def _sources(rec: Mapping[str, Any]) -> tuple[str, ...]:
-    src = rec["source"]
+    src = rec.get("source") or ()
     return (src,) if isinstance(src, str) else tuple(str(s) for s in src)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from generator.errors import InfeasibleError
 from generator.planner.assemble import build_plan
 from generator.planner.candidates import inference_options, training_options, within_limits
+from generator.planner.early import early_checks
 from generator.planner.fixed import plan_fixed
 from generator.planner.inventory import free_servers
 from generator.planner.option import Option
@@ -36,6 +37,7 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
     """Plan every deployment of a validated workload."""
     wl = loaded.workload
     consts = with_overrides(dict(wl.constants))
+    early_checks(loaded, consts)
     if wl.hardware.fixed is not None:
         return plan_fixed(loaded, consts)
     findings: list[Finding] = []

@@ -427,7 +427,10 @@ def _pool(
         needs_fabric=any(o.needs.needs_fabric for _, o in unit),
     )
     hw = first.hardware
+    before = len(findings)
     node = assemble_node(hw.platform, hw.gpu, first.candidate.gpus_per_node, needs, consts, findings)
+    # a node's findings point at the pool's first deployment (where a reviewer can act on them)
+    findings[before:] = [f if f.path else dataclasses.replace(f, path=f"deployments[{unit[0][0]}]") for f in findings[before:]]
     owned = min(nodes, sum(o.candidate.owned_nodes for _, o in unit))
     cost = fleet_cost(wl, hw.platform, hw.gpu, node.gpus, node.power_w, consts, nodes, owned)
     labels = pool_labels(name, hw.gpu, hw.platform.id)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
+from generator import catalog
 from generator.calculator.estimate import default_precision
 from generator.calculator.model_source import ResolvedModel, model_weight_format
 from generator.planner.inference import ReplicaShape, replica_shapes
@@ -13,7 +15,7 @@ from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import NodeNeeds, assemble_node
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, node_counts
-from generator.planner.plan import Candidate, Finding
+from generator.planner.plan import Candidate, Finding, NodeSpec
 from generator.planner.slo import effective_slo
 from generator.planner.tco import HOURS_PER_MONTH, fleet_cost
 from generator.planner.training import TrainingShape, training_shapes
@@ -54,6 +56,16 @@ def _training_needs(
     return NodeNeeds(files, host, dataset, checkpoint, needs_fabric=nodes > 1 and shape.setup.method == "full")
 
 
+@functools.lru_cache(maxsize=65_536)
+def _assembled(
+    platform_id: str, gpu_id: str, gpus_per_node: int, needs: NodeNeeds, consts: Constants
+) -> tuple[NodeSpec, tuple[Finding, ...]]:
+    """A node and its assembly findings, built once per distinct (platform, GPU, GPUs, needs, constants)."""
+    scratch: list[Finding] = []
+    node = assemble_node(catalog.platforms()[platform_id], catalog.gpus()[gpu_id], gpus_per_node, needs, consts, scratch)
+    return node, tuple(scratch)
+
+
 def _option(
     wl: Workload,
     hw: Hardware,
@@ -71,8 +83,7 @@ def _option(
     if nodes > MAX_NODES_PER_POOL:
         blocked.append(f"{where}: {summary} needs {nodes:,} nodes, more than the {MAX_NODES_PER_POOL:,} one pool may have")
         return None
-    scratch: list[Finding] = []
-    node = assemble_node(hw.platform, hw.gpu, gpus_per_node, needs, consts, scratch)
+    node, scratch = _assembled(hw.platform.id, hw.gpu.id, gpus_per_node, needs, consts)
     if node.power_w > wl.hardware.rack_power_kw * 1000:
         blocked.append(f"{where}: a {node.power_w} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power")
         return None

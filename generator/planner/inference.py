@@ -12,9 +12,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from generator import catalog
 from generator.calculator.model_source import ResolvedModel
+from generator.planner.early import PIPELINE_STAGES
 from generator.planner.options import Hardware, tensor_parallel_sizes
+from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
+from generator.sizing.memo import memoized
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import Accelerator, accelerator_for, decode_step, prefill_seconds
 from generator.sizing.precision import WeightFormat, kv_cache_bits
@@ -53,26 +57,30 @@ def _point(
     batch: int,
     consts: Constants,
 ) -> OperatingPoint:
-    """The most requests/s a replica sustains with ``batch`` sequences in flight (bisection on Little's law)."""
+    """The most requests/s a replica sustains with ``batch`` sequences in flight (Little's law, in closed form)."""
     par, mem, kv_bits, acc = shape
     arch = model.architecture
     step = decode_step(arch, mem.weights, kv_bits, par, acc, batch, spec.avg_input_tokens + spec.avg_output_tokens // 2, consts)
     prefill = prefill_seconds(arch, par, acc, spec.avg_input_tokens, consts)
     ttft = prefill + step.seconds
+    rate = little_rate(batch, ttft, spec.avg_output_tokens * step.seconds, prefill)
+    stretch = max(1e-9, 1.0 - rate * prefill)
+    return OperatingPoint(batch, rate, ttft * consts.ttft_p95_factor, step.seconds / stretch)
 
-    def in_system(rate: float) -> float:
-        stretch = 1.0 - rate * prefill
-        return math.inf if stretch <= 0 else ttft + spec.avg_output_tokens * step.seconds / stretch
 
-    low, high = 0.0, batch / in_system(0.0)
-    for _ in range(60):
-        mid = (low + high) / 2
-        if mid * in_system(mid) <= batch:
-            low = mid
-        else:
-            high = mid
-    stretch = max(1e-9, 1.0 - low * prefill)
-    return OperatingPoint(batch, low, ttft * consts.ttft_p95_factor, step.seconds / stretch)
+def little_rate(batch: int, ttft_s: float, decode_s: float, prefill_s: float) -> float:
+    """Requests/s ``r`` at which ``batch`` sequences are in flight: ``r x W(r) = batch`` (Little's law).
+
+    A request spends ``W(r) = ttft + decode / (1 - r x prefill)`` in the system: prefills interleaved with
+    decode take ``r x prefill`` of every second, stretching the decode steps. ``r x W(r)`` rises from 0 to
+    infinity on ``[0, 1 / prefill)``, so the answer is the smaller root of
+    ``ttft x prefill x r^2 - (ttft + decode + batch x prefill) x r + batch = 0``, written in the form that
+    does not cancel: ``r = 2 batch / (b + sqrt(b^2 - 4 ttft x prefill x batch))`` with ``b = ttft + decode +
+    batch x prefill``.
+    """
+    linear = ttft_s + decode_s + batch * prefill_s
+    discriminant = max(0.0, linear * linear - 4.0 * ttft_s * prefill_s * batch)
+    return 2.0 * batch / (linear + math.sqrt(discriminant))
 
 
 def _meets_slo(point: OperatingPoint, spec: InferenceSpec) -> bool:
@@ -124,31 +132,47 @@ def point_for_rate(
 def replica_shapes(
     model: ResolvedModel, spec: InferenceSpec, fmt: WeightFormat, hw: Hardware, consts: Constants
 ) -> tuple[list[ReplicaShape], list[str]]:
-    """Feasible TP x PP layouts on ``hw`` and, when none, why not."""
-    arch = model.architecture
+    """Feasible TP x PP layouts on ``hw`` and, when none, why not.
+
+    The layouts depend on the GPU and the TP degrees the platform allows, not on the platform itself:
+    they are sized once per GPU and shared by every platform that carries it.
+    """
+    sizes = tuple(tensor_parallel_sizes(hw, model.architecture.num_attention_heads))
+    found, blocked = _gpu_shapes(model.architecture, model, spec, fmt, hw.gpu.id, sizes, consts)
+    return [ReplicaShape(hw, fmt, par, mem, kv_bits, point, reason) for par, mem, kv_bits, point, reason in found], list(blocked)
+
+
+@memoized
+def _gpu_shapes(
+    arch: Architecture,
+    model: ResolvedModel,
+    spec: InferenceSpec,
+    fmt: WeightFormat,
+    gpu_id: str,
+    sizes: tuple[int, ...],
+    consts: Constants,
+) -> tuple[tuple[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str], ...], tuple[str, ...]]:
+    gpu = catalog.gpus()[gpu_id]
     kv_bits = kv_cache_bits(spec.kv_cache_precision)
-    shapes: list[ReplicaShape] = []
+    shapes: list[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str]] = []
     blocked: list[str] = []
-    sizes = tensor_parallel_sizes(hw, arch.num_attention_heads)
     for tp in sizes:
-        for pp in (1, 2, 3, 4, 6, 8):
+        for pp in PIPELINE_STAGES:
             if pp > 1 and (tp != sizes[-1] or pp > arch.num_layers):
                 continue
             par = Parallelism(tp, pp)
-            mem = size_inference(arch, fmt, kv_bits, spec.max_context_tokens, 1, par, consts, hw.gpu.memory_bytes)
+            mem = size_inference(arch, fmt, kv_bits, spec.max_context_tokens, 1, par, consts, gpu.memory_bytes)
             cap = mem.capacity
             if cap is None or cap.kv_cache_tokens < spec.max_context_tokens:
                 need = mem.per_gpu.total / GIB
                 usable = cap.budget_bytes / GIB if cap else 0.0
                 blocked.append(f"TP{tp} PP{pp}: needs {need:.1f} GiB per GPU of {usable:.1f} GiB usable")
                 continue
-            acc = accelerator_for(hw.gpu, fmt.compute, tp)
+            acc = accelerator_for(gpu, fmt.compute, tp)
             max_batch = min(consts.max_batch_size, cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens) or 1)
             point = best_point(model, (par, mem, kv_bits, acc), spec, max_batch, consts)
             if point is None:
                 blocked.append(f"TP{tp} PP{pp}: misses the latency SLO even at batch 1")
                 continue
-            shapes.append(
-                ReplicaShape(hw, fmt, par, mem, kv_bits, point, f"TP{tp} PP{pp} holds {cap.kv_cache_tokens:,} KV tokens")
-            )
-    return shapes, blocked
+            shapes.append((par, mem, kv_bits, point, f"TP{tp} PP{pp} holds {cap.kv_cache_tokens:,} KV tokens"))
+    return tuple(shapes), tuple(blocked)

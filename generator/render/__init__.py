@@ -48,18 +48,34 @@ SHARED_DIRECTORIES = ("cluster", "terraform")
 def render_plans(rendered: Sequence[tuple[Plan, Workload]]) -> dict[str, str]:
     """Several workloads in one tree (one cluster): ``<workload>/...`` each, plus one merged ``cluster/`` layer."""
     files: dict[str, str] = {}
-    stacks: list[GpuPoolStack] = []
+    parts: list[tuple[str, Sequence[GpuPoolStack], bool]] = []
     for plan, workload in rendered:
-        if any(path.startswith(f"{workload.name}/") for path in files) or workload.name == "cluster":
-            raise InputError(
-                f"two workload files are both named '{workload.name}' (or it is 'cluster'); names must differ to render together"
-            )
+        check_tree_name(workload.name, [name for name, _, _ in parts])
         own, needs = render_workload(plan, workload, alone=False)
         files.update({f"{workload.name}/{path}": text for path, text in own.items()})
-        stacks += needs
-    files.update(render_cluster(stacks))
-    with_terraform = [workload.name for _, workload in rendered if "terraform" in workload.outputs]
+        parts.append((workload.name, needs, "terraform" in workload.outputs))
+    files.update(render_shared(parts))
+    return dict(sorted(files.items()))
+
+
+def check_tree_name(name: str, taken: Sequence[str]) -> None:
+    """A workload's tree name must differ from the others' and from the shared directories."""
+    if name in taken or name in SHARED_DIRECTORIES:
+        raise InputError(
+            f"two workload files are both named '{name}' (or it is one of {', '.join(SHARED_DIRECTORIES)}); "
+            "names must differ to render together"
+        )
+
+
+def render_shared(parts: Sequence[tuple[str, Sequence[GpuPoolStack], bool]]) -> dict[str, str]:
+    """The files of a tree of several workloads that belong to none of them.
+
+    ``parts``: (workload name, its pools' GPU-stack needs, whether it renders Terraform), in file order.
+    The merged ``cluster/`` layer and a root ``terraform/main.tf`` with one module per workload.
+    """
+    files = render_cluster([stack for _, stacks, _ in parts for stack in stacks])
+    with_terraform = [name for name, _, terraform in parts if terraform]
     if with_terraform:
         width = max(len(name) + 2 for name in with_terraform)  # quoted keys, aligned as terraform fmt does
         files["terraform/main.tf"] = render_template("terraform/root.tf.j2", workloads=with_terraform, width=width)
-    return dict(sorted(files.items()))
+    return files

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from generator.errors import ArchitectureError
 from generator.sizing.file_weights import FileWeights
+from generator.sizing.memo import memoized
 from generator.sizing.quantization import QuantizationConfig, parse_quantization_config
 
 #: Linear groups; weight formats decide per group what is quantized.
@@ -139,11 +140,7 @@ class Architecture(NamedTuple):
     @property
     def routed_experts(self) -> tuple[int, int]:
         """(routed experts per MoE layer, experts each token uses); (0, 0) for dense models."""
-        for layer in self.layers:
-            for lin in layer.linears:
-                if lin.group == EXPERT:
-                    return lin.copies, layer.experts_per_token
-        return 0, 0
+        return _routed_experts(self)
 
     @property
     def flop_params(self) -> int:
@@ -160,6 +157,16 @@ class Architecture(NamedTuple):
             + sum(layer.params for layer in self.layers)
         )
         return self._replace(params_total=total, params_active=total - sum(layer.inactive_params for layer in self.layers))
+
+
+@memoized
+def _routed_experts(arch: Architecture) -> tuple[int, int]:
+    """:attr:`Architecture.routed_experts`, found once per architecture."""
+    for layer in arch.layers:
+        for lin in layer.linears:
+            if lin.group == EXPERT:
+                return lin.copies, layer.experts_per_token
+    return 0, 0
 
 
 _REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")

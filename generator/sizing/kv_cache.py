@@ -14,6 +14,7 @@ import math
 from typing import NamedTuple
 
 from generator.sizing.architecture import MLA, Architecture, Layer
+from generator.sizing.memo import memoized
 from generator.sizing.weights import Parallelism, stage_layers
 
 
@@ -47,6 +48,7 @@ def ceil_bytes(bits: int) -> int:
     return -(-bits // 8)
 
 
+@memoized
 def size_kv_cache(
     arch: Architecture, kv_bits: int, context_tokens: int, sequences: int = 1, par: Parallelism = Parallelism()
 ) -> KvCacheSizes:
@@ -54,17 +56,28 @@ def size_kv_cache(
 
     Per GPU, expert-parallel attention groups (``par.attention_dp``) split the sequences.
     """
-    per_token = sum(layer.kv_elements_per_token for layer in arch.layers) * kv_bits
-    total = sum(layer.kv_elements_per_token * tokens_held(layer, context_tokens) for layer in arch.layers) * kv_bits * sequences
+    per_token_elements, sequence_elements, stage_elements = _elements(arch, context_tokens, par.tp, par.pp)
     sequences_per_gpu = -(-sequences // par.attention_dp)
-    stage_bits: list[int] = []
-    for layers in stage_layers(arch.num_layers, par.pp):
-        held = sum(_layer_elements_per_gpu(arch.layers[i], par.tp) * tokens_held(arch.layers[i], context_tokens) for i in layers)
-        stage_bits.append(held * kv_bits * sequences_per_gpu)
     return KvCacheSizes(
-        bytes_per_token=ceil_bytes(per_token),
-        total_bytes=ceil_bytes(total),
-        per_gpu_bytes=ceil_bytes(max(stage_bits)),
+        bytes_per_token=ceil_bytes(per_token_elements * kv_bits),
+        total_bytes=ceil_bytes(sequence_elements * kv_bits * sequences),
+        per_gpu_bytes=ceil_bytes(stage_elements * kv_bits * sequences_per_gpu),
         context_tokens=context_tokens,
         sequences=sequences,
     )
+
+
+@memoized
+def _elements(arch: Architecture, context_tokens: int, tp: int, pp: int) -> tuple[int, int, int]:
+    """KV elements of one sequence: per token (all layers), for ``context_tokens`` tokens, and on the fullest GPU.
+
+    Bytes for any precision and number of sequences are these times bits and sequences, so the walk
+    over the layers happens once per (architecture, context, TP, PP).
+    """
+    per_token = sum(layer.kv_elements_per_token for layer in arch.layers)
+    sequence = sum(layer.kv_elements_per_token * tokens_held(layer, context_tokens) for layer in arch.layers)
+    stages = [
+        sum(_layer_elements_per_gpu(arch.layers[i], tp) * tokens_held(arch.layers[i], context_tokens) for i in layers)
+        for layers in stage_layers(arch.num_layers, pp)
+    ]
+    return per_token, sequence, max(stages)

@@ -8,6 +8,7 @@ from typing import NamedTuple
 from generator.sizing.architecture import EXPERT, MLP, SHARED_EXPERT, Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import KvCacheSizes, size_kv_cache
+from generator.sizing.memo import memoized
 from generator.sizing.precision import WeightFormat
 from generator.sizing.weights import Parallelism, WeightSizes, size_weights
 
@@ -61,6 +62,7 @@ class InferenceMemory(NamedTuple):
     capacity: Capacity | None
 
 
+@memoized
 def _ffn_width_per_token(arch: Architecture) -> int:
     """Largest feed-forward intermediate width one token passes through (experts x top-k)."""
     widest = 0

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import size_kv_cache
+from generator.sizing.memo import memoized
 from generator.sizing.weights import Parallelism, WeightSizes
 
 if TYPE_CHECKING:
@@ -93,6 +94,7 @@ def allreduce_seconds(message_bytes: float, gpus: int, link_gb_per_s: float, lat
     return 2 * (gpus - 1) / gpus * message_bytes / (link_gb_per_s * 1e9) + latency_s
 
 
+@memoized
 def decode_step(
     arch: Architecture,
     weights: WeightSizes,
@@ -131,6 +133,7 @@ def prefill_flops(arch: Architecture, tokens: int) -> float:
     return linear + attention
 
 
+@memoized
 def prefill_seconds(arch: Architecture, par: Parallelism, acc: Accelerator, tokens: int, consts: Constants) -> float:
     """Time to prefill ``tokens`` prompt tokens on one replica (compute-bound, plus TP all-reduces).
 

@@ -38,6 +38,7 @@ from typing import NamedTuple
 from generator.errors import InputError
 from generator.sizing.architecture import ATTENTION, EXPERT, MLP, SHARED_EXPERT, Architecture, Linear
 from generator.sizing.constants import Constants
+from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, _ffn_width_per_token
 from generator.sizing.precision import WeightFormat, weight_format
 from generator.sizing.weights import Parallelism, size_weights
@@ -144,11 +145,13 @@ def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[Linear]:
     return picked
 
 
+@memoized
 def lora_params(arch: Architecture, rank: int, targets: tuple[str, ...]) -> int:
     """Trainable adapter parameters: ``rank * (in + out)`` per adapted matrix (and per expert)."""
     return sum(rank * (lin.in_features + lin.out_features) * lin.copies for lin in lora_targets(arch, targets))
 
 
+@memoized
 def activation_bytes_per_token_per_layer(arch: Architecture, seq_len: int, flash_attention: bool, act_bytes: int = 2) -> int:
     """Bytes autograd saves per token in the widest decoder layer (no checkpointing)."""
     h = arch.hidden_size

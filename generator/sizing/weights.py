@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from generator.sizing.architecture import ATTENTION, EXPERT, ROUTER, Architecture, Layer, Linear
 from generator.sizing.file_weights import FileWeights
+from generator.sizing.memo import memoized
 from generator.sizing.precision import WeightFormat
 
 _REPLICATED = {"q_a_proj", "kv_a_proj_with_mqa"}
@@ -122,6 +123,7 @@ def stage_layers(num_layers: int, pp: int) -> list[range]:
     return ranges
 
 
+@memoized
 def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Parallelism()) -> WeightSizes:
     """Weight bytes of ``arch`` stored as ``fmt`` and split by ``par``."""
     layer_whole: list[Fraction] = []

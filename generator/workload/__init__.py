@@ -123,7 +123,11 @@ def _from_pydantic(doc: Document, exc: ValidationError) -> SpecgenError:
 
 def load_workload(path: str) -> LoadedWorkload:
     """Read, validate and resolve one workload file; every problem names file:line:col."""
-    doc = read_yaml(path)
+    return load_document(read_yaml(path), path)
+
+
+def load_document(doc: Document, path: str) -> LoadedWorkload:
+    """Validate and resolve a parsed workload (a file's, or one read from git); problems name file:line:col."""
     validate_document(doc)
     try:
         wl = Workload.model_validate(doc.data)

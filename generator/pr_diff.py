@@ -1,0 +1,170 @@
+"""``specgen diff --base REV FILE...``: what a pull request does to the fleet, for one sticky comment.
+
+Each workload file is read twice: as it is in the working tree, and as it was at the git revision
+``REV`` (``git show REV:path``, no checkout). Both are planned; the Markdown says, in one headline,
+what changes in GPUs, nodes, power and cost over every file, then per file the totals, and per
+changed pool its per-GPU memory (a Mermaid pie per deployment). The body stays under GitHub's
+65,536-character comment limit (cut at :data:`MAX_MARKDOWN_CHARS`, saying what was left out).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from typing import Any
+
+from generator.errors import InputError
+from generator.fleet_diff import diff_plans, markdown_diff
+from generator.units import GIB
+
+MAX_MARKDOWN_CHARS = 60_000
+EMPTY_PLAN: dict[str, Any] = {"totals": {}, "pools": [], "deployments": []}
+#: Totals shown in the headline, with their labels (cost fields appear where the plan has them).
+HEADLINE = (
+    ("gpus", "GPUs"),
+    ("nodes", "nodes"),
+    ("power_w", "power (W)"),
+    ("capex_usd", "capex (USD)"),
+    ("opex_usd_per_month", "opex (USD/month)"),
+    ("usd_per_month", "cost (USD/month)"),
+)
+_MEMORY_PARTS = ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead")
+
+
+def _git(args: list[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise InputError(f"cannot run git: {exc.strerror or exc}") from None
+
+
+def file_at(rev: str, path: str) -> str | None:
+    """The text of ``path`` (relative to the current directory) at ``rev``, or None where it did not exist."""
+    done = _git(["show", f"{rev}:./{path}" if not os.path.isabs(path) else f"{rev}:{_repo_relative(path)}"])
+    if done.returncode == 0:
+        return done.stdout
+    if "exists on disk, but not in" in done.stderr or "does not exist in" in done.stderr:
+        return None
+    raise InputError(
+        f"git show {rev}:{path} failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"
+    )
+
+
+def _repo_relative(path: str) -> str:
+    top = _git(["rev-parse", "--show-toplevel"]).stdout.strip()
+    return os.path.relpath(os.path.realpath(path), os.path.realpath(top)).replace(os.sep, "/")
+
+
+def check_revision(rev: str) -> None:
+    """Raise InputError unless ``rev`` names a commit of the repository in the current directory."""
+    done = _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"])
+    if done.returncode != 0:
+        raise InputError(f"--base {rev!r} is not a commit of the git repository here")
+
+
+def _plan_text(text: str, file: str) -> dict[str, Any]:
+    from generator.planner import plan_workload
+    from generator.workload import load_document
+    from generator.workload.loader import parse_yaml
+
+    return plan_workload(load_document(parse_yaml(text, file), file)).to_dict()
+
+
+def _plan_path(path: str) -> dict[str, Any]:
+    from generator.api import plan_file
+
+    return plan_file(path)[1].to_dict()
+
+
+def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
+    """Per file: status (added, removed, changed, unchanged), its fleet diff and both plans' pools' memory."""
+    check_revision(rev)
+    files = []
+    for path in paths:
+        old_text = file_at(rev, path)
+        exists = os.path.exists(path)
+        if old_text is None and not exists:
+            raise InputError(f"{path}: neither in the working tree nor at {rev}")
+        old = _plan_text(old_text, f"{rev}:{path}") if old_text is not None else EMPTY_PLAN
+        new = _plan_path(path) if exists else EMPTY_PLAN
+        status = "added" if old_text is None else "removed" if not exists else "changed"
+        diff = diff_plans(old, new)
+        if status == "changed" and not diff["pools"] and not diff["deployments"]:
+            status = "unchanged"
+        files.append({"file": path, "status": status, "diff": diff, "memory": _memory(new, diff)})
+    return {"base": rev, "totals": _sum_totals(files), "files": files}
+
+
+def _sum_totals(files: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    out = {}
+    for key, _ in HEADLINE:
+        rows = [f["diff"]["totals"].get(key) or {"old": None, "new": None} for f in files]
+        old = [r["old"] for r in rows if r["old"] is not None]
+        new = [r["new"] for r in rows if r["new"] is not None]
+        if not old and not new:
+            continue
+        a, b = sum(old), sum(new)
+        out[key] = {"old": a, "new": b, "delta": b - a}
+    return out
+
+
+def _memory(plan: dict[str, Any], diff: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per-GPU memory of the deployments in the pools that changed or were added."""
+    changed = {p["pool"] for p in diff["pools"] if p["status"] != "removed"}
+    return [
+        {
+            "deployment": d["name"],
+            "pool": d["pool"],
+            "gpu_memory_bytes": {k: d["memory_per_gpu"].get(k, 0) for k in _MEMORY_PARTS},
+        }
+        for d in plan["deployments"]
+        if d["pool"] in changed and isinstance(d.get("memory_per_gpu"), dict)
+    ]
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.2f}" if isinstance(value, float) else f"{value:,}"
+
+
+def _signed(value: Any) -> str:
+    text = _fmt(value)
+    return text if value is None or value <= 0 else "+" + text
+
+
+def mermaid_memory(entry: dict[str, Any]) -> str:
+    """A Mermaid pie of one deployment's per-GPU memory, in GiB (parts that are zero left out)."""
+    lines = ["```mermaid", f"pie showData title {entry['deployment']} on {entry['pool']}: GiB per GPU"]
+    for part in _MEMORY_PARTS:
+        value = entry["gpu_memory_bytes"][part]
+        if value:
+            lines.append(f'    "{part}" : {value / GIB:.2f}')
+    lines.append("```")
+    return "\n".join(lines)
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """The pull-request comment: headline over every file, then each changed file (within the size limit)."""
+    head = [f"## specgen: fleet change against `{result['base']}`", ""]
+    labels = dict(HEADLINE)
+    if result["totals"]:
+        head += ["| | before | after | change |", "|---|---:|---:|---:|"]
+        for key, row in result["totals"].items():
+            head.append(f"| **{labels[key]}** | {_fmt(row['old'])} | {_fmt(row['new'])} | {_signed(row['delta'])} |")
+    changed = [f for f in result["files"] if f["status"] != "unchanged"]
+    unchanged = [f["file"] for f in result["files"] if f["status"] == "unchanged"]
+    head += ["", f"{len(changed)} workload file(s) change the fleet; {len(unchanged)} unchanged."]
+    body = "\n".join(head) + "\n"
+    left_out = 0
+    for entry in changed:
+        section = ["", f"### `{entry['file']}` ({entry['status']})", "", markdown_diff(entry["diff"]).split("\n", 2)[2].strip()]
+        section += [mermaid_memory(m) for m in entry["memory"]]
+        text = "\n".join(section) + "\n"
+        if len(body) + len(text) > MAX_MARKDOWN_CHARS - 200:
+            left_out += 1
+            continue
+        body += text
+    if left_out:
+        body += f"\n_{left_out} more changed file(s) left out to stay under the comment size limit; see the JSON report._\n"
+    return body

@@ -1,0 +1,416 @@
+"""CI at scale: --check owns the whole output root, findings with file:line:col, --fail-on, --jobs."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from generator.cli import main
+from generator.findings import github_annotation, gitlab_report, parse_path, text_line
+from generator.planner.inference import little_rate
+from tests.conftest import REPO
+from tests.test_cli_errors import VALID
+
+HOME = REPO / "examples" / "home-70b-offload.yaml"
+
+
+def specgen(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """Run the CLI in this process: (exit code, stdout, stderr)."""
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out, err = capsys.readouterr()
+    code = done.value.code
+    return (code if isinstance(code, int) else 0 if code is None else 1), out, err
+
+
+def workloads(tmp_path: Path, *names: str) -> list[str]:
+    paths = []
+    for name in names:
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(VALID.replace("name: demo", f"name: {name}"))
+        paths.append(str(path))
+    return paths
+
+
+@pytest.fixture
+def root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """An output root holding the trees of workloads a, b and c."""
+    out = tmp_path / "infra"
+    code, _, err = specgen(capsys, "render", *workloads(tmp_path, "a", "b", "c"), "-o", str(out))
+    assert code == 0, err
+    return out
+
+
+def test_a_current_root_passes(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = specgen(capsys, "render", *workloads(tmp_path, "a", "b", "c"), "-o", str(root), "--check")
+    assert code == 0 and "current" in out
+    manifest = (root / ".specgen-manifest").read_text().splitlines()
+    assert {"a/.specgen-manifest", "b/.specgen-manifest", "c/.specgen-manifest", "a/spec.json"} <= set(manifest)
+
+
+@pytest.mark.parametrize(
+    ("names", "states"),
+    [
+        pytest.param(("a", "b", "c", "d"), {"d": "missing"}, id="added"),
+        pytest.param(("a", "b"), {"c": "removed or renamed"}, id="removed"),
+        pytest.param(("a", "b", "renamed"), {"c": "removed or renamed", "renamed": "missing"}, id="renamed"),
+    ],
+)
+def test_check_sees_added_removed_and_renamed_workloads(
+    tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str], names: tuple[str, ...], states: dict[str, str]
+) -> None:
+    code, _, err = specgen(capsys, "render", *workloads(tmp_path, *names), "-o", str(root), "--check")
+    assert code == 4
+    for name, state in states.items():
+        assert f"  {name}: {state}" in err
+        marker = f"+++ b/{name}/spec.json" if state == "missing" else f"--- a/{name}/spec.json"
+        assert marker in err
+    assert "  a: current" in err
+
+
+def test_going_from_several_workloads_to_one_is_drift(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = specgen(capsys, "render", *workloads(tmp_path, "a"), "-o", str(root), "--check")
+    assert code == 4
+    assert "--- a/b/spec.json" in err and "+++ b/spec.json" in err and "  b: removed or renamed" in err
+
+
+def test_an_extra_owned_file_is_drift(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (root / "b" / "notes.md").write_text("hand-made\n")
+    manifest = root / ".specgen-manifest"
+    manifest.write_text("".join(sorted({*manifest.read_text().splitlines(keepends=True), "b/notes.md\n"})))
+    code, _, err = specgen(capsys, "render", *workloads(tmp_path, "a", "b", "c"), "-o", str(root), "--check")
+    assert code == 4
+    assert "--- a/b/notes.md" in err and "  b: stale" in err and "  a: current" in err
+
+
+def test_an_unlisted_workload_tree_is_drift(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copytree(root / "c", root / "old")
+    code, _, err = specgen(capsys, "render", *workloads(tmp_path, "a", "b", "c"), "-o", str(root), "--check")
+    assert code == 4 and "  old: extra" in err
+
+
+def test_a_user_file_beside_the_trees_is_not_drift(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (root / "b" / "terraform.tfstate").write_text("{}\n")
+    (root / "README.md").write_text("ours\n")
+    code, _, _ = specgen(capsys, "render", *workloads(tmp_path, "a", "b", "c"), "-o", str(root), "--check")
+    assert code == 0
+
+
+def test_a_re_render_removes_the_tree_of_a_removed_workload(
+    tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert specgen(capsys, "render", *workloads(tmp_path, "a", "b"), "-o", str(root))[0] == 0
+    assert not (root / "c").exists() and (root / "b" / "spec.json").exists()
+    assert specgen(capsys, "render", *workloads(tmp_path, "a", "b"), "-o", str(root), "--check")[0] == 0
+
+
+def test_jobs_give_the_same_bytes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = [*workloads(tmp_path, "a", "b"), str(HOME)]
+    assert specgen(capsys, "render", *files, "-o", str(tmp_path / "one"))[0] == 0
+    assert specgen(capsys, "render", *files, "-o", str(tmp_path / "two"), "--jobs", "2")[0] == 0
+    one = {p.relative_to(tmp_path / "one"): p.read_bytes() for p in (tmp_path / "one").rglob("*") if p.is_file()}
+    two = {p.relative_to(tmp_path / "two"): p.read_bytes() for p in (tmp_path / "two").rglob("*") if p.is_file()}
+    assert one == two and len(one) > 20
+
+
+# ---------------------------------------------------------------- findings
+
+
+def test_findings_go_to_stderr_with_the_deployment_location(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = specgen(capsys, "render", str(HOME), "-o", str(tmp_path / "out"))
+    assert code == 0
+    lines = [line for line in err.splitlines() if ": warning: " in line]
+    assert lines, err
+    # the deployment 'assistant' starts at line 7, column 5 of the example
+    assert all(line.startswith(f"{HOME}:7:5: warning: ") for line in lines), lines
+
+
+@pytest.mark.parametrize(("level", "expected"), [("warning", 5), ("error", 0)])
+def test_fail_on_sets_the_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str], level: str, expected: int) -> None:
+    code, _, err = specgen(capsys, "render", str(HOME), "-o", str(tmp_path / "out"), "--fail-on", level)
+    assert code == expected, err
+    assert (tmp_path / "out" / "spec.json").exists()  # the output is written either way
+    code, _, _ = specgen(capsys, "plan", str(HOME), "--fail-on", level)
+    assert code == expected
+
+
+def test_github_annotations_in_actions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    _, out, _ = specgen(capsys, "render", str(HOME), "-o", str(tmp_path / "out"))
+    annotations = [line for line in out.splitlines() if line.startswith("::")]
+    assert annotations
+    assert all(line.startswith(f"::warning file={HOME},line=7,col=5,title=specgen ") for line in annotations), annotations
+
+
+def test_annotation_escaping() -> None:
+    finding = ("error", "ram-short", "50% of 2 GiB,\nnot enough", "dir,x/w:1.yaml:12:3")
+    assert (
+        github_annotation(finding)
+        == "::error file=dir%2Cx/w%3A1.yaml,line=12,col=3,title=specgen ram-short::50%25 of 2 GiB,%0Anot enough"
+    )
+    assert text_line(finding) == "dir,x/w:1.yaml:12:3: error: 50% of 2 GiB,\nnot enough [ram-short]"
+
+
+def test_gitlab_code_quality_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report = tmp_path / "gl-code-quality.json"
+    specgen(capsys, "render", str(HOME), "-o", str(tmp_path / "out"), "--gitlab-report", str(report))
+    issues = json.loads(report.read_text())
+    assert issues and {i["severity"] for i in issues} <= {"info", "minor", "major"}
+    assert all(i["location"] == {"path": str(HOME), "lines": {"begin": 7}} for i in issues)
+    assert len({i["fingerprint"] for i in issues}) == len(issues)
+    assert gitlab_report([]) == "[]\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "parts"),
+    [("", ()), ("deployments[2]", ("deployments", 2)), ("deployments[0].inference.slo", ("deployments", 0, "inference", "slo"))],
+)
+def test_parse_path(path: str, parts: tuple[str | int, ...]) -> None:
+    assert parse_path(path) == parts
+
+
+# ---------------------------------------------------------------- closed-form operating point
+
+
+def _bisection(batch: int, ttft: float, decode: float, prefill: float) -> float:
+    """The previous implementation: 60 halvings of the rate at which rate x W(rate) = batch."""
+
+    def in_system(rate: float) -> float:
+        stretch = 1.0 - rate * prefill
+        return math.inf if stretch <= 0 else ttft + decode / stretch
+
+    low, high = 0.0, batch / in_system(0.0)
+    for _ in range(60):
+        mid = (low + high) / 2
+        if mid * in_system(mid) <= batch:
+            low = mid
+        else:
+            high = mid
+    return low
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    batch=st.integers(1, 4096),
+    ttft=st.floats(1e-4, 30.0),
+    decode=st.floats(1e-4, 600.0),
+    prefill=st.one_of(st.just(0.0), st.floats(1e-6, 10.0)),
+)
+def test_little_rate_matches_the_bisection(batch: int, ttft: float, decode: float, prefill: float) -> None:
+    rate = little_rate(batch, ttft, decode, prefill)
+    assert rate == pytest.approx(_bisection(batch, ttft, decode, prefill), rel=1e-9)
+    assert rate * prefill < 1.0
+    assert rate * (ttft + decode / (1.0 - rate * prefill)) == pytest.approx(batch, rel=1e-6)
+
+
+# ---------------------------------------------------------------- diff --base
+
+
+def _git(cwd: Path, *args: str) -> None:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.org", "PATH": "/usr/bin:/bin", "HOME": str(cwd)}  # fmt: skip
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git repository with workloads a (changed), b (removed), c (unchanged) committed, and d added."""
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.yaml").write_text(VALID.replace("name: demo", f"name: {name}"))
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    busier = VALID.replace("requests_per_second: 2", "requests_per_second: 40")
+    (tmp_path / "a.yaml").write_text(busier.replace("name: demo", "name: a"))
+    (tmp_path / "b.yaml").unlink()
+    (tmp_path / "d.yaml").write_text(VALID.replace("name: demo", "name: d"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_diff_against_a_git_revision(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = specgen(capsys, "diff", "--base", "HEAD", "a.yaml", "b.yaml", "c.yaml", "d.yaml", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert {f["file"]: f["status"] for f in data["files"]} == {"a.yaml": "changed", "b.yaml": "removed", "c.yaml": "unchanged",
+                                                             "d.yaml": "added"}  # fmt: skip
+    gpus = data["totals"]["gpus"]
+    assert gpus["new"] - gpus["old"] == gpus["delta"] > 0
+    code, md, _ = specgen(capsys, "diff", "--base", "HEAD", "a.yaml", "b.yaml", "c.yaml", "d.yaml")
+    assert code == 0 and md.startswith("## specgen: fleet change against `HEAD`") and len(md) < 60_000
+    assert "| **GPUs** |" in md and "### `a.yaml` (changed)" in md and "### `c.yaml`" not in md
+    assert "```mermaid\npie showData title chat on " in md and '"weights" :' in md
+
+
+def test_diff_base_errors(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = specgen(capsys, "diff", "--base", "no-such-rev", "a.yaml")
+    assert code == 1 and "is not a commit" in err
+    code, _, err = specgen(capsys, "diff", "--base", "HEAD", "zzz.yaml")
+    assert code == 1 and "neither in the working tree nor at HEAD" in err
+
+
+def test_the_comment_stays_under_the_size_limit() -> None:
+    from generator.pr_diff import MAX_MARKDOWN_CHARS, markdown
+
+    entry = {"file": "w.yaml", "status": "changed", "memory": [],
+             "diff": {"totals": {}, "pools": [{"pool": "p" * 50, "status": "added",
+                                               "old": {"gpu": None, "nodes": 0, "gpus": 0, "power_w": 0},
+                                               "new": {"gpu": "x", "nodes": 1, "gpus": 8, "power_w": 1}}] * 40,
+                      "deployments": []}}  # fmt: skip
+    text = markdown({"base": "main", "totals": {}, "files": [entry] * 200})
+    assert len(text) < MAX_MARKDOWN_CHARS and "more changed file(s) left out" in text
+
+
+def test_the_shipped_workload_schema_is_valid_2020_12() -> None:
+    from jsonschema import Draft202012Validator
+
+    from generator.workload.schema import workload_schema
+
+    Draft202012Validator.check_schema(workload_schema())
+
+
+# ---------------------------------------------------------------- user-facing text carries no research notes
+
+CATALOG_KINDS = ["cpus", "drives", "gpus", "models", "nics", "platforms", "prices", "software"]
+
+
+@pytest.mark.parametrize("kind", CATALOG_KINDS)
+def test_catalog_sources_are_urls_a_user_can_open(kind: str) -> None:
+    import re
+
+    records = json.loads((REPO / "generator" / "catalog" / f"{kind}.json").read_text(encoding="utf-8"))[kind]
+    for rec in records:
+        sources = rec.get("source", [])
+        sources = [sources] if isinstance(sources, str) else sources
+        assert sources or (rec.get("unsourced") is True and rec.get("research_notes")), rec["id"]
+        assert all(re.fullmatch(r"https?://\S+", s) for s in sources), (rec["id"], sources)
+
+
+@pytest.mark.parametrize("stem", ["chat-70b", "home-70b-offload", "mixed"])
+def test_outputs_do_not_print_research_notes(stem: str) -> None:
+    from generator.api import render_file
+
+    files = render_file(str(REPO / "examples" / f"{stem}.yaml"))
+    for rel in ("spec.json", "SPEC.md"):
+        for marker in ("read via", "find_string", "code-index", "research_notes", "search-index", "shared/reference"):
+            assert marker not in files[rel], f"{stem}/{rel} prints {marker!r}"
+
+
+# ---------------------------------------------------------------- validate and plan agree
+
+EXAMPLE_FILES = sorted((REPO / "examples").glob("*.yaml"))
+GPU_IDS = ["h100-sxm5-80gb", "l4-24gb", "rtx-4090-24gb", "b200-sxm-180gb", "mi300x-192gb", "a100-pcie-40gb", "gaudi3-128gb"]
+MODELS = [
+    "meta-llama/Llama-3.1-8B-Instruct",
+    "meta-llama/Llama-3.1-405B-Instruct",
+    "deepseek-ai/DeepSeek-V3",
+    "Qwen/Qwen3-30B-A3B",
+]
+
+
+def _mutations() -> st.SearchStrategy[list[tuple[str, object]]]:
+    one = st.one_of(
+        st.tuples(st.just("gpus"), st.lists(st.sampled_from(GPU_IDS), min_size=1, max_size=3, unique=True)),
+        st.tuples(st.just("provider"), st.sampled_from(["baremetal", "aws", "gcp", "azure"])),
+        st.tuples(st.just("precision"), st.sampled_from(["bf16", "fp8", "int4", "q4_k_m", "fp32"])),
+        st.tuples(st.just("model"), st.sampled_from(MODELS)),
+        st.tuples(st.just("cooling"), st.sampled_from(["air", "liquid"])),
+        st.tuples(st.just("rack_power_kw"), st.sampled_from([1, 5, 40])),
+        st.tuples(st.just("train"), st.just(True)),
+        st.tuples(st.just("context"), st.sampled_from([2048, 131072])),
+    )
+    return st.lists(one, max_size=3)
+
+
+def _mutate(data: dict[str, object], changes: list[tuple[str, object]]) -> None:
+    hw = data.setdefault("hardware", {})
+    deps = data["deployments"]
+    assert isinstance(hw, dict) and isinstance(deps, list)
+    first = deps[0]
+    for key, value in changes:
+        if key in ("gpus", "provider", "cooling", "rack_power_kw") and "fixed" not in hw:
+            hw[key] = value
+        elif key == "model":
+            first["model"] = value
+        elif key in ("precision", "context") and "inference" in first:
+            first["inference"]["precision" if key == "precision" else "max_context_tokens"] = value
+        elif key == "train" and "inference" in first:
+            first.pop("inference")
+            first["training"] = {"method": "qlora", "sequence_length": 2048}
+
+
+def _outcome(run: object) -> tuple[int, str]:
+    from generator.errors import MultipleInputError, SpecgenError
+
+    try:
+        run()  # type: ignore[operator]
+    except MultipleInputError as exc:
+        return exc.exit_code, str(exc.errors[0])
+    except SpecgenError as exc:
+        return exc.exit_code, str(exc)
+    return 0, ""
+
+
+@settings(max_examples=30, deadline=None)
+@given(example=st.sampled_from(EXAMPLE_FILES), changes=_mutations())
+def test_validate_and_plan_agree(
+    tmp_path_factory: pytest.TempPathFactory, example: Path, changes: list[tuple[str, object]]
+) -> None:
+    from ruamel.yaml import YAML
+
+    from generator.api import plan_file
+    from generator.planner.early import early_checks
+    from generator.workload import load_workload
+
+    data = YAML(typ="safe", pure=True).load(example.read_text())
+    _mutate(data, changes)
+    path = tmp_path_factory.mktemp("agree") / "w.yaml"
+    path.write_text(json.dumps(data, indent=1))
+    validated = _outcome(lambda: early_checks(load_workload(str(path))))
+    planned = _outcome(lambda: plan_file(str(path)))
+    if validated[0]:
+        assert planned == validated  # the same error, at the same place
+    else:
+        assert planned[0] in (0, 3), planned  # only the search itself may still find no layout
+
+
+NO_HARDWARE = VALID.replace("gpus: [l40s-48gb]", "gpus: [l40s-48gb]\n  provider: aws\n  platforms: [dgx-h100]")
+NEVER_FITS = (
+    VALID.replace("meta-llama/Llama-3.1-8B-Instruct", "deepseek-ai/DeepSeek-V3")
+    .replace("[l40s-48gb]", "[rtx-4090-24gb]")
+    .replace("    inference:\n", "    inference:\n      precision: fp32\n")
+)
+TRAINING_ON_FIXED = (
+    (REPO / "examples" / "home-70b-offload.yaml")
+    .read_text()
+    .replace(
+        "    inference:\n      precision: q4_k_m\n      max_context_tokens: 8192\n      avg_input_tokens: 800\n"
+        "      avg_output_tokens: 300\n      requests_per_second: 0.01\n",
+        "    training:\n      method: qlora\n",
+    )
+)
+EARLY = [
+    pytest.param(NO_HARDWARE, 3, "no aws platform in the catalog offers an allowed GPU", id="no-hardware"),
+    pytest.param(NEVER_FITS, 3, "weights alone need", id="weights-never-fit"),
+    pytest.param(TRAINING_ON_FIXED, 1, "training on hardware.fixed", id="training-on-fixed"),
+]
+
+
+@pytest.mark.parametrize(("text", "code", "message"), EARLY)
+def test_validate_rejects_what_plan_rejects_early(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, code: int, message: str
+) -> None:
+    (tmp_path / "w.yaml").write_text(text)
+    validated = specgen(capsys, "validate", str(tmp_path / "w.yaml"))
+    planned = specgen(capsys, "plan", str(tmp_path / "w.yaml"))
+    assert validated[0] == planned[0] == code
+    assert message in validated[2] and validated[2] == planned[2]
