@@ -13,6 +13,7 @@ from generator import catalog
 from generator.calculator.model_source import ResolvedModel, resolve_model
 from generator.errors import InfeasibleError, InputError
 from generator.sizing.constants import Constants, with_overrides
+from generator.sizing.loadability import loadability_problems
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import accelerator_for, decode_step, prefill_seconds, saturated_throughput
 from generator.sizing.precision import WeightFormat, kv_cache_bits, weight_format
@@ -214,6 +215,10 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         if req.context_tokens is None:
             notes.append(f"no --context given: sized for {context} tokens")
 
+    if not req.train and req.fixed is None:
+        problems = loadability_problems(arch, fmt, par)
+        if problems:
+            raise InfeasibleError(f"{model.id} in {fmt.name} at TP {par.tp} / EP {par.ep} will not load: {'; '.join(problems)}")
     inference = size_inference(arch, fmt, kv_bits, context, req.batch, par, consts, gpu.memory_bytes if gpu else None)
     result: dict[str, Any] = {
         "model": {
