@@ -54,8 +54,9 @@ def _training_kwargs(row: dict[str, Any]) -> dict[str, Any]:
         "lora_targets": tuple(row["lora_targets"]),
         "offload_params": row["offload_params"],
     }
-    if "framework" in TrainingSetup._fields:
-        kwargs["framework"] = row["framework"]
+    if "framework" in TrainingSetup._fields:  # the BEFORE figures predate framework profiles
+        kwargs["framework"] = row["profile"]
+        kwargs["loss"] = row.get("loss")
     return kwargs
 
 

@@ -72,6 +72,13 @@ class EstimateRequest(NamedTuple):
     fixed: FixedSpec | None = None
     allowed_precisions: tuple[str, ...] = ()
     min_context_tokens: int | None = None
+    #: Fine-tuning framework profile and its techniques (None: the framework's default).
+    framework: str | None = None
+    loss: str | None = None
+    activation_offload: bool | None = None
+    optimizer_in_backward: bool | None = None
+    #: Answer the longest training sequence that fits ``gpu`` (``--max-seq-len``).
+    max_seq_len: bool = False
 
 
 def default_precision(model: ResolvedModel) -> str:
@@ -272,9 +279,27 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             "host_ram_bytes_per_gpu": mem.host_ram_bytes_per_gpu,
             "activation_bytes_per_token": mem.activation_bytes_per_token,
         }
+        loss, activation_offload, optimizer_in_backward = setup.techniques()
+        result["training"].update(
+            framework=setup.framework,
+            loss=loss,
+            activation_offload=activation_offload,
+            optimizer_in_backward=optimizer_in_backward,
+        )
         result["memory"] = {"per_gpu": breakdown.as_dict()}
         if gpu:
             result["capacity"] = _fit(gpu.id, gpu.memory_bytes, breakdown.total, 1 - consts.safety_margin_fraction)
+            if req.max_seq_len:
+                usable = int(gpu.memory_bytes * (1 - consts.safety_margin_fraction))
+                longest = longest_training_sequence(arch, setup, par, consts, usable)
+                result["training"]["max_sequence_length"] = longest
+                if arch.max_position_embeddings and longest > arch.max_position_embeddings:
+                    notes.append(
+                        f"memory allows {longest:,}-token sequences, beyond the model's "
+                        f"max_position_embeddings {arch.max_position_embeddings:,}"
+                    )
+        elif req.max_seq_len:
+            raise InputError("--max-seq-len needs --gpu: the longest sequence that fits which GPU")
     else:
         result["memory"] = {"per_gpu": inference.per_gpu.as_dict(), "overhead_parts": inference.overhead_parts}
         if gpu and inference.capacity:
@@ -397,8 +422,38 @@ def _training(req: EstimateRequest, model: ResolvedModel, par: Parallelism, cons
         offload_optimizer=req.offload_optimizer,
         offload_params=req.offload_params,
         base_precision=req.precision if req.train in ("lora", "qlora") else None,
+        framework=req.framework,
+        loss=req.loss,
+        activation_offload=req.activation_offload,
+        optimizer_in_backward=req.optimizer_in_backward,
     )
     return setup, size_training(model.architecture, setup, par, consts)
+
+
+def longest_training_sequence(
+    arch: Architecture, setup: TrainingSetup, par: Parallelism, consts: Constants, usable_bytes: int
+) -> int:
+    """The longest ``sequence_length`` whose per-GPU training memory fits ``usable_bytes`` (0: not even 1 token).
+
+    Memory never falls as the sequence grows, so a binary search over lengths finds it.
+    """
+
+    def fits(tokens: int) -> bool:
+        return size_training(arch, setup._replace(sequence_length=tokens), par, consts).per_gpu.total <= usable_bytes
+
+    if not fits(1):
+        return 0
+    low, high = 1, 1
+    while fits(high * 2) and high < 2**24:
+        high *= 2
+    high = min(high * 2, 2**24)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if fits(mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 __all__ = ["EstimateRequest", "check_request", "estimate", "training_precision"]
