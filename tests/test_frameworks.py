@@ -24,7 +24,8 @@ CALIBRATION: dict[str, Any] = json.loads((Path(__file__).parent / "data" / "cali
 def _row(framework: str, method: str, gpus: int) -> dict[str, Any]:
     rows = [r for r in CALIBRATION["training_memory"] if (r["framework"], r["method"], r["gpus"]) == (framework, method, gpus)]
     assert len(rows) == 1
-    return rows[0]
+    row: dict[str, Any] = rows[0]
+    return row
 
 
 def _predict_gb(row: dict[str, Any]) -> float:
