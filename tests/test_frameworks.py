@@ -157,3 +157,48 @@ def test_cli_framework_flags(capsys: pytest.CaptureFixture[str]) -> None:
         main(["meta-llama/Llama-2-7b-hf", "--framework", "unsloth"])
     assert exc.value.code == 2
     assert "--framework applies to training" in capsys.readouterr().err
+
+
+WORKLOAD = """\
+version: 1
+name: tune
+deployments:
+  - name: tune
+    model: meta-llama/Llama-3.1-8B
+    training:
+      method: lora
+      sequence_length: 16384
+      micro_batch_size: 1
+      dataset_tokens: 100000000
+{extra}hardware:
+  gpus: [h100-sxm5-80gb]
+  provider: baremetal
+"""
+
+
+def _planned_memory(tmp_path: Path, extra: str) -> dict[str, int]:
+    from generator.planner import plan_workload
+    from generator.workload import load_workload
+
+    path = tmp_path / "w.yaml"
+    path.write_text(WORKLOAD.format(extra=extra))
+    deployment = plan_workload(load_workload(str(path))).deployments[0]
+    return deployment.memory_per_gpu
+
+
+def test_workload_framework_applies_its_defaults(tmp_path: Path) -> None:
+    plain = _planned_memory(tmp_path, "")
+    unsloth = _planned_memory(tmp_path, "      framework: unsloth\n")
+    own = _planned_memory(tmp_path, "      framework: unsloth\n      loss: standard\n      activation_offload: false\n")
+    assert unsloth["activations"] < plain["activations"]
+    assert own == plain
+
+
+def test_workload_unknown_framework_is_refused(tmp_path: Path) -> None:
+    from generator.errors import SpecgenError
+    from generator.workload import load_workload
+
+    path = tmp_path / "w.yaml"
+    path.write_text(WORKLOAD.format(extra="      framework: nemo\n"))
+    with pytest.raises(SpecgenError, match=r"w.yaml:\d+:\d+: .*framework"):
+        load_workload(str(path))
