@@ -59,6 +59,8 @@ def test_mxfp4_gpt_oss_20b_checkpoint_size() -> None:
         pytest.param("h100-sxm5-80gb", "fp8", "fp8", 1979, id="hopper-w8a8-at-fp8-rate"),
         pytest.param("a100-sxm4-80gb", "fp8", "fp8", 312, id="ampere-fp8-weight-only-bf16"),
         pytest.param("b200-sxm-180gb", "int4", "bf16", 2250, id="gptq-weight-only-bf16"),
+        pytest.param("gb300-288gb", "fp4", "fp4", 15000, id="blackwell-ultra-dense-fp4"),
+        pytest.param("h20-96gb", "fp8", "fp8", 296, id="h20-cut-down-hopper-fp8"),
     ],
 )
 def test_compute_path_uses_the_gpus_dense_rate(gpu: str, precision: str, compute: str, tflops: float) -> None:
