@@ -30,8 +30,9 @@ from generator.catalog import find_model  # noqa: E402
 from generator.errors import SpecgenError  # noqa: E402
 from generator.sizing.architecture import parse_architecture  # noqa: E402
 from generator.sizing.constants import Constants  # noqa: E402
-from generator.sizing.precision import weight_format  # noqa: E402
+from generator.sizing.precision import kv_cache_bits, weight_format  # noqa: E402
 from generator.sizing.training import TrainingSetup, size_training  # noqa: E402
+from generator.sizing.vllm_kv import vllm_kv_cache  # noqa: E402
 from generator.sizing.weights import Parallelism, size_weights  # noqa: E402
 from generator.units import GB, GIB  # noqa: E402
 
@@ -73,6 +74,15 @@ def predict_weights(row: dict[str, Any]) -> float:
     return size_weights(arch, weight_format(row["precision"]), Parallelism(tp=row["tp"])).per_gpu_bytes / GIB
 
 
+def predict_kv_tokens(row: dict[str, Any]) -> float:
+    """The token count vLLM's start-up log prints for the row's available KV memory (its group/block accounting)."""
+    arch = parse_architecture(find_model(row["model"]).config)
+    kv_bits = kv_cache_bits(row["kv_precision"])
+    available = int(row["available_kv_gib"] * GIB)
+    cache = vllm_kv_cache(arch, kv_bits, available, row["max_model_len"], Parallelism(tp=row["tp"]), row["block_size"])
+    return float(cache.logged_tokens)
+
+
 #: Constants overridden while fitting (``--fit``); empty for the report.
 OVERRIDES: dict[str, float] = {}
 
@@ -109,6 +119,10 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
     for row in cal["vllm_memory"]:
         label = f"{row['model'].split('/')[-1]} tp{row['tp']}"
         out.append((f"weights {row['engine']} {row['gpu']}", label, float(row["weights_gib"]), predict_weights, row))
+    for row in cal["vllm_kv_tokens"]:
+        label = f"{row['model'].split('/')[-1]} tp{row['tp']} len{row['max_model_len']}"
+        group = f"kv-tokens {row['engine']} (available KV memory -> logged tokens)"
+        out.append((group, label, float(row["logged_tokens"]), predict_kv_tokens, row))
     for row in cal["training_memory"]:
         label = f"{row['model'].split('/')[-1]} {row['method']} b{row['micro_batch']} s{row['seq_len']} x{row['gpus']}"
         out.append((f"memory {row['framework']}", label, float(row["measured_gb"]), predict_training, row))

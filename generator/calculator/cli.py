@@ -187,6 +187,15 @@ def format_text(result: dict[str, Any]) -> str:
                 f"  KV capacity  {cap['kv_cache_tokens']:,} tokens ({_gib(cap['kv_cache_bytes'])}); "
                 f"max concurrency {cap['max_concurrency']} at {result['kv_cache']['context_tokens']:,} tokens"
             )
+        log = cap.get("vllm_log")
+        if log:
+            lines.append(
+                f"  vLLM log     'GPU KV cache size: {log['gpu_kv_cache_size_tokens']:,} tokens', "
+                f"'Maximum concurrency: {log['max_concurrency']:.2f}x' ({log['kv_cache_groups']} KV cache group(s))"
+            )
+            for part in log["by_layer_type"]:
+                pad = f", +{part['padding_layers']} padding" if part["padding_layers"] else ""
+                lines.append(f"    {part['kind']:14s} {part['layers']} layers{pad}: {_gib(part['pool_bytes'])} of the pool")
     thr = result.get("throughput")
     if thr and "max_output_tokens_per_s" in thr:
         lines.append(

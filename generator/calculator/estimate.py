@@ -18,6 +18,7 @@ from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import accelerator_for, decode_step, prefill_seconds, saturated_throughput
 from generator.sizing.precision import WeightFormat, kv_cache_bits, weight_format
 from generator.sizing.training import OPTIMIZERS, TrainingSetup, size_training
+from generator.sizing.vllm_kv import vllm_kv_cache
 from generator.sizing.weights import Parallelism, size_weights
 
 if TYPE_CHECKING:
@@ -310,6 +311,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 "kv_cache_bytes": cap.kv_available_bytes,
                 "kv_cache_tokens": cap.kv_cache_tokens,
                 "max_concurrency": round(cap.max_concurrency, 2),
+                "vllm_log": _vllm_log(arch, kv_bits, cap.kv_available_bytes, context, par, consts),
             }
             if req.input_tokens is not None or req.output_tokens is not None:
                 result["throughput"] = _throughput(req, arch, gpu, fmt, kv_bits, par, inference, consts)
@@ -318,6 +320,28 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         "prefill_chunk_tokens": consts.prefill_chunk_tokens,
     }
     return result
+
+
+def _vllm_log(
+    arch: Architecture, kv_bits: int, available_bytes: int, context: int, par: Parallelism, consts: Constants
+) -> dict[str, Any]:
+    """The KV figures vLLM's start-up log would print for this budget, with the pool by layer type."""
+    cache = vllm_kv_cache(arch, kv_bits, available_bytes, context, par, consts.kv_block_tokens, consts.prefill_chunk_tokens)
+    return {
+        "gpu_kv_cache_size_tokens": cache.logged_tokens,
+        "max_concurrency": round(cache.max_concurrency, 2),
+        "kv_cache_groups": cache.groups,
+        "by_layer_type": [
+            {
+                "kind": t.kind,
+                "layers": t.layers,
+                "padding_layers": t.padding_layers,
+                "pool_bytes": t.pool_bytes,
+                "bytes_per_token_per_layer": t.layer_bytes_per_token,
+            }
+            for t in cache.by_layer_type
+        ],
+    }
 
 
 def _throughput(
