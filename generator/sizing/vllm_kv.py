@@ -7,6 +7,8 @@ The mechanism, from ``vllm/v1/core/kv_cache_utils.py`` (v0.10-v0.11, ``_get_kv_c
   group of every layer. Several (a hybrid model): ``group_size`` is the smallest bucket's layer count, or
   the largest when the largest is under 1.5x the smallest; each bucket is split into
   ``ceil(layers / group_size)`` groups, the last one padded to ``group_size`` layers.
+- Page sizes are unified: every type's block holds the bytes of the largest type's ``block_size`` tokens
+  (a type with fewer bytes per token gets more tokens per block; the log uses the smallest block size).
 - All groups share ``group_size`` column tensors of ``num_blocks`` pages each, so
   ``num_blocks = available // (page_bytes * group_size)``: a sliding-window layer gets as many pages as a
   full-attention layer, and padding layers cost memory like real ones.
@@ -101,8 +103,8 @@ def vllm_kv_cache(
 ) -> VllmKvCache:
     """The KV pool vLLM builds on the fullest pipeline stage for ``available_bytes`` of KV memory per GPU.
 
-    Layers whose KV heads differ in size from the rest would make vLLM fail (non-uniform page sizes);
-    the page here is the largest one, which is what its unify step pads to.
+    ``block_tokens`` is the block size of the type with the most bytes per token; the others scale up to
+    the same page bytes, as vLLM's ``unify_kv_cache_spec_page_size`` does.
     """
     stage = max(stage_layers(arch.num_layers, par.pp), key=len)
     buckets: dict[str, list[Layer]] = {}
@@ -117,7 +119,9 @@ def vllm_kv_cache(
     num_blocks = max(0, available_bytes // (page_bytes * group_size))
     groups_of = {kind: -(-len(layers) // group_size) for kind, layers in buckets.items()}
     groups = sum(groups_of.values())
-    pages = sum(groups_of[k] * _pages_per_request(k, max_model_len, block_tokens, max_num_batched_tokens) for k in buckets)
+    # unify_kv_cache_spec_page_size: a type with fewer bytes per token gets proportionally more tokens per block.
+    block_of = {kind: page_bytes // per_token for kind, per_token in layer_bytes.items()}
+    pages = sum(groups_of[k] * _pages_per_request(k, max_model_len, block_of[k], max_num_batched_tokens) for k in buckets)
     # get_max_concurrency_for_kv_cache_config: request bytes over one block of every group's layers.
     concurrency = num_blocks / pages if pages else 0.0
     by_blocks = num_blocks // groups * block_tokens
