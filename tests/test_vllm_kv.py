@@ -14,6 +14,7 @@ from generator.calculator.estimate import EstimateRequest, estimate
 from generator.catalog import find_model
 from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.precision import kv_cache_bits
+from generator.sizing.sglang_kv import sglang_cell_bytes, sglang_kv_pool
 from generator.sizing.vllm_kv import TOKENS_FROM_CONCURRENCY, vllm_kv_cache
 from generator.sizing.weights import Parallelism
 from generator.units import GIB
@@ -106,3 +107,19 @@ def test_estimate_reports_the_log_line_and_memory_by_layer_type() -> None:
     pool = sum(part["pool_bytes"] for part in log["by_layer_type"])
     assert pool <= result["capacity"]["kv_cache_bytes"]
     assert log["gpu_kv_cache_size_tokens"] < result["capacity"]["kv_cache_tokens"]
+
+
+def test_sglang_reserve_is_a_fraction_of_the_memory_before_loading() -> None:
+    # SGLang log (sglang PR #18263): 'Load weight end ... avail mem=230.20 GB, mem usage=56.98 GB',
+    # mem_fraction_static 0.911 -> 'initial available_bytes ... 204.63 GB' (its GB are GiB).
+    arch = _arch("Qwen/Qwen3-30B-A3B")
+    pool = sglang_kv_pool(arch, 16, int((230.20 + 56.98) * GIB), int(230.20 * GIB), 0.911)
+    # Three printed figures each rounded to 0.01, and "total" is measured at init, a moment before the load starts.
+    assert pool.rest_bytes / GIB == pytest.approx(204.63, abs=0.02)
+    assert pool.cell_bytes == 48 * 4 * 128 * 2 * 2
+
+
+def test_sglang_cell_matches_its_logged_k_size() -> None:
+    # vllm issue #21348: SGLang, Qwen3-235B-A22B-FP8 TP4: '#tokens: 367404, K size: 8.23 GB' (K is half a cell).
+    cell = sglang_cell_bytes(_arch("Qwen/Qwen3-235B-A22B"), 16, Parallelism(tp=4))
+    assert 367404 * cell / 2 / GIB == pytest.approx(8.23, abs=0.01)
