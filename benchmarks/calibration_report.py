@@ -26,10 +26,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from generator.calculator.estimate import EstimateRequest, estimate  # noqa: E402
-from generator.catalog import find_model  # noqa: E402
+from generator.catalog import find_gpu, find_model  # noqa: E402
 from generator.errors import SpecgenError  # noqa: E402
 from generator.sizing.architecture import parse_architecture  # noqa: E402
-from generator.sizing.constants import Constants  # noqa: E402
+from generator.sizing.constants import Constants, with_overrides  # noqa: E402
+from generator.sizing.performance import training_flops_per_token, training_hours  # noqa: E402
 from generator.sizing.precision import kv_cache_bits, weight_format  # noqa: E402
 from generator.sizing.training import TrainingSetup, size_training  # noqa: E402
 from generator.sizing.vllm_kv import vllm_kv_cache  # noqa: E402
@@ -83,6 +84,14 @@ def predict_kv_tokens(row: dict[str, Any]) -> float:
     return float(cache.logged_tokens)
 
 
+def predict_gpu_hours(row: dict[str, Any]) -> float:
+    """GPU-hours of a training run: the engine's FLOPs per token x tokens at its utilisation of the GPU's dense BF16 rate."""
+    arch = parse_architecture(find_model(row["model"]).config)
+    consts = with_overrides(dict(OVERRIDES))
+    flops = training_flops_per_token(arch, row["method"], row["checkpointing"]) * row["tokens"]
+    return training_hours(flops, 1, find_gpu(row["gpu"]).tflops("bf16") or 0.0, consts)
+
+
 #: Constants overridden while fitting (``--fit``); empty for the report.
 OVERRIDES: dict[str, float] = {}
 
@@ -123,6 +132,9 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
         label = f"{row['model'].split('/')[-1]} tp{row['tp']} len{row['max_model_len']}"
         group = f"kv-tokens {row['engine']} (available KV memory -> logged tokens)"
         out.append((group, label, float(row["logged_tokens"]), predict_kv_tokens, row))
+    for row in cal["training_time"]:
+        label = f"{row['model'].split('/')[-1]} {row['tokens'] / 1e12:.1f}T tokens on {row['gpu_as_reported']}"
+        out.append(("gpu-hours pretraining", label, float(row["gpu_hours"]), predict_gpu_hours, row))
     for row in cal["training_memory"]:
         label = f"{row['model'].split('/')[-1]} {row['method']} b{row['micro_batch']} s{row['seq_len']} x{row['gpus']}"
         out.append((f"memory {row['framework']}", label, float(row["measured_gb"]), predict_training, row))

@@ -123,3 +123,11 @@ def test_sglang_cell_matches_its_logged_k_size() -> None:
     # vllm issue #21348: SGLang, Qwen3-235B-A22B-FP8 TP4: '#tokens: 367404, K size: 8.23 GB' (K is half a cell).
     cell = sglang_cell_bytes(_arch("Qwen/Qwen3-235B-A22B"), 16, Parallelism(tp=4))
     assert 367404 * cell / 2 / GIB == pytest.approx(8.23, abs=0.01)
+
+
+@pytest.mark.parametrize("section", ["vllm_kv_tokens", "training_time"])
+def test_new_calibration_rows_carry_a_source_a_user_can_open(section: str) -> None:
+    rows = CALIBRATION[section]
+    assert rows
+    for row in rows:
+        assert row["source"].startswith("https://") and row["setup"]
