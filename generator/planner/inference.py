@@ -18,6 +18,7 @@ from generator.planner.early import PIPELINE_STAGES
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
+from generator.sizing.loadability import loadability_problems
 from generator.sizing.memo import memoized
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import Accelerator, accelerator_for, decode_step, prefill_seconds
@@ -161,6 +162,10 @@ def _gpu_shapes(
             if pp > 1 and (tp != sizes[-1] or pp > arch.num_layers):
                 continue
             par = Parallelism(tp, pp)
+            problems = loadability_problems(arch, fmt, par)
+            if problems:
+                blocked.append(f"TP{tp} PP{pp}: {problems[0]}")
+                continue
             mem = size_inference(arch, fmt, kv_bits, spec.max_context_tokens, 1, par, consts, gpu.memory_bytes)
             cap = mem.capacity
             if cap is None or cap.kv_cache_tokens < spec.max_context_tokens:

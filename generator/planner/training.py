@@ -45,6 +45,10 @@ def _setup(spec: TrainingSpec, zero: int, dp: int) -> TrainingSetup:
         lora_rank=spec.lora_rank,
         lora_targets=spec.lora_target_modules,
         offload_optimizer=spec.offload_optimizer,
+        framework=spec.framework,
+        loss=spec.loss,
+        activation_offload=spec.activation_offload,
+        optimizer_in_backward=spec.optimizer_in_backward,
     )
 
 

@@ -34,12 +34,14 @@ class Constants(NamedTuple):
     zero3_live_layers: int = 2
 
     # --- performance (roofline) ---
-    decode_bandwidth_efficiency: float = 0.75
-    prefill_compute_efficiency: float = 0.55
+    decode_bandwidth_efficiency: float = 0.7
+    prefill_compute_efficiency: float = 0.45
     training_mfu: float = 0.40
     allreduce_latency_nvlink_s: float = 8e-6
     allreduce_latency_pcie_s: float = 25e-6
     decode_step_overhead_s: float = 0.002
+    gemm_half_efficiency_tokens: float = 16.0
+    decode_overhead_per_sequence_s: float = 2e-5
     max_batch_size: int = 2048
     ttft_p95_factor: float = 2.0
 
@@ -133,11 +135,13 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     ),
     "decode_bandwidth_efficiency": (
         "Fraction of peak HBM bandwidth reached while streaming weights and KV in decode.",
-        "memory-bound GEMV kernels reach 70-85% of peak bandwidth (NVIDIA and vLLM benchmark blogs); planning value",
+        "memory-bound GEMV kernels reach 70-85% of peak bandwidth (NVIDIA and vLLM benchmark blogs); 0.7 fitted across "
+        "all calibration groups at once (benchmarks/calibration_report.py --fit)",
     ),
     "prefill_compute_efficiency": (
         "Fraction of dense tensor-core peak reached in prefill GEMMs (model FLOPs utilization).",
-        "large-GEMM MFU of 50-65% reported for TensorRT-LLM / vLLM prefill; planning value",
+        "large-GEMM MFU of 50-65% reported for TensorRT-LLM / vLLM prefill; 0.45 fitted across all calibration groups "
+        "at once (benchmarks/calibration_report.py --fit), the non-GEMM work of a forward included",
     ),
     "training_mfu": (
         "Model FLOPs utilization of a training step (6*N*D FLOPs / peak dense FLOPs).",
@@ -154,6 +158,16 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     "decode_step_overhead_s": (
         "Per-step CPU scheduling, sampling and kernel-launch overhead of a serving engine.",
         "vLLM / TensorRT-LLM step profiles show 1-3 ms outside the model forward at large batch; planning value",
+    ),
+    "gemm_half_efficiency_tokens": (
+        "Tokens per GEMM at which a matmul reaches half its large-GEMM efficiency (efficiency = peak x t / (t + this)).",
+        "tensor-core GEMMs need about 64-128 rows to fill a 128-wide tile (CUTLASS tile shapes; DeepSeek-V3 report on "
+        "expert GEMMs at small batch); fitted across all calibration groups at once (benchmarks/calibration_report.py)",
+    ),
+    "decode_overhead_per_sequence_s": (
+        "Per-step engine time for each running sequence (scheduling, sampling, detokenization bookkeeping).",
+        "grows with the batch in vLLM / TensorRT-LLM PyTorch-backend step profiles; fitted across all calibration "
+        "groups at once (benchmarks/calibration_report.py --fit)",
     ),
     "max_batch_size": (
         "Most sequences a replica decodes at once (the serving engine's max batch).",
@@ -296,6 +310,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "max_num_seqs",
             "zero3_live_layers",
             "max_batch_size",
+            "gemm_half_efficiency_tokens",
             "ttft_p95_factor",
             "checkpoints_kept",
             "amortization_months",

@@ -1,12 +1,21 @@
 """Roofline performance: prefill (compute-bound), decode (bandwidth-bound), TP communication, training time.
 
-A decode step reads every weight a batch touches and the KV cache of every sequence once, and
-does ``2 x active params`` FLOPs per token; it takes the longer of the two at the named
-efficiencies, plus the tensor-parallel all-reduces (two per layer, ring algorithm) and a fixed
-scheduling overhead. MoE layers read only the experts a batch routes to: with ``b`` tokens and
-top-``k`` of ``E`` experts, ``E x (1 - (1 - k/E)^b)`` experts are expected to be touched.
-Prefill does ``2 x active params`` FLOPs per token plus causal attention (``2 x layers x
-heads x head_dim x tokens^2``).
+A decode step reads every weight a batch touches and the KV cache of every sequence once; its
+compute is the GEMMs (``2 x active params`` FLOPs per token) at the weight format's tensor rate and
+the attention (``4 x heads x head width`` FLOPs per cached token and layer; MLA in its absorbed
+form attends over the ``kv_lora_rank + rope`` latent) at the bf16 rate. A GEMM's efficiency grows
+with the tokens it multiplies: ``peak x t / (t + gemm_half_efficiency_tokens)``, so routed experts,
+which see ``batch x top_k / experts touched`` tokens each, run slower per FLOP than dense layers.
+The step takes the longer of memory and compute, plus the tensor-parallel all-reduces (two per
+layer, ring algorithm, latency + bandwidth) and a fixed per-step engine overhead. MoE layers read
+only the experts a batch routes to: with ``b`` tokens and top-``k`` of ``E`` experts,
+``E x (1 - (1 - k/E)^b)`` experts are expected to be touched.
+
+Prefill does ``2 x active params`` FLOPs per token plus causal attention (``2 x layers x heads x
+head_dim x tokens^2``). Pipelines: a prompt passes the stages one after another (latency = the whole
+model on one TP group), but at load the stages work on different micro-batches at once, so the
+prefill rate of ``m`` micro-batches is ``pp x m / (m + pp - 1)`` times one stage group's rate (the
+``pp - 1`` slots are the bubble), plus the activation hand-off between stages.
 """
 
 from __future__ import annotations
@@ -14,7 +23,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, NamedTuple
 
-from generator.sizing.architecture import Architecture
+from generator.sizing.architecture import EXPERT, Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import size_kv_cache
 from generator.sizing.memo import memoized
@@ -36,6 +45,13 @@ class Accelerator(NamedTuple):
     link_gb_per_s: float
     #: Whether the TP group talks over NVLink / Infinity Fabric (else PCIe).
     fast_link: bool
+    #: Dense bf16 rate for attention (FlashAttention / FlashMLA run in bf16); 0: ``dense_tflops``.
+    attention_tflops: float = 0.0
+
+    @property
+    def attention_rate_tflops(self) -> float:
+        """Tensor rate attention runs at."""
+        return self.attention_tflops or self.dense_tflops
 
 
 def accelerator_for(gpu: GpuSpec, compute: str, tp: int) -> Accelerator:
@@ -47,7 +63,8 @@ def accelerator_for(gpu: GpuSpec, compute: str, tp: int) -> Accelerator:
     else:
         fast = False
         link = pcie_gb_per_s(gpu.pcie_gen, gpu.pcie_lanes)
-    return Accelerator(gpu.memory_bandwidth_gb_per_s, tflops, link, fast)
+    attention = gpu.tflops("bf16") or gpu.tflops("fp16") or tflops
+    return Accelerator(gpu.memory_bandwidth_gb_per_s, tflops, link, fast, attention)
 
 
 def pcie_gb_per_s(gen: int, lanes: int) -> float:
@@ -114,16 +131,78 @@ def decode_step(
     kv = size_kv_cache(arch, kv_bits, max(context_tokens, 1), micro, par).per_gpu_bytes
     read = _weights_read_per_gpu(arch, weights, par, micro) + kv
     memory_s = read / (acc.memory_bandwidth_gb_per_s * 1e9 * consts.decode_bandwidth_efficiency)
-    flops = 2.0 * arch.flop_params * micro / par.gpus
-    compute_s = flops / (acc.dense_tflops * 1e12 * consts.prefill_compute_efficiency)
+    compute_s = gemm_seconds(arch, par, acc, micro, consts) + attention_seconds(arch, par, acc, micro, context_tokens, consts)
     comm_s = 0.0
     if par.tp > 1:
         latency = consts.allreduce_latency_nvlink_s if acc.fast_link else consts.allreduce_latency_pcie_s
         message = micro * arch.hidden_size * 2
         comm_s = 2 * arch.num_layers / par.pp * allreduce_seconds(message, par.tp, acc.link_gb_per_s, latency)
     stages = par.pp
-    seconds = stages * (max(memory_s, compute_s) + comm_s) + consts.decode_step_overhead_s
+    engine_s = consts.decode_step_overhead_s + consts.decode_overhead_per_sequence_s * batch
+    seconds = stages * (max(memory_s, compute_s) + comm_s) + engine_s
     return DecodeStep(batch, seconds, stages * memory_s, stages * compute_s, stages * comm_s)
+
+
+def gemm_efficiency(tokens: float, consts: Constants) -> float:
+    """Fraction of the tensor peak a GEMM over ``tokens`` rows reaches (saturating in the token count)."""
+    return consts.prefill_compute_efficiency * tokens / (tokens + consts.gemm_half_efficiency_tokens)
+
+
+def _expert_flop_params(arch: Architecture) -> int:
+    """Active routed-expert parameters per token (whole model)."""
+    total = 0
+    for layer in arch.layers:
+        for lin in layer.linears:
+            if lin.group == EXPERT:
+                total += lin.in_features * lin.out_features * layer.experts_per_token
+    return total
+
+
+def gemm_seconds(arch: Architecture, par: Parallelism, acc: Accelerator, tokens: int, consts: Constants) -> float:
+    """Matmul time of one forward over ``tokens`` tokens on one GPU of the replica (one stage's share).
+
+    Dense layers multiply all ``tokens`` at once; each routed expert only the tokens routed to it.
+    """
+    gpus = par.gpus
+    peak = acc.dense_tflops * 1e12
+    expert = _expert_flop_params(arch)
+    dense_s = 2.0 * (arch.flop_params - expert) * tokens / gpus / (peak * gemm_efficiency(tokens, consts))
+    if not expert:
+        return dense_s
+    experts, top_k = arch.routed_experts
+    touched = max(1.0, expected_experts_touched(experts, top_k, tokens))
+    per_expert_tokens = tokens * top_k / touched
+    return dense_s + 2.0 * expert * tokens / gpus / (peak * gemm_efficiency(per_expert_tokens, consts))
+
+
+def attention_flops_per_token(arch: Architecture, context_tokens: int) -> float:
+    """Attention FLOPs of one new token over its cached context, all layers (windows capped).
+
+    QK^T and PV each cost ``2 x heads x width`` per cached token: the head dimension for MHA/GQA,
+    the compressed latent for MLA (absorbed form, the latent is the K and the V of every head).
+    """
+    total = 0.0
+    for layer in arch.layers:
+        width = arch.head_dim if layer.kv_heads else layer.kv_elements_per_token
+        seen = min(context_tokens, layer.window_tokens) if layer.window_tokens else context_tokens
+        total += 4.0 * arch.num_attention_heads * width * seen
+    return total
+
+
+def attention_seconds(
+    arch: Architecture, par: Parallelism, acc: Accelerator, sequences: int, context_tokens: int, consts: Constants
+) -> float:
+    """Attention time of one decode step for ``sequences`` sequences (heads split by TP, layers by PP)."""
+    flops = attention_flops_per_token(arch, max(context_tokens, 1)) * sequences / (par.tp * par.pp)
+    return flops / (acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency)
+
+
+def pipeline_speedup(pp: int, micro_batches: int) -> float:
+    """How many stage groups' worth of work a pipeline of ``pp`` stages does on ``micro_batches`` (bubble included)."""
+    if pp <= 1:
+        return 1.0
+    m = max(1, micro_batches)
+    return pp * m / (m + pp - 1)
 
 
 def prefill_flops(arch: Architecture, tokens: int) -> float:
@@ -140,7 +219,11 @@ def prefill_seconds(arch: Architecture, par: Parallelism, acc: Accelerator, toke
     A prompt passes the pipeline stages one after another, so only tensor parallelism divides it.
     """
     gpus = max(par.tp, par.ep)
-    compute = prefill_flops(arch, tokens) / (gpus * acc.dense_tflops * 1e12 * consts.prefill_compute_efficiency)
+    linear = 2.0 * arch.flop_params * tokens / (gpus * acc.dense_tflops * 1e12 * gemm_efficiency(tokens, consts))
+    attention = (prefill_flops(arch, tokens) - 2.0 * arch.flop_params * tokens) / (
+        par.tp * acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency
+    )
+    compute = linear + attention
     comm = 0.0
     if par.tp > 1:
         latency = consts.allreduce_latency_nvlink_s if acc.fast_link else consts.allreduce_latency_pcie_s
@@ -175,7 +258,9 @@ def saturated_throughput(
     per_seq = input_tokens + output_tokens
     batch = max(1, min(consts.max_batch_size, kv_capacity_tokens // per_seq))
     step = decode_step(arch, weights, kv_bits, par, acc, batch, input_tokens + output_tokens // 2, consts)
-    cycle = output_tokens * step.seconds + prefill_seconds(arch, par, acc, input_tokens, consts) * batch
+    # the batch's prompts flow through the pipeline one after another: pp of them in flight at once
+    prefill = prefill_seconds(arch, par, acc, input_tokens, consts) * batch / pipeline_speedup(par.pp, batch)
+    cycle = output_tokens * step.seconds + prefill
     return Saturation(batch, batch * output_tokens / cycle, step)
 
 

@@ -9,6 +9,17 @@ Sources for the metadata overheads:
 - NF4: one fp32 absmax per 64 weights; with double quantization an 8-bit absmax plus one
   fp32 second-level scale per 256 blocks = 0.127 bits/param (QLoRA paper, arXiv:2305.14314 §3).
 - MXFP4: 4-bit E2M1 elements with one 8-bit E8M0 scale per block of 32 (OCP MX spec v1.0).
+- NVFP4: 4-bit E2M1 elements with one 8-bit E4M3 scale per block of 16, plus one fp32 scale per
+  tensor (NVIDIA, "Introducing NVFP4", developer.nvidia.com/blog/introducing-nvfp4-for-efficient-
+  and-accurate-low-precision-inference; TensorRT Model Optimizer ``NVFP4`` / compressed-tensors
+  ``nvfp4-pack-quantized``).
+- FP8 per channel (``fbgemm_fp8``, compressed-tensors ``strategy: channel``): one fp32 scale per
+  output row.
+
+Compute path (``compute``): W8A8 and W4A4 formats (``fp8*``, ``int8``, ``nvfp4``) run at the GPU's
+dense tensor rate of that precision when it has one; weight-only formats (GPTQ/AWQ, NF4, MXFP4 as
+vLLM runs gpt-oss, GGUF) dequantize to bf16 and run at the bf16 rate. A GPU without the format's
+rate (NVFP4 on Hopper: Marlin W4A16; FP8 on Ampere: W8A16) falls back to its bf16 rate.
 - FP8 block (DeepSeek-V3): one fp32 scale per 128x128 block (``weight_block_size``).
 - GGUF: block sizes from ggml (``ggml-common.h``): Q8_0 34 B/32, Q4_0 18 B/32,
   Q2_K 84 B/256, Q3_K 110 B/256, Q4_K 144 B/256, Q5_K 176 B/256, Q6_K 210 B/256;
@@ -56,8 +67,10 @@ class WeightFormat(NamedTuple):
     high_bits: int = 16
     #: Which GGUF mixture this is, if any.
     gguf: str | None = None
-    #: Whether the format holds activations / KV in 8 bit too (for the compute roofline).
+    #: Precision the matmuls run in (the tensor-core rate of the roofline): ``fp8``/``fp4`` for W8A8/W4A4.
     compute: str = "bf16"
+    #: Bits of one scale kept per whole matrix (NVFP4's fp32 tensor scale).
+    tensor_scale_bits: int = 0
 
     @property
     def is_quantized(self) -> bool:
@@ -75,7 +88,7 @@ class WeightFormat(NamedTuple):
         if self.block:
             return self.bits + self.scale_bits / (self.block * self.block)
         group = self.group_size or linear.in_features
-        return self.bits + self.scale_bits / group
+        return self.bits + self.scale_bits / group + Fraction(self.tensor_scale_bits, linear.in_features * linear.out_features)
 
     def embedding_bits(self) -> Fraction:
         """Bits per weight of the input embedding."""
@@ -140,6 +153,13 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
         WeightFormat("fp16", "float16", Fraction(16), compute="fp16"),
         WeightFormat("fp8", "FP8 E4M3 weights, per-tensor scale (w8a8)", Fraction(8), compute="fp8"),
         WeightFormat(
+            "fp8-channel",
+            "FP8 E4M3 with one fp32 scale per output channel (w8a8, fbgemm_fp8)",
+            Fraction(8),
+            Fraction(32),
+            compute="fp8",
+        ),
+        WeightFormat(
             "fp8-block", "FP8 E4M3 with one fp32 scale per 128x128 block", Fraction(8), Fraction(32), block=128, compute="fp8"
         ),
         WeightFormat(
@@ -152,6 +172,15 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
         ),
         WeightFormat("nf4-no-double-quant", "bitsandbytes NF4, fp32 absmax per 64", Fraction(4), Fraction(32), 64),
         WeightFormat("mxfp4", "OCP MXFP4: E2M1 + E8M0 scale per 32", Fraction(4), Fraction(8), 32),
+        WeightFormat(
+            "nvfp4",
+            "NVIDIA NVFP4: E2M1 + E4M3 scale per 16 + fp32 per tensor (w4a4)",
+            Fraction(4),
+            Fraction(8),
+            16,
+            compute="fp4",
+            tensor_scale_bits=32,
+        ),
         _gguf("q8_0", "Q8_0", "GGUF Q8_0"),
         _gguf("q6_k", "Q6_K", "GGUF Q6_K"),
         _gguf("q5_k_m", "Q5_K_M", "GGUF Q5_K_M mixture"),
@@ -162,16 +191,30 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
     )
 }
 
+#: Other names users write for a format.
+WEIGHT_FORMAT_ALIASES: dict[str, str] = {"fp4": "nvfp4", "modelopt-fp4": "nvfp4", "fbgemm-fp8": "fp8-channel"}
+
+#: Formats that share one storage family: a checkpoint's keep-list holds for any of them.
+_STORAGE_FAMILY: dict[str, str] = {"fp8": "fp8", "fp8-channel": "fp8", "fp8-block": "fp8"}
+
+
+def same_storage(a: str, b: str) -> bool:
+    """Whether two format names quantize the same way (FP8 per tensor, channel or block all count as FP8)."""
+    return _STORAGE_FAMILY.get(a, a) == _STORAGE_FAMILY.get(b, b)
+
+
 #: Precisions a KV cache can be stored in, bits per element.
 KV_CACHE_BITS: dict[str, int] = {"fp32": 32, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8}
 
 
 def weight_format(name: str) -> WeightFormat:
     """Look up a weight format by name; raises :class:`InputError` listing the choices."""
+    key = name.lower()
     try:
-        return WEIGHT_FORMATS[name.lower()]
+        return WEIGHT_FORMATS[WEIGHT_FORMAT_ALIASES.get(key, key)]
     except KeyError:
-        raise InputError(f"unknown precision '{name}'; choose one of {', '.join(sorted(WEIGHT_FORMATS))}") from None
+        choices = ", ".join(sorted({*WEIGHT_FORMATS, *WEIGHT_FORMAT_ALIASES}))
+        raise InputError(f"unknown precision '{name}'; choose one of {choices}") from None
 
 
 def kv_cache_bits(name: str) -> int:

@@ -49,8 +49,15 @@ def parse_quantization_config(cfg: Any) -> QuantizationConfig | None:
         return None
     if not isinstance(cfg, Mapping):
         raise ArchitectureError("quantization_config must be a mapping")
+    if "quant_method" not in cfg and isinstance(cfg.get("quantization"), Mapping):
+        cfg = {"quant_method": "modelopt", **cfg["quantization"]}  # ModelOpt's hf_quant_config.json
     method = str(cfg.get("quant_method", "")).lower()
-    keep = tuple(str(p) for p in (cfg.get("modules_to_not_convert") or cfg.get("ignore") or cfg.get("ignored_layers") or []))
+    listed = (
+        cfg.get("modules_to_not_convert") or cfg.get("ignore") or cfg.get("ignored_layers") or cfg.get("exclude_modules") or []
+    )
+    if not isinstance(listed, (list, tuple)):
+        raise ArchitectureError("quantization_config's list of unquantized modules must be a list of names")
+    keep = tuple(str(p) for p in listed)
     if method == "mxfp4":
         return QuantizationConfig("mxfp4", None, keep)
     if method == "fp8":
@@ -68,7 +75,21 @@ def parse_quantization_config(cfg: Any) -> QuantizationConfig | None:
         return QuantizationConfig("int8", None, keep or ("lm_head",))
     if method == "compressed-tensors":
         return _compressed_tensors(cfg, keep)
+    if method == "fbgemm_fp8":
+        # Meta's FP8 checkpoints: row-wise (per output channel) fp32 scales; the list names the BF16 layers
+        return QuantizationConfig("fp8-channel", None, keep)
+    if method == "modelopt":
+        return _modelopt(cfg, keep)
     raise ArchitectureError(f"quantization_config.quant_method '{method}' is not supported")
+
+
+def _modelopt(cfg: Mapping[str, Any], keep: tuple[str, ...]) -> QuantizationConfig:
+    """TensorRT Model Optimizer checkpoints: ``quant_algo`` NVFP4, FP8 (per tensor) or FP8_PB_WO (block)."""
+    algo = str(cfg.get("quant_algo", "")).upper()
+    formats = {"NVFP4": "nvfp4", "FP8": "fp8", "FP8_PB_WO": "fp8-block", "FP8_PER_CHANNEL_PER_TOKEN": "fp8-channel"}
+    if algo not in formats:
+        raise ArchitectureError(f"modelopt quant_algo '{algo}' is not supported (one of {', '.join(sorted(formats))})")
+    return QuantizationConfig(formats[algo], None, keep)
 
 
 def _compressed_tensors(cfg: Mapping[str, Any], keep: tuple[str, ...]) -> QuantizationConfig:
@@ -77,8 +98,12 @@ def _compressed_tensors(cfg: Mapping[str, Any], keep: tuple[str, ...]) -> Quanti
         weights = (group or {}).get("weights") or {}
         bits = weights.get("num_bits")
         kind = str(weights.get("type", "int"))
+        if bits == 4 and kind == "float":
+            return QuantizationConfig("nvfp4", None, keep)  # nvfp4-pack-quantized: E2M1, group 16, E4M3 scales
         if bits == 8 and kind == "float":
-            return QuantizationConfig("fp8", None, keep)
+            strategy = str(weights.get("strategy", "tensor"))
+            name = {"channel": "fp8-channel", "block": "fp8-block"}.get(strategy, "fp8")
+            return QuantizationConfig(name, None, keep)
         if bits == 8:
             return QuantizationConfig("int8", None, keep)
         if bits == 4:

@@ -38,6 +38,7 @@ from typing import NamedTuple
 from generator.errors import InputError
 from generator.sizing.architecture import ATTENTION, EXPERT, MLP, SHARED_EXPERT, Architecture, Linear
 from generator.sizing.constants import Constants
+from generator.sizing.frameworks import FrameworkProfile, framework_profile, logits_bytes_per_element
 from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, _ffn_width_per_token
 from generator.sizing.precision import WeightFormat, weight_format
@@ -95,6 +96,23 @@ class TrainingSetup(NamedTuple):
     offload_params: bool = False
     #: Precision of the frozen base for LoRA (QLoRA: nf4).
     base_precision: str | None = None
+    #: A fine-tuning framework whose defaults fill the techniques left unset (:mod:`generator.sizing.frameworks`).
+    framework: str | None = None
+    #: Cross-entropy: ``standard`` (full logits), ``chunked`` or ``fused``; None: the framework's.
+    loss: str | None = None
+    #: Checkpointed activations kept in host RAM; None: the framework's.
+    activation_offload: bool | None = None
+    #: Optimizer step fused into backward (no whole-model gradients); None: the framework's.
+    optimizer_in_backward: bool | None = None
+
+    def techniques(self) -> tuple[str, bool, bool]:
+        """(loss, activation offload, optimizer in backward): the setup's own, else its framework's defaults."""
+        profile = framework_profile(self.framework) if self.framework else FrameworkProfile("none", "")
+        return (
+            self.loss if self.loss is not None else profile.loss,
+            self.activation_offload if self.activation_offload is not None else profile.activation_offload,
+            self.optimizer_in_backward if self.optimizer_in_backward is not None else profile.optimizer_in_backward,
+        )
 
     @property
     def base_precision_name(self) -> str:
@@ -121,7 +139,9 @@ def _validate(setup: TrainingSetup) -> Optimizer:
     if setup.zero_stage not in (0, 1, 2, 3):
         raise InputError(f"ZeRO stage must be 0, 1, 2 or 3, got {setup.zero_stage}")
     if setup.offload_params and setup.zero_stage != 3:
-        raise InputError("parameter offload needs ZeRO stage 3")
+        raise InputError("parameter offload needs ZeRO stage 3 (FSDP full shard)")
+    if setup.framework is not None:
+        framework_profile(setup.framework)
     if min(setup.data_parallel, setup.micro_batch_size, setup.sequence_length, setup.lora_rank) < 1:
         raise InputError("data_parallel, micro_batch_size, sequence_length and lora_rank must be positive")
     try:
@@ -173,6 +193,7 @@ def activation_bytes_per_token_per_layer(arch: Architecture, seq_len: int, flash
 def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, consts: Constants) -> TrainingMemory:
     """Per-GPU memory of a training or fine-tuning job (the sum of every component)."""
     opt = _validate(setup)
+    loss, activation_offload, optimizer_in_backward = setup.techniques()
     dp = setup.data_parallel
     tokens = setup.micro_batch_size * setup.sequence_length
     full_shard = size_weights(arch, weight_format("bf16"), par)
@@ -217,6 +238,11 @@ def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, co
         if setup.offload_optimizer:
             host += states
             states = 0
+        if setup.offload_params:
+            # FSDP / ZeRO-3 CPU offload of the frozen base: the GPU holds only the layers being gathered
+            live = min(weights, consts.zero3_live_layers * max(base.layer_bytes) / par.tp)
+            host += weights - live
+            weights = live + adapters * 4
         if base_fmt.is_quantized:
             # one matrix is dequantized to bf16 at a time for the matmul
             weights += max(lin.in_features * lin.out_features for layer in arch.layers for lin in layer.linears) * 2 / par.tp
@@ -230,9 +256,17 @@ def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, co
     in_flight = layers_on_first_stage * min(par.pp, math.ceil(arch.num_layers / layers_on_first_stage))
     # full checkpointing keeps each layer's bf16 input plus one layer being recomputed
     kept = in_flight * arch.hidden_size * 2 + per_layer if setup.checkpointing == "full" else in_flight * per_layer
+    if activation_offload:
+        # saved tensors go to host RAM; the GPU keeps the layer in flight and the one being fetched back
+        on_host = kept
+        kept = 2 * arch.hidden_size * 2 + per_layer if setup.checkpointing == "full" else 2 * per_layer
+        host += (on_host - kept) * tokens / par.tp
     act_per_token = kept // par.tp
-    logits = math.ceil(arch.vocab_size / par.tp) * consts.logits_bytes_per_element
+    logits = math.ceil(math.ceil(arch.vocab_size / par.tp) * logits_bytes_per_element(loss, consts.logits_bytes_per_element))
     activations = tokens * (act_per_token + logits)
+    if optimizer_in_backward:
+        # each parameter steps as its gradient arrives: one layer's gradients at a time
+        grads = min(grads, largest_layer / 2 * opt.grad_bytes)
 
     overhead = consts.training_overhead_bytes + (consts.nccl_bytes if dp * par.gpus > 1 else 0)
     per_gpu = MemoryBreakdown(

@@ -17,7 +17,7 @@ from typing import NamedTuple
 from generator.sizing.architecture import ATTENTION, EXPERT, ROUTER, Architecture, Layer, Linear
 from generator.sizing.file_weights import FileWeights
 from generator.sizing.memo import memoized
-from generator.sizing.precision import WeightFormat
+from generator.sizing.precision import WeightFormat, same_storage
 
 _REPLICATED = {"q_a_proj", "kv_a_proj_with_mqa"}
 
@@ -69,7 +69,7 @@ def _module(layer: int, linear: Linear) -> str:
 
 def _linear_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, linear: Linear) -> Fraction:
     quant = arch.quantization
-    if quant is not None and quant.precision == fmt.name:
+    if quant is not None and same_storage(quant.precision, fmt.name):
         if quant.keeps(_module(layer.number, linear)):
             return Fraction(fmt.high_bits)
         if quant.group_size is not None:
@@ -105,7 +105,7 @@ def _layer_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, par: Parall
 def _position_dependent(arch: Architecture, fmt: WeightFormat) -> bool:
     """Whether a layer's bits depend on its index (GGUF mixtures, checkpoint keep-lists)."""
     quant = arch.quantization
-    return bool(fmt.gguf) or (quant is not None and quant.precision == fmt.name and bool(quant.keep_patterns))
+    return bool(fmt.gguf) or (quant is not None and same_storage(quant.precision, fmt.name) and bool(quant.keep_patterns))
 
 
 def _bytes(bits: Fraction) -> int:
@@ -198,6 +198,6 @@ def _sizes_from_files(files: FileWeights, arch: Architecture, par: Parallelism, 
 
 def _top_bits(arch: Architecture, fmt: WeightFormat, module: str, default: Fraction) -> Fraction:
     quant = arch.quantization
-    if quant is not None and quant.precision == fmt.name and quant.keeps(module):
+    if quant is not None and same_storage(quant.precision, fmt.name) and quant.keeps(module):
         return Fraction(fmt.high_bits)
     return default

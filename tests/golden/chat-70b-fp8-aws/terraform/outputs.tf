@@ -18,5 +18,5 @@ output "gpu_count" {
 
 output "eks_managed_node_groups" {
   description = "Pools as terraform-aws-modules/eks v21 eks_managed_node_groups entries (merge into that module's input)."
-  value       = { "chat_h200_sxm_141gb" : { "ami_type" : "AL2023_x86_64_NVIDIA", "capacity_type" : "ON_DEMAND", "desired_size" : 1, "enable_efa_support" : true, "instance_types" : ["p5en.48xlarge"], "labels" : { "nvidia.com/device-plugin.config" : "chat-h200-sxm-141gb", "specgen.dev/gpu" : "h200-sxm-141gb", "specgen.dev/platform" : "aws-p5en-48xlarge", "specgen.dev/pool" : "chat-h200-sxm-141gb" }, "max_size" : 1, "min_size" : 1, "name" : "chat-h200-sxm-141gb", "taints" : { "nvidia-com-gpu-NoSchedule" : { "effect" : "NO_SCHEDULE", "key" : "nvidia.com/gpu", "value" : "present" } } } }
+  value       = { "chat_h100_sxm5_80gb" : { "ami_type" : "AL2023_x86_64_NVIDIA", "capacity_type" : "ON_DEMAND", "desired_size" : 2, "enable_efa_support" : true, "instance_types" : ["p5.48xlarge"], "labels" : { "nvidia.com/device-plugin.config" : "chat-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "aws-p5-48xlarge", "specgen.dev/pool" : "chat-h100-sxm5-80gb" }, "max_size" : 2, "min_size" : 2, "name" : "chat-h100-sxm5-80gb", "taints" : { "nvidia-com-gpu-NoSchedule" : { "effect" : "NO_SCHEDULE", "key" : "nvidia.com/gpu", "value" : "present" } } } }
 }

@@ -42,7 +42,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "chat_h200_sxm_141gb" : { "cooling" : "air", "cpu_cores" : 96, "deployments" : ["chat"], "gpu_model" : "h200-sxm-141gb", "gpus_per_node" : 8, "instance_type" : "p5en.48xlarge", "labels" : { "nvidia.com/device-plugin.config" : "chat-h200-sxm-141gb", "specgen.dev/gpu" : "h200-sxm-141gb", "specgen.dev/platform" : "aws-p5en-48xlarge", "specgen.dev/pool" : "chat-h200-sxm-141gb" }, "node_count" : 1, "nvme_tb" : 30.72, "platform" : "aws-p5en-48xlarge", "power_w_per_node" : 7893, "provider" : "aws", "racks" : 0, "ram_gib" : 2048, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "chat_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 96, "deployments" : ["chat"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 8, "instance_type" : "p5.48xlarge", "labels" : { "nvidia.com/device-plugin.config" : "chat-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "aws-p5-48xlarge", "specgen.dev/pool" : "chat-h100-sxm5-80gb" }, "node_count" : 2, "nvme_tb" : 30.72, "platform" : "aws-p5-48xlarge", "power_w_per_node" : 8361, "provider" : "aws", "racks" : 0, "ram_gib" : 2048, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

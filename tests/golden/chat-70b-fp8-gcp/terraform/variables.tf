@@ -42,7 +42,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "chat_h200_sxm_141gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["chat"], "gpu_model" : "h200-sxm-141gb", "gpus_per_node" : 8, "instance_type" : "a3-ultragpu-8g", "labels" : { "nvidia.com/device-plugin.config" : "chat-h200-sxm-141gb", "specgen.dev/gpu" : "h200-sxm-141gb", "specgen.dev/platform" : "gcp-a3-ultragpu-8g", "specgen.dev/pool" : "chat-h200-sxm-141gb" }, "node_count" : 1, "nvme_tb" : 12.88, "platform" : "gcp-a3-ultragpu-8g", "power_w_per_node" : 8537, "provider" : "gcp", "racks" : 0, "ram_gib" : 2952, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "chat_b200_sxm_180gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["chat"], "gpu_model" : "b200-sxm-180gb", "gpus_per_node" : 8, "instance_type" : "a4-highgpu-8g", "labels" : { "nvidia.com/device-plugin.config" : "chat-b200-sxm-180gb", "specgen.dev/gpu" : "b200-sxm-180gb", "specgen.dev/platform" : "gcp-a4-highgpu-8g", "specgen.dev/pool" : "chat-b200-sxm-180gb" }, "node_count" : 1, "nvme_tb" : 12.88, "platform" : "gcp-a4-highgpu-8g", "power_w_per_node" : 11521, "provider" : "gcp", "racks" : 0, "ram_gib" : 3968, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

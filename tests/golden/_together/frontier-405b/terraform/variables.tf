@@ -42,7 +42,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "llama405_b200_sxm_180gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["llama405"], "gpu_model" : "b200-sxm-180gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "llama405-b200-sxm-180gb", "specgen.dev/gpu" : "b200-sxm-180gb", "specgen.dev/platform" : "dgx-b200", "specgen.dev/pool" : "llama405-b200-sxm-180gb" }, "node_count" : 1, "nvme_tb" : 30.72, "platform" : "dgx-b200", "power_w_per_node" : 14300, "provider" : "baremetal", "racks" : 1, "ram_gib" : 2048, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "llama405_b200_sxm_180gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["llama405"], "gpu_model" : "b200-sxm-180gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "llama405-b200-sxm-180gb", "specgen.dev/gpu" : "b200-sxm-180gb", "specgen.dev/platform" : "dgx-b200", "specgen.dev/pool" : "llama405-b200-sxm-180gb" }, "node_count" : 2, "nvme_tb" : 30.72, "platform" : "dgx-b200", "power_w_per_node" : 14300, "provider" : "baremetal", "racks" : 1, "ram_gib" : 2048, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

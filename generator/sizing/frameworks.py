@@ -1,0 +1,96 @@
+"""Fine-tuning frameworks as profiles: the memory techniques each turns on by default.
+
+Each technique is also a field of :class:`~generator.sizing.training.TrainingSetup` of its own;
+a profile only fills the fields a user left at their defaults (:func:`apply_framework`).
+
+Techniques and what they change in the memory sum:
+- ``loss``: ``standard`` materialises the logits of every token (bf16, an fp32 upcast and the fp32
+  log-softmax saved for backward: ``logits_bytes_per_element``); ``chunked`` computes the output
+  projection and the fp32 loss in chunks (torchtune ``CEWithChunkedOutputLoss``, 8 chunks: the bf16
+  logits stay, the fp32 copies exist for one chunk); ``fused`` never materialises them (Liger
+  ``FusedLinearCrossEntropy``, Unsloth's fused CE, Cut Cross-Entropy).
+- ``activation_offload``: checkpointed layer inputs live in host RAM (torchtune
+  ``enable_activation_offloading``, Unsloth's ``use_gradient_checkpointing="unsloth"``); the GPU
+  keeps the layer being recomputed.
+- ``optimizer_in_backward``: each parameter's step runs as soon as its gradient exists, so the
+  gradients of the whole model never coexist (torchtune ``optimizer_in_bwd``).
+
+Sources of the defaults: torchtune recipe configs (``recipes/configs``: chunked CE since v0.3,
+activation checkpointing on, offloading off); Unsloth README ("unsloth" gradient checkpointing,
+fused CE); Liger Kernel README (``use_liger_kernel`` / axolotl ``liger_fused_linear_cross_entropy``);
+Hugging Face Trainer/PEFT/TRL, LLaMA-Factory, axolotl, DeepSpeed and FSDP2 use PyTorch's
+cross-entropy over full logits unless Liger is enabled; Megatron-LM's vocab-parallel cross-entropy
+materialises fp32 logits (``standard``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from generator.errors import InputError
+
+LOSSES = ("standard", "chunked", "fused")
+
+#: Chunks of torchtune's ``CEWithChunkedOutputLoss``.
+CHUNKED_LOSS_CHUNKS = 8
+
+
+class FrameworkProfile(NamedTuple):
+    """The memory techniques a framework applies by default."""
+
+    name: str
+    description: str
+    loss: str = "standard"
+    activation_offload: bool = False
+    optimizer_in_backward: bool = False
+
+
+FRAMEWORKS: dict[str, FrameworkProfile] = {
+    f.name: f
+    for f in (
+        FrameworkProfile("hf", "Hugging Face Trainer / PEFT"),
+        FrameworkProfile("trl", "TRL SFTTrainer (Hugging Face Trainer underneath)"),
+        FrameworkProfile("trl+liger", "TRL with use_liger_kernel=True", loss="fused"),
+        FrameworkProfile("torchtune", "torchtune recipes (CEWithChunkedOutputLoss)", loss="chunked"),
+        FrameworkProfile("unsloth", "Unsloth (fused CE, 'unsloth' offloaded gradient checkpointing)", "fused", True),
+        FrameworkProfile("axolotl", "axolotl without Liger"),
+        FrameworkProfile("axolotl+liger", "axolotl with the Liger plugin (fused linear cross-entropy)", loss="fused"),
+        FrameworkProfile("llama-factory", "LLaMA-Factory (Hugging Face Trainer)"),
+        FrameworkProfile("deepspeed", "DeepSpeed ZeRO through the Hugging Face Trainer"),
+        FrameworkProfile("fsdp2", "PyTorch FSDP2 (fully_shard) with a plain training loop"),
+        FrameworkProfile("megatron", "Megatron-LM (vocab-parallel cross-entropy over fp32 logits)"),
+    )
+}
+
+#: Other names users write.
+FRAMEWORK_ALIASES: dict[str, str] = {
+    "peft": "hf",
+    "transformers": "hf",
+    "hf-trainer": "hf",
+    "liger": "trl+liger",
+    "fsdp": "fsdp2",
+    "llamafactory": "llama-factory",
+    "megatron-lm": "megatron",
+}
+
+
+def framework_profile(name: str) -> FrameworkProfile:
+    """Look up a framework by name; raises :class:`InputError` listing the choices."""
+    key = name.lower()
+    try:
+        return FRAMEWORKS[FRAMEWORK_ALIASES.get(key, key)]
+    except KeyError:
+        choices = ", ".join(sorted({*FRAMEWORKS, *FRAMEWORK_ALIASES}))
+        raise InputError(f"unknown framework '{name}'; choose one of {choices}") from None
+
+
+def logits_bytes_per_element(loss: str, standard_bytes: int) -> float:
+    """Bytes per (token x vocab) element a loss keeps at its peak."""
+    if loss == "standard":
+        return float(standard_bytes)
+    if loss == "chunked":
+        # bf16 logits of every chunk stay for backward; the fp32 upcast and log-softmax of one chunk at a time
+        return 2.0 + (standard_bytes - 2.0) / CHUNKED_LOSS_CHUNKS
+    if loss == "fused":
+        return 0.0
+    raise InputError(f"unknown loss '{loss}'; choose one of {', '.join(LOSSES)}")

@@ -1,0 +1,140 @@
+"""vLLM's own KV-cache accounting (V1 engine): groups, blocks, and the token count its start-up log prints.
+
+The mechanism, from ``vllm/v1/core/kv_cache_utils.py`` (v0.10-v0.11, ``_get_kv_cache_groups_uniform_page_size``,
+``get_num_blocks``, ``get_max_concurrency_for_kv_cache_config``) and ``vllm/v1/kv_cache_interface.py``:
+
+- Layers are bucketed by KV spec (full attention; sliding window of a given width). One bucket: a single
+  group of every layer. Several (a hybrid model): ``group_size`` is the smallest bucket's layer count, or
+  the largest when the largest is under 1.5x the smallest; each bucket is split into
+  ``ceil(layers / group_size)`` groups, the last one padded to ``group_size`` layers.
+- Page sizes are unified: every type's block holds the bytes of the largest type's ``block_size`` tokens
+  (a type with fewer bytes per token gets more tokens per block; the log uses the smallest block size).
+- All groups share ``group_size`` column tensors of ``num_blocks`` pages each, so
+  ``num_blocks = available // (page_bytes * group_size)``: a sliding-window layer gets as many pages as a
+  full-attention layer, and padding layers cost memory like real ones.
+- The log prints ``GPU KV cache size: num_blocks // groups * block_size tokens``: the available memory
+  over the bytes per token of every (padded) layer, windows not applied.
+- ``Maximum concurrency for L tokens per request`` is ``num_blocks`` over the pages one request of
+  ``max_model_len`` needs: full layers ``ceil(L / block)`` pages, sliding layers
+  ``ceil(min(window - 1 + max_num_batched_tokens, L) / block) + 1``, summed over groups.
+
+Later vLLM (``_report_kv_cache_config`` after v0.12) prints ``max_concurrency * max_model_len`` instead;
+``TOKENS_FROM_CONCURRENCY`` selects that form. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from generator.sizing.architecture import Architecture, Layer
+from generator.sizing.kv_cache import ceil_bytes
+from generator.sizing.weights import Parallelism, stage_layers
+
+#: How the start-up log's token count is formed: vLLM <= 0.11 (blocks per group) or later (concurrency x length).
+TOKENS_FROM_BLOCKS = "blocks"
+TOKENS_FROM_CONCURRENCY = "concurrency"
+
+#: vLLM uses the largest bucket as group size when it is under this multiple of the smallest
+#: (kv_cache_utils._get_kv_cache_groups_uniform_page_size: ``max_num_layers < min_num_layers * 1.5``).
+GROUP_SIZE_RATIO = 1.5
+
+
+class LayerTypeKv(NamedTuple):
+    """One KV spec of the model on the fullest GPU: its layers, groups and the memory they hold."""
+
+    #: ``full`` or ``sliding:<window tokens>``.
+    kind: str
+    layers: int
+    groups: int
+    #: Layers added to fill its last group to ``group_size``.
+    padding_layers: int
+    #: Bytes of the pool this type's groups own (their share of the column tensors).
+    pool_bytes: int
+    #: KV bytes per token of one layer on one GPU.
+    layer_bytes_per_token: int
+
+
+class VllmKvCache(NamedTuple):
+    """The KV pool vLLM builds on one GPU, and the two numbers its start-up log prints."""
+
+    group_size: int
+    groups: int
+    #: Bytes of one block of one layer (``block_size`` tokens).
+    page_bytes: int
+    num_blocks: int
+    #: "GPU KV cache size: N tokens".
+    logged_tokens: int
+    #: "Maximum concurrency for max_model_len tokens per request: X".
+    max_concurrency: float
+    by_layer_type: tuple[LayerTypeKv, ...]
+
+
+def _layer_bytes_per_token(layer: Layer, kv_bits: int, tp: int) -> int:
+    """KV bytes one GPU stores per token of ``layer`` (whole KV heads per rank; MLA latent replicated)."""
+    if not layer.kv_heads:
+        return ceil_bytes(layer.kv_elements_per_token * kv_bits)
+    per_head = layer.kv_elements_per_token // layer.kv_heads
+    return ceil_bytes(per_head * math.ceil(layer.kv_heads / tp) * kv_bits)
+
+
+def _kind(layer: Layer) -> str:
+    return "full" if layer.window_tokens is None else f"sliding:{layer.window_tokens}"
+
+
+def _pages_per_request(kind: str, max_model_len: int, block_tokens: int, max_num_batched_tokens: int) -> int:
+    """Pages one request of ``max_model_len`` tokens needs in one layer of ``kind`` (``max_memory_usage_bytes``)."""
+    if kind == "full":
+        return -(-max_model_len // block_tokens)
+    window = int(kind.split(":", 1)[1])
+    tokens = min(window - 1 + max_num_batched_tokens, max_model_len)
+    return -(-tokens // block_tokens) + 1
+
+
+def vllm_kv_cache(
+    arch: Architecture,
+    kv_bits: int,
+    available_bytes: int,
+    max_model_len: int,
+    par: Parallelism = Parallelism(),
+    block_tokens: int = 16,
+    max_num_batched_tokens: int = 8192,
+    tokens_from: str = TOKENS_FROM_BLOCKS,
+) -> VllmKvCache:
+    """The KV pool vLLM builds on the fullest pipeline stage for ``available_bytes`` of KV memory per GPU.
+
+    ``block_tokens`` is the block size of the type with the most bytes per token; the others scale up to
+    the same page bytes, as vLLM's ``unify_kv_cache_spec_page_size`` does.
+    """
+    stage = max(stage_layers(arch.num_layers, par.pp), key=len)
+    buckets: dict[str, list[Layer]] = {}
+    for index in stage:
+        layer = arch.layers[index]
+        buckets.setdefault(_kind(layer), []).append(layer)
+    counts = [len(layers) for layers in buckets.values()]
+    smallest, largest = min(counts), max(counts)
+    group_size = largest if largest < smallest * GROUP_SIZE_RATIO else smallest
+    layer_bytes = {kind: max(_layer_bytes_per_token(lay, kv_bits, par.tp) for lay in layers) for kind, layers in buckets.items()}
+    page_bytes = max(layer_bytes.values()) * block_tokens
+    num_blocks = max(0, available_bytes // (page_bytes * group_size))
+    groups_of = {kind: -(-len(layers) // group_size) for kind, layers in buckets.items()}
+    groups = sum(groups_of.values())
+    # unify_kv_cache_spec_page_size: a type with fewer bytes per token gets proportionally more tokens per block.
+    block_of = {kind: page_bytes // per_token for kind, per_token in layer_bytes.items()}
+    pages = sum(groups_of[k] * _pages_per_request(k, max_model_len, block_of[k], max_num_batched_tokens) for k in buckets)
+    # get_max_concurrency_for_kv_cache_config: request bytes over one block of every group's layers.
+    concurrency = num_blocks / pages if pages else 0.0
+    by_blocks = num_blocks // groups * block_tokens
+    logged = int(concurrency * max_model_len) if tokens_from == TOKENS_FROM_CONCURRENCY else by_blocks
+    by_type = tuple(
+        LayerTypeKv(
+            kind=kind,
+            layers=len(layers),
+            groups=groups_of[kind],
+            padding_layers=groups_of[kind] * group_size - len(layers),
+            pool_bytes=groups_of[kind] * group_size * num_blocks * page_bytes // groups if groups else 0,
+            layer_bytes_per_token=layer_bytes[kind],
+        )
+        for kind, layers in sorted(buckets.items())
+    )
+    return VllmKvCache(group_size, groups, page_bytes, num_blocks, logged, concurrency, by_type)

@@ -1,0 +1,204 @@
+"""Fine-tuning frameworks as profiles, each technique as its own flag, against published runs (tests/data)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.calculator.estimate import EstimateRequest, estimate
+from generator.catalog import find_model
+from generator.errors import InputError
+from generator.sizing.architecture import Architecture, parse_architecture
+from generator.sizing.constants import Constants
+from generator.sizing.frameworks import FRAMEWORKS, framework_profile
+from generator.sizing.training import TrainingSetup, size_training
+from generator.sizing.weights import Parallelism
+from generator.units import GB
+
+CALIBRATION: dict[str, Any] = json.loads((Path(__file__).parent / "data" / "calibration.json").read_text())
+
+
+def _row(framework: str, method: str, gpus: int) -> dict[str, Any]:
+    rows = [r for r in CALIBRATION["training_memory"] if (r["framework"], r["method"], r["gpus"]) == (framework, method, gpus)]
+    assert len(rows) == 1
+    row: dict[str, Any] = rows[0]
+    return row
+
+
+def _predict_gb(row: dict[str, Any]) -> float:
+    arch = parse_architecture(find_model(row["model"]).config)
+    setup = TrainingSetup(
+        method=row["method"],
+        optimizer=row["optimizer"],
+        zero_stage=row["zero_stage"],
+        data_parallel=row["gpus"],
+        micro_batch_size=row["micro_batch"],
+        sequence_length=row["seq_len"],
+        checkpointing=row["checkpointing"],
+        flash_attention=row["flash_attention"],
+        lora_rank=row["lora_rank"],
+        lora_targets=tuple(row["lora_targets"]),
+        offload_params=row["offload_params"],
+        framework=row["profile"],
+        loss=row.get("loss"),
+    )
+    return size_training(arch, setup, Parallelism(), Constants()).per_gpu.total / GB
+
+
+@pytest.mark.parametrize(
+    ("framework", "method", "gpus"),
+    [
+        # torchtune README: Llama-2-7B LoRA single device, 17.18 GB peak reserved
+        pytest.param("torchtune", "lora", 1, id="torchtune-lora-1gpu"),
+        # MakazhanAlpamys/Soup#378: Llama-3.1-8B LoRA r16, batch 4 x 1024, Liger on, 61.81 GiB on H100
+        pytest.param("trl+liger", "lora", 1, id="liger-lora-8b"),
+    ],
+)
+def test_framework_run_within_15_percent_of_published(framework: str, method: str, gpus: int) -> None:
+    row = _row(framework, method, gpus)
+    assert _predict_gb(row) == pytest.approx(row["measured_gb"], rel=0.15)
+
+
+def test_fsdp_offload_qlora_moves_the_frozen_base_to_the_host() -> None:
+    # philschmid FSDP + QLoRA + CPU offload of Llama-3-70B on 4 GPUs: the 4-bit base leaves the GPU.
+    row = _row("fsdp-qlora-offload", "qlora", 4)
+    arch = parse_architecture(find_model(row["model"]).config)
+    setup = TrainingSetup("qlora", zero_stage=3, data_parallel=4, sequence_length=3072, offload_params=True)
+    offloaded = size_training(arch, setup, Parallelism(), Constants())
+    resident = size_training(arch, setup._replace(offload_params=False), Parallelism(), Constants())
+    base_shard = resident.per_gpu.weights - offloaded.per_gpu.weights
+    assert base_shard > 6 * GB  # about a quarter of the 37 GiB NF4 base
+    assert offloaded.host_ram_bytes_per_gpu >= base_shard
+    assert offloaded.per_gpu.total < row["measured_gb"] * GB < resident.per_gpu.total
+
+
+def _arch() -> Architecture:
+    return parse_architecture(find_model("meta-llama/Llama-3.1-8B").config)
+
+
+def _mem(**fields: Any) -> Any:
+    return size_training(_arch(), TrainingSetup(**fields), Parallelism(), Constants())
+
+
+def test_fused_loss_drops_the_logits_and_chunked_keeps_bf16_logits() -> None:
+    base: dict[str, Any] = {"method": "lora", "micro_batch_size": 4, "sequence_length": 1024}
+    standard, chunked, fused = (_mem(**base, loss=loss).per_gpu.activations for loss in ("standard", "chunked", "fused"))
+    tokens_x_vocab = 4 * 1024 * _arch().vocab_size
+    assert standard - fused == tokens_x_vocab * Constants().logits_bytes_per_element
+    assert chunked - fused == tokens_x_vocab * 3  # bf16 logits + an fp32 copy of one chunk in eight
+    assert _mem(**base, framework="trl+liger").per_gpu.activations == fused
+    assert _mem(**base, framework="torchtune").per_gpu.activations == chunked
+
+
+def test_activation_offload_moves_checkpoints_to_the_host() -> None:
+    on_gpu = _mem(sequence_length=8192)
+    offloaded = _mem(sequence_length=8192, activation_offload=True)
+    assert offloaded.per_gpu.activations < on_gpu.per_gpu.activations
+    assert offloaded.host_ram_bytes_per_gpu > 0
+    assert _mem(sequence_length=8192, framework="unsloth").per_gpu.activations < on_gpu.per_gpu.activations
+
+
+def test_optimizer_in_backward_keeps_one_layers_gradients() -> None:
+    assert _mem(optimizer_in_backward=True).per_gpu.gradients < _mem().per_gpu.gradients / 20
+
+
+def test_a_setting_beats_its_frameworks_default() -> None:
+    assert _mem(framework="unsloth", loss="standard").per_gpu.activations > _mem(framework="unsloth").per_gpu.activations
+
+
+@pytest.mark.parametrize("name", sorted(FRAMEWORKS))
+def test_every_framework_profile_sizes(name: str) -> None:
+    assert framework_profile(name).name == name
+    assert _mem(method="lora", framework=name).per_gpu.total > 0
+
+
+def test_unknown_framework_is_an_input_error() -> None:
+    with pytest.raises(InputError, match="unknown framework 'nemo-9'"):
+        _mem(framework="nemo-9")
+
+
+def test_offload_params_counts_for_lora_and_qlora() -> None:
+    for method in ("lora", "qlora"):
+        req = EstimateRequest(model="meta-llama/Llama-3.1-8B", train=method, gpus=2, zero_stage=3, seq_len=2048)
+        plain = estimate(req)["memory"]["per_gpu"]["weights"]
+        offloaded = estimate(req._replace(offload_params=True))
+        assert offloaded["memory"]["per_gpu"]["weights"] < plain / 2
+        assert offloaded["training"]["host_ram_bytes_per_gpu"] > 0
+
+
+def test_max_seq_len_is_the_longest_that_fits() -> None:
+    req = EstimateRequest(
+        model="meta-llama/Llama-2-7b-hf", train="qlora", gpu="a100-sxm4-40gb", lora_rank=8, flash_attention=True, max_seq_len=True
+    )
+    longest = estimate(req)["training"]["max_sequence_length"]
+    # LLaMA-Factory wiki (tests/data/calibration.json): FlashAttention2 QLoRA ran 32,768 tokens and ran out of memory at 65,536
+    assert 32768 < longest < 65536
+    assert estimate(req._replace(seq_len=longest, max_seq_len=False))["capacity"]["fits"]
+    assert not estimate(req._replace(seq_len=longest + 1, max_seq_len=False))["capacity"]["fits"]
+
+
+def test_max_seq_len_needs_a_gpu() -> None:
+    with pytest.raises(InputError, match="--max-seq-len needs --gpu"):
+        estimate(EstimateRequest(model="meta-llama/Llama-2-7b-hf", train="lora", max_seq_len=True))
+
+
+def test_cli_framework_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    from generator.calculator.cli import main
+
+    args = ["meta-llama/Llama-2-7b-hf", "--train", "qlora", "--framework", "unsloth", "--gpu", "a100-sxm4-40gb", "--max-seq-len"]
+    assert main([*args, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["training"]["loss"] == "fused" and result["training"]["activation_offload"] is True
+    assert result["training"]["max_sequence_length"] > 65536
+    with pytest.raises(SystemExit) as exc:
+        main(["meta-llama/Llama-2-7b-hf", "--framework", "unsloth"])
+    assert exc.value.code == 2
+    assert "--framework applies to training" in capsys.readouterr().err
+
+
+WORKLOAD = """\
+version: 1
+name: tune
+deployments:
+  - name: tune
+    model: meta-llama/Llama-3.1-8B
+    training:
+      method: lora
+      sequence_length: 16384
+      micro_batch_size: 1
+      dataset_tokens: 100000000
+{extra}hardware:
+  gpus: [h100-sxm5-80gb]
+  provider: baremetal
+"""
+
+
+def _planned_memory(tmp_path: Path, extra: str) -> dict[str, int]:
+    from generator.planner import plan_workload
+    from generator.workload import load_workload
+
+    path = tmp_path / "w.yaml"
+    path.write_text(WORKLOAD.format(extra=extra))
+    deployment = plan_workload(load_workload(str(path))).deployments[0]
+    return deployment.memory_per_gpu
+
+
+def test_workload_framework_applies_its_defaults(tmp_path: Path) -> None:
+    plain = _planned_memory(tmp_path, "")
+    unsloth = _planned_memory(tmp_path, "      framework: unsloth\n")
+    own = _planned_memory(tmp_path, "      framework: unsloth\n      loss: standard\n      activation_offload: false\n")
+    assert unsloth["activations"] < plain["activations"]
+    assert own == plain
+
+
+def test_workload_unknown_framework_is_refused(tmp_path: Path) -> None:
+    from generator.errors import SpecgenError
+    from generator.workload import load_workload
+
+    path = tmp_path / "w.yaml"
+    path.write_text(WORKLOAD.format(extra="      framework: nemo\n"))
+    with pytest.raises(SpecgenError, match=r"w.yaml:\d+:\d+: .*framework"):
+        load_workload(str(path))

@@ -1,0 +1,98 @@
+"""FP4/FP8 formats as storage and compute paths, and checkpoint layouts (modelopt, fbgemm_fp8, compressed-tensors)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+from generator.catalog import find_gpu, find_model
+from generator.sizing.architecture import parse_architecture
+from generator.sizing.performance import accelerator_for
+from generator.sizing.precision import weight_format
+from generator.sizing.quantization import parse_quantization_config
+from generator.sizing.weights import size_weights
+from generator.units import GB, GIB
+
+
+def _llama70b(quantization: dict[str, Any] | None = None) -> Any:
+    config = dict(find_model("meta-llama/Llama-3.3-70B-Instruct").config)
+    if quantization is not None:
+        config["quantization_config"] = quantization
+    return parse_architecture(config)
+
+
+def test_nvfp4_bits_are_e2m1_plus_e4m3_per_16_plus_a_tensor_scale() -> None:
+    arch = _llama70b()
+    proj = arch.layers[0].linears[0]
+    expected = Fraction(4) + Fraction(8, 16) + Fraction(32, proj.in_features * proj.out_features)
+    assert weight_format("nvfp4").linear_bits(proj, 0, arch.num_layers) == expected
+
+
+@pytest.mark.parametrize("name", ["fp4", "NVFP4", "nvfp4", "modelopt-fp4"])
+def test_fp4_names_mean_nvfp4(name: str) -> None:
+    assert weight_format(name).name == "nvfp4"
+
+
+def test_nvfp4_llama_70b_checkpoint_size() -> None:
+    # Published NVFP4 checkpoints of Llama-3.x-70B with lm_head in BF16: "~40 GB" (3.5x smaller than
+    # ~141 GB BF16): https://huggingface.co/Kaleto/Llama-3.3-70B-Instruct-NVFP4 and
+    # https://huggingface.co/nvidia/Llama-3.3-70B-Instruct-FP4 ("approximately 3.5x").
+    total = size_weights(_llama70b(), weight_format("nvfp4")).total_bytes
+    assert total / GB == pytest.approx(40, rel=0.08)
+    bf16 = size_weights(_llama70b(), weight_format("bf16")).total_bytes
+    assert bf16 / total == pytest.approx(3.5, rel=0.08)
+
+
+def test_mxfp4_gpt_oss_20b_checkpoint_size() -> None:
+    # OpenAI gpt-oss model card (arXiv:2508.10925, table 1): gpt-oss-20b checkpoint 12.8 GiB, MXFP4 experts.
+    arch = parse_architecture(find_model("openai/gpt-oss-20b").config)
+    assert size_weights(arch, weight_format("mxfp4")).total_bytes / GIB == pytest.approx(12.8, rel=0.03)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "precision", "compute", "tflops"),
+    [
+        pytest.param("b200-sxm-180gb", "nvfp4", "fp4", 9000, id="blackwell-w4a4-at-fp4-rate"),
+        pytest.param("h100-sxm5-80gb", "nvfp4", "fp4", 989, id="hopper-nvfp4-dequantizes-to-bf16"),
+        pytest.param("h100-sxm5-80gb", "fp8", "fp8", 1979, id="hopper-w8a8-at-fp8-rate"),
+        pytest.param("a100-sxm4-80gb", "fp8", "fp8", 312, id="ampere-fp8-weight-only-bf16"),
+        pytest.param("b200-sxm-180gb", "int4", "bf16", 2250, id="gptq-weight-only-bf16"),
+        pytest.param("gb300-288gb", "fp4", "fp4", 15000, id="blackwell-ultra-dense-fp4"),
+        pytest.param("h20-96gb", "fp8", "fp8", 296, id="h20-cut-down-hopper-fp8"),
+    ],
+)
+def test_compute_path_uses_the_gpus_dense_rate(gpu: str, precision: str, compute: str, tflops: float) -> None:
+    fmt = weight_format(precision)
+    assert fmt.compute == compute
+    assert accelerator_for(find_gpu(gpu), fmt.compute, 1).dense_tflops == tflops
+
+
+def test_modelopt_hf_quant_config_nvfp4_with_exclusions() -> None:
+    quant = parse_quantization_config({"quantization": {"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": ["lm_head"]}})
+    assert quant is not None and quant.precision == "nvfp4" and quant.keeps("lm_head")
+
+
+def test_compressed_tensors_nvfp4_and_fp8_channel() -> None:
+    nvfp4 = {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 4, "type": "float"}}}}
+    fp8 = {
+        "quant_method": "compressed-tensors",
+        "config_groups": {"g": {"weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}},
+    }
+    assert parse_quantization_config(nvfp4).precision == "nvfp4"  # type: ignore[union-attr]
+    assert parse_quantization_config(fp8).precision == "fp8-channel"  # type: ignore[union-attr]
+
+
+def test_fbgemm_fp8_keeps_its_bf16_layers_even_when_asked_for_fp8() -> None:
+    # Meta's Llama-3.1-405B-Instruct-FP8 (fbgemm_fp8) keeps attention and the first/last layers' MLPs in BF16;
+    # a small stand-in list: every self_attn module stays BF16.
+    keep = [f"model.layers.{i}.self_attn.{p}" for i in range(80) for p in ("q_proj", "k_proj", "v_proj", "o_proj")]
+    arch = _llama70b({"quant_method": "fbgemm_fp8", "activation_scale_ub": 1200.0, "modules_to_not_convert": keep})
+    plain = _llama70b()
+    for name in ("fp8", "fp8-channel"):
+        kept = size_weights(arch, weight_format(name)).total_bytes
+        assert kept > size_weights(plain, weight_format(name)).total_bytes
+    attn_params = sum(lin.weight_params for layer in plain.layers for lin in layer.linears if lin.name in ("q_proj", "o_proj"))
+    extra = size_weights(arch, weight_format("fp8")).total_bytes - size_weights(plain, weight_format("fp8")).total_bytes
+    assert extra >= attn_params

@@ -1,0 +1,133 @@
+"""vLLM's KV accounting: the token count its start-up log prints, against public logs and its grouping rules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from generator.calculator.estimate import EstimateRequest, estimate
+from generator.catalog import find_model
+from generator.sizing.architecture import Architecture, parse_architecture
+from generator.sizing.precision import kv_cache_bits
+from generator.sizing.sglang_kv import sglang_cell_bytes, sglang_kv_pool
+from generator.sizing.vllm_kv import TOKENS_FROM_CONCURRENCY, vllm_kv_cache
+from generator.sizing.weights import Parallelism
+from generator.units import GIB
+
+CALIBRATION: dict[str, Any] = json.loads((Path(__file__).parent / "data" / "calibration.json").read_text())
+
+
+def _arch(model: str) -> Architecture:
+    return parse_architecture(find_model(model).config)
+
+
+@pytest.mark.parametrize("row", CALIBRATION["vllm_kv_tokens"], ids=lambda r: f"{r['model']}-tp{r['tp']}")
+def test_logged_tokens_match_public_start_up_logs(row: dict[str, Any]) -> None:
+    # Available KV memory is printed to 0.01 GiB, so the token count is known to about 0.2% at best;
+    # the Qwen3-235B run had an LMCache connector attached (its own small reservation), hence 2%.
+    cache = vllm_kv_cache(
+        _arch(row["model"]),
+        kv_cache_bits(row["kv_precision"]),
+        int(row["available_kv_gib"] * GIB),
+        row["max_model_len"],
+        Parallelism(tp=row["tp"]),
+        row["block_size"],
+    )
+    assert cache.logged_tokens == pytest.approx(row["logged_tokens"], rel=0.02)
+    if "logged_max_concurrency" in row:
+        assert cache.max_concurrency == pytest.approx(row["logged_max_concurrency"], abs=0.02)
+
+
+def test_hybrid_model_groups_pad_and_count_every_layer() -> None:
+    # Gemma 3 1B: 22 sliding (512) + 4 full layers -> group size 4, sliding split into 6 groups (2 padding layers),
+    # 7 groups in all; the log's tokens are the pool over the bytes of all 28 (padded) layers.
+    arch = _arch("google/gemma-3-1b-it")
+    available = 10 * GIB
+    cache = vllm_kv_cache(arch, 16, available, 32768)
+    assert (cache.group_size, cache.groups) == (4, 7)
+    kinds = {t.kind: t for t in cache.by_layer_type}
+    assert kinds["full"].layers == 4 and kinds["full"].padding_layers == 0
+    assert kinds["sliding:512"].layers == 22 and kinds["sliding:512"].padding_layers == 2
+    blocks = available // (cache.page_bytes * 4)
+    assert cache.num_blocks == blocks
+    assert cache.logged_tokens == blocks // 7 * 16
+    # The pool splits among the types by their groups (1 : 6).
+    assert kinds["sliding:512"].pool_bytes == pytest.approx(6 * kinds["full"].pool_bytes, abs=8)
+
+
+def test_sliding_layers_do_not_shrink_the_logged_count_but_raise_concurrency() -> None:
+    # gpt-oss-20b: 12 full + 12 sliding (128). Same bytes per token as 24 full layers for the log line,
+    # but a request needs only (128 - 1 + 8192) / 16 + 1 pages in the sliding group.
+    arch = _arch("openai/gpt-oss-20b")
+    available, length = 20 * GIB, 131072
+    cache = vllm_kv_cache(arch, 16, available, length)
+    per_token_all_layers = sum(layer.kv_elements_per_token for layer in arch.layers) * 2
+    assert cache.logged_tokens == pytest.approx(available / per_token_all_layers, rel=0.001)
+    full_pages = length // 16
+    sliding_pages = -(-(128 - 1 + 8192) // 16) + 1
+    assert cache.max_concurrency == pytest.approx(cache.num_blocks / (full_pages + sliding_pages))
+    assert cache.max_concurrency * length > cache.logged_tokens
+
+
+def test_near_equal_buckets_use_the_largest_as_group_size() -> None:
+    # 13 full + 11 sliding: 13 < 11 x 1.5, so vLLM pads the sliding bucket to 13 instead of splitting full in two.
+    arch = _arch("openai/gpt-oss-20b")
+    first_sliding = next(i for i, layer in enumerate(arch.layers) if layer.window_tokens is not None)
+    layers = list(arch.layers)
+    layers[first_sliding] = layers[first_sliding]._replace(window_tokens=None)
+    cache = vllm_kv_cache(arch._replace(layers=tuple(layers)), 16, 20 * GIB, 131072)
+    assert (cache.group_size, cache.groups) == (13, 2)
+    assert {t.kind: t.padding_layers for t in cache.by_layer_type} == {"full": 0, "sliding:128": 2}
+
+
+def test_newer_log_form_is_concurrency_times_length() -> None:
+    arch = _arch("openai/gpt-oss-20b")
+    cache = vllm_kv_cache(arch, 16, 20 * GIB, 65536, tokens_from=TOKENS_FROM_CONCURRENCY)
+    assert cache.logged_tokens == int(cache.max_concurrency * 65536)
+
+
+@given(st.integers(min_value=0, max_value=200 * GIB), st.integers(min_value=1, max_value=64 * GIB))
+def test_more_memory_never_means_fewer_tokens(available: int, extra: int) -> None:
+    arch = _arch("google/gemma-2-9b-it")
+    low = vllm_kv_cache(arch, 16, available, 8192)
+    high = vllm_kv_cache(arch, 16, available + extra, 8192)
+    assert high.logged_tokens >= low.logged_tokens and high.max_concurrency >= low.max_concurrency
+
+
+def test_estimate_reports_the_log_line_and_memory_by_layer_type() -> None:
+    result = estimate(EstimateRequest(model="openai/gpt-oss-20b", gpu="h100-sxm5-80gb", context_tokens=131072))
+    log = result["capacity"]["vllm_log"]
+    assert log["kv_cache_groups"] == 2
+    assert [part["kind"] for part in log["by_layer_type"]] == ["full", "sliding:128"]
+    pool = sum(part["pool_bytes"] for part in log["by_layer_type"])
+    assert pool <= result["capacity"]["kv_cache_bytes"]
+    assert log["gpu_kv_cache_size_tokens"] < result["capacity"]["kv_cache_tokens"]
+
+
+def test_sglang_reserve_is_a_fraction_of_the_memory_before_loading() -> None:
+    # SGLang log (sglang PR #18263): 'Load weight end ... avail mem=230.20 GB, mem usage=56.98 GB',
+    # mem_fraction_static 0.911 -> 'initial available_bytes ... 204.63 GB' (its GB are GiB).
+    arch = _arch("Qwen/Qwen3-30B-A3B")
+    pool = sglang_kv_pool(arch, 16, int((230.20 + 56.98) * GIB), int(230.20 * GIB), 0.911)
+    # Three printed figures each rounded to 0.01, and "total" is measured at init, a moment before the load starts.
+    assert pool.rest_bytes / GIB == pytest.approx(204.63, abs=0.02)
+    assert pool.cell_bytes == 48 * 4 * 128 * 2 * 2
+
+
+def test_sglang_cell_matches_its_logged_k_size() -> None:
+    # vllm issue #21348: SGLang, Qwen3-235B-A22B-FP8 TP4: '#tokens: 367404, K size: 8.23 GB' (K is half a cell).
+    cell = sglang_cell_bytes(_arch("Qwen/Qwen3-235B-A22B"), 16, Parallelism(tp=4))
+    assert 367404 * cell / 2 / GIB == pytest.approx(8.23, abs=0.01)
+
+
+@pytest.mark.parametrize("section", ["vllm_kv_tokens", "training_time"])
+def test_new_calibration_rows_carry_a_source_a_user_can_open(section: str) -> None:
+    rows = CALIBRATION[section]
+    assert rows
+    for row in rows:
+        assert row["source"].startswith("https://") and row["setup"]
