@@ -279,16 +279,26 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option]) -> str:
     c = opt.candidate
     text = f"chosen by {objective}: {c.summary}"
     if c.usd_per_hour is not None:
-        text += f", ${c.usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
+        text += f", {_cost_text(opt)}"
     text += (
         f", {c.gpus_bought} GPUs bought ({c.idle_gpus} idle), {c.nodes} server(s), {c.power_w / 1000:.1f} kW "
         f"({c.power_compared_w / 1000:.1f} kW summed from components, the basis compared)"
     )
     if rest:
         r = rest[0].candidate
-        other = f"${r.usd_per_hour * HOURS_PER_MONTH:,.0f}/month" if r.usd_per_hour is not None else "unpriced"
-        text += f"; runner-up {r.summary} ({other}, {r.gpus_bought} GPUs bought, {r.idle_gpus} idle, {r.power_w / 1000:.1f} kW)"
+        cost = _cost_text(rest[0])
+        text += f"; runner-up {r.summary} ({cost}, {r.gpus_bought} GPUs bought, {r.idle_gpus} idle, {r.power_w / 1000:.1f} kW)"
     return text
+
+
+def _cost_text(opt: Option) -> str:
+    """What an option costs: per run for a training job (it ends), per month for a service."""
+    usd_per_hour = opt.candidate.usd_per_hour
+    if usd_per_hour is None:
+        return "unpriced"
+    if isinstance(opt.shape, TrainingShape) and opt.shape.hours:
+        return f"${usd_per_hour * opt.shape.hours:,.0f} per run"
+    return f"${usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
 
 
 def _place_on_inventory(wl: Workload, pools: list[Pool], findings: list[Finding]) -> tuple[list[Pool], list[dict[str, Any]]]:
