@@ -138,6 +138,28 @@ def test_llama_bench_of_a_public_run_reproduces_its_decode_error() -> None:
     assert again["throughput"]["decode_tokens_per_s"] == pytest.approx(127.43, rel=0.01)
 
 
+@pytest.mark.parametrize(
+    ("log", "gpu", "output_tokens", "measured", "error"),
+    [
+        pytest.param("llama-cpp-mixtral-q5km-a100.txt", "a100-sxm4-80gb", "242", 48.10, "+146.6%", id="a100"),
+        pytest.param("llama-cpp-mixtral-q5km-h100.txt", "h100-sxm5-80gb", "189", 60.68, "+178.4%", id="h100"),
+    ],
+)
+def test_llama_print_timings_of_a_public_mixtral_run_reproduce_its_decode_error(
+    log: str, gpu: str, output_tokens: str, measured: float, error: str
+) -> None:
+    """llama-cpp-python issue #1017: llama.cpp's own timings for Mixtral 8x7B Q5_K_M, a 9-token prompt, on A100 and H100."""
+    text = (DATA / log).read_text(encoding="utf-8")
+    assert [(m.name, m.value) for m in parse_log(text, "log")] == [("decode_tokens_per_s", measured)]
+    setup = ("mistralai/Mixtral-8x7B-v0.1", "--precision", "q5_k_m", "--gpu", gpu, "--input-tokens", "9",
+             "--output-tokens", output_tokens)  # fmt: skip
+    code, out = calibrate(*setup, "--log", str(DATA / log))
+    assert code == 0
+    # the December 2023 CUDA MoE path reached well under half the bandwidth bound the engine predicts
+    assert rows(out)["decode_tokens_per_s"][0] == measured
+    assert rows(out)["decode_tokens_per_s"][2] == error
+
+
 def test_a_log_without_figures_is_an_input_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = tmp_path / "empty.log"
     log.write_text("nothing to see\n")
