@@ -3,14 +3,17 @@
 Reads a vLLM start-up log (weights loaded, KV cache tokens or GPU blocks, maximum concurrency),
 a ``torch.cuda.memory_summary()`` (peak allocated memory, e.g. of a training step),
 ``nvidia-smi --query-gpu=...,memory.used,... --format=csv`` output, and llama.cpp timings
-(``eval time = ... tokens per second``) or a ``llama-bench`` table (``tg`` rows), runs
-``specgen estimate`` with the given options, prints each figure's error and writes a
+(``eval time = ... tokens per second``) or a ``llama-bench`` table (``tg`` rows; rows run with
+``-nkvo 1``, the KV cache in host memory, are left out), runs ``specgen estimate`` with the given
+options, prints each figure's error and writes a
 ``constants:`` block that makes later plans match the measured stack:
 
 - KV cache tokens: the bytes the prediction gave the KV cache beyond what the run had are runtime
   memory it did not count; ``non_torch_bytes`` grows (or shrinks) by that much;
 - decode tokens/s: the bandwidth efficiency of the bound tier (``decode_bandwidth_efficiency`` on
-  the GPU, ``ddr_bandwidth_efficiency`` when layers run on the CPU) scales by measured / predicted.
+  the GPU, ``ddr_bandwidth_efficiency`` when layers run on the CPU) scales by measured / predicted;
+  when the prediction has the step compute-bound (small-batch GEMMs), ``gemm_half_efficiency_tokens``
+  is fitted instead.
 """
 
 from __future__ import annotations
@@ -57,7 +60,10 @@ _UNIT_BYTES = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "KB": 2**10, "M
 def parse_log(text: str, label: str) -> list[Measurement]:
     """Every known figure in ``text`` (a vLLM log, llama.cpp output, llama-bench table, nvidia-smi CSV or table)."""
     found: list[Measurement] = []
+    bench_header: list[str] = []
     for line in text.splitlines():
+        if re.match(r"\|\s*model\s*\|", line):
+            bench_header = _cells(line)
         for name, pattern in _PATTERNS:
             match = pattern.search(line)
             if match:
@@ -74,12 +80,24 @@ def parse_log(text: str, label: str) -> list[Measurement]:
             found.append(Measurement("gpu_memory_used_gib", int(usage.group(1)) * 2**20 / GIB, line.strip()))
         # llama-bench names the test "tg128" (2024 on) or "tg 128" (2023 builds)
         bench = re.match(r"\|.*\|\s*tg ?\d+\s*\|\s*([\d.]+)\s*±", line)
-        if bench:
+        if bench and not _kv_cache_in_host_memory(bench_header, _cells(line)):
             found.append(Measurement("decode_tokens_per_s", float(bench.group(1)), line.strip()))
     found += _nvidia_smi(text)
     if not found:
         raise InputError(f"{label}: no vLLM, llama.cpp, nvidia-smi or torch memory-summary figure found")
     return found
+
+
+def _cells(line: str) -> list[str]:
+    """The cells of a markdown table row."""
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _kv_cache_in_host_memory(header: list[str], cells: list[str]) -> bool:
+    """A llama-bench row run with ``-nkvo 1``: the KV cache stays in host memory, a setup the estimate does not model."""
+    if "nkvo" not in header or len(cells) != len(header):
+        return False
+    return cells[header.index("nkvo")] not in ("0", "false")
 
 
 def _nvidia_smi(text: str) -> list[Measurement]:
@@ -159,6 +177,9 @@ def fitted_constants(
     speed = by_name.get("decode_tokens_per_s")
     if speed is not None:
         mode = (result.get("offload") or {}).get("mode", "gpu")
+        if mode == "gpu" and result["throughput"].get("bound") == "compute":
+            out.update(_fit_gemm_half_efficiency(speed, current, consts.gemm_half_efficiency_tokens, predict))
+            return out
         name = "decode_bandwidth_efficiency" if mode in ("gpu", "pcie-stream") else "ddr_bandwidth_efficiency"
         e0 = getattr(consts, name)
         t0 = 1 / speed["predicted"]
@@ -168,6 +189,25 @@ def fitted_constants(
         target = 1 / speed["measured"]
         out[name] = round(min(1.0, a / (target - b)), 4) if target > b and a > 0 else 1.0
     return out
+
+
+def _fit_gemm_half_efficiency(
+    speed: dict[str, Any],
+    current: dict[str, float],
+    h0: float,
+    predict: Callable[[dict[str, float]], dict[str, Any]],
+) -> dict[str, float]:
+    """``gemm_half_efficiency_tokens`` for a compute-bound decode step (small-batch GEMMs).
+
+    The GEMM time over ``b`` rows is proportional to ``(b + h)``: linear in ``h``, so two predictions
+    give the slope and the ``h`` that yields the measured time follows; at least 0.
+    """
+    t0 = 1 / speed["predicted"]
+    t1 = 1 / predict({**current, "gemm_half_efficiency_tokens": 2 * h0})["throughput"]["decode_tokens_per_s"]
+    slope = (t1 - t0) / h0
+    if slope <= 0:
+        return {}
+    return {"gemm_half_efficiency_tokens": round(max(0.0, h0 + (1 / speed["measured"] - t0) / slope), 4)}
 
 
 def constants_block(constants: dict[str, float]) -> str:
