@@ -83,7 +83,13 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
-def _check_outputs(files: dict[str, str], hostile: str, hcl_dir: Path) -> None:
+#: Fields no output writes (the editor's schema hint).
+NOT_WRITTEN = {("$schema",)}
+
+
+def _check_outputs(files: dict[str, str], hostile: str, hcl_dir: Path) -> bool:
+    """Every output parses; whether the hostile value arrived whole in at least one of them."""
+    arrived = False
     for rel, text in files.items():
         if rel.endswith((".yaml", ".yml", ".example")):
             parsed: Any = both_yaml_readers(text)
@@ -94,11 +100,14 @@ def _check_outputs(files: dict[str, str], hostile: str, hcl_dir: Path) -> None:
             target.write_text(text, encoding="utf-8")
             continue
         else:
+            arrived = arrived or hostile in text
             continue
         # A hostile value never leaks in part: it is written whole or not at all.
         for found in _strings(parsed):
+            arrived = arrived or hostile in found
             if hostile not in found and len(hostile) > 8:
                 assert hostile[: len(hostile) // 2] not in found or hostile in found, (rel, found[:200])
+    return arrived
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +136,8 @@ def test_every_string_field_refuses_or_carries_every_hostile_string(field: Path_
             files = {}
         assert time.process_time() - start < MAX_CPU_S, param.id
         if files:
-            _check_outputs(files, hostile, hcl_dir)
+            arrived = _check_outputs(files, hostile, hcl_dir)
+            assert arrived or field in NOT_WRITTEN, (param.id, "accepted but written nowhere, or changed on the way")
     if any(hcl_dir.iterdir()):
         fmt = TerraformCommand(str(hcl_dir)).fmt(check=True, list=True, write=False)
         assert fmt.retcode == 0, (fmt.value, fmt.error)
@@ -142,3 +152,46 @@ def test_unmatched_lora_targets_are_refused_at_their_line(tmp_path: Path) -> Non
     with pytest.raises(InputError) as refused:
         render_file(str(path))
     assert str(refused.value).startswith(f"{path}:") and "lora_target_modules" in str(refused.value)
+
+
+def _numeric_fields(schema: dict[str, Any], path: Path_) -> Iterator[tuple[Path_, dict[str, Any]]]:
+    if schema.get("type") in ("number", "integer"):
+        yield path, schema
+    for key, sub in schema.get("properties", {}).items():
+        yield from _numeric_fields(sub, (*path, key))
+    for key in ("items", "additionalProperties"):
+        sub = schema.get(key)
+        if isinstance(sub, dict):
+            yield from _numeric_fields(sub, (*path, key))
+
+
+#: ``constants`` overrides are bounded key by key in code (generator/sizing/constants.py ranges), not in the schema.
+PER_KEY_BOUNDS = {("constants", "additionalProperties")}
+
+
+def test_every_numeric_field_has_a_finite_range() -> None:
+    """Every number a workload carries is bounded above, so no count, pin or rack limit can make work unbounded."""
+    unbounded = [
+        ".".join(map(str, path))
+        for path, schema in _numeric_fields(workload_schema(), ())
+        if path not in PER_KEY_BOUNDS and "enum" not in schema and "maximum" not in schema and "exclusiveMaximum" not in schema
+    ]
+    assert unbounded == []
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        (("deployments", 0, "parallelism", "tp"), 10**30),
+        (("deployments", 0, "parallelism", "ep"), 2**40),
+        (("hardware", "max_racks"), 2**62),
+    ],
+)
+def test_huge_pins_and_rack_limits_are_refused_at_their_line(field: Path_, value: int, tmp_path: Path) -> None:
+    doc = YAML(typ="safe", pure=True).load((EXAMPLES / "chat-70b-maas.yaml").read_text())
+    _put(doc, field, value)
+    path = tmp_path / "w.yaml"
+    path.write_text(to_yaml(doc), encoding="utf-8")
+    with pytest.raises((InputError, MultipleInputError)) as refused:
+        render_file(str(path))
+    assert str(refused.value).startswith(f"{path}:") and str(field[-1]) in str(refused.value)
