@@ -5,6 +5,7 @@ with the hostile value arriving unchanged wherever it is written."""
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Iterator
@@ -83,6 +84,12 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
+@functools.lru_cache(maxsize=4096)
+def _parsed_yaml(text: str) -> Any:
+    """Both YAML readers, once per distinct text: most outputs of a case are the same as the last case's."""
+    return both_yaml_readers(text)
+
+
 #: Fields no output writes (the editor's schema hint).
 NOT_WRITTEN = {("$schema",)}
 
@@ -92,7 +99,7 @@ def _check_outputs(files: dict[str, str], hostile: str, hcl_dir: Path) -> bool:
     arrived = False
     for rel, text in files.items():
         if rel.endswith((".yaml", ".yml", ".example")):
-            parsed: Any = both_yaml_readers(text)
+            parsed: Any = _parsed_yaml(text)
         elif rel.endswith(".json"):
             parsed = json.loads(text)
         elif rel.endswith((".tf", ".tfvars")):
