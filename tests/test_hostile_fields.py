@@ -202,3 +202,9 @@ def test_huge_pins_and_rack_limits_are_refused_at_their_line(field: Path_, value
     with pytest.raises((InputError, MultipleInputError)) as refused:
         render_file(str(path))
     assert str(refused.value).startswith(f"{path}:") and str(field[-1]) in str(refused.value)
+
+
+def test_a_folded_string_after_an_escape_keeps_its_characters() -> None:
+    """Regression (found by test_hostile_strings): ruamel folded after ``\\x06`` without a backslash, adding a space."""
+    value = {"key": {"000000000\x1f": '000000000000000000000000"\x1f\x1f\x1f\x1f\x1f\x1f\x060 0'}}
+    assert both_yaml_readers(to_yaml(value)) == value
