@@ -94,12 +94,31 @@ _Representer.add_representer(Unsafe, _represent_unsafe)
 _BLANKS_BEFORE_BREAK = re.compile(r"[ \t]+\n")
 
 
+def _has_escaped_text(value: Any) -> bool:
+    """Whether a string (key or value) holds a character the YAML emitter writes as an escape sequence."""
+    if isinstance(value, str):
+        return _ESCAPED.search(value) is not None
+    if isinstance(value, dict):
+        return any(_has_escaped_text(k) or _has_escaped_text(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_has_escaped_text(item) for item in value)
+    return False
+
+
+#: Characters outside YAML's printable set (the emitter escapes them), as ruamel's emitter decides.
+_ESCAPED = re.compile("[^\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|\ufeff")
+
+
 def to_yaml(value: Any) -> str:
     """Block-style YAML of plain data with sorted keys, read alike by YAML 1.1 and 1.2 parsers."""
     yaml = YAML(typ="safe", pure=True)
     yaml.Representer = _Representer
     yaml.default_flow_style = False
     yaml.width = 72  # folds long strings: yamllint's default 80-column limit holds at any nesting depth we emit
+    if _has_escaped_text(value):
+        # ruamel can fold a double-quoted string right after an escape sequence without the closing backslash,
+        # which turns the line break into a space: such strings stay on one line, unchanged
+        yaml.width = 1 << 30
     yaml.indent(mapping=2, sequence=4, offset=2)
     buf = io.StringIO()
     yaml.dump(_sorted(value), buf)

@@ -14,8 +14,9 @@ from generator.catalog.records import PlatformSpec
 from generator.errors import InputError, MultipleInputError, SpecgenError
 from generator.input_files import repository_root, short
 from generator.sizing.constants import with_overrides
+from generator.sizing.training import lora_targets
 from generator.workload.loader import Document, read_yaml
-from generator.workload.models import InferenceDeployment, Workload
+from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
 from generator.workload.schema import validate_document
 
 
@@ -45,6 +46,11 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
             models[dep.name] = resolve_model(dep.model, base_dir, doc.locate(("deployments", i, "model")), root)
         except InputError as exc:
             errors.append(exc)
+        if isinstance(dep, TrainingDeployment) and dep.training.method != "full" and dep.name in models:
+            try:
+                lora_targets(models[dep.name].architecture, dep.training.lora_target_modules)
+            except InputError as exc:
+                errors.append(InputError(exc.message, doc.locate(("deployments", i, "training", "lora_target_modules"))))
         if isinstance(dep, InferenceDeployment) and (dep.inference.min_context_tokens or 0) > dep.inference.max_context_tokens:
             errors.append(
                 InputError(
