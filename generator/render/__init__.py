@@ -8,6 +8,7 @@ from generator.errors import InputError
 from generator.planner.plan import Plan
 from generator.render.ansible import render_ansible
 from generator.render.env import render_template
+from generator.render.gpu_sharing import apply_sharing
 from generator.render.gpu_stack import GpuPoolStack, render_cluster
 from generator.render.kubernetes import gpu_stacks, render_node_pools
 from generator.render.markdown import render_markdown
@@ -22,6 +23,7 @@ def render_workload(plan: Plan, workload: Workload, *, alone: bool = True) -> tu
 
     ``alone``: the workload is the whole tree (a single host is then its own cluster and joins nothing).
     """
+    plan = apply_sharing(plan, workload)
     files = {**render_spec(plan), **render_markdown(plan), **render_provisioning(plan, workload)}
     if "terraform" in workload.outputs:
         files.update(render_terraform(plan, workload))

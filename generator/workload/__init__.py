@@ -17,6 +17,7 @@ from generator.sizing.constants import with_overrides
 from generator.workload.loader import Document, read_yaml
 from generator.workload.models import InferenceDeployment, Workload
 from generator.workload.schema import validate_document
+from generator.workload.sharing import sharing_errors
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,7 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
             with_overrides({key: value})
         except InputError as exc:
             errors.append(InputError(exc.message, doc.locate(("constants", key), key=True)))
+    errors += sharing_errors(doc, wl)
     if errors:
         raise errors[0] if len(errors) == 1 else MultipleInputError(errors)
     return models
