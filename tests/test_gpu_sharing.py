@@ -248,6 +248,10 @@ def test_mig_on_aws_uses_the_mig_manager(tmp_path: Path) -> None:
     config_map = load(files["cluster/gpu-operator/manifests/configmap-specgen-device-plugin.yaml"])
     assert {load(t)["flags"]["migStrategy"] for k, t in config_map["data"].items() if k != "default"} == {"single"}
     assert not lint(files)
+    from tests import test_oracles
+
+    for path in ("configmap-specgen-mig-parted.yaml", "configmap-specgen-device-plugin.yaml"):
+        assert not test_oracles.core_errors(load(files[f"cluster/gpu-operator/manifests/{path}"])), path
 
 
 def test_mig_on_aks_says_karpenter_for_azure_has_no_mig_field(tmp_path: Path) -> None:
@@ -261,6 +265,16 @@ def test_mig_on_aks_says_karpenter_for_azure_has_no_mig_field(tmp_path: Path) ->
     assert "gpu-sharing-aks-mig" in files["SPEC.md"] and "gpuInstanceProfile" in files["SPEC.md"]
     classes = [load(t) for p, t in files.items() if p.startswith("kubernetes/azure/nodepool-")]
     assert classes and all(c["spec"]["template"]["metadata"]["labels"]["nvidia.com/mig.config"] for c in classes)
+    from tests import test_oracles
+
+    test_oracles.needs_crds()
+    test_oracles.CURRENT_PROVIDER[0] = "azure"
+    try:
+        docs = [load(t) for p, t in files.items() if p.startswith("kubernetes/azure/") and "kustomization" not in p]
+        problems = [e for doc in docs for e in test_oracles.crd_errors(doc)]
+    finally:
+        test_oracles.CURRENT_PROVIDER[0] = "baremetal"
+    assert not problems, problems
 
 
 def test_gke_time_sharing_renders_gpu_sharing_config(tmp_path: Path) -> None:
@@ -279,5 +293,8 @@ def test_gke_time_sharing_renders_gpu_sharing_config(tmp_path: Path) -> None:
 
     test_oracles.needs_crds()
     test_oracles.CURRENT_PROVIDER[0] = "gcp"
-    problems = [e for pool in pools for e in test_oracles.crd_errors(pool)]
+    try:
+        problems = [e for pool in pools for e in test_oracles.crd_errors(pool)]
+    finally:
+        test_oracles.CURRENT_PROVIDER[0] = "baremetal"
     assert not problems, problems

@@ -9,7 +9,6 @@ partitions every node labelled ``nvidia.com/mig.config`` with the matching entry
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
 from generator.catalog import gpus, mig_profiles, software
@@ -128,5 +127,4 @@ def mig_parted_config(names: list[str]) -> str:
     for name in names:
         gpu_id, _, profile = name.rpartition("-")
         configs[name] = [{"devices": "all", "mig-enabled": True, "mig-devices": {profile: mig_instances(gpu_id, profile)}}]
-    # JSON (valid YAML to mig-parted's parser) folds at its blanks within yamllint's 80 columns; nested YAML would not
-    return json.dumps({"version": "v1", "mig-configs": configs}, sort_keys=True)
+    return to_yaml({"version": "v1", "mig-configs": configs})

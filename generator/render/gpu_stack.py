@@ -15,7 +15,7 @@ from typing import Any, Literal
 from generator.catalog import gpus, software
 from generator.errors import InputError
 from generator.planner.plan import Plan
-from generator.render.env import to_yaml
+from generator.render.env import Block, to_yaml
 from generator.render.gpu_sharing import MIG_CONFIG_LABEL, MIG_DISABLED, device_plugin_config, mig_parted_config
 from generator.render.kube_objects import HEADER, dns_name, kustomize_directory
 from generator.workload.models import GpuSharing
@@ -201,7 +201,7 @@ def render_cluster(stacks: list[GpuPoolStack]) -> dict[str, str]:
                 "apiVersion": "v1",
                 "kind": "ConfigMap",
                 "metadata": {"name": MIG_PARTED_CONFIG, "namespace": NAMESPACE},
-                "data": {"config.yaml": mig_parted_config(mig_configs)},
+                "data": {"config.yaml": Block(mig_parted_config(mig_configs))},
             }
         )
     if values["driver"]["nvidiaDriverCRD"]["enabled"]:
