@@ -298,3 +298,9 @@ def test_gke_time_sharing_renders_gpu_sharing_config(tmp_path: Path) -> None:
     finally:
         test_oracles.CURRENT_PROVIDER[0] = "baremetal"
     assert not problems, problems
+
+
+def test_a_single_host_is_told_that_no_sharing_config_is_rendered(tmp_path: Path) -> None:
+    files = render_file(str(write(tmp_path, workload_text("    strategy: mps\n    replicas_per_gpu: 2\n", gpus="l4-24gb"))))
+    assert not [p for p in files if p.startswith("cluster/")]
+    assert "gpu-sharing-single-host" in files["spec.json"]

@@ -64,10 +64,11 @@ def _with_label(pool: Pool, key: str, value: str) -> Pool:
     return dataclasses.replace(pool, labels=tuple(sorted({**dict(pool.labels), key: value}.items())))
 
 
-def apply_sharing(plan: Plan, workload: Workload) -> Plan:
+def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) -> Plan:
     """The plan as rendered with GPU sharing: MIG-config labels on pools the GPU Operator partitions, and findings.
 
     The planner's sizing is unchanged (whole GPUs); a MIG profile the chosen GPU lacks is refused here too.
+    ``single_host``: one machine on its own, which gets no GPU stack (so no sharing config either).
     """
     sharing = workload.kubernetes.gpu_sharing
     if sharing is None or "kubernetes" not in workload.outputs:
@@ -86,12 +87,11 @@ def apply_sharing(plan: Plan, workload: Workload) -> Plan:
                 pools.append(_with_label(pool, MIG_CONFIG_LABEL, mig_config_name(gpu, str(sharing.mig_profile))))
                 continue
         pools.append(pool)
-    return dataclasses.replace(
-        plan, pools=tuple(pools), findings=sorted_findings([*plan.findings, *sharing_findings(plan, sharing)])
-    )
+    findings = sorted_findings([*plan.findings, *sharing_findings(plan, sharing, single_host=single_host)])
+    return dataclasses.replace(plan, pools=tuple(pools), findings=findings)
 
 
-def sharing_findings(plan: Plan, sharing: GpuSharing) -> list[Finding]:
+def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = False) -> list[Finding]:
     """What the user must know about the sharing they asked for."""
     if sharing.strategy == "mig":
         how = f"MIG: every GPU split into {sharing.mig_profile} instances, each pod gets one instance"
@@ -106,6 +106,16 @@ def sharing_findings(plan: Plan, sharing: GpuSharing) -> list[Finding]:
             "kubernetes.gpu_sharing",
         )
     ]
+    if single_host:
+        findings.append(
+            Finding(
+                "warning",
+                "gpu-sharing-single-host",
+                "A single host gets no GPU stack, so no sharing config is rendered for it: give its NVIDIA device "
+                "plugin a config with sharing.timeSlicing or sharing.mps replicas, or partition its GPUs with MIG yourself",
+                "kubernetes.gpu_sharing",
+            )
+        )
     if sharing.strategy == "mig" and plan.provider == "azure":
         findings.append(
             Finding(
