@@ -22,7 +22,7 @@ REFERENCE = REPO / "tests" / "reference"
 NOTES = REFERENCE / "hardware_facts_notes.md"
 PARAM_COUNTS = REFERENCE / "configs" / "param_counts.json"
 
-KINDS = ["cpus", "drives", "gpus", "models", "nics", "platforms", "prices", "purchases", "software"]
+KINDS = ["cpus", "drives", "gpus", "mig_profiles", "models", "nics", "platforms", "prices", "purchases", "software"]
 KIND_PARAMS = [pytest.param(kind, id=kind) for kind in KINDS]
 DELETE = object()
 

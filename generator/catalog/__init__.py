@@ -144,3 +144,9 @@ def find_gpu(name: str) -> GpuSpec:
     if gpu is None:
         raise UnknownIdError(f"unknown GPU '{name}'{suggest(name, sorted(table))}")
     return gpu
+
+
+@cache
+def mig_profiles() -> dict[str, tuple[str, ...]]:
+    """MIG profile names each MIG-capable GPU supports, by GPU id (a GPU missing here has no list)."""
+    return {rec["id"]: tuple(rec["profiles"]) for rec in _records("mig_profiles")}

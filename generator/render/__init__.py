@@ -8,8 +8,9 @@ from generator.errors import InputError
 from generator.planner.plan import Plan
 from generator.render.ansible import render_ansible
 from generator.render.env import render_template
+from generator.render.gpu_sharing import apply_sharing
 from generator.render.gpu_stack import GpuPoolStack, render_cluster
-from generator.render.kubernetes import gpu_stacks, render_node_pools
+from generator.render.kubernetes import gpu_stacks, is_single_host, render_node_pools
 from generator.render.markdown import render_markdown
 from generator.render.provisioning import render_provisioning
 from generator.render.spec import render_spec
@@ -22,6 +23,7 @@ def render_workload(plan: Plan, workload: Workload, *, alone: bool = True) -> tu
 
     ``alone``: the workload is the whole tree (a single host is then its own cluster and joins nothing).
     """
+    plan = apply_sharing(plan, workload, single_host=alone and is_single_host(plan))
     files = {**render_spec(plan), **render_markdown(plan), **render_provisioning(plan, workload)}
     if "terraform" in workload.outputs:
         files.update(render_terraform(plan, workload))

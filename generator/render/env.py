@@ -83,12 +83,27 @@ def unsafe_strings(value: Any) -> Any:
     return value
 
 
+class Block(str):
+    """A multi-line string the YAML emitter writes as a literal block (``|``): embedded files stay readable and short-lined.
+
+    Its lines must not end in blanks (:func:`to_yaml` strips blanks before line breaks).
+    """
+
+    __slots__ = ()
+
+
+def _represent_block(representer: SafeRepresenter, data: Block) -> ScalarNode:
+    node: ScalarNode = representer.represent_scalar(_STR_TAG, str(data), style="|")
+    return node
+
+
 class _Representer(SafeRepresenter):
     """SafeRepresenter that quotes YAML-1.1-ambiguous strings and tags :class:`Unsafe` ones ``!unsafe``."""
 
 
 _Representer.add_representer(str, _represent_str)
 _Representer.add_representer(Unsafe, _represent_unsafe)
+_Representer.add_representer(Block, _represent_block)
 
 
 _BLANKS_BEFORE_BREAK = re.compile(r"[ \t]+\n")

@@ -11,7 +11,7 @@ from typing import Any
 from generator.errors import InputError
 from generator.planner.plan import Pool
 from generator.render.kube_objects import dns_name
-from generator.workload.models import KubernetesSettings
+from generator.workload.models import GpuSharing, KubernetesSettings
 
 #: Accelerator type of each GPU machine family (machine types carry a fixed GPU model);
 #: https://cloud.google.com/compute/docs/gpus and https://cloud.google.com/compute/docs/accelerator-optimized-machines
@@ -48,6 +48,24 @@ def gke_placement(settings: KubernetesSettings) -> tuple[str, str, str]:
     return str(settings.gcp_project), str(settings.location), str(settings.cluster_name)
 
 
+#: GKE's GPU sharing strategies (container/v1 GPUSharingConfig.gpuSharingStrategy).
+GKE_SHARING_STRATEGY = {"time-slicing": "TIME_SHARING", "mps": "MPS"}
+
+
+def gke_sharing(sharing: GpuSharing | None) -> dict[str, Any]:
+    """The ``guestAccelerator`` fields of a sharing request: ``gpuPartitionSize`` (MIG) or ``gpuSharingConfig``."""
+    if sharing is None:
+        return {}
+    if sharing.strategy == "mig":
+        return {"gpuPartitionSize": str(sharing.mig_profile)}
+    return {
+        "gpuSharingConfig": {
+            "gpuSharingStrategy": GKE_SHARING_STRATEGY[sharing.strategy],
+            "maxSharedClientsPerGpu": sharing.replicas_per_gpu,
+        }
+    }
+
+
 def container_node_pool(pool: Pool, settings: KubernetesSettings, namespace: str) -> dict[str, Any]:
     """``ContainerNodePool`` of one pool."""
     project, location, cluster = gke_placement(settings)
@@ -58,6 +76,7 @@ def container_node_pool(pool: Pool, settings: KubernetesSettings, namespace: str
         "count": node.gpus,
         "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"},
     }
+    accelerator.update(gke_sharing(settings.gpu_sharing))
     spec: dict[str, Any] = {
         "clusterRef": {"external": f"projects/{project}/locations/{location}/clusters/{cluster}"},
         "location": location,

@@ -15,13 +15,16 @@ from typing import Any, Literal
 from generator.catalog import gpus, software
 from generator.errors import InputError
 from generator.planner.plan import Plan
-from generator.render.env import to_yaml
+from generator.render.env import Block, to_yaml
+from generator.render.gpu_sharing import MIG_CONFIG_LABEL, MIG_DISABLED, device_plugin_config, mig_parted_config
 from generator.render.kube_objects import HEADER, dns_name, kustomize_directory
+from generator.workload.models import GpuSharing
 
 NAMESPACE = "gpu-operator"
 DEVICE_PLUGIN_CONFIG = "specgen-device-plugin"
 CONFIG_LABEL = "nvidia.com/device-plugin.config"
 DEFAULT_CONFIG_KEY = "default"
+MIG_PARTED_CONFIG = "specgen-mig-parted"
 VALUES_PATH = "cluster/gpu-operator/values.yaml"
 MANIFESTS_DIR = "cluster/gpu-operator/manifests"
 
@@ -54,6 +57,7 @@ class GpuPoolStack:
     driver_version: str | None  # None where the node image owns the driver
     rdma: bool
     device_plugin_config: str | None  # None where the provider runs its own device plugin (GKE)
+    mig_config: str | None = None  # the MIG manager's config for the pool's nodes (their nvidia.com/mig.config label)
 
 
 def driver_owner(provider: str, *, ansible_owns_driver: bool) -> DriverOwner:
@@ -63,8 +67,10 @@ def driver_owner(provider: str, *, ansible_owns_driver: bool) -> DriverOwner:
     return "ansible" if ansible_owns_driver else "operator"
 
 
-def pool_stacks(plan: Plan, *, ansible_owns_driver: bool, driver_override: str | None) -> list[GpuPoolStack]:
-    """The GPU-stack needs of a plan's NVIDIA pools."""
+def pool_stacks(
+    plan: Plan, *, ansible_owns_driver: bool, driver_override: str | None, sharing: GpuSharing | None = None
+) -> list[GpuPoolStack]:
+    """The GPU-stack needs of a plan's NVIDIA pools (``sharing``: the workload's GPU sharing, if any)."""
     table = gpus()
     stacks = []
     for pool in plan.pools:
@@ -80,7 +86,8 @@ def pool_stacks(plan: Plan, *, ansible_owns_driver: bool, driver_override: str |
                 driver_owner=owner,
                 driver_version=None if owner == "node-image" else driver_version(driver_override),
                 rdma=owner == "operator" and any(n.role == "fabric" and n.gpudirect_rdma for n in pool.node.nics),
-                device_plugin_config=None if pool.node.provider == "gcp" else whole_gpu_config(),
+                device_plugin_config=None if pool.node.provider == "gcp" else device_plugin_config(sharing),
+                mig_config=labels.get(MIG_CONFIG_LABEL),
             )
         )
     return stacks
@@ -91,11 +98,18 @@ def merge_stacks(stacks: list[GpuPoolStack]) -> list[GpuPoolStack]:
     merged: dict[str, GpuPoolStack] = {}
     for stack in stacks:
         seen = merged.get(stack.key)
-        if seen is not None and (seen.driver_owner, seen.driver_version, seen.device_plugin_config, seen.rdma) != (
+        if seen is not None and (
+            seen.driver_owner,
+            seen.driver_version,
+            seen.device_plugin_config,
+            seen.rdma,
+            seen.mig_config,
+        ) != (
             stack.driver_owner,
             stack.driver_version,
             stack.device_plugin_config,
             stack.rdma,
+            stack.mig_config,
         ):
             raise InputError(
                 f"workloads '{seen.workload}' and '{stack.workload}' both define GPU pool '{stack.key}' differently; "
@@ -133,6 +147,9 @@ def helm_values(stacks: list[GpuPoolStack]) -> dict[str, Any]:
         "dcgmExporter": {"enabled": True},
         "nfd": {"enabled": True},
     }
+    if any(s.mig_config for s in stacks):
+        values["mig"]["strategy"] = "single"
+        values["migManager"]["config"] = {"create": False, "name": MIG_PARTED_CONFIG, "default": MIG_DISABLED}
     if plugin:
         values["devicePlugin"]["config"] = {"create": False, "name": DEVICE_PLUGIN_CONFIG, "default": DEFAULT_CONFIG_KEY}
     return values
@@ -177,6 +194,16 @@ def render_cluster(stacks: list[GpuPoolStack]) -> dict[str, str]:
     objects: list[dict[str, Any]] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}]
     if values["devicePlugin"]["enabled"]:
         objects.append(device_plugin_config_map(stacks))
+    mig_configs = sorted({str(s.mig_config) for s in stacks if s.mig_config})
+    if mig_configs:
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": MIG_PARTED_CONFIG, "namespace": NAMESPACE},
+                "data": {"config.yaml": Block(mig_parted_config(mig_configs))},
+            }
+        )
     if values["driver"]["nvidiaDriverCRD"]["enabled"]:
         objects += [nvidia_driver(s) for s in stacks if s.driver_owner == "operator"]
     chart = software("nvidia-gpu-operator")["version"]

@@ -59,5 +59,8 @@ def gpu_stacks(plan: Plan, workload: Workload, *, alone: bool = True) -> list[Gp
     if alone and is_single_host(plan):  # nothing joins it and it runs no operator: the planner's finding says so
         return []
     return pool_stacks(
-        plan, ansible_owns_driver="ansible" in workload.outputs, driver_override=workload.kubernetes.driver_version
+        plan,
+        ansible_owns_driver="ansible" in workload.outputs,
+        driver_override=workload.kubernetes.driver_version,
+        sharing=workload.kubernetes.gpu_sharing,
     )

@@ -18,6 +18,7 @@ from generator.sizing.training import lora_targets
 from generator.workload.loader import Document, read_yaml
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
 from generator.workload.schema import validate_document
+from generator.workload.sharing import sharing_errors
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,7 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
             with_overrides({key: value})
         except InputError as exc:
             errors.append(InputError(exc.message, doc.locate(("constants", key), key=True)))
+    errors += sharing_errors(doc, wl)
     if errors:
         raise errors[0] if len(errors) == 1 else MultipleInputError(errors)
     return models

@@ -129,6 +129,14 @@ class Hardware(_Model):
     inventory: tuple[InventoryGroup, ...] = ()
 
 
+class GpuSharing(_Model):
+    """Sharing of each GPU between pods (deployment-time; the sizing counts whole GPUs)."""
+
+    strategy: Literal["time-slicing", "mps", "mig"]
+    replicas_per_gpu: int | None = None
+    mig_profile: str | None = None
+
+
 class KubernetesSettings(_Model):
     """Rendered Kubernetes manifests."""
 
@@ -138,6 +146,7 @@ class KubernetesSettings(_Model):
     cluster_name: str | None = None
     location: str | None = None
     gcp_project: str | None = None
+    gpu_sharing: GpuSharing | None = None
 
 
 class ProvisioningSettings(_Model):

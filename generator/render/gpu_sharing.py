@@ -1,0 +1,140 @@
+"""GPU sharing (``kubernetes.gpu_sharing``) at deployment time: pool labels, findings and the GPU stack's configs.
+
+The planner sizes whole GPUs; sharing only changes how the cluster advertises them. GKE takes it natively
+(:mod:`generator.render.gke`); everywhere else the GPU Operator does: time-slicing and MPS through the pool's
+device-plugin config (``sharing.timeSlicing`` / ``sharing.mps`` replicas), MIG through the MIG manager, which
+partitions every node labelled ``nvidia.com/mig.config`` with the matching entry of a mig-parted config.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from generator.catalog import gpus, mig_profiles, software
+from generator.errors import InputError
+from generator.planner.plan import Finding, Plan, Pool, sorted_findings
+from generator.render.env import to_yaml
+from generator.workload.models import GpuSharing, Workload
+from generator.workload.sharing import mig_problem
+
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+MIG_DISABLED = "all-disabled"
+#: The extended resource the device plugin advertises for whole GPUs and, under the single MIG strategy, MIG devices.
+GPU_RESOURCE = "nvidia.com/gpu"
+#: Device-plugin config sections of each sharing strategy (config v1 ``sharing.timeSlicing`` / ``sharing.mps``).
+PLUGIN_SHARING = {"time-slicing": "timeSlicing", "mps": "mps"}
+
+
+def mig_config_name(gpu_id: str, profile: str) -> str:
+    """The mig-parted config (and node-label value) that splits every GPU of a node into ``profile`` instances."""
+    return f"{gpu_id}-{profile}"
+
+
+def mig_instances(gpu_id: str, profile: str) -> int:
+    """How many ``profile`` instances fit one GPU: compute slices and memory slices both bound it.
+
+    A GPU with 7 compute slices has 8 memory slices, one with 4 has 4 (MIG user guide); a profile's memory
+    slices are its memory over one slice of the largest profile's memory.
+    """
+    slices = int(gpus()[gpu_id].mig_max_instances or 0)
+    memory_slices = 8 if slices == 7 else slices
+    largest_gb = max(int(p.split(".")[1].removesuffix("gb")) for p in mig_profiles()[gpu_id])
+    compute, memory_gb = profile.split(".")
+    per_slice_gb = largest_gb / memory_slices
+    return min(
+        slices // int(compute.removesuffix("g")), memory_slices // max(1, round(int(memory_gb.removesuffix("gb")) / per_slice_gb))
+    )
+
+
+def device_plugin_config(sharing: GpuSharing | None) -> str:
+    """Device-plugin config (format v1) of a pool: whole GPUs, time-sliced or MPS replicas, or single-strategy MIG."""
+    config: dict[str, Any] = {"version": str(software("nvidia-device-plugin")["config_version"])}
+    if sharing is not None and sharing.strategy == "mig":
+        config["flags"] = {"migStrategy": "single"}
+        return to_yaml(config)
+    config["flags"] = {"migStrategy": "none"}
+    if sharing is not None:
+        resource = {"name": GPU_RESOURCE, "replicas": sharing.replicas_per_gpu}
+        config["sharing"] = {PLUGIN_SHARING[sharing.strategy]: {"resources": [resource]}}
+    return to_yaml(config)
+
+
+def _with_label(pool: Pool, key: str, value: str) -> Pool:
+    return dataclasses.replace(pool, labels=tuple(sorted({**dict(pool.labels), key: value}.items())))
+
+
+def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) -> Plan:
+    """The plan as rendered with GPU sharing: MIG-config labels on pools the GPU Operator partitions, and findings.
+
+    The planner's sizing is unchanged (whole GPUs); a MIG profile the chosen GPU lacks is refused here too.
+    ``single_host``: one machine on its own, which gets no GPU stack (so no sharing config either).
+    """
+    sharing = workload.kubernetes.gpu_sharing
+    if sharing is None or "kubernetes" not in workload.outputs:
+        return plan
+    pools = []
+    for pool in plan.pools:
+        gpu = pool.node.gpu_id
+        if gpus()[gpu].vendor != "nvidia":
+            pools.append(pool)
+            continue
+        if sharing.strategy == "mig":
+            problem = mig_problem(gpu, str(sharing.mig_profile))
+            if problem is not None:
+                raise InputError(f"kubernetes.gpu_sharing: pool '{pool.name}': {problem}")
+            if plan.provider != "gcp":
+                pools.append(_with_label(pool, MIG_CONFIG_LABEL, mig_config_name(gpu, str(sharing.mig_profile))))
+                continue
+        pools.append(pool)
+    findings = sorted_findings([*plan.findings, *sharing_findings(plan, sharing, single_host=single_host)])
+    return dataclasses.replace(plan, pools=tuple(pools), findings=findings)
+
+
+def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = False) -> list[Finding]:
+    """What the user must know about the sharing they asked for."""
+    if sharing.strategy == "mig":
+        how = f"MIG: every GPU split into {sharing.mig_profile} instances, each pod gets one instance"
+    else:
+        how = f"{sharing.strategy}: each GPU advertised as {sharing.replicas_per_gpu} GPUs, pods share its memory and compute"
+    findings = [
+        Finding(
+            "info",
+            "gpu-sharing",
+            f"GPU sharing configured ({how}); the sizing assumes whole GPUs, so each deployment's replicas, memory and "
+            "throughput figures are for whole GPUs: a model must fit its share, which the plan does not check",
+            "kubernetes.gpu_sharing",
+        )
+    ]
+    if single_host:
+        findings.append(
+            Finding(
+                "warning",
+                "gpu-sharing-single-host",
+                "A single host gets no GPU stack, so no sharing config is rendered for it: give its NVIDIA device "
+                "plugin a config with sharing.timeSlicing or sharing.mps replicas, or partition its GPUs with MIG yourself",
+                "kubernetes.gpu_sharing",
+            )
+        )
+    if sharing.strategy == "mig" and plan.provider == "azure":
+        findings.append(
+            Finding(
+                "warning",
+                "gpu-sharing-aks-mig",
+                "Karpenter for Azure (AKSNodeClass, NodePool) has no MIG field: the GPU Operator's MIG manager partitions "
+                f"the nodes from their {MIG_CONFIG_LABEL} label instead. AKS's native MIG is a node pool's "
+                "gpuInstanceProfile (MIG1g..MIG7g, ManagedClustersAgentPool), which specgen does not render: "
+                "use it only if you create the GPU node pools with AKS agent pools instead of Karpenter",
+                "kubernetes.gpu_sharing.mig_profile",
+            )
+        )
+    return findings
+
+
+def mig_parted_config(names: list[str]) -> str:
+    """mig-parted config (v1, the MIG manager's ``config.yaml``): MIG off, plus one all-devices entry per name."""
+    configs: dict[str, Any] = {MIG_DISABLED: [{"devices": "all", "mig-enabled": False}]}
+    for name in names:
+        gpu_id, _, profile = name.rpartition("-")
+        configs[name] = [{"devices": "all", "mig-enabled": True, "mig-devices": {profile: mig_instances(gpu_id, profile)}}]
+    return to_yaml({"version": "v1", "mig-configs": configs})

@@ -1,0 +1,72 @@
+"""Checks of ``kubernetes.gpu_sharing`` against the GPUs the workload allows (MIG profiles from the catalog)."""
+
+from __future__ import annotations
+
+from generator import catalog
+from generator.errors import InputError
+from generator.workload.loader import Document
+from generator.workload.models import GpuSharing, Workload
+
+WHERE = ("kubernetes", "gpu_sharing")
+
+
+def named_gpus(wl: Workload) -> list[tuple[tuple[str | int, ...], str]]:
+    """The GPUs the workload names, with their document paths (allowed list, fixed choice, owned servers)."""
+    hw = wl.hardware
+    found: list[tuple[tuple[str | int, ...], str]] = [(("hardware", "gpus", j), g) for j, g in enumerate(hw.gpus or ())]
+    if hw.fixed is not None:
+        found.append((("hardware", "fixed", "gpu"), hw.fixed.gpu))
+    found += [(("hardware", "inventory", j, "gpu"), g.gpu) for j, g in enumerate(hw.inventory) if g.gpu is not None]
+    return found
+
+
+def mig_problem(gpu_id: str, profile: str) -> str | None:
+    """Why MIG ``profile`` cannot run on ``gpu_id``, or None when it can."""
+    spec = catalog.gpus().get(gpu_id)
+    if spec is None:
+        return None  # the unknown id is reported by the id check
+    if not spec.mig_max_instances:
+        return f"GPU '{gpu_id}' does not support MIG (kubernetes.gpu_sharing.strategy mig)"
+    profiles = catalog.mig_profiles().get(gpu_id)
+    if profiles is None:
+        return f"GPU '{gpu_id}' supports MIG but the catalog has no MIG profile list for it"
+    if profile not in profiles:
+        return f"MIG profile '{profile}' does not exist on GPU '{gpu_id}' (it has {', '.join(profiles)})"
+    return None
+
+
+def sharing_errors(doc: Document, wl: Workload) -> list[InputError]:
+    """Every problem of the workload's GPU-sharing request, located in the document."""
+    sharing: GpuSharing | None = wl.kubernetes.gpu_sharing
+    if sharing is None:
+        return []
+    errors: list[InputError] = []
+    mig = sharing.strategy == "mig"
+    if mig and sharing.mig_profile is None:
+        errors.append(InputError("strategy mig needs mig_profile", doc.locate((*WHERE, "strategy"))))
+    if not mig and sharing.replicas_per_gpu is None:
+        errors.append(InputError(f"strategy {sharing.strategy} needs replicas_per_gpu", doc.locate((*WHERE, "strategy"))))
+    if mig and sharing.replicas_per_gpu is not None:
+        errors.append(
+            InputError("replicas_per_gpu is for time-slicing and mps, not mig", doc.locate((*WHERE, "replicas_per_gpu")))
+        )
+    if not mig and sharing.mig_profile is not None:
+        errors.append(InputError(f"mig_profile is for strategy mig, not {sharing.strategy}", doc.locate((*WHERE, "mig_profile"))))
+    named = named_gpus(wl)
+    for path, gpu in named:
+        spec = catalog.gpus().get(gpu)
+        if spec is not None and spec.vendor != "nvidia":
+            errors.append(
+                InputError(f"GPU '{gpu}' is not an NVIDIA GPU: kubernetes.gpu_sharing needs NVIDIA GPUs", doc.locate(path))
+            )
+        elif mig and sharing.mig_profile is not None:
+            problem = mig_problem(gpu, sharing.mig_profile)
+            if problem is not None:
+                errors.append(InputError(problem, doc.locate(path)))
+    if mig and not named:
+        errors.append(
+            InputError(
+                "strategy mig needs hardware.gpus naming the MIG-capable GPUs to plan on", doc.locate((*WHERE, "strategy"))
+            )
+        )
+    return errors

@@ -1,0 +1,306 @@
+"""GPU sharing (kubernetes.gpu_sharing): validated against the GPUs with file:line:col, rendered natively per provider.
+
+MIG profile names and instance counts below are from NVIDIA's MIG user guide, Supported MIG Profiles
+(https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-mig-profiles.html).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from generator.api import render_file
+from generator.errors import InputError, MultipleInputError, SpecgenError
+from generator.render.gpu_sharing import device_plugin_config, mig_instances
+from generator.workload import load_workload
+from generator.workload.models import GpuSharing
+from tests.test_iac_outputs import lint
+
+HEAD = """\
+version: 1
+name: small
+deployments:
+  - name: assistant
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference:
+      precision: bf16
+      max_context_tokens: 8192
+      avg_input_tokens: 800
+      avg_output_tokens: 200
+      requests_per_second: 2
+hardware:
+  provider: {provider}
+{gpus}outputs: [terraform, ansible, kubernetes]
+kubernetes:
+{extra}  gpu_sharing:
+"""
+
+
+def workload_text(sharing: str, *, gpus: str | None = "a100-sxm4-80gb", provider: str = "baremetal", extra: str = "") -> str:
+    gpu_line = f"  gpus: [{gpus}]\n" if gpus else ""
+    return HEAD.format(provider=provider, gpus=gpu_line, extra=extra) + sharing
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "small.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def messages(exc: SpecgenError) -> list[str]:
+    errors = exc.errors if isinstance(exc, MultipleInputError) else [exc]
+    return [str(e) for e in errors]
+
+
+# (sharing block, allowed GPUs, expected "file:line:col: field: message" fragment); line 14 holds `gpus: [...]`
+REFUSED = [
+    (
+        "    strategy: mig\n    mig_profile: 1g.10gb\n",
+        "l4-24gb",
+        "small.yaml:14:10: hardware.gpus[0]: GPU 'l4-24gb' does not support MIG",
+    ),
+    (
+        "    strategy: mig\n    mig_profile: 1g.5gb\n",
+        "a100-sxm4-80gb",
+        "small.yaml:14:10: hardware.gpus[0]: MIG profile '1g.5gb' does not exist on GPU 'a100-sxm4-80gb' (it has 1g.10gb,",
+    ),
+    (
+        "    strategy: mig\n    mig_profile: 1g.10gb\n",
+        "h100-sxm5-80gb, rtx-4090-24gb",
+        "small.yaml:14:26: hardware.gpus[1]: GPU 'rtx-4090-24gb' does not support MIG",
+    ),
+    (
+        "    strategy: mig\n    mig_profile: 1g.12gb\n",
+        "h100-nvl-94gb",
+        "small.yaml:14:10: hardware.gpus[0]: GPU 'h100-nvl-94gb' supports MIG but the catalog has no MIG profile list for it",
+    ),
+    (
+        "    strategy: mig\n",
+        "a100-sxm4-80gb",
+        "small.yaml:18:15: kubernetes.gpu_sharing.strategy: strategy mig needs mig_profile",
+    ),
+    (
+        "    strategy: mig\n    mig_profile: 1g.10gb\n",
+        None,
+        "small.yaml:17:15: kubernetes.gpu_sharing.strategy: strategy mig needs hardware.gpus",
+    ),
+    (
+        "    strategy: mig\n    mig_profile: 1g.10gb\n    replicas_per_gpu: 2\n",
+        "a100-sxm4-80gb",
+        "small.yaml:20:23: kubernetes.gpu_sharing.replicas_per_gpu: replicas_per_gpu is for time-slicing and mps, not mig",
+    ),
+    (
+        "    strategy: time-slicing\n",
+        "a100-sxm4-80gb",
+        "small.yaml:18:15: kubernetes.gpu_sharing.strategy: strategy time-slicing needs replicas_per_gpu",
+    ),
+    (
+        "    strategy: mps\n    replicas_per_gpu: 4\n    mig_profile: 1g.10gb\n",
+        "a100-sxm4-80gb",
+        "small.yaml:20:18: kubernetes.gpu_sharing.mig_profile: mig_profile is for strategy mig, not mps",
+    ),
+    (
+        "    strategy: mps\n    replicas_per_gpu: 4\n",
+        "mi300x-192gb",
+        "small.yaml:14:10: hardware.gpus[0]: GPU 'mi300x-192gb' is not an NVIDIA GPU",
+    ),
+    (
+        "    strategy: time-slicing\n    replicas_per_gpu: 49\n",
+        "l4-24gb",
+        "small.yaml:19:23: kubernetes.gpu_sharing.replicas_per_gpu: 49 is out of range: must be <= 48",
+    ),
+    (
+        "    strategy: time-slicing\n    replicas_per_gpu: 1\n",
+        "l4-24gb",
+        "small.yaml:19:23: kubernetes.gpu_sharing.replicas_per_gpu: 1 is out of range: must be >= 2",
+    ),
+    (
+        "    strategy: mig\n    mig_profile: 1g.10GB\n",
+        "a100-sxm4-80gb",
+        "small.yaml:19:18: kubernetes.gpu_sharing.mig_profile: '1g.10GB' does not match",
+    ),
+    (
+        "    strategy: shared\n    replicas_per_gpu: 2\n",
+        "l4-24gb",
+        "small.yaml:18:15: kubernetes.gpu_sharing.strategy: 'shared' is not one of mig, mps, time-slicing",
+    ),
+    (
+        "    strategy: mps\n    replicas_per_gpu: 2\n    memory: 10\n",
+        "l4-24gb",
+        "small.yaml:20:5: kubernetes.gpu_sharing.memory: unknown field 'memory'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("sharing", "gpus", "expected"), REFUSED)
+def test_refused_sharing_names_file_line_col(tmp_path: Path, sharing: str, gpus: str | None, expected: str) -> None:
+    with pytest.raises((InputError, MultipleInputError)) as info:
+        load_workload(str(write(tmp_path, workload_text(sharing, gpus=gpus))))
+    assert any(expected in m for m in messages(info.value)), messages(info.value)
+
+
+@pytest.mark.parametrize(
+    ("sharing", "gpus"),
+    [
+        ("    strategy: time-slicing\n    replicas_per_gpu: 48\n", None),
+        ("    strategy: mps\n    replicas_per_gpu: 2\n", "l4-24gb"),
+        ("    strategy: mig\n    mig_profile: 1g.18gb\n", "h200-sxm-141gb"),
+        ("    strategy: mig\n    mig_profile: 2g.48gb\n", "rtx-pro-6000-blackwell-96gb"),
+    ],
+)
+def test_accepted_sharing(tmp_path: Path, sharing: str, gpus: str | None) -> None:
+    loaded = load_workload(str(write(tmp_path, workload_text(sharing, gpus=gpus))))
+    assert loaded.workload.kubernetes.gpu_sharing is not None
+
+
+# (GPU, profile, instances per GPU) from the MIG user guide's tables
+MIG_GUIDE = [
+    ("a100-sxm4-40gb", "1g.5gb", 7),
+    ("a100-sxm4-40gb", "1g.10gb", 4),
+    ("a100-sxm4-40gb", "2g.10gb", 3),
+    ("a100-sxm4-40gb", "3g.20gb", 2),
+    ("a100-sxm4-40gb", "4g.20gb", 1),
+    ("a100-sxm4-40gb", "7g.40gb", 1),
+    ("a100-sxm4-80gb", "1g.20gb", 4),
+    ("h100-sxm5-80gb", "1g.10gb", 7),
+    ("h200-sxm-141gb", "1g.35gb", 4),
+    ("h200-sxm-141gb", "3g.71gb", 2),
+    ("b200-sxm-180gb", "2g.45gb", 3),
+    ("rtx-pro-6000-blackwell-96gb", "1g.24gb", 4),
+    ("rtx-pro-6000-blackwell-96gb", "2g.48gb", 2),
+    ("rtx-pro-6000-blackwell-96gb", "4g.96gb", 1),
+]
+
+
+@pytest.mark.parametrize(("gpu", "profile", "count"), MIG_GUIDE)
+def test_mig_instances_per_gpu_match_the_mig_user_guide(gpu: str, profile: str, count: int) -> None:
+    assert mig_instances(gpu, profile) == count
+
+
+def load(text: str) -> Any:
+    return YAML(typ="safe", pure=True).load(text)
+
+
+@pytest.mark.parametrize(
+    ("sharing", "section"),
+    [
+        (GpuSharing(strategy="time-slicing", replicas_per_gpu=4), "timeSlicing"),
+        (GpuSharing(strategy="mps", replicas_per_gpu=3), "mps"),
+    ],
+)
+def test_device_plugin_config_shares_replicas(sharing: GpuSharing, section: str) -> None:
+    config = load(device_plugin_config(sharing))
+    assert config == {
+        "version": "v1",
+        "flags": {"migStrategy": "none"},
+        "sharing": {section: {"resources": [{"name": "nvidia.com/gpu", "replicas": sharing.replicas_per_gpu}]}},
+    }
+    assert load(device_plugin_config(None)) == {"version": "v1", "flags": {"migStrategy": "none"}}
+
+
+ONE_HOST, TWO_HOSTS = "requests_per_second: 2\n", "requests_per_second: 20\n"  # a single host joins no cluster
+
+
+def test_time_slicing_on_bare_metal_goes_into_the_pools_device_plugin_key(tmp_path: Path) -> None:
+    files = render_file(
+        str(
+            write(
+                tmp_path,
+                workload_text("    strategy: time-slicing\n    replicas_per_gpu: 4\n", gpus="l4-24gb").replace(
+                    ONE_HOST, TWO_HOSTS
+                ),
+            )
+        )
+    )
+    config_map = load(files["cluster/gpu-operator/manifests/configmap-specgen-device-plugin.yaml"])
+    pool_keys = [k for k in config_map["data"] if k != "default"]
+    assert pool_keys
+    for key in pool_keys:
+        assert load(config_map["data"][key])["sharing"]["timeSlicing"]["resources"] == [{"name": "nvidia.com/gpu", "replicas": 4}]
+    assert load(config_map["data"]["default"]) == {"version": "v1", "flags": {"migStrategy": "none"}}
+    assert "gpu-sharing" in files["spec.json"]
+    assert not lint(files)
+
+
+def test_mig_on_aws_uses_the_mig_manager(tmp_path: Path) -> None:
+    files = render_file(
+        str(
+            write(tmp_path, workload_text("    strategy: mig\n    mig_profile: 3g.40gb\n", gpus="h100-sxm5-80gb", provider="aws"))
+        )
+    )
+    values = load(files["cluster/gpu-operator/values.yaml"])
+    assert values["mig"] == {"strategy": "single"}
+    assert values["migManager"] == {
+        "enabled": True,
+        "config": {"create": False, "name": "specgen-mig-parted", "default": "all-disabled"},
+    }
+    parted = load(load(files["cluster/gpu-operator/manifests/configmap-specgen-mig-parted.yaml"])["data"]["config.yaml"])
+    assert parted["mig-configs"]["h100-sxm5-80gb-3g.40gb"] == [
+        {"devices": "all", "mig-enabled": True, "mig-devices": {"3g.40gb": 2}}
+    ]
+    node_pools = [load(t) for p, t in files.items() if p.startswith("kubernetes/aws/nodepool-")]
+    assert node_pools
+    for pool in node_pools:
+        assert pool["spec"]["template"]["metadata"]["labels"]["nvidia.com/mig.config"] == "h100-sxm5-80gb-3g.40gb"
+    config_map = load(files["cluster/gpu-operator/manifests/configmap-specgen-device-plugin.yaml"])
+    assert {load(t)["flags"]["migStrategy"] for k, t in config_map["data"].items() if k != "default"} == {"single"}
+    assert not lint(files)
+    from tests import test_oracles
+
+    for path in ("configmap-specgen-mig-parted.yaml", "configmap-specgen-device-plugin.yaml"):
+        assert not test_oracles.core_errors(load(files[f"cluster/gpu-operator/manifests/{path}"])), path
+
+
+def test_mig_on_aks_says_karpenter_for_azure_has_no_mig_field(tmp_path: Path) -> None:
+    files = render_file(
+        str(
+            write(
+                tmp_path, workload_text("    strategy: mig\n    mig_profile: 1g.10gb\n", gpus="h100-sxm5-80gb", provider="azure")
+            )
+        )
+    )
+    assert "gpu-sharing-aks-mig" in files["SPEC.md"] and "gpuInstanceProfile" in files["SPEC.md"]
+    classes = [load(t) for p, t in files.items() if p.startswith("kubernetes/azure/nodepool-")]
+    assert classes and all(c["spec"]["template"]["metadata"]["labels"]["nvidia.com/mig.config"] for c in classes)
+    from tests import test_oracles
+
+    test_oracles.needs_crds()
+    test_oracles.CURRENT_PROVIDER[0] = "azure"
+    try:
+        docs = [load(t) for p, t in files.items() if p.startswith("kubernetes/azure/") and "kustomization" not in p]
+        problems = [e for doc in docs for e in test_oracles.crd_errors(doc)]
+    finally:
+        test_oracles.CURRENT_PROVIDER[0] = "baremetal"
+    assert not problems, problems
+
+
+def test_gke_time_sharing_renders_gpu_sharing_config(tmp_path: Path) -> None:
+    gke = "  gcp_project: acme-inference\n  location: us-central1\n"
+    text = workload_text("    strategy: time-slicing\n    replicas_per_gpu: 8\n", gpus="l4-24gb", provider="gcp", extra=gke)
+    files = render_file(str(write(tmp_path, text)))
+    pools = [load(t) for p, t in files.items() if p.startswith("kubernetes/gcp/containernodepool-")]
+    assert pools
+    for pool in pools:
+        accelerator = pool["spec"]["nodeConfig"]["guestAccelerator"][0]
+        assert accelerator["gpuSharingConfig"] == {"gpuSharingStrategy": "TIME_SHARING", "maxSharedClientsPerGpu": 8}
+        assert "gpuPartitionSize" not in accelerator
+    assert not [p for p in files if "mig-parted" in p]
+    assert not lint(files)
+    from tests import test_oracles
+
+    test_oracles.needs_crds()
+    test_oracles.CURRENT_PROVIDER[0] = "gcp"
+    try:
+        problems = [e for pool in pools for e in test_oracles.crd_errors(pool)]
+    finally:
+        test_oracles.CURRENT_PROVIDER[0] = "baremetal"
+    assert not problems, problems
+
+
+def test_a_single_host_is_told_that_no_sharing_config_is_rendered(tmp_path: Path) -> None:
+    files = render_file(str(write(tmp_path, workload_text("    strategy: mps\n    replicas_per_gpu: 2\n", gpus="l4-24gb"))))
+    assert not [p for p in files if p.startswith("cluster/")]
+    assert "gpu-sharing-single-host" in files["spec.json"]
