@@ -203,7 +203,7 @@ def _with_communication(
     tflops = hw.gpu.tflops("bf16") or 0.0
     tokens = setup.micro_batch_size * setup.sequence_length * setup.data_parallel
     flops = training_flops_per_token(model.architecture, setup.method, setup.checkpointing) * tokens
-    compute_s = flops / (shape.world * tflops * 1e12 * consts.training_mfu) if tflops else 0.0
+    compute_s = flops / (shape.world * tflops * 1e12 * (shape.mfu or consts.training_mfu)) if tflops else 0.0
     builtin = bool(hw.platform.fabric_nic_id) or hw.platform.provider != "baremetal"
     comm = step_comm(hw.platform, gpus_per_node, nodes, builtin or needs.needs_fabric, sent, compute_s)
     where = f"{hw.gpu.id} on {hw.platform.id}"

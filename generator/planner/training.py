@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from generator.calculator.model_source import ResolvedModel
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.sizing.constants import Constants
-from generator.sizing.performance import gpus_for_deadline, training_flops_per_token, training_hours
+from generator.sizing.performance import accelerator_for, gpus_for_deadline, training_flops_per_token, training_hours
 from generator.sizing.training import TrainingMemory, TrainingSetup, size_training
+from generator.sizing.training_mfu import training_utilisation
 from generator.sizing.weights import Parallelism
 from generator.units import GIB
 from generator.workload.models import TrainingSpec
@@ -30,6 +31,7 @@ class TrainingShape:
     hours: float | None
     total_flops: float | None
     reason: str
+    mfu: float = 0.0
 
 
 def _setup(spec: TrainingSpec, zero: int, dp: int) -> TrainingSetup:
@@ -52,6 +54,25 @@ def _setup(spec: TrainingSpec, zero: int, dp: int) -> TrainingSetup:
     )
 
 
+def layout_mfu(
+    model: ResolvedModel, spec: TrainingSpec, hw: Hardware, tp: int, consts: Constants, dp_comm_ratio: float = 0.0
+) -> float:
+    """Modelled MFU of a TP layout on ``hw`` (model size, sequence length, the TP link, exposed DP traffic)."""
+    arch = model.architecture
+    acc = accelerator_for(hw.gpu, "bf16", tp)
+    return training_utilisation(
+        arch.hidden_size,
+        arch.num_layers,
+        arch.flop_params,
+        spec.sequence_length,
+        consts,
+        tp=tp,
+        tp_link_gbps=acc.link_gb_per_s * 8,
+        dense_tflops=acc.dense_tflops,
+        dp_comm_ratio=dp_comm_ratio,
+    ).mfu
+
+
 def _fits(memory: TrainingMemory, budget: float) -> bool:
     return memory.per_gpu.total <= budget
 
@@ -66,15 +87,16 @@ def training_shapes(
     total_flops = None
     if spec.dataset_tokens:
         total_flops = training_flops_per_token(arch, spec.method, spec.gradient_checkpointing) * spec.dataset_tokens * spec.epochs
-    if total_flops and spec.deadline_hours and tflops:
-        deadline_gpus = gpus_for_deadline(total_flops, spec.deadline_hours, tflops, consts)
-    else:
-        deadline_gpus = 1
     zeros = (spec.zero_stage,) if spec.zero_stage is not None else (0, 1, 2, 3)
     shapes: list[TrainingShape] = []
     blocked: list[str] = []
     for tp in tensor_parallel_sizes(hw, arch.num_attention_heads):
         par = Parallelism(tp, 1)
+        mfu = layout_mfu(model, spec, hw, tp, consts)
+        if total_flops and spec.deadline_hours and tflops:
+            deadline_gpus = gpus_for_deadline(total_flops, spec.deadline_hours, tflops, consts, mfu=mfu)
+        else:
+            deadline_gpus = 1
         deadline_dp = math.ceil(deadline_gpus / tp)
         for zero in zeros:
             dp = _smallest_dp(model, spec, zero, par, budget, consts, start=deadline_dp)
@@ -85,8 +107,9 @@ def training_shapes(
             setup = _setup(spec, zero, dp)
             mem = size_training(arch, setup, par, consts)
             world = dp * tp
-            hours = training_hours(total_flops, world, tflops, consts) if total_flops and tflops else None
-            shapes.append(TrainingShape(hw, par, setup, mem, world, hours, total_flops, f"TP{tp} ZeRO-{zero} x DP{dp}"))
+            hours = training_hours(total_flops, world, tflops, consts, mfu=mfu) if total_flops and tflops else None
+            reason = f"TP{tp} ZeRO-{zero} x DP{dp}"
+            shapes.append(TrainingShape(hw, par, setup, mem, world, hours, total_flops, reason, mfu))
     return shapes, blocked
 
 
