@@ -165,8 +165,8 @@ def training_options(
         if not shapes:
             blocked += [f"{hw.gpu.id} on {hw.platform.id}: {w}" for w in why[-1:]]
         for shape in shapes:
-            replicas = shape.world // shape.par.tp
-            for layout in node_counts(hw.platform, shape.par.tp, 1, replicas):
+            replicas = shape.world // shape.par.gpus
+            for layout in node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas):
                 needs = _training_needs(model, shape, spec.dataset_tokens, layout, consts)
                 planned = _with_communication(model, spec, shape, hw, layout, needs, consts, blocked)
                 if planned is None:
@@ -198,8 +198,8 @@ def _with_communication(
     """
     gpus_per_node, nodes = layout
     setup, mem = shape.setup, shape.memory
-    weights_total = size_weights(model.architecture, weight_format(setup.base_precision_name)).total_bytes // shape.par.tp
-    sent = dp_bytes_per_gpu(mem.trainable_params, weights_total, setup.zero_stage, setup.data_parallel)
+    weights_total = size_weights(model.architecture, weight_format(setup.base_precision_name)).total_bytes // shape.par.gpus
+    sent = dp_bytes_per_gpu(mem.trainable_params // shape.par.gpus, weights_total, setup.zero_stage, setup.data_parallel)
     tflops = hw.gpu.tflops("bf16") or 0.0
     tokens = setup.micro_batch_size * setup.sequence_length * setup.data_parallel
     flops = training_flops_per_token(model.architecture, setup.method, setup.checkpointing) * tokens

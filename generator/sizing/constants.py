@@ -40,6 +40,7 @@ class Constants(NamedTuple):
     training_gemm_half_hidden: float = 1024.0
     training_tp_exposed_fraction: float = 0.5
     training_dp_exposed_fraction: float = 0.5
+    training_pipeline_microbatches: int = 8
     allreduce_latency_nvlink_s: float = 8e-6
     allreduce_latency_pcie_s: float = 25e-6
     decode_step_overhead_s: float = 0.002
@@ -160,6 +161,11 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "Share of a training step's tensor-parallel all-reduce time not overlapped with compute.",
         "Megatron-LM runs TP all-reduces on the critical path unless communication overlap is enabled "
         "(https://arxiv.org/abs/2104.04473 section 3); planning value, half overlapped",
+    ),
+    "training_pipeline_microbatches": (
+        "Micro-batches per optimizer step in a pipeline-parallel training layout (gradient accumulation steps).",
+        "the 1F1B bubble is (pp - 1) / (m + pp - 1); Narayanan et al. keep m well above pp "
+        "(https://arxiv.org/abs/2104.04473 section 2.2); planning value",
     ),
     "training_dp_exposed_fraction": (
         "Share of a training step's data-parallel gradient communication not hidden behind the backward pass.",
@@ -329,6 +335,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "kv_block_tokens",
             "max_num_seqs",
             "zero3_live_layers",
+            "training_pipeline_microbatches",
             "max_batch_size",
             "gemm_half_efficiency_tokens",
             "ttft_p95_factor",
