@@ -33,6 +33,7 @@ from generator.sizing.constants import Constants, with_overrides  # noqa: E402
 from generator.sizing.performance import training_flops_per_token, training_hours  # noqa: E402
 from generator.sizing.precision import kv_cache_bits, weight_format  # noqa: E402
 from generator.sizing.training import TrainingSetup, size_training  # noqa: E402
+from generator.sizing.training_mfu import training_utilisation  # noqa: E402
 from generator.sizing.vllm_kv import vllm_kv_cache  # noqa: E402
 from generator.sizing.weights import Parallelism, size_weights  # noqa: E402
 from generator.units import GB, GIB  # noqa: E402
@@ -89,7 +90,8 @@ def predict_gpu_hours(row: dict[str, Any]) -> float:
     arch = parse_architecture(find_model(row["model"]).config)
     consts = with_overrides(dict(OVERRIDES))
     flops = training_flops_per_token(arch, row["method"], row["checkpointing"]) * row["tokens"]
-    return training_hours(flops, 1, find_gpu(row["gpu"]).tflops("bf16") or 0.0, consts)
+    util = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, row["sequence_length"], consts)
+    return training_hours(flops, 1, find_gpu(row["gpu"]).tflops("bf16") or 0.0, consts, mfu=util.mfu)
 
 
 #: Constants overridden while fitting (``--fit``); empty for the report.
@@ -223,13 +225,43 @@ def fit() -> dict[str, float]:
     return best[1]
 
 
+#: The grid ``--fit-training`` searches: the training-utilisation constants that are not physics.
+TRAINING_FIT_GRID: dict[str, tuple[float, ...]] = {
+    "training_mfu": tuple(round(0.30 + 0.02 * i, 2) for i in range(21)),
+    "training_gemm_half_hidden": tuple(float(h) for h in range(0, 4097, 256)),
+}
+
+
+def fit_training() -> dict[str, float]:
+    """Grid search minimising median + p90 |error| of the gpu-hours group (every row at once)."""
+    import itertools
+
+    best: tuple[float, dict[str, float]] = (float("inf"), {})
+    names = sorted(TRAINING_FIT_GRID)
+    for values in itertools.product(*(TRAINING_FIT_GRID[n] for n in names)):
+        OVERRIDES.clear()
+        OVERRIDES.update(zip(names, values, strict=True))
+        rows = [(measured, row) for group, _, measured, _, row in _rows() if group.startswith("gpu-hours")]
+        errors = [abs(predict_gpu_hours(row) / measured - 1) for measured, row in rows]
+        score = statistics.median(errors) + _p90(errors)
+        if score < best[0]:
+            best = (score, dict(OVERRIDES))
+            print(f"  {score:.4f} {best[1]}")
+    OVERRIDES.clear()
+    return best[1]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the report (or save the BEFORE figures, or fit the performance constants)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--groups", action="store_true", help="the per-group table only")
     parser.add_argument("--save-before", action="store_true", help=f"write the current figures to {BEFORE.name}")
     parser.add_argument("--fit", action="store_true", help="grid-search the performance constants over all groups at once")
+    parser.add_argument("--fit-training", action="store_true", help="grid-search the training-utilisation constants")
     args = parser.parse_args(argv)
+    if args.fit_training:
+        print(json.dumps(fit_training(), sort_keys=True))
+        return 0
     if args.fit:
         print(json.dumps(fit(), sort_keys=True))
         return 0

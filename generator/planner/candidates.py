@@ -142,7 +142,7 @@ def inference_options(
             for layout in node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas):
                 needs = _inference_needs(shape, layout[0])
                 layout_text = f"TP{shape.par.tp}" + (f" PP{shape.par.pp}" if shape.par.pp > 1 else "")
-                summary = f"{replicas} x {layout_text} on {layout[1]} x {hw.platform.id} ({layout[0]} GPUs)"
+                summary = f"{replicas} x {layout_text} on {layout[1]} x {hw.platform.id} ({layout[0]} x {hw.gpu.id})"
                 opt = _option(wl, hw, layout, needs, shape, replicas, summary, consts, blocked, free)
                 if opt is not None:
                     options.append(opt)
@@ -165,15 +165,15 @@ def training_options(
         if not shapes:
             blocked += [f"{hw.gpu.id} on {hw.platform.id}: {w}" for w in why[-1:]]
         for shape in shapes:
-            replicas = shape.world // shape.par.tp
-            for layout in node_counts(hw.platform, shape.par.tp, 1, replicas):
+            replicas = shape.world // shape.par.gpus
+            for layout in node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas):
                 needs = _training_needs(model, shape, spec.dataset_tokens, layout, consts)
                 planned = _with_communication(model, spec, shape, hw, layout, needs, consts, blocked)
                 if planned is None:
                     continue
                 timed, needs, comm = planned
                 hours = f", {timed.hours:.1f} h" if timed.hours else ""
-                summary = f"{timed.reason} on {layout[1]} x {hw.platform.id} ({layout[0]} GPUs){hours}"
+                summary = f"{timed.reason} on {layout[1]} x {hw.platform.id} ({layout[0]} x {hw.gpu.id}){hours}"
                 opt = _option(wl, hw, layout, needs, timed, replicas, summary, consts, blocked, free)
                 if opt is not None:
                     options.append(dataclasses.replace(opt, comm=comm))
@@ -198,12 +198,12 @@ def _with_communication(
     """
     gpus_per_node, nodes = layout
     setup, mem = shape.setup, shape.memory
-    weights_total = size_weights(model.architecture, weight_format(setup.base_precision_name)).total_bytes // shape.par.tp
-    sent = dp_bytes_per_gpu(mem.trainable_params, weights_total, setup.zero_stage, setup.data_parallel)
+    weights_total = size_weights(model.architecture, weight_format(setup.base_precision_name)).total_bytes // shape.par.gpus
+    sent = dp_bytes_per_gpu(mem.trainable_params // shape.par.gpus, weights_total, setup.zero_stage, setup.data_parallel)
     tflops = hw.gpu.tflops("bf16") or 0.0
     tokens = setup.micro_batch_size * setup.sequence_length * setup.data_parallel
     flops = training_flops_per_token(model.architecture, setup.method, setup.checkpointing) * tokens
-    compute_s = flops / (shape.world * tflops * 1e12 * consts.training_mfu) if tflops else 0.0
+    compute_s = flops / (shape.world * tflops * 1e12 * (shape.mfu or consts.training_mfu)) if tflops else 0.0
     builtin = bool(hw.platform.fabric_nic_id) or hw.platform.provider != "baremetal"
     comm = step_comm(hw.platform, gpus_per_node, nodes, builtin or needs.needs_fabric, sent, compute_s)
     where = f"{hw.gpu.id} on {hw.platform.id}"

@@ -8,14 +8,17 @@ from dataclasses import dataclass
 from generator.calculator.model_source import ResolvedModel
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.sizing.constants import Constants
-from generator.sizing.performance import gpus_for_deadline, training_flops_per_token, training_hours
+from generator.sizing.performance import accelerator_for, gpus_for_deadline, training_flops_per_token, training_hours
 from generator.sizing.training import TrainingMemory, TrainingSetup, size_training
+from generator.sizing.training_mfu import training_utilisation
 from generator.sizing.weights import Parallelism
 from generator.units import GIB
 from generator.workload.models import TrainingSpec
 
 #: Largest data-parallel degree the planner considers.
 MAX_DATA_PARALLEL = 4096
+#: Deepest pipeline the planner considers (Llama 3 405B trained with 16 stages, arXiv:2407.21783 Table 4).
+MAX_PIPELINE_STAGES = 16
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,7 @@ class TrainingShape:
     hours: float | None
     total_flops: float | None
     reason: str
+    mfu: float = 0.0
 
 
 def _setup(spec: TrainingSpec, zero: int, dp: int) -> TrainingSetup:
@@ -52,6 +56,38 @@ def _setup(spec: TrainingSpec, zero: int, dp: int) -> TrainingSetup:
     )
 
 
+def pipeline_sizes(num_layers: int) -> list[int]:
+    """Pipeline depths > 1 the planner tries: powers of two up to ``MAX_PIPELINE_STAGES`` that divide the layers."""
+    return [pp for pp in (2, 4, 8, 16) if pp <= MAX_PIPELINE_STAGES and num_layers % pp == 0]
+
+
+def layout_mfu(
+    model: ResolvedModel,
+    spec: TrainingSpec,
+    hw: Hardware,
+    tp: int,
+    consts: Constants,
+    dp_comm_ratio: float = 0.0,
+    pp: int = 1,
+) -> float:
+    """Modelled MFU of a TP x PP layout on ``hw`` (model size, sequence, the TP link, the bubble, exposed DP traffic)."""
+    arch = model.architecture
+    acc = accelerator_for(hw.gpu, "bf16", tp)
+    return training_utilisation(
+        arch.hidden_size,
+        arch.num_layers,
+        arch.flop_params,
+        spec.sequence_length,
+        consts,
+        tp=tp,
+        pp=pp,
+        microbatches=consts.training_pipeline_microbatches,
+        tp_link_gbps=acc.link_gb_per_s * 8,
+        dense_tflops=acc.dense_tflops,
+        dp_comm_ratio=dp_comm_ratio,
+    ).mfu
+
+
 def _fits(memory: TrainingMemory, budget: float) -> bool:
     return memory.per_gpu.total <= budget
 
@@ -66,27 +102,35 @@ def training_shapes(
     total_flops = None
     if spec.dataset_tokens:
         total_flops = training_flops_per_token(arch, spec.method, spec.gradient_checkpointing) * spec.dataset_tokens * spec.epochs
-    if total_flops and spec.deadline_hours and tflops:
-        deadline_gpus = gpus_for_deadline(total_flops, spec.deadline_hours, tflops, consts)
-    else:
-        deadline_gpus = 1
     zeros = (spec.zero_stage,) if spec.zero_stage is not None else (0, 1, 2, 3)
     shapes: list[TrainingShape] = []
     blocked: list[str] = []
-    for tp in tensor_parallel_sizes(hw, arch.num_attention_heads):
-        par = Parallelism(tp, 1)
-        deadline_dp = math.ceil(deadline_gpus / tp)
+    tps = tensor_parallel_sizes(hw, arch.num_attention_heads)
+    layouts = [(tp, 1) for tp in tps]
+    for tp, pp in layouts:
+        par = Parallelism(tp, pp)
+        mfu = layout_mfu(model, spec, hw, tp, consts, pp=pp)
+        if total_flops and spec.deadline_hours and tflops:
+            deadline_gpus = gpus_for_deadline(total_flops, spec.deadline_hours, tflops, consts, mfu=mfu)
+        else:
+            deadline_gpus = 1
+        deadline_dp = math.ceil(deadline_gpus / (tp * pp))
+        name = f"TP{tp}" + (f" PP{pp}" if pp > 1 else "")
         for zero in zeros:
             dp = _smallest_dp(model, spec, zero, par, budget, consts, start=deadline_dp)
             if dp is None:
                 mem = size_training(arch, _setup(spec, zero, max(deadline_dp, 1)), par, consts)
-                blocked.append(f"TP{tp} ZeRO-{zero}: needs {mem.per_gpu.total / GIB:.1f} GiB per GPU of {budget / GIB:.1f} GiB")
+                blocked.append(f"{name} ZeRO-{zero}: needs {mem.per_gpu.total / GIB:.1f} GiB per GPU of {budget / GIB:.1f} GiB")
                 continue
             setup = _setup(spec, zero, dp)
             mem = size_training(arch, setup, par, consts)
-            world = dp * tp
-            hours = training_hours(total_flops, world, tflops, consts) if total_flops and tflops else None
-            shapes.append(TrainingShape(hw, par, setup, mem, world, hours, total_flops, f"TP{tp} ZeRO-{zero} x DP{dp}"))
+            world = dp * tp * pp
+            hours = training_hours(total_flops, world, tflops, consts, mfu=mfu) if total_flops and tflops else None
+            reason = f"{name} ZeRO-{zero} x DP{dp}"
+            shapes.append(TrainingShape(hw, par, setup, mem, world, hours, total_flops, reason, mfu))
+        if not shapes and tps and tp == tps[-1] and pp == 1:
+            # TP is capped by the node / NVLink domain and nothing fits: split the layers into pipeline stages
+            layouts += [(tp, stages) for stages in pipeline_sizes(arch.num_layers)]
     return shapes, blocked
 
 

@@ -111,6 +111,8 @@ _BLANKS_BEFORE_BREAK = re.compile(r"[ \t]+\n")
 
 def _has_escaped_text(value: Any) -> bool:
     """Whether a string (key or value) holds a character the YAML emitter writes as an escape sequence."""
+    if isinstance(value, Block):
+        return False  # a literal block is never folded
     if isinstance(value, str):
         return _ESCAPED.search(value) is not None
     if isinstance(value, dict):
@@ -138,7 +140,7 @@ def to_yaml(value: Any) -> str:
     buf = io.StringIO()
     yaml.dump(_sorted(value), buf)
     # folding a long value leaves blanks before line breaks ("key: ", "word "); YAML drops them when it
-    # folds (plain and quoted scalars; to_yaml emits no block scalars), so removing them changes nothing
+    # folds plain and quoted scalars, and the only block scalars emitted (generated configs) have none
     return _BLANKS_BEFORE_BREAK.sub("\n", buf.getvalue())
 
 

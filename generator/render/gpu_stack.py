@@ -157,8 +157,8 @@ def helm_values(stacks: list[GpuPoolStack]) -> dict[str, Any]:
 
 def device_plugin_config_map(stacks: list[GpuPoolStack]) -> dict[str, Any]:
     """The one device-plugin ConfigMap: a ``default`` key plus every pool's key."""
-    data = {DEFAULT_CONFIG_KEY: whole_gpu_config()}
-    data.update({s.key: str(s.device_plugin_config) for s in stacks if s.device_plugin_config is not None})
+    data = {DEFAULT_CONFIG_KEY: Block(whole_gpu_config())}
+    data.update({s.key: Block(s.device_plugin_config) for s in stacks if s.device_plugin_config is not None})
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",

@@ -36,7 +36,11 @@ class Constants(NamedTuple):
     # --- performance (roofline) ---
     decode_bandwidth_efficiency: float = 0.7
     prefill_compute_efficiency: float = 0.45
-    training_mfu: float = 0.40
+    training_mfu: float = 0.36
+    training_gemm_half_hidden: float = 1024.0
+    training_tp_exposed_fraction: float = 0.5
+    training_dp_exposed_fraction: float = 0.5
+    training_pipeline_microbatches: int = 8
     allreduce_latency_nvlink_s: float = 8e-6
     allreduce_latency_pcie_s: float = 25e-6
     decode_step_overhead_s: float = 0.002
@@ -146,6 +150,26 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     "training_mfu": (
         "Model FLOPs utilization of a training step (6*N*D FLOPs / peak dense FLOPs).",
         "Megatron-LM and Llama 3 report 38-43% MFU on H100 at scale (arXiv:2407.21783 Table 4)",
+    ),
+    "training_gemm_half_hidden": (
+        "Hidden size at which a training step's GEMMs reach half of training_mfu (small models run GEMMs below peak).",
+        "GEMM efficiency falls with the matrix dimension (NVIDIA Matrix Multiplication Background guide, "
+        "https://docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication/index.html); "
+        "fitted across all gpu-hours calibration rows at once (benchmarks/calibration_report.py --fit-training)",
+    ),
+    "training_tp_exposed_fraction": (
+        "Share of a training step's tensor-parallel all-reduce time not overlapped with compute.",
+        "Megatron-LM runs TP all-reduces on the critical path unless communication overlap is enabled "
+        "(https://arxiv.org/abs/2104.04473 section 3); planning value, half overlapped",
+    ),
+    "training_pipeline_microbatches": (
+        "Micro-batches per optimizer step in a pipeline-parallel training layout (gradient accumulation steps).",
+        "the 1F1B bubble is (pp - 1) / (m + pp - 1); Narayanan et al. keep m well above pp "
+        "(https://arxiv.org/abs/2104.04473 section 2.2); planning value",
+    ),
+    "training_dp_exposed_fraction": (
+        "Share of a training step's data-parallel gradient communication not hidden behind the backward pass.",
+        "DDP/ZeRO bucket gradients behind the backward pass (https://arxiv.org/abs/2006.15704); planning value, half hidden",
     ),
     "allreduce_latency_nvlink_s": (
         "Fixed latency of one small all-reduce inside an NVLink / NVSwitch domain.",
@@ -293,6 +317,8 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "decode_bandwidth_efficiency",
             "prefill_compute_efficiency",
             "training_mfu",
+            "training_tp_exposed_fraction",
+            "training_dp_exposed_fraction",
             "psu_efficiency",
             "ddr_bandwidth_efficiency",
             "pcie_efficiency",
@@ -309,6 +335,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "kv_block_tokens",
             "max_num_seqs",
             "zero3_live_layers",
+            "training_pipeline_microbatches",
             "max_batch_size",
             "gemm_half_efficiency_tokens",
             "ttft_p95_factor",

@@ -1,0 +1,84 @@
+"""Model FLOPs utilization of a training step: a small model of its own, not one constant.
+
+MFU here is ``6 N`` (``4 N`` for adapters) FLOPs per token over the GPU's dense peak, the way the
+Llama 3 paper and Megatron-LM report it. It is the product of:
+
+- **GEMM size**: the largest GEMM dimension of a layer is the hidden size; small hidden sizes keep
+  tensor cores below their peak: ``hidden / (hidden + training_gemm_half_hidden)`` of
+  ``training_mfu`` (the utilization of very large GEMMs);
+- **attention share** (physics): causal attention adds ``6 L h s`` FLOPs per token (scores and values,
+  forward and backward, half the square masked) that ``6 N`` does not count;
+- **tensor parallelism**: four all-reduces of a token's hidden state per layer (two forward, two
+  backward) over the GPU's link, of which ``training_tp_exposed_fraction`` is not overlapped;
+- **pipeline bubble**: ``(pp - 1) / (microbatches + pp - 1)`` of the step is idle;
+- **data parallelism**: the gradient traffic's time over the compute time (``dp_comm_ratio``, from the
+  planner's link model), of which ``training_dp_exposed_fraction`` is not hidden behind the backward pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.sizing.constants import Constants
+
+#: Bytes per activation element on a tensor-parallel wire (bf16).
+TP_WIRE_BYTES = 2
+#: All-reduces of the hidden state per layer and token in a training step (Megatron: 2 forward + 2 backward).
+TP_ALLREDUCES_PER_LAYER = 4
+#: Dense FLOPs per token of one layer's weights per parameter in forward + backward.
+FLOPS_PER_PARAM = 6.0
+
+
+@dataclass(frozen=True)
+class TrainingUtilisation:
+    """The modelled MFU and the factors it is made of (each in (0, 1])."""
+
+    gemm: float
+    attention: float
+    tensor_parallel: float
+    pipeline: float
+    data_parallel: float
+    peak: float
+
+    @property
+    def mfu(self) -> float:
+        """Model FLOPs per second over the dense peak."""
+        return self.peak * self.gemm * self.attention * self.tensor_parallel * self.pipeline * self.data_parallel
+
+
+def pipeline_bubble(pp: int, microbatches: int) -> float:
+    """Idle fraction of a 1F1B pipeline step."""
+    if pp <= 1:
+        return 0.0
+    return (pp - 1) / (max(1, microbatches) + pp - 1)
+
+
+def training_utilisation(
+    hidden_size: int,
+    num_layers: int,
+    flop_params: int,
+    sequence_length: int,
+    consts: Constants,
+    *,
+    tp: int = 1,
+    pp: int = 1,
+    microbatches: int = 1,
+    tp_link_gbps: float = 0.0,
+    dense_tflops: float = 0.0,
+    dp_comm_ratio: float = 0.0,
+) -> TrainingUtilisation:
+    """The MFU of one layout; every argument is a plain number, so calls are cheap and hashable."""
+    gemm = hidden_size / (hidden_size + consts.training_gemm_half_hidden)
+    model_flops = FLOPS_PER_PARAM * max(1, flop_params)
+    attention_flops = 6.0 * num_layers * hidden_size * sequence_length
+    attention = model_flops / (model_flops + attention_flops)
+    tensor = 1.0
+    if tp > 1 and tp_link_gbps > 0 and dense_tflops > 0:
+        # per token and layer on one GPU: compute 6 * 12 h^2 / tp FLOPs; traffic 4 ring all-reduces of h values
+        compute_s = FLOPS_PER_PARAM * 12 * hidden_size**2 / tp / (dense_tflops * 1e12 * consts.training_mfu * gemm)
+        wire = TP_ALLREDUCES_PER_LAYER * 2 * (tp - 1) / tp * hidden_size * TP_WIRE_BYTES
+        comm_s = wire * 8 / (tp_link_gbps * 1e9)
+        tensor = 1.0 / (1.0 + consts.training_tp_exposed_fraction * comm_s / compute_s)
+    pipeline = 1.0 - pipeline_bubble(pp, microbatches)
+    data = 1.0 / (1.0 + consts.training_dp_exposed_fraction * max(0.0, dp_comm_ratio))
+    return TrainingUtilisation(gemm, attention, tensor, pipeline, data, consts.training_mfu)
