@@ -58,15 +58,20 @@ def ec2_node_class(pool: Pool, cluster: str, workload: str) -> dict[str, Any]:
     }
 
 
-def node_pool(pool: Pool) -> dict[str, Any]:
-    """Karpenter ``NodePool`` of one pool."""
+def karpenter_node_pool(pool: Pool, node_class: tuple[str, str], gpu_count_label: str) -> dict[str, Any]:
+    """Karpenter ``NodePool`` of one pool (AWS and Azure builds share it).
+
+    ``node_class``: (API group, kind) of the provider's node class; ``gpu_count_label``: the provider's
+    well-known label for GPUs per instance. On-demand only, never expired, removed only when empty.
+    """
     node = pool.node
     requirements = [
         {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [str(node.instance_type)]},
-        {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "In", "values": [str(node.gpus)]},
+        {"key": gpu_count_label, "operator": "In", "values": [str(node.gpus)]},
         {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
         {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]},
     ]
+    group, kind = node_class
     return {
         "apiVersion": "karpenter.sh/v1",
         "kind": "NodePool",
@@ -75,7 +80,7 @@ def node_pool(pool: Pool) -> dict[str, Any]:
             "template": {
                 "metadata": {"labels": dict(pool.labels)},
                 "spec": {
-                    "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": dns_name(pool)},
+                    "nodeClassRef": {"group": group, "kind": kind, "name": dns_name(pool)},
                     "requirements": requirements,
                     "taints": node_taints(pool),
                     "expireAfter": "Never",
@@ -95,5 +100,8 @@ def karpenter_aws_objects(pools: list[Pool], cluster: str, workload: str) -> lis
     """NodePool + EC2NodeClass for each pool."""
     objects: list[dict[str, Any]] = []
     for pool in pools:
-        objects += [node_pool(pool), ec2_node_class(pool, cluster, workload)]
+        objects += [
+            karpenter_node_pool(pool, ("karpenter.k8s.aws", "EC2NodeClass"), "karpenter.k8s.aws/instance-gpu-count"),
+            ec2_node_class(pool, cluster, workload),
+        ]
     return objects
