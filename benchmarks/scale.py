@@ -3,7 +3,7 @@
 Usage: python benchmarks/scale.py [--workloads 200] [--runs 5]  (from the repository root)
 
 Generates ``--workloads`` workload files (a deterministic mix of catalog models, precisions,
-contexts, rates, SLOs, providers and inference / fine-tuning, one to three deployments each) in a
+contexts, rates, SLOs, hardware lists and inference / fine-tuning, one to three deployments each) in a
 temporary directory, then times, each in fresh processes (cold start included) unless noted:
 
 - one ``specgen render`` of every generated file into one output root;
@@ -47,11 +47,11 @@ MODELS = [
 PRECISIONS = ["bf16", "fp8", "int4"]
 CONTEXTS = [4096, 8192, 16384, 32768]
 RATES = [0.5, 2, 5, 12, 30]
+#: Files rendered together make one tree for one cluster, so one provider (bare metal: the largest default
+#: hardware set) with and without a GPU list.
 HARDWARE = [
     "  provider: baremetal\n  gpus: [h100-sxm5-80gb, l40s-48gb, h200-sxm-141gb]\n",
     "  provider: baremetal\n",
-    "  provider: aws\n",
-    "  provider: gcp\n",
 ]
 
 
