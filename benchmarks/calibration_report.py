@@ -193,6 +193,23 @@ def print_table(now: dict[str, dict[str, Any]], before: dict[str, dict[str, Any]
         print(f"{group:58s} {cur['rows']:4d} |        {was} |       {now_text}")
 
 
+def _grid_search(grid: dict[str, tuple[float, ...]], score: Callable[[], float]) -> dict[str, float]:
+    """The point of ``grid`` (set in :data:`OVERRIDES` while ``score`` runs) with the lowest score; prints each improvement."""
+    import itertools
+
+    best: tuple[float, dict[str, float]] = (float("inf"), {})
+    names = sorted(grid)
+    for values in itertools.product(*(grid[n] for n in names)):
+        OVERRIDES.clear()
+        OVERRIDES.update(zip(names, values, strict=True))
+        current = score()
+        if current < best[0]:
+            best = (current, dict(OVERRIDES))
+            print(f"  {current:.4f} {best[1]}")
+    OVERRIDES.clear()
+    return best[1]
+
+
 #: The grid ``--fit`` searches: the performance constants that are not physics.
 FIT_GRID: dict[str, tuple[float, ...]] = {
     "prefill_compute_efficiency": (0.45, 0.55),
@@ -204,25 +221,16 @@ FIT_GRID: dict[str, tuple[float, ...]] = {
 
 def fit() -> dict[str, float]:
     """Grid search minimising the mean over throughput groups of (median + p90) |error|: all groups at once."""
-    import itertools
 
-    best: tuple[float, dict[str, float]] = (float("inf"), {})
-    names = sorted(FIT_GRID)
-    for values in itertools.product(*(FIT_GRID[n] for n in names)):
-        OVERRIDES.clear()
-        OVERRIDES.update(zip(names, values, strict=True))
-        summary = evaluate()
-        scores = [
+    def score() -> float:
+        scores: list[float] = [
             g["median_abs_error"] + g["p90_abs_error"]
-            for name, g in summary.items()
+            for name, g in evaluate().items()
             if name.startswith("throughput") and g["median_abs_error"] is not None
         ]
-        score = sum(scores) / len(scores)
-        if score < best[0]:
-            best = (score, dict(OVERRIDES))
-            print(f"  {score:.4f} {best[1]}")
-    OVERRIDES.clear()
-    return best[1]
+        return sum(scores) / len(scores)
+
+    return _grid_search(FIT_GRID, score)
 
 
 #: The grid ``--fit-training`` searches: the training-utilisation constants that are not physics.
@@ -234,21 +242,13 @@ TRAINING_FIT_GRID: dict[str, tuple[float, ...]] = {
 
 def fit_training() -> dict[str, float]:
     """Grid search minimising median + p90 |error| of the gpu-hours group (every row at once)."""
-    import itertools
+    rows = [(measured, row) for group, _, measured, _, row in _rows() if group.startswith("gpu-hours")]
 
-    best: tuple[float, dict[str, float]] = (float("inf"), {})
-    names = sorted(TRAINING_FIT_GRID)
-    for values in itertools.product(*(TRAINING_FIT_GRID[n] for n in names)):
-        OVERRIDES.clear()
-        OVERRIDES.update(zip(names, values, strict=True))
-        rows = [(measured, row) for group, _, measured, _, row in _rows() if group.startswith("gpu-hours")]
+    def score() -> float:
         errors = [abs(predict_gpu_hours(row) / measured - 1) for measured, row in rows]
-        score = statistics.median(errors) + _p90(errors)
-        if score < best[0]:
-            best = (score, dict(OVERRIDES))
-            print(f"  {score:.4f} {best[1]}")
-    OVERRIDES.clear()
-    return best[1]
+        return statistics.median(errors) + _p90(errors)
+
+    return _grid_search(TRAINING_FIT_GRID, score)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -103,29 +103,22 @@ def specgen() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "generator"]
 
 
-#: CPU seconds (user + system) of the last timed command and its children: less sensitive to a busy machine.
-LAST_CPU = [0.0]
-
-
-def timed(cmd: list[str]) -> float:
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """Wall seconds of ``cmd`` and its CPU seconds (user + system, children included: less sensitive to a busy machine)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    LAST_CPU[0] = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     if done.returncode not in (0, 3):
         raise SystemExit(f"{' '.join(cmd[:4])} ... failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return elapsed
+    return elapsed, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
 def median_of(cmd: list[str], runs: int) -> str:
     """Median wall seconds of fresh processes, and their median CPU seconds."""
     timed(cmd)  # bytecode cache warm, not the process
-    walls, cpus = [], []
-    for _ in range(runs):
-        walls.append(timed(cmd))
-        cpus.append(LAST_CPU[0])
+    walls, cpus = zip(*(timed(cmd) for _ in range(runs)), strict=True)
     return f"{statistics.median(walls):.3f} s (CPU {statistics.median(cpus):.3f} s)"
 
 
@@ -162,9 +155,8 @@ def main() -> int:
         per_workload = []
         for share in (4, 2, 1):
             subset = files[: max(1, len(files) // share)]
-            seconds = timed([*specgen(), "render", *subset, "-o", str(root / f"out-{share}"), *jobs])
+            seconds, cpu = timed([*specgen(), "render", *subset, "-o", str(root / f"out-{share}"), *jobs])
             per_workload.append((len(subset), seconds))
-            cpu = LAST_CPU[0]
         count, seconds = per_workload[-1]
         rows.append((f"render {count} generated workloads, one run{' --jobs ' + str(args.jobs) if jobs else ''}", "<= 10 s",
                      f"{seconds:.2f} s (CPU {cpu:.2f} s)"))  # fmt: skip

@@ -126,13 +126,13 @@ def _build_cli() -> Any:
         if check:
             # only the files specgen owns are compared (terraform state and the like are not read)
             current = read_tree(output)
-            text = diff_trees(_select(current, targets, depth), _select(with_manifest(rendered), targets, depth))
+            full = with_manifest(rendered)
+            text = diff_trees(_select(current, targets, depth), _select(full, targets, depth))
             wanted = trees_in(rendered)
             unlisted = [] if single else unlisted_trees(output, trees_in(current) | wanted)
             if text or unlisted:
                 summary = ""
                 if not single or trees_in(current):
-                    full = with_manifest(rendered)
                     changed = {p.split("/", 1)[0] for p in {*current, *full} if "/" in p and current.get(p) != full.get(p)}
                     summary = tree_summary(trees_in(current), wanted, changed, unlisted)
                 raise DriftError(text + summary + "specgen: rendered output is stale; run `specgen render` and commit the result")

@@ -21,8 +21,6 @@ if TYPE_CHECKING:
 Located = tuple[str, str, str, str]
 
 LEVELS = ("info", "warning", "error")
-#: Exit code of a run whose findings reach the ``--fail-on`` level.
-FINDINGS_EXIT_CODE = 5
 _PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 #: GitLab code-quality severities (docs.gitlab.com/ci/testing/code_quality: info, minor, major, critical, blocker).
 _GITLAB_SEVERITY = {"info": "info", "warning": "minor", "error": "major"}

@@ -117,7 +117,7 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     return {"totals": totals, "pools": pools, "deployments": deployments}
 
 
-def _fmt(value: Any) -> str:
+def fmt_cell(value: Any) -> str:
     """A cell value as inert Markdown text (a spec.json given to ``diff`` may hold anything)."""
     if value is None:
         return "-"
@@ -128,10 +128,11 @@ def _fmt(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else md_text(str(value))
 
 
-def _signed(value: Any) -> str:
+def signed_cell(value: Any) -> str:
+    """A change as a cell: ``+`` before a rise, ``-`` when there is none to show."""
     if value is None:
         return "-"
-    text = _fmt(value)
+    text = fmt_cell(value)
     return text if str(text).startswith("-") or value == 0 else f"+{text}"
 
 
@@ -139,18 +140,18 @@ def markdown_diff(result: dict[str, Any]) -> str:
     """The diff as a Markdown comment body."""
     lines = ["## specgen: fleet change", "", "| | old | new | change |", "|---|---:|---:|---:|"]
     for key, row in result["totals"].items():
-        lines.append(f"| {md_text(key)} | {_fmt(row['old'])} | {_fmt(row['new'])} | {_signed(row['delta'])} |")
+        lines.append(f"| {md_text(key)} | {fmt_cell(row['old'])} | {fmt_cell(row['new'])} | {signed_cell(row['delta'])} |")
     if result["pools"]:
         lines += ["", "| pool | status | GPU | nodes | GPUs | power W |", "|---|---|---|---:|---:|---:|"]
         for p in result["pools"]:
             o, n = p["old"], p["new"]
             gpu = n["gpu"] or o["gpu"]
             nodes, gpus, power = (
-                f"{_fmt(o['nodes'])} → {_fmt(n['nodes'])}",
-                f"{_fmt(o['gpus'])} → {_fmt(n['gpus'])}",
-                f"{_fmt(o['power_w'])} → {_fmt(n['power_w'])}",
+                f"{fmt_cell(o['nodes'])} → {fmt_cell(n['nodes'])}",
+                f"{fmt_cell(o['gpus'])} → {fmt_cell(n['gpus'])}",
+                f"{fmt_cell(o['power_w'])} → {fmt_cell(n['power_w'])}",
             )
-            lines.append(f"| {md_code(p['pool'], cell=True)} | {p['status']} | {_fmt(gpu)} | {nodes} | {gpus} | {power} |")
+            lines.append(f"| {md_code(p['pool'], cell=True)} | {p['status']} | {fmt_cell(gpu)} | {nodes} | {gpus} | {power} |")
     if result["deployments"]:
         lines += ["", "| deployment | old | new |", "|---|---|---|"]
         for d in result["deployments"]:

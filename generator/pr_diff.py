@@ -14,7 +14,7 @@ import subprocess
 from typing import Any
 
 from generator.errors import InputError
-from generator.fleet_diff import diff_plans, markdown_diff
+from generator.fleet_diff import diff_plans, fmt_cell, markdown_diff, signed_cell
 from generator.units import GIB
 
 MAX_MARKDOWN_CHARS = 60_000
@@ -122,17 +122,6 @@ def _memory(plan: dict[str, Any], diff: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "-"
-    return f"{value:,.2f}" if isinstance(value, float) else f"{value:,}"
-
-
-def _signed(value: Any) -> str:
-    text = _fmt(value)
-    return text if value is None or value <= 0 else "+" + text
-
-
 def mermaid_memory(entry: dict[str, Any]) -> str:
     """A Mermaid pie of one deployment's per-GPU memory, in GiB (parts that are zero left out)."""
     lines = ["```mermaid", f"pie showData title {entry['deployment']} on {entry['pool']}: GiB per GPU"]
@@ -151,7 +140,7 @@ def markdown(result: dict[str, Any]) -> str:
     if result["totals"]:
         head += ["| | before | after | change |", "|---|---:|---:|---:|"]
         for key, row in result["totals"].items():
-            head.append(f"| **{labels[key]}** | {_fmt(row['old'])} | {_fmt(row['new'])} | {_signed(row['delta'])} |")
+            head.append(f"| **{labels[key]}** | {fmt_cell(row['old'])} | {fmt_cell(row['new'])} | {signed_cell(row['delta'])} |")
     changed = [f for f in result["files"] if f["status"] != "unchanged"]
     unchanged = [f["file"] for f in result["files"] if f["status"] == "unchanged"]
     head += ["", f"{len(changed)} workload file(s) change the fleet; {len(unchanged)} unchanged."]

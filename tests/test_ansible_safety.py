@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from generator import catalog
-from tests.test_cli_errors import run_specgen
+from tests.helpers import run_specgen
 
 PAYLOADS = [
     pytest.param("./{{ lookup('pipe','touch PWNED') }}.json", id="lookup-pipe"),

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from generator.calculator.calibrate import main, parse_log
-from generator.calculator.cli import main as estimate_main
+from tests.helpers import estimate_json
 
 DATA = Path(__file__).parent / "data" / "calibrate"
 VLLM_SETUP = ("meta-llama/Llama-3.1-70B-Instruct", "--precision", "int8", "--gpu", "h100-sxm5-80gb", "--context", "2048",
@@ -42,14 +40,6 @@ def rows(text: str) -> dict[str, tuple[float, float, str]]:
     return out
 
 
-def estimate(*args: str) -> dict[str, Any]:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert estimate_main([*args, "--json"]) == 0
-    data: dict[str, Any] = json.loads(out.getvalue())
-    return data
-
-
 def test_vllm_log_figures_are_read() -> None:
     found = {m.name: m.value for m in parse_log((DATA / "vllm-llama-3.1-70b-w8a8.log").read_text(), "log")}
     assert found == {"weights_gib": 67.7229, "kv_cache_tokens": 1381 * 16, "max_concurrency": 10.79}
@@ -64,7 +54,7 @@ def test_vllm_run_errors_and_the_fitted_constant_reproduce_the_run() -> None:
     kv_measured, kv_predicted, kv_error = table["kv_cache_tokens"]
     assert float(kv_error.rstrip("%")) / 100 == pytest.approx(kv_predicted / kv_measured - 1, abs=0.001)
     constants = fitted(text)
-    again = estimate(*VLLM_SETUP, "--set", f"non_torch_bytes={constants['non_torch_bytes']:.0f}")
+    again = estimate_json(*VLLM_SETUP, "--set", f"non_torch_bytes={constants['non_torch_bytes']:.0f}")
     assert abs(again["capacity"]["kv_cache_tokens"] - kv_measured) < 16  # within one vLLM block
     assert again["capacity"]["max_concurrency"] == pytest.approx(10.79, abs=0.01)
 
@@ -83,7 +73,7 @@ def test_decode_speed_is_fitted(setup: tuple[str, ...], log: str, constant: str,
     # the table prints speeds to 0.01 tokens/s and the error to 0.1%
     assert float(error.rstrip("%")) / 100 == pytest.approx(predicted / measured - 1, abs=0.005 / measured + 0.0005)
     value = fitted(text)[constant]
-    again = estimate(*setup, "--set", f"{constant}={value}")
+    again = estimate_json(*setup, "--set", f"{constant}={value}")
     speed = again["throughput"]["decode_tokens_per_s"]
     assert speed == pytest.approx(measured, rel=tolerance)
 
@@ -126,15 +116,15 @@ def test_llama_bench_of_a_public_run_reproduces_its_decode_error() -> None:
     # one-token context (the least the estimate takes)
     setup = ("meta-llama/Llama-2-7b-hf", "--precision", "q4_0", "--gpu", "rtx-3090-ti-24gb", "--input-tokens", "1",
              "--output-tokens", "128")  # fmt: skip
-    assert estimate(*setup)["weights"]["bytes_per_gpu"] / 2**30 == pytest.approx(3.56, abs=0.005)
+    assert estimate_json(*setup)["weights"]["bytes_per_gpu"] / 2**30 == pytest.approx(3.56, abs=0.005)
     code, text = calibrate(*setup, "--log", str(DATA / "llama-bench-2023-rtx-3090-ti.md"))
     assert code == 0
     measured, predicted, error = rows(text)["decode_tokens_per_s"]
     assert (measured, predicted, error) == (127.43, 121.0, "-5.1%")
     # one sequence's matmuls bound the step (the engine's small-batch GEMM efficiency), so that constant is fitted
-    assert estimate(*setup)["throughput"]["bound"] == "compute"
+    assert estimate_json(*setup)["throughput"]["bound"] == "compute"
     value = fitted(text)["gemm_half_efficiency_tokens"]
-    again = estimate(*setup, "--set", f"gemm_half_efficiency_tokens={value}")
+    again = estimate_json(*setup, "--set", f"gemm_half_efficiency_tokens={value}")
     assert again["throughput"]["decode_tokens_per_s"] == pytest.approx(127.43, rel=0.01)
 
 
@@ -175,6 +165,6 @@ def test_torch_memory_summary_peak_is_compared_with_a_training_prediction() -> N
     code, text = calibrate(*setup, "--log", str(DATA / "torch-memory-summary.txt"))
     assert code == 0
     measured, predicted, _ = rows(text)["torch_peak_allocated_gib"]
-    per_gpu = estimate(*setup)["memory"]["per_gpu"]
+    per_gpu = estimate_json(*setup)["memory"]["per_gpu"]
     assert measured == 21.0
     assert predicted == pytest.approx((per_gpu["total"] - per_gpu["overhead"]) / 2**30, abs=0.01)

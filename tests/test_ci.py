@@ -16,7 +16,7 @@ from generator.cli import main
 from generator.findings import github_annotation, gitlab_report, parse_path, text_line
 from generator.planner.inference import little_rate
 from tests.conftest import REPO
-from tests.test_cli_errors import VALID
+from tests.helpers import VALID
 
 HOME = REPO / "examples" / "home-70b-offload.yaml"
 

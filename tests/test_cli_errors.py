@@ -2,38 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
-
-VALID = """\
-version: 1
-name: demo
-deployments:
-  - name: chat
-    model: meta-llama/Llama-3.1-8B-Instruct
-    inference:
-      max_context_tokens: 8192
-      requests_per_second: 2
-hardware:
-  gpus: [l40s-48gb]
-"""
-
-
-def run_specgen(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from generator.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd or REPO,
-        check=False,
-        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
-    )
-
+from tests.helpers import VALID, run_specgen
 
 CASES = [
     pytest.param("version: 1\nname: demo\ndeployments: [\n", "workload.yaml:4:1: YAML syntax error", id="yaml-syntax"),

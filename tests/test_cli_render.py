@@ -16,7 +16,7 @@ from generator.errors import OutputError
 from generator.swap import ExchangeUnsupportedError
 from generator.workload.schema import workload_schema
 from tests.conftest import REPO
-from tests.test_cli_errors import VALID, run_specgen
+from tests.helpers import VALID, run_specgen
 
 TWO_POOLS = VALID.replace(
     "hardware:",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import shutil
 import statistics
@@ -12,22 +10,8 @@ from typing import Any
 
 import pytest
 
-from generator.calculator.cli import main
 from tests.conftest import REFERENCE, calibration
-
-
-def run(*args: str) -> tuple[int, str]:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = main(list(args))
-    return code, out.getvalue()
-
-
-def estimate_json(*args: str) -> dict[str, Any]:
-    code, text = run(*args, "--json")
-    assert code == 0
-    data: dict[str, Any] = json.loads(text)
-    return data
+from tests.helpers import estimate_json, run_estimate
 
 
 def test_json_contract_for_inference_with_gpu() -> None:
@@ -51,7 +35,7 @@ def test_local_config_directory_is_accepted(tmp_path: Path) -> None:
 
 def test_unknown_architecture_names_missing_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "mamba", "hidden_size": 2048}))
-    code, _ = run(str(tmp_path / "config.json"))
+    code, _ = run_estimate(str(tmp_path / "config.json"))
     assert code == 1
     err = capsys.readouterr().err
     assert "num_hidden_layers" in err and "num_attention_heads" in err and "vocab_size" in err
@@ -85,7 +69,7 @@ def test_offload_reports_host_ram() -> None:
 
 
 def test_text_output_is_a_breakdown_table() -> None:
-    code, text = run("qwen3-30b-a3b", "--gpu", "l40s-48gb", "--precision", "fp8", "--context", "16384")
+    code, text = run_estimate("qwen3-30b-a3b", "--gpu", "l40s-48gb", "--precision", "fp8", "--context", "16384")
     assert code == 0
     for word in ("weights", "kv_cache", "activations", "overhead", "total", "KV capacity"):
         assert word in text
@@ -95,7 +79,7 @@ def test_constant_override_and_bad_constant(capsys: pytest.CaptureFixture[str]) 
     low = estimate_json("llama-3.1-8b", "--gpu", "l4-24gb", "--set", "gpu_memory_utilization=0.5")
     high = estimate_json("llama-3.1-8b", "--gpu", "l4-24gb")
     assert low["capacity"]["kv_cache_tokens"] < high["capacity"]["kv_cache_tokens"]
-    code, _ = run("llama-3.1-8b", "--set", "no_such_constant=1")
+    code, _ = run_estimate("llama-3.1-8b", "--set", "no_such_constant=1")
     assert code == 1 and "unknown constant" in capsys.readouterr().err
 
 

@@ -22,8 +22,8 @@ from ruamel.yaml import YAML
 
 from generator.render.env import to_yaml
 from generator.workload.schema import workload_schema
-from tests.test_cli_errors import VALID
-from tests.test_hostile import FIXED, TRAINING, _call
+from tests.helpers import VALID, call_cli
+from tests.test_hostile import FIXED, TRAINING
 
 BUDGET = settings(
     max_examples=40,
@@ -122,7 +122,7 @@ def field_case(draw: st.DrawFn) -> dict[str, Any]:
 def _run(tmp_path: Path, doc: Any) -> None:
     (tmp_path / "workload.yaml").write_text(to_yaml(doc) if isinstance(doc, (dict, list)) else str(doc))
     start = time.process_time()
-    code = _call(tmp_path, ("plan", "workload.yaml", "--format", "json"))
+    code = call_cli(tmp_path, ("plan", "workload.yaml", "--format", "json"))
     assert code in (0, 1, 3)
     assert time.process_time() - start < MAX_CPU_S
 

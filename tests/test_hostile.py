@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 
 from generator import catalog
-from generator.cli import main
 from generator.planner.naming import MAX_POOL_NAME, pool_name, unique_pool_names
-from tests.test_cli_errors import VALID
+from tests.helpers import VALID, call_cli
 
 MAX_CPU_S = 0.5
 MAX_ALLOC_BYTES = 100 * 2**20
@@ -53,30 +52,18 @@ hardware:
 """
 
 
-def _call(cwd: Path, args: tuple[str, ...]) -> int:
-    here = os.getcwd()
-    os.chdir(cwd)
-    try:
-        main(list(args))
-        return 0
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    finally:
-        os.chdir(here)
-
-
 def run_cli(capsys: pytest.CaptureFixture[str], cwd: Path, *args: str) -> tuple[int, str, str, float, int]:
     """``specgen ARGS`` in-process: exit code, stdout, stderr, CPU seconds and peak Python allocation.
 
     The command runs twice: timed, then under tracemalloc (which slows it), so neither skews the other.
     """
     start = time.process_time()
-    code = _call(cwd, args)
+    code = call_cli(cwd, args)
     cpu = time.process_time() - start
     out = capsys.readouterr()
     tracemalloc.start()
     try:
-        _call(cwd, args)
+        call_cli(cwd, args)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -89,7 +76,7 @@ def _warm(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Import the lazily imported modules and load the catalog once, so each case is timed on its own work."""
     work = tmp_path_factory.mktemp("warm")
     (work / "workload.yaml").write_text(VALID)
-    _call(work, ("plan", "workload.yaml", "--format", "json"))
+    call_cli(work, ("plan", "workload.yaml", "--format", "json"))
 
 
 def _sub(text: str, old: str, new: str) -> str:

@@ -3,7 +3,6 @@ output still parses: YAML by both YAML 1.1 and 1.2 readers, HCL by real Terrafor
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -17,9 +16,7 @@ from generator.api import render_file
 from generator.errors import InputError
 from generator.render.env import hcl_inline, to_yaml
 from tests.conftest import REPO
-from tests.test_oracles import _Yaml11Loader, ansible_reader
-
-PYYAML: Any = importlib.import_module("yaml")
+from tests.helpers import PYYAML, Yaml11Loader, ansible_reader
 
 HOSTILE = [
     pytest.param("quo\"te's", id="quotes"),
@@ -41,7 +38,7 @@ HOSTILE = [
 def both_yaml_readers(text: str) -> Any:
     """The document as YAML 1.2 (ruamel) and YAML 1.1 (PyYAML, as Ansible) read it; ``!unsafe`` is a plain string."""
     twelve = ansible_reader().load(text)
-    eleven = PYYAML.load(text, Loader=_Yaml11Loader)
+    eleven = PYYAML.load(text, Loader=Yaml11Loader)
     assert json.dumps(twelve, sort_keys=True) == json.dumps(eleven, sort_keys=True), text
     return twelve
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import itertools
 import json
 import subprocess
@@ -15,7 +13,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator.api import plan_file
-from generator.calculator.cli import main as estimate_main
 from generator.catalog import find_model
 from generator.errors import InfeasibleError
 from generator.sizing.architecture import Architecture, parse_architecture
@@ -25,6 +22,7 @@ from generator.sizing.precision import weight_format
 from generator.sizing.weights import size_weights
 from generator.units import GIB
 from tests.conftest import REPO
+from tests.helpers import run_estimate
 
 CONSTS = Constants()
 MODELS = [
@@ -167,10 +165,8 @@ def test_reserve_for_other_services_is_never_used() -> None:
 
 
 def _estimate(*args: str) -> tuple[int, dict[str, Any]]:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = estimate_main([*args, "--json"])
-    return code, json.loads(out.getvalue()) if code == 0 else {}
+    code, text = run_estimate(*args, "--json")
+    return code, json.loads(text) if code == 0 else {}
 
 
 def test_estimate_json_for_an_existing_machine() -> None:

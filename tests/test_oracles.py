@@ -40,6 +40,7 @@ from ruamel.yaml import YAML
 from generator import catalog
 from generator.api import render_file
 from tests.conftest import SHARED, require_shared
+from tests.helpers import Yaml11Loader, ansible_reader
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
@@ -164,18 +165,6 @@ def _typed(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=lambda o: f"<{type(o).__name__}:{o}>")
 
 
-def ansible_reader() -> YAML:
-    """A YAML reader for Ansible files: ``!unsafe`` strings (data Ansible never templates) are plain strings."""
-    reader = YAML(typ="safe", pure=True)
-    reader.constructor.add_constructor("!unsafe", lambda loader, node: loader.construct_scalar(node))
-    return reader
-
-
-#: PyYAML's safe loader (YAML 1.1, as Ansible reads) that takes ``!unsafe`` strings as plain strings.
-_Yaml11Loader: Any = type("_Yaml11Loader", (PYYAML.SafeLoader,), {})
-_Yaml11Loader.add_constructor("!unsafe", lambda loader, node: loader.construct_scalar(node))
-
-
 @pytest.mark.parametrize("stem", example_params())
 def test_yaml_means_the_same_in_yaml_1_1_and_1_2(stem: str) -> None:
     """Ansible (PyYAML) and Kubernetes read YAML 1.1; a scalar like ``yes``, ``on`` or ``010`` changes meaning."""
@@ -184,7 +173,7 @@ def test_yaml_means_the_same_in_yaml_1_1_and_1_2(stem: str) -> None:
     for path, text in rendered(stem).files.items():
         if path.endswith((".yaml", ".yml")):
             yaml12 = [doc for doc in reader.load_all(text) if doc is not None]
-            yaml11 = [doc for doc in PYYAML.load_all(text, Loader=_Yaml11Loader) if doc is not None]
+            yaml11 = [doc for doc in PYYAML.load_all(text, Loader=Yaml11Loader) if doc is not None]
             if _typed(yaml12) != _typed(yaml11):
                 problems.append(f"{path}:\n  YAML 1.2: {_typed(yaml12)}\n  YAML 1.1: {_typed(yaml11)}")
     assert not problems, "\n".join(problems)
@@ -317,8 +306,7 @@ def terraform_variable_block(path: Path, name: str) -> str:
 def test_eks_node_groups_type_check_against_the_eks_module(stem: str, tmp_path: Path) -> None:
     """Real Terraform converts the rendered value to terraform-aws-modules/eks v21's own variable type, dropping nothing."""
     variables = IAC_REFERENCE / "terraform" / "terraform-aws-eks" / "variables.tf"
-    if not variables.is_file():
-        pytest.skip(f"{variables} is absent: the upstream module's variable types live in the shared reference folder")
+    require_shared(variables)
     value = json.loads(rendered(stem).files["terraform/eks-managed-node-groups.tfvars.json"])
     (tmp_path / "variables.tf").write_text(terraform_variable_block(variables, "eks_managed_node_groups"))
     (tmp_path / "out.tf").write_text('output "groups" {\n  value = var.eks_managed_node_groups\n}\n')

@@ -25,7 +25,7 @@ from generator.errors import ArchitectureError, InputError
 from generator.sizing.constants import CONSTANT_BOUNDS, Constants, with_overrides
 from generator.workload.loader import parse_yaml
 from tests.conftest import REPO, reference_config
-from tests.test_cli_errors import VALID, run_specgen
+from tests.helpers import VALID, run_specgen
 
 
 def run_estimate(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator import catalog
+from generator.calculator.report import rows_by_id
 from generator.catalog.records import dram_bandwidth_gb_per_s
 
 KINDS = ("cpus", "nics", "drives", "prices")
@@ -16,8 +17,9 @@ KINDS = ("cpus", "nics", "drives", "prices")
 def listing_rows(kind: str) -> list[dict[str, Any]]:
     """Rows of one of :data:`KINDS`, sorted by id."""
     if kind == "cpus":
-        return [
-            {
+        return rows_by_id(
+            catalog.cpus(),
+            lambda c: {
                 "id": c.id,
                 "name": c.name,
                 "cores": c.cores,
@@ -26,13 +28,13 @@ def listing_rows(kind: str) -> list[dict[str, Any]]:
                 "dram_gb_per_s": round(dram_bandwidth_gb_per_s(c.memory_channels, c.ddr_mt_per_s), 1),
                 "pcie_lanes": c.pcie_lanes,
                 "tdp_w": c.tdp_w,
-                "source": c.source[0] if c.source else "unsourced",
-            }
-            for c in sorted(catalog.cpus().values(), key=lambda c: c.id)
-        ]
+            },
+            sourced=True,
+        )
     if kind == "nics":
-        return [
-            {
+        return rows_by_id(
+            catalog.nics(),
+            lambda n: {
                 "id": n.id,
                 "name": n.name,
                 "protocol": n.protocol,
@@ -40,24 +42,22 @@ def listing_rows(kind: str) -> list[dict[str, Any]]:
                 "port_gbps": n.port_gbps,
                 "gpudirect_rdma": n.gpudirect_rdma,
                 "power_w": n.power_w,
-                "source": n.source[0] if n.source else "unsourced",
-            }
-            for n in sorted(catalog.nics().values(), key=lambda n: n.id)
-        ]
+            },
+            sourced=True,
+        )
     if kind == "drives":
-        return [
-            {
+        return rows_by_id(
+            catalog.drives(),
+            lambda d: {
                 "id": d.id,
                 "name": d.name,
                 "capacity_tb": d.capacity_tb,
                 "seq_read_gb_per_s": d.seq_read_gb_per_s,
                 "seq_write_gb_per_s": d.seq_write_gb_per_s,
                 "power_w_active": d.power_w_active,
-                "source": d.source[0] if d.source else "unsourced",
-            }
-            for d in sorted(catalog.drives().values(), key=lambda d: d.id)
-        ]
-    return [
-        {"id": p.id, "platform": p.platform_id, "usd": p.usd, "unit": p.unit, "source": p.source[0] if p.source else "unsourced"}
-        for p in sorted(catalog.prices().values(), key=lambda p: p.id)
-    ]
+            },
+            sourced=True,
+        )
+    return rows_by_id(
+        catalog.prices(), lambda p: {"id": p.id, "platform": p.platform_id, "usd": p.usd, "unit": p.unit}, sourced=True
+    )

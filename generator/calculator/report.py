@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from generator import catalog
@@ -69,11 +70,25 @@ def plan_text(plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
+def rows_by_id(
+    records: Mapping[str, Any], row: Callable[[Any], dict[str, Any]], *, sourced: bool = False
+) -> list[dict[str, Any]]:
+    """One row per record, sorted by id; ``sourced`` ends each row with the record's first ``source``."""
+    rows = []
+    for record in sorted(records.values(), key=lambda r: r.id):
+        fields = row(record)
+        if sourced:
+            fields["source"] = record.source[0] if record.source else "unsourced"
+        rows.append(fields)
+    return rows
+
+
 def catalog_rows(kind: str) -> list[dict[str, Any]]:
     """Catalog entries with their id, name and key figures."""
     if kind == "gpus":
-        return [
-            {
+        return rows_by_id(
+            catalog.gpus(),
+            lambda g: {
                 "id": g.id,
                 "name": g.name,
                 "memory_gb": g.memory_gb,
@@ -84,12 +99,12 @@ def catalog_rows(kind: str) -> list[dict[str, Any]]:
                 "tdp_w": g.tdp_w,
                 "form_factor": g.form_factor,
                 "interconnect": g.interconnect_kind,
-            }
-            for g in sorted(catalog.gpus().values(), key=lambda g: g.id)
-        ]
+            },
+        )
     if kind == "platforms":
-        return [
-            {
+        return rows_by_id(
+            catalog.platforms(),
+            lambda p: {
                 "id": p.id,
                 "name": p.name,
                 "kind": p.kind,
@@ -98,27 +113,24 @@ def catalog_rows(kind: str) -> list[dict[str, Any]]:
                 "gpus": list(p.gpu_ids),
                 "gpu_counts": list(p.gpu_counts),
                 "max_power_w": p.max_power_w,
-            }
-            for p in sorted(catalog.platforms().values(), key=lambda p: p.id)
-        ]
+            },
+        )
     from generator.sizing.architecture import parse_architecture
 
-    rows = []
-    for m in sorted(catalog.models().values(), key=lambda m: m.id):
+    def model_row(m: Any) -> dict[str, Any]:
         arch = parse_architecture(m.config)
-        rows.append(
-            {
-                "id": m.id,
-                "name": m.name,
-                "aliases": list(m.aliases),
-                "model_type": arch.model_type,
-                "params_total": arch.params_total,
-                "params_active": arch.params_active,
-                "layers": arch.num_layers,
-                "max_context_tokens": arch.max_position_embeddings,
-            }
-        )
-    return rows
+        return {
+            "id": m.id,
+            "name": m.name,
+            "aliases": list(m.aliases),
+            "model_type": arch.model_type,
+            "params_total": arch.params_total,
+            "params_active": arch.params_active,
+            "layers": arch.num_layers,
+            "max_context_tokens": arch.max_position_embeddings,
+        }
+
+    return rows_by_id(catalog.models(), model_row)
 
 
 def catalog_text(rows: list[dict[str, Any]]) -> str:

@@ -171,8 +171,7 @@ def build_plan(
     colocation = _colocation_reasons(wl, groups)
     units: list[tuple[list[tuple[int, Option]], int]] = []
     for (_, _, per_node, _), members in sorted(groups.items()):
-        separate = sum(o.candidate.nodes for _, o in members)
-        merged = math.ceil(sum(o.candidate.gpus for _, o in members) / per_node)
+        separate, merged = _servers_apart_and_together(members, per_node)
         together = len(members) > 1 and merged < separate
         units += [(members, merged)] if together else [([m], m[1].candidate.nodes) for m in members]
     for unit, nodes in units:
@@ -350,13 +349,19 @@ def _place_on_inventory(wl: Workload, pools: list[Pool], findings: list[Finding]
     return out, report
 
 
+def _servers_apart_and_together(members: list[tuple[int, Option]], per_node: int) -> tuple[int, int]:
+    """Servers the members of one co-location group take each in its own pool, and all in one."""
+    separate = sum(o.candidate.nodes for _, o in members)
+    merged = math.ceil(sum(o.candidate.gpus for _, o in members) / per_node)
+    return separate, merged
+
+
 def _colocation_reasons(wl: Workload, groups: dict[tuple[str, str, int, str], list[tuple[int, Option]]]) -> dict[int, str]:
     """Whether each deployment shares its servers with others, and why (or why not)."""
     out: dict[int, str] = {}
     names = {i: wl.deployments[i].name for members in groups.values() for i, _ in members}
     for (platform, gpu, per_node, kind), members in groups.items():
-        separate = sum(o.candidate.nodes for _, o in members)
-        merged = math.ceil(sum(o.candidate.gpus for _, o in members) / per_node)
+        separate, merged = _servers_apart_and_together(members, per_node)
         for index, opt in members:
             others = [names[i] for i, _ in members if i != index]
             same_servers = sorted(

@@ -88,13 +88,13 @@ def node_cost(wl: Workload, platform: PlatformSpec, gpu: GpuSpec, gpus: int, pow
     rent = [
         p for p in sorted(catalog.prices().values(), key=lambda r: r.id) if p.platform_id == platform.id and p.unit != "purchase"
     ]
-    if platform.provider != "baremetal" or (rent and not _purchasable(platform, gpu, gpus)):
+    bought = purchase_price(platform, gpu, gpus) if platform.provider == "baremetal" else None
+    if bought is None or (rent and isinstance(bought, str)):
         if not rent:
             return NodeCost(None, None, None, None, why=f"no published price for {platform.id}")
         rec = rent[0]
         per_hour = rec.usd if rec.unit == "hour" else rec.usd / HOURS_PER_MONTH
         return NodeCost(per_hour, None, per_hour * HOURS_PER_MONTH, f"catalog {rec.id} ({rec.unit})")
-    bought = purchase_price(platform, gpu, gpus)
     if isinstance(bought, str):
         return NodeCost(None, None, None, None, why=bought)
     capex, capex_basis, estimated = bought
@@ -104,19 +104,13 @@ def node_cost(wl: Workload, platform: PlatformSpec, gpu: GpuSpec, gpus: int, pow
     return NodeCost(per_month / HOURS_PER_MONTH, capex, opex, basis, estimated)
 
 
-def _purchasable(platform: PlatformSpec, gpu: GpuSpec, gpus: int) -> bool:
-    return not isinstance(purchase_price(platform, gpu, gpus), str)
-
-
 def fleet_cost(
     wl: Workload, platform: PlatformSpec, gpu: GpuSpec, gpus: int, power_w: int, consts: Constants, nodes: int, owned: int
 ) -> NodeCost:
     """Cost of ``nodes`` servers of which ``owned`` are already owned (they cost their running costs only)."""
     bought = nodes - owned
     per_node = node_cost(wl, platform, gpu, gpus, power_w, consts)
-    if owned == 0:
-        return _times(per_node, nodes)
-    if platform.id in wl.prices:
+    if owned == 0 or platform.id in wl.prices:
         return _times(per_node, nodes)
     opex, opex_basis = owned_opex_usd_per_month(platform, power_w, consts)
     owned_basis = f"{owned} owned server(s): running costs only ({opex_basis})"

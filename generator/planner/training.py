@@ -67,10 +67,9 @@ def layout_mfu(
     hw: Hardware,
     tp: int,
     consts: Constants,
-    dp_comm_ratio: float = 0.0,
     pp: int = 1,
 ) -> float:
-    """Modelled MFU of a TP x PP layout on ``hw`` (model size, sequence, the TP link, the bubble, exposed DP traffic)."""
+    """Modelled MFU of a TP x PP layout on ``hw`` (model size, sequence, the TP link, the bubble)."""
     arch = model.architecture
     acc = accelerator_for(hw.gpu, "bf16", tp)
     return training_utilisation(
@@ -84,7 +83,6 @@ def layout_mfu(
         microbatches=consts.training_pipeline_microbatches,
         tp_link_gbps=acc.link_gb_per_s * 8,
         dense_tflops=acc.dense_tflops,
-        dp_comm_ratio=dp_comm_ratio,
     ).mfu
 
 

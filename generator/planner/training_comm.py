@@ -33,7 +33,6 @@ class StepComm:
     """Inter-node communication of one optimizer step on one layout."""
 
     bytes_per_gpu: float
-    link_gbps_per_node: float
     link: str
     comm_s: float
     compute_s: float
@@ -85,6 +84,6 @@ def step_comm(
     """Inter-node time of one step; zero on a single node (NVLink / PCIe inside the node is not the bottleneck)."""
     gbps, link = node_link(platform, gpus_per_node, fabric)
     if nodes <= 1:
-        return StepComm(bytes_per_gpu, gbps, "inside one node", 0.0, compute_s)
+        return StepComm(bytes_per_gpu, "inside one node", 0.0, compute_s)
     comm = bytes_per_gpu * 8 / (gbps * 1e9) if gbps else float("inf")
-    return StepComm(bytes_per_gpu, gbps, link, comm, compute_s)
+    return StepComm(bytes_per_gpu, link, comm, compute_s)

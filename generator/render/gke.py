@@ -10,7 +10,7 @@ from typing import Any
 
 from generator.errors import InputError
 from generator.planner.plan import Pool
-from generator.render.kube_objects import dns_name
+from generator.render.kube_objects import dns_name, namespace_object
 from generator.workload.models import GpuSharing, KubernetesSettings
 
 #: Accelerator type of each GPU machine family (machine types carry a fixed GPU model);
@@ -106,11 +106,7 @@ def container_node_pool(pool: Pool, settings: KubernetesSettings, namespace: str
 
 def config_connector_namespace(name: str, project: str) -> dict[str, Any]:
     """The Namespace the node pools live in, annotated with the project Config Connector manages them in."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": {"name": name, "annotations": {"cnrm.cloud.google.com/project-id": project}},
-    }
+    return namespace_object(name, {"cnrm.cloud.google.com/project-id": project})
 
 
 def gke_objects(pools: list[Pool], settings: KubernetesSettings, namespace: str) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ from generator.errors import InputError
 from generator.planner.plan import Plan
 from generator.render.env import Block, to_yaml
 from generator.render.gpu_sharing import MIG_CONFIG_LABEL, MIG_DISABLED, device_plugin_config, mig_parted_config
-from generator.render.kube_objects import HEADER, dns_name, kustomize_directory
+from generator.render.kube_objects import HEADER, dns_name, kustomize_directory, namespace_object
 from generator.workload.models import GpuSharing
 
 NAMESPACE = "gpu-operator"
@@ -191,7 +191,7 @@ def render_cluster(stacks: list[GpuPoolStack]) -> dict[str, str]:
     if not stacks:
         return {}
     values = helm_values(stacks)
-    objects: list[dict[str, Any]] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}]
+    objects: list[dict[str, Any]] = [namespace_object(NAMESPACE)]
     if values["devicePlugin"]["enabled"]:
         objects.append(device_plugin_config_map(stacks))
     mig_configs = sorted({str(s.mig_config) for s in stacks if s.mig_config})

@@ -18,6 +18,14 @@ def dns_name(pool: Pool) -> str:
     return pool.name.replace("_", "-")
 
 
+def namespace_object(name: str, annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    """A ``Namespace`` object, with ``annotations`` where given."""
+    metadata: dict[str, Any] = {"name": name}
+    if annotations:
+        metadata["annotations"] = annotations
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}
+
+
 def object_file(obj: dict[str, Any]) -> str:
     """The file name of one object: ``<kind>-<name>.yaml`` in lower case."""
     return f"{str(obj['kind']).lower()}-{obj['metadata']['name']}.yaml"

@@ -16,7 +16,8 @@ from generator.errors import InputError
 from generator.planner.plan import Plan
 from generator.render.env import render_template, to_json
 from generator.render.hosts import known_hosts, placeholder_names
-from generator.render.kube_objects import dns_name, kustomize_directory
+from generator.render.kube_objects import dns_name, kustomize_directory, namespace_object
+from generator.render.kubernetes import cluster_name
 from generator.workload.models import Workload
 
 MIB_PER_GIB = 1024
@@ -81,7 +82,7 @@ def bare_metal_hosts(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
             "provisioning.tools: metal3 needs hardware.inventory hosts with bmc_address, bmc_credentials_secret and "
             "boot_mac_address on a planned platform; none has all three (specgen does not invent them)"
         )
-    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}, *objects]
+    return [namespace_object(namespace), *objects]
 
 
 def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
@@ -91,8 +92,8 @@ def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
     site's own image and kubeadm settings.
     """
     namespace = workload.provisioning.namespace
-    cluster = workload.kubernetes.cluster_name or workload.name
-    objects: list[dict[str, Any]] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}]
+    cluster = cluster_name(workload)
+    objects: list[dict[str, Any]] = [namespace_object(namespace)]
     for pool in plan.pools:
         selector = {"specgen.dev/pool": dns_name(pool)}
         objects.append(

@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from generator.errors import InputError
+from generator.sizing.precision import lookup
 
 LOSSES = ("standard", "chunked", "fused")
 
@@ -76,12 +77,7 @@ FRAMEWORK_ALIASES: dict[str, str] = {
 
 def framework_profile(name: str) -> FrameworkProfile:
     """Look up a framework by name; raises :class:`InputError` listing the choices."""
-    key = name.lower()
-    try:
-        return FRAMEWORKS[FRAMEWORK_ALIASES.get(key, key)]
-    except KeyError:
-        choices = ", ".join(sorted({*FRAMEWORKS, *FRAMEWORK_ALIASES}))
-        raise InputError(f"unknown framework '{name}'; choose one of {choices}") from None
+    return lookup(FRAMEWORKS, name, "framework", FRAMEWORK_ALIASES)
 
 
 def logits_bytes_per_element(loss: str, standard_bytes: int) -> float:

@@ -31,7 +31,7 @@ class KvCacheSizes(NamedTuple):
     sequences: int
 
 
-def _layer_elements_per_gpu(layer: Layer, tp: int) -> int:
+def layer_elements_per_gpu(layer: Layer, tp: int) -> int:
     """KV elements per token one GPU holds for ``layer`` (whole heads; MLA latents replicated)."""
     if layer.attention == MLA or not layer.kv_heads:
         return layer.kv_elements_per_token
@@ -48,7 +48,6 @@ def ceil_bytes(bits: int) -> int:
     return -(-bits // 8)
 
 
-@memoized
 def size_kv_cache(
     arch: Architecture, kv_bits: int, context_tokens: int, sequences: int = 1, par: Parallelism = Parallelism()
 ) -> KvCacheSizes:
@@ -77,7 +76,7 @@ def _elements(arch: Architecture, context_tokens: int, tp: int, pp: int) -> tupl
     per_token = sum(layer.kv_elements_per_token for layer in arch.layers)
     sequence = sum(layer.kv_elements_per_token * tokens_held(layer, context_tokens) for layer in arch.layers)
     stages = [
-        sum(_layer_elements_per_gpu(arch.layers[i], tp) * tokens_held(arch.layers[i], context_tokens) for i in layers)
+        sum(layer_elements_per_gpu(arch.layers[i], tp) * tokens_held(arch.layers[i], context_tokens) for i in layers)
         for layers in stage_layers(arch.num_layers, pp)
     ]
     return per_token, sequence, max(stages)

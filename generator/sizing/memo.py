@@ -19,13 +19,10 @@ R = TypeVar("R")
 #: Entries per function before its cache starts over (bounds memory on very long runs).
 MAX_ENTRIES = 200_000
 
-_CACHES: list[dict[Any, Any]] = []
-
 
 def memoized(func: Callable[P, R]) -> Callable[P, R]:
     """``func`` with its results kept, keyed by the first argument's identity and the others' values."""
     cache: dict[Any, tuple[object, Any]] = {}
-    _CACHES.append(cache)
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -45,9 +42,3 @@ def memoized(func: Callable[P, R]) -> Callable[P, R]:
         return result
 
     return wrapper
-
-
-def clear_caches() -> None:
-    """Forget every memoized result (tests that compare cached and fresh results use it)."""
-    for cache in _CACHES:
-        cache.clear()

@@ -30,8 +30,9 @@ rate (NVFP4 on Hopper: Marlin W4A16; FP8 on Ampere: W8A16) falls back to its bf1
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from generator.errors import InputError
 from generator.sizing.architecture import ROUTER, Linear
@@ -207,19 +208,25 @@ def same_storage(a: str, b: str) -> bool:
 KV_CACHE_BITS: dict[str, int] = {"fp32": 32, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8}
 
 
-def weight_format(name: str) -> WeightFormat:
-    """Look up a weight format by name; raises :class:`InputError` listing the choices."""
+_T = TypeVar("_T")
+
+
+def lookup(table: Mapping[str, _T], name: str, what: str, aliases: Mapping[str, str] | None = None) -> _T:
+    """``table[name]`` case-insensitively, through ``aliases``; raises :class:`InputError` listing the choices."""
+    aliases = aliases or {}
     key = name.lower()
     try:
-        return WEIGHT_FORMATS[WEIGHT_FORMAT_ALIASES.get(key, key)]
+        return table[aliases.get(key, key)]
     except KeyError:
-        choices = ", ".join(sorted({*WEIGHT_FORMATS, *WEIGHT_FORMAT_ALIASES}))
-        raise InputError(f"unknown precision '{name}'; choose one of {choices}") from None
+        choices = ", ".join(sorted({*table, *aliases}))
+        raise InputError(f"unknown {what} '{name}'; choose one of {choices}") from None
+
+
+def weight_format(name: str) -> WeightFormat:
+    """Look up a weight format by name; raises :class:`InputError` listing the choices."""
+    return lookup(WEIGHT_FORMATS, name, "precision", WEIGHT_FORMAT_ALIASES)
 
 
 def kv_cache_bits(name: str) -> int:
     """Bits per KV element for a KV-cache precision name."""
-    try:
-        return KV_CACHE_BITS[name.lower()]
-    except KeyError:
-        raise InputError(f"unknown KV cache precision '{name}'; choose one of {', '.join(sorted(KV_CACHE_BITS))}") from None
+    return lookup(KV_CACHE_BITS, name, "KV cache precision")

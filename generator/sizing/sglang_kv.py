@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from generator.sizing.architecture import Architecture
-from generator.sizing.kv_cache import ceil_bytes
+from generator.sizing.kv_cache import ceil_bytes, layer_elements_per_gpu
 from generator.sizing.weights import Parallelism, stage_layers
 
 
@@ -36,15 +36,7 @@ class SglangKvPool(NamedTuple):
 def sglang_cell_bytes(arch: Architecture, kv_bits: int, par: Parallelism = Parallelism()) -> int:
     """One token's KV bytes on the fullest rank (whole KV heads per TP rank; MLA latent replicated)."""
     stage = max(stage_layers(arch.num_layers, par.pp), key=len)
-    bits = 0
-    for index in stage:
-        layer = arch.layers[index]
-        if layer.kv_heads:
-            per_head = layer.kv_elements_per_token // layer.kv_heads
-            bits += per_head * -(-layer.kv_heads // par.tp) * kv_bits
-        else:
-            bits += layer.kv_elements_per_token * kv_bits
-    return ceil_bytes(bits)
+    return ceil_bytes(sum(layer_elements_per_gpu(arch.layers[index], par.tp) for index in stage) * kv_bits)
 
 
 def sglang_kv_pool(

@@ -24,11 +24,10 @@ Later vLLM (``_report_kv_cache_config`` after v0.12) prints ``max_concurrency * 
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 from generator.sizing.architecture import Architecture, Layer
-from generator.sizing.kv_cache import ceil_bytes
+from generator.sizing.kv_cache import ceil_bytes, layer_elements_per_gpu
 from generator.sizing.weights import Parallelism, stage_layers
 
 #: How the start-up log's token count is formed: vLLM <= 0.11 (blocks per group) or later (concurrency x length).
@@ -70,14 +69,6 @@ class VllmKvCache(NamedTuple):
     by_layer_type: tuple[LayerTypeKv, ...]
 
 
-def _layer_bytes_per_token(layer: Layer, kv_bits: int, tp: int) -> int:
-    """KV bytes one GPU stores per token of ``layer`` (whole KV heads per rank; MLA latent replicated)."""
-    if not layer.kv_heads:
-        return ceil_bytes(layer.kv_elements_per_token * kv_bits)
-    per_head = layer.kv_elements_per_token // layer.kv_heads
-    return ceil_bytes(per_head * math.ceil(layer.kv_heads / tp) * kv_bits)
-
-
 def _kind(layer: Layer) -> str:
     return "full" if layer.window_tokens is None else f"sliding:{layer.window_tokens}"
 
@@ -114,7 +105,9 @@ def vllm_kv_cache(
     counts = [len(layers) for layers in buckets.values()]
     smallest, largest = min(counts), max(counts)
     group_size = largest if largest < smallest * GROUP_SIZE_RATIO else smallest
-    layer_bytes = {kind: max(_layer_bytes_per_token(lay, kv_bits, par.tp) for lay in layers) for kind, layers in buckets.items()}
+    layer_bytes = {
+        kind: ceil_bytes(max(layer_elements_per_gpu(lay, par.tp) for lay in layers) * kv_bits) for kind, layers in buckets.items()
+    }
     page_bytes = max(layer_bytes.values()) * block_tokens
     num_blocks = max(0, available_bytes // (page_bytes * group_size))
     groups_of = {kind: -(-len(layers) // group_size) for kind, layers in buckets.items()}

@@ -65,24 +65,25 @@ class ParallelismPin(_Model):
     ep: int | None = None
 
 
-class InferenceDeployment(_Model):
+class _Deployment(_Model):
+    """What every deployment names: itself, its model, and optionally a platform and a replica layout."""
+
+    name: str
+    model: str
+    platform: str | None = None
+    parallelism: ParallelismPin | None = None
+
+
+class InferenceDeployment(_Deployment):
     """A model served online."""
 
-    name: str
-    model: str
     inference: InferenceSpec
-    platform: str | None = None
-    parallelism: ParallelismPin | None = None
 
 
-class TrainingDeployment(_Model):
+class TrainingDeployment(_Deployment):
     """A model trained or fine-tuned."""
 
-    name: str
-    model: str
     training: TrainingSpec
-    platform: str | None = None
-    parallelism: ParallelismPin | None = None
 
 
 def _deployment_kind(value: Any) -> str:

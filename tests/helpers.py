@@ -1,0 +1,88 @@
+"""Helpers shared by several test modules: running the command line, and YAML readers that accept ``!unsafe``."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from generator.calculator.cli import main as estimate_main
+from generator.cli import main
+from tests.conftest import REPO
+
+PYYAML: Any = importlib.import_module("yaml")
+
+#: A small valid workload: one inference deployment on L40S GPUs.
+VALID = """\
+version: 1
+name: demo
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference:
+      max_context_tokens: 8192
+      requests_per_second: 2
+hardware:
+  gpus: [l40s-48gb]
+"""
+
+
+def run_specgen(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``specgen ARGS`` in a subprocess (offline, with a bare environment), its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-c", "from generator.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or REPO,
+        check=False,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
+    )
+
+
+def call_cli(cwd: Path, args: tuple[str, ...]) -> int:
+    """``specgen ARGS`` in-process from ``cwd``: its exit code (0 when it returns)."""
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        main(list(args))
+        return 0
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    finally:
+        os.chdir(here)
+
+
+def ansible_reader() -> YAML:
+    """A YAML reader for Ansible files: ``!unsafe`` strings (data Ansible never templates) are plain strings."""
+    reader = YAML(typ="safe", pure=True)
+    reader.constructor.add_constructor("!unsafe", lambda loader, node: loader.construct_scalar(node))
+    return reader
+
+
+#: PyYAML's safe loader (YAML 1.1, as Ansible reads) that takes ``!unsafe`` strings as plain strings.
+Yaml11Loader: Any = type("Yaml11Loader", (PYYAML.SafeLoader,), {})
+Yaml11Loader.add_constructor("!unsafe", lambda loader, node: loader.construct_scalar(node))
+
+
+def run_estimate(*args: str) -> tuple[int, str]:
+    """``specgen estimate ARGS`` in-process: its exit code and what it printed to stdout."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = estimate_main(list(args))
+    return code, out.getvalue()
+
+
+def estimate_json(*args: str) -> dict[str, Any]:
+    """``specgen estimate ARGS --json`` in-process, which must succeed: the parsed JSON."""
+    code, text = run_estimate(*args, "--json")
+    assert code == 0
+    data: dict[str, Any] = json.loads(text)
+    return data
