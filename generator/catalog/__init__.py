@@ -95,6 +95,20 @@ def purchases() -> dict[str, PurchaseRecord]:
 
 
 @cache
+def unpriced() -> dict[str, str]:
+    """Why a host (by platform id) or a GPU (by GPU id) has no purchase price: searched for, not found."""
+    path = CATALOG_DIR / "purchases.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    out = {}
+    for rec in data.get("unpriced") or ():
+        key = rec.get("platform_id") if rec.get("kind") == "host" else rec.get("gpu_id")
+        if not isinstance(key, str) or not isinstance(rec.get("why"), str):
+            raise CatalogError(f"{path}: unpriced {rec.get('id')!r}: needs a platform_id or gpu_id and a 'why'")
+        out[key] = rec["why"]
+    return out
+
+
+@cache
 def models() -> dict[str, ModelRecord]:
     """Every catalog model, by Hugging Face id."""
     return _build("models", ModelRecord.from_record)

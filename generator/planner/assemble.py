@@ -13,7 +13,7 @@ from generator.planner.naming import MAX_NODES_PER_POOL, unique_pool_names
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds
 from generator.planner.option import Option, pool_labels
 from generator.planner.plan import DeploymentPlan, Finding, Plan, Pool, sorted_findings
-from generator.planner.racks import Rack, pack_racks, rack_findings
+from generator.planner.racks import Rack, assumed_height_findings, pack_racks, rack_findings
 from generator.planner.slo import effective_slo
 from generator.planner.tco import HOURS_PER_MONTH, fleet_cost
 from generator.planner.training import TrainingShape
@@ -192,6 +192,7 @@ def build_plan(
     if wl.hardware.provider == "baremetal":
         racks = pack_racks(pools, wl.hardware.rack_power_kw)
         findings.extend(rack_findings(racks))
+        findings.extend(assumed_height_findings(pools))
         if wl.hardware.max_racks is not None and len(racks) > wl.hardware.max_racks:
             raise InfeasibleError(
                 f"the fleet needs {len(racks)} racks of {wl.hardware.rack_power_kw:g} kW but hardware.max_racks is "

@@ -18,7 +18,8 @@ RACK_UNITS = 42
 #: https://www.chatsworth.com/en-us/resources/blogs/2026/when-do-you-need-liquid-cooling-for-ai-infrastructure/;
 #: "works well up to roughly 30 kilowatts per rack": https://aiofthecoast.dcxps.com/p/warning-the-cooling-threshold-your).
 AIR_COOLED_RACK_LIMIT_KW = 30.0
-#: Height assumed for a server whose catalog record gives none (a 4U GPU server; workstations are towers).
+#: Height assumed for a server whose record gives no published height (a 4U GPU server; workstations are
+#: towers on a shelf): an assumption, which the plan states for every pool it applies to.
 DEFAULT_NODE_RACK_UNITS = 4
 
 
@@ -55,6 +56,21 @@ def pack_racks(pools: list[Pool], rack_power_kw: float) -> list[Rack]:
         target.liquid = target.liquid or liquid
         target.pools[name] = target.pools.get(name, 0) + 1
     return racks
+
+
+def assumed_height_findings(pools: list[Pool]) -> list[Finding]:
+    """One note per pool packed at the assumed height because its platform publishes none."""
+    return [
+        Finding(
+            "info",
+            "rack-units-assumed",
+            f"{p.name}: {p.node.platform_id} has no published height; packed as {DEFAULT_NODE_RACK_UNITS}U "
+            f"({'a tower on a rack shelf' if p.node.kind == 'workstation' else 'a typical GPU server height'})",
+            "hardware",
+        )
+        for p in pools
+        if p.node.rack_units is None
+    ]
 
 
 def rack_findings(racks: list[Rack]) -> list[Finding]:

@@ -52,8 +52,13 @@ def purchase_price(platform: PlatformSpec, gpu: GpuSpec, gpus: int) -> tuple[flo
     host = next((r for r in records if r.kind == "host" and r.platform_id == platform.id), None)
     card = next((r for r in records if r.kind == "gpu" and r.gpu_id == gpu.id), None)
     if host is None or card is None:
-        missing = [what for what, rec in (("host", host), (f"GPU {gpu.id}", card)) if rec is None]
-        return f"no purchase price for {platform.id} ({' and '.join(missing)})"
+        why = catalog.unpriced()
+        missing = [
+            what + (f": {why[key]}" if key in why else "")
+            for what, key, rec in (("host", platform.id, host), (f"GPU {gpu.id}", gpu.id, card))
+            if rec is None
+        ]
+        return f"no purchase price for {platform.id} ({'; '.join(missing)})"
     usd = host.usd + gpus * card.usd
     basis = f"estimated: host {_cite(host)} + {gpus} x {_cite(card)}"
     return usd, basis, True
@@ -72,8 +77,8 @@ def owned_opex_usd_per_month(platform: PlatformSpec, power_w: int, consts: Const
     energy = kw * consts.power_utilization * pue * consts.energy_usd_per_kwh * HOURS_PER_MONTH
     colo = 0.0 if workstation else kw * consts.colocation_usd_per_kw_month
     text = (
-        f"energy {kw:.2f} kW x {consts.power_utilization:g} utilisation x PUE {pue:g} x ${consts.energy_usd_per_kwh:g}/kWh"
-        f" = ${energy:,.0f}/month"
+        f"energy {kw:.2f} kW x {consts.power_utilization:g} utilisation (assumed) x PUE {pue:g}"
+        f" x ${consts.energy_usd_per_kwh:g}/kWh = ${energy:,.0f}/month"
     )
     if not workstation:
         text += f"; colocation {kw:.2f} kW x ${consts.colocation_usd_per_kw_month:g}/kW-month = ${colo:,.0f}/month"

@@ -282,7 +282,8 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     ),
     "power_utilization": (
         "Average wall power of an owned server as a fraction of its planned (maximum) power, for the energy bill.",
-        "planning value: GPU servers serving or training run well below their published maximum on average",
+        "stated assumption, no published source found (searched 2026-12-01): GPU servers serving or training run "
+        "below their published maximum on average; shown in every plan's cost basis; override with constants.power_utilization",
     ),
     "colocation_usd_per_kw_month": (
         "Colocation rent per kW of planned server power per month (space, power and cooling capacity; energy billed apart).",
