@@ -52,6 +52,8 @@ def _base(path: Path_) -> str:
         return "finetune-8b-qlora.yaml"
     if "fixed" in path:
         return "home-70b-offload.yaml"
+    if "custom" in path:
+        return "fleet-custom.yaml"
     if path[0] in ("hardware", "provisioning"):
         return "chat-70b-maas.yaml"
     return "chat-70b.yaml"

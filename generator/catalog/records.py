@@ -236,6 +236,9 @@ class PlatformSpec(NamedTuple):
     source: tuple[str, ...]
     unsourced_fields: tuple[str, ...] = ()
     cpu_vendor: str | None = None
+    #: An owned server described in the workload (``hardware.inventory[].custom``): its parts are as
+    #: given, never chosen or added by the planner, and no more of it can be bought.
+    custom: bool = False
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> PlatformSpec:

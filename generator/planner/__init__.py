@@ -66,7 +66,9 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
         )
         if not feasible:
             where = loaded.document.locate(("deployments", i, "model"))
-            detail = pinned or "; ".join(sorted(set(blocked))[:6]) or "no platform of this provider offers an allowed GPU"
+            on_pin = [b for b in sorted(set(blocked)) if dep.platform and f" on {dep.platform}: " in b][:2]
+            detail = "; ".join([pinned, *on_pin]) if pinned else ""
+            detail = detail or "; ".join(sorted(set(blocked))[:6]) or "no platform of this provider offers an allowed GPU"
             if options:
                 smallest = min(o.candidate.nodes for o in options)
                 priced = [o.candidate.usd_per_hour for o in options if o.candidate.usd_per_hour is not None]

@@ -9,6 +9,7 @@ import math
 from generator import catalog
 from generator.calculator.estimate import default_precision
 from generator.calculator.model_source import ResolvedModel, model_weight_format
+from generator.catalog.records import PlatformSpec
 from generator.planner.inference import ReplicaShape, replica_shapes
 from generator.planner.inventory import ServerKey
 from generator.planner.naming import MAX_NODES_PER_POOL
@@ -58,11 +59,11 @@ def _training_needs(
 
 @functools.lru_cache(maxsize=65_536)
 def _assembled(
-    platform_id: str, gpu_id: str, gpus_per_node: int, needs: NodeNeeds, consts: Constants
+    platform: PlatformSpec, gpu_id: str, gpus_per_node: int, needs: NodeNeeds, consts: Constants
 ) -> tuple[NodeSpec, tuple[Finding, ...]]:
     """A node and its assembly findings, built once per distinct (platform, GPU, GPUs, needs, constants)."""
     scratch: list[Finding] = []
-    node = assemble_node(catalog.platforms()[platform_id], catalog.gpus()[gpu_id], gpus_per_node, needs, consts, scratch)
+    node = assemble_node(platform, catalog.gpus()[gpu_id], gpus_per_node, needs, consts, scratch)
     return node, tuple(scratch)
 
 
@@ -83,7 +84,11 @@ def _option(
     if nodes > MAX_NODES_PER_POOL:
         blocked.append(f"{where}: {summary} needs {nodes:,} nodes, more than the {MAX_NODES_PER_POOL:,} one pool may have")
         return None
-    node, scratch = _assembled(hw.platform.id, hw.gpu.id, gpus_per_node, needs, consts)
+    owned = min(nodes, (free or {}).get((hw.platform.id, hw.gpu.id, gpus_per_node), 0))
+    if hw.platform.custom and owned < nodes:
+        blocked.append(f"{where}: {summary} needs {nodes} servers; {owned} owned are free and a custom server is not bought")
+        return None
+    node, scratch = _assembled(hw.platform, hw.gpu.id, gpus_per_node, needs, consts)
     if node.power_w > wl.hardware.rack_power_kw * 1000:
         blocked.append(f"{where}: a {node.power_w} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power")
         return None
@@ -91,7 +96,6 @@ def _option(
     if stopping:
         blocked.append(f"{where}: {stopping[0]}")
         return None
-    owned = min(nodes, (free or {}).get((hw.platform.id, hw.gpu.id, gpus_per_node), 0))
     cost = fleet_cost(wl, hw.platform, hw.gpu, gpus_per_node, node.power_w, consts, nodes, owned)
     total_usd = cost.usd_per_hour
     gpus = replicas * shape.par.tp * shape.par.pp

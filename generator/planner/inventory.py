@@ -1,6 +1,7 @@
 """Servers the team already owns (``hardware.inventory``): what they are and how many are still free.
 
-An owned server is a node of its platform with the platform's largest GPU count. The planner places
+An owned server is a node of its platform (a catalog record, or a custom server described in the
+workload) with the platform's largest GPU count. The planner places
 deployments on free owned servers first and buys only the shortfall; an owned server costs its
 running costs (energy, colocation), not its purchase price.
 """
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
+from generator.planner.custom import inventory_platform
 from generator.workload.models import Workload
 
 #: (platform id, GPU id, GPUs per server) of a group of identical servers.
@@ -39,7 +41,7 @@ def owned_groups(wl: Workload) -> list[OwnedGroup]:
         return []
     merged: dict[ServerKey, OwnedGroup] = {}
     for group in wl.hardware.inventory:
-        platform = catalog.platforms()[group.platform]
+        platform = inventory_platform(group)
         gpu = catalog.gpus()[group.gpu or platform.gpu_ids[0]]
         owned = OwnedGroup(platform, gpu, max(platform.gpu_counts), group.count, tuple(h.name for h in group.hosts))
         if owned.key in merged:

@@ -45,8 +45,9 @@ def _nics(platform: PlatformSpec, gpus: int, needs_fabric: bool, findings: list[
     table = catalog.nics()
     out: list[Nic] = []
     fabric_id, fabric_count = platform.fabric_nic_id, platform.fabric_nic_count
+    configurable = platform.provider == "baremetal" and not platform.custom  # parts are chosen, not as owned
     if needs_fabric and not fabric_id:
-        if platform.provider == "baremetal":
+        if configurable:
             fabric_id, fabric_count = DEFAULT_FABRIC_NIC, gpus
         elif (platform.network_gbps_total or 0) < MIN_FABRIC_GBPS:
             findings.append(
@@ -57,7 +58,7 @@ def _nics(platform: PlatformSpec, gpus: int, needs_fabric: bool, findings: list[
         nic = table[fabric_id]
         out.append(Nic("fabric", nic.id, nic.name, fabric_count or gpus, nic.port_gbps, nic.protocol, nic.gpudirect_rdma))
     front_id, front_count = platform.frontend_nic_id, platform.frontend_nic_count
-    if not front_id and platform.provider == "baremetal":
+    if not front_id and configurable:
         front_id, front_count = DEFAULT_FRONTEND_NIC, 1
     if front_id:
         nic = table[front_id]
@@ -115,7 +116,7 @@ def node_power_w(
     """
     full = gpus == max(platform.gpu_counts)
     if full and platform.max_power_w:
-        return int(platform.max_power_w), "published system maximum"
+        return int(platform.max_power_w), "as given in hardware.inventory" if platform.custom else "published system maximum"
     reference = reference_system(platform, gpu) if full else None
     if reference is not None and reference.max_power_w:
         return int(reference.max_power_w), f"published maximum of {reference.id} (same baseboard)"
@@ -135,18 +136,22 @@ def assemble_node(
     """Configure one node of ``platform`` with ``gpus`` GPUs for what its deployments need."""
     cpu = catalog.cpus().get(platform.cpu_id or "")
     wanted_cores = consts.cpu_cores_per_gpu * gpus
-    if cpu is None and platform.provider == "baremetal":
+    configurable = platform.provider == "baremetal" and not platform.custom  # parts are chosen, not as owned
+    if cpu is None and configurable:
         cpu = choose_cpu(platform.cpu_sockets, wanted_cores, platform.cpu_vendor)  # named, where the vendor offers a choice
     if cpu:
         cpu_text, cores = f"{platform.cpu_sockets}x {cpu.name}", cpu.cores * platform.cpu_sockets
         if not platform.cpu_id:
             cpu_text += " (smallest catalog CPU with the cores wanted; the chassis takes others)"
+    elif platform.custom:
+        cores = platform.vcpus or 0  # a custom server's total cores, where given
+        cpu_text = f"{cores} cores (as owned; CPU model not in the catalog)" if cores else "CPU not given (owned server)"
     elif platform.provider == "baremetal":
         cores = max(wanted_cores, 8 * platform.cpu_sockets)
         cpu_text = f"{platform.cpu_sockets} socket(s), at least {cores} cores in total (model per vendor configuration)"
     else:
         cpu_text, cores = f"{platform.vcpus} vCPUs", (platform.vcpus or 0) // 2
-    if cores < wanted_cores:
+    if cores < wanted_cores and (cores or not platform.custom):
         findings.append(
             Finding("warning", "few-cpu-cores", f"{platform.id}: {cores} CPU cores for {gpus} GPUs; {wanted_cores} wanted")
         )
@@ -156,7 +161,7 @@ def assemble_node(
     hard_gib = math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes) / GIB)
     want_gib = math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes + needs.model_file_bytes) / GIB)
     memory_text = None
-    if platform.provider == "baremetal":
+    if configurable:
         ram_gib = int(max(platform.ram_gib or 0, _round_up(want_gib, 64)))
         if cpu is not None:
             layout = fill_channels(cpu, platform.cpu_sockets, int(max(platform.ram_gib or 0, want_gib)), platform.ram_max_gib)
@@ -181,11 +186,11 @@ def assemble_node(
                 )
             )
 
-    drive = catalog.drives().get(platform.nvme_drive_id or ("" if platform.provider != "baremetal" else DEFAULT_DRIVE))
+    drive = catalog.drives().get(platform.nvme_drive_id or (DEFAULT_DRIVE if configurable else ""))
     nvme_need_tb = (needs.model_file_bytes + needs.dataset_bytes + needs.checkpoint_bytes) / TB
     nvme_tb = platform.nvme_total_tb or 0.0
     drives = platform.nvme_count
-    if nvme_tb < nvme_need_tb and platform.provider == "baremetal":
+    if nvme_tb < nvme_need_tb and configurable:
         size = drive.capacity_tb if drive else 3.84
         drives = max(drives, math.ceil(nvme_need_tb / size), 1)
         nvme_tb = round(drives * size, 2)
@@ -237,7 +242,7 @@ def assemble_node(
         nvswitch=has_nvswitch(platform, gpu, gpus),
         memory=memory_text,
         power_components_w=components,
-        boot_drives=boot_drives_text() if platform.provider == "baremetal" else None,
+        boot_drives=boot_drives_text() if configurable else None,
     )
 
 

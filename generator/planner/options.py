@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
+from generator.planner.custom import inventory_platform
 from generator.planner.plan import Candidate
 from generator.workload.models import Workload
 
@@ -40,7 +41,7 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
             out.append(Hardware(platform, gpu))
     # owned servers are always candidates, whatever the allowed lists say
     for group in hw.inventory if hw.provider == "baremetal" else ():
-        platform = catalog.platforms()[group.platform]
+        platform = inventory_platform(group)
         gpu = gpus[group.gpu or platform.gpu_ids[0]]
         if all((h.platform.id, h.gpu.id) != (platform.id, gpu.id) for h in out):
             out.append(Hardware(platform, gpu))

@@ -17,7 +17,7 @@ def known_hosts(plan: Plan, workload: Workload) -> dict[str, list[InventoryHost]
     """Inventory hosts per pool: hosts of the groups on the pool's platform, handed out to pools in plan order."""
     free: dict[str, list[InventoryHost]] = {}
     for group in workload.hardware.inventory:
-        free.setdefault(group.platform, []).extend(group.hosts)
+        free.setdefault(group.platform_id, []).extend(group.hosts)
     assigned: dict[str, list[InventoryHost]] = {}
     for pool in plan.pools:
         hosts = free.get(pool.node.platform_id, [])

@@ -15,6 +15,7 @@ from generator.errors import InputError, MultipleInputError, SpecgenError
 from generator.input_files import repository_root, short
 from generator.sizing.constants import with_overrides
 from generator.sizing.training import lora_targets
+from generator.workload.custom_servers import custom_server_errors
 from generator.workload.loader import Document, read_yaml
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
 from generator.workload.schema import validate_document
@@ -42,7 +43,8 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
             errors.append(InputError(f"deployment name '{dep.name}' is used twice", doc.locate(("deployments", i, "name"))))
         seen.add(dep.name)
         if dep.platform is not None:
-            _check_id(errors, doc, ("deployments", i, "platform"), dep.platform, catalog.platforms(), "platform")
+            known = {**catalog.platforms(), **{g.custom.platform_id: g for g in wl.hardware.inventory if g.custom}}
+            _check_id(errors, doc, ("deployments", i, "platform"), dep.platform, known, "platform")
         try:
             models[dep.name] = resolve_model(dep.model, base_dir, doc.locate(("deployments", i, "model")), root)
         except InputError as exc:
@@ -70,10 +72,12 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         if hw.fixed.cpu:
             _check_id(errors, doc, ("hardware", "fixed", "cpu"), hw.fixed.cpu, catalog.cpus(), "CPU")
     host_names: set[str] = set()
+    errors += custom_server_errors(doc, wl)
     for j, group in enumerate(hw.inventory):
-        _check_id(errors, doc, ("hardware", "inventory", j, "platform"), group.platform, catalog.platforms(), "platform")
-        owned = catalog.platforms().get(group.platform)
-        if owned is not None:
+        if group.platform is not None:
+            _check_id(errors, doc, ("hardware", "inventory", j, "platform"), group.platform, catalog.platforms(), "platform")
+        owned = catalog.platforms().get(group.platform or "")
+        if owned is not None and group.custom is None:
             _check_inventory_gpu(errors, doc, j, owned, group.gpu, hw.provider)
         if len(group.hosts) > group.count:
             where = doc.locate(("hardware", "inventory", j, "hosts"))

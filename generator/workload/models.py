@@ -106,13 +106,46 @@ class InventoryHost(_Model):
     boot_mac_address: str | None = None
 
 
-class InventoryGroup(_Model):
-    """A group of identical servers the team already owns."""
+class CustomServer(_Model):
+    """An owned server that is not in the catalog, described by its parts (catalog ids for GPU, CPU, NICs)."""
 
-    platform: str
+    gpu: str
+    gpus_per_server: int
+    ram_gib: int
+    name: str | None = None
+    cpu: str | None = None
+    cpu_sockets: int = 1
+    cpu_cores: int | None = None
+    nvme_tb: float = 0.0
+    nvme_drives: int = 0
+    fabric_nic: str | None = None
+    fabric_nic_count: int = 0
+    frontend_nic: str | None = None
+    frontend_nic_count: int = 0
+    max_power_w: int | None = None
+    rack_units: int | None = None
+    kind: Literal["pcie-server", "hgx-8gpu", "oam-8gpu", "workstation"] | None = None
+    cooling: Literal["air", "liquid"] | None = None
+
+    @property
+    def platform_id(self) -> str:
+        """The id the plan knows these servers by: the given name, else one built from the GPUs."""
+        return self.name or f"custom-{self.gpus_per_server}x-{self.gpu}"
+
+
+class InventoryGroup(_Model):
+    """A group of identical servers the team already owns: a catalog platform or a custom server."""
+
     count: int
+    platform: str | None = None
+    custom: CustomServer | None = None
     hosts: tuple[InventoryHost, ...] = ()
     gpu: str | None = None
+
+    @property
+    def platform_id(self) -> str:
+        """The catalog platform id, or the custom server's id."""
+        return self.custom.platform_id if self.custom is not None else str(self.platform)
 
 
 class Hardware(_Model):

@@ -17,6 +17,7 @@ def named_gpus(wl: Workload) -> list[tuple[tuple[str | int, ...], str]]:
     if hw.fixed is not None:
         found.append((("hardware", "fixed", "gpu"), hw.fixed.gpu))
     found += [(("hardware", "inventory", j, "gpu"), g.gpu) for j, g in enumerate(hw.inventory) if g.gpu is not None]
+    found += [(("hardware", "inventory", j, "custom", "gpu"), g.custom.gpu) for j, g in enumerate(hw.inventory) if g.custom]
     return found
 
 

@@ -1,0 +1,77 @@
+"""Owned servers that are not in the catalog (``hardware.inventory[].custom``), as platforms the planner can use.
+
+A custom server becomes a :class:`PlatformSpec` with ``custom=True`` and exactly the parts the team
+listed: one GPU model at one GPU count, its CPU, RAM, NVMe and NICs. The planner places deployments
+on it like on a catalog platform but never adds parts to it and never buys more of it.
+"""
+
+from __future__ import annotations
+
+from generator import catalog
+from generator.catalog.records import PlatformSpec
+from generator.workload.models import CustomServer, InventoryGroup, Workload
+
+
+def server_kind(spec: CustomServer) -> str:
+    """The form of the server: as given, else an 8-GPU NVLink SXM or OAM baseboard, else a PCIe server."""
+    if spec.kind is not None:
+        return spec.kind
+    gpu = catalog.gpus()[spec.gpu]
+    if spec.gpus_per_server == 8 and gpu.form_factor == "sxm" and gpu.interconnect_kind == "nvlink":
+        return "hgx-8gpu"
+    if spec.gpus_per_server == 8 and gpu.form_factor == "oam":
+        return "oam-8gpu"
+    return "pcie-server"
+
+
+def custom_platform(spec: CustomServer) -> PlatformSpec:
+    """The platform record of one custom server kind."""
+    gpu = catalog.gpus()[spec.gpu]
+    nics = {
+        "fabric": (spec.fabric_nic, spec.fabric_nic_count if spec.fabric_nic else 0),
+        "frontend": (spec.frontend_nic, spec.frontend_nic_count if spec.frontend_nic else 0),
+    }
+    table = catalog.nics()
+    network = sum(table[nic].port_gbps * table[nic].ports * count for nic, count in nics.values() if nic)
+    return PlatformSpec(
+        id=spec.platform_id,
+        name=f"owned custom server ({spec.gpus_per_server} x {gpu.name})",
+        kind=server_kind(spec),
+        provider="baremetal",
+        instance_type=None,
+        gpu_ids=(spec.gpu,),
+        gpu_counts=(spec.gpus_per_server,),
+        cpu_id=spec.cpu,
+        cpu_sockets=spec.cpu_sockets,
+        vcpus=spec.cpu_cores,
+        ram_gib=float(spec.ram_gib),
+        ram_max_gib=float(spec.ram_gib),
+        nvme_drive_id=None,
+        nvme_count=spec.nvme_drives,
+        nvme_total_tb=spec.nvme_tb,
+        fabric_nic_id=spec.fabric_nic,
+        fabric_nic_count=nics["fabric"][1],
+        frontend_nic_id=spec.frontend_nic,
+        frontend_nic_count=nics["frontend"][1],
+        network_gbps_total=network,
+        psu_count=None,
+        psu_rating_w=None,
+        psu_redundant=None,
+        max_power_w=None if spec.max_power_w is None else float(spec.max_power_w),
+        rack_units=spec.rack_units,
+        cooling=spec.cooling or gpu.cooling,
+        source=("hardware.inventory (the team's own description)",),
+        custom=True,
+    )
+
+
+def inventory_platform(group: InventoryGroup) -> PlatformSpec:
+    """The platform of an owned group: its catalog record, or its custom description."""
+    if group.custom is not None:
+        return custom_platform(group.custom)
+    return catalog.platforms()[str(group.platform)]
+
+
+def custom_platforms(wl: Workload) -> dict[str, PlatformSpec]:
+    """Every custom server kind the workload owns, by id."""
+    return {g.custom.platform_id: custom_platform(g.custom) for g in wl.hardware.inventory if g.custom is not None}

@@ -1,0 +1,66 @@
+"""Checks of owned custom servers (``hardware.inventory[].custom``): catalog ids, names and consistency.
+
+Every problem is located at the field that causes it (file:line:col).
+"""
+
+from __future__ import annotations
+
+from generator import catalog
+from generator.errors import InputError
+from generator.input_files import short
+from generator.workload.loader import Document
+from generator.workload.models import CustomServer, Workload
+
+Path = tuple[str | int, ...]
+
+
+def _unknown(value: str, table: dict[str, object], what: str) -> str:
+    return f"unknown {what} {short(value)}{catalog.suggest(value, sorted(table))}"
+
+
+def _part_errors(spec: CustomServer, where: Path) -> list[tuple[Path, str]]:
+    """(field path, message) for every part id the catalog lacks and every count without its part."""
+    out: list[tuple[Path, str]] = []
+    if spec.gpu not in catalog.gpus():
+        out.append(((*where, "gpu"), _unknown(spec.gpu, dict(catalog.gpus()), "GPU")))
+    if spec.cpu is not None and spec.cpu not in catalog.cpus():
+        out.append(((*where, "cpu"), _unknown(spec.cpu, dict(catalog.cpus()), "CPU")))
+    if spec.cpu is not None and spec.cpu_cores is not None:
+        out.append(((*where, "cpu_cores"), "give either 'cpu' (a catalog CPU) or 'cpu_cores', not both"))
+    for field, count_field in (("fabric_nic", "fabric_nic_count"), ("frontend_nic", "frontend_nic_count")):
+        nic, count = getattr(spec, field), getattr(spec, count_field)
+        if nic is not None and nic not in catalog.nics():
+            out.append(((*where, field), _unknown(nic, dict(catalog.nics()), "NIC")))
+        elif nic is not None and count == 0:
+            out.append(((*where, count_field), f"'{field}' is given: say how many each server has (at least 1)"))
+        elif nic is None and count:
+            out.append(((*where, count_field), f"{count} NIC(s) counted but no '{field}' named"))
+    if spec.nvme_drives and not spec.nvme_tb:
+        out.append(((*where, "nvme_tb"), f"{spec.nvme_drives} NVMe drive(s) counted but no capacity (nvme_tb)"))
+    if spec.platform_id in catalog.platforms():
+        name_at = (*where, "name") if spec.name else where
+        out.append((name_at, f"'{spec.platform_id}' is a catalog platform id: name the custom server otherwise"))
+    return out
+
+
+def custom_server_errors(doc: Document, wl: Workload) -> list[InputError]:
+    """Every problem of the owned custom servers, located in the document."""
+    found: list[tuple[Path, str]] = []
+    seen: dict[str, CustomServer] = {}
+    for j, group in enumerate(wl.hardware.inventory):
+        at: Path = ("hardware", "inventory", j)
+        if (group.platform is None) == (group.custom is None):
+            found.append((at, "give either 'platform' (a catalog platform) or 'custom' (a server described by its parts)"))
+        if group.custom is None:
+            continue
+        spec, where = group.custom, (*at, "custom")
+        if wl.hardware.provider != "baremetal":
+            found.append((where, "owned custom servers need provider: baremetal"))
+        if group.gpu is not None:
+            found.append(((*at, "gpu"), "a custom server names its GPU under 'custom.gpu'"))
+        found += _part_errors(spec, where)
+        before = seen.setdefault(spec.platform_id, spec)
+        if before != spec:
+            name_at = (*where, "name") if spec.name else where
+            found.append((name_at, f"two different custom servers are both called '{spec.platform_id}': give each a 'name'"))
+    return [InputError(message, doc.locate(path)) for path, message in found]

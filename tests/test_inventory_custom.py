@@ -1,0 +1,262 @@
+"""Owned servers that are not in the catalog (``hardware.inventory[].custom``): validation, planning, rendering."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator import catalog
+from generator.api import render_file
+from generator.errors import InfeasibleError, InputError, MultipleInputError
+from generator.planner import plan_workload
+from generator.planner.custom import custom_platform, server_kind
+from generator.planner.nodes import has_nvswitch
+from generator.planner.plan import Plan
+from generator.workload import load_workload
+from generator.workload.models import CustomServer
+
+HEAD = """\
+version: 1
+name: t
+deployments:
+  - name: assistant
+    model: meta-llama/Llama-3.1-8B-Instruct
+{platform}    inference:
+      precision: bf16
+      max_context_tokens: 8192
+      requests_per_second: {rps}
+hardware:
+  gpus: [{gpus}]
+  provider: {provider}
+  inventory:
+"""
+
+LAB = """\
+    - custom:
+        name: lab-a40
+        gpu: a40-48gb
+        gpus_per_server: 4
+        cpu: epyc-9354
+        cpu_sockets: 2
+        ram_gib: 512
+        nvme_tb: 7.68
+        nvme_drives: 1
+        frontend_nic: connectx-6-lx-2p-25gbe
+        frontend_nic_count: 1
+{extra}      count: {count}
+      hosts:
+        - name: lab-01
+"""
+
+
+def _write(
+    tmp_path: Path,
+    inventory: str,
+    rps: float = 2,
+    gpus: str = "l40s-48gb",
+    provider: str = "baremetal",
+    platform: str = "",
+) -> Path:
+    path = tmp_path / "w.yaml"
+    pin = f"    platform: {platform}\n" if platform else ""
+    path.write_text(HEAD.format(rps=rps, gpus=gpus, provider=provider, platform=pin) + inventory)
+    return path
+
+
+def _plan(path: Path) -> Plan:
+    return plan_workload(load_workload(str(path)))
+
+
+# --- located errors ----------------------------------------------------------------------------------
+
+BAD = [
+    pytest.param(
+        "    - platform: dgx-h100\n      custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64}\n      count: 1\n",
+        {},
+        (14, "hardware.inventory[0]", "give either 'platform'"),
+        id="platform-and-custom",
+    ),
+    pytest.param("    - count: 1\n", {}, (14, "hardware.inventory[0]", "give either 'platform'"), id="neither"),
+    pytest.param(
+        "    - custom: {gpu: a40-48gbx, gpus_per_server: 4, ram_gib: 64}\n      count: 1\n",
+        {},
+        (14, "custom.gpu", "unknown GPU 'a40-48gbx'; did you mean 'a40-48gb'"),
+        id="unknown-gpu",
+    ),
+    pytest.param(
+        "    - custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64, cpu: epyc-1}\n      count: 1\n",
+        {},
+        (14, "custom.cpu", "unknown CPU 'epyc-1'"),
+        id="unknown-cpu",
+    ),
+    pytest.param(
+        "    - custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64, cpu: epyc-9354, cpu_cores: 64}\n      count: 1\n",
+        {},
+        (14, "custom.cpu_cores", "either 'cpu'"),
+        id="cpu-and-cores",
+    ),
+    pytest.param(
+        "    - custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64, fabric_nic: cx9}\n      count: 1\n",
+        {},
+        (14, "custom.fabric_nic", "unknown NIC 'cx9'"),
+        id="unknown-nic",
+    ),
+    pytest.param(
+        "    - custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64, frontend_nic: connectx-6-lx-2p-25gbe}\n      count: 1\n",
+        {},
+        (14, "custom.frontend_nic_count", "say how many"),
+        id="nic-without-count",
+    ),
+    pytest.param(
+        "    - custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64, fabric_nic_count: 2}\n      count: 1\n",
+        {},
+        (14, "custom.fabric_nic_count", "no 'fabric_nic' named"),
+        id="count-without-nic",
+    ),
+    pytest.param(
+        "    - custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64, nvme_drives: 2}\n      count: 1\n",
+        {},
+        (14, "custom.nvme_tb", "no capacity"),
+        id="drives-without-capacity",
+    ),
+    pytest.param(
+        "    - custom: {name: dgx-h100, gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64}\n      count: 1\n",
+        {},
+        (14, "custom.name", "is a catalog platform id"),
+        id="name-is-a-catalog-id",
+    ),
+    pytest.param(
+        "    - custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64}\n      count: 1\n"
+        "    - custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 128}\n      count: 1\n",
+        {},
+        (16, "hardware.inventory[1].custom", "both called 'custom-4x-a40-48gb'"),
+        id="two-servers-one-name",
+    ),
+    pytest.param(
+        "    - custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64}\n      gpu: a40-48gb\n      count: 1\n",
+        {},
+        (15, "hardware.inventory[0].gpu", "under 'custom.gpu'"),
+        id="group-gpu-with-custom",
+    ),
+    pytest.param(
+        "    - custom: {gpu: a40-48gb, gpus_per_server: 0, ram_gib: 64}\n      count: 1\n",
+        {},
+        (14, "custom.gpus_per_server", "must be >= 1"),
+        id="schema-range",
+    ),
+    pytest.param(
+        "    - custom: {gpu: a40-48gb, gpus_per_server: 4}\n      count: 1\n",
+        {},
+        (14, "custom", "ram_gib"),
+        id="schema-required",
+    ),
+    pytest.param(
+        "    - custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64}\n      count: 1\n",
+        {"provider": "aws"},
+        (14, "custom", "provider: baremetal"),
+        id="cloud-provider",
+    ),
+    pytest.param(
+        "    - custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64}\n      count: 1\n",
+        {"platform": "lab-a41"},
+        (6, "deployments[0].platform", "unknown platform 'lab-a41'"),
+        id="pin-unknown-custom-name",
+    ),
+]
+
+
+@pytest.mark.parametrize(("inventory", "options", "expected"), BAD)
+def test_bad_custom_servers_are_refused_at_their_line(
+    tmp_path: Path, inventory: str, options: dict[str, str], expected: tuple[int, str, str]
+) -> None:
+    path = _write(tmp_path, inventory, **options)  # type: ignore[arg-type]
+    with pytest.raises((InputError, MultipleInputError)) as refused:
+        load_workload(str(path))
+    line, where, message = expected
+    text = str(refused.value)
+    assert f"{path}:{line}:" in text, text
+    assert where in text and message in text, text
+
+
+# --- planning ------------------------------------------------------------------------------------------
+
+
+def test_deployment_goes_onto_the_owned_custom_servers_first(tmp_path: Path) -> None:
+    plan = _plan(_write(tmp_path, LAB.format(extra="", count=2)))
+    (pool,) = plan.pools
+    assert pool.node.platform_id == "lab-a40" and pool.node.gpu_id == "a40-48gb" and pool.node.gpus == 4
+    assert pool.owned_nodes == pool.nodes and pool.capex_usd == 0
+    assert pool.owned_hosts == ("lab-01",)[: pool.nodes]
+    # the parts are as owned: nothing grown, chosen or added
+    assert (pool.node.ram_gib, pool.node.nvme_tb, pool.node.nvme_drives) == (512, 7.68, 1)
+    assert pool.node.cpu == "2x AMD EPYC 9354 (Genoa, Zen 4)" or pool.node.cpu.startswith("2x ")
+    assert pool.node.boot_drives is None and pool.node.psu is None
+    assert [n.nic_id for n in pool.node.nics] == ["connectx-6-lx-2p-25gbe"]
+    inventory = plan.totals["inventory"]
+    assert inventory[0]["platform"] == "lab-a40" and inventory[0]["owned"] == 2
+
+
+def test_custom_servers_are_never_bought(tmp_path: Path) -> None:
+    # 15 req/s need two lab-a40 servers (test_renderers...); one is owned, and more are never bought
+    plan = _plan(_write(tmp_path, LAB.format(extra="", count=1), rps=15, gpus="l40s-48gb"))
+    assert [p.node.platform_id for p in plan.pools] != ["lab-a40"]
+    assert all(p.owned_nodes == 0 for p in plan.pools)
+    assert plan.totals["inventory"][0]["free"] == 1
+
+
+def test_only_custom_allowed_and_too_few_owned_is_infeasible_naming_them(tmp_path: Path) -> None:
+    path = _write(tmp_path, LAB.format(extra="", count=1), rps=60, gpus="a40-48gb", platform="lab-a40")
+    with pytest.raises(InfeasibleError) as refused:
+        _plan(path)
+    assert "pinned platform=lab-a40" in str(refused.value)
+    assert "1 owned are free and a custom server is not bought" in str(refused.value)
+
+
+def test_a_deployment_can_pin_the_custom_server(tmp_path: Path) -> None:
+    plan = _plan(_write(tmp_path, LAB.format(extra="", count=2), platform="lab-a40"))
+    assert {p.node.platform_id for p in plan.pools} == {"lab-a40"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "basis", "units"),
+    [
+        pytest.param("        max_power_w: 2100\n        rack_units: 4\n", "as given in hardware.inventory", 4, id="given"),
+        pytest.param("", "sum of components", None, id="summed"),
+    ],
+)
+def test_power_and_height_as_given_else_summed_and_stated(tmp_path: Path, extra: str, basis: str, units: int | None) -> None:
+    plan = _plan(_write(tmp_path, LAB.format(extra=extra, count=2)))
+    node = plan.pools[0].node
+    assert node.power_basis == basis and node.rack_units == units
+    if extra:
+        assert node.power_w == 2100 and node.power_components_w  # both bases shown
+    assumed = [f for f in plan.findings if f.code == "rack-units-assumed"]
+    assert bool(assumed) is (units is None)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "count", "kind", "expected", "nvswitch"),
+    [
+        pytest.param("h100-sxm5-80gb", 8, None, "hgx-8gpu", True, id="hgx"),
+        pytest.param("mi300x-192gb", 8, None, "oam-8gpu", False, id="oam"),
+        pytest.param("a40-48gb", 4, None, "pcie-server", False, id="pcie"),
+        pytest.param("h100-sxm5-80gb", 4, None, "pcie-server", False, id="four-sxm-not-a-baseboard"),
+        pytest.param("rtx-4090-24gb", 2, "workstation", "workstation", False, id="declared-workstation"),
+    ],
+)
+def test_server_kind(gpu: str, count: int, kind: str | None, expected: str, nvswitch: bool) -> None:
+    spec = CustomServer.model_validate({"gpu": gpu, "gpus_per_server": count, "ram_gib": 256, "kind": kind})
+    assert server_kind(spec) == expected
+    platform = custom_platform(spec)
+    assert has_nvswitch(platform, catalog.gpus()[gpu], count) is nvswitch
+
+
+def test_renderers_name_the_custom_servers(tmp_path: Path) -> None:
+    path = _write(tmp_path, LAB.format(extra="", count=2), rps=15)  # two servers: they join a cluster
+    path.write_text(path.read_text() + "outputs: [terraform, ansible, kubernetes]\n")
+    files = render_file(str(path))
+    assert _plan(path).pools[0].nodes == 2
+    assert "lab-01" in files["ansible/inventory.yml"]
+    assert '"platform": "lab-a40"' in files["terraform/specgen.auto.tfvars.json"]
+    assert any("specgen.dev/platform" in text and "lab-a40" in text for rel, text in files.items() if "kubeadm" in rel)
