@@ -257,11 +257,11 @@ def _build_cli() -> Any:
             click.echo(text, nl=False)
 
     @cli.command()
-    @click.argument("kind", type=click.Choice(["gpus", "platforms", "models", "cpus", "nics", "drives", "prices"]))
+    @click.argument("kind", type=click.Choice(["gpus", "platforms", "models", "cpus", "nics", "drives", "prices", "purchases"]))
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @boundary
     def catalog(kind: str, as_json: bool) -> None:
-        """List catalog GPUs, platforms, models, CPUs, NICs, drives or prices with their ids and key figures."""
+        """List catalog GPUs, platforms, models, CPUs, NICs, drives, prices or purchase prices with ids and key figures."""
         from generator.calculator.catalog_listing import KINDS, listing_rows
         from generator.calculator.report import catalog_rows, catalog_text
         from generator.render.env import to_json

@@ -69,3 +69,12 @@ def test_every_new_record_is_dated_and_sourced() -> None:
     for rec in catalog.purchases().values():
         assert rec.source and all(s.startswith(("https://", "github:")) for s in rec.source), rec.id
         assert rec.range_end in ("low", "high", "single")
+
+
+def test_purchase_listing_shows_priced_and_unpriced() -> None:
+    from generator.calculator.catalog_listing import listing_rows
+
+    rows = {r["id"]: r for r in listing_rows("purchases")}
+    assert rows["gb200-nvl72-system"]["basis"] == "published analysis, high end"
+    assert rows["gb200-nvl72-system"]["source"].startswith("https://")
+    assert rows["dell-r760xa-unpriced"]["usd"] is None and rows["dell-r760xa-unpriced"]["source"] == "unsourced"

@@ -1,4 +1,4 @@
-"""``specgen catalog cpus|nics|drives|prices``: the rest of the catalog, as rows with sources.
+"""``specgen catalog cpus|nics|drives|prices|purchases``: the rest of the catalog, as rows with sources.
 
 Each row carries the record's first ``source`` so a user can check the figure behind a plan.
 """
@@ -11,7 +11,7 @@ from generator import catalog
 from generator.calculator.report import rows_by_id
 from generator.catalog.records import dram_bandwidth_gb_per_s
 
-KINDS = ("cpus", "nics", "drives", "prices")
+KINDS = ("cpus", "nics", "drives", "prices", "purchases")
 
 
 def listing_rows(kind: str) -> list[dict[str, Any]]:
@@ -58,6 +58,31 @@ def listing_rows(kind: str) -> list[dict[str, Any]]:
             },
             sourced=True,
         )
+    if kind == "purchases":
+        return purchase_rows()
     return rows_by_id(
         catalog.prices(), lambda p: {"id": p.id, "platform": p.platform_id, "usd": p.usd, "unit": p.unit}, sourced=True
     )
+
+
+def purchase_rows() -> list[dict[str, Any]]:
+    """Purchase prices (which end of a range, how dated, whether estimated), then what could not be priced."""
+    rows = rows_by_id(
+        catalog.purchases(),
+        lambda r: {
+            "id": r.id,
+            "kind": r.kind,
+            "for": r.platform_id or r.gpu_id,
+            "usd": r.usd,
+            "basis": r.basis + (f", {r.range_end} end" if r.range_end != "single" else ""),
+            "as_of": r.as_of,
+            "estimated": r.estimated,
+        },
+        sourced=True,
+    )
+    rows += [
+        {"id": f"{key}-unpriced", "kind": "unpriced", "for": key, "usd": None, "basis": why, "as_of": "", "estimated": False}
+        | {"source": "unsourced"}
+        for key, why in sorted(catalog.unpriced().items())
+    ]
+    return rows
