@@ -34,7 +34,14 @@ class Rack:
 
 
 def node_units(pool: Pool) -> int:
-    """Rack units one node of the pool takes."""
+    """Rack units one node of the pool takes.
+
+    Its published height; a whole rack for a rack-scale system (the system is the rack: NVIDIA DGX
+    GB200 user guide, https://docs.nvidia.com/dgx/dgxgb200-user-guide/hardware.html); else the
+    assumed height, which the plan states (:func:`assumed_height_findings`).
+    """
+    if pool.node.kind == "rack-scale":
+        return RACK_UNITS
     return pool.node.rack_units or DEFAULT_NODE_RACK_UNITS
 
 
@@ -69,7 +76,7 @@ def assumed_height_findings(pools: list[Pool]) -> list[Finding]:
             "hardware",
         )
         for p in pools
-        if p.node.rack_units is None
+        if p.node.rack_units is None and p.node.kind != "rack-scale"
     ]
 
 
