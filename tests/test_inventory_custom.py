@@ -231,6 +231,8 @@ def test_power_and_height_as_given_else_summed_and_stated(tmp_path: Path, extra:
     assert node.power_basis == basis and node.rack_units == units
     if extra:
         assert node.power_w == 2100 and node.power_components_w  # both bases shown
+        spec = render_file(str(tmp_path / "w.yaml"))["SPEC.md"]
+        assert f"2,100 W (as given in hardware.inventory; {node.power_components_w:,} W summed from components)" in spec
     assumed = [f for f in plan.findings if f.code == "rack-units-assumed"]
     assert bool(assumed) is (units is None)
 
