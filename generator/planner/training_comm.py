@@ -1,19 +1,21 @@
-"""Communication of one training step between nodes, and whether it needs a GPU fabric.
+"""The links a training step's traffic crosses, and its communication per layout on nodes.
 
 Per step, each GPU exchanges (ring collectives move ``2 (n - 1) / n`` of the data for an
 all-reduce and ``(n - 1) / n`` for an all-gather or reduce-scatter over ``n`` ranks):
 
-- data-parallel gradients: an all-reduce of the trainable gradients (bf16) under ZeRO 0-2, a
-  reduce-scatter under ZeRO-3;
+- data-parallel gradients: an all-reduce of the trainable gradients (bf16) under ZeRO 0-2 (ZeRO-2's
+  reduce-scatter plus parameter all-gather moves the same bytes), a reduce-scatter under ZeRO-3;
 - ZeRO-3 parameters: an all-gather of the sharded weights in the forward pass and again in the
-  backward pass (for LoRA / QLoRA that is the frozen base: the adapters are small, the base is not).
+  backward pass (for LoRA / QLoRA that is the frozen base: the adapters are small, the base is not);
+- tensor-parallel all-reduces and pipeline activations: :mod:`generator.sizing.training_step`.
 
-Tensor-parallel all-reduces stay inside a node (TP is limited to the NVLink domain), so only the
-data-parallel traffic crosses nodes. A ring collective crosses each node boundary once per ring and
-NCCL runs a ring per NIC, so a node's NICs together carry one GPU's share once: the inter-node time
-is the bytes per GPU over the node's total network bandwidth (the NCCL "bus bandwidth" model).
-Step time is ``max(compute, communication)``: the collectives are bucketed behind the backward pass,
-so only communication longer than the compute shows.
+TP stays inside a node's NVLink (or PCIe) domain. Pipeline stages and data-parallel ranks are
+placed TP-group first, then stage, then replica, so a stage boundary crosses nodes only when one
+replica spans nodes, and DP ranks share a node only when replicas are smaller than a node. A ring
+collective crosses each node boundary once per ring and NCCL runs a ring per NIC, so a node's NICs
+together carry one GPU's share once: the inter-node DP time is the bytes per GPU over the node's
+total network bandwidth (the NCCL "bus bandwidth" model); stage-to-stage sends of all the node's
+GPUs share its network.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator import catalog
-from generator.catalog.records import PlatformSpec
+from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.planner.nodes import DEFAULT_FABRIC_NIC, DEFAULT_FRONTEND_NIC
+from generator.sizing.performance import accelerator_for
+from generator.sizing.training_step import StepLinks, StepTime
 
 #: Bytes per gradient or gathered weight element on the wire (bf16, the mixed-precision default).
 WIRE_BYTES_PER_ELEMENT = 2
@@ -30,22 +34,32 @@ WIRE_BYTES_PER_ELEMENT = 2
 
 @dataclass(frozen=True)
 class StepComm:
-    """Inter-node communication of one optimizer step on one layout."""
+    """A training step placed on nodes: its time by term and the links each term crosses."""
 
-    bytes_per_gpu: float
+    step: StepTime
     link: str
-    comm_s: float
-    compute_s: float
+    tp_link: str
+    stage_link: str
+
+    @property
+    def bytes_per_gpu(self) -> float:
+        """Data-parallel / ZeRO bytes each GPU sends per step."""
+        return self.step.dp_bytes
+
+    @property
+    def comm_s(self) -> float:
+        """Inter-node communication time of one step."""
+        return self.step.inter_node_s
+
+    @property
+    def compute_s(self) -> float:
+        """Compute time of one step."""
+        return self.step.compute_s
 
     @property
     def dominates(self) -> bool:
-        """Communication takes longer than the step's compute."""
-        return self.comm_s > self.compute_s
-
-    @property
-    def slowdown(self) -> float:
-        """Step time over compute time when communication does not fully overlap."""
-        return max(self.comm_s, self.compute_s) / self.compute_s if self.compute_s else 1.0
+        """Inter-node communication takes longer than the step's compute."""
+        return self.step.dominates
 
 
 def dp_bytes_per_gpu(trainable_params: int, weight_bytes_total: int, zero_stage: int, dp: int) -> float:
@@ -73,17 +87,29 @@ def node_link(platform: PlatformSpec, gpus_per_node: int, fabric: bool) -> tuple
     return nics[nic_id].port_gbps * count, f"{count} x {nics[nic_id].port_gbps:g} Gb/s front-end Ethernet"
 
 
-def step_comm(
-    platform: PlatformSpec,
-    gpus_per_node: int,
-    nodes: int,
-    fabric: bool,
-    bytes_per_gpu: float,
-    compute_s: float,
-) -> StepComm:
-    """Inter-node time of one step; zero on a single node (NVLink / PCIe inside the node is not the bottleneck)."""
-    gbps, link = node_link(platform, gpus_per_node, fabric)
-    if nodes <= 1:
-        return StepComm(bytes_per_gpu, "inside one node", 0.0, compute_s)
-    comm = bytes_per_gpu * 8 / (gbps * 1e9) if gbps else float("inf")
-    return StepComm(bytes_per_gpu, link, comm, compute_s)
+def gpu_link(gpu: GpuSpec, group: int) -> tuple[float, str]:
+    """Gb/s per GPU inside a node for a group of ``group`` GPUs: NVLink / Infinity Fabric, else PCIe."""
+    acc = accelerator_for(gpu, "bf16", group)
+    kind = gpu.interconnect_kind.replace("-", " ") if acc.fast_link else f"PCIe Gen{gpu.pcie_gen}"
+    return acc.link_gb_per_s * 8, f"{kind} {acc.link_gb_per_s:g} GB/s per GPU"
+
+
+def step_links(
+    platform: PlatformSpec, gpu: GpuSpec, gpus_per_node: int, nodes: int, fabric: bool, tp: int, pp: int, dp: int
+) -> tuple[StepLinks, str, str, str]:
+    """The links of a (TP, PP, DP) job on ``nodes`` nodes of ``gpus_per_node``: (links, DP, TP, stage link names)."""
+    tp_gbps, tp_name = gpu_link(gpu, tp)
+    node_gbps, node_name = node_link(platform, gpus_per_node, fabric)
+    replica = tp * pp
+    stages_cross = replica > gpus_per_node
+    if stages_cross:
+        stage_gbps, stage_name = node_gbps / gpus_per_node, node_name
+    else:
+        stage_gbps, stage_name = gpu_link(gpu, min(replica, gpus_per_node))
+    replicas_per_node = max(1, gpus_per_node // replica)
+    intra_gbps = gpu_link(gpu, gpus_per_node)[0] if dp > 1 and replicas_per_node > 1 else 0.0
+    crosses = nodes > 1 and dp > replicas_per_node
+    inter_gbps = node_gbps if crosses else 0.0
+    dp_name = node_name if crosses else ("inside one node" if dp > 1 else "none (one replica)")
+    links = StepLinks(tp_gbps, stage_gbps, intra_gbps, inter_gbps, stages_cross_nodes=stages_cross and nodes > 1)
+    return links, dp_name, tp_name, stage_name
