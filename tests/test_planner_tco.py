@@ -341,15 +341,20 @@ hardware:
 
 
 @pytest.mark.parametrize(
-    ("zero", "dp", "trainable", "weights", "expected"),
+    ("zero", "dp", "accumulation", "trainable", "weights", "expected"),
     [
-        pytest.param(2, 1, 10**9, 10**11, 0.0, id="one-rank-sends-nothing"),
-        pytest.param(2, 4, 10**9, 10**11, 2 * 0.75 * 2e9, id="zero2-gradient-all-reduce"),
-        pytest.param(3, 4, 10**9, 10**11, 0.75 * 2e9 + 2 * 0.75 * 1e11, id="zero3-adds-two-weight-all-gathers"),
+        pytest.param(2, 1, 1, 10**9, 10**11, 0.0, id="one-rank-sends-nothing"),
+        pytest.param(2, 4, 1, 10**9, 10**11, 2 * 0.75 * 2e9, id="zero2-gradient-all-reduce"),
+        pytest.param(1, 4, 8, 10**9, 10**11, 2 * 0.75 * 2e9, id="zero1-accumulates-locally-one-all-reduce"),
+        pytest.param(2, 4, 8, 10**9, 10**11, 8 * 0.75 * 2e9 + 0.75 * 2e9, id="zero2-reduce-scatters-every-micro-batch"),
+        pytest.param(3, 4, 1, 10**9, 10**11, 0.75 * 2e9 + 2 * 0.75 * 1e11, id="zero3-adds-two-weight-all-gathers"),
+        pytest.param(3, 4, 8, 10**9, 10**11, 8 * (0.75 * 2e9 + 2 * 0.75 * 1e11), id="zero3-gathers-every-micro-batch"),
     ],
 )
-def test_data_parallel_bytes_per_gpu(zero: int, dp: int, trainable: int, weights: int, expected: float) -> None:
-    assert dp_bytes_per_gpu(trainable, weights, zero, dp) == pytest.approx(expected)
+def test_data_parallel_bytes_per_gpu(
+    zero: int, dp: int, accumulation: int, trainable: int, weights: int, expected: float
+) -> None:
+    assert dp_bytes_per_gpu(trainable, weights, zero, dp, accumulation) == pytest.approx(expected)
 
 
 def test_multi_node_lora_whose_communication_dominates_gets_a_fabric(tmp_path: Path) -> None:

@@ -198,7 +198,9 @@ def _with_communication(
     gpus_per_node, nodes = layout
     setup, mem = shape.setup, shape.memory
     weights_total = size_weights(model.architecture, weight_format(setup.base_precision_name)).total_bytes // shape.par.gpus
-    sent = dp_bytes_per_gpu(mem.trainable_params // shape.par.gpus, weights_total, setup.zero_stage, setup.data_parallel)
+    sent = dp_bytes_per_gpu(
+        mem.trainable_params // shape.par.gpus, weights_total, setup.zero_stage, setup.data_parallel, shape.accumulation
+    )
     builtin = bool(hw.platform.fabric_nic_id) or hw.platform.provider != "baremetal"
 
     def placed(fabric: bool) -> StepComm:

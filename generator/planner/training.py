@@ -274,7 +274,8 @@ def training_shapes(
             mem = size_training(arch, setup, par, consts)
             world = dp * tp * pp
             hours = training_hours(total_flops, world, tflops, consts, mfu=mfu) if total_flops and tflops else None
-            reason = f"{name} ZeRO-{zero} x DP{dp}, micro-batch {micro_batch} x {accumulation} accumulation"
+            steps = "accumulation steps" if accumulation > 1 else "accumulation step"
+            reason = f"{name} ZeRO-{zero} x DP{dp}, micro-batch {micro_batch} x {accumulation} {steps}"
             model_flops = (6.0 if spec.method == "full" else 4.0) * arch.flop_params
             shapes.append(
                 TrainingShape(hw, par, setup, mem, world, hours, total_flops, reason, mfu, accumulation, step, model_flops)

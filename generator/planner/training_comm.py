@@ -3,10 +3,11 @@
 Per step, each GPU exchanges (ring collectives move ``2 (n - 1) / n`` of the data for an
 all-reduce and ``(n - 1) / n`` for an all-gather or reduce-scatter over ``n`` ranks):
 
-- data-parallel gradients: an all-reduce of the trainable gradients (bf16) under ZeRO 0-2 (ZeRO-2's
-  reduce-scatter plus parameter all-gather moves the same bytes), a reduce-scatter under ZeRO-3;
-- ZeRO-3 parameters: an all-gather of the sharded weights in the forward pass and again in the
-  backward pass (for LoRA / QLoRA that is the frozen base: the adapters are small, the base is not);
+- data-parallel gradients: an all-reduce of the trainable gradients (bf16) once per step under
+  ZeRO 0-1, a reduce-scatter after every micro-batch under ZeRO 2-3 (see :func:`dp_bytes_per_gpu`);
+- ZeRO-3 parameters: an all-gather of the sharded weights in every micro-batch's forward pass and
+  again in its backward pass (for LoRA / QLoRA that is the frozen base: the adapters are small, the
+  base is not);
 - tensor-parallel all-reduces and pipeline activations: :mod:`generator.sizing.training_step`.
 
 TP stays inside a node's NVLink (or PCIe) domain. Pipeline stages and data-parallel ranks are
@@ -62,15 +63,25 @@ class StepComm:
         return self.step.dominates
 
 
-def dp_bytes_per_gpu(trainable_params: int, weight_bytes_total: int, zero_stage: int, dp: int) -> float:
-    """Bytes each GPU sends per step for data parallelism over ``dp`` ranks."""
+def dp_bytes_per_gpu(trainable_params: int, weight_bytes_total: int, zero_stage: int, dp: int, accumulation: int = 1) -> float:
+    """Bytes each GPU sends per optimizer step for data parallelism over ``dp`` ranks.
+
+    ZeRO 0-1 accumulate whole gradients locally and all-reduce once per step (ZeRO-1's
+    reduce-scatter + all-gather moves the same bytes). ZeRO-2 keeps only its gradient shard, so it
+    reduce-scatters after every micro-batch, then all-gathers the updated weights once. ZeRO-3 also
+    all-gathers the weights in every micro-batch's forward and backward pass (DeepSpeed ZeRO paper,
+    arXiv:1910.02054 section 7: 1.5x DP's volume per micro-batch).
+    """
     if dp <= 1:
         return 0.0
     share = (dp - 1) / dp
     grads = trainable_params * WIRE_BYTES_PER_ELEMENT
-    if zero_stage < 3:
+    micro = max(1, accumulation)
+    if zero_stage < 2:
         return 2 * share * grads  # all-reduce
-    return share * grads + 2 * share * weight_bytes_total  # reduce-scatter + forward and backward all-gathers
+    if zero_stage == 2:
+        return micro * share * grads + share * grads  # reduce-scatter per micro-batch + weight all-gather
+    return micro * (share * grads + 2 * share * weight_bytes_total)  # per micro-batch: reduce-scatter + two all-gathers
 
 
 def node_link(platform: PlatformSpec, gpus_per_node: int, fabric: bool) -> tuple[float, str]:
@@ -107,9 +118,9 @@ def step_links(
     else:
         stage_gbps, stage_name = gpu_link(gpu, min(replica, gpus_per_node))
     replicas_per_node = max(1, gpus_per_node // replica)
-    intra_gbps = gpu_link(gpu, gpus_per_node)[0] if dp > 1 and replicas_per_node > 1 else 0.0
+    intra_gbps, intra_name = gpu_link(gpu, gpus_per_node) if dp > 1 and replicas_per_node > 1 else (0.0, "")
     crosses = nodes > 1 and dp > replicas_per_node
     inter_gbps = node_gbps if crosses else 0.0
-    dp_name = node_name if crosses else ("inside one node" if dp > 1 else "none (one replica)")
+    dp_name = node_name if crosses else (f"{intra_name} inside one node" if dp > 1 else "none (one replica)")
     links = StepLinks(tp_gbps, stage_gbps, intra_gbps, inter_gbps, stages_cross_nodes=stages_cross and nodes > 1)
     return links, dp_name, tp_name, stage_name
