@@ -162,7 +162,7 @@ def test_micro_batch_search_under_memory(gbs: int | None, pinned: int | None, ex
 
 def test_global_batch_smaller_than_data_parallel_is_blocked() -> None:
     spec = TrainingSpec(
-        method="full", sequence_length=4096, zero_stage=3, global_batch_size=1, dataset_tokens=10**10, deadline_hours=10
+        method="full", sequence_length=4096, zero_stage=3, global_batch_size=1, dataset_tokens=10**10, deadline_hours=1
     )
     shapes, blocked = training_shapes(resolve_model("meta-llama/Llama-3.1-8B"), spec, _hw(), CONSTS)
     assert not shapes

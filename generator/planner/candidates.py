@@ -224,7 +224,7 @@ def _with_communication(
     hours = None
     if shape.total_flops is not None:
         steps = (spec.dataset_tokens or 0) * spec.epochs / shape.layout.tokens_per_step
-        hours = steps * comm.step.total_s / 3600
+        hours = steps * comm.step.total_s / 3600 / consts.training_goodput
     if hours is not None and spec.deadline_hours and hours > spec.deadline_hours * (1 + 1e-9):
         blocked.append(
             f"{where}: {shape.reason} takes {hours:.1f} h with its communication, past the {spec.deadline_hours:g} h deadline"

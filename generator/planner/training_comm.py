@@ -109,18 +109,23 @@ def step_links(
     platform: PlatformSpec, gpu: GpuSpec, gpus_per_node: int, nodes: int, fabric: bool, tp: int, pp: int, dp: int
 ) -> tuple[StepLinks, str, str, str]:
     """The links of a (TP, PP, DP) job on ``nodes`` nodes of ``gpus_per_node``: (links, DP, TP, stage link names)."""
-    tp_gbps, tp_name = gpu_link(gpu, tp)
     node_gbps, node_name = node_link(platform, gpus_per_node, fabric)
+    links = links_between(gpu, gpus_per_node, nodes, node_gbps, tp, pp, dp)
+    tp_name = gpu_link(gpu, tp)[1]
+    stage_name = node_name if tp * pp > gpus_per_node else gpu_link(gpu, min(tp * pp, gpus_per_node))[1]
+    crosses = links.dp_inter_gbps > 0
+    intra_name = gpu_link(gpu, gpus_per_node)[1]
+    dp_name = node_name if crosses else (f"{intra_name} inside one node" if links.dp_intra_gbps else "none (one replica)")
+    return links, dp_name, tp_name, stage_name
+
+
+def links_between(gpu: GpuSpec, gpus_per_node: int, nodes: int, node_gbps: float, tp: int, pp: int, dp: int) -> StepLinks:
+    """Gb/s per GPU of each term of a (TP, PP, DP) step, nodes of ``gpus_per_node`` sending ``node_gbps`` each."""
+    tp_gbps = gpu_link(gpu, tp)[0]
     replica = tp * pp
     stages_cross = replica > gpus_per_node
-    if stages_cross:
-        stage_gbps, stage_name = node_gbps / gpus_per_node, node_name
-    else:
-        stage_gbps, stage_name = gpu_link(gpu, min(replica, gpus_per_node))
+    stage_gbps = node_gbps / gpus_per_node if stages_cross else gpu_link(gpu, min(replica, gpus_per_node))[0]
     replicas_per_node = max(1, gpus_per_node // replica)
-    intra_gbps, intra_name = gpu_link(gpu, gpus_per_node) if dp > 1 and replicas_per_node > 1 else (0.0, "")
-    crosses = nodes > 1 and dp > replicas_per_node
-    inter_gbps = node_gbps if crosses else 0.0
-    dp_name = node_name if crosses else (f"{intra_name} inside one node" if dp > 1 else "none (one replica)")
-    links = StepLinks(tp_gbps, stage_gbps, intra_gbps, inter_gbps, stages_cross_nodes=stages_cross and nodes > 1)
-    return links, dp_name, tp_name, stage_name
+    intra_gbps = gpu_link(gpu, gpus_per_node)[0] if dp > 1 and replicas_per_node > 1 else 0.0
+    inter_gbps = node_gbps if nodes > 1 and dp > replicas_per_node else 0.0
+    return StepLinks(tp_gbps, stage_gbps, intra_gbps, inter_gbps, stages_cross_nodes=stages_cross and nodes > 1)

@@ -14,7 +14,8 @@ of the data for an all-reduce over ``n`` ranks):
   back (``2 x tokens x hidden x 2 bytes / tp`` per GPU, sequence-parallel sharded), over NVLink /
   PCIe inside a node and over the node's network (shared by its GPUs) across nodes; point-to-point
   sends sit between a stage's compute and the next stage's, so they count in full;
-- **PP bubble**: a 1F1B pipeline idles ``pp - 1`` micro-batch slots per step;
+- **PP bubble**: a 1F1B pipeline idles ``pp - 1`` micro-batch slots per step (fewer when interleaved,
+  ``training_pipeline_virtual_stages``);
 - **DP / ZeRO**: the data-parallel bytes (gradient all-reduce, or ZeRO-3's reduce-scatter and two
   all-gathers) over the GPU link for ranks inside one node and over the node's network across
   nodes (a ring is as slow as its slowest hop); bucketed behind the backward pass, so only the part
@@ -128,11 +129,15 @@ def microbatch_fill(micro_batch_tokens: int, consts: Constants) -> float:
     return micro_batch_tokens / (micro_batch_tokens + consts.gemm_half_efficiency_tokens)
 
 
-def pipeline_bubble_fraction(pp: int, microbatches: int) -> float:
-    """Idle fraction of a 1F1B pipeline step (Narayanan et al., arXiv:2104.04473 section 2.2)."""
+def pipeline_bubble_fraction(pp: int, microbatches: int, virtual_stages: int = 1) -> float:
+    """Idle fraction of a 1F1B pipeline step, interleaved over ``virtual_stages`` chunks per GPU.
+
+    Narayanan et al. (arXiv:2104.04473 sections 2.2.1-2.2.2): the bubble is ``(p - 1)`` micro-batch
+    slots against ``m`` of work, divided by ``v`` when each GPU holds ``v`` interleaved chunks.
+    """
     if pp <= 1:
         return 0.0
-    return (pp - 1) / (max(1, microbatches) + pp - 1)
+    return (pp - 1) / (max(1, virtual_stages) * max(1, microbatches) + pp - 1)
 
 
 def _seconds(nbytes: float, gbps: float) -> float:
@@ -166,7 +171,7 @@ def training_step(
     tp_s = consts.training_tp_exposed_fraction * _seconds(tp_bytes, links.tp_gbps)
     pp_bytes = 2 * tokens * hidden_size * WIRE_BYTES / layout.tp if layout.pp > 1 else 0.0
     pp_s = _seconds(pp_bytes, links.stage_gbps)
-    bubble = pipeline_bubble_fraction(layout.pp, layout.accumulation)
+    bubble = pipeline_bubble_fraction(layout.pp, layout.accumulation, consts.training_pipeline_virtual_stages)
     bubble_s = (compute_s + tp_s + pp_s) * bubble / (1 - bubble)
     dp_bytes = dp_bytes_per_gpu if layout.dp > 1 else 0.0
     intra_s = _seconds(dp_bytes, links.dp_intra_gbps) if links.dp_intra_gbps else 0.0
