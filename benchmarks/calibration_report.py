@@ -93,8 +93,19 @@ def predict_gpu_hours(row: dict[str, Any]) -> float:
     arch = parse_architecture(find_model(row["model"]).config)
     consts = with_overrides(dict(OVERRIDES))
     flops = training_flops_per_token(arch, row["method"], row["checkpointing"]) * row["tokens"]
-    util = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, row["sequence_length"], consts)
-    return training_hours(flops, 1, find_gpu(row["gpu"]).tflops("bf16") or 0.0, consts, mfu=util.mfu)
+    if row.get("layout"):
+        # the published layout of the run: the step model's MFU (6N counting), as for the MFU rows
+        layout = row["layout"]
+        step_row = {**layout, "gpu": row["gpu"], "model": row["model"], "sequence_length": row["sequence_length"]}
+        step_row |= {
+            "checkpointing": row["checkpointing"],
+            "mfu_definition": "6N",
+            "gpus": layout["tp"] * layout["pp"] * layout["dp"],
+        }
+        mfu = predict_training_mfu(step_row)
+    else:
+        mfu = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, row["sequence_length"], consts).mfu
+    return training_hours(flops, 1, find_gpu(row["gpu"]).tflops("bf16") or 0.0, consts, mfu=mfu)
 
 
 def predict_training_mfu(row: dict[str, Any]) -> float:
