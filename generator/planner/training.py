@@ -18,6 +18,8 @@ from generator.workload.models import TrainingSpec
 
 #: Largest data-parallel degree the planner considers.
 MAX_DATA_PARALLEL = 4096
+#: Largest micro-batch the planner tries (the schema's micro_batch_size limit).
+MAX_MICRO_BATCH = 4096
 #: Deepest pipeline the planner considers (Llama 3 405B trained with 16 stages, arXiv:2407.21783 Table 4).
 MAX_PIPELINE_STAGES = 16
 
@@ -180,7 +182,9 @@ def training_step_on(
 
 
 def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
+    """Divisors of ``n`` in ascending order (trial division up to its square root)."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return small + [n // d for d in reversed(small) if d * d != n]
 
 
 def _batch_split(
@@ -210,8 +214,8 @@ def _batch_split(
             )
     best: tuple[float, int, int, StepTime] | None = None
     for mb, accumulation in options:
-        if not _fits(size_training(arch, _setup(spec, zero, dp, mb), par, consts), budget):
-            continue
+        if mb > MAX_MICRO_BATCH or not _fits(size_training(arch, _setup(spec, zero, dp, mb), par, consts), budget):
+            break  # activations grow with the micro-batch: no larger one fits either
         layout = StepLayout(par.tp, par.pp, dp, mb, accumulation, spec.sequence_length)
         step = node_free_step(model, spec, hw, layout, consts)
         per_token = step.total_s / layout.tokens_per_step

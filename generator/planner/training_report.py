@@ -65,8 +65,8 @@ def training_runner_up(opt: Option, rest: list[Option]) -> str | None:
     text = f"runner-up layout {where}: {other.shape.reason}"
     slower = sum(theirs.values()) > sum(mine.values()) * (1 + 1e-9)
     if slower and worse[0][0] > 0:
-        ratio = sum(theirs.values()) / sum(mine.values())
-        text += f", {ratio:.2f}x the time per token, mostly {worse[0][1]}"
+        more = sum(theirs.values()) / sum(mine.values()) - 1
+        text += f", {more:.1%} more time per token, mostly {worse[0][1]}"
     elif sum(theirs.values()) >= sum(mine.values()) * (1 - 1e-9):
         more = other.comm.step.dp_bytes - comm.step.dp_bytes
         text += ", the same time per token"
