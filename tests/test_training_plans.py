@@ -14,6 +14,7 @@ from generator.errors import InputError
 from generator.planner import plan_workload
 from generator.planner.options import Hardware
 from generator.planner.plan import DeploymentPlan, Plan
+from generator.planner.tco import HOURS_PER_MONTH
 from generator.planner.training import training_shapes
 from generator.sizing.constants import Constants
 from generator.sizing.training import size_training
@@ -34,16 +35,15 @@ deployments:
 hardware:
   gpus: [{gpu}]
   platforms: [{platform}]
-  provider: baremetal
+  provider: baremetal{extra}
 """
 
 
-def _plan(
-    tmp_path: Path, model: str, training: dict[str, object], gpu: str = "h100-sxm5-80gb", platform: str = "dgx-h100"
-) -> Plan:
+def _plan(tmp_path: Path, model: str, training: dict[str, object], max_nodes: int | None = None) -> Plan:
     body = "\n".join(f"      {k}: {v}" for k, v in training.items())
     path = tmp_path / "w.yaml"
-    path.write_text(TRAINING.format(model=model, training=body, gpu=gpu, platform=platform))
+    extra = f"\n  max_nodes: {max_nodes}" if max_nodes else ""
+    path.write_text(TRAINING.format(model=model, training=body, gpu="h100-sxm5-80gb", platform="dgx-h100", extra=extra))
     return plan_workload(load_workload(str(path)))
 
 
@@ -61,7 +61,7 @@ FT_70B = {
 
 
 def test_70b_full_fine_tune_on_two_nodes_keeps_tp_in_nvlink_and_times_its_all_reduce(tmp_path: Path) -> None:
-    plan = _plan(tmp_path, "meta-llama/Llama-3.1-70B-Instruct", FT_70B)
+    plan = _plan(tmp_path, "meta-llama/Llama-3.1-70B-Instruct", FT_70B, max_nodes=2)
     job, pool = _job(plan), plan.pools[0]
     assert pool.nodes == 2
     tp = job.details["tensor_parallel"]
@@ -172,7 +172,9 @@ def test_global_batch_smaller_than_data_parallel_is_blocked() -> None:
 def test_global_batch_not_whole_micro_batches_is_a_located_error(tmp_path: Path) -> None:
     path = tmp_path / "w.yaml"
     body = "      method: lora\n      micro_batch_size: 4\n      global_batch_size: 10"
-    path.write_text(TRAINING.format(model="meta-llama/Llama-3.1-8B", training=body, gpu="h100-sxm5-80gb", platform="dgx-h100"))
+    path.write_text(
+        TRAINING.format(model="meta-llama/Llama-3.1-8B", training=body, gpu="h100-sxm5-80gb", platform="dgx-h100", extra="")
+    )
     with pytest.raises(InputError) as info:
         load_workload(str(path))
     assert info.value.location is not None
@@ -233,3 +235,22 @@ def test_step_terms_add_up_and_dp_traffic_only_shows_beyond_compute(
     assert parts["dp_zero_exposed_s"] <= parts["dp_zero_comm_s"] + 1e-9
     more = _step(tp, pp, dp, mb, acc + 1, dp_bytes)
     assert more.pp_bubble_s / more.total_s <= step.pp_bubble_s / step.total_s + 1e-12
+
+
+QLORA_8B = {
+    "method": "qlora",
+    "sequence_length": 8192,
+    "global_batch_size": 64,
+    "dataset_tokens": 2_000_000_000,
+    "epochs": 2,
+    "deadline_hours": 48,
+}
+
+
+def test_a_finite_job_fills_the_servers_it_pays_for_and_is_ranked_per_run(tmp_path: Path) -> None:
+    job = _job(_plan(tmp_path, "meta-llama/Llama-3.1-8B", QLORA_8B))
+    # one 8-GPU server costs the same per hour whether 4 or 8 GPUs train: all 8 finish the run sooner and cheaper
+    assert job.details["idle_gpus"] == 0
+    assert job.details["data_parallel"] == 8
+    per_hour = job.details["usd_per_month"] / HOURS_PER_MONTH
+    assert job.details["usd_per_job"] == pytest.approx(per_hour * job.details["hours"], rel=0.01)

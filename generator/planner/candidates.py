@@ -233,6 +233,14 @@ def _with_communication(
     return dataclasses.replace(shape, hours=hours, step=comm.step), needs, comm
 
 
+def ranking_candidate(opt: Option) -> Candidate:
+    """The candidate as the objective ranks it: a training job that ends costs its hours, not a month of servers."""
+    c = opt.candidate
+    if isinstance(opt.shape, TrainingShape) and opt.shape.hours and c.usd_per_hour is not None:
+        return dataclasses.replace(c, usd_per_hour=c.usd_per_hour * opt.shape.hours)
+    return c
+
+
 def within_limits(wl: Workload, opt: Option) -> bool:
     """Whether an option alone respects max_nodes and the monthly budget."""
     hw = wl.hardware

@@ -226,6 +226,26 @@ def _batch_split(
     return best[1], best[2], best[3]
 
 
+def _node_filling(dp: int, replica_gpus: int, hw: Hardware, gbs: int | None, timed: bool) -> list[int]:
+    """``dp`` and, for a timed job, the data-parallel degrees that fill whole nodes of the platform.
+
+    Servers are bought or rented whole; a job that would leave GPUs of its last node idle can run
+    more replicas on them and finish sooner at the same price per hour. With a global batch only
+    degrees that split it evenly qualify.
+    """
+    out = [dp]
+    if not timed:
+        return out
+    for per_node in hw.platform.gpu_counts:
+        replicas = per_node // replica_gpus
+        if replicas < 1:
+            continue
+        filled = math.ceil(dp / replicas) * replicas
+        if filled <= MAX_DATA_PARALLEL and (gbs is None or gbs % filled == 0) and filled not in out:
+            out.append(filled)
+    return sorted(out)
+
+
 def _data_parallel_for_batch(dp: int, gbs: int | None) -> int | None:
     """The smallest DP >= ``dp`` that splits the global batch evenly (None: the batch is too small)."""
     if gbs is None:
@@ -269,21 +289,22 @@ def training_shapes(
                     f"{name} ZeRO-{zero}: DP{found} is more ranks than the global batch of {spec.global_batch_size} sequences"
                 )
                 continue
-            split = _batch_split(model, spec, hw, zero, par, dp, budget, consts)
-            if isinstance(split, str):
-                blocked.append(f"{name} ZeRO-{zero} x DP{dp}: {split}")
-                continue
-            micro_batch, accumulation, step = split
-            setup = _setup(spec, zero, dp, micro_batch)
-            mem = size_training(arch, setup, par, consts)
-            world = dp * tp * pp
-            hours = training_hours(total_flops, world, tflops, consts, mfu=mfu) if total_flops and tflops else None
-            steps = "accumulation steps" if accumulation > 1 else "accumulation step"
-            reason = f"{name} ZeRO-{zero} x DP{dp}, micro-batch {micro_batch} x {accumulation} {steps}"
-            model_flops = (6.0 if spec.method == "full" else 4.0) * arch.flop_params
-            shapes.append(
-                TrainingShape(hw, par, setup, mem, world, hours, total_flops, reason, mfu, accumulation, step, model_flops)
-            )
+            for each_dp in _node_filling(dp, tp * pp, hw, spec.global_batch_size, total_flops is not None):
+                split = _batch_split(model, spec, hw, zero, par, each_dp, budget, consts)
+                if isinstance(split, str):
+                    blocked.append(f"{name} ZeRO-{zero} x DP{each_dp}: {split}")
+                    continue
+                micro_batch, accumulation, step = split
+                setup = _setup(spec, zero, each_dp, micro_batch)
+                mem = size_training(arch, setup, par, consts)
+                world = each_dp * tp * pp
+                hours = training_hours(total_flops, world, tflops, consts, mfu=mfu) if total_flops and tflops else None
+                steps = "accumulation steps" if accumulation > 1 else "accumulation step"
+                reason = f"{name} ZeRO-{zero} x DP{each_dp}, micro-batch {micro_batch} x {accumulation} {steps}"
+                model_flops = (6.0 if spec.method == "full" else 4.0) * arch.flop_params
+                shapes.append(
+                    TrainingShape(hw, par, setup, mem, world, hours, total_flops, reason, mfu, accumulation, step, model_flops)
+                )
         if not shapes and tps and tp == tps[-1] and pp == 1:
             # TP is capped by the node / NVLink domain and nothing fits: split the layers into pipeline stages
             layouts += [(tp, stages) for stages in pipeline_sizes(arch.num_layers)]

@@ -37,8 +37,9 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
 
 
 def _per_token(step: StepTime, shape: TrainingShape) -> dict[str, float]:
-    tokens = shape.layout.tokens_per_step
-    return {attr: getattr(step, attr) / tokens for attr, _ in STEP_TERMS}
+    """GPU-seconds per token by term (what a layout costs, whatever its size)."""
+    layout = shape.layout
+    return {attr: getattr(step, attr) * layout.world / layout.tokens_per_step for attr, _ in STEP_TERMS}
 
 
 def _layout_key(shape: TrainingShape) -> tuple[int, ...]:
@@ -66,15 +67,15 @@ def training_runner_up(opt: Option, rest: list[Option]) -> str | None:
     slower = sum(theirs.values()) > sum(mine.values()) * (1 + 1e-9)
     if slower and worse[0][0] > 0:
         more = sum(theirs.values()) / sum(mine.values()) - 1
-        text += f", {more:.1%} more time per token, mostly {worse[0][1]}"
+        text += f", {more:.1%} more GPU time per token, mostly {worse[0][1]}"
     elif sum(theirs.values()) >= sum(mine.values()) * (1 - 1e-9):
         more = other.comm.step.dp_bytes - comm.step.dp_bytes
-        text += ", the same time per token"
+        text += ", the same GPU time per token"
         if more > 0:
             text += f" (its {more / 1e9:.2f} GB more DP/ZeRO traffic per GPU hides behind compute)"
         text += "; tied, the layout searched first (smaller TP, PP, ZeRO stage) is kept"
     else:
-        text += ", faster per token but ranked lower by the objective"
+        text += ", less GPU time per token but ranked lower by the objective"
     a, b = opt.candidate, other.candidate
     if a.usd_per_hour is not None and b.usd_per_hour is not None and shape.hours and other.shape.hours:
         text += f"; ${b.usd_per_hour * other.shape.hours:,.0f} against ${a.usd_per_hour * shape.hours:,.0f} per run"
