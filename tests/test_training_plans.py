@@ -18,7 +18,14 @@ from generator.planner.tco import HOURS_PER_MONTH
 from generator.planner.training import training_shapes
 from generator.sizing.constants import Constants
 from generator.sizing.training import size_training
-from generator.sizing.training_step import StepLayout, StepLinks, StepTime, pipeline_bubble_fraction, training_step
+from generator.sizing.training_step import (
+    StepLayout,
+    StepLinks,
+    StepTime,
+    pipeline_bubble_fraction,
+    training_step,
+    virtual_stages_for,
+)
 from generator.workload import load_workload
 from generator.workload.models import TrainingSpec
 
@@ -212,6 +219,19 @@ def test_tp_bytes_are_four_ring_all_reduces_per_layer_and_token() -> None:
 @pytest.mark.parametrize(("pp", "m", "bubble"), [(1, 1, 0.0), (2, 1, 0.5), (4, 4, 3 / 7), (8, 64, 7 / 71)])
 def test_1f1b_bubble_fraction(pp: int, m: int, bubble: float) -> None:
     assert pipeline_bubble_fraction(pp, m) == pytest.approx(bubble)
+
+
+@pytest.mark.parametrize(
+    ("layers", "pp", "wanted", "virtual"),
+    [
+        pytest.param(126, 16, 8, 7, id="llama-405b-7-layers-per-stage"),
+        pytest.param(80, 8, 8, 5, id="70b-10-layers-per-stage"),
+        pytest.param(32, 2, 8, 8, id="8b-16-layers-per-stage"),
+        pytest.param(32, 4, 1, 1, id="plain-1f1b"),
+    ],
+)
+def test_interleaving_depth_splits_a_stage_evenly(layers: int, pp: int, wanted: int, virtual: int) -> None:
+    assert virtual_stages_for(layers, pp, wanted) == virtual
 
 
 @settings(max_examples=60, deadline=None)

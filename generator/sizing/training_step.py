@@ -15,7 +15,7 @@ of the data for an all-reduce over ``n`` ranks):
   PCIe inside a node and over the node's network (shared by its GPUs) across nodes; point-to-point
   sends sit between a stage's compute and the next stage's, so they count in full;
 - **PP bubble**: a 1F1B pipeline idles ``pp - 1`` micro-batch slots per step (fewer when interleaved,
-  ``training_pipeline_virtual_stages``);
+  ``training_pipeline_virtual_stages`` chunks, as many as split a stage's layers evenly);
 - **DP / ZeRO**: the data-parallel bytes (gradient all-reduce, or ZeRO-3's reduce-scatter and two
   all-gathers) over the GPU link for ranks inside one node and over the node's network across
   nodes (a ring is as slow as its slowest hop); bucketed behind the backward pass, so only the part
@@ -140,6 +140,12 @@ def pipeline_bubble_fraction(pp: int, microbatches: int, virtual_stages: int = 1
     return (pp - 1) / (max(1, virtual_stages) * max(1, microbatches) + pp - 1)
 
 
+def virtual_stages_for(num_layers: int, pp: int, wanted: int) -> int:
+    """Interleaving depth a pipeline can use: the largest count <= ``wanted`` that splits a stage's layers evenly."""
+    per_stage = max(1, num_layers // max(1, pp))
+    return max(d for d in range(1, max(1, min(wanted, per_stage)) + 1) if per_stage % d == 0)
+
+
 def _seconds(nbytes: float, gbps: float) -> float:
     if nbytes <= 0:
         return 0.0
@@ -171,7 +177,8 @@ def training_step(
     tp_s = consts.training_tp_exposed_fraction * _seconds(tp_bytes, links.tp_gbps)
     pp_bytes = 2 * tokens * hidden_size * WIRE_BYTES / layout.tp if layout.pp > 1 else 0.0
     pp_s = _seconds(pp_bytes, links.stage_gbps)
-    bubble = pipeline_bubble_fraction(layout.pp, layout.accumulation, consts.training_pipeline_virtual_stages)
+    virtual = virtual_stages_for(num_layers, layout.pp, consts.training_pipeline_virtual_stages)
+    bubble = pipeline_bubble_fraction(layout.pp, layout.accumulation, virtual)
     bubble_s = (compute_s + tp_s + pp_s) * bubble / (1 - bubble)
     dp_bytes = dp_bytes_per_gpu if layout.dp > 1 else 0.0
     intra_s = _seconds(dp_bytes, links.dp_intra_gbps) if links.dp_intra_gbps else 0.0
