@@ -28,17 +28,20 @@ sys.path.insert(0, str(REPO))
 from generator.calculator.estimate import EstimateRequest, estimate  # noqa: E402
 from generator.catalog import find_gpu, find_model  # noqa: E402
 from generator.errors import SpecgenError  # noqa: E402
+from generator.planner.training_comm import dp_bytes_per_gpu, links_between  # noqa: E402
 from generator.sizing.architecture import parse_architecture  # noqa: E402
 from generator.sizing.constants import Constants, with_overrides  # noqa: E402
 from generator.sizing.performance import training_flops_per_token, training_hours  # noqa: E402
 from generator.sizing.precision import kv_cache_bits, weight_format  # noqa: E402
 from generator.sizing.training import TrainingSetup, size_training  # noqa: E402
 from generator.sizing.training_mfu import training_utilisation  # noqa: E402
+from generator.sizing.training_step import StepLayout, training_step  # noqa: E402
 from generator.sizing.vllm_kv import vllm_kv_cache  # noqa: E402
 from generator.sizing.weights import Parallelism, size_weights  # noqa: E402
 from generator.units import GB, GIB  # noqa: E402
 
 DATA = REPO / "tests" / "data" / "calibration.json"
+TRAINING_MFU = REPO / "tests" / "data" / "calibration_training_mfu.json"
 BEFORE = REPO / "benchmarks" / "calibration_before.json"
 
 
@@ -90,8 +93,56 @@ def predict_gpu_hours(row: dict[str, Any]) -> float:
     arch = parse_architecture(find_model(row["model"]).config)
     consts = with_overrides(dict(OVERRIDES))
     flops = training_flops_per_token(arch, row["method"], row["checkpointing"]) * row["tokens"]
-    util = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, row["sequence_length"], consts)
-    return training_hours(flops, 1, find_gpu(row["gpu"]).tflops("bf16") or 0.0, consts, mfu=util.mfu)
+    if row.get("layout"):
+        # the published layout of the run: the step model's MFU (6N counting), as for the MFU rows
+        layout = row["layout"]
+        step_row = {**layout, "gpu": row["gpu"], "model": row["model"], "sequence_length": row["sequence_length"]}
+        step_row |= {
+            "checkpointing": row["checkpointing"],
+            "mfu_definition": "6N",
+            "gpus": layout["tp"] * layout["pp"] * layout["dp"],
+        }
+        mfu = predict_training_mfu(step_row)
+    else:
+        mfu = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, row["sequence_length"], consts).mfu
+    return training_hours(flops, 1, find_gpu(row["gpu"]).tflops("bf16") or 0.0, consts, mfu=mfu)
+
+
+def predict_training_mfu(row: dict[str, Any]) -> float:
+    """MFU of a training step with the row's layout, in the row's own FLOP counting (see ``mfu_definition``).
+
+    The step is the planner's (:mod:`generator.sizing.training_step`): compute at the modelled
+    ceiling, TP all-reduces over NVLink, PP sends and the 1F1B bubble, DP / ZeRO traffic over
+    NVLink inside a node and the stated network between nodes.
+    """
+    consts = with_overrides(dict(OVERRIDES))
+    gpu = find_gpu(row["gpu"])
+    if row.get("model"):
+        arch = parse_architecture(find_model(row["model"]).config)
+        params, hidden, layers = arch.flop_params, arch.hidden_size, arch.num_layers
+    else:
+        params, hidden, layers = row["params"], row["hidden_size"], row["num_layers"]
+    seq, tp, pp, dp = row["sequence_length"], row["tp"], row["pp"], row["dp"]
+    layout = StepLayout(tp, pp, dp, row["micro_batch"], row["accumulation"], seq)
+    nodes = max(1, row["gpus"] // row["gpus_per_node"])
+    links = links_between(gpu, row["gpus_per_node"], nodes, float(row["inter_node_gbps"] or 0), tp, pp, dp)
+    util = training_utilisation(hidden, layers, params, seq, consts)
+    flops_per_token = 6.0 * params + (2.0 * params if row["checkpointing"] == "full" else 0.0)
+    per_replica = params // (tp * pp)
+    dense = gpu.tflops("bf16") or 0.0
+    step = training_step(
+        layout,
+        links,
+        consts,
+        hidden_size=hidden,
+        num_layers=layers,
+        flops_per_token=flops_per_token,
+        base_efficiency=util.peak * util.gemm * util.attention,
+        dense_tflops=dense,
+        dp_bytes_per_gpu=dp_bytes_per_gpu(per_replica, 2 * per_replica, row["zero_stage"], dp, row["accumulation"]),
+    )
+    counted = 6.0 * params + (12.0 * layers * hidden * seq if row["mfu_definition"].startswith("llm-foundry") else 0.0)
+    return counted * layout.tokens_per_step / (step.total_s * layout.world * dense * 1e12)
 
 
 #: Constants overridden while fitting (``--fit``); empty for the report.
@@ -137,6 +188,10 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
     for row in cal["training_time"]:
         label = f"{row['model'].split('/')[-1]} {row['tokens'] / 1e12:.1f}T tokens on {row['gpu_as_reported']}"
         out.append(("gpu-hours pretraining", label, float(row["gpu_hours"]), predict_gpu_hours, row))
+    for row in json.loads(TRAINING_MFU.read_text())["rows"]:
+        label = f"{row['model_as_reported']} s{row['sequence_length']} tp{row['tp']} pp{row['pp']} dp{row['dp']}"
+        group = "training-mfu FSDP 1 node H100" if row["tp"] == 1 else "training-mfu 3D-parallel H100"
+        out.append((group, label, float(row["mfu"]), predict_training_mfu, row))
     for row in cal["training_memory"]:
         label = f"{row['model'].split('/')[-1]} {row['method']} b{row['micro_batch']} s{row['seq_len']} x{row['gpus']}"
         out.append((f"memory {row['framework']}", label, float(row["measured_gb"]), predict_training, row))
@@ -235,18 +290,27 @@ def fit() -> dict[str, float]:
 
 #: The grid ``--fit-training`` searches: the training-utilisation constants that are not physics.
 TRAINING_FIT_GRID: dict[str, tuple[float, ...]] = {
-    "training_mfu": tuple(round(0.30 + 0.02 * i, 2) for i in range(21)),
-    "training_gemm_half_hidden": tuple(float(h) for h in range(0, 4097, 256)),
+    "training_mfu": tuple(round(0.44 + 0.02 * i, 2) for i in range(11)),
+    "training_gemm_half_hidden": tuple(float(h) for h in range(0, 1025, 256)),
+    "training_attention_mfu": tuple(round(0.10 + 0.05 * i, 2) for i in range(6)),
+    "training_tp_exposed_fraction": (0.25, 0.5),
+    "training_pipeline_virtual_stages": (1.0, 2.0, 4.0, 8.0),
 }
 
 
+def _training_group(name: str) -> bool:
+    return name.startswith(("gpu-hours", "training-mfu"))
+
+
 def fit_training() -> dict[str, float]:
-    """Grid search minimising median + p90 |error| of the gpu-hours group (every row at once)."""
-    rows = [(measured, row) for group, _, measured, _, row in _rows() if group.startswith("gpu-hours")]
+    """Grid search minimising the mean over the training groups (GPU-hours, MFU with layouts) of median + p90 |error|."""
+    rows = [(group, measured, predict, row) for group, _, measured, predict, row in _rows() if _training_group(group)]
 
     def score() -> float:
-        errors = [abs(predict_gpu_hours(row) / measured - 1) for measured, row in rows]
-        return statistics.median(errors) + _p90(errors)
+        errors: dict[str, list[float]] = {}
+        for group, measured, predict, row in rows:
+            errors.setdefault(group, []).append(abs(predict(row) / measured - 1))
+        return sum(statistics.median(e) + _p90(e) for e in errors.values()) / len(errors)
 
     return _grid_search(TRAINING_FIT_GRID, score)
 

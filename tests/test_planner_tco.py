@@ -16,7 +16,7 @@ from generator.planner.nodes import has_nvswitch
 from generator.planner.racks import AIR_COOLED_RACK_LIMIT_KW, pack_racks, rack_findings
 from generator.planner.slo import INTERACTIVE_TPOT_MS, INTERACTIVE_TTFT_P95_MS
 from generator.planner.tco import HOURS_PER_MONTH, node_cost, purchase_price
-from generator.planner.training_comm import dp_bytes_per_gpu, step_comm
+from generator.planner.training_comm import dp_bytes_per_gpu, node_link
 from generator.sizing.constants import Constants
 from generator.workload import LoadedWorkload, load_workload
 from generator.workload.models import Workload
@@ -341,15 +341,20 @@ hardware:
 
 
 @pytest.mark.parametrize(
-    ("zero", "dp", "trainable", "weights", "expected"),
+    ("zero", "dp", "accumulation", "trainable", "weights", "expected"),
     [
-        pytest.param(2, 1, 10**9, 10**11, 0.0, id="one-rank-sends-nothing"),
-        pytest.param(2, 4, 10**9, 10**11, 2 * 0.75 * 2e9, id="zero2-gradient-all-reduce"),
-        pytest.param(3, 4, 10**9, 10**11, 0.75 * 2e9 + 2 * 0.75 * 1e11, id="zero3-adds-two-weight-all-gathers"),
+        pytest.param(2, 1, 1, 10**9, 10**11, 0.0, id="one-rank-sends-nothing"),
+        pytest.param(2, 4, 1, 10**9, 10**11, 2 * 0.75 * 2e9, id="zero2-gradient-all-reduce"),
+        pytest.param(1, 4, 8, 10**9, 10**11, 2 * 0.75 * 2e9, id="zero1-accumulates-locally-one-all-reduce"),
+        pytest.param(2, 4, 8, 10**9, 10**11, 8 * 0.75 * 2e9 + 0.75 * 2e9, id="zero2-reduce-scatters-every-micro-batch"),
+        pytest.param(3, 4, 1, 10**9, 10**11, 0.75 * 2e9 + 2 * 0.75 * 1e11, id="zero3-adds-two-weight-all-gathers"),
+        pytest.param(3, 4, 8, 10**9, 10**11, 8 * (0.75 * 2e9 + 2 * 0.75 * 1e11), id="zero3-gathers-every-micro-batch"),
     ],
 )
-def test_data_parallel_bytes_per_gpu(zero: int, dp: int, trainable: int, weights: int, expected: float) -> None:
-    assert dp_bytes_per_gpu(trainable, weights, zero, dp) == pytest.approx(expected)
+def test_data_parallel_bytes_per_gpu(
+    zero: int, dp: int, accumulation: int, trainable: int, weights: int, expected: float
+) -> None:
+    assert dp_bytes_per_gpu(trainable, weights, zero, dp, accumulation) == pytest.approx(expected)
 
 
 def test_multi_node_lora_whose_communication_dominates_gets_a_fabric(tmp_path: Path) -> None:
@@ -359,8 +364,10 @@ def test_multi_node_lora_whose_communication_dominates_gets_a_fabric(tmp_path: P
     assert any(n.role == "fabric" for n in pool.node.nics)
     assert "GPU fabric" in dep.details["inter_node_link"]
     # over the node's 25 GbE front end the same step would spend longer communicating than computing
-    front = step_comm(catalog.platforms()["dell-r760xa"], pool.node.gpus, pool.nodes, False, 1e11, 1.0)
-    assert front.dominates and "front-end Ethernet" in front.link
+    gbps, link = node_link(catalog.platforms()["dell-r760xa"], pool.node.gpus, fabric=False)
+    front_s = dep.details["dp_zero_bytes_per_gpu"] * 8 / (gbps * 1e9)
+    assert "front-end Ethernet" in link
+    assert front_s > dep.details["step_time"]["compute_s"]
 
 
 def test_training_over_a_cloud_network_is_rejected_when_communication_dominates(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from generator.errors import InfeasibleError
 from generator.planner.assemble import build_plan
-from generator.planner.candidates import inference_options, training_options, within_limits
+from generator.planner.candidates import inference_options, ranking_candidate, training_options, within_limits
 from generator.planner.early import early_checks
 from generator.planner.fixed import plan_fixed
 from generator.planner.inventory import free_servers
@@ -60,7 +60,7 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
             allowed,
             key=lambda o: (
                 bool(free) and o.candidate.nodes > o.candidate.owned_nodes,
-                rank(objective, o.candidate),
+                rank(objective, ranking_candidate(o)),
                 o.candidate.summary,
             ),
         )

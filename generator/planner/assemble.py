@@ -17,6 +17,7 @@ from generator.planner.racks import Rack, assumed_height_findings, pack_racks, r
 from generator.planner.slo import effective_slo
 from generator.planner.tco import HOURS_PER_MONTH, fleet_cost
 from generator.planner.training import TrainingShape
+from generator.planner.training_report import step_split_text, training_runner_up
 from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for, saturated_throughput
 from generator.units import GIB
@@ -104,7 +105,7 @@ def _inference_details(
     return details, reasons
 
 
-def _training_details(opt: Option, consts: Constants) -> tuple[dict[str, Any], list[str]]:
+def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tuple[dict[str, Any], list[str]]:
     shape = opt.shape
     assert isinstance(shape, TrainingShape)
     setup, mem = shape.setup, shape.memory
@@ -135,11 +136,24 @@ def _training_details(opt: Option, consts: Constants) -> tuple[dict[str, Any], l
         f"per GPU: weights {_gib(per.weights)} + gradients {_gib(per.gradients)} + optimizer {_gib(per.optimizer)} + activations "
         f"{_gib(per.activations)} + overhead {_gib(per.overhead)} = {_gib(per.total)} of {_gib(shape.hardware.gpu.memory_bytes)}",
     ]
+    details["tensor_parallel"] = shape.par.tp
+    details["pipeline_parallel"] = shape.par.pp
+    details["gradient_accumulation_steps"] = shape.accumulation
+    details["global_batch_size"] = shape.global_batch_size
     comm = opt.comm
     if comm is not None:
+        step = comm.step
         details["inter_node_link"] = comm.link
         details["comm_s_per_step"] = round(comm.comm_s, 4)
         details["compute_s_per_step"] = round(comm.compute_s, 4)
+        details["step_time"] = step.as_dict()
+        details["dp_zero_bytes_per_gpu"] = round(step.dp_bytes)
+        details["step_links"] = {"data_parallel": comm.link, "pipeline_stages": comm.stage_link, "tensor_parallel": comm.tp_link}
+        reasons.append(
+            f"layout TP{shape.par.tp} x PP{shape.par.pp} x DP{setup.data_parallel}, ZeRO-{setup.zero_stage}, micro-batch "
+            f"{setup.micro_batch_size} x {shape.accumulation} accumulation step(s) = {shape.global_batch_size} sequences per step"
+        )
+        reasons.append(step_split_text(comm, shape.par.tp, shape.par.pp, setup.data_parallel))
         if opt.candidate.nodes > 1:
             reasons.append(
                 f"data parallel across {opt.candidate.nodes} nodes sends {comm.bytes_per_gpu / 1e9:.2f} GB per GPU per step over "
@@ -148,9 +162,14 @@ def _training_details(opt: Option, consts: Constants) -> tuple[dict[str, Any], l
             )
     if shape.hours is not None:
         reasons.append(
-            f"{shape.total_flops:.3g} FLOPs take {shape.hours:.1f} h on {shape.world} GPU(s) at the planned MFU"
-            + (f", communication included (x{comm.slowdown:.2f})" if comm is not None and comm.slowdown > 1 else "")
+            f"{shape.total_flops:.3g} FLOPs take {shape.hours:.1f} h on {shape.world} GPU(s) at {shape.step_mfu:.1%} MFU, "
+            "communication and pipeline bubble included"
+            if shape.step is not None
+            else f"{shape.total_flops:.3g} FLOPs take {shape.hours:.1f} h on {shape.world} GPU(s) at the planned MFU"
         )
+    runner = training_runner_up(opt, rest)
+    if runner:
+        reasons.append(runner)
     return details, reasons
 
 
@@ -211,7 +230,7 @@ def build_plan(
             mem = shape_inf.memory.per_gpu.as_dict()
             precision, kv = shape_inf.fmt.name, dep.inference.kv_cache_precision
         else:
-            details, reasons = _training_details(opt, consts)
+            details, reasons = _training_details(opt, rest, consts)
             shape_tr = opt.shape
             assert isinstance(shape_tr, TrainingShape)
             mem = shape_tr.memory.per_gpu.as_dict()

@@ -19,10 +19,9 @@ from generator.planner.options import Hardware, allowed_hardware, node_counts
 from generator.planner.plan import Candidate, Finding, NodeSpec
 from generator.planner.slo import effective_slo
 from generator.planner.tco import HOURS_PER_MONTH, fleet_cost
-from generator.planner.training import TrainingShape, training_shapes
-from generator.planner.training_comm import StepComm, dp_bytes_per_gpu, step_comm
+from generator.planner.training import TrainingShape, training_shapes, training_step_on
+from generator.planner.training_comm import StepComm, dp_bytes_per_gpu, step_links
 from generator.sizing.constants import Constants
-from generator.sizing.performance import training_flops_per_token
 from generator.sizing.precision import weight_format
 from generator.sizing.training import OPTIMIZERS
 from generator.sizing.weights import size_weights
@@ -203,28 +202,47 @@ def _with_communication(
     gpus_per_node, nodes = layout
     setup, mem = shape.setup, shape.memory
     weights_total = size_weights(model.architecture, weight_format(setup.base_precision_name)).total_bytes // shape.par.gpus
-    sent = dp_bytes_per_gpu(mem.trainable_params // shape.par.gpus, weights_total, setup.zero_stage, setup.data_parallel)
-    tflops = hw.gpu.tflops("bf16") or 0.0
-    tokens = setup.micro_batch_size * setup.sequence_length * setup.data_parallel
-    flops = training_flops_per_token(model.architecture, setup.method, setup.checkpointing) * tokens
-    compute_s = flops / (shape.world * tflops * 1e12 * (shape.mfu or consts.training_mfu)) if tflops else 0.0
+    sent = dp_bytes_per_gpu(
+        mem.trainable_params // shape.par.gpus, weights_total, setup.zero_stage, setup.data_parallel, shape.accumulation
+    )
     builtin = bool(hw.platform.fabric_nic_id) or hw.platform.provider != "baremetal"
-    comm = step_comm(hw.platform, gpus_per_node, nodes, builtin or needs.needs_fabric, sent, compute_s)
+
+    def placed(fabric: bool) -> StepComm:
+        links, dp_link, tp_link, stage_link = step_links(
+            hw.platform, hw.gpu, gpus_per_node, nodes, fabric, shape.par.tp, shape.par.pp, setup.data_parallel
+        )
+        step = training_step_on(model, spec, hw, shape, links, sent, consts)
+        return StepComm(step, dp_link, tp_link, stage_link)
+
+    comm = placed(builtin or needs.needs_fabric)
     where = f"{hw.gpu.id} on {hw.platform.id}"
     if comm.dominates and not builtin and not needs.needs_fabric:
         needs = dataclasses.replace(needs, needs_fabric=True)
-        comm = step_comm(hw.platform, gpus_per_node, nodes, True, sent, compute_s)
+        comm = placed(True)
     if comm.dominates and hw.platform.provider != "baremetal":
         blocked.append(
             f"{where}: {setup.method} over {nodes} nodes sends {sent / 1e9:.1f} GB per GPU per step; over {comm.link} that "
             f"takes {comm.comm_s:.2f} s against {comm.compute_s:.2f} s of compute: communication dominates"
         )
         return None
-    hours = shape.hours * comm.slowdown if shape.hours is not None else None
+    hours = None
+    if shape.total_flops is not None:
+        steps = (spec.dataset_tokens or 0) * spec.epochs / shape.layout.tokens_per_step
+        hours = steps * comm.step.total_s / 3600 / consts.training_goodput
     if hours is not None and spec.deadline_hours and hours > spec.deadline_hours * (1 + 1e-9):
-        blocked.append(f"{where}: communication over {comm.link} stretches the job to {hours:.1f} h, past the deadline")
+        blocked.append(
+            f"{where}: {shape.reason} takes {hours:.1f} h with its communication, past the {spec.deadline_hours:g} h deadline"
+        )
         return None
-    return dataclasses.replace(shape, hours=hours), needs, comm
+    return dataclasses.replace(shape, hours=hours, step=comm.step), needs, comm
+
+
+def ranking_candidate(opt: Option) -> Candidate:
+    """The candidate as the objective ranks it: a training job that ends costs its hours, not a month of servers."""
+    c = opt.candidate
+    if isinstance(opt.shape, TrainingShape) and opt.shape.hours and c.usd_per_hour is not None:
+        return dataclasses.replace(c, usd_per_hour=c.usd_per_hour * opt.shape.hours)
+    return c
 
 
 def within_limits(wl: Workload, opt: Option) -> bool:

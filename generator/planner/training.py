@@ -11,12 +11,15 @@ from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for, gpus_for_deadline, training_flops_per_token, training_hours
 from generator.sizing.training import TrainingMemory, TrainingSetup, size_training
 from generator.sizing.training_mfu import training_utilisation
+from generator.sizing.training_step import StepLayout, StepLinks, StepTime, model_flops_utilisation, training_step
 from generator.sizing.weights import Parallelism
 from generator.units import GIB
 from generator.workload.models import TrainingSpec
 
 #: Largest data-parallel degree the planner considers.
 MAX_DATA_PARALLEL = 4096
+#: Largest micro-batch the planner tries (the schema's micro_batch_size limit).
+MAX_MICRO_BATCH = 4096
 #: Deepest pipeline the planner considers (Llama 3 405B trained with 16 stages, arXiv:2407.21783 Table 4).
 MAX_PIPELINE_STAGES = 16
 
@@ -34,15 +37,46 @@ class TrainingShape:
     total_flops: float | None
     reason: str
     mfu: float = 0.0
+    #: Micro-batches per optimizer step on each data-parallel rank (gradient accumulation steps).
+    accumulation: int = 1
+    #: The step's time by term; before node placement, without inter-node links.
+    step: StepTime | None = None
+    #: Model FLOPs per token (6N; 4N for adapters), what MFU counts.
+    model_flops_per_token: float = 0.0
+
+    @property
+    def layout(self) -> StepLayout:
+        """The step layout of this shape."""
+        return StepLayout(
+            self.par.tp,
+            self.par.pp,
+            self.setup.data_parallel,
+            self.setup.micro_batch_size,
+            self.accumulation,
+            self.setup.sequence_length,
+        )
+
+    @property
+    def step_mfu(self) -> float:
+        """Model FLOPs (6N per token, 4N for adapters) per second of the step over the GPUs' dense peak."""
+        tflops = self.hardware.gpu.tflops("bf16") or 0.0
+        if self.step is None:
+            return self.mfu
+        return model_flops_utilisation(self.step, self.layout, self.model_flops_per_token, tflops)
+
+    @property
+    def global_batch_size(self) -> int:
+        """Sequences per optimizer step."""
+        return self.setup.data_parallel * self.setup.micro_batch_size * self.accumulation
 
 
-def _setup(spec: TrainingSpec, zero: int, dp: int) -> TrainingSetup:
+def _setup(spec: TrainingSpec, zero: int, dp: int, micro_batch: int | None = None) -> TrainingSetup:
     return TrainingSetup(
         method=spec.method,
         optimizer=spec.optimizer,
         zero_stage=zero,
         data_parallel=dp,
-        micro_batch_size=spec.micro_batch_size,
+        micro_batch_size=micro_batch or _first_micro_batch(spec),
         sequence_length=spec.sequence_length,
         checkpointing=spec.gradient_checkpointing,
         flash_attention=spec.flash_attention,
@@ -90,10 +124,139 @@ def _fits(memory: TrainingMemory, budget: float) -> bool:
     return memory.per_gpu.total <= budget
 
 
+def _first_micro_batch(spec: TrainingSpec) -> int:
+    """The micro-batch memory is first sized at: the pinned one, else one sequence when the planner chooses."""
+    searched = spec.global_batch_size is not None and "micro_batch_size" not in spec.model_fields_set
+    return 1 if searched else spec.micro_batch_size
+
+
+def compute_efficiency(model: ResolvedModel, sequence_length: int, consts: Constants) -> float:
+    """The step's compute ceiling before communication: large-GEMM MFU x GEMM size x attention share."""
+    arch = model.architecture
+    util = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, sequence_length, consts)
+    return util.peak * util.gemm * util.attention
+
+
+def node_free_step(
+    model: ResolvedModel, spec: TrainingSpec, hw: Hardware, layout: StepLayout, consts: Constants, dp_bytes: float = 0.0
+) -> StepTime:
+    """A step with every link inside the TP group's GPU link (before the layout is placed on nodes)."""
+    arch = model.architecture
+    acc = accelerator_for(hw.gpu, "bf16", layout.tp)
+    gbps = acc.link_gb_per_s * 8
+    return training_step(
+        layout,
+        StepLinks(tp_gbps=gbps, stage_gbps=gbps, dp_intra_gbps=gbps if dp_bytes else 0.0),
+        consts,
+        hidden_size=arch.hidden_size,
+        num_layers=arch.num_layers,
+        flops_per_token=training_flops_per_token(arch, spec.method, spec.gradient_checkpointing),
+        base_efficiency=compute_efficiency(model, spec.sequence_length, consts),
+        dense_tflops=acc.dense_tflops,
+        dp_bytes_per_gpu=dp_bytes,
+    )
+
+
+def training_step_on(
+    model: ResolvedModel,
+    spec: TrainingSpec,
+    hw: Hardware,
+    shape: TrainingShape,
+    links: StepLinks,
+    dp_bytes: float,
+    consts: Constants,
+) -> StepTime:
+    """The step of ``shape`` over placed links."""
+    arch = model.architecture
+    return training_step(
+        shape.layout,
+        links,
+        consts,
+        hidden_size=arch.hidden_size,
+        num_layers=arch.num_layers,
+        flops_per_token=training_flops_per_token(arch, spec.method, spec.gradient_checkpointing),
+        base_efficiency=compute_efficiency(model, spec.sequence_length, consts),
+        dense_tflops=accelerator_for(hw.gpu, "bf16", shape.par.tp).dense_tflops,
+        dp_bytes_per_gpu=dp_bytes,
+    )
+
+
+def _divisors(n: int) -> list[int]:
+    """Divisors of ``n`` in ascending order (trial division up to its square root)."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return small + [n // d for d in reversed(small) if d * d != n]
+
+
+def _batch_split(
+    model: ResolvedModel, spec: TrainingSpec, hw: Hardware, zero: int, par: Parallelism, dp: int, budget: float, consts: Constants
+) -> tuple[int, int, StepTime] | str:
+    """(micro-batch, accumulation, step) with the shortest step per token that fits, or why none does.
+
+    Without ``global_batch_size`` each rank runs ``micro_batch_size`` once per step, and a
+    pipeline is fed ``training_pipeline_microbatches``. With it, every micro-batch size that divides
+    the rank's share of the batch (or the pinned one) is tried: fewer, larger micro-batches fill the
+    GEMMs, more of them shrink a pipeline's bubble. Ties go to the larger micro-batch.
+    """
+    arch = model.architecture
+    gbs = spec.global_batch_size
+    if gbs is None:
+        accumulation = consts.training_pipeline_microbatches if par.pp > 1 else 1
+        options = [(spec.micro_batch_size, accumulation)]
+    else:
+        per_rank = gbs // dp
+        pinned = "micro_batch_size" in spec.model_fields_set
+        sizes = [spec.micro_batch_size] if pinned else _divisors(per_rank)
+        options = [(mb, per_rank // mb) for mb in sizes if per_rank % mb == 0]
+        if not options:
+            return (
+                f"a global batch of {gbs} gives each of {dp} data-parallel ranks {per_rank} sequences, "
+                f"not whole micro-batches of {spec.micro_batch_size}"
+            )
+    best: tuple[float, int, int, StepTime] | None = None
+    for mb, accumulation in options:
+        if mb > MAX_MICRO_BATCH or not _fits(size_training(arch, _setup(spec, zero, dp, mb), par, consts), budget):
+            break  # activations grow with the micro-batch: no larger one fits either
+        layout = StepLayout(par.tp, par.pp, dp, mb, accumulation, spec.sequence_length)
+        step = node_free_step(model, spec, hw, layout, consts)
+        per_token = step.total_s / layout.tokens_per_step
+        if best is None or per_token < best[0] * (1 - 1e-9) or (per_token <= best[0] * (1 + 1e-9) and mb > best[1]):
+            best = (per_token, mb, accumulation, step)
+    if best is None:
+        return f"no micro-batch of {', '.join(str(mb) for mb, _ in options[:6])} sequence(s) fits"
+    return best[1], best[2], best[3]
+
+
+def _node_filling(dp: int, replica_gpus: int, hw: Hardware, gbs: int | None, timed: bool) -> list[int]:
+    """``dp`` and, for a timed job, the data-parallel degrees that fill whole nodes of the platform.
+
+    Servers are bought or rented whole; a job that would leave GPUs of its last node idle can run
+    more replicas on them and finish sooner at the same price per hour. With a global batch only
+    degrees that split it evenly qualify.
+    """
+    out = [dp]
+    if not timed:
+        return out
+    for per_node in hw.platform.gpu_counts:
+        replicas = per_node // replica_gpus
+        if replicas < 1:
+            continue
+        filled = math.ceil(dp / replicas) * replicas
+        if filled <= MAX_DATA_PARALLEL and (gbs is None or gbs % filled == 0) and filled not in out:
+            out.append(filled)
+    return sorted(out)
+
+
+def _data_parallel_for_batch(dp: int, gbs: int | None) -> int | None:
+    """The smallest DP >= ``dp`` that splits the global batch evenly (None: the batch is too small)."""
+    if gbs is None:
+        return dp
+    return next((d for d in _divisors(gbs) if d >= dp), None)
+
+
 def training_shapes(
     model: ResolvedModel, spec: TrainingSpec, hw: Hardware, consts: Constants
 ) -> tuple[list[TrainingShape], list[str]]:
-    """Feasible (TP, ZeRO, DP) layouts on ``hw``; the smallest DP that fits and meets the deadline."""
+    """Feasible (TP, PP, ZeRO, DP, micro-batch) layouts on ``hw``; the smallest DP that fits and meets the deadline."""
     arch = model.architecture
     budget = hw.gpu.memory_bytes * (1 - consts.safety_margin_fraction)
     tflops = hw.gpu.tflops("bf16") or 0.0
@@ -115,17 +278,33 @@ def training_shapes(
         deadline_dp = math.ceil(deadline_gpus / (tp * pp))
         name = f"TP{tp}" + (f" PP{pp}" if pp > 1 else "")
         for zero in zeros:
-            dp = _smallest_dp(model, spec, zero, par, budget, consts, start=deadline_dp)
-            if dp is None:
+            found = _smallest_dp(model, spec, zero, par, budget, consts, start=deadline_dp)
+            dp = _data_parallel_for_batch(found, spec.global_batch_size) if found is not None else None
+            if found is None:
                 mem = size_training(arch, _setup(spec, zero, max(deadline_dp, 1)), par, consts)
                 blocked.append(f"{name} ZeRO-{zero}: needs {mem.per_gpu.total / GIB:.1f} GiB per GPU of {budget / GIB:.1f} GiB")
                 continue
-            setup = _setup(spec, zero, dp)
-            mem = size_training(arch, setup, par, consts)
-            world = dp * tp * pp
-            hours = training_hours(total_flops, world, tflops, consts, mfu=mfu) if total_flops and tflops else None
-            reason = f"{name} ZeRO-{zero} x DP{dp}"
-            shapes.append(TrainingShape(hw, par, setup, mem, world, hours, total_flops, reason, mfu))
+            if dp is None:
+                blocked.append(
+                    f"{name} ZeRO-{zero}: DP{found} is more ranks than the global batch of {spec.global_batch_size} sequences"
+                )
+                continue
+            for each_dp in _node_filling(dp, tp * pp, hw, spec.global_batch_size, total_flops is not None):
+                split = _batch_split(model, spec, hw, zero, par, each_dp, budget, consts)
+                if isinstance(split, str):
+                    blocked.append(f"{name} ZeRO-{zero} x DP{each_dp}: {split}")
+                    continue
+                micro_batch, accumulation, step = split
+                setup = _setup(spec, zero, each_dp, micro_batch)
+                mem = size_training(arch, setup, par, consts)
+                world = each_dp * tp * pp
+                hours = training_hours(total_flops, world, tflops, consts, mfu=mfu) if total_flops and tflops else None
+                steps = "accumulation steps" if accumulation > 1 else "accumulation step"
+                reason = f"{name} ZeRO-{zero} x DP{each_dp}, micro-batch {micro_batch} x {accumulation} {steps}"
+                model_flops = (6.0 if spec.method == "full" else 4.0) * arch.flop_params
+                shapes.append(
+                    TrainingShape(hw, par, setup, mem, world, hours, total_flops, reason, mfu, accumulation, step, model_flops)
+                )
         if not shapes and tps and tp == tps[-1] and pp == 1:
             # TP is capped by the node / NVLink domain and nothing fits: split the layers into pipeline stages
             layouts += [(tp, stages) for stages in pipeline_sizes(arch.num_layers)]

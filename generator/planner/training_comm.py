@@ -1,19 +1,22 @@
-"""Communication of one training step between nodes, and whether it needs a GPU fabric.
+"""The links a training step's traffic crosses, and its communication per layout on nodes.
 
 Per step, each GPU exchanges (ring collectives move ``2 (n - 1) / n`` of the data for an
 all-reduce and ``(n - 1) / n`` for an all-gather or reduce-scatter over ``n`` ranks):
 
-- data-parallel gradients: an all-reduce of the trainable gradients (bf16) under ZeRO 0-2, a
-  reduce-scatter under ZeRO-3;
-- ZeRO-3 parameters: an all-gather of the sharded weights in the forward pass and again in the
-  backward pass (for LoRA / QLoRA that is the frozen base: the adapters are small, the base is not).
+- data-parallel gradients: an all-reduce of the trainable gradients (bf16) once per step under
+  ZeRO 0-1, a reduce-scatter after every micro-batch under ZeRO 2-3 (see :func:`dp_bytes_per_gpu`);
+- ZeRO-3 parameters: an all-gather of the sharded weights in every micro-batch's forward pass and
+  again in its backward pass (for LoRA / QLoRA that is the frozen base: the adapters are small, the
+  base is not);
+- tensor-parallel all-reduces and pipeline activations: :mod:`generator.sizing.training_step`.
 
-Tensor-parallel all-reduces stay inside a node (TP is limited to the NVLink domain), so only the
-data-parallel traffic crosses nodes. A ring collective crosses each node boundary once per ring and
-NCCL runs a ring per NIC, so a node's NICs together carry one GPU's share once: the inter-node time
-is the bytes per GPU over the node's total network bandwidth (the NCCL "bus bandwidth" model).
-Step time is ``max(compute, communication)``: the collectives are bucketed behind the backward pass,
-so only communication longer than the compute shows.
+TP stays inside a node's NVLink (or PCIe) domain. Pipeline stages and data-parallel ranks are
+placed TP-group first, then stage, then replica, so a stage boundary crosses nodes only when one
+replica spans nodes, and DP ranks share a node only when replicas are smaller than a node. A ring
+collective crosses each node boundary once per ring and NCCL runs a ring per NIC, so a node's NICs
+together carry one GPU's share once: the inter-node DP time is the bytes per GPU over the node's
+total network bandwidth (the NCCL "bus bandwidth" model); stage-to-stage sends of all the node's
+GPUs share its network.
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator import catalog
-from generator.catalog.records import PlatformSpec
+from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.planner.nodes import DEFAULT_FABRIC_NIC, DEFAULT_FRONTEND_NIC
+from generator.sizing.performance import accelerator_for
+from generator.sizing.training_step import StepLinks, StepTime
 
 #: Bytes per gradient or gathered weight element on the wire (bf16, the mixed-precision default).
 WIRE_BYTES_PER_ELEMENT = 2
@@ -30,33 +35,53 @@ WIRE_BYTES_PER_ELEMENT = 2
 
 @dataclass(frozen=True)
 class StepComm:
-    """Inter-node communication of one optimizer step on one layout."""
+    """A training step placed on nodes: its time by term and the links each term crosses."""
 
-    bytes_per_gpu: float
+    step: StepTime
     link: str
-    comm_s: float
-    compute_s: float
+    tp_link: str
+    stage_link: str
+
+    @property
+    def bytes_per_gpu(self) -> float:
+        """Data-parallel / ZeRO bytes each GPU sends per step."""
+        return self.step.dp_bytes
+
+    @property
+    def comm_s(self) -> float:
+        """Inter-node communication time of one step."""
+        return self.step.inter_node_s
+
+    @property
+    def compute_s(self) -> float:
+        """Compute time of one step."""
+        return self.step.compute_s
 
     @property
     def dominates(self) -> bool:
-        """Communication takes longer than the step's compute."""
-        return self.comm_s > self.compute_s
-
-    @property
-    def slowdown(self) -> float:
-        """Step time over compute time when communication does not fully overlap."""
-        return max(self.comm_s, self.compute_s) / self.compute_s if self.compute_s else 1.0
+        """Inter-node communication takes longer than the step's compute."""
+        return self.step.dominates
 
 
-def dp_bytes_per_gpu(trainable_params: int, weight_bytes_total: int, zero_stage: int, dp: int) -> float:
-    """Bytes each GPU sends per step for data parallelism over ``dp`` ranks."""
+def dp_bytes_per_gpu(trainable_params: int, weight_bytes_total: int, zero_stage: int, dp: int, accumulation: int = 1) -> float:
+    """Bytes each GPU sends per optimizer step for data parallelism over ``dp`` ranks.
+
+    ZeRO 0-1 accumulate whole gradients locally and all-reduce once per step (ZeRO-1's
+    reduce-scatter + all-gather moves the same bytes). ZeRO-2 keeps only its gradient shard, so it
+    reduce-scatters after every micro-batch, then all-gathers the updated weights once. ZeRO-3 also
+    all-gathers the weights in every micro-batch's forward and backward pass (DeepSpeed ZeRO paper,
+    arXiv:1910.02054 section 7: 1.5x DP's volume per micro-batch).
+    """
     if dp <= 1:
         return 0.0
     share = (dp - 1) / dp
     grads = trainable_params * WIRE_BYTES_PER_ELEMENT
-    if zero_stage < 3:
+    micro = max(1, accumulation)
+    if zero_stage < 2:
         return 2 * share * grads  # all-reduce
-    return share * grads + 2 * share * weight_bytes_total  # reduce-scatter + forward and backward all-gathers
+    if zero_stage == 2:
+        return micro * share * grads + share * grads  # reduce-scatter per micro-batch + weight all-gather
+    return micro * (share * grads + 2 * share * weight_bytes_total)  # per micro-batch: reduce-scatter + two all-gathers
 
 
 def node_link(platform: PlatformSpec, gpus_per_node: int, fabric: bool) -> tuple[float, str]:
@@ -73,17 +98,34 @@ def node_link(platform: PlatformSpec, gpus_per_node: int, fabric: bool) -> tuple
     return nics[nic_id].port_gbps * count, f"{count} x {nics[nic_id].port_gbps:g} Gb/s front-end Ethernet"
 
 
-def step_comm(
-    platform: PlatformSpec,
-    gpus_per_node: int,
-    nodes: int,
-    fabric: bool,
-    bytes_per_gpu: float,
-    compute_s: float,
-) -> StepComm:
-    """Inter-node time of one step; zero on a single node (NVLink / PCIe inside the node is not the bottleneck)."""
-    gbps, link = node_link(platform, gpus_per_node, fabric)
-    if nodes <= 1:
-        return StepComm(bytes_per_gpu, "inside one node", 0.0, compute_s)
-    comm = bytes_per_gpu * 8 / (gbps * 1e9) if gbps else float("inf")
-    return StepComm(bytes_per_gpu, link, comm, compute_s)
+def gpu_link(gpu: GpuSpec, group: int) -> tuple[float, str]:
+    """Gb/s per GPU inside a node for a group of ``group`` GPUs: NVLink / Infinity Fabric, else PCIe."""
+    acc = accelerator_for(gpu, "bf16", group)
+    kind = gpu.interconnect_kind.replace("-", " ") if acc.fast_link else f"PCIe Gen{gpu.pcie_gen}"
+    return acc.link_gb_per_s * 8, f"{kind} {acc.link_gb_per_s:g} GB/s per GPU"
+
+
+def step_links(
+    platform: PlatformSpec, gpu: GpuSpec, gpus_per_node: int, nodes: int, fabric: bool, tp: int, pp: int, dp: int
+) -> tuple[StepLinks, str, str, str]:
+    """The links of a (TP, PP, DP) job on ``nodes`` nodes of ``gpus_per_node``: (links, DP, TP, stage link names)."""
+    node_gbps, node_name = node_link(platform, gpus_per_node, fabric)
+    links = links_between(gpu, gpus_per_node, nodes, node_gbps, tp, pp, dp)
+    tp_name = gpu_link(gpu, tp)[1]
+    stage_name = node_name if tp * pp > gpus_per_node else gpu_link(gpu, min(tp * pp, gpus_per_node))[1]
+    crosses = links.dp_inter_gbps > 0
+    intra_name = gpu_link(gpu, gpus_per_node)[1]
+    dp_name = node_name if crosses else (f"{intra_name} inside one node" if links.dp_intra_gbps else "none (one replica)")
+    return links, dp_name, tp_name, stage_name
+
+
+def links_between(gpu: GpuSpec, gpus_per_node: int, nodes: int, node_gbps: float, tp: int, pp: int, dp: int) -> StepLinks:
+    """Gb/s per GPU of each term of a (TP, PP, DP) step, nodes of ``gpus_per_node`` sending ``node_gbps`` each."""
+    tp_gbps = gpu_link(gpu, tp)[0]
+    replica = tp * pp
+    stages_cross = replica > gpus_per_node
+    stage_gbps = node_gbps / gpus_per_node if stages_cross else gpu_link(gpu, min(replica, gpus_per_node))[0]
+    replicas_per_node = max(1, gpus_per_node // replica)
+    intra_gbps = gpu_link(gpu, gpus_per_node)[0] if dp > 1 and replicas_per_node > 1 else 0.0
+    inter_gbps = node_gbps if nodes > 1 and dp > replicas_per_node else 0.0
+    return StepLinks(tp_gbps, stage_gbps, intra_gbps, inter_gbps, stages_cross_nodes=stages_cross and nodes > 1)

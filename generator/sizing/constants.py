@@ -36,11 +36,14 @@ class Constants(NamedTuple):
     # --- performance (roofline) ---
     decode_bandwidth_efficiency: float = 0.7
     prefill_compute_efficiency: float = 0.45
-    training_mfu: float = 0.36
-    training_gemm_half_hidden: float = 1024.0
-    training_tp_exposed_fraction: float = 0.5
+    training_mfu: float = 0.56
+    training_gemm_half_hidden: float = 512.0
+    training_attention_mfu: float = 0.15
+    training_goodput: float = 0.9
+    training_tp_exposed_fraction: float = 0.25
     training_dp_exposed_fraction: float = 0.5
     training_pipeline_microbatches: int = 8
+    training_pipeline_virtual_stages: int = 8
     allreduce_latency_nvlink_s: float = 8e-6
     allreduce_latency_pcie_s: float = 25e-6
     decode_step_overhead_s: float = 0.002
@@ -148,8 +151,10 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "at once (benchmarks/calibration_report.py --fit), the non-GEMM work of a forward included",
     ),
     "training_mfu": (
-        "Model FLOPs utilization of a training step (6*N*D FLOPs / peak dense FLOPs).",
-        "Megatron-LM and Llama 3 report 38-43% MFU on H100 at scale (arXiv:2407.21783 Table 4)",
+        "Utilization of the dense peak by a training step's large GEMMs (the ceiling the other factors scale down).",
+        "fitted across every training calibration group at once (benchmarks/calibration_report.py --fit-training): "
+        "llm-foundry's MPT MFU table on H100 (https://github.com/mosaicml/llm-foundry/blob/main/scripts/train/benchmarking/"
+        "README.md), Llama 3 Table 4 (https://arxiv.org/abs/2407.21783, 38-43% MFU), model-card GPU-hours",
     ),
     "training_gemm_half_hidden": (
         "Hidden size at which a training step's GEMMs reach half of training_mfu (small models run GEMMs below peak).",
@@ -157,15 +162,31 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "https://docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication/index.html); "
         "fitted across all gpu-hours calibration rows at once (benchmarks/calibration_report.py --fit-training)",
     ),
+    "training_attention_mfu": (
+        "Fraction of the dense peak the attention kernels of a training step reach (forward + backward).",
+        "FlashAttention-3 paper: FlashAttention-2 reaches about 35% of the H100's peak (https://arxiv.org/abs/2407.08608 "
+        "section 1); fitted with the training rows (benchmarks/calibration_report.py --fit-training)",
+    ),
+    "training_goodput": (
+        "Share of a training job's wall-clock spent in training steps "
+        "(the rest: restarts after failures, checkpoints, evaluation).",
+        "Llama 3 paper: higher than 90% effective training time over a 54-day snapshot of the 405B pretraining "
+        "(https://arxiv.org/abs/2407.21783 section 3.3.4)",
+    ),
     "training_tp_exposed_fraction": (
         "Share of a training step's tensor-parallel all-reduce time not overlapped with compute.",
         "Megatron-LM runs TP all-reduces on the critical path unless communication overlap is enabled "
-        "(https://arxiv.org/abs/2104.04473 section 3); planning value, half overlapped",
+        "(https://arxiv.org/abs/2104.04473 section 3); fitted with the training rows (--fit-training)",
     ),
     "training_pipeline_microbatches": (
         "Micro-batches per optimizer step in a pipeline-parallel training layout (gradient accumulation steps).",
         "the 1F1B bubble is (pp - 1) / (m + pp - 1); Narayanan et al. keep m well above pp "
         "(https://arxiv.org/abs/2104.04473 section 2.2); planning value",
+    ),
+    "training_pipeline_virtual_stages": (
+        "Model chunks per GPU of an interleaved 1F1B pipeline schedule (1: plain 1F1B); the bubble shrinks by this factor.",
+        "Narayanan et al., interleaved schedule, bubble (p - 1) / (v m) (https://arxiv.org/abs/2104.04473 section 2.2.2; "
+        "Megatron-LM --num-layers-per-virtual-pipeline-stage); fitted with the training rows (--fit-training)",
     ),
     "training_dp_exposed_fraction": (
         "Share of a training step's data-parallel gradient communication not hidden behind the backward pass.",
@@ -318,6 +339,8 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "decode_bandwidth_efficiency",
             "prefill_compute_efficiency",
             "training_mfu",
+            "training_attention_mfu",
+            "training_goodput",
             "training_tp_exposed_fraction",
             "training_dp_exposed_fraction",
             "psu_efficiency",
@@ -337,6 +360,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "max_num_seqs",
             "zero3_live_layers",
             "training_pipeline_microbatches",
+            "training_pipeline_virtual_stages",
             "max_batch_size",
             "gemm_half_efficiency_tokens",
             "ttft_p95_factor",

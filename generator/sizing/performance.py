@@ -276,10 +276,15 @@ def training_flops_per_token(arch: Architecture, method: str, checkpointing: str
 
 
 def training_hours(total_flops: float, gpus: int, dense_tflops: float, consts: Constants, mfu: float | None = None) -> float:
-    """Wall-clock hours at a model-FLOPs utilization (``mfu``, from ``training_mfu.py``; else ``training_mfu``)."""
-    return total_flops / (gpus * dense_tflops * 1e12 * (mfu or consts.training_mfu)) / 3600
+    """Wall-clock hours at a model-FLOPs utilization (``mfu``, from ``training_mfu.py``; else ``training_mfu``).
+
+    Steps run only ``training_goodput`` of the wall-clock (restarts after failures, checkpoints, evaluation).
+    """
+    return total_flops / (gpus * dense_tflops * 1e12 * (mfu or consts.training_mfu)) / 3600 / consts.training_goodput
 
 
 def gpus_for_deadline(total_flops: float, hours: float, dense_tflops: float, consts: Constants, mfu: float | None = None) -> int:
     """GPUs needed to finish ``total_flops`` within ``hours``."""
-    return max(1, math.ceil(total_flops / (hours * 3600 * dense_tflops * 1e12 * (mfu or consts.training_mfu))))
+    return max(
+        1, math.ceil(total_flops / (hours * consts.training_goodput * 3600 * dense_tflops * 1e12 * (mfu or consts.training_mfu)))
+    )

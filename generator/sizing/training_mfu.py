@@ -6,11 +6,13 @@ Llama 3 paper and Megatron-LM report it. It is the product of:
 - **GEMM size**: the largest GEMM dimension of a layer is the hidden size; small hidden sizes keep
   tensor cores below their peak: ``hidden / (hidden + training_gemm_half_hidden)`` of
   ``training_mfu`` (the utilization of very large GEMMs);
-- **attention share** (physics): causal attention adds ``6 L h s`` FLOPs per token (scores and values,
-  forward and backward, half the square masked) that ``6 N`` does not count;
+- **attention share**: causal attention adds ``6 L h s`` FLOPs per token (scores and values,
+  forward and backward, half the square masked) that ``6 N`` does not count, run by FlashAttention
+  kernels at ``training_attention_mfu`` of the peak (below the GEMMs' rate at long sequences);
 - **tensor parallelism**: four all-reduces of a token's hidden state per layer (two forward, two
   backward) over the GPU's link, of which ``training_tp_exposed_fraction`` is not overlapped;
-- **pipeline bubble**: ``(pp - 1) / (microbatches + pp - 1)`` of the step is idle;
+- **pipeline bubble**: ``(pp - 1) / (v microbatches + pp - 1)`` of the step is idle (``v``:
+  ``training_pipeline_virtual_stages``);
 - **data parallelism**: the gradient traffic's time over the compute time (``dp_comm_ratio``, from the
   planner's link model), of which ``training_dp_exposed_fraction`` is not hidden behind the backward pass.
 """
@@ -20,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator.sizing.constants import Constants
+from generator.sizing.training_step import pipeline_bubble_fraction as pipeline_bubble
+from generator.sizing.training_step import virtual_stages_for
 
 #: Bytes per activation element on a tensor-parallel wire (bf16).
 TP_WIRE_BYTES = 2
@@ -46,13 +50,6 @@ class TrainingUtilisation:
         return self.peak * self.gemm * self.attention * self.tensor_parallel * self.pipeline * self.data_parallel
 
 
-def pipeline_bubble(pp: int, microbatches: int) -> float:
-    """Idle fraction of a 1F1B pipeline step."""
-    if pp <= 1:
-        return 0.0
-    return (pp - 1) / (max(1, microbatches) + pp - 1)
-
-
 def training_utilisation(
     hidden_size: int,
     num_layers: int,
@@ -71,7 +68,8 @@ def training_utilisation(
     gemm = hidden_size / (hidden_size + consts.training_gemm_half_hidden)
     model_flops = FLOPS_PER_PARAM * max(1, flop_params)
     attention_flops = 6.0 * num_layers * hidden_size * sequence_length
-    attention = model_flops / (model_flops + attention_flops)
+    # attention kernels run at their own fraction of the peak, GEMMs at training_mfu x gemm
+    attention = model_flops / (model_flops + attention_flops * consts.training_mfu * gemm / consts.training_attention_mfu)
     tensor = 1.0
     if tp > 1 and tp_link_gbps > 0 and dense_tflops > 0:
         # per token and layer on one GPU: compute 6 * 12 h^2 / tp FLOPs; traffic 4 ring all-reduces of h values
@@ -79,6 +77,7 @@ def training_utilisation(
         wire = TP_ALLREDUCES_PER_LAYER * 2 * (tp - 1) / tp * hidden_size * TP_WIRE_BYTES
         comm_s = wire * 8 / (tp_link_gbps * 1e9)
         tensor = 1.0 / (1.0 + consts.training_tp_exposed_fraction * comm_s / compute_s)
-    pipeline = 1.0 - pipeline_bubble(pp, microbatches)
+    virtual = virtual_stages_for(num_layers, pp, consts.training_pipeline_virtual_stages)
+    pipeline = 1.0 - pipeline_bubble(pp, microbatches, virtual)
     data = 1.0 / (1.0 + consts.training_dp_exposed_fraction * max(0.0, dp_comm_ratio))
     return TrainingUtilisation(gemm, attention, tensor, pipeline, data, consts.training_mfu)

@@ -17,7 +17,7 @@ from generator.sizing.constants import with_overrides
 from generator.sizing.training import lora_targets
 from generator.workload.custom_servers import custom_server_errors
 from generator.workload.loader import Document, read_yaml
-from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
+from generator.workload.models import InferenceDeployment, TrainingDeployment, TrainingSpec, Workload
 from generator.workload.schema import validate_document
 from generator.workload.sharing import sharing_errors
 
@@ -54,6 +54,8 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
                 lora_targets(models[dep.name].architecture, dep.training.lora_target_modules)
             except InputError as exc:
                 errors.append(InputError(exc.message, doc.locate(("deployments", i, "training", "lora_target_modules"))))
+        if isinstance(dep, TrainingDeployment):
+            errors += _check_global_batch(doc, i, dep.training)
         if isinstance(dep, InferenceDeployment) and (dep.inference.min_context_tokens or 0) > dep.inference.max_context_tokens:
             errors.append(
                 InputError(
@@ -101,6 +103,20 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
     if errors:
         raise errors[0] if len(errors) == 1 else MultipleInputError(errors)
     return models
+
+
+def _check_global_batch(doc: Document, i: int, spec: TrainingSpec) -> list[InputError]:
+    """A global batch is whole micro-batches of a pinned micro_batch_size."""
+    gbs = spec.global_batch_size
+    if gbs is None or "micro_batch_size" not in spec.model_fields_set or gbs % spec.micro_batch_size == 0:
+        return []
+    return [
+        InputError(
+            f"global_batch_size {gbs} is not a whole number of micro-batches of {spec.micro_batch_size} sequences; "
+            "make it a multiple of micro_batch_size, or leave micro_batch_size out to let the planner choose it",
+            doc.locate(("deployments", i, "training", "global_batch_size")),
+        )
+    ]
 
 
 def _check_id(

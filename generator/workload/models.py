@@ -45,6 +45,9 @@ class TrainingSpec(_Model):
     lora_target_modules: tuple[str, ...] = ("all-linear",)
     sequence_length: int = 2048
     micro_batch_size: int = 1
+    #: Sequences per optimizer step over all data-parallel ranks (Megatron-LM --global-batch-size,
+    #: DeepSpeed train_batch_size); None: micro_batch_size per rank, no accumulation.
+    global_batch_size: int | None = None
     gradient_checkpointing: Literal["none", "selective", "full"] = "full"
     flash_attention: bool = True
     offload_optimizer: bool = False

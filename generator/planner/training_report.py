@@ -1,0 +1,86 @@
+"""What a training plan says about its step: the split by term, and why the next layout lost."""
+
+from __future__ import annotations
+
+from generator.planner.option import Option
+from generator.planner.training import TrainingShape
+from generator.planner.training_comm import StepComm
+from generator.sizing.training_step import StepTime
+
+#: The step's terms as the plan names them (StepTime attribute, words).
+STEP_TERMS: tuple[tuple[str, str], ...] = (
+    ("compute_s", "compute"),
+    ("tp_allreduce_s", "TP all-reduce"),
+    ("pp_transfer_s", "PP activation transfers"),
+    ("pp_bubble_s", "PP bubble"),
+    ("dp_exposed_s", "exposed DP/ZeRO communication"),
+)
+
+
+def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
+    """One line: the step's seconds by term and the link each communication term crosses."""
+    step = comm.step
+    parts = [f"compute {step.compute_s:.3f} s"]
+    if tp > 1:
+        parts.append(
+            f"TP all-reduce {step.tp_allreduce_s:.3f} s exposed ({step.tp_bytes / 1e9:.2f} GB per GPU over {comm.tp_link})"
+        )
+    if pp > 1:
+        parts.append(f"PP activations {step.pp_transfer_s:.3f} s ({step.pp_bytes / 1e9:.3f} GB per GPU over {comm.stage_link})")
+        parts.append(f"PP bubble {step.pp_bubble_s:.3f} s")
+    if dp > 1:
+        parts.append(
+            f"DP/ZeRO {step.dp_exposed_s:.3f} s exposed of {step.dp_comm_s:.3f} s "
+            f"({step.dp_bytes / 1e9:.2f} GB per GPU over {comm.link})"
+        )
+    return f"one step takes {step.total_s:.3f} s: " + " + ".join(parts)
+
+
+def _per_token(step: StepTime, shape: TrainingShape) -> dict[str, float]:
+    """GPU-seconds per token by term (what a layout costs, whatever its size)."""
+    layout = shape.layout
+    return {attr: getattr(step, attr) * layout.world / layout.tokens_per_step for attr, _ in STEP_TERMS}
+
+
+def _layout_key(shape: TrainingShape) -> tuple[int, ...]:
+    s = shape.setup
+    return (shape.par.tp, shape.par.pp, s.data_parallel, s.zero_stage, s.micro_batch_size, shape.accumulation)
+
+
+def training_runner_up(opt: Option, rest: list[Option]) -> str | None:
+    """Why the best other layout (on the same servers where one exists) lost to the chosen one."""
+    shape, comm = opt.shape, opt.comm
+    if not isinstance(shape, TrainingShape) or comm is None:
+        return None
+    others = [o for o in rest if isinstance(o.shape, TrainingShape) and o.comm is not None]
+    others = [o for o in others if _layout_key(o.shape) != _layout_key(shape)]  # type: ignore[arg-type]
+    same = [o for o in others if o.hardware == opt.hardware]
+    if not (same or others):
+        return None
+    other = (same or others)[0]
+    assert isinstance(other.shape, TrainingShape)
+    assert other.comm is not None
+    mine, theirs = _per_token(comm.step, shape), _per_token(other.comm.step, other.shape)
+    worse = sorted(((theirs[a] - mine[a], words) for a, words in STEP_TERMS), reverse=True)
+    where = "on the same servers" if same else f"on {other.hardware.gpu.id} / {other.hardware.platform.id}"
+    text = f"runner-up layout {where}: {other.shape.reason}"
+    slower = sum(theirs.values()) > sum(mine.values()) * (1 + 1e-9)
+    if slower and worse[0][0] > 0:
+        more = sum(theirs.values()) / sum(mine.values()) - 1
+        text += f", {more:.1%} more GPU time per token, mostly {worse[0][1]}"
+    elif sum(theirs.values()) >= sum(mine.values()) * (1 - 1e-9):
+        more = other.comm.step.dp_bytes - comm.step.dp_bytes
+        text += ", the same GPU time per token"
+        if more > 0:
+            text += f" (its {more / 1e9:.2f} GB more DP/ZeRO traffic per GPU hides behind compute)"
+        text += "; tied, the layout searched first (smaller TP, PP, ZeRO stage) is kept"
+    else:
+        text += ", less GPU time per token but ranked lower by the objective"
+    a, b = opt.candidate, other.candidate
+    if a.usd_per_hour is not None and b.usd_per_hour is not None and shape.hours and other.shape.hours:
+        text += f"; ${b.usd_per_hour * other.shape.hours:,.0f} against ${a.usd_per_hour * shape.hours:,.0f} per run"
+    elif b.gpus_bought != a.gpus_bought:
+        text += f"; {b.gpus_bought} GPUs bought against {a.gpus_bought}"
+    if shape.hours and other.shape.hours:
+        text += f", {other.shape.hours:.1f} h against {shape.hours:.1f} h"
+    return text

@@ -1,0 +1,204 @@
+"""Time of one training optimizer step, split into compute and each communication term.
+
+A step runs ``accumulation`` micro-batches of ``micro_batch_size`` sequences on each data-parallel
+rank, then one gradient synchronisation. Per GPU and step (ring collectives move ``2 (n - 1) / n``
+of the data for an all-reduce over ``n`` ranks):
+
+- **compute**: the step's FLOPs at the large-GEMM ceiling (``training_mfu``) x GEMM size x the
+  attention share (:mod:`generator.sizing.training_mfu`) x the micro-batch's GEMM fill
+  ``tokens / (tokens + gemm_half_efficiency_tokens)`` (a micro-batch of few tokens runs GEMMs short);
+- **TP all-reduce**: four all-reduces of each token's hidden state per layer (Megatron: two
+  forward, two backward; with sequence parallelism the same bytes as all-gather + reduce-scatter),
+  over the GPU link of the TP group; ``training_tp_exposed_fraction`` of it is on the critical path;
+- **PP activations**: each micro-batch sends its hidden state to the next stage and its gradient
+  back (``2 x tokens x hidden x 2 bytes / tp`` per GPU, sequence-parallel sharded), over NVLink /
+  PCIe inside a node and over the node's network (shared by its GPUs) across nodes; point-to-point
+  sends sit between a stage's compute and the next stage's, so they count in full;
+- **PP bubble**: a 1F1B pipeline idles ``pp - 1`` micro-batch slots per step (fewer when interleaved,
+  ``training_pipeline_virtual_stages`` chunks, as many as split a stage's layers evenly);
+- **DP / ZeRO**: the data-parallel bytes (gradient all-reduce, or ZeRO-3's reduce-scatter and two
+  all-gathers) over the GPU link for ranks inside one node and over the node's network across
+  nodes (a ring is as slow as its slowest hop); bucketed behind the backward pass, so only the part
+  longer than the compute shows.
+
+Every argument is a plain number so the planner and the calibration report share this arithmetic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.sizing.constants import Constants
+
+#: Bytes per activation or activation-gradient element on a TP or PP wire (bf16).
+WIRE_BYTES = 2
+#: All-reduces of the hidden state per layer and token in a training step (2 forward + 2 backward).
+TP_ALLREDUCES_PER_LAYER = 4
+
+
+@dataclass(frozen=True)
+class StepLayout:
+    """Parallel degrees and batch split of one training step."""
+
+    tp: int
+    pp: int
+    dp: int
+    micro_batch_size: int
+    accumulation: int
+    sequence_length: int
+
+    @property
+    def tokens_per_rank(self) -> int:
+        """Tokens one data-parallel rank processes per step."""
+        return self.micro_batch_size * self.accumulation * self.sequence_length
+
+    @property
+    def tokens_per_step(self) -> int:
+        """Tokens of the whole global batch."""
+        return self.tokens_per_rank * self.dp
+
+    @property
+    def world(self) -> int:
+        """GPUs of the job."""
+        return self.tp * self.pp * self.dp
+
+
+@dataclass(frozen=True)
+class StepLinks:
+    """Gb/s per GPU of each link a step uses (0 where the traffic does not exist)."""
+
+    tp_gbps: float
+    stage_gbps: float
+    dp_intra_gbps: float = 0.0
+    dp_inter_gbps: float = 0.0
+    #: Pipeline stages sit on different nodes.
+    stages_cross_nodes: bool = False
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """Seconds of one optimizer step by term, and the bytes each GPU moves per term."""
+
+    compute_s: float
+    tp_allreduce_s: float
+    pp_transfer_s: float
+    pp_bubble_s: float
+    dp_comm_s: float
+    dp_inter_node_s: float
+    tp_bytes: float
+    pp_bytes: float
+    dp_bytes: float
+    #: The pipeline's stage-to-stage sends cross nodes.
+    stages_cross_nodes: bool = False
+
+    @property
+    def dp_exposed_s(self) -> float:
+        """DP / ZeRO time not hidden behind the micro-batches' compute."""
+        return max(0.0, self.dp_comm_s - (self.compute_s + self.tp_allreduce_s))
+
+    @property
+    def total_s(self) -> float:
+        """Wall-clock of one step."""
+        return self.compute_s + self.tp_allreduce_s + self.pp_transfer_s + self.pp_bubble_s + self.dp_exposed_s
+
+    @property
+    def inter_node_s(self) -> float:
+        """Time of the traffic that crosses nodes (what a GPU fabric speeds up)."""
+        return self.dp_inter_node_s + (self.pp_transfer_s if self.stages_cross_nodes else 0.0)
+
+    @property
+    def dominates(self) -> bool:
+        """Inter-node communication takes longer than the step's compute."""
+        return self.inter_node_s > self.compute_s
+
+    def as_dict(self) -> dict[str, float]:
+        """The split, rounded, for the plan."""
+        return {
+            "compute_s": round(self.compute_s, 4),
+            "dp_zero_comm_s": round(self.dp_comm_s, 4),
+            "dp_zero_exposed_s": round(self.dp_exposed_s, 4),
+            "pp_bubble_s": round(self.pp_bubble_s, 4),
+            "pp_transfer_s": round(self.pp_transfer_s, 4),
+            "tp_allreduce_s": round(self.tp_allreduce_s, 4),
+            "total_s": round(self.total_s, 4),
+        }
+
+
+def microbatch_fill(micro_batch_tokens: int, consts: Constants) -> float:
+    """GEMM efficiency of a micro-batch's token count relative to a large one."""
+    return micro_batch_tokens / (micro_batch_tokens + consts.gemm_half_efficiency_tokens)
+
+
+def pipeline_bubble_fraction(pp: int, microbatches: int, virtual_stages: int = 1) -> float:
+    """Idle fraction of a 1F1B pipeline step, interleaved over ``virtual_stages`` chunks per GPU.
+
+    Narayanan et al. (arXiv:2104.04473 sections 2.2.1-2.2.2): the bubble is ``(p - 1)`` micro-batch
+    slots against ``m`` of work, divided by ``v`` when each GPU holds ``v`` interleaved chunks.
+    """
+    if pp <= 1:
+        return 0.0
+    return (pp - 1) / (max(1, virtual_stages) * max(1, microbatches) + pp - 1)
+
+
+def virtual_stages_for(num_layers: int, pp: int, wanted: int) -> int:
+    """Interleaving depth a pipeline can use: the largest count <= ``wanted`` that splits a stage's layers evenly."""
+    per_stage = max(1, num_layers // max(1, pp))
+    return max(d for d in range(1, max(1, min(wanted, per_stage)) + 1) if per_stage % d == 0)
+
+
+def _seconds(nbytes: float, gbps: float) -> float:
+    if nbytes <= 0:
+        return 0.0
+    return nbytes * 8 / (gbps * 1e9) if gbps > 0 else float("inf")
+
+
+def training_step(
+    layout: StepLayout,
+    links: StepLinks,
+    consts: Constants,
+    *,
+    hidden_size: int,
+    num_layers: int,
+    flops_per_token: float,
+    base_efficiency: float,
+    dense_tflops: float,
+    dp_bytes_per_gpu: float,
+) -> StepTime:
+    """One step of ``layout``: ``base_efficiency`` is the compute ceiling (MFU without communication)."""
+    tokens = layout.tokens_per_rank
+    fill = microbatch_fill(layout.micro_batch_size * layout.sequence_length, consts)
+    gpus_per_replica = layout.tp * layout.pp
+    compute_s = flops_per_token * tokens / (gpus_per_replica * dense_tflops * 1e12 * base_efficiency * fill)
+    tp_bytes = 0.0
+    if layout.tp > 1:
+        layers_per_stage = num_layers / layout.pp
+        share = 2 * (layout.tp - 1) / layout.tp
+        tp_bytes = tokens * layers_per_stage * TP_ALLREDUCES_PER_LAYER * share * hidden_size * WIRE_BYTES
+    tp_s = consts.training_tp_exposed_fraction * _seconds(tp_bytes, links.tp_gbps)
+    pp_bytes = 2 * tokens * hidden_size * WIRE_BYTES / layout.tp if layout.pp > 1 else 0.0
+    pp_s = _seconds(pp_bytes, links.stage_gbps)
+    virtual = virtual_stages_for(num_layers, layout.pp, consts.training_pipeline_virtual_stages)
+    bubble = pipeline_bubble_fraction(layout.pp, layout.accumulation, virtual)
+    bubble_s = (compute_s + tp_s + pp_s) * bubble / (1 - bubble)
+    dp_bytes = dp_bytes_per_gpu if layout.dp > 1 else 0.0
+    intra_s = _seconds(dp_bytes, links.dp_intra_gbps) if links.dp_intra_gbps else 0.0
+    inter_s = _seconds(dp_bytes, links.dp_inter_gbps) if links.dp_inter_gbps else 0.0
+    return StepTime(
+        compute_s=compute_s,
+        tp_allreduce_s=tp_s,
+        pp_transfer_s=pp_s,
+        pp_bubble_s=bubble_s,
+        dp_comm_s=max(intra_s, inter_s),
+        dp_inter_node_s=inter_s,
+        tp_bytes=tp_bytes,
+        pp_bytes=pp_bytes,
+        dp_bytes=dp_bytes,
+        stages_cross_nodes=links.stages_cross_nodes,
+    )
+
+
+def model_flops_utilisation(step: StepTime, layout: StepLayout, model_flops_per_token: float, dense_tflops: float) -> float:
+    """Model FLOPs per second over the dense peak of the step's GPUs."""
+    if step.total_s <= 0 or dense_tflops <= 0:
+        return 0.0
+    return model_flops_per_token * layout.tokens_per_step / (step.total_s * layout.world * dense_tflops * 1e12)

@@ -1,0 +1,276 @@
+"""Training plans as engineers make them: TP x PP x ZeRO x DP x micro-batch, with every communication term timed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from generator import catalog
+from generator.calculator.model_source import resolve_model
+from generator.errors import InputError
+from generator.planner import plan_workload
+from generator.planner.options import Hardware
+from generator.planner.plan import DeploymentPlan, Plan
+from generator.planner.tco import HOURS_PER_MONTH
+from generator.planner.training import training_shapes
+from generator.sizing.constants import Constants
+from generator.sizing.training import size_training
+from generator.sizing.training_step import (
+    StepLayout,
+    StepLinks,
+    StepTime,
+    pipeline_bubble_fraction,
+    training_step,
+    virtual_stages_for,
+)
+from generator.workload import load_workload
+from generator.workload.models import TrainingSpec
+
+CONSTS = Constants()
+
+TRAINING = """\
+version: 1
+name: train
+deployments:
+  - name: job
+    model: {model}
+    training:
+{training}
+hardware:
+  gpus: [{gpu}]
+  platforms: [{platform}]
+  provider: baremetal{extra}
+"""
+
+
+def _plan(tmp_path: Path, model: str, training: dict[str, object], max_nodes: int | None = None) -> Plan:
+    body = "\n".join(f"      {k}: {v}" for k, v in training.items())
+    path = tmp_path / "w.yaml"
+    extra = f"\n  max_nodes: {max_nodes}" if max_nodes else ""
+    path.write_text(TRAINING.format(model=model, training=body, gpu="h100-sxm5-80gb", platform="dgx-h100", extra=extra))
+    return plan_workload(load_workload(str(path)))
+
+
+def _job(plan: Plan) -> DeploymentPlan:
+    return plan.deployments[0]
+
+
+FT_70B = {
+    "method": "full",
+    "sequence_length": 4096,
+    "global_batch_size": 256,
+    "dataset_tokens": 200_000_000,
+    "deadline_hours": 72,
+}
+
+
+def test_70b_full_fine_tune_on_two_nodes_keeps_tp_in_nvlink_and_times_its_all_reduce(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, "meta-llama/Llama-3.1-70B-Instruct", FT_70B, max_nodes=2)
+    job, pool = _job(plan), plan.pools[0]
+    assert pool.nodes == 2
+    tp = job.details["tensor_parallel"]
+    assert 1 < tp <= min(pool.node.gpus, catalog.gpus()["h100-sxm5-80gb"].nvlink_domain_gpus)
+    step = job.details["step_time"]
+    assert step["tp_allreduce_s"] > 0
+    assert "nvlink" in job.details["step_links"]["tensor_parallel"]
+    assert "GPU fabric" in job.details["step_links"]["data_parallel"]
+    # the split adds up, and the plan names every term and the layout
+    terms = ("compute_s", "tp_allreduce_s", "pp_transfer_s", "pp_bubble_s", "dp_zero_exposed_s")
+    assert sum(step[t] for t in terms) == pytest.approx(step["total_s"], abs=1e-3)
+    text = "\n".join(job.reasons)
+    assert "TP all-reduce" in text and "runner-up layout" in text
+    tp_, pp, dp = job.details["tensor_parallel"], job.details["pipeline_parallel"], job.details["data_parallel"]
+    assert tp_ * pp * dp == job.details["world_size"]
+    assert dp * job.details["micro_batch_size"] * job.details["gradient_accumulation_steps"] == 256
+
+
+def _hw(platform: str = "dgx-h100", gpu: str = "h100-sxm5-80gb") -> Hardware:
+    return Hardware(catalog.platforms()[platform], catalog.gpus()[gpu])
+
+
+@pytest.mark.parametrize(
+    ("small", "large"),
+    [pytest.param(8, 512, id="8-vs-512-sequences"), pytest.param(16, 64, id="16-vs-64-sequences")],
+)
+def test_a_tiny_global_batch_means_fewer_micro_batches_and_a_bigger_bubble(small: int, large: int) -> None:
+    model = resolve_model("meta-llama/Llama-3.1-70B-Instruct")
+
+    def pipelined(gbs: int) -> dict[int, tuple[int, float]]:
+        spec = TrainingSpec(method="full", sequence_length=4096, zero_stage=0, global_batch_size=gbs)
+        shapes, blocked = training_shapes(model, spec, _hw(), CONSTS)
+        assert shapes, blocked
+        out = {}
+        for s in shapes:
+            assert s.step is not None
+            assert s.par.pp > 1  # ZeRO-0 cannot hold 70B at TP8 without stages
+            out[s.par.pp] = (s.accumulation, s.step.pp_bubble_s / s.step.total_s)
+        return out
+
+    few, many = pipelined(small), pipelined(large)
+    for pp in few.keys() & many.keys():
+        assert few[pp][0] < many[pp][0]
+        assert few[pp][1] > many[pp][1]
+
+
+@pytest.mark.parametrize("zero", [0, 1, 2, 3])
+def test_a_pinned_zero_stage_is_honoured(tmp_path: Path, zero: int) -> None:
+    training = {
+        "method": "full",
+        "sequence_length": 2048,
+        "zero_stage": zero,
+        "dataset_tokens": 100_000_000,
+        "deadline_hours": 48,
+    }
+    job = _job(_plan(tmp_path, "meta-llama/Llama-3.1-8B", training))
+    assert job.details["zero_stage"] == zero
+
+
+def test_unpinned_zero_stage_is_searched() -> None:
+    spec = TrainingSpec(method="full", sequence_length=2048)
+    shapes, _ = training_shapes(resolve_model("meta-llama/Llama-3.1-8B"), spec, _hw(), CONSTS)
+    assert {s.setup.zero_stage for s in shapes} == {0, 1, 2, 3}
+
+
+@pytest.mark.parametrize(
+    ("gbs", "pinned", "expect"),
+    [
+        pytest.param(64, None, "largest-fitting", id="searched-fills-gemms"),
+        pytest.param(64, 2, 2, id="pinned-micro-batch-kept"),
+        pytest.param(None, None, 1, id="no-global-batch-keeps-micro-batch-size"),
+    ],
+)
+def test_micro_batch_search_under_memory(gbs: int | None, pinned: int | None, expect: int | str) -> None:
+    fields: dict[str, object] = {"method": "lora", "sequence_length": 2048, "zero_stage": 0}
+    if gbs is not None:
+        fields["global_batch_size"] = gbs
+    if pinned is not None:
+        fields["micro_batch_size"] = pinned
+    spec = TrainingSpec.model_validate(fields)
+    hw = _hw()
+    shapes, _ = training_shapes(resolve_model("meta-llama/Llama-3.1-8B"), spec, hw, CONSTS)
+    best = next(s for s in shapes if s.par.tp == 1)
+    if expect == "largest-fitting":
+        mb = best.setup.micro_batch_size
+        assert mb > 1
+        per_rank = 64 // best.setup.data_parallel
+        bigger = [d for d in range(mb + 1, per_rank + 1) if per_rank % d == 0]
+        budget = hw.gpu.memory_bytes * (1 - CONSTS.safety_margin_fraction)
+        for d in bigger:  # every larger micro-batch that divides the rank's share runs out of memory
+            arch = resolve_model("meta-llama/Llama-3.1-8B").architecture
+            assert size_training(arch, best.setup._replace(micro_batch_size=d), best.par, CONSTS).per_gpu.total > budget
+    else:
+        assert best.setup.micro_batch_size == expect
+    if gbs is not None:
+        assert best.global_batch_size == gbs
+
+
+def test_global_batch_smaller_than_data_parallel_is_blocked() -> None:
+    spec = TrainingSpec(
+        method="full", sequence_length=4096, zero_stage=3, global_batch_size=1, dataset_tokens=10**10, deadline_hours=1
+    )
+    shapes, blocked = training_shapes(resolve_model("meta-llama/Llama-3.1-8B"), spec, _hw(), CONSTS)
+    assert not shapes
+    assert any("global batch of 1" in b for b in blocked)
+
+
+def test_global_batch_not_whole_micro_batches_is_a_located_error(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    body = "      method: lora\n      micro_batch_size: 4\n      global_batch_size: 10"
+    path.write_text(
+        TRAINING.format(model="meta-llama/Llama-3.1-8B", training=body, gpu="h100-sxm5-80gb", platform="dgx-h100", extra="")
+    )
+    with pytest.raises(InputError) as info:
+        load_workload(str(path))
+    assert info.value.location is not None
+    assert str(info.value.location).endswith("w.yaml:9:26: deployments[0].training.global_batch_size")
+    assert "global_batch_size 10 is not a whole number of micro-batches of 4" in info.value.message
+
+
+# --- the step's arithmetic -------------------------------------------------------------------------
+
+LINKS = StepLinks(tp_gbps=3600.0, stage_gbps=3600.0, dp_intra_gbps=3600.0, dp_inter_gbps=400.0)
+
+
+def _step(tp: int = 8, pp: int = 1, dp: int = 2, mb: int = 1, acc: int = 8, dp_bytes: float = 1e10) -> StepTime:
+    return training_step(
+        StepLayout(tp, pp, dp, mb, acc, 4096),
+        LINKS,
+        CONSTS,
+        hidden_size=8192,
+        num_layers=80,
+        flops_per_token=6 * 70e9,
+        base_efficiency=0.3,
+        dense_tflops=989.0,
+        dp_bytes_per_gpu=dp_bytes,
+    )
+
+
+def test_tp_bytes_are_four_ring_all_reduces_per_layer_and_token() -> None:
+    step = _step(tp=8, pp=2, dp=1, acc=4)
+    tokens = 4 * 4096
+    assert step.tp_bytes == pytest.approx(tokens * 40 * 4 * 2 * 7 / 8 * 8192 * 2)
+    assert step.pp_bytes == pytest.approx(2 * tokens * 8192 * 2 / 8)
+    assert step.dp_bytes == 0
+
+
+@pytest.mark.parametrize(("pp", "m", "bubble"), [(1, 1, 0.0), (2, 1, 0.5), (4, 4, 3 / 7), (8, 64, 7 / 71)])
+def test_1f1b_bubble_fraction(pp: int, m: int, bubble: float) -> None:
+    assert pipeline_bubble_fraction(pp, m) == pytest.approx(bubble)
+
+
+@pytest.mark.parametrize(
+    ("layers", "pp", "wanted", "virtual"),
+    [
+        pytest.param(126, 16, 8, 7, id="llama-405b-7-layers-per-stage"),
+        pytest.param(80, 8, 8, 5, id="70b-10-layers-per-stage"),
+        pytest.param(32, 2, 8, 8, id="8b-16-layers-per-stage"),
+        pytest.param(32, 4, 1, 1, id="plain-1f1b"),
+    ],
+)
+def test_interleaving_depth_splits_a_stage_evenly(layers: int, pp: int, wanted: int, virtual: int) -> None:
+    assert virtual_stages_for(layers, pp, wanted) == virtual
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    tp=st.sampled_from([1, 2, 4, 8]),
+    pp=st.sampled_from([1, 2, 4, 8]),
+    dp=st.integers(1, 64),
+    mb=st.integers(1, 8),
+    acc=st.integers(1, 64),
+    dp_bytes=st.floats(0, 1e13),
+)
+def test_step_terms_add_up_and_dp_traffic_only_shows_beyond_compute(
+    tp: int, pp: int, dp: int, mb: int, acc: int, dp_bytes: float
+) -> None:
+    step = _step(tp, pp, dp, mb, acc, dp_bytes)
+    parts = step.as_dict()
+    total = (
+        parts["compute_s"] + parts["tp_allreduce_s"] + parts["pp_transfer_s"] + parts["pp_bubble_s"] + parts["dp_zero_exposed_s"]
+    )
+    assert total == pytest.approx(parts["total_s"], abs=5e-4)
+    assert parts["dp_zero_exposed_s"] <= parts["dp_zero_comm_s"] + 1e-9
+    more = _step(tp, pp, dp, mb, acc + 1, dp_bytes)
+    assert more.pp_bubble_s / more.total_s <= step.pp_bubble_s / step.total_s + 1e-12
+
+
+QLORA_8B = {
+    "method": "qlora",
+    "sequence_length": 8192,
+    "global_batch_size": 64,
+    "dataset_tokens": 2_000_000_000,
+    "epochs": 2,
+    "deadline_hours": 48,
+}
+
+
+def test_a_finite_job_fills_the_servers_it_pays_for_and_is_ranked_per_run(tmp_path: Path) -> None:
+    job = _job(_plan(tmp_path, "meta-llama/Llama-3.1-8B", QLORA_8B))
+    # one 8-GPU server costs the same per hour whether 4 or 8 GPUs train: all 8 finish the run sooner and cheaper
+    assert job.details["idle_gpus"] == 0
+    assert job.details["data_parallel"] == 8
+    per_hour = job.details["usd_per_month"] / HOURS_PER_MONTH
+    assert job.details["usd_per_job"] == pytest.approx(per_hour * job.details["hours"], rel=0.01)
