@@ -34,7 +34,7 @@ class Constants(NamedTuple):
     zero3_live_layers: int = 2
 
     # --- performance (roofline) ---
-    decode_bandwidth_efficiency: float = 0.75
+    decode_bandwidth_efficiency: float = 0.7
     prefill_compute_efficiency: float = 0.55
     training_mfu: float = 0.36
     training_gemm_half_hidden: float = 1024.0
@@ -141,7 +141,7 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     "decode_bandwidth_efficiency": (
         "Fraction of peak HBM bandwidth reached while streaming weights and KV in decode.",
         "memory-bound GEMV and paged-attention kernels reach 70-85% of peak bandwidth (NVIDIA and vLLM benchmark blogs); "
-        "0.75 fitted across all calibration groups at once (benchmarks/calibration_report.py --fit)",
+        "0.7 fitted across all calibration groups at once (benchmarks/calibration_report.py --fit)",
     ),
     "prefill_compute_efficiency": (
         "Fraction of dense tensor-core peak reached in prefill GEMMs (model FLOPs utilization).",
