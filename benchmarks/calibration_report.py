@@ -5,11 +5,13 @@ Usage (from the repository root):
     python benchmarks/calibration_report.py --groups      # the per-group table only
     python benchmarks/calibration_report.py --save-before # record the current figures as BEFORE
 
-Groups: throughput by engine, GPU, precision and pipeline (PP > 1 apart); weights per GPU and
+Groups: throughput by engine, GPU, precision and pipeline (PP > 1 apart; static-batch latency runs apart,
+predicted by ``static_batch_seconds``); weights per GPU and
 KV-cache tokens by engine and GPU; fine-tuning peak memory by framework. Each group reports the
 median and the 90th percentile of |predicted / measured - 1|. A row the engine cannot answer
 (unknown precision, refused layout) counts as ``failed`` in its group. Constants are the engine's
-defaults: nothing here is fitted per row.
+defaults: nothing here is fitted per row. ``--fit`` searches ``FIT_GRID`` over the groups of
+``FIT_ENGINES`` at once; the other engines' rows (vLLM on MI300X) are the out-of-sample check.
 """
 
 from __future__ import annotations
