@@ -8,15 +8,19 @@ from generator.catalog import find_gpu, find_model
 from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.constants import Constants
 from generator.sizing.performance import (
+    Accelerator,
     accelerator_for,
     attention_flops_per_token,
     decode_step,
+    expert_alltoall_seconds,
     gemm_efficiency,
+    gemm_seconds,
     pipeline_speedup,
     saturated_throughput,
+    static_batch_seconds,
 )
 from generator.sizing.precision import weight_format
-from generator.sizing.weights import Parallelism, size_weights
+from generator.sizing.weights import Parallelism, WeightSizes, size_weights
 
 
 def _arch(model: str) -> Architecture:
@@ -101,3 +105,90 @@ def test_per_step_engine_time_grows_with_the_batch() -> None:
     bare = base._replace(decode_overhead_per_sequence_s=0.0)
     without = decode_step(arch, weights, 8, Parallelism(), acc, 512, 1024, bare).seconds
     assert with_engine - without == pytest.approx(512 * base.decode_overhead_per_sequence_s)
+
+
+def _llama(model: str, gpu: str, precision: str, par: Parallelism) -> tuple[Architecture, WeightSizes, Accelerator]:
+    arch = _arch(model)
+    fmt = weight_format(precision)
+    return arch, size_weights(arch, fmt, par), accelerator_for(find_gpu(gpu), fmt.compute, par.tp)
+
+
+def test_kernels_run_one_after_another_so_compute_bound_gemms_do_not_hide_kv_reads() -> None:
+    # Llama-3.1-8B FP8 at batch 1024 on one H100: the GEMMs are compute-bound; the attention still reads every KV byte
+    par = Parallelism()
+    arch, weights, acc = _llama("meta-llama/Llama-3.1-8B-Instruct", "h100-sxm5-80gb", "fp8", par)
+    consts = Constants()
+    short = decode_step(arch, weights, 8, par, acc, 1024, 256, consts)
+    long = decode_step(arch, weights, 8, par, acc, 1024, 2048, consts)
+    assert short.compute_seconds > 0.5 * short.memory_seconds  # not a memory-bound step
+    kv_extra = long.memory_seconds - short.memory_seconds
+    assert long.seconds - short.seconds == pytest.approx(kv_extra, rel=0.05)
+
+
+def test_inflight_prefill_rides_in_the_decode_steps() -> None:
+    # a memory-bound decode step hides part of the prompt work: mixed steps beat decode-then-prefill in series
+    par = Parallelism()
+    arch, weights, acc = _llama("meta-llama/Llama-3.3-70B-Instruct", "h200-sxm-141gb", "fp8", par)
+    consts = Constants()
+    batch, isl, osl = 64, 1000, 1000
+    mixed = decode_step(arch, weights, 8, par, acc, batch, isl + osl // 2, consts, batch * isl / osl, isl).seconds
+    decode_only = decode_step(arch, weights, 8, par, acc, batch, isl + osl // 2, consts).seconds
+    prefill_only = decode_step(arch, weights, 8, par, acc, 1, isl, consts, batch * isl / osl, isl).seconds
+    assert decode_only < mixed < decode_only + prefill_only
+    sat = saturated_throughput(arch, weights, 8, par, acc, batch * (isl + osl), isl, osl, consts)
+    assert sat.batch == batch and sat.output_tokens_per_s == pytest.approx(batch / mixed)
+
+
+def test_fp4_gemms_reach_their_share_of_the_fp4_peak() -> None:
+    arch = _arch("meta-llama/Llama-3.3-70B-Instruct")
+    gpu = find_gpu("b200-sxm-180gb")
+    par = Parallelism()
+    fp4, fp8 = accelerator_for(gpu, "fp4", 1), accelerator_for(gpu, "fp8", 1)
+    consts = Constants()
+    ratio = gemm_seconds(arch, par, fp8, 4096, consts) / gemm_seconds(arch, par, fp4, 4096, consts)
+    assert ratio == pytest.approx(2 * consts.fp4_gemm_efficiency_ratio)  # FP4's dense rate is twice FP8's on B200
+    assert 1.0 < ratio < 2.0
+
+
+def test_the_lm_head_multiplies_only_tokens_that_need_logits() -> None:
+    arch = _arch("meta-llama/Llama-3.1-8B-Instruct")
+    acc = accelerator_for(find_gpu("h100-sxm5-80gb"), "bf16", 1)
+    consts = Constants()
+    every = gemm_seconds(arch, Parallelism(), acc, 4096, consts)
+    last_only = gemm_seconds(arch, Parallelism(), acc, 4096, consts, logit_tokens=1)
+    head_share = arch.vocab_size * arch.hidden_size / arch.flop_params
+    assert 1 - last_only / every == pytest.approx(head_share, rel=0.02)
+
+
+def test_the_last_pipeline_stage_sets_the_pace() -> None:
+    # with the LM head on the last stage, a stage's matmuls take more than 1/pp of the model's
+    arch = _arch("meta-llama/Llama-3.3-70B-Instruct")
+    acc = accelerator_for(find_gpu("rtx-pro-6000-blackwell-96gb"), "fp4", 1)
+    consts = Constants()
+    whole = gemm_seconds(arch, Parallelism(), acc, 256, consts)
+    stage = gemm_seconds(arch, Parallelism(pp=8), acc, 256, consts)
+    assert stage > whole / 8 * 1.05
+
+
+def test_expert_parallel_all_to_all_has_latency_and_bandwidth_terms() -> None:
+    moe, dense = _arch("Qwen/Qwen3-30B-A3B"), _arch("meta-llama/Llama-3.1-8B-Instruct")
+    ep = Parallelism(ep=4)
+    assert expert_alltoall_seconds(dense, ep, 1024, 450.0, 8e-6) == 0.0
+    assert expert_alltoall_seconds(moe, Parallelism(), 1024, 450.0, 8e-6) == 0.0
+    small, large = (expert_alltoall_seconds(moe, ep, t, 450.0, 8e-6) for t in (1, 4096))
+    layers = sum(1 for layer in moe.layers if layer.experts_per_token)
+    assert small == pytest.approx(2 * layers * 8e-6, rel=0.05)  # latency-bound at one token
+    _, top_k = moe.routed_experts
+    sent_per_token = top_k * moe.hidden_size * 2 * 3 / 4 / 4  # bf16 to the 3 of 4 GPUs holding other experts, tokens split 4 ways
+    assert large - small == pytest.approx(2 * layers * 4095 * sent_per_token / 450e9, rel=1e-6)
+
+
+def test_a_static_batch_is_slower_than_the_offline_steady_state() -> None:
+    # latency-bounded runs (a fixed batch, prefill first) deliver less than the saturated offline rate
+    par = Parallelism(tp=8)
+    arch, weights, acc = _llama("meta-llama/Llama-3.1-405B-Instruct", "h200-sxm-141gb", "fp8", par)
+    consts = Constants()
+    rates = [b * 128 / static_batch_seconds(arch, weights, 8, par, acc, b, 128, 128, consts) for b in (1, 16, 256)]
+    assert rates == sorted(rates)
+    offline = saturated_throughput(arch, weights, 8, par, acc, 10**7, 128, 128, consts).output_tokens_per_s
+    assert rates[-1] < offline

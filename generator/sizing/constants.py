@@ -35,7 +35,7 @@ class Constants(NamedTuple):
 
     # --- performance (roofline) ---
     decode_bandwidth_efficiency: float = 0.7
-    prefill_compute_efficiency: float = 0.45
+    prefill_compute_efficiency: float = 0.55
     training_mfu: float = 0.56
     training_gemm_half_hidden: float = 512.0
     training_attention_mfu: float = 0.15
@@ -44,11 +44,12 @@ class Constants(NamedTuple):
     training_dp_exposed_fraction: float = 0.5
     training_pipeline_microbatches: int = 8
     training_pipeline_virtual_stages: int = 8
-    allreduce_latency_nvlink_s: float = 8e-6
+    allreduce_latency_nvlink_s: float = 32e-6
     allreduce_latency_pcie_s: float = 25e-6
     decode_step_overhead_s: float = 0.002
     gemm_half_efficiency_tokens: float = 16.0
-    decode_overhead_per_sequence_s: float = 2e-5
+    fp4_gemm_efficiency_ratio: float = 0.7
+    decode_overhead_per_sequence_s: float = 2.5e-5
     max_batch_size: int = 2048
     ttft_p95_factor: float = 2.0
 
@@ -142,12 +143,12 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     ),
     "decode_bandwidth_efficiency": (
         "Fraction of peak HBM bandwidth reached while streaming weights and KV in decode.",
-        "memory-bound GEMV kernels reach 70-85% of peak bandwidth (NVIDIA and vLLM benchmark blogs); 0.7 fitted across "
-        "all calibration groups at once (benchmarks/calibration_report.py --fit)",
+        "memory-bound GEMV and paged-attention kernels reach 70-85% of peak bandwidth (NVIDIA and vLLM benchmark blogs); "
+        "0.7 fitted across all calibration groups at once (benchmarks/calibration_report.py --fit)",
     ),
     "prefill_compute_efficiency": (
         "Fraction of dense tensor-core peak reached in prefill GEMMs (model FLOPs utilization).",
-        "large-GEMM MFU of 50-65% reported for TensorRT-LLM / vLLM prefill; 0.45 fitted across all calibration groups "
+        "large-GEMM MFU of 50-65% reported for TensorRT-LLM / vLLM prefill; 0.55 fitted across all calibration groups "
         "at once (benchmarks/calibration_report.py --fit), the non-GEMM work of a forward included",
     ),
     "training_mfu": (
@@ -194,24 +195,34 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     ),
     "allreduce_latency_nvlink_s": (
         "Fixed latency of one small all-reduce inside an NVLink / NVSwitch domain.",
-        "nccl-tests all_reduce_perf small-message times of 5-10 us on 8x H100 NVSwitch systems; planning value",
+        "nccl-tests all_reduce_perf small-message times of 10-30 us on 8-GPU NVSwitch systems "
+        "(https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md); 32 us fitted across all calibration "
+        "groups at once (benchmarks/calibration_report.py --fit)",
     ),
     "allreduce_latency_pcie_s": (
         "Fixed latency of one small all-reduce between GPUs over PCIe (no NVLink).",
         "nccl-tests small-message all-reduce of 15-40 us over PCIe switches; planning value",
     ),
     "decode_step_overhead_s": (
-        "Per-step CPU scheduling, sampling and kernel-launch overhead of a serving engine.",
-        "vLLM / TensorRT-LLM step profiles show 1-3 ms outside the model forward at large batch; planning value",
+        "CPU scheduling, sampling and kernel-launch time of one serving-engine iteration (each pipeline micro-batch is one).",
+        "vLLM / TensorRT-LLM step profiles show 1-3 ms outside the model forward; planning value 2 ms, not fitted: the "
+        "TensorRT-LLM rows alone prefer 5 ms, which would cap one llama.cpp stream below its measured rate (the "
+        "llama-bench row of specgen calibrate, tests/test_calibrate.py); see benchmarks/CALIBRATION.md",
     ),
     "gemm_half_efficiency_tokens": (
         "Tokens per GEMM at which a matmul reaches half its large-GEMM efficiency (efficiency = peak x t / (t + this)).",
         "tensor-core GEMMs need about 64-128 rows to fill a 128-wide tile (CUTLASS tile shapes; DeepSeek-V3 report on "
-        "expert GEMMs at small batch); fitted across all calibration groups at once (benchmarks/calibration_report.py)",
+        "expert GEMMs at small batch); 16 fitted across all calibration groups at once (benchmarks/calibration_report.py --fit)",
+    ),
+    "fp4_gemm_efficiency_ratio": (
+        "Attainable share of the dense FP4 tensor peak relative to other formats' GEMMs (W4A4: NVFP4 / MXFP4 compute).",
+        "W4A4 GEMMs quantize their activations into 16-element blocks with E4M3 scales on the fly (TensorRT-LLM "
+        "fp4_quantize before every FP4 GEMM) and run at the power limit; 0.7 fitted across all calibration groups at once "
+        "(benchmarks/calibration_report.py --fit)",
     ),
     "decode_overhead_per_sequence_s": (
         "Per-step engine time for each running sequence (scheduling, sampling, detokenization bookkeeping).",
-        "grows with the batch in vLLM / TensorRT-LLM PyTorch-backend step profiles; fitted across all calibration "
+        "grows with the batch in vLLM / TensorRT-LLM PyTorch-backend step profiles; 25 us fitted across all calibration "
         "groups at once (benchmarks/calibration_report.py --fit)",
     ),
     "max_batch_size": (
@@ -337,6 +348,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
         (
             "gpu_memory_utilization",
             "decode_bandwidth_efficiency",
+            "fp4_gemm_efficiency_ratio",
             "prefill_compute_efficiency",
             "training_mfu",
             "training_attention_mfu",

@@ -1,21 +1,25 @@
-"""Roofline performance: prefill (compute-bound), decode (bandwidth-bound), TP communication, training time.
+"""Roofline performance: decode and prefill steps, TP/EP communication, pipelines, training time.
 
-A decode step reads every weight a batch touches and the KV cache of every sequence once; its
-compute is the GEMMs (``2 x active params`` FLOPs per token) at the weight format's tensor rate and
-the attention (``4 x heads x head width`` FLOPs per cached token and layer; MLA in its absorbed
-form attends over the ``kv_lora_rank + rope`` latent) at the bf16 rate. A GEMM's efficiency grows
-with the tokens it multiplies: ``peak x t / (t + gemm_half_efficiency_tokens)``, so routed experts,
-which see ``batch x top_k / experts touched`` tokens each, run slower per FLOP than dense layers.
-The step takes the longer of memory and compute, plus the tensor-parallel all-reduces (two per
-layer, ring algorithm, latency + bandwidth) and a fixed per-step engine overhead. MoE layers read
-only the experts a batch routes to: with ``b`` tokens and top-``k`` of ``E`` experts,
-``E x (1 - (1 - k/E)^b)`` experts are expected to be touched.
+A step's kernels run one after another, each bound by its own roofline. The linear layers take the
+longer of streaming the weights the step touches (MoE layers read only the experts a batch routes to:
+with ``b`` tokens and top-``k`` of ``E`` experts, ``E x (1 - (1 - k/E)^b)`` are expected to be touched)
+and their matmuls (``2 x active params`` FLOPs per token; the LM head only for tokens that need
+logits) at the weight format's tensor rate; W4A4 FP4 GEMMs reach ``fp4_gemm_efficiency_ratio`` of
+that rate. A GEMM's efficiency grows with the tokens it multiplies, ``peak x t / (t +
+gemm_half_efficiency_tokens)``, so routed experts, which see ``batch x top_k / experts touched``
+tokens each, run slower per FLOP than dense layers. The attention takes the longer of reading every
+sequence's KV cache and its FLOPs (``4 x heads x head width`` per cached token and layer; MLA in its
+absorbed form attends over the ``kv_lora_rank + rope`` latent) at the bf16 rate. Then come the
+tensor-parallel all-reduces (two per layer) and the expert-parallel dispatch and combine (two per MoE
+layer), each with a latency and a bandwidth term, and the engine's own time per iteration and per
+running sequence.
 
-Prefill does ``2 x active params`` FLOPs per token plus causal attention (``2 x layers x heads x
-head_dim x tokens^2``). Pipelines: a prompt passes the stages one after another (latency = the whole
-model on one TP group), but at load the stages work on different micro-batches at once, so the
-prefill rate of ``m`` micro-batches is ``pp x m / (m + pp - 1)`` times one stage group's rate (the
-``pp - 1`` slots are the bubble), plus the activation hand-off between stages.
+Offline throughput is in-flight batching at steady state: every step decodes the batch and prefills as
+many prompt tokens as finishing sequences free (``batch x input / output``), sharing the step's weight
+reads. A static batch (a latency run) prefills first, then decodes without new arrivals. Pipelines:
+``pp`` micro-batches are in flight, each an engine iteration of its own, and the last stage (with the
+LM head) sets the pace; fewer sequences than stages leave stages idle (the bubble). A single prompt
+passes the stages one after another (TTFT).
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ class Accelerator(NamedTuple):
     fast_link: bool
     #: Dense bf16 rate for attention (FlashAttention / FlashMLA run in bf16); 0: ``dense_tflops``.
     attention_tflops: float = 0.0
+    #: Tensor format the linear layers compute in (``fp4``, ``fp8``, ``bf16``...).
+    compute: str = ""
 
     @property
     def attention_rate_tflops(self) -> float:
@@ -64,7 +70,7 @@ def accelerator_for(gpu: GpuSpec, compute: str, tp: int) -> Accelerator:
         fast = False
         link = pcie_gb_per_s(gpu.pcie_gen, gpu.pcie_lanes)
     attention = gpu.tflops("bf16") or gpu.tflops("fp16") or tflops
-    return Accelerator(gpu.memory_bandwidth_gb_per_s, tflops, link, fast, attention)
+    return Accelerator(gpu.memory_bandwidth_gb_per_s, tflops, link, fast, attention, compute)
 
 
 def pcie_gb_per_s(gen: int, lanes: int) -> float:
@@ -87,11 +93,11 @@ class DecodeStep(NamedTuple):
         return self.batch / self.seconds
 
 
-def expected_experts_touched(experts: int, top_k: int, tokens: int) -> float:
+def expected_experts_touched(experts: int, top_k: int, tokens: float) -> float:
     """Expected distinct experts a batch of ``tokens`` routes to (uniform routing)."""
     if experts <= 0:
         return 0.0
-    return experts * (1.0 - (1.0 - top_k / experts) ** tokens)
+    return float(experts * (1.0 - (1.0 - top_k / experts) ** tokens))
 
 
 def _weights_read_per_gpu(arch: Architecture, weights: WeightSizes, par: Parallelism, batch: int) -> float:
@@ -105,7 +111,7 @@ def _weights_read_per_gpu(arch: Architecture, weights: WeightSizes, par: Paralle
 
 
 def allreduce_seconds(message_bytes: float, gpus: int, link_gb_per_s: float, latency_s: float) -> float:
-    """Ring all-reduce: ``2 (n-1)/n`` of the message crosses each link, plus a fixed latency."""
+    """Ring all-reduce: ``2 (n-1)/n`` of the message crosses each link (at ``link_gb_per_s``), plus a fixed latency."""
     if gpus <= 1:
         return 0.0
     return 2 * (gpus - 1) / gpus * message_bytes / (link_gb_per_s * 1e9) + latency_s
@@ -121,26 +127,68 @@ def decode_step(
     batch: int,
     context_tokens: int,
     consts: Constants,
+    prefill_tokens: float = 0.0,
+    prompt_tokens: int = 0,
 ) -> DecodeStep:
     """Time of one decode step for ``batch`` sequences whose contexts average ``context_tokens``.
+
+    Kernels run one after another, each bound by its own roofline: the linear layers take the longer
+    of streaming the weights the step touches and their matmuls (over every token of the step); the
+    attention takes the longer of reading each sequence's KV cache and its FLOPs. ``prefill_tokens``
+    prompt tokens (of ``prompt_tokens``-token prompts) may ride in the same step, as in-flight
+    batching schedules them: they share the weight reads and add their matmuls and causal attention.
 
     With pipeline parallelism the batch flows through the stages as ``pp`` micro-batches: every
     token passes every stage, so the time per output token is ``pp`` stage times.
     """
     micro = max(1, math.ceil(batch / par.pp))
+    prefill_micro = prefill_tokens / par.pp
+    tokens = micro + prefill_micro
+    bandwidth = acc.memory_bandwidth_gb_per_s * 1e9 * consts.decode_bandwidth_efficiency
     kv = size_kv_cache(arch, kv_bits, max(context_tokens, 1), micro, par).per_gpu_bytes
-    read = _weights_read_per_gpu(arch, weights, par, micro) + kv
-    memory_s = read / (acc.memory_bandwidth_gb_per_s * 1e9 * consts.decode_bandwidth_efficiency)
-    compute_s = gemm_seconds(arch, par, acc, micro, consts) + attention_seconds(arch, par, acc, micro, context_tokens, consts)
+    weight_read_s = _weights_read_per_gpu(arch, weights, par, max(1, round(tokens))) / bandwidth
+    kv_read_s = kv / bandwidth
+    matmul_s = gemm_seconds(arch, par, acc, tokens, consts, logit_tokens=micro)
+    attention_s = attention_seconds(arch, par, acc, micro, context_tokens, consts)
+    prefill_attention_s = (
+        prefill_micro
+        * prompt_attention_flops_per_token(arch, prompt_tokens)
+        / (par.tp * par.attention_dp * par.pp * acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency)
+    )
+    latency = consts.allreduce_latency_nvlink_s if acc.fast_link else consts.allreduce_latency_pcie_s
+    link = acc.link_gb_per_s
     comm_s = 0.0
     if par.tp > 1:
-        latency = consts.allreduce_latency_nvlink_s if acc.fast_link else consts.allreduce_latency_pcie_s
-        message = micro * arch.hidden_size * 2
-        comm_s = 2 * arch.num_layers / par.pp * allreduce_seconds(message, par.tp, acc.link_gb_per_s, latency)
+        message = tokens / par.attention_dp * arch.hidden_size * 2
+        comm_s = 2 * arch.num_layers / par.pp * allreduce_seconds(message, par.tp, link, latency)
+    comm_s += expert_alltoall_seconds(arch, par, tokens, link, latency)
+    stage_s = max(weight_read_s, matmul_s) + max(kv_read_s, attention_s) + prefill_attention_s + comm_s
     stages = par.pp
-    engine_s = consts.decode_step_overhead_s + consts.decode_overhead_per_sequence_s * batch
-    seconds = stages * (max(memory_s, compute_s) + comm_s) + engine_s
+    # every micro-batch is an engine iteration of its own (scheduling, launches, sampling)
+    engine_s = stages * consts.decode_step_overhead_s + consts.decode_overhead_per_sequence_s * batch / par.attention_dp
+    seconds = stages * stage_s + engine_s
+    memory_s = weight_read_s + kv_read_s
+    compute_s = matmul_s + attention_s + prefill_attention_s
     return DecodeStep(batch, seconds, stages * memory_s, stages * compute_s, stages * comm_s)
+
+
+def expert_alltoall_seconds(arch: Architecture, par: Parallelism, tokens: float, link_gb_per_s: float, latency_s: float) -> float:
+    """Expert-parallel dispatch and combine of one forward over ``tokens`` tokens (one stage's MoE layers).
+
+    Each GPU sends the hidden state (bf16) of each of its tokens to the ``top_k`` experts it routes to;
+    ``(ep - 1) / ep`` of them live on other GPUs. The results come back the same way (combine).
+    """
+    experts, top_k = arch.routed_experts
+    if par.ep <= 1 or not experts:
+        return 0.0
+    moe_layers = sum(1 for layer in arch.layers if layer.experts_per_token) / par.pp
+    sent = tokens / par.attention_dp * top_k * arch.hidden_size * 2 * (par.ep - 1) / par.ep
+    return 2 * moe_layers * (sent / (link_gb_per_s * 1e9) + latency_s)
+
+
+def prompt_attention_flops_per_token(arch: Architecture, prompt_tokens: int) -> float:
+    """Causal attention FLOPs of one prompt token, averaged over a ``prompt_tokens``-token prompt (all layers)."""
+    return 4.0 * arch.num_layers * arch.num_attention_heads * arch.head_dim * prompt_tokens / 2
 
 
 def gemm_efficiency(tokens: float, consts: Constants) -> float:
@@ -158,15 +206,23 @@ def _expert_flop_params(arch: Architecture) -> int:
     return total
 
 
-def gemm_seconds(arch: Architecture, par: Parallelism, acc: Accelerator, tokens: int, consts: Constants) -> float:
-    """Matmul time of one forward over ``tokens`` tokens on one GPU of the replica (one stage's share).
+def gemm_seconds(
+    arch: Architecture, par: Parallelism, acc: Accelerator, tokens: float, consts: Constants, logit_tokens: float | None = None
+) -> float:
+    """Matmul time of one forward over ``tokens`` tokens on one GPU of the replica (the slowest stage's share).
 
-    Dense layers multiply all ``tokens`` at once; each routed expert only the tokens routed to it.
+    Dense layers multiply all ``tokens`` at once; each routed expert only the tokens routed to it. The
+    LM head multiplies only the ``logit_tokens`` that need a next token (prompt tokens in a prefill do
+    not), and only on the last pipeline stage, which therefore sets the pace of the pipeline.
     """
     gpus = par.gpus
-    peak = acc.dense_tflops * 1e12
+    peak = acc.dense_tflops * 1e12 * (consts.fp4_gemm_efficiency_ratio if acc.compute == "fp4" else 1.0)
     expert = _expert_flop_params(arch)
-    dense_s = 2.0 * (arch.flop_params - expert) * tokens / gpus / (peak * gemm_efficiency(tokens, consts))
+    head = arch.vocab_size * arch.hidden_size
+    logits = tokens if logit_tokens is None else logit_tokens
+    dense_s = 2.0 * (arch.flop_params - expert - head) * tokens / gpus / (peak * gemm_efficiency(tokens, consts))
+    if logits > 0:
+        dense_s += 2.0 * head * logits / (par.tp * par.attention_dp) / (peak * gemm_efficiency(logits, consts))
     if not expert:
         return dense_s
     experts, top_k = arch.routed_experts
@@ -193,7 +249,7 @@ def attention_seconds(
     arch: Architecture, par: Parallelism, acc: Accelerator, sequences: int, context_tokens: int, consts: Constants
 ) -> float:
     """Attention time of one decode step for ``sequences`` sequences (heads split by TP, layers by PP)."""
-    flops = attention_flops_per_token(arch, max(context_tokens, 1)) * sequences / (par.tp * par.pp)
+    flops = attention_flops_per_token(arch, max(context_tokens, 1)) * sequences / (par.tp * par.attention_dp * par.pp)
     return flops / (acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency)
 
 
@@ -218,8 +274,8 @@ def prefill_seconds(arch: Architecture, par: Parallelism, acc: Accelerator, toke
 
     A prompt passes the pipeline stages one after another, so only tensor parallelism divides it.
     """
-    gpus = max(par.tp, par.ep)
-    linear = 2.0 * arch.flop_params * tokens / (gpus * acc.dense_tflops * 1e12 * gemm_efficiency(tokens, consts))
+    # every stage's share, one stage after another; the LM head only for the last prompt token
+    linear = par.pp * gemm_seconds(arch, par, acc, tokens, consts, logit_tokens=1)
     attention = (prefill_flops(arch, tokens) - 2.0 * arch.flop_params * tokens) / (
         par.tp * acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency
     )
@@ -252,16 +308,38 @@ def saturated_throughput(
 ) -> Saturation:
     """Most output tokens/s of one replica: the largest batch the KV cache holds, prefill included.
 
-    Each sequence occupies ``input + output`` tokens of KV at its end; over a cycle of
-    ``output`` steps the batch also prefills as many new prompts as it finishes.
+    Each sequence occupies ``input + output`` tokens of KV at its end. In-flight batching (TensorRT-LLM,
+    vLLM, SGLang) admits a new prompt whenever a sequence finishes and runs its prefill inside the decode
+    steps: at steady state every step decodes ``batch`` tokens and prefills ``batch x input / output``
+    prompt tokens, which share the step's weight reads.
     """
     per_seq = input_tokens + output_tokens
     batch = max(1, min(consts.max_batch_size, kv_capacity_tokens // per_seq))
+    prefill_tokens = batch * input_tokens / max(1, output_tokens)
+    context = input_tokens + output_tokens // 2
+    step = decode_step(arch, weights, kv_bits, par, acc, batch, context, consts, prefill_tokens, input_tokens)
+    return Saturation(batch, batch / step.seconds, step)
+
+
+def static_batch_seconds(
+    arch: Architecture,
+    weights: WeightSizes,
+    kv_bits: int,
+    par: Parallelism,
+    acc: Accelerator,
+    batch: int,
+    input_tokens: int,
+    output_tokens: int,
+    consts: Constants,
+) -> float:
+    """Wall time of one static batch: ``batch`` prompts prefilled together, then ``output_tokens`` decode steps.
+
+    This is a latency-bounded run (vLLM ``benchmark_latency``, a fixed number of users): the batch is
+    what the caller set, not the largest the KV cache holds, and no new prompt joins while it decodes.
+    """
+    prefill = decode_step(arch, weights, kv_bits, par, acc, batch, input_tokens, consts, batch * input_tokens, input_tokens)
     step = decode_step(arch, weights, kv_bits, par, acc, batch, input_tokens + output_tokens // 2, consts)
-    # the batch's prompts flow through the pipeline one after another: pp of them in flight at once
-    prefill = prefill_seconds(arch, par, acc, input_tokens, consts) * batch / pipeline_speedup(par.pp, batch)
-    cycle = output_tokens * step.seconds + prefill
-    return Saturation(batch, batch * output_tokens / cycle, step)
+    return prefill.seconds + max(0, output_tokens - 1) * step.seconds
 
 
 def training_flops_per_token(arch: Architecture, method: str, checkpointing: str) -> float:
