@@ -53,6 +53,7 @@ def _setup(spec: TrainingSpec, zero: int, dp: int) -> TrainingSetup:
         loss=spec.loss,
         activation_offload=spec.activation_offload,
         optimizer_in_backward=spec.optimizer_in_backward,
+        fused_kernels=spec.fused_kernels,
     )
 
 

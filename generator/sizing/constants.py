@@ -30,7 +30,7 @@ class Constants(NamedTuple):
 
     # --- training ---
     training_overhead_bytes: int = 1 * GIB
-    logits_bytes_per_element: int = 10
+    logits_bytes_per_element: int = 12
     zero3_live_layers: int = 2
 
     # --- performance (roofline) ---
@@ -131,7 +131,9 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     ),
     "logits_bytes_per_element": (
         "Bytes per (token x vocab) at the loss peak: bf16 logits, their fp32 upcast and the fp32 log-softmax saved for backward.",
-        "transformers ForCausalLMLoss upcasts logits to float32 before cross_entropy",
+        "transformers ForCausalLMLoss upcasts logits to float32 before cross_entropy (2 + 4 + 4 = 10 at the end of "
+        "forward; the fp32 gradient of the log-softmax adds to it in backward); 12 fitted across every fine-tuning "
+        "memory group at once (benchmarks/calibration_report.py --fit-memory)",
     ),
     "zero3_live_layers": (
         "Decoder layers whose full parameters ZeRO-3 / FSDP gathers at once (current + prefetched).",
