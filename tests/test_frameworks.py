@@ -154,11 +154,21 @@ def test_fused_loss_drops_the_logits_and_chunked_keeps_bf16_logits() -> None:
 
 
 def test_activation_offload_moves_checkpoints_to_the_host() -> None:
-    on_gpu = _mem(sequence_length=8192)
-    offloaded = _mem(sequence_length=8192, activation_offload=True)
+    # LoRA: the gradients are small, so the activations set the peak (in full fine-tuning the gradients can)
+    on_gpu = _mem(method="lora", sequence_length=8192)
+    offloaded = _mem(method="lora", sequence_length=8192, activation_offload=True)
     assert offloaded.per_gpu.activations < on_gpu.per_gpu.activations
     assert offloaded.host_ram_bytes_per_gpu > 0
-    assert _mem(sequence_length=8192, framework="unsloth").per_gpu.activations < on_gpu.per_gpu.activations
+    assert _mem(method="lora", sequence_length=8192, framework="unsloth").per_gpu.activations < on_gpu.per_gpu.activations
+
+
+def test_gradients_replace_activations_in_backward() -> None:
+    # full fine-tuning at a short sequence: the gradients outweigh the activations, so the peak is the
+    # end of backward (every gradient and the first layer's working set), not gradients + activations
+    short = _mem(sequence_length=512)
+    assert short.per_gpu.activations < short.per_gpu.gradients / 10
+    long = _mem(method="full", sequence_length=16384, checkpointing="none")
+    assert long.per_gpu.activations + long.per_gpu.gradients == long.activation_bytes_per_token * 16384
 
 
 def test_optimizer_in_backward_keeps_one_layers_gradients() -> None:
@@ -166,7 +176,8 @@ def test_optimizer_in_backward_keeps_one_layers_gradients() -> None:
 
 
 def test_a_setting_beats_its_frameworks_default() -> None:
-    assert _mem(framework="unsloth", loss="standard").per_gpu.activations > _mem(framework="unsloth").per_gpu.activations
+    setup: dict[str, Any] = {"method": "lora", "framework": "unsloth"}
+    assert _mem(**setup, loss="standard").per_gpu.activations > _mem(**setup).per_gpu.activations
 
 
 @pytest.mark.parametrize("name", sorted(FRAMEWORKS))

@@ -30,7 +30,8 @@ V, the attention output, the MLP input, and three intermediate-width tensors (ga
 without FlashAttention the ``heads x seq`` score and probability matrices too. Eager kernels add
 RMSNorm's fp32 input copies and SwiGLU's activation output (:func:`eager_kernel_bytes_per_token_per_layer`);
 fused kernels (torch.compile, Liger, Unsloth) do not. Full activation
-checkpointing keeps only each layer's input plus one layer being recomputed. Tensor parallelism
+checkpointing keeps only each layer's input plus one layer being recomputed. Gradients replace
+activations during backward, so the peak holds the larger of the two, not their sum. Tensor parallelism
 with sequence parallelism divides activations by TP.
 """
 
@@ -221,6 +222,18 @@ def eager_kernel_bytes_per_token_per_layer(arch: Architecture, trainable_norms: 
     return (2 * per_norm + _ffn_width_per_token(arch)) * act_bytes
 
 
+def backward_transient_bytes_per_token(arch: Architecture, act_bytes: int = 2) -> int:
+    """Gradients that exist only while one layer's backward runs, beside everything saved.
+
+    The MLP's backward holds d(product) from ``down_proj`` and computes d(gate) and d(up) from it: three
+    intermediate-width tensors at once. FlashAttention's backward holds an fp32 dQ accumulator with dQ, dK
+    and dV. The larger of the two sets the transient.
+    """
+    kv_width = 2 * arch.num_kv_heads * arch.head_dim
+    attention = 2 * arch.num_attention_heads * arch.head_dim * 2 + kv_width  # fp32 dQ accumulator and bf16 dQ, then dK, dV
+    return max(3 * _ffn_width_per_token(arch), attention) * act_bytes
+
+
 def lora_dropout_bytes_per_token_per_layer(arch: Architecture, targets: tuple[str, ...]) -> int:
     """PEFT's LoRA dropout: each adapted module saves ``dropout(x)`` (bf16) and its mask (1 byte) per input feature.
 
@@ -320,12 +333,17 @@ def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, co
         on_host = kept
         kept = 2 * arch.hidden_size * 2 + per_layer if setup.checkpointing == "full" else 2 * per_layer
         host += (on_host - kept) * tokens / par.tp
-    act_per_token = kept // par.tp
+    act_per_token = (kept + backward_transient_bytes_per_token(arch)) // par.tp
     logits = math.ceil(math.ceil(arch.vocab_size / par.tp) * logits_bytes_per_element(loss, consts.logits_bytes_per_element))
     activations = tokens * (act_per_token + logits)
     if optimizer_in_backward:
         # each parameter steps as its gradient arrives: one layer's gradients at a time
         grads = min(grads, largest_layer / 2 * opt.grad_bytes)
+    # Backward frees each layer's saved activations as it allocates that layer's gradients: the step peaks at
+    # its start (every activation, no gradient yet) or at its end (every gradient, the first layer's working
+    # set), never holding both in full. The breakdown shows the gradients whole and the activations beyond them.
+    end_of_backward = tokens * ((per_layer + backward_transient_bytes_per_token(arch)) // par.tp)
+    activations = max(activations, math.ceil(grads) + end_of_backward) - math.ceil(grads)
 
     overhead = consts.training_overhead_bytes + (consts.nccl_bytes if dp * par.gpus > 1 else 0)
     per_gpu = MemoryBreakdown(
