@@ -32,7 +32,7 @@ from generator.catalog import find_gpu, find_model  # noqa: E402
 from generator.errors import SpecgenError  # noqa: E402
 from generator.planner.training_comm import dp_bytes_per_gpu, links_between  # noqa: E402
 from generator.sizing.architecture import parse_architecture  # noqa: E402
-from generator.sizing.constants import Constants, with_overrides  # noqa: E402
+from generator.sizing.constants import with_overrides  # noqa: E402
 from generator.sizing.performance import (  # noqa: E402
     accelerator_for,
     static_batch_seconds,
@@ -70,14 +70,24 @@ def _training_kwargs(row: dict[str, Any]) -> dict[str, Any]:
     if "framework" in TrainingSetup._fields:  # the BEFORE figures predate framework profiles
         kwargs["framework"] = row["profile"]
         kwargs["loss"] = row.get("loss")
+    for technique in ("activation_offload", "optimizer_in_backward", "fused_kernels", "lora_dropout", "offload_optimizer"):
+        if technique in row and technique in TrainingSetup._fields:
+            kwargs[technique] = row[technique]
     return kwargs
+
+
+#: What a row's figure counts: PyTorch's allocated/active peak leaves out the CUDA context, NCCL and the
+#: caching allocator's slack, which the engine's overhead holds; reserved and nvidia-smi figures include them.
+TORCH_COUNTED = ("allocated", "active")
 
 
 def predict_training(row: dict[str, Any]) -> float:
     """Predicted peak GB per GPU of a fine-tuning row."""
     arch = parse_architecture(find_model(row["model"]).config)
     setup = TrainingSetup(**_training_kwargs(row))
-    return size_training(arch, setup, Parallelism(), Constants()).per_gpu.total / GB
+    per_gpu = size_training(arch, setup, Parallelism(), with_overrides(dict(OVERRIDES))).per_gpu
+    counted = per_gpu.total - (per_gpu.overhead if row.get("measured_as") in TORCH_COUNTED else 0)
+    return counted / GB
 
 
 def predict_weights(row: dict[str, Any]) -> float:
@@ -319,15 +329,20 @@ FIT_ENGINES = ("tensorrt-llm",)
 def fit() -> dict[str, float]:
     """Grid search minimising the mean over in-sample throughput groups of (median + p90) |error|: all groups at once."""
 
-    def score() -> float:
-        scores: list[float] = [
-            g["median_abs_error"] + g["p90_abs_error"]
-            for name, g in evaluate().items()
-            if name.split()[:2] in (["throughput", engine] for engine in FIT_ENGINES) and g["median_abs_error"] is not None
-        ]
-        return sum(scores) / len(scores)
+    def in_sample(name: str) -> bool:
+        return any(name.startswith(f"throughput {engine} ") for engine in FIT_ENGINES)
 
-    return _grid_search(FIT_GRID, score)
+    return _grid_search(FIT_GRID, lambda: _mean_group_score(in_sample))
+
+
+def _mean_group_score(selected: Callable[[str], bool]) -> float:
+    """Mean over the selected groups (by name) of (median + p90) |error|."""
+    scores: list[float] = [
+        g["median_abs_error"] + g["p90_abs_error"]
+        for name, g in evaluate().items()
+        if selected(name) and g["median_abs_error"] is not None
+    ]
+    return sum(scores) / len(scores)
 
 
 #: The grid ``--fit-training`` searches: the training-utilisation constants that are not physics.
@@ -357,6 +372,19 @@ def fit_training() -> dict[str, float]:
     return _grid_search(TRAINING_FIT_GRID, score)
 
 
+#: The grid ``--fit-memory`` searches: the fine-tuning memory constants that are not physics.
+MEMORY_FIT_GRID: dict[str, tuple[float, ...]] = {
+    "logits_bytes_per_element": (8.0, 10.0, 12.0, 14.0, 16.0, 18.0),
+    "training_overhead_bytes": tuple(float(m * 2**20) for m in (512, 768, 1024, 1280, 1536)),
+}
+
+
+def fit_memory() -> dict[str, float]:
+    """Grid search minimising the mean over every fine-tuning memory group of (median + p90) |error|: all groups at once."""
+
+    return _grid_search(MEMORY_FIT_GRID, lambda: _mean_group_score(lambda name: name.startswith("memory")))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the report (or save the BEFORE figures, or fit the performance constants)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -364,7 +392,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save-before", action="store_true", help=f"write the current figures to {BEFORE.name}")
     parser.add_argument("--fit", action="store_true", help="grid-search the performance constants over all groups at once")
     parser.add_argument("--fit-training", action="store_true", help="grid-search the training-utilisation constants")
+    parser.add_argument("--fit-memory", action="store_true", help="grid-search the fine-tuning memory constants")
     args = parser.parse_args(argv)
+    if args.fit_memory:
+        print(json.dumps(fit_memory(), sort_keys=True))
+        return 0
     if args.fit_training:
         print(json.dumps(fit_training(), sort_keys=True))
         return 0

@@ -56,7 +56,8 @@ def test_vllm_run_errors_and_the_fitted_constant_reproduce_the_run() -> None:
     constants = fitted(text)
     again = estimate_json(*VLLM_SETUP, "--set", f"non_torch_bytes={constants['non_torch_bytes']:.0f}")
     assert abs(again["capacity"]["kv_cache_tokens"] - kv_measured) < 16  # within one vLLM block
-    assert again["capacity"]["max_concurrency"] == pytest.approx(10.79, abs=0.01)
+    # one vLLM block of tokens and the log's two-decimal rounding
+    assert again["capacity"]["max_concurrency"] == pytest.approx(10.79, abs=0.015)
 
 
 @pytest.mark.parametrize(

@@ -116,7 +116,7 @@ def test_kv_capacity_close_to_vllm_on_rtx_3090() -> None:
     # vLLM V0 profiled activations at max_model_len tokens; total memory as torch reports it.
     row = calibration()["vllm_memory"][0]
     arch = parse_architecture(find_model(row["model"]).config)
-    consts = with_overrides({"prefill_chunk_tokens": row["max_model_len"], "non_torch_bytes": 0, "cuda_graph_bytes": 0})
+    consts = with_overrides({"prefill_chunk_tokens": row["max_model_len"], "non_torch_bytes": 0, "cuda_graph_bytes_per_size": 0})
     mem = size_inference(
         arch, weight_format("bf16"), 16, row["max_model_len"], 1, Parallelism(), consts, int(row["total_gpu_memory_gib"] * GIB)
     )

@@ -46,7 +46,8 @@ EPILOG = (
 #: Options that only training reads, and those that only an existing machine (``--ram-gib``) reads.
 TRAINING_OPTIONS = (
     "optimizer", "zero_stage", "micro_batch", "seq_len", "checkpointing", "flash_attention", "lora_rank", "lora_targets",
-    "offload_optimizer", "offload_params", "framework", "loss", "activation_offload", "optimizer_in_backward", "max_seq_len",
+    "offload_optimizer", "offload_params", "framework", "loss", "activation_offload", "optimizer_in_backward", "fused_kernels",
+    "max_seq_len",
 )  # fmt: skip
 LORA_OPTIONS = ("lora_rank", "lora_targets")
 MACHINE_OPTIONS = (
@@ -99,7 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     t = p.add_argument_group("training (with --train)")
     t.add_argument("--train", choices=("full", "lora", "qlora"), help="size a training / fine-tuning job instead of inference")
     t.add_argument(
-        "--optimizer", default="adamw", help="adamw (16 B/param), adamw-torch-amp (18), adamw-bf16, adamw-8bit, sgd, adafactor"
+        "--optimizer",
+        default="adamw",
+        help="adamw (16 B/param), adamw-torch-amp (18), adamw-bf16, adamw-8bit, adamw-8bit-bf16, sgd, adafactor",
     )
     t.add_argument("--zero", type=int, default=0, dest="zero_stage", choices=(0, 1, 2, 3), help="ZeRO / FSDP sharding stage")
     t.add_argument("--gpus", type=int, help="total GPUs of the job (data parallel = gpus / (tp x pp))")
@@ -131,12 +134,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="fine-tuning framework whose defaults apply: hf, trl, trl+liger, torchtune, unsloth, axolotl, axolotl+liger, "
         "llama-factory, deepspeed, fsdp2, megatron",
     )
-    t.add_argument("--loss", choices=("standard", "chunked", "fused"), help="cross-entropy: full logits, chunked or fused")
+    t.add_argument(
+        "--loss",
+        choices=("standard", "chunked", "inplace", "fused"),
+        help="cross-entropy: full logits, chunked, in-place or fused",
+    )
     t.add_argument(
         "--activation-offload", action="store_const", const=True, default=None, help="checkpointed activations in host RAM"
     )
     t.add_argument(
         "--optimizer-in-backward", action="store_const", const=True, default=None, help="step each parameter during backward"
+    )
+    t.add_argument(
+        "--fused-kernels",
+        action="store_const",
+        const=True,
+        default=None,
+        help="RMSNorm and SwiGLU fused (torch.compile, Liger, Unsloth): they save only their inputs",
     )
     t.add_argument("--max-seq-len", action="store_true", help="answer the longest training sequence that fits --gpu")
     o = p.add_argument_group("an existing machine (with --ram-gib): offload planning")
@@ -359,6 +373,7 @@ def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         loss=args.loss,
         activation_offload=args.activation_offload,
         optimizer_in_backward=args.optimizer_in_backward,
+        fused_kernels=args.fused_kernels,
         max_seq_len=args.max_seq_len,
         constants=tuple(args.set),
         fixed=_fixed_machine(args),

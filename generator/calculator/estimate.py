@@ -81,6 +81,7 @@ class EstimateRequest(NamedTuple):
     loss: str | None = None
     activation_offload: bool | None = None
     optimizer_in_backward: bool | None = None
+    fused_kernels: bool | None = None
     #: Answer the longest training sequence that fits ``gpu`` (``--max-seq-len``).
     max_seq_len: bool = False
 
@@ -319,6 +320,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             loss=loss,
             activation_offload=activation_offload,
             optimizer_in_backward=optimizer_in_backward,
+            fused_kernels=setup.kernels_fused(),
         )
         result["memory"] = {"per_gpu": breakdown.as_dict()}
         if gpu:
@@ -492,6 +494,7 @@ def _training(req: EstimateRequest, model: ResolvedModel, par: Parallelism, cons
         loss=req.loss,
         activation_offload=req.activation_offload,
         optimizer_in_backward=req.optimizer_in_backward,
+        fused_kernels=req.fused_kernels,
     )
     return setup, size_training(model.architecture, setup, par, consts)
 

@@ -87,6 +87,7 @@ def _setup(spec: TrainingSpec, zero: int, dp: int, micro_batch: int | None = Non
         loss=spec.loss,
         activation_offload=spec.activation_offload,
         optimizer_in_backward=spec.optimizer_in_backward,
+        fused_kernels=spec.fused_kernels,
     )
 
 

@@ -20,7 +20,8 @@ class Constants(NamedTuple):
     gpu_memory_utilization: float = 0.9
     non_torch_bytes: int = 512 * MIB
     nccl_bytes: int = 256 * MIB
-    cuda_graph_bytes: int = 512 * MIB
+    cuda_graph_bytes_per_size: int = 8 * MIB
+    sampler_bytes_per_logit: int = 28
     prefill_chunk_tokens: int = 8192
     activation_mlp_copies: int = 3
     activation_hidden_copies: int = 4
@@ -30,7 +31,7 @@ class Constants(NamedTuple):
 
     # --- training ---
     training_overhead_bytes: int = 1 * GIB
-    logits_bytes_per_element: int = 10
+    logits_bytes_per_element: int = 12
     zero3_live_layers: int = 2
 
     # --- performance (roofline) ---
@@ -98,10 +99,16 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "vLLM PR #10511: non-torch memory grows from 1.79 to 3.58 GiB at TP=2 on 80 GB GPUs; "
         "#13061: 0.25 GiB total at TP=2 on 4090s; a planning value",
     ),
-    "cuda_graph_bytes": (
-        "Memory held by captured CUDA graphs for decode batch sizes, per GPU.",
-        "vLLM logs 'Graph capturing finished ... took 0.3-1 GiB' for 7B-70B models; vLLM >= 0.11 "
-        "reserves it in the memory budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS); planning value",
+    "cuda_graph_bytes_per_size": (
+        "Fixed memory of one captured CUDA-graph batch size (beyond the shared pool of the largest batch), per GPU.",
+        "vLLM logs 'Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)' then 'Estimated "
+        "CUDA graph memory: 0.73 GiB total' (vllm PR #39559), 'PIECEWISE=16 (largest=16)' 0.36 GiB (gpustack/runner "
+        "PR #251): 8-23 MiB per captured graph; a planning value at the low end (the larger figure is a TP=2 worker)",
+    ),
+    "sampler_bytes_per_logit": (
+        "Bytes per (row x vocab) of vLLM's dummy sampler run: fp32 logits, the sort's values and int64 indices, "
+        "softmax, cumulative sum, mask and the scatter back, with the bf16 logits they come from.",
+        "vllm/v1/sample/ops/topk_topp_sampler.py (apply_top_k_top_p): 2 + 4 + 4 + 8 + 4 + 1 + 4 = 27, rounded up",
     ),
     "prefill_chunk_tokens": (
         "Tokens processed in one forward pass during the profiling run / chunked prefill (max_num_batched_tokens).",
@@ -135,7 +142,9 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     ),
     "logits_bytes_per_element": (
         "Bytes per (token x vocab) at the loss peak: bf16 logits, their fp32 upcast and the fp32 log-softmax saved for backward.",
-        "transformers ForCausalLMLoss upcasts logits to float32 before cross_entropy",
+        "transformers ForCausalLMLoss upcasts logits to float32 before cross_entropy (2 + 4 + 4 = 10 at the end of "
+        "forward; the fp32 gradient of the log-softmax adds to it in backward); 12 fitted across every fine-tuning "
+        "memory group at once (benchmarks/calibration_report.py --fit-memory)",
     ),
     "zero3_live_layers": (
         "Decoder layers whose full parameters ZeRO-3 / FSDP gathers at once (current + prefetched).",

@@ -14,6 +14,11 @@ Techniques and what they change in the memory sum:
   keeps the layer being recomputed.
 - ``optimizer_in_backward``: each parameter's step runs as soon as its gradient exists, so the
   gradients of the whole model never coexist (torchtune ``optimizer_in_bwd``).
+- ``fused_kernels``: RMSNorm and SwiGLU run fused and save only their inputs (torch.compile,
+  torchtune ``compile: True``; Liger's ``LigerRMSNorm``/``LigerSwiGLUMLP``; Unsloth's Triton kernels);
+  eager PyTorch also saves RMSNorm's fp32 upcast and SwiGLU's activation output.
+- ``inplace`` loss: the bf16 logits are materialised and the loss kernel writes their gradient in
+  place (Unsloth's ``Fast_CrossEntropyLoss`` before it adopted chunked/cut cross-entropy): 2 bytes.
 
 Sources of the defaults: torchtune recipe configs (``recipes/configs``: chunked CE since v0.3,
 activation checkpointing on, offloading off); Unsloth README ("unsloth" gradient checkpointing,
@@ -30,7 +35,7 @@ from typing import NamedTuple
 from generator.errors import InputError
 from generator.sizing.precision import lookup
 
-LOSSES = ("standard", "chunked", "fused")
+LOSSES = ("standard", "chunked", "inplace", "fused")
 
 #: Chunks of torchtune's ``CEWithChunkedOutputLoss``.
 CHUNKED_LOSS_CHUNKS = 8
@@ -44,6 +49,7 @@ class FrameworkProfile(NamedTuple):
     loss: str = "standard"
     activation_offload: bool = False
     optimizer_in_backward: bool = False
+    fused_kernels: bool = False
 
 
 FRAMEWORKS: dict[str, FrameworkProfile] = {
@@ -51,11 +57,19 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
     for f in (
         FrameworkProfile("hf", "Hugging Face Trainer / PEFT"),
         FrameworkProfile("trl", "TRL SFTTrainer (Hugging Face Trainer underneath)"),
-        FrameworkProfile("trl+liger", "TRL with use_liger_kernel=True", loss="fused"),
+        FrameworkProfile("trl+liger", "TRL with use_liger_kernel=True", loss="fused", fused_kernels=True),
         FrameworkProfile("torchtune", "torchtune recipes (CEWithChunkedOutputLoss)", loss="chunked"),
-        FrameworkProfile("unsloth", "Unsloth (fused CE, 'unsloth' offloaded gradient checkpointing)", "fused", True),
+        FrameworkProfile(
+            "unsloth",
+            "Unsloth (fused CE, 'unsloth' offloaded gradient checkpointing, Triton kernels)",
+            "fused",
+            True,
+            fused_kernels=True,
+        ),
         FrameworkProfile("axolotl", "axolotl without Liger"),
-        FrameworkProfile("axolotl+liger", "axolotl with the Liger plugin (fused linear cross-entropy)", loss="fused"),
+        FrameworkProfile(
+            "axolotl+liger", "axolotl with the Liger plugin (fused linear cross-entropy)", loss="fused", fused_kernels=True
+        ),
         FrameworkProfile("llama-factory", "LLaMA-Factory (Hugging Face Trainer)"),
         FrameworkProfile("deepspeed", "DeepSpeed ZeRO through the Hugging Face Trainer"),
         FrameworkProfile("fsdp2", "PyTorch FSDP2 (fully_shard) with a plain training loop"),
@@ -87,6 +101,8 @@ def logits_bytes_per_element(loss: str, standard_bytes: int) -> float:
     if loss == "chunked":
         # bf16 logits of every chunk stay for backward; the fp32 upcast and log-softmax of one chunk at a time
         return 2.0 + (standard_bytes - 2.0) / CHUNKED_LOSS_CHUNKS
+    if loss == "inplace":
+        return 2.0
     if loss == "fused":
         return 0.0
     raise InputError(f"unknown loss '{loss}'; choose one of {', '.join(LOSSES)}")

@@ -107,17 +107,21 @@ def size_inference(
     """Per-GPU memory of one replica serving ``sequences`` x ``context_tokens``.
 
     With ``gpu_memory_bytes`` it also computes the KV capacity the way vLLM does:
-    usable = memory x utilization - weights - activation peak - non-torch - CUDA graphs.
+    usable = memory x utilization - weights - activation peak - non-torch - CUDA graphs, the reservation
+    from :mod:`generator.sizing.vllm_reservation` (profiling forward and sampler, graph pool by captured sizes).
     """
+    from generator.sizing.vllm_reservation import vllm_reservation  # imports this module's helpers
+
     weights = size_weights(arch, fmt, par)
     kv = size_kv_cache(arch, kv_bits, context_tokens, sequences, par)
     act_bits = 16
     chunk = min(consts.prefill_chunk_tokens, max(context_tokens, 1) * max(sequences, 1))
-    activations = inference_activation_bytes(arch, par, chunk, act_bits, consts)
+    reserved = vllm_reservation(arch, par, consts, chunk, act_bits)
+    activations = reserved.activation_peak_bytes
     parts = {
         "non_torch": consts.non_torch_bytes,
-        "nccl": consts.nccl_bytes if par.gpus > 1 else 0,
-        "cuda_graphs": consts.cuda_graph_bytes,
+        "nccl": reserved.non_torch_bytes - consts.non_torch_bytes,
+        "cuda_graphs": reserved.cuda_graph_bytes,
         "rope_cache": rope_cache_bytes(arch, act_bits),
     }
     per_gpu = MemoryBreakdown(weights.per_gpu_bytes, kv.per_gpu_bytes, activations, 0, 0, sum(parts.values()))

@@ -12,6 +12,8 @@ adamw-torch-amp     4        4      8 = m + v, plus a 2-byte bf16 copy of every 
                                     "~18 bytes" of Hugging Face's guide, and the seed article).
 adamw-bf16          2        2      4 = m + v in bf16 (pure bf16 training): 8 bytes/param.
 adamw-8bit          2        2      6 = fp32 master + 8-bit m + v (bitsandbytes): 10.
+adamw-8bit-bf16     2        2      2 = 8-bit m + v over bf16 parameters (torchtune ``dtype: bf16``
+                                    with bitsandbytes AdamW8bit): 6 bytes/param.
 sgd                 2        2      8 = fp32 master + momentum: 12.
 adafactor           2        2      4 (fp32 master) + factored second moment (rows + cols per
                                     matrix, fp32), no first moment: ~8.
@@ -24,9 +26,12 @@ weights (the frozen base of LoRA too), over the data-parallel GPUs; ZeRO-3 then 
 
 Activations per layer and token follow Korthikanti et al. (arXiv:2205.05198) generalised to
 GQA and gated MLPs: the tensors autograd saves are the norm inputs, the attention input, Q, K,
-V, the attention output, the MLP input, and four intermediate-width tensors (gate, up, act, product);
-without FlashAttention the ``heads x seq`` score and probability matrices too. Full activation
-checkpointing keeps only each layer's input plus one layer being recomputed. Tensor parallelism
+V, the attention output, the MLP input, and three intermediate-width tensors (gate, up, product);
+without FlashAttention the ``heads x seq`` score and probability matrices too. Eager kernels add
+RMSNorm's fp32 input copies and SwiGLU's activation output (:func:`eager_kernel_bytes_per_token_per_layer`);
+fused kernels (torch.compile, Liger, Unsloth) do not. Full activation
+checkpointing keeps only each layer's input plus one layer being recomputed. Gradients replace
+activations during backward, so the peak holds the larger of the two, not their sum. Tensor parallelism
 with sequence parallelism divides activations by TP.
 """
 
@@ -36,13 +41,13 @@ import math
 from typing import NamedTuple
 
 from generator.errors import InputError
-from generator.sizing.architecture import ATTENTION, EXPERT, MLP, SHARED_EXPERT, Architecture, Linear
+from generator.sizing.architecture import ATTENTION, EXPERT, MLP, SHARED_EXPERT, Architecture, Layer, Linear
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import FrameworkProfile, framework_profile, logits_bytes_per_element
 from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, _ffn_width_per_token
 from generator.sizing.precision import WeightFormat, weight_format
-from generator.sizing.weights import Parallelism, size_weights
+from generator.sizing.weights import Parallelism, WeightSizes, size_weights
 
 
 class Optimizer(NamedTuple):
@@ -58,6 +63,9 @@ class Optimizer(NamedTuple):
     #: Transient bf16 weight copies cached by autocast, per parameter.
     cast_cache_bytes: int = 0
     factored: bool = False
+    #: Bytes per LoRA adapter parameter (and per its gradient): fp32 under PEFT's autocast, the working
+    #: precision when the whole model trains in bf16 (torchtune ``dtype: bf16``).
+    adapter_bytes: int = 4
 
 
 OPTIMIZERS: dict[str, Optimizer] = {
@@ -65,8 +73,9 @@ OPTIMIZERS: dict[str, Optimizer] = {
     for o in (
         Optimizer("adamw", 2, 2, 12, 8),
         Optimizer("adamw-torch-amp", 4, 4, 8, 8, cast_cache_bytes=2),
-        Optimizer("adamw-bf16", 2, 2, 4, 4),
+        Optimizer("adamw-bf16", 2, 2, 4, 4, adapter_bytes=2),
         Optimizer("adamw-8bit", 2, 2, 6, 2),
+        Optimizer("adamw-8bit-bf16", 2, 2, 2, 2, adapter_bytes=2),
         Optimizer("sgd", 2, 2, 8, 4),
         Optimizer("adafactor", 2, 2, 4, 0, factored=True),
     )
@@ -92,6 +101,8 @@ class TrainingSetup(NamedTuple):
     flash_attention: bool = True
     lora_rank: int = 16
     lora_targets: tuple[str, ...] = (LORA_ALL,)
+    #: PEFT ``lora_dropout``; above zero each adapted module saves its dropped-out input.
+    lora_dropout: float = 0.0
     offload_optimizer: bool = False
     offload_params: bool = False
     #: Precision of the frozen base for LoRA (QLoRA: nf4).
@@ -104,6 +115,8 @@ class TrainingSetup(NamedTuple):
     activation_offload: bool | None = None
     #: Optimizer step fused into backward (no whole-model gradients); None: the framework's.
     optimizer_in_backward: bool | None = None
+    #: RMSNorm and SwiGLU run as fused kernels (torch.compile, Liger, Unsloth); None: the framework's.
+    fused_kernels: bool | None = None
 
     def techniques(self) -> tuple[str, bool, bool]:
         """(loss, activation offload, optimizer in backward): the setup's own, else its framework's defaults."""
@@ -113,6 +126,12 @@ class TrainingSetup(NamedTuple):
             self.activation_offload if self.activation_offload is not None else profile.activation_offload,
             self.optimizer_in_backward if self.optimizer_in_backward is not None else profile.optimizer_in_backward,
         )
+
+    def kernels_fused(self) -> bool:
+        """Whether RMSNorm and SwiGLU save only their inputs: the setup's own choice, else its framework's default."""
+        if self.fused_kernels is not None:
+            return self.fused_kernels
+        return framework_profile(self.framework).fused_kernels if self.framework else False
 
     @property
     def base_precision_name(self) -> str:
@@ -186,8 +205,52 @@ def activation_bytes_per_token_per_layer(arch: Architecture, seq_len: int, flash
     attn = widest
     if not flash_attention:
         attn += 2 * arch.num_attention_heads * seq_len  # scores and probabilities
-    mlp = 2 * h + 4 * _ffn_width_per_token(arch)
+    mlp = 2 * h + 3 * _ffn_width_per_token(arch)
     return (attn + mlp) * act_bytes
+
+
+def eager_kernel_bytes_per_token_per_layer(arch: Architecture, trainable_norms: bool, act_bytes: int = 2) -> int:
+    """What eager PyTorch saves beyond fused kernels, per token and layer.
+
+    Eager RMSNorm (Hugging Face ``LlamaRMSNorm``, torchtune ``RMSNorm``) saves its fp32 upcast instead of
+    the bf16 input (``2h`` bytes more per norm, two norms per layer) and, when the norm weight trains, the
+    bf16 normalised tensor for the weight's gradient (``2h`` more); eager SwiGLU saves ``silu(gate)`` beside
+    gate and up (one more intermediate-width tensor). torch.compile, Liger and Unsloth's Triton kernels
+    save the inputs only.
+    """
+    per_norm = arch.hidden_size * (2 if trainable_norms else 1)
+    return (2 * per_norm + _ffn_width_per_token(arch)) * act_bytes
+
+
+def backward_transient_bytes_per_token(arch: Architecture, act_bytes: int = 2) -> int:
+    """Gradients that exist only while one layer's backward runs, beside everything saved.
+
+    The MLP's backward holds d(product) from ``down_proj`` and computes d(gate) and d(up) from it: three
+    intermediate-width tensors at once. FlashAttention's backward holds an fp32 dQ accumulator with dQ, dK
+    and dV. The larger of the two sets the transient.
+    """
+    kv_width = 2 * arch.num_kv_heads * arch.head_dim
+    attention = 2 * arch.num_attention_heads * arch.head_dim * 2 + kv_width  # fp32 dQ accumulator and bf16 dQ, then dK, dV
+    return max(3 * _ffn_width_per_token(arch), attention) * act_bytes
+
+
+def lora_dropout_bytes_per_token_per_layer(arch: Architecture, targets: tuple[str, ...]) -> int:
+    """PEFT's LoRA dropout: each adapted module saves ``dropout(x)`` (bf16) and its mask (1 byte) per input feature.
+
+    Modules that share an input (q/k/v, gate/up) each draw their own dropout, so each keeps its own copy.
+    Zero when ``lora_dropout`` is 0 (PEFT then passes ``x`` through unchanged).
+    """
+    lora_targets(arch, targets)  # refuses targets that match nothing
+
+    def adapted_inputs(layer: Layer) -> int:
+        total = 0
+        for lin in layer.linears:
+            adapted = LORA_ALL in targets or lin.name.rsplit(".", 1)[-1] in targets
+            if lin.group in (ATTENTION, MLP, EXPERT, SHARED_EXPERT) and adapted:
+                total += lin.in_features * (layer.experts_per_token if lin.group == EXPERT else lin.copies)
+        return total
+
+    return max(adapted_inputs(layer) for layer in arch.layers) * (2 + 1)
 
 
 def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, consts: Constants) -> TrainingMemory:
@@ -201,9 +264,11 @@ def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, co
     mp_fraction = full_shard.per_gpu_bytes / full_shard.total_bytes
     largest_layer = max(full_shard.layer_bytes) / par.tp
 
-    def zero3(replica_weights: float) -> float:
-        # sharded over data parallel, plus the gathered layers in flight; never more than the whole replica
-        return min(replica_weights, replica_weights / dp + consts.zero3_live_layers * largest_layer)
+    def zero3(replica_weights: float, root_bytes: float) -> float:
+        # sharded over data parallel, plus the gathered layers in flight and the root unit, which FSDP
+        # keeps gathered from forward through backward; never more than the whole replica
+        gathered = consts.zero3_live_layers * largest_layer + root_bytes * (1 - 1 / dp)
+        return min(replica_weights, replica_weights / dp + gathered)
 
     host = 0.0
     weights: float
@@ -214,7 +279,7 @@ def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, co
         trainable = arch.params_total
         weights = params * opt.weight_bytes
         if setup.zero_stage >= 3:
-            weights = zero3(weights)
+            weights = zero3(weights, root_unit_bytes(full_shard, par))
         grads = params * opt.grad_bytes / (dp if setup.zero_stage >= 2 else 1)
         states = params * opt.state_bytes / (dp if setup.zero_stage >= 1 else 1)
         if opt.factored:
@@ -229,20 +294,23 @@ def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, co
     else:
         base_fmt: WeightFormat = weight_format(setup.base_precision_name)
         base = size_weights(arch, base_fmt, par)
-        weights = zero3(base.per_gpu_bytes) if setup.zero_stage >= 3 else base.per_gpu_bytes
+        root = root_unit_bytes(base, par)
+        weights = zero3(base.per_gpu_bytes, root) if setup.zero_stage >= 3 else base.per_gpu_bytes
         trainable = lora_params(arch, setup.lora_rank, setup.lora_targets)
         adapters = trainable * mp_fraction
-        weights += adapters * 4
-        grads = adapters * 4 / (dp if setup.zero_stage >= 2 else 1)
+        weights += adapters * opt.adapter_bytes
+        grads = adapters * opt.adapter_bytes / (dp if setup.zero_stage >= 2 else 1)
         states = adapters * opt.moment_bytes / (dp if setup.zero_stage >= 1 else 1)
         if setup.offload_optimizer:
             host += states
             states = 0
         if setup.offload_params:
             # FSDP / ZeRO-3 CPU offload of the frozen base: the GPU holds only the layers being gathered
-            live = min(weights, consts.zero3_live_layers * max(base.layer_bytes) / par.tp)
-            host += weights - live
-            weights = live + adapters * 4
+            # FSDP gathers the root unit (embeddings, LM head, final norm) onto the GPU as well
+            frozen = weights - adapters * opt.adapter_bytes
+            live = min(frozen, consts.zero3_live_layers * max(base.layer_bytes) / par.tp + root)
+            host += frozen - live
+            weights = live + adapters * opt.adapter_bytes
         if base_fmt.is_quantized:
             # one matrix is dequantized to bf16 at a time for the matmul
             weights += max(lin.in_features * lin.out_features for layer in arch.layers for lin in layer.linears) * 2 / par.tp
@@ -251,6 +319,10 @@ def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, co
     per_layer = activation_bytes_per_token_per_layer(
         arch, setup.sequence_length, setup.flash_attention or setup.checkpointing == "selective"
     )
+    if not setup.kernels_fused():
+        per_layer += eager_kernel_bytes_per_token_per_layer(arch, trainable_norms=setup.method == "full")
+    if setup.method != "full" and setup.lora_dropout > 0:
+        per_layer += lora_dropout_bytes_per_token_per_layer(arch, setup.lora_targets)
     layers_on_first_stage = math.ceil(arch.num_layers / par.pp)
     # 1F1B keeps pp micro-batches in flight on the first stage: layers/pp x pp = all layers' worth.
     in_flight = layers_on_first_stage * min(par.pp, math.ceil(arch.num_layers / layers_on_first_stage))
@@ -261,12 +333,17 @@ def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, co
         on_host = kept
         kept = 2 * arch.hidden_size * 2 + per_layer if setup.checkpointing == "full" else 2 * per_layer
         host += (on_host - kept) * tokens / par.tp
-    act_per_token = kept // par.tp
+    act_per_token = (kept + backward_transient_bytes_per_token(arch)) // par.tp
     logits = math.ceil(math.ceil(arch.vocab_size / par.tp) * logits_bytes_per_element(loss, consts.logits_bytes_per_element))
     activations = tokens * (act_per_token + logits)
     if optimizer_in_backward:
         # each parameter steps as its gradient arrives: one layer's gradients at a time
         grads = min(grads, largest_layer / 2 * opt.grad_bytes)
+    # Backward frees each layer's saved activations as it allocates that layer's gradients: the step peaks at
+    # its start (every activation, no gradient yet) or at its end (every gradient, the first layer's working
+    # set), never holding both in full. The breakdown shows the gradients whole and the activations beyond them.
+    end_of_backward = tokens * ((per_layer + backward_transient_bytes_per_token(arch)) // par.tp)
+    activations = max(activations, math.ceil(grads) + end_of_backward) - math.ceil(grads)
 
     overhead = consts.training_overhead_bytes + (consts.nccl_bytes if dp * par.gpus > 1 else 0)
     per_gpu = MemoryBreakdown(
@@ -278,6 +355,15 @@ def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, co
         overhead=overhead,
     )
     return TrainingMemory(per_gpu, trainable, math.ceil(host), act_per_token + logits)
+
+
+def root_unit_bytes(sizes: WeightSizes, par: Parallelism) -> float:
+    """Bytes of FSDP's root unit on one GPU: what is not inside a decoder layer (embeddings, LM head, final norm).
+
+    FSDP wraps each decoder layer; the rest is the root's flat parameter, which FSDP1 does not reshard
+    after forward (it is used again at once in backward) - it stays gathered for the whole step.
+    """
+    return (sizes.embedding_bytes + sizes.lm_head_bytes + sizes.other_bytes) / par.tp
 
 
 def _factored_state_bytes(arch: Architecture) -> int:

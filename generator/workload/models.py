@@ -52,9 +52,10 @@ class TrainingSpec(_Model):
     flash_attention: bool = True
     offload_optimizer: bool = False
     framework: str | None = None
-    loss: Literal["standard", "chunked", "fused"] | None = None
+    loss: Literal["standard", "chunked", "inplace", "fused"] | None = None
     activation_offload: bool | None = None
     optimizer_in_backward: bool | None = None
+    fused_kernels: bool | None = None
     dataset_tokens: int | None = None
     epochs: float = 1.0
     deadline_hours: float | None = None
