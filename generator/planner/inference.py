@@ -102,6 +102,9 @@ def best_point(
     if not _meets_slo(_point(model, shape, spec, 1, consts), spec):
         return None
     low, high = 1, max(1, max_batch)
+    top = _point(model, shape, spec, high, consts)
+    if _meets_slo(top, spec):  # latency grows with the batch: the search would end here
+        return top
     while low < high:
         mid = (low + high + 1) // 2
         if _meets_slo(_point(model, shape, spec, mid, consts), spec):
