@@ -10,6 +10,7 @@ interleaved with decode (chunked prefill) stretch each decode step by the comput
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from generator import catalog
@@ -98,17 +99,79 @@ def best_point(
     max_batch: int,
     consts: Constants,
 ) -> OperatingPoint | None:
-    """The highest-rate operating point that meets the SLOs, or None (binary search over batch)."""
-    if not _meets_slo(_point(model, shape, spec, 1, consts), spec):
+    """The highest-rate operating point that meets the SLOs, or None: the largest batch that meets them.
+
+    Latency grows with the batch, so the batches that meet the SLOs are ``1..b``; ``b`` is searched
+    by :func:`largest_meeting`.
+    """
+    first = _point(model, shape, spec, 1, consts)
+    if not _meets_slo(first, spec):
         return None
-    low, high = 1, max(1, max_batch)
-    while low < high:
-        mid = (low + high + 1) // 2
-        if _meets_slo(_point(model, shape, spec, mid, consts), spec):
-            low = mid
-        else:
-            high = mid - 1
+    high = max(1, max_batch)
+    if high == 1:
+        return first
+    top = _point(model, shape, spec, high, consts)
+    if _meets_slo(top, spec):
+        return top
+    low = largest_meeting(
+        1, _slo_excess(first, spec), high, _slo_excess(top, spec), lambda b: _probe(model, shape, spec, b, consts)
+    )
     return _point(model, shape, spec, low, consts)
+
+
+def _probe(
+    model: ResolvedModel,
+    shape: tuple[Parallelism, InferenceMemory, int, Accelerator],
+    spec: InferenceSpec,
+    batch: int,
+    consts: Constants,
+) -> tuple[bool, float]:
+    point = _point(model, shape, spec, batch, consts)
+    return _meets_slo(point, spec), _slo_excess(point, spec)
+
+
+def _slo_excess(point: OperatingPoint, spec: InferenceSpec) -> float:
+    """How far the point is past its tightest latency target, as a fraction (negative: within); only steers the search."""
+    slo = spec.slo
+    ratios = [
+        point.tpot_s * 1000 / slo.tpot_ms if slo.tpot_ms else 0.0,
+        point.ttft_s * 1000 / slo.ttft_p95_ms if slo.ttft_p95_ms else 0.0,
+    ]
+    return max(ratios) - 1.0
+
+
+def largest_meeting(
+    low: int, low_excess: float, high: int, high_excess: float, probe: Callable[[int], tuple[bool, float]]
+) -> int:
+    """The largest batch in ``[low, high)`` that meets a monotone predicate, given that ``low`` meets and ``high`` does not.
+
+    ``probe(b)`` says whether ``b`` meets, and by how much it misses (an excess, steering the next guess). Guesses
+    interpolate the excess (latency is close to linear in the batch) and check the neighbour on the far side, so
+    a near-linear curve is bracketed in two or three probes; every third guess is a plain bisection, so the search
+    never takes more than about three times the probes of one.
+    """
+    step = 0
+    while high - low > 1:
+        step += 1
+        span = high_excess - low_excess
+        guess = low + int((high - low) * (-low_excess) / span) if step % 3 and span > 0 else (low + high) // 2
+        guess = min(max(guess, low + 1), high - 1)
+        meets, excess = probe(guess)
+        if meets:
+            low, low_excess = guess, excess
+            if guess + 1 < high:
+                meets, excess = probe(guess + 1)
+                if not meets:
+                    return guess
+                low, low_excess = guess + 1, excess
+        else:
+            high, high_excess = guess, excess
+            if guess - 1 > low:
+                meets, excess = probe(guess - 1)
+                if meets:
+                    return guess - 1
+                high, high_excess = guess - 1, excess
+    return low
 
 
 def point_for_rate(

@@ -20,6 +20,7 @@ from ruamel.yaml.resolver import VersionedResolver
 
 from generator.paths import data_dir
 from generator.render import md_escape
+from generator.render.yaml_emit import Block, NotEmittedError, Unsafe, emit
 from generator.units import GIB
 
 
@@ -54,12 +55,6 @@ def _represent_str(representer: SafeRepresenter, data: str) -> ScalarNode:
     return node
 
 
-class Unsafe(str):
-    """A string Ansible must take as data, never as a template: the YAML emitter writes it as ``!unsafe``."""
-
-    __slots__ = ()
-
-
 def _represent_unsafe(representer: SafeRepresenter, data: Unsafe) -> ScalarNode:
     """``!unsafe 'text'``; a string YAML 1.1 would read as a bool or number is only quoted.
 
@@ -81,15 +76,6 @@ def unsafe_strings(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [unsafe_strings(v) for v in value]
     return value
-
-
-class Block(str):
-    """A multi-line string the YAML emitter writes as a literal block (``|``): embedded files stay readable and short-lined.
-
-    Its lines must not end in blanks (:func:`to_yaml` strips blanks before line breaks).
-    """
-
-    __slots__ = ()
 
 
 def _represent_block(representer: SafeRepresenter, data: Block) -> ScalarNode:
@@ -127,7 +113,22 @@ _ESCAPED = re.compile("[^\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010f
 
 
 def to_yaml(value: Any) -> str:
-    """Block-style YAML of plain data with sorted keys, read alike by YAML 1.1 and 1.2 parsers."""
+    """Block-style YAML of plain data with sorted keys, read alike by YAML 1.1 and 1.2 parsers.
+
+    :func:`~generator.render.yaml_emit.emit` writes the common shapes (ruamel's bytes, faster); ruamel the rest.
+    """
+    data = _sorted(value)
+    try:
+        text = emit(data)
+    except NotEmittedError:
+        text = ruamel_yaml(data)
+    # folding a long value leaves blanks before line breaks ("key: ", "word "); YAML drops them when it
+    # folds plain and quoted scalars, and the only block scalars emitted (generated configs) have none
+    return _BLANKS_BEFORE_BREAK.sub("\n", text)
+
+
+def ruamel_yaml(value: Any) -> str:
+    """ruamel.yaml's block YAML of sorted plain data, as :func:`to_yaml` configures it (blanks before breaks kept)."""
     yaml = YAML(typ="safe", pure=True)
     yaml.Representer = _Representer
     yaml.default_flow_style = False
@@ -138,10 +139,8 @@ def to_yaml(value: Any) -> str:
         yaml.width = 1 << 30
     yaml.indent(mapping=2, sequence=4, offset=2)
     buf = io.StringIO()
-    yaml.dump(_sorted(value), buf)
-    # folding a long value leaves blanks before line breaks ("key: ", "word "); YAML drops them when it
-    # folds plain and quoted scalars, and the only block scalars emitted (generated configs) have none
-    return _BLANKS_BEFORE_BREAK.sub("\n", buf.getvalue())
+    yaml.dump(value, buf)
+    return buf.getvalue()
 
 
 def ansible_yaml(value: Any) -> str:

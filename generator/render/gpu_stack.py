@@ -15,9 +15,10 @@ from typing import Any, Literal
 from generator.catalog import gpus, software
 from generator.errors import InputError
 from generator.planner.plan import Plan
-from generator.render.env import Block, to_yaml
+from generator.render.env import to_yaml
 from generator.render.gpu_sharing import MIG_CONFIG_LABEL, MIG_DISABLED, device_plugin_config, mig_parted_config
 from generator.render.kube_objects import HEADER, dns_name, kustomize_directory, namespace_object
+from generator.render.yaml_emit import Block
 from generator.workload.models import GpuSharing
 
 NAMESPACE = "gpu-operator"

@@ -196,6 +196,7 @@ def gemm_efficiency(tokens: float, consts: Constants) -> float:
     return consts.prefill_compute_efficiency * tokens / (tokens + consts.gemm_half_efficiency_tokens)
 
 
+@memoized
 def _expert_flop_params(arch: Architecture) -> int:
     """Active routed-expert parameters per token (whole model)."""
     total = 0
@@ -231,6 +232,7 @@ def gemm_seconds(
     return dense_s + 2.0 * expert * tokens / gpus / (peak * gemm_efficiency(per_expert_tokens, consts))
 
 
+@memoized
 def attention_flops_per_token(arch: Architecture, context_tokens: int) -> float:
     """Attention FLOPs of one new token over its cached context, all layers (windows capped).
 

@@ -9,13 +9,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.scalarbool import ScalarBoolean
-
 from generator.errors import InputError, Location
 from generator.input_files import MAX_WORKLOAD_BYTES, read_text_limited
+from generator.workload.fast_yaml import read_plain_document
 
 #: A path into the document: mapping keys and sequence indexes.
 Path = tuple[str | int, ...]
@@ -120,6 +116,9 @@ def _plain(
     keys: dict[Path, tuple[int, int]],
     budget: _Budget | None = None,
 ) -> Any:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
+    from ruamel.yaml.scalarbool import ScalarBoolean
+
     budget = budget or _Budget(doc_file)
     budget.take(path, positions)
     tag = getattr(getattr(node, "tag", None), "value", None)
@@ -174,6 +173,13 @@ def parse_yaml(text: str, file: str) -> Document:
             f"the file has {pieces:,} lines and commas, more than the {MAX_YAML_PIECES:,} a workload may have",
             Location(file, 1, 1),
         )
+    fast = read_plain_document(text, MAX_NODES)
+    if fast is not None:  # an ordinary document, read by libyaml (see fast_yaml); ruamel reads the rest
+        return Document(file, *fast)
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
     yaml = YAML(typ="rt")
     yaml.allow_duplicate_keys = False
     try:

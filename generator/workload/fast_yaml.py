@@ -1,0 +1,149 @@
+"""A fast path for reading ordinary workload files: libyaml composes the nodes, positions come from their marks.
+
+ruamel.yaml's pure-Python round-trip parser is most of the cost of reading a workload. Most files are
+plain: mappings, lists, quoted or simple plain scalars, no anchors, aliases, tags or merge keys. For
+those, PyYAML's C parser (libyaml) gives the same nodes with the same start marks, and this module
+builds the same data and position tables :mod:`generator.workload.loader` builds from ruamel's
+round-trip nodes. Anything else returns None and the caller reads the file with ruamel, so every
+error, refusal and guarantee stays ruamel's: parse errors, duplicate keys, custom tags, aliases
+(counted against the expansion budget), merge keys, non-string keys, non-finite numbers, and any
+plain scalar whose type is not one of the unambiguous forms below (YAML 1.2 core schema, as ruamel
+reads it: ``yes`` and ``on`` are strings). The tests hold both paths to the same results.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+#: Plain scalars read here (anything else goes to ruamel): YAML 1.2 core-schema forms without ambiguity.
+_INT = re.compile(r"[-+]?[0-9]+")
+_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]+")
+_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_NULL = frozenset({"null", "Null", "NULL", "~"})
+_STRING_START = re.compile(r"[A-Za-z_/]")
+#: The tag this parser gives every scalar, sequence and mapping without an explicit tag.
+_IMPLICIT = "?implicit"
+_SEQ = "tag:yaml.org,2002:seq"
+_MAP = "tag:yaml.org,2002:map"
+#: Text read here: tabs, line feeds, printable ASCII and the printable Unicode planes; no directives (``%YAML 1.1``
+#: changes how ruamel types scalars), no ``!`` (tags), no carriage returns (marks count lines differently).
+_OUTSIDE = re.compile("[^\t\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd]|\ufeff|!|^%", re.MULTILINE)
+#: Most flow brackets read here: deep flow nesting goes to ruamel, which refuses it without recursing in C.
+MAX_BRACKETS = 1000
+
+Path = tuple[str | int, ...]
+Positions = dict[Path, tuple[int, int]]
+
+
+class _Decline(Exception):  # noqa: N818 (control flow inside this module, never raised out of it)
+    """The document is not one this fast path reads exactly like ruamel."""
+
+
+def _parser_class() -> Any:
+    try:
+        from yaml.cyaml import CParser  # type: ignore[import-untyped, unused-ignore]
+    except ImportError:  # PyYAML built without libyaml
+        return None
+
+    class _Composer(CParser):  # type: ignore[misc]
+        """libyaml's parser and composer; every untagged node gets the same marker tag, explicit tags stay visible."""
+
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+            return _IMPLICIT
+
+        def descend_resolver(self, parent: Any, index: Any) -> None:
+            """No path-dependent resolution."""
+
+        def ascend_resolver(self) -> None:
+            """No path-dependent resolution."""
+
+    return _Composer
+
+
+_COMPOSER: Any = None
+
+
+def read_plain_document(text: str, max_nodes: int) -> tuple[dict[str, Any], Positions, Positions] | None:
+    """(data, value positions, key positions) of an ordinary document, 1-based; None when ruamel must read it."""
+    global _COMPOSER  # noqa: PLW0603 (built once, on first use)
+    if _COMPOSER is None:
+        _COMPOSER = _parser_class() or False
+    if not _COMPOSER or text.count("[") + text.count("{") > MAX_BRACKETS or _OUTSIDE.search(text):
+        return None
+    parser = _COMPOSER(text)
+    try:
+        root = parser.get_single_node()
+    except Exception:
+        return None
+    finally:
+        parser.dispose()
+    if root is None or root.tag != _IMPLICIT or type(root).__name__ != "MappingNode":
+        return None
+    positions: Positions = {(): (1, 1)}
+    keys: Positions = {}
+    walk = _Walk(max_nodes)
+    try:
+        data = walk.value(root, (), positions, keys)
+    except (_Decline, RecursionError):
+        return None
+    return data, positions, keys
+
+
+class _Walk:
+    """Builds the plain data, refusing (with :class:`_Decline`) shared nodes and documents past the value budget."""
+
+    def __init__(self, max_nodes: int) -> None:
+        self.left = max_nodes
+        self.seen: set[int] = set()
+
+    def value(self, node: Any, path: Path, positions: Positions, keys: Positions) -> Any:
+        self.left -= 1
+        if self.left < 0 or node.tag != _IMPLICIT or id(node) in self.seen:  # an alias: the same node again
+            raise _Decline
+        self.seen.add(id(node))
+        kind = type(node).__name__
+        if kind == "ScalarNode":
+            return _scalar(node)
+        if kind == "SequenceNode":
+            items = []
+            for i, item in enumerate(node.value):
+                child = (*path, i)
+                positions[child] = (item.start_mark.line + 1, item.start_mark.column + 1)
+                items.append(self.value(item, child, positions, keys))
+            return items
+        if kind != "MappingNode":
+            raise _Decline
+        out: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if type(key_node).__name__ != "ScalarNode" or key_node.tag != _IMPLICIT:
+                raise _Decline
+            key = _scalar(key_node)
+            if not isinstance(key, str) or key in out or key == "<<":
+                raise _Decline
+            child = (*path, key)
+            keys[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            positions[child] = (value_node.start_mark.line + 1, value_node.start_mark.column + 1)
+            out[key] = self.value(value_node, child, positions, keys)
+        return out
+
+
+def _scalar(node: Any) -> Any:
+    value: str = node.value
+    if node.style:  # quoted or block: a string as written (libyaml gives plain scalars the style "")
+        if node.style in "|>" or node.start_mark.line == node.end_mark.line:
+            return value
+        raise _Decline  # a quoted scalar over several lines: left to ruamel's folding
+    if node.start_mark.line != node.end_mark.line or not value:
+        raise _Decline
+    if value in _BOOL:
+        return _BOOL[value]
+    if value in _NULL:
+        return None
+    if _INT.fullmatch(value):
+        return int(value)
+    if _FLOAT.fullmatch(value):
+        return float(value)
+    if _STRING_START.match(value) and value.lower() not in ("true", "false", "null"):
+        return value
+    raise _Decline

@@ -1,0 +1,99 @@
+"""The batch search of ``best_point`` finds what a plain bisection finds, in fewer probes."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from generator.calculator.estimate import default_precision
+from generator.calculator.model_source import ResolvedModel
+from generator.planner.inference import OperatingPoint, _meets_slo, _point, best_point, largest_meeting
+from generator.planner.options import allowed_hardware
+from generator.planner.slo import effective_slo
+from generator.sizing.constants import Constants
+from generator.sizing.memory import InferenceMemory, size_inference
+from generator.sizing.performance import Accelerator, accelerator_for
+from generator.sizing.precision import kv_cache_bits, weight_format
+from generator.sizing.weights import Parallelism
+from generator.workload import load_workload
+from generator.workload.models import InferenceDeployment, InferenceSpec
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(min_value=1, max_value=4000),
+    st.data(),
+    st.floats(min_value=0.01, max_value=100.0),
+    st.floats(min_value=0.0, max_value=3.0),
+)
+def test_largest_meeting_finds_the_threshold(span: int, data: st.DataObject, slope: float, curve: float) -> None:
+    """Any monotone predicate: the answer is its last meeting batch, within three bisections' worth of probes."""
+    low, high = 1, 1 + span
+    threshold = data.draw(st.integers(min_value=low, max_value=high - 1))
+    probes: list[int] = []
+
+    def excess(batch: int) -> float:  # monotone, not linear, zero crossing just past the threshold
+        x = batch - threshold - 0.5
+        return slope * x * (1 + curve * abs(x) / span)
+
+    def probe(batch: int) -> tuple[bool, float]:
+        probes.append(batch)
+        return batch <= threshold, excess(batch)
+
+    assert largest_meeting(low, excess(low), high, excess(high), probe) == threshold
+    assert all(low < b < high for b in probes)
+    assert len(probes) <= 3 * max(1, math.ceil(math.log2(span))) + 2
+
+
+def _bisection(
+    model: ResolvedModel,
+    shape: tuple[Parallelism, InferenceMemory, int, Accelerator],
+    spec: InferenceSpec,
+    max_batch: int,
+    consts: Constants,
+) -> OperatingPoint | None:
+    """The search ``best_point`` replaced: bisection over ``1..max_batch``."""
+    if not _meets_slo(_point(model, shape, spec, 1, consts), spec):
+        return None
+    low, high = 1, max(1, max_batch)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if _meets_slo(_point(model, shape, spec, mid, consts), spec):
+            low = mid
+        else:
+            high = mid - 1
+    return _point(model, shape, spec, low, consts)
+
+
+@pytest.mark.parametrize("example", ["chat-70b.yaml", "mixed.yaml", "llama-405b-bf16.yaml"])
+def test_best_point_equals_bisection_on_every_shape(example: str) -> None:
+    loaded = load_workload(str(EXAMPLES / example))
+    consts = Constants()
+    compared = 0
+    for dep in loaded.workload.deployments:
+        if not isinstance(dep, InferenceDeployment):
+            continue
+        model = loaded.models[dep.name]
+        arch = model.architecture
+        spec, _ = effective_slo(dep.inference)
+        fmt = weight_format(spec.precision or default_precision(model))
+        kv_bits = kv_cache_bits(spec.kv_cache_precision)
+        for hw in allowed_hardware(loaded.workload)[:6]:
+            for tp in (1, 2, 4, 8):
+                if arch.num_attention_heads % tp:
+                    continue
+                par = Parallelism(tp, 1)
+                mem = size_inference(arch, fmt, kv_bits, spec.max_context_tokens, 1, par, consts, hw.gpu.memory_bytes)
+                if mem.capacity is None or mem.capacity.kv_cache_tokens < spec.max_context_tokens:
+                    continue
+                shape = (par, mem, kv_bits, accelerator_for(hw.gpu, fmt.compute, tp))
+                max_batch = min(consts.max_batch_size, mem.capacity.kv_cache_tokens // (spec.avg_input_tokens + 1) or 1)
+                assert best_point(model, shape, spec, max_batch, consts) == _bisection(model, shape, spec, max_batch, consts)
+                compared += 1
+    assert compared > 0
