@@ -10,6 +10,7 @@ the platform, GPU and GPU count, else a component estimate: host + GPUs x GPU pr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec, PurchaseRecord
@@ -38,27 +39,33 @@ class NodeCost:
 
 def purchase_price(platform: PlatformSpec, gpu: GpuSpec, gpus: int) -> tuple[float, str, bool] | str:
     """(USD, basis, estimated) to buy one ``platform`` node with ``gpus`` x ``gpu``, or why it cannot be priced."""
+    return _purchase_price(platform.id, max(platform.gpu_counts), gpu.id, gpus)
+
+
+@cache
+def _purchase_price(platform_id: str, max_gpus: int, gpu_id: str, gpus: int) -> tuple[float, str, bool] | str:
+    """:func:`purchase_price` by ids (the catalog is loaded once per process, so the answer is too)."""
     records = sorted(catalog.purchases().values(), key=lambda r: r.id)
     for rec in records:
-        if rec.kind == "system" and rec.platform_id == platform.id and rec.gpu_id == gpu.id and rec.gpu_count == gpus:
+        if rec.kind == "system" and rec.platform_id == platform_id and rec.gpu_id == gpu_id and rec.gpu_count == gpus:
             return rec.usd, _cite(rec), rec.estimated
     legacy = [
         p
         for p in sorted(catalog.prices().values(), key=lambda r: r.id)
-        if p.platform_id == platform.id and p.unit == "purchase" and gpus == max(platform.gpu_counts)
+        if p.platform_id == platform_id and p.unit == "purchase" and gpus == max_gpus
     ]
     if legacy:
         return legacy[0].usd, f"catalog {legacy[0].id} (purchase)", False
-    host = next((r for r in records if r.kind == "host" and r.platform_id == platform.id), None)
-    card = next((r for r in records if r.kind == "gpu" and r.gpu_id == gpu.id), None)
+    host = next((r for r in records if r.kind == "host" and r.platform_id == platform_id), None)
+    card = next((r for r in records if r.kind == "gpu" and r.gpu_id == gpu_id), None)
     if host is None or card is None:
         why = catalog.unpriced()
         missing = [
             what + (f": {why[key]}" if key in why else "")
-            for what, key, rec in (("host", platform.id, host), (f"GPU {gpu.id}", gpu.id, card))
+            for what, key, rec in (("host", platform_id, host), (f"GPU {gpu_id}", gpu_id, card))
             if rec is None
         ]
-        return f"no purchase price for {platform.id} ({'; '.join(missing)})"
+        return f"no purchase price for {platform_id} ({'; '.join(missing)})"
     usd = host.usd + gpus * card.usd
     basis = f"estimated: host {_cite(host)} + {gpus} x {_cite(card)}"
     return usd, basis, True
