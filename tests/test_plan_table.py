@@ -23,7 +23,7 @@ def _rows(text: str) -> list[list[str]]:
 @pytest.mark.parametrize(
     ("example", "expected"),
     [
-        pytest.param("chat-70b.yaml", {"pools": "x dgx-h100", "capex": "$", "reasons": "chat: chosen by"}, id="owned-capex"),
+        pytest.param("chat-70b.yaml", {"pools": " x ", "capex": "$", "reasons": "chat: chosen by"}, id="owned-capex"),
         pytest.param("chat-70b-fp8-aws.yaml", {"pools": "aws-p5", "capex": "-", "reasons": "chosen by"}, id="cloud-no-capex"),
         pytest.param("infeasible/home-405b.yaml", {"pools": "-", "reasons": "InfeasibleError: "}, id="infeasible"),
     ],
