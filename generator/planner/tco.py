@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from generator import catalog
-from generator.catalog.records import GpuSpec, PlatformSpec, PurchaseRecord
+from generator.catalog.records import GpuSpec, PlatformSpec, PriceRecord, PurchaseRecord
 from generator.sizing.constants import Constants
 from generator.workload.models import Workload
 
@@ -97,9 +97,7 @@ def node_cost(wl: Workload, platform: PlatformSpec, gpu: GpuSpec, gpus: int, pow
     if platform.id in wl.prices:
         usd = wl.prices[platform.id]
         return NodeCost(usd, None, usd * HOURS_PER_MONTH, "workload prices (USD per node-hour, all-in)")
-    rent = [
-        p for p in sorted(catalog.prices().values(), key=lambda r: r.id) if p.platform_id == platform.id and p.unit != "purchase"
-    ]
+    rent = _rent_records(platform.id)
     bought = purchase_price(platform, gpu, gpus) if platform.provider == "baremetal" else None
     if bought is None or (rent and isinstance(bought, str)):
         if not rent:
@@ -114,6 +112,14 @@ def node_cost(wl: Workload, platform: PlatformSpec, gpu: GpuSpec, gpus: int, pow
     per_month = capex / consts.amortization_months + opex
     basis = f"purchase {capex_basis} over {consts.amortization_months} months; {opex_basis}"
     return NodeCost(per_month / HOURS_PER_MONTH, capex, opex, basis, estimated)
+
+
+@cache
+def _rent_records(platform_id: str) -> tuple[PriceRecord, ...]:
+    """The catalog's rental prices of ``platform_id``, by record id (the catalog is loaded once per process)."""
+    return tuple(
+        p for p in sorted(catalog.prices().values(), key=lambda r: r.id) if p.platform_id == platform_id and p.unit != "purchase"
+    )
 
 
 def fleet_cost(
