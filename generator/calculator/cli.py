@@ -45,11 +45,11 @@ EPILOG = (
 
 #: Options that only training reads, and those that only an existing machine (``--ram-gib``) reads.
 TRAINING_OPTIONS = (
-    "optimizer", "zero_stage", "micro_batch", "seq_len", "checkpointing", "flash_attention", "lora_rank", "lora_targets",
-    "offload_optimizer", "offload_params", "framework", "loss", "activation_offload", "optimizer_in_backward", "fused_kernels",
-    "max_seq_len",
+    "optimizer", "zero_stage", "micro_batch", "seq_len", "checkpointing", "flash_attention", "lora_rank", "lora_dropout",
+    "lora_targets", "offload_optimizer", "offload_params", "framework", "loss", "activation_offload",
+    "optimizer_in_backward", "fused_kernels", "max_seq_len",
 )  # fmt: skip
-LORA_OPTIONS = ("lora_rank", "lora_targets")
+LORA_OPTIONS = ("lora_rank", "lora_dropout", "lora_targets")
 MACHINE_OPTIONS = (
     "reserved_ram_gib", "swap_gib", "nvme_gib", "nvme_read_gb_per_s", "pcie_gen", "pcie_lanes", "cpu", "memory_channels",
     "ddr_mt_per_s", "allow_precision", "min_context",
@@ -124,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="eager attention: keeps heads x seq x seq scores",
     )
     t.add_argument("--lora-rank", type=int, default=16, help="LoRA rank (default 16)")
+    t.add_argument(
+        "--lora-dropout", type=float, default=0.0, help="PEFT lora_dropout, 0 <= p < 1 (default 0.0: nothing saved for it)"
+    )
     t.add_argument("--lora-targets", default="all-linear", help="comma-separated module names, or all-linear (default)")
     t.add_argument("--offload-optimizer", action="store_true", help="ZeRO-Offload: optimizer states and gradients in host RAM")
     t.add_argument(
@@ -366,6 +369,7 @@ def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         checkpointing=args.checkpointing,
         flash_attention=args.flash_attention,
         lora_rank=args.lora_rank,
+        lora_dropout=args.lora_dropout,
         lora_targets=tuple(t.strip() for t in args.lora_targets.split(",") if t.strip()),
         offload_optimizer=args.offload_optimizer,
         offload_params=args.offload_params,

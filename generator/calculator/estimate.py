@@ -66,6 +66,8 @@ class EstimateRequest(NamedTuple):
     checkpointing: str = "full"
     flash_attention: bool = True
     lora_rank: int = 16
+    #: PEFT ``lora_dropout`` (0 <= p < 1; 0 is PEFT's default).
+    lora_dropout: float = 0.0
     lora_targets: tuple[str, ...] = ("all-linear",)
     offload_optimizer: bool = False
     offload_params: bool = False
@@ -196,6 +198,7 @@ def check_request(req: EstimateRequest) -> None:
         seq_len=req.seq_len,
         min_context_tokens=req.min_context_tokens,
     )
+    _check_number("--lora-dropout", req.lora_dropout, 0, 0.99)
     if req.gpu_memory_utilization is not None:
         _check_number("--gpu-memory-utilization", req.gpu_memory_utilization, 0, 1, low_inclusive=False)
     if req.fixed is not None:
@@ -311,6 +314,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             "checkpointing": setup.checkpointing,
             "flash_attention": setup.flash_attention,
             "lora_rank": setup.lora_rank if setup.method != "full" else None,
+            "lora_dropout": setup.lora_dropout if setup.method != "full" else None,
             "host_ram_bytes_per_gpu": mem.host_ram_bytes_per_gpu,
             "activation_bytes_per_token": mem.activation_bytes_per_token,
         }
@@ -486,6 +490,7 @@ def _training(req: EstimateRequest, model: ResolvedModel, par: Parallelism, cons
         checkpointing=req.checkpointing,
         flash_attention=req.flash_attention,
         lora_rank=req.lora_rank,
+        lora_dropout=req.lora_dropout,
         lora_targets=req.lora_targets,
         offload_optimizer=req.offload_optimizer,
         offload_params=req.offload_params,

@@ -81,6 +81,7 @@ def _setup(spec: TrainingSpec, zero: int, dp: int, micro_batch: int | None = Non
         checkpointing=spec.gradient_checkpointing,
         flash_attention=spec.flash_attention,
         lora_rank=spec.lora_rank,
+        lora_dropout=spec.lora_dropout,
         lora_targets=spec.lora_target_modules,
         offload_optimizer=spec.offload_optimizer,
         framework=spec.framework,

@@ -42,6 +42,7 @@ class TrainingSpec(_Model):
     optimizer: str = "adamw"
     zero_stage: int | None = None
     lora_rank: int = 16
+    lora_dropout: float = 0.0
     lora_target_modules: tuple[str, ...] = ("all-linear",)
     sequence_length: int = 2048
     micro_batch_size: int = 1
