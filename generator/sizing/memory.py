@@ -63,7 +63,7 @@ class InferenceMemory(NamedTuple):
 
 
 @memoized
-def _ffn_width_per_token(arch: Architecture) -> int:
+def ffn_width_per_token(arch: Architecture) -> int:
     """Largest feed-forward intermediate width one token passes through (experts x top-k)."""
     widest = 0
     for layer in arch.layers:
@@ -83,7 +83,7 @@ def inference_activation_bytes(arch: Architecture, par: Parallelism, chunk_token
 
     Intermediate tensors of the widest layer plus the fp32 logits of the sampled rows.
     """
-    per_token = consts.activation_mlp_copies * math.ceil(_ffn_width_per_token(arch) / par.tp)
+    per_token = consts.activation_mlp_copies * math.ceil(ffn_width_per_token(arch) / par.tp)
     per_token += consts.activation_hidden_copies * arch.hidden_size
     logits = min(consts.max_num_seqs, chunk_tokens) * math.ceil(arch.vocab_size / par.tp) * 4
     return chunk_tokens * per_token * act_bits // 8 + logits

@@ -45,7 +45,7 @@ from generator.sizing.architecture import ATTENTION, EXPERT, MLP, SHARED_EXPERT,
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import FrameworkProfile, framework_profile, logits_bytes_per_element
 from generator.sizing.memo import memoized
-from generator.sizing.memory import MemoryBreakdown, _ffn_width_per_token
+from generator.sizing.memory import MemoryBreakdown, ffn_width_per_token
 from generator.sizing.precision import WeightFormat, weight_format
 from generator.sizing.weights import Parallelism, WeightSizes, size_weights
 
@@ -205,7 +205,7 @@ def activation_bytes_per_token_per_layer(arch: Architecture, seq_len: int, flash
     attn = widest
     if not flash_attention:
         attn += 2 * arch.num_attention_heads * seq_len  # scores and probabilities
-    mlp = 2 * h + 3 * _ffn_width_per_token(arch)
+    mlp = 2 * h + 3 * ffn_width_per_token(arch)
     return (attn + mlp) * act_bytes
 
 
@@ -219,7 +219,7 @@ def eager_kernel_bytes_per_token_per_layer(arch: Architecture, trainable_norms: 
     save the inputs only.
     """
     per_norm = arch.hidden_size * (2 if trainable_norms else 1)
-    return (2 * per_norm + _ffn_width_per_token(arch)) * act_bytes
+    return (2 * per_norm + ffn_width_per_token(arch)) * act_bytes
 
 
 def backward_transient_bytes_per_token(arch: Architecture, act_bytes: int = 2) -> int:
@@ -231,7 +231,7 @@ def backward_transient_bytes_per_token(arch: Architecture, act_bytes: int = 2) -
     """
     kv_width = 2 * arch.num_kv_heads * arch.head_dim
     attention = 2 * arch.num_attention_heads * arch.head_dim * 2 + kv_width  # fp32 dQ accumulator and bf16 dQ, then dK, dV
-    return max(3 * _ffn_width_per_token(arch), attention) * act_bytes
+    return max(3 * ffn_width_per_token(arch), attention) * act_bytes
 
 
 def lora_dropout_bytes_per_token_per_layer(arch: Architecture, targets: tuple[str, ...]) -> int:

@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
-from generator.sizing.memory import _ffn_width_per_token
+from generator.sizing.memory import ffn_width_per_token
 from generator.sizing.weights import Parallelism
 
 
@@ -76,7 +76,7 @@ def captured_graphs(max_num_seqs: int) -> int:
 
 def forward_bytes_per_token(arch: Architecture, par: Parallelism, act_bits: int, consts: Constants) -> int:
     """Transient bytes per token of the widest layer in a forward pass (one GPU of a TP group)."""
-    mlp = consts.activation_mlp_copies * math.ceil(_ffn_width_per_token(arch) / par.tp)
+    mlp = consts.activation_mlp_copies * math.ceil(ffn_width_per_token(arch) / par.tp)
     q_width = arch.num_attention_heads * arch.head_dim
     attention = math.ceil((2 * q_width + 2 * arch.num_kv_heads * arch.head_dim) / par.tp)  # QKV output + attention output
     return (consts.activation_hidden_copies * arch.hidden_size + max(mlp, attention)) * act_bits // 8
