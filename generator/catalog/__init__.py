@@ -143,6 +143,13 @@ def suggest(name: str, choices: list[str]) -> str:
     return f"; did you mean {', '.join(repr(lookup[c]) for c in close)}?" if close else ""
 
 
+def unknown_id_message(what: str, value: str, choices: Mapping[str, object]) -> str:
+    """``unknown <what> '<value>'`` (quoted and shortened), with a ``did you mean`` suffix from ``choices``."""
+    from generator.input_files import short
+
+    return f"unknown {what} {short(value)}{suggest(value, sorted(choices))}"
+
+
 def find_model(name: str) -> ModelRecord:
     """A catalog model by HF id, its name after the slash, or an alias (case-insensitive)."""
     model_id = _model_index().get(name.lower())

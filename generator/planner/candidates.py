@@ -19,7 +19,7 @@ from generator.planner.options import Hardware, allowed_hardware, node_counts
 from generator.planner.plan import Candidate, Finding, NodeSpec
 from generator.planner.slo import effective_slo
 from generator.planner.tco import HOURS_PER_MONTH, fleet_cost
-from generator.planner.training import TrainingShape, training_shapes, training_step_on
+from generator.planner.training import TrainingShape, layout_step, training_shapes
 from generator.planner.training_comm import StepComm, dp_bytes_per_gpu, step_links
 from generator.sizing.constants import Constants
 from generator.sizing.precision import weight_format
@@ -211,7 +211,7 @@ def _with_communication(
         links, dp_link, tp_link, stage_link = step_links(
             hw.platform, hw.gpu, gpus_per_node, nodes, fabric, shape.par.tp, shape.par.pp, setup.data_parallel
         )
-        step = training_step_on(model, spec, hw, shape, links, sent, consts)
+        step = layout_step(model, spec, hw, shape.layout, links, sent, consts)
         return StepComm(step, dp_link, tp_link, stage_link)
 
     comm = placed(builtin or needs.needs_fabric)

@@ -128,7 +128,7 @@ def _fits(memory: TrainingMemory, budget: float) -> bool:
 
 def _first_micro_batch(spec: TrainingSpec) -> int:
     """The micro-batch memory is first sized at: the pinned one, else one sequence when the planner chooses."""
-    searched = spec.global_batch_size is not None and "micro_batch_size" not in spec.model_fields_set
+    searched = spec.global_batch_size is not None and not spec.micro_batch_pinned
     return 1 if searched else spec.micro_batch_size
 
 
@@ -143,42 +143,31 @@ def node_free_step(
     model: ResolvedModel, spec: TrainingSpec, hw: Hardware, layout: StepLayout, consts: Constants, dp_bytes: float = 0.0
 ) -> StepTime:
     """A step with every link inside the TP group's GPU link (before the layout is placed on nodes)."""
-    arch = model.architecture
-    acc = accelerator_for(hw.gpu, "bf16", layout.tp)
-    gbps = acc.link_gb_per_s * 8
-    return training_step(
-        layout,
-        StepLinks(tp_gbps=gbps, stage_gbps=gbps, dp_intra_gbps=gbps if dp_bytes else 0.0),
-        consts,
-        hidden_size=arch.hidden_size,
-        num_layers=arch.num_layers,
-        flops_per_token=training_flops_per_token(arch, spec.method, spec.gradient_checkpointing),
-        base_efficiency=compute_efficiency(model, spec.sequence_length, consts),
-        dense_tflops=acc.dense_tflops,
-        dp_bytes_per_gpu=dp_bytes,
-    )
+    gbps = accelerator_for(hw.gpu, "bf16", layout.tp).link_gb_per_s * 8
+    links = StepLinks(tp_gbps=gbps, stage_gbps=gbps, dp_intra_gbps=gbps if dp_bytes else 0.0)
+    return layout_step(model, spec, hw, layout, links, dp_bytes, consts)
 
 
-def training_step_on(
+def layout_step(
     model: ResolvedModel,
     spec: TrainingSpec,
     hw: Hardware,
-    shape: TrainingShape,
+    layout: StepLayout,
     links: StepLinks,
     dp_bytes: float,
     consts: Constants,
 ) -> StepTime:
-    """The step of ``shape`` over placed links."""
+    """The step of ``layout`` over ``links``."""
     arch = model.architecture
     return training_step(
-        shape.layout,
+        layout,
         links,
         consts,
         hidden_size=arch.hidden_size,
         num_layers=arch.num_layers,
         flops_per_token=training_flops_per_token(arch, spec.method, spec.gradient_checkpointing),
         base_efficiency=compute_efficiency(model, spec.sequence_length, consts),
-        dense_tflops=accelerator_for(hw.gpu, "bf16", shape.par.tp).dense_tflops,
+        dense_tflops=accelerator_for(hw.gpu, "bf16", layout.tp).dense_tflops,
         dp_bytes_per_gpu=dp_bytes,
     )
 
@@ -206,8 +195,7 @@ def _batch_split(
         options = [(spec.micro_batch_size, accumulation)]
     else:
         per_rank = gbs // dp
-        pinned = "micro_batch_size" in spec.model_fields_set
-        sizes = [spec.micro_batch_size] if pinned else _divisors(per_rank)
+        sizes = [spec.micro_batch_size] if spec.micro_batch_pinned else _divisors(per_rank)
         options = [(mb, per_rank // mb) for mb in sizes if per_rank % mb == 0]
         if not options:
             return (
@@ -303,7 +291,7 @@ def training_shapes(
                 hours = training_hours(total_flops, world, tflops, consts, mfu=mfu) if total_flops and tflops else None
                 steps = "accumulation steps" if accumulation > 1 else "accumulation step"
                 reason = f"{name} ZeRO-{zero} x DP{each_dp}, micro-batch {micro_batch} x {accumulation} {steps}"
-                model_flops = (6.0 if spec.method == "full" else 4.0) * arch.flop_params
+                model_flops = training_flops_per_token(arch, spec.method, "none")
                 shapes.append(
                     TrainingShape(hw, par, setup, mem, world, hours, total_flops, reason, mfu, accumulation, step, model_flops)
                 )

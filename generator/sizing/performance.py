@@ -265,9 +265,7 @@ def pipeline_speedup(pp: int, micro_batches: int) -> float:
 
 def prefill_flops(arch: Architecture, tokens: int) -> float:
     """FLOPs to prefill one sequence of ``tokens`` (linear layers plus causal attention)."""
-    linear = 2.0 * arch.flop_params * tokens
-    attention = 2.0 * arch.num_layers * arch.num_attention_heads * arch.head_dim * tokens * tokens
-    return linear + attention
+    return 2.0 * arch.flop_params * tokens + prompt_attention_flops_per_token(arch, tokens) * tokens
 
 
 @memoized
@@ -278,7 +276,7 @@ def prefill_seconds(arch: Architecture, par: Parallelism, acc: Accelerator, toke
     """
     # every stage's share, one stage after another; the LM head only for the last prompt token
     linear = par.pp * gemm_seconds(arch, par, acc, tokens, consts, logit_tokens=1)
-    attention = (prefill_flops(arch, tokens) - 2.0 * arch.flop_params * tokens) / (
+    attention = (prompt_attention_flops_per_token(arch, tokens) * tokens) / (
         par.tp * acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency
     )
     compute = linear + attention

@@ -12,7 +12,7 @@ from generator import catalog
 from generator.calculator.model_source import ResolvedModel, resolve_model
 from generator.catalog.records import PlatformSpec
 from generator.errors import InputError, MultipleInputError, SpecgenError
-from generator.input_files import repository_root, short
+from generator.input_files import repository_root
 from generator.sizing.constants import with_overrides
 from generator.sizing.training import lora_targets
 from generator.workload.custom_servers import custom_server_errors
@@ -108,7 +108,7 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
 def _check_global_batch(doc: Document, i: int, spec: TrainingSpec) -> list[InputError]:
     """A global batch is whole micro-batches of a pinned micro_batch_size."""
     gbs = spec.global_batch_size
-    if gbs is None or "micro_batch_size" not in spec.model_fields_set or gbs % spec.micro_batch_size == 0:
+    if gbs is None or not spec.micro_batch_pinned or gbs % spec.micro_batch_size == 0:
         return []
     return [
         InputError(
@@ -129,11 +129,7 @@ def _check_id(
     key_position: bool = False,
 ) -> None:
     if value not in table:  # ids are case-exact: the planner looks them up as written
-        errors.append(
-            InputError(
-                f"unknown {what} {short(value)}{catalog.suggest(value, sorted(table))}", doc.locate(path, key=key_position)
-            )
-        )
+        errors.append(InputError(catalog.unknown_id_message(what, value, table), doc.locate(path, key=key_position)))
 
 
 def _clean_loc(loc: tuple[object, ...]) -> tuple[str | int, ...]:

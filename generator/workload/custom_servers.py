@@ -7,30 +7,25 @@ from __future__ import annotations
 
 from generator import catalog
 from generator.errors import InputError
-from generator.input_files import short
 from generator.workload.loader import Document
 from generator.workload.models import CustomServer, Workload
 
 Path = tuple[str | int, ...]
 
 
-def _unknown(value: str, table: dict[str, object], what: str) -> str:
-    return f"unknown {what} {short(value)}{catalog.suggest(value, sorted(table))}"
-
-
 def _part_errors(spec: CustomServer, where: Path) -> list[tuple[Path, str]]:
     """(field path, message) for every part id the catalog lacks and every count without its part."""
     out: list[tuple[Path, str]] = []
     if spec.gpu not in catalog.gpus():
-        out.append(((*where, "gpu"), _unknown(spec.gpu, dict(catalog.gpus()), "GPU")))
+        out.append(((*where, "gpu"), catalog.unknown_id_message("GPU", spec.gpu, catalog.gpus())))
     if spec.cpu is not None and spec.cpu not in catalog.cpus():
-        out.append(((*where, "cpu"), _unknown(spec.cpu, dict(catalog.cpus()), "CPU")))
+        out.append(((*where, "cpu"), catalog.unknown_id_message("CPU", spec.cpu, catalog.cpus())))
     if spec.cpu is not None and spec.cpu_cores is not None:
         out.append(((*where, "cpu_cores"), "give either 'cpu' (a catalog CPU) or 'cpu_cores', not both"))
     for field, count_field in (("fabric_nic", "fabric_nic_count"), ("frontend_nic", "frontend_nic_count")):
         nic, count = getattr(spec, field), getattr(spec, count_field)
         if nic is not None and nic not in catalog.nics():
-            out.append(((*where, field), _unknown(nic, dict(catalog.nics()), "NIC")))
+            out.append(((*where, field), catalog.unknown_id_message("NIC", nic, catalog.nics())))
         elif nic is not None and count == 0:
             out.append(((*where, count_field), f"'{field}' is given: say how many each server has (at least 1)"))
         elif nic is None and count:

@@ -61,6 +61,11 @@ class TrainingSpec(_Model):
     epochs: float = 1.0
     deadline_hours: float | None = None
 
+    @property
+    def micro_batch_pinned(self) -> bool:
+        """The workload sets ``micro_batch_size`` (otherwise the planner may choose it under a global batch)."""
+        return "micro_batch_size" in self.model_fields_set
+
 
 class ParallelismPin(_Model):
     """Replica layout degrees a deployment pins (unset ones are searched)."""
