@@ -277,3 +277,34 @@ def test_workload_unknown_framework_is_refused(tmp_path: Path) -> None:
     path.write_text(WORKLOAD.format(extra="      framework: nemo\n"))
     with pytest.raises(SpecgenError, match=r"w.yaml:\d+:\d+: .*framework"):
         load_workload(str(path))
+
+
+@pytest.mark.parametrize(
+    ("framework", "replicated"),
+    [
+        pytest.param("trl", True, id="bitsandbytes-quant-state-on-every-gpu"),
+        pytest.param("torchtune", False, id="torchao-nf4-sharded-whole"),
+    ],
+)
+def test_fsdp_qlora_quant_state_is_not_sharded(framework: str, replicated: bool) -> None:
+    # bitsandbytes keeps absmax in Linear4bit.quant_state, which FSDP neither shards nor offloads:
+    # going from 4 to 8 GPUs halves the packed 4-bit shard but leaves the quant_state whole
+    arch = parse_architecture(find_model("meta-llama/Llama-3.1-70B-Instruct").config)
+    setup = TrainingSetup("qlora", zero_stage=3, data_parallel=4, sequence_length=1024, framework=framework)
+    nf4 = size_weights(arch, weight_format("nf4"))
+    packed = size_weights(arch, weight_format("nf4")._replace(scale_bits=weight_format("nf4").scale_bits * 0))
+    state = nf4.total_bytes - packed.total_bytes
+    assert 1.0 * GB < state < 1.2 * GB  # absmax (1 byte per 64 weights) + nested fp32 scale per 256 blocks
+    four = size_training(arch, setup, Parallelism(), Constants()).per_gpu.weights
+    eight = size_training(arch, setup._replace(data_parallel=8), Parallelism(), Constants()).per_gpu.weights
+    layers = packed.total_bytes - (packed.embedding_bytes + packed.lm_head_bytes + packed.other_bytes)
+    shard_drop = layers / 4 - layers / 8
+    if replicated:
+        assert four - eight == pytest.approx(shard_drop, rel=0.02)
+    else:
+        assert four - eight == pytest.approx(shard_drop + state / 8, rel=0.02)
+    if replicated:
+        # CPU offload moves the packed base to the host; the quant_state stays on the GPU
+        offloaded = size_training(arch, setup._replace(offload_params=True), Parallelism(), Constants())
+        live = Constants().zero3_live_layers * max(nf4.layer_bytes) + nf4.embedding_bytes + nf4.lm_head_bytes
+        assert offloaded.per_gpu.weights > state + live

@@ -50,6 +50,9 @@ class FrameworkProfile(NamedTuple):
     activation_offload: bool = False
     optimizer_in_backward: bool = False
     fused_kernels: bool = False
+    #: Library behind QLoRA's NF4: ``bitsandbytes`` (Params4bit, scales in a quant_state FSDP does not shard)
+    #: or ``torchao`` (torchtune's NF4Tensor, a tensor subclass FSDP2 shards scales and all).
+    nf4_library: str = "bitsandbytes"
 
 
 FRAMEWORKS: dict[str, FrameworkProfile] = {
@@ -58,7 +61,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile("hf", "Hugging Face Trainer / PEFT"),
         FrameworkProfile("trl", "TRL SFTTrainer (Hugging Face Trainer underneath)"),
         FrameworkProfile("trl+liger", "TRL with use_liger_kernel=True", loss="fused", fused_kernels=True),
-        FrameworkProfile("torchtune", "torchtune recipes (CEWithChunkedOutputLoss)", loss="chunked"),
+        FrameworkProfile("torchtune", "torchtune recipes (CEWithChunkedOutputLoss)", loss="chunked", nf4_library="torchao"),
         FrameworkProfile(
             "unsloth",
             "Unsloth (fused CE, 'unsloth' offloaded gradient checkpointing, Triton kernels)",

@@ -38,6 +38,7 @@ with sequence parallelism divides activations by TP.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import NamedTuple
 
 from generator.errors import InputError
@@ -295,7 +296,13 @@ def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, co
         base_fmt: WeightFormat = weight_format(setup.base_precision_name)
         base = size_weights(arch, base_fmt, par)
         root = root_unit_bytes(base, par)
-        weights = zero3(base.per_gpu_bytes, root) if setup.zero_stage >= 3 else base.per_gpu_bytes
+        # bitsandbytes keeps absmax and its nested scales in each layer's quant_state, which is neither a
+        # parameter nor a buffer: ZeRO-3 / FSDP shards and offloads only the packed 4-bit data, and every GPU
+        # holds the whole model's quant_state (see bnb_quant_state_bytes)
+        bnb = not setup.framework or framework_profile(setup.framework).nf4_library == "bitsandbytes"
+        quant_state = bnb_quant_state_bytes(arch, base_fmt, par) if setup.zero_stage >= 3 and bnb else 0
+        packed = base.per_gpu_bytes - quant_state
+        weights = zero3(packed, root) + quant_state if setup.zero_stage >= 3 else base.per_gpu_bytes
         trainable = lora_params(arch, setup.lora_rank, setup.lora_targets)
         adapters = trainable * mp_fraction
         weights += adapters * opt.adapter_bytes
@@ -307,10 +314,10 @@ def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, co
         if setup.offload_params:
             # FSDP / ZeRO-3 CPU offload of the frozen base: the GPU holds only the layers being gathered
             # FSDP gathers the root unit (embeddings, LM head, final norm) onto the GPU as well
-            frozen = weights - adapters * opt.adapter_bytes
+            frozen = weights - adapters * opt.adapter_bytes - quant_state
             live = min(frozen, consts.zero3_live_layers * max(base.layer_bytes) / par.tp + root)
             host += frozen - live
-            weights = live + adapters * opt.adapter_bytes
+            weights = live + quant_state + adapters * opt.adapter_bytes
         if base_fmt.is_quantized:
             # one matrix is dequantized to bf16 at a time for the matmul
             weights += max(lin.in_features * lin.out_features for layer in arch.layers for lin in layer.linears) * 2 / par.tp
@@ -355,6 +362,26 @@ def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, co
         overhead=overhead,
     )
     return TrainingMemory(per_gpu, trainable, math.ceil(host), act_per_token + logits)
+
+
+#: Formats bitsandbytes stores as ``Params4bit`` with a ``quant_state`` (absmax, nested absmax, code).
+BNB_QUANT_STATE_FORMATS = frozenset({"nf4", "nf4-no-double-quant"})
+
+
+def bnb_quant_state_bytes(arch: Architecture, fmt: WeightFormat, par: Parallelism) -> int:
+    """Bytes of bitsandbytes' quantization state (absmax per 64 weights, nested scales) on one GPU, all layers.
+
+    FSDP shards, gathers and CPU-offloads parameters and buffers only; bitsandbytes keeps a ``Linear4bit``'s
+    scales in its ``quant_state``, so under FSDP-QLoRA (``bnb_4bit_quant_storage``) only the packed 4-bit
+    storage is sharded and every rank keeps the whole model's quant_state on its GPU (bitsandbytes
+    https://github.com/bitsandbytes-foundation/bitsandbytes/pull/970; Answer.AI
+    https://github.com/AnswerDotAI/fsdp_qlora/pull/4: "leaves the quant_state dictionary attached to all
+    rank's Linear4bit layers"). Zero for formats that are not bitsandbytes 4-bit.
+    """
+    if fmt.name not in BNB_QUANT_STATE_FORMATS:
+        return 0
+    packed_only = fmt._replace(scale_bits=Fraction(0))
+    return size_weights(arch, fmt, par).per_gpu_bytes - size_weights(arch, packed_only, par).per_gpu_bytes
 
 
 def root_unit_bytes(sizes: WeightSizes, par: Parallelism) -> float:
