@@ -105,6 +105,21 @@ def predict_kv_tokens(row: dict[str, Any]) -> float:
     return float(cache.logged_tokens)
 
 
+def predict_sglang_kv_tokens(row: dict[str, Any]) -> float:
+    """The token count SGLang's log prints ('KV Cache is allocated. #tokens'), from the GPU and the row's settings."""
+    req = EstimateRequest(
+        model=row["model"],
+        precision=row["precision"],
+        kv_precision=row["kv_precision"],
+        context_tokens=row["max_model_len"],
+        tp=row["tp"],
+        gpu=row["gpu"],
+        engine="sglang",
+        mem_fraction_static=row.get("mem_fraction_static"),
+    )
+    return float(estimate(req)["capacity"]["sglang_log"]["max_total_num_tokens"])
+
+
 def predict_gpu_hours(row: dict[str, Any]) -> float:
     """GPU-hours of a training run: the engine's FLOPs per token x tokens at its utilisation of the GPU's dense BF16 rate."""
     arch = parse_architecture(find_model(row["model"]).config)
@@ -231,6 +246,10 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
         label = f"{row['model'].split('/')[-1]} tp{row['tp']} len{row['max_model_len']}"
         group = f"kv-tokens {row['engine']} (available KV memory -> logged tokens)"
         out.append((group, label, float(row["logged_tokens"]), predict_kv_tokens, row))
+    for row in cal.get("sglang_kv_tokens", []):
+        label = f"{row['model'].split('/')[-1]} tp{row['tp']} {row['precision']}"
+        group = "kv-tokens sglang (GPU memory and weights -> logged tokens)"
+        out.append((group, label, float(row["logged_tokens"]), predict_sglang_kv_tokens, row))
     for row in cal["training_time"]:
         label = f"{row['model'].split('/')[-1]} {row['tokens'] / 1e12:.1f}T tokens on {row['gpu_as_reported']}"
         out.append(("gpu-hours pretraining", label, float(row["gpu_hours"]), predict_gpu_hours, row))

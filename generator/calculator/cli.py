@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 
-from generator.calculator.estimate import EstimateRequest, estimate
+from generator.calculator.estimate import SERVING_ENGINES, EstimateRequest, estimate
 from generator.errors import SpecgenError
 from generator.units import GIB
 
@@ -55,8 +55,13 @@ MACHINE_OPTIONS = (
     "ddr_mt_per_s", "allow_precision", "min_context",
 )  # fmt: skip
 #: Inference options a training estimate does not read, and those placement on an existing machine does not read.
-INFERENCE_ONLY_OPTIONS = ("kv_precision", "batch", "input_tokens", "output_tokens", "max_batched_tokens")
-NOT_FOR_MACHINE_OPTIONS = ("tp", "pp", "ep", "batch", "output_tokens", "max_batched_tokens", "gpu_memory_utilization")
+INFERENCE_ONLY_OPTIONS = (
+    "kv_precision", "batch", "input_tokens", "output_tokens", "max_batched_tokens", "engine", "mem_fraction_static",
+)  # fmt: skip
+NOT_FOR_MACHINE_OPTIONS = (
+    "tp", "pp", "ep", "batch", "output_tokens", "max_batched_tokens", "gpu_memory_utilization", "engine",
+    "mem_fraction_static",
+)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -94,6 +99,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ep", type=int, default=1, help="GPUs the routed experts are spread over (MoE)")
     p.add_argument("--gpu", help="GPU catalog id: adds capacity (KV tokens, max concurrency, fits)")
     p.add_argument("--gpu-memory-utilization", type=float, help="fraction of GPU memory the runtime may use (default 0.9)")
+    p.add_argument(
+        "--engine",
+        choices=SERVING_ENGINES,
+        default="vllm",
+        help="serving engine whose KV accounting sizes the cache: vllm (default) or sglang",
+    )
+    p.add_argument(
+        "--mem-fraction-static",
+        type=float,
+        help="SGLang's --mem-fraction-static in (0, 1) (default: SGLang's own, from the GPU's memory)",
+    )
     p.add_argument("--input-tokens", type=int, help="average prompt tokens: adds throughput (needs --gpu)")
     p.add_argument("--output-tokens", type=int, help="average generated tokens: adds throughput (needs --gpu)")
     p.add_argument("--max-batched-tokens", type=int, help="tokens per forward pass in prefill (default 8192)")
@@ -316,7 +332,11 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
     else:
         refuse(NOT_FOR_MACHINE_OPTIONS, "is not read when planning placement on an existing machine (--ram-gib)")
     if not args.gpu:
-        refuse(("input_tokens", "output_tokens", "gpu_memory_utilization"), "needs --gpu")
+        refuse(("input_tokens", "output_tokens", "gpu_memory_utilization", "mem_fraction_static"), "needs --gpu")
+    if args.engine != "sglang":
+        refuse(("mem_fraction_static",), "is SGLang's setting: add --engine sglang")
+    else:
+        refuse(("gpu_memory_utilization",), "is vLLM's setting; SGLang's is --mem-fraction-static")
 
 
 #: ``hardware.fixed`` fields that ``specgen detect`` reports -> the estimate option they fill.
@@ -357,6 +377,8 @@ def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         ep=args.ep,
         gpu=args.gpu,
         gpu_memory_utilization=args.gpu_memory_utilization,
+        engine=args.engine,
+        mem_fraction_static=args.mem_fraction_static,
         input_tokens=args.input_tokens,
         output_tokens=args.output_tokens,
         max_batched_tokens=args.max_batched_tokens,

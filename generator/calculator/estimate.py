@@ -18,6 +18,7 @@ from generator.sizing.loadability import loadability_problems
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import accelerator_for, decode_step, prefill_seconds, saturated_throughput
 from generator.sizing.precision import WeightFormat, kv_cache_bits, weight_format
+from generator.sizing.sglang_kv import sglang_inference_capacity
 from generator.sizing.training import OPTIMIZERS, TrainingSetup, size_training
 from generator.sizing.vllm_kv import vllm_kv_cache
 from generator.sizing.weights import Parallelism, size_weights
@@ -41,6 +42,10 @@ MEMORY_CHANNELS = (1, 24)
 DDR_MT_PER_S = (1000, 12000)
 
 
+#: Serving engines whose KV-cache accounting the estimate and the planner know.
+SERVING_ENGINES = ("vllm", "sglang")
+
+
 class EstimateRequest(NamedTuple):
     """Everything ``specgen estimate`` can be asked."""
 
@@ -54,6 +59,10 @@ class EstimateRequest(NamedTuple):
     ep: int = 1
     gpu: str | None = None
     gpu_memory_utilization: float | None = None
+    #: Serving engine whose KV accounting sizes the cache (:data:`SERVING_ENGINES`).
+    engine: str = "vllm"
+    #: SGLang's ``--mem-fraction-static``; None: SGLang's default for the GPU.
+    mem_fraction_static: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
     max_batched_tokens: int | None = None
@@ -199,6 +208,12 @@ def check_request(req: EstimateRequest) -> None:
         min_context_tokens=req.min_context_tokens,
     )
     _check_number("--lora-dropout", req.lora_dropout, 0, 0.99)
+    if req.engine not in SERVING_ENGINES:
+        raise InputError(f"unknown serving engine '{req.engine}'; choose one of {', '.join(SERVING_ENGINES)}")
+    if req.mem_fraction_static is not None:
+        _check_number("--mem-fraction-static", req.mem_fraction_static, 0, 1, low_inclusive=False)
+        if req.mem_fraction_static >= 1:
+            raise InputError(f"--mem-fraction-static must be a number in (0, 1), got {req.mem_fraction_static!r}")
     if req.gpu_memory_utilization is not None:
         _check_number("--gpu-memory-utilization", req.gpu_memory_utilization, 0, 1, low_inclusive=False)
     if req.fixed is not None:
@@ -342,15 +357,34 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             raise InputError("--max-seq-len needs --gpu: the longest sequence that fits which GPU")
     else:
         result["memory"] = {"per_gpu": inference.per_gpu.as_dict(), "overhead_parts": inference.overhead_parts}
-        if gpu and inference.capacity:
+        if gpu and inference.capacity is not None:
             cap = inference.capacity
+            engine_log: dict[str, Any]
+            if req.engine == "sglang":
+                sglang = sglang_inference_capacity(
+                    arch, kv_bits, context, par, gpu.memory_bytes, inference, req.mem_fraction_static
+                )
+                inference = inference._replace(capacity=sglang.capacity)
+                cap = sglang.capacity
+                fraction = sglang.mem_fraction_static
+                engine_log = {
+                    "sglang_log": {
+                        "mem_fraction_static": fraction,
+                        "max_total_num_tokens": sglang.pool.tokens,
+                        "cell_bytes_per_token": sglang.pool.cell_bytes,
+                    },
+                    "engine": "sglang",
+                }
+            else:
+                fraction = consts.gpu_memory_utilization
+                engine_log = {"vllm_log": _vllm_log(arch, kv_bits, cap.kv_available_bytes, context, par, consts)}
             result["capacity"] = {
-                **_fit(gpu.id, gpu.memory_bytes, inference.per_gpu.total, consts.gpu_memory_utilization),
+                **_fit(gpu.id, gpu.memory_bytes, inference.per_gpu.total, fraction),
                 "budget_bytes": cap.budget_bytes,
                 "kv_cache_bytes": cap.kv_available_bytes,
                 "kv_cache_tokens": cap.kv_cache_tokens,
                 "max_concurrency": round(cap.max_concurrency, 2),
-                "vllm_log": _vllm_log(arch, kv_bits, cap.kv_available_bytes, context, par, consts),
+                **engine_log,
             }
             if req.input_tokens is not None or req.output_tokens is not None:
                 result["throughput"] = _throughput(req, arch, gpu, fmt, kv_bits, par, inference, consts)

@@ -67,7 +67,7 @@ def _inference_details(
         consts,
     )
     load_s = model_load_seconds(shape.memory.weights.total_bytes, opt.node)
-    details = {
+    details: dict[str, object] = {
         "context_tokens": spec.max_context_tokens,
         "weights_bytes": shape.memory.weights.total_bytes,
         "kv_cache_bytes_per_token": shape.memory.kv.bytes_per_token,
@@ -84,6 +84,8 @@ def _inference_details(
         "slo_ttft_p95_ms": spec.slo.ttft_p95_ms,
         "slo_tpot_ms": spec.slo.tpot_ms,
     }
+    if spec.engine != "vllm":
+        details["serving_engine"] = spec.engine
     mem = shape.memory.per_gpu
     par = shape.par
     if par.gpus == 1:
@@ -95,7 +97,8 @@ def _inference_details(
         case,
         f"per GPU: weights {_gib(mem.weights)} + KV {_gib(mem.kv_cache)} + activations {_gib(mem.activations)} + overhead "
         f"{_gib(mem.overhead)} for one {spec.max_context_tokens:,}-token sequence; {cap.kv_cache_tokens:,} KV tokens fit "
-        f"({cap.max_concurrency:.1f} such sequences)",
+        f"({cap.max_concurrency:.1f} such sequences)"
+        + (" by SGLang's mem_fraction_static accounting" if spec.engine == "sglang" else ""),
         f"one replica sustains {shape.max_point.requests_per_s:.2f} req/s within the SLOs (batch {shape.max_point.batch}); "
         f"{spec.requests_per_second:g} req/s need {replicas} independent replica(s)",
         f"at the planned load: batch {point.batch}, TTFT p95 {point.ttft_s * 1000:.0f} ms, TPOT {point.tpot_s * 1000:.1f} ms",

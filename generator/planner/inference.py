@@ -24,6 +24,7 @@ from generator.sizing.memo import memoized
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import Accelerator, accelerator_for, decode_step, prefill_seconds
 from generator.sizing.precision import WeightFormat, kv_cache_bits
+from generator.sizing.sglang_kv import sglang_inference_capacity
 from generator.sizing.weights import Parallelism
 from generator.units import GIB
 from generator.workload.models import InferenceSpec
@@ -230,6 +231,11 @@ def _gpu_shapes(
                 blocked.append(f"TP{tp} PP{pp}: {problems[0]}")
                 continue
             mem = size_inference(arch, fmt, kv_bits, spec.max_context_tokens, 1, par, consts, gpu.memory_bytes)
+            if spec.engine == "sglang":
+                sglang = sglang_inference_capacity(
+                    arch, kv_bits, spec.max_context_tokens, par, gpu.memory_bytes, mem, spec.mem_fraction_static
+                )
+                mem = mem._replace(capacity=sglang.capacity)
             cap = mem.capacity
             if cap is None or cap.kv_cache_tokens < spec.max_context_tokens:
                 need = mem.per_gpu.total / GIB

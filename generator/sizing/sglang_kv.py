@@ -10,6 +10,11 @@ From ``sglang/srt/model_executor/model_runner`` (``profile_max_num_token``):
   (``kv_heads_per_rank x head_dim x layers x 2 x dtype bytes``; MLA: ``(kv_lora_rank + rope dim) x layers``).
 
 Sliding-window layers are charged like full ones (SGLang's hybrid-SWA pool is a separate configurator).
+
+``--mem-fraction-static`` left unset is derived from the GPU's memory (``ServerArgs._handle_gpu_memory_settings``,
+https://github.com/sgl-project/sglang/pull/10975): the GPU's size picks ``chunked_prefill_size`` and
+``cuda_graph_max_bs``; ``reserved = 512 + max(chunk, 2048) x 1.5 + max_bs x 2 + tp x pp / 8 x 1024`` MiB
+(at least 10 GiB above 60 GiB of memory), and the fraction is ``(memory - reserved) / memory``, rounded to 3 places.
 Pure: no I/O.
 """
 
@@ -19,7 +24,21 @@ from typing import NamedTuple
 
 from generator.sizing.architecture import Architecture
 from generator.sizing.kv_cache import ceil_bytes, layer_elements_per_gpu
+from generator.sizing.memory import Capacity, InferenceMemory
 from generator.sizing.weights import Parallelism, stage_layers
+
+MIB = 2**20
+
+#: SGLang's defaults by GPU memory (MiB, upper bound exclusive): chunked_prefill_size, cuda_graph_max_bs below TP4
+#: and from TP4 (``_handle_gpu_memory_settings``, https://github.com/sgl-project/sglang/pull/10975).
+SGLANG_MEMORY_TIERS: tuple[tuple[float, int, int, int], ...] = (
+    (20 * 1024, 2048, 8, 8),  # T4, 4080
+    (35 * 1024, 2048, 24, 80),  # A10, 4090, 5090
+    (60 * 1024, 4096, 32, 160),  # A100 40GB, L40
+    (90 * 1024, 8192, 256, 512),  # H100, A100 80GB
+    (160 * 1024, 8192, 256, 512),  # H20, H200
+    (float("inf"), 16384, 512, 512),  # B200, MI300
+)
 
 
 class SglangKvPool(NamedTuple):
@@ -51,3 +70,66 @@ def sglang_kv_pool(
     rest = int(free_after_load_bytes - free_before_load_bytes * (1 - mem_fraction_static))
     cell = sglang_cell_bytes(arch, kv_bits, par)
     return SglangKvPool(rest, cell, max(0, rest) // cell if cell else 0)
+
+
+def sglang_default_mem_fraction_static(gpu_memory_bytes: int, tp: int = 1, pp: int = 1) -> float:
+    """The ``--mem-fraction-static`` SGLang picks when it is not given (see the module notes)."""
+    gpu_mib = gpu_memory_bytes / MIB
+    _, chunk, small_tp_bs, large_tp_bs = next(tier for tier in SGLANG_MEMORY_TIERS if gpu_mib < tier[0])
+    max_bs = small_tp_bs if tp < 4 else large_tp_bs
+    reserved_mib = 512 + max(chunk, 2048) * 1.5 + max_bs * 2 + tp * pp / 8 * 1024
+    if gpu_mib > 60 * 1024:
+        reserved_mib = max(reserved_mib, 10 * 1024)
+    return round((gpu_mib - reserved_mib) / gpu_mib, 3)
+
+
+class SglangCapacity(NamedTuple):
+    """SGLang's KV capacity on one GPU: the fraction used, its pool, and the planner's capacity view of it."""
+
+    mem_fraction_static: float
+    pool: SglangKvPool
+    capacity: Capacity
+
+
+def sglang_capacity(
+    arch: Architecture,
+    kv_bits: int,
+    context_tokens: int,
+    par: Parallelism,
+    gpu_memory_bytes: int,
+    weights_per_gpu_bytes: int,
+    runtime_bytes: int,
+    mem_fraction_static: float | None = None,
+) -> SglangCapacity:
+    """KV tokens SGLang allocates beside the weights, and the full-context sequences they hold.
+
+    ``runtime_bytes`` (CUDA context, NCCL) is taken before SGLang measures its total free memory; the weights
+    load after it. Each token costs every layer's K and V, sliding-window layers included.
+    """
+    fraction = (
+        mem_fraction_static
+        if mem_fraction_static is not None
+        else sglang_default_mem_fraction_static(gpu_memory_bytes, par.tp, par.pp)
+    )
+    free_before = max(0, gpu_memory_bytes - runtime_bytes)
+    pool = sglang_kv_pool(arch, kv_bits, free_before, free_before - weights_per_gpu_bytes, fraction, par)
+    budget = int(free_before * fraction)
+    concurrency = pool.tokens / max(context_tokens, 1) * par.attention_dp
+    capacity = Capacity(gpu_memory_bytes, budget, max(0, pool.rest_bytes), pool.tokens, concurrency)
+    return SglangCapacity(fraction, pool, capacity)
+
+
+def sglang_inference_capacity(
+    arch: Architecture,
+    kv_bits: int,
+    context_tokens: int,
+    par: Parallelism,
+    gpu_memory_bytes: int,
+    inference: InferenceMemory,
+    mem_fraction_static: float | None = None,
+) -> SglangCapacity:
+    """:func:`sglang_capacity` for a sized replica: its weights, and its CUDA context and NCCL as the runtime."""
+    runtime = inference.overhead_parts.get("non_torch", 0) + inference.overhead_parts.get("nccl", 0)
+    return sglang_capacity(
+        arch, kv_bits, context_tokens, par, gpu_memory_bytes, inference.weights.per_gpu_bytes, runtime, mem_fraction_static
+    )

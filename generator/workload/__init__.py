@@ -64,6 +64,17 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
                     doc.locate(("deployments", i, "inference", "min_context_tokens")),
                 )
             )
+        if (
+            isinstance(dep, InferenceDeployment)
+            and dep.inference.mem_fraction_static is not None
+            and dep.inference.engine != "sglang"
+        ):
+            errors.append(
+                InputError(
+                    "mem_fraction_static is SGLang's setting: set engine: sglang (vLLM reads gpu_memory_utilization)",
+                    doc.locate(("deployments", i, "inference", "mem_fraction_static")),
+                )
+            )
     hw = wl.hardware
     for j, gpu in enumerate(hw.gpus or ()):
         _check_id(errors, doc, ("hardware", "gpus", j), gpu, catalog.gpus(), "GPU")

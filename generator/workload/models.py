@@ -33,6 +33,9 @@ class InferenceSpec(_Model):
     requests_per_second: float = 1.0
     slo: Slo = Slo()
     service_class: Literal["interactive", "batch"] = "interactive"
+    #: Serving engine whose KV accounting sizes the cache; SGLang's ``mem_fraction_static`` (None: its default).
+    engine: Literal["vllm", "sglang"] = "vllm"
+    mem_fraction_static: float | None = None
 
 
 class TrainingSpec(_Model):
