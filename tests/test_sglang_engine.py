@@ -101,6 +101,13 @@ def test_estimate_refuses_bad_engine_settings(change: dict[str, Any], message: s
         estimate(req)
 
 
+def test_estimate_text_prints_the_sglang_log_line() -> None:
+    result = run_specgen("estimate", "meta-llama/Llama-3.1-8B", "--gpu", "h100-sxm5-80gb", "--engine", "sglang")
+    assert result.returncode == 0, result.stderr
+    assert "SGLang log   'KV Cache is allocated. #tokens: " in result.stdout
+    assert "vLLM log" not in result.stdout
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

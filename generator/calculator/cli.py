@@ -235,6 +235,12 @@ def format_text(result: dict[str, Any]) -> str:
                 f"  KV capacity  {cap['kv_cache_tokens']:,} tokens ({_gib(cap['kv_cache_bytes'])}); "
                 f"max concurrency {cap['max_concurrency']} at {result['kv_cache']['context_tokens']:,} tokens"
             )
+        sglang = cap.get("sglang_log")
+        if sglang:
+            lines.append(
+                f"  SGLang log   'KV Cache is allocated. #tokens: {sglang['max_total_num_tokens']}' "
+                f"at --mem-fraction-static {sglang['mem_fraction_static']:g}"
+            )
         log = cap.get("vllm_log")
         if log:
             lines.append(
