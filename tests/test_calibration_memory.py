@@ -1,0 +1,90 @@
+"""Memory, KV-token, GPU-hour and training-MFU groups against the public calibration rows.
+
+Issue 9's targets: every memory group's median |error| at most 10% and p90 at most 40%, weights per GPU
+within 2%. KV tokens are held to the memory target; GPU-hours and training MFU to the p90 of 40% and a
+median of 15%. Groups that meet their target are held to it; those that miss it (benchmarks/CALIBRATION.md
+and the reasons beside each pin) are pinned at today's figures, so a change that makes any group worse
+fails here. The rows and their sources are in ``tests/data/calibration.json`` and
+``tests/data/calibration_training_mfu.json``; the per-group report is ``benchmarks/calibration_report.py``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: (prefix of the group name, median target, p90 target).
+TARGETS: tuple[tuple[str, float, float], ...] = (
+    ("memory ", 0.10, 0.40),
+    ("weights ", 0.02, 0.02),
+    ("kv-tokens ", 0.10, 0.40),
+    ("gpu-hours ", 0.15, 0.40),
+    ("training-mfu ", 0.15, 0.40),
+)
+
+#: group -> (median, p90) |error| today, for groups that miss their target.
+PINNED: dict[str, tuple[float, float]] = {
+    # Llama 3.1 8B card hours imply 14% MFU (70B 25%, 405B 33%) while the steady-state anchors give 40-47%;
+    # the 8B/70B pretraining layouts (GPUs, batch, parallelism) are not published, so no mechanism is fitted to it
+    "gpu-hours pretraining": (0.1469, 0.5722),
+    # one row (vllm#21348, Qwen3-235B-A22B-FP8 TP4, --mem-fraction-static 0.93): +10.8%; SGLang's free memory before
+    # and after the load are not in the log, so the CUDA context, NCCL buffers and load-time workspaces are the engine's
+    "kv-tokens sglang (GPU memory and weights -> logged tokens)": (0.1084, 0.1084),
+}
+
+#: Tolerance on a pinned figure (rounding of the report's four decimals).
+SLACK = 0.005
+
+
+def _report() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("calibration_report", REPO / "benchmarks" / "calibration_report.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("calibration_report", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _target(name: str) -> tuple[float, float] | None:
+    return next(((median, p90) for prefix, median, p90 in TARGETS if name.startswith(prefix)), None)
+
+
+@pytest.fixture(scope="module")
+def groups() -> dict[str, dict[str, Any]]:
+    summary: dict[str, dict[str, Any]] = _report().evaluate()
+    return {name: g for name, g in summary.items() if _target(name) is not None}
+
+
+def test_every_row_is_answered(groups: dict[str, dict[str, Any]]) -> None:
+    for prefix, _, _ in TARGETS:
+        assert any(name.startswith(prefix) for name in groups), prefix
+    assert all(g["failed"] == 0 for g in groups.values())
+
+
+def test_groups_meet_the_target_or_their_pinned_figures(groups: dict[str, dict[str, Any]]) -> None:
+    for name, g in groups.items():
+        median, p90 = g["median_abs_error"], g["p90_abs_error"]
+        if name in PINNED:
+            pinned_median, pinned_p90 = PINNED[name]
+            assert median <= pinned_median + SLACK and p90 <= pinned_p90 + SLACK, (name, median, p90)
+        else:
+            target = _target(name)
+            assert target is not None
+            assert median <= target[0] and p90 <= target[1], (name, median, p90)
+
+
+def test_pinned_groups_are_real_and_still_miss_the_target(groups: dict[str, dict[str, Any]]) -> None:
+    # a pin for a group that now meets its target should be dropped, so the target guards it
+    for name in PINNED:
+        assert name in groups, name
+        target = _target(name)
+        assert target is not None
+        g = groups[name]
+        assert g["median_abs_error"] > target[0] or g["p90_abs_error"] > target[1], name
