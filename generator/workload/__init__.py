@@ -82,6 +82,15 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         _check_id(errors, doc, ("hardware", "platforms", j), plat, catalog.platforms(), "platform")
     if hw.fixed is not None:
         _check_id(errors, doc, ("hardware", "fixed", "gpu"), hw.fixed.gpu, catalog.gpus(), "GPU")
+        for i, dep in enumerate(wl.deployments):
+            if isinstance(dep, InferenceDeployment) and dep.inference.engine == "sglang":
+                errors.append(
+                    InputError(
+                        "engine: sglang is not planned on hardware.fixed: the existing-machine planner places weights "
+                        "over GPU, RAM and NVMe (llama.cpp-style offload); drop engine or hardware.fixed",
+                        doc.locate(("deployments", i, "inference", "engine")),
+                    )
+                )
         if hw.fixed.cpu:
             _check_id(errors, doc, ("hardware", "fixed", "cpu"), hw.fixed.cpu, catalog.cpus(), "CPU")
     host_names: set[str] = set()
