@@ -219,7 +219,7 @@ def _with_communication(
 
     def placed(fabric: bool) -> StepComm:
         links, dp_link, tp_link, stage_link = step_links(
-            hw.platform, hw.gpu, gpus_per_node, nodes, fabric, shape.par.tp, shape.par.pp, setup.data_parallel
+            hw.platform, hw.gpu, gpus_per_node, nodes, fabric, shape.par.tp, shape.par.pp, setup.data_parallel, consts
         )
         step = layout_step(model, spec, hw, shape.layout, links, sent, consts)
         return StepComm(step, dp_link, tp_link, stage_link)
