@@ -111,7 +111,9 @@ PCIE_PRICES = "prices:\n  dell-r760: 2.0\n  dell-r760xa: 2.5\n  dell-xe7740: 4.0
     ("extra", "objective_used"),
     [
         pytest.param(PCIE_PRICES, "cost", id="cost-with-pcie-servers-priced"),
-        pytest.param("", "gpus", id="cost-falls-back-to-gpus-when-unpriced"),
+        # the R760 has no sourced price (the R760xa has one): cost cannot rank it
+        pytest.param("  platforms: [dell-r760, dgx-h100, dgx-a100]\n", "gpus", id="cost-falls-back-to-gpus-when-unpriced"),
+        pytest.param("", "cost", id="cost-with-catalog-prices-only"),
     ],
 )
 def test_small_model_never_gets_an_eight_gpu_baseboard(tmp_path: Path, extra: str, objective_used: str) -> None:
@@ -165,7 +167,7 @@ def test_idle_gpus_are_counted_and_reported(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("gpus", "budget"),
     [
-        pytest.param(["l40s-48gb"], 1_000_000, id="only-unpriced-hardware"),
+        pytest.param(["h200-nvl-141gb"], 1_000_000, id="only-unpriced-hardware"),
         pytest.param(["h100-sxm5-80gb"], 100, id="every-candidate-above-the-cap"),
     ],
 )
