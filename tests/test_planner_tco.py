@@ -165,16 +165,18 @@ def test_idle_gpus_are_counted_and_reported(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("gpus", "budget"),
+    ("gpus", "platforms", "budget"),
     [
-        pytest.param(["h200-nvl-141gb"], 1_000_000, id="only-unpriced-hardware"),
-        pytest.param(["h100-sxm5-80gb"], 100, id="every-candidate-above-the-cap"),
+        # the R760 has no sourced purchase price
+        pytest.param(["l40s-48gb"], "  platforms: [dell-r760]\n", 1_000_000, id="only-unpriced-hardware"),
+        pytest.param(["h100-sxm5-80gb"], "", 100, id="every-candidate-above-the-cap"),
     ],
 )
-def test_budget_excludes_candidates_above_it_or_without_a_cost(tmp_path: Path, gpus: list[str], budget: int) -> None:
-    extra = ""
-    text = _chat("meta-llama/Llama-3.1-8B-Instruct", 1, gpus, extra).replace(
-        "  provider: baremetal\n", f"  provider: baremetal\n  max_budget_usd_per_month: {budget}\n"
+def test_budget_excludes_candidates_above_it_or_without_a_cost(
+    tmp_path: Path, gpus: list[str], platforms: str, budget: int
+) -> None:
+    text = _chat("meta-llama/Llama-3.1-8B-Instruct", 1, gpus).replace(
+        "  provider: baremetal\n", f"  provider: baremetal\n{platforms}  max_budget_usd_per_month: {budget}\n"
     )
     loaded = _load(tmp_path, text)
     with pytest.raises(InfeasibleError, match="budget"):

@@ -20,7 +20,8 @@ from generator.planner.tco import purchase_price
         pytest.param("wrx90-workstation", "a40-48gb", 1, 16028.83 + 5500, True, id="wrx90-host-components-plus-gpu"),
         pytest.param("dell-r760", "l40-48gb", 2, None, None, id="r760-host-unsourced"),
         pytest.param("dell-r760xa", "h100-nvl-94gb", 2, 25000 + 2 * 27000, True, id="r760xa-host-plus-h100-nvl"),
-        pytest.param("dell-r760xa", "h200-nvl-141gb", 2, None, None, id="h200-nvl-unsourced"),
+        pytest.param("dell-r760xa", "h200-nvl-141gb", 2, 25000 + 2 * 30000, True, id="r760xa-host-plus-h200-nvl-low-end"),
+        pytest.param("dell-xe7740", "h200-nvl-141gb", 8, None, None, id="xe7740-host-unsourced"),
         pytest.param("hgx-a100-8gpu-oem", "a100-sxm4-40gb", 8, 77000 + 8 * 8000, True, id="a100-40gb-low-end"),
     ],
 )
