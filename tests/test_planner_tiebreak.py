@@ -90,3 +90,40 @@ def test_mig_sharing_keeps_each_replica_on_one_gpu(tmp_path: Path, sharing: bool
     path.write_text(text)
     dep = plan_workload(load_workload(str(path))).deployments[0]
     assert (dep.tp, dep.details["idle_gpus"]) == (tp, idle)
+
+
+MIXED_SMALL = """\
+version: 1
+name: mixed
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {precision: bf16, max_context_tokens: 4096, requests_per_second: 0.5}
+  - name: other
+    model: Qwen/Qwen2.5-7B-Instruct
+    inference: {precision: bf16, max_context_tokens: 4096, requests_per_second: 0.5}
+hardware:
+  gpus: [h100-sxm5-80gb]
+  provider: aws
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "servers", "co_located"),
+    [
+        # two small services: one 8-GPU instance shared (6 GPUs idle) beats two filled ones on cost
+        pytest.param(MIXED_SMALL, 1, True, id="sharing-wins-on-cost"),
+        # different platforms: nothing to share, so the idle-free layouts stand
+        pytest.param(Path("examples/rack-density.yaml").read_text(), 6, False, id="nothing-to-share"),
+    ],
+)
+def test_a_fleet_with_idle_gpus_is_kept_only_when_it_wins_on_the_objective(
+    tmp_path: Path, text: str, servers: int, co_located: bool
+) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(text)
+    plan = plan_workload(load_workload(str(path)))
+    assert plan.totals["nodes"] == servers
+    assert any(d.details["co_located"] for d in plan.deployments) is co_located
+    if not co_located:
+        assert plan.totals["idle_gpus"] == 0

@@ -13,7 +13,7 @@ from generator.planner.assemble import build_plan
 from generator.planner.candidates import inference_options, ranking_candidate, training_options, within_limits
 from generator.planner.early import early_checks
 from generator.planner.fixed import plan_fixed
-from generator.planner.inventory import free_servers
+from generator.planner.inventory import ServerKey, free_servers
 from generator.planner.option import Option
 from generator.planner.options import rank
 from generator.planner.plan import Finding, Plan
@@ -48,11 +48,12 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
     early_checks(loaded, consts)
     if wl.hardware.fixed is not None:
         return plan_fixed(loaded, consts)
-    plan = build_plan(loaded, consts, *_choose(loaded, consts, share=False))
+    enumerated: _Enumerated = {}
+    plan = build_plan(loaded, consts, *_choose(loaded, consts, enumerated, share=False))
     if sum(isinstance(d, InferenceDeployment) for d in wl.deployments) < 2:
         return plan
     try:
-        shared = build_plan(loaded, consts, *_choose(loaded, consts, share=True))
+        shared = build_plan(loaded, consts, *_choose(loaded, consts, enumerated, share=True))
     except InfeasibleError:
         return plan
     return shared if _fleet_rank(wl.objective, shared) < _fleet_rank(wl.objective, plan) else plan
@@ -67,10 +68,18 @@ def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
     return (*lead, t["idle_gpus"], t["nodes"], t["power_w"])
 
 
+#: Options (and why others were blocked) per deployment index and owned servers still free.
+_Enumerated = dict[tuple[int, tuple[tuple[ServerKey, int], ...]], tuple[list[Option], list[str]]]
+
+
 def _choose(
-    loaded: LoadedWorkload, consts: Constants, *, share: bool
+    loaded: LoadedWorkload, consts: Constants, enumerated: _Enumerated, *, share: bool
 ) -> tuple[list[tuple[int, Option, list[Option]]], list[Finding], dict[int, str]]:
-    """The best option of each deployment in order (owned servers taken as they are chosen), with findings."""
+    """The best option of each deployment in order (owned servers taken as they are chosen), with findings.
+
+    ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
+    over the same choices does not size them again.
+    """
     wl = loaded.workload
     findings: list[Finding] = []
     chosen: list[tuple[int, Option, list[Option]]] = []
@@ -78,11 +87,14 @@ def _choose(
     free = free_servers(wl)
     for i, dep in enumerate(wl.deployments):
         model = loaded.models[dep.name]
-        blocked: list[str] = []
-        if isinstance(dep, InferenceDeployment):
-            options = inference_options(wl, dep, model, consts, blocked, free)
-        else:
-            options = training_options(wl, dep, model, consts, blocked, free)
+        state = (i, tuple(sorted(free.items())))
+        if state not in enumerated:
+            found: list[str] = []
+            if isinstance(dep, InferenceDeployment):
+                enumerated[state] = (inference_options(wl, dep, model, consts, found, free), found)
+            else:
+                enumerated[state] = (training_options(wl, dep, model, consts, found, free), found)
+        options, blocked = enumerated[state][0], list(enumerated[state][1])
         options, pinned = honour_pins(dep, options)
         allowed = [o for o in options if within_limits(wl, o)]
         objective = objective_for(wl.objective, allowed, i, findings)
