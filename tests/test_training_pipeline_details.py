@@ -9,7 +9,8 @@ import pytest
 
 from generator import catalog
 from generator.calculator.model_source import resolve_model
-from generator.planner.training_comm import gpu_link_latency_s, links_between
+from generator.planner.training_comm import StepComm, gpu_link_latency_s, links_between
+from generator.planner.training_report import step_split_text
 from generator.sizing.constants import Constants
 from generator.sizing.training import TrainingSetup, size_training
 from generator.sizing.training_step import (
@@ -119,3 +120,11 @@ def test_links_carry_the_named_latency_of_their_gpu_link(gpu: str, group: int, c
     assert gpu_link_latency_s(spec, group, CONSTS) == getattr(CONSTS, constant)
     links = links_between(spec, group, 2, 400.0, group, 1, 4, CONSTS)
     assert links.tp_latency_s == links.dp_latency_s == getattr(CONSTS, constant)
+
+
+def test_the_step_line_names_the_collective_latency_when_it_counts() -> None:
+    latency = 30e-6
+    slow = dataclasses.replace(BANDWIDTH, tp_latency_s=latency, stage_latency_s=latency, dp_latency_s=latency)
+    with_latency = step_split_text(StepComm(_step(slow), "fabric", "nvlink", "nvlink"), 8, 2, 4)
+    without = step_split_text(StepComm(_step(BANDWIDTH), "fabric", "nvlink", "nvlink"), 8, 2, 4)
+    assert "per-collective latency" in with_latency and "per-collective latency" not in without
