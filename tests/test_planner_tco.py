@@ -111,7 +111,9 @@ PCIE_PRICES = "prices:\n  dell-r760: 2.0\n  dell-r760xa: 2.5\n  dell-xe7740: 4.0
     ("extra", "objective_used"),
     [
         pytest.param(PCIE_PRICES, "cost", id="cost-with-pcie-servers-priced"),
-        pytest.param("", "gpus", id="cost-falls-back-to-gpus-when-unpriced"),
+        # the R760 has no sourced price (the R760xa has one): cost cannot rank it
+        pytest.param("  platforms: [dell-r760, dgx-h100, dgx-a100]\n", "gpus", id="cost-falls-back-to-gpus-when-unpriced"),
+        pytest.param("", "cost", id="cost-with-catalog-prices-only"),
     ],
 )
 def test_small_model_never_gets_an_eight_gpu_baseboard(tmp_path: Path, extra: str, objective_used: str) -> None:
@@ -147,6 +149,8 @@ def test_70b_chat_uses_the_nvlink_board_that_costs_less_per_replica(tmp_path: Pa
 
 def test_idle_gpus_are_counted_and_reported(tmp_path: Path) -> None:
     text = _chat("meta-llama/Llama-3.1-8B-Instruct", 0.5, ["h100-sxm5-80gb"], provider="aws")
+    # pinned to one GPU per replica: an unpinned plan fills the 8-GPU instance (TP8) rather than leave GPUs idle on a tie
+    text = text.replace("    inference:\n", "    parallelism: {tp: 1}\n    inference:\n")
     plan = plan_workload(_load(tmp_path, text))
     dep, pool = plan.deployments[0], plan.pools[0]
     p5 = next(p for p in catalog.prices().values() if p.platform_id == pool.node.platform_id)
@@ -161,16 +165,18 @@ def test_idle_gpus_are_counted_and_reported(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("gpus", "budget"),
+    ("gpus", "platforms", "budget"),
     [
-        pytest.param(["l40s-48gb"], 1_000_000, id="only-unpriced-hardware"),
-        pytest.param(["h100-sxm5-80gb"], 100, id="every-candidate-above-the-cap"),
+        # the R760 has no sourced purchase price
+        pytest.param(["l40s-48gb"], "  platforms: [dell-r760]\n", 1_000_000, id="only-unpriced-hardware"),
+        pytest.param(["h100-sxm5-80gb"], "", 100, id="every-candidate-above-the-cap"),
     ],
 )
-def test_budget_excludes_candidates_above_it_or_without_a_cost(tmp_path: Path, gpus: list[str], budget: int) -> None:
-    extra = ""
-    text = _chat("meta-llama/Llama-3.1-8B-Instruct", 1, gpus, extra).replace(
-        "  provider: baremetal\n", f"  provider: baremetal\n  max_budget_usd_per_month: {budget}\n"
+def test_budget_excludes_candidates_above_it_or_without_a_cost(
+    tmp_path: Path, gpus: list[str], platforms: str, budget: int
+) -> None:
+    text = _chat("meta-llama/Llama-3.1-8B-Instruct", 1, gpus).replace(
+        "  provider: baremetal\n", f"  provider: baremetal\n{platforms}  max_budget_usd_per_month: {budget}\n"
     )
     loaded = _load(tmp_path, text)
     with pytest.raises(InfeasibleError, match="budget"):

@@ -6,17 +6,19 @@
 
 from __future__ import annotations
 
+import math
+
 from generator.errors import InfeasibleError
 from generator.planner.assemble import build_plan
 from generator.planner.candidates import inference_options, ranking_candidate, training_options, within_limits
 from generator.planner.early import early_checks
 from generator.planner.fixed import plan_fixed
-from generator.planner.inventory import free_servers
+from generator.planner.inventory import ServerKey, free_servers
 from generator.planner.option import Option
 from generator.planner.options import rank
 from generator.planner.plan import Finding, Plan
 from generator.planner.tco import HOURS_PER_MONTH
-from generator.sizing.constants import with_overrides
+from generator.sizing.constants import Constants, with_overrides
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, TrainingDeployment
 
@@ -34,23 +36,65 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment) -> str:
 
 
 def plan_workload(loaded: LoadedWorkload) -> Plan:
-    """Plan every deployment of a validated workload."""
+    """Plan every deployment of a validated workload.
+
+    Each deployment is ranked by the objective, and on a tie a layout that leaves bought GPUs idle
+    loses. Where inference deployments could share servers, the fleet is also planned with the GPUs
+    in use kept few (so idle ones take the next deployment); that plan is chosen only when the whole
+    fleet wins on the objective (fewer idle GPUs, then servers, then power on a tie).
+    """
     wl = loaded.workload
     consts = with_overrides(dict(wl.constants))
     early_checks(loaded, consts)
     if wl.hardware.fixed is not None:
         return plan_fixed(loaded, consts)
+    enumerated: _Enumerated = {}
+    plan = build_plan(loaded, consts, *_choose(loaded, consts, enumerated, share=False))
+    if sum(isinstance(d, InferenceDeployment) for d in wl.deployments) < 2:
+        return plan
+    try:
+        shared = build_plan(loaded, consts, *_choose(loaded, consts, enumerated, share=True))
+    except InfeasibleError:
+        return plan
+    return shared if _fleet_rank(wl.objective, shared) < _fleet_rank(wl.objective, plan) else plan
+
+
+def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
+    """Sort key of a whole plan: the objective over the fleet, then idle GPUs, servers and power."""
+    t = plan.totals
+    usd = t["usd_per_month"] if t["usd_per_month"] is not None else math.inf
+    jobs = t["training_usd_per_job"] or 0.0
+    lead = {"gpus": (t["gpus"],), "power": (t["power_w"],)}.get(objective, (usd, jobs))
+    return (*lead, t["idle_gpus"], t["nodes"], t["power_w"])
+
+
+#: Options (and why others were blocked) per deployment index and owned servers still free.
+_Enumerated = dict[tuple[int, tuple[tuple[ServerKey, int], ...]], tuple[list[Option], list[str]]]
+
+
+def _choose(
+    loaded: LoadedWorkload, consts: Constants, enumerated: _Enumerated, *, share: bool
+) -> tuple[list[tuple[int, Option, list[Option]]], list[Finding], dict[int, str]]:
+    """The best option of each deployment in order (owned servers taken as they are chosen), with findings.
+
+    ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
+    over the same choices does not size them again.
+    """
+    wl = loaded.workload
     findings: list[Finding] = []
     chosen: list[tuple[int, Option, list[Option]]] = []
     objectives: dict[int, str] = {}
     free = free_servers(wl)
     for i, dep in enumerate(wl.deployments):
         model = loaded.models[dep.name]
-        blocked: list[str] = []
-        if isinstance(dep, InferenceDeployment):
-            options = inference_options(wl, dep, model, consts, blocked, free)
-        else:
-            options = training_options(wl, dep, model, consts, blocked, free)
+        state = (i, tuple(sorted(free.items())))
+        if state not in enumerated:
+            found: list[str] = []
+            if isinstance(dep, InferenceDeployment):
+                enumerated[state] = (inference_options(wl, dep, model, consts, found, free), found)
+            else:
+                enumerated[state] = (training_options(wl, dep, model, consts, found, free), found)
+        options, blocked = enumerated[state][0], list(enumerated[state][1])
         options, pinned = honour_pins(dep, options)
         allowed = [o for o in options if within_limits(wl, o)]
         objective = objective_for(wl.objective, allowed, i, findings)
@@ -60,7 +104,7 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
             allowed,
             key=lambda o: (
                 bool(free) and o.candidate.nodes > o.candidate.owned_nodes,
-                rank(objective, ranking_candidate(o)),
+                rank(objective, ranking_candidate(o), share=share),
                 o.candidate.summary,
             ),
         )
@@ -87,7 +131,7 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
         if best.candidate.owned_nodes:
             free[key] -= best.candidate.owned_nodes
         chosen.append((i, best, feasible[1:]))
-    return build_plan(loaded, consts, chosen, findings, objectives)
+    return chosen, findings, objectives
 
 
 def honour_pins(dep: InferenceDeployment | TrainingDeployment, options: list[Option]) -> tuple[list[Option], str | None]:

@@ -124,6 +124,11 @@ def _option(
     return Option(candidate, hw, node, needs, shape)
 
 
+# MIG instances have no GPU-to-GPU P2P (PCIe or NVLink) and each pod gets one instance, so a replica
+# cannot span GPUs (https://docs.nvidia.com/datacenter/tesla/mig-user-guide/deployment-considerations.html)
+MIG_ONE_INSTANCE = "kubernetes.gpu_sharing mig gives each pod one MIG instance, which cannot span GPUs"
+
+
 def inference_options(
     wl: Workload,
     dep: InferenceDeployment,
@@ -136,11 +141,16 @@ def inference_options(
     spec, _ = effective_slo(dep.inference)
     fmt = model_weight_format(model.architecture, spec.precision or default_precision(model))
     options: list[Option] = []
+    sharing = wl.kubernetes.gpu_sharing
+    mig = sharing is not None and sharing.strategy == "mig"
     for hw in allowed_hardware(wl):
         shapes, why = replica_shapes(model, spec, fmt, hw, consts)
         if not shapes:
             blocked += [f"{hw.gpu.id} on {hw.platform.id}: {w}" for w in why[-1:]]
         for shape in shapes:
+            if mig and shape.par.tp * shape.par.pp > 1:
+                blocked.append(f"{hw.gpu.id} on {hw.platform.id}: TP{shape.par.tp} PP{shape.par.pp}: {MIG_ONE_INSTANCE}")
+                continue
             replicas = max(1, math.ceil(spec.requests_per_second / shape.max_point.requests_per_s))
             for layout in node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas):
                 needs = _inference_needs(shape, layout[0])
@@ -209,7 +219,7 @@ def _with_communication(
 
     def placed(fabric: bool) -> StepComm:
         links, dp_link, tp_link, stage_link = step_links(
-            hw.platform, hw.gpu, gpus_per_node, nodes, fabric, shape.par.tp, shape.par.pp, setup.data_parallel
+            hw.platform, hw.gpu, gpus_per_node, nodes, fabric, shape.par.tp, shape.par.pp, setup.data_parallel, consts
         )
         step = layout_step(model, spec, hw, shape.layout, links, sent, consts)
         return StepComm(step, dp_link, tp_link, stage_link)

@@ -48,23 +48,26 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
     return out
 
 
-def rank(objective: str, candidate: Candidate) -> tuple[float, ...]:
+def rank(objective: str, candidate: Candidate, *, share: bool = False) -> tuple[float, ...]:
     """Sort key of a candidate under the objective, counting what is bought or rented.
 
-    Every objective counts whole servers (GPUs per server x servers); ties break toward fewer
-    servers, then less power, then fewer GPUs in use (the idle ones stay free for co-located
-    deployments), then lower latency. ``cost`` needs every candidate priced: the planner falls
-    back to ``gpus`` (and says so) when one is not.
+    Every objective counts whole servers (GPUs per server x servers). A plan that leaves bought
+    GPUs idle must win on the objective to be chosen: on a tie, fewer idle GPUs come first (none
+    before any). Remaining ties break toward fewer servers, then less power, then lower latency.
+    ``cost`` needs every candidate priced: the planner falls back to ``gpus`` (and says so) when
+    one is not. ``share``: on a tie, fewer GPUs in use instead of fewer idle, so that the idle ones can
+    take another deployment (the planner keeps such a fleet only when it wins on the objective).
     """
     c = candidate
+    idle = c.gpus if share else c.idle_gpus
     usd = c.usd_per_hour if c.usd_per_hour is not None else math.inf
     bought = c.gpus_bought or c.gpus
     power = c.power_compared_w or c.power_w  # every layout on one basis: its components summed
     if objective == "gpus":
-        return (bought, c.nodes, power, c.gpus, c.latency_s, usd)
+        return (bought, idle, c.nodes, power, c.latency_s, usd)
     if objective == "power":
-        return (power, c.nodes, c.gpus, c.latency_s, usd, bought)
-    return (usd, c.nodes, power, c.gpus, c.latency_s, bought)
+        return (power, idle, c.nodes, c.latency_s, usd, bought)
+    return (usd, idle, c.nodes, power, c.latency_s, bought)
 
 
 def tensor_parallel_sizes(hw: Hardware, heads: int) -> list[int]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from generator.calculator.model_source import ResolvedModel
 from generator.planner.options import Hardware, tensor_parallel_sizes
+from generator.planner.training_comm import gpu_link_latency_s
 from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for, gpus_for_deadline, training_flops_per_token, training_hours
 from generator.sizing.training import TrainingMemory, TrainingSetup, size_training
@@ -144,7 +145,15 @@ def node_free_step(
 ) -> StepTime:
     """A step with every link inside the TP group's GPU link (before the layout is placed on nodes)."""
     gbps = accelerator_for(hw.gpu, "bf16", layout.tp).link_gb_per_s * 8
-    links = StepLinks(tp_gbps=gbps, stage_gbps=gbps, dp_intra_gbps=gbps if dp_bytes else 0.0)
+    latency = gpu_link_latency_s(hw.gpu, layout.tp, consts)
+    links = StepLinks(
+        tp_gbps=gbps,
+        stage_gbps=gbps,
+        dp_intra_gbps=gbps if dp_bytes else 0.0,
+        tp_latency_s=latency,
+        stage_latency_s=latency,
+        dp_latency_s=latency,
+    )
     return layout_step(model, spec, hw, layout, links, dp_bytes, consts)
 
 

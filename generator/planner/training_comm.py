@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.planner.nodes import DEFAULT_FABRIC_NIC, DEFAULT_FRONTEND_NIC
+from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for
 from generator.sizing.training_step import StepLinks, StepTime
 
@@ -105,12 +106,29 @@ def gpu_link(gpu: GpuSpec, group: int) -> tuple[float, str]:
     return acc.link_gb_per_s * 8, f"{kind} {acc.link_gb_per_s:g} GB/s per GPU"
 
 
+def gpu_link_latency_s(gpu: GpuSpec, group: int, consts: Constants) -> float:
+    """Fixed seconds of one collective over the GPU link of ``group`` GPUs (NVLink / Infinity Fabric, else PCIe).
+
+    Across nodes a collective also crosses this link at each end, so this is a lower bound there.
+    """
+    fast = accelerator_for(gpu, "bf16", group).fast_link
+    return consts.allreduce_latency_nvlink_s if fast else consts.allreduce_latency_pcie_s
+
+
 def step_links(
-    platform: PlatformSpec, gpu: GpuSpec, gpus_per_node: int, nodes: int, fabric: bool, tp: int, pp: int, dp: int
+    platform: PlatformSpec,
+    gpu: GpuSpec,
+    gpus_per_node: int,
+    nodes: int,
+    fabric: bool,
+    tp: int,
+    pp: int,
+    dp: int,
+    consts: Constants,
 ) -> tuple[StepLinks, str, str, str]:
     """The links of a (TP, PP, DP) job on ``nodes`` nodes of ``gpus_per_node``: (links, DP, TP, stage link names)."""
     node_gbps, node_name = node_link(platform, gpus_per_node, fabric)
-    links = links_between(gpu, gpus_per_node, nodes, node_gbps, tp, pp, dp)
+    links = links_between(gpu, gpus_per_node, nodes, node_gbps, tp, pp, dp, consts)
     tp_name = gpu_link(gpu, tp)[1]
     stage_name = node_name if tp * pp > gpus_per_node else gpu_link(gpu, min(tp * pp, gpus_per_node))[1]
     crosses = links.dp_inter_gbps > 0
@@ -119,8 +137,13 @@ def step_links(
     return links, dp_name, tp_name, stage_name
 
 
-def links_between(gpu: GpuSpec, gpus_per_node: int, nodes: int, node_gbps: float, tp: int, pp: int, dp: int) -> StepLinks:
-    """Gb/s per GPU of each term of a (TP, PP, DP) step, nodes of ``gpus_per_node`` sending ``node_gbps`` each."""
+def links_between(
+    gpu: GpuSpec, gpus_per_node: int, nodes: int, node_gbps: float, tp: int, pp: int, dp: int, consts: Constants
+) -> StepLinks:
+    """Gb/s per GPU and per-collective latency of each term of a (TP, PP, DP) step.
+
+    Nodes hold ``gpus_per_node`` GPUs and send ``node_gbps`` each.
+    """
     tp_gbps = gpu_link(gpu, tp)[0]
     replica = tp * pp
     stages_cross = replica > gpus_per_node
@@ -128,4 +151,13 @@ def links_between(gpu: GpuSpec, gpus_per_node: int, nodes: int, node_gbps: float
     replicas_per_node = max(1, gpus_per_node // replica)
     intra_gbps = gpu_link(gpu, gpus_per_node)[0] if dp > 1 and replicas_per_node > 1 else 0.0
     inter_gbps = node_gbps if nodes > 1 and dp > replicas_per_node else 0.0
-    return StepLinks(tp_gbps, stage_gbps, intra_gbps, inter_gbps, stages_cross_nodes=stages_cross and nodes > 1)
+    return StepLinks(
+        tp_gbps,
+        stage_gbps,
+        intra_gbps,
+        inter_gbps,
+        stages_cross_nodes=stages_cross and nodes > 1,
+        tp_latency_s=gpu_link_latency_s(gpu, tp, consts),
+        stage_latency_s=gpu_link_latency_s(gpu, min(replica, gpus_per_node), consts),
+        dp_latency_s=gpu_link_latency_s(gpu, gpus_per_node, consts),
+    )

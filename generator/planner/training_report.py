@@ -33,7 +33,8 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
             f"DP/ZeRO {step.dp_exposed_s:.3f} s exposed of {step.dp_comm_s:.3f} s "
             f"({step.dp_bytes / 1e9:.2f} GB per GPU over {comm.link})"
         )
-    return f"one step takes {step.total_s:.3f} s: " + " + ".join(parts)
+    latency = f"; per-collective latency {step.latency_s:.3f} s of the communication" if step.latency_s >= 0.0005 else ""
+    return f"one step takes {step.total_s:.3f} s: " + " + ".join(parts) + latency
 
 
 def _per_token(step: StepTime, shape: TrainingShape) -> dict[str, float]:

@@ -48,6 +48,7 @@ from generator.sizing.frameworks import FrameworkProfile, framework_profile, log
 from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, ffn_width_per_token
 from generator.sizing.precision import WeightFormat, weight_format
+from generator.sizing.training_step import interleaved_activation_factor, virtual_stages_for
 from generator.sizing.weights import Parallelism, WeightSizes, size_weights
 
 
@@ -333,6 +334,9 @@ def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, co
     layers_on_first_stage = math.ceil(arch.num_layers / par.pp)
     # 1F1B keeps pp micro-batches in flight on the first stage: layers/pp x pp = all layers' worth.
     in_flight = layers_on_first_stage * min(par.pp, math.ceil(arch.num_layers / layers_on_first_stage))
+    # an interleaved schedule (as the step time assumes) keeps more chunk micro-batches in flight there
+    virtual = virtual_stages_for(arch.num_layers, par.pp, consts.training_pipeline_virtual_stages)
+    in_flight = math.ceil(in_flight * interleaved_activation_factor(par.pp, virtual))
     # full checkpointing keeps each layer's bf16 input plus one layer being recomputed
     kept = in_flight * arch.hidden_size * 2 + per_layer if setup.checkpointing == "full" else in_flight * per_layer
     if activation_offload:

@@ -21,11 +21,18 @@ of the data for an all-reduce over ``n`` ranks):
   nodes (a ring is as slow as its slowest hop); bucketed behind the backward pass, so only the part
   longer than the compute shows.
 
+Each collective also pays a fixed latency (``StepLinks.*_latency_s``, the all-reduce latency of the
+GPU link: ``allreduce_latency_nvlink_s`` or ``allreduce_latency_pcie_s``) per call: TP all-reduces
+``4 x layers per stage x micro-batches``, PP sends ``2 x micro-batches x interleaved chunks``
+(forward activation and backward gradient at every chunk boundary), DP / ZeRO one per gradient
+bucket of :data:`DDP_BUCKET_BYTES`.
+
 Every argument is a plain number so the planner and the calibration report share this arithmetic.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from generator.sizing.constants import Constants
@@ -34,6 +41,9 @@ from generator.sizing.constants import Constants
 WIRE_BYTES = 2
 #: All-reduces of the hidden state per layer and token in a training step (2 forward + 2 backward).
 TP_ALLREDUCES_PER_LAYER = 4
+#: Bytes per gradient bucket, one DP collective each: PyTorch DDP's default ``bucket_cap_mb=25``
+#: (https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html).
+DDP_BUCKET_BYTES = 25 * 2**20
 
 
 @dataclass(frozen=True)
@@ -73,6 +83,10 @@ class StepLinks:
     dp_inter_gbps: float = 0.0
     #: Pipeline stages sit on different nodes.
     stages_cross_nodes: bool = False
+    #: Fixed seconds per collective (or point-to-point send) of each term.
+    tp_latency_s: float = 0.0
+    stage_latency_s: float = 0.0
+    dp_latency_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -90,6 +104,8 @@ class StepTime:
     dp_bytes: float
     #: The pipeline's stage-to-stage sends cross nodes.
     stages_cross_nodes: bool = False
+    #: Seconds of fixed per-collective latency inside the TP, PP and DP terms above.
+    latency_s: float = 0.0
 
     @property
     def dp_exposed_s(self) -> float:
@@ -114,6 +130,7 @@ class StepTime:
     def as_dict(self) -> dict[str, float]:
         """The split, rounded, for the plan."""
         return {
+            "collective_latency_s": round(self.latency_s, 4),
             "compute_s": round(self.compute_s, 4),
             "dp_zero_comm_s": round(self.dp_comm_s, 4),
             "dp_zero_exposed_s": round(self.dp_exposed_s, 4),
@@ -138,6 +155,28 @@ def pipeline_bubble_fraction(pp: int, microbatches: int, virtual_stages: int = 1
     if pp <= 1:
         return 0.0
     return (pp - 1) / (max(1, virtual_stages) * max(1, microbatches) + pp - 1)
+
+
+def interleaved_activation_factor(pp: int, virtual_stages: int) -> float:
+    """Activation memory of an interleaved pipeline's first stage against plain 1F1B (``pp`` micro-batches in flight).
+
+    Megatron-LM's interleaved schedule warms up ``2 (p - 1) + (v - 1) p`` chunk micro-batches on the
+    first stage before its first backward, so it holds ``v p + p - 1`` chunks of ``L / (v p)`` layers:
+    ``1 + (p - 1) / (p v)`` times the activations of plain 1F1B (Korthikanti et al., arXiv:2205.05198
+    section 4.2.3; ``get_forward_backward_func`` interleaved warm-up in
+    megatron/core/pipeline_parallel/schedules.py).
+    """
+    if pp <= 1 or virtual_stages <= 1:
+        return 1.0
+    return 1 + (pp - 1) / (pp * virtual_stages)
+
+
+def collectives_per_step(layout: StepLayout, num_layers: int, virtual_stages: int, dp_bytes: float) -> tuple[int, int, int]:
+    """(TP all-reduces, PP sends, DP bucket collectives) one GPU issues per optimizer step."""
+    tp = TP_ALLREDUCES_PER_LAYER * math.ceil(num_layers / layout.pp) * layout.accumulation if layout.tp > 1 else 0
+    pp = 2 * layout.accumulation * max(1, virtual_stages) if layout.pp > 1 else 0
+    dp = math.ceil(dp_bytes / DDP_BUCKET_BYTES) if layout.dp > 1 and dp_bytes > 0 else 0
+    return tp, pp, dp
 
 
 def virtual_stages_for(num_layers: int, pp: int, wanted: int) -> int:
@@ -174,15 +213,18 @@ def training_step(
         layers_per_stage = num_layers / layout.pp
         share = 2 * (layout.tp - 1) / layout.tp
         tp_bytes = tokens * layers_per_stage * TP_ALLREDUCES_PER_LAYER * share * hidden_size * WIRE_BYTES
-    tp_s = consts.training_tp_exposed_fraction * _seconds(tp_bytes, links.tp_gbps)
-    pp_bytes = 2 * tokens * hidden_size * WIRE_BYTES / layout.tp if layout.pp > 1 else 0.0
-    pp_s = _seconds(pp_bytes, links.stage_gbps)
     virtual = virtual_stages_for(num_layers, layout.pp, consts.training_pipeline_virtual_stages)
+    dp_bytes = dp_bytes_per_gpu if layout.dp > 1 else 0.0
+    tp_calls, pp_calls, dp_calls = collectives_per_step(layout, num_layers, virtual, dp_bytes)
+    tp_latency_s = consts.training_tp_exposed_fraction * tp_calls * links.tp_latency_s
+    tp_s = consts.training_tp_exposed_fraction * _seconds(tp_bytes, links.tp_gbps) + tp_latency_s
+    pp_bytes = 2 * tokens * hidden_size * WIRE_BYTES / layout.tp if layout.pp > 1 else 0.0
+    pp_s = _seconds(pp_bytes, links.stage_gbps) + pp_calls * links.stage_latency_s
     bubble = pipeline_bubble_fraction(layout.pp, layout.accumulation, virtual)
     bubble_s = (compute_s + tp_s + pp_s) * bubble / (1 - bubble)
-    dp_bytes = dp_bytes_per_gpu if layout.dp > 1 else 0.0
-    intra_s = _seconds(dp_bytes, links.dp_intra_gbps) if links.dp_intra_gbps else 0.0
-    inter_s = _seconds(dp_bytes, links.dp_inter_gbps) if links.dp_inter_gbps else 0.0
+    dp_latency_s = dp_calls * links.dp_latency_s
+    intra_s = _seconds(dp_bytes, links.dp_intra_gbps) + dp_latency_s if links.dp_intra_gbps else 0.0
+    inter_s = _seconds(dp_bytes, links.dp_inter_gbps) + dp_latency_s if links.dp_inter_gbps else 0.0
     return StepTime(
         compute_s=compute_s,
         tp_allreduce_s=tp_s,
@@ -194,6 +236,7 @@ def training_step(
         pp_bytes=pp_bytes,
         dp_bytes=dp_bytes,
         stages_cross_nodes=links.stages_cross_nodes,
+        latency_s=tp_latency_s + pp_calls * links.stage_latency_s + (dp_latency_s if intra_s or inter_s else 0.0),
     )
 
 

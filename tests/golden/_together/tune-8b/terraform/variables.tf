@@ -42,7 +42,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "tune_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["tune"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "tune-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "dgx-h100", "specgen.dev/pool" : "tune-h100-sxm5-80gb" }, "node_count" : 1, "nvme_tb" : 30.72, "platform" : "dgx-h100", "power_w_per_node" : 10200, "provider" : "baremetal", "racks" : 1, "ram_gib" : 2048, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "tune_rtx_pro_6000_blackwell_96gb" : { "cooling" : "air", "cpu_cores" : 32, "deployments" : ["tune"], "gpu_model" : "rtx-pro-6000-blackwell-96gb", "gpus_per_node" : 4, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "tune-rtx-pro-6000-blackwell-96gb", "specgen.dev/gpu" : "rtx-pro-6000-blackwell-96gb", "specgen.dev/platform" : "wrx90-workstation", "specgen.dev/pool" : "tune-rtx-pro-6000-blackwell-96gb" }, "node_count" : 2, "nvme_tb" : 4.0, "platform" : "wrx90-workstation", "power_w_per_node" : 3382, "provider" : "baremetal", "racks" : 1, "ram_gib" : 256, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

@@ -1,0 +1,129 @@
+"""Tie-breaks of the objective (#8): idle bought GPUs must be paid for by a better objective value."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from generator.planner import plan_workload
+from generator.planner.options import rank
+from generator.planner.plan import Candidate
+from generator.workload import load_workload
+
+# 12 GPUs bought on three 4-GPU servers, all in use (3 x TP4)
+BASE = Candidate(
+    gpu_id="h100-sxm5-80gb",
+    platform_id="dell-xe8640",
+    gpus_per_node=4,
+    tp=4,
+    pp=1,
+    replicas=3,
+    gpus=12,
+    nodes=3,
+    usd_per_hour=12.0,
+    power_w=12700,
+    summary="full",
+    gpus_bought=12,
+    idle_gpus=0,
+    latency_s=0.03,
+    power_compared_w=12700,
+)
+
+
+def _with(**changes: object) -> Candidate:
+    return dataclasses.replace(BASE, summary="other", **changes)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("objective", "other", "other_wins"),
+    [
+        # the same bill, but 5 x TP2 uses 10 of the 12 GPUs: the idle-free plan wins the tie
+        pytest.param("cost", _with(tp=2, replicas=5, gpus=10, idle_gpus=2), False, id="cost-tie-idle-loses"),
+        pytest.param("gpus", _with(tp=2, replicas=5, gpus=10, idle_gpus=2), False, id="gpus-tie-idle-loses"),
+        pytest.param("power", _with(tp=2, replicas=5, gpus=10, idle_gpus=2), False, id="power-tie-idle-loses"),
+        # idle GPUs are acceptable when the plan wins on the objective itself
+        pytest.param("cost", _with(usd_per_hour=11.0, gpus=10, idle_gpus=2), True, id="cost-idle-but-cheaper-wins"),
+        pytest.param("gpus", _with(gpus_bought=8, gpus=6, idle_gpus=2, nodes=1), True, id="gpus-idle-but-fewer-bought"),
+        pytest.param("power", _with(power_compared_w=12000, gpus=10, idle_gpus=2), True, id="power-idle-but-less-power"),
+        # fewer idle GPUs before fewer servers
+        pytest.param(
+            "cost", _with(nodes=2, gpus_per_node=8, gpus=12, gpus_bought=16, idle_gpus=4), False, id="idle-before-servers"
+        ),
+        # then fewer servers, then less power, then lower latency
+        pytest.param("cost", _with(nodes=2, gpus_per_node=6), True, id="fewer-servers"),
+        pytest.param("cost", _with(power_compared_w=12000), True, id="less-power"),
+        pytest.param("cost", _with(latency_s=0.02, tp=2, replicas=6), True, id="lower-latency"),
+        pytest.param("cost", _with(latency_s=0.04), False, id="higher-latency"),
+        pytest.param("gpus", _with(nodes=2, gpus_per_node=6), True, id="gpus-fewer-servers"),
+        pytest.param("power", _with(nodes=2, gpus_per_node=6), True, id="power-fewer-servers"),
+    ],
+)
+def test_tie_breaks(objective: str, other: Candidate, other_wins: bool) -> None:
+    assert (rank(objective, other) < rank(objective, BASE)) is other_wins
+    assert (rank(objective, BASE) < rank(objective, other)) is not other_wins
+
+
+def test_chat_70b_maas_does_not_leave_bought_gpus_idle_on_a_cost_tie() -> None:
+    plan = plan_workload(load_workload("examples/chat-70b-maas.yaml"))
+    dep = plan.deployments[0]
+    # 3 x TP4 and 5 x TP2 both need three 4-GPU servers at the same price; TP2 would leave 2 GPUs idle
+    assert (dep.tp, dep.details["idle_gpus"], plan.pools[0].nodes) == (4, 0, 3)
+    assert "runner-up 5 x TP2" in dep.reasons[-1]
+
+
+@pytest.mark.parametrize(
+    ("sharing", "tp", "idle"),
+    [
+        # whole GPUs: the 8-GPU instance is paid for either way, so the idle-free TP8 layout wins the tie
+        pytest.param(False, 8, 0, id="whole-gpus"),
+        # MIG gives each pod one instance with no GPU-to-GPU P2P: a replica stays on one GPU
+        pytest.param(True, 1, 7, id="mig-one-instance-per-pod"),
+    ],
+)
+def test_mig_sharing_keeps_each_replica_on_one_gpu(tmp_path: Path, sharing: bool, tp: int, idle: int) -> None:
+    text = Path("examples/small-models-gke-sharing.yaml").read_text()
+    if not sharing:
+        text = text[: text.index("  gpu_sharing:")]
+    path = tmp_path / "w.yaml"
+    path.write_text(text)
+    dep = plan_workload(load_workload(str(path))).deployments[0]
+    assert (dep.tp, dep.details["idle_gpus"]) == (tp, idle)
+
+
+MIXED_SMALL = """\
+version: 1
+name: mixed
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {precision: bf16, max_context_tokens: 4096, requests_per_second: 0.5}
+  - name: other
+    model: Qwen/Qwen2.5-7B-Instruct
+    inference: {precision: bf16, max_context_tokens: 4096, requests_per_second: 0.5}
+hardware:
+  gpus: [h100-sxm5-80gb]
+  provider: aws
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "servers", "co_located"),
+    [
+        # two small services: one 8-GPU instance shared (6 GPUs idle) beats two filled ones on cost
+        pytest.param(MIXED_SMALL, 1, True, id="sharing-wins-on-cost"),
+        # different platforms: nothing to share, so the idle-free layouts stand
+        pytest.param(Path("examples/rack-density.yaml").read_text(), 6, False, id="nothing-to-share"),
+    ],
+)
+def test_a_fleet_with_idle_gpus_is_kept_only_when_it_wins_on_the_objective(
+    tmp_path: Path, text: str, servers: int, co_located: bool
+) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(text)
+    plan = plan_workload(load_workload(str(path)))
+    assert plan.totals["nodes"] == servers
+    assert any(d.details["co_located"] for d in plan.deployments) is co_located
+    if not co_located:
+        assert plan.totals["idle_gpus"] == 0

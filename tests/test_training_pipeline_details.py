@@ -1,0 +1,130 @@
+"""Training-step details: interleaved-pipeline activation memory and per-collective latency."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+
+from generator import catalog
+from generator.calculator.model_source import resolve_model
+from generator.planner.training_comm import StepComm, gpu_link_latency_s, links_between
+from generator.planner.training_report import step_split_text
+from generator.sizing.constants import Constants
+from generator.sizing.training import TrainingSetup, size_training
+from generator.sizing.training_step import (
+    DDP_BUCKET_BYTES,
+    StepLayout,
+    StepLinks,
+    StepTime,
+    collectives_per_step,
+    interleaved_activation_factor,
+    training_step,
+)
+from generator.sizing.weights import Parallelism
+
+CONSTS = Constants()
+
+
+@pytest.mark.parametrize(
+    ("pp", "virtual", "factor"),
+    [
+        pytest.param(1, 8, 1.0, id="no-pipeline"),
+        pytest.param(4, 1, 1.0, id="plain-1f1b"),
+        # Korthikanti et al. section 4.2.3: 1 + (p - 1) / (p v)
+        pytest.param(4, 2, 1 + 3 / 8, id="pp4-v2"),
+        pytest.param(8, 5, 1 + 7 / 40, id="pp8-v5"),
+        pytest.param(16, 4, 1 + 15 / 64, id="pp16-v4"),
+    ],
+)
+def test_interleaved_first_stage_holds_more_activations(pp: int, virtual: int, factor: float) -> None:
+    assert interleaved_activation_factor(pp, virtual) == pytest.approx(factor)
+    if pp > 1 and virtual > 1:
+        # Megatron's interleaved warm-up: 2 (p - 1) + (v - 1) p chunk micro-batches, then one more in flight
+        chunks = 2 * (pp - 1) + (virtual - 1) * pp + 1
+        assert chunks / (pp * virtual) == pytest.approx(factor)
+
+
+@pytest.mark.parametrize(("pp", "grows"), [(1, False), (4, True), (8, True)])
+def test_size_training_counts_the_interleaved_activations(pp: int, grows: bool) -> None:
+    arch = resolve_model("meta-llama/Llama-3.1-70B-Instruct").architecture
+    setup = TrainingSetup(method="full", micro_batch_size=1, sequence_length=4096, checkpointing="none")
+    par = Parallelism(8, pp)
+    plain = size_training(arch, setup, par, CONSTS._replace(training_pipeline_virtual_stages=1))
+    interleaved = size_training(arch, setup, par, CONSTS._replace(training_pipeline_virtual_stages=2))
+    assert (interleaved.per_gpu.activations > plain.per_gpu.activations) is grows
+    assert (interleaved.per_gpu.total > plain.per_gpu.total) is grows
+    deeper = size_training(arch, setup, par, CONSTS._replace(training_pipeline_virtual_stages=5))
+    # more chunks per GPU: a smaller bubble, and less extra memory than two chunks (1 + (p - 1) / (p v))
+    assert (deeper.per_gpu.activations < interleaved.per_gpu.activations) is grows
+
+
+# --- per-collective latency --------------------------------------------------------------------------
+
+
+def _step(links: StepLinks, tp: int = 8, pp: int = 2, dp: int = 4, acc: int = 8, dp_bytes: float = 1e9) -> StepTime:
+    step = training_step(
+        StepLayout(tp, pp, dp, 1, acc, 4096),
+        links,
+        CONSTS,
+        hidden_size=8192,
+        num_layers=80,
+        flops_per_token=6 * 70e9,
+        base_efficiency=0.3,
+        dense_tflops=989.0,
+        dp_bytes_per_gpu=dp_bytes,
+    )
+    return step
+
+
+BANDWIDTH = StepLinks(tp_gbps=3600.0, stage_gbps=3600.0, dp_intra_gbps=3600.0)
+
+
+@pytest.mark.parametrize(
+    ("tp", "pp", "dp", "acc", "dp_bytes", "calls"),
+    [
+        pytest.param(8, 1, 1, 8, 0.0, (4 * 80 * 8, 0, 0), id="tp8-four-all-reduces-per-layer-and-micro-batch"),
+        pytest.param(8, 2, 1, 8, 0.0, (4 * 40 * 8, 2 * 8 * 8, 0), id="pp2-sends-per-chunk-boundary"),
+        pytest.param(1, 1, 4, 1, 1e9, (0, 0, math.ceil(1e9 / DDP_BUCKET_BYTES)), id="dp-one-per-bucket"),
+        pytest.param(1, 1, 1, 1, 1e9, (0, 0, 0), id="one-rank-no-collectives"),
+    ],
+)
+def test_collectives_per_step(tp: int, pp: int, dp: int, acc: int, dp_bytes: float, calls: tuple[int, int, int]) -> None:
+    layout = StepLayout(tp, pp, dp, 1, acc, 4096)
+    virtual = 8 if pp == 2 else 1  # 80 layers over 2 stages: 40 per stage, interleaved 8 deep
+    assert collectives_per_step(layout, 80, virtual, dp_bytes) == calls
+
+
+def test_each_collective_adds_its_link_latency() -> None:
+    latency = 30e-6
+    slow = dataclasses.replace(BANDWIDTH, tp_latency_s=latency, stage_latency_s=latency, dp_latency_s=latency)
+    fast, delayed = _step(BANDWIDTH), _step(slow)
+    tp_calls, pp_calls, dp_calls = collectives_per_step(StepLayout(8, 2, 4, 1, 8, 4096), 80, 8, 1e9)
+    assert delayed.tp_allreduce_s - fast.tp_allreduce_s == pytest.approx(CONSTS.training_tp_exposed_fraction * tp_calls * latency)
+    assert delayed.pp_transfer_s - fast.pp_transfer_s == pytest.approx(pp_calls * latency)
+    assert delayed.dp_comm_s - fast.dp_comm_s == pytest.approx(dp_calls * latency)
+    assert delayed.latency_s == pytest.approx((CONSTS.training_tp_exposed_fraction * tp_calls + pp_calls + dp_calls) * latency)
+    assert delayed.total_s > fast.total_s and fast.latency_s == 0.0
+
+
+@pytest.mark.parametrize(
+    ("gpu", "group", "constant"),
+    [
+        pytest.param("h100-sxm5-80gb", 8, "allreduce_latency_nvlink_s", id="nvlink"),
+        pytest.param("l40s-48gb", 2, "allreduce_latency_pcie_s", id="pcie"),
+    ],
+)
+def test_links_carry_the_named_latency_of_their_gpu_link(gpu: str, group: int, constant: str) -> None:
+    spec = catalog.gpus()[gpu]
+    assert gpu_link_latency_s(spec, group, CONSTS) == getattr(CONSTS, constant)
+    links = links_between(spec, group, 2, 400.0, group, 1, 4, CONSTS)
+    assert links.tp_latency_s == links.dp_latency_s == getattr(CONSTS, constant)
+
+
+def test_the_step_line_names_the_collective_latency_when_it_counts() -> None:
+    latency = 30e-6
+    slow = dataclasses.replace(BANDWIDTH, tp_latency_s=latency, stage_latency_s=latency, dp_latency_s=latency)
+    with_latency = step_split_text(StepComm(_step(slow), "fabric", "nvlink", "nvlink"), 8, 2, 4)
+    without = step_split_text(StepComm(_step(BANDWIDTH), "fabric", "nvlink", "nvlink"), 8, 2, 4)
+    assert "per-collective latency" in with_latency and "per-collective latency" not in without
