@@ -318,7 +318,8 @@ FIT_GRID: dict[str, tuple[float, ...]] = {
     "fp4_gemm_efficiency_ratio": (0.6, 0.7, 0.8),
     "allreduce_latency_nvlink_s": (16e-6, 24e-6, 32e-6),
     "gemm_half_efficiency_tokens": (16.0, 32.0),
-    "decode_overhead_per_sequence_s": (1.5e-5, 2e-5, 2.5e-5),
+    "decode_overhead_per_sequence_s": (2e-5, 2.5e-5, 3e-5, 3.5e-5),
+    "host_overlap_fraction": (0.0, 0.25, 0.5, 0.55, 0.6, 0.75),
 }
 
 #: Engines whose throughput rows the fit sees; rows of other engines (vLLM on MI300X, added after the fit
