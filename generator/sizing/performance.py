@@ -62,14 +62,15 @@ class Accelerator(NamedTuple):
 
 def accelerator_for(gpu: GpuSpec, compute: str, tp: int) -> Accelerator:
     """Roofline inputs for ``gpu`` computing in ``compute`` precision in a TP group of ``tp``."""
-    tflops = gpu.tflops(compute) or gpu.tflops("bf16") or gpu.tflops("fp16") or 0.0
+    # the rate a dense GEMM sustains (the vendor's max-achievable figure where published, else the datasheet peak)
+    tflops = gpu.sustained_tflops(compute) or gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or 0.0
     fast = gpu.interconnect_kind in ("nvlink", "nvlink-bridge", "infinity-fabric", "ethernet") and tp <= gpu.nvlink_domain_gpus
     if fast and gpu.interconnect_gb_per_s_bidir > 0:
         link = gpu.interconnect_gb_per_s_bidir / 2
     else:
         fast = False
         link = pcie_gb_per_s(gpu.pcie_gen, gpu.pcie_lanes)
-    attention = gpu.tflops("bf16") or gpu.tflops("fp16") or tflops
+    attention = gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or tflops
     return Accelerator(gpu.memory_bandwidth_gb_per_s, tflops, link, fast, attention, compute)
 
 
