@@ -321,8 +321,9 @@ FIT_GRID: dict[str, tuple[float, ...]] = {
     "host_overlap_fraction": (0.0, 0.4, 0.5, 0.55, 0.6),
 }
 
-#: Engines whose throughput rows the fit sees; rows of other engines (vLLM on MI300X, added after the fit
-#: was set) are the out-of-sample check and only reported.
+#: Engines whose throughput rows the fit sees; rows of other engines (vLLM on MI300X, TensorRT-LLM's older C++
+#: runtime on A100 / L40S as ``tensorrt-llm-cpp``, added after the fit was set) are the out-of-sample check and only
+#: reported.
 FIT_ENGINES = ("tensorrt-llm",)
 
 
