@@ -192,8 +192,8 @@ def test_maas_allocates_named_hosts_by_hostname_and_the_rest_by_constraints(tmp_
     reader = YAML(typ="safe", pure=True)
     files = render_file(path)
     instances = reader.load(files["provisioning/maas/maas.auto.tfvars.json"])["maas_instances"]
-    # the plan needs three servers (5 x TP2): the named host and two allocated by constraints
-    assert sorted(instances) == ["chat-h100-sxm5-80gb-02", "chat-h100-sxm5-80gb-03", "gpu-a01"]
+    # the plan needs two servers (2 x TP4): the named host and one allocated by constraints
+    assert sorted(instances) == ["chat-h100-sxm5-80gb-02", "gpu-a01"]
     assert instances["gpu-a01"]["allocate_params"]["hostname"] == "gpu-a01"
     assert "hostname" not in instances["chat-h100-sxm5-80gb-02"]["allocate_params"]
     assert "chat-h100-sxm5-80gb-02" in files["ansible/hosts.yml.example"]  # the placeholder lives in the user's file

@@ -15,6 +15,7 @@ from generator.sizing.performance import (
     expert_alltoall_seconds,
     gemm_efficiency,
     gemm_seconds,
+    host_overlapped_seconds,
     pipeline_speedup,
     saturated_throughput,
     static_batch_seconds,
@@ -100,11 +101,40 @@ def test_per_step_engine_time_grows_with_the_batch() -> None:
     arch = _arch("meta-llama/Llama-3.1-8B-Instruct")
     acc = accelerator_for(find_gpu("h100-sxm5-80gb"), "fp8", 1)
     weights = size_weights(arch, weight_format("fp8"))
-    base = Constants()
+    base = Constants(host_overlap_fraction=0.0)
     with_engine = decode_step(arch, weights, 8, Parallelism(), acc, 512, 1024, base).seconds
     bare = base._replace(decode_overhead_per_sequence_s=0.0)
     without = decode_step(arch, weights, 8, Parallelism(), acc, 512, 1024, bare).seconds
     assert with_engine - without == pytest.approx(512 * base.decode_overhead_per_sequence_s)
+
+
+@pytest.mark.parametrize(
+    ("device_s", "host_s", "pp", "fraction", "expected_s"),
+    [
+        (0.030, 0.020, 1, 0.0, 0.050),  # serial: host time adds to the device's
+        (0.030, 0.020, 1, 1.0, 0.030),  # fully overlapped: hidden behind the device step
+        (0.010, 0.020, 1, 1.0, 0.020),  # fully overlapped but host-bound: the host sets the pace
+        (0.030, 0.020, 1, 0.5, 0.040),  # half hidden, half added
+        (0.005, 0.020, 1, 0.5, 0.020),  # the hidden half is longer than the device step
+        (0.030, 0.020, 4, 1.0, 0.050),  # pipelines run the non-overlapping executor loop
+    ],
+)
+def test_host_time_overlaps_the_device_step_except_in_pipelines(
+    device_s: float, host_s: float, pp: int, fraction: float, expected_s: float
+) -> None:
+    consts = Constants(host_overlap_fraction=fraction)
+    assert host_overlapped_seconds(device_s, host_s, pp, consts) == pytest.approx(expected_s)
+
+
+def test_overlapped_host_time_makes_large_batches_faster_not_small_ones() -> None:
+    arch = _arch("meta-llama/Llama-3.1-8B-Instruct")
+    acc = accelerator_for(find_gpu("h100-sxm5-80gb"), "fp8", 1)
+    weights = size_weights(arch, weight_format("fp8"))
+    serial, overlapped = Constants(host_overlap_fraction=0.0), Constants(host_overlap_fraction=1.0)
+    one = [decode_step(arch, weights, 8, Parallelism(), acc, 1, 1024, c).seconds for c in (serial, overlapped)]
+    many = [decode_step(arch, weights, 8, Parallelism(), acc, 512, 1024, c).seconds for c in (serial, overlapped)]
+    assert one[0] - one[1] == pytest.approx(serial.decode_overhead_per_sequence_s)
+    assert many[0] - many[1] == pytest.approx(512 * serial.decode_overhead_per_sequence_s)
 
 
 def _llama(model: str, gpu: str, precision: str, par: Parallelism) -> tuple[Architecture, WeightSizes, Accelerator]:
@@ -192,3 +222,26 @@ def test_a_static_batch_is_slower_than_the_offline_steady_state() -> None:
     assert rates == sorted(rates)
     offline = saturated_throughput(arch, weights, 8, par, acc, 10**7, 128, 128, consts).output_tokens_per_s
     assert rates[-1] < offline
+
+
+def test_a_published_max_achievable_rate_replaces_the_boost_clock_peak() -> None:
+    # AMD publishes MI300X's sustained dense GEMM rate (1,273 FP8 / 708 BF16 TFLOPS at ~1.2 GHz, against 2,615 / 1,307
+    # at the 2.1 GHz boost); NVIDIA publishes none, so its peak stands and the fitted efficiencies absorb the throttling
+    mi300x, h100 = find_gpu("mi300x-192gb"), find_gpu("h100-sxm5-80gb")
+    acc = accelerator_for(mi300x, "fp8", 8)
+    assert (acc.dense_tflops, acc.attention_rate_tflops) == (1273.0, 708.0)
+    assert mi300x.tflops("fp8") == pytest.approx(2614.9)  # the datasheet figure stays in the catalog
+    assert accelerator_for(h100, "fp8", 8).dense_tflops == h100.tflops("fp8") == 1979.0
+
+
+def test_a_sustained_rate_slows_compute_bound_steps_not_bandwidth_bound_ones() -> None:
+    arch = _arch("meta-llama/Llama-3.1-8B-Instruct")
+    weights = size_weights(arch, weight_format("fp8"))
+    gpu = find_gpu("mi300x-192gb")
+    sustained = accelerator_for(gpu, "fp8", 1)
+    peak = sustained._replace(dense_tflops=gpu.tflops("fp8") or 0.0, attention_tflops=gpu.tflops("bf16") or 0.0)
+    consts = Constants()
+    small = [decode_step(arch, weights, 8, Parallelism(), a, 1, 1024, consts).seconds for a in (sustained, peak)]
+    large = [decode_step(arch, weights, 8, Parallelism(), a, 1, 1024, consts, 8192, 8192).seconds for a in (sustained, peak)]
+    assert small[0] == pytest.approx(small[1], rel=0.01)
+    assert large[0] > 1.5 * large[1]

@@ -39,6 +39,8 @@ class GpuSpec(NamedTuple):
     consumer: bool
     source: tuple[str, ...]
     unsourced_fields: tuple[str, ...] = ()
+    #: The vendor's max-achievable dense GEMM rate per precision under sustained load, TFLOPS (where published).
+    max_achievable_tflops: Mapping[str, float] | None = None
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> GpuSpec:
@@ -66,6 +68,7 @@ class GpuSpec(NamedTuple):
             consumer=bool(rec.get("consumer", False)),
             source=_sources(rec),
             unsourced_fields=tuple(rec.get("unsourced_fields") or ()),
+            max_achievable_tflops={k: float(v) for k, v in dict(rec.get("max_achievable_tflops") or {}).items()} or None,
         )
 
     @property
@@ -81,6 +84,18 @@ class GpuSpec(NamedTuple):
         if value is None and compute == "bf16":
             value = self.dense_tflops.get("fp16")
         return value
+
+    def sustained_tflops(self, compute: str) -> float | None:
+        """The tensor rate a long dense GEMM sustains: the vendor's max-achievable figure where published, else the peak.
+
+        Datasheet peaks count the boost clock; under dense tensor load a GPU may run far slower (AMD measures
+        MI300X GEMMs at a median 1.2 GHz against its 2.1 GHz boost). The roofline's fitted efficiencies apply to this
+        rate; where no vendor publishes one (NVIDIA), they apply to the peak and absorb the throttling.
+        """
+        measured = (self.max_achievable_tflops or {}).get(compute)
+        if measured is None and compute == "bf16":
+            measured = (self.max_achievable_tflops or {}).get("fp16")
+        return measured or self.tflops(compute)
 
 
 class ModelRecord(NamedTuple):

@@ -51,6 +51,7 @@ class Constants(NamedTuple):
     gemm_half_efficiency_tokens: float = 16.0
     fp4_gemm_efficiency_ratio: float = 0.7
     decode_overhead_per_sequence_s: float = 2.5e-5
+    host_overlap_fraction: float = 0.55
     max_batch_size: int = 2048
     ttft_p95_factor: float = 2.0
 
@@ -234,6 +235,14 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "grows with the batch in vLLM / TensorRT-LLM PyTorch-backend step profiles; 25 us fitted across all calibration "
         "groups at once (benchmarks/calibration_report.py --fit)",
     ),
+    "host_overlap_fraction": (
+        "Share of the per-sequence host time that runs while the GPUs compute (an overlap scheduler prepares the next "
+        "iteration during this one); pipelines (PP > 1) keep it serial.",
+        "TensorRT-LLM PyTorch backend: overlap scheduler on by default (disable_overlap_scheduler=False, "
+        "https://nvidia.github.io/TensorRT-LLM/torch/features/overlap_scheduler.html), not in the pipeline executor loop; "
+        "0.55 fitted across all calibration groups at once (benchmarks/calibration_report.py --fit; 0 = serial host time, "
+        "the model before)",
+    ),
     "max_batch_size": (
         "Most sequences a replica decodes at once (the serving engine's max batch).",
         "TensorRT-LLM trtllm-bench default max_batch_size=2048 (perf-overview 'max batch size' tuning)",
@@ -373,6 +382,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
         _FRACTION_OF_PEAK,
     ),
     **dict.fromkeys(("safety_margin_fraction", "fan_power_fraction"), _SHARE),
+    "host_overlap_fraction": (0, True, 1, True),
     "pue": (1, True, None, False),
     **dict.fromkeys(
         (

@@ -62,14 +62,15 @@ class Accelerator(NamedTuple):
 
 def accelerator_for(gpu: GpuSpec, compute: str, tp: int) -> Accelerator:
     """Roofline inputs for ``gpu`` computing in ``compute`` precision in a TP group of ``tp``."""
-    tflops = gpu.tflops(compute) or gpu.tflops("bf16") or gpu.tflops("fp16") or 0.0
+    # the rate a dense GEMM sustains (the vendor's max-achievable figure where published, else the datasheet peak)
+    tflops = gpu.sustained_tflops(compute) or gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or 0.0
     fast = gpu.interconnect_kind in ("nvlink", "nvlink-bridge", "infinity-fabric", "ethernet") and tp <= gpu.nvlink_domain_gpus
     if fast and gpu.interconnect_gb_per_s_bidir > 0:
         link = gpu.interconnect_gb_per_s_bidir / 2
     else:
         fast = False
         link = pcie_gb_per_s(gpu.pcie_gen, gpu.pcie_lanes)
-    attention = gpu.tflops("bf16") or gpu.tflops("fp16") or tflops
+    attention = gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or tflops
     return Accelerator(gpu.memory_bandwidth_gb_per_s, tflops, link, fast, attention, compute)
 
 
@@ -165,11 +166,23 @@ def decode_step(
     stage_s = max(weight_read_s, matmul_s) + max(kv_read_s, attention_s) + prefill_attention_s + comm_s
     stages = par.pp
     # every micro-batch is an engine iteration of its own (scheduling, launches, sampling)
-    engine_s = stages * consts.decode_step_overhead_s + consts.decode_overhead_per_sequence_s * batch / par.attention_dp
-    seconds = stages * stage_s + engine_s
+    host_s = consts.decode_overhead_per_sequence_s * batch / par.attention_dp
+    seconds = host_overlapped_seconds(stages * (stage_s + consts.decode_step_overhead_s), host_s, par.pp, consts)
     memory_s = weight_read_s + kv_read_s
     compute_s = matmul_s + attention_s + prefill_attention_s
     return DecodeStep(batch, seconds, stages * memory_s, stages * compute_s, stages * comm_s)
+
+
+def host_overlapped_seconds(device_s: float, host_s: float, pp: int, consts: Constants) -> float:
+    """Wall time of an engine iteration: ``device_s`` on the GPUs and ``host_s`` of per-sequence host work.
+
+    An overlap scheduler (TensorRT-LLM's PyTorch executor by default, ``disable_overlap_scheduler=False``)
+    prepares the next iteration on the CPU while the GPUs run this one, so ``host_overlap_fraction`` of the
+    host work runs concurrently with the device and only the rest adds to it. Pipelines run another
+    executor loop (one micro-batch per stage in flight), where host work stays serial.
+    """
+    hidden = consts.host_overlap_fraction if pp == 1 else 0.0
+    return max(device_s, hidden * host_s) + (1.0 - hidden) * host_s
 
 
 def expert_alltoall_seconds(arch: Architecture, par: Parallelism, tokens: float, link_gb_per_s: float, latency_s: float) -> float:
