@@ -1,0 +1,89 @@
+"""Cold-start structure: each command imports only the libraries it uses (no timings asserted here).
+
+``benchmarks/scale.py`` measures the cold starts; these tests keep the structure that makes them fast:
+``estimate`` never loads a validation, templating or CLI library, ``validate`` of a valid file loads neither
+click nor jsonschema nor the renderers, and the click-free ``validate`` answers exactly as the click command.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator.cli import _build_cli, main
+from tests.conftest import REPO
+
+EXAMPLE = str(REPO / "examples" / "chat-70b.yaml")
+
+
+def _loaded_after(args: list[str]) -> set[str]:
+    """Top-level packages in ``sys.modules`` after ``specgen ARGS`` ran in a fresh interpreter."""
+    code = (
+        "import sys\nfrom generator.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
+        "print(','.join(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True, cwd=REPO)
+    return set(done.stderr.strip().splitlines()[-1].split(","))
+
+
+@pytest.mark.parametrize(
+    ("args", "absent"),
+    [
+        pytest.param(
+            ["estimate", "llama-3.1-8b", "--gpu", "h100-sxm5-80gb", "--context", "8192", "--json"],
+            {"click", "pydantic", "jsonschema", "jinja2", "ruamel", "yaml", "pathlib"},
+            id="estimate",
+        ),
+        pytest.param(["validate", EXAMPLE], {"click", "jsonschema", "jinja2", "ruamel"}, id="validate"),
+        pytest.param(["render", EXAMPLE, "-o", "{tmp}", "--target", "spec"], {"jsonschema"}, id="render"),
+    ],
+)
+def test_a_command_loads_only_what_it_uses(args: list[str], absent: set[str], tmp_path: Path) -> None:
+    loaded = _loaded_after([a.replace("{tmp}", str(tmp_path / "out")) for a in args])
+    assert not loaded & absent, f"{args[0]} loads {sorted(loaded & absent)}"
+
+
+def _outcome(run: object, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        run()  # type: ignore[operator]
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        pytest.param([EXAMPLE], id="valid"),
+        pytest.param([EXAMPLE, str(REPO / "examples" / "mixed.yaml")], id="two-valid"),
+        pytest.param([EXAMPLE, str(REPO / "examples" / "infeasible" / "home-405b.yaml"), EXAMPLE], id="infeasible-second"),
+        pytest.param(["no-such-file.yaml"], id="missing"),
+        pytest.param(["{bad}"], id="schema-errors"),
+        pytest.param(["{unknown-gpu}"], id="catalog-error"),
+    ],
+)
+def test_validate_without_click_answers_as_the_click_command(
+    files: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("version: 2\nname: x\ndeployments:\n  - name: a\n    modle: m\n", encoding="utf-8")
+    unknown = tmp_path / "unknown-gpu.yaml"
+    unknown.write_text((REPO / "examples" / "chat-70b.yaml").read_text().replace("h100-sxm5-80gb", "h100-sxm5-80g"))
+    args = ["validate", *(f.replace("{bad}", str(bad)).replace("{unknown-gpu}", str(unknown)) for f in files)]
+    fast = _outcome(lambda: main(args), capsys)
+    with_click = _outcome(lambda: _build_cli().main(args=args, prog_name="specgen"), capsys)
+    assert fast == with_click
+    assert fast[0] in (0, 1, 3)
+
+
+@pytest.mark.parametrize("args", [["validate"], ["validate", "-h"], ["validate", "examples"], ["validate", "--", "x.yaml"]])
+def test_validate_leaves_options_and_odd_arguments_to_click(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    fast = _outcome(lambda: main(args), capsys)
+    with_click = _outcome(lambda: _build_cli().main(args=args, prog_name="specgen"), capsys)
+    assert fast == with_click
