@@ -87,3 +87,27 @@ def test_validate_leaves_options_and_odd_arguments_to_click(args: list[str], cap
     fast = _outcome(lambda: main(args), capsys)
     with_click = _outcome(lambda: _build_cli().main(args=args, prog_name="specgen"), capsys)
     assert fast == with_click
+
+
+def _render_tree(out: Path, cache_home: Path) -> dict[str, str]:
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(cache_home)}
+    code = "from generator.cli import main; main()"
+    cmd = [sys.executable, "-c", code, "render", EXAMPLE, "-o", str(out), "--target", "markdown", "--target", "terraform"]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=REPO, env=env)
+    assert done.returncode == 0, done.stderr
+    return {str(p.relative_to(out)): p.read_text() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def test_compiled_templates_are_reused_and_a_broken_cache_is_skipped(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cold = _render_tree(tmp_path / "cold", cache)
+    compiled = sorted(cache.rglob("*.cache"))
+    assert compiled, "the compiled templates were not kept"
+    assert _render_tree(tmp_path / "warm", cache) == cold
+    for path in compiled:  # the header Jinja checks survives, the code after it does not
+        path.write_bytes(path.read_bytes()[:40] + b"\x00garbage")
+    assert _render_tree(tmp_path / "corrupt", cache) == cold
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    assert _render_tree(tmp_path / "unwritable", blocked) == cold
+    assert "SPEC.md" in cold

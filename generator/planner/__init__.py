@@ -6,19 +6,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from generator.errors import InfeasibleError
-from generator.planner.assemble import build_plan
-from generator.planner.candidates import inference_options, ranking_candidate, training_options, within_limits
 from generator.planner.early import early_checks
-from generator.planner.fixed import plan_fixed
-from generator.planner.inventory import free_servers
-from generator.planner.option import Option
 from generator.planner.options import rank
 from generator.planner.plan import Finding, Plan
-from generator.planner.tco import HOURS_PER_MONTH
 from generator.sizing.constants import with_overrides
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, TrainingDeployment
+
+if TYPE_CHECKING:
+    from generator.planner.option import Option
 
 
 def _unblock_hint(dep: InferenceDeployment | TrainingDeployment) -> str:
@@ -35,6 +34,13 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment) -> str:
 
 def plan_workload(loaded: LoadedWorkload) -> Plan:
     """Plan every deployment of a validated workload."""
+    # the search's modules load here, not with the package: ``specgen validate`` needs only the early checks
+    from generator.planner.assemble import build_plan
+    from generator.planner.candidates import inference_options, ranking_candidate, training_options, within_limits
+    from generator.planner.fixed import plan_fixed
+    from generator.planner.inventory import free_servers
+    from generator.planner.tco import HOURS_PER_MONTH
+
     wl = loaded.workload
     consts = with_overrides(dict(wl.constants))
     early_checks(loaded, consts)
