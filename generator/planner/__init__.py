@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 from generator.errors import InfeasibleError
 from generator.planner.early import early_checks
 from generator.planner.options import rank
-from generator.planner.plan import Finding, Plan
 from generator.sizing.constants import with_overrides
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, TrainingDeployment
 
 if TYPE_CHECKING:
     from generator.planner.option import Option
+    from generator.planner.plan import Finding, Plan
 
 
 def _unblock_hint(dep: InferenceDeployment | TrainingDeployment) -> str:
@@ -121,6 +121,8 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
     ``cost`` stays ``cost`` while every unpriced candidate buys at least the GPUs, servers and power
     of some priced one (it cannot be the cheaper buy); otherwise it falls back to ``gpus`` and says so.
     """
+    from generator.planner.plan import Finding
+
     if objective != "cost":
         return objective
     priced = [o.candidate for o in options if o.candidate.usd_per_hour is not None]
