@@ -7,13 +7,18 @@ click nor jsonschema nor the renderers, and the click-free ``validate`` answers 
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from generator.cli import _build_cli, main
+from generator.cli import LEVELS, TARGETS, _build_cli, main
+from generator.plain_args import render_params
 from tests.conftest import REPO
 
 EXAMPLE = str(REPO / "examples" / "chat-70b.yaml")
@@ -39,7 +44,7 @@ def _loaded_after(args: list[str]) -> set[str]:
             id="estimate",
         ),
         pytest.param(["validate", EXAMPLE], {"click", "jsonschema", "jinja2", "ruamel"}, id="validate"),
-        pytest.param(["render", EXAMPLE, "-o", "{tmp}", "--target", "spec"], {"jsonschema"}, id="render"),
+        pytest.param(["render", EXAMPLE, "-o", "{tmp}", "--target", "spec"], {"click", "jsonschema"}, id="render"),
     ],
 )
 def test_a_command_loads_only_what_it_uses(args: list[str], absent: set[str], tmp_path: Path) -> None:
@@ -82,11 +87,88 @@ def test_validate_without_click_answers_as_the_click_command(
     assert fast[0] in (0, 1, 3)
 
 
-@pytest.mark.parametrize("args", [["validate"], ["validate", "-h"], ["validate", "examples"], ["validate", "--", "x.yaml"]])
-def test_validate_leaves_options_and_odd_arguments_to_click(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate"],
+        ["validate", "-h"],
+        ["validate", "examples"],
+        ["validate", "--", "x.yaml"],
+        ["render"],
+        ["render", "-h"],
+        ["render", EXAMPLE, "-o"],
+        ["render", EXAMPLE, "--target", "nope"],
+        ["render", EXAMPLE, "-j", "0"],
+        ["render", EXAMPLE, "--fail-on", "info"],
+        ["render", "examples"],
+    ],
+)
+def test_odd_arguments_are_left_to_click(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     fast = _outcome(lambda: main(args), capsys)
     with_click = _outcome(lambda: _build_cli().main(args=args, prog_name="specgen"), capsys)
     assert fast == with_click
+    assert fast[0] in (0, 1, 2)
+
+
+def _click_params(args: list[str]) -> dict[str, Any] | None:
+    """What click passes ``render`` for ``args``, or None where click refuses them."""
+    import click
+
+    command = _build_cli().commands["render"]
+    try:
+        with command.make_context("render", list(args)) as ctx:
+            return dict(ctx.params)
+    except click.exceptions.Exit:
+        return None
+    except click.UsageError:
+        return None
+
+
+#: Words a render command line is made of: files, every option in its separate-word spelling, odd values.
+WORDS = st.sampled_from(["a.yaml", "b.yaml", "examples", "out", "-o", "--output", "--check", "--target", "spec",
+                         "markdown", "kubernetes", "bogus", "-j", "--jobs", "2", "0", "01", "--fail-on", "warning",
+                         "error", "--gitlab-report", "report.json", "--", "-h", "--output=x", "-ox", "-", ""])  # fmt: skip
+
+
+@settings(max_examples=400, derandomize=True, deadline=None, database=None)
+@given(args=st.lists(WORDS, max_size=7))
+def test_plain_render_arguments_are_read_as_click_reads_them(args: list[str]) -> None:
+    fast = render_params(args, TARGETS, LEVELS)
+    if fast is not None:  # None: click reads them
+        assert fast == _click_params(args)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param([EXAMPLE, "-o", "{out}"], id="one"),
+        pytest.param([EXAMPLE, "--output", "{out}", "--target", "spec", "--target", "markdown"], id="targets"),
+        pytest.param([EXAMPLE, str(REPO / "examples" / "mixed.yaml"), "-o", "{out}", "-j", "1"], id="two-files"),
+        pytest.param([EXAMPLE, "-o", "{out}", "--check"], id="check-missing-tree"),
+        pytest.param([str(REPO / "examples" / "home-70b-offload.yaml"), "-o", "{out}", "--fail-on", "warning"], id="fail-on"),
+        pytest.param([str(REPO / "examples" / "infeasible" / "home-405b.yaml"), "-o", "{out}"], id="infeasible"),
+    ],
+)
+def test_render_without_click_answers_as_the_click_command(
+    args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outcomes = []
+    for way in ("plain", "click"):
+        words = ["render", *(a.replace("{out}", str(tmp_path / way)) for a in args)]
+        if way == "plain":
+            assert render_params(words[1:], TARGETS, LEVELS) is not None
+        code, out, err = _outcome(functools.partial(_render, words, plain=way == "plain"), capsys)
+        tree = {str(p.relative_to(tmp_path / way)): p.read_bytes() for p in sorted((tmp_path / way).rglob("*")) if p.is_file()}
+        where = str(tmp_path / way)
+        outcomes.append((code, out.replace(where, "OUT"), err.replace(where, "OUT"), tree))
+    assert outcomes[0] == outcomes[1]
+
+
+def _render(words: list[str], plain: bool) -> None:
+    if plain:
+        main(words)
+    else:
+        _build_cli().main(args=words, prog_name="specgen")
 
 
 def _render_tree(out: Path, cache_home: Path) -> dict[str, str]:
