@@ -40,7 +40,7 @@ def _loaded_after(args: list[str]) -> set[str]:
     [
         pytest.param(
             ["estimate", "llama-3.1-8b", "--gpu", "h100-sxm5-80gb", "--context", "8192", "--json"],
-            {"click", "pydantic", "jsonschema", "jinja2", "ruamel", "yaml", "pathlib"},
+            {"click", "pydantic", "jsonschema", "jinja2", "ruamel", "yaml", "pathlib", "shutil"},
             id="estimate",
         ),
         pytest.param(["validate", EXAMPLE], {"click", "jsonschema", "jinja2", "ruamel"}, id="validate"),
@@ -193,3 +193,20 @@ def test_compiled_templates_are_reused_and_a_broken_cache_is_skipped(tmp_path: P
     blocked.write_text("")
     assert _render_tree(tmp_path / "unwritable", blocked) == cold
     assert "SPEC.md" in cold
+
+
+@pytest.mark.parametrize("columns", [None, "40", "100", "0", "junk"])
+def test_estimate_help_is_laid_out_as_argparse_lays_it_out(columns: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    from generator.calculator.cli import build_parser
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    ours = build_parser()
+    stock = build_parser()
+    stock.formatter_class = argparse.HelpFormatter
+    assert ours.format_help() == stock.format_help()
+    assert ours.format_usage() == stock.format_usage()
