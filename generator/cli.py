@@ -2,7 +2,8 @@
 
 Exit codes: 0 ok; 1 invalid input (schema, semantics, catalog); 2 usage; 3 no feasible plan;
 4 ``render --check`` found drift; 5 findings reached the ``--fail-on`` level. ``specgen estimate`` is dispatched
-before click is imported (see :mod:`generator.calculator.cli`) to keep its cold start fast.
+before click is imported (see :mod:`generator.calculator.cli`) to keep its cold start fast, and so are ``validate``
+and ``render`` with plain arguments (see :mod:`generator.plain_args`).
 """
 
 from __future__ import annotations
