@@ -2,11 +2,13 @@
 
 Exit codes: 0 ok; 1 invalid input (schema, semantics, catalog); 2 usage; 3 no feasible plan;
 4 ``render --check`` found drift; 5 findings reached the ``--fail-on`` level. ``specgen estimate`` is dispatched
-before click is imported (see :mod:`generator.calculator.cli`) to keep its cold start fast.
+before click is imported (see :mod:`generator.calculator.cli`) to keep its cold start fast, and so are ``validate``
+and ``render`` with plain arguments (see :mod:`generator.plain_args`).
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -20,6 +22,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: Most error lines printed for one failure.
 MAX_REPORTED = 25
 TARGETS = ("spec", "markdown", "terraform", "ansible", "kubernetes")
+#: Levels of ``--fail-on``.
+LEVELS = ("warning", "error")
 _TARGET_PREFIX = {
     "spec": ("spec.json",),
     "markdown": ("SPEC.md",),
@@ -40,8 +44,112 @@ def main(argv: list[str] | None = None) -> None:
         from generator.calculator.calibrate import main as calibrate_main
 
         sys.exit(calibrate_main(args[1:]))
+    from generator import plain_args  # the plain forms CI uses run without importing click (see that module)
+
+    plain = "_SPECGEN_COMPLETE" not in os.environ  # shell completion is click's
+    if plain and args[:1] == ["validate"] and (files := plain_args.validate_files(args[1:])) is not None:
+        sys.exit(_standalone(lambda: validate_files(files, _echo)))
+    if plain and args[:1] == ["render"] and (params := plain_args.render_params(args[1:], TARGETS, LEVELS)) is not None:
+        sys.exit(_standalone(lambda: render_files(**params, echo=_echo)))
     cli = _build_cli()
     cli.main(args=args, prog_name="specgen")
+
+
+def _echo(message: str, err: bool = False) -> None:
+    """``click.echo`` of one line of text: to stdout (stderr with ``err``), flushed; ANSI codes dropped off a terminal."""
+    stream = sys.stderr if err else sys.stdout
+    if "\x1b" in message and not stream.isatty():
+        import re
+
+        message = re.sub(r"\033\[[;?0-9]*[a-zA-Z]", "", message)  # as click strips them
+    print(message, file=stream, flush=True)
+
+
+def _standalone(run: Callable[[], None]) -> int:
+    """The exit code of a command run as click's standalone mode runs one, with the group's defaults.
+
+    A :class:`SpecgenError` is reported; Ctrl-C or end of input prints ``Aborted!`` and exits 1; a closed
+    output pipe exits 1 quietly.
+    """
+    from generator import input_files
+    from generator.errors import SpecgenError
+
+    input_files.allow_outside_paths.set(False)  # as the group's callback sets it
+    try:
+        run()
+    except SpecgenError as exc:
+        return _report(exc)
+    except (EOFError, KeyboardInterrupt):
+        print("\nAborted!", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+        devnull = os.open(os.devnull, os.O_WRONLY)  # nothing more reaches the closed pipe, not even at exit
+        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, sys.stderr.fileno())
+        return 1
+    return 0
+
+
+def validate_files(files: tuple[str, ...], echo: Callable[[str], object]) -> None:
+    """Check each workload file (schema, catalog, early feasibility) and ``echo`` its ok line; raise on the first bad one."""
+    from generator.planner.early import early_checks
+    from generator.workload import load_workload
+
+    for path in files:
+        early_checks(load_workload(path))
+        echo(f"{path}: ok")
+
+
+def render_files(
+    files: tuple[str, ...],
+    output: str,
+    check: bool,
+    targets: tuple[str, ...],
+    jobs: int,
+    fail_on: str | None,
+    gitlab_report: str | None,
+    echo: Callable[..., object],
+) -> None:
+    """Validate, plan and render workload ``files`` into the tree at ``output`` (or compare with it); ``echo`` prints."""
+    from generator.batch import output_files, render_many, tree_summary, trees_in, unlisted_trees
+    from generator.errors import DriftError
+    from generator.writer import diff_trees, read_manifest, read_tree, with_manifest, write_tree
+
+    results = render_many(list(files), jobs)
+    located = [f for r in results for f in r.findings]
+    _print_findings(located, gitlab_report)
+    single = len(files) == 1
+    depth = 0 if single else 1
+    rendered = output_files(results, single)
+    if check:
+        # only the files specgen owns are compared (terraform state and the like are not read)
+        current = read_tree(output)
+        full = with_manifest(rendered)
+        text = diff_trees(_select(current, targets, depth), _select(full, targets, depth))
+        wanted = trees_in(rendered)
+        unlisted = [] if single else unlisted_trees(output, trees_in(current) | wanted)
+        if text or unlisted:
+            summary = ""
+            if not single or trees_in(current):
+                changed = {p.split("/", 1)[0] for p in {*current, *full} if "/" in p and current.get(p) != full.get(p)}
+                summary = tree_summary(trees_in(current), wanted, changed, unlisted)
+            raise DriftError(text + summary + "specgen: rendered output is stale; run `specgen render` and commit the result")
+        echo("rendered output is current")
+    else:
+        # --target: the other outputs' owned files stay as they are on disk, and in the manifest
+        owned = (read_manifest(output) or []) if targets else []
+        keep = set(owned) - set(_select(dict.fromkeys(owned, ""), targets, depth))
+        wanted_files = _select(rendered, targets, depth)
+        for note in write_tree(wanted_files, output, keep=keep):
+            echo(f"specgen: {note}", err=True)
+        if single:
+            echo(f"wrote {len(wanted_files)} files to {output}")
+        for result in [] if single else results:
+            count = sum(1 for rel in wanted_files if rel.startswith(result.name + "/"))
+            echo(f"wrote {count} files to {os.path.join(output, result.name)}")
+    _fail_on(located, fail_on)
 
 
 def _report(exc: SpecgenError) -> int:
@@ -83,7 +191,7 @@ def _build_cli() -> Any:
 
     fail_on = click.option(
         "--fail-on",
-        type=click.Choice(["warning", "error"]),
+        type=click.Choice(LEVELS),
         help="Exit 5 when a finding reaches this level (findings always go to stderr with file:line:col).",
     )
     gitlab = click.option(
@@ -113,55 +221,14 @@ def _build_cli() -> Any:
         gitlab_report: str | None,
     ) -> None:
         """Validate, plan and render workload FILES into an output tree."""
-        from generator.batch import output_files, render_many, tree_summary, trees_in, unlisted_trees
-        from generator.errors import DriftError
-        from generator.writer import diff_trees, read_manifest, read_tree, with_manifest, write_tree
-
-        results = render_many(list(files), jobs)
-        located = [f for r in results for f in r.findings]
-        _print_findings(located, gitlab_report)
-        single = len(files) == 1
-        depth = 0 if single else 1
-        rendered = output_files(results, single)
-        if check:
-            # only the files specgen owns are compared (terraform state and the like are not read)
-            current = read_tree(output)
-            full = with_manifest(rendered)
-            text = diff_trees(_select(current, targets, depth), _select(full, targets, depth))
-            wanted = trees_in(rendered)
-            unlisted = [] if single else unlisted_trees(output, trees_in(current) | wanted)
-            if text or unlisted:
-                summary = ""
-                if not single or trees_in(current):
-                    changed = {p.split("/", 1)[0] for p in {*current, *full} if "/" in p and current.get(p) != full.get(p)}
-                    summary = tree_summary(trees_in(current), wanted, changed, unlisted)
-                raise DriftError(text + summary + "specgen: rendered output is stale; run `specgen render` and commit the result")
-            click.echo("rendered output is current")
-        else:
-            # --target: the other outputs' owned files stay as they are on disk, and in the manifest
-            owned = (read_manifest(output) or []) if targets else []
-            keep = set(owned) - set(_select(dict.fromkeys(owned, ""), targets, depth))
-            wanted_files = _select(rendered, targets, depth)
-            for note in write_tree(wanted_files, output, keep=keep):
-                click.echo(f"specgen: {note}", err=True)
-            if single:
-                click.echo(f"wrote {len(wanted_files)} files to {output}")
-            for result in [] if single else results:
-                count = sum(1 for rel in wanted_files if rel.startswith(result.name + "/"))
-                click.echo(f"wrote {count} files to {os.path.join(output, result.name)}")
-        _fail_on(located, fail_on)
+        render_files(files, output, check, targets, jobs, fail_on, gitlab_report, click.echo)
 
     @cli.command()
     @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
     @boundary
     def validate(files: tuple[str, ...]) -> None:
         """Check workload FILES: schema, catalog and every feasibility check decidable without the planner's search."""
-        from generator.planner.early import early_checks
-        from generator.workload import load_workload
-
-        for path in files:
-            early_checks(load_workload(path))
-            click.echo(f"{path}: ok")
+        validate_files(files, click.echo)
 
     @cli.command()
     @click.argument("file", type=click.Path(dir_okay=False))

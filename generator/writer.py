@@ -13,7 +13,6 @@ whatever an interrupted one left. An output path that runs through a symlink is 
 
 from __future__ import annotations
 
-import difflib
 import os
 import shutil
 import stat
@@ -88,6 +87,8 @@ def read_tree(directory: str) -> dict[str, str]:
 
 def diff_trees(current: dict[str, str], files: dict[str, str]) -> str:
     """A unified diff from ``current`` to ``files`` (empty when identical)."""
+    import difflib
+
     chunks: list[str] = []
     for rel in sorted(set(current) | set(files)):
         old, new = current.get(rel), files.get(rel)

@@ -7,24 +7,38 @@ Nothing is read at import time.
 
 from __future__ import annotations
 
-import difflib
 import json
+import os
 from collections.abc import Mapping
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from generator.catalog.records import CpuSpec, DriveSpec, GpuSpec, ModelRecord, NicSpec, PlatformSpec, PriceRecord, PurchaseRecord
 from generator.errors import CatalogError, UnknownIdError
 
-CATALOG_DIR = Path(__file__).resolve().parent
+#: This folder, symlinks resolved (text: pathlib is not imported on the ``estimate`` path; see ``__getattr__``).
+_CATALOG_DIR = os.path.dirname(os.path.realpath(__file__))
+
+
+def __getattr__(name: str) -> Any:
+    """``CATALOG_DIR``: the catalog folder as a :class:`pathlib.Path`."""
+    if name == "CATALOG_DIR":
+        from pathlib import Path
+
+        return Path(_CATALOG_DIR)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _read(path: str) -> Any:
+    with open(path, encoding="utf-8") as fh:
+        return json.loads(fh.read())
 
 
 @cache
 def _records(kind: str) -> tuple[Mapping[str, Any], ...]:
-    path = CATALOG_DIR / f"{kind}.json"
+    path = os.path.join(_CATALOG_DIR, f"{kind}.json")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = _read(path)
     except (OSError, ValueError) as exc:
         raise CatalogError(f"{path}: cannot read catalog file: {exc}") from None
     records = data.get(kind) if isinstance(data, dict) else None
@@ -48,7 +62,8 @@ def _build(kind: str, factory: Any) -> dict[str, Any]:
         try:
             out[rec["id"]] = factory(rec)
         except (KeyError, TypeError, ValueError) as exc:
-            raise CatalogError(f"{CATALOG_DIR / (kind + '.json')}: {rec['id']}: bad or missing field: {exc}") from None
+            where = os.path.join(_CATALOG_DIR, f"{kind}.json")
+            raise CatalogError(f"{where}: {rec['id']}: bad or missing field: {exc}") from None
     return out
 
 
@@ -97,8 +112,8 @@ def purchases() -> dict[str, PurchaseRecord]:
 @cache
 def unpriced() -> dict[str, str]:
     """Why a host (by platform id) or a GPU (by GPU id) has no purchase price: searched for, not found."""
-    path = CATALOG_DIR / "purchases.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
+    path = os.path.join(_CATALOG_DIR, "purchases.json")
+    data = _read(path)
     out = {}
     for rec in data.get("unpriced") or ():
         key = rec.get("platform_id") if rec.get("kind") == "host" else rec.get("gpu_id")
@@ -124,7 +139,7 @@ def software(software_id: str) -> Mapping[str, Any]:
     try:
         return _software()[software_id]
     except KeyError:
-        raise CatalogError(f"{CATALOG_DIR / 'software.json'}: no record '{software_id}'") from None
+        raise CatalogError(f"{os.path.join(_CATALOG_DIR, 'software.json')}: no record '{software_id}'") from None
 
 
 @cache
@@ -138,6 +153,8 @@ def _model_index() -> dict[str, str]:
 
 def suggest(name: str, choices: list[str]) -> str:
     """A ``did you mean`` suffix for an unknown id (empty when nothing is close)."""
+    import difflib
+
     close = difflib.get_close_matches(name.lower(), [c.lower() for c in choices], n=3, cutoff=0.5)
     lookup = {c.lower(): c for c in choices}
     return f"; did you mean {', '.join(repr(lookup[c]) for c in close)}?" if close else ""

@@ -1,6 +1,9 @@
-"""Typed, frozen catalog records built from the JSON data files (units in every field name)."""
+"""Typed, frozen catalog records built from the JSON data files (units in every field name).
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: ``NamedTuple`` compiles each field's annotation text
+(more than half of this module's import, on every cold start of ``specgen estimate``); a record's
+own name in an annotation is written as text.
+"""
 
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -43,7 +46,7 @@ class GpuSpec(NamedTuple):
     max_achievable_tflops: Mapping[str, float] | None = None
 
     @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> GpuSpec:
+    def from_record(cls, rec: Mapping[str, Any]) -> "GpuSpec":
         """Build from a ``gpus.json`` record."""
         ic = rec.get("interconnect") or {}
         pcie = rec.get("pcie") or {}
@@ -110,7 +113,7 @@ class ModelRecord(NamedTuple):
     reference_params_total: int | None = None
 
     @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> ModelRecord:
+    def from_record(cls, rec: Mapping[str, Any]) -> "ModelRecord":
         """Build from a ``models.json`` record."""
         config = rec["config"]
         if not isinstance(config, dict):
@@ -141,7 +144,7 @@ class CpuSpec(NamedTuple):
     vendor: str = ""
 
     @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> CpuSpec:
+    def from_record(cls, rec: Mapping[str, Any]) -> "CpuSpec":
         """Build from a ``cpus.json`` record."""
         return cls(
             id=rec["id"],
@@ -180,7 +183,7 @@ class NicSpec(NamedTuple):
     source: tuple[str, ...]
 
     @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> NicSpec:
+    def from_record(cls, rec: Mapping[str, Any]) -> "NicSpec":
         """Build from a ``nics.json`` record."""
         return cls(
             id=rec["id"],
@@ -206,7 +209,7 @@ class DriveSpec(NamedTuple):
     source: tuple[str, ...]
 
     @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> DriveSpec:
+    def from_record(cls, rec: Mapping[str, Any]) -> "DriveSpec":
         """Build from a ``drives.json`` record."""
         return cls(
             id=rec["id"],
@@ -256,7 +259,7 @@ class PlatformSpec(NamedTuple):
     custom: bool = False
 
     @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> PlatformSpec:
+    def from_record(cls, rec: Mapping[str, Any]) -> "PlatformSpec":
         """Build from a ``platforms.json`` record."""
         cpu = rec.get("cpu") or {}
         nvme = rec.get("nvme") or {}
@@ -307,7 +310,7 @@ class PriceRecord(NamedTuple):
     source: tuple[str, ...]
 
     @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> PriceRecord:
+    def from_record(cls, rec: Mapping[str, Any]) -> "PriceRecord":
         """Build from a ``prices.json`` record."""
         return cls(
             id=rec["id"],
@@ -334,7 +337,7 @@ class PurchaseRecord(NamedTuple):
     source: tuple[str, ...]
 
     @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> PurchaseRecord:
+    def from_record(cls, rec: Mapping[str, Any]) -> "PurchaseRecord":
         """Build from a ``purchases.json`` record."""
         return cls(
             id=rec["id"],

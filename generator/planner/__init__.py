@@ -7,20 +7,20 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from generator.errors import InfeasibleError
-from generator.planner.assemble import build_plan
-from generator.planner.candidates import inference_options, ranking_candidate, training_options, within_limits
 from generator.planner.early import early_checks
-from generator.planner.fixed import plan_fixed
-from generator.planner.inventory import ServerKey, free_servers
-from generator.planner.option import Option
 from generator.planner.options import rank
-from generator.planner.plan import Finding, Plan
-from generator.planner.tco import HOURS_PER_MONTH
-from generator.sizing.constants import Constants, with_overrides
+from generator.sizing.constants import with_overrides
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, TrainingDeployment
+
+if TYPE_CHECKING:
+    from generator.planner.inventory import ServerKey
+    from generator.planner.option import Option
+    from generator.planner.plan import Finding, Plan
+    from generator.sizing.constants import Constants
 
 
 def _unblock_hint(dep: InferenceDeployment | TrainingDeployment) -> str:
@@ -43,6 +43,10 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
     in use kept few (so idle ones take the next deployment); that plan is chosen only when the whole
     fleet wins on the objective (fewer idle GPUs, then servers, then power on a tie).
     """
+    # the search's modules load here, not with the package: ``specgen validate`` needs only the early checks
+    from generator.planner.assemble import build_plan
+    from generator.planner.fixed import plan_fixed
+
     wl = loaded.workload
     consts = with_overrides(dict(wl.constants))
     early_checks(loaded, consts)
@@ -69,7 +73,7 @@ def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
 
 
 #: Options (and why others were blocked) per deployment index and owned servers still free.
-_Enumerated = dict[tuple[int, tuple[tuple[ServerKey, int], ...]], tuple[list[Option], list[str]]]
+_Enumerated = dict[tuple[int, tuple[tuple["ServerKey", int], ...]], tuple[list["Option"], list[str]]]
 
 
 def _choose(
@@ -80,6 +84,10 @@ def _choose(
     ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
     over the same choices does not size them again.
     """
+    from generator.planner.candidates import inference_options, ranking_candidate, training_options, within_limits
+    from generator.planner.inventory import free_servers
+    from generator.planner.tco import HOURS_PER_MONTH
+
     wl = loaded.workload
     findings: list[Finding] = []
     chosen: list[tuple[int, Option, list[Option]]] = []
@@ -159,6 +167,8 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
     ``cost`` stays ``cost`` while every unpriced candidate buys at least the GPUs, servers and power
     of some priced one (it cannot be the cheaper buy); otherwise it falls back to ``gpus`` and says so.
     """
+    from generator.planner.plan import Finding
+
     if objective != "cost":
         return objective
     priced = [o.candidate for o in options if o.candidate.usd_per_hour is not None]

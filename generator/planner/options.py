@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.planner.custom import inventory_platform
-from generator.planner.plan import Candidate
 from generator.workload.models import Workload
+
+if TYPE_CHECKING:
+    from generator.planner.plan import Candidate
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import sys
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
 from ruamel.yaml import YAML
 from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.representer import SafeRepresenter
@@ -198,6 +200,47 @@ def gib(value: int) -> str:
     return f"{value / GIB:.2f}"
 
 
+if TYPE_CHECKING:
+    from jinja2.bccache import Bucket
+
+
+class _TemplateCache(FileSystemBytecodeCache):
+    """Jinja's cache of compiled templates on disk, which never fails a render.
+
+    Compiling the templates is most of a one-file ``render`` after imports. Like Python's own bytecode,
+    compiled templates are kept between runs (Jinja checks each one against its template's source) and
+    not written when Python writes none (``PYTHONDONTWRITEBYTECODE``); a cache that cannot be read or
+    written is skipped.
+    """
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # any unreadable entry (truncated pickle or marshal data, I/O) is a miss, compiled anew
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        if sys.dont_write_bytecode:
+            return
+        try:
+            os.makedirs(self.directory, mode=0o700, exist_ok=True)
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
+
+
+def _template_cache(markdown: bool) -> _TemplateCache:
+    """A cache folder per Jinja version and per version of this module (which sets how templates compile)."""
+    import hashlib
+
+    import jinja2
+
+    with open(__file__, "rb") as fh:
+        key = hashlib.sha256(fh.read() + f"{jinja2.__version__}:{markdown}".encode()).hexdigest()[:16]
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return _TemplateCache(os.path.join(root, "specgen", f"templates-{key}"))
+
+
 @cache
 def environment(markdown: bool = False) -> Environment:
     """The Jinja environment over ``templates/``; for Markdown, every interpolated string is escaped.
@@ -213,6 +256,7 @@ def environment(markdown: bool = False) -> Environment:
         lstrip_blocks=True,
         autoescape=False,
         finalize=md_escape.finalize if markdown else None,
+        bytecode_cache=_template_cache(markdown),
     )
     env.filters["tojson"] = to_json
     env.filters["hcl"] = hcl

@@ -126,22 +126,20 @@ def stage_layers(num_layers: int, pp: int) -> list[range]:
 @memoized
 def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Parallelism()) -> WeightSizes:
     """Weight bytes of ``arch`` stored as ``fmt`` and split by ``par``."""
-    layer_whole: list[Fraction] = []
-    layer_shard: list[Fraction] = []
-    expert_bits = Fraction(0)
-    layer_experts: list[Fraction] = []
     by_position = _position_dependent(arch, fmt)
-    seen: dict[object, tuple[Fraction, Fraction, Fraction]] = {}
+    seen: dict[object, int] = {}
+    kinds: list[tuple[Fraction, Fraction, Fraction]] = []
+    kind_of: list[int] = []  # per layer: its entry in ``kinds``
     for layer in arch.layers:
-        # identical layers (the usual case) are computed once
+        # identical layers (the usual case) are computed once, and summed as one value times a count
         key = (layer.linears, layer.other_params, layer.number if by_position else None)
         if key not in seen:
-            seen[key] = _layer_bits(fmt, arch, layer, par)
-        whole, shard, experts = seen[key]
-        layer_whole.append(whole)
-        layer_shard.append(shard)
-        expert_bits += experts
-        layer_experts.append(experts)
+            seen[key] = len(kinds)
+            kinds.append(_layer_bits(fmt, arch, layer, par))
+        kind_of.append(seen[key])
+    layer_whole = [kinds[k][0] for k in kind_of]
+    layer_shard = [kinds[k][1] for k in kind_of]
+    expert_bits = _counted_sum(kind_of, [k[2] for k in kinds])
     embed_bits = arch.embedding_params * _top_bits(arch, fmt, "model.embed_tokens", fmt.embedding_bits())
     head_bits = arch.lm_head_params * _top_bits(arch, fmt, "lm_head", fmt.lm_head_bits())
     other_bits = arch.other_params * fmt.other_bits() + arch.vision_params * 16
@@ -149,10 +147,10 @@ def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Paral
     if files is not None and files.precision == fmt.name and len(files.layer_bytes) == arch.num_layers:
         shares = [s / w if w else Fraction(1) for s, w in zip(layer_shard, layer_whole, strict=True)]
         return _sizes_from_files(files, arch, par, shares)
-    total = sum(layer_whole, Fraction(0)) + embed_bits + head_bits + other_bits
+    total = _counted_sum(kind_of, [k[0] for k in kinds]) + embed_bits + head_bits + other_bits
     per_stage = []
     for stage, layers in enumerate(stage_layers(arch.num_layers, par.pp)):
-        bits = sum((layer_shard[i] for i in layers), Fraction(0))
+        bits = _counted_sum(kind_of[layers.start : layers.stop], [k[1] for k in kinds])
         if stage == 0:
             bits += embed_bits / par.tp + arch.vision_params * 16
         if stage == par.pp - 1:
@@ -160,16 +158,26 @@ def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Paral
             if arch.tie_word_embeddings and par.pp > 1:
                 bits += embed_bits / par.tp  # the last stage needs its own copy of tied weights
         per_stage.append(bits)
+    whole_bytes = [_bytes(k[0]) for k in kinds]
+    expert_layer_bytes = [_bytes(k[2]) for k in kinds]
     return WeightSizes(
         total_bytes=_bytes(total),
         per_gpu_bytes=_bytes(max(per_stage)),
-        layer_bytes=tuple(_bytes(b) for b in layer_whole),
+        layer_bytes=tuple(whole_bytes[k] for k in kind_of),
         embedding_bytes=_bytes(embed_bits),
         lm_head_bytes=_bytes(head_bits),
         expert_bytes=_bytes(expert_bits),
         other_bytes=_bytes(other_bits),
-        layer_expert_bytes=tuple(_bytes(b) for b in layer_experts),
+        layer_expert_bytes=tuple(expert_layer_bytes[k] for k in kind_of),
     )
+
+
+def _counted_sum(kind_of: list[int], values: list[Fraction]) -> Fraction:
+    """The sum of ``values[k]`` over ``kind_of``, exactly: each distinct value times how often it occurs."""
+    counts = [0] * len(values)
+    for k in kind_of:
+        counts[k] += 1
+    return sum((value * n for value, n in zip(values, counts, strict=True) if n), Fraction(0))
 
 
 def _sizes_from_files(files: FileWeights, arch: Architecture, par: Parallelism, shard: list[Fraction]) -> WeightSizes:

@@ -9,16 +9,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from functools import cache
-from typing import Any, cast
-
-from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any, cast
 
 from generator.catalog import suggest
 from generator.errors import InputError, Location
 from generator.input_files import short
 from generator.paths import schema_path
 from generator.workload.loader import Document
+from generator.workload.schema_subset import canonical, conforms, supported
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 
 @cache
@@ -29,34 +30,27 @@ def workload_schema() -> dict[str, Any]:
     return schema
 
 
+@cache
+def _subset_schema() -> bool:
+    """The schema uses only keywords :func:`conforms` decides (otherwise every document goes to jsonschema)."""
+    return supported(workload_schema())
+
+
 #: Most schema errors reported for one file; the rest are counted, not listed.
 MAX_ERRORS = 20
 #: Errors gathered (then sorted by position) before the first MAX_ERRORS are kept.
 _COLLECTED = 1000
 
 
-def _canonical(value: Any) -> str:
-    """A text equal for exactly the values JSON Schema calls equal (1 == 1.0, True != 1)."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, float) and value.is_integer():
-        return repr(int(value))
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, list):
-        return "[" + ",".join(_canonical(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{json.dumps(k)}:{_canonical(v)}" for k, v in sorted(value.items())) + "}"
-    return repr(value)
-
-
 def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
     """``uniqueItems`` in linear time (jsonschema's own is quadratic on lists of mixed types)."""
+    from jsonschema.exceptions import ValidationError
+
     if not unique or not validator.is_type(instance, "array"):
         return
     seen: set[str] = set()
     for item in instance:
-        key = _canonical(item)
+        key = canonical(item)
         if key in seen:
             yield ValidationError(f"has non-unique elements ({short(item)} is repeated)")
             return
@@ -65,6 +59,8 @@ def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> It
 
 @cache
 def _validator() -> Any:
+    from jsonschema import Draft202012Validator, validators
+
     # the shipped schema is checked against the 2020-12 meta-schema by the tests (70 ms a run saved here)
     linear = validators.extend(Draft202012Validator, {"uniqueItems": _unique_items})  # type: ignore[no-untyped-call]
     return linear(workload_schema())
@@ -154,6 +150,8 @@ def validate_document(doc: Document) -> None:
     oversized = list(_oversized(doc, workload_schema(), doc.data, ()))
     if oversized:  # a list past its limit is refused before its items are validated one by one
         raise oversized[0] if len(oversized) == 1 else MultipleInputError(oversized[:MAX_ERRORS])
+    if _subset_schema() and conforms(workload_schema(), doc.data):
+        return  # valid, so jsonschema (imported only to locate errors) would find nothing
     found: list[InputError] = []
     more = 0
     for error in _validator().iter_errors(doc.data):
