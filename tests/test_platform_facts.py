@@ -58,3 +58,9 @@ def test_unpriced_hosts_record_the_searches_for_every_missing_part(platform_id: 
     for phrase in must_mention:
         assert phrase in notes, (platform_id, phrase)
     assert not any(r.get("platform_id") == platform_id and r["kind"] == "host" for r in data["purchases"])
+
+
+def test_withdrawn_h100_nvl_price_is_listed_unpriced_with_its_reason() -> None:
+    why = catalog.unpriced()
+    assert "unstated currency" in why["h100-nvl-94gb"]
+    assert not any(r.gpu_id == "h100-nvl-94gb" for r in catalog.purchases().values())
