@@ -111,9 +111,11 @@ PCIE_PRICES = "prices:\n  dell-r760: 2.0\n  dell-r760xa: 2.5\n  dell-xe7740: 4.0
     ("extra", "objective_used"),
     [
         pytest.param(PCIE_PRICES, "cost", id="cost-with-pcie-servers-priced"),
-        # the R760 has no sourced price (the R760xa has one): cost cannot rank it
+        # the R760 has no sourced price: cost cannot rank it
         pytest.param("  platforms: [dell-r760, dgx-h100, dgx-a100]\n", "gpus", id="cost-falls-back-to-gpus-when-unpriced"),
-        pytest.param("", "cost", id="cost-with-catalog-prices-only"),
+        # no 1-2-GPU PCIe server has a sourced catalog price (R760, R760xa, XE7740): the plan falls back to
+        # the gpus objective, says so, and still buys a small server rather than an 8-GPU baseboard
+        pytest.param("", "gpus", id="catalog-prices-only-falls-back-and-stays-small"),
     ],
 )
 def test_small_model_never_gets_an_eight_gpu_baseboard(tmp_path: Path, extra: str, objective_used: str) -> None:

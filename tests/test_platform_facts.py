@@ -1,0 +1,66 @@
+"""Rack heights and PSUs: sourced where a source was found, left null (and said so) where none exists."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from generator import catalog
+from generator.catalog import CATALOG_DIR
+
+
+def _raw_platforms() -> dict[str, dict[str, Any]]:
+    data = json.loads((CATALOG_DIR / "platforms.json").read_text(encoding="utf-8"))
+    return {p["id"]: p for p in data["platforms"]}
+
+
+@pytest.mark.parametrize(
+    ("platform_id", "field", "value", "sourced", "source_fragment"),
+    [
+        pytest.param("dgx-h200", "rack_units", 8, True, "dgxh100-user-guide", id="dgx-h200-8u-from-the-shared-h100-h200-guide"),
+        pytest.param("dgx-h100", "rack_units", 8, True, None, id="dgx-h100-8u"),
+        pytest.param("dell-xe8640", "rack_units", 4, True, "xe8640-spec-sheet", id="xe8640-4u-from-the-spec-sheet"),
+        pytest.param("dell-xe8640", "psu", None, False, None, id="xe8640-psu-count-unpublished-stays-null"),
+        pytest.param("hgx-a100-8gpu-oem", "rack_units", None, False, None, id="generic-oem-record-has-no-single-height"),
+    ],
+)
+def test_height_and_psu_facts(platform_id: str, field: str, value: object, sourced: bool, source_fragment: str | None) -> None:
+    raw = _raw_platforms()[platform_id]
+    assert raw[field] == value
+    if sourced:
+        assert field not in raw.get("unsourced_fields", []), f"{platform_id}.{field} is still marked unsourced"
+        if source_fragment:
+            assert any(source_fragment in s for s in raw["source"]), raw["source"]
+    else:
+        # a null fact carries the searches that failed and why no value can be given
+        assert any("2026-12-01" in n and ("null" in n or "no source" in n) for n in raw["research_notes"]), raw
+
+
+def test_null_height_is_reported_as_assumed_in_the_plan() -> None:
+    platform = catalog.platforms()["hgx-a100-8gpu-oem"]
+    assert platform.rack_units is None  # packed at the stated assumption; racks.assumed_height_findings names it
+
+
+@pytest.mark.parametrize(
+    ("platform_id", "must_mention"),
+    [
+        pytest.param("dell-r760", ("Xeon Platinum 8470", "chassis"), id="r760-cpu-and-chassis-searched"),
+        pytest.param("dell-xe7740", ("Xeon Platinum 8470", "Contact Sales"), id="xe7740-sold-by-quote"),
+        pytest.param("dell-r760xa", ("currency", "conversion tried", "component estimate tried"), id="r760xa-withdrawn"),
+    ],
+)
+def test_unpriced_hosts_record_the_searches_for_every_missing_part(platform_id: str, must_mention: tuple[str, ...]) -> None:
+    data = json.loads((CATALOG_DIR / "purchases.json").read_text(encoding="utf-8"))
+    entry = next(u for u in data["unpriced"] if u.get("platform_id") == platform_id)
+    notes = " ".join(entry["research_notes"])
+    for phrase in must_mention:
+        assert phrase in notes, (platform_id, phrase)
+    assert not any(r.get("platform_id") == platform_id and r["kind"] == "host" for r in data["purchases"])
+
+
+def test_withdrawn_h100_nvl_price_is_listed_unpriced_with_its_reason() -> None:
+    why = catalog.unpriced()
+    assert "unstated currency" in why["h100-nvl-94gb"]
+    assert not any(r.gpu_id == "h100-nvl-94gb" for r in catalog.purchases().values())
