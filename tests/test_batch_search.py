@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.calculator.estimate import default_precision
-from generator.calculator.model_source import ResolvedModel
+from generator.calculator.model_source import ResolvedModel, default_precision
 from generator.planner.inference import OperatingPoint, _meets_slo, _point, best_point, largest_meeting
 from generator.planner.options import allowed_hardware
 from generator.planner.slo import effective_slo

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator import catalog
-from generator.calculator.estimate import default_precision
+from generator.calculator.model_source import default_precision
 from generator.errors import InfeasibleError
 from generator.planner import plan_workload
 from generator.planner.inference import best_point

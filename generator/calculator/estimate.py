@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from generator import catalog
 from generator.calculator.model_limits import check_layout
-from generator.calculator.model_source import ResolvedModel, model_weight_format, resolve_model
+from generator.calculator.model_source import ResolvedModel, default_precision, model_weight_format, resolve_model
 from generator.errors import InfeasibleError, InputError
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.loadability import loadability_problems
@@ -95,16 +95,6 @@ class EstimateRequest(NamedTuple):
     fused_kernels: bool | None = None
     #: Answer the longest training sequence that fits ``gpu`` (``--max-seq-len``).
     max_seq_len: bool = False
-
-
-def default_precision(model: ResolvedModel) -> str:
-    """The checkpoint's own format: its quantization, else its dtype (bf16 for fp32 checkpoints)."""
-    arch = model.architecture
-    if arch.file_weights is not None and arch.file_weights.precision != "fp32":
-        return arch.file_weights.precision
-    if arch.quantization is not None:
-        return arch.quantization.precision
-    return "fp16" if arch.torch_dtype in ("float16", "fp16") else "bf16"
 
 
 def _constants(req: EstimateRequest) -> Constants:

@@ -170,6 +170,16 @@ def _from_path(ref: str, path: str, location: Location | None) -> ResolvedModel:
     return ResolvedModel(ref, name, f"local config: {ref}", arch)
 
 
+def default_precision(model: ResolvedModel) -> str:
+    """The checkpoint's own format: its quantization, else its dtype (bf16 for fp32 checkpoints)."""
+    arch = model.architecture
+    if arch.file_weights is not None and arch.file_weights.precision != "fp32":
+        return arch.file_weights.precision
+    if arch.quantization is not None:
+        return arch.quantization.precision
+    return "fp16" if arch.torch_dtype in ("float16", "fp16") else "bf16"
+
+
 def model_weight_format(arch: Architecture, name: str) -> WeightFormat:
     """The weight format called ``name``.
 

@@ -7,8 +7,7 @@ import functools
 import math
 
 from generator import catalog
-from generator.calculator.estimate import default_precision
-from generator.calculator.model_source import ResolvedModel, model_weight_format
+from generator.calculator.model_source import ResolvedModel, default_precision, model_weight_format
 from generator.catalog.records import PlatformSpec
 from generator.planner.inference import ReplicaShape, replica_shapes
 from generator.planner.inventory import ServerKey

@@ -12,8 +12,7 @@ the same error, at the same place, for every problem found here:
 
 from __future__ import annotations
 
-from generator.calculator.estimate import default_precision
-from generator.calculator.model_source import model_weight_format
+from generator.calculator.model_source import default_precision, model_weight_format
 from generator.errors import InfeasibleError, InputError
 from generator.planner.options import allowed_hardware, tensor_parallel_sizes
 from generator.sizing.constants import Constants, with_overrides

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from generator import catalog
-from generator.calculator.estimate import default_precision
 from generator.calculator.machine import FixedSpec, build_machine, ddr_assumption
-from generator.calculator.model_source import model_weight_format
+from generator.calculator.model_source import default_precision, model_weight_format
 from generator.calculator.offload_report import (
     OFFLOAD_UNBLOCK,
     alternatives,
