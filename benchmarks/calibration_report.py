@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 from generator.calculator.estimate import EstimateRequest, estimate  # noqa: E402
 from generator.catalog import find_gpu, find_model  # noqa: E402
 from generator.errors import SpecgenError  # noqa: E402
-from generator.planner.training_comm import dp_bytes_per_gpu, links_between  # noqa: E402
+from generator.planner.training_comm import dp_traffic, links_between  # noqa: E402
 from generator.sizing.architecture import parse_architecture  # noqa: E402
 from generator.sizing.constants import with_overrides  # noqa: E402
 from generator.sizing.performance import (  # noqa: E402
@@ -171,7 +171,7 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         flops_per_token=flops_per_token,
         base_efficiency=util.peak * util.gemm * util.attention,
         dense_tflops=dense,
-        dp_bytes_per_gpu=dp_bytes_per_gpu(per_replica, 2 * per_replica, row["zero_stage"], dp, row["accumulation"]),
+        dp_traffic=dp_traffic(per_replica, 2 * per_replica, row["zero_stage"], dp, row["accumulation"]),
     )
     counted = 6.0 * params + (12.0 * layers * hidden * seq if row["mfu_definition"].startswith("llm-foundry") else 0.0)
     return counted * layout.tokens_per_step / (step.total_s * layout.world * dense * 1e12)

@@ -214,3 +214,12 @@ def test_estimate_help_is_laid_out_as_argparse_lays_it_out(columns: str | None, 
     stock.formatter_class = argparse.HelpFormatter
     assert ours.format_help() == stock.format_help()
     assert ours.format_usage() == stock.format_usage()
+
+
+@pytest.mark.parametrize("home", ["relative/cache", ""])
+def test_no_template_cache_without_an_absolute_folder(home: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator.render.env import _template_cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", home)
+    monkeypatch.setattr("os.path.expanduser", lambda path: path)  # HOME unset, no passwd entry: "~" stays "~"
+    assert _template_cache(markdown=False) is None

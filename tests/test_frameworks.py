@@ -15,7 +15,7 @@ from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import FRAMEWORKS, framework_profile
 from generator.sizing.precision import weight_format
-from generator.sizing.training import TrainingSetup, size_training
+from generator.sizing.training import TrainingSetup, bnb_quant_state_bytes, size_training
 from generator.sizing.weights import Parallelism, size_weights
 from generator.units import GB
 
@@ -293,8 +293,11 @@ def test_fsdp_qlora_quant_state_is_not_sharded(framework: str, replicated: bool)
     setup = TrainingSetup("qlora", zero_stage=3, data_parallel=4, sequence_length=1024, framework=framework)
     nf4 = size_weights(arch, weight_format("nf4"))
     packed = size_weights(arch, weight_format("nf4")._replace(scale_bits=weight_format("nf4").scale_bits * 0))
-    state = nf4.total_bytes - packed.total_bytes
-    assert 1.0 * GB < state < 1.2 * GB  # absmax (1 byte per 64 weights) + nested fp32 scale per 256 blocks
+    # 80 layers x (q, o: 8192^2; k, v: 8192 x 1024; gate, up, down: 8192 x 28672) quantized weights:
+    # absmax, 1 byte per 64-weight block, and one fp32 scale per 256 blocks (double quantization)
+    quantized = 80 * (2 * 8192**2 + 2 * 8192 * 1024 + 3 * 8192 * 28672)
+    state = quantized // 64 + quantized // 64 // 256 * 4
+    assert bnb_quant_state_bytes(arch, weight_format("nf4"), Parallelism()) == state == 1_086_259_200
     four = size_training(arch, setup, Parallelism(), Constants()).per_gpu.weights
     eight = size_training(arch, setup._replace(data_parallel=8), Parallelism(), Constants()).per_gpu.weights
     layers = packed.total_bytes - (packed.embedding_bytes + packed.lm_head_bytes + packed.other_bytes)

@@ -11,6 +11,7 @@ from generator.planner import plan_workload
 from generator.planner.options import rank
 from generator.planner.plan import Candidate
 from generator.workload import load_workload
+from tests.conftest import REPO
 
 # 12 GPUs bought on three 4-GPU servers, all in use (3 x TP4)
 BASE = Candidate(
@@ -69,7 +70,7 @@ def test_chat_70b_maas_does_not_leave_bought_gpus_idle_on_a_cost_tie(tmp_path: P
     # The example at 14 req/s (at its own 12 req/s the recalibrated throughput fits the two owned
     # servers, so no tie is left to break): 3 x TP4 and 5 x TP2 both need three 4-GPU servers at
     # the same price; TP2 would leave 2 bought GPUs idle, so TP4 wins the tie.
-    text = Path("examples/chat-70b-maas.yaml").read_text().replace("requests_per_second: 12", "requests_per_second: 14")
+    text = (REPO / "examples" / "chat-70b-maas.yaml").read_text().replace("requests_per_second: 12", "requests_per_second: 14")
     path = tmp_path / "w.yaml"
     path.write_text(text)
     plan = plan_workload(load_workload(str(path)))
@@ -88,7 +89,7 @@ def test_chat_70b_maas_does_not_leave_bought_gpus_idle_on_a_cost_tie(tmp_path: P
     ],
 )
 def test_mig_sharing_keeps_each_replica_on_one_gpu(tmp_path: Path, sharing: bool, tp: int, idle: int) -> None:
-    text = Path("examples/small-models-gke-sharing.yaml").read_text()
+    text = (REPO / "examples" / "small-models-gke-sharing.yaml").read_text()
     if not sharing:
         text = text[: text.index("  gpu_sharing:")]
     path = tmp_path / "w.yaml"
@@ -119,7 +120,7 @@ hardware:
         # two small services: one 8-GPU instance shared (6 GPUs idle) beats two filled ones on cost
         pytest.param(MIXED_SMALL, 1, True, id="sharing-wins-on-cost"),
         # different platforms: nothing to share, so the idle-free layouts stand
-        pytest.param(Path("examples/rack-density.yaml").read_text(), 6, False, id="nothing-to-share"),
+        pytest.param((REPO / "examples" / "rack-density.yaml").read_text(), 6, False, id="nothing-to-share"),
     ],
 )
 def test_a_fleet_with_idle_gpus_is_kept_only_when_it_wins_on_the_objective(
@@ -132,3 +133,22 @@ def test_a_fleet_with_idle_gpus_is_kept_only_when_it_wins_on_the_objective(
     assert any(d.details["co_located"] for d in plan.deployments) is co_located
     if not co_located:
         assert plan.totals["idle_gpus"] == 0
+
+
+MIXED_WITH_JOB = MIXED_SMALL.replace(
+    "hardware:",
+    """  - name: tune
+    model: meta-llama/Llama-3.1-8B
+    training: {method: qlora, lora_rank: 16, sequence_length: 4096, global_batch_size: 64,
+               dataset_tokens: 200000000, epochs: 1, deadline_hours: 48}
+hardware:""",
+).replace("name: mixed", "name: mixed\nobjective: gpus")
+
+
+def test_the_sharing_pass_leaves_training_jobs_as_the_first_pass_chose_them(tmp_path: Path) -> None:
+    # training always gets a pool of its own: packing it onto few GPUs would only leave bought ones idle
+    path = tmp_path / "w.yaml"
+    path.write_text(MIXED_WITH_JOB)
+    plan = plan_workload(load_workload(str(path)))
+    job = next(d for d in plan.deployments if d.name == "tune")
+    assert job.details["idle_gpus"] == 0

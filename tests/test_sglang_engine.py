@@ -14,11 +14,10 @@ from generator.errors import InputError
 from generator.sizing.architecture import parse_architecture
 from generator.sizing.sglang_kv import sglang_capacity, sglang_cell_bytes, sglang_default_mem_fraction_static
 from generator.sizing.weights import Parallelism
-from generator.units import GIB
+from generator.units import GIB, MIB
 from tests.helpers import VALID, run_specgen
 
 CALIBRATION: dict[str, Any] = json.loads((Path(__file__).parent / "data" / "calibration.json").read_text())
-MIB = 2**20
 
 
 @pytest.mark.parametrize(
@@ -179,3 +178,32 @@ def test_sglang_on_a_fixed_machine_is_refused_with_its_place(tmp_path: Path) -> 
     assert "workload.yaml:8:15: deployments[0].inference.engine: engine: sglang is not planned on hardware.fixed" in (
         result.stderr
     )
+
+
+def test_the_engines_agree_across_schema_model_and_estimate() -> None:
+    import json
+    import typing
+
+    from generator.calculator.estimate import SERVING_ENGINES
+    from generator.workload.models import InferenceSpec
+    from tests.conftest import REPO
+
+    schema = json.loads((REPO / "schemas" / "workload.schema.json").read_text(encoding="utf-8"))
+    found = [v for k, v in _walk(schema) if k == "engine"]
+    annotation = InferenceSpec.model_fields["engine"].annotation
+    assert [sorted(str(e) for e in f["enum"]) for f in found] == [sorted(SERVING_ENGINES)]  # type: ignore[attr-defined]
+    assert sorted(typing.get_args(annotation)) == sorted(SERVING_ENGINES)
+
+
+def _walk(node: object) -> list[tuple[str, dict[str, object]]]:
+    """Every (property name, property schema) pair in a JSON schema."""
+    out: list[tuple[str, dict[str, object]]] = []
+    if isinstance(node, dict):
+        for name, sub in (node.get("properties") or {}).items():
+            out.append((name, sub))
+        for value in node.values():
+            out.extend(_walk(value))
+    elif isinstance(node, list):
+        for value in node:
+            out.extend(_walk(value))
+    return out

@@ -9,12 +9,13 @@ import pytest
 
 from generator import catalog
 from generator.calculator.model_source import resolve_model
-from generator.planner.training_comm import StepComm, gpu_link_latency_s, links_between
+from generator.planner.training_comm import StepComm, dp_bytes_per_gpu, dp_traffic, gpu_link_latency_s, links_between
 from generator.planner.training_report import step_split_text
 from generator.sizing.constants import Constants
 from generator.sizing.training import TrainingSetup, size_training
 from generator.sizing.training_step import (
     DDP_BUCKET_BYTES,
+    DpTraffic,
     StepLayout,
     StepLinks,
     StepTime,
@@ -25,6 +26,8 @@ from generator.sizing.training_step import (
 from generator.sizing.weights import Parallelism
 
 CONSTS = Constants()
+#: DP collectives of the steps below: 1e9 bytes per GPU, one all-reduce per bucket.
+DP_CALLS = math.ceil(1e9 / DDP_BUCKET_BYTES)
 
 
 @pytest.mark.parametrize(
@@ -73,7 +76,7 @@ def _step(links: StepLinks, tp: int = 8, pp: int = 2, dp: int = 4, acc: int = 8,
         flops_per_token=6 * 70e9,
         base_efficiency=0.3,
         dense_tflops=989.0,
-        dp_bytes_per_gpu=dp_bytes,
+        dp_traffic=DpTraffic(dp_bytes, DP_CALLS),
     )
     return step
 
@@ -82,25 +85,44 @@ BANDWIDTH = StepLinks(tp_gbps=3600.0, stage_gbps=3600.0, dp_intra_gbps=3600.0)
 
 
 @pytest.mark.parametrize(
-    ("tp", "pp", "dp", "acc", "dp_bytes", "calls"),
+    ("tp", "pp", "acc", "calls"),
     [
-        pytest.param(8, 1, 1, 8, 0.0, (4 * 80 * 8, 0, 0), id="tp8-four-all-reduces-per-layer-and-micro-batch"),
-        pytest.param(8, 2, 1, 8, 0.0, (4 * 40 * 8, 2 * 8 * 8, 0), id="pp2-sends-per-chunk-boundary"),
-        pytest.param(1, 1, 4, 1, 1e9, (0, 0, math.ceil(1e9 / DDP_BUCKET_BYTES)), id="dp-one-per-bucket"),
-        pytest.param(1, 1, 1, 1, 1e9, (0, 0, 0), id="one-rank-no-collectives"),
+        pytest.param(8, 1, 8, (4 * 80 * 8, 0), id="tp8-four-all-reduces-per-layer-and-micro-batch"),
+        pytest.param(8, 2, 8, (4 * 40 * 8, 2 * 8 * 8), id="pp2-sends-per-chunk-boundary"),
+        pytest.param(1, 1, 1, (0, 0), id="one-gpu-per-replica-no-collectives"),
     ],
 )
-def test_collectives_per_step(tp: int, pp: int, dp: int, acc: int, dp_bytes: float, calls: tuple[int, int, int]) -> None:
-    layout = StepLayout(tp, pp, dp, 1, acc, 4096)
+def test_collectives_per_step(tp: int, pp: int, acc: int, calls: tuple[int, int]) -> None:
+    layout = StepLayout(tp, pp, 4, 1, acc, 4096)
     virtual = 8 if pp == 2 else 1  # 80 layers over 2 stages: 40 per stage, interleaved 8 deep
-    assert collectives_per_step(layout, 80, virtual, dp_bytes) == calls
+    assert collectives_per_step(layout, 80, virtual) == calls
+
+
+GRADS_1E9 = 500_000_000  # trainable parameters whose bf16 gradients are 1e9 bytes
+
+
+@pytest.mark.parametrize(
+    ("zero", "dp", "acc", "passes"),
+    [
+        pytest.param(0, 4, 4, 1, id="zero0-one-all-reduce-per-bucket"),
+        pytest.param(1, 4, 4, 1, id="zero1-as-zero0"),
+        pytest.param(2, 4, 4, 4 + 1, id="zero2-reduce-scatter-per-micro-batch-then-all-gather"),
+        pytest.param(3, 4, 4, 3 * 4, id="zero3-reduce-scatter-and-two-all-gathers-per-micro-batch"),
+        pytest.param(3, 1, 4, 0, id="one-replica-none"),
+    ],
+)
+def test_dp_collectives_count_gradient_buckets_not_wire_bytes(zero: int, dp: int, acc: int, passes: int) -> None:
+    traffic = dp_traffic(GRADS_1E9, 2 * GRADS_1E9, zero, dp, acc)
+    assert traffic.collectives == math.ceil(1e9 / DDP_BUCKET_BYTES) * passes
+    assert traffic.bytes_per_gpu == dp_bytes_per_gpu(GRADS_1E9, 2 * GRADS_1E9, zero, dp, acc)
 
 
 def test_each_collective_adds_its_link_latency() -> None:
     latency = 30e-6
     slow = dataclasses.replace(BANDWIDTH, tp_latency_s=latency, stage_latency_s=latency, dp_latency_s=latency)
     fast, delayed = _step(BANDWIDTH), _step(slow)
-    tp_calls, pp_calls, dp_calls = collectives_per_step(StepLayout(8, 2, 4, 1, 8, 4096), 80, 8, 1e9)
+    tp_calls, pp_calls = collectives_per_step(StepLayout(8, 2, 4, 1, 8, 4096), 80, 8)
+    dp_calls = DP_CALLS
     assert delayed.tp_allreduce_s - fast.tp_allreduce_s == pytest.approx(CONSTS.training_tp_exposed_fraction * tp_calls * latency)
     assert delayed.pp_transfer_s - fast.pp_transfer_s == pytest.approx(pp_calls * latency)
     assert delayed.dp_comm_s - fast.dp_comm_s == pytest.approx(dp_calls * latency)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,8 @@ from generator.planner.training import training_shapes
 from generator.sizing.constants import Constants
 from generator.sizing.training import size_training
 from generator.sizing.training_step import (
+    DDP_BUCKET_BYTES,
+    DpTraffic,
     StepLayout,
     StepLinks,
     StepTime,
@@ -204,7 +207,7 @@ def _step(tp: int = 8, pp: int = 1, dp: int = 2, mb: int = 1, acc: int = 8, dp_b
         flops_per_token=6 * 70e9,
         base_efficiency=0.3,
         dense_tflops=989.0,
-        dp_bytes_per_gpu=dp_bytes,
+        dp_traffic=DpTraffic(dp_bytes, math.ceil(dp_bytes / DDP_BUCKET_BYTES)),
     )
 
 

@@ -148,14 +148,26 @@ def _check_positive(**values: int | None) -> None:
             raise InputError(f"{_option(name)} must be at most {high:,}, got {value:,}")
 
 
-def _check_number(option: str, value: float, low: float, high: float | None = None, low_inclusive: bool = True) -> None:
-    """``value`` must be a finite number from ``low`` (inclusive unless told) up to ``high`` (inclusive)."""
+def _check_number(
+    option: str,
+    value: float,
+    low: float,
+    high: float | None = None,
+    low_inclusive: bool = True,
+    high_inclusive: bool = True,
+) -> None:
+    """``value`` must be a finite number from ``low`` up to ``high`` (both inclusive unless told)."""
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    ok = ok and (value >= low if low_inclusive else value > low) and (high is None or value <= high)
+    ok = ok and (value >= low if low_inclusive else value > low)
+    ok = ok and (high is None or (value <= high if high_inclusive else value < high))
     if not ok:
         low_text = f"{'>=' if low_inclusive else '>'} {low:g}"
         high_text = f"{int(high):,}" if high is not None and float(high).is_integer() else f"{high:g}"
-        rule = low_text if high is None else f"in {'[' if low_inclusive else '('}{low:g}, {high_text}]"
+        rule = (
+            low_text
+            if high is None
+            else f"in {'[' if low_inclusive else '('}{low:g}, {high_text}{']' if high_inclusive else ')'}"
+        )
         raise InputError(f"{option} must be a number {rule}, got {value!r}")
 
 
@@ -201,9 +213,7 @@ def check_request(req: EstimateRequest) -> None:
     if req.engine not in SERVING_ENGINES:
         raise InputError(f"unknown serving engine '{req.engine}'; choose one of {', '.join(SERVING_ENGINES)}")
     if req.mem_fraction_static is not None:
-        _check_number("--mem-fraction-static", req.mem_fraction_static, 0, 1, low_inclusive=False)
-        if req.mem_fraction_static >= 1:
-            raise InputError(f"--mem-fraction-static must be a number in (0, 1), got {req.mem_fraction_static!r}")
+        _check_number("--mem-fraction-static", req.mem_fraction_static, 0, 1, low_inclusive=False, high_inclusive=False)
     if req.gpu_memory_utilization is not None:
         _check_number("--gpu-memory-utilization", req.gpu_memory_utilization, 0, 1, low_inclusive=False)
     if req.fixed is not None:

@@ -64,11 +64,15 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
 
 
 def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
-    """Sort key of a whole plan: the objective over the fleet, then idle GPUs, servers and power."""
+    """Sort key of a whole plan: the objective over the fleet, then idle GPUs, servers and power.
+
+    A missing price never reads as free: an unpriced fleet or job counts as infinitely dear, and
+    unpriced fleets are compared by the GPUs they buy (the objective ``cost`` falls back to).
+    """
     t = plan.totals
     usd = t["usd_per_month"] if t["usd_per_month"] is not None else math.inf
-    jobs = t["training_usd_per_job"] or 0.0
-    lead = {"gpus": (t["gpus"],), "power": (t["power_w"],)}.get(objective, (usd, jobs))
+    jobs = t["training_usd_per_job"] if t["training_usd_per_job"] is not None else math.inf
+    lead = {"gpus": (t["gpus"],), "power": (t["power_w"],)}.get(objective, (usd, jobs, t["gpus"] if usd == math.inf else 0))
     return (*lead, t["idle_gpus"], t["nodes"], t["power_w"])
 
 
@@ -112,7 +116,7 @@ def _choose(
             allowed,
             key=lambda o: (
                 bool(free) and o.candidate.nodes > o.candidate.owned_nodes,
-                rank(objective, ranking_candidate(o), share=share),
+                rank(objective, ranking_candidate(o), share=share and isinstance(dep, InferenceDeployment)),
                 o.candidate.summary,
             ),
         )

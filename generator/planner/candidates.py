@@ -19,7 +19,7 @@ from generator.planner.plan import Candidate, Finding, NodeSpec
 from generator.planner.slo import effective_slo
 from generator.planner.tco import HOURS_PER_MONTH, fleet_cost
 from generator.planner.training import TrainingShape, layout_step, training_shapes
-from generator.planner.training_comm import StepComm, dp_bytes_per_gpu, step_links
+from generator.planner.training_comm import StepComm, dp_traffic, step_links
 from generator.sizing.constants import Constants
 from generator.sizing.precision import weight_format
 from generator.sizing.training import OPTIMIZERS
@@ -211,7 +211,7 @@ def _with_communication(
     gpus_per_node, nodes = layout
     setup, mem = shape.setup, shape.memory
     weights_total = size_weights(model.architecture, weight_format(setup.base_precision_name)).total_bytes // shape.par.gpus
-    sent = dp_bytes_per_gpu(
+    sent = dp_traffic(
         mem.trainable_params // shape.par.gpus, weights_total, setup.zero_stage, setup.data_parallel, shape.accumulation
     )
     builtin = bool(hw.platform.fabric_nic_id) or hw.platform.provider != "baremetal"
@@ -230,8 +230,8 @@ def _with_communication(
         comm = placed(True)
     if comm.dominates and hw.platform.provider != "baremetal":
         blocked.append(
-            f"{where}: {setup.method} over {nodes} nodes sends {sent / 1e9:.1f} GB per GPU per step; over {comm.link} that "
-            f"takes {comm.comm_s:.2f} s against {comm.compute_s:.2f} s of compute: communication dominates"
+            f"{where}: {setup.method} over {nodes} nodes sends {sent.bytes_per_gpu / 1e9:.1f} GB per GPU per step; "
+            f"over {comm.link} that takes {comm.comm_s:.2f} s against {comm.compute_s:.2f} s of compute: communication dominates"
         )
         return None
     hours = None

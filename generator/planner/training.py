@@ -12,7 +12,15 @@ from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for, gpus_for_deadline, training_flops_per_token, training_hours
 from generator.sizing.training import TrainingMemory, TrainingSetup, size_training
 from generator.sizing.training_mfu import training_utilisation
-from generator.sizing.training_step import StepLayout, StepLinks, StepTime, model_flops_utilisation, training_step
+from generator.sizing.training_step import (
+    NO_DP,
+    DpTraffic,
+    StepLayout,
+    StepLinks,
+    StepTime,
+    model_flops_utilisation,
+    training_step,
+)
 from generator.sizing.weights import Parallelism
 from generator.units import GIB
 from generator.workload.models import TrainingSpec
@@ -140,21 +148,19 @@ def compute_efficiency(model: ResolvedModel, sequence_length: int, consts: Const
     return util.peak * util.gemm * util.attention
 
 
-def node_free_step(
-    model: ResolvedModel, spec: TrainingSpec, hw: Hardware, layout: StepLayout, consts: Constants, dp_bytes: float = 0.0
-) -> StepTime:
+def node_free_step(model: ResolvedModel, spec: TrainingSpec, hw: Hardware, layout: StepLayout, consts: Constants) -> StepTime:
     """A step with every link inside the TP group's GPU link (before the layout is placed on nodes)."""
     gbps = accelerator_for(hw.gpu, "bf16", layout.tp).link_gb_per_s * 8
     latency = gpu_link_latency_s(hw.gpu, layout.tp, consts)
     links = StepLinks(
         tp_gbps=gbps,
         stage_gbps=gbps,
-        dp_intra_gbps=gbps if dp_bytes else 0.0,
+        dp_intra_gbps=0.0,
         tp_latency_s=latency,
         stage_latency_s=latency,
         dp_latency_s=latency,
     )
-    return layout_step(model, spec, hw, layout, links, dp_bytes, consts)
+    return layout_step(model, spec, hw, layout, links, NO_DP, consts)
 
 
 def layout_step(
@@ -163,7 +169,7 @@ def layout_step(
     hw: Hardware,
     layout: StepLayout,
     links: StepLinks,
-    dp_bytes: float,
+    dp: DpTraffic,
     consts: Constants,
 ) -> StepTime:
     """The step of ``layout`` over ``links``."""
@@ -177,7 +183,7 @@ def layout_step(
         flops_per_token=training_flops_per_token(arch, spec.method, spec.gradient_checkpointing),
         base_efficiency=compute_efficiency(model, spec.sequence_length, consts),
         dense_tflops=accelerator_for(hw.gpu, "bf16", layout.tp).dense_tflops,
-        dp_bytes_per_gpu=dp_bytes,
+        dp_traffic=dp,
     )
 
 

@@ -21,6 +21,7 @@ GPUs share its network.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from generator import catalog
@@ -28,7 +29,7 @@ from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.planner.nodes import DEFAULT_FABRIC_NIC, DEFAULT_FRONTEND_NIC
 from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for
-from generator.sizing.training_step import StepLinks, StepTime
+from generator.sizing.training_step import DDP_BUCKET_BYTES, NO_DP, DpTraffic, StepLinks, StepTime
 
 #: Bytes per gradient or gathered weight element on the wire (bf16, the mixed-precision default).
 WIRE_BYTES_PER_ELEMENT = 2
@@ -83,6 +84,21 @@ def dp_bytes_per_gpu(trainable_params: int, weight_bytes_total: int, zero_stage:
     if zero_stage == 2:
         return micro * share * grads + share * grads  # reduce-scatter per micro-batch + weight all-gather
     return micro * (share * grads + 2 * share * weight_bytes_total)  # per micro-batch: reduce-scatter + two all-gathers
+
+
+def dp_traffic(trainable_params: int, weight_bytes_total: int, zero_stage: int, dp: int, accumulation: int = 1) -> DpTraffic:
+    """Data-parallel bytes per GPU (:func:`dp_bytes_per_gpu`) and the collectives that carry them.
+
+    Gradients travel in buckets of :data:`DDP_BUCKET_BYTES` of gradient (not wire) bytes, one collective
+    per bucket and per pass over them: one all-reduce under ZeRO 0-1; a reduce-scatter per micro-batch
+    plus one weight all-gather under ZeRO-2; a reduce-scatter and two all-gathers per micro-batch under ZeRO-3.
+    """
+    if dp <= 1:
+        return NO_DP
+    buckets = math.ceil(trainable_params * WIRE_BYTES_PER_ELEMENT / DDP_BUCKET_BYTES)
+    micro = max(1, accumulation)
+    passes = 1 if zero_stage < 2 else micro + 1 if zero_stage == 2 else 3 * micro
+    return DpTraffic(dp_bytes_per_gpu(trainable_params, weight_bytes_total, zero_stage, dp, accumulation), buckets * passes)
 
 
 def node_link(platform: PlatformSpec, gpus_per_node: int, fabric: bool) -> tuple[float, str]:

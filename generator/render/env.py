@@ -229,8 +229,12 @@ class _TemplateCache(FileSystemBytecodeCache):
             pass
 
 
-def _template_cache(markdown: bool) -> _TemplateCache:
-    """A cache folder per Jinja version and per version of this module (which sets how templates compile)."""
+def _template_cache(markdown: bool) -> _TemplateCache | None:
+    """A cache folder per Jinja version and per version of this module (which sets how templates compile).
+
+    None (templates compiled on every run) when no absolute cache folder is known: with HOME unset,
+    ``~`` stays ``~`` and would put the cache under the working directory.
+    """
     import hashlib
 
     import jinja2
@@ -238,6 +242,8 @@ def _template_cache(markdown: bool) -> _TemplateCache:
     with open(__file__, "rb") as fh:
         key = hashlib.sha256(fh.read() + f"{jinja2.__version__}:{markdown}".encode()).hexdigest()[:16]
     root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(root):
+        return None
     return _TemplateCache(os.path.join(root, "specgen", f"templates-{key}"))
 
 

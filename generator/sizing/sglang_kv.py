@@ -26,8 +26,7 @@ from generator.sizing.architecture import Architecture
 from generator.sizing.kv_cache import ceil_bytes, layer_elements_per_gpu
 from generator.sizing.memory import Capacity, InferenceMemory
 from generator.sizing.weights import Parallelism, stage_layers
-
-MIB = 2**20
+from generator.units import MIB
 
 #: SGLang's defaults by GPU memory (MiB, upper bound exclusive): chunked_prefill_size, cuda_graph_max_bs below TP4
 #: and from TP4 (``_handle_gpu_memory_settings``, https://github.com/sgl-project/sglang/pull/10975).

@@ -36,6 +36,7 @@ import math
 from dataclasses import dataclass
 
 from generator.sizing.constants import Constants
+from generator.units import MIB
 
 #: Bytes per activation or activation-gradient element on a TP or PP wire (bf16).
 WIRE_BYTES = 2
@@ -43,7 +44,7 @@ WIRE_BYTES = 2
 TP_ALLREDUCES_PER_LAYER = 4
 #: Bytes per gradient bucket, one DP collective each: PyTorch DDP's default ``bucket_cap_mb=25``
 #: (https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html).
-DDP_BUCKET_BYTES = 25 * 2**20
+DDP_BUCKET_BYTES = 25 * MIB
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,18 @@ class StepLinks:
     tp_latency_s: float = 0.0
     stage_latency_s: float = 0.0
     dp_latency_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class DpTraffic:
+    """What data parallelism moves per optimizer step: bytes each GPU sends, in how many collectives."""
+
+    bytes_per_gpu: float = 0.0
+    collectives: int = 0
+
+
+#: No data parallelism (one replica).
+NO_DP = DpTraffic()
 
 
 @dataclass(frozen=True)
@@ -171,12 +184,11 @@ def interleaved_activation_factor(pp: int, virtual_stages: int) -> float:
     return 1 + (pp - 1) / (pp * virtual_stages)
 
 
-def collectives_per_step(layout: StepLayout, num_layers: int, virtual_stages: int, dp_bytes: float) -> tuple[int, int, int]:
-    """(TP all-reduces, PP sends, DP bucket collectives) one GPU issues per optimizer step."""
+def collectives_per_step(layout: StepLayout, num_layers: int, virtual_stages: int) -> tuple[int, int]:
+    """(TP all-reduces, PP sends) one GPU issues per optimizer step."""
     tp = TP_ALLREDUCES_PER_LAYER * math.ceil(num_layers / layout.pp) * layout.accumulation if layout.tp > 1 else 0
     pp = 2 * layout.accumulation * max(1, virtual_stages) if layout.pp > 1 else 0
-    dp = math.ceil(dp_bytes / DDP_BUCKET_BYTES) if layout.dp > 1 and dp_bytes > 0 else 0
-    return tp, pp, dp
+    return tp, pp
 
 
 def virtual_stages_for(num_layers: int, pp: int, wanted: int) -> int:
@@ -201,7 +213,7 @@ def training_step(
     flops_per_token: float,
     base_efficiency: float,
     dense_tflops: float,
-    dp_bytes_per_gpu: float,
+    dp_traffic: DpTraffic,
 ) -> StepTime:
     """One step of ``layout``: ``base_efficiency`` is the compute ceiling (MFU without communication)."""
     tokens = layout.tokens_per_rank
@@ -214,8 +226,9 @@ def training_step(
         share = 2 * (layout.tp - 1) / layout.tp
         tp_bytes = tokens * layers_per_stage * TP_ALLREDUCES_PER_LAYER * share * hidden_size * WIRE_BYTES
     virtual = virtual_stages_for(num_layers, layout.pp, consts.training_pipeline_virtual_stages)
-    dp_bytes = dp_bytes_per_gpu if layout.dp > 1 else 0.0
-    tp_calls, pp_calls, dp_calls = collectives_per_step(layout, num_layers, virtual, dp_bytes)
+    dp_bytes = dp_traffic.bytes_per_gpu if layout.dp > 1 else 0.0
+    dp_calls = dp_traffic.collectives if layout.dp > 1 else 0
+    tp_calls, pp_calls = collectives_per_step(layout, num_layers, virtual)
     tp_latency_s = consts.training_tp_exposed_fraction * tp_calls * links.tp_latency_s
     tp_s = consts.training_tp_exposed_fraction * _seconds(tp_bytes, links.tp_gbps) + tp_latency_s
     pp_bytes = 2 * tokens * hidden_size * WIRE_BYTES / layout.tp if layout.pp > 1 else 0.0
