@@ -28,7 +28,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from generator.calculator.estimate import EstimateRequest, estimate  # noqa: E402
-from generator.catalog import find_gpu, find_model  # noqa: E402
+from generator.catalog import find_gpu, find_model, platforms  # noqa: E402
+from generator.catalog.host_cpu import host_time_scale  # noqa: E402
 from generator.errors import SpecgenError  # noqa: E402
 from generator.planner.training_comm import dp_traffic, links_between  # noqa: E402
 from generator.sizing.architecture import parse_architecture  # noqa: E402
@@ -191,6 +192,12 @@ def _row_constants(row: dict[str, Any]) -> tuple[tuple[str, float], ...]:
     return tuple(sorted({**ENGINE_SETTINGS.get(row["engine"], {}), **OVERRIDES}.items()))
 
 
+def host_cpu(row: dict[str, Any]) -> str | None:
+    """Catalog id of the CPU of the host a row was measured on (``host_platform``); None: not named."""
+    platform = row.get("host_platform")
+    return platforms()[platform].cpu_id if platform else None
+
+
 def predict_static_batch(row: dict[str, Any]) -> float:
     """Output tokens/s of a static batch of ``row['batch']`` prompts (a latency run: prefill, then every decode step)."""
     arch = parse_architecture(find_model(row["model"]).config)
@@ -199,7 +206,7 @@ def predict_static_batch(row: dict[str, Any]) -> float:
     fmt = weight_format(row["precision"])
     gpu = find_gpu(row["gpu"])
     weights = size_weights(arch, fmt, par)
-    acc = accelerator_for(gpu, fmt.compute, par.tp)
+    acc = accelerator_for(gpu, fmt.compute, par.tp, host_time_scale(host_cpu(row)))
     kv_bits = kv_cache_bits(row["kv_precision"])
     isl, osl, batch = row["input_tokens"], row["output_tokens"], row["batch"]
     return float(batch * osl / static_batch_seconds(arch, weights, kv_bits, par, acc, batch, isl, osl, consts))
@@ -219,6 +226,7 @@ def predict_throughput(row: dict[str, Any]) -> float:
         gpu=row["gpu"],
         input_tokens=row["input_tokens"],
         output_tokens=row["output_tokens"],
+        host_cpu=host_cpu(row),
     )
     result = estimate(req)
     if "throughput" not in result:
@@ -332,12 +340,14 @@ def _grid_search(grid: dict[str, tuple[float, ...]], score: Callable[[], float])
 
 #: The grid ``--fit`` searches: the performance constants that are not physics.
 FIT_GRID: dict[str, tuple[float, ...]] = {
-    "prefill_compute_efficiency": (0.5, 0.55, 0.6),
+    # held at 0.55: at 0.5 (the in-sample argmin, score 0.3954 vs 0.3978) a one-row GEMM outlasts the weight reads
+    # and the llama-bench batch-1 decode row (tests/test_calibrate.py), which is memory-bound, turns compute-bound
+    "prefill_compute_efficiency": (0.55,),
     "decode_bandwidth_efficiency": (0.7, 0.75),
-    "fp4_gemm_efficiency_ratio": (0.7, 0.8),
+    "fp4_gemm_efficiency_ratio": (0.7, 0.8, 0.9),
     "allreduce_latency_nvlink_s": (24e-6, 32e-6),
-    "decode_overhead_per_sequence_s": (2e-5, 2.5e-5, 3e-5),
-    "host_overlap_fraction": (0.0, 0.4, 0.5, 0.55, 0.6),
+    "decode_overhead_per_sequence_s": (1.5e-5, 2e-5, 2.5e-5),
+    "host_overlap_fraction": (0.5, 0.55, 0.6, 0.7),
 }
 
 #: Engines whose throughput rows the fit sees; rows of other engines (vLLM on MI300X, TensorRT-LLM's older C++

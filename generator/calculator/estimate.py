@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from generator import catalog
 from generator.calculator.model_limits import check_layout
 from generator.calculator.model_source import ResolvedModel, default_precision, model_weight_format, resolve_model
+from generator.catalog.host_cpu import REFERENCE_CPU_ID, host_time_scale
 from generator.errors import InfeasibleError, InputError
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.loadability import loadability_problems
@@ -87,6 +88,9 @@ class EstimateRequest(NamedTuple):
     min_context_tokens: int | None = None
     #: Read an ``org/name`` id from the Hugging Face Hub even when the catalog has it.
     from_hub: bool = False
+    #: Catalog id of the serving host's CPU: scales the per-sequence host time by its single-thread speed
+    #: against the reference host (generator/catalog/host_cpu.py); None: the reference host.
+    host_cpu: str | None = None
     #: Fine-tuning framework profile and its techniques (None: the framework's default).
     framework: str | None = None
     loss: str | None = None
@@ -210,6 +214,8 @@ def check_request(req: EstimateRequest) -> None:
         min_context_tokens=req.min_context_tokens,
     )
     _check_number("--lora-dropout", req.lora_dropout, 0, 0.99)
+    if req.host_cpu is not None and req.host_cpu not in catalog.cpus():
+        raise InputError(f"unknown host CPU '{req.host_cpu}'; choose a cpus.json id such as {REFERENCE_CPU_ID}")
     if req.engine not in SERVING_ENGINES:
         raise InputError(f"unknown serving engine '{req.engine}'; choose one of {', '.join(SERVING_ENGINES)}")
     if req.mem_fraction_static is not None:
@@ -430,7 +436,7 @@ def _throughput(
     """Roofline throughput of one replica: saturated output rate, and TTFT / TPOT at ``--batch``."""
     isl = req.input_tokens if req.input_tokens is not None else 1000
     osl = req.output_tokens if req.output_tokens is not None else 200
-    acc = accelerator_for(gpu, fmt.compute, par.tp)
+    acc = accelerator_for(gpu, fmt.compute, par.tp, host_time_scale(req.host_cpu))
     cap = inference.capacity
     assert cap is not None
     sat = saturated_throughput(arch, inference.weights, kv_bits, par, acc, cap.kv_cache_tokens, isl, osl, consts)

@@ -142,6 +142,8 @@ class CpuSpec(NamedTuple):
     source: tuple[str, ...]
     ddr_generation: str = ""
     vendor: str = ""
+    #: CPU time of one PyTorch eager call (``host_dispatch_source``), microseconds; None: not measured.
+    host_dispatch_us: float | None = None
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> "CpuSpec":
@@ -157,6 +159,7 @@ class CpuSpec(NamedTuple):
             source=_sources(rec),
             ddr_generation=str(rec.get("ddr_generation") or ""),
             vendor=str(rec.get("vendor") or ""),
+            host_dispatch_us=_opt_float(rec.get("host_dispatch_us")),
         )
 
     @property

@@ -6,6 +6,7 @@ import dataclasses
 import math
 from typing import Any
 
+from generator.catalog.host_cpu import platform_host_time_scale
 from generator.errors import InfeasibleError
 from generator.planner.inference import ReplicaShape, point_for_rate
 from generator.planner.inventory import owned_groups
@@ -50,7 +51,7 @@ def _inference_details(
     spec, slo_defaults = effective_slo(dep.inference)
     model = loaded.models[dep.name]
     replicas = opt.candidate.replicas
-    acc = accelerator_for(opt.hardware.gpu, shape.fmt.compute, shape.par.tp)
+    acc = accelerator_for(opt.hardware.gpu, shape.fmt.compute, shape.par.tp, platform_host_time_scale(opt.hardware.platform))
     rate = spec.requests_per_second / replicas
     point = point_for_rate(model, (shape.par, shape.memory, shape.kv_bits, acc), spec, rate, shape.max_point.batch, consts)
     cap = shape.memory.capacity

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel
+from generator.catalog.host_cpu import platform_host_time_scale
 from generator.planner.early import PIPELINE_STAGES
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.sizing.architecture import Architecture
@@ -200,10 +201,11 @@ def replica_shapes(
     """Feasible TP x PP layouts on ``hw`` and, when none, why not.
 
     The layouts depend on the GPU and the TP degrees the platform allows, not on the platform itself:
-    they are sized once per GPU and shared by every platform that carries it.
+    they are sized once per GPU (and host CPU speed) and shared by every platform that carries them.
     """
     sizes = tuple(tensor_parallel_sizes(hw, model.architecture.num_attention_heads))
-    found, blocked = _gpu_shapes(model.architecture, model, spec, fmt, hw.gpu.id, sizes, consts)
+    host = platform_host_time_scale(hw.platform)
+    found, blocked = _gpu_shapes(model.architecture, model, spec, fmt, hw.gpu.id, sizes, consts, host)
     return [ReplicaShape(hw, fmt, par, mem, kv_bits, point, reason) for par, mem, kv_bits, point, reason in found], list(blocked)
 
 
@@ -216,6 +218,7 @@ def _gpu_shapes(
     gpu_id: str,
     sizes: tuple[int, ...],
     consts: Constants,
+    host_time_scale: float = 1.0,
 ) -> tuple[tuple[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str], ...], tuple[str, ...]]:
     gpu = catalog.gpus()[gpu_id]
     kv_bits = kv_cache_bits(spec.kv_cache_precision)
@@ -242,7 +245,7 @@ def _gpu_shapes(
                 usable = cap.budget_bytes / GIB if cap else 0.0
                 blocked.append(f"TP{tp} PP{pp}: needs {need:.1f} GiB per GPU of {usable:.1f} GiB usable")
                 continue
-            acc = accelerator_for(gpu, fmt.compute, tp)
+            acc = accelerator_for(gpu, fmt.compute, tp, host_time_scale)
             max_batch = min(consts.max_batch_size, cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens) or 1)
             point = best_point(model, (par, mem, kv_bits, acc), spec, max_batch, consts)
             if point is None:

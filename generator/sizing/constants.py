@@ -50,8 +50,8 @@ class Constants(NamedTuple):
     decode_step_overhead_s: float = 0.002
     gemm_half_efficiency_tokens: float = 16.0
     fp4_gemm_efficiency_ratio: float = 0.7
-    decode_overhead_per_sequence_s: float = 2.5e-5
-    host_overlap_fraction: float = 0.55
+    decode_overhead_per_sequence_s: float = 2e-5
+    host_overlap_fraction: float = 0.6
     max_batch_size: int = 2048
     ttft_p95_factor: float = 2.0
 
@@ -231,16 +231,18 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "(benchmarks/calibration_report.py --fit)",
     ),
     "decode_overhead_per_sequence_s": (
-        "Per-step engine time for each running sequence (scheduling, sampling, detokenization bookkeeping).",
-        "grows with the batch in vLLM / TensorRT-LLM PyTorch-backend step profiles; 25 us fitted across all calibration "
-        "groups at once (benchmarks/calibration_report.py --fit)",
+        "Per-step engine time for each running sequence (scheduling, sampling, detokenization bookkeeping) on the "
+        "reference host (Xeon Platinum 8480C, DGX H100); other hosts scale it by their CPU's measured host time "
+        "(cpus.json host_dispatch_us, generator/catalog/host_cpu.py).",
+        "grows with the batch in vLLM / TensorRT-LLM PyTorch-backend step profiles; 20 us fitted across all calibration "
+        "groups at once with GB200's Grace host scaled by its measured host time (benchmarks/calibration_report.py --fit)",
     ),
     "host_overlap_fraction": (
         "Share of the per-sequence host time that runs while the GPUs compute (an overlap scheduler prepares the next "
         "iteration during this one); pipelines (PP > 1) keep it serial.",
         "TensorRT-LLM PyTorch backend: overlap scheduler on by default (disable_overlap_scheduler=False, "
         "https://nvidia.github.io/TensorRT-LLM/torch/features/overlap_scheduler.html), not in the pipeline executor loop; "
-        "0.55 fitted across all calibration groups at once (benchmarks/calibration_report.py --fit; 0 = serial host time, "
+        "0.6 fitted across all calibration groups at once (benchmarks/calibration_report.py --fit; 0 = serial host time, "
         "the model before)",
     ),
     "max_batch_size": (

@@ -53,6 +53,8 @@ class Accelerator(NamedTuple):
     attention_tflops: float = 0.0
     #: Tensor format the linear layers compute in (``fp4``, ``fp8``, ``bf16``...).
     compute: str = ""
+    #: The serving host's per-sequence host time over the reference host's (its CPU's single-thread speed).
+    host_time_scale: float = 1.0
 
     @property
     def attention_rate_tflops(self) -> float:
@@ -60,8 +62,11 @@ class Accelerator(NamedTuple):
         return self.attention_tflops or self.dense_tflops
 
 
-def accelerator_for(gpu: GpuSpec, compute: str, tp: int) -> Accelerator:
-    """Roofline inputs for ``gpu`` computing in ``compute`` precision in a TP group of ``tp``."""
+def accelerator_for(gpu: GpuSpec, compute: str, tp: int, host_time_scale: float = 1.0) -> Accelerator:
+    """Roofline inputs for ``gpu`` computing in ``compute`` precision in a TP group of ``tp``.
+
+    ``host_time_scale``: the serving host's per-sequence host time relative to the reference host's.
+    """
     # the rate a dense GEMM sustains (the vendor's max-achievable figure where published, else the datasheet peak)
     tflops = gpu.sustained_tflops(compute) or gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or 0.0
     fast = gpu.interconnect_kind in ("nvlink", "nvlink-bridge", "infinity-fabric", "ethernet") and tp <= gpu.nvlink_domain_gpus
@@ -71,7 +76,7 @@ def accelerator_for(gpu: GpuSpec, compute: str, tp: int) -> Accelerator:
         fast = False
         link = pcie_gb_per_s(gpu.pcie_gen, gpu.pcie_lanes)
     attention = gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or tflops
-    return Accelerator(gpu.memory_bandwidth_gb_per_s, tflops, link, fast, attention, compute)
+    return Accelerator(gpu.memory_bandwidth_gb_per_s, tflops, link, fast, attention, compute, host_time_scale)
 
 
 def pcie_gb_per_s(gen: int, lanes: int) -> float:
@@ -166,7 +171,7 @@ def decode_step(
     stage_s = max(weight_read_s, matmul_s) + max(kv_read_s, attention_s) + prefill_attention_s + comm_s
     stages = par.pp
     # every micro-batch is an engine iteration of its own (scheduling, launches, sampling)
-    host_s = consts.decode_overhead_per_sequence_s * batch / par.attention_dp
+    host_s = consts.decode_overhead_per_sequence_s * acc.host_time_scale * batch / par.attention_dp
     seconds = host_overlapped_seconds(stages * (stage_s + consts.decode_step_overhead_s), host_s, par.pp, consts)
     memory_s = weight_read_s + kv_read_s
     compute_s = matmul_s + attention_s + prefill_attention_s
