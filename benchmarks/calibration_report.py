@@ -162,7 +162,7 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
     util = training_utilisation(hidden, layers, params, seq, consts)
     flops_per_token = 6.0 * params + (2.0 * params if row["checkpointing"] == "full" else 0.0)
     per_replica = params // (tp * pp)
-    dense = gpu.tflops("bf16") or 0.0
+    dense = gpu.tflops("bf16") or 0.0  # MFU is counted against the datasheet peak
     step = training_step(
         layout,
         links,
@@ -171,7 +171,7 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         num_layers=layers,
         flops_per_token=flops_per_token,
         base_efficiency=util.peak * util.gemm * util.attention,
-        dense_tflops=dense,
+        dense_tflops=accelerator_for(gpu, "bf16", tp).dense_tflops,  # the rate the planner's step runs at
         dp_traffic=dp_traffic(per_replica, 2 * per_replica, row["zero_stage"], dp, row["accumulation"]),
     )
     counted = 6.0 * params + (12.0 * layers * hidden * seq if row["mfu_definition"].startswith("llm-foundry") else 0.0)
