@@ -40,7 +40,8 @@ def _loaded_after(args: list[str]) -> set[str]:
     [
         pytest.param(
             ["estimate", "llama-3.1-8b", "--gpu", "h100-sxm5-80gb", "--context", "8192", "--json"],
-            {"click", "pydantic", "jsonschema", "jinja2", "ruamel", "yaml", "pathlib", "shutil"},
+            {"click", "pydantic", "jsonschema", "jinja2", "ruamel", "yaml", "pathlib", "shutil"}
+            | {"generator.planner", "generator.sizing.training_step"},
             id="estimate",
         ),
         pytest.param(

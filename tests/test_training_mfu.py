@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from generator.sizing.constants import Constants
+from generator.sizing.pipeline_schedule import pipeline_bubble_fraction as pipeline_bubble
 from generator.sizing.training_mfu import training_utilisation
-from generator.sizing.training_step import pipeline_bubble_fraction as pipeline_bubble
 
 CONSTS = Constants()
 #: Llama-3.1 shapes (hidden, layers, non-embedding FLOP parameters ~ N).

@@ -12,6 +12,7 @@ from generator.calculator.model_source import resolve_model
 from generator.planner.training_comm import StepComm, dp_bytes_per_gpu, dp_traffic, gpu_link_latency_s, links_between
 from generator.planner.training_report import step_split_text
 from generator.sizing.constants import Constants
+from generator.sizing.pipeline_schedule import interleaved_activation_factor
 from generator.sizing.training import TrainingSetup, size_training
 from generator.sizing.training_step import (
     DDP_BUCKET_BYTES,
@@ -20,7 +21,6 @@ from generator.sizing.training_step import (
     StepLinks,
     StepTime,
     collectives_per_step,
-    interleaved_activation_factor,
     training_step,
 )
 from generator.sizing.weights import Parallelism

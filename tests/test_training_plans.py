@@ -18,6 +18,7 @@ from generator.planner.plan import DeploymentPlan, Plan
 from generator.planner.tco import HOURS_PER_MONTH
 from generator.planner.training import training_shapes
 from generator.sizing.constants import Constants
+from generator.sizing.pipeline_schedule import pipeline_bubble_fraction, virtual_stages_for
 from generator.sizing.training import size_training
 from generator.sizing.training_step import (
     DDP_BUCKET_BYTES,
@@ -25,9 +26,7 @@ from generator.sizing.training_step import (
     StepLayout,
     StepLinks,
     StepTime,
-    pipeline_bubble_fraction,
     training_step,
-    virtual_stages_for,
 )
 from generator.workload import load_workload
 from generator.workload.models import TrainingSpec

@@ -47,8 +47,8 @@ from generator.sizing.constants import Constants
 from generator.sizing.frameworks import FrameworkProfile, framework_profile, logits_bytes_per_element
 from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, ffn_width_per_token
+from generator.sizing.pipeline_schedule import interleaved_activation_factor, virtual_stages_for
 from generator.sizing.precision import WeightFormat, weight_format
-from generator.sizing.training_step import interleaved_activation_factor, virtual_stages_for
 from generator.sizing.weights import Parallelism, WeightSizes, size_weights
 
 

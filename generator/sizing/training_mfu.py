@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator.sizing.constants import Constants
-from generator.sizing.training_step import pipeline_bubble_fraction as pipeline_bubble
-from generator.sizing.training_step import virtual_stages_for
+from generator.sizing.pipeline_schedule import pipeline_bubble_fraction as pipeline_bubble
+from generator.sizing.pipeline_schedule import virtual_stages_for
 
 #: Bytes per activation element on a tensor-parallel wire (bf16).
 TP_WIRE_BYTES = 2

@@ -25,7 +25,7 @@ Each collective also pays a fixed latency (``StepLinks.*_latency_s``, the all-re
 GPU link: ``allreduce_latency_nvlink_s`` or ``allreduce_latency_pcie_s``) per call: TP all-reduces
 ``4 x layers per stage x micro-batches``, PP sends ``2 x micro-batches x interleaved chunks``
 (forward activation and backward gradient at every chunk boundary), DP / ZeRO one per gradient
-bucket of :data:`DDP_BUCKET_BYTES`.
+bucket of :data:`DDP_BUCKET_BYTES` and pass over the gradients (:class:`DpTraffic`).
 
 Every argument is a plain number so the planner and the calibration report share this arithmetic.
 """
@@ -36,6 +36,7 @@ import math
 from dataclasses import dataclass
 
 from generator.sizing.constants import Constants
+from generator.sizing.pipeline_schedule import pipeline_bubble_fraction, virtual_stages_for
 from generator.units import MIB
 
 #: Bytes per activation or activation-gradient element on a TP or PP wire (bf16).
@@ -159,42 +160,11 @@ def microbatch_fill(micro_batch_tokens: int, consts: Constants) -> float:
     return micro_batch_tokens / (micro_batch_tokens + consts.gemm_half_efficiency_tokens)
 
 
-def pipeline_bubble_fraction(pp: int, microbatches: int, virtual_stages: int = 1) -> float:
-    """Idle fraction of a 1F1B pipeline step, interleaved over ``virtual_stages`` chunks per GPU.
-
-    Narayanan et al. (arXiv:2104.04473 sections 2.2.1-2.2.2): the bubble is ``(p - 1)`` micro-batch
-    slots against ``m`` of work, divided by ``v`` when each GPU holds ``v`` interleaved chunks.
-    """
-    if pp <= 1:
-        return 0.0
-    return (pp - 1) / (max(1, virtual_stages) * max(1, microbatches) + pp - 1)
-
-
-def interleaved_activation_factor(pp: int, virtual_stages: int) -> float:
-    """Activation memory of an interleaved pipeline's first stage against plain 1F1B (``pp`` micro-batches in flight).
-
-    Megatron-LM's interleaved schedule warms up ``2 (p - 1) + (v - 1) p`` chunk micro-batches on the
-    first stage before its first backward, so it holds ``v p + p - 1`` chunks of ``L / (v p)`` layers:
-    ``1 + (p - 1) / (p v)`` times the activations of plain 1F1B (Korthikanti et al., arXiv:2205.05198
-    section 4.2.3; ``get_forward_backward_func`` interleaved warm-up in
-    megatron/core/pipeline_parallel/schedules.py).
-    """
-    if pp <= 1 or virtual_stages <= 1:
-        return 1.0
-    return 1 + (pp - 1) / (pp * virtual_stages)
-
-
 def collectives_per_step(layout: StepLayout, num_layers: int, virtual_stages: int) -> tuple[int, int]:
     """(TP all-reduces, PP sends) one GPU issues per optimizer step."""
     tp = TP_ALLREDUCES_PER_LAYER * math.ceil(num_layers / layout.pp) * layout.accumulation if layout.tp > 1 else 0
     pp = 2 * layout.accumulation * max(1, virtual_stages) if layout.pp > 1 else 0
     return tp, pp
-
-
-def virtual_stages_for(num_layers: int, pp: int, wanted: int) -> int:
-    """Interleaving depth a pipeline can use: the largest count <= ``wanted`` that splits a stage's layers evenly."""
-    per_stage = max(1, num_layers // max(1, pp))
-    return max(d for d in range(1, max(1, min(wanted, per_stage)) + 1) if per_stage % d == 0)
 
 
 def _seconds(nbytes: float, gbps: float) -> float:
