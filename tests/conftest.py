@@ -47,3 +47,9 @@ def reference_config(name: str) -> dict[str, Any]:
 def calibration() -> dict[str, Any]:
     data: dict[str, Any] = json.loads((REFERENCE / "calibration.json").read_text())
     return data
+
+
+def catalog_json(kind: str) -> dict[str, Any]:
+    """The raw catalog file of ``kind`` (``platforms``, ``purchases``...), research notes included."""
+    data: dict[str, Any] = json.loads((REPO / "generator" / "catalog" / f"{kind}.json").read_text(encoding="utf-8"))
+    return data

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from generator.cli import main
 from generator.findings import github_annotation, gitlab_report, parse_path, text_line
 from generator.planner.inference import little_rate
-from tests.conftest import REPO
+from tests.conftest import REPO, catalog_json
 from tests.helpers import VALID
 
 HOME = REPO / "examples" / "home-70b-offload.yaml"
@@ -290,7 +290,7 @@ CATALOG_KINDS = ["cpus", "drives", "gpus", "models", "nics", "platforms", "price
 def test_catalog_sources_are_urls_a_user_can_open(kind: str) -> None:
     import re
 
-    records = json.loads((REPO / "generator" / "catalog" / f"{kind}.json").read_text(encoding="utf-8"))[kind]
+    records = catalog_json(kind)[kind]
     for rec in records:
         sources = rec.get("source", [])
         sources = [sources] if isinstance(sources, str) else sources

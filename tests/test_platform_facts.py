@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from generator import catalog
-from generator.catalog import CATALOG_DIR
 from generator.planner import plan_workload
 from generator.workload import load_workload
+from tests.conftest import catalog_json
 
 
 def _raw_platforms() -> dict[str, dict[str, Any]]:
-    data = json.loads((CATALOG_DIR / "platforms.json").read_text(encoding="utf-8"))
+    data = catalog_json("platforms")
     return {p["id"]: p for p in data["platforms"]}
 
 
@@ -55,7 +54,7 @@ def test_null_height_is_reported_as_assumed_in_the_plan(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("platform_id", ["dell-r760", "dell-r760xa", "dell-xe7740"])
 def test_unpriced_hosts_are_listed_with_a_reason_and_never_priced(platform_id: str) -> None:
-    data = json.loads((CATALOG_DIR / "purchases.json").read_text(encoding="utf-8"))
+    data = catalog_json("purchases")
     entry = next(u for u in data["unpriced"] if u.get("platform_id") == platform_id)
     assert entry["why"] and entry["research_notes"]
     assert not any(r.get("platform_id") == platform_id and r["kind"] == "host" for r in data["purchases"])

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from generator import catalog
-from generator.catalog import CATALOG_DIR
 from generator.planner.tco import purchase_price
+from tests.conftest import catalog_json
 
 
 @pytest.mark.parametrize(
@@ -56,7 +54,7 @@ def test_every_unpriced_configuration_names_a_searched_for_missing_piece() -> No
 
 
 def test_unpriced_entries_are_not_also_priced() -> None:
-    data = json.loads((CATALOG_DIR / "purchases.json").read_text(encoding="utf-8"))
+    data = catalog_json("purchases")
     ids = [u["id"] for u in data["unpriced"]]
     assert ids == sorted(ids) and len(ids) == len(set(ids))
     priced_hosts = {r.platform_id for r in catalog.purchases().values() if r.kind in ("host", "system")}
@@ -85,7 +83,7 @@ def test_purchase_listing_shows_priced_and_unpriced() -> None:
 
 
 def test_component_estimates_sum_their_sourced_parts() -> None:
-    data = json.loads((CATALOG_DIR / "purchases.json").read_text(encoding="utf-8"))
+    data = catalog_json("purchases")
     estimates = [r for r in data["purchases"] if "components" in r]
     assert {r["id"] for r in estimates} >= {"wrx90-workstation-host"}
     for rec in estimates:

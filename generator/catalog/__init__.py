@@ -16,17 +16,8 @@ from typing import Any
 from generator.catalog.records import CpuSpec, DriveSpec, GpuSpec, ModelRecord, NicSpec, PlatformSpec, PriceRecord, PurchaseRecord
 from generator.errors import CatalogError, UnknownIdError
 
-#: This folder, symlinks resolved (text: pathlib is not imported on the ``estimate`` path; see ``__getattr__``).
+#: This folder, symlinks resolved (text: pathlib is not imported on the ``estimate`` path).
 _CATALOG_DIR = os.path.dirname(os.path.realpath(__file__))
-
-
-def __getattr__(name: str) -> Any:
-    """``CATALOG_DIR``: the catalog folder as a :class:`pathlib.Path`."""
-    if name == "CATALOG_DIR":
-        from pathlib import Path
-
-        return Path(_CATALOG_DIR)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _read(path: str) -> Any:
