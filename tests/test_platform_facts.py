@@ -9,6 +9,8 @@ import pytest
 
 from generator import catalog
 from generator.planner import plan_workload
+from generator.planner.nodes import NodeNeeds, assemble_node
+from generator.sizing.constants import Constants
 from generator.workload import load_workload
 from tests.conftest import catalog_json
 
@@ -64,3 +66,26 @@ def test_withdrawn_h100_nvl_price_is_listed_unpriced_with_its_reason() -> None:
     why = catalog.unpriced()
     assert "currency" in why["h100-nvl-94gb"]
     assert not any(r.gpu_id == "h100-nvl-94gb" for r in catalog.purchases().values())
+
+
+@pytest.mark.parametrize(
+    ("platform_id", "gpu_id", "gpus", "cpu_name"),
+    [
+        # Xeon 6 (LGA4710) chassis: a Sapphire or Emerald Rapids part would not fit its socket
+        pytest.param("dell-xe7740", "rtx-pro-6000-blackwell-96gb", 8, "Intel Xeon 6 6745P", id="xe7740-xeon-6"),
+        pytest.param("dell-r760", "l40s-48gb", 2, "Intel Xeon Platinum 8470", id="r760-lga4677"),
+        pytest.param("dell-xe8640", "h100-sxm5-80gb", 4, "Intel Xeon Platinum 8470", id="xe8640-lga4677"),
+    ],
+)
+def test_a_chassis_gets_a_cpu_of_its_own_socket(platform_id: str, gpu_id: str, gpus: int, cpu_name: str) -> None:
+    platform, gpu = catalog.platforms()[platform_id], catalog.gpus()[gpu_id]
+    needs = NodeNeeds(model_file_bytes=10**10, host_ram_bytes=0, dataset_bytes=0, checkpoint_bytes=0, needs_fabric=False)
+    node = assemble_node(platform, gpu, gpus, needs, Constants(), [])
+    assert cpu_name in node.cpu
+    named = next(c for c in catalog.cpus().values() if c.name in node.cpu)
+    assert named.socket == platform.cpu_socket
+
+
+def test_every_stated_socket_has_a_catalog_cpu() -> None:
+    sockets = {c.socket for c in catalog.cpus().values()}
+    assert all(p.cpu_socket in sockets for p in catalog.platforms().values() if p.cpu_socket)

@@ -144,6 +144,8 @@ class CpuSpec(NamedTuple):
     vendor: str = ""
     #: CPU time of one PyTorch eager call (``host_dispatch_source``), microseconds; None: not measured.
     host_dispatch_us: float | None = None
+    #: Package socket (e.g. ``LGA4677``); "" where unknown.
+    socket: str = ""
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> "CpuSpec":
@@ -160,6 +162,7 @@ class CpuSpec(NamedTuple):
             ddr_generation=str(rec.get("ddr_generation") or ""),
             vendor=str(rec.get("vendor") or ""),
             host_dispatch_us=_opt_float(rec.get("host_dispatch_us")),
+            socket=str(rec.get("socket") or ""),
         )
 
     @property
@@ -257,6 +260,8 @@ class PlatformSpec(NamedTuple):
     source: tuple[str, ...]
     unsourced_fields: tuple[str, ...] = ()
     cpu_vendor: str | None = None
+    #: CPU socket the platform takes where it fixes the socket but not the model (the planner names a CPU of it).
+    cpu_socket: str | None = None
     #: An owned server described in the workload (``hardware.inventory[].custom``): its parts are as
     #: given, never chosen or added by the planner, and no more of it can be bought.
     custom: bool = False
@@ -300,6 +305,7 @@ class PlatformSpec(NamedTuple):
             source=_sources(rec),
             unsourced_fields=tuple(rec.get("unsourced_fields") or ()),
             cpu_vendor=cpu.get("vendor"),
+            cpu_socket=cpu.get("socket"),
         )
 
 

@@ -74,7 +74,7 @@ def component_power_w(
     NIC and drive power come from the catalog where it lists them, else from the named constants.
     """
     cpu = catalog.cpus().get(platform.cpu_id or "") or choose_cpu(
-        platform.cpu_sockets, consts.cpu_cores_per_gpu * gpus, platform.cpu_vendor
+        platform.cpu_sockets, consts.cpu_cores_per_gpu * gpus, platform.cpu_vendor, platform.cpu_socket
     )
     cpu_w = cpu.tdp_w * platform.cpu_sockets if cpu else 0.0
     nvswitch = NVSWITCH_CHIPS.get(_gpu_generation(gpu), 0) if platform.kind == "hgx-8gpu" and gpus == 8 else 0
@@ -138,7 +138,8 @@ def assemble_node(
     wanted_cores = consts.cpu_cores_per_gpu * gpus
     configurable = platform.provider == "baremetal" and not platform.custom  # parts are chosen, not as owned
     if cpu is None and configurable:
-        cpu = choose_cpu(platform.cpu_sockets, wanted_cores, platform.cpu_vendor)  # named, where the vendor offers a choice
+        # named where the vendor offers a choice
+        cpu = choose_cpu(platform.cpu_sockets, wanted_cores, platform.cpu_vendor, platform.cpu_socket)
     if cpu:
         cpu_text, cores = f"{platform.cpu_sockets}x {cpu.name}", cpu.cores * platform.cpu_sockets
         if not platform.cpu_id:
@@ -256,12 +257,17 @@ def has_nvswitch(platform: PlatformSpec, gpu: GpuSpec, gpus: int) -> bool:
     return board and gpu.form_factor == "sxm" and gpu.interconnect_kind == "nvlink" and gpus >= 8
 
 
-def choose_cpu(sockets: int, wanted_cores: int, vendor: str | None = None) -> CpuSpec | None:
+def choose_cpu(sockets: int, wanted_cores: int, vendor: str | None = None, socket: str | None = None) -> CpuSpec | None:
     """The smallest server CPU (by cores, then id) giving ``wanted_cores`` over ``sockets`` sockets.
 
-    Used to estimate the power of platforms whose CPU model varies by configuration.
+    Used to estimate the power of platforms whose CPU model varies by configuration; only CPUs of the
+    platform's vendor and socket, where it states them (a chassis takes one socket generation).
     """
-    server = [c for c in catalog.cpus().values() if c.memory_channels >= 8 and (vendor is None or c.vendor == vendor)]
+    server = [
+        c
+        for c in catalog.cpus().values()
+        if c.memory_channels >= 8 and (vendor is None or c.vendor == vendor) and (socket is None or c.socket == socket)
+    ]
     enough = sorted((c for c in server if c.cores * sockets >= wanted_cores), key=lambda c: (c.cores, c.id))
     if enough:
         return enough[0]
