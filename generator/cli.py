@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> None:
     from generator import plain_args  # the plain forms CI uses run without importing click (see that module)
 
     plain = "_SPECGEN_COMPLETE" not in os.environ  # shell completion is click's
-    if plain and args[:1] == ["validate"] and (files := plain_args.validate_files(args[1:])) is not None:
+    if plain and args[:1] == ["validate"] and (files := plain_args.validate_params(args[1:])) is not None:
         sys.exit(_standalone(lambda: validate_files(files, _echo)))
     if plain and args[:1] == ["render"] and (params := plain_args.render_params(args[1:], TARGETS, LEVELS)) is not None:
         sys.exit(_standalone(lambda: render_files(**params, echo=_echo)))
@@ -167,6 +167,7 @@ def _build_cli() -> Any:
     import click
 
     from generator.errors import SpecgenError
+    from generator.plain_args import RENDER_DEFAULTS
 
     def boundary(func: F) -> F:
         @functools.wraps(func)
@@ -202,12 +203,19 @@ def _build_cli() -> Any:
 
     @cli.command()
     @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-    @click.option("-o", "--output", default="infra", show_default=True, help="Output directory.")
+    @click.option("-o", "--output", default=RENDER_DEFAULTS["output"], show_default=True, help="Output directory.")
     @click.option("--check", is_flag=True, help="Compare with the committed output instead of writing; exit 4 on drift.")
     @click.option(
         "--target", "targets", multiple=True, type=click.Choice(TARGETS), help="Render only these outputs (repeatable)."
     )
-    @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Plan files on this many cores.")
+    @click.option(
+        "-j",
+        "--jobs",
+        type=click.IntRange(min=1),
+        default=RENDER_DEFAULTS["jobs"],
+        show_default=True,
+        help="Plan files on this many cores.",
+    )
     @fail_on
     @gitlab
     @boundary

@@ -17,6 +17,8 @@ from typing import Any
 #: ``render``'s options that take a value, by spelling, and the parameter each sets.
 _RENDER_VALUES = {"-o": "output", "--output": "output", "--target": "targets", "-j": "jobs", "--jobs": "jobs",
                   "--fail-on": "fail_on", "--gitlab-report": "gitlab_report"}  # fmt: skip
+#: ``render``'s parameters when not given (click's command takes its defaults from here too).
+RENDER_DEFAULTS: dict[str, Any] = {"output": "infra", "check": False, "jobs": 1, "fail_on": None, "gitlab_report": None}
 #: ``--jobs`` values read here (click reads the rest: ``01``, ``+2``, ``0``...).
 _JOBS = re.compile(r"[1-9][0-9]{0,5}")
 
@@ -31,7 +33,7 @@ def _file(word: str) -> bool:
     return _plain(word) and not os.path.isdir(word)
 
 
-def validate_files(args: list[str]) -> tuple[str, ...] | None:
+def validate_params(args: list[str]) -> tuple[str, ...] | None:
     """The FILES of ``specgen validate FILES``, or None."""
     return tuple(args) if args and all(_file(a) for a in args) else None
 
@@ -43,7 +45,7 @@ def render_params(args: list[str], targets: tuple[str, ...], levels: tuple[str, 
     """
     files: list[str] = []
     chosen: list[str] = []
-    params: dict[str, Any] = {"output": "infra", "check": False, "jobs": 1, "fail_on": None, "gitlab_report": None}
+    params = dict(RENDER_DEFAULTS)
     words = iter(args)
     for word in words:
         name = _RENDER_VALUES.get(word)

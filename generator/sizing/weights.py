@@ -137,15 +137,13 @@ def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Paral
             seen[key] = len(kinds)
             kinds.append(_layer_bits(fmt, arch, layer, par))
         kind_of.append(seen[key])
-    layer_whole = [kinds[k][0] for k in kind_of]
-    layer_shard = [kinds[k][1] for k in kind_of]
     expert_bits = _counted_sum(kind_of, [k[2] for k in kinds])
     embed_bits = arch.embedding_params * _top_bits(arch, fmt, "model.embed_tokens", fmt.embedding_bits())
     head_bits = arch.lm_head_params * _top_bits(arch, fmt, "lm_head", fmt.lm_head_bits())
     other_bits = arch.other_params * fmt.other_bits() + arch.vision_params * 16
     files = arch.file_weights
     if files is not None and files.precision == fmt.name and len(files.layer_bytes) == arch.num_layers:
-        shares = [s / w if w else Fraction(1) for s, w in zip(layer_shard, layer_whole, strict=True)]
+        shares = [kinds[k][1] / kinds[k][0] if kinds[k][0] else Fraction(1) for k in kind_of]
         return _sizes_from_files(files, arch, par, shares)
     total = _counted_sum(kind_of, [k[0] for k in kinds]) + embed_bits + head_bits + other_bits
     per_stage = []
