@@ -34,6 +34,7 @@ from generator.errors import SpecgenError  # noqa: E402
 from generator.planner.training_comm import dp_traffic, links_between  # noqa: E402
 from generator.sizing.architecture import parse_architecture  # noqa: E402
 from generator.sizing.constants import with_overrides  # noqa: E402
+from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E402
 from generator.sizing.performance import (  # noqa: E402
     accelerator_for,
     static_batch_seconds,
@@ -206,7 +207,9 @@ def predict_static_batch(row: dict[str, Any]) -> float:
     fmt = weight_format(row["precision"])
     gpu = find_gpu(row["gpu"])
     weights = size_weights(arch, fmt, par)
-    acc = accelerator_for(gpu, fmt.compute, par.tp, host_time_scale(host_cpu(row)))
+    # the runtime's host loop: per-sequence host time only where it handles every sequence each step
+    host_scale = per_sequence_host_scale(row["engine"], host_time_scale(host_cpu(row)))
+    acc = accelerator_for(gpu, fmt.compute, par.tp, host_scale)
     kv_bits = kv_cache_bits(row["kv_precision"])
     isl, osl, batch = row["input_tokens"], row["output_tokens"], row["batch"]
     return float(batch * osl / static_batch_seconds(arch, weights, kv_bits, par, acc, batch, isl, osl, consts))

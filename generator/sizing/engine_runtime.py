@@ -1,0 +1,55 @@
+"""Serving runtimes as what they are: whether the host loop does work for every running sequence each step.
+
+The engine constant ``decode_overhead_per_sequence_s`` is host time per running sequence and step (request
+bookkeeping, sampling and stop checks, detokenization), fitted on TensorRT-LLM's PyTorch executor, whose
+loop is Python and handles every request each iteration. Runtimes with the same kind of loop (vLLM's and
+SGLang's Python schedulers) pay it too. TensorRT-LLM's C++ runtime as its static-batch benchmark drives it
+(``gptSessionBenchmark``: one ``GptSession::generate`` call per batch, greedy sampling on the GPU, no
+scheduler, no detokenization) has no per-sequence host work: only the per-step overhead remains.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class EngineRuntime(NamedTuple):
+    """A serving runtime's host loop."""
+
+    name: str
+    #: Whether the host loop handles each running sequence every step (a Python scheduler / executor).
+    per_sequence_host_work: bool
+    #: Where the loop can be read.
+    source: str
+
+
+#: Runtimes by the engine name the calibration rows and the estimate use.
+RUNTIMES: dict[str, EngineRuntime] = {
+    runtime.name: runtime
+    for runtime in (
+        EngineRuntime(
+            "tensorrt-llm",
+            True,
+            "https://github.com/NVIDIA/TensorRT-LLM/blob/main/tensorrt_llm/_torch/pyexecutor/py_executor.py",
+        ),
+        EngineRuntime(
+            "tensorrt-llm-cpp",
+            False,
+            "https://github.com/NVIDIA/TensorRT-LLM/blob/027cd518e3b63809a5c5799187991e7f1164fb12/benchmarks/cpp/gptSessionBenchmark.cpp",
+        ),
+        EngineRuntime("vllm", True, "https://github.com/vllm-project/vllm/blob/v0.6.3/vllm/core/scheduler.py"),
+        EngineRuntime("sglang", True, "https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/managers/scheduler.py"),
+    )
+}
+
+
+def per_sequence_host_scale(engine: str, cpu_scale: float) -> float:
+    """The per-sequence host-time multiplier of ``engine`` on a host whose CPU scales host time by ``cpu_scale``.
+
+    ``cpu_scale`` (:func:`generator.catalog.host_cpu.host_time_scale`) applies where the runtime's loop does
+    per-sequence work; a runtime without it gets 0. An unknown engine raises ``ValueError`` naming the known ones.
+    """
+    runtime = RUNTIMES.get(engine)
+    if runtime is None:
+        raise ValueError(f"unknown serving runtime '{engine}'; known: {', '.join(sorted(RUNTIMES))}")
+    return cpu_scale if runtime.per_sequence_host_work else 0.0

@@ -1,0 +1,98 @@
+"""Serving runtimes: per-sequence host time only where the host loop handles every sequence each step."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from generator.catalog import find_gpu, find_model
+from generator.sizing.architecture import parse_architecture
+from generator.sizing.constants import Constants
+from generator.sizing.engine_runtime import RUNTIMES, per_sequence_host_scale
+from generator.sizing.performance import accelerator_for, static_batch_seconds
+from generator.sizing.precision import kv_cache_bits, weight_format
+from generator.sizing.weights import Parallelism, size_weights
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(
+    ("engine", "cpu_scale", "scale"),
+    [
+        ("tensorrt-llm", 1.0, 1.0),  # PyTorch executor: Python loop over every request, the constant's own runtime
+        ("tensorrt-llm", 2.75, 2.75),  # ... on a slower host, scaled by its CPU
+        ("tensorrt-llm-cpp", 1.0, 0.0),  # gptSessionBenchmark: one GptSession::generate per static batch, GPU sampling
+        ("tensorrt-llm-cpp", 2.75, 0.0),  # no per-sequence host work to scale
+        ("vllm", 1.0, 1.0),  # Python scheduler
+        ("sglang", 1.3, 1.3),  # Python scheduler
+    ],
+)
+def test_per_sequence_host_scale_by_runtime(engine: str, cpu_scale: float, scale: float) -> None:
+    assert per_sequence_host_scale(engine, cpu_scale) == scale
+
+
+def test_an_unknown_runtime_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match=r"unknown serving runtime 'ollama'.*tensorrt-llm-cpp"):
+        per_sequence_host_scale("ollama", 1.0)
+
+
+def test_every_runtime_names_a_source_to_open() -> None:
+    for name, runtime in RUNTIMES.items():
+        assert runtime.name == name and runtime.source.startswith("https://github.com/"), name
+
+
+@pytest.mark.parametrize(
+    ("batch", "isl", "osl"),
+    [(384, 128, 128), (60, 128, 2048), (52, 2048, 128)],  # the A100 rows of TensorRT-LLM's C++-runtime table
+)
+def test_a_runtime_without_per_sequence_host_work_saves_exactly_that_time(batch: int, isl: int, osl: int) -> None:
+    arch = parse_architecture(find_model("meta-llama/Llama-2-7b-hf").config)
+    fmt = weight_format("fp16")
+    par = Parallelism()
+    weights = size_weights(arch, fmt, par)
+    consts = Constants()
+    kv_bits = kv_cache_bits("fp16")
+
+    def seconds(engine: str) -> float:
+        acc = accelerator_for(find_gpu("a100-sxm4-80gb"), fmt.compute, 1, per_sequence_host_scale(engine, 1.0))
+        return static_batch_seconds(arch, weights, kv_bits, par, acc, batch, isl, osl, consts)
+
+    python_loop, cpp = seconds("tensorrt-llm"), seconds("tensorrt-llm-cpp")
+    assert cpp < python_loop
+    # what remains of the host work is serial per step: (1 - overlap) x per-sequence time x batch, at most
+    per_step = consts.decode_overhead_per_sequence_s * batch
+    assert python_loop - cpp <= osl * per_step + 1e-9
+
+
+def _report() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("calibration_report", REPO / "benchmarks" / "calibration_report.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("calibration_report", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _cpp_rows() -> list[dict[str, Any]]:
+    rows = json.loads((REPO / "tests" / "data" / "calibration.json").read_text())["throughput"]
+    return [r for r in rows if r["engine"] == "tensorrt-llm-cpp"]
+
+
+def test_the_report_predicts_cpp_rows_without_per_sequence_host_time() -> None:
+    report = _report()
+    for row in _cpp_rows():
+        arch = parse_architecture(find_model(row["model"]).config)
+        fmt = weight_format(row["precision"])
+        par = Parallelism(tp=row["tp"], pp=row["pp"])
+        acc = accelerator_for(find_gpu(row["gpu"]), fmt.compute, par.tp, 0.0)
+        isl, osl, batch = row["input_tokens"], row["output_tokens"], row["batch"]
+        seconds = static_batch_seconds(
+            arch, size_weights(arch, fmt, par), kv_cache_bits(row["kv_precision"]), par, acc, batch, isl, osl, Constants()
+        )
+        assert report.predict_static_batch(row) == pytest.approx(batch * osl / seconds), row["gpu"]
