@@ -45,7 +45,7 @@ from generator.sizing.precision import kv_cache_bits, weight_format  # noqa: E40
 from generator.sizing.training import TrainingSetup, size_training  # noqa: E402
 from generator.sizing.training_mfu import training_utilisation  # noqa: E402
 from generator.sizing.training_step import StepLayout, training_step  # noqa: E402
-from generator.sizing.vllm_kv import vllm_kv_cache  # noqa: E402
+from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache  # noqa: E402
 from generator.sizing.weights import Parallelism, size_weights  # noqa: E402
 from generator.units import GB, GIB  # noqa: E402
 
@@ -105,6 +105,15 @@ def predict_kv_tokens(row: dict[str, Any]) -> float:
     available = int(row["available_kv_gib"] * GIB)
     cache = vllm_kv_cache(arch, kv_bits, available, row["max_model_len"], Parallelism(tp=row["tp"]), row["block_size"])
     return float(cache.logged_tokens)
+
+
+def predict_kv_needed(row: dict[str, Any]) -> float:
+    """The GiB of KV one request of ``max_model_len`` needs, as vLLM's start-up check prints it (hybrid layers apart)."""
+    arch = parse_architecture(find_model(row["model"]).config)
+    kv_bits = kv_cache_bits(row["kv_precision"])
+    par = Parallelism(tp=row["tp"])
+    needed = request_kv_bytes(arch, kv_bits, row["max_model_len"], par, row["block_size"], row["max_num_batched_tokens"])
+    return needed / GIB
 
 
 def predict_sglang_kv_tokens(row: dict[str, Any]) -> float:
@@ -257,6 +266,10 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
         label = f"{row['model'].split('/')[-1]} tp{row['tp']} len{row['max_model_len']}"
         group = f"kv-tokens {row['engine']} (available KV memory -> logged tokens)"
         out.append((group, label, float(row["logged_tokens"]), predict_kv_tokens, row))
+    for row in cal.get("vllm_kv_needed", []):
+        label = f"{row['model'].split('/')[-1]} tp{row['tp']} len{row['max_model_len']}"
+        group = "kv-needed vllm (one request at max_model_len -> logged GiB)"
+        out.append((group, label, float(row["needed_gib"]), predict_kv_needed, row))
     for row in cal.get("sglang_kv_tokens", []):
         label = f"{row['model'].split('/')[-1]} tp{row['tp']} {row['precision']}"
         group = "kv-tokens sglang (GPU memory and weights -> logged tokens)"

@@ -15,7 +15,7 @@ from generator.catalog import find_model
 from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.precision import kv_cache_bits
 from generator.sizing.sglang_kv import sglang_cell_bytes, sglang_kv_pool
-from generator.sizing.vllm_kv import TOKENS_FROM_CONCURRENCY, vllm_kv_cache
+from generator.sizing.vllm_kv import TOKENS_FROM_CONCURRENCY, request_kv_bytes, vllm_kv_cache
 from generator.sizing.weights import Parallelism
 from generator.units import GIB
 
@@ -125,9 +125,46 @@ def test_sglang_cell_matches_its_logged_k_size() -> None:
     assert 367404 * cell / 2 / GIB == pytest.approx(8.23, abs=0.01)
 
 
-@pytest.mark.parametrize("section", ["vllm_kv_tokens", "training_time"])
+@pytest.mark.parametrize("section", ["vllm_kv_tokens", "vllm_kv_needed", "training_time"])
 def test_new_calibration_rows_carry_a_source_a_user_can_open(section: str) -> None:
     rows = CALIBRATION[section]
     assert rows
     for row in rows:
         assert row["source"].startswith("https://") and row["setup"]
+
+
+@pytest.mark.parametrize("row", CALIBRATION["vllm_kv_needed"], ids=lambda r: f"{r['model']}-len{r['max_model_len']}")
+def test_request_kv_matches_the_gib_vllm_prints_when_it_refuses_to_start(row: dict[str, Any]) -> None:
+    # vllm#27508: 'X GiB KV cache is needed' is printed to 0.01 GiB
+    needed = request_kv_bytes(
+        _arch(row["model"]),
+        kv_cache_bits(row["kv_precision"]),
+        row["max_model_len"],
+        Parallelism(tp=row["tp"]),
+        row["block_size"],
+        row["max_num_batched_tokens"],
+    )
+    assert round(needed / GIB, 2) == row["needed_gib"]
+
+
+@pytest.mark.parametrize(
+    ("max_num_batched_tokens", "gib"),
+    [
+        (1024, 4.54),  # the run's --max-num-batched-tokens: each sliding layer holds 73 pages of 16 tokens
+        (8192, 4.79),  # vLLM's default: the window plus a whole chunked-prefill step
+        (0, 4.50),  # the window alone would print 4.50, not the logged 4.54
+    ],
+)
+def test_a_sliding_layer_holds_its_window_plus_one_scheduler_step(max_num_batched_tokens: int, gib: float) -> None:
+    # gpt-oss-120b at 131,072 tokens, bf16 KV: 18 full layers (4.50 GiB) and 18 sliding layers of 128 tokens
+    needed = request_kv_bytes(_arch("openai/gpt-oss-120b"), 16, 131072, max_num_batched_tokens=max_num_batched_tokens)
+    assert round(needed / GIB, 2) == gib
+
+
+def test_request_kv_charges_sliding_layers_less_than_full_ones() -> None:
+    arch = _arch("openai/gpt-oss-120b")
+    hybrid = request_kv_bytes(arch, 16, 131072, max_num_batched_tokens=1024)
+    # every layer charged as full attention (2,048 B per token and layer): 9.00 GiB, twice what vLLM printed
+    every_layer_full = len(arch.layers) * 131072 * 2048
+    assert round(every_layer_full / GIB, 2) == 9.0
+    assert hybrid < every_layer_full * 0.51

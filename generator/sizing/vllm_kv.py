@@ -131,3 +131,27 @@ def vllm_kv_cache(
         for kind, layers in sorted(buckets.items())
     )
     return VllmKvCache(group_size, groups, page_bytes, num_blocks, logged, concurrency, by_type)
+
+
+def request_kv_bytes(
+    arch: Architecture,
+    kv_bits: int,
+    max_model_len: int,
+    par: Parallelism = Parallelism(),
+    block_tokens: int = 16,
+    max_num_batched_tokens: int = 8192,
+) -> int:
+    """KV bytes one request of ``max_model_len`` tokens needs on the fullest stage, as vLLM checks it at start-up.
+
+    ``check_enough_kv_cache_memory`` sums every layer's ``max_memory_usage_bytes`` (no group padding): a full
+    layer ``ceil(L / block)`` pages, a sliding layer ``ceil(min(window - 1 + max_num_batched_tokens, L) / block) + 1``,
+    each page ``block_tokens`` tokens of that layer's KV. vLLM refuses to start when this exceeds the available
+    KV memory and prints it ("X GiB KV cache is needed").
+    """
+    stage = max(stage_layers(arch.num_layers, par.pp), key=len)
+    total = 0
+    for index in stage:
+        layer = arch.layers[index]
+        page = ceil_bytes(layer_elements_per_gpu(layer, par.tp) * kv_bits) * block_tokens
+        total += _pages_per_request(_kind(layer), max_model_len, block_tokens, max_num_batched_tokens) * page
+    return total
