@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from generator.calculator.estimate import SERVING_ENGINES
 from generator.catalog import find_gpu, find_model
 from generator.sizing.architecture import parse_architecture
 from generator.sizing.constants import Constants
@@ -96,3 +97,7 @@ def test_the_report_predicts_cpp_rows_without_per_sequence_host_time() -> None:
             arch, size_weights(arch, fmt, par), kv_cache_bits(row["kv_precision"]), par, acc, batch, isl, osl, Constants()
         )
         assert report.predict_static_batch(row) == pytest.approx(batch * osl / seconds), row["gpu"]
+
+
+def test_every_engine_the_estimate_accepts_has_a_runtime() -> None:
+    assert set(SERVING_ENGINES) <= set(RUNTIMES)

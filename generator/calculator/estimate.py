@@ -15,6 +15,7 @@ from generator.calculator.model_source import ResolvedModel, default_precision, 
 from generator.catalog.host_cpu import REFERENCE_CPU_ID, host_time_scale
 from generator.errors import InfeasibleError, InputError
 from generator.sizing.constants import Constants, with_overrides
+from generator.sizing.engine_runtime import per_sequence_host_scale
 from generator.sizing.loadability import loadability_problems
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import accelerator_for, decode_step, prefill_seconds, saturated_throughput
@@ -436,7 +437,8 @@ def _throughput(
     """Roofline throughput of one replica: saturated output rate, and TTFT / TPOT at ``--batch``."""
     isl = req.input_tokens if req.input_tokens is not None else 1000
     osl = req.output_tokens if req.output_tokens is not None else 200
-    acc = accelerator_for(gpu, fmt.compute, par.tp, host_time_scale(req.host_cpu))
+    # per-sequence host time as the engine's host loop does it, on the serving host's CPU
+    acc = accelerator_for(gpu, fmt.compute, par.tp, per_sequence_host_scale(req.engine, host_time_scale(req.host_cpu)))
     cap = inference.capacity
     assert cap is not None
     sat = saturated_throughput(arch, inference.weights, kv_bits, par, acc, cap.kv_cache_tokens, isl, osl, consts)
