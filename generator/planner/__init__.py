@@ -88,9 +88,14 @@ def _choose(
     ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
     over the same choices does not size them again.
     """
-    from generator.planner.candidates import inference_options, ranking_candidate, training_options, within_limits
+    from generator.planner.candidates import (
+        inference_options,
+        monthly_spend_usd,
+        ranking_candidate,
+        training_options,
+        within_limits,
+    )
     from generator.planner.inventory import free_servers
-    from generator.planner.tco import HOURS_PER_MONTH
 
     wl = loaded.workload
     findings: list[Finding] = []
@@ -127,8 +132,8 @@ def _choose(
             detail = detail or "; ".join(sorted(set(blocked))[:6]) or "no platform of this provider offers an allowed GPU"
             if options:
                 smallest = min(o.candidate.nodes for o in options)
-                priced = [o.candidate.usd_per_hour for o in options if o.candidate.usd_per_hour is not None]
-                cheapest = f"; the cheapest priced layout costs ${min(priced) * HOURS_PER_MONTH:,.0f}/month" if priced else ""
+                priced = [usd for o in options if (usd := monthly_spend_usd(wl, o)) is not None]
+                cheapest = f"; the cheapest priced layout costs ${min(priced):,.0f} a month" if priced else ""
                 detail = (
                     f"every layout exceeds max_nodes or max_budget_usd_per_month, or has no price to hold against the "
                     f"budget (the smallest needs {smallest} nodes{cheapest})"

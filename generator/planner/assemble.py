@@ -278,13 +278,16 @@ def build_plan(
             )
         )
     findings += single_host_findings(wl, pools)
-    fleet = totals(pools, len(racks), _rented_jobs(wl, pools, deployments))
+    rented = _rented_jobs(wl, pools, deployments)
+    fleet = totals(pools, len(racks), rented)
     cap = wl.hardware.max_budget_usd_per_month
-    if cap is not None and (fleet["usd_per_month"] is None or fleet["usd_per_month"] > cap):
-        spent = f"${fleet['usd_per_month']:,.0f}/month" if fleet["usd_per_month"] is not None else "an unpriced fleet"
+    spend = budget_spend_usd(fleet, pools, rented)
+    if cap is not None and (spend is None or spend > cap):
+        spent = f"${spend:,.0f} in a month" if spend is not None else "an unpriced fleet"
+        jobs = " (serving for a month plus one run of each rented training job)" if rented and spend is not None else ""
         raise InfeasibleError(
-            f"the deployments together cost {spent}, above max_budget_usd_per_month ${cap:,.0f}; to unblock: raise the "
-            "budget, lower the request rates or allow cheaper hardware"
+            f"the deployments together cost {spent}{jobs}, above max_budget_usd_per_month ${cap:,.0f}; to unblock: raise "
+            "the budget, lower the request rates or allow cheaper hardware"
         )
     return Plan(
         workload=wl.name,
@@ -504,6 +507,19 @@ def _rented_jobs(wl: Workload, pools: list[Pool], deployments: list[DeploymentPl
             jobs = [d.details.get("usd_per_job") for d in members]
             out[pool.name] = None if None in jobs else float(sum(j for j in jobs if j is not None))
     return out
+
+
+def budget_spend_usd(fleet: dict[str, Any], pools: list[Pool], rented_jobs: dict[str, float | None]) -> float | None:
+    """What the fleet costs in a month: the figure max_budget_usd_per_month holds.
+
+    Its monthly pools, plus one run of each rented training job (a job longer than a month counts a
+    month); None when any of it is unpriced.
+    """
+    if fleet["usd_per_month"] is None or None in rented_jobs.values():
+        return None
+    hourly = {p.name: p.usd_per_hour or 0.0 for p in pools}
+    jobs = sum(min(usd or 0.0, hourly[name] * HOURS_PER_MONTH) for name, usd in rented_jobs.items())
+    return float(fleet["usd_per_month"]) + jobs
 
 
 def totals(pools: list[Pool], racks: int | None = None, rented_jobs: dict[str, float | None] | None = None) -> dict[str, Any]:
