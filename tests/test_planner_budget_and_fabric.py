@@ -6,6 +6,9 @@
   not a month of the servers it runs on; the fleet's monthly spend adds that run to the serving pools.
 - A multi-node job whose communication would dominate over the front-end network gets a GPU fabric
   on bare metal, or is ruled out on a cloud instance without one, whatever the training method.
+- The running-cost figures (amortization, energy price, PUE, utilisation, colocation) are workload
+  constants that reach the plan's capex / opex.
+- A cost objective that cannot be formed says which objective it fell back to in the text, JSON and SPEC.md.
 """
 
 from __future__ import annotations
@@ -14,9 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from generator.calculator.report import plan_text
 from generator.errors import InfeasibleError
 from generator.planner import plan_workload
 from generator.planner.tco import HOURS_PER_MONTH
+from generator.render import render_plan
+from generator.sizing.constants import Constants, with_overrides
 from generator.workload import LoadedWorkload, load_workload
 
 
@@ -171,3 +177,72 @@ def test_multi_node_training_over_a_cloud_network_is_ruled_out_for_every_method(
     text = TRAIN_70B.format(method=method, platform="aws-g6e-12xlarge", provider="aws")
     with pytest.raises(InfeasibleError, match=f"{method} over [0-9]+ nodes .* communication dominates"):
         plan_workload(_load(tmp_path, text))
+
+
+# --- the running-cost figures are workload fields that reach the plan ----------------------------------
+
+OWNED_DGX = """\
+version: 1
+name: t
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-70B-Instruct
+    platform: dgx-h100
+    inference: {{precision: bf16, max_context_tokens: 8192, requests_per_second: 5}}
+hardware:
+  gpus: [h100-sxm5-80gb]
+  provider: baremetal
+{constants}"""
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        pytest.param({}, id="defaults"),
+        pytest.param({"amortization_months": 60}, id="amortization"),
+        pytest.param({"energy_usd_per_kwh": 0.31}, id="energy-price"),
+        pytest.param({"pue": 1.6}, id="pue"),
+        pytest.param({"power_utilization": 0.9}, id="utilisation"),
+        pytest.param({"colocation_usd_per_kw_month": 310}, id="colocation"),
+    ],
+)
+def test_running_cost_constants_from_the_workload_reach_the_plan(tmp_path: Path, overrides: dict[str, float]) -> None:
+    block = "constants:\n" + "".join(f"  {k}: {v}\n" for k, v in overrides.items()) if overrides else ""
+    pool = plan_workload(_load(tmp_path, OWNED_DGX.format(constants=block))).pools[0]
+    c = with_overrides(dict(overrides))
+    for name, value in overrides.items():
+        assert getattr(Constants(), name) != value  # the row changes a default
+    kw = pool.node.power_w / 1000
+    opex = (
+        pool.nodes * kw * (c.power_utilization * c.pue * c.energy_usd_per_kwh * HOURS_PER_MONTH + c.colocation_usd_per_kw_month)
+    )
+    assert pool.capex_usd == 270000 * pool.nodes
+    assert pool.opex_usd_per_month == pytest.approx(opex, rel=1e-4)
+    assert pool.usd_per_hour is not None
+    assert pool.usd_per_hour * HOURS_PER_MONTH == pytest.approx(pool.capex_usd / c.amortization_months + opex, rel=1e-4)
+
+
+# --- a cost objective that cannot be formed says what it fell back to, in every output -----------------
+
+UNPRICED = """\
+version: 1
+name: t
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 2}
+hardware:
+  gpus: [l40s-48gb, h100-sxm5-80gb]
+  provider: baremetal
+  platforms: [dell-r760, dgx-h100]
+"""
+
+
+@pytest.mark.parametrize("output", ["text", "spec.json", "SPEC.md"])
+def test_objective_fallback_is_stated_in_text_json_and_spec_md(tmp_path: Path, output: str) -> None:
+    loaded = _load(tmp_path, UNPRICED)
+    plan = plan_workload(loaded)
+    assert plan.deployments[0].details["objective_used"] == "gpus"
+    text = plan_text(plan) if output == "text" else render_plan(plan, loaded.workload)[output]
+    assert "objective cost fell back to gpus" in text
+    assert "dell-r760" in text  # which platform had no price
