@@ -9,6 +9,8 @@
 - The running-cost figures (amortization, energy price, PUE, utilisation, colocation) are workload
   constants that reach the plan's capex / opex.
 - A cost objective that cannot be formed says which objective it fell back to in the text, JSON and SPEC.md.
+- A 70B chat service takes the NVLink board (4-GPU HGX or 8-GPU NVSwitch) that costs less for the service:
+  change the price and the board changes.
 """
 
 from __future__ import annotations
@@ -246,3 +248,43 @@ def test_objective_fallback_is_stated_in_text_json_and_spec_md(tmp_path: Path, o
     text = plan_text(plan) if output == "text" else render_plan(plan, loaded.workload)[output]
     assert "objective cost fell back to gpus" in text
     assert "dell-r760" in text  # which platform had no price
+
+
+# --- a 70B chat service takes the NVLink board that costs less per replica: flip the price, flip the board ---
+
+CHAT_70B = """\
+version: 1
+name: t
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference: {{precision: bf16, max_context_tokens: 8192, avg_input_tokens: 1000, avg_output_tokens: 200,
+      requests_per_second: 20}}
+hardware:
+  gpus: [h100-sxm5-80gb]
+  provider: baremetal
+{prices}"""
+
+
+@pytest.mark.parametrize(
+    ("prices", "gpus_per_server"),
+    [
+        # catalog prices: three 4-GPU HGX servers cost less a month than two DGX H100
+        pytest.param("", 4, id="catalog-4gpu-board-cheaper"),
+        # the team's quote for the 4-GPU server ($20/node-hour) makes the 8-GPU NVSwitch board the cheaper one
+        pytest.param("prices:\n  dell-xe8640: 20\n", 8, id="quoted-8gpu-board-cheaper"),
+    ],
+)
+def test_70b_chat_board_follows_the_cost_per_replica(tmp_path: Path, prices: str, gpus_per_server: int) -> None:
+    text = CHAT_70B.format(prices=prices)
+    plan = plan_workload(_load(tmp_path, text))
+    dep, pool = plan.deployments[0], plan.pools[0]
+    assert dep.details["objective_used"] == "cost"
+    assert pool.node.gpus == gpus_per_server and pool.node.nvswitch is (gpus_per_server == 8)
+    # each board pinned on its own: the chosen one is the cheaper for the same service
+    pinned = {}
+    for board in ("dell-xe8640", "dgx-h100"):
+        one = plan_workload(_load(tmp_path, text.replace("    inference:", f"    platform: {board}\n    inference:")))
+        pinned[one.pools[0].node.gpus] = one.totals["usd_per_month"]
+    assert pinned[gpus_per_server] == pytest.approx(plan.totals["usd_per_month"])
+    assert pinned[gpus_per_server] < pinned[12 - gpus_per_server]
