@@ -9,12 +9,15 @@
 - The running-cost figures (amortization, energy price, PUE, utilisation, colocation) are workload
   constants that reach the plan's capex / opex.
 - A cost objective that cannot be formed says which objective it fell back to in the text, JSON and SPEC.md.
+- Racks: the air-cooling limit applies to a rack's air-cooled servers (a liquid-cooled server beside them
+  does not excuse them); racks with liquid-cooled servers are flagged.
 - A 70B chat service takes the NVLink board (4-GPU HGX or 8-GPU NVSwitch) that costs less for the service:
   change the price and the board changes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,8 @@ import pytest
 from generator.calculator.report import plan_text
 from generator.errors import InfeasibleError
 from generator.planner import plan_workload
+from generator.planner.plan import Pool
+from generator.planner.racks import pack_racks, rack_findings
 from generator.planner.tco import HOURS_PER_MONTH
 from generator.render import render_plan
 from generator.sizing.constants import Constants, with_overrides
@@ -288,3 +293,35 @@ def test_70b_chat_board_follows_the_cost_per_replica(tmp_path: Path, prices: str
         pinned[one.pools[0].node.gpus] = one.totals["usd_per_month"]
     assert pinned[gpus_per_server] == pytest.approx(plan.totals["usd_per_month"])
     assert pinned[gpus_per_server] < pinned[12 - gpus_per_server]
+
+
+# --- racks: the air-cooling limit applies to the air-cooled servers; liquid-cooled racks are flagged -------
+
+
+def _pool_of(tmp_path: Path, power_w: int, cooling: str, units: int, nodes: int, name: str) -> Pool:
+    """A plan's pool with its node's power, cooling, height and count set for packing."""
+    base = plan_workload(_load(tmp_path, OWNED_DGX.format(constants=""))).pools[0]
+    node = dataclasses.replace(base.node, power_w=power_w, cooling=cooling, rack_units=units, kind="hgx-8gpu")
+    return dataclasses.replace(base, name=name, node=node, nodes=nodes)
+
+
+@pytest.mark.parametrize(
+    ("pools", "codes"),
+    [
+        pytest.param([(10200, "air", 8, 3, "air")], ["rack-exceeds-air-cooling"], id="air-30.6kw-warned"),
+        pytest.param([(10200, "air", 8, 2, "air")], [], id="air-20.4kw-fine"),
+        pytest.param([(10200, "liquid", 8, 4, "dlc")], ["liquid-cooled-rack"], id="liquid-rack-flagged-not-warned"),
+        # one liquid-cooled server does not make the room's air remove 30.6 kW of air-cooled servers
+        pytest.param(
+            [(10200, "liquid", 8, 1, "dlc"), (10200, "air", 8, 3, "air")],
+            ["rack-exceeds-air-cooling", "liquid-cooled-rack"],
+            id="mixed-rack-air-part-warned",
+        ),
+        pytest.param([(10200, "liquid", 8, 1, "dlc"), (10200, "air", 8, 2, "air")], ["liquid-cooled-rack"], id="mixed-ok"),
+    ],
+)
+def test_rack_cooling_findings(tmp_path: Path, pools: list[tuple[int, str, int, int, str]], codes: list[str]) -> None:
+    built = [_pool_of(tmp_path, w, cooling, units, n, name) for w, cooling, units, n, name in pools]
+    racks = pack_racks(built, 45)
+    assert len(racks) == 1
+    assert [f.code for f in rack_findings(racks)] == codes
