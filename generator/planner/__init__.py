@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 
 from generator.errors import InfeasibleError
 from generator.planner.early import early_checks
-from generator.planner.options import rank
+from generator.planner.options import allowed_hardware, rank
 from generator.sizing.constants import with_overrides
 from generator.workload import LoadedWorkload
-from generator.workload.models import InferenceDeployment, TrainingDeployment
+from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
 
 if TYPE_CHECKING:
     from generator.planner.inventory import ServerKey
@@ -138,7 +138,11 @@ def _choose(
                     f"every layout exceeds max_nodes or max_budget_usd_per_month, or has no price to hold against the "
                     f"budget (the smallest needs {smallest} nodes{cheapest})"
                 )
-            owned = "; ".join(f"{n} x {k[0]} ({k[2]} x {k[1]}) owned and free" for k, n in sorted(free.items()) if n)
+            owned = "; ".join(
+                f"{n} x {k[0]} ({k[2]} x {k[1]}) owned and free" + (f" ({why})" if (why := _not_bought(wl, k)) else "")
+                for k, n in sorted(free.items())
+                if n
+            )
             raise InfeasibleError(
                 f"{where}: deployment '{dep.name}' ({model.id}) has no feasible plan: {detail}; {_unblock_hint(dep)}"
                 + (f"; {owned}" if owned else "")
@@ -149,6 +153,11 @@ def _choose(
             free[key] -= best.candidate.owned_nodes
         chosen.append((i, best, feasible[1:]))
     return chosen, findings, objectives
+
+
+def _not_bought(wl: Workload, key: ServerKey) -> str | None:
+    """Why no more servers of an owned kind are bought (the allowed hardware leaves it out); None when they may be."""
+    return next((h.not_bought for h in allowed_hardware(wl) if (h.platform.id, h.gpu.id) == key[:2]), None)
 
 
 def honour_pins(dep: InferenceDeployment | TrainingDeployment, options: list[Option]) -> tuple[list[Option], str | None]:

@@ -329,8 +329,11 @@ def _cost_text(opt: Option) -> str:
 
 def _place_on_inventory(wl: Workload, pools: list[Pool], findings: list[Finding]) -> tuple[list[Pool], list[dict[str, Any]]]:
     """Owned host names onto the pools that use owned servers; what each owned group holds and what stays free."""
+    from generator.planner.options import allowed_hardware
+
     out = list(pools)
     report = []
+    not_bought = {(h.platform.id, h.gpu.id): h.not_bought for h in allowed_hardware(wl)}
     for group in owned_groups(wl):
         hosts = list(group.hosts)
         used = 0
@@ -350,8 +353,20 @@ def _place_on_inventory(wl: Workload, pools: list[Pool], findings: list[Finding]
                 "used": used,
                 "free": free,
                 "free_hosts": hosts[used:],
+                "not_bought": not_bought.get(group.key[:2]),
             }
         )
+        reason = not_bought.get(group.key[:2])
+        if reason and not group.platform.custom:
+            findings.append(
+                Finding(
+                    "info",
+                    "inventory-not-bought",
+                    f"owned {group.platform.id} ({group.gpus_per_node} x {group.gpu.id}): {used} of {group.count} used; "
+                    f"owned servers are always usable, but {reason}",
+                    "hardware.inventory",
+                )
+            )
         if free:
             findings.append(
                 Finding(

@@ -83,8 +83,8 @@ def _option(
         blocked.append(f"{where}: {summary} needs {nodes:,} nodes, more than the {MAX_NODES_PER_POOL:,} one pool may have")
         return None
     owned = min(nodes, (free or {}).get((hw.platform.id, hw.gpu.id, gpus_per_node), 0))
-    if hw.platform.custom and owned < nodes:
-        blocked.append(f"{where}: {summary} needs {nodes} servers; {owned} owned are free and a custom server is not bought")
+    if hw.not_bought and owned < nodes:
+        blocked.append(f"{where}: {summary} needs {nodes} servers; {owned} owned are free and {hw.not_bought}")
         return None
     node, scratch = _assembled(hw.platform, hw.gpu.id, gpus_per_node, needs, consts)
     if node.power_w > wl.hardware.rack_power_kw * 1000:
