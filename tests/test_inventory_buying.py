@@ -82,6 +82,9 @@ def test_owned_servers_of_any_kind_are_placed_on_first(tmp_path: Path, allowed: 
     (pool,) = plan.pools
     assert (pool.node.platform_id, pool.nodes, pool.owned_nodes, pool.owned_hosts) == ("dgx-h100", nodes, nodes, ("dgx-01",))
     assert pool.capex_usd == 0
+    (dep,) = plan.deployments
+    owned_reason = [r for r in dep.reasons if r.startswith("runs on 1 owned dgx-h100 server(s)")]
+    assert len(owned_reason) == (0 if "h100" in allowed else 1)
 
 
 # (allowed lists, limits, what the exit-3 message must say)

@@ -13,6 +13,7 @@ from generator.planner.inventory import owned_groups
 from generator.planner.naming import MAX_NODES_PER_POOL, unique_pool_names
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds
 from generator.planner.option import Option, pool_labels
+from generator.planner.options import allowed_hardware
 from generator.planner.plan import DeploymentPlan, Finding, Plan, Pool, sorted_findings
 from generator.planner.racks import Rack, assumed_height_findings, pack_racks, rack_findings
 from generator.planner.slo import effective_slo
@@ -243,6 +244,11 @@ def build_plan(
         details.update(_cost_details(opt, objective, details.get("hours")))
         details["co_located"] = len(next(p for p in pools if p.name == pool_of[index]).deployments) > 1
         reasons.append(colocation[index])
+        if opt.hardware.not_bought and not opt.hardware.platform.custom:
+            reasons.append(
+                f"runs on {opt.candidate.owned_nodes} owned {opt.hardware.platform.id} server(s): owned servers are always "
+                f"usable, but {opt.hardware.not_bought}"
+            )
         reasons.append(_choice_reason(objective, opt, rest))
         if objective != wl.objective:
             reasons.append(f"ranked by {objective}, not {wl.objective}: a candidate had no price (see findings)")
@@ -329,8 +335,6 @@ def _cost_text(opt: Option) -> str:
 
 def _place_on_inventory(wl: Workload, pools: list[Pool], findings: list[Finding]) -> tuple[list[Pool], list[dict[str, Any]]]:
     """Owned host names onto the pools that use owned servers; what each owned group holds and what stays free."""
-    from generator.planner.options import allowed_hardware
-
     out = list(pools)
     report = []
     not_bought = {(h.platform.id, h.gpu.id): h.not_bought for h in allowed_hardware(wl)}
