@@ -22,7 +22,19 @@ REFERENCE = REPO / "tests" / "reference"
 NOTES = REFERENCE / "hardware_facts_notes.md"
 PARAM_COUNTS = REFERENCE / "configs" / "param_counts.json"
 
-KINDS = ["cpus", "drives", "gpus", "mig_profiles", "models", "nics", "platforms", "prices", "purchases", "software"]
+KINDS = [
+    "cpus",
+    "drives",
+    "gpus",
+    "host_minimums",
+    "mig_profiles",
+    "models",
+    "nics",
+    "platforms",
+    "prices",
+    "purchases",
+    "software",
+]
 KIND_PARAMS = [pytest.param(kind, id=kind) for kind in KINDS]
 DELETE = object()
 
@@ -159,6 +171,9 @@ BAD_RECORDS = [
     pytest.param("models", ("config",), {"hidden_size": 4096}, id="models-config-without-model-type"),
     pytest.param("models", ("reference_params_source",), DELETE, id="models-reference-without-source"),
     pytest.param("software", ("version",), DELETE, id="software-missing-version"),
+    pytest.param("host_minimums", ("platform_kinds",), ["server"], id="host-minimums-kind-enum"),
+    pytest.param("host_minimums", ("ram_gib_per_gpu",), 0, id="host-minimums-zero-ram"),
+    pytest.param("host_minimums", ("source",), DELETE, id="host-minimums-missing-source"),
 ]
 
 
@@ -220,6 +235,7 @@ REFERENCES = [
     pytest.param("prices", ("platform_id",), "platforms", id="price-platform"),
     pytest.param("purchases", ("platform_id",), "platforms", id="purchase-platform"),
     pytest.param("purchases", ("gpu_id",), "gpus", id="purchase-gpu"),
+    pytest.param("host_minimums", ("gpu_ids", "*"), "gpus", id="host-minimum-gpu_ids"),
 ]
 
 

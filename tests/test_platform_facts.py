@@ -28,6 +28,15 @@ def _raw_platforms() -> dict[str, dict[str, Any]]:
         pytest.param("dell-xe8640", "rack_units", 4, True, "xe8640-spec-sheet", id="xe8640-4u-from-the-spec-sheet"),
         pytest.param("dell-xe8640", "psu", None, False, None, id="xe8640-psu-count-unpublished-stays-null"),
         pytest.param("hgx-a100-8gpu-oem", "rack_units", None, False, None, id="generic-oem-record-has-no-single-height"),
+        pytest.param("supermicro-as-4124go-nart", "rack_units", 4, True, "aijishu.com", id="named-hgx-a100-server-4u"),
+        pytest.param(
+            "supermicro-as-4124go-nart",
+            "psu",
+            {"count": 4, "rating_w": 2200, "redundant": 1},
+            True,
+            "aijishu.com",
+            id="named-hgx-a100-server-four-2200w-psus-3plus1",
+        ),
     ],
 )
 def test_height_and_psu_facts(platform_id: str, field: str, value: object, sourced: bool, source_fragment: str | None) -> None:

@@ -21,6 +21,7 @@ from tests.conftest import catalog_json
         pytest.param("dell-r760xa", "l40s-48gb", 4, None, None, id="r760xa-unpriced-whatever-the-gpu"),
         pytest.param("dell-xe7740", "h200-nvl-141gb", 8, None, None, id="xe7740-host-unsourced"),
         pytest.param("hgx-a100-8gpu-oem", "a100-sxm4-40gb", 8, 77000 + 8 * 8000, True, id="a100-40gb-low-end"),
+        pytest.param("supermicro-as-4124go-nart", "a100-sxm4-80gb", 8, 77000 + 8 * 15000, True, id="named-hgx-a100-derived-host"),
     ],
 )
 def test_new_purchase_prices(platform_id: str, gpu_id: str, gpus: int, usd: float | None, estimated: bool | None) -> None:

@@ -32,6 +32,7 @@ hardware:
     [
         pytest.param("hgx-a100-8gpu-oem", "a100-sxm4-80gb", True, id="oem-hgx-no-published-height"),
         pytest.param("dell-xe8640", "h100-sxm5-80gb", False, id="xe8640-4u-spec-sheet"),
+        pytest.param("supermicro-as-4124go-nart", "a100-sxm4-80gb", False, id="named-hgx-a100-4u-published"),
         pytest.param("dgx-h100", "h100-sxm5-80gb", False, id="dgx-h100-8u"),
         pytest.param("dell-xe9680-hgx-h100-h200", "h100-sxm5-80gb", False, id="xe9680-6u"),
     ],

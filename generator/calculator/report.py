@@ -40,6 +40,8 @@ def plan_text(plan: Plan) -> str:
         )
         if n.memory or n.boot_drives:
             lines.append("  " + "; ".join(x for x in (f"memory {n.memory}" if n.memory else "", n.boot_drives or "") if x))
+        if n.host_minimum:
+            lines.append(f"  host minimum: {n.host_minimum}")
         if pool.price_basis:
             lines.append(f"  cost: {pool.price_basis}")
     for d in plan.deployments:

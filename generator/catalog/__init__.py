@@ -13,7 +13,17 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from generator.catalog.records import CpuSpec, DriveSpec, GpuSpec, ModelRecord, NicSpec, PlatformSpec, PriceRecord, PurchaseRecord
+from generator.catalog.records import (
+    CpuSpec,
+    DriveSpec,
+    GpuSpec,
+    HostMinimum,
+    ModelRecord,
+    NicSpec,
+    PlatformSpec,
+    PriceRecord,
+    PurchaseRecord,
+)
 from generator.errors import CatalogError, UnknownIdError
 
 #: This folder, symlinks resolved (text: pathlib is not imported on the ``estimate`` path).
@@ -98,6 +108,12 @@ def prices() -> dict[str, PriceRecord]:
 def purchases() -> dict[str, PurchaseRecord]:
     """Purchase prices of owned hardware (systems, GPUs, hosts), by id."""
     return _build("purchases", PurchaseRecord.from_record)
+
+
+@cache
+def host_minimums() -> dict[str, HostMinimum]:
+    """Published minimums of host RAM and CPU cores per GPU, by record id."""
+    return _build("host_minimums", HostMinimum.from_record)
 
 
 @cache

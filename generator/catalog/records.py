@@ -361,3 +361,29 @@ class PurchaseRecord(NamedTuple):
             estimated=bool(rec["estimated"]),
             source=_sources(rec),
         )
+
+
+class HostMinimum(NamedTuple):
+    """A published minimum of host RAM and CPU cores per GPU, for some GPUs in some platform kinds."""
+
+    id: str
+    configuration: str
+    gpu_ids: tuple[str, ...]
+    platform_kinds: tuple[str, ...]
+    ram_gib_per_gpu: int | None
+    cpu_cores_per_gpu: int | None
+    source: tuple[str, ...]
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any]) -> "HostMinimum":
+        """Build from a ``host_minimums.json`` record."""
+        ram, cores = rec["ram_gib_per_gpu"], rec["cpu_cores_per_gpu"]
+        return cls(
+            id=rec["id"],
+            configuration=str(rec["configuration"]),
+            gpu_ids=tuple(str(g) for g in rec["gpu_ids"]),
+            platform_kinds=tuple(str(k) for k in rec["platform_kinds"]),
+            ram_gib_per_gpu=int(ram) if ram is not None else None,
+            cpu_cores_per_gpu=int(cores) if cores is not None else None,
+            source=_sources(rec),
+        )

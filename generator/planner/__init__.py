@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 
 from generator.errors import InfeasibleError
 from generator.planner.early import early_checks
-from generator.planner.options import rank
+from generator.planner.options import allowed_hardware, rank
 from generator.sizing.constants import with_overrides
 from generator.workload import LoadedWorkload
-from generator.workload.models import InferenceDeployment, TrainingDeployment
+from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
 
 if TYPE_CHECKING:
     from generator.planner.inventory import ServerKey
@@ -88,9 +88,14 @@ def _choose(
     ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
     over the same choices does not size them again.
     """
-    from generator.planner.candidates import inference_options, ranking_candidate, training_options, within_limits
+    from generator.planner.candidates import (
+        inference_options,
+        monthly_spend_usd,
+        ranking_candidate,
+        training_options,
+        within_limits,
+    )
     from generator.planner.inventory import free_servers
-    from generator.planner.tco import HOURS_PER_MONTH
 
     wl = loaded.workload
     findings: list[Finding] = []
@@ -127,13 +132,17 @@ def _choose(
             detail = detail or "; ".join(sorted(set(blocked))[:6]) or "no platform of this provider offers an allowed GPU"
             if options:
                 smallest = min(o.candidate.nodes for o in options)
-                priced = [o.candidate.usd_per_hour for o in options if o.candidate.usd_per_hour is not None]
-                cheapest = f"; the cheapest priced layout costs ${min(priced) * HOURS_PER_MONTH:,.0f}/month" if priced else ""
+                priced = [usd for o in options if (usd := monthly_spend_usd(wl, o)) is not None]
+                cheapest = f"; the cheapest priced layout costs ${min(priced):,.0f} a month" if priced else ""
                 detail = (
                     f"every layout exceeds max_nodes or max_budget_usd_per_month, or has no price to hold against the "
                     f"budget (the smallest needs {smallest} nodes{cheapest})"
                 )
-            owned = "; ".join(f"{n} x {k[0]} ({k[2]} x {k[1]}) owned and free" for k, n in sorted(free.items()) if n)
+            owned = "; ".join(
+                f"{n} x {k[0]} ({k[2]} x {k[1]}) owned and free" + (f" ({why})" if (why := _not_bought(wl, k)) else "")
+                for k, n in sorted(free.items())
+                if n
+            )
             raise InfeasibleError(
                 f"{where}: deployment '{dep.name}' ({model.id}) has no feasible plan: {detail}; {_unblock_hint(dep)}"
                 + (f"; {owned}" if owned else "")
@@ -144,6 +153,11 @@ def _choose(
             free[key] -= best.candidate.owned_nodes
         chosen.append((i, best, feasible[1:]))
     return chosen, findings, objectives
+
+
+def _not_bought(wl: Workload, key: ServerKey) -> str | None:
+    """Why no more servers of an owned kind are bought (the allowed hardware leaves it out); None when they may be."""
+    return next((h.not_bought for h in allowed_hardware(wl) if (h.platform.id, h.gpu.id) == key[:2]), None)
 
 
 def honour_pins(dep: InferenceDeployment | TrainingDeployment, options: list[Option]) -> tuple[list[Option], str | None]:

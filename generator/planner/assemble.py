@@ -13,6 +13,7 @@ from generator.planner.inventory import owned_groups
 from generator.planner.naming import MAX_NODES_PER_POOL, unique_pool_names
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds
 from generator.planner.option import Option, pool_labels
+from generator.planner.options import allowed_hardware
 from generator.planner.plan import DeploymentPlan, Finding, Plan, Pool, sorted_findings
 from generator.planner.racks import Rack, assumed_height_findings, pack_racks, rack_findings
 from generator.planner.slo import effective_slo
@@ -243,6 +244,11 @@ def build_plan(
         details.update(_cost_details(opt, objective, details.get("hours")))
         details["co_located"] = len(next(p for p in pools if p.name == pool_of[index]).deployments) > 1
         reasons.append(colocation[index])
+        if opt.hardware.not_bought and not opt.hardware.platform.custom:
+            reasons.append(
+                f"runs on {opt.candidate.owned_nodes} owned {opt.hardware.platform.id} server(s): owned servers are always "
+                f"usable, but {opt.hardware.not_bought}"
+            )
         reasons.append(_choice_reason(objective, opt, rest))
         if objective != wl.objective:
             reasons.append(f"ranked by {objective}, not {wl.objective}: a candidate had no price (see findings)")
@@ -278,13 +284,16 @@ def build_plan(
             )
         )
     findings += single_host_findings(wl, pools)
-    fleet = totals(pools, len(racks), _rented_jobs(wl, pools, deployments))
+    rented = _rented_jobs(wl, pools, deployments)
+    fleet = totals(pools, len(racks), rented)
     cap = wl.hardware.max_budget_usd_per_month
-    if cap is not None and (fleet["usd_per_month"] is None or fleet["usd_per_month"] > cap):
-        spent = f"${fleet['usd_per_month']:,.0f}/month" if fleet["usd_per_month"] is not None else "an unpriced fleet"
+    spend = budget_spend_usd(fleet, pools, rented)
+    if cap is not None and (spend is None or spend > cap):
+        spent = f"${spend:,.0f} in a month" if spend is not None else "an unpriced fleet"
+        jobs = " (serving for a month plus one run of each rented training job)" if rented and spend is not None else ""
         raise InfeasibleError(
-            f"the deployments together cost {spent}, above max_budget_usd_per_month ${cap:,.0f}; to unblock: raise the "
-            "budget, lower the request rates or allow cheaper hardware"
+            f"the deployments together cost {spent}{jobs}, above max_budget_usd_per_month ${cap:,.0f}; to unblock: raise "
+            "the budget, lower the request rates or allow cheaper hardware"
         )
     return Plan(
         workload=wl.name,
@@ -328,6 +337,7 @@ def _place_on_inventory(wl: Workload, pools: list[Pool], findings: list[Finding]
     """Owned host names onto the pools that use owned servers; what each owned group holds and what stays free."""
     out = list(pools)
     report = []
+    not_bought = {(h.platform.id, h.gpu.id): h.not_bought for h in allowed_hardware(wl)}
     for group in owned_groups(wl):
         hosts = list(group.hosts)
         used = 0
@@ -347,8 +357,20 @@ def _place_on_inventory(wl: Workload, pools: list[Pool], findings: list[Finding]
                 "used": used,
                 "free": free,
                 "free_hosts": hosts[used:],
+                "not_bought": not_bought.get(group.key[:2]),
             }
         )
+        reason = not_bought.get(group.key[:2])
+        if reason and not group.platform.custom:
+            findings.append(
+                Finding(
+                    "info",
+                    "inventory-not-bought",
+                    f"owned {group.platform.id} ({group.gpus_per_node} x {group.gpu.id}): {used} of {group.count} used; "
+                    f"owned servers are always usable, but {reason}",
+                    "hardware.inventory",
+                )
+            )
         if free:
             findings.append(
                 Finding(
@@ -504,6 +526,19 @@ def _rented_jobs(wl: Workload, pools: list[Pool], deployments: list[DeploymentPl
             jobs = [d.details.get("usd_per_job") for d in members]
             out[pool.name] = None if None in jobs else float(sum(j for j in jobs if j is not None))
     return out
+
+
+def budget_spend_usd(fleet: dict[str, Any], pools: list[Pool], rented_jobs: dict[str, float | None]) -> float | None:
+    """What the fleet costs in a month: the figure max_budget_usd_per_month holds.
+
+    Its monthly pools, plus one run of each rented training job (a job longer than a month counts a
+    month); None when any of it is unpriced.
+    """
+    if fleet["usd_per_month"] is None or None in rented_jobs.values():
+        return None
+    hourly = {p.name: p.usd_per_hour or 0.0 for p in pools}
+    jobs = sum(min(usd or 0.0, hourly[name] * HOURS_PER_MONTH) for name, usd in rented_jobs.items())
+    return float(fleet["usd_per_month"]) + jobs
 
 
 def totals(pools: list[Pool], racks: int | None = None, rented_jobs: dict[str, float | None] | None = None) -> dict[str, Any]:

@@ -83,8 +83,8 @@ def _option(
         blocked.append(f"{where}: {summary} needs {nodes:,} nodes, more than the {MAX_NODES_PER_POOL:,} one pool may have")
         return None
     owned = min(nodes, (free or {}).get((hw.platform.id, hw.gpu.id, gpus_per_node), 0))
-    if hw.platform.custom and owned < nodes:
-        blocked.append(f"{where}: {summary} needs {nodes} servers; {owned} owned are free and a custom server is not bought")
+    if hw.not_bought and owned < nodes:
+        blocked.append(f"{where}: {summary} needs {nodes} servers; {owned} owned are free and {hw.not_bought}")
         return None
     node, scratch = _assembled(hw.platform, hw.gpu.id, gpus_per_node, needs, consts)
     if node.power_w > wl.hardware.rack_power_kw * 1000:
@@ -254,6 +254,20 @@ def ranking_candidate(opt: Option) -> Candidate:
     return c
 
 
+def monthly_spend_usd(wl: Workload, opt: Option) -> float | None:
+    """What an option costs in a month: the figure a monthly budget holds.
+
+    A month of its servers, or, for a rented training job (paid per run), one run: its hours at the
+    hourly price, at most a month.
+    """
+    usd = opt.candidate.usd_per_hour
+    if usd is None:
+        return None
+    if wl.hardware.provider != "baremetal" and isinstance(opt.shape, TrainingShape) and opt.shape.hours:
+        return usd * min(opt.shape.hours, HOURS_PER_MONTH)
+    return usd * HOURS_PER_MONTH
+
+
 def within_limits(wl: Workload, opt: Option) -> bool:
     """Whether an option alone respects max_nodes and the monthly budget."""
     hw = wl.hardware
@@ -261,5 +275,5 @@ def within_limits(wl: Workload, opt: Option) -> bool:
         return False
     if hw.max_budget_usd_per_month is None:
         return True
-    usd = opt.candidate.usd_per_hour
-    return usd is not None and usd * HOURS_PER_MONTH <= hw.max_budget_usd_per_month
+    spend = monthly_spend_usd(wl, opt)
+    return spend is not None and spend <= hw.max_budget_usd_per_month

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from generator import catalog
 from generator.catalog.records import CpuSpec, GpuSpec, PlatformSpec
 from generator.planner.bom import boot_drives_text, fill_channels
+from generator.planner.host_minimums import minimum_ram_gib, minimum_text, wanted_cpu_cores
 from generator.planner.plan import Finding, Nic, NodeSpec
 from generator.sizing.constants import Constants
 from generator.units import GB, GIB, TB
@@ -74,7 +75,7 @@ def component_power_w(
     NIC and drive power come from the catalog where it lists them, else from the named constants.
     """
     cpu = catalog.cpus().get(platform.cpu_id or "") or choose_cpu(
-        platform.cpu_sockets, consts.cpu_cores_per_gpu * gpus, platform.cpu_vendor, platform.cpu_socket
+        platform.cpu_sockets, wanted_cpu_cores(platform, gpu, gpus, consts), platform.cpu_vendor, platform.cpu_socket
     )
     cpu_w = cpu.tdp_w * platform.cpu_sockets if cpu else 0.0
     nvswitch = NVSWITCH_CHIPS.get(_gpu_generation(gpu), 0) if platform.kind == "hgx-8gpu" and gpus == 8 else 0
@@ -135,7 +136,7 @@ def assemble_node(
 ) -> NodeSpec:
     """Configure one node of ``platform`` with ``gpus`` GPUs for what its deployments need."""
     cpu = catalog.cpus().get(platform.cpu_id or "")
-    wanted_cores = consts.cpu_cores_per_gpu * gpus
+    wanted_cores = wanted_cpu_cores(platform, gpu, gpus, consts)  # the published minimum per GPU where higher
     configurable = platform.provider == "baremetal" and not platform.custom  # parts are chosen, not as owned
     if cpu is None and configurable:
         # named where the vendor offers a choice
@@ -161,11 +162,13 @@ def assemble_node(
     # Soft: page cache for the model files, so a restart reloads from RAM instead of disk.
     hard_gib = math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes) / GIB)
     want_gib = math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes + needs.model_file_bytes) / GIB)
+    floor_gib = minimum_ram_gib(platform, gpu, gpus)  # the published minimum per GPU (0 where none)
     memory_text = None
     if configurable:
-        ram_gib = int(max(platform.ram_gib or 0, _round_up(want_gib, 64)))
+        ram_gib = int(max(platform.ram_gib or 0, _round_up(want_gib, 64), floor_gib))
         if cpu is not None:
-            layout = fill_channels(cpu, platform.cpu_sockets, int(max(platform.ram_gib or 0, want_gib)), platform.ram_max_gib)
+            wanted = int(max(platform.ram_gib or 0, want_gib, floor_gib))
+            layout = fill_channels(cpu, platform.cpu_sockets, wanted, platform.ram_max_gib)
             ram_gib, memory_text = layout.total_gib, layout.text
         if platform.ram_max_gib and ram_gib > platform.ram_max_gib:
             ram_gib = int(max(platform.ram_max_gib, platform.ram_gib or 0))
@@ -186,6 +189,14 @@ def assemble_node(
                     f"{platform.id}: {ram_gib} GiB RAM cannot also cache the model files ({want_gib} GiB)",
                 )
             )
+    if floor_gib and ram_gib < floor_gib:
+        findings.append(
+            Finding(
+                "warning",
+                "ram-below-published-minimum",
+                f"{platform.id}: {ram_gib} GiB RAM for {gpus} x {gpu.id}; the published minimum asks {floor_gib} GiB",
+            )
+        )
 
     drive = catalog.drives().get(platform.nvme_drive_id or (DEFAULT_DRIVE if configurable else ""))
     nvme_need_tb = (needs.model_file_bytes + needs.dataset_bytes + needs.checkpoint_bytes) / TB
@@ -244,6 +255,7 @@ def assemble_node(
         memory=memory_text,
         power_components_w=components,
         boot_drives=boot_drives_text() if configurable else None,
+        host_minimum=minimum_text(platform, gpu, gpus, cores, ram_gib) if configurable else None,
     )
 
 

@@ -21,6 +21,8 @@ class Hardware:
 
     platform: PlatformSpec
     gpu: GpuSpec
+    #: Why no more of these servers are bought (owned ones are still used); None: the workload allows buying them.
+    not_bought: str | None = None
 
 
 def allowed_hardware(wl: Workload) -> list[Hardware]:
@@ -42,13 +44,28 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
             if gpu.cooling == "liquid" and hw.cooling != "liquid":
                 continue
             out.append(Hardware(platform, gpu))
-    # owned servers are always candidates, whatever the allowed lists say
+    # owned servers are always usable; the allowed lists govern only what may be bought
     for group in hw.inventory if hw.provider == "baremetal" else ():
         platform = inventory_platform(group)
         gpu = gpus[group.gpu or platform.gpu_ids[0]]
         if all((h.platform.id, h.gpu.id) != (platform.id, gpu.id) for h in out):
-            out.append(Hardware(platform, gpu))
+            out.append(Hardware(platform, gpu, not_bought_reason(wl, platform, gpu)))
     return out
+
+
+def not_bought_reason(wl: Workload, platform: PlatformSpec, gpu: GpuSpec) -> str:
+    """Why more of an owned server kind that the allowed hardware leaves out are not bought."""
+    hw = wl.hardware
+    if platform.custom:
+        return "a custom server is not bought"
+    why = []
+    if hw.gpus and gpu.id not in {g.lower() for g in hw.gpus}:
+        why.append(f"{gpu.id} is not in hardware.gpus")
+    if hw.platforms and platform.id not in {p.lower() for p in hw.platforms}:
+        why.append(f"{platform.id} is not in hardware.platforms")
+    if "liquid" in (platform.cooling, gpu.cooling) and hw.cooling != "liquid":
+        why.append(f"it is liquid-cooled and hardware.cooling is {hw.cooling}")
+    return " and ".join(why or [f"{platform.id} with {gpu.id} is not allowed"]) + ", so no more are bought"
 
 
 def rank(objective: str, candidate: Candidate, *, share: bool = False) -> tuple[float, ...]:

@@ -67,6 +67,8 @@ class NodeSpec:
     memory: str | None = None
     boot_drives: str | None = None
     power_components_w: int | None = None
+    #: The published per-GPU RAM / CPU-core minimum and whether the build meets it, or that none applies.
+    host_minimum: str | None = None
 
 
 @dataclass(frozen=True)

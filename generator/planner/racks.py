@@ -30,6 +30,9 @@ class Rack:
     power_w: int = 0
     units: int = 0
     liquid: bool = False
+    #: Power of the rack's air-cooled servers: what the room's air must remove (liquid-cooled servers
+    #: reject most of their heat to their coolant loop).
+    air_power_w: int = 0
     pools: dict[str, int] = field(default_factory=dict)
 
 
@@ -61,6 +64,7 @@ def pack_racks(pools: list[Pool], rack_power_kw: float) -> list[Rack]:
         target.power_w += power
         target.units += units
         target.liquid = target.liquid or liquid
+        target.air_power_w += 0 if liquid else power
         target.pools[name] = target.pools.get(name, 0) + 1
     return racks
 
@@ -81,15 +85,18 @@ def assumed_height_findings(pools: list[Pool]) -> list[Finding]:
 
 
 def rack_findings(racks: list[Rack]) -> list[Finding]:
-    """Warnings for air-cooled racks above what air cooling removes; liquid-cooled racks flagged."""
+    """Warnings for racks whose air-cooled servers draw more than air cooling removes; liquid-cooled racks flagged.
+
+    A rack that also holds liquid-cooled servers is judged by its air-cooled servers alone.
+    """
     out = []
     for i, rack in enumerate(racks):
-        if not rack.liquid and rack.power_w > AIR_COOLED_RACK_LIMIT_KW * 1000:
+        if rack.air_power_w > AIR_COOLED_RACK_LIMIT_KW * 1000:
             out.append(
                 Finding(
                     "warning",
                     "rack-exceeds-air-cooling",
-                    f"rack {i + 1} draws {rack.power_w / 1000:.1f} kW of air-cooled servers, above the "
+                    f"rack {i + 1} draws {rack.air_power_w / 1000:.1f} kW of air-cooled servers, above the "
                     f"{AIR_COOLED_RACK_LIMIT_KW:g} kW air cooling removes in practice: plan rear-door heat exchangers or "
                     f"liquid cooling, or lower rack_power_kw to spread the servers",
                     "hardware.rack_power_kw",

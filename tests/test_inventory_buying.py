@@ -1,0 +1,112 @@
+"""Owned servers are always usable; ``hardware.gpus`` and ``hardware.platforms`` govern only what may be bought.
+
+An owned server kind the allowed lists leave out is still placed on first, but no more of it are bought:
+a shortfall is bought from allowed hardware, or the plan exits 3 saying what is missing and why.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.errors import InfeasibleError
+from generator.planner import plan_workload
+from generator.workload import LoadedWorkload, load_workload
+
+#: A team owning two DGX H100 (8 x H100 SXM each) plans a 70B bf16 chat service.
+OWNED = """\
+version: 1
+name: owned
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference: {{precision: bf16, max_context_tokens: 8192, requests_per_second: {rps}}}
+hardware:
+{allowed}  provider: baremetal
+{limits}  inventory:
+    - platform: dgx-h100
+      count: 2
+      hosts: [{{name: dgx-01}}, {{name: dgx-02}}]
+"""
+
+NOT_IN_GPUS = "h100-sxm5-80gb is not in hardware.gpus, so no more are bought"
+NOT_IN_PLATFORMS = "dgx-h100 is not in hardware.platforms, so no more are bought"
+
+
+def _load(tmp_path: Path, rps: float, allowed: str, limits: str = "") -> LoadedWorkload:
+    path = tmp_path / "w.yaml"
+    path.write_text(OWNED.format(rps=rps, allowed=allowed, limits=limits))
+    return load_workload(str(path))
+
+
+# (allowed lists, request rate, whether more DGX H100 may be bought, why not)
+BUYING = [
+    pytest.param("  gpus: [h100-sxm5-80gb, l40s-48gb]\n", 60, True, None, id="owned-gpu-allowed-buys-more-of-it"),
+    pytest.param("  platforms: [dgx-h100]\n", 60, True, None, id="owned-platform-allowed-buys-more-of-it"),
+    pytest.param("  gpus: [l40s-48gb]\n", 60, False, NOT_IN_GPUS, id="owned-gpu-excluded-never-bought"),
+    pytest.param("  platforms: [dell-xe7740]\n", 60, False, NOT_IN_PLATFORMS, id="owned-platform-excluded-never-bought"),
+]
+
+
+@pytest.mark.parametrize(("allowed", "rps", "buys_more", "why"), BUYING)
+def test_more_of_an_owned_kind_are_bought_only_where_allowed(
+    tmp_path: Path, allowed: str, rps: float, buys_more: bool, why: str | None
+) -> None:
+    plan = plan_workload(_load(tmp_path, rps, allowed))
+    dgx = [p for p in plan.pools if p.node.platform_id == "dgx-h100"]
+    bought = sum(p.nodes - p.owned_nodes for p in dgx)
+    (group,) = plan.totals["inventory"]
+    assert group["not_bought"] == why
+    notes = [f.message for f in plan.findings if f.code == "inventory-not-bought"]
+    if buys_more:
+        assert bought > 0 and sum(p.owned_nodes for p in dgx) == 2  # owned first, then more of the same
+        assert notes == []
+    else:
+        assert bought == 0
+        assert all(p.capex_usd == 0 for p in dgx)
+        assert why is not None and len(notes) == 1 and why in notes[0]
+
+
+# (allowed lists, request rate, pool on the owned servers)
+OWNED_USED = [
+    pytest.param("  gpus: [l40s-48gb]\n", 5, 1, id="gpu-excluded-owned-still-used"),
+    pytest.param("  platforms: [dell-xe7740]\n", 5, 1, id="platform-excluded-owned-still-used"),
+    pytest.param("  gpus: [h100-sxm5-80gb]\n", 5, 1, id="allowed-owned-used-first"),
+]
+
+
+@pytest.mark.parametrize(("allowed", "rps", "nodes"), OWNED_USED)
+def test_owned_servers_of_any_kind_are_placed_on_first(tmp_path: Path, allowed: str, rps: float, nodes: int) -> None:
+    plan = plan_workload(_load(tmp_path, rps, allowed))
+    (pool,) = plan.pools
+    assert (pool.node.platform_id, pool.nodes, pool.owned_nodes, pool.owned_hosts) == ("dgx-h100", nodes, nodes, ("dgx-01",))
+    assert pool.capex_usd == 0
+    (dep,) = plan.deployments
+    owned_reason = [r for r in dep.reasons if r.startswith("runs on 1 owned dgx-h100 server(s)")]
+    assert len(owned_reason) == (0 if "h100" in allowed else 1)
+
+
+# (allowed lists, limits, what the exit-3 message must say)
+INFEASIBLE = [
+    pytest.param("  gpus: [l40s-48gb]\n", "  max_nodes: 2\n", NOT_IN_GPUS, id="gpu-excluded-and-allowed-too-many-nodes"),
+    pytest.param("  platforms: [dell-r760]\n", "  max_nodes: 2\n", NOT_IN_PLATFORMS, id="platform-excluded-and-allowed-too-many"),
+]
+
+
+@pytest.mark.parametrize(("allowed", "limits", "reason"), INFEASIBLE)
+def test_nothing_allowed_fits_names_the_owned_servers_and_why_no_more_are_bought(
+    tmp_path: Path, allowed: str, limits: str, reason: str
+) -> None:
+    with pytest.raises(InfeasibleError) as err:
+        plan_workload(_load(tmp_path, 60, allowed, limits))
+    assert f"2 x dgx-h100 (8 x h100-sxm5-80gb) owned and free ({reason})" in str(err.value)
+
+
+def test_the_reason_reaches_spec_and_markdown(tmp_path: Path) -> None:
+    from generator.api import render_file
+
+    path = tmp_path / "w.yaml"
+    path.write_text(OWNED.format(rps=60, allowed="  gpus: [l40s-48gb]\n", limits=""))
+    files = render_file(str(path))
+    assert NOT_IN_GPUS in files["spec.json"] and NOT_IN_GPUS in files["SPEC.md"]
