@@ -6,6 +6,8 @@ A chat service that states no targets still has users waiting on it, so unless i
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from generator.workload.models import InferenceSpec, Slo
 
 #: Default p95 time to first token of an interactive service: a reply starts within 2 s (planning value;
@@ -30,4 +32,4 @@ def effective_slo(spec: InferenceSpec) -> tuple[InferenceSpec, list[str]]:
         notes.append(f"TPOT <= {INTERACTIVE_TPOT_MS:g} ms (interactive default)")
     if not notes:
         return spec, []
-    return spec.model_copy(update={"slo": Slo(ttft_p95_ms=ttft, tpot_ms=tpot)}), notes
+    return replace(spec, slo=Slo(ttft_p95_ms=ttft, tpot_ms=tpot)), notes

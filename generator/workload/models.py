@@ -1,28 +1,29 @@
-"""Typed workload models (pydantic, frozen, no unknown fields). Built only from schema-valid data.
+"""Typed workload models: frozen dataclasses, built from schema-valid data by :func:`generator.workload.build.build`.
 
-No ``from __future__ import annotations`` here: pydantic then takes each field's annotation as an object
-instead of evaluating its text, a third of the time these models take to build on every cold start.
+The YAML reader refuses non-finite numbers and the schema unknown keys and values of the wrong type before
+these are built; the builder turns ints in float fields into floats, lists into tuples and nested mappings
+into these models.
 """
 
-from typing import Annotated, Any, Literal
+from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
 
 from generator.calculator.machine import FixedSpec
+from generator.workload.build import KEY, SET_BY
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
-
-
-class Slo(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Slo:
     """Latency targets."""
 
     ttft_p95_ms: float | None = None
     tpot_ms: float | None = None
 
 
-class InferenceSpec(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InferenceSpec:
     """How a model is served."""
 
     precision: str | None = None
@@ -40,7 +41,8 @@ class InferenceSpec(_Model):
     mem_fraction_static: float | None = None
 
 
-class TrainingSpec(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrainingSpec:
     """How a model is trained or fine-tuned."""
 
     method: Literal["full", "lora", "qlora"]
@@ -66,13 +68,12 @@ class TrainingSpec(_Model):
     epochs: float = 1.0
     deadline_hours: float | None = None
 
-    @property
-    def micro_batch_pinned(self) -> bool:
-        """The workload sets ``micro_batch_size`` (otherwise the planner may choose it under a global batch)."""
-        return "micro_batch_size" in self.model_fields_set
+    #: The workload sets ``micro_batch_size`` (otherwise the planner may choose it under a global batch).
+    micro_batch_pinned: bool = field(default=False, metadata={SET_BY: "micro_batch_size"})
 
 
-class ParallelismPin(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParallelismPin:
     """Replica layout degrees a deployment pins (unset ones are searched)."""
 
     tp: int | None = None
@@ -80,7 +81,8 @@ class ParallelismPin(_Model):
     ep: int | None = None
 
 
-class _Deployment(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Deployment:
     """What every deployment names: itself, its model, and optionally a platform and a replica layout."""
 
     name: str
@@ -89,30 +91,26 @@ class _Deployment(_Model):
     parallelism: ParallelismPin | None = None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class InferenceDeployment(_Deployment):
     """A model served online."""
 
     inference: InferenceSpec
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TrainingDeployment(_Deployment):
     """A model trained or fine-tuned."""
 
     training: TrainingSpec
 
 
-def _deployment_kind(value: Any) -> str:
-    data = value if isinstance(value, dict) else value.__dict__
-    return "training" if "training" in data else "inference"
+#: A deployment is built as the kind whose section (``inference`` or ``training``) it has.
+Deployment: TypeAlias = InferenceDeployment | TrainingDeployment
 
 
-Deployment = Annotated[
-    Annotated[InferenceDeployment, Tag("inference")] | Annotated[TrainingDeployment, Tag("training")],
-    Discriminator(_deployment_kind),
-]
-
-
-class InventoryHost(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InventoryHost:
     """One owned server as provisioning tools know it (BMC and boot MAC only where given)."""
 
     name: str
@@ -121,7 +119,8 @@ class InventoryHost(_Model):
     boot_mac_address: str | None = None
 
 
-class CustomServer(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CustomServer:
     """An owned server that is not in the catalog, described by its parts (catalog ids for GPU, CPU, NICs)."""
 
     gpu: str
@@ -148,7 +147,8 @@ class CustomServer(_Model):
         return self.name or f"custom-{self.gpus_per_server}x-{self.gpu}"
 
 
-class InventoryGroup(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InventoryGroup:
     """A group of identical servers the team already owns: a catalog platform or a custom server."""
 
     count: int
@@ -163,7 +163,8 @@ class InventoryGroup(_Model):
         return self.custom.platform_id if self.custom is not None else str(self.platform)
 
 
-class Hardware(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Hardware:
     """Allowed hardware and site limits."""
 
     gpus: tuple[str, ...] | None = None
@@ -178,7 +179,8 @@ class Hardware(_Model):
     inventory: tuple[InventoryGroup, ...] = ()
 
 
-class GpuSharing(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuSharing:
     """Sharing of each GPU between pods (deployment-time; the sizing counts whole GPUs)."""
 
     strategy: Literal["time-slicing", "mps", "mig"]
@@ -186,7 +188,8 @@ class GpuSharing(_Model):
     mig_profile: str | None = None
 
 
-class KubernetesSettings(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KubernetesSettings:
     """Rendered Kubernetes manifests."""
 
     flavor: Literal["baremetal"] = "baremetal"
@@ -198,7 +201,8 @@ class KubernetesSettings(_Model):
     gpu_sharing: GpuSharing | None = None
 
 
-class ProvisioningSettings(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProvisioningSettings:
     """Bare-metal provisioning outputs."""
 
     tools: tuple[Literal["capi", "maas", "metal3"], ...] = ()
@@ -208,17 +212,18 @@ class ProvisioningSettings(_Model):
     namespace: str = "metal3"
 
 
-class Workload(_Model):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workload:
     """A whole workload file."""
 
-    schema_: str | None = Field(default=None, alias="$schema")
+    schema_: str | None = field(default=None, metadata={KEY: "$schema"})
     version: Literal[1]
     name: str
     deployments: tuple[Deployment, ...]
     hardware: Hardware = Hardware()
     objective: Literal["cost", "gpus", "power"] = "cost"
-    prices: dict[str, float] = Field(default_factory=dict)
-    constants: dict[str, float] = Field(default_factory=dict)
+    prices: dict[str, float] = field(default_factory=dict)
+    constants: dict[str, float] = field(default_factory=dict)
     kubernetes: KubernetesSettings = KubernetesSettings()
     provisioning: ProvisioningSettings = ProvisioningSettings()
     outputs: tuple[Literal["terraform", "ansible", "kubernetes"], ...] = ("terraform", "ansible", "kubernetes")
