@@ -46,7 +46,7 @@ def _loaded_after(args: list[str]) -> set[str]:
         ),
         pytest.param(
             ["validate", EXAMPLE],
-            {"click", "pydantic", "jsonschema", "jinja2", "ruamel"}
+            {"click", "pydantic", "jsonschema", "jinja2", "ruamel", "dataclasses", "pathlib"}
             | {"generator.calculator.estimate", "generator.planner.candidates"},
             id="validate",
         ),

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import TYPE_CHECKING
 
@@ -161,7 +160,7 @@ def honour_pins(dep: InferenceDeployment | TrainingDeployment, options: list[Opt
     if kept or not options:
         return kept, None
     wanted = ", ".join(
-        f"{k}={v}" for k, v in (("platform", dep.platform), *((dataclasses.asdict(pin).items()) if pin else ())) if v is not None
+        f"{k}={v}" for k, v in (("platform", dep.platform), *((pin._asdict().items()) if pin else ())) if v is not None
     )
     return kept, f"no feasible layout with the pinned {wanted}"
 

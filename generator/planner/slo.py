@@ -6,8 +6,6 @@ A chat service that states no targets still has users waiting on it, so unless i
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from generator.workload.models import InferenceSpec, Slo
 
 #: Default p95 time to first token of an interactive service: a reply starts within 2 s (planning value;
@@ -32,4 +30,4 @@ def effective_slo(spec: InferenceSpec) -> tuple[InferenceSpec, list[str]]:
         notes.append(f"TPOT <= {INTERACTIVE_TPOT_MS:g} ms (interactive default)")
     if not notes:
         return spec, []
-    return replace(spec, slo=Slo(ttft_p95_ms=ttft, tpot_ms=tpot)), notes
+    return spec._replace(slo=Slo(ttft_p95_ms=ttft, tpot_ms=tpot)), notes

@@ -255,7 +255,7 @@ def environment(markdown: bool = False) -> Environment:
     a code span nothing in ``x`` can close; ``| incode`` keeps a value literal inside a fenced block.
     """
     env = Environment(
-        loader=FileSystemLoader(str(data_dir("templates"))),
+        loader=FileSystemLoader(data_dir("templates")),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,

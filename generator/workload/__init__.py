@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel, resolve_model
@@ -21,8 +21,7 @@ from generator.workload.schema import validate_document
 from generator.workload.sharing import sharing_errors
 
 
-@dataclass(frozen=True)
-class LoadedWorkload:
+class LoadedWorkload(NamedTuple):
     """A validated workload, its source document (for locations) and its resolved models."""
 
     file: str

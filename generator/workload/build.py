@@ -1,17 +1,18 @@
-"""Build typed models (frozen dataclasses, named tuples) from a schema-checked document.
+"""Build typed models (named tuples) from a schema-checked document.
 
 The workload schema has already decided what is valid; this turns the plain data into the models the
 planner reads, the way a validating model library would, without its start-up cost: an ``int`` in a
 ``float`` field becomes a float (``2`` prints as ``2.0``), an integral float in an ``int`` field an int,
 lists become tuples, mappings become nested models, a union of models is chosen by the keys only one of
-its members has, and a ``Literal`` keeps its declared value. Anything that still does not fit (the schema
-and the models disagree, or a caller passes unchecked data) raises :class:`ShapeError` with the path of
-the value, which the loader turns into ``file:line:col``. Field annotations are resolved once per class.
+its members has, and a ``Literal`` keeps its declared value. A document key ``$name`` is read into the
+field ``name_``; a model with a ``fields_set`` field gets the keys the document set (the others took their
+defaults). Anything that still does not fit (the schema and the models disagree, or a caller passes
+unchecked data) raises :class:`ShapeError` with the path of the value, which the loader turns into
+``file:line:col``. Field annotations are resolved once per class.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import types
 from collections.abc import Mapping
@@ -23,10 +24,8 @@ from generator.errors import ShapeError
 T = TypeVar("T")
 Path = tuple[str | int, ...]
 
-#: Field metadata: the document key a field is read from when it differs from the field's name (``$schema``).
-KEY = "key"
-#: Field metadata: the document key whose presence this ``bool`` field records (the key was set, not defaulted).
-SET_BY = "set_by"
+#: The field a model declares to receive the document keys that were set.
+FIELDS_SET = "fields_set"
 
 
 class _Field(NamedTuple):
@@ -35,39 +34,26 @@ class _Field(NamedTuple):
     required: bool
 
 
-class _Shape(NamedTuple):
-    """How to read one model class: its fields by document key, and its presence flags."""
-
-    fields: dict[str, _Field]
-    flags: dict[str, str]
-
-
 def build(cls: type[T], data: Any, path: Path = ()) -> T:
     """``data`` (plain YAML/JSON values) as a ``cls``; :class:`ShapeError` names the path of what does not fit."""
     return cast(T, _convert(cls, data, path))
 
 
 @cache
-def _shape(cls: type) -> _Shape:
+def _fields(cls: type) -> dict[str, _Field]:
+    """A named tuple's fields by document key (``$schema`` for ``schema_``), ``fields_set`` left out."""
     hints = get_type_hints(cls)
-    fields: dict[str, _Field] = {}
-    flags: dict[str, str] = {}
-    if dataclasses.is_dataclass(cls):
-        for f in dataclasses.fields(cls):
-            if SET_BY in f.metadata:
-                flags[f.name] = f.metadata[SET_BY]
-                continue
-            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-            fields[f.metadata.get(KEY, f.name)] = _Field(f.name, hints[f.name], required)
-    else:  # a NamedTuple
-        defaults = cls._field_defaults  # type: ignore[attr-defined]
-        for name in cls._fields:  # type: ignore[attr-defined]
-            fields[name] = _Field(name, hints[name], name not in defaults)
-    return _Shape(fields, flags)
+    defaults = cls._field_defaults  # type: ignore[attr-defined]
+    fields = {}
+    for name in cls._fields:  # type: ignore[attr-defined]
+        if name != FIELDS_SET:
+            key = f"${name[:-1]}" if name.endswith("_") else name
+            fields[key] = _Field(name, hints[name], name not in defaults)
+    return fields
 
 
 def _is_model(hint: Any) -> bool:
-    return isinstance(hint, type) and (dataclasses.is_dataclass(hint) or (issubclass(hint, tuple) and hasattr(hint, "_fields")))
+    return isinstance(hint, type) and issubclass(hint, tuple) and hasattr(hint, "_fields")
 
 
 def _convert(hint: Any, value: Any, path: Path) -> Any:
@@ -101,18 +87,18 @@ def _model(cls: type, value: Any, path: Path) -> Any:
         return value
     if not isinstance(value, Mapping):
         raise ShapeError(f"expected a mapping, got {_kind(value)}", path)
-    shape = _shape(cls)
+    fields = _fields(cls)
     kwargs: dict[str, Any] = {}
     for key, item in value.items():
-        spec = shape.fields.get(key)
+        spec = fields.get(key)
         if spec is None:
             raise ShapeError(f"unknown field '{key}'", (*path, key))
         kwargs[spec.name] = _convert(spec.hint, item, (*path, key))
-    for key, spec in shape.fields.items():
+    for key, spec in fields.items():
         if spec.required and key not in value:
             raise ShapeError(f"missing required field '{key}'", path)
-    for name, key in shape.flags.items():
-        kwargs[name] = key in value
+    if FIELDS_SET in cls._fields:  # type: ignore[attr-defined]
+        kwargs[FIELDS_SET] = frozenset(value)
     return cls(**kwargs)
 
 
@@ -129,7 +115,7 @@ def _union(members: tuple[Any, ...], value: Any, path: Path) -> Any:
 
 def _member_by_keys(options: list[Any], value: Mapping[str, Any], path: Path) -> Any:
     """The one union member that has a key of ``value`` no other member has."""
-    keys = [set(_shape(m).fields) for m in options]
+    keys = [set(_fields(m)) for m in options]
     own = [{k for k in mine if sum(k in other for other in keys) == 1} for mine in keys]
     chosen = [m for m, distinct in zip(options, own, strict=True) if distinct & value.keys()]
     if len(chosen) != 1:

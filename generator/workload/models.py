@@ -1,35 +1,33 @@
-"""Typed workload models: frozen dataclasses, built from schema-valid data by :func:`generator.workload.build.build`.
+"""Typed workload models, built from schema-valid data by :func:`generator.workload.build.build`.
+
+Named tuples: immutable, typed, and cheap to define on every cold start (a dataclass costs about four times as
+much to create). No ``from __future__ import annotations``: ``NamedTuple`` would turn every annotation string
+into a compiled ``ForwardRef`` at import.
 
 The YAML reader refuses non-finite numbers and the schema unknown keys and values of the wrong type before
 these are built; the builder turns ints in float fields into floats, lists into tuples and nested mappings
 into these models.
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias
 
 from generator.calculator.machine import FixedSpec
-from generator.workload.build import KEY, SET_BY
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Slo:
+class Slo(NamedTuple):
     """Latency targets."""
 
     ttft_p95_ms: float | None = None
     tpot_ms: float | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class InferenceSpec:
+class InferenceSpec(NamedTuple):
     """How a model is served."""
 
+    max_context_tokens: int
     precision: str | None = None
     allowed_precisions: tuple[str, ...] = ()
     kv_cache_precision: str = "bf16"
-    max_context_tokens: int
     min_context_tokens: int | None = None
     avg_input_tokens: int = 1000
     avg_output_tokens: int = 200
@@ -41,8 +39,7 @@ class InferenceSpec:
     mem_fraction_static: float | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TrainingSpec:
+class TrainingSpec(NamedTuple):
     """How a model is trained or fine-tuned."""
 
     method: Literal["full", "lora", "qlora"]
@@ -68,12 +65,16 @@ class TrainingSpec:
     epochs: float = 1.0
     deadline_hours: float | None = None
 
-    #: The workload sets ``micro_batch_size`` (otherwise the planner may choose it under a global batch).
-    micro_batch_pinned: bool = field(default=False, metadata={SET_BY: "micro_batch_size"})
+    #: The keys the workload file sets (filled by the builder; the others took their defaults).
+    fields_set: frozenset[str] = frozenset()
+
+    @property
+    def micro_batch_pinned(self) -> bool:
+        """The workload sets ``micro_batch_size`` (otherwise the planner may choose it under a global batch)."""
+        return "micro_batch_size" in self.fields_set
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ParallelismPin:
+class ParallelismPin(NamedTuple):
     """Replica layout degrees a deployment pins (unset ones are searched)."""
 
     tp: int | None = None
@@ -81,36 +82,31 @@ class ParallelismPin:
     ep: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Deployment:
-    """What every deployment names: itself, its model, and optionally a platform and a replica layout."""
+class InferenceDeployment(NamedTuple):
+    """A model served online: its name, its model, how it is served, and optionally a platform and a replica layout."""
 
     name: str
     model: str
+    inference: InferenceSpec
     platform: str | None = None
     parallelism: ParallelismPin | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class InferenceDeployment(_Deployment):
-    """A model served online."""
+class TrainingDeployment(NamedTuple):
+    """A model trained or fine-tuned: its name, its model, how it is trained, and optionally a platform and a replica layout."""
 
-    inference: InferenceSpec
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TrainingDeployment(_Deployment):
-    """A model trained or fine-tuned."""
-
+    name: str
+    model: str
     training: TrainingSpec
+    platform: str | None = None
+    parallelism: ParallelismPin | None = None
 
 
 #: A deployment is built as the kind whose section (``inference`` or ``training``) it has.
 Deployment: TypeAlias = InferenceDeployment | TrainingDeployment
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class InventoryHost:
+class InventoryHost(NamedTuple):
     """One owned server as provisioning tools know it (BMC and boot MAC only where given)."""
 
     name: str
@@ -119,8 +115,7 @@ class InventoryHost:
     boot_mac_address: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CustomServer:
+class CustomServer(NamedTuple):
     """An owned server that is not in the catalog, described by its parts (catalog ids for GPU, CPU, NICs)."""
 
     gpu: str
@@ -147,11 +142,10 @@ class CustomServer:
         return self.name or f"custom-{self.gpus_per_server}x-{self.gpu}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class InventoryGroup:
+class InventoryGroup(NamedTuple):
     """A group of identical servers the team already owns: a catalog platform or a custom server."""
 
-    count: int
+    count: int  # type: ignore[assignment]  # the schema's name; shadows tuple.count, which nothing calls on a group
     platform: str | None = None
     custom: CustomServer | None = None
     hosts: tuple[InventoryHost, ...] = ()
@@ -163,8 +157,7 @@ class InventoryGroup:
         return self.custom.platform_id if self.custom is not None else str(self.platform)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Hardware:
+class Hardware(NamedTuple):
     """Allowed hardware and site limits."""
 
     gpus: tuple[str, ...] | None = None
@@ -179,8 +172,7 @@ class Hardware:
     inventory: tuple[InventoryGroup, ...] = ()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GpuSharing:
+class GpuSharing(NamedTuple):
     """Sharing of each GPU between pods (deployment-time; the sizing counts whole GPUs)."""
 
     strategy: Literal["time-slicing", "mps", "mig"]
@@ -188,8 +180,7 @@ class GpuSharing:
     mig_profile: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class KubernetesSettings:
+class KubernetesSettings(NamedTuple):
     """Rendered Kubernetes manifests."""
 
     flavor: Literal["baremetal"] = "baremetal"
@@ -201,8 +192,7 @@ class KubernetesSettings:
     gpu_sharing: GpuSharing | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProvisioningSettings:
+class ProvisioningSettings(NamedTuple):
     """Bare-metal provisioning outputs."""
 
     tools: tuple[Literal["capi", "maas", "metal3"], ...] = ()
@@ -212,18 +202,18 @@ class ProvisioningSettings:
     namespace: str = "metal3"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Workload:
+class Workload(NamedTuple):
     """A whole workload file."""
 
-    schema_: str | None = field(default=None, metadata={KEY: "$schema"})
     version: Literal[1]
     name: str
     deployments: tuple[Deployment, ...]
+    #: The document's ``$schema`` key.
+    schema_: str | None = None
     hardware: Hardware = Hardware()
     objective: Literal["cost", "gpus", "power"] = "cost"
-    prices: dict[str, float] = field(default_factory=dict)
-    constants: dict[str, float] = field(default_factory=dict)
+    prices: dict[str, float] = {}  # noqa: RUF012 (read only, like every model field)
+    constants: dict[str, float] = {}  # noqa: RUF012
     kubernetes: KubernetesSettings = KubernetesSettings()
     provisioning: ProvisioningSettings = ProvisioningSettings()
     outputs: tuple[Literal["terraform", "ansible", "kubernetes"], ...] = ("terraform", "ansible", "kubernetes")
