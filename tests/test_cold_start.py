@@ -50,7 +50,9 @@ def _loaded_after(args: list[str]) -> set[str]:
             | {"generator.calculator.estimate", "generator.planner.candidates"},
             id="validate",
         ),
-        pytest.param(["render", EXAMPLE, "-o", "{tmp}", "--target", "spec"], {"click", "pydantic", "jsonschema"}, id="render"),
+        pytest.param(
+            ["render", EXAMPLE, "-o", "{tmp}", "--target", "spec"], {"click", "pydantic", "jsonschema", "ctypes"}, id="render"
+        ),
         pytest.param(["plan", EXAMPLE], {"pydantic", "jsonschema"}, id="plan"),
     ],
 )
