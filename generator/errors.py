@@ -52,6 +52,15 @@ class MultipleInputError(SpecgenError):
         super().__init__("\n".join(str(e) for e in errors))
 
 
+class ShapeError(InputError):
+    """A document value does not fit the typed workload model; keeps the value's path for the loader to locate."""
+
+    def __init__(self, message: str, path: tuple[str | int, ...]) -> None:
+        """Keep the message and the path into the document (mapping keys and list indexes)."""
+        self.path = path
+        super().__init__(message)
+
+
 class ArchitectureError(InputError):
     """A model config lacks the fields the sizing engine needs, or has an unknown layout."""
 

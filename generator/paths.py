@@ -6,19 +6,20 @@ a source checkout or editable install keeps them at the repository root.
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
-_PACKAGE = Path(__file__).resolve().parent
+#: os.path rather than pathlib: ``validate`` loads this module, and pathlib (with urllib.parse) is a tenth of its start.
+_PACKAGE = os.path.dirname(os.path.realpath(__file__))
 
 
-def data_dir(name: str) -> Path:
+def data_dir(name: str) -> str:
     """``templates`` or ``schemas``: inside the installed package, else beside it in the checkout."""
-    for candidate in (_PACKAGE / name, _PACKAGE.parent / name):
-        if candidate.is_dir():
+    for candidate in (os.path.join(_PACKAGE, name), os.path.join(os.path.dirname(_PACKAGE), name)):
+        if os.path.isdir(candidate):
             return candidate
     raise FileNotFoundError(f"specgen data folder '{name}' is missing from this installation")
 
 
-def schema_path(name: str = "workload") -> Path:
+def schema_path(name: str = "workload") -> str:
     """Path of a JSON Schema shipped with specgen."""
-    return data_dir("schemas") / f"{name}.schema.json"
+    return os.path.join(data_dir("schemas"), f"{name}.schema.json")

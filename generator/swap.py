@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import fcntl
 import hashlib
@@ -67,6 +66,8 @@ def output_lock(parent: str, shown: str, wait_s: float | None = None) -> Iterato
 
 
 def _renameat2() -> Callable[..., int] | None:
+    import ctypes  # only a render that replaces an existing tree calls it (a fresh tree or --check does not)
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
     except OSError:
@@ -80,6 +81,8 @@ def exchange(a: str, b: str) -> None:
     if call is None:
         raise ExchangeUnsupportedError("renameat2 is not available")
     if call(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) != 0:
+        import ctypes
+
         code = ctypes.get_errno()
         if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
             raise ExchangeUnsupportedError(os.strerror(code))

@@ -46,10 +46,14 @@ def _loaded_after(args: list[str]) -> set[str]:
         ),
         pytest.param(
             ["validate", EXAMPLE],
-            {"click", "jsonschema", "jinja2", "ruamel", "generator.calculator.estimate", "generator.planner.candidates"},
+            {"click", "pydantic", "jsonschema", "jinja2", "ruamel", "dataclasses", "pathlib"}
+            | {"generator.calculator.estimate", "generator.planner.candidates"},
             id="validate",
         ),
-        pytest.param(["render", EXAMPLE, "-o", "{tmp}", "--target", "spec"], {"click", "jsonschema"}, id="render"),
+        pytest.param(
+            ["render", EXAMPLE, "-o", "{tmp}", "--target", "spec"], {"click", "pydantic", "jsonschema", "ctypes"}, id="render"
+        ),
+        pytest.param(["plan", EXAMPLE], {"pydantic", "jsonschema"}, id="plan"),
     ],
 )
 def test_a_command_loads_only_what_it_uses(args: list[str], absent: set[str], tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from generator.errors import InputError
-from generator.workload import loader
+from generator.workload import fast_yaml, loader
 from generator.workload.fast_yaml import read_plain_document
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -158,3 +159,10 @@ def test_ordinary_random_documents_read_alike(text: str) -> None:
 )
 def test_unusual_documents_are_left_to_ruamel(text: str) -> None:
     assert read_plain_document(text, loader.MAX_NODES) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=0x2FF) | st.sampled_from("\t\n\r!%\ufeff\ud7ff\ue000\ufffe"), max_size=40))
+def test_ascii_screen_agrees_with_the_full_character_test(text: str) -> None:
+    """The ASCII-only pattern refuses exactly what the full pattern refuses, on ASCII and non-ASCII text."""
+    assert fast_yaml._outside(text) == (re.search(fast_yaml._OUTSIDE, text, re.MULTILINE) is not None)

@@ -14,6 +14,7 @@ from generator.planner.custom import custom_platform, server_kind
 from generator.planner.nodes import has_nvswitch
 from generator.planner.plan import Plan
 from generator.workload import load_workload
+from generator.workload.build import build
 from generator.workload.models import CustomServer
 
 HEAD = """\
@@ -248,7 +249,7 @@ def test_power_and_height_as_given_else_summed_and_stated(tmp_path: Path, extra:
     ],
 )
 def test_server_kind(gpu: str, count: int, kind: str | None, expected: str, nvswitch: bool) -> None:
-    spec = CustomServer.model_validate({"gpu": gpu, "gpus_per_server": count, "ram_gib": 256, "kind": kind})
+    spec = build(CustomServer, {"gpu": gpu, "gpus_per_server": count, "ram_gib": 256, "kind": kind})
     assert server_kind(spec) == expected
     platform = custom_platform(spec)
     assert has_nvswitch(platform, catalog.gpus()[gpu], count) is nvswitch

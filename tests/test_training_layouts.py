@@ -60,7 +60,7 @@ def test_a_tighter_deadline_takes_more_gpus(deadline_hours: float) -> None:
     model = resolve_model("meta-llama/Llama-3.1-8B")
     hw = _hw("dgx-h100")
     loose = TrainingSpec(method="full", sequence_length=4096, dataset_tokens=10**10, deadline_hours=deadline_hours, zero_stage=3)
-    tight = loose.model_copy(update={"deadline_hours": deadline_hours / 4})
+    tight = loose._replace(deadline_hours=deadline_hours / 4)
     a = training_shapes(model, loose, hw, CONSTS)[0][0]
     b = training_shapes(model, tight, hw, CONSTS)[0][0]
     assert b.world > a.world

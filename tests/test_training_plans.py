@@ -29,6 +29,7 @@ from generator.sizing.training_step import (
     training_step,
 )
 from generator.workload import load_workload
+from generator.workload.build import build
 from generator.workload.models import TrainingSpec
 
 CONSTS = Constants()
@@ -150,7 +151,7 @@ def test_micro_batch_search_under_memory(gbs: int | None, pinned: int | None, ex
         fields["global_batch_size"] = gbs
     if pinned is not None:
         fields["micro_batch_size"] = pinned
-    spec = TrainingSpec.model_validate(fields)
+    spec = build(TrainingSpec, fields)
     hw = _hw()
     shapes, _ = training_shapes(resolve_model("meta-llama/Llama-3.1-8B"), spec, hw, CONSTS)
     best = next(s for s in shapes if s.par.tp == 1)

@@ -174,7 +174,7 @@ def honour_pins(dep: InferenceDeployment | TrainingDeployment, options: list[Opt
     if kept or not options:
         return kept, None
     wanted = ", ".join(
-        f"{k}={v}" for k, v in (("platform", dep.platform), *((pin.model_dump().items()) if pin else ())) if v is not None
+        f"{k}={v}" for k, v in (("platform", dep.platform), *((pin._asdict().items()) if pin else ())) if v is not None
     )
     return kept, f"no feasible layout with the pinned {wanted}"
 
@@ -189,15 +189,19 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
 
     if objective != "cost":
         return objective
-    priced = [o.candidate for o in options if o.candidate.usd_per_hour is not None]
+    priced = _least(
+        {
+            (o.candidate.gpus_bought, o.candidate.nodes, o.candidate.power_compared_w)
+            for o in options
+            if o.candidate.usd_per_hour is not None
+        }
+    )
     unpriced = [o.candidate for o in options if o.candidate.usd_per_hour is None]
     open_ = sorted(
         {
             u.platform_id
             for u in unpriced
-            if not any(
-                p.gpus_bought <= u.gpus_bought and p.nodes <= u.nodes and p.power_compared_w <= u.power_compared_w for p in priced
-            )
+            if not any(g <= u.gpus_bought and n <= u.nodes and w <= u.power_compared_w for g, n, w in priced)
         }
     )
     if not open_:
@@ -222,3 +226,12 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
         )
     )
     return "gpus"
+
+
+def _least(points: set[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
+    """The points no other point is at most in every coordinate (something at most a point is at most one of these)."""
+    least: list[tuple[int, int, float]] = []
+    for p in sorted(points):  # a point can only be dominated by one sorted before it
+        if not any(q[1] <= p[1] and q[2] <= p[2] for q in least):
+            least.append(p)
+    return least

@@ -115,21 +115,14 @@ def best_point(
     top = _point(model, shape, spec, high, consts)
     if _meets_slo(top, spec):
         return top
-    low = largest_meeting(
-        1, _slo_excess(first, spec), high, _slo_excess(top, spec), lambda b: _probe(model, shape, spec, b, consts)
-    )
-    return _point(model, shape, spec, low, consts)
+    probed = {1: first}
 
+    def probe(batch: int) -> tuple[bool, float]:
+        point = probed[batch] = _point(model, shape, spec, batch, consts)
+        return _meets_slo(point, spec), _slo_excess(point, spec)
 
-def _probe(
-    model: ResolvedModel,
-    shape: tuple[Parallelism, InferenceMemory, int, Accelerator],
-    spec: InferenceSpec,
-    batch: int,
-    consts: Constants,
-) -> tuple[bool, float]:
-    point = _point(model, shape, spec, batch, consts)
-    return _meets_slo(point, spec), _slo_excess(point, spec)
+    low = largest_meeting(1, _slo_excess(first, spec), high, _slo_excess(top, spec), probe)
+    return probed[low]  # the search returns a batch it probed (or 1)
 
 
 def _slo_excess(point: OperatingPoint, spec: InferenceSpec) -> float:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
@@ -15,8 +14,7 @@ if TYPE_CHECKING:
     from generator.planner.plan import Candidate
 
 
-@dataclass(frozen=True)
-class Hardware:
+class Hardware(NamedTuple):
     """One (platform, GPU) pair the workload allows."""
 
     platform: PlatformSpec

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 Level = Literal["info", "warning", "error"]
@@ -155,11 +155,14 @@ class Plan:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able data (tuples become lists)."""
-        data: dict[str, Any] = _plain(asdict(self))
+        data: dict[str, Any] = _plain(self)
         return data
 
 
 def _plain(value: Any) -> Any:
+    """What ``asdict`` then a tuples-to-lists pass gave, in one walk (``asdict`` deep-copies every leaf)."""
+    if hasattr(type(value), "__dataclass_fields__"):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

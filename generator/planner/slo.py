@@ -30,4 +30,4 @@ def effective_slo(spec: InferenceSpec) -> tuple[InferenceSpec, list[str]]:
         notes.append(f"TPOT <= {INTERACTIVE_TPOT_MS:g} ms (interactive default)")
     if not notes:
         return spec, []
-    return spec.model_copy(update={"slo": Slo(ttft_p95_ms=ttft, tpot_ms=tpot)}), notes
+    return spec._replace(slo=Slo(ttft_p95_ms=ttft, tpot_ms=tpot)), notes

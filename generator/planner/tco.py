@@ -10,7 +10,7 @@ the platform, GPU and GPU count, else a component estimate: host + GPUs x GPU pr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec, PriceRecord, PurchaseRecord
@@ -97,8 +97,14 @@ def node_cost(wl: Workload, platform: PlatformSpec, gpu: GpuSpec, gpus: int, pow
     if platform.id in wl.prices:
         usd = wl.prices[platform.id]
         return NodeCost(usd, None, usd * HOURS_PER_MONTH, "workload prices (USD per node-hour, all-in)")
+    return _catalog_node_cost(platform, gpu.id, gpus, power_w, consts)
+
+
+@lru_cache(maxsize=65_536)
+def _catalog_node_cost(platform: PlatformSpec, gpu_id: str, gpus: int, power_w: int, consts: Constants) -> NodeCost:
+    """:func:`node_cost` from the catalog, formed once per distinct node (planning prices the same node many times)."""
     rent = _rent_records(platform.id)
-    bought = purchase_price(platform, gpu, gpus) if platform.provider == "baremetal" else None
+    bought = _purchase_price(platform.id, max(platform.gpu_counts), gpu_id, gpus) if platform.provider == "baremetal" else None
     if bought is None or (rent and isinstance(bought, str)):
         if not rent:
             return NodeCost(None, None, None, None, why=f"no published price for {platform.id}")

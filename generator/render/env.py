@@ -43,14 +43,16 @@ _YAML11 = VersionedResolver(version=(1, 1))
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
-_UNSAFE_UNQUOTED = re.compile("[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ud800-\\udfff\\ufffe\\uffff]")
+#: Characters a plain or single-quoted YAML scalar cannot hold. Patterns with wide Unicode classes stay text and
+#: compile on first use (``re`` caches them): only the ruamel fallback reads them, and each costs milliseconds.
+_UNSAFE_UNQUOTED = "[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ud800-\\udfff\\ufffe\\uffff]"
 
 
 def _represent_str(representer: SafeRepresenter, data: str) -> ScalarNode:
     """Quote strings a YAML 1.1 reader (PyYAML in Ansible, Go's yaml.v2) would take for bools or numbers."""
     implicit = _YAML11.resolve(ScalarNode, data, (True, False))
     style = "'" if implicit != _STR_TAG else None
-    if _UNSAFE_UNQUOTED.search(data):  # line breaks of YAML 1.1 only, controls, BOM: escaped in double quotes
+    if re.search(_UNSAFE_UNQUOTED, data):  # line breaks of YAML 1.1 only, controls, BOM: escaped in double quotes
         style = '"'
 
     node: ScalarNode = representer.represent_scalar(_STR_TAG, data, style=style)
@@ -102,7 +104,7 @@ def _has_escaped_text(value: Any) -> bool:
     if isinstance(value, Block):
         return False  # a literal block is never folded
     if isinstance(value, str):
-        return _ESCAPED.search(value) is not None
+        return re.search(_ESCAPED, value) is not None
     if isinstance(value, dict):
         return any(_has_escaped_text(k) or _has_escaped_text(v) for k, v in value.items())
     if isinstance(value, (list, tuple)):
@@ -111,7 +113,7 @@ def _has_escaped_text(value: Any) -> bool:
 
 
 #: Characters outside YAML's printable set (the emitter escapes them), as ruamel's emitter decides.
-_ESCAPED = re.compile("[^\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|\ufeff")
+_ESCAPED = "[^\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|\ufeff"
 
 
 def to_yaml(value: Any) -> str:
@@ -255,7 +257,7 @@ def environment(markdown: bool = False) -> Environment:
     a code span nothing in ``x`` can close; ``| incode`` keeps a value literal inside a fenced block.
     """
     env = Environment(
-        loader=FileSystemLoader(str(data_dir("templates"))),
+        loader=FileSystemLoader(data_dir("templates")),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,

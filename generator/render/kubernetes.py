@@ -39,7 +39,7 @@ def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> 
     ``alone``: the workload is the whole tree; rendered with others into one cluster, even a single host joins it.
     """
     pools = list(plan.pools)
-    settings = workload.kubernetes.model_copy(update={"cluster_name": cluster_name(workload)})
+    settings = workload.kubernetes._replace(cluster_name=cluster_name(workload))
     objects: list[dict[str, Any]]
     if plan.provider == "aws":
         objects = karpenter_aws_objects(pools, str(settings.cluster_name), plan.workload)

@@ -29,6 +29,7 @@ from typing import NamedTuple
 
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
+from generator.sizing.memo import memoized
 from generator.sizing.memory import ffn_width_per_token
 from generator.sizing.weights import Parallelism
 
@@ -82,6 +83,7 @@ def forward_bytes_per_token(arch: Architecture, par: Parallelism, act_bits: int,
     return (consts.activation_hidden_copies * arch.hidden_size + max(mlp, attention)) * act_bits // 8
 
 
+@memoized  # sized once per model, layout and chunk: every GPU a layout is tried on shares it
 def vllm_reservation(
     arch: Architecture,
     par: Parallelism,

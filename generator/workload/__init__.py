@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
-
-from pydantic import ValidationError
+from typing import NamedTuple
 
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel, resolve_model
 from generator.catalog.records import PlatformSpec
-from generator.errors import InputError, MultipleInputError, SpecgenError
+from generator.errors import InputError, MultipleInputError, ShapeError
 from generator.input_files import repository_root
 from generator.sizing.constants import with_overrides
 from generator.sizing.training import lora_targets
+from generator.workload.build import build
 from generator.workload.custom_servers import custom_server_errors
 from generator.workload.loader import Document, read_yaml
 from generator.workload.models import InferenceDeployment, TrainingDeployment, TrainingSpec, Workload
@@ -22,8 +21,7 @@ from generator.workload.schema import validate_document
 from generator.workload.sharing import sharing_errors
 
 
-@dataclass(frozen=True)
-class LoadedWorkload:
+class LoadedWorkload(NamedTuple):
     """A validated workload, its source document (for locations) and its resolved models."""
 
     file: str
@@ -152,19 +150,6 @@ def _check_id(
         errors.append(InputError(catalog.unknown_id_message(what, value, table), doc.locate(path, key=key_position)))
 
 
-def _clean_loc(loc: tuple[object, ...]) -> tuple[str | int, ...]:
-    """Drop the union tag pydantic inserts into a deployment's location."""
-    parts = [p for p in loc if isinstance(p, (str, int))]
-    if len(parts) > 3 and parts[0] == "deployments" and parts[2] in ("inference", "training") and parts[3] == parts[2]:
-        del parts[2]
-    return tuple(parts)
-
-
-def _from_pydantic(doc: Document, exc: ValidationError) -> SpecgenError:
-    errors = [InputError(err["msg"], doc.locate(_clean_loc(tuple(err["loc"])))) for err in exc.errors()]
-    return errors[0] if len(errors) == 1 else MultipleInputError(errors)
-
-
 def load_workload(path: str) -> LoadedWorkload:
     """Read, validate and resolve one workload file; every problem names file:line:col."""
     return load_document(read_yaml(path), path)
@@ -174,9 +159,9 @@ def load_document(doc: Document, path: str) -> LoadedWorkload:
     """Validate and resolve a parsed workload (a file's, or one read from git); problems name file:line:col."""
     validate_document(doc)
     try:
-        wl = Workload.model_validate(doc.data)
-    except ValidationError as exc:
-        raise _from_pydantic(doc, exc) from None
+        wl = build(Workload, doc.data)
+    except ShapeError as exc:
+        raise InputError(exc.message, doc.locate(exc.path)) from None
     return LoadedWorkload(path, wl, doc, _semantic_checks(doc, wl))
 
 

@@ -1,34 +1,33 @@
-"""Typed workload models (pydantic, frozen, no unknown fields). Built only from schema-valid data.
+"""Typed workload models, built from schema-valid data by :func:`generator.workload.build.build`.
 
-No ``from __future__ import annotations`` here: pydantic then takes each field's annotation as an object
-instead of evaluating its text, a third of the time these models take to build on every cold start.
+Named tuples: immutable, typed, and cheap to define on every cold start (a dataclass costs about four times as
+much to create). No ``from __future__ import annotations``: ``NamedTuple`` would turn every annotation string
+into a compiled ``ForwardRef`` at import.
+
+The YAML reader refuses non-finite numbers and the schema unknown keys and values of the wrong type before
+these are built; the builder turns ints in float fields into floats, lists into tuples and nested mappings
+into these models.
 """
 
-from typing import Annotated, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from typing import Literal, NamedTuple, TypeAlias
 
 from generator.calculator.machine import FixedSpec
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
-
-
-class Slo(_Model):
+class Slo(NamedTuple):
     """Latency targets."""
 
     ttft_p95_ms: float | None = None
     tpot_ms: float | None = None
 
 
-class InferenceSpec(_Model):
+class InferenceSpec(NamedTuple):
     """How a model is served."""
 
+    max_context_tokens: int
     precision: str | None = None
     allowed_precisions: tuple[str, ...] = ()
     kv_cache_precision: str = "bf16"
-    max_context_tokens: int
     min_context_tokens: int | None = None
     avg_input_tokens: int = 1000
     avg_output_tokens: int = 200
@@ -40,7 +39,7 @@ class InferenceSpec(_Model):
     mem_fraction_static: float | None = None
 
 
-class TrainingSpec(_Model):
+class TrainingSpec(NamedTuple):
     """How a model is trained or fine-tuned."""
 
     method: Literal["full", "lora", "qlora"]
@@ -66,13 +65,16 @@ class TrainingSpec(_Model):
     epochs: float = 1.0
     deadline_hours: float | None = None
 
+    #: The keys the workload file sets (filled by the builder; the others took their defaults).
+    fields_set: frozenset[str] = frozenset()
+
     @property
     def micro_batch_pinned(self) -> bool:
         """The workload sets ``micro_batch_size`` (otherwise the planner may choose it under a global batch)."""
-        return "micro_batch_size" in self.model_fields_set
+        return "micro_batch_size" in self.fields_set
 
 
-class ParallelismPin(_Model):
+class ParallelismPin(NamedTuple):
     """Replica layout degrees a deployment pins (unset ones are searched)."""
 
     tp: int | None = None
@@ -80,39 +82,31 @@ class ParallelismPin(_Model):
     ep: int | None = None
 
 
-class _Deployment(_Model):
-    """What every deployment names: itself, its model, and optionally a platform and a replica layout."""
+class InferenceDeployment(NamedTuple):
+    """A model served online: its name, its model, how it is served, and optionally a platform and a replica layout."""
 
     name: str
     model: str
+    inference: InferenceSpec
     platform: str | None = None
     parallelism: ParallelismPin | None = None
 
 
-class InferenceDeployment(_Deployment):
-    """A model served online."""
+class TrainingDeployment(NamedTuple):
+    """A model trained or fine-tuned: its name, its model, how it is trained, and optionally a platform and a replica layout."""
 
-    inference: InferenceSpec
-
-
-class TrainingDeployment(_Deployment):
-    """A model trained or fine-tuned."""
-
+    name: str
+    model: str
     training: TrainingSpec
+    platform: str | None = None
+    parallelism: ParallelismPin | None = None
 
 
-def _deployment_kind(value: Any) -> str:
-    data = value if isinstance(value, dict) else value.__dict__
-    return "training" if "training" in data else "inference"
+#: A deployment is built as the kind whose section (``inference`` or ``training``) it has.
+Deployment: TypeAlias = InferenceDeployment | TrainingDeployment
 
 
-Deployment = Annotated[
-    Annotated[InferenceDeployment, Tag("inference")] | Annotated[TrainingDeployment, Tag("training")],
-    Discriminator(_deployment_kind),
-]
-
-
-class InventoryHost(_Model):
+class InventoryHost(NamedTuple):
     """One owned server as provisioning tools know it (BMC and boot MAC only where given)."""
 
     name: str
@@ -121,7 +115,7 @@ class InventoryHost(_Model):
     boot_mac_address: str | None = None
 
 
-class CustomServer(_Model):
+class CustomServer(NamedTuple):
     """An owned server that is not in the catalog, described by its parts (catalog ids for GPU, CPU, NICs)."""
 
     gpu: str
@@ -148,10 +142,10 @@ class CustomServer(_Model):
         return self.name or f"custom-{self.gpus_per_server}x-{self.gpu}"
 
 
-class InventoryGroup(_Model):
+class InventoryGroup(NamedTuple):
     """A group of identical servers the team already owns: a catalog platform or a custom server."""
 
-    count: int
+    count: int  # type: ignore[assignment]  # the schema's name; shadows tuple.count, which nothing calls on a group
     platform: str | None = None
     custom: CustomServer | None = None
     hosts: tuple[InventoryHost, ...] = ()
@@ -163,7 +157,7 @@ class InventoryGroup(_Model):
         return self.custom.platform_id if self.custom is not None else str(self.platform)
 
 
-class Hardware(_Model):
+class Hardware(NamedTuple):
     """Allowed hardware and site limits."""
 
     gpus: tuple[str, ...] | None = None
@@ -178,7 +172,7 @@ class Hardware(_Model):
     inventory: tuple[InventoryGroup, ...] = ()
 
 
-class GpuSharing(_Model):
+class GpuSharing(NamedTuple):
     """Sharing of each GPU between pods (deployment-time; the sizing counts whole GPUs)."""
 
     strategy: Literal["time-slicing", "mps", "mig"]
@@ -186,7 +180,7 @@ class GpuSharing(_Model):
     mig_profile: str | None = None
 
 
-class KubernetesSettings(_Model):
+class KubernetesSettings(NamedTuple):
     """Rendered Kubernetes manifests."""
 
     flavor: Literal["baremetal"] = "baremetal"
@@ -198,7 +192,7 @@ class KubernetesSettings(_Model):
     gpu_sharing: GpuSharing | None = None
 
 
-class ProvisioningSettings(_Model):
+class ProvisioningSettings(NamedTuple):
     """Bare-metal provisioning outputs."""
 
     tools: tuple[Literal["capi", "maas", "metal3"], ...] = ()
@@ -208,17 +202,18 @@ class ProvisioningSettings(_Model):
     namespace: str = "metal3"
 
 
-class Workload(_Model):
+class Workload(NamedTuple):
     """A whole workload file."""
 
-    schema_: str | None = Field(default=None, alias="$schema")
     version: Literal[1]
     name: str
     deployments: tuple[Deployment, ...]
+    #: The document's ``$schema`` key.
+    schema_: str | None = None
     hardware: Hardware = Hardware()
     objective: Literal["cost", "gpus", "power"] = "cost"
-    prices: dict[str, float] = Field(default_factory=dict)
-    constants: dict[str, float] = Field(default_factory=dict)
+    prices: dict[str, float] = {}  # noqa: RUF012 (read only, like every model field)
+    constants: dict[str, float] = {}  # noqa: RUF012
     kubernetes: KubernetesSettings = KubernetesSettings()
     provisioning: ProvisioningSettings = ProvisioningSettings()
     outputs: tuple[Literal["terraform", "ansible", "kubernetes"], ...] = ("terraform", "ansible", "kubernetes")

@@ -1,0 +1,34 @@
+"""``Plan.to_dict`` (spec.json's data) walks the plan once: it must equal ``asdict`` followed by tuples-to-lists."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.api import plan_file
+from tests.conftest import REPO
+
+EXAMPLES = sorted(p for p in (REPO / "examples").glob("*.yaml"))
+
+
+def _reference(value: Any) -> Any:
+    """The earlier form: ``asdict`` (which deep-copies), then dict keys as text, tuples as lists, floats to 6 places."""
+    if isinstance(value, dict):
+        return {str(k): _reference(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_reference(v) for v in value]
+    if isinstance(value, float):
+        return round(value, 6)
+    return value
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.stem) for p in EXAMPLES])
+def test_plan_to_dict_equals_asdict_then_plain(path: Path) -> None:
+    _, plan = plan_file(str(path))
+    expected = _reference(asdict(plan))
+    got = plan.to_dict()
+    assert got == expected
+    assert list(got) == list(expected)  # same key order, so the same spec.json bytes before sorting too
