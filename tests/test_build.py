@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import types
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 import pytest
@@ -25,6 +27,24 @@ from tests.conftest import REPO
 
 EXAMPLES = sorted(p for p in (REPO / "examples").rglob("*.yaml") if "infeasible" not in p.parts and "ci" not in p.parts)
 DEPLOYMENT = {"name": "chat", "model": "m"}
+
+
+def test_models_built_directly_read_like_built_ones() -> None:
+    """What the builder sets is what direct construction and ``_replace`` set: no hidden record of keys."""
+    direct = TrainingSpec(method="lora", micro_batch_size=4)
+    assert direct == build(TrainingSpec, {"method": "lora", "micro_batch_size": 4})
+    assert direct.micro_batch_pinned and direct.micro_batch == 4
+    assert TrainingSpec(method="lora")._replace(micro_batch_size=2).micro_batch_pinned
+    assert TrainingSpec(method="lora").micro_batch == 1
+
+
+def test_workloads_share_no_mutable_default() -> None:
+    """Many workloads planned in one process cannot leak prices or constants into each other."""
+    a = build(Workload, {"version": 1, "name": "a", "deployments": []})
+    with pytest.raises(TypeError):
+        a.prices["p"] = 1.0  # type: ignore[index]
+    with pytest.raises(TypeError):
+        a.constants["pue"] = 1.0  # type: ignore[index]
 
 
 @pytest.mark.parametrize(
@@ -117,11 +137,11 @@ def test_fixed_machine_is_a_named_tuple_with_declared_types() -> None:
         ),
         pytest.param(InferenceSpec, {"max_context_tokens": 1, "slo": [1]}, ("slo",), "expected a mapping", id="model-from-list"),
         pytest.param(
-            TrainingSpec,
-            {"method": "full", "fields_set": ["method"]},
-            ("fields_set",),
-            "unknown field",
-            id="fields-set-is-not-a-key",
+            Workload,
+            {"version": 1, "name": "x", "deployments": [], "constants": {"pue": 10**400}},
+            ("constants", "pue"),
+            "too large for a number",
+            id="int-beyond-float",
         ),
         pytest.param(
             Workload,
@@ -178,10 +198,11 @@ def _check_types(value: Any, hint: Any, where: str) -> None:
         assert type(value) is tuple, where
         for i, item in enumerate(value):
             _check_types(item, get_args(hint)[0], f"{where}[{i}]")
-    elif origin is frozenset:
-        assert type(value) is frozenset and all(type(item) is get_args(hint)[0] for item in value), where
     elif origin is dict:
         assert type(value) is dict, where
+    elif origin is Mapping:
+        assert type(value) in (dict, MappingProxyType), where
+        assert all(type(item) is get_args(hint)[1] for item in value.values()), where
         for k, item in value.items():
             _check_types(item, get_args(hint)[1], f"{where}.{k}")
     elif hint is type(None):

@@ -138,7 +138,7 @@ def _fits(memory: TrainingMemory, budget: float) -> bool:
 def _first_micro_batch(spec: TrainingSpec) -> int:
     """The micro-batch memory is first sized at: the pinned one, else one sequence when the planner chooses."""
     searched = spec.global_batch_size is not None and not spec.micro_batch_pinned
-    return 1 if searched else spec.micro_batch_size
+    return 1 if searched else spec.micro_batch
 
 
 def compute_efficiency(model: ResolvedModel, sequence_length: int, consts: Constants) -> float:
@@ -207,15 +207,15 @@ def _batch_split(
     gbs = spec.global_batch_size
     if gbs is None:
         accumulation = consts.training_pipeline_microbatches if par.pp > 1 else 1
-        options = [(spec.micro_batch_size, accumulation)]
+        options = [(spec.micro_batch, accumulation)]
     else:
         per_rank = gbs // dp
-        sizes = [spec.micro_batch_size] if spec.micro_batch_pinned else _divisors(per_rank)
+        sizes = [spec.micro_batch] if spec.micro_batch_pinned else _divisors(per_rank)
         options = [(mb, per_rank // mb) for mb in sizes if per_rank % mb == 0]
         if not options:
             return (
                 f"a global batch of {gbs} gives each of {dp} data-parallel ranks {per_rank} sequences, "
-                f"not whole micro-batches of {spec.micro_batch_size}"
+                f"not whole micro-batches of {spec.micro_batch}"
             )
     best: tuple[float, int, int, StepTime] | None = None
     for mb, accumulation in options:

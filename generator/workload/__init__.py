@@ -126,7 +126,7 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
 def _check_global_batch(doc: Document, i: int, spec: TrainingSpec) -> list[InputError]:
     """A global batch is whole micro-batches of a pinned micro_batch_size."""
     gbs = spec.global_batch_size
-    if gbs is None or not spec.micro_batch_pinned or gbs % spec.micro_batch_size == 0:
+    if gbs is None or spec.micro_batch_size is None or gbs % spec.micro_batch_size == 0:
         return []
     return [
         InputError(

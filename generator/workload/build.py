@@ -5,8 +5,7 @@ planner reads, the way a validating model library would, without its start-up co
 ``float`` field becomes a float (``2`` prints as ``2.0``), an integral float in an ``int`` field an int,
 lists become tuples, mappings become nested models, a union of models is chosen by the keys only one of
 its members has, and a ``Literal`` keeps its declared value. A document key ``$name`` is read into the
-field ``name_``; a model with a ``fields_set`` field gets the keys the document set (the others took their
-defaults). Anything that still does not fit (the schema and the models disagree, or a caller passes
+field ``name_``. Anything that still does not fit (the schema and the models disagree, or a caller passes
 unchecked data) raises :class:`ShapeError` with the path of the value, which the loader turns into
 ``file:line:col``. Field annotations are resolved once per class.
 """
@@ -24,9 +23,6 @@ from generator.errors import ShapeError
 T = TypeVar("T")
 Path = tuple[str | int, ...]
 
-#: The field a model declares to receive the document keys that were set.
-FIELDS_SET = "fields_set"
-
 
 class _Field(NamedTuple):
     name: str
@@ -41,14 +37,13 @@ def build(cls: type[T], data: Any, path: Path = ()) -> T:
 
 @cache
 def _fields(cls: type) -> dict[str, _Field]:
-    """A named tuple's fields by document key (``$schema`` for ``schema_``), ``fields_set`` left out."""
+    """A named tuple's fields by document key (``$schema`` for ``schema_``)."""
     hints = get_type_hints(cls)
     defaults = cls._field_defaults  # type: ignore[attr-defined]
     fields = {}
     for name in cls._fields:  # type: ignore[attr-defined]
-        if name != FIELDS_SET:
-            key = f"${name[:-1]}" if name.endswith("_") else name
-            fields[key] = _Field(name, hints[name], name not in defaults)
+        key = f"${name[:-1]}" if name.endswith("_") else name
+        fields[key] = _Field(name, hints[name], name not in defaults)
     return fields
 
 
@@ -71,7 +66,7 @@ def _convert(hint: Any, value: Any, path: Path) -> Any:
         if not isinstance(value, (list, tuple)):
             raise ShapeError(f"expected a list, got {_kind(value)}", path)
         return tuple(_convert(item, v, (*path, i)) for i, v in enumerate(value))
-    if origin is dict:
+    if origin is dict or origin is Mapping:
         key_type, item = get_args(hint)
         if not isinstance(value, Mapping):
             raise ShapeError(f"expected a mapping, got {_kind(value)}", path)
@@ -97,8 +92,6 @@ def _model(cls: type, value: Any, path: Path) -> Any:
     for key, spec in fields.items():
         if spec.required and key not in value:
             raise ShapeError(f"missing required field '{key}'", path)
-    if FIELDS_SET in cls._fields:  # type: ignore[attr-defined]
-        kwargs[FIELDS_SET] = frozenset(value)
     return cls(**kwargs)
 
 
@@ -136,9 +129,13 @@ def _literal(choices: tuple[Any, ...], value: Any, path: Path) -> Any:
 def _scalar(hint: Any, value: Any, path: Path) -> Any:
     if hint is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            if not math.isfinite(value):
+            try:
+                number = float(value)
+            except OverflowError:
+                raise ShapeError("is too large for a number (beyond ±1.8e308)", path) from None
+            if not math.isfinite(number):
                 raise ShapeError(f"{value!r} is not a finite number", path)
-            return float(value)
+            return number
         raise ShapeError(f"expected number, got {_kind(value)}", path)
     if hint is int:
         if isinstance(value, int) and not isinstance(value, bool):

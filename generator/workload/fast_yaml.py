@@ -150,7 +150,10 @@ def _scalar(node: Any) -> Any:
     if value in _NULL:
         return None
     if _INT.fullmatch(value):
-        return int(value)
+        try:
+            return int(value)
+        except ValueError:  # more digits than Python converts: ruamel's reading refuses it with the place
+            raise _Decline from None
     if _FLOAT.fullmatch(value):
         return float(value)
     if _STRING_START.match(value) and value.lower() not in ("true", "false", "null"):

@@ -198,6 +198,9 @@ def parse_yaml(text: str, file: str) -> Document:
     except RecursionError:
         raise InputError("YAML error: the document is nested too deeply", Location(file)) from None
     except (AttributeError, TypeError, ValueError, KeyError) as exc:
+        too_long = _number_past_int_limit(text, file)
+        if too_long is not None:
+            raise too_long from None
         # ruamel fails like this on some self-referencing anchors (a mapping merged into itself).
         raise InputError(
             f"YAML error: the document cannot be read ({type(exc).__name__}: {exc}); "
@@ -220,6 +223,24 @@ def parse_yaml(text: str, file: str) -> Document:
     except RecursionError:
         raise InputError("YAML error: the document is nested too deeply", Location(file)) from None
     return Document(file, data, positions, keys)
+
+
+def _number_past_int_limit(text: str, file: str) -> InputError | None:
+    """A run of digits longer than Python converts to an int (``sys.get_int_max_str_digits``), with its place."""
+    import re
+    import sys
+
+    limit = sys.get_int_max_str_digits()
+    found = re.search(f"[0-9]{{{limit + 1},}}", text) if limit else None
+    if found is None:
+        return None
+    start = found.start()
+    line = text.count("\n", 0, start) + 1
+    col = start - text.rfind("\n", 0, start)
+    return InputError(
+        f"a number of {found.end() - start:,} digits is longer than the {limit:,} digits a number may have",
+        Location(file, line, col),
+    )
 
 
 def read_yaml(path: str) -> Document:

@@ -9,6 +9,8 @@ these are built; the builder turns ints in float fields into floats, lists into 
 into these models.
 """
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Literal, NamedTuple, TypeAlias
 
 from generator.calculator.machine import FixedSpec
@@ -49,7 +51,8 @@ class TrainingSpec(NamedTuple):
     lora_dropout: float = 0.0
     lora_target_modules: tuple[str, ...] = ("all-linear",)
     sequence_length: int = 2048
-    micro_batch_size: int = 1
+    #: Sequences per rank and micro-step; None: not set (1, or the planner's choice under a global batch).
+    micro_batch_size: int | None = None
     #: Sequences per optimizer step over all data-parallel ranks (Megatron-LM --global-batch-size,
     #: DeepSpeed train_batch_size); None: micro_batch_size per rank, no accumulation.
     global_batch_size: int | None = None
@@ -65,13 +68,15 @@ class TrainingSpec(NamedTuple):
     epochs: float = 1.0
     deadline_hours: float | None = None
 
-    #: The keys the workload file sets (filled by the builder; the others took their defaults).
-    fields_set: frozenset[str] = frozenset()
-
     @property
     def micro_batch_pinned(self) -> bool:
         """The workload sets ``micro_batch_size`` (otherwise the planner may choose it under a global batch)."""
-        return "micro_batch_size" in self.fields_set
+        return self.micro_batch_size is not None
+
+    @property
+    def micro_batch(self) -> int:
+        """The set micro-batch, else one sequence."""
+        return self.micro_batch_size if self.micro_batch_size is not None else 1
 
 
 class ParallelismPin(NamedTuple):
@@ -212,8 +217,9 @@ class Workload(NamedTuple):
     schema_: str | None = None
     hardware: Hardware = Hardware()
     objective: Literal["cost", "gpus", "power"] = "cost"
-    prices: dict[str, float] = {}  # noqa: RUF012 (read only, like every model field)
-    constants: dict[str, float] = {}  # noqa: RUF012
+    #: Read-only mappings: the empty default is one object shared by every workload that leaves the key out.
+    prices: Mapping[str, float] = MappingProxyType({})
+    constants: Mapping[str, float] = MappingProxyType({})
     kubernetes: KubernetesSettings = KubernetesSettings()
     provisioning: ProvisioningSettings = ProvisioningSettings()
     outputs: tuple[Literal["terraform", "ansible", "kubernetes"], ...] = ("terraform", "ansible", "kubernetes")
