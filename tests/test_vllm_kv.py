@@ -168,3 +168,24 @@ def test_request_kv_charges_sliding_layers_less_than_full_ones() -> None:
     every_layer_full = len(arch.layers) * 131072 * 2048
     assert round(every_layer_full / GIB, 2) == 9.0
     assert hybrid < every_layer_full * 0.51
+
+
+def test_pipeline_stage_with_most_full_layers_binds() -> None:
+    # Gemma 2 9B at PP2: 21 layers a stage, the first holding 10 full-attention layers and the second 11.
+    # A layer keeps 2 x 8 KV heads x 256 = 4,096 BF16 values a token: a 16-token page is 131,072 bytes. At
+    # 8,192 tokens and a 1,024-token scheduler step a full layer needs 512 pages, a sliding (4,096) layer
+    # ceil(5,119 / 16) + 1 = 321: the second stage needs (11 x 512 + 10 x 321) pages.
+    arch = _arch("google/gemma-2-9b-it")
+    par = Parallelism(pp=2)
+    assert request_kv_bytes(arch, 16, 8192, par, max_num_batched_tokens=1024) == (11 * 512 + 10 * 321) * 131072
+
+
+def test_vllm_pool_is_the_stage_with_fewest_tokens() -> None:
+    # Gemma 3 1B at PP3 (full attention every sixth layer): stages of 9, 9 and 8 layers hold 1, 2 and 1 full
+    # layers. The first stage groups 1 + 8 layers (group size 1, 9 groups), the second 2 + 7 (group size 2,
+    # 1 + 4 groups). A layer's 16-token page is 16 x 2 x 1 KV head x 256 x 2 bytes = 16,384 bytes, so 4 GiB
+    # gives the second stage 4 GiB // (2 x 16,384) = 131,072 blocks and 131,072 // 5 x 16 tokens: fewer than
+    # the first stage's 262,144 // 9 x 16, and the engine runs at the smallest stage.
+    cache = vllm_kv_cache(_arch("google/gemma-3-1b-it"), 16, 4 * GIB, 32768, Parallelism(pp=3))
+    assert cache.logged_tokens == 131072 // 5 * 16
+    assert {t.kind: t.layers for t in cache.by_layer_type} == {"full": 2, "sliding:512": 7}

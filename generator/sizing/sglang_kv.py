@@ -52,9 +52,11 @@ class SglangKvPool(NamedTuple):
 
 
 def sglang_cell_bytes(arch: Architecture, kv_bits: int, par: Parallelism = Parallelism()) -> int:
-    """One token's KV bytes on the fullest rank (whole KV heads per TP rank; MLA latent replicated)."""
-    stage = max(stage_layers(arch.num_layers, par.pp), key=len)
-    return ceil_bytes(sum(layer_elements_per_gpu(arch.layers[index], par.tp) for index in stage) * kv_bits)
+    """One token's KV bytes on the rank that holds most (whole KV heads per TP rank; MLA latent replicated)."""
+    return max(
+        ceil_bytes(sum(layer_elements_per_gpu(arch.layers[index], par.tp) for index in stage) * kv_bits)
+        for stage in stage_layers(arch.num_layers, par.pp)
+    )
 
 
 def sglang_kv_pool(

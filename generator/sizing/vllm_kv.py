@@ -92,15 +92,42 @@ def vllm_kv_cache(
     max_num_batched_tokens: int = 8192,
     tokens_from: str = TOKENS_FROM_BLOCKS,
 ) -> VllmKvCache:
-    """The KV pool vLLM builds on the fullest pipeline stage for ``available_bytes`` of KV memory per GPU.
+    """The KV pool vLLM builds for ``available_bytes`` of KV memory per GPU, on the stage that holds the fewest tokens.
 
-    ``block_tokens`` is the block size of the type with the most bytes per token; the others scale up to
-    the same page bytes, as vLLM's ``unify_kv_cache_spec_page_size`` does.
+    Every pipeline stage sizes its own pool and the engine runs at the smallest (``unify_kv_cache_configs``
+    takes the fewest blocks): with sliding-window layers the binding stage is the one with the most
+    full-attention bytes, not the one with the most layers. ``block_tokens`` is the block size of the type
+    with the most bytes per token; the others scale up to the same page bytes, as vLLM's
+    ``unify_kv_cache_spec_page_size`` does.
     """
-    stage = max(stage_layers(arch.num_layers, par.pp), key=len)
+    pools = (
+        _stage_kv_cache(
+            [arch.layers[i] for i in stage],
+            kv_bits,
+            available_bytes,
+            max_model_len,
+            par,
+            block_tokens,
+            max_num_batched_tokens,
+            tokens_from,
+        )
+        for stage in stage_layers(arch.num_layers, par.pp)
+    )
+    return min(pools, key=lambda pool: (pool.logged_tokens, pool.max_concurrency))
+
+
+def _stage_kv_cache(
+    stage: list[Layer],
+    kv_bits: int,
+    available_bytes: int,
+    max_model_len: int,
+    par: Parallelism,
+    block_tokens: int,
+    max_num_batched_tokens: int,
+    tokens_from: str,
+) -> VllmKvCache:
     buckets: dict[str, list[Layer]] = {}
-    for index in stage:
-        layer = arch.layers[index]
+    for layer in stage:
         buckets.setdefault(_kind(layer), []).append(layer)
     counts = [len(layers) for layers in buckets.values()]
     smallest, largest = min(counts), max(counts)
@@ -141,17 +168,16 @@ def request_kv_bytes(
     block_tokens: int = 16,
     max_num_batched_tokens: int = 8192,
 ) -> int:
-    """KV bytes one request of ``max_model_len`` tokens needs on the fullest stage, as vLLM checks it at start-up.
+    """KV bytes one request of ``max_model_len`` tokens needs on the stage that needs most, as vLLM checks it at start-up.
 
     ``check_enough_kv_cache_memory`` sums every layer's ``max_memory_usage_bytes`` (no group padding): a full
     layer ``ceil(L / block)`` pages, a sliding layer ``ceil(min(window - 1 + max_num_batched_tokens, L) / block) + 1``,
     each page ``block_tokens`` tokens of that layer's KV. vLLM refuses to start when this exceeds the available
     KV memory and prints it ("X GiB KV cache is needed").
     """
-    stage = max(stage_layers(arch.num_layers, par.pp), key=len)
-    total = 0
-    for index in stage:
-        layer = arch.layers[index]
+
+    def layer_bytes(layer: Layer) -> int:
         page = ceil_bytes(layer_elements_per_gpu(layer, par.tp) * kv_bits) * block_tokens
-        total += _pages_per_request(_kind(layer), max_model_len, block_tokens, max_num_batched_tokens) * page
-    return total
+        return _pages_per_request(_kind(layer), max_model_len, block_tokens, max_num_batched_tokens) * page
+
+    return max(sum(layer_bytes(arch.layers[i]) for i in stage) for stage in stage_layers(arch.num_layers, par.pp))
