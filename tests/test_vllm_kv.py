@@ -109,6 +109,24 @@ def test_estimate_reports_the_log_line_and_memory_by_layer_type() -> None:
     assert log["gpu_kv_cache_size_tokens"] < result["capacity"]["kv_cache_tokens"]
 
 
+@pytest.mark.parametrize(
+    ("model", "precision", "needed", "starts"),
+    [
+        # 80 layers x 2 x 8 KV heads x 128 x 2 bytes = 327,680 bytes a token; 131,072 tokens: 40 GiB, far
+        # beyond what one H100 keeps beside 70 GB of FP8 weights.
+        pytest.param("meta-llama/Llama-3.1-70B-Instruct", "fp8", 40 * GIB, False, id="70b-fp8-refused"),
+        pytest.param("openai/gpt-oss-120b", None, None, True, id="gpt-oss-120b-starts"),
+    ],
+)
+def test_estimate_says_when_vllm_refuses_to_start(model: str, precision: str | None, needed: int | None, starts: bool) -> None:
+    result = estimate(EstimateRequest(model=model, gpu="h100-sxm5-80gb", context_tokens=131072, precision=precision))
+    log = result["capacity"]["vllm_log"]
+    assert log["starts"] is starts
+    assert (log["one_request_kv_bytes"] <= result["capacity"]["kv_cache_bytes"]) is starts
+    if needed is not None:
+        assert log["one_request_kv_bytes"] == needed
+
+
 def test_sglang_reserve_is_a_fraction_of_the_memory_before_loading() -> None:
     # SGLang log (sglang PR #18263): 'Load weight end ... avail mem=230.20 GB, mem usage=56.98 GB',
     # mem_fraction_static 0.911 -> 'initial available_bytes ... 204.63 GB' (its GB are GiB).

@@ -276,6 +276,12 @@ def format_text(result: dict[str, Any]) -> str:
             for part in log["by_layer_type"]:
                 pad = f", +{part['padding_layers']} padding" if part["padding_layers"] else ""
                 lines.append(f"    {part['kind']:14s} {part['layers']} layers{pad}: {_gib(part['pool_bytes'])} of the pool")
+            if not log["starts"]:
+                lines.append(
+                    f"  vLLM refuses to start: one {result['kv_cache']['context_tokens']:,}-token request needs "
+                    f"{_gib(log['one_request_kv_bytes'])} of KV cache, {_gib(cap['kv_cache_bytes'])} is available; "
+                    "lower --context or add GPUs"
+                )
     thr = result.get("throughput")
     if thr and "max_output_tokens_per_s" in thr:
         lines.append(

@@ -22,7 +22,7 @@ from generator.sizing.performance import accelerator_for, decode_step, prefill_s
 from generator.sizing.precision import WeightFormat, kv_cache_bits, weight_format
 from generator.sizing.sglang_kv import sglang_inference_capacity
 from generator.sizing.training import OPTIMIZERS, TrainingSetup, size_training
-from generator.sizing.vllm_kv import vllm_kv_cache
+from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache
 from generator.sizing.weights import Parallelism, size_weights
 
 if TYPE_CHECKING:
@@ -407,8 +407,12 @@ def _vllm_log(
 ) -> dict[str, Any]:
     """The KV figures vLLM's start-up log would print for this budget, with the pool by layer type."""
     cache = vllm_kv_cache(arch, kv_bits, available_bytes, context, par, consts.kv_block_tokens, consts.prefill_chunk_tokens)
+    needed = request_kv_bytes(arch, kv_bits, context, par, consts.kv_block_tokens, consts.prefill_chunk_tokens)
     return {
         "gpu_kv_cache_size_tokens": cache.logged_tokens,
+        # vLLM's start-up check: one request of the full context must fit, else it refuses ("X GiB KV cache is needed")
+        "one_request_kv_bytes": needed,
+        "starts": needed <= available_bytes,
         "max_concurrency": round(cache.max_concurrency, 2),
         "kv_cache_groups": cache.groups,
         "by_layer_type": [
