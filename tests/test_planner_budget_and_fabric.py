@@ -29,7 +29,7 @@ from generator.planner.plan import Pool
 from generator.planner.racks import pack_racks, rack_findings
 from generator.planner.tco import HOURS_PER_MONTH
 from generator.render import render_plan
-from generator.sizing.constants import Constants, with_overrides
+from generator.sizing.constants import Constants
 from generator.workload import LoadedWorkload, load_workload
 
 
@@ -124,6 +124,36 @@ def test_training_job_is_held_to_the_budget_by_what_it_costs(tmp_path: Path, pro
         assert pool.usd_per_hour * HOURS_PER_MONTH <= cap
 
 
+LONG_RUN = """\
+version: 1
+name: t
+deployments:
+  - name: tune
+    model: meta-llama/Llama-3.1-8B
+    training: {{method: lora, sequence_length: 2048, dataset_tokens: 300000000000}}
+hardware:
+  gpus: [h100-sxm5-80gb]
+  provider: aws
+  max_budget_usd_per_month: {cap}
+"""
+
+
+@pytest.mark.parametrize(("cap", "feasible"), [(50000, True), (30000, False)])
+def test_a_rented_run_longer_than_a_month_counts_one_month(tmp_path: Path, cap: int, feasible: bool) -> None:
+    # 300B tokens of LoRA on one p5 ($55.04 an hour) take about 1,190 hours: the run costs about $65,700,
+    # a month of it $40,179. A monthly budget holds a month of the run: $50,000 suffices, $30,000 does not.
+    loaded = _load(tmp_path, LONG_RUN.format(cap=cap))
+    if not feasible:
+        with pytest.raises(InfeasibleError, match="budget"):
+            plan_workload(loaded)
+        return
+    plan = plan_workload(loaded)
+    dep, pool = plan.deployments[0], plan.pools[0]
+    assert pool.usd_per_hour is not None
+    assert dep.details["hours"] > HOURS_PER_MONTH
+    assert dep.details["usd_per_job"] > cap >= pool.usd_per_hour * HOURS_PER_MONTH
+
+
 MIXED = """\
 version: 1
 name: mixed
@@ -202,31 +232,35 @@ hardware:
 {constants}"""
 
 
+# One owned-price DGX H100 ($270,000; 10.2 kW published maximum). Defaults: utilisation 0.6, PUE 1.56,
+# $0.13/kWh, colocation $184 per kW-month, 36 months, 730 hours a month. Energy: 10.2 x 0.6 x 1.56 x 0.13
+# x 730 = $906.03; colocation: 10.2 x 184 = $1,876.80; opex $2,782.83; capex a month 270,000 / 36 = $7,500.
 @pytest.mark.parametrize(
-    "overrides",
+    ("overrides", "opex", "total"),
     [
-        pytest.param({}, id="defaults"),
-        pytest.param({"amortization_months": 60}, id="amortization"),
-        pytest.param({"energy_usd_per_kwh": 0.31}, id="energy-price"),
-        pytest.param({"pue": 1.6}, id="pue"),
-        pytest.param({"power_utilization": 0.9}, id="utilisation"),
-        pytest.param({"colocation_usd_per_kw_month": 310}, id="colocation"),
+        pytest.param({}, 2782.83, 10282.83, id="defaults"),
+        pytest.param({"amortization_months": 60}, 2782.83, 4500 + 2782.83, id="amortization"),
+        # energy 10.2 x 0.6 x 1.56 x 0.31 x 730 = 2,160.53
+        pytest.param({"energy_usd_per_kwh": 0.31}, 2160.53 + 1876.80, 7500 + 4037.33, id="energy-price"),
+        # energy 10.2 x 0.6 x 1.6 x 0.13 x 730 = 929.26
+        pytest.param({"pue": 1.6}, 929.26 + 1876.80, 7500 + 2806.06, id="pue"),
+        # energy 10.2 x 0.9 x 1.56 x 0.13 x 730 = 1,359.04
+        pytest.param({"power_utilization": 0.9}, 1359.04 + 1876.80, 7500 + 3235.84, id="utilisation"),
+        # colocation 10.2 x 310 = 3,162
+        pytest.param({"colocation_usd_per_kw_month": 310}, 906.03 + 3162, 7500 + 4068.03, id="colocation"),
     ],
 )
-def test_running_cost_constants_from_the_workload_reach_the_plan(tmp_path: Path, overrides: dict[str, float]) -> None:
+def test_running_cost_constants_from_the_workload_reach_the_plan(
+    tmp_path: Path, overrides: dict[str, float], opex: float, total: float
+) -> None:
     block = "constants:\n" + "".join(f"  {k}: {v}\n" for k, v in overrides.items()) if overrides else ""
     pool = plan_workload(_load(tmp_path, OWNED_DGX.format(constants=block))).pools[0]
-    c = with_overrides(dict(overrides))
     for name, value in overrides.items():
         assert getattr(Constants(), name) != value  # the row changes a default
-    kw = pool.node.power_w / 1000
-    opex = (
-        pool.nodes * kw * (c.power_utilization * c.pue * c.energy_usd_per_kwh * HOURS_PER_MONTH + c.colocation_usd_per_kw_month)
-    )
-    assert pool.capex_usd == 270000 * pool.nodes
-    assert pool.opex_usd_per_month == pytest.approx(opex, rel=1e-4)
+    assert (pool.nodes, pool.node.power_w, pool.capex_usd) == (1, 10200, 270000)
+    assert pool.opex_usd_per_month == pytest.approx(opex, abs=0.01)
     assert pool.usd_per_hour is not None
-    assert pool.usd_per_hour * HOURS_PER_MONTH == pytest.approx(pool.capex_usd / c.amortization_months + opex, rel=1e-4)
+    assert pool.usd_per_hour * HOURS_PER_MONTH == pytest.approx(total, abs=0.01)
 
 
 # --- a cost objective that cannot be formed says what it fell back to, in every output -----------------
