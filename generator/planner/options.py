@@ -24,38 +24,35 @@ class Hardware(NamedTuple):
 
 
 def allowed_hardware(wl: Workload) -> list[Hardware]:
-    """Every (platform, GPU) pair allowed by provider, GPU and platform lists and site cooling, sorted by id."""
+    """Every (platform, GPU) pair allowed by provider, GPU and platform lists and site cooling, sorted by id.
+
+    Owned servers are always usable: an owned kind the lists leave out comes last, with why no more are bought.
+    """
     hw = wl.hardware
     gpus = catalog.gpus()
-    allowed_gpus = {g.lower() for g in hw.gpus} if hw.gpus else None
-    allowed_platforms = {p.lower() for p in hw.platforms} if hw.platforms else None
-    out = []
-    for platform in sorted(catalog.platforms().values(), key=lambda p: p.id):
-        if platform.provider != hw.provider or (allowed_platforms and platform.id not in allowed_platforms):
-            continue
-        if platform.cooling == "liquid" and hw.cooling != "liquid":
-            continue
-        for gpu_id in platform.gpu_ids:
-            if gpu_id not in gpus or (allowed_gpus and gpu_id not in allowed_gpus):
-                continue
-            gpu = gpus[gpu_id]
-            if gpu.cooling == "liquid" and hw.cooling != "liquid":
-                continue
-            out.append(Hardware(platform, gpu))
-    # owned servers are always usable; the allowed lists govern only what may be bought
+    out = [
+        Hardware(platform, gpus[gpu_id])
+        for platform in sorted(catalog.platforms().values(), key=lambda p: p.id)
+        if platform.provider == hw.provider
+        for gpu_id in platform.gpu_ids
+        if gpu_id in gpus and not _refusals(wl, platform, gpus[gpu_id])
+    ]
     for group in hw.inventory if hw.provider == "baremetal" else ():
         platform = inventory_platform(group)
         gpu = gpus[group.gpu or platform.gpu_ids[0]]
         if all((h.platform.id, h.gpu.id) != (platform.id, gpu.id) for h in out):
-            out.append(Hardware(platform, gpu, not_bought_reason(wl, platform, gpu)))
+            if platform.custom:
+                why = "a custom server is not bought"
+            else:
+                refusals = _refusals(wl, platform, gpu) or [f"{platform.id} with {gpu.id} is not offered"]
+                why = " and ".join(refusals) + ", so no more are bought"
+            out.append(Hardware(platform, gpu, why))
     return out
 
 
-def not_bought_reason(wl: Workload, platform: PlatformSpec, gpu: GpuSpec) -> str:
-    """Why more of an owned server kind that the allowed hardware leaves out are not bought."""
+def _refusals(wl: Workload, platform: PlatformSpec, gpu: GpuSpec) -> list[str]:
+    """Why the workload does not allow buying this server kind; empty when it does."""
     hw = wl.hardware
-    if platform.custom:
-        return "a custom server is not bought"
     why = []
     if hw.gpus and gpu.id not in {g.lower() for g in hw.gpus}:
         why.append(f"{gpu.id} is not in hardware.gpus")
@@ -63,7 +60,7 @@ def not_bought_reason(wl: Workload, platform: PlatformSpec, gpu: GpuSpec) -> str
         why.append(f"{platform.id} is not in hardware.platforms")
     if "liquid" in (platform.cooling, gpu.cooling) and hw.cooling != "liquid":
         why.append(f"it is liquid-cooled and hardware.cooling is {hw.cooling}")
-    return " and ".join(why or [f"{platform.id} with {gpu.id} is not allowed"]) + ", so no more are bought"
+    return why
 
 
 def rank(objective: str, candidate: Candidate, *, share: bool = False) -> tuple[float, ...]:
