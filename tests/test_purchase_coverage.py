@@ -20,7 +20,8 @@ from tests.conftest import catalog_json
         pytest.param("dell-r760xa", "h100-nvl-94gb", 2, None, None, id="r760xa-host-withdrawn-unknown-currency"),
         pytest.param("dell-r760xa", "l40s-48gb", 4, None, None, id="r760xa-unpriced-whatever-the-gpu"),
         pytest.param("dell-xe7740", "h200-nvl-141gb", 8, None, None, id="xe7740-host-unsourced"),
-        pytest.param("hgx-a100-8gpu-oem", "a100-sxm4-40gb", 8, 77000 + 8 * 8000, True, id="a100-40gb-low-end"),
+        pytest.param("hgx-a100-8gpu-oem", "a100-sxm4-40gb", 8, None, None, id="generic-a100-stand-in-not-bought"),
+        pytest.param("supermicro-as-4124go-nart", "a100-sxm4-40gb", 8, 77000 + 8 * 8000, True, id="a100-40gb-low-end"),
         pytest.param("supermicro-as-4124go-nart", "a100-sxm4-80gb", 8, 77000 + 8 * 15000, True, id="named-hgx-a100-derived-host"),
     ],
 )
