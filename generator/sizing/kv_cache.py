@@ -66,6 +66,11 @@ def size_kv_cache(
     )
 
 
+def stage_kv_elements(arch: Architecture, context_tokens: int, tp: int, pp: int) -> int:
+    """KV elements one sequence of ``context_tokens`` keeps on the fullest GPU (times bits and sequences: its bytes)."""
+    return _elements(arch, context_tokens, tp, pp)[2]
+
+
 @memoized
 def _elements(arch: Architecture, context_tokens: int, tp: int, pp: int) -> tuple[int, int, int]:
     """KV elements of one sequence: per token (all layers), for ``context_tokens`` tokens, and on the fullest GPU.
