@@ -7,13 +7,13 @@ well under 0.1 s, so no pydantic, jsonschema, jinja2, ruamel or click on this pa
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, NamedTuple
 
 from generator import catalog
 from generator.calculator.model_limits import check_layout
 from generator.calculator.model_source import ResolvedModel, default_precision, model_weight_format, resolve_model
 from generator.catalog.host_cpu import REFERENCE_CPU_ID, host_time_scale
 from generator.errors import InfeasibleError, InputError
+from generator.named_tuple import NamedTuple
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.engine_runtime import per_sequence_host_scale
 from generator.sizing.loadability import loadability_problems
@@ -25,6 +25,7 @@ from generator.sizing.training import OPTIMIZERS, TrainingSetup, size_training
 from generator.sizing.vllm_kv import vllm_kv_cache
 from generator.sizing.weights import Parallelism, size_weights
 
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
     from typing import Any
 

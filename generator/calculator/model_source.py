@@ -13,15 +13,16 @@ import json
 import os
 import re
 from fractions import Fraction
-from typing import TYPE_CHECKING, NamedTuple
 
 from generator import catalog
 from generator.calculator.model_limits import check_config_dimensions
 from generator.errors import ArchitectureError, InputError, Location, UnknownIdError
 from generator.input_files import MAX_CONFIG_BYTES, inside_root, read_text_limited, short
+from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat, weight_format
 
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any

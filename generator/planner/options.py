@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
+from generator.named_tuple import NamedTuple
 from generator.planner.custom import inventory_platform
 from generator.workload.models import Workload
 

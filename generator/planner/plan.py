@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
+
+from generator.named_tuple import NamedTuple
 
 Level = Literal["info", "warning", "error"]
 

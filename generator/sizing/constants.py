@@ -7,10 +7,14 @@ A workload overrides any of them under ``constants:``; ``specgen estimate`` unde
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
 
 from generator.errors import InputError
+from generator.named_tuple import NamedTuple
 from generator.units import GIB, MIB
+
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Constants(NamedTuple):

@@ -11,8 +11,8 @@
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
+from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import MLA, Architecture, Layer
 from generator.sizing.memo import memoized
 from generator.sizing.weights import Parallelism, stage_layers

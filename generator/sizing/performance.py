@@ -25,14 +25,15 @@ passes the stages one after another (TTFT).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, NamedTuple
 
+from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import EXPERT, Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import ceil_bytes, stage_kv_elements
 from generator.sizing.memo import memoized
 from generator.sizing.weights import Parallelism, WeightSizes
 
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
     from generator.catalog.records import GpuSpec
 

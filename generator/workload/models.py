@@ -9,9 +9,10 @@ these are built; the builder turns ints in float fields into floats, lists into 
 into these models.
 """
 
-from typing import Literal, NamedTuple, TypeAlias
+from typing import Literal, TypeAlias
 
 from generator.calculator.machine import FixedSpec
+from generator.named_tuple import NamedTuple
 
 
 class Slo(NamedTuple):
