@@ -195,7 +195,7 @@ def training_options(
                 summary = f"{timed.reason} on {layout[1]} x {hw.platform.id} ({layout[0]} x {hw.gpu.id}){hours}"
                 opt = _option(wl, hw, layout, needs, timed, replicas, summary, consts, blocked, free)
                 if opt is not None:
-                    options.append(dataclasses.replace(opt, comm=comm))
+                    options.append(opt._replace(comm=comm))
     return options
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel
 from generator.catalog.host_cpu import platform_host_time_scale
+from generator.named_tuple import NamedTuple
 from generator.planner.early import PIPELINE_STAGES
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.sizing.architecture import Architecture
@@ -31,8 +31,7 @@ from generator.units import GIB
 from generator.workload.models import InferenceSpec
 
 
-@dataclass(frozen=True)
-class OperatingPoint:
+class OperatingPoint(NamedTuple):
     """A replica serving ``requests_per_s`` with ``batch`` sequences in flight."""
 
     batch: int
@@ -41,9 +40,8 @@ class OperatingPoint:
     tpot_s: float
 
 
-@dataclass(frozen=True)
-class ReplicaShape:
-    """One feasible replica layout and its capacity."""
+class ReplicaShape(NamedTuple):
+    """One feasible replica layout and its capacity (a named tuple: planning forms one per layout and platform)."""
 
     hardware: Hardware
     fmt: WeightFormat
