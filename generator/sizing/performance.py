@@ -178,6 +178,7 @@ class DecodeModel:
         "_acc",
         "_allreduce_scale",
         "_arch",
+        "_attention_dp",
         "_attention_flops",
         "_attention_rate",
         "_attention_split",
@@ -226,15 +227,17 @@ class DecodeModel:
         self._allreduce_scale = 2 * arch.num_layers / par.pp
         self._expert_comm = par.ep > 1 and experts > 0
         self._host_per_sequence_s = consts.decode_overhead_per_sequence_s * acc.host_time_scale
+        self._attention_dp = par.attention_dp
 
     def step(self, batch: int, prefill_tokens: float = 0.0) -> DecodeStep:
         """One decode step of ``batch`` sequences, with ``prefill_tokens`` prompt tokens riding along."""
         arch, par, acc, consts = self._arch, self._par, self._acc, self._consts
+        attention_dp = self._attention_dp
         micro = max(1, math.ceil(batch / par.pp))
         prefill_micro = prefill_tokens / par.pp
         tokens = micro + prefill_micro
         bandwidth = self._bandwidth
-        kv = ceil_bytes(self._kv_stage_bits * -(-micro // par.attention_dp))
+        kv = ceil_bytes(self._kv_stage_bits * -(-micro // attention_dp))
         if self._dense_weight_read_s is not None:
             weight_read_s = self._dense_weight_read_s
         else:
@@ -247,14 +250,14 @@ class DecodeModel:
         link = acc.link_gb_per_s
         comm_s = 0.0
         if par.tp > 1:
-            message = tokens / par.attention_dp * arch.hidden_size * 2
+            message = tokens / attention_dp * arch.hidden_size * 2
             comm_s = self._allreduce_scale * allreduce_seconds(message, par.tp, link, latency)
         if self._expert_comm:
             comm_s += expert_alltoall_seconds(arch, par, tokens, link, latency)
         stage_s = max(weight_read_s, matmul_s) + max(kv_read_s, attention_s) + prefill_attention_s + comm_s
         stages = par.pp
         # every micro-batch is an engine iteration of its own (scheduling, launches, sampling)
-        host_s = self._host_per_sequence_s * batch / par.attention_dp
+        host_s = self._host_per_sequence_s * batch / attention_dp
         seconds = host_overlapped_seconds(stages * (stage_s + consts.decode_step_overhead_s), host_s, par.pp, consts)
         memory_s = weight_read_s + kv_read_s
         compute_s = matmul_s + attention_s + prefill_attention_s
