@@ -87,6 +87,13 @@ class Constants(NamedTuple):
     power_utilization: float = 0.6
     colocation_usd_per_kw_month: float = 184.0
 
+    def __hash__(self) -> int:
+        """Hash of a few fields: the sizing caches hash the constants on every lookup, and all 55 fields took 1 us.
+
+        Equal constants have equal fields, so they hash alike; equality still compares every field.
+        """
+        return hash((self.gpu_memory_utilization, self.decode_bandwidth_efficiency, self.prefill_compute_efficiency))
+
 
 #: name -> (what it means, where the value comes from)
 CONSTANT_DOCS: dict[str, tuple[str, str]] = {

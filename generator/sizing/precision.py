@@ -73,6 +73,10 @@ class WeightFormat(NamedTuple):
     #: Bits of one scale kept per whole matrix (NVFP4's fp32 tensor scale).
     tensor_scale_bits: int = 0
 
+    def __hash__(self) -> int:
+        """Hash of the name and group size, not the ``Fraction`` fields (slow to hash); equality compares every field."""
+        return hash((self.name, self.group_size, self.gguf))
+
     @property
     def is_quantized(self) -> bool:
         """Whether linear weights are stored below 16 bit."""
