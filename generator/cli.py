@@ -13,12 +13,14 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
 
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
     from generator.errors import SpecgenError
 
-F = TypeVar("F", bound=Callable[..., Any])
+    F = TypeVar("F", bound=Callable[..., Any])
 #: Most error lines printed for one failure.
 MAX_REPORTED = 25
 TARGETS = ("spec", "markdown", "terraform", "ansible", "kubernetes")

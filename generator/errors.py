@@ -5,7 +5,7 @@ Only ``generator.cli`` catches these and turns them into a message and an exit c
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from generator.named_tuple import NamedTuple
 
 
 class SpecgenError(Exception):

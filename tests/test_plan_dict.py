@@ -9,13 +9,19 @@ from typing import Any
 import pytest
 
 from generator.api import plan_file
+from generator.planner.plan import Candidate
 from tests.conftest import REPO
 
 EXAMPLES = sorted(p for p in (REPO / "examples").glob("*.yaml"))
 
 
 def _reference(value: Any) -> Any:
-    """The earlier form: ``asdict`` (which deep-copies), then dict keys as text, tuples as lists, floats to 6 places."""
+    """The earlier form: ``asdict`` (which deep-copies), then dict keys as text, tuples as lists, floats to 6 places.
+
+    A :class:`Candidate` (a named tuple, once a dataclass) is an object, as ``asdict`` made it when it was a dataclass.
+    """
+    if isinstance(value, Candidate):
+        return {name: _reference(v) for name, v in value._asdict().items()}
     if isinstance(value, dict):
         return {str(k): _reference(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -34,7 +33,7 @@ BASE = Candidate(
 
 
 def _with(**changes: object) -> Candidate:
-    return dataclasses.replace(BASE, summary="other", **changes)  # type: ignore[arg-type]
+    return BASE._replace(summary="other", **changes)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -22,9 +22,10 @@ import json
 import re
 import sys
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 from generator.errors import InputError, SpecgenError
+from generator.named_tuple import NamedTuple
 
 #: vLLM's default KV block size in tokens (``--block-size``), to turn "# GPU blocks" into tokens.
 VLLM_BLOCK_TOKENS = 16

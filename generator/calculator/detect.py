@@ -16,9 +16,9 @@ import re
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping
-from typing import NamedTuple
 
 from generator import catalog
+from generator.named_tuple import NamedTuple
 from generator.units import GIB
 
 #: The nvidia-smi query detect runs (all documented ``--query-gpu`` fields, ``nvidia-smi --help-query-gpu``).

@@ -7,30 +7,30 @@ well under 0.1 s, so no pydantic, jsonschema, jinja2, ruamel or click on this pa
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, NamedTuple
 
 from generator import catalog
 from generator.calculator.model_limits import check_layout
 from generator.calculator.model_source import ResolvedModel, default_precision, model_weight_format, resolve_model
 from generator.catalog.host_cpu import REFERENCE_CPU_ID, host_time_scale
 from generator.errors import InfeasibleError, InputError
+from generator.named_tuple import NamedTuple
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.engine_runtime import per_sequence_host_scale
 from generator.sizing.loadability import loadability_problems
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import accelerator_for, decode_step, prefill_seconds, saturated_throughput
 from generator.sizing.precision import WeightFormat, kv_cache_bits, weight_format
-from generator.sizing.sglang_kv import sglang_inference_capacity
-from generator.sizing.training import OPTIMIZERS, TrainingSetup, size_training
 from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache
 from generator.sizing.weights import Parallelism, size_weights
 
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
     from typing import Any
 
     from generator.calculator.machine import FixedSpec
     from generator.catalog.records import GpuSpec
     from generator.sizing.architecture import Architecture
+    from generator.sizing.training import TrainingSetup
 
 #: Context sized when none is given: never a model's full 128k unless asked.
 DEFAULT_CONTEXT_TOKENS = 4096
@@ -239,6 +239,9 @@ def training_precision(req: EstimateRequest) -> tuple[str, str]:
     the checkpoint's format; LoRA keeps the frozen base in ``--precision`` (default bf16) and
     QLoRA in nf4 unless ``--precision`` says otherwise. Adapters are fp32 either way.
     """
+    # training and SGLang sizing are imported where used: an inference estimate's cold start does without them
+    from generator.sizing.training import OPTIMIZERS, TrainingSetup
+
     if req.train in ("lora", "qlora"):
         base = TrainingSetup(method=req.train, base_precision=req.precision).base_precision_name
         return base, f"frozen {base} base weights, fp32 LoRA adapters"
@@ -368,6 +371,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             cap = inference.capacity
             engine_log: dict[str, Any]
             if req.engine == "sglang":
+                from generator.sizing.sglang_kv import sglang_inference_capacity
+
                 sglang = sglang_inference_capacity(
                     arch, kv_bits, context, par, gpu.memory_bytes, inference, req.mem_fraction_static
                 )
@@ -523,6 +528,8 @@ def _fit(gpu_id: str, memory: int, need: int, usable_fraction: float) -> dict[st
 
 
 def _training(req: EstimateRequest, model: ResolvedModel, par: Parallelism, consts: Constants) -> tuple[TrainingSetup, Any]:
+    from generator.sizing.training import TrainingSetup, size_training
+
     gpus = req.gpus if req.gpus is not None else par.gpus
     if gpus % par.gpus:
         raise InputError(f"--gpus {gpus} is not a multiple of tp x pp = {par.gpus}")
@@ -557,6 +564,7 @@ def longest_training_sequence(
 
     Memory never falls as the sequence grows, so a binary search over lengths finds it.
     """
+    from generator.sizing.training import size_training
 
     def fits(tokens: int) -> bool:
         return size_training(arch, setup._replace(sequence_length=tokens), par, consts).per_gpu.total <= usable_bytes

@@ -17,10 +17,11 @@ import hashlib
 import json
 import logging
 import os
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from generator.calculator.safetensors_header import Tensor
 from generator.errors import InputError, Location
+from generator.named_tuple import NamedTuple
 
 if TYPE_CHECKING:
     from typing import Any

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from generator import catalog
 from generator.catalog.records import GpuSpec, dram_bandwidth_gb_per_s
 from generator.errors import InputError
+from generator.named_tuple import NamedTuple
 from generator.sizing.offload import Machine
 from generator.sizing.performance import pcie_gb_per_s
 from generator.units import GIB

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
 
 from generator.errors import ArchitectureError, InputError
 from generator.sizing.architecture import Architecture
+
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: field -> (lowest, highest) allowed value when the field is given as a number.
 DIMENSION_BOUNDS: dict[str, tuple[int, int]] = {

@@ -12,10 +12,10 @@ import json
 import os
 import struct
 from collections.abc import Iterable
-from typing import NamedTuple
 
 from generator.errors import InputError
 from generator.input_files import MAX_CONFIG_BYTES, read_text_limited, short
+from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture
 from generator.sizing.file_weights import group_tensor_bytes
 from generator.sizing.precision import WEIGHT_FORMATS

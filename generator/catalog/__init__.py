@@ -11,7 +11,6 @@ import json
 import os
 from collections.abc import Mapping
 from functools import cache
-from typing import Any
 
 from generator.catalog.records import (
     CpuSpec,
@@ -25,6 +24,10 @@ from generator.catalog.records import (
     PurchaseRecord,
 )
 from generator.errors import CatalogError, UnknownIdError
+
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: This folder, symlinks resolved (text: pathlib is not imported on the ``estimate`` path).
 _CATALOG_DIR = os.path.dirname(os.path.realpath(__file__))

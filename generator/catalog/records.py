@@ -1,14 +1,15 @@
-"""Typed, frozen catalog records built from the JSON data files (units in every field name).
+"""Typed, frozen catalog records built from the JSON data files (units in every field name)."""
 
-No ``from __future__ import annotations`` here: ``NamedTuple`` compiles each field's annotation text
-(more than half of this module's import, on every cold start of ``specgen estimate``); a record's
-own name in an annotation is written as text.
-"""
+from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
 
+from generator.named_tuple import NamedTuple
 from generator.units import GB, MIB
+
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _opt_float(value: Any) -> float | None:
@@ -46,7 +47,7 @@ class GpuSpec(NamedTuple):
     max_achievable_tflops: Mapping[str, float] | None = None
 
     @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> "GpuSpec":
+    def from_record(cls, rec: Mapping[str, Any]) -> GpuSpec:
         """Build from a ``gpus.json`` record."""
         ic = rec.get("interconnect") or {}
         pcie = rec.get("pcie") or {}
@@ -113,7 +114,7 @@ class ModelRecord(NamedTuple):
     reference_params_total: int | None = None
 
     @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> "ModelRecord":
+    def from_record(cls, rec: Mapping[str, Any]) -> ModelRecord:
         """Build from a ``models.json`` record."""
         config = rec["config"]
         if not isinstance(config, dict):
@@ -148,7 +149,7 @@ class CpuSpec(NamedTuple):
     socket: str = ""
 
     @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> "CpuSpec":
+    def from_record(cls, rec: Mapping[str, Any]) -> CpuSpec:
         """Build from a ``cpus.json`` record."""
         return cls(
             id=rec["id"],
@@ -189,7 +190,7 @@ class NicSpec(NamedTuple):
     source: tuple[str, ...]
 
     @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> "NicSpec":
+    def from_record(cls, rec: Mapping[str, Any]) -> NicSpec:
         """Build from a ``nics.json`` record."""
         return cls(
             id=rec["id"],
@@ -215,7 +216,7 @@ class DriveSpec(NamedTuple):
     source: tuple[str, ...]
 
     @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> "DriveSpec":
+    def from_record(cls, rec: Mapping[str, Any]) -> DriveSpec:
         """Build from a ``drives.json`` record."""
         return cls(
             id=rec["id"],
@@ -267,7 +268,7 @@ class PlatformSpec(NamedTuple):
     custom: bool = False
 
     @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> "PlatformSpec":
+    def from_record(cls, rec: Mapping[str, Any]) -> PlatformSpec:
         """Build from a ``platforms.json`` record."""
         cpu = rec.get("cpu") or {}
         nvme = rec.get("nvme") or {}
@@ -319,7 +320,7 @@ class PriceRecord(NamedTuple):
     source: tuple[str, ...]
 
     @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> "PriceRecord":
+    def from_record(cls, rec: Mapping[str, Any]) -> PriceRecord:
         """Build from a ``prices.json`` record."""
         return cls(
             id=rec["id"],
@@ -346,7 +347,7 @@ class PurchaseRecord(NamedTuple):
     source: tuple[str, ...]
 
     @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> "PurchaseRecord":
+    def from_record(cls, rec: Mapping[str, Any]) -> PurchaseRecord:
         """Build from a ``purchases.json`` record."""
         return cls(
             id=rec["id"],
@@ -375,7 +376,7 @@ class HostMinimum(NamedTuple):
     source: tuple[str, ...]
 
     @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> "HostMinimum":
+    def from_record(cls, rec: Mapping[str, Any]) -> HostMinimum:
         """Build from a ``host_minimums.json`` record."""
         ram, cores = rec["ram_gib_per_gpu"], rec["cpu_cores_per_gpu"]
         return cls(

@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from typing import cast
 
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel, default_precision, model_weight_format
 from generator.catalog.records import PlatformSpec
-from generator.planner.inference import ReplicaShape, replica_shapes
+from generator.planner.inference import ReplicaShape, _GpuShapes, replica_shapes
 from generator.planner.inventory import ServerKey
 from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import NodeNeeds, assemble_node
@@ -17,7 +18,7 @@ from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, node_counts
 from generator.planner.plan import Candidate, Finding, NodeSpec
 from generator.planner.slo import effective_slo
-from generator.planner.tco import HOURS_PER_MONTH, fleet_cost
+from generator.planner.tco import HOURS_PER_MONTH, NodeCost, fleet_cost
 from generator.planner.training import TrainingShape, layout_step, training_shapes
 from generator.planner.training_comm import StepComm, dp_traffic, step_links
 from generator.sizing.constants import Constants
@@ -30,8 +31,10 @@ from generator.workload.models import InferenceDeployment, TrainingDeployment, T
 _BLOCKING = {"ram-short", "ram-exceeds-platform", "no-gpu-fabric"}
 
 
-def _inference_needs(shape: ReplicaShape, gpus_per_node: int) -> NodeNeeds:
-    return NodeNeeds(shape.memory.weights.total_bytes, 0, 0, 0, needs_fabric=shape.par.gpus > gpus_per_node)
+@functools.lru_cache(maxsize=4096)
+def _inference_needs(files: int) -> tuple[NodeNeeds, NodeNeeds]:
+    """What a node needs of its host for replicas of ``files`` weight bytes: within one node, and spanning nodes."""
+    return NodeNeeds(files, 0, 0, 0, needs_fabric=False), NodeNeeds(files, 0, 0, 0, needs_fabric=True)
 
 
 def _training_needs(
@@ -65,6 +68,10 @@ def _assembled(
     return node, tuple(scratch)
 
 
+def _where(hw: Hardware) -> str:
+    return f"{hw.gpu.id} on {hw.platform.id}"
+
+
 def _option(
     wl: Workload,
     hw: Hardware,
@@ -76,25 +83,39 @@ def _option(
     consts: Constants,
     blocked: list[str],
     free: dict[ServerKey, int] | None = None,
+    seen: dict[tuple[object, ...], object] | None = None,
 ) -> Option | None:
+    """The option of one layout, or None (why goes to ``blocked``).
+
+    ``seen`` keeps the nodes and fleet costs formed during one enumeration (one workload and constants),
+    keyed by the hardware's identity: cheaper keys than the catalog-wide caches hash.
+    """
     gpus_per_node, nodes = layout
-    where = f"{hw.gpu.id} on {hw.platform.id}"
+    seen = {} if seen is None else seen
     if nodes > MAX_NODES_PER_POOL:
-        blocked.append(f"{where}: {summary} needs {nodes:,} nodes, more than the {MAX_NODES_PER_POOL:,} one pool may have")
+        blocked.append(f"{_where(hw)}: {summary} needs {nodes:,} nodes, more than the {MAX_NODES_PER_POOL:,} one pool may have")
         return None
     owned = min(nodes, (free or {}).get((hw.platform.id, hw.gpu.id, gpus_per_node), 0))
     if hw.not_bought and owned < nodes:
-        blocked.append(f"{where}: {summary} needs {nodes} servers; {owned} owned are free and {hw.not_bought}")
+        blocked.append(f"{_where(hw)}: {summary} needs {nodes} servers; {owned} owned are free and {hw.not_bought}")
         return None
-    node, scratch = _assembled(hw.platform, hw.gpu.id, gpus_per_node, needs, consts)
+    node_key = (id(hw), gpus_per_node, needs)
+    assembled = seen.get(node_key)
+    if assembled is None:
+        assembled = seen[node_key] = _assembled(hw.platform, hw.gpu.id, gpus_per_node, needs, consts)
+    node, scratch = cast("tuple[NodeSpec, tuple[Finding, ...]]", assembled)
     if node.power_w > wl.hardware.rack_power_kw * 1000:
-        blocked.append(f"{where}: a {node.power_w} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power")
+        blocked.append(f"{_where(hw)}: a {node.power_w} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power")
         return None
     stopping = [f.message for f in scratch if f.code in _BLOCKING]
     if stopping:
-        blocked.append(f"{where}: {stopping[0]}")
+        blocked.append(f"{_where(hw)}: {stopping[0]}")
         return None
-    cost = fleet_cost(wl, hw.platform, hw.gpu, gpus_per_node, node.power_w, consts, nodes, owned)
+    cost_key = (id(hw), gpus_per_node, node.power_w, nodes, owned)
+    cost = seen.get(cost_key)
+    if cost is None:
+        cost = seen[cost_key] = fleet_cost(wl, hw.platform, hw.gpu, gpus_per_node, node.power_w, consts, nodes, owned)
+    cost = cast("NodeCost", cost)
     total_usd = cost.usd_per_hour
     gpus = replicas * shape.par.tp * shape.par.pp
     power = node.power_w * nodes
@@ -142,8 +163,10 @@ def inference_options(
     options: list[Option] = []
     sharing = wl.kubernetes.gpu_sharing
     mig = sharing is not None and sharing.strategy == "mig"
+    seen: dict[tuple[str, tuple[int, ...], float], _GpuShapes] = {}
+    seen_nodes: dict[tuple[object, ...], object] = {}
     for hw in allowed_hardware(wl):
-        shapes, why = replica_shapes(model, spec, fmt, hw, consts)
+        shapes, why = replica_shapes(model, spec, fmt, hw, consts, seen)
         if not shapes:
             blocked += [f"{hw.gpu.id} on {hw.platform.id}: {w}" for w in why[-1:]]
         for shape in shapes:
@@ -151,11 +174,12 @@ def inference_options(
                 blocked.append(f"{hw.gpu.id} on {hw.platform.id}: TP{shape.par.tp} PP{shape.par.pp}: {MIG_ONE_INSTANCE}")
                 continue
             replicas = max(1, math.ceil(spec.requests_per_second / shape.max_point.requests_per_s))
+            within, spanning = _inference_needs(shape.memory.weights.total_bytes)
+            layout_text = f"TP{shape.par.tp}" + (f" PP{shape.par.pp}" if shape.par.pp > 1 else "")
             for layout in node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas):
-                needs = _inference_needs(shape, layout[0])
-                layout_text = f"TP{shape.par.tp}" + (f" PP{shape.par.pp}" if shape.par.pp > 1 else "")
+                needs = spanning if shape.par.gpus > layout[0] else within
                 summary = f"{replicas} x {layout_text} on {layout[1]} x {hw.platform.id} ({layout[0]} x {hw.gpu.id})"
-                opt = _option(wl, hw, layout, needs, shape, replicas, summary, consts, blocked, free)
+                opt = _option(wl, hw, layout, needs, shape, replicas, summary, consts, blocked, free, seen_nodes)
                 if opt is not None:
                     options.append(opt)
     return options
@@ -172,6 +196,7 @@ def training_options(
     """Every feasible (hardware, TP, ZeRO, data parallel, node size) of a training deployment."""
     spec = dep.training
     options: list[Option] = []
+    seen_nodes: dict[tuple[object, ...], object] = {}
     for hw in allowed_hardware(wl):
         shapes, why = training_shapes(model, spec, hw, consts)
         if not shapes:
@@ -186,9 +211,9 @@ def training_options(
                 timed, needs, comm = planned
                 hours = f", {timed.hours:.1f} h" if timed.hours else ""
                 summary = f"{timed.reason} on {layout[1]} x {hw.platform.id} ({layout[0]} x {hw.gpu.id}){hours}"
-                opt = _option(wl, hw, layout, needs, timed, replicas, summary, consts, blocked, free)
+                opt = _option(wl, hw, layout, needs, timed, replicas, summary, consts, blocked, free, seen_nodes)
                 if opt is not None:
-                    options.append(dataclasses.replace(opt, comm=comm))
+                    options.append(opt._replace(comm=comm))
     return options
 
 
@@ -250,7 +275,7 @@ def ranking_candidate(opt: Option) -> Candidate:
     """The candidate as the objective ranks it: a training job that ends costs its hours, not a month of servers."""
     c = opt.candidate
     if isinstance(opt.shape, TrainingShape) and opt.shape.hours and c.usd_per_hour is not None:
-        return dataclasses.replace(c, usd_per_hour=c.usd_per_hour * opt.shape.hours)
+        return c._replace(usd_per_hour=c.usd_per_hour * opt.shape.hours)
     return c
 
 

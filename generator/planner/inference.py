@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel
 from generator.catalog.host_cpu import platform_host_time_scale
+from generator.named_tuple import NamedTuple
 from generator.planner.early import PIPELINE_STAGES
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.sizing.architecture import Architecture
@@ -23,7 +23,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.loadability import loadability_problems
 from generator.sizing.memo import memoized
 from generator.sizing.memory import InferenceMemory, size_inference
-from generator.sizing.performance import Accelerator, accelerator_for, decode_step, prefill_seconds
+from generator.sizing.performance import Accelerator, accelerator_for, decode_model, prefill_seconds
 from generator.sizing.precision import WeightFormat, kv_cache_bits
 from generator.sizing.sglang_kv import sglang_inference_capacity
 from generator.sizing.weights import Parallelism
@@ -31,8 +31,7 @@ from generator.units import GIB
 from generator.workload.models import InferenceSpec
 
 
-@dataclass(frozen=True)
-class OperatingPoint:
+class OperatingPoint(NamedTuple):
     """A replica serving ``requests_per_s`` with ``batch`` sequences in flight."""
 
     batch: int
@@ -41,9 +40,8 @@ class OperatingPoint:
     tpot_s: float
 
 
-@dataclass(frozen=True)
-class ReplicaShape:
-    """One feasible replica layout and its capacity."""
+class ReplicaShape(NamedTuple):
+    """One feasible replica layout and its capacity (a named tuple: planning forms one per layout and platform)."""
 
     hardware: Hardware
     fmt: WeightFormat
@@ -62,14 +60,30 @@ def _point(
     consts: Constants,
 ) -> OperatingPoint:
     """The most requests/s a replica sustains with ``batch`` sequences in flight (Little's law, in closed form)."""
+    return _points(model, shape, spec, consts)(batch)
+
+
+def _points(
+    model: ResolvedModel,
+    shape: tuple[Parallelism, InferenceMemory, int, Accelerator],
+    spec: InferenceSpec,
+    consts: Constants,
+) -> Callable[[int], OperatingPoint]:
+    """:func:`_point` of one replica shape as a function of the batch (the prefill and the decode model formed once)."""
     par, mem, kv_bits, acc = shape
     arch = model.architecture
-    step = decode_step(arch, mem.weights, kv_bits, par, acc, batch, spec.avg_input_tokens + spec.avg_output_tokens // 2, consts)
+    decode = decode_model(arch, mem.weights, kv_bits, par, acc, spec.avg_input_tokens + spec.avg_output_tokens // 2, consts)
     prefill = prefill_seconds(arch, par, acc, spec.avg_input_tokens, consts)
-    ttft = prefill + step.seconds
-    rate = little_rate(batch, ttft, spec.avg_output_tokens * step.seconds, prefill)
-    stretch = max(1e-9, 1.0 - rate * prefill)
-    return OperatingPoint(batch, rate, ttft * consts.ttft_p95_factor, step.seconds / stretch)
+    output_tokens, ttft_p95_factor = spec.avg_output_tokens, consts.ttft_p95_factor
+
+    def point(batch: int) -> OperatingPoint:
+        step_s = decode.step(batch).seconds
+        ttft = prefill + step_s
+        rate = little_rate(batch, ttft, output_tokens * step_s, prefill)
+        stretch = max(1e-9, 1.0 - rate * prefill)
+        return OperatingPoint(batch, rate, ttft * ttft_p95_factor, step_s / stretch)
+
+    return point
 
 
 def little_rate(batch: int, ttft_s: float, decode_s: float, prefill_s: float) -> float:
@@ -106,19 +120,20 @@ def best_point(
     Latency grows with the batch, so the batches that meet the SLOs are ``1..b``; ``b`` is searched
     by :func:`largest_meeting`.
     """
-    first = _point(model, shape, spec, 1, consts)
+    at = _points(model, shape, spec, consts)
+    first = at(1)
     if not _meets_slo(first, spec):
         return None
     high = max(1, max_batch)
     if high == 1:
         return first
-    top = _point(model, shape, spec, high, consts)
+    top = at(high)
     if _meets_slo(top, spec):
         return top
     probed = {1: first}
 
     def probe(batch: int) -> tuple[bool, float]:
-        point = probed[batch] = _point(model, shape, spec, batch, consts)
+        point = probed[batch] = at(batch)
         return _meets_slo(point, spec), _slo_excess(point, spec)
 
     low = largest_meeting(1, _slo_excess(first, spec), high, _slo_excess(top, spec), probe)
@@ -178,28 +193,45 @@ def point_for_rate(
     consts: Constants,
 ) -> OperatingPoint:
     """The smallest batch at which one replica sustains ``rate`` requests/s."""
+    at = _points(model, shape, spec, consts)
     low, high = 1, max(1, max_batch)
     while low < high:
         mid = (low + high) // 2
-        if _point(model, shape, spec, mid, consts).requests_per_s >= rate:
+        if at(mid).requests_per_s >= rate:
             high = mid
         else:
             low = mid + 1
-    return _point(model, shape, spec, low, consts)
+    return at(low)
 
 
 def replica_shapes(
-    model: ResolvedModel, spec: InferenceSpec, fmt: WeightFormat, hw: Hardware, consts: Constants
+    model: ResolvedModel,
+    spec: InferenceSpec,
+    fmt: WeightFormat,
+    hw: Hardware,
+    consts: Constants,
+    seen: dict[tuple[str, tuple[int, ...], float], _GpuShapes] | None = None,
 ) -> tuple[list[ReplicaShape], list[str]]:
     """Feasible TP x PP layouts on ``hw`` and, when none, why not.
 
     The layouts depend on the GPU and the TP degrees the platform allows, not on the platform itself:
     they are sized once per GPU (and host CPU speed) and shared by every platform that carries them.
+    ``seen`` keeps them for one deployment's calls by (GPU, TP degrees, host speed), a cheaper key.
     """
     sizes = tuple(tensor_parallel_sizes(hw, model.architecture.num_attention_heads))
     host = platform_host_time_scale(hw.platform)
-    found, blocked = _gpu_shapes(model.architecture, model, spec, fmt, hw.gpu.id, sizes, consts, host)
+    key = (hw.gpu.id, sizes, host)
+    known = seen.get(key) if seen is not None else None
+    if known is None:
+        known = _gpu_shapes(model.architecture, model, spec, fmt, hw.gpu.id, sizes, consts, host)
+        if seen is not None:
+            seen[key] = known
+    found, blocked = known
     return [ReplicaShape(hw, fmt, par, mem, kv_bits, point, reason) for par, mem, kv_bits, point, reason in found], list(blocked)
+
+
+#: The feasible (parallelism, memory, KV bits, best point, reason) of one GPU, and why others are not.
+_GpuShapes = tuple[tuple[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str], ...], tuple[str, ...]]
 
 
 @memoized
@@ -212,7 +244,7 @@ def _gpu_shapes(
     sizes: tuple[int, ...],
     consts: Constants,
     host_time_scale: float = 1.0,
-) -> tuple[tuple[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str], ...], tuple[str, ...]]:
+) -> _GpuShapes:
     gpu = catalog.gpus()[gpu_id]
     kv_bits = kv_cache_bits(spec.kv_cache_precision)
     shapes: list[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str]] = []

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from generator.catalog.records import GpuSpec
+from generator.named_tuple import NamedTuple
 from generator.planner.inference import ReplicaShape
 from generator.planner.nodes import NodeNeeds
 from generator.planner.options import Hardware
@@ -13,9 +12,8 @@ from generator.planner.training import TrainingShape
 from generator.planner.training_comm import StepComm
 
 
-@dataclass(frozen=True)
-class Option:
-    """A ranked candidate with everything needed to build its pool."""
+class Option(NamedTuple):
+    """A ranked candidate with everything needed to build its pool (a named tuple: planning forms one per layout)."""
 
     candidate: Candidate
     hardware: Hardware

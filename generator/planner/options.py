@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
+from generator.named_tuple import NamedTuple
 from generator.planner.custom import inventory_platform
 from generator.workload.models import Workload
 
@@ -111,10 +113,17 @@ def node_counts(platform: PlatformSpec, tp: int, pp: int, replicas: int) -> list
     """
     layouts = []
     size = tp * pp
-    biggest = max(platform.gpu_counts)
-    for count in sorted(platform.gpu_counts):
+    counts = _sorted_counts(platform.gpu_counts)
+    biggest = counts[-1]
+    for count in counts:
         if size <= count and count % size == 0:
             layouts.append((count, math.ceil(replicas / (count // size))))
         elif size > count == biggest and size % count == 0:
             layouts.append((count, replicas * (size // count)))
     return layouts
+
+
+@functools.lru_cache(maxsize=1024)
+def _sorted_counts(gpu_counts: tuple[int, ...]) -> tuple[int, ...]:
+    """A platform's GPU counts per node, smallest first (formed once per distinct list)."""
+    return tuple(sorted(gpu_counts))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
+from generator.named_tuple import NamedTuple
+
 Level = Literal["info", "warning", "error"]
 
 
@@ -93,9 +95,12 @@ class Pool:
     owned_hosts: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """A feasible way to run one deployment, as ranked by the objective."""
+class Candidate(NamedTuple):
+    """A feasible way to run one deployment, as ranked by the objective.
+
+    A named tuple, not a dataclass: planning forms one per layout tried (tens of thousands per run), and a
+    frozen dataclass costs five times as much to build. ``spec.json`` writes it as an object all the same.
+    """
 
     gpu_id: str
     platform_id: str
@@ -163,6 +168,8 @@ def _plain(value: Any) -> Any:
     """What ``asdict`` then a tuples-to-lists pass gave, in one walk (``asdict`` deep-copies every leaf)."""
     if hasattr(type(value), "__dataclass_fields__"):
         return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, Candidate):
+        return {name: _plain(v) for name, v in zip(Candidate._fields, value, strict=True)}
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -133,6 +133,8 @@ def fleet_cost(
 ) -> NodeCost:
     """Cost of ``nodes`` servers of which ``owned`` are already owned (they cost their running costs only)."""
     bought = nodes - owned
+    if owned == 0 and platform.id not in wl.prices:
+        return _catalog_fleet_cost(platform, gpu.id, gpus, power_w, consts, nodes)
     per_node = node_cost(wl, platform, gpu, gpus, power_w, consts)
     if owned == 0 or platform.id in wl.prices:
         return _times(per_node, nodes)
@@ -146,6 +148,12 @@ def fleet_cost(
     per_month = capex / consts.amortization_months + opex * nodes
     basis = f"{owned_basis}; {bought} bought: {per_node.basis}"
     return NodeCost(per_month / HOURS_PER_MONTH, capex, opex * nodes, basis, per_node.estimated)
+
+
+@lru_cache(maxsize=65_536)
+def _catalog_fleet_cost(platform: PlatformSpec, gpu_id: str, gpus: int, power_w: int, consts: Constants, nodes: int) -> NodeCost:
+    """:func:`fleet_cost` of ``nodes`` bought servers priced by the catalog, formed once per distinct fleet."""
+    return _times(_catalog_node_cost(platform, gpu_id, gpus, power_w, consts), nodes)
 
 
 def _times(cost: NodeCost, nodes: int) -> NodeCost:

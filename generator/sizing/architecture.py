@@ -12,12 +12,16 @@ attention (an overestimate of its KV cache beyond the 8,192-token chunk).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
 
 from generator.errors import ArchitectureError
+from generator.named_tuple import NamedTuple
 from generator.sizing.file_weights import FileWeights
 from generator.sizing.memo import memoized
 from generator.sizing.quantization import QuantizationConfig, parse_quantization_config
+
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Linear groups; weight formats decide per group what is quantized.
 ATTENTION = "attention"

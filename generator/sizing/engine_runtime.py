@@ -10,7 +10,7 @@ scheduler, no detokenization) has no per-sequence host work: only the per-step o
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from generator.named_tuple import NamedTuple
 
 
 class EngineRuntime(NamedTuple):

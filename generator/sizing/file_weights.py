@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import NamedTuple
+
+from generator.named_tuple import NamedTuple
 
 _LAYER = re.compile(r"(?:^|\.)(?:layers|blk|h)\.(\d+)\.")
 _VISION = ("vision", "visual", "multi_modal_projector", "mm_projector", "image_newline")

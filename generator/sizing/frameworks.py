@@ -30,9 +30,8 @@ materialises fp32 logits (``standard``).
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from generator.errors import InputError
+from generator.named_tuple import NamedTuple
 from generator.sizing.precision import lookup
 
 LOSSES = ("standard", "chunked", "inplace", "fused")

@@ -11,8 +11,8 @@
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
+from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import MLA, Architecture, Layer
 from generator.sizing.memo import memoized
 from generator.sizing.weights import Parallelism, stage_layers
@@ -64,6 +64,11 @@ def size_kv_cache(
         context_tokens=context_tokens,
         sequences=sequences,
     )
+
+
+def stage_kv_elements(arch: Architecture, context_tokens: int, tp: int, pp: int) -> int:
+    """KV elements one sequence of ``context_tokens`` keeps on the fullest GPU (times bits and sequences: its bytes)."""
+    return _elements(arch, context_tokens, tp, pp)[2]
 
 
 @memoized

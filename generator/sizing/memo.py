@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
 
-P = ParamSpec("P")
-R = TypeVar("R")
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
+if TYPE_CHECKING:
+    from typing import Any, ParamSpec, TypeVar
+
+    P = ParamSpec("P")
+    R = TypeVar("R")
 
 #: Entries per function before its cache starts over (bounds memory on very long runs).
 MAX_ENTRIES = 200_000

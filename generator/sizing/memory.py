@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
+from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import EXPERT, MLP, SHARED_EXPERT, Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import KvCacheSizes, size_kv_cache

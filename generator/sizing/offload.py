@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import NamedTuple
 
 from generator.errors import InfeasibleError
+from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import ceil_bytes, tokens_held

@@ -25,14 +25,15 @@ passes the stages one after another (TTFT).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, NamedTuple
 
+from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import EXPERT, Architecture
 from generator.sizing.constants import Constants
-from generator.sizing.kv_cache import size_kv_cache
+from generator.sizing.kv_cache import ceil_bytes, stage_kv_elements
 from generator.sizing.memo import memoized
 from generator.sizing.weights import Parallelism, WeightSizes
 
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
     from generator.catalog.records import GpuSpec
 
@@ -147,35 +148,120 @@ def decode_step(
     With pipeline parallelism the batch flows through the stages as ``pp`` micro-batches: every
     token passes every stage, so the time per output token is ``pp`` stage times.
     """
-    micro = max(1, math.ceil(batch / par.pp))
-    prefill_micro = prefill_tokens / par.pp
-    tokens = micro + prefill_micro
-    bandwidth = acc.memory_bandwidth_gb_per_s * 1e9 * consts.decode_bandwidth_efficiency
-    kv = size_kv_cache(arch, kv_bits, max(context_tokens, 1), micro, par).per_gpu_bytes
-    weight_read_s = _weights_read_per_gpu(arch, weights, par, max(1, round(tokens))) / bandwidth
-    kv_read_s = kv / bandwidth
-    matmul_s = gemm_seconds(arch, par, acc, tokens, consts, logit_tokens=micro)
-    attention_s = attention_seconds(arch, par, acc, micro, context_tokens, consts)
-    prefill_attention_s = (
-        prefill_micro
-        * prompt_attention_flops_per_token(arch, prompt_tokens)
-        / (par.tp * par.attention_dp * par.pp * acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency)
-    )
-    latency = consts.allreduce_latency_nvlink_s if acc.fast_link else consts.allreduce_latency_pcie_s
-    link = acc.link_gb_per_s
-    comm_s = 0.0
-    if par.tp > 1:
-        message = tokens / par.attention_dp * arch.hidden_size * 2
-        comm_s = 2 * arch.num_layers / par.pp * allreduce_seconds(message, par.tp, link, latency)
-    comm_s += expert_alltoall_seconds(arch, par, tokens, link, latency)
-    stage_s = max(weight_read_s, matmul_s) + max(kv_read_s, attention_s) + prefill_attention_s + comm_s
-    stages = par.pp
-    # every micro-batch is an engine iteration of its own (scheduling, launches, sampling)
-    host_s = consts.decode_overhead_per_sequence_s * acc.host_time_scale * batch / par.attention_dp
-    seconds = host_overlapped_seconds(stages * (stage_s + consts.decode_step_overhead_s), host_s, par.pp, consts)
-    memory_s = weight_read_s + kv_read_s
-    compute_s = matmul_s + attention_s + prefill_attention_s
-    return DecodeStep(batch, seconds, stages * memory_s, stages * compute_s, stages * comm_s)
+    return decode_model(arch, weights, kv_bits, par, acc, context_tokens, consts, prompt_tokens).step(batch, prefill_tokens)
+
+
+@memoized
+def decode_model(
+    arch: Architecture,
+    weights: WeightSizes,
+    kv_bits: int,
+    par: Parallelism,
+    acc: Accelerator,
+    context_tokens: int,
+    consts: Constants,
+    prompt_tokens: int = 0,
+) -> DecodeModel:
+    """:func:`decode_step` of one replica and context at any batch: what does not depend on the batch, formed once."""
+    return DecodeModel(arch, weights, kv_bits, par, acc, context_tokens, consts, prompt_tokens)
+
+
+class DecodeModel:
+    """The decode step of one replica at one context as a function of the batch (:meth:`step`).
+
+    Planning searches the batch of every layout; the terms that do not depend on it (bandwidth, KV bytes
+    per sequence, FLOPs per token, link constants) are formed here once. :meth:`step` evaluates each
+    term with the same operations, in the same order, as a direct evaluation would.
+    """
+
+    __slots__ = (
+        "_acc",
+        "_allreduce_scale",
+        "_arch",
+        "_attention_dp",
+        "_attention_flops",
+        "_attention_rate",
+        "_attention_split",
+        "_bandwidth",
+        "_consts",
+        "_dense_weight_read_s",
+        "_expert_comm",
+        "_gemm",
+        "_host_per_sequence_s",
+        "_kv_stage_bits",
+        "_latency",
+        "_par",
+        "_prefill_attention_flops",
+        "_prefill_attention_rate",
+        "_weights",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        arch: Architecture,
+        weights: WeightSizes,
+        kv_bits: int,
+        par: Parallelism,
+        acc: Accelerator,
+        context_tokens: int,
+        consts: Constants,
+        prompt_tokens: int = 0,
+    ) -> None:
+        self._arch, self._weights, self._par, self._acc, self._consts = arch, weights, par, acc, consts
+        self._bandwidth = acc.memory_bandwidth_gb_per_s * 1e9 * consts.decode_bandwidth_efficiency
+        context = max(context_tokens, 1)
+        stage_elements = stage_kv_elements(arch, context, par.tp, par.pp)
+        self._kv_stage_bits = stage_elements * kv_bits
+        experts, _ = arch.routed_experts
+        dense_read = not experts or weights.expert_bytes == 0
+        self._dense_weight_read_s = float(weights.per_gpu_bytes) / self._bandwidth if dense_read else None
+        self._gemm = _gemm_parts(arch, par, acc, consts)
+        self._attention_flops = attention_flops_per_token(arch, context)
+        self._attention_split = par.tp * par.attention_dp * par.pp
+        self._attention_rate = acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency
+        self._prefill_attention_flops = prompt_attention_flops_per_token(arch, prompt_tokens)
+        self._prefill_attention_rate = (
+            par.tp * par.attention_dp * par.pp * acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency
+        )
+        self._latency = consts.allreduce_latency_nvlink_s if acc.fast_link else consts.allreduce_latency_pcie_s
+        self._allreduce_scale = 2 * arch.num_layers / par.pp
+        self._expert_comm = par.ep > 1 and experts > 0
+        self._host_per_sequence_s = consts.decode_overhead_per_sequence_s * acc.host_time_scale
+        self._attention_dp = par.attention_dp
+
+    def step(self, batch: int, prefill_tokens: float = 0.0) -> DecodeStep:
+        """One decode step of ``batch`` sequences, with ``prefill_tokens`` prompt tokens riding along."""
+        arch, par, acc, consts = self._arch, self._par, self._acc, self._consts
+        attention_dp = self._attention_dp
+        micro = max(1, math.ceil(batch / par.pp))
+        prefill_micro = prefill_tokens / par.pp
+        tokens = micro + prefill_micro
+        bandwidth = self._bandwidth
+        kv = ceil_bytes(self._kv_stage_bits * -(-micro // attention_dp))
+        if self._dense_weight_read_s is not None:
+            weight_read_s = self._dense_weight_read_s
+        else:
+            weight_read_s = _weights_read_per_gpu(arch, self._weights, par, max(1, round(tokens))) / bandwidth
+        kv_read_s = kv / bandwidth
+        matmul_s = _gemm_at(self._gemm, tokens, micro, consts)
+        attention_s = self._attention_flops * micro / self._attention_split / self._attention_rate
+        prefill_attention_s = prefill_micro * self._prefill_attention_flops / self._prefill_attention_rate
+        latency = self._latency
+        link = acc.link_gb_per_s
+        comm_s = 0.0
+        if par.tp > 1:
+            message = tokens / attention_dp * arch.hidden_size * 2
+            comm_s = self._allreduce_scale * allreduce_seconds(message, par.tp, link, latency)
+        if self._expert_comm:
+            comm_s += expert_alltoall_seconds(arch, par, tokens, link, latency)
+        stage_s = max(weight_read_s, matmul_s) + max(kv_read_s, attention_s) + prefill_attention_s + comm_s
+        stages = par.pp
+        # every micro-batch is an engine iteration of its own (scheduling, launches, sampling)
+        host_s = self._host_per_sequence_s * batch / attention_dp
+        seconds = host_overlapped_seconds(stages * (stage_s + consts.decode_step_overhead_s), host_s, par.pp, consts)
+        memory_s = weight_read_s + kv_read_s
+        compute_s = matmul_s + attention_s + prefill_attention_s
+        return DecodeStep(batch, seconds, stages * memory_s, stages * compute_s, stages * comm_s)
 
 
 def host_overlapped_seconds(device_s: float, host_s: float, pp: int, consts: Constants) -> float:
@@ -234,20 +320,44 @@ def gemm_seconds(
     LM head multiplies only the ``logit_tokens`` that need a next token (prompt tokens in a prefill do
     not), and only on the last pipeline stage, which therefore sets the pace of the pipeline.
     """
-    gpus = par.gpus
+    return _gemm_at(_gemm_parts(arch, par, acc, consts), tokens, tokens if logit_tokens is None else logit_tokens, consts)
+
+
+class _GemmParts(NamedTuple):
+    """What :func:`gemm_seconds` needs of a replica, independent of the token count."""
+
+    peak_flops: float
+    #: ``2 x`` the dense (non-expert, non-head) FLOP parameters, the LM head's and the active experts'.
+    dense_flops_per_token: float
+    head_flops_per_token: float
+    expert_flops_per_token: float
+    gpus: int
+    head_split: int
+    experts: int
+    top_k: int
+
+
+@memoized
+def _gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, consts: Constants) -> _GemmParts:
     peak = acc.dense_tflops * 1e12 * (consts.fp4_gemm_efficiency_ratio if acc.compute == "fp4" else 1.0)
     expert = _expert_flop_params(arch)
     head = arch.vocab_size * arch.hidden_size
-    logits = tokens if logit_tokens is None else logit_tokens
-    dense_s = 2.0 * (arch.flop_params - expert - head) * tokens / gpus / (peak * gemm_efficiency(tokens, consts))
-    if logits > 0:
-        dense_s += 2.0 * head * logits / (par.tp * par.attention_dp) / (peak * gemm_efficiency(logits, consts))
-    if not expert:
-        return dense_s
     experts, top_k = arch.routed_experts
-    touched = max(1.0, expected_experts_touched(experts, top_k, tokens))
-    per_expert_tokens = tokens * top_k / touched
-    return dense_s + 2.0 * expert * tokens / gpus / (peak * gemm_efficiency(per_expert_tokens, consts))
+    dense = 2.0 * (arch.flop_params - expert - head)
+    return _GemmParts(peak, dense, 2.0 * head, 2.0 * expert, par.gpus, par.tp * par.attention_dp, experts, top_k)
+
+
+def _gemm_at(parts: _GemmParts, tokens: float, logits: float, consts: Constants) -> float:
+    """:func:`gemm_seconds` at ``tokens`` tokens, ``logits`` of them through the LM head."""
+    peak = parts.peak_flops
+    dense_s = parts.dense_flops_per_token * tokens / parts.gpus / (peak * gemm_efficiency(tokens, consts))
+    if logits > 0:
+        dense_s += parts.head_flops_per_token * logits / parts.head_split / (peak * gemm_efficiency(logits, consts))
+    if not parts.expert_flops_per_token:
+        return dense_s
+    touched = max(1.0, expected_experts_touched(parts.experts, parts.top_k, tokens))
+    per_expert_tokens = tokens * parts.top_k / touched
+    return dense_s + parts.expert_flops_per_token * tokens / parts.gpus / (peak * gemm_efficiency(per_expert_tokens, consts))
 
 
 @memoized

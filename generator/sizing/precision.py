@@ -32,9 +32,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import NamedTuple, TypeVar
 
 from generator.errors import InputError
+from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import ROUTER, Linear
 
 #: Bits per element of the GGUF block types (bytes per block * 8 / weights per block).
@@ -72,6 +72,10 @@ class WeightFormat(NamedTuple):
     compute: str = "bf16"
     #: Bits of one scale kept per whole matrix (NVFP4's fp32 tensor scale).
     tensor_scale_bits: int = 0
+
+    def __hash__(self) -> int:
+        """Hash of the name and group size, not the ``Fraction`` fields (slow to hash); equality compares every field."""
+        return hash((self.name, self.group_size, self.gguf))
 
     @property
     def is_quantized(self) -> bool:
@@ -208,7 +212,11 @@ def same_storage(a: str, b: str) -> bool:
 KV_CACHE_BITS: dict[str, int] = {"fp32": 32, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8}
 
 
-_T = TypeVar("_T")
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    _T = TypeVar("_T")
 
 
 def lookup(table: Mapping[str, _T], name: str, what: str, aliases: Mapping[str, str] | None = None) -> _T:

@@ -5,9 +5,13 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Mapping
-from typing import Any, NamedTuple
 
 from generator.errors import ArchitectureError
+from generator.named_tuple import NamedTuple
+
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class QuantizationConfig(NamedTuple):

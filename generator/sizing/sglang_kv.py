@@ -20,8 +20,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
+from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture
 from generator.sizing.kv_cache import ceil_bytes, layer_elements_per_gpu
 from generator.sizing.memory import Capacity, InferenceMemory

@@ -39,9 +39,9 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import NamedTuple
 
 from generator.errors import InputError
+from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import ATTENTION, EXPERT, MLP, SHARED_EXPERT, Architecture, Layer, Linear
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import FrameworkProfile, framework_profile, logits_bytes_per_element

@@ -24,8 +24,7 @@ Later vLLM (``_report_kv_cache_config`` after v0.12) prints ``max_concurrency * 
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
+from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture, Layer
 from generator.sizing.kv_cache import ceil_bytes, layer_elements_per_gpu
 from generator.sizing.weights import Parallelism, stage_layers

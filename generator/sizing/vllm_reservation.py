@@ -25,8 +25,8 @@ Pure: no I/O.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
+from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.memo import memoized

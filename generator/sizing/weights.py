@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import NamedTuple
 
+from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import ATTENTION, EXPERT, ROUTER, Architecture, Layer, Linear
 from generator.sizing.file_weights import FileWeights
 from generator.sizing.memo import memoized

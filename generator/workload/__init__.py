@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import NamedTuple
 
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel, resolve_model
 from generator.catalog.records import PlatformSpec
 from generator.errors import InputError, MultipleInputError, ShapeError
 from generator.input_files import repository_root
+from generator.named_tuple import NamedTuple
 from generator.sizing.constants import with_overrides
 from generator.sizing.training import lora_targets
 from generator.workload.build import build

@@ -16,9 +16,10 @@ import math
 import types
 from collections.abc import Mapping
 from functools import cache
-from typing import Any, Literal, NamedTuple, TypeVar, Union, cast, get_args, get_origin, get_type_hints
+from typing import Any, Literal, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
 from generator.errors import ShapeError
+from generator.named_tuple import NamedTuple
 
 T = TypeVar("T")
 Path = tuple[str | int, ...]

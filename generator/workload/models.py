@@ -11,9 +11,10 @@ into these models.
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Literal, NamedTuple, TypeAlias
+from typing import Literal, TypeAlias
 
 from generator.calculator.machine import FixedSpec
+from generator.named_tuple import NamedTuple
 
 
 class Slo(NamedTuple):
