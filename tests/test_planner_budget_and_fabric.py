@@ -25,7 +25,7 @@ import pytest
 from generator.calculator.report import plan_text
 from generator.errors import InfeasibleError
 from generator.planner import plan_workload
-from generator.planner.plan import Pool
+from generator.planner.plan import DeploymentPlan, Pool
 from generator.planner.racks import pack_racks, rack_findings
 from generator.planner.tco import HOURS_PER_MONTH
 from generator.render import render_plan
@@ -96,6 +96,16 @@ hardware:
 """
 
 
+def _job_within_budget(loaded: LoadedWorkload, feasible: bool) -> tuple[DeploymentPlan, Pool] | None:
+    """The planned job and its pool; None after checking that an infeasible budget is refused by name."""
+    if not feasible:
+        with pytest.raises(InfeasibleError, match="budget"):
+            plan_workload(loaded)
+        return None
+    plan = plan_workload(loaded)
+    return plan.deployments[0], plan.pools[0]
+
+
 @pytest.mark.parametrize(
     ("provider", "cap", "feasible"),
     [
@@ -108,13 +118,10 @@ hardware:
     ],
 )
 def test_training_job_is_held_to_the_budget_by_what_it_costs(tmp_path: Path, provider: str, cap: int, feasible: bool) -> None:
-    loaded = _load(tmp_path, TUNE.format(provider=provider, cap=cap))
-    if not feasible:
-        with pytest.raises(InfeasibleError, match="budget"):
-            plan_workload(loaded)
+    job = _job_within_budget(_load(tmp_path, TUNE.format(provider=provider, cap=cap)), feasible)
+    if job is None:
         return
-    plan = plan_workload(loaded)
-    dep, pool = plan.deployments[0], plan.pools[0]
+    dep, pool = job
     assert pool.usd_per_hour is not None
     if provider == "aws":
         run = pool.usd_per_hour * dep.details["hours"]
@@ -142,13 +149,10 @@ hardware:
 def test_a_rented_run_longer_than_a_month_counts_one_month(tmp_path: Path, cap: int, feasible: bool) -> None:
     # 300B tokens of LoRA on one p5 ($55.04 an hour) take about 1,190 hours: the run costs about $65,700,
     # a month of it $40,179. A monthly budget holds a month of the run: $50,000 suffices, $30,000 does not.
-    loaded = _load(tmp_path, LONG_RUN.format(cap=cap))
-    if not feasible:
-        with pytest.raises(InfeasibleError, match="budget"):
-            plan_workload(loaded)
+    job = _job_within_budget(_load(tmp_path, LONG_RUN.format(cap=cap)), feasible)
+    if job is None:
         return
-    plan = plan_workload(loaded)
-    dep, pool = plan.deployments[0], plan.pools[0]
+    dep, pool = job
     assert pool.usd_per_hour is not None
     assert dep.details["hours"] > HOURS_PER_MONTH
     assert dep.details["usd_per_job"] > cap >= pool.usd_per_hour * HOURS_PER_MONTH
