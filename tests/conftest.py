@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -53,3 +56,13 @@ def catalog_json(kind: str) -> dict[str, Any]:
     """The raw catalog file of ``kind`` (``platforms``, ``purchases``...), research notes included."""
     data: dict[str, Any] = json.loads((REPO / "generator" / "catalog" / f"{kind}.json").read_text(encoding="utf-8"))
     return data
+
+
+def calibration_report() -> ModuleType:
+    """``benchmarks/calibration_report.py`` loaded as a module (it is a script, not part of the package)."""
+    spec = importlib.util.spec_from_file_location("calibration_report", REPO / "benchmarks" / "calibration_report.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("calibration_report", module)
+    spec.loader.exec_module(module)
+    return module

@@ -10,13 +10,12 @@ fails here. The rows and their sources are in ``tests/data/calibration.json`` an
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+
+from tests.conftest import calibration_report as _report
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -42,15 +41,6 @@ PINNED: dict[str, tuple[float, float]] = {
 
 #: Tolerance on a pinned figure (rounding of the report's four decimals).
 SLACK = 0.005
-
-
-def _report() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("calibration_report", REPO / "benchmarks" / "calibration_report.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("calibration_report", module)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _target(name: str) -> tuple[float, float] | None:

@@ -9,13 +9,12 @@ all in-sample groups at once (``--fit``), never per group.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+
+from tests.conftest import calibration_report as _report
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -36,15 +35,6 @@ PINNED: dict[str, tuple[float, float]] = {
 
 #: Tolerance on a pinned figure (rounding of the report's four decimals).
 SLACK = 0.005
-
-
-def _report() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("calibration_report", REPO / "benchmarks" / "calibration_report.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("calibration_report", module)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")

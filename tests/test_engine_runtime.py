@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -19,6 +16,7 @@ from generator.sizing.engine_runtime import RUNTIMES, per_sequence_host_scale
 from generator.sizing.performance import accelerator_for, static_batch_seconds
 from generator.sizing.precision import kv_cache_bits, weight_format
 from generator.sizing.weights import Parallelism, size_weights
+from tests.conftest import calibration_report as _report
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -69,15 +67,6 @@ def test_a_runtime_without_per_sequence_host_work_saves_exactly_that_time(batch:
     # host work, so what the C++ runtime saves is the serial rest: (1 - 0.6) x 20 us x batch, osl times.
     saved = osl * (1 - consts.host_overlap_fraction) * consts.decode_overhead_per_sequence_s * batch
     assert python_loop - cpp == pytest.approx(saved, rel=1e-9)
-
-
-def _report() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("calibration_report", REPO / "benchmarks" / "calibration_report.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("calibration_report", module)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _cpp_rows() -> list[dict[str, Any]]:
