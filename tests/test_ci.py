@@ -405,6 +405,12 @@ EARLY = [
     pytest.param(NO_HARDWARE, 3, "no aws platform in the catalog offers an allowed GPU", id="no-hardware"),
     pytest.param(NEVER_FITS, 3, "weights alone need", id="weights-never-fit"),
     pytest.param(TRAINING_ON_FIXED, 1, "training on hardware.fixed", id="training-on-fixed"),
+    pytest.param(
+        (REPO / "examples" / "infeasible" / "home-405b.yaml").read_text(),
+        3,
+        "cannot run on hardware.fixed: needs 724 GiB on NVMe beyond RAM, 200 GiB available",
+        id="fixed-machine-too-small",
+    ),
 ]
 
 

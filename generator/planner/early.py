@@ -4,7 +4,8 @@ They need the catalog and the sizing core but no search over layouts, so they ar
 :func:`generator.planner.plan_workload` runs the same functions first, ``validate`` and ``plan`` give
 the same error, at the same place, for every problem found here:
 
-- ``hardware.fixed``: the machine can be built from the catalog, and no deployment is a training job;
+- ``hardware.fixed``: the machine can be built from the catalog, no deployment is a training job, and each
+  deployment's offload placement (a direct computation, not a search) fits the machine's GPUs, RAM and NVMe;
 - otherwise: the provider, GPU and platform lists and the site's cooling leave some (platform, GPU)
   pair, and every inference deployment's weights fit the usable memory of some allowed GPU when split
   as far as the planner ever splits them (a necessary condition of every layout the search tries).
@@ -30,7 +31,7 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
     wl = loaded.workload
     consts = consts or with_overrides(dict(wl.constants))
     if wl.hardware.fixed is not None:
-        _fixed_checks(loaded)
+        _fixed_checks(loaded, consts)
         return
     hardware = allowed_hardware(wl)
     if not hardware:
@@ -71,19 +72,21 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
             )
 
 
-def _fixed_checks(loaded: LoadedWorkload) -> None:
+def _fixed_checks(loaded: LoadedWorkload, consts: Constants) -> None:
     from generator.calculator.machine import build_machine
+    from generator.planner.fixed import place_on_fixed
 
     wl = loaded.workload
     fixed = wl.hardware.fixed
     assert fixed is not None
+    try:
+        machine = build_machine(fixed)[0]
+    except InputError as exc:
+        raise InputError(exc.message, loaded.document.locate(("hardware", "fixed"))) from None
     for i, dep in enumerate(wl.deployments):
         if not isinstance(dep, InferenceDeployment):
             raise InputError(
                 "training on hardware.fixed is not planned by specgen yet; size it with 'specgen estimate --train'",
                 loaded.document.locate(("deployments", i, "training"), key=True),
             )
-    try:
-        build_machine(fixed)
-    except InputError as exc:
-        raise InputError(exc.message, loaded.document.locate(("hardware", "fixed"))) from None
+        place_on_fixed(loaded, i, machine, consts)

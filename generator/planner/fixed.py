@@ -22,7 +22,7 @@ from generator.planner.nodes import BTU_PER_H_PER_W
 from generator.planner.option import pool_labels
 from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool, sorted_findings
 from generator.sizing.constants import Constants
-from generator.sizing.offload import Machine, plan_offload
+from generator.sizing.offload import Machine, OffloadPlan, plan_offload
 from generator.sizing.precision import kv_cache_bits, weight_format
 from generator.units import GIB, TB
 from generator.workload import LoadedWorkload
@@ -62,6 +62,27 @@ def _node(fixed: FixedSpec, machine: Machine, basis: str, consts: Constants) -> 
     )
 
 
+def place_on_fixed(loaded: LoadedWorkload, index: int, machine: Machine, consts: Constants) -> OffloadPlan:
+    """Place inference deployment ``index`` on the machine, or raise the located reason it cannot run there.
+
+    A direct computation, not a search, so ``specgen validate`` runs it too (see planner.early).
+    """
+    dep = loaded.workload.deployments[index]
+    assert isinstance(dep, InferenceDeployment)
+    spec = dep.inference
+    model = loaded.models[dep.name]
+    first = model_weight_format(model.architecture, spec.precision or default_precision(model))
+    formats = [first, *(weight_format(p) for p in spec.allowed_precisions if p != first.name)]
+    try:
+        return plan_offload(
+            model.architecture, formats, kv_cache_bits(spec.kv_cache_precision), spec.max_context_tokens,
+            spec.min_context_tokens, machine, spec.avg_input_tokens, consts, alternatives(),
+        )  # fmt: skip
+    except InfeasibleError as exc:
+        where = loaded.document.locate(("deployments", index, "model"))
+        raise InfeasibleError(f"{where}: '{model.id}' cannot run on hardware.fixed: {exc}; {OFFLOAD_UNBLOCK}") from None
+
+
 def _deployment(
     loaded: LoadedWorkload, index: int, machine: Machine, pool: str, consts: Constants
 ) -> tuple[DeploymentPlan, list[Finding]]:
@@ -75,16 +96,7 @@ def _deployment(
     spec = dep.inference
     model = loaded.models[dep.name]
     arch = model.architecture
-    first = model_weight_format(model.architecture, spec.precision or default_precision(model))
-    formats = [first, *(weight_format(p) for p in spec.allowed_precisions if p != first.name)]
-    try:
-        plan = plan_offload(
-            arch, formats, kv_cache_bits(spec.kv_cache_precision), spec.max_context_tokens, spec.min_context_tokens,
-            machine, spec.avg_input_tokens, consts, alternatives(),
-        )  # fmt: skip
-    except InfeasibleError as exc:
-        where = loaded.document.locate(("deployments", index, "model"))
-        raise InfeasibleError(f"{where}: '{model.id}' cannot run on hardware.fixed: {exc}; {OFFLOAD_UNBLOCK}") from None
+    plan = place_on_fixed(loaded, index, machine, consts)
     cost = plan.cost
     demand = spec.requests_per_second * spec.avg_output_tokens
     notes = [
