@@ -162,6 +162,11 @@ def _report(exc: SpecgenError) -> int:
         lines = [*lines[:MAX_REPORTED], f"... and {len(lines) - MAX_REPORTED:,} more errors not shown"]
     for line in lines:
         print(f"specgen: error: {line}" if exc.exit_code != 4 else line, file=sys.stderr)
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        from generator.findings import github_error
+
+        for line in lines if exc.exit_code != 4 else ["rendered output is stale; run `specgen render` and commit the result"]:
+            print(github_error(line))
     return exc.exit_code
 
 

@@ -74,6 +74,21 @@ def github_annotation(finding: Located) -> str:
     return f"::{command} {props}::{_escape_data(message)}"
 
 
+_LOCATED_ERROR = re.compile(r"(?P<file>[^\n]+?):(?P<line>\d+):(?P<col>\d+): (?P<message>.*)", re.DOTALL)
+
+
+def github_error(text: str) -> str:
+    """A fatal error (``file:line:col: message``, as every located error reads) as a GitHub ``::error`` annotation.
+
+    An error without a place in a file becomes an annotation of the run, not of a line.
+    """
+    found = _LOCATED_ERROR.fullmatch(text)
+    if found is None:
+        return f"::error title=specgen::{_escape_data(text)}"
+    file, line, col, message = found.group("file", "line", "col", "message")
+    return f"::error file={_escape_property(file)},line={line},col={col},title=specgen::{_escape_data(message)}"
+
+
 def gitlab_report(findings: Iterable[Located]) -> str:
     """A GitLab code-quality report (JSON list of issues with a stable fingerprint each)."""
     issues = []

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator.cli import main
-from generator.findings import github_annotation, gitlab_report, parse_path, text_line
+from generator.findings import github_annotation, github_error, gitlab_report, parse_path, text_line
 from generator.planner.inference import little_rate
 from tests.conftest import REPO, catalog_json
 from tests.helpers import VALID
@@ -158,6 +158,29 @@ def test_annotation_escaping() -> None:
         == "::error file=dir%2Cx/w%3A1.yaml,line=12,col=3,title=specgen ram-short::50%25 of 2 GiB,%0Anot enough"
     )
     assert text_line(finding) == "dir,x/w:1.yaml:12:3: error: 50% of 2 GiB,\nnot enough [ram-short]"
+
+
+INFEASIBLE_HOME = REPO / "examples" / "infeasible" / "home-405b.yaml"
+
+
+@pytest.mark.parametrize("command", ["validate", "plan", "render"])
+def test_fatal_errors_are_annotations_in_actions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    args = ["-o", str(tmp_path / "out")] if command == "render" else []
+    code, out, err = specgen(capsys, command, str(INFEASIBLE_HOME), *args)
+    assert code == 3
+    assert out.startswith(f"::error file={INFEASIBLE_HOME},line=7,col=12,title=specgen::deployments[0].model: ")
+    assert "needs 724 GiB on NVMe beyond RAM" in out and out.count("\n") == 1
+    assert err.startswith(f"specgen: error: {INFEASIBLE_HOME}:7:12: ")
+
+
+def test_error_annotation_forms() -> None:
+    assert github_error("w,1.yaml:3:14: deployments: expected array\nsee docs") == (
+        "::error file=w%2C1.yaml,line=3,col=14,title=specgen::deployments: expected array%0Asee docs"
+    )
+    assert github_error("w.yaml: file not found") == "::error title=specgen::w.yaml: file not found"
 
 
 def test_gitlab_code_quality_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
