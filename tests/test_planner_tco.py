@@ -107,19 +107,26 @@ def test_workload_price_overrides_the_catalog(tmp_path: Path) -> None:
 PCIE_PRICES = "prices:\n  dell-r760: 2.0\n  dell-r760xa: 2.5\n  dell-xe7740: 4.0\n  wrx90-workstation: 1.5\n"
 
 
+SMALL_MODEL_GPUS = ["l40s-48gb", "h100-sxm5-80gb", "a100-sxm4-80gb"]
+
+
 @pytest.mark.parametrize(
-    ("extra", "objective_used"),
+    ("gpus", "extra", "objective_used"),
     [
-        pytest.param(PCIE_PRICES, "cost", id="cost-with-pcie-servers-priced"),
-        # the R760 has no sourced price: cost cannot rank it
-        pytest.param("  platforms: [dell-r760, dgx-h100, dgx-a100]\n", "gpus", id="cost-falls-back-to-gpus-when-unpriced"),
-        # no 1-2-GPU PCIe server has a sourced catalog price (R760, R760xa, XE7740): the plan falls back to
+        pytest.param(SMALL_MODEL_GPUS, PCIE_PRICES, "cost", id="cost-with-pcie-servers-priced"),
+        # the PCIe servers' catalog prices (comparable-system estimates for the Dell hosts) rank them by cost
+        pytest.param(SMALL_MODEL_GPUS, "", "cost", id="catalog-prices-only-stays-small"),
+        # the H100 NVL has no sourced price: cost cannot rank an R760xa with it, so the plan falls back to
         # the gpus objective, says so, and still buys a small server rather than an 8-GPU baseboard
-        pytest.param("", "gpus", id="catalog-prices-only-falls-back-and-stays-small"),
+        pytest.param(
+            ["h100-nvl-94gb", "h100-sxm5-80gb", "a100-sxm4-80gb"],
+            "  platforms: [dell-r760xa, dgx-h100, dgx-a100]\n",
+            "gpus",
+            id="cost-falls-back-to-gpus-when-unpriced",
+        ),
     ],
 )
-def test_small_model_never_gets_an_eight_gpu_baseboard(tmp_path: Path, extra: str, objective_used: str) -> None:
-    gpus = ["l40s-48gb", "h100-sxm5-80gb", "a100-sxm4-80gb"]
+def test_small_model_never_gets_an_eight_gpu_baseboard(tmp_path: Path, gpus: list[str], extra: str, objective_used: str) -> None:
     plan = plan_workload(_load(tmp_path, _chat("meta-llama/Llama-3.1-8B-Instruct", 2, gpus, extra)))
     dep, pool = plan.deployments[0], plan.pools[0]
     assert pool.node.gpus <= 2, dep.reasons
@@ -169,8 +176,8 @@ def test_idle_gpus_are_counted_and_reported(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("gpus", "platforms", "budget"),
     [
-        # the R760 has no sourced purchase price
-        pytest.param(["l40s-48gb"], "  platforms: [dell-r760]\n", 1_000_000, id="only-unpriced-hardware"),
+        # the H100 NVL has no sourced purchase price
+        pytest.param(["h100-nvl-94gb"], "  platforms: [dell-r760xa]\n", 1_000_000, id="only-unpriced-hardware"),
         pytest.param(["h100-sxm5-80gb"], "", 100, id="every-candidate-above-the-cap"),
     ],
 )
