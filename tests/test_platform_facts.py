@@ -74,10 +74,20 @@ def test_formerly_unpriced_dell_hosts_are_comparable_system_estimates(platform_i
     assert any("fourth round" in n for n in host["research_notes"])
 
 
-def test_withdrawn_h100_nvl_price_is_listed_unpriced_with_its_reason() -> None:
-    why = catalog.unpriced()
-    assert "currency" in why["h100-nvl-94gb"]
-    assert not any(r.gpu_id == "h100-nvl-94gb" for r in catalog.purchases().values())
+def test_h100_nvl_is_priced_from_a_dated_us_retail_listing() -> None:
+    assert "h100-nvl-94gb" not in catalog.unpriced()
+    rec = catalog.purchases()["h100-nvl-94gb-gpu"]
+    assert (rec.usd, rec.basis, rec.as_of, rec.range_end, rec.estimated) == (
+        32200,
+        "retail listing",
+        "2026-09-26",
+        "single",
+        False,
+    )
+    assert rec.source == ("https://viperatech.com/product/nvidia-h100-nvl-hbm3-94gb-350w",)
+    raw = next(r for r in catalog_json("purchases")["purchases"] if r["id"] == "h100-nvl-94gb-gpu")
+    # the withdrawn figure's history stays with the record
+    assert any(n.startswith("earlier round: withdrawn") for n in raw["research_notes"])
 
 
 @pytest.mark.parametrize(

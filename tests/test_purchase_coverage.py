@@ -28,7 +28,7 @@ from tests.conftest import catalog_json
         pytest.param("dell-r760xa", "l40s-48gb", 4, 85271 - 8 * 8500 + 4 * 8500, True, id="r760xa-comparable-host"),
         pytest.param("dell-xe7740", "h200-nvl-141gb", 8, 85271 - 8 * 8500 + 8 * 30000, True, id="xe7740-comparable-host"),
         pytest.param("dell-xe7740", "l40s-48gb", 8, 85271, True, id="xe7740-with-8-l40s-is-the-listed-system"),
-        pytest.param("dell-r760xa", "h100-nvl-94gb", 2, None, None, id="h100-nvl-withdrawn-unknown-currency"),
+        pytest.param("dell-r760xa", "h100-nvl-94gb", 2, 85271 - 8 * 8500 + 2 * 32200, True, id="h100-nvl-us-retail-listing"),
         pytest.param("hgx-a100-8gpu-oem", "a100-sxm4-40gb", 8, None, None, id="generic-a100-stand-in-not-bought"),
         pytest.param("supermicro-as-4124go-nart", "a100-sxm4-40gb", 8, 77000 + 8 * 8000, True, id="a100-40gb-low-end"),
         pytest.param("supermicro-as-4124go-nart", "a100-sxm4-80gb", 8, 77000 + 8 * 15000, True, id="named-hgx-a100-derived-host"),
@@ -90,7 +90,8 @@ def test_purchase_listing_shows_priced_and_unpriced() -> None:
     rows = {r["id"]: r for r in listing_rows("purchases")}
     assert rows["gb200-nvl72-system"]["basis"] == "published analysis, high end"
     assert rows["gb200-nvl72-system"]["source"].startswith("https://")
-    assert rows["h100-nvl-94gb-unpriced"]["usd"] is None and rows["h100-nvl-94gb-unpriced"]["source"] == "unsourced"
+    unpriced = rows["hgx-a100-8gpu-oem-unpriced"]
+    assert unpriced["usd"] is None and unpriced["source"] == "unsourced"
     assert rows["dell-xe7740-host"]["estimated"] is True
     assert rows["dell-xe7740-host"]["basis"] == (
         "derived; from a comparable system, not this chassis: Supermicro SYS-421GE-TNRT-02-G1 with 8 x NVIDIA L40S"
