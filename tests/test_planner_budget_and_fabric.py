@@ -277,9 +277,10 @@ deployments:
     model: meta-llama/Llama-3.1-8B-Instruct
     inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 2}
 hardware:
-  gpus: [l40s-48gb, h100-sxm5-80gb]
-  provider: baremetal
-  platforms: [dell-r760, dgx-h100]
+  gpus: [b200-sxm-180gb]
+  provider: gcp
+  platforms: [gcp-a4-highgpu-8g]
+kubernetes: {gcp_project: acme-inference, location: us-central1}
 """
 
 
@@ -290,7 +291,7 @@ def test_objective_fallback_is_stated_in_text_json_and_spec_md(tmp_path: Path, o
     assert plan.deployments[0].details["objective_used"] == "gpus"
     text = plan_text(plan) if output == "text" else render_plan(plan, loaded.workload)[output]
     assert "objective cost fell back to gpus" in text
-    assert "dell-r760" in text  # which platform had no price
+    assert "gcp-a4-highgpu-8g" in text  # which platform had no price
 
 
 # --- a 70B chat service takes the NVLink board that costs less per replica: flip the price, flip the board ---

@@ -111,11 +111,10 @@ PCIE_PRICES = "prices:\n  dell-r760: 2.0\n  dell-r760xa: 2.5\n  dell-xe7740: 4.0
     ("extra", "objective_used"),
     [
         pytest.param(PCIE_PRICES, "cost", id="cost-with-pcie-servers-priced"),
-        # the R760 has no sourced price: cost cannot rank it
-        pytest.param("  platforms: [dell-r760, dgx-h100, dgx-a100]\n", "gpus", id="cost-falls-back-to-gpus-when-unpriced"),
-        # no 1-2-GPU PCIe server has a sourced catalog price (R760, R760xa, XE7740): the plan falls back to
-        # the gpus objective, says so, and still buys a small server rather than an 8-GPU baseboard
-        pytest.param("", "gpus", id="catalog-prices-only-falls-back-and-stays-small"),
+        # the PCIe servers' catalog prices (comparable-system estimates for the Dell hosts) rank them by cost
+        pytest.param("", "cost", id="catalog-prices-only-stays-small"),
+        # the gpus objective (what cost falls back to when a price cannot be formed) buys a small server too
+        pytest.param("  platforms: [dell-r760, dgx-h100, dgx-a100]\nobjective: gpus\n", "gpus", id="gpus-objective-stays-small"),
     ],
 )
 def test_small_model_never_gets_an_eight_gpu_baseboard(tmp_path: Path, extra: str, objective_used: str) -> None:
@@ -124,8 +123,7 @@ def test_small_model_never_gets_an_eight_gpu_baseboard(tmp_path: Path, extra: st
     dep, pool = plan.deployments[0], plan.pools[0]
     assert pool.node.gpus <= 2, dep.reasons
     assert dep.details["objective_used"] == objective_used
-    if objective_used != "cost":
-        assert any(f.code == "objective-fallback" for f in plan.findings)
+    assert not any(f.code == "objective-fallback" for f in plan.findings)  # every server here has a price
 
 
 @pytest.mark.parametrize(
@@ -167,18 +165,18 @@ def test_idle_gpus_are_counted_and_reported(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("gpus", "platforms", "budget"),
+    ("gpus", "provider", "platforms", "budget"),
     [
-        # the R760 has no sourced purchase price
-        pytest.param(["l40s-48gb"], "  platforms: [dell-r760]\n", 1_000_000, id="only-unpriced-hardware"),
-        pytest.param(["h100-sxm5-80gb"], "", 100, id="every-candidate-above-the-cap"),
+        # every bare-metal server has a purchase price; GCP publishes no price for the A4 (8 x B200)
+        pytest.param(["b200-sxm-180gb"], "gcp", "  platforms: [gcp-a4-highgpu-8g]\n", 1_000_000, id="only-unpriced-hardware"),
+        pytest.param(["h100-sxm5-80gb"], "baremetal", "", 100, id="every-candidate-above-the-cap"),
     ],
 )
 def test_budget_excludes_candidates_above_it_or_without_a_cost(
-    tmp_path: Path, gpus: list[str], platforms: str, budget: int
+    tmp_path: Path, gpus: list[str], provider: str, platforms: str, budget: int
 ) -> None:
-    text = _chat("meta-llama/Llama-3.1-8B-Instruct", 1, gpus).replace(
-        "  provider: baremetal\n", f"  provider: baremetal\n{platforms}  max_budget_usd_per_month: {budget}\n"
+    text = _chat("meta-llama/Llama-3.1-8B-Instruct", 1, gpus, provider=provider).replace(
+        f"  provider: {provider}\n", f"  provider: {provider}\n{platforms}  max_budget_usd_per_month: {budget}\n"
     )
     loaded = _load(tmp_path, text)
     with pytest.raises(InfeasibleError, match="budget"):

@@ -64,17 +64,30 @@ def test_null_height_is_reported_as_assumed_in_the_plan(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("platform_id", ["dell-r760", "dell-r760xa", "dell-xe7740"])
-def test_unpriced_hosts_are_listed_with_a_reason_and_never_priced(platform_id: str) -> None:
+def test_formerly_unpriced_dell_hosts_are_comparable_system_estimates(platform_id: str) -> None:
     data = catalog_json("purchases")
-    entry = next(u for u in data["unpriced"] if u.get("platform_id") == platform_id)
-    assert entry["why"] and entry["research_notes"]
-    assert not any(r.get("platform_id") == platform_id and r["kind"] == "host" for r in data["purchases"])
+    assert not any(u.get("platform_id") == platform_id for u in data["unpriced"])
+    host = next(r for r in data["purchases"] if r.get("platform_id") == platform_id and r["kind"] == "host")
+    assert host["estimated"] is True and "comparable" in host and "not a price of this chassis" in host["notes"]
+    # the earlier rounds' searches stay with the record, and the new trail follows them
+    assert any(n.startswith("earlier round: ") for n in host["research_notes"])
+    assert any("fourth round" in n for n in host["research_notes"])
 
 
-def test_withdrawn_h100_nvl_price_is_listed_unpriced_with_its_reason() -> None:
-    why = catalog.unpriced()
-    assert "currency" in why["h100-nvl-94gb"]
-    assert not any(r.gpu_id == "h100-nvl-94gb" for r in catalog.purchases().values())
+def test_h100_nvl_is_priced_from_a_dated_us_retail_listing() -> None:
+    assert "h100-nvl-94gb" not in catalog.unpriced()
+    rec = catalog.purchases()["h100-nvl-94gb-gpu"]
+    assert (rec.usd, rec.basis, rec.as_of, rec.range_end, rec.estimated) == (
+        32200,
+        "retail listing",
+        "2026-09-26",
+        "single",
+        False,
+    )
+    assert rec.source == ("https://viperatech.com/product/nvidia-h100-nvl-hbm3-94gb-350w",)
+    raw = next(r for r in catalog_json("purchases")["purchases"] if r["id"] == "h100-nvl-94gb-gpu")
+    # the withdrawn figure's history stays with the record
+    assert any(n.startswith("earlier round: withdrawn") for n in raw["research_notes"])
 
 
 @pytest.mark.parametrize(

@@ -74,7 +74,9 @@ def purchase_rows() -> list[dict[str, Any]]:
             "kind": r.kind,
             "for": r.platform_id or r.gpu_id,
             "usd": r.usd,
-            "basis": r.basis + (f", {r.range_end} end" if r.range_end != "single" else ""),
+            "basis": r.basis
+            + (f", {r.range_end} end" if r.range_end != "single" else "")
+            + (f"; {r.stands_in}" if r.stands_in else ""),
             "as_of": r.as_of,
             "estimated": r.estimated,
         },

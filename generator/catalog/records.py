@@ -345,10 +345,12 @@ class PurchaseRecord(NamedTuple):
     range_end: str
     estimated: bool
     source: tuple[str, ...]
+    stands_in: str | None = None  # a comparable-system estimate: which system's price stands in for this host
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> PurchaseRecord:
         """Build from a ``purchases.json`` record."""
+        comparable = rec.get("comparable")
         return cls(
             id=rec["id"],
             kind=rec["kind"],
@@ -361,7 +363,14 @@ class PurchaseRecord(NamedTuple):
             range_end=str(rec["range_end"]),
             estimated=bool(rec["estimated"]),
             source=_sources(rec),
+            stands_in=_stands_in(comparable) if comparable else None,
         )
+
+
+def _stands_in(comparable: Mapping[str, Any]) -> str:
+    """How a comparable-system estimate is said in a plan: the system, its price, and what was taken out of it."""
+    less = ", ".join(f"{p['quantity']} x {p['item']} at ${float(p['usd_each']):,.0f}" for p in comparable["less"])
+    return f"from a comparable system, not this chassis: {comparable['system']} ${float(comparable['usd']):,.0f} less {less}"
 
 
 class HostMinimum(NamedTuple):

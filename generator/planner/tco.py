@@ -73,7 +73,8 @@ def _purchase_price(platform_id: str, max_gpus: int, gpu_id: str, gpus: int) -> 
 
 def _cite(rec: PurchaseRecord) -> str:
     end = f", {rec.range_end} end" if rec.range_end != "single" else ""
-    return f"{rec.id} ${rec.usd:,.0f} ({rec.basis}{end}, {rec.as_of})"
+    stands_in = f"; {rec.stands_in}" if rec.stands_in else ""
+    return f"{rec.id} ${rec.usd:,.0f} ({rec.basis}{end}, {rec.as_of}{stands_in})"
 
 
 def owned_opex_usd_per_month(platform: PlatformSpec, power_w: int, consts: Constants) -> tuple[float, str]:
