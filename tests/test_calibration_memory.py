@@ -34,9 +34,6 @@ PINNED: dict[str, tuple[float, float]] = {
     # Llama 3 8B's pretraining hours (its card) imply 15.6% MFU (70B 27%, Llama 3.1 405B 33%) while the steady-state
     # anchors give 40-47%; the 8B/70B layouts (GPUs, batch, parallelism) are not published, so nothing is fitted to them
     "gpu-hours pretraining": (0.1469, 0.5196),
-    # one row (vllm#21348, Qwen3-235B-A22B-FP8 TP4, --mem-fraction-static 0.93): +10.8%; SGLang's free memory before
-    # and after the load are not in the log, so the CUDA context, NCCL buffers and load-time workspaces are the engine's
-    "kv-tokens sglang (GPU memory and weights -> logged tokens)": (0.1084, 0.1084),
 }
 
 #: Tolerance on a pinned figure (rounding of the report's four decimals).

@@ -8,12 +8,18 @@ from typing import Any
 
 import pytest
 
-from generator.catalog import find_model
+from generator.catalog import find_gpu, find_model
 from generator.sizing.architecture import parse_architecture
 from generator.sizing.constants import Constants
-from generator.sizing.vllm_reservation import capture_sizes, captured_graphs, vllm_reservation
+from generator.sizing.vllm_reservation import (
+    capture_sizes,
+    captured_graphs,
+    multi_gpu_runtime_bytes,
+    nvlink_replica,
+    vllm_reservation,
+)
 from generator.sizing.weights import Parallelism
-from generator.units import GIB
+from generator.units import GIB, MIB
 
 ROWS: list[dict[str, Any]] = json.loads((Path(__file__).parent / "data" / "calibration.json").read_text())["vllm_memory"]
 
@@ -41,3 +47,28 @@ def test_peak_grows_with_batched_tokens_and_graphs_add_memory() -> None:
     small, large = (vllm_reservation(arch, Parallelism(), Constants(), t) for t in (2048, 20000))
     assert small.activation_peak_bytes < large.activation_peak_bytes
     assert small.cuda_graph_bytes > 0 and small.total > small.activation_peak_bytes
+
+
+@pytest.mark.parametrize(
+    ("gpu", "tp", "pp", "nvlink", "runtime_bytes"),
+    [
+        pytest.param("h100-sxm5-80gb", 1, 1, False, 0, id="one-gpu"),
+        pytest.param("h100-sxm5-80gb", 4, 1, True, 2 * GIB, id="sxm-tp4"),
+        pytest.param("h100-sxm5-80gb", 8, 2, True, 2 * GIB, id="sxm-tp8-pp2-over-nodes"),
+        pytest.param("h100-sxm5-80gb", 16, 1, False, 256 * MIB, id="sxm-tp-beyond-the-8-gpu-domain"),
+        pytest.param("h100-sxm5-80gb", 1, 2, False, 256 * MIB, id="sxm-pipeline-only"),
+        pytest.param("b200-sxm-180gb", 2, 2, True, 2 * GIB, id="sxm-tp2-pp2"),
+        pytest.param("l4-24gb", 4, 1, False, 256 * MIB, id="pcie-tp4"),
+        pytest.param("rtx-3090-24gb", 2, 1, False, 256 * MIB, id="nvlink-bridge-pair"),
+        pytest.param("mi300x-192gb", 8, 1, False, 256 * MIB, id="infinity-fabric-unmeasured"),
+    ],
+)
+def test_distributed_runtime_memory_by_link(gpu: str, tp: int, pp: int, nvlink: bool, runtime_bytes: int) -> None:
+    # SGLang logs "Init torch distributed ends. mem usage=" 0.13 GB on 4 x L4 (PCIe) and 1.77-2.01 GB on 8 x H200 (SXM)
+    spec = find_gpu(gpu)
+    par = Parallelism(tp=tp, pp=pp)
+    assert nvlink_replica(spec.interconnect_kind, spec.nvlink_domain_gpus, par) is nvlink
+    assert multi_gpu_runtime_bytes(par, Constants(), nvlink) == runtime_bytes
+    arch = parse_architecture(find_model("meta-llama/Llama-3.1-8B-Instruct").config)
+    reserved = vllm_reservation(arch, par, Constants(), 8192, nvlink=nvlink)
+    assert reserved.non_torch_bytes == 512 * MIB + runtime_bytes

@@ -21,6 +21,7 @@ from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import accelerator_for, decode_step, prefill_seconds, saturated_throughput
 from generator.sizing.precision import WeightFormat, kv_cache_bits, weight_format
 from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache
+from generator.sizing.vllm_reservation import nvlink_replica
 from generator.sizing.weights import Parallelism, size_weights
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
@@ -288,7 +289,9 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         problems = loadability_problems(arch, fmt, par)
         if problems:
             raise InfeasibleError(f"{model.id} in {fmt.name} at TP {par.tp} / EP {par.ep} will not load: {'; '.join(problems)}")
-    inference = size_inference(arch, fmt, kv_bits, context, req.batch, par, consts, gpu.memory_bytes if gpu else None)
+    nvlink = gpu is not None and nvlink_replica(gpu.interconnect_kind, gpu.nvlink_domain_gpus, par)
+    memory_bytes = gpu.memory_bytes if gpu else None
+    inference = size_inference(arch, fmt, kv_bits, context, req.batch, par, consts, memory_bytes, nvlink=nvlink)
     result: dict[str, Any] = {
         "model": {
             "id": model.id,

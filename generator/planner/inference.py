@@ -26,6 +26,7 @@ from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import Accelerator, accelerator_for, decode_model, prefill_seconds
 from generator.sizing.precision import WeightFormat, kv_cache_bits
 from generator.sizing.sglang_kv import sglang_inference_capacity
+from generator.sizing.vllm_reservation import nvlink_replica
 from generator.sizing.weights import Parallelism
 from generator.units import GIB
 from generator.workload.models import InferenceSpec
@@ -258,7 +259,8 @@ def _gpu_shapes(
             if problems:
                 blocked.append(f"TP{tp} PP{pp}: {problems[0]}")
                 continue
-            mem = size_inference(arch, fmt, kv_bits, spec.max_context_tokens, 1, par, consts, gpu.memory_bytes)
+            nvlink = nvlink_replica(gpu.interconnect_kind, gpu.nvlink_domain_gpus, par)
+            mem = size_inference(arch, fmt, kv_bits, spec.max_context_tokens, 1, par, consts, gpu.memory_bytes, nvlink=nvlink)
             if spec.engine == "sglang":
                 sglang = sglang_inference_capacity(
                     arch, kv_bits, spec.max_context_tokens, par, gpu.memory_bytes, mem, spec.mem_fraction_static

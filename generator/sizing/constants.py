@@ -24,6 +24,7 @@ class Constants(NamedTuple):
     gpu_memory_utilization: float = 0.9
     non_torch_bytes: int = 512 * MIB
     nccl_bytes: int = 256 * MIB
+    nccl_nvlink_bytes: int = 2 * GIB
     cuda_graph_bytes_per_size: int = 8 * MIB
     sampler_bytes_per_logit: int = 28
     prefill_chunk_tokens: int = 8192
@@ -107,9 +108,19 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "(vllm issue #10517, #13061, PR #10511); 0.5 GiB is a planning value between them",
     ),
     "nccl_bytes": (
-        "Extra non-torch memory per GPU when a replica spans several GPUs (NCCL and custom all-reduce buffers).",
-        "vLLM PR #10511: non-torch memory grows from 1.79 to 3.58 GiB at TP=2 on 80 GB GPUs; "
-        "#13061: 0.25 GiB total at TP=2 on 4090s; a planning value",
+        "Extra non-torch memory per GPU when a replica spans several GPUs over PCIe (or an NVLink bridge): "
+        "NCCL communicators and buffers.",
+        "SGLang 0.4.3 on 4 x L4 (PCIe, custom all-reduce off): 'Init torch distributed ends. mem usage=0.13 GB' "
+        "(https://github.com/didier-durand/llms-in-clouds/blob/b001c8690e894d234cf3a2e2345d259173acf293/docs/sglang.md); "
+        "vllm issue #13061: 0.25 GiB non-torch in total at TP=2 on 4090s; a planning value",
+    ),
+    "nccl_nvlink_bytes": (
+        "Extra non-torch memory per GPU when a replica spans several GPUs of one NVLink (SXM, NVSwitch) domain: "
+        "NCCL communicators and custom all-reduce buffers, replacing nccl_bytes there.",
+        "SGLang on 8 x H200 (TP8): 'Init torch distributed ends. mem usage=' 1.77-2.01 GB (GiB) per rank "
+        "(https://github.com/sgl-project/sglang/pull/11716); vLLM PR #10511 (https://github.com/vllm-project/vllm/pull/10511): "
+        "non-torch memory 1.79 -> 3.58 GiB from TP=1 to TP=2 on an 80 GB GPU; 2 GiB, the largest rank "
+        "(SGLang sizes every rank by the one with least free memory)",
     ),
     "cuda_graph_bytes_per_size": (
         "Fixed memory of one captured CUDA-graph batch size (beyond the shared pool of the largest batch), per GPU.",

@@ -103,8 +103,11 @@ def size_inference(
     par: Parallelism,
     consts: Constants,
     gpu_memory_bytes: int | None = None,
+    nvlink: bool = False,
 ) -> InferenceMemory:
     """Per-GPU memory of one replica serving ``sequences`` x ``context_tokens``.
+
+    ``nvlink``: the replica's GPUs share one NVLink (SXM) domain, whose runtime takes more memory.
 
     With ``gpu_memory_bytes`` it also computes the KV capacity the way vLLM does:
     usable = memory x utilization - weights - activation peak - non-torch - CUDA graphs, the reservation
@@ -116,7 +119,7 @@ def size_inference(
     kv = size_kv_cache(arch, kv_bits, context_tokens, sequences, par)
     act_bits = 16
     chunk = min(consts.prefill_chunk_tokens, max(context_tokens, 1) * max(sequences, 1))
-    reserved = vllm_reservation(arch, par, consts, chunk, act_bits)
+    reserved = vllm_reservation(arch, par, consts, chunk, act_bits, nvlink=nvlink)
     activations = reserved.activation_peak_bytes
     parts = {
         "non_torch": consts.non_torch_bytes,
