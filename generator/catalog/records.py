@@ -45,6 +45,8 @@ class GpuSpec(NamedTuple):
     unsourced_fields: tuple[str, ...] = ()
     #: The vendor's max-achievable dense GEMM rate per precision under sustained load, TFLOPS (where published).
     max_achievable_tflops: Mapping[str, float] | None = None
+    #: Per-direction bandwidth NCCL / RCCL count on over the scale-up link (after protocol overheads), GB/s; None: not published.
+    collective_gb_per_s: float | None = None
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> GpuSpec:
@@ -73,6 +75,7 @@ class GpuSpec(NamedTuple):
             source=_sources(rec),
             unsourced_fields=tuple(rec.get("unsourced_fields") or ()),
             max_achievable_tflops={k: float(v) for k, v in dict(rec.get("max_achievable_tflops") or {}).items()} or None,
+            collective_gb_per_s=_opt_float(ic.get("collective_gb_per_s")),
         )
 
     @property

@@ -54,9 +54,9 @@ class Constants(NamedTuple):
     allreduce_latency_pcie_s: float = 25e-6
     decode_step_overhead_s: float = 0.002
     gemm_half_efficiency_tokens: float = 16.0
-    fp4_gemm_efficiency_ratio: float = 0.7
+    fp4_gemm_efficiency_ratio: float = 0.8
     decode_overhead_per_sequence_s: float = 2e-5
-    host_overlap_fraction: float = 0.6
+    host_overlap_fraction: float = 0.55
     max_batch_size: int = 2048
     ttft_p95_factor: float = 2.0
 
@@ -249,7 +249,7 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     "fp4_gemm_efficiency_ratio": (
         "Attainable share of the dense FP4 tensor peak relative to other formats' GEMMs (W4A4: NVFP4 / MXFP4 compute).",
         "W4A4 GEMMs quantize their activations into 16-element blocks with E4M3 scales on the fly (TensorRT-LLM "
-        "fp4_quantize before every FP4 GEMM) and run at the power limit; 0.7 fitted across all calibration groups at once "
+        "fp4_quantize before every FP4 GEMM) and run at the power limit; 0.8 fitted across all calibration groups at once "
         "(benchmarks/calibration_report.py --fit)",
     ),
     "decode_overhead_per_sequence_s": (
@@ -264,7 +264,7 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "iteration during this one); pipelines (PP > 1) keep it serial.",
         "TensorRT-LLM PyTorch backend: overlap scheduler on by default (disable_overlap_scheduler=False, "
         "https://nvidia.github.io/TensorRT-LLM/torch/features/overlap_scheduler.html), not in the pipeline executor loop; "
-        "0.6 fitted across all calibration groups at once (benchmarks/calibration_report.py --fit; 0 = serial host time, "
+        "0.55 fitted across all calibration groups at once (benchmarks/calibration_report.py --fit; 0 = serial host time, "
         "the model before)",
     ),
     "max_batch_size": (

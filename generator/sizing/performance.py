@@ -46,7 +46,7 @@ class Accelerator(NamedTuple):
 
     memory_bandwidth_gb_per_s: float
     dense_tflops: float
-    #: Per-direction bandwidth between the GPUs of a TP group (NVLink, else PCIe), GB/s.
+    #: Per-direction bandwidth between the GPUs of a TP group (NVLink / Infinity Fabric as NCCL / RCCL count it, else PCIe), GB/s.
     link_gb_per_s: float
     #: Whether the TP group talks over NVLink / Infinity Fabric (else PCIe).
     fast_link: bool
@@ -72,7 +72,8 @@ def accelerator_for(gpu: GpuSpec, compute: str, tp: int, host_time_scale: float 
     tflops = gpu.sustained_tflops(compute) or gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or 0.0
     fast = gpu.interconnect_kind in ("nvlink", "nvlink-bridge", "infinity-fabric", "ethernet") and tp <= gpu.nvlink_domain_gpus
     if fast and gpu.interconnect_gb_per_s_bidir > 0:
-        link = gpu.interconnect_gb_per_s_bidir / 2
+        # what the collective library counts on after protocol overheads where published, else half the bidirectional peak
+        link = gpu.collective_gb_per_s or gpu.interconnect_gb_per_s_bidir / 2
     else:
         fast = False
         link = pcie_gb_per_s(gpu.pcie_gen, gpu.pcie_lanes)

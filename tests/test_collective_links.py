@@ -1,0 +1,89 @@
+"""The bandwidth a TP all-reduce gets over NVLink / Infinity Fabric: what NCCL / RCCL count on per link, not the raw link rate.
+
+NCCL's and RCCL's topology code (``src/graph/topo.h``) gives each link its usable per-direction bandwidth after
+protocol and error-correction overheads: NVLink3 (SM80) 20.0, NVLink3 bridges (SM86) 12.0, NVLink4 (SM90) 20.6,
+NVLink5 (SM100) 40.0, MI300X's xGMI (gfx942) 48.0 GB/s, against raw rates of 25, 14.0625, 25, 50 and 64 GB/s.
+``gpus.json`` records links x that figure as ``interconnect.collective_gb_per_s``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from generator.catalog import find_gpu
+from generator.sizing.performance import accelerator_for, allreduce_seconds
+from tests.conftest import catalog_json
+
+#: gpu -> (links, the library's GB/s per link and direction, raw GB/s per link and direction), from topo.h and the datasheets.
+LINKS: dict[str, tuple[int, float, float]] = {
+    "a100-sxm4-80gb": (12, 20.0, 25.0),
+    "a40-48gb": (4, 12.0, 14.0625),
+    "h100-sxm5-80gb": (18, 20.6, 25.0),
+    "h100-nvl-94gb": (12, 20.6, 25.0),
+    "h200-sxm-141gb": (18, 20.6, 25.0),
+    "b200-sxm-180gb": (18, 40.0, 50.0),
+    "gb200-186gb": (18, 40.0, 50.0),
+    "mi300x-192gb": (7, 48.0, 64.0),
+    "mi325x-256gb": (7, 48.0, 64.0),
+}
+
+
+@pytest.mark.parametrize(
+    ("gpu", "expected"),
+    [
+        pytest.param("a100-sxm4-80gb", 240.0, id="a100-12x20"),
+        pytest.param("a40-48gb", 48.0, id="a40-bridge-4x12"),
+        pytest.param("h100-sxm5-80gb", 370.8, id="h100-18x20.6"),
+        pytest.param("h100-nvl-94gb", 247.2, id="h100-nvl-12x20.6"),
+        pytest.param("h200-sxm-141gb", 370.8, id="h200-18x20.6"),
+        pytest.param("b200-sxm-180gb", 720.0, id="b200-18x40"),
+        pytest.param("gb200-186gb", 720.0, id="gb200-18x40"),
+        pytest.param("mi300x-192gb", 336.0, id="mi300x-7x48"),
+        pytest.param("mi325x-256gb", 336.0, id="mi325x-7x48"),
+    ],
+)
+def test_tp_link_is_what_the_collective_library_counts_on(gpu: str, expected: float) -> None:
+    acc = accelerator_for(find_gpu(gpu), "bf16", 2)
+    assert acc.fast_link
+    assert acc.link_gb_per_s == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.mark.parametrize(("gpu", "expected"), [pytest.param("gaudi3-128gb", 525.0, id="gaudi3-no-library-figure")])
+def test_a_link_without_a_library_figure_keeps_half_its_bidirectional_rate(gpu: str, expected: float) -> None:
+    record = find_gpu(gpu)
+    assert record.collective_gb_per_s is None
+    assert accelerator_for(record, "bf16", 2).link_gb_per_s == expected
+
+
+def test_pcie_groups_are_unchanged() -> None:
+    # no scale-up link: the TP group talks over PCIe Gen4 x16, 31.5 GB/s per direction
+    assert accelerator_for(find_gpu("l40s-48gb"), "fp8", 2).link_gb_per_s == 31.5
+
+
+@pytest.mark.parametrize(("gpu", "facts"), list(LINKS.items()))
+def test_catalog_figure_is_links_times_the_library_per_link_figure(gpu: str, facts: tuple[int, float, float]) -> None:
+    links, per_link, raw = facts
+    record: dict[str, Any] = next(r for r in catalog_json("gpus")["gpus"] if r["id"] == gpu)
+    link = record["interconnect"]
+    assert link["bandwidth_gb_per_s_bidir"] == pytest.approx(2 * links * raw)
+    assert link["collective_gb_per_s"] == pytest.approx(links * per_link)
+    assert "interconnect.collective_gb_per_s" in record["field_sources"]
+
+
+def test_every_library_figure_is_below_the_raw_rate_and_sourced() -> None:
+    for record in catalog_json("gpus")["gpus"]:
+        link = record["interconnect"]
+        if "collective_gb_per_s" not in link:
+            continue
+        assert 0 < link["collective_gb_per_s"] < link["bandwidth_gb_per_s_bidir"] / 2, record["id"]
+        assert "topo.h" in record["field_sources"]["interconnect.collective_gb_per_s"], record["id"]
+
+
+def test_mi300x_all_reduce_of_a_decode_step_at_batch_256() -> None:
+    """405B's hidden state (16,384 bf16) for 256 tokens is 8 MiB; a ring over 8 GPUs moves 2 x 7/8 of it per link."""
+    acc = accelerator_for(find_gpu("mi300x-192gb"), "fp8", 8)
+    message = 256 * 16384 * 2  # 8,388,608 bytes
+    # 2 x 7/8 x 8,388,608 B / 336 GB/s = 43.690667 us, plus 32 us of latency
+    assert allreduce_seconds(message, 8, acc.link_gb_per_s, 32e-6) == pytest.approx(75.690667e-6, rel=1e-6)
