@@ -123,6 +123,27 @@ class Candidate(NamedTuple):
 
 
 @dataclass(frozen=True)
+class DeploymentPart:
+    """The replicas of a split deployment on one server kind (each replica homogeneous inside itself)."""
+
+    pool: str
+    platform_id: str
+    gpu_id: str
+    tp: int
+    pp: int
+    replicas: int
+    gpus: int
+    servers: int
+    owned_servers: int
+    #: The share of the deployment's request rate routed here, in proportion to the part's capacity.
+    requests_per_s: float
+    requests_per_s_per_replica_max: float
+    batch_per_replica: int
+    ttft_p95_s: float
+    tpot_s: float
+
+
+@dataclass(frozen=True)
 class DeploymentPlan:
     """How one deployment is sized and where it runs."""
 
@@ -143,6 +164,19 @@ class DeploymentPlan:
     details: dict[str, Any]
     reasons: tuple[str, ...]
     runners_up: tuple[Candidate, ...] = field(default=())
+    #: Replicas on two server kinds (owned ones first, the rest on another kind); empty: all on ``pool``.
+    split: tuple[DeploymentPart, ...] = field(default=())
+
+    @property
+    def pools(self) -> tuple[str, ...]:
+        """The pools this deployment's replicas run in (two when it is split)."""
+        return tuple(p.pool for p in self.split) or (self.pool,)
+
+    def in_pool(self, pool: str) -> tuple[int, int, int, int] | None:
+        """(TP, PP, replicas, GPUs) of this deployment's replicas in ``pool``; None when it has none there."""
+        if not self.split:
+            return (self.tp, self.pp, self.replicas, self.gpus) if pool == self.pool else None
+        return next(((p.tp, p.pp, p.replicas, p.gpus) for p in self.split if p.pool == pool), None)
 
 
 @dataclass(frozen=True)
