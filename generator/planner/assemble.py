@@ -552,7 +552,7 @@ def _cost_details(opt: Option, objective: str, hours: Any) -> dict[str, Any]:
     }
     if isinstance(hours, (int, float)) and c.usd_per_hour is not None:
         out["usd_per_job"] = round(c.usd_per_hour * hours, 2)
-        out["gpu_hours_per_job"] = round(c.gpus_bought * hours, 1)
+        out["gpu_hours_per_job"] = round((c.gpus + c.idle_gpus) * hours, 1)  # every GPU of its servers, owned or not
     return out
 
 

@@ -133,7 +133,7 @@ def _option(
         usd_per_hour=total_usd,
         power_w=power,
         summary=summary,
-        gpus_bought=gpus_per_node * nodes,
+        gpus_bought=gpus_per_node * (nodes - owned),  # GPUs on owned servers are not bought
         idle_gpus=gpus_per_node * nodes - gpus,
         capex_usd=cost.capex_usd,
         opex_usd_per_month=cost.opex_usd_per_month,
@@ -334,14 +334,8 @@ def _with_communication(
 
 
 def ranking_candidate(opt: Option) -> Candidate:
-    """The candidate as the objective ranks it: what is bought, and a training job that ends costs its hours.
-
-    GPUs on owned servers are not bought (they cost their upkeep, counted in the price); a training job is
-    ranked by its hours at the hourly price, not a month of servers.
-    """
+    """The candidate as the objective ranks it: a training job that ends costs its hours, not a month of servers."""
     c = opt.candidate
-    if c.owned_nodes:
-        c = c._replace(gpus_bought=sum(p.gpus_per_node * (p.nodes - p.owned_nodes) for p in (o.candidate for o in opt.pieces)))
     if isinstance(opt.shape, TrainingShape) and opt.shape.hours and c.usd_per_hour is not None:
         return c._replace(usd_per_hour=c.usd_per_hour * opt.shape.hours)
     return c

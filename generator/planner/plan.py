@@ -113,6 +113,7 @@ class Candidate(NamedTuple):
     usd_per_hour: float | None
     power_w: int
     summary: str
+    #: GPUs on the servers bought or rented (whole servers; those on owned servers are not bought).
     gpus_bought: int = 0
     idle_gpus: int = 0
     capex_usd: float | None = None
