@@ -35,6 +35,8 @@ def split_options(
     The rest may use free owned servers of that other kind before buying more of it; kinds the workload does
     not allow buying take no rest (their owned servers are a split's first part instead).
     """
+    if not any(free.values()):
+        return []
     rate = effective_slo(dep.inference)[0].requests_per_second
     hardware = allowed_hardware(wl)
     out: list[Option] = []
