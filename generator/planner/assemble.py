@@ -310,8 +310,8 @@ def build_plan(
             precision, kv = shape_inf.fmt.name, dep.inference.kv_cache_precision
         else:
             details, reasons = _training_details(opt, rest, consts)
-            if any(g.key != _server_kind(opt) for g in owned_groups(wl)):
-                reasons.append(TRAINING_NOT_SPLIT)
+            if opt.candidate.nodes > opt.candidate.owned_nodes and any(g.key != _server_kind(opt) for g in owned_groups(wl)):
+                reasons.append(TRAINING_NOT_SPLIT)  # servers are bought although owned ones of another kind exist
             shape_tr = opt.shape
             assert isinstance(shape_tr, TrainingShape)
             mem = shape_tr.memory.per_gpu.as_dict()

@@ -166,6 +166,8 @@ class DeploymentPlan:
     reasons: tuple[str, ...]
     runners_up: tuple[Candidate, ...] = field(default=())
     #: Replicas on two server kinds (owned ones first, the rest on another kind); empty: all on ``pool``.
+    #: When split, ``pool``, ``tp``, ``pp``, ``memory_per_gpu`` and the sizing in ``details`` are the first
+    #: part's; ``replicas``, ``gpus`` and the cost figures in ``details`` the whole deployment's.
     split: tuple[DeploymentPart, ...] = field(default=())
 
     @property

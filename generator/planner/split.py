@@ -40,6 +40,7 @@ def split_options(
     rate = effective_slo(dep.inference)[0].requests_per_second
     hardware = allowed_hardware(wl)
     out: list[Option] = []
+    seen: set[frozenset[tuple[object, ...]]] = set()
     for key, servers in sorted(free.items()):
         owned_hw = next((h for h in hardware if (h.platform.id, h.gpu.id) == key[:2]), None)
         if not servers or owned_hw is None:
@@ -50,9 +51,19 @@ def split_options(
             capacity = part_capacity(owned)
             if capacity >= rate:
                 continue  # the owned servers hold the whole service: not a split
-            rest = inference_options(wl, dep, model, consts, [], rest_free, rate - capacity, others)
-            out += [joined(owned, r) for r in rest]
+            for rest in inference_options(wl, dep, model, consts, [], rest_free, rate - capacity, others):
+                # two owned kinds can each come first; the same two parts either way are one candidate
+                parts = frozenset(_layout(p) for p in (owned, rest))
+                if parts not in seen:
+                    seen.add(parts)
+                    out.append(joined(owned, rest))
     return out
+
+
+def _layout(opt: Option) -> tuple[object, ...]:
+    """What tells two parts apart: server kind, replica layout, replicas and servers."""
+    c = opt.candidate
+    return (c.platform_id, c.gpu_id, c.gpus_per_node, c.tp, c.pp, c.replicas, c.nodes)
 
 
 def part_capacity(opt: Option) -> float:
