@@ -414,8 +414,9 @@ def test_owned_servers_are_used_first_and_cost_only_their_upkeep(tmp_path: Path)
 
 
 def test_only_the_shortfall_beyond_owned_servers_is_bought(tmp_path: Path) -> None:
-    # the allowed GPUs include the owned type, so more of it may be bought (tests/test_inventory_buying.py has the table)
-    text = OWNED.format(rps=60).replace("gpus: [l40s-48gb]", "gpus: [h100-sxm5-80gb, l40s-48gb]")
+    # the owned kind is the only one that may be bought, so the shortfall is more of it (tests/test_inventory_buying.py
+    # has the table; where another allowed kind is cheaper, the shortfall goes there: tests/test_planner_split.py)
+    text = OWNED.format(rps=60).replace("gpus: [l40s-48gb]", "gpus: [h100-sxm5-80gb]\n  platforms: [dgx-h100]")
     plan = plan_workload(_load(tmp_path, text))
     pool = next(p for p in plan.pools if p.node.platform_id == "dgx-h100")
     assert pool.nodes > 2 and pool.owned_nodes == 2

@@ -45,11 +45,9 @@ def plan_text(plan: Plan) -> str:
         if pool.price_basis:
             lines.append(f"  cost: {pool.price_basis}")
     for d in plan.deployments:
-        lines += [
-            "",
-            f"deployment {d.name} ({d.kind}): {d.model_id}, {d.precision}, "
-            f"TP{d.tp} x PP{d.pp} x {d.replicas} replica(s) in {d.pool}",
-        ]
+        parts = d.split or (d,)
+        layout = " + ".join(f"TP{p.tp} x PP{p.pp} x {p.replicas} replica(s) in {p.pool}" for p in parts)
+        lines += ["", f"deployment {d.name} ({d.kind}): {d.model_id}, {d.precision}, {layout}"]
         mem = d.memory_per_gpu
         lines.append(
             "  per GPU: "

@@ -96,6 +96,7 @@ def _choose(
         within_limits,
     )
     from generator.planner.inventory import free_servers
+    from generator.planner.split import split_options
 
     wl = loaded.workload
     findings: list[Finding] = []
@@ -108,7 +109,8 @@ def _choose(
         if state not in enumerated:
             found: list[str] = []
             if isinstance(dep, InferenceDeployment):
-                enumerated[state] = (inference_options(wl, dep, model, consts, found, free), found)
+                options = inference_options(wl, dep, model, consts, found, free) + split_options(wl, dep, model, consts, free)
+                enumerated[state] = (options, found)
             else:
                 enumerated[state] = (training_options(wl, dep, model, consts, found, free), found)
         options, blocked = enumerated[state][0], list(enumerated[state][1])
@@ -148,9 +150,10 @@ def _choose(
                 + (f"; {owned}" if owned else "")
             )
         best = feasible[0]
-        key = (best.hardware.platform.id, best.hardware.gpu.id, best.candidate.gpus_per_node)
-        if best.candidate.owned_nodes:
-            free[key] -= best.candidate.owned_nodes
+        for part in best.pieces:
+            c = part.candidate
+            if c.owned_nodes:
+                free[(c.platform_id, c.gpu_id, c.gpus_per_node)] -= c.owned_nodes
         chosen.append((i, best, feasible[1:]))
     return chosen, findings, objectives
 
@@ -163,13 +166,18 @@ def _not_bought(wl: Workload, key: ServerKey) -> str | None:
 def honour_pins(dep: InferenceDeployment | TrainingDeployment, options: list[Option]) -> tuple[list[Option], str | None]:
     """Only the options on the pinned platform with the pinned TP / PP / EP degrees; why none are left, if so."""
     pin = dep.parallelism
+    if dep.platform is None and pin is None:
+        return options, None
     kept = [
         o
         for o in options
-        if (dep.platform is None or o.hardware.platform.id == dep.platform)
-        and (pin is None or pin.tp is None or o.candidate.tp == pin.tp)
-        and (pin is None or pin.pp is None or o.candidate.pp == pin.pp)
-        and (pin is None or pin.ep is None or o.candidate.tp * o.candidate.pp == pin.ep)
+        if all(
+            (dep.platform is None or p.hardware.platform.id == dep.platform)
+            and (pin is None or pin.tp is None or p.candidate.tp == pin.tp)
+            and (pin is None or pin.pp is None or p.candidate.pp == pin.pp)
+            and (pin is None or pin.ep is None or p.candidate.tp * p.candidate.pp == pin.ep)
+            for p in o.pieces
+        )
     ]
     if kept or not options:
         return kept, None

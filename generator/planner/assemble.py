@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections import Counter
 from typing import Any
 
 from generator.catalog.host_cpu import platform_host_time_scale
 from generator.errors import InfeasibleError
 from generator.planner.inference import ReplicaShape, point_for_rate
-from generator.planner.inventory import owned_groups
+from generator.planner.inventory import ServerKey, owned_groups
 from generator.planner.naming import MAX_NODES_PER_POOL, unique_pool_names
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds
 from generator.planner.option import Option, pool_labels
 from generator.planner.options import allowed_hardware
-from generator.planner.plan import DeploymentPlan, Finding, Plan, Pool, sorted_findings
+from generator.planner.plan import DeploymentPart, DeploymentPlan, Finding, Plan, Pool, sorted_findings
 from generator.planner.racks import Rack, assumed_height_findings, pack_racks, rack_findings
 from generator.planner.slo import effective_slo
+from generator.planner.split import TRAINING_NOT_SPLIT, part_capacity, part_rates
 from generator.planner.tco import HOURS_PER_MONTH, fleet_cost
 from generator.planner.training import TrainingShape
 from generator.planner.training_report import step_split_text, training_runner_up
@@ -44,16 +46,74 @@ def _gib(n: float) -> str:
     return f"{n / GIB:.1f} GiB"
 
 
+def _serving_details(
+    loaded: LoadedWorkload, dep: InferenceDeployment, opt: Option, pools: list[str], consts: Constants
+) -> tuple[dict[str, Any], list[str], tuple[DeploymentPart, ...]]:
+    """Details, reasons and (split over two server kinds) the parts of an inference deployment.
+
+    A split one's details are its first (owned) part's; its reasons say how the replicas and the rate
+    are divided, then each part's sizing.
+    """
+    if not opt.parts:
+        details, reasons = _inference_details(loaded, dep, opt, consts)
+        return details, reasons, ()
+    spec, slo_defaults = effective_slo(dep.inference)
+    total = spec.requests_per_second
+    rates = part_rates(opt, total)
+    sized = [_inference_details(loaded, dep, part, consts, rate) for part, rate in zip(opt.parts, rates, strict=True)]
+    parts = tuple(
+        DeploymentPart(
+            pool=pool,
+            platform_id=part.hardware.platform.id,
+            gpu_id=part.hardware.gpu.id,
+            tp=part.candidate.tp,
+            pp=part.candidate.pp,
+            replicas=part.candidate.replicas,
+            gpus=part.candidate.gpus,
+            servers=part.candidate.nodes,
+            owned_servers=part.candidate.owned_nodes,
+            requests_per_s=round(rate, 3),
+            requests_per_s_per_replica_max=details["requests_per_s_per_replica_max"],
+            batch_per_replica=details["batch_per_replica"],
+            ttft_p95_s=details["ttft_p95_s"],
+            tpot_s=details["tpot_s"],
+        )
+        for part, rate, pool, (details, _) in zip(opt.parts, rates, pools, sized, strict=True)
+    )
+    first, rest = opt.parts
+    where = [
+        f"{p.replicas} replica(s) ({p.gpus} GPUs, TP{p.tp}"
+        + (f" x PP{p.pp}" if p.pp > 1 else "")
+        + ") on "
+        + (f"{p.owned_servers} owned" if p.owned_servers else "")
+        + (" and " if p.owned_servers and p.servers > p.owned_servers else "")
+        + (f"{p.servers - p.owned_servers} bought" if p.servers > p.owned_servers else "")
+        + f" {p.platform_id} ({p.gpu_id}) in pool {p.pool}"
+        for p in parts
+    ]
+    headline = (
+        f"split over two server kinds: {where[0]}, {where[1]}; the free owned {first.hardware.platform.id} servers hold "
+        f"{part_capacity(first):.2f} of {total:g} req/s within the SLOs, the rest is sized on {rest.hardware.platform.id}; "
+        f"requests are routed in proportion to capacity ({parts[0].requests_per_s:.2f} and {parts[1].requests_per_s:.2f} req/s), "
+        "so each part meets the SLOs on its own"
+    )
+    reasons = [headline] + [f"{p.platform_id} part: {r}" for p, (_, rs) in zip(parts, sized, strict=True) for r in rs]
+    if slo_defaults:
+        reasons.append(slo_default_reason(slo_defaults))
+    return sized[0][0], reasons, parts
+
+
 def _inference_details(
-    loaded: LoadedWorkload, dep: InferenceDeployment, opt: Option, consts: Constants
+    loaded: LoadedWorkload, dep: InferenceDeployment, opt: Option, consts: Constants, part_rate: float | None = None
 ) -> tuple[dict[str, Any], list[str]]:
+    """Details and reasons of the replicas of one option; ``part_rate``: they serve that share of a split deployment."""
     shape = opt.shape
     assert isinstance(shape, ReplicaShape)
     spec, slo_defaults = effective_slo(dep.inference)
     model = loaded.models[dep.name]
     replicas = opt.candidate.replicas
     acc = accelerator_for(opt.hardware.gpu, shape.fmt.compute, shape.par.tp, platform_host_time_scale(opt.hardware.platform))
-    rate = spec.requests_per_second / replicas
+    rate = (spec.requests_per_second if part_rate is None else part_rate) / replicas
     point = point_for_rate(model, (shape.par, shape.memory, shape.kv_bits, acc), spec, rate, shape.max_point.batch, consts)
     cap = shape.memory.capacity
     assert cap is not None
@@ -102,12 +162,21 @@ def _inference_details(
         f"({cap.max_concurrency:.1f} such sequences)"
         + (" by SGLang's mem_fraction_static accounting" if spec.engine == "sglang" else ""),
         f"one replica sustains {shape.max_point.requests_per_s:.2f} req/s within the SLOs (batch {shape.max_point.batch}); "
-        f"{spec.requests_per_second:g} req/s need {replicas} independent replica(s)",
+        + (
+            f"{spec.requests_per_second:g} req/s need {replicas} independent replica(s)"
+            if part_rate is None
+            else f"{replicas} replica(s) here serve {part_rate:.2f} req/s, this part's share"
+        ),
         f"at the planned load: batch {point.batch}, TTFT p95 {point.ttft_s * 1000:.0f} ms, TPOT {point.tpot_s * 1000:.1f} ms",
     ]
-    if slo_defaults:
-        reasons.append("latency targets not given, planned against " + " and ".join(slo_defaults))
+    if slo_defaults and part_rate is None:
+        reasons.append(slo_default_reason(slo_defaults))
     return details, reasons
+
+
+def slo_default_reason(slo_defaults: list[str]) -> str:
+    """The reason saying which default latency targets a service was planned against."""
+    return "latency targets not given, planned against " + " and ".join(slo_defaults)
 
 
 def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tuple[dict[str, Any], list[str]]:
@@ -189,9 +258,9 @@ def build_plan(
     wl = loaded.workload
     groups: dict[tuple[str, str, int, str], list[tuple[int, Option]]] = {}
     for index, opt, _ in chosen:
-        kind = "inference" if isinstance(opt.shape, ReplicaShape) and opt.shape.par.pp == 1 else f"solo-{index}"
-        key = (opt.hardware.platform.id, opt.hardware.gpu.id, opt.candidate.gpus_per_node, kind)
-        groups.setdefault(key, []).append((index, opt))
+        for part in opt.pieces:  # a split deployment's parts go to pools of their own server kinds
+            kind = "inference" if isinstance(part.shape, ReplicaShape) and part.shape.par.pp == 1 else f"solo-{index}"
+            groups.setdefault((*_server_kind(part), kind), []).append((index, part))
     colocation = _colocation_reasons(wl, groups)
     units: list[tuple[list[tuple[int, Option]], int]] = []
     for (_, _, per_node, _), members in sorted(groups.items()):
@@ -204,13 +273,13 @@ def build_plan(
             raise InfeasibleError(
                 f"deployments {who} together need {nodes:,} nodes, more than the {MAX_NODES_PER_POOL:,} one pool may have"
             )
-    names = unique_pool_names([([wl.deployments[i].name for i, _ in unit], unit[0][1].hardware.gpu.id) for unit, _ in units])
+    names = unique_pool_names(_pool_labels(wl, [unit for unit, _ in units]))
     pools: list[Pool] = []
-    pool_of: dict[int, str] = {}
+    pool_of: dict[tuple[int, ServerKey], str] = {}
     for (unit, nodes), name in zip(units, names, strict=True):
         pools.append(_pool(loaded, unit, name, nodes, consts, findings))
-        for index, _ in unit:
-            pool_of[index] = name
+        for index, part in unit:
+            pool_of[(index, _server_kind(part))] = name
     pools, inventory = _place_on_inventory(wl, pools, findings)
     racks: list[Rack] = []
     if wl.hardware.provider == "baremetal":
@@ -228,40 +297,49 @@ def build_plan(
     for index, opt, rest in chosen:
         dep = wl.deployments[index]
         model = loaded.models[dep.name]
+        dep_pools = [pool_of[(index, _server_kind(part))] for part in opt.pieces]
+        split: tuple[DeploymentPart, ...] = ()
         if isinstance(dep, InferenceDeployment):
-            details, reasons = _inference_details(loaded, dep, opt, consts)
+            details, reasons, split = _serving_details(loaded, dep, opt, dep_pools, consts)
+            if split:
+                note = f"deployment {dep.name}: {reasons[0]}"
+                findings.append(Finding("info", "deployment-split", note, f"deployments[{index}]"))
             shape_inf = opt.shape
             assert isinstance(shape_inf, ReplicaShape)
             mem = shape_inf.memory.per_gpu.as_dict()
             precision, kv = shape_inf.fmt.name, dep.inference.kv_cache_precision
         else:
             details, reasons = _training_details(opt, rest, consts)
+            if opt.candidate.nodes > opt.candidate.owned_nodes and any(g.key != _server_kind(opt) for g in owned_groups(wl)):
+                reasons.append(TRAINING_NOT_SPLIT)  # servers are bought although owned ones of another kind exist
             shape_tr = opt.shape
             assert isinstance(shape_tr, TrainingShape)
             mem = shape_tr.memory.per_gpu.as_dict()
             precision, kv = shape_tr.setup.base_precision_name, None
         objective = objectives.get(index, wl.objective)
         details.update(_cost_details(opt, objective, details.get("hours")))
-        details["co_located"] = len(next(p for p in pools if p.name == pool_of[index]).deployments) > 1
-        reasons.append(colocation[index])
-        if opt.hardware.not_bought and not opt.hardware.platform.custom:
-            reasons.append(
-                f"runs on {opt.candidate.owned_nodes} owned {opt.hardware.platform.id} server(s): owned servers are always "
-                f"usable, but {opt.hardware.not_bought}"
-            )
+        details["co_located"] = any(len(p.deployments) > 1 for p in pools if p.name in dep_pools)
+        reasons += [colocation[(index, _server_kind(part))] for part in opt.pieces]
+        for part in opt.pieces:
+            if part.hardware.not_bought and not part.hardware.platform.custom:
+                reasons.append(
+                    f"runs on {part.candidate.owned_nodes} owned {part.hardware.platform.id} server(s): owned servers are "
+                    f"always usable, but {part.hardware.not_bought}"
+                )
         reasons.append(_choice_reason(objective, opt, rest))
         if objective != wl.objective:
             reasons.append(f"ranked by {objective}, not {wl.objective}: a candidate had no price (see findings)")
-        if opt.candidate.usd_per_hour is None:
-            findings.append(
-                Finding(
-                    "info",
-                    "no-price",
-                    f"no price for {opt.hardware.platform.id} with {opt.hardware.gpu.id} in the catalog; add one under "
-                    "'prices:' (USD per node-hour)",
-                    f"deployments[{index}]",
+        for part in opt.pieces:
+            if part.candidate.usd_per_hour is None:
+                findings.append(
+                    Finding(
+                        "info",
+                        "no-price",
+                        f"no price for {part.hardware.platform.id} with {part.hardware.gpu.id} in the catalog; add one "
+                        "under 'prices:' (USD per node-hour)",
+                        f"deployments[{index}]",
+                    )
                 )
-            )
         deployments.append(
             DeploymentPlan(
                 name=dep.name,
@@ -276,11 +354,12 @@ def build_plan(
                 pp=opt.candidate.pp,
                 replicas=opt.candidate.replicas,
                 gpus=opt.candidate.gpus,
-                pool=pool_of[index],
+                pool=dep_pools[0],
                 memory_per_gpu=mem,
                 details=details,
                 reasons=tuple(reasons),
                 runners_up=tuple(o.candidate for o in rest[:3]),
+                split=split,
             )
         )
     findings += single_host_findings(wl, pools)
@@ -395,6 +474,21 @@ def _place_on_inventory(wl: Workload, pools: list[Pool], findings: list[Finding]
     return out, report
 
 
+def _pool_labels(wl: Workload, units: list[list[tuple[int, Option]]]) -> list[tuple[list[str], str]]:
+    """(deployment names, GPU) that name each pool; the platform joins the GPU where the parts of a split share a GPU."""
+    labels = [([wl.deployments[i].name for i, _ in unit], unit[0][1].hardware.gpu.id) for unit in units]
+    seen = Counter((tuple(deps), gpu) for deps, gpu in labels)
+    return [
+        (deps, f"{unit[0][1].hardware.platform.id}_{gpu}" if seen[(tuple(deps), gpu)] > 1 else gpu)
+        for (deps, gpu), unit in zip(labels, units, strict=True)
+    ]
+
+
+def _server_kind(opt: Option) -> ServerKey:
+    """(platform, GPU, GPUs per server) of the servers an option's (part's) replicas run on."""
+    return (opt.hardware.platform.id, opt.hardware.gpu.id, opt.candidate.gpus_per_node)
+
+
 def _servers_apart_and_together(members: list[tuple[int, Option]], per_node: int) -> tuple[int, int]:
     """Servers the members of one co-location group take each in its own pool, and all in one."""
     separate = sum(o.candidate.nodes for _, o in members)
@@ -402,11 +496,14 @@ def _servers_apart_and_together(members: list[tuple[int, Option]], per_node: int
     return separate, merged
 
 
-def _colocation_reasons(wl: Workload, groups: dict[tuple[str, str, int, str], list[tuple[int, Option]]]) -> dict[int, str]:
-    """Whether each deployment shares its servers with others, and why (or why not)."""
-    out: dict[int, str] = {}
+def _colocation_reasons(
+    wl: Workload, groups: dict[tuple[str, str, int, str], list[tuple[int, Option]]]
+) -> dict[tuple[int, ServerKey], str]:
+    """Whether each deployment (each part of a split one, by its server kind) shares its servers with others, and why."""
+    out: dict[tuple[int, ServerKey], str] = {}
     names = {i: wl.deployments[i].name for members in groups.values() for i, _ in members}
     for (platform, gpu, per_node, kind), members in groups.items():
+        at = (platform, gpu, per_node)
         separate, merged = _servers_apart_and_together(members, per_node)
         for index, opt in members:
             others = [names[i] for i, _ in members if i != index]
@@ -418,24 +515,26 @@ def _colocation_reasons(wl: Workload, groups: dict[tuple[str, str, int, str], li
                 if i != index and not others
             )
             if others and merged < separate:
-                out[index] = (
+                out[(index, at)] = (
                     f"co-located with {', '.join(others)}: together they fit {merged} {per_node}-GPU server(s) "
                     f"instead of {separate} apart"
                 )
             elif others:
-                out[index] = f"not co-located with {', '.join(others)}: sharing servers would not save one ({merged} either way)"
+                out[(index, at)] = (
+                    f"not co-located with {', '.join(others)}: sharing servers would not save one ({merged} either way)"
+                )
             elif isinstance(opt.shape, TrainingShape):
                 considered = f" (considered sharing with {', '.join(same_servers)} on the same servers)" if same_servers else ""
-                out[index] = (
+                out[(index, at)] = (
                     f"not co-located{considered}: a training job gets its own pool so its memory, interconnect and power "
                     "peaks cannot break an inference service's latency targets"
                 )
             elif kind != "inference":
-                out[index] = "not co-located: each replica spans nodes (pipeline parallel), so it takes whole servers"
+                out[(index, at)] = "not co-located: each replica spans nodes (pipeline parallel), so it takes whole servers"
             elif same_servers:
-                out[index] = f"not co-located with {', '.join(same_servers)}: they run a different kind of work"
+                out[(index, at)] = f"not co-located with {', '.join(same_servers)}: they run a different kind of work"
             else:
-                out[index] = f"not co-located: no other deployment runs on {per_node}-GPU {platform} servers with {gpu}"
+                out[(index, at)] = f"not co-located: no other deployment runs on {per_node}-GPU {platform} servers with {gpu}"
     return out
 
 
@@ -453,14 +552,14 @@ def _cost_details(opt: Option, objective: str, hours: Any) -> dict[str, Any]:
     }
     if isinstance(hours, (int, float)) and c.usd_per_hour is not None:
         out["usd_per_job"] = round(c.usd_per_hour * hours, 2)
-        out["gpu_hours_per_job"] = round(c.gpus_bought * hours, 1)
+        out["gpu_hours_per_job"] = round((c.gpus + c.idle_gpus) * hours, 1)  # every GPU of its servers, owned or not
     return out
 
 
 def _idle_findings(pools: list[Pool], deployments: list[DeploymentPlan]) -> list[Finding]:
     out = []
     for pool in pools:
-        used = sum(d.gpus for d in deployments if d.pool == pool.name)
+        used = sum(share[3] for d in deployments if (share := d.in_pool(pool.name)))
         idle = pool.node.gpus * pool.nodes - used
         if idle > 0:
             out.append(
@@ -521,7 +620,7 @@ def _rented_jobs(wl: Workload, pools: list[Pool], deployments: list[DeploymentPl
         return {}
     out: dict[str, float | None] = {}
     for pool in pools:
-        members = [d for d in deployments if d.pool == pool.name]
+        members = [d for d in deployments if pool.name in d.pools]
         if members and all(d.kind == "training" and d.details.get("hours") for d in members):
             jobs = [d.details.get("usd_per_job") for d in members]
             out[pool.name] = None if None in jobs else float(sum(j for j in jobs if j is not None))

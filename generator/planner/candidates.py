@@ -22,10 +22,10 @@ from generator.planner.tco import HOURS_PER_MONTH, NodeCost, fleet_cost
 from generator.planner.training import TrainingShape, layout_step, training_shapes
 from generator.planner.training_comm import StepComm, dp_traffic, step_links
 from generator.sizing.constants import Constants
-from generator.sizing.precision import weight_format
+from generator.sizing.precision import WeightFormat, weight_format
 from generator.sizing.training import OPTIMIZERS
 from generator.sizing.weights import size_weights
-from generator.workload.models import InferenceDeployment, TrainingDeployment, TrainingSpec, Workload
+from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, TrainingSpec, Workload
 
 #: Findings of node assembly that rule a layout out (the node cannot be configured that way).
 _BLOCKING = {"ram-short", "ram-exceeds-platform", "no-gpu-fabric"}
@@ -133,7 +133,7 @@ def _option(
         usd_per_hour=total_usd,
         power_w=power,
         summary=summary,
-        gpus_bought=gpus_per_node * nodes,
+        gpus_bought=gpus_per_node * (nodes - owned),  # GPUs on owned servers are not bought
         idle_gpus=gpus_per_node * nodes - gpus,
         capex_usd=cost.capex_usd,
         opex_usd_per_month=cost.opex_usd_per_month,
@@ -156,24 +156,22 @@ def inference_options(
     consts: Constants,
     blocked: list[str],
     free: dict[ServerKey, int] | None = None,
+    requests_per_s: float | None = None,
+    hardware: list[Hardware] | None = None,
 ) -> list[Option]:
-    """Every feasible (hardware, TP x PP, replicas, node size) of an inference deployment."""
-    spec, _ = effective_slo(dep.inference)
-    fmt = model_weight_format(model.architecture, spec.precision or default_precision(model))
+    """Every feasible (hardware, TP x PP, replicas, node size) of an inference deployment.
+
+    ``requests_per_s`` sizes the replicas for part of the deployment's rate (the rest served elsewhere);
+    ``hardware`` limits the search to some of the allowed servers.
+    """
+    serving = _serving(wl, dep, model)
+    rate = serving[0].requests_per_second if requests_per_s is None else requests_per_s
     options: list[Option] = []
-    sharing = wl.kubernetes.gpu_sharing
-    mig = sharing is not None and sharing.strategy == "mig"
     seen: dict[tuple[str, tuple[int, ...], float], _GpuShapes] = {}
     seen_nodes: dict[tuple[object, ...], object] = {}
-    for hw in allowed_hardware(wl):
-        shapes, why = replica_shapes(model, spec, fmt, hw, consts, seen)
-        if not shapes:
-            blocked += [f"{hw.gpu.id} on {hw.platform.id}: {w}" for w in why[-1:]]
-        for shape in shapes:
-            if mig and shape.par.tp * shape.par.pp > 1:
-                blocked.append(f"{hw.gpu.id} on {hw.platform.id}: TP{shape.par.tp} PP{shape.par.pp}: {MIG_ONE_INSTANCE}")
-                continue
-            replicas = max(1, math.ceil(spec.requests_per_second / shape.max_point.requests_per_s))
+    for hw in allowed_hardware(wl) if hardware is None else hardware:
+        for shape in _inference_shapes(serving, model, hw, consts, blocked, seen):
+            replicas = max(1, math.ceil(rate / shape.max_point.requests_per_s))
             within, spanning = _inference_needs(shape.memory.weights.total_bytes)
             layout_text = f"TP{shape.par.tp}" + (f" PP{shape.par.pp}" if shape.par.pp > 1 else "")
             for layout in node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas):
@@ -182,6 +180,70 @@ def inference_options(
                 opt = _option(wl, hw, layout, needs, shape, replicas, summary, consts, blocked, free, seen_nodes)
                 if opt is not None:
                     options.append(opt)
+    return options
+
+
+def _serving(wl: Workload, dep: InferenceDeployment, model: ResolvedModel) -> tuple[InferenceSpec, WeightFormat, bool]:
+    """An inference deployment's spec (SLO defaults filled in), weight format, and whether MIG confines a replica to one GPU."""
+    spec, _ = effective_slo(dep.inference)
+    fmt = model_weight_format(model.architecture, spec.precision or default_precision(model))
+    sharing = wl.kubernetes.gpu_sharing
+    return spec, fmt, sharing is not None and sharing.strategy == "mig"
+
+
+def _inference_shapes(
+    serving: tuple[InferenceSpec, WeightFormat, bool],
+    model: ResolvedModel,
+    hw: Hardware,
+    consts: Constants,
+    blocked: list[str],
+    seen: dict[tuple[str, tuple[int, ...], float], _GpuShapes] | None = None,
+) -> list[ReplicaShape]:
+    """The replica layouts of an inference deployment on ``hw`` that the workload allows (why others not, to ``blocked``)."""
+    spec, fmt, mig = serving
+    shapes, why = replica_shapes(model, spec, fmt, hw, consts, seen)
+    if not shapes:
+        blocked += [f"{hw.gpu.id} on {hw.platform.id}: {w}" for w in why[-1:]]
+    kept = []
+    for shape in shapes:
+        if mig and shape.par.tp * shape.par.pp > 1:
+            blocked.append(f"{hw.gpu.id} on {hw.platform.id}: TP{shape.par.tp} PP{shape.par.pp}: {MIG_ONE_INSTANCE}")
+            continue
+        kept.append(shape)
+    return kept
+
+
+def owned_fill_options(
+    wl: Workload,
+    dep: InferenceDeployment,
+    model: ResolvedModel,
+    consts: Constants,
+    hw: Hardware,
+    gpus_per_node: int,
+    servers: int,
+) -> list[Option]:
+    """Per replica layout on ``servers`` owned servers of one kind: as many replicas as they hold, nothing bought."""
+    options: list[Option] = []
+    scratch: list[str] = []
+    free = {(hw.platform.id, hw.gpu.id, gpus_per_node): servers}
+    for shape in _inference_shapes(_serving(wl, dep, model), model, hw, consts, scratch):
+        size = shape.par.tp * shape.par.pp
+        if size <= gpus_per_node and gpus_per_node % size == 0:
+            replicas, nodes = servers * (gpus_per_node // size), servers
+        elif size % gpus_per_node == 0:
+            replicas = servers // (size // gpus_per_node)
+            nodes = replicas * (size // gpus_per_node)
+        else:
+            continue
+        if not replicas:
+            continue
+        within, spanning = _inference_needs(shape.memory.weights.total_bytes)
+        layout_text = f"TP{shape.par.tp}" + (f" PP{shape.par.pp}" if shape.par.pp > 1 else "")
+        summary = f"{replicas} x {layout_text} on {nodes} x {hw.platform.id} ({gpus_per_node} x {hw.gpu.id})"
+        needs = spanning if size > gpus_per_node else within
+        opt = _option(wl, hw, (gpus_per_node, nodes), needs, shape, replicas, summary, consts, scratch, free)
+        if opt is not None:
+            options.append(opt)
     return options
 
 

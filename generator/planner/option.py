@@ -21,6 +21,14 @@ class Option(NamedTuple):
     needs: NodeNeeds
     shape: ReplicaShape | TrainingShape
     comm: StepComm | None = None
+    #: A deployment split over two server kinds: its parts (owned servers first); ``candidate`` sums them and
+    #: the other fields are the first part's. Empty: one part, this option itself.
+    parts: tuple[Option, ...] = ()
+
+    @property
+    def pieces(self) -> tuple[Option, ...]:
+        """The homogeneous parts of this option (itself when it is not split)."""
+        return self.parts or (self,)
 
 
 def pool_labels(name: str, gpu: GpuSpec, platform_id: str) -> tuple[tuple[str, str], ...]:

@@ -113,6 +113,7 @@ class Candidate(NamedTuple):
     usd_per_hour: float | None
     power_w: int
     summary: str
+    #: GPUs on the servers bought or rented (whole servers; those on owned servers are not bought).
     gpus_bought: int = 0
     idle_gpus: int = 0
     capex_usd: float | None = None
@@ -120,6 +121,27 @@ class Candidate(NamedTuple):
     latency_s: float = 0.0
     owned_nodes: int = 0
     power_compared_w: int = 0
+
+
+@dataclass(frozen=True)
+class DeploymentPart:
+    """The replicas of a split deployment on one server kind (each replica homogeneous inside itself)."""
+
+    pool: str
+    platform_id: str
+    gpu_id: str
+    tp: int
+    pp: int
+    replicas: int
+    gpus: int
+    servers: int
+    owned_servers: int
+    #: The share of the deployment's request rate routed here, in proportion to the part's capacity.
+    requests_per_s: float
+    requests_per_s_per_replica_max: float
+    batch_per_replica: int
+    ttft_p95_s: float
+    tpot_s: float
 
 
 @dataclass(frozen=True)
@@ -143,6 +165,21 @@ class DeploymentPlan:
     details: dict[str, Any]
     reasons: tuple[str, ...]
     runners_up: tuple[Candidate, ...] = field(default=())
+    #: Replicas on two server kinds (owned ones first, the rest on another kind); empty: all on ``pool``.
+    #: When split, ``pool``, ``tp``, ``pp``, ``memory_per_gpu`` and the sizing in ``details`` are the first
+    #: part's; ``replicas``, ``gpus`` and the cost figures in ``details`` the whole deployment's.
+    split: tuple[DeploymentPart, ...] = field(default=())
+
+    @property
+    def pools(self) -> tuple[str, ...]:
+        """The pools this deployment's replicas run in (two when it is split)."""
+        return tuple(p.pool for p in self.split) or (self.pool,)
+
+    def in_pool(self, pool: str) -> tuple[int, int, int, int] | None:
+        """(TP, PP, replicas, GPUs) of this deployment's replicas in ``pool``; None when it has none there."""
+        if not self.split:
+            return (self.tp, self.pp, self.replicas, self.gpus) if pool == self.pool else None
+        return next(((p.tp, p.pp, p.replicas, p.gpus) for p in self.split if p.pool == pool), None)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ def group_vars(pool: Pool, plan: Plan, driver_override: str | None = None) -> di
     driver = software("nvidia-driver")
     version = driver_version(driver_override)
     fabric = [n for n in node.nics if n.role == "fabric"]
-    deployments = [d for d in plan.deployments if d.pool == pool.name]
+    deployments = [(d, share) for d in plan.deployments if (share := d.in_pool(pool.name))]
     return {
         "specgen_pool": pool.name,
         "specgen_workload": plan.workload,
@@ -78,11 +78,11 @@ def group_vars(pool: Pool, plan: Plan, driver_override: str | None = None) -> di
                 "model": d.model_id,
                 "kind": d.kind,
                 "precision": d.precision,
-                "tensor_parallel": d.tp,
-                "pipeline_parallel": d.pp,
-                "replicas": d.replicas,
+                "tensor_parallel": tp,
+                "pipeline_parallel": pp,
+                "replicas": replicas,
             }
-            for d in deployments
+            for d, (tp, pp, replicas, _) in deployments
         ],
     }
 

@@ -1,0 +1,106 @@
+"""A service split over two server kinds: as many replicas as the free owned servers hold, the rest on another kind.
+
+When the owned servers of a kind are too few for all of a service's replicas, the planner also tries
+running as many replicas as they hold and sizing the rest of the request rate on another kind the
+workload allows buying. Each part is homogeneous (one GPU, platform and TP x PP inside it), sized
+from its own per-replica capacity, and the rate is routed to the parts in proportion to their
+capacity, so every replica runs within the SLOs. The split is one more candidate: the objective
+decides whether it wins. A training job is never split: one job runs on one homogeneous cluster.
+"""
+
+from __future__ import annotations
+
+from generator.calculator.model_source import ResolvedModel
+from generator.planner.candidates import inference_options, owned_fill_options
+from generator.planner.inference import ReplicaShape
+from generator.planner.inventory import ServerKey
+from generator.planner.option import Option
+from generator.planner.options import allowed_hardware
+from generator.planner.slo import effective_slo
+from generator.sizing.constants import Constants
+from generator.workload.models import InferenceDeployment, Workload
+
+#: Why a training job is never split over server kinds (said in its reasons when owned servers of another kind exist).
+TRAINING_NOT_SPLIT = (
+    "a training job runs on one homogeneous cluster (its data-parallel ranks step in lockstep), so it is never "
+    "split over server kinds"
+)
+
+
+def split_options(
+    wl: Workload, dep: InferenceDeployment, model: ResolvedModel, consts: Constants, free: dict[ServerKey, int]
+) -> list[Option]:
+    """Every split of the service: a full owned kind's replicas first, the rest of the rate on another allowed kind.
+
+    The rest may use free owned servers of that other kind before buying more of it; kinds the workload does
+    not allow buying take no rest (their owned servers are a split's first part instead).
+    """
+    if not any(free.values()):
+        return []
+    rate = effective_slo(dep.inference)[0].requests_per_second
+    hardware = allowed_hardware(wl)
+    out: list[Option] = []
+    seen: set[frozenset[tuple[object, ...]]] = set()
+    for key, servers in sorted(free.items()):
+        owned_hw = next((h for h in hardware if (h.platform.id, h.gpu.id) == key[:2]), None)
+        if not servers or owned_hw is None:
+            continue
+        others = [h for h in hardware if h.not_bought is None and (h.platform.id, h.gpu.id) != key[:2]]
+        rest_free = {k: n for k, n in free.items() if k != key}
+        for owned in owned_fill_options(wl, dep, model, consts, owned_hw, key[2], servers):
+            capacity = part_capacity(owned)
+            if capacity >= rate:
+                continue  # the owned servers hold the whole service: not a split
+            for rest in inference_options(wl, dep, model, consts, [], rest_free, rate - capacity, others):
+                # two owned kinds can each come first; the same two parts either way are one candidate
+                parts = frozenset(_layout(p) for p in (owned, rest))
+                if parts not in seen:
+                    seen.add(parts)
+                    out.append(joined(owned, rest))
+    return out
+
+
+def _layout(opt: Option) -> tuple[object, ...]:
+    """What tells two parts apart: server kind, replica layout, replicas and servers."""
+    c = opt.candidate
+    return (c.platform_id, c.gpu_id, c.gpus_per_node, c.tp, c.pp, c.replicas, c.nodes)
+
+
+def part_capacity(opt: Option) -> float:
+    """Requests/s a part's replicas sustain within the SLOs."""
+    shape = opt.shape
+    assert isinstance(shape, ReplicaShape)
+    return opt.candidate.replicas * shape.max_point.requests_per_s
+
+
+def part_rates(opt: Option, requests_per_s: float) -> list[float]:
+    """The rate routed to each part of an option, in proportion to the part's capacity (the whole rate unsplit)."""
+    if not opt.parts:
+        return [requests_per_s]
+    capacities = [part_capacity(p) for p in opt.parts]
+    return [requests_per_s * c / sum(capacities) for c in capacities]
+
+
+def joined(owned: Option, rest: Option) -> Option:
+    """One candidate for the two parts: their servers, GPUs, power and prices summed, latency the worse of the two."""
+    a, b = owned.candidate, rest.candidate
+
+    def total(x: float | None, y: float | None) -> float | None:
+        return None if x is None or y is None else x + y
+
+    candidate = a._replace(
+        replicas=a.replicas + b.replicas,
+        gpus=a.gpus + b.gpus,
+        nodes=a.nodes + b.nodes,
+        usd_per_hour=total(a.usd_per_hour, b.usd_per_hour),
+        power_w=a.power_w + b.power_w,
+        summary=f"{a.summary} + {b.summary}",
+        gpus_bought=a.gpus_bought + b.gpus_bought,
+        idle_gpus=a.idle_gpus + b.idle_gpus,
+        capex_usd=total(a.capex_usd, b.capex_usd),
+        opex_usd_per_month=total(a.opex_usd_per_month, b.opex_usd_per_month),
+        latency_s=max(a.latency_s, b.latency_s),
+        owned_nodes=a.owned_nodes + b.owned_nodes,
+        power_compared_w=a.power_compared_w + b.power_compared_w,
+    )
+    return owned._replace(candidate=candidate, parts=(owned, rest))
