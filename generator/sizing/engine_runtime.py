@@ -3,9 +3,11 @@
 The engine constant ``decode_overhead_per_sequence_s`` is host time per running sequence and step (request
 bookkeeping, sampling and stop checks, detokenization), fitted on TensorRT-LLM's PyTorch executor, whose
 loop is Python and handles every request each iteration. Runtimes with the same kind of loop (vLLM's and
-SGLang's Python schedulers) pay it too. TensorRT-LLM's C++ runtime as its static-batch benchmark drives it
-(``gptSessionBenchmark``: one ``GptSession::generate`` call per batch, greedy sampling on the GPU, no
-scheduler, no detokenization) has no per-sequence host work: only the per-step overhead remains.
+SGLang's Python schedulers) pay it too; vLLM's is V1's, the engine new plans assume (the 2024 MI300X
+calibration rows ran a build their source does not name: ``benchmarks/CALIBRATION.md``). TensorRT-LLM's C++
+runtime as its static-batch benchmark drives it (``gptSessionBenchmark``: one ``GptSession::generate`` call
+per batch, greedy sampling on the GPU, no scheduler, no detokenization) has no per-sequence host work: only
+the per-step overhead remains.
 """
 
 from __future__ import annotations
@@ -37,7 +39,11 @@ RUNTIMES: dict[str, EngineRuntime] = {
             False,
             "https://github.com/NVIDIA/TensorRT-LLM/blob/027cd518e3b63809a5c5799187991e7f1164fb12/benchmarks/cpp/gptSessionBenchmark.cpp",
         ),
-        EngineRuntime("vllm", True, "https://github.com/vllm-project/vllm/blob/v0.6.3/vllm/core/scheduler.py"),
+        EngineRuntime(
+            "vllm",
+            True,
+            "https://github.com/vllm-project/vllm/blob/b4622cf924bc72504aed99e486062d6633fde39e/vllm/v1/core/sched/scheduler.py",
+        ),
         EngineRuntime("sglang", True, "https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/managers/scheduler.py"),
     )
 }
