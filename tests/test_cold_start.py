@@ -2,8 +2,8 @@
 
 ``benchmarks/scale.py`` measures the cold starts; these tests keep the structure that makes them fast:
 ``estimate`` never loads a validation, templating or CLI library (nor ``typing``: it is needed only for
-annotations), ``validate`` of a valid file loads neither click nor jsonschema nor the renderers, and the
-click-free ``validate`` answers exactly as the click command.
+annotations), ``validate`` of a valid file loads neither click nor jsonschema nor the renderers, ``render`` of a
+plain example writes its YAML without ruamel, and the click-free ``validate`` answers exactly as the click command.
 """
 
 from __future__ import annotations
@@ -53,6 +53,9 @@ def _loaded_after(args: list[str]) -> set[str]:
         ),
         pytest.param(
             ["render", EXAMPLE, "-o", "{tmp}", "--target", "spec"], {"click", "pydantic", "jsonschema", "ctypes"}, id="render"
+        ),
+        pytest.param(  # every output of a plain example: its YAML is written without ruamel
+            ["render", EXAMPLE, "-o", "{tmp}"], {"click", "pydantic", "jsonschema", "ctypes", "ruamel"}, id="render-all"
         ),
         pytest.param(["plan", EXAMPLE], {"pydantic", "jsonschema"}, id="plan"),
     ],
