@@ -2,8 +2,9 @@
 
 ``benchmarks/scale.py`` measures the cold starts; these tests keep the structure that makes them fast:
 ``estimate`` never loads a validation, templating or CLI library (nor ``typing``: it is needed only for
-annotations), ``validate`` of a valid file loads neither click nor jsonschema nor the renderers, ``render`` of a
-plain example writes its YAML without ruamel, and the click-free ``validate`` answers exactly as the click command.
+annotations), ``validate`` of a valid file loads neither click nor jsonschema nor the renderers, ``render`` of
+a plain inference example writes its YAML without ruamel and plans without the training modules, and the
+click-free ``validate`` answers exactly as the click command.
 """
 
 from __future__ import annotations
@@ -54,8 +55,11 @@ def _loaded_after(args: list[str]) -> set[str]:
         pytest.param(
             ["render", EXAMPLE, "-o", "{tmp}", "--target", "spec"], {"click", "pydantic", "jsonschema", "ctypes"}, id="render"
         ),
-        pytest.param(  # every output of a plain example: its YAML is written without ruamel
-            ["render", EXAMPLE, "-o", "{tmp}"], {"click", "pydantic", "jsonschema", "ctypes", "ruamel"}, id="render-all"
+        pytest.param(  # every output of an inference-only example: YAML written without ruamel, no training modules
+            ["render", EXAMPLE, "-o", "{tmp}"],
+            {"click", "pydantic", "jsonschema", "ctypes", "ruamel"}
+            | {"generator.planner.training", "generator.planner.training_comm", "generator.sizing.training_step"},
+            id="render-all",
         ),
         pytest.param(["plan", EXAMPLE], {"pydantic", "jsonschema"}, id="plan"),
     ],

@@ -18,8 +18,6 @@ from generator.planner.plan import DeploymentPlan, Finding, Plan, Pool, sorted_f
 from generator.planner.racks import Rack, assumed_height_findings, pack_racks, rack_findings
 from generator.planner.slo import effective_slo
 from generator.planner.tco import HOURS_PER_MONTH, fleet_cost
-from generator.planner.training import TrainingShape
-from generator.planner.training_report import step_split_text, training_runner_up
 from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for, saturated_throughput
 from generator.units import GIB
@@ -111,6 +109,9 @@ def _inference_details(
 
 
 def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tuple[dict[str, Any], list[str]]:
+    from generator.planner.training import TrainingShape  # the training modules load only for a training deployment
+    from generator.planner.training_report import step_split_text, training_runner_up
+
     shape = opt.shape
     assert isinstance(shape, TrainingShape)
     setup, mem = shape.setup, shape.memory
@@ -237,7 +238,7 @@ def build_plan(
         else:
             details, reasons = _training_details(opt, rest, consts)
             shape_tr = opt.shape
-            assert isinstance(shape_tr, TrainingShape)
+            assert not isinstance(shape_tr, ReplicaShape)
             mem = shape_tr.memory.per_gpu.as_dict()
             precision, kv = shape_tr.setup.base_precision_name, None
         objective = objectives.get(index, wl.objective)
@@ -328,7 +329,7 @@ def _cost_text(opt: Option) -> str:
     usd_per_hour = opt.candidate.usd_per_hour
     if usd_per_hour is None:
         return "unpriced"
-    if isinstance(opt.shape, TrainingShape) and opt.shape.hours:
+    if not isinstance(opt.shape, ReplicaShape) and opt.shape.hours:
         return f"${usd_per_hour * opt.shape.hours:,.0f} per run"
     return f"${usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
 
@@ -424,7 +425,7 @@ def _colocation_reasons(wl: Workload, groups: dict[tuple[str, str, int, str], li
                 )
             elif others:
                 out[index] = f"not co-located with {', '.join(others)}: sharing servers would not save one ({merged} either way)"
-            elif isinstance(opt.shape, TrainingShape):
+            elif not isinstance(opt.shape, ReplicaShape):  # a training job
                 considered = f" (considered sharing with {', '.join(same_servers)} on the same servers)" if same_servers else ""
                 out[index] = (
                     f"not co-located{considered}: a training job gets its own pool so its memory, interconnect and power "
