@@ -2,9 +2,9 @@
 
 ``benchmarks/scale.py`` measures the cold starts; these tests keep the structure that makes them fast:
 ``estimate`` never loads a validation, templating or CLI library (nor ``typing``: it is needed only for
-annotations), ``validate`` of a valid file loads neither click nor jsonschema nor the renderers, ``render`` of
-a plain inference example writes its YAML without ruamel and plans without the training modules, and the
-click-free ``validate`` answers exactly as the click command.
+annotations), ``validate`` of a plain valid file loads neither click nor jsonschema nor the renderers nor a YAML
+library, ``render`` of a plain inference example reads and writes its YAML without a YAML library and plans
+without the training modules, and the click-free ``validate`` answers exactly as the click command.
 """
 
 from __future__ import annotations
@@ -48,16 +48,16 @@ def _loaded_after(args: list[str]) -> set[str]:
         ),
         pytest.param(
             ["validate", EXAMPLE],
-            {"click", "pydantic", "jsonschema", "jinja2", "ruamel", "dataclasses", "pathlib"}
+            {"click", "pydantic", "jsonschema", "jinja2", "ruamel", "yaml", "dataclasses", "pathlib"}
             | {"generator.calculator.estimate", "generator.planner.candidates"},
             id="validate",
         ),
         pytest.param(
             ["render", EXAMPLE, "-o", "{tmp}", "--target", "spec"], {"click", "pydantic", "jsonschema", "ctypes"}, id="render"
         ),
-        pytest.param(  # every output of an inference-only example: YAML written without ruamel, no training modules
+        pytest.param(  # every output of an inference-only example: YAML read and written without a YAML library, no training
             ["render", EXAMPLE, "-o", "{tmp}"],
-            {"click", "pydantic", "jsonschema", "ctypes", "ruamel"}
+            {"click", "pydantic", "jsonschema", "ctypes", "ruamel", "yaml"}
             | {"generator.planner.training", "generator.planner.training_comm", "generator.sizing.training_step"},
             id="render-all",
         ),
