@@ -106,7 +106,7 @@ def _with_communication(
     comm = placed(builtin or needs.needs_fabric)
     where = f"{hw.gpu.id} on {hw.platform.id}"
     if comm.dominates and not builtin and not needs.needs_fabric:
-        needs = dataclasses.replace(needs, needs_fabric=True)
+        needs = needs._replace(needs_fabric=True)
         comm = placed(True)
     if comm.dominates and hw.platform.provider != "baremetal":
         blocked.append(
