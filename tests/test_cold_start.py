@@ -4,7 +4,8 @@
 ``estimate`` never loads a validation, templating or CLI library (nor ``typing``: it is needed only for
 annotations), ``validate`` of a plain valid file loads neither click nor jsonschema nor the renderers nor a YAML
 library, ``render`` of a plain inference example reads and writes its YAML without a YAML library and plans
-without the training modules, and the click-free ``validate`` answers exactly as the click command.
+without the training modules (its records are named tuples, not dataclasses), and the click-free ``validate``
+answers exactly as the click command.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def _loaded_after(args: list[str]) -> set[str]:
         ),
         pytest.param(  # every output of an inference-only example: YAML read and written without a YAML library, no training
             ["render", EXAMPLE, "-o", "{tmp}"],
-            {"click", "pydantic", "jsonschema", "ctypes", "ruamel", "yaml"}
+            {"click", "pydantic", "jsonschema", "ctypes", "ruamel", "yaml", "dataclasses"}
             | {"generator.planner.training", "generator.planner.training_comm", "generator.sizing.training_step"},
             id="render-all",
         ),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
@@ -223,7 +222,7 @@ def build_plan(
                 f"the fleet needs {len(racks)} racks of {wl.hardware.rack_power_kw:g} kW but hardware.max_racks is "
                 f"{wl.hardware.max_racks}; to unblock: raise max_racks or rack_power_kw, or allow denser or fewer GPUs"
             )
-        pools = [dataclasses.replace(p, racks=sum(1 for r in racks if p.name in r.pools)) for p in pools]
+        pools = [p._replace(racks=sum(1 for r in racks if p.name in r.pools)) for p in pools]
     objectives = objectives or {}
     deployments = []
     for index, opt, rest in chosen:
@@ -346,7 +345,7 @@ def _place_on_inventory(wl: Workload, pools: list[Pool], findings: list[Finding]
             if (pool.node.platform_id, pool.node.gpu_id, pool.node.gpus) != group.key or not pool.owned_nodes:
                 continue
             take = min(pool.owned_nodes, group.count - used)
-            out[k] = dataclasses.replace(pool, owned_nodes=take, owned_hosts=tuple(hosts[used : used + take]))
+            out[k] = pool._replace(owned_nodes=take, owned_hosts=tuple(hosts[used : used + take]))
             used += take
         free = group.count - used
         report.append(
@@ -492,7 +491,7 @@ def _pool(
     before = len(findings)
     node = assemble_node(hw.platform, hw.gpu, first.candidate.gpus_per_node, needs, consts, findings)
     # a node's findings point at the pool's first deployment (where a reviewer can act on them)
-    findings[before:] = [f if f.path else dataclasses.replace(f, path=f"deployments[{unit[0][0]}]") for f in findings[before:]]
+    findings[before:] = [f if f.path else f._replace(path=f"deployments[{unit[0][0]}]") for f in findings[before:]]
     owned = min(nodes, sum(o.candidate.owned_nodes for _, o in unit))
     cost = fleet_cost(wl, hw.platform, hw.gpu, node.gpus, node.power_w, consts, nodes, owned)
     labels = pool_labels(name, hw.gpu, hw.platform.id)
