@@ -59,7 +59,8 @@ def _loaded_after(args: list[str]) -> set[str]:
         pytest.param(  # every output of an inference-only example: YAML read and written without a YAML library, no training
             ["render", EXAMPLE, "-o", "{tmp}"],
             {"click", "pydantic", "jsonschema", "ctypes", "ruamel", "yaml", "dataclasses"}
-            | {"generator.planner.training", "generator.planner.training_comm", "generator.sizing.training_step"},
+            | {"generator.planner.training", "generator.planner.training_comm", "generator.sizing.training_step"}
+            | {"generator.sizing.training"},
             id="render-all",
         ),
         pytest.param(["plan", EXAMPLE], {"pydantic", "jsonschema"}, id="plan"),
