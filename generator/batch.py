@@ -11,17 +11,16 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from generator.errors import InputError, MultipleInputError, SpecgenError
+from generator.named_tuple import NamedTuple
 
 if TYPE_CHECKING:
     from generator.render.gpu_stack import GpuPoolStack
 
 
-@dataclass(frozen=True)
-class Rendered:
+class Rendered(NamedTuple):
     """One workload file, planned and rendered."""
 
     file: str
@@ -35,8 +34,7 @@ class Rendered:
     terraform: bool = False
 
 
-@dataclass(frozen=True)
-class _Failure:
+class _Failure(NamedTuple):
     """A worker's error, carried back as plain data (exceptions with custom ``__init__`` do not pickle)."""
 
     exit_code: int

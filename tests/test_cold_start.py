@@ -2,8 +2,10 @@
 
 ``benchmarks/scale.py`` measures the cold starts; these tests keep the structure that makes them fast:
 ``estimate`` never loads a validation, templating or CLI library (nor ``typing``: it is needed only for
-annotations), ``validate`` of a valid file loads neither click nor jsonschema nor the renderers, and the
-click-free ``validate`` answers exactly as the click command.
+annotations), ``validate`` of a plain valid file loads neither click nor jsonschema nor the renderers nor a YAML
+library, ``render`` of a plain inference example reads and writes its YAML without a YAML library and plans
+without the training modules (its records are named tuples, not dataclasses), and the click-free ``validate``
+answers exactly as the click command.
 """
 
 from __future__ import annotations
@@ -47,12 +49,19 @@ def _loaded_after(args: list[str]) -> set[str]:
         ),
         pytest.param(
             ["validate", EXAMPLE],
-            {"click", "pydantic", "jsonschema", "jinja2", "ruamel", "dataclasses", "pathlib"}
+            {"click", "pydantic", "jsonschema", "jinja2", "ruamel", "yaml", "dataclasses", "pathlib"}
             | {"generator.calculator.estimate", "generator.planner.candidates"},
             id="validate",
         ),
         pytest.param(
             ["render", EXAMPLE, "-o", "{tmp}", "--target", "spec"], {"click", "pydantic", "jsonschema", "ctypes"}, id="render"
+        ),
+        pytest.param(  # every output of an inference-only example: YAML read and written without a YAML library, no training
+            ["render", EXAMPLE, "-o", "{tmp}"],
+            {"click", "pydantic", "jsonschema", "ctypes", "ruamel", "yaml", "dataclasses"}
+            | {"generator.planner.training", "generator.planner.training_comm", "generator.sizing.training_step"}
+            | {"generator.sizing.training"},
+            id="render-all",
         ),
         pytest.param(["plan", EXAMPLE], {"pydantic", "jsonschema"}, id="plan"),
     ],

@@ -3,7 +3,6 @@ several workloads merged into one cluster layer by a stated rule."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import importlib
 import itertools
@@ -131,7 +130,7 @@ def test_the_merge_rule() -> None:
 
 def _stack(key: str, **changes: object) -> GpuPoolStack:
     base = GpuPoolStack(key, "w1", "baremetal", "operator", "580.105.08", False, "version: v1\n")
-    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+    return base._replace(**changes)  # type: ignore[arg-type]
 
 
 def test_the_same_pool_key_must_mean_the_same_thing() -> None:

@@ -1,26 +1,30 @@
-"""``Plan.to_dict`` (spec.json's data) walks the plan once: it must equal ``asdict`` followed by tuples-to-lists."""
+"""``Plan.to_dict`` (spec.json's data) walks the plan once: it must equal what ``asdict`` then tuples-to-lists made.
+
+The plan's records were frozen dataclasses; they are named tuples now, and ``spec.json`` keeps writing each as an object.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from generator.api import plan_file
-from generator.planner.plan import Candidate
+from generator.planner import plan as plan_module
+from generator.planner.plan import Candidate, DeploymentPart, DeploymentPlan, Finding, Nic, NodeSpec, Plan, Pool
 from tests.conftest import REPO
 
 EXAMPLES = sorted(p for p in (REPO / "examples").glob("*.yaml"))
 
 
-def _reference(value: Any) -> Any:
-    """The earlier form: ``asdict`` (which deep-copies), then dict keys as text, tuples as lists, floats to 6 places.
+#: The plan's records: objects in spec.json, as ``asdict`` made them when they were dataclasses.
+RECORDS = (Candidate, DeploymentPart, DeploymentPlan, Finding, Nic, NodeSpec, Plan, Pool)
 
-    A :class:`Candidate` (a named tuple, once a dataclass) is an object, as ``asdict`` made it when it was a dataclass.
-    """
-    if isinstance(value, Candidate):
+
+def _reference(value: Any) -> Any:
+    """The earlier form: records as objects, then dict keys as text, tuples as lists, floats to 6 places."""
+    if isinstance(value, RECORDS):
         return {name: _reference(v) for name, v in value._asdict().items()}
     if isinstance(value, dict):
         return {str(k): _reference(v) for k, v in value.items()}
@@ -34,7 +38,16 @@ def _reference(value: Any) -> Any:
 @pytest.mark.parametrize("path", [pytest.param(p, id=p.stem) for p in EXAMPLES])
 def test_plan_to_dict_equals_asdict_then_plain(path: Path) -> None:
     _, plan = plan_file(str(path))
-    expected = _reference(asdict(plan))
+    expected = _reference(plan)
     got = plan.to_dict()
     assert got == expected
     assert list(got) == list(expected)  # same key order, so the same spec.json bytes before sorting too
+
+
+def test_every_record_of_the_plan_module_is_written_as_an_object() -> None:
+    defined = {
+        v
+        for v in vars(plan_module).values()
+        if isinstance(v, type) and issubclass(v, tuple) and v.__module__ == plan_module.__name__
+    }
+    assert defined == set(RECORDS) == set(plan_module._RECORDS)  # a new record left out would be written as a bare list

@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -340,8 +339,8 @@ def test_70b_chat_board_follows_the_cost_per_replica(tmp_path: Path, prices: str
 def _pool_of(tmp_path: Path, power_w: int, cooling: str, units: int, nodes: int, name: str) -> Pool:
     """A plan's pool with its node's power, cooling, height and count set for packing."""
     base = plan_workload(_load(tmp_path, OWNED_DGX.format(constants=""))).pools[0]
-    node = dataclasses.replace(base.node, power_w=power_w, cooling=cooling, rack_units=units, kind="hgx-8gpu")
-    return dataclasses.replace(base, name=name, node=node, nodes=nodes)
+    node = base.node._replace(power_w=power_w, cooling=cooling, rack_units=units, kind="hgx-8gpu")
+    return base._replace(name=name, node=node, nodes=nodes)
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -240,7 +239,7 @@ hardware:
 def test_air_cooled_rack_above_the_limit_is_warned(tmp_path: Path) -> None:
     plan = plan_workload(_load(tmp_path, _chat("meta-llama/Llama-3.1-70B-Instruct", 34, ["h100-sxm5-80gb"])))
     assert plan.pools[0].node.power_w == 10200
-    four = dataclasses.replace(plan.pools[0], nodes=4)
+    four = plan.pools[0]._replace(nodes=4)
     racks = pack_racks([four], 45)
     assert len(racks) == 1 and racks[0].power_w > AIR_COOLED_RACK_LIMIT_KW * 1000
     assert [f.code for f in rack_findings(racks)] == ["rack-exceeds-air-cooling"]

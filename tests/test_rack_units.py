@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -61,6 +60,6 @@ def test_node_units(tmp_path: Path, kind: str, rack_units: int | None, expected:
     path = tmp_path / "w.yaml"
     path.write_text(WORKLOAD.format(platform="dgx-h100", gpu="h100-sxm5-80gb"))
     pool = plan_workload(load_workload(str(path))).pools[0]
-    pool = dataclasses.replace(pool, node=dataclasses.replace(pool.node, kind=kind, rack_units=rack_units))
+    pool = pool._replace(node=pool.node._replace(kind=kind, rack_units=rack_units))
     assert node_units(pool) == expected
     assert bool(assumed_height_findings([pool])) is (expected == DEFAULT_NODE_RACK_UNITS)

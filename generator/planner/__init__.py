@@ -92,7 +92,6 @@ def _choose(
         inference_options,
         monthly_spend_usd,
         ranking_candidate,
-        training_options,
         within_limits,
     )
     from generator.planner.inventory import free_servers
@@ -112,6 +111,8 @@ def _choose(
                 options = inference_options(wl, dep, model, consts, found, free) + split_options(wl, dep, model, consts, free)
                 enumerated[state] = (options, found)
             else:
+                from generator.planner.training_candidates import training_options
+
                 enumerated[state] = (training_options(wl, dep, model, consts, found, free), found)
         options, blocked = enumerated[state][0], list(enumerated[state][1])
         options, pinned = honour_pins(dep, options)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import Counter
 from typing import Any
@@ -20,8 +19,6 @@ from generator.planner.racks import Rack, assumed_height_findings, pack_racks, r
 from generator.planner.slo import effective_slo
 from generator.planner.split import TRAINING_NOT_SPLIT, part_capacity, part_rates
 from generator.planner.tco import HOURS_PER_MONTH, fleet_cost
-from generator.planner.training import TrainingShape
-from generator.planner.training_report import step_split_text, training_runner_up
 from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for, saturated_throughput
 from generator.units import GIB
@@ -180,6 +177,9 @@ def slo_default_reason(slo_defaults: list[str]) -> str:
 
 
 def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tuple[dict[str, Any], list[str]]:
+    from generator.planner.training import TrainingShape  # the training modules load only for a training deployment
+    from generator.planner.training_report import step_split_text, training_runner_up
+
     shape = opt.shape
     assert isinstance(shape, TrainingShape)
     setup, mem = shape.setup, shape.memory
@@ -291,7 +291,7 @@ def build_plan(
                 f"the fleet needs {len(racks)} racks of {wl.hardware.rack_power_kw:g} kW but hardware.max_racks is "
                 f"{wl.hardware.max_racks}; to unblock: raise max_racks or rack_power_kw, or allow denser or fewer GPUs"
             )
-        pools = [dataclasses.replace(p, racks=sum(1 for r in racks if p.name in r.pools)) for p in pools]
+        pools = [p._replace(racks=sum(1 for r in racks if p.name in r.pools)) for p in pools]
     objectives = objectives or {}
     deployments = []
     for index, opt, rest in chosen:
@@ -313,7 +313,7 @@ def build_plan(
             if opt.candidate.nodes > opt.candidate.owned_nodes and any(g.key != _server_kind(opt) for g in owned_groups(wl)):
                 reasons.append(TRAINING_NOT_SPLIT)  # servers are bought although owned ones of another kind exist
             shape_tr = opt.shape
-            assert isinstance(shape_tr, TrainingShape)
+            assert not isinstance(shape_tr, ReplicaShape)
             mem = shape_tr.memory.per_gpu.as_dict()
             precision, kv = shape_tr.setup.base_precision_name, None
         objective = objectives.get(index, wl.objective)
@@ -407,7 +407,7 @@ def _cost_text(opt: Option) -> str:
     usd_per_hour = opt.candidate.usd_per_hour
     if usd_per_hour is None:
         return "unpriced"
-    if isinstance(opt.shape, TrainingShape) and opt.shape.hours:
+    if not isinstance(opt.shape, ReplicaShape) and opt.shape.hours:
         return f"${usd_per_hour * opt.shape.hours:,.0f} per run"
     return f"${usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
 
@@ -424,7 +424,7 @@ def _place_on_inventory(wl: Workload, pools: list[Pool], findings: list[Finding]
             if (pool.node.platform_id, pool.node.gpu_id, pool.node.gpus) != group.key or not pool.owned_nodes:
                 continue
             take = min(pool.owned_nodes, group.count - used)
-            out[k] = dataclasses.replace(pool, owned_nodes=take, owned_hosts=tuple(hosts[used : used + take]))
+            out[k] = pool._replace(owned_nodes=take, owned_hosts=tuple(hosts[used : used + take]))
             used += take
         free = group.count - used
         report.append(
@@ -523,7 +523,7 @@ def _colocation_reasons(
                 out[(index, at)] = (
                     f"not co-located with {', '.join(others)}: sharing servers would not save one ({merged} either way)"
                 )
-            elif isinstance(opt.shape, TrainingShape):
+            elif not isinstance(opt.shape, ReplicaShape):  # a training job
                 considered = f" (considered sharing with {', '.join(same_servers)} on the same servers)" if same_servers else ""
                 out[(index, at)] = (
                     f"not co-located{considered}: a training job gets its own pool so its memory, interconnect and power "
@@ -590,7 +590,7 @@ def _pool(
     before = len(findings)
     node = assemble_node(hw.platform, hw.gpu, first.candidate.gpus_per_node, needs, consts, findings)
     # a node's findings point at the pool's first deployment (where a reviewer can act on them)
-    findings[before:] = [f if f.path else dataclasses.replace(f, path=f"deployments[{unit[0][0]}]") for f in findings[before:]]
+    findings[before:] = [f if f.path else f._replace(path=f"deployments[{unit[0][0]}]") for f in findings[before:]]
     owned = min(nodes, sum(o.candidate.owned_nodes for _, o in unit))
     cost = fleet_cost(wl, hw.platform, hw.gpu, node.gpus, node.power_w, consts, nodes, owned)
     labels = pool_labels(name, hw.gpu, hw.platform.id)

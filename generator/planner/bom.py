@@ -7,9 +7,8 @@ configurators do not offer it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from generator.catalog.records import CpuSpec
+from generator.named_tuple import NamedTuple
 
 #: Registered DIMM capacities offered for DDR4/DDR5 servers, GiB (JEDEC densities: 16-256 GB modules,
 #: including the non-binary 24/48/96 GB DDR5 modules).
@@ -20,8 +19,7 @@ BOOT_DRIVES = 2
 BOOT_DRIVE_TB = 1.92
 
 
-@dataclass(frozen=True)
-class MemoryLayout:
+class MemoryLayout(NamedTuple):
     """DIMMs of one server."""
 
     dimms: int

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel, default_precision, model_weight_format
@@ -19,13 +18,13 @@ from generator.planner.options import Hardware, allowed_hardware, node_counts
 from generator.planner.plan import Candidate, Finding, NodeSpec
 from generator.planner.slo import effective_slo
 from generator.planner.tco import HOURS_PER_MONTH, NodeCost, fleet_cost
-from generator.planner.training import TrainingShape, layout_step, training_shapes
-from generator.planner.training_comm import StepComm, dp_traffic, step_links
 from generator.sizing.constants import Constants
-from generator.sizing.precision import WeightFormat, weight_format
-from generator.sizing.training import OPTIMIZERS
-from generator.sizing.weights import size_weights
-from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, TrainingSpec, Workload
+from generator.workload.models import InferenceDeployment, Workload
+
+if TYPE_CHECKING:
+    from generator.planner.training import TrainingShape  # training modules load only for a training deployment
+    from generator.sizing.precision import WeightFormat
+    from generator.workload.models import InferenceSpec
 
 #: Findings of node assembly that rule a layout out (the node cannot be configured that way).
 _BLOCKING = {"ram-short", "ram-exceeds-platform", "no-gpu-fabric"}
@@ -35,27 +34,6 @@ _BLOCKING = {"ram-short", "ram-exceeds-platform", "no-gpu-fabric"}
 def _inference_needs(files: int) -> tuple[NodeNeeds, NodeNeeds]:
     """What a node needs of its host for replicas of ``files`` weight bytes: within one node, and spanning nodes."""
     return NodeNeeds(files, 0, 0, 0, needs_fabric=False), NodeNeeds(files, 0, 0, 0, needs_fabric=True)
-
-
-def _training_needs(
-    model: ResolvedModel, shape: TrainingShape, dataset_tokens: int | None, layout: tuple[int, int], consts: Constants
-) -> NodeNeeds:
-    """Host RAM, dataset and checkpoint space of a training job, per node."""
-    gpus_per_node, nodes = layout
-    used_per_node = min(gpus_per_node, shape.world)
-    files = size_weights(model.architecture, weight_format("bf16")).total_bytes
-    optimizer = OPTIMIZERS[shape.setup.optimizer]
-    if shape.setup.method == "full":
-        host = int(consts.training_host_ram_ratio * shape.hardware.gpu.memory_bytes * used_per_node)
-        # a checkpoint holds the weights and the optimizer states (master copy and moments), sharded over the nodes
-        per_param = optimizer.weight_bytes + optimizer.state_bytes
-        checkpoint = shape.memory.trainable_params * per_param * consts.checkpoints_kept // max(nodes, 1)
-    else:
-        host = files  # the frozen base is read (and quantized) through host memory once
-        checkpoint = shape.memory.trainable_params * (4 + optimizer.moment_bytes) * consts.checkpoints_kept  # fp32 adapters
-    host = max(host, shape.memory.host_ram_bytes_per_gpu * used_per_node)
-    dataset = (dataset_tokens or 0) * consts.dataset_bytes_per_token
-    return NodeNeeds(files, host, dataset, checkpoint, needs_fabric=nodes > 1 and shape.setup.method == "full")
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -72,7 +50,7 @@ def _where(hw: Hardware) -> str:
     return f"{hw.gpu.id} on {hw.platform.id}"
 
 
-def _option(
+def layout_option(
     wl: Workload,
     hw: Hardware,
     layout: tuple[int, int],
@@ -177,7 +155,7 @@ def inference_options(
             for layout in node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas):
                 needs = spanning if shape.par.gpus > layout[0] else within
                 summary = f"{replicas} x {layout_text} on {layout[1]} x {hw.platform.id} ({layout[0]} x {hw.gpu.id})"
-                opt = _option(wl, hw, layout, needs, shape, replicas, summary, consts, blocked, free, seen_nodes)
+                opt = layout_option(wl, hw, layout, needs, shape, replicas, summary, consts, blocked, free, seen_nodes)
                 if opt is not None:
                     options.append(opt)
     return options
@@ -241,102 +219,16 @@ def owned_fill_options(
         layout_text = f"TP{shape.par.tp}" + (f" PP{shape.par.pp}" if shape.par.pp > 1 else "")
         summary = f"{replicas} x {layout_text} on {nodes} x {hw.platform.id} ({gpus_per_node} x {hw.gpu.id})"
         needs = spanning if size > gpus_per_node else within
-        opt = _option(wl, hw, (gpus_per_node, nodes), needs, shape, replicas, summary, consts, scratch, free)
+        opt = layout_option(wl, hw, (gpus_per_node, nodes), needs, shape, replicas, summary, consts, scratch, free)
         if opt is not None:
             options.append(opt)
     return options
 
 
-def training_options(
-    wl: Workload,
-    dep: TrainingDeployment,
-    model: ResolvedModel,
-    consts: Constants,
-    blocked: list[str],
-    free: dict[ServerKey, int] | None = None,
-) -> list[Option]:
-    """Every feasible (hardware, TP, ZeRO, data parallel, node size) of a training deployment."""
-    spec = dep.training
-    options: list[Option] = []
-    seen_nodes: dict[tuple[object, ...], object] = {}
-    for hw in allowed_hardware(wl):
-        shapes, why = training_shapes(model, spec, hw, consts)
-        if not shapes:
-            blocked += [f"{hw.gpu.id} on {hw.platform.id}: {w}" for w in why[-1:]]
-        for shape in shapes:
-            replicas = shape.world // shape.par.gpus
-            for layout in node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas):
-                needs = _training_needs(model, shape, spec.dataset_tokens, layout, consts)
-                planned = _with_communication(model, spec, shape, hw, layout, needs, consts, blocked)
-                if planned is None:
-                    continue
-                timed, needs, comm = planned
-                hours = f", {timed.hours:.1f} h" if timed.hours else ""
-                summary = f"{timed.reason} on {layout[1]} x {hw.platform.id} ({layout[0]} x {hw.gpu.id}){hours}"
-                opt = _option(wl, hw, layout, needs, timed, replicas, summary, consts, blocked, free, seen_nodes)
-                if opt is not None:
-                    options.append(opt._replace(comm=comm))
-    return options
-
-
-def _with_communication(
-    model: ResolvedModel,
-    spec: TrainingSpec,
-    shape: TrainingShape,
-    hw: Hardware,
-    layout: tuple[int, int],
-    needs: NodeNeeds,
-    consts: Constants,
-    blocked: list[str],
-) -> tuple[TrainingShape, NodeNeeds, StepComm] | None:
-    """The layout with its inter-node communication counted in the step time.
-
-    A multi-node job whose communication would take longer than its compute over the front-end
-    network gets a GPU fabric (bare metal) or is ruled out (a cloud instance without one); a job
-    that then misses its deadline is ruled out.
-    """
-    gpus_per_node, nodes = layout
-    setup, mem = shape.setup, shape.memory
-    weights_total = size_weights(model.architecture, weight_format(setup.base_precision_name)).total_bytes // shape.par.gpus
-    sent = dp_traffic(
-        mem.trainable_params // shape.par.gpus, weights_total, setup.zero_stage, setup.data_parallel, shape.accumulation
-    )
-    builtin = bool(hw.platform.fabric_nic_id) or hw.platform.provider != "baremetal"
-
-    def placed(fabric: bool) -> StepComm:
-        links, dp_link, tp_link, stage_link = step_links(
-            hw.platform, hw.gpu, gpus_per_node, nodes, fabric, shape.par.tp, shape.par.pp, setup.data_parallel, consts
-        )
-        step = layout_step(model, spec, hw, shape.layout, links, sent, consts)
-        return StepComm(step, dp_link, tp_link, stage_link)
-
-    comm = placed(builtin or needs.needs_fabric)
-    where = f"{hw.gpu.id} on {hw.platform.id}"
-    if comm.dominates and not builtin and not needs.needs_fabric:
-        needs = dataclasses.replace(needs, needs_fabric=True)
-        comm = placed(True)
-    if comm.dominates and hw.platform.provider != "baremetal":
-        blocked.append(
-            f"{where}: {setup.method} over {nodes} nodes sends {sent.bytes_per_gpu / 1e9:.1f} GB per GPU per step; "
-            f"over {comm.link} that takes {comm.comm_s:.2f} s against {comm.compute_s:.2f} s of compute: communication dominates"
-        )
-        return None
-    hours = None
-    if shape.total_flops is not None:
-        steps = (spec.dataset_tokens or 0) * spec.epochs / shape.layout.tokens_per_step
-        hours = steps * comm.step.total_s / 3600 / consts.training_goodput
-    if hours is not None and spec.deadline_hours and hours > spec.deadline_hours * (1 + 1e-9):
-        blocked.append(
-            f"{where}: {shape.reason} takes {hours:.1f} h with its communication, past the {spec.deadline_hours:g} h deadline"
-        )
-        return None
-    return dataclasses.replace(shape, hours=hours, step=comm.step), needs, comm
-
-
 def ranking_candidate(opt: Option) -> Candidate:
     """The candidate as the objective ranks it: a training job that ends costs its hours, not a month of servers."""
     c = opt.candidate
-    if isinstance(opt.shape, TrainingShape) and opt.shape.hours and c.usd_per_hour is not None:
+    if not isinstance(opt.shape, ReplicaShape) and opt.shape.hours and c.usd_per_hour is not None:
         return c._replace(usd_per_hour=c.usd_per_hour * opt.shape.hours)
     return c
 
@@ -350,7 +242,7 @@ def monthly_spend_usd(wl: Workload, opt: Option) -> float | None:
     usd = opt.candidate.usd_per_hour
     if usd is None:
         return None
-    if wl.hardware.provider != "baremetal" and isinstance(opt.shape, TrainingShape) and opt.shape.hours:
+    if wl.hardware.provider != "baremetal" and not isinstance(opt.shape, ReplicaShape) and opt.shape.hours:
         return usd * min(opt.shape.hours, HOURS_PER_MONTH)
     return usd * HOURS_PER_MONTH
 

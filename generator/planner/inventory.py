@@ -8,10 +8,9 @@ running costs (energy, colocation), not its purchase price.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
+from generator.named_tuple import NamedTuple
 from generator.planner.custom import inventory_platform
 from generator.workload.models import Workload
 
@@ -19,14 +18,13 @@ from generator.workload.models import Workload
 ServerKey = tuple[str, str, int]
 
 
-@dataclass(frozen=True)
-class OwnedGroup:
+class OwnedGroup(NamedTuple):
     """Identical owned servers."""
 
     platform: PlatformSpec
     gpu: GpuSpec
     gpus_per_node: int
-    count: int
+    count: int  # type: ignore[assignment]  # the field shadows tuple.count
     hosts: tuple[str, ...]
 
     @property

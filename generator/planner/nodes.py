@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from generator import catalog
 from generator.catalog.records import CpuSpec, GpuSpec, PlatformSpec
+from generator.named_tuple import NamedTuple
 from generator.planner.bom import boot_drives_text, fill_channels
 from generator.planner.host_minimums import minimum_ram_gib, minimum_text, wanted_cpu_cores
 from generator.planner.plan import Finding, Nic, NodeSpec
@@ -27,8 +27,7 @@ MIN_FABRIC_GBPS = 100
 DEFAULT_DRIVE = "generic-nvme-u2-gen4-3-84tb"
 
 
-@dataclass(frozen=True)
-class NodeNeeds:
+class NodeNeeds(NamedTuple):
     """What the deployments on one node need from the host."""
 
     model_file_bytes: int

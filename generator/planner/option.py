@@ -8,8 +8,11 @@ from generator.planner.inference import ReplicaShape
 from generator.planner.nodes import NodeNeeds
 from generator.planner.options import Hardware
 from generator.planner.plan import Candidate, NodeSpec
-from generator.planner.training import TrainingShape
-from generator.planner.training_comm import StepComm
+
+TYPE_CHECKING = False  # the training modules load only for a training deployment
+if TYPE_CHECKING:
+    from generator.planner.training import TrainingShape
+    from generator.planner.training_comm import StepComm
 
 
 class Option(NamedTuple):

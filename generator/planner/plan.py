@@ -1,8 +1,11 @@
-"""The planner's frozen result: pools of nodes, per-deployment sizing, findings and reasons."""
+"""The planner's frozen result: pools of nodes, per-deployment sizing, findings and reasons.
+
+Its records are named tuples (:mod:`generator.named_tuple`), not frozen dataclasses: each dataclass costs about
+a millisecond to define at every cold start. ``spec.json`` writes each record as an object.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from generator.named_tuple import NamedTuple
@@ -10,8 +13,7 @@ from generator.named_tuple import NamedTuple
 Level = Literal["info", "warning", "error"]
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """Something the user should know: a level, a stable code, a message and the workload path."""
 
     level: Level
@@ -25,21 +27,19 @@ def sorted_findings(findings: list[Finding]) -> tuple[Finding, ...]:
     return tuple(sorted(set(findings), key=lambda f: (f.path, f.code, f.message)))
 
 
-@dataclass(frozen=True)
-class Nic:
+class Nic(NamedTuple):
     """NICs of one kind in a node."""
 
     role: Literal["fabric", "frontend"]
     nic_id: str
     name: str
-    count: int
+    count: int  # type: ignore[assignment]  # the field shadows tuple.count, as spec.json names it
     port_gbps: float
     protocol: str
     gpudirect_rdma: bool
 
 
-@dataclass(frozen=True)
-class NodeSpec:
+class NodeSpec(NamedTuple):
     """One GPU server (or cloud instance) as the plan configures it."""
 
     platform_id: str
@@ -73,8 +73,7 @@ class NodeSpec:
     host_minimum: str | None = None
 
 
-@dataclass(frozen=True)
-class Pool:
+class Pool(NamedTuple):
     """Identical nodes serving one or more deployments."""
 
     name: str
@@ -98,8 +97,7 @@ class Pool:
 class Candidate(NamedTuple):
     """A feasible way to run one deployment, as ranked by the objective.
 
-    A named tuple, not a dataclass: planning forms one per layout tried (tens of thousands per run), and a
-    frozen dataclass costs five times as much to build. ``spec.json`` writes it as an object all the same.
+    Planning forms one per layout tried (tens of thousands per run). ``spec.json`` writes it as an object.
     """
 
     gpu_id: str
@@ -123,8 +121,7 @@ class Candidate(NamedTuple):
     power_compared_w: int = 0
 
 
-@dataclass(frozen=True)
-class DeploymentPart:
+class DeploymentPart(NamedTuple):
     """The replicas of a split deployment on one server kind (each replica homogeneous inside itself)."""
 
     pool: str
@@ -144,8 +141,7 @@ class DeploymentPart:
     tpot_s: float
 
 
-@dataclass(frozen=True)
-class DeploymentPlan:
+class DeploymentPlan(NamedTuple):
     """How one deployment is sized and where it runs."""
 
     name: str
@@ -164,11 +160,11 @@ class DeploymentPlan:
     memory_per_gpu: dict[str, int]
     details: dict[str, Any]
     reasons: tuple[str, ...]
-    runners_up: tuple[Candidate, ...] = field(default=())
+    runners_up: tuple[Candidate, ...] = ()
     #: Replicas on two server kinds (owned ones first, the rest on another kind); empty: all on ``pool``.
     #: When split, ``pool``, ``tp``, ``pp``, ``memory_per_gpu`` and the sizing in ``details`` are the first
     #: part's; ``replicas``, ``gpus`` and the cost figures in ``details`` the whole deployment's.
-    split: tuple[DeploymentPart, ...] = field(default=())
+    split: tuple[DeploymentPart, ...] = ()
 
     @property
     def pools(self) -> tuple[str, ...]:
@@ -182,8 +178,7 @@ class DeploymentPlan:
         return next(((p.tp, p.pp, p.replicas, p.gpus) for p in self.split if p.pool == pool), None)
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(NamedTuple):
     """The whole resolved plan: the machine-readable source of truth (``spec.json``)."""
 
     workload: str
@@ -202,11 +197,10 @@ class Plan:
 
 
 def _plain(value: Any) -> Any:
-    """What ``asdict`` then a tuples-to-lists pass gave, in one walk (``asdict`` deep-copies every leaf)."""
-    if hasattr(type(value), "__dataclass_fields__"):
-        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, Candidate):
-        return {name: _plain(v) for name, v in zip(Candidate._fields, value, strict=True)}
+    """Plain JSON-able data: records as objects (fields in order), dict keys as text, tuples as lists, floats to 6 places."""
+    kind = type(value)
+    if kind in _RECORDS:
+        return {name: _plain(v) for name, v in zip(kind._fields, value, strict=True)}
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -214,3 +208,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float):
         return round(value, 6)
     return value
+
+
+#: The records ``spec.json`` writes as objects (other named tuples in the plan's data are lists).
+_RECORDS: frozenset[Any] = frozenset({Finding, Nic, NodeSpec, Pool, Candidate, DeploymentPart, DeploymentPlan, Plan})

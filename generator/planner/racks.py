@@ -6,8 +6,6 @@ rack with room for its power and height. Cloud plans have no racks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from generator.planner.plan import Finding, Pool
 
 #: Usable rack units of a standard 42U rack.
@@ -23,17 +21,19 @@ AIR_COOLED_RACK_LIMIT_KW = 30.0
 DEFAULT_NODE_RACK_UNITS = 4
 
 
-@dataclass
 class Rack:
-    """One rack: its power, height used and the nodes of each pool in it."""
+    """One rack: its power, height used and the nodes of each pool in it (filled in as servers are placed)."""
 
-    power_w: int = 0
-    units: int = 0
-    liquid: bool = False
-    #: Power of the rack's air-cooled servers: what the room's air must remove (liquid-cooled servers
-    #: reject most of their heat to their coolant loop).
-    air_power_w: int = 0
-    pools: dict[str, int] = field(default_factory=dict)
+    __slots__ = ("air_power_w", "liquid", "pools", "power_w", "units")
+
+    def __init__(self) -> None:
+        self.power_w = 0
+        self.units = 0
+        self.liquid = False
+        #: Power of the rack's air-cooled servers: what the room's air must remove (liquid-cooled servers
+        #: reject most of their heat to their coolant loop).
+        self.air_power_w = 0
+        self.pools: dict[str, int] = {}
 
 
 def node_units(pool: Pool) -> int:

@@ -9,19 +9,18 @@ the platform, GPU and GPU count, else a component estimate: host + GPUs x GPU pr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec, PriceRecord, PurchaseRecord
+from generator.named_tuple import NamedTuple
 from generator.sizing.constants import Constants
 from generator.workload.models import Workload
 
 HOURS_PER_MONTH = 730
 
 
-@dataclass(frozen=True)
-class NodeCost:
+class NodeCost(NamedTuple):
     """Cost of one node; ``usd_per_hour`` is None when no price could be formed (``why`` says why)."""
 
     usd_per_hour: float | None

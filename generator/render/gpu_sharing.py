@@ -8,7 +8,6 @@ partitions every node labelled ``nvidia.com/mig.config`` with the matching entry
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from generator.catalog import gpus, mig_profiles, software
@@ -61,7 +60,7 @@ def device_plugin_config(sharing: GpuSharing | None) -> str:
 
 
 def _with_label(pool: Pool, key: str, value: str) -> Pool:
-    return dataclasses.replace(pool, labels=tuple(sorted({**dict(pool.labels), key: value}.items())))
+    return pool._replace(labels=tuple(sorted({**dict(pool.labels), key: value}.items())))
 
 
 def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) -> Plan:
@@ -88,7 +87,7 @@ def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) 
                 continue
         pools.append(pool)
     findings = sorted_findings([*plan.findings, *sharing_findings(plan, sharing, single_host=single_host)])
-    return dataclasses.replace(plan, pools=tuple(pools), findings=findings)
+    return plan._replace(pools=tuple(pools), findings=findings)
 
 
 def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = False) -> list[Finding]:

@@ -9,11 +9,11 @@ no bare ``ClusterPolicy``: the Helm chart creates and owns it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from generator.catalog import gpus, software
 from generator.errors import InputError
+from generator.named_tuple import NamedTuple
 from generator.planner.plan import Plan
 from generator.render.env import to_yaml
 from generator.render.gpu_sharing import MIG_CONFIG_LABEL, MIG_DISABLED, device_plugin_config, mig_parted_config
@@ -47,8 +47,7 @@ def whole_gpu_config() -> str:
     return to_yaml({"version": str(software("nvidia-device-plugin")["config_version"]), "flags": {"migStrategy": "none"}})
 
 
-@dataclass(frozen=True)
-class GpuPoolStack:
+class GpuPoolStack(NamedTuple):
     """What the cluster's GPU stack must provide for one NVIDIA pool."""
 
     key: str  # device-plugin config key == the pool's nvidia.com/device-plugin.config label value

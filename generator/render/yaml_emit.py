@@ -8,8 +8,8 @@ offset 2, width 72 with its folding rules) and raises :class:`NotEmittedError` f
 types, control or non-printable characters, line breaks outside literal blocks, long keys), so the
 caller falls back to ruamel for that document. The tests hold the two to the same bytes.
 
-Implicit typing (whether a plain scalar would read back as a string) is decided by ruamel's own
-resolvers, imported on first use.
+Implicit typing (whether a plain scalar would read back as a string) is decided as ruamel's resolvers
+decide it, by :mod:`generator.render.yaml_implicit` (ruamel itself is not imported).
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ import functools
 import math
 from typing import Any
 
+from generator.render.yaml_implicit import STR_TAG, implicit_tags
+
 #: Folding width, as ``to_yaml`` sets it on ruamel.
 WIDTH = 72
 #: Longest key written as a simple key here (ruamel's limit is 128; long keys are left to it).
 MAX_KEY_CHARS = 60
-STR_TAG = "tag:yaml.org,2002:str"
 
 
 class NotEmittedError(Exception):
@@ -42,21 +43,6 @@ class Block(str):
     """
 
     __slots__ = ()
-
-
-@functools.cache
-def _resolvers() -> tuple[Any, Any, Any]:
-    from ruamel.yaml.nodes import ScalarNode
-    from ruamel.yaml.resolver import VersionedResolver
-
-    return VersionedResolver(version=(1, 1)), VersionedResolver(version=(1, 2)), ScalarNode
-
-
-@functools.lru_cache(maxsize=65_536)
-def implicit_tags(text: str) -> tuple[str, str]:
-    """The tags a plain scalar ``text`` resolves to under YAML 1.1 and under YAML 1.2 (ruamel's resolvers)."""
-    yaml11, yaml12, node = _resolvers()
-    return str(yaml11.resolve(node, text, (True, False))), str(yaml12.resolve(node, text, (True, False)))
 
 
 def _printable(text: str) -> bool:

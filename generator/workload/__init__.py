@@ -12,7 +12,6 @@ from generator.errors import InputError, MultipleInputError, ShapeError
 from generator.input_files import repository_root
 from generator.named_tuple import NamedTuple
 from generator.sizing.constants import with_overrides
-from generator.sizing.training import lora_targets
 from generator.workload.build import build
 from generator.workload.custom_servers import custom_server_errors
 from generator.workload.loader import Document, read_yaml
@@ -48,6 +47,8 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         except InputError as exc:
             errors.append(exc)
         if isinstance(dep, TrainingDeployment) and dep.training.method != "full" and dep.name in models:
+            from generator.sizing.training import lora_targets  # training sizing loads only for a training deployment
+
             try:
                 lora_targets(models[dep.name].architecture, dep.training.lora_target_modules)
             except InputError as exc:

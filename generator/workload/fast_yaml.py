@@ -8,7 +8,8 @@ round-trip nodes. Anything else returns None and the caller reads the file with 
 error, refusal and guarantee stays ruamel's: parse errors, duplicate keys, custom tags, aliases
 (counted against the expansion budget), merge keys, non-string keys, non-finite numbers, and any
 plain scalar whose type is not one of the unambiguous forms below (YAML 1.2 core schema, as ruamel
-reads it: ``yes`` and ``on`` are strings). The tests hold both paths to the same results.
+reads it: ``yes`` and ``on`` are strings; see :mod:`generator.workload.yaml_scalars`). The tests hold both
+paths to the same results.
 """
 
 from __future__ import annotations
@@ -16,12 +17,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-#: Plain scalars read here (anything else goes to ruamel): YAML 1.2 core-schema forms without ambiguity.
-_INT = re.compile(r"[-+]?[0-9]+")
-_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]+")
-_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
-_NULL = frozenset({"null", "Null", "NULL", "~"})
-_STRING_START = re.compile(r"[A-Za-z_/]")
+from generator.workload.simple_yaml import read_simple_document
+from generator.workload.yaml_scalars import Declined, Path, Positions, plain_scalar
+
 #: The tag this parser gives every scalar, sequence and mapping without an explicit tag.
 _IMPLICIT = "?implicit"
 _SEQ = "tag:yaml.org,2002:seq"
@@ -33,13 +31,6 @@ _OUTSIDE = "[^\t\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd]|\ufeff|!|^%"
 _OUTSIDE_ASCII = re.compile("[^\t\n\x20-\x7e]|!|^%", re.MULTILINE)
 #: Most flow brackets read here: deep flow nesting goes to ruamel, which refuses it without recursing in C.
 MAX_BRACKETS = 1000
-
-Path = tuple[str | int, ...]
-Positions = dict[Path, tuple[int, int]]
-
-
-class _Decline(Exception):  # noqa: N818 (control flow inside this module, never raised out of it)
-    """The document is not one this fast path reads exactly like ruamel."""
 
 
 def _parser_class() -> Any:
@@ -74,7 +65,16 @@ def _outside(text: str) -> bool:
 
 
 def read_plain_document(text: str, max_nodes: int) -> tuple[dict[str, Any], Positions, Positions] | None:
-    """(data, value positions, key positions) of an ordinary document, 1-based; None when ruamel must read it."""
+    """(data, value positions, key positions) of an ordinary document, 1-based; None when ruamel must read it.
+
+    The plainest documents are read without a YAML library (:mod:`generator.workload.simple_yaml`), the others by libyaml.
+    """
+    simple = read_simple_document(text, max_nodes)
+    return simple if simple is not None else read_libyaml_document(text, max_nodes)
+
+
+def read_libyaml_document(text: str, max_nodes: int) -> tuple[dict[str, Any], Positions, Positions] | None:
+    """What :func:`read_plain_document` reads with libyaml: an ordinary document, or None when ruamel must read it."""
     global _COMPOSER  # noqa: PLW0603 (built once, on first use)
     if _COMPOSER is None:
         _COMPOSER = _parser_class() or False
@@ -94,13 +94,13 @@ def read_plain_document(text: str, max_nodes: int) -> tuple[dict[str, Any], Posi
     walk = _Walk(max_nodes)
     try:
         data = walk.value(root, (), positions, keys)
-    except (_Decline, RecursionError):
+    except (Declined, RecursionError):
         return None
     return data, positions, keys
 
 
 class _Walk:
-    """Builds the plain data, refusing (with :class:`_Decline`) shared nodes and documents past the value budget."""
+    """Builds the plain data, refusing (with :class:`Declined`) shared nodes and documents past the value budget."""
 
     def __init__(self, max_nodes: int) -> None:
         self.left = max_nodes
@@ -109,7 +109,7 @@ class _Walk:
     def value(self, node: Any, path: Path, positions: Positions, keys: Positions) -> Any:
         self.left -= 1
         if self.left < 0 or node.tag != _IMPLICIT or id(node) in self.seen:  # an alias: the same node again
-            raise _Decline
+            raise Declined
         self.seen.add(id(node))
         kind = type(node).__name__
         if kind == "ScalarNode":
@@ -122,14 +122,14 @@ class _Walk:
                 items.append(self.value(item, child, positions, keys))
             return items
         if kind != "MappingNode":
-            raise _Decline
+            raise Declined
         out: dict[str, Any] = {}
         for key_node, value_node in node.value:
             if type(key_node).__name__ != "ScalarNode" or key_node.tag != _IMPLICIT:
-                raise _Decline
+                raise Declined
             key = _scalar(key_node)
             if not isinstance(key, str) or key in out or key == "<<":
-                raise _Decline
+                raise Declined
             child = (*path, key)
             keys[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
             positions[child] = (value_node.start_mark.line + 1, value_node.start_mark.column + 1)
@@ -142,20 +142,7 @@ def _scalar(node: Any) -> Any:
     if node.style:  # quoted or block: a string as written (libyaml gives plain scalars the style "")
         if node.style in "|>" or node.start_mark.line == node.end_mark.line:
             return value
-        raise _Decline  # a quoted scalar over several lines: left to ruamel's folding
+        raise Declined  # a quoted scalar over several lines: left to ruamel's folding
     if node.start_mark.line != node.end_mark.line or not value:
-        raise _Decline
-    if value in _BOOL:
-        return _BOOL[value]
-    if value in _NULL:
-        return None
-    if _INT.fullmatch(value):
-        try:
-            return int(value)
-        except ValueError:  # more digits than Python converts: ruamel's reading refuses it with the place
-            raise _Decline from None
-    if _FLOAT.fullmatch(value):
-        return float(value)
-    if _STRING_START.match(value) and value.lower() not in ("true", "false", "null"):
-        return value
-    raise _Decline
+        raise Declined
+    return plain_scalar(value)

@@ -1,0 +1,38 @@
+"""Typing of plain YAML scalars on the fast reading paths: the forms read as ruamel reads them, the rest declined."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+#: Plain scalars read here (anything else goes to ruamel): YAML 1.2 core-schema forms without ambiguity.
+_INT = re.compile(r"[-+]?[0-9]+")
+_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]+")
+_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_NULL = frozenset({"null", "Null", "NULL", "~"})
+_STRING_START = re.compile(r"[A-Za-z_/]")
+
+Path = tuple[str | int, ...]
+Positions = dict[Path, tuple[int, int]]
+
+
+class Declined(Exception):  # noqa: N818 (control flow inside the readers, never raised out of them)
+    """The document is not one this fast path reads exactly like ruamel."""
+
+
+def plain_scalar(value: str) -> Any:
+    """A one-line, non-empty plain scalar as ruamel types it; raises :class:`Declined` for forms left to ruamel."""
+    if value in _BOOL:
+        return _BOOL[value]
+    if value in _NULL:
+        return None
+    if _INT.fullmatch(value):
+        try:
+            return int(value)
+        except ValueError:  # more digits than Python converts: ruamel's reading refuses it with the place
+            raise Declined from None
+    if _FLOAT.fullmatch(value):
+        return float(value)
+    if _STRING_START.match(value) and value.lower() not in ("true", "false", "null"):
+        return value
+    raise Declined
