@@ -8,6 +8,7 @@ NVLink5 (SM100) 40.0, MI300X's xGMI (gfx942) 48.0 GB/s, against raw rates of 25,
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -87,3 +88,30 @@ def test_mi300x_all_reduce_of_a_decode_step_at_batch_256() -> None:
     message = 256 * 16384 * 2  # 8,388,608 bytes
     # 2 x 7/8 x 8,388,608 B / 336 GB/s = 43.690667 us, plus 32 us of latency
     assert allreduce_seconds(message, 8, acc.link_gb_per_s, 32e-6) == pytest.approx(75.690667e-6, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "tp", "text"),
+    [
+        pytest.param(
+            "h100-sxm5-80gb", 8, "370.8 GB/s per direction over NVLink (what NCCL/RCCL count on; 450 GB/s peak)", id="nvlink"
+        ),
+        pytest.param(
+            "mi300x-192gb", 8, "336 GB/s per direction over Infinity Fabric (what NCCL/RCCL count on; 448 GB/s peak)", id="xgmi"
+        ),
+        pytest.param("l40s-48gb", 2, "GB/s per direction over PCIe Gen4", id="pcie-no-library-figure"),
+    ],
+)
+def test_the_plan_names_the_link_and_both_bandwidths(tmp_path: Path, gpu: str, tp: int, text: str) -> None:
+    from generator.planner import plan_workload
+    from generator.workload import load_workload
+
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: link\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        f"    parallelism: {{tp: {tp}}}\n    inference:\n      max_context_tokens: 8192\n      requests_per_second: 1\n"
+        f"hardware:\n  provider: baremetal\n  gpus: [{gpu}]\n"
+    )
+    (dep,) = plan_workload(load_workload(str(path))).deployments
+    (split,) = [r for r in dep.reasons if r.startswith(f"split over {tp} GPUs (TP{tp})")]
+    assert split.endswith(text)

@@ -21,6 +21,15 @@ def _sources(rec: Mapping[str, Any]) -> tuple[str, ...]:
     return (src,) if isinstance(src, str) else tuple(str(s) for s in src)
 
 
+#: Names of the scale-up links of ``gpus.json`` (``interconnect.kind``) as the plan prints them.
+_LINK_NAMES = {
+    "nvlink": "NVLink",
+    "nvlink-bridge": "NVLink bridge",
+    "infinity-fabric": "Infinity Fabric",
+    "ethernet": "on-chip RoCE Ethernet",
+}
+
+
 class GpuSpec(NamedTuple):
     """One accelerator model."""
 
@@ -47,6 +56,12 @@ class GpuSpec(NamedTuple):
     max_achievable_tflops: Mapping[str, float] | None = None
     #: Per-direction bandwidth NCCL / RCCL count on over the scale-up link (after protocol overheads), GB/s; None: not published.
     collective_gb_per_s: float | None = None
+
+    def link_name(self, fast: bool) -> str:
+        """The GPU-to-GPU link by name: the scale-up link (``fast``) or the PCIe generation."""
+        if not fast:
+            return f"PCIe Gen{self.pcie_gen}"
+        return _LINK_NAMES.get(self.interconnect_kind, self.interconnect_kind)
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> GpuSpec:

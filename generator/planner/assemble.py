@@ -150,7 +150,10 @@ def _inference_details(
     if par.gpus == 1:
         case = "fits one GPU: no model split needed"
     else:
-        link = f"{acc.link_gb_per_s:g} GB/s per direction over {'NVLink' if acc.fast_link else 'PCIe'}"
+        gpu = opt.hardware.gpu
+        link = f"{acc.link_gb_per_s:g} GB/s per direction over {gpu.link_name(acc.fast_link)}"
+        if acc.fast_link and gpu.collective_gb_per_s:
+            link += f" (what NCCL/RCCL count on; {gpu.interconnect_gb_per_s_bidir / 2:g} GB/s peak)"
         case = f"split over {par.gpus} GPUs (TP{par.tp}" + (f" x PP{par.pp}" if par.pp > 1 else "") + f"), {link}"
     reasons = [
         case,

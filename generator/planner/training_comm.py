@@ -118,8 +118,7 @@ def node_link(platform: PlatformSpec, gpus_per_node: int, fabric: bool) -> tuple
 def gpu_link(gpu: GpuSpec, group: int) -> tuple[float, str]:
     """Gb/s per GPU inside a node for a group of ``group`` GPUs: NVLink / Infinity Fabric, else PCIe."""
     acc = accelerator_for(gpu, "bf16", group)
-    kind = gpu.interconnect_kind.replace("-", " ") if acc.fast_link else f"PCIe Gen{gpu.pcie_gen}"
-    return acc.link_gb_per_s * 8, f"{kind} {acc.link_gb_per_s:g} GB/s per GPU"
+    return acc.link_gb_per_s * 8, f"{gpu.link_name(acc.fast_link)} {acc.link_gb_per_s:g} GB/s per GPU"
 
 
 def gpu_link_latency_s(gpu: GpuSpec, group: int, consts: Constants) -> float:
