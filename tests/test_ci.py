@@ -333,7 +333,7 @@ def test_outputs_do_not_print_research_notes(stem: str) -> None:
 
 # ---------------------------------------------------------------- validate and plan agree
 
-EXAMPLE_FILES = sorted((REPO / "examples").glob("*.yaml"))
+EXAMPLE_FILES = sorted((REPO / "examples").glob("*.yaml")) + sorted((REPO / "examples" / "infeasible").glob("*.yaml"))
 GPU_IDS = ["h100-sxm5-80gb", "l4-24gb", "rtx-4090-24gb", "b200-sxm-180gb", "mi300x-192gb", "a100-pcie-40gb", "gaudi3-128gb"]
 MODELS = [
     "meta-llama/Llama-3.1-8B-Instruct",
@@ -353,6 +353,9 @@ def _mutations() -> st.SearchStrategy[list[tuple[str, object]]]:
         st.tuples(st.just("rack_power_kw"), st.sampled_from([1, 5, 40])),
         st.tuples(st.just("train"), st.just(True)),
         st.tuples(st.just("context"), st.sampled_from([2048, 131072])),
+        st.tuples(st.just("fixed.ram_gib"), st.sampled_from([8, 32, 256])),
+        st.tuples(st.just("fixed.nvme_gib"), st.sampled_from([0, 200, 4000])),
+        st.tuples(st.just("fixed.gpu"), st.sampled_from(["rtx-4090-24gb", "rtx-3090-24gb", "l4-24gb", "nonexistent-gpu"])),
     )
     return st.lists(one, max_size=3)
 
@@ -369,6 +372,8 @@ def _mutate(data: dict[str, object], changes: list[tuple[str, object]]) -> None:
             first["model"] = value
         elif key in ("precision", "context") and "inference" in first:
             first["inference"]["precision" if key == "precision" else "max_context_tokens"] = value
+        elif key.startswith("fixed.") and "fixed" in hw:
+            hw["fixed"][key.split(".", 1)[1]] = value
         elif key == "train" and "inference" in first:
             first.pop("inference")
             first["training"] = {"method": "qlora", "sequence_length": 2048}
@@ -386,7 +391,7 @@ def _outcome(run: object) -> tuple[int, str]:
     return 0, ""
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(example=st.sampled_from(EXAMPLE_FILES), changes=_mutations())
 def test_validate_and_plan_agree(
     tmp_path_factory: pytest.TempPathFactory, example: Path, changes: list[tuple[str, object]]
@@ -405,6 +410,8 @@ def test_validate_and_plan_agree(
     planned = _outcome(lambda: plan_file(str(path)))
     if validated[0]:
         assert planned == validated  # the same error, at the same place
+    elif "fixed" in data.get("hardware", {}):
+        assert planned == (0, ""), planned  # a fixed machine is placed, not searched: validate decides it all
     else:
         assert planned[0] in (0, 3), planned  # only the search itself may still find no layout
 

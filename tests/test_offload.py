@@ -217,3 +217,22 @@ def test_fixed_hardware_examples(example: str, offloaded: bool, precision: str) 
     assert (dep.details["offload"]["bytes"]["cpu"] > 0) is offloaded
     assert {row["item"] for row in dep.details["checklist"]} >= {"VRAM used per GPU", "decode tokens/s", "time to first token"}
     assert plan.pools[0].node.platform_id == "fixed"
+
+
+@pytest.mark.parametrize(
+    ("formats", "suggestion"),
+    [
+        pytest.param(("bf16",), "allow a lower precision (e.g. q4_k_m), ", id="bf16-q4_k_m"),
+        pytest.param(("fp8", "int8"), "allow a lower precision (e.g. q4_k_m), ", id="fp8-q4_k_m"),
+        pytest.param(("q4_k_m",), "allow a lower precision (e.g. q3_k_m), ", id="q4_k_m-next-step-down"),
+        pytest.param(("q4_k_m", "q2_k"), "", id="lowest-already-allowed-no-precision-advice"),
+    ],
+)
+def test_the_unblock_advice_never_suggests_a_precision_already_tried(formats: tuple[str, ...], suggestion: str) -> None:
+    from generator.calculator.offload_report import offload_unblock
+    from generator.sizing.precision import weight_format
+
+    assert offload_unblock([weight_format(f) for f in formats]) == (
+        f"to unblock: {suggestion}a shorter context, more system RAM or a smaller reserve, free NVMe space for "
+        "memory-mapped layers, or a GPU with more memory"
+    )

@@ -475,11 +475,11 @@ def _fixed_machine(
     """Place the model on an existing machine (``--ram-gib`` given): offload plan, speed, settings."""
     from generator.calculator.machine import build_machine, ddr_assumption
     from generator.calculator.offload_report import (
-        OFFLOAD_UNBLOCK,
         alternatives,
         checklist,
         findings,
         offload_summary,
+        offload_unblock,
         runtime_settings,
     )
     from generator.sizing.offload import plan_offload
@@ -492,7 +492,7 @@ def _fixed_machine(
         prompt = req.input_tokens if req.input_tokens is not None else 1000
         plan = plan_offload(arch, formats, kv_bits, context, req.min_context_tokens, machine, prompt, consts, alternatives())
     except InfeasibleError as exc:
-        raise InfeasibleError(f"the model cannot run on this machine: {exc}; {OFFLOAD_UNBLOCK}") from None
+        raise InfeasibleError(f"the model cannot run on this machine: {exc}; {offload_unblock(formats)}") from None
     summary = offload_summary(plan, machine)
     return {
         "offload": summary,

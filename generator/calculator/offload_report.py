@@ -9,21 +9,31 @@ from __future__ import annotations
 
 import math
 import shlex
+from collections.abc import Sequence
 from typing import Any
 
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine, OffloadPlan
-from generator.sizing.precision import WEIGHT_FORMATS
+from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat
 from generator.units import GB, GIB
 
 #: What the user can change when a model cannot run on the machine at all.
-OFFLOAD_UNBLOCK = (
-    "to unblock: allow a lower precision (e.g. q4_k_m), a shorter context, more system RAM or a smaller reserve, "
-    "free NVMe space for memory-mapped layers, or a GPU with more memory"
+_UNBLOCK_REST = (
+    "a shorter context, more system RAM or a smaller reserve, free NVMe space for memory-mapped layers, or a GPU with more memory"
 )
 #: Precisions tried when looking for one that would avoid offloading altogether.
 ALTERNATIVES = ("fp8", "int8", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "int4", "q3_k_m", "q2_k")
+
+
+def offload_unblock(formats: Sequence[WeightFormat]) -> str:
+    """What would let a model that cannot be placed run: a lower precision than any of ``formats`` where one exists."""
+    lowest = min(f.bits for f in formats)
+    lower = [name for name in ALTERNATIVES if WEIGHT_FORMATS[name].bits < lowest and WEIGHT_FORMATS[name].gguf]
+    if not lower:
+        return f"to unblock: {_UNBLOCK_REST}"
+    suggested = "q4_k_m" if "q4_k_m" in lower else lower[0]  # llama.cpp's common default, else the next step down
+    return f"to unblock: allow a lower precision (e.g. {suggested}), {_UNBLOCK_REST}"
 
 
 def alternatives() -> tuple[Any, ...]:

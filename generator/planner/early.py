@@ -14,7 +14,7 @@ the same error, at the same place, for every problem found here:
 from __future__ import annotations
 
 from generator.calculator.model_source import default_precision, model_weight_format
-from generator.errors import InfeasibleError, InputError
+from generator.errors import InfeasibleError
 from generator.planner.options import allowed_hardware, tensor_parallel_sizes
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.weights import Parallelism, size_weights
@@ -73,20 +73,8 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
 
 
 def _fixed_checks(loaded: LoadedWorkload, consts: Constants) -> None:
-    from generator.calculator.machine import build_machine
-    from generator.planner.fixed import place_on_fixed
+    from generator.planner.fixed_place import fixed_machine, place_on_fixed
 
-    wl = loaded.workload
-    fixed = wl.hardware.fixed
-    assert fixed is not None
-    try:
-        machine = build_machine(fixed)[0]
-    except InputError as exc:
-        raise InputError(exc.message, loaded.document.locate(("hardware", "fixed"))) from None
-    for i, dep in enumerate(wl.deployments):
-        if not isinstance(dep, InferenceDeployment):
-            raise InputError(
-                "training on hardware.fixed is not planned by specgen yet; size it with 'specgen estimate --train'",
-                loaded.document.locate(("deployments", i, "training"), key=True),
-            )
+    machine = fixed_machine(loaded)[0]
+    for i in range(len(loaded.workload.deployments)):
         place_on_fixed(loaded, i, machine, consts)

@@ -5,25 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 from generator import catalog
-from generator.calculator.machine import FixedSpec, build_machine, ddr_assumption
-from generator.calculator.model_source import default_precision, model_weight_format
+from generator.calculator.machine import FixedSpec, ddr_assumption
 from generator.calculator.offload_report import (
-    OFFLOAD_UNBLOCK,
-    alternatives,
     checklist,
     findings,
     offload_summary,
     runtime_settings,
 )
-from generator.errors import InfeasibleError, InputError
 from generator.planner.assemble import GPU_TAINT, single_host_findings, totals
+from generator.planner.fixed_place import fixed_machine, place_on_fixed
 from generator.planner.naming import pool_name
 from generator.planner.nodes import BTU_PER_H_PER_W
 from generator.planner.option import pool_labels
 from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool, sorted_findings
 from generator.sizing.constants import Constants
-from generator.sizing.offload import Machine, OffloadPlan, plan_offload
-from generator.sizing.precision import kv_cache_bits, weight_format
+from generator.sizing.offload import Machine
 from generator.units import GIB, TB
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment
@@ -62,41 +58,16 @@ def _node(fixed: FixedSpec, machine: Machine, basis: str, consts: Constants) -> 
     )
 
 
-def place_on_fixed(loaded: LoadedWorkload, index: int, machine: Machine, consts: Constants) -> OffloadPlan:
-    """Place inference deployment ``index`` on the machine, or raise the located reason it cannot run there.
-
-    A direct computation, not a search, so ``specgen validate`` runs it too (see planner.early).
-    """
-    dep = loaded.workload.deployments[index]
-    assert isinstance(dep, InferenceDeployment)
-    spec = dep.inference
-    model = loaded.models[dep.name]
-    first = model_weight_format(model.architecture, spec.precision or default_precision(model))
-    formats = [first, *(weight_format(p) for p in spec.allowed_precisions if p != first.name)]
-    try:
-        return plan_offload(
-            model.architecture, formats, kv_cache_bits(spec.kv_cache_precision), spec.max_context_tokens,
-            spec.min_context_tokens, machine, spec.avg_input_tokens, consts, alternatives(),
-        )  # fmt: skip
-    except InfeasibleError as exc:
-        where = loaded.document.locate(("deployments", index, "model"))
-        raise InfeasibleError(f"{where}: '{model.id}' cannot run on hardware.fixed: {exc}; {OFFLOAD_UNBLOCK}") from None
-
-
 def _deployment(
     loaded: LoadedWorkload, index: int, machine: Machine, pool: str, consts: Constants
 ) -> tuple[DeploymentPlan, list[Finding]]:
     wl = loaded.workload
+    plan = place_on_fixed(loaded, index, machine, consts)
     dep = wl.deployments[index]
-    if not isinstance(dep, InferenceDeployment):
-        raise InputError(
-            "training on hardware.fixed is not planned by specgen yet; size it with 'specgen estimate --train'",
-            loaded.document.locate(("deployments", index, "training"), key=True),
-        )
+    assert isinstance(dep, InferenceDeployment)
     spec = dep.inference
     model = loaded.models[dep.name]
     arch = model.architecture
-    plan = place_on_fixed(loaded, index, machine, consts)
     cost = plan.cost
     demand = spec.requests_per_second * spec.avg_output_tokens
     notes = [
@@ -146,10 +117,7 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
     wl = loaded.workload
     fixed = wl.hardware.fixed
     assert fixed is not None
-    try:
-        machine, _gpu, basis = build_machine(fixed)
-    except InputError as exc:
-        raise InputError(exc.message, loaded.document.locate(("hardware", "fixed"))) from None
+    machine, _gpu, basis = fixed_machine(loaded)
     node = _node(fixed, machine, basis, consts)
     name = pool_name([wl.name], node.gpu_id)
     deployments: list[DeploymentPlan] = []

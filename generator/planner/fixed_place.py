@@ -1,0 +1,57 @@
+"""Placing deployments on ``hardware.fixed``: the direct computations ``validate`` and ``plan`` share.
+
+Building the machine from the catalog and placing each inference deployment on it (offload to RAM and
+NVMe included) is a calculation, not a search, so ``specgen validate`` runs it too and reports the
+same located error ``plan`` would. Kept apart from :mod:`generator.planner.fixed` so that ``validate``
+does not import the plan's assembly.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from generator.calculator.machine import build_machine
+from generator.calculator.model_source import default_precision, model_weight_format
+from generator.calculator.offload_report import alternatives, offload_unblock
+from generator.errors import InfeasibleError, InputError
+from generator.sizing.offload import plan_offload
+from generator.sizing.precision import kv_cache_bits, weight_format
+from generator.workload.models import InferenceDeployment
+
+if TYPE_CHECKING:
+    from generator.catalog.records import GpuSpec
+    from generator.sizing.constants import Constants
+    from generator.sizing.offload import Machine, OffloadPlan
+    from generator.workload import LoadedWorkload
+
+#: Why a training deployment on ``hardware.fixed`` is refused.
+TRAINING_ON_FIXED = "training on hardware.fixed is not planned by specgen yet; size it with 'specgen estimate --train'"
+
+
+def fixed_machine(loaded: LoadedWorkload) -> tuple[Machine, GpuSpec, str]:
+    """The workload's ``hardware.fixed`` machine (its GPU, and the basis of its assumed figures), or a located error."""
+    fixed = loaded.workload.hardware.fixed
+    assert fixed is not None
+    try:
+        return build_machine(fixed)
+    except InputError as exc:
+        raise InputError(exc.message, loaded.document.locate(("hardware", "fixed"))) from None
+
+
+def place_on_fixed(loaded: LoadedWorkload, index: int, machine: Machine, consts: Constants) -> OffloadPlan:
+    """Place deployment ``index`` on the machine, or raise the located reason it cannot run there."""
+    dep = loaded.workload.deployments[index]
+    if not isinstance(dep, InferenceDeployment):
+        raise InputError(TRAINING_ON_FIXED, loaded.document.locate(("deployments", index, "training"), key=True))
+    spec = dep.inference
+    model = loaded.models[dep.name]
+    first = model_weight_format(model.architecture, spec.precision or default_precision(model))
+    formats = [first, *(weight_format(p) for p in spec.allowed_precisions if p != first.name)]
+    try:
+        return plan_offload(
+            model.architecture, formats, kv_cache_bits(spec.kv_cache_precision), spec.max_context_tokens,
+            spec.min_context_tokens, machine, spec.avg_input_tokens, consts, alternatives(),
+        )  # fmt: skip
+    except InfeasibleError as exc:
+        where = loaded.document.locate(("deployments", index, "model"))
+        raise InfeasibleError(f"{where}: '{model.id}' cannot run on hardware.fixed: {exc}; {offload_unblock(formats)}") from None
