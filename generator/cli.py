@@ -8,11 +8,12 @@ and ``render`` with plain arguments (see :mod:`generator.plain_args`).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
@@ -119,7 +120,8 @@ def render_files(
     from generator.errors import DriftError
     from generator.writer import diff_trees, read_manifest, read_tree, with_manifest, write_tree
 
-    results = render_many(list(files), jobs)
+    with _errors_to_gitlab(gitlab_report, files[0]):
+        results = render_many(list(files), jobs)
     located = [f for r in results for f in r.findings]
     _print_findings(located, gitlab_report)
     single = len(files) == 1
@@ -154,10 +156,29 @@ def render_files(
     _fail_on(located, fail_on)
 
 
-def _report(exc: SpecgenError) -> int:
+@contextlib.contextmanager
+def _errors_to_gitlab(gitlab_report: str | None, default_path: str) -> Iterator[None]:
+    """With ``--gitlab-report``: an error that stops validation or planning is written to the report, then raised."""
+    from generator.errors import SpecgenError
+
+    try:
+        yield
+    except SpecgenError as exc:
+        if gitlab_report:
+            from generator.findings import gitlab_error_report
+
+            _write_gitlab(gitlab_report, gitlab_error_report(_error_lines(exc), default_path))
+        raise
+
+
+def _error_lines(exc: SpecgenError) -> list[str]:
     from generator.errors import MultipleInputError
 
-    lines = [str(e) for e in exc.errors] if isinstance(exc, MultipleInputError) else [str(exc)]
+    return [str(e) for e in exc.errors] if isinstance(exc, MultipleInputError) else [str(exc)]
+
+
+def _report(exc: SpecgenError) -> int:
+    lines = _error_lines(exc)
     if len(lines) > MAX_REPORTED:
         lines = [*lines[:MAX_REPORTED], f"... and {len(lines) - MAX_REPORTED:,} more errors not shown"]
     for line in lines:
@@ -259,7 +280,8 @@ def _build_cli() -> Any:
         from generator.render.env import to_json
         from generator.render.markdown import render_markdown
 
-        loaded, result = plan_file(file)
+        with _errors_to_gitlab(gitlab_report, file):
+            loaded, result = plan_file(file)
         located = list(locate_findings(loaded, result.findings))
         _print_findings(located, gitlab_report)
         if fmt == "json":
@@ -356,7 +378,6 @@ def _build_cli() -> Any:
 
 def _print_findings(located: list[tuple[str, str, str, str]], gitlab_report: str | None) -> None:
     """Warnings and errors on stderr as ``file:line:col: level: message``; GitHub annotations in Actions."""
-    from generator.errors import OutputError
     from generator.findings import at_least, github_annotation, text_line
     from generator.findings import gitlab_report as gitlab_text
 
@@ -367,11 +388,17 @@ def _print_findings(located: list[tuple[str, str, str, str]], gitlab_report: str
         for finding in shown:
             print(github_annotation(finding))
     if gitlab_report:
-        try:
-            with open(gitlab_report, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(gitlab_text(located))
-        except OSError as exc:
-            raise OutputError(f"cannot write {gitlab_report}: {exc.strerror or exc}") from None
+        _write_gitlab(gitlab_report, gitlab_text(located))
+
+
+def _write_gitlab(path: str, text: str) -> None:
+    from generator.errors import OutputError
+
+    try:
+        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _fail_on(located: list[tuple[str, str, str, str]], level: str | None) -> None:

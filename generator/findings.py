@@ -22,7 +22,8 @@ Located = tuple[str, str, str, str]
 
 LEVELS = ("info", "warning", "error")
 _PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
-#: GitLab code-quality severities (docs.gitlab.com/ci/testing/code_quality: info, minor, major, critical, blocker).
+#: GitLab code-quality severities of findings (docs.gitlab.com/ci/testing/code_quality: info, minor, major, critical,
+#: blocker); an error that stops the run is a ``blocker``.
 _GITLAB_SEVERITY = {"info": "info", "warning": "minor", "error": "major"}
 
 
@@ -77,16 +78,33 @@ def github_annotation(finding: Located) -> str:
 _LOCATED_ERROR = re.compile(r"(?P<file>[^\n]+?):(?P<line>\d+):(?P<col>\d+): (?P<message>.*)", re.DOTALL)
 
 
+def _split_error(text: str) -> tuple[str, int, int, str] | None:
+    """(file, line, column, message) of a fatal error that reads ``file:line:col: message``; None when unlocated."""
+    found = _LOCATED_ERROR.fullmatch(text)
+    if found is None:
+        return None
+    return found["file"], int(found["line"]), int(found["col"]), found["message"]
+
+
 def github_error(text: str) -> str:
     """A fatal error (``file:line:col: message``, as every located error reads) as a GitHub ``::error`` annotation.
 
     An error without a place in a file becomes an annotation of the run, not of a line.
     """
-    found = _LOCATED_ERROR.fullmatch(text)
-    if found is None:
+    parts = _split_error(text)
+    if parts is None:
         return f"::error title=specgen::{_escape_data(text)}"
-    file, line, col, message = found.group("file", "line", "col", "message")
+    file, line, col, message = parts
     return f"::error file={_escape_property(file)},line={line},col={col},title=specgen::{_escape_data(message)}"
+
+
+def gitlab_error_report(errors: Iterable[str], default_path: str) -> str:
+    """Fatal errors as a GitLab code-quality report (severity ``blocker``); unlocated ones at ``default_path``, line 1."""
+    issues = []
+    for text in errors:
+        file, line, _, message = _split_error(text) or (default_path, 1, 1, text)
+        issues.append(_gitlab_issue("error", "blocker", message, file, line))
+    return json.dumps(issues, indent=2, sort_keys=True) + "\n"
 
 
 def gitlab_report(findings: Iterable[Located]) -> str:
@@ -94,18 +112,21 @@ def gitlab_report(findings: Iterable[Located]) -> str:
     issues = []
     for level, code, message, where in findings:
         file, line, _ = _split_where(where)
-        fingerprint = hashlib.sha256(f"{file}\0{code}\0{message}".encode()).hexdigest()
-        issues.append(
-            {
-                "check_name": f"specgen/{code}",
-                "description": message,
-                "fingerprint": fingerprint,
-                "location": {"lines": {"begin": line}, "path": file},
-                "severity": _GITLAB_SEVERITY[level],
-                "type": "issue",
-            }
-        )
+        issues.append(_gitlab_issue(code, _GITLAB_SEVERITY[level], message, file, line))
     return json.dumps(issues, indent=2, sort_keys=True) + "\n"
+
+
+def _gitlab_issue(code: str, severity: str, message: str, file: str, line: int) -> dict[str, object]:
+    """One code-quality issue, with a fingerprint stable across runs (file, check and message)."""
+    fingerprint = hashlib.sha256(f"{file}\0{code}\0{message}".encode()).hexdigest()
+    return {
+        "check_name": f"specgen/{code}",
+        "description": message,
+        "fingerprint": fingerprint,
+        "location": {"lines": {"begin": line}, "path": file},
+        "severity": severity,
+        "type": "issue",
+    }
 
 
 def _split_where(where: str) -> tuple[str, int, int]:

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator.cli import main
-from generator.findings import github_annotation, github_error, gitlab_report, parse_path, text_line
+from generator.findings import github_annotation, github_error, gitlab_error_report, gitlab_report, parse_path, text_line
 from generator.planner.inference import little_rate
 from tests.conftest import REPO, catalog_json
 from tests.helpers import VALID
@@ -181,6 +181,28 @@ def test_error_annotation_forms() -> None:
         "::error file=w%2C1.yaml,line=3,col=14,title=specgen::deployments: expected array%0Asee docs"
     )
     assert github_error("w.yaml: file not found") == "::error title=specgen::w.yaml: file not found"
+
+
+@pytest.mark.parametrize("command", ["plan", "render"])
+def test_an_error_that_stops_the_run_is_a_gitlab_blocker(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    report = tmp_path / "gl-code-quality.json"
+    args = ["-o", str(tmp_path / "out")] if command == "render" else []
+    code, _, _ = specgen(capsys, command, str(INFEASIBLE_HOME), *args, "--gitlab-report", str(report))
+    (issue,) = json.loads(report.read_text())
+    assert code == 3 and not (tmp_path / "out").exists()
+    assert (issue["severity"], issue["check_name"], issue["location"]) == (
+        "blocker",
+        "specgen/error",
+        {"lines": {"begin": 7}, "path": str(INFEASIBLE_HOME)},
+    )
+    assert issue["description"].startswith("deployments[0].model: 'meta-llama/Llama-3.1-405B-Instruct' cannot run")
+
+
+def test_an_unlocated_error_is_reported_at_the_first_file() -> None:
+    (issue,) = json.loads(gitlab_error_report(["w.yaml: file not found"], "w.yaml"))
+    assert (issue["description"], issue["location"]) == ("w.yaml: file not found", {"lines": {"begin": 1}, "path": "w.yaml"})
 
 
 def test_gitlab_code_quality_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
