@@ -68,10 +68,11 @@ def test_formerly_unpriced_dell_hosts_are_comparable_system_estimates(platform_i
     data = catalog_json("purchases")
     assert not any(u.get("platform_id") == platform_id for u in data["unpriced"])
     host = next(r for r in data["purchases"] if r.get("platform_id") == platform_id and r["kind"] == "host")
-    assert host["estimated"] is True and "comparable" in host and "not a price of this chassis" in host["notes"]
-    # the earlier rounds' searches stay with the record, and the new trail follows them
-    assert any(n.startswith("earlier round: ") for n in host["research_notes"])
-    assert any("fourth round" in n for n in host["research_notes"])
+    assert host["estimated"] is True and host["basis"] == "derived" and host["research_notes"]
+    # the plan names the system that stands in and what it is priced with
+    stands_in = catalog.purchases()[host["id"]].stands_in
+    assert stands_in is not None and stands_in.startswith("from a comparable system, not this chassis: ")
+    assert catalog.purchases()[host["id"]].priced_with is not None
 
 
 def test_h100_nvl_is_priced_from_a_dated_us_retail_listing() -> None:
@@ -86,8 +87,8 @@ def test_h100_nvl_is_priced_from_a_dated_us_retail_listing() -> None:
     )
     assert rec.source == ("https://viperatech.com/product/nvidia-h100-nvl-hbm3-94gb-350w",)
     raw = next(r for r in catalog_json("purchases")["purchases"] if r["id"] == "h100-nvl-94gb-gpu")
-    # the withdrawn figure's history stays with the record
-    assert any(n.startswith("earlier round: withdrawn") for n in raw["research_notes"])
+    # every field sourced; how the listing was found stays with the record
+    assert raw["unsourced_fields"] == [] and raw["research_notes"]
 
 
 @pytest.mark.parametrize(

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from generator import catalog
 from generator.calculator.report import plan_text
+from generator.catalog.records import PricedWith, PurchaseRecord
+from generator.errors import CatalogError
 from generator.planner import plan_workload
-from generator.planner.tco import purchase_price
+from generator.planner.tco import BuiltHost, purchase_price, versus_built
 from generator.render import render_plan
 from generator.workload import load_workload
-from tests.conftest import catalog_json
+from tests.conftest import REPO, catalog_json
 
 
 @pytest.mark.parametrize(
@@ -95,7 +99,7 @@ def test_purchase_listing_shows_priced_and_unpriced() -> None:
     assert rows["dell-xe7740-host"]["estimated"] is True
     assert rows["dell-xe7740-host"]["basis"] == (
         "derived; from a comparable system, not this chassis: Supermicro SYS-421GE-TNRT-02-G1 with 8 x NVIDIA L40S"
-        " (4U, 2 x Xeon, 8 double-wide PCIe GPUs) $85,271 less 8 x NVIDIA L40S at $8,500"
+        " (4U, 2 x Xeon, 8 double-wide PCIe GPUs) $85,271 less 8 x NVIDIA L40S at $8,500; its CPU and RAM are not published"
     )
 
 
@@ -111,32 +115,124 @@ def test_component_estimates_sum_their_sourced_parts() -> None:
         assert sorted({p["source"] for p in parts}) == sorted(rec["source"]), rec["id"]
 
 
+def _comparable_records() -> list[dict[str, Any]]:
+    return [r for r in catalog_json("purchases")["purchases"] if "comparable" in r]
+
+
+def test_the_comparable_system_estimates_are_these() -> None:
+    # the sweep below checks every record with a comparable system; this pins that it finds them
+    assert [r["id"] for r in _comparable_records()] == ["dell-r760-host", "dell-r760xa-host", "dell-xe7740-host"]
+    r760 = next(r for r in _comparable_records() if r["id"] == "dell-r760-host")["comparable"]
+    # the Precision 7960 Rack quote less its RTX 4000 Ada; its CPU, RAM and bundled services as the quote lists them
+    assert (r760["usd"], r760["less"][0]["usd_each"], r760["priced_with"]) == (
+        14943.56,
+        1300,
+        {
+            "cpu": "Intel Xeon Gold 6442Y",
+            "cpu_cores_each": 24,
+            "cpu_count": 2,
+            "includes": ["3-year ProSupport Plus", "a Windows 11 Pro for Workstations licence"],
+            "ram_gb": 128,
+        },
+    )
+
+
+def test_comparable_system_estimates_are_the_system_less_its_gpus() -> None:
+    gpu_prices = {r.gpu_id: r.usd for r in catalog.purchases().values() if r.kind == "gpu"}
+    for rec in _comparable_records():
+        comparable = rec["comparable"]
+        assert (rec["kind"], rec["estimated"], rec["basis"]) == ("host", True, "derived"), rec["id"]
+        less_usd = sum(p["quantity"] * p["usd_each"] for p in comparable["less"])
+        assert rec["usd"] == pytest.approx(comparable["usd"] - less_usd, abs=0.005), rec["id"]
+        cited = {comparable["source"]} | {p["source"] for p in comparable["less"]}
+        assert cited <= set(rec["source"]) and all(s.startswith("https://") for s in cited), rec["id"]
+        for part in comparable["less"]:
+            if "gpu_id" in part:  # a catalog GPU is taken out at the catalog's own price
+                assert part["usd_each"] == gpu_prices[part["gpu_id"]], rec["id"]
+        said = PricedWith.from_record(comparable["priced_with"]).text()
+        assert catalog.purchases()[rec["id"]].stands_in == (
+            f"from a comparable system, not this chassis: {comparable['system']} ${comparable['usd']:,.0f} less "
+            + ", ".join(f"{p['quantity']} x {p['item']} at ${p['usd_each']:,.0f}" for p in comparable["less"])
+            + f"; {said}"
+        ), rec["id"]
+
+
 @pytest.mark.parametrize(
-    ("record_id", "system_usd", "less_usd", "usd"),
+    ("priced_with", "said"),
     [
-        pytest.param("dell-r760-host", 14943.56, 1 * 1300, 13643.56, id="r760-precision-7960-rack-quote"),
-        pytest.param("dell-r760xa-host", 85271, 8 * 8500, 17271, id="r760xa-supermicro-8-l40s-listing"),
-        pytest.param("dell-xe7740-host", 85271, 8 * 8500, 17271, id="xe7740-supermicro-8-l40s-listing"),
+        pytest.param(
+            {
+                "cpu": "Intel Xeon Gold 6442Y",
+                "cpu_count": 2,
+                "cpu_cores_each": 24,
+                "ram_gb": 128,
+                "includes": ["3-year ProSupport Plus"],
+            },
+            "priced with 2 x Intel Xeon Gold 6442Y, 48 cores, and 128 GB RAM, with 3-year ProSupport Plus",
+            id="cpu-ram-and-a-service",
+        ),
+        pytest.param(
+            {"cpu": "Intel Xeon Gold 6442Y", "cpu_count": 2, "cpu_cores_each": None, "ram_gb": None, "includes": []},
+            "priced with 2 x Intel Xeon Gold 6442Y and unpublished RAM",
+            id="cores-and-ram-unpublished",
+        ),
+        pytest.param(
+            {"cpu": None, "cpu_count": None, "cpu_cores_each": None, "ram_gb": None, "includes": []},
+            "its CPU and RAM are not published",
+            id="nothing-published",
+        ),
     ],
 )
-def test_comparable_system_estimates_are_the_system_less_its_gpus(
-    record_id: str, system_usd: float, less_usd: float, usd: float
-) -> None:
-    rec = next(r for r in catalog_json("purchases")["purchases"] if r["id"] == record_id)
-    comparable = rec["comparable"]
-    assert (rec["kind"], rec["estimated"], rec["basis"]) == ("host", True, "derived")
-    assert (comparable["usd"], sum(p["quantity"] * p["usd_each"] for p in comparable["less"])) == (system_usd, less_usd)
-    assert rec["usd"] == pytest.approx(usd, abs=0.005)
-    assert rec["usd"] == pytest.approx(comparable["usd"] - less_usd, abs=0.005)
-    cited = {comparable["source"]} | {p["source"] for p in comparable["less"]}
-    assert cited <= set(rec["source"]) and all(s.startswith("https://") for s in cited)
-    gpu_prices = {r.gpu_id: r.usd for r in catalog.purchases().values() if r.kind == "gpu"}
-    for part in comparable["less"]:
-        if "gpu_id" in part:  # a catalog GPU is taken out at the catalog's own price
-            assert part["usd_each"] == gpu_prices[part["gpu_id"]]
-    assert catalog.purchases()[record_id].stands_in == (
-        f"from a comparable system, not this chassis: {comparable['system']} ${comparable['usd']:,.0f} less "
-        + ", ".join(f"{p['quantity']} x {p['item']} at ${p['usd_each']:,.0f}" for p in comparable["less"])
+def test_the_priced_configuration_is_said_from_its_data(priced_with: dict[str, Any], said: str) -> None:
+    assert PricedWith.from_record(priced_with).text() == said
+
+
+HERE = "the node here has 2 x Intel Xeon Platinum 8470, 104 cores, and 256 GiB RAM"
+
+
+@pytest.mark.parametrize(
+    ("cores_each", "ram_gb", "verdict"),
+    [
+        # 2 x 24 = 48 cores < 104; 128e9 B < 256 x 2^30 B
+        pytest.param(24, 128, "capex likely understates its CPUs and RAM", id="fewer-cores-less-ram"),
+        # 274.877906944 GB = 256 GiB exactly: the same RAM, fewer cores
+        pytest.param(24, 274.877906944, "capex likely understates its CPUs and RAM", id="fewer-cores-same-ram"),
+        pytest.param(60, 512, "capex likely overstates its CPUs and RAM", id="more-cores-more-ram"),
+        pytest.param(60, 128, "capex may err either way on CPUs and RAM", id="more-cores-less-ram"),
+        pytest.param(52, 274.877906944, "the same CPU cores and RAM", id="the-same"),
+        pytest.param(None, 128, "how capex compares is not known", id="cores-unpublished"),
+    ],
+)
+def test_the_node_built_is_compared_with_the_priced_configuration(cores_each: int | None, ram_gb: float, verdict: str) -> None:
+    priced = PricedWith("Intel Xeon Gold 6442Y", 2, cores_each, ram_gb, ())
+    assert versus_built(priced, BuiltHost("2 x Intel Xeon Platinum 8470", 104, 256)) == f"{HERE}: {verdict}"
+
+
+def test_a_comparable_record_must_be_an_estimated_host() -> None:
+    good = next(r for r in _comparable_records() if r["id"] == "dell-r760-host")
+    data = catalog_json("purchases")
+    validator = Draft202012Validator(json.loads((REPO / "schemas" / "catalog" / "purchases.schema.json").read_text()))
+    assert not list(validator.iter_errors(data))
+    for field, bad, error in (
+        ("estimated", False, "$.purchases[0].estimated: True was expected"),
+        ("kind", "system", "$.purchases[0].kind: 'host' was expected"),
+    ):
+        data["purchases"] = [good | {field: bad}]
+        assert sorted(f"{e.json_path}: {e.message}" for e in validator.iter_errors(data)) == [error]
+        with pytest.raises(
+            ValueError, match=r"comparable: a comparable-system estimate must have estimated: true and kind: host"
+        ):
+            PurchaseRecord.from_record(good | {field: bad})
+
+
+def test_the_catalog_loader_names_the_record_of_a_comparable_that_is_not_an_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
+    good = next(r for r in _comparable_records() if r["id"] == "dell-r760-host")
+    monkeypatch.setattr(catalog, "_records", lambda kind: (good | {"estimated": False},))
+    with pytest.raises(CatalogError) as err:
+        catalog._build("purchases", PurchaseRecord.from_record)
+    assert str(err.value).endswith(
+        "purchases.json: dell-r760-host: bad or missing field: comparable: a comparable-system estimate must have"
+        ' estimated: true and kind: host (has estimated: false, kind: "host")'
     )
 
 
@@ -155,22 +251,40 @@ hardware:
 STANDS_IN = (
     "dell-xe7740-host $17,271 (derived, 2026-10-01; from a comparable system, not this chassis: "
     "Supermicro SYS-421GE-TNRT-02-G1 with 8 x NVIDIA L40S (4U, 2 x Xeon, 8 double-wide PCIe GPUs) $85,271"
-    " less 8 x NVIDIA L40S at $8,500)"
+    " less 8 x NVIDIA L40S at $8,500; its CPU and RAM are not published; the node here has"
+    " 2 x Intel Xeon 6 6745P (Granite Rapids-SP), 64 cores, and 256 GiB RAM: how capex compares is not known)"
+)
+R760_L40 = XE7740_L40S.replace("l40s-48gb", "l40-48gb").replace("dell-xe7740", "dell-r760")
+R760_STANDS_IN = (
+    "dell-r760-host $13,644 (derived, 2026-01-26; from a comparable system, not this chassis: "
+    "Dell Precision 7960 Rack quote (rack-mounted) $14,944 less 1 x NVIDIA RTX 4000 Ada at $1,300; "
+    "priced with 2 x Intel Xeon Gold 6442Y, 48 cores, and 128 GB RAM, with 3-year ProSupport Plus and a Windows 11 Pro"
+    " for Workstations licence; the node here has 2 x Intel Xeon Platinum 8470 (Sapphire Rapids), 104 cores, and"
+    " 256 GiB RAM: capex likely understates its CPUs and RAM)"
 )
 
 
 @pytest.mark.parametrize("output", ["text", "spec.json", "SPEC.md"])
-def test_a_comparable_system_estimate_is_named_and_marked_estimated_in_every_output(tmp_path: Path, output: str) -> None:
+@pytest.mark.parametrize(
+    ("workload", "platform_id", "stands_in"),
+    [
+        pytest.param(XE7740_L40S, "dell-xe7740", STANDS_IN, id="supermicro-listing-configuration-unpublished"),
+        pytest.param(R760_L40, "dell-r760", R760_STANDS_IN, id="precision-quote-smaller-than-the-node"),
+    ],
+)
+def test_a_comparable_system_estimate_is_named_and_marked_estimated_in_every_output(
+    tmp_path: Path, output: str, workload: str, platform_id: str, stands_in: str
+) -> None:
     path = tmp_path / "w.yaml"
-    path.write_text(XE7740_L40S)
+    path.write_text(workload)
     loaded = load_workload(str(path))
     plan = plan_workload(loaded)
     pool = plan.pools[0]
-    assert (pool.node.platform_id, plan.deployments[0].details["objective_used"]) == ("dell-xe7740", "cost")
+    assert (pool.node.platform_id, plan.deployments[0].details["objective_used"]) == (platform_id, "cost")
     assert pool.price_estimated is True
     text = plan_text(plan) if output == "text" else render_plan(plan, loaded.workload)[output]
     if output == "spec.json":
         priced = json.loads(text)["plan"]["pools"][0]
-        assert priced["price_estimated"] is True and STANDS_IN in priced["price_basis"]
+        assert priced["price_estimated"] is True and stands_in in priced["price_basis"]
     else:
-        assert STANDS_IN in text
+        assert stands_in in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 from generator.named_tuple import NamedTuple
@@ -349,6 +350,43 @@ class PriceRecord(NamedTuple):
         )
 
 
+class PricedWith(NamedTuple):
+    """The configuration a comparable system's price is for, as listed (None where the listing does not say)."""
+
+    cpu: str | None
+    cpu_count: int | None
+    cpu_cores_each: int | None
+    ram_gb: float | None
+    includes: tuple[str, ...]
+
+    @property
+    def cpu_cores(self) -> int | None:
+        """Cores of all its CPUs, where the listing gives both count and cores."""
+        return self.cpu_count * self.cpu_cores_each if self.cpu_count and self.cpu_cores_each else None
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any]) -> PricedWith:
+        """Build from a ``comparable.priced_with`` object."""
+        count, cores, ram = rec["cpu_count"], rec["cpu_cores_each"], rec["ram_gb"]
+        return cls(
+            cpu=rec["cpu"],
+            cpu_count=int(count) if count is not None else None,
+            cpu_cores_each=int(cores) if cores is not None else None,
+            ram_gb=float(ram) if ram is not None else None,
+            includes=tuple(str(i) for i in rec["includes"]),
+        )
+
+    def text(self) -> str:
+        """How the priced configuration is said in a plan."""
+        if self.cpu is None and self.ram_gb is None:
+            return "its CPU and RAM are not published"
+        cpu = f"{self.cpu_count} x {self.cpu}" if self.cpu_count else str(self.cpu or "an unpublished CPU")
+        cores = f", {self.cpu_cores} cores," if self.cpu_cores else ""
+        ram = f"{self.ram_gb:g} GB RAM" if self.ram_gb is not None else "unpublished RAM"
+        extras = f", with {' and '.join(self.includes)}" if self.includes else ""
+        return f"priced with {cpu}{cores} and {ram}{extras}"
+
+
 class PurchaseRecord(NamedTuple):
     """A purchase price: a whole system, one GPU, or a host without its GPUs (``purchases.json``)."""
 
@@ -364,11 +402,17 @@ class PurchaseRecord(NamedTuple):
     estimated: bool
     source: tuple[str, ...]
     stands_in: str | None = None  # a comparable-system estimate: which system's price stands in for this host
+    priced_with: PricedWith | None = None  # a comparable-system estimate: the configuration that system is priced with
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> PurchaseRecord:
-        """Build from a ``purchases.json`` record."""
+        """Build from a ``purchases.json`` record (a comparable-system estimate must be an estimated host)."""
         comparable = rec.get("comparable")
+        if comparable and (rec["estimated"] is not True or rec["kind"] != "host"):
+            raise ValueError(
+                "comparable: a comparable-system estimate must have estimated: true and kind: host"
+                f" (has estimated: {json.dumps(rec['estimated'])}, kind: {json.dumps(rec['kind'])})"
+            )
         return cls(
             id=rec["id"],
             kind=rec["kind"],
@@ -382,13 +426,18 @@ class PurchaseRecord(NamedTuple):
             estimated=bool(rec["estimated"]),
             source=_sources(rec),
             stands_in=_stands_in(comparable) if comparable else None,
+            priced_with=PricedWith.from_record(comparable["priced_with"]) if comparable else None,
         )
 
 
 def _stands_in(comparable: Mapping[str, Any]) -> str:
-    """How a comparable-system estimate is said in a plan: the system, its price, and what was taken out of it."""
+    """How a comparable-system estimate is said in a plan: the system, its price, what was taken out, what it is priced with."""
     less = ", ".join(f"{p['quantity']} x {p['item']} at ${float(p['usd_each']):,.0f}" for p in comparable["less"])
-    return f"from a comparable system, not this chassis: {comparable['system']} ${float(comparable['usd']):,.0f} less {less}"
+    priced_with = PricedWith.from_record(comparable["priced_with"]).text()
+    return (
+        f"from a comparable system, not this chassis: {comparable['system']} ${float(comparable['usd']):,.0f}"
+        f" less {less}; {priced_with}"
+    )
 
 
 class HostMinimum(NamedTuple):

@@ -11,14 +11,14 @@ from generator.errors import InfeasibleError
 from generator.planner.inference import ReplicaShape, point_for_rate
 from generator.planner.inventory import ServerKey, owned_groups
 from generator.planner.naming import MAX_NODES_PER_POOL, unique_pool_names
-from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds
+from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, node_cpu
 from generator.planner.option import Option, pool_labels
 from generator.planner.options import allowed_hardware
 from generator.planner.plan import DeploymentPart, DeploymentPlan, Finding, Plan, Pool, sorted_findings
 from generator.planner.racks import Rack, assumed_height_findings, pack_racks, rack_findings
 from generator.planner.slo import effective_slo
 from generator.planner.split import TRAINING_NOT_SPLIT, part_capacity, part_rates
-from generator.planner.tco import HOURS_PER_MONTH, fleet_cost
+from generator.planner.tco import HOURS_PER_MONTH, BuiltHost, fleet_cost
 from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for, saturated_throughput
 from generator.units import GIB
@@ -595,7 +595,10 @@ def _pool(
     # a node's findings point at the pool's first deployment (where a reviewer can act on them)
     findings[before:] = [f if f.path else f._replace(path=f"deployments[{unit[0][0]}]") for f in findings[before:]]
     owned = min(nodes, sum(o.candidate.owned_nodes for _, o in unit))
-    cost = fleet_cost(wl, hw.platform, hw.gpu, node.gpus, node.power_w, consts, nodes, owned)
+    cpu = node_cpu(hw.platform, hw.gpu, node.gpus, consts)
+    cpu_text = f"{hw.platform.cpu_sockets} x {cpu.name}" if cpu else node.cpu
+    built = BuiltHost(cpu_text, node.cpu_cores, node.ram_gib)  # what a comparable-system estimate is compared with
+    cost = fleet_cost(wl, hw.platform, hw.gpu, node.gpus, node.power_w, consts, nodes, owned, built)
     labels = pool_labels(name, hw.gpu, hw.platform.id)
     used = sum(o.candidate.gpus for _, o in unit)
     return Pool(

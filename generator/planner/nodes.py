@@ -134,12 +134,9 @@ def assemble_node(
     platform: PlatformSpec, gpu: GpuSpec, gpus: int, needs: NodeNeeds, consts: Constants, findings: list[Finding]
 ) -> NodeSpec:
     """Configure one node of ``platform`` with ``gpus`` GPUs for what its deployments need."""
-    cpu = catalog.cpus().get(platform.cpu_id or "")
+    cpu = node_cpu(platform, gpu, gpus, consts)
     wanted_cores = wanted_cpu_cores(platform, gpu, gpus, consts)  # the published minimum per GPU where higher
     configurable = platform.provider == "baremetal" and not platform.custom  # parts are chosen, not as owned
-    if cpu is None and configurable:
-        # named where the vendor offers a choice
-        cpu = choose_cpu(platform.cpu_sockets, wanted_cores, platform.cpu_vendor, platform.cpu_socket)
     if cpu:
         cpu_text, cores = f"{platform.cpu_sockets}x {cpu.name}", cpu.cores * platform.cpu_sockets
         if not platform.cpu_id:
@@ -266,6 +263,20 @@ def has_nvswitch(platform: PlatformSpec, gpu: GpuSpec, gpus: int) -> bool:
     """
     board = platform.kind in ("hgx-8gpu", "cloud-instance")
     return board and gpu.form_factor == "sxm" and gpu.interconnect_kind == "nvlink" and gpus >= 8
+
+
+def node_cpu(platform: PlatformSpec, gpu: GpuSpec, gpus: int, consts: Constants) -> CpuSpec | None:
+    """The CPU model a node of ``platform`` is built with, or None where nothing names one.
+
+    The platform's own, else, where the vendor offers a choice (catalog bare metal), the smallest catalog
+    CPU with the cores wanted.
+    """
+    cpu = catalog.cpus().get(platform.cpu_id or "")
+    if cpu is None and platform.provider == "baremetal" and not platform.custom:
+        cpu = choose_cpu(
+            platform.cpu_sockets, wanted_cpu_cores(platform, gpu, gpus, consts), platform.cpu_vendor, platform.cpu_socket
+        )
+    return cpu
 
 
 def choose_cpu(sockets: int, wanted_cores: int, vendor: str | None = None, socket: str | None = None) -> CpuSpec | None:

@@ -12,12 +12,21 @@ from __future__ import annotations
 from functools import cache, lru_cache
 
 from generator import catalog
-from generator.catalog.records import GpuSpec, PlatformSpec, PriceRecord, PurchaseRecord
+from generator.catalog.records import GpuSpec, PlatformSpec, PricedWith, PriceRecord, PurchaseRecord
 from generator.named_tuple import NamedTuple
 from generator.sizing.constants import Constants
+from generator.units import GB, GIB
 from generator.workload.models import Workload
 
 HOURS_PER_MONTH = 730
+
+
+class BuiltHost(NamedTuple):
+    """The host a plan builds (CPUs and RAM), compared with the configuration a comparable-system estimate is priced with."""
+
+    cpu: str
+    cpu_cores: int
+    ram_gib: int
 
 
 class NodeCost(NamedTuple):
@@ -36,13 +45,20 @@ class NodeCost(NamedTuple):
         return self.usd_per_hour * HOURS_PER_MONTH if self.usd_per_hour is not None else None
 
 
-def purchase_price(platform: PlatformSpec, gpu: GpuSpec, gpus: int) -> tuple[float, str, bool] | str:
-    """(USD, basis, estimated) to buy one ``platform`` node with ``gpus`` x ``gpu``, or why it cannot be priced."""
-    return _purchase_price(platform.id, max(platform.gpu_counts), gpu.id, gpus)
+def purchase_price(
+    platform: PlatformSpec, gpu: GpuSpec, gpus: int, built: BuiltHost | None = None
+) -> tuple[float, str, bool] | str:
+    """(USD, basis, estimated) to buy one ``platform`` node with ``gpus`` x ``gpu``, or why it cannot be priced.
+
+    With ``built``, a comparable-system estimate's basis says how the node built differs from the configuration priced.
+    """
+    return _purchase_price(platform.id, max(platform.gpu_counts), gpu.id, gpus, built)
 
 
 @cache
-def _purchase_price(platform_id: str, max_gpus: int, gpu_id: str, gpus: int) -> tuple[float, str, bool] | str:
+def _purchase_price(
+    platform_id: str, max_gpus: int, gpu_id: str, gpus: int, built: BuiltHost | None = None
+) -> tuple[float, str, bool] | str:
     """:func:`purchase_price` by ids (the catalog is loaded once per process, so the answer is too)."""
     records = sorted(catalog.purchases().values(), key=lambda r: r.id)
     for rec in records:
@@ -66,14 +82,37 @@ def _purchase_price(platform_id: str, max_gpus: int, gpu_id: str, gpus: int) -> 
         ]
         return f"no purchase price for {platform_id} ({'; '.join(missing)})"
     usd = host.usd + gpus * card.usd
-    basis = f"estimated: host {_cite(host)} + {gpus} x {_cite(card)}"
+    basis = f"estimated: host {_cite(host, built)} + {gpus} x {_cite(card)}"
     return usd, basis, True
 
 
-def _cite(rec: PurchaseRecord) -> str:
+def _cite(rec: PurchaseRecord, built: BuiltHost | None = None) -> str:
     end = f", {rec.range_end} end" if rec.range_end != "single" else ""
     stands_in = f"; {rec.stands_in}" if rec.stands_in else ""
+    if rec.priced_with and built:
+        stands_in += f"; {versus_built(rec.priced_with, built)}"
     return f"{rec.id} ${rec.usd:,.0f} ({rec.basis}{end}, {rec.as_of}{stands_in})"
+
+
+def versus_built(priced: PricedWith, built: BuiltHost) -> str:
+    """The node built beside a comparable system's priced configuration, and which way that moves the capex.
+
+    Fewer CPU cores or less RAM priced (and no more of either) means the estimate likely understates the
+    node's parts; more of them, that it likely overstates them. Unpublished figures leave it unknown.
+    """
+    here = f"the node here has {built.cpu}, {built.cpu_cores} cores, and {built.ram_gib} GiB RAM"
+    if priced.cpu_cores is None or priced.ram_gb is None:
+        return f"{here}: how capex compares is not known"
+    ram_bytes, built_ram_bytes = priced.ram_gb * GB, built.ram_gib * GIB
+    fewer = priced.cpu_cores < built.cpu_cores or ram_bytes < built_ram_bytes
+    more = priced.cpu_cores > built.cpu_cores or ram_bytes > built_ram_bytes
+    if fewer and more:
+        return f"{here}: capex may err either way on CPUs and RAM"
+    if fewer:
+        return f"{here}: capex likely understates its CPUs and RAM"
+    if more:
+        return f"{here}: capex likely overstates its CPUs and RAM"
+    return f"{here}: the same CPU cores and RAM"
 
 
 def owned_opex_usd_per_month(platform: PlatformSpec, power_w: int, consts: Constants) -> tuple[float, str]:
@@ -92,19 +131,27 @@ def owned_opex_usd_per_month(platform: PlatformSpec, power_w: int, consts: Const
     return energy + colo, text
 
 
-def node_cost(wl: Workload, platform: PlatformSpec, gpu: GpuSpec, gpus: int, power_w: int, consts: Constants) -> NodeCost:
-    """Cost of one node: the workload's ``prices:`` override, else the catalog (rent or purchase + running costs)."""
+def node_cost(
+    wl: Workload, platform: PlatformSpec, gpu: GpuSpec, gpus: int, power_w: int, consts: Constants, built: BuiltHost | None = None
+) -> NodeCost:
+    """Cost of one node: the workload's ``prices:`` override, else the catalog (rent or purchase + running costs).
+
+    ``built`` (the node's CPUs and RAM) lets a comparable-system estimate say how it differs from the node.
+    """
     if platform.id in wl.prices:
         usd = wl.prices[platform.id]
         return NodeCost(usd, None, usd * HOURS_PER_MONTH, "workload prices (USD per node-hour, all-in)")
-    return _catalog_node_cost(platform, gpu.id, gpus, power_w, consts)
+    return _catalog_node_cost(platform, gpu.id, gpus, power_w, consts, built)
 
 
 @lru_cache(maxsize=65_536)
-def _catalog_node_cost(platform: PlatformSpec, gpu_id: str, gpus: int, power_w: int, consts: Constants) -> NodeCost:
+def _catalog_node_cost(
+    platform: PlatformSpec, gpu_id: str, gpus: int, power_w: int, consts: Constants, built: BuiltHost | None = None
+) -> NodeCost:
     """:func:`node_cost` from the catalog, formed once per distinct node (planning prices the same node many times)."""
     rent = _rent_records(platform.id)
-    bought = _purchase_price(platform.id, max(platform.gpu_counts), gpu_id, gpus) if platform.provider == "baremetal" else None
+    baremetal = platform.provider == "baremetal"
+    bought = _purchase_price(platform.id, max(platform.gpu_counts), gpu_id, gpus, built) if baremetal else None
     if bought is None or (rent and isinstance(bought, str)):
         if not rent:
             return NodeCost(None, None, None, None, why=f"no published price for {platform.id}")
@@ -129,13 +176,24 @@ def _rent_records(platform_id: str) -> tuple[PriceRecord, ...]:
 
 
 def fleet_cost(
-    wl: Workload, platform: PlatformSpec, gpu: GpuSpec, gpus: int, power_w: int, consts: Constants, nodes: int, owned: int
+    wl: Workload,
+    platform: PlatformSpec,
+    gpu: GpuSpec,
+    gpus: int,
+    power_w: int,
+    consts: Constants,
+    nodes: int,
+    owned: int,
+    built: BuiltHost | None = None,
 ) -> NodeCost:
-    """Cost of ``nodes`` servers of which ``owned`` are already owned (they cost their running costs only)."""
+    """Cost of ``nodes`` servers of which ``owned`` are already owned (they cost their running costs only).
+
+    ``built`` (the node's CPUs and RAM) lets a comparable-system estimate say how it differs from the node.
+    """
     bought = nodes - owned
     if owned == 0 and platform.id not in wl.prices:
-        return _catalog_fleet_cost(platform, gpu.id, gpus, power_w, consts, nodes)
-    per_node = node_cost(wl, platform, gpu, gpus, power_w, consts)
+        return _catalog_fleet_cost(platform, gpu.id, gpus, power_w, consts, nodes, built)
+    per_node = node_cost(wl, platform, gpu, gpus, power_w, consts, built)
     if owned == 0 or platform.id in wl.prices:
         return _times(per_node, nodes)
     opex, opex_basis = owned_opex_usd_per_month(platform, power_w, consts)
@@ -151,9 +209,11 @@ def fleet_cost(
 
 
 @lru_cache(maxsize=65_536)
-def _catalog_fleet_cost(platform: PlatformSpec, gpu_id: str, gpus: int, power_w: int, consts: Constants, nodes: int) -> NodeCost:
+def _catalog_fleet_cost(
+    platform: PlatformSpec, gpu_id: str, gpus: int, power_w: int, consts: Constants, nodes: int, built: BuiltHost | None = None
+) -> NodeCost:
     """:func:`fleet_cost` of ``nodes`` bought servers priced by the catalog, formed once per distinct fleet."""
-    return _times(_catalog_node_cost(platform, gpu_id, gpus, power_w, consts), nodes)
+    return _times(_catalog_node_cost(platform, gpu_id, gpus, power_w, consts, built), nodes)
 
 
 def _times(cost: NodeCost, nodes: int) -> NodeCost:
