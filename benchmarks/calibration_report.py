@@ -34,6 +34,7 @@ from generator.errors import SpecgenError  # noqa: E402
 from generator.planner.training_comm import dp_traffic, links_between  # noqa: E402
 from generator.sizing.architecture import parse_architecture  # noqa: E402
 from generator.sizing.constants import with_overrides  # noqa: E402
+from generator.sizing.distributed_runtime import nvlink_collectives  # noqa: E402
 from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E402
 from generator.sizing.performance import (  # noqa: E402
     accelerator_for,
@@ -87,7 +88,9 @@ def predict_training(row: dict[str, Any]) -> float:
     """Predicted peak GB per GPU of a fine-tuning row."""
     arch = parse_architecture(find_model(row["model"]).config)
     setup = TrainingSetup(**_training_kwargs(row))
-    per_gpu = size_training(arch, setup, Parallelism(), with_overrides(dict(OVERRIDES))).per_gpu
+    gpu = find_gpu(row["gpu"]) if row.get("gpu") else None  # single-GPU rows may name none
+    nvlink = gpu is not None and nvlink_collectives(gpu.interconnect_kind, gpu.nvlink_domain_gpus, row["gpus"])
+    per_gpu = size_training(arch, setup, Parallelism(), with_overrides(dict(OVERRIDES)), nvlink=nvlink).per_gpu
     counted = per_gpu.total - (per_gpu.overhead if row.get("measured_as") in TORCH_COUNTED else 0)
     return counted / GB
 

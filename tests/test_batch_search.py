@@ -14,6 +14,7 @@ from generator.planner.inference import OperatingPoint, _meets_slo, _point, best
 from generator.planner.options import allowed_hardware
 from generator.planner.slo import effective_slo
 from generator.sizing.constants import Constants
+from generator.sizing.distributed_runtime import nvlink_replica
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import Accelerator, accelerator_for
 from generator.sizing.precision import kv_cache_bits, weight_format
@@ -88,7 +89,10 @@ def test_best_point_equals_bisection_on_every_shape(example: str) -> None:
                 if arch.num_attention_heads % tp:
                     continue
                 par = Parallelism(tp, 1)
-                mem = size_inference(arch, fmt, kv_bits, spec.max_context_tokens, 1, par, consts, hw.gpu.memory_bytes)
+                nvlink = nvlink_replica(hw.gpu.interconnect_kind, hw.gpu.nvlink_domain_gpus, par)
+                mem = size_inference(
+                    arch, fmt, kv_bits, spec.max_context_tokens, 1, par, consts, hw.gpu.memory_bytes, nvlink=nvlink
+                )
                 if mem.capacity is None or mem.capacity.kv_cache_tokens < spec.max_context_tokens:
                     continue
                 shape = (par, mem, kv_bits, accelerator_for(hw.gpu, fmt.compute, tp))

@@ -53,7 +53,7 @@ def _predict_gb(row: dict[str, Any]) -> float:
         optimizer_in_backward=row.get("optimizer_in_backward"),
         offload_optimizer=row.get("offload_optimizer", False),
     )
-    per_gpu = size_training(arch, setup, Parallelism(), Constants()).per_gpu
+    per_gpu = size_training(arch, setup, Parallelism(), Constants(), nvlink=False).per_gpu
     # PyTorch's allocated/active counters leave out the CUDA context and allocator slack (the engine's overhead)
     return (per_gpu.total - (per_gpu.overhead if row.get("measured_as") in ("allocated", "active") else 0)) / GB
 
@@ -126,8 +126,8 @@ def test_fsdp_offload_qlora_moves_the_frozen_base_to_the_host() -> None:
     row = _row("fsdp-qlora-offload", "qlora", 4)
     arch = parse_architecture(find_model(row["model"]).config)
     setup = TrainingSetup("qlora", zero_stage=3, data_parallel=4, sequence_length=3072, offload_params=True)
-    offloaded = size_training(arch, setup, Parallelism(), Constants())
-    resident = size_training(arch, setup._replace(offload_params=False), Parallelism(), Constants())
+    offloaded = size_training(arch, setup, Parallelism(), Constants(), nvlink=False)
+    resident = size_training(arch, setup._replace(offload_params=False), Parallelism(), Constants(), nvlink=False)
     base_shard = resident.per_gpu.weights - offloaded.per_gpu.weights
     assert base_shard > 6 * GB  # about a quarter of the 37 GiB NF4 base
     assert offloaded.host_ram_bytes_per_gpu >= base_shard
@@ -139,7 +139,7 @@ def _arch() -> Architecture:
 
 
 def _mem(**fields: Any) -> Any:
-    return size_training(_arch(), TrainingSetup(**fields), Parallelism(), Constants())
+    return size_training(_arch(), TrainingSetup(**fields), Parallelism(), Constants(), nvlink=False)
 
 
 def test_fused_loss_drops_the_logits_and_chunked_keeps_bf16_logits() -> None:
@@ -298,8 +298,8 @@ def test_fsdp_qlora_quant_state_is_not_sharded(framework: str, replicated: bool)
     quantized = 80 * (2 * 8192**2 + 2 * 8192 * 1024 + 3 * 8192 * 28672)
     state = quantized // 64 + quantized // 64 // 256 * 4
     assert bnb_quant_state_bytes(arch, weight_format("nf4"), Parallelism()) == state == 1_086_259_200
-    four = size_training(arch, setup, Parallelism(), Constants()).per_gpu.weights
-    eight = size_training(arch, setup._replace(data_parallel=8), Parallelism(), Constants()).per_gpu.weights
+    four = size_training(arch, setup, Parallelism(), Constants(), nvlink=False).per_gpu.weights
+    eight = size_training(arch, setup._replace(data_parallel=8), Parallelism(), Constants(), nvlink=False).per_gpu.weights
     layers = packed.total_bytes - (packed.embedding_bytes + packed.lm_head_bytes + packed.other_bytes)
     shard_drop = layers / 4 - layers / 8
     if replicated:
@@ -308,6 +308,6 @@ def test_fsdp_qlora_quant_state_is_not_sharded(framework: str, replicated: bool)
         assert four - eight == pytest.approx(shard_drop + state / 8, rel=0.02)
     if replicated:
         # CPU offload moves the packed base to the host; the quant_state stays on the GPU
-        offloaded = size_training(arch, setup._replace(offload_params=True), Parallelism(), Constants())
+        offloaded = size_training(arch, setup._replace(offload_params=True), Parallelism(), Constants(), nvlink=False)
         live = Constants().zero3_live_layers * max(nf4.layer_bytes) + nf4.embedding_bytes + nf4.lm_head_bytes
         assert offloaded.per_gpu.weights > state + live

@@ -19,6 +19,7 @@ from generator.planner.options import allowed_hardware
 from generator.planner.slo import effective_slo
 from generator.planner.tco import node_cost
 from generator.sizing.constants import Constants
+from generator.sizing.distributed_runtime import nvlink_replica
 from generator.sizing.memory import size_inference
 from generator.sizing.performance import accelerator_for
 from generator.sizing.precision import kv_cache_bits, weight_format
@@ -108,7 +109,10 @@ def brute_force_best(loaded: LoadedWorkload) -> tuple[str, tuple[float, ...]] | 
                 if pp > 1 and (tp != min(biggest, domain) or pp > arch.num_layers):
                     continue
                 par = Parallelism(tp, pp)
-                mem = size_inference(arch, fmt, kv_bits, spec.max_context_tokens, 1, par, consts, hw.gpu.memory_bytes)
+                nvlink = nvlink_replica(hw.gpu.interconnect_kind, hw.gpu.nvlink_domain_gpus, par)
+                mem = size_inference(
+                    arch, fmt, kv_bits, spec.max_context_tokens, 1, par, consts, hw.gpu.memory_bytes, nvlink=nvlink
+                )
                 if mem.capacity is None or mem.capacity.kv_cache_tokens < spec.max_context_tokens:
                     continue
                 acc = accelerator_for(hw.gpu, fmt.compute, tp)

@@ -72,9 +72,9 @@ def arch_of(cfg: dict[str, Any]) -> Architecture:
 def test_more_context_or_batch_never_needs_less(cfg: dict[str, Any], ctx: int, extra: int, batch: int, more: int) -> None:
     arch = arch_of(cfg)
     fmt = weight_format("bf16")
-    base = size_inference(arch, fmt, 16, ctx, batch, Parallelism(), Constants()).per_gpu.total
-    assert size_inference(arch, fmt, 16, ctx + extra, batch, Parallelism(), Constants()).per_gpu.total >= base
-    assert size_inference(arch, fmt, 16, ctx, batch + more, Parallelism(), Constants()).per_gpu.total >= base
+    base = size_inference(arch, fmt, 16, ctx, batch, Parallelism(), Constants(), nvlink=False).per_gpu.total
+    assert size_inference(arch, fmt, 16, ctx + extra, batch, Parallelism(), Constants(), nvlink=False).per_gpu.total >= base
+    assert size_inference(arch, fmt, 16, ctx, batch + more, Parallelism(), Constants(), nvlink=False).per_gpu.total >= base
 
 
 @settings(max_examples=60, deadline=None)
@@ -91,7 +91,7 @@ def test_higher_zero_stage_never_needs_more_per_gpu(cfg: dict[str, Any], dp: int
     arch = arch_of(cfg)
     totals = [
         size_training(
-            arch, TrainingSetup(method=method, zero_stage=z, data_parallel=dp), Parallelism(), Constants()
+            arch, TrainingSetup(method=method, zero_stage=z, data_parallel=dp), Parallelism(), Constants(), nvlink=False
         ).per_gpu.total
         for z in (0, 1, 2, 3)
     ]
@@ -117,5 +117,5 @@ def test_more_tensor_parallel_never_needs_more_per_gpu(cfg: dict[str, Any], ctx:
 def test_active_params_never_exceed_total_and_breakdown_sums(cfg: dict[str, Any]) -> None:
     arch = arch_of(cfg)
     assert 0 < arch.params_active <= arch.params_total
-    mem = size_inference(arch, weight_format("int4"), 8, 4096, 2, Parallelism(), Constants()).per_gpu
+    mem = size_inference(arch, weight_format("int4"), 8, 4096, 2, Parallelism(), Constants(), nvlink=False).per_gpu
     assert mem.total == mem.weights + mem.kv_cache + mem.activations + mem.gradients + mem.optimizer + mem.overhead

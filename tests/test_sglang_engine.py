@@ -53,7 +53,7 @@ def test_pool_is_the_static_fraction_less_the_weights() -> None:
 
 
 #: Each public log row's token count by hand: free = GPU memory - CUDA context (512 MiB) - the distributed runtime
-#: (nccl_nvlink_bytes 2 GiB inside an SXM NVLink domain, nccl_bytes 256 MiB over PCIe); rest = free x fraction -
+#: (nccl_nvlink_bytes 2 GiB with NVLink (SXM) peers in the node, nccl_bytes 256 MiB over PCIe); rest = free x fraction -
 #: weights per GPU; tokens = rest // (layers x KV heads per rank x head_dim x K and V x 2 bytes).
 SGLANG_ROW_TOKENS: dict[str, int] = {
     # H100 SXM TP4 (NVLink): 85,520,809,984 - 536,870,912 - 2,147,483,648 = 82,836,455,424 free;

@@ -118,7 +118,15 @@ def test_kv_capacity_close_to_vllm_on_rtx_3090() -> None:
     arch = parse_architecture(find_model(row["model"]).config)
     consts = with_overrides({"prefill_chunk_tokens": row["max_model_len"], "non_torch_bytes": 0, "cuda_graph_bytes_per_size": 0})
     mem = size_inference(
-        arch, weight_format("bf16"), 16, row["max_model_len"], 1, Parallelism(), consts, int(row["total_gpu_memory_gib"] * GIB)
+        arch,
+        weight_format("bf16"),
+        16,
+        row["max_model_len"],
+        1,
+        Parallelism(),
+        consts,
+        int(row["total_gpu_memory_gib"] * GIB),
+        nvlink=False,
     )
     assert mem.capacity is not None
     predicted_gib = (mem.capacity.kv_available_bytes + mem.per_gpu.overhead) / GIB - row["non_torch_memory_gib"]
@@ -188,7 +196,7 @@ def _training_prediction_gb(row: dict[str, Any]) -> float:
         lora_rank=row["lora_rank"],
         flash_attention="FA2" in row["framework"] or "FlashAttention2" in row["framework"],
     )
-    return size_training(arch, setup, Parallelism(), Constants()).per_gpu.total / GB
+    return size_training(arch, setup, Parallelism(), Constants(), nvlink=False).per_gpu.total / GB
 
 
 @pytest.mark.parametrize("row", TRAINING_ROWS)
@@ -205,7 +213,10 @@ def test_qlora_at_65k_tokens_overflows_a100_40gb_as_measured() -> None:
     # LLaMA-Factory: FlashAttention2 QLoRA at 65,536 tokens ran out of memory on one A100 40GB.
     arch = parse_architecture(find_model("meta-llama/Llama-2-7b-hf").config)
     setup = TrainingSetup(method="qlora", sequence_length=65536, lora_rank=8)
-    assert size_training(arch, setup, Parallelism(), Constants()).per_gpu.total > find_gpu("a100-sxm4-40gb").memory_bytes
+    assert (
+        size_training(arch, setup, Parallelism(), Constants(), nvlink=False).per_gpu.total
+        > find_gpu("a100-sxm4-40gb").memory_bytes
+    )
 
 
 @pytest.mark.parametrize(
@@ -220,14 +231,14 @@ def test_qlora_at_65k_tokens_overflows_a100_40gb_as_measured() -> None:
 )
 def test_full_training_model_states_per_parameter(optimizer: str, bytes_per_param: int) -> None:
     arch = parse_architecture(reference_config("llama-3.1-8b"))
-    mem = size_training(arch, TrainingSetup(optimizer=optimizer), Parallelism(), Constants()).per_gpu
+    mem = size_training(arch, TrainingSetup(optimizer=optimizer), Parallelism(), Constants(), nvlink=False).per_gpu
     states = mem.weights + mem.gradients + mem.optimizer
     assert states / arch.params_total == pytest.approx(bytes_per_param, rel=1e-6)
 
 
 def test_memory_is_a_sum_not_a_max() -> None:
     arch = parse_architecture(reference_config("llama-3.1-8b"))
-    mem = size_training(arch, TrainingSetup(sequence_length=4096), Parallelism(), Constants()).per_gpu
+    mem = size_training(arch, TrainingSetup(sequence_length=4096), Parallelism(), Constants(), nvlink=False).per_gpu
     parts = [mem.weights, mem.kv_cache, mem.activations, mem.gradients, mem.optimizer, mem.overhead]
     assert mem.total == sum(parts) > max(parts)
 

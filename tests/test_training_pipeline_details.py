@@ -54,11 +54,11 @@ def test_size_training_counts_the_interleaved_activations(pp: int, grows: bool) 
     arch = resolve_model("meta-llama/Llama-3.1-70B-Instruct").architecture
     setup = TrainingSetup(method="full", micro_batch_size=1, sequence_length=4096, checkpointing="none")
     par = Parallelism(8, pp)
-    plain = size_training(arch, setup, par, CONSTS._replace(training_pipeline_virtual_stages=1))
-    interleaved = size_training(arch, setup, par, CONSTS._replace(training_pipeline_virtual_stages=2))
+    plain = size_training(arch, setup, par, CONSTS._replace(training_pipeline_virtual_stages=1), nvlink=False)
+    interleaved = size_training(arch, setup, par, CONSTS._replace(training_pipeline_virtual_stages=2), nvlink=False)
     assert (interleaved.per_gpu.activations > plain.per_gpu.activations) is grows
     assert (interleaved.per_gpu.total > plain.per_gpu.total) is grows
-    deeper = size_training(arch, setup, par, CONSTS._replace(training_pipeline_virtual_stages=5))
+    deeper = size_training(arch, setup, par, CONSTS._replace(training_pipeline_virtual_stages=5), nvlink=False)
     # more chunks per GPU: a smaller bubble, and less extra memory than two chunks (1 + (p - 1) / (p v))
     assert (deeper.per_gpu.activations < interleaved.per_gpu.activations) is grows
 

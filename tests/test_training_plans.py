@@ -18,6 +18,7 @@ from generator.planner.plan import DeploymentPlan, Plan
 from generator.planner.tco import HOURS_PER_MONTH
 from generator.planner.training import training_shapes
 from generator.sizing.constants import Constants
+from generator.sizing.distributed_runtime import nvlink_collectives
 from generator.sizing.pipeline_schedule import pipeline_bubble_fraction, virtual_stages_for
 from generator.sizing.training import size_training
 from generator.sizing.training_step import (
@@ -163,7 +164,9 @@ def test_micro_batch_search_under_memory(gbs: int | None, pinned: int | None, ex
         budget = hw.gpu.memory_bytes * (1 - CONSTS.safety_margin_fraction)
         for d in bigger:  # every larger micro-batch that divides the rank's share runs out of memory
             arch = resolve_model("meta-llama/Llama-3.1-8B").architecture
-            assert size_training(arch, best.setup._replace(micro_batch_size=d), best.par, CONSTS).per_gpu.total > budget
+            setup = best.setup._replace(micro_batch_size=d)
+            nvlink = nvlink_collectives(hw.gpu.interconnect_kind, hw.gpu.nvlink_domain_gpus, setup.data_parallel * best.par.gpus)
+            assert size_training(arch, setup, best.par, CONSTS, nvlink=nvlink).per_gpu.total > budget
     else:
         assert best.setup.micro_batch_size == expect
     if gbs is not None:

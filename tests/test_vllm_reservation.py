@@ -11,13 +11,8 @@ import pytest
 from generator.catalog import find_gpu, find_model
 from generator.sizing.architecture import parse_architecture
 from generator.sizing.constants import Constants
-from generator.sizing.vllm_reservation import (
-    capture_sizes,
-    captured_graphs,
-    multi_gpu_runtime_bytes,
-    nvlink_replica,
-    vllm_reservation,
-)
+from generator.sizing.distributed_runtime import multi_gpu_runtime_bytes, nvlink_replica
+from generator.sizing.vllm_reservation import capture_sizes, captured_graphs, vllm_reservation
 from generator.sizing.weights import Parallelism
 from generator.units import GIB, MIB
 
@@ -37,14 +32,16 @@ def test_captured_graphs_match_the_log() -> None:
 )
 def test_profiling_peak_within_30_percent_of_the_log(row: dict[str, Any]) -> None:
     arch = parse_architecture(find_model(row["model"]).config)
-    got = vllm_reservation(arch, Parallelism(tp=row["tp"]), Constants(), row["max_num_batched_tokens"], cuda_graphs=False)
+    got = vllm_reservation(
+        arch, Parallelism(tp=row["tp"]), Constants(), row["max_num_batched_tokens"], cuda_graphs=False, nvlink=False
+    )
     assert got.cuda_graph_bytes == 0
     assert got.activation_peak_bytes / GIB == pytest.approx(row["activation_peak_gib"], rel=0.3)
 
 
 def test_peak_grows_with_batched_tokens_and_graphs_add_memory() -> None:
     arch = parse_architecture(find_model("meta-llama/Llama-3.1-8B-Instruct").config)
-    small, large = (vllm_reservation(arch, Parallelism(), Constants(), t) for t in (2048, 20000))
+    small, large = (vllm_reservation(arch, Parallelism(), Constants(), t, nvlink=False) for t in (2048, 20000))
     assert small.activation_peak_bytes < large.activation_peak_bytes
     assert small.cuda_graph_bytes > 0 and small.total > small.activation_peak_bytes
 
@@ -55,9 +52,13 @@ def test_peak_grows_with_batched_tokens_and_graphs_add_memory() -> None:
         pytest.param("h100-sxm5-80gb", 1, 1, False, 0, id="one-gpu"),
         pytest.param("h100-sxm5-80gb", 4, 1, True, 2 * GIB, id="sxm-tp4"),
         pytest.param("h100-sxm5-80gb", 8, 2, True, 2 * GIB, id="sxm-tp8-pp2-over-nodes"),
-        pytest.param("h100-sxm5-80gb", 16, 1, False, 256 * MIB, id="sxm-tp-beyond-the-8-gpu-domain"),
+        # two 8-GPU HGX nodes: each GPU still has 7 NVLink peers, and network connections besides
+        pytest.param("h100-sxm5-80gb", 16, 1, True, 2 * GIB, id="sxm-tp16-over-two-8-gpu-domains"),
         pytest.param("h100-sxm5-80gb", 1, 2, False, 256 * MIB, id="sxm-pipeline-only"),
         pytest.param("b200-sxm-180gb", 2, 2, True, 2 * GIB, id="sxm-tp2-pp2"),
+        # 4-GPU domain without NVSwitch: extrapolated from the NVSwitch measurement (distributed_runtime docstring)
+        pytest.param("v100-sxm2-32gb", 8, 1, True, 2 * GIB, id="direct-attached-sxm-tp8"),
+        pytest.param("gb200-186gb", 16, 1, True, 2 * GIB, id="nvl72-tp16"),
         pytest.param("l4-24gb", 4, 1, False, 256 * MIB, id="pcie-tp4"),
         pytest.param("rtx-3090-24gb", 2, 1, False, 256 * MIB, id="nvlink-bridge-pair"),
         pytest.param("mi300x-192gb", 8, 1, False, 256 * MIB, id="infinity-fabric-unmeasured"),
@@ -68,7 +69,7 @@ def test_distributed_runtime_memory_by_link(gpu: str, tp: int, pp: int, nvlink: 
     spec = find_gpu(gpu)
     par = Parallelism(tp=tp, pp=pp)
     assert nvlink_replica(spec.interconnect_kind, spec.nvlink_domain_gpus, par) is nvlink
-    assert multi_gpu_runtime_bytes(par, Constants(), nvlink) == runtime_bytes
+    assert multi_gpu_runtime_bytes(par.gpus, Constants(), nvlink=nvlink) == runtime_bytes
     arch = parse_architecture(find_model("meta-llama/Llama-3.1-8B-Instruct").config)
     reserved = vllm_reservation(arch, par, Constants(), 8192, nvlink=nvlink)
     assert reserved.non_torch_bytes == 512 * MIB + runtime_bytes

@@ -15,13 +15,13 @@ from generator.catalog.host_cpu import REFERENCE_CPU_ID, host_time_scale
 from generator.errors import InfeasibleError, InputError
 from generator.named_tuple import NamedTuple
 from generator.sizing.constants import Constants, with_overrides
+from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
 from generator.sizing.engine_runtime import per_sequence_host_scale
 from generator.sizing.loadability import loadability_problems
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import accelerator_for, decode_step, prefill_seconds, saturated_throughput
 from generator.sizing.precision import WeightFormat, kv_cache_bits, weight_format
 from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache
-from generator.sizing.vllm_reservation import nvlink_replica
 from generator.sizing.weights import Parallelism, size_weights
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
@@ -324,7 +324,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         result.update(_fixed_machine(req, arch, fmt, kv_bits, context, consts))
         result["precision"]["weights"] = result["offload"]["precision"]
     elif req.train:
-        setup, mem = _training(req, model, par, consts)
+        setup, mem = _training(req, model, par, consts, gpu)
         breakdown = mem.per_gpu
         trained_name, regime = training_precision(req)
         trained = size_weights(arch, weight_format(trained_name), par)
@@ -359,7 +359,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             result["capacity"] = _fit(gpu.id, gpu.memory_bytes, breakdown.total, 1 - consts.safety_margin_fraction)
             if req.max_seq_len:
                 usable = int(gpu.memory_bytes * (1 - consts.safety_margin_fraction))
-                longest = longest_training_sequence(arch, setup, par, consts, usable)
+                longest = longest_training_sequence(arch, setup, par, consts, usable, nvlink=training_nvlink(gpu, setup, par))
                 result["training"]["max_sequence_length"] = longest
                 if arch.max_position_embeddings and longest > arch.max_position_embeddings:
                     notes.append(
@@ -530,7 +530,16 @@ def _fit(gpu_id: str, memory: int, need: int, usable_fraction: float) -> dict[st
     return {"gpu": gpu_id, "gpu_memory_bytes": memory, "fits": need <= int(memory * usable_fraction)}
 
 
-def _training(req: EstimateRequest, model: ResolvedModel, par: Parallelism, consts: Constants) -> tuple[TrainingSetup, Any]:
+def training_nvlink(gpu: GpuSpec | None, setup: TrainingSetup, par: Parallelism) -> bool:
+    """Whether a training job's GPUs have NVLink peers (no GPU named: the PCIe figure, as for serving)."""
+    if gpu is None:
+        return False
+    return nvlink_collectives(gpu.interconnect_kind, gpu.nvlink_domain_gpus, setup.data_parallel * par.gpus)
+
+
+def _training(
+    req: EstimateRequest, model: ResolvedModel, par: Parallelism, consts: Constants, gpu: GpuSpec | None
+) -> tuple[TrainingSetup, Any]:
     from generator.sizing.training import TrainingSetup, size_training
 
     gpus = req.gpus if req.gpus is not None else par.gpus
@@ -557,11 +566,11 @@ def _training(req: EstimateRequest, model: ResolvedModel, par: Parallelism, cons
         optimizer_in_backward=req.optimizer_in_backward,
         fused_kernels=req.fused_kernels,
     )
-    return setup, size_training(model.architecture, setup, par, consts)
+    return setup, size_training(model.architecture, setup, par, consts, nvlink=training_nvlink(gpu, setup, par))
 
 
 def longest_training_sequence(
-    arch: Architecture, setup: TrainingSetup, par: Parallelism, consts: Constants, usable_bytes: int
+    arch: Architecture, setup: TrainingSetup, par: Parallelism, consts: Constants, usable_bytes: int, *, nvlink: bool
 ) -> int:
     """The longest ``sequence_length`` whose per-GPU training memory fits ``usable_bytes`` (0: not even 1 token).
 
@@ -570,7 +579,9 @@ def longest_training_sequence(
     from generator.sizing.training import size_training
 
     def fits(tokens: int) -> bool:
-        return size_training(arch, setup._replace(sequence_length=tokens), par, consts).per_gpu.total <= usable_bytes
+        return (
+            size_training(arch, setup._replace(sequence_length=tokens), par, consts, nvlink=nvlink).per_gpu.total <= usable_bytes
+        )
 
     if not fits(1):
         return 0

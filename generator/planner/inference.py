@@ -20,13 +20,13 @@ from generator.planner.early import PIPELINE_STAGES
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
+from generator.sizing.distributed_runtime import nvlink_replica
 from generator.sizing.loadability import loadability_problems
 from generator.sizing.memo import memoized
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import Accelerator, accelerator_for, decode_model, prefill_seconds
 from generator.sizing.precision import WeightFormat, kv_cache_bits
 from generator.sizing.sglang_kv import sglang_inference_capacity
-from generator.sizing.vllm_reservation import nvlink_replica
 from generator.sizing.weights import Parallelism
 from generator.units import GIB
 from generator.workload.models import InferenceSpec

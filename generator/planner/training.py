@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from generator.calculator.model_source import ResolvedModel
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.planner.training_comm import gpu_link_latency_s
+from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
+from generator.sizing.distributed_runtime import nvlink_collectives
 from generator.sizing.performance import accelerator_for, gpus_for_deadline, training_flops_per_token, training_hours
 from generator.sizing.training import TrainingMemory, TrainingSetup, size_training
 from generator.sizing.training_mfu import training_utilisation
@@ -99,6 +101,13 @@ def _setup(spec: TrainingSpec, zero: int, dp: int, micro_batch: int | None = Non
         optimizer_in_backward=spec.optimizer_in_backward,
         fused_kernels=spec.fused_kernels,
     )
+
+
+def _memory(arch: Architecture, setup: TrainingSetup, par: Parallelism, hw: Hardware, consts: Constants) -> TrainingMemory:
+    """Per-GPU memory of ``setup`` on ``hw``: its distributed runtime's by whether the job's GPUs have NVLink peers."""
+    gpu = hw.gpu
+    nvlink = nvlink_collectives(gpu.interconnect_kind, gpu.nvlink_domain_gpus, setup.data_parallel * par.gpus)
+    return size_training(arch, setup, par, consts, nvlink=nvlink)
 
 
 def pipeline_sizes(num_layers: int) -> list[int]:
@@ -219,7 +228,7 @@ def _batch_split(
             )
     best: tuple[float, int, int, StepTime] | None = None
     for mb, accumulation in options:
-        if mb > MAX_MICRO_BATCH or not _fits(size_training(arch, _setup(spec, zero, dp, mb), par, consts), budget):
+        if mb > MAX_MICRO_BATCH or not _fits(_memory(arch, _setup(spec, zero, dp, mb), par, hw, consts), budget):
             break  # activations grow with the micro-batch: no larger one fits either
         layout = StepLayout(par.tp, par.pp, dp, mb, accumulation, spec.sequence_length)
         step = node_free_step(model, spec, hw, layout, consts)
@@ -283,10 +292,10 @@ def training_shapes(
         deadline_dp = math.ceil(deadline_gpus / (tp * pp))
         name = f"TP{tp}" + (f" PP{pp}" if pp > 1 else "")
         for zero in zeros:
-            found = _smallest_dp(model, spec, zero, par, budget, consts, start=deadline_dp)
+            found = _smallest_dp(model, spec, hw, zero, par, budget, consts, start=deadline_dp)
             dp = _data_parallel_for_batch(found, spec.global_batch_size) if found is not None else None
             if found is None:
-                mem = size_training(arch, _setup(spec, zero, max(deadline_dp, 1)), par, consts)
+                mem = _memory(arch, _setup(spec, zero, max(deadline_dp, 1)), par, hw, consts)
                 blocked.append(f"{name} ZeRO-{zero}: needs {mem.per_gpu.total / GIB:.1f} GiB per GPU of {budget / GIB:.1f} GiB")
                 continue
             if dp is None:
@@ -301,7 +310,7 @@ def training_shapes(
                     continue
                 micro_batch, accumulation, step = split
                 setup = _setup(spec, zero, each_dp, micro_batch)
-                mem = size_training(arch, setup, par, consts)
+                mem = _memory(arch, setup, par, hw, consts)
                 world = each_dp * tp * pp
                 hours = training_hours(total_flops, world, tflops, consts, mfu=mfu) if total_flops and tflops else None
                 steps = "accumulation steps" if accumulation > 1 else "accumulation step"
@@ -317,22 +326,29 @@ def training_shapes(
 
 
 def _smallest_dp(
-    arch_model: ResolvedModel, spec: TrainingSpec, zero: int, par: Parallelism, budget: float, consts: Constants, start: int
+    arch_model: ResolvedModel,
+    spec: TrainingSpec,
+    hw: Hardware,
+    zero: int,
+    par: Parallelism,
+    budget: float,
+    consts: Constants,
+    start: int,
 ) -> int | None:
     """Smallest data-parallel degree >= ``start`` at which memory fits (more DP only helps with ZeRO)."""
     arch = arch_model.architecture
     dp = max(1, start)
-    if _fits(size_training(arch, _setup(spec, zero, dp), par, consts), budget):
+    if _fits(_memory(arch, _setup(spec, zero, dp), par, hw, consts), budget):
         return dp
     if zero == 0:
         return None
     high = MAX_DATA_PARALLEL
-    if not _fits(size_training(arch, _setup(spec, zero, high), par, consts), budget):
+    if not _fits(_memory(arch, _setup(spec, zero, high), par, hw, consts), budget):
         return None
     low = dp
     while low < high:
         mid = (low + high) // 2
-        if _fits(size_training(arch, _setup(spec, zero, mid), par, consts), budget):
+        if _fits(_memory(arch, _setup(spec, zero, mid), par, hw, consts), budget):
             high = mid
         else:
             low = mid + 1

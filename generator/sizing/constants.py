@@ -108,15 +108,16 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "(vllm issue #10517, #13061, PR #10511); 0.5 GiB is a planning value between them",
     ),
     "nccl_bytes": (
-        "Extra non-torch memory per GPU when a replica spans several GPUs over PCIe (or an NVLink bridge): "
-        "NCCL communicators and buffers.",
+        "Extra non-torch memory per GPU when a serving replica or a training job spans several GPUs without NVLink "
+        "peers (PCIe, an NVLink bridge, Infinity Fabric): NCCL communicators and buffers.",
         "SGLang 0.4.3 on 4 x L4 (PCIe, custom all-reduce off): 'Init torch distributed ends. mem usage=0.13 GB' "
         "(https://github.com/didier-durand/llms-in-clouds/blob/b001c8690e894d234cf3a2e2345d259173acf293/docs/sglang.md); "
         "vllm issue #13061: 0.25 GiB non-torch in total at TP=2 on 4090s; a planning value",
     ),
     "nccl_nvlink_bytes": (
-        "Extra non-torch memory per GPU when a replica spans several GPUs of one NVLink (SXM, NVSwitch) domain: "
-        "NCCL communicators and custom all-reduce buffers, replacing nccl_bytes there.",
+        "Extra non-torch memory per GPU when a serving replica's TP group or a training job has NVLink (SXM) peers in "
+        "the GPU's node: NCCL communicators and custom all-reduce buffers, replacing nccl_bytes there. Measured on "
+        "NVSwitch boards; applied to direct-attached 4-GPU NVLink boards too (generator/sizing/distributed_runtime.py).",
         "SGLang on 8 x H200 (TP8): 'Init torch distributed ends. mem usage=' 1.77-2.01 GB (GiB) per rank "
         "(https://github.com/sgl-project/sglang/pull/11716); vLLM PR #10511 (https://github.com/vllm-project/vllm/pull/10511): "
         "non-torch memory 1.79 -> 3.58 GiB from TP=1 to TP=2 on an 80 GB GPU; 2 GiB, the largest rank "

@@ -103,11 +103,13 @@ def size_inference(
     par: Parallelism,
     consts: Constants,
     gpu_memory_bytes: int | None = None,
-    nvlink: bool = False,
+    *,
+    nvlink: bool,
 ) -> InferenceMemory:
     """Per-GPU memory of one replica serving ``sequences`` x ``context_tokens``.
 
-    ``nvlink``: the replica's GPUs share one NVLink (SXM) domain, whose runtime takes more memory.
+    ``nvlink``: the replica's TP group has NVLink peers, whose runtime takes more memory
+    (:func:`~generator.sizing.distributed_runtime.nvlink_replica`); required, so no caller gets PCIe's by omission.
 
     With ``gpu_memory_bytes`` it also computes the KV capacity the way vLLM does:
     usable = memory x utilization - weights - activation peak - non-torch - CUDA graphs, the reservation

@@ -44,6 +44,7 @@ from generator.errors import InputError
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import ATTENTION, EXPERT, MLP, SHARED_EXPERT, Architecture, Layer, Linear
 from generator.sizing.constants import Constants
+from generator.sizing.distributed_runtime import multi_gpu_runtime_bytes
 from generator.sizing.frameworks import FrameworkProfile, framework_profile, logits_bytes_per_element
 from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, ffn_width_per_token
@@ -255,8 +256,19 @@ def lora_dropout_bytes_per_token_per_layer(arch: Architecture, targets: tuple[st
     return max(adapted_inputs(layer) for layer in arch.layers) * (2 + 1)
 
 
-def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, consts: Constants) -> TrainingMemory:
-    """Per-GPU memory of a training or fine-tuning job (the sum of every component)."""
+def size_training(
+    arch: Architecture, setup: TrainingSetup, par: Parallelism, consts: Constants, *, nvlink: bool
+) -> TrainingMemory:
+    """Per-GPU memory of a training or fine-tuning job (the sum of every component).
+
+    ``nvlink``: the job's GPUs have NVLink peers in their node
+    (:func:`~generator.sizing.distributed_runtime.nvlink_collectives` over all ``data_parallel x tp x pp`` GPUs);
+    the distributed runtime takes the same link-dependent memory as in serving
+    (:func:`~generator.sizing.distributed_runtime.multi_gpu_runtime_bytes`). Training's NCCL holds at least what
+    serving's does there: PyTorch's process groups build the same P2P channels, and leave NCCL's NVLink SHARP
+    buffers on where the board has NVSwitches (SGLang turns them off; NeMo and JAX-Toolbox turn them off
+    to save memory). Required, so that no caller gets the PCIe figure by omission.
+    """
     opt = _validate(setup)
     loss, activation_offload, optimizer_in_backward = setup.techniques()
     dp = setup.data_parallel
@@ -356,7 +368,7 @@ def size_training(arch: Architecture, setup: TrainingSetup, par: Parallelism, co
     end_of_backward = tokens * ((per_layer + backward_transient_bytes_per_token(arch)) // par.tp)
     activations = max(activations, math.ceil(grads) + end_of_backward) - math.ceil(grads)
 
-    overhead = consts.training_overhead_bytes + (consts.nccl_bytes if dp * par.gpus > 1 else 0)
+    overhead = consts.training_overhead_bytes + multi_gpu_runtime_bytes(dp * par.gpus, consts, nvlink=nvlink)
     per_gpu = MemoryBreakdown(
         weights=math.ceil(weights),
         kv_cache=0,

@@ -29,6 +29,7 @@ import math
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
+from generator.sizing.distributed_runtime import multi_gpu_runtime_bytes
 from generator.sizing.memo import memoized
 from generator.sizing.memory import ffn_width_per_token
 from generator.sizing.weights import Parallelism
@@ -91,11 +92,13 @@ def vllm_reservation(
     max_num_batched_tokens: int,
     act_bits: int = 16,
     cuda_graphs: bool = True,
-    nvlink: bool = False,
+    *,
+    nvlink: bool,
 ) -> VllmReservation:
     """The reservation of vLLM's profiling on the fullest GPU of one replica.
 
-    ``nvlink``: the replica's GPUs share one NVLink (SXM) domain (:func:`nvlink_replica`).
+    ``nvlink``: the replica's TP group has NVLink peers (:func:`~generator.sizing.distributed_runtime.nvlink_replica`);
+    required, so that no caller falls back to the PCIe figure by omission.
     """
     forward = max_num_batched_tokens * forward_bytes_per_token(arch, par, act_bits, consts)
     rows = min(consts.max_num_seqs, max_num_batched_tokens)
@@ -105,27 +108,5 @@ def vllm_reservation(
     if cuda_graphs:
         pool = max(capture_sizes(consts.max_num_seqs)) * forward_bytes_per_token(arch, par, act_bits, consts)
         graphs = pool + captured_graphs(consts.max_num_seqs) * consts.cuda_graph_bytes_per_size
-    non_torch = consts.non_torch_bytes + multi_gpu_runtime_bytes(par, consts, nvlink)
+    non_torch = consts.non_torch_bytes + multi_gpu_runtime_bytes(par.gpus, consts, nvlink=nvlink)
     return VllmReservation(forward, sampler, max(forward, sampler), graphs, non_torch)
-
-
-def multi_gpu_runtime_bytes(par: Parallelism, consts: Constants, nvlink: bool) -> int:
-    """Memory the distributed runtime takes per GPU before the weights load (NCCL, custom all-reduce buffers).
-
-    None on one GPU; ``nccl_nvlink_bytes`` when the replica's GPUs share an NVLink (SXM) domain, else
-    ``nccl_bytes`` (PCIe). Engines measure it as part of the memory they do not own (vLLM's non-torch
-    memory, SGLang's "Init torch distributed ends. mem usage").
-    """
-    if par.gpus <= 1:
-        return 0
-    return consts.nccl_nvlink_bytes if nvlink else consts.nccl_bytes
-
-
-def nvlink_replica(interconnect_kind: str, nvlink_domain_gpus: int, par: Parallelism) -> bool:
-    """Whether a replica's tensor-parallel group sits in one NVLink (SXM, switched) domain.
-
-    The TP group's collectives (NCCL communicator, custom all-reduce) hold the measured memory; pipeline
-    stages only exchange point-to-point sends. NVLink bridges (pairs of PCIe cards) and Infinity Fabric
-    count as PCIe here: the measurements behind ``nccl_nvlink_bytes`` come from SXM servers only.
-    """
-    return interconnect_kind == "nvlink" and 1 < par.tp <= nvlink_domain_gpus
