@@ -79,7 +79,7 @@ def test_70b_full_fine_tune_on_two_nodes_keeps_tp_in_nvlink_and_times_its_all_re
     assert 1 < tp <= min(pool.node.gpus, catalog.gpus()["h100-sxm5-80gb"].nvlink_domain_gpus)
     step = job.details["step_time"]
     assert step["tp_allreduce_s"] > 0
-    assert "nvlink" in job.details["step_links"]["tensor_parallel"]
+    assert "NVLink " in job.details["step_links"]["tensor_parallel"]
     assert "GPU fabric" in job.details["step_links"]["data_parallel"]
     # the split adds up, and the plan names every term and the layout
     terms = ("compute_s", "tp_allreduce_s", "pp_transfer_s", "pp_bubble_s", "dp_zero_exposed_s")
