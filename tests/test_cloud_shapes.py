@@ -1,7 +1,8 @@
 """Whole servers on the cloud (#8): small deployments rent the 1-, 2- or 4-GPU shape that fits, not an 8-GPU one.
 
 Expected costs are hand computations: nodes x the sourced on-demand price per hour (prices.json) x 730 h/month.
-GCP prices: Cyclenerd pricing.yml, us-central1 'hour' field; AWS prices: getnable/finopsmcp aws_prices.py, us-east-1.
+GCP prices: Cyclenerd pricing.yml, us-central1 'hour' field; AWS prices: getnable/finopsmcp aws_prices.py, us-east-1;
+Azure prices: the Azure Retail Prices API, Linux pay-as-you-go, eastus2 (2026-10-07).
 """
 
 from __future__ import annotations
@@ -57,6 +58,19 @@ LLAMA_70B = "meta-llama/Llama-3.1-70B-Instruct"
         pytest.param("gcp", "l4-24gb", LLAMA_8B, "fp8", 1, "gcp-g2-standard-24", 1, 2, 2.000832574, id="gcp-l4-x2"),
         # three 1-GPU g5.xlarge ($1.006/h each) undercut one 4-GPU g5.12xlarge ($5.672/h)
         pytest.param("aws", "a10g-24gb", LLAMA_8B, "bf16", 1, "aws-g5-xlarge", 3, 3, 1.006, id="aws-a10g-x1"),
+        # Azure NC A100 v4 (A100 80GB PCIe) and NCads H100 v5 (H100 NVL): the 1-, 2- and 4-GPU sizes
+        pytest.param(
+            "azure", "a100-pcie-80gb", LLAMA_8B, "bf16", 2, "azure-standard-nc24ads-a100-v4", 1, 1, 3.673, id="azure-a100-x1"
+        ),
+        pytest.param(
+            "azure", "a100-pcie-80gb", LLAMA_70B, "fp8", 1, "azure-standard-nc96ads-a100-v4", 1, 4, 14.692, id="azure-a100-x4"
+        ),
+        pytest.param(
+            "azure", "h100-nvl-94gb", LLAMA_8B, "bf16", 2, "azure-standard-nc40ads-h100-v5", 1, 1, 6.98, id="azure-h100nvl-x1"
+        ),
+        pytest.param(
+            "azure", "h100-nvl-94gb", LLAMA_70B, "fp8", 3, "azure-standard-nc80adis-h100-v5", 1, 2, 13.96, id="azure-h100nvl-x2"
+        ),
     ],
 )
 def test_small_deployments_rent_the_shape_that_fits(
