@@ -88,7 +88,9 @@ def test_chat_70b_maas_does_not_leave_bought_gpus_idle_on_a_cost_tie(tmp_path: P
     ],
 )
 def test_mig_sharing_keeps_each_replica_on_one_gpu(tmp_path: Path, sharing: bool, tp: int, idle: int) -> None:
+    # limited to the 8-GPU a2-ultragpu-8g: with the 1-GPU shape allowed, both rent one a2-ultragpu-1g (TP1, 0 idle)
     text = (REPO / "examples" / "small-models-gke-sharing.yaml").read_text()
+    text = text.replace("hardware:\n", "hardware:\n  platforms: [gcp-a2-ultragpu-8g]\n")
     if not sharing:
         text = text[: text.index("  gpu_sharing:")]
     path = tmp_path / "w.yaml"

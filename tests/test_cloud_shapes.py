@@ -1,0 +1,106 @@
+"""Whole servers on the cloud (#8): small deployments rent the 1-, 2- or 4-GPU shape that fits, not an 8-GPU one.
+
+Expected costs are hand computations: nodes x the sourced on-demand price per hour (prices.json) x 730 h/month.
+GCP prices: Cyclenerd pricing.yml, us-central1 'hour' field; AWS prices: getnable/finopsmcp aws_prices.py, us-east-1;
+Azure prices: the Azure Retail Prices API, Linux pay-as-you-go, eastus2 (2026-10-07).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from generator.api import render_file
+from generator.planner import plan_workload
+from generator.workload import load_workload
+from tests.conftest import REPO
+
+WORKLOAD = """\
+version: 1
+name: shapes
+deployments:
+  - name: chat
+    model: {model}
+    inference:
+      precision: {precision}
+      max_context_tokens: 8192
+      avg_input_tokens: 800
+      avg_output_tokens: 200
+      requests_per_second: {rps}
+      slo:
+        ttft_p95_ms: 2000
+        tpot_ms: 50
+hardware:
+  provider: {provider}
+  gpus: [{gpu}]
+objective: cost
+"""
+
+LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
+LLAMA_70B = "meta-llama/Llama-3.1-70B-Instruct"
+
+
+@pytest.mark.parametrize(
+    ("provider", "gpu", "model", "precision", "rps", "platform", "nodes", "gpus_bought", "usd_per_hour"),
+    [
+        # the issue's case: 8B at 2 req/s fits one A100 80GB, so one a2-ultragpu-1g ($5.06879789041096/h)
+        pytest.param(
+            "gcp", "a100-sxm4-80gb", LLAMA_8B, "bf16", 2, "gcp-a2-ultragpu-1g", 1, 1, 5.06879789041096, id="gcp-a100-80gb"
+        ),
+        pytest.param("gcp", "a100-sxm4-40gb", LLAMA_8B, "bf16", 2, "gcp-a2-highgpu-1g", 1, 1, 3.673385, id="gcp-a100-40gb"),
+        # a 70B at FP8 needs four A100 80GB: the 4-GPU shape, not half an a2-ultragpu-8g
+        pytest.param(
+            "gcp", "a100-sxm4-80gb", LLAMA_70B, "fp8", 1, "gcp-a2-ultragpu-4g", 1, 4, 20.2751915616438, id="gcp-a100-80gb-x4"
+        ),
+        pytest.param("gcp", "l4-24gb", LLAMA_8B, "fp8", 0.2, "gcp-g2-standard-4", 1, 1, 0.706832255, id="gcp-l4-x1"),
+        pytest.param("gcp", "l4-24gb", LLAMA_8B, "fp8", 1, "gcp-g2-standard-24", 1, 2, 2.000832574, id="gcp-l4-x2"),
+        # three 1-GPU g5.xlarge ($1.006/h each) undercut one 4-GPU g5.12xlarge ($5.672/h)
+        pytest.param("aws", "a10g-24gb", LLAMA_8B, "bf16", 1, "aws-g5-xlarge", 3, 3, 1.006, id="aws-a10g-x1"),
+        # Azure NC A100 v4 (A100 80GB PCIe) and NCads H100 v5 (H100 NVL): the 1-, 2- and 4-GPU sizes
+        pytest.param(
+            "azure", "a100-pcie-80gb", LLAMA_8B, "bf16", 2, "azure-standard-nc24ads-a100-v4", 1, 1, 3.673, id="azure-a100-x1"
+        ),
+        pytest.param(
+            "azure", "a100-pcie-80gb", LLAMA_70B, "fp8", 1, "azure-standard-nc96ads-a100-v4", 1, 4, 14.692, id="azure-a100-x4"
+        ),
+        pytest.param(
+            "azure", "h100-nvl-94gb", LLAMA_8B, "bf16", 2, "azure-standard-nc40ads-h100-v5", 1, 1, 6.98, id="azure-h100nvl-x1"
+        ),
+        pytest.param(
+            "azure", "h100-nvl-94gb", LLAMA_70B, "fp8", 3, "azure-standard-nc80adis-h100-v5", 1, 2, 13.96, id="azure-h100nvl-x2"
+        ),
+    ],
+)
+def test_small_deployments_rent_the_shape_that_fits(
+    tmp_path: Path,
+    provider: str,
+    gpu: str,
+    model: str,
+    precision: str,
+    rps: float,
+    platform: str,
+    nodes: int,
+    gpus_bought: int,
+    usd_per_hour: float,
+) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(WORKLOAD.format(provider=provider, gpu=gpu, model=model, precision=precision, rps=rps))
+    plan = plan_workload(load_workload(str(path)))
+    (pool,) = plan.pools
+    details = plan.deployments[0].details
+    assert (pool.node.platform_id, pool.nodes) == (platform, nodes)
+    assert (details["gpus_bought"], details["idle_gpus"]) == (gpus_bought, 0)
+    assert details["usd_per_month"] == pytest.approx(nodes * usd_per_hour * 730, abs=0.005)
+
+
+def test_gke_sharing_example_renders_a_one_gpu_mig_node_pool() -> None:
+    # a2-ultragpu-1g: one nvidia-a100-80gb and one bundled 375 GiB local SSD (GCP GPU machine types page)
+    files = render_file(str(REPO / "examples" / "small-models-gke-sharing.yaml"))
+    (text,) = [t for p, t in files.items() if p.startswith("kubernetes/gcp/containernodepool-")]
+    node = YAML(typ="safe").load(text)["spec"]["nodeConfig"]
+    assert node["machineType"] == "a2-ultragpu-1g"
+    assert node["ephemeralStorageLocalSsdConfig"] == {"localSsdCount": 1}
+    (accelerator,) = node["guestAccelerator"]
+    assert (accelerator["type"], accelerator["count"], accelerator["gpuPartitionSize"]) == ("nvidia-a100-80gb", 1, "3g.40gb")
