@@ -119,6 +119,7 @@ def _serving_details(
 
 
 def _replica_shape(opt: Option) -> ReplicaShape:
+    """The replica layout of an inference option (part)."""
     shape = opt.shape
     assert isinstance(shape, ReplicaShape)
     return shape
