@@ -51,6 +51,8 @@ _DEPLOYMENT_FIELDS: dict[str, tuple[type, ...] | None] = {
     "name": (str,),
     **dict.fromkeys(("model_id", "precision", "tp", "pp", "replicas", "gpus", "pool")),
 }
+#: What ``diff_plans`` reads from each part of a deployment split over two server kinds.
+_PART_FIELDS: dict[str, tuple[type, ...] | None] = dict.fromkeys(("tp", "pp", "replicas", "pool"))
 _TYPE_NAMES = {dict: "an object", list: "a list", str: "a string", int: "a number"}
 
 
@@ -76,6 +78,10 @@ def _check_plan(path: str, plan: Any) -> None:
         _require(path, f"plan.pools[{i}].node", pool["node"], _NODE_FIELDS)
     for i, dep in enumerate(plan["deployments"]):
         _require(path, f"plan.deployments[{i}]", dep, _DEPLOYMENT_FIELDS)
+        if isinstance(dep, dict) and "split" in dep:
+            _require(path, f"plan.deployments[{i}]", dep, {"split": (list,)})
+            for j, part in enumerate(dep["split"]):
+                _require(path, f"plan.deployments[{i}].split[{j}]", part, _PART_FIELDS)
 
 
 def _pool_row(pool: dict[str, Any] | None) -> dict[str, Any]:
@@ -108,13 +114,27 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     old_deps = {d["name"]: d for d in old["deployments"]}
     new_deps = {d["name"]: d for d in new["deployments"]}
     deployments = []
-    keys = ("model_id", "precision", "tp", "pp", "replicas", "gpus", "pool")
     for name in sorted(set(old_deps) | set(new_deps)):
-        a = {k: old_deps[name][k] for k in keys} if name in old_deps else None
-        b = {k: new_deps[name][k] for k in keys} if name in new_deps else None
+        a = _deployment_row(old_deps[name]) if name in old_deps else None
+        b = _deployment_row(new_deps[name]) if name in new_deps else None
         if a != b:
             deployments.append({"deployment": name, "old": a, "new": b})
     return {"totals": totals, "pools": pools, "deployments": deployments}
+
+
+def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
+    """What a diff compares of a deployment; ``parts`` (TP, PP, replicas, pool of each) when it is split."""
+    row = {k: dep[k] for k in ("model_id", "precision", "tp", "pp", "replicas", "gpus", "pool")}
+    if dep.get("split"):
+        row["parts"] = [{k: part[k] for k in ("tp", "pp", "replicas", "pool")} for part in dep["split"]]
+    return row
+
+
+def deployment_layout(x: dict[str, Any]) -> str:
+    """A deployment's replicas as text: ``TP8xPP1 x6`` or, split, ``TP8xPP1 x2 in pool_a + TP4xPP1 x4 in pool_b``."""
+    if x.get("parts"):
+        return " + ".join(f"TP{p['tp']}xPP{p['pp']} x{p['replicas']} in {p['pool']}" for p in x["parts"])
+    return f"TP{x['tp']}xPP{x['pp']} x{x['replicas']}"
 
 
 def fmt_cell(value: Any) -> str:
@@ -159,7 +179,7 @@ def markdown_diff(result: dict[str, Any]) -> str:
             def show(x: dict[str, Any] | None) -> str:
                 if x is None:
                     return "-"
-                text = f"{x['model_id']} {x['precision']} TP{x['tp']}xPP{x['pp']} x{x['replicas']} ({x['gpus']} GPUs)"
+                text = f"{x['model_id']} {x['precision']} {deployment_layout(x)} ({x['gpus']} GPUs)"
                 return md_text(text)
 
             lines.append(f"| {md_code(d['deployment'], cell=True)} | {show(d['old'])} | {show(d['new'])} |")

@@ -91,7 +91,7 @@ def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
         diff = diff_plans(old, new)
         if status == "changed" and not diff["pools"] and not diff["deployments"]:
             status = "unchanged"
-        files.append({"file": path, "status": status, "diff": diff, "memory": _memory(new, diff)})
+        files.append({"file": path, "status": status, "diff": diff, "memory": pool_memory(new, diff)})
     return {"base": rev, "totals": _sum_totals(files), "files": files}
 
 
@@ -108,17 +108,18 @@ def _sum_totals(files: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _memory(plan: dict[str, Any], diff: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per-GPU memory of the deployments in the pools that changed or were added."""
+def pool_memory(plan: dict[str, Any], diff: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per-GPU memory of the deployments in the pools that changed or were added (one entry per part of a split one)."""
     changed = {p["pool"] for p in diff["pools"] if p["status"] != "removed"}
     return [
         {
             "deployment": d["name"],
-            "pool": d["pool"],
-            "gpu_memory_bytes": {k: d["memory_per_gpu"].get(k, 0) for k in _MEMORY_PARTS},
+            "pool": part["pool"],
+            "gpu_memory_bytes": {k: part["memory_per_gpu"].get(k, 0) for k in _MEMORY_PARTS},
         }
         for d in plan["deployments"]
-        if d["pool"] in changed and isinstance(d.get("memory_per_gpu"), dict)
+        for part in (d.get("split") or [d])
+        if part["pool"] in changed and isinstance(part.get("memory_per_gpu"), dict)
     ]
 
 

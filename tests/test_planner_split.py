@@ -1,17 +1,25 @@
 """A service split over two server kinds: as many replicas as the free owned servers hold, the rest bought elsewhere.
 
-The team owns two DGX A100 (8 x A100 SXM4 80GB) and now buys only H100 (``hardware.gpus``), so no more A100
+Requests are routed evenly over all replicas (a Kubernetes Service or round-robin does nothing else), so a split
+needs N = ceil(rate / the slower part's per-replica capacity) replicas, each serving rate / N.
+
+The team owns two DGX H100 (8 x H100 SXM5 80GB) and now buys only H200 (``hardware.gpus``), so no more H100
 servers are bought. A 70B bf16 chat service at 24 req/s (TTFT p95 <= 2 s, TPOT <= 60 ms):
 
-- one TP8 replica sustains 3.205 req/s on A100; on H100 a TP4 replica sustains 4.466 req/s, two of them per
-  server more than one TP8 replica's 8.658 (the plan's own per-replica figures);
-- the two owned A100 servers hold 2 x TP8 = 6.41 req/s, too few for 24;
-- the rest, 24 - 6.41 = 17.59 req/s, needs ceil(17.59 / 4.466) = 4 H100 TP4 replicas: 2 DGX H100 bought;
-- without the owned servers the service needs ceil(24 / 4.466) = 6 TP4 replicas: 3 servers bought.
+- one TP8 replica sustains 8.658 req/s on H100 and 9.261 req/s on H200 (the plan's own per-replica figures);
+- the two owned H100 servers hold 2 x TP8 = 17.3 req/s, too few for 24;
+- even routing needs ceil(24 / min(8.658, 9.261)) = ceil(2.77) = 3 replicas of 24 / 3 = 8.0 req/s each: 2 on the
+  owned servers (16.0 req/s) and 1 on one bought H200 server (8.0 req/s);
+- at 40 req/s: ceil(40 / 8.658) = ceil(4.62) = 5 replicas of 8.0 req/s: 2 owned (16.0) and 3 bought (24.0);
+- without the owned servers the service needs ceil(24 / 9.261) = 3 H200 servers bought.
 
-The objective decides: by cost and by GPUs bought the split wins (owned servers cost only their upkeep and
-their GPUs are not bought); by power it loses (2 x 6.5 kW of A100 servers draw more than the third H100 server
-it saves), so the service goes to bought H100 servers and the owned ones stay free.
+The objective decides: by cost and by GPUs bought (8 against 24) the split wins; by power it loses: the same three
+servers, but two DGX H100 summed from components (2 x 8,741 W) plus one H200 server (8,373 W) are 25,855 W against
+3 x 8,373 = 25,119 W on the basis compared, so the service goes to three bought H200 servers.
+
+Owned servers slower per replica do not pay: two owned DGX A100 (TP8: 3.205 req/s per replica) beside bought H100
+(TP4: 4.466 req/s) need ceil(24 / 3.205) = ceil(7.49) = 8 replicas, 2 on the A100s and 6 TP4 on 3 DGX H100: as many
+H100 servers as the service needs alone (ceil(24 / 8.658) = 3 TP8), plus the A100s' upkeep, so nothing is split.
 """
 
 from __future__ import annotations
@@ -23,9 +31,13 @@ from pathlib import Path
 import pytest
 
 from generator.api import render_file
+from generator.calculator.report import plan_text
+from generator.fleet_diff import diff_plans, markdown_diff
 from generator.planner import plan_workload
 from generator.planner.plan import Plan
 from generator.planner.split import TRAINING_NOT_SPLIT
+from generator.pr_diff import pool_memory
+from generator.units import GIB
 from generator.workload import load_workload
 
 WORKLOAD = """\
@@ -66,15 +78,18 @@ TUNE = """\
       deadline_hours: {hours}"""
 
 H100_ONLY = "  gpus: [h100-sxm5-80gb]\n"
+H200_ONLY = "  gpus: [h200-sxm-141gb]\n"
 A100 = ("dgx-a100", "      gpu: a100-sxm4-80gb\n")
+H100 = ("dgx-h100", "      gpu: h100-sxm5-80gb\n")
+H200_SERVER = "supermicro-as-8125gs-tnhr"  # the H200 server the cost objective picks (an estimated purchase)
 
 
 def _write(
     tmp_path: Path,
     deployment: str,
     objective: str = "cost",
-    allowed: str = H100_ONLY,
-    owned: tuple[str, str] = A100,
+    allowed: str = H200_ONLY,
+    owned: tuple[str, str] = H100,
 ) -> Path:
     path = tmp_path / "w.yaml"
     path.write_text(WORKLOAD.format(objective=objective, deployment=deployment, allowed=allowed, owned=owned[0], gpu=owned[1]))
@@ -91,32 +106,42 @@ CASES = [
     pytest.param(
         "cost",
         24,
-        H100_ONLY,
-        A100,
-        [("dgx-a100", 2, 2), ("dgx-h100", 2, 0)],
-        [("dgx-a100", 8, 1, 2, 2, 2), ("dgx-h100", 4, 1, 4, 2, 0)],
+        H200_ONLY,
+        H100,
+        [("dgx-h100", 2, 2), (H200_SERVER, 1, 0)],
+        [("dgx-h100", 8, 1, 2, 2, 2), (H200_SERVER, 8, 1, 1, 1, 0)],
         id="owned-excluded-too-few-split-wins-on-cost",
     ),
     pytest.param(
         "gpus",
         24,
-        H100_ONLY,
-        A100,
-        # 16 GPUs bought against 24; the H100 server is the first of the 8-GPU H100 boards alike on GPUs, servers, power
-        [("dgx-a100", 2, 2), ("supermicro-as-8125gs-tnhr", 2, 0)],
-        [("dgx-a100", 8, 1, 2, 2, 2), ("supermicro-as-8125gs-tnhr", 4, 1, 4, 2, 0)],
+        H200_ONLY,
+        H100,
+        [("dgx-h100", 2, 2), (H200_SERVER, 1, 0)],
+        [("dgx-h100", 8, 1, 2, 2, 2), (H200_SERVER, 8, 1, 1, 1, 0)],
         id="owned-excluded-too-few-split-wins-on-gpus-bought",
     ),
     pytest.param(
-        "power",
+        "cost",
+        40,
+        H200_ONLY,
+        H100,
+        [("dgx-h100", 2, 2), (H200_SERVER, 3, 0)],
+        [("dgx-h100", 8, 1, 2, 2, 2), (H200_SERVER, 8, 1, 3, 3, 0)],
+        id="five-replicas-two-owned-three-bought",
+    ),
+    pytest.param("power", 24, H200_ONLY, H100, [(H200_SERVER, 3, 0)], [], id="split-loses-on-power-owned-stay-free"),
+    pytest.param("cost", 16, H200_ONLY, H100, [("dgx-h100", 2, 2)], [], id="owned-hold-all-no-split"),
+    pytest.param(
+        "cost",
         24,
         H100_ONLY,
         A100,
-        [("supermicro-as-8125gs-tnhr", 3, 0)],
+        # even routing: 8 replicas at the A100's 3.205 req/s; the H100 part alone is as big as buying it all
+        [("dgx-h100", 3, 0)],
         [],
-        id="split-loses-on-power-owned-stay-free",
+        id="owned-slower-per-replica-no-split-under-even-routing",
     ),
-    pytest.param("cost", 3, H100_ONLY, A100, [("dgx-a100", 1, 1)], [], id="owned-hold-all-no-split"),
     pytest.param(
         "cost",
         60,
@@ -148,34 +173,80 @@ def test_a_service_splits_over_server_kinds_only_where_it_wins(
     assert any(f.code == "deployment-split" for f in plan.findings) == bool(parts)
 
 
-def test_each_part_is_sized_from_its_own_capacity_and_meets_the_slos(tmp_path: Path) -> None:
-    plan = _plan(_write(tmp_path, CHAT.format(rps=24)))
+# (request rate, replicas, owned replicas, bought replicas, req/s per part, req/s per replica): N = ceil(rate / 8.658)
+EVEN = [
+    pytest.param(24, 3, 2, 1, (16.0, 8.0), 8.0, id="24-req-s"),
+    pytest.param(30, 4, 2, 2, (15.0, 15.0), 7.5, id="30-req-s"),
+    pytest.param(40, 5, 2, 3, (16.0, 24.0), 8.0, id="40-req-s"),
+]
+
+
+@pytest.mark.parametrize(("rps", "replicas", "owned_replicas", "bought_replicas", "part_rates", "per_replica"), EVEN)
+def test_a_split_is_sized_for_requests_routed_evenly_over_all_replicas(
+    tmp_path: Path,
+    rps: float,
+    replicas: int,
+    owned_replicas: int,
+    bought_replicas: int,
+    part_rates: tuple[float, float],
+    per_replica: float,
+) -> None:
+    plan = _plan(_write(tmp_path, CHAT.format(rps=rps)))
     (dep,) = plan.deployments
     owned, rest = dep.split
-    assert (owned.requests_per_s_per_replica_max, rest.requests_per_s_per_replica_max) == (3.205, 4.466)
+    assert (owned.requests_per_s_per_replica_max, rest.requests_per_s_per_replica_max) == (8.658, 9.261)
+    slowest = min(owned.requests_per_s_per_replica_max, rest.requests_per_s_per_replica_max)
+    assert dep.replicas == math.ceil(rps / slowest) == replicas
+    assert (owned.replicas, rest.replicas) == (owned_replicas, bought_replicas)
     assert owned.replicas == owned.servers * 8 // owned.tp  # every owned GPU in use
-    held = owned.replicas * owned.requests_per_s_per_replica_max
-    assert rest.replicas == math.ceil((24 - held) / rest.requests_per_s_per_replica_max) == 4
-    # the rate is routed in proportion to capacity: 24 x 6.41 / (6.41 + 17.864) = 6.338, and 17.662
-    assert (owned.requests_per_s, rest.requests_per_s) == (6.338, 17.662)
+    assert (owned.requests_per_s, rest.requests_per_s) == part_rates
+    assert owned.requests_per_s_per_replica == rest.requests_per_s_per_replica == per_replica
     for part in dep.split:
-        assert part.requests_per_s <= part.replicas * part.requests_per_s_per_replica_max
+        assert part.requests_per_s_per_replica <= part.requests_per_s_per_replica_max
         assert part.ttft_p95_s <= 2.0 and part.tpot_s <= 0.060
-    assert (dep.replicas, dep.gpus) == (6, 32)
+    assert "requests are routed evenly across the replicas" in dep.reasons[0]
+
+
+def test_a_split_deployment_reports_each_part_on_its_own(tmp_path: Path) -> None:
+    plan = _plan(_write(tmp_path, CHAT.format(rps=24)))
+    (dep,) = plan.deployments
+    assert (dep.replicas, dep.gpus) == (3, 24)
+    owned, rest = dep.split
+    # the KV cache of a TP8 replica: the H200's 141 GB hold 2,771,024 tokens, the H100's 80 GB 1,337,648
+    assert (owned.kv_cache_tokens_per_replica, rest.kv_cache_tokens_per_replica) == (1_337_648, 2_771_024)
+    assert owned.weights_bytes == rest.weights_bytes == 141_107_412_992  # 70.55 B parameters x 2 bytes (bf16)
+    for part in dep.split:
+        assert part.memory_per_gpu["total"] == sum(v for k, v in part.memory_per_gpu.items() if k != "total")
+    # details hold the whole deployment only; the per-replica sizing is each part's
+    assert dep.details["requests_per_s"] == 24
+    assert not {"weights_bytes", "kv_cache_tokens_per_replica", "batch_per_replica", "requests_per_s_per_replica"} & set(
+        dep.details
+    )
+    assert dep.memory_per_gpu == owned.memory_per_gpu  # documented: the first part's, for readers of one pool
+    text = plan_text(plan)
+    for part in dep.split:
+        assert f"  per GPU in {part.pool}: weights {part.memory_per_gpu['weights'] / GIB:.1f} GiB" in text
+    assert "\n  per GPU: " not in text
 
 
 def test_the_plan_says_what_runs_where_and_counts_both_pools(tmp_path: Path) -> None:
     plan = _plan(_write(tmp_path, CHAT.format(rps=24)))
     (dep,) = plan.deployments
-    assert dep.reasons[0].startswith(
-        "split over two server kinds: 2 replica(s) (16 GPUs, TP8) on 2 owned dgx-a100 (a100-sxm4-80gb) in pool "
-        "chat_a100_sxm4_80gb, 4 replica(s) (16 GPUs, TP4) on 2 bought dgx-h100 (h100-sxm5-80gb) in pool chat_h100_sxm5_80gb"
+    assert dep.reasons[0] == (
+        "split over two server kinds: 2 replica(s) (16 GPUs, TP8) on 2 owned dgx-h100 (h100-sxm5-80gb) in pool "
+        "chat_h100_sxm5_80gb, 1 replica(s) (8 GPUs, TP8) on 1 bought supermicro-as-8125gs-tnhr (h200-sxm-141gb) in pool "
+        "chat_h200_sxm_141gb; requests are routed evenly across the replicas (as a Kubernetes Service or round-robin "
+        "balancer does), so the service needs ceil(24 / 8.658) = 3 replicas at the slower part's 8.658 req/s per replica, "
+        "2 of them on the free owned dgx-h100 servers; each replica serves 8.000 req/s (16.00 and 8.00 req/s per part), "
+        "within the SLOs on both parts"
     )
-    assert dep.pools == ("chat_a100_sxm4_80gb", "chat_h100_sxm5_80gb")
-    assert (dep.in_pool("chat_a100_sxm4_80gb"), dep.in_pool("chat_h100_sxm5_80gb")) == ((8, 1, 2, 16), (4, 1, 4, 16))
+    assert dep.pools == ("chat_h100_sxm5_80gb", "chat_h200_sxm_141gb")
+    assert (dep.in_pool("chat_h100_sxm5_80gb"), dep.in_pool("chat_h200_sxm_141gb")) == ((8, 1, 2, 16), (8, 1, 1, 8))
+    assert (dep.requests_per_s_in("chat_h100_sxm5_80gb"), dep.requests_per_s_in("chat_h200_sxm_141gb")) == (16.0, 8.0)
     t = plan.totals
-    assert (t["gpus"], t["nodes"], t["idle_gpus"]) == (32, 4, 0)
-    assert t["capex_usd"] == 2 * 270_000  # the two DGX H100 bought (dgx-h100-system, catalog purchases); the owned cost 0
+    assert (t["gpus"], t["nodes"], t["idle_gpus"]) == (24, 3, 0)
+    # the one H200 server bought: host $77,000 + 8 x $35,000 per GPU (an estimated purchase); the owned cost 0
+    assert t["capex_usd"] == 77_000 + 8 * 35_000
     (group,) = t["inventory"]
     assert (group["used"], group["free"]) == (2, 0)
     assert not any(f.code == "idle-gpus" for f in plan.findings)
@@ -188,44 +259,92 @@ def test_the_split_costs_less_than_buying_every_replica(tmp_path: Path) -> None:
     path = _write(alone, CHAT.format(rps=24))
     path.write_text(path.read_text().split("  inventory:")[0])
     bought = _plan(path)
-    assert [(p.node.platform_id, p.nodes) for p in bought.pools] == [("dgx-h100", 3)]
+    assert [(p.node.platform_id, p.nodes) for p in bought.pools] == [(H200_SERVER, 3)]
     assert split.totals["usd_per_month"] < bought.totals["usd_per_month"]
     assert split.totals["capex_usd"] < bought.totals["capex_usd"]
 
 
-# (deadline in hours, pools as (platform, servers, owned)): 2B tokens take 36.9 h on one owned A100 server and
-# 18.5 h on both; past a 12 h deadline the whole job goes to one bought DGX H100, never A100s beside H100s
+# (deployments, pools as (platform, servers, owned), whether the training job says it is never split): 2B tokens
+# take 36.9 h on one owned A100 server and 18.5 h on both; past a 12 h deadline the whole job goes to one bought
+# DGX H100, never A100s beside H100s. The note only where owned A100s are still free when the job is placed: a
+# 6 req/s chat service first takes both (2 x TP8 at 3.205 req/s hold 6.41).
 TRAINING = [
-    pytest.param(48, [("dgx-a100", 1, 1)], id="fits-owned"),
-    pytest.param(12, [("dgx-h100", 1, 0)], id="owned-too-slow-never-split-whole-job-bought"),
+    pytest.param([TUNE.format(hours=48)], [("dgx-a100", 1, 1)], False, id="fits-owned"),
+    pytest.param([TUNE.format(hours=12)], [("dgx-h100", 1, 0)], True, id="owned-too-slow-never-split-whole-job-bought"),
+    pytest.param(
+        [CHAT.format(rps=6), TUNE.format(hours=12)],
+        [("dgx-a100", 2, 2), ("dgx-h100", 1, 0)],
+        False,
+        id="owned-all-taken-no-note",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("hours", "pools"), TRAINING)
-def test_a_training_job_is_never_split_over_server_kinds(tmp_path: Path, hours: int, pools: list[tuple[str, int, int]]) -> None:
-    plan = _plan(_write(tmp_path, TUNE.format(hours=hours)))
+@pytest.mark.parametrize(("deployments", "pools", "note"), TRAINING)
+def test_a_training_job_is_never_split_over_server_kinds(
+    tmp_path: Path, deployments: list[str], pools: list[tuple[str, int, int]], note: bool
+) -> None:
+    plan = _plan(_write(tmp_path, "\n".join(deployments), allowed=H100_ONLY, owned=A100))
     assert sorted((p.node.platform_id, p.nodes, p.owned_nodes) for p in plan.pools) == pools
-    (dep,) = plan.deployments
-    assert dep.split == ()
-    assert (TRAINING_NOT_SPLIT in dep.reasons) == (pools[0][0] != "dgx-a100")
+    tune = plan.deployments[-1]
+    assert tune.split == ()
+    assert (TRAINING_NOT_SPLIT in tune.reasons) == note
 
 
 def test_the_rendered_tree_carries_both_pools(tmp_path: Path) -> None:
     files = render_file(str(_write(tmp_path, CHAT.format(rps=24))))
-    pools = ("chat_a100_sxm4_80gb", "chat_h100_sxm5_80gb")
+    pools = ("chat_h100_sxm5_80gb", "chat_h200_sxm_141gb")
     tfvars = json.loads(files["terraform/specgen.auto.tfvars.json"])
     assert sorted(tfvars["gpu_pools"]) == list(pools)
-    assert [tfvars["gpu_pools"][p]["node_count"] for p in pools] == [2, 2]
+    assert [tfvars["gpu_pools"][p]["node_count"] for p in pools] == [2, 1]
     assert all(tfvars["gpu_pools"][p]["deployments"] == ["chat"] for p in pools)
+    # the rate each pool is sized for: 8.0 req/s per replica, 2 and 1 replicas
+    assert [tfvars["gpu_pools"][p]["requests_per_s"] for p in pools] == [{"chat": 16.0}, {"chat": 8.0}]
     device_plugin = files["cluster/gpu-operator/manifests/configmap-specgen-device-plugin.yaml"]
     assert all(p.replace("_", "-") in device_plugin for p in pools)
     inventory = files["ansible/inventory.yml"]
     assert all(f"    {p}:" in inventory for p in pools)
     assert "own-01: null" in inventory and "own-02: null" in inventory
-    for pool, (replicas, tp) in zip(pools, [(2, 8), (4, 4)], strict=True):
+    for pool, (replicas, tp, rate) in zip(pools, [(2, 8, 16.0), (1, 8, 8.0)], strict=True):
         group_vars = files[f"ansible/group_vars/{pool}.yml"]
         assert f"replicas: {replicas}" in group_vars and f"tensor_parallel: {tp}" in group_vars
+        assert f"requests_per_s: {rate}" in group_vars
         assert f"kubeadm/join-{pool}.yaml" in files
-    assert "split over two server kinds" in files["SPEC.md"]
+    spec_md = files["SPEC.md"]
+    assert "split over two server kinds" in spec_md
+    for pool, gpu in zip(pools, ("h100-sxm5-80gb", "h200-sxm-141gb"), strict=True):
+        assert f"| per GPU in pool `{pool}` ({gpu}, TP 8 x PP 1) | GiB |" in spec_md
+    assert "| per GPU | GiB |" not in spec_md
     spec = json.loads(files["spec.json"])["plan"]["deployments"][0]
     assert [part["pool"] for part in spec["split"]] == list(pools)
+
+
+def test_diff_shows_the_parts_and_the_memory_of_each(tmp_path: Path) -> None:
+    split = _plan(_write(tmp_path, CHAT.format(rps=24))).to_dict()
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    path = _write(alone, CHAT.format(rps=24))
+    path.write_text(path.read_text().split("  inventory:")[0])
+    bought = _plan(path).to_dict()
+    result = diff_plans(bought, split)
+    text = markdown_diff(result)
+    assert (
+        "| `chat` | meta-llama/Llama-3.1-70B-Instruct bf16 TP8xPP1 x3 (24 GPUs) | meta-llama/Llama-3.1-70B-Instruct bf16 "
+        "TP8xPP1 x2 in chat_h100_sxm5_80gb + TP8xPP1 x1 in chat_h200_sxm_141gb (24 GPUs) |"
+    ) in text
+    memory = pool_memory(split, result)
+    assert [(m["deployment"], m["pool"]) for m in memory] == [("chat", "chat_h100_sxm5_80gb"), ("chat", "chat_h200_sxm_141gb")]
+    for entry, part in zip(memory, split["deployments"][0]["split"], strict=True):
+        assert entry["gpu_memory_bytes"]["weights"] == part["memory_per_gpu"]["weights"]
+
+
+# runner-ups print the GPUs they buy: fleet-existing's first chat runner-up runs on owned servers only
+def test_runner_ups_count_only_the_gpus_bought() -> None:
+    from tests.conftest import REPO
+
+    text = plan_text(plan_workload(load_workload(str(REPO / "examples" / "fleet-existing.yaml"))))
+    assert (
+        "  runner-up: 2 x TP2 on 1 x dell-xe8640 (4 x h100-sxm5-80gb) + 8 x TP2 on 2 x dgx-h100 (8 x h100-sxm5-80gb) "
+        "(0 GPUs bought, 20 used," in text
+    )
+    assert "runner-up: 4 x TP2 on 1 x dgx-h100 (8 x h100-sxm5-80gb) (8 GPUs bought, 8 used," in text

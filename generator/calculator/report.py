@@ -48,26 +48,25 @@ def plan_text(plan: Plan) -> str:
         parts = d.split or (d,)
         layout = " + ".join(f"TP{p.tp} x PP{p.pp} x {p.replicas} replica(s) in {p.pool}" for p in parts)
         lines += ["", f"deployment {d.name} ({d.kind}): {d.model_id}, {d.precision}, {layout}"]
-        mem = d.memory_per_gpu
-        lines.append(
-            "  per GPU: "
-            + ", ".join(
-                f"{k} {mem[k] / GIB:.1f} GiB"
-                for k in ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead", "total")
-                if mem[k]
-            )
-        )
+        for p in parts:
+            label = f" in {p.pool}" if d.split else ""
+            lines.append(f"  per GPU{label}: " + _memory_text(p.memory_per_gpu))
         lines += [f"  - {r}" for r in d.reasons]
         for c in d.runners_up:
             price = f"${c.usd_per_hour * 730:,.0f}/month" if c.usd_per_hour is not None else "unpriced"
             lines.append(
-                f"  runner-up: {c.summary} ({c.gpus_bought or c.gpus} GPUs bought, {c.gpus} used, "
-                f"{c.power_w / 1000:.1f} kW, {price})"
+                f"  runner-up: {c.summary} ({c.gpus_bought} GPUs bought, {c.gpus} used, {c.power_w / 1000:.1f} kW, {price})"
             )
     if plan.findings:
         lines.append("")
         lines += [f"{f.level}: {f.code}: {f.message}" + (f" ({f.path})" if f.path else "") for f in plan.findings]
     return "\n".join(lines) + "\n"
+
+
+def _memory_text(mem: Mapping[str, int]) -> str:
+    """One GPU's memory by kind, the kinds it holds."""
+    kinds = ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead", "total")
+    return ", ".join(f"{k} {mem[k] / GIB:.1f} GiB" for k in kinds if mem[k])
 
 
 def rows_by_id(

@@ -9,7 +9,7 @@ from typing import Any
 from generator.catalog.host_cpu import platform_host_time_scale
 from generator.errors import InfeasibleError
 from generator.planner.inference import ReplicaShape, point_for_rate
-from generator.planner.inventory import ServerKey, owned_groups
+from generator.planner.inventory import ServerKey, free_servers, owned_groups
 from generator.planner.naming import MAX_NODES_PER_POOL, unique_pool_names
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, node_cpu
 from generator.planner.option import Option, pool_labels
@@ -17,7 +17,7 @@ from generator.planner.options import allowed_hardware
 from generator.planner.plan import DeploymentPart, DeploymentPlan, Finding, Plan, Pool, sorted_findings
 from generator.planner.racks import Rack, assumed_height_findings, pack_racks, rack_findings
 from generator.planner.slo import effective_slo
-from generator.planner.split import TRAINING_NOT_SPLIT, part_capacity, part_rates
+from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
 from generator.planner.tco import HOURS_PER_MONTH, BuiltHost, fleet_cost
 from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for, saturated_throughput
@@ -43,13 +43,24 @@ def _gib(n: float) -> str:
     return f"{n / GIB:.1f} GiB"
 
 
+#: Details of a split deployment that hold for the whole of it (the per-replica sizing is each part's).
+_WHOLE_DEPLOYMENT_DETAILS = (
+    "requests_per_s",
+    "context_tokens",
+    "service_class",
+    "slo_ttft_p95_ms",
+    "slo_tpot_ms",
+    "serving_engine",
+)
+
+
 def _serving_details(
     loaded: LoadedWorkload, dep: InferenceDeployment, opt: Option, pools: list[str], consts: Constants
 ) -> tuple[dict[str, Any], list[str], tuple[DeploymentPart, ...]]:
     """Details, reasons and (split over two server kinds) the parts of an inference deployment.
 
-    A split one's details are its first (owned) part's; its reasons say how the replicas and the rate
-    are divided, then each part's sizing.
+    A split one's details hold only what is true of the whole deployment (each part carries its own
+    sizing); its reasons say how the replicas and the rate are divided, then each part's sizing.
     """
     if not opt.parts:
         details, reasons = _inference_details(loaded, dep, opt, consts)
@@ -70,14 +81,17 @@ def _serving_details(
             servers=part.candidate.nodes,
             owned_servers=part.candidate.owned_nodes,
             requests_per_s=round(rate, 3),
+            requests_per_s_per_replica=details["requests_per_s_per_replica"],
             requests_per_s_per_replica_max=details["requests_per_s_per_replica_max"],
             batch_per_replica=details["batch_per_replica"],
             ttft_p95_s=details["ttft_p95_s"],
             tpot_s=details["tpot_s"],
+            memory_per_gpu=_replica_shape(part).memory.per_gpu.as_dict(),
+            weights_bytes=details["weights_bytes"],
+            kv_cache_tokens_per_replica=details["kv_cache_tokens_per_replica"],
         )
         for part, rate, pool, (details, _) in zip(opt.parts, rates, pools, sized, strict=True)
     )
-    first, rest = opt.parts
     where = [
         f"{p.replicas} replica(s) ({p.gpus} GPUs, TP{p.tp}"
         + (f" x PP{p.pp}" if p.pp > 1 else "")
@@ -88,16 +102,27 @@ def _serving_details(
         + f" {p.platform_id} ({p.gpu_id}) in pool {p.pool}"
         for p in parts
     ]
+    slowest = min(p.requests_per_s_per_replica_max for p in parts)
+    replicas = sum(p.replicas for p in parts)
     headline = (
-        f"split over two server kinds: {where[0]}, {where[1]}; the free owned {first.hardware.platform.id} servers hold "
-        f"{part_capacity(first):.2f} of {total:g} req/s within the SLOs, the rest is sized on {rest.hardware.platform.id}; "
-        f"requests are routed in proportion to capacity ({parts[0].requests_per_s:.2f} and {parts[1].requests_per_s:.2f} req/s), "
-        "so each part meets the SLOs on its own"
+        f"split over two server kinds: {where[0]}, {where[1]}; requests are routed evenly across the replicas "
+        f"(as a Kubernetes Service or round-robin balancer does), so the service needs ceil({total:g} / {slowest:.3f}) = "
+        f"{replicas} replicas at the slower part's {slowest:.3f} req/s per replica, {parts[0].replicas} of them on the free "
+        f"owned {parts[0].platform_id} servers; each replica serves {total / replicas:.3f} req/s "
+        f"({parts[0].requests_per_s:.2f} and {parts[1].requests_per_s:.2f} req/s per part), within the SLOs on both parts"
     )
     reasons = [headline] + [f"{p.platform_id} part: {r}" for p, (_, rs) in zip(parts, sized, strict=True) for r in rs]
     if slo_defaults:
         reasons.append(slo_default_reason(slo_defaults))
-    return sized[0][0], reasons, parts
+    whole = {k: sized[0][0][k] for k in _WHOLE_DEPLOYMENT_DETAILS if k in sized[0][0]}
+    return whole, reasons, parts
+
+
+def _replica_shape(opt: Option) -> ReplicaShape:
+    """The replica layout of an inference option (part)."""
+    shape = opt.shape
+    assert isinstance(shape, ReplicaShape)
+    return shape
 
 
 def _inference_details(
@@ -127,6 +152,7 @@ def _inference_details(
     )
     load_s = model_load_seconds(shape.memory.weights.total_bytes, opt.node)
     details: dict[str, object] = {
+        "requests_per_s": spec.requests_per_second,
         "context_tokens": spec.max_context_tokens,
         "weights_bytes": shape.memory.weights.total_bytes,
         "kv_cache_bytes_per_token": shape.memory.kv.bytes_per_token,
@@ -297,6 +323,7 @@ def build_plan(
         pools = [p._replace(racks=sum(1 for r in racks if p.name in r.pools)) for p in pools]
     objectives = objectives or {}
     deployments = []
+    free = free_servers(wl)  # owned servers still free as each deployment is placed (in the order they were chosen)
     for index, opt, rest in chosen:
         dep = wl.deployments[index]
         model = loaded.models[dep.name]
@@ -313,12 +340,14 @@ def build_plan(
             precision, kv = shape_inf.fmt.name, dep.inference.kv_cache_precision
         else:
             details, reasons = _training_details(opt, rest, consts)
-            if opt.candidate.nodes > opt.candidate.owned_nodes and any(g.key != _server_kind(opt) for g in owned_groups(wl)):
-                reasons.append(TRAINING_NOT_SPLIT)  # servers are bought although owned ones of another kind exist
+            if opt.candidate.nodes > opt.candidate.owned_nodes and any(n and k != _server_kind(opt) for k, n in free.items()):
+                reasons.append(TRAINING_NOT_SPLIT)  # servers are bought although owned ones of another kind are free
             shape_tr = opt.shape
             assert not isinstance(shape_tr, ReplicaShape)
             mem = shape_tr.memory.per_gpu.as_dict()
             precision, kv = shape_tr.setup.base_precision_name, None
+        for part in opt.pieces:
+            free[_server_kind(part)] = free.get(_server_kind(part), 0) - part.candidate.owned_nodes
         objective = objectives.get(index, wl.objective)
         details.update(_cost_details(opt, objective, details.get("hours")))
         details["co_located"] = any(len(p.deployments) > 1 for p in pools if p.name in dep_pools)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from generator import catalog
@@ -134,22 +135,23 @@ def inference_options(
     consts: Constants,
     blocked: list[str],
     free: dict[ServerKey, int] | None = None,
-    requests_per_s: float | None = None,
+    replicas_for: Callable[[ReplicaShape], int] | None = None,
     hardware: list[Hardware] | None = None,
 ) -> list[Option]:
     """Every feasible (hardware, TP x PP, replicas, node size) of an inference deployment.
 
-    ``requests_per_s`` sizes the replicas for part of the deployment's rate (the rest served elsewhere);
-    ``hardware`` limits the search to some of the allowed servers.
+    ``replicas_for`` gives the replicas of a layout that serves part of the deployment (the rest served
+    elsewhere; by default the layout serves the whole rate); ``hardware`` limits the search to some of
+    the allowed servers.
     """
     serving = _serving(wl, dep, model)
-    rate = serving[0].requests_per_second if requests_per_s is None else requests_per_s
+    rate = serving[0].requests_per_second
     options: list[Option] = []
     seen: dict[tuple[str, tuple[int, ...], float], _GpuShapes] = {}
     seen_nodes: dict[tuple[object, ...], object] = {}
     for hw in allowed_hardware(wl) if hardware is None else hardware:
         for shape in _inference_shapes(serving, model, hw, consts, blocked, seen):
-            replicas = max(1, math.ceil(rate / shape.max_point.requests_per_s))
+            replicas = replicas_for(shape) if replicas_for else max(1, math.ceil(rate / shape.max_point.requests_per_s))
             within, spanning = _inference_needs(shape.memory.weights.total_bytes)
             layout_text = f"TP{shape.par.tp}" + (f" PP{shape.par.pp}" if shape.par.pp > 1 else "")
             for layout in node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas):

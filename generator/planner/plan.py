@@ -133,12 +133,19 @@ class DeploymentPart(NamedTuple):
     gpus: int
     servers: int
     owned_servers: int
-    #: The share of the deployment's request rate routed here, in proportion to the part's capacity.
+    #: The share of the deployment's request rate routed here: requests are routed evenly over all replicas
+    #: of both parts (nothing rendered weights them), so rate x this part's replicas / all replicas.
     requests_per_s: float
+    #: rate / all replicas: what each replica of either part serves.
+    requests_per_s_per_replica: float
     requests_per_s_per_replica_max: float
     batch_per_replica: int
     ttft_p95_s: float
     tpot_s: float
+    #: Memory of one GPU of this part by kind (bytes), the model's weight bytes and the KV tokens one replica holds.
+    memory_per_gpu: dict[str, int]
+    weights_bytes: int
+    kv_cache_tokens_per_replica: int
 
 
 class DeploymentPlan(NamedTuple):
@@ -162,14 +169,22 @@ class DeploymentPlan(NamedTuple):
     reasons: tuple[str, ...]
     runners_up: tuple[Candidate, ...] = ()
     #: Replicas on two server kinds (owned ones first, the rest on another kind); empty: all on ``pool``.
-    #: When split, ``pool``, ``tp``, ``pp``, ``memory_per_gpu`` and the sizing in ``details`` are the first
-    #: part's; ``replicas``, ``gpus`` and the cost figures in ``details`` the whole deployment's.
+    #: When split, ``replicas``, ``gpus`` and ``details`` are the whole deployment's (``details`` then holds no
+    #: per-replica sizing: each part carries its own); ``pool``, ``tp``, ``pp`` and ``memory_per_gpu`` repeat
+    #: the first part's (``split[0]``) for readers of one pool, and views show the parts instead.
     split: tuple[DeploymentPart, ...] = ()
 
     @property
     def pools(self) -> tuple[str, ...]:
         """The pools this deployment's replicas run in (two when it is split)."""
         return tuple(p.pool for p in self.split) or (self.pool,)
+
+    def requests_per_s_in(self, pool: str) -> float | None:
+        """Requests/s this deployment's replicas in ``pool`` are sized for; None for a training job or no replicas there."""
+        if self.split:
+            return next((p.requests_per_s for p in self.split if p.pool == pool), None)
+        rate = self.details.get("requests_per_s")
+        return float(rate) if rate is not None and pool == self.pool else None
 
     def in_pool(self, pool: str) -> tuple[int, int, int, int] | None:
         """(TP, PP, replicas, GPUs) of this deployment's replicas in ``pool``; None when it has none there."""

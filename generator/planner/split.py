@@ -1,14 +1,19 @@
 """A service split over two server kinds: as many replicas as the free owned servers hold, the rest on another kind.
 
 When the owned servers of a kind are too few for all of a service's replicas, the planner also tries
-running as many replicas as they hold and sizing the rest of the request rate on another kind the
-workload allows buying. Each part is homogeneous (one GPU, platform and TP x PP inside it), sized
-from its own per-replica capacity, and the rate is routed to the parts in proportion to their
-capacity, so every replica runs within the SLOs. The split is one more candidate: the objective
-decides whether it wins. A training job is never split: one job runs on one homogeneous cluster.
+running as many replicas as they hold and the rest on another kind the workload allows buying. Each
+part is homogeneous (one GPU, platform and TP x PP inside it). Nothing rendered weights the routing by
+capacity (a Kubernetes Service or a round-robin balancer spreads requests evenly over the replicas), so
+a split is sized for even routing: every replica of either part gets rate / N, with N = ceil(rate /
+the smaller per-replica capacity of the two parts), the owned part keeps its replicas and the other
+part has the remaining N - owned replicas. Every replica then runs within the SLOs. The split is one
+more candidate: the objective decides whether it wins. A training job is never split: one job runs on
+one homogeneous cluster.
 """
 
 from __future__ import annotations
+
+import math
 
 from generator.calculator.model_source import ResolvedModel
 from generator.planner.candidates import inference_options, owned_fill_options
@@ -30,7 +35,7 @@ TRAINING_NOT_SPLIT = (
 def split_options(
     wl: Workload, dep: InferenceDeployment, model: ResolvedModel, consts: Constants, free: dict[ServerKey, int]
 ) -> list[Option]:
-    """Every split of the service: a full owned kind's replicas first, the rest of the rate on another allowed kind.
+    """Every split of the service: a full owned kind's replicas first, the rest of the replicas on another allowed kind.
 
     The rest may use free owned servers of that other kind before buying more of it; kinds the workload does
     not allow buying take no rest (their owned servers are a split's first part instead).
@@ -48,10 +53,14 @@ def split_options(
         others = [h for h in hardware if h.not_bought is None and (h.platform.id, h.gpu.id) != key[:2]]
         rest_free = {k: n for k, n in free.items() if k != key}
         for owned in owned_fill_options(wl, dep, model, consts, owned_hw, key[2], servers):
-            capacity = part_capacity(owned)
-            if capacity >= rate:
+            if part_capacity(owned) >= rate:
                 continue  # the owned servers hold the whole service: not a split
-            for rest in inference_options(wl, dep, model, consts, [], rest_free, rate - capacity, others):
+            held, owned_max = owned.candidate.replicas, replica_max(owned)
+
+            def rest_replicas(shape: ReplicaShape, held: int = held, owned_max: float = owned_max) -> int:
+                return max(1, even_replicas(rate, owned_max, shape.max_point.requests_per_s) - held)
+
+            for rest in inference_options(wl, dep, model, consts, [], rest_free, rest_replicas, others):
                 # two owned kinds can each come first; the same two parts either way are one candidate
                 parts = frozenset(_layout(p) for p in (owned, rest))
                 if parts not in seen:
@@ -66,19 +75,29 @@ def _layout(opt: Option) -> tuple[object, ...]:
     return (c.platform_id, c.gpu_id, c.gpus_per_node, c.tp, c.pp, c.replicas, c.nodes)
 
 
-def part_capacity(opt: Option) -> float:
-    """Requests/s a part's replicas sustain within the SLOs."""
+def replica_max(opt: Option) -> float:
+    """Requests/s one replica of a part sustains within the SLOs."""
     shape = opt.shape
     assert isinstance(shape, ReplicaShape)
-    return opt.candidate.replicas * shape.max_point.requests_per_s
+    return shape.max_point.requests_per_s
+
+
+def part_capacity(opt: Option) -> float:
+    """Requests/s a part's replicas sustain within the SLOs."""
+    return opt.candidate.replicas * replica_max(opt)
+
+
+def even_replicas(requests_per_s: float, *replica_max_requests_per_s: float) -> int:
+    """Replicas that hold ``requests_per_s`` routed evenly over them: as many as the slowest replica needs."""
+    return math.ceil(requests_per_s / min(replica_max_requests_per_s))
 
 
 def part_rates(opt: Option, requests_per_s: float) -> list[float]:
-    """The rate routed to each part of an option, in proportion to the part's capacity (the whole rate unsplit)."""
+    """The rate routed to each part of an option: even over all replicas, so in proportion to its replicas."""
     if not opt.parts:
         return [requests_per_s]
-    capacities = [part_capacity(p) for p in opt.parts]
-    return [requests_per_s * c / sum(capacities) for c in capacities]
+    replicas = [p.candidate.replicas for p in opt.parts]
+    return [requests_per_s * r / sum(replicas) for r in replicas]
 
 
 def joined(owned: Option, rest: Option) -> Option:

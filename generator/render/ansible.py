@@ -81,6 +81,8 @@ def group_vars(pool: Pool, plan: Plan, driver_override: str | None = None) -> di
                 "tensor_parallel": tp,
                 "pipeline_parallel": pp,
                 "replicas": replicas,
+                # what the replicas here are sized for, routed evenly over all of the deployment's replicas
+                "requests_per_s": d.requests_per_s_in(pool.name),
             }
             for d, (tp, pp, replicas, _) in deployments
         ],

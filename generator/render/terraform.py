@@ -11,9 +11,10 @@ from generator.render.env import render_template, to_json
 from generator.workload.models import Workload
 
 
-def pool_variables(pool: Pool) -> dict[str, Any]:
+def pool_variables(pool: Pool, plan: Plan) -> dict[str, Any]:
     """One pool as the ``gpu_pools`` object type declares it."""
     node = pool.node
+    rates = {d.name: d.requests_per_s_in(pool.name) for d in plan.deployments if d.name in pool.deployments}
     return {
         "provider": node.provider,
         "platform": node.platform_id,
@@ -28,6 +29,7 @@ def pool_variables(pool: Pool) -> dict[str, Any]:
         "cooling": node.cooling,
         "racks": pool.racks,
         "deployments": list(pool.deployments),
+        "requests_per_s": {name: rate for name, rate in rates.items() if rate is not None},
         "labels": dict(pool.labels),
         "taints": [{"key": k, "value": v, "effect": e} for k, v, e in pool.taints],
     }
@@ -36,7 +38,7 @@ def pool_variables(pool: Pool) -> dict[str, Any]:
 def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
     """``terraform/variables.tf`` and ``terraform/specgen.auto.tfvars.json`` (plus EKS node groups on AWS)."""
     values = {
-        "gpu_pools": {pool.name: pool_variables(pool) for pool in plan.pools},
+        "gpu_pools": {pool.name: pool_variables(pool, plan) for pool in plan.pools},
         "rack_power_kw": workload.hardware.rack_power_kw,
         "workload": plan.workload,
     }

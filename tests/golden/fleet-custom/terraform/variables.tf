@@ -20,7 +20,7 @@ variable "rack_power_kw" {
 }
 
 variable "gpu_pools" {
-  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons)."
+  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons); requests_per_s: the requests/s each inference deployment's replicas in the pool are sized for, routed evenly over all its replicas."
   type = map(object({
     provider         = string
     platform         = string
@@ -35,6 +35,7 @@ variable "gpu_pools" {
     cooling          = string
     racks            = number
     deployments      = list(string)
+    requests_per_s   = map(number)
     labels           = map(string)
     taints = list(object({
       key    = string
@@ -42,7 +43,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "assistant_a40_48gb" : { "cooling" : "air", "cpu_cores" : 64, "deployments" : ["assistant"], "gpu_model" : "a40-48gb", "gpus_per_node" : 4, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "assistant-a40-48gb", "specgen.dev/gpu" : "a40-48gb", "specgen.dev/platform" : "lab-a40", "specgen.dev/pool" : "assistant-a40-48gb" }, "node_count" : 1, "nvme_tb" : 15.36, "platform" : "lab-a40", "power_w_per_node" : 2100, "provider" : "baremetal", "racks" : 1, "ram_gib" : 512, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] }, "chat_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 104, "deployments" : ["chat"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 4, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "dell-xe8640", "specgen.dev/pool" : "chat-h100-sxm5-80gb" }, "node_count" : 1, "nvme_tb" : 3.84, "platform" : "dell-xe8640", "power_w_per_node" : 4230, "provider" : "baremetal", "racks" : 1, "ram_gib" : 256, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "assistant_a40_48gb" : { "cooling" : "air", "cpu_cores" : 64, "deployments" : ["assistant"], "gpu_model" : "a40-48gb", "gpus_per_node" : 4, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "assistant-a40-48gb", "specgen.dev/gpu" : "a40-48gb", "specgen.dev/platform" : "lab-a40", "specgen.dev/pool" : "assistant-a40-48gb" }, "node_count" : 1, "nvme_tb" : 15.36, "platform" : "lab-a40", "power_w_per_node" : 2100, "provider" : "baremetal", "racks" : 1, "ram_gib" : 512, "requests_per_s" : { "assistant" : 6.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] }, "chat_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 104, "deployments" : ["chat"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 4, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "dell-xe8640", "specgen.dev/pool" : "chat-h100-sxm5-80gb" }, "node_count" : 1, "nvme_tb" : 3.84, "platform" : "dell-xe8640", "power_w_per_node" : 4230, "provider" : "baremetal", "racks" : 1, "ram_gib" : 256, "requests_per_s" : { "chat" : 4.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

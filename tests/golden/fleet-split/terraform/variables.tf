@@ -20,7 +20,7 @@ variable "rack_power_kw" {
 }
 
 variable "gpu_pools" {
-  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons)."
+  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons); requests_per_s: the requests/s each inference deployment's replicas in the pool are sized for, routed evenly over all its replicas."
   type = map(object({
     provider         = string
     platform         = string
@@ -35,6 +35,7 @@ variable "gpu_pools" {
     cooling          = string
     racks            = number
     deployments      = list(string)
+    requests_per_s   = map(number)
     labels           = map(string)
     taints = list(object({
       key    = string
@@ -42,7 +43,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "chat_a100_sxm4_80gb" : { "cooling" : "air", "cpu_cores" : 128, "deployments" : ["chat"], "gpu_model" : "a100-sxm4-80gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-a100-sxm4-80gb", "specgen.dev/gpu" : "a100-sxm4-80gb", "specgen.dev/platform" : "dgx-a100", "specgen.dev/pool" : "chat-a100-sxm4-80gb" }, "node_count" : 2, "nvme_tb" : 15.36, "platform" : "dgx-a100", "power_w_per_node" : 6500, "provider" : "baremetal", "racks" : 2, "ram_gib" : 1024, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] }, "chat_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["chat"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "dgx-h100", "specgen.dev/pool" : "chat-h100-sxm5-80gb" }, "node_count" : 2, "nvme_tb" : 30.72, "platform" : "dgx-h100", "power_w_per_node" : 10200, "provider" : "baremetal", "racks" : 2, "ram_gib" : 2048, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "chat_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["chat"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "dgx-h100", "specgen.dev/pool" : "chat-h100-sxm5-80gb" }, "node_count" : 2, "nvme_tb" : 30.72, "platform" : "dgx-h100", "power_w_per_node" : 10200, "provider" : "baremetal", "racks" : 2, "ram_gib" : 2048, "requests_per_s" : { "chat" : 16.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] }, "chat_h200_sxm_141gb" : { "cooling" : "air", "cpu_cores" : 192, "deployments" : ["chat"], "gpu_model" : "h200-sxm-141gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-h200-sxm-141gb", "specgen.dev/gpu" : "h200-sxm-141gb", "specgen.dev/platform" : "supermicro-as-8125gs-tnhr", "specgen.dev/pool" : "chat-h200-sxm-141gb" }, "node_count" : 1, "nvme_tb" : 3.84, "platform" : "supermicro-as-8125gs-tnhr", "power_w_per_node" : 10200, "provider" : "baremetal", "racks" : 1, "ram_gib" : 2304, "requests_per_s" : { "chat" : 8.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

@@ -20,7 +20,7 @@ variable "rack_power_kw" {
 }
 
 variable "gpu_pools" {
-  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons)."
+  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons); requests_per_s: the requests/s each inference deployment's replicas in the pool are sized for, routed evenly over all its replicas."
   type = map(object({
     provider         = string
     platform         = string
@@ -35,6 +35,7 @@ variable "gpu_pools" {
     cooling          = string
     racks            = number
     deployments      = list(string)
+    requests_per_s   = map(number)
     labels           = map(string)
     taints = list(object({
       key    = string
@@ -42,7 +43,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "home_moe_rtx_4090_24gb" : { "cooling" : "air", "cpu_cores" : 16, "deployments" : ["mixtral"], "gpu_model" : "rtx-4090-24gb", "gpus_per_node" : 1, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "home-moe-rtx-4090-24gb", "specgen.dev/gpu" : "rtx-4090-24gb", "specgen.dev/platform" : "fixed", "specgen.dev/pool" : "home-moe-rtx-4090-24gb" }, "node_count" : 1, "nvme_tb" : 0.97, "platform" : "fixed", "power_w_per_node" : 726, "provider" : "baremetal", "racks" : 0, "ram_gib" : 64, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "home_moe_rtx_4090_24gb" : { "cooling" : "air", "cpu_cores" : 16, "deployments" : ["mixtral"], "gpu_model" : "rtx-4090-24gb", "gpus_per_node" : 1, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "home-moe-rtx-4090-24gb", "specgen.dev/gpu" : "rtx-4090-24gb", "specgen.dev/platform" : "fixed", "specgen.dev/pool" : "home-moe-rtx-4090-24gb" }, "node_count" : 1, "nvme_tb" : 0.97, "platform" : "fixed", "power_w_per_node" : 726, "provider" : "baremetal", "racks" : 0, "ram_gib" : 64, "requests_per_s" : {}, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

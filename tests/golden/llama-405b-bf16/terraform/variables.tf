@@ -20,7 +20,7 @@ variable "rack_power_kw" {
 }
 
 variable "gpu_pools" {
-  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons)."
+  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons); requests_per_s: the requests/s each inference deployment's replicas in the pool are sized for, routed evenly over all its replicas."
   type = map(object({
     provider         = string
     platform         = string
@@ -35,6 +35,7 @@ variable "gpu_pools" {
     cooling          = string
     racks            = number
     deployments      = list(string)
+    requests_per_s   = map(number)
     labels           = map(string)
     taints = list(object({
       key    = string
@@ -42,7 +43,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "llama405_b200_sxm_180gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["llama405"], "gpu_model" : "b200-sxm-180gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "llama405-b200-sxm-180gb", "specgen.dev/gpu" : "b200-sxm-180gb", "specgen.dev/platform" : "dgx-b200", "specgen.dev/pool" : "llama405-b200-sxm-180gb" }, "node_count" : 2, "nvme_tb" : 30.72, "platform" : "dgx-b200", "power_w_per_node" : 14300, "provider" : "baremetal", "racks" : 1, "ram_gib" : 2048, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "llama405_b200_sxm_180gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["llama405"], "gpu_model" : "b200-sxm-180gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "llama405-b200-sxm-180gb", "specgen.dev/gpu" : "b200-sxm-180gb", "specgen.dev/platform" : "dgx-b200", "specgen.dev/pool" : "llama405-b200-sxm-180gb" }, "node_count" : 2, "nvme_tb" : 30.72, "platform" : "dgx-b200", "power_w_per_node" : 14300, "provider" : "baremetal", "racks" : 1, "ram_gib" : 2048, "requests_per_s" : { "llama405" : 2.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

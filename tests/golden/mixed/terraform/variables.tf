@@ -20,7 +20,7 @@ variable "rack_power_kw" {
 }
 
 variable "gpu_pools" {
-  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons)."
+  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons); requests_per_s: the requests/s each inference deployment's replicas in the pool are sized for, routed evenly over all its replicas."
   type = map(object({
     provider         = string
     platform         = string
@@ -35,6 +35,7 @@ variable "gpu_pools" {
     cooling          = string
     racks            = number
     deployments      = list(string)
+    requests_per_s   = map(number)
     labels           = map(string)
     taints = list(object({
       key    = string
@@ -42,7 +43,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "assistant_l40s_48gb" : { "cooling" : "air", "cpu_cores" : 2, "deployments" : ["assistant"], "gpu_model" : "l40s-48gb", "gpus_per_node" : 1, "instance_type" : "g6e.xlarge", "labels" : { "nvidia.com/device-plugin.config" : "assistant-l40s-48gb", "specgen.dev/gpu" : "l40s-48gb", "specgen.dev/platform" : "aws-g6e-xlarge", "specgen.dev/pool" : "assistant-l40s-48gb" }, "node_count" : 3, "nvme_tb" : 0.25, "platform" : "aws-g6e-xlarge", "power_w_per_node" : 778, "provider" : "aws", "racks" : 0, "ram_gib" : 32, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] }, "assistant_lora_l40s_48gb" : { "cooling" : "air", "cpu_cores" : 2, "deployments" : ["assistant-lora"], "gpu_model" : "l40s-48gb", "gpus_per_node" : 1, "instance_type" : "g6e.xlarge", "labels" : { "nvidia.com/device-plugin.config" : "assistant-lora-l40s-48gb", "specgen.dev/gpu" : "l40s-48gb", "specgen.dev/platform" : "aws-g6e-xlarge", "specgen.dev/pool" : "assistant-lora-l40s-48gb" }, "node_count" : 6, "nvme_tb" : 0.25, "platform" : "aws-g6e-xlarge", "power_w_per_node" : 778, "provider" : "aws", "racks" : 0, "ram_gib" : 32, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] }, "coder_l40s_48gb" : { "cooling" : "air", "cpu_cores" : 2, "deployments" : ["coder"], "gpu_model" : "l40s-48gb", "gpus_per_node" : 1, "instance_type" : "g6e.xlarge", "labels" : { "nvidia.com/device-plugin.config" : "coder-l40s-48gb", "specgen.dev/gpu" : "l40s-48gb", "specgen.dev/platform" : "aws-g6e-xlarge", "specgen.dev/pool" : "coder-l40s-48gb" }, "node_count" : 5, "nvme_tb" : 0.25, "platform" : "aws-g6e-xlarge", "power_w_per_node" : 778, "provider" : "aws", "racks" : 0, "ram_gib" : 32, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "assistant_l40s_48gb" : { "cooling" : "air", "cpu_cores" : 2, "deployments" : ["assistant"], "gpu_model" : "l40s-48gb", "gpus_per_node" : 1, "instance_type" : "g6e.xlarge", "labels" : { "nvidia.com/device-plugin.config" : "assistant-l40s-48gb", "specgen.dev/gpu" : "l40s-48gb", "specgen.dev/platform" : "aws-g6e-xlarge", "specgen.dev/pool" : "assistant-l40s-48gb" }, "node_count" : 3, "nvme_tb" : 0.25, "platform" : "aws-g6e-xlarge", "power_w_per_node" : 778, "provider" : "aws", "racks" : 0, "ram_gib" : 32, "requests_per_s" : { "assistant" : 6.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] }, "assistant_lora_l40s_48gb" : { "cooling" : "air", "cpu_cores" : 2, "deployments" : ["assistant-lora"], "gpu_model" : "l40s-48gb", "gpus_per_node" : 1, "instance_type" : "g6e.xlarge", "labels" : { "nvidia.com/device-plugin.config" : "assistant-lora-l40s-48gb", "specgen.dev/gpu" : "l40s-48gb", "specgen.dev/platform" : "aws-g6e-xlarge", "specgen.dev/pool" : "assistant-lora-l40s-48gb" }, "node_count" : 6, "nvme_tb" : 0.25, "platform" : "aws-g6e-xlarge", "power_w_per_node" : 778, "provider" : "aws", "racks" : 0, "ram_gib" : 32, "requests_per_s" : {}, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] }, "coder_l40s_48gb" : { "cooling" : "air", "cpu_cores" : 2, "deployments" : ["coder"], "gpu_model" : "l40s-48gb", "gpus_per_node" : 1, "instance_type" : "g6e.xlarge", "labels" : { "nvidia.com/device-plugin.config" : "coder-l40s-48gb", "specgen.dev/gpu" : "l40s-48gb", "specgen.dev/platform" : "aws-g6e-xlarge", "specgen.dev/pool" : "coder-l40s-48gb" }, "node_count" : 5, "nvme_tb" : 0.25, "platform" : "aws-g6e-xlarge", "power_w_per_node" : 778, "provider" : "aws", "racks" : 0, "ram_gib" : 32, "requests_per_s" : { "coder" : 3.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

@@ -20,7 +20,7 @@ variable "rack_power_kw" {
 }
 
 variable "gpu_pools" {
-  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons)."
+  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons); requests_per_s: the requests/s each inference deployment's replicas in the pool are sized for, routed evenly over all its replicas."
   type = map(object({
     provider         = string
     platform         = string
@@ -35,6 +35,7 @@ variable "gpu_pools" {
     cooling          = string
     racks            = number
     deployments      = list(string)
+    requests_per_s   = map(number)
     labels           = map(string)
     taints = list(object({
       key    = string
@@ -42,7 +43,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "assistant_a100_sxm4_80gb" : { "cooling" : "air", "cpu_cores" : 6, "deployments" : ["assistant"], "gpu_model" : "a100-sxm4-80gb", "gpus_per_node" : 1, "instance_type" : "a2-ultragpu-1g", "labels" : { "nvidia.com/device-plugin.config" : "assistant-a100-sxm4-80gb", "specgen.dev/gpu" : "a100-sxm4-80gb", "specgen.dev/platform" : "gcp-a2-ultragpu-1g", "specgen.dev/pool" : "assistant-a100-sxm4-80gb" }, "node_count" : 1, "nvme_tb" : 0.4, "platform" : "gcp-a2-ultragpu-1g", "power_w_per_node" : 860, "provider" : "gcp", "racks" : 0, "ram_gib" : 170, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "assistant_a100_sxm4_80gb" : { "cooling" : "air", "cpu_cores" : 6, "deployments" : ["assistant"], "gpu_model" : "a100-sxm4-80gb", "gpus_per_node" : 1, "instance_type" : "a2-ultragpu-1g", "labels" : { "nvidia.com/device-plugin.config" : "assistant-a100-sxm4-80gb", "specgen.dev/gpu" : "a100-sxm4-80gb", "specgen.dev/platform" : "gcp-a2-ultragpu-1g", "specgen.dev/pool" : "assistant-a100-sxm4-80gb" }, "node_count" : 1, "nvme_tb" : 0.4, "platform" : "gcp-a2-ultragpu-1g", "power_w_per_node" : 860, "provider" : "gcp", "racks" : 0, "ram_gib" : 170, "requests_per_s" : { "assistant" : 2.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

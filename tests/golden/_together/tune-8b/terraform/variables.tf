@@ -20,7 +20,7 @@ variable "rack_power_kw" {
 }
 
 variable "gpu_pools" {
-  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons)."
+  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons); requests_per_s: the requests/s each inference deployment's replicas in the pool are sized for, routed evenly over all its replicas."
   type = map(object({
     provider         = string
     platform         = string
@@ -35,6 +35,7 @@ variable "gpu_pools" {
     cooling          = string
     racks            = number
     deployments      = list(string)
+    requests_per_s   = map(number)
     labels           = map(string)
     taints = list(object({
       key    = string
@@ -42,7 +43,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "tune_rtx_pro_6000_blackwell_96gb" : { "cooling" : "air", "cpu_cores" : 32, "deployments" : ["tune"], "gpu_model" : "rtx-pro-6000-blackwell-96gb", "gpus_per_node" : 4, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "tune-rtx-pro-6000-blackwell-96gb", "specgen.dev/gpu" : "rtx-pro-6000-blackwell-96gb", "specgen.dev/platform" : "wrx90-workstation", "specgen.dev/pool" : "tune-rtx-pro-6000-blackwell-96gb" }, "node_count" : 2, "nvme_tb" : 4.0, "platform" : "wrx90-workstation", "power_w_per_node" : 3382, "provider" : "baremetal", "racks" : 1, "ram_gib" : 256, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "tune_rtx_pro_6000_blackwell_96gb" : { "cooling" : "air", "cpu_cores" : 32, "deployments" : ["tune"], "gpu_model" : "rtx-pro-6000-blackwell-96gb", "gpus_per_node" : 4, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "tune-rtx-pro-6000-blackwell-96gb", "specgen.dev/gpu" : "rtx-pro-6000-blackwell-96gb", "specgen.dev/platform" : "wrx90-workstation", "specgen.dev/pool" : "tune-rtx-pro-6000-blackwell-96gb" }, "node_count" : 2, "nvme_tb" : 4.0, "platform" : "wrx90-workstation", "power_w_per_node" : 3382, "provider" : "baremetal", "racks" : 1, "ram_gib" : 256, "requests_per_s" : {}, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])
