@@ -129,15 +129,15 @@ _GO_FLOAT = (
 #: v2's ``0b``/``-0b`` and v3's ``0o``/``-0o`` branches, which parse what follows the prefix (a sign included).
 _GO_PREFIXED = r"-?0b[-+]?[01]+|-?0o[-+]?[0-7]+"
 #: ``parseTimestamp``: four digits and ``-``, then one of the layouts ``2006-1-2``, ``2006-1-2 15:4:5.999999999``
-#: and ``2006-1-2T15:4:5.999999999Z07:00`` (``T`` or ``t``).
+#: and ``2006-1-2T15:4:5.999999999Z07:00`` (``T`` or ``t``; ``time.Parse`` takes a comma before the fraction too).
 _GO_DATE = re.compile(
     r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}"
-    r"(?:[Tt ][0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:\.[0-9]*)?(?:Z|[-+][0-9]{2}:[0-9]{2})?)?",
+    r"(?:[Tt ][0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:[.,][0-9]*)?(?:Z|[-+][0-9]{2}:[0-9]{2})?)?",
     re.ASCII,
 )
 _GO_NUMBER = re.compile(f"(?:{_GO_INT}|{_GO_FLOAT}|{_GO_PREFIXED})", re.ASCII)
-#: A text starting with ``.``: ``ParseFloat`` on the text itself (``_`` kept, which it rejects without a prefix).
-_GO_DOT_FLOAT = re.compile(r"\.[0-9]+(?:[eE][-+]?[0-9]+)?", re.ASCII)
+#: A text starting with ``.``: ``ParseFloat`` on the text itself, ``_`` kept (allowed only between digits).
+_GO_DOT_FLOAT = re.compile(r"\.[0-9](?:_?[0-9])*(?:[eE][-+]?[0-9](?:_?[0-9])*)?", re.ASCII)
 
 
 @functools.lru_cache(maxsize=65_536)
