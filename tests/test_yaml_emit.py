@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from generator.render.env import ruamel_yaml, to_yaml, unsafe_strings
 from generator.render.yaml_emit import Block, NotEmittedError, Unsafe, emit
+from generator.render.yaml_implicit import STR_TAG, go_reads_as_string, implicit_tags
 
 #: Characters that steer ruamel's choices: blanks (folding), indicators, quotes, digits and dots (implicit
 #: numbers), a non-ASCII letter and a tab (escaped, so declined).
@@ -134,6 +135,10 @@ def _plain(value: Any) -> Any:
         pytest.param({"v": "580.105.08", "w": "12.8"}, "v: 580.105.08\nw: '12.8'\n", id="versions"),
         pytest.param({"c": Block("a\n b\n")}, "c: |\n  a\n   b\n", id="literal"),
         pytest.param({"u": Unsafe("it's")}, "u: !unsafe 'it''s'\n", id="unsafe"),
+        pytest.param({"k": "0X1F", "o": "0O17", "b": "0B11"}, "b: '0B11'\nk: '0X1F'\no: '0O17'\n", id="go-radix-quoted"),
+        pytest.param({"u": "0_x1F", "e": "1e3_", "d": ".5e3"}, "d: '.5e3'\ne: '1e3_'\nu: '0_x1F'\n", id="go-numbers-quoted"),
+        pytest.param({"0X1F": "2001-1-1"}, "'0X1F': '2001-1-1'\n", id="go-key-and-date-quoted"),
+        pytest.param(["0x", "1.2.3", "v1e3"], "  - 0x\n  - 1.2.3\n  - v1e3\n", id="go-strings-plain"),
         pytest.param({"t": "a\tb"}, None, id="escaped-declined"),
         pytest.param({"n": "two\nlines"}, None, id="line-break-declined"),
     ],
@@ -156,3 +161,25 @@ def test_long_values_fold_like_ruamel() -> None:
     data = _sorted(value)
     assert emit(data) == ruamel_yaml(data)
     assert "\n    DGX custom SKU)'" in emit(data)
+
+
+#: Characters of numbers, dates and words in every reader's eyes (Go's radix prefixes and exponents included).
+_NUMBERISH = "0123456789_.+-:eExXoObBpPiInNfFtTyY Z"
+
+
+@settings(max_examples=3000, deadline=None, database=None, derandomize=True)
+@given(st.text(alphabet=_NUMBERISH, max_size=10))
+def test_a_string_written_plain_is_a_string_to_every_reader(text: str) -> None:
+    """YAML 1.1 (PyYAML, Ansible), YAML 1.2 (ruamel) and Go (kubectl, Helm) all read a plain string back as a string."""
+    value = {"k": text, text or "e": "v"}
+    try:
+        written = emit(value)
+    except NotEmittedError:
+        return
+    assert written == ruamel_yaml(value)
+    for line in written.splitlines():
+        key, _, scalar = line.partition(": ")
+        for plain in (key, scalar):
+            if plain and plain[0] != "'":
+                assert implicit_tags(plain) == (STR_TAG, STR_TAG), plain
+                assert go_reads_as_string(plain), plain

@@ -9,7 +9,8 @@ types, control or non-printable characters, line breaks outside literal blocks, 
 caller falls back to ruamel for that document. The tests hold the two to the same bytes.
 
 Implicit typing (whether a plain scalar would read back as a string) is decided as ruamel's resolvers
-decide it, by :mod:`generator.render.yaml_implicit` (ruamel itself is not imported).
+decide it, by :mod:`generator.render.yaml_implicit` (ruamel itself is not imported); strings Go's YAML
+readers would take for numbers are quoted too, by both emitters.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import functools
 import math
 from typing import Any
 
-from generator.render.yaml_implicit import STR_TAG, implicit_tags
+from generator.render.yaml_implicit import STR_TAG, implicit_tags, needs_quotes
 
 #: Folding width, as ``to_yaml`` sets it on ruamel.
 WIDTH = 72
@@ -207,7 +208,7 @@ class _Writer:
                 self.single_quoted(text, indent, True)
         elif kind is str:
             _printable(value)
-            self.string(value, indent, quoted=implicit_tags(value)[0] != STR_TAG)
+            self.string(value, indent, quoted=needs_quotes(value))
         else:
             raise NotEmittedError(f"type {kind.__name__}")
 
@@ -227,7 +228,7 @@ class _Writer:
         _printable(key)
         if not after_dash:
             self.indent(column)
-            quoted = implicit_tags(key)[0] != STR_TAG
+            quoted = needs_quotes(key)
             if not quoted and implicit_tags(key)[1] == STR_TAG and _plain_allowed(key):
                 self.write(key)
             elif "'" in key and not quoted:
@@ -235,7 +236,7 @@ class _Writer:
             else:
                 self.write("'" + key.replace("'", "''") + "'")
         else:
-            self.string(key, column + 2, quoted=implicit_tags(key)[0] != STR_TAG, split=False)
+            self.string(key, column + 2, quoted=needs_quotes(key), split=False)
         self.write(":")
 
     # collections ------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from ruamel.yaml.representer import SafeRepresenter
 from ruamel.yaml.resolver import VersionedResolver
 
 from generator.render.yaml_emit import Block, Unsafe
+from generator.render.yaml_implicit import needs_quotes
 
 _YAML11 = VersionedResolver(version=(1, 1))
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -27,9 +28,8 @@ _UNSAFE_UNQUOTED = "[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ud8
 
 
 def _represent_str(representer: SafeRepresenter, data: str) -> ScalarNode:
-    """Quote strings a YAML 1.1 reader (PyYAML in Ansible, Go's yaml.v2) would take for bools or numbers."""
-    implicit = _YAML11.resolve(ScalarNode, data, (True, False))
-    style = "'" if implicit != _STR_TAG else None
+    """Quote strings a YAML 1.1 reader (PyYAML in Ansible) or Go's (yaml.v2, v3) would take for bools or numbers."""
+    style = "'" if needs_quotes(data) else None
     if re.search(_UNSAFE_UNQUOTED, data):  # line breaks of YAML 1.1 only, controls, BOM: escaped in double quotes
         style = '"'
 

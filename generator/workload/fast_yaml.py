@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from generator.workload.simple_yaml import read_simple_document
-from generator.workload.yaml_scalars import Declined, Path, Positions, plain_scalar
+from generator.workload.yaml_scalars import Declined, Path, Positions, nesting_allowed, plain_scalar
 
 #: The tag this parser gives every scalar, sequence and mapping without an explicit tag.
 _IMPLICIT = "?implicit"
@@ -114,6 +114,7 @@ class _Walk:
         kind = type(node).__name__
         if kind == "ScalarNode":
             return _scalar(node)
+        nesting_allowed(path)
         if kind == "SequenceNode":
             items = []
             for i, item in enumerate(node.value):

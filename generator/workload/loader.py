@@ -12,6 +12,7 @@ from typing import Any
 from generator.errors import InputError, Location
 from generator.input_files import MAX_WORKLOAD_BYTES, read_text_limited
 from generator.workload.fast_yaml import read_plain_document
+from generator.workload.yaml_scalars import MAX_NESTING
 
 #: A path into the document: mapping keys and sequence indexes.
 Path = tuple[str | int, ...]
@@ -125,6 +126,9 @@ def _plain(
     if isinstance(node, TaggedScalar) or (tag and not str(tag).startswith("tag:yaml.org,2002:")):
         line, col = positions.get(path, (1, 1))
         raise InputError(f"custom YAML tag {tag!r} is not allowed", Location(doc_file, line, col, format_path(path)))
+    if isinstance(node, (CommentedMap, CommentedSeq)) and len(path) >= MAX_NESTING:
+        line, col = positions.get(path, (1, 1))
+        raise _too_deep(doc_file, line, col)
     if isinstance(node, CommentedMap):
         out: dict[str, Any] = {}
         for key in node:
@@ -196,7 +200,7 @@ def parse_yaml(text: str, file: str) -> Document:
     except YAMLError as exc:
         raise InputError(f"YAML error: {str(exc).splitlines()[0]}", Location(file)) from None
     except RecursionError:
-        raise InputError("YAML error: the document is nested too deeply", Location(file)) from None
+        raise _first_too_deep(text, file) or InputError(_TOO_DEEP, Location(file)) from None
     except (AttributeError, TypeError, ValueError, KeyError) as exc:
         too_long = _number_past_int_limit(text, file)
         if too_long is not None:
@@ -221,8 +225,40 @@ def parse_yaml(text: str, file: str) -> Document:
     try:
         data = _plain(root, (), file, positions, keys)
     except RecursionError:
-        raise InputError("YAML error: the document is nested too deeply", Location(file)) from None
+        raise InputError(_TOO_DEEP, Location(file)) from None
     return Document(file, data, positions, keys)
+
+
+_TOO_DEEP = "YAML error: the document is nested too deeply"
+
+
+def _too_deep(file: str, line: int, col: int) -> InputError:
+    """The error for a mapping or list at ``line``:``col`` nested past :data:`MAX_NESTING`."""
+    return InputError(f"{_TOO_DEEP} (more than {MAX_NESTING} levels of mappings and lists)", Location(file, line, col))
+
+
+def _first_too_deep(text: str, file: str) -> InputError | None:
+    """The error for the first mapping or list nested past :data:`MAX_NESTING`, found in ruamel's event stream.
+
+    For a document too deep for ruamel's composer (it recurses; its parser does not): the same node, with the same
+    position, that :func:`_plain` refuses in a document the composer can build.
+    """
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent
+
+    depth = 0
+    try:
+        for event in YAML(typ="rt").parse(text):
+            if isinstance(event, CollectionStartEvent):
+                depth += 1
+                if depth > MAX_NESTING:
+                    return _too_deep(file, event.start_mark.line + 1, event.start_mark.column + 1)
+            elif isinstance(event, CollectionEndEvent):
+                depth -= 1
+    except YAMLError:
+        return None
+    return None
 
 
 def _number_past_int_limit(text: str, file: str) -> InputError | None:

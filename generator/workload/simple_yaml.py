@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from generator.workload.yaml_scalars import Declined, Path, Positions, plain_scalar
+from generator.workload.yaml_scalars import Declined, Path, Positions, nesting_allowed, plain_scalar
 
 #: A key read here: a plain word that is a string (typed as the other paths type it).
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
@@ -84,6 +84,7 @@ class _Reader:
 
     def mapping(self, indent: int, path: Path) -> dict[str, Any]:
         """A block mapping whose keys sit at column ``indent`` (the first one may follow a sequence's dash)."""
+        nesting_allowed(path)
         out: dict[str, Any] = {}
         while True:
             line = self.lines[self.at]
@@ -130,6 +131,7 @@ class _Reader:
 
     def _sequence(self, indent: int, path: Path) -> list[Any]:
         """A block sequence whose dashes sit at ``indent``."""
+        nesting_allowed(path)
         items: list[Any] = []
         while True:
             line = self.lines[self.at]
@@ -167,6 +169,7 @@ class _Reader:
 
     def _flow(self, text: str, start: int, number: int, path: Path) -> tuple[Any, int]:
         """A one-line flow sequence or mapping of scalars; (value, index after its closing bracket)."""
+        nesting_allowed(path)
         closer = "]" if text[start] == "[" else "}"
         items: list[Any] = []
         mapping: dict[str, Any] = {}

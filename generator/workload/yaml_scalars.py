@@ -15,6 +15,16 @@ _STRING_START = re.compile(r"[A-Za-z_/]")
 Path = tuple[str | int, ...]
 Positions = dict[Path, tuple[int, int]]
 
+#: Most levels of mappings and lists a workload may nest (the top-level mapping is the first). Far above any
+#: workload's, and far below the depth at which ruamel's composer (about 4 Python frames a level) runs out of stack.
+MAX_NESTING = 100
+
+
+def nesting_allowed(path: Path) -> None:
+    """Raises :class:`Declined` for a mapping or list at ``path`` past :data:`MAX_NESTING` (ruamel's path refuses it)."""
+    if len(path) >= MAX_NESTING:
+        raise Declined
+
 
 class Declined(Exception):  # noqa: N818 (control flow inside the readers, never raised out of them)
     """The document is not one this fast path reads exactly like ruamel."""
