@@ -167,7 +167,10 @@ def _errors_to_gitlab(gitlab_report: str | None, default_path: str) -> Iterator[
         if gitlab_report:
             from generator.findings import gitlab_error_report
 
-            _write_gitlab(gitlab_report, gitlab_error_report(_error_lines(exc), default_path))
+            try:
+                _write_gitlab(gitlab_report, gitlab_error_report(_error_lines(exc), default_path))
+            except SpecgenError as unwritten:  # the workload's error stays the one reported, with its exit code
+                print(f"specgen: error: {unwritten}", file=sys.stderr)
         raise
 
 

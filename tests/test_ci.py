@@ -200,6 +200,13 @@ def test_an_error_that_stops_the_run_is_a_gitlab_blocker(
     assert issue["description"].startswith("deployments[0].model: 'meta-llama/Llama-3.1-405B-Instruct' cannot run")
 
 
+def test_an_unwritable_report_does_not_hide_the_workload_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report = tmp_path / "missing-dir" / "gl.json"
+    code, _, err = specgen(capsys, "plan", str(INFEASIBLE_HOME), "--gitlab-report", str(report))
+    assert code == 3
+    assert f"specgen: error: cannot write {report}" in err and "cannot run on hardware.fixed" in err
+
+
 def test_an_unlocated_error_is_reported_at_the_first_file() -> None:
     (issue,) = json.loads(gitlab_error_report(["w.yaml: file not found"], "w.yaml"))
     assert (issue["description"], issue["location"]) == ("w.yaml: file not found", {"lines": {"begin": 1}, "path": "w.yaml"})

@@ -191,20 +191,37 @@ HERE = "the node here has 2 x Intel Xeon Platinum 8470, 104 cores, and 256 GiB R
 
 
 @pytest.mark.parametrize(
-    ("cores_each", "ram_gb", "verdict"),
+    ("cores_each", "ram_gb", "includes", "verdict"),
     [
-        # 2 x 24 = 48 cores < 104; 128e9 B < 256 x 2^30 B
-        pytest.param(24, 128, "capex likely understates its CPUs and RAM", id="fewer-cores-less-ram"),
-        # 274.877906944 GB = 256 GiB exactly: the same RAM, fewer cores
-        pytest.param(24, 274.877906944, "capex likely understates its CPUs and RAM", id="fewer-cores-same-ram"),
-        pytest.param(60, 512, "capex likely overstates its CPUs and RAM", id="more-cores-more-ram"),
-        pytest.param(60, 128, "capex may err either way on CPUs and RAM", id="more-cores-less-ram"),
-        pytest.param(52, 274.877906944, "the same CPU cores and RAM", id="the-same"),
-        pytest.param(None, 128, "how capex compares is not known", id="cores-unpublished"),
+        # 2 x 24 = 48 cores < 104; 128 GB of DIMMs (binary: 128 GiB) < 256 GiB
+        pytest.param(24, 128, (), "capex likely understates its CPU cores and RAM", id="fewer-cores-less-ram"),
+        pytest.param(24, 256, (), "capex likely understates its CPU cores", id="fewer-cores-same-ram"),
+        pytest.param(52, 128, (), "capex likely understates its RAM", id="same-cores-less-ram"),
+        pytest.param(60, 512, (), "capex likely overstates its CPU cores and RAM", id="more-cores-more-ram"),
+        pytest.param(60, 128, (), "capex may err either way on CPU cores and RAM", id="more-cores-less-ram"),
+        pytest.param(52, 256, (), "the same CPU cores and RAM", id="the-same"),
+        pytest.param(52, 256, ("support",), "the same CPU cores and RAM; bundled extras raise the price", id="same-extras"),
+        pytest.param(
+            24,
+            128,
+            ("support",),
+            "capex likely understates its CPU cores and RAM; bundled extras raise the price, the other way",
+            id="fewer-extras-the-other-way",
+        ),
+        pytest.param(
+            60,
+            512,
+            ("support",),
+            "capex likely overstates its CPU cores and RAM; bundled extras raise the price further",
+            id="more-extras-further",
+        ),
+        pytest.param(None, 128, (), "how capex compares is not known", id="cores-unpublished"),
     ],
 )
-def test_the_node_built_is_compared_with_the_priced_configuration(cores_each: int | None, ram_gb: float, verdict: str) -> None:
-    priced = PricedWith("Intel Xeon Gold 6442Y", 2, cores_each, ram_gb, ())
+def test_the_node_built_is_compared_with_the_priced_configuration(
+    cores_each: int | None, ram_gb: float, includes: tuple[str, ...], verdict: str
+) -> None:
+    priced = PricedWith("Intel Xeon Gold 6442Y", 2, cores_each, ram_gb, includes)
     assert versus_built(priced, BuiltHost("2 x Intel Xeon Platinum 8470", 104, 256)) == f"{HERE}: {verdict}"
 
 
@@ -260,7 +277,7 @@ R760_STANDS_IN = (
     "Dell Precision 7960 Rack quote (rack-mounted) $14,944 less 1 x NVIDIA RTX 4000 Ada at $1,300; "
     "priced with 2 x Intel Xeon Gold 6442Y, 48 cores, and 128 GB RAM, with 3-year ProSupport Plus and a Windows 11 Pro"
     " for Workstations licence; the node here has 2 x Intel Xeon Platinum 8470 (Sapphire Rapids), 104 cores, and"
-    " 256 GiB RAM: capex likely understates its CPUs and RAM)"
+    " 256 GiB RAM: capex likely understates its CPU cores and RAM; bundled extras raise the price, the other way)"
 )
 
 

@@ -15,7 +15,6 @@ from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec, PricedWith, PriceRecord, PurchaseRecord
 from generator.named_tuple import NamedTuple
 from generator.sizing.constants import Constants
-from generator.units import GB, GIB
 from generator.workload.models import Workload
 
 HOURS_PER_MONTH = 730
@@ -97,22 +96,25 @@ def _cite(rec: PurchaseRecord, built: BuiltHost | None = None) -> str:
 def versus_built(priced: PricedWith, built: BuiltHost) -> str:
     """The node built beside a comparable system's priced configuration, and which way that moves the capex.
 
-    Fewer CPU cores or less RAM priced (and no more of either) means the estimate likely understates the
-    node's parts; more of them, that it likely overstates them. Unpublished figures leave it unknown.
+    Fewer CPU cores or less RAM priced means the estimate likely understates the node's parts; more, that it
+    likely overstates them. Memory modules are sold in binary units (a "16 GB" DIMM holds 16 GiB), so the
+    listing's RAM in GB is compared as GiB. Extras bundled into the price (support, licences) raise it.
+    Unpublished figures leave the comparison unknown.
     """
     here = f"the node here has {built.cpu}, {built.cpu_cores} cores, and {built.ram_gib} GiB RAM"
     if priced.cpu_cores is None or priced.ram_gb is None:
         return f"{here}: how capex compares is not known"
-    ram_bytes, built_ram_bytes = priced.ram_gb * GB, built.ram_gib * GIB
-    fewer = priced.cpu_cores < built.cpu_cores or ram_bytes < built_ram_bytes
-    more = priced.cpu_cores > built.cpu_cores or ram_bytes > built_ram_bytes
+    parts = (("CPU cores", priced.cpu_cores, built.cpu_cores), ("RAM", priced.ram_gb, built.ram_gib))
+    fewer = " and ".join(name for name, listed, node in parts if listed < node)
+    more = " and ".join(name for name, listed, node in parts if listed > node)
+    extras = "; bundled extras raise the price" if priced.includes else ""
     if fewer and more:
-        return f"{here}: capex may err either way on CPUs and RAM"
+        return f"{here}: capex may err either way on CPU cores and RAM{extras}"
     if fewer:
-        return f"{here}: capex likely understates its CPUs and RAM"
+        return f"{here}: capex likely understates its {fewer}" + (f"{extras}, the other way" if extras else "")
     if more:
-        return f"{here}: capex likely overstates its CPUs and RAM"
-    return f"{here}: the same CPU cores and RAM"
+        return f"{here}: capex likely overstates its {more}" + (f"{extras} further" if extras else "")
+    return f"{here}: the same CPU cores and RAM{extras}"
 
 
 def owned_opex_usd_per_month(platform: PlatformSpec, power_w: int, consts: Constants) -> tuple[float, str]:

@@ -6,7 +6,7 @@ from typing import Any
 
 from generator import catalog
 from generator.catalog import software
-from generator.planner.plan import Plan, Pool
+from generator.planner.plan import DeploymentPlan, Plan, Pool
 from generator.render.env import ansible_yaml, to_yaml
 from generator.render.gpu_stack import driver_version
 from generator.render.hosts import known_hosts, placeholder_names
@@ -72,20 +72,7 @@ def group_vars(pool: Pool, plan: Plan, driver_override: str | None = None) -> di
             "node_labels": dict(pool.labels),
             "node_taints": [f"{k}={v}:{e}" for k, v, e in pool.taints],
         },
-        "specgen_deployments": [
-            {
-                "name": d.name,
-                "model": d.model_id,
-                "kind": d.kind,
-                "precision": d.precision,
-                "tensor_parallel": tp,
-                "pipeline_parallel": pp,
-                "replicas": replicas,
-                # what the replicas here are sized for, routed evenly over all of the deployment's replicas
-                "requests_per_s": d.requests_per_s_in(pool.name),
-            }
-            for d, (tp, pp, replicas, _) in deployments
-        ],
+        "specgen_deployments": [_deployment_vars(d, pool.name, tp, pp, replicas) for d, (tp, pp, replicas, _) in deployments],
     }
 
 
@@ -137,3 +124,20 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
             group_vars(pool, plan, workload.kubernetes.driver_version)
         )
     return files
+
+
+def _deployment_vars(d: DeploymentPlan, pool: str, tp: int, pp: int, replicas: int) -> dict[str, Any]:
+    """One deployment's entry in a pool's group vars; an inference service also says the rate its replicas here serve."""
+    out: dict[str, Any] = {
+        "name": d.name,
+        "model": d.model_id,
+        "kind": d.kind,
+        "precision": d.precision,
+        "tensor_parallel": tp,
+        "pipeline_parallel": pp,
+        "replicas": replicas,
+    }
+    rate = d.requests_per_s_in(pool)
+    if rate is not None:  # routed evenly over all of the deployment's replicas (as the Terraform variables say too)
+        out["requests_per_s"] = rate
+    return out

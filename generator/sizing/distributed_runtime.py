@@ -15,7 +15,7 @@ from generator.sizing.weights import Parallelism
 def multi_gpu_runtime_bytes(group_gpus: int, consts: Constants, *, nvlink: bool) -> int:
     """Per-GPU memory of the communicators of a collective group of ``group_gpus`` GPUs.
 
-    None on one GPU; ``nccl_nvlink_bytes`` when the GPU has NVLink peers in its node (:func:`nvlink_collectives`),
+    0 on one GPU; ``nccl_nvlink_bytes`` when the GPU has NVLink peers in its node (:func:`nvlink_collectives`),
     else ``nccl_bytes`` (PCIe).
     """
     if group_gpus <= 1:
