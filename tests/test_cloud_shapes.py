@@ -13,9 +13,10 @@ import pytest
 from ruamel.yaml import YAML
 
 from generator.api import render_file
+from generator.calculator.report import plan_text
 from generator.planner import plan_workload
 from generator.workload import load_workload
-from tests.conftest import REPO
+from tests.conftest import REPO, catalog_json
 
 WORKLOAD = """\
 version: 1
@@ -39,6 +40,11 @@ objective: cost
 """
 
 LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
+#: Microsoft's earlier NCads H100 v5 page: 'Temp Disk NVMe (GiB)', 'NVIDIA NVLink Interconnect: Supported'.
+OLD_NCADS_H100_PAGE = (
+    "https://github.com/MicrosoftDocs/azure-compute-docs/blob/680de9713fdd3fde858f4083d88145627149ebeb/"
+    "articles/virtual-machines/ncads-h100-v5.md"
+)
 LLAMA_70B = "meta-llama/Llama-3.1-70B-Instruct"
 
 
@@ -104,3 +110,53 @@ def test_gke_sharing_example_renders_a_one_gpu_mig_node_pool() -> None:
     assert node["ephemeralStorageLocalSsdConfig"] == {"localSsdCount": 1}
     (accelerator,) = node["guestAccelerator"]
     assert (accelerator["type"], accelerator["count"], accelerator["gpuPartitionSize"]) == ("nvidia-a100-80gb", 1, "3g.40gb")
+
+
+@pytest.mark.parametrize(
+    ("provider", "gpu", "chosen", "runner_up"),
+    [
+        # cloud GPUs are rented: one a2-ultragpu-1g chosen, the 2-GPU shape the runner-up
+        (
+            "gcp",
+            "a100-sxm4-80gb",
+            "$3,700/month, 1 GPUs rented (0 idle), 1 server(s)",
+            "  runner-up: 1 x TP2 on 1 x gcp-a2-ultragpu-2g (2 x a100-sxm4-80gb) (2 GPUs rented, 2 used, 1.4 kW, $7,400/month)",
+        ),
+        # bare-metal GPUs are bought: one Dell R760 with one L40S
+        (
+            "baremetal",
+            "l40s-48gb",
+            "$987/month, 1 GPUs bought (0 idle), 1 server(s)",
+            "  runner-up: 1 x TP1 on 1 x dell-r760xa (1 x l40s-48gb) (1 GPUs bought, 1 used, 1.4 kW, $1,088/month)",
+        ),
+    ],
+)
+def test_cloud_gpus_are_rented_and_bare_metal_ones_bought(
+    tmp_path: Path, provider: str, gpu: str, chosen: str, runner_up: str
+) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(WORKLOAD.format(provider=provider, gpu=gpu, model=LLAMA_8B, precision="bf16", rps=1))
+    plan = plan_workload(load_workload(str(path)))
+    (reason,) = [r for r in plan.deployments[0].reasons if r.startswith("chosen by cost")]
+    other = "bought" if provider != "baremetal" else "rented"
+    assert chosen in reason and f"GPUs {other}" not in reason
+    lines = plan_text(plan).splitlines()
+    assert lines[lines.index(runner_up)] == runner_up and not any(f"GPUs {other}" in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("platform", "nvme_count", "nvme_total_tb", "unsourced"),
+    [
+        # one rule for both Azure NC series: local NVMe counted, other temp disks not
+        ("azure-standard-nc40ads-h100-v5", 1, 3.84, []),  # 3,576 GiB 'Temp Disk NVMe' = 3.84 TB
+        ("azure-standard-nc80adis-h100-v5", 1, 7.68, []),  # 7,152 GiB = 7.68 TB
+        ("azure-standard-nc24ads-a100-v4", 1, 1.03, ["nvme.count", "nvme.total_tb"]),  # 960 GiB NVMe per GPU: a belief
+        ("azure-standard-nc96ads-a100-v4", 4, 4.12, ["nvme.count", "nvme.total_tb"]),
+    ],
+)
+def test_azure_nc_local_disks_follow_one_rule(platform: str, nvme_count: int, nvme_total_tb: float, unsourced: list[str]) -> None:
+    (rec,) = [p for p in catalog_json("platforms")["platforms"] if p["id"] == platform]
+    assert (rec["nvme"]["count"], rec["nvme"]["total_tb"], rec["unsourced_fields"]) == (nvme_count, nvme_total_tb, unsourced)
+    assert "local NVMe drives are counted as the instance store, other temp disks are not" in rec["notes"]
+    if "h100" in platform:  # the page that names the temp disk NVMe
+        assert OLD_NCADS_H100_PAGE in rec["source"]

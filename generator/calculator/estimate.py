@@ -285,6 +285,12 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         if req.context_tokens is None:
             notes.append(f"no --context given: sized for {context} tokens")
 
+    if gpu is not None and gpu.bridged and 1 < par.tp <= gpu.nvlink_domain_gpus:
+        # the estimate sizes a card without a server: it keeps the card's own link, and says so
+        notes.append(
+            f"TP{par.tp} is sized over the {gpu.name}'s NVLink bridge, assumed fitted between the cards; "
+            f"a server without one joins them over PCIe Gen{gpu.pcie_gen}"
+        )
     if not req.train and req.fixed is None:
         problems = loadability_problems(arch, fmt, par)
         if problems:

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from generator import catalog
+from generator.catalog.records import acquired
 from generator.units import GIB
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ def plan_text(plan: Plan) -> str:
             lines.append(f"  host minimum: {n.host_minimum}")
         if pool.price_basis:
             lines.append(f"  cost: {pool.price_basis}")
+    had = acquired(plan.provider)  # rented on a cloud, bought as bare metal
     for d in plan.deployments:
         parts = d.split or (d,)
         layout = " + ".join(f"TP{p.tp} x PP{p.pp} x {p.replicas} replica(s) in {p.pool}" for p in parts)
@@ -55,7 +57,7 @@ def plan_text(plan: Plan) -> str:
         for c in d.runners_up:
             price = f"${c.usd_per_hour * 730:,.0f}/month" if c.usd_per_hour is not None else "unpriced"
             lines.append(
-                f"  runner-up: {c.summary} ({c.gpus_bought} GPUs bought, {c.gpus} used, {c.power_w / 1000:.1f} kW, {price})"
+                f"  runner-up: {c.summary} ({c.gpus_bought} GPUs {had}, {c.gpus} used, {c.power_w / 1000:.1f} kW, {price})"
             )
     if plan.findings:
         lines.append("")

@@ -58,6 +58,22 @@ class GpuSpec(NamedTuple):
     #: Per-direction bandwidth NCCL / RCCL count on over the scale-up link (after protocol overheads), GB/s; None: not published.
     collective_gb_per_s: float | None = None
 
+    @property
+    def bridged(self) -> bool:
+        """Whether the card's GPU-to-GPU link is an NVLink bridge (a PCIe card's optional part)."""
+        return self.interconnect_kind == "nvlink-bridge"
+
+    def as_fitted(self, bridge: bool) -> GpuSpec:
+        """The card as a server holds it: its NVLink bridge only where ``bridge`` says one is fitted, else PCIe alone.
+
+        Whether a PCIe card is bridged is a fact of the server, not of the card (``platforms.json`` ``gpu_bridge``).
+        """
+        if bridge or not self.bridged:
+            return self
+        return self._replace(
+            interconnect_kind="none", interconnect_gb_per_s_bidir=0.0, nvlink_domain_gpus=1, collective_gb_per_s=None
+        )
+
     def link_name(self, fast: bool) -> str:
         """The GPU-to-GPU link by name: the scale-up link (``fast``) or the PCIe generation."""
         if not fast:
@@ -285,6 +301,9 @@ class PlatformSpec(NamedTuple):
     #: An owned server described in the workload (``hardware.inventory[].custom``): its parts are as
     #: given, never chosen or added by the planner, and no more of it can be bought.
     custom: bool = False
+    #: Whether NVLink bridges join its bridge-capable PCIe GPUs: True where a source says so; False or None
+    #: (no source says, or an option the quote leaves out): they talk over PCIe.
+    gpu_bridge: bool | None = None
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> PlatformSpec:
@@ -326,7 +345,22 @@ class PlatformSpec(NamedTuple):
             unsourced_fields=tuple(rec.get("unsourced_fields") or ()),
             cpu_vendor=cpu.get("vendor"),
             cpu_socket=cpu.get("socket"),
+            gpu_bridge=rec.get("gpu_bridge"),
         )
+
+    @property
+    def acquired(self) -> str:
+        """How its servers are had: ``rented`` from a cloud, ``bought`` as bare metal."""
+        return acquired(self.provider)
+
+    def fitted_gpu(self, gpu: GpuSpec) -> GpuSpec:
+        """``gpu`` as this platform holds it: bridged only where the platform says a bridge is fitted."""
+        return gpu.as_fitted(self.gpu_bridge is True)
+
+
+def acquired(provider: str) -> str:
+    """How a provider's servers are had: ``rented`` from a cloud, ``bought`` as bare metal."""
+    return "bought" if provider == "baremetal" else "rented"
 
 
 class PriceRecord(NamedTuple):

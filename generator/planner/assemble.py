@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from generator.catalog.host_cpu import platform_host_time_scale
+from generator.catalog.records import acquired
 from generator.errors import InfeasibleError
 from generator.planner.inference import ReplicaShape, point_for_rate
 from generator.planner.inventory import ServerKey, free_servers, owned_groups
@@ -180,6 +181,8 @@ def _inference_details(
         link = f"{acc.link_gb_per_s:g} GB/s per direction over {gpu.link_name(acc.fast_link)}"
         if acc.fast_link and gpu.collective_gb_per_s:
             link += f" (what NCCL/RCCL count on; {gpu.interconnect_gb_per_s_bidir / 2:g} GB/s peak)"
+        if par.tp > 1 and (note := opt.hardware.bridge_note()):
+            link += f"; {note}"
         case = f"split over {par.gpus} GPUs (TP{par.tp}" + (f" x PP{par.pp}" if par.pp > 1 else "") + f"), {link}"
     reasons = [
         case,
@@ -413,7 +416,7 @@ def build_plan(
         deployments=tuple(deployments),
         pools=tuple(pools),
         totals=fleet | ({"inventory": inventory} if inventory else {}),
-        findings=sorted_findings(findings + _idle_findings(pools, deployments)),
+        findings=sorted_findings(findings + _idle_findings(pools, deployments, wl.hardware.provider)),
         constants=dict(sorted(wl.constants.items())),
     )
 
@@ -423,14 +426,16 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option]) -> str:
     text = f"chosen by {objective}: {c.summary}"
     if c.usd_per_hour is not None:
         text += f", {_cost_text(opt)}"
+    had = opt.hardware.platform.acquired  # rented on a cloud, bought as bare metal
     text += (
-        f", {c.gpus_bought} GPUs bought ({c.idle_gpus} idle), {c.nodes} server(s), {c.power_w / 1000:.1f} kW "
+        f", {c.gpus_bought} GPUs {had} ({c.idle_gpus} idle), {c.nodes} server(s), {c.power_w / 1000:.1f} kW "
         f"({c.power_compared_w / 1000:.1f} kW summed from components, the basis compared)"
     )
     if rest:
         r = rest[0].candidate
         cost = _cost_text(rest[0])
-        text += f"; runner-up {r.summary} ({cost}, {r.gpus_bought} GPUs bought, {r.idle_gpus} idle, {r.power_w / 1000:.1f} kW)"
+        had = rest[0].hardware.platform.acquired
+        text += f"; runner-up {r.summary} ({cost}, {r.gpus_bought} GPUs {had}, {r.idle_gpus} idle, {r.power_w / 1000:.1f} kW)"
     return text
 
 
@@ -588,7 +593,7 @@ def _cost_details(opt: Option, objective: str, hours: Any) -> dict[str, Any]:
     return out
 
 
-def _idle_findings(pools: list[Pool], deployments: list[DeploymentPlan]) -> list[Finding]:
+def _idle_findings(pools: list[Pool], deployments: list[DeploymentPlan], provider: str) -> list[Finding]:
     out = []
     for pool in pools:
         used = sum(share[3] for d in deployments if (share := d.in_pool(pool.name)))
@@ -598,7 +603,7 @@ def _idle_findings(pools: list[Pool], deployments: list[DeploymentPlan]) -> list
                 Finding(
                     "info",
                     "idle-gpus",
-                    f"pool {pool.name}: {idle} of {pool.node.gpus * pool.nodes} GPUs bought are idle "
+                    f"pool {pool.name}: {idle} of {pool.node.gpus * pool.nodes} GPUs {acquired(provider)} are idle "
                     f"({pool.nodes} x {pool.node.gpus}-GPU {pool.node.platform_id}); their cost is counted",
                 )
             )

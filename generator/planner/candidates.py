@@ -43,7 +43,7 @@ def _assembled(
 ) -> tuple[NodeSpec, tuple[Finding, ...]]:
     """A node and its assembly findings, built once per distinct (platform, GPU, GPUs, needs, constants)."""
     scratch: list[Finding] = []
-    node = assemble_node(platform, catalog.gpus()[gpu_id], gpus_per_node, needs, consts, scratch)
+    node = assemble_node(platform, platform.fitted_gpu(catalog.gpus()[gpu_id]), gpus_per_node, needs, consts, scratch)
     return node, tuple(scratch)
 
 
@@ -147,7 +147,7 @@ def inference_options(
     serving = _serving(wl, dep, model)
     rate = serving[0].requests_per_second
     options: list[Option] = []
-    seen: dict[tuple[str, tuple[int, ...], float], _GpuShapes] = {}
+    seen: dict[tuple[str, bool, tuple[int, ...], float], _GpuShapes] = {}
     seen_nodes: dict[tuple[object, ...], object] = {}
     for hw in allowed_hardware(wl) if hardware is None else hardware:
         for shape in _inference_shapes(serving, model, hw, consts, blocked, seen):
@@ -177,7 +177,7 @@ def _inference_shapes(
     hw: Hardware,
     consts: Constants,
     blocked: list[str],
-    seen: dict[tuple[str, tuple[int, ...], float], _GpuShapes] | None = None,
+    seen: dict[tuple[str, bool, tuple[int, ...], float], _GpuShapes] | None = None,
 ) -> list[ReplicaShape]:
     """The replica layouts of an inference deployment on ``hw`` that the workload allows (why others not, to ``blocked``)."""
     spec, fmt, mig = serving

@@ -62,6 +62,7 @@ def custom_platform(spec: CustomServer) -> PlatformSpec:
         cooling=spec.cooling or gpu.cooling,
         source=("hardware.inventory (the team's own description)",),
         custom=True,
+        gpu_bridge=spec.gpu_bridge,
     )
 
 

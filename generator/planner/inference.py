@@ -211,20 +211,20 @@ def replica_shapes(
     fmt: WeightFormat,
     hw: Hardware,
     consts: Constants,
-    seen: dict[tuple[str, tuple[int, ...], float], _GpuShapes] | None = None,
+    seen: dict[tuple[str, bool, tuple[int, ...], float], _GpuShapes] | None = None,
 ) -> tuple[list[ReplicaShape], list[str]]:
     """Feasible TP x PP layouts on ``hw`` and, when none, why not.
 
-    The layouts depend on the GPU and the TP degrees the platform allows, not on the platform itself:
-    they are sized once per GPU (and host CPU speed) and shared by every platform that carries them.
-    ``seen`` keeps them for one deployment's calls by (GPU, TP degrees, host speed), a cheaper key.
+    The layouts depend on the GPU as fitted (bridged or not) and the TP degrees the platform allows, not on
+    the platform itself: they are sized once per such GPU (and host CPU speed) and shared by every platform
+    that carries it. ``seen`` keeps them for one deployment's calls by (GPU, bridge, TP degrees, host speed).
     """
     sizes = tuple(tensor_parallel_sizes(hw, model.architecture.num_attention_heads))
     host = platform_host_time_scale(hw.platform)
-    key = (hw.gpu.id, sizes, host)
+    key = (hw.gpu.id, hw.gpu.bridged, sizes, host)
     known = seen.get(key) if seen is not None else None
     if known is None:
-        known = _gpu_shapes(model.architecture, model, spec, fmt, hw.gpu.id, sizes, consts, host)
+        known = _gpu_shapes(model.architecture, model, spec, fmt, hw.gpu.id, hw.gpu.bridged, sizes, consts, host)
         if seen is not None:
             seen[key] = known
     found, blocked = known
@@ -242,11 +242,12 @@ def _gpu_shapes(
     spec: InferenceSpec,
     fmt: WeightFormat,
     gpu_id: str,
+    bridged: bool,
     sizes: tuple[int, ...],
     consts: Constants,
     host_time_scale: float = 1.0,
 ) -> _GpuShapes:
-    gpu = catalog.gpus()[gpu_id]
+    gpu = catalog.gpus()[gpu_id].as_fitted(bridged)
     kv_bits = kv_cache_bits(spec.kv_cache_precision)
     shapes: list[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str]] = []
     blocked: list[str] = []

@@ -40,7 +40,7 @@ def owned_groups(wl: Workload) -> list[OwnedGroup]:
     merged: dict[ServerKey, OwnedGroup] = {}
     for group in wl.hardware.inventory:
         platform = inventory_platform(group)
-        gpu = catalog.gpus()[group.gpu or platform.gpu_ids[0]]
+        gpu = platform.fitted_gpu(catalog.gpus()[group.gpu or platform.gpu_ids[0]])
         owned = OwnedGroup(platform, gpu, max(platform.gpu_counts), group.count, tuple(h.name for h in group.hosts))
         if owned.key in merged:
             before = merged[owned.key]

@@ -17,23 +17,37 @@ if TYPE_CHECKING:
 
 
 class Hardware(NamedTuple):
-    """One (platform, GPU) pair the workload allows."""
+    """One (platform, GPU) pair the workload allows, the GPU as that platform holds it (bridged or not)."""
 
     platform: PlatformSpec
     gpu: GpuSpec
     #: Why no more of these servers are bought (owned ones are still used); None: the workload allows buying them.
     not_bought: str | None = None
 
+    def bridge_note(self) -> str:
+        """Why a card that takes an NVLink bridge talks over PCIe here; "" where it is bridged or takes none."""
+        card = catalog.gpus().get(self.gpu.id)
+        if card is None or not card.bridged or self.gpu.bridged:
+            return ""
+        platform = self.platform
+        if platform.custom:
+            return f"no NVLink bridge counted between the {card.name} cards (gpu_bridge: true on the custom server fits one)"
+        if platform.gpu_bridge is False:
+            return f"{platform.id} has no NVLink bridge between its {card.name} cards"
+        return f"no NVLink bridge counted: an option for {platform.id} that the parts list leaves out"
+
 
 def allowed_hardware(wl: Workload) -> list[Hardware]:
     """Every (platform, GPU) pair allowed by provider, GPU and platform lists and site cooling, sorted by id.
 
     Owned servers are always usable: an owned kind the lists leave out comes last, with why no more are bought.
+    Each GPU is the one its platform holds (:meth:`PlatformSpec.fitted_gpu`): a PCIe card's NVLink bridge counts
+    only where the platform says one is fitted, so every later use (sizing, link text, training traffic) sees it.
     """
     hw = wl.hardware
     gpus = catalog.gpus()
     out = [
-        Hardware(platform, gpus[gpu_id])
+        Hardware(platform, platform.fitted_gpu(gpus[gpu_id]))
         for platform in sorted(catalog.platforms().values(), key=lambda p: p.id)
         if platform.provider == hw.provider
         for gpu_id in platform.gpu_ids
@@ -41,7 +55,7 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
     ]
     for group in hw.inventory if hw.provider == "baremetal" else ():
         platform = inventory_platform(group)
-        gpu = gpus[group.gpu or platform.gpu_ids[0]]
+        gpu = platform.fitted_gpu(gpus[group.gpu or platform.gpu_ids[0]])
         if all((h.platform.id, h.gpu.id) != (platform.id, gpu.id) for h in out):
             if platform.custom:
                 why = "a custom server is not bought"

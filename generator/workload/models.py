@@ -141,6 +141,8 @@ class CustomServer(NamedTuple):
     rack_units: int | None = None
     kind: Literal["pcie-server", "hgx-8gpu", "oam-8gpu", "workstation"] | None = None
     cooling: Literal["air", "liquid"] | None = None
+    #: NVLink bridges join the GPUs (cards that take one); False: they talk over PCIe.
+    gpu_bridge: bool = False
 
     @property
     def platform_id(self) -> str:
