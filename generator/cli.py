@@ -8,12 +8,11 @@ and ``render`` with plain arguments (see :mod:`generator.plain_args`).
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import functools
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
@@ -22,6 +21,7 @@ if TYPE_CHECKING:
     from generator.errors import SpecgenError
 
     F = TypeVar("F", bound=Callable[..., Any])
+    T = TypeVar("T")
 #: Most error lines printed for one failure.
 MAX_REPORTED = 25
 TARGETS = ("spec", "markdown", "terraform", "ansible", "kubernetes")
@@ -120,8 +120,7 @@ def render_files(
     from generator.errors import DriftError
     from generator.writer import diff_trees, read_manifest, read_tree, with_manifest, write_tree
 
-    with _errors_to_gitlab(gitlab_report, files[0]):
-        results = render_many(list(files), jobs)
+    results = _errors_to_gitlab(gitlab_report, files[0], lambda: render_many(list(files), jobs))
     located = [f for r in results for f in r.findings]
     _print_findings(located, gitlab_report)
     single = len(files) == 1
@@ -156,13 +155,15 @@ def render_files(
     _fail_on(located, fail_on)
 
 
-@contextlib.contextmanager
-def _errors_to_gitlab(gitlab_report: str | None, default_path: str) -> Iterator[None]:
-    """With ``--gitlab-report``: an error that stops validation or planning is written to the report, then raised."""
+def _errors_to_gitlab(gitlab_report: str | None, default_path: str, run: Callable[[], T]) -> T:
+    """``run()``; with ``--gitlab-report``, an error that stops validation or planning goes to the report, then on.
+
+    A plain wrapper, not a context manager: ``contextlib`` would cost the estimate's cold start an import.
+    """
     from generator.errors import SpecgenError
 
     try:
-        yield
+        return run()
     except SpecgenError as exc:
         if gitlab_report:
             from generator.findings import gitlab_error_report
@@ -283,8 +284,7 @@ def _build_cli() -> Any:
         from generator.render.env import to_json
         from generator.render.markdown import render_markdown
 
-        with _errors_to_gitlab(gitlab_report, file):
-            loaded, result = plan_file(file)
+        loaded, result = _errors_to_gitlab(gitlab_report, file, lambda: plan_file(file))
         located = list(locate_findings(loaded, result.findings))
         _print_findings(located, gitlab_report)
         if fmt == "json":

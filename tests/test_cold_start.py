@@ -43,7 +43,7 @@ def _loaded_after(args: list[str]) -> set[str]:
     [
         pytest.param(
             ["estimate", "llama-3.1-8b", "--gpu", "h100-sxm5-80gb", "--context", "8192", "--json"],
-            {"click", "pydantic", "jsonschema", "jinja2", "ruamel", "yaml", "pathlib", "shutil", "typing"}
+            {"click", "pydantic", "jsonschema", "jinja2", "ruamel", "yaml", "pathlib", "shutil", "typing", "contextlib"}
             | {"generator.planner", "generator.sizing.training_step", "generator.sizing.training", "generator.sizing.sglang_kv"},
             id="estimate",
         ),
