@@ -18,6 +18,7 @@ from generator.planner import plan_workload
 from generator.workload import load_workload
 from tests.conftest import REPO, catalog_json
 
+#: One chat deployment on one provider and GPU (``platforms`` is an optional ``  platforms: [...]`` line).
 WORKLOAD = """\
 version: 1
 name: shapes
@@ -36,7 +37,7 @@ deployments:
 hardware:
   provider: {provider}
   gpus: [{gpu}]
-objective: cost
+{platforms}objective: cost
 """
 
 LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
@@ -92,7 +93,7 @@ def test_small_deployments_rent_the_shape_that_fits(
     usd_per_hour: float,
 ) -> None:
     path = tmp_path / "w.yaml"
-    path.write_text(WORKLOAD.format(provider=provider, gpu=gpu, model=model, precision=precision, rps=rps))
+    path.write_text(WORKLOAD.format(provider=provider, gpu=gpu, model=model, precision=precision, rps=rps, platforms=""))
     plan = plan_workload(load_workload(str(path)))
     (pool,) = plan.pools
     details = plan.deployments[0].details
@@ -135,7 +136,7 @@ def test_cloud_gpus_are_rented_and_bare_metal_ones_bought(
     tmp_path: Path, provider: str, gpu: str, chosen: str, runner_up: str
 ) -> None:
     path = tmp_path / "w.yaml"
-    path.write_text(WORKLOAD.format(provider=provider, gpu=gpu, model=LLAMA_8B, precision="bf16", rps=1))
+    path.write_text(WORKLOAD.format(provider=provider, gpu=gpu, model=LLAMA_8B, precision="bf16", rps=1, platforms=""))
     plan = plan_workload(load_workload(str(path)))
     (reason,) = [r for r in plan.deployments[0].reasons if r.startswith("chosen by cost")]
     other = "bought" if provider != "baremetal" else "rented"

@@ -17,6 +17,7 @@ from generator.planner.options import Hardware, allowed_hardware, tensor_paralle
 from generator.sizing.performance import accelerator_for
 from generator.workload import load_workload
 from tests.conftest import REPO, catalog_json
+from tests.test_cloud_shapes import WORKLOAD
 
 #: Every platform that holds a card taking an NVLink bridge, and what it says of the bridge (platforms.json).
 BRIDGES = {
@@ -94,28 +95,6 @@ def test_the_estimate_keeps_the_cards_bridge_and_says_so(gpu: str, tp: int, note
         "a server without one joins them over PCIe Gen4"
     )
     assert (expected in notes) is noted
-
-
-WORKLOAD = """\
-version: 1
-name: bridge
-deployments:
-  - name: chat
-    model: {model}
-    inference:
-      precision: {precision}
-      max_context_tokens: 8192
-      avg_input_tokens: 800
-      avg_output_tokens: 200
-      requests_per_second: {rps}
-      slo:
-        ttft_p95_ms: 2000
-        tpot_ms: 50
-hardware:
-  provider: {provider}
-  gpus: [{gpu}]
-{platforms}objective: cost
-"""
 
 
 def _workload(

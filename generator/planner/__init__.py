@@ -94,7 +94,7 @@ def _choose(
         ranking_candidate,
         within_limits,
     )
-    from generator.planner.inventory import free_servers
+    from generator.planner.inventory import free_servers, take_owned
     from generator.planner.split import split_options
 
     wl = loaded.workload
@@ -151,10 +151,7 @@ def _choose(
                 + (f"; {owned}" if owned else "")
             )
         best = feasible[0]
-        for part in best.pieces:
-            c = part.candidate
-            if c.owned_nodes:
-                free[(c.platform_id, c.gpu_id, c.gpus_per_node)] -= c.owned_nodes
+        take_owned(free, (part.candidate for part in best.pieces))
         chosen.append((i, best, feasible[1:]))
     return chosen, findings, objectives
 

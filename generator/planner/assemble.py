@@ -10,7 +10,7 @@ from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import acquired
 from generator.errors import InfeasibleError
 from generator.planner.inference import ReplicaShape, point_for_rate
-from generator.planner.inventory import ServerKey, free_servers, owned_groups
+from generator.planner.inventory import ServerKey, free_servers, owned_groups, take_owned
 from generator.planner.naming import MAX_NODES_PER_POOL, unique_pool_names
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, node_cpu
 from generator.planner.option import Option, pool_labels
@@ -87,7 +87,7 @@ def _serving_details(
             batch_per_replica=details["batch_per_replica"],
             ttft_p95_s=details["ttft_p95_s"],
             tpot_s=details["tpot_s"],
-            memory_per_gpu=_replica_shape(part).memory.per_gpu.as_dict(),
+            memory_per_gpu=part.replica_shape.memory.per_gpu.as_dict(),
             weights_bytes=details["weights_bytes"],
             kv_cache_tokens_per_replica=details["kv_cache_tokens_per_replica"],
         )
@@ -119,19 +119,11 @@ def _serving_details(
     return whole, reasons, parts
 
 
-def _replica_shape(opt: Option) -> ReplicaShape:
-    """The replica layout of an inference option (part)."""
-    shape = opt.shape
-    assert isinstance(shape, ReplicaShape)
-    return shape
-
-
 def _inference_details(
     loaded: LoadedWorkload, dep: InferenceDeployment, opt: Option, consts: Constants, part_rate: float | None = None
 ) -> tuple[dict[str, Any], list[str]]:
     """Details and reasons of the replicas of one option; ``part_rate``: they serve that share of a split deployment."""
-    shape = opt.shape
-    assert isinstance(shape, ReplicaShape)
+    shape = opt.replica_shape
     spec, slo_defaults = effective_slo(dep.inference)
     model = loaded.models[dep.name]
     replicas = opt.candidate.replicas
@@ -337,8 +329,7 @@ def build_plan(
             if split:
                 note = f"deployment {dep.name}: {reasons[0]}"
                 findings.append(Finding("info", "deployment-split", note, f"deployments[{index}]"))
-            shape_inf = opt.shape
-            assert isinstance(shape_inf, ReplicaShape)
+            shape_inf = opt.replica_shape
             mem = shape_inf.memory.per_gpu.as_dict()
             precision, kv = shape_inf.fmt.name, dep.inference.kv_cache_precision
         else:
@@ -349,8 +340,7 @@ def build_plan(
             assert not isinstance(shape_tr, ReplicaShape)
             mem = shape_tr.memory.per_gpu.as_dict()
             precision, kv = shape_tr.setup.base_precision_name, None
-        for part in opt.pieces:
-            free[_server_kind(part)] = free.get(_server_kind(part), 0) - part.candidate.owned_nodes
+        take_owned(free, (part.candidate for part in opt.pieces))
         objective = objectives.get(index, wl.objective)
         details.update(_cost_details(opt, objective, details.get("hours")))
         details["co_located"] = any(len(p.deployments) > 1 for p in pools if p.name in dep_pools)

@@ -152,15 +152,31 @@ def inference_options(
     for hw in allowed_hardware(wl) if hardware is None else hardware:
         for shape in _inference_shapes(serving, model, hw, consts, blocked, seen):
             replicas = replicas_for(shape) if replicas_for else max(1, math.ceil(rate / shape.max_point.requests_per_s))
-            within, spanning = _inference_needs(shape.memory.weights.total_bytes)
-            layout_text = f"TP{shape.par.tp}" + (f" PP{shape.par.pp}" if shape.par.pp > 1 else "")
             for layout in node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas):
-                needs = spanning if shape.par.gpus > layout[0] else within
-                summary = f"{replicas} x {layout_text} on {layout[1]} x {hw.platform.id} ({layout[0]} x {hw.gpu.id})"
-                opt = layout_option(wl, hw, layout, needs, shape, replicas, summary, consts, blocked, free, seen_nodes)
+                opt = _replica_option(wl, hw, layout, shape, replicas, consts, blocked, free, seen_nodes)
                 if opt is not None:
                     options.append(opt)
     return options
+
+
+def _replica_option(
+    wl: Workload,
+    hw: Hardware,
+    layout: tuple[int, int],
+    shape: ReplicaShape,
+    replicas: int,
+    consts: Constants,
+    blocked: list[str],
+    free: dict[ServerKey, int] | None,
+    seen: dict[tuple[object, ...], object] | None = None,
+) -> Option | None:
+    """The option of ``replicas`` of an inference layout on ``layout`` = (GPUs per node, nodes) of ``hw``."""
+    gpus_per_node, nodes = layout
+    within, spanning = _inference_needs(shape.memory.weights.total_bytes)
+    needs = spanning if shape.par.gpus > gpus_per_node else within
+    layout_text = f"TP{shape.par.tp}" + (f" PP{shape.par.pp}" if shape.par.pp > 1 else "")
+    summary = f"{replicas} x {layout_text} on {nodes} x {hw.platform.id} ({gpus_per_node} x {hw.gpu.id})"
+    return layout_option(wl, hw, layout, needs, shape, replicas, summary, consts, blocked, free, seen)
 
 
 def _serving(wl: Workload, dep: InferenceDeployment, model: ResolvedModel) -> tuple[InferenceSpec, WeightFormat, bool]:
@@ -217,11 +233,7 @@ def owned_fill_options(
             continue
         if not replicas:
             continue
-        within, spanning = _inference_needs(shape.memory.weights.total_bytes)
-        layout_text = f"TP{shape.par.tp}" + (f" PP{shape.par.pp}" if shape.par.pp > 1 else "")
-        summary = f"{replicas} x {layout_text} on {nodes} x {hw.platform.id} ({gpus_per_node} x {hw.gpu.id})"
-        needs = spanning if size > gpus_per_node else within
-        opt = layout_option(wl, hw, (gpus_per_node, nodes), needs, shape, replicas, summary, consts, scratch, free)
+        opt = _replica_option(wl, hw, (gpus_per_node, nodes), shape, replicas, consts, scratch, free)
         if opt is not None:
             options.append(opt)
     return options

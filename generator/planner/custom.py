@@ -8,7 +8,7 @@ on it like on a catalog platform but never adds parts to it and never buys more 
 from __future__ import annotations
 
 from generator import catalog
-from generator.catalog.records import PlatformSpec
+from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.workload.models import CustomServer, InventoryGroup, Workload
 
 
@@ -71,6 +71,12 @@ def inventory_platform(group: InventoryGroup) -> PlatformSpec:
     if group.custom is not None:
         return custom_platform(group.custom)
     return catalog.platforms()[str(group.platform)]
+
+
+def inventory_server(group: InventoryGroup) -> tuple[PlatformSpec, GpuSpec]:
+    """The platform of an owned group and the GPU as it holds it (:meth:`PlatformSpec.fitted_gpu`)."""
+    platform = inventory_platform(group)
+    return platform, platform.fitted_gpu(catalog.gpus()[group.gpu or platform.gpu_ids[0]])
 
 
 def custom_platforms(wl: Workload) -> dict[str, PlatformSpec]:

@@ -8,11 +8,16 @@ running costs (energy, colocation), not its purchase price.
 
 from __future__ import annotations
 
-from generator import catalog
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
-from generator.planner.custom import inventory_platform
+from generator.planner.custom import inventory_server
 from generator.workload.models import Workload
+
+if TYPE_CHECKING:
+    from generator.planner.plan import Candidate
 
 #: (platform id, GPU id, GPUs per server) of a group of identical servers.
 ServerKey = tuple[str, str, int]
@@ -39,8 +44,7 @@ def owned_groups(wl: Workload) -> list[OwnedGroup]:
         return []
     merged: dict[ServerKey, OwnedGroup] = {}
     for group in wl.hardware.inventory:
-        platform = inventory_platform(group)
-        gpu = platform.fitted_gpu(catalog.gpus()[group.gpu or platform.gpu_ids[0]])
+        platform, gpu = inventory_server(group)
         owned = OwnedGroup(platform, gpu, max(platform.gpu_counts), group.count, tuple(h.name for h in group.hosts))
         if owned.key in merged:
             before = merged[owned.key]
@@ -52,3 +56,11 @@ def owned_groups(wl: Workload) -> list[OwnedGroup]:
 def free_servers(wl: Workload) -> dict[ServerKey, int]:
     """Owned servers by kind, all free before any deployment is placed."""
     return {g.key: g.count for g in owned_groups(wl)}
+
+
+def take_owned(free: dict[ServerKey, int], candidates: Iterable[Candidate]) -> None:
+    """Mark the owned servers a chosen layout (each part of a split) runs on as no longer free."""
+    for c in candidates:
+        if c.owned_nodes:
+            key = (c.platform_id, c.gpu_id, c.gpus_per_node)
+            free[key] = free.get(key, 0) - c.owned_nodes

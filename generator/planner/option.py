@@ -33,6 +33,13 @@ class Option(NamedTuple):
         """The homogeneous parts of this option (itself when it is not split)."""
         return self.parts or (self,)
 
+    @property
+    def replica_shape(self) -> ReplicaShape:
+        """The replica layout of an inference option (of its first part when split)."""
+        shape = self.shape
+        assert isinstance(shape, ReplicaShape), "a training option has no replica layout"
+        return shape
+
 
 def pool_labels(name: str, gpu: GpuSpec, platform_id: str) -> tuple[tuple[str, str], ...]:
     """Kubernetes node labels of a pool; NVIDIA pools also select their device-plugin configuration."""

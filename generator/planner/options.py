@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
-from generator.planner.custom import inventory_platform
+from generator.planner.custom import inventory_server
 from generator.workload.models import Workload
 
 if TYPE_CHECKING:
@@ -54,8 +54,7 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
         if gpu_id in gpus and not _refusals(wl, platform, gpus[gpu_id])
     ]
     for group in hw.inventory if hw.provider == "baremetal" else ():
-        platform = inventory_platform(group)
-        gpu = platform.fitted_gpu(gpus[group.gpu or platform.gpu_ids[0]])
+        platform, gpu = inventory_server(group)
         if all((h.platform.id, h.gpu.id) != (platform.id, gpu.id) for h in out):
             if platform.custom:
                 why = "a custom server is not bought"

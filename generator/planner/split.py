@@ -77,9 +77,7 @@ def _layout(opt: Option) -> tuple[object, ...]:
 
 def replica_max(opt: Option) -> float:
     """Requests/s one replica of a part sustains within the SLOs."""
-    shape = opt.shape
-    assert isinstance(shape, ReplicaShape)
-    return shape.max_point.requests_per_s
+    return opt.replica_shape.max_point.requests_per_s
 
 
 def part_capacity(opt: Option) -> float:

@@ -98,15 +98,10 @@ class _Reader:
     def _entry(self, line: _Line, indent: int, path: Path, out: dict[str, Any]) -> None:
         """One ``key: value`` (or ``key:`` and a nested block) whose key starts at column ``indent`` of ``line``."""
         text = line.text
-        key_match = _KEY.match(text, indent)
-        if key_match is None or not text.startswith(":", key_match.end()):
-            raise Declined
-        key = plain_scalar(key_match.group())
-        if not isinstance(key, str) or key in out:
-            raise Declined
+        key, key_end = _new_key(text, indent, ":", out)
         child = (*path, key)
         self.keys[child] = (line.number, indent + 1)
-        after = key_match.end() + 1
+        after = key_end + 1
         self.at += 1
         self._count()
         if _REST.match(text, after):  # nothing after the colon: a nested block
@@ -183,15 +178,10 @@ class _Reader:
                 value, at = _scalar_at(text, at, _FLOW_PLAIN, block=False)
                 items.append(value)
             else:
-                key_match = _KEY.match(text, at)
-                if key_match is None or not text.startswith(": ", key_match.end()):
-                    raise Declined
-                key = plain_scalar(key_match.group())
-                if not isinstance(key, str) or key in mapping:
-                    raise Declined
+                key, key_end = _new_key(text, at, ": ", mapping)
                 child = (*path, key)
                 self.keys[child] = (number, at + 1)
-                at = _skip_blanks(text, key_match.end() + 1)
+                at = _skip_blanks(text, key_end + 1)
                 self.positions[child] = (number, at + 1)
                 mapping[key], at = _scalar_at(text, at, _FLOW_PLAIN, block=False)
             self._count()
@@ -234,3 +224,14 @@ def _scalar_at(text: str, start: int, plain: re.Pattern[str], block: bool) -> tu
         if ": " in word or word.endswith(":"):
             raise Declined  # a mapping inside a plain scalar: left to libyaml (it refuses it)
     return plain_scalar(word), start + len(word)
+
+
+def _new_key(text: str, at: int, colon: str, mapping: dict[str, Any]) -> tuple[str, int]:
+    """The plain string key at ``at`` followed by ``colon``, not yet in ``mapping``, and where it ends; else Declined."""
+    key_match = _KEY.match(text, at)
+    if key_match is None or not text.startswith(colon, key_match.end()):
+        raise Declined
+    key = plain_scalar(key_match.group())
+    if not isinstance(key, str) or key in mapping:
+        raise Declined
+    return key, key_match.end()
