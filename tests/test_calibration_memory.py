@@ -30,11 +30,10 @@ TARGETS: tuple[tuple[str, float, float], ...] = (
 )
 
 #: group -> (median, p90) |error| today, for groups that miss their target.
-PINNED: dict[str, tuple[float, float]] = {
-    # Llama 3 8B's pretraining hours (its card) imply 15.6% MFU (70B 27%, Llama 3.1 405B 33%) while the steady-state
-    # anchors give 40-47%; the 8B/70B layouts (GPUs, batch, parallelism) are not published, so nothing is fitted to them
-    "gpu-hours pretraining": (0.1469, 0.5196),
-}
+#: None today. "gpu-hours pretraining" was pinned at 14.7% / 52.0% over 5 rows; with the six LLaMA / Llama 2 A100
+#: rows (benchmarks/CALIBRATION.md, 2026-12-01 third entry) it is 8.5% / 26.4% over 11 and is held to the target.
+#: It meets it because the group grew: the Llama 3 8B row is still -52% (its layout is not published).
+PINNED: dict[str, tuple[float, float]] = {}
 
 #: Tolerance on a pinned figure (rounding of the report's four decimals).
 SLACK = 0.005

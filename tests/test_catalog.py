@@ -317,3 +317,29 @@ def test_reference_params_total_matches_its_source(model_id: str) -> None:
     assert match, f"{model_id}: reference_params_source does not name a param_counts.json entry"
     counts = json.loads(PARAM_COUNTS.read_text(encoding="utf-8"))
     assert rec["reference_params_total"] == counts[match.group(1).strip()]["total_params"]
+
+
+def _llama_params(vocab: int, hidden: int, inter: int, layers: int, heads: int, kv_heads: int) -> int:
+    """A Llama's weights by hand: untied embedding and head, q/o and k/v projections, SwiGLU, two norms a layer, final norm."""
+    kv_width = kv_heads * (hidden // heads)
+    per_layer = 2 * hidden * hidden + 2 * hidden * kv_width + 3 * hidden * inter + 2 * hidden
+    return 2 * vocab * hidden + layers * per_layer + hidden
+
+
+# The GPU-hour calibration rows' models (LLaMA paper Table 2 / Table 15, Llama 2 model card): exact counts by hand.
+# 32.5B for the 33B matches Table 2 (https://arxiv.org/abs/2302.13971); 68.98B is Llama 2 70B with 8 KV heads.
+LLAMA_COUNTS = [
+    pytest.param("huggyllama/llama-7b", (32000, 4096, 11008, 32, 32, 32), 6_738_415_616, id="llama-7b"),
+    pytest.param("huggyllama/llama-13b", (32000, 5120, 13824, 40, 40, 40), 13_015_864_320, id="llama-13b"),
+    pytest.param("huggyllama/llama-30b", (32000, 6656, 17920, 60, 52, 52), 32_528_943_616, id="llama-30b"),
+    pytest.param("huggyllama/llama-65b", (32000, 8192, 22016, 80, 64, 64), 65_285_660_672, id="llama-65b"),
+    pytest.param("meta-llama/Llama-2-7b-hf", (32000, 4096, 11008, 32, 32, 32), 6_738_415_616, id="llama-2-7b"),
+    pytest.param("meta-llama/Llama-2-13b-hf", (32000, 5120, 13824, 40, 40, 40), 13_015_864_320, id="llama-2-13b"),
+    pytest.param("meta-llama/Llama-2-70b-hf", (32000, 8192, 28672, 80, 64, 8), 68_976_648_192, id="llama-2-70b-gqa"),
+]
+
+
+@pytest.mark.parametrize(("model_id", "shape", "total"), LLAMA_COUNTS)
+def test_llama_parameter_counts_exact(model_id: str, shape: tuple[int, int, int, int, int, int], total: int) -> None:
+    assert _llama_params(*shape) == total  # the table's figure is the hand count
+    assert parse_architecture(by_id("models")[model_id]["config"]).params_total == total
