@@ -11,7 +11,8 @@ KV-cache tokens by engine and GPU; fine-tuning peak memory by framework. Each gr
 median and the 90th percentile of |predicted / measured - 1|. A row the engine cannot answer
 (unknown precision, refused layout) counts as ``failed`` in its group. Constants are the engine's
 defaults: nothing here is fitted per row. ``--fit`` searches ``FIT_GRID`` over the groups of
-``FIT_ENGINES`` at once; the other engines' rows (vLLM on MI300X) are the out-of-sample check.
+``FIT_ENGINES`` at once; the other engines' rows (vLLM on MI300X and on H100/H200, SGLang on H100, TensorRT-LLM's
+C++ runtime) are the out-of-sample check.
 """
 
 from __future__ import annotations
@@ -196,13 +197,20 @@ OVERRIDES: dict[str, float] = {}
 
 #: Documented defaults of each engine's scheduler that bound the batch of a row (settings, not fitted):
 #: vLLM ``max_num_seqs=256`` (EngineArgs default, https://docs.vllm.ai/en/v0.6.3/models/engine_args.html);
-#: TensorRT-LLM keeps the engine's own ``max_batch_size`` default (constants.py).
+#: TensorRT-LLM and SGLang keep the engine's own ``max_batch_size`` default (constants.py; SGLang sizes its
+#: running batch from KV memory). A row whose version documents another default names it in ``max_num_seqs``.
 ENGINE_SETTINGS: dict[str, dict[str, float]] = {"vllm": {"max_batch_size": 256}}
 
 
 def _row_constants(row: dict[str, Any]) -> tuple[tuple[str, float], ...]:
-    """The constants a row runs under: the engine's documented settings, then any fitting overrides."""
-    return tuple(sorted({**ENGINE_SETTINGS.get(row["engine"], {}), **OVERRIDES}.items()))
+    """The constants a row runs under: the engine's documented settings, the row's version default, then fitting overrides."""
+    settings = dict(ENGINE_SETTINGS.get(row["engine"], {}))
+    if "max_num_seqs" in row:
+        # the scheduler's limit of that version (vLLM V1: 1024 on H100-class GPUs), a setting, not a measurement
+        settings.update(max_batch_size=row["max_num_seqs"], max_num_seqs=row["max_num_seqs"])
+    if "max_num_batched_tokens" in row:
+        settings["prefill_chunk_tokens"] = row["max_num_batched_tokens"]
+    return tuple(sorted({**settings, **OVERRIDES}.items()))
 
 
 def host_cpu(row: dict[str, Any]) -> str | None:
@@ -242,6 +250,8 @@ def predict_throughput(row: dict[str, Any]) -> float:
         input_tokens=row["input_tokens"],
         output_tokens=row["output_tokens"],
         host_cpu=host_cpu(row),
+        # SGLang rows size their KV cache SGLang's way; every other row keeps the estimate's default (vLLM's accounting)
+        **({"engine": row["engine"]} if row["engine"] == "sglang" else {}),
     )
     result = estimate(req)
     if "throughput" not in result:
