@@ -122,7 +122,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch", type=int, default=1, help="concurrent sequences (default 1)")
     p.add_argument("--tp", type=int, default=1, help="tensor-parallel GPUs per replica")
     p.add_argument("--pp", type=int, default=1, help="pipeline-parallel stages per replica")
-    p.add_argument("--ep", type=int, default=1, help="GPUs the routed experts are spread over (MoE)")
+    p.add_argument(
+        "--ep",
+        type=int,
+        default=1,
+        help="MoE models only: GPUs a replica's routed experts are spread over (attention TP x DP beside them); "
+        "with --train, the expert-parallel group inside data parallel",
+    )
     p.add_argument("--gpu", help="GPU catalog id: adds capacity (KV tokens, max concurrency, fits)")
     p.add_argument("--gpu-memory-utilization", type=float, help="fraction of GPU memory the runtime may use (default 0.9)")
     p.add_argument(
@@ -225,6 +231,32 @@ def _gib(n: float) -> str:
     return f"{n / GIB:,.2f} GiB"
 
 
+#: Text labels of the parts of a training job's per-GPU weights (``memory.weight_parts`` in the JSON).
+_WEIGHT_PART_LABELS = {
+    "model": "model",
+    "base": "base",
+    "autocast_copy": "bf16 copy",
+    "adapters": "adapters",
+    "dequant_buffer": "dequant",
+}
+
+
+def _layout_text(par: dict[str, Any]) -> str:
+    """The parallel layout: a serving replica (experts over EP GPUs, attention TP x DP) or a training job (EP inside DP)."""
+    pp = f" x PP {par['pp']}" if par["pp"] > 1 else ""
+    if "data_parallel" in par:
+        ep = f", experts EP {par['ep']} within DP" if par["ep"] > 1 else ""
+        gpus = par["gpus_per_replica"] * par["data_parallel"]
+        return f"TP {par['tp']} x PP {par['pp']} x DP {par['data_parallel']} = {gpus} GPU(s){ep}"
+    if par["ep"] > 1:
+        flags = f" (vLLM {par['vllm_flags']})" if "vllm_flags" in par else ""
+        return (
+            f"attention TP {par['tp']} x DP {par['attention_dp']}, experts EP {par['ep']}{pp} = "
+            f"{par['gpus_per_replica']} GPU(s) per replica{flags}"
+        )
+    return f"TP {par['tp']} x PP {par['pp']} = {par['gpus_per_replica']} GPU(s) per replica"
+
+
 def format_text(result: dict[str, Any]) -> str:
     """A readable breakdown table of an estimate."""
     m, params, mem = result["model"], result["params"], result["memory"]["per_gpu"]
@@ -238,7 +270,7 @@ def format_text(result: dict[str, Any]) -> str:
         f"  precision    weights {precision['weights']}: {precision['training']}"
         if training
         else f"  precision    weights {precision['weights']}, KV cache {precision['kv_cache']}",
-        f"  parallelism  TP {par['tp']} x PP {par['pp']} = {par['gpus_per_replica']} GPU(s) per replica",
+        f"  parallelism  {_layout_text(par)}",
         f"  weights      {_gib(result['weights']['bytes'])} whole model",
     ]
     if not training:
@@ -251,6 +283,9 @@ def format_text(result: dict[str, Any]) -> str:
         if key == "total":
             lines.append("  " + "-" * 40)
         lines.append(f"  {key:<12} {mem[key]:>16,} {mem[key] / GIB:>10.2f}")
+        parts = result["memory"].get("weight_parts", {})
+        if key == "weights" and len(parts) > 1:
+            lines += [f"    {_WEIGHT_PART_LABELS[n]:<10} {b:>16,} {b / GIB:>10.2f}" for n, b in parts.items()]
     cap = result.get("capacity")
     if cap:
         lines.append("")
@@ -258,9 +293,15 @@ def format_text(result: dict[str, Any]) -> str:
         lines.append(f"  on {cap['gpu']} ({_gib(cap['gpu_memory_bytes'])}): {verdict}")
         if "kv_cache_tokens" in cap:
             lines.append(
-                f"  KV capacity  {cap['kv_cache_tokens']:,} tokens ({_gib(cap['kv_cache_bytes'])}); "
-                f"max concurrency {cap['max_concurrency']} at {result['kv_cache']['context_tokens']:,} tokens"
+                f"  KV capacity  {cap['kv_cache_tokens']:,} tokens per GPU ({_gib(cap['kv_cache_bytes'])}); "
+                f"max concurrency {cap['max_concurrency']:.2f} at {result['kv_cache']['context_tokens']:,} tokens"
             )
+            if cap["attention_dp_ranks"] > 1:
+                lines.append(
+                    f"               x {cap['attention_dp_ranks']} attention-DP ranks, each its own pool: "
+                    f"{cap['kv_cache_tokens_per_replica']:,} tokens, max concurrency "
+                    f"{cap['max_concurrency_per_replica']:.2f} per replica"
+                )
         sglang = cap.get("sglang_log")
         if sglang:
             lines.append(

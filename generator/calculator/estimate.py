@@ -17,6 +17,7 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
 from generator.sizing.engine_runtime import per_sequence_host_scale
+from generator.sizing.kv_cache import size_kv_cache
 from generator.sizing.loadability import loadability_problems
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import accelerator_for, decode_step, prefill_seconds, saturated_throughput
@@ -233,6 +234,15 @@ def check_request(req: EstimateRequest) -> None:
         raise InputError("--precision cannot be combined with --train full: full training holds bf16 weights")
 
 
+def check_expert_parallel(model_id: str, arch: Architecture, ep: int) -> None:
+    """``--ep`` above 1 spreads routed experts: a dense model has none, so it is refused (exit 1), for serving and training."""
+    if ep > 1 and not arch.routed_experts[0]:
+        raise InputError(
+            f"--ep {ep} spreads the routed experts of a mixture-of-experts model over GPUs; {model_id} is a dense model "
+            "(no routed experts): use --tp / --pp, or --gpus for data-parallel training"
+        )
+
+
 def training_precision(req: EstimateRequest) -> tuple[str, str]:
     """Weight format of the model a training job holds, and a phrase on its precision regime.
 
@@ -260,9 +270,12 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     model = resolve_model(req.model, from_hub=req.from_hub)
     arch = model.architecture
     check_layout(arch, req.tp, req.pp)
+    check_expert_parallel(model.id, arch, req.ep)
     consts = _constants(req)
     gpu = catalog.find_gpu(req.gpu) if req.gpu else None
-    par = Parallelism(req.tp, req.pp, req.ep)
+    # serving spreads the experts of one replica over EP GPUs (attention data-parallel beside TP); training
+    # carves its expert-parallel groups out of the data-parallel ranks (TrainingSetup.expert_parallel)
+    par = Parallelism(req.tp, req.pp) if req.train else Parallelism(req.tp, req.pp, req.ep)
     precision = req.precision or default_precision(model)
     fmt = model_weight_format(arch, precision)
     kv_name = req.kv_precision or ("fp16" if precision == "fp16" else "bf16")
@@ -315,10 +328,18 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             "lm_head": arch.lm_head_params,
         },
         "precision": {"weights": fmt.name, "kv_cache": kv_name},
-        "parallelism": {"tp": par.tp, "pp": par.pp, "ep": par.ep, "gpus_per_replica": par.gpus},
+        "parallelism": {
+            "tp": par.tp,
+            "pp": par.pp,
+            "ep": req.ep,
+            "attention_dp": par.attention_dp,
+            "gpus_per_replica": par.gpus,
+        },
         "weights": {"bytes": inference.weights.total_bytes, "bytes_per_gpu": inference.weights.per_gpu_bytes},
         "kv_cache": {
             "bytes_per_token": inference.kv.bytes_per_token,
+            # one token of one sequence on the fullest GPU (TP splits the KV heads, PP the layers)
+            "bytes_per_token_per_gpu": size_kv_cache(arch, kv_bits, 1, 1, par).per_gpu_bytes,
             "bytes": inference.kv.total_bytes,
             "bytes_per_gpu": inference.kv.per_gpu_bytes,
             "context_tokens": context,
@@ -326,6 +347,12 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         },
         "notes": notes,
     }
+    if par.ep > 1 and req.engine == "vllm":
+        # vLLM's expert parallelism: EP = TP x DP, attention tensor-parallel within each data-parallel rank
+        pipeline = f" --pipeline-parallel-size {par.pp}" if par.pp > 1 else ""
+        result["parallelism"]["vllm_flags"] = (
+            f"--tensor-parallel-size {par.tp} --data-parallel-size {par.attention_dp}{pipeline} --enable-expert-parallel"
+        )
     if req.fixed is not None:
         result.update(_fixed_machine(req, arch, fmt, kv_bits, context, consts))
         result["precision"]["weights"] = result["offload"]["precision"]
@@ -333,16 +360,19 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         setup, mem = _training(req, model, par, consts, gpu)
         breakdown = mem.per_gpu
         trained_name, regime = training_precision(req)
-        trained = size_weights(arch, weight_format(trained_name), par)
+        # a GPU's model-parallel shard before ZeRO: each layer by TP, the routed experts by TP x EP as well
+        trained = size_weights(arch, weight_format(trained_name), Parallelism(par.tp, par.pp, par.tp * req.ep))
         result["precision"]["weights"] = trained_name
         result["precision"]["training"] = regime
         result["weights"] = {"bytes": trained.total_bytes, "bytes_per_gpu": trained.per_gpu_bytes}
+        result["parallelism"]["data_parallel"] = setup.data_parallel
         result["params"]["trainable"] = mem.trainable_params
         result["training"] = {
             "method": setup.method,
             "optimizer": setup.optimizer,
             "zero_stage": setup.zero_stage,
             "data_parallel": setup.data_parallel,
+            "expert_parallel": setup.expert_parallel,
             "micro_batch_size": setup.micro_batch_size,
             "sequence_length": setup.sequence_length,
             "checkpointing": setup.checkpointing,
@@ -360,7 +390,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             optimizer_in_backward=optimizer_in_backward,
             fused_kernels=setup.kernels_fused(),
         )
-        result["memory"] = {"per_gpu": breakdown.as_dict()}
+        result["memory"] = {"per_gpu": breakdown.as_dict(), "weight_parts": dict(mem.weight_parts)}
         if gpu:
             result["capacity"] = _fit(gpu.id, gpu.memory_bytes, breakdown.total, 1 - consts.safety_margin_fraction)
             if req.max_seq_len:
@@ -402,9 +432,14 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             result["capacity"] = {
                 **_fit(gpu.id, gpu.memory_bytes, inference.per_gpu.total, fraction),
                 "budget_bytes": cap.budget_bytes,
+                # one GPU's pool, the tokens and sequences of its attention-DP rank (what the engine logs) ...
                 "kv_cache_bytes": cap.kv_available_bytes,
-                "kv_cache_tokens": cap.kv_cache_tokens,
-                "max_concurrency": round(cap.max_concurrency, 2),
+                "kv_cache_tokens": cap.rank_kv_cache_tokens,
+                "max_concurrency": round(cap.rank_max_concurrency, 2),
+                # ... and the replica's, every attention-DP rank together
+                "attention_dp_ranks": cap.attention_dp,
+                "kv_cache_tokens_per_replica": cap.kv_cache_tokens,
+                "max_concurrency_per_replica": round(cap.max_concurrency, 2),
                 **engine_log,
             }
             if req.input_tokens is not None or req.output_tokens is not None:
@@ -548,9 +583,15 @@ def _training(
 ) -> tuple[TrainingSetup, Any]:
     from generator.sizing.training import TrainingSetup, size_training
 
-    gpus = req.gpus if req.gpus is not None else par.gpus
+    # expert parallelism is carved out of data parallel: at least ep data-parallel ranks, a multiple of them
+    gpus = req.gpus if req.gpus is not None else par.gpus * req.ep
     if gpus % par.gpus:
         raise InputError(f"--gpus {gpus} is not a multiple of tp x pp = {par.gpus}")
+    if (gpus // par.gpus) % req.ep:
+        raise InputError(
+            f"--ep {req.ep} must divide the data-parallel size {gpus // par.gpus} (--gpus {gpus} / tp x pp {par.gpus}): "
+            "training carves the expert-parallel groups out of the data-parallel ranks"
+        )
     setup = TrainingSetup(
         method=req.train or "full",
         optimizer=req.optimizer,
@@ -571,6 +612,7 @@ def _training(
         activation_offload=req.activation_offload,
         optimizer_in_backward=req.optimizer_in_backward,
         fused_kernels=req.fused_kernels,
+        expert_parallel=req.ep,
     )
     return setup, size_training(model.architecture, setup, par, consts, nvlink=training_nvlink(gpu, setup, par))
 
@@ -604,4 +646,4 @@ def longest_training_sequence(
     return low
 
 
-__all__ = ["EstimateRequest", "check_request", "estimate", "training_precision"]
+__all__ = ["EstimateRequest", "check_expert_parallel", "check_request", "estimate", "training_precision"]

@@ -42,13 +42,23 @@ class MemoryBreakdown(NamedTuple):
 
 
 class Capacity(NamedTuple):
-    """What a GPU's memory budget leaves for the KV cache (vLLM's accounting)."""
+    """What a GPU's memory budget leaves for the KV cache (vLLM's accounting).
+
+    ``kv_available_bytes`` is one GPU's pool. Each attention data-parallel rank (``Parallelism.attention_dp``:
+    vLLM's ``--data-parallel-size`` beside ``--enable-expert-parallel``) builds its own pool for its own
+    sequences; the engine logs one rank's figures (``rank_*``), the replica holds ``attention_dp`` times them.
+    """
 
     gpu_memory_bytes: int
     budget_bytes: int
     kv_available_bytes: int
+    #: Tokens and full-context sequences of the whole replica (every attention-DP rank).
     kv_cache_tokens: int
     max_concurrency: float
+    #: The same for one attention-DP rank, whose GPUs share one pool of ``kv_available_bytes`` each.
+    rank_kv_cache_tokens: int
+    rank_max_concurrency: float
+    attention_dp: int = 1
 
 
 class InferenceMemory(NamedTuple):
@@ -148,13 +158,26 @@ def kv_capacity(
     """KV tokens and full-context sequences that fit beside weights, activations and overheads.
 
     Capacity in tokens is counted in full-context sequences, so sliding-window layers (which keep
-    only their window of each sequence) are not charged for tokens they do not hold.
+    only their window of each sequence) are not charged for tokens they do not hold. The pool holds
+    whole blocks of ``kv_block_tokens``, and a sequence takes ``ceil(context / block)`` of them: the
+    concurrency is whole blocks over blocks per sequence, as vLLM's "Maximum concurrency" is
+    (``get_max_concurrency_for_kv_cache_config``), not the unfloored bytes over bytes per sequence.
     """
     budget = int(gpu_memory_bytes * consts.gpu_memory_utilization)
     available = max(0, budget - per_gpu.weights - per_gpu.activations - per_gpu.overhead)
     context = max(context_tokens, 1)
     per_sequence = size_kv_cache(arch, kv_bits, context, 1, par).per_gpu_bytes
-    concurrency = available / per_sequence * par.attention_dp if per_sequence else 0.0
     block = consts.kv_block_tokens
-    tokens = int(concurrency * context) // block * block
-    return Capacity(gpu_memory_bytes, budget, available, tokens, concurrency)
+    blocks = int(available / per_sequence * context) // block if per_sequence else 0
+    rank_concurrency = blocks / -(-context // block)
+    ranks = par.attention_dp
+    return Capacity(
+        gpu_memory_bytes,
+        budget,
+        available,
+        kv_cache_tokens=blocks * block * ranks,
+        max_concurrency=rank_concurrency * ranks,
+        rank_kv_cache_tokens=blocks * block,
+        rank_max_concurrency=rank_concurrency,
+        attention_dp=ranks,
+    )

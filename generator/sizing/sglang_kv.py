@@ -114,8 +114,19 @@ def sglang_capacity(
     free_before = max(0, gpu_memory_bytes - runtime_bytes)
     pool = sglang_kv_pool(arch, kv_bits, free_before, free_before - weights_per_gpu_bytes, fraction, par)
     budget = int(free_before * fraction)
-    concurrency = pool.tokens / max(context_tokens, 1) * par.attention_dp
-    capacity = Capacity(gpu_memory_bytes, budget, max(0, pool.rest_bytes), pool.tokens, concurrency)
+    # each attention-DP rank allocates its own pool of pool.tokens (SGLang pages hold one token)
+    concurrency = pool.tokens / max(context_tokens, 1)
+    ranks = par.attention_dp
+    capacity = Capacity(
+        gpu_memory_bytes,
+        budget,
+        max(0, pool.rest_bytes),
+        kv_cache_tokens=pool.tokens * ranks,
+        max_concurrency=concurrency * ranks,
+        rank_kv_cache_tokens=pool.tokens,
+        rank_max_concurrency=concurrency,
+        attention_dp=ranks,
+    )
     return SglangCapacity(fraction, pool, capacity)
 
 

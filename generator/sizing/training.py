@@ -24,6 +24,17 @@ bytes. ZeRO-1 shards optimizer states, ZeRO-2 also gradients, ZeRO-3 / FSDP full
 weights (the frozen base of LoRA too), over the data-parallel GPUs; ZeRO-3 then holds
 ``zero3_live_layers`` gathered layers.
 
+Expert parallelism in training (``expert_parallel``, Megatron-Core ``expert_model_parallel_size``,
+DeepSpeed-MoE ``ep_size``) is carved out of the data-parallel group, not added to the model-parallel
+one: with ``tp x pp x dp`` GPUs, each group of ``ep`` data-parallel ranks splits the routed experts
+``ep`` ways (each expert keeps its tensor-parallel split: Megatron-Core's ``expert_tensor_parallel_size``
+defaults to ``tensor_model_parallel_size``,
+https://docs.nvidia.com/megatron-core/developer-guide/latest/apidocs/core/core.model_parallel_config.html). The other
+parameters stay replicated over all ``dp`` ranks and ZeRO shards their states over ``dp``; an expert's
+states are sharded over the ``dp / ep`` ranks that hold it. Under ZeRO a GPU's sharded states are
+therefore the same as without EP; what EP removes is the unsharded expert copies (ZeRO stage 0, the
+weights below ZeRO-3, and the experts of each gathered ZeRO-3 layer).
+
 Activations per layer and token follow Korthikanti et al. (arXiv:2205.05198) generalised to
 GQA and gated MLPs: the tensors autograd saves are the norm inputs, the attention input, Q, K,
 V, the attention output, the MLP input, and three intermediate-width tensors (gate, up, product);
@@ -120,6 +131,8 @@ class TrainingSetup(NamedTuple):
     optimizer_in_backward: bool | None = None
     #: RMSNorm and SwiGLU run as fused kernels (torch.compile, Liger, Unsloth); None: the framework's.
     fused_kernels: bool | None = None
+    #: Expert-parallel group size, carved out of ``data_parallel`` (which it must divide); MoE models only.
+    expert_parallel: int = 1
 
     def techniques(self) -> tuple[str, bool, bool]:
         """(loss, activation offload, optimizer in backward): the setup's own, else its framework's defaults."""
@@ -151,6 +164,14 @@ class TrainingMemory(NamedTuple):
     trainable_params: int
     host_ram_bytes_per_gpu: int
     activation_bytes_per_token: int
+    #: ``per_gpu.weights`` by part, (name, bytes) in :data:`WEIGHT_PARTS` order; they sum to it.
+    weight_parts: tuple[tuple[str, int], ...] = ()
+
+
+#: Parts of a training job's per-GPU weights: the model (full training) or the frozen base (LoRA / QLoRA) as held
+#: after ZeRO-3 sharding or offload, autocast's bf16 weight copies (``adamw-torch-amp``), the LoRA adapters, and
+#: the bf16 buffer one quantized matrix is dequantized into for its matmul (QLoRA).
+WEIGHT_PARTS = ("model", "base", "autocast_copy", "adapters", "dequant_buffer")
 
 
 def _validate(setup: TrainingSetup) -> Optimizer:
@@ -164,8 +185,13 @@ def _validate(setup: TrainingSetup) -> Optimizer:
         raise InputError("parameter offload needs ZeRO stage 3 (FSDP full shard)")
     if setup.framework is not None:
         framework_profile(setup.framework)
-    if min(setup.data_parallel, setup.micro_batch_size, setup.sequence_length, setup.lora_rank) < 1:
-        raise InputError("data_parallel, micro_batch_size, sequence_length and lora_rank must be positive")
+    if min(setup.data_parallel, setup.micro_batch_size, setup.sequence_length, setup.lora_rank, setup.expert_parallel) < 1:
+        raise InputError("data_parallel, micro_batch_size, sequence_length, lora_rank and expert_parallel must be positive")
+    if setup.data_parallel % setup.expert_parallel:
+        raise InputError(
+            f"expert parallel size {setup.expert_parallel} must divide the data-parallel size {setup.data_parallel} "
+            "(training carves the expert-parallel groups out of the data-parallel ranks)"
+        )
     try:
         return OPTIMIZERS[setup.optimizer]
     except KeyError:
@@ -270,70 +296,98 @@ def size_training(
     to save memory). Required, so that no caller gets the PCIe figure by omission.
     """
     opt = _validate(setup)
+    if par.ep != 1:
+        raise InputError("a training job's expert parallelism is TrainingSetup.expert_parallel, carved out of data parallel")
+    ep = setup.expert_parallel
+    experts, _top_k = arch.routed_experts
+    if ep > 1 and not experts:
+        raise InputError(f"expert parallelism (EP {ep}) needs a mixture-of-experts model; this one has no routed experts")
+    if experts and experts % ep:
+        raise InputError(f"routed experts ({experts}) must be divisible by the expert parallel size ({ep})")
     loss, activation_offload, optimizer_in_backward = setup.techniques()
     dp = setup.data_parallel
     tokens = setup.micro_batch_size * setup.sequence_length
+    # the GPU's model-parallel shard: each layer split by TP, experts by TP x EP (Megatron's expert TP = TP)
+    ep_layout = par if ep == 1 else Parallelism(par.tp, par.pp, par.tp * ep)
     full_shard = size_weights(arch, weight_format("bf16"), par)
-    # Fraction of all parameters on the fullest GPU of a model-parallel group.
+    # Fraction of all parameters on the fullest GPU of a model-parallel group: without EP (what ZeRO shards over
+    # dp, experts included: dp / ep ranks hold each expert shard) and with EP (what a GPU holds unsharded).
     mp_fraction = full_shard.per_gpu_bytes / full_shard.total_bytes
-    largest_layer = max(full_shard.layer_bytes) / par.tp
+    ep_shard = full_shard if ep == 1 else size_weights(arch, weight_format("bf16"), ep_layout)
+    ep_fraction = mp_fraction if ep == 1 else ep_shard.per_gpu_bytes / full_shard.total_bytes
+    largest_layer = _largest_gathered_layer(full_shard, par.tp, ep)
 
-    def zero3(replica_weights: float, root_bytes: float) -> float:
+    def zero3(replica_weights: float, sharded_weights: float, root_bytes: float) -> float:
         # sharded over data parallel, plus the gathered layers in flight and the root unit, which FSDP
         # keeps gathered from forward through backward; never more than the whole replica
         gathered = consts.zero3_live_layers * largest_layer + root_bytes * (1 - 1 / dp)
-        return min(replica_weights, replica_weights / dp + gathered)
+        return min(replica_weights, sharded_weights + gathered)
+
+    # a state held whole on a GPU (its EP split) -> its ZeRO shard: the state without EP, over all dp ranks
+    to_zero_shard = 1.0 if ep == 1 else mp_fraction / ep_fraction
+
+    def held(local: float, sharded: bool) -> float:
+        """Bytes of a model state on one GPU: its ZeRO shard when ``sharded``, else its whole EP-split copy."""
+        return local * to_zero_shard / dp if sharded else local
 
     host = 0.0
     weights: float
     grads: float
     states: float
+    parts: dict[str, float] = {}
     if setup.method == "full":
-        params = arch.params_total * mp_fraction
+        params = arch.params_total * ep_fraction
         trainable = arch.params_total
         weights = params * opt.weight_bytes
         if setup.zero_stage >= 3:
-            weights = zero3(weights, root_unit_bytes(full_shard, par))
-        grads = params * opt.grad_bytes / (dp if setup.zero_stage >= 2 else 1)
-        states = params * opt.state_bytes / (dp if setup.zero_stage >= 1 else 1)
+            weights = zero3(weights, held(weights, True), root_unit_bytes(full_shard, par))
+        grads = held(params * opt.grad_bytes, setup.zero_stage >= 2)
+        states = held(params * opt.state_bytes, setup.zero_stage >= 1)
         if opt.factored:
-            states += _factored_state_bytes(arch) * mp_fraction / (dp if setup.zero_stage >= 1 else 1)
-        weights += params * opt.cast_cache_bytes
+            states += held(_factored_state_bytes(arch) * ep_fraction, setup.zero_stage >= 1)
         if setup.offload_optimizer:
-            host += states + params * 4 / (dp if setup.zero_stage >= 2 else 1)  # states + fp32 grads on the host
+            host += states + held(params * 4, setup.zero_stage >= 2)  # states + fp32 grads on the host
             states = 0
+        parts = {"model": weights, "autocast_copy": params * opt.cast_cache_bytes}
         if setup.offload_params:
-            host += weights - consts.zero3_live_layers * largest_layer
-            weights = consts.zero3_live_layers * largest_layer
+            # the GPU keeps the gathered layers; the rest, autocast's copies with it, waits in host RAM
+            host += weights + parts["autocast_copy"] - consts.zero3_live_layers * largest_layer
+            parts = {"model": consts.zero3_live_layers * largest_layer}
     else:
         base_fmt: WeightFormat = weight_format(setup.base_precision_name)
-        base = size_weights(arch, base_fmt, par)
-        root = root_unit_bytes(base, par)
+        base_shard = size_weights(arch, base_fmt, par)
+        base = base_shard if ep == 1 else size_weights(arch, base_fmt, ep_layout)
+        root = root_unit_bytes(base_shard, par)
         # bitsandbytes keeps absmax and its nested scales in each layer's quant_state, which is neither a
         # parameter nor a buffer: ZeRO-3 / FSDP shards and offloads only the packed 4-bit data, and every GPU
         # holds the whole model's quant_state (see bnb_quant_state_bytes)
         bnb = not setup.framework or framework_profile(setup.framework).nf4_library == "bitsandbytes"
-        quant_state = bnb_quant_state_bytes(arch, base_fmt, par) if setup.zero_stage >= 3 and bnb else 0
+        quant_state = bnb_quant_state_bytes(arch, base_fmt, ep_layout) if setup.zero_stage >= 3 and bnb else 0
         packed = base.per_gpu_bytes - quant_state
-        weights = zero3(packed, root) + quant_state if setup.zero_stage >= 3 else base.per_gpu_bytes
+        sharded_packed = (base_shard.per_gpu_bytes - (bnb_quant_state_bytes(arch, base_fmt, par) if bnb else 0)) / dp
+        frozen = zero3(packed, sharded_packed, root) + quant_state if setup.zero_stage >= 3 else base.per_gpu_bytes
         trainable = lora_params(arch, setup.lora_rank, setup.lora_targets)
-        adapters = trainable * mp_fraction
-        weights += adapters * opt.adapter_bytes
-        grads = adapters * opt.adapter_bytes / (dp if setup.zero_stage >= 2 else 1)
-        states = adapters * opt.moment_bytes / (dp if setup.zero_stage >= 1 else 1)
+        adapters = trainable * ep_fraction
+        grads = held(adapters * opt.adapter_bytes, setup.zero_stage >= 2)
+        states = held(adapters * opt.moment_bytes, setup.zero_stage >= 1)
         if setup.offload_optimizer:
             host += states
             states = 0
         if setup.offload_params:
             # FSDP / ZeRO-3 CPU offload of the frozen base: the GPU holds only the layers being gathered
             # FSDP gathers the root unit (embeddings, LM head, final norm) onto the GPU as well
-            frozen = weights - adapters * opt.adapter_bytes - quant_state
-            live = min(frozen, consts.zero3_live_layers * max(base.layer_bytes) / par.tp + root)
-            host += frozen - live
-            weights = live + quant_state + adapters * opt.adapter_bytes
-        if base_fmt.is_quantized:
-            # one matrix is dequantized to bf16 at a time for the matmul
-            weights += max(lin.in_features * lin.out_features for layer in arch.layers for lin in layer.linears) * 2 / par.tp
+            offloadable = frozen - quant_state
+            live = min(offloadable, consts.zero3_live_layers * max(base.layer_bytes) / par.tp + root)
+            host += offloadable - live
+            frozen = live + quant_state
+        # one matrix is dequantized to bf16 at a time for the matmul
+        dequant = (
+            max(lin.in_features * lin.out_features for layer in arch.layers for lin in layer.linears) * 2 / par.tp
+            if base_fmt.is_quantized
+            else 0
+        )
+        parts = {"base": frozen, "adapters": adapters * opt.adapter_bytes, "dequant_buffer": dequant}
+    weights = sum(parts.values())
 
     # selective recomputation (Korthikanti et al.) drops the attention scores, as FlashAttention does
     per_layer = activation_bytes_per_token_per_layer(
@@ -377,7 +431,22 @@ def size_training(
         optimizer=math.ceil(states),
         overhead=overhead,
     )
-    return TrainingMemory(per_gpu, trainable, math.ceil(host), act_per_token + logits)
+    return TrainingMemory(per_gpu, trainable, math.ceil(host), act_per_token + logits, _weight_parts(parts, per_gpu.weights))
+
+
+def _weight_parts(parts: dict[str, float], total_bytes: int) -> tuple[tuple[str, int], ...]:
+    """Each non-zero part in whole bytes, in :data:`WEIGHT_PARTS` order; the first takes the rounding so they sum to the total."""
+    rounded = [(name, math.ceil(parts[name])) for name in WEIGHT_PARTS if parts.get(name)]
+    if not rounded:
+        return ()
+    (first, _), *rest = rounded
+    return ((first, total_bytes - sum(b for _, b in rest)), *rest)
+
+
+def _largest_gathered_layer(shard: WeightSizes, tp: int, ep: int) -> float:
+    """Bytes of the largest decoder layer one GPU gathers: its TP split, and of its routed experts only the EP rank's."""
+    expert_bytes = shard.layer_expert_bytes or (0,) * len(shard.layer_bytes)
+    return max(whole - experts * (ep - 1) / ep for whole, experts in zip(shard.layer_bytes, expert_bytes, strict=True)) / tp
 
 
 #: Formats bitsandbytes stores as ``Params4bit`` with a ``quant_state`` (absmax, nested absmax, code).
