@@ -122,6 +122,22 @@ BAD = [
         id="drives-without-capacity",
     ),
     pytest.param(
+        "    - custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64, max_power_w: 100}\n      count: 1\n",
+        {},
+        (
+            14,
+            "custom.max_power_w",
+            "100 W is below what the GPUs alone draw at full load (4 x a40-48gb at 300 W TDP = 1,200 W)",
+        ),
+        id="power-below-gpu-tdp",
+    ),
+    pytest.param(
+        "    - custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64, max_power_w: 1199}\n      count: 1\n",
+        {},
+        (14, "custom.max_power_w", "1,199 W is below what the GPUs alone draw at full load"),
+        id="power-one-watt-below-gpu-tdp",
+    ),
+    pytest.param(
         "    - custom: {name: dgx-h100, gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64}\n      count: 1\n",
         {},
         (14, "custom.name", "is a catalog platform id"),
@@ -225,6 +241,7 @@ def test_a_deployment_can_pin_the_custom_server(tmp_path: Path) -> None:
     ("extra", "basis", "units"),
     [
         pytest.param("        max_power_w: 2100\n        rack_units: 4\n", "as given in hardware.inventory", 4, id="given"),
+        pytest.param("        max_power_w: 1200\n", "as given in hardware.inventory", None, id="given-at-gpu-tdp"),
         pytest.param("", "sum of components", None, id="summed"),
     ],
 )
@@ -232,12 +249,34 @@ def test_power_and_height_as_given_else_summed_and_stated(tmp_path: Path, extra:
     plan = _plan(_write(tmp_path, LAB.format(extra=extra, count=2)))
     node = plan.pools[0].node
     assert node.power_basis == basis and node.rack_units == units
-    if extra:
+    if units:
         assert node.power_w == 2100 and node.power_components_w  # both bases shown
         spec = render_file(str(tmp_path / "w.yaml"))["SPEC.md"]
         assert f"2,100 W (as given in hardware.inventory; {node.power_components_w:,} W summed from components)" in spec
     assumed = [f for f in plan.findings if f.code == "rack-units-assumed"]
     assert bool(assumed) is (units is None)
+
+
+def test_owned_servers_left_free_by_the_deployment_using_them_need_no_reason(tmp_path: Path) -> None:
+    # the one deployment takes the one server it needs; nothing ruled the other out
+    inventory = LAB.format(extra="", count=2) + "        - name: lab-02\n"
+    plan = _plan(_write(tmp_path, inventory))
+    assert [f.message for f in plan.findings if f.code == "inventory-free"] == [
+        "1 of 2 owned lab-a40 server(s) (4 x a40-48gb) left free: lab-02"
+    ]
+
+
+def test_owned_servers_left_free_say_why(tmp_path: Path) -> None:
+    # 1 GiB of RAM is below the hard need of a serving host: the OS reserve (host_os_ram_bytes, 16 GiB) and nothing
+    # else held in host memory, so the owned servers are ruled out and the finding says so
+    inventory = LAB.format(extra="", count=2).replace("ram_gib: 512", "ram_gib: 1") + "        - name: lab-02\n"
+    plan = _plan(_write(tmp_path, inventory))
+    assert all(p.node.platform_id != "lab-a40" for p in plan.pools)
+    (free,) = [f.message for f in plan.findings if f.code == "inventory-free"]
+    assert free == (
+        "2 of 2 owned lab-a40 server(s) (4 x a40-48gb) left free: lab-01, lab-02; not used by assistant: "
+        "lab-a40 has 1 GiB RAM; 16 GiB needed"
+    )
 
 
 @pytest.mark.parametrize(

@@ -55,7 +55,7 @@ def plan_text(plan: Plan) -> str:
             lines.append(f"  per GPU{label}: " + _memory_text(p.memory_per_gpu))
         lines += [f"  - {r}" for r in d.reasons]
         for c in d.runners_up:
-            price = f"${c.usd_per_hour * 730:,.0f}/month" if c.usd_per_hour is not None else "unpriced"
+            price = _runner_up_cost(d.kind, c.usd_per_hour, c.latency_s)
             lines.append(
                 f"  runner-up: {c.summary} ({c.gpus_bought} GPUs {had}, {c.gpus} used, {c.power_w / 1000:.1f} kW, {price})"
             )
@@ -63,6 +63,15 @@ def plan_text(plan: Plan) -> str:
         lines.append("")
         lines += [f"{f.level}: {f.code}: {f.message}" + (f" ({f.path})" if f.path else "") for f in plan.findings]
     return "\n".join(lines) + "\n"
+
+
+def _runner_up_cost(kind: str, usd_per_hour: float | None, latency_s: float) -> str:
+    """A runner-up's cost: per run for a training job (its latency is its wall-clock), else per month."""
+    if usd_per_hour is None:
+        return "unpriced"
+    if kind == "training" and latency_s:
+        return f"${usd_per_hour * latency_s / 3600:,.0f} per run"
+    return f"${usd_per_hour * 730:,.0f}/month"
 
 
 def _memory_text(mem: Mapping[str, int]) -> str:

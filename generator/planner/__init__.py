@@ -82,8 +82,10 @@ _Enumerated = dict[tuple[int, tuple[tuple["ServerKey", int], ...]], tuple[list["
 
 def _choose(
     loaded: LoadedWorkload, consts: Constants, enumerated: _Enumerated, *, share: bool
-) -> tuple[list[tuple[int, Option, list[Option]]], list[Finding], dict[int, str]]:
+) -> tuple[list[tuple[int, Option, list[Option]]], list[Finding], dict[int, str], dict[str, list[str]]]:
     """The best option of each deployment in order (owned servers taken as they are chosen), with findings.
+
+    Also returns, by deployment name, the layouts ruled out and why (``"<gpu> on <platform>: why"``).
 
     ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
     over the same choices does not size them again.
@@ -101,6 +103,7 @@ def _choose(
     findings: list[Finding] = []
     chosen: list[tuple[int, Option, list[Option]]] = []
     objectives: dict[int, str] = {}
+    ruled_out: dict[str, list[str]] = {}
     free = free_servers(wl)
     for i, dep in enumerate(wl.deployments):
         model = loaded.models[dep.name]
@@ -115,6 +118,7 @@ def _choose(
 
                 enumerated[state] = (training_options(wl, dep, model, consts, found, free), found)
         options, blocked = enumerated[state][0], list(enumerated[state][1])
+        ruled_out[dep.name] = blocked
         options, pinned = honour_pins(dep, options)
         allowed = [o for o in options if within_limits(wl, o)]
         objective = objective_for(wl.objective, allowed, i, findings)
@@ -153,7 +157,7 @@ def _choose(
         best = feasible[0]
         take_owned(free, (part.candidate for part in best.pieces))
         chosen.append((i, best, feasible[1:]))
-    return chosen, findings, objectives
+    return chosen, findings, objectives, ruled_out
 
 
 def _not_bought(wl: Workload, key: ServerKey) -> str | None:

@@ -17,6 +17,7 @@ from generator.planner.option import Option, pool_labels
 from generator.planner.options import allowed_hardware
 from generator.planner.plan import DeploymentPart, DeploymentPlan, Finding, Plan, Pool, sorted_findings
 from generator.planner.racks import Rack, assumed_height_findings, pack_racks, rack_findings
+from generator.planner.ruled_out import psu_ruled_out, why_left_free
 from generator.planner.slo import effective_slo
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
 from generator.planner.tco import HOURS_PER_MONTH, BuiltHost, fleet_cost
@@ -277,8 +278,13 @@ def build_plan(
     chosen: list[tuple[int, Option, list[Option]]],
     findings: list[Finding],
     objectives: dict[int, str] | None = None,
+    ruled_out: dict[str, list[str]] | None = None,
 ) -> Plan:
-    """Assemble pools (co-locating inference deployments where it saves nodes) and the plan."""
+    """Assemble pools (co-locating inference deployments where it saves nodes) and the plan.
+
+    ``ruled_out`` holds, by deployment name, the layouts the search dropped and why (``"<gpu> on <platform>: why"``).
+    """
+    ruled_out = ruled_out or {}
     wl = loaded.workload
     groups: dict[tuple[str, str, int, str], list[tuple[int, Option]]] = {}
     for index, opt, _ in chosen:
@@ -304,7 +310,7 @@ def build_plan(
         pools.append(_pool(loaded, unit, name, nodes, consts, findings))
         for index, part in unit:
             pool_of[(index, _server_kind(part))] = name
-    pools, inventory = _place_on_inventory(wl, pools, findings)
+    pools, inventory = _place_on_inventory(wl, pools, findings, ruled_out)
     racks: list[Rack] = []
     if wl.hardware.provider == "baremetal":
         racks = pack_racks(pools, wl.hardware.rack_power_kw)
@@ -342,7 +348,7 @@ def build_plan(
             precision, kv = shape_tr.setup.base_precision_name, None
         take_owned(free, (part.candidate for part in opt.pieces))
         objective = objectives.get(index, wl.objective)
-        details.update(_cost_details(opt, objective, details.get("hours")))
+        details.update(_cost_details(opt, objective, details.get("hours"), wl.hardware.provider))
         details["co_located"] = any(len(p.deployments) > 1 for p in pools if p.name in dep_pools)
         reasons += [colocation[(index, _server_kind(part))] for part in opt.pieces]
         for part in opt.pieces:
@@ -351,6 +357,8 @@ def build_plan(
                     f"runs on {part.candidate.owned_nodes} owned {part.hardware.platform.id} server(s): owned servers are "
                     f"always usable, but {part.hardware.not_bought}"
                 )
+        for part in opt.pieces:
+            reasons += psu_ruled_out(part.hardware.gpu.id, part.hardware.platform.id, ruled_out.get(dep.name, ()))
         reasons.append(_choice_reason(objective, opt, rest))
         if objective != wl.objective:
             reasons.append(f"ranked by {objective}, not {wl.objective}: a candidate had no price (see findings)")
@@ -389,6 +397,8 @@ def build_plan(
         )
     findings += single_host_findings(wl, pools)
     rented = _rented_jobs(wl, pools, deployments)
+    # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
+    pools = [p._replace(opex_usd_per_month=None) if p.name in rented else p for p in pools]
     fleet = totals(pools, len(racks), rented)
     cap = wl.hardware.max_budget_usd_per_month
     spend = budget_spend_usd(fleet, pools, rented)
@@ -439,8 +449,10 @@ def _cost_text(opt: Option) -> str:
     return f"${usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
 
 
-def _place_on_inventory(wl: Workload, pools: list[Pool], findings: list[Finding]) -> tuple[list[Pool], list[dict[str, Any]]]:
-    """Owned host names onto the pools that use owned servers; what each owned group holds and what stays free."""
+def _place_on_inventory(
+    wl: Workload, pools: list[Pool], findings: list[Finding], ruled_out: dict[str, list[str]]
+) -> tuple[list[Pool], list[dict[str, Any]]]:
+    """Owned host names onto the pools that use owned servers; what each owned group holds, what stays free and why."""
     out = list(pools)
     report = []
     not_bought = {(h.platform.id, h.gpu.id): h.not_bought for h in allowed_hardware(wl)}
@@ -478,12 +490,21 @@ def _place_on_inventory(wl: Workload, pools: list[Pool], findings: list[Finding]
                 )
             )
         if free:
+            users = {
+                d
+                for p in out
+                if p.owned_nodes and (p.node.platform_id, p.node.gpu_id, p.node.gpus) == group.key
+                for d in p.deployments
+            }
+            why = why_left_free(group.gpu.id, group.platform.id, ruled_out, users)
             findings.append(
                 Finding(
                     "info",
                     "inventory-free",
                     f"{free} of {group.count} owned {group.platform.id} server(s) ({group.gpus_per_node} x {group.gpu.id}) "
-                    "left free" + (f": {', '.join(hosts[used:])}" if hosts[used:] else ""),
+                    "left free"
+                    + (f": {', '.join(hosts[used:])}" if hosts[used:] else "")
+                    + (f"; not used by {why}" if why else ""),
                     "hardware.inventory",
                 )
             )
@@ -565,8 +586,12 @@ def _colocation_reasons(
     return out
 
 
-def _cost_details(opt: Option, objective: str, hours: Any) -> dict[str, Any]:
-    """Capex, opex, whole servers and idle GPUs of the chosen option; a training job's cost per job."""
+def _cost_details(opt: Option, objective: str, hours: Any, provider: str) -> dict[str, Any]:
+    """Capex, opex, whole servers and idle GPUs of the chosen option; a training job's cost per job.
+
+    A training job on rented servers is paid while it runs: it has no monthly figure (the fleet's
+    ``usd_per_month`` leaves it out too), only its rate (``usd_per_hour``), hours and cost per job.
+    """
     c = opt.candidate
     out: dict[str, Any] = {
         "objective_used": objective,
@@ -574,9 +599,12 @@ def _cost_details(opt: Option, objective: str, hours: Any) -> dict[str, Any]:
         "idle_gpus": c.idle_gpus,
         "servers": c.nodes,
         "capex_usd": round(c.capex_usd) if c.capex_usd is not None else None,
-        "opex_usd_per_month": round(c.opex_usd_per_month, 2) if c.opex_usd_per_month is not None else None,
-        "usd_per_month": round(c.usd_per_hour * HOURS_PER_MONTH, 2) if c.usd_per_hour is not None else None,
     }
+    if billed_per_run(provider, opt, hours):
+        out["usd_per_hour"] = round(c.usd_per_hour, 2) if c.usd_per_hour is not None else None
+    else:
+        out["opex_usd_per_month"] = round(c.opex_usd_per_month, 2) if c.opex_usd_per_month is not None else None
+        out["usd_per_month"] = round(c.usd_per_hour * HOURS_PER_MONTH, 2) if c.usd_per_hour is not None else None
     if isinstance(hours, (int, float)) and c.usd_per_hour is not None:
         out["usd_per_job"] = round(c.usd_per_hour * hours, 2)
         out["gpu_hours_per_job"] = round((c.gpus + c.idle_gpus) * hours, 1)  # every GPU of its servers, owned or not
@@ -642,6 +670,11 @@ def _pool(
         idle_gpus=node.gpus * nodes - used,
         owned_nodes=owned,
     )
+
+
+def billed_per_run(provider: str, opt: Option, hours: Any) -> bool:
+    """Whether an option is a training job on rented servers: paid for its hours, not by the month."""
+    return provider != "baremetal" and not isinstance(opt.shape, ReplicaShape) and bool(hours)
 
 
 def _rented_jobs(wl: Workload, pools: list[Pool], deployments: list[DeploymentPlan]) -> dict[str, float | None]:

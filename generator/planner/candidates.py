@@ -27,8 +27,10 @@ if TYPE_CHECKING:
     from generator.sizing.precision import WeightFormat
     from generator.workload.models import InferenceSpec
 
+#: How a layout that needs more owned servers than are free (and more are not bought) is described.
+OWNED_SHORT = "owned are free"
 #: Findings of node assembly that rule a layout out (the node cannot be configured that way).
-_BLOCKING = {"ram-short", "ram-exceeds-platform", "no-gpu-fabric"}
+_BLOCKING = {"ram-short", "ram-exceeds-platform", "no-gpu-fabric", "psu-over-capacity"}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -76,7 +78,7 @@ def layout_option(
         return None
     owned = min(nodes, (free or {}).get((hw.platform.id, hw.gpu.id, gpus_per_node), 0))
     if hw.not_bought and owned < nodes:
-        blocked.append(f"{_where(hw)}: {summary} needs {nodes} servers; {owned} owned are free and {hw.not_bought}")
+        blocked.append(f"{_where(hw)}: {summary} needs {nodes} servers; {owned} {OWNED_SHORT} and {hw.not_bought}")
         return None
     node_key = (id(hw), gpus_per_node, needs)
     assembled = seen.get(node_key)

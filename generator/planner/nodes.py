@@ -27,6 +27,10 @@ MIN_FABRIC_GBPS = 100
 DEFAULT_DRIVE = "generic-nvme-u2-gen4-3-84tb"
 
 
+#: How a node's power basis begins when the figure is another system's published maximum (same baseboard).
+BORROWED_BASIS = "published maximum of"
+
+
 class NodeNeeds(NamedTuple):
     """What the deployments on one node need from the host."""
 
@@ -119,8 +123,55 @@ def node_power_w(
         return int(platform.max_power_w), "as given in hardware.inventory" if platform.custom else "published system maximum"
     reference = reference_system(platform, gpu) if full else None
     if reference is not None and reference.max_power_w:
-        return int(reference.max_power_w), f"published maximum of {reference.id} (same baseboard)"
+        return int(reference.max_power_w), f"{BORROWED_BASIS} {reference.id} (same baseboard)"
     return component_power_w(gpu, gpus, platform, ram_gib, drives, nics, consts), "sum of components"
+
+
+#: How a layout over its PSU capacity is described (the planner finds its ruled-out layouts by it).
+PSU_OVER = "more than its PSUs deliver without redundancy"
+#: The PSU fields of a platform record; a figure among a record's ``unsourced_fields`` is a belief.
+_PSU_FIELDS = ("psu.count", "psu.rating_w", "psu.redundant")
+
+
+def psu_capacity_w(platform: PlatformSpec) -> float | None:
+    """What a node's PSUs deliver with the redundant ones held back (N of N+M); None where the catalog gives no PSU."""
+    if not platform.psu_count or not platform.psu_rating_w:
+        return None
+    return (platform.psu_count - (platform.psu_redundant or 0)) * platform.psu_rating_w
+
+
+def psu_overload(platform: PlatformSpec, gpu: GpuSpec, gpus: int, power_w: int, basis: str) -> Finding | None:
+    """A node drawing more than its non-redundant PSU capacity: an error that rules the layout out, or a warning.
+
+    It is ruled out (``psu-over-capacity``) only when both figures are this platform's own and sourced: the
+    PSU count, rating and redundancy, and a power figure that is not borrowed from another system on the
+    same baseboard. On a PSU figure the catalog marks as a belief, or a borrowed power figure, the layout
+    stays and a ``psu-headroom`` warning says what to check before buying.
+    """
+    capacity = psu_capacity_w(platform)
+    if capacity is None or power_w <= capacity:
+        return None
+    count, rating, redundant = platform.psu_count or 0, platform.psu_rating_w or 0.0, platform.psu_redundant or 0
+    supplies = f"{count - redundant} of {count} x {rating:,.0f} W" if redundant else f"{count} x {rating:,.0f} W"
+    drawn = f"{platform.id} with {gpus} x {gpu.id} draws {power_w:,} W ({basis})"
+    believed = [f for f in _PSU_FIELDS if f in platform.unsourced_fields]
+    if not believed and not basis.startswith(BORROWED_BASIS):
+        return Finding(
+            "error",
+            "psu-over-capacity",
+            f"{drawn}, {PSU_OVER} ({supplies} = {capacity:,.0f} W)",
+        )
+    why = (
+        f"the catalog's {', '.join(believed)} for it {'is' if len(believed) == 1 else 'are'} unsourced"
+        if believed
+        else "the power figure is another system's"
+    )
+    return Finding(
+        "warning",
+        "psu-headroom",
+        f"{drawn}, {PSU_OVER} ({supplies} = {capacity:,.0f} W); not ruled out "
+        f"because {why}: check the chassis' PSU rating for this configuration before buying",
+    )
 
 
 def _gpu_generation(gpu: GpuSpec) -> str:
@@ -218,10 +269,9 @@ def assemble_node(
     if platform.psu_count and platform.psu_rating_w:
         redundant = platform.psu_redundant or 0
         psu = f"{platform.psu_count}x {platform.psu_rating_w:g} W ({platform.psu_count - redundant}+{redundant})"
-        if power > (platform.psu_count - redundant) * platform.psu_rating_w:
-            findings.append(
-                Finding("warning", "psu-headroom", f"{power} W exceeds the non-redundant PSU capacity of {platform.id}")
-            )
+        over = psu_overload(platform, gpu, gpus, power, basis)
+        if over is not None:
+            findings.append(over)
     cooling = "liquid" if "liquid" in (platform.cooling, gpu.cooling) else "air"
     return NodeSpec(
         platform_id=platform.id,

@@ -30,6 +30,17 @@ def _part_errors(spec: CustomServer, where: Path) -> list[tuple[Path, str]]:
             out.append(((*where, count_field), f"'{field}' is given: say how many each server has (at least 1)"))
         elif nic is None and count:
             out.append(((*where, count_field), f"{count} NIC(s) counted but no '{field}' named"))
+    gpu = catalog.gpus().get(spec.gpu)
+    gpus_w = gpu.tdp_w * spec.gpus_per_server if gpu is not None else 0.0
+    if gpu is not None and spec.max_power_w is not None and spec.max_power_w < gpus_w:
+        out.append(
+            (
+                (*where, "max_power_w"),
+                f"{spec.max_power_w:,} W is below what the GPUs alone draw at full load ({spec.gpus_per_server} x {spec.gpu} "
+                f"at {gpu.tdp_w:,.0f} W TDP = {gpus_w:,.0f} W); give the server's wall power at full load (the plan "
+                "sizes the GPUs at full power and does not model power caps)",
+            )
+        )
     if spec.nvme_drives and not spec.nvme_tb:
         out.append(((*where, "nvme_tb"), f"{spec.nvme_drives} NVMe drive(s) counted but no capacity (nvme_tb)"))
     if spec.platform_id in catalog.platforms():

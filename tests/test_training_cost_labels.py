@@ -1,0 +1,67 @@
+"""A training job's cost is labelled the way it is paid: per run when rented, per month when the servers are bought.
+
+Hand figures for examples/mixed.yaml (AWS g6e.xlarge on demand in us-east-1, $1.861 an hour in prices.json):
+the services run on 3 + 5 instances for a month, 8 x 1.861 x 730 = $10,868.24; the LoRA job rents 6 instances,
+6 x 1.861 = $11.166 an hour, for 22.0 h: $245.65 a run, and has no monthly figure of its own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.api import plan_file, render_file
+from generator.calculator.report import plan_text
+
+REPO = Path(__file__).resolve().parents[1]
+MIXED = str(REPO / "examples" / "mixed.yaml")
+FINETUNE = str(REPO / "examples" / "finetune-8b-qlora.yaml")
+
+
+def test_a_rented_training_job_reports_its_rate_hours_and_cost_per_run_not_a_month() -> None:
+    plan = plan_file(MIXED)[1]
+    (job,) = [d for d in plan.deployments if d.kind == "training"]
+    costs = {k: v for k, v in job.details.items() if "usd" in k or "hour" in k}
+    assert costs == {"hours": 22.0, "capex_usd": None, "usd_per_hour": 11.17, "usd_per_job": 245.65, "gpu_hours_per_job": 132.0}
+    (pool,) = [p for p in plan.pools if p.name in job.pools]
+    assert pool.usd_per_hour == pytest.approx(6 * 1.861) and pool.opex_usd_per_month is None
+    assert plan.totals["usd_per_month"] == pytest.approx(8 * 1.861 * 730, abs=0.005)
+    assert plan.totals["opex_usd_per_month"] == plan.totals["usd_per_month"]
+    assert plan.totals["training_usd_per_job"] == job.details["usd_per_job"]
+
+
+def test_bought_training_servers_keep_their_monthly_cost() -> None:
+    # bare metal: the servers are paid whether the job runs or not, so the job's month is the fleet's month
+    plan = plan_file(FINETUNE)[1]
+    (job,) = plan.deployments
+    (pool,) = plan.pools
+    assert pool.usd_per_hour is not None
+    assert job.details["usd_per_month"] == plan.totals["usd_per_month"] == round(pool.usd_per_hour * 730, 2)
+    assert job.details["opex_usd_per_month"] == pool.opex_usd_per_month
+    assert "usd_per_hour" not in job.details and plan.totals["training_usd_per_job"] is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        pytest.param(
+            "assistant-platform: 14 GPUs on 14 node(s) in 0 rack(s), 10.9 kW, $10,868/month + $246 per training run "
+            "(rented per job)",
+            id="text-total",
+        ),
+        pytest.param(
+            "  runner-up: TP1 ZeRO-1 x DP6, micro-batch 2 x 1 accumulation step on 6 x aws-g6e-xlarge (1 x l40s-48gb), "
+            "22.0 h (6 GPUs rented, 6 used, 4.7 kW, $246 per run)",
+            id="text-training-runner-up",
+        ),
+    ],
+)
+def test_text_report_labels_training_cost_per_run(line: str) -> None:
+    assert line in plan_text(plan_file(MIXED)[1]).splitlines()
+
+
+def test_spec_md_total_matches_the_text_report() -> None:
+    spec = render_file(MIXED)["SPEC.md"]
+    assert "| $10,868/month + $246 per training run (rented per job) |" in spec
+    assert "usd_per_month: 8,151" not in spec
