@@ -191,7 +191,7 @@ def _report(exc: SpecgenError) -> int:
         from generator.findings import github_error
 
         for line in lines if exc.exit_code != 4 else ["rendered output is stale; run `specgen render` and commit the result"]:
-            print(github_error(line))
+            print(github_error(line), file=sys.stderr)  # stdout stays the command's document
     return exc.exit_code
 
 
@@ -380,7 +380,11 @@ def _build_cli() -> Any:
 
 
 def _print_findings(located: list[tuple[str, str, str, str]], gitlab_report: str | None) -> None:
-    """Warnings and errors on stderr as ``file:line:col: level: message``; GitHub annotations in Actions."""
+    """Warnings and errors on stderr as ``file:line:col: level: message``; GitHub annotations in Actions.
+
+    The annotations go to stderr too (the Actions runner reads workflow commands from both streams), so stdout
+    holds only the command's document (``plan --format json``, the diff comment).
+    """
     from generator.findings import at_least, github_annotation, text_line
     from generator.findings import gitlab_report as gitlab_text
 
@@ -389,7 +393,7 @@ def _print_findings(located: list[tuple[str, str, str, str]], gitlab_report: str
         print(text_line(finding), file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
         for finding in shown:
-            print(github_annotation(finding))
+            print(github_annotation(finding), file=sys.stderr)
     if gitlab_report:
         _write_gitlab(gitlab_report, gitlab_text(located))
 

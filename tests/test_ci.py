@@ -145,10 +145,26 @@ def test_github_annotations_in_actions(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    _, out, _ = specgen(capsys, "render", str(HOME), "-o", str(tmp_path / "out"))
-    annotations = [line for line in out.splitlines() if line.startswith("::")]
+    _, out, err = specgen(capsys, "render", str(HOME), "-o", str(tmp_path / "out"))
+    annotations = [line for line in err.splitlines() if line.startswith("::")]
     assert annotations
     assert all(line.startswith(f"::warning file={HOME},line=7,col=5,title=specgen ") for line in annotations), annotations
+    assert "::" not in out
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown", "text"])
+def test_annotations_leave_the_plan_document_alone(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    """Under Actions, stdout is the same document as without (the annotations go to stderr, which the runner reads)."""
+    code, plain, _ = specgen(capsys, "plan", str(HOME), "--format", fmt)
+    assert code == 0
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    code, out, err = specgen(capsys, "plan", str(HOME), "--format", fmt)
+    assert code == 0 and out == plain
+    if fmt == "json":
+        assert json.loads(out)["workload"]
+    assert [line for line in err.splitlines() if line.startswith("::warning file=")]
 
 
 def test_annotation_escaping() -> None:
@@ -170,10 +186,11 @@ def test_fatal_errors_are_annotations_in_actions(
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     args = ["-o", str(tmp_path / "out")] if command == "render" else []
     code, out, err = specgen(capsys, command, str(INFEASIBLE_HOME), *args)
-    assert code == 3
-    assert out.startswith(f"::error file={INFEASIBLE_HOME},line=7,col=12,title=specgen::deployments[0].model: ")
-    assert "needs 724 GiB on NVMe beyond RAM" in out and out.count("\n") == 1
-    assert err.startswith(f"specgen: error: {INFEASIBLE_HOME}:7:12: ")
+    assert code == 3 and out == ""
+    text, annotation = err.splitlines()
+    assert annotation.startswith(f"::error file={INFEASIBLE_HOME},line=7,col=12,title=specgen::deployments[0].model: ")
+    assert "needs 724 GiB on NVMe beyond RAM" in annotation
+    assert text.startswith(f"specgen: error: {INFEASIBLE_HOME}:7:12: ")
 
 
 def test_error_annotation_forms() -> None:
