@@ -232,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run ``specgen calibrate``; returns the exit code."""
     from generator.calculator import cli as estimate_cli
     from generator.calculator.estimate import estimate
+    from generator.input_files import MAX_LOG_BYTES, read_limited
 
     parser = estimate_cli.build_parser()
     parser.prog = "specgen calibrate"
@@ -242,11 +243,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         measured = []
         for path in args.log:
-            try:
-                with open(path, encoding="utf-8", errors="replace") as fh:
-                    measured += parse_log(fh.read(), path)
-            except OSError as exc:
-                raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+            # regular files only, size-limited: a device reads forever and a FIFO blocks (as for workload files)
+            data = read_limited(path, MAX_LOG_BYTES, "log")
+            measured += parse_log(data.decode("utf-8", errors="replace"), path)
         result = estimate_cli.run_estimate(parser, args)
         rows = compare(measured, result)
         if not rows:
