@@ -79,11 +79,15 @@ def _raise(failure: _Failure) -> None:
 
 
 def render_many(paths: list[str], jobs: int = 1) -> list[Rendered]:
-    """Every file rendered, in the order given; the first file's error (in that order) is raised."""
+    """Every file rendered, by workload name then path; the error of the first failing path (sorted) is raised.
+
+    Nothing depends on the order the paths are given in (a shell glob's order follows the locale).
+    """
+    paths = sorted(paths)
     jobs = max(1, min(jobs, len(paths), os.cpu_count() or 1))
     alone = len(paths) == 1
     if jobs == 1:
-        return [render_one(path, alone) for path in paths]
+        return by_name([render_one(path, alone) for path in paths])
     import multiprocessing
 
     # load what every worker needs once, before the workers are forked
@@ -110,7 +114,12 @@ def render_many(paths: list[str], jobs: int = 1) -> list[Rendered]:
             _raise(result)
         else:
             out.append(result)
-    return out
+    return by_name(out)
+
+
+def by_name(results: Iterable[Rendered]) -> list[Rendered]:
+    """``results`` by workload name, then file path: the order of every tree, module and pool rendered together."""
+    return sorted(results, key=lambda r: (r.name, r.file))
 
 
 def output_files(results: list[Rendered], single: bool) -> dict[str, str]:
@@ -125,6 +134,7 @@ def output_files(results: list[Rendered], single: bool) -> dict[str, str]:
 
     if single:
         return dict(results[0].files)
+    results = by_name(results)
     files: dict[str, str] = {}
     seen: dict[str, str] = {}
     for result in results:

@@ -120,6 +120,43 @@ def test_jobs_give_the_same_bytes(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert one == two and len(one) > 20
 
 
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+ORDER_EXAMPLES = [str(REPO / "examples" / name) for name in ("chat-70b.yaml", "home-70b-offload.yaml", "finetune-8b-qlora.yaml")]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_the_tree_does_not_depend_on_the_order_of_the_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], jobs: str
+) -> None:
+    """A shell glob's order follows the locale: trees, the root main.tf and the cluster layer are by workload name."""
+    a, b, c = ORDER_EXAMPLES
+    outputs = []
+    for i, order in enumerate([(a, b, c), (c, a, b), (b, c, a)]):
+        code, out, err = specgen(capsys, "render", *order, "-o", str(tmp_path / str(i)), "--jobs", jobs)
+        assert code == 0, err
+        outputs.append((_tree(tmp_path / str(i)), out.replace(str(tmp_path / str(i)), "OUT"), err))
+    assert outputs[0] == outputs[1] == outputs[2]
+    tree, out, _ = outputs[0]
+    # the workload names (support-chat, home-70b, tune-8b) sort differently from the file names
+    assert out.splitlines() == [f"wrote 10 files to OUT/{name}" for name in ("home-70b", "support-chat", "tune-8b")]
+    main_tf = tree["terraform/main.tf"].decode()
+    assert main_tf.index('module "home-70b"') < main_tf.index('module "support-chat"') < main_tf.index('module "tune-8b"')
+    code, out, err = specgen(capsys, "render", c, b, a, "-o", str(tmp_path / "0"), "--check")
+    assert code == 0 and out == "rendered output is current\n", err
+
+
+def test_two_files_of_one_name_are_named_in_path_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = workloads(tmp_path, "x", "y")
+    Path(second).write_text(Path(first).read_text())  # both are named 'x'
+    for order in [(first, second), (second, first)]:
+        code, _, err = specgen(capsys, "render", *order, "-o", str(tmp_path / "out"))
+        assert code == 1
+        assert err == f"specgen: error: {first} and {second} are both named 'x'; names must differ to render together\n"
+
+
 # ---------------------------------------------------------------- findings
 
 

@@ -72,7 +72,7 @@ def check_tree_name(name: str, taken: Sequence[str]) -> None:
 def render_shared(parts: Sequence[tuple[str, Sequence[GpuPoolStack], bool]]) -> dict[str, str]:
     """The files of a tree of several workloads that belong to none of them.
 
-    ``parts``: (workload name, its pools' GPU-stack needs, whether it renders Terraform), in file order.
+    ``parts``: (workload name, its pools' GPU-stack needs, whether it renders Terraform), in name order.
     The merged ``cluster/`` layer and a root ``terraform/main.tf`` with one module per workload.
     """
     files = render_cluster([stack for _, stacks, _ in parts for stack in stacks])
