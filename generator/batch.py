@@ -48,13 +48,14 @@ def render_one(path: str, alone: bool = True) -> Rendered:
     """
     from generator.api import plan_file
     from generator.findings import locate_findings
-    from generator.render import render_plan, render_workload
+    from generator.render import deployed, render_alone, render_workload
 
-    loaded, plan = plan_file(path)
+    loaded, planned = plan_file(path)
     wl = loaded.workload
-    located = locate_findings(loaded, plan.findings)
+    plan = deployed(planned, wl, alone=alone)
+    located = locate_findings(loaded, plan.findings)  # those SPEC.md lists, sharing's included
     if alone:
-        return Rendered(path, wl.name, render_plan(plan, wl), located)
+        return Rendered(path, wl.name, render_alone(plan, wl), located)
     files, stacks = render_workload(plan, wl, alone=False)
     return Rendered(path, wl.name, dict(sorted(files.items())), located, tuple(stacks), "terraform" in wl.outputs)
 

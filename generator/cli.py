@@ -281,10 +281,15 @@ def _build_cli() -> Any:
         from generator.api import plan_file
         from generator.calculator.report import plan_text
         from generator.findings import locate_findings
+        from generator.render import deployed
         from generator.render.env import to_json
         from generator.render.markdown import render_markdown
 
-        loaded, result = _errors_to_gitlab(gitlab_report, file, lambda: plan_file(file))
+        def planned() -> tuple[Any, Any]:
+            loaded, plan = plan_file(file)
+            return loaded, deployed(plan, loaded.workload)  # the plan spec.json and SPEC.md hold
+
+        loaded, result = _errors_to_gitlab(gitlab_report, file, planned)
         located = list(locate_findings(loaded, result.findings))
         _print_findings(located, gitlab_report)
         if fmt == "json":

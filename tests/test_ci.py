@@ -536,3 +536,28 @@ def test_validate_rejects_what_plan_rejects_early(
     planned = specgen(capsys, "plan", str(tmp_path / "w.yaml"))
     assert validated[0] == planned[0] == code
     assert message in validated[2] and validated[2] == planned[2]
+
+
+# ---------------------------------------------------------------- plan = what render writes
+
+EXAMPLES = sorted(str(p) for p in (REPO / "examples").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: Path(p).stem)
+def test_plan_prints_the_plan_render_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str], example: str) -> None:
+    """plan --format markdown is SPEC.md, --format json spec.json's plan, and both report render's findings."""
+    code, _, render_err = specgen(capsys, "render", example, "-o", str(tmp_path / "out"))
+    assert code == 0, render_err
+    spec_md = (tmp_path / "out" / "SPEC.md").read_text()
+    spec_json = json.loads((tmp_path / "out" / "spec.json").read_text())
+    code, markdown, err = specgen(capsys, "plan", example, "--format", "markdown")
+    assert code == 0 and markdown == spec_md
+    assert err == render_err
+    code, plan_json, err = specgen(capsys, "plan", example, "--format", "json")
+    assert code == 0 and json.loads(plan_json) == spec_json["plan"]
+
+
+def test_plan_shows_the_sharing_findings(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = specgen(capsys, "plan", str(REPO / "examples" / "small-models-gke-sharing.yaml"), "--format", "json")
+    assert code == 0
+    assert [f["code"] for f in json.loads(out)["findings"] if f["code"].startswith("gpu-sharing")] == ["gpu-sharing"]
