@@ -241,18 +241,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", help="write the constants: block to this file (default: print it)")
     args = parser.parse_args(argv)
     try:
+        request = estimate_cli.build_request(parser, args)  # usage errors (exit 2) before any log is read
         measured = []
         for path in args.log:
             # regular files only, size-limited: a device reads forever and a FIFO blocks (as for workload files)
             data = read_limited(path, MAX_LOG_BYTES, "log")
             measured += parse_log(data.decode("utf-8", errors="replace"), path)
-        result = estimate_cli.run_estimate(parser, args)
+        result = estimate(request)
         rows = compare(measured, result)
         if not rows:
             raise InputError("none of the measured figures has a prediction: give --gpu (and --ram-gib for offload)")
 
         def predict(constants: dict[str, float]) -> dict[str, Any]:
-            return estimate(estimate_cli.build_request(parser, args)._replace(constants=tuple(constants.items())))
+            return estimate(request._replace(constants=tuple(constants.items())))
 
         block = constants_block(fitted_constants(rows, result, dict(args.set), predict))
     except SpecgenError as exc:
