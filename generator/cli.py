@@ -404,8 +404,11 @@ def _print_findings(located: list[tuple[str, str, str, str]], gitlab_report: str
 
 
 def _write_gitlab(path: str, text: str) -> None:
+    """Write the report; not through a symlink a pull request could commit at the report's path (as for the tree)."""
     from generator.errors import OutputError
+    from generator.writer import refuse_symlinks
 
+    refuse_symlinks(path)
     try:
         with open(path, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)

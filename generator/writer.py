@@ -9,7 +9,7 @@ a manifest is not a specgen output directory, and specgen refuses to write into 
 The new tree is built in a temporary sibling directory and exchanged with the output directory in
 one atomic step (:mod:`generator.swap`), under an exclusive lock; the next run recovers or removes
 whatever an interrupted one left. An output path that runs through a symlink inside the repository, or whose
-last component is one, is refused (see :func:`_refuse_symlinks`).
+last component is one, is refused (see :func:`refuse_symlinks`).
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def write_tree(files: dict[str, str], directory: str, *, keep: Collection[str] =
     specgen does not own is carried over unchanged. The manifest is written from the result. Returns what
     was done to recover an interrupted earlier render (for the user to read).
     """
-    _refuse_symlinks(directory)
+    refuse_symlinks(directory)
     if os.path.lexists(directory) and not os.path.isdir(directory):
         raise InputError(f"output path {directory} exists and is not a directory")
     files = {rel: text for rel, text in files.items() if rel != MANIFEST}
@@ -267,8 +267,8 @@ def _swap_by_renames(staging: str, target: str, parent: str, directory: str) -> 
     _remove_tree(retired)
 
 
-def _refuse_symlinks(directory: str) -> None:
-    """Refuse an output path that runs through a symlink a pull request could have planted.
+def refuse_symlinks(directory: str) -> None:
+    """Refuse an output path (a tree, or a report file) that runs through a symlink a pull request could have planted.
 
     A pull request controls the files of its checkout: a committed ``infra -> /home/runner/.ssh`` would send
     the render outside the output tree. So every component below the repository of the working directory (its

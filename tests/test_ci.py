@@ -261,6 +261,20 @@ def test_an_unwritable_report_does_not_hide_the_workload_error(tmp_path: Path, c
     assert f"specgen: error: cannot write {report}" in err and "cannot run on hardware.fixed" in err
 
 
+def test_the_report_is_not_written_through_a_committed_symlink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pull request that commits gl-code-quality.json -> a file elsewhere does not get it overwritten."""
+    (tmp_path / "checkout").mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    (tmp_path / "checkout" / "gl-code-quality.json").symlink_to(victim)
+    monkeypatch.chdir(tmp_path / "checkout")
+    code, _, err = specgen(capsys, "plan", str(HOME), "--gitlab-report", "gl-code-quality.json")
+    assert code == 1 and victim.read_text() == "keep\n"
+    assert f"specgen: error: refusing to write gl-code-quality.json: gl-code-quality.json is a symlink to {victim}" in err
+
+
 def test_an_unlocated_error_is_reported_at_the_first_file() -> None:
     (issue,) = json.loads(gitlab_error_report(["w.yaml: file not found"], "w.yaml"))
     assert (issue["description"], issue["location"]) == ("w.yaml: file not found", {"lines": {"begin": 1}, "path": "w.yaml"})
