@@ -3,7 +3,8 @@
 Every file is planned and rendered before anything is written (one bad file writes nothing). Files
 rendered in one process share one catalog and one sizing cache; with ``jobs > 1`` the files are
 spread over worker processes (forked where the platform allows, so they inherit the loaded catalog)
-and the results come back in file order, so the output does not depend on the number of jobs.
+and the results come back by workload name, so the output depends neither on the number of jobs nor on
+the order the files were given in.
 """
 
 from __future__ import annotations
