@@ -3,7 +3,8 @@
 Every file is planned and rendered before anything is written (one bad file writes nothing). Files
 rendered in one process share one catalog and one sizing cache; with ``jobs > 1`` the files are
 spread over worker processes (forked where the platform allows, so they inherit the loaded catalog)
-and the results come back in file order, so the output does not depend on the number of jobs.
+and the results come back by workload name, so the output depends neither on the number of jobs nor on
+the order the files were given in.
 """
 
 from __future__ import annotations
@@ -48,13 +49,14 @@ def render_one(path: str, alone: bool = True) -> Rendered:
     """
     from generator.api import plan_file
     from generator.findings import locate_findings
-    from generator.render import render_plan, render_workload
+    from generator.render import deployed, render_alone, render_workload
 
-    loaded, plan = plan_file(path)
+    loaded, planned = plan_file(path)
     wl = loaded.workload
-    located = locate_findings(loaded, plan.findings)
+    plan = deployed(planned, wl, alone=alone)
+    located = locate_findings(loaded, plan.findings)  # those SPEC.md lists, sharing's included
     if alone:
-        return Rendered(path, wl.name, render_plan(plan, wl), located)
+        return Rendered(path, wl.name, render_alone(plan, wl), located)
     files, stacks = render_workload(plan, wl, alone=False)
     return Rendered(path, wl.name, dict(sorted(files.items())), located, tuple(stacks), "terraform" in wl.outputs)
 
@@ -79,11 +81,15 @@ def _raise(failure: _Failure) -> None:
 
 
 def render_many(paths: list[str], jobs: int = 1) -> list[Rendered]:
-    """Every file rendered, in the order given; the first file's error (in that order) is raised."""
+    """Every file rendered, by workload name then path; the error of the first failing path (sorted) is raised.
+
+    Nothing depends on the order the paths are given in (a shell glob's order follows the locale).
+    """
+    paths = sorted(paths)
     jobs = max(1, min(jobs, len(paths), os.cpu_count() or 1))
     alone = len(paths) == 1
     if jobs == 1:
-        return [render_one(path, alone) for path in paths]
+        return by_name([render_one(path, alone) for path in paths])
     import multiprocessing
 
     # load what every worker needs once, before the workers are forked
@@ -110,7 +116,12 @@ def render_many(paths: list[str], jobs: int = 1) -> list[Rendered]:
             _raise(result)
         else:
             out.append(result)
-    return out
+    return by_name(out)
+
+
+def by_name(results: Iterable[Rendered]) -> list[Rendered]:
+    """``results`` by workload name, then file path: the order of every tree, module and pool rendered together."""
+    return sorted(results, key=lambda r: (r.name, r.file))
 
 
 def output_files(results: list[Rendered], single: bool) -> dict[str, str]:
@@ -125,6 +136,7 @@ def output_files(results: list[Rendered], single: bool) -> dict[str, str]:
 
     if single:
         return dict(results[0].files)
+    results = by_name(results)
     files: dict[str, str] = {}
     seen: dict[str, str] = {}
     for result in results:

@@ -191,7 +191,7 @@ def _report(exc: SpecgenError) -> int:
         from generator.findings import github_error
 
         for line in lines if exc.exit_code != 4 else ["rendered output is stale; run `specgen render` and commit the result"]:
-            print(github_error(line))
+            print(github_error(line), file=sys.stderr)  # stdout stays the command's document
     return exc.exit_code
 
 
@@ -281,10 +281,15 @@ def _build_cli() -> Any:
         from generator.api import plan_file
         from generator.calculator.report import plan_text
         from generator.findings import locate_findings
+        from generator.render import deployed
         from generator.render.env import to_json
         from generator.render.markdown import render_markdown
 
-        loaded, result = _errors_to_gitlab(gitlab_report, file, lambda: plan_file(file))
+        def planned() -> tuple[Any, Any]:
+            loaded, plan = plan_file(file)
+            return loaded, deployed(plan, loaded.workload)  # the plan spec.json and SPEC.md hold
+
+        loaded, result = _errors_to_gitlab(gitlab_report, file, planned)
         located = list(locate_findings(loaded, result.findings))
         _print_findings(located, gitlab_report)
         if fmt == "json":
@@ -380,7 +385,11 @@ def _build_cli() -> Any:
 
 
 def _print_findings(located: list[tuple[str, str, str, str]], gitlab_report: str | None) -> None:
-    """Warnings and errors on stderr as ``file:line:col: level: message``; GitHub annotations in Actions."""
+    """Warnings and errors on stderr as ``file:line:col: level: message``; GitHub annotations in Actions.
+
+    The annotations go to stderr too (the Actions runner reads workflow commands from both streams), so stdout
+    holds only the command's document (``plan --format json``, the diff comment).
+    """
     from generator.findings import at_least, github_annotation, text_line
     from generator.findings import gitlab_report as gitlab_text
 
@@ -389,14 +398,17 @@ def _print_findings(located: list[tuple[str, str, str, str]], gitlab_report: str
         print(text_line(finding), file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
         for finding in shown:
-            print(github_annotation(finding))
+            print(github_annotation(finding), file=sys.stderr)
     if gitlab_report:
         _write_gitlab(gitlab_report, gitlab_text(located))
 
 
 def _write_gitlab(path: str, text: str) -> None:
+    """Write the report; not through a symlink a pull request could commit at the report's path (as for the tree)."""
     from generator.errors import OutputError
+    from generator.writer import refuse_symlinks
 
+    refuse_symlinks(path)
     try:
         with open(path, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)

@@ -23,6 +23,8 @@ MAX_WORKLOAD_BYTES = 1 << 20
 MAX_CONFIG_BYTES = 4 << 20
 #: Largest ``spec.json`` given to ``specgen diff``, in bytes.
 MAX_SPEC_BYTES = 64 << 20
+#: Largest run log given to ``specgen calibrate --log``, in bytes (a vLLM server's whole log, not only its start-up).
+MAX_LOG_BYTES = 64 << 20
 #: Whether paths a workload names may lie outside its repository.
 allow_outside_paths: ContextVar[bool] = ContextVar("allow_outside_paths", default=False)
 

@@ -8,7 +8,8 @@ a manifest is not a specgen output directory, and specgen refuses to write into 
 
 The new tree is built in a temporary sibling directory and exchanged with the output directory in
 one atomic step (:mod:`generator.swap`), under an exclusive lock; the next run recovers or removes
-whatever an interrupted one left. An output path that runs through a symlink is refused.
+whatever an interrupted one left. An output path that runs through a symlink inside the repository, or whose
+last component is one, is refused (see :func:`refuse_symlinks`).
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ def write_tree(files: dict[str, str], directory: str, *, keep: Collection[str] =
     specgen does not own is carried over unchanged. The manifest is written from the result. Returns what
     was done to recover an interrupted earlier render (for the user to read).
     """
-    _refuse_symlinks(directory)
+    refuse_symlinks(directory)
     if os.path.lexists(directory) and not os.path.isdir(directory):
         raise InputError(f"output path {directory} exists and is not a directory")
     files = {rel: text for rel, text in files.items() if rel != MANIFEST}
@@ -266,22 +267,43 @@ def _swap_by_renames(staging: str, target: str, parent: str, directory: str) -> 
     _remove_tree(retired)
 
 
-def _refuse_symlinks(directory: str) -> None:
-    """Refuse an output path that runs through a symlink (a pull request can commit one pointing anywhere).
+def refuse_symlinks(directory: str) -> None:
+    """Refuse an output path (a tree, or a report file) that runs through a symlink a pull request could have planted.
 
-    A relative path is checked from the working directory down, an absolute one from the root.
+    A pull request controls the files of its checkout: a committed ``infra -> /home/runner/.ssh`` would send
+    the render outside the output tree. So every component below the repository of the working directory (its
+    git root, else the working directory itself) must not be a symlink, and neither may the output directory
+    itself wherever it is. Components at or above that root, or elsewhere outside it, belong to the machine
+    (``/tmp -> /private/tmp`` on macOS, ``/home -> /var/home`` on Fedora Silverblue) and are followed, as is a
+    symlink to the working directory itself (the ``$PWD`` of a user who entered it through one). The walk
+    follows the kernel's meaning of the path: ``..`` after a followed symlink is the parent of its target, as
+    the later write takes it.
     """
-    path = os.path.normpath(directory)
-    probe = os.sep if os.path.isabs(path) else ""
-    for part in path.split(os.sep):
-        if not part or part == ".":
+    from generator.input_files import repository_root
+
+    here = os.path.realpath(os.getcwd())
+    base = repository_root(here)  # a real path
+    parts = [part for part in directory.split(os.sep) if part and part != "."]
+    last = len(parts) - 1  # the output directory itself
+    resolved = os.sep if os.path.isabs(directory) else here
+    shown = os.sep if os.path.isabs(directory) else ""
+    for i, part in enumerate(parts):
+        shown = os.path.join(shown, part) if shown else part
+        if part == "..":
+            resolved = os.path.dirname(resolved)  # ``resolved`` holds no symlink: its parent is the kernel's ``..``
             continue
-        probe = os.path.join(probe, part) if probe else part
-        if part != ".." and os.path.islink(probe):
+        probe = os.path.join(resolved, part)
+        if not os.path.islink(probe):
+            resolved = probe
+            continue
+        target = os.path.realpath(probe)
+        controlled = os.path.commonpath([probe, base]) == base  # a symlink is never ``base`` itself
+        if i == last or (controlled and target != here):  # the working directory reached by ``$PWD`` is no escape
             raise OutputError(
-                f"refusing to write {directory}: {probe} is a symlink to {os.readlink(probe)}; "
+                f"refusing to write {directory}: {shown} is a symlink to {os.readlink(probe)}; "
                 "give the real path if that is where the output belongs"
             )
+        resolved = target
 
 
 def _refuse_conflicts(files: dict[str, str], carried: dict[str, str], directory: str) -> None:

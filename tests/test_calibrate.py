@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from generator.calculator.calibrate import main, parse_log
+from generator.input_files import MAX_LOG_BYTES
 from tests.helpers import estimate_json
 
 DATA = Path(__file__).parent / "data" / "calibrate"
@@ -177,3 +180,34 @@ def test_torch_memory_summary_peak_is_compared_with_a_training_prediction() -> N
     per_gpu = estimate_json(*setup)["memory"]["per_gpu"]
     assert measured == 21.0
     assert predicted == pytest.approx((per_gpu["total"] - per_gpu["overhead"]) / 2**30, abs=0.01)
+
+
+def _fifo(path: Path) -> str:
+    os.mkfifo(path)
+    return str(path)
+
+
+def _sparse(path: Path) -> str:
+    with open(path, "wb") as fh:
+        fh.truncate(MAX_LOG_BYTES + 1)  # a hole: no disk used
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda tmp: "/dev/zero", "log is a device; only regular files are read"),
+        (lambda tmp: _fifo(tmp / "pipe.log"), "log is a FIFO; only regular files are read"),
+        (str, "log is a directory; only regular files are read"),
+        (lambda tmp: _sparse(tmp / "huge.log"), "log is 67,108,865 bytes, more than the 67,108,864 specgen reads"),
+        (lambda tmp: str(tmp / "missing.log"), "log not found"),
+    ],
+)
+def test_a_log_that_is_not_a_small_regular_file_is_a_located_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Callable[[Path], str], message: str
+) -> None:
+    """The same check as workload and model files: no read of a device, no wait on a FIFO, no traceback."""
+    path = make(tmp_path)
+    code, out = calibrate(*VLLM_SETUP, "--log", path)
+    assert (code, out) == (1, "")
+    assert capsys.readouterr().err == f"specgen calibrate: error: {path}: {message}\n"

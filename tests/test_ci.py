@@ -120,6 +120,43 @@ def test_jobs_give_the_same_bytes(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert one == two and len(one) > 20
 
 
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+ORDER_EXAMPLES = [str(REPO / "examples" / name) for name in ("chat-70b.yaml", "home-70b-offload.yaml", "finetune-8b-qlora.yaml")]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_the_tree_does_not_depend_on_the_order_of_the_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], jobs: str
+) -> None:
+    """A shell glob's order follows the locale: trees, the root main.tf and the cluster layer are by workload name."""
+    a, b, c = ORDER_EXAMPLES
+    outputs = []
+    for i, order in enumerate([(a, b, c), (c, a, b), (b, c, a)]):
+        code, out, err = specgen(capsys, "render", *order, "-o", str(tmp_path / str(i)), "--jobs", jobs)
+        assert code == 0, err
+        outputs.append((_tree(tmp_path / str(i)), out.replace(str(tmp_path / str(i)), "OUT"), err))
+    assert outputs[0] == outputs[1] == outputs[2]
+    tree, out, _ = outputs[0]
+    # the workload names (support-chat, home-70b, tune-8b) sort differently from the file names
+    assert out.splitlines() == [f"wrote 10 files to OUT/{name}" for name in ("home-70b", "support-chat", "tune-8b")]
+    main_tf = tree["terraform/main.tf"].decode()
+    assert main_tf.index('module "home-70b"') < main_tf.index('module "support-chat"') < main_tf.index('module "tune-8b"')
+    code, out, err = specgen(capsys, "render", c, b, a, "-o", str(tmp_path / "0"), "--check")
+    assert code == 0 and out == "rendered output is current\n", err
+
+
+def test_two_files_of_one_name_are_named_in_path_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = workloads(tmp_path, "x", "y")
+    Path(second).write_text(Path(first).read_text())  # both are named 'x'
+    for order in [(first, second), (second, first)]:
+        code, _, err = specgen(capsys, "render", *order, "-o", str(tmp_path / "out"))
+        assert code == 1
+        assert err == f"specgen: error: {first} and {second} are both named 'x'; names must differ to render together\n"
+
+
 # ---------------------------------------------------------------- findings
 
 
@@ -145,10 +182,26 @@ def test_github_annotations_in_actions(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    _, out, _ = specgen(capsys, "render", str(HOME), "-o", str(tmp_path / "out"))
-    annotations = [line for line in out.splitlines() if line.startswith("::")]
+    _, out, err = specgen(capsys, "render", str(HOME), "-o", str(tmp_path / "out"))
+    annotations = [line for line in err.splitlines() if line.startswith("::")]
     assert annotations
     assert all(line.startswith(f"::warning file={HOME},line=7,col=5,title=specgen ") for line in annotations), annotations
+    assert "::" not in out
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown", "text"])
+def test_annotations_leave_the_plan_document_alone(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    """Under Actions, stdout is the same document as without (the annotations go to stderr, which the runner reads)."""
+    code, plain, _ = specgen(capsys, "plan", str(HOME), "--format", fmt)
+    assert code == 0
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    code, out, err = specgen(capsys, "plan", str(HOME), "--format", fmt)
+    assert code == 0 and out == plain
+    if fmt == "json":
+        assert json.loads(out)["workload"]
+    assert [line for line in err.splitlines() if line.startswith("::warning file=")]
 
 
 def test_annotation_escaping() -> None:
@@ -170,10 +223,11 @@ def test_fatal_errors_are_annotations_in_actions(
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     args = ["-o", str(tmp_path / "out")] if command == "render" else []
     code, out, err = specgen(capsys, command, str(INFEASIBLE_HOME), *args)
-    assert code == 3
-    assert out.startswith(f"::error file={INFEASIBLE_HOME},line=7,col=12,title=specgen::deployments[0].model: ")
-    assert "needs 724 GiB on NVMe beyond RAM" in out and out.count("\n") == 1
-    assert err.startswith(f"specgen: error: {INFEASIBLE_HOME}:7:12: ")
+    assert code == 3 and out == ""
+    text, annotation = err.splitlines()
+    assert annotation.startswith(f"::error file={INFEASIBLE_HOME},line=7,col=12,title=specgen::deployments[0].model: ")
+    assert "needs 724 GiB on NVMe beyond RAM" in annotation
+    assert text.startswith(f"specgen: error: {INFEASIBLE_HOME}:7:12: ")
 
 
 def test_error_annotation_forms() -> None:
@@ -205,6 +259,20 @@ def test_an_unwritable_report_does_not_hide_the_workload_error(tmp_path: Path, c
     code, _, err = specgen(capsys, "plan", str(INFEASIBLE_HOME), "--gitlab-report", str(report))
     assert code == 3
     assert f"specgen: error: cannot write {report}" in err and "cannot run on hardware.fixed" in err
+
+
+def test_the_report_is_not_written_through_a_committed_symlink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pull request that commits gl-code-quality.json -> a file elsewhere does not get it overwritten."""
+    (tmp_path / "checkout").mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    (tmp_path / "checkout" / "gl-code-quality.json").symlink_to(victim)
+    monkeypatch.chdir(tmp_path / "checkout")
+    code, _, err = specgen(capsys, "plan", str(HOME), "--gitlab-report", "gl-code-quality.json")
+    assert code == 1 and victim.read_text() == "keep\n"
+    assert f"specgen: error: refusing to write gl-code-quality.json: gl-code-quality.json is a symlink to {victim}" in err
 
 
 def test_an_unlocated_error_is_reported_at_the_first_file() -> None:
@@ -482,3 +550,28 @@ def test_validate_rejects_what_plan_rejects_early(
     planned = specgen(capsys, "plan", str(tmp_path / "w.yaml"))
     assert validated[0] == planned[0] == code
     assert message in validated[2] and validated[2] == planned[2]
+
+
+# ---------------------------------------------------------------- plan = what render writes
+
+EXAMPLES = sorted(str(p) for p in (REPO / "examples").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: Path(p).stem)
+def test_plan_prints_the_plan_render_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str], example: str) -> None:
+    """plan --format markdown is SPEC.md, --format json spec.json's plan, and both report render's findings."""
+    code, _, render_err = specgen(capsys, "render", example, "-o", str(tmp_path / "out"))
+    assert code == 0, render_err
+    spec_md = (tmp_path / "out" / "SPEC.md").read_text()
+    spec_json = json.loads((tmp_path / "out" / "spec.json").read_text())
+    code, markdown, err = specgen(capsys, "plan", example, "--format", "markdown")
+    assert code == 0 and markdown == spec_md
+    assert err == render_err
+    code, plan_json, err = specgen(capsys, "plan", example, "--format", "json")
+    assert code == 0 and json.loads(plan_json) == spec_json["plan"]
+
+
+def test_plan_shows_the_sharing_findings(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = specgen(capsys, "plan", str(REPO / "examples" / "small-models-gke-sharing.yaml"), "--format", "json")
+    assert code == 0
+    assert [f["code"] for f in json.loads(out)["findings"] if f["code"].startswith("gpu-sharing")] == ["gpu-sharing"]

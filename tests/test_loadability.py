@@ -6,7 +6,7 @@ import pytest
 
 from generator.calculator.estimate import EstimateRequest, estimate
 from generator.catalog import find_model
-from generator.errors import InfeasibleError
+from generator.errors import InputError
 from generator.sizing.architecture import parse_architecture
 from generator.sizing.loadability import loadability_problems
 from generator.sizing.precision import weight_format
@@ -37,7 +37,7 @@ def test_block_quantized_moe_expert_shards(tp: int, ep: int, loads: bool) -> Non
 
 def test_estimate_refuses_a_block_quantized_moe_at_a_non_dividing_tp() -> None:
     req = EstimateRequest(model="Qwen/Qwen3-235B-A22B", precision="fp8-block", tp=8, gpu="h200-sxm-141gb")
-    with pytest.raises(InfeasibleError, match=r"will not load: .*expert intermediate size"):
+    with pytest.raises(InputError, match=r"will not load: .*expert intermediate size"):
         estimate(req)
     assert estimate(req._replace(precision="fp8"))["capacity"]["fits"]  # per-tensor FP8 has no blocks to split
 

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from generator.calculator import model_source
+from generator.calculator.calibrate import main as calibrate_main
 from generator.calculator.cli import main as estimate_main
 from generator.calculator.estimate import EstimateRequest, estimate
 from generator.calculator.machine import FixedSpec
@@ -548,3 +549,61 @@ def test_full_training_of_an_mxfp4_checkpoint_is_not_reported_as_mxfp4(capsys: p
 def test_estimate_api_refuses_what_the_command_line_refuses(request_: EstimateRequest, message: str) -> None:
     with pytest.raises(InputError, match=re.escape(message)):
         estimate(request_)
+
+
+MIXTRAL = "mistralai/Mixtral-8x7B-Instruct-v0.1"
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        # 1: a value the model does not take (the same for every layout option)
+        pytest.param(("llama-3.1-8b", "--tp", "3"), 1, "--tp 3 does not divide the model's 32 attention heads", id="tp"),
+        pytest.param(("llama-3.1-8b", "--pp", "33"), 1, "--pp 33 is more than the model's 32 layers", id="pp"),
+        pytest.param(
+            (MIXTRAL, "--ep", "3"), 1, "routed experts (8) must be divisible by the expert parallel size (3)", id="ep-experts"
+        ),
+        pytest.param(
+            ("Qwen/Qwen3-30B-A3B", "--ep", "3", "--tp", "2"),
+            1,
+            "expert parallel size (3) must be a multiple of the tensor parallel size (2)",
+            id="ep-tp",
+        ),
+        # 2: options that do not go together, whatever the model
+        pytest.param(
+            ("llama-3.1-8b", "--train", "lora", "--max-seq-len"), 2, "--max-seq-len needs --gpu", id="max-seq-len-no-gpu"
+        ),
+        pytest.param(
+            ("llama-3.1-8b", "--train", "full", "--offload-params"), 2, "--offload-params needs --zero 3", id="offload-zero0"
+        ),
+        pytest.param(
+            ("llama-3.1-8b", "--train", "lora", "--offload-params", "--zero", "2", "--gpus", "2"),
+            2,
+            "--offload-params needs --zero 3",
+            id="offload-zero2",
+        ),
+        # 3: the model cannot run on the machine given
+        pytest.param(
+            ("meta-llama/Llama-3.1-405B-Instruct", "--gpu", "rtx-4090-24gb", "--ram-gib", "32"),
+            3,
+            "the model cannot run on this machine: needs 724 GiB on NVMe beyond RAM",
+            id="machine",
+        ),
+    ],
+)
+def test_estimate_exit_codes_are_those_its_help_gives(
+    capsys: pytest.CaptureFixture[str], args: tuple[str, ...], code: int, message: str
+) -> None:
+    got, out, err = run_estimate(capsys, *args)
+    assert (got, out) == (code, "")
+    assert message in err and "Traceback" not in err
+    assert err.startswith("usage: specgen estimate") == (code == 2)  # argparse's usage line for usage errors only
+
+
+def test_calibrate_checks_the_estimate_options_as_estimate_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "run.log"
+    log.write_text("nothing\n")
+    with pytest.raises(SystemExit) as done:
+        calibrate_main(["llama-3.1-8b", "--train", "full", "--offload-params", "--log", str(log)])
+    assert done.value.code == 2
+    assert "--offload-params needs --zero 3" in capsys.readouterr().err

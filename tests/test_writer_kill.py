@@ -227,3 +227,54 @@ def test_an_overlong_file_name_is_refused_before_writing(tmp_path: Path) -> None
     with pytest.raises(OutputError, match="longer than 255 bytes"):
         writer.write_tree({"a" * 256 + ".yml": "x\n"}, str(tmp_path / "infra"))
     assert not (tmp_path / "infra").exists()
+
+
+@pytest.fixture
+def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``tmp/link -> tmp/private`` (as macOS ``/tmp``), a checkout under it and the working directory there.
+
+    In the checkout a pull request planted ``planted -> tmp/elsewhere``; ``tmp/elsewhere`` must stay empty.
+    """
+    (tmp_path / "private" / "checkout" / ".git").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "private", tmp_path / "link")
+    os.symlink(tmp_path / "elsewhere", tmp_path / "private" / "checkout" / "planted")
+    os.symlink(tmp_path / "elsewhere", tmp_path / "outside-link")
+    monkeypatch.chdir(tmp_path / "link" / "checkout")  # a user who entered through the symlink
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("out", "written"),
+    [
+        ("infra", "private/checkout/infra"),
+        ("{tmp}/link/checkout/infra", "private/checkout/infra"),  # the symlink is above the repository
+        ("{tmp}/link/checkout/deploy/../infra", "private/checkout/infra"),
+        ("{tmp}/link/other/infra", "private/other/infra"),  # outside the repository: the machine's
+        ("../other/infra", "private/other/infra"),
+    ],
+)
+def test_a_symlink_above_the_repository_is_followed(machine: Path, out: str, written: str) -> None:
+    writer.write_tree(NEW, out.format(tmp=machine))
+    assert (machine / written / "e" / "f.txt").read_text() == "new f\n"
+    assert list((machine / "elsewhere").iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("out", "link"),
+    [
+        ("planted", "planted"),
+        ("planted/infra", "planted"),
+        ("./planted/../infra", "planted"),  # `..` after the symlink is the parent of its target: no lexical shortcut
+        ("{tmp}/link/checkout/planted/infra", "{tmp}/link/checkout/planted"),
+        ("{tmp}/outside-link", "{tmp}/outside-link"),  # the output directory itself, wherever it is
+    ],
+)
+def test_a_symlink_the_repository_controls_is_refused(machine: Path, out: str, link: str) -> None:
+    path = out.format(tmp=machine)
+    expected = f"refusing to write {path}: {link.format(tmp=machine)} is a symlink to {machine / 'elsewhere'}; "
+    with pytest.raises(OutputError) as refused:
+        writer.write_tree(NEW, path)
+    assert str(refused.value).startswith(expected)
+    assert list((machine / "elsewhere").iterdir()) == []
+    assert sorted(os.listdir(machine / "private")) == ["checkout"]

@@ -232,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run ``specgen calibrate``; returns the exit code."""
     from generator.calculator import cli as estimate_cli
     from generator.calculator.estimate import estimate
+    from generator.input_files import MAX_LOG_BYTES, read_limited
 
     parser = estimate_cli.build_parser()
     parser.prog = "specgen calibrate"
@@ -240,20 +241,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", help="write the constants: block to this file (default: print it)")
     args = parser.parse_args(argv)
     try:
+        request = estimate_cli.build_request(parser, args)  # usage errors (exit 2) before any log is read
         measured = []
         for path in args.log:
-            try:
-                with open(path, encoding="utf-8", errors="replace") as fh:
-                    measured += parse_log(fh.read(), path)
-            except OSError as exc:
-                raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-        result = estimate_cli.run_estimate(parser, args)
+            # regular files only, size-limited: a device reads forever and a FIFO blocks (as for workload files)
+            data = read_limited(path, MAX_LOG_BYTES, "log")
+            measured += parse_log(data.decode("utf-8", errors="replace"), path)
+        result = estimate(request)
         rows = compare(measured, result)
         if not rows:
             raise InputError("none of the measured figures has a prediction: give --gpu (and --ram-gib for offload)")
 
         def predict(constants: dict[str, float]) -> dict[str, Any]:
-            return estimate(estimate_cli.build_request(parser, args)._replace(constants=tuple(constants.items())))
+            return estimate(request._replace(constants=tuple(constants.items())))
 
         block = constants_block(fitted_constants(rows, result, dict(args.set), predict))
     except SpecgenError as exc:

@@ -34,9 +34,11 @@ def _constant(text: str) -> tuple[str, float]:
 
 EPILOG = (
     "Exit codes: 0 done; 1 a value is invalid (a number out of range, an unknown model, GPU, CPU or precision, "
-    "a malformed config.json or engine constant); 2 a usage error (an unknown option, text where a number is expected, "
-    "a value not among the choices, or options that do not go together, such as --ram-gib with --train, "
-    "--precision with --train full, a training option without --train or a machine option without --ram-gib); "
+    "a malformed config.json or engine constant, or a layout the model does not split into: --tp, --pp or --ep "
+    "against its attention heads, layers or experts); 2 a usage error (an unknown option, text where a number is "
+    "expected, a value not among the choices, or options that do not go together, such as --ram-gib with --train, "
+    "--precision with --train full, a training option without --train, a machine option without --ram-gib, "
+    "--max-seq-len without --gpu or --offload-params without --zero 3); "
     "3 the model cannot run on the given machine. Counts (--context, --batch, --tp, --pp, --ep, --gpus, "
     "--input-tokens, --output-tokens, --max-batched-tokens, --micro-batch, --seq-len, --lora-rank, --min-context) "
     "must be at least 1; --gpu-memory-utilization in (0, 1]; --ram-gib and --nvme-read-gb-per-s above 0; "
@@ -399,6 +401,10 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
         refuse(
             INFERENCE_ONLY_OPTIONS, "is an inference option; a training estimate does not read it (see --micro-batch, --seq-len)"
         )
+        if args.max_seq_len and not args.gpu:
+            parser.error("--max-seq-len needs --gpu: the longest sequence that fits which GPU")
+        if args.offload_params and args.zero_stage != 3:
+            parser.error("--offload-params needs --zero 3: parameter offload is ZeRO stage 3 / FSDP full shard")
     else:
         refuse(TRAINING_OPTIONS, "applies to training: add --train full, lora or qlora")
         if args.gpus is not None and args.ram_gib is None:

@@ -307,7 +307,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     if not req.train and req.fixed is None:
         problems = loadability_problems(arch, fmt, par)
         if problems:
-            raise InfeasibleError(f"{model.id} in {fmt.name} at TP {par.tp} / EP {par.ep} will not load: {'; '.join(problems)}")
+            # the layout options do not split this model (heads, experts, quantization blocks): an invalid value, exit 1
+            raise InputError(f"{model.id} in {fmt.name} at TP {par.tp} / EP {par.ep} will not load: {'; '.join(problems)}")
     nvlink = gpu is not None and nvlink_replica(gpu.interconnect_kind, gpu.nvlink_domain_gpus, par)
     memory_bytes = gpu.memory_bytes if gpu else None
     inference = size_inference(arch, fmt, kv_bits, context, req.batch, par, consts, memory_bytes, nvlink=nvlink)

@@ -18,12 +18,20 @@ from generator.render.terraform import render_terraform
 from generator.workload.models import Workload
 
 
+def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
+    """The plan as it is deployed: GPU sharing applied (MIG-config pool labels, the sharing findings).
+
+    The one plan ``spec.json``, SPEC.md, ``specgen plan`` and the findings a render reports all show.
+    ``alone``: the workload is the whole tree (a single host is then its own cluster and joins nothing).
+    """
+    return apply_sharing(plan, workload, single_host=alone and is_single_host(plan))
+
+
 def render_workload(plan: Plan, workload: Workload, *, alone: bool = True) -> tuple[dict[str, str], list[GpuPoolStack]]:
     """One workload's own files, and what its pools need from the cluster's shared GPU stack.
 
-    ``alone``: the workload is the whole tree (a single host is then its own cluster and joins nothing).
+    ``plan``: as :func:`deployed` gives it, with the same ``alone``.
     """
-    plan = apply_sharing(plan, workload, single_host=alone and is_single_host(plan))
     files = {**render_spec(plan), **render_markdown(plan), **render_provisioning(plan, workload)}
     if "terraform" in workload.outputs:
         files.update(render_terraform(plan, workload))
@@ -38,6 +46,11 @@ def render_workload(plan: Plan, workload: Workload, *, alone: bool = True) -> tu
 
 def render_plan(plan: Plan, workload: Workload) -> dict[str, str]:
     """Every output file of one workload, keyed by path relative to the output directory."""
+    return render_alone(deployed(plan, workload), workload)
+
+
+def render_alone(plan: Plan, workload: Workload) -> dict[str, str]:
+    """:func:`render_plan` of a plan :func:`deployed` already gave."""
     files, stacks = render_workload(plan, workload)
     files.update(render_cluster(stacks))
     return dict(sorted(files.items()))
@@ -51,9 +64,9 @@ def render_plans(rendered: Sequence[tuple[Plan, Workload]]) -> dict[str, str]:
     """Several workloads in one tree (one cluster): ``<workload>/...`` each, plus one merged ``cluster/`` layer."""
     files: dict[str, str] = {}
     parts: list[tuple[str, Sequence[GpuPoolStack], bool]] = []
-    for plan, workload in rendered:
+    for plan, workload in sorted(rendered, key=lambda planned: planned[1].name):  # not the order given
         check_tree_name(workload.name, [name for name, _, _ in parts])
-        own, needs = render_workload(plan, workload, alone=False)
+        own, needs = render_workload(deployed(plan, workload, alone=False), workload, alone=False)
         files.update({f"{workload.name}/{path}": text for path, text in own.items()})
         parts.append((workload.name, needs, "terraform" in workload.outputs))
     files.update(render_shared(parts))
@@ -72,7 +85,7 @@ def check_tree_name(name: str, taken: Sequence[str]) -> None:
 def render_shared(parts: Sequence[tuple[str, Sequence[GpuPoolStack], bool]]) -> dict[str, str]:
     """The files of a tree of several workloads that belong to none of them.
 
-    ``parts``: (workload name, its pools' GPU-stack needs, whether it renders Terraform), in file order.
+    ``parts``: (workload name, its pools' GPU-stack needs, whether it renders Terraform), in name order.
     The merged ``cluster/`` layer and a root ``terraform/main.tf`` with one module per workload.
     """
     files = render_cluster([stack for _, stacks, _ in parts for stack in stacks])
