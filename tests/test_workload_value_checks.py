@@ -12,8 +12,11 @@ from typing import Any
 
 import pytest
 
+from generator import catalog
 from generator.calculator.cli import main as estimate_main
 from generator.catalog import find_gpu
+from generator.sizing.architecture import parse_architecture
+from generator.sizing.context_limit import served_context_tokens
 from generator.sizing.performance import accelerator_for
 from generator.sizing.precision import KV_CACHE_BITS, WEIGHT_FORMAT_ALIASES, WEIGHT_FORMATS, weight_format
 from generator.workload.loader import parse_yaml
@@ -66,8 +69,8 @@ REFUSED = [
     pytest.param(
         _sub(VALID, WINDOW, "      max_context_tokens: 1000000\n"),
         "workload.yaml:7:27: deployments[0].inference.max_context_tokens: max_context_tokens 1,000,000 is more than "
-        "Llama 3.1 8B Instruct's 131,072-token context (max_position_embeddings); vLLM and SGLang refuse a longer "
-        "max_model_len",
+        "the 131,072 tokens Llama 3.1 8B Instruct serves (the max_model_len vLLM derives from its config's "
+        "max_position_embeddings and rope_scaling); vLLM and SGLang refuse a longer context",
         id="window-beyond-model",
     ),
     pytest.param(
@@ -207,3 +210,87 @@ def test_nvfp4_runs_at_fp4_only_where_the_gpu_has_fp4(gpu: str, compute: str, tf
     """Without FP4 tensor cores the kernels dequantize: the bf16 rate, and no W4A4 GEMM efficiency discount."""
     acc = accelerator_for(find_gpu(gpu), weight_format("nvfp4").compute, 1)
     assert (acc.compute, acc.dense_tflops) == (compute, tflops)
+
+
+# --- the model's limit: vLLM's derived max_model_len ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("config", "model_type", "tokens"),
+    [
+        pytest.param({"max_position_embeddings": 32768}, "qwen2", 32768, id="max-position-embeddings"),
+        pytest.param({"max_position_embeddings": 4096, "n_positions": 2048}, "gpt2", 2048, id="smallest-key-wins"),
+        pytest.param({"max_position_embeddings": 8192, "model_max_length": 131072}, "cohere", 131072, id="model-max-length"),
+        pytest.param(
+            {
+                "max_position_embeddings": 32768,
+                "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
+            },
+            "qwen2",
+            131072,
+            id="yarn-from-original",
+        ),
+        pytest.param(
+            {
+                "max_position_embeddings": 163840,
+                "rope_scaling": {"type": "yarn", "factor": 40, "original_max_position_embeddings": 4096},
+            },
+            "deepseek_v3",
+            163840,
+            id="yarn-legacy-type-key",
+        ),
+        pytest.param(
+            {"max_position_embeddings": 4096, "rope_scaling": {"type": "linear", "factor": 2.0}}, "llama", 8192, id="linear"
+        ),
+        pytest.param(
+            {"max_position_embeddings": 4096, "rope_scaling": {"type": "dynamic", "factor": 2.5}}, "llama", 10240, id="dynamic"
+        ),
+        pytest.param(
+            {"max_position_embeddings": 131072, "rope_scaling": {"rope_type": "llama3", "factor": 8.0}},
+            "llama",
+            131072,
+            id="llama3-pre-scaled",
+        ),
+        pytest.param(
+            {"max_position_embeddings": 131072, "rope_scaling": {"type": "longrope", "factor": 32.0}},
+            "phi3",
+            131072,
+            id="longrope-pre-scaled",
+        ),
+        pytest.param(
+            {"max_position_embeddings": 131072, "rope_scaling": {"rope_type": "linear", "factor": 8.0}},
+            "gemma3_text",
+            131072,
+            id="gemma3",
+        ),
+        pytest.param(
+            {"max_position_embeddings": 4096, "rope_scaling": {"type": "linear", "factor": 1e308}}, "llama", 2**31, id="capped"
+        ),
+        pytest.param({"hidden_size": 1}, "llama", 0, id="unknown"),
+    ],
+)
+def test_served_context_is_vllms_derived_max_model_len(config: dict[str, Any], model_type: str, tokens: int) -> None:
+    assert served_context_tokens(config, model_type) == tokens
+
+
+def test_catalog_models_serve_their_max_position_embeddings() -> None:
+    """Every catalog model's rope_scaling is pre-scaled or YaRN from an original that multiplies to the same length."""
+    for model in catalog.models().values():
+        arch = parse_architecture(model.config)
+        assert arch.max_model_len == arch.max_position_embeddings, model.id
+
+
+def test_a_yarn_stretched_local_model_serves_its_longer_context(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = dict(catalog.find_model("meta-llama/Llama-3.1-8B-Instruct").config)
+    config.update(
+        max_position_embeddings=32768,
+        rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
+    )
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "model.json").write_text(json.dumps(config))
+    text = _sub(VALID, "meta-llama/Llama-3.1-8B-Instruct", "./model.json")
+    (tmp_path / "workload.yaml").write_text(_sub(text, WINDOW, "      max_context_tokens: 131072\n"))
+    assert call_cli(tmp_path, ("validate", "workload.yaml")) == 0, capsys.readouterr().err
+    (tmp_path / "workload.yaml").write_text(_sub(text, WINDOW, "      max_context_tokens: 131073\n"))
+    assert call_cli(tmp_path, ("validate", "workload.yaml")) == 1
+    assert "is more than the 131,072 tokens" in capsys.readouterr().err

@@ -4,10 +4,9 @@ Every problem is located at the field that causes it (file:line:col):
 
 - an average request (``avg_input_tokens + avg_output_tokens``) longer than ``max_context_tokens`` would not fit
   the window the plan sizes;
-- ``max_context_tokens`` above the model's ``max_position_embeddings`` (the figure the estimate reports): vLLM
-  derives ``max_model_len`` from it and refuses a longer one unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`` is set
-  (``vllm/config``, "User-specified max_model_len ... is greater than the derived max_model_len"), and SGLang
-  likewise unless ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1``; the rendered servers would not start;
+- ``max_context_tokens`` above the model's ``max_model_len`` (:mod:`generator.sizing.context_limit`): vLLM and
+  SGLang refuse a longer context unless told to by an environment variable, so the rendered servers would not start
+  (and the model was not trained on such positions);
 - ``allowed_precisions`` naming one format twice, through an alias (``fp4`` and ``nvfp4``);
 - ``hardware.fixed.reserved_ram_gib`` (8 GiB when not given) at or above ``ram_gib`` leaves no RAM to plan with.
 """
@@ -69,12 +68,13 @@ def inference_limit_errors(doc: Document, i: int, spec: InferenceSpec, model: Re
                 )
             )
         seen.setdefault(canonical, name)
-    limit = model.architecture.max_position_embeddings if model is not None else 0
-    if limit and spec.max_context_tokens > limit:
+    limit = model.architecture.max_model_len if model is not None else 0
+    if model is not None and limit and spec.max_context_tokens > limit:
         errors.append(
             InputError(
-                f"max_context_tokens {spec.max_context_tokens:,} is more than {model.name if model else 'the model'}'s "
-                f"{limit:,}-token context (max_position_embeddings); vLLM and SGLang refuse a longer max_model_len",
+                f"max_context_tokens {spec.max_context_tokens:,} is more than the {limit:,} tokens {model.name} serves "
+                "(the max_model_len vLLM derives from its config's max_position_embeddings and rope_scaling); "
+                "vLLM and SGLang refuse a longer context",
                 doc.locate((*at, "max_context_tokens")),
             )
         )
