@@ -46,7 +46,10 @@ def place_on_fixed(loaded: LoadedWorkload, index: int, machine: Machine, consts:
     spec = dep.inference
     model = loaded.models[dep.name]
     first = model_weight_format(model.architecture, spec.precision or default_precision(model))
-    formats = [first, *(weight_format(p) for p in spec.allowed_precisions if p != first.name)]
+    formats = [first]
+    for name in spec.allowed_precisions:  # an alias (fp4 for nvfp4) names a format already listed
+        fmt = weight_format(name)
+        formats += [fmt] if all(fmt.name != f.name for f in formats) else []
     try:
         return plan_offload(
             model.architecture, formats, kv_cache_bits(spec.kv_cache_precision), spec.max_context_tokens,

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from generator.errors import ArchitectureError
 from generator.named_tuple import NamedTuple
+from generator.sizing.context_limit import served_context_tokens
 from generator.sizing.file_weights import FileWeights
 from generator.sizing.memo import memoized
 from generator.sizing.quantization import QuantizationConfig, parse_quantization_config
@@ -135,6 +136,8 @@ class Architecture(NamedTuple):
     params_active: int = 0
     #: Exact bytes read from the checkpoint's files; used when weights are held in their format.
     file_weights: FileWeights | None = None
+    #: Longest sequence a serving engine accepts (vLLM's derived max_model_len, see ``context_limit``); 0: unknown.
+    max_model_len: int = 0
 
     @property
     def is_moe(self) -> bool:
@@ -271,6 +274,7 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         torch_dtype=str(text.get("torch_dtype") or text.get("dtype") or "bfloat16"),
         quantization=parse_quantization_config(text.get("quantization_config")),
         notes=tuple(notes),
+        max_model_len=served_context_tokens(text, model_type),
     ).with_counts()
 
 

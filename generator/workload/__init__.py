@@ -18,6 +18,7 @@ from generator.workload.loader import Document, read_yaml
 from generator.workload.models import InferenceDeployment, TrainingDeployment, TrainingSpec, Workload
 from generator.workload.schema import validate_document
 from generator.workload.sharing import sharing_errors
+from generator.workload.value_checks import fixed_ram_errors, inference_limit_errors
 
 
 class LoadedWorkload(NamedTuple):
@@ -63,6 +64,8 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
                     doc.locate(("deployments", i, "inference", "min_context_tokens")),
                 )
             )
+        if isinstance(dep, InferenceDeployment):
+            errors += inference_limit_errors(doc, i, dep.inference, models.get(dep.name))
         if (
             isinstance(dep, InferenceDeployment)
             and dep.inference.mem_fraction_static is not None
@@ -81,6 +84,7 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         _check_id(errors, doc, ("hardware", "platforms", j), plat, catalog.platforms(), "platform")
     if hw.fixed is not None:
         _check_id(errors, doc, ("hardware", "fixed", "gpu"), hw.fixed.gpu, catalog.gpus(), "GPU")
+        errors += fixed_ram_errors(doc, hw.fixed)
         for i, dep in enumerate(wl.deployments):
             if isinstance(dep, InferenceDeployment) and dep.inference.engine == "sglang":
                 errors.append(

@@ -1,0 +1,60 @@
+"""The longest sequence a serving engine accepts for a model: vLLM's derived ``max_model_len``.
+
+vLLM (``vllm/config``, ``_get_and_verify_max_len``) takes the smallest of the config's length keys
+(``max_position_embeddings``, ``n_positions``, ``max_seq_len``, ``seq_length``, ``max_target_positions``,
+``max_sequence_length``, ``max_seq_length``, ``seq_len``), or ``model_max_length`` where the config has it
+(Command-R); then a ``rope_scaling`` block stretches it by its ``factor``, from
+``original_max_position_embeddings`` for YaRN, except for the types whose ``max_position_embeddings`` is
+already the stretched length (``llama3``, ``longrope``/``su``) and for Gemma 3. A longer ``max_model_len``
+is refused unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN=1``; SGLang reads the same keys and refuses it unless
+``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
+if TYPE_CHECKING:
+    from typing import Any
+
+#: Config keys holding a model's longest sequence; the smallest given wins.
+LENGTH_KEYS = (
+    "max_position_embeddings",
+    "n_positions",
+    "max_seq_len",
+    "seq_length",
+    "max_target_positions",
+    "max_sequence_length",
+    "max_seq_length",
+    "seq_len",
+)
+#: Cap of the stretched length (a huge ``factor`` must not overflow): the config check's bound on max_position_embeddings.
+_MOST_TOKENS = 1 << 31
+#: RoPE scaling types whose ``max_position_embeddings`` is already the scaled length.
+_PRE_SCALED = ("su", "longrope", "llama3")
+
+
+def _length(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _factor(value: Any) -> float:
+    number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else 1.0
+    return float(number) if math.isfinite(number) and number > 0 else 1.0
+
+
+def served_context_tokens(config: Mapping[str, Any], model_type: str) -> int:
+    """The longest sequence vLLM serves for this (text) config; 0 when the config says nothing."""
+    lengths = [n for key in LENGTH_KEYS if (n := _length(config.get(key))) is not None]
+    derived = _length(config.get("model_max_length")) or min(lengths, default=0)
+    rope = config.get("rope_scaling") or config.get("rope_parameters")
+    if not derived or not isinstance(rope, Mapping) or "gemma3" in model_type:
+        return derived
+    kind = rope.get("rope_type", rope.get("type"))
+    if kind in _PRE_SCALED:
+        return derived
+    if kind == "yarn":
+        derived = _length(rope.get("original_max_position_embeddings")) or derived
+    return int(min(derived * _factor(rope.get("factor", 1.0)), _MOST_TOKENS))

@@ -1,0 +1,100 @@
+"""Checks of a workload's values against each other and the model: token counts, precision names, an existing machine's RAM.
+
+Every problem is located at the field that causes it (file:line:col):
+
+- an average request (``avg_input_tokens + avg_output_tokens``) longer than ``max_context_tokens`` would not fit
+  the window the plan sizes;
+- ``max_context_tokens`` above the model's ``max_model_len`` (:mod:`generator.sizing.context_limit`): vLLM and
+  SGLang refuse a longer context unless told to by an environment variable, so the rendered servers would not start
+  (and the model was not trained on such positions);
+- ``allowed_precisions`` naming one format twice, through an alias (``fp4`` and ``nvfp4``);
+- ``hardware.fixed.reserved_ram_gib`` (8 GiB when not given) at or above ``ram_gib`` leaves no RAM to plan with.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.calculator.machine import FixedSpec
+from generator.calculator.model_source import ResolvedModel
+from generator.errors import InputError
+from generator.sizing.precision import WEIGHT_FORMAT_ALIASES
+from generator.workload.loader import Document
+from generator.workload.models import InferenceSpec
+
+Path = tuple[str | int, ...]
+
+
+def _given(doc: Document, path: Path) -> bool:
+    """Whether the document itself holds ``path`` (not a default)."""
+    node: Any = doc.data
+    for part in path:
+        if isinstance(part, int):
+            if not isinstance(node, list) or part >= len(node):
+                return False
+        elif not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def _first_given(doc: Document, paths: tuple[Path, ...]) -> Path:
+    """The first of ``paths`` the document holds, else the last (its parent is located then)."""
+    return next((p for p in paths if _given(doc, p)), paths[-1])
+
+
+def inference_limit_errors(doc: Document, i: int, spec: InferenceSpec, model: ResolvedModel | None) -> list[InputError]:
+    """Problems of deployment ``i``'s token counts against its context window and its model's."""
+    at: Path = ("deployments", i, "inference")
+    errors: list[InputError] = []
+    request = spec.avg_input_tokens + spec.avg_output_tokens
+    if request > spec.max_context_tokens:
+        where = _first_given(doc, ((*at, "avg_input_tokens"), (*at, "avg_output_tokens"), (*at, "max_context_tokens")))
+        errors.append(
+            InputError(
+                f"avg_input_tokens + avg_output_tokens ({request:,}) exceeds max_context_tokens "
+                f"({spec.max_context_tokens:,}): an average request would not fit its context window",
+                doc.locate(where),
+            )
+        )
+    seen: dict[str, str] = {}
+    for j, name in enumerate(spec.allowed_precisions):
+        canonical = WEIGHT_FORMAT_ALIASES.get(name, name)
+        if canonical in seen:
+            errors.append(
+                InputError(
+                    f"'{name}' and '{seen[canonical]}' are the same format ({canonical}): list it once",
+                    doc.locate((*at, "allowed_precisions", j)),
+                )
+            )
+        seen.setdefault(canonical, name)
+    limit = model.architecture.max_model_len if model is not None else 0
+    if model is not None and limit and spec.max_context_tokens > limit:
+        errors.append(
+            InputError(
+                f"max_context_tokens {spec.max_context_tokens:,} is more than the {limit:,} tokens {model.name} serves "
+                "(the max_model_len vLLM derives from its config's max_position_embeddings and rope_scaling); "
+                "vLLM and SGLang refuse a longer context",
+                doc.locate((*at, "max_context_tokens")),
+            )
+        )
+    return errors
+
+
+def fixed_ram_errors(doc: Document, spec: FixedSpec) -> list[InputError]:
+    """An existing machine must keep some RAM after the reservation for the OS and the engine."""
+    if spec.reserved_ram_gib < spec.ram_gib:
+        return []
+    at: Path = ("hardware", "fixed")
+    if _given(doc, (*at, "reserved_ram_gib")):
+        where: Path = (*at, "reserved_ram_gib")
+        told = f"reserved_ram_gib {spec.reserved_ram_gib:g}"
+    else:
+        where, told = (*at, "ram_gib"), f"the default reserved_ram_gib {spec.reserved_ram_gib:g}"
+    return [
+        InputError(
+            f"{told} leaves none of ram_gib {spec.ram_gib:g} for the model: the reservation (OS and engine) "
+            "must be less than the machine's RAM",
+            doc.locate(where),
+        )
+    ]

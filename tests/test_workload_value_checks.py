@@ -1,0 +1,296 @@
+"""Workload values checked against each other, the model and the engine (bugs 3, 4, 9, 13 of the new-user test).
+
+Each refused workload exits 1 with one located line ``file:line:col: field: message``; every weight format the
+estimate accepts is a workload precision, and the plan sizes it as the estimate does.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator import catalog
+from generator.calculator.cli import main as estimate_main
+from generator.catalog import find_gpu
+from generator.sizing.architecture import parse_architecture
+from generator.sizing.context_limit import served_context_tokens
+from generator.sizing.performance import accelerator_for
+from generator.sizing.precision import KV_CACHE_BITS, WEIGHT_FORMAT_ALIASES, WEIGHT_FORMATS, weight_format
+from generator.workload.loader import parse_yaml
+from generator.workload.schema import validate_document
+from tests.conftest import REPO
+from tests.helpers import VALID, call_cli
+
+FIXED = """\
+version: 1
+name: home
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference:
+      max_context_tokens: 8192
+hardware:
+  fixed:
+    gpu: rtx-4090-24gb
+    gpu_count: 1
+    ram_gib: 64
+"""
+RPS = "      requests_per_second: 2\n"
+WINDOW = "      max_context_tokens: 8192\n"
+
+
+def _sub(text: str, old: str, new: str) -> str:
+    assert old in text, old
+    return text.replace(old, new)
+
+
+REFUSED = [
+    pytest.param(
+        _sub(VALID, RPS, RPS + "      avg_input_tokens: 8000\n"),
+        "workload.yaml:9:25: deployments[0].inference.avg_input_tokens: avg_input_tokens + avg_output_tokens (8,200) "
+        "exceeds max_context_tokens (8,192): an average request would not fit its context window",
+        id="prompt-longer-than-window",
+    ),
+    pytest.param(
+        _sub(VALID, RPS, RPS + "      avg_output_tokens: 7500\n"),
+        "workload.yaml:9:26: deployments[0].inference.avg_output_tokens: avg_input_tokens + avg_output_tokens (8,500) "
+        "exceeds max_context_tokens (8,192): an average request would not fit its context window",
+        id="output-given-input-default",
+    ),
+    pytest.param(
+        _sub(VALID, WINDOW, "      max_context_tokens: 1000\n"),
+        "workload.yaml:7:27: deployments[0].inference.max_context_tokens: avg_input_tokens + avg_output_tokens (1,200) "
+        "exceeds max_context_tokens (1,000): an average request would not fit its context window",
+        id="defaults-exceed-small-window",
+    ),
+    pytest.param(
+        _sub(VALID, WINDOW, "      max_context_tokens: 1000000\n"),
+        "workload.yaml:7:27: deployments[0].inference.max_context_tokens: max_context_tokens 1,000,000 is more than "
+        "the 131,072 tokens Llama 3.1 8B Instruct serves (the max_model_len vLLM derives from its config's "
+        "max_position_embeddings and rope_scaling); vLLM and SGLang refuse a longer context",
+        id="window-beyond-model",
+    ),
+    pytest.param(
+        _sub(VALID, RPS, RPS + "      allowed_precisions: [nvfp4, int4, fp4]\n"),
+        "workload.yaml:9:41: deployments[0].inference.allowed_precisions[2]: 'fp4' and 'nvfp4' are the same format "
+        "(nvfp4): list it once",
+        id="alias-listed-twice",
+    ),
+    pytest.param(
+        _sub(FIXED, "ram_gib: 64", "ram_gib: 8"),
+        "workload.yaml:12:14: hardware.fixed.ram_gib: the default reserved_ram_gib 8 leaves none of ram_gib 8 for the "
+        "model: the reservation (OS and engine) must be less than the machine's RAM",
+        id="fixed-default-reserve-takes-all",
+    ),
+    pytest.param(
+        _sub(FIXED, "ram_gib: 64", "ram_gib: 8\n    reserved_ram_gib: 12"),
+        "workload.yaml:13:23: hardware.fixed.reserved_ram_gib: reserved_ram_gib 12 leaves none of ram_gib 8 for the "
+        "model: the reservation (OS and engine) must be less than the machine's RAM",
+        id="fixed-reserve-above-ram",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), REFUSED)
+@pytest.mark.parametrize("command", ["validate", "plan"])
+def test_refused_at_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, expected: str, command: str) -> None:
+    (tmp_path / "workload.yaml").write_text(text)
+    code = call_cli(tmp_path, (command, "workload.yaml"))
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert err == f"specgen: error: {expected}\n"
+
+
+ACCEPTED = [
+    pytest.param(_sub(VALID, RPS, RPS + "      avg_input_tokens: 7992\n"), id="request-exactly-the-window"),
+    pytest.param(_sub(VALID, WINDOW, "      max_context_tokens: 131072\n"), id="window-exactly-the-model"),
+    pytest.param(_sub(FIXED, "ram_gib: 64", "ram_gib: 16\n    reserved_ram_gib: 12"), id="fixed-reserve-below-ram"),
+]
+
+
+@pytest.mark.parametrize("text", ACCEPTED)
+def test_limits_are_inclusive(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> None:
+    (tmp_path / "workload.yaml").write_text(text)
+    assert call_cli(tmp_path, ("validate", "workload.yaml")) == 0, capsys.readouterr().err
+
+
+# --- precisions: the schema's names are the engine's -----------------------------------------------------------
+
+
+def _inference_properties() -> dict[str, Any]:
+    schema = json.loads((REPO / "schemas" / "workload.schema.json").read_text(encoding="utf-8"))
+    deployment = schema["properties"]["deployments"]["items"]
+    return dict(deployment["properties"]["inference"]["properties"])
+
+
+ENGINE_NAMES = [*WEIGHT_FORMATS, *WEIGHT_FORMAT_ALIASES]
+
+
+def test_schema_precisions_are_the_engines_formats_and_aliases() -> None:
+    props = _inference_properties()
+    assert props["precision"]["enum"] == ENGINE_NAMES
+    assert props["allowed_precisions"]["items"]["enum"] == ENGINE_NAMES
+    assert props["allowed_precisions"]["maxItems"] == len(ENGINE_NAMES)
+    assert sorted(props["kv_cache_precision"]["enum"]) == sorted(KV_CACHE_BITS)
+
+
+@pytest.mark.parametrize("name", ENGINE_NAMES)
+def test_every_engine_precision_is_a_valid_workload_precision(name: str) -> None:
+    text = _sub(VALID, RPS, f"{RPS}      precision: {name}\n      allowed_precisions: [{name}]\n")
+    validate_document(parse_yaml(text, "workload.yaml"))
+
+
+# --- NVFP4 in the plan: the estimate's weights and rate ----------------------------------------------------------
+
+NVFP4 = """\
+version: 1
+name: nv
+deployments:
+  - name: chat
+    model: MODEL
+    parallelism: {tp: TP}
+    inference:
+      precision: PRECISION
+      max_context_tokens: 8192
+      requests_per_second: 1
+hardware:
+  gpus: [GPU]
+"""
+
+
+def _estimate(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
+    estimate_main([*args, "--context", "8192", "--json"])
+    return dict(json.loads(capsys.readouterr().out))
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "tp", "precision", "fits"),
+    [
+        pytest.param("meta-llama/Llama-3.3-70B-Instruct", "b200-sxm-180gb", 2, "nvfp4", True, id="b200-fp4-rate"),
+        pytest.param("meta-llama/Llama-3.3-70B-Instruct", "rtx-pro-6000-blackwell-96gb", 1, "fp4", True, id="rtx-pro-alias"),
+        pytest.param("meta-llama/Llama-3.3-70B-Instruct", "h100-sxm5-80gb", 2, "modelopt-fp4", True, id="h100-weight-only"),
+        pytest.param("meta-llama/Llama-3.1-405B-Instruct", "h100-sxm5-80gb", 1, "nvfp4", False, id="h100-too-big"),
+        pytest.param("meta-llama/Llama-3.1-8B-Instruct", "l40s-48gb", 1, "fbgemm-fp8", True, id="l40s-fp8-channel"),
+    ],
+)
+def test_plan_sizes_a_precision_as_the_estimate_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], model: str, gpu: str, tp: int, precision: str, fits: bool
+) -> None:
+    text = NVFP4.replace("MODEL", model).replace("TP", str(tp)).replace("PRECISION", precision).replace("GPU", gpu)
+    (tmp_path / "workload.yaml").write_text(text)
+    code = call_cli(tmp_path, ("plan", "workload.yaml", "--format", "json"))
+    out, err = capsys.readouterr()
+    estimate = _estimate(capsys, model, "--gpu", gpu, "--tp", str(tp), "--precision", precision)
+    assert estimate["capacity"]["fits"] is fits
+    if not fits:
+        assert code == 3, err
+        assert "has no feasible plan" in err
+        return
+    assert code == 0, err
+    dep = json.loads(out)["deployments"][0]
+    assert dep["precision"] == estimate["precision"]["weights"] == weight_format(precision).name
+    assert dep["memory_per_gpu"]["weights"] == estimate["weights"]["bytes_per_gpu"]
+    assert dep["details"]["weights_bytes"] == estimate["weights"]["bytes"]
+
+
+@pytest.mark.parametrize(
+    ("gpu", "compute", "tflops"),
+    [
+        pytest.param("b200-sxm-180gb", "fp4", 9000, id="blackwell-w4a4"),
+        pytest.param("gb200-186gb", "fp4", 10000, id="grace-blackwell-w4a4"),
+        pytest.param("rtx-pro-6000-blackwell-96gb", "fp4", 2000, id="rtx-pro-w4a4"),
+        pytest.param("h100-sxm5-80gb", "bf16", 989, id="hopper-marlin-w4a16"),
+        pytest.param("a100-sxm4-80gb", "bf16", 312, id="ampere-marlin-w4a16"),
+    ],
+)
+def test_nvfp4_runs_at_fp4_only_where_the_gpu_has_fp4(gpu: str, compute: str, tflops: float) -> None:
+    """Without FP4 tensor cores the kernels dequantize: the bf16 rate, and no W4A4 GEMM efficiency discount."""
+    acc = accelerator_for(find_gpu(gpu), weight_format("nvfp4").compute, 1)
+    assert (acc.compute, acc.dense_tflops) == (compute, tflops)
+
+
+# --- the model's limit: vLLM's derived max_model_len ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("config", "model_type", "tokens"),
+    [
+        pytest.param({"max_position_embeddings": 32768}, "qwen2", 32768, id="max-position-embeddings"),
+        pytest.param({"max_position_embeddings": 4096, "n_positions": 2048}, "gpt2", 2048, id="smallest-key-wins"),
+        pytest.param({"max_position_embeddings": 8192, "model_max_length": 131072}, "cohere", 131072, id="model-max-length"),
+        pytest.param(
+            {
+                "max_position_embeddings": 32768,
+                "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
+            },
+            "qwen2",
+            131072,
+            id="yarn-from-original",
+        ),
+        pytest.param(
+            {
+                "max_position_embeddings": 163840,
+                "rope_scaling": {"type": "yarn", "factor": 40, "original_max_position_embeddings": 4096},
+            },
+            "deepseek_v3",
+            163840,
+            id="yarn-legacy-type-key",
+        ),
+        pytest.param(
+            {"max_position_embeddings": 4096, "rope_scaling": {"type": "linear", "factor": 2.0}}, "llama", 8192, id="linear"
+        ),
+        pytest.param(
+            {"max_position_embeddings": 4096, "rope_scaling": {"type": "dynamic", "factor": 2.5}}, "llama", 10240, id="dynamic"
+        ),
+        pytest.param(
+            {"max_position_embeddings": 131072, "rope_scaling": {"rope_type": "llama3", "factor": 8.0}},
+            "llama",
+            131072,
+            id="llama3-pre-scaled",
+        ),
+        pytest.param(
+            {"max_position_embeddings": 131072, "rope_scaling": {"type": "longrope", "factor": 32.0}},
+            "phi3",
+            131072,
+            id="longrope-pre-scaled",
+        ),
+        pytest.param(
+            {"max_position_embeddings": 131072, "rope_scaling": {"rope_type": "linear", "factor": 8.0}},
+            "gemma3_text",
+            131072,
+            id="gemma3",
+        ),
+        pytest.param(
+            {"max_position_embeddings": 4096, "rope_scaling": {"type": "linear", "factor": 1e308}}, "llama", 2**31, id="capped"
+        ),
+        pytest.param({"hidden_size": 1}, "llama", 0, id="unknown"),
+    ],
+)
+def test_served_context_is_vllms_derived_max_model_len(config: dict[str, Any], model_type: str, tokens: int) -> None:
+    assert served_context_tokens(config, model_type) == tokens
+
+
+def test_catalog_models_serve_their_max_position_embeddings() -> None:
+    """Every catalog model's rope_scaling is pre-scaled or YaRN from an original that multiplies to the same length."""
+    for model in catalog.models().values():
+        arch = parse_architecture(model.config)
+        assert arch.max_model_len == arch.max_position_embeddings, model.id
+
+
+def test_a_yarn_stretched_local_model_serves_its_longer_context(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = dict(catalog.find_model("meta-llama/Llama-3.1-8B-Instruct").config)
+    config.update(
+        max_position_embeddings=32768,
+        rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
+    )
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "model.json").write_text(json.dumps(config))
+    text = _sub(VALID, "meta-llama/Llama-3.1-8B-Instruct", "./model.json")
+    (tmp_path / "workload.yaml").write_text(_sub(text, WINDOW, "      max_context_tokens: 131072\n"))
+    assert call_cli(tmp_path, ("validate", "workload.yaml")) == 0, capsys.readouterr().err
+    (tmp_path / "workload.yaml").write_text(_sub(text, WINDOW, "      max_context_tokens: 131073\n"))
+    assert call_cli(tmp_path, ("validate", "workload.yaml")) == 1
+    assert "is more than the 131,072 tokens" in capsys.readouterr().err
