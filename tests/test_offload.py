@@ -219,20 +219,33 @@ def test_fixed_hardware_examples(example: str, offloaded: bool, precision: str) 
     assert plan.pools[0].node.platform_id == "fixed"
 
 
+#: Llama-3.1-8B weight bytes by hand (32 layers of q 4096x4096, k and v 4096x1024, o 4096x4096, gate/up/down
+#: 4096x14336; embedding and lm_head 128,256 x 4,096 each; 266,240 norm weights): bf16 16,060,522,496; fp8
+#: 9,081,200,640. GGUF (ggml block sizes: Q3_K 3.4375, Q4_K 4.5, Q5_K 5.5, Q6_K 6.5625 bits; norms F32): Q4_K_M
+#: puts v/down of 16 layers at Q6_K, the rest at Q4_K, embedding Q4_K, lm_head Q6_K: 4,912,898,048; Q3_K_M puts
+#: q/k/gate/up at Q3_K, o at Q4_K, v and down at Q5_K in layers 0-1 else Q4_K, embedding Q3_K: 4,011,081,728.
 @pytest.mark.parametrize(
     ("formats", "suggestion"),
     [
-        pytest.param(("bf16",), "allow a lower precision (e.g. q4_k_m), ", id="bf16-q4_k_m"),
-        pytest.param(("fp8", "int8"), "allow a lower precision (e.g. q4_k_m), ", id="fp8-q4_k_m"),
-        pytest.param(("q4_k_m",), "allow a lower precision (e.g. q3_k_m), ", id="q4_k_m-next-step-down"),
-        pytest.param(("q4_k_m", "q2_k"), "", id="lowest-already-allowed-no-precision-advice"),
+        # 4,912,898,048 / 16,060,522,496 = 0.3059
+        pytest.param(("bf16",), "allow a lower precision (e.g. q4_k_m stores the bf16 weights in 0.31x the bytes), ", id="bf16"),
+        # 4,912,898,048 / 9,081,200,640 = 0.5410; int8 is fp8's size, so the smaller of the two is the base
+        pytest.param(
+            ("fp8", "int8"), "allow a lower precision (e.g. q4_k_m stores the fp8 weights in 0.54x the bytes), ", id="fp8-int8"
+        ),
+        # 4,011,081,728 / 4,912,898,048 = 0.8164: the next step down when q4_k_m is already allowed
+        pytest.param(
+            ("q4_k_m",), "allow a lower precision (e.g. q3_k_m stores the q4_k_m weights in 0.82x the bytes), ", id="q4_k_m"
+        ),
+        pytest.param(("q4_k_m", "q2_k"), "", id="q2_k-lowest-gguf"),
+        pytest.param(("q2_k",), "", id="q2_k-alone"),
     ],
 )
 def test_the_unblock_advice_never_suggests_a_precision_already_tried(formats: tuple[str, ...], suggestion: str) -> None:
     from generator.calculator.offload_report import offload_unblock
-    from generator.sizing.precision import weight_format
 
-    assert offload_unblock([weight_format(f) for f in formats]) == (
+    arch = parse_architecture(find_model("meta-llama/Llama-3.1-8B-Instruct").config)
+    assert offload_unblock(arch, [weight_format(f) for f in formats]) == (
         f"to unblock: {suggestion}a shorter context, more system RAM or a smaller reserve, free NVMe space for "
         "memory-mapped layers, or a GPU with more memory"
     )

@@ -15,6 +15,7 @@ from generator.catalog.host_cpu import REFERENCE_CPU_ID, host_time_scale
 from generator.errors import InfeasibleError, InputError
 from generator.named_tuple import NamedTuple
 from generator.sizing.constants import Constants, with_overrides
+from generator.sizing.context_limit import CONTEXT_EXTENSION, LONGER_REFUSED, served_limit_phrase
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
 from generator.sizing.engine_runtime import per_sequence_host_scale
 from generator.sizing.kv_cache import size_kv_cache
@@ -185,6 +186,12 @@ def _check_fixed(spec: FixedSpec) -> None:
         raise InputError(f"--gpus must be at most 16 for an existing machine, got {spec.gpu_count}")
     _check_number("--ram-gib", spec.ram_gib, 0, MAX_RAM_GIB, low_inclusive=False)
     _check_number("--reserved-ram-gib", spec.reserved_ram_gib, 0, MAX_RAM_GIB)
+    from generator.calculator.machine import reserve_leaves_no_ram
+
+    # the rule of hardware.fixed: the reservation must leave RAM to place the model in
+    problem = reserve_leaves_no_ram(spec, f"--reserved-ram-gib {spec.reserved_ram_gib:g}", "--ram-gib")
+    if problem is not None:
+        raise InputError(problem)
     _check_number("--swap-gib", spec.swap_gib, 0, MAX_DISK_GIB)
     _check_number("--nvme-gib", spec.nvme_gib, 0, MAX_DISK_GIB)
     _check_number("--nvme-read-gb-per-s", spec.nvme_read_gb_per_s, 0, MAX_NVME_READ_GB_PER_S, low_inclusive=False)
@@ -283,18 +290,20 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     if req.context_tokens is not None:
         context = req.context_tokens
     else:
-        context = min(DEFAULT_CONTEXT_TOKENS, arch.max_position_embeddings or DEFAULT_CONTEXT_TOKENS)
+        context = min(DEFAULT_CONTEXT_TOKENS, arch.max_model_len or DEFAULT_CONTEXT_TOKENS)
     notes = list(arch.notes)
+    # a what-if calculator: a length beyond the model's served limit is sized anyway, with a note naming the limit
+    served = served_limit_phrase(model.name, arch.max_model_len)
     if req.train:
         # a training job's sequence is --seq-len, else --context, else 2048 (see _training)
         sequence = next((n for n in (req.seq_len, req.context_tokens) if n is not None), DEFAULT_TRAINING_SEQUENCE)
-        if arch.max_position_embeddings and sequence > arch.max_position_embeddings:
-            notes.append(f"sequence length {sequence} exceeds the model's max_position_embeddings {arch.max_position_embeddings}")
+        if arch.max_model_len and sequence > arch.max_model_len:
+            notes.append(f"sequence length {sequence:,} is more than {served}; {CONTEXT_EXTENSION}")
         if req.seq_len is None and req.context_tokens is None:
             notes.append(f"no --seq-len given: sized for {sequence}-token sequences")
     else:
-        if arch.max_position_embeddings and context > arch.max_position_embeddings:
-            notes.append(f"context {context} exceeds the model's max_position_embeddings {arch.max_position_embeddings}")
+        if arch.max_model_len and context > arch.max_model_len:
+            notes.append(f"context {context:,} is more than {served}; {LONGER_REFUSED}")
         if req.context_tokens is None:
             notes.append(f"no --context given: sized for {context} tokens")
 
@@ -320,6 +329,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             "model_type": arch.model_type,
             "layers": arch.num_layers,
             "max_position_embeddings": arch.max_position_embeddings,
+            "max_model_len": arch.max_model_len,
         },
         "weights_from": _weights_from(arch, fmt),
         "params": {
@@ -398,11 +408,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 usable = int(gpu.memory_bytes * (1 - consts.safety_margin_fraction))
                 longest = longest_training_sequence(arch, setup, par, consts, usable, nvlink=training_nvlink(gpu, setup, par))
                 result["training"]["max_sequence_length"] = longest
-                if arch.max_position_embeddings and longest > arch.max_position_embeddings:
-                    notes.append(
-                        f"memory allows {longest:,}-token sequences, beyond the model's "
-                        f"max_position_embeddings {arch.max_position_embeddings:,}"
-                    )
+                if arch.max_model_len and longest > arch.max_model_len:
+                    notes.append(f"memory allows {longest:,}-token sequences, more than {served}; {CONTEXT_EXTENSION}")
         elif req.max_seq_len:
             raise InputError("--max-seq-len needs --gpu: the longest sequence that fits which GPU")
     else:
@@ -534,7 +541,7 @@ def _fixed_machine(
         prompt = req.input_tokens if req.input_tokens is not None else 1000
         plan = plan_offload(arch, formats, kv_bits, context, req.min_context_tokens, machine, prompt, consts, alternatives())
     except InfeasibleError as exc:
-        raise InfeasibleError(f"the model cannot run on this machine: {exc}; {offload_unblock(formats)}") from None
+        raise InfeasibleError(f"the model cannot run on this machine: {exc}; {offload_unblock(arch, formats)}") from None
     summary = offload_summary(plan, machine)
     return {
         "offload": summary,

@@ -52,6 +52,20 @@ class FixedSpec(NamedTuple):
     ddr_mt_per_s: int | None = None
 
 
+def reserve_leaves_no_ram(spec: FixedSpec, reserved: str, ram: str) -> str | None:
+    """Why ``spec`` has no RAM to plan with (its reservation at or above its RAM), else None.
+
+    ``reserved`` names the reservation with its value and ``ram`` the RAM field, as the user wrote them
+    (``reserved_ram_gib 64`` / ``ram_gib`` in a workload, ``--reserved-ram-gib 64`` / ``--ram-gib`` on the command line).
+    """
+    if spec.reserved_ram_gib < spec.ram_gib:
+        return None
+    return (
+        f"{reserved} leaves none of {ram} {spec.ram_gib:g} for the model: the reservation (OS and engine) "
+        "must be less than the machine's RAM"
+    )
+
+
 def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
     """The :class:`Machine` of ``spec`` and a sentence on where its DDR bandwidth comes from."""
     gpu = catalog.find_gpu(spec.gpu)

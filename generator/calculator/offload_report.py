@@ -16,6 +16,7 @@ from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine, OffloadPlan
 from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat
+from generator.sizing.step_down import GGUF_STEP_DOWNS, lower_precisions, step_down_phrase
 from generator.units import GB, GIB
 
 #: What the user can change when a model cannot run on the machine at all.
@@ -26,14 +27,13 @@ _UNBLOCK_REST = (
 ALTERNATIVES = ("fp8", "int8", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "int4", "q3_k_m", "q2_k")
 
 
-def offload_unblock(formats: Sequence[WeightFormat]) -> str:
-    """What would let a model that cannot be placed run: a lower precision than any of ``formats`` where one exists."""
-    lowest = min(f.bits for f in formats)
-    lower = [name for name in ALTERNATIVES if WEIGHT_FORMATS[name].bits < lowest and WEIGHT_FORMATS[name].gguf]
-    if not lower:
+def offload_unblock(arch: Architecture, formats: Sequence[WeightFormat]) -> str:
+    """What would let a model that cannot be placed run: a GGUF precision below every one of ``formats`` where one exists."""
+    steps = lower_precisions(arch, formats, GGUF_STEP_DOWNS)
+    if not steps:
         return f"to unblock: {_UNBLOCK_REST}"
-    suggested = "q4_k_m" if "q4_k_m" in lower else lower[0]  # llama.cpp's common default, else the next step down
-    return f"to unblock: allow a lower precision (e.g. {suggested}), {_UNBLOCK_REST}"
+    pick = next((s for s in steps if s.name == "q4_k_m"), steps[0])  # llama.cpp's common default, else the next step down
+    return f"to unblock: allow a lower precision (e.g. {step_down_phrase(arch, formats, [pick])}), {_UNBLOCK_REST}"
 
 
 def alternatives() -> tuple[Any, ...]:

@@ -137,7 +137,7 @@ def catalog_rows(kind: str) -> list[dict[str, Any]]:
             "params_total": arch.params_total,
             "params_active": arch.params_active,
             "layers": arch.num_layers,
-            "max_context_tokens": arch.max_position_embeddings,
+            "max_context_tokens": arch.max_model_len,
         }
 
     return rows_by_id(catalog.models(), model_row)

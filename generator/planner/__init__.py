@@ -9,24 +9,30 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from generator.calculator.model_source import default_precision, model_weight_format
 from generator.errors import InfeasibleError
 from generator.planner.early import early_checks
 from generator.planner.options import allowed_hardware, rank
 from generator.sizing.constants import with_overrides
+from generator.sizing.step_down import serving_precision_advice
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
 
 if TYPE_CHECKING:
+    from generator.calculator.model_source import ResolvedModel
     from generator.planner.inventory import ServerKey
     from generator.planner.option import Option
     from generator.planner.plan import Finding, Plan
     from generator.sizing.constants import Constants
 
 
-def _unblock_hint(dep: InferenceDeployment | TrainingDeployment) -> str:
+def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: ResolvedModel) -> str:
     if isinstance(dep, InferenceDeployment):
+        # the search serves the deployment's one precision; a lower one is advised only where vLLM / SGLang know one
+        fmt = model_weight_format(model.architecture, dep.inference.precision or default_precision(model))
+        precision = serving_precision_advice(model.architecture, [fmt])
         return (
-            "to unblock: allow a GPU with more memory, a lower precision (fp8 halves and int4 quarters the weights), "
+            f"to unblock: allow a GPU with more memory, {precision + ', ' if precision else ''}"
             "a shorter max_context_tokens, looser SLOs, or more rack power / max_nodes"
         )
     return (
@@ -151,7 +157,7 @@ def _choose(
                 if n
             )
             raise InfeasibleError(
-                f"{where}: deployment '{dep.name}' ({model.id}) has no feasible plan: {detail}; {_unblock_hint(dep)}"
+                f"{where}: deployment '{dep.name}' ({model.id}) has no feasible plan: {detail}; {_unblock_hint(dep, model)}"
                 + (f"; {owned}" if owned else "")
             )
         best = feasible[0]

@@ -340,6 +340,12 @@ def build_plan(
             precision, kv = shape_inf.fmt.name, dep.inference.kv_cache_precision
         else:
             details, reasons = _training_details(opt, rest, consts)
+            from generator.planner.training_report import context_extension_finding
+
+            extension = context_extension_finding(
+                index, dep.training.sequence_length, model.name, model.architecture.max_model_len
+            )
+            findings += [extension] if extension else []
             if opt.candidate.nodes > opt.candidate.owned_nodes and any(n and k != _server_kind(opt) for k, n in free.items()):
                 reasons.append(TRAINING_NOT_SPLIT)  # servers are bought although owned ones of another kind are free
             shape_tr = opt.shape

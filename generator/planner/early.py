@@ -17,6 +17,7 @@ from generator.calculator.model_source import default_precision, model_weight_fo
 from generator.errors import InfeasibleError
 from generator.planner.options import allowed_hardware, tensor_parallel_sizes
 from generator.sizing.constants import Constants, with_overrides
+from generator.sizing.step_down import serving_precision_advice
 from generator.sizing.weights import Parallelism, size_weights
 from generator.units import GIB
 from generator.workload import LoadedWorkload
@@ -65,10 +66,11 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
             assert best is not None
             where = loaded.document.locate(("deployments", i, "model"))
             _, per_gpu, tp, pp = best
+            precision = serving_precision_advice(arch, [fmt])
             raise InfeasibleError(
                 f"{where}: deployment '{dep.name}' ({model.id}) has no feasible plan: its {fmt.name} weights alone need "
                 f"{per_gpu / GIB:.1f} GiB per GPU even split TP{tp} x PP{pp}, more than any allowed GPU can use; to unblock: "
-                "allow a GPU with more memory or a lower precision (fp8 halves and int4 quarters the weights)"
+                f"allow a GPU with more memory{' or ' + precision if precision else ''}"
             )
 
 

@@ -57,4 +57,5 @@ def place_on_fixed(loaded: LoadedWorkload, index: int, machine: Machine, consts:
         )  # fmt: skip
     except InfeasibleError as exc:
         where = loaded.document.locate(("deployments", index, "model"))
-        raise InfeasibleError(f"{where}: '{model.id}' cannot run on hardware.fixed: {exc}; {offload_unblock(formats)}") from None
+        unblock = offload_unblock(model.architecture, formats)
+        raise InfeasibleError(f"{where}: '{model.id}' cannot run on hardware.fixed: {exc}; {unblock}") from None

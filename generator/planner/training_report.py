@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from generator.planner.option import Option
+from generator.planner.plan import Finding
 from generator.planner.training import TrainingShape
 from generator.planner.training_comm import StepComm
+from generator.sizing.context_limit import CONTEXT_EXTENSION, served_limit_phrase
 from generator.sizing.training_step import StepTime
 
 #: The step's terms as the plan names them (StepTime attribute, words).
@@ -85,3 +87,18 @@ def training_runner_up(opt: Option, rest: list[Option]) -> str | None:
     if shape.hours and other.shape.hours:
         text += f", {other.shape.hours:.1f} h against {shape.hours:.1f} h"
     return text
+
+
+def context_extension_finding(index: int, sequence_tokens: int, model_name: str, limit_tokens: int) -> Finding | None:
+    """A warning when deployment ``index`` trains on longer sequences than its model serves (``limit_tokens``, 0: unknown).
+
+    Not an error: training past the served limit is how a context is extended, but only with RoPE scaling configured.
+    """
+    if not limit_tokens or sequence_tokens <= limit_tokens:
+        return None
+    return Finding(
+        "warning",
+        "sequence-beyond-model-context",
+        f"sequence_length {sequence_tokens:,} is more than {served_limit_phrase(model_name, limit_tokens)}; {CONTEXT_EXTENSION}",
+        f"deployments[{index}].training.sequence_length",
+    )

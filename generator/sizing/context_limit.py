@@ -58,3 +58,20 @@ def served_context_tokens(config: Mapping[str, Any], model_type: str) -> int:
     if kind == "yarn":
         derived = _length(rope.get("original_max_position_embeddings")) or derived
     return int(min(derived * _factor(rope.get("factor", 1.0)), _MOST_TOKENS))
+
+
+#: Why a serving context above the limit is refused.
+LONGER_REFUSED = "vLLM and SGLang refuse a longer context"
+#: What a sequence longer than the served limit means for training: the model must be told to stretch its positions.
+CONTEXT_EXTENSION = (
+    "training on longer sequences is context extension: configure RoPE scaling (rope_scaling in the model's config, "
+    "e.g. YaRN or linear) so the positions beyond it are interpolated"
+)
+
+
+def served_limit_phrase(model_name: str, limit_tokens: int) -> str:
+    """How every message names a model's served limit: "the 8,192 tokens <model> serves (the max_model_len ...)"."""
+    return (
+        f"the {limit_tokens:,} tokens {model_name} serves "
+        "(the max_model_len vLLM derives from its config's max_position_embeddings and rope_scaling)"
+    )

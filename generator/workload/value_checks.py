@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.calculator.machine import FixedSpec
+from generator.calculator.machine import FixedSpec, reserve_leaves_no_ram
 from generator.calculator.model_source import ResolvedModel
 from generator.errors import InputError
+from generator.sizing.context_limit import LONGER_REFUSED, served_limit_phrase
 from generator.sizing.precision import WEIGHT_FORMAT_ALIASES
 from generator.workload.loader import Document
 from generator.workload.models import InferenceSpec
@@ -72,9 +73,8 @@ def inference_limit_errors(doc: Document, i: int, spec: InferenceSpec, model: Re
     if model is not None and limit and spec.max_context_tokens > limit:
         errors.append(
             InputError(
-                f"max_context_tokens {spec.max_context_tokens:,} is more than the {limit:,} tokens {model.name} serves "
-                "(the max_model_len vLLM derives from its config's max_position_embeddings and rope_scaling); "
-                "vLLM and SGLang refuse a longer context",
+                f"max_context_tokens {spec.max_context_tokens:,} is more than {served_limit_phrase(model.name, limit)}; "
+                f"{LONGER_REFUSED}",
                 doc.locate((*at, "max_context_tokens")),
             )
         )
@@ -83,18 +83,11 @@ def inference_limit_errors(doc: Document, i: int, spec: InferenceSpec, model: Re
 
 def fixed_ram_errors(doc: Document, spec: FixedSpec) -> list[InputError]:
     """An existing machine must keep some RAM after the reservation for the OS and the engine."""
-    if spec.reserved_ram_gib < spec.ram_gib:
-        return []
     at: Path = ("hardware", "fixed")
     if _given(doc, (*at, "reserved_ram_gib")):
         where: Path = (*at, "reserved_ram_gib")
         told = f"reserved_ram_gib {spec.reserved_ram_gib:g}"
     else:
         where, told = (*at, "ram_gib"), f"the default reserved_ram_gib {spec.reserved_ram_gib:g}"
-    return [
-        InputError(
-            f"{told} leaves none of ram_gib {spec.ram_gib:g} for the model: the reservation (OS and engine) "
-            "must be less than the machine's RAM",
-            doc.locate(where),
-        )
-    ]
+    problem = reserve_leaves_no_ram(spec, told, "ram_gib")
+    return [] if problem is None else [InputError(problem, doc.locate(where))]

@@ -1,0 +1,223 @@
+"""The estimate and the plan hold one model limit and one machine rule, and advise only what would help.
+
+- ``estimate`` names the model's served limit (``max_model_len``, vLLM's derivation with ``rope_scaling``) in its
+  notes, as the workload check does, and sizes its default context within it;
+- ``estimate --reserved-ram-gib`` at or above ``--ram-gib`` is invalid input (exit 1), the rule of ``hardware.fixed``;
+- an infeasible plan suggests a lower precision only when the engine knows one below the plan's, with the factor
+  by which it shrinks this model's weights;
+- a training ``sequence_length`` above the model's served limit is a located warning (context extension).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator import catalog
+from generator.sizing.architecture import parse_architecture
+from generator.sizing.precision import weight_format
+from generator.sizing.step_down import serving_precision_advice
+from tests.helpers import call_cli, estimate_json, run_estimate
+
+LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
+SERVED = "(the max_model_len vLLM derives from its config's max_position_embeddings and rope_scaling)"
+EXTENSION = (
+    "training on longer sequences is context extension: configure RoPE scaling (rope_scaling in the model's config, "
+    "e.g. YaRN or linear) so the positions beyond it are interpolated"
+)
+RESERVE_RULE = "for the model: the reservation (OS and engine) must be less than the machine's RAM"
+
+
+def _local_config(tmp_path: Path, name: str, **changes: Any) -> str:
+    """Llama-3.1-8B's config with ``changes``, as ``<tmp>/<name>/config.json`` (the model is named after its folder)."""
+    config = dict(catalog.find_model(LLAMA_8B).config)
+    config.update(changes)
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    return str(folder / "config.json")
+
+
+YARN = {
+    "max_position_embeddings": 32768,
+    "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
+}
+
+
+@pytest.mark.parametrize(
+    ("context", "notes"),
+    [
+        # YaRN stretches 32,768 positions by 4: 131,072 served; 65,536 is within it (max_position_embeddings is not the limit)
+        pytest.param("65536", [], id="within-derived-limit"),
+        pytest.param("131072", [], id="at-derived-limit"),
+        pytest.param(
+            "131073",
+            [f"context 131,073 is more than the 131,072 tokens yarn-8b serves {SERVED}; vLLM and SGLang refuse a longer context"],
+            id="beyond-derived-limit",
+        ),
+    ],
+)
+def test_the_estimate_notes_a_context_beyond_the_derived_limit(tmp_path: Path, context: str, notes: list[str]) -> None:
+    data = estimate_json(_local_config(tmp_path, "yarn-8b", **YARN), "--context", context)
+    assert data["model"]["max_position_embeddings"] == 32768
+    assert data["model"]["max_model_len"] == 131072
+    assert data["notes"] == notes
+
+
+def test_the_estimate_default_context_is_capped_by_the_derived_limit(tmp_path: Path) -> None:
+    # linear RoPE scaling by 2 over 2,048 positions: 4,096 served, so the default 4,096-token context fits it
+    path = _local_config(tmp_path, "linear-8b", max_position_embeddings=2048, rope_scaling={"type": "linear", "factor": 2.0})
+    data = estimate_json(path)
+    assert data["kv_cache"]["context_tokens"] == 4096
+    assert data["notes"] == ["no --context given: sized for 4096 tokens"]
+
+
+def test_the_estimate_notes_a_training_sequence_beyond_the_limit() -> None:
+    data = estimate_json("llama-3.1-8b", "--train", "lora", "--seq-len", "200000")
+    assert data["notes"] == [f"sequence length 200,000 is more than the 131,072 tokens Llama 3.1 8B serves {SERVED}; {EXTENSION}"]
+
+
+@pytest.mark.parametrize(
+    ("options", "code", "message"),
+    [
+        # the default reservation (8 GiB) on an 8 GiB machine
+        pytest.param(("--ram-gib", "8"), 1, f"--reserved-ram-gib 8 leaves none of --ram-gib 8 {RESERVE_RULE}", id="default"),
+        pytest.param(
+            ("--ram-gib", "64", "--reserved-ram-gib", "64"),
+            1,
+            f"--reserved-ram-gib 64 leaves none of --ram-gib 64 {RESERVE_RULE}",
+            id="equal",
+        ),
+        pytest.param(
+            ("--ram-gib", "64", "--reserved-ram-gib", "64.5"),
+            1,
+            f"--reserved-ram-gib 64.5 leaves none of --ram-gib 64 {RESERVE_RULE}",
+            id="above",
+        ),
+        pytest.param(("--ram-gib", "64", "--reserved-ram-gib", "12"), 0, "", id="below"),
+    ],
+)
+def test_the_estimate_refuses_a_reservation_of_all_the_ram(
+    options: tuple[str, ...], code: int, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_estimate("llama-3.1-8b", "--gpu", "rtx-4090-24gb", *options)[0] == code
+    err = capsys.readouterr().err
+    assert err == (f"specgen estimate: error: {message}\n" if message else "")
+
+
+#: Llama-3.1-8B weight bytes by hand (see tests/test_offload.py): bf16 16,060,522,496; fp8 9,081,200,640 (linear
+#: layers at 8 bits, embedding, lm_head and norms at 16); int4 5,727,854,592 (GPTQ: 4 bits + a 16-bit scale and a
+#: 4-bit zero per 128 weights = 4.15625 bits on the linear layers, the rest at 16). fp8 / bf16 = 0.5654,
+#: int4 / bf16 = 0.3566, int4 / fp8 = 0.6307.
+@pytest.mark.parametrize(
+    ("tried", "advice"),
+    [
+        pytest.param(("bf16",), "a lower precision (fp8 stores the bf16 weights in 0.57x the bytes, int4 in 0.36x)", id="bf16"),
+        pytest.param(("fp8",), "a lower precision (int4 stores the fp8 weights in 0.63x the bytes)", id="fp8"),
+        pytest.param(("fp8", "int8"), "a lower precision (int4 stores the fp8 weights in 0.63x the bytes)", id="fp8-int8"),
+        pytest.param(("int4",), "", id="int4-lowest"),
+        pytest.param(("nvfp4",), "", id="nvfp4"),
+        pytest.param(("fp4",), "", id="fp4-alias"),
+        pytest.param(("mxfp4",), "", id="mxfp4"),
+        pytest.param(("nf4",), "", id="nf4"),
+        pytest.param(("q2_k",), "", id="q2_k"),
+        pytest.param(("bf16", "int4"), "", id="int4-among-tried"),
+    ],
+)
+def test_serving_advice_suggests_only_a_lower_precision_the_engine_knows(tried: tuple[str, ...], advice: str) -> None:
+    arch = parse_architecture(catalog.find_model(LLAMA_8B).config)
+    assert serving_precision_advice(arch, [weight_format(name) for name in tried]) == advice
+
+
+SLO_BOUND = """\
+version: 1
+name: demo
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference:
+      max_context_tokens: 8192
+      precision: {precision}
+      slo:
+        tpot_ms: 0.5
+hardware:
+  gpus: [l40s-48gb]
+"""
+UNBLOCK_REST = "a shorter max_context_tokens, looser SLOs, or more rack power / max_nodes\n"
+
+
+@pytest.mark.parametrize(
+    ("precision", "advice"),
+    [
+        pytest.param("bf16", "a lower precision (fp8 stores the bf16 weights in 0.57x the bytes, int4 in 0.36x), ", id="bf16"),
+        pytest.param("fp8", "a lower precision (int4 stores the fp8 weights in 0.63x the bytes), ", id="fp8"),
+        pytest.param("int4", "", id="int4"),
+        pytest.param("fp4", "", id="fp4"),
+        pytest.param("q2_k", "", id="q2_k"),
+    ],
+)
+def test_an_infeasible_plan_advises_a_lower_precision_only_where_one_exists(
+    tmp_path: Path, precision: str, advice: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "workload.yaml").write_text(SLO_BOUND.format(precision=precision))
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("specgen: error: workload.yaml:5:12: deployments[0].model: deployment 'chat'")
+    assert err.endswith(f"; to unblock: allow a GPU with more memory, {advice}{UNBLOCK_REST}")
+
+
+def test_weights_too_large_for_any_gpu_name_the_real_factors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Llama-3.1-405B by hand: 126 layers of 3,187,671,040 linear weights (q, o 16,384^2; k, v 16,384 x 1,024;
+    # gate, up, down 16,384 x 53,248) = 401,646,551,040, plus 4,206,837,760 at 16 bits (embedding and lm_head
+    # 128,256 x 16,384 each, 4,145,152 norm weights). bf16 811,706,777,600 bytes; fp8 410,060,226,560 (0.5052);
+    # int4 401,646,551,040 x 133 / 256 + 8,413,675,520 = 217,081,610,240 (0.2674)
+    text = SLO_BOUND.replace("meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-405B-Instruct")
+    text = text.replace("      slo:\n        tpot_ms: 0.5\n", "").replace("l40s-48gb", "rtx-4090-24gb")
+    (tmp_path / "workload.yaml").write_text(text.format(precision="bf16"))
+    assert call_cli(tmp_path, ("validate", "workload.yaml")) == 3
+    assert capsys.readouterr().err.endswith(
+        "its bf16 weights alone need 24.7 GiB per GPU even split TP4 x PP8, more than any allowed GPU can use; to unblock: "
+        "allow a GPU with more memory or a lower precision (fp8 stores the bf16 weights in 0.51x the bytes, int4 in 0.27x)\n"
+    )
+
+
+TRAINING = """\
+version: 1
+name: tune
+deployments:
+  - name: tune
+    model: meta-llama/Llama-2-13b-hf
+    training:
+      method: qlora
+      sequence_length: {tokens}
+hardware:
+  gpus: [h100-sxm5-80gb]
+"""
+
+
+@pytest.mark.parametrize(
+    ("tokens", "warnings"),
+    [
+        pytest.param(4096, [], id="at-limit"),
+        pytest.param(
+            8192,
+            [
+                "workload.yaml:8:24: warning: sequence_length 8,192 is more than the 4,096 tokens Llama 2 13B serves "
+                f"{SERVED}; {EXTENSION} [sequence-beyond-model-context]"
+            ],
+            id="beyond-limit",
+        ),
+    ],
+)
+def test_training_beyond_the_model_limit_is_a_located_warning(
+    tmp_path: Path, tokens: int, warnings: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "workload.yaml").write_text(TRAINING.format(tokens=tokens))
+    assert call_cli(tmp_path, ("plan", "workload.yaml", "--format", "json")) == 0
+    captured = capsys.readouterr()
+    assert [line for line in captured.err.splitlines() if "sequence" in line] == warnings
+    findings = [f for f in json.loads(captured.out)["findings"] if f["code"] == "sequence-beyond-model-context"]
+    assert [f["path"] for f in findings] == (["deployments[0].training.sequence_length"] if warnings else [])
