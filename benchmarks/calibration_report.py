@@ -11,8 +11,8 @@ KV-cache tokens by engine and GPU; fine-tuning peak memory by framework. Each gr
 median and the 90th percentile of |predicted / measured - 1|. A row the engine cannot answer
 (unknown precision, refused layout) counts as ``failed`` in its group. Constants are the engine's
 defaults: nothing here is fitted per row. ``--fit`` searches ``FIT_GRID`` over the groups of
-``FIT_ENGINES`` at once; the other engines' rows (vLLM on MI300X and on H100/H200, SGLang on H100, TensorRT-LLM's
-C++ runtime) are the out-of-sample check.
+``FIT_ENGINES`` at once; the other engines' rows (vLLM on MI300X, A100 and H100/H200, SGLang on H100, TensorRT-LLM's
+C++ runtime, TensorRT-LLM behind ``trtllm-serve`` on A100/H100) are the out-of-sample check.
 """
 
 from __future__ import annotations
@@ -198,8 +198,14 @@ OVERRIDES: dict[str, float] = {}
 #: Documented defaults of each engine's scheduler that bound the batch of a row (settings, not fitted):
 #: vLLM ``max_num_seqs=256`` (EngineArgs default, https://docs.vllm.ai/en/v0.6.3/models/engine_args.html);
 #: TensorRT-LLM and SGLang keep the engine's own ``max_batch_size`` default (constants.py; SGLang sizes its
-#: running batch from KV memory). A row whose version documents another default names it in ``max_num_seqs``.
-ENGINE_SETTINGS: dict[str, dict[str, float]] = {"vllm": {"max_batch_size": 256}}
+#: running batch from KV memory); ``trtllm-serve`` (v1.2.0rc1) states its CLI defaults, BuildConfig's
+#: ``max_batch_size=2048`` and ``max_num_tokens=8192`` (tensorrt_llm/commands/serve.py, tensorrt_llm/builder.py,
+#: https://github.com/NVIDIA/TensorRT-LLM/blob/v1.2.0rc1/tensorrt_llm/commands/serve.py). A row whose version documents
+#: another default names it in ``max_num_seqs`` (and ``max_num_batched_tokens``).
+ENGINE_SETTINGS: dict[str, dict[str, float]] = {
+    "vllm": {"max_batch_size": 256},
+    "tensorrt-llm-serve": {"max_batch_size": 2048, "prefill_chunk_tokens": 8192},
+}
 
 
 def _row_constants(row: dict[str, Any]) -> tuple[tuple[str, float], ...]:

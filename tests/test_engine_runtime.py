@@ -12,7 +12,7 @@ from generator.calculator.estimate import SERVING_ENGINES
 from generator.catalog import find_gpu, find_model
 from generator.sizing.architecture import parse_architecture
 from generator.sizing.constants import Constants
-from generator.sizing.engine_runtime import RUNTIMES, per_sequence_host_scale
+from generator.sizing.engine_runtime import RUNTIMES, per_sequence_host_scale, runtime_of
 from generator.sizing.performance import accelerator_for, static_batch_seconds
 from generator.sizing.precision import kv_cache_bits, weight_format
 from generator.sizing.weights import Parallelism, size_weights
@@ -30,6 +30,8 @@ REPO = Path(__file__).resolve().parents[1]
         ("tensorrt-llm-cpp", 2.75, 0.0),  # no per-sequence host work to scale
         ("vllm", 1.0, 1.0),  # Python scheduler
         ("sglang", 1.3, 1.3),  # Python scheduler
+        ("tensorrt-llm-serve", 1.0, 1.0),  # trtllm-serve: the PyTorch executor behind an HTTP server
+        ("tensorrt-llm-serve", 2.75, 2.75),
     ],
 )
 def test_per_sequence_host_scale_by_runtime(engine: str, cpu_scale: float, scale: float) -> None:
@@ -39,6 +41,11 @@ def test_per_sequence_host_scale_by_runtime(engine: str, cpu_scale: float, scale
 def test_an_unknown_runtime_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match=r"unknown serving runtime 'ollama'.*tensorrt-llm-cpp"):
         per_sequence_host_scale("ollama", 1.0)
+
+
+def test_trtllm_serve_runs_the_pytorch_executor_runtime() -> None:
+    assert runtime_of("tensorrt-llm-serve") is RUNTIMES["tensorrt-llm"]
+    assert runtime_of("vllm") is RUNTIMES["vllm"] and runtime_of("ollama") is None
 
 
 def test_every_runtime_names_a_source_to_open() -> None:

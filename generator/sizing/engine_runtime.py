@@ -7,7 +7,8 @@ SGLang's Python schedulers) pay it too; vLLM's is V1's, the engine new plans ass
 calibration rows ran a build their source does not name: ``benchmarks/CALIBRATION.md``). TensorRT-LLM's C++
 runtime as its static-batch benchmark drives it (``gptSessionBenchmark``: one ``GptSession::generate`` call
 per batch, greedy sampling on the GPU, no scheduler, no detokenization) has no per-sequence host work: only
-the per-step overhead remains.
+the per-step overhead remains. ``trtllm-serve`` (PyTorch backend, its default) puts the same PyExecutor behind an
+OpenAI-compatible HTTP server, so its label resolves to the PyTorch executor's runtime (:data:`SAME_RUNTIME`).
 """
 
 from __future__ import annotations
@@ -49,13 +50,24 @@ RUNTIMES: dict[str, EngineRuntime] = {
 }
 
 
+#: Engine labels that run another label's runtime: ``trtllm-serve`` drives TensorRT-LLM's PyExecutor (its ``serve``
+#: command builds the PyTorch ``LLM`` for ``--backend pytorch``, the default), the runtime ``tensorrt-llm`` names.
+SAME_RUNTIME: dict[str, str] = {"tensorrt-llm-serve": "tensorrt-llm"}
+
+
+def runtime_of(engine: str) -> EngineRuntime | None:
+    """The runtime an engine label runs (a :data:`SAME_RUNTIME` alias resolved); None for an unknown label."""
+    return RUNTIMES.get(SAME_RUNTIME.get(engine, engine))
+
+
 def per_sequence_host_scale(engine: str, cpu_scale: float) -> float:
     """The per-sequence host-time multiplier of ``engine`` on a host whose CPU scales host time by ``cpu_scale``.
 
     ``cpu_scale`` (:func:`generator.catalog.host_cpu.host_time_scale`) applies where the runtime's loop does
     per-sequence work; a runtime without it gets 0. An unknown engine raises ``ValueError`` naming the known ones.
     """
-    runtime = RUNTIMES.get(engine)
+    runtime = runtime_of(engine)
     if runtime is None:
-        raise ValueError(f"unknown serving runtime '{engine}'; known: {', '.join(sorted(RUNTIMES))}")
+        known = sorted([*RUNTIMES, *SAME_RUNTIME])
+        raise ValueError(f"unknown serving runtime '{engine}'; known: {', '.join(known)}")
     return cpu_scale if runtime.per_sequence_host_work else 0.0
