@@ -95,6 +95,71 @@ def test_zero3_weights_with_expert_parallel() -> None:
     assert ep8["total"] == sum(v for k, v in ep8.items() if k != "total")
 
 
+# LoRA rank 16 (the default) on Qwen3-30B-A3B, rank x (in + out) per matrix, fp32 (4 B) adapters and gradients,
+# adamw's m + v (8 B) of states; TP 1, so a GPU's model-parallel share is the whole model.
+# - q_proj, v_proj (attention, no expert): 16 x ((2048 + 4096) + (2048 + 512)) = 139,264 per layer x 48 = 6,684,672
+#   params = 26,738,688 B; EP spreads routed experts only, so these stay whole on every GPU at any EP.
+# - gate_proj, up_proj, down_proj of the 128 routed experts: 16 x 3 x (2048 + 768) = 135,168 per expert x 128 x 48 =
+#   830,472,192 params = 3,321,888,768 B at EP 1; EP 8 holds 16 of the 128 experts: 103,809,024 params = 415,236,096 B.
+QV_ADAPTERS = 6_684_672
+EXPERT_ADAPTERS = 830_472_192
+
+
+@pytest.mark.parametrize(
+    ("targets", "ep", "adapter_bytes"),
+    [
+        ("q_proj,v_proj", "1", QV_ADAPTERS * 4),
+        ("q_proj,v_proj", "8", QV_ADAPTERS * 4),  # 26,738,688 B, not 1/6.8 of it (the whole model's EP share)
+        ("gate_proj,up_proj,down_proj", "1", EXPERT_ADAPTERS * 4),
+        ("gate_proj,up_proj,down_proj", "8", EXPERT_ADAPTERS // 8 * 4),
+        ("q_proj,v_proj,gate_proj,up_proj,down_proj", "8", (QV_ADAPTERS + EXPERT_ADAPTERS // 8) * 4),
+    ],
+)
+def test_lora_adapters_split_by_ep_only_on_expert_modules(targets: str, ep: str, adapter_bytes: int) -> None:
+    data = estimate_json(QWEN_MOE, "--train", "lora", "--gpus", "8", "--lora-targets", targets, "--ep", ep)
+    per_gpu, parts = data["memory"]["per_gpu"], data["memory"]["weight_parts"]
+    assert parts["adapters"] == adapter_bytes
+    # ZeRO-0: fp32 gradients (4 B) and m + v (8 B) of the adapters the GPU holds
+    assert (per_gpu["gradients"], per_gpu["optimizer"]) == (adapter_bytes, adapter_bytes * 2)
+    assert data["params"]["trainable"] == sum(
+        n for name, n in (("q_proj", QV_ADAPTERS), ("gate_proj", EXPERT_ADAPTERS)) if name in targets
+    )
+
+
+@pytest.mark.parametrize("ep", ["1", "8"])
+def test_lora_adapter_states_under_zero_are_the_same_at_any_ep(ep: str) -> None:
+    # ZeRO-3 over 8 DP ranks: the attention adapters' states over all 8, an expert's over the 8 / EP ranks holding it
+    data = estimate_json(
+        QWEN_MOE, "--train", "lora", "--gpus", "8", "--zero", "3", "--lora-targets", "q_proj,v_proj,down_proj", "--ep", ep
+    )
+    trainable = QV_ADAPTERS + EXPERT_ADAPTERS // 3  # down_proj alone: a third of the three expert matrices
+    per_gpu = data["memory"]["per_gpu"]
+    assert (per_gpu["gradients"], per_gpu["optimizer"]) == (trainable * 4 // 8, trainable * 8 // 8)
+
+
+@pytest.mark.parametrize(
+    ("offload", "ep", "base", "host"),
+    [
+        # ZeRO-3 of the bf16 base, as for full training (test_zero3_weights_with_expert_parallel)
+        ("", "1", 11_214_594_048, 0),
+        ("", "8", 9_100_664_832, 0),
+        # parameter offload: the GPU keeps the two gathered layers and the whole root unit (1,244,663,808 B), the
+        # same gathered layer as ZeRO-3's: 2 x 1,246,241,280 + 1,244,663,808 = 3,737,146,368 at EP 1 and
+        # 2 x 189,276,672 + 1,244,663,808 = 1,623,217,152 at EP 8; the host takes the rest of the ZeRO-3 shard:
+        # 11,214,594,048 - 3,737,146,368 = 9,100,664,832 - 1,623,217,152 = 7,477,447,680
+        ("--offload-params", "1", 3_737_146_368, 7_477_447_680),
+        ("--offload-params", "8", 1_623_217_152, 7_477_447_680),
+    ],
+)
+def test_lora_base_under_zero3_and_parameter_offload_falls_with_ep(offload: str, ep: str, base: int, host: int) -> None:
+    flags = ("--offload-params",) if offload else ()
+    data = estimate_json(
+        QWEN_MOE, "--train", "lora", "--gpus", "8", "--zero", "3", *flags, "--lora-targets", "q_proj,v_proj", "--ep", ep
+    )
+    assert data["memory"]["weight_parts"]["base"] == base
+    assert data["training"]["host_ram_bytes_per_gpu"] == host
+
+
 def test_training_ep_layout_text_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     code, text = run_estimate(QWEN_MOE, "--train", "full", "--gpus", "8", "--zero", "3", "--ep", "8")
     assert code == 0
@@ -120,7 +185,7 @@ def test_size_training_takes_ep_from_the_setup_only() -> None:
 # --- 6c: KV capacity basis under serving EP ----------------------------------------------------------------------
 
 
-def test_serving_ep_capacity_is_per_gpu_and_matches_the_vllm_log() -> None:
+def test_serving_ep_capacity_is_per_dp_rank_and_matches_the_vllm_log() -> None:
     data = estimate_json(QWEN_MOE, "--ep", "4", "--tp", "2", "--gpu", H100)
     par, cap, kv = data["parallelism"], data["capacity"], data["kv_cache"]
     assert (par["tp"], par["ep"], par["attention_dp"], par["gpus_per_replica"]) == (2, 4, 2, 4)
@@ -129,13 +194,16 @@ def test_serving_ep_capacity_is_per_gpu_and_matches_the_vllm_log() -> None:
     assert kv["bytes_per_token_per_gpu"] == 49_152
     # one GPU's pool: 56,379,386,265 B / 49,152 = 1,147,040.9 tokens -> 71,690 blocks of 16 = 1,147,040 tokens
     assert cap["kv_cache_bytes"] == 56_379_386_265
-    assert cap["kv_cache_tokens"] == 1_147_040 == cap["vllm_log"]["gpu_kv_cache_size_tokens"]
-    assert cap["kv_cache_tokens"] * 49_152 <= cap["kv_cache_bytes"] < (cap["kv_cache_tokens"] + 16) * 49_152
+    # the pool of one attention-DP rank (its TP group of 2 GPUs, each holding half the KV heads): vLLM's log line
+    rank_tokens = cap["kv_cache_tokens_per_dp_rank"]
+    assert rank_tokens == 1_147_040 == cap["vllm_log"]["gpu_kv_cache_size_tokens"]
+    assert rank_tokens * 49_152 <= cap["kv_cache_bytes"] < (rank_tokens + 16) * 49_152
     # 71,690 blocks / (4096 / 16 = 256 blocks per request) = 280.04, as vLLM logs per DP rank
-    assert cap["max_concurrency"] == 280.04 == cap["vllm_log"]["max_concurrency"]
-    # the replica: two attention-DP ranks, each its own pool
+    assert cap["max_concurrency_per_dp_rank"] == 280.04 == cap["vllm_log"]["max_concurrency"]
+    # kv_cache_tokens / max_concurrency keep their meaning: the replica, two attention-DP ranks, each its own pool
     assert cap["attention_dp_ranks"] == 2
-    assert (cap["kv_cache_tokens_per_replica"], cap["max_concurrency_per_replica"]) == (2_294_080, 560.08)
+    assert (cap["kv_cache_tokens"], cap["max_concurrency"]) == (2_294_080, 560.08)
+    assert not {"kv_cache_tokens_per_replica", "max_concurrency_per_replica"} & set(cap)
 
 
 def test_serving_ep_text_shows_the_engine_layout() -> None:
@@ -145,7 +213,10 @@ def test_serving_ep_text_shows_the_engine_layout() -> None:
         "parallelism  attention TP 2 x DP 2, experts EP 4 = 4 GPU(s) per replica "
         "(vLLM --tensor-parallel-size 2 --data-parallel-size 2 --enable-expert-parallel)"
     ) in text
-    assert "KV capacity  1,147,040 tokens per GPU (52.51 GiB); max concurrency 280.04 at 4,096 tokens" in text
+    assert (
+        "KV capacity  1,147,040 tokens per DP rank (2 GPUs, 52.51 GiB of KV cache on each); "
+        "max concurrency 280.04 at 4,096 tokens"
+    ) in text
     assert "x 2 attention-DP ranks, each its own pool: 2,294,080 tokens, max concurrency 560.08 per replica" in text
     assert "'GPU KV cache size: 1,147,040 tokens', 'Maximum concurrency: 280.04x'" in text
     # SGLang's layout is the same; the vLLM flags are not printed for it
@@ -169,13 +240,16 @@ LLAMA_70B_FP8 = ("llama-3.3-70b-instruct", "--tp", "2", "--precision", "fp8", "-
 )
 def test_max_concurrency_is_whole_blocks_over_blocks_per_request(context: str, tokens: int, concurrency: float) -> None:
     cap = estimate_json(*LLAMA_70B_FP8, "--context", context)["capacity"]
-    assert cap["kv_cache_tokens"] == tokens == cap["vllm_log"]["gpu_kv_cache_size_tokens"]
-    assert cap["max_concurrency"] == concurrency == cap["vllm_log"]["max_concurrency"]
+    # one DP rank (TP 2) is the whole replica: both figures are the TP group's pool, as vLLM logs it
+    assert cap["kv_cache_tokens"] == cap["kv_cache_tokens_per_dp_rank"] == tokens == cap["vllm_log"]["gpu_kv_cache_size_tokens"]
+    assert cap["max_concurrency"] == cap["max_concurrency_per_dp_rank"] == concurrency == cap["vllm_log"]["max_concurrency"]
 
 
 def test_max_concurrency_text_agrees_with_the_vllm_line() -> None:
     _, text = run_estimate(*LLAMA_70B_FP8, "--context", "2000")
-    assert "KV capacity  441,520 tokens per GPU (33.69 GiB); max concurrency 220.76 at 2,000 tokens" in text
+    # 441,520 tokens is the pool of the TP group (2 GPUs, each holding half of every layer's KV heads), not of one GPU
+    assert "KV capacity  441,520 tokens per DP rank (2 GPUs, 33.69 GiB of KV cache on each); max concurrency 220.76" in text
+    assert "attention-DP ranks" not in text
     assert "'Maximum concurrency: 220.76x'" in text
 
 

@@ -127,8 +127,9 @@ def predicted(result: dict[str, Any]) -> dict[str, float]:
     }
     cap = result.get("capacity") or {}
     if "kv_cache_tokens" in cap:
-        out["kv_cache_tokens"] = cap["kv_cache_tokens"]
-        out["max_concurrency"] = cap["max_concurrency"]
+        # the engine logs one data-parallel rank's pool and concurrency
+        out["kv_cache_tokens"] = cap["kv_cache_tokens_per_dp_rank"]
+        out["max_concurrency"] = cap["max_concurrency_per_dp_rank"]
         out["gpu_memory_used_gib"] = cap["gpu_memory_bytes"] * result["constants"]["gpu_memory_utilization"] / GIB
     if "decode_tokens_per_s" in (result.get("throughput") or {}):
         out["decode_tokens_per_s"] = result["throughput"]["decode_tokens_per_s"]

@@ -295,15 +295,18 @@ def format_text(result: dict[str, Any]) -> str:
         verdict = "fits" if cap["fits"] else "does NOT fit"
         lines.append(f"  on {cap['gpu']} ({_gib(cap['gpu_memory_bytes'])}): {verdict}")
         if "kv_cache_tokens" in cap:
+            # one engine rank's pool (vLLM's 'GPU KV cache size' is per DP rank): its TP x PP GPUs hold it together
+            ranks = cap["attention_dp_ranks"]
+            rank_gpus = result["parallelism"]["gpus_per_replica"] // ranks
             lines.append(
-                f"  KV capacity  {cap['kv_cache_tokens']:,} tokens per GPU ({_gib(cap['kv_cache_bytes'])}); "
-                f"max concurrency {cap['max_concurrency']:.2f} at {result['kv_cache']['context_tokens']:,} tokens"
+                f"  KV capacity  {cap['kv_cache_tokens_per_dp_rank']:,} tokens per DP rank "
+                f"({rank_gpus} GPU{'s' if rank_gpus > 1 else ''}, {_gib(cap['kv_cache_bytes'])} of KV cache on each); "
+                f"max concurrency {cap['max_concurrency_per_dp_rank']:.2f} at {result['kv_cache']['context_tokens']:,} tokens"
             )
-            if cap["attention_dp_ranks"] > 1:
+            if ranks > 1:
                 lines.append(
-                    f"               x {cap['attention_dp_ranks']} attention-DP ranks, each its own pool: "
-                    f"{cap['kv_cache_tokens_per_replica']:,} tokens, max concurrency "
-                    f"{cap['max_concurrency_per_replica']:.2f} per replica"
+                    f"               x {ranks} attention-DP ranks, each its own pool: "
+                    f"{cap['kv_cache_tokens']:,} tokens, max concurrency {cap['max_concurrency']:.2f} per replica"
                 )
         sglang = cap.get("sglang_log")
         if sglang:

@@ -18,6 +18,7 @@ from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.context_limit import CONTEXT_EXTENSION, LONGER_REFUSED, served_limit_phrase
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
 from generator.sizing.engine_runtime import per_sequence_host_scale
+from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
 from generator.sizing.kv_cache import size_kv_cache
 from generator.sizing.loadability import loadability_problems
 from generator.sizing.memory import InferenceMemory, size_inference
@@ -241,15 +242,6 @@ def check_request(req: EstimateRequest) -> None:
         raise InputError("--precision cannot be combined with --train full: full training holds bf16 weights")
 
 
-def check_expert_parallel(model_id: str, arch: Architecture, ep: int) -> None:
-    """``--ep`` above 1 spreads routed experts: a dense model has none, so it is refused (exit 1), for serving and training."""
-    if ep > 1 and not arch.routed_experts[0]:
-        raise InputError(
-            f"--ep {ep} spreads the routed experts of a mixture-of-experts model over GPUs; {model_id} is a dense model "
-            "(no routed experts): use --tp / --pp, or --gpus for data-parallel training"
-        )
-
-
 def training_precision(req: EstimateRequest) -> tuple[str, str]:
     """Weight format of the model a training job holds, and a phrase on its precision regime.
 
@@ -277,7 +269,9 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     model = resolve_model(req.model, from_hub=req.from_hub)
     arch = model.architecture
     check_layout(arch, req.tp, req.pp)
-    check_expert_parallel(model.id, arch, req.ep)
+    # --ep above 1 on a dense model is refused (exit 1), for serving and training
+    advice = f": instead of --ep {req.ep} use --tp / --pp, or --gpus for data-parallel training"
+    check_expert_parallel_model(arch, req.ep, model.id, advice)
     consts = _constants(req)
     gpu = catalog.find_gpu(req.gpu) if req.gpu else None
     # serving spreads the experts of one replica over EP GPUs (attention data-parallel beside TP); training
@@ -372,7 +366,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         breakdown = mem.per_gpu
         trained_name, regime = training_precision(req)
         # a GPU's model-parallel shard before ZeRO: each layer by TP, the routed experts by TP x EP as well
-        trained = size_weights(arch, weight_format(trained_name), Parallelism(par.tp, par.pp, par.tp * req.ep))
+        trained = size_weights(arch, weight_format(trained_name), training_weight_layout(par, req.ep))
         result["precision"]["weights"] = trained_name
         result["precision"]["training"] = regime
         result["weights"] = {"bytes": trained.total_bytes, "bytes_per_gpu": trained.per_gpu_bytes}
@@ -440,14 +434,14 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             result["capacity"] = {
                 **_fit(gpu.id, gpu.memory_bytes, inference.per_gpu.total, fraction),
                 "budget_bytes": cap.budget_bytes,
-                # one GPU's pool, the tokens and sequences of its attention-DP rank (what the engine logs) ...
+                # one GPU's KV bytes; the replica's tokens and sequences, every attention-DP rank together ...
                 "kv_cache_bytes": cap.kv_available_bytes,
-                "kv_cache_tokens": cap.rank_kv_cache_tokens,
-                "max_concurrency": round(cap.rank_max_concurrency, 2),
-                # ... and the replica's, every attention-DP rank together
+                "kv_cache_tokens": cap.kv_cache_tokens,
+                "max_concurrency": round(cap.max_concurrency, 2),
+                # ... and one attention-DP rank's (its TP group's pool: what vLLM logs as 'GPU KV cache size')
                 "attention_dp_ranks": cap.attention_dp,
-                "kv_cache_tokens_per_replica": cap.kv_cache_tokens,
-                "max_concurrency_per_replica": round(cap.max_concurrency, 2),
+                "kv_cache_tokens_per_dp_rank": cap.rank_kv_cache_tokens,
+                "max_concurrency_per_dp_rank": round(cap.rank_max_concurrency, 2),
                 **engine_log,
             }
             if req.input_tokens is not None or req.output_tokens is not None:
@@ -595,11 +589,7 @@ def _training(
     gpus = req.gpus if req.gpus is not None else par.gpus * req.ep
     if gpus % par.gpus:
         raise InputError(f"--gpus {gpus} is not a multiple of tp x pp = {par.gpus}")
-    if (gpus // par.gpus) % req.ep:
-        raise InputError(
-            f"--ep {req.ep} must divide the data-parallel size {gpus // par.gpus} (--gpus {gpus} / tp x pp {par.gpus}): "
-            "training carves the expert-parallel groups out of the data-parallel ranks"
-        )
+    check_ep_divides_data_parallel(req.ep, gpus // par.gpus, "--ep", f" (--gpus {gpus} / tp x pp {par.gpus})")
     setup = TrainingSetup(
         method=req.train or "full",
         optimizer=req.optimizer,
@@ -654,4 +644,4 @@ def longest_training_sequence(
     return low
 
 
-__all__ = ["EstimateRequest", "check_expert_parallel", "check_request", "estimate", "training_precision"]
+__all__ = ["EstimateRequest", "check_request", "estimate", "training_precision"]

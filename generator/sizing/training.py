@@ -33,7 +33,8 @@ https://docs.nvidia.com/megatron-core/developer-guide/latest/apidocs/core/core.m
 parameters stay replicated over all ``dp`` ranks and ZeRO shards their states over ``dp``; an expert's
 states are sharded over the ``dp / ep`` ranks that hold it. Under ZeRO a GPU's sharded states are
 therefore the same as without EP; what EP removes is the unsharded expert copies (ZeRO stage 0, the
-weights below ZeRO-3, and the experts of each gathered ZeRO-3 layer).
+weights below ZeRO-3, and the experts of each gathered ZeRO-3 layer). LoRA adapters follow their matrices: those
+on routed experts are split EP ways, those on attention and dense layers are held on every GPU.
 
 Activations per layer and token follow Korthikanti et al. (arXiv:2205.05198) generalised to
 GQA and gated MLPs: the tensors autograd saves are the norm inputs, the attention input, Q, K,
@@ -56,6 +57,7 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import ATTENTION, EXPERT, MLP, SHARED_EXPERT, Architecture, Layer, Linear
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import multi_gpu_runtime_bytes
+from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
 from generator.sizing.frameworks import FrameworkProfile, framework_profile, logits_bytes_per_element
 from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, ffn_width_per_token
@@ -187,11 +189,7 @@ def _validate(setup: TrainingSetup) -> Optimizer:
         framework_profile(setup.framework)
     if min(setup.data_parallel, setup.micro_batch_size, setup.sequence_length, setup.lora_rank, setup.expert_parallel) < 1:
         raise InputError("data_parallel, micro_batch_size, sequence_length, lora_rank and expert_parallel must be positive")
-    if setup.data_parallel % setup.expert_parallel:
-        raise InputError(
-            f"expert parallel size {setup.expert_parallel} must divide the data-parallel size {setup.data_parallel} "
-            "(training carves the expert-parallel groups out of the data-parallel ranks)"
-        )
+    check_ep_divides_data_parallel(setup.expert_parallel, setup.data_parallel)
     try:
         return OPTIMIZERS[setup.optimizer]
     except KeyError:
@@ -216,7 +214,20 @@ def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[Linear]:
 @memoized
 def lora_params(arch: Architecture, rank: int, targets: tuple[str, ...]) -> int:
     """Trainable adapter parameters: ``rank * (in + out)`` per adapted matrix (and per expert)."""
-    return sum(rank * (lin.in_features + lin.out_features) * lin.copies for lin in lora_targets(arch, targets))
+    return sum(lora_params_split(arch, rank, targets))
+
+
+@memoized
+def lora_params_split(arch: Architecture, rank: int, targets: tuple[str, ...]) -> tuple[int, int]:
+    """Adapter parameters on routed-expert matrices (which EP spreads) and on all the others (which it does not)."""
+    expert = other = 0
+    for lin in lora_targets(arch, targets):
+        params = rank * (lin.in_features + lin.out_features) * lin.copies
+        if lin.group == EXPERT:
+            expert += params
+        else:
+            other += params
+    return expert, other
 
 
 @memoized
@@ -299,16 +310,14 @@ def size_training(
     if par.ep != 1:
         raise InputError("a training job's expert parallelism is TrainingSetup.expert_parallel, carved out of data parallel")
     ep = setup.expert_parallel
+    check_expert_parallel_model(arch, ep)
     experts, _top_k = arch.routed_experts
-    if ep > 1 and not experts:
-        raise InputError(f"expert parallelism (EP {ep}) needs a mixture-of-experts model; this one has no routed experts")
     if experts and experts % ep:
         raise InputError(f"routed experts ({experts}) must be divisible by the expert parallel size ({ep})")
     loss, activation_offload, optimizer_in_backward = setup.techniques()
     dp = setup.data_parallel
     tokens = setup.micro_batch_size * setup.sequence_length
-    # the GPU's model-parallel shard: each layer split by TP, experts by TP x EP (Megatron's expert TP = TP)
-    ep_layout = par if ep == 1 else Parallelism(par.tp, par.pp, par.tp * ep)
+    ep_layout = training_weight_layout(par, ep)
     full_shard = size_weights(arch, weight_format("bf16"), par)
     # Fraction of all parameters on the fullest GPU of a model-parallel group: without EP (what ZeRO shards over
     # dp, experts included: dp / ep ranks hold each expert shard) and with EP (what a GPU holds unsharded).
@@ -323,12 +332,13 @@ def size_training(
         gathered = consts.zero3_live_layers * largest_layer + root_bytes * (1 - 1 / dp)
         return min(replica_weights, sharded_weights + gathered)
 
-    # a state held whole on a GPU (its EP split) -> its ZeRO shard: the state without EP, over all dp ranks
-    to_zero_shard = 1.0 if ep == 1 else mp_fraction / ep_fraction
+    def held(local: float, without_ep: float, sharded: bool) -> float:
+        """Bytes of a model state on one GPU: its ZeRO shard when ``sharded``, else its whole EP-split copy ``local``.
 
-    def held(local: float, sharded: bool) -> float:
-        """Bytes of a model state on one GPU: its ZeRO shard when ``sharded``, else its whole EP-split copy."""
-        return local * to_zero_shard / dp if sharded else local
+        ``without_ep`` is the state's model-parallel shard without EP: ZeRO shards the non-expert part over all ``dp``
+        ranks and an expert's over the ``dp / ep`` ranks that hold it, so the shard is ``without_ep / dp`` either way.
+        """
+        return without_ep / dp if sharded else local
 
     host = 0.0
     weights: float
@@ -337,16 +347,18 @@ def size_training(
     parts: dict[str, float] = {}
     if setup.method == "full":
         params = arch.params_total * ep_fraction
+        unsplit = arch.params_total * mp_fraction  # the GPU's parameters without EP
         trainable = arch.params_total
         weights = params * opt.weight_bytes
         if setup.zero_stage >= 3:
-            weights = zero3(weights, held(weights, True), root_unit_bytes(full_shard, par))
-        grads = held(params * opt.grad_bytes, setup.zero_stage >= 2)
-        states = held(params * opt.state_bytes, setup.zero_stage >= 1)
+            weights = zero3(weights, unsplit * opt.weight_bytes / dp, root_unit_bytes(full_shard, par))
+        grads = held(params * opt.grad_bytes, unsplit * opt.grad_bytes, setup.zero_stage >= 2)
+        states = held(params * opt.state_bytes, unsplit * opt.state_bytes, setup.zero_stage >= 1)
         if opt.factored:
-            states += held(_factored_state_bytes(arch) * ep_fraction, setup.zero_stage >= 1)
+            factored = _factored_state_bytes(arch)
+            states += held(factored * ep_fraction, factored * mp_fraction, setup.zero_stage >= 1)
         if setup.offload_optimizer:
-            host += states + held(params * 4, setup.zero_stage >= 2)  # states + fp32 grads on the host
+            host += states + held(params * 4, unsplit * 4, setup.zero_stage >= 2)  # states + fp32 grads on the host
             states = 0
         parts = {"model": weights, "autocast_copy": params * opt.cast_cache_bytes}
         if setup.offload_params:
@@ -366,10 +378,13 @@ def size_training(
         packed = base.per_gpu_bytes - quant_state
         sharded_packed = (base_shard.per_gpu_bytes - (bnb_quant_state_bytes(arch, base_fmt, par) if bnb else 0)) / dp
         frozen = zero3(packed, sharded_packed, root) + quant_state if setup.zero_stage >= 3 else base.per_gpu_bytes
-        trainable = lora_params(arch, setup.lora_rank, setup.lora_targets)
-        adapters = trainable * ep_fraction
-        grads = held(adapters * opt.adapter_bytes, setup.zero_stage >= 2)
-        states = held(adapters * opt.moment_bytes, setup.zero_stage >= 1)
+        expert_adapters, other_adapters = lora_params_split(arch, setup.lora_rank, setup.lora_targets)
+        trainable = expert_adapters + other_adapters
+        # the GPU's model-parallel share of the adapters (as of the weights); EP spreads only the experts' adapters
+        adapters = (other_adapters + expert_adapters / ep) * mp_fraction
+        unsplit_adapters = trainable * mp_fraction
+        grads = held(adapters * opt.adapter_bytes, unsplit_adapters * opt.adapter_bytes, setup.zero_stage >= 2)
+        states = held(adapters * opt.moment_bytes, unsplit_adapters * opt.moment_bytes, setup.zero_stage >= 1)
         if setup.offload_optimizer:
             host += states
             states = 0
@@ -377,7 +392,7 @@ def size_training(
             # FSDP / ZeRO-3 CPU offload of the frozen base: the GPU holds only the layers being gathered
             # FSDP gathers the root unit (embeddings, LM head, final norm) onto the GPU as well
             offloadable = frozen - quant_state
-            live = min(offloadable, consts.zero3_live_layers * max(base.layer_bytes) / par.tp + root)
+            live = min(offloadable, consts.zero3_live_layers * _largest_gathered_layer(base_shard, par.tp, ep) + root)
             host += offloadable - live
             frozen = live + quant_state
         # one matrix is dequantized to bf16 at a time for the matmul
