@@ -12,7 +12,7 @@ import errno
 import functools
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
@@ -120,9 +120,9 @@ def render_files(
     from generator.errors import DriftError
     from generator.writer import diff_trees, read_manifest, read_tree, with_manifest, write_tree
 
-    results = _errors_to_gitlab(gitlab_report, files[0], lambda: render_many(list(files), jobs))
+    results = _errors_to_gitlab(gitlab_report, files, lambda: render_many(list(files), jobs))
     located = [f for r in results for f in r.findings]
-    _print_findings(located, gitlab_report)
+    _print_findings(located, gitlab_report, files)
     single = len(files) == 1
     depth = 0 if single else 1
     rendered = output_files(results, single)
@@ -145,7 +145,7 @@ def render_files(
         owned = (read_manifest(output) or []) if targets else []
         keep = set(owned) - set(_select(dict.fromkeys(owned, ""), targets, depth))
         wanted_files = _select(rendered, targets, depth)
-        for note in write_tree(wanted_files, output, keep=keep):
+        for note in write_tree(wanted_files, output, keep=keep, workloads=files):
             echo(f"specgen: {note}", err=True)
         if single:
             echo(f"wrote {len(wanted_files)} files to {output}")
@@ -155,8 +155,10 @@ def render_files(
     _fail_on(located, fail_on)
 
 
-def _errors_to_gitlab(gitlab_report: str | None, default_path: str, run: Callable[[], T]) -> T:
+def _errors_to_gitlab(gitlab_report: str | None, workloads: Sequence[str], run: Callable[[], T]) -> T:
     """``run()``; with ``--gitlab-report``, an error that stops validation or planning goes to the report, then on.
+
+    An error that names no file is reported at the first of ``workloads``.
 
     A plain wrapper, not a context manager: ``contextlib`` would cost the estimate's cold start an import.
     """
@@ -169,7 +171,7 @@ def _errors_to_gitlab(gitlab_report: str | None, default_path: str, run: Callabl
             from generator.findings import gitlab_error_report
 
             try:
-                _write_gitlab(gitlab_report, gitlab_error_report(_error_lines(exc), default_path))
+                _write_gitlab(gitlab_report, gitlab_error_report(_error_lines(exc), workloads[0]), workloads)
             except SpecgenError as unwritten:  # the workload's error stays the one reported, with its exit code
                 print(f"specgen: error: {unwritten}", file=sys.stderr)
         raise
@@ -289,9 +291,9 @@ def _build_cli() -> Any:
             loaded, plan = plan_file(file)
             return loaded, deployed(plan, loaded.workload)  # the plan spec.json and SPEC.md hold
 
-        loaded, result = _errors_to_gitlab(gitlab_report, file, planned)
+        loaded, result = _errors_to_gitlab(gitlab_report, [file], planned)
         located = list(locate_findings(loaded, result.findings))
-        _print_findings(located, gitlab_report)
+        _print_findings(located, gitlab_report, [file])
         if fmt == "json":
             click.echo(to_json(result.to_dict()))
         elif fmt == "markdown":
@@ -384,7 +386,7 @@ def _build_cli() -> Any:
     return cli
 
 
-def _print_findings(located: list[tuple[str, str, str, str]], gitlab_report: str | None) -> None:
+def _print_findings(located: list[tuple[str, str, str, str]], gitlab_report: str | None, workloads: Sequence[str]) -> None:
     """Warnings and errors on stderr as ``file:line:col: level: message``; GitHub annotations in Actions.
 
     The annotations go to stderr too (the Actions runner reads workflow commands from both streams), so stdout
@@ -400,20 +402,14 @@ def _print_findings(located: list[tuple[str, str, str, str]], gitlab_report: str
         for finding in shown:
             print(github_annotation(finding), file=sys.stderr)
     if gitlab_report:
-        _write_gitlab(gitlab_report, gitlab_text(located))
+        _write_gitlab(gitlab_report, gitlab_text(located), workloads)
 
 
-def _write_gitlab(path: str, text: str) -> None:
-    """Write the report; not through a symlink a pull request could commit at the report's path (as for the tree)."""
-    from generator.errors import OutputError
-    from generator.writer import refuse_symlinks
+def _write_gitlab(path: str, text: str, workloads: Sequence[str]) -> None:
+    """Write the report; not through a symlink a pull request could commit on the report's path (as for the tree)."""
+    from generator.writer import write_report
 
-    refuse_symlinks(path)
-    try:
-        with open(path, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    write_report(path, text, workloads)
 
 
 def _fail_on(located: list[tuple[str, str, str, str]], level: str | None) -> None:

@@ -8,8 +8,9 @@ a manifest is not a specgen output directory, and specgen refuses to write into 
 
 The new tree is built in a temporary sibling directory and exchanged with the output directory in
 one atomic step (:mod:`generator.swap`), under an exclusive lock; the next run recovers or removes
-whatever an interrupted one left. An output path that runs through a symlink inside the repository, or whose
-last component is one, is refused (see :func:`refuse_symlinks`).
+whatever an interrupted one left. An output path through a symlink a pull request could have planted (in any git
+work tree, below the working directory, in a workload's repository, or the output directory itself) is refused
+(see :func:`refuse_symlinks`).
 """
 
 from __future__ import annotations
@@ -106,16 +107,19 @@ def diff_trees(current: dict[str, str], files: dict[str, str]) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in chunks)
 
 
-def write_tree(files: dict[str, str], directory: str, *, keep: Collection[str] = ()) -> list[str]:
+def write_tree(
+    files: dict[str, str], directory: str, *, keep: Collection[str] = (), workloads: Collection[str] = ()
+) -> list[str]:
     """Make ``files`` (paths relative to ``directory``) the files specgen owns there, atomically.
 
     Owned files of the previous render that are not in ``files`` disappear, except those named in
     ``keep`` (``render --target``), which stay as they are on disk and stay in the manifest. Everything
     specgen does not own is carried over unchanged. The manifest is written from the result. Returns what
-    was done to recover an interrupted earlier render (for the user to read).
+    was done to recover an interrupted earlier render (for the user to read). ``directory`` may run through no
+    symlink a pull request could have planted (:func:`refuse_symlinks`; ``workloads`` are the files rendered).
     """
-    refuse_symlinks(directory)
-    if os.path.lexists(directory) and not os.path.isdir(directory):
+    target = refuse_symlinks(directory, workloads)
+    if os.path.lexists(target) and not os.path.isdir(target):
         raise InputError(f"output path {directory} exists and is not a directory")
     files = {rel: text for rel, text in files.items() if rel != MANIFEST}
     for rel in files:
@@ -123,13 +127,14 @@ def write_tree(files: dict[str, str], directory: str, *, keep: Collection[str] =
             raise OutputError(f"cannot write {directory}: {rel!r} is not a relative path inside it")
         if any(len(part.encode("utf-8")) > MAX_NAME_BYTES for part in rel.split("/")):
             raise OutputError(f"cannot write {directory}: a name in {rel[:80]!r}... is longer than {MAX_NAME_BYTES} bytes")
-    target = os.path.realpath(directory)
     parent = os.path.dirname(target)
     try:
         os.makedirs(parent, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"cannot write {directory}: {exc.strerror or exc}") from None
     with output_lock(parent, directory):
+        if os.path.realpath(parent) != parent or os.path.islink(target):  # a symlink planted since the check
+            raise OutputError(f"refusing to write {directory}: its path changed while specgen checked it; render again")
         try:
             recovered = recover(target, parent, _remove_tree)
         except OSError as exc:
@@ -149,7 +154,7 @@ def _write_locked(files: dict[str, str], directory: str, target: str, parent: st
             mode = stat.S_IMODE(os.stat(target).st_mode)
         except OSError as exc:
             raise OutputError(f"cannot read {directory}: {_describe(exc)}") from None
-        listed = read_manifest(directory)
+        listed = read_manifest(target)
         if listed is None and old:
             raise OutputError(
                 f"refusing to write into {directory}: it holds files specgen did not write (no {MANIFEST}); "
@@ -267,28 +272,65 @@ def _swap_by_renames(staging: str, target: str, parent: str, directory: str) -> 
     _remove_tree(retired)
 
 
-def refuse_symlinks(directory: str) -> None:
-    """Refuse an output path (a tree, or a report file) that runs through a symlink a pull request could have planted.
+def write_report(path: str, text: str, workloads: Collection[str] = ()) -> None:
+    """Write a report file (``--gitlab-report``) at ``path``, not through a symlink a pull request could have planted.
 
-    A pull request controls the files of its checkout: a committed ``infra -> /home/runner/.ssh`` would send
-    the render outside the output tree. So every component below the repository of the working directory (its
-    git root, else the working directory itself) must not be a symlink, and neither may the output directory
-    itself wherever it is. Components at or above that root, or elsewhere outside it, belong to the machine
-    (``/tmp -> /private/tmp`` on macOS, ``/home -> /var/home`` on Fedora Silverblue) and are followed, as is a
-    symlink to the working directory itself (the ``$PWD`` of a user who entered it through one). The walk
-    follows the kernel's meaning of the path: ``..`` after a followed symlink is the parent of its target, as
-    the later write takes it.
+    The file is opened at the real path :func:`refuse_symlinks` found and without following a symlink there, so one
+    put at the report's place after the check is refused by the kernel too.
     """
-    from generator.input_files import repository_root
+    real = refuse_symlinks(path, workloads)
+    try:
+        fd = os.open(real, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o666)
+        with open(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
-    here = os.path.realpath(os.getcwd())
-    base = repository_root(here)  # a real path
-    parts = [part for part in directory.split(os.sep) if part and part != "."]
-    last = len(parts) - 1  # the output directory itself
-    resolved = os.sep if os.path.isabs(directory) else here
-    shown = os.sep if os.path.isabs(directory) else ""
-    for i, part in enumerate(parts):
-        shown = os.path.join(shown, part) if shown else part
+
+#: Symlinks the kernel follows in one path before giving up (Linux's ``MAXSYMLINKS``).
+MAX_SYMLINKS = 40
+
+
+def refuse_symlinks(path: str, workloads: Collection[str] = ()) -> str:
+    """The real path ``path`` (an output tree or a report file) names; an OutputError if a pull request could steer it.
+
+    A pull request controls the files of its checkout: a committed ``infra -> /home/runner/.ssh`` would send the
+    render outside the output tree, wherever that checkout lies relative to the working directory. So the path is
+    walked as the kernel walks it (a symlink's target is walked in turn, and ``..`` after a followed symlink is the
+    parent of its target) and a symlink in it is refused when
+
+    * it is the last component (the output directory or report file itself), wherever it is;
+    * the directory holding it lies in a git work tree (a ``.git`` file or directory in it or above): any checkout,
+      not only the working directory's;
+    * that directory is the working directory or below it (a checkout without ``.git``);
+    * that directory is in the repository of one of ``workloads`` (its git root, else its directory).
+
+    Every other symlink belongs to the machine or to the user and is followed: ``/tmp -> /private/tmp`` on macOS,
+    ``/home -> /var/home`` on Fedora Silverblue, a ``$PWD`` entered through the user's own link outside any
+    repository. The returned path holds no symlink; the writer works on it, so the path is resolved only once.
+    """
+    here = _working_directory()
+    if os.path.isabs(path):
+        resolved = os.sep
+    elif here is None:
+        raise OutputError(f"cannot write {path}: the working directory no longer exists; give an absolute path")
+    else:
+        resolved = here
+    roots = [(here, "the working directory")] if here else []
+    roots += _workload_repositories(workloads)
+    given = [part for part in path.split(os.sep) if part not in ("", ".")]
+    # the output directory or report file itself (none after a final ``..``: that names a directory the walk resolves)
+    last = len(given) - 1 if given and given[-1] != ".." else None
+    # a stack, the next component last; the index in ``given``, None for a component of a followed link's target
+    pending: list[tuple[str, int | None]] = [(part, i) for i, part in reversed(list(enumerate(given)))]
+    typed = os.sep if os.path.isabs(path) else ""  # the path as given, up to the component being walked
+    followed = 0
+    while pending:
+        part, index = pending.pop()
+        if part in ("", "."):
+            continue
+        if index is not None:
+            typed = os.path.join(typed, part) if typed else part
         if part == "..":
             resolved = os.path.dirname(resolved)  # ``resolved`` holds no symlink: its parent is the kernel's ``..``
             continue
@@ -296,14 +338,64 @@ def refuse_symlinks(directory: str) -> None:
         if not os.path.islink(probe):
             resolved = probe
             continue
-        target = os.path.realpath(probe)
-        controlled = os.path.commonpath([probe, base]) == base  # a symlink is never ``base`` itself
-        if i == last or (controlled and target != here):  # the working directory reached by ``$PWD`` is no escape
+        link = os.readlink(probe)
+        why = "it is the output path itself" if index == last else _controlled(resolved, roots)
+        if why:
+            shown = typed if index is not None else probe  # a component of a link's target: where the walk found it
             raise OutputError(
-                f"refusing to write {directory}: {shown} is a symlink to {os.readlink(probe)}; "
-                "give the real path if that is where the output belongs"
+                f"refusing to write {path}: {shown} is a symlink to {link} ({why}; a pull request could have "
+                "committed it); give the real path if that is where the output belongs"
             )
-        resolved = target
+        followed += 1
+        if followed > MAX_SYMLINKS:
+            raise OutputError(f"cannot write {path}: more than {MAX_SYMLINKS} symlinks in it (a loop?)")
+        if os.path.isabs(link):
+            resolved = os.sep
+        pending.extend((piece, None) for piece in reversed(link.split(os.sep)))
+    return resolved
+
+
+def _working_directory() -> str | None:
+    """The working directory's real path, or None when it was deleted (an absolute output path still works)."""
+    try:
+        return os.path.realpath(os.getcwd())
+    except OSError:
+        return None
+
+
+def _workload_repositories(workloads: Collection[str]) -> list[tuple[str, str]]:
+    """(real path, description) of the repository holding each workload file: its git root, else its directory."""
+    roots: list[tuple[str, str]] = []
+    for workload in sorted(set(workloads)):
+        try:
+            directory = os.path.realpath(os.path.dirname(os.path.abspath(workload)))
+        except OSError:  # a relative workload path after the working directory was deleted: it was not read either
+            continue
+        roots.append((_work_tree(directory) or directory, f"the repository of {workload}"))
+    return roots
+
+
+def _work_tree(directory: str) -> str | None:
+    """The git work tree holding the real path ``directory`` (nearest parent with a ``.git`` entry of any kind)."""
+    probe = directory
+    while True:
+        if os.path.lexists(os.path.join(probe, ".git")):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return None
+        probe = parent
+
+
+def _controlled(directory: str, roots: Iterable[tuple[str, str]]) -> str:
+    """Why a symlink in the real path ``directory`` could be a pull request's, or "" when it is the machine's."""
+    tree = _work_tree(directory)
+    if tree is not None:
+        return f"it lies in the git work tree {tree}"
+    for root, what in roots:
+        if os.path.commonpath([directory, root]) == root:
+            return f"it lies in {what}, {root}"
+    return ""
 
 
 def _refuse_conflicts(files: dict[str, str], carried: dict[str, str], directory: str) -> None:

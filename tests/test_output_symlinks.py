@@ -1,0 +1,236 @@
+"""Output paths through symlinks (review 1, items 1 and 7): a pull request's symlink is refused wherever it is.
+
+One machine in ``tmp`` stands for every layout a CI job or a user meets::
+
+    tmp/link -> private          a system link, as macOS /tmp -> /private/tmp
+    tmp/private/A/               `git init`: the workspace (the working directory of most cases)
+    tmp/private/A/planted -> tmp/elsewhere
+    tmp/private/B/               `git init`: a pull request's checkout elsewhere (the reviewer's repro)
+    tmp/private/B/out -> tmp/elsewhere
+    tmp/private/W/.git           a file (a linked work tree or submodule); W/planted -> tmp/elsewhere
+    tmp/private/T/w.yaml         a checkout without .git (a tarball) holding the workload; T/planted -> tmp/elsewhere
+    tmp/private/home/            the user's own directory, no repository
+    tmp/private/home/mine -> tmp/private/data   the user's own link
+    tmp/private/home/hop -> tmp/private/B/out   the user's link that runs through a planted one
+
+``tmp/elsewhere`` must stay empty whatever happens.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from generator import writer
+from generator.cli import main
+from generator.errors import OutputError
+from tests.helpers import VALID
+
+NEW = {"a.txt": "new a\n", "e/f.txt": "new f\n"}
+ADVICE = "a pull request could have committed it); give the real path if that is where the output belongs"
+
+
+@pytest.fixture
+def machine(tmp_path: Path) -> Path:
+    tmp = tmp_path.resolve()
+    private = tmp / "private"
+    for name in ("A", "B", "W", "T", "home", "data", "A/deploy"):
+        (private / name).mkdir(parents=True)
+    (tmp / "elsewhere").mkdir()
+    for checkout in ("A", "B"):
+        subprocess.run(["git", "init", "-q", str(private / checkout)], check=True, capture_output=True)
+    (private / "W" / ".git").write_text("gitdir: /somewhere/.git/worktrees/W\n")
+    (private / "T" / "w.yaml").write_text(VALID)
+    os.symlink(private, tmp / "link")
+    for planted in ("A/planted", "B/out", "W/planted", "T/planted"):
+        os.symlink(tmp / "elsewhere", private / planted)
+    os.symlink(private / "data", private / "home" / "mine")
+    os.symlink(private / "B" / "out", private / "home" / "hop")
+    return tmp
+
+
+def _untouched(tmp: Path) -> None:
+    assert list((tmp / "elsewhere").iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("cwd", "out", "written"),
+    [
+        ("link/A", "infra", "private/A/infra"),  # the working directory entered through the system link
+        ("link/A", "{tmp}/link/A/infra", "private/A/infra"),  # the system link in an absolute path
+        ("link/A", "{tmp}/link/A/deploy/../infra", "private/A/infra"),
+        ("link/A", "../B/infra", "private/B/infra"),  # into another checkout, through no symlink
+        # a $PWD entered through the user's own link outside any repository
+        ("link/home/mine", "{tmp}/link/home/mine/infra", "private/data/infra"),
+        ("private/T", "{tmp}/link/T/infra", "private/T/infra"),
+        ("private/home", "{tmp}/link/T/infra", "private/T/infra"),
+    ],
+)
+def test_a_symlink_of_the_machine_or_the_user_is_followed(
+    machine: Path, monkeypatch: pytest.MonkeyPatch, cwd: str, out: str, written: str
+) -> None:
+    monkeypatch.chdir(machine / cwd)
+    writer.write_tree(NEW, out.format(tmp=machine), workloads=[str(machine / "private" / "T" / "w.yaml")])
+    assert (machine / written / "e" / "f.txt").read_text() == "new f\n"
+    _untouched(machine)
+
+
+GIT = "it lies in the git work tree {tmp}/private/"
+GIT_B = GIT + "B"
+
+
+@pytest.mark.parametrize(
+    ("cwd", "out", "workload", "shown", "why"),
+    [
+        # the reviewer's repro: the working directory is checkout A, the symlink is in checkout B
+        ("link/A", "../B/out/infra", "", "../B/out", GIT_B),
+        ("link/A", "../B/out/../infra", "", "../B/out", GIT_B),  # `..` after the symlink is its target's parent
+        # an absolute path from outside any checkout (a job running in $RUNNER_TEMP) into one with a planted link
+        ("private/home", "{tmp}/private/B/out/infra", "", "{tmp}/private/B/out", GIT_B),
+        ("private/home", "{tmp}/link/B/out/infra", "", "{tmp}/link/B/out", GIT_B),  # after a followed system link
+        ("link/A", "planted/infra", "", "planted", GIT + "A"),
+        ("private/home", "{tmp}/private/W/planted/x", "", "{tmp}/private/W/planted", GIT + "W"),
+        # the user's link is followed, the planted one its target runs through is not
+        ("link/A", "{tmp}/link/home/hop/infra", "", "{tmp}/private/B/out", GIT_B),
+        # no .git: below the working directory, or in the workload's directory
+        ("private/T", "planted/infra", "", "planted", "it lies in the working directory, {tmp}/private/T"),
+        ("private/home", "mine/infra", "", "mine", "it lies in the working directory, {tmp}/private/home"),
+        (
+            "private/home",
+            "{tmp}/private/T/planted/infra",
+            "{tmp}/private/T/w.yaml",
+            "{tmp}/private/T/planted",
+            "it lies in the repository of {tmp}/private/T/w.yaml, {tmp}/private/T",
+        ),
+        # the output directory itself, wherever it is
+        ("link/A", "{tmp}/link/home/mine", "", "{tmp}/link/home/mine", "it is the output path itself"),
+        ("link/A", "{tmp}/link/home/mine/.", "", "{tmp}/link/home/mine", "it is the output path itself"),
+    ],
+)
+def test_a_symlink_a_pull_request_could_plant_is_refused(
+    machine: Path, monkeypatch: pytest.MonkeyPatch, cwd: str, out: str, workload: str, shown: str, why: str
+) -> None:
+    monkeypatch.chdir(machine / cwd)
+    path = out.format(tmp=machine)
+    link = shown.format(tmp=machine)
+    target = os.readlink(link if os.path.isabs(link) else machine / cwd / link)
+    with pytest.raises(OutputError) as refused:
+        writer.write_tree(NEW, path, workloads=[workload.format(tmp=machine)] if workload else [])
+    assert str(refused.value) == (
+        f"refusing to write {path}: {link} is a symlink to {target} ({why.format(tmp=machine)}; {ADVICE}"
+    )
+    _untouched(machine)
+    assert sorted(os.listdir(machine / "private")) == ["A", "B", "T", "W", "data", "home"]
+
+
+def test_a_symlink_loop_is_refused(machine: Path) -> None:
+    os.symlink(machine / "loop", machine / "loop")
+    with pytest.raises(OutputError, match=f"cannot write {machine}/loop/x: more than 40 symlinks in it"):
+        writer.write_tree(NEW, str(machine / "loop" / "x"))
+
+
+def test_a_symlink_planted_after_the_check_is_refused_under_the_lock(machine: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = machine / "private" / "home"
+    (home / "d").mkdir()
+    checked = writer.refuse_symlinks
+
+    def then_plant(path: str, workloads: object = ()) -> str:
+        real = checked(path)
+        (home / "d").rename(home / "d.real")
+        os.symlink(machine / "elsewhere", home / "d")
+        return real
+
+    monkeypatch.setattr(writer, "refuse_symlinks", then_plant)
+    out = str(home / "d" / "infra")
+    with pytest.raises(OutputError, match=f"^refusing to write {out}: its path changed while specgen checked it"):
+        writer.write_tree(NEW, out)
+    _untouched(machine)
+
+
+def test_the_report_is_opened_without_following_a_symlink_planted_after_the_check(
+    machine: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    victim = machine / "elsewhere" / "victim"
+    victim.write_text("keep\n")
+    report = machine / "private" / "home" / "gl.json"
+
+    def then_plant(path: str, workloads: object = ()) -> str:
+        os.symlink(victim, path)
+        return path
+
+    monkeypatch.setattr(writer, "refuse_symlinks", then_plant)
+    with pytest.raises(OutputError, match=f"^cannot write {report}: Too many levels of symbolic links"):
+        writer.write_report(str(report), "[]\n")
+    assert victim.read_text() == "keep\n"
+
+
+def specgen(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    """Run the CLI in this process: (exit code, stderr)."""
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    code = done.value.code
+    return (code if isinstance(code, int) else 0 if code is None else 1), capsys.readouterr().err
+
+
+def test_the_reviewers_repro_through_the_cli(
+    machine: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(machine / "private" / "A")
+    code, err = specgen(capsys, "render", str(machine / "private" / "T" / "w.yaml"), "-o", "../B/out/infra")
+    assert code == 1
+    assert f"specgen: error: refusing to write ../B/out/infra: ../B/out is a symlink to {machine / 'elsewhere'} " in err
+    _untouched(machine)
+
+
+@pytest.mark.parametrize("command", ["render", "plan"])
+def test_the_gitlab_report_path_is_held_to_the_same_rule(
+    machine: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    monkeypatch.chdir(machine / "private" / "A")
+    out = ["-o", str(machine / "private" / "A" / "infra")] if command == "render" else []
+    workload = str(machine / "private" / "T" / "w.yaml")
+    code, err = specgen(capsys, command, workload, *out, "--gitlab-report", "../B/out/gl.json")
+    assert code == 1
+    refused = f"refusing to write ../B/out/gl.json: ../B/out is a symlink to {machine / 'elsewhere'}"
+    assert f"specgen: error: {refused} ({GIT_B.format(tmp=machine)}; " in err
+    _untouched(machine)
+    code, err = specgen(capsys, command, workload, *out, "--gitlab-report", str(machine / "link" / "A" / "gl.json"))
+    assert code == 0, err
+    assert isinstance(json.loads((machine / "private" / "A" / "gl.json").read_text()), list)
+
+
+@pytest.fixture
+def deleted_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A working directory that was removed after the shell entered it; the workload lies elsewhere."""
+    (tmp_path / "w.yaml").write_text(VALID)
+    (tmp_path / "gone").mkdir()
+    monkeypatch.chdir(tmp_path / "gone")
+    (tmp_path / "gone").rmdir()
+    return tmp_path
+
+
+def test_an_absolute_output_path_works_from_a_deleted_working_directory(
+    deleted_cwd: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, report = deleted_cwd / "infra", deleted_cwd / "gl.json"
+    code, err = specgen(capsys, "render", str(deleted_cwd / "w.yaml"), "-o", str(out), "--gitlab-report", str(report))
+    assert code == 0, err
+    assert (out / writer.MANIFEST).is_file() and isinstance(json.loads(report.read_text()), list)
+
+
+@pytest.mark.parametrize(
+    ("args", "shown"), [(["-o", "infra"], "infra"), (["-o", "{tmp}/infra", "--gitlab-report", "gl.json"], "gl.json")]
+)
+def test_a_relative_output_path_from_a_deleted_working_directory_is_an_error(
+    deleted_cwd: Path, capsys: pytest.CaptureFixture[str], args: list[str], shown: str
+) -> None:
+    argv = [arg.format(tmp=deleted_cwd) for arg in args]
+    code, err = specgen(capsys, "render", str(deleted_cwd / "w.yaml"), *argv)
+    assert code == 1
+    assert err.endswith(f"specgen: error: cannot write {shown}: the working directory no longer exists; give an absolute path\n")
+    assert "Traceback" not in err
+    assert sorted(p.name for p in deleted_cwd.iterdir()) == ["w.yaml"]
