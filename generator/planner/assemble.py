@@ -9,6 +9,7 @@ from typing import Any
 from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import acquired
 from generator.errors import InfeasibleError
+from generator.planner.custom import custom_power_findings
 from generator.planner.inference import ReplicaShape, point_for_rate
 from generator.planner.inventory import ServerKey, free_servers, owned_groups, take_owned
 from generator.planner.naming import MAX_NODES_PER_POOL, unique_pool_names
@@ -401,7 +402,7 @@ def build_plan(
                 split=split,
             )
         )
-    findings += single_host_findings(wl, pools)
+    findings += single_host_findings(wl, pools) + custom_power_findings(wl, consts)
     rented = _rented_jobs(wl, pools, deployments)
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None) if p.name in rented else p for p in pools]

@@ -129,9 +129,7 @@ def node_power_w(
         )
     reference = reference_system(platform, gpu) if full else None
     if reference is not None and reference.max_power_w:
-        return NodePower(
-            int(reference.max_power_w), f"published maximum of {reference.id} (same baseboard)", reference.id
-        )
+        return NodePower(int(reference.max_power_w), f"published maximum of {reference.id} (same baseboard)", reference.id)
     return NodePower(component_power_w(gpu, gpus, platform, ram_gib, drives, nics, consts), "sum of components")
 
 
@@ -175,7 +173,8 @@ def psu_overload(platform: PlatformSpec, gpu: GpuSpec, gpus: int, power: NodePow
         return None
     count, rating, redundant = platform.psu_count or 0, platform.psu_rating_w or 0.0, redundant_psus(platform)
     supplies = f"{count - redundant} of {count} x {rating:,.0f} W" if redundant else f"{count} x {rating:,.0f} W"
-    over = f"{platform.id} with {gpus} x {gpu.id} draws {power.watts:,} W ({power.basis}), {PSU_OVER} ({supplies} = {capacity:,.0f} W)"
+    drawn = f"{platform.id} with {gpus} x {gpu.id} draws {power.watts:,} W ({power.basis})"
+    over = f"{drawn}, {PSU_OVER} ({supplies} = {capacity:,.0f} W)"
     believed = believed_psu_fields(platform)
     if not power.borrowed_from:
         beliefs = f"; {', '.join(believed)} believed, not sourced: check the chassis' PSU" if believed else ""
