@@ -21,7 +21,7 @@ from generator.planner.racks import Rack, assumed_height_findings, pack_racks, r
 from generator.planner.ruled_out import psu_ruled_out, why_left_free
 from generator.planner.slo import effective_slo
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
-from generator.planner.tco import HOURS_PER_MONTH, BuiltHost, fleet_cost
+from generator.planner.tco import HOURS_PER_MONTH, BuiltHost, billed_per_run, cost_text, fleet_cost
 from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for, saturated_throughput
 from generator.units import GIB
@@ -325,6 +325,7 @@ def build_plan(
         pools = [p._replace(racks=sum(1 for r in racks if p.name in r.pools)) for p in pools]
     objectives = objectives or {}
     deployments = []
+    per_run: set[str] = set()  # deployments billed per run (training jobs on rented servers)
     free = free_servers(wl)  # owned servers still free as each deployment is placed (in the order they were chosen)
     for index, opt, rest in chosen:
         dep = wl.deployments[index]
@@ -355,7 +356,9 @@ def build_plan(
             precision, kv = shape_tr.setup.base_precision_name, None
         take_owned(free, (part.candidate for part in opt.pieces))
         objective = objectives.get(index, wl.objective)
-        details.update(_cost_details(opt, objective, details.get("hours"), wl.hardware.provider))
+        details.update(_cost_details(opt, objective, wl.hardware.provider))
+        if billed_per_run(wl.hardware.provider, opt.candidate):
+            per_run.add(dep.name)
         details["co_located"] = any(len(p.deployments) > 1 for p in pools if p.name in dep_pools)
         reasons += [colocation[(index, _server_kind(part))] for part in opt.pieces]
         for part in opt.pieces:
@@ -403,7 +406,7 @@ def build_plan(
             )
         )
     findings += single_host_findings(wl, pools) + custom_power_findings(wl, consts)
-    rented = _rented_jobs(wl, pools, deployments)
+    rented = _rented_jobs(pools, deployments, per_run)
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None) if p.name in rented else p for p in pools]
     fleet = totals(pools, len(racks), rented)
@@ -432,7 +435,7 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option]) -> str:
     c = opt.candidate
     text = f"chosen by {objective}: {c.summary}"
     if c.usd_per_hour is not None:
-        text += f", {_cost_text(opt)}"
+        text += f", {cost_text(c)}"
     had = opt.hardware.platform.acquired  # rented on a cloud, bought as bare metal
     text += (
         f", {c.gpus_bought} GPUs {had} ({c.idle_gpus} idle), {c.nodes} server(s), {c.power_w / 1000:.1f} kW "
@@ -440,20 +443,10 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option]) -> str:
     )
     if rest:
         r = rest[0].candidate
-        cost = _cost_text(rest[0])
+        cost = cost_text(r)
         had = rest[0].hardware.platform.acquired
         text += f"; runner-up {r.summary} ({cost}, {r.gpus_bought} GPUs {had}, {r.idle_gpus} idle, {r.power_w / 1000:.1f} kW)"
     return text
-
-
-def _cost_text(opt: Option) -> str:
-    """What an option costs: per run for a training job (it ends), per month for a service."""
-    usd_per_hour = opt.candidate.usd_per_hour
-    if usd_per_hour is None:
-        return "unpriced"
-    if not isinstance(opt.shape, ReplicaShape) and opt.shape.hours:
-        return f"${usd_per_hour * opt.shape.hours:,.0f} per run"
-    return f"${usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
 
 
 def _place_on_inventory(
@@ -593,7 +586,7 @@ def _colocation_reasons(
     return out
 
 
-def _cost_details(opt: Option, objective: str, hours: Any, provider: str) -> dict[str, Any]:
+def _cost_details(opt: Option, objective: str, provider: str) -> dict[str, Any]:
     """Capex, opex, whole servers and idle GPUs of the chosen option; a training job's cost per job.
 
     A training job on rented servers is paid while it runs: it has no monthly figure (the fleet's
@@ -607,14 +600,14 @@ def _cost_details(opt: Option, objective: str, hours: Any, provider: str) -> dic
         "servers": c.nodes,
         "capex_usd": round(c.capex_usd) if c.capex_usd is not None else None,
     }
-    if billed_per_run(provider, opt, hours):
+    if billed_per_run(provider, c):
         out["usd_per_hour"] = round(c.usd_per_hour, 2) if c.usd_per_hour is not None else None
     else:
         out["opex_usd_per_month"] = round(c.opex_usd_per_month, 2) if c.opex_usd_per_month is not None else None
         out["usd_per_month"] = round(c.usd_per_hour * HOURS_PER_MONTH, 2) if c.usd_per_hour is not None else None
-    if isinstance(hours, (int, float)) and c.usd_per_hour is not None:
-        out["usd_per_job"] = round(c.usd_per_hour * hours, 2)
-        out["gpu_hours_per_job"] = round((c.gpus + c.idle_gpus) * hours, 1)  # every GPU of its servers, owned or not
+    if c.run_hours and c.usd_per_hour is not None:
+        out["usd_per_job"] = round(c.usd_per_hour * c.run_hours, 2)
+        out["gpu_hours_per_job"] = round((c.gpus + c.idle_gpus) * c.run_hours, 1)  # every GPU of its servers, owned or not
     return out
 
 
@@ -679,19 +672,15 @@ def _pool(
     )
 
 
-def billed_per_run(provider: str, opt: Option, hours: Any) -> bool:
-    """Whether an option is a training job on rented servers: paid for its hours, not by the month."""
-    return provider != "baremetal" and not isinstance(opt.shape, ReplicaShape) and bool(hours)
+def _rented_jobs(pools: list[Pool], deployments: list[DeploymentPlan], per_run: set[str]) -> dict[str, float | None]:
+    """Pools whose deployments are all billed per run (:func:`billed_per_run`): paid per job, not per month.
 
-
-def _rented_jobs(wl: Workload, pools: list[Pool], deployments: list[DeploymentPlan]) -> dict[str, float | None]:
-    """Rented pools that only run finite training jobs: they are paid per job, not per month (pool -> USD per job)."""
-    if wl.hardware.provider == "baremetal":
-        return {}
+    Pool name -> USD per job (None where a job is unpriced).
+    """
     out: dict[str, float | None] = {}
     for pool in pools:
         members = [d for d in deployments if pool.name in d.pools]
-        if members and all(d.kind == "training" and d.details.get("hours") for d in members):
+        if members and all(d.name in per_run for d in members):
             jobs = [d.details.get("usd_per_job") for d in members]
             out[pool.name] = None if None in jobs else float(sum(j for j in jobs if j is not None))
     return out

@@ -18,7 +18,7 @@ from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, node_counts
 from generator.planner.plan import Candidate, Finding, NodeSpec
 from generator.planner.slo import effective_slo
-from generator.planner.tco import HOURS_PER_MONTH, NodeCost, fleet_cost
+from generator.planner.tco import HOURS_PER_MONTH, NodeCost, billed_per_run, fleet_cost
 from generator.sizing.constants import Constants
 from generator.workload.models import InferenceDeployment, Workload
 
@@ -100,8 +100,9 @@ def layout_option(
     total_usd = cost.usd_per_hour
     gpus = replicas * shape.par.tp * shape.par.pp
     power = node.power_w * nodes
+    run_hours = None if isinstance(shape, ReplicaShape) else shape.hours
     # tie-break latency: TTFT p95 at the replica's sized load; a training job's wall-clock
-    latency = shape.max_point.ttft_s if isinstance(shape, ReplicaShape) else (shape.hours or 0.0) * 3600
+    latency = shape.max_point.ttft_s if isinstance(shape, ReplicaShape) else (run_hours or 0.0) * 3600
     candidate = Candidate(
         gpu_id=hw.gpu.id,
         platform_id=hw.platform.id,
@@ -121,6 +122,7 @@ def layout_option(
         latency_s=round(latency, 6),
         owned_nodes=owned,
         power_compared_w=(node.power_components_w or node.power_w) * nodes,
+        run_hours=run_hours,
     )
     return Option(candidate, hw, node, needs, shape)
 
@@ -244,8 +246,8 @@ def owned_fill_options(
 def ranking_candidate(opt: Option) -> Candidate:
     """The candidate as the objective ranks it: a training job that ends costs its hours, not a month of servers."""
     c = opt.candidate
-    if not isinstance(opt.shape, ReplicaShape) and opt.shape.hours and c.usd_per_hour is not None:
-        return c._replace(usd_per_hour=c.usd_per_hour * opt.shape.hours)
+    if c.run_hours and c.usd_per_hour is not None:
+        return c._replace(usd_per_hour=c.usd_per_hour * c.run_hours)
     return c
 
 
@@ -255,12 +257,12 @@ def monthly_spend_usd(wl: Workload, opt: Option) -> float | None:
     A month of its servers, or, for a rented training job (paid per run), one run: its hours at the
     hourly price, at most a month.
     """
-    usd = opt.candidate.usd_per_hour
-    if usd is None:
+    c = opt.candidate
+    if c.usd_per_hour is None:
         return None
-    if wl.hardware.provider != "baremetal" and not isinstance(opt.shape, ReplicaShape) and opt.shape.hours:
-        return usd * min(opt.shape.hours, HOURS_PER_MONTH)
-    return usd * HOURS_PER_MONTH
+    if billed_per_run(wl.hardware.provider, c) and c.run_hours:
+        return c.usd_per_hour * min(c.run_hours, HOURS_PER_MONTH)
+    return c.usd_per_hour * HOURS_PER_MONTH
 
 
 def within_limits(wl: Workload, opt: Option) -> bool:
