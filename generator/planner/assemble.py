@@ -21,7 +21,7 @@ from generator.planner.racks import Rack, assumed_height_findings, pack_racks, r
 from generator.planner.ruled_out import psu_ruled_out, why_left_free
 from generator.planner.slo import effective_slo
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
-from generator.planner.tco import HOURS_PER_MONTH, BuiltHost, billed_per_run, cost_text, fleet_cost
+from generator.planner.tco import HOURS_PER_MONTH, BuiltHost, billed_per_run, cost_text, fleet_cost, run_usd
 from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for, saturated_throughput
 from generator.units import GIB
@@ -605,8 +605,9 @@ def _cost_details(opt: Option, objective: str, provider: str) -> dict[str, Any]:
     else:
         out["opex_usd_per_month"] = round(c.opex_usd_per_month, 2) if c.opex_usd_per_month is not None else None
         out["usd_per_month"] = round(c.usd_per_hour * HOURS_PER_MONTH, 2) if c.usd_per_hour is not None else None
-    if c.run_hours and c.usd_per_hour is not None:
-        out["usd_per_job"] = round(c.usd_per_hour * c.run_hours, 2)
+    run = run_usd(c)
+    if run is not None and c.run_hours:
+        out["usd_per_job"] = round(run, 2)
         out["gpu_hours_per_job"] = round((c.gpus + c.idle_gpus) * c.run_hours, 1)  # every GPU of its servers, owned or not
     return out
 

@@ -29,12 +29,20 @@ def billed_per_run(provider: str, candidate: Candidate) -> bool:
     return provider != "baremetal" and bool(candidate.run_hours)
 
 
+def run_usd(candidate: Candidate) -> float | None:
+    """What one run of a training job costs: its hours at its servers' hourly price; None for a service or unpriced."""
+    if candidate.usd_per_hour is None or not candidate.run_hours:
+        return None
+    return candidate.usd_per_hour * candidate.run_hours
+
+
 def cost_text(candidate: Candidate) -> str:
     """What a candidate costs: per run for a training job (it ends), per month for a service."""
     if candidate.usd_per_hour is None:
         return "unpriced"
-    if candidate.run_hours:
-        return f"${candidate.usd_per_hour * candidate.run_hours:,.0f} per run"
+    run = run_usd(candidate)
+    if run is not None:
+        return f"${run:,.0f} per run"
     return f"${candidate.usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
 
 
