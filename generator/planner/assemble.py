@@ -9,6 +9,7 @@ from typing import Any
 from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import acquired
 from generator.errors import InfeasibleError
+from generator.planner.blocked import Blocked
 from generator.planner.custom import custom_power_findings
 from generator.planner.inference import ReplicaShape, point_for_rate
 from generator.planner.inventory import ServerKey, free_servers, owned_groups, take_owned
@@ -279,11 +280,11 @@ def build_plan(
     chosen: list[tuple[int, Option, list[Option]]],
     findings: list[Finding],
     objectives: dict[int, str] | None = None,
-    ruled_out: dict[str, list[str]] | None = None,
+    ruled_out: dict[str, list[Blocked]] | None = None,
 ) -> Plan:
     """Assemble pools (co-locating inference deployments where it saves nodes) and the plan.
 
-    ``ruled_out`` holds, by deployment name, the layouts the search dropped and why (``"<gpu> on <platform>: why"``).
+    ``ruled_out`` holds, by deployment name, the layouts the search dropped and why.
     """
     ruled_out = ruled_out or {}
     wl = loaded.workload
@@ -450,7 +451,7 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option]) -> str:
 
 
 def _place_on_inventory(
-    wl: Workload, pools: list[Pool], findings: list[Finding], ruled_out: dict[str, list[str]]
+    wl: Workload, pools: list[Pool], findings: list[Finding], ruled_out: dict[str, list[Blocked]]
 ) -> tuple[list[Pool], list[dict[str, Any]]]:
     """Owned host names onto the pools that use owned servers; what each owned group holds, what stays free and why."""
     out = list(pools)

@@ -133,8 +133,9 @@ def node_power_w(
     return NodePower(component_power_w(gpu, gpus, platform, ram_gib, drives, nics, consts), "sum of components")
 
 
-#: How a layout over its PSU capacity is described.
+#: How a layout over its PSU capacity is described, and the code of the error that rules it out.
 PSU_OVER = "more than its PSUs deliver without redundancy"
+PSU_OVER_CAPACITY = "psu-over-capacity"
 
 
 def redundant_psus(platform: PlatformSpec) -> int:
@@ -178,7 +179,7 @@ def psu_overload(platform: PlatformSpec, gpu: GpuSpec, gpus: int, power: NodePow
     believed = believed_psu_fields(platform)
     if not power.borrowed_from:
         beliefs = f"; {', '.join(believed)} believed, not sourced: check the chassis' PSU" if believed else ""
-        return Finding("error", "psu-over-capacity", over + beliefs)
+        return Finding("error", PSU_OVER_CAPACITY, over + beliefs)
     return Finding(
         "warning",
         "psu-headroom",
