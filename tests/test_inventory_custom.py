@@ -9,10 +9,11 @@ import pytest
 from generator import catalog
 from generator.api import render_file
 from generator.errors import InfeasibleError, InputError, MultipleInputError
+from generator.findings import locate_findings
 from generator.planner import plan_workload
 from generator.planner.custom import custom_platform, server_kind
 from generator.planner.nodes import has_nvswitch
-from generator.planner.plan import Plan
+from generator.planner.plan import Finding, Plan
 from generator.workload import load_workload
 from generator.workload.build import build
 from generator.workload.models import CustomServer
@@ -255,6 +256,43 @@ def test_power_and_height_as_given_else_summed_and_stated(tmp_path: Path, extra:
         assert f"2,100 W (as given in hardware.inventory; {node.power_components_w:,} W summed from components)" in spec
     assumed = [f for f in plan.findings if f.code == "rack-units-assumed"]
     assert bool(assumed) is (units is None)
+
+
+# LAB's parts as the planner sums them, by hand: 4 x 300 W (A40 TDP) + 2 x 280 W (EPYC 9354 TDP) + 8 DIMMs
+# (512 GiB / 64) x 10 W + 1 drive x 25 W + 1 NIC x 2 ports x 25 W = 1,915 W, x 1.1 (fans) / 0.94 (PSU) = 2,241 W
+LAB_PARTS_W = 2_241
+
+
+@pytest.mark.parametrize(
+    ("max_power_w", "warned"),
+    [
+        pytest.param(1_200, True, id="at-gpu-tdp-below-parts-warns"),
+        pytest.param(LAB_PARTS_W - 1, True, id="one-watt-below-parts-warns"),
+        pytest.param(LAB_PARTS_W, False, id="at-parts-sum-quiet"),
+        pytest.param(None, False, id="not-given-quiet"),
+    ],
+)
+def test_given_power_below_the_parts_sum_is_a_located_warning(tmp_path: Path, max_power_w: int | None, warned: bool) -> None:
+    extra = f"        max_power_w: {max_power_w}\n" if max_power_w is not None else ""
+    loaded = load_workload(str(_write(tmp_path, LAB.format(extra=extra, count=2))))
+    plan = plan_workload(loaded)
+    found = [f for f in plan.findings if f.code == "custom-power-below-components"]
+    if not warned:
+        assert found == []
+        return
+    assert found == [
+        Finding(
+            "warning",
+            "custom-power-below-components",
+            f"lab-a40: max_power_w {max_power_w:,} W is below the 2,241 W its parts draw at full load as the planner "
+            "sums them (4 x a40-48gb, CPUs, RAM, NICs, drives, fans and PSU loss); the plan uses the given figure for "
+            "power and racks: check it is the server's wall power at full load",
+            "hardware.inventory[0].custom.max_power_w",
+        )
+    ]
+    assert plan.pools[0].node.power_w == max_power_w  # the given figure is still the one used
+    ((_, _, _, where),) = locate_findings(loaded, found)
+    assert where == f"{tmp_path / 'w.yaml'}:25:22"  # the max_power_w value, after LAB's eleven lines
 
 
 def test_owned_servers_left_free_by_the_deployment_using_them_need_no_reason(tmp_path: Path) -> None:

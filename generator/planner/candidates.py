@@ -10,15 +10,16 @@ from typing import TYPE_CHECKING, cast
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel, default_precision, model_weight_format
 from generator.catalog.records import PlatformSpec
+from generator.planner.blocked import MIG_ONE_GPU, NO_LAYOUT, OWNED_SHORT, POOL_TOO_LARGE, RACK_POWER, Blocked
 from generator.planner.inference import ReplicaShape, _GpuShapes, replica_shapes
 from generator.planner.inventory import ServerKey
 from generator.planner.naming import MAX_NODES_PER_POOL
-from generator.planner.nodes import NodeNeeds, assemble_node
+from generator.planner.nodes import PSU_OVER_CAPACITY, NodeNeeds, assemble_node
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, node_counts
 from generator.planner.plan import Candidate, Finding, NodeSpec
 from generator.planner.slo import effective_slo
-from generator.planner.tco import HOURS_PER_MONTH, NodeCost, fleet_cost
+from generator.planner.tco import HOURS_PER_MONTH, NodeCost, billed_per_run, fleet_cost
 from generator.sizing.constants import Constants
 from generator.workload.models import InferenceDeployment, Workload
 
@@ -27,10 +28,8 @@ if TYPE_CHECKING:
     from generator.sizing.precision import WeightFormat
     from generator.workload.models import InferenceSpec
 
-#: How a layout that needs more owned servers than are free (and more are not bought) is described.
-OWNED_SHORT = "owned are free"
 #: Findings of node assembly that rule a layout out (the node cannot be configured that way).
-_BLOCKING = {"ram-short", "ram-exceeds-platform", "no-gpu-fabric", "psu-over-capacity"}
+_BLOCKING = {"ram-short", "ram-exceeds-platform", "no-gpu-fabric", PSU_OVER_CAPACITY}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -49,8 +48,8 @@ def _assembled(
     return node, tuple(scratch)
 
 
-def _where(hw: Hardware) -> str:
-    return f"{hw.gpu.id} on {hw.platform.id}"
+def _blocked(hw: Hardware, code: str, why: str) -> Blocked:
+    return Blocked(hw.gpu.id, hw.platform.id, code, why)
 
 
 def layout_option(
@@ -62,7 +61,7 @@ def layout_option(
     replicas: int,
     summary: str,
     consts: Constants,
-    blocked: list[str],
+    blocked: list[Blocked],
     free: dict[ServerKey, int] | None = None,
     seen: dict[tuple[object, ...], object] | None = None,
 ) -> Option | None:
@@ -74,11 +73,12 @@ def layout_option(
     gpus_per_node, nodes = layout
     seen = {} if seen is None else seen
     if nodes > MAX_NODES_PER_POOL:
-        blocked.append(f"{_where(hw)}: {summary} needs {nodes:,} nodes, more than the {MAX_NODES_PER_POOL:,} one pool may have")
+        why = f"{summary} needs {nodes:,} nodes, more than the {MAX_NODES_PER_POOL:,} one pool may have"
+        blocked.append(_blocked(hw, POOL_TOO_LARGE, why))
         return None
     owned = min(nodes, (free or {}).get((hw.platform.id, hw.gpu.id, gpus_per_node), 0))
     if hw.not_bought and owned < nodes:
-        blocked.append(f"{_where(hw)}: {summary} needs {nodes} servers; {owned} {OWNED_SHORT} and {hw.not_bought}")
+        blocked.append(_blocked(hw, OWNED_SHORT, f"{summary} needs {nodes} servers; {owned} owned are free and {hw.not_bought}"))
         return None
     node_key = (id(hw), gpus_per_node, needs)
     assembled = seen.get(node_key)
@@ -86,11 +86,13 @@ def layout_option(
         assembled = seen[node_key] = _assembled(hw.platform, hw.gpu.id, gpus_per_node, needs, consts)
     node, scratch = cast("tuple[NodeSpec, tuple[Finding, ...]]", assembled)
     if node.power_w > wl.hardware.rack_power_kw * 1000:
-        blocked.append(f"{_where(hw)}: a {node.power_w} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power")
+        blocked.append(
+            _blocked(hw, RACK_POWER, f"a {node.power_w} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power")
+        )
         return None
-    stopping = [f.message for f in scratch if f.code in _BLOCKING]
+    stopping = [f for f in scratch if f.code in _BLOCKING]
     if stopping:
-        blocked.append(f"{_where(hw)}: {stopping[0]}")
+        blocked.append(_blocked(hw, stopping[0].code, stopping[0].message))
         return None
     cost_key = (id(hw), gpus_per_node, node.power_w, nodes, owned)
     cost = seen.get(cost_key)
@@ -100,8 +102,9 @@ def layout_option(
     total_usd = cost.usd_per_hour
     gpus = replicas * shape.par.tp * shape.par.pp
     power = node.power_w * nodes
+    run_hours = None if isinstance(shape, ReplicaShape) else shape.hours
     # tie-break latency: TTFT p95 at the replica's sized load; a training job's wall-clock
-    latency = shape.max_point.ttft_s if isinstance(shape, ReplicaShape) else (shape.hours or 0.0) * 3600
+    latency = shape.max_point.ttft_s if isinstance(shape, ReplicaShape) else (run_hours or 0.0) * 3600
     candidate = Candidate(
         gpu_id=hw.gpu.id,
         platform_id=hw.platform.id,
@@ -121,6 +124,7 @@ def layout_option(
         latency_s=round(latency, 6),
         owned_nodes=owned,
         power_compared_w=(node.power_components_w or node.power_w) * nodes,
+        run_hours=run_hours,
     )
     return Option(candidate, hw, node, needs, shape)
 
@@ -135,7 +139,7 @@ def inference_options(
     dep: InferenceDeployment,
     model: ResolvedModel,
     consts: Constants,
-    blocked: list[str],
+    blocked: list[Blocked],
     free: dict[ServerKey, int] | None = None,
     replicas_for: Callable[[ReplicaShape], int] | None = None,
     hardware: list[Hardware] | None = None,
@@ -168,7 +172,7 @@ def _replica_option(
     shape: ReplicaShape,
     replicas: int,
     consts: Constants,
-    blocked: list[str],
+    blocked: list[Blocked],
     free: dict[ServerKey, int] | None,
     seen: dict[tuple[object, ...], object] | None = None,
 ) -> Option | None:
@@ -194,18 +198,18 @@ def _inference_shapes(
     model: ResolvedModel,
     hw: Hardware,
     consts: Constants,
-    blocked: list[str],
+    blocked: list[Blocked],
     seen: dict[tuple[str, bool, tuple[int, ...], float], _GpuShapes] | None = None,
 ) -> list[ReplicaShape]:
     """The replica layouts of an inference deployment on ``hw`` that the workload allows (why others not, to ``blocked``)."""
     spec, fmt, mig = serving
     shapes, why = replica_shapes(model, spec, fmt, hw, consts, seen)
     if not shapes:
-        blocked += [f"{hw.gpu.id} on {hw.platform.id}: {w}" for w in why[-1:]]
+        blocked += [_blocked(hw, NO_LAYOUT, w) for w in why[-1:]]
     kept = []
     for shape in shapes:
         if mig and shape.par.tp * shape.par.pp > 1:
-            blocked.append(f"{hw.gpu.id} on {hw.platform.id}: TP{shape.par.tp} PP{shape.par.pp}: {MIG_ONE_INSTANCE}")
+            blocked.append(_blocked(hw, MIG_ONE_GPU, f"TP{shape.par.tp} PP{shape.par.pp}: {MIG_ONE_INSTANCE}"))
             continue
         kept.append(shape)
     return kept
@@ -222,7 +226,7 @@ def owned_fill_options(
 ) -> list[Option]:
     """Per replica layout on ``servers`` owned servers of one kind: as many replicas as they hold, nothing bought."""
     options: list[Option] = []
-    scratch: list[str] = []
+    scratch: list[Blocked] = []
     free = {(hw.platform.id, hw.gpu.id, gpus_per_node): servers}
     for shape in _inference_shapes(_serving(wl, dep, model), model, hw, consts, scratch):
         size = shape.par.tp * shape.par.pp
@@ -244,8 +248,8 @@ def owned_fill_options(
 def ranking_candidate(opt: Option) -> Candidate:
     """The candidate as the objective ranks it: a training job that ends costs its hours, not a month of servers."""
     c = opt.candidate
-    if not isinstance(opt.shape, ReplicaShape) and opt.shape.hours and c.usd_per_hour is not None:
-        return c._replace(usd_per_hour=c.usd_per_hour * opt.shape.hours)
+    if c.run_hours and c.usd_per_hour is not None:
+        return c._replace(usd_per_hour=c.usd_per_hour * c.run_hours)
     return c
 
 
@@ -255,12 +259,12 @@ def monthly_spend_usd(wl: Workload, opt: Option) -> float | None:
     A month of its servers, or, for a rented training job (paid per run), one run: its hours at the
     hourly price, at most a month.
     """
-    usd = opt.candidate.usd_per_hour
-    if usd is None:
+    c = opt.candidate
+    if c.usd_per_hour is None:
         return None
-    if wl.hardware.provider != "baremetal" and not isinstance(opt.shape, ReplicaShape) and opt.shape.hours:
-        return usd * min(opt.shape.hours, HOURS_PER_MONTH)
-    return usd * HOURS_PER_MONTH
+    if billed_per_run(wl.hardware.provider, c) and c.run_hours:
+        return c.usd_per_hour * min(c.run_hours, HOURS_PER_MONTH)
+    return c.usd_per_hour * HOURS_PER_MONTH
 
 
 def within_limits(wl: Workload, opt: Option) -> bool:

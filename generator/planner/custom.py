@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
+from generator.planner.nodes import NodeNeeds, assemble_node
+from generator.planner.plan import Finding
+from generator.sizing.constants import Constants
 from generator.workload.models import CustomServer, InventoryGroup, Workload
 
 
@@ -82,3 +85,33 @@ def inventory_server(group: InventoryGroup) -> tuple[PlatformSpec, GpuSpec]:
 def custom_platforms(wl: Workload) -> dict[str, PlatformSpec]:
     """Every custom server kind the workload owns, by id."""
     return {g.custom.platform_id: custom_platform(g.custom) for g in wl.hardware.inventory if g.custom is not None}
+
+
+def custom_power_findings(wl: Workload, consts: Constants) -> list[Finding]:
+    """A custom server's ``max_power_w`` below the sum of its parts as the planner sums them: a warning.
+
+    The plan uses the figure given for power and racks; below the GPUs' TDP alone it is an input error
+    (:mod:`generator.workload.custom_servers`); between that and the parts' sum it may be a measured
+    figure, so the warning names both for the team to check.
+    """
+    out = []
+    for j, group in enumerate(wl.hardware.inventory):
+        spec = group.custom
+        if spec is None or spec.max_power_w is None:
+            continue
+        platform, gpu = inventory_server(group)
+        node = assemble_node(platform, gpu, spec.gpus_per_server, NodeNeeds(0, 0, 0, 0, needs_fabric=False), consts, [])
+        summed = node.power_components_w or 0
+        if spec.max_power_w < summed:
+            out.append(
+                Finding(
+                    "warning",
+                    "custom-power-below-components",
+                    f"{spec.platform_id}: max_power_w {spec.max_power_w:,} W is below the {summed:,} W its parts draw "
+                    f"at full load as the planner sums them ({spec.gpus_per_server} x {spec.gpu}, CPUs, RAM, NICs, "
+                    "drives, fans and PSU loss); the plan uses the given figure for power and racks: check it is the "
+                    "server's wall power at full load",
+                    f"hardware.inventory[{j}].custom.max_power_w",
+                )
+            )
+    return out

@@ -27,10 +27,6 @@ MIN_FABRIC_GBPS = 100
 DEFAULT_DRIVE = "generic-nvme-u2-gen4-3-84tb"
 
 
-#: How a node's power basis begins when the figure is another system's published maximum (same baseboard).
-BORROWED_BASIS = "published maximum of"
-
-
 class NodeNeeds(NamedTuple):
     """What the deployments on one node need from the host."""
 
@@ -109,9 +105,17 @@ def reference_system(platform: PlatformSpec, gpu: GpuSpec) -> PlatformSpec | Non
     return min(same, key=lambda p: p.id) if same else None
 
 
+class NodePower(NamedTuple):
+    """A node's wall power, its basis, and the system whose published maximum it borrows ("" where its own)."""
+
+    watts: int
+    basis: str
+    borrowed_from: str = ""
+
+
 def node_power_w(
     platform: PlatformSpec, gpu: GpuSpec, gpus: int, ram_gib: int, drives: int, nics: tuple[Nic, ...], consts: Constants
-) -> tuple[int, str]:
+) -> NodePower:
     """Wall power of one node and its basis.
 
     A full node of a platform with a published maximum uses it; a full 8-GPU baseboard system
@@ -120,57 +124,67 @@ def node_power_w(
     """
     full = gpus == max(platform.gpu_counts)
     if full and platform.max_power_w:
-        return int(platform.max_power_w), "as given in hardware.inventory" if platform.custom else "published system maximum"
+        return NodePower(
+            int(platform.max_power_w), "as given in hardware.inventory" if platform.custom else "published system maximum"
+        )
     reference = reference_system(platform, gpu) if full else None
     if reference is not None and reference.max_power_w:
-        return int(reference.max_power_w), f"{BORROWED_BASIS} {reference.id} (same baseboard)"
-    return component_power_w(gpu, gpus, platform, ram_gib, drives, nics, consts), "sum of components"
+        return NodePower(int(reference.max_power_w), f"published maximum of {reference.id} (same baseboard)", reference.id)
+    return NodePower(component_power_w(gpu, gpus, platform, ram_gib, drives, nics, consts), "sum of components")
 
 
-#: How a layout over its PSU capacity is described (the planner finds its ruled-out layouts by it).
+#: How a layout over its PSU capacity is described, and the code of the error that rules it out.
 PSU_OVER = "more than its PSUs deliver without redundancy"
-#: The PSU fields of a platform record; a figure among a record's ``unsourced_fields`` is a belief.
-_PSU_FIELDS = ("psu.count", "psu.rating_w", "psu.redundant")
+PSU_OVER_CAPACITY = "psu-over-capacity"
+
+
+def redundant_psus(platform: PlatformSpec) -> int:
+    """The PSUs held back as redundant: none where there is a single PSU, whatever the catalog believes."""
+    count = platform.psu_count or 0
+    return 0 if count <= 1 else platform.psu_redundant or 0
 
 
 def psu_capacity_w(platform: PlatformSpec) -> float | None:
     """What a node's PSUs deliver with the redundant ones held back (N of N+M); None where the catalog gives no PSU."""
     if not platform.psu_count or not platform.psu_rating_w:
         return None
-    return (platform.psu_count - (platform.psu_redundant or 0)) * platform.psu_rating_w
+    return (platform.psu_count - redundant_psus(platform)) * platform.psu_rating_w
 
 
-def psu_overload(platform: PlatformSpec, gpu: GpuSpec, gpus: int, power_w: int, basis: str) -> Finding | None:
+def believed_psu_fields(platform: PlatformSpec) -> list[str]:
+    """The PSU figures the capacity rests on that the catalog marks as beliefs (``unsourced_fields``).
+
+    A single PSU's redundancy is not among them: one PSU cannot be redundant, so the figure is not used.
+    """
+    used = ("psu.count", "psu.rating_w") + (("psu.redundant",) if (platform.psu_count or 0) > 1 else ())
+    return [f for f in used if f in platform.unsourced_fields]
+
+
+def psu_overload(platform: PlatformSpec, gpu: GpuSpec, gpus: int, power: NodePower) -> Finding | None:
     """A node drawing more than its non-redundant PSU capacity: an error that rules the layout out, or a warning.
 
-    It is ruled out (``psu-over-capacity``) only when both figures are this platform's own and sourced: the
-    PSU count, rating and redundancy, and a power figure that is not borrowed from another system on the
-    same baseboard. On a PSU figure the catalog marks as a belief, or a borrowed power figure, the layout
-    stays and a ``psu-headroom`` warning says what to check before buying.
+    It is ruled out (``psu-over-capacity``) when the power figure is this platform's own (its components
+    summed, or its own published maximum), whether the catalog's PSU figures are sourced or believed:
+    the plan never buys a node its own data says cannot be powered; the reason names the believed
+    figures, so a user who knows the chassis better can declare it in ``hardware.inventory``. Where the
+    power figure is another system's published maximum, the layout stays with a ``psu-headroom`` warning.
     """
     capacity = psu_capacity_w(platform)
-    if capacity is None or power_w <= capacity:
+    if capacity is None or power.watts <= capacity:
         return None
-    count, rating, redundant = platform.psu_count or 0, platform.psu_rating_w or 0.0, platform.psu_redundant or 0
+    count, rating, redundant = platform.psu_count or 0, platform.psu_rating_w or 0.0, redundant_psus(platform)
     supplies = f"{count - redundant} of {count} x {rating:,.0f} W" if redundant else f"{count} x {rating:,.0f} W"
-    drawn = f"{platform.id} with {gpus} x {gpu.id} draws {power_w:,} W ({basis})"
-    believed = [f for f in _PSU_FIELDS if f in platform.unsourced_fields]
-    if not believed and not basis.startswith(BORROWED_BASIS):
-        return Finding(
-            "error",
-            "psu-over-capacity",
-            f"{drawn}, {PSU_OVER} ({supplies} = {capacity:,.0f} W)",
-        )
-    why = (
-        f"the catalog's {', '.join(believed)} for it {'is' if len(believed) == 1 else 'are'} unsourced"
-        if believed
-        else "the power figure is another system's"
-    )
+    drawn = f"{platform.id} with {gpus} x {gpu.id} draws {power.watts:,} W ({power.basis})"
+    over = f"{drawn}, {PSU_OVER} ({supplies} = {capacity:,.0f} W)"
+    believed = believed_psu_fields(platform)
+    if not power.borrowed_from:
+        beliefs = f"; {', '.join(believed)} believed, not sourced: check the chassis' PSU" if believed else ""
+        return Finding("error", PSU_OVER_CAPACITY, over + beliefs)
     return Finding(
         "warning",
         "psu-headroom",
-        f"{drawn}, {PSU_OVER} ({supplies} = {capacity:,.0f} W); not ruled out "
-        f"because {why}: check the chassis' PSU rating for this configuration before buying",
+        f"{over}; not ruled out because the power figure is another system's: check the chassis' PSU rating "
+        "for this configuration before buying",
     )
 
 
@@ -261,15 +275,16 @@ def assemble_node(
     write = (drive.seq_write_gb_per_s if drive else 0.0) * drives
 
     nics = _nics(platform, gpus, needs.needs_fabric, findings)
-    power, basis = node_power_w(platform, gpu, gpus, ram_gib, drives, nics, consts)
+    power_figure = node_power_w(platform, gpu, gpus, ram_gib, drives, nics, consts)
+    power, basis = power_figure.watts, power_figure.basis
     # one basis for comparing layouts: every node's components summed (the published maximum, where
     # there is one, stays the figure racks and PSUs are provisioned for)
     components = component_power_w(gpu, gpus, platform, ram_gib, drives, nics, consts)
     psu = None
     if platform.psu_count and platform.psu_rating_w:
-        redundant = platform.psu_redundant or 0
+        redundant = redundant_psus(platform)
         psu = f"{platform.psu_count}x {platform.psu_rating_w:g} W ({platform.psu_count - redundant}+{redundant})"
-        over = psu_overload(platform, gpu, gpus, power, basis)
+        over = psu_overload(platform, gpu, gpus, power_figure)
         if over is not None:
             findings.append(over)
     cooling = "liquid" if "liquid" in (platform.cooling, gpu.cooling) else "air"

@@ -119,6 +119,8 @@ class Candidate(NamedTuple):
     latency_s: float = 0.0
     owned_nodes: int = 0
     power_compared_w: int = 0
+    #: A training job's wall-clock hours (it ends and is costed per run); None for a service.
+    run_hours: float | None = None
 
 
 class DeploymentPart(NamedTuple):

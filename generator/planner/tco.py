@@ -10,6 +10,7 @@ the platform, GPU and GPU count, else a component estimate: host + GPUs x GPU pr
 from __future__ import annotations
 
 from functools import cache, lru_cache
+from typing import TYPE_CHECKING
 
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec, PricedWith, PriceRecord, PurchaseRecord
@@ -17,7 +18,32 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.constants import Constants
 from generator.workload.models import Workload
 
+if TYPE_CHECKING:
+    from generator.planner.plan import Candidate
+
 HOURS_PER_MONTH = 730
+
+
+def billed_per_run(provider: str, candidate: Candidate) -> bool:
+    """Whether a candidate is a training job on rented servers: paid for its hours, not by the month."""
+    return provider != "baremetal" and bool(candidate.run_hours)
+
+
+def run_usd(candidate: Candidate) -> float | None:
+    """What one run of a training job costs: its hours at its servers' hourly price; None for a service or unpriced."""
+    if candidate.usd_per_hour is None or not candidate.run_hours:
+        return None
+    return candidate.usd_per_hour * candidate.run_hours
+
+
+def cost_text(candidate: Candidate) -> str:
+    """What a candidate costs: per run for a training job (it ends), per month for a service."""
+    if candidate.usd_per_hour is None:
+        return "unpriced"
+    run = run_usd(candidate)
+    if run is not None:
+        return f"${run:,.0f} per run"
+    return f"${candidate.usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
 
 
 class BuiltHost(NamedTuple):

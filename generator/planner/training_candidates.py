@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from generator.calculator.model_source import ResolvedModel
+from generator.planner.blocked import COMMUNICATION_DOMINATES, NO_LAYOUT, PAST_DEADLINE, Blocked
 from generator.planner.candidates import layout_option
 from generator.planner.inventory import ServerKey
 from generator.planner.nodes import NodeNeeds
@@ -45,7 +46,7 @@ def training_options(
     dep: TrainingDeployment,
     model: ResolvedModel,
     consts: Constants,
-    blocked: list[str],
+    blocked: list[Blocked],
     free: dict[ServerKey, int] | None = None,
 ) -> list[Option]:
     """Every feasible (hardware, TP, ZeRO, data parallel, node size) of a training deployment."""
@@ -55,7 +56,7 @@ def training_options(
     for hw in allowed_hardware(wl):
         shapes, why = training_shapes(model, spec, hw, consts)
         if not shapes:
-            blocked += [f"{hw.gpu.id} on {hw.platform.id}: {w}" for w in why[-1:]]
+            blocked += [Blocked(hw.gpu.id, hw.platform.id, NO_LAYOUT, w) for w in why[-1:]]
         for shape in shapes:
             replicas = shape.world // shape.par.gpus
             for layout in node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas):
@@ -80,7 +81,7 @@ def _with_communication(
     layout: tuple[int, int],
     needs: NodeNeeds,
     consts: Constants,
-    blocked: list[str],
+    blocked: list[Blocked],
 ) -> tuple[TrainingShape, NodeNeeds, StepComm] | None:
     """The layout with its inter-node communication counted in the step time.
 
@@ -104,23 +105,22 @@ def _with_communication(
         return StepComm(step, dp_link, tp_link, stage_link)
 
     comm = placed(builtin or needs.needs_fabric)
-    where = f"{hw.gpu.id} on {hw.platform.id}"
     if comm.dominates and not builtin and not needs.needs_fabric:
         needs = needs._replace(needs_fabric=True)
         comm = placed(True)
     if comm.dominates and hw.platform.provider != "baremetal":
-        blocked.append(
-            f"{where}: {setup.method} over {nodes} nodes sends {sent.bytes_per_gpu / 1e9:.1f} GB per GPU per step; "
-            f"over {comm.link} that takes {comm.comm_s:.2f} s against {comm.compute_s:.2f} s of compute: communication dominates"
+        why = (
+            f"{setup.method} over {nodes} nodes sends {sent.bytes_per_gpu / 1e9:.1f} GB per GPU per step; over "
+            f"{comm.link} that takes {comm.comm_s:.2f} s against {comm.compute_s:.2f} s of compute: communication dominates"
         )
+        blocked.append(Blocked(hw.gpu.id, hw.platform.id, COMMUNICATION_DOMINATES, why))
         return None
     hours = None
     if shape.total_flops is not None:
         steps = (spec.dataset_tokens or 0) * spec.epochs / shape.layout.tokens_per_step
         hours = steps * comm.step.total_s / 3600 / consts.training_goodput
     if hours is not None and spec.deadline_hours and hours > spec.deadline_hours * (1 + 1e-9):
-        blocked.append(
-            f"{where}: {shape.reason} takes {hours:.1f} h with its communication, past the {spec.deadline_hours:g} h deadline"
-        )
+        why = f"{shape.reason} takes {hours:.1f} h with its communication, past the {spec.deadline_hours:g} h deadline"
+        blocked.append(Blocked(hw.gpu.id, hw.platform.id, PAST_DEADLINE, why))
         return None
     return dataclasses.replace(shape, hours=hours, step=comm.step), needs, comm

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from generator.planner.option import Option
 from generator.planner.plan import Finding
+from generator.planner.tco import run_usd
 from generator.planner.training import TrainingShape
 from generator.planner.training_comm import StepComm
 from generator.sizing.context_limit import CONTEXT_EXTENSION, served_limit_phrase
@@ -80,8 +81,9 @@ def training_runner_up(opt: Option, rest: list[Option]) -> str | None:
     else:
         text += ", less GPU time per token but ranked lower by the objective"
     a, b = opt.candidate, other.candidate
-    if a.usd_per_hour is not None and b.usd_per_hour is not None and shape.hours and other.shape.hours:
-        text += f"; ${b.usd_per_hour * other.shape.hours:,.0f} against ${a.usd_per_hour * shape.hours:,.0f} per run"
+    mine_usd, theirs_usd = run_usd(a), run_usd(b)
+    if mine_usd is not None and theirs_usd is not None:
+        text += f"; ${theirs_usd:,.0f} against ${mine_usd:,.0f} per run"
     elif b.gpus_bought != a.gpus_bought:
         text += f"; {b.gpus_bought} GPUs bought against {a.gpus_bought}"
     if shape.hours and other.shape.hours:

@@ -1,0 +1,39 @@
+"""Why the search dropped a layout: a record with a stable code, so the plan finds its reasons by code, not by wording."""
+
+from __future__ import annotations
+
+from generator.named_tuple import NamedTuple
+
+
+class Blocked(NamedTuple):
+    """One layout (or all layouts) of a GPU on a platform dropped, and why.
+
+    ``code`` is a node-assembly finding's code where that is why (``psu-over-capacity``, ``ram-short``, ...),
+    else one of the codes below.
+    """
+
+    gpu_id: str
+    platform_id: str
+    code: str
+    why: str
+
+    @property
+    def text(self) -> str:
+        """``"<gpu> on <platform>: why"``, as the infeasible message lists it."""
+        return f"{self.gpu_id} on {self.platform_id}: {self.why}"
+
+
+#: The layout needs more nodes than one pool may have.
+POOL_TOO_LARGE = "pool-too-large"
+#: The layout needs more owned servers than are free, and more of them are not bought.
+OWNED_SHORT = "owned-short"
+#: One node draws more than a rack delivers.
+RACK_POWER = "rack-power"
+#: No parallel layout of the model fits or meets the targets on this GPU.
+NO_LAYOUT = "no-layout"
+#: MIG confines a replica to one GPU.
+MIG_ONE_GPU = "mig-one-gpu"
+#: Training communication over the cloud network dominates the step.
+COMMUNICATION_DOMINATES = "communication-dominates"
+#: The training job, with its communication, ends past the deadline.
+PAST_DEADLINE = "past-deadline"
