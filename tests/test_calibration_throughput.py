@@ -41,7 +41,8 @@ PINNED: dict[str, tuple[float, float]] = {
     # TensorRT-LLM rows of the same shape reach; block-FP8 checkpoints gain less over BF16 than the FP8 tensor rate;
     # DeepSeek-R1 (MLA, 256 experts, TP8 without EP) is 2.4-2.7x too fast; the V0 row lacks V0's host loop
     # (sixth entry: the same lab's A100 rows of vLLM and trtllm-serve meet the target and its trtllm-serve H100 rows miss
-    # by more, so the H100 prefill gap is the lab's H100 runs, not vLLM's engine)
+    # by more, so the H100 prefill gap is not vLLM's engine; whether it is the lab's H100 setup or BF16 / block FP8 on
+    # Hopper is not established)
     "throughput vllm h100-sxm5-80gb bf16": (0.6048, 0.7222),
     "throughput vllm h100-sxm5-80gb fp8": (1.0208, 1.0208),
     "throughput sglang h100-sxm5-80gb fp8": (0.9104, 1.0030),

@@ -20,7 +20,7 @@ from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_repl
 from generator.sizing.engine_runtime import per_sequence_host_scale
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
 from generator.sizing.kv_cache import size_kv_cache
-from generator.sizing.loadability import loadability_problems
+from generator.sizing.loadability import format_problems, loadability_problems
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import accelerator_for, decode_step, prefill_seconds, saturated_throughput
 from generator.sizing.precision import WeightFormat, kv_cache_bits, weight_format
@@ -307,6 +307,11 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             f"TP{par.tp} is sized over the {gpu.name}'s NVLink bridge, assumed fitted between the cards; "
             f"a server without one joins them over PCIe Gen{gpu.pcie_gen}"
         )
+    if not req.train and req.fixed is None and gpu is not None:
+        unserved = format_problems(fmt, gpu.architecture)
+        if unserved:
+            # the engine has no kernel for this format on this GPU: an invalid combination, exit 1
+            raise InputError(f"{model.id} in {fmt.name} on {gpu.name} will not load: {unserved[0]}")
     if not req.train and req.fixed is None:
         problems = loadability_problems(arch, fmt, par)
         if problems:

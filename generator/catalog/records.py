@@ -57,6 +57,8 @@ class GpuSpec(NamedTuple):
     max_achievable_tflops: Mapping[str, float] | None = None
     #: Per-direction bandwidth NCCL / RCCL count on over the scale-up link (after protocol overheads), GB/s; None: not published.
     collective_gb_per_s: float | None = None
+    #: The GPU architecture as ``gpus.json`` names it (``ampere``, ``hopper``, ``cdna3``, ``gaudi3``, ...).
+    architecture: str = ""
 
     @property
     def bridged(self) -> bool:
@@ -108,6 +110,7 @@ class GpuSpec(NamedTuple):
             unsourced_fields=tuple(rec.get("unsourced_fields") or ()),
             max_achievable_tflops={k: float(v) for k, v in dict(rec.get("max_achievable_tflops") or {}).items()} or None,
             collective_gb_per_s=_opt_float(ic.get("collective_gb_per_s")),
+            architecture=str(rec.get("architecture") or ""),
         )
 
     @property

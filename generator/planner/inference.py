@@ -21,7 +21,7 @@ from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_replica
-from generator.sizing.loadability import loadability_problems
+from generator.sizing.loadability import format_problems, loadability_problems
 from generator.sizing.memo import memoized
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import Accelerator, accelerator_for, decode_model, prefill_seconds
@@ -249,6 +249,9 @@ def _gpu_shapes(
 ) -> _GpuShapes:
     gpu = catalog.gpus()[gpu_id].as_fitted(bridged)
     kv_bits = kv_cache_bits(spec.kv_cache_precision)
+    unserved = format_problems(fmt, gpu.architecture)
+    if unserved:
+        return (), unserved
     shapes: list[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str]] = []
     blocked: list[str] = []
     for tp in sizes:

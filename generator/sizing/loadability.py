@@ -12,16 +12,76 @@ Sources (vLLM ``vllm/config`` and ``model_executor/layers``; SGLang applies the 
   parallelism;
 - expert parallelism spreads whole experts: the routed experts must divide over the EP ranks, and
   an EP group is a multiple of the TP group.
+
+Whether the engine has a kernel for a weight format on a GPU architecture (:func:`format_problems`)
+follows vLLM's quantization hardware table (:data:`QUANTIZATION_HARDWARE_SOURCE`), only for the formats
+that table (or the page it points to) states. SGLang's support is not separately sourced; the same
+check is applied to it.
 """
 
 from __future__ import annotations
 
 from generator.sizing.architecture import ATTENTION, EXPERT, Architecture
-from generator.sizing.precision import WeightFormat
+from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat
 from generator.sizing.weights import Parallelism
 
 #: The MLP / expert matrices tensor parallelism splits (routers and norms are replicated).
 _SPLIT_PROJECTIONS = ("gate_proj", "up_proj", "down_proj")
+
+
+#: vLLM's "Supported Hardware" table of quantization implementations by GPU architecture (v0.14.0).
+QUANTIZATION_HARDWARE_SOURCE = "https://docs.vllm.ai/en/v0.14.0/features/quantization/"
+#: vLLM's NVIDIA Model Optimizer page: NVFP4 checkpoints run on a native FP4 GEMM, else weight-only Marlin.
+MODELOPT_SOURCE = "https://docs.vllm.ai/en/v0.29.0/features/quantization/modelopt/"
+
+#: The catalog's architectures by the column of vLLM's table they fall in (Blackwell is not a column).
+_TABLE_COLUMNS: dict[str, str] = {
+    "volta": "Volta GPUs",
+    "turing": "Turing GPUs",
+    "cdna2": "AMD GPUs",
+    "cdna3": "AMD GPUs",
+    "gaudi3": "Intel Gaudi",
+}
+
+
+#: (architectures, by catalog name, on which the engine has no kernel for a format; why, with ``{column}``)
+FormatSupport = tuple[frozenset[str], str]
+
+_AMD_AND_GAUDI = frozenset({"cdna2", "cdna3", "gaudi3"})
+
+
+def _table_marks_unsupported(implementation: str) -> str:
+    return f"vLLM's quantization hardware table marks {implementation} unsupported on {{column}} ({QUANTIZATION_HARDWARE_SOURCE})"
+
+
+_GPTQ_SUPPORT: FormatSupport = (_AMD_AND_GAUDI, _table_marks_unsupported("AWQ and GPTQ"))
+_BNB_SUPPORT: FormatSupport = (_AMD_AND_GAUDI, _table_marks_unsupported("bitsandbytes"))
+_GGUF_SUPPORT: FormatSupport = (frozenset({"gaudi3"}), _table_marks_unsupported("GGUF"))
+
+#: Formats whose kernels vLLM's table (or its ModelOpt page) rules out on some architecture; formats not listed
+#: (bf16, fp8, mxfp4, ...) are not checked, since the table does not state them for every column.
+FORMAT_SUPPORT: dict[str, FormatSupport] = {
+    "nvfp4": (
+        frozenset({"volta", "turing", "cdna2", "cdna3", "gaudi3"}),
+        "NVFP4 (ModelOpt) has NVIDIA kernels only: a native FP4 GEMM on Blackwell, else weight-only Marlin "
+        f"({MODELOPT_SOURCE}), which vLLM's quantization hardware table lists for Ampere, Ada and Hopper, "
+        f"not on {{column}} ({QUANTIZATION_HARDWARE_SOURCE})",
+    ),
+    "int4": _GPTQ_SUPPORT,
+    "int8-gptq": _GPTQ_SUPPORT,
+    "nf4": _BNB_SUPPORT,
+    "nf4-no-double-quant": _BNB_SUPPORT,
+    **{fmt.name: _GGUF_SUPPORT for fmt in WEIGHT_FORMATS.values() if fmt.gguf},
+}
+
+
+def format_problems(fmt: WeightFormat, architecture: str) -> tuple[str, ...]:
+    """Why the serving engine has no kernel for ``fmt`` on a GPU of ``architecture`` (empty when it has one)."""
+    refused, reason = FORMAT_SUPPORT.get(fmt.name, (frozenset(), ""))
+    if architecture not in refused:
+        return ()
+    column = _TABLE_COLUMNS[architecture]
+    return (f"{fmt.name} weights cannot be served on {column}: " + reason.format(column=column),)
 
 
 def loadability_problems(arch: Architecture, fmt: WeightFormat, par: Parallelism) -> tuple[str, ...]:
