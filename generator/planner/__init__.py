@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING
 
 from generator.calculator.model_source import default_precision, model_weight_format
@@ -27,7 +28,11 @@ if TYPE_CHECKING:
     from generator.sizing.constants import Constants
 
 
-def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: ResolvedModel) -> str:
+#: A layout ruled out for host RAM (``ram-short``, generator/planner/nodes.py: "<platform> has N GiB RAM; M GiB needed").
+_RAM_SHORT = re.compile(r" has \d+ GiB RAM; \d+ GiB needed")
+
+
+def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: ResolvedModel, blocked: list[str]) -> str:
     if isinstance(dep, InferenceDeployment):
         # the search serves the deployment's one precision; a lower one is advised only where vLLM / SGLang know one
         fmt = model_weight_format(model.architecture, dep.inference.precision or default_precision(model))
@@ -36,10 +41,20 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: Resolved
             f"to unblock: allow a GPU with more memory, {precision + ', ' if precision else ''}"
             "a shorter max_context_tokens, looser SLOs, or more rack power / max_nodes"
         )
-    return (
+    general = (
         "to unblock: allow a GPU with more memory, ZeRO-3 or LoRA/QLoRA, a shorter sequence_length, "
         "or more rack power / max_nodes"
     )
+    short_of_ram = [b for b in blocked if _RAM_SHORT.search(b)]
+    if not short_of_ram:
+        return general
+    # host RAM holds what the job offloads to the CPU, summed over a node's GPUs (training_candidates._training_needs)
+    ram = (
+        "host RAM holds what is offloaded to the CPU: turn offload_optimizer or activation_offload off where the GPUs "
+        "can hold those states, allow a platform with more RAM per GPU, or one with fewer GPUs per node "
+        "(each node holds its own GPUs' share)"
+    )
+    return f"to unblock: {ram}" if len(short_of_ram) == len(blocked) else f"{general}; where {ram}"
 
 
 def plan_workload(loaded: LoadedWorkload) -> Plan:
@@ -158,8 +173,9 @@ def _choose(
                 for k, n in sorted(free.items())
                 if n
             )
+            hint = _unblock_hint(dep, model, blocked)
             raise InfeasibleError(
-                f"{where}: deployment '{dep.name}' ({model.id}) has no feasible plan: {detail}; {_unblock_hint(dep, model)}"
+                f"{where}: deployment '{dep.name}' ({model.id}) has no feasible plan: {detail}; {hint}"
                 + (f"; {owned}" if owned else "")
             )
         best = feasible[0]

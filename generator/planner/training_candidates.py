@@ -23,20 +23,28 @@ from generator.workload.models import TrainingDeployment, TrainingSpec, Workload
 def _training_needs(
     model: ResolvedModel, shape: TrainingShape, dataset_tokens: int | None, layout: tuple[int, int], consts: Constants
 ) -> NodeNeeds:
-    """Host RAM, dataset and checkpoint space of a training job, per node."""
+    """Host RAM, dataset and checkpoint space of a training job, per node.
+
+    Host RAM that must be there: the weights read once through host memory as the job starts (one process
+    reads them and the rest receive their shards: FSDP's ``cpu_ram_efficient_loading``, Megatron's
+    distributed loading), or, where more, what the setup offloads to the CPU: optimizer states and fp32
+    gradients (``offload_optimizer``), saved activations (``activation_offload``), summed over the node's
+    GPUs. Without offload a training job keeps its model states in GPU memory; data loaders and pinned
+    transfer buffers are covered by the OS reserve (``host_os_ram_bytes``) and the model files' page cache.
+    No multiple of the GPU memory is asked for: a fixed instance is ruled out only when what is offloaded
+    does not fit it.
+    """
     gpus_per_node, nodes = layout
     used_per_node = min(gpus_per_node, shape.world)
     files = size_weights(model.architecture, weight_format("bf16")).total_bytes
     optimizer = OPTIMIZERS[shape.setup.optimizer]
     if shape.setup.method == "full":
-        host = int(consts.training_host_ram_ratio * shape.hardware.gpu.memory_bytes * used_per_node)
         # a checkpoint holds the weights and the optimizer states (master copy and moments), sharded over the nodes
         per_param = optimizer.weight_bytes + optimizer.state_bytes
         checkpoint = shape.memory.trainable_params * per_param * consts.checkpoints_kept // max(nodes, 1)
     else:
-        host = files  # the frozen base is read (and quantized) through host memory once
         checkpoint = shape.memory.trainable_params * (4 + optimizer.moment_bytes) * consts.checkpoints_kept  # fp32 adapters
-    host = max(host, shape.memory.host_ram_bytes_per_gpu * used_per_node)
+    host = max(files, shape.memory.host_ram_bytes_per_gpu * used_per_node)
     dataset = (dataset_tokens or 0) * consts.dataset_bytes_per_token
     return NodeNeeds(files, host, dataset, checkpoint, needs_fabric=nodes > 1 and shape.setup.method == "full")
 

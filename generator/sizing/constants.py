@@ -68,7 +68,6 @@ class Constants(NamedTuple):
     nvswitch_power_w: float = 100.0
     fan_power_fraction: float = 0.10
     host_os_ram_bytes: int = 16 * GIB
-    training_host_ram_ratio: float = 2.0
     dataset_bytes_per_token: int = 4
     checkpoints_kept: int = 2
     amortization_months: int = 36
@@ -301,12 +300,9 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "air-cooled GPU servers spend roughly 8-15% of IT load on fans; planning value",
     ),
     "host_os_ram_bytes": (
-        "RAM kept for the operating system, agents and page cache floor on every node.",
+        "RAM kept for the operating system, agents and page cache floor on every node (and a training job's data "
+        "loader workers and pinned transfer buffers).",
         "planning value (kubelet + container runtime + monitoring agents + OS)",
-    ),
-    "training_host_ram_ratio": (
-        "System RAM per byte of GPU memory on training nodes (data loaders, pinned buffers, checkpoint staging).",
-        "NVIDIA DGX systems ship 2 TB RAM for 640-1128 GB of HBM (hardware_facts.json): about 2x",
     ),
     "dataset_bytes_per_token": (
         "Bytes per token of a tokenized training dataset on disk.",
