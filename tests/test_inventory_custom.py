@@ -264,25 +264,25 @@ LAB_PARTS_W = 2_241
 
 
 @pytest.mark.parametrize(
-    ("max_power_w", "warned"),
+    ("max_power_w", "noted"),
     [
         pytest.param(1_200, True, id="at-gpu-tdp-below-parts-warns"),
-        pytest.param(LAB_PARTS_W - 1, True, id="one-watt-below-parts-warns"),
+        pytest.param(LAB_PARTS_W - 1, True, id="one-watt-below-parts-noted"),
         pytest.param(LAB_PARTS_W, False, id="at-parts-sum-quiet"),
         pytest.param(None, False, id="not-given-quiet"),
     ],
 )
-def test_given_power_below_the_parts_sum_is_a_located_warning(tmp_path: Path, max_power_w: int | None, warned: bool) -> None:
+def test_given_power_below_the_parts_sum_is_a_located_info_finding(tmp_path: Path, max_power_w: int | None, noted: bool) -> None:
     extra = f"        max_power_w: {max_power_w}\n" if max_power_w is not None else ""
     loaded = load_workload(str(_write(tmp_path, LAB.format(extra=extra, count=2))))
     plan = plan_workload(loaded)
     found = [f for f in plan.findings if f.code == "custom-power-below-components"]
-    if not warned:
+    if not noted:
         assert found == []
         return
     assert found == [
         Finding(
-            "warning",
+            "info",
             "custom-power-below-components",
             f"lab-a40: max_power_w {max_power_w:,} W is below the 2,241 W its parts draw at full load as the planner "
             "sums them (4 x a40-48gb, CPUs, RAM, NICs, drives, fans and PSU loss); the plan uses the given figure for "
