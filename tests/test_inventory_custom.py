@@ -266,7 +266,7 @@ LAB_PARTS_W = 2_241
 @pytest.mark.parametrize(
     ("max_power_w", "noted"),
     [
-        pytest.param(1_200, True, id="at-gpu-tdp-below-parts-warns"),
+        pytest.param(1_200, True, id="at-gpu-tdp-below-parts-noted"),
         pytest.param(LAB_PARTS_W - 1, True, id="one-watt-below-parts-noted"),
         pytest.param(LAB_PARTS_W, False, id="at-parts-sum-quiet"),
         pytest.param(None, False, id="not-given-quiet"),
