@@ -9,6 +9,7 @@ import pytest
 from generator import catalog
 from generator.calculator.model_source import resolve_model
 from generator.planner import _unblock_hint, plan_workload
+from generator.planner.blocked import NO_LAYOUT, Blocked
 from generator.planner.options import Hardware
 from generator.planner.training import training_shapes
 from generator.planner.training_candidates import _training_needs
@@ -80,8 +81,10 @@ def test_a_dgx_b200_keeps_its_published_2_tib_for_full_fine_tuning(tmp_path: Pat
     assert (pool.node.platform_id, pool.node.ram_gib) == ("dgx-b200", 2048)
 
 
-RAM_SHORT = "b200-sxm-180gb on aws-p6-b200-48xlarge: aws-p6-b200-48xlarge has 2048 GiB RAM; 2881 GiB needed"
-GPU_SHORT = "h100-sxm5-80gb on aws-p5-48xlarge: does not fit"
+RAM_SHORT = Blocked(
+    "b200-sxm-180gb", "aws-p6-b200-48xlarge", "ram-short", "aws-p6-b200-48xlarge has 2048 GiB RAM; 2881 GiB needed"
+)
+GPU_SHORT = Blocked("h100-sxm5-80gb", "aws-p5-48xlarge", NO_LAYOUT, "does not fit")
 
 
 @pytest.mark.parametrize(
@@ -93,7 +96,7 @@ GPU_SHORT = "h100-sxm5-80gb on aws-p5-48xlarge: does not fit"
     ],
 )
 def test_training_advice_names_what_would_help_when_host_ram_is_short(
-    tmp_path: Path, blocked: list[str], starts: str, has_gpu_advice: bool
+    tmp_path: Path, blocked: list[Blocked], starts: str, has_gpu_advice: bool
 ) -> None:
     path = tmp_path / "w.yaml"
     path.write_text(WORKLOAD.format(provider="aws"))

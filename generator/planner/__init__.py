@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import math
-import re
 from typing import TYPE_CHECKING
 
 from generator.calculator.model_source import default_precision, model_weight_format
@@ -28,11 +27,7 @@ if TYPE_CHECKING:
     from generator.sizing.constants import Constants
 
 
-#: A layout ruled out for host RAM (``ram-short``, generator/planner/nodes.py: "<platform> has N GiB RAM; M GiB needed").
-_RAM_SHORT = re.compile(r" has \d+ GiB RAM; \d+ GiB needed")
-
-
-def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: ResolvedModel, blocked: list[str]) -> str:
+def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: ResolvedModel, blocked: list[Blocked]) -> str:
     if isinstance(dep, InferenceDeployment):
         # the search serves the deployment's one precision; a lower one is advised only where vLLM / SGLang know one
         fmt = model_weight_format(model.architecture, dep.inference.precision or default_precision(model))
@@ -45,7 +40,7 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: Resolved
         "to unblock: allow a GPU with more memory, ZeRO-3 or LoRA/QLoRA, a shorter sequence_length, "
         "or more rack power / max_nodes"
     )
-    short_of_ram = [b for b in blocked if _RAM_SHORT.search(b)]
+    short_of_ram = [b for b in blocked if b.code == "ram-short"]
     if not short_of_ram:
         return general
     # host RAM holds what the job offloads to the CPU, summed over a node's GPUs (training_candidates._training_needs)
