@@ -278,7 +278,7 @@ def test_mig_on_aks_says_karpenter_for_azure_has_no_mig_field(tmp_path: Path) ->
 
 
 def test_gke_time_sharing_renders_gpu_sharing_config(tmp_path: Path) -> None:
-    gke = "  gcp_project: acme-inference\n  location: us-central1\n"
+    gke = "  gcp_project: acme-inference\n  location: us-central1\n  zone: us-central1-a\n"
     text = workload_text("    strategy: time-slicing\n    replicas_per_gpu: 8\n", gpus="l4-24gb", provider="gcp", extra=gke)
     files = render_file(str(write(tmp_path, text)))
     pools = [load(t) for p, t in files.items() if p.startswith("kubernetes/gcp/containernodepool-")]

@@ -49,6 +49,11 @@ def test_every_requested_output_kind_is_written(example: Path) -> None:
         if kind == "kubernetes" and any(f.code == "kubernetes-single-host" for f in plan.findings):
             assert not [p for p in files if p.startswith(("kubernetes/", "kubeadm/", "cluster/"))]
             continue  # a single host gets nothing it cannot use, and the plan's findings say so
+        if kind == "kubernetes" and loaded.workload.hardware.provider == "gcp":
+            assert not [p for p in files if p.startswith("cluster/")]  # GKE runs the GPU stack, a finding says so
+            assert "gke-gpu-stack" in files["SPEC.md"]
+            assert "kubernetes/gcp/kustomization.yaml" in files
+            continue
         missing = [path for path in KIND_FILES[kind] if path not in files]
         assert not missing, f"{example.name} asks for {kind} but {missing} were not written"
         if kind == "kubernetes" and loaded.workload.hardware.provider != "baremetal":

@@ -145,6 +145,9 @@ def test_rendered_tree_has_every_tool_file(stem: str) -> None:
         # a single host is its own cluster: nothing joins it, no operator; the plan says so
         assert not [f for f in out.files if f.startswith(("kubeadm/", "cluster/", "kubernetes/"))]
         assert [f for f in out.spec["plan"]["findings"] if f["code"] == "kubernetes-single-host"]
+    elif provider == "gcp":  # GKE runs the GPU stack itself: no operator, and a finding says so
+        assert not [f for f in out.files if f.startswith("cluster/")]
+        assert [f for f in out.spec["plan"]["findings"] if f["code"] == "gke-gpu-stack"]
     elif any(catalog.gpus()[pool["node"]["gpu_id"]].vendor == "nvidia" for pool in out.pools):
         # the NVIDIA GPU Operator only for NVIDIA pools (an all-AMD plan gets none)
         expected |= {"cluster/gpu-operator/values.yaml", "cluster/gpu-operator/manifests/kustomization.yaml"}
@@ -1079,8 +1082,20 @@ def test_gpu_stack_pieces_agree(stem: str) -> None:
         return
     out = rendered(stem)
     reader = YAML(typ="safe", pure=True)
-    values = reader.load(out.files[HELM_VALUES])
+    # group_vars mark every string !unsafe (Ansible reads it as text, never a template): read it as the text
+    reader.constructor.add_constructor("!unsafe", lambda loader, node: loader.construct_scalar(node))
     docs = kubernetes_documents(stem)
+    if out.spec["plan"]["provider"] == "gcp":  # GKE's driver installer and device plugin, no operator
+        assert HELM_VALUES not in out.files
+        pools = [d.data for d in docs if d.data["kind"] == "ContainerNodePool"]
+        assert len(pools) == len(out.pools)
+        for node_pool in pools:
+            (accelerator,) = node_pool["spec"]["nodeConfig"]["guestAccelerator"]
+            assert accelerator["gpuDriverInstallationConfig"]["gpuDriverVersion"] == "DEFAULT"
+        for pool in out.pools:
+            assert not reader.load(out.files[f"ansible/group_vars/{pool['name']}.yml"])["specgen_nvidia_driver"]["install"]
+        return
+    values = reader.load(out.files[HELM_VALUES])
     assert not [d.where for d in docs if d.data["kind"] == "ClusterPolicy"], "the Helm chart owns the ClusterPolicy"
     config = values["devicePlugin"].get("config")
     if values["devicePlugin"]["enabled"]:

@@ -280,7 +280,7 @@ hardware:
   gpus: [b200-sxm-180gb]
   provider: gcp
   platforms: [gcp-a4-highgpu-8g]
-kubernetes: {gcp_project: acme-inference, location: us-central1}
+kubernetes: {gcp_project: acme-inference, location: us-central1, zone: us-central1-b}
 """
 
 

@@ -8,6 +8,7 @@ from generator.errors import InputError
 from generator.planner.plan import Plan
 from generator.render.ansible import render_ansible
 from generator.render.env import render_template
+from generator.render.gke import with_gke_findings
 from generator.render.gpu_sharing import apply_sharing
 from generator.render.gpu_stack import GpuPoolStack, render_cluster
 from generator.render.kubernetes import gpu_stacks, is_single_host, render_node_pools
@@ -19,12 +20,12 @@ from generator.workload.models import Workload
 
 
 def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
-    """The plan as it is deployed: GPU sharing applied (MIG-config pool labels, the sharing findings).
+    """The plan as it is deployed: GPU sharing applied (MIG-config pool labels, the sharing findings), GKE's GPU stack said.
 
     The one plan ``spec.json``, SPEC.md, ``specgen plan`` and the findings a render reports all show.
     ``alone``: the workload is the whole tree (a single host is then its own cluster and joins nothing).
     """
-    return apply_sharing(plan, workload, single_host=alone and is_single_host(plan))
+    return with_gke_findings(apply_sharing(plan, workload, single_host=alone and is_single_host(plan)), workload)
 
 
 def render_workload(plan: Plan, workload: Workload, *, alone: bool = True) -> tuple[dict[str, str], list[GpuPoolStack]]:

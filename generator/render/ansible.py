@@ -76,27 +76,51 @@ def group_vars(pool: Pool, plan: Plan, driver_override: str | None = None) -> di
     }
 
 
-#: Dynamic inventory per cloud: plugin, the file-name suffix the plugin insists on, and how hosts map to pools
-#: (the pool tag/label each node pool puts on its instances carries the pool name, so group == pool).
+#: The tag (AWS, Azure) or GCE label (GCP) key naming the pool and the workload on every cloud node, as the node-pool
+#: renderers set it: EKS node groups and Karpenter's EC2NodeClass (``node_tags``), AKSNodeClass ``tags``, GKE
+#: ``resourceLabels`` (GCE label keys allow no ``.`` or ``/``).
+NODE_TAG_KEYS = {
+    "aws": ("specgen.dev/pool", "specgen.dev/workload"),
+    "gcp": ("specgen-pool", "specgen-workload"),
+    "azure": ("specgen-pool", "specgen-workload"),
+}
+#: Plugin and the file-name suffix the plugin insists on, per cloud.
 DYNAMIC_INVENTORY = {
-    "aws": ("amazon.aws.aws_ec2", "aws_ec2.yml", 'tags["specgen.dev/pool"]', {"tag:specgen.dev/workload": "{workload}"}),
-    "gcp": ("google.cloud.gcp_compute", "gcp_compute.yml", 'labels["specgen-pool"]', {}),
-    "azure": ("azure.azcollection.azure_rm", "azure_rm.yml", 'tags["specgen-pool"]', {}),
+    "aws": ("amazon.aws.aws_ec2", "aws_ec2.yml"),
+    "gcp": ("google.cloud.gcp_compute", "gcp_compute.yml"),
+    "azure": ("azure.azcollection.azure_rm", "azure_rm.yml"),
 }
 
 
+def workload_filter(provider: str, workload: str) -> dict[str, Any]:
+    """The plugin options that keep only this workload's nodes, in each plugin's own filter language.
+
+    aws_ec2 ``filters`` (EC2 DescribeInstances ``tag:<key>``); gcp_compute ``filters`` (Compute API list filter
+    expressions); azure_rm ``exclude_host_filters`` (Jinja2 conditions on host vars; a true one drops the host).
+    """
+    key = NODE_TAG_KEYS[provider][1]
+    if provider == "aws":
+        return {"filters": {f"tag:{key}": workload}}
+    if provider == "gcp":
+        return {"filters": [f"labels.{key} = {workload}"]}
+    return {"exclude_host_filters": [f"(tags or {{}}).get('{key}') != '{workload}'"]}
+
+
 def dynamic_inventory(plan: Plan, workload: Workload) -> dict[str, str]:
-    """``ansible/inventory.<plugin>.yml``: cloud nodes come and go, so they are found by their pool tag, not listed."""
-    plugin, suffix, key, filters = DYNAMIC_INVENTORY[plan.provider]
+    """``ansible/inventory.<plugin>.yml``: cloud nodes come and go, so they are found by their tags, not listed.
+
+    Only this workload's nodes (its workload tag), one group per pool (the pool tag's value is the pool name).
+    """
+    plugin, suffix = DYNAMIC_INVENTORY[plan.provider]
+    pool_key = NODE_TAG_KEYS[plan.provider][0]
+    tags = "labels" if plan.provider == "gcp" else "tags"
     config: dict[str, Any] = {
         "plugin": plugin,
-        "keyed_groups": [{"key": key, "prefix": "", "separator": ""}],
+        "keyed_groups": [{"key": f'{tags}["{pool_key}"]', "prefix": "", "separator": ""}],
         "strict": False,
+        **workload_filter(plan.provider, plan.workload),
     }
-    if filters:
-        config["filters"] = {k: v.format(workload=plan.workload) for k, v in filters.items()}
-    if plan.provider == "gcp":  # every instance that carries a pool label (the label value names the group)
-        config["filters"] = ["labels.specgen-pool:*"]
+    if plan.provider == "gcp":
         config["projects"] = [str(workload.kubernetes.gcp_project)]
     return {f"ansible/inventory.{suffix}": HEADER + to_yaml(config)}
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator.planner.plan import Plan, Pool
-from generator.render.karpenter_aws import efa_cards
+from generator.render.karpenter_aws import efa_cards, node_tags
 from generator.render.kube_objects import dns_name
 
 PATH = "terraform/eks-managed-node-groups.tfvars.json"
@@ -19,8 +19,13 @@ PATH = "terraform/eks-managed-node-groups.tfvars.json"
 TAINT_EFFECT = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
 
 
-def node_group(pool: Pool) -> dict[str, Any]:
-    """One managed node group: the planned instance type and size, the NVIDIA AL2023 AMI, labels and taints."""
+def node_group(pool: Pool, workload: str) -> dict[str, Any]:
+    """One managed node group: the planned instance type and size, the NVIDIA AL2023 AMI, labels, taints and tags.
+
+    ``tags`` (terraform-aws-eks v21 ``eks_managed_node_groups[*].tags``, map(string)) go to every resource of the
+    group, instances included: the module's launch template tags ``tag_specifications``, by default
+    ``["instance", "volume", "network-interface"]`` (modules/eks-managed-node-group/variables.tf).
+    """
     group: dict[str, Any] = {
         "name": dns_name(pool),
         "ami_type": "AL2023_x86_64_NVIDIA",
@@ -34,6 +39,7 @@ def node_group(pool: Pool) -> dict[str, Any]:
             f"{k}-{e}".replace("/", "-").replace(".", "-"): {"key": k, "value": v, "effect": TAINT_EFFECT[e]}
             for k, v, e in pool.taints
         },
+        "tags": node_tags(pool, workload),
     }
     if efa_cards(pool):
         group["enable_efa_support"] = True
@@ -42,4 +48,8 @@ def node_group(pool: Pool) -> dict[str, Any]:
 
 def eks_managed_node_groups(plan: Plan) -> dict[str, Any]:
     """The variable value, keyed by pool name."""
-    return {"eks_managed_node_groups": {pool.name: node_group(pool) for pool in plan.pools if pool.node.provider == "aws"}}
+    return {
+        "eks_managed_node_groups": {
+            pool.name: node_group(pool, plan.workload) for pool in plan.pools if pool.node.provider == "aws"
+        }
+    }

@@ -1,7 +1,14 @@
 """GKE: a Config Connector ``ContainerNodePool`` (container.cnrm.cloud.google.com/v1beta1) per GPU pool.
 
-GKE installs the driver (``gpuDriverInstallationConfig``), so the GPU Operator leaves it alone; pools of
-more than one multi-GPU node get a COMPACT placement policy (one low-latency network domain).
+GKE runs the whole GPU stack of these pools: its driver installer (``gpuDriverInstallationConfig``), its own
+device plugin, and GPU sharing / MIG from ``guestAccelerator`` (``gpuSharingConfig``, ``gpuPartitionSize``); so
+no GPU Operator is rendered for GKE (:mod:`generator.render.gpu_stack`) and the pools carry no
+``nvidia.com/device-plugin.config`` label (no NVIDIA device plugin reads it).
+
+Every pool runs in exactly one zone (``nodeLocations``, :mod:`generator.workload.gke_zone`): the CRD's
+``nodeCount`` is per zone (terraform-provider-google ``node_count``: "number of nodes per instance group"), so
+one zone makes it the plan's node count, and a COMPACT placement policy, which GKE places within one zone, is
+valid. Pools of more than one multi-GPU node get it (one low-latency network domain).
 """
 
 from __future__ import annotations
@@ -9,9 +16,12 @@ from __future__ import annotations
 from typing import Any
 
 from generator.errors import InputError
-from generator.planner.plan import Pool
+from generator.named_tuple import NamedTuple
+from generator.planner.plan import Finding, Plan, Pool, sorted_findings
+from generator.render.gpu_stack import CONFIG_LABEL
 from generator.render.kube_objects import dns_name, namespace_object
-from generator.workload.models import GpuSharing, KubernetesSettings
+from generator.workload.gke_zone import pool_zone, zone_problem
+from generator.workload.models import GpuSharing, KubernetesSettings, Workload
 
 #: Accelerator type of each GPU machine family (machine types carry a fixed GPU model);
 #: https://cloud.google.com/compute/docs/gpus and https://cloud.google.com/compute/docs/accelerator-optimized-machines
@@ -38,14 +48,32 @@ def accelerator_type(machine_type: str) -> str:
     raise InputError(f"no GKE accelerator type is known for machine type {machine_type!r}")
 
 
-def gke_placement(settings: KubernetesSettings) -> tuple[str, str, str]:
-    """Project, location and cluster of the GKE cluster, or a clear error naming the missing setting."""
+class GkePlacement(NamedTuple):
+    """Where the node pools go: the cluster (project, location, name) and the one zone of every pool."""
+
+    project: str
+    location: str
+    cluster: str
+    zone: str
+
+
+def gke_placement(settings: KubernetesSettings) -> GkePlacement:
+    """The cluster and the pools' zone, or a clear error naming the setting to change.
+
+    Loading a workload already refuses a bad zone at its line (:func:`generator.workload.gke_zone.gke_zone_errors`);
+    this guards callers that build settings themselves.
+    """
     missing = [f"kubernetes.{key}" for key in ("gcp_project", "location") if getattr(settings, key) is None]
     if missing:
         raise InputError(
             f"{' and '.join(missing)}: required to render GKE node pools (ContainerNodePool clusterRef and location)"
         )
-    return str(settings.gcp_project), str(settings.location), str(settings.cluster_name)
+    problem = zone_problem(settings)
+    if problem is not None:
+        raise InputError(f"kubernetes.{problem[0]}: {problem[1]}")
+    zone = pool_zone(settings)
+    assert zone is not None, "a location without a zone problem names the zone"
+    return GkePlacement(str(settings.gcp_project), str(settings.location), str(settings.cluster_name), zone)
 
 
 #: GKE's GPU sharing strategies (container/v1 GPUSharingConfig.gpuSharingStrategy).
@@ -66,9 +94,9 @@ def gke_sharing(sharing: GpuSharing | None) -> dict[str, Any]:
     }
 
 
-def container_node_pool(pool: Pool, settings: KubernetesSettings, namespace: str) -> dict[str, Any]:
-    """``ContainerNodePool`` of one pool."""
-    project, location, cluster = gke_placement(settings)
+def container_node_pool(pool: Pool, settings: KubernetesSettings, workload: str) -> dict[str, Any]:
+    """``ContainerNodePool`` of one pool, in the workload's namespace: ``nodeCount`` nodes in its one zone."""
+    project, location, cluster, zone = gke_placement(settings)
     node = pool.node
     machine = str(node.instance_type)
     accelerator = {
@@ -80,28 +108,50 @@ def container_node_pool(pool: Pool, settings: KubernetesSettings, namespace: str
     spec: dict[str, Any] = {
         "clusterRef": {"external": f"projects/{project}/locations/{location}/clusters/{cluster}"},
         "location": location,
+        "nodeLocations": [zone],
         "nodeCount": pool.nodes,
         "management": {"autoRepair": True, "autoUpgrade": True},
         "upgradeSettings": {"maxSurge": 0, "maxUnavailable": 1},
         "nodeConfig": {
             "machineType": machine,
             "guestAccelerator": [accelerator],
-            "labels": dict(pool.labels),
+            "labels": {k: v for k, v in pool.labels if k != CONFIG_LABEL},
             "taint": [{"key": k, "value": v, "effect": TAINT_EFFECT[e]} for k, v, e in pool.taints],
             "gvnic": {"enabled": True},
-            "resourceLabels": {"specgen-pool": pool.name},
+            # GCE labels on the node VMs: the Ansible gcp_compute inventory filters and groups on them
+            "resourceLabels": resource_labels(pool, workload),
         },
     }
     if node.nvme_drives > 0:
         spec["nodeConfig"]["ephemeralStorageLocalSsdConfig"] = {"localSsdCount": node.nvme_drives}
-    if pool.nodes > 1:
+    if pool.nodes > 1 and len(spec["nodeLocations"]) == 1:  # GKE places a COMPACT pool within one zone
         spec["placementPolicy"] = {"type": "COMPACT"}
     return {
         "apiVersion": "container.cnrm.cloud.google.com/v1beta1",
         "kind": "ContainerNodePool",
-        "metadata": {"name": dns_name(pool), "namespace": namespace},
+        "metadata": {"name": dns_name(pool), "namespace": workload},
         "spec": spec,
     }
+
+
+GPU_STACK_FINDING = (
+    "GKE runs the GPU stack of these node pools (its driver installer, device plugin, GPU sharing and MIG from the "
+    "node pool), so no GPU Operator is rendered (no cluster/gpu-operator/); GPU metrics come from GKE's managed DCGM "
+    "metrics (https://cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics)"
+)
+
+
+def with_gke_findings(plan: Plan, workload: Workload) -> Plan:
+    """The plan with the finding that says what GKE provides instead of a rendered GPU Operator."""
+    if plan.provider != "gcp" or "kubernetes" not in workload.outputs:
+        return plan
+    finding = Finding("info", "gke-gpu-stack", GPU_STACK_FINDING, "kubernetes")
+    return plan._replace(findings=sorted_findings([*plan.findings, finding]))
+
+
+def resource_labels(pool: Pool, workload: str) -> dict[str, str]:
+    """The GCE labels every node VM of a pool carries: its pool and its workload."""
+    return {"specgen-pool": pool.name, "specgen-workload": workload}
 
 
 def config_connector_namespace(name: str, project: str) -> dict[str, Any]:
@@ -109,7 +159,7 @@ def config_connector_namespace(name: str, project: str) -> dict[str, Any]:
     return namespace_object(name, {"cnrm.cloud.google.com/project-id": project})
 
 
-def gke_objects(pools: list[Pool], settings: KubernetesSettings, namespace: str) -> list[dict[str, Any]]:
-    """The Namespace and one ContainerNodePool per pool."""
-    project = gke_placement(settings)[0]
-    return [config_connector_namespace(namespace, project), *(container_node_pool(p, settings, namespace) for p in pools)]
+def gke_objects(pools: list[Pool], settings: KubernetesSettings, workload: str) -> list[dict[str, Any]]:
+    """The workload's Namespace and one ContainerNodePool per pool."""
+    project = gke_placement(settings).project
+    return [config_connector_namespace(workload, project), *(container_node_pool(p, settings, workload) for p in pools)]

@@ -56,7 +56,7 @@ class GpuPoolStack(NamedTuple):
     driver_owner: DriverOwner
     driver_version: str | None  # None where the node image owns the driver
     rdma: bool
-    device_plugin_config: str | None  # None where the provider runs its own device plugin (GKE)
+    device_plugin_config: str | None  # None where the provider runs its own device plugin (GKE: no operator at all)
     mig_config: str | None = None  # the MIG manager's config for the pool's nodes (their nvidia.com/mig.config label)
 
 
@@ -185,9 +185,22 @@ def nvidia_driver(stack: GpuPoolStack) -> dict[str, Any]:
     }
 
 
+#: Providers whose node pools get their whole GPU stack from the cloud, so the GPU Operator serves none of them.
+#: GKE: the driver installer (``gpuDriverInstallationConfig``), GKE's own device plugin and GPU sharing / MIG from the
+#: node pool (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-operator recommends GKE's GPU management;
+#: the operator would need NVIDIA's GKE settings: https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html).
+#: Its parts that remain enabled without driver and toolkit (GFD, DCGM exporter, validator) run with the
+#: ``nvidia`` runtime class that GKE's containerd lacks. GPU metrics on GKE: its managed DCGM metrics
+#: (https://cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics, on by default from 1.32.1-gke.1357000).
+CLOUD_GPU_STACK = frozenset({"gcp"})
+
+
 def render_cluster(stacks: list[GpuPoolStack]) -> dict[str, str]:
-    """``cluster/gpu-operator/``: Helm values and a kustomize directory with the Namespace, ConfigMap and drivers."""
-    stacks = merge_stacks(stacks)
+    """``cluster/gpu-operator/``: Helm values and a kustomize directory with the Namespace, ConfigMap and drivers.
+
+    Nothing for pools whose cloud runs the GPU stack (:data:`CLOUD_GPU_STACK`).
+    """
+    stacks = [s for s in merge_stacks(stacks) if s.provider not in CLOUD_GPU_STACK]
     if not stacks:
         return {}
     values = helm_values(stacks)

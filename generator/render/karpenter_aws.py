@@ -35,6 +35,14 @@ def network_interfaces(pool: Pool) -> list[dict[str, Any]]:
     return interfaces
 
 
+def node_tags(pool: Pool, workload: str) -> dict[str, str]:
+    """The AWS tags on every node of a pool, the same from Karpenter's EC2NodeClass and from EKS managed node groups.
+
+    The Ansible ``aws_ec2`` inventory filters on the workload tag and groups hosts by the pool tag.
+    """
+    return {"specgen.dev/pool": pool.name, "specgen.dev/workload": workload}
+
+
 def ec2_node_class(pool: Pool, cluster: str, workload: str) -> dict[str, Any]:
     """``EC2NodeClass`` of one pool."""
     discovery = [{"tags": {"karpenter.sh/discovery": cluster}}]
@@ -44,7 +52,7 @@ def ec2_node_class(pool: Pool, cluster: str, workload: str) -> dict[str, Any]:
         "subnetSelectorTerms": discovery,
         "securityGroupSelectorTerms": discovery,
         "metadataOptions": {"httpTokens": "required", "httpPutResponseHopLimit": 1},
-        "tags": {"specgen.dev/pool": pool.name, "specgen.dev/workload": workload},
+        "tags": node_tags(pool, workload),
     }
     if pool.node.nvme_drives > 0:
         spec["instanceStorePolicy"] = "RAID0"

@@ -14,6 +14,7 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.constants import with_overrides
 from generator.workload.build import build
 from generator.workload.custom_servers import custom_server_errors
+from generator.workload.gke_zone import gke_zone_errors
 from generator.workload.loader import Document, read_yaml
 from generator.workload.models import InferenceDeployment, TrainingDeployment, TrainingSpec, Workload
 from generator.workload.schema import validate_document
@@ -123,6 +124,7 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         except InputError as exc:
             errors.append(InputError(exc.message, doc.locate(("constants", key), key=True)))
     errors += sharing_errors(doc, wl)
+    errors += gke_zone_errors(doc, wl)
     if errors:
         raise errors[0] if len(errors) == 1 else MultipleInputError(errors)
     return models

@@ -198,6 +198,7 @@ class KubernetesSettings(NamedTuple):
     location: str | None = None
     gcp_project: str | None = None
     gpu_sharing: GpuSharing | None = None
+    zone: str | None = None
 
 
 class ProvisioningSettings(NamedTuple):

@@ -1,0 +1,72 @@
+"""Checks of where GKE node pools go: ``kubernetes.location`` (the cluster's region or zone) and ``kubernetes.zone``.
+
+GKE's ``nodeCount`` is per zone, and a pool without ``nodeLocations`` in a regional cluster gets nodes in each of
+the cluster's zones (https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters: GPU pools there
+must name their zones with ``--node-locations``). specgen puts every GPU pool in exactly one zone, so that
+``nodeCount`` is the plan's node count and a COMPACT placement policy (one zone only) is valid. The catalog has no
+fact of which zones offer a machine type, so a zone is never guessed: a regional location needs ``kubernetes.zone``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from generator.errors import InputError
+from generator.workload.loader import Document
+from generator.workload.models import KubernetesSettings, Workload
+
+WHERE = ("kubernetes",)
+#: A Compute Engine zone is its region plus ``-<letter>`` (us-central1 -> us-central1-a).
+_ZONE = re.compile(r"[a-z]+-[a-z]+[0-9]+-[a-z]")
+ZONES_PAGE = "https://cloud.google.com/compute/docs/gpus/gpu-regions-zones"
+
+
+def is_zone(location: str) -> bool:
+    """Whether a GKE location names a zone (else a region)."""
+    return _ZONE.fullmatch(location) is not None
+
+
+def region_of(zone: str) -> str:
+    """The region a zone belongs to."""
+    return zone.rpartition("-")[0]
+
+
+def pool_zone(settings: KubernetesSettings) -> str | None:
+    """The one zone the GPU node pools run in: ``zone``, else a zonal ``location``; None when neither names one."""
+    if settings.zone is not None:
+        return settings.zone
+    if settings.location is not None and is_zone(settings.location):
+        return settings.location
+    return None
+
+
+def zone_problem(settings: KubernetesSettings) -> tuple[str, str] | None:
+    """(field, why) when the pools' zone is missing or outside the cluster's location; None when it is fine."""
+    location, zone = settings.location, settings.zone
+    if location is None:
+        return None  # kubernetes.location is required where GKE pools are rendered, and said so there
+    if zone is None:
+        if is_zone(location):
+            return None
+        return (
+            "location",
+            f"'{location}' is a region: GKE's nodeCount is per zone and a GPU pool without nodeLocations spreads "
+            "over the cluster's zones (usually 3 times the nodes, or a rejected pool where a zone lacks the machine "
+            f"type); set kubernetes.zone to the one zone of {location} that offers the planned machine type "
+            f"({ZONES_PAGE}), or give a zone as the location",
+        )
+    region = region_of(location) if is_zone(location) else location
+    if region_of(zone) != region:  # a zonal cluster's pools may use other zones of its region (multi-zonal)
+        return "zone", f"'{zone}' is not in the cluster's region '{region}' (kubernetes.location {location})"
+    return None
+
+
+def gke_zone_errors(doc: Document, wl: Workload) -> list[InputError]:
+    """The zone problem of a workload that renders GKE node pools, located at the field to change."""
+    if wl.hardware.provider != "gcp" or "kubernetes" not in wl.outputs:
+        return []
+    problem = zone_problem(wl.kubernetes)
+    if problem is None:
+        return []
+    field, why = problem
+    return [InputError(why, doc.locate((*WHERE, field)))]

@@ -1,0 +1,201 @@
+"""Cloud node pools as the cloud reads them: GKE pools in one zone, GKE's own GPU stack, every node tagged with
+its pool and workload, and each dynamic Ansible inventory keeping exactly the nodes those tags mark."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import pytest
+from ruamel.yaml import YAML
+
+from generator.api import render_file
+from generator.errors import InputError
+from generator.render.gke import gke_placement
+from generator.workload import load_workload
+from generator.workload.models import KubernetesSettings
+from tests.conftest import REPO
+
+GCP = REPO / "examples" / "chat-70b-fp8-gcp.yaml"
+
+
+def load(text: str) -> Any:
+    return YAML(typ="safe", pure=True).load(text)
+
+
+@functools.cache
+def tree(stem: str) -> dict[str, str]:
+    return render_file(str(REPO / "examples" / f"{stem}.yaml"))
+
+
+def documents(files: dict[str, str], prefix: str) -> list[Any]:
+    return [load(text) for path, text in sorted(files.items()) if path.startswith(prefix)]
+
+
+def gcp_variant(tmp_path: Path, kubernetes: str, rate: int = 20) -> Path:
+    """The GKE example with its ``kubernetes:`` block (lines 22 on) replaced and another request rate."""
+    head = GCP.read_text().split("kubernetes:\n")[0].replace("requests_per_second: 20", f"requests_per_second: {rate}")
+    path = tmp_path / "gke.yaml"
+    path.write_text(head + "kubernetes:\n" + kubernetes, encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------- GKE: one zone per pool
+
+
+@pytest.mark.parametrize(
+    ("kubernetes", "zone"),
+    [
+        ("  gcp_project: acme-inference\n  location: us-central1\n  zone: us-central1-b\n", "us-central1-b"),
+        ("  gcp_project: acme-inference\n  location: us-central1-c\n", "us-central1-c"),  # a zonal cluster
+        ("  gcp_project: acme-inference\n  location: us-central1-c\n  zone: us-central1-a\n", "us-central1-a"),  # multi-zonal
+    ],
+    ids=["region-and-zone", "zonal-location", "zonal-cluster-other-zone"],
+)
+@pytest.mark.parametrize("rate", [20, 80], ids=["one-node", "two-nodes"])
+def test_gke_pool_runs_its_planned_nodes_in_exactly_one_zone(tmp_path: Path, kubernetes: str, zone: str, rate: int) -> None:
+    files = render_file(str(gcp_variant(tmp_path, kubernetes, rate)))
+    (pool,) = json.loads(files["spec.json"])["plan"]["pools"]
+    (node_pool,) = documents(files, "kubernetes/gcp/containernodepool-")
+    spec = node_pool["spec"]
+    assert spec["nodeLocations"] == [zone]
+    assert spec["nodeCount"] == pool["nodes"]  # per zone, and there is one zone
+    assert spec["location"] == load(kubernetes)["location"]
+    if rate == 80:
+        assert pool["nodes"] > 1  # the case the COMPACT policy is for
+        assert spec["placementPolicy"] == {"type": "COMPACT"}
+    else:
+        assert pool["nodes"] == 1
+        assert "placementPolicy" not in spec
+
+
+def test_the_gke_examples_name_one_zone_for_every_pool() -> None:
+    for stem in ("chat-70b-fp8-gcp", "small-models-gke-sharing"):
+        for node_pool in documents(tree(stem), "kubernetes/gcp/containernodepool-"):
+            assert len(node_pool["spec"]["nodeLocations"]) == 1, stem
+
+
+# (kubernetes block, expected "file:line:col: field: message" start); the block starts on line 22
+REFUSED = [
+    (
+        "  gcp_project: acme-inference\n  location: us-central1\n",
+        "gke.yaml:24:13: kubernetes.location: 'us-central1' is a region: GKE's nodeCount is per zone",
+    ),
+    (
+        "  gcp_project: acme-inference\n  location: us-central1\n  zone: us-east1-b\n",
+        "gke.yaml:25:9: kubernetes.zone: 'us-east1-b' is not in the cluster's region 'us-central1'",
+    ),
+    (
+        "  gcp_project: acme-inference\n  location: us-central1-a\n  zone: europe-west4-b\n",
+        "gke.yaml:25:9: kubernetes.zone: 'europe-west4-b' is not in the cluster's region 'us-central1' "
+        "(kubernetes.location us-central1-a)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("kubernetes", "expected"), REFUSED, ids=["region-without-zone", "zone-elsewhere", "zonal-elsewhere"])
+def test_gke_zone_problems_are_located_when_the_workload_loads(tmp_path: Path, kubernetes: str, expected: str) -> None:
+    path = gcp_variant(tmp_path, kubernetes)
+    with pytest.raises(InputError) as caught:
+        load_workload(str(path))
+    assert str(caught.value).startswith(f"{tmp_path}/{expected}")
+
+
+def test_a_region_without_zone_is_refused_only_where_gke_pools_are_rendered(tmp_path: Path) -> None:
+    path = gcp_variant(tmp_path, "  gcp_project: acme-inference\n  location: us-central1\n")
+    path.write_text(path.read_text().replace("outputs: [terraform, ansible, kubernetes]", "outputs: [terraform, ansible]"))
+    load_workload(str(path))  # no node pools, no zone needed
+
+
+def test_gke_placement_refuses_a_region_without_zone_for_settings_built_in_code() -> None:
+    settings = KubernetesSettings(gcp_project="acme-inference", location="us-central1", cluster_name="c")
+    with pytest.raises(InputError, match=r"^kubernetes\.location: 'us-central1' is a region"):
+        gke_placement(settings)
+    assert gke_placement(settings._replace(zone="us-central1-f")).zone == "us-central1-f"
+
+
+# ---------------------------------------------------------------- GKE: its own GPU stack, no operator
+
+
+@pytest.mark.parametrize("stem", ["chat-70b-fp8-gcp", "small-models-gke-sharing"])
+def test_gke_gets_no_gpu_operator_and_no_labels_for_an_nvidia_device_plugin(stem: str) -> None:
+    files = tree(stem)
+    assert not [p for p in files if p.startswith("cluster/")]
+    findings = {f["code"]: f for f in json.loads(files["spec.json"])["plan"]["findings"]}
+    assert findings["gke-gpu-stack"]["level"] == "info"
+    for node_pool in documents(files, "kubernetes/gcp/containernodepool-"):
+        config = node_pool["spec"]["nodeConfig"]
+        assert not [k for k in config["labels"] if k.startswith("nvidia.com/")]
+        (accelerator,) = config["guestAccelerator"]
+        assert accelerator["gpuDriverInstallationConfig"] == {"gpuDriverVersion": "DEFAULT"}
+
+
+# ---------------------------------------------------------------- tags on every node, inventories filter on them
+
+
+def aws_node_tags(files: dict[str, str]) -> list[dict[str, str]]:
+    """The tags of every way an AWS node can come up: EKS managed node groups and Karpenter EC2NodeClasses."""
+    groups = json.loads(files["terraform/eks-managed-node-groups.tfvars.json"])["eks_managed_node_groups"]
+    classes = [d for d in documents(files, "kubernetes/aws/") if d["kind"] == "EC2NodeClass"]
+    assert groups and classes
+    return [g["tags"] for g in groups.values()] + [c["spec"]["tags"] for c in classes]
+
+
+def gcp_node_labels(files: dict[str, str]) -> list[dict[str, str]]:
+    return [d["spec"]["nodeConfig"]["resourceLabels"] for d in documents(files, "kubernetes/gcp/containernodepool-")]
+
+
+def azure_node_tags(files: dict[str, str]) -> list[dict[str, str]]:
+    return [d["spec"]["tags"] for d in documents(files, "kubernetes/azure/") if d["kind"] == "AKSNodeClass"]
+
+
+NODE_TAGS = {
+    "chat-70b-fp8-aws": ("aws_ec2", aws_node_tags, "specgen.dev/pool", "specgen.dev/workload"),
+    "mixed": ("aws_ec2", aws_node_tags, "specgen.dev/pool", "specgen.dev/workload"),
+    "chat-70b-fp8-gcp": ("gcp_compute", gcp_node_labels, "specgen-pool", "specgen-workload"),
+    "small-models-gke-sharing": ("gcp_compute", gcp_node_labels, "specgen-pool", "specgen-workload"),
+    "chat-70b-fp8-azure": ("azure_rm", azure_node_tags, "specgen-pool", "specgen-workload"),
+}
+
+
+def kept(provider: str, inventory: dict[str, Any], tags: dict[str, str] | None) -> bool:
+    """Whether the inventory plugin keeps a node carrying ``tags``, reading its filter as the plugin does."""
+    if provider == "aws_ec2":  # EC2 DescribeInstances filters: tag:<key> equals the value
+        return all(
+            (tags or {}).get(key.removeprefix("tag:")) == value
+            for key, value in inventory["filters"].items()
+            if key.startswith("tag:")
+        )
+    if provider == "gcp_compute":  # Compute API list filters, AND-ed: here only "labels.<key> = <value>"
+        for expression in inventory["filters"]:
+            field, op, value = expression.split(" ")
+            assert op == "=" and field.startswith("labels."), expression
+            if (tags or {}).get(field.removeprefix("labels.")) != value:
+                return False
+        return True
+    environment = jinja2.Environment()  # azure_rm: a host is dropped when any exclude_host_filters condition is true
+    return not any(environment.compile_expression(c)(tags=tags) for c in inventory["exclude_host_filters"])
+
+
+@pytest.mark.parametrize("stem", sorted(NODE_TAGS))
+def test_every_cloud_inventory_keeps_exactly_this_workloads_tagged_nodes(stem: str) -> None:
+    files = tree(stem)
+    provider, node_tags, pool_key, workload_key = NODE_TAGS[stem]
+    inventory = load(files[f"ansible/inventory.{provider}.yml"])
+    workload = json.loads(files["spec.json"])["plan"]["workload"]
+    pools = {p["name"] for p in json.loads(files["spec.json"])["plan"]["pools"]}
+    tags = node_tags(files)
+    assert {t[workload_key] for t in tags} == {workload}
+    assert {t[pool_key] for t in tags} == pools
+    for node in tags:
+        assert kept(provider, inventory, node), (stem, node)
+        assert not kept(provider, inventory, {**node, workload_key: "another-workload"}), (stem, node)
+        assert not kept(provider, inventory, {k: v for k, v in node.items() if k != workload_key}), (stem, node)
+        (keyed,) = inventory["keyed_groups"]  # one group per pool, named after the pool (the static inventory's groups)
+        variable = "labels" if provider == "gcp_compute" else "tags"
+        group = jinja2.Environment().compile_expression(keyed["key"])(**{variable: node})
+        assert group == node[pool_key] and group in load(files["ansible/inventory.yml"])["all"]["children"]
+    assert not kept(provider, inventory, None)  # an untagged VM of the account/project/subscription
