@@ -198,8 +198,8 @@ def test_dmidecode_missing_is_told_from_needing_root(
 ) -> None:
     from generator.calculator import detect
 
-    monkeypatch.setattr(detect.shutil, "which", lambda name: which)
-    monkeypatch.setattr(detect.os, "geteuid", lambda: euid)
+    monkeypatch.setattr("shutil.which", lambda name: which)
+    monkeypatch.setattr("os.geteuid", lambda: euid)
     facts = detect_machine(Sources(str(FIXTURES / "desktop-4090" / "root"), lambda argv: None, detect.command_failure))
     assert "memory_channels" not in facts
     assert str(facts["dimms_unread"].value).startswith(why)

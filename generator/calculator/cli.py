@@ -63,7 +63,7 @@ INFERENCE_ONLY_OPTIONS = (
     "kv_precision", "batch", "input_tokens", "output_tokens", "max_batched_tokens", "engine", "mem_fraction_static",
 )  # fmt: skip
 NOT_FOR_MACHINE_OPTIONS = (
-    "tp", "pp", "ep", "batch", "output_tokens", "max_batched_tokens", "gpu_memory_utilization", "engine",
+    "tp", "pp", "ep", "batch", "max_batched_tokens", "gpu_memory_utilization", "engine",
     "mem_fraction_static",
 )  # fmt: skip
 
