@@ -70,9 +70,7 @@ def test_moe_decode_is_slower_per_token_than_dense_of_the_same_active_size() -> 
     moe, dense = _arch("Qwen/Qwen3-30B-A3B"), _arch("meta-llama/Llama-3.2-3B-Instruct")
     acc = accelerator_for(find_gpu("h100-sxm5-80gb"), "bf16", 1)
     consts = Constants()
-    # from 16 sequences on: at one the step reads weights only, and the MoE's untied embedding table is a
-    # lookup while the dense model's tied table is read as its LM head, so the MoE streams fewer bytes
-    for batch in (16, 64, 256):
+    for batch in (1, 16, 64, 256):
         steps = {}
         for name, arch in (("moe", moe), ("dense", dense)):
             weights = size_weights(arch, weight_format("bf16"))

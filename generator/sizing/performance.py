@@ -123,19 +123,14 @@ def decode_weight_read_bytes(arch: Architecture, weights: WeightSizes, par: Para
     """Weight bytes one GPU streams per decode step over ``tokens`` tokens (serving estimate and offload planner).
 
     The one count of :class:`DecodeModel` and :func:`generator.sizing.offload.offload_cost`: the GPU's
-    stage weights, routed experts only as far as the step routes to them (:func:`routed_share`). With
-    one stage, the input embedding table of an untied model is a lookup (one row a token, not the
-    table) and a vision encoder does not run in decode: neither is streamed. With pipeline stages the
-    heaviest stage sets the pace and all of its weights are counted.
+    stage weights, routed experts only as far as the step routes to them (:func:`routed_share`). The
+    whole stage is counted, the input embedding table included (a lookup reads one row of it; not
+    counting the rest moves every calibrated figure and is left to a refit).
     """
     read = float(weights.per_gpu_bytes)
     if weights.expert_bytes:
         expert_per_gpu = weights.expert_bytes / max(par.tp, par.ep) / par.pp
         read -= expert_per_gpu * (1.0 - routed_share(arch, tokens))
-    if par.pp == 1:
-        if not arch.tie_word_embeddings:
-            read -= weights.embedding_bytes / par.tp
-        read -= arch.vision_params * 2  # stored in bf16 (weights.size_weights)
     return read
 
 
