@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     T = TypeVar("T")
 #: Most error lines printed for one failure.
 MAX_REPORTED = 25
+#: ``render --check``'s exit code (:class:`generator.errors.DriftError`) and its one-line summary for CI reports.
+DRIFT_EXIT_CODE = 4
+STALE_OUTPUT = "rendered output is stale; run `specgen render` and commit the result"
 TARGETS = ("spec", "markdown", "terraform", "ansible", "kubernetes")
 #: Levels of ``--fail-on``.
 LEVELS = ("warning", "error")
@@ -123,40 +126,52 @@ def render_files(
     results = _errors_to_gitlab(gitlab_report, files, lambda: render_many(list(files), jobs))
     located = [f for r in results for f in r.findings]
     _print_findings(located, gitlab_report, files)
-    single = len(files) == 1
-    depth = 0 if single else 1
-    rendered = output_files(results, single)
-    if check:
-        # only the files specgen owns are compared (terraform state and the like are not read)
-        current = read_tree(output)
-        full = with_manifest(rendered)
-        text = diff_trees(_select(current, targets, depth), _select(full, targets, depth))
-        wanted = trees_in(rendered)
-        unlisted = [] if single else unlisted_trees(output, trees_in(current) | wanted)
-        if text or unlisted:
-            summary = ""
-            if not single or trees_in(current):
-                changed = {p.split("/", 1)[0] for p in {*current, *full} if "/" in p and current.get(p) != full.get(p)}
-                summary = tree_summary(trees_in(current), wanted, changed, unlisted)
-            raise DriftError(text + summary + "specgen: rendered output is stale; run `specgen render` and commit the result")
-        echo("rendered output is current")
-    else:
-        # --target: the other outputs' owned files stay as they are on disk, and in the manifest
-        owned = (read_manifest(output) or []) if targets else []
-        keep = set(owned) - set(_select(dict.fromkeys(owned, ""), targets, depth))
-        wanted_files = _select(rendered, targets, depth)
-        for note in write_tree(wanted_files, output, keep=keep, workloads=files):
-            echo(f"specgen: {note}", err=True)
-        if single:
-            echo(f"wrote {len(wanted_files)} files to {output}")
-        for result in [] if single else results:
-            count = sum(1 for rel in wanted_files if rel.startswith(result.name + "/"))
-            echo(f"wrote {count} files to {os.path.join(output, result.name)}")
+
+    def write_or_check() -> None:
+        single = len(files) == 1
+        depth = 0 if single else 1
+        rendered = output_files(results, single)
+        if check:
+            # only the files specgen owns are compared (terraform state and the like are not read)
+            current = read_tree(output)
+            full = with_manifest(rendered)
+            text = diff_trees(_select(current, targets, depth), _select(full, targets, depth))
+            wanted = trees_in(rendered)
+            unlisted = [] if single else unlisted_trees(output, trees_in(current) | wanted)
+            if text or unlisted:
+                summary = ""
+                if not single or trees_in(current):
+                    changed = {p.split("/", 1)[0] for p in {*current, *full} if "/" in p and current.get(p) != full.get(p)}
+                    summary = tree_summary(trees_in(current), wanted, changed, unlisted)
+                raise DriftError(text + summary + "specgen: rendered output is stale; run `specgen render` and commit the result")
+            echo("rendered output is current")
+        else:
+            # --target: the other outputs' owned files stay as they are on disk, and in the manifest
+            owned = (read_manifest(output) or []) if targets else []
+            keep = set(owned) - set(_select(dict.fromkeys(owned, ""), targets, depth))
+            wanted_files = _select(rendered, targets, depth)
+            for note in write_tree(wanted_files, output, keep=keep, workloads=files):
+                echo(f"specgen: {note}", err=True)
+            if single:
+                echo(f"wrote {len(wanted_files)} files to {output}")
+            for result in [] if single else results:
+                count = sum(1 for rel in wanted_files if rel.startswith(result.name + "/"))
+                echo(f"wrote {count} files to {os.path.join(output, result.name)}")
+
+    # an error past planning (workloads that clash in one tree, stale output, an unwritable tree) stops the run too
+    _errors_to_gitlab(gitlab_report, files, write_or_check, located)
     _fail_on(located, fail_on)
 
 
-def _errors_to_gitlab(gitlab_report: str | None, workloads: Sequence[str], run: Callable[[], T]) -> T:
-    """``run()``; with ``--gitlab-report``, an error that stops validation or planning goes to the report, then on.
+def _errors_to_gitlab(
+    gitlab_report: str | None,
+    workloads: Sequence[str],
+    run: Callable[[], T],
+    findings: list[tuple[str, str, str, str]] | None = None,
+) -> T:
+    """``run()``; with ``--gitlab-report``, an error that stops the run goes to the report as a blocker, then on.
+
+    ``findings`` already reported stay in the report beside the blocker.
 
     An error that names no file is reported at the first of ``workloads``.
 
@@ -171,7 +186,8 @@ def _errors_to_gitlab(gitlab_report: str | None, workloads: Sequence[str], run: 
             from generator.findings import gitlab_error_report
 
             try:
-                _write_gitlab(gitlab_report, gitlab_error_report(_error_lines(exc), workloads[0]), workloads)
+                lines = [STALE_OUTPUT] if exc.exit_code == DRIFT_EXIT_CODE else _error_lines(exc)
+                _write_gitlab(gitlab_report, gitlab_error_report(lines, workloads[0], findings or []), workloads)
             except SpecgenError as unwritten:  # the workload's error stays the one reported, with its exit code
                 print(f"specgen: error: {unwritten}", file=sys.stderr)
         raise
@@ -188,11 +204,11 @@ def _report(exc: SpecgenError) -> int:
     if len(lines) > MAX_REPORTED:
         lines = [*lines[:MAX_REPORTED], f"... and {len(lines) - MAX_REPORTED:,} more errors not shown"]
     for line in lines:
-        print(f"specgen: error: {line}" if exc.exit_code != 4 else line, file=sys.stderr)
+        print(f"specgen: error: {line}" if exc.exit_code != DRIFT_EXIT_CODE else line, file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
         from generator.findings import github_error
 
-        for line in lines if exc.exit_code != 4 else ["rendered output is stale; run `specgen render` and commit the result"]:
+        for line in lines if exc.exit_code != DRIFT_EXIT_CODE else [STALE_OUTPUT]:
             print(github_error(line), file=sys.stderr)  # stdout stays the command's document
     return exc.exit_code
 

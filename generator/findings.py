@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -98,9 +99,12 @@ def github_error(text: str) -> str:
     return f"::error file={_escape_property(file)},line={line},col={col},title=specgen::{_escape_data(message)}"
 
 
-def gitlab_error_report(errors: Iterable[str], default_path: str) -> str:
-    """Fatal errors as a GitLab code-quality report (severity ``blocker``); unlocated ones at ``default_path``, line 1."""
-    issues = []
+def gitlab_error_report(errors: Iterable[str], default_path: str, findings: Iterable[Located] = ()) -> str:
+    """Fatal errors as a GitLab code-quality report (severity ``blocker``); unlocated ones at ``default_path``, line 1.
+
+    ``findings`` reported before the error stopped the run come first.
+    """
+    issues = _gitlab_findings(findings)
     for text in errors:
         file, line, _, message = _split_error(text) or (default_path, 1, 1, text)
         issues.append(_gitlab_issue("error", "blocker", message, file, line))
@@ -109,15 +113,39 @@ def gitlab_error_report(errors: Iterable[str], default_path: str) -> str:
 
 def gitlab_report(findings: Iterable[Located]) -> str:
     """A GitLab code-quality report (JSON list of issues with a stable fingerprint each)."""
+    return json.dumps(_gitlab_findings(findings), indent=2, sort_keys=True) + "\n"
+
+
+def _gitlab_findings(findings: Iterable[Located]) -> list[dict[str, object]]:
     issues = []
     for level, code, message, where in findings:
         file, line, _ = _split_where(where)
         issues.append(_gitlab_issue(code, _GITLAB_SEVERITY[level], message, file, line))
-    return json.dumps(issues, indent=2, sort_keys=True) + "\n"
+    return issues
+
+
+def repository_path(path: str) -> str:
+    """``path`` relative to its repository root (the git work tree holding it, else the current directory).
+
+    GitLab's code-quality widget matches ``location.path`` against the repository's files, so a path as typed
+    (``../w/chat-70b.yaml``, ``/builds/x/chat-70b.yaml``) would match nothing.
+    """
+    from generator.input_files import git_work_tree
+
+    real = os.path.realpath(path)
+    root = git_work_tree(os.path.dirname(real))
+    if root is None:
+        try:
+            root = os.path.realpath(os.getcwd())
+        except OSError:  # the working directory was deleted: the path as given is the only one there is
+            return path.replace(os.sep, "/")
+    relative = os.path.relpath(real, root)
+    return relative.replace(os.sep, "/")
 
 
 def _gitlab_issue(code: str, severity: str, message: str, file: str, line: int) -> dict[str, object]:
-    """One code-quality issue, with a fingerprint stable across runs (file, check and message)."""
+    """One code-quality issue at ``file``'s repository path, with a fingerprint stable across runs and checkouts."""
+    file = repository_path(file)
     fingerprint = hashlib.sha256(f"{file}\0{code}\0{message}".encode()).hexdigest()
     return {
         "check_name": f"specgen/{code}",

@@ -92,8 +92,18 @@ def _pool_row(pool: dict[str, Any] | None) -> dict[str, Any]:
         "nodes": pool["nodes"],
         "gpus": pool["nodes"] * pool["node"]["gpus"],
         "power_w": pool["power_w"],
-        "usd_per_hour": pool["usd_per_hour"],
+        "usd_per_hour": _two_places(pool["usd_per_hour"]),
     }
+
+
+def _two_places(value: Any) -> Any:
+    """A float figure to two decimal places (cents, tenths of a kW), as the Markdown prints it; else unchanged.
+
+    Differences of floats carry binary noise (``20565.660000000003``); rounding keeps the JSON exact to the byte.
+    """
+    if isinstance(value, float):
+        return round(value, 2) + 0.0  # + 0.0: never a "-0.0"
+    return value
 
 
 def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -102,7 +112,7 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     for key in FIELDS:
         a, b = old["totals"].get(key), new["totals"].get(key)
         delta = b - a if isinstance(a, (int, float)) and isinstance(b, (int, float)) else None
-        totals[key] = {"old": a, "new": b, "delta": delta}
+        totals[key] = {"old": _two_places(a), "new": _two_places(b), "delta": _two_places(delta)}
     old_pools = {p["name"]: p for p in old["pools"]}
     new_pools = {p["name"]: p for p in new["pools"]}
     pools = []

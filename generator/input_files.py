@@ -89,17 +89,22 @@ def read_text_limited(path: str, limit_bytes: int, what: str, location: Location
         raise InputError(f"{what} is not UTF-8 text (byte {exc.start})", location or Location(path)) from None
 
 
-def repository_root(start_dir: str) -> str:
-    """The git work tree holding ``start_dir`` (the nearest parent with ``.git``), else ``start_dir`` itself."""
-    here = os.path.realpath(start_dir)
-    probe = here
+def git_work_tree(directory: str) -> str | None:
+    """The git work tree holding the real path ``directory`` (the nearest parent with a ``.git`` entry of any kind)."""
+    probe = directory
     while True:
-        if os.path.exists(os.path.join(probe, ".git")):
+        if os.path.lexists(os.path.join(probe, ".git")):
             return probe
         parent = os.path.dirname(probe)
         if parent == probe:
-            return here
+            return None
         probe = parent
+
+
+def repository_root(start_dir: str) -> str:
+    """The git work tree holding ``start_dir``, else ``start_dir`` itself (real paths)."""
+    here = os.path.realpath(start_dir)
+    return git_work_tree(here) or here
 
 
 def inside_root(path: str, root: str, shown: str, location: Location | None) -> str:

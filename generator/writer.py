@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import Callable, Collection, Iterable, Mapping
 
 from generator.errors import InputError, OutputError
+from generator.input_files import git_work_tree
 from generator.swap import ExchangeUnsupportedError, exchange, output_lock, recover, work_prefix
 
 MANIFEST = ".specgen-manifest"
@@ -371,25 +372,13 @@ def _workload_repositories(workloads: Collection[str]) -> list[tuple[str, str]]:
             directory = os.path.realpath(os.path.dirname(os.path.abspath(workload)))
         except OSError:  # a relative workload path after the working directory was deleted: it was not read either
             continue
-        roots.append((_work_tree(directory) or directory, f"the repository of {workload}"))
+        roots.append((git_work_tree(directory) or directory, f"the repository of {workload}"))
     return roots
-
-
-def _work_tree(directory: str) -> str | None:
-    """The git work tree holding the real path ``directory`` (nearest parent with a ``.git`` entry of any kind)."""
-    probe = directory
-    while True:
-        if os.path.lexists(os.path.join(probe, ".git")):
-            return probe
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            return None
-        probe = parent
 
 
 def _controlled(directory: str, roots: Iterable[tuple[str, str]]) -> str:
     """Why a symlink in the real path ``directory`` could be a pull request's, or "" when it is the machine's."""
-    tree = _work_tree(directory)
+    tree = git_work_tree(directory)
     if tree is not None:
         return f"it lies in the git work tree {tree}"
     for root, what in roots:

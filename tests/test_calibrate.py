@@ -211,3 +211,127 @@ def test_a_log_that_is_not_a_small_regular_file_is_a_located_input_error(
     code, out = calibrate(*VLLM_SETUP, "--log", path)
     assert (code, out) == (1, "")
     assert capsys.readouterr().err == f"specgen calibrate: error: {path}: {message}\n"
+
+
+# --- the run a log describes (report 2, bug 7) ----------------------------------------------------------------------
+
+VLLM_LOG = str(DATA / "vllm-llama-3.1-70b-w8a8.log")
+# vLLM's own lines, in the forms its releases print them (engine config: "Initializing a V1 LLM engine (v0.8.4) with
+# config: model='...', ..., max_seq_len=3072, ..., tensor_parallel_size=2, ..., quantization=None, ...,
+# kv_cache_dtype=auto"; "non-default args: {'model_tag': ..., 'max_model_len': 32768, 'gpu_memory_utilization': 0.9,
+# 'kv_cache_dtype': 'fp8'}" from v0.10 on); values here are the test's
+NON_DEFAULT = (
+    "(APIServer pid=1) INFO 08-09 01:40:15 [api_utils.py:273] non-default args: {'model_tag': 'Qwen/Qwen3-32B-FP8', "
+    "'max_model_len': 32768, 'gpu_memory_utilization': 0.85, 'kv_cache_dtype': 'fp8', 'max_num_seqs': 32}"
+)
+ENGINE_CONFIG = (
+    "(EngineCore pid=2) INFO 08-09 01:40:23 [core.py:116] Initializing a V1 LLM engine (v0.10.1) with config: "
+    "model='Qwen/Qwen3-32B-FP8', speculative_config=None, dtype=torch.bfloat16, max_seq_len=16384, "
+    "tensor_parallel_size=2, pipeline_parallel_size=1, quantization=fp8, enforce_eager=False, kv_cache_dtype=auto"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            Path(VLLM_LOG).read_text(),
+            {"model": "neuralmagic/Meta-Llama-3.1-70B-Instruct-quantized.w8a8", "max_model_len": "2048",
+             "gpu_memory_utilization": "0.98"},
+            id="command-line",
+        ),
+        pytest.param(
+            "python -m vllm.entrypoints.openai.api_server --model m/x --tensor-parallel-size=4 --kv-cache-dtype fp8 -q awq",
+            {"model": "m/x", "tensor_parallel_size": "4", "kv_cache_dtype": "fp8", "quantization": "awq"},
+            id="api-server",
+        ),
+        pytest.param(
+            NON_DEFAULT,
+            {"model": "Qwen/Qwen3-32B-FP8", "max_model_len": "32768", "gpu_memory_utilization": "0.85",
+             "kv_cache_dtype": "fp8"},
+            id="non-default-args",
+        ),
+        pytest.param(
+            ENGINE_CONFIG,
+            {"model": "Qwen/Qwen3-32B-FP8", "max_model_len": "16384", "tensor_parallel_size": "2", "quantization": "fp8",
+             "kv_cache_dtype": "auto"},
+            id="engine-config",
+        ),
+    ],
+)  # fmt: skip
+def test_run_settings_are_read(text: str, expected: dict[str, str]) -> None:
+    from generator.calculator.calibrate import parse_run_settings
+
+    assert {k: v.value for k, v in parse_run_settings(text).items()} == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("neuralmagic/Meta-Llama-3.1-70B-Instruct-quantized.w8a8", "llama-3.1-70b"),
+        ("meta-llama/Llama-3.1-70B-Instruct", "llama-3.1-70b"),
+        ("llama-3.1-70b-instruct", "llama-3.1-70b"),
+        ("Qwen/Qwen3-32B-FP8", "qwen3-32b"),
+        ("llama-3.1-8b", "llama-3.1-8b"),
+    ],
+)
+def test_model_key(name: str, key: str) -> None:
+    from generator.calculator.calibrate import model_key
+
+    assert model_key(name) == key
+
+
+def test_the_runs_settings_are_used() -> None:
+    """Report 2 bug 7 A: without --context / --gpu-memory-utilization the log's 2048 and 0.98 are used."""
+    code, text = calibrate("llama-3.1-70b-instruct", "--gpu", "h100-sxm5-80gb", "--precision", "int8", "--log", VLLM_LOG)
+    assert code == 0
+    assert "note: predicted with --gpu-memory-utilization 0.98 (the run's gpu_memory_utilization, from the log)" in text
+    assert "note: predicted with --context 2048 (the run's max_model_len, from the log)" in text
+    assert rows(text)["kv_cache_tokens"] == (22096.0, 26720.0, "+20.9%")  # was 5,744 (-74.0%) at 0.9 and 4096 tokens
+    _, explicit = calibrate(*VLLM_SETUP, "--log", VLLM_LOG)
+    assert fitted(text) == fitted(explicit) == {"non_torch_bytes": 2052063232}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(("llama-3.1-8b", "--gpu", "h100-sxm5-80gb"),
+                     "the run served 'neuralmagic/Meta-Llama-3.1-70B-Instruct-quantized.w8a8'", id="another-model"),
+        pytest.param((*VLLM_SETUP[:5], "--context", "4096"),
+                     "the run used max_model_len 2048 (", id="context"),
+        pytest.param((*VLLM_SETUP[:5], "--gpu-memory-utilization", "0.9"),
+                     "the command gives --gpu-memory-utilization 0.9: drop", id="utilization"),
+        pytest.param(("meta-llama/Llama-3.1-70B-Instruct", "--precision", "bf16", "--gpu", "h100-sxm5-80gb"),
+                     "the run loaded 67.72 GiB of weights, the prediction 131.", id="another-precision"),
+    ],
+)  # fmt: skip
+def test_a_run_that_contradicts_the_command_is_refused(
+    args: tuple[str, ...], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = calibrate(*args, "--log", VLLM_LOG)
+    assert code == 1 and out == ""
+    assert message in capsys.readouterr().err
+
+
+def test_a_fit_on_a_bound_is_not_recommended(tmp_path: Path) -> None:
+    log = tmp_path / "kv.log"
+    log.write_text("INFO [kv_cache_utils.py:716] GPU KV cache size: 1,000,000 tokens\n")  # far more than fits
+    code, text = calibrate(*VLLM_SETUP, "--log", str(log))
+    assert code == 0
+    assert "constants:" not in text
+    assert "# non_torch_bytes is not identifiable from this run: its fit sits on its lower bound 0" in text
+
+
+def test_identifiable_keeps_only_constants_inside_their_range() -> None:
+    from generator.calculator.calibrate import identifiable
+
+    kept, notes = identifiable(
+        {"non_torch_bytes": 0, "decode_bandwidth_efficiency": 1.0, "gemm_half_efficiency_tokens": 0.0,
+         "ddr_bandwidth_efficiency": 0.5}
+    )  # fmt: skip
+    assert kept == {"ddr_bandwidth_efficiency": 0.5}
+    assert [n.split(" is ")[0] for n in notes] == [
+        "non_torch_bytes",
+        "decode_bandwidth_efficiency",
+        "gemm_half_efficiency_tokens",
+    ]

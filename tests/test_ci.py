@@ -249,7 +249,7 @@ def test_an_error_that_stops_the_run_is_a_gitlab_blocker(
     assert (issue["severity"], issue["check_name"], issue["location"]) == (
         "blocker",
         "specgen/error",
-        {"lines": {"begin": 7}, "path": str(INFEASIBLE_HOME)},
+        {"lines": {"begin": 7}, "path": "examples/infeasible/home-405b.yaml"},  # relative to the repository root
     )
     assert issue["description"].startswith("deployments[0].model: 'meta-llama/Llama-3.1-405B-Instruct' cannot run")
 
@@ -280,12 +280,72 @@ def test_an_unlocated_error_is_reported_at_the_first_file() -> None:
     assert (issue["description"], issue["location"]) == ("w.yaml: file not found", {"lines": {"begin": 1}, "path": "w.yaml"})
 
 
+@pytest.mark.parametrize(
+    ("names", "message"),
+    [
+        pytest.param(("chat-70b", "chat-70b-fp8-aws"), "both define GPU pool 'chat-h100-sxm5-80gb' differently", id="same-pool"),
+        pytest.param(("finetune-8b-qlora", "small-models-gke-sharing"), "but their pools run on baremetal, gcp", id="providers"),
+    ],
+)
+def test_a_clash_of_workloads_in_one_tree_is_a_gitlab_blocker(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, names: tuple[str, ...], message: str
+) -> None:
+    """Each file plans; rendering them into one tree fails: the report keeps the findings and adds the blocker."""
+    report = tmp_path / "gl.json"
+    monkeypatch.chdir(tmp_path)  # the paths are still the repository's, not the working directory's
+    files = [str(REPO / "examples" / f"{name}.yaml") for name in names]
+    code, _, err = specgen(capsys, "render", *files, "-o", "out", "--gitlab-report", str(report))
+    assert code == 1 and message in err
+    issues = json.loads(report.read_text())
+    blockers = [i for i in issues if i["severity"] == "blocker"]
+    assert len(blockers) == 1 and message in blockers[0]["description"]
+    assert blockers[0]["location"] == {"lines": {"begin": 1}, "path": f"examples/{names[0]}.yaml"}
+    assert len(issues) > 1  # the findings of the planned workloads stay
+    assert {i["location"]["path"] for i in issues} <= {f"examples/{name}.yaml" for name in names}
+
+
+def test_stale_output_is_a_gitlab_blocker(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report = tmp_path / "gl.json"
+    (tmp_path / "out").mkdir()
+    code, _, _ = specgen(capsys, "render", str(HOME), "-o", str(tmp_path / "out"), "--check", "--gitlab-report", str(report))
+    assert code == 4
+    blockers = [i for i in json.loads(report.read_text()) if i["severity"] == "blocker"]
+    assert [b["description"] for b in blockers] == ["rendered output is stale; run `specgen render` and commit the result"]
+
+
+@pytest.mark.parametrize(
+    ("git", "typed", "cwd", "expected"),
+    [
+        pytest.param(True, "repo/infra/w.yaml", ".", "infra/w.yaml", id="git-root-not-cwd"),
+        pytest.param(True, "../repo/infra/w.yaml", "elsewhere", "infra/w.yaml", id="dot-dot"),
+        pytest.param(True, "w.yaml", "repo/infra", "infra/w.yaml", id="inside"),
+        pytest.param(False, "repo/infra/w.yaml", ".", "repo/infra/w.yaml", id="no-git-cwd"),
+        pytest.param(False, "w.yaml", "repo/infra", "w.yaml", id="no-git-here"),
+    ],
+)
+def test_gitlab_paths_are_repository_relative(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, git: bool, typed: str, cwd: str, expected: str
+) -> None:
+    from generator.findings import repository_path
+
+    (tmp_path / "repo" / "infra").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    if git:
+        (tmp_path / "repo" / ".git").write_text("gitdir: /elsewhere\n")  # a worktree's .git is a file
+    (tmp_path / "repo" / "infra" / "w.yaml").write_text("")
+    monkeypatch.chdir(tmp_path / cwd)
+    assert repository_path(typed) == expected
+    assert repository_path(str((tmp_path / cwd / typed).resolve())) == expected  # an absolute path alike
+    (issue,) = json.loads(gitlab_error_report([f"{typed}:3:1: deployments: bad"], typed))
+    assert issue["location"] == {"lines": {"begin": 3}, "path": expected}
+
+
 def test_gitlab_code_quality_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     report = tmp_path / "gl-code-quality.json"
     specgen(capsys, "render", str(HOME), "-o", str(tmp_path / "out"), "--gitlab-report", str(report))
     issues = json.loads(report.read_text())
     assert issues and {i["severity"] for i in issues} <= {"info", "minor", "major"}
-    assert all(i["location"]["path"] == str(HOME) for i in issues)
+    assert all(i["location"]["path"] == "examples/home-70b-offload.yaml" for i in issues)
     lines = {i["check_name"]: i["location"]["lines"]["begin"] for i in issues}
     assert lines.pop("specgen/kubernetes-single-host") == 1  # a whole-workload finding; the file has no 'outputs:'
     assert set(lines.values()) == {7}  # the deployment that caused them

@@ -131,3 +131,79 @@ def test_catalog_listings_the_error_messages_point_to(kind: str) -> None:
     }  # fmt: skip
     assert [r["id"] for r in rows] == sorted(tables[kind])
     assert all(r["source"] for r in rows)
+
+
+def dimm(locator: str, bank: str = "BANK 0", size: str = "32 GB") -> str:
+    """One SMBIOS type 17 record as ``dmidecode -t memory`` prints it."""
+    return (
+        f"Handle 0x0040, DMI type 17, 92 bytes\nMemory Device\n\tSize: {size}\n\tLocator: {locator}\n"
+        f"\tBank Locator: {bank}\n\tConfigured Memory Speed: 4800 MT/s\n"
+    )
+
+
+# Locator forms as public dmidecode dumps print them:
+#   Intel Alder/Raptor Lake client: "Locator: Controller0-ChannelA-DIMM0" / "Bank Locator: BANK 0"
+#     (one ChannelA per controller: Controller0 and Controller1 are two channels);
+#   AMD desktop: "Locator: DIMM 0" / "Bank Locator: P0 CHANNEL A";
+#   servers: "Locator: CPU0_DIMM_A1" (Intel reference boards), "Locator: P1-DIMMA1" / "Bank Locator: Not Specified"
+#     (Supermicro), "Locator: DIMM_P0_A0" (Gigabyte EPYC), desktop boards "Locator: DIMM_A1".
+@pytest.mark.parametrize(
+    ("records", "dimms", "channels"),
+    [
+        pytest.param([dimm("Controller0-ChannelA-DIMM1"), dimm("Controller1-ChannelA-DIMM1")], 2, 2, id="intel-2-controllers"),
+        pytest.param([dimm(f"Controller{c}-ChannelA-DIMM{d}") for c in (0, 1) for d in (0, 1)], 4, 2, id="intel-4-dimms"),
+        pytest.param([dimm("Controller0-ChannelA-DIMM0"), dimm("Controller0-ChannelB-DIMM0")], 2, 2, id="intel-a-b"),
+        pytest.param([dimm("Controller0-ChannelA-DIMM0"), dimm("Controller0-ChannelA-DIMM1")], 2, 1, id="intel-same-channel"),
+        pytest.param([dimm("DIMM 0", "P0 CHANNEL A"), dimm("DIMM 1", "P0 CHANNEL A")], 2, 1, id="amd-one-channel"),
+        pytest.param([dimm("DIMM 0", "P0 CHANNEL A"), dimm("DIMM 0", "P0 CHANNEL B")], 2, 2, id="amd-two-channels"),
+        pytest.param([dimm("DIMM_A1"), dimm("DIMM_B1"), dimm("DIMM_A2")], 3, 2, id="board-letters"),
+        pytest.param([dimm(f"CPU{s}_DIMM_{c}1") for s in (0, 1) for c in "ABCD"], 8, 8, id="server-cpu-letter"),
+        pytest.param([dimm(f"P{s}-DIMM{c}1", "Not Specified") for s in (1, 2) for c in "AB"], 4, 4, id="supermicro"),
+        pytest.param([dimm(f"DIMM_P{s}_{c}0") for s in (0, 1) for c in "AB"], 4, 4, id="gigabyte-epyc"),
+        pytest.param([dimm("Controller0-ChannelA-DIMM0", size="No Module Installed"), dimm("Controller1-ChannelA-DIMM1")],
+                     1, 1, id="empty-slot-ignored"),
+        pytest.param([dimm("DIMM 1"), dimm("DIMM 2"), dimm("DIMM 3")], 3, 3, id="no-channel-names"),
+    ],
+)  # fmt: skip
+def test_dmidecode_channels_count_controller_and_channel(records: list[str], dimms: int, channels: int) -> None:
+    from generator.calculator.detect import parse_dmidecode
+
+    reading = parse_dmidecode("\n".join(records))
+    assert reading is not None
+    assert (reading.dimms, reading.channels) == (dimms, channels)
+
+
+def test_intel_client_fixture_has_two_channels_and_names_the_mixed_gpus() -> None:
+    facts = detect_machine(fixture("desktop-intel-mixed-gpus"))
+    assert (facts["memory_channels"].value, facts["ddr_mt_per_s"].value) == (2, 5200)
+    assert (facts["gpu"].value, facts["gpu_count"].value) == ("rtx-4090-24gb", 2)
+    assert facts["mixed_gpus"].value == "2 x NVIDIA GeForce RTX 4090, 24564 MiB; 1 x NVIDIA GeForce RTX 3090, 24576 MiB"
+    assert facts["pcie_lanes"].value == 8  # the narrowest link of all GPUs
+    text = fixed_block(facts)
+    assert "# mixed GPUs: nvidia-smi lists 2 x NVIDIA GeForce RTX 4090" in text
+    assert "the other 1 GPU(s) are left out" in text
+
+
+@pytest.mark.parametrize(
+    ("which", "euid", "why"),
+    [
+        pytest.param(None, 0, "dmidecode not installed", id="root-not-installed"),
+        pytest.param(None, 1000, "dmidecode not installed", id="user-not-installed"),
+        pytest.param("/usr/sbin/dmidecode", 1000, "dmidecode needs root: run with sudo", id="user-installed"),
+        pytest.param("/usr/sbin/dmidecode", 0, "dmidecode ran as root but failed", id="root-installed"),
+    ],
+)
+def test_dmidecode_missing_is_told_from_needing_root(
+    monkeypatch: pytest.MonkeyPatch, which: str | None, euid: int, why: str
+) -> None:
+    from generator.calculator import detect
+
+    monkeypatch.setattr("shutil.which", lambda name: which)
+    monkeypatch.setattr("os.geteuid", lambda: euid)
+    facts = detect_machine(Sources(str(FIXTURES / "desktop-4090" / "root"), lambda argv: None, detect.command_failure))
+    assert "memory_channels" not in facts
+    assert str(facts["dimms_unread"].value).startswith(why)
+    desktop = detect_machine(fixture("desktop-4090"))
+    assert "cpu" in desktop  # the CPU is known, so the note is not needed there
+    no_cpu = {k: v for k, v in facts.items() if k != "cpu"}
+    assert f"DIMMs unreadable ({why}" in fixed_block(no_cpu)

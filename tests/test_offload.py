@@ -249,3 +249,38 @@ def test_the_unblock_advice_never_suggests_a_precision_already_tried(formats: tu
         f"to unblock: {suggestion}a shorter context, more system RAM or a smaller reserve, free NVMe space for "
         "memory-mapped layers, or a GPU with more memory"
     )
+
+
+def test_mixtral_decode_reads_top2_of_8_experts_by_hand() -> None:
+    """Mixtral 8x7B q5_k_m: the bytes one token reads, as both decode paths count them."""
+    from generator.catalog import find_model
+    from generator.sizing.architecture import parse_architecture
+    from generator.sizing.performance import decode_weight_read_bytes
+    from generator.sizing.precision import weight_format
+    from generator.sizing.weights import Parallelism, size_weights
+
+    arch = parse_architecture(find_model("mistralai/Mixtral-8x7B-v0.1").config)
+    sizes = size_weights(arch, weight_format("q5_k_m"))
+    assert (sizes.per_gpu_bytes, sizes.expert_bytes, sizes.embedding_bytes) == (33_133_617_152, 32_002_539_520, 90_112_000)
+    # all weights, less the 6 of 8 routed experts a token does not use
+    assert decode_weight_read_bytes(arch, sizes, Parallelism(), 1) == 33_133_617_152 - 32_002_539_520 * 6 // 8
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "precision"),
+    [
+        pytest.param("mistralai/Mixtral-8x7B-v0.1", "a100-sxm4-80gb", "q5_k_m", id="moe"),
+        pytest.param("Qwen/Qwen2.5-32B", "rtx-3090-24gb", "q4_k_m", id="dense"),
+    ],
+)
+def test_all_in_vram_offload_decode_is_the_serving_decode_at_batch_1(model: str, gpu: str, precision: str) -> None:
+    from generator.calculator.estimate import EstimateRequest, estimate
+    from generator.calculator.machine import FixedSpec
+
+    base = EstimateRequest(model=model, precision=precision, input_tokens=9, output_tokens=242)
+    serving = estimate(base._replace(gpu=gpu))["throughput"]
+    fixed = estimate(base._replace(fixed=FixedSpec(gpu=gpu, gpu_count=1, ram_gib=256)))
+    assert fixed["offload"]["mode"] == "gpu"
+    tpot_s = 1 / fixed["throughput"]["decode_tokens_per_s"]
+    # equal models; the JSON rounds tpot_s to 1 us (4e-5 of 8.4 ms) and tokens/s to 3 places
+    assert tpot_s == pytest.approx(serving["tpot_s"], rel=1e-4)

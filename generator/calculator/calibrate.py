@@ -14,6 +14,12 @@ options, prints each figure's error and writes a
   the GPU, ``ddr_bandwidth_efficiency`` when layers run on the CPU) scales by measured / predicted;
   when the prediction has the step compute-bound (small-batch GEMMs), ``gemm_half_efficiency_tokens``
   is fitted instead.
+
+The run's own settings, where the log prints them (the ``vllm serve`` command line, vLLM's ``non-default
+args`` and engine-config lines: model, memory utilization, max model length, TP, KV-cache dtype,
+quantization), fill the options the command leaves at their defaults; a setting the command contradicts,
+another model, or loaded weights more than 5% from the prediction's stop the comparison (exit 1). A
+constant whose fit lands on a bound of its range is not recommended: the run does not identify it.
 """
 
 from __future__ import annotations
@@ -117,6 +123,163 @@ def _nvidia_smi(text: str) -> list[Measurement]:
     return out[:1] if out else []
 
 
+#: Option of the run -> (where vLLM prints it: command-line flags, ``non-default args`` key, engine-config key).
+_RUN_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "model": (("--model",), ("model", "model_tag"), ("model",)),
+    "gpu_memory_utilization": (("--gpu-memory-utilization",), ("gpu_memory_utilization",), ()),
+    "max_model_len": (("--max-model-len",), ("max_model_len",), ("max_seq_len",)),
+    "tensor_parallel_size": (("--tensor-parallel-size", "-tp"), ("tensor_parallel_size",), ("tensor_parallel_size",)),
+    "kv_cache_dtype": (("--kv-cache-dtype",), ("kv_cache_dtype",), ("kv_cache_dtype",)),
+    "quantization": (("--quantization", "-q"), ("quantization",), ("quantization",)),
+}
+_COMMAND = re.compile(r"(?:\bvllm serve|vllm\.entrypoints\.openai\.api_server|vllm\.entrypoints\.api_server)\b(.*)")
+_NON_DEFAULT = re.compile(r"non-default args: \{(.*)\}")
+_ENGINE_CONFIG = re.compile(r"LLM engine \(v[^)]*\) with config: (.*)")
+
+
+class RunSetting(NamedTuple):
+    """One setting of the run a log describes, and the line it was read from."""
+
+    value: str
+    line: str
+
+
+def parse_run_settings(text: str) -> dict[str, RunSetting]:
+    """The run's model, memory utilization, max model length, TP, KV dtype and quantization, where the log prints them.
+
+    Read from the ``vllm serve`` command line, vLLM's ``non-default args: {...}`` line and its ``Initializing a
+    V1 LLM engine (v...) with config: model='...', max_seq_len=..., ...`` line; the first place wins.
+    """
+    import shlex
+
+    found: dict[str, RunSetting] = {}
+
+    def put(name: str, value: str, line: str) -> None:
+        if name not in found and value not in ("", "None"):
+            found[name] = RunSetting(value, line.strip())
+
+    for line in text.splitlines():
+        command = _COMMAND.search(line)
+        if command:
+            try:
+                words = shlex.split(command.group(1))
+            except ValueError:
+                words = command.group(1).split()
+            flags: dict[str, str] = {}
+            positional: list[str] = []
+            i = 0
+            while i < len(words):
+                word = words[i]
+                if word.startswith("-"):
+                    key, eq, value = word.partition("=")
+                    if not eq and i + 1 < len(words) and not words[i + 1].startswith("--"):
+                        value, i = words[i + 1], i + 1
+                    flags[key] = value
+                else:
+                    positional.append(word)
+                i += 1
+            if "vllm serve" in line and positional:
+                put("model", positional[0], line)
+            for name, (options, _, _) in _RUN_KEYS.items():
+                for option in options:
+                    if option in flags:
+                        put(name, flags[option], line)
+        for pattern, column, form in (
+            (_NON_DEFAULT, 1, r"'{key}':\s*('[^']*'|[^,}}\s]+)"),
+            (_ENGINE_CONFIG, 2, r"\b{key}=('[^']*'|[^,\s]+)"),
+        ):
+            match = pattern.search(line)
+            if match:
+                for name, keys in _RUN_KEYS.items():
+                    for key in keys[column]:
+                        got = re.search(form.format(key=re.escape(key)), match.group(1))
+                        if got:
+                            put(name, got.group(1).strip("'"), line)
+    return found
+
+
+def model_key(name: str) -> str:
+    """A model name without organisation, fine-tune and quantization words, to compare a log's model with the command's.
+
+    ``neuralmagic/Meta-Llama-3.1-70B-Instruct-quantized.w8a8`` and ``meta-llama/Llama-3.1-70B-Instruct`` are both
+    ``llama-3.1-70b``.
+    """
+    key = name.rstrip("/").rsplit("/", 1)[-1].lower()
+    key = re.sub(r"^meta-", "", key)
+    key = re.split(r"[-_.](?:quantized|fp8|int8|int4|w8a8|w4a16|w8a16|awq|gptq|bnb|gguf|nvfp4|mxfp4)\b", key)[0]
+    return re.sub(r"[-_](?:instruct|chat|hf|it|base)$", "", key)
+
+
+#: vLLM ``--kv-cache-dtype`` -> the estimate's ``--kv-precision`` (``auto``: the model's dtype, the default).
+_KV_DTYPES = {"fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
+#: vLLM ``--quantization`` -> the estimate's ``--precision`` where one format is meant.
+_QUANTIZATIONS = {"fp8": "fp8", "awq": "int4", "awq_marlin": "int4", "gptq": "int4", "gptq_marlin": "int4"}
+
+
+#: Figures that do not depend on the model served (the GPU's memory x the utilization).
+_MODEL_FREE = frozenset({"gpu_memory_used_gib"})
+
+
+def apply_run_settings(
+    args: Any, defaults: dict[str, Any], settings: dict[str, RunSetting], label: str, figures: set[str]
+) -> list[str]:
+    """Fill the estimate options the command left at their defaults from the run's settings; notes of what was taken.
+
+    An option the command gives that the run contradicts (another model, utilization, context, TP, KV dtype or
+    quantization) is an input error: the comparison would be of two different setups. The model is checked
+    where one of the log's ``figures`` depends on it.
+    """
+    notes = []
+    model_matters = bool(figures - _MODEL_FREE)
+    if model_matters and "model" in settings and model_key(settings["model"].value) != model_key(args.model):
+        raise InputError(
+            f"{label}: the run served '{settings['model'].value}' ({settings['model'].line!r}), the command names "
+            f"'{args.model}': calibrate against the model the run served"
+        )
+    wanted: list[tuple[str, str, str, Any]] = []  # (setting, option dest, option flag, value)
+    for setting, dest, flag, convert in (
+        ("gpu_memory_utilization", "gpu_memory_utilization", "--gpu-memory-utilization", float),
+        ("max_model_len", "context_tokens", "--context", int),
+        ("tensor_parallel_size", "tp", "--tp", int),
+        ("kv_cache_dtype", "kv_precision", "--kv-precision", _KV_DTYPES.get),
+        ("quantization", "precision", "--precision", _QUANTIZATIONS.get),
+    ):
+        if setting not in settings:
+            continue
+        try:
+            value = convert(settings[setting].value)
+        except ValueError:
+            raise InputError(f"{label}: cannot read {setting} '{settings[setting].value}' ({settings[setting].line!r})") from None
+        if value is not None:
+            wanted.append((setting, dest, flag, value))
+    for setting, dest, flag, value in wanted:
+        given = getattr(args, dest)
+        if given is not None and given != defaults.get(dest) and given != value:
+            raise InputError(
+                f"{label}: the run used {setting} {settings[setting].value} ({settings[setting].line!r}), the command "
+                f"gives {flag} {given}: drop {flag} or give the run's value"
+            )
+        if given != value:
+            setattr(args, dest, value)
+            notes.append(f"{flag} {value} (the run's {setting}, from the log)")
+    return notes
+
+
+#: A measured weights figure further than this from the prediction means another model or format was loaded.
+WEIGHTS_TOLERANCE = 0.05
+
+
+def check_same_weights(rows: list[dict[str, Any]]) -> None:
+    """Refuse a comparison whose loaded weights differ from the prediction's by more than :data:`WEIGHTS_TOLERANCE`."""
+    for row in rows:
+        if row["figure"] == "weights_gib" and abs(row["error"]) > WEIGHTS_TOLERANCE:
+            raise InputError(
+                f"the run loaded {row['measured']:.2f} GiB of weights, the prediction {row['predicted']:.2f} GiB "
+                f"({row['error']:+.1%}): another model or precision than the command's; give the model and --precision "
+                "the run served (no constant is fitted across different setups)"
+            )
+
+
 def predicted(result: dict[str, Any]) -> dict[str, float]:
     """The estimate's figures under the measurement names."""
     per_gpu = result["memory"]["per_gpu"]
@@ -212,11 +375,46 @@ def _fit_gemm_half_efficiency(
     return {"gemm_half_efficiency_tokens": round(max(0.0, h0 + (1 / speed["measured"] - t0) / slope), 4)}
 
 
-def constants_block(constants: dict[str, float]) -> str:
+def on_bound(name: str, value: float) -> str | None:
+    """The bound of ``name``'s allowed range that ``value`` sits on or beyond (``constants.CONSTANT_BOUNDS``), else None."""
+    from generator.sizing.constants import CONSTANT_BOUNDS
+
+    low, _, high, _ = CONSTANT_BOUNDS.get(name, (None, True, None, True))
+    if low is not None and value <= low:
+        return f"its lower bound {low:g}"
+    if high is not None and value >= high:
+        return f"its upper bound {high:g}"
+    return None
+
+
+def identifiable(constants: dict[str, float]) -> tuple[dict[str, float], list[str]]:
+    """The fitted constants inside their ranges, and a note for each stuck on a bound (never recommended).
+
+    A fit on a bound (``non_torch_bytes`` 0, an efficiency of 1) says the run differs from the prediction by more
+    than that constant can express: the data do not identify it.
+    """
+    kept, notes = {}, []
+    for name, value in constants.items():
+        bound = on_bound(name, value)
+        if bound is None:
+            kept[name] = value
+        else:
+            notes.append(
+                f"{name} is not identifiable from this run: its fit sits on {bound}; the gap comes from something "
+                "the constant does not model (check the model, --precision, --context and the memory utilization)"
+            )
+    return kept, notes
+
+
+def constants_block(constants: dict[str, float], notes: list[str] | None = None) -> str:
     """A ``constants:`` block for a workload file (JSON scalars are valid YAML); a comment when none is fitted."""
+    comments = [f"# {note}" for note in notes or []]
     if not constants:
+        if comments:
+            return "\n".join(["# specgen calibrate: no constant is recommended", *comments]) + "\n"
         return "# specgen calibrate: none of these figures fits an engine constant (only KV tokens and decode speed do)\n"
     lines = ["# specgen calibrate: engine constants fitted to the measured run; commit at the workload's top level"]
+    lines += comments
     lines.append("constants:")
     lines += [f"  {name}: {json.dumps(value)}" for name, value in sorted(constants.items())]
     return "\n".join(lines) + "\n"
@@ -242,25 +440,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", help="write the constants: block to this file (default: print it)")
     args = parser.parse_args(argv)
     try:
-        request = estimate_cli.build_request(parser, args)  # usage errors (exit 2) before any log is read
+        estimate_cli.build_request(parser, args)  # usage errors (exit 2) before any log is read
         measured = []
+        taken: list[str] = []
+        defaults = {dest: parser.get_default(dest) for dest in vars(args)}
         for path in args.log:
             # regular files only, size-limited: a device reads forever and a FIFO blocks (as for workload files)
             data = read_limited(path, MAX_LOG_BYTES, "log")
-            measured += parse_log(data.decode("utf-8", errors="replace"), path)
+            text = data.decode("utf-8", errors="replace")
+            found = parse_log(text, path)
+            measured += found
+            taken += apply_run_settings(args, defaults, parse_run_settings(text), path, {m.name for m in found})
+        request = estimate_cli.build_request(parser, args)
         result = estimate(request)
         rows = compare(measured, result)
         if not rows:
             raise InputError("none of the measured figures has a prediction: give --gpu (and --ram-gib for offload)")
+        check_same_weights(rows)
 
         def predict(constants: dict[str, float]) -> dict[str, Any]:
             return estimate(request._replace(constants=tuple(constants.items())))
 
-        block = constants_block(fitted_constants(rows, result, dict(args.set), predict))
+        block = constants_block(*identifiable(fitted_constants(rows, result, dict(args.set), predict)))
     except SpecgenError as exc:
         print(f"specgen calibrate: error: {exc}", file=sys.stderr)
         return exc.exit_code
     sys.stdout.write(report(rows))
+    if taken:
+        sys.stdout.write("\n" + "".join(f"note: predicted with {note}\n" for note in taken))
     if args.output:
         from generator.calculator.detect import write_block
 

@@ -13,7 +13,7 @@ import sys
 
 from generator.calculator.estimate import SERVING_ENGINES, EstimateRequest, estimate
 from generator.errors import SpecgenError
-from generator.units import GIB
+from generator.units import GIB, seconds_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ INFERENCE_ONLY_OPTIONS = (
     "kv_precision", "batch", "input_tokens", "output_tokens", "max_batched_tokens", "engine", "mem_fraction_static",
 )  # fmt: skip
 NOT_FOR_MACHINE_OPTIONS = (
-    "tp", "pp", "ep", "batch", "output_tokens", "max_batched_tokens", "gpu_memory_utilization", "engine",
+    "tp", "pp", "ep", "batch", "max_batched_tokens", "gpu_memory_utilization", "engine",
     "mem_fraction_static",
 )  # fmt: skip
 
@@ -346,7 +346,7 @@ def format_text(result: dict[str, Any]) -> str:
             f"of weights at {off['precision']}; "
             f"{_gib(off['ram_free_after_reserve_bytes'])} RAM free after the reserve",
             f"  speed        {result['throughput']['decode_tokens_per_s']:.2f} tokens/s ({off['bound']}-bound, {off['mode']}); "
-            f"TTFT {result['throughput']['ttft_s']:.1f} s; cold start {off['cold_start_s']:.0f} s",
+            f"TTFT {seconds_text(result['throughput']['ttft_s'])}; cold start {seconds_text(off['cold_start_s'])}",
         ]
         lines += [f"  decision     {d}" for d in off["decisions"]]
         lines.append(f"  llama.cpp    {result['runtime_settings']['llama.cpp']}")

@@ -39,11 +39,16 @@ class Fact(NamedTuple):
     how: str
 
 
+def _not_recorded(argv: tuple[str, ...]) -> str:
+    return f"{argv[0]} output not recorded"
+
+
 class Sources(NamedTuple):
-    """Where detect reads: a filesystem root (``/`` or a fixture) and a command runner."""
+    """Where detect reads: a filesystem root (``/`` or a fixture), a command runner and why a command gave nothing."""
 
     root: str
     run: Callable[[tuple[str, ...]], str | None]
+    why_nothing: Callable[[tuple[str, ...]], str] = _not_recorded
 
     def read(self, path: str) -> str | None:
         """A file under the root, or ``None`` when it is missing or unreadable."""
@@ -72,6 +77,15 @@ def run_command(argv: tuple[str, ...]) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
+def command_failure(argv: tuple[str, ...]) -> str:
+    """Why a command of this machine printed nothing: not installed, not root, or it failed."""
+    if shutil.which(argv[0]) is None:
+        return f"{argv[0]} not installed"
+    if hasattr(os, "geteuid") and os.geteuid() != 0:
+        return f"{argv[0]} needs root: run with sudo"
+    return f"{argv[0]} ran as root but failed (no SMBIOS memory table?)"
+
+
 def recorded(outputs: Mapping[str, str]) -> Callable[[tuple[str, ...]], str | None]:
     """A runner answering from recorded outputs, keyed by the command's name."""
     return lambda argv: outputs.get(argv[0])
@@ -79,7 +93,7 @@ def recorded(outputs: Mapping[str, str]) -> Callable[[tuple[str, ...]], str | No
 
 def this_machine() -> Sources:
     """The machine detect runs on."""
-    return Sources("/", run_command)
+    return Sources("/", run_command, command_failure)
 
 
 class GpuReading(NamedTuple):
@@ -201,6 +215,29 @@ class DimmReading(NamedTuple):
     channel_basis: str
 
 
+#: Channel names in SMBIOS locators: 'P0 CHANNEL A' (AMD Bank Locator), 'Controller0-ChannelA-DIMM0'
+#: (Intel client), 'CPU0_DIMM_A1', 'P1-DIMMA1', 'DIMM_P0_A0', 'DIMM_A1' (server and desktop boards).
+_CHANNEL_WORD = re.compile(r"CHANNEL[\s_-]*([A-Z0-9]+)")
+_CHANNEL_LETTER = re.compile(r"DIMM[\s_-]*(?:P\d+[\s_-]*)?([A-Z])\d")
+_SOCKET = re.compile(r"(?<![A-Z0-9])(?:P|CPU|NODE|PROC|SOCKET)[\s_-]*(\d+)(?![0-9])")
+_CONTROLLER = re.compile(r"(?<![A-Z0-9])(?:CONTROLLER|MC|IMC)[\s_-]*(\d+)(?![0-9])")
+
+
+def channel_of(bank_locator: str, locator: str) -> tuple[str, str, str] | None:
+    """(socket, memory controller, channel) a DIMM sits on, from its locators; ``None`` when they name no channel.
+
+    The controller is part of the channel: Intel client boards name two controllers each with a
+    'ChannelA' ('Controller0-ChannelA-DIMM0', 'Controller1-ChannelA-DIMM0' are two channels).
+    """
+    text = f"{bank_locator} {locator}".upper()
+    channel = _CHANNEL_WORD.search(text) or _CHANNEL_LETTER.search(text)
+    if channel is None:
+        return None
+    socket = _SOCKET.search(text)
+    controller = _CONTROLLER.search(text)
+    return (socket.group(1) if socket else "0", controller.group(1) if controller else "0", channel.group(1))
+
+
 def parse_dmidecode(text: str) -> DimmReading | None:
     """Populated 'Memory Device' records: count, distinct channels (from locators) and configured speed."""
     dimms, speeds, channels = 0, [], set()
@@ -216,11 +253,9 @@ def parse_dmidecode(text: str) -> DimmReading | None:
         match = re.match(r"(\d+)\s*MT/s", speed)
         if match:
             speeds.append(int(match.group(1)))
-        locator = f"{fields.get('Bank Locator', '')} {fields.get('Locator', '')}".upper()
-        channel = re.search(r"CHANNEL\s*([A-Z0-9]+)", locator)
-        socket = re.search(r"\b(?:P|CPU|NODE)\s*(\d)\b", locator)
-        if channel:
-            channels.add((socket.group(1) if socket else "0", channel.group(1)))
+        channel = channel_of(fields.get("Bank Locator", ""), fields.get("Locator", ""))
+        if channel is not None:
+            channels.add(channel)
     if not dimms:
         return None
     if channels:
@@ -239,16 +274,42 @@ def nvme_drives(src: Sources) -> dict[str, int]:
     return drives
 
 
+def gpu_facts(gpus: list[GpuReading]) -> dict[str, Fact]:
+    """``gpu`` and ``gpu_count`` of nvidia-smi's rows; a machine of mixed GPUs is described by its most numerous type.
+
+    ``hardware.fixed`` holds one GPU type, so the others are left out and named in ``mixed_gpus``
+    (printed as a comment), never silently.
+    """
+    groups: dict[str, list[GpuReading]] = {}
+    for gpu in gpus:
+        groups.setdefault(f"{gpu.name}, {gpu.memory_mib} MiB", []).append(gpu)
+    facts: dict[str, Fact] = {}
+    label, chosen = max(groups.items(), key=lambda item: len(item[1]))  # first listed wins a tie
+    gpu_id, how = match_gpu(chosen[0])
+    if gpu_id:
+        facts["gpu"] = Fact(gpu_id, how)
+    if len(groups) == 1:
+        facts["gpu_count"] = Fact(len(gpus), f"measured: nvidia-smi lists {len(gpus)} GPU(s)")
+        return facts
+    listing = "; ".join(f"{len(rows)} x {name}" for name, rows in groups.items())
+    facts["gpu_count"] = Fact(
+        len(chosen), f"measured: {len(chosen)} of {len(gpus)} GPUs are '{label}' (mixed GPUs, see the note above)"
+    )
+    facts["mixed_gpus"] = Fact(
+        listing,
+        f"assumed: hardware.fixed holds one GPU type; only the {len(chosen)} x '{label}' are described, "
+        f"the other {len(gpus) - len(chosen)} GPU(s) are left out",
+    )
+    return facts
+
+
 def detect_machine(src: Sources) -> dict[str, Fact]:
     """Every ``hardware.fixed`` field this machine answers, plus CPU facts (``cpu_model``, ``sockets``, ``cores``)."""
     facts: dict[str, Fact] = {}
     smi = src.run(NVIDIA_SMI)
     gpus = parse_nvidia_smi(smi) if smi else []
     if gpus:
-        gpu_id, how = match_gpu(gpus[0])
-        if gpu_id:
-            facts["gpu"] = Fact(gpu_id, how)
-        facts["gpu_count"] = Fact(len(gpus), f"measured: nvidia-smi lists {len(gpus)} GPU(s)")
+        facts.update(gpu_facts(gpus))
         gens = [g.pcie_gen for g in gpus if g.pcie_gen]
         widths = [g.pcie_width for g in gpus if g.pcie_width in (1, 4, 8, 16)]
         if gens:
@@ -284,6 +345,8 @@ def detect_machine(src: Sources) -> dict[str, Fact]:
         )
     dimm_text = src.run(DMIDECODE)
     dimms = parse_dmidecode(dimm_text) if dimm_text else None
+    if dimm_text is None:
+        facts["dimms_unread"] = Fact(src.why_nothing(DMIDECODE), "assumed: DIMMs not read")
     if dimms is not None:
         facts["memory_channels"] = Fact(
             min(dimms.channels, 24), f"measured: dmidecode, {dimms.dimms} DIMMs; {dimms.channel_basis}"
@@ -319,9 +382,12 @@ def fixed_block(facts: Mapping[str, Fact]) -> str:
     for key in ("cpu_model", "sockets", "cores"):
         if key in facts:
             lines.append(f"# {key}: {facts[key].value} ({facts[key].how})")
+    if "mixed_gpus" in facts:
+        lines.append(f"# mixed GPUs: nvidia-smi lists {facts['mixed_gpus'].value} ({facts['mixed_gpus'].how})")
     if "cpu" not in facts and "memory_channels" not in facts:
+        why = facts["dimms_unread"].value if "dimms_unread" in facts else "no populated DIMM records"
         lines.append(
-            "# CPU not in the catalog and DIMMs unreadable (dmidecode needs root): add cpu: or memory_channels: "
+            f"# CPU not in the catalog and DIMMs unreadable ({why}): add cpu: or memory_channels: "
             "and ddr_mt_per_s:, else offload speed assumes a default machine"
         )
     out = io.StringIO()

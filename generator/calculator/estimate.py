@@ -484,6 +484,13 @@ def _vllm_log(
     }
 
 
+def _sequence_tokens(req: EstimateRequest) -> tuple[int, int]:
+    """Prompt and output tokens of the speed figures (1000 and 200 unless given)."""
+    isl = req.input_tokens if req.input_tokens is not None else 1000
+    osl = req.output_tokens if req.output_tokens is not None else 200
+    return isl, osl
+
+
 def _throughput(
     req: EstimateRequest,
     arch: Architecture,
@@ -495,8 +502,7 @@ def _throughput(
     consts: Constants,
 ) -> dict[str, Any]:
     """Roofline throughput of one replica: saturated output rate, and TTFT / TPOT at ``--batch``."""
-    isl = req.input_tokens if req.input_tokens is not None else 1000
-    osl = req.output_tokens if req.output_tokens is not None else 200
+    isl, osl = _sequence_tokens(req)
     # per-sequence host time as the engine's host loop does it, on the serving host's CPU
     acc = accelerator_for(gpu, fmt.compute, par.tp, per_sequence_host_scale(req.engine, host_time_scale(req.host_cpu)))
     cap = inference.capacity
@@ -537,8 +543,11 @@ def _fixed_machine(
     machine, _gpu, basis = build_machine(spec)
     formats = [fmt, *(weight_format(p) for p in req.allowed_precisions if p != fmt.name)]
     try:
-        prompt = req.input_tokens if req.input_tokens is not None else 1000
-        plan = plan_offload(arch, formats, kv_bits, context, req.min_context_tokens, machine, prompt, consts, alternatives())
+        prompt, output = _sequence_tokens(req)
+        # the decode step reads the KV of the context in use halfway through the answer, as the serving estimate's
+        plan = plan_offload(
+            arch, formats, kv_bits, context, req.min_context_tokens, machine, prompt, consts, alternatives(), prompt + output // 2
+        )
     except InfeasibleError as exc:
         raise InfeasibleError(f"the model cannot run on this machine: {exc}; {offload_unblock(arch, formats)}") from None
     summary = offload_summary(plan, machine)

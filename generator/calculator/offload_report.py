@@ -17,7 +17,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine, OffloadPlan
 from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat
 from generator.sizing.step_down import GGUF_STEP_DOWNS, lower_precisions, step_down_phrase
-from generator.units import GB, GIB
+from generator.units import GB, GIB, seconds_text
 
 #: What the user can change when a model cannot run on the machine at all.
 _UNBLOCK_REST = (
@@ -107,13 +107,13 @@ def checklist(plan: OffloadPlan, machine: Machine) -> list[dict[str, str]]:
             "nvidia-smi dmon -s t (rxpci) divided by tokens/s",
             f"{c.pcie_bytes_per_token / 1e6:.2f} MB",
         ),
-        ("time to first token", "time the first streamed token of a typical prompt", f"{c.ttft_s:.2f} s"),
+        ("time to first token", "time the first streamed token of a typical prompt", seconds_text(c.ttft_s)),
         (
             "decode tokens/s",
             "llama.cpp eval time / vLLM metrics, batch 1",
             f"{c.decode_tokens_per_s:.2f} tokens/s ({c.bound}-bound)",
         ),
-        ("cold start (load from NVMe)", "time from process start to ready", f"{c.cold_start_s:.0f} s"),
+        ("cold start (load from NVMe)", "time from process start to ready", seconds_text(c.cold_start_s)),
         ("swap activity", "vmstat 1 (si/so stay 0)", "0 pages/s"),
         ("other services' latency", "their own health checks while generating", "unchanged"),
     ]
@@ -189,6 +189,6 @@ def offload_summary(plan: OffloadPlan, machine: Machine) -> dict[str, Any]:
         "cpu_compute_tokens_per_s": round(c.cpu_mode_tokens_per_s, 3),
         "pcie_stream_tokens_per_s": round(c.stream_mode_tokens_per_s, 3),
         "pcie_bytes_per_token": c.pcie_bytes_per_token,
-        "cold_start_s": round(c.cold_start_s, 1),
+        "cold_start_s": round(c.cold_start_s, 2),
         "model_file_gb": round((p.gpu_bytes + p.cpu_bytes + p.disk_bytes) / GB, 2),
     }

@@ -20,7 +20,7 @@ from generator.planner.option import pool_labels
 from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool, sorted_findings
 from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine
-from generator.units import GIB, TB
+from generator.units import GIB, TB, seconds_text
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment
 
@@ -79,15 +79,15 @@ def _deployment(
         "context_tokens": plan.placement.context_tokens,
         "decode_tokens_per_s": round(cost.decode_tokens_per_s, 3),
         "ttft_s": round(cost.ttft_s, 3),
-        "cold_start_s": round(cost.cold_start_s, 1),
+        "cold_start_s": round(cost.cold_start_s, 2),
         "offload": offload_summary(plan, machine),
         "runtime_settings": runtime_settings(arch, plan, machine, consts),
         "checklist": checklist(plan, machine),
     }
     reasons = [
         *plan.decisions,
-        f"decode {cost.decode_tokens_per_s:.2f} tokens/s ({cost.bound}-bound, {cost.mode}); TTFT {cost.ttft_s:.2f} s; "
-        f"cold start {cost.cold_start_s:.0f} s",
+        f"decode {cost.decode_tokens_per_s:.2f} tokens/s ({cost.bound}-bound, {cost.mode}); TTFT {seconds_text(cost.ttft_s)}; "
+        f"cold start {seconds_text(cost.cold_start_s)}",
     ]
     return (
         DeploymentPlan(

@@ -26,7 +26,7 @@ from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import ceil_bytes, tokens_held
 from generator.sizing.memory import MemoryBreakdown, inference_activation_bytes
-from generator.sizing.performance import prefill_flops
+from generator.sizing.performance import decode_weight_read_bytes, host_overlapped_seconds, prefill_flops, routed_share
 from generator.sizing.precision import WeightFormat
 from generator.sizing.weights import Parallelism, size_weights
 
@@ -250,12 +250,6 @@ def place(
     )
 
 
-def _active_fraction(arch: Architecture) -> float:
-    """Share of routed-expert bytes one token reads (top-k of the experts)."""
-    experts, top_k = arch.routed_experts
-    return top_k / experts if experts else 1.0
-
-
 def offload_cost(
     arch: Architecture,
     fmt: WeightFormat,
@@ -264,12 +258,18 @@ def offload_cost(
     machine: Machine,
     prompt_tokens: int,
     consts: Constants,
+    decode_context_tokens: int | None = None,
 ) -> OffloadCost:
-    """Decode tokens/s, TTFT and cold start of a placement (batch 1)."""
+    """Decode tokens/s, TTFT and cold start of a placement (batch 1).
+
+    One decode model with the serving estimate (:class:`generator.sizing.performance.DecodeModel` at
+    batch 1): the weight bytes a token reads are :func:`decode_weight_read_bytes` (top-k of the routed
+    experts), the KV read is that of the ``decode_context_tokens`` in use (default: the prompt), and each
+    token pays the engine's per-step and per-sequence host time; offloaded parts are read from their tier.
+    """
     sizes = size_weights(arch, fmt)
-    share = _active_fraction(arch)
-    gpu_read = cpu_read = disk_read = 0.0
-    gpu_expert_bytes = 0
+    share = routed_share(arch, 1)
+    cpu_read = disk_read = 0.0
     for i, device in enumerate(placement.layer_devices):
         dense = sizes.layer_bytes[i] - sizes.layer_expert_bytes[i]
         experts = sizes.layer_expert_bytes[i] * share
@@ -278,40 +278,41 @@ def offload_cost(
         elif device == "disk":
             disk_read += dense + experts
         elif "+experts:" in device:
-            gpu_read += dense
             if device.endswith("disk"):
                 disk_read += experts
             else:
                 cpu_read += experts
-        else:
-            gpu_read += dense + experts
-            gpu_expert_bytes += sizes.layer_expert_bytes[i]
     head = sizes.embedding_bytes if arch.tie_word_embeddings else sizes.lm_head_bytes
     if placement.lm_head_device == "cpu":
         cpu_read += head
-    else:
-        gpu_read += head
+    # what the GPUs read is the serving count less the layers and head read elsewhere (the count keeps the input
+    # embedding table wherever it lives, as the serving estimate does: see decode_weight_read_bytes)
+    gpu_read = decode_weight_read_bytes(arch, sizes, Parallelism(), 1) - cpu_read - disk_read
     embedding_row = arch.hidden_size * 2
-    gpu_read += placement.kv_gpu_bytes
-    cpu_read += placement.kv_cpu_bytes + (embedding_row if placement.embedding_device == "cpu" else 0)
+    in_use = min(decode_context_tokens or prompt_tokens, placement.context_tokens)
+    kv_share = sum(_layer_kv(arch, kv_bits, max(in_use, 1))) / max(1, sum(_layer_kv(arch, kv_bits, placement.context_tokens)))
+    gpu_read += placement.kv_gpu_bytes * kv_share
+    cpu_read += placement.kv_cpu_bytes * kv_share + (embedding_row if placement.embedding_device == "cpu" else 0)
     hbm = machine.gpu_bandwidth_gb_per_s * 1e9 * consts.decode_bandwidth_efficiency
     ddr = machine.ddr_gb_per_s * 1e9 * consts.ddr_bandwidth_efficiency
     pcie = machine.pcie_gb_per_s * 1e9 * consts.pcie_efficiency
     nvme = machine.nvme_read_gb_per_s * 1e9 * consts.nvme_efficiency
+    # the engine's own time each token (scheduling, sampling, launches), as in the serving estimate
+    engine_s = host_overlapped_seconds(consts.decode_step_overhead_s, consts.decode_overhead_per_sequence_s, 1, consts)
     t_gpu = gpu_read / hbm
     t_cpu = cpu_read / ddr if cpu_read else 0.0
     t_disk = disk_read / nvme if disk_read else 0.0
-    cpu_mode = t_gpu + t_cpu + t_disk
+    cpu_mode = engine_s + t_gpu + t_cpu + t_disk
     # streaming: every offloaded byte (all experts, not just the routed ones) crosses PCIe each token
     streamed = placement.cpu_bytes + placement.disk_bytes
     t_stream = streamed / pcie if streamed else 0.0
-    stream_mode = t_gpu + streamed / hbm + t_stream + t_disk
+    stream_mode = engine_s + t_gpu + streamed / hbm + t_stream + t_disk
     if not placement.offloaded:
-        mode, seconds = "gpu", {"hbm": t_gpu}
+        mode, seconds = "gpu", {"hbm": t_gpu, "engine": engine_s}
     elif cpu_mode <= stream_mode:
-        mode, seconds = "cpu-compute", {"hbm": t_gpu, "ddr": t_cpu, "nvme": t_disk}
+        mode, seconds = "cpu-compute", {"hbm": t_gpu, "ddr": t_cpu, "nvme": t_disk, "engine": engine_s}
     else:
-        mode, seconds = "pcie-stream", {"hbm": t_gpu + streamed / hbm, "pcie": t_stream, "nvme": t_disk}
+        mode, seconds = "pcie-stream", {"hbm": t_gpu + streamed / hbm, "pcie": t_stream, "nvme": t_disk, "engine": engine_s}
     total = sum(seconds.values())
     bound = max(seconds, key=lambda k: seconds[k])
     boundaries = sum(1 for a, b in itertools.pairwise(placement.layer_devices) if a[:3] != b[:3])
@@ -355,6 +356,7 @@ def plan_offload(
     prompt_tokens: int,
     consts: Constants,
     alternatives: tuple[WeightFormat, ...] = (),
+    decode_context_tokens: int | None = None,
 ) -> OffloadPlan:
     """Run the issue-#5 order over ``formats`` (the allowed precisions) and return the placement and its cost."""
     requested = size_weights(arch, formats[0]).total_bytes
@@ -400,5 +402,8 @@ def plan_offload(
                 alternative = alt.name
                 break
     return OffloadPlan(
-        placement, offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, consts), tuple(decisions), alternative
+        placement,
+        offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, consts, decode_context_tokens),
+        tuple(decisions),
+        alternative,
     )

@@ -111,14 +111,27 @@ def expected_experts_touched(experts: int, top_k: int, tokens: float) -> float:
     return float(experts * (1.0 - (1.0 - top_k / experts) ** tokens))
 
 
-def _weights_read_per_gpu(arch: Architecture, weights: WeightSizes, par: Parallelism, batch: int) -> float:
-    """Weight bytes one GPU streams per decode step (experts only as far as routed)."""
+def routed_share(arch: Architecture, tokens: float) -> float:
+    """Share of the routed-expert bytes a step over ``tokens`` tokens reads: ``top_k / experts`` at one token."""
     experts, top_k = arch.routed_experts
-    if not experts or weights.expert_bytes == 0:
-        return float(weights.per_gpu_bytes)
-    touched = expected_experts_touched(experts, top_k, batch) / experts
-    expert_per_gpu = weights.expert_bytes / max(par.tp, par.ep) / par.pp
-    return weights.per_gpu_bytes - expert_per_gpu * (1.0 - touched)
+    if not experts:
+        return 1.0
+    return expected_experts_touched(experts, top_k, tokens) / experts
+
+
+def decode_weight_read_bytes(arch: Architecture, weights: WeightSizes, par: Parallelism, tokens: float) -> float:
+    """Weight bytes one GPU streams per decode step over ``tokens`` tokens (serving estimate and offload planner).
+
+    The one count of :class:`DecodeModel` and :func:`generator.sizing.offload.offload_cost`: the GPU's
+    stage weights, routed experts only as far as the step routes to them (:func:`routed_share`). The
+    whole stage is counted, the input embedding table included (a lookup reads one row of it; not
+    counting the rest moves every calibrated figure and is left to a refit).
+    """
+    read = float(weights.per_gpu_bytes)
+    if weights.expert_bytes:
+        expert_per_gpu = weights.expert_bytes / max(par.tp, par.ep) / par.pp
+        read -= expert_per_gpu * (1.0 - routed_share(arch, tokens))
+    return read
 
 
 def allreduce_seconds(message_bytes: float, gpus: int, link_gb_per_s: float, latency_s: float) -> float:
@@ -218,7 +231,7 @@ class DecodeModel:
         self._kv_stage_bits = stage_elements * kv_bits
         experts, _ = arch.routed_experts
         dense_read = not experts or weights.expert_bytes == 0
-        self._dense_weight_read_s = float(weights.per_gpu_bytes) / self._bandwidth if dense_read else None
+        self._dense_weight_read_s = decode_weight_read_bytes(arch, weights, par, 1) / self._bandwidth if dense_read else None
         self._gemm = _gemm_parts(arch, par, acc, consts)
         self._attention_flops = attention_flops_per_token(arch, context)
         self._attention_split = par.tp * par.attention_dp * par.pp
@@ -245,7 +258,7 @@ class DecodeModel:
         if self._dense_weight_read_s is not None:
             weight_read_s = self._dense_weight_read_s
         else:
-            weight_read_s = _weights_read_per_gpu(arch, self._weights, par, max(1, round(tokens))) / bandwidth
+            weight_read_s = decode_weight_read_bytes(arch, self._weights, par, max(1, round(tokens))) / bandwidth
         kv_read_s = kv / bandwidth
         matmul_s = _gemm_at(self._gemm, tokens, micro, consts)
         attention_s = self._attention_flops * micro / self._attention_split / self._attention_rate
