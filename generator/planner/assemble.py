@@ -32,7 +32,7 @@ GPU_TAINT = ("nvidia.com/gpu", "present", "NoSchedule")
 
 def single_host_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -> list[Finding]:
     """Why a single bare-metal host gets no Kubernetes output although the workload asks for it."""
-    if wl.hardware.provider != "baremetal" or "kubernetes" not in wl.outputs or sum(p.nodes for p in pools) != 1:
+    if wl.hardware.provider != "baremetal" or "kubernetes" not in wl.outputs or sum(p.hosts for p in pools) != 1:
         return []
     message = (
         "One host is its own cluster: no kubeadm join file and no GPU Operator are rendered for it "

@@ -32,6 +32,12 @@ variable "gpu_pools" {
     ram_gib          = number
     nvme_tb          = number
     power_w_per_node = number
+    rack_scale = optional(object({
+      systems            = number
+      hosts_per_system   = number
+      nvlink_domain_gpus = number
+      power_w_per_system = number
+    }))
     cooling          = string
     racks            = number
     deployments      = list(string)
@@ -66,8 +72,8 @@ variable "gpu_pools" {
   }
 
   validation {
-    condition     = alltrue([for p in values(var.gpu_pools) : p.power_w_per_node <= var.rack_power_kw * 1000])
-    error_message = "A node draws more power than one rack provides."
+    condition     = alltrue([for p in values(var.gpu_pools) : try(p.rack_scale.power_w_per_system, p.power_w_per_node) <= var.rack_power_kw * 1000])
+    error_message = "A node (a rack-scale system: all its hosts) draws more power than one rack provides."
   }
 
   validation {
