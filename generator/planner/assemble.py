@@ -313,7 +313,7 @@ def build_plan(
     pools, inventory = _place_on_inventory(wl, pools, findings, ruled_out)
     racks: list[Rack] = []
     if wl.hardware.provider == "baremetal":
-        racks = pack_racks(pools, wl.hardware.rack_power_kw)
+        racks = pack_racks(pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved)
         findings.extend(rack_findings(racks))
         findings.extend(assumed_height_findings(pools))
         if wl.hardware.max_racks is not None and len(racks) > wl.hardware.max_racks:
