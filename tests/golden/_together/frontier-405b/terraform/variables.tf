@@ -32,17 +32,17 @@ variable "gpu_pools" {
     ram_gib          = number
     nvme_tb          = number
     power_w_per_node = number
+    cooling          = string
+    racks            = number
+    deployments      = list(string)
+    requests_per_s   = map(number)
+    labels           = map(string)
     rack_scale = optional(object({
       systems            = number
       hosts_per_system   = number
       nvlink_domain_gpus = number
       power_w_per_system = number
     }))
-    cooling          = string
-    racks            = number
-    deployments      = list(string)
-    requests_per_s   = map(number)
-    labels           = map(string)
     taints = list(object({
       key    = string
       value  = string
@@ -72,8 +72,10 @@ variable "gpu_pools" {
   }
 
   validation {
-    condition     = alltrue([for p in values(var.gpu_pools) : try(p.rack_scale.power_w_per_system, p.power_w_per_node) <= var.rack_power_kw * 1000])
-    error_message = "A node (a rack-scale system: all its hosts) draws more power than one rack provides."
+    condition = alltrue([for p in values(var.gpu_pools) :
+      coalesce(p.power_w_per_node, 0) <= var.rack_power_kw * 1000 && try(p.rack_scale.power_w_per_system, 0) <= var.rack_power_kw * 1000
+    ])
+    error_message = "A node draws more power than one rack provides."
   }
 
   validation {
