@@ -499,8 +499,9 @@ def ansible_group_problems(out: Rendered, inventory: Inventory) -> list[str]:
             if not [f for f in out.files if re.fullmatch(r"ansible/inventory\.(aws_ec2|gcp_compute|azure_rm)\.yml", f)]:
                 problems.append(f"{name}: cloud pool without a dynamic inventory file")
             continue
-        if len(hosts) != pool["nodes"]:
-            problems.append(f"{name}: {len(hosts)} hosts in the inventory, {pool['nodes']} nodes in spec.json")
+        expected = pool["nodes"] * pool["node"]["hosts"]  # a rack-scale node is its compute trays, each a host
+        if len(hosts) != expected:
+            problems.append(f"{name}: {len(hosts)} hosts in the inventory, {expected} hosts in spec.json")
         for host in hosts:  # kubeadm registers the node under its hostname: a DNS-1123 subdomain
             if len(host) > 253 or not DNS1123_SUBDOMAIN.fullmatch(host):
                 problems.append(f"host {host!r} is not a valid Kubernetes node name")
@@ -524,7 +525,8 @@ def ansible_hostvar_problems(out: Rendered, inventory: Inventory) -> list[str]:
             if not isinstance(version, str) or not DRIVER_VERSION.fullmatch(version):
                 problems.append(f"{host}: specgen_nvidia_driver.version={version!r} is not a version string")
             ram = seen.get("specgen_ram_gib")
-            if not isinstance(ram, int) or isinstance(ram, bool):
+            unsourced = ram is None and pool["node"]["ram_gib"] == 0 and pool["node"]["hosts"] > 1  # soldered, no figure
+            if not unsourced and (not isinstance(ram, int) or isinstance(ram, bool)):
                 problems.append(f"{host}: specgen_ram_gib={ram!r} is not an int")
             problems += [f"{host}: {key} is not under the specgen_ prefix" for key in intended if not key.startswith("specgen_")]
             # Ansible's (YAML 1.1) reading of group_vars must equal the YAML 1.2 reading the renderer intended.

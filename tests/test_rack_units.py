@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 
 from generator.planner import plan_workload
-from generator.planner.racks import DEFAULT_NODE_RACK_UNITS, RACK_UNITS, assumed_height_findings, node_units
+from generator.planner.racks import (
+    DEFAULT_NODE_RACK_UNITS,
+    RACK_UNITS,
+    RACK_UNITS_RESERVED,
+    assumed_height_findings,
+    node_units,
+    pack_racks,
+)
 from generator.workload import load_workload
 
 WORKLOAD = """\
@@ -63,3 +70,39 @@ def test_node_units(tmp_path: Path, kind: str, rack_units: int | None, expected:
     pool = pool._replace(node=pool.node._replace(kind=kind, rack_units=rack_units))
     assert node_units(pool) == expected
     assert bool(assumed_height_findings([pool])) is (expected == DEFAULT_NODE_RACK_UNITS)
+
+
+@pytest.mark.parametrize(
+    ("reserved", "units_per_rack"),
+    [
+        pytest.param(None, [40, 12], id="default-two-1u-tor-switches"),
+        pytest.param(0, [42, 10], id="nothing-reserved"),
+        pytest.param(10, [32, 20], id="site-reserves-10u"),
+    ],
+)
+def test_racks_keep_units_for_switches(tmp_path: Path, reserved: int | None, units_per_rack: list[int]) -> None:
+    """26 x 2U Dell R760 under a 200 kW budget: power never binds, height does, less the reserved units."""
+    path = tmp_path / "w.yaml"
+    path.write_text(WORKLOAD.format(platform="dell-r760", gpu="l40s-48gb"))
+    pool = plan_workload(load_workload(str(path))).pools[0]._replace(nodes=26)
+    assert pool.node.rack_units == 2 and RACK_UNITS_RESERVED == 2
+    assert [r.units for r in pack_racks([pool], 200, reserved)] == units_per_rack
+
+
+@pytest.mark.parametrize("reserved", [None, 0])
+def test_rack_scale_system_fills_a_rack_alone(tmp_path: Path, reserved: int | None) -> None:
+    """A rack-scale system brings its own switches: one per rack whatever the reserve."""
+    path = tmp_path / "w.yaml"
+    path.write_text(WORKLOAD.format(platform="dgx-h100", gpu="h100-sxm5-80gb"))
+    pool = plan_workload(load_workload(str(path))).pools[0]
+    pool = pool._replace(nodes=2, node=pool.node._replace(kind="rack-scale", rack_units=None, power_w=1000))
+    assert [r.units for r in pack_racks([pool], 200, reserved)] == [RACK_UNITS, RACK_UNITS]
+
+
+def test_reserved_units_from_the_workload(tmp_path: Path) -> None:
+    """hardware.rack_units_reserved reaches the packing: 26 x 2U in 22U usable (11 a rack) take 3 racks, not 2."""
+    path = tmp_path / "w.yaml"
+    text = WORKLOAD.format(platform="dell-r760", gpu="l40s-48gb").replace("requests_per_second: 1", "requests_per_second: 300")
+    path.write_text(text + "  rack_power_kw: 200\n  rack_units_reserved: 20\n")
+    plan = plan_workload(load_workload(str(path)))
+    assert (plan.pools[0].nodes, plan.pools[0].racks) == (26, 3)

@@ -307,6 +307,9 @@ class PlatformSpec(NamedTuple):
     #: Whether NVLink bridges join its bridge-capable PCIe GPUs: True where a source says so; False or None
     #: (no source says, or an option the quote leaves out): they talk over PCIe.
     gpu_bridge: bool | None = None
+    #: Linux hosts one system is made of: a rack-scale system's compute trays each run their own OS, with their own
+    #: CPUs, memory and drives (``platforms.json`` ``nodes``); 1 for every other server.
+    hosts: int = 1
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> PlatformSpec:
@@ -349,6 +352,7 @@ class PlatformSpec(NamedTuple):
             cpu_vendor=cpu.get("vendor"),
             cpu_socket=cpu.get("socket"),
             gpu_bridge=rec.get("gpu_bridge"),
+            hosts=int(rec.get("nodes") or 1),
         )
 
     @property

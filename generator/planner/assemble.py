@@ -34,7 +34,7 @@ GPU_TAINT = ("nvidia.com/gpu", "present", "NoSchedule")
 
 def single_host_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -> list[Finding]:
     """Why a single bare-metal host gets no Kubernetes output although the workload asks for it."""
-    if wl.hardware.provider != "baremetal" or "kubernetes" not in wl.outputs or sum(p.nodes for p in pools) != 1:
+    if wl.hardware.provider != "baremetal" or "kubernetes" not in wl.outputs or sum(p.hosts for p in pools) != 1:
         return []
     message = (
         "One host is its own cluster: no kubeadm join file and no GPU Operator are rendered for it "
@@ -315,7 +315,7 @@ def build_plan(
     pools, inventory = _place_on_inventory(wl, pools, findings, ruled_out)
     racks: list[Rack] = []
     if wl.hardware.provider == "baremetal":
-        racks = pack_racks(pools, wl.hardware.rack_power_kw)
+        racks = pack_racks(pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved)
         findings.extend(rack_findings(racks))
         findings.extend(assumed_height_findings(pools))
         if wl.hardware.max_racks is not None and len(racks) > wl.hardware.max_racks:

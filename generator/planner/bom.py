@@ -56,6 +56,19 @@ def _layout(cpu: CpuSpec, channels: int, per_channel: int, size: int) -> MemoryL
     )
 
 
+def soldered_memory(cpu: CpuSpec | None) -> bool:
+    """Whether the CPU's memory is soldered or on its package (LPDDR: JEDEC defines no DIMM for it), not DIMMs to fill."""
+    return cpu is not None and (cpu.ddr_generation or "").lower().startswith("lpddr")
+
+
+def soldered_text(cpu: CpuSpec, ram_gib: int, hosts: int) -> str:
+    """The memory line of a node whose memory is soldered: its catalog capacity per host, or that none is sourced."""
+    kind = f"{(cpu.ddr_generation or '').upper()} on the {cpu.name} package (soldered, no DIMMs)"
+    if not ram_gib:
+        return f"{kind}; capacity unsourced"
+    return f"{kind}; {ram_gib // hosts} GiB per host" if hosts > 1 else f"{kind}; {ram_gib} GiB"
+
+
 def boot_drives_text() -> str:
     """The mirrored OS drives every owned server gets."""
     return f"{BOOT_DRIVES} x {BOOT_DRIVE_TB:g} TB M.2 NVMe, RAID 1 (OS)"

@@ -7,7 +7,7 @@ import math
 from generator import catalog
 from generator.catalog.records import CpuSpec, GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
-from generator.planner.bom import boot_drives_text, fill_channels
+from generator.planner.bom import boot_drives_text, fill_channels, soldered_memory, soldered_text
 from generator.planner.host_minimums import minimum_ram_gib, minimum_text, wanted_cpu_cores
 from generator.planner.plan import Finding, Nic, NodeSpec
 from generator.sizing.constants import Constants
@@ -59,7 +59,7 @@ def _nics(platform: PlatformSpec, gpus: int, needs_fabric: bool, findings: list[
         out.append(Nic("fabric", nic.id, nic.name, fabric_count or gpus, nic.port_gbps, nic.protocol, nic.gpudirect_rdma))
     front_id, front_count = platform.frontend_nic_id, platform.frontend_nic_count
     if not front_id and configurable:
-        front_id, front_count = DEFAULT_FRONTEND_NIC, 1
+        front_id, front_count = DEFAULT_FRONTEND_NIC, platform.hosts  # one per host
     if front_id:
         nic = table[front_id]
         out.append(Nic("frontend", nic.id, nic.name, front_count or 1, nic.port_gbps, nic.protocol, nic.gpudirect_rdma))
@@ -225,7 +225,7 @@ def assemble_node(
     want_gib = math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes + needs.model_file_bytes) / GIB)
     floor_gib = minimum_ram_gib(platform, gpu, gpus)  # the published minimum per GPU (0 where none)
     memory_text = None
-    if configurable:
+    if configurable and not soldered_memory(cpu):
         ram_gib = int(max(platform.ram_gib or 0, _round_up(want_gib, 64), floor_gib))
         if cpu is not None:
             wanted = int(max(platform.ram_gib or 0, want_gib, floor_gib))
@@ -239,7 +239,8 @@ def assemble_node(
             else:
                 findings.append(Finding("warning", "ram-page-cache", message))
     else:
-        ram_gib = int(platform.ram_gib or 0)
+        ram_gib = int(platform.ram_gib or 0)  # as built: 0 where the catalog has no sourced figure
+        memory_text = soldered_text(cpu, ram_gib, platform.hosts) if cpu and soldered_memory(cpu) else None
         if ram_gib and hard_gib > ram_gib:
             findings.append(Finding("error", "ram-short", f"{platform.id} has {ram_gib} GiB RAM; {hard_gib} GiB needed"))
         elif ram_gib and want_gib > ram_gib:
@@ -265,7 +266,7 @@ def assemble_node(
     drives = platform.nvme_count
     if nvme_tb < nvme_need_tb and configurable:
         size = drive.capacity_tb if drive else 3.84
-        drives = max(drives, math.ceil(nvme_need_tb / size), 1)
+        drives = max(drives, math.ceil(nvme_need_tb / size), 1) * platform.hosts  # each host caches its own copy
         nvme_tb = round(drives * size, 2)
     elif nvme_tb < nvme_need_tb:
         findings.append(
@@ -316,7 +317,8 @@ def assemble_node(
         memory=memory_text,
         power_components_w=components,
         boot_drives=boot_drives_text() if configurable else None,
-        host_minimum=minimum_text(platform, gpu, gpus, cores, ram_gib) if configurable else None,
+        host_minimum=minimum_text(platform, gpu, gpus, cores, ram_gib) if configurable and not soldered_memory(cpu) else None,
+        hosts=platform.hosts,
     )
 
 
@@ -362,7 +364,10 @@ def choose_cpu(sockets: int, wanted_cores: int, vendor: str | None = None, socke
 
 
 def model_load_seconds(model_bytes: int, node: NodeSpec) -> float | None:
-    """Cold start: reading the model files from local NVMe at the drives' sequential rate."""
+    """Cold start: reading the model files from local NVMe at the drives' sequential rate.
+
+    A rack-scale system's hosts each read from their own drives: counted at one host's rate (the safe side).
+    """
     if not node.nvme_read_gb_per_s:
         return None
-    return model_bytes / (node.nvme_read_gb_per_s * GB)
+    return model_bytes / (node.nvme_read_gb_per_s / node.hosts * GB)

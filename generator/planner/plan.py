@@ -71,6 +71,10 @@ class NodeSpec(NamedTuple):
     power_components_w: int | None = None
     #: The published per-GPU RAM / CPU-core minimum and whether the build meets it, or that none applies.
     host_minimum: str | None = None
+    #: Linux hosts the node is made of: the compute trays of a rack-scale system, each with its own OS, CPUs,
+    #: memory and drives (1 for every other server). The node's GPUs, CPU cores, RAM, drives and NICs are its
+    #: totals, split evenly over its hosts; power, racks, cost and the NVLink domain stay the node's.
+    hosts: int = 1
 
 
 class Pool(NamedTuple):
@@ -92,6 +96,11 @@ class Pool(NamedTuple):
     idle_gpus: int = 0
     owned_nodes: int = 0
     owned_hosts: tuple[str, ...] = ()
+
+    @property
+    def hosts(self) -> int:
+        """Linux hosts in the pool: its nodes times each node's hosts (the compute trays of a rack-scale system)."""
+        return self.nodes * self.node.hosts
 
 
 class Candidate(NamedTuple):

@@ -8,8 +8,15 @@ from __future__ import annotations
 
 from generator.planner.plan import Finding, Pool
 
-#: Usable rack units of a standard 42U rack.
+#: Rack units of a standard 42U rack.
 RACK_UNITS = 42
+#: Rack units held back in every rack for what is not a GPU server (``hardware.rack_units_reserved`` overrides it):
+#: two 1U management top-of-rack switches, as NVIDIA equips a GPU rack ("2x TOR Switches for management" per rack,
+#: https://docs.nvidia.com/dgx/dgxgb200-user-guide/hardware.html; "2 SN2201 OOB switches" in the GB300 NVL72 rack,
+#: https://docs.nvidia.com/enterprise-reference-architectures/nvl72-ai-factory/latest/components.html; the SN2201 is
+#: a 1U switch of NVIDIA's SN2000 series, https://nvdam.widen.net/s/llbvwv5rfx/br-sn2000-series). PDUs mounted in
+#: rack units, or GPU-fabric leaf switches kept in the server racks rather than in network racks, need more.
+RACK_UNITS_RESERVED = 2
 #: Rack power above which air cooling stops being enough: operators start needing liquid (rear-door
 #: heat exchangers or direct-to-chip) as racks approach 30 kW (Chatsworth Products, "When do you need
 #: liquid cooling for AI infrastructure?", 2026:
@@ -48,17 +55,22 @@ def node_units(pool: Pool) -> int:
     return pool.node.rack_units or DEFAULT_NODE_RACK_UNITS
 
 
-def pack_racks(pools: list[Pool], rack_power_kw: float) -> list[Rack]:
-    """Pack every node of every bare-metal pool into racks of ``rack_power_kw`` and 42U."""
+def pack_racks(pools: list[Pool], rack_power_kw: float, reserved_units: int | None = None) -> list[Rack]:
+    """Pack every node of every bare-metal pool into racks of ``rack_power_kw`` and 42U less ``reserved_units``.
+
+    ``reserved_units`` (default :data:`RACK_UNITS_RESERVED`) stay free in every rack for its switches; a rack-scale
+    system brings its own and fills a rack alone.
+    """
     budget_w = rack_power_kw * 1000
+    usable = RACK_UNITS - (RACK_UNITS_RESERVED if reserved_units is None else reserved_units)
     nodes = sorted(
         ((p.node.power_w, node_units(p), p.name, p.node.cooling == "liquid") for p in pools for _ in range(p.nodes)),
         key=lambda n: (-n[0], -n[1], n[2]),
     )
     racks: list[Rack] = []
     for power, units, name, liquid in nodes:
-        target = next((r for r in racks if r.power_w + power <= budget_w and r.units + units <= RACK_UNITS), None)
-        if target is None:  # a node above the rack budget is ruled out earlier; it still gets a rack of its own
+        target = next((r for r in racks if r.power_w + power <= budget_w and r.units + units <= usable), None)
+        if target is None:  # a node above the rack budget is ruled out earlier (a rack-scale system is its rack)
             target = Rack()
             racks.append(target)
         target.power_w += power

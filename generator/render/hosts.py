@@ -1,16 +1,55 @@
-"""Host names of a pool's nodes: the team's own (``hardware.inventory[].hosts``) where given, else placeholders."""
+"""A pool's Linux hosts and their names: the team's own (``hardware.inventory[].hosts``) where given, else placeholders.
+
+The planner's node is what is bought, racked and powered as one: a server, or a whole rack-scale system (an
+NVIDIA GB200 NVL72 is one node of 18 compute trays). What is provisioned, joined to Kubernetes and configured
+by Ansible is a Linux host: each compute tray runs its own OS with its own CPUs, memory, drives and NICs.
+:func:`host_pool` is the one place that turns a pool of nodes into its pool of hosts.
+"""
 
 from __future__ import annotations
 
-from generator.planner.plan import Plan, Pool
+from generator.planner.plan import NodeSpec, Plan, Pool
 from generator.workload.models import InventoryHost, Workload
 
 
+def host_node(node: NodeSpec) -> NodeSpec:
+    """One host of ``node``: its GPUs, CPU cores, RAM, drives and NICs split evenly over its hosts.
+
+    Power, heat and cooling stay the node's (a rack-scale system's power shelves feed all its trays; no
+    per-tray figure is published): renderers that print power say it is the system's.
+    """
+    hosts = node.hosts
+    if hosts == 1:
+        return node
+    return node._replace(
+        gpus=node.gpus // hosts,
+        cpu_cores=node.cpu_cores // hosts,
+        ram_gib=node.ram_gib // hosts,
+        nvme_tb=round(node.nvme_tb / hosts, 2),
+        nvme_drives=node.nvme_drives // hosts,
+        nvme_read_gb_per_s=round(node.nvme_read_gb_per_s / hosts, 2),
+        nvme_write_gb_per_s=round(node.nvme_write_gb_per_s / hosts, 2),
+        nics=tuple(n._replace(count=n.count // hosts) for n in node.nics),
+    )
+
+
+def host_pool(pool: Pool) -> Pool:
+    """``pool`` as its hosts: one entry per Linux host, each with :func:`host_node`'s share (the same pool elsewhere)."""
+    if pool.node.hosts == 1:
+        return pool
+    return pool._replace(node=host_node(pool.node), nodes=pool.hosts)
+
+
+def host_pools(plan: Plan) -> list[Pool]:
+    """Every pool of the plan as its hosts."""
+    return [host_pool(pool) for pool in plan.pools]
+
+
 def placeholder_names(pool: Pool) -> list[str]:
-    """``<pool>-NN`` with dashes (valid DNS labels), for nodes the inventory does not name."""
+    """``<pool>-NN`` with dashes (valid DNS labels), one per host the inventory does not name."""
     base = pool.name.replace("_", "-")
-    width = max(2, len(str(pool.nodes)))
-    return [f"{base}-{i:0{width}d}" for i in range(1, pool.nodes + 1)]
+    width = max(2, len(str(pool.hosts)))
+    return [f"{base}-{i:0{width}d}" for i in range(1, pool.hosts + 1)]
 
 
 def known_hosts(plan: Plan, workload: Workload) -> dict[str, list[InventoryHost]]:
@@ -21,5 +60,5 @@ def known_hosts(plan: Plan, workload: Workload) -> dict[str, list[InventoryHost]
     assigned: dict[str, list[InventoryHost]] = {}
     for pool in plan.pools:
         hosts = free.get(pool.node.platform_id, [])
-        assigned[pool.name], free[pool.node.platform_id] = hosts[: pool.nodes], hosts[pool.nodes :]
+        assigned[pool.name], free[pool.node.platform_id] = hosts[: pool.hosts], hosts[pool.hosts :]
     return assigned

@@ -30,7 +30,7 @@ def cluster_name(workload: Workload) -> str:
 
 def is_single_host(plan: Plan) -> bool:
     """One bare-metal machine in all: it is its own cluster, nothing joins it."""
-    return plan.provider == "baremetal" and sum(pool.nodes for pool in plan.pools) == 1
+    return plan.provider == "baremetal" and sum(pool.hosts for pool in plan.pools) == 1
 
 
 def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> dict[str, str]:

@@ -13,9 +13,9 @@ from typing import Any
 
 from generator.catalog import gpus
 from generator.errors import InputError
-from generator.planner.plan import Plan
+from generator.planner.plan import Plan, Pool
 from generator.render.env import render_template, to_json
-from generator.render.hosts import known_hosts, placeholder_names
+from generator.render.hosts import host_node, known_hosts, placeholder_names
 from generator.render.kube_objects import dns_name, kustomize_directory, namespace_object
 from generator.render.kubernetes import cluster_name
 from generator.workload.models import Workload
@@ -29,7 +29,7 @@ def maas_instances(plan: Plan, workload: Workload) -> dict[str, Any]:
     hosts = known_hosts(plan, workload)
     instances: dict[str, Any] = {}
     for pool in plan.pools:
-        node = pool.node
+        node = host_node(pool.node)  # MAAS allocates Linux hosts: a rack-scale system's compute trays
         names = [h.name for h in hosts[pool.name]]
         for index, name in enumerate(placeholder_names(pool)):
             allocate: dict[str, Any] = {
@@ -73,7 +73,7 @@ def bare_metal_hosts(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
                         "online": True,
                         "bootMACAddress": host.boot_mac_address,
                         "bmc": {"address": host.bmc_address, "credentialsName": host.bmc_credentials_secret},
-                        "description": f"{pool.node.platform_name}, {pool.node.gpus}x {gpus()[pool.node.gpu_id].name}",
+                        "description": _host_description(pool),
                     },
                 }
             )
@@ -83,6 +83,15 @@ def bare_metal_hosts(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
             "boot_mac_address on a planned platform; none has all three (specgen does not invent them)"
         )
     return [namespace_object(namespace), *objects]
+
+
+def _host_description(pool: Pool) -> str:
+    """What one host of the pool is: the server, or a compute tray of a rack-scale system, and its GPUs."""
+    node = pool.node
+    gpu = gpus()[node.gpu_id].name
+    if node.hosts == 1:
+        return f"{node.platform_name}, {node.gpus}x {gpu}"
+    return f"compute tray of {node.platform_name}, {node.gpus // node.hosts}x {gpu}"
 
 
 def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
@@ -103,7 +112,7 @@ def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
                 "metadata": {"name": dns_name(pool), "namespace": namespace, "labels": dict(selector)},
                 "spec": {
                     "clusterName": cluster,
-                    "replicas": pool.nodes,
+                    "replicas": pool.hosts,
                     "selector": {"matchLabels": dict(selector)},
                     "template": {
                         "metadata": {"labels": dict(selector)},

@@ -8,24 +8,43 @@ from generator.planner.plan import Plan, Pool
 from generator.render.eks import PATH as EKS_PATH
 from generator.render.eks import eks_managed_node_groups
 from generator.render.env import render_template, to_json
+from generator.render.hosts import host_node
 from generator.workload.models import Workload
 
 
 def pool_variables(pool: Pool, plan: Plan) -> dict[str, Any]:
-    """One pool as the ``gpu_pools`` object type declares it."""
-    node = pool.node
+    """One pool as the ``gpu_pools`` object type declares it.
+
+    Nodes are Linux hosts, as they are provisioned: a rack-scale system's compute trays, each with its share of
+    GPUs, cores, RAM and drives; its power (no per-tray figure is published) and NVLink domain are in
+    ``rack_scale``, and ``power_w_per_node`` is null.
+    """
+    node = host_node(pool.node)
     rates = {d.name: d.requests_per_s_in(pool.name) for d in plan.deployments if d.name in pool.deployments}
+    system = (
+        {
+            "rack_scale": {
+                "systems": pool.nodes,
+                "hosts_per_system": node.hosts,
+                "nvlink_domain_gpus": pool.node.gpus,
+                "power_w_per_system": node.power_w,
+            }
+        }
+        if node.hosts > 1
+        else {}
+    )
     return {
         "provider": node.provider,
         "platform": node.platform_id,
         "instance_type": node.instance_type,
         "gpu_model": node.gpu_id,
         "gpus_per_node": node.gpus,
-        "node_count": pool.nodes,
+        "node_count": pool.hosts,
         "cpu_cores": node.cpu_cores,
-        "ram_gib": node.ram_gib,
+        "ram_gib": node.ram_gib if node.ram_gib or node.hosts == 1 else None,
         "nvme_tb": node.nvme_tb,
-        "power_w_per_node": node.power_w,
+        "power_w_per_node": node.power_w if node.hosts == 1 else None,
+        **system,
         "cooling": node.cooling,
         "racks": pool.racks,
         "deployments": list(pool.deployments),

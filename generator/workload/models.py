@@ -175,6 +175,8 @@ class Hardware(NamedTuple):
     cooling: Literal["air", "liquid"] = "air"
     max_nodes: int | None = None
     max_racks: int | None = None
+    #: Rack units kept free in every rack for switches and PDUs; None: the planner's sourced default.
+    rack_units_reserved: int | None = None
     max_budget_usd_per_month: float | None = None
     fixed: FixedSpec | None = None
     inventory: tuple[InventoryGroup, ...] = ()

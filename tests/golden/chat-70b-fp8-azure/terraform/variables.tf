@@ -37,6 +37,12 @@ variable "gpu_pools" {
     deployments      = list(string)
     requests_per_s   = map(number)
     labels           = map(string)
+    rack_scale = optional(object({
+      systems            = number
+      hosts_per_system   = number
+      nvlink_domain_gpus = number
+      power_w_per_system = number
+    }))
     taints = list(object({
       key    = string
       value  = string
@@ -66,7 +72,9 @@ variable "gpu_pools" {
   }
 
   validation {
-    condition     = alltrue([for p in values(var.gpu_pools) : p.power_w_per_node <= var.rack_power_kw * 1000])
+    condition = alltrue([for p in values(var.gpu_pools) :
+      coalesce(p.power_w_per_node, 0) <= var.rack_power_kw * 1000 && try(p.rack_scale.power_w_per_system, 0) <= var.rack_power_kw * 1000
+    ])
     error_message = "A node draws more power than one rack provides."
   }
 
