@@ -59,9 +59,17 @@ HARDWARE = [
 ]
 
 
+def _served_context(model: str) -> int:
+    """The longest context the model serves (vLLM's max_model_len): a workload asking more is refused."""
+    from generator.catalog import find_model
+    from generator.sizing.architecture import parse_architecture
+
+    return parse_architecture(find_model(model).config).max_model_len
+
+
 def _inference(i: int, model: str) -> str:
     precision = PRECISIONS[i % len(PRECISIONS)]
-    context = CONTEXTS[(i // 3) % len(CONTEXTS)]
+    context = min(CONTEXTS[(i // 3) % len(CONTEXTS)], _served_context(model))
     rate = RATES[(i // 2) % len(RATES)]
     slo = "      slo: {ttft_p95_ms: 2000, tpot_ms: 60}\n" if i % 2 else ""
     return (
