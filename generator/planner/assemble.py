@@ -645,10 +645,10 @@ def _pool(
     )
     hw = first.hardware
     before = len(findings)
-    node = assemble_node(hw.platform, hw.gpu, first.candidate.gpus_per_node, needs, consts, findings)
+    owned = min(nodes, sum(o.candidate.owned_nodes for _, o in unit))
+    node = assemble_node(hw.platform, hw.gpu, first.candidate.gpus_per_node, needs, consts, findings, owned == nodes)
     # a node's findings point at the pool's first deployment (where a reviewer can act on them)
     findings[before:] = [f if f.path else f._replace(path=f"deployments[{unit[0][0]}]") for f in findings[before:]]
-    owned = min(nodes, sum(o.candidate.owned_nodes for _, o in unit))
     cpu = node_cpu(hw.platform, hw.gpu, node.gpus, consts)
     cpu_text = f"{hw.platform.cpu_sockets} x {cpu.name}" if cpu else node.cpu
     built = BuiltHost(cpu_text, node.cpu_cores, node.ram_gib)  # what a comparable-system estimate is compared with
