@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 import pytest
+import yaml
 
 from generator import catalog
 from generator.api import plan_file
