@@ -279,15 +279,20 @@ def assemble_node(
 
     drive = catalog.drives().get(platform.nvme_drive_id or (DEFAULT_DRIVE if configurable else ""))
     nvme_need_tb = (needs.model_file_bytes + needs.dataset_bytes + needs.checkpoint_bytes) / TB
-    nvme_tb = platform.nvme_total_tb or 0.0
-    drives = platform.nvme_count
-    if nvme_tb < nvme_need_tb and configurable:
+    # the whole system's drives (PlatformSpec multiplies the catalog's per-host figures); each host caches its own copy
+    nvme_tb, drives, hosts = platform.nvme_total_tb or 0.0, platform.nvme_count, platform.hosts
+    if nvme_tb / hosts < nvme_need_tb and configurable:
         size = drive.capacity_tb if drive else 3.84
-        drives = max(drives, math.ceil(nvme_need_tb / size), 1) * platform.hosts  # each host caches its own copy
+        drives = max(drives // hosts, math.ceil(nvme_need_tb / size), 1) * hosts
         nvme_tb = round(drives * size, 2)
-    elif nvme_tb < nvme_need_tb:
+    elif nvme_tb / hosts < nvme_need_tb:
+        each = " per host" if hosts > 1 else ""
         findings.append(
-            Finding("warning", "nvme-short", f"{platform.id} has {nvme_tb:g} TB local NVMe; {nvme_need_tb:.2f} TB wanted")
+            Finding(
+                "warning",
+                "nvme-short",
+                f"{platform.id} has {nvme_tb / hosts:g} TB local NVMe{each}; {nvme_need_tb:.2f} TB wanted{each}",
+            )
         )
     read = (drive.seq_read_gb_per_s if drive else 0.0) * drives
     write = (drive.seq_write_gb_per_s if drive else 0.0) * drives
