@@ -323,7 +323,9 @@ def test_owned_servers_left_free_say_why(tmp_path: Path) -> None:
         pytest.param("h100-sxm5-80gb", 8, None, "hgx-8gpu", True, id="hgx"),
         pytest.param("mi300x-192gb", 8, None, "oam-8gpu", False, id="oam"),
         pytest.param("a40-48gb", 4, None, "pcie-server", False, id="pcie"),
-        pytest.param("h100-sxm5-80gb", 4, None, "pcie-server", False, id="four-sxm-not-a-baseboard"),
+        pytest.param("h100-sxm5-80gb", 4, None, "hgx-4gpu", False, id="four-sxm-hgx-4gpu-board-no-nvswitch"),
+        pytest.param("h100-sxm5-80gb", 4, "hgx-4gpu", "hgx-4gpu", False, id="declared-hgx-4gpu"),
+        pytest.param("h100-sxm5-80gb", 2, None, "pcie-server", False, id="two-sxm-no-board"),
         pytest.param("rtx-4090-24gb", 2, "workstation", "workstation", False, id="declared-workstation"),
     ],
 )
@@ -342,3 +344,13 @@ def test_renderers_name_the_custom_servers(tmp_path: Path) -> None:
     assert "lab-01" in files["ansible/inventory.yml"]
     assert '"platform": "lab-a40"' in files["terraform/specgen.auto.tfvars.json"]
     assert any("specgen.dev/platform" in text and "lab-a40" in text for rel, text in files.items() if "kubeadm" in rel)
+
+
+def test_a_custom_server_declared_hgx_4gpu_is_planned_as_one(tmp_path: Path) -> None:
+    """``kind: hgx-4gpu`` passes the schema and reaches the node (4 x H100 SXM over NVLink, no NVSwitch)."""
+    inventory = (
+        "    - custom:\n        name: lab-h100\n        gpu: h100-sxm5-80gb\n        gpus_per_server: 4\n"
+        "        ram_gib: 1024\n        kind: hgx-4gpu\n      count: 1\n"
+    )
+    (pool,) = _plan(_write(tmp_path, inventory, gpus="h100-sxm5-80gb")).pools
+    assert (pool.node.platform_id, pool.node.kind, pool.node.gpus, pool.owned_nodes) == ("lab-h100", "hgx-4gpu", 4, 1)

@@ -1,4 +1,5 @@
-"""A node drawing more than its non-redundant PSU capacity: ruled out on its own power figure, a warning on a borrowed one.
+"""A node drawing more than its non-redundant PSU capacity: ruled out on its own power figure, a warning on a borrowed one
+or on a server the team already owns (it exists and runs).
 
 Capacities by hand from ``platforms.json``: Dell XE7740 8 x 3,200 W with four redundant (StorageReview's
 spec table: N+N, 1+1 CPU zone and 3+3 GPU zone) = 4 x 3,200 = 12,800 W; the WRX90 workstation 1 x 2,000 W,
@@ -140,3 +141,90 @@ def test_a_sourced_psu_rules_the_full_chassis_out_and_says_so(monkeypatch: pytes
         "ruled out: wrx90-workstation with 4 x rtx-pro-6000-blackwell-96gb draws 3,382 W (sum of components), more "
         "than its PSUs deliver without redundancy (1 x 2,000 W = 2,000 W)"
     ) in deployment.reasons
+
+
+OWNED_CASES = [
+    pytest.param(
+        WRX90,
+        4,
+        3_382,
+        "wrx90-workstation with 4 x rtx-pro-6000-blackwell-96gb draws 3,382 W (sum of components), more than its PSUs "
+        "deliver without redundancy (1 x 2,000 W = 2,000 W); psu.count, psu.rating_w believed, not sourced: kept "
+        "because the server is owned and runs; check the chassis' PSU rating",
+        id="owned-believed-psu-warns",
+    ),
+    pytest.param(
+        XE7740,
+        8,
+        12_801,
+        "dell-xe7740 with 8 x rtx-pro-6000-blackwell-96gb draws 12,801 W (sum of components), more than its PSUs "
+        "deliver without redundancy (4 of 8 x 3,200 W = 12,800 W); kept because the server is owned, but its PSUs "
+        "are over their rating at full load: cap the GPUs' power limit (nvidia-smi -pl) or check the chassis' PSU "
+        "configuration",
+        id="owned-sourced-psu-over-rating-warns",
+    ),
+    pytest.param(XE7740, 8, 12_800, None, id="owned-at-capacity-quiet"),
+]
+
+
+@pytest.mark.parametrize(("platform", "gpus", "power_w", "message"), OWNED_CASES)
+def test_owned_server_over_its_psu_is_a_warning(platform: str, gpus: int, power_w: int, message: str | None) -> None:
+    found = psu_overload(catalog.platforms()[platform], catalog.gpus()[PRO6000], gpus, NodePower(power_w, *SUMMED), True)
+    if message is None:
+        assert found is None
+        return
+    assert found is not None
+    assert (found.level, found.code, found.message) == ("warning", "psu-headroom", message)
+
+
+def _owned_wrx90(tmp_path: Path) -> Path:
+    """The fine-tuning example on RTX PRO 6000 only, with 2 owned 4-GPU WRX90 workstations."""
+    text = (REPO / "examples" / "finetune-8b-qlora.yaml").read_text()
+    allowed = "  gpus: [l40s-48gb, h100-sxm5-80gb, rtx-pro-6000-blackwell-96gb]\n"
+    assert allowed in text
+    owned = f"  gpus: [{PRO6000}]\n  inventory: [{{platform: {WRX90}, gpu: {PRO6000}, count: 2}}]\n"
+    path = tmp_path / "owned.yaml"
+    path.write_text(text.replace(allowed, owned))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("sourced", "why"),
+    [
+        pytest.param(
+            False,
+            "psu.count, psu.rating_w believed, not sourced: kept because the server is owned and runs; check the "
+            "chassis' PSU rating",
+            id="believed",
+        ),
+        pytest.param(
+            True,
+            "kept because the server is owned, but its PSUs are over their rating at full load: cap the GPUs' power "
+            "limit (nvidia-smi -pl) or check the chassis' PSU configuration",
+            id="sourced",
+        ),
+    ],
+)
+def test_owned_workstations_are_used_with_a_psu_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sourced: bool, why: str
+) -> None:
+    # the 2 owned workstations (4 x 600 W cards, 3,382 W summed over a 2,000 W PSU) run the job: nothing is
+    # bought (capex $0; upkeep $385.14 a month as at 1f2ca90), where buying takes 4 x 2-GPU workstations
+    if sourced:
+        monkeypatch.setitem(catalog.platforms(), WRX90, catalog.platforms()[WRX90]._replace(unsourced_fields=()))
+    plan = plan_file(str(_owned_wrx90(tmp_path)))[1]
+    (pool,) = plan.pools
+    assert (pool.nodes, pool.owned_nodes, pool.node.gpus, pool.capex_usd, pool.opex_usd_per_month) == (
+        2,
+        2,
+        4,
+        0.0,
+        385.14,
+    )
+    (psu,) = [f for f in plan.findings if f.code.startswith("psu")]
+    assert (psu.level, psu.code, psu.path) == ("warning", "psu-headroom", "deployments[0]")
+    assert psu.message == (
+        "wrx90-workstation with 4 x rtx-pro-6000-blackwell-96gb draws 3,382 W (sum of components), more than its PSUs "
+        f"deliver without redundancy (1 x 2,000 W = 2,000 W); {why}"
+    )
+    assert not [r for r in plan.deployments[0].reasons if r.startswith("ruled out")]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from generator.errors import InputError
 from generator.planner import plan_workload
 from generator.planner.racks import (
     DEFAULT_NODE_RACK_UNITS,
@@ -14,6 +15,7 @@ from generator.planner.racks import (
     assumed_height_findings,
     node_units,
     pack_racks,
+    too_tall,
 )
 from generator.workload import load_workload
 
@@ -106,3 +108,38 @@ def test_reserved_units_from_the_workload(tmp_path: Path) -> None:
     path.write_text(text + "  rack_power_kw: 200\n  rack_units_reserved: 20\n")
     plan = plan_workload(load_workload(str(path)))
     assert (plan.pools[0].nodes, plan.pools[0].racks) == (26, 3)
+
+
+@pytest.mark.parametrize(
+    ("reserved", "racks"),
+    [
+        pytest.param(34, 1, id="8u-dgx-in-the-8u-left"),
+        pytest.param(35, None, id="8u-dgx-in-7u-refused"),
+    ],
+)
+def test_a_node_taller_than_the_rack_left_is_a_located_error(tmp_path: Path, reserved: int, racks: int | None) -> None:
+    """A DGX H100 is 8U: 42 - 34 = 8U takes it; 42 - 35 = 7U cannot, an error at hardware.rack_units_reserved."""
+    path = tmp_path / "w.yaml"
+    text = WORKLOAD.format(platform="dgx-h100", gpu="h100-sxm5-80gb") + f"  rack_units_reserved: {reserved}\n"
+    path.write_text(text)
+    if racks is not None:
+        assert plan_workload(load_workload(str(path))).pools[0].racks == racks
+        return
+    with pytest.raises(InputError) as raised:
+        plan_workload(load_workload(str(path)))
+    assert str(raised.value) == (
+        f"{path}:13:24: hardware.rack_units_reserved: 35U reserved leaves 7U per 42U rack, but pool "
+        "chat_h100_sxm5_80gb's dgx-h100 is 8U tall: reserve at most 34U"
+    )
+    assert raised.value.exit_code == 1
+
+
+def test_a_rack_scale_system_is_never_too_tall(tmp_path: Path) -> None:
+    """A rack-scale system fills a rack alone with its own switches, whatever the reserve; others are measured."""
+    path = tmp_path / "w.yaml"
+    path.write_text(WORKLOAD.format(platform="dgx-h100", gpu="h100-sxm5-80gb"))
+    pool = plan_workload(load_workload(str(path))).pools[0]
+    assert too_tall([pool._replace(node=pool.node._replace(kind="rack-scale", rack_units=None))], 40) is None
+    assert too_tall([pool], 40) == (
+        "40U reserved leaves 2U per 42U rack, but pool chat_h100_sxm5_80gb's dgx-h100 is 8U tall: reserve at most 34U"
+    )

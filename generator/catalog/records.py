@@ -283,6 +283,8 @@ class PlatformSpec(NamedTuple):
     ram_gib: float | None
     ram_max_gib: float | None
     nvme_drive_id: str | None
+    #: The whole system's NVMe drives and capacity: ``platforms.json`` gives them per host ("per": "host" where a
+    #: rack-scale system has several hosts), multiplied here by the hosts.
     nvme_count: int
     nvme_total_tb: float | None
     fabric_nic_id: str | None
@@ -320,6 +322,7 @@ class PlatformSpec(NamedTuple):
         fabric = nics.get("fabric") or {}
         front = nics.get("frontend") or {}
         psu = rec.get("psu") or {}
+        hosts = int(rec.get("nodes") or 1)
         return cls(
             id=rec["id"],
             name=rec["name"],
@@ -334,8 +337,8 @@ class PlatformSpec(NamedTuple):
             ram_gib=_opt_float(rec.get("ram_gib")),
             ram_max_gib=_opt_float(rec.get("ram_max_gib")),
             nvme_drive_id=nvme.get("drive_id"),
-            nvme_count=int(nvme.get("count") or 0),
-            nvme_total_tb=_opt_float(nvme.get("total_tb")),
+            nvme_count=int(nvme.get("count") or 0) * _nvme_hosts(nvme, hosts),
+            nvme_total_tb=None if (tb := _opt_float(nvme.get("total_tb"))) is None else tb * _nvme_hosts(nvme, hosts),
             fabric_nic_id=fabric.get("nic_id"),
             fabric_nic_count=int(fabric.get("count") or 0),
             frontend_nic_id=front.get("nic_id"),
@@ -352,7 +355,7 @@ class PlatformSpec(NamedTuple):
             cpu_vendor=cpu.get("vendor"),
             cpu_socket=cpu.get("socket"),
             gpu_bridge=rec.get("gpu_bridge"),
-            hosts=int(rec.get("nodes") or 1),
+            hosts=hosts,
         )
 
     @property
@@ -363,6 +366,17 @@ class PlatformSpec(NamedTuple):
     def fitted_gpu(self, gpu: GpuSpec) -> GpuSpec:
         """``gpu`` as this platform holds it: bridged only where the platform says a bridge is fitted."""
         return gpu.as_fitted(self.gpu_bridge is True)
+
+
+def _nvme_hosts(nvme: Mapping[str, Any], hosts: int) -> int:
+    """How many hosts carry the catalog's ``nvme`` figures, which are per host (one compute tray of a rack-scale system).
+
+    A system of several hosts must say so (``"per": "host"``): a whole-system drive count would otherwise be
+    multiplied by the hosts unnoticed.
+    """
+    if hosts > 1 and (nvme.get("count") or nvme.get("total_tb")) and nvme.get("per") != "host":
+        raise ValueError(f'nvme of a system of {hosts} hosts needs "per": "host" (count and total_tb are per host)')
+    return hosts
 
 
 def acquired(provider: str) -> str:

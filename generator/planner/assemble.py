@@ -8,7 +8,7 @@ from typing import Any
 
 from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import acquired
-from generator.errors import InfeasibleError
+from generator.errors import InfeasibleError, InputError
 from generator.planner.blocked import Blocked
 from generator.planner.custom import custom_power_findings
 from generator.planner.inference import ReplicaShape, point_for_rate
@@ -18,7 +18,7 @@ from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds
 from generator.planner.option import Option, pool_labels
 from generator.planner.options import allowed_hardware
 from generator.planner.plan import DeploymentPart, DeploymentPlan, Finding, Plan, Pool, sorted_findings
-from generator.planner.racks import Rack, assumed_height_findings, pack_racks, rack_findings
+from generator.planner.racks import Rack, assumed_height_findings, pack_racks, rack_findings, too_tall
 from generator.planner.ruled_out import psu_ruled_out, why_left_free
 from generator.planner.slo import effective_slo
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
@@ -315,6 +315,8 @@ def build_plan(
     pools, inventory = _place_on_inventory(wl, pools, findings, ruled_out)
     racks: list[Rack] = []
     if wl.hardware.provider == "baremetal":
+        if (why := too_tall(pools, wl.hardware.rack_units_reserved)) is not None:
+            raise InputError(why, loaded.document.locate(("hardware", "rack_units_reserved")))
         racks = pack_racks(pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved)
         findings.extend(rack_findings(racks))
         findings.extend(assumed_height_findings(pools))
@@ -645,10 +647,10 @@ def _pool(
     )
     hw = first.hardware
     before = len(findings)
-    node = assemble_node(hw.platform, hw.gpu, first.candidate.gpus_per_node, needs, consts, findings)
+    owned = min(nodes, sum(o.candidate.owned_nodes for _, o in unit))
+    node = assemble_node(hw.platform, hw.gpu, first.candidate.gpus_per_node, needs, consts, findings, owned == nodes)
     # a node's findings point at the pool's first deployment (where a reviewer can act on them)
     findings[before:] = [f if f.path else f._replace(path=f"deployments[{unit[0][0]}]") for f in findings[before:]]
-    owned = min(nodes, sum(o.candidate.owned_nodes for _, o in unit))
     cpu = node_cpu(hw.platform, hw.gpu, node.gpus, consts)
     cpu_text = f"{hw.platform.cpu_sockets} x {cpu.name}" if cpu else node.cpu
     built = BuiltHost(cpu_text, node.cpu_cores, node.ram_gib)  # what a comparable-system estimate is compared with

@@ -90,7 +90,9 @@ def layout_option(
             _blocked(hw, RACK_POWER, f"a {node.power_w} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power")
         )
         return None
-    stopping = [f for f in scratch if f.code in _BLOCKING]
+    # servers the team owns exist and run: their PSU figures warn (psu_overload), they never rule them out
+    blocking = _BLOCKING - {PSU_OVER_CAPACITY} if owned == nodes else _BLOCKING
+    stopping = [f for f in scratch if f.code in blocking]
     if stopping:
         blocked.append(_blocked(hw, stopping[0].code, stopping[0].message))
         return None

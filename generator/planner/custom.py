@@ -16,12 +16,15 @@ from generator.workload.models import CustomServer, InventoryGroup, Workload
 
 
 def server_kind(spec: CustomServer) -> str:
-    """The form of the server: as given, else an 8-GPU NVLink SXM or OAM baseboard, else a PCIe server."""
+    """The form of the server: as given, else an 8- or 4-GPU NVLink SXM (HGX) or 8-GPU OAM baseboard, else a PCIe server.
+
+    Four NVLink SXM GPUs sit on an HGX 4-GPU board (NVLink between them, no NVSwitch), as the catalog's XE8640.
+    """
     if spec.kind is not None:
         return spec.kind
     gpu = catalog.gpus()[spec.gpu]
-    if spec.gpus_per_server == 8 and gpu.form_factor == "sxm" and gpu.interconnect_kind == "nvlink":
-        return "hgx-8gpu"
+    if spec.gpus_per_server in (4, 8) and gpu.form_factor == "sxm" and gpu.interconnect_kind == "nvlink":
+        return f"hgx-{spec.gpus_per_server}gpu"
     if spec.gpus_per_server == 8 and gpu.form_factor == "oam":
         return "oam-8gpu"
     return "pcie-server"

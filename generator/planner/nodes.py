@@ -136,6 +136,8 @@ def node_power_w(
 #: How a layout over its PSU capacity is described, and the code of the error that rules it out.
 PSU_OVER = "more than its PSUs deliver without redundancy"
 PSU_OVER_CAPACITY = "psu-over-capacity"
+#: The warning of a node over its PSU capacity that is kept (owned, or its power figure another system's).
+PSU_HEADROOM = "psu-headroom"
 
 
 def redundant_psus(platform: PlatformSpec) -> int:
@@ -160,14 +162,16 @@ def believed_psu_fields(platform: PlatformSpec) -> list[str]:
     return [f for f in used if f in platform.unsourced_fields]
 
 
-def psu_overload(platform: PlatformSpec, gpu: GpuSpec, gpus: int, power: NodePower) -> Finding | None:
+def psu_overload(platform: PlatformSpec, gpu: GpuSpec, gpus: int, power: NodePower, owned: bool = False) -> Finding | None:
     """A node drawing more than its non-redundant PSU capacity: an error that rules the layout out, or a warning.
 
-    It is ruled out (``psu-over-capacity``) when the power figure is this platform's own (its components
-    summed, or its own published maximum), whether the catalog's PSU figures are sourced or believed:
-    the plan never buys a node its own data says cannot be powered; the reason names the believed
-    figures, so a user who knows the chassis better can declare it in ``hardware.inventory``. Where the
-    power figure is another system's published maximum, the layout stays with a ``psu-headroom`` warning.
+    A node to buy is ruled out (``psu-over-capacity``) when the power figure is this platform's own (its
+    components summed, or its own published maximum), whether the catalog's PSU figures are sourced or
+    believed: the plan never buys a node its own data says cannot be powered; the reason names the
+    believed figures. Where the power figure is another system's published maximum, the layout stays with
+    a ``psu-headroom`` warning. A server the team already ``owned`` exists and runs, so it is never ruled
+    out: a ``psu-headroom`` warning gives the figures, and says whether the PSU figures are believed or
+    the sourced rating is exceeded at full load.
     """
     capacity = psu_capacity_w(platform)
     if capacity is None or power.watts <= capacity:
@@ -176,13 +180,20 @@ def psu_overload(platform: PlatformSpec, gpu: GpuSpec, gpus: int, power: NodePow
     supplies = f"{count - redundant} of {count} x {rating:,.0f} W" if redundant else f"{count} x {rating:,.0f} W"
     drawn = f"{platform.id} with {gpus} x {gpu.id} draws {power.watts:,} W ({power.basis})"
     over = f"{drawn}, {PSU_OVER} ({supplies} = {capacity:,.0f} W)"
-    believed = believed_psu_fields(platform)
+    believed = f"{', '.join(fields)} believed, not sourced" if (fields := believed_psu_fields(platform)) else ""
+    if owned:
+        why = (
+            f"{believed}: kept because the server is owned and runs; check the chassis' PSU rating"
+            if believed
+            else "kept because the server is owned, but its PSUs are over their rating at full load: cap the GPUs' "
+            "power limit (nvidia-smi -pl) or check the chassis' PSU configuration"
+        )
+        return Finding("warning", PSU_HEADROOM, f"{over}; {why}")
     if not power.borrowed_from:
-        beliefs = f"; {', '.join(believed)} believed, not sourced: check the chassis' PSU" if believed else ""
-        return Finding("error", PSU_OVER_CAPACITY, over + beliefs)
+        return Finding("error", PSU_OVER_CAPACITY, over + (f"; {believed}: check the chassis' PSU" if believed else ""))
     return Finding(
         "warning",
-        "psu-headroom",
+        PSU_HEADROOM,
         f"{over}; not ruled out because the power figure is another system's: check the chassis' PSU rating "
         "for this configuration before buying",
     )
@@ -196,9 +207,15 @@ def _gpu_generation(gpu: GpuSpec) -> str:
 
 
 def assemble_node(
-    platform: PlatformSpec, gpu: GpuSpec, gpus: int, needs: NodeNeeds, consts: Constants, findings: list[Finding]
+    platform: PlatformSpec,
+    gpu: GpuSpec,
+    gpus: int,
+    needs: NodeNeeds,
+    consts: Constants,
+    findings: list[Finding],
+    owned: bool = False,
 ) -> NodeSpec:
-    """Configure one node of ``platform`` with ``gpus`` GPUs for what its deployments need."""
+    """Configure one node of ``platform`` with ``gpus`` GPUs for what its deployments need (``owned``: all already owned)."""
     cpu = node_cpu(platform, gpu, gpus, consts)
     wanted_cores = wanted_cpu_cores(platform, gpu, gpus, consts)  # the published minimum per GPU where higher
     configurable = platform.provider == "baremetal" and not platform.custom  # parts are chosen, not as owned
@@ -262,15 +279,20 @@ def assemble_node(
 
     drive = catalog.drives().get(platform.nvme_drive_id or (DEFAULT_DRIVE if configurable else ""))
     nvme_need_tb = (needs.model_file_bytes + needs.dataset_bytes + needs.checkpoint_bytes) / TB
-    nvme_tb = platform.nvme_total_tb or 0.0
-    drives = platform.nvme_count
-    if nvme_tb < nvme_need_tb and configurable:
+    # the whole system's drives (PlatformSpec multiplies the catalog's per-host figures); each host caches its own copy
+    nvme_tb, drives, hosts = platform.nvme_total_tb or 0.0, platform.nvme_count, platform.hosts
+    if nvme_tb / hosts < nvme_need_tb and configurable:
         size = drive.capacity_tb if drive else 3.84
-        drives = max(drives, math.ceil(nvme_need_tb / size), 1) * platform.hosts  # each host caches its own copy
+        drives = max(drives // hosts, math.ceil(nvme_need_tb / size), 1) * hosts
         nvme_tb = round(drives * size, 2)
-    elif nvme_tb < nvme_need_tb:
+    elif nvme_tb / hosts < nvme_need_tb:
+        each = " per host" if hosts > 1 else ""
         findings.append(
-            Finding("warning", "nvme-short", f"{platform.id} has {nvme_tb:g} TB local NVMe; {nvme_need_tb:.2f} TB wanted")
+            Finding(
+                "warning",
+                "nvme-short",
+                f"{platform.id} has {nvme_tb / hosts:g} TB local NVMe{each}; {nvme_need_tb:.2f} TB wanted{each}",
+            )
         )
     read = (drive.seq_read_gb_per_s if drive else 0.0) * drives
     write = (drive.seq_write_gb_per_s if drive else 0.0) * drives
@@ -285,7 +307,7 @@ def assemble_node(
     if platform.psu_count and platform.psu_rating_w:
         redundant = redundant_psus(platform)
         psu = f"{platform.psu_count}x {platform.psu_rating_w:g} W ({platform.psu_count - redundant}+{redundant})"
-        over = psu_overload(platform, gpu, gpus, power_figure)
+        over = psu_overload(platform, gpu, gpus, power_figure, owned)
         if over is not None:
             findings.append(over)
     cooling = "liquid" if "liquid" in (platform.cooling, gpu.cooling) else "air"

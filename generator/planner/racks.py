@@ -55,6 +55,27 @@ def node_units(pool: Pool) -> int:
     return pool.node.rack_units or DEFAULT_NODE_RACK_UNITS
 
 
+def usable_units(reserved_units: int | None = None) -> int:
+    """Rack units of a 42U rack left for servers once ``reserved_units`` (default :data:`RACK_UNITS_RESERVED`) are kept."""
+    return RACK_UNITS - (RACK_UNITS_RESERVED if reserved_units is None else reserved_units)
+
+
+def too_tall(pools: list[Pool], reserved_units: int | None = None) -> str | None:
+    """Why a pool's node cannot go in a rack once ``reserved_units`` are kept free, or None when every node fits.
+
+    A rack-scale system fills a rack alone with its own switches and is not measured against it.
+    """
+    usable = usable_units(reserved_units)
+    for pool in pools:
+        units = node_units(pool)
+        if pool.node.kind != "rack-scale" and units > usable:
+            return (
+                f"{RACK_UNITS - usable}U reserved leaves {usable}U per {RACK_UNITS}U rack, but pool {pool.name}'s "
+                f"{pool.node.platform_id} is {units}U tall: reserve at most {RACK_UNITS - units}U"
+            )
+    return None
+
+
 def pack_racks(pools: list[Pool], rack_power_kw: float, reserved_units: int | None = None) -> list[Rack]:
     """Pack every node of every bare-metal pool into racks of ``rack_power_kw`` and 42U less ``reserved_units``.
 
@@ -62,7 +83,7 @@ def pack_racks(pools: list[Pool], rack_power_kw: float, reserved_units: int | No
     system brings its own and fills a rack alone.
     """
     budget_w = rack_power_kw * 1000
-    usable = RACK_UNITS - (RACK_UNITS_RESERVED if reserved_units is None else reserved_units)
+    usable = usable_units(reserved_units)
     nodes = sorted(
         ((p.node.power_w, node_units(p), p.name, p.node.cooling == "liquid") for p in pools for _ in range(p.nodes)),
         key=lambda n: (-n[0], -n[1], n[2]),
@@ -70,7 +91,7 @@ def pack_racks(pools: list[Pool], rack_power_kw: float, reserved_units: int | No
     racks: list[Rack] = []
     for power, units, name, liquid in nodes:
         target = next((r for r in racks if r.power_w + power <= budget_w and r.units + units <= usable), None)
-        if target is None:  # a node above the rack budget is ruled out earlier (a rack-scale system is its rack)
+        if target is None:  # a node above the rack budget or height is refused earlier (a rack-scale system is its rack)
             target = Rack()
             racks.append(target)
         target.power_w += power

@@ -139,7 +139,7 @@ class CustomServer(NamedTuple):
     frontend_nic_count: int = 0
     max_power_w: int | None = None
     rack_units: int | None = None
-    kind: Literal["pcie-server", "hgx-8gpu", "oam-8gpu", "workstation"] | None = None
+    kind: Literal["pcie-server", "hgx-4gpu", "hgx-8gpu", "oam-8gpu", "workstation"] | None = None
     cooling: Literal["air", "liquid"] | None = None
     #: NVLink bridges join the GPUs (cards that take one); False: they talk over PCIe.
     gpu_bridge: bool = False

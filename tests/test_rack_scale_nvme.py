@@ -1,0 +1,84 @@
+"""The catalog's ``nvme`` figures are per host: a rack-scale system must say so, and the planner multiplies by hosts.
+
+By hand for a GB200 NVL72 record (18 compute-tray hosts) given 8 x 3.84 TB drives per host: 8 x 18 = 144 drives,
+30.72 x 18 = 552.96 TB in the system; 4 per host is 72 drives, 15.36 x 18 = 276.48 TB.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from generator import catalog
+from generator.catalog.records import PlatformSpec
+from generator.planner.nodes import NodeNeeds, assemble_node
+from generator.sizing.constants import Constants
+from generator.units import TB
+from tests.conftest import catalog_json
+
+GB200 = "gb200-nvl72"
+DRIVE = "generic-nvme-u2-gen4-3-84tb"
+
+
+def _gb200(nvme: dict[str, Any] | None) -> dict[str, Any]:
+    (rec,) = [p for p in catalog_json("platforms")["platforms"] if p["id"] == GB200]
+    out: dict[str, Any] = copy.deepcopy(rec)
+    out["nvme"] = nvme
+    return out
+
+
+@pytest.mark.parametrize(
+    ("nvme", "drives", "total_tb"),
+    [
+        pytest.param({"drive_id": DRIVE, "count": 8, "total_tb": 30.72, "per": "host"}, 144, 552.96, id="8-per-host"),
+        pytest.param({"drive_id": DRIVE, "count": 4, "total_tb": 15.36, "per": "host"}, 72, 276.48, id="4-per-host"),
+        pytest.param(None, 0, None, id="none-given"),
+    ],
+)
+def test_per_host_nvme_is_multiplied_by_the_hosts(nvme: dict[str, Any] | None, drives: int, total_tb: float | None) -> None:
+    platform = PlatformSpec.from_record(_gb200(nvme))
+    assert platform.hosts == 18
+    assert platform.nvme_count == drives
+    if total_tb is None:
+        assert platform.nvme_total_tb is None
+    else:
+        assert platform.nvme_total_tb == pytest.approx(total_tb)
+
+
+@pytest.mark.parametrize(
+    "nvme",
+    [
+        pytest.param({"drive_id": DRIVE, "count": 144, "total_tb": 552.96}, id="whole-system-count-unmarked"),
+        pytest.param({"drive_id": DRIVE, "count": None, "total_tb": 30.72}, id="capacity-unmarked"),
+    ],
+)
+def test_a_rack_scale_nvme_without_per_host_is_refused(nvme: dict[str, Any]) -> None:
+    refused = r'^nvme of a system of 18 hosts needs "per": "host" \(count and total_tb are per host\)$'
+    with pytest.raises(ValueError, match=refused):
+        PlatformSpec.from_record(_gb200(nvme))
+
+
+def test_a_single_host_server_needs_no_marker() -> None:
+    rec = _gb200({"drive_id": DRIVE, "count": 2, "total_tb": 7.68})
+    rec["nodes"] = None
+    platform = PlatformSpec.from_record(rec)
+    assert (platform.hosts, platform.nvme_count, platform.nvme_total_tb) == (1, 2, 7.68)
+
+
+@pytest.mark.parametrize(
+    ("need_tb", "drives", "nvme_tb"),
+    [
+        pytest.param(1.0, 72, 276.48, id="enough-per-host-as-built"),
+        pytest.param(20.0, 108, 414.72, id="short-per-host-six-drives-each"),
+    ],
+)
+def test_a_node_counts_every_hosts_drives_once(need_tb: float, drives: int, nvme_tb: float) -> None:
+    """4 x 3.84 TB = 15.36 TB per host; 20 TB wanted per host (each caches its own copy): ceil(20 / 3.84) = 6 per host."""
+    platform = PlatformSpec.from_record(_gb200({"drive_id": DRIVE, "count": 4, "total_tb": 15.36, "per": "host"}))
+    gpu = catalog.gpus()[platform.gpu_ids[0]]
+    needs = NodeNeeds(int(need_tb * TB), 0, 0, 0, needs_fabric=False)
+    node = assemble_node(platform, gpu, 72, needs, Constants(), [])
+    assert node.nvme_drives == drives
+    assert node.nvme_tb == pytest.approx(nvme_tb)
