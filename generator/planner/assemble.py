@@ -653,7 +653,7 @@ def _pool(
     cpu_text = f"{hw.platform.cpu_sockets} x {cpu.name}" if cpu else node.cpu
     built = BuiltHost(cpu_text, node.cpu_cores, node.ram_gib)  # what a comparable-system estimate is compared with
     cost = fleet_cost(wl, hw.platform, hw.gpu, node.gpus, node.power_w, consts, nodes, owned, built)
-    labels = pool_labels(name, hw.gpu, hw.platform.id)
+    labels = pool_labels(name, hw.gpu, hw.platform.id, hw.platform.provider)
     used = sum(o.candidate.gpus for _, o in unit)
     return Pool(
         name=name,
