@@ -17,6 +17,7 @@ from generator import catalog
 from generator.calculator.report import plan_text
 from generator.errors import InputError
 from generator.planner import plan_workload
+from generator.planner.multi_host import COMPUTE_DOMAIN_URL, IMEX_URL, hosts_per_replica, multi_host_note
 from generator.render import render_plan
 from generator.workload import load_workload
 from tests.helpers import ansible_reader
@@ -113,3 +114,34 @@ def test_owned_racks_name_every_tray(tmp_path: Path) -> None:
     path.write_text(EXAMPLE.read_text().replace(anchor, anchor + listed + "        - name: gb-r3-t01\n"))
     with pytest.raises(InputError, match=r"37 hosts listed for 2 systems of 18 hosts each \(at most 36"):
         load_workload(str(path))
+
+
+@pytest.mark.parametrize(
+    ("gpus_per_host", "replica_gpus", "hosts"),
+    [(4, 4, 1), (4, 8, 2), (4, 16, 4), (4, 6, 2), (8, 8, 1), (4, 1, 1)],
+)
+def test_hosts_per_replica(gpus_per_host: int, replica_gpus: int, hosts: int) -> None:
+    assert hosts_per_replica(gpus_per_host, replica_gpus) == hosts
+
+
+def test_a_replica_wider_than_a_tray_is_said(rendered: tuple[object, dict[str, str]]) -> None:
+    """Llama-3.1-405B bf16 at TP8 on GB200 trays of 4 GPUs: each replica spans 2 hosts; the plan says how to run it."""
+    plan, files = rendered
+    (finding,) = [f for f in plan.findings if f.code == "replica-spans-hosts"]  # type: ignore[attr-defined]
+    assert (finding.level, finding.path) == ("warning", "deployments[0]")
+    assert finding.message.startswith("deployment llama405: one replica (8 GPUs) spans 2 gb200-nvl72 compute trays of 4 GPUs")
+    for needed in ("LeaderWorkerSet group of 2 pods", "NVIDIA IMEX", "ComputeDomain", IMEX_URL, COMPUTE_DOMAIN_URL):
+        assert needed in finding.message
+    reasons = plan.deployments[0].reasons  # type: ignore[attr-defined]
+    assert reasons[0].startswith("split over 8 GPUs (TP8)")
+    assert reasons[1] == finding.message.removeprefix("deployment llama405: ")
+    (deployment,) = ansible_reader().load(files[f"ansible/group_vars/{POOL}.yml"])["specgen_deployments"]
+    assert (deployment["tensor_parallel"], deployment["pipeline_parallel"], deployment["hosts_per_replica"]) == (8, 1, 2)
+
+
+def test_no_multi_host_note_within_one_host() -> None:
+    """A replica within one host (a tray's 4 GPUs, or any single-host server) needs no multi-node launch."""
+    platforms = catalog.platforms()
+    assert multi_host_note(platforms["gb200-nvl72"], 72, 4) is None
+    assert multi_host_note(platforms["dell-xe8640"], 4, 4) is None
+    assert multi_host_note(platforms["gb200-nvl72"], 72, 16) is not None

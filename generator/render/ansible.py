@@ -6,6 +6,7 @@ from typing import Any
 
 from generator import catalog
 from generator.catalog import software
+from generator.planner.multi_host import hosts_per_replica
 from generator.planner.plan import DeploymentPlan, Plan, Pool
 from generator.render.env import ansible_yaml, to_yaml
 from generator.render.gpu_stack import driver_version
@@ -77,7 +78,9 @@ def group_vars(pool: Pool, plan: Plan, driver_override: str | None = None) -> di
             "node_labels": dict(pool.labels),
             "node_taints": [f"{k}={v}:{e}" for k, v, e in pool.taints],
         },
-        "specgen_deployments": [_deployment_vars(d, pool.name, tp, pp, replicas) for d, (tp, pp, replicas, _) in deployments],
+        "specgen_deployments": [
+            _deployment_vars(d, pool.name, tp, pp, replicas, node.gpus) for d, (tp, pp, replicas, _) in deployments
+        ],
     }
 
 
@@ -168,8 +171,12 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
     return files
 
 
-def _deployment_vars(d: DeploymentPlan, pool: str, tp: int, pp: int, replicas: int) -> dict[str, Any]:
-    """One deployment's entry in a pool's group vars; an inference service also says the rate its replicas here serve."""
+def _deployment_vars(d: DeploymentPlan, pool: str, tp: int, pp: int, replicas: int, gpus_per_host: int) -> dict[str, Any]:
+    """One deployment's entry in a pool's group vars; an inference service also says the rate its replicas here serve.
+
+    A serving replica wider than one host (a rack-scale system's compute tray) also says ``hosts_per_replica``:
+    the engine is launched multi-node over that many hosts (generator.planner.multi_host; absent means 1).
+    """
     out: dict[str, Any] = {
         "name": d.name,
         "model": d.model_id,
@@ -179,6 +186,8 @@ def _deployment_vars(d: DeploymentPlan, pool: str, tp: int, pp: int, replicas: i
         "pipeline_parallel": pp,
         "replicas": replicas,
     }
+    if d.kind == "inference" and (hosts := hosts_per_replica(gpus_per_host, tp * pp)) > 1:
+        out["hosts_per_replica"] = hosts
     rate = d.requests_per_s_in(pool)
     if rate is not None:  # routed evenly over all of the deployment's replicas (as the Terraform variables say too)
         out["requests_per_s"] = rate
