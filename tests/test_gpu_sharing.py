@@ -6,6 +6,7 @@ MIG profile names and instance counts below are from NVIDIA's MIG user guide, Su
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from generator.errors import InputError, MultipleInputError, SpecgenError
 from generator.render.gpu_sharing import device_plugin_config, mig_instances
 from generator.workload import load_workload
 from generator.workload.models import GpuSharing
+from tests.helpers import ansible_reader
 from tests.test_iac_outputs import lint
 
 HEAD = """\
@@ -304,3 +306,21 @@ def test_a_single_host_is_told_that_no_sharing_config_is_rendered(tmp_path: Path
     files = render_file(str(write(tmp_path, workload_text("    strategy: mps\n    replicas_per_gpu: 2\n", gpus="l4-24gb"))))
     assert not [p for p in files if p.startswith("cluster/")]
     assert "gpu-sharing-single-host" in files["spec.json"]
+
+
+def test_gke_pool_labels_agree_across_outputs() -> None:
+    """GKE runs no GPU Operator, so no output carries its nvidia.com/device-plugin.config label (the plan has none)."""
+    files = render_file(str(Path(__file__).resolve().parents[1] / "examples" / "small-models-gke-sharing.yaml"))
+    expected = {
+        "specgen.dev/gpu": "a100-sxm4-80gb",
+        "specgen.dev/platform": "gcp-a2-ultragpu-1g",
+        "specgen.dev/pool": "assistant-a100-sxm4-80gb",
+    }
+    pool = "assistant_a100_sxm4_80gb"
+    (planned,) = json.loads(files["spec.json"])["plan"]["pools"]
+    assert dict(planned["labels"]) == expected
+    assert json.loads(files["terraform/specgen.auto.tfvars.json"])["gpu_pools"][pool]["labels"] == expected
+    group = ansible_reader().load(files[f"ansible/group_vars/{pool}.yml"])
+    assert group["specgen_kubernetes"]["node_labels"] == expected
+    node_pool = load(files["kubernetes/gcp/containernodepool-assistant-a100-sxm4-80gb.yaml"])
+    assert node_pool["spec"]["nodeConfig"]["labels"] == expected

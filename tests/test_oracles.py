@@ -525,7 +525,7 @@ def ansible_hostvar_problems(out: Rendered, inventory: Inventory) -> list[str]:
             if not isinstance(version, str) or not DRIVER_VERSION.fullmatch(version):
                 problems.append(f"{host}: specgen_nvidia_driver.version={version!r} is not a version string")
             ram = seen.get("specgen_ram_gib")
-            unsourced = ram is None and pool["node"]["ram_gib"] == 0 and pool["node"]["hosts"] > 1  # soldered, no figure
+            unsourced = ram is None and pool["node"]["ram_gib"] is None  # soldered, no figure
             if not unsourced and (not isinstance(ram, int) or isinstance(ram, bool)):
                 problems.append(f"{host}: specgen_ram_gib={ram!r} is not an int")
             problems += [f"{host}: {key} is not under the specgen_ prefix" for key in intended if not key.startswith("specgen_")]

@@ -14,7 +14,10 @@ import pytest
 from ruamel.yaml import YAML
 
 from generator import catalog
+from generator.calculator.report import plan_text
+from generator.errors import InputError
 from generator.planner import plan_workload
+from generator.planner.multi_host import COMPUTE_DOMAIN_URL, IMEX_URL, hosts_per_replica, multi_host_note
 from generator.render import render_plan
 from generator.workload import load_workload
 from tests.helpers import ansible_reader
@@ -35,7 +38,7 @@ def test_plan_keeps_systems_per_rack(rendered: tuple[object, dict[str, str]]) ->
     pool = plan.pools[0]  # type: ignore[attr-defined]
     assert (pool.nodes, pool.racks, pool.node.gpus, pool.node.hosts, pool.hosts) == (2, 2, 72, 18, 36)
     assert pool.node.power_w == 120000  # the system's published figure, per rack
-    assert pool.node.ram_gib == 0  # the catalog's ram_gib is null: nothing invented
+    assert pool.node.ram_gib is None  # the catalog's ram_gib is null: nothing invented
 
 
 def test_hosts_in_terraform_ansible_and_kubeadm(rendered: tuple[object, dict[str, str]]) -> None:
@@ -51,8 +54,21 @@ def test_hosts_in_terraform_ansible_and_kubeadm(rendered: tuple[object, dict[str
     assert group["specgen_gpu"]["count"] == 4
     assert [n["count"] for n in group["specgen_network"]["nics"]] == [4, 1]  # 4 fabric NICs and 1 front-end per tray
     assert group["specgen_ram_gib"] is None
+    # 36 Grace CPUs per rack (platforms.json cpu.sockets), 2 per tray: the description follows the 144 cores
+    cpu = group["specgen_cpu"]
+    assert (cpu["description"], cpu["cores"]) == ("2x NVIDIA Grace CPU (in GB200 superchip)", 144)
+    assert (group["specgen_power"]["node_w"], group["specgen_power"]["heat_btu_per_h"]) == (None, None)
     assert group["specgen_system"]["hosts_per_system"] == 18 and group["specgen_system"]["nvlink_domain_gpus"] == 72
     assert f"kubeadm/join-{POOL}.yaml" in files  # 36 hosts join a cluster: not a single-host plan
+
+
+def test_unsourced_ram_reads_the_same_everywhere(rendered: tuple[object, dict[str, str]]) -> None:
+    """The catalog has no RAM figure for a GB200 tray: spec.json null, the plan text and SPEC.md "unsourced"."""
+    plan, files = rendered
+    (pool,) = json.loads(files["spec.json"])["plan"]["pools"]
+    assert (pool["node"]["ram_gib"], pool["node"]["cpu"]) == (None, "36x NVIDIA Grace CPU (in GB200 superchip)")
+    text = plan_text(plan)  # type: ignore[arg-type]
+    assert "36x NVIDIA Grace CPU (in GB200 superchip), RAM unsourced," in text and "GiB RAM" not in text
 
 
 def test_no_dimm_line_for_soldered_memory(rendered: tuple[object, dict[str, str]]) -> None:
@@ -80,3 +96,52 @@ def test_provisioning_allocates_every_tray(tmp_path: Path) -> None:
     assert {(m["allocate_params"]["min_cpu_count"], m["allocate_params"]["tags"][1]) for m in maas.values()} == {(144, "gpus-4")}
     deployment = YAML(typ="safe").load(files["provisioning/cluster-api/machinedeployment-llama405-gb200-186gb.yaml"])
     assert deployment["spec"]["replicas"] == 36
+
+
+def test_owned_racks_name_every_tray(tmp_path: Path) -> None:
+    """An owned GB200 NVL72 names its 18 trays per rack: 2 racks take 36 names (one per Linux host), 37 are refused."""
+    names = [f"gb-r{rack}-t{tray:02d}" for rack in (1, 2) for tray in range(1, 19)]
+    inventory = "  inventory:\n    - platform: gb200-nvl72\n      gpu: gb200-186gb\n      count: 2\n      hosts:\n"
+    path = tmp_path / "gb200.yaml"
+    listed = inventory + "".join(f"        - name: {n}\n" for n in names)
+    anchor = "  rack_power_kw: 130\n"
+    path.write_text(EXAMPLE.read_text().replace(anchor, anchor + listed))
+    loaded = load_workload(str(path))
+    files = render_plan(plan_workload(loaded), loaded.workload)
+    assert "ansible/hosts.yml.example" not in files  # every host is named: no placeholders to fill in
+    hosts = YAML(typ="safe").load(files["ansible/inventory.yml"])["all"]["children"][POOL]["hosts"]
+    assert list(hosts) == names
+    path.write_text(EXAMPLE.read_text().replace(anchor, anchor + listed + "        - name: gb-r3-t01\n"))
+    with pytest.raises(InputError, match=r"37 hosts listed for 2 systems of 18 hosts each \(at most 36"):
+        load_workload(str(path))
+
+
+@pytest.mark.parametrize(
+    ("gpus_per_host", "replica_gpus", "hosts"),
+    [(4, 4, 1), (4, 8, 2), (4, 16, 4), (4, 6, 2), (8, 8, 1), (4, 1, 1)],
+)
+def test_hosts_per_replica(gpus_per_host: int, replica_gpus: int, hosts: int) -> None:
+    assert hosts_per_replica(gpus_per_host, replica_gpus) == hosts
+
+
+def test_a_replica_wider_than_a_tray_is_said(rendered: tuple[object, dict[str, str]]) -> None:
+    """Llama-3.1-405B bf16 at TP8 on GB200 trays of 4 GPUs: each replica spans 2 hosts; the plan says how to run it."""
+    plan, files = rendered
+    (finding,) = [f for f in plan.findings if f.code == "replica-spans-hosts"]  # type: ignore[attr-defined]
+    assert (finding.level, finding.path) == ("warning", "deployments[0]")
+    assert finding.message.startswith("deployment llama405: one replica (8 GPUs) spans 2 gb200-nvl72 compute trays of 4 GPUs")
+    for needed in ("LeaderWorkerSet group of 2 pods", "NVIDIA IMEX", "ComputeDomain", IMEX_URL, COMPUTE_DOMAIN_URL):
+        assert needed in finding.message
+    reasons = plan.deployments[0].reasons  # type: ignore[attr-defined]
+    assert reasons[0].startswith("split over 8 GPUs (TP8)")
+    assert reasons[1] == finding.message.removeprefix("deployment llama405: ")
+    (deployment,) = ansible_reader().load(files[f"ansible/group_vars/{POOL}.yml"])["specgen_deployments"]
+    assert (deployment["tensor_parallel"], deployment["pipeline_parallel"], deployment["hosts_per_replica"]) == (8, 1, 2)
+
+
+def test_no_multi_host_note_within_one_host() -> None:
+    """A replica within one host (a tray's 4 GPUs, or any single-host server) needs no multi-node launch."""
+    platforms = catalog.platforms()
+    assert multi_host_note(platforms["gb200-nvl72"], 72, 4) is None
+    assert multi_host_note(platforms["dell-xe8640"], 4, 4) is None
+    assert multi_host_note(platforms["gb200-nvl72"], 72, 16) is not None

@@ -13,6 +13,7 @@ from generator.planner.blocked import Blocked
 from generator.planner.custom import custom_power_findings
 from generator.planner.inference import ReplicaShape, point_for_rate
 from generator.planner.inventory import ServerKey, free_servers, owned_groups, take_owned
+from generator.planner.multi_host import multi_host_note
 from generator.planner.naming import MAX_NODES_PER_POOL, unique_pool_names
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, node_cpu
 from generator.planner.option import Option, pool_labels
@@ -56,6 +57,12 @@ _WHOLE_DEPLOYMENT_DETAILS = (
     "slo_tpot_ms",
     "serving_engine",
 )
+
+
+def replica_note(opt: Option) -> str | None:
+    """:func:`multi_host_note` for an inference option's (part's) replicas."""
+    candidate = opt.candidate
+    return multi_host_note(opt.hardware.platform, candidate.gpus_per_node, candidate.tp * candidate.pp)
 
 
 def _serving_details(
@@ -193,6 +200,8 @@ def _inference_details(
         ),
         f"at the planned load: batch {point.batch}, TTFT p95 {point.ttft_s * 1000:.0f} ms, TPOT {point.tpot_s * 1000:.1f} ms",
     ]
+    if wide := replica_note(opt):
+        reasons.insert(1, wide)
     if slo_defaults and part_rate is None:
         reasons.append(slo_default_reason(slo_defaults))
     return details, reasons
@@ -340,6 +349,11 @@ def build_plan(
             if split:
                 note = f"deployment {dep.name}: {reasons[0]}"
                 findings.append(Finding("info", "deployment-split", note, f"deployments[{index}]"))
+            wide_notes = [wide for part in opt.pieces if (wide := replica_note(part))]
+            findings += [
+                Finding("warning", "replica-spans-hosts", f"deployment {dep.name}: {wide}", f"deployments[{index}]")
+                for wide in wide_notes
+            ]
             shape_inf = opt.replica_shape
             mem = shape_inf.memory.per_gpu.as_dict()
             precision, kv = shape_inf.fmt.name, dep.inference.kv_cache_precision
@@ -655,7 +669,7 @@ def _pool(
     cpu_text = f"{hw.platform.cpu_sockets} x {cpu.name}" if cpu else node.cpu
     built = BuiltHost(cpu_text, node.cpu_cores, node.ram_gib)  # what a comparable-system estimate is compared with
     cost = fleet_cost(wl, hw.platform, hw.gpu, node.gpus, node.power_w, consts, nodes, owned, built)
-    labels = pool_labels(name, hw.gpu, hw.platform.id)
+    labels = pool_labels(name, hw.gpu, hw.platform.id, hw.platform.provider)
     used = sum(o.candidate.gpus for _, o in unit)
     return Pool(
         name=name,

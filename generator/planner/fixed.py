@@ -138,7 +138,7 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
                 "switching evicts one and reloads the other (see cold_start_s)",
             )
         )
-    labels = pool_labels(name, catalog.find_gpu(fixed.gpu), "fixed")
+    labels = pool_labels(name, catalog.find_gpu(fixed.gpu), "fixed", "baremetal")
     pool = Pool(
         name=name,
         node=node,

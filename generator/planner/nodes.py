@@ -323,7 +323,7 @@ def assemble_node(
         gpu_memory_gib=round(gpu.memory_bytes / GIB, 2),
         cpu=cpu_text,
         cpu_cores=cores,
-        ram_gib=ram_gib,
+        ram_gib=ram_gib or None,  # None: no sourced figure (as built, the catalog has none)
         nvme_tb=round(nvme_tb, 2),
         nvme_drives=drives,
         nvme_read_gb_per_s=round(read, 2),

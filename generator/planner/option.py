@@ -41,13 +41,17 @@ class Option(NamedTuple):
         return shape
 
 
-def pool_labels(name: str, gpu: GpuSpec, platform_id: str) -> tuple[tuple[str, str], ...]:
-    """Kubernetes node labels of a pool; NVIDIA pools also select their device-plugin configuration."""
+def pool_labels(name: str, gpu: GpuSpec, platform_id: str, provider: str) -> tuple[tuple[str, str], ...]:
+    """Kubernetes node labels of a pool; NVIDIA pools also select their device-plugin configuration.
+
+    Except on GKE (``provider`` gcp): its node image installs the driver and device plugin and no GPU Operator
+    runs to read the label, so the pool, its Terraform, Ansible and ContainerNodePool carry none.
+    """
     labels: tuple[tuple[str, str], ...] = (
         ("specgen.dev/gpu", gpu.id),
         ("specgen.dev/platform", platform_id),
         ("specgen.dev/pool", name.replace("_", "-")),
     )
-    if gpu.vendor == "nvidia":
+    if gpu.vendor == "nvidia" and provider != "gcp":
         labels = (("nvidia.com/device-plugin.config", name.replace("_", "-")), *labels)
     return labels

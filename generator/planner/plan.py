@@ -39,6 +39,11 @@ class Nic(NamedTuple):
     gpudirect_rdma: bool
 
 
+def ram_text(ram_gib: int | None) -> str:
+    """A node's RAM as the plan text says it: its GiB, or that no figure is sourced."""
+    return "RAM unsourced" if ram_gib is None else f"{ram_gib} GiB RAM"
+
+
 class NodeSpec(NamedTuple):
     """One GPU server (or cloud instance) as the plan configures it."""
 
@@ -53,7 +58,8 @@ class NodeSpec(NamedTuple):
     gpu_memory_gib: float
     cpu: str
     cpu_cores: int
-    ram_gib: int
+    #: None where no figure is sourced (a rack-scale system's soldered memory the catalog has none for)
+    ram_gib: int | None
     nvme_tb: float
     nvme_drives: int
     nvme_read_gb_per_s: float

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec, PricedWith, PriceRecord, PurchaseRecord
 from generator.named_tuple import NamedTuple
+from generator.planner.plan import ram_text
 from generator.sizing.constants import Constants
 from generator.workload.models import Workload
 
@@ -51,7 +52,7 @@ class BuiltHost(NamedTuple):
 
     cpu: str
     cpu_cores: int
-    ram_gib: int
+    ram_gib: int | None  # None: no sourced figure
 
 
 class NodeCost(NamedTuple):
@@ -127,8 +128,8 @@ def versus_built(priced: PricedWith, built: BuiltHost) -> str:
     listing's RAM in GB is compared as GiB. Extras bundled into the price (support, licences) raise it.
     Unpublished figures leave the comparison unknown.
     """
-    here = f"the node here has {built.cpu}, {built.cpu_cores} cores, and {built.ram_gib} GiB RAM"
-    if priced.cpu_cores is None or priced.ram_gb is None:
+    here = f"the node here has {built.cpu}, {built.cpu_cores} cores, and {ram_text(built.ram_gib)}"
+    if priced.cpu_cores is None or priced.ram_gb is None or built.ram_gib is None:
         return f"{here}: how capex compares is not known"
     parts = (("CPU cores", priced.cpu_cores, built.cpu_cores), ("RAM", priced.ram_gb, built.ram_gib))
     fewer = " and ".join(name for name, listed, node in parts if listed < node)

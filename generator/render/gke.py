@@ -18,7 +18,6 @@ from typing import Any
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
-from generator.render.gpu_stack import CONFIG_LABEL
 from generator.render.kube_objects import dns_name, namespace_object
 from generator.workload.gke_zone import pool_zone, zone_problem
 from generator.workload.models import GpuSharing, KubernetesSettings, Workload
@@ -115,7 +114,7 @@ def container_node_pool(pool: Pool, settings: KubernetesSettings, workload: str)
         "nodeConfig": {
             "machineType": machine,
             "guestAccelerator": [accelerator],
-            "labels": {k: v for k, v in pool.labels if k != CONFIG_LABEL},
+            "labels": dict(pool.labels),
             "taint": [{"key": k, "value": v, "effect": TAINT_EFFECT[e]} for k, v, e in pool.taints],
             "gvnic": {"enabled": True},
             # GCE labels on the node VMs: the Ansible gcp_compute inventory filters and groups on them

@@ -8,29 +8,53 @@ by Ansible is a Linux host: each compute tray runs its own OS with its own CPUs,
 
 from __future__ import annotations
 
+from generator import catalog
 from generator.planner.plan import NodeSpec, Plan, Pool
 from generator.workload.models import InventoryHost, Workload
 
 
 def host_node(node: NodeSpec) -> NodeSpec:
-    """One host of ``node``: its GPUs, CPU cores, RAM, drives and NICs split evenly over its hosts.
+    """One host of ``node``: its GPUs, CPUs, RAM, drives and NICs split evenly over its hosts.
 
     Power, heat and cooling stay the node's (a rack-scale system's power shelves feed all its trays; no
-    per-tray figure is published): renderers that print power say it is the system's.
+    per-tray figure is published): :func:`host_power_w` and :func:`host_heat_btu_per_h` give a host's.
     """
     hosts = node.hosts
     if hosts == 1:
         return node
     return node._replace(
         gpus=node.gpus // hosts,
+        cpu=host_cpu_text(node),
         cpu_cores=node.cpu_cores // hosts,
-        ram_gib=node.ram_gib // hosts,
+        ram_gib=None if node.ram_gib is None else node.ram_gib // hosts,
         nvme_tb=round(node.nvme_tb / hosts, 2),
         nvme_drives=node.nvme_drives // hosts,
         nvme_read_gb_per_s=round(node.nvme_read_gb_per_s / hosts, 2),
         nvme_write_gb_per_s=round(node.nvme_write_gb_per_s / hosts, 2),
         nics=tuple(n._replace(count=n.count // hosts) for n in node.nics),
     )
+
+
+def host_cpu_text(node: NodeSpec) -> str:
+    """The CPUs of one host of ``node``: the planner's ``<sockets>x <CPU>`` with the platform's sockets per host.
+
+    An NVIDIA GB200 NVL72's 36 Grace CPUs are 2 per compute tray. Text in another form is kept as it is.
+    """
+    sockets = catalog.platforms()[node.platform_id].cpu_sockets
+    count, sep, name = node.cpu.partition("x ")
+    if not sep or count != str(sockets) or sockets % node.hosts:
+        return node.cpu
+    return f"{sockets // node.hosts}x {name}"
+
+
+def host_power_w(node: NodeSpec) -> int | None:
+    """One host's power: the node's; None for a tray of a rack-scale system (no per-tray figure is published)."""
+    return node.power_w if node.hosts == 1 else None
+
+
+def host_heat_btu_per_h(node: NodeSpec) -> int | None:
+    """One host's heat, on :func:`host_power_w`'s rule."""
+    return node.heat_btu_per_h if node.hosts == 1 else None
 
 
 def host_pool(pool: Pool) -> Pool:

@@ -34,7 +34,8 @@ def maas_instances(plan: Plan, workload: Workload) -> dict[str, Any]:
         for index, name in enumerate(placeholder_names(pool)):
             allocate: dict[str, Any] = {
                 "min_cpu_count": node.cpu_cores,
-                "min_memory": node.ram_gib * MIB_PER_GIB,  # MAAS counts memory in MiB
+                # MAAS counts memory in MiB; null (no floor) where no figure is sourced
+                "min_memory": None if node.ram_gib is None else node.ram_gib * MIB_PER_GIB,
                 "tags": [f"gpu-{node.gpu_id}", f"gpus-{node.gpus}", f"specgen-pool-{dns_name(pool)}"],
             }
             if index < len(names):

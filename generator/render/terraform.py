@@ -8,7 +8,7 @@ from generator.planner.plan import Plan, Pool
 from generator.render.eks import PATH as EKS_PATH
 from generator.render.eks import eks_managed_node_groups
 from generator.render.env import render_template, to_json
-from generator.render.hosts import host_node
+from generator.render.hosts import host_node, host_power_w
 from generator.workload.models import Workload
 
 
@@ -41,9 +41,9 @@ def pool_variables(pool: Pool, plan: Plan) -> dict[str, Any]:
         "gpus_per_node": node.gpus,
         "node_count": pool.hosts,
         "cpu_cores": node.cpu_cores,
-        "ram_gib": node.ram_gib if node.ram_gib or node.hosts == 1 else None,
+        "ram_gib": node.ram_gib,
         "nvme_tb": node.nvme_tb,
-        "power_w_per_node": node.power_w if node.hosts == 1 else None,
+        "power_w_per_node": host_power_w(node),
         **system,
         "cooling": node.cooling,
         "racks": pool.racks,

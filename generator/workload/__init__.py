@@ -105,9 +105,10 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         owned = catalog.platforms().get(group.platform or "")
         if owned is not None and group.custom is None:
             _check_inventory_gpu(errors, doc, j, owned, group.gpu, hw.provider)
-        if len(group.hosts) > group.count:
+        hosts_per_system = owned.hosts if owned is not None and group.custom is None else 1
+        if len(group.hosts) > group.count * hosts_per_system:
             where = doc.locate(("hardware", "inventory", j, "hosts"))
-            errors.append(InputError(f"{len(group.hosts)} hosts listed for {group.count} servers", where))
+            errors.append(InputError(_too_many_hosts(len(group.hosts), group.count, hosts_per_system), where))
         for k, host in enumerate(group.hosts):
             if host.name in host_names:
                 errors.append(
@@ -128,6 +129,16 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
     if errors:
         raise errors[0] if len(errors) == 1 else MultipleInputError(errors)
     return models
+
+
+def _too_many_hosts(listed: int, systems: int, hosts_per_system: int) -> str:
+    """The error for an inventory group naming more Linux hosts than its systems have."""
+    if hosts_per_system == 1:
+        return f"{listed} hosts listed for {systems} servers"
+    return (
+        f"{listed} hosts listed for {systems} systems of {hosts_per_system} hosts each "
+        f"(at most {systems * hosts_per_system}: one name per compute tray)"
+    )
 
 
 def _check_global_batch(doc: Document, i: int, spec: TrainingSpec) -> list[InputError]:

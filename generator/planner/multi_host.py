@@ -1,0 +1,44 @@
+"""A serving replica larger than one Linux host of a rack-scale system, and what running it takes.
+
+An NVIDIA GB200 NVL72 is one NVLink domain of 72 GPUs, but each of its 18 compute trays of 4 GPUs is its own
+Linux host (platforms.json ``nodes``). A replica whose TP x PP exceeds a tray's GPUs runs across trays, and two
+things follow that a single-host replica does not need:
+
+- the serving engine is launched multi-node: vLLM over a Ray cluster or its multiprocessing backend across
+  nodes (``--nnodes`` / ``--node-rank``), SGLang with ``--nnodes`` / ``--node-rank``; on Kubernetes one
+  LeaderWorkerSet group per replica;
+- NVLink between trays (multi-node NVLink) maps GPU memory across hosts only through NVIDIA IMEX daemons, on
+  Kubernetes set up per workload by a ComputeDomain of the NVIDIA DRA driver for GPUs. Neither is rendered.
+"""
+
+from __future__ import annotations
+
+from math import ceil
+
+from generator.catalog.records import PlatformSpec
+
+#: Where each step is documented (pages a user can open).
+VLLM_MULTI_NODE_URL = "https://docs.vllm.ai/en/stable/examples/online_serving/multi-node-serving/"
+LEADER_WORKER_SET_URL = "https://docs.vllm.ai/en/latest/deployment/frameworks/lws.html"
+IMEX_URL = "https://docs.nvidia.com/multi-node-nvlink-systems/imex-guide"
+COMPUTE_DOMAIN_URL = "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/dra-cds.html"
+
+
+def hosts_per_replica(gpus_per_host: int, replica_gpus: int) -> int:
+    """Linux hosts one replica of ``replica_gpus`` (TP x PP) GPUs spans, at ``gpus_per_host`` GPUs each."""
+    return max(1, ceil(replica_gpus / gpus_per_host))
+
+
+def multi_host_note(platform: PlatformSpec, gpus_per_node: int, replica_gpus: int) -> str | None:
+    """Why line for a replica wider than one host of a rack-scale ``platform``; None where it fits one host."""
+    per_host = gpus_per_node // platform.hosts
+    hosts = hosts_per_replica(per_host, replica_gpus)
+    if platform.hosts == 1 or hosts == 1:
+        return None
+    return (
+        f"one replica ({replica_gpus} GPUs) spans {hosts} {platform.id} compute trays of {per_host} GPUs, each its own "
+        f"Linux host: launch the engine multi-node (vLLM over Ray or multiprocessing across nodes, {VLLM_MULTI_NODE_URL}; "
+        f"on Kubernetes one LeaderWorkerSet group of {hosts} pods per replica, {LEADER_WORKER_SET_URL}), and NVLink "
+        f"between trays needs NVIDIA IMEX on the hosts ({IMEX_URL}) or, on Kubernetes, a ComputeDomain of the NVIDIA "
+        f"DRA driver for GPUs ({COMPUTE_DOMAIN_URL}); specgen renders neither (Ansible group vars say hosts_per_replica)"
+    )
