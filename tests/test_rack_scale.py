@@ -17,8 +17,9 @@ from generator import catalog
 from generator.calculator.report import plan_text
 from generator.errors import InputError
 from generator.planner import plan_workload
-from generator.planner.multi_host import COMPUTE_DOMAIN_URL, IMEX_URL, hosts_per_replica, multi_host_note
+from generator.planner.multi_host import COMPUTE_DOMAIN_URL, IMEX_URL, hosts_per_replica
 from generator.render import render_plan
+from generator.render.hosts import host_node
 from generator.workload import load_workload
 from tests.helpers import ansible_reader
 
@@ -111,9 +112,44 @@ def test_owned_racks_name_every_tray(tmp_path: Path) -> None:
     assert "ansible/hosts.yml.example" not in files  # every host is named: no placeholders to fill in
     hosts = YAML(typ="safe").load(files["ansible/inventory.yml"])["all"]["children"][POOL]["hosts"]
     assert list(hosts) == names
+    spec = json.loads(files["spec.json"])["plan"]
+    (pool,) = spec["pools"]
+    assert (pool["owned_nodes"], pool["owned_hosts"]) == (2, names)  # the plan's allocation: 18 trays per rack
+    (owned,) = spec["totals"]["inventory"]
+    assert (owned["used"], owned["free"], owned["free_hosts"]) == (2, 0, [])
     path.write_text(EXAMPLE.read_text().replace(anchor, anchor + listed + "        - name: gb-r3-t01\n"))
     with pytest.raises(InputError, match=r"37 hosts listed for 2 systems of 18 hosts each \(at most 36"):
         load_workload(str(path))
+
+
+def test_an_unused_owned_rack_leaves_its_trays_free(tmp_path: Path) -> None:
+    """3 owned racks, 2 used: the plan names the first 36 trays on the pool and the third rack's 18 as free."""
+    names = [f"gb-r{rack}-t{tray:02d}" for rack in (1, 2, 3) for tray in range(1, 19)]
+    inventory = "  inventory:\n    - platform: gb200-nvl72\n      gpu: gb200-186gb\n      count: 3\n      hosts:\n"
+    listed = inventory + "".join(f"        - name: {n}\n" for n in names)
+    anchor = "  rack_power_kw: 130\n"
+    path = tmp_path / "gb200.yaml"
+    path.write_text(EXAMPLE.read_text().replace(anchor, anchor + listed) + "provisioning:\n  tools: [maas]\n")
+    loaded = load_workload(str(path))
+    plan = plan_workload(loaded)
+    (pool,) = plan.pools
+    assert (pool.nodes, pool.owned_nodes, pool.owned_hosts) == (2, 2, tuple(names[:36]))
+    (owned,) = plan.totals["inventory"]
+    assert (owned["used"], owned["free"], owned["free_hosts"]) == (2, 1, names[36:])
+    (free,) = [f for f in plan.findings if f.code == "inventory-free"]
+    assert free.message == ("1 of 3 owned gb200-nvl72 server(s) (72 x gb200-186gb) left free: " + ", ".join(names[36:]))
+    files = render_plan(plan, loaded.workload)
+    maas = json.loads(files["provisioning/maas/maas.auto.tfvars.json"])["maas_instances"]
+    assert list(maas) == names[:36]  # every tray of the used racks allocated by its name
+    assert "ansible/hosts.yml.example" not in files
+
+
+def test_a_tray_takes_its_share_of_the_cpus_from_the_plan(rendered: tuple[object, dict[str, str]]) -> None:
+    """The planner says one tray's CPUs (2 of the rack's 36 Grace); the host view uses it as given, parsing nothing."""
+    plan, _ = rendered
+    node = plan.pools[0].node  # type: ignore[attr-defined]
+    assert (node.cpu, node.host_cpu) == ("36x NVIDIA Grace CPU (in GB200 superchip)", "2x NVIDIA Grace CPU (in GB200 superchip)")
+    assert host_node(node._replace(cpu="any text", host_cpu="2x some CPU")).cpu == "2x some CPU"
 
 
 @pytest.mark.parametrize(
@@ -137,11 +173,3 @@ def test_a_replica_wider_than_a_tray_is_said(rendered: tuple[object, dict[str, s
     assert reasons[1] == finding.message.removeprefix("deployment llama405: ")
     (deployment,) = ansible_reader().load(files[f"ansible/group_vars/{POOL}.yml"])["specgen_deployments"]
     assert (deployment["tensor_parallel"], deployment["pipeline_parallel"], deployment["hosts_per_replica"]) == (8, 1, 2)
-
-
-def test_no_multi_host_note_within_one_host() -> None:
-    """A replica within one host (a tray's 4 GPUs, or any single-host server) needs no multi-node launch."""
-    platforms = catalog.platforms()
-    assert multi_host_note(platforms["gb200-nvl72"], 72, 4) is None
-    assert multi_host_note(platforms["dell-xe8640"], 4, 4) is None
-    assert multi_host_note(platforms["gb200-nvl72"], 72, 16) is not None

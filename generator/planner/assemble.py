@@ -474,15 +474,18 @@ def _place_on_inventory(
     report = []
     not_bought = {(h.platform.id, h.gpu.id): h.not_bought for h in allowed_hardware(wl)}
     for group in owned_groups(wl):
-        hosts = list(group.hosts)
+        hosts = list(group.hosts)  # Linux host names: a rack-scale system's are its compute trays, in system order
+        per_system = group.platform.hosts
         used = 0
         for k, pool in enumerate(out):
             if (pool.node.platform_id, pool.node.gpu_id, pool.node.gpus) != group.key or not pool.owned_nodes:
                 continue
             take = min(pool.owned_nodes, group.count - used)
-            out[k] = pool._replace(owned_nodes=take, owned_hosts=tuple(hosts[used : used + take]))
+            owned_hosts = tuple(hosts[used * per_system : (used + take) * per_system])
+            out[k] = pool._replace(owned_nodes=take, owned_hosts=owned_hosts)
             used += take
         free = group.count - used
+        free_hosts = hosts[used * per_system :]
         report.append(
             {
                 "platform": group.platform.id,
@@ -491,7 +494,7 @@ def _place_on_inventory(
                 "owned": group.count,
                 "used": used,
                 "free": free,
-                "free_hosts": hosts[used:],
+                "free_hosts": free_hosts,
                 "not_bought": not_bought.get(group.key[:2]),
             }
         )
@@ -519,9 +522,7 @@ def _place_on_inventory(
                     "info",
                     "inventory-free",
                     f"{free} of {group.count} owned {group.platform.id} server(s) ({group.gpus_per_node} x {group.gpu.id}) "
-                    "left free"
-                    + (f": {', '.join(hosts[used:])}" if hosts[used:] else "")
-                    + (f"; not used by {why}" if why else ""),
+                    "left free" + (f": {', '.join(free_hosts)}" if free_hosts else "") + (f"; not used by {why}" if why else ""),
                     "hardware.inventory",
                 )
             )

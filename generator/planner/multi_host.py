@@ -1,14 +1,17 @@
-"""A serving replica larger than one Linux host of a rack-scale system, and what running it takes.
+"""A serving replica larger than one Linux host, and what running it takes.
 
-An NVIDIA GB200 NVL72 is one NVLink domain of 72 GPUs, but each of its 18 compute trays of 4 GPUs is its own
-Linux host (platforms.json ``nodes``). A replica whose TP x PP exceeds a tray's GPUs runs across trays, and two
-things follow that a single-host replica does not need:
+A replica whose TP x PP exceeds one host's GPUs runs across hosts: two 8-GPU servers for a TP8 x PP2 replica,
+or two compute trays of an NVIDIA GB200 NVL72 (one NVLink domain of 72 GPUs whose 18 trays of 4 GPUs are each
+their own Linux host, platforms.json ``nodes``) for a TP8 one. :func:`hosts_per_replica` is the one rule for
+whether it does; the finding, the deployment's Why and the Ansible group vars all follow it. What follows that a
+single-host replica does not need:
 
 - the serving engine is launched multi-node: vLLM over a Ray cluster or its multiprocessing backend across
   nodes (``--nnodes`` / ``--node-rank``), SGLang with ``--nnodes`` / ``--node-rank``; on Kubernetes one
   LeaderWorkerSet group per replica;
-- NVLink between trays (multi-node NVLink) maps GPU memory across hosts only through NVIDIA IMEX daemons, on
-  Kubernetes set up per workload by a ComputeDomain of the NVIDIA DRA driver for GPUs. Neither is rendered.
+- on a system of several hosts in one NVLink domain only (multi-node NVLink: the rack-scale trays), NVLink
+  between them maps GPU memory across hosts only through NVIDIA IMEX daemons, on Kubernetes set up per workload
+  by a ComputeDomain of the NVIDIA DRA driver for GPUs. Neither is rendered.
 """
 
 from __future__ import annotations
@@ -30,15 +33,27 @@ def hosts_per_replica(gpus_per_host: int, replica_gpus: int) -> int:
 
 
 def multi_host_note(platform: PlatformSpec, gpus_per_node: int, replica_gpus: int) -> str | None:
-    """Why line for a replica wider than one host of a rack-scale ``platform``; None where it fits one host."""
+    """Why line for a replica wider than one host of ``platform``; None where it fits one host.
+
+    ``gpus_per_node`` is the GPUs of one node (a whole rack-scale system); its hosts share them evenly.
+    """
     per_host = gpus_per_node // platform.hosts
     hosts = hosts_per_replica(per_host, replica_gpus)
-    if platform.hosts == 1 or hosts == 1:
+    if hosts == 1:
         return None
+    launch = (
+        f"launch the engine multi-node (vLLM over Ray or multiprocessing across nodes, {VLLM_MULTI_NODE_URL}; "
+        f"on Kubernetes one LeaderWorkerSet group of {hosts} pods per replica, {LEADER_WORKER_SET_URL})"
+    )
+    if platform.hosts == 1:
+        machines = "servers" if platform.provider == "baremetal" else "instances"
+        return (
+            f"one replica ({replica_gpus} GPUs) spans {hosts} {platform.id} {machines} of {per_host} GPUs: {launch}; "
+            "specgen renders none of it (Ansible group vars say hosts_per_replica)"
+        )
     return (
         f"one replica ({replica_gpus} GPUs) spans {hosts} {platform.id} compute trays of {per_host} GPUs, each its own "
-        f"Linux host: launch the engine multi-node (vLLM over Ray or multiprocessing across nodes, {VLLM_MULTI_NODE_URL}; "
-        f"on Kubernetes one LeaderWorkerSet group of {hosts} pods per replica, {LEADER_WORKER_SET_URL}), and NVLink "
-        f"between trays needs NVIDIA IMEX on the hosts ({IMEX_URL}) or, on Kubernetes, a ComputeDomain of the NVIDIA "
-        f"DRA driver for GPUs ({COMPUTE_DOMAIN_URL}); specgen renders neither (Ansible group vars say hosts_per_replica)"
+        f"Linux host: {launch}, and NVLink between trays needs NVIDIA IMEX on the hosts ({IMEX_URL}) or, on "
+        f"Kubernetes, a ComputeDomain of the NVIDIA DRA driver for GPUs ({COMPUTE_DOMAIN_URL}); specgen renders "
+        "neither (Ansible group vars say hosts_per_replica)"
     )

@@ -220,9 +220,7 @@ def assemble_node(
     wanted_cores = wanted_cpu_cores(platform, gpu, gpus, consts)  # the published minimum per GPU where higher
     configurable = platform.provider == "baremetal" and not platform.custom  # parts are chosen, not as owned
     if cpu:
-        cpu_text, cores = f"{platform.cpu_sockets}x {cpu.name}", cpu.cores * platform.cpu_sockets
-        if not platform.cpu_id:
-            cpu_text += " (smallest catalog CPU with the cores wanted; the chassis takes others)"
+        cpu_text, cores = _cpu_text(platform, cpu, platform.cpu_sockets), cpu.cores * platform.cpu_sockets
     elif platform.custom:
         cores = platform.vcpus or 0  # a custom server's total cores, where given
         cpu_text = f"{cores} cores (as owned; CPU model not in the catalog)" if cores else "CPU not given (owned server)"
@@ -341,7 +339,21 @@ def assemble_node(
         boot_drives=boot_drives_text() if configurable else None,
         host_minimum=minimum_text(platform, gpu, gpus, cores, ram_gib) if configurable and not soldered_memory(cpu) else None,
         hosts=platform.hosts,
+        host_cpu=_host_cpu_text(platform, cpu),
     )
+
+
+def _cpu_text(platform: PlatformSpec, cpu: CpuSpec, sockets: int) -> str:
+    """``<sockets>x <CPU>``, saying so where the chassis does not fix the model (the planner chose it)."""
+    text = f"{sockets}x {cpu.name}"
+    return text if platform.cpu_id else text + " (smallest catalog CPU with the cores wanted; the chassis takes others)"
+
+
+def _host_cpu_text(platform: PlatformSpec, cpu: CpuSpec | None) -> str | None:
+    """The CPUs of one host of a platform of several (its sockets split evenly over them); None for one host."""
+    if platform.hosts == 1 or cpu is None or platform.cpu_sockets % platform.hosts:
+        return None
+    return _cpu_text(platform, cpu, platform.cpu_sockets // platform.hosts)
 
 
 def has_nvswitch(platform: PlatformSpec, gpu: GpuSpec, gpus: int) -> bool:

@@ -81,6 +81,9 @@ class NodeSpec(NamedTuple):
     #: memory and drives (1 for every other server). The node's GPUs, CPU cores, RAM, drives and NICs are its
     #: totals, split evenly over its hosts; power, racks, cost and the NVLink domain stay the node's.
     hosts: int = 1
+    #: The CPUs of one of those hosts where the node has several (an NVIDIA GB200 NVL72 compute tray: ``2x`` of
+    #: its 36 Grace CPUs); None where the node is one host (``cpu`` is its CPUs).
+    host_cpu: str | None = None
 
 
 class Pool(NamedTuple):

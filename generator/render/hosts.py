@@ -8,7 +8,6 @@ by Ansible is a Linux host: each compute tray runs its own OS with its own CPUs,
 
 from __future__ import annotations
 
-from generator import catalog
 from generator.planner.plan import NodeSpec, Plan, Pool
 from generator.workload.models import InventoryHost, Workload
 
@@ -24,7 +23,7 @@ def host_node(node: NodeSpec) -> NodeSpec:
         return node
     return node._replace(
         gpus=node.gpus // hosts,
-        cpu=host_cpu_text(node),
+        cpu=node.host_cpu or node.cpu,
         cpu_cores=node.cpu_cores // hosts,
         ram_gib=None if node.ram_gib is None else node.ram_gib // hosts,
         nvme_tb=round(node.nvme_tb / hosts, 2),
@@ -33,18 +32,6 @@ def host_node(node: NodeSpec) -> NodeSpec:
         nvme_write_gb_per_s=round(node.nvme_write_gb_per_s / hosts, 2),
         nics=tuple(n._replace(count=n.count // hosts) for n in node.nics),
     )
-
-
-def host_cpu_text(node: NodeSpec) -> str:
-    """The CPUs of one host of ``node``: the planner's ``<sockets>x <CPU>`` with the platform's sockets per host.
-
-    An NVIDIA GB200 NVL72's 36 Grace CPUs are 2 per compute tray. Text in another form is kept as it is.
-    """
-    sockets = catalog.platforms()[node.platform_id].cpu_sockets
-    count, sep, name = node.cpu.partition("x ")
-    if not sep or count != str(sockets) or sockets % node.hosts:
-        return node.cpu
-    return f"{sockets // node.hosts}x {name}"
 
 
 def host_power_w(node: NodeSpec) -> int | None:
@@ -76,13 +63,7 @@ def placeholder_names(pool: Pool) -> list[str]:
     return [f"{base}-{i:0{width}d}" for i in range(1, pool.hosts + 1)]
 
 
-def known_hosts(plan: Plan, workload: Workload) -> dict[str, list[InventoryHost]]:
-    """Inventory hosts per pool: hosts of the groups on the pool's platform, handed out to pools in plan order."""
-    free: dict[str, list[InventoryHost]] = {}
-    for group in workload.hardware.inventory:
-        free.setdefault(group.platform_id, []).extend(group.hosts)
-    assigned: dict[str, list[InventoryHost]] = {}
-    for pool in plan.pools:
-        hosts = free.get(pool.node.platform_id, [])
-        assigned[pool.name], free[pool.node.platform_id] = hosts[: pool.hosts], hosts[pool.hosts :]
-    return assigned
+def owned_hosts(pool: Pool, workload: Workload) -> list[InventoryHost]:
+    """The inventory hosts the plan put on ``pool`` (its ``owned_hosts``: the planner's one allocation), as described."""
+    described = {host.name: host for group in workload.hardware.inventory for host in group.hosts}
+    return [described[name] for name in pool.owned_hosts]

@@ -2,9 +2,10 @@
 
 * MAAS: one ``maas_instance`` allocation per node as a typed Terraform variable and its values, for a root
   module that holds ``resource "maas_instance"`` with ``for_each = var.maas_instances`` (terraform-provider-maas
-  v2.4 ``allocate_params`` and ``deploy_params``). Nodes the inventory names are allocated by hostname.
-* Metal3: a ``BareMetalHost`` for every inventory host that gives its BMC address, BMC credentials secret
-  and boot MAC; nothing is invented for hosts without them.
+  v2.4 ``allocate_params`` and ``deploy_params``). Owned hosts the plan puts on a pool (named in the inventory)
+  are allocated by hostname.
+* Metal3: a ``BareMetalHost`` for every inventory host the plan uses that gives its BMC address, BMC credentials
+  secret and boot MAC; nothing is invented for hosts without them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from generator.catalog import gpus
 from generator.errors import InputError
 from generator.planner.plan import Plan, Pool
 from generator.render.env import render_template, to_json
-from generator.render.hosts import host_node, known_hosts, placeholder_names
+from generator.render.hosts import host_node, owned_hosts, placeholder_names
 from generator.render.kube_objects import dns_name, kustomize_directory, namespace_object
 from generator.render.kubernetes import cluster_name
 from generator.workload.models import Workload
@@ -26,11 +27,10 @@ MIB_PER_GIB = 1024
 def maas_instances(plan: Plan, workload: Workload) -> dict[str, Any]:
     """``maas_instances``: node name -> allocate and deploy parameters."""
     settings = workload.provisioning
-    hosts = known_hosts(plan, workload)
     instances: dict[str, Any] = {}
     for pool in plan.pools:
         node = host_node(pool.node)  # MAAS allocates Linux hosts: a rack-scale system's compute trays
-        names = [h.name for h in hosts[pool.name]]
+        names = pool.owned_hosts  # the plan's allocation of the inventory's names
         for index, name in enumerate(placeholder_names(pool)):
             allocate: dict[str, Any] = {
                 "min_cpu_count": node.cpu_cores,
@@ -58,7 +58,7 @@ def bare_metal_hosts(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
     namespace = workload.provisioning.namespace
     objects: list[dict[str, Any]] = []
     for pool in plan.pools:
-        for host in known_hosts(plan, workload)[pool.name]:
+        for host in owned_hosts(pool, workload):
             if not (host.bmc_address and host.bmc_credentials_secret and host.boot_mac_address):
                 continue
             objects.append(
@@ -80,8 +80,8 @@ def bare_metal_hosts(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
             )
     if not objects:
         raise InputError(
-            "provisioning.tools: metal3 needs hardware.inventory hosts with bmc_address, bmc_credentials_secret and "
-            "boot_mac_address on a planned platform; none has all three (specgen does not invent them)"
+            "provisioning.tools: metal3 needs owned hosts the plan uses (hardware.inventory[].hosts) with bmc_address, "
+            "bmc_credentials_secret and boot_mac_address; none has all three (specgen does not invent them)"
         )
     return [namespace_object(namespace), *objects]
 

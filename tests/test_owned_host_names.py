@@ -1,0 +1,95 @@
+"""Owned host names go where the plan puts them: Ansible, MAAS and Metal3 read the plan's ``Pool.owned_hosts``.
+
+The workload allows only H100 on Dell XE9680 and owns one XE9680 with H200 (owned servers are always usable):
+the plan runs part of the service on the owned H200 server and buys an H100 one. The platform holds both GPU
+kinds, so the platform alone cannot say which pool the owned host belongs to.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from ruamel.yaml import YAML
+
+from generator.planner import plan_workload
+from generator.planner.plan import Plan
+from generator.render import render_plan
+from generator.workload import load_workload
+
+WORKLOAD = """\
+version: 1
+name: mix
+deployments:
+  - name: a
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference:
+      precision: fp8
+      max_context_tokens: 8192
+      requests_per_second: 40
+hardware:
+  gpus: [h100-sxm5-80gb]
+  platforms: [dell-xe9680-hgx-h100-h200]
+  provider: baremetal
+  inventory:
+    - platform: dell-xe9680-hgx-h100-h200
+      gpu: h200-sxm-141gb
+      count: 1
+      hosts:
+        - name: owned-h200
+          bmc_address: redfish-virtualmedia://10.20.0.11/redfish/v1/Systems/System.Embedded.1
+          bmc_credentials_secret: owned-h200-bmc
+          boot_mac_address: "b8:ca:3a:6e:10:01"
+provisioning:
+  tools: [maas, metal3]
+"""
+OWNED, BOUGHT = "a_h200_sxm_141gb", "a_h100_sxm5_80gb"
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Plan, dict[str, str]]:
+    path = tmp_path_factory.mktemp("mix") / "mix.yaml"
+    path.write_text(WORKLOAD)
+    loaded = load_workload(str(path))
+    plan = plan_workload(loaded)
+    return plan, render_plan(plan, loaded.workload)
+
+
+def test_the_plan_puts_the_owned_host_on_the_owned_pool(rendered: tuple[Plan, dict[str, str]]) -> None:
+    plan, _ = rendered
+    pools = {p.name: (p.node.gpu_id, p.nodes, p.owned_nodes, p.owned_hosts) for p in plan.pools}
+    assert pools == {BOUGHT: ("h100-sxm5-80gb", 1, 0, ()), OWNED: ("h200-sxm-141gb", 1, 1, ("owned-h200",))}
+
+
+def test_ansible_inventory_names_the_owned_host_in_its_pool(rendered: tuple[Plan, dict[str, str]]) -> None:
+    _, files = rendered
+    children = YAML(typ="safe").load(files["ansible/inventory.yml"])["all"]["children"]
+    assert children[OWNED] == {"hosts": {"owned-h200": None}}
+    assert children[BOUGHT] == {}
+    example = YAML(typ="safe").load(files["ansible/hosts.yml.example"])["all"]["children"]
+    assert example == {BOUGHT: {"hosts": {"a-h100-sxm5-80gb-01": None}}}  # only the bought server is a placeholder
+
+
+def test_maas_allocates_the_owned_host_for_its_pool(rendered: tuple[Plan, dict[str, str]]) -> None:
+    _, files = rendered
+    maas = json.loads(files["provisioning/maas/maas.auto.tfvars.json"])["maas_instances"]
+    named = {name: (m["pool"], m["allocate_params"].get("hostname"), m["allocate_params"]["tags"][0]) for name, m in maas.items()}
+    assert named == {
+        "owned-h200": (OWNED, "owned-h200", "gpu-h200-sxm-141gb"),
+        "a-h100-sxm5-80gb-01": (BOUGHT, None, "gpu-h100-sxm5-80gb"),
+    }
+
+
+def test_metal3_labels_the_owned_host_with_its_pool(rendered: tuple[Plan, dict[str, str]]) -> None:
+    _, files = rendered
+    hosts = [
+        doc
+        for name, text in files.items()
+        if name.startswith("provisioning/metal3/")
+        for doc in YAML(typ="safe").load_all(text)
+        if doc and doc.get("kind") == "BareMetalHost"
+    ]
+    assert [(h["metadata"]["name"], h["metadata"]["labels"]["specgen.dev/pool"]) for h in hosts] == [
+        ("owned-h200", "a-h200-sxm-141gb")
+    ]
+    assert hosts[0]["spec"]["description"] == "Dell PowerEdge XE9680 (NVIDIA HGX H100 / H200 8-GPU), 8x NVIDIA H200 SXM 141GB"
