@@ -29,6 +29,8 @@ POOL_TOO_LARGE = "pool-too-large"
 OWNED_SHORT = "owned-short"
 #: One node draws more than a rack delivers.
 RACK_POWER = "rack-power"
+#: One node is taller than a rack leaves once ``hardware.rack_units_reserved`` are kept.
+RACK_HEIGHT = "rack-height"
 #: No parallel layout of the model fits or meets the targets on this GPU.
 NO_LAYOUT = "no-layout"
 #: MIG confines a replica to one GPU.
