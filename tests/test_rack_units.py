@@ -18,6 +18,7 @@ from generator.planner.racks import (
     too_tall,
 )
 from generator.workload import load_workload
+from generator.workload.models import InferenceDeployment
 
 WORKLOAD = """\
 version: 1
@@ -169,7 +170,9 @@ def test_servers_too_tall_are_blocked_per_layout_and_a_shorter_one_chosen(tmp_pa
     from generator.sizing.constants import with_overrides
 
     found: list[Blocked] = []
-    inference_options(loaded.workload, loaded.workload.deployments[0], loaded.models["chat"], with_overrides({}), found)
+    dep = loaded.workload.deployments[0]
+    assert isinstance(dep, InferenceDeployment)
+    inference_options(loaded.workload, dep, loaded.models["chat"], with_overrides({}), found)
     tall = {(b.platform_id, b.why) for b in found if b.code == RACK_HEIGHT}
     assert tall == {("dgx-h100", "a 8U dgx-h100 is taller than the 7U a 42U rack leaves with 35U reserved")}
 
