@@ -94,7 +94,7 @@ def _height_checks(loaded: LoadedWorkload, hardware: list[Hardware]) -> None:
     if wl.hardware.provider != "baremetal" or reserved is None:
         return
     tall = {h.platform.id: taller_than_space(h.platform.kind, h.platform.rack_units, reserved) for h in hardware}
-    pinned = sorted({dep.platform for dep in wl.deployments if tall.get(dep.platform)})
+    pinned = sorted({p for dep in wl.deployments if (p := dep.platform) is not None and tall.get(p)})
     if pinned or all(tall.values()):
         heights = {tall[p] or 0 for p in pinned} if pinned else {u or 0 for u in tall.values()}
         needed = min(heights) if not pinned else max(heights)
