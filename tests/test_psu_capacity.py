@@ -228,3 +228,18 @@ def test_owned_workstations_are_used_with_a_psu_warning(
         f"deliver without redundancy (1 x 2,000 W = 2,000 W); {why}"
     )
     assert not [r for r in plan.deployments[0].reasons if r.startswith("ruled out")]
+
+
+def test_owned_server_with_a_borrowed_power_figure_keeps_the_borrowed_wording() -> None:
+    """An owned server over its PSUs by another system's published maximum: the figure is said to be borrowed,
+    not read as the chassis' own draw (no 'over their rating at full load')."""
+    power = NodePower(12_801, "published maximum of dgx-b200", "dgx-b200")
+    found = psu_overload(catalog.platforms()[XE7740], catalog.gpus()[PRO6000], 8, power, True)
+    assert found is not None
+    assert (found.level, found.code, found.message) == (
+        "warning",
+        "psu-headroom",
+        "dell-xe7740 with 8 x rtx-pro-6000-blackwell-96gb draws 12,801 W (published maximum of dgx-b200), more than "
+        "its PSUs deliver without redundancy (4 of 8 x 3,200 W = 12,800 W); kept because the server is owned and "
+        "runs, and the power figure is another system's: check the chassis' PSU rating for this configuration",
+    )
