@@ -16,6 +16,11 @@ class Blocked(NamedTuple):
     platform_id: str
     code: str
     why: str
+    #: GPUs per node, nodes and owned servers free of the layout dropped (0: not recorded); set where servers
+    #: are owned, so a reason can say that buying the rest is what is ruled out, not the owned servers.
+    gpus_per_node: int = 0
+    nodes: int = 0
+    owned: int = 0
 
     @property
     def text(self) -> str:

@@ -98,7 +98,8 @@ def layout_option(
     blocking = _BLOCKING - {PSU_OVER_CAPACITY} if owned == nodes else _BLOCKING
     stopping = [f for f in scratch if f.code in blocking]
     if stopping:
-        blocked.append(_blocked(hw, stopping[0].code, stopping[0].message))
+        first = stopping[0]
+        blocked.append(Blocked(hw.gpu.id, hw.platform.id, first.code, first.message, gpus_per_node, nodes, owned))
         return None
     cost_key = (id(hw), gpus_per_node, node.power_w, nodes, owned)
     cost = seen.get(cost_key)
