@@ -139,6 +139,34 @@ BAD = [
         id="power-one-watt-below-gpu-tdp",
     ),
     pytest.param(
+        "    - custom: {gpu: h100-sxm5-80gb, gpus_per_server: 8, ram_gib: 64, kind: hgx-4gpu}\n      count: 1\n",
+        {},
+        (
+            14,
+            "custom.kind",
+            "kind hgx-4gpu holds exactly 4 SXM GPUs on NVLink, but the server has 8 x h100-sxm5-80gb (sxm, nvlink link)",
+        ),
+        id="hgx-4gpu-with-8-gpus",
+    ),
+    pytest.param(
+        "    - custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64, kind: hgx-4gpu}\n      count: 1\n",
+        {},
+        (14, "custom.kind", "kind hgx-4gpu holds exactly 4 SXM GPUs on NVLink, but the server has 4 x a40-48gb (pcie"),
+        id="hgx-4gpu-with-pcie-cards",
+    ),
+    pytest.param(
+        "    - custom: {gpu: h100-sxm5-80gb, gpus_per_server: 4, ram_gib: 64, kind: hgx-8gpu}\n      count: 1\n",
+        {},
+        (14, "custom.kind", "kind hgx-8gpu holds exactly 8 SXM GPUs on NVLink, but the server has 4 x h100-sxm5-80gb"),
+        id="hgx-8gpu-with-4-gpus",
+    ),
+    pytest.param(
+        "    - custom: {gpu: h100-sxm5-80gb, gpus_per_server: 8, ram_gib: 64, kind: oam-8gpu}\n      count: 1\n",
+        {},
+        (14, "custom.kind", "kind oam-8gpu holds exactly 8 OAM GPUs, but the server has 8 x h100-sxm5-80gb (sxm"),
+        id="oam-8gpu-with-sxm",
+    ),
+    pytest.param(
         "    - custom: {name: dgx-h100, gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64}\n      count: 1\n",
         {},
         (14, "custom.name", "is a catalog platform id"),

@@ -228,3 +228,91 @@ def test_owned_workstations_are_used_with_a_psu_warning(
         f"deliver without redundancy (1 x 2,000 W = 2,000 W); {why}"
     )
     assert not [r for r in plan.deployments[0].reasons if r.startswith("ruled out")]
+
+
+def test_owned_server_with_a_borrowed_power_figure_keeps_the_borrowed_wording() -> None:
+    """An owned server over its PSUs by another system's published maximum: the figure is said to be borrowed,
+    not read as the chassis' own draw (no 'over their rating at full load')."""
+    power = NodePower(12_801, "published maximum of dgx-b200", "dgx-b200")
+    found = psu_overload(catalog.platforms()[XE7740], catalog.gpus()[PRO6000], 8, power, True)
+    assert found is not None
+    assert (found.level, found.code, found.message) == (
+        "warning",
+        "psu-headroom",
+        "dell-xe7740 with 8 x rtx-pro-6000-blackwell-96gb draws 12,801 W (published maximum of dgx-b200), more than "
+        "its PSUs deliver without redundancy (4 of 8 x 3,200 W = 12,800 W); kept because the server is owned and "
+        "runs, and the power figure is another system's: check the chassis' PSU rating for this configuration",
+    )
+
+
+PSU_4X = (
+    "wrx90-workstation with 4 x rtx-pro-6000-blackwell-96gb draws {w} W (sum of components), more than its PSUs "
+    "deliver without redundancy (1 x 2,000 W = 2,000 W); psu.count, psu.rating_w believed, not sourced: check the "
+    "chassis' PSU"
+)
+
+
+def _one_owned_wrx90(tmp_path: Path, example: str, allowed: str) -> Path:
+    """An example on RTX PRO 6000 only, with 1 owned 4-GPU WRX90 workstation."""
+    text = (REPO / "examples" / example).read_text()
+    assert allowed in text
+    owned = f"  gpus: [{PRO6000}]\n  inventory: [{{platform: {WRX90}, gpu: {PRO6000}, count: 1}}]\n"
+    path = tmp_path / "owned.yaml"
+    path.write_text(text.replace(allowed, owned))
+    return path
+
+
+def test_owned_server_left_free_blames_the_servers_to_buy(tmp_path: Path) -> None:
+    """The job needs 2 x 4-GPU WRX90 and 1 is owned: the second, to buy, is over its PSU, so 4 x 2-GPU are
+    bought; the owned one is not what the PSU rules out."""
+    path = _one_owned_wrx90(
+        tmp_path, "finetune-8b-qlora.yaml", "  gpus: [l40s-48gb, h100-sxm5-80gb, rtx-pro-6000-blackwell-96gb]\n"
+    )
+    plan = plan_file(str(path))[1]
+    assert [(p.nodes, p.owned_nodes, p.node.gpus) for p in plan.pools] == [(4, 0, 2)]
+    assert [r for r in plan.deployments[0].reasons if "ruled out" in r] == [
+        "buying more 4-GPU wrx90-workstation is ruled out: " + PSU_4X.format(w="3,382")
+    ]
+    (free,) = [f.message for f in plan.findings if f.code == "inventory-free"]
+    assert free == (
+        "1 of 1 owned wrx90-workstation server(s) (4 x rtx-pro-6000-blackwell-96gb) left free; not used by tune: the "
+        "layout needs 2 x 4-GPU wrx90-workstation, 1 owned free; the 1 more to buy would run over their PSUs: "
+        + PSU_4X.format(w="3,382")
+    )
+
+
+INF1 = f"""\
+version: 1
+name: inf-own
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference:
+      precision: bf16
+      max_context_tokens: 8192
+      avg_input_tokens: 1500
+      avg_output_tokens: 300
+      requests_per_second: 60
+hardware:
+  gpus: [{PRO6000}]
+  provider: baremetal
+  inventory:
+    - platform: {WRX90}
+      gpu: {PRO6000}
+      count: 1
+"""
+
+
+def test_a_split_onto_an_owned_server_rules_out_buying_more_not_the_owned_one(tmp_path: Path) -> None:
+    """2 x TP2 on the owned 4-GPU WRX90 and the rest on a bought XE7740: the reasons say buying more 4-GPU WRX90
+    is ruled out (once per distinct draw), never that the server in use is."""
+    path = tmp_path / "inf.yaml"
+    path.write_text(INF1)
+    plan = plan_file(str(path))[1]
+    assert sorted((p.node.platform_id, p.nodes, p.owned_nodes) for p in plan.pools) == [
+        (XE7740, 1, 0),
+        (WRX90, 1, 1),
+    ]
+    assert [r for r in plan.deployments[0].reasons if "ruled out" in r] == [
+        "buying more 4-GPU wrx90-workstation is ruled out: " + PSU_4X.format(w=w) for w in ("3,382", "3,499")
+    ]

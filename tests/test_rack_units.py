@@ -18,6 +18,7 @@ from generator.planner.racks import (
     too_tall,
 )
 from generator.workload import load_workload
+from generator.workload.models import InferenceDeployment
 
 WORKLOAD = """\
 version: 1
@@ -128,10 +129,74 @@ def test_a_node_taller_than_the_rack_left_is_a_located_error(tmp_path: Path, res
     with pytest.raises(InputError) as raised:
         plan_workload(load_workload(str(path)))
     assert str(raised.value) == (
-        f"{path}:13:24: hardware.rack_units_reserved: 35U reserved leaves 7U per 42U rack, but pool "
-        "chat_h100_sxm5_80gb's dgx-h100 is 8U tall: reserve at most 34U"
+        f"{path}:13:24: hardware.rack_units_reserved: 35U reserved leaves 7U per 42U rack, but the pinned platform "
+        "dgx-h100 needs 8U: reserve at most 34U"
     )
     assert raised.value.exit_code == 1
+
+
+TALL = """\
+version: 1
+name: t
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference:
+      precision: fp8
+      max_context_tokens: 32768
+      requests_per_second: 12
+hardware:
+  gpus: [h100-sxm5-80gb]
+  platforms: {platforms}
+  provider: baremetal
+  rack_power_kw: 40
+  rack_units_reserved: 35
+"""
+
+
+def test_servers_too_tall_are_blocked_per_layout_and_a_shorter_one_chosen(tmp_path: Path) -> None:
+    """42 - 35 = 7U: the 8U DGX H100 is passed over (a rack-height record) and the 6U XE9680 plans the job."""
+    from generator.planner.blocked import RACK_HEIGHT
+    from generator.planner.early import early_checks
+
+    path = tmp_path / "w.yaml"
+    path.write_text(TALL.format(platforms="[dgx-h100, dell-xe9680-hgx-h100-h200]"))
+    loaded = load_workload(str(path))
+    early_checks(loaded)  # validate passes: a server that fits is allowed
+    plan = plan_workload(loaded)
+    assert [(p.node.platform_id, p.node.rack_units) for p in plan.pools] == [("dell-xe9680-hgx-h100-h200", 6)]
+    from generator.planner.blocked import Blocked
+    from generator.planner.candidates import inference_options
+    from generator.sizing.constants import with_overrides
+
+    found: list[Blocked] = []
+    dep = loaded.workload.deployments[0]
+    assert isinstance(dep, InferenceDeployment)
+    inference_options(loaded.workload, dep, loaded.models["chat"], with_overrides({}), found)
+    tall = {(b.platform_id, b.why) for b in found if b.code == RACK_HEIGHT}
+    assert tall == {("dgx-h100", "a 8U dgx-h100 is taller than the 7U a 42U rack leaves with 35U reserved")}
+
+
+@pytest.mark.parametrize(
+    ("platforms", "needed"),
+    [
+        pytest.param("[dgx-h100]", "no allowed platform is shorter than 8U: reserve at most 34U", id="only-8u"),
+        pytest.param("[dgx-h100, dell-xe9680-hgx-h100-h200]", None, id="6u-fits"),
+    ],
+)
+def test_validate_refuses_a_reserve_no_allowed_server_fits(tmp_path: Path, platforms: str, needed: str | None) -> None:
+    """Decidable before the search: every allowed platform taller than 42 - 35 = 7U is an error at the reserve."""
+    from generator.planner.early import early_checks
+
+    path = tmp_path / "w.yaml"
+    path.write_text(TALL.format(platforms=platforms))
+    loaded = load_workload(str(path))
+    if needed is None:
+        early_checks(loaded)
+        return
+    with pytest.raises(InputError) as raised:
+        early_checks(loaded)
+    assert str(raised.value) == (f"{path}:15:24: hardware.rack_units_reserved: 35U reserved leaves 7U per 42U rack, but {needed}")
 
 
 def test_a_rack_scale_system_is_never_too_tall(tmp_path: Path) -> None:

@@ -25,3 +25,27 @@ def test_owned_short_is_given_only_when_nothing_else_rules_the_server_out() -> N
 
 def test_text_names_gpu_and_platform() -> None:
     assert SHORT.text == f"a40-48gb on lab-a40: {SHORT.why}"
+
+
+# a 2-server layout with 1 owned free, dropped because the server to buy is over its PSUs
+OWNED_PSU = Blocked(GPU, BOX, "psu-over-capacity", PSU.why, gpus_per_node=4, nodes=2, owned=1)
+
+
+def test_psu_reason_says_buying_more_is_ruled_out_where_owned_servers_are_used() -> None:
+    assert psu_ruled_out(GPU, BOX, [OWNED_PSU, PSU]) == [
+        f"buying more 4-GPU lab-a40 is ruled out: {PSU.why}",
+        f"ruled out: {PSU.why}",
+    ]
+    # the chosen part runs on owned servers: even a record without owned ones is about buying more
+    assert psu_ruled_out(GPU, BOX, [PSU, OWNED_PSU], on_owned=True) == [
+        f"buying more lab-a40 is ruled out: {PSU.why}",
+        f"buying more 4-GPU lab-a40 is ruled out: {PSU.why}",
+    ]
+
+
+def test_owned_server_left_free_names_the_servers_to_buy_as_over_their_psus() -> None:
+    assert why_left_free(GPU, BOX, {"tune": [OWNED_PSU, OWNED_PSU._replace(nodes=3)]}) == (
+        "tune: the layout needs 2 x 4-GPU lab-a40, 1 owned free; the 1 more to buy would run over their PSUs: "
+        f"{PSU.why}; the layout needs 3 x 4-GPU lab-a40, 1 owned free; the 2 more to buy would run over their "
+        f"PSUs: {PSU.why}"
+    )

@@ -385,7 +385,8 @@ def build_plan(
                     f"always usable, but {part.hardware.not_bought}"
                 )
         for part in opt.pieces:
-            reasons += psu_ruled_out(part.hardware.gpu.id, part.hardware.platform.id, ruled_out.get(dep.name, ()))
+            on_owned = part.candidate.owned_nodes > 0
+            reasons += psu_ruled_out(part.hardware.gpu.id, part.hardware.platform.id, ruled_out.get(dep.name, ()), on_owned)
         reasons.append(_choice_reason(objective, opt, rest))
         if objective != wl.objective:
             reasons.append(f"ranked by {objective}, not {wl.objective}: a candidate had no price (see findings)")

@@ -16,6 +16,11 @@ class Blocked(NamedTuple):
     platform_id: str
     code: str
     why: str
+    #: GPUs per node, nodes and owned servers free of the layout dropped (0: not recorded); set where servers
+    #: are owned, so a reason can say that buying the rest is what is ruled out, not the owned servers.
+    gpus_per_node: int = 0
+    nodes: int = 0
+    owned: int = 0
 
     @property
     def text(self) -> str:
@@ -29,6 +34,8 @@ POOL_TOO_LARGE = "pool-too-large"
 OWNED_SHORT = "owned-short"
 #: One node draws more than a rack delivers.
 RACK_POWER = "rack-power"
+#: One node is taller than a rack leaves once ``hardware.rack_units_reserved`` are kept.
+RACK_HEIGHT = "rack-height"
 #: No parallel layout of the model fits or meets the targets on this GPU.
 NO_LAYOUT = "no-layout"
 #: MIG confines a replica to one GPU.

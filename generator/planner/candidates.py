@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, cast
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel, default_precision, model_weight_format
 from generator.catalog.records import PlatformSpec
-from generator.planner.blocked import MIG_ONE_GPU, NO_LAYOUT, OWNED_SHORT, POOL_TOO_LARGE, RACK_POWER, Blocked
+from generator.planner.blocked import MIG_ONE_GPU, NO_LAYOUT, OWNED_SHORT, POOL_TOO_LARGE, RACK_HEIGHT, RACK_POWER, Blocked
 from generator.planner.inference import ReplicaShape, _GpuShapes, replica_shapes
 from generator.planner.inventory import ServerKey
 from generator.planner.naming import MAX_NODES_PER_POOL
@@ -18,6 +18,7 @@ from generator.planner.nodes import PSU_OVER_CAPACITY, NodeNeeds, assemble_node
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, node_counts
 from generator.planner.plan import Candidate, Finding, NodeSpec
+from generator.planner.racks import height_blocked
 from generator.planner.slo import effective_slo
 from generator.planner.tco import HOURS_PER_MONTH, NodeCost, billed_per_run, fleet_cost
 from generator.sizing.constants import Constants
@@ -90,11 +91,15 @@ def layout_option(
             _blocked(hw, RACK_POWER, f"a {node.power_w} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power")
         )
         return None
+    if wl.hardware.provider == "baremetal" and (tall := height_blocked(node, wl.hardware.rack_units_reserved)):
+        blocked.append(_blocked(hw, RACK_HEIGHT, tall))
+        return None
     # servers the team owns exist and run: their PSU figures warn (psu_overload), they never rule them out
     blocking = _BLOCKING - {PSU_OVER_CAPACITY} if owned == nodes else _BLOCKING
     stopping = [f for f in scratch if f.code in blocking]
     if stopping:
-        blocked.append(_blocked(hw, stopping[0].code, stopping[0].message))
+        first = stopping[0]
+        blocked.append(Blocked(hw.gpu.id, hw.platform.id, first.code, first.message, gpus_per_node, nodes, owned))
         return None
     cost_key = (id(hw), gpus_per_node, node.power_w, nodes, owned)
     cost = seen.get(cost_key)

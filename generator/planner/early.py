@@ -14,8 +14,9 @@ the same error, at the same place, for every problem found here:
 from __future__ import annotations
 
 from generator.calculator.model_source import default_precision, model_weight_format
-from generator.errors import InfeasibleError
-from generator.planner.options import allowed_hardware, tensor_parallel_sizes
+from generator.errors import InfeasibleError, InputError
+from generator.planner.options import Hardware, allowed_hardware, tensor_parallel_sizes
+from generator.planner.racks import RACK_UNITS, taller_than_space
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.step_down import serving_precision_advice
 from generator.sizing.weights import Parallelism, size_weights
@@ -41,6 +42,7 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
             f"{where}: no {wl.hardware.provider} platform in the catalog offers an allowed GPU "
             f"(with cooling '{wl.hardware.cooling}'); to unblock: allow more GPUs or platforms, or another provider"
         )
+    _height_checks(loaded, hardware)
     for i, dep in enumerate(wl.deployments):
         if not isinstance(dep, InferenceDeployment):
             continue
@@ -80,3 +82,26 @@ def _fixed_checks(loaded: LoadedWorkload, consts: Constants) -> None:
     machine = fixed_machine(loaded)[0]
     for i in range(len(loaded.workload.deployments)):
         place_on_fixed(loaded, i, machine, consts)
+
+
+def _height_checks(loaded: LoadedWorkload, hardware: list[Hardware]) -> None:
+    """Refuse ``hardware.rack_units_reserved`` where no server a deployment may run on fits the space it leaves.
+
+    Decidable without the search where every allowed platform is too tall, or a deployment pins one that is.
+    """
+    wl = loaded.workload
+    reserved = wl.hardware.rack_units_reserved
+    if wl.hardware.provider != "baremetal" or reserved is None:
+        return
+    tall = {h.platform.id: taller_than_space(h.platform.kind, h.platform.rack_units, reserved) for h in hardware}
+    pinned = sorted({p for dep in wl.deployments if (p := dep.platform) is not None and tall.get(p)})
+    if pinned or all(tall.values()):
+        heights = {tall[p] or 0 for p in pinned} if pinned else {u or 0 for u in tall.values()}
+        needed = min(heights) if not pinned else max(heights)
+        which = f"the pinned platform {', '.join(pinned)}" if pinned else "no allowed platform"
+        verb = " needs" if pinned else " is shorter than"
+        raise InputError(
+            f"{reserved}U reserved leaves {RACK_UNITS - reserved}U per {RACK_UNITS}U rack, but {which}{verb} "
+            f"{needed}U: reserve at most {RACK_UNITS - needed}U",
+            loaded.document.locate(("hardware", "rack_units_reserved")),
+        )

@@ -170,8 +170,8 @@ def psu_overload(platform: PlatformSpec, gpu: GpuSpec, gpus: int, power: NodePow
     believed: the plan never buys a node its own data says cannot be powered; the reason names the
     believed figures. Where the power figure is another system's published maximum, the layout stays with
     a ``psu-headroom`` warning. A server the team already ``owned`` exists and runs, so it is never ruled
-    out: a ``psu-headroom`` warning gives the figures, and says whether the PSU figures are believed or
-    the sourced rating is exceeded at full load.
+    out: a ``psu-headroom`` warning gives the figures, and says whether the power figure is another system's,
+    the PSU figures are believed, or the sourced rating is exceeded at full load.
     """
     capacity = psu_capacity_w(platform)
     if capacity is None or power.watts <= capacity:
@@ -181,6 +181,12 @@ def psu_overload(platform: PlatformSpec, gpu: GpuSpec, gpus: int, power: NodePow
     drawn = f"{platform.id} with {gpus} x {gpu.id} draws {power.watts:,} W ({power.basis})"
     over = f"{drawn}, {PSU_OVER} ({supplies} = {capacity:,.0f} W)"
     believed = f"{', '.join(fields)} believed, not sourced" if (fields := believed_psu_fields(platform)) else ""
+    if owned and power.borrowed_from:
+        why = (
+            "kept because the server is owned and runs, and the power figure is another system's: check the "
+            "chassis' PSU rating for this configuration"
+        )
+        return Finding("warning", PSU_HEADROOM, f"{over}; {why}")
     if owned:
         why = (
             f"{believed}: kept because the server is owned and runs; check the chassis' PSU rating"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from generator.catalog.cloud_gpu_stack import CLOUD_GPU_STACK
 from generator.catalog.records import GpuSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.inference import ReplicaShape
@@ -44,14 +45,15 @@ class Option(NamedTuple):
 def pool_labels(name: str, gpu: GpuSpec, platform_id: str, provider: str) -> tuple[tuple[str, str], ...]:
     """Kubernetes node labels of a pool; NVIDIA pools also select their device-plugin configuration.
 
-    Except on GKE (``provider`` gcp): its node image installs the driver and device plugin and no GPU Operator
-    runs to read the label, so the pool, its Terraform, Ansible and ContainerNodePool carry none.
+    Except where the cloud runs the GPU stack (:data:`CLOUD_GPU_STACK`: GKE): its node image installs the driver
+    and device plugin and no GPU Operator runs to read the label, so the pool, its Terraform, Ansible and
+    ContainerNodePool carry none.
     """
     labels: tuple[tuple[str, str], ...] = (
         ("specgen.dev/gpu", gpu.id),
         ("specgen.dev/platform", platform_id),
         ("specgen.dev/pool", name.replace("_", "-")),
     )
-    if gpu.vendor == "nvidia" and provider != "gcp":
+    if gpu.vendor == "nvidia" and provider not in CLOUD_GPU_STACK:
         labels = (("nvidia.com/device-plugin.config", name.replace("_", "-")), *labels)
     return labels

@@ -6,7 +6,7 @@ rack with room for its power and height. Cloud plans have no racks.
 
 from __future__ import annotations
 
-from generator.planner.plan import Finding, Pool
+from generator.planner.plan import Finding, NodeSpec, Pool
 
 #: Rack units of a standard 42U rack.
 RACK_UNITS = 42
@@ -44,20 +44,51 @@ class Rack:
 
 
 def node_units(pool: Pool) -> int:
-    """Rack units one node of the pool takes.
+    """Rack units one node of the pool takes (:func:`node_height`)."""
+    return node_height(pool.node)
+
+
+def node_height(node: NodeSpec) -> int:
+    """Rack units one node takes (:func:`system_units` of its platform's kind and height)."""
+    return system_units(node.kind, node.rack_units)
+
+
+def system_units(kind: str, rack_units: int | None) -> int:
+    """Rack units one system of ``kind`` with a published height of ``rack_units`` (None: unpublished) takes.
 
     Its published height; a whole rack for a rack-scale system (the system is the rack: NVIDIA DGX
     GB200 user guide, https://docs.nvidia.com/dgx/dgxgb200-user-guide/hardware.html); else the
     assumed height, which the plan states (:func:`assumed_height_findings`).
     """
-    if pool.node.kind == "rack-scale":
+    if kind == "rack-scale":
         return RACK_UNITS
-    return pool.node.rack_units or DEFAULT_NODE_RACK_UNITS
+    return rack_units or DEFAULT_NODE_RACK_UNITS
 
 
 def usable_units(reserved_units: int | None = None) -> int:
     """Rack units of a 42U rack left for servers once ``reserved_units`` (default :data:`RACK_UNITS_RESERVED`) are kept."""
     return RACK_UNITS - (RACK_UNITS_RESERVED if reserved_units is None else reserved_units)
+
+
+def taller_than_space(kind: str, rack_units: int | None, reserved_units: int | None = None) -> int | None:
+    """The height of a system that does not fit a rack once ``reserved_units`` are kept free, or None when it fits.
+
+    A rack-scale system fills a rack alone with its own switches and is not measured against it.
+    """
+    units = system_units(kind, rack_units)
+    return None if kind == "rack-scale" or units <= usable_units(reserved_units) else units
+
+
+def height_blocked(node: NodeSpec, reserved_units: int | None = None) -> str | None:
+    """Why one node cannot go in a rack once ``reserved_units`` are kept free, or None when it fits."""
+    units = taller_than_space(node.kind, node.rack_units, reserved_units)
+    if units is None:
+        return None
+    usable = usable_units(reserved_units)
+    return (
+        f"a {units}U {node.platform_id} is taller than the {usable}U a {RACK_UNITS}U rack leaves with "
+        f"{RACK_UNITS - usable}U reserved"
+    )
 
 
 def too_tall(pools: list[Pool], reserved_units: int | None = None) -> str | None:

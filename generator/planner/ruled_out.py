@@ -21,9 +21,33 @@ def _on(gpu_id: str, platform_id: str, blocked: Sequence[Blocked]) -> list[Block
     return list(dict.fromkeys(b for b in blocked if (b.gpu_id, b.platform_id) == (gpu_id, platform_id)))
 
 
-def psu_ruled_out(gpu_id: str, platform_id: str, blocked: Sequence[Blocked]) -> list[str]:
-    """Why layouts of the chosen hardware with more GPUs per node were dropped: their PSUs cannot power them."""
-    return [f"ruled out: {b.why}" for b in _on(gpu_id, platform_id, blocked) if b.code == PSU_OVER_CAPACITY]
+def psu_ruled_out(gpu_id: str, platform_id: str, blocked: Sequence[Blocked], on_owned: bool = False) -> list[str]:
+    """Why layouts of the chosen hardware with more GPUs per node were dropped: their PSUs cannot power them.
+
+    Where the chosen part runs on owned servers (``on_owned``) or the layout dropped had owned ones, the owned
+    servers are kept whatever their PSUs: what is ruled out is buying more of them.
+    """
+    texts = (
+        f"buying more {_server(b)} is ruled out: {b.why}" if on_owned or b.owned else f"ruled out: {b.why}"
+        for b in _on(gpu_id, platform_id, blocked)
+        if b.code == PSU_OVER_CAPACITY
+    )
+    return list(dict.fromkeys(texts))
+
+
+def _server(b: Blocked) -> str:
+    """``"<n>-GPU <platform>"`` where the record has its GPUs per node, else the platform."""
+    return f"{b.gpus_per_node}-GPU {b.platform_id}" if b.gpus_per_node else b.platform_id
+
+
+def _left_free_reason(b: Blocked) -> str:
+    """A dropped layout's reason as why owned servers were left free: a PSU limit is the servers to buy's."""
+    if b.code != PSU_OVER_CAPACITY or not b.owned:
+        return b.why
+    return (
+        f"the layout needs {b.nodes} x {_server(b)}, {b.owned} owned free; the {b.nodes - b.owned} more to buy "
+        f"would run over their PSUs: {b.why}"
+    )
 
 
 def why_left_free(gpu_id: str, platform_id: str, blocked: Mapping[str, Sequence[Blocked]], users: Set[str] = frozenset()) -> str:
@@ -37,7 +61,7 @@ def why_left_free(gpu_id: str, platform_id: str, blocked: Mapping[str, Sequence[
         reasons = _on(gpu_id, platform_id, found)
         if name in users or not reasons:
             continue
-        server = [r.why for r in reasons if r.code != OWNED_SHORT]
+        server = list(dict.fromkeys(_left_free_reason(r) for r in reasons if r.code != OWNED_SHORT))
         kept = server[:MAX_REASONS] if server else [reasons[0].why]
         more = f" (+{len(server) - MAX_REASONS} more)" if len(server) > MAX_REASONS else ""
         parts.append(f"{name}: {'; '.join(kept)}{more}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from generator.catalog import gpus, software
+from generator.catalog.cloud_gpu_stack import CLOUD_GPU_STACK
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import Plan
@@ -86,7 +87,7 @@ def pool_stacks(
                 driver_owner=owner,
                 driver_version=None if owner == "node-image" else driver_version(driver_override),
                 rdma=owner == "operator" and any(n.role == "fabric" and n.gpudirect_rdma for n in pool.node.nics),
-                device_plugin_config=None if pool.node.provider == "gcp" else device_plugin_config(sharing),
+                device_plugin_config=None if pool.node.provider in CLOUD_GPU_STACK else device_plugin_config(sharing),
                 mig_config=labels.get(MIG_CONFIG_LABEL),
             )
         )
@@ -183,16 +184,6 @@ def nvidia_driver(stack: GpuPoolStack) -> dict[str, Any]:
             "rdma": {"enabled": stack.rdma},
         },
     }
-
-
-#: Providers whose node pools get their whole GPU stack from the cloud, so the GPU Operator serves none of them.
-#: GKE: the driver installer (``gpuDriverInstallationConfig``), GKE's own device plugin and GPU sharing / MIG from the
-#: node pool (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-operator recommends GKE's GPU management;
-#: the operator would need NVIDIA's GKE settings: https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html).
-#: Its parts that remain enabled without driver and toolkit (GFD, DCGM exporter, validator) run with the
-#: ``nvidia`` runtime class that GKE's containerd lacks. GPU metrics on GKE: its managed DCGM metrics
-#: (https://cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics, on by default from 1.32.1-gke.1357000).
-CLOUD_GPU_STACK = frozenset({"gcp"})
 
 
 def render_cluster(stacks: list[GpuPoolStack]) -> dict[str, str]:

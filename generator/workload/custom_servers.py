@@ -12,6 +12,32 @@ from generator.workload.models import CustomServer, Workload
 
 Path = tuple[str | int, ...]
 
+#: Baseboard kinds a custom server may declare: the GPUs per server, form factor and GPU link each one holds
+#: (an HGX board carries SXM GPUs on NVLink; an OAM baseboard carries OCP Accelerator Modules), as the planner's
+#: ``server_kind`` infers them when no kind is given.
+BOARD_KINDS: dict[str, tuple[int, str, str | None]] = {
+    "hgx-4gpu": (4, "sxm", "nvlink"),
+    "hgx-8gpu": (8, "sxm", "nvlink"),
+    "oam-8gpu": (8, "oam", None),
+}
+
+
+def _kind_error(spec: CustomServer) -> str | None:
+    """Why the declared baseboard kind contradicts the server's GPUs, or None where it matches (or none is declared)."""
+    board = BOARD_KINDS.get(spec.kind or "")
+    gpu = catalog.gpus().get(spec.gpu)
+    if board is None or gpu is None:
+        return None
+    count, form, link = board
+    if spec.gpus_per_server == count and gpu.form_factor == form and (link is None or gpu.interconnect_kind == link):
+        return None
+    holds = f"{count} {form.upper()} GPUs" + (" on NVLink" if link == "nvlink" else "")
+    return (
+        f"kind {spec.kind} holds exactly {holds}, but the server has {spec.gpus_per_server} x {spec.gpu} "
+        f"({gpu.form_factor}, {gpu.interconnect_kind} link); give the kind that matches (pcie-server for PCIe cards) "
+        "or leave it out"
+    )
+
 
 def _part_errors(spec: CustomServer, where: Path) -> list[tuple[Path, str]]:
     """(field path, message) for every part id the catalog lacks and every count without its part."""
@@ -41,6 +67,8 @@ def _part_errors(spec: CustomServer, where: Path) -> list[tuple[Path, str]]:
                 "sizes the GPUs at full power and does not model power caps)",
             )
         )
+    if (why := _kind_error(spec)) is not None:
+        out.append(((*where, "kind"), why))
     if spec.nvme_drives and not spec.nvme_tb:
         out.append(((*where, "nvme_tb"), f"{spec.nvme_drives} NVMe drive(s) counted but no capacity (nvme_tb)"))
     if spec.platform_id in catalog.platforms():
