@@ -94,12 +94,12 @@ def height_blocked(node: NodeSpec, reserved_units: int | None = None) -> str | N
 def too_tall(pools: list[Pool], reserved_units: int | None = None) -> str | None:
     """Why a pool's node cannot go in a rack once ``reserved_units`` are kept free, or None when every node fits.
 
-    A rack-scale system fills a rack alone with its own switches and is not measured against it.
+    The search drops such layouts (:func:`height_blocked`); this holds servers placed without it (owned ones).
     """
     usable = usable_units(reserved_units)
     for pool in pools:
-        units = node_units(pool)
-        if pool.node.kind != "rack-scale" and units > usable:
+        units = taller_than_space(pool.node.kind, pool.node.rack_units, reserved_units)
+        if units is not None:
             return (
                 f"{RACK_UNITS - usable}U reserved leaves {usable}U per {RACK_UNITS}U rack, but pool {pool.name}'s "
                 f"{pool.node.platform_id} is {units}U tall: reserve at most {RACK_UNITS - units}U"
