@@ -24,8 +24,7 @@ if TYPE_CHECKING:
     T = TypeVar("T")
 #: Most error lines printed for one failure.
 MAX_REPORTED = 25
-#: ``render --check``'s exit code (:class:`generator.errors.DriftError`) and its one-line summary for CI reports.
-DRIFT_EXIT_CODE = 4
+#: ``render --check``'s one-line summary (:class:`generator.errors.DriftError`) for CI reports.
 STALE_OUTPUT = "rendered output is stale; run `specgen render` and commit the result"
 TARGETS = ("spec", "markdown", "terraform", "ansible", "kubernetes")
 #: Levels of ``--fail-on``.
@@ -143,7 +142,7 @@ def render_files(
                 if not single or trees_in(current):
                     changed = {p.split("/", 1)[0] for p in {*current, *full} if "/" in p and current.get(p) != full.get(p)}
                     summary = tree_summary(trees_in(current), wanted, changed, unlisted)
-                raise DriftError(text + summary + "specgen: rendered output is stale; run `specgen render` and commit the result")
+                raise DriftError(f"{text}{summary}specgen: {STALE_OUTPUT}")
             echo("rendered output is current")
         else:
             # --target: the other outputs' owned files stay as they are on disk, and in the manifest
@@ -186,7 +185,7 @@ def _errors_to_gitlab(
             from generator.findings import gitlab_error_report
 
             try:
-                lines = [STALE_OUTPUT] if exc.exit_code == DRIFT_EXIT_CODE else _error_lines(exc)
+                lines = [STALE_OUTPUT] if _is_drift(exc) else _error_lines(exc)
                 _write_gitlab(gitlab_report, gitlab_error_report(lines, workloads[0], findings or []), workloads)
             except SpecgenError as unwritten:  # the workload's error stays the one reported, with its exit code
                 print(f"specgen: error: {unwritten}", file=sys.stderr)
@@ -199,16 +198,23 @@ def _error_lines(exc: SpecgenError) -> list[str]:
     return [str(e) for e in exc.errors] if isinstance(exc, MultipleInputError) else [str(exc)]
 
 
+def _is_drift(exc: SpecgenError) -> bool:
+    from generator.errors import DriftError
+
+    return isinstance(exc, DriftError)
+
+
 def _report(exc: SpecgenError) -> int:
+    drift = _is_drift(exc)
     lines = _error_lines(exc)
     if len(lines) > MAX_REPORTED:
         lines = [*lines[:MAX_REPORTED], f"... and {len(lines) - MAX_REPORTED:,} more errors not shown"]
     for line in lines:
-        print(f"specgen: error: {line}" if exc.exit_code != DRIFT_EXIT_CODE else line, file=sys.stderr)
+        print(line if drift else f"specgen: error: {line}", file=sys.stderr)
     if os.environ.get("GITHUB_ACTIONS") == "true":
         from generator.findings import github_error
 
-        for line in lines if exc.exit_code != DRIFT_EXIT_CODE else [STALE_OUTPUT]:
+        for line in [STALE_OUTPUT] if drift else lines:
             print(github_error(line), file=sys.stderr)  # stdout stays the command's document
     return exc.exit_code
 

@@ -104,23 +104,24 @@ def gitlab_error_report(errors: Iterable[str], default_path: str, findings: Iter
 
     ``findings`` reported before the error stopped the run come first.
     """
-    issues = _gitlab_findings(findings)
+    paths: dict[str, str] = {}
+    issues = _gitlab_findings(findings, paths)
     for text in errors:
         file, line, _, message = _split_error(text) or (default_path, 1, 1, text)
-        issues.append(_gitlab_issue("error", "blocker", message, file, line))
+        issues.append(_gitlab_issue("error", "blocker", message, file, line, paths))
     return json.dumps(issues, indent=2, sort_keys=True) + "\n"
 
 
 def gitlab_report(findings: Iterable[Located]) -> str:
     """A GitLab code-quality report (JSON list of issues with a stable fingerprint each)."""
-    return json.dumps(_gitlab_findings(findings), indent=2, sort_keys=True) + "\n"
+    return json.dumps(_gitlab_findings(findings, {}), indent=2, sort_keys=True) + "\n"
 
 
-def _gitlab_findings(findings: Iterable[Located]) -> list[dict[str, object]]:
+def _gitlab_findings(findings: Iterable[Located], paths: dict[str, str]) -> list[dict[str, object]]:
     issues = []
     for level, code, message, where in findings:
         file, line, _ = _split_where(where)
-        issues.append(_gitlab_issue(code, _GITLAB_SEVERITY[level], message, file, line))
+        issues.append(_gitlab_issue(code, _GITLAB_SEVERITY[level], message, file, line, paths))
     return issues
 
 
@@ -143,9 +144,15 @@ def repository_path(path: str) -> str:
     return relative.replace(os.sep, "/")
 
 
-def _gitlab_issue(code: str, severity: str, message: str, file: str, line: int) -> dict[str, object]:
-    """One code-quality issue at ``file``'s repository path, with a fingerprint stable across runs and checkouts."""
-    file = repository_path(file)
+def _gitlab_issue(code: str, severity: str, message: str, file: str, line: int, paths: dict[str, str]) -> dict[str, object]:
+    """One code-quality issue at ``file``'s repository path, with a fingerprint stable across runs and checkouts.
+
+    ``paths``: repository paths already found in this report (most issues share one file; each lookup walks up
+    the directories for ``.git``).
+    """
+    if file not in paths:
+        paths[file] = repository_path(file)
+    file = paths[file]
     fingerprint = hashlib.sha256(f"{file}\0{code}\0{message}".encode()).hexdigest()
     return {
         "check_name": f"specgen/{code}",

@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Callable, Collection, Iterable, Mapping
 
 from generator.errors import InputError, OutputError
-from generator.input_files import git_work_tree
+from generator.input_files import git_work_tree, repository_root
 from generator.swap import ExchangeUnsupportedError, exchange, output_lock, recover, work_prefix
 
 MANIFEST = ".specgen-manifest"
@@ -369,10 +369,10 @@ def _workload_repositories(workloads: Collection[str]) -> list[tuple[str, str]]:
     roots: list[tuple[str, str]] = []
     for workload in sorted(set(workloads)):
         try:
-            directory = os.path.realpath(os.path.dirname(os.path.abspath(workload)))
+            root = repository_root(os.path.dirname(os.path.abspath(workload)))
         except OSError:  # a relative workload path after the working directory was deleted: it was not read either
             continue
-        roots.append((git_work_tree(directory) or directory, f"the repository of {workload}"))
+        roots.append((root, f"the repository of {workload}"))
     return roots
 
 

@@ -201,6 +201,11 @@ def model_weight_format(arch: Architecture, name: str) -> WeightFormat:
     return weight_format(name)
 
 
+def serving_format(model: ResolvedModel, precision: str | None) -> WeightFormat:
+    """The weight format a deployment serves: its ``precision``, else the checkpoint's own."""
+    return model_weight_format(model.architecture, precision or default_precision(model))
+
+
 def _with_directory_weights(arch: Architecture, directory: str) -> Architecture:
     """A model directory's safetensors headers (not the weights) give its exact bytes."""
     from generator.calculator.safetensors_header import directory_weight_files, read_header, with_file_weights

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from generator.calculator.model_source import default_precision, model_weight_format
+from generator.calculator.model_source import serving_format
 from generator.errors import InfeasibleError
 from generator.planner.early import early_checks
 from generator.planner.options import allowed_hardware, rank
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: ResolvedModel, blocked: list[Blocked]) -> str:
     if isinstance(dep, InferenceDeployment):
         # the search serves the deployment's one precision; a lower one is advised only where vLLM / SGLang know one
-        fmt = model_weight_format(model.architecture, dep.inference.precision or default_precision(model))
+        fmt = serving_format(model, dep.inference.precision)
         precision = serving_precision_advice(model.architecture, [fmt])
         return (
             f"to unblock: allow a GPU with more memory, {precision + ', ' if precision else ''}"
@@ -66,9 +66,9 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
 
     wl = loaded.workload
     consts = with_overrides(dict(wl.constants))
-    early_checks(loaded, consts)
     if wl.hardware.fixed is not None:
-        return plan_fixed(loaded, consts)
+        return plan_fixed(loaded, consts)  # its placement is the early check of a fixed machine (not run twice)
+    early_checks(loaded, consts)
     enumerated: _Enumerated = {}
     plan = build_plan(loaded, consts, *_choose(loaded, consts, enumerated, share=False))
     if sum(isinstance(d, InferenceDeployment) for d in wl.deployments) < 2:

@@ -478,6 +478,7 @@ def _place_on_inventory(
         hosts = list(group.hosts)  # Linux host names: a rack-scale system's are its compute trays, in system order
         per_system = group.platform.hosts
         used = 0
+        users: set[str] = set()  # deployments on this group's servers
         for k, pool in enumerate(out):
             if (pool.node.platform_id, pool.node.gpu_id, pool.node.gpus) != group.key or not pool.owned_nodes:
                 continue
@@ -485,6 +486,8 @@ def _place_on_inventory(
             owned_hosts = tuple(hosts[used * per_system : (used + take) * per_system])
             out[k] = pool._replace(owned_nodes=take, owned_hosts=owned_hosts)
             used += take
+            if take:
+                users.update(pool.deployments)
         free = group.count - used
         free_hosts = hosts[used * per_system :]
         report.append(
@@ -511,12 +514,6 @@ def _place_on_inventory(
                 )
             )
         if free:
-            users = {
-                d
-                for p in out
-                if p.owned_nodes and (p.node.platform_id, p.node.gpu_id, p.node.gpus) == group.key
-                for d in p.deployments
-            }
             why = why_left_free(group.gpu.id, group.platform.id, ruled_out, users)
             findings.append(
                 Finding(

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from generator import catalog
-from generator.calculator.model_source import ResolvedModel, default_precision, model_weight_format
+from generator.calculator.model_source import ResolvedModel, serving_format
 from generator.catalog.records import PlatformSpec
 from generator.planner.blocked import MIG_ONE_GPU, NO_LAYOUT, OWNED_SHORT, POOL_TOO_LARGE, RACK_HEIGHT, RACK_POWER, Blocked
 from generator.planner.inference import ReplicaShape, _GpuShapes, replica_shapes
@@ -20,7 +20,7 @@ from generator.planner.options import Hardware, allowed_hardware, node_counts
 from generator.planner.plan import Candidate, Finding, NodeSpec
 from generator.planner.racks import height_blocked
 from generator.planner.slo import effective_slo
-from generator.planner.tco import HOURS_PER_MONTH, NodeCost, billed_per_run, fleet_cost
+from generator.planner.tco import HOURS_PER_MONTH, NodeCost, billed_per_run, fleet_cost, run_usd
 from generator.sizing.constants import Constants
 from generator.workload.models import InferenceDeployment, Workload
 
@@ -49,7 +49,8 @@ def _assembled(
     return node, tuple(scratch)
 
 
-def _blocked(hw: Hardware, code: str, why: str) -> Blocked:
+def blocked_on(hw: Hardware, code: str, why: str) -> Blocked:
+    """``hw``'s layouts dropped with ``code`` for ``why``."""
     return Blocked(hw.gpu.id, hw.platform.id, code, why)
 
 
@@ -75,11 +76,13 @@ def layout_option(
     seen = {} if seen is None else seen
     if nodes > MAX_NODES_PER_POOL:
         why = f"{summary} needs {nodes:,} nodes, more than the {MAX_NODES_PER_POOL:,} one pool may have"
-        blocked.append(_blocked(hw, POOL_TOO_LARGE, why))
+        blocked.append(blocked_on(hw, POOL_TOO_LARGE, why))
         return None
     owned = min(nodes, (free or {}).get((hw.platform.id, hw.gpu.id, gpus_per_node), 0))
     if hw.not_bought and owned < nodes:
-        blocked.append(_blocked(hw, OWNED_SHORT, f"{summary} needs {nodes} servers; {owned} owned are free and {hw.not_bought}"))
+        blocked.append(
+            blocked_on(hw, OWNED_SHORT, f"{summary} needs {nodes} servers; {owned} owned are free and {hw.not_bought}")
+        )
         return None
     node_key = (id(hw), gpus_per_node, needs)
     assembled = seen.get(node_key)
@@ -88,11 +91,11 @@ def layout_option(
     node, scratch = cast("tuple[NodeSpec, tuple[Finding, ...]]", assembled)
     if node.power_w > wl.hardware.rack_power_kw * 1000:
         blocked.append(
-            _blocked(hw, RACK_POWER, f"a {node.power_w} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power")
+            blocked_on(hw, RACK_POWER, f"a {node.power_w} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power")
         )
         return None
     if wl.hardware.provider == "baremetal" and (tall := height_blocked(node, wl.hardware.rack_units_reserved)):
-        blocked.append(_blocked(hw, RACK_HEIGHT, tall))
+        blocked.append(blocked_on(hw, RACK_HEIGHT, tall))
         return None
     # servers the team owns exist and run: their PSU figures warn (psu_overload), they never rule them out
     blocking = _BLOCKING - {PSU_OVER_CAPACITY} if owned == nodes else _BLOCKING
@@ -195,7 +198,7 @@ def _replica_option(
 def _serving(wl: Workload, dep: InferenceDeployment, model: ResolvedModel) -> tuple[InferenceSpec, WeightFormat, bool]:
     """An inference deployment's spec (SLO defaults filled in), weight format, and whether MIG confines a replica to one GPU."""
     spec, _ = effective_slo(dep.inference)
-    fmt = model_weight_format(model.architecture, spec.precision or default_precision(model))
+    fmt = serving_format(model, spec.precision)
     sharing = wl.kubernetes.gpu_sharing
     return spec, fmt, sharing is not None and sharing.strategy == "mig"
 
@@ -212,11 +215,11 @@ def _inference_shapes(
     spec, fmt, mig = serving
     shapes, why = replica_shapes(model, spec, fmt, hw, consts, seen)
     if not shapes:
-        blocked += [_blocked(hw, NO_LAYOUT, w) for w in why[-1:]]
+        blocked += [blocked_on(hw, NO_LAYOUT, w) for w in why[-1:]]
     kept = []
     for shape in shapes:
         if mig and shape.par.tp * shape.par.pp > 1:
-            blocked.append(_blocked(hw, MIG_ONE_GPU, f"TP{shape.par.tp} PP{shape.par.pp}: {MIG_ONE_INSTANCE}"))
+            blocked.append(blocked_on(hw, MIG_ONE_GPU, f"TP{shape.par.tp} PP{shape.par.pp}: {MIG_ONE_INSTANCE}"))
             continue
         kept.append(shape)
     return kept
@@ -255,9 +258,8 @@ def owned_fill_options(
 def ranking_candidate(opt: Option) -> Candidate:
     """The candidate as the objective ranks it: a training job that ends costs its hours, not a month of servers."""
     c = opt.candidate
-    if c.run_hours and c.usd_per_hour is not None:
-        return c._replace(usd_per_hour=c.usd_per_hour * c.run_hours)
-    return c
+    run = run_usd(c)
+    return c if run is None else c._replace(usd_per_hour=run)
 
 
 def monthly_spend_usd(wl: Workload, opt: Option) -> float | None:
@@ -269,7 +271,7 @@ def monthly_spend_usd(wl: Workload, opt: Option) -> float | None:
     c = opt.candidate
     if c.usd_per_hour is None:
         return None
-    if billed_per_run(wl.hardware.provider, c) and c.run_hours:
+    if billed_per_run(wl.hardware.provider, c) and c.run_hours:  # (run_hours again: narrows the type)
         return c.usd_per_hour * min(c.run_hours, HOURS_PER_MONTH)
     return c.usd_per_hour * HOURS_PER_MONTH
 

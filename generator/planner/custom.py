@@ -12,6 +12,7 @@ from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.planner.nodes import NodeNeeds, assemble_node
 from generator.planner.plan import Finding
 from generator.sizing.constants import Constants
+from generator.workload.custom_servers import inferred_board
 from generator.workload.models import CustomServer, InventoryGroup, Workload
 
 
@@ -22,12 +23,7 @@ def server_kind(spec: CustomServer) -> str:
     """
     if spec.kind is not None:
         return spec.kind
-    gpu = catalog.gpus()[spec.gpu]
-    if spec.gpus_per_server in (4, 8) and gpu.form_factor == "sxm" and gpu.interconnect_kind == "nvlink":
-        return f"hgx-{spec.gpus_per_server}gpu"
-    if spec.gpus_per_server == 8 and gpu.form_factor == "oam":
-        return "oam-8gpu"
-    return "pcie-server"
+    return inferred_board(spec.gpus_per_server, catalog.gpus()[spec.gpu]) or "pcie-server"
 
 
 def custom_platform(spec: CustomServer) -> PlatformSpec:

@@ -13,7 +13,7 @@ the same error, at the same place, for every problem found here:
 
 from __future__ import annotations
 
-from generator.calculator.model_source import default_precision, model_weight_format
+from generator.calculator.model_source import serving_format
 from generator.errors import InfeasibleError, InputError
 from generator.planner.options import Hardware, allowed_hardware, tensor_parallel_sizes
 from generator.planner.racks import RACK_UNITS, taller_than_space
@@ -48,7 +48,7 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
             continue
         model = loaded.models[dep.name]
         arch = model.architecture
-        fmt = model_weight_format(model.architecture, dep.inference.precision or default_precision(model))
+        fmt = serving_format(model, dep.inference.precision)
         best: tuple[float, int, int, int] | None = None  # (usable bytes - weights per GPU, weights, tp, pp)
         for hw in hardware:
             tp = tensor_parallel_sizes(hw, arch.num_attention_heads)[-1]

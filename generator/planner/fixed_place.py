@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from generator.calculator.machine import build_machine
-from generator.calculator.model_source import default_precision, model_weight_format
+from generator.calculator.model_source import serving_format
 from generator.calculator.offload_report import alternatives, offload_unblock
 from generator.errors import InfeasibleError, InputError
 from generator.sizing.offload import plan_offload
@@ -45,7 +45,7 @@ def place_on_fixed(loaded: LoadedWorkload, index: int, machine: Machine, consts:
         raise InputError(TRAINING_ON_FIXED, loaded.document.locate(("deployments", index, "training"), key=True))
     spec = dep.inference
     model = loaded.models[dep.name]
-    first = model_weight_format(model.architecture, spec.precision or default_precision(model))
+    first = serving_format(model, spec.precision)
     formats = [first]
     for name in spec.allowed_precisions:  # an alias (fp4 for nvfp4) names a format already listed
         fmt = weight_format(name)

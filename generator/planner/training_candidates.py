@@ -6,7 +6,7 @@ import dataclasses
 
 from generator.calculator.model_source import ResolvedModel
 from generator.planner.blocked import COMMUNICATION_DOMINATES, NO_LAYOUT, PAST_DEADLINE, Blocked
-from generator.planner.candidates import layout_option
+from generator.planner.candidates import blocked_on, layout_option
 from generator.planner.inventory import ServerKey
 from generator.planner.nodes import NodeNeeds
 from generator.planner.option import Option
@@ -64,7 +64,7 @@ def training_options(
     for hw in allowed_hardware(wl):
         shapes, why = training_shapes(model, spec, hw, consts)
         if not shapes:
-            blocked += [Blocked(hw.gpu.id, hw.platform.id, NO_LAYOUT, w) for w in why[-1:]]
+            blocked += [blocked_on(hw, NO_LAYOUT, w) for w in why[-1:]]
         for shape in shapes:
             replicas = shape.world // shape.par.gpus
             for layout in node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas):
@@ -121,7 +121,7 @@ def _with_communication(
             f"{setup.method} over {nodes} nodes sends {sent.bytes_per_gpu / 1e9:.1f} GB per GPU per step; over "
             f"{comm.link} that takes {comm.comm_s:.2f} s against {comm.compute_s:.2f} s of compute: communication dominates"
         )
-        blocked.append(Blocked(hw.gpu.id, hw.platform.id, COMMUNICATION_DOMINATES, why))
+        blocked.append(blocked_on(hw, COMMUNICATION_DOMINATES, why))
         return None
     hours = None
     if shape.total_flops is not None:
@@ -129,6 +129,6 @@ def _with_communication(
         hours = steps * comm.step.total_s / 3600 / consts.training_goodput
     if hours is not None and spec.deadline_hours and hours > spec.deadline_hours * (1 + 1e-9):
         why = f"{shape.reason} takes {hours:.1f} h with its communication, past the {spec.deadline_hours:g} h deadline"
-        blocked.append(Blocked(hw.gpu.id, hw.platform.id, PAST_DEADLINE, why))
+        blocked.append(blocked_on(hw, PAST_DEADLINE, why))
         return None
     return dataclasses.replace(shape, hours=hours, step=comm.step), needs, comm

@@ -10,6 +10,7 @@ from typing import Any
 from generator.planner.plan import Pool
 from generator.render.karpenter_aws import karpenter_node_pool
 from generator.render.kube_objects import dns_name
+from generator.render.node_tags import node_tags
 
 
 def aks_node_class(pool: Pool, workload: str) -> dict[str, Any]:
@@ -21,7 +22,7 @@ def aks_node_class(pool: Pool, workload: str) -> dict[str, Any]:
         "spec": {
             "imageFamily": "Ubuntu2204",
             "gpu": {"mode": "Driver"},
-            "tags": {"specgen-pool": pool.name, "specgen-workload": workload},
+            "tags": node_tags("azure", pool.name, workload),
         },
     }
 

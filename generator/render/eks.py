@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from generator.planner.plan import Plan, Pool
-from generator.render.karpenter_aws import efa_cards, node_tags
+from generator.render.karpenter_aws import efa_cards
 from generator.render.kube_objects import dns_name
+from generator.render.node_tags import node_tags
 
 PATH = "terraform/eks-managed-node-groups.tfvars.json"
 
@@ -39,7 +40,7 @@ def node_group(pool: Pool, workload: str) -> dict[str, Any]:
             f"{k}-{e}".replace("/", "-").replace(".", "-"): {"key": k, "value": v, "effect": TAINT_EFFECT[e]}
             for k, v, e in pool.taints
         },
-        "tags": node_tags(pool, workload),
+        "tags": node_tags("aws", pool.name, workload),
     }
     if efa_cards(pool):
         group["enable_efa_support"] = True

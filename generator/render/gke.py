@@ -19,6 +19,7 @@ from generator.errors import InputError
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.kube_objects import dns_name, namespace_object
+from generator.render.node_tags import node_tags
 from generator.workload.gke_zone import pool_zone, zone_problem
 from generator.workload.models import GpuSharing, KubernetesSettings, Workload
 
@@ -118,7 +119,7 @@ def container_node_pool(pool: Pool, settings: KubernetesSettings, workload: str)
             "taint": [{"key": k, "value": v, "effect": TAINT_EFFECT[e]} for k, v, e in pool.taints],
             "gvnic": {"enabled": True},
             # GCE labels on the node VMs: the Ansible gcp_compute inventory filters and groups on them
-            "resourceLabels": resource_labels(pool, workload),
+            "resourceLabels": node_tags("gcp", pool.name, workload),
         },
     }
     if node.nvme_drives > 0:
@@ -146,11 +147,6 @@ def with_gke_findings(plan: Plan, workload: Workload) -> Plan:
         return plan
     finding = Finding("info", "gke-gpu-stack", GPU_STACK_FINDING, "kubernetes")
     return plan._replace(findings=sorted_findings([*plan.findings, finding]))
-
-
-def resource_labels(pool: Pool, workload: str) -> dict[str, str]:
-    """The GCE labels every node VM of a pool carries: its pool and its workload."""
-    return {"specgen-pool": pool.name, "specgen-workload": workload}
 
 
 def config_connector_namespace(name: str, project: str) -> dict[str, Any]:

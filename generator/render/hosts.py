@@ -3,12 +3,12 @@
 The planner's node is what is bought, racked and powered as one: a server, or a whole rack-scale system (an
 NVIDIA GB200 NVL72 is one node of 18 compute trays). What is provisioned, joined to Kubernetes and configured
 by Ansible is a Linux host: each compute tray runs its own OS with its own CPUs, memory, drives and NICs.
-:func:`host_pool` is the one place that turns a pool of nodes into its pool of hosts.
+:func:`host_node` is the one place that turns a node into one of its hosts.
 """
 
 from __future__ import annotations
 
-from generator.planner.plan import NodeSpec, Plan, Pool
+from generator.planner.plan import NodeSpec, Pool
 from generator.workload.models import InventoryHost, Workload
 
 
@@ -42,18 +42,6 @@ def host_power_w(node: NodeSpec) -> int | None:
 def host_heat_btu_per_h(node: NodeSpec) -> int | None:
     """One host's heat, on :func:`host_power_w`'s rule."""
     return node.heat_btu_per_h if node.hosts == 1 else None
-
-
-def host_pool(pool: Pool) -> Pool:
-    """``pool`` as its hosts: one entry per Linux host, each with :func:`host_node`'s share (the same pool elsewhere)."""
-    if pool.node.hosts == 1:
-        return pool
-    return pool._replace(node=host_node(pool.node), nodes=pool.hosts)
-
-
-def host_pools(plan: Plan) -> list[Pool]:
-    """Every pool of the plan as its hosts."""
-    return [host_pool(pool) for pool in plan.pools]
 
 
 def placeholder_names(pool: Pool) -> list[str]:

@@ -13,6 +13,7 @@ from typing import Any
 from generator.catalog import software
 from generator.planner.plan import Pool
 from generator.render.kube_objects import dns_name, gpu_resource, node_taints
+from generator.render.node_tags import node_tags
 
 #: How long an empty GPU node may idle before Karpenter removes it (a cold start pulls tens of GB of weights).
 EMPTY_NODE_GRACE = "30m"
@@ -35,14 +36,6 @@ def network_interfaces(pool: Pool) -> list[dict[str, Any]]:
     return interfaces
 
 
-def node_tags(pool: Pool, workload: str) -> dict[str, str]:
-    """The AWS tags on every node of a pool, the same from Karpenter's EC2NodeClass and from EKS managed node groups.
-
-    The Ansible ``aws_ec2`` inventory filters on the workload tag and groups hosts by the pool tag.
-    """
-    return {"specgen.dev/pool": pool.name, "specgen.dev/workload": workload}
-
-
 def ec2_node_class(pool: Pool, cluster: str, workload: str) -> dict[str, Any]:
     """``EC2NodeClass`` of one pool."""
     discovery = [{"tags": {"karpenter.sh/discovery": cluster}}]
@@ -52,7 +45,7 @@ def ec2_node_class(pool: Pool, cluster: str, workload: str) -> dict[str, Any]:
         "subnetSelectorTerms": discovery,
         "securityGroupSelectorTerms": discovery,
         "metadataOptions": {"httpTokens": "required", "httpPutResponseHopLimit": 1},
-        "tags": node_tags(pool, workload),
+        "tags": node_tags("aws", pool.name, workload),
     }
     if pool.node.nvme_drives > 0:
         spec["instanceStorePolicy"] = "RAID0"

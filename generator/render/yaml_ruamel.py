@@ -16,10 +16,9 @@ from ruamel.yaml.representer import SafeRepresenter
 from ruamel.yaml.resolver import VersionedResolver
 
 from generator.render.yaml_emit import Block, Unsafe
-from generator.render.yaml_implicit import needs_quotes
+from generator.render.yaml_implicit import STR_TAG, needs_quotes
 
 _YAML11 = VersionedResolver(version=(1, 1))
-_STR_TAG = "tag:yaml.org,2002:str"
 
 
 #: Characters a plain or single-quoted YAML scalar cannot hold. Patterns with wide Unicode classes stay text and
@@ -33,7 +32,7 @@ def _represent_str(representer: SafeRepresenter, data: str) -> ScalarNode:
     if re.search(_UNSAFE_UNQUOTED, data):  # line breaks of YAML 1.1 only, controls, BOM: escaped in double quotes
         style = '"'
 
-    node: ScalarNode = representer.represent_scalar(_STR_TAG, data, style=style)
+    node: ScalarNode = representer.represent_scalar(STR_TAG, data, style=style)
     return node
 
 
@@ -43,14 +42,14 @@ def _represent_unsafe(representer: SafeRepresenter, data: Unsafe) -> ScalarNode:
     Ansible re-resolves an ``!unsafe`` scalar as if it were plain (``!unsafe '580'`` becomes the int 580),
     and such a string cannot hold Jinja anyway.
     """
-    if _YAML11.resolve(ScalarNode, str(data), (True, False)) != _STR_TAG:
+    if _YAML11.resolve(ScalarNode, str(data), (True, False)) != STR_TAG:
         return _represent_str(representer, str(data))
     node: ScalarNode = representer.represent_scalar("!unsafe", str(data), style="'")
     return node
 
 
 def _represent_block(representer: SafeRepresenter, data: Block) -> ScalarNode:
-    node: ScalarNode = representer.represent_scalar(_STR_TAG, str(data), style="|")
+    node: ScalarNode = representer.represent_scalar(STR_TAG, str(data), style="|")
     return node
 
 

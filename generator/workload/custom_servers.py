@@ -6,6 +6,7 @@ Every problem is located at the field that causes it (file:line:col).
 from __future__ import annotations
 
 from generator import catalog
+from generator.catalog.records import GpuSpec
 from generator.errors import InputError
 from generator.workload.loader import Document
 from generator.workload.models import CustomServer, Workload
@@ -22,15 +23,23 @@ BOARD_KINDS: dict[str, tuple[int, str, str | None]] = {
 }
 
 
+def board_holds(kind: str, gpus_per_server: int, gpu: GpuSpec) -> bool:
+    """Whether the baseboard ``kind`` holds ``gpus_per_server`` of ``gpu`` (count, form factor and link)."""
+    count, form, link = BOARD_KINDS[kind]
+    return gpus_per_server == count and gpu.form_factor == form and (link is None or gpu.interconnect_kind == link)
+
+
+def inferred_board(gpus_per_server: int, gpu: GpuSpec) -> str | None:
+    """The baseboard kind these GPUs sit on when a custom server names none, or None (a PCIe server)."""
+    return next((kind for kind in BOARD_KINDS if board_holds(kind, gpus_per_server, gpu)), None)
+
+
 def _kind_error(spec: CustomServer) -> str | None:
     """Why the declared baseboard kind contradicts the server's GPUs, or None where it matches (or none is declared)."""
-    board = BOARD_KINDS.get(spec.kind or "")
     gpu = catalog.gpus().get(spec.gpu)
-    if board is None or gpu is None:
+    if spec.kind not in BOARD_KINDS or gpu is None or board_holds(spec.kind, spec.gpus_per_server, gpu):
         return None
-    count, form, link = board
-    if spec.gpus_per_server == count and gpu.form_factor == form and (link is None or gpu.interconnect_kind == link):
-        return None
+    count, form, link = BOARD_KINDS[spec.kind]
     holds = f"{count} {form.upper()} GPUs" + (" on NVLink" if link == "nvlink" else "")
     return (
         f"kind {spec.kind} holds exactly {holds}, but the server has {spec.gpus_per_server} x {spec.gpu} "
