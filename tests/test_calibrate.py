@@ -124,7 +124,7 @@ def test_llama_bench_of_a_public_run_reproduces_its_decode_error() -> None:
     code, text = calibrate(*setup, "--log", str(DATA / "llama-bench-2023-rtx-3090-ti.md"))
     assert code == 0
     measured, predicted, error = rows(text)["decode_tokens_per_s"]
-    assert (measured, predicted, error) == (127.43, 133.7, "+4.9%")
+    assert (measured, predicted, error) == (127.43, 135.6, "+6.4%")
     # one sequence's weight reads bound the step (just: its matmuls at one row take about as long)
     assert estimate_json(*setup)["throughput"]["bound"] == "memory bandwidth"
     value = fitted(text)["decode_bandwidth_efficiency"]
@@ -143,8 +143,8 @@ def test_llama_bench_of_a_public_run_reproduces_its_decode_error() -> None:
 @pytest.mark.parametrize(
     ("log", "gpu", "output_tokens", "measured", "error"),
     [
-        pytest.param("llama-cpp-mixtral-q5km-a100.txt", "a100-sxm4-80gb", "242", 48.10, "+147.0%", id="a100"),
-        pytest.param("llama-cpp-mixtral-q5km-h100.txt", "h100-sxm5-80gb", "189", 60.68, "+178.8%", id="h100"),
+        pytest.param("llama-cpp-mixtral-q5km-a100.txt", "a100-sxm4-80gb", "242", 48.10, "+148.9%", id="a100"),
+        pytest.param("llama-cpp-mixtral-q5km-h100.txt", "h100-sxm5-80gb", "189", 60.68, "+180.7%", id="h100"),
     ],
 )
 def test_llama_print_timings_of_a_public_mixtral_run_reproduce_its_decode_error(

@@ -30,7 +30,7 @@ PINNED: dict[str, tuple[float, float]] = {
     # 48 GB/s per xGMI link: each added sequence costs about 0.24 ms per decode step, a host loop or GEMM path slower
     # than the roofline (benchmarks/CALIBRATION.md, 2026-12-01)
     "throughput vllm mi300x-192gb fp8": (0.2254, 0.2959),
-    "throughput vllm mi300x-192gb fp8 static batch": (0.2351, 0.3069),
+    "throughput vllm mi300x-192gb fp8 static batch": (0.2414, 0.3069),
     # out of sample (TensorRT-LLM v0.6.1 C++ runtime, Llama-2-7B FP16 on one A100, static batches): 14-25% low even
     # without per-sequence host time (generator/sizing/engine_runtime.py); the fitted GEMM efficiency applies to
     # datasheet peaks, and A100 FP16 sustains more of its peak than H100 FP8 (MAMF 86.9% vs 70.9%, CALIBRATION.md)
@@ -44,7 +44,7 @@ PINNED: dict[str, tuple[float, float]] = {
     # by more, so the H100 prefill gap is not vLLM's engine; whether it is the lab's H100 setup or BF16 / block FP8 on
     # Hopper is not established)
     "throughput vllm h100-sxm5-80gb bf16": (0.6048, 0.7222),
-    "throughput vllm h100-sxm5-80gb fp8": (1.0208, 1.0208),
+    "throughput vllm h100-sxm5-80gb fp8": (1.0258, 1.0258),
     "throughput sglang h100-sxm5-80gb fp8": (0.9104, 1.0030),
     "throughput vllm h200-sxm-141gb fp8": (1.5820, 1.7290),
     # out of sample (TensorRT-LLM v1.2.0rc1 behind trtllm-serve, the same lab's H100, Qwen3-32B block FP8; CALIBRATION.md,

@@ -62,9 +62,10 @@ LLAMA_70B = "meta-llama/Llama-3.1-70B-Instruct"
             "gcp", "a100-sxm4-80gb", LLAMA_70B, "fp8", 1, "gcp-a2-ultragpu-4g", 1, 4, 20.2751915616438, id="gcp-a100-80gb-x4"
         ),
         pytest.param("gcp", "l4-24gb", LLAMA_8B, "fp8", 0.2, "gcp-g2-standard-4", 1, 1, 0.706832255, id="gcp-l4-x1"),
-        pytest.param("gcp", "l4-24gb", LLAMA_8B, "fp8", 1, "gcp-g2-standard-24", 1, 2, 2.000832574, id="gcp-l4-x2"),
-        # three 1-GPU g5.xlarge ($1.006/h each) undercut one 4-GPU g5.12xlarge ($5.672/h)
-        pytest.param("aws", "a10g-24gb", LLAMA_8B, "bf16", 1, "aws-g5-xlarge", 3, 3, 1.006, id="aws-a10g-x1"),
+        # two TP1 replicas: two 1-GPU g2-standard-4 ($0.707/h each) undercut one 2-GPU g2-standard-24 ($2.001/h)
+        pytest.param("gcp", "l4-24gb", LLAMA_8B, "fp8", 1, "gcp-g2-standard-4", 2, 2, 0.706832255, id="gcp-l4-x2"),
+        # two 1-GPU g5.xlarge ($1.006/h each) undercut one 4-GPU g5.12xlarge ($5.672/h)
+        pytest.param("aws", "a10g-24gb", LLAMA_8B, "bf16", 1, "aws-g5-xlarge", 2, 2, 1.006, id="aws-a10g-x1"),
         # Azure NC A100 v4 (A100 80GB PCIe) and NCads H100 v5 (H100 NVL): the 1-, 2- and 4-GPU sizes
         pytest.param(
             "azure", "a100-pcie-80gb", LLAMA_8B, "bf16", 2, "azure-standard-nc24ads-a100-v4", 1, 1, 3.673, id="azure-a100-x1"

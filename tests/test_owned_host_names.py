@@ -26,7 +26,7 @@ deployments:
     inference:
       precision: fp8
       max_context_tokens: 8192
-      requests_per_second: 40
+      requests_per_second: 48
 hardware:
   gpus: [h100-sxm5-80gb]
   platforms: [dell-xe9680-hgx-h100-h200]

@@ -6,11 +6,11 @@ needs N = ceil(rate / the slower part's per-replica capacity) replicas, each ser
 The team owns two DGX H100 (8 x H100 SXM5 80GB) and now buys only H200 (``hardware.gpus``), so no more H100
 servers are bought. A 70B bf16 chat service at 24 req/s (TTFT p95 <= 2 s, TPOT <= 60 ms):
 
-- one TP8 replica sustains 8.658 req/s on H100 and 9.261 req/s on H200 (the plan's own per-replica figures);
+- one TP8 replica sustains 8.688 req/s on H100 and 9.261 req/s on H200 (the plan's own per-replica figures);
 - the two owned H100 servers hold 2 x TP8 = 17.3 req/s, too few for 24;
-- even routing needs ceil(24 / min(8.658, 9.261)) = ceil(2.77) = 3 replicas of 24 / 3 = 8.0 req/s each: 2 on the
+- even routing needs ceil(24 / min(8.688, 9.261)) = ceil(2.76) = 3 replicas of 24 / 3 = 8.0 req/s each: 2 on the
   owned servers (16.0 req/s) and 1 on one bought H200 server (8.0 req/s);
-- at 40 req/s: ceil(40 / 8.658) = ceil(4.62) = 5 replicas of 8.0 req/s: 2 owned (16.0) and 3 bought (24.0);
+- at 40 req/s: ceil(40 / 8.688) = ceil(4.60) = 5 replicas of 8.0 req/s: 2 owned (16.0) and 3 bought (24.0);
 - without the owned servers the service needs ceil(24 / 9.261) = 3 H200 servers bought.
 
 The objective decides: by cost and by GPUs bought (8 against 24) the split wins; by power it loses: the same three
@@ -19,7 +19,7 @@ servers, but two DGX H100 summed from components (2 x 8,741 W) plus one H200 ser
 
 Owned servers slower per replica do not pay: two owned DGX A100 (TP8: 3.205 req/s per replica) beside bought H100
 (TP4: 4.466 req/s) need ceil(24 / 3.205) = ceil(7.49) = 8 replicas, 2 on the A100s and 6 TP4 on 3 DGX H100: as many
-H100 servers as the service needs alone (ceil(24 / 8.658) = 3 TP8), plus the A100s' upkeep, so nothing is split.
+H100 servers as the service needs alone (ceil(24 / 8.688) = 3 TP8), plus the A100s' upkeep, so nothing is split.
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ CASES = [
         60,
         "  platforms: [dgx-h100]\n",
         ("dgx-h100", ""),
-        # 60 / 8.658 = 6.9 -> 7 TP8 replicas on 7 DGX H100: the 2 owned and 5 bought
+        # 60 / 8.688 = 6.9 -> 7 TP8 replicas on 7 DGX H100: the 2 owned and 5 bought
         [("dgx-h100", 7, 2)],
         [],
         id="owned-allowed-only-buyable-kind-buys-the-shortfall",
@@ -173,7 +173,7 @@ def test_a_service_splits_over_server_kinds_only_where_it_wins(
     assert any(f.code == "deployment-split" for f in plan.findings) == bool(parts)
 
 
-# (request rate, replicas, owned replicas, bought replicas, req/s per part, req/s per replica): N = ceil(rate / 8.658)
+# (request rate, replicas, owned replicas, bought replicas, req/s per part, req/s per replica): N = ceil(rate / 8.688)
 EVEN = [
     pytest.param(24, 3, 2, 1, (16.0, 8.0), 8.0, id="24-req-s"),
     pytest.param(30, 4, 2, 2, (15.0, 15.0), 7.5, id="30-req-s"),
@@ -194,7 +194,7 @@ def test_a_split_is_sized_for_requests_routed_evenly_over_all_replicas(
     plan = _plan(_write(tmp_path, CHAT.format(rps=rps)))
     (dep,) = plan.deployments
     owned, rest = dep.split
-    assert (owned.requests_per_s_per_replica_max, rest.requests_per_s_per_replica_max) == (8.658, 9.261)
+    assert (owned.requests_per_s_per_replica_max, rest.requests_per_s_per_replica_max) == (8.688, 9.261)
     slowest = min(owned.requests_per_s_per_replica_max, rest.requests_per_s_per_replica_max)
     assert dep.replicas == math.ceil(rps / slowest) == replicas
     assert (owned.replicas, rest.replicas) == (owned_replicas, bought_replicas)
@@ -236,7 +236,7 @@ def test_the_plan_says_what_runs_where_and_counts_both_pools(tmp_path: Path) -> 
         "split over two server kinds: 2 replica(s) (16 GPUs, TP8) on 2 owned dgx-h100 (h100-sxm5-80gb) in pool "
         "chat_h100_sxm5_80gb, 1 replica(s) (8 GPUs, TP8) on 1 bought supermicro-as-8125gs-tnhr (h200-sxm-141gb) in pool "
         "chat_h200_sxm_141gb; requests are routed evenly across the replicas (as a Kubernetes Service or round-robin "
-        "balancer does), so the service needs ceil(24 / 8.658) = 3 replicas at the slower part's 8.658 req/s per replica, "
+        "balancer does), so the service needs ceil(24 / 8.688) = 3 replicas at the slower part's 8.688 req/s per replica, "
         "2 of them on the free owned dgx-h100 servers; each replica serves 8.000 req/s (16.00 and 8.00 req/s per part), "
         "within the SLOs on both parts"
     )
@@ -344,7 +344,7 @@ def test_runner_ups_count_only_the_gpus_bought() -> None:
 
     text = plan_text(plan_workload(load_workload(str(REPO / "examples" / "fleet-existing.yaml"))))
     assert (
-        "  runner-up: 2 x TP2 on 1 x dell-xe8640 (4 x h100-sxm5-80gb) + 8 x TP2 on 2 x dgx-h100 (8 x h100-sxm5-80gb) "
+        "  runner-up: 1 x TP4 on 1 x dell-xe8640 (4 x h100-sxm5-80gb) + 8 x TP2 on 2 x dgx-h100 (8 x h100-sxm5-80gb) "
         "(0 GPUs bought, 20 used," in text
     )
     assert "runner-up: 4 x TP2 on 1 x dgx-h100 (8 x h100-sxm5-80gb) (8 GPUs bought, 8 used," in text

@@ -44,3 +44,26 @@ def test_sizes_equal_the_layer_by_layer_sums(model: str, precision: str, par: Pa
     tied = embed / par.tp if arch.tie_word_embeddings and par.pp > 1 else 0
     stages[-1] += head / par.tp + arch.other_params * fmt.other_bits() + tied
     assert sizes.per_gpu_bytes == math.ceil(max(stages) / 8)
+
+
+@pytest.mark.parametrize(
+    ("model", "par", "table_read"),
+    [
+        pytest.param("meta-llama/Llama-3.1-70B-Instruct", Parallelism(), False, id="untied: a lookup"),
+        pytest.param("meta-llama/Llama-3.1-70B-Instruct", Parallelism(pp=2), False, id="untied, two stages"),
+        pytest.param("google/gemma-2-9b-it", Parallelism(), True, id="tied, one stage: the LM head reads it"),
+        pytest.param("google/gemma-2-9b-it", Parallelism(pp=2), False, id="tied, two stages: the first copy is a lookup"),
+    ],
+)
+def test_a_forward_streams_the_embedding_table_only_as_the_lm_head(model: str, par: Parallelism, table_read: bool) -> None:
+    arch = resolve_model(model).architecture
+    sizes = size_weights(arch, weight_format("bf16"), par)
+    stages = [sum(sizes.layer_bytes[i] for i in r) for r in stage_layers(arch.num_layers, par.pp)]
+    embed, head = sizes.embedding_bytes, sizes.lm_head_bytes
+    tied_copy = embed if arch.tie_word_embeddings and par.pp > 1 else 0
+    other = arch.other_params * 2  # the final norm, on the last stage
+    stages[-1] += head + tied_copy + other
+    read = list(stages)
+    stages[0] += embed
+    read[0] += embed if table_read else 0
+    assert (sizes.per_gpu_bytes, sizes.per_gpu_read_bytes) == (max(stages), max(read))

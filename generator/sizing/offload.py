@@ -285,8 +285,8 @@ def offload_cost(
     head = sizes.embedding_bytes if arch.tie_word_embeddings else sizes.lm_head_bytes
     if placement.lm_head_device == "cpu":
         cpu_read += head
-    # what the GPUs read is the serving count less the layers and head read elsewhere (the count keeps the input
-    # embedding table wherever it lives, as the serving estimate does: see decode_weight_read_bytes)
+    # what the GPUs read is the serving count less the layers and head read elsewhere (an untied input embedding
+    # is a lookup wherever it lives: the count leaves it out, and a CPU-held table costs one row below)
     gpu_read = decode_weight_read_bytes(arch, sizes, Parallelism(), 1) - cpu_read - disk_read
     embedding_row = arch.hidden_size * 2
     in_use = min(decode_context_tokens or prompt_tokens, placement.context_tokens)

@@ -123,11 +123,11 @@ def decode_weight_read_bytes(arch: Architecture, weights: WeightSizes, par: Para
     """Weight bytes one GPU streams per decode step over ``tokens`` tokens (serving estimate and offload planner).
 
     The one count of :class:`DecodeModel` and :func:`generator.sizing.offload.offload_cost`: the GPU's
-    stage weights, routed experts only as far as the step routes to them (:func:`routed_share`). The
-    whole stage is counted, the input embedding table included (a lookup reads one row of it; not
-    counting the rest moves every calibrated figure and is left to a refit).
+    stage weights less the tables a step only looks rows up in (``WeightSizes.per_gpu_read_bytes``: the
+    input embedding unless it is the tied LM head, the vision tower), routed experts only as far as the
+    step routes to them (:func:`routed_share`).
     """
-    read = float(weights.per_gpu_bytes)
+    read = float(weights.per_gpu_read_bytes)
     if weights.expert_bytes:
         expert_per_gpu = weights.expert_bytes / max(par.tp, par.ep) / par.pp
         read -= expert_per_gpu * (1.0 - routed_share(arch, tokens))
