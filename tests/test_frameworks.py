@@ -15,7 +15,7 @@ from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import FRAMEWORKS, framework_profile
 from generator.sizing.precision import weight_format
-from generator.sizing.training import TrainingSetup, bnb_quant_state_bytes, size_training
+from generator.sizing.training import TrainingSetup, bnb_quant_state_bytes, root_unit_bytes, size_training
 from generator.sizing.weights import Parallelism, size_weights
 from generator.units import GB
 
@@ -191,15 +191,20 @@ def test_unknown_framework_is_an_input_error() -> None:
         _mem(framework="nemo-9")
 
 
-def test_offload_params_counts_for_lora_and_qlora() -> None:
-    for method in ("lora", "qlora"):
-        req = EstimateRequest(model="meta-llama/Llama-3.1-8B", train=method, gpus=2, zero_stage=3, seq_len=2048)
-        plain = estimate(req)["memory"]["per_gpu"]["weights"]
-        offloaded = estimate(req._replace(offload_params=True))
-        moved = plain - offloaded["memory"]["per_gpu"]["weights"]
-        # the decoder layers' shards leave the GPU; FSDP's root unit (bf16 embeddings and LM head) stays gathered
-        assert moved > 2 * GB
-        assert offloaded["training"]["host_ram_bytes_per_gpu"] == pytest.approx(moved, rel=0.05)
+@pytest.mark.parametrize("method", ["lora", "qlora"])
+def test_offload_params_counts_for_lora_and_qlora(method: str) -> None:
+    req = EstimateRequest(model="meta-llama/Llama-3.1-8B", train=method, gpus=2, zero_stage=3, seq_len=2048)
+    plain = estimate(req)["memory"]["per_gpu"]["weights"]
+    offloaded = estimate(req._replace(offload_params=True))
+    moved = plain - offloaded["memory"]["per_gpu"]["weights"]
+    # the decoder layers' shard leaves the GPU (as stored: bf16, or packed NF4 without bitsandbytes' quant_state);
+    # the two gathered layers and FSDP's root unit (embeddings, LM head) stay
+    fmt = weight_format("bf16" if method == "lora" else "nf4")
+    stored = size_weights(
+        parse_architecture(find_model("meta-llama/Llama-3.1-8B").config), fmt._replace(scale_bits=fmt.scale_bits * 0)
+    )
+    assert moved == pytest.approx(sum(stored.layer_bytes) / 2, abs=2)
+    assert offloaded["training"]["host_ram_bytes_per_gpu"] == pytest.approx(moved, rel=0.05)
 
 
 def test_max_seq_len_is_the_longest_that_fits() -> None:
@@ -311,3 +316,20 @@ def test_fsdp_qlora_quant_state_is_not_sharded(framework: str, replicated: bool)
         offloaded = size_training(arch, setup._replace(offload_params=True), Parallelism(), Constants(), nvlink=False)
         live = Constants().zero3_live_layers * max(nf4.layer_bytes) + nf4.embedding_bytes + nf4.lm_head_bytes
         assert offloaded.per_gpu.weights > state + live
+
+
+def test_zero3_gathers_a_qlora_base_layer_at_its_packed_size() -> None:
+    # Llama-3.1-70B QLoRA (bitsandbytes NF4), ZeRO-3 over 4 GPUs: the base is the packed 4-bit shard, two layers
+    # gathered as stored (not at bf16), FSDP's root unit gathered, and the whole quant_state on every GPU
+    arch = parse_architecture(find_model("meta-llama/Llama-3.1-70B-Instruct").config)
+    setup = TrainingSetup("qlora", zero_stage=3, data_parallel=4, sequence_length=1024, framework="trl")
+    # one layer: (2 x 8192^2 + 2 x 8192 x 1024 + 3 x 8192 x 28672) weights at 4 bits, plus two bf16 norms
+    packed_layer = (2 * 8192**2 + 2 * 8192 * 1024 + 3 * 8192 * 28672) // 2 + 2 * 8192 * 2
+    assert packed_layer == 427_851_776
+    nf4 = weight_format("nf4")
+    packed_model = size_weights(arch, nf4._replace(scale_bits=nf4.scale_bits * 0)).per_gpu_bytes
+    state = bnb_quant_state_bytes(arch, nf4, Parallelism())
+    root = root_unit_bytes(size_weights(arch, nf4), Parallelism())
+    expected = packed_model / 4 + 2 * packed_layer + root * 3 / 4 + state
+    base = dict(size_training(arch, setup, Parallelism(), Constants(), nvlink=False).weight_parts)["base"]
+    assert base == pytest.approx(expected, abs=1) and base == 14_701_707_264

@@ -326,10 +326,11 @@ def size_training(
     ep_fraction = mp_fraction if ep == 1 else ep_shard.per_gpu_bytes / full_shard.total_bytes
     largest_layer = _largest_gathered_layer(full_shard, par.tp, ep)
 
-    def zero3(replica_weights: float, sharded_weights: float, root_bytes: float) -> float:
-        # sharded over data parallel, plus the gathered layers in flight and the root unit, which FSDP
-        # keeps gathered from forward through backward; never more than the whole replica
-        gathered = consts.zero3_live_layers * largest_layer + root_bytes * (1 - 1 / dp)
+    def zero3(replica_weights: float, sharded_weights: float, root_bytes: float, layer_bytes: float) -> float:
+        # sharded over data parallel, plus the gathered layers in flight (``layer_bytes`` each, as stored: a QLoRA
+        # base gathers its packed 4-bit data) and the root unit, which FSDP keeps gathered from forward through
+        # backward; never more than the whole replica
+        gathered = consts.zero3_live_layers * layer_bytes + root_bytes * (1 - 1 / dp)
         return min(replica_weights, sharded_weights + gathered)
 
     def held(local: float, without_ep: float, sharded: bool) -> float:
@@ -351,7 +352,7 @@ def size_training(
         trainable = arch.params_total
         weights = params * opt.weight_bytes
         if setup.zero_stage >= 3:
-            weights = zero3(weights, unsplit * opt.weight_bytes / dp, root_unit_bytes(full_shard, par))
+            weights = zero3(weights, unsplit * opt.weight_bytes / dp, root_unit_bytes(full_shard, par), largest_layer)
         grads = held(params * opt.grad_bytes, unsplit * opt.grad_bytes, setup.zero_stage >= 2)
         states = held(params * opt.state_bytes, unsplit * opt.state_bytes, setup.zero_stage >= 1)
         if opt.factored:
@@ -377,7 +378,10 @@ def size_training(
         quant_state = bnb_quant_state_bytes(arch, base_fmt, ep_layout) if setup.zero_stage >= 3 and bnb else 0
         packed = base.per_gpu_bytes - quant_state
         sharded_packed = (base_shard.per_gpu_bytes - (bnb_quant_state_bytes(arch, base_fmt, par) if bnb else 0)) / dp
-        frozen = zero3(packed, sharded_packed, root) + quant_state if setup.zero_stage >= 3 else base.per_gpu_bytes
+        # a base layer is gathered as stored (bitsandbytes' scales stay in every rank's quant_state)
+        gathered_base = size_weights(arch, base_fmt._replace(scale_bits=Fraction(0)), par) if quant_state else base_shard
+        base_layer = _largest_gathered_layer(gathered_base, par.tp, ep)
+        frozen = zero3(packed, sharded_packed, root, base_layer) + quant_state if setup.zero_stage >= 3 else base.per_gpu_bytes
         expert_adapters, other_adapters = lora_params_split(arch, setup.lora_rank, setup.lora_targets)
         trainable = expert_adapters + other_adapters
         # the GPU's model-parallel share of the adapters (as of the weights); EP spreads only the experts' adapters
@@ -392,7 +396,7 @@ def size_training(
             # FSDP / ZeRO-3 CPU offload of the frozen base: the GPU holds only the layers being gathered
             # FSDP gathers the root unit (embeddings, LM head, final norm) onto the GPU as well
             offloadable = frozen - quant_state
-            live = min(offloadable, consts.zero3_live_layers * _largest_gathered_layer(base_shard, par.tp, ep) + root)
+            live = min(offloadable, consts.zero3_live_layers * base_layer + root)
             host += offloadable - live
             frozen = live + quant_state
         # one matrix is dequantized to bf16 at a time for the matmul
