@@ -111,6 +111,15 @@ def predict_kv_tokens(row: dict[str, Any]) -> float:
     return float(cache.logged_tokens)
 
 
+def predict_kv_concurrency(row: dict[str, Any]) -> float:
+    """The "Maximum concurrency for max_model_len tokens per request" vLLM's start-up log prints (sliding layers apart)."""
+    arch = parse_architecture(find_model(row["model"]).config)
+    kv_bits = kv_cache_bits(row["kv_precision"])
+    available = int(row["available_kv_gib"] * GIB)
+    cache = vllm_kv_cache(arch, kv_bits, available, row["max_model_len"], Parallelism(tp=row["tp"]), row["block_size"])
+    return cache.max_concurrency
+
+
 def predict_kv_needed(row: dict[str, Any]) -> float:
     """The GiB of KV one request of ``max_model_len`` needs, as vLLM's start-up check prints it (hybrid layers apart)."""
     arch = parse_architecture(find_model(row["model"]).config)
@@ -285,6 +294,9 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
         label = f"{row['model'].split('/')[-1]} tp{row['tp']} len{row['max_model_len']}"
         group = f"kv-tokens {row['engine']} (available KV memory -> logged tokens)"
         out.append((group, label, float(row["logged_tokens"]), predict_kv_tokens, row))
+        if "logged_max_concurrency" in row:
+            group = f"kv-concurrency {row['engine']} (available KV memory -> logged max concurrency)"
+            out.append((group, label, float(row["logged_max_concurrency"]), predict_kv_concurrency, row))
     for row in cal.get("vllm_kv_needed", []):
         label = f"{row['model'].split('/')[-1]} tp{row['tp']} len{row['max_model_len']}"
         group = "kv-needed vllm (one request at max_model_len -> logged GiB)"

@@ -24,6 +24,7 @@ TARGETS: tuple[tuple[str, float, float], ...] = (
     ("memory ", 0.10, 0.40),
     ("weights ", 0.02, 0.02),
     ("kv-tokens ", 0.10, 0.40),
+    ("kv-concurrency ", 0.10, 0.40),
     ("kv-needed ", 0.10, 0.40),
     ("gpu-hours ", 0.15, 0.40),
     ("training-mfu ", 0.15, 0.40),

@@ -40,7 +40,8 @@ def test_logged_tokens_match_public_start_up_logs(row: dict[str, Any]) -> None:
     )
     assert cache.logged_tokens == pytest.approx(row["logged_tokens"], rel=0.02)
     if "logged_max_concurrency" in row:
-        assert cache.max_concurrency == pytest.approx(row["logged_max_concurrency"], abs=0.02)
+        # printed to 0.01x, from a KV memory printed to 0.01 GiB (0.2% of the smallest pool here)
+        assert cache.max_concurrency == pytest.approx(row["logged_max_concurrency"], rel=0.002, abs=0.02)
 
 
 def test_hybrid_model_groups_pad_and_count_every_layer() -> None:
