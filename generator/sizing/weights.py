@@ -19,6 +19,10 @@ from generator.sizing.file_weights import FileWeights
 from generator.sizing.memo import memoized
 from generator.sizing.precision import WeightFormat, same_storage
 
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 _REPLICATED = {"q_a_proj", "kv_a_proj_with_mqa"}
 
 
@@ -50,6 +54,10 @@ class WeightSizes(NamedTuple):
 
     total_bytes: int
     per_gpu_bytes: int
+    #: Bytes a forward pass streams on the GPU whose stage streams the most: its stage less what a step only
+    #: looks rows up in (the input embedding, unless the LM head multiplies by the same tied table on that stage)
+    #: and less the vision tower (run once per image, not per token).
+    per_gpu_read_bytes: int
     #: Whole-model bytes of each decoder layer, in order.
     layer_bytes: tuple[int, ...]
     embedding_bytes: int
@@ -60,10 +68,6 @@ class WeightSizes(NamedTuple):
     other_bytes: int
     #: Routed-expert bytes of each decoder layer (0 for dense layers).
     layer_expert_bytes: tuple[int, ...] = ()
-    #: Bytes a forward pass streams from the GPU whose stage streams the most: its stage less the tables a step
-    #: only looks rows up in (the input embedding, unless the LM head multiplies by the same tied table on that
-    #: stage) and less the vision tower (run once per image, not per token). Equal to ``per_gpu_bytes`` otherwise.
-    per_gpu_read_bytes: int = 0
 
 
 def _module(layer: int, linear: Linear) -> str:
@@ -150,41 +154,62 @@ def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Paral
         shares = [kinds[k][1] / kinds[k][0] if kinds[k][0] else Fraction(1) for k in kind_of]
         return _sizes_from_files(files, arch, par, shares)
     total = _counted_sum(kind_of, [k[0] for k in kinds]) + embed_bits + head_bits + other_bits
-    per_stage, read_stage = [], []
-    for stage, layers in enumerate(stage_layers(arch.num_layers, par.pp)):
-        bits = _counted_sum(kind_of[layers.start : layers.stop], [k[1] for k in kinds])
-        lookup = Fraction(0)  # held, not streamed by a forward pass
-        if stage == 0:
-            bits += embed_bits / par.tp + arch.vision_params * 16
-            lookup += (0 if _table_streamed(arch, par) else embed_bits / par.tp) + arch.vision_params * 16
-        if stage == par.pp - 1:
-            bits += head_bits / par.tp + arch.other_params * fmt.other_bits()
-            if arch.tie_word_embeddings and par.pp > 1:
-                bits += embed_bits / par.tp  # the last stage needs its own copy of tied weights
-        per_stage.append(bits)
-        read_stage.append(bits - lookup)
+    held, read = _fullest_stage(
+        arch,
+        par,
+        lambda layers: _counted_sum(kind_of[layers.start : layers.stop], [k[1] for k in kinds]),
+        _Edges(embed_bits / par.tp, head_bits / par.tp, arch.other_params * fmt.other_bits(), Fraction(arch.vision_params * 16)),
+    )
     whole_bytes = [_bytes(k[0]) for k in kinds]
     expert_layer_bytes = [_bytes(k[2]) for k in kinds]
     return WeightSizes(
         total_bytes=_bytes(total),
-        per_gpu_bytes=_bytes(max(per_stage)),
+        per_gpu_bytes=_bytes(held),
+        per_gpu_read_bytes=_bytes(read),
         layer_bytes=tuple(whole_bytes[k] for k in kind_of),
         embedding_bytes=_bytes(embed_bits),
         lm_head_bytes=_bytes(head_bits),
         expert_bytes=_bytes(expert_bits),
         other_bytes=_bytes(other_bits),
         layer_expert_bytes=tuple(expert_layer_bytes[k] for k in kind_of),
-        per_gpu_read_bytes=_bytes(max(read_stage)),
     )
 
 
-def _table_streamed(arch: Architecture, par: Parallelism) -> bool:
-    """Whether the first stage streams its embedding table each forward: only as the tied LM head of one stage.
+class _Edges(NamedTuple):
+    """What the first and last pipeline stages hold besides their decoder layers (one GPU's share, any unit)."""
 
-    The input embedding is a lookup (one row per token). Tied to the LM head, the same table is multiplied by
-    every token that needs logits, on the last stage; with ``pp > 1`` that stage holds a copy of its own.
+    embedding: Fraction
+    lm_head: Fraction
+    #: The final norm (last stage).
+    other: Fraction
+    #: The vision tower (first stage).
+    vision: Fraction
+
+
+def _fullest_stage(
+    arch: Architecture, par: Parallelism, layer_sum: Callable[[range], Fraction], edges: _Edges
+) -> tuple[Fraction, Fraction]:
+    """(held, streamed) by the fullest stage's GPU: its layers (``layer_sum`` of their range) and the edges.
+
+    The input embedding is a lookup (one row per token) and the vision tower runs once per image, so a forward
+    pass does not stream them; tied to the LM head, the same table is multiplied by every token that needs
+    logits, and with ``pp > 1`` the last stage holds a copy of its own.
     """
-    return arch.tie_word_embeddings and par.pp == 1
+    held, read = [], []
+    for stage, layers in enumerate(stage_layers(arch.num_layers, par.pp)):
+        stage_held = layer_sum(layers)
+        lookup = Fraction(0)
+        if stage == 0:
+            stage_held += edges.embedding + edges.vision
+            streamed_table = arch.tie_word_embeddings and par.pp == 1
+            lookup = (0 if streamed_table else edges.embedding) + edges.vision
+        if stage == par.pp - 1:
+            stage_held += edges.lm_head + edges.other
+            if arch.tie_word_embeddings and par.pp > 1:
+                stage_held += edges.embedding  # the last stage needs its own copy of tied weights
+        held.append(stage_held)
+        read.append(stage_held - lookup)
+    return max(held), max(read)
 
 
 def _counted_sum(kind_of: list[int], values: list[Fraction]) -> Fraction:
@@ -197,29 +222,27 @@ def _counted_sum(kind_of: list[int], values: list[Fraction]) -> Fraction:
 
 def _sizes_from_files(files: FileWeights, arch: Architecture, par: Parallelism, shard: list[Fraction]) -> WeightSizes:
     """The checkpoint's own bytes; each layer split over GPUs in the share the config's layout gives it."""
-    per_stage, read_stage = [], []
-    for stage, layers in enumerate(stage_layers(arch.num_layers, par.pp)):
-        stage_bytes = sum((files.layer_bytes[i] * shard[i] for i in layers), Fraction(0))
-        lookup = Fraction(0)
-        if stage == 0:
-            stage_bytes += Fraction(files.embedding_bytes, par.tp) + files.vision_bytes
-            lookup += (0 if _table_streamed(arch, par) else Fraction(files.embedding_bytes, par.tp)) + files.vision_bytes
-        if stage == par.pp - 1:
-            stage_bytes += Fraction(files.lm_head_bytes, par.tp) + files.other_bytes
-            if arch.tie_word_embeddings and par.pp > 1:
-                stage_bytes += Fraction(files.embedding_bytes, par.tp)
-        per_stage.append(stage_bytes)
-        read_stage.append(stage_bytes - lookup)
+    held, read = _fullest_stage(
+        arch,
+        par,
+        lambda layers: sum((files.layer_bytes[i] * shard[i] for i in layers), Fraction(0)),
+        _Edges(
+            Fraction(files.embedding_bytes, par.tp),
+            Fraction(files.lm_head_bytes, par.tp),
+            Fraction(files.other_bytes),
+            Fraction(files.vision_bytes),
+        ),
+    )
     return WeightSizes(
         total_bytes=files.total_bytes,
-        per_gpu_bytes=math.ceil(max(per_stage)),
+        per_gpu_bytes=math.ceil(held),
+        per_gpu_read_bytes=math.ceil(read),
         layer_bytes=files.layer_bytes,
         embedding_bytes=files.embedding_bytes,
         lm_head_bytes=files.lm_head_bytes,
         expert_bytes=sum(files.layer_expert_bytes),
         other_bytes=files.other_bytes + files.vision_bytes,
         layer_expert_bytes=files.layer_expert_bytes,
-        per_gpu_read_bytes=math.ceil(max(read_stage)),
     )
 
 
