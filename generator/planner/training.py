@@ -273,7 +273,8 @@ def training_shapes(
     """Feasible (TP, PP, ZeRO, DP, micro-batch) layouts on ``hw``; the smallest DP that fits and meets the deadline."""
     arch = model.architecture
     budget = hw.gpu.memory_bytes * (1 - consts.safety_margin_fraction)
-    tflops = hw.gpu.tflops("bf16") or 0.0
+    # the rate the step runs at (layout_step): a vendor's sustained figure where published, else the peak
+    tflops = hw.gpu.sustained_tflops("bf16") or 0.0
     total_flops = None
     if spec.dataset_tokens:
         total_flops = training_flops_per_token(arch, spec.method, spec.gradient_checkpointing) * spec.dataset_tokens * spec.epochs
