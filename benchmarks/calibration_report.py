@@ -197,7 +197,9 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         dense_tflops=accelerator_for(gpu, "bf16", tp).dense_tflops,  # the rate the planner's step runs at
         dp_traffic=dp_traffic(per_replica, 2 * per_replica, row["zero_stage"], dp, row["accumulation"]),
     )
-    counted = 6.0 * params + (12.0 * layers * hidden * seq if row["mfu_definition"].startswith("llm-foundry") else 0.0)
+    # llm-foundry and TorchTitan count attention as 12 L d s FLOPs per token (no causal half) besides 6 N
+    with_attention = row.get("mfu_counts_attention", row["mfu_definition"].startswith("llm-foundry"))
+    counted = 6.0 * params + (12.0 * layers * hidden * seq if with_attention else 0.0)
     return counted * layout.tokens_per_step / (step.total_s * layout.world * dense * 1e12)
 
 
@@ -311,7 +313,8 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
         out.append((f"gpu-hours pretraining {row['gpu']}", label, float(row["gpu_hours"]), predict_gpu_hours, row))
     for row in json.loads(TRAINING_MFU.read_text())["rows"]:
         label = f"{row['model_as_reported']} s{row['sequence_length']} tp{row['tp']} pp{row['pp']} dp{row['dp']}"
-        group = "training-mfu FSDP 1 node H100" if row["tp"] == 1 else "training-mfu 3D-parallel H100"
+        layout = "FSDP" if row["tp"] == 1 and row["pp"] == 1 else "3D-parallel"
+        group = f"training-mfu {layout} {row['gpu']}"
         out.append((group, label, float(row["mfu"]), predict_training_mfu, row))
     for row in cal["training_memory"]:
         label = f"{row['model'].split('/')[-1]} {row['method']} b{row['micro_batch']} s{row['seq_len']} x{row['gpus']}"

@@ -35,7 +35,15 @@ TARGETS: tuple[tuple[str, float, float], ...] = (
 #: Llama 2) meet the target at 7.5% / 8.5%; the four H100 rows (Llama 3.1 8B -52.0%, 70B -26.4%, 405B -13.6%,
 #: DeepSeek-V3 on H800 -14.7%) miss it: under-predicted, the 8B most, whose published hours imply 15.6% MFU and
 #: whose training layout is not published, so no mechanism in the engine accounts for it.
-PINNED: dict[str, tuple[float, float]] = {"gpu-hours pretraining h100-sxm5-80gb": (0.2055, 0.5196)}
+#: Training MFU is grouped by layout and GPU (2026-12-01 eighth entry): llm-foundry's A100 tables (8 rows, out of
+#: sample) are all under-predicted, 18-41%: the step model has no GPU-specific compute efficiency, and these A100 runs
+#: reach 49-64% MFU where the same code's H100 rows reach 36-46% (FlashAttention-2 runs at 50-73% of A100's peak but
+#: about 35% of H100's, per the FlashAttention-2 and -3 papers). A constant shared by all GPUs cannot close it.
+PINNED: dict[str, tuple[float, float]] = {
+    "gpu-hours pretraining h100-sxm5-80gb": (0.2055, 0.5196),
+    "training-mfu FSDP a100-sxm4-80gb": (0.2811, 0.4094),
+    "training-mfu FSDP a100-sxm4-40gb": (0.2906, 0.2967),
+}
 
 #: Tolerance on a pinned figure (rounding of the report's four decimals).
 SLACK = 0.005
