@@ -197,9 +197,7 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         dense_tflops=accelerator_for(gpu, "bf16", tp).dense_tflops,  # the rate the planner's step runs at
         dp_traffic=dp_traffic(per_replica, 2 * per_replica, row["zero_stage"], dp, row["accumulation"]),
     )
-    # llm-foundry and TorchTitan count attention as 12 L d s FLOPs per token (no causal half) besides 6 N
-    with_attention = row.get("mfu_counts_attention", row["mfu_definition"].startswith("llm-foundry"))
-    counted = 6.0 * params + (12.0 * layers * hidden * seq if with_attention else 0.0)
+    counted = 6.0 * params + (12.0 * layers * hidden * seq if row["mfu_definition"].startswith("llm-foundry") else 0.0)
     return counted * layout.tokens_per_step / (step.total_s * layout.world * dense * 1e12)
 
 
