@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from generator import catalog
+from generator.planner.tco import purchase_price
 from generator.units import GB, MIB
 from tests.conftest import REPO
 from tests.helpers import estimate_json, run_estimate
@@ -22,8 +23,8 @@ NEW_IDS = (
     "gh200-96gb",
     "gh200-144gb",
     "rtx-pro-6000-blackwell-96gb",
-    "rtx-pro-6000-blackwell-workstation-96gb",
-    "rtx-pro-6000-blackwell-max-q-96gb",
+    "rtx-pro-6000-ws-96gb",
+    "rtx-pro-6000-max-q-96gb",
 )
 
 
@@ -40,8 +41,8 @@ FACTS = [
     pytest.param("gh200-96gb", 96, 4000, "HBM3", 1000, "superchip", "air-or-liquid", 7, "nvlink", 256, id="gh200-96gb"),
     pytest.param("gh200-144gb", 144, 4900, "HBM3e", 1000, "superchip", "air-or-liquid", 7, "nvlink", 256, id="gh200-144gb"),
     pytest.param("rtx-pro-6000-blackwell-96gb", 96, 1597, GDDR7, 600, "pcie", "air", 4, "none", 1, id="rtx-pro-server"),
-    pytest.param("rtx-pro-6000-blackwell-workstation-96gb", 96, 1792, GDDR7, 600, "pcie", "air", 4, "none", 1, id="rtx-pro-ws"),
-    pytest.param("rtx-pro-6000-blackwell-max-q-96gb", 96, 1792, GDDR7, 300, "pcie", "air", 4, "none", 1, id="rtx-pro-max-q"),
+    pytest.param("rtx-pro-6000-ws-96gb", 96, 1792, GDDR7, 600, "pcie", "air", 4, "none", 1, id="rtx-pro-ws"),
+    pytest.param("rtx-pro-6000-max-q-96gb", 96, 1792, GDDR7, 300, "pcie", "air", 4, "none", 1, id="rtx-pro-max-q"),
 ]
 
 
@@ -77,8 +78,8 @@ SPARSE_HALVED = [
     pytest.param("gh200-144gb", "bf16", 1979, 990, id="gh200-144-bf16"),
     pytest.param("gh200-144gb", "fp8", 3958, 1979, id="gh200-144-fp8"),
     pytest.param("rtx-pro-6000-blackwell-96gb", "fp4", 4000, 2000, id="rtx-pro-server-fp4"),
-    pytest.param("rtx-pro-6000-blackwell-workstation-96gb", "fp4", 4000, 2000, id="rtx-pro-ws-fp4"),
-    pytest.param("rtx-pro-6000-blackwell-max-q-96gb", "fp4", 3511, 1755.5, id="rtx-pro-max-q-fp4"),
+    pytest.param("rtx-pro-6000-ws-96gb", "fp4", 4000, 2000, id="rtx-pro-ws-fp4"),
+    pytest.param("rtx-pro-6000-max-q-96gb", "fp4", 3511, 1755.5, id="rtx-pro-max-q-fp4"),
 ]
 
 
@@ -95,8 +96,8 @@ def test_dense_rate_is_the_sparse_figure_halved(gpu_id: str, precision: str, spa
     [
         pytest.param("gh200-96gb", 67, id="gh200"),
         pytest.param("rtx-pro-6000-blackwell-96gb", 120, id="server"),
-        pytest.param("rtx-pro-6000-blackwell-workstation-96gb", 125, id="workstation"),
-        pytest.param("rtx-pro-6000-blackwell-max-q-96gb", 110, id="max-q"),
+        pytest.param("rtx-pro-6000-ws-96gb", 125, id="workstation"),
+        pytest.param("rtx-pro-6000-max-q-96gb", 110, id="max-q"),
     ],
 )
 def test_fp32_is_the_datasheet_figure(gpu_id: str, fp32: float) -> None:
@@ -108,7 +109,7 @@ def test_gh200_has_no_fp4() -> None:
 
 
 def test_max_q_leaves_unpublished_rates_unknown() -> None:
-    rec = record("rtx-pro-6000-blackwell-max-q-96gb")
+    rec = record("rtx-pro-6000-max-q-96gb")
     unpublished = ("bf16", "fp16", "fp8", "int8", "tf32")
     assert all(rec["dense_tflops"][p] is None for p in unpublished)
     assert {f"dense_tflops.{p}" for p in unpublished} <= set(rec["unsourced_fields"])
@@ -148,10 +149,32 @@ def test_throughput_on_a_gpu_without_a_published_rate_is_an_error() -> None:
     code, _ = run_estimate(
         "meta-llama/Llama-3.1-8B-Instruct",
         "--gpu",
-        "rtx-pro-6000-blackwell-max-q-96gb",
+        "rtx-pro-6000-max-q-96gb",
         "--input-tokens",
         "1000",
         "--output-tokens",
         "200",
     )
     assert code == 1
+
+
+def test_a_tower_workstation_takes_the_workstation_edition() -> None:
+    gpu_ids = catalog.platforms()["wrx90-workstation"].gpu_ids
+    assert "rtx-pro-6000-ws-96gb" in gpu_ids
+    assert "rtx-pro-6000-blackwell-96gb" not in gpu_ids  # the passive Server Edition needs a server's airflow
+
+
+@pytest.mark.parametrize(
+    ("platform_id", "gpu_id", "gpus", "usd"),
+    [
+        # host components $16,028.83 + the Workstation Edition's $8,565 MSRP
+        pytest.param("wrx90-workstation", "rtx-pro-6000-ws-96gb", 1, 16_028.83 + 8_565, id="workstation-msrp"),
+        pytest.param("dell-xe7740", "rtx-pro-6000-blackwell-96gb", 8, None, id="server-edition-unpriced"),
+    ],
+)
+def test_the_msrp_prices_the_workstation_edition_only(platform_id: str, gpu_id: str, gpus: int, usd: float | None) -> None:
+    got = purchase_price(catalog.platforms()[platform_id], catalog.gpus()[gpu_id], gpus)
+    if usd is None:
+        assert isinstance(got, str) and catalog.unpriced()[gpu_id] in got
+        return
+    assert not isinstance(got, str) and got[0] == pytest.approx(usd, abs=0.005)
