@@ -8,11 +8,14 @@ datasheets give FP4 "AI TOPS" with sparsity (Workstation 4000, Max-Q 3511; Serve
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from generator import catalog
+from generator.api import plan_file
+from generator.errors import InputError
 from generator.planner.tco import purchase_price
 from generator.units import GB, MIB
 from tests.conftest import REPO
@@ -178,3 +181,39 @@ def test_the_msrp_prices_the_workstation_edition_only(platform_id: str, gpu_id: 
         assert isinstance(got, str) and catalog.unpriced()[gpu_id] in got
         return
     assert not isinstance(got, str) and got[0] == pytest.approx(usd, abs=0.005)
+
+
+def _home_server_with(tmp_path: Path, gpu: str, cpu: str) -> Path:
+    """The home offload example on another GPU and CPU (one GPU, 64 GiB RAM)."""
+    text = (REPO / "examples" / "home-70b-offload.yaml").read_text(encoding="utf-8")
+    assert "    gpu: rtx-4090-24gb\n" in text and "    cpu: ryzen-9-7950x\n" in text
+    path = tmp_path / "home.yaml"
+    path.write_text(text.replace("gpu: rtx-4090-24gb", f"gpu: {gpu}").replace("cpu: ryzen-9-7950x", f"cpu: {cpu}"))
+    return path
+
+
+def test_a_gh200_machine_adds_no_grace_tdp_to_its_module_power(tmp_path: Path) -> None:
+    # the datasheet's 1,000 W covers memory + CPU + GPU: 1,000 W x 1.10 (fans) / 0.94 (PSU) = 1,170 W, not
+    # (1,000 + 300 W Grace) x 1.10 / 0.94 = 1,521 W
+    assert catalog.find_gpu("gh200-96gb").tdp_includes_host_cpu
+    plan = plan_file(str(_home_server_with(tmp_path, "gh200-96gb", "nvidia-grace")))[1]
+    (pool,) = plan.pools
+    assert (pool.node.power_w, pool.node.power_basis) == (1_170, "GPU module TDP, its CPU included (existing machine)")
+
+
+def test_a_machine_on_a_gpu_without_a_published_rate_is_a_located_error(tmp_path: Path) -> None:
+    path = _home_server_with(tmp_path, "rtx-pro-6000-max-q-96gb", "ryzen-9-7950x")
+    with pytest.raises(InputError) as caught:
+        plan_file(str(path))
+    assert str(caught.value).startswith(f"{path}:18:10: hardware.fixed.gpu: rtx-pro-6000-max-q-96gb has no published dense bf16")
+
+
+@pytest.mark.parametrize(
+    ("gpu_id", "unrated"),
+    [
+        pytest.param("rtx-pro-6000-ws-96gb", False, id="derived-rate-kept"),
+        pytest.param("rtx-pro-6000-max-q-96gb", True, id="unpublished-rate-null"),
+    ],
+)
+def test_unrated_names_a_missing_rate(gpu_id: str, unrated: bool) -> None:
+    assert (catalog.find_gpu(gpu_id).unrated("bf16") is not None) is unrated

@@ -75,10 +75,7 @@ def accelerator_for(gpu: GpuSpec, compute: str, tp: int, host_time_scale: float 
         compute = "bf16"
         tflops = gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or 0.0
     if not tflops:  # a rate the vendor does not publish is null in the catalog, never guessed
-        raise InputError(
-            f"{gpu.id} has no published dense {compute} tensor rate (gpus.json lists it in unsourced_fields): "
-            "its throughput cannot be estimated; choose another GPU or leave out the throughput inputs"
-        )
+        raise InputError(f"{gpu.unrated('bf16')}; choose another GPU or leave out the throughput inputs")
     fast = gpu.interconnect_kind in ("nvlink", "nvlink-bridge", "infinity-fabric", "ethernet") and tp <= gpu.nvlink_domain_gpus
     if fast and gpu.interconnect_gb_per_s_bidir > 0:
         # what the collective library counts on after protocol overheads where published, else half the bidirectional peak
