@@ -20,7 +20,9 @@ from generator.planner.nodes import NodePower, psu_capacity_w, psu_overload
 REPO = Path(__file__).resolve().parents[1]
 XE7740 = "dell-xe7740"
 WRX90 = "wrx90-workstation"
-PRO6000 = "rtx-pro-6000-blackwell-96gb"
+PRO6000 = "rtx-pro-6000-blackwell-96gb"  # the Server Edition (passive), for rack servers
+PRO6000_WS = "rtx-pro-6000-ws-96gb"  # the Workstation Edition, for towers
+CARD = {WRX90: PRO6000_WS, "lga1700-desktop-tower": PRO6000_WS}
 
 
 @pytest.mark.parametrize(
@@ -72,8 +74,8 @@ PSU_CASES = [
         SUMMED,
         "error",
         "psu-over-capacity",
-        "wrx90-workstation with 4 x rtx-pro-6000-blackwell-96gb draws 3,382 W (sum of components), more than its PSUs "
-        "deliver without redundancy (1 x 2,000 W = 2,000 W); psu.count, psu.rating_w believed, not sourced: check "
+        "wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws 3,382 W (sum of components), more than "
+        "its PSUs deliver without redundancy (1 x 2,000 W = 2,000 W); psu.count, psu.rating_w believed, not sourced: check "
         "the chassis' PSU",
         id="believed-psu-ruled-out",
     ),
@@ -84,7 +86,7 @@ PSU_CASES = [
         SUMMED,
         "error",
         "psu-over-capacity",
-        "lga1700-desktop-tower with 2 x rtx-pro-6000-blackwell-96gb draws 1,001 W (sum of components), more than its "
+        "lga1700-desktop-tower with 2 x rtx-pro-6000-ws-96gb draws 1,001 W (sum of components), more than its "
         "PSUs deliver without redundancy (1 x 1,000 W = 1,000 W)",
         id="single-psu-unsourced-redundancy-ruled-out",
     ),
@@ -104,7 +106,7 @@ def test_psu_overload(
     message: str | None,
 ) -> None:
     power = NodePower(power_w, *basis)
-    found = psu_overload(catalog.platforms()[platform], catalog.gpus()[PRO6000], gpus, power)
+    found = psu_overload(catalog.platforms()[platform], catalog.gpus()[CARD.get(platform, PRO6000)], gpus, power)
     if level is None:
         assert found is None
         return
@@ -121,7 +123,7 @@ def test_finetune_example_buys_two_gpus_per_workstation_and_says_why() -> None:
     assert not [f for f in plan.findings if f.code.startswith("psu")]
     (deployment,) = plan.deployments
     assert (
-        "ruled out: wrx90-workstation with 4 x rtx-pro-6000-blackwell-96gb draws 3,382 W (sum of components), more "
+        "ruled out: wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws 3,382 W (sum of components), more "
         "than its PSUs deliver without redundancy (1 x 2,000 W = 2,000 W); psu.count, psu.rating_w believed, not "
         "sourced: check the chassis' PSU"
     ) in deployment.reasons
@@ -138,7 +140,7 @@ def test_a_sourced_psu_rules_the_full_chassis_out_and_says_so(monkeypatch: pytes
     assert not [f for f in plan.findings if f.code.startswith("psu")]
     (deployment,) = plan.deployments
     assert (
-        "ruled out: wrx90-workstation with 4 x rtx-pro-6000-blackwell-96gb draws 3,382 W (sum of components), more "
+        "ruled out: wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws 3,382 W (sum of components), more "
         "than its PSUs deliver without redundancy (1 x 2,000 W = 2,000 W)"
     ) in deployment.reasons
 
@@ -148,8 +150,8 @@ OWNED_CASES = [
         WRX90,
         4,
         3_382,
-        "wrx90-workstation with 4 x rtx-pro-6000-blackwell-96gb draws 3,382 W (sum of components), more than its PSUs "
-        "deliver without redundancy (1 x 2,000 W = 2,000 W); psu.count, psu.rating_w believed, not sourced: kept "
+        "wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws 3,382 W (sum of components), more than "
+        "its PSUs deliver without redundancy (1 x 2,000 W = 2,000 W); psu.count, psu.rating_w believed, not sourced: kept "
         "because the server is owned and runs; check the chassis' PSU rating",
         id="owned-believed-psu-warns",
     ),
@@ -169,7 +171,9 @@ OWNED_CASES = [
 
 @pytest.mark.parametrize(("platform", "gpus", "power_w", "message"), OWNED_CASES)
 def test_owned_server_over_its_psu_is_a_warning(platform: str, gpus: int, power_w: int, message: str | None) -> None:
-    found = psu_overload(catalog.platforms()[platform], catalog.gpus()[PRO6000], gpus, NodePower(power_w, *SUMMED), True)
+    found = psu_overload(
+        catalog.platforms()[platform], catalog.gpus()[CARD.get(platform, PRO6000)], gpus, NodePower(power_w, *SUMMED), True
+    )
     if message is None:
         assert found is None
         return
@@ -180,9 +184,9 @@ def test_owned_server_over_its_psu_is_a_warning(platform: str, gpus: int, power_
 def _owned_wrx90(tmp_path: Path) -> Path:
     """The fine-tuning example on RTX PRO 6000 only, with 2 owned 4-GPU WRX90 workstations."""
     text = (REPO / "examples" / "finetune-8b-qlora.yaml").read_text()
-    allowed = "  gpus: [l40s-48gb, h100-sxm5-80gb, rtx-pro-6000-blackwell-96gb]\n"
+    allowed = "  gpus: [l40s-48gb, h100-sxm5-80gb, rtx-pro-6000-ws-96gb]\n"
     assert allowed in text
-    owned = f"  gpus: [{PRO6000}]\n  inventory: [{{platform: {WRX90}, gpu: {PRO6000}, count: 2}}]\n"
+    owned = f"  gpus: [{PRO6000_WS}]\n  inventory: [{{platform: {WRX90}, gpu: {PRO6000_WS}, count: 2}}]\n"
     path = tmp_path / "owned.yaml"
     path.write_text(text.replace(allowed, owned))
     return path
@@ -224,8 +228,8 @@ def test_owned_workstations_are_used_with_a_psu_warning(
     (psu,) = [f for f in plan.findings if f.code.startswith("psu")]
     assert (psu.level, psu.code, psu.path) == ("warning", "psu-headroom", "deployments[0]")
     assert psu.message == (
-        "wrx90-workstation with 4 x rtx-pro-6000-blackwell-96gb draws 3,382 W (sum of components), more than its PSUs "
-        f"deliver without redundancy (1 x 2,000 W = 2,000 W); {why}"
+        "wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws 3,382 W (sum of components), more than "
+        f"its PSUs deliver without redundancy (1 x 2,000 W = 2,000 W); {why}"
     )
     assert not [r for r in plan.deployments[0].reasons if r.startswith("ruled out")]
 
@@ -246,7 +250,7 @@ def test_owned_server_with_a_borrowed_power_figure_keeps_the_borrowed_wording() 
 
 
 PSU_4X = (
-    "wrx90-workstation with 4 x rtx-pro-6000-blackwell-96gb draws {w} W (sum of components), more than its PSUs "
+    "wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws {w} W (sum of components), more than its PSUs "
     "deliver without redundancy (1 x 2,000 W = 2,000 W); psu.count, psu.rating_w believed, not sourced: check the "
     "chassis' PSU"
 )
@@ -256,7 +260,7 @@ def _one_owned_wrx90(tmp_path: Path, example: str, allowed: str) -> Path:
     """An example on RTX PRO 6000 only, with 1 owned 4-GPU WRX90 workstation."""
     text = (REPO / "examples" / example).read_text()
     assert allowed in text
-    owned = f"  gpus: [{PRO6000}]\n  inventory: [{{platform: {WRX90}, gpu: {PRO6000}, count: 1}}]\n"
+    owned = f"  gpus: [{PRO6000_WS}]\n  inventory: [{{platform: {WRX90}, gpu: {PRO6000_WS}, count: 1}}]\n"
     path = tmp_path / "owned.yaml"
     path.write_text(text.replace(allowed, owned))
     return path
@@ -265,9 +269,7 @@ def _one_owned_wrx90(tmp_path: Path, example: str, allowed: str) -> Path:
 def test_owned_server_left_free_blames_the_servers_to_buy(tmp_path: Path) -> None:
     """The job needs 2 x 4-GPU WRX90 and 1 is owned: the second, to buy, is over its PSU, so 4 x 2-GPU are
     bought; the owned one is not what the PSU rules out."""
-    path = _one_owned_wrx90(
-        tmp_path, "finetune-8b-qlora.yaml", "  gpus: [l40s-48gb, h100-sxm5-80gb, rtx-pro-6000-blackwell-96gb]\n"
-    )
+    path = _one_owned_wrx90(tmp_path, "finetune-8b-qlora.yaml", "  gpus: [l40s-48gb, h100-sxm5-80gb, rtx-pro-6000-ws-96gb]\n")
     plan = plan_file(str(path))[1]
     assert [(p.nodes, p.owned_nodes, p.node.gpus) for p in plan.pools] == [(4, 0, 2)]
     assert [r for r in plan.deployments[0].reasons if "ruled out" in r] == [
@@ -275,7 +277,7 @@ def test_owned_server_left_free_blames_the_servers_to_buy(tmp_path: Path) -> Non
     ]
     (free,) = [f.message for f in plan.findings if f.code == "inventory-free"]
     assert free == (
-        "1 of 1 owned wrx90-workstation server(s) (4 x rtx-pro-6000-blackwell-96gb) left free; not used by tune: the "
+        "1 of 1 owned wrx90-workstation server(s) (4 x rtx-pro-6000-ws-96gb) left free; not used by tune: the "
         "layout needs 2 x 4-GPU wrx90-workstation, 1 owned free; the 1 more to buy would run over their PSUs: "
         + PSU_4X.format(w="3,382")
     )
@@ -294,23 +296,24 @@ deployments:
       avg_output_tokens: 300
       requests_per_second: 60
 hardware:
-  gpus: [{PRO6000}]
+  gpus: [{PRO6000_WS}, {PRO6000}]
   provider: baremetal
   inventory:
     - platform: {WRX90}
-      gpu: {PRO6000}
+      gpu: {PRO6000_WS}
       count: 1
 """
 
 
 def test_a_split_onto_an_owned_server_rules_out_buying_more_not_the_owned_one(tmp_path: Path) -> None:
-    """2 x TP2 on the owned 4-GPU WRX90 and the rest on a bought XE7740: the reasons say buying more 4-GPU WRX90
-    is ruled out (once per distinct draw), never that the server in use is."""
+    """2 x TP2 on the owned 4-GPU WRX90 (Workstation Edition) and the rest on bought Server Edition servers (unpriced,
+    so compared by the GPUs they buy): the reasons say buying more 4-GPU WRX90 is ruled out (once per distinct draw),
+    never that the server in use is."""
     path = tmp_path / "inf.yaml"
     path.write_text(INF1)
     plan = plan_file(str(path))[1]
     assert sorted((p.node.platform_id, p.nodes, p.owned_nodes) for p in plan.pools) == [
-        (XE7740, 1, 0),
+        ("dell-r760xa", 3, 0),
         (WRX90, 1, 1),
     ]
     assert [r for r in plan.deployments[0].reasons if "ruled out" in r] == [

@@ -69,6 +69,8 @@ def reserve_leaves_no_ram(spec: FixedSpec, reserved: str, ram: str) -> str | Non
 def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
     """The :class:`Machine` of ``spec`` and a sentence on where its DDR bandwidth comes from."""
     gpu = catalog.find_gpu(spec.gpu)
+    if (why := gpu.unrated("bf16")) is not None:
+        raise InputError(why)
     if spec.memory_channels and spec.ddr_mt_per_s:
         channels, mts, source = spec.memory_channels, spec.ddr_mt_per_s, ""
     elif spec.cpu:

@@ -59,6 +59,8 @@ class GpuSpec(NamedTuple):
     collective_gb_per_s: float | None = None
     #: The GPU architecture as ``gpus.json`` names it (``ampere``, ``hopper``, ``cdna3``, ``gaudi3``, ...).
     architecture: str = ""
+    #: ``tdp_w`` is a superchip module's power that covers its CPU and CPU memory too (GH200): add no CPU TDP for it.
+    tdp_includes_host_cpu: bool = False
 
     @property
     def bridged(self) -> bool:
@@ -111,6 +113,7 @@ class GpuSpec(NamedTuple):
             max_achievable_tflops={k: float(v) for k, v in dict(rec.get("max_achievable_tflops") or {}).items()} or None,
             collective_gb_per_s=_opt_float(ic.get("collective_gb_per_s")),
             architecture=str(rec.get("architecture") or ""),
+            tdp_includes_host_cpu=bool(rec.get("tdp_includes_host_cpu", False)),
         )
 
     @property
@@ -126,6 +129,15 @@ class GpuSpec(NamedTuple):
         if value is None and compute == "bf16":
             value = self.dense_tflops.get("fp16")
         return value
+
+    def unrated(self, compute: str) -> str | None:
+        """Why this GPU cannot be timed in ``compute`` (its rate is not published: null in ``gpus.json``), else None."""
+        if self.tflops(compute) is not None:
+            return None
+        return (
+            f"{self.id} has no published dense {compute} tensor rate (gpus.json lists it in unsourced_fields): "
+            "its speed cannot be estimated"
+        )
 
     def sustained_tflops(self, compute: str) -> float | None:
         """The tensor rate a long dense GEMM sustains: the vendor's max-achievable figure where published, else the peak.

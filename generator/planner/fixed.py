@@ -25,10 +25,17 @@ from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment
 
 
+def _power_basis(module_tdp: bool, cpu_known: bool) -> str:
+    """What the existing machine's power figure sums."""
+    if module_tdp:
+        return "GPU module TDP, its CPU included (existing machine)"
+    return "GPU and CPU TDP (existing machine)" if cpu_known else "GPU TDP (existing machine, CPU unknown)"
+
+
 def _node(fixed: FixedSpec, machine: Machine, basis: str, consts: Constants) -> NodeSpec:
     gpu = catalog.find_gpu(fixed.gpu)
     cpu = catalog.cpus().get(fixed.cpu or "")
-    cpu_w = cpu.tdp_w if cpu else 0.0
+    cpu_w = cpu.tdp_w if cpu and not gpu.tdp_includes_host_cpu else 0.0  # a GH200 module's TDP covers its Grace
     power = round((gpu.tdp_w * fixed.gpu_count + cpu_w) * (1 + consts.fan_power_fraction) / consts.psu_efficiency)
     return NodeSpec(
         platform_id="fixed",
@@ -49,7 +56,7 @@ def _node(fixed: FixedSpec, machine: Machine, basis: str, consts: Constants) -> 
         nvme_write_gb_per_s=0.0,
         nics=(),
         power_w=power,
-        power_basis="GPU and CPU TDP (existing machine)" if cpu else "GPU TDP (existing machine, CPU unknown)",
+        power_basis=_power_basis(gpu.tdp_includes_host_cpu, cpu is not None),
         heat_btu_per_h=round(power * BTU_PER_H_PER_W),
         cooling="air",
         rack_units=None,

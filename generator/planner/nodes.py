@@ -76,7 +76,7 @@ def component_power_w(
     cpu = catalog.cpus().get(platform.cpu_id or "") or choose_cpu(
         platform.cpu_sockets, wanted_cpu_cores(platform, gpu, gpus, consts), platform.cpu_vendor, platform.cpu_socket
     )
-    cpu_w = cpu.tdp_w * platform.cpu_sockets if cpu else 0.0
+    cpu_w = cpu.tdp_w * platform.cpu_sockets if cpu and not gpu.tdp_includes_host_cpu else 0.0
     nvswitch = NVSWITCH_CHIPS.get(_gpu_generation(gpu), 0) if platform.kind == "hgx-8gpu" and gpus == 8 else 0
     nic_table = catalog.nics()
     nic_w = sum(n.count * (nic_table[n.nic_id].power_w or consts.nic_power_w * nic_table[n.nic_id].ports) for n in nics)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 
+from generator.errors import InputError
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import EXPERT, Architecture
 from generator.sizing.constants import Constants
@@ -73,6 +74,8 @@ def accelerator_for(gpu: GpuSpec, compute: str, tp: int, host_time_scale: float 
     if not tflops:  # no tensor rate of that format: the kernels dequantize to bf16 (NVFP4 on Hopper: Marlin W4A16)
         compute = "bf16"
         tflops = gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or 0.0
+    if not tflops:  # a rate the vendor does not publish is null in the catalog, never guessed
+        raise InputError(f"{gpu.unrated('bf16')}; choose another GPU or leave out the throughput inputs")
     fast = gpu.interconnect_kind in ("nvlink", "nvlink-bridge", "infinity-fabric", "ethernet") and tp <= gpu.nvlink_domain_gpus
     if fast and gpu.interconnect_gb_per_s_bidir > 0:
         # what the collective library counts on after protocol overheads where published, else half the bidirectional peak

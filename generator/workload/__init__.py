@@ -85,6 +85,9 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         _check_id(errors, doc, ("hardware", "platforms", j), plat, catalog.platforms(), "platform")
     if hw.fixed is not None:
         _check_id(errors, doc, ("hardware", "fixed", "gpu"), hw.fixed.gpu, catalog.gpus(), "GPU")
+        fixed_gpu = catalog.gpus().get(hw.fixed.gpu)
+        if fixed_gpu is not None and (why := fixed_gpu.unrated("bf16")) is not None:
+            errors.append(InputError(why, doc.locate(("hardware", "fixed", "gpu"))))
         errors += fixed_ram_errors(doc, hw.fixed)
         for i, dep in enumerate(wl.deployments):
             if isinstance(dep, InferenceDeployment) and dep.inference.engine == "sglang":

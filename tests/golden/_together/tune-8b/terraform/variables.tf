@@ -49,7 +49,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "tune_rtx_pro_6000_blackwell_96gb" : { "cooling" : "air", "cpu_cores" : 32, "deployments" : ["tune"], "gpu_model" : "rtx-pro-6000-blackwell-96gb", "gpus_per_node" : 2, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "tune-rtx-pro-6000-blackwell-96gb", "specgen.dev/gpu" : "rtx-pro-6000-blackwell-96gb", "specgen.dev/platform" : "wrx90-workstation", "specgen.dev/pool" : "tune-rtx-pro-6000-blackwell-96gb" }, "node_count" : 4, "nvme_tb" : 4.0, "platform" : "wrx90-workstation", "power_w_per_node" : 1978, "provider" : "baremetal", "racks" : 1, "ram_gib" : 256, "requests_per_s" : {}, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "tune_rtx_pro_6000_ws_96gb" : { "cooling" : "air", "cpu_cores" : 32, "deployments" : ["tune"], "gpu_model" : "rtx-pro-6000-ws-96gb", "gpus_per_node" : 2, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "tune-rtx-pro-6000-ws-96gb", "specgen.dev/gpu" : "rtx-pro-6000-ws-96gb", "specgen.dev/platform" : "wrx90-workstation", "specgen.dev/pool" : "tune-rtx-pro-6000-ws-96gb" }, "node_count" : 4, "nvme_tb" : 4.0, "platform" : "wrx90-workstation", "power_w_per_node" : 1978, "provider" : "baremetal", "racks" : 1, "ram_gib" : 256, "requests_per_s" : {}, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])
