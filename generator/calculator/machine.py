@@ -12,13 +12,26 @@ from generator.units import GIB
 
 #: The catalog CPU whose memory (channels x DDR speed) is assumed, by kind of machine, when the user
 #: gives neither a CPU nor memory_channels and ddr_mt_per_s: a desktop's dual-channel DDR5, a
-#: GPU server's 8-channel DDR5 socket. Their figures and sources are the catalog records'.
-ASSUMED_CPU = {"desktop": "core-i9-14900k", "server": "xeon-platinum-8480-plus"}
+#: GPU server's 8-channel DDR5 socket, a superchip's own Grace. Their figures and sources are the catalog records'.
+ASSUMED_CPU = {"desktop": "core-i9-14900k", "server": "xeon-platinum-8480-plus", "superchip": "nvidia-grace"}
 
 
 def machine_kind(spec: FixedSpec, gpu: GpuSpec) -> str:
-    """``server`` for 4+ GPUs or data-center modules (SXM, OAM, superchip), else ``desktop``."""
+    """``superchip`` for a GPU on a CPU's module (GH200, GB200), ``server`` for 4+ GPUs or SXM / OAM modules, else ``desktop``."""
+    if gpu.form_factor == "superchip":
+        return "superchip"
     return "server" if spec.gpu_count >= 4 or gpu.form_factor != "pcie" else "desktop"
+
+
+def host_link(spec: FixedSpec, gpu: GpuSpec) -> tuple[float, str]:
+    """GB/s per direction between a GPU and host memory, and its name: a superchip's NVLink-C2C, else PCIe.
+
+    The offload model's PCIe terms (streamed weights, cold start) cross this link.
+    """
+    if gpu.host_link_gb_per_s_bidir:
+        return gpu.host_link_gb_per_s_bidir / 2, "NVLink-C2C to Grace"
+    gen = min(spec.pcie_gen or gpu.pcie_gen, gpu.pcie_gen)
+    return pcie_gb_per_s(gen, spec.pcie_lanes), f"PCIe Gen{gen} x{spec.pcie_lanes}"
 
 
 def ddr_assumption(spec: FixedSpec) -> str | None:
@@ -87,14 +100,13 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
         channels, mts, source = cpu.memory_channels, cpu.ddr_mt_per_s, f"assumed like {cpu.name}: "
     ddr = dram_bandwidth_gb_per_s(channels, mts)
     ddr_basis = f"{source}{channels} channels x DDR-{mts}"
-    gen = min(spec.pcie_gen or gpu.pcie_gen, gpu.pcie_gen)
-    pcie = pcie_gb_per_s(gen, spec.pcie_lanes)
+    link, link_name = host_link(spec, gpu)
     machine = Machine(
         gpus=spec.gpu_count,
         gpu_memory_bytes=gpu.memory_bytes,
         gpu_bandwidth_gb_per_s=gpu.memory_bandwidth_gb_per_s,
         gpu_tflops=gpu.tflops("bf16") or 0.0,
-        pcie_gb_per_s=pcie,
+        pcie_gb_per_s=link,
         ram_bytes=int(spec.ram_gib * GIB),
         reserved_ram_bytes=int(spec.reserved_ram_gib * GIB),
         swap_bytes=int(spec.swap_gib * GIB),
@@ -102,4 +114,4 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
         nvme_read_gb_per_s=spec.nvme_read_gb_per_s,
         ddr_gb_per_s=ddr,
     )
-    return machine, gpu, f"{ddr:.1f} GB/s ({ddr_basis}); PCIe Gen{gen} x{spec.pcie_lanes}: {pcie:.1f} GB/s per direction"
+    return machine, gpu, f"{ddr:.1f} GB/s ({ddr_basis}); {link_name}: {link:.1f} GB/s per direction"

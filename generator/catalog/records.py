@@ -61,6 +61,8 @@ class GpuSpec(NamedTuple):
     architecture: str = ""
     #: ``tdp_w`` is a superchip module's power that covers its CPU and CPU memory too (GH200): add no CPU TDP for it.
     tdp_includes_host_cpu: bool = False
+    #: Bidirectional GB/s of a GPU-to-CPU link that replaces PCIe (a superchip's NVLink-C2C to Grace); None: PCIe.
+    host_link_gb_per_s_bidir: float | None = None
 
     @property
     def bridged(self) -> bool:
@@ -114,6 +116,7 @@ class GpuSpec(NamedTuple):
             collective_gb_per_s=_opt_float(ic.get("collective_gb_per_s")),
             architecture=str(rec.get("architecture") or ""),
             tdp_includes_host_cpu=bool(rec.get("tdp_includes_host_cpu", False)),
+            host_link_gb_per_s_bidir=_opt_float((rec.get("host_link") or {}).get("bandwidth_gb_per_s_bidir")),
         )
 
     @property

@@ -1,0 +1,64 @@
+"""A superchip's GPU reaches host memory over NVLink-C2C, not PCIe: the offload model's host link by GPU."""
+
+from __future__ import annotations
+
+import pytest
+
+from generator import catalog
+from generator.calculator.machine import FixedSpec, build_machine, ddr_assumption, host_link
+from generator.catalog.records import dram_bandwidth_gb_per_s
+from generator.sizing.performance import pcie_gb_per_s
+
+
+@pytest.mark.parametrize(
+    ("gpu", "per_direction_gb_per_s", "name"),
+    [
+        # NVLink-C2C 900 GB/s bidirectional (GH200 datasheet; GB200 as hardware_facts.json records it)
+        pytest.param("gh200-96gb", 450.0, "NVLink-C2C to Grace", id="gh200-96gb"),
+        pytest.param("gh200-144gb", 450.0, "NVLink-C2C to Grace", id="gh200-144gb"),
+        pytest.param("gb200-186gb", 450.0, "NVLink-C2C to Grace", id="gb200"),
+        # a card in a PCIe slot: its PCIe generation x16, 63.0 GB/s each way at Gen5
+        pytest.param("h100-pcie-80gb", 63.0, "PCIe Gen5 x16", id="h100-pcie"),
+        pytest.param("rtx-4090-24gb", 31.5, "PCIe Gen4 x16", id="rtx-4090"),
+    ],
+)
+def test_the_host_link_is_the_gpus_own(gpu: str, per_direction_gb_per_s: float, name: str) -> None:
+    spec = FixedSpec(gpu=gpu, gpu_count=1, ram_gib=480)
+    assert host_link(spec, catalog.find_gpu(gpu)) == (per_direction_gb_per_s, name)
+    machine, _, basis = build_machine(spec)
+    assert machine.pcie_gb_per_s == per_direction_gb_per_s
+    assert basis.endswith(f"{name}: {per_direction_gb_per_s:.1f} GB/s per direction")
+
+
+def test_a_slower_pcie_setting_narrows_a_card_but_not_a_superchips_c2c() -> None:
+    assert host_link(FixedSpec("h100-pcie-80gb", 1, 64, pcie_gen=4, pcie_lanes=8), catalog.find_gpu("h100-pcie-80gb")) == (
+        pcie_gb_per_s(4, 8),
+        "PCIe Gen4 x8",
+    )
+    gh200 = catalog.find_gpu("gh200-96gb")
+    assert host_link(FixedSpec("gh200-96gb", 1, 480, pcie_gen=4, pcie_lanes=8), gh200)[0] == 450.0
+
+
+def test_a_superchip_assumes_its_grace_memory() -> None:
+    spec = FixedSpec(gpu="gh200-96gb", gpu_count=1, ram_gib=480)
+    grace = catalog.cpus()["nvidia-grace"]
+    machine, _, basis = build_machine(spec)
+    assert machine.ddr_gb_per_s == dram_bandwidth_gb_per_s(grace.memory_channels, grace.ddr_mt_per_s) == 512.0
+    assert basis.startswith("512.0 GB/s (assumed like NVIDIA Grace")
+    warning = ddr_assumption(spec)
+    assert warning is not None and "assumed for a superchip" in warning
+
+
+def test_offload_on_a_superchip_streams_over_c2c() -> None:
+    # Llama 3.3 70B bf16 on one GH200 96GB with 480 GiB of Grace memory: 43.8 GiB of weights live in host memory.
+    # Streamed every token over C2C (450 GB/s x 0.8), not PCIe Gen5 x16 (63 GB/s x 0.8), the streamed mode runs 5.46
+    # tokens/s (1.02 over PCIe); read where they are (cpu-compute, DDR-bound at Grace's 512 GB/s, not an assumed
+    # Xeon's 307 GB/s) 6.2 tokens/s (4.08 before)
+    from tests.helpers import estimate_json
+
+    data = estimate_json("meta-llama/Llama-3.3-70B-Instruct", "--gpu", "gh200-96gb", "--precision", "bf16", "--ram-gib", "480")
+    offload = data["offload"]
+    assert (offload["mode"], offload["bound"]) == ("cpu-compute", "ddr")
+    assert offload["cpu_compute_tokens_per_s"] == pytest.approx(6.2, abs=0.05)
+    assert offload["pcie_stream_tokens_per_s"] == pytest.approx(5.46, abs=0.01)
+    assert data["machine"]["bandwidths"].endswith("NVLink-C2C to Grace: 450.0 GB/s per direction")
