@@ -161,7 +161,8 @@ def predict_gpu_hours(row: dict[str, Any]) -> float:
         mfu = predict_training_mfu(step_row)
     else:
         mfu = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, row["sequence_length"], consts).mfu
-    return training_hours(flops, 1, find_gpu(row["gpu"]).tflops("bf16") or 0.0, consts, mfu=mfu)
+    # the rate the planner times a run at (a vendor's sustained figure where published, else the peak)
+    return training_hours(flops, 1, find_gpu(row["gpu"]).sustained_tflops("bf16") or 0.0, consts, mfu=mfu)
 
 
 def predict_training_mfu(row: dict[str, Any]) -> float:

@@ -15,7 +15,7 @@ import pytest
 
 from generator import catalog
 from generator.api import plan_file
-from generator.errors import InputError
+from generator.errors import InputError, MultipleInputError
 from generator.planner.tco import purchase_price
 from generator.units import GB, MIB
 from tests.conftest import REPO
@@ -217,3 +217,47 @@ def test_a_machine_on_a_gpu_without_a_published_rate_is_a_located_error(tmp_path
 )
 def test_unrated_names_a_missing_rate(gpu_id: str, unrated: bool) -> None:
     assert (catalog.find_gpu(gpu_id).unrated("bf16") is not None) is unrated
+
+
+def _custom_fleet_with(tmp_path: Path, gpu: str, cpu: str = "epyc-9354", max_power_w: int = 2100) -> Path:
+    """The custom-server example with its owned 4-GPU boxes built on ``gpu`` and ``cpu``."""
+    text = (REPO / "examples" / "fleet-custom.yaml").read_text(encoding="utf-8")
+    for old in ("        gpu: a40-48gb\n", "        cpu: epyc-9354\n", "        max_power_w: 2100\n"):
+        assert old in text
+    text = text.replace("        gpu: a40-48gb\n", f"        gpu: {gpu}\n").replace(
+        "        cpu: epyc-9354\n", f"        cpu: {cpu}\n"
+    )
+    path = tmp_path / "custom.yaml"
+    path.write_text(text.replace("        max_power_w: 2100\n", f"        max_power_w: {max_power_w}\n"))
+    return path
+
+
+def test_every_gpu_the_workload_names_without_a_published_rate_is_a_located_error(tmp_path: Path) -> None:
+    # the allowed list and an owned custom server alike: validate refuses them, the planner never meets them
+    path = _custom_fleet_with(tmp_path, "rtx-pro-6000-max-q-96gb", max_power_w=2500)
+    text = path.read_text().replace("  gpus: [h100-sxm5-80gb]\n", "  gpus: [h100-sxm5-80gb, rtx-pro-6000-max-q-96gb]\n")
+    path.write_text(text)
+    with pytest.raises(MultipleInputError) as caught:
+        plan_file(str(path))
+    message = str(caught.value)
+    assert f"{path}:27:26: hardware.gpus[1]: rtx-pro-6000-max-q-96gb has no published dense bf16" in message
+    assert f"{path}:32:14: hardware.inventory[0].custom.gpu: rtx-pro-6000-max-q-96gb has no published dense bf16" in message
+
+
+@pytest.mark.parametrize("precision", ["nvfp4", "fp8", "bf16"])
+def test_a_gpu_without_a_published_bf16_rate_is_timed_in_no_format(precision: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # the Max-Q publishes FP4 alone; attention runs at the bf16 rate, so even an NVFP4 run cannot be timed
+    code, _ = run_estimate(
+        "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "rtx-pro-6000-max-q-96gb", "--precision", precision,
+        "--input-tokens", "2048", "--output-tokens", "128",
+    )  # fmt: skip
+    assert code == 1
+    assert "rtx-pro-6000-max-q-96gb has no published dense bf16 tensor rate" in capsys.readouterr().err
+
+
+def test_a_gh200_server_adds_no_dimm_power_for_the_memory_on_its_modules(tmp_path: Path) -> None:
+    # 4 x GH200 modules (1,000 W each, Grace and its LPDDR5X included) in an owned custom server with 512 GiB: summed
+    # from components 4,798 W; the 8 x 10 W DIMMs that 512 GiB would be on a socketed CPU are not added (4,892 W)
+    plan = plan_file(str(_custom_fleet_with(tmp_path, "gh200-96gb", cpu="nvidia-grace", max_power_w=6000)))[1]
+    (pool,) = [p for p in plan.pools if p.node.gpu_id == "gh200-96gb"]
+    assert pool.node.power_components_w == 4_798

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from generator.calculator.detect import Sources, detect_machine, fixed_block, recorded, this_machine
+from generator.calculator.detect import GpuReading, Sources, detect_machine, fixed_block, match_gpu, recorded, this_machine
 from generator.calculator.estimate import EstimateRequest, estimate
 from generator.calculator.machine import FixedSpec
 from generator.workload.schema import workload_schema
@@ -207,3 +207,19 @@ def test_dmidecode_missing_is_told_from_needing_root(
     assert "cpu" in desktop  # the CPU is known, so the note is not needed there
     no_cpu = {k: v for k, v in facts.items() if k != "cpu"}
     assert f"DIMMs unreadable ({why}" in fixed_block(no_cpu)
+
+
+@pytest.mark.parametrize(
+    ("name", "mib", "gpu_id"),
+    [
+        # the three RTX PRO 6000 editions share every word but Max-Q / Server and report the same memory
+        pytest.param("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 97887, "rtx-pro-6000-ws-96gb", id="pro-ws"),
+        pytest.param("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", 97887, "rtx-pro-6000-max-q-96gb", id="pro-max-q"),
+        pytest.param("NVIDIA RTX PRO 6000 Blackwell Server Edition", 97887, "rtx-pro-6000-blackwell-96gb", id="pro-server"),
+        # nvidia-smi names the 96 GB GH200 by its module memory (480 GB of Grace LPDDR5X)
+        pytest.param("NVIDIA GH200 480GB", 97871, "gh200-96gb", id="gh200-96"),
+        pytest.param("NVIDIA GH200 144G HBM3e", 146000, "gh200-144gb", id="gh200-144"),
+    ],
+)
+def test_nvidia_smi_names_of_the_new_editions(name: str, mib: int, gpu_id: str) -> None:
+    assert match_gpu(GpuReading(name, mib, 5, 16))[0] == gpu_id

@@ -18,6 +18,7 @@ from generator.sizing.precision import weight_format
 from generator.sizing.training import TrainingSetup, bnb_quant_state_bytes, root_unit_bytes, size_training
 from generator.sizing.weights import Parallelism, size_weights
 from generator.units import GB
+from tests.helpers import estimate_json
 
 CALIBRATION: dict[str, Any] = json.loads((Path(__file__).parent / "data" / "calibration.json").read_text())
 
@@ -333,3 +334,12 @@ def test_zero3_gathers_a_qlora_base_layer_at_its_packed_size() -> None:
     expected = packed_model / 4 + 2 * packed_layer + root * 3 / 4 + state
     base = dict(size_training(arch, setup, Parallelism(), Constants(), nvlink=False).weight_parts)["base"]
     assert base == pytest.approx(expected, abs=1) and base == 14_701_707_264
+
+
+def test_full_training_with_parameter_offload_keeps_the_root_unit_on_the_gpu() -> None:
+    # Llama-3.1-8B, ZeRO-3 over 2 GPUs with CPU parameter offload: the GPU holds two gathered bf16 layers
+    # (2 x ((2 x 4096^2 + 2 x 4096 x 1024 + 3 x 4096 x 14336) x 2 B + 2 norms x 4096 x 2 B) = 2 x 436,224,000 B) and
+    # FSDP's root unit, gathered for the whole step as for a LoRA base: the untied embedding and LM head
+    # (2 x 128,256 x 4096 x 2 B) and the final norm (4096 x 2 B), 2,101,354,496 B
+    data = estimate_json("meta-llama/Llama-3.1-8B", "--train", "full", "--gpus", "2", "--zero", "3", "--offload-params")
+    assert data["memory"]["weight_parts"] == {"model": 2 * 436_224_000 + 2_101_354_496}

@@ -57,7 +57,7 @@ def test_hosts_in_terraform_ansible_and_kubeadm(rendered: tuple[object, dict[str
     assert group["specgen_ram_gib"] is None
     # 36 Grace CPUs per rack (platforms.json cpu.sockets), 2 per tray: the description follows the 144 cores
     cpu = group["specgen_cpu"]
-    assert (cpu["description"], cpu["cores"]) == ("2x NVIDIA Grace CPU (in GB200 superchip)", 144)
+    assert (cpu["description"], cpu["cores"]) == ("2x NVIDIA Grace CPU (in GH200 / GB200 superchips)", 144)
     assert (group["specgen_power"]["node_w"], group["specgen_power"]["heat_btu_per_h"]) == (None, None)
     assert group["specgen_system"]["hosts_per_system"] == 18 and group["specgen_system"]["nvlink_domain_gpus"] == 72
     assert f"kubeadm/join-{POOL}.yaml" in files  # 36 hosts join a cluster: not a single-host plan
@@ -67,9 +67,9 @@ def test_unsourced_ram_reads_the_same_everywhere(rendered: tuple[object, dict[st
     """The catalog has no RAM figure for a GB200 tray: spec.json null, the plan text and SPEC.md "unsourced"."""
     plan, files = rendered
     (pool,) = json.loads(files["spec.json"])["plan"]["pools"]
-    assert (pool["node"]["ram_gib"], pool["node"]["cpu"]) == (None, "36x NVIDIA Grace CPU (in GB200 superchip)")
+    assert (pool["node"]["ram_gib"], pool["node"]["cpu"]) == (None, "36x NVIDIA Grace CPU (in GH200 / GB200 superchips)")
     text = plan_text(plan)  # type: ignore[arg-type]
-    assert "36x NVIDIA Grace CPU (in GB200 superchip), RAM unsourced," in text and "GiB RAM" not in text
+    assert "36x NVIDIA Grace CPU (in GH200 / GB200 superchips), RAM unsourced," in text and "GiB RAM" not in text
 
 
 def test_no_dimm_line_for_soldered_memory(rendered: tuple[object, dict[str, str]]) -> None:
@@ -148,7 +148,8 @@ def test_a_tray_takes_its_share_of_the_cpus_from_the_plan(rendered: tuple[object
     """The planner says one tray's CPUs (2 of the rack's 36 Grace); the host view uses it as given, parsing nothing."""
     plan, _ = rendered
     node = plan.pools[0].node  # type: ignore[attr-defined]
-    assert (node.cpu, node.host_cpu) == ("36x NVIDIA Grace CPU (in GB200 superchip)", "2x NVIDIA Grace CPU (in GB200 superchip)")
+    grace = "NVIDIA Grace CPU (in GH200 / GB200 superchips)"
+    assert (node.cpu, node.host_cpu) == (f"36x {grace}", f"2x {grace}")
     assert host_node(node._replace(cpu="any text", host_cpu="2x some CPU")).cpu == "2x some CPU"
 
 

@@ -67,3 +67,15 @@ def test_a_forward_streams_the_embedding_table_only_as_the_lm_head(model: str, p
     stages[0] += embed
     read[0] += embed if table_read else 0
     assert (sizes.per_gpu_bytes, sizes.per_gpu_read_bytes) == (max(stages), max(read))
+
+
+def test_streamed_bytes_leave_out_a_tp_share_of_the_table_and_the_vision_tower() -> None:
+    # TP 2: each GPU holds half the untied table and streams none of it; a vision tower (here 1,000,000 bf16
+    # parameters on the first stage) is held but run once per image, not per token
+    arch = resolve_model("meta-llama/Llama-3.1-70B-Instruct").architecture
+    sizes = size_weights(arch, weight_format("bf16"), Parallelism(tp=2))
+    assert sizes.per_gpu_bytes - sizes.per_gpu_read_bytes == sizes.embedding_bytes // 2
+    with_tower = arch._replace(vision_params=1_000_000)
+    towered = size_weights(with_tower, weight_format("bf16"), Parallelism(tp=2))
+    assert towered.per_gpu_bytes - sizes.per_gpu_bytes == 2_000_000
+    assert towered.per_gpu_read_bytes == sizes.per_gpu_read_bytes

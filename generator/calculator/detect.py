@@ -29,7 +29,9 @@ NVIDIA_SMI = (
 )
 DMIDECODE = ("dmidecode", "-t", "memory")
 _GPU_NOISE = {"nvidia", "geforce", "tesla", "generation"}
-_FORM_WORDS = {"pcie", "nvl"}
+#: Words that tell variants of one GPU apart: a catalog name with one the reading lacks is a different part
+#: (PCIe and NVL cards beside SXM ones; the RTX PRO 6000 Max-Q beside the Workstation Edition of the same memory).
+_FORM_WORDS = {"pcie", "nvl", "max", "q"}
 
 
 class Fact(NamedTuple):
@@ -126,7 +128,7 @@ def _tokens(name: str) -> set[str]:
 def match_gpu(reading: GpuReading) -> tuple[str | None, str]:
     """The catalog GPU of an nvidia-smi name and memory: most model words in common, then nearest memory.
 
-    A catalog form-factor word (PCIe, NVL) the name lacks counts against it: nvidia-smi names the
+    A catalog form-factor word (PCIe, NVL, Max-Q) the name lacks counts against it: nvidia-smi names the
     SXM parts without one ('NVIDIA H100 80GB HBM3').
     """
     seen = _tokens(reading.name)

@@ -138,8 +138,8 @@ class GpuSpec(NamedTuple):
         if self.tflops(compute) is not None:
             return None
         return (
-            f"{self.id} has no published dense {compute} tensor rate (gpus.json lists it in unsourced_fields): "
-            "its speed cannot be estimated"
+            f"{self.id} has no published dense {compute} tensor rate in the catalog: its speed cannot be estimated; "
+            "choose another GPU"
         )
 
     def sustained_tflops(self, compute: str) -> float | None:

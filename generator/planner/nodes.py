@@ -76,20 +76,16 @@ def component_power_w(
     cpu = catalog.cpus().get(platform.cpu_id or "") or choose_cpu(
         platform.cpu_sockets, wanted_cpu_cores(platform, gpu, gpus, consts), platform.cpu_vendor, platform.cpu_socket
     )
-    cpu_w = cpu.tdp_w * platform.cpu_sockets if cpu and not gpu.tdp_includes_host_cpu else 0.0
+    # a superchip module's TDP (GH200) covers its CPU and the CPU's on-module memory: neither is added again
+    on_module = gpu.tdp_includes_host_cpu
+    cpu_w = cpu.tdp_w * platform.cpu_sockets if cpu and not on_module else 0.0
+    dimm_w = 0.0 if on_module else math.ceil(ram_gib / 64) * consts.dimm_power_w
     nvswitch = NVSWITCH_CHIPS.get(_gpu_generation(gpu), 0) if platform.kind == "hgx-8gpu" and gpus == 8 else 0
     nic_table = catalog.nics()
     nic_w = sum(n.count * (nic_table[n.nic_id].power_w or consts.nic_power_w * nic_table[n.nic_id].ports) for n in nics)
     drive = catalog.drives().get(platform.nvme_drive_id or "")
     drive_w = (drive.power_w_active if drive and drive.power_w_active else consts.nvme_power_w) * drives
-    load = (
-        gpu.tdp_w * gpus
-        + cpu_w
-        + math.ceil(ram_gib / 64) * consts.dimm_power_w
-        + drive_w
-        + nic_w
-        + nvswitch * consts.nvswitch_power_w
-    )
+    load = gpu.tdp_w * gpus + cpu_w + dimm_w + drive_w + nic_w + nvswitch * consts.nvswitch_power_w
     return round(load * (1 + consts.fan_power_fraction) / consts.psu_efficiency)
 
 

@@ -325,8 +325,9 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "STREAM triad typically reaches 65-80% of theoretical DDR4/DDR5 bandwidth; planning value",
     ),
     "pcie_efficiency": (
-        "Fraction of the PCIe link rate reached by pinned host-to-device copies.",
-        "PyTorch / NVIDIA bandwidthTest pinned copies reach ~80% of the link (e.g. ~25 of 31.5 GB/s on Gen4 x16)",
+        "Fraction of the host link's rate (PCIe, or a superchip's NVLink-C2C) reached by pinned host-to-device copies.",
+        "PyTorch / NVIDIA bandwidthTest pinned copies reach ~80% of the link (e.g. ~25 of 31.5 GB/s on Gen4 x16); "
+        "assumed the same for NVLink-C2C, for which no measured fraction was found",
     ),
     "nvme_efficiency": (
         "Fraction of an NVMe drive's sequential read rate reached when offloaded weights are paged in.",

@@ -38,6 +38,8 @@ class Machine(NamedTuple):
     gpu_memory_bytes: int
     gpu_bandwidth_gb_per_s: float
     gpu_tflops: float
+    #: The GPU's link to host memory, per direction: PCIe, or a superchip's NVLink-C2C (the "pcie" terms and
+    #: output names of this module stand for that link).
     pcie_gb_per_s: float
     ram_bytes: int
     reserved_ram_bytes: int
@@ -303,8 +305,10 @@ def offload_cost(
     t_cpu = cpu_read / ddr if cpu_read else 0.0
     t_disk = disk_read / nvme if disk_read else 0.0
     cpu_mode = engine_s + t_gpu + t_cpu + t_disk
-    # streaming: every offloaded byte (all experts, not just the routed ones) crosses PCIe each token
-    streamed = placement.cpu_bytes + placement.disk_bytes
+    # streaming: every offloaded byte (all experts, not just the routed ones) crosses the host link each token, but
+    # an untied input embedding held on the host stays a lookup there: one row crosses, not the table
+    table = sizes.embedding_bytes if placement.embedding_device == "cpu" and not arch.tie_word_embeddings else 0
+    streamed = placement.cpu_bytes + placement.disk_bytes - table + (embedding_row if table else 0)
     t_stream = streamed / pcie if streamed else 0.0
     stream_mode = engine_s + t_gpu + streamed / hbm + t_stream + t_disk
     if not placement.offloaded:

@@ -69,13 +69,15 @@ def accelerator_for(gpu: GpuSpec, compute: str, tp: int, host_time_scale: float 
 
     ``host_time_scale``: the serving host's per-sequence host time relative to the reference host's.
     """
+    # attention, and any format without tensor cores of its own, run at the bf16 rate: a rate the vendor does not
+    # publish is null in the catalog, never guessed, so such a GPU cannot be timed in any format
+    if (why := gpu.unrated("bf16")) is not None:
+        raise InputError(why)
     # the rate a dense GEMM sustains (the vendor's max-achievable figure where published, else the datasheet peak)
     tflops = gpu.sustained_tflops(compute)
     if not tflops:  # no tensor rate of that format: the kernels dequantize to bf16 (NVFP4 on Hopper: Marlin W4A16)
         compute = "bf16"
         tflops = gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or 0.0
-    if not tflops:  # a rate the vendor does not publish is null in the catalog, never guessed
-        raise InputError(f"{gpu.unrated('bf16')}; choose another GPU or leave out the throughput inputs")
     fast = gpu.interconnect_kind in ("nvlink", "nvlink-bridge", "infinity-fabric", "ethernet") and tp <= gpu.nvlink_domain_gpus
     if fast and gpu.interconnect_gb_per_s_bidir > 0:
         # what the collective library counts on after protocol overheads where published, else half the bidirectional peak

@@ -363,9 +363,11 @@ def size_training(
             states = 0
         parts = {"model": weights, "autocast_copy": params * opt.cast_cache_bytes}
         if setup.offload_params:
-            # the GPU keeps the gathered layers; the rest, autocast's copies with it, waits in host RAM
-            host += weights + parts["autocast_copy"] - consts.zero3_live_layers * largest_layer
-            parts = {"model": consts.zero3_live_layers * largest_layer}
+            # the GPU keeps the gathered layers and FSDP's root unit (embeddings, LM head, final norm), as for a
+            # LoRA base; the rest, autocast's copies with it, waits in host RAM
+            live = consts.zero3_live_layers * largest_layer + root_unit_bytes(full_shard, par)
+            host += max(0.0, weights + parts["autocast_copy"] - live)
+            parts = {"model": live}
     else:
         base_fmt: WeightFormat = weight_format(setup.base_precision_name)
         base_shard = size_weights(arch, base_fmt, par)
@@ -379,7 +381,7 @@ def size_training(
         packed = base.per_gpu_bytes - quant_state
         sharded_packed = (base_shard.per_gpu_bytes - (bnb_quant_state_bytes(arch, base_fmt, par) if bnb else 0)) / dp
         # a base layer is gathered as stored (bitsandbytes' scales stay in every rank's quant_state)
-        gathered_base = size_weights(arch, base_fmt._replace(scale_bits=Fraction(0)), par) if quant_state else base_shard
+        gathered_base = size_weights(arch, packed_only(base_fmt), par) if quant_state else base_shard
         base_layer = _largest_gathered_layer(gathered_base, par.tp, ep)
         frozen = zero3(packed, sharded_packed, root, base_layer) + quant_state if setup.zero_stage >= 3 else base.per_gpu_bytes
         expert_adapters, other_adapters = lora_params_split(arch, setup.lora_rank, setup.lora_targets)
@@ -484,8 +486,12 @@ def bnb_quant_state_bytes(arch: Architecture, fmt: WeightFormat, par: Parallelis
     """
     if fmt.name not in BNB_QUANT_STATE_FORMATS:
         return 0
-    packed_only = fmt._replace(scale_bits=Fraction(0))
-    return size_weights(arch, fmt, par).per_gpu_bytes - size_weights(arch, packed_only, par).per_gpu_bytes
+    return size_weights(arch, fmt, par).per_gpu_bytes - size_weights(arch, packed_only(fmt), par).per_gpu_bytes
+
+
+def packed_only(fmt: WeightFormat) -> WeightFormat:
+    """``fmt`` without its scales: the packed weights alone, what FSDP / ZeRO-3 shard and gather of a bitsandbytes base."""
+    return fmt._replace(scale_bits=Fraction(0))
 
 
 def root_unit_bytes(sizes: WeightSizes, par: Parallelism) -> float:

@@ -189,7 +189,9 @@ class _Edges(NamedTuple):
 def _fullest_stage(
     arch: Architecture, par: Parallelism, layer_sum: Callable[[range], Fraction], edges: _Edges
 ) -> tuple[Fraction, Fraction]:
-    """(held, streamed) by the fullest stage's GPU: its layers (``layer_sum`` of their range) and the edges.
+    """(held, streamed): the most any stage's GPU holds and the most any streams (two stages may differ under PP).
+
+    Each stage holds its layers (``layer_sum`` of their range) and, on the first and last stage, the edges.
 
     The input embedding is a lookup (one row per token) and the vision tower runs once per image, so a forward
     pass does not stream them; tied to the LM head, the same table is multiplied by every token that needs

@@ -18,7 +18,7 @@ from generator.workload.gke_zone import gke_zone_errors
 from generator.workload.loader import Document, read_yaml
 from generator.workload.models import InferenceDeployment, TrainingDeployment, TrainingSpec, Workload
 from generator.workload.schema import validate_document
-from generator.workload.sharing import sharing_errors
+from generator.workload.sharing import named_gpus, sharing_errors
 from generator.workload.value_checks import fixed_ram_errors, inference_limit_errors
 
 
@@ -83,11 +83,12 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         _check_id(errors, doc, ("hardware", "gpus", j), gpu, catalog.gpus(), "GPU")
     for j, plat in enumerate(hw.platforms or ()):
         _check_id(errors, doc, ("hardware", "platforms", j), plat, catalog.platforms(), "platform")
+    for path, gpu_id in named_gpus(wl):
+        named = catalog.gpus().get(gpu_id)  # an unknown id is reported by its id check
+        if named is not None and (why := named.unrated("bf16")) is not None:
+            errors.append(InputError(why, doc.locate(path)))
     if hw.fixed is not None:
         _check_id(errors, doc, ("hardware", "fixed", "gpu"), hw.fixed.gpu, catalog.gpus(), "GPU")
-        fixed_gpu = catalog.gpus().get(hw.fixed.gpu)
-        if fixed_gpu is not None and (why := fixed_gpu.unrated("bf16")) is not None:
-            errors.append(InputError(why, doc.locate(("hardware", "fixed", "gpu"))))
         errors += fixed_ram_errors(doc, hw.fixed)
         for i, dep in enumerate(wl.deployments):
             if isinstance(dep, InferenceDeployment) and dep.inference.engine == "sglang":
