@@ -17,6 +17,7 @@ from generator.errors import InputError
 from generator.render import render_workload
 from generator.render.gpu_stack import GpuPoolStack, merge_stacks, render_cluster
 from tests.conftest import REPO
+from tests.helpers import ansible_reader
 
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
 #: Three bare-metal workloads that share one cluster (the multi-workload golden tree renders these).
@@ -203,3 +204,31 @@ def test_maas_allocates_named_hosts_by_hostname_and_the_rest_by_constraints(tmp_
     assert "chat-h100-sxm5-80gb-02" in files["ansible/hosts.yml.example"]  # the placeholder lives in the user's file
     assert "chat-h100-sxm5-80gb-02" not in files["ansible/inventory.yml"]
     assert instances["gpu-a01"]["allocate_params"]["tags"][:2] == ["gpu-h100-sxm5-80gb", "gpus-4"]
+
+
+MI300X_TRAINING = """\
+version: 1
+name: train-70b
+deployments:
+  - name: sft
+    model: meta-llama/Llama-3.3-70B-Instruct
+    training: {method: full, sequence_length: 4096, global_batch_size: 128, dataset_tokens: 1000000000, deadline_hours: 72}
+hardware:
+  gpus: [mi300x-192gb]
+  provider: baremetal
+outputs: [terraform, ansible, kubernetes]
+"""
+
+
+def test_an_amd_pool_is_tainted_and_advised_for_the_amd_device_plugin(tmp_path: Path) -> None:
+    # AMD's device plugin advertises amd.com/gpu: a node tainted nvidia.com/gpu would keep every AMD GPU pod off it
+    path = tmp_path / "mi.yaml"
+    path.write_text(MI300X_TRAINING)
+    files = render_file(str(path))
+    group_vars = ansible_reader().load(files["ansible/group_vars/sft_mi300x_192gb.yml"])
+    assert group_vars["specgen_kubernetes"]["node_taints"] == ["amd.com/gpu=present:NoSchedule"]
+    assert not group_vars["specgen_nvidia_driver"]["install"]
+    assert '"key": "amd.com/gpu"' in files["terraform/specgen.auto.tfvars.json"]
+    assert "nvidia.com/gpu" not in "".join(files.values())
+    (single,) = [f for f in plan_file(str(path))[1].findings if f.code == "kubernetes-single-host"]
+    assert single.message.endswith("needs only the AMD GPU device plugin)")

@@ -31,6 +31,11 @@ _LINK_NAMES = {
 }
 
 
+#: The extended resource each vendor's Kubernetes device plugin advertises (NVIDIA k8s-device-plugin, AMD ROCm
+#: k8s-device-plugin, Intel Gaudi device plugin): what a GPU node is tainted and scheduled by.
+DEVICE_RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu", "intel": "habana.ai/gaudi"}
+
+
 class GpuSpec(NamedTuple):
     """One accelerator model."""
 
@@ -118,6 +123,11 @@ class GpuSpec(NamedTuple):
             tdp_includes_host_cpu=bool(rec.get("tdp_includes_host_cpu", False)),
             host_link_gb_per_s_bidir=_opt_float((rec.get("host_link") or {}).get("bandwidth_gb_per_s_bidir")),
         )
+
+    @property
+    def device_resource(self) -> str:
+        """The extended resource this GPU's device plugin advertises (``nvidia.com/gpu``, ``amd.com/gpu``, ...)."""
+        return DEVICE_RESOURCE[self.vendor]
 
     @property
     def memory_bytes(self) -> int:

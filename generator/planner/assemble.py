@@ -6,8 +6,9 @@ import math
 from collections import Counter
 from typing import Any
 
+from generator import catalog
 from generator.catalog.host_cpu import platform_host_time_scale
-from generator.catalog.records import acquired
+from generator.catalog.records import GpuSpec, acquired
 from generator.errors import InfeasibleError, InputError
 from generator.planner.blocked import Blocked
 from generator.planner.custom import custom_power_findings
@@ -30,16 +31,27 @@ from generator.units import GIB
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, Workload
 
-GPU_TAINT = ("nvidia.com/gpu", "present", "NoSchedule")
+#: A vendor's name for its Kubernetes device plugin, as the single-host advice names it.
+DEVICE_PLUGIN = {
+    "nvidia": "the NVIDIA device plugin",
+    "amd": "the AMD GPU device plugin",
+    "intel": "the Intel Gaudi device plugin",
+}
+
+
+def gpu_taint(gpu: GpuSpec) -> tuple[str, str, str]:
+    """The taint that keeps pods without a GPU request off a GPU node: its device plugin's resource."""
+    return (gpu.device_resource, "present", "NoSchedule")
 
 
 def single_host_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -> list[Finding]:
     """Why a single bare-metal host gets no Kubernetes output although the workload asks for it."""
     if wl.hardware.provider != "baremetal" or "kubernetes" not in wl.outputs or sum(p.hosts for p in pools) != 1:
         return []
+    plugins = sorted({DEVICE_PLUGIN[catalog.gpus()[p.node.gpu_id].vendor] for p in pools})
     message = (
         "One host is its own cluster: no kubeadm join file and no GPU Operator are rendered for it "
-        "(Ansible installs the driver; a single-node Kubernetes such as k3s needs only the NVIDIA device plugin)"
+        f"(Ansible installs the driver; a single-node Kubernetes such as k3s needs only {' and '.join(plugins)})"
     )
     return [Finding("info", "kubernetes-single-host", message, "outputs")]
 
@@ -680,7 +692,7 @@ def _pool(
         usd_per_hour=cost.usd_per_hour,
         price_basis=cost.basis or cost.why,
         labels=labels,
-        taints=(GPU_TAINT,),
+        taints=(gpu_taint(hw.gpu),),
         capex_usd=round(cost.capex_usd, 2) if cost.capex_usd is not None else None,
         opex_usd_per_month=round(cost.opex_usd_per_month, 2) if cost.opex_usd_per_month is not None else None,
         price_estimated=cost.estimated,

@@ -12,7 +12,7 @@ from generator.calculator.offload_report import (
     offload_summary,
     runtime_settings,
 )
-from generator.planner.assemble import GPU_TAINT, single_host_findings, totals
+from generator.planner.assemble import gpu_taint, single_host_findings, totals
 from generator.planner.fixed_place import fixed_machine, place_on_fixed
 from generator.planner.naming import pool_name
 from generator.planner.nodes import BTU_PER_H_PER_W
@@ -156,7 +156,7 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
         usd_per_hour=None,
         price_basis=None,
         labels=labels,
-        taints=(GPU_TAINT,),
+        taints=(gpu_taint(catalog.find_gpu(fixed.gpu)),),
     )
     return Plan(
         workload=wl.name,

@@ -56,10 +56,6 @@ def node_taints(pool: Pool) -> list[dict[str, str]]:
     return [{"key": k, "value": v, "effect": e} for k, v, e in pool.taints]
 
 
-#: Extended resource each vendor's device plugin advertises (NVIDIA and AMD device plugins, Intel Gaudi plugin).
-GPU_RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu", "intel": "habana.ai/gaudi"}
-
-
 def gpu_resource(pool: Pool) -> str:
     """The extended resource name a pool's GPUs are scheduled by."""
-    return GPU_RESOURCE[gpus()[pool.node.gpu_id].vendor]
+    return gpus()[pool.node.gpu_id].device_resource
