@@ -120,3 +120,22 @@ def test_trtllm_throughput_median_error_under_30_percent() -> None:
     errors = [abs(predicted_output_tokens_per_s(r) / r["output_tokens_per_sec_total"] - 1) for r in TRT_ROWS]
     assert len(errors) >= 35
     assert statistics.median(errors) < 0.30
+
+
+@pytest.mark.parametrize(
+    ("args", "remedy"),
+    [
+        # 131 GiB of bf16 weights on a 96 GB GH200: no context is short enough, the weights are the problem
+        (
+            ("meta-llama/Llama-3.3-70B-Instruct", "--precision", "bf16", "--gpu", "gh200-96gb", "--context", "8192"),
+            "the weights (131.42 GiB per GPU) leave none: add GPUs (--tp), a smaller --precision, or --ram-gib",
+        ),
+        # an 8B model whose 128k-token request outgrows the KV memory left on a 24 GB card: the context is
+        (("meta-llama/Llama-3.1-8B-Instruct", "--gpu", "rtx-4090-24gb", "--context", "131072"), "lower --context or add GPUs"),
+    ],
+)
+def test_a_refused_start_names_what_to_change(args: tuple[str, ...], remedy: str) -> None:
+    code, text = run_estimate(*args)
+    assert code == 0
+    (line,) = [line for line in text.splitlines() if "vLLM refuses to start" in line]
+    assert remedy in line

@@ -64,3 +64,25 @@ def test_offload_on_a_superchip_streams_over_c2c() -> None:
     assert offload["cpu_compute_tokens_per_s"] == pytest.approx(6.2, abs=0.05)
     assert offload["pcie_stream_tokens_per_s"] == pytest.approx(5.67, abs=0.01)
     assert data["machine"]["bandwidths"].endswith("NVLink-C2C to Grace: 450.0 GB/s per direction")
+
+
+def test_pcie_settings_on_a_superchip_are_reported_as_not_applied() -> None:
+    from tests.helpers import run_estimate
+
+    setup = ("meta-llama/Llama-3.3-70B-Instruct", "--precision", "bf16", "--gpu", "gh200-96gb", "--ram-gib", "480")
+    code, text = run_estimate(*setup, "--pcie-gen", "3")
+    assert code == 0
+    assert "  machine      512.0 GB/s (assumed like NVIDIA Grace" in text
+    assert text.count("NVLink-C2C to Grace: 450.0 GB/s per direction") == 1
+    assert (
+        "info: gh200-96gb reaches host memory over NVLink-C2C (450 GB/s per direction), not PCIe: the PCIe generation "
+        "and lanes given do not apply to offload"
+    ) in text
+    # without a PCIe setting there is nothing to say; a PCIe card takes the setting without a note
+    assert "pcie-not-applied" not in str(run_estimate(*setup, "--json")[1])
+    assert (
+        "do not apply"
+        not in run_estimate("meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-pcie-80gb", "--ram-gib", "64", "--pcie-gen", "4")[
+            1
+        ]
+    )

@@ -324,10 +324,16 @@ def format_text(result: dict[str, Any]) -> str:
                 pad = f", +{part['padding_layers']} padding" if part["padding_layers"] else ""
                 lines.append(f"    {part['kind']:14s} {part['layers']} layers{pad}: {_gib(part['pool_bytes'])} of the pool")
             if not log["starts"]:
+                # with no KV memory left the weights themselves are the problem: a shorter context cannot help
+                remedy = (
+                    "lower --context or add GPUs"
+                    if cap["kv_cache_bytes"] > 0
+                    else f"the weights ({_gib(result['memory']['per_gpu']['weights'])} per GPU) leave none: add GPUs "
+                    "(--tp), a smaller --precision, or --ram-gib to plan offload to system RAM"
+                )
                 lines.append(
                     f"  vLLM refuses to start: one {result['kv_cache']['context_tokens']:,}-token request needs "
-                    f"{_gib(log['one_request_kv_bytes'])} of KV cache, {_gib(cap['kv_cache_bytes'])} is available; "
-                    "lower --context or add GPUs"
+                    f"{_gib(log['one_request_kv_bytes'])} of KV cache, {_gib(cap['kv_cache_bytes'])} is available; {remedy}"
                 )
     thr = result.get("throughput")
     if thr and "max_output_tokens_per_s" in thr:
@@ -348,6 +354,7 @@ def format_text(result: dict[str, Any]) -> str:
             f"  speed        {result['throughput']['decode_tokens_per_s']:.2f} tokens/s ({off['bound']}-bound, {off['mode']}); "
             f"TTFT {seconds_text(result['throughput']['ttft_s'])}; cold start {seconds_text(off['cold_start_s'])}",
         ]
+        lines.append(f"  machine      {result['machine']['bandwidths']}")
         lines += [f"  decision     {d}" for d in off["decisions"]]
         lines.append(f"  llama.cpp    {result['runtime_settings']['llama.cpp']}")
         lines += [f"  {f['level']}: {f['message']}" for f in result["findings"]]

@@ -527,7 +527,7 @@ def _fixed_machine(
     req: EstimateRequest, arch: Architecture, fmt: WeightFormat, kv_bits: int, context: int, consts: Constants
 ) -> dict[str, Any]:
     """Place the model on an existing machine (``--ram-gib`` given): offload plan, speed, settings."""
-    from generator.calculator.machine import build_machine, ddr_assumption
+    from generator.calculator.machine import build_machine, ddr_assumption, pcie_not_applied
     from generator.calculator.offload_report import (
         alternatives,
         checklist,
@@ -571,6 +571,7 @@ def _fixed_machine(
         "checklist": checklist(plan, machine),
         "findings": [
             *({"level": "warning", "code": "ddr-bandwidth-assumed", "message": w} for w in [ddr_assumption(spec)] if w),
+            *({"level": "info", "code": "pcie-not-applied", "message": w} for w in [pcie_not_applied(spec)] if w),
             *({"level": lvl, "code": code, "message": msg} for lvl, code, msg in findings(plan, machine, None, consts)),
         ],
     }

@@ -23,6 +23,17 @@ def machine_kind(spec: FixedSpec, gpu: GpuSpec) -> str:
     return "server" if spec.gpu_count >= 4 or gpu.form_factor != "pcie" else "desktop"
 
 
+def pcie_not_applied(spec: FixedSpec) -> str | None:
+    """Why a PCIe generation or width the user gave is not used (the GPU reaches host memory over NVLink-C2C), else None."""
+    gpu = catalog.find_gpu(spec.gpu)
+    if not gpu.host_link_gb_per_s_bidir or (spec.pcie_gen is None and spec.pcie_lanes == 16):
+        return None
+    return (
+        f"{gpu.id} reaches host memory over NVLink-C2C ({gpu.host_link_gb_per_s_bidir / 2:g} GB/s per direction), not "
+        "PCIe: the PCIe generation and lanes given do not apply to offload"
+    )
+
+
 def host_link(spec: FixedSpec, gpu: GpuSpec) -> tuple[float, str]:
     """GB/s per direction between a GPU and host memory, and its name: a superchip's NVLink-C2C, else PCIe.
 

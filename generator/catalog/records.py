@@ -147,8 +147,9 @@ class GpuSpec(NamedTuple):
         """Why this GPU cannot be timed in ``compute`` (its rate is not published: null in ``gpus.json``), else None."""
         if self.tflops(compute) is not None:
             return None
+        why = " (attention runs at it, whatever the weight format)" if compute == "bf16" else ""
         return (
-            f"{self.id} has no published dense {compute} tensor rate in the catalog: its speed cannot be estimated; "
+            f"{self.id} has no published dense {compute} tensor rate in the catalog{why}: its speed cannot be estimated; "
             "choose another GPU"
         )
 
