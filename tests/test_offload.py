@@ -286,3 +286,16 @@ def test_all_in_vram_offload_decode_is_the_serving_decode_at_batch_1(model: str,
     tpot_s = 1 / fixed["throughput"]["decode_tokens_per_s"]
     # equal models; the JSON rounds tpot_s to 1 us (4e-5 of 8.4 ms) and tokens/s to 3 places
     assert tpot_s == pytest.approx(serving["tpot_s"], rel=1e-4)
+
+
+@pytest.mark.parametrize("gpus", [2, 4, 16])
+def test_a_layer_split_spreads_the_layers_over_every_gpu(gpus: int) -> None:
+    # llama.cpp's --split-mode layer spreads the layers in shares of the GPUs' memory (equal GPUs: equal shares), so 70B
+    # bf16 (131.4 GiB) on 96 GiB GPUs uses every GPU, not the first two filled to the brim
+    arch = arch_of("meta-llama/Llama-3.3-70B-Instruct")
+    sizes = size_weights(arch, weight_format("bf16"))
+    p = place(arch, weight_format("bf16"), 16, 8192, machine(96, gpus, ram_gib=512), CONSTS)
+    used = {d.split("+")[0] for d in p.layer_devices}
+    assert used == {f"gpu:{g}" for g in range(gpus)}
+    heaviest = max(g.weights for g in p.per_gpu)
+    assert heaviest <= sizes.total_bytes / gpus + max(sizes.layer_bytes) + sizes.embedding_bytes

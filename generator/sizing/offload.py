@@ -110,7 +110,7 @@ def fits_on_gpus(arch: Architecture, fmt: WeightFormat, kv_bits: int, context: i
 
 
 def _fill_gpus(items: list[tuple[str, int]], capacity: int, gpus: int) -> tuple[list[int], dict[str, int]]:
-    """Fill GPUs in order (llama.cpp's layer split): per-GPU loads and the GPU of each item."""
+    """Fill GPUs in order up to ``capacity`` each: per-GPU loads and the GPU of each item."""
     loads = [0] * gpus
     where: dict[str, int] = {}
     gpu = 0
@@ -119,6 +119,26 @@ def _fill_gpus(items: list[tuple[str, int]], capacity: int, gpus: int) -> tuple[
             gpu += 1
         loads[gpu] += size
         where[key] = gpu
+    return loads, where
+
+
+def _split_gpus(items: list[tuple[str, int]], capacity: int, gpus: int) -> tuple[list[int], dict[str, int]]:
+    """llama.cpp's layer split: consecutive items spread over all GPUs in equal shares of the bytes.
+
+    Its ``--tensor-split`` defaults to the GPUs' memory (equal here), so the layers do not fill the first GPUs to the
+    brim. An item goes to the GPU its middle byte falls in; where that overfills a GPU, the GPUs fill in order instead.
+    """
+    total = sum(size for _, size in items) or 1
+    loads = [0] * gpus
+    where: dict[str, int] = {}
+    running = 0
+    for key, size in items:
+        gpu = min(gpus - 1, (2 * running + size) * gpus // (2 * total))
+        loads[gpu] += size
+        where[key] = gpu
+        running += size
+    if max(loads) > capacity:
+        return _fill_gpus(items, capacity, gpus)
     return loads, where
 
 
@@ -218,7 +238,7 @@ def place(
             f"needs {disk_bytes / 2**30:.0f} GiB on NVMe beyond RAM, {machine.nvme_bytes / 2**30:.0f} GiB available"
         )
 
-    loads, where = _fill_gpus(gpu_items(), capacity, machine.gpus)
+    loads, where = _split_gpus(gpu_items(), capacity, machine.gpus)
     devices = []
     for i in range(n):
         tier = "disk" if i in disk else "cpu"
