@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from generator import catalog
 from generator.calculator.model_source import resolve_model
-from generator.errors import InputError
+from generator.errors import InfeasibleError, InputError
 from generator.planner import plan_workload
 from generator.planner.options import Hardware
 from generator.planner.plan import DeploymentPlan, Plan
@@ -296,3 +296,22 @@ def test_a_deadline_search_starts_from_the_rate_the_step_runs_at(tmp_path: Path)
     (deployment,) = plan_workload(load_workload(str(path))).deployments
     assert (deployment.tp, deployment.replicas) == (1, 16)
     assert deployment.details["hours"] == pytest.approx(20.4, abs=0.05)
+
+
+def test_a_deadline_beyond_any_data_parallel_degree_says_how_many_gpus_it_needs(tmp_path: Path) -> None:
+    # 6 x 8.03e9 x 1e15 = 4.8e25 model FLOPs (6e25 with full recompute) in 6 minutes: hundreds of millions of GPUs;
+    # the search says so instead of timing a DP of 421 million, and the advice names the deadline's levers
+    training = {"method": "full", "dataset_tokens": 10**15, "deadline_hours": 0.1}
+    body = "\n".join(f"      {k}: {v}" for k, v in training.items())
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        TRAINING.format(
+            model="meta-llama/Llama-3.1-8B-Instruct", training=body, gpu="h100-sxm5-80gb", platform="dgx-h100", extra=""
+        )
+    )
+    with pytest.raises(InfeasibleError) as caught:
+        plan_workload(load_workload(str(path)))
+    message = str(caught.value)
+    assert "dgx-h100: TP8: the 0.1 h deadline needs 474,166,772 GPUs at the modelled 40% MFU" in message
+    assert "more than 4,096 data-parallel replicas" in message
+    assert message.endswith("for the deadline: a later deadline_hours, fewer dataset_tokens or epochs, or a faster GPU")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from generator.calculator.model_source import serving_format
 from generator.errors import InfeasibleError
+from generator.planner.blocked import DEADLINE_NEEDS, PAST_DEADLINE
 from generator.planner.early import early_checks
 from generator.planner.options import allowed_hardware, rank
 from generator.sizing.constants import with_overrides
@@ -40,6 +41,8 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: Resolved
         "to unblock: allow a GPU with more memory, ZeRO-3 or LoRA/QLoRA, a shorter sequence_length, "
         "or more rack power / max_nodes"
     )
+    if any(b.code == PAST_DEADLINE or DEADLINE_NEEDS in b.why for b in blocked):
+        general += "; for the deadline: a later deadline_hours, fewer dataset_tokens or epochs, or a faster GPU"
     short_of_ram = [b for b in blocked if b.code == "ram-short"]
     if not short_of_ram:
         return general

@@ -44,3 +44,5 @@ MIG_ONE_GPU = "mig-one-gpu"
 COMMUNICATION_DOMINATES = "communication-dominates"
 #: The training job, with its communication, ends past the deadline.
 PAST_DEADLINE = "past-deadline"
+#: How a layout whose deadline needs more data-parallel replicas than the search tries says so.
+DEADLINE_NEEDS = "deadline needs"

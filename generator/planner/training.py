@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 from generator.calculator.model_source import ResolvedModel
+from generator.planner.blocked import DEADLINE_NEEDS
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.planner.training_comm import gpu_link_latency_s
 from generator.sizing.architecture import Architecture
@@ -292,6 +293,12 @@ def training_shapes(
             deadline_gpus = 1
         deadline_dp = math.ceil(deadline_gpus / (tp * pp))
         name = f"TP{tp}" + (f" PP{pp}" if pp > 1 else "")
+        if deadline_dp > MAX_DATA_PARALLEL:
+            blocked.append(
+                f"{name}: the {spec.deadline_hours:g} h {DEADLINE_NEEDS} {deadline_gpus:,} GPUs at the modelled "
+                f"{mfu:.0%} MFU ({total_flops:.3g} FLOPs), more than {MAX_DATA_PARALLEL:,} data-parallel replicas"
+            )
+            continue
         for zero in zeros:
             found = _smallest_dp(model, spec, hw, zero, par, budget, consts, start=deadline_dp)
             dp = _data_parallel_for_batch(found, spec.global_batch_size) if found is not None else None

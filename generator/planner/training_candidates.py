@@ -128,7 +128,7 @@ def _with_communication(
         steps = (spec.dataset_tokens or 0) * spec.epochs / shape.layout.tokens_per_step
         hours = steps * comm.step.total_s / 3600 / consts.training_goodput
     if hours is not None and spec.deadline_hours and hours > spec.deadline_hours * (1 + 1e-9):
-        why = f"{shape.reason} takes {hours:.1f} h with its communication, past the {spec.deadline_hours:g} h deadline"
+        why = f"{shape.reason} takes {hours:.3g} h with its communication, past the {spec.deadline_hours:g} h deadline"
         blocked.append(blocked_on(hw, PAST_DEADLINE, why))
         return None
     return dataclasses.replace(shape, hours=hours, step=comm.step), needs, comm
