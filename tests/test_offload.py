@@ -299,3 +299,20 @@ def test_a_layer_split_spreads_the_layers_over_every_gpu(gpus: int) -> None:
     assert used == {f"gpu:{g}" for g in range(gpus)}
     heaviest = max(g.weights for g in p.per_gpu)
     assert heaviest <= sizes.total_bytes / gpus + max(sizes.layer_bytes) + sizes.embedding_bytes
+
+
+@pytest.mark.parametrize(
+    ("precision", "note"),
+    [("fp8", True), ("nvfp4", True), ("q4_k_m", False), ("q8_0", False), ("bf16", False)],
+)
+def test_the_llama_cpp_setting_says_when_the_weights_need_a_gguf_first(precision: str, note: bool) -> None:
+    from tests.helpers import estimate_json
+
+    data = estimate_json(
+        "meta-llama/Llama-3.3-70B-Instruct", "--precision", precision, "--gpu", "rtx-4090-24gb", "--ram-gib", "256"
+    )
+    settings = data["runtime_settings"]
+    assert settings["llama.cpp"].startswith("-ngl ")
+    assert ("llama.cpp_note" in settings) is note
+    if note:
+        assert settings["llama.cpp_note"].startswith(f"llama.cpp loads GGUF files, not {precision} checkpoints")

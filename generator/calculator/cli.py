@@ -357,6 +357,8 @@ def format_text(result: dict[str, Any]) -> str:
         lines.append(f"  machine      {result['machine']['bandwidths']}")
         lines += [f"  decision     {d}" for d in off["decisions"]]
         lines.append(f"  llama.cpp    {result['runtime_settings']['llama.cpp']}")
+        if "llama.cpp_note" in result["runtime_settings"]:
+            lines.append(f"               {result['runtime_settings']['llama.cpp_note']}")
         lines += [f"  {f['level']}: {f['message']}" for f in result["findings"]]
     train = result.get("training")
     if train and train["host_ram_bytes_per_gpu"]:

@@ -78,13 +78,25 @@ def runtime_settings(arch: Architecture, plan: OffloadPlan, machine: Machine, co
     zero: dict[str, Any] = {"stage": 3, "offload_param": {"device": device, "pin_memory": True}}
     if device == "nvme":
         zero["offload_param"]["nvme_path"] = "/var/lib/specgen/offload"
-    return {
+    settings: dict[str, Any] = {
         "llama.cpp": shlex.join(llama),
         "accelerate": accelerate,
         "vllm": vllm,
         "deepspeed_zero_inference": {"zero_optimization": zero},
         "layers": {"total": n, "on_gpu": on_gpu, "cpu": p.layer_devices.count("cpu"), "disk": p.layer_devices.count("disk")},
     }
+    fmt = WEIGHT_FORMATS[p.precision]
+    if fmt.gguf is None and fmt.name not in GGUF_NATIVE_FORMATS:
+        settings["llama.cpp_note"] = (
+            f"llama.cpp loads GGUF files, not {fmt.name} checkpoints: convert to q8_0 (8.5 bits per weight) or a 4-bit "
+            "GGUF type and place it the same way, or use the vLLM / Accelerate settings"
+        )
+    return settings
+
+
+#: Formats a GGUF file holds as they are besides its own quantization types: the float types and MXFP4 (llama.cpp's
+#: ``MXFP4`` tensor type, gpt-oss's native format).
+GGUF_NATIVE_FORMATS = frozenset({"bf16", "fp16", "fp32", "mxfp4"})
 
 
 def checklist(plan: OffloadPlan, machine: Machine) -> list[dict[str, str]]:
