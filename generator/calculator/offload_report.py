@@ -85,8 +85,8 @@ def runtime_settings(arch: Architecture, plan: OffloadPlan, machine: Machine, co
         "deepspeed_zero_inference": {"zero_optimization": zero},
         "layers": {"total": n, "on_gpu": on_gpu, "cpu": p.layer_devices.count("cpu"), "disk": p.layer_devices.count("disk")},
     }
-    fmt = WEIGHT_FORMATS[p.precision]
-    if fmt.gguf is None and fmt.name not in GGUF_NATIVE_FORMATS:
+    fmt = WEIGHT_FORMATS.get(p.precision)  # None: a GGUF file's own tensor types (gguf-iq2_m, ...)
+    if fmt is not None and fmt.gguf is None and fmt.name not in GGUF_NATIVE_FORMATS:
         settings["llama.cpp_note"] = (
             f"llama.cpp loads GGUF files, not {fmt.name} checkpoints: convert to q8_0 (8.5 bits per weight) or a 4-bit "
             "GGUF type and place it the same way, or use the vLLM / Accelerate settings"

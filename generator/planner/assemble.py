@@ -648,11 +648,13 @@ def _idle_findings(pools: list[Pool], deployments: list[DeploymentPlan], provide
         used = sum(share[3] for d in deployments if (share := d.in_pool(pool.name)))
         idle = pool.node.gpus * pool.nodes - used
         if idle > 0:
+            # owned servers were not bought: their GPUs are idle, not idle purchases
+            how = "owned" if pool.owned_nodes == pool.nodes else acquired(provider)
             out.append(
                 Finding(
                     "info",
                     "idle-gpus",
-                    f"pool {pool.name}: {idle} of {pool.node.gpus * pool.nodes} GPUs {acquired(provider)} are idle "
+                    f"pool {pool.name}: {idle} of {pool.node.gpus * pool.nodes} GPUs {how} are idle "
                     f"({pool.nodes} x {pool.node.gpus}-GPU {pool.node.platform_id}); their cost is counted",
                 )
             )

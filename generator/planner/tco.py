@@ -226,7 +226,7 @@ def fleet_cost(
     if owned == 0 or platform.id in wl.prices:
         return _times(per_node, nodes)
     opex, opex_basis = owned_opex_usd_per_month(platform, power_w, consts)
-    owned_basis = f"{owned} owned server(s): running costs only ({opex_basis})"
+    owned_basis = f"{owned} owned server(s): running costs only, per server ({opex_basis})"
     if bought == 0:
         return NodeCost(opex * nodes / HOURS_PER_MONTH, 0.0, opex * nodes, owned_basis)
     if per_node.usd_per_hour is None or per_node.capex_usd is None:
