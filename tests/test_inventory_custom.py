@@ -382,3 +382,32 @@ def test_a_custom_server_declared_hgx_4gpu_is_planned_as_one(tmp_path: Path) -> 
     )
     (pool,) = _plan(_write(tmp_path, inventory, gpus="h100-sxm5-80gb")).pools
     assert (pool.node.platform_id, pool.node.kind, pool.node.gpus, pool.owned_nodes) == ("lab-h100", "hgx-4gpu", 4, 1)
+
+
+OWNED_WORKSTATIONS = """\
+version: 1
+name: inv-rtx
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference: {precision: fp8, kv_cache_precision: fp8, max_context_tokens: 16384, requests_per_second: 4,
+                slo: {ttft_p95_ms: 1500, tpot_ms: 50}}
+hardware:
+  gpus: [rtx-pro-6000-blackwell-96gb]
+  provider: baremetal
+  inventory:
+    - custom: {name: ws-box, gpu: rtx-pro-6000-ws-96gb, gpus_per_server: 4, kind: workstation, cpu_cores: 32, ram_gib: 512,
+               max_power_w: 3000}
+      count: 2
+"""
+
+
+def test_idle_gpus_of_owned_servers_are_not_called_bought(tmp_path: Path) -> None:
+    # 3 x TP2 on two owned 4-GPU workstations: 2 of their 8 GPUs idle, none bought; the running cost is per server
+    path = tmp_path / "inv.yaml"
+    path.write_text(OWNED_WORKSTATIONS)
+    plan = plan_workload(load_workload(str(path)))
+    (idle,) = [f.message for f in plan.findings if f.code == "idle-gpus"]
+    assert idle.startswith("pool chat_rtx_pro_6000_ws_96gb: 2 of 8 GPUs owned are idle (2 x 4-GPU ws-box)")
+    (pool,) = plan.pools
+    assert pool.price_basis is not None and pool.price_basis.startswith("2 owned server(s): running costs only, per server (")
