@@ -343,3 +343,11 @@ def test_full_training_with_parameter_offload_keeps_the_root_unit_on_the_gpu() -
     # (2 x 128,256 x 4096 x 2 B) and the final norm (4096 x 2 B), 2,101,354,496 B
     data = estimate_json("meta-llama/Llama-3.1-8B", "--train", "full", "--gpus", "2", "--zero", "3", "--offload-params")
     assert data["memory"]["weight_parts"] == {"model": 2 * 436_224_000 + 2_101_354_496}
+
+
+def test_max_seq_len_says_what_to_change_when_no_sequence_fits() -> None:
+    # full training of an 8B on one 80 GB GPU: 16 B per parameter of model states (128 GB) before any activation
+    data = estimate_json("meta-llama/Llama-3.1-8B", "--train", "full", "--gpu", "h100-sxm5-80gb", "--max-seq-len")
+    assert data["training"]["max_sequence_length"] == 0
+    (note,) = [n for n in data["notes"] if n.startswith("no sequence fits")]
+    assert "--zero 3 with more --gpus" in note and "--train lora / qlora" in note

@@ -26,6 +26,7 @@ from generator.sizing.performance import accelerator_for, decode_step, prefill_s
 from generator.sizing.precision import WeightFormat, kv_cache_bits, weight_format
 from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache
 from generator.sizing.weights import Parallelism, size_weights
+from generator.units import GIB
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
@@ -407,6 +408,12 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 usable = int(gpu.memory_bytes * (1 - consts.safety_margin_fraction))
                 longest = longest_training_sequence(arch, setup, par, consts, usable, nvlink=training_nvlink(gpu, setup, par))
                 result["training"]["max_sequence_length"] = longest
+                if longest == 0:
+                    notes.append(
+                        f"no sequence fits: the model states and runtime alone need more than the {usable / GIB:.1f} GiB "
+                        "usable on this GPU; shard them (--zero 3 with more --gpus), offload them (--offload-optimizer, "
+                        "--offload-params) or train adapters (--train lora / qlora)"
+                    )
                 if arch.max_model_len and longest > arch.max_model_len:
                     notes.append(f"memory allows {longest:,}-token sequences, more than {served}; {CONTEXT_EXTENSION}")
         elif req.max_seq_len:
