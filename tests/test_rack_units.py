@@ -208,3 +208,40 @@ def test_a_rack_scale_system_is_never_too_tall(tmp_path: Path) -> None:
     assert too_tall([pool], 40) == (
         "40U reserved leaves 2U per 42U rack, but pool chat_h100_sxm5_80gb's dgx-h100 is 8U tall: reserve at most 34U"
     )
+
+
+SHARED_WITHIN_MAX_RACKS = """\
+version: 1
+name: mix1
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference:
+      precision: fp8
+      kv_cache_precision: fp8
+      max_context_tokens: 16384
+      avg_input_tokens: 1500
+      avg_output_tokens: 300
+      requests_per_second: 20
+      slo: {ttft_p95_ms: 1500, tpot_ms: 50}
+  - name: small
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference:
+      precision: bf16
+      max_context_tokens: 8192
+      requests_per_second: 30
+hardware:
+  gpus: [mi300x-192gb]
+  provider: baremetal
+  rack_power_kw: 10
+  max_racks: 2
+"""
+
+
+def test_max_racks_holds_when_the_deployments_share_servers(tmp_path: Path) -> None:
+    # on separate servers chat needs 2 MI300X servers and small 1: 3 racks of 10 kW (8,677 W each); sharing, the
+    # two fit on 2 servers in 2 racks, which the limit allows (the separate fleet's failure used to end the search)
+    path = tmp_path / "w.yaml"
+    path.write_text(SHARED_WITHIN_MAX_RACKS)
+    plan = plan_workload(load_workload(str(path)))
+    assert [(p.name, p.nodes, p.racks) for p in plan.pools] == [("chat_small_mi300x_192gb", 2, 2)]

@@ -73,8 +73,19 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
         return plan_fixed(loaded, consts)  # its placement is the early check of a fixed machine (not run twice)
     early_checks(loaded, consts)
     enumerated: _Enumerated = {}
-    plan = build_plan(loaded, consts, *_choose(loaded, consts, enumerated, share=False))
-    if sum(isinstance(d, InferenceDeployment) for d in wl.deployments) < 2:
+    shares = sum(isinstance(d, InferenceDeployment) for d in wl.deployments) >= 2
+    try:
+        plan = build_plan(loaded, consts, *_choose(loaded, consts, enumerated, share=False))
+    except InfeasibleError:
+        if not shares:
+            raise
+        # a fleet limit (max_racks, the budget) the separate servers break may hold once deployments share servers
+        try:
+            return build_plan(loaded, consts, *_choose(loaded, consts, enumerated, share=True))
+        except InfeasibleError:
+            pass
+        raise
+    if not shares:
         return plan
     try:
         shared = build_plan(loaded, consts, *_choose(loaded, consts, enumerated, share=True))
