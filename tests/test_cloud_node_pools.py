@@ -199,3 +199,35 @@ def test_every_cloud_inventory_keeps_exactly_this_workloads_tagged_nodes(stem: s
         group = jinja2.Environment().compile_expression(keyed["key"])(**{variable: node})
         assert group == node[pool_key] and group in load(files["ansible/inventory.yml"])["all"]["children"]
     assert not kept(provider, inventory, None)  # an untagged VM of the account/project/subscription
+
+
+AKS_MI300X = """\
+version: 1
+name: az-amd
+deployments:
+  - name: qwen
+    model: Qwen/Qwen3-30B-A3B
+    inference: {precision: bf16, max_context_tokens: 32768, avg_input_tokens: 2000, avg_output_tokens: 800,
+                requests_per_second: 10, slo: {ttft_p95_ms: 1500, tpot_ms: 25}}
+hardware:
+  provider: azure
+  gpus: [mi300x-192gb]
+outputs: [terraform, kubernetes]
+"""
+
+
+def test_an_amd_pool_on_aks_asks_for_no_managed_driver(tmp_path: Path) -> None:
+    # Karpenter for Azure considers only SKUs with an AKS-managed driver (NVIDIA) in gpu.mode Driver (its CRD): an
+    # MI300X NodeClass in that mode never gets a node
+    path = tmp_path / "az.yaml"
+    path.write_text(AKS_MI300X)
+    files = render_file(str(path))
+    (node_class,) = [YAML(typ="safe").load(t) for p, t in files.items() if p.startswith("kubernetes/azure/aksnodeclass-")]
+    assert node_class["spec"]["gpu"] == {"mode": "None"}
+    (node_pool,) = [YAML(typ="safe").load(t) for p, t in files.items() if p.startswith("kubernetes/azure/nodepool-")]
+    assert set(node_pool["spec"]["limits"]) == {"amd.com/gpu"}
+    # nothing rendered advertises amd.com/gpu: the plan says so
+    assert (
+        "device-plugin-not-rendered" in files["SPEC.md"]
+        and "by the AMD GPU device plugin, which specgen does not render" in files["SPEC.md"]
+    )

@@ -324,3 +324,26 @@ def test_gke_pool_labels_agree_across_outputs() -> None:
     assert group["specgen_kubernetes"]["node_labels"] == expected
     node_pool = load(files["kubernetes/gcp/containernodepool-assistant-a100-sxm4-80gb.yaml"])
     assert node_pool["spec"]["nodeConfig"]["labels"] == expected
+
+
+@pytest.mark.parametrize(
+    ("sharing", "gpu", "provider", "per_gpu"),
+    [
+        # time-slicing: each GPU advertised 4 times; MIG single strategy: 3g.40gb gives 2 instances per H100
+        ("    strategy: time-slicing\n    replicas_per_gpu: 4\n", "l40s-48gb", "aws", 4),
+        ("    strategy: mig\n    mig_profile: 3g.40gb\n", "h100-sxm5-80gb", "aws", 2),
+        ("    strategy: mps\n    replicas_per_gpu: 3\n", "h100-sxm5-80gb", "azure", 3),
+    ],
+)
+def test_a_karpenter_gpu_limit_counts_what_shared_nodes_advertise(
+    tmp_path: Path, sharing: str, gpu: str, provider: str, per_gpu: int
+) -> None:
+    # Karpenter sums the registered nodes' advertised nvidia.com/gpu against the NodePool limit: counting physical
+    # GPUs only, the first shared node would use up the limit and the plan's next node would never be launched
+    files = render_file(str(write(tmp_path, workload_text(sharing, gpus=gpu, provider=provider))))
+    pools = {p["name"]: p for p in json.loads(files["spec.json"])["plan"]["pools"]}
+    node_pools = [load(t) for p, t in files.items() if p.startswith(f"kubernetes/{provider}/nodepool-")]
+    assert node_pools
+    for node_pool in node_pools:
+        pool = pools[node_pool["spec"]["template"]["metadata"]["labels"]["specgen.dev/pool"].replace("-", "_")]
+        assert node_pool["spec"]["limits"] == {"nvidia.com/gpu": str(pool["nodes"] * pool["node"]["gpus"] * per_gpu)}

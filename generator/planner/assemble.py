@@ -56,6 +56,27 @@ def single_host_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -> 
     return [Finding("info", "kubernetes-single-host", message, "outputs")]
 
 
+def device_plugin_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -> list[Finding]:
+    """Pools whose GPUs the rendered GPU stack (NVIDIA's GPU Operator and device plugin) does not serve."""
+    if "kubernetes" not in wl.outputs:
+        return []
+    out = []
+    for pool in pools:
+        vendor = catalog.gpus()[pool.node.gpu_id].vendor
+        if vendor != "nvidia":
+            out.append(
+                Finding(
+                    "warning",
+                    "device-plugin-not-rendered",
+                    f"pool {pool.name}: its GPUs are advertised as {catalog.gpus()[pool.node.gpu_id].device_resource} "
+                    f"by {DEVICE_PLUGIN[vendor]}, which specgen does not render (it renders NVIDIA's GPU stack only): "
+                    "install it in the cluster, or the pool's pods stay pending",
+                    "outputs",
+                )
+            )
+    return out
+
+
 def _gib(n: float) -> str:
     return f"{n / GIB:.1f} GiB"
 
@@ -437,7 +458,7 @@ def build_plan(
                 split=split,
             )
         )
-    findings += single_host_findings(wl, pools) + custom_power_findings(wl, consts)
+    findings += single_host_findings(wl, pools) + device_plugin_findings(wl, pools) + custom_power_findings(wl, consts)
     rented = _rented_jobs(pools, deployments, per_run)
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None) if p.name in rented else p for p in pools]

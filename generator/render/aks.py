@@ -1,38 +1,45 @@
 """AKS: Karpenter for Azure, an ``AKSNodeClass`` (karpenter.azure.com/v1beta1) and a ``NodePool`` per GPU pool.
 
-AKS installs the NVIDIA driver on GPU VM sizes (``gpu.mode: Driver``), so the GPU Operator leaves it alone.
+AKS installs the NVIDIA driver on NVIDIA GPU VM sizes (``gpu.mode: Driver``), so the GPU Operator leaves it alone.
+Only NVIDIA sizes have a managed driver, and Karpenter considers no other GPU size in that mode (the CRD's
+``gpu.mode``): other vendors' pools get ``gpu.mode: None`` and bring their own driver and device plugin.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from generator.catalog import gpus
 from generator.planner.plan import Pool
+from generator.render.gpu_sharing import advertised_per_gpu
 from generator.render.karpenter_aws import karpenter_node_pool
 from generator.render.kube_objects import dns_name
 from generator.render.node_tags import node_tags
+from generator.workload.models import GpuSharing
 
 
 def aks_node_class(pool: Pool, workload: str) -> dict[str, Any]:
-    """``AKSNodeClass`` of one pool: Ubuntu 22.04 image, AKS-managed GPU driver, pool tags on the VMs."""
+    """``AKSNodeClass`` of one pool: Ubuntu 22.04 image, AKS-managed GPU driver (NVIDIA), pool tags on the VMs."""
+    managed = gpus()[pool.node.gpu_id].vendor == "nvidia"
     return {
         "apiVersion": "karpenter.azure.com/v1beta1",
         "kind": "AKSNodeClass",
         "metadata": {"name": dns_name(pool)},
         "spec": {
             "imageFamily": "Ubuntu2204",
-            "gpu": {"mode": "Driver"},
+            "gpu": {"mode": "Driver" if managed else "None"},
             "tags": node_tags("azure", pool.name, workload),
         },
     }
 
 
-def aks_objects(pools: list[Pool], workload: str) -> list[dict[str, Any]]:
+def aks_objects(pools: list[Pool], workload: str, sharing: GpuSharing | None = None) -> list[dict[str, Any]]:
     """NodePool + AKSNodeClass for each pool."""
     objects: list[dict[str, Any]] = []
     for pool in pools:
+        per_gpu = advertised_per_gpu(pool, sharing)
         objects += [
-            karpenter_node_pool(pool, ("karpenter.azure.com", "AKSNodeClass"), "karpenter.azure.com/sku-gpu-count"),
+            karpenter_node_pool(pool, ("karpenter.azure.com", "AKSNodeClass"), "karpenter.azure.com/sku-gpu-count", per_gpu),
             aks_node_class(pool, workload),
         ]
     return objects

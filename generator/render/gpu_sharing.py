@@ -46,6 +46,19 @@ def mig_instances(gpu_id: str, profile: str) -> int:
     )
 
 
+def advertised_per_gpu(pool: Pool, sharing: GpuSharing | None) -> int:
+    """How many GPU resources the device plugin advertises per physical GPU of ``pool``.
+
+    Time-slicing or MPS replicas, or MIG instances under the single strategy; 1 without sharing and on GPUs the
+    NVIDIA stack does not manage.
+    """
+    if sharing is None or gpus()[pool.node.gpu_id].vendor != "nvidia":
+        return 1
+    if sharing.strategy == "mig":
+        return mig_instances(pool.node.gpu_id, str(sharing.mig_profile))
+    return sharing.replicas_per_gpu or 1  # the schema requires it for time-slicing and MPS
+
+
 def device_plugin_config(sharing: GpuSharing | None) -> str:
     """Device-plugin config (format v1) of a pool: whole GPUs, time-sliced or MPS replicas, or single-strategy MIG."""
     config: dict[str, Any] = {"version": str(software("nvidia-device-plugin")["config_version"])}

@@ -12,8 +12,10 @@ from typing import Any
 
 from generator.catalog import software
 from generator.planner.plan import Pool
+from generator.render.gpu_sharing import advertised_per_gpu
 from generator.render.kube_objects import dns_name, gpu_resource, node_taints
 from generator.render.node_tags import node_tags
+from generator.workload.models import GpuSharing
 
 #: How long an empty GPU node may idle before Karpenter removes it (a cold start pulls tens of GB of weights).
 EMPTY_NODE_GRACE = "30m"
@@ -59,11 +61,15 @@ def ec2_node_class(pool: Pool, cluster: str, workload: str) -> dict[str, Any]:
     }
 
 
-def karpenter_node_pool(pool: Pool, node_class: tuple[str, str], gpu_count_label: str) -> dict[str, Any]:
+def karpenter_node_pool(
+    pool: Pool, node_class: tuple[str, str], gpu_count_label: str, devices_per_gpu: int = 1
+) -> dict[str, Any]:
     """Karpenter ``NodePool`` of one pool (AWS and Azure builds share it).
 
     ``node_class``: (API group, kind) of the provider's node class; ``gpu_count_label``: the provider's
-    well-known label for GPUs per instance. On-demand only, never expired, removed only when empty.
+    well-known label for GPUs per instance; ``devices_per_gpu``: GPU resources the device plugin advertises per
+    physical GPU (:func:`generator.render.gpu_sharing.advertised_per_gpu`). On-demand only, never expired, removed
+    only when empty.
     """
     node = pool.node
     requirements = [
@@ -87,7 +93,8 @@ def karpenter_node_pool(pool: Pool, node_class: tuple[str, str], gpu_count_label
                     "expireAfter": "Never",
                 },
             },
-            "limits": {gpu_resource(pool): str(pool.nodes * node.gpus)},
+            # the resource counts what the nodes advertise: shared GPUs (time-slicing, MPS, MIG) count several times
+            "limits": {gpu_resource(pool): str(pool.nodes * node.gpus * devices_per_gpu)},
             "disruption": {
                 "consolidationPolicy": "WhenEmpty",
                 "consolidateAfter": EMPTY_NODE_GRACE,
@@ -97,12 +104,15 @@ def karpenter_node_pool(pool: Pool, node_class: tuple[str, str], gpu_count_label
     }
 
 
-def karpenter_aws_objects(pools: list[Pool], cluster: str, workload: str) -> list[dict[str, Any]]:
+def karpenter_aws_objects(
+    pools: list[Pool], cluster: str, workload: str, sharing: GpuSharing | None = None
+) -> list[dict[str, Any]]:
     """NodePool + EC2NodeClass for each pool."""
     objects: list[dict[str, Any]] = []
     for pool in pools:
+        per_gpu = advertised_per_gpu(pool, sharing)
         objects += [
-            karpenter_node_pool(pool, ("karpenter.k8s.aws", "EC2NodeClass"), "karpenter.k8s.aws/instance-gpu-count"),
+            karpenter_node_pool(pool, ("karpenter.k8s.aws", "EC2NodeClass"), "karpenter.k8s.aws/instance-gpu-count", per_gpu),
             ec2_node_class(pool, cluster, workload),
         ]
     return objects

@@ -42,11 +42,11 @@ def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> 
     settings = workload.kubernetes._replace(cluster_name=cluster_name(workload))
     objects: list[dict[str, Any]]
     if plan.provider == "aws":
-        objects = karpenter_aws_objects(pools, str(settings.cluster_name), plan.workload)
+        objects = karpenter_aws_objects(pools, str(settings.cluster_name), plan.workload, settings.gpu_sharing)
     elif plan.provider == "gcp":
         objects = gke_objects(pools, settings, plan.workload)
     elif plan.provider == "azure":
-        objects = aks_objects(pools, plan.workload)
+        objects = aks_objects(pools, plan.workload, settings.gpu_sharing)
     elif alone and is_single_host(plan):
         return {}
     else:
