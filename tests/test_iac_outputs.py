@@ -232,3 +232,42 @@ def test_an_amd_pool_is_tainted_and_advised_for_the_amd_device_plugin(tmp_path: 
     assert "nvidia.com/gpu" not in "".join(files.values())
     (single,) = [f for f in plan_file(str(path))[1].findings if f.code == "kubernetes-single-host"]
     assert single.message.endswith("needs only the AMD GPU device plugin)")
+
+
+AWS_SMALL = """\
+version: 1
+name: {name}
+deployments:
+  - name: {name}
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {{precision: bf16, max_context_tokens: 8192, requests_per_second: 2}}
+hardware:
+  provider: aws
+  gpus: [l40s-48gb]
+outputs: [terraform, kubernetes]
+{kubernetes}"""
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "error"),
+    [
+        # each workload's cluster defaults to its own name: two clusters' discovery tags and node roles in one tree
+        ("", "", "(aws-a: cluster_name aws-a; aws-b: cluster_name aws-b)"),
+        ("kubernetes: {cluster_name: prod-a}\n", "kubernetes: {cluster_name: prod-b}\n", "(aws-a: cluster_name prod-a; aws-b"),
+        ("kubernetes: {cluster_name: prod}\n", "kubernetes: {cluster_name: prod}\n", None),
+    ],
+)
+def test_cloud_workloads_in_one_tree_must_name_one_cluster(tmp_path: Path, first: str, second: str, error: str | None) -> None:
+    paths = []
+    for name, kubernetes in (("aws-a", first), ("aws-b", second)):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(AWS_SMALL.format(name=name, kubernetes=kubernetes))
+        paths.append(str(path))
+    if error is None:
+        files = render_files(paths)
+        assert "aws-a/kubernetes/aws/kustomization.yaml" in files and "KarpenterNodeRole-prod" in "".join(files.values())
+        return
+    with pytest.raises(InputError) as caught:
+        render_files(paths)
+    assert "share one cluster, but their node pools name different ones" in str(caught.value)
+    assert error in str(caught.value)

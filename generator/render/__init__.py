@@ -11,7 +11,7 @@ from generator.render.env import render_template
 from generator.render.gke import with_gke_findings
 from generator.render.gpu_sharing import apply_sharing
 from generator.render.gpu_stack import GpuPoolStack, render_cluster
-from generator.render.kubernetes import gpu_stacks, is_single_host, render_node_pools
+from generator.render.kubernetes import cluster_name, gpu_stacks, is_single_host, render_node_pools
 from generator.render.markdown import render_markdown
 from generator.render.provisioning import render_provisioning
 from generator.render.spec import render_spec
@@ -65,6 +65,7 @@ def render_plans(rendered: Sequence[tuple[Plan, Workload]]) -> dict[str, str]:
     """Several workloads in one tree (one cluster): ``<workload>/...`` each, plus one merged ``cluster/`` layer."""
     files: dict[str, str] = {}
     parts: list[tuple[str, Sequence[GpuPoolStack], bool]] = []
+    check_one_cloud_cluster(rendered)
     for plan, workload in sorted(rendered, key=lambda planned: planned[1].name):  # not the order given
         check_tree_name(workload.name, [name for name, _, _ in parts])
         own, needs = render_workload(deployed(plan, workload, alone=False), workload, alone=False)
@@ -72,6 +73,28 @@ def render_plans(rendered: Sequence[tuple[Plan, Workload]]) -> dict[str, str]:
         parts.append((workload.name, needs, "terraform" in workload.outputs))
     files.update(render_shared(parts))
     return dict(sorted(files.items()))
+
+
+def check_one_cloud_cluster(rendered: Sequence[tuple[Plan, Workload]]) -> None:
+    """Cloud node pools of workloads rendered into one tree must name one cluster (its name, GKE project and location).
+
+    The cluster name defaults to each workload's own name, so workloads that do not set ``kubernetes.cluster_name``
+    would each target a cluster of their own (EKS discovery tags and node roles, GKE clusterRef).
+    """
+    clusters = {
+        workload.name: (cluster_name(workload), workload.kubernetes.gcp_project, workload.kubernetes.location)
+        for plan, workload in rendered
+        if plan.provider in ("aws", "azure", "gcp") and "kubernetes" in workload.outputs
+    }
+    if len(set(clusters.values())) > 1:
+        named = "; ".join(
+            f"{name}: {', '.join(f'{k} {v}' for k, v in zip(('cluster_name', 'gcp_project', 'location'), key, strict=True) if v)}"
+            for name, key in sorted(clusters.items())
+        )
+        raise InputError(
+            "workloads rendered into one tree share one cluster, but their node pools name different ones "
+            f"({named}): set kubernetes.cluster_name (and on GKE gcp_project and location) the same in every file"
+        )
 
 
 def check_tree_name(name: str, taken: Sequence[str]) -> None:
