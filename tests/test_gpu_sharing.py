@@ -347,3 +347,20 @@ def test_a_karpenter_gpu_limit_counts_what_shared_nodes_advertise(
     for node_pool in node_pools:
         pool = pools[node_pool["spec"]["template"]["metadata"]["labels"]["specgen.dev/pool"].replace("-", "_")]
         assert node_pool["spec"]["limits"] == {"nvidia.com/gpu": str(pool["nodes"] * pool["node"]["gpus"] * per_gpu)}
+
+
+@pytest.mark.parametrize(
+    ("sharing", "share_gib"),
+    [
+        # a 1g.10gb MIG instance holds 10 GB (TP1: MIG cannot span GPUs); time-slicing 48 ways gives each pod a 48th of
+        # the A100's 80 GiB, less than the TP8 replica's 2 GiB of weights and 3.2 GiB of runtime per GPU
+        ("    strategy: mig\n    mig_profile: 1g.10gb\n", "9.3"),
+        ("    strategy: time-slicing\n    replicas_per_gpu: 48\n", "1.7"),
+    ],
+)
+def test_a_share_smaller_than_the_model_is_a_warning(tmp_path: Path, sharing: str, share_gib: str) -> None:
+    # what a pod needs before its KV cache (weights, activations, runtime) does not fit its share
+    files = render_file(str(write(tmp_path, workload_text(sharing, gpus="a100-sxm4-80gb", provider="aws"))))
+    spec = files["SPEC.md"]
+    assert "gpu-share-too-small" in spec
+    assert f"one pod's share of one a100-sxm4-80gb under {sharing.split()[1]} is {share_gib} GiB: it cannot load" in spec

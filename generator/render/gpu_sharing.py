@@ -99,8 +99,43 @@ def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) 
                 pools.append(_with_label(pool, MIG_CONFIG_LABEL, mig_config_name(gpu, str(sharing.mig_profile))))
                 continue
         pools.append(pool)
-    findings = sorted_findings([*plan.findings, *sharing_findings(plan, sharing, single_host=single_host)])
+    findings = sorted_findings(
+        [*plan.findings, *sharing_findings(plan, sharing, single_host=single_host), *share_too_small(plan, sharing)]
+    )
     return plan._replace(pools=tuple(pools), findings=findings)
+
+
+def share_bytes(gpu_id: str, sharing: GpuSharing) -> int:
+    """The GPU memory one pod gets: its MIG instance's (the profile names it, in GB), else the GPU's over the replicas."""
+    if sharing.strategy == "mig":
+        return int(str(sharing.mig_profile).split(".")[1].removesuffix("gb")) * 10**9
+    return gpus()[gpu_id].memory_bytes // (sharing.replicas_per_gpu or 1)
+
+
+def share_too_small(plan: Plan, sharing: GpuSharing) -> list[Finding]:
+    """Deployments whose weights, activations and runtime (before any KV cache) exceed one pod's share of a GPU."""
+    out = []
+    gpu_of = {pool.name: pool.node.gpu_id for pool in plan.pools}
+    for i, dep in enumerate(plan.deployments):
+        if dep.kind != "inference":
+            continue
+        memory = dep.memory_per_gpu
+        needs = memory["weights"] + memory["activations"] + memory["overhead"]
+        for pool in dep.pools:
+            gpu = gpu_of[pool]
+            if gpus()[gpu].vendor != "nvidia" or needs <= (share := share_bytes(gpu, sharing)):
+                continue
+            out.append(
+                Finding(
+                    "warning",
+                    "gpu-share-too-small",
+                    f"deployment {dep.name} needs {needs / 2**30:.1f} GiB per GPU before its KV cache (weights, activations, "
+                    f"runtime) but one pod's share of one {gpu} under {sharing.strategy} is {share / 2**30:.1f} GiB: it cannot "
+                    "load; choose a larger MIG profile or fewer replicas_per_gpu, or leave this deployment's GPUs unshared",
+                    f"deployments[{i}]",
+                )
+            )
+    return out
 
 
 def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = False) -> list[Finding]:
