@@ -107,3 +107,21 @@ def test_a_bmc_address_is_a_metal3_driver_url(address: str, accepted: bool, tmp_
         return
     with pytest.raises(InputError, match=r"w\.yaml:28:24: hardware\.inventory\[0\]\.hosts\[0\]\.bmc_address: .* does not match"):
         load_workload(str(path))
+
+
+def test_metal3_hosts_are_described_whole_and_their_bmcs_differ(tmp_path: Path) -> None:
+    # gpu-a01 loses its credentials and MAC: Metal3 would write no BareMetalHost for a server the plan counts;
+    # gpu-a02 takes gpu-a01's BMC: Ironic would power-cycle one machine for two hosts
+    text = (REPO / "examples" / "chat-70b-maas.yaml").read_text()
+    text = text.replace('          bmc_credentials_secret: gpu-a01-bmc\n          boot_mac_address: "b8:ca:3a:6e:10:01"\n', "")
+    text = text.replace("10.20.0.12/redfish", "10.20.0.11/redfish")
+    path = tmp_path / "w.yaml"
+    path.write_text(text)
+    with pytest.raises(MultipleInputError) as caught:
+        load_workload(str(path))
+    message = str(caught.value)
+    assert (
+        f"{path}:27:11: hardware.inventory[0].hosts[0]: host 'gpu-a01' has bmc_address but no bmc_credentials_secret or "
+        "boot_mac_address: Metal3 needs all three to write its BareMetalHost"
+    ) in message
+    assert f"{path}:30:24: hardware.inventory[0].hosts[1].bmc_address: BMC address " in message and "is used twice" in message

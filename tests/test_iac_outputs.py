@@ -179,8 +179,16 @@ def _maas_example(tmp_path: Path, old: str, new: str) -> str:
 
 
 def test_metal3_never_invents_bmc_details(tmp_path: Path) -> None:
-    """Hosts without BMC details get no BareMetalHost; with none described at all, the render fails and says why."""
-    path = _maas_example(tmp_path, '          boot_mac_address: "b8:ca:3a:6e:10:02"\n', "")
+    """Hosts without BMC details get no BareMetalHost; with none described at all, the render fails and says why.
+
+    (A host described in part is a located error: test_hostile_strings.py.)
+    """
+    described = (
+        "          bmc_address: redfish-virtualmedia://10.20.0.12/redfish/v1/Systems/System.Embedded.1\n"
+        "          bmc_credentials_secret: gpu-a02-bmc\n"
+        '          boot_mac_address: "b8:ca:3a:6e:10:02"\n'
+    )
+    path = _maas_example(tmp_path, described, "")
     files = render_file(path)
     assert [p for p in files if "/baremetalhost-" in p] == ["provisioning/metal3/baremetalhost-gpu-a01.yaml"]
     text = (REPO / "examples" / "chat-70b-maas.yaml").read_text()

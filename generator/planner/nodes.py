@@ -233,9 +233,14 @@ def assemble_node(
         cpu_text, cores = f"{platform.vcpus} vCPUs", (platform.vcpus or 0) // 2
     if cores < wanted_cores and (cores or not platform.custom):
         # a cloud instance's vCPUs come with the shape the search chose: nothing at the workload changes them
-        level, fixed = ("info", " (fixed by the instance type)") if platform.provider != "baremetal" else ("warning", "")
+        cloud = platform.provider != "baremetal"
+        fixed = " (fixed by the instance type)" if cloud else ""
         findings.append(
-            Finding(level, "few-cpu-cores", f"{platform.id}: {cores} CPU cores for {gpus} GPUs; {wanted_cores} wanted{fixed}")
+            Finding(
+                "info" if cloud else "warning",
+                "few-cpu-cores",
+                f"{platform.id}: {cores} CPU cores for {gpus} GPUs; {wanted_cores} wanted{fixed}",
+            )
         )
 
     # Hard: the OS and what must live in host memory (offloaded states, data loaders).

@@ -102,6 +102,8 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         if hw.fixed.cpu:
             _check_id(errors, doc, ("hardware", "fixed", "cpu"), hw.fixed.cpu, catalog.cpus(), "CPU")
     host_names: set[str] = set()
+    bmc_addresses: set[str] = set()
+    metal3 = "metal3" in wl.provisioning.tools
     errors += custom_server_errors(doc, wl)
     for j, group in enumerate(hw.inventory):
         if group.platform is not None:
@@ -121,6 +123,23 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
                     )
                 )
             host_names.add(host.name)
+            at = ("hardware", "inventory", j, "hosts", k)
+            if host.bmc_address is not None:
+                if host.bmc_address in bmc_addresses:
+                    # Ironic would power-cycle one machine for two hosts
+                    errors.append(InputError(f"BMC address '{host.bmc_address}' is used twice", doc.locate((*at, "bmc_address"))))
+                bmc_addresses.add(host.bmc_address)
+            bmc = {"bmc_address": host.bmc_address, "bmc_credentials_secret": host.bmc_credentials_secret,
+                   "boot_mac_address": host.boot_mac_address}  # fmt: skip
+            missing = [field for field, value in bmc.items() if value is None]
+            if metal3 and 0 < len(missing) < len(bmc):
+                errors.append(
+                    InputError(
+                        f"host '{host.name}' has {', '.join(sorted(set(bmc) - set(missing)))} but no {' or '.join(missing)}: "
+                        "Metal3 needs all three to write its BareMetalHost",
+                        doc.locate(at),
+                    )
+                )
     for key in wl.prices:
         _check_id(errors, doc, ("prices", key), key, catalog.platforms(), "platform", key_position=True)
     for key, value in wl.constants.items():
