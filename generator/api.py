@@ -5,24 +5,26 @@ from __future__ import annotations
 from generator.planner import plan_workload
 from generator.planner.plan import Plan
 from generator.render import render_plan, render_plans
-from generator.workload import LoadedWorkload, load_workload
+from generator.workload import LoadedWorkload, load_workload, render_errors
 
 
-def plan_file(path: str) -> tuple[LoadedWorkload, Plan]:
-    """Load, validate and plan one workload file."""
+def plan_file(path: str, for_render: bool = False) -> tuple[LoadedWorkload, Plan]:
+    """Load, validate and plan one workload file (``for_render``: with what a render needs besides, checked first)."""
     loaded = load_workload(path)
+    if for_render:
+        render_errors(loaded)
     return loaded, plan_workload(loaded)
 
 
 def render_file(path: str) -> dict[str, str]:
     """Every output file of one workload file, ``{relative path: text}``."""
-    loaded, plan = plan_file(path)
+    loaded, plan = plan_file(path, for_render=True)
     return render_plan(plan, loaded.workload)
 
 
 def render_files(paths: list[str]) -> dict[str, str]:
     """Several workload files as one tree for one cluster: ``<workload>/...`` each plus the shared ``cluster/``."""
-    planned = [plan_file(path) for path in paths]
+    planned = [plan_file(path, for_render=True) for path in paths]
     return render_plans([(plan, loaded.workload) for loaded, plan in planned])
 
 

@@ -51,7 +51,7 @@ def render_one(path: str, alone: bool = True) -> Rendered:
     from generator.findings import locate_findings
     from generator.render import deployed, render_alone, render_workload
 
-    loaded, planned = plan_file(path)
+    loaded, planned = plan_file(path, for_render=True)
     wl = loaded.workload
     plan = deployed(planned, wl, alone=alone)
     located = locate_findings(loaded, plan.findings)  # those SPEC.md lists, sharing's included

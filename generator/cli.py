@@ -100,10 +100,12 @@ def _standalone(run: Callable[[], None]) -> int:
 def validate_files(files: tuple[str, ...], echo: Callable[[str], object]) -> None:
     """Check each workload file (schema, catalog, early feasibility) and ``echo`` its ok line; raise on the first bad one."""
     from generator.planner.early import early_checks
-    from generator.workload import load_workload
+    from generator.workload import load_workload, render_errors
 
     for path in files:
-        early_checks(load_workload(path))
+        loaded = load_workload(path)
+        render_errors(loaded)
+        early_checks(loaded)
         echo(f"{path}: ok")
 
 

@@ -234,12 +234,20 @@ def test_an_amd_pool_on_aks_asks_for_no_managed_driver(tmp_path: Path) -> None:
 
 
 def test_validate_asks_for_the_gke_cluster_as_render_does(tmp_path: Path) -> None:
-    # a pipeline that gates on validate must not pass a workload whose render cannot name the GKE cluster
+    # a pipeline that gates on validate must not pass a workload whose render cannot name the GKE cluster; planning
+    # (costs, layouts) needs no cluster and still runs
+    from generator.api import plan_file
+    from generator.cli import validate_files
+
     path = tmp_path / "g.yaml"
     text = AKS_MI300X.replace("provider: azure", "provider: gcp").replace("gpus: [mi300x-192gb]", "gpus: [h100-sxm5-80gb]")
     path.write_text(text)
-    with pytest.raises(InputError, match=r"g\.yaml:1:1: kubernetes: kubernetes\.gcp_project and kubernetes\.location: required"):
-        load_workload(str(path))
+    assert plan_file(str(path))[1].pools
+    for check in (lambda: validate_files((str(path),), print), lambda: render_file(str(path))):
+        with pytest.raises(
+            InputError, match=r"g\.yaml:1:1: kubernetes: kubernetes\.gcp_project and kubernetes\.location: required"
+        ):
+            check()
     path.write_text(text + "kubernetes: {gcp_project: acme-ml}\n")
     with pytest.raises(InputError, match=r"g\.yaml:12:13: kubernetes: kubernetes\.location: required to render GKE node pools"):
-        load_workload(str(path))
+        validate_files((str(path),), print)

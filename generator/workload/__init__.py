@@ -14,7 +14,7 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.constants import with_overrides
 from generator.workload.build import build
 from generator.workload.custom_servers import custom_server_errors
-from generator.workload.gke_zone import gke_zone_errors
+from generator.workload.gke_zone import gke_cluster_errors, gke_zone_errors
 from generator.workload.loader import Document, read_yaml
 from generator.workload.models import InferenceDeployment, TrainingDeployment, TrainingSpec, Workload
 from generator.workload.schema import validate_document
@@ -152,6 +152,13 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
     if errors:
         raise errors[0] if len(errors) == 1 else MultipleInputError(errors)
     return models
+
+
+def render_errors(loaded: LoadedWorkload) -> None:
+    """Raise what a render of ``loaded`` needs beyond planning and the workload lacks (located); planning needs none of it."""
+    errors = gke_cluster_errors(loaded.document, loaded.workload)
+    if errors:
+        raise errors[0] if len(errors) == 1 else MultipleInputError(errors)
 
 
 def _too_many_hosts(listed: int, systems: int, hosts_per_system: int) -> str:

@@ -61,19 +61,25 @@ def zone_problem(settings: KubernetesSettings) -> tuple[str, str] | None:
     return None
 
 
-def gke_zone_errors(doc: Document, wl: Workload) -> list[InputError]:
-    """The placement problems of a workload that renders GKE node pools, located at the field to change.
+def gke_cluster_errors(doc: Document, wl: Workload) -> list[InputError]:
+    """What a render of GKE node pools needs and the workload lacks: the cluster's project and location, located.
 
-    ``kubernetes.gcp_project`` and ``kubernetes.location`` name the cluster a ContainerNodePool joins: without them
-    nothing can be rendered, which ``validate`` says as the render would.
+    Planning needs neither; ``validate`` and ``render`` ask for them (a ContainerNodePool names its cluster).
     """
     if wl.hardware.provider != "gcp" or "kubernetes" not in wl.outputs:
         return []
     missing = [key for key in ("gcp_project", "location") if getattr(wl.kubernetes, key) is None]
-    if missing:
-        named = " and ".join(f"kubernetes.{key}" for key in missing)
-        why = f"{named}: required to render GKE node pools (ContainerNodePool clusterRef and location)"
-        return [InputError(why, doc.locate(WHERE))]  # the nearest place given where the block is absent
+    if not missing:
+        return []
+    named = " and ".join(f"kubernetes.{key}" for key in missing)
+    why = f"{named}: required to render GKE node pools (ContainerNodePool clusterRef and location)"
+    return [InputError(why, doc.locate(WHERE))]  # the nearest place given where the block is absent
+
+
+def gke_zone_errors(doc: Document, wl: Workload) -> list[InputError]:
+    """The zone problem of a workload that renders GKE node pools, located at the field to change."""
+    if wl.hardware.provider != "gcp" or "kubernetes" not in wl.outputs:
+        return []
     problem = zone_problem(wl.kubernetes)
     if problem is None:
         return []
