@@ -15,7 +15,7 @@ from ruamel.yaml import YAML
 
 from generator import catalog
 from generator.calculator.report import plan_text
-from generator.errors import InputError
+from generator.errors import InfeasibleError, InputError
 from generator.planner import plan_workload
 from generator.planner.multi_host import COMPUTE_DOMAIN_URL, IMEX_URL, hosts_per_replica
 from generator.render import render_plan
@@ -174,3 +174,19 @@ def test_a_replica_wider_than_a_tray_is_said(rendered: tuple[object, dict[str, s
     assert reasons[1] == finding.message.removeprefix("deployment llama405: ")
     (deployment,) = ansible_reader().load(files[f"ansible/group_vars/{POOL}.yml"])["specgen_deployments"]
     assert (deployment["tensor_parallel"], deployment["pipeline_parallel"], deployment["hosts_per_replica"]) == (8, 1, 2)
+
+
+def test_no_platform_for_the_allowed_gpus_says_why_per_gpu(tmp_path: Path) -> None:
+    # GB200 comes only as a liquid-cooled NVL72 rack, and no bare-metal server in the catalog holds a GH200
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: gbonly\ndeployments:\n  - name: big\n    model: meta-llama/Llama-3.1-405B-Instruct\n"
+        "    inference: {precision: fp8, max_context_tokens: 8192, requests_per_second: 5}\n"
+        "hardware:\n  provider: baremetal\n  gpus: [gb200-186gb, gh200-144gb]\n"
+    )
+    with pytest.raises(InfeasibleError) as caught:
+        plan_workload(load_workload(str(path)))
+    assert (
+        "(with cooling 'air'): gb200-186gb is in gb200-nvl72, liquid-cooled; no baremetal platform holds gh200-144gb; "
+        "to unblock: allow more GPUs or platforms, another provider, or hardware.cooling: liquid where the site has it"
+    ) in str(caught.value)

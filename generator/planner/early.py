@@ -13,6 +13,7 @@ the same error, at the same place, for every problem found here:
 
 from __future__ import annotations
 
+from generator import catalog
 from generator.calculator.model_source import serving_format
 from generator.errors import InfeasibleError, InputError
 from generator.planner.options import Hardware, allowed_hardware, tensor_parallel_sizes
@@ -22,10 +23,24 @@ from generator.sizing.step_down import serving_precision_advice
 from generator.sizing.weights import Parallelism, size_weights
 from generator.units import GIB
 from generator.workload import LoadedWorkload
-from generator.workload.models import InferenceDeployment
+from generator.workload.models import InferenceDeployment, Workload
 
 #: Pipeline depths the planner tries at the largest tensor-parallel degree (see planner.inference).
 PIPELINE_STAGES = (1, 2, 3, 4, 6, 8)
+
+
+def _why_none(wl: Workload) -> str:
+    """Per allowed GPU, why no server of the provider is offered: none holds it, or those that do are liquid-cooled."""
+    reasons = []
+    gpus = catalog.gpus()
+    for gpu_id in sorted({g.lower() for g in wl.hardware.gpus or ()} & set(gpus)):
+        holders = [p for p in catalog.platforms().values() if p.provider == wl.hardware.provider and gpu_id in p.gpu_ids]
+        liquid = sorted(p.id for p in holders if "liquid" in (p.cooling, gpus[gpu_id].cooling))
+        if not holders:
+            reasons.append(f"no {wl.hardware.provider} platform holds {gpu_id}")
+        elif liquid and wl.hardware.cooling != "liquid":
+            reasons.append(f"{gpu_id} is in {', '.join(liquid)}, liquid-cooled")
+    return f": {'; '.join(reasons)}" if reasons else ""
 
 
 def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> None:
@@ -40,7 +55,8 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
         where = loaded.document.locate(("hardware",))
         raise InfeasibleError(
             f"{where}: no {wl.hardware.provider} platform in the catalog offers an allowed GPU "
-            f"(with cooling '{wl.hardware.cooling}'); to unblock: allow more GPUs or platforms, or another provider"
+            f"(with cooling '{wl.hardware.cooling}'){_why_none(wl)}; to unblock: allow more GPUs or platforms, another "
+            "provider, or hardware.cooling: liquid where the site has it"
         )
     _height_checks(loaded, hardware)
     for i, dep in enumerate(wl.deployments):
