@@ -242,7 +242,7 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
     unpriced = [o.candidate for o in options if o.candidate.usd_per_hour is None]
     open_ = sorted(
         {
-            u.platform_id
+            f"{u.platform_id} with {u.gpu_id}"  # the price is the server's with those GPUs (either may lack one)
             for u in unpriced
             if not any(g <= u.gpus_bought and n <= u.nodes and w <= u.power_compared_w for g, n, w in priced)
         }
@@ -253,7 +253,8 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
                 Finding(
                     "info",
                     "unpriced-dominated",
-                    f"no price for {', '.join(sorted({u.platform_id for u in unpriced}))}; each such layout buys at least "
+                    f"no price for {', '.join(sorted({f'{u.platform_id} with {u.gpu_id}' for u in unpriced}))}; each such "
+                    "layout buys at least "
                     "the GPUs, servers and power of a priced one, so it is ranked after it",
                     f"deployments[{index}]",
                 )
@@ -264,7 +265,7 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
             "warning",
             "objective-fallback",
             f"objective cost fell back to gpus (whole GPUs bought, then servers, power, latency): no price could be formed for "
-            f"{', '.join(open_)}; add them under 'prices:' (USD per node-hour) to rank by cost",
+            f"{', '.join(open_)}; add their platforms under 'prices:' (USD per node-hour) to rank by cost",
             f"deployments[{index}]",
         )
     )
