@@ -83,6 +83,10 @@ class InfeasibleError(SpecgenError):
     exit_code = 3
 
 
+class FleetLimitError(InfeasibleError):
+    """The chosen fleet breaks a limit of the whole fleet (``max_racks``, ``max_budget_usd_per_month``)."""
+
+
 class DriftError(SpecgenError):
     """``render --check`` found committed output that differs from what would be rendered."""
 

@@ -10,7 +10,7 @@ import math
 from typing import TYPE_CHECKING
 
 from generator.calculator.model_source import serving_format
-from generator.errors import InfeasibleError
+from generator.errors import FleetLimitError, InfeasibleError
 from generator.planner.blocked import DEADLINE_NEEDS, PAST_DEADLINE
 from generator.planner.early import early_checks
 from generator.planner.options import allowed_hardware, rank
@@ -64,7 +64,6 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
     fleet wins on the objective (fewer idle GPUs, then servers, then power on a tie).
     """
     # the search's modules load here, not with the package: ``specgen validate`` needs only the early checks
-    from generator.planner.assemble import build_plan
     from generator.planner.fixed import plan_fixed
 
     wl = loaded.workload
@@ -72,6 +71,31 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
     if wl.hardware.fixed is not None:
         return plan_fixed(loaded, consts)  # its placement is the early check of a fixed machine (not run twice)
     early_checks(loaded, consts)
+    try:
+        return _plan_fleet(loaded, consts)
+    except FleetLimitError:
+        # the objective's best choice per deployment breaks a fleet limit (racks, budget): a fleet of one allowed
+        # GPU kind may keep it; the best of those that do wins, else the first error stands
+        kinds = sorted({hw.gpu.id for hw in allowed_hardware(wl)})
+        if len(kinds) < 2:
+            raise
+        plans = []
+        for kind in kinds:
+            one = loaded._replace(workload=wl._replace(hardware=wl.hardware._replace(gpus=(kind,))))
+            try:
+                plans.append(_plan_fleet(one, consts))
+            except InfeasibleError:
+                continue
+        if not plans:
+            raise
+        return min(plans, key=lambda p: _fleet_rank(wl.objective, p))
+
+
+def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
+    """The fleet of the objective's best options, planned apart and with shared servers, the better one."""
+    from generator.planner.assemble import build_plan
+
+    wl = loaded.workload
     enumerated: _Enumerated = {}
     shares = sum(isinstance(d, InferenceDeployment) for d in wl.deployments) >= 2
     try:

@@ -9,7 +9,7 @@ from typing import Any
 from generator import catalog
 from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import GpuSpec, acquired
-from generator.errors import InfeasibleError, InputError
+from generator.errors import FleetLimitError, InfeasibleError, InputError
 from generator.planner.blocked import Blocked
 from generator.planner.custom import custom_power_findings
 from generator.planner.inference import ReplicaShape, point_for_rate
@@ -365,7 +365,7 @@ def build_plan(
         findings.extend(rack_findings(racks))
         findings.extend(assumed_height_findings(pools))
         if wl.hardware.max_racks is not None and len(racks) > wl.hardware.max_racks:
-            raise InfeasibleError(
+            raise FleetLimitError(
                 f"the fleet needs {len(racks)} racks of {wl.hardware.rack_power_kw:g} kW but hardware.max_racks is "
                 f"{wl.hardware.max_racks}; to unblock: raise max_racks or rack_power_kw, or allow denser or fewer GPUs"
             )
@@ -468,7 +468,7 @@ def build_plan(
     if cap is not None and (spend is None or spend > cap):
         spent = f"${spend:,.0f} in a month" if spend is not None else "an unpriced fleet"
         jobs = " (serving for a month plus one run of each rented training job)" if rented and spend is not None else ""
-        raise InfeasibleError(
+        raise FleetLimitError(
             f"the deployments together cost {spent}{jobs}, above max_budget_usd_per_month ${cap:,.0f}; to unblock: raise "
             "the budget, lower the request rates or allow cheaper hardware"
         )
