@@ -15,7 +15,7 @@ import pytest
 
 from generator import catalog
 from generator.api import plan_file
-from generator.errors import InputError, MultipleInputError
+from generator.errors import InputError
 from generator.planner.tco import purchase_price
 from generator.units import GB, MIB
 from tests.conftest import REPO
@@ -232,16 +232,28 @@ def _custom_fleet_with(tmp_path: Path, gpu: str, cpu: str = "epyc-9354", max_pow
     return path
 
 
-def test_every_gpu_the_workload_names_without_a_published_rate_is_a_located_error(tmp_path: Path) -> None:
-    # the allowed list and an owned custom server alike: validate refuses them, the planner never meets them
+def test_an_owned_gpu_without_a_published_rate_is_a_located_error(tmp_path: Path) -> None:
+    # an owned custom server is the machine: it cannot be timed, so validate refuses it where it is named
     path = _custom_fleet_with(tmp_path, "rtx-pro-6000-max-q-96gb", max_power_w=2500)
-    text = path.read_text().replace("  gpus: [h100-sxm5-80gb]\n", "  gpus: [h100-sxm5-80gb, rtx-pro-6000-max-q-96gb]\n")
-    path.write_text(text)
-    with pytest.raises(MultipleInputError) as caught:
+    with pytest.raises(InputError) as caught:
         plan_file(str(path))
     message = str(caught.value)
-    assert f"{path}:27:26: hardware.gpus[1]: rtx-pro-6000-max-q-96gb has no published dense bf16" in message
     assert f"{path}:32:14: hardware.inventory[0].custom.gpu: rtx-pro-6000-max-q-96gb has no published dense bf16" in message
+
+
+def test_an_allowed_gpu_without_a_published_rate_is_skipped_unless_it_is_the_only_one(tmp_path: Path) -> None:
+    text = (REPO / "examples" / "chat-70b.yaml").read_text(encoding="utf-8")
+    allowed = next(line for line in text.splitlines() if line.startswith("  gpus: ["))
+    path = tmp_path / "w.yaml"
+    path.write_text(text.replace(allowed, "  gpus: [h100-sxm5-80gb, rtx-pro-6000-max-q-96gb]"))
+    plan = plan_file(str(path))[1]
+    assert {p.node.gpu_id for p in plan.pools} == {"h100-sxm5-80gb"}
+    (skipped,) = [f for f in plan.findings if f.code == "gpu-not-rated"]
+    assert (skipped.level, skipped.path) == ("warning", "hardware.gpus[1]")
+    assert skipped.message.startswith("skipped: rtx-pro-6000-max-q-96gb has no published dense bf16 tensor rate")
+    path.write_text(text.replace(allowed, "  gpus: [rtx-pro-6000-max-q-96gb]"))
+    with pytest.raises(InputError, match=r"hardware\.gpus\[0\]: rtx-pro-6000-max-q-96gb has no published dense bf16"):
+        plan_file(str(path))
 
 
 @pytest.mark.parametrize("precision", ["nvfp4", "fp8", "bf16"])

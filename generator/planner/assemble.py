@@ -56,6 +56,16 @@ def single_host_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -> 
     return [Finding("info", "kubernetes-single-host", message, "outputs")]
 
 
+def unrated_findings(wl: Workload) -> list[Finding]:
+    """Allowed GPUs the search skipped because no tensor rate of theirs is published (their speed cannot be estimated)."""
+    out = []
+    for j, gpu_id in enumerate(wl.hardware.gpus or ()):
+        gpu = catalog.gpus().get(gpu_id.lower())
+        if gpu is not None and (why := gpu.unrated("bf16")) is not None:
+            out.append(Finding("warning", "gpu-not-rated", f"skipped: {why}", f"hardware.gpus[{j}]"))
+    return out
+
+
 def device_plugin_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -> list[Finding]:
     """Pools whose GPUs the rendered GPU stack (NVIDIA's GPU Operator and device plugin) does not serve."""
     if "kubernetes" not in wl.outputs:
@@ -459,6 +469,7 @@ def build_plan(
             )
         )
     findings += single_host_findings(wl, pools) + device_plugin_findings(wl, pools) + custom_power_findings(wl, consts)
+    findings += unrated_findings(wl)
     rented = _rented_jobs(pools, deployments, per_run)
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None) if p.name in rented else p for p in pools]

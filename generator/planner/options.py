@@ -75,6 +75,8 @@ def _refusals(wl: Workload, platform: PlatformSpec, gpu: GpuSpec) -> list[str]:
         why.append(f"{platform.id} is not in hardware.platforms")
     if "liquid" in (platform.cooling, gpu.cooling) and hw.cooling != "liquid":
         why.append(f"it is liquid-cooled and hardware.cooling is {hw.cooling}")
+    if gpu.unrated("bf16") is not None:
+        why.append(f"{gpu.id} has no published dense bf16 tensor rate, so its speed cannot be estimated")
     return why
 
 

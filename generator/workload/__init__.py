@@ -83,10 +83,15 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         _check_id(errors, doc, ("hardware", "gpus", j), gpu, catalog.gpus(), "GPU")
     for j, plat in enumerate(hw.platforms or ()):
         _check_id(errors, doc, ("hardware", "platforms", j), plat, catalog.platforms(), "platform")
+    # a GPU that cannot be timed: refused where it is the machine (fixed, owned); in the allowed list the planner
+    # skips it and says so, unless nothing else is allowed
+    allowed = [catalog.gpus().get(g) for g in hw.gpus or ()]
+    timed_allowed = any(g is not None and g.unrated("bf16") is None for g in allowed)
     for path, gpu_id in named_gpus(wl):
         named = catalog.gpus().get(gpu_id)  # an unknown id is reported by its id check
-        if named is not None and (why := named.unrated("bf16")) is not None:
-            errors.append(InputError(why, doc.locate(path)))
+        if named is None or (why := named.unrated("bf16")) is None or (path[:2] == ("hardware", "gpus") and timed_allowed):
+            continue
+        errors.append(InputError(why, doc.locate(path)))
     if hw.fixed is not None:
         _check_id(errors, doc, ("hardware", "fixed", "gpu"), hw.fixed.gpu, catalog.gpus(), "GPU")
         errors += fixed_ram_errors(doc, hw.fixed)
