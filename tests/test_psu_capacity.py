@@ -15,6 +15,7 @@ import pytest
 
 from generator import catalog
 from generator.api import plan_file
+from generator.errors import InfeasibleError
 from generator.planner.nodes import NodePower, psu_capacity_w, psu_overload
 
 REPO = Path(__file__).resolve().parents[1]
@@ -319,3 +320,20 @@ def test_a_split_onto_an_owned_server_rules_out_buying_more_not_the_owned_one(tm
     assert [r for r in plan.deployments[0].reasons if "ruled out" in r] == [
         "buying more 4-GPU wrx90-workstation is ruled out: " + PSU_4X.format(w=w) for w in ("3,382", "3,499")
     ]
+
+
+def test_layouts_ruled_out_only_by_psus_get_a_psu_hint(tmp_path: Path) -> None:
+    # MI325X's one platform (XE9680 OAM) draws 11,018 W with 8 cards over its believed 3 x 3,200 W: memory, precision and
+    # SLOs are not what blocks the plan, and the advice says what is
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: mi\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-70B-Instruct\n"
+        "    inference: {precision: fp8, max_context_tokens: 16384, requests_per_second: 20}\n"
+        "hardware:\n  gpus: [mi325x-256gb]\n  provider: baremetal\n"
+    )
+    with pytest.raises(InfeasibleError) as caught:
+        plan_file(str(path))
+    assert str(caught.value).endswith(
+        "to unblock: the servers that hold these GPUs draw more than their power supplies deliver; check the chassis' "
+        "PSU rating where the catalog marks it believed, allow another platform, or fewer GPUs per server"
+    )

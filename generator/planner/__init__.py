@@ -13,6 +13,7 @@ from generator.calculator.model_source import serving_format
 from generator.errors import FleetLimitError, InfeasibleError
 from generator.planner.blocked import DEADLINE_NEEDS, PAST_DEADLINE
 from generator.planner.early import early_checks
+from generator.planner.nodes import PSU_OVER_CAPACITY
 from generator.planner.options import allowed_hardware, rank
 from generator.sizing.constants import with_overrides
 from generator.sizing.step_down import serving_precision_advice
@@ -29,6 +30,12 @@ if TYPE_CHECKING:
 
 
 def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: ResolvedModel, blocked: list[Blocked]) -> str:
+    if blocked and all(b.code == PSU_OVER_CAPACITY for b in blocked):
+        # nothing but the servers' power supplies rules the layouts out: memory, precision and SLOs are not the issue
+        return (
+            "to unblock: the servers that hold these GPUs draw more than their power supplies deliver; check the "
+            "chassis' PSU rating where the catalog marks it believed, allow another platform, or fewer GPUs per server"
+        )
     if isinstance(dep, InferenceDeployment):
         # the search serves the deployment's one precision; a lower one is advised only where vLLM / SGLang know one
         fmt = serving_format(model, dep.inference.precision)
