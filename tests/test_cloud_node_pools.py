@@ -133,6 +133,36 @@ def test_gke_gets_no_gpu_operator_and_no_labels_for_an_nvidia_device_plugin(stem
         assert accelerator["gpuDriverInstallationConfig"] == {"gpuDriverVersion": "DEFAULT"}
 
 
+@pytest.mark.parametrize(
+    ("kubernetes", "says"),
+    [
+        ("  gcp_project: acme-inference\n  location: us-central1\n  zone: us-central1-b\n", None),
+        ("  gcp_project: acme-inference\n  location: us-central1-c\n", None),
+        (
+            "  gcp_project: acme-inference\n  location: europe-west4\n  zone: europe-west4-b\n",
+            "is priced at the us-central1 on-demand rate of gcp-a3-highgpu-8g; the cluster is in europe-west4",
+        ),
+        ("  gcp_project: acme-inference\n  location: europe-west4-a\n", "the cluster is in europe-west4,"),
+    ],
+    ids=["priced-region", "priced-region-zonal", "other-region", "other-region-zonal"],
+)
+def test_a_gke_pool_outside_the_priced_region_says_its_price_is_another_regions(
+    tmp_path: Path, kubernetes: str, says: str | None
+) -> None:
+    path = gcp_variant(tmp_path, kubernetes)
+    path.write_text(path.read_text().replace("  provider: gcp\n", "  provider: gcp\n  gpus: [h100-sxm5-80gb]\n"))
+    spec = json.loads(render_file(str(path))["spec.json"])
+    assert {pool["node"]["platform_id"] for pool in spec["plan"]["pools"]} == {"gcp-a3-highgpu-8g"}
+    found = [f for f in spec["plan"]["findings"] if f["code"] == "price-region"]
+    if says is None:
+        assert found == []
+    else:
+        (finding,) = found
+        assert finding["level"] == "info"
+        assert finding["path"] == "kubernetes.location"
+        assert says in finding["message"]
+
+
 # ---------------------------------------------------------------- tags on every node, inventories filter on them
 
 

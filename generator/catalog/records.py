@@ -418,6 +418,8 @@ class PriceRecord(NamedTuple):
     unit: str
     usd: float
     source: tuple[str, ...]
+    #: The cloud region the price is for (None: a dedicated server's, or not stated).
+    region: str | None = None
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> PriceRecord:
@@ -428,6 +430,7 @@ class PriceRecord(NamedTuple):
             unit=rec["unit"],
             usd=float(rec["usd"]),
             source=_sources(rec),
+            region=rec.get("region"),
         )
 
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator.catalog import prices
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.kube_objects import dns_name, namespace_object
 from generator.render.node_tags import node_tags
-from generator.workload.gke_zone import pool_zone, zone_problem
+from generator.workload.gke_zone import is_zone, pool_zone, region_of, zone_problem
 from generator.workload.models import GpuSharing, KubernetesSettings, Workload
 
 #: Accelerator type of each GPU machine family (machine types carry a fixed GPU model);
@@ -142,11 +143,33 @@ GPU_STACK_FINDING = (
 
 
 def with_gke_findings(plan: Plan, workload: Workload) -> Plan:
-    """The plan with the finding that says what GKE provides instead of a rendered GPU Operator."""
+    """The plan with what GKE provides instead of a rendered GPU Operator, and where its prices come from."""
     if plan.provider != "gcp" or "kubernetes" not in workload.outputs:
         return plan
-    finding = Finding("info", "gke-gpu-stack", GPU_STACK_FINDING, "kubernetes")
-    return plan._replace(findings=sorted_findings([*plan.findings, finding]))
+    findings = [Finding("info", "gke-gpu-stack", GPU_STACK_FINDING, "kubernetes"), *price_region_findings(plan, workload)]
+    return plan._replace(findings=sorted_findings([*plan.findings, *findings]))
+
+
+def price_region_findings(plan: Plan, workload: Workload) -> list[Finding]:
+    """Pools priced at another region's rate than the cluster's (the catalog's GPU VM prices are for one region)."""
+    location = workload.kubernetes.location
+    if location is None:
+        return []
+    region = region_of(location) if is_zone(location) else location
+    out = []
+    for pool in plan.pools:
+        regions = sorted({p.region for p in prices().values() if p.platform_id == pool.node.platform_id and p.region})
+        if regions and region not in regions:
+            out.append(
+                Finding(
+                    "info",
+                    "price-region",
+                    f"pool {pool.name} is priced at the {', '.join(regions)} on-demand rate of {pool.node.platform_id}; the "
+                    f"cluster is in {region}, whose GPU VM prices differ and are not in the catalog",
+                    "kubernetes.location",
+                )
+            )
+    return out
 
 
 def config_connector_namespace(name: str, project: str) -> dict[str, Any]:
