@@ -330,6 +330,41 @@ def test_every_deployment_says_whether_it_is_co_located_and_why(tmp_path: Path) 
     assert any(r.startswith("not co-located") and "training job" in r for r in by_name["tune"].reasons)
 
 
+BIG_AND_SMALL = """\
+version: 1
+name: idle
+deployments:
+  - name: big
+    model: meta-llama/Llama-3.1-405B-Instruct
+    inference: {precision: bf16, max_context_tokens: 32768, avg_input_tokens: 3000, avg_output_tokens: 500,
+                requests_per_second: 20}
+  - name: small
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 30}
+hardware:
+  gpus: [gb200-186gb, h200-sxm-141gb]
+  provider: baremetal
+  cooling: liquid
+  rack_power_kw: 130
+"""
+
+
+def test_a_deployment_that_fits_the_idle_gpus_of_bought_servers_buys_nothing(tmp_path: Path) -> None:
+    """The 405B service leaves tens of GPUs of its second 72-GPU rack idle; the 8B service runs on them, not on
+    a server of its own (newuser7 item 4: the planner bought an 8-GPU H200 server for it)."""
+    big, small_and_hardware = BIG_AND_SMALL.split("  - name: small\n")
+    alone = plan_workload(_load(tmp_path, big + small_and_hardware[small_and_hardware.index("hardware:") :]))
+    both = plan_workload(_load(tmp_path, BIG_AND_SMALL))
+    assert alone.totals["idle_gpus"] >= 8
+    (pool,) = both.pools
+    assert pool.deployments == ("big", "small")
+    assert both.totals["usd_per_month"] == pytest.approx(alone.totals["usd_per_month"])
+    assert both.totals["nodes"] == alone.totals["nodes"]
+    small = next(d for d in both.deployments if d.name == "small")
+    assert any(r.startswith("co-located with big") for r in small.reasons)
+    assert any(r.startswith("chosen by cost:") and "(figures as a pool of its own)" in r for r in small.reasons)
+
+
 # --- training communication ------------------------------------------------------------------------
 
 LORA_70B = """\

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import TYPE_CHECKING
 
@@ -14,7 +15,7 @@ from generator.errors import FleetLimitError, InfeasibleError
 from generator.planner.blocked import DEADLINE_NEEDS, PAST_DEADLINE
 from generator.planner.early import early_checks
 from generator.planner.nodes import PSU_OVER_CAPACITY
-from generator.planner.options import allowed_hardware, rank
+from generator.planner.options import allowed_hardware
 from generator.sizing.constants import with_overrides
 from generator.sizing.step_down import serving_precision_advice
 from generator.workload import LoadedWorkload
@@ -66,9 +67,10 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
     """Plan every deployment of a validated workload.
 
     Each deployment is ranked by the objective, and on a tie a layout that leaves bought GPUs idle
-    loses. Where inference deployments could share servers, the fleet is also planned with the GPUs
-    in use kept few (so idle ones take the next deployment); that plan is chosen only when the whole
-    fleet wins on the objective (fewer idle GPUs, then servers, then power on a tie).
+    loses. Where inference deployments could share servers, the fleet is also planned with each layout
+    ranked by what it adds to the servers chosen before it, and the GPUs in use kept few (so idle ones
+    take the next deployment); that plan is chosen only when the whole fleet wins on the objective
+    (fewer idle GPUs, then servers, then power on a tie).
     """
     # the search's modules load here, not with the package: ``specgen validate`` needs only the early checks
     from generator.planner.fixed import plan_fixed
@@ -155,7 +157,7 @@ def _choose(
     from generator.planner.candidates import (
         inference_options,
         monthly_spend_usd,
-        ranking_candidate,
+        ranking_key,
         within_limits,
     )
     from generator.planner.inventory import free_servers, take_owned
@@ -167,6 +169,7 @@ def _choose(
     objectives: dict[int, str] = {}
     ruled_out: dict[str, list[Blocked]] = {}
     free = free_servers(wl)
+    busy: dict[ServerKey, int] = {}  # GPUs in use by the inference deployments chosen so far, by server kind
     for i, dep in enumerate(wl.deployments):
         model = loaded.models[dep.name]
         state = (i, tuple(sorted(free.items())))
@@ -185,15 +188,10 @@ def _choose(
         allowed = [o for o in options if within_limits(wl, o)]
         objective = objective_for(wl.objective, allowed, i, findings)
         objectives[i] = objective
-        # owned servers first: layouts that buy nothing new, then the objective (owned servers cost only their upkeep)
-        feasible = sorted(
-            allowed,
-            key=lambda o: (
-                bool(free) and o.candidate.nodes > o.candidate.owned_nodes,
-                rank(objective, ranking_candidate(o), share=share and isinstance(dep, InferenceDeployment)),
-                o.candidate.summary,
-            ),
-        )
+        # owned servers first: layouts that buy nothing new, then the objective (owned servers cost only their upkeep);
+        # sharing servers, an inference layout is ranked by what it adds to the servers chosen before it
+        shared = busy if share and isinstance(dep, InferenceDeployment) else None
+        feasible = sorted(allowed, key=functools.partial(ranking_key, objective=objective, busy=shared, owned_free=bool(free)))
         if not feasible:
             where = loaded.document.locate(("deployments", i, "model"))
             texts = sorted({b.text for b in blocked})
@@ -220,6 +218,9 @@ def _choose(
             )
         best = feasible[0]
         take_owned(free, (part.candidate for part in best.pieces))
+        for part in best.pieces if share else ():
+            if part.shares_servers:
+                busy[part.server_kind] = busy.get(part.server_kind, 0) + part.candidate.gpus
         chosen.append((i, best, feasible[1:]))
     return chosen, findings, objectives, ruled_out
 

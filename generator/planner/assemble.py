@@ -345,8 +345,8 @@ def build_plan(
     groups: dict[tuple[str, str, int, str], list[tuple[int, Option]]] = {}
     for index, opt, _ in chosen:
         for part in opt.pieces:  # a split deployment's parts go to pools of their own server kinds
-            kind = "inference" if isinstance(part.shape, ReplicaShape) and part.shape.par.pp == 1 else f"solo-{index}"
-            groups.setdefault((*_server_kind(part), kind), []).append((index, part))
+            kind = "inference" if part.shares_servers else f"solo-{index}"
+            groups.setdefault((*part.server_kind, kind), []).append((index, part))
     colocation = _colocation_reasons(wl, groups)
     units: list[tuple[list[tuple[int, Option]], int]] = []
     for (_, _, per_node, _), members in sorted(groups.items()):
@@ -365,7 +365,7 @@ def build_plan(
     for (unit, nodes), name in zip(units, names, strict=True):
         pools.append(_pool(loaded, unit, name, nodes, consts, findings))
         for index, part in unit:
-            pool_of[(index, _server_kind(part))] = name
+            pool_of[(index, part.server_kind)] = name
     pools, inventory = _place_on_inventory(wl, pools, findings, ruled_out)
     racks: list[Rack] = []
     if wl.hardware.provider == "baremetal":
@@ -387,7 +387,7 @@ def build_plan(
     for index, opt, rest in chosen:
         dep = wl.deployments[index]
         model = loaded.models[dep.name]
-        dep_pools = [pool_of[(index, _server_kind(part))] for part in opt.pieces]
+        dep_pools = [pool_of[(index, part.server_kind)] for part in opt.pieces]
         split: tuple[DeploymentPart, ...] = ()
         if isinstance(dep, InferenceDeployment):
             details, reasons, split = _serving_details(loaded, dep, opt, dep_pools, consts)
@@ -410,7 +410,7 @@ def build_plan(
                 index, dep.training.sequence_length, model.name, model.architecture.max_model_len
             )
             findings += [extension] if extension else []
-            if opt.candidate.nodes > opt.candidate.owned_nodes and any(n and k != _server_kind(opt) for k, n in free.items()):
+            if opt.candidate.nodes > opt.candidate.owned_nodes and any(n and k != opt.server_kind for k, n in free.items()):
                 reasons.append(TRAINING_NOT_SPLIT)  # servers are bought although owned ones of another kind are free
             shape_tr = opt.shape
             assert not isinstance(shape_tr, ReplicaShape)
@@ -422,7 +422,7 @@ def build_plan(
         if billed_per_run(wl.hardware.provider, opt.candidate):
             per_run.add(dep.name)
         details["co_located"] = any(len(p.deployments) > 1 for p in pools if p.name in dep_pools)
-        reasons += [colocation[(index, _server_kind(part))] for part in opt.pieces]
+        reasons += [colocation[(index, part.server_kind)] for part in opt.pieces]
         for part in opt.pieces:
             if part.hardware.not_bought and not part.hardware.platform.custom:
                 reasons.append(
@@ -432,7 +432,7 @@ def build_plan(
         for part in opt.pieces:
             on_owned = part.candidate.owned_nodes > 0
             reasons += psu_ruled_out(part.hardware.gpu.id, part.hardware.platform.id, ruled_out.get(dep.name, ()), on_owned)
-        reasons.append(_choice_reason(objective, opt, rest))
+        reasons.append(_choice_reason(objective, opt, rest, details["co_located"]))
         if objective != wl.objective:
             reasons.append(f"ranked by {objective}, not {wl.objective}: a candidate had no price (see findings)")
         for part in opt.pieces:
@@ -495,9 +495,10 @@ def build_plan(
     )
 
 
-def _choice_reason(objective: str, opt: Option, rest: list[Option]) -> str:
+def _choice_reason(objective: str, opt: Option, rest: list[Option], co_located: bool) -> str:
+    """Why this option won, with its runner-up; a co-located option's figures are those of a pool of its own."""
     c = opt.candidate
-    text = f"chosen by {objective}: {c.summary}"
+    text = f"chosen by {objective}: {c.summary}" + (" (figures as a pool of its own)" if co_located else "")
     if c.usd_per_hour is not None:
         text += f", {cost_text(c)}"
     had = opt.hardware.platform.acquired  # rented on a cloud, bought as bare metal
@@ -592,11 +593,6 @@ def _pool_labels(wl: Workload, units: list[list[tuple[int, Option]]]) -> list[tu
         (deps, f"{unit[0][1].hardware.platform.id}_{gpu}" if seen[(tuple(deps), gpu)] > 1 else gpu)
         for (deps, gpu), unit in zip(labels, units, strict=True)
     ]
-
-
-def _server_kind(opt: Option) -> ServerKey:
-    """(platform, GPU, GPUs per server) of the servers an option's (part's) replicas run on."""
-    return (opt.hardware.platform.id, opt.hardware.gpu.id, opt.candidate.gpus_per_node)
 
 
 def _servers_apart_and_together(members: list[tuple[int, Option]], per_node: int) -> tuple[int, int]:

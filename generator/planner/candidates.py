@@ -16,7 +16,7 @@ from generator.planner.inventory import ServerKey
 from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import PSU_OVER_CAPACITY, NodeNeeds, assemble_node
 from generator.planner.option import Option
-from generator.planner.options import Hardware, allowed_hardware, node_counts
+from generator.planner.options import Hardware, allowed_hardware, node_counts, rank
 from generator.planner.plan import Candidate, Finding, NodeSpec
 from generator.planner.racks import height_blocked
 from generator.planner.slo import effective_slo
@@ -260,6 +260,44 @@ def ranking_candidate(opt: Option) -> Candidate:
     c = opt.candidate
     run = run_usd(c)
     return c if run is None else c._replace(usd_per_hour=run)
+
+
+def on_shared_servers(opt: Option, busy_gpus: dict[ServerKey, int]) -> Candidate:
+    """The candidate as the fleet pays for it where its replicas may take idle GPUs of servers chosen before.
+
+    ``busy_gpus``: GPUs in use, by server kind, by the inference deployments already chosen. Sharing their
+    servers, the fleet buys only the servers the pool needs beyond theirs: price, power and servers scale to that
+    count (none when the replicas fit the idle GPUs). A split option, one whose replicas span servers and one on
+    owned servers are ranked as they stand.
+    """
+    c = ranking_candidate(opt)
+    busy = busy_gpus.get(opt.server_kind, 0)
+    if not busy or opt.parts or not opt.shares_servers or c.owned_nodes:
+        return c
+    per_node = c.gpus_per_node
+    extra = math.ceil((busy + c.gpus) / per_node) - math.ceil(busy / per_node)
+    if extra >= c.nodes:
+        return c
+    share = extra / c.nodes
+    return c._replace(
+        nodes=extra,
+        gpus_bought=extra * per_node if c.gpus_bought else 0,
+        usd_per_hour=None if c.usd_per_hour is None else c.usd_per_hour * share,
+        capex_usd=None if c.capex_usd is None else c.capex_usd * share,
+        opex_usd_per_month=None if c.opex_usd_per_month is None else c.opex_usd_per_month * share,
+        power_w=round(c.power_w * share),
+        power_compared_w=round(c.power_compared_w * share),
+    )
+
+
+def ranking_key(opt: Option, objective: str, busy: dict[ServerKey, int] | None, owned_free: bool) -> tuple[object, ...]:
+    """Sort key of an option: with owned servers free, those that buy nothing new first; then the objective.
+
+    ``busy``: where inference deployments share servers, the GPUs the ones chosen before use (see
+    :func:`on_shared_servers`); None when each deployment is ranked on its own.
+    """
+    c = ranking_candidate(opt) if busy is None else on_shared_servers(opt, busy)
+    return (owned_free and c.nodes > c.owned_nodes, rank(objective, c, share=busy is not None), opt.candidate.summary)
 
 
 def monthly_spend_usd(wl: Workload, opt: Option) -> float | None:

@@ -12,6 +12,7 @@ from generator.planner.plan import Candidate, NodeSpec
 
 TYPE_CHECKING = False  # the training modules load only for a training deployment
 if TYPE_CHECKING:
+    from generator.planner.inventory import ServerKey
     from generator.planner.training import TrainingShape
     from generator.planner.training_comm import StepComm
 
@@ -33,6 +34,20 @@ class Option(NamedTuple):
     def pieces(self) -> tuple[Option, ...]:
         """The homogeneous parts of this option (itself when it is not split)."""
         return self.parts or (self,)
+
+    @property
+    def server_kind(self) -> ServerKey:
+        """(platform, GPU, GPUs per server) of the servers this option's (part's) replicas run on."""
+        return (self.hardware.platform.id, self.hardware.gpu.id, self.candidate.gpus_per_node)
+
+    @property
+    def shares_servers(self) -> bool:
+        """Whether this (part's) replicas may run on servers another deployment runs on.
+
+        Inference replicas inside one server each may; a pipeline replica spanning servers and a training job
+        take whole servers.
+        """
+        return isinstance(self.shape, ReplicaShape) and self.shape.par.pp == 1
 
     @property
     def replica_shape(self) -> ReplicaShape:
