@@ -241,6 +241,25 @@ def test_multi_node_training_gets_a_gpu_fabric(tmp_path: Path) -> None:
     assert fabric and fabric[0].port_gbps >= 400 and fabric[0].count == pool.node.gpus and fabric[0].gpudirect_rdma
 
 
+@pytest.mark.parametrize(
+    ("platform_id", "gpu_id", "gpus", "needs_fabric", "fabric_nics"),
+    [
+        pytest.param("dell-xe7740", "l40s-48gb", 1, False, 0, id="partial-population-one-server-work-none"),
+        pytest.param("dell-xe7740", "l40s-48gb", 8, False, 0, id="full-population-one-server-work-none"),
+        pytest.param("dell-xe7740", "l40s-48gb", 2, True, 2, id="partial-population-spanning-in-proportion"),
+        pytest.param("dell-xe7740", "l40s-48gb", 8, True, 8, id="full-population-spanning-all"),
+        pytest.param("dgx-h100", "h100-sxm5-80gb", 8, False, 8, id="fixed-system-ships-with-them"),
+    ],
+)
+def test_fabric_nics_of_a_server_built_for_partial_gpu_population_come_with_the_gpus_that_need_them(
+    platform_id: str, gpu_id: str, gpus: int, needs_fabric: bool, fabric_nics: int
+) -> None:
+    """newuser7 item 14: a one-GPU inference server on a PCIe chassis was given eight 400 GbE fabric NICs."""
+    platform, gpu = catalog.platforms()[platform_id], catalog.gpus()[gpu_id]
+    node = assemble_node(platform, gpu, gpus, NodeNeeds(10**10, 0, 0, 0, needs_fabric=needs_fabric), Constants(), [])
+    assert sum(n.count for n in node.nics if n.role == "fabric") == fabric_nics
+
+
 def test_rack_power_limit_blocks_and_explains(tmp_path: Path) -> None:
     text = _inference_yaml("meta-llama/Llama-3.1-8B-Instruct", 1, 4096, ["b200-sxm-180gb"], "baremetal", "cost", 200)
     text = text.replace("  provider: baremetal\n", "  provider: baremetal\n  rack_power_kw: 5\n")
