@@ -163,6 +163,23 @@ def test_a_gke_pool_outside_the_priced_region_says_its_price_is_another_regions(
         assert says in finding["message"]
 
 
+@pytest.mark.parametrize("example", ["chat-70b-fp8-aws", "chat-70b-fp8-azure", "chat-70b"])
+def test_gke_settings_on_another_provider_are_warned_at_each_field(tmp_path: Path, example: str) -> None:
+    """newuser6 item 9: a GKE workload copied to AWS kept its project, location and zone, and nothing said so."""
+    path = tmp_path / "copied.yaml"
+    text = (REPO / "examples" / f"{example}.yaml").read_text().split("kubernetes:\n")[0]
+    path.write_text(text + "kubernetes:\n  gcp_project: acme-ml\n  location: us-central1\n  zone: us-central1-a\n")
+    spec = json.loads(render_file(str(path))["spec.json"])
+    unused = [f for f in spec["plan"]["findings"] if f["code"] == "setting-unused"]
+    assert [(f["level"], f["path"]) for f in unused] == [
+        ("warning", "kubernetes.gcp_project"),
+        ("warning", "kubernetes.location"),
+        ("warning", "kubernetes.zone"),
+    ]
+    assert all("has no effect" in f["message"] for f in unused)
+    assert not [f for f in json.loads(tree("chat-70b-fp8-gcp")["spec.json"])["plan"]["findings"] if f["code"] == "setting-unused"]
+
+
 # ---------------------------------------------------------------- tags on every node, inventories filter on them
 
 

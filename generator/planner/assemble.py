@@ -66,6 +66,27 @@ def unrated_findings(wl: Workload) -> list[Finding]:
     return out
 
 
+#: Kubernetes settings that only GKE node pools read.
+GKE_SETTINGS = ("gcp_project", "location", "zone")
+
+
+def unused_setting_findings(wl: Workload) -> list[Finding]:
+    """GKE cluster settings on a workload of another provider: nothing reads them (a GKE workload copied to AWS)."""
+    if wl.hardware.provider == "gcp":
+        return []
+    return [
+        Finding(
+            "warning",
+            "setting-unused",
+            f"kubernetes.{key} is read only for GKE node pools (provider: gcp); with provider: {wl.hardware.provider} it "
+            "has no effect: remove it",
+            f"kubernetes.{key}",
+        )
+        for key in GKE_SETTINGS
+        if getattr(wl.kubernetes, key) is not None
+    ]
+
+
 def device_plugin_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -> list[Finding]:
     """Pools whose GPUs the rendered GPU stack (NVIDIA's GPU Operator and device plugin) does not serve."""
     if "kubernetes" not in wl.outputs:
@@ -469,7 +490,7 @@ def build_plan(
             )
         )
     findings += single_host_findings(wl, pools) + device_plugin_findings(wl, pools) + custom_power_findings(wl, consts)
-    findings += unrated_findings(wl)
+    findings += unrated_findings(wl) + unused_setting_findings(wl)
     rented = _rented_jobs(pools, deployments, per_run)
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None) if p.name in rented else p for p in pools]

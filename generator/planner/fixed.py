@@ -12,7 +12,13 @@ from generator.calculator.offload_report import (
     offload_summary,
     runtime_settings,
 )
-from generator.planner.assemble import device_plugin_findings, gpu_taint, single_host_findings, totals
+from generator.planner.assemble import (
+    device_plugin_findings,
+    gpu_taint,
+    single_host_findings,
+    totals,
+    unused_setting_findings,
+)
 from generator.planner.fixed_place import fixed_machine, place_on_fixed
 from generator.planner.naming import pool_name
 from generator.planner.nodes import BTU_PER_H_PER_W
@@ -167,6 +173,13 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
         deployments=tuple(deployments),
         pools=(pool,),
         totals=totals([pool]),
-        findings=sorted_findings([*notes, *single_host_findings(wl, (pool,)), *device_plugin_findings(wl, (pool,))]),
+        findings=sorted_findings(
+            [
+                *notes,
+                *single_host_findings(wl, (pool,)),
+                *device_plugin_findings(wl, (pool,)),
+                *unused_setting_findings(wl),
+            ]
+        ),
         constants=dict(sorted(wl.constants.items())),
     )
