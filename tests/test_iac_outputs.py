@@ -212,6 +212,9 @@ def test_maas_allocates_named_hosts_by_hostname_and_the_rest_by_constraints(tmp_
     assert "chat-h100-sxm5-80gb-02" in files["ansible/hosts.yml.example"]  # the placeholder lives in the user's file
     assert "chat-h100-sxm5-80gb-02" not in files["ansible/inventory.yml"]
     assert instances["gpu-a01"]["allocate_params"]["tags"][:2] == ["gpu-h100-sxm5-80gb", "gpus-4"]
+    # the owned machine is taken as it is (newuser7 item 8): no RAM or core floor from the catalog's configuration
+    assert not {"min_cpu_count", "min_memory"} & set(instances["gpu-a01"]["allocate_params"])
+    assert instances["chat-h100-sxm5-80gb-02"]["allocate_params"]["min_cpu_count"] > 0
 
 
 MI300X_TRAINING = """\
@@ -235,7 +238,7 @@ def test_an_amd_pool_is_tainted_and_advised_for_the_amd_device_plugin(tmp_path: 
     files = render_file(str(path))
     group_vars = ansible_reader().load(files["ansible/group_vars/sft_mi300x_192gb.yml"])
     assert group_vars["specgen_kubernetes"]["node_taints"] == ["amd.com/gpu=present:NoSchedule"]
-    assert not group_vars["specgen_nvidia_driver"]["install"]
+    assert "specgen_nvidia_driver" not in group_vars  # its stack is not an NVIDIA one
     assert '"key": "amd.com/gpu"' in files["terraform/specgen.auto.tfvars.json"]
     assert "nvidia.com/gpu" not in "".join(files.values())
     (single,) = [f for f in plan_file(str(path))[1].findings if f.code == "kubernetes-single-host"]

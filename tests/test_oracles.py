@@ -1114,7 +1114,10 @@ def test_gpu_stack_pieces_agree(stem: str) -> None:
             assert plugin_config.get("version") == "v1", f"device plugin config {key!r}: {plugin_config!r}"
             assert plugin_config.get("flags", {}).get("migStrategy") in ("none", "single", "mixed"), key
     for pool in out.pools:
-        group_vars = reader.load(out.files[f"ansible/group_vars/{pool['name']}.yml"])["specgen_nvidia_driver"]
+        group_vars = reader.load(out.files[f"ansible/group_vars/{pool['name']}.yml"]).get("specgen_nvidia_driver")
+        assert (group_vars is not None) == (catalog.gpus()[pool["node"]["gpu_id"]].vendor == "nvidia"), pool["name"]
+        if group_vars is None:  # an AMD or Intel pool: no NVIDIA driver to own
+            continue
         # exactly one owner per driver: Ansible, or the operator, or (cloud) the node image
         assert not (group_vars["install"] and values["driver"]["enabled"]), (
             f"{pool['name']}: Ansible and the operator both install the driver"
@@ -1312,7 +1315,11 @@ def test_maas_allocations_type_check_and_use_only_provider_fields(stem: str, tmp
     assert len(values) == sum(pool["nodes"] for pool in out.pools)
     for name, instance in values.items():
         assert not set(instance["allocate_params"]) - MAAS_ALLOCATE_PARAMS, name
-        assert instance["allocate_params"]["min_memory"] % 1024 == 0  # MiB of whole GiB
+        allocate = instance["allocate_params"]
+        if "hostname" in allocate:  # an owned machine: no floor its real RAM or cores could miss
+            assert not {"min_cpu_count", "min_memory"} & set(allocate), name
+        else:
+            assert allocate["min_memory"] is None or allocate["min_memory"] % 1024 == 0  # MiB of whole GiB
     root = write_tree(out.files, tmp_path, "provisioning/maas/")
     (root / "out.tf").write_text('output "instances" {\n  value = var.maas_instances\n}\n')
     seen = _apply_outputs(root)

@@ -7,7 +7,7 @@ from typing import Any
 from generator import catalog
 from generator.catalog import software
 from generator.planner.multi_host import hosts_per_replica
-from generator.planner.plan import DeploymentPlan, Plan, Pool
+from generator.planner.plan import DeploymentPlan, NodeSpec, Plan, Pool
 from generator.render.env import ansible_yaml, to_yaml
 from generator.render.gpu_stack import driver_version
 from generator.render.hosts import host_heat_btu_per_h, host_node, host_power_w, placeholder_names
@@ -31,8 +31,6 @@ def group_vars(pool: Pool, plan: Plan, driver_override: str | None = None) -> di
     """
     node = host_node(pool.node)
     vendor = catalog.gpus()[node.gpu_id].vendor
-    driver = software("nvidia-driver")
-    version = driver_version(driver_override)
     fabric = [n for n in node.nics if n.role == "fabric"]
     deployments = [(d, share) for d in plan.deployments if (share := d.in_pool(pool.name))]
     return {
@@ -45,13 +43,8 @@ def group_vars(pool: Pool, plan: Plan, driver_override: str | None = None) -> di
             "memory_gib": node.gpu_memory_gib,
             "vendor": vendor,
         },
-        "specgen_nvidia_driver": {
-            "install": vendor == "nvidia" and node.provider == "baremetal",
-            "branch": version.partition(".")[0] if driver_override else str(driver["branch"]),
-            "version": version,
-            "fabric_manager": vendor == "nvidia" and node.nvswitch,
-            "persistence_mode": vendor == "nvidia",
-        },
+        # an NVIDIA pool's driver (AMD and Intel pools get none: their stacks are not rendered)
+        **({"specgen_nvidia_driver": nvidia_driver(node, driver_override)} if vendor == "nvidia" else {}),
         "specgen_cpu": {"description": node.cpu, "cores": node.cpu_cores, "governor": "performance"},
         "specgen_ram_gib": node.ram_gib,  # null: no sourced figure
         "specgen_nvme": {
@@ -82,6 +75,18 @@ def group_vars(pool: Pool, plan: Plan, driver_override: str | None = None) -> di
         "specgen_deployments": [
             _deployment_vars(d, pool.name, tp, pp, replicas, node.gpus) for d, (tp, pp, replicas, _) in deployments
         ],
+    }
+
+
+def nvidia_driver(node: NodeSpec, driver_override: str | None) -> dict[str, Any]:
+    """The NVIDIA driver a pool's hosts run: installed by Ansible on bare metal (a cloud image brings its own)."""
+    version = driver_version(driver_override)
+    return {
+        "install": node.provider == "baremetal",
+        "branch": version.partition(".")[0] if driver_override else str(software("nvidia-driver")["branch"]),
+        "version": version,
+        "fabric_manager": node.nvswitch,
+        "persistence_mode": True,
     }
 
 

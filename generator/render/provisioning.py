@@ -3,7 +3,8 @@
 * MAAS: one ``maas_instance`` allocation per node as a typed Terraform variable and its values, for a root
   module that holds ``resource "maas_instance"`` with ``for_each = var.maas_instances`` (terraform-provider-maas
   v2.4 ``allocate_params`` and ``deploy_params``). Owned hosts the plan puts on a pool (named in the inventory)
-  are allocated by hostname.
+  are allocated by hostname and tags (no floor on RAM or cores their real machine could miss); other nodes by
+  cores, memory and tags.
 * Metal3: a ``BareMetalHost`` for every inventory host the plan uses that gives its BMC address, BMC credentials
   secret and boot MAC; nothing is invented for hosts without them.
 """
@@ -33,13 +34,16 @@ def maas_instances(plan: Plan, workload: Workload) -> dict[str, Any]:
         names = pool.owned_hosts  # the plan's allocation of the inventory's names
         for index, name in enumerate(placeholder_names(pool)):
             allocate: dict[str, Any] = {
-                "min_cpu_count": node.cpu_cores,
-                # MAAS counts memory in MiB; null (no floor) where no figure is sourced
-                "min_memory": None if node.ram_gib is None else node.ram_gib * MIB_PER_GIB,
                 "tags": [f"gpu-{node.gpu_id}", f"gpus-{node.gpus}", f"specgen-pool-{dns_name(pool)}"],
             }
             if index < len(names):
+                # an owned host is that machine, whatever its RAM and cores: the plan's figures for it are its
+                # catalog configuration, and a floor would hold the real machine to them
                 allocate["hostname"] = names[index]
+            else:
+                allocate["min_cpu_count"] = node.cpu_cores
+                # MAAS counts memory in MiB; null (no floor) where no figure is sourced
+                allocate["min_memory"] = None if node.ram_gib is None else node.ram_gib * MIB_PER_GIB
             if settings.maas_pool:
                 allocate["pool"] = settings.maas_pool
             if settings.maas_zone:

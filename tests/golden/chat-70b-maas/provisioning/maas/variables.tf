@@ -12,8 +12,8 @@ variable "maas_instances" {
     pool = string
     allocate_params = object({
       hostname      = optional(string)
-      min_cpu_count = number
-      min_memory    = number
+      min_cpu_count = optional(number)
+      min_memory    = optional(number)
       pool          = optional(string)
       tags          = list(string)
       zone          = optional(string)
