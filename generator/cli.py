@@ -144,7 +144,8 @@ def render_files(
                 if not single or trees_in(current):
                     changed = {p.split("/", 1)[0] for p in {*current, *full} if "/" in p and current.get(p) != full.get(p)}
                     summary = tree_summary(trees_in(current), wanted, changed, unlisted)
-                raise DriftError(f"{text}{summary}specgen: {STALE_OUTPUT}")
+                echo(f"{text}{summary}".rstrip("\n"))  # the drift is the command's document: stdout, as a patch
+                raise DriftError(f"specgen: {STALE_OUTPUT}")
             echo("rendered output is current")
         else:
             # --target: the other outputs' owned files stay as they are on disk, and in the manifest

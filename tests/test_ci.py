@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.cli import main
+from generator.cli import STALE_OUTPUT, main
 from generator.findings import github_annotation, github_error, gitlab_error_report, gitlab_report, parse_path, text_line
 from generator.planner.inference import little_rate
 from tests.conftest import REPO, catalog_json
@@ -66,34 +66,36 @@ def test_a_current_root_passes(tmp_path: Path, root: Path, capsys: pytest.Captur
 def test_check_sees_added_removed_and_renamed_workloads(
     tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str], names: tuple[str, ...], states: dict[str, str]
 ) -> None:
-    code, _, err = specgen(capsys, "render", *workloads(tmp_path, *names), "-o", str(root), "--check")
+    code, out, err = specgen(capsys, "render", *workloads(tmp_path, *names), "-o", str(root), "--check")
     assert code == 4
     for name, state in states.items():
-        assert f"  {name}: {state}" in err
+        assert f"  {name}: {state}" in out
         marker = f"+++ b/{name}/spec.json" if state == "missing" else f"--- a/{name}/spec.json"
-        assert marker in err
-    assert "  a: current" in err
+        assert marker in out
+    assert "  a: current" in out
+    # the diff and the list of trees are stdout (a patch a pipeline saves); stderr says only that it is stale
+    assert "spec.json" not in err and err.rstrip().endswith(STALE_OUTPUT)
 
 
 def test_going_from_several_workloads_to_one_is_drift(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = specgen(capsys, "render", *workloads(tmp_path, "a"), "-o", str(root), "--check")
+    code, out, _ = specgen(capsys, "render", *workloads(tmp_path, "a"), "-o", str(root), "--check")
     assert code == 4
-    assert "--- a/b/spec.json" in err and "+++ b/spec.json" in err and "  b: removed or renamed" in err
+    assert "--- a/b/spec.json" in out and "+++ b/spec.json" in out and "  b: removed or renamed" in out
 
 
 def test_an_extra_owned_file_is_drift(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (root / "b" / "notes.md").write_text("hand-made\n")
     manifest = root / ".specgen-manifest"
     manifest.write_text("".join(sorted({*manifest.read_text().splitlines(keepends=True), "b/notes.md\n"})))
-    code, _, err = specgen(capsys, "render", *workloads(tmp_path, "a", "b", "c"), "-o", str(root), "--check")
+    code, out, _ = specgen(capsys, "render", *workloads(tmp_path, "a", "b", "c"), "-o", str(root), "--check")
     assert code == 4
-    assert "--- a/b/notes.md" in err and "  b: stale" in err and "  a: current" in err
+    assert "--- a/b/notes.md" in out and "  b: stale" in out and "  a: current" in out
 
 
 def test_an_unlisted_workload_tree_is_drift(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shutil.copytree(root / "c", root / "old")
-    code, _, err = specgen(capsys, "render", *workloads(tmp_path, "a", "b", "c"), "-o", str(root), "--check")
-    assert code == 4 and "  old: extra" in err
+    code, out, _ = specgen(capsys, "render", *workloads(tmp_path, "a", "b", "c"), "-o", str(root), "--check")
+    assert code == 4 and "  old: extra" in out
 
 
 def test_a_user_file_beside_the_trees_is_not_drift(tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:

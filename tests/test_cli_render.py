@@ -40,7 +40,7 @@ def test_check_exits_4_with_a_diff_when_stale_and_0_when_current(tmp_path: Path)
     (tmp_path / "w.yaml").write_text(VALID.replace("requests_per_second: 2", "requests_per_second: 40"))
     stale = run_specgen("render", "w.yaml", "-o", str(out), "--check", cwd=tmp_path)
     assert stale.returncode == 4
-    assert "--- a/spec.json" in stale.stderr and "+++ b/spec.json" in stale.stderr
+    assert "--- a/spec.json" in stale.stdout and "+++ b/spec.json" in stale.stdout
     assert "Traceback" not in stale.stderr
 
 
@@ -53,9 +53,9 @@ def test_check_reports_extra_and_missing_files_but_not_foreign_ones(tmp_path: Pa
     (out / "SPEC.md").unlink()
     result = run_specgen("render", "w.yaml", "-o", str(out), "--check", cwd=tmp_path)
     assert result.returncode == 4
-    assert f"--- a/{EMBED_VARS}" in result.stderr and "+++ b/SPEC.md" in result.stderr
-    assert "-ansible/group_vars/embed_l40s_48gb.yml" in result.stderr  # the manifest is checked too
-    assert "stray.txt" not in result.stderr
+    assert f"--- a/{EMBED_VARS}" in result.stdout and "+++ b/SPEC.md" in result.stdout
+    assert "-ansible/group_vars/embed_l40s_48gb.yml" in result.stdout  # the manifest is checked too
+    assert "stray.txt" not in result.stdout + result.stderr
 
 
 def test_interrupted_write_leaves_previous_tree_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
