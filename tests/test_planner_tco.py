@@ -365,6 +365,41 @@ def test_a_deployment_that_fits_the_idle_gpus_of_bought_servers_buys_nothing(tmp
     assert any(r.startswith("chosen by cost:") and "(figures as a pool of its own)" in r for r in small.reasons)
 
 
+TWO_SERVICES = """\
+version: 1
+name: two
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference: {precision: fp8, kv_cache_precision: fp8, max_context_tokens: 16384, avg_input_tokens: 1500,
+                avg_output_tokens: 300, requests_per_second: 5, slo: {ttft_p95_ms: 1500, tpot_ms: 50}}
+  - name: small
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 30}
+hardware:
+  gpus: [GPUS]
+  provider: baremetal
+"""
+MIXED_GPUS = ["h100-sxm5-80gb", "mi300x-192gb", "rtx-pro-6000-ws-96gb", "l40s-48gb"]
+
+
+def test_a_list_of_gpus_never_plans_a_dearer_fleet_than_one_of_its_gpus_alone(tmp_path: Path) -> None:
+    """Each service's own cheapest servers are workstations (3 + 3), but one MI300X server holds both for less: the
+    mixed list must find it, and say why the services do not run on their own cheapest servers."""
+    alone = {}
+    for gpu in MIXED_GPUS:
+        try:
+            alone[gpu] = plan_workload(_load(tmp_path, TWO_SERVICES.replace("GPUS", gpu))).totals["usd_per_month"]
+        except InfeasibleError:
+            continue
+    mixed = plan_workload(_load(tmp_path, TWO_SERVICES.replace("GPUS", ", ".join(MIXED_GPUS))))
+    assert mixed.totals["usd_per_month"] <= min(alone.values()) + 0.01
+    assert {p.node.gpu_id for p in mixed.pools} == {"mi300x-192gb"}
+    (note,) = [f for f in mixed.findings if f.code == "fleet-one-gpu-kind"]
+    assert note.message.startswith("the whole fleet is planned on mi300x-192gb: $")
+    assert "with each deployment on its own best servers" in note.message
+
+
 # --- training communication ------------------------------------------------------------------------
 
 LORA_70B = """\

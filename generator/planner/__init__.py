@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from generator.calculator.model_source import serving_format
 from generator.errors import FleetLimitError, InfeasibleError
+from generator.named_tuple import NamedTuple
 from generator.planner.blocked import DEADLINE_NEEDS, PAST_DEADLINE
 from generator.planner.early import early_checks
 from generator.planner.nodes import PSU_OVER_CAPACITY
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from generator.planner.blocked import Blocked
     from generator.planner.inventory import ServerKey
     from generator.planner.option import Option
-    from generator.planner.plan import Finding, Plan
+    from generator.planner.plan import Candidate, Finding, Plan
     from generator.sizing.constants import Constants
 
 
@@ -103,12 +104,14 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
 def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
     """The fleet of the objective's best options, planned apart and with shared servers, the better one."""
     from generator.planner.assemble import build_plan
+    from generator.planner.plan import Finding, sorted_findings
 
     wl = loaded.workload
     enumerated: _Enumerated = {}
     shares = sum(isinstance(d, InferenceDeployment) for d in wl.deployments) >= 2
     try:
-        plan = build_plan(loaded, consts, *_choose(loaded, consts, enumerated, share=False))
+        apart = _choose(loaded, consts, enumerated, share=False)
+        plan = build_plan(loaded, consts, *apart)
     except InfeasibleError:
         if not shares:
             raise
@@ -120,11 +123,75 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         raise
     if not shares:
         return plan
+    # servers shared as the deployments are chosen; then, without owned servers to place first, each allowed GPU
+    # kind for the whole fleet: deployments whose own best servers differ may cost less together on one kind
+    fleets: list[tuple[Plan, str | None]] = [(plan, None)]
     try:
-        shared = build_plan(loaded, consts, *_choose(loaded, consts, enumerated, share=True))
+        shared = _choose(loaded, consts, enumerated, share=True)
+        fleets.append((build_plan(loaded, consts, *shared), None))
     except InfeasibleError:
-        return plan
-    return shared if _fleet_rank(wl.objective, shared) < _fleet_rank(wl.objective, plan) else plan
+        shared = None
+    kinds = sorted({hw.gpu.id for hw in allowed_hardware(wl)}) if not wl.hardware.inventory else []
+    ranked = [[best, *rest] for _, best, rest in apart[0]]  # each deployment's options, best first, as runners-up
+    for kind in kinds if len(kinds) > 1 else []:
+        try:
+            one_kind = _choose(loaded, consts, enumerated, share=True, gpu=kind, runners_up=ranked)
+        except InfeasibleError:
+            continue
+        if shared is not None and all(a is b for (_, a, _), (_, b, _) in zip(one_kind[0], shared[0], strict=True)):
+            continue  # the shared pass chose the same
+        floor = _fleet_floor(wl.objective, [opt for _, opt, _ in one_kind[0]])
+        if floor is not None and floor > min(_fleet_rank(wl.objective, f)[0] for f, _ in fleets) * (1 + 1e-9):
+            continue  # worse whatever its pools come to: not assembled
+        fleets.append((build_plan(loaded, consts, *one_kind), kind))
+    best, on_kind = min(fleets, key=lambda f: _fleet_rank(wl.objective, f[0]))  # the first of equals wins
+    if on_kind is None:
+        return best
+    note = (
+        f"the whole fleet is planned on {on_kind}: {_fleet_cost(best)}, against {_fleet_cost(plan)} with each deployment "
+        "on its own best servers"
+    )
+    return best._replace(findings=sorted_findings([*best.findings, Finding("info", "fleet-one-gpu-kind", note)]))
+
+
+def _fleet_floor(objective: str, options: list[Option]) -> float | None:
+    """A floor under the lead of :func:`_fleet_rank` for the fleet of ``options``.
+
+    None where a training job is paid per run: such a fleet is assembled to be compared.
+
+    Replicas that may share servers fill as few servers of their kind as their GPUs need, each at the least any of
+    them costs, draws or holds per server; the rest take their own servers. Pools only grow once assembled.
+    """
+    from generator.planner.tco import HOURS_PER_MONTH
+
+    def per_server(c: Candidate) -> float | None:
+        if objective == "gpus":
+            return float(c.gpus_per_node)
+        if objective == "power":
+            return c.power_w / c.nodes
+        if c.run_hours is not None:
+            return None
+        # an unpriced fleet ranks as infinitely dear
+        return math.inf if c.usd_per_hour is None else c.usd_per_hour * HOURS_PER_MONTH / c.nodes
+
+    shared: dict[ServerKey, list[Candidate]] = {}
+    total = 0.0
+    for part in (part for opt in options for part in opt.pieces):
+        if (each := per_server(part.candidate)) is None:
+            return None
+        if part.shares_servers:
+            shared.setdefault(part.server_kind, []).append(part.candidate)
+        else:
+            total += each * part.candidate.nodes
+    for (_, _, per_node), parts in shared.items():
+        total += min(per_server(c) or 0.0 for c in parts) * math.ceil(sum(c.gpus for c in parts) / per_node)
+    return total
+
+
+def _fleet_cost(plan: Plan) -> str:
+    """A fleet's monthly cost, or its GPUs where it is unpriced."""
+    usd = plan.totals["usd_per_month"]
+    return f"${usd:,.0f}/month" if usd is not None else f"{plan.totals['gpus']:,} GPUs"
 
 
 def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
@@ -140,15 +207,37 @@ def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
     return (*lead, t["idle_gpus"], t["nodes"], t["power_w"])
 
 
-#: Options (and why others were blocked) per deployment index and owned servers still free.
-_Enumerated = dict[tuple[int, tuple[tuple["ServerKey", int], ...]], tuple[list["Option"], list["Blocked"]]]
+class _Options(NamedTuple):
+    """A deployment's options for the owned servers left free, enumerated once for every pass over them."""
+
+    options: list[Option]
+    #: Layouts ruled out and why.
+    blocked: list[Blocked]
+    #: Options within the pins and the fleet limits, and why pinned ones were dropped.
+    allowed: list[Option]
+    pinned: str | None
+    #: The objective they are ranked by, and the findings that say why (a fallback from cost).
+    objective: str
+    findings: list[Finding]
+
+
+#: Options per deployment index and owned servers still free.
+_Enumerated = dict[tuple[int, tuple[tuple["ServerKey", int], ...]], _Options]
 
 
 def _choose(
-    loaded: LoadedWorkload, consts: Constants, enumerated: _Enumerated, *, share: bool
+    loaded: LoadedWorkload,
+    consts: Constants,
+    enumerated: _Enumerated,
+    *,
+    share: bool,
+    gpu: str | None = None,
+    runners_up: list[list[Option]] | None = None,
 ) -> tuple[list[tuple[int, Option, list[Option]]], list[Finding], dict[int, str], dict[str, list[Blocked]]]:
     """The best option of each deployment in order (owned servers taken as they are chosen), with findings.
 
+    ``gpu``: the best option on that GPU kind only; ``runners_up``: each deployment's ranked options to name as
+    runners-up instead of those the pass ranks.
     Also returns, by deployment name, the layouts ruled out and why (:class:`Blocked` records).
 
     ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
@@ -176,21 +265,27 @@ def _choose(
         if state not in enumerated:
             found: list[Blocked] = []
             if isinstance(dep, InferenceDeployment):
-                options = inference_options(wl, dep, model, consts, found, free) + split_options(wl, dep, model, consts, free)
-                enumerated[state] = (options, found)
+                every = inference_options(wl, dep, model, consts, found, free) + split_options(wl, dep, model, consts, free)
             else:
                 from generator.planner.training_candidates import training_options
 
-                enumerated[state] = (training_options(wl, dep, model, consts, found, free), found)
-        options, blocked = enumerated[state][0], list(enumerated[state][1])
-        ruled_out[dep.name] = blocked
-        options, pinned = honour_pins(dep, options)
-        allowed = [o for o in options if within_limits(wl, o)]
-        objective = objective_for(wl.objective, allowed, i, findings)
+                every = training_options(wl, dep, model, consts, found, free)
+            pinned_options, why_pinned = honour_pins(dep, every)
+            within = [o for o in pinned_options if within_limits(wl, o)]
+            said: list[Finding] = []
+            ranked_by = objective_for(wl.objective, within, i, said)
+            enumerated[state] = _Options(pinned_options, found, within, why_pinned, ranked_by, said)
+        options, blocked, allowed, pinned, objective, said = enumerated[state]
+        ruled_out[dep.name] = list(blocked)
+        findings += said
         objectives[i] = objective
         # owned servers first: layouts that buy nothing new, then the objective (owned servers cost only their upkeep);
         # sharing servers, an inference layout is ranked by what it adds to the servers chosen before it
         shared = busy if share and isinstance(dep, InferenceDeployment) else None
+        if gpu is not None:
+            allowed = [o for o in allowed if {p.hardware.gpu.id for p in o.pieces} == {gpu}]
+            if not allowed:
+                raise InfeasibleError(f"deployment '{dep.name}' has no feasible layout on {gpu}")
         feasible = sorted(allowed, key=functools.partial(ranking_key, objective=objective, busy=shared, owned_free=bool(free)))
         if not feasible:
             where = loaded.document.locate(("deployments", i, "model"))
@@ -221,7 +316,7 @@ def _choose(
         for part in best.pieces if share else ():
             if part.shares_servers:
                 busy[part.server_kind] = busy.get(part.server_kind, 0) + part.candidate.gpus
-        chosen.append((i, best, feasible[1:]))
+        chosen.append((i, best, [o for o in runners_up[len(chosen)] if o is not best] if runners_up else feasible[1:]))
     return chosen, findings, objectives, ruled_out
 
 
