@@ -522,8 +522,11 @@ def ansible_hostvar_problems(out: Rendered, inventory: Inventory) -> list[str]:
             if seen.get("specgen_pool") != name:
                 problems.append(f"{host}: specgen_pool={seen.get('specgen_pool')!r}, but it is in group {name}")
             version = seen.get("specgen_nvidia_driver", {}).get("version")
-            if not isinstance(version, str) or not DRIVER_VERSION.fullmatch(version):
+            nvidia = catalog.gpus()[pool["node"]["gpu_id"]].vendor == "nvidia"
+            if nvidia and (not isinstance(version, str) or not DRIVER_VERSION.fullmatch(version)):
                 problems.append(f"{host}: specgen_nvidia_driver.version={version!r} is not a version string")
+            if not nvidia and "specgen_nvidia_driver" in seen:
+                problems.append(f"{host}: an AMD or Intel host has NVIDIA driver vars")
             ram = seen.get("specgen_ram_gib")
             unsourced = ram is None and pool["node"]["ram_gib"] is None  # soldered, no figure
             if not unsourced and (not isinstance(ram, int) or isinstance(ram, bool)):

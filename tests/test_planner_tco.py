@@ -365,6 +365,17 @@ def test_a_deployment_that_fits_the_idle_gpus_of_bought_servers_buys_nothing(tmp
     assert any(r.startswith("chosen by cost:") and "(figures as a pool of its own)" in r for r in small.reasons)
 
 
+def test_under_the_gpus_objective_a_layout_on_idle_gpus_buys_none() -> None:
+    """On shared servers a layout that fits idle GPUs adds no server: it must rank before one that buys two GPUs,
+    though it uses four (review 5 item 5: ``rank`` read its 0 GPUs bought as unset)."""
+    from generator.planner.options import rank
+    from generator.planner.plan import Candidate
+
+    on_idle = Candidate("l40s-48gb", "dell-r760xa", 4, 4, 1, 1, 4, 0, 0.0, 0, "on idle GPUs", gpus_bought=0)
+    new = Candidate("rtx-pro-6000-ws-96gb", "wrx90-workstation", 2, 2, 1, 1, 2, 1, 1.0, 1200, "new", gpus_bought=2)
+    assert min([new, on_idle], key=lambda c: rank("gpus", c, share=True)) is on_idle
+
+
 TWO_SERVICES = """\
 version: 1
 name: two
@@ -396,8 +407,50 @@ def test_a_list_of_gpus_never_plans_a_dearer_fleet_than_one_of_its_gpus_alone(tm
     assert mixed.totals["usd_per_month"] <= min(alone.values()) + 0.01
     assert {p.node.gpu_id for p in mixed.pools} == {"mi300x-192gb"}
     (note,) = [f for f in mixed.findings if f.code == "fleet-one-gpu-kind"]
-    assert note.message.startswith("the whole fleet is planned on mi300x-192gb: $")
+    assert note.message.startswith("the services are planned on mi300x-192gb: $")
     assert "with each deployment on its own best servers" in note.message
+    for deployment in mixed.deployments:  # each service says why its own cheaper runner-up lost
+        assert deployment.reasons[-1].startswith("chosen for the fleet: the services together on mi300x-192gb")
+
+
+TUNE = """\
+  - name: tune
+    model: meta-llama/Llama-3.1-8B-Instruct
+    training: {method: lora, sequence_length: 2048, dataset_tokens: 20000000, deadline_hours: 24}
+"""
+
+
+def _with_deployments(text: str, keep: tuple[str, ...], add: str = "") -> str:
+    """``text`` with only the deployments named in ``keep`` (in their order), then ``add``'s."""
+    head, rest = text.split("deployments:\n")
+    body, hardware = rest.split("hardware:\n")
+    blocks = ["  - name: " + b for b in body.split("  - name: ")[1:]]
+    kept = [b for b in blocks if b.split("\n")[0].removeprefix("  - name: ") in keep]
+    return head + "deployments:\n" + "".join(kept) + add + "hardware:\n" + hardware
+
+
+def test_a_training_job_keeps_its_own_best_servers_when_the_services_share_one_gpu_kind(tmp_path: Path) -> None:
+    """Review 5 item 2: the one-kind pass put the LoRA job on an 8-GPU MI300X server too ($9,303 in all, not the
+    $7,840 + $1,034 of the services together and the job on its own best server)."""
+    text = TWO_SERVICES.replace("GPUS", ", ".join(MIXED_GPUS))
+    services = plan_workload(_load(tmp_path, text))
+    job = plan_workload(_load(tmp_path, _with_deployments(text, (), TUNE)))
+    both = plan_workload(_load(tmp_path, _with_deployments(text, ("chat", "small"), TUNE)))
+    assert both.totals["usd_per_month"] == pytest.approx(services.totals["usd_per_month"] + job.totals["usd_per_month"], abs=0.02)
+    assert {p.node.gpu_id for p in both.pools if "tune" not in p.deployments} == {"mi300x-192gb"}
+
+
+def test_a_fleet_tried_on_one_gpu_kind_that_breaks_max_racks_does_not_stop_the_plan(tmp_path: Path) -> None:
+    """Review 5 item 1: the H200-only fleet needs two racks; the shared fleet needs one and is the plan."""
+    text = _with_deployments(BIG_AND_SMALL, ("big", "small"), TUNE)
+    text = text.replace("requests_per_second: 20}", "requests_per_second: 1}").replace(
+        "precision: bf16, max_context_tokens: 32768", "precision: fp8, max_context_tokens: 8192"
+    )
+    text = text.split("hardware:\n")[0] + "hardware:\n  gpus: [h200-sxm-141gb, rtx-pro-6000-ws-96gb]\n  provider: baremetal\n"
+    unlimited = plan_workload(_load(tmp_path, text))
+    assert unlimited.totals["racks"] == 1
+    plan = plan_workload(_load(tmp_path, text + "  max_racks: 1\n"))
+    assert plan.totals["usd_per_month"] == pytest.approx(unlimited.totals["usd_per_month"])
 
 
 # --- training communication ------------------------------------------------------------------------

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from generator.planner.blocked import Blocked
     from generator.planner.inventory import ServerKey
     from generator.planner.option import Option
-    from generator.planner.plan import Candidate, Finding, Plan
+    from generator.planner.plan import Finding, Plan
     from generator.sizing.constants import Constants
 
 
@@ -102,96 +102,114 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
 
 
 def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
-    """The fleet of the objective's best options, planned apart and with shared servers, the better one."""
+    """The best of the fleets the objective's options make.
+
+    Each deployment on its own best servers; the services sharing servers as they are chosen; and, without owned
+    servers to place first, the services on each allowed GPU kind alone. A fleet that breaks a fleet limit (racks,
+    budget) is dropped; the first error stands if all do.
+    """
     from generator.planner.assemble import build_plan
-    from generator.planner.plan import Finding, sorted_findings
 
     wl = loaded.workload
     enumerated: _Enumerated = {}
-    shares = sum(isinstance(d, InferenceDeployment) for d in wl.deployments) >= 2
-    try:
-        apart = _choose(loaded, consts, enumerated, share=False)
-        plan = build_plan(loaded, consts, *apart)
-    except InfeasibleError:
-        if not shares:
-            raise
-        # a fleet limit (max_racks, the budget) the separate servers break may hold once deployments share servers
+    services = sum(isinstance(d, InferenceDeployment) for d in wl.deployments)
+    fleets: list[tuple[Plan, str | None]] = []
+    errors: list[InfeasibleError] = []
+    choices: dict[bool, list[tuple[int, Option, list[Option]]]] = {}
+    for share in (False, True) if services >= 2 else (False,):
         try:
-            return build_plan(loaded, consts, *_choose(loaded, consts, enumerated, share=True))
-        except InfeasibleError:
-            pass
-        raise
-    if not shares:
-        return plan
-    # servers shared as the deployments are chosen; then, without owned servers to place first, each allowed GPU
-    # kind for the whole fleet: deployments whose own best servers differ may cost less together on one kind
-    fleets: list[tuple[Plan, str | None]] = [(plan, None)]
-    try:
-        shared = _choose(loaded, consts, enumerated, share=True)
-        fleets.append((build_plan(loaded, consts, *shared), None))
-    except InfeasibleError:
-        shared = None
+            chosen = _choose(loaded, consts, enumerated, share=share)
+            choices[share] = chosen[0]
+            fleets.append((build_plan(loaded, consts, *chosen), None))
+        except InfeasibleError as exc:
+            errors.append(exc)
     kinds = sorted({hw.gpu.id for hw in allowed_hardware(wl)}) if not wl.hardware.inventory else []
-    ranked = [[best, *rest] for _, best, rest in apart[0]]  # each deployment's options, best first, as runners-up
-    for kind in kinds if len(kinds) > 1 else []:
-        try:
-            one_kind = _choose(loaded, consts, enumerated, share=True, gpu=kind, runners_up=ranked)
-        except InfeasibleError:
-            continue
-        if shared is not None and all(a is b for (_, a, _), (_, b, _) in zip(one_kind[0], shared[0], strict=True)):
-            continue  # the shared pass chose the same
-        floor = _fleet_floor(wl.objective, [opt for _, opt, _ in one_kind[0]])
-        if floor is not None and floor > min(_fleet_rank(wl.objective, f)[0] for f, _ in fleets) * (1 + 1e-9):
-            continue  # worse whatever its pools come to: not assembled
-        fleets.append((build_plan(loaded, consts, *one_kind), kind))
+    if len(kinds) > 1 and (services >= 2 or not fleets) and choices:
+        runners_up = [[best, *rest] for _, best, rest in next(iter(choices.values()))]
+        for kind in kinds:
+            try:
+                one_kind = _choose(loaded, consts, enumerated, share=True, gpu=kind, runners_up=runners_up)
+            except InfeasibleError:
+                continue
+            if any(_same_choices(one_kind[0], done) for done in choices.values()):
+                continue
+            floor = _fleet_floor(wl, [opt for _, opt, _ in one_kind[0]])
+            if fleets and floor is not None and floor > min(_fleet_rank(wl.objective, f)[0] for f, _ in fleets) + 0.005:
+                continue  # worse whatever its pools come to: not assembled
+            try:
+                fleets.append((build_plan(loaded, consts, *one_kind), kind))
+            except InfeasibleError:
+                continue
+    if not fleets:
+        raise errors[0]
     best, on_kind = min(fleets, key=lambda f: _fleet_rank(wl.objective, f[0]))  # the first of equals wins
-    if on_kind is None:
-        return best
+    return best if on_kind is None else _on_one_kind(best, on_kind, fleets[0][0], wl.objective)
+
+
+def _same_choices(a: list[tuple[int, Option, list[Option]]], b: list[tuple[int, Option, list[Option]]]) -> bool:
+    """Whether two passes chose the very same option for every deployment (their fleets are the same)."""
+    return all(x is y for (_, x, _), (_, y, _) in zip(a, b, strict=True))
+
+
+def _on_one_kind(plan: Plan, kind: str, apart: Plan, objective: str) -> Plan:
+    """A fleet whose services share one GPU kind's servers: the finding that says why, and a reason on each service."""
+    from generator.planner.plan import Finding, sorted_findings
+
     note = (
-        f"the whole fleet is planned on {on_kind}: {_fleet_cost(best)}, against {_fleet_cost(plan)} with each deployment "
-        "on its own best servers"
+        f"the services are planned on {kind}: {_fleet_figure(plan, objective)} for the fleet, against "
+        f"{_fleet_figure(apart, objective)} with each deployment on its own best servers"
     )
-    return best._replace(findings=sorted_findings([*best.findings, Finding("info", "fleet-one-gpu-kind", note)]))
+    why = f"chosen for the fleet: the services together on {kind} servers come to less (fleet-one-gpu-kind)"
+    on_kind = {p.name for p in plan.pools if p.node.gpu_id == kind}
+    deployments = tuple(
+        d._replace(reasons=(*d.reasons, why)) if d.kind == "inference" and set(d.pools) <= on_kind else d
+        for d in plan.deployments
+    )
+    return plan._replace(
+        deployments=deployments, findings=sorted_findings([*plan.findings, Finding("info", "fleet-one-gpu-kind", note)])
+    )
 
 
-def _fleet_floor(objective: str, options: list[Option]) -> float | None:
+def _fleet_floor(wl: Workload, options: list[Option]) -> float | None:
     """A floor under the lead of :func:`_fleet_rank` for the fleet of ``options``.
 
-    None where a training job is paid per run: such a fleet is assembled to be compared.
+    None where a training job is paid per run (its cost is not the month's): such a fleet is assembled to be compared.
 
     Replicas that may share servers fill as few servers of their kind as their GPUs need, each at the least any of
     them costs, draws or holds per server; the rest take their own servers. Pools only grow once assembled.
     """
-    from generator.planner.tco import HOURS_PER_MONTH
+    from generator.planner.tco import HOURS_PER_MONTH, billed_per_run
 
-    def per_server(c: Candidate) -> float | None:
-        if objective == "gpus":
-            return float(c.gpus_per_node)
-        if objective == "power":
-            return c.power_w / c.nodes
-        if c.run_hours is not None:
-            return None
-        # an unpriced fleet ranks as infinitely dear
-        return math.inf if c.usd_per_hour is None else c.usd_per_hour * HOURS_PER_MONTH / c.nodes
-
-    shared: dict[ServerKey, list[Candidate]] = {}
-    total = 0.0
+    own = 0.0
+    shared: dict[ServerKey, list[tuple[float, int]]] = {}  # per server kind: (figure per server, GPUs) of each part
     for part in (part for opt in options for part in opt.pieces):
-        if (each := per_server(part.candidate)) is None:
+        c = part.candidate
+        if wl.objective == "gpus":
+            each = float(c.gpus_per_node)
+        elif wl.objective == "power":
+            each = c.power_w / c.nodes
+        elif billed_per_run(wl.hardware.provider, c):
             return None
+        else:  # an unpriced fleet ranks as infinitely dear
+            each = math.inf if c.usd_per_hour is None else c.usd_per_hour * HOURS_PER_MONTH / c.nodes
         if part.shares_servers:
-            shared.setdefault(part.server_kind, []).append(part.candidate)
+            shared.setdefault(part.server_kind, []).append((each, c.gpus))
         else:
-            total += each * part.candidate.nodes
-    for (_, _, per_node), parts in shared.items():
-        total += min(per_server(c) or 0.0 for c in parts) * math.ceil(sum(c.gpus for c in parts) / per_node)
-    return total
+            own += each * c.nodes
+    return own + sum(
+        min(each for each, _ in parts) * math.ceil(sum(gpus for _, gpus in parts) / per_node)
+        for (_, _, per_node), parts in shared.items()
+    )
 
 
-def _fleet_cost(plan: Plan) -> str:
-    """A fleet's monthly cost, or its GPUs where it is unpriced."""
-    usd = plan.totals["usd_per_month"]
-    return f"${usd:,.0f}/month" if usd is not None else f"{plan.totals['gpus']:,} GPUs"
+def _fleet_figure(plan: Plan, objective: str) -> str:
+    """A fleet's figure under the objective: GPUs, kW, or its monthly cost (its GPUs where it is unpriced)."""
+    t = plan.totals
+    if objective == "gpus" or (objective == "cost" and t["usd_per_month"] is None):
+        return f"{t['gpus']:,} GPUs"
+    if objective == "power":
+        return f"{t['power_w'] / 1000:,.1f} kW"
+    return f"${t['usd_per_month']:,.0f}/month"
 
 
 def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
@@ -213,8 +231,9 @@ class _Options(NamedTuple):
     options: list[Option]
     #: Layouts ruled out and why.
     blocked: list[Blocked]
-    #: Options within the pins and the fleet limits, and why pinned ones were dropped.
+    #: Options within the pins and the fleet limits.
     allowed: list[Option]
+    #: Why the pins dropped options (None: no pin, or none dropped).
     pinned: str | None
     #: The objective they are ranked by, and the findings that say why (a fallback from cost).
     objective: str
@@ -236,8 +255,8 @@ def _choose(
 ) -> tuple[list[tuple[int, Option, list[Option]]], list[Finding], dict[int, str], dict[str, list[Blocked]]]:
     """The best option of each deployment in order (owned servers taken as they are chosen), with findings.
 
-    ``gpu``: the best option on that GPU kind only; ``runners_up``: each deployment's ranked options to name as
-    runners-up instead of those the pass ranks.
+    ``gpu``: each service's best option on that GPU kind only (a training job keeps its own); ``runners_up``: each
+    deployment's ranked options to name as runners-up instead of those the pass ranks.
     Also returns, by deployment name, the layouts ruled out and why (:class:`Blocked` records).
 
     ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
@@ -282,7 +301,7 @@ def _choose(
         # owned servers first: layouts that buy nothing new, then the objective (owned servers cost only their upkeep);
         # sharing servers, an inference layout is ranked by what it adds to the servers chosen before it
         shared = busy if share and isinstance(dep, InferenceDeployment) else None
-        if gpu is not None:
+        if gpu is not None and isinstance(dep, InferenceDeployment):  # a training job keeps its own best servers
             allowed = [o for o in allowed if {p.hardware.gpu.id for p in o.pieces} == {gpu}]
             if not allowed:
                 raise InfeasibleError(f"deployment '{dep.name}' has no feasible layout on {gpu}")
@@ -316,7 +335,7 @@ def _choose(
         for part in best.pieces if share else ():
             if part.shares_servers:
                 busy[part.server_kind] = busy.get(part.server_kind, 0) + part.candidate.gpus
-        chosen.append((i, best, [o for o in runners_up[len(chosen)] if o is not best] if runners_up else feasible[1:]))
+        chosen.append((i, best, [o for o in runners_up[i] if o is not best] if runners_up else feasible[1:]))
     return chosen, findings, objectives, ruled_out
 
 

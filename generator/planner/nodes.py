@@ -54,11 +54,11 @@ def _nics(platform: PlatformSpec, gpus: int, needs_fabric: bool, findings: list[
                 Finding("error", "no-gpu-fabric", f"{platform.id} has {platform.network_gbps_total or 0:g} Gb/s between nodes; "
                         f"multi-node work needs at least {MIN_FABRIC_GBPS} Gb/s")
             )  # fmt: skip
-    if fabric_id and configurable and len(platform.gpu_counts) > 1:
-        # a server built for a partial GPU population takes its scale-out NICs with the GPUs that need them: none
-        # where no replica or job spans servers, else in proportion to the GPUs fitted
+    if platform.fabric_nic_id and configurable and len(platform.gpu_counts) > 1:
+        # a server built for a partial GPU population takes the scale-out NICs it lists with the GPUs that need them:
+        # none where no replica or job spans servers, else in proportion to the GPUs fitted
         fabric_id = fabric_id if needs_fabric else None
-        fabric_count = math.ceil((fabric_count or gpus) * gpus / max(platform.gpu_counts))
+        fabric_count = math.ceil((fabric_count or max(platform.gpu_counts)) * gpus / max(platform.gpu_counts))
     if fabric_id:
         nic = table[fabric_id]
         out.append(Nic("fabric", nic.id, nic.name, fabric_count or gpus, nic.port_gbps, nic.protocol, nic.gpudirect_rdma))

@@ -93,7 +93,8 @@ def rank(objective: str, candidate: Candidate, *, share: bool = False) -> tuple[
     c = candidate
     idle = c.gpus if share else c.idle_gpus
     usd = c.usd_per_hour if c.usd_per_hour is not None else math.inf
-    bought = c.gpus_bought or c.gpus
+    # a layout on no new server (the idle GPUs of servers already chosen) buys none
+    bought = c.gpus_bought or (0 if c.nodes == 0 else c.gpus)
     power = c.power_compared_w or c.power_w  # every layout on one basis: its components summed
     if objective == "gpus":
         return (bought, idle, c.nodes, power, c.latency_s, usd)

@@ -9,7 +9,7 @@ from generator.catalog import software
 from generator.planner.multi_host import hosts_per_replica
 from generator.planner.plan import DeploymentPlan, NodeSpec, Plan, Pool
 from generator.render.env import ansible_yaml, to_yaml
-from generator.render.gpu_stack import driver_version
+from generator.render.gpu_stack import driver_owner, driver_version
 from generator.render.hosts import host_heat_btu_per_h, host_node, host_power_w, placeholder_names
 from generator.render.node_tags import NODE_TAG_KEYS
 from generator.workload.models import Workload
@@ -44,7 +44,7 @@ def group_vars(pool: Pool, plan: Plan, driver_override: str | None = None) -> di
             "vendor": vendor,
         },
         # an NVIDIA pool's driver (AMD and Intel pools get none: their stacks are not rendered)
-        **({"specgen_nvidia_driver": nvidia_driver(node, driver_override)} if vendor == "nvidia" else {}),
+        **({"specgen_nvidia_driver": driver_group_vars(node, driver_override)} if vendor == "nvidia" else {}),
         "specgen_cpu": {"description": node.cpu, "cores": node.cpu_cores, "governor": "performance"},
         "specgen_ram_gib": node.ram_gib,  # null: no sourced figure
         "specgen_nvme": {
@@ -78,11 +78,11 @@ def group_vars(pool: Pool, plan: Plan, driver_override: str | None = None) -> di
     }
 
 
-def nvidia_driver(node: NodeSpec, driver_override: str | None) -> dict[str, Any]:
-    """The NVIDIA driver a pool's hosts run: installed by Ansible on bare metal (a cloud image brings its own)."""
+def driver_group_vars(node: NodeSpec, driver_override: str | None) -> dict[str, Any]:
+    """The NVIDIA driver a pool's hosts run: Ansible installs it where it owns it (bare metal; a cloud image has one)."""
     version = driver_version(driver_override)
     return {
-        "install": node.provider == "baremetal",
+        "install": driver_owner(node.provider, ansible_owns_driver=True) == "ansible",  # these vars are Ansible's
         "branch": version.partition(".")[0] if driver_override else str(software("nvidia-driver")["branch"]),
         "version": version,
         "fabric_manager": node.nvswitch,

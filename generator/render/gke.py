@@ -158,6 +158,8 @@ def price_region_findings(plan: Plan, workload: Workload) -> list[Finding]:
     region = region_of(location) if is_zone(location) else location
     out = []
     for pool in plan.pools:
+        if pool.node.platform_id in workload.prices:  # the workload's own price: for its region, we take it
+            continue
         regions = sorted({p.region for p in prices().values() if p.platform_id == pool.node.platform_id and p.region})
         if regions and region not in regions:
             out.append(
