@@ -84,7 +84,16 @@ class InfeasibleError(SpecgenError):
 
 
 class FleetLimitError(InfeasibleError):
-    """The chosen fleet breaks a limit of the whole fleet (``max_racks``, ``max_budget_usd_per_month``)."""
+    """The chosen fleet breaks a limit of the whole fleet (``max_racks``, ``max_nodes``, ``max_budget_usd_per_month``).
+
+    ``limit`` names the field and ``needed`` what the fleet needs of it (racks, nodes, USD a month; inf: unpriced),
+    so that of several fleets tried the one nearest the limit is the one reported.
+    """
+
+    def __init__(self, message: str, limit: str, needed: float) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.needed = needed
 
 
 class DriftError(SpecgenError):

@@ -18,10 +18,11 @@ from generator.workload.schema import workload_schema
 from tests.conftest import REPO
 from tests.helpers import VALID, run_specgen
 
-TWO_POOLS = VALID.replace(
+TWO_POOLS = VALID.replace("    inference:\n", "    platform: dell-r760\n    inference:\n", 1).replace(
     "hardware:",
     """  - name: embed
     model: meta-llama/Llama-3.1-8B-Instruct
+    platform: dell-r760xa  # each on its own platform: the two 8B services would share one server otherwise
     inference:
       max_context_tokens: 4096
       requests_per_second: 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -220,9 +221,11 @@ name: fleet
 deployments:
   - name: small
     model: meta-llama/Llama-3.1-8B-Instruct
+    platform: dell-r760xa  # each on its own platform: both services would share one server otherwise
     inference: {precision: bf16, max_context_tokens: 4096, requests_per_second: 1}
   - name: large
     model: Qwen/Qwen2.5-32B-Instruct
+    platform: dell-xe7740
     inference: {precision: bf16, max_context_tokens: 4096, requests_per_second: 1}
 hardware:
   gpus: [l40s-48gb]
@@ -421,12 +424,11 @@ TUNE = """\
 
 
 def _with_deployments(text: str, keep: tuple[str, ...], add: str = "") -> str:
-    """``text`` with only the deployments named in ``keep`` (in their order), then ``add``'s."""
+    """``text`` with only the deployments named in ``keep``, in that order, then ``add``'s."""
     head, rest = text.split("deployments:\n")
     body, hardware = rest.split("hardware:\n")
-    blocks = ["  - name: " + b for b in body.split("  - name: ")[1:]]
-    kept = [b for b in blocks if b.split("\n")[0].removeprefix("  - name: ") in keep]
-    return head + "deployments:\n" + "".join(kept) + add + "hardware:\n" + hardware
+    blocks = {b.split("\n")[0]: "  - name: " + b for b in body.split("  - name: ")[1:]}
+    return head + "deployments:\n" + "".join(blocks[name] for name in keep) + add + "hardware:\n" + hardware
 
 
 def test_a_training_job_keeps_its_own_best_servers_when_the_services_share_one_gpu_kind(tmp_path: Path) -> None:
@@ -451,6 +453,50 @@ def test_a_fleet_tried_on_one_gpu_kind_that_breaks_max_racks_does_not_stop_the_p
     assert unlimited.totals["racks"] == 1
     plan = plan_workload(_load(tmp_path, text + "  max_racks: 1\n"))
     assert plan.totals["usd_per_month"] == pytest.approx(unlimited.totals["usd_per_month"])
+
+
+THREE_ON_H100 = """\
+version: 1
+name: three
+deployments:
+  - name: small
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 20, slo: {ttft_p95_ms: 1000, tpot_ms: 40}}
+  - name: big
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference: {precision: fp8, kv_cache_precision: fp8, max_context_tokens: 16384, avg_input_tokens: 1500,
+                avg_output_tokens: 300, requests_per_second: 6, slo: {ttft_p95_ms: 1500, tpot_ms: 50}}
+  - name: coder
+    model: Qwen/Qwen3-30B-A3B
+    inference: {precision: fp8, max_context_tokens: 32768, avg_input_tokens: 4000, avg_output_tokens: 500,
+                requests_per_second: 3}
+hardware:
+  gpus: [h100-sxm5-80gb]
+  provider: baremetal
+"""
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(["small", "big", "coder"])), ids="-".join)
+def test_services_that_fit_one_bigger_server_share_it_in_any_order(tmp_path: Path, order: tuple[str, ...]) -> None:
+    """newuser8 items 1 and 2: each service alone is cheapest on a 4-GPU server, so sharing as they were chosen packed
+    them into two of those ($13,253); their 7 GPUs fit one 8-GPU server for less, whichever is listed first."""
+    plan = plan_workload(_load(tmp_path, _with_deployments(THREE_ON_H100, order)))
+    (pool,) = plan.pools
+    assert (pool.node.gpus, pool.nodes) == (8, 1)
+    assert sorted(pool.deployments) == ["big", "coder", "small"]
+    assert plan.totals["usd_per_month"] < 11_000
+    assert [d.name for d in plan.deployments] == list(order)  # the plan keeps the workload's order
+
+
+def test_max_nodes_holds_for_the_whole_fleet(tmp_path: Path) -> None:
+    """newuser8 item 3: max_nodes was held per deployment only; a fleet of more nodes was planned without a word."""
+    one = plan_workload(_load(tmp_path, THREE_ON_H100 + "  max_nodes: 1\n"))
+    assert one.totals["nodes"] == 1
+    busier = THREE_ON_H100.replace("requests_per_second: 20,", "requests_per_second: 60,")
+    assert plan_workload(_load(tmp_path, busier)).totals["nodes"] == 3  # the cheapest fleet: three 4-GPU servers
+    assert plan_workload(_load(tmp_path, busier + "  max_nodes: 2\n")).totals["nodes"] == 2  # a dearer one that fits
+    with pytest.raises(InfeasibleError, match=r"^the fleet needs 2 nodes but hardware.max_nodes is 1; to unblock"):
+        plan_workload(_load(tmp_path, busier + "  max_nodes: 1\n"))  # the fewest nodes any fleet tried needs
 
 
 # --- training communication ------------------------------------------------------------------------

@@ -104,63 +104,97 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
 def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
     """The best of the fleets the objective's options make.
 
-    Each deployment on its own best servers; the services sharing servers as they are chosen; and, without owned
-    servers to place first, the services on each allowed GPU kind alone. A fleet that breaks a fleet limit (racks,
-    budget) is dropped; the first error stands if all do.
+    Each deployment on its own best servers; the services sharing servers as they are chosen, in the workload's
+    order and largest first; and, without owned servers to place first, the services on each allowed GPU kind alone
+    and on each server kind alone. A fleet that breaks a fleet limit (racks, budget, nodes) is dropped; the first
+    error stands if all do.
     """
     from generator.planner.assemble import build_plan
 
     wl = loaded.workload
     enumerated: _Enumerated = {}
     services = sum(isinstance(d, InferenceDeployment) for d in wl.deployments)
-    fleets: list[tuple[Plan, str | None]] = []
+    fleets: list[tuple[Plan, Kind | None]] = []
     errors: list[InfeasibleError] = []
-    choices: dict[bool, list[tuple[int, Option, list[Option]]]] = {}
-    for share in (False, True) if services >= 2 else (False,):
+    passes: list[_Chosen] = []
+
+    def add(chosen: tuple[_Chosen, list[Finding], dict[int, str], dict[str, list[Blocked]]], on: Kind | None) -> None:
+        if any(_same_choices(chosen[0], done) for done in passes):
+            return  # a fleet already built
+        passes.append(chosen[0])
+        floor = _fleet_floor(wl, [opt for _, opt, _ in chosen[0]]) if fleets else None
+        if floor is not None and floor > min(_fleet_rank(wl.objective, f)[0] for f, _ in fleets) + 0.005:
+            return  # worse whatever its pools come to: not assembled
         try:
-            chosen = _choose(loaded, consts, enumerated, share=share)
-            choices[share] = chosen[0]
-            fleets.append((build_plan(loaded, consts, *chosen), None))
+            fleets.append((build_plan(loaded, consts, *chosen), on))
         except InfeasibleError as exc:
             errors.append(exc)
-    kinds = sorted({hw.gpu.id for hw in allowed_hardware(wl)}) if not wl.hardware.inventory else []
-    if len(kinds) > 1 and (services >= 2 or not fleets) and choices:
-        runners_up = [[best, *rest] for _, best, rest in next(iter(choices.values()))]
-        for kind in kinds:
+
+    try:
+        add(_choose(loaded, consts, enumerated, share=False), None)
+    except InfeasibleError as exc:
+        errors.append(exc)
+    if services >= 2 and passes:
+        runners_up = [[best, *rest] for _, best, rest in passes[0]]
+        largest_first = sorted(range(len(wl.deployments)), key=lambda i: -passes[0][i][1].candidate.gpus)
+        for order in (None, largest_first):
             try:
-                one_kind = _choose(loaded, consts, enumerated, share=True, gpu=kind, runners_up=runners_up)
-            except InfeasibleError:
-                continue
-            if any(_same_choices(one_kind[0], done) for done in choices.values()):
-                continue
-            floor = _fleet_floor(wl, [opt for _, opt, _ in one_kind[0]])
-            if fleets and floor is not None and floor > min(_fleet_rank(wl.objective, f)[0] for f, _ in fleets) + 0.005:
-                continue  # worse whatever its pools come to: not assembled
+                add(_choose(loaded, consts, enumerated, share=True, order=order, runners_up=runners_up), None)
+            except InfeasibleError as exc:
+                errors.append(exc)
+        gpu_kinds = sorted({hw.gpu.id for hw in allowed_hardware(wl)})
+        server_kinds = sorted({o.server_kind for _, best, rest in passes[0] for o in (best, *rest) if o.shares_servers})
+        kinds: list[Kind] = [
+            *(gpu_kinds if len(gpu_kinds) > 1 else []),
+            *(server_kinds if len(server_kinds) > 1 else []),
+        ]
+        for kind in [] if wl.hardware.inventory else kinds:
             try:
-                fleets.append((build_plan(loaded, consts, *one_kind), kind))
+                add(_choose(loaded, consts, enumerated, share=True, on=kind, order=largest_first, runners_up=runners_up), kind)
             except InfeasibleError:
                 continue
     if not fleets:
-        raise errors[0]
+        raise _nearest(errors)
     best, on_kind = min(fleets, key=lambda f: _fleet_rank(wl.objective, f[0]))  # the first of equals wins
     return best if on_kind is None else _on_one_kind(best, on_kind, fleets[0][0], wl.objective)
 
 
-def _same_choices(a: list[tuple[int, Option, list[Option]]], b: list[tuple[int, Option, list[Option]]]) -> bool:
+def _nearest(errors: list[InfeasibleError]) -> InfeasibleError:
+    """The error to report when no fleet was planned.
+
+    The first; or, of the fleets that broke the same limit as the first, the one nearest it (the fewest racks or
+    nodes, the least spend).
+    """
+    first = errors[0]
+    if not isinstance(first, FleetLimitError):
+        return first
+    same = [e for e in errors if isinstance(e, FleetLimitError) and e.limit == first.limit]
+    return min(same, key=lambda e: e.needed)
+
+
+def _same_choices(a: _Chosen, b: _Chosen) -> bool:
     """Whether two passes chose the very same option for every deployment (their fleets are the same)."""
     return all(x is y for (_, x, _), (_, y, _) in zip(a, b, strict=True))
 
 
-def _on_one_kind(plan: Plan, kind: str, apart: Plan, objective: str) -> Plan:
-    """A fleet whose services share one GPU kind's servers: the finding that says why, and a reason on each service."""
+def _kind_text(kind: Kind) -> str:
+    """A GPU kind as its id; a server kind as "<n>-GPU <platform> servers with <gpu>"."""
+    if isinstance(kind, str):
+        return kind
+    platform, gpu, per_node = kind
+    return f"{per_node}-GPU {platform} servers with {gpu}"
+
+
+def _on_one_kind(plan: Plan, kind: Kind, apart: Plan, objective: str) -> Plan:
+    """A fleet whose services share one kind's servers: the finding that says why, and a reason on each service."""
     from generator.planner.plan import Finding, sorted_findings
 
     note = (
-        f"the services are planned on {kind}: {_fleet_figure(plan, objective)} for the fleet, against "
+        f"the services are planned on {_kind_text(kind)}: {_fleet_figure(plan, objective)} for the fleet, against "
         f"{_fleet_figure(apart, objective)} with each deployment on its own best servers"
     )
-    why = f"chosen for the fleet: the services together on {kind} servers come to less (fleet-one-gpu-kind)"
-    on_kind = {p.name for p in plan.pools if p.node.gpu_id == kind}
+    why = f"chosen for the fleet: the services together on {_kind_text(kind)} come to less (fleet-one-gpu-kind)"
+    on_kind = {p.name for p in plan.pools if p.node.gpu_id == (kind if isinstance(kind, str) else kind[1])}
     deployments = tuple(
         d._replace(reasons=(*d.reasons, why)) if d.kind == "inference" and set(d.pools) <= on_kind else d
         for d in plan.deployments
@@ -225,6 +259,12 @@ def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
     return (*lead, t["idle_gpus"], t["nodes"], t["power_w"])
 
 
+#: Each deployment's index, chosen option and runners-up, in the workload's order.
+_Chosen = list[tuple[int, "Option", list["Option"]]]
+#: What a fleet's services may be restricted to: a GPU id, or a server kind.
+Kind = str | tuple[str, str, int]
+
+
 class _Options(NamedTuple):
     """A deployment's options for the owned servers left free, enumerated once for every pass over them."""
 
@@ -238,6 +278,8 @@ class _Options(NamedTuple):
     #: The objective they are ranked by, and the findings that say why (a fallback from cost).
     objective: str
     findings: list[Finding]
+    #: ``allowed`` by the GPU kind and by the server kind every part of an option runs on.
+    by_kind: dict[Kind, list[Option]]
 
 
 #: Options per deployment index and owned servers still free.
@@ -250,12 +292,14 @@ def _choose(
     enumerated: _Enumerated,
     *,
     share: bool,
-    gpu: str | None = None,
+    on: Kind | None = None,
+    order: list[int] | None = None,
     runners_up: list[list[Option]] | None = None,
-) -> tuple[list[tuple[int, Option, list[Option]]], list[Finding], dict[int, str], dict[str, list[Blocked]]]:
+) -> tuple[_Chosen, list[Finding], dict[int, str], dict[str, list[Blocked]]]:
     """The best option of each deployment in order (owned servers taken as they are chosen), with findings.
 
-    ``gpu``: each service's best option on that GPU kind only (a training job keeps its own); ``runners_up``: each
+    ``on``: each service's best option on that GPU or server kind only (a training job keeps its own); ``order``:
+    the deployments' indices in the order they are chosen (the workload's by default); ``runners_up``: each
     deployment's ranked options to name as runners-up instead of those the pass ranks.
     Also returns, by deployment name, the layouts ruled out and why (:class:`Blocked` records).
 
@@ -278,7 +322,8 @@ def _choose(
     ruled_out: dict[str, list[Blocked]] = {}
     free = free_servers(wl)
     busy: dict[ServerKey, int] = {}  # GPUs in use by the inference deployments chosen so far, by server kind
-    for i, dep in enumerate(wl.deployments):
+    for i in order or range(len(wl.deployments)):
+        dep = wl.deployments[i]
         model = loaded.models[dep.name]
         state = (i, tuple(sorted(free.items())))
         if state not in enumerated:
@@ -293,18 +338,23 @@ def _choose(
             within = [o for o in pinned_options if within_limits(wl, o)]
             said: list[Finding] = []
             ranked_by = objective_for(wl.objective, within, i, said)
-            enumerated[state] = _Options(pinned_options, found, within, why_pinned, ranked_by, said)
-        options, blocked, allowed, pinned, objective, said = enumerated[state]
+            by_kind: dict[Kind, list[Option]] = {}
+            for o in within:
+                for kind in {frozenset(getattr(p, key) for p in o.pieces) for key in ("server_kind", "gpu_id")}:
+                    if len(kind) == 1:
+                        by_kind.setdefault(next(iter(kind)), []).append(o)
+            enumerated[state] = _Options(pinned_options, found, within, why_pinned, ranked_by, said, by_kind)
+        options, blocked, allowed, pinned, objective, said, by_kind = enumerated[state]
         ruled_out[dep.name] = list(blocked)
         findings += said
         objectives[i] = objective
         # owned servers first: layouts that buy nothing new, then the objective (owned servers cost only their upkeep);
         # sharing servers, an inference layout is ranked by what it adds to the servers chosen before it
         shared = busy if share and isinstance(dep, InferenceDeployment) else None
-        if gpu is not None and isinstance(dep, InferenceDeployment):  # a training job keeps its own best servers
-            allowed = [o for o in allowed if {p.hardware.gpu.id for p in o.pieces} == {gpu}]
+        if on is not None and isinstance(dep, InferenceDeployment):  # a training job keeps its own best servers
+            allowed = by_kind.get(on, [])
             if not allowed:
-                raise InfeasibleError(f"deployment '{dep.name}' has no feasible layout on {gpu}")
+                raise InfeasibleError(f"deployment '{dep.name}' has no feasible layout on {_kind_text(on)}")
         feasible = sorted(allowed, key=functools.partial(ranking_key, objective=objective, busy=shared, owned_free=bool(free)))
         if not feasible:
             where = loaded.document.locate(("deployments", i, "model"))
@@ -336,7 +386,7 @@ def _choose(
             if part.shares_servers:
                 busy[part.server_kind] = busy.get(part.server_kind, 0) + part.candidate.gpus
         chosen.append((i, best, [o for o in runners_up[i] if o is not best] if runners_up else feasible[1:]))
-    return chosen, findings, objectives, ruled_out
+    return sorted(chosen, key=lambda c: c[0]), findings, objectives, ruled_out  # in the workload's order
 
 
 def _not_bought(wl: Workload, key: ServerKey) -> str | None:

@@ -398,9 +398,19 @@ def build_plan(
         if wl.hardware.max_racks is not None and len(racks) > wl.hardware.max_racks:
             raise FleetLimitError(
                 f"the fleet needs {len(racks)} racks of {wl.hardware.rack_power_kw:g} kW but hardware.max_racks is "
-                f"{wl.hardware.max_racks}; to unblock: raise max_racks or rack_power_kw, or allow denser or fewer GPUs"
+                f"{wl.hardware.max_racks}; to unblock: raise max_racks or rack_power_kw, or allow denser or fewer GPUs",
+                "max_racks",
+                len(racks),
             )
         pools = [p._replace(racks=sum(1 for r in racks if p.name in r.pools)) for p in pools]
+    nodes = sum(p.nodes for p in pools)
+    if wl.hardware.max_nodes is not None and nodes > wl.hardware.max_nodes:
+        raise FleetLimitError(
+            f"the fleet needs {nodes} nodes but hardware.max_nodes is {wl.hardware.max_nodes}; to unblock: raise max_nodes, "
+            "or allow GPUs with more memory or servers with more GPUs",
+            "max_nodes",
+            nodes,
+        )
     objectives = objectives or {}
     deployments = []
     per_run: set[str] = set()  # deployments billed per run (training jobs on rented servers)
@@ -502,7 +512,9 @@ def build_plan(
         jobs = " (serving for a month plus one run of each rented training job)" if rented and spend is not None else ""
         raise FleetLimitError(
             f"the deployments together cost {spent}{jobs}, above max_budget_usd_per_month ${cap:,.0f}; to unblock: raise "
-            "the budget, lower the request rates or allow cheaper hardware"
+            "the budget, lower the request rates or allow cheaper hardware",
+            "max_budget_usd_per_month",
+            spend if spend is not None else math.inf,
         )
     return Plan(
         workload=wl.name,

@@ -41,6 +41,11 @@ class Option(NamedTuple):
         return (self.hardware.platform.id, self.hardware.gpu.id, self.candidate.gpus_per_node)
 
     @property
+    def gpu_id(self) -> str:
+        """The GPU this option's (part's) replicas run on."""
+        return self.hardware.gpu.id
+
+    @property
     def shares_servers(self) -> bool:
         """Whether this (part's) replicas may run on servers another deployment runs on.
 
