@@ -344,7 +344,7 @@ def test_runner_ups_count_only_the_gpus_bought() -> None:
 
     text = plan_text(plan_workload(load_workload(str(REPO / "examples" / "fleet-existing.yaml"))))
     assert (
-        "  runner-up: 1 x TP4 on 1 x dell-xe8640 (4 x h100-sxm5-80gb) + 8 x TP2 on 2 x dgx-h100 (8 x h100-sxm5-80gb) "
+        "  runner-up: 2 x TP2 on 1 x dell-xe8640 (4 x h100-sxm5-80gb) + 8 x TP2 on 2 x dgx-h100 (8 x h100-sxm5-80gb) "
         "(0 GPUs bought, 20 used," in text
     )
     assert "runner-up: 4 x TP2 on 1 x dgx-h100 (8 x h100-sxm5-80gb) (8 GPUs bought, 8 used," in text

@@ -20,6 +20,7 @@ from generator.planner.training_comm import dp_bytes_per_gpu, node_link
 from generator.sizing.constants import Constants
 from generator.workload import LoadedWorkload, load_workload
 from generator.workload.models import Workload
+from tests.conftest import REPO
 
 
 def _load(tmp_path: Path, text: str) -> LoadedWorkload:
@@ -497,6 +498,29 @@ def test_max_nodes_holds_for_the_whole_fleet(tmp_path: Path) -> None:
     assert plan_workload(_load(tmp_path, busier + "  max_nodes: 2\n")).totals["nodes"] == 2  # a dearer one that fits
     with pytest.raises(InfeasibleError, match=r"^the fleet needs 2 nodes but hardware.max_nodes is 1; to unblock"):
         plan_workload(_load(tmp_path, busier + "  max_nodes: 1\n"))  # the fewest nodes any fleet tried needs
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(["small", "big", "coder"])), ids="-".join)
+def test_owned_servers_go_to_the_deployments_whatever_their_order(tmp_path: Path, order: tuple[str, ...]) -> None:
+    """newuser8 item 2: with one owned DGX H100, one order put small and big on it ($4,882) and another bought a
+    second DGX with 7 idle GPUs ($13,066)."""
+    text = THREE_ON_H100.replace("requests_per_second: 6,", "requests_per_second: 12,").replace(
+        "  gpus: [h100-sxm5-80gb]\n", "  gpus: [h100-sxm5-80gb, h200-sxm-141gb, l40s-48gb]\n"
+    )
+    text += "  inventory:\n    - platform: dgx-h100\n      count: 1\n"
+    plan = plan_workload(_load(tmp_path, _with_deployments(text, order)))
+    assert plan.totals["usd_per_month"] == pytest.approx(4882.0, abs=1.0)
+    assert plan.totals["idle_gpus"] == 0
+
+
+def test_a_service_runs_on_two_owned_server_kinds_that_are_not_bought(tmp_path: Path) -> None:
+    """newuser8 item 5: with only L40S allowed to buy, the 70B service bought 14 L40S servers ($54,436) although the
+    owned DGX H100 and HGX H100 servers together hold it (nothing bought, as with H100 allowed)."""
+    example = (REPO / "examples" / "fleet-existing.yaml").read_text()
+    text = _with_deployments(example, ("chat",)).replace("gpus: [h100-sxm5-80gb]", "gpus: [l40s-48gb]")
+    plan = plan_workload(_load(tmp_path, text))
+    assert {(p.node.platform_id, p.nodes, p.owned_nodes) for p in plan.pools} == {("dgx-h100", 2, 2), ("dell-xe8640", 1, 1)}
+    assert plan.totals["capex_usd"] == 0
 
 
 # --- training communication ------------------------------------------------------------------------

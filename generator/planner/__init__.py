@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from typing import TYPE_CHECKING
 
@@ -101,13 +102,18 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
         return min(plans, key=lambda p: _fleet_rank(wl.objective, p))
 
 
+#: With owned servers, fleets of at most this many deployments are planned in every order of them (4! = 24).
+MAX_DEPLOYMENTS_REORDERED = 4
+
+
 def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
     """The best of the fleets the objective's options make.
 
     Each deployment on its own best servers; the services sharing servers as they are chosen, in the workload's
-    order and largest first; and, without owned servers to place first, the services on each allowed GPU kind alone
-    and on each server kind alone. A fleet that breaks a fleet limit (racks, budget, nodes) is dropped; the first
-    error stands if all do.
+    order and largest first; and the services on each allowed GPU kind alone and on each server kind alone. With
+    owned servers (taken in the order the deployments are chosen) and at most
+    :data:`MAX_DEPLOYMENTS_REORDERED` deployments, the first two in every order. A fleet that breaks a fleet limit
+    (racks, budget, nodes) is dropped; the first error stands if all do.
     """
     from generator.planner.assemble import build_plan
 
@@ -130,14 +136,20 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         except InfeasibleError as exc:
             errors.append(exc)
 
-    try:
-        add(_choose(loaded, consts, enumerated, share=False), None)
-    except InfeasibleError as exc:
-        errors.append(exc)
+    count = len(wl.deployments)
+    # owned servers go to the deployments in the order they are chosen: with a few deployments, every order is tried
+    orders: list[list[int] | None] = [None]
+    if wl.hardware.inventory and 1 < count <= MAX_DEPLOYMENTS_REORDERED:
+        orders += [list(p) for p in itertools.permutations(range(count))][1:]
+    for order in orders:
+        try:
+            add(_choose(loaded, consts, enumerated, share=False, order=order), None)
+        except InfeasibleError as exc:
+            errors.append(exc)
     if services >= 2 and passes:
         runners_up = [[best, *rest] for _, best, rest in passes[0]]
-        largest_first = sorted(range(len(wl.deployments)), key=lambda i: -passes[0][i][1].candidate.gpus)
-        for order in (None, largest_first):
+        largest_first = sorted(range(count), key=lambda i: -passes[0][i][1].candidate.gpus)
+        for order in [*orders, largest_first]:
             try:
                 add(_choose(loaded, consts, enumerated, share=True, order=order, runners_up=runners_up), None)
             except InfeasibleError as exc:
@@ -148,7 +160,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
             *(gpu_kinds if len(gpu_kinds) > 1 else []),
             *(server_kinds if len(server_kinds) > 1 else []),
         ]
-        for kind in [] if wl.hardware.inventory else kinds:
+        for kind in kinds:
             try:
                 add(_choose(loaded, consts, enumerated, share=True, on=kind, order=largest_first, runners_up=runners_up), kind)
             except InfeasibleError:

@@ -387,7 +387,11 @@ def build_plan(
         pools.append(_pool(loaded, unit, name, nodes, consts, findings))
         for index, part in unit:
             pool_of[(index, part.server_kind)] = name
-    pools, inventory = _place_on_inventory(wl, pools, findings, ruled_out)
+    feasible_on: dict[ServerKey, set[str]] = {}  # the deployments with a feasible layout on each server kind
+    for index, best, rest in chosen:
+        for part in (part for o in (best, *rest) for part in o.pieces):
+            feasible_on.setdefault(part.server_kind, set()).add(wl.deployments[index].name)
+    pools, inventory = _place_on_inventory(wl, pools, findings, ruled_out, feasible_on)
     racks: list[Rack] = []
     if wl.hardware.provider == "baremetal":
         if (why := too_tall(pools, wl.hardware.rack_units_reserved)) is not None:
@@ -548,9 +552,16 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option], co_located: 
 
 
 def _place_on_inventory(
-    wl: Workload, pools: list[Pool], findings: list[Finding], ruled_out: dict[str, list[Blocked]]
+    wl: Workload,
+    pools: list[Pool],
+    findings: list[Finding],
+    ruled_out: dict[str, list[Blocked]],
+    feasible_on: dict[ServerKey, set[str]],
 ) -> tuple[list[Pool], list[dict[str, Any]]]:
-    """Owned host names onto the pools that use owned servers; what each owned group holds, what stays free and why."""
+    """Owned host names onto the pools that use owned servers; what each owned group holds, what stays free and why.
+
+    ``feasible_on``: by server kind, the deployments that had a feasible layout on it (the fleet chose another).
+    """
     out = list(pools)
     report = []
     not_bought = {(h.platform.id, h.gpu.id): h.not_bought for h in allowed_hardware(wl)}
@@ -594,7 +605,7 @@ def _place_on_inventory(
                 )
             )
         if free:
-            why = why_left_free(group.gpu.id, group.platform.id, ruled_out, users)
+            why = why_left_free(group.gpu.id, group.platform.id, ruled_out, users, feasible_on.get(group.key, set()))
             findings.append(
                 Finding(
                     "info",

@@ -293,11 +293,19 @@ def on_shared_servers(opt: Option, busy_gpus: dict[ServerKey, int]) -> Candidate
 def ranking_key(opt: Option, objective: str, busy: dict[ServerKey, int] | None, owned_free: bool) -> tuple[object, ...]:
     """Sort key of an option: with owned servers free, those that buy nothing new first; then the objective.
 
+    Of those that buy nothing new, layouts on owned servers come before layouts on the idle GPUs of bought ones.
+
     ``busy``: where inference deployments share servers, the GPUs the ones chosen before use (see
     :func:`on_shared_servers`); None when each deployment is ranked on its own.
     """
     c = ranking_candidate(opt) if busy is None else on_shared_servers(opt, busy)
-    return (owned_free and c.nodes > c.owned_nodes, rank(objective, c, share=busy is not None), opt.candidate.summary)
+    buys = c.nodes > c.owned_nodes
+    return (
+        owned_free and buys,
+        owned_free and not buys and not c.owned_nodes,
+        rank(objective, c, share=busy is not None),
+        opt.candidate.summary,
+    )
 
 
 def monthly_spend_usd(wl: Workload, opt: Option) -> float | None:

@@ -50,16 +50,26 @@ def _left_free_reason(b: Blocked) -> str:
     )
 
 
-def why_left_free(gpu_id: str, platform_id: str, blocked: Mapping[str, Sequence[Blocked]], users: Set[str] = frozenset()) -> str:
+def why_left_free(
+    gpu_id: str,
+    platform_id: str,
+    blocked: Mapping[str, Sequence[Blocked]],
+    users: Set[str] = frozenset(),
+    feasible: Set[str] = frozenset(),
+) -> str:
     """Why the deployments other than ``users`` took no owned server of one kind, or "" where none was dropped there.
 
-    Per deployment: what rules the server out (RAM, network, PSU, SLO), else the first layout that needs more
+    Per deployment: that a layout there was feasible but the fleet is cheaper (by the objective) without it (those in
+    ``feasible``); else what rules the server out (RAM, network, PSU, SLO), else the first layout that needs more
     servers than are owned and free (more of them are not bought).
     """
-    parts = []
+    parts = [
+        f"{name}: a layout on them was feasible, but the fleet ranks better by the objective without it"
+        for name in sorted(feasible - set(users))
+    ]
     for name, found in blocked.items():
         reasons = _on(gpu_id, platform_id, found)
-        if name in users or not reasons:
+        if name in users or name in feasible or not reasons:
             continue
         server = list(dict.fromkeys(_left_free_reason(r) for r in reasons if r.code != OWNED_SHORT))
         kept = server[:MAX_REASONS] if server else [reasons[0].why]

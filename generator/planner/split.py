@@ -37,8 +37,8 @@ def split_options(
 ) -> list[Option]:
     """Every split of the service: a full owned kind's replicas first, the rest of the replicas on another allowed kind.
 
-    The rest may use free owned servers of that other kind before buying more of it; kinds the workload does
-    not allow buying take no rest (their owned servers are a split's first part instead).
+    The rest may use free owned servers of that other kind before buying more of it; of a kind the workload does
+    not allow buying, only its free owned servers (two owned kinds can hold a service that neither holds alone).
     """
     if not any(free.values()):
         return []
@@ -50,7 +50,7 @@ def split_options(
         owned_hw = next((h for h in hardware if (h.platform.id, h.gpu.id) == key[:2]), None)
         if not servers or owned_hw is None:
             continue
-        others = [h for h in hardware if h.not_bought is None and (h.platform.id, h.gpu.id) != key[:2]]
+        others = [h for h in hardware if (h.platform.id, h.gpu.id) != key[:2]]  # one not bought: its free owned servers
         rest_free = {k: n for k, n in free.items() if k != key}
         for owned in owned_fill_options(wl, dep, model, consts, owned_hw, key[2], servers):
             if part_capacity(owned) >= rate:
