@@ -67,6 +67,17 @@ CASES = [
         "workload.yaml:3:6: foo: custom YAML tag",
         id="python-tag",
     ),
+    pytest.param(  # newuser8 item 11: the pin got memory and precision advice at exit 3
+        VALID.replace("    inference:", "    platform: aws-p5-48xlarge\n    inference:"),
+        "workload.yaml:6:15: deployments[0].platform: 'aws-p5-48xlarge' is a platform of provider aws; this workload's "
+        "hardware.provider is baremetal",
+        id="pin-other-provider",
+    ),
+    pytest.param(
+        VALID.replace("    inference:", "    platform: dgx-h100\n    inference:"),
+        "workload.yaml:6:15: deployments[0].platform: 'dgx-h100' takes h100-sxm5-80gb, none of hardware.gpus (l40s-48gb)",
+        id="pin-no-allowed-gpu",
+    ),
     pytest.param(
         VALID + "constants:\n  gpu_memory_utilisation: 0.8\n",
         "workload.yaml:12:3: constants.gpu_memory_utilisation: unknown constant 'gpu_memory_utilisation'",

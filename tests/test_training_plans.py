@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,22 @@ def test_70b_full_fine_tune_on_two_nodes_keeps_tp_in_nvlink_and_times_its_all_re
 
 def _hw(platform: str = "dgx-h100", gpu: str = "h100-sxm5-80gb") -> Hardware:
     return Hardware(catalog.platforms()[platform], catalog.gpus()[gpu])
+
+
+def test_the_step_names_the_data_parallel_leg_that_bounds_it(tmp_path: Path) -> None:
+    """newuser8 item 9: 30.11 GB "over 8 x 400 Gb/s GPU fabric" took 0.971 s on one line and 0.09 s on the next: the
+    PCIe leg inside a node bounds the step's DP time, the fabric carries its between-node leg."""
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: pcie\ndeployments:\n  - name: ft\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    training: {method: full, sequence_length: 4096, dataset_tokens: 2000000000, deadline_hours: 24}\n"
+        "hardware:\n  provider: baremetal\n  gpus: [l40s-48gb]\n"
+    )
+    job = plan_workload(load_workload(str(path))).deployments[0]
+    (step,) = [r for r in job.reasons if r.startswith("one step takes")]
+    assert re.search(r"GB per GPU: ([\d.]+) s inside a node over its GPU link, which bounds it, and ([\d.]+) s between", step)
+    (between,) = [r for r in job.reasons if r.startswith("data parallel across")]
+    assert re.search(r": [\d.]+ s between nodes against [\d.]+ s of compute", between)
 
 
 @pytest.mark.parametrize(

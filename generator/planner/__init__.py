@@ -233,7 +233,7 @@ def _fleet_floor(wl: Workload, options: list[Option]) -> float | None:
         if wl.objective == "gpus":
             each = float(c.gpus_per_node)
         elif wl.objective == "power":
-            each = c.power_w / c.nodes
+            each = (c.power_compared_w or c.power_w) / c.nodes
         elif billed_per_run(wl.hardware.provider, c):
             return None
         else:  # an unpriced fleet ranks as infinitely dear
@@ -267,8 +267,11 @@ def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
     t = plan.totals
     usd = t["usd_per_month"] if t["usd_per_month"] is not None else math.inf
     jobs = t["training_usd_per_job"] if t["training_usd_per_job"] is not None else math.inf
-    lead = {"gpus": (t["gpus"],), "power": (t["power_w"],)}.get(objective, (usd, jobs, t["gpus"] if usd == math.inf else 0))
-    return (*lead, t["idle_gpus"], t["nodes"], t["power_w"])
+    # power on the basis deployments are ranked by: each server's components summed (its published maximum where
+    # the catalog has no parts list), so that fleets of published and built servers compare alike
+    power = sum(p.nodes * (p.node.power_components_w or p.node.power_w) for p in plan.pools)
+    lead = {"gpus": (t["gpus"],), "power": (power,)}.get(objective, (usd, jobs, t["gpus"] if usd == math.inf else 0))
+    return (*lead, t["idle_gpus"], t["nodes"], power)
 
 
 #: Each deployment's index, chosen option and runners-up, in the workload's order.

@@ -331,7 +331,7 @@ def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tup
         if opt.candidate.nodes > 1:
             reasons.append(
                 f"data parallel across {opt.candidate.nodes} nodes sends {comm.bytes_per_gpu / 1e9:.2f} GB per GPU per step over "
-                f"{comm.link}: {comm.comm_s:.2f} s against {comm.compute_s:.2f} s of compute"
+                f"{comm.link}: {comm.comm_s:.2f} s between nodes against {comm.compute_s:.2f} s of compute"
                 + (" (communication bounds the step)" if comm.dominates else "")
             )
     if shape.hours is not None:

@@ -32,9 +32,15 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
         parts.append(f"PP activations {step.pp_transfer_s:.3f} s ({step.pp_bytes / 1e9:.3f} GB per GPU over {comm.stage_link})")
         parts.append(f"PP bubble {step.pp_bubble_s:.3f} s")
     if dp > 1:
+        # replicas side by side in a node reduce over its GPU link too: the slower leg bounds the step's DP time
+        over = f" over {comm.link}"
+        if step.dp_inter_node_s and step.dp_comm_s > step.dp_inter_node_s:
+            over = (
+                f": {step.dp_comm_s:.3f} s inside a node over its GPU link, which bounds it, and "
+                f"{step.dp_inter_node_s:.3f} s between nodes over {comm.link}"
+            )
         parts.append(
-            f"DP/ZeRO {step.dp_exposed_s:.3f} s exposed of {step.dp_comm_s:.3f} s "
-            f"({step.dp_bytes / 1e9:.2f} GB per GPU over {comm.link})"
+            f"DP/ZeRO {step.dp_exposed_s:.3f} s exposed of {step.dp_comm_s:.3f} s ({step.dp_bytes / 1e9:.2f} GB per GPU{over})"
         )
     latency = f"; per-collective latency {step.latency_s:.3f} s of the communication" if step.latency_s >= 0.0005 else ""
     return f"one step takes {step.total_s:.3f} s: " + " + ".join(parts) + latency

@@ -31,6 +31,29 @@ class LoadedWorkload(NamedTuple):
     models: dict[str, ResolvedModel]
 
 
+def _pin_errors(doc: Document, i: int, platform: PlatformSpec, wl: Workload) -> list[InputError]:
+    """A deployment pinned to a catalog platform of another provider, or to one that takes none of the allowed GPUs."""
+    where = doc.locate(("deployments", i, "platform"))
+    if platform.provider != wl.hardware.provider:
+        return [
+            InputError(
+                f"'{platform.id}' is a platform of provider {platform.provider}; this workload's hardware.provider is "
+                f"{wl.hardware.provider}",
+                where,
+            )
+        ]
+    allowed = [g.lower() for g in wl.hardware.gpus or ()]
+    owned = any(group.platform == platform.id for group in wl.hardware.inventory)  # used whatever gpus lists
+    if allowed and not owned and not set(platform.gpu_ids) & set(allowed):
+        return [
+            InputError(
+                f"'{platform.id}' takes {', '.join(platform.gpu_ids)}, none of hardware.gpus ({', '.join(allowed)})",
+                where,
+            )
+        ]
+    return []
+
+
 def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
     errors: list[InputError] = []
     models: dict[str, ResolvedModel] = {}
@@ -44,6 +67,8 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         if dep.platform is not None:
             known = {**catalog.platforms(), **{g.custom.platform_id: g for g in wl.hardware.inventory if g.custom}}
             _check_id(errors, doc, ("deployments", i, "platform"), dep.platform, known, "platform")
+            if (pinned := catalog.platforms().get(dep.platform)) is not None:
+                errors += _pin_errors(doc, i, pinned, wl)
         try:
             models[dep.name] = resolve_model(dep.model, base_dir, doc.locate(("deployments", i, "model")), root)
         except InputError as exc:
