@@ -489,6 +489,16 @@ def test_services_that_fit_one_bigger_server_share_it_in_any_order(tmp_path: Pat
     assert [d.name for d in plan.deployments] == list(order)  # the plan keeps the workload's order
 
 
+def test_co_located_deployments_carry_their_share_of_the_pool(tmp_path: Path) -> None:
+    """newuser8 item 8: each of three co-located services listed the whole server's cost; summed, 3x the fleet."""
+    plan = plan_workload(_load(tmp_path, THREE_ON_H100))
+    (pool,) = plan.pools
+    shares = [d.details for d in plan.deployments]
+    assert sum(d["usd_per_month"] for d in shares) == pytest.approx(plan.totals["usd_per_month"], abs=0.05)
+    assert sum(d["capex_usd"] for d in shares) == pytest.approx(pool.capex_usd, abs=2)
+    assert {d["cost_share"].split(" of the ")[1] for d in shares} == {f"7 GPUs in use in pool {pool.name}"}
+
+
 def test_max_nodes_holds_for_the_whole_fleet(tmp_path: Path) -> None:
     """newuser8 item 3: max_nodes was held per deployment only; a fleet of more nodes was planned without a word."""
     one = plan_workload(_load(tmp_path, THREE_ON_H100 + "  max_nodes: 1\n"))

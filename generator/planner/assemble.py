@@ -457,6 +457,8 @@ def build_plan(
         if billed_per_run(wl.hardware.provider, opt.candidate):
             per_run.add(dep.name)
         details["co_located"] = any(len(p.deployments) > 1 for p in pools if p.name in dep_pools)
+        if details["co_located"] and len(dep_pools) == 1:
+            details.update(_pool_share(next(p for p in pools if p.name == dep_pools[0]), opt.candidate.gpus))
         reasons += [colocation[(index, part.server_kind)] for part in opt.pieces]
         for part in opt.pieces:
             if part.hardware.not_bought and not part.hardware.platform.custom:
@@ -712,6 +714,25 @@ def _cost_details(opt: Option, objective: str, provider: str) -> dict[str, Any]:
         out["usd_per_job"] = round(run, 2)
         out["gpu_hours_per_job"] = round((c.gpus + c.idle_gpus) * c.run_hours, 1)  # every GPU of its servers, owned or not
     return out
+
+
+def _pool_share(pool: Pool, gpus: int) -> dict[str, Any]:
+    """A co-located deployment's cost: its share of the pool by the GPUs it uses (the shares add up to the pool).
+
+    The servers, GPUs bought and idle GPUs are the pool's, which the deployments share.
+    """
+    used = pool.nodes * pool.node.gpus - pool.idle_gpus
+    share = gpus / used if used else 0.0
+    usd = None if pool.usd_per_hour is None else pool.usd_per_hour * HOURS_PER_MONTH
+    return {
+        "cost_share": f"{gpus} of the {used} GPUs in use in pool {pool.name}",
+        "capex_usd": None if pool.capex_usd is None else round(pool.capex_usd * share),
+        "opex_usd_per_month": None if pool.opex_usd_per_month is None else round(pool.opex_usd_per_month * share, 2),
+        "usd_per_month": None if usd is None else round(usd * share, 2),
+        "servers": pool.nodes,
+        "gpus_bought": (pool.nodes - pool.owned_nodes) * pool.node.gpus,
+        "idle_gpus": pool.idle_gpus,
+    }
 
 
 def _idle_findings(pools: list[Pool], deployments: list[DeploymentPlan], provider: str) -> list[Finding]:
