@@ -113,7 +113,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
     order and largest first; and the services on each allowed GPU kind alone and on each server kind alone. With
     owned servers (taken in the order the deployments are chosen) and at most
     :data:`MAX_DEPLOYMENTS_REORDERED` deployments, the first two in every order. A fleet that breaks a fleet limit
-    (racks, budget, nodes) is dropped; the first error stands if all do.
+    (racks, budget, nodes) is dropped; if every fleet fails, :func:`_nearest` says why.
     """
     from generator.planner.assemble import build_plan
 
@@ -206,7 +206,8 @@ def _on_one_kind(plan: Plan, kind: Kind, apart: Plan, objective: str) -> Plan:
         f"{_fleet_figure(apart, objective)} with each deployment on its own best servers"
     )
     why = f"chosen for the fleet: the services together on {_kind_text(kind)} come to less (fleet-one-gpu-kind)"
-    on_kind = {p.name for p in plan.pools if p.node.gpu_id == (kind if isinstance(kind, str) else kind[1])}
+    key = (kind,) if isinstance(kind, str) else kind  # (GPU) or (platform, GPU, GPUs per server)
+    on_kind = {p.name for p in plan.pools if key in {(p.node.gpu_id,), (p.node.platform_id, p.node.gpu_id, p.node.gpus)}}
     deployments = tuple(
         d._replace(reasons=(*d.reasons, why)) if d.kind == "inference" and set(d.pools) <= on_kind else d
         for d in plan.deployments
