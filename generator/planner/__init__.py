@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from generator.planner.blocked import Blocked
     from generator.planner.inventory import ServerKey
     from generator.planner.option import Option
-    from generator.planner.plan import Finding, Plan
+    from generator.planner.plan import Candidate, Finding, Plan
     from generator.sizing.constants import Constants
 
 
@@ -206,8 +206,7 @@ def _on_one_kind(plan: Plan, kind: Kind, apart: Plan, objective: str) -> Plan:
         f"{_fleet_figure(apart, objective)} with each deployment on its own best servers"
     )
     why = f"chosen for the fleet: the services together on {_kind_text(kind)} come to less (fleet-one-gpu-kind)"
-    key = (kind,) if isinstance(kind, str) else kind  # (GPU) or (platform, GPU, GPUs per server)
-    on_kind = {p.name for p in plan.pools if key in {(p.node.gpu_id,), (p.node.platform_id, p.node.gpu_id, p.node.gpus)}}
+    on_kind = {p.name for p in plan.pools if kind in (p.node.gpu_id, (p.node.platform_id, p.node.gpu_id, p.node.gpus))}
     deployments = tuple(
         d._replace(reasons=(*d.reasons, why)) if d.kind == "inference" and set(d.pools) <= on_kind else d
         for d in plan.deployments
@@ -355,10 +354,10 @@ def _choose(
             said: list[Finding] = []
             ranked_by = objective_for(wl.objective, within, i, said)
             by_kind: dict[Kind, list[Option]] = {}
-            for o in within:
-                for kind in {frozenset(getattr(p, key) for p in o.pieces) for key in ("server_kind", "gpu_id")}:
-                    if len(kind) == 1:
-                        by_kind.setdefault(next(iter(kind)), []).append(o)
+            for o in within:  # a split option is on a kind only where both of its parts are
+                kinds: list[set[Kind]] = [{p.gpu_id, p.server_kind} for p in o.pieces]
+                for kind in set.intersection(*kinds):
+                    by_kind.setdefault(kind, []).append(o)
             enumerated[state] = _Options(pinned_options, found, within, why_pinned, ranked_by, said, by_kind)
         options, blocked, allowed, pinned, objective, said, by_kind = enumerated[state]
         ruled_out[dep.name] = list(blocked)
@@ -434,6 +433,11 @@ def honour_pins(dep: InferenceDeployment | TrainingDeployment, options: list[Opt
     return kept, f"no feasible layout with the pinned {wanted}"
 
 
+def _unpriced_label(c: Candidate) -> str:
+    """What an unpriced candidate lacks a price for: the server with those GPUs (either may lack one)."""
+    return f"{c.platform_id} with {c.gpu_id}"
+
+
 def objective_for(objective: str, options: list[Option], index: int, findings: list[Finding]) -> str:
     """The objective the options are ranked by.
 
@@ -454,7 +458,7 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
     unpriced = [o.candidate for o in options if o.candidate.usd_per_hour is None]
     open_ = sorted(
         {
-            f"{u.platform_id} with {u.gpu_id}"  # the price is the server's with those GPUs (either may lack one)
+            _unpriced_label(u)
             for u in unpriced
             if not any(g <= u.gpus_bought and n <= u.nodes and w <= u.power_compared_w for g, n, w in priced)
         }
@@ -465,7 +469,7 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
                 Finding(
                     "info",
                     "unpriced-dominated",
-                    f"no price for {', '.join(sorted({f'{u.platform_id} with {u.gpu_id}' for u in unpriced}))}; each such "
+                    f"no price for {', '.join(sorted({_unpriced_label(u) for u in unpriced}))}; each such "
                     "layout buys at least "
                     "the GPUs, servers and power of a priced one, so it is ranked after it",
                     f"deployments[{index}]",

@@ -21,7 +21,7 @@ from generator.named_tuple import NamedTuple
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.kube_objects import dns_name, namespace_object
 from generator.render.node_tags import node_tags
-from generator.workload.gke_zone import is_zone, pool_zone, region_of, zone_problem
+from generator.workload.gke_zone import cluster_region, pool_zone, zone_problem
 from generator.workload.models import GpuSharing, KubernetesSettings, Workload
 
 #: Accelerator type of each GPU machine family (machine types carry a fixed GPU model);
@@ -155,7 +155,7 @@ def price_region_findings(plan: Plan, workload: Workload) -> list[Finding]:
     location = workload.kubernetes.location
     if location is None:
         return []
-    region = region_of(location) if is_zone(location) else location
+    region = cluster_region(location)
     out = []
     for pool in plan.pools:
         if pool.node.platform_id in workload.prices:  # the workload's own price: for its region, we take it

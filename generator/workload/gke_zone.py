@@ -31,6 +31,11 @@ def region_of(zone: str) -> str:
     return zone.rpartition("-")[0]
 
 
+def cluster_region(location: str) -> str:
+    """The region of a GKE cluster's location (a zone's region, or the region itself)."""
+    return region_of(location) if is_zone(location) else location
+
+
 def pool_zone(settings: KubernetesSettings) -> str | None:
     """The one zone the GPU node pools run in: ``zone``, else a zonal ``location``; None when neither names one."""
     if settings.zone is not None:
@@ -55,7 +60,7 @@ def zone_problem(settings: KubernetesSettings) -> tuple[str, str] | None:
             f"type); set kubernetes.zone to the one zone of {location} that offers the planned machine type "
             f"({ZONES_PAGE}), or give a zone as the location",
         )
-    region = region_of(location) if is_zone(location) else location
+    region = cluster_region(location)
     if region_of(zone) != region:  # a zonal cluster's pools may use other zones of its region (multi-zonal)
         return "zone", f"'{zone}' is not in the cluster's region '{region}' (kubernetes.location {location})"
     return None
