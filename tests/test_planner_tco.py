@@ -523,6 +523,33 @@ def test_owned_servers_go_to_the_deployments_whatever_their_order(tmp_path: Path
     assert plan.totals["idle_gpus"] == 0
 
 
+ONE_DGX_NOT_BOUGHT = "  platforms: [dell-xe8640]\n  inventory:\n    - platform: dgx-h100\n      count: 1\n"
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(["small", "big", "coder"])), ids="-".join)
+def test_services_take_the_idle_gpus_of_an_owned_server_no_more_of_are_bought(tmp_path: Path, order: tuple[str, ...]) -> None:
+    """newuser8 item 4: the first service took the owned DGX H100 (2 of its 8 GPUs) and, DGX not being bought, the
+    others bought a 4-GPU server ($9,409, capex $197,000) although all three fit the DGX's idle GPUs ($2,783)."""
+    plan = plan_workload(_load(tmp_path, _with_deployments(THREE_ON_H100 + ONE_DGX_NOT_BOUGHT, order)))
+    (pool,) = plan.pools
+    assert (pool.node.platform_id, pool.nodes, pool.owned_nodes) == ("dgx-h100", 1, 1)
+    assert sorted(pool.deployments) == ["big", "coder", "small"]
+    assert plan.totals["capex_usd"] == 0
+    assert plan.totals["usd_per_month"] == pytest.approx(2783.0, abs=1.0)
+
+
+def test_replicas_beyond_the_idle_gpus_of_an_owned_kind_not_bought_go_elsewhere(tmp_path: Path) -> None:
+    """The idle GPUs of an owned server no more of are bought hold what fits, no more: big at 24 req/s needs more
+    than the 6 GPUs small leaves free, so it buys 4-GPU servers (a pool beyond the owned servers is never planned)."""
+    text = THREE_ON_H100.replace("requests_per_second: 6,", "requests_per_second: 24,")
+    text = _with_deployments(text, ("small", "big")) + ONE_DGX_NOT_BOUGHT
+    plan = plan_workload(_load(tmp_path, text))
+    dgx = [p for p in plan.pools if p.node.platform_id == "dgx-h100"]
+    assert all(p.nodes == p.owned_nodes == 1 for p in dgx)
+    assert sum(p.node.gpus * p.nodes - p.idle_gpus for p in dgx) <= 8
+    assert any(p.node.platform_id == "dell-xe8640" and p.nodes > p.owned_nodes for p in plan.pools)
+
+
 def test_a_service_runs_on_two_owned_server_kinds_that_are_not_bought(tmp_path: Path) -> None:
     """newuser8 item 5: with only L40S allowed to buy, the 70B service bought 14 L40S servers ($54,436) although the
     owned DGX H100 and HGX H100 servers together hold it (nothing bought, as with H100 allowed)."""

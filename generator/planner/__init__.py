@@ -297,8 +297,8 @@ class _Options(NamedTuple):
     by_kind: dict[Kind, list[Option]]
 
 
-#: Options per deployment index and owned servers still free.
-_Enumerated = dict[tuple[int, tuple[tuple["ServerKey", int], ...]], _Options]
+#: Options per deployment index and owned servers still free (with and without those whose idle GPUs a service may take).
+_Enumerated = dict[tuple[int, tuple[tuple["ServerKey", int], ...], tuple[tuple["ServerKey", int], ...]], _Options]
 
 
 def _choose(
@@ -335,20 +335,23 @@ def _choose(
     chosen: list[tuple[int, Option, list[Option]]] = []
     objectives: dict[int, str] = {}
     ruled_out: dict[str, list[Blocked]] = {}
-    free = free_servers(wl)
+    free = free_servers(wl)  # owned servers no deployment holds whole (in a shared pass, services' replicas aside)
     busy: dict[ServerKey, int] = {}  # GPUs in use by the inference deployments chosen so far, by server kind
     for i in order or range(len(wl.deployments)):
         dep = wl.deployments[i]
         model = loaded.models[dep.name]
-        state = (i, tuple(sorted(free.items())))
+        service = isinstance(dep, InferenceDeployment)
+        whole = _left_free(wl, free, busy, idle_too=False) if share else free
+        seen = _left_free(wl, free, busy, idle_too=True) if share and service else whole
+        state = (i, tuple(sorted(seen.items())), tuple(sorted(whole.items())))
         if state not in enumerated:
             found: list[Blocked] = []
             if isinstance(dep, InferenceDeployment):
-                every = inference_options(wl, dep, model, consts, found, free) + split_options(wl, dep, model, consts, free)
+                every = inference_options(wl, dep, model, consts, found, seen) + split_options(wl, dep, model, consts, whole)
             else:
                 from generator.planner.training_candidates import training_options
 
-                every = training_options(wl, dep, model, consts, found, free)
+                every = training_options(wl, dep, model, consts, found, whole)
             pinned_options, why_pinned = honour_pins(dep, every)
             within = [o for o in pinned_options if within_limits(wl, o)]
             said: list[Finding] = []
@@ -365,11 +368,13 @@ def _choose(
         objectives[i] = objective
         # owned servers first: layouts that buy nothing new, then the objective (owned servers cost only their upkeep);
         # sharing servers, an inference layout is ranked by what it adds to the servers chosen before it
-        shared = busy if share and isinstance(dep, InferenceDeployment) else None
-        if on is not None and isinstance(dep, InferenceDeployment):  # a training job keeps its own best servers
+        shared = busy if share and service else None
+        if on is not None and service:  # a training job keeps its own best servers
             allowed = by_kind.get(on, [])
             if not allowed:
                 raise InfeasibleError(f"deployment '{dep.name}' has no feasible layout on {_kind_text(on)}")
+        if shared:  # the idle GPUs of an owned server no more of are bought hold only so many replicas
+            allowed = [o for o in allowed if _fits_owned(wl, o, free, shared)]
         feasible = sorted(allowed, key=functools.partial(ranking_key, objective=objective, busy=shared, owned_free=bool(free)))
         if not feasible:
             where = loaded.document.locate(("deployments", i, "model"))
@@ -387,7 +392,7 @@ def _choose(
                 )
             owned = "; ".join(
                 f"{n} x {k[0]} ({k[2]} x {k[1]}) owned and free" + (f" ({why})" if (why := _not_bought(wl, k)) else "")
-                for k, n in sorted(free.items())
+                for k, n in sorted(seen.items())
                 if n
             )
             hint = _unblock_hint(dep, model, blocked)
@@ -396,12 +401,37 @@ def _choose(
                 + (f"; {owned}" if owned else "")
             )
         best = feasible[0]
-        take_owned(free, (part.candidate for part in best.pieces))
-        for part in best.pieces if share else ():
-            if part.shares_servers:
+        for part in best.pieces:  # sharing, a service's replicas fill servers of their kind GPU by GPU (as pools do)
+            if share and part.shares_servers:
                 busy[part.server_kind] = busy.get(part.server_kind, 0) + part.candidate.gpus
+            else:
+                take_owned(free, (part.candidate,))
         chosen.append((i, best, [o for o in runners_up[i] if o is not best] if runners_up else feasible[1:]))
     return sorted(chosen, key=lambda c: c[0]), findings, objectives, ruled_out  # in the workload's order
+
+
+def _left_free(wl: Workload, free: dict[ServerKey, int], busy: dict[ServerKey, int], *, idle_too: bool) -> dict[ServerKey, int]:
+    """Owned servers a deployment may be placed on in a pass where services share servers.
+
+    The services' replicas of a kind fill its owned servers first (a pool packs its GPUs onto as few servers as they
+    need), so the servers they hold are not free. ``idle_too``: a server they fill only in part stays free where no
+    more of its kind are bought, so that another service takes its idle GPUs (:func:`_fits_owned` bounds what fits).
+    """
+    left = {}
+    for key, count in free.items():
+        gpus, per_node = busy.get(key, 0), key[2]
+        held = gpus // per_node if idle_too and _not_bought(wl, key) else math.ceil(gpus / per_node)
+        left[key] = max(0, count - held)
+    return left
+
+
+def _fits_owned(wl: Workload, opt: Option, free: dict[ServerKey, int], busy: dict[ServerKey, int]) -> bool:
+    """Whether a service's replicas on owned servers no more of are bought fit beside the services already there."""
+    return all(
+        math.ceil((busy[key] + part.candidate.gpus) / key[2]) <= free.get(key, 0)
+        for part in opt.pieces
+        if part.shares_servers and busy.get(key := part.server_kind) and _not_bought(wl, key)
+    )
 
 
 def _not_bought(wl: Workload, key: ServerKey) -> str | None:
