@@ -212,15 +212,20 @@ OVERRIDES: dict[str, float] = {}
 #: ``max_batch_size=2048`` and ``max_num_tokens=8192`` (tensorrt_llm/commands/serve.py, tensorrt_llm/builder.py,
 #: https://github.com/NVIDIA/TensorRT-LLM/blob/v1.2.0rc1/tensorrt_llm/commands/serve.py). A row whose version documents
 #: another default names it in ``max_num_seqs`` (and ``max_num_batched_tokens``).
+#: Every row states both limits, so that the estimate's defaults for today's vLLM (1,024 sequences on H100-class GPUs)
+#: do not apply to another engine or an older version: ``max_num_seqs`` sizes the vLLM reservation the KV capacity of
+#: every row is computed with (256, the limit of the vLLM versions of the rows that do not name theirs).
 ENGINE_SETTINGS: dict[str, dict[str, float]] = {
-    "vllm": {"max_batch_size": 256},
-    "tensorrt-llm-serve": {"max_batch_size": 2048, "prefill_chunk_tokens": 8192},
+    "vllm": {"max_batch_size": 256, "max_num_seqs": 256},
+    "tensorrt-llm-serve": {"max_batch_size": 2048, "max_num_seqs": 256, "prefill_chunk_tokens": 8192},
 }
+#: Any other engine: its own max batch (constants.py ``max_batch_size``), the reservation sized as above.
+OTHER_ENGINE_SETTINGS: dict[str, float] = {"max_batch_size": 2048, "max_num_seqs": 256}
 
 
 def _row_constants(row: dict[str, Any]) -> tuple[tuple[str, float], ...]:
     """The constants a row runs under: the engine's documented settings, the row's version default, then fitting overrides."""
-    settings = dict(ENGINE_SETTINGS.get(row["engine"], {}))
+    settings = dict(ENGINE_SETTINGS.get(row["engine"], OTHER_ENGINE_SETTINGS))
     if "max_num_seqs" in row:
         # the scheduler's limit of that version (vLLM V1: 1024 on H100-class GPUs), a setting, not a measurement
         settings.update(max_batch_size=row["max_num_seqs"], max_num_seqs=row["max_num_seqs"])

@@ -15,8 +15,9 @@ from generator.input_files import MAX_LOG_BYTES
 from tests.helpers import estimate_json
 
 DATA = Path(__file__).parent / "data" / "calibrate"
+# the log's vLLM (January 2025) ran 256 sequences on every GPU; 1,024 on H100 came with a later get_batch_defaults
 VLLM_SETUP = ("meta-llama/Llama-3.1-70B-Instruct", "--precision", "int8", "--gpu", "h100-sxm5-80gb", "--context", "2048",
-              "--gpu-memory-utilization", "0.98")  # fmt: skip
+              "--gpu-memory-utilization", "0.98", "--max-num-seqs", "256")  # fmt: skip
 BENCH_SETUP = ("meta-llama/Llama-3.1-8B", "--precision", "q4_k_m", "--gpu", "rtx-4090-24gb", "--input-tokens", "512",
                "--output-tokens", "128")  # fmt: skip
 OFFLOAD_SETUP = ("meta-llama/Llama-3.1-70B-Instruct", "--precision", "q4_k_m", "--gpu", "rtx-4090-24gb", "--ram-gib", "128",
@@ -283,7 +284,9 @@ def test_model_key(name: str, key: str) -> None:
 
 def test_the_runs_settings_are_used() -> None:
     """Report 2 bug 7 A: without --context / --gpu-memory-utilization the log's 2048 and 0.98 are used."""
-    code, text = calibrate("llama-3.1-70b-instruct", "--gpu", "h100-sxm5-80gb", "--precision", "int8", "--log", VLLM_LOG)
+    code, text = calibrate(
+        "llama-3.1-70b-instruct", "--gpu", "h100-sxm5-80gb", "--precision", "int8", "--max-num-seqs", "256", "--log", VLLM_LOG
+    )
     assert code == 0
     assert "note: predicted with --gpu-memory-utilization 0.98 (the run's gpu_memory_utilization, from the log)" in text
     assert "note: predicted with --context 2048 (the run's max_model_len, from the log)" in text

@@ -95,10 +95,10 @@ def test_pinned_groups_are_real_and_still_miss_the_target(groups: dict[str, dict
 @pytest.mark.parametrize(
     ("row", "expected"),
     [
-        # TensorRT-LLM keeps the engine's own limits
-        ({"engine": "tensorrt-llm"}, ()),
+        # TensorRT-LLM keeps the engine's own limit (its KV capacity sized by vLLM's reservation at 256 sequences)
+        ({"engine": "tensorrt-llm"}, (("max_batch_size", 2048), ("max_num_seqs", 256))),
         # vLLM V0's documented max_num_seqs=256 bounds the batch
-        ({"engine": "vllm"}, (("max_batch_size", 256),)),
+        ({"engine": "vllm"}, (("max_batch_size", 256), ("max_num_seqs", 256))),
         # a row of vLLM V1 on an H100-class GPU names that version's default, 1024
         ({"engine": "vllm", "max_num_seqs": 1024}, (("max_batch_size", 1024), ("max_num_seqs", 1024))),
         # and a --max-num-batched-tokens the run set becomes the prefill chunk
@@ -106,10 +106,10 @@ def test_pinned_groups_are_real_and_still_miss_the_target(groups: dict[str, dict
             {"engine": "vllm", "max_num_seqs": 1024, "max_num_batched_tokens": 16384},
             (("max_batch_size", 1024), ("max_num_seqs", 1024), ("prefill_chunk_tokens", 16384)),
         ),
-        # SGLang sizes its running batch from KV memory: no limit of its own here
-        ({"engine": "sglang"}, ()),
+        # SGLang sizes its running batch from KV memory (at least 2,048): the engine-wide cap
+        ({"engine": "sglang"}, (("max_batch_size", 2048), ("max_num_seqs", 256))),
         # trtllm-serve states its CLI defaults (BuildConfig max_batch_size=2048, max_num_tokens=8192)
-        ({"engine": "tensorrt-llm-serve"}, (("max_batch_size", 2048), ("prefill_chunk_tokens", 8192))),
+        ({"engine": "tensorrt-llm-serve"}, (("max_batch_size", 2048), ("max_num_seqs", 256), ("prefill_chunk_tokens", 8192))),
         # a vLLM V1 server on an A100 keeps the small defaults: 256 sequences, 2,048-token chunks
         (
             {"engine": "vllm", "max_num_seqs": 256, "max_num_batched_tokens": 2048},

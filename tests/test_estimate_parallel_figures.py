@@ -186,7 +186,7 @@ def test_size_training_takes_ep_from_the_setup_only() -> None:
 
 
 def test_serving_ep_capacity_is_per_dp_rank_and_matches_the_vllm_log() -> None:
-    data = estimate_json(QWEN_MOE, "--ep", "4", "--tp", "2", "--gpu", H100)
+    data = estimate_json(QWEN_MOE, "--ep", "4", "--tp", "2", "--gpu", H100, "--max-num-seqs", "256")
     par, cap, kv = data["parallelism"], data["capacity"], data["kv_cache"]
     assert (par["tp"], par["ep"], par["attention_dp"], par["gpus_per_replica"]) == (2, 4, 2, 4)
     assert par["vllm_flags"] == "--tensor-parallel-size 2 --data-parallel-size 2 --enable-expert-parallel"
@@ -207,7 +207,7 @@ def test_serving_ep_capacity_is_per_dp_rank_and_matches_the_vllm_log() -> None:
 
 
 def test_serving_ep_text_shows_the_engine_layout() -> None:
-    code, text = run_estimate(QWEN_MOE, "--ep", "4", "--tp", "2", "--gpu", H100)
+    code, text = run_estimate(QWEN_MOE, "--ep", "4", "--tp", "2", "--gpu", H100, "--max-num-seqs", "256")
     assert code == 0
     assert (
         "parallelism  attention TP 2 x DP 2, experts EP 4 = 4 GPU(s) per replica "
@@ -220,13 +220,15 @@ def test_serving_ep_text_shows_the_engine_layout() -> None:
     assert "x 2 attention-DP ranks, each its own pool: 2,294,080 tokens, max concurrency 560.08 per replica" in text
     assert "'GPU KV cache size: 1,147,040 tokens', 'Maximum concurrency: 280.04x'" in text
     # SGLang's layout is the same; the vLLM flags are not printed for it
-    _, sglang = run_estimate(QWEN_MOE, "--ep", "4", "--tp", "2", "--gpu", H100, "--engine", "sglang")
+    _, sglang = run_estimate(QWEN_MOE, "--ep", "4", "--tp", "2", "--gpu", H100, "--max-num-seqs", "256", "--engine", "sglang")
     assert "parallelism  attention TP 2 x DP 2, experts EP 4 = 4 GPU(s) per replica\n" in sglang
 
 
 # --- 14: concurrency from whole blocks ---------------------------------------------------------------------------
 
-LLAMA_70B_FP8 = ("llama-3.3-70b-instruct", "--tp", "2", "--precision", "fp8", "--kv-precision", "fp8", "--gpu", H100)
+# the figures below are at 256 sequences (vLLM's limit before its H100 default of 1,024, which samples 768 rows more)
+LLAMA_70B_FP8 = ("llama-3.3-70b-instruct", "--tp", "2", "--precision", "fp8", "--kv-precision", "fp8", "--gpu", H100,
+                 "--max-num-seqs", "256")  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -255,7 +257,15 @@ def test_max_concurrency_text_agrees_with_the_vllm_line() -> None:
 
 def test_library_request_gives_the_same_capacity() -> None:
     result = estimate(
-        EstimateRequest(model="llama-3.3-70b-instruct", tp=2, precision="fp8", kv_precision="fp8", context_tokens=2000, gpu=H100)
+        EstimateRequest(
+            model="llama-3.3-70b-instruct",
+            tp=2,
+            precision="fp8",
+            kv_precision="fp8",
+            context_tokens=2000,
+            gpu=H100,
+            max_num_seqs=256,
+        )
     )
     assert (result["capacity"]["kv_cache_tokens"], result["capacity"]["max_concurrency"]) == (441_520, 220.76)
 

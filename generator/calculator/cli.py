@@ -60,10 +60,11 @@ MACHINE_OPTIONS = (
 )  # fmt: skip
 #: Inference options a training estimate does not read, and those placement on an existing machine does not read.
 INFERENCE_ONLY_OPTIONS = (
-    "kv_precision", "batch", "input_tokens", "output_tokens", "max_batched_tokens", "engine", "mem_fraction_static",
+    "kv_precision", "batch", "input_tokens", "output_tokens", "max_batched_tokens", "max_num_seqs", "engine",
+    "mem_fraction_static",
 )  # fmt: skip
 NOT_FOR_MACHINE_OPTIONS = (
-    "tp", "pp", "ep", "batch", "max_batched_tokens", "gpu_memory_utilization", "engine",
+    "tp", "pp", "ep", "batch", "max_batched_tokens", "max_num_seqs", "gpu_memory_utilization", "engine",
     "mem_fraction_static",
 )  # fmt: skip
 
@@ -148,6 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input-tokens", type=int, help="average prompt tokens: adds throughput (needs --gpu)")
     p.add_argument("--output-tokens", type=int, help="average generated tokens: adds throughput (needs --gpu)")
     p.add_argument("--max-batched-tokens", type=int, help="tokens per forward pass in prefill (default 8192)")
+    p.add_argument(
+        "--max-num-seqs",
+        type=int,
+        help="most sequences a replica runs at once, vLLM's --max-num-seqs (default: the engine's on the GPU; vLLM 1024 on "
+        "GPUs of 70 GiB or more other than A100, else 256)",
+    )
     t = p.add_argument_group("training (with --train)")
     t.add_argument("--train", choices=("full", "lora", "qlora"), help="size a training / fine-tuning job instead of inference")
     t.add_argument(
@@ -480,6 +487,7 @@ def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         input_tokens=args.input_tokens,
         output_tokens=args.output_tokens,
         max_batched_tokens=args.max_batched_tokens,
+        max_num_seqs=args.max_num_seqs,
         train=args.train,
         optimizer=args.optimizer,
         zero_stage=args.zero_stage,

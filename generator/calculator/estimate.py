@@ -17,7 +17,7 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.context_limit import CONTEXT_EXTENSION, LONGER_REFUSED, served_limit_phrase
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
-from generator.sizing.engine_runtime import per_sequence_host_scale
+from generator.sizing.engine_runtime import default_max_num_seqs, per_sequence_host_scale
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
 from generator.sizing.kv_cache import size_kv_cache
 from generator.sizing.loadability import format_problems, loadability_problems
@@ -73,6 +73,8 @@ class EstimateRequest(NamedTuple):
     input_tokens: int | None = None
     output_tokens: int | None = None
     max_batched_tokens: int | None = None
+    #: Most sequences a replica runs at once (vLLM --max-num-seqs); None: the engine's default on the GPU.
+    max_num_seqs: int | None = None
     train: str | None = None
     optimizer: str = "adamw"
     zero_stage: int = 0
@@ -116,6 +118,20 @@ def _constants(req: EstimateRequest) -> Constants:
     return with_overrides(overrides)
 
 
+def _engine_batch(req: EstimateRequest, gpu: GpuSpec, consts: Constants) -> Constants:
+    """The constants with the engine's batch limit on ``gpu``: ``--max-num-seqs``, else the engine's default.
+
+    The limit caps the batch (``max_batch_size``) and, for vLLM, the rows its profiling run samples (``max_num_seqs``).
+    A constant set with ``--set`` stands where ``--max-num-seqs`` does not say otherwise.
+    """
+    running = req.max_num_seqs or default_max_num_seqs(req.engine, gpu.name, gpu.memory_bytes)
+    if running is None:
+        return consts
+    names = ("max_batch_size", "max_num_seqs") if req.engine == "vllm" else ("max_batch_size",)
+    explicit = {name for name, _ in req.constants}
+    return consts._replace(**{name: running for name in names if req.max_num_seqs or name not in explicit})
+
+
 #: The command-line option of each request field whose name differs from it.
 _OPTION = {"context_tokens": "context", "min_context_tokens": "min-context", "zero_stage": "zero"}
 
@@ -136,6 +152,7 @@ _MAXIMUM = {
     "input_tokens": 1 << 24,
     "output_tokens": 1 << 24,
     "max_batched_tokens": 1 << 24,
+    "max_num_seqs": 65_536,
     "gpus": 1_000_000,
     "seq_len": 1 << 24,
     "min_context_tokens": 1 << 24,
@@ -221,6 +238,7 @@ def check_request(req: EstimateRequest) -> None:
         input_tokens=req.input_tokens,
         output_tokens=req.output_tokens,
         max_batched_tokens=req.max_batched_tokens,
+        max_num_seqs=req.max_num_seqs,
         gpus=req.gpus,
         seq_len=req.seq_len,
         min_context_tokens=req.min_context_tokens,
@@ -275,6 +293,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     check_expert_parallel_model(arch, req.ep, model.id, advice)
     consts = _constants(req)
     gpu = catalog.find_gpu(req.gpu) if req.gpu else None
+    if gpu is not None and not req.train:
+        consts = _engine_batch(req, gpu, consts)
     # serving spreads the experts of one replica over EP GPUs (attention data-parallel beside TP); training
     # carves its expert-parallel groups out of the data-parallel ranks (TrainingSetup.expert_parallel)
     par = Parallelism(req.tp, req.pp) if req.train else Parallelism(req.tp, req.pp, req.ep)

@@ -12,7 +12,7 @@ from generator.catalog.records import GpuSpec, acquired
 from generator.errors import FleetLimitError, InfeasibleError, InputError
 from generator.planner.blocked import Blocked
 from generator.planner.custom import custom_power_findings
-from generator.planner.inference import ReplicaShape, point_for_rate
+from generator.planner.inference import ReplicaShape, max_running, point_for_rate
 from generator.planner.inventory import ServerKey, free_servers, owned_groups, take_owned
 from generator.planner.multi_host import multi_host_note
 from generator.planner.naming import MAX_NODES_PER_POOL, unique_pool_names
@@ -26,6 +26,7 @@ from generator.planner.slo import effective_slo
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
 from generator.planner.tco import HOURS_PER_MONTH, BuiltHost, billed_per_run, cost_text, fleet_cost, run_usd
 from generator.sizing.constants import Constants
+from generator.sizing.engine_runtime import ENGINE_NAMES
 from generator.sizing.performance import accelerator_for, saturated_throughput
 from generator.units import GIB
 from generator.workload import LoadedWorkload
@@ -159,6 +160,7 @@ def _serving_details(
             requests_per_s_per_replica=details["requests_per_s_per_replica"],
             requests_per_s_per_replica_max=details["requests_per_s_per_replica_max"],
             batch_per_replica=details["batch_per_replica"],
+            max_num_seqs=details["max_num_seqs"],
             ttft_p95_s=details["ttft_p95_s"],
             tpot_s=details["tpot_s"],
             memory_per_gpu=part.replica_shape.memory.per_gpu.as_dict(),
@@ -206,6 +208,7 @@ def _inference_details(
     point = point_for_rate(model, (shape.par, shape.memory, shape.kv_bits, acc), spec, rate, shape.max_point.batch, consts)
     cap = shape.memory.capacity
     assert cap is not None
+    running = shape.max_num_seqs
     sat = saturated_throughput(
         model.architecture,
         shape.memory.weights,
@@ -215,7 +218,7 @@ def _inference_details(
         cap.kv_cache_tokens,
         spec.avg_input_tokens,
         spec.avg_output_tokens,
-        consts,
+        consts._replace(max_batch_size=running),
     )
     load_s = model_load_seconds(shape.memory.weights.total_bytes, opt.node)
     details: dict[str, object] = {
@@ -228,6 +231,7 @@ def _inference_details(
         "requests_per_s_per_replica_max": round(shape.max_point.requests_per_s, 3),
         "requests_per_s_per_replica": round(rate, 3),
         "batch_per_replica": point.batch,
+        "max_num_seqs": running,
         "ttft_p95_s": round(point.ttft_s, 4),
         "tpot_s": round(point.tpot_s, 5),
         "max_output_tokens_per_s_per_replica": round(sat.output_tokens_per_s, 1),
@@ -266,6 +270,19 @@ def _inference_details(
     ]
     if wide := replica_note(opt):
         reasons.insert(1, wide)
+    engine = ENGINE_NAMES[spec.engine]
+    if running < (default := max_running(spec, opt.hardware.gpu, consts)):
+        reasons.append(
+            f"max_num_seqs {running}: at {engine}'s default of {default} on {opt.hardware.gpu.id} its profiling run samples "
+            f"{default} sequences' logits and leaves no room for one {spec.max_context_tokens:,}-token sequence; the "
+            "group vars carry the lower limit"
+        )
+    elif shape.max_point.batch == running < (held := cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens)):
+        whose = "the workload's max_num_seqs" if spec.max_num_seqs else f"{engine}'s default on {opt.hardware.gpu.id}"
+        reasons.append(
+            f"the batch stops at {running} sequences ({whose}) although the KV cache holds {held:,} average requests: "
+            "set inference.max_num_seqs higher (the engine's --max-num-seqs) where the latency SLOs allow a larger batch"
+        )
     if slo_defaults and part_rate is None:
         reasons.append(slo_default_reason(slo_defaults))
     return details, reasons

@@ -15,12 +15,14 @@ from collections.abc import Callable
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel
 from generator.catalog.host_cpu import platform_host_time_scale
+from generator.catalog.records import GpuSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.early import PIPELINE_STAGES
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_replica
+from generator.sizing.engine_runtime import VLLM_SMALL_GPU_MAX_NUM_SEQS, default_max_num_seqs
 from generator.sizing.loadability import format_problems, loadability_problems
 from generator.sizing.memo import memoized
 from generator.sizing.memory import InferenceMemory, size_inference
@@ -51,6 +53,8 @@ class ReplicaShape(NamedTuple):
     kv_bits: int
     max_point: OperatingPoint
     reason: str
+    #: Most sequences a replica runs at once (the engine's --max-num-seqs the sizing counts on).
+    max_num_seqs: int
 
 
 def _point(
@@ -205,6 +209,11 @@ def point_for_rate(
     return at(low)
 
 
+def max_running(spec: InferenceSpec, gpu: GpuSpec, consts: Constants) -> int:
+    """The most sequences a replica of ``spec`` runs at once on ``gpu``: the workload's, else the engine's default."""
+    return spec.max_num_seqs or default_max_num_seqs(spec.engine, gpu.name, gpu.memory_bytes) or consts.max_batch_size
+
+
 def replica_shapes(
     model: ResolvedModel,
     spec: InferenceSpec,
@@ -228,11 +237,11 @@ def replica_shapes(
         if seen is not None:
             seen[key] = known
     found, blocked = known
-    return [ReplicaShape(hw, fmt, par, mem, kv_bits, point, reason) for par, mem, kv_bits, point, reason in found], list(blocked)
+    return [ReplicaShape(hw, fmt, *shape) for shape in found], list(blocked)
 
 
-#: The feasible (parallelism, memory, KV bits, best point, reason) of one GPU, and why others are not.
-_GpuShapes = tuple[tuple[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str], ...], tuple[str, ...]]
+#: The feasible (parallelism, memory, KV bits, best point, reason, max_num_seqs) of one GPU, and why others are not.
+_GpuShapes = tuple[tuple[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str, int], ...], tuple[str, ...]]
 
 
 @memoized
@@ -249,10 +258,15 @@ def _gpu_shapes(
 ) -> _GpuShapes:
     gpu = catalog.gpus()[gpu_id].as_fitted(bridged)
     kv_bits = kv_cache_bits(spec.kv_cache_precision)
+    # the engine's limit; where vLLM's larger default leaves no room for one sequence, its smaller one is tried too
+    running = max_running(spec, gpu, consts)
+    limits = [running]
+    if spec.engine == "vllm" and spec.max_num_seqs is None and running > VLLM_SMALL_GPU_MAX_NUM_SEQS:
+        limits.append(VLLM_SMALL_GPU_MAX_NUM_SEQS)
     unserved = format_problems(fmt, gpu.architecture)
     if unserved:
         return (), unserved
-    shapes: list[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str]] = []
+    shapes: list[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str, int]] = []
     blocked: list[str] = []
     for tp in sizes:
         for pp in PIPELINE_STAGES:
@@ -264,23 +278,29 @@ def _gpu_shapes(
                 blocked.append(f"TP{tp} PP{pp}: {problems[0]}")
                 continue
             nvlink = nvlink_replica(gpu.interconnect_kind, gpu.nvlink_domain_gpus, par)
-            mem = size_inference(arch, fmt, kv_bits, spec.max_context_tokens, 1, par, consts, gpu.memory_bytes, nvlink=nvlink)
-            if spec.engine == "sglang":
-                sglang = sglang_inference_capacity(
-                    arch, kv_bits, spec.max_context_tokens, par, gpu.memory_bytes, mem, spec.mem_fraction_static
+            for limit in limits:  # vLLM's profiling run samples, and its graphs capture, that many sequences
+                engine_consts = consts._replace(max_num_seqs=limit) if spec.engine == "vllm" else consts
+                mem = size_inference(
+                    arch, fmt, kv_bits, spec.max_context_tokens, 1, par, engine_consts, gpu.memory_bytes, nvlink=nvlink
                 )
-                mem = mem._replace(capacity=sglang.capacity)
-            cap = mem.capacity
+                if spec.engine == "sglang":
+                    sglang = sglang_inference_capacity(
+                        arch, kv_bits, spec.max_context_tokens, par, gpu.memory_bytes, mem, spec.mem_fraction_static
+                    )
+                    mem = mem._replace(capacity=sglang.capacity)
+                cap = mem.capacity
+                if cap is not None and cap.kv_cache_tokens >= spec.max_context_tokens:
+                    break
             if cap is None or cap.kv_cache_tokens < spec.max_context_tokens:
                 need = mem.per_gpu.total / GIB
                 usable = cap.budget_bytes / GIB if cap else 0.0
                 blocked.append(f"TP{tp} PP{pp}: needs {need:.1f} GiB per GPU of {usable:.1f} GiB usable")
                 continue
             acc = accelerator_for(gpu, fmt.compute, tp, host_time_scale)
-            max_batch = min(consts.max_batch_size, cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens) or 1)
+            max_batch = min(limit, cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens) or 1)
             point = best_point(model, (par, mem, kv_bits, acc), spec, max_batch, consts)
             if point is None:
                 blocked.append(f"TP{tp} PP{pp}: misses the latency SLO even at batch 1")
                 continue
-            shapes.append((par, mem, kv_bits, point, f"TP{tp} PP{pp} holds {cap.kv_cache_tokens:,} KV tokens"))
+            shapes.append((par, mem, kv_bits, point, f"TP{tp} PP{pp} holds {cap.kv_cache_tokens:,} KV tokens", limit))
     return tuple(shapes), tuple(blocked)

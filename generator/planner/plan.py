@@ -160,6 +160,8 @@ class DeploymentPart(NamedTuple):
     requests_per_s_per_replica: float
     requests_per_s_per_replica_max: float
     batch_per_replica: int
+    #: Most sequences a replica runs at once (the engine's --max-num-seqs the plan counts on).
+    max_num_seqs: int
     ttft_p95_s: float
     tpot_s: float
     #: Memory of one GPU of this part by kind (bytes), the model's weight bytes and the KV tokens one replica holds.
@@ -205,6 +207,13 @@ class DeploymentPlan(NamedTuple):
             return next((p.requests_per_s for p in self.split if p.pool == pool), None)
         rate = self.details.get("requests_per_s")
         return float(rate) if rate is not None and pool == self.pool else None
+
+    def max_num_seqs_in(self, pool: str) -> int | None:
+        """The most sequences each of this deployment's replicas in ``pool`` runs at once; None for a training job."""
+        if self.split:
+            return next((p.max_num_seqs for p in self.split if p.pool == pool), None)
+        running = self.details.get("max_num_seqs")
+        return int(running) if running is not None and pool == self.pool else None
 
     def in_pool(self, pool: str) -> tuple[int, int, int, int] | None:
         """(TP, PP, replicas, GPUs) of this deployment's replicas in ``pool``; None when it has none there."""

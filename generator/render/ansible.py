@@ -190,4 +190,12 @@ def _deployment_vars(d: DeploymentPlan, pool: str, tp: int, pp: int, replicas: i
     rate = d.requests_per_s_in(pool)
     if rate is not None:  # routed evenly over all of the deployment's replicas (as the Terraform variables say too)
         out["requests_per_s"] = rate
+    running = d.max_num_seqs_in(pool)
+    if running is not None:  # the engine settings the sizing counts on (an engine's own defaults change by version)
+        out["engine"] = {
+            "name": d.details.get("serving_engine", "vllm"),
+            "max_model_len": d.details["context_tokens"],
+            "max_num_seqs": running,
+            "kv_cache_precision": d.kv_cache_precision,
+        }
     return out

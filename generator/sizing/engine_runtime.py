@@ -71,3 +71,32 @@ def per_sequence_host_scale(engine: str, cpu_scale: float) -> float:
         known = sorted([*RUNTIMES, *SAME_RUNTIME])
         raise ValueError(f"unknown serving runtime '{engine}'; known: {', '.join(known)}")
     return cpu_scale if runtime.per_sequence_host_work else 0.0
+
+
+#: How the engines write their names.
+ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
+
+#: Where vLLM sets its batch limits when the user sets none: ``EngineArgs.get_batch_defaults`` (V1, the OpenAI API server).
+VLLM_BATCH_DEFAULTS = (
+    "https://github.com/vllm-project/vllm/blob/99d7eb5d6a512cfcc5a2b104f24ebf2d6cda772b/vllm/engine/arg_utils.py"
+)
+
+#: vLLM's test of a GPU for its larger batch defaults: at least this much memory, and not an A100 (vLLM PR #17885).
+VLLM_LARGE_GPU_BYTES = 70 * 2**30
+
+
+#: vLLM's limit on the GPUs that do not pass that test, and on every GPU before it (V0's ``max_num_seqs`` default).
+VLLM_SMALL_GPU_MAX_NUM_SEQS = 256
+
+
+def default_max_num_seqs(engine: str, gpu_name: str, gpu_memory_bytes: int) -> int | None:
+    """The most sequences ``engine`` runs at once on a GPU when none is set; None where no engine default is known here.
+
+    vLLM (:data:`VLLM_BATCH_DEFAULTS`): 1,024 on GPUs of 70 GiB or more whose name does not say A100 (H100, H200,
+    B200, MI300X), 256 on the rest (A100, L40S, L4, RTX cards). SGLang sizes its request pool from the KV tokens
+    (at least 2,048), so the caller's cap stands.
+    """
+    if engine != "vllm":
+        return None
+    large = gpu_memory_bytes >= VLLM_LARGE_GPU_BYTES and "a100" not in gpu_name.lower()
+    return 1024 if large else VLLM_SMALL_GPU_MAX_NUM_SEQS

@@ -40,6 +40,9 @@ class InferenceSpec(NamedTuple):
     #: Serving engine whose KV accounting sizes the cache; SGLang's ``mem_fraction_static`` (None: its default).
     engine: Literal["vllm", "sglang"] = "vllm"
     mem_fraction_static: float | None = None
+    #: Most sequences a replica runs at once (vLLM --max-num-seqs, SGLang --max-running-requests); None: the engine's
+    #: default on the GPU (:func:`generator.sizing.engine_runtime.default_max_num_seqs`).
+    max_num_seqs: int | None = None
 
 
 class TrainingSpec(NamedTuple):

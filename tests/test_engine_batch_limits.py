@@ -1,0 +1,116 @@
+"""The serving engine's batch limit (vLLM --max-num-seqs): its default per GPU, the plan never counting on more, and
+the rendered group vars saying what the engine must run with (newuser9 item 1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator import catalog
+from generator.calculator.estimate import EstimateRequest, estimate
+from generator.planner import plan_workload
+from generator.planner.plan import Plan
+from generator.render.ansible import render_ansible
+from generator.sizing.engine_runtime import default_max_num_seqs
+from generator.workload import LoadedWorkload, load_workload
+from tests.helpers import ansible_reader
+
+
+@pytest.mark.parametrize(
+    ("engine", "gpu", "expected"),
+    [
+        # vLLM get_batch_defaults: 70 GiB or more and not an A100 -> 1,024; the rest 256
+        ("vllm", "h100-sxm5-80gb", 1024),
+        ("vllm", "h200-sxm-141gb", 1024),
+        ("vllm", "mi300x-192gb", 1024),
+        ("vllm", "rtx-pro-6000-blackwell-96gb", 1024),
+        ("vllm", "a100-sxm4-80gb", 256),  # 80 GB, but vLLM keeps A100 on the small defaults (its PR #17885)
+        ("vllm", "l40s-48gb", 256),
+        ("vllm", "l4-24gb", 256),
+        ("sglang", "h100-sxm5-80gb", None),  # SGLang sizes its request pool from the KV tokens (2,048 or more)
+    ],
+)
+def test_default_max_num_seqs_per_gpu(engine: str, gpu: str, expected: int | None) -> None:
+    spec = catalog.gpus()[gpu]
+    assert default_max_num_seqs(engine, spec.name, spec.memory_bytes) == expected
+
+
+TINY_ON_L4 = """\
+version: 1
+name: small-l4
+deployments:
+  - name: tiny
+    model: meta-llama/Llama-3.2-1B-Instruct
+    inference:
+      max_context_tokens: 4096
+      avg_input_tokens: 300
+      avg_output_tokens: 200
+      requests_per_second: 124
+      slo: {{ttft_p95_ms: 2000, tpot_ms: 100}}{limit}
+hardware:
+  gpus: [l4-24gb]
+  provider: baremetal
+"""
+
+
+def _plan(tmp_path: Path, limit: str = "") -> tuple[LoadedWorkload, Plan]:
+    path = tmp_path / "w.yaml"
+    path.write_text(TINY_ON_L4.format(limit=limit))
+    loaded = load_workload(str(path))
+    return loaded, plan_workload(loaded)
+
+
+def test_a_replica_never_counts_on_more_sequences_than_vllm_runs(tmp_path: Path) -> None:
+    """A 1B model on L4: the KV cache holds thousands of requests, stock vLLM runs 256 at once, so the plan does too and
+    says what would lift it; the rendered group vars name the limit."""
+    loaded, plan = _plan(tmp_path)
+    (dep,) = plan.deployments
+    assert dep.details["max_num_seqs"] == 256
+    assert dep.details["batch_per_replica"] <= 256
+    assert any("the batch stops at 256 sequences (vLLM's default on l4-24gb)" in r for r in dep.reasons)
+    files = render_ansible(plan, loaded.workload)
+    (group_vars,) = (ansible_reader().load(text) for name, text in files.items() if "group_vars" in name)
+    (entry,) = group_vars["specgen_deployments"]
+    assert entry["engine"] == {"kv_cache_precision": "bf16", "max_model_len": 4096, "max_num_seqs": 256, "name": "vllm"}
+
+
+def test_a_higher_limit_in_the_workload_is_used_and_rendered(tmp_path: Path) -> None:
+    _, default = _plan(tmp_path)
+    _, raised = _plan(tmp_path, "\n      max_num_seqs: 1024")
+    (dep,) = raised.deployments
+    assert dep.details["max_num_seqs"] == 1024
+    assert dep.details["batch_per_replica"] > 256
+    assert raised.totals["gpus"] < default.totals["gpus"]  # larger batches: fewer replicas for the same rate
+    assert not any("the batch stops at" in r for r in dep.reasons)
+
+
+def test_vllms_smaller_limit_is_taken_where_its_h100_default_leaves_no_room(tmp_path: Path) -> None:
+    """70B BF16 on two H100: sampling 1,024 rows of a 128,256-token vocabulary in vLLM's profiling run reserves
+    3.4 GiB a GPU, more than the 71.7 GiB budget keeps beside 65.7 GiB of weights; at 256 one sequence fits."""
+    text = """\
+version: 1
+name: t
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-70B-Instruct
+    platform: dgx-h100
+    parallelism: {tp: 2}
+    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 1}
+hardware:
+  gpus: [h100-sxm5-80gb]
+  provider: baremetal
+"""
+    path = tmp_path / "w.yaml"
+    path.write_text(text)
+    (dep,) = plan_workload(load_workload(str(path))).deployments
+    assert (dep.tp, dep.details["max_num_seqs"]) == (2, 256)
+    assert any(r.startswith("max_num_seqs 256: at vLLM's default of 1024 on h100-sxm5-80gb") for r in dep.reasons)
+
+
+@pytest.mark.parametrize(("gpu", "batch"), [("l40s-48gb", 256), ("h100-sxm5-80gb", 1024)])
+def test_the_estimate_saturates_at_the_engines_limit(gpu: str, batch: int) -> None:
+    request = EstimateRequest(model="meta-llama/Llama-3.2-1B-Instruct", gpu=gpu, input_tokens=300, output_tokens=200)
+    assert estimate(request)["throughput"]["saturation_batch"] == batch
+    raised = estimate(request._replace(max_num_seqs=1500))["throughput"]
+    assert raised["saturation_batch"] == 1500  # both KV caches hold more
