@@ -33,6 +33,9 @@ class Rendered(NamedTuple):
     stacks: tuple[GpuPoolStack, ...] = ()
     #: Whether the workload renders Terraform (a module of the root's ``terraform/main.tf``).
     terraform: bool = False
+    #: Its pools' names and the owned hosts they name: cluster-wide objects, unique across a tree's workloads.
+    pools: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
 
 
 class _Failure(NamedTuple):
@@ -58,7 +61,9 @@ def render_one(path: str, alone: bool = True) -> Rendered:
     if alone:
         return Rendered(path, wl.name, render_alone(plan, wl), located)
     files, stacks = render_workload(plan, wl, alone=False)
-    return Rendered(path, wl.name, dict(sorted(files.items())), located, tuple(stacks), "terraform" in wl.outputs)
+    pools = tuple(p.name for p in plan.pools)
+    hosts = tuple(h for p in plan.pools for h in p.owned_hosts)
+    return Rendered(path, wl.name, dict(sorted(files.items())), located, tuple(stacks), "terraform" in wl.outputs, pools, hosts)
 
 
 def _work(path: str, alone: bool) -> Rendered | _Failure:
@@ -131,7 +136,7 @@ def output_files(results: list[Rendered], single: bool) -> dict[str, str]:
     files, so ``--check`` sees a tree that was added, removed or renamed; each workload tree also keeps
     its own manifest (``NAME/.specgen-manifest``), so it stays a valid output directory by itself.
     """
-    from generator.render import check_tree_name, render_shared
+    from generator.render import check_cluster_names, check_tree_name, render_shared
     from generator.writer import MANIFEST, manifest_text
 
     if single:
@@ -149,6 +154,7 @@ def output_files(results: list[Rendered], single: bool) -> dict[str, str]:
         for rel, text in result.files.items():
             files[f"{result.name}/{rel}"] = text
         files[f"{result.name}/{MANIFEST}"] = manifest_text(result.files)
+    check_cluster_names([(r.file, r.pools, r.hosts) for r in results])
     files.update(render_shared([(r.name, r.stacks, r.terraform) for r in results]))
     return dict(sorted(files.items()))
 

@@ -77,13 +77,15 @@ def _standalone(run: Callable[[], None]) -> int:
     output pipe exits 1 quietly.
     """
     from generator import input_files
-    from generator.errors import SpecgenError
+    from generator.errors import SpecgenError, arithmetic_error
 
     input_files.allow_outside_paths.set(False)  # as the group's callback sets it
     try:
         run()
     except SpecgenError as exc:
         return _report(exc)
+    except ArithmeticError as exc:
+        return _report(arithmetic_error(exc))
     except (EOFError, KeyboardInterrupt):
         print("\nAborted!", file=sys.stderr)
         return 1
@@ -122,8 +124,10 @@ def render_files(
     """Validate, plan and render workload ``files`` into the tree at ``output`` (or compare with it); ``echo`` prints."""
     from generator.batch import output_files, render_many, tree_summary, trees_in, unlisted_trees
     from generator.errors import DriftError
-    from generator.writer import diff_trees, read_manifest, read_tree, with_manifest, write_tree
+    from generator.writer import check_report_path, diff_trees, read_manifest, read_tree, with_manifest, write_tree
 
+    if gitlab_report:
+        check_report_path(gitlab_report, files, output)
     results = _errors_to_gitlab(gitlab_report, files, lambda: render_many(list(files), jobs))
     located = [f for r in results for f in r.findings]
     _print_findings(located, gitlab_report, files)
@@ -196,9 +200,9 @@ def _errors_to_gitlab(
 
 
 def _error_lines(exc: SpecgenError) -> list[str]:
-    from generator.errors import MultipleInputError
+    from generator.errors import MultipleInputError, one_line
 
-    return [str(e) for e in exc.errors] if isinstance(exc, MultipleInputError) else [str(exc)]
+    return [one_line(str(e)) for e in (exc.errors if isinstance(exc, MultipleInputError) else [exc])]
 
 
 def _is_drift(exc: SpecgenError) -> bool:
@@ -225,7 +229,7 @@ def _report(exc: SpecgenError) -> int:
 def _build_cli() -> Any:
     import click
 
-    from generator.errors import SpecgenError
+    from generator.errors import SpecgenError, arithmetic_error
     from generator.plain_args import RENDER_DEFAULTS
 
     def boundary(func: F) -> F:
@@ -235,6 +239,8 @@ def _build_cli() -> Any:
                 return func(*args, **kwargs)
             except SpecgenError as exc:
                 sys.exit(_report(exc))
+            except ArithmeticError as exc:
+                sys.exit(_report(arithmetic_error(exc)))
 
         return wrapper  # type: ignore[return-value]
 
@@ -316,6 +322,10 @@ def _build_cli() -> Any:
             loaded, plan = plan_file(file)
             return loaded, deployed(plan, loaded.workload)  # the plan spec.json and SPEC.md hold
 
+        if gitlab_report:
+            from generator.writer import check_report_path
+
+            check_report_path(gitlab_report, [file])
         loaded, result = _errors_to_gitlab(gitlab_report, [file], planned)
         located = list(locate_findings(loaded, result.findings))
         _print_findings(located, gitlab_report, [file])

@@ -106,3 +106,28 @@ class FindingsError(SpecgenError):
     """The plan's findings reach the level given with ``--fail-on`` (they were printed above)."""
 
     exit_code = 5
+
+
+#: The longest error line printed; a longer one (a value quoted whole) is cut with a note of what was left out.
+MAX_ERROR_LINE_CHARS = 2000
+
+
+def one_line(text: str) -> str:
+    r"""``text`` as one line of a terminal or CI log.
+
+    Line breaks and other control characters are written as escapes (``\n``), so that a value quoted in a message
+    cannot start a line of its own (a CI runner obeys a line such as ``::add-mask::``); at most
+    :data:`MAX_ERROR_LINE_CHARS` characters.
+    """
+    escaped = "".join(ch if ch.isprintable() or ch == "\t" else ascii(ch)[1:-1] for ch in text)
+    if len(escaped) <= MAX_ERROR_LINE_CHARS:
+        return escaped
+    return f"{escaped[:MAX_ERROR_LINE_CHARS]}... ({len(escaped) - MAX_ERROR_LINE_CHARS:,} characters more)"
+
+
+def arithmetic_error(exc: ArithmeticError) -> SpecgenError:
+    """An overflow or division by zero in the sizing, as the input error it comes from (never a traceback)."""
+    return SpecgenError(
+        f"the sizing arithmetic failed ({exc}): a constant or figure given is outside what the model computes; "
+        "check the values under constants: (or --set) and the sizes given"
+    )

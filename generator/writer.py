@@ -273,6 +273,27 @@ def _swap_by_renames(staging: str, target: str, parent: str, directory: str) -> 
     _remove_tree(retired)
 
 
+def check_report_path(path: str, inputs: Collection[str], output: str | None = None) -> None:
+    """Refuse a report path that would destroy an input or collide with the output tree, before anything is written.
+
+    ``inputs``: the files read (a report written over one would replace the workload); ``output``: the tree's
+    directory (the report may not be it, nor lie inside it, where the tree's writer owns every path).
+    """
+    try:
+        real = os.path.realpath(path)
+    except OSError:  # a relative path from a working directory deleted since: the writer says so
+        return
+    for given in inputs:
+        if os.path.exists(given) and os.path.realpath(given) == real:
+            raise InputError(f"--gitlab-report {path} is the input file {given}; give the report a path of its own")
+    if output is not None:
+        tree = os.path.realpath(output)
+        if real == tree or real.startswith(tree.rstrip(os.sep) + os.sep):
+            raise InputError(f"--gitlab-report {path} is the output directory {output} or inside it; give a path outside it")
+    if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):  # a symlink: write_report decides
+        raise InputError(f"--gitlab-report {path} exists and is not a regular file")
+
+
 def write_report(path: str, text: str, workloads: Collection[str] = ()) -> None:
     """Write a report file (``--gitlab-report``) at ``path``, not through a symlink a pull request could have planted.
 

@@ -35,15 +35,15 @@ hardware:
 """
 
 
-def run_specgen(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """``specgen ARGS`` in a subprocess (offline, with a bare environment), its output captured as text."""
+def run_specgen(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``specgen ARGS`` in a subprocess (offline, with a bare environment plus ``env``), its output captured as text."""
     return subprocess.run(
         [sys.executable, "-c", "from generator.cli import main; main()", *args],
         capture_output=True,
         text=True,
         cwd=cwd or REPO,
         check=False,
-        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", **(env or {})},
     )
 
 

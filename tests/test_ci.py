@@ -34,7 +34,8 @@ def workloads(tmp_path: Path, *names: str) -> list[str]:
     paths = []
     for name in names:
         path = tmp_path / f"{name}.yaml"
-        path.write_text(VALID.replace("name: demo", f"name: {name}"))
+        # one tree is one cluster: each workload's deployment (so its pool) gets a name of its own
+        path.write_text(VALID.replace("name: demo", f"name: {name}").replace("- name: chat", f"- name: chat-{name}"))
         paths.append(str(path))
     return paths
 
@@ -285,7 +286,7 @@ def test_an_unlocated_error_is_reported_at_the_first_file() -> None:
 @pytest.mark.parametrize(
     ("names", "message"),
     [
-        pytest.param(("chat-70b", "chat-70b-fp8-aws"), "both define GPU pool 'chat-h100-sxm5-80gb' differently", id="same-pool"),
+        pytest.param(("chat-70b", "chat-70b-fp8-aws"), "both have pool 'chat_h100_sxm5_80gb'", id="same-pool"),
         pytest.param(("finetune-8b-qlora", "small-models-gke-sharing"), "but their pools run on baremetal, gcp", id="providers"),
     ],
 )

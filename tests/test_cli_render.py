@@ -102,7 +102,7 @@ def test_target_renders_only_that_output_and_keeps_the_rest(tmp_path: Path) -> N
 
 def test_several_files_render_into_named_subdirectories(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text(VALID)
-    (tmp_path / "b.yaml").write_text(VALID.replace("name: demo", "name: other"))
+    (tmp_path / "b.yaml").write_text(VALID.replace("name: demo", "name: other").replace("- name: chat", "- name: assistant"))
     result = run_specgen("render", "a.yaml", "b.yaml", "-o", "out", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "out" / "demo" / "spec.json").exists() and (tmp_path / "out" / "other" / "spec.json").exists()

@@ -122,6 +122,38 @@ def test_several_workloads_share_one_cluster_layer() -> None:
             assert dict(pool.labels)["nvidia.com/device-plugin.config"] in config_map["data"], pool.name
 
 
+OWNED_GPU_01 = "  rack_power_kw: 40\n  inventory:\n    - platform: dgx-h100\n      count: 1\n      hosts: [{name: gpu-01}]\n"
+
+
+@pytest.mark.parametrize(
+    ("second", "message"),
+    [
+        # the same deployment on the same GPU: one NodePool / node group / Ansible group name in both workloads
+        ({}, r"^wa and wb both have pool 'chat_h100_sxm5_80gb'; .* rename a deployment$"),
+        # different pools, one owned host listed in both: double-booked
+        (
+            {"name: chat\n": "name: chat2\n", "  rack_power_kw: 40\n": OWNED_GPU_01},
+            r"^wa and wb both have owned host 'gpu-01'; .* list each owned host in one workload only$",
+        ),
+    ],
+)
+def test_two_workloads_of_one_tree_cannot_name_the_same_cluster_object(
+    tmp_path: Path, second: dict[str, str], message: str
+) -> None:
+    """fuzz9 item 3: two copies of a workload rendered together gave the same Karpenter NodePool twice (a pool lost)."""
+    text = (REPO / "examples" / "chat-70b.yaml").read_text()
+    first = text.replace("name: support-chat", "name: wa")
+    if second:
+        first = first.replace("  rack_power_kw: 40\n", OWNED_GPU_01)
+    other = text.replace("name: support-chat", "name: wb")
+    for old, new in second.items():
+        other = other.replace(old, new)
+    (tmp_path / "wa.yaml").write_text(first)
+    (tmp_path / "wb.yaml").write_text(other)
+    with pytest.raises(InputError, match=message):
+        render_files([str(tmp_path / "wa.yaml"), str(tmp_path / "wb.yaml")])
+
+
 def test_the_merge_rule() -> None:
     """The cluster layer of N workloads is render_cluster(union of their pools' needs): order-free, deterministic."""
     needs: list[list[GpuPoolStack]] = []

@@ -234,3 +234,35 @@ def test_a_relative_output_path_from_a_deleted_working_directory_is_an_error(
     assert err.endswith(f"specgen: error: cannot write {shown}: the working directory no longer exists; give an absolute path\n")
     assert "Traceback" not in err
     assert sorted(p.name for p in deleted_cwd.iterdir()) == ["w.yaml"]
+
+
+# --- fuzz9 items 4 and 5: a report or constants block never replaces an input, the tree or a special file -----------
+
+
+def test_the_gitlab_report_never_replaces_a_workload_or_lands_in_the_output_tree(tmp_path: Path) -> None:
+    workload = tmp_path / "w.yaml"
+    workload.write_text(VALID)
+    for report, output in ((workload, tmp_path / "out"), (tmp_path / "out" / "r.json", tmp_path / "out")):
+        args = ["render", str(workload), "--gitlab-report", str(report), "-o", str(output)]
+        with pytest.raises(SystemExit) as exit_:
+            main(args)
+        assert exit_.value.code == 1, report
+    assert workload.read_text() == VALID
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_constants_block_is_written_to_a_new_path_or_a_regular_file_only(tmp_path: Path) -> None:
+    from generator.calculator.detect import write_block
+
+    log = tmp_path / "v.log"
+    log.write_text("INFO GPU KV cache size: 100000 tokens\n")
+    (tmp_path / "link").symlink_to(log)
+    os.mkfifo(tmp_path / "fifo")
+    for target in ("link", "fifo", "."):
+        with pytest.raises(OutputError, match="exists and is not a regular file"):
+            write_block(str(tmp_path / target), "constants: {}\n")
+    with pytest.raises(OutputError, match="it is an input read"):
+        write_block(str(log), "constants: {}\n", [str(log)])
+    assert log.read_text() == "INFO GPU KV cache size: 100000 tokens\n"
+    write_block(str(tmp_path / "new.yaml"), "constants: {}\n", [str(log)])
+    assert (tmp_path / "new.yaml").read_text() == "constants: {}\n"

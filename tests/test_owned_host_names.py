@@ -93,3 +93,39 @@ def test_metal3_labels_the_owned_host_with_its_pool(rendered: tuple[Plan, dict[s
         ("owned-h200", "a-h200-sxm-141gb")
     ]
     assert hosts[0]["spec"]["description"] == "Dell PowerEdge XE9680 (NVIDIA HGX H100 / H200 8-GPU), 8x NVIDIA H200 SXM 141GB"
+
+
+CLASH = """\
+version: 1
+name: clash
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 300}
+hardware:
+  gpus: [h100-sxm5-80gb]
+  platforms: [dgx-h100]
+  provider: baremetal
+  inventory:
+    - platform: dgx-h100
+      count: 1
+      hosts: [{name: chat-h100-sxm5-80gb-02}]
+provisioning:
+  tools: [maas]
+"""
+
+
+def test_a_placeholder_never_takes_an_owned_hosts_name(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """fuzz9 item 6: the owned host is named like the pool's second placeholder; the bought node got the same name,
+    and Ansible and MAAS saw one host where the pool has two."""
+    path = tmp_path_factory.mktemp("clash") / "clash.yaml"
+    path.write_text(CLASH)
+    loaded = load_workload(str(path))
+    plan = plan_workload(loaded)
+    (pool,) = plan.pools
+    assert (pool.nodes, pool.owned_hosts) == (2, ("chat-h100-sxm5-80gb-02",))
+    files = render_plan(plan, loaded.workload)
+    example = YAML(typ="safe", pure=True).load(files["ansible/hosts.yml.example"])
+    assert list(example["all"]["children"][pool.name]["hosts"]) == ["chat-h100-sxm5-80gb-03"]  # -02 is the owned one
+    maas = json.loads(files["provisioning/maas/maas.auto.tfvars.json"])["maas_instances"]
+    assert sorted(maas) == ["chat-h100-sxm5-80gb-02", "chat-h100-sxm5-80gb-03"]

@@ -91,6 +91,43 @@ REFUSED = [
         "model: the reservation (OS and engine) must be less than the machine's RAM",
         id="fixed-reserve-above-ram",
     ),
+    # fuzz9 item 9: the estimate refused EP on a dense model, the workload planned it (2 of 4 GPUs idle)
+    pytest.param(
+        _sub(VALID, "    inference:\n", "    parallelism: {ep: 2}\n    inference:\n"),
+        "workload.yaml:6:23: deployments[0].parallelism.ep: ep 2: expert parallelism spreads the routed experts of a "
+        "mixture-of-experts model; meta-llama/Llama-3.1-8B-Instruct is a dense model (pin tp / pp instead)",
+        id="ep-on-a-dense-model",
+    ),
+    # newuser9 item 5: passed validate, then plan said to allow a bigger GPU
+    pytest.param(
+        _sub(
+            VALID,
+            "Llama-3.1-8B-Instruct\n    inference:\n",
+            "Qwen3-30B-A3B\n    parallelism: {tp: 2, pp: 2, ep: 2}\n    inference:\n",
+        ).replace("meta-llama/Qwen3", "Qwen/Qwen3"),
+        "workload.yaml:6:37: deployments[0].parallelism.ep: ep 2 must equal tp x pp = 4: the experts spread over the "
+        "replica's GPUs",
+        id="ep-not-tp-times-pp",
+    ),
+    pytest.param(
+        _sub(
+            VALID, "Llama-3.1-8B-Instruct\n    inference:\n", "Qwen3-30B-A3B\n    parallelism: {tp: 8, ep: 4}\n    inference:\n"
+        ).replace("meta-llama/Qwen3", "Qwen/Qwen3"),
+        "workload.yaml:6:30: deployments[0].parallelism.ep: ep 4 must be a multiple of tp 8 (ep = tp x pp)",
+        id="ep-below-tp",
+    ),
+    # fuzz9 item 8: provider, allowed GPUs and owned servers beside an existing machine were dropped without a word
+    pytest.param(
+        _sub(FIXED, "hardware:\n", "hardware:\n  gpus: [h100-sxm5-80gb]\n"),
+        "workload.yaml:9:9: hardware.gpus: gpus does not go with hardware.fixed (the machine is given there); drop one of them",
+        id="fixed-with-allowed-gpus",
+    ),
+    pytest.param(
+        _sub(FIXED, "hardware:\n", "hardware:\n  provider: aws\n"),
+        "workload.yaml:9:13: hardware.provider: provider aws does not go with hardware.fixed: an existing machine is "
+        "planned as bare metal",
+        id="fixed-on-a-cloud",
+    ),
 ]
 
 

@@ -30,7 +30,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from generator.errors import InputError, SpecgenError
+from generator.errors import InputError, SpecgenError, arithmetic_error, one_line
 from generator.named_tuple import NamedTuple
 
 #: vLLM's default KV block size in tokens (``--block-size``), to turn "# GPU blocks" into tokens.
@@ -462,8 +462,11 @@ def main(argv: list[str] | None = None) -> int:
             return estimate(request._replace(constants=tuple(constants.items())))
 
         block = constants_block(*identifiable(fitted_constants(rows, result, dict(args.set), predict)))
+    except ArithmeticError as exc:
+        print(f"specgen calibrate: error: {arithmetic_error(exc)}", file=sys.stderr)
+        return 1
     except SpecgenError as exc:
-        print(f"specgen calibrate: error: {exc}", file=sys.stderr)
+        print(f"specgen calibrate: error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     sys.stdout.write(report(rows))
     if taken:
@@ -472,9 +475,9 @@ def main(argv: list[str] | None = None) -> int:
         from generator.calculator.detect import write_block
 
         try:
-            write_block(args.output, block)
+            write_block(args.output, block, args.log)
         except SpecgenError as exc:
-            print(f"specgen calibrate: error: {exc}", file=sys.stderr)
+            print(f"specgen calibrate: error: {one_line(str(exc))}", file=sys.stderr)
             return exc.exit_code
     else:
         sys.stdout.write("\n" + block)

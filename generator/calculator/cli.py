@@ -12,7 +12,7 @@ import os
 import sys
 
 from generator.calculator.estimate import SERVING_ENGINES, EstimateRequest, estimate
-from generator.errors import SpecgenError
+from generator.errors import SpecgenError, arithmetic_error, one_line
 from generator.units import GIB, seconds_text
 
 TYPE_CHECKING = False
@@ -525,9 +525,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        result = run_estimate(parser, args)
+        try:
+            result = run_estimate(parser, args)
+        except ArithmeticError as exc:
+            raise arithmetic_error(exc) from exc
     except SpecgenError as exc:
-        print(f"specgen estimate: error: {exc}", file=sys.stderr)
+        print(f"specgen estimate: error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     if args.json:
         sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")

@@ -14,8 +14,9 @@ import contextlib
 import os
 import re
 import shutil
+import stat
 import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from generator import catalog
 from generator.named_tuple import NamedTuple
@@ -399,13 +400,22 @@ def fixed_block(facts: Mapping[str, Fact]) -> str:
     return "\n".join(lines) + "\n" + out.getvalue()
 
 
-def write_block(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all (a temporary file renamed over it)."""
+def write_block(path: str, text: str, inputs: Collection[str] = ()) -> None:
+    """Write ``text`` to ``path`` whole or not at all (a temporary file renamed over it).
+
+    Only a new path or a regular file is written: a symlink, device, FIFO or directory there is refused, and so is
+    one of the ``inputs`` read (a log the constants come from).
+    """
     from generator.errors import OutputError
 
+    if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
+        raise OutputError(f"cannot write {path}: it exists and is not a regular file (a symlink, directory or device)")
+    if any(os.path.exists(given) and os.path.samefile(given, path) for given in inputs if os.path.lexists(path)):
+        raise OutputError(f"cannot write {path}: it is an input read (give the output a path of its own)")
     tmp = f"{path}.specgen-tmp"
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o666)
+        with open(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, path)
     except OSError as exc:

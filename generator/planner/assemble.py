@@ -242,6 +242,8 @@ def _inference_details(
     }
     if spec.engine != "vllm":
         details["serving_engine"] = spec.engine
+    if shape.par.ep > 1:
+        details["expert_parallel"] = shape.par.ep
     mem = shape.memory.per_gpu
     par = shape.par
     if par.gpus == 1:
@@ -254,6 +256,11 @@ def _inference_details(
         if par.tp > 1 and (note := opt.hardware.bridge_note()):
             link += f"; {note}"
         case = f"split over {par.gpus} GPUs (TP{par.tp}" + (f" x PP{par.pp}" if par.pp > 1 else "") + f"), {link}"
+        if par.ep > 1:
+            case += (
+                f"; the routed experts spread whole over each stage's {par.ep} GPUs (expert parallelism, as pinned), "
+                "their tokens exchanged all-to-all in every MoE layer"
+            )
     reasons = [
         case,
         f"per GPU: weights {_gib(mem.weights)} + KV {_gib(mem.kv_cache)} + activations {_gib(mem.activations)} + overhead "

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, cast
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel, serving_format
 from generator.catalog.records import PlatformSpec
+from generator.named_tuple import NamedTuple
 from generator.planner.blocked import MIG_ONE_GPU, NO_LAYOUT, OWNED_SHORT, POOL_TOO_LARGE, RACK_HEIGHT, RACK_POWER, Blocked
 from generator.planner.inference import ReplicaShape, _GpuShapes, replica_shapes
 from generator.planner.inventory import ServerKey
@@ -161,7 +162,7 @@ def inference_options(
     the allowed servers.
     """
     serving = _serving(wl, dep, model)
-    rate = serving[0].requests_per_second
+    rate = serving.spec.requests_per_second
     options: list[Option] = []
     seen: dict[tuple[str, bool, tuple[int, ...], float], _GpuShapes] = {}
     seen_nodes: dict[tuple[object, ...], object] = {}
@@ -195,16 +196,28 @@ def _replica_option(
     return layout_option(wl, hw, layout, needs, shape, replicas, summary, consts, blocked, free, seen)
 
 
-def _serving(wl: Workload, dep: InferenceDeployment, model: ResolvedModel) -> tuple[InferenceSpec, WeightFormat, bool]:
-    """An inference deployment's spec (SLO defaults filled in), weight format, and whether MIG confines a replica to one GPU."""
+class _Serving(NamedTuple):
+    """How an inference deployment is served, as its replica layouts are sized."""
+
+    spec: InferenceSpec  # SLO defaults filled in
+    fmt: WeightFormat
+    #: MIG confines a replica to one GPU.
+    mig: bool
+    #: The deployment pins expert parallelism (``parallelism.ep`` above 1).
+    expert_parallel: bool
+
+
+def _serving(wl: Workload, dep: InferenceDeployment, model: ResolvedModel) -> _Serving:
+    """An inference deployment's spec, weight format, whether MIG confines a replica to one GPU, and whether EP is pinned."""
     spec, _ = effective_slo(dep.inference)
     fmt = serving_format(model, spec.precision)
     sharing = wl.kubernetes.gpu_sharing
-    return spec, fmt, sharing is not None and sharing.strategy == "mig"
+    ep = dep.parallelism is not None and (dep.parallelism.ep or 1) > 1
+    return _Serving(spec, fmt, sharing is not None and sharing.strategy == "mig", ep)
 
 
 def _inference_shapes(
-    serving: tuple[InferenceSpec, WeightFormat, bool],
+    serving: _Serving,
     model: ResolvedModel,
     hw: Hardware,
     consts: Constants,
@@ -212,8 +225,8 @@ def _inference_shapes(
     seen: dict[tuple[str, bool, tuple[int, ...], float], _GpuShapes] | None = None,
 ) -> list[ReplicaShape]:
     """The replica layouts of an inference deployment on ``hw`` that the workload allows (why others not, to ``blocked``)."""
-    spec, fmt, mig = serving
-    shapes, why = replica_shapes(model, spec, fmt, hw, consts, seen)
+    spec, fmt, mig, expert_parallel = serving
+    shapes, why = replica_shapes(model, spec, fmt, hw, consts, seen, expert_parallel=expert_parallel)
     if not shapes:
         blocked += [blocked_on(hw, NO_LAYOUT, w) for w in why[-1:]]
     kept = []

@@ -221,8 +221,13 @@ def replica_shapes(
     hw: Hardware,
     consts: Constants,
     seen: dict[tuple[str, bool, tuple[int, ...], float], _GpuShapes] | None = None,
+    *,
+    expert_parallel: bool = False,
 ) -> tuple[list[ReplicaShape], list[str]]:
     """Feasible TP x PP layouts on ``hw`` and, when none, why not.
+
+    ``expert_parallel``: the deployment pins EP (vLLM --enable-expert-parallel, SGLang --ep-size): each stage's routed
+    experts are spread whole over its TP GPUs, not split by TP, and the MoE layers exchange tokens all-to-all.
 
     The layouts depend on the GPU as fitted (bridged or not) and the TP degrees the platform allows, not on
     the platform itself: they are sized once per such GPU (and host CPU speed) and shared by every platform
@@ -233,7 +238,7 @@ def replica_shapes(
     key = (hw.gpu.id, hw.gpu.bridged, sizes, host)
     known = seen.get(key) if seen is not None else None
     if known is None:
-        known = _gpu_shapes(model.architecture, model, spec, fmt, hw.gpu.id, hw.gpu.bridged, sizes, consts, host)
+        known = _gpu_shapes(model.architecture, model, spec, fmt, hw.gpu.id, hw.gpu.bridged, sizes, consts, host, expert_parallel)
         if seen is not None:
             seen[key] = known
     found, blocked = known
@@ -255,6 +260,7 @@ def _gpu_shapes(
     sizes: tuple[int, ...],
     consts: Constants,
     host_time_scale: float = 1.0,
+    expert_parallel: bool = False,
 ) -> _GpuShapes:
     gpu = catalog.gpus()[gpu_id].as_fitted(bridged)
     kv_bits = kv_cache_bits(spec.kv_cache_precision)
@@ -272,7 +278,7 @@ def _gpu_shapes(
         for pp in PIPELINE_STAGES:
             if pp > 1 and (tp != sizes[-1] or pp > arch.num_layers):
                 continue
-            par = Parallelism(tp, pp)
+            par = Parallelism(tp, pp, tp if expert_parallel else 1)
             problems = loadability_problems(arch, fmt, par)
             if problems:
                 blocked.append(f"TP{tp} PP{pp}: {problems[0]}")

@@ -71,8 +71,30 @@ def render_plans(rendered: Sequence[tuple[Plan, Workload]]) -> dict[str, str]:
         own, needs = render_workload(deployed(plan, workload, alone=False), workload, alone=False)
         files.update({f"{workload.name}/{path}": text for path, text in own.items()})
         parts.append((workload.name, needs, "terraform" in workload.outputs))
+    check_cluster_names(
+        [(w.name, tuple(p.name for p in plan.pools), tuple(h for p in plan.pools for h in p.owned_hosts)) for plan, w in rendered]
+    )
     files.update(render_shared(parts))
     return dict(sorted(files.items()))
+
+
+def check_cluster_names(workloads: Sequence[tuple[str, Sequence[str], Sequence[str]]]) -> None:
+    """Refuse two workloads of one tree that name the same pool or owned host.
+
+    ``workloads``: (file or name, its pools' names, the owned hosts they name). A tree is one cluster: a pool's node pool,
+    node group, Ansible group and placeholder hosts, and an owned host, would be one object for both, and applying the
+    second would replace or double-book the first.
+    """
+    for what, index, fix in (("pool", 1, "rename a deployment"), ("owned host", 2, "list each owned host in one workload only")):
+        owner: dict[str, str] = {}
+        for workload in workloads:
+            for name in workload[index]:
+                first = owner.setdefault(name, workload[0])
+                if first != workload[0]:
+                    raise InputError(
+                        f"{first} and {workload[0]} both have {what} '{name}'; rendered into one tree they share one "
+                        f"cluster, where it would be one object for both: {fix}"
+                    )
 
 
 def check_one_cloud_cluster(rendered: Sequence[tuple[Plan, Workload]]) -> None:

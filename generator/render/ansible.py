@@ -158,7 +158,7 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
     if plan.provider != "baremetal":
         files.update(dynamic_inventory(plan, workload))
     else:
-        missing = {pool.name: placeholder_names(pool)[len(pool.owned_hosts) :] for pool in plan.pools}
+        missing = {pool.name: placeholder_names(pool, workload)[len(pool.owned_hosts) :] for pool in plan.pools}
         if any(missing.values()):
             example = {"all": {"children": {name: {"hosts": dict.fromkeys(hosts)} for name, hosts in missing.items() if hosts}}}
             files["ansible/hosts.yml.example"] = EXAMPLE_HEADER + ansible_yaml(example)
@@ -175,6 +175,8 @@ def _deployment_vars(d: DeploymentPlan, pool: str, tp: int, pp: int, replicas: i
     A serving replica wider than one host (TP x PP over one server's GPUs, or over a rack-scale system's compute
     tray's) also says ``hosts_per_replica``: the engine is launched multi-node over that many hosts, on the rule of
     the plan's ``replica-spans-hosts`` finding (generator.planner.multi_host.hosts_per_replica; absent means 1).
+    A service also carries the engine settings its sizing counts on (``engine``: name, ``max_model_len``,
+    ``max_num_seqs``, KV cache precision and, where pinned, the expert-parallel size).
     """
     out: dict[str, Any] = {
         "name": d.name,
@@ -198,4 +200,6 @@ def _deployment_vars(d: DeploymentPlan, pool: str, tp: int, pp: int, replicas: i
             "max_num_seqs": running,
             "kv_cache_precision": d.kv_cache_precision,
         }
+        if d.details.get("expert_parallel"):  # vLLM --enable-expert-parallel, SGLang --ep-size
+            out["engine"]["expert_parallel_size"] = d.details["expert_parallel"]
     return out

@@ -44,11 +44,22 @@ def host_heat_btu_per_h(node: NodeSpec) -> int | None:
     return node.heat_btu_per_h if node.hosts == 1 else None
 
 
-def placeholder_names(pool: Pool) -> list[str]:
-    """``<pool>-NN`` with dashes (valid DNS labels), one per host the inventory does not name."""
+def placeholder_names(pool: Pool, workload: Workload) -> list[str]:
+    """``<pool>-NN`` with dashes (valid DNS labels), one per host of the pool.
+
+    A number whose name an owned host of the inventory has is skipped: that machine is another, and one name would
+    stand for both.
+    """
     base = pool.name.replace("_", "-")
     width = max(2, len(str(pool.hosts)))
-    return [f"{base}-{i:0{width}d}" for i in range(1, pool.hosts + 1)]
+    taken = {host.name for group in workload.hardware.inventory for host in group.hosts}
+    names: list[str] = []
+    number = 0
+    while len(names) < pool.hosts:
+        number += 1
+        if (name := f"{base}-{number:0{width}d}") not in taken:
+            names.append(name)
+    return names
 
 
 def owned_hosts(pool: Pool, workload: Workload) -> list[InventoryHost]:

@@ -32,7 +32,7 @@ def maas_instances(plan: Plan, workload: Workload) -> dict[str, Any]:
     for pool in plan.pools:
         node = host_node(pool.node)  # MAAS allocates Linux hosts: a rack-scale system's compute trays
         names = pool.owned_hosts  # the plan's allocation of the inventory's names
-        for index, name in enumerate(placeholder_names(pool)):
+        for index, name in enumerate(placeholder_names(pool, workload)):
             allocate: dict[str, Any] = {
                 "tags": [f"gpu-{node.gpu_id}", f"gpus-{node.gpus}", f"specgen-pool-{dns_name(pool)}"],
             }

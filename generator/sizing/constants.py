@@ -377,8 +377,9 @@ def constant_docs() -> dict[str, dict[str, Any]]:
 
 
 #: Allowed range of each constant: (low, low inclusive, high, high inclusive); None is unbounded.
-#: Fractions of a peak are in (0, 1]; shares of something else in [0, 1); divisors and counts > 0.
-_FRACTION_OF_PEAK = (0, False, 1, True)
+#: Fractions of a peak are in [0.001, 1] (below a thousandth no layout is worth sizing, and the quotients of a smaller
+#: divisor overflow); shares of something else in [0, 1); divisors and counts > 0.
+_FRACTION_OF_PEAK = (0.001, True, 1, True)
 _SHARE = (0, True, 1, False)
 _POSITIVE = (0, False, None, False)
 _NON_NEGATIVE = (0, True, None, False)
@@ -406,6 +407,8 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     **dict.fromkeys(("safety_margin_fraction", "fan_power_fraction"), _SHARE),
     "host_overlap_fraction": (0, True, 1, True),
     "pue": (1, True, None, False),
+    # a 95th percentile is at least the mean; a GEMM reaches half its rate at one token or more
+    **dict.fromkeys(("ttft_p95_factor", "gemm_half_efficiency_tokens"), (1, True, None, False)),
     **dict.fromkeys(
         (
             "prefill_chunk_tokens",
@@ -415,8 +418,6 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "training_pipeline_microbatches",
             "training_pipeline_virtual_stages",
             "max_batch_size",
-            "gemm_half_efficiency_tokens",
-            "ttft_p95_factor",
             "checkpoints_kept",
             "amortization_months",
             "offload_ubatch_tokens",

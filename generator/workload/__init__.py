@@ -19,7 +19,7 @@ from generator.workload.loader import Document, read_yaml
 from generator.workload.models import InferenceDeployment, TrainingDeployment, TrainingSpec, Workload
 from generator.workload.schema import validate_document
 from generator.workload.sharing import named_gpus, sharing_errors
-from generator.workload.value_checks import fixed_ram_errors, inference_limit_errors
+from generator.workload.value_checks import fixed_conflict_errors, fixed_ram_errors, inference_limit_errors
 
 
 class LoadedWorkload(NamedTuple):
@@ -92,6 +92,7 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
             )
         if isinstance(dep, InferenceDeployment):
             errors += inference_limit_errors(doc, i, dep.inference, models.get(dep.name))
+        errors += _expert_parallel_errors(doc, i, dep, models.get(dep.name))
         if (
             isinstance(dep, InferenceDeployment)
             and dep.inference.mem_fraction_static is not None
@@ -119,7 +120,7 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         errors.append(InputError(why, doc.locate(path)))
     if hw.fixed is not None:
         _check_id(errors, doc, ("hardware", "fixed", "gpu"), hw.fixed.gpu, catalog.gpus(), "GPU")
-        errors += fixed_ram_errors(doc, hw.fixed)
+        errors += fixed_ram_errors(doc, hw.fixed) + fixed_conflict_errors(doc, hw)
         for i, dep in enumerate(wl.deployments):
             if isinstance(dep, InferenceDeployment) and dep.inference.engine == "sglang":
                 errors.append(
@@ -254,3 +255,30 @@ def _check_inventory_gpu(
         errors.append(InputError(f"'{platform.id}' takes {', '.join(platform.gpu_ids)}: say which under 'gpu'", where))
     elif gpu is not None and gpu not in platform.gpu_ids:
         errors.append(InputError(f"'{platform.id}' does not take GPU '{gpu}'; it takes {', '.join(platform.gpu_ids)}", where))
+
+
+def _expert_parallel_errors(
+    doc: Document, i: int, dep: InferenceDeployment | TrainingDeployment, model: ResolvedModel | None
+) -> list[InputError]:
+    """A pinned ``parallelism.ep``: only for a mixture-of-experts model, and equal to tp x pp where they are pinned too."""
+    pin = dep.parallelism
+    if pin is None or pin.ep is None:
+        return []
+    where = doc.locate(("deployments", i, "parallelism", "ep"))
+    if model is not None and pin.ep > 1 and not model.architecture.routed_experts[0]:
+        return [
+            InputError(
+                f"ep {pin.ep}: expert parallelism spreads the routed experts of a mixture-of-experts model; {model.id} is "
+                "a dense model (pin tp / pp instead)",
+                where,
+            )
+        ]
+    if pin.tp is not None and pin.pp is not None and pin.ep != pin.tp * pin.pp:
+        return [
+            InputError(f"ep {pin.ep} must equal tp x pp = {pin.tp * pin.pp}: the experts spread over the replica's GPUs", where)
+        ]
+    if pin.tp is not None and pin.ep % pin.tp:
+        return [InputError(f"ep {pin.ep} must be a multiple of tp {pin.tp} (ep = tp x pp)", where)]
+    if pin.pp is not None and pin.ep % pin.pp:
+        return [InputError(f"ep {pin.ep} must be a multiple of pp {pin.pp} (ep = tp x pp)", where)]
+    return []

@@ -21,7 +21,7 @@ from generator.errors import InputError
 from generator.sizing.context_limit import LONGER_REFUSED, served_limit_phrase
 from generator.sizing.precision import WEIGHT_FORMAT_ALIASES
 from generator.workload.loader import Document
-from generator.workload.models import InferenceSpec
+from generator.workload.models import Hardware, InferenceSpec
 
 Path = tuple[str | int, ...]
 
@@ -91,3 +91,27 @@ def fixed_ram_errors(doc: Document, spec: FixedSpec) -> list[InputError]:
         where, told = (*at, "ram_gib"), f"the default reserved_ram_gib {spec.reserved_ram_gib:g}"
     problem = reserve_leaves_no_ram(spec, told, "ram_gib")
     return [] if problem is None else [InputError(problem, doc.locate(where))]
+
+
+#: Hardware fields that choose or describe servers to plan: with ``hardware.fixed`` the machine is given, so they say
+#: nothing (and a user who set them expects them to count).
+_NOT_WITH_FIXED = ("gpus", "platforms", "inventory", "max_nodes", "max_racks", "max_budget_usd_per_month")
+
+
+def fixed_conflict_errors(doc: Document, hardware: Hardware) -> list[InputError]:
+    """``hardware.fixed`` is one existing machine: fields that choose servers, or another provider, do not go with it."""
+    if hardware.fixed is None:
+        return []
+    errors = [
+        InputError(f"{field} does not go with hardware.fixed (the machine is given there); drop one of them", doc.locate(at))
+        for field in _NOT_WITH_FIXED
+        if _given(doc, at := ("hardware", field))
+    ]
+    if hardware.provider != "baremetal":
+        errors.append(
+            InputError(
+                f"provider {hardware.provider} does not go with hardware.fixed: an existing machine is planned as bare metal",
+                doc.locate(("hardware", "provider")),
+            )
+        )
+    return errors

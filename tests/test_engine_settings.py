@@ -1,5 +1,8 @@
-"""The serving engine's batch limit (vLLM --max-num-seqs): its default per GPU, the plan never counting on more, and
-the rendered group vars saying what the engine must run with (newuser9 item 1)."""
+"""The serving engine settings a plan counts on, and the group vars that carry them to the engine.
+
+The batch limit (vLLM --max-num-seqs): its default per GPU and the plan never counting on more (newuser9 item 1);
+a pinned expert-parallel degree sized as expert parallelism and rendered (newuser9 item 2).
+"""
 
 from __future__ import annotations
 
@@ -114,3 +117,36 @@ def test_the_estimate_saturates_at_the_engines_limit(gpu: str, batch: int) -> No
     assert estimate(request)["throughput"]["saturation_batch"] == batch
     raised = estimate(request._replace(max_num_seqs=1500))["throughput"]
     assert raised["saturation_batch"] == 1500  # both KV caches hold more
+
+
+QWEN_MOE = """\
+version: 1
+name: moe
+deployments:
+  - name: coder
+    model: Qwen/Qwen3-30B-A3B
+    parallelism: {{tp: 2{ep}}}
+    inference: {{precision: bf16, max_context_tokens: 16384, requests_per_second: 20}}
+hardware:
+  gpus: [h100-sxm5-80gb]
+  provider: baremetal
+"""
+
+
+def test_a_pinned_expert_parallel_degree_is_sized_and_rendered(tmp_path: Path) -> None:
+    """EP pinned used to filter layouts only: the plan's figures were those of TP-split experts, and no file said EP."""
+    plans = {}
+    for ep in ("", ", ep: 2"):
+        path = tmp_path / "w.yaml"
+        path.write_text(QWEN_MOE.format(ep=ep))
+        loaded = load_workload(str(path))
+        plans[ep] = (loaded, plan_workload(loaded))
+    (tp_only,) = plans[""][1].deployments
+    loaded, plan = plans[", ep: 2"]
+    (with_ep,) = plan.deployments
+    assert "expert_parallel" not in tp_only.details and with_ep.details["expert_parallel"] == 2
+    assert with_ep.details["requests_per_s_per_replica_max"] != tp_only.details["requests_per_s_per_replica_max"]
+    assert "the routed experts spread whole over each stage's 2 GPUs (expert parallelism, as pinned)" in with_ep.reasons[0]
+    files = render_ansible(plan, loaded.workload)
+    (group_vars,) = (ansible_reader().load(text) for name, text in files.items() if "group_vars" in name)
+    assert group_vars["specgen_deployments"][0]["engine"]["expert_parallel_size"] == 2
