@@ -351,3 +351,46 @@ def test_max_seq_len_says_what_to_change_when_no_sequence_fits() -> None:
     assert data["training"]["max_sequence_length"] == 0
     (note,) = [n for n in data["notes"] if n.startswith("no sequence fits")]
     assert "--zero 3 with more --gpus" in note and "--train lora / qlora" in note
+
+
+# --- newuser9 item 3: a framework's precision regime and sharding are part of its profile -------------------------
+
+
+@pytest.mark.parametrize(
+    ("framework", "gpus", "optimizer", "zero", "optimizer_bytes"),
+    [
+        # torchtune trains pure bf16 (dtype: bf16): AdamW's two moments in bf16, 4 B a parameter, sharded 8 ways
+        ("torchtune", 8, "adamw-bf16", 3, 8_030_261_248 * 4 // 8),
+        # FSDP2's fully_shard is ZeRO-3; mixed precision keeps fp32 master + moments, 12 B a parameter
+        ("fsdp2", 8, "adamw", 3, 8_030_261_248 * 12 // 8),
+        # one GPU shards nothing
+        ("fsdp2", 1, "adamw", 0, 8_030_261_248 * 12),
+        # a framework without a regime of its own: mixed precision, unsharded unless --zero says so
+        ("hf", 8, "adamw", 0, 8_030_261_248 * 12),
+    ],
+)
+def test_a_framework_sets_its_optimizer_regime_and_sharding(
+    framework: str, gpus: int, optimizer: str, zero: int, optimizer_bytes: int
+) -> None:
+    result = estimate(
+        EstimateRequest(model="meta-llama/Llama-3.1-8B", train="full", gpu="h100-sxm5-80gb", gpus=gpus, framework=framework)
+    )
+    assert (result["training"]["optimizer"], result["training"]["zero_stage"]) == (optimizer, zero)
+    assert result["memory"]["per_gpu"]["optimizer"] == pytest.approx(optimizer_bytes, rel=0.001)
+
+
+def test_a_given_optimizer_or_stage_beats_the_frameworks() -> None:
+    request = EstimateRequest(model="meta-llama/Llama-3.1-8B", train="full", gpu="h100-sxm5-80gb", gpus=8, framework="torchtune")
+    given = estimate(request._replace(optimizer="adamw", zero_stage=1))["training"]
+    assert (given["optimizer"], given["zero_stage"]) == ("adamw", 1)
+
+
+def test_a_workload_framework_sets_the_regime_the_plan_sizes(tmp_path: Path) -> None:
+    from generator.planner import plan_workload
+    from generator.workload import load_workload
+
+    path = tmp_path / "w.yaml"
+    path.write_text(WORKLOAD.format(extra="      framework: torchtune\n"))
+    (deployment,) = plan_workload(load_workload(str(path))).deployments
+    assert deployment.details["optimizer"] == "adamw-bf16"
+    assert deployment.details["zero_stage"] == 3  # its recipes wrap the model with fully_shard, on one GPU too

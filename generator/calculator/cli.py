@@ -159,10 +159,16 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--train", choices=("full", "lora", "qlora"), help="size a training / fine-tuning job instead of inference")
     t.add_argument(
         "--optimizer",
-        default="adamw",
-        help="adamw (16 B/param), adamw-torch-amp (18), adamw-bf16, adamw-8bit, adamw-8bit-bf16, sgd, adafactor",
+        help="adamw (16 B/param), adamw-torch-amp (18), adamw-bf16, adamw-8bit, adamw-8bit-bf16, sgd, adafactor "
+        "(default: the --framework's regime, torchtune adamw-bf16; else adamw)",
     )
-    t.add_argument("--zero", type=int, default=0, dest="zero_stage", choices=(0, 1, 2, 3), help="ZeRO / FSDP sharding stage")
+    t.add_argument(
+        "--zero",
+        type=int,
+        dest="zero_stage",
+        choices=(0, 1, 2, 3),
+        help="ZeRO / FSDP sharding stage (default: 3 for --framework fsdp2 or torchtune over several GPUs; else 0)",
+    )
     t.add_argument("--gpus", type=int, help="total GPUs of the job (data parallel = gpus / (tp x pp))")
     t.add_argument("--micro-batch", type=int, default=1, help="sequences per GPU per step")
     t.add_argument("--seq-len", type=int, help="training sequence length (default: --context or 2048)")
@@ -283,6 +289,13 @@ def format_text(result: dict[str, Any]) -> str:
         f"  parallelism  {_layout_text(par)}",
         f"  weights      {_gib(result['weights']['bytes'])} whole model",
     ]
+    if training:
+        job = result["training"]
+        lines.insert(
+            3,
+            f"  training     {job['method']}, {job['optimizer']}, ZeRO-{job['zero_stage']}, loss {job['loss']}"
+            + (f" ({job['framework']}'s defaults where not given)" if job["framework"] else ""),
+        )
     if not training:
         lines.append(
             f"  KV cache     {result['kv_cache']['bytes_per_token']:,} B/token; {_gib(result['kv_cache']['bytes'])} for "

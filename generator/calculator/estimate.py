@@ -19,6 +19,7 @@ from generator.sizing.context_limit import CONTEXT_EXTENSION, LONGER_REFUSED, se
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
 from generator.sizing.engine_runtime import default_max_num_seqs, per_sequence_host_scale
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
+from generator.sizing.frameworks import resolved_regime
 from generator.sizing.kv_cache import size_kv_cache
 from generator.sizing.loadability import format_problems, loadability_problems
 from generator.sizing.memory import InferenceMemory, size_inference
@@ -76,8 +77,9 @@ class EstimateRequest(NamedTuple):
     #: Most sequences a replica runs at once (vLLM --max-num-seqs); None: the engine's default on the GPU.
     max_num_seqs: int | None = None
     train: str | None = None
-    optimizer: str = "adamw"
-    zero_stage: int = 0
+    #: None: the framework's default, else adamw (mixed precision); ZeRO stage likewise (else 0).
+    optimizer: str | None = None
+    zero_stage: int | None = None
     gpus: int | None = None
     micro_batch: int = 1
     seq_len: int | None = None
@@ -274,7 +276,7 @@ def training_precision(req: EstimateRequest) -> tuple[str, str]:
     if req.train in ("lora", "qlora"):
         base = TrainingSetup(method=req.train, base_precision=req.precision).base_precision_name
         return base, f"frozen {base} base weights, fp32 LoRA adapters"
-    opt = OPTIMIZERS.get(req.optimizer)
+    opt = OPTIMIZERS.get(resolved_regime(req.framework, req.optimizer, req.zero_stage, 1)[0])
     if opt is not None and opt.weight_bytes == 4:
         return "fp32", "bf16 autocast over fp32 weights (mixed precision)"
     if opt is not None and opt.state_bytes <= opt.moment_bytes:
@@ -632,10 +634,11 @@ def _training(
     if gpus % par.gpus:
         raise InputError(f"--gpus {gpus} is not a multiple of tp x pp = {par.gpus}")
     check_ep_divides_data_parallel(req.ep, gpus // par.gpus, "--ep", f" (--gpus {gpus} / tp x pp {par.gpus})")
+    optimizer, zero_stage = resolved_regime(req.framework, req.optimizer, req.zero_stage, gpus // par.gpus)
     setup = TrainingSetup(
         method=req.train or "full",
-        optimizer=req.optimizer,
-        zero_stage=req.zero_stage,
+        optimizer=optimizer,
+        zero_stage=zero_stage,
         data_parallel=gpus // par.gpus,
         micro_batch_size=req.micro_batch,
         sequence_length=next((n for n in (req.seq_len, req.context_tokens) if n is not None), DEFAULT_TRAINING_SEQUENCE),

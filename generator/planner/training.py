@@ -12,6 +12,7 @@ from generator.planner.training_comm import gpu_link_latency_s
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_collectives
+from generator.sizing.frameworks import framework_profile, resolved_regime
 from generator.sizing.performance import accelerator_for, gpus_for_deadline, training_flops_per_token, training_hours
 from generator.sizing.training import TrainingMemory, TrainingSetup, size_training
 from generator.sizing.training_mfu import training_utilisation
@@ -85,7 +86,7 @@ class TrainingShape:
 def _setup(spec: TrainingSpec, zero: int, dp: int, micro_batch: int | None = None) -> TrainingSetup:
     return TrainingSetup(
         method=spec.method,
-        optimizer=spec.optimizer,
+        optimizer=resolved_regime(spec.framework, spec.optimizer, zero, dp)[0],
         zero_stage=zero,
         data_parallel=dp,
         micro_batch_size=micro_batch or _first_micro_batch(spec),
@@ -279,7 +280,10 @@ def training_shapes(
     total_flops = None
     if spec.dataset_tokens:
         total_flops = training_flops_per_token(arch, spec.method, spec.gradient_checkpointing) * spec.dataset_tokens * spec.epochs
-    zeros = (spec.zero_stage,) if spec.zero_stage is not None else (0, 1, 2, 3)
+    # the stage the workload or its framework shards to (FSDP2's fully_shard is ZeRO-3); else each is tried
+    profile = framework_profile(spec.framework) if spec.framework else None
+    pinned = spec.zero_stage if spec.zero_stage is not None else profile.zero_stage if profile else None
+    zeros = (pinned,) if pinned is not None else (0, 1, 2, 3)
     shapes: list[TrainingShape] = []
     blocked: list[str] = []
     tps = tensor_parallel_sizes(hw, arch.num_attention_heads)

@@ -21,10 +21,11 @@ Techniques and what they change in the memory sum:
   place (Unsloth's ``Fast_CrossEntropyLoss`` before it adopted chunked/cut cross-entropy): 2 bytes.
 
 Sources of the defaults: torchtune recipe configs (``recipes/configs``: chunked CE since v0.3,
-activation checkpointing on, offloading off); Unsloth README ("unsloth" gradient checkpointing,
-fused CE); Liger Kernel README (``use_liger_kernel`` / axolotl ``liger_fused_linear_cross_entropy``);
-Hugging Face Trainer/PEFT/TRL, LLaMA-Factory, axolotl, DeepSpeed and FSDP2 use PyTorch's
-cross-entropy over full logits unless Liger is enabled; Megatron-LM's vocab-parallel cross-entropy
+activation checkpointing on, offloading off, ``dtype: bf16`` with no fp32 master copy, so AdamW's moments are
+bf16 too; its distributed recipes wrap the model with FSDP2 ``fully_shard``, the ZeRO-3 layout); Unsloth README
+("unsloth" gradient checkpointing, fused CE); Liger Kernel README (``use_liger_kernel`` / axolotl
+``liger_fused_linear_cross_entropy``); Hugging Face Trainer/PEFT/TRL, LLaMA-Factory, axolotl, DeepSpeed and FSDP2
+use PyTorch's cross-entropy over full logits unless Liger is enabled; Megatron-LM's vocab-parallel cross-entropy
 materialises fp32 logits (``standard``).
 """
 
@@ -52,6 +53,10 @@ class FrameworkProfile(NamedTuple):
     #: Library behind QLoRA's NF4: ``bitsandbytes`` (Params4bit, scales in a quant_state FSDP does not shard)
     #: or ``torchao`` (torchtune's NF4Tensor, a tensor subclass FSDP2 shards scales and all).
     nf4_library: str = "bitsandbytes"
+    #: Optimizer and precision regime where none is given (``adamw``: mixed precision with fp32 master weights).
+    optimizer: str = "adamw"
+    #: ZeRO stage its data-parallel runs shard to where none is given (None: the user's choice, no default).
+    zero_stage: int | None = None
 
 
 FRAMEWORKS: dict[str, FrameworkProfile] = {
@@ -60,7 +65,14 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile("hf", "Hugging Face Trainer / PEFT"),
         FrameworkProfile("trl", "TRL SFTTrainer (Hugging Face Trainer underneath)"),
         FrameworkProfile("trl+liger", "TRL with use_liger_kernel=True", loss="fused", fused_kernels=True),
-        FrameworkProfile("torchtune", "torchtune recipes (CEWithChunkedOutputLoss)", loss="chunked", nf4_library="torchao"),
+        FrameworkProfile(
+            "torchtune",
+            "torchtune recipes (CEWithChunkedOutputLoss, pure bf16 weights and AdamW states, FSDP2 full sharding)",
+            loss="chunked",
+            nf4_library="torchao",
+            optimizer="adamw-bf16",
+            zero_stage=3,
+        ),
         FrameworkProfile(
             "unsloth",
             "Unsloth (fused CE, 'unsloth' offloaded gradient checkpointing, Triton kernels)",
@@ -74,7 +86,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         ),
         FrameworkProfile("llama-factory", "LLaMA-Factory (Hugging Face Trainer)"),
         FrameworkProfile("deepspeed", "DeepSpeed ZeRO through the Hugging Face Trainer"),
-        FrameworkProfile("fsdp2", "PyTorch FSDP2 (fully_shard) with a plain training loop"),
+        FrameworkProfile("fsdp2", "PyTorch FSDP2 (fully_shard) with a plain training loop", zero_stage=3),
         FrameworkProfile("megatron", "Megatron-LM (vocab-parallel cross-entropy over fp32 logits)"),
     )
 }
@@ -108,3 +120,12 @@ def logits_bytes_per_element(loss: str, standard_bytes: int) -> float:
     if loss == "fused":
         return 0.0
     raise InputError(f"unknown loss '{loss}'; choose one of {', '.join(LOSSES)}")
+
+
+def resolved_regime(framework: str | None, optimizer: str | None, zero_stage: int | None, data_parallel: int) -> tuple[str, int]:
+    """(optimizer, ZeRO stage) of a job: those given, else the framework's defaults (a stage only when data-parallel)."""
+    profile = framework_profile(framework) if framework else None
+    chosen = optimizer or (profile.optimizer if profile else "adamw")
+    if zero_stage is not None:
+        return chosen, zero_stage
+    return chosen, (profile.zero_stage or 0) if profile and data_parallel > 1 else 0

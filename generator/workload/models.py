@@ -49,7 +49,8 @@ class TrainingSpec(NamedTuple):
     """How a model is trained or fine-tuned."""
 
     method: Literal["full", "lora", "qlora"]
-    optimizer: str = "adamw"
+    #: None: the framework's regime (torchtune: adamw-bf16), else adamw.
+    optimizer: str | None = None
     zero_stage: int | None = None
     lora_rank: int = 16
     lora_dropout: float = 0.0
