@@ -12,6 +12,7 @@ import pytest
 
 from generator import catalog
 from generator.calculator.estimate import EstimateRequest, estimate
+from generator.errors import InputError
 from generator.planner import plan_workload
 from generator.planner.plan import Plan
 from generator.render.ansible import render_ansible
@@ -150,3 +151,16 @@ def test_a_pinned_expert_parallel_degree_is_sized_and_rendered(tmp_path: Path) -
     files = render_ansible(plan, loaded.workload)
     (group_vars,) = (ansible_reader().load(text) for name, text in files.items() if "group_vars" in name)
     assert group_vars["specgen_deployments"][0]["engine"]["expert_parallel_size"] == 2
+
+
+@pytest.mark.parametrize(("precision", "kv"), [("fp32", "fp32"), ("fp16", "fp16"), ("bf16", "bf16"), ("fp8", "bf16")])
+def test_the_kv_cache_follows_the_weights_float_type_as_the_engines_auto_does(precision: str, kv: str) -> None:
+    """newuser9 item 9: fp32 weights kept a bf16 cache although vLLM's ``auto`` cache dtype is the model's."""
+    result = estimate(EstimateRequest(model="meta-llama/Llama-3.2-1B-Instruct", precision=precision))
+    assert result["precision"]["kv_cache"] == kv
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_an_int8_kv_cache_is_refused_for_the_serving_engines(engine: str) -> None:
+    with pytest.raises(InputError, match=r"has no int8 KV cache \(its cache dtypes are bf16 / fp16 and fp8\)"):
+        estimate(EstimateRequest(model="Qwen/Qwen3-8B", gpu="l4-24gb", kv_precision="int8", engine=engine))

@@ -139,3 +139,15 @@ def test_a_refused_start_names_what_to_change(args: tuple[str, ...], remedy: str
     assert code == 0
     (line,) = [line for line in text.splitlines() if "vLLM refuses to start" in line]
     assert remedy in line
+
+
+def test_the_verdict_says_what_memory_counts_as_usable_and_throughput_is_conditional() -> None:
+    """newuser9 item 6: 134.90 GiB "does NOT fit" 140.40 GiB with no word of vLLM's 0.9, and a throughput beside it."""
+    code, out = run_estimate(
+        "meta-llama/Llama-3.1-70B-Instruct", "--gpu", "h200-sxm-141gb", "--input-tokens", "1000", "--output-tokens", "200"
+    )
+    assert code == 0
+    assert "on h200-sxm-141gb (140.40 GiB; 126.36 GiB usable at vLLM's --gpu-memory-utilization 0.9): does NOT fit" in out
+    assert "  throughput   if it ran: " in out
+    _, fits = run_estimate("meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h200-sxm-141gb", "--input-tokens", "1000")
+    assert "  throughput   if it ran" not in fits and "  throughput   " in fits

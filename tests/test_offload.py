@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import subprocess
 import sys
 from typing import Any
@@ -316,3 +317,21 @@ def test_the_llama_cpp_setting_says_when_the_weights_need_a_gguf_first(precision
     assert ("llama.cpp_note" in settings) is note
     if note:
         assert settings["llama.cpp_note"].startswith(f"llama.cpp loads GGUF files, not {precision} checkpoints")
+
+
+@pytest.mark.parametrize(
+    ("model", "read"),
+    [
+        # DeepSeek-R1 Q4_K_M: 253 GiB on NVMe, of which a token reads only the routed experts it uses (8 of 256)
+        ("deepseek-ai/DeepSeek-R1", r"253\.\d\d GiB of weights live on NVMe: \d\.\d\d GiB of them \(the routed experts a token "),
+        # a dense model reads every byte of every layer
+        ("meta-llama/Llama-3.1-405B-Instruct", r"94\.\d\d GiB of weights live on NVMe: all of them are paged in"),
+    ],
+)
+def test_the_nvme_warning_says_what_a_token_reads(model: str, read: str) -> None:
+    """newuser9 item 4: the MoE warning said all 253 GiB were read per token, its own speed said about 8 GiB."""
+    code, out = run_estimate(model, "--gpu", "rtx-4090-24gb", "--ram-gib", "128", "--nvme-gib", "2000",
+                             "--nvme-read-gb-per-s", "7", "--cpu", "ryzen-9-7950x", "--precision", "q4_k_m",
+                             "--context", "8192")  # fmt: skip
+    assert code == 0
+    assert re.search(read, out), out

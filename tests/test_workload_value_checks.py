@@ -116,6 +116,13 @@ REFUSED = [
         "workload.yaml:6:30: deployments[0].parallelism.ep: ep 4 must be a multiple of tp 8 (ep = tp x pp)",
         id="ep-below-tp",
     ),
+    # newuser9 item 8: vLLM and SGLang have no int8 cache (the estimate printed an SGLang log line SGLang cannot write)
+    pytest.param(
+        _sub(VALID, RPS, RPS + "      kv_cache_precision: int8\n"),
+        "workload.yaml:9:27: deployments[0].inference.kv_cache_precision: kv_cache_precision int8: vLLM has no int8 KV "
+        "cache (its cache dtypes are bf16 / fp16 and fp8); use fp8 (int8 is llama.cpp's q8_0 cache, for hardware.fixed)",
+        id="int8-kv-on-vllm",
+    ),
     # fuzz9 item 8: provider, allowed GPUs and owned servers beside an existing machine were dropped without a word
     pytest.param(
         _sub(FIXED, "hardware:\n", "hardware:\n  gpus: [h100-sxm5-80gb]\n"),

@@ -313,7 +313,10 @@ def format_text(result: dict[str, Any]) -> str:
     if cap:
         lines.append("")
         verdict = "fits" if cap["fits"] else "does NOT fit"
-        lines.append(f"  on {cap['gpu']} ({_gib(cap['gpu_memory_bytes'])}): {verdict}")
+        lines.append(
+            f"  on {cap['gpu']} ({_gib(cap['gpu_memory_bytes'])}; {_gib(cap['usable_bytes'])} usable at "
+            f"{cap['usable_basis']}): {verdict}"
+        )
         if "kv_cache_tokens" in cap:
             # one engine rank's pool (vLLM's 'GPU KV cache size' is per DP rank): its TP x PP GPUs hold it together
             ranks = cap["attention_dp_ranks"]
@@ -343,6 +346,11 @@ def format_text(result: dict[str, Any]) -> str:
             for part in log["by_layer_type"]:
                 pad = f", +{part['padding_layers']} padding" if part["padding_layers"] else ""
                 lines.append(f"    {part['kind']:14s} {part['layers']} layers{pad}: {_gib(part['pool_bytes'])} of the pool")
+            if len(log["by_layer_type"]) > 1:
+                lines.append(
+                    "  note: the KV capacity above charges sliding-window layers their window only; vLLM pages every layer "
+                    "alike, so it holds the concurrency its log says, and plans size with that"
+                )
             if not log["starts"]:
                 # with no KV memory left the weights themselves are the problem: a shorter context cannot help
                 remedy = (
@@ -357,8 +365,10 @@ def format_text(result: dict[str, Any]) -> str:
                 )
     thr = result.get("throughput")
     if thr and "max_output_tokens_per_s" in thr:
+        starts = cap is None or (cap["fits"] and cap.get("vllm_log", {}).get("starts", True))
         lines.append(
-            f"  throughput   {thr['max_output_tokens_per_s']:,.0f} output tokens/s at saturation "
+            f"  throughput   {'' if starts else 'if it ran: '}{thr['max_output_tokens_per_s']:,.0f} output tokens/s at "
+            "saturation "
             f"(batch {thr['saturation_batch']}); "
             f"at batch {result['kv_cache']['sequences']}: TTFT {thr['ttft_s'] * 1000:.0f} ms, TPOT {thr['tpot_s'] * 1000:.1f} ms "
             f"({thr['bound']}-bound)"

@@ -17,7 +17,7 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.context_limit import CONTEXT_EXTENSION, LONGER_REFUSED, served_limit_phrase
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
-from generator.sizing.engine_runtime import default_max_num_seqs, per_sequence_host_scale
+from generator.sizing.engine_runtime import ENGINE_NAMES, default_max_num_seqs, per_sequence_host_scale
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
 from generator.sizing.frameworks import resolved_regime
 from generator.sizing.kv_cache import size_kv_cache
@@ -302,7 +302,13 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     par = Parallelism(req.tp, req.pp) if req.train else Parallelism(req.tp, req.pp, req.ep)
     precision = req.precision or default_precision(model)
     fmt = model_weight_format(arch, precision)
-    kv_name = req.kv_precision or ("fp16" if precision == "fp16" else "bf16")
+    # the engines' "auto" cache dtype follows the weights' 16- or 32-bit float type (quantized weights: bf16)
+    kv_name = req.kv_precision or (precision if precision in ("fp16", "fp32") else "bf16")
+    if kv_name == "int8" and req.fixed is None and not req.train:
+        raise InputError(
+            f"--kv-precision int8: {ENGINE_NAMES.get(req.engine, req.engine)} has no int8 KV cache (its cache dtypes are "
+            "bf16 / fp16 and fp8); use fp8, or --ram-gib for llama.cpp's q8_0 cache on an existing machine"
+        )
     kv_bits = kv_cache_bits(kv_name)
     if req.context_tokens is not None:
         context = req.context_tokens
@@ -392,6 +398,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     elif req.train:
         setup, mem = _training(req, model, par, consts, gpu)
         breakdown = mem.per_gpu
+        del result["kv_cache"]  # a training job holds no KV cache (its activations are in memory.per_gpu)
+        result["precision"].pop("kv_cache", None)
         trained_name, regime = training_precision(req)
         # a GPU's model-parallel shard before ZeRO: each layer by TP, the routed experts by TP x EP as well
         trained = size_weights(arch, weight_format(trained_name), training_weight_layout(par, req.ep))
@@ -425,7 +433,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         )
         result["memory"] = {"per_gpu": breakdown.as_dict(), "weight_parts": dict(mem.weight_parts)}
         if gpu:
-            result["capacity"] = _fit(gpu.id, gpu.memory_bytes, breakdown.total, 1 - consts.safety_margin_fraction)
+            margin = consts.safety_margin_fraction
+            result["capacity"] = _fit(gpu.id, gpu.memory_bytes, breakdown.total, 1 - margin, f"a {margin:.0%} margin kept free")
             if req.max_seq_len:
                 usable = int(gpu.memory_bytes * (1 - consts.safety_margin_fraction))
                 longest = longest_training_sequence(arch, setup, par, consts, usable, nvlink=training_nvlink(gpu, setup, par))
@@ -454,6 +463,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 inference = inference._replace(capacity=sglang.capacity)
                 cap = sglang.capacity
                 fraction = sglang.mem_fraction_static
+                basis = f"SGLang's --mem-fraction-static {fraction:g}"
                 engine_log = {
                     "sglang_log": {
                         "mem_fraction_static": fraction,
@@ -464,9 +474,10 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 }
             else:
                 fraction = consts.gpu_memory_utilization
+                basis = f"vLLM's --gpu-memory-utilization {fraction:g}"
                 engine_log = {"vllm_log": _vllm_log(arch, kv_bits, cap.kv_available_bytes, context, par, consts)}
             result["capacity"] = {
-                **_fit(gpu.id, gpu.memory_bytes, inference.per_gpu.total, fraction),
+                **_fit(gpu.id, gpu.memory_bytes, inference.per_gpu.total, fraction, basis),
                 "budget_bytes": cap.budget_bytes,
                 # one GPU's KV bytes; the replica's tokens and sequences, every attention-DP rank together ...
                 "kv_cache_bytes": cap.kv_available_bytes,
@@ -612,9 +623,13 @@ def _weights_from(arch: Architecture, fmt: WeightFormat) -> str:
     return files.source if files is not None and files.precision == fmt.name else "computed from the config"
 
 
-def _fit(gpu_id: str, memory: int, need: int, usable_fraction: float) -> dict[str, Any]:
-    """Whether ``need`` fits the usable share of a GPU (the serving engine's utilization, or the planner's margin)."""
-    return {"gpu": gpu_id, "gpu_memory_bytes": memory, "fits": need <= int(memory * usable_fraction)}
+def _fit(gpu_id: str, memory: int, need: int, usable_fraction: float, basis: str) -> dict[str, Any]:
+    """Whether ``need`` fits the usable share of a GPU (the serving engine's utilization, or the planner's margin).
+
+    ``basis`` says what sets the share (printed beside the verdict).
+    """
+    usable = int(memory * usable_fraction)
+    return {"gpu": gpu_id, "gpu_memory_bytes": memory, "fits": need <= usable, "usable_bytes": usable, "usable_basis": basis}
 
 
 def training_nvlink(gpu: GpuSpec | None, setup: TrainingSetup, par: Parallelism) -> bool:

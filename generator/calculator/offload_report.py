@@ -149,7 +149,13 @@ def findings(
             )
         )
     if p.disk_bytes:
-        out.append(("warning", "nvme-offload", f"{_gib(p.disk_bytes)} GiB are paged in from NVMe on every token"))
+        read = (
+            "all of them are paged in from NVMe on every token"
+            if c.nvme_bytes_per_token >= p.disk_bytes
+            else f"{_gib(c.nvme_bytes_per_token)} GiB of them (the routed experts a token uses) are paged in from NVMe on "
+            "every token"
+        )
+        out.append(("warning", "nvme-offload", f"{_gib(p.disk_bytes)} GiB of weights live on NVMe: {read}"))
     if c.decode_tokens_per_s < consts.interactive_tokens_per_s:
         out.append(
             (

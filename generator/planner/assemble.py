@@ -361,11 +361,14 @@ def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tup
     if shape.hours is not None:
         # the steps run training_goodput of the wall clock (restarts after failures, checkpoints, evaluation)
         goodput = f" ({shape.hours * consts.training_goodput:.1f} h of steps / {consts.training_goodput:g} goodput)"
+        flops = f"{shape.total_flops:.3g} FLOPs"
+        if shape.model_flops is not None and shape.total_flops is not None and shape.model_flops < shape.total_flops:
+            flops += f" ({shape.model_flops:.3g} model FLOPs, the rest the forward passes activation checkpointing recomputes)"
         reasons.append(
-            f"{shape.total_flops:.3g} FLOPs take {shape.hours:.1f} h{goodput} on {shape.world} GPU(s) at "
-            f"{shape.step_mfu:.1%} MFU, communication and pipeline bubble included"
+            f"{flops} take {shape.hours:.1f} h{goodput} on {shape.world} GPU(s) at {shape.step_mfu:.1%} MFU (model FLOPs "
+            "over the GPUs' dense peak), communication and pipeline bubble included"
             if shape.step is not None
-            else f"{shape.total_flops:.3g} FLOPs take {shape.hours:.1f} h{goodput} on {shape.world} GPU(s) at the planned MFU"
+            else f"{flops} take {shape.hours:.1f} h{goodput} on {shape.world} GPU(s) at the planned MFU"
         )
     runner = training_runner_up(opt, rest)
     if runner:

@@ -70,6 +70,14 @@ class TrainingShape:
         )
 
     @property
+    def model_flops(self) -> float | None:
+        """The job's model FLOPs, what MFU counts: ``total_flops`` less the forward passes full checkpointing recomputes."""
+        if self.total_flops is None or self.setup.checkpointing != "full":
+            return self.total_flops
+        recompute = 2 * self.model_flops_per_token / (6 if self.setup.method == "full" else 4)  # 2N of 6N (4N: adapters)
+        return self.total_flops * self.model_flops_per_token / (self.model_flops_per_token + recompute)
+
+    @property
     def step_mfu(self) -> float:
         """Model FLOPs (6N per token, 4N for adapters) per second of the step over the GPUs' dense peak."""
         tflops = self.hardware.gpu.tflops("bf16") or 0.0

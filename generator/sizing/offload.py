@@ -93,6 +93,8 @@ class OffloadCost(NamedTuple):
     pcie_bytes_per_token: int
     ttft_s: float
     cold_start_s: float
+    #: Weight bytes read from NVMe each token (a MoE model: only the routed experts a token uses).
+    nvme_bytes_per_token: int = 0
 
 
 def _layer_kv(arch: Architecture, kv_bits: int, context: int) -> list[int]:
@@ -357,6 +359,7 @@ def offload_cost(
         pcie_bytes_per_token=pcie_per_token,
         ttft_s=ttft,
         cold_start_s=cold,
+        nvme_bytes_per_token=int(disk_read),
     )
 
 

@@ -12,6 +12,7 @@ from generator.errors import InputError, MultipleInputError, ShapeError
 from generator.input_files import repository_root
 from generator.named_tuple import NamedTuple
 from generator.sizing.constants import with_overrides
+from generator.sizing.engine_runtime import ENGINE_NAMES
 from generator.workload.build import build
 from generator.workload.custom_servers import custom_server_errors
 from generator.workload.gke_zone import gke_cluster_errors, gke_zone_errors
@@ -105,6 +106,15 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
                 )
             )
     hw = wl.hardware
+    for i, dep in enumerate(wl.deployments):
+        if isinstance(dep, InferenceDeployment) and dep.inference.kv_cache_precision == "int8" and hw.fixed is None:
+            errors.append(
+                InputError(
+                    f"kv_cache_precision int8: {ENGINE_NAMES[dep.inference.engine]} has no int8 KV cache (its cache dtypes "
+                    "are bf16 / fp16 and fp8); use fp8 (int8 is llama.cpp's q8_0 cache, for hardware.fixed)",
+                    doc.locate(("deployments", i, "inference", "kv_cache_precision")),
+                )
+            )
     for j, gpu in enumerate(hw.gpus or ()):
         _check_id(errors, doc, ("hardware", "gpus", j), gpu, catalog.gpus(), "GPU")
     for j, plat in enumerate(hw.platforms or ()):
