@@ -66,6 +66,15 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: Resolved
 
 
 def plan_workload(loaded: LoadedWorkload) -> Plan:
+    """Plan every deployment of a validated workload (:func:`_plan_workload`); a fleet limit's error names its field."""
+    try:
+        return _plan_workload(loaded)
+    except FleetLimitError as exc:
+        where = loaded.document.locate(("hardware", exc.limit))
+        raise FleetLimitError(f"{where}: {exc}", exc.limit, exc.needed) from None
+
+
+def _plan_workload(loaded: LoadedWorkload) -> Plan:
     """Plan every deployment of a validated workload.
 
     Each deployment is ranked by the objective, and on a tie a layout that leaves bought GPUs idle

@@ -142,6 +142,7 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
                 )
         if hw.fixed.cpu:
             _check_id(errors, doc, ("hardware", "fixed", "cpu"), hw.fixed.cpu, catalog.cpus(), "CPU")
+    errors += _provisioning_errors(doc, wl)
     host_names: set[str] = set()
     bmc_addresses: set[str] = set()
     metal3 = "metal3" in wl.provisioning.tools
@@ -291,4 +292,24 @@ def _expert_parallel_errors(
         return [InputError(f"ep {pin.ep} must be a multiple of tp {pin.tp} (ep = tp x pp)", where)]
     if pin.pp is not None and pin.ep % pin.pp:
         return [InputError(f"ep {pin.ep} must be a multiple of pp {pin.pp} (ep = tp x pp)", where)]
+    return []
+
+
+def _provisioning_errors(doc: Document, wl: Workload) -> list[InputError]:
+    """Provisioning tools that cannot run for this workload, refused where they are named (not at render time)."""
+    tools = wl.provisioning.tools
+    if not tools:
+        return []
+    where = doc.locate(("provisioning", "tools"))
+    if wl.hardware.provider != "baremetal":
+        return [InputError(f"{', '.join(tools)} provision bare metal, but hardware.provider is {wl.hardware.provider}", where)]
+    bmc = [h for g in wl.hardware.inventory for h in g.hosts if h.bmc_address and h.bmc_credentials_secret and h.boot_mac_address]
+    if "metal3" in tools and not bmc:
+        return [
+            InputError(
+                "metal3 needs owned hosts (hardware.inventory[].hosts) with bmc_address, bmc_credentials_secret and "
+                "boot_mac_address; none has all three (specgen does not invent them)",
+                where,
+            )
+        ]
     return []
