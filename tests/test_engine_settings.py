@@ -164,3 +164,36 @@ def test_the_kv_cache_follows_the_weights_float_type_as_the_engines_auto_does(pr
 def test_an_int8_kv_cache_is_refused_for_the_serving_engines(engine: str) -> None:
     with pytest.raises(InputError, match=r"has no int8 KV cache \(its cache dtypes are bf16 / fp16 and fp8\)"):
         estimate(EstimateRequest(model="Qwen/Qwen3-8B", gpu="l4-24gb", kv_precision="int8", engine=engine))
+
+
+def test_the_estimate_takes_vllms_smaller_limit_where_its_default_leaves_no_room() -> None:
+    """Review 6 M5: 70B FP8 on one H100 at 4k fits at 256 sequences (as the plan sizes it) but not at vLLM's 1,024."""
+    request = EstimateRequest(
+        model="meta-llama/Llama-3.1-70B-Instruct", precision="fp8", kv_precision="fp8", gpu="h100-sxm5-80gb", context_tokens=4096
+    )
+    result = estimate(request)
+    assert result["capacity"]["fits"] and result["capacity"]["vllm_log"]["starts"]
+    assert any(note.startswith("sized at --max-num-seqs 256: at vLLM's default of 1024") for note in result["notes"])
+    pinned = estimate(request._replace(max_num_seqs=1024))  # a limit the user gives is kept, and says it does not start
+    assert not pinned["capacity"]["vllm_log"]["starts"]
+
+
+@pytest.mark.parametrize("setting", ["constants: {max_batch_size: 32}", "constants: {max_num_seqs: 32}"])
+def test_a_workload_constant_limits_the_batch_as_max_num_seqs_does(tmp_path: Path, setting: str) -> None:
+    """Review 6 H2: the workload's constants were ignored once vLLM's per-GPU default applied (batch 1024, not 32)."""
+    path = tmp_path / "w.yaml"
+    path.write_text(QWEN_MOE.format(ep="") + setting + "\n")
+    (dep,) = plan_workload(load_workload(str(path))).deployments
+    assert dep.details["max_num_seqs"] == 32 and dep.details["batch_per_replica"] <= 32
+
+
+def test_a_workloads_fp32_service_keeps_an_fp32_kv_cache_as_the_estimate_does(tmp_path: Path) -> None:
+    """Review 6 M6: the estimate sized fp32 weights with an fp32 cache, the plan with bf16 (twice the tokens)."""
+    path = tmp_path / "w.yaml"
+    path.write_text(QWEN_MOE.format(ep="").replace("precision: bf16", "precision: fp32").replace("{tp: 2}", "{tp: 4}"))
+    (dep,) = plan_workload(load_workload(str(path))).deployments
+    assert dep.kv_cache_precision == "fp32"
+    given = path.read_text().replace("precision: fp32,", "precision: fp32, kv_cache_precision: fp8,")
+    path.write_text(given)
+    (dep,) = plan_workload(load_workload(str(path))).deployments
+    assert dep.kv_cache_precision == "fp8"  # one the workload gives stays

@@ -551,6 +551,34 @@ def test_replicas_beyond_the_idle_gpus_of_an_owned_kind_not_bought_go_elsewhere(
     assert any(p.node.platform_id == "dell-xe8640" and p.nodes > p.owned_nodes for p in plan.pools)
 
 
+def test_a_pipeline_replica_takes_only_owned_servers_no_service_holds(tmp_path: Path) -> None:
+    """Review 6 H1: small on part of one owned DGX left the other DGX and that one "free" to a 2-server 405B replica,
+    which then booked 3 of the 2 owned servers (capex $0, "1 more to buy" of a kind never bought)."""
+    text = """\
+version: 1
+name: s2
+deployments:
+  - name: small
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 5, slo: {ttft_p95_ms: 1000, tpot_ms: 40}}
+  - name: huge
+    model: meta-llama/Llama-3.1-405B-Instruct
+    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 0.5}
+hardware:
+  gpus: [h100-sxm5-80gb]
+  provider: baremetal
+  platforms: [dell-xe8640]
+  inventory:
+    - platform: dgx-h100
+      count: 2
+"""
+    plan = plan_workload(_load(tmp_path, text))
+    dgx = [p for p in plan.pools if p.node.platform_id == "dgx-h100"]
+    assert sum(p.nodes for p in dgx) <= 2 and all(p.nodes == p.owned_nodes for p in dgx)
+    assert not any(f.code == "inventory-shortfall" for f in plan.findings)
+    assert plan.totals["usd_per_month"] == pytest.approx(12192.0, abs=1.0)
+
+
 def test_a_service_runs_on_two_owned_server_kinds_that_are_not_bought(tmp_path: Path) -> None:
     """newuser8 item 5: with only L40S allowed to buy, the 70B service bought 14 L40S servers ($54,436) although the
     owned DGX H100 and HGX H100 servers together hold it (nothing bought, as with H100 allowed)."""

@@ -123,7 +123,9 @@ def test_estimate_reports_the_log_line_and_memory_by_layer_type() -> None:
     ],
 )
 def test_estimate_says_when_vllm_refuses_to_start(model: str, precision: str | None, needed: int | None, starts: bool) -> None:
-    result = estimate(EstimateRequest(model=model, gpu="h100-sxm5-80gb", context_tokens=131072, precision=precision))
+    # at vLLM's H100 default, given: the estimate would otherwise size vLLM's smaller limit where the default has no room
+    request = EstimateRequest(model=model, gpu="h100-sxm5-80gb", context_tokens=131072, precision=precision, max_num_seqs=1024)
+    result = estimate(request)
     log = result["capacity"]["vllm_log"]
     assert log["starts"] is starts
     assert (log["one_request_kv_bytes"] <= result["capacity"]["kv_cache_bytes"]) is starts
@@ -211,42 +213,3 @@ def test_vllm_pool_is_the_stage_with_fewest_tokens() -> None:
     cache = vllm_kv_cache(_arch("google/gemma-3-1b-it"), 16, 4 * GIB, 32768, Parallelism(pp=3))
     assert cache.logged_tokens == 131072 // 5 * 16
     assert {t.kind: t.layers for t in cache.by_layer_type} == {"full": 2, "sliding:512": 7}
-
-
-HYBRID_SERVICE = """\
-version: 1
-name: hybrid
-deployments:
-  - name: gemma
-    model: google/gemma-2-27b-it
-    parallelism: {tp: 2}
-    inference: {max_context_tokens: 8192, avg_input_tokens: 1000, avg_output_tokens: 200, requests_per_second: 1}
-hardware:
-  gpus: [h100-sxm5-80gb]
-  provider: baremetal
-"""
-
-
-def test_the_planner_holds_as_many_requests_as_vllms_block_pool_does(tmp_path: Path) -> None:
-    """newuser9 item 11: the plan counted 2-6x the requests vLLM's own log says a hybrid model's pool holds.
-
-    vLLM gives a sliding-window layer as many pages as a full one and charges a short request the same in both, so
-    the replica's capacity is its log's concurrency (the same figure the estimate prints), not the windowed bytes.
-    """
-    from generator.planner import plan_workload
-    from generator.workload import load_workload
-
-    path = tmp_path / "w.yaml"
-    path.write_text(HYBRID_SERVICE)
-    (dep,) = plan_workload(load_workload(str(path))).deployments
-    same = estimate(
-        EstimateRequest(model="google/gemma-2-27b-it", gpu="h100-sxm5-80gb", tp=2, context_tokens=8192, max_num_seqs=1024)
-    )
-    assert dep.details["max_concurrency_per_replica"] == pytest.approx(same["capacity"]["vllm_log"]["max_concurrency"], abs=0.01)
-    average = estimate(
-        EstimateRequest(model="google/gemma-2-27b-it", gpu="h100-sxm5-80gb", tp=2, context_tokens=1200, max_num_seqs=1024)
-    )
-    held = int(average["capacity"]["vllm_log"]["max_concurrency"])
-    assert dep.details["kv_cache_tokens_per_replica"] == held * 1200
-    # the windowed bytes (sliding layers charged their window only) would have counted more
-    assert dep.details["kv_cache_tokens_per_replica"] < average["capacity"]["kv_cache_tokens"]

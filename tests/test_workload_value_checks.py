@@ -103,17 +103,18 @@ REFUSED = [
         _sub(
             VALID,
             "Llama-3.1-8B-Instruct\n    inference:\n",
-            "Qwen3-30B-A3B\n    parallelism: {tp: 2, pp: 2, ep: 2}\n    inference:\n",
+            "Qwen3-30B-A3B\n    parallelism: {tp: 2, pp: 2, ep: 4}\n    inference:\n",
         ).replace("meta-llama/Qwen3", "Qwen/Qwen3"),
-        "workload.yaml:6:37: deployments[0].parallelism.ep: ep 2 must equal tp x pp = 4: the experts spread over the "
-        "replica's GPUs",
-        id="ep-not-tp-times-pp",
+        "workload.yaml:6:37: deployments[0].parallelism.ep: ep 4 must equal tp 2: each pipeline stage spreads its experts "
+        "over its tensor-parallel GPUs",
+        id="ep-per-stage-not-per-replica",
     ),
     pytest.param(
         _sub(
             VALID, "Llama-3.1-8B-Instruct\n    inference:\n", "Qwen3-30B-A3B\n    parallelism: {tp: 8, ep: 4}\n    inference:\n"
         ).replace("meta-llama/Qwen3", "Qwen/Qwen3"),
-        "workload.yaml:6:30: deployments[0].parallelism.ep: ep 4 must be a multiple of tp 8 (ep = tp x pp)",
+        "workload.yaml:6:30: deployments[0].parallelism.ep: ep 4 must equal tp 8: each pipeline stage spreads its experts "
+        "over its tensor-parallel GPUs",
         id="ep-below-tp",
     ),
     # newuser9 item 8: vLLM and SGLang have no int8 cache (the estimate printed an SGLang log line SGLang cannot write)
@@ -122,6 +123,17 @@ REFUSED = [
         "workload.yaml:9:27: deployments[0].inference.kv_cache_precision: kv_cache_precision int8: vLLM has no int8 KV "
         "cache (its cache dtypes are bf16 / fp16 and fp8); use fp8 (int8 is llama.cpp's q8_0 cache, for hardware.fixed)",
         id="int8-kv-on-vllm",
+    ),
+    # review 6 M4: a training job's ep forced its TP and no expert parallelism was sized
+    pytest.param(
+        _sub(
+            VALID,
+            "    inference:\n      max_context_tokens: 8192\n      requests_per_second: 2\n",
+            "    parallelism: {ep: 4}\n    training: {method: lora}\n",
+        ).replace("meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen3-30B-A3B"),
+        "workload.yaml:6:23: deployments[0].parallelism.ep: ep 4: a training job's expert parallelism is not planned "
+        "(specgen estimate --train --ep sizes it); drop ep",
+        id="ep-on-a-training-job",
     ),
     # fuzz9 item 8: provider, allowed GPUs and owned servers beside an existing machine were dropped without a word
     pytest.param(

@@ -348,8 +348,9 @@ def format_text(result: dict[str, Any]) -> str:
                 lines.append(f"    {part['kind']:14s} {part['layers']} layers{pad}: {_gib(part['pool_bytes'])} of the pool")
             if len(log["by_layer_type"]) > 1:
                 lines.append(
-                    "  note: the KV capacity above charges sliding-window layers their window only; vLLM pages every layer "
-                    "alike, so it holds the concurrency its log says, and plans size with that"
+                    "  note: vLLM's log is its start-up worst case, a sliding-window layer charged a whole chunk of "
+                    "prompt; decoding, it frees the blocks outside the window, so a replica holds the KV capacity above "
+                    "(what plans size with)"
                 )
             if not log["starts"]:
                 # with no KV memory left the weights themselves are the problem: a shorter context cannot help

@@ -17,7 +17,7 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.context_limit import CONTEXT_EXTENSION, LONGER_REFUSED, served_limit_phrase
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
-from generator.sizing.engine_runtime import ENGINE_NAMES, default_max_num_seqs, per_sequence_host_scale
+from generator.sizing.engine_runtime import ENGINE_NAMES, VLLM_SMALL_GPU_MAX_NUM_SEQS, batch_limit, per_sequence_host_scale
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
 from generator.sizing.frameworks import resolved_regime
 from generator.sizing.kv_cache import size_kv_cache
@@ -121,17 +121,18 @@ def _constants(req: EstimateRequest) -> Constants:
 
 
 def _engine_batch(req: EstimateRequest, gpu: GpuSpec, consts: Constants) -> Constants:
-    """The constants with the engine's batch limit on ``gpu``: ``--max-num-seqs``, else the engine's default.
+    """The constants with the engine's batch limit on ``gpu``.
 
-    The limit caps the batch (``max_batch_size``) and, for vLLM, the rows its profiling run samples (``max_num_seqs``).
-    A constant set with ``--set`` stands where ``--max-num-seqs`` does not say otherwise.
+    The batch is capped at ``--max-num-seqs``, else a ``--set`` ``max_batch_size``, else a ``--set`` ``max_num_seqs``,
+    else the engine's default; vLLM's profiling run samples ``--max-num-seqs`` rows, else a ``--set``
+    ``max_num_seqs``, else as many as the batch.
     """
-    running = req.max_num_seqs or default_max_num_seqs(req.engine, gpu.name, gpu.memory_bytes)
-    if running is None:
-        return consts
-    names = ("max_batch_size", "max_num_seqs") if req.engine == "vllm" else ("max_batch_size",)
-    explicit = {name for name, _ in req.constants}
-    return consts._replace(**{name: running for name in names if req.max_num_seqs or name not in explicit})
+    explicit = dict(req.constants)
+    seqs = req.max_num_seqs or explicit.get("max_num_seqs")
+    given = req.max_num_seqs or explicit.get("max_batch_size") or seqs
+    running = batch_limit(req.engine, gpu.name, gpu.memory_bytes, int(given) if given else None, consts.max_batch_size)
+    rows = {"max_num_seqs": int(seqs) if seqs else running} if req.engine == "vllm" else {}
+    return consts._replace(max_batch_size=running, **rows)
 
 
 #: The command-line option of each request field whose name differs from it.
@@ -349,6 +350,25 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     nvlink = gpu is not None and nvlink_replica(gpu.interconnect_kind, gpu.nvlink_domain_gpus, par)
     memory_bytes = gpu.memory_bytes if gpu else None
     inference = size_inference(arch, fmt, kv_bits, context, req.batch, par, consts, memory_bytes, nvlink=nvlink)
+    cap = inference.capacity
+    small = VLLM_SMALL_GPU_MAX_NUM_SEQS
+    if (
+        req.engine == "vllm"
+        and cap is not None
+        and cap.max_concurrency < 1
+        and consts.max_num_seqs > small
+        and not (req.max_num_seqs or any(name in ("max_num_seqs", "max_batch_size") for name, _ in req.constants))
+    ):
+        # as the planner does: vLLM's smaller limit where its larger default leaves no room for one request
+        fewer = consts._replace(max_num_seqs=small, max_batch_size=small)
+        retry = size_inference(arch, fmt, kv_bits, context, req.batch, par, fewer, memory_bytes, nvlink=nvlink)
+        if retry.capacity is not None and retry.capacity.max_concurrency >= 1:
+            notes.append(
+                f"sized at --max-num-seqs {small}: at vLLM's default of {consts.max_num_seqs} on this GPU its profiling "
+                f"run samples {consts.max_num_seqs} sequences' logits and leaves no room for one {context:,}-token "
+                f"request; start vLLM with --max-num-seqs {small}"
+            )
+            consts, inference = fewer, retry
     result: dict[str, Any] = {
         "model": {
             "id": model.id,

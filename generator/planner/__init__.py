@@ -383,7 +383,7 @@ def _choose(
             if not allowed:
                 raise InfeasibleError(f"deployment '{dep.name}' has no feasible layout on {_kind_text(on)}")
         if shared:  # the idle GPUs of an owned server no more of are bought hold only so many replicas
-            allowed = [o for o in allowed if _fits_owned(wl, o, free, shared)]
+            allowed = [o for o in allowed if _fits_owned(wl, o, free, shared, whole)]
         feasible = sorted(allowed, key=functools.partial(ranking_key, objective=objective, busy=shared, owned_free=bool(free)))
         if not feasible:
             where = loaded.document.locate(("deployments", i, "model"))
@@ -434,13 +434,24 @@ def _left_free(wl: Workload, free: dict[ServerKey, int], busy: dict[ServerKey, i
     return left
 
 
-def _fits_owned(wl: Workload, opt: Option, free: dict[ServerKey, int], busy: dict[ServerKey, int]) -> bool:
-    """Whether a service's replicas on owned servers no more of are bought fit beside the services already there."""
-    return all(
-        math.ceil((busy[key] + part.candidate.gpus) / key[2]) <= free.get(key, 0)
-        for part in opt.pieces
-        if part.shares_servers and busy.get(key := part.server_kind) and _not_bought(wl, key)
-    )
+def _fits_owned(
+    wl: Workload, opt: Option, free: dict[ServerKey, int], busy: dict[ServerKey, int], whole: dict[ServerKey, int]
+) -> bool:
+    """Whether a service's replicas on owned servers no more of are bought fit beside the services already there.
+
+    Replicas inside one server fill the idle GPUs; a replica spanning servers (PP > 1) takes whole servers, so only
+    those no service holds (``whole``).
+    """
+    for part in opt.pieces:
+        key = part.server_kind
+        if not busy.get(key) or not _not_bought(wl, key):
+            continue
+        if part.shares_servers:
+            if math.ceil((busy[key] + part.candidate.gpus) / key[2]) > free.get(key, 0):
+                return False
+        elif part.candidate.owned_nodes > whole.get(key, 0):
+            return False
+    return True
 
 
 def _not_bought(wl: Workload, key: ServerKey) -> str | None:
@@ -460,7 +471,7 @@ def honour_pins(dep: InferenceDeployment | TrainingDeployment, options: list[Opt
             (dep.platform is None or p.hardware.platform.id == dep.platform)
             and (pin is None or pin.tp is None or p.candidate.tp == pin.tp)
             and (pin is None or pin.pp is None or p.candidate.pp == pin.pp)
-            and (pin is None or pin.ep is None or p.candidate.tp * p.candidate.pp == pin.ep)
+            and (pin is None or pin.ep is None or p.candidate.tp == pin.ep)
             for p in o.pieces
         )
     ]

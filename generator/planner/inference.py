@@ -22,14 +22,13 @@ from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_replica
-from generator.sizing.engine_runtime import VLLM_SMALL_GPU_MAX_NUM_SEQS, default_max_num_seqs
+from generator.sizing.engine_runtime import VLLM_SMALL_GPU_MAX_NUM_SEQS, batch_limit
 from generator.sizing.loadability import format_problems, loadability_problems
 from generator.sizing.memo import memoized
-from generator.sizing.memory import Capacity, InferenceMemory, size_inference
+from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import Accelerator, accelerator_for, decode_model, prefill_seconds
 from generator.sizing.precision import WeightFormat, kv_cache_bits
 from generator.sizing.sglang_kv import sglang_inference_capacity
-from generator.sizing.vllm_kv import vllm_kv_cache
 from generator.sizing.weights import Parallelism
 from generator.units import GIB
 from generator.workload.models import InferenceSpec
@@ -210,36 +209,9 @@ def point_for_rate(
     return at(low)
 
 
-def vllm_paged_capacity(
-    arch: Architecture, kv_bits: int, cap: Capacity, spec: InferenceSpec, par: Parallelism, consts: Constants
-) -> Capacity:
-    """The capacity as vLLM's block pool gives it, for a model with sliding-window layers beside full ones.
-
-    vLLM unifies page sizes and gives every layer group as many pages as the full-attention ones
-    (:mod:`generator.sizing.vllm_kv`), and a sliding layer holds ``window - 1 + max_num_batched_tokens`` tokens of a
-    request: a short request costs it what a full layer pays. So the requests a replica holds at once are the pool's
-    blocks over the pages one request takes, not the bytes its windows would need. The tokens are restated as that
-    many average requests' tokens; ``max_concurrency`` is vLLM's for ``max_context_tokens``. One full-attention kind
-    (vLLM's pool is the bytes over every layer's) is left as it is.
-    """
-    chunk = consts.prefill_chunk_tokens
-    at_max = vllm_kv_cache(arch, kv_bits, cap.kv_available_bytes, spec.max_context_tokens, par, consts.kv_block_tokens, chunk)
-    if len(at_max.by_layer_type) < 2:
-        return cap
-    average = spec.avg_input_tokens + spec.avg_output_tokens
-    held = vllm_kv_cache(arch, kv_bits, cap.kv_available_bytes, average, par, consts.kv_block_tokens, chunk).max_concurrency
-    tokens = int(held) * average
-    return cap._replace(
-        kv_cache_tokens=tokens * cap.attention_dp,
-        max_concurrency=at_max.max_concurrency * cap.attention_dp,
-        rank_kv_cache_tokens=tokens,
-        rank_max_concurrency=at_max.max_concurrency,
-    )
-
-
 def max_running(spec: InferenceSpec, gpu: GpuSpec, consts: Constants) -> int:
     """The most sequences a replica of ``spec`` runs at once on ``gpu``: the workload's, else the engine's default."""
-    return spec.max_num_seqs or default_max_num_seqs(spec.engine, gpu.name, gpu.memory_bytes) or consts.max_batch_size
+    return batch_limit(spec.engine, gpu.name, gpu.memory_bytes, spec.max_num_seqs, consts.max_batch_size)
 
 
 def replica_shapes(
@@ -322,8 +294,6 @@ def _gpu_shapes(
                         arch, kv_bits, spec.max_context_tokens, par, gpu.memory_bytes, mem, spec.mem_fraction_static
                     )
                     mem = mem._replace(capacity=sglang.capacity)
-                elif mem.capacity is not None:
-                    mem = mem._replace(capacity=vllm_paged_capacity(arch, kv_bits, mem.capacity, spec, par, engine_consts))
                 cap = mem.capacity
                 if cap is not None and cap.max_concurrency >= 1:
                     break

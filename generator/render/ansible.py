@@ -158,7 +158,7 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
     if plan.provider != "baremetal":
         files.update(dynamic_inventory(plan, workload))
     else:
-        missing = {pool.name: placeholder_names(pool, workload)[len(pool.owned_hosts) :] for pool in plan.pools}
+        missing = {pool.name: placeholder_names(pool, workload) for pool in plan.pools}
         if any(missing.values()):
             example = {"all": {"children": {name: {"hosts": dict.fromkeys(hosts)} for name, hosts in missing.items() if hosts}}}
             files["ansible/hosts.yml.example"] = EXAMPLE_HEADER + ansible_yaml(example)

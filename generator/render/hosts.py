@@ -45,17 +45,18 @@ def host_heat_btu_per_h(node: NodeSpec) -> int | None:
 
 
 def placeholder_names(pool: Pool, workload: Workload) -> list[str]:
-    """``<pool>-NN`` with dashes (valid DNS labels), one per host of the pool.
+    """``<pool>-NN`` with dashes (valid DNS labels), one per host of the pool the inventory does not name.
 
-    A number whose name an owned host of the inventory has is skipped: that machine is another, and one name would
-    stand for both.
+    They number on from the pool's owned hosts (``-03`` after two owned ones), as they always have, so that a name
+    stays with its machine from one render to the next. A number whose name an owned host of the inventory has is
+    skipped: that machine is another, and one name would stand for both.
     """
     base = pool.name.replace("_", "-")
     width = max(2, len(str(pool.hosts)))
     taken = {host.name for group in workload.hardware.inventory for host in group.hosts}
     names: list[str] = []
-    number = 0
-    while len(names) < pool.hosts:
+    number = len(pool.owned_hosts)
+    while len(names) < pool.hosts - len(pool.owned_hosts):
         number += 1
         if (name := f"{base}-{number:0{width}d}") not in taken:
             names.append(name)

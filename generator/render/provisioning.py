@@ -31,15 +31,15 @@ def maas_instances(plan: Plan, workload: Workload) -> dict[str, Any]:
     instances: dict[str, Any] = {}
     for pool in plan.pools:
         node = host_node(pool.node)  # MAAS allocates Linux hosts: a rack-scale system's compute trays
-        names = pool.owned_hosts  # the plan's allocation of the inventory's names
-        for index, name in enumerate(placeholder_names(pool, workload)):
+        owned = set(pool.owned_hosts)  # the plan's allocation of the inventory's names
+        for name in (*pool.owned_hosts, *placeholder_names(pool, workload)):
             allocate: dict[str, Any] = {
                 "tags": [f"gpu-{node.gpu_id}", f"gpus-{node.gpus}", f"specgen-pool-{dns_name(pool)}"],
             }
-            if index < len(names):
+            if name in owned:
                 # an owned host is that machine, whatever its RAM and cores: the plan's figures for it are its
                 # catalog configuration, and a floor would hold the real machine to them
-                allocate["hostname"] = names[index]
+                allocate["hostname"] = name
             else:
                 allocate["min_cpu_count"] = node.cpu_cores
                 # MAAS counts memory in MiB; null (no floor) where no figure is sourced
@@ -48,8 +48,7 @@ def maas_instances(plan: Plan, workload: Workload) -> dict[str, Any]:
                 allocate["pool"] = settings.maas_pool
             if settings.maas_zone:
                 allocate["zone"] = settings.maas_zone
-            key = names[index] if index < len(names) else name
-            instances[key] = {
+            instances[name] = {
                 "pool": pool.name,
                 "allocate_params": allocate,
                 "deploy_params": {"distro_series": settings.distro_series},

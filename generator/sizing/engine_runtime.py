@@ -100,3 +100,8 @@ def default_max_num_seqs(engine: str, gpu_name: str, gpu_memory_bytes: int) -> i
         return None
     large = gpu_memory_bytes >= VLLM_LARGE_GPU_BYTES and "a100" not in gpu_name.lower()
     return 1024 if large else VLLM_SMALL_GPU_MAX_NUM_SEQS
+
+
+def batch_limit(engine: str, gpu_name: str, gpu_memory_bytes: int, given: int | None, fallback: int) -> int:
+    """The most sequences a replica runs at once: ``given`` (the user's), else the engine's default, else ``fallback``."""
+    return given or default_max_num_seqs(engine, gpu_name, gpu_memory_bytes) or fallback

@@ -20,7 +20,7 @@ from generator.workload.loader import Document, read_yaml
 from generator.workload.models import InferenceDeployment, TrainingDeployment, TrainingSpec, Workload
 from generator.workload.schema import validate_document
 from generator.workload.sharing import named_gpus, sharing_errors
-from generator.workload.value_checks import fixed_conflict_errors, fixed_ram_errors, inference_limit_errors
+from generator.workload.value_checks import fixed_conflict_errors, fixed_ram_errors, given_in, inference_limit_errors
 
 
 class LoadedWorkload(NamedTuple):
@@ -252,7 +252,29 @@ def load_document(doc: Document, path: str) -> LoadedWorkload:
         wl = build(Workload, doc.data)
     except ShapeError as exc:
         raise InputError(exc.message, doc.locate(exc.path)) from None
-    return LoadedWorkload(path, wl, doc, _semantic_checks(doc, wl))
+    return LoadedWorkload(path, _serving_defaults(doc, wl), doc, _semantic_checks(doc, wl))
+
+
+def _serving_defaults(doc: Document, wl: Workload) -> Workload:
+    """Serving settings a service leaves unset, filled as the engine would run them.
+
+    The batch limit: the workload's ``constants`` ``max_num_seqs`` / ``max_batch_size`` (the smaller) where a service
+    sets no ``max_num_seqs`` of its own. The KV cache: the weights' 16- or 32-bit float type where ``kv_cache_precision``
+    is not given (vLLM's and SGLang's ``auto``; quantized weights keep the bf16 default).
+    """
+    limits = [int(wl.constants[k]) for k in ("max_num_seqs", "max_batch_size") if isinstance(wl.constants.get(k), int | float)]
+    deployments: list[InferenceDeployment | TrainingDeployment] = []
+    for i, dep in enumerate(wl.deployments):
+        if not isinstance(dep, InferenceDeployment):
+            deployments.append(dep)
+            continue
+        spec = dep.inference
+        if spec.max_num_seqs is None and limits:
+            spec = spec._replace(max_num_seqs=max(1, min(limits)))
+        if spec.precision in ("fp16", "fp32") and not given_in(doc, ("deployments", i, "inference", "kv_cache_precision")):
+            spec = spec._replace(kv_cache_precision=spec.precision)
+        deployments.append(dep._replace(inference=spec))
+    return wl._replace(deployments=tuple(deployments))
 
 
 def _check_inventory_gpu(
@@ -271,11 +293,14 @@ def _check_inventory_gpu(
 def _expert_parallel_errors(
     doc: Document, i: int, dep: InferenceDeployment | TrainingDeployment, model: ResolvedModel | None
 ) -> list[InputError]:
-    """A pinned ``parallelism.ep``: only for a mixture-of-experts model, and equal to tp x pp where they are pinned too."""
+    """A pinned ``parallelism.ep``: a service's, of a mixture-of-experts model, equal to its tp (experts per stage)."""
     pin = dep.parallelism
     if pin is None or pin.ep is None:
         return []
     where = doc.locate(("deployments", i, "parallelism", "ep"))
+    if isinstance(dep, TrainingDeployment):
+        why = "a training job's expert parallelism is not planned (specgen estimate --train --ep sizes it); drop ep"
+        return [InputError(f"ep {pin.ep}: {why}", where)]
     if model is not None and pin.ep > 1 and not model.architecture.routed_experts[0]:
         return [
             InputError(
@@ -284,14 +309,9 @@ def _expert_parallel_errors(
                 where,
             )
         ]
-    if pin.tp is not None and pin.pp is not None and pin.ep != pin.tp * pin.pp:
-        return [
-            InputError(f"ep {pin.ep} must equal tp x pp = {pin.tp * pin.pp}: the experts spread over the replica's GPUs", where)
-        ]
-    if pin.tp is not None and pin.ep % pin.tp:
-        return [InputError(f"ep {pin.ep} must be a multiple of tp {pin.tp} (ep = tp x pp)", where)]
-    if pin.pp is not None and pin.ep % pin.pp:
-        return [InputError(f"ep {pin.ep} must be a multiple of pp {pin.pp} (ep = tp x pp)", where)]
+    if pin.tp is not None and pin.ep != pin.tp:
+        why = f"ep {pin.ep} must equal tp {pin.tp}: each pipeline stage spreads its experts over its tensor-parallel GPUs"
+        return [InputError(why, where)]
     return []
 
 

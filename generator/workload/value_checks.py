@@ -26,7 +26,7 @@ from generator.workload.models import Hardware, InferenceSpec
 Path = tuple[str | int, ...]
 
 
-def _given(doc: Document, path: Path) -> bool:
+def given_in(doc: Document, path: Path) -> bool:
     """Whether the document itself holds ``path`` (not a default)."""
     node: Any = doc.data
     for part in path:
@@ -41,7 +41,7 @@ def _given(doc: Document, path: Path) -> bool:
 
 def _first_given(doc: Document, paths: tuple[Path, ...]) -> Path:
     """The first of ``paths`` the document holds, else the last (its parent is located then)."""
-    return next((p for p in paths if _given(doc, p)), paths[-1])
+    return next((p for p in paths if given_in(doc, p)), paths[-1])
 
 
 def inference_limit_errors(doc: Document, i: int, spec: InferenceSpec, model: ResolvedModel | None) -> list[InputError]:
@@ -84,7 +84,7 @@ def inference_limit_errors(doc: Document, i: int, spec: InferenceSpec, model: Re
 def fixed_ram_errors(doc: Document, spec: FixedSpec) -> list[InputError]:
     """An existing machine must keep some RAM after the reservation for the OS and the engine."""
     at: Path = ("hardware", "fixed")
-    if _given(doc, (*at, "reserved_ram_gib")):
+    if given_in(doc, (*at, "reserved_ram_gib")):
         where: Path = (*at, "reserved_ram_gib")
         told = f"reserved_ram_gib {spec.reserved_ram_gib:g}"
     else:
@@ -105,7 +105,7 @@ def fixed_conflict_errors(doc: Document, hardware: Hardware) -> list[InputError]
     errors = [
         InputError(f"{field} does not go with hardware.fixed (the machine is given there); drop one of them", doc.locate(at))
         for field in _NOT_WITH_FIXED
-        if _given(doc, at := ("hardware", field))
+        if given_in(doc, at := ("hardware", field))
     ]
     if hardware.provider != "baremetal":
         errors.append(
