@@ -299,3 +299,26 @@ def test_validate_asks_for_the_gke_cluster_as_render_does(tmp_path: Path) -> Non
     path.write_text(text + "kubernetes: {gcp_project: acme-ml}\n")
     with pytest.raises(InputError, match=r"g\.yaml:12:13: kubernetes: kubernetes\.location: required to render GKE node pools"):
         validate_files((str(path),), print)
+
+
+# ---------------------------------------------------------------- pools costed per training job
+
+
+def test_a_pool_costed_per_training_job_scales_from_zero_on_every_cloud(tmp_path: Path) -> None:
+    """newuser10 item 1: the LoRA job was costed per run ($246) but its EKS node group kept 6 nodes up all month
+    (about $8,151), and the GKE pool 5 nodes (about $14,606)."""
+    aws = tree("mixed")
+    groups = json.loads(aws["terraform/eks-managed-node-groups.tfvars.json"])["eks_managed_node_groups"]
+    job = groups["assistant_lora_l40s_48gb"]
+    assert (job["min_size"], job["desired_size"], job["max_size"]) == (0, 0, 6)
+    assert all(g["min_size"] == g["desired_size"] == g["max_size"] > 0 for name, g in groups.items() if "lora" not in name)
+    text = (REPO / "examples" / "mixed.yaml").read_text().replace("provider: aws", "provider: gcp")
+    text = text.split("kubernetes:\n")[0] + "kubernetes:\n  gcp_project: acme-inference\n  location: us-central1-a\n"
+    path = tmp_path / "mixed-gcp.yaml"
+    path.write_text(text)
+    gcp = render_file(str(path))
+    pools = {d["metadata"]["name"]: d["spec"] for d in documents(gcp, "kubernetes/gcp/containernodepool-")}
+    (job_pool,) = [spec for name, spec in pools.items() if "lora" in name]
+    assert job_pool["nodeCount"] == 0 and job_pool["autoscaling"]["minNodeCount"] == 0
+    assert job_pool["autoscaling"]["maxNodeCount"] >= 1
+    assert all("autoscaling" not in spec and spec["nodeCount"] > 0 for name, spec in pools.items() if "lora" not in name)

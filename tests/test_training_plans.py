@@ -332,3 +332,27 @@ def test_a_deadline_beyond_any_data_parallel_degree_says_how_many_gpus_it_needs(
     assert "dgx-h100: TP8: the 0.1 h deadline needs 474,166,772 GPUs at the modelled 40% MFU" in message
     assert "more than 4,096 data-parallel replicas" in message
     assert message.endswith("for the deadline: a later deadline_hours, fewer dataset_tokens or epochs, or a faster GPU")
+
+
+def test_bought_training_servers_are_ranked_by_their_month_not_by_one_run(tmp_path: Path) -> None:
+    """newuser10 item 2: the DGX H100 won at $82 per run against $106 on a 4-GPU server, yet the plan bills the bought
+    servers by the month ($10,283 against $6,626); both meet the 24 h deadline."""
+    text = """\
+version: 1
+name: train-full
+deployments:
+  - name: ft
+    model: meta-llama/Llama-3.1-8B
+    training: {method: full, sequence_length: 4096, global_batch_size: 128, dataset_tokens: 1000000000,
+               deadline_hours: 24}
+hardware:
+  gpus: [h100-sxm5-80gb]
+"""
+    path = tmp_path / "w.yaml"
+    path.write_text(text)
+    plan = plan_workload(load_workload(str(path)))
+    (pool,) = plan.pools
+    assert pool.node.platform_id == "dell-xe8640"
+    assert plan.totals["usd_per_month"] == pytest.approx(6626.0, abs=1.0)
+    (dep,) = plan.deployments
+    assert dep.details["hours"] <= 24

@@ -536,7 +536,7 @@ def build_plan(
     findings += unrated_findings(wl) + unused_setting_findings(wl)
     rented = _rented_jobs(pools, deployments, per_run)
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
-    pools = [p._replace(opex_usd_per_month=None) if p.name in rented else p for p in pools]
+    pools = [p._replace(opex_usd_per_month=None, per_job=True) if p.name in rented else p for p in pools]
     fleet = totals(pools, len(racks), rented)
     cap = wl.hardware.max_budget_usd_per_month
     spend = budget_spend_usd(fleet, pools, rented)

@@ -269,9 +269,13 @@ def owned_fill_options(
 
 
 def ranking_candidate(opt: Option) -> Candidate:
-    """The candidate as the objective ranks it: a training job that ends costs its hours, not a month of servers."""
+    """The candidate as the objective ranks it: a training job on rented servers costs its hours, not a month of them.
+
+    Servers bought for a job cost their month (amortisation, power, colocation) however briefly it runs, as the
+    plan's monthly figure counts them: they are ranked by it.
+    """
     c = opt.candidate
-    run = run_usd(c)
+    run = run_usd(c) if billed_per_run(opt.hardware.platform.provider, c) else None
     return c if run is None else c._replace(usd_per_hour=run)
 
 

@@ -105,6 +105,8 @@ class Pool(NamedTuple):
     idle_gpus: int = 0
     owned_nodes: int = 0
     owned_hosts: tuple[str, ...] = ()
+    #: Rented for finite training jobs and costed per job: its nodes run only while a job does (scaled from zero).
+    per_job: bool = False
 
     @property
     def hosts(self) -> int:

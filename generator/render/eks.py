@@ -32,9 +32,11 @@ def node_group(pool: Pool, workload: str) -> dict[str, Any]:
         "ami_type": "AL2023_x86_64_NVIDIA",
         "capacity_type": "ON_DEMAND",
         "instance_types": [str(pool.node.instance_type)],
-        "min_size": pool.nodes,
+        # a pool costed per training job runs only while a job does: it scales from zero (the cluster autoscaler or
+        # the job's scheduler raises desired_size), else it would bill every hour of the month
+        "min_size": 0 if pool.per_job else pool.nodes,
         "max_size": pool.nodes,
-        "desired_size": pool.nodes,
+        "desired_size": 0 if pool.per_job else pool.nodes,
         "labels": dict(pool.labels),
         "taints": {
             f"{k}-{e}".replace("/", "-").replace(".", "-"): {"key": k, "value": v, "effect": TAINT_EFFECT[e]}

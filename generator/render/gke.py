@@ -110,7 +110,7 @@ def container_node_pool(pool: Pool, settings: KubernetesSettings, workload: str)
         "clusterRef": {"external": f"projects/{project}/locations/{location}/clusters/{cluster}"},
         "location": location,
         "nodeLocations": [zone],
-        "nodeCount": pool.nodes,
+        "nodeCount": 0 if pool.per_job else pool.nodes,
         "management": {"autoRepair": True, "autoUpgrade": True},
         "upgradeSettings": {"maxSurge": 0, "maxUnavailable": 1},
         "nodeConfig": {
@@ -123,6 +123,8 @@ def container_node_pool(pool: Pool, settings: KubernetesSettings, workload: str)
             "resourceLabels": node_tags("gcp", pool.name, workload),
         },
     }
+    if pool.per_job:  # costed per training job: the cluster autoscaler adds nodes for the job's pods, none otherwise
+        spec["autoscaling"] = {"minNodeCount": 0, "maxNodeCount": pool.nodes}
     if node.nvme_drives > 0:
         spec["nodeConfig"]["ephemeralStorageLocalSsdConfig"] = {"localSsdCount": node.nvme_drives}
     if pool.nodes > 1 and len(spec["nodeLocations"]) == 1:  # GKE places a COMPACT pool within one zone
