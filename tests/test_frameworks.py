@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ import pytest
 
 from generator.calculator.estimate import EstimateRequest, estimate
 from generator.catalog import find_model
-from generator.errors import InputError
+from generator.errors import InfeasibleError, InputError
 from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import FRAMEWORKS, framework_profile
@@ -394,3 +395,31 @@ def test_a_workload_framework_sets_the_regime_the_plan_sizes(tmp_path: Path) -> 
     (deployment,) = plan_workload(load_workload(str(path))).deployments
     assert deployment.details["optimizer"] == "adamw-bf16"
     assert deployment.details["zero_stage"] == 3  # its recipes wrap the model with fully_shard, on one GPU too
+
+
+@pytest.mark.parametrize(("framework", "tp_allowed"), [("hf", False), ("fsdp2", False), ("unsloth", False), ("megatron", True)])
+def test_a_data_parallel_framework_is_never_planned_tensor_parallel(tmp_path: Path, framework: str, tp_allowed: bool) -> None:
+    """newuser10 item 3: QLoRA with framework hf was planned TP2 x DP1 on two 4090s, which the Trainer cannot run."""
+    from generator.planner import plan_workload
+    from generator.workload import load_workload
+
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        WORKLOAD.format(extra=f"      framework: {framework}\n")
+        .replace("[h100-sxm5-80gb]", "[rtx-4090-24gb]")
+        .replace("method: lora", "method: qlora")
+    )
+    try:
+        (deployment,) = plan_workload(load_workload(str(path))).deployments
+    except InfeasibleError:
+        assert not tp_allowed  # one 4090 is too small at 16k tokens for a framework without TP: refused, not split
+        return
+    assert deployment.tp == 1 or tp_allowed
+    if deployment.details["data_parallel"] == 1:
+        assert deployment.details["zero_stage"] == 0  # sharding over one GPU shards nothing
+    with (
+        pytest.raises(InputError, match=f"--tp 2: {framework} scales by data parallelism only")
+        if not tp_allowed
+        else contextlib.nullcontext()
+    ):
+        estimate(EstimateRequest(model="meta-llama/Llama-3.1-8B", train="qlora", tp=2, gpu="rtx-4090-24gb", framework=framework))

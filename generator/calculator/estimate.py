@@ -19,7 +19,7 @@ from generator.sizing.context_limit import CONTEXT_EXTENSION, LONGER_REFUSED, se
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
 from generator.sizing.engine_runtime import ENGINE_NAMES, VLLM_SMALL_GPU_MAX_NUM_SEQS, batch_limit, per_sequence_host_scale
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
-from generator.sizing.frameworks import resolved_regime
+from generator.sizing.frameworks import framework_profile, resolved_regime
 from generator.sizing.kv_cache import size_kv_cache
 from generator.sizing.loadability import format_problems, loadability_problems
 from generator.sizing.memory import InferenceMemory, size_inference
@@ -669,6 +669,11 @@ def _training(
     if gpus % par.gpus:
         raise InputError(f"--gpus {gpus} is not a multiple of tp x pp = {par.gpus}")
     check_ep_divides_data_parallel(req.ep, gpus // par.gpus, "--ep", f" (--gpus {gpus} / tp x pp {par.gpus})")
+    if req.framework and par.tp > 1 and not framework_profile(req.framework).tensor_parallel:
+        raise InputError(
+            f"--tp {par.tp}: {req.framework} scales by data parallelism only (it does not split layers); use --gpus for "
+            "data-parallel ranks, or --framework megatron / torchtune"
+        )
     optimizer, zero_stage = resolved_regime(req.framework, req.optimizer, req.zero_stage, gpus // par.gpus)
     setup = TrainingSetup(
         method=req.train or "full",

@@ -26,7 +26,7 @@ from generator.planner.slo import effective_slo
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
 from generator.planner.tco import HOURS_PER_MONTH, BuiltHost, billed_per_run, cost_text, fleet_cost, run_usd
 from generator.sizing.constants import Constants
-from generator.sizing.engine_runtime import ENGINE_NAMES
+from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
 from generator.sizing.performance import accelerator_for, saturated_throughput
 from generator.units import GIB
 from generator.workload import LoadedWorkload
@@ -288,7 +288,8 @@ def _inference_details(
         whose = "the workload's max_num_seqs" if spec.max_num_seqs else f"{engine}'s default on {opt.hardware.gpu.id}"
         reasons.append(
             f"the batch stops at {running} sequences ({whose}) although the KV cache holds {held:,} average requests: "
-            "set inference.max_num_seqs higher (the engine's --max-num-seqs) where the latency SLOs allow a larger batch"
+            f"set inference.max_num_seqs higher ({engine}'s {MAX_SEQUENCES_FLAG[spec.engine]}) where the latency SLOs "
+            "allow a larger batch"
         )
     if slo_defaults and part_rate is None:
         reasons.append(slo_default_reason(slo_defaults))

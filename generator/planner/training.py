@@ -294,7 +294,8 @@ def training_shapes(
     zeros = (pinned,) if pinned is not None else (0, 1, 2, 3)
     shapes: list[TrainingShape] = []
     blocked: list[str] = []
-    tps = tensor_parallel_sizes(hw, arch.num_attention_heads)
+    # a framework that scales by data parallelism only never splits a layer (QLoRA's 4-bit layers least of all)
+    tps = tensor_parallel_sizes(hw, arch.num_attention_heads) if not profile or profile.tensor_parallel else [1]
     layouts = [(tp, 1) for tp in tps]
     for tp, pp in layouts:
         par = Parallelism(tp, pp)
@@ -329,12 +330,14 @@ def training_shapes(
                     blocked.append(f"{name} ZeRO-{zero} x DP{each_dp}: {split}")
                     continue
                 micro_batch, accumulation, step = split
-                setup = _setup(spec, zero, each_dp, micro_batch)
+                # a framework's sharding over one data-parallel GPU shards nothing: it is ZeRO-0 there (as the estimate says)
+                stage = zero if spec.zero_stage is not None or each_dp > 1 else 0
+                setup = _setup(spec, stage, each_dp, micro_batch)
                 mem = _memory(arch, setup, par, hw, consts)
                 world = each_dp * tp * pp
                 hours = training_hours(total_flops, world, tflops, consts, mfu=mfu) if total_flops and tflops else None
                 steps = "accumulation steps" if accumulation > 1 else "accumulation step"
-                reason = f"{name} ZeRO-{zero} x DP{each_dp}, micro-batch {micro_batch} x {accumulation} {steps}"
+                reason = f"{name} ZeRO-{stage} x DP{each_dp}, micro-batch {micro_batch} x {accumulation} {steps}"
                 model_flops = training_flops_per_token(arch, spec.method, "none")
                 shapes.append(
                     TrainingShape(hw, par, setup, mem, world, hours, total_flops, reason, mfu, accumulation, step, model_flops)

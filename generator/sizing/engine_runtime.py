@@ -75,6 +75,8 @@ def per_sequence_host_scale(engine: str, cpu_scale: float) -> float:
 
 #: How the engines write their names.
 ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
+#: Each engine's flag for the most sequences a replica runs at once.
+MAX_SEQUENCES_FLAG = {"vllm": "--max-num-seqs", "sglang": "--max-running-requests"}
 
 #: Where vLLM sets its batch limits when the user sets none: ``EngineArgs.get_batch_defaults`` (V1, the OpenAI API server).
 VLLM_BATCH_DEFAULTS = (

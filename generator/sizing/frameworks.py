@@ -57,6 +57,9 @@ class FrameworkProfile(NamedTuple):
     optimizer: str = "adamw"
     #: ZeRO stage its data-parallel runs shard to where none is given (None: the user's choice, no default).
     zero_stage: int | None = None
+    #: Whether it splits layers tensor-parallel (Megatron-LM; torchtune's ``tensor_parallel_dim``); the Hugging Face
+    #: Trainer family, Unsloth, DeepSpeed ZeRO and a plain FSDP2 loop scale by data parallelism only.
+    tensor_parallel: bool = False
 
 
 FRAMEWORKS: dict[str, FrameworkProfile] = {
@@ -72,6 +75,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             nf4_library="torchao",
             optimizer="adamw-bf16",
             zero_stage=3,
+            tensor_parallel=True,
         ),
         FrameworkProfile(
             "unsloth",
@@ -87,7 +91,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile("llama-factory", "LLaMA-Factory (Hugging Face Trainer)"),
         FrameworkProfile("deepspeed", "DeepSpeed ZeRO through the Hugging Face Trainer"),
         FrameworkProfile("fsdp2", "PyTorch FSDP2 (fully_shard) with a plain training loop", zero_stage=3),
-        FrameworkProfile("megatron", "Megatron-LM (vocab-parallel cross-entropy over fp32 logits)"),
+        FrameworkProfile("megatron", "Megatron-LM (vocab-parallel cross-entropy over fp32 logits)", tensor_parallel=True),
     )
 }
 
