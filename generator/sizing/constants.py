@@ -151,8 +151,10 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "vLLM default block_size=16",
     ),
     "max_num_seqs": (
-        "Sequences the profiling run samples at once (fp32 logits of this many rows are live).",
-        "vLLM default max_num_seqs=256",
+        "Sequences vLLM's profiling run samples at once (fp32 logits of this many rows are live); plans and estimates "
+        "set it to the replica's batch limit (inference.max_num_seqs, else vLLM's default on the GPU).",
+        "vLLM EngineArgs.get_batch_defaults: 1024 on GPUs of 70 GiB or more other than A100, else 256 (V0 and early "
+        "V1: 256 on every GPU)",
     ),
     "safety_margin_fraction": (
         "Fraction of each GPU's memory a plan keeps free beyond the runtime's own budget.",
@@ -268,7 +270,8 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "the model before)",
     ),
     "max_batch_size": (
-        "Most sequences a replica decodes at once (the serving engine's max batch).",
+        "Most sequences a replica decodes at once where the engine has no default of its own here (SGLang, "
+        "TensorRT-LLM); vLLM's comes from the GPU (max_num_seqs).",
         "TensorRT-LLM trtllm-bench default max_batch_size=2048 (perf-overview 'max batch size' tuning)",
     ),
     "ttft_p95_factor": (

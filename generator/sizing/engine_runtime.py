@@ -95,8 +95,8 @@ def default_max_num_seqs(engine: str, gpu_name: str, gpu_memory_bytes: int) -> i
     """The most sequences ``engine`` runs at once on a GPU when none is set; None where no engine default is known here.
 
     vLLM (:data:`VLLM_BATCH_DEFAULTS`): 1,024 on GPUs of 70 GiB or more whose name does not say A100 (H100, H200,
-    B200, MI300X), 256 on the rest (A100, L40S, L4, RTX cards). SGLang sizes its request pool from the KV tokens
-    (at least 2,048), so the caller's cap stands.
+    B200, MI300X, RTX PRO 6000 96GB), 256 on the rest (A100, L40S, L4, 24-48 GB RTX cards). SGLang sizes its request
+    pool from the KV tokens (2,048 to 4,096), so the caller's cap stands.
     """
     if engine != "vllm":
         return None
