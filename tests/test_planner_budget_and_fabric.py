@@ -294,6 +294,17 @@ def test_objective_fallback_is_stated_in_text_json_and_spec_md(tmp_path: Path, o
     assert "gcp-a4-highgpu-8g" in text  # which platform had no price
 
 
+def test_a_budget_over_an_unpriced_platform_says_to_price_it(tmp_path: Path) -> None:
+    """newuser10 item 5: with $100M a month allowed, the error advised more GPU memory, a lower precision or looser
+    SLOs; what blocks the layouts is that no price holds them against the budget."""
+    loaded = _load(tmp_path, UNPRICED.replace("  provider: gcp\n", "  provider: gcp\n  max_budget_usd_per_month: 100000000\n"))
+    with pytest.raises(InfeasibleError) as error:
+        plan_workload(loaded)
+    message = str(error.value)
+    assert "to unblock: raise max_nodes or max_budget_usd_per_month, or price gcp-a4-highgpu-8g under prices:" in message
+    assert "a GPU with more memory" not in message and "looser SLOs" not in message
+
+
 # --- a 70B chat service takes the NVLink board that costs less per replica: flip the price, flip the board ---
 
 CHAT_70B = """\

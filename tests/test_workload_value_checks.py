@@ -141,6 +141,14 @@ REFUSED = [
         "workload.yaml:9:9: hardware.gpus: gpus does not go with hardware.fixed (the machine is given there); drop one of them",
         id="fixed-with-allowed-gpus",
     ),
+    # newuser10 item 4: a batch limit on an existing machine was dropped without a word (one stream is planned)
+    pytest.param(
+        _sub(FIXED, "max_context_tokens: 8192\n", "max_context_tokens: 8192\n      max_num_seqs: 4\n"),
+        "workload.yaml:8:21: deployments[0].inference.max_num_seqs: max_num_seqs is vLLM's / SGLang's batch limit; "
+        "hardware.fixed is planned as one llama.cpp-style stream placed over GPU, RAM and NVMe: drop max_num_seqs or "
+        "hardware.fixed",
+        id="batch-limit-on-a-fixed-machine",
+    ),
     pytest.param(
         _sub(FIXED, "hardware:\n", "hardware:\n  provider: aws\n"),
         "workload.yaml:9:13: hardware.provider: provider aws does not go with hardware.fixed: an existing machine is "

@@ -399,12 +399,20 @@ def _choose(
                     f"every layout exceeds max_nodes or max_budget_usd_per_month, or has no price to hold against the "
                     f"budget (the smallest needs {smallest} nodes{cheapest})"
                 )
+                unpriced = sorted({o.candidate.platform_id for o in options if monthly_spend_usd(wl, o) is None})
+                # the layouts exist: memory, precision and SLOs are not what blocks them
+                hint = "to unblock: raise max_nodes or max_budget_usd_per_month" + (
+                    f", or price {', '.join(unpriced)} under prices: (USD per node-hour) so the budget can hold it"
+                    if unpriced and wl.hardware.max_budget_usd_per_month is not None
+                    else ""
+                )
+            else:
+                hint = _unblock_hint(dep, model, blocked)
             owned = "; ".join(
                 f"{n} x {k[0]} ({k[2]} x {k[1]}) owned and free" + (f" ({why})" if (why := _not_bought(wl, k)) else "")
                 for k, n in sorted(seen.items())
                 if n
             )
-            hint = _unblock_hint(dep, model, blocked)
             raise InfeasibleError(
                 f"{where}: deployment '{dep.name}' ({model.id}) has no feasible plan: {detail}; {hint}"
                 + (f"; {owned}" if owned else "")

@@ -132,6 +132,14 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         _check_id(errors, doc, ("hardware", "fixed", "gpu"), hw.fixed.gpu, catalog.gpus(), "GPU")
         errors += fixed_ram_errors(doc, hw.fixed) + fixed_conflict_errors(doc, hw)
         for i, dep in enumerate(wl.deployments):
+            if isinstance(dep, InferenceDeployment) and dep.inference.max_num_seqs is not None:
+                errors.append(
+                    InputError(
+                        "max_num_seqs is vLLM's / SGLang's batch limit; hardware.fixed is planned as one llama.cpp-style "
+                        "stream placed over GPU, RAM and NVMe: drop max_num_seqs or hardware.fixed",
+                        doc.locate(("deployments", i, "inference", "max_num_seqs")),
+                    )
+                )
             if isinstance(dep, InferenceDeployment) and dep.inference.engine == "sglang":
                 errors.append(
                     InputError(
