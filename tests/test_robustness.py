@@ -607,3 +607,19 @@ def test_calibrate_checks_the_estimate_options_as_estimate_does(tmp_path: Path, 
         calibrate_main(["llama-3.1-8b", "--train", "full", "--offload-params", "--log", str(log)])
     assert done.value.code == 2
     assert "--offload-params needs --zero 3" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        # fuzz9 item 10: each was sized (as dense, or with a truncated head width) without a word
+        ({"num_local_experts": 0, "num_experts_per_tok": 2}, "num_experts_per_tok 2 names routed experts, but the config's"),
+        ({"num_local_experts": 4, "num_experts_per_tok": 8}, "num_experts_per_tok 8 is more than the 4 routed experts"),
+        ({"hidden_size": 4097, "head_dim": None}, "hidden_size 4097 is not a multiple of num_attention_heads 32 and no"),
+    ],
+)
+def test_a_config_that_contradicts_itself_is_refused(change: dict[str, Any], message: str) -> None:
+    from generator.sizing.architecture import parse_architecture
+
+    with pytest.raises(ArchitectureError, match=re.escape(message)):
+        parse_architecture({**_llama(), **change})

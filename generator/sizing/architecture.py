@@ -226,6 +226,11 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
     if kv_heads == 0 or (kv_heads is not None and heads % kv_heads):
         raise ArchitectureError(f"num_key_value_heads {kv_heads} must be positive and divide num_attention_heads {heads}")
     kv_heads = kv_heads or heads
+    top_k = _opt_int(text, "num_experts_per_tok", "experts_per_token", "moe_topk") or 0
+    if top_k and not _num_experts(text) and any(k in text for k in ("n_routed_experts", "num_local_experts", "num_experts")):
+        raise ArchitectureError(f"num_experts_per_tok {top_k} names routed experts, but the config's expert count is 0")
+    if _opt_int(text, "head_dim") is None and hidden % heads and text.get("kv_lora_rank") is None:
+        raise ArchitectureError(f"hidden_size {hidden} is not a multiple of num_attention_heads {heads} and no head_dim is given")
     head_dim = _opt_int(text, "head_dim") or hidden // heads
     intermediate = _opt_int(text, "intermediate_size", "ffn_dim") or 4 * hidden
     windows = _layer_windows(text, model_type, n_layers)
@@ -391,6 +396,8 @@ def _mlp(
     top_k = _opt_int(cfg, "num_experts_per_tok", "experts_per_token", "moe_topk")
     if not top_k:
         raise ArchitectureError("MoE config lacks 'num_experts_per_tok'")
+    if top_k > experts:
+        raise ArchitectureError(f"num_experts_per_tok {top_k} is more than the {experts} routed experts")
     expert_inter = _opt_int(cfg, "moe_intermediate_size") or intermediate
     expert_bias = model_type == "gpt_oss"
     linears = _gated("experts.", hidden, expert_inter, EXPERT, expert_bias, experts)
