@@ -95,7 +95,8 @@ def workload_text(i: int, deployments: int | None = None, hardware: str | None =
         model = MODELS[k % len(MODELS)]
         train = deployments is None and j == 2 and "8B" in model
         body = _training(k, "meta-llama/Llama-3.1-8B-Instruct") if train else _inference(k, model)
-        parts.append(f"  - name: d{j}\n{body}")
+        # one tree is one cluster: each workload names its own pools (deployment names make the pool names)
+        parts.append(f"  - name: w{i}-d{j}\n{body}")
     hw = hardware if hardware is not None else HARDWARE[i % len(HARDWARE)]
     return f"version: 1\nname: gen-{i:04d}\ndeployments:\n{''.join(parts)}hardware:\n{hw}"
 

@@ -19,7 +19,6 @@ from generator.sizing.context_limit import CONTEXT_EXTENSION, LONGER_REFUSED, se
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
 from generator.sizing.engine_runtime import ENGINE_NAMES, VLLM_SMALL_GPU_MAX_NUM_SEQS, batch_limit, per_sequence_host_scale
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
-from generator.sizing.frameworks import framework_profile, resolved_regime
 from generator.sizing.kv_cache import size_kv_cache
 from generator.sizing.loadability import format_problems, loadability_problems
 from generator.sizing.memory import InferenceMemory, size_inference
@@ -272,6 +271,7 @@ def training_precision(req: EstimateRequest) -> tuple[str, str]:
     QLoRA in nf4 unless ``--precision`` says otherwise. Adapters are fp32 either way.
     """
     # training and SGLang sizing are imported where used: an inference estimate's cold start does without them
+    from generator.sizing.frameworks import resolved_regime
     from generator.sizing.training import OPTIMIZERS, TrainingSetup
 
     if req.train in ("lora", "qlora"):
@@ -662,6 +662,7 @@ def training_nvlink(gpu: GpuSpec | None, setup: TrainingSetup, par: Parallelism)
 def _training(
     req: EstimateRequest, model: ResolvedModel, par: Parallelism, consts: Constants, gpu: GpuSpec | None
 ) -> tuple[TrainingSetup, Any]:
+    from generator.sizing.frameworks import framework_profile, resolved_regime
     from generator.sizing.training import TrainingSetup, size_training
 
     # expert parallelism is carved out of data parallel: at least ep data-parallel ranks, a multiple of them

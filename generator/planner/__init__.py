@@ -346,12 +346,13 @@ def _choose(
     ruled_out: dict[str, list[Blocked]] = {}
     free = free_servers(wl)  # owned servers no deployment holds whole (in a shared pass, services' replicas aside)
     busy: dict[ServerKey, int] = {}  # GPUs in use by the inference deployments chosen so far, by server kind
+    not_bought = {(h.platform.id, h.gpu.id) for h in allowed_hardware(wl) if h.not_bought} if share and free else set()
     for i in order or range(len(wl.deployments)):
         dep = wl.deployments[i]
         model = loaded.models[dep.name]
         service = isinstance(dep, InferenceDeployment)
-        whole = _left_free(wl, free, busy, idle_too=False) if share else free
-        seen = _left_free(wl, free, busy, idle_too=True) if share and service else whole
+        whole = _left_free(not_bought, free, busy, idle_too=False) if share else free
+        seen = _left_free(not_bought, free, busy, idle_too=True) if share and service else whole
         state = (i, tuple(sorted(seen.items())), tuple(sorted(whole.items())))
         if state not in enumerated:
             found: list[Blocked] = []
@@ -383,7 +384,7 @@ def _choose(
             if not allowed:
                 raise InfeasibleError(f"deployment '{dep.name}' has no feasible layout on {_kind_text(on)}")
         if shared:  # the idle GPUs of an owned server no more of are bought hold only so many replicas
-            allowed = [o for o in allowed if _fits_owned(wl, o, free, shared, whole)]
+            allowed = [o for o in allowed if _fits_owned(not_bought, o, free, shared, whole)]
         feasible = sorted(allowed, key=functools.partial(ranking_key, objective=objective, busy=shared, owned_free=bool(free)))
         if not feasible:
             where = loaded.document.locate(("deployments", i, "model"))
@@ -427,23 +428,30 @@ def _choose(
     return sorted(chosen, key=lambda c: c[0]), findings, objectives, ruled_out  # in the workload's order
 
 
-def _left_free(wl: Workload, free: dict[ServerKey, int], busy: dict[ServerKey, int], *, idle_too: bool) -> dict[ServerKey, int]:
+def _left_free(
+    not_bought: set[tuple[str, str]], free: dict[ServerKey, int], busy: dict[ServerKey, int], *, idle_too: bool
+) -> dict[ServerKey, int]:
     """Owned servers a deployment may be placed on in a pass where services share servers.
 
     The services' replicas of a kind fill its owned servers first (a pool packs its GPUs onto as few servers as they
     need), so the servers they hold are not free. ``idle_too``: a server they fill only in part stays free where no
-    more of its kind are bought, so that another service takes its idle GPUs (:func:`_fits_owned` bounds what fits).
+    more of its kind are bought (``not_bought``: (platform, GPU) pairs), so that another service takes its idle GPUs
+    (:func:`_fits_owned` bounds what fits).
     """
     left = {}
     for key, count in free.items():
         gpus, per_node = busy.get(key, 0), key[2]
-        held = gpus // per_node if idle_too and _not_bought(wl, key) else math.ceil(gpus / per_node)
+        held = gpus // per_node if idle_too and key[:2] in not_bought else math.ceil(gpus / per_node)
         left[key] = max(0, count - held)
     return left
 
 
 def _fits_owned(
-    wl: Workload, opt: Option, free: dict[ServerKey, int], busy: dict[ServerKey, int], whole: dict[ServerKey, int]
+    not_bought: set[tuple[str, str]],
+    opt: Option,
+    free: dict[ServerKey, int],
+    busy: dict[ServerKey, int],
+    whole: dict[ServerKey, int],
 ) -> bool:
     """Whether a service's replicas on owned servers no more of are bought fit beside the services already there.
 
@@ -452,7 +460,7 @@ def _fits_owned(
     """
     for part in opt.pieces:
         key = part.server_kind
-        if not busy.get(key) or not _not_bought(wl, key):
+        if not busy.get(key) or key[:2] not in not_bought:
             continue
         if part.shares_servers:
             if math.ceil((busy[key] + part.candidate.gpus) / key[2]) > free.get(key, 0):
