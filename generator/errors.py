@@ -129,5 +129,6 @@ def arithmetic_error(exc: ArithmeticError) -> SpecgenError:
     """An overflow or division by zero in the sizing, as the input error it comes from (never a traceback)."""
     return SpecgenError(
         f"the sizing arithmetic failed ({exc}): a constant or figure given is outside what the model computes; "
-        "check the values under constants: (or --set) and the sizes given"
+        "check the values under constants: (or --set) and the sizes given, and if they are ordinary, report it as a "
+        "specgen bug with the input"
     )

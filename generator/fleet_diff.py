@@ -135,6 +135,13 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
     """What a diff compares of a deployment; ``parts`` (TP, PP, replicas, pool of each) when it is split."""
     row = {k: dep[k] for k in ("model_id", "precision", "tp", "pp", "replicas", "gpus", "pool")}
+    details = dep.get("details")
+    if isinstance(details, dict) and "max_num_seqs" in details:  # a service: the engine settings it is sized with
+        row["serving"] = {
+            "kv_cache_precision": dep.get("kv_cache_precision"),
+            "max_num_seqs": details.get("max_num_seqs"),
+            "requests_per_s_per_replica_max": details.get("requests_per_s_per_replica_max"),
+        }
     if dep.get("split"):
         row["parts"] = [{k: part[k] for k in ("tp", "pp", "replicas", "pool")} for part in dep["split"]]
     return row
@@ -190,6 +197,12 @@ def markdown_diff(result: dict[str, Any]) -> str:
                 if x is None:
                     return "-"
                 text = f"{x['model_id']} {x['precision']} {deployment_layout(x)} ({x['gpus']} GPUs)"
+                serving = x.get("serving")
+                if serving:
+                    text += (
+                        f"; KV {fmt_cell(serving['kv_cache_precision'])}, max_num_seqs {fmt_cell(serving['max_num_seqs'])}, "
+                        f"at most {fmt_cell(serving['requests_per_s_per_replica_max'])} req/s a replica"
+                    )
                 return md_text(text)
 
             lines.append(f"| {md_code(d['deployment'], cell=True)} | {show(d['old'])} | {show(d['new'])} |")

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -375,3 +376,14 @@ def test_rack_cooling_findings(tmp_path: Path, pools: list[tuple[int, str, int, 
     racks = pack_racks(built, 45)
     assert len(racks) == 1
     assert [f.code for f in rack_findings(racks)] == codes
+
+
+def test_allowed_platforms_that_hold_none_of_the_allowed_gpus_are_named(tmp_path: Path) -> None:
+    """newuser10 item 8: the error said no Azure platform offers an allowed GPU, not that the two lists do not meet."""
+    text = UNPRICED.replace("  gpus: [b200-sxm-180gb]\n  provider: gcp\n  platforms: [gcp-a4-highgpu-8g]\n", "").replace(
+        "hardware:\n", "hardware:\n  gpus: [h100-sxm5-80gb]\n  provider: azure\n  platforms: [azure-standard-nd96isr-mi300x-v5]\n"
+    )
+    text = text.split("kubernetes:")[0]
+    apart = "hardware.platforms lists azure-standard-nd96isr-mi300x-v5, which holds mi300x-192gb, none of them in hardware.gpus"
+    with pytest.raises(InfeasibleError, match=re.escape(apart)):
+        plan_workload(_load(tmp_path, text))

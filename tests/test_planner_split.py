@@ -329,9 +329,11 @@ def test_diff_shows_the_parts_and_the_memory_of_each(tmp_path: Path) -> None:
     bought = _plan(path).to_dict()
     result = diff_plans(bought, split)
     text = markdown_diff(result)
+    # the whole service shows the engine settings it is sized with; a split one shows its parts (each its own)
     assert (
-        "| `chat` | meta-llama/Llama-3.1-70B-Instruct bf16 TP8xPP1 x3 (24 GPUs) | meta-llama/Llama-3.1-70B-Instruct bf16 "
-        "TP8xPP1 x2 in chat_h100_sxm5_80gb + TP8xPP1 x1 in chat_h200_sxm_141gb (24 GPUs) |"
+        "| `chat` | meta-llama/Llama-3.1-70B-Instruct bf16 TP8xPP1 x3 (24 GPUs); KV bf16, max_num_seqs 1,024, at most 9.26 "
+        "req/s a replica | meta-llama/Llama-3.1-70B-Instruct bf16 TP8xPP1 x2 in chat_h100_sxm5_80gb + TP8xPP1 x1 in "
+        "chat_h200_sxm_141gb (24 GPUs) |"
     ) in text
     memory = pool_memory(split, result)
     assert [(m["deployment"], m["pool"]) for m in memory] == [("chat", "chat_h100_sxm5_80gb"), ("chat", "chat_h200_sxm_141gb")]
@@ -349,3 +351,16 @@ def test_runner_ups_count_only_the_gpus_bought() -> None:
         "(0 GPUs bought, 20 used," in text
     )
     assert "runner-up: 4 x TP2 on 1 x dgx-h100 (8 x h100-sxm5-80gb) (8 GPUs bought, 8 used," in text
+
+
+def test_diff_lists_a_service_whose_engine_settings_changed(tmp_path: Path) -> None:
+    """newuser10 item 6: a new max_num_seqs changed every node's serving flags, and the diff said "No change"."""
+    plans = []
+    for name, limit in (("old", ""), ("new", "      max_num_seqs: 64\n")):
+        (tmp_path / name).mkdir()
+        path = _write(tmp_path / name, CHAT.format(rps=24))
+        path.write_text(path.read_text().split("  inventory:")[0].replace("    inference:\n", "    inference:\n" + limit, 1))
+        plans.append(_plan(path).to_dict())
+    text = markdown_diff(diff_plans(*plans))
+    assert "No change to the fleet." not in text
+    assert "max_num_seqs 1,024" in text and "max_num_seqs 64" in text

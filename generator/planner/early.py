@@ -40,6 +40,13 @@ def _why_none(wl: Workload) -> str:
             reasons.append(f"no {wl.hardware.provider} platform holds {gpu_id}")
         elif liquid and wl.hardware.cooling != "liquid":
             reasons.append(f"{gpu_id} is in {', '.join(liquid)}, liquid-cooled")
+    if wl.hardware.gpus and wl.hardware.platforms:  # both lists given: they may not meet at all
+        listed = {g.lower() for g in wl.hardware.gpus}
+        for platform_id in sorted(wl.hardware.platforms):
+            platform = catalog.platforms().get(platform_id)
+            if platform is not None and not listed & set(platform.gpu_ids):
+                holds = ", ".join(sorted(platform.gpu_ids))
+                reasons.append(f"hardware.platforms lists {platform_id}, which holds {holds}, none of them in hardware.gpus")
     return f": {'; '.join(reasons)}" if reasons else ""
 
 
