@@ -68,11 +68,27 @@ def _require(path: str, where: str, record: Any, fields: dict[str, tuple[type, .
             raise InputError(
                 f"{path}: not a specgen spec.json: '{where}.{key}' must be {_TYPE_NAMES[types[0]]}, got {short(value)}"
             )
+        if types is _NUMBER:
+            _check_figure(path, f"{where}.{key}", value)
+
+
+#: More than any fleet's nodes, GPUs, watts or dollars: a larger figure is not a plan's (a spec.json may come from anyone).
+_MAX_FIGURE = 10**12
+
+
+def _check_figure(path: str, where: str, value: Any) -> None:
+    """Raise InputError unless ``value`` is a number a plan can hold: finite, not negative, at most :data:`_MAX_FIGURE`."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not number or not 0 <= value <= _MAX_FIGURE:
+        raise InputError(f"{path}: not a specgen spec.json: '{where}' must be a number from 0 to 10^12, got {short(value)}")
 
 
 def _check_plan(path: str, plan: Any) -> None:
     """Check that ``plan`` has every field ``diff_plans`` and ``markdown_diff`` read."""
     _require(path, "plan", plan, _PLAN_FIELDS)
+    for key in FIELDS:
+        if plan["totals"].get(key) is not None:
+            _check_figure(path, f"plan.totals.{key}", plan["totals"][key])
     for i, pool in enumerate(plan["pools"]):
         _require(path, f"plan.pools[{i}]", pool, _POOL_FIELDS)
         _require(path, f"plan.pools[{i}].node", pool["node"], _NODE_FIELDS)

@@ -194,6 +194,12 @@ def _set(value: Any, *path: str | int) -> Any:
         pytest.param(_set("x", "plan", "pools", 0, "power_w"), "'plan.pools[0].power_w' must be a number", id="power-text"),
         pytest.param(_drop("plan", "deployments", 0, "tp"), "'plan.deployments[0]' has no 'tp'", id="deployment-no-tp"),
         pytest.param(_drop("plan"), "not a specgen spec.json (no 'plan')", id="no-plan"),
+        # fuzz9 item 12: figures no plan holds were shown as a change ("8 -> many", "1 -> -5", a 400-digit count)
+        pytest.param(_set("many", "plan", "totals", "gpus"), "'plan.totals.gpus' must be a number from 0", id="totals-text"),
+        pytest.param(_set(-5, "plan", "pools", 0, "nodes"), "'plan.pools[0].nodes' must be a number from 0", id="nodes-negative"),
+        pytest.param(
+            _set(10**400, "plan", "pools", 0, "nodes"), "'plan.pools[0].nodes' must be a number from 0", id="nodes-huge"
+        ),
     ],
 )
 def test_diff_of_a_damaged_spec_json_names_file_and_key(tmp_path: Path, change: Any, message: str) -> None:
