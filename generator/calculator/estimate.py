@@ -17,13 +17,13 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.context_limit import CONTEXT_EXTENSION, LONGER_REFUSED, served_limit_phrase
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
-from generator.sizing.engine_runtime import ENGINE_NAMES, VLLM_SMALL_GPU_MAX_NUM_SEQS, batch_limit, per_sequence_host_scale
+from generator.sizing.engine_runtime import ENGINE_NAMES, batch_limits, per_sequence_host_scale
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
 from generator.sizing.kv_cache import size_kv_cache
 from generator.sizing.loadability import format_problems, loadability_problems
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import accelerator_for, decode_step, prefill_seconds, saturated_throughput
-from generator.sizing.precision import WeightFormat, kv_cache_bits, weight_format
+from generator.sizing.precision import WeightFormat, auto_kv_cache_precision, kv_cache_bits, no_int8_kv_cache, weight_format
 from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache
 from generator.sizing.weights import Parallelism, size_weights
 from generator.units import GIB
@@ -119,8 +119,8 @@ def _constants(req: EstimateRequest) -> Constants:
     return with_overrides(overrides)
 
 
-def _engine_batch(req: EstimateRequest, gpu: GpuSpec, consts: Constants) -> Constants:
-    """The constants with the engine's batch limit on ``gpu``.
+def _engine_batches(req: EstimateRequest, gpu: GpuSpec, consts: Constants) -> list[Constants]:
+    """The constants with each batch limit to size at on ``gpu`` (:func:`batch_limits`), in order.
 
     The batch is capped at ``--max-num-seqs``, else a ``--set`` ``max_batch_size``, else a ``--set`` ``max_num_seqs``,
     else the engine's default; vLLM's profiling run samples ``--max-num-seqs`` rows, else a ``--set``
@@ -129,9 +129,9 @@ def _engine_batch(req: EstimateRequest, gpu: GpuSpec, consts: Constants) -> Cons
     explicit = dict(req.constants)
     seqs = req.max_num_seqs or explicit.get("max_num_seqs")
     given = req.max_num_seqs or explicit.get("max_batch_size") or seqs
-    running = batch_limit(req.engine, gpu.name, gpu.memory_bytes, int(given) if given else None, consts.max_batch_size)
-    rows = {"max_num_seqs": int(seqs) if seqs else running} if req.engine == "vllm" else {}
-    return consts._replace(max_batch_size=running, **rows)
+    limits = batch_limits(req.engine, gpu.name, gpu.memory_bytes, int(given) if given else None, consts.max_batch_size)
+    vllm = req.engine == "vllm"
+    return [consts._replace(max_batch_size=n, **({"max_num_seqs": int(seqs) if seqs else n} if vllm else {})) for n in limits]
 
 
 #: The command-line option of each request field whose name differs from it.
@@ -296,19 +296,18 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     check_expert_parallel_model(arch, req.ep, model.id, advice)
     consts = _constants(req)
     gpu = catalog.find_gpu(req.gpu) if req.gpu else None
-    if gpu is not None and not req.train:
-        consts = _engine_batch(req, gpu, consts)
+    batches = _engine_batches(req, gpu, consts) if gpu is not None and not req.train else [consts]
+    consts = batches[0]
     # serving spreads the experts of one replica over EP GPUs (attention data-parallel beside TP); training
     # carves its expert-parallel groups out of the data-parallel ranks (TrainingSetup.expert_parallel)
     par = Parallelism(req.tp, req.pp) if req.train else Parallelism(req.tp, req.pp, req.ep)
     precision = req.precision or default_precision(model)
     fmt = model_weight_format(arch, precision)
-    # the engines' "auto" cache dtype follows the weights' 16- or 32-bit float type (quantized weights: bf16)
-    kv_name = req.kv_precision or (precision if precision in ("fp16", "fp32") else "bf16")
+    kv_name = req.kv_precision or auto_kv_cache_precision(precision)
     if kv_name == "int8" and req.fixed is None and not req.train:
         raise InputError(
-            f"--kv-precision int8: {ENGINE_NAMES.get(req.engine, req.engine)} has no int8 KV cache (its cache dtypes are "
-            "bf16 / fp16 and fp8); use fp8, or --ram-gib for llama.cpp's q8_0 cache on an existing machine"
+            f"--kv-precision int8: {no_int8_kv_cache(ENGINE_NAMES.get(req.engine, req.engine))}; use fp8, or --ram-gib "
+            "for llama.cpp's q8_0 cache on an existing machine"
         )
     kv_bits = kv_cache_bits(kv_name)
     if req.context_tokens is not None:
@@ -350,23 +349,16 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     nvlink = gpu is not None and nvlink_replica(gpu.interconnect_kind, gpu.nvlink_domain_gpus, par)
     memory_bytes = gpu.memory_bytes if gpu else None
     inference = size_inference(arch, fmt, kv_bits, context, req.batch, par, consts, memory_bytes, nvlink=nvlink)
-    cap = inference.capacity
-    small = VLLM_SMALL_GPU_MAX_NUM_SEQS
-    if (
-        req.engine == "vllm"
-        and cap is not None
-        and cap.max_concurrency < 1
-        and consts.max_num_seqs > small
-        and not (req.max_num_seqs or any(name in ("max_num_seqs", "max_batch_size") for name, _ in req.constants))
-    ):
-        # as the planner does: vLLM's smaller limit where its larger default leaves no room for one request
-        fewer = consts._replace(max_num_seqs=small, max_batch_size=small)
+    for fewer in batches[1:]:  # as the planner does: vLLM's smaller limit where its default leaves no room for one request
+        if inference.capacity is None or inference.capacity.max_concurrency >= 1:
+            break
         retry = size_inference(arch, fmt, kv_bits, context, req.batch, par, fewer, memory_bytes, nvlink=nvlink)
         if retry.capacity is not None and retry.capacity.max_concurrency >= 1:
+            small, default = fewer.max_num_seqs, consts.max_num_seqs
             notes.append(
-                f"sized at --max-num-seqs {small}: at vLLM's default of {consts.max_num_seqs} on this GPU its profiling "
-                f"run samples {consts.max_num_seqs} sequences' logits and leaves no room for one {context:,}-token "
-                f"request; start vLLM with --max-num-seqs {small}"
+                f"sized at --max-num-seqs {small}: at vLLM's default of {default} on this GPU its profiling run samples "
+                f"{default} sequences' logits and leaves no room for one {context:,}-token request; start vLLM with "
+                f"--max-num-seqs {small}"
             )
             consts, inference = fewer, retry
     result: dict[str, Any] = {
@@ -456,7 +448,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             margin = consts.safety_margin_fraction
             result["capacity"] = _fit(gpu.id, gpu.memory_bytes, breakdown.total, 1 - margin, f"a {margin:.0%} margin kept free")
             if req.max_seq_len:
-                usable = int(gpu.memory_bytes * (1 - consts.safety_margin_fraction))
+                usable = result["capacity"]["usable_bytes"]
                 longest = longest_training_sequence(arch, setup, par, consts, usable, nvlink=training_nvlink(gpu, setup, par))
                 result["training"]["max_sequence_length"] = longest
                 if longest == 0:

@@ -22,7 +22,7 @@ from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_replica
-from generator.sizing.engine_runtime import VLLM_SMALL_GPU_MAX_NUM_SEQS, batch_limit
+from generator.sizing.engine_runtime import batch_limits
 from generator.sizing.loadability import format_problems, loadability_problems
 from generator.sizing.memo import memoized
 from generator.sizing.memory import InferenceMemory, size_inference
@@ -211,7 +211,7 @@ def point_for_rate(
 
 def max_running(spec: InferenceSpec, gpu: GpuSpec, consts: Constants) -> int:
     """The most sequences a replica of ``spec`` runs at once on ``gpu``: the workload's, else the engine's default."""
-    return batch_limit(spec.engine, gpu.name, gpu.memory_bytes, spec.max_num_seqs, consts.max_batch_size)
+    return batch_limits(spec.engine, gpu.name, gpu.memory_bytes, spec.max_num_seqs, consts.max_batch_size)[0]
 
 
 def replica_shapes(
@@ -265,10 +265,7 @@ def _gpu_shapes(
     gpu = catalog.gpus()[gpu_id].as_fitted(bridged)
     kv_bits = kv_cache_bits(spec.kv_cache_precision)
     # the engine's limit; where vLLM's larger default leaves no room for one sequence, its smaller one is tried too
-    running = max_running(spec, gpu, consts)
-    limits = [running]
-    if spec.engine == "vllm" and spec.max_num_seqs is None and running > VLLM_SMALL_GPU_MAX_NUM_SEQS:
-        limits.append(VLLM_SMALL_GPU_MAX_NUM_SEQS)
+    limits = batch_limits(spec.engine, gpu.name, gpu.memory_bytes, spec.max_num_seqs, consts.max_batch_size)
     unserved = format_problems(fmt, gpu.architecture)
     if unserved:
         return (), unserved

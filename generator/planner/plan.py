@@ -203,19 +203,21 @@ class DeploymentPlan(NamedTuple):
         """The pools this deployment's replicas run in (two when it is split)."""
         return tuple(p.pool for p in self.split) or (self.pool,)
 
+    def _serving_figure_in(self, pool: str, name: str) -> Any:
+        """A service's figure ``name`` for its replicas in ``pool``: the part's when split, else the details'; None if none."""
+        if self.split:
+            return next((getattr(p, name) for p in self.split if p.pool == pool), None)
+        return self.details.get(name) if pool == self.pool else None
+
     def requests_per_s_in(self, pool: str) -> float | None:
         """Requests/s this deployment's replicas in ``pool`` are sized for; None for a training job or no replicas there."""
-        if self.split:
-            return next((p.requests_per_s for p in self.split if p.pool == pool), None)
-        rate = self.details.get("requests_per_s")
-        return float(rate) if rate is not None and pool == self.pool else None
+        rate = self._serving_figure_in(pool, "requests_per_s")
+        return None if rate is None else float(rate)
 
     def max_num_seqs_in(self, pool: str) -> int | None:
         """The most sequences each of this deployment's replicas in ``pool`` runs at once; None for a training job."""
-        if self.split:
-            return next((p.max_num_seqs for p in self.split if p.pool == pool), None)
-        running = self.details.get("max_num_seqs")
-        return int(running) if running is not None and pool == self.pool else None
+        running = self._serving_figure_in(pool, "max_num_seqs")
+        return None if running is None else int(running)
 
     def in_pool(self, pool: str) -> tuple[int, int, int, int] | None:
         """(TP, PP, replicas, GPUs) of this deployment's replicas in ``pool``; None when it has none there."""

@@ -104,6 +104,13 @@ def default_max_num_seqs(engine: str, gpu_name: str, gpu_memory_bytes: int) -> i
     return 1024 if large else VLLM_SMALL_GPU_MAX_NUM_SEQS
 
 
-def batch_limit(engine: str, gpu_name: str, gpu_memory_bytes: int, given: int | None, fallback: int) -> int:
-    """The most sequences a replica runs at once: ``given`` (the user's), else the engine's default, else ``fallback``."""
-    return given or default_max_num_seqs(engine, gpu_name, gpu_memory_bytes) or fallback
+def batch_limits(engine: str, gpu_name: str, gpu_memory_bytes: int, given: int | None, fallback: int) -> tuple[int, ...]:
+    """The batch limits to size a replica at, in order: ``given`` (the user's), else the engine's default, else ``fallback``.
+
+    Where the default is vLLM's larger one, its smaller one follows: vLLM's profiling run samples as many rows of
+    logits as the limit, and where that leaves no room for one request the smaller limit is the one to run with.
+    """
+    running = given or default_max_num_seqs(engine, gpu_name, gpu_memory_bytes) or fallback
+    if engine == "vllm" and not given and running > VLLM_SMALL_GPU_MAX_NUM_SEQS:
+        return running, VLLM_SMALL_GPU_MAX_NUM_SEQS
+    return (running,)

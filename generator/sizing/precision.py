@@ -235,6 +235,19 @@ def weight_format(name: str) -> WeightFormat:
     return lookup(WEIGHT_FORMATS, name, "precision", WEIGHT_FORMAT_ALIASES)
 
 
+def auto_kv_cache_precision(weights: str | None) -> str:
+    """The KV cache precision vLLM's and SGLang's ``auto`` gives weights of format ``weights``.
+
+    Their 16- or 32-bit float type; bf16 for quantized (or unnamed) ones.
+    """
+    return weights if weights in ("fp16", "fp32") else "bf16"
+
+
+def no_int8_kv_cache(engine_name: str) -> str:
+    """Why an int8 KV cache is refused for a serving engine (llama.cpp's q8_0 is the only int8 cache sized)."""
+    return f"{engine_name} has no int8 KV cache (its cache dtypes are bf16 / fp16 and fp8)"
+
+
 def kv_cache_bits(name: str) -> int:
     """Bits per KV element for a KV-cache precision name."""
     return lookup(KV_CACHE_BITS, name, "KV cache precision")

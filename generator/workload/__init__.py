@@ -13,6 +13,7 @@ from generator.input_files import repository_root
 from generator.named_tuple import NamedTuple
 from generator.sizing.constants import with_overrides
 from generator.sizing.engine_runtime import ENGINE_NAMES
+from generator.sizing.precision import auto_kv_cache_precision, no_int8_kv_cache
 from generator.workload.build import build
 from generator.workload.custom_servers import custom_server_errors
 from generator.workload.gke_zone import gke_cluster_errors, gke_zone_errors
@@ -110,8 +111,8 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         if isinstance(dep, InferenceDeployment) and dep.inference.kv_cache_precision == "int8" and hw.fixed is None:
             errors.append(
                 InputError(
-                    f"kv_cache_precision int8: {ENGINE_NAMES[dep.inference.engine]} has no int8 KV cache (its cache dtypes "
-                    "are bf16 / fp16 and fp8); use fp8 (int8 is llama.cpp's q8_0 cache, for hardware.fixed)",
+                    f"kv_cache_precision int8: {no_int8_kv_cache(ENGINE_NAMES[dep.inference.engine])}; use fp8 (int8 is "
+                    "llama.cpp's q8_0 cache, for hardware.fixed)",
                     doc.locate(("deployments", i, "inference", "kv_cache_precision")),
                 )
             )
@@ -279,8 +280,8 @@ def _serving_defaults(doc: Document, wl: Workload) -> Workload:
         spec = dep.inference
         if spec.max_num_seqs is None and limits:
             spec = spec._replace(max_num_seqs=max(1, min(limits)))
-        if spec.precision in ("fp16", "fp32") and not given_in(doc, ("deployments", i, "inference", "kv_cache_precision")):
-            spec = spec._replace(kv_cache_precision=spec.precision)
+        if not given_in(doc, ("deployments", i, "inference", "kv_cache_precision")):
+            spec = spec._replace(kv_cache_precision=auto_kv_cache_precision(spec.precision))
         deployments.append(dep._replace(inference=spec))
     return wl._replace(deployments=tuple(deployments))
 
