@@ -33,7 +33,8 @@ class Rendered(NamedTuple):
     stacks: tuple[GpuPoolStack, ...] = ()
     #: Whether the workload renders Terraform (a module of the root's ``terraform/main.tf``).
     terraform: bool = False
-    #: Its pools' names and the owned hosts they name: cluster-wide objects, unique across a tree's workloads.
+    #: Its pools' names and its hosts' (:func:`~generator.render.hosts.cluster_hosts`): cluster-wide objects, unique
+    #: across a tree's workloads.
     pools: tuple[str, ...] = ()
     hosts: tuple[str, ...] = ()
 
@@ -53,6 +54,7 @@ def render_one(path: str, alone: bool = True) -> Rendered:
     from generator.api import plan_file
     from generator.findings import locate_findings
     from generator.render import deployed, render_alone, render_workload
+    from generator.render.hosts import cluster_hosts
 
     loaded, planned = plan_file(path, for_render=True)
     wl = loaded.workload
@@ -62,7 +64,7 @@ def render_one(path: str, alone: bool = True) -> Rendered:
         return Rendered(path, wl.name, render_alone(plan, wl), located)
     files, stacks = render_workload(plan, wl, alone=False)
     pools = tuple(p.name for p in plan.pools)
-    hosts = tuple(h for p in plan.pools for h in p.owned_hosts)
+    hosts = cluster_hosts(plan, wl)
     return Rendered(path, wl.name, dict(sorted(files.items())), located, tuple(stacks), "terraform" in wl.outputs, pools, hosts)
 
 

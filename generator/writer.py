@@ -99,13 +99,23 @@ def diff_trees(current: dict[str, str], files: dict[str, str]) -> str:
             continue
         chunks.extend(
             difflib.unified_diff(
-                (old or "").splitlines(keepends=True),
-                (new or "").splitlines(keepends=True),
+                _shown(old or "").splitlines(keepends=True),
+                _shown(new or "").splitlines(keepends=True),
                 fromfile=f"a/{rel}" if old is not None else "/dev/null",
                 tofile=f"b/{rel}" if new is not None else "/dev/null",
             )
         )
     return "".join(line if line.endswith("\n") else line + "\n" for line in chunks)
+
+
+def _shown(text: str) -> str:
+    r"""``text`` with control characters other than line feeds and tabs escaped (``\x1b``, ``\r``).
+
+    A tampered file's bytes reach the terminal or CI log as text, never as escape sequences.
+    """
+    if all(ch.isprintable() or ch in "\n\t" for ch in text):
+        return text
+    return "".join(ch if ch.isprintable() or ch in "\n\t" else ascii(ch)[1:-1] for ch in text)
 
 
 def write_tree(
@@ -150,17 +160,18 @@ def _write_locked(files: dict[str, str], directory: str, target: str, parent: st
     owned: set[str] = set()
     mode = 0o777 & ~_umask()
     if os.path.isdir(target):
+        listed = read_manifest(target)
         try:
+            # a directory specgen did not write is refused before it is walked (``-o /`` reads nothing below it)
+            if listed is None and _has_entries(target):
+                raise OutputError(
+                    f"refusing to write into {directory}: it holds files specgen did not write (no {MANIFEST}); "
+                    "choose a new or empty directory"
+                )
             old = _scan(target)
             mode = stat.S_IMODE(os.stat(target).st_mode)
         except OSError as exc:
             raise OutputError(f"cannot read {directory}: {_describe(exc)}") from None
-        listed = read_manifest(target)
-        if listed is None and old:
-            raise OutputError(
-                f"refusing to write into {directory}: it holds files specgen did not write (no {MANIFEST}); "
-                "choose a new or empty directory"
-            )
         owned = {*(listed or ()), MANIFEST}
     # an owned path holding a directory is the user's (specgen writes only files): carry it over too
     kept = {rel for rel, kind in old.items() if rel in owned and kind != "dir" and rel in keep} - {*files, MANIFEST}
@@ -425,6 +436,11 @@ def _refuse_conflicts(files: dict[str, str], carried: dict[str, str], directory:
                     "move it away and render again"
                 )
             ancestor = _parent(ancestor)
+
+
+def _has_entries(path: str) -> bool:
+    with os.scandir(path) as entries:
+        return next(entries, None) is not None
 
 
 def _scan(root: str) -> dict[str, str]:

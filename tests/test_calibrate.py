@@ -171,6 +171,18 @@ def test_a_log_without_figures_is_an_input_error(tmp_path: Path, capsys: pytest.
     assert "no vLLM, llama.cpp, nvidia-smi or torch memory-summary figure found" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("used", ["0 MiB", "1 MiB"])
+def test_a_gpu_holding_less_than_the_weights_is_not_a_measurement_of_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], used: str
+) -> None:
+    """fuzz9 item 13: an idle GPU's CSV was compared as the run's (+7,340,210%), or dropped with a hint to give --gpu."""
+    log = tmp_path / "smi.csv"
+    log.write_text(f"index, name, memory.used [MiB]\n0, NVIDIA H100 80GB HBM3, {used}\n")
+    code, out = calibrate(*VLLM_SETUP, "--log", str(log))
+    assert (code, out) == (1, "")
+    assert "less than this model's weights alone (" in capsys.readouterr().err
+
+
 def test_torch_memory_summary_peak_is_compared_with_a_training_prediction() -> None:
     found = parse_log((DATA / "torch-memory-summary.txt").read_text(), "summary")
     assert [(m.name, m.value) for m in found] == [("torch_peak_allocated_gib", 21.0)]

@@ -280,6 +280,34 @@ def test_writing_into_a_directory_specgen_did_not_write_is_refused(
     assert snapshot(tmp_path) == before  # nothing deleted, nothing added
 
 
+def test_a_directory_specgen_did_not_write_is_refused_before_it_is_walked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fuzz9 item 13: ``render -o /`` walked the whole file system and failed on /proc ("Permission denied")."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "mine.txt").write_text("x")
+
+    def walked(root: str) -> dict[str, str]:
+        raise AssertionError(f"walked {root}")
+
+    monkeypatch.setattr(writer, "_scan", walked)
+    with pytest.raises(OutputError, match=r"refusing to write into .*: it holds files specgen did not write"):
+        writer.write_tree({"spec.json": "{}\n"}, str(tmp_path))
+
+
+def test_check_shows_a_tampered_files_control_characters_as_escapes(tmp_path: Path) -> None:
+    """fuzz9 item 13: bytes written into spec.json reached the terminal raw (an escape sequence runs there)."""
+    (tmp_path / "w.yaml").write_text(VALID)
+    out = tmp_path / "infra"
+    assert run_specgen("render", "w.yaml", "-o", str(out), cwd=tmp_path).returncode == 0
+    with open(out / "spec.json", "ab") as fh:
+        fh.write(b"\x1b[2J\x07tampered\r\n")
+    result = run_specgen("render", "w.yaml", "-o", str(out), "--check", cwd=tmp_path)
+    assert result.returncode == 4
+    assert "-\\x1b[2J\\x07tampered\\r\n" in result.stdout
+    assert not any(ch in result.stdout for ch in "\x1b\x07\r")
+
+
 def test_an_empty_directory_is_fine_to_render_into(tmp_path: Path) -> None:
     (tmp_path / "w.yaml").write_text(VALID)
     (tmp_path / "infra").mkdir()

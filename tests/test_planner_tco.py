@@ -524,6 +524,43 @@ def test_owned_servers_go_to_the_deployments_whatever_their_order(tmp_path: Path
     assert plan.totals["idle_gpus"] == 0
 
 
+FIVE_SERVICES_ONE_DGX = """\
+version: 1
+name: ord
+deployments:
+{services}hardware:
+  gpus: [h100-sxm5-80gb, l40s-48gb]
+  provider: baremetal
+  rack_power_kw: 40
+  inventory:
+    - platform: dgx-h100
+      count: 1
+"""
+SMALL_SERVICE = """\
+  - name: s{i}
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {{precision: bf16, max_context_tokens: 8192, requests_per_second: 2}}
+"""
+BIG_SERVICE = """\
+  - name: big
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 10}
+"""
+
+
+@pytest.mark.parametrize("big_at", [0, 2, 4])
+def test_owned_servers_go_to_the_largest_deployment_among_more_than_four(tmp_path: Path, big_at: int) -> None:
+    """Beyond MAX_DEPLOYMENTS_REORDERED not every order is tried: with 70B listed last, the first 8B took the owned DGX
+    H100 alone and the 70B bought another ($13,066 a month, capex $270,000); the 70B on the owned DGX and the 8Bs on
+    L40S servers come to $6,731 (capex $88,574), whatever the order."""
+    smalls = [SMALL_SERVICE.format(i=i) for i in range(4)]
+    services = "".join([*smalls[:big_at], BIG_SERVICE, *smalls[big_at:]])
+    plan = plan_workload(_load(tmp_path, FIVE_SERVICES_ONE_DGX.format(services=services)))
+    assert plan.totals["usd_per_month"] == pytest.approx(6731.0, abs=1.0)
+    (owned,) = [p for p in plan.pools if p.owned_nodes]
+    assert owned.deployments == ("big",)
+
+
 ONE_DGX_NOT_BOUGHT = "  platforms: [dell-xe8640]\n  inventory:\n    - platform: dgx-h100\n      count: 1\n"
 
 

@@ -474,7 +474,22 @@ H100 = ("--gpu", "h100-sxm5-80gb")
             "--ram-gib plans for an existing machine and needs --gpu",
             id="ram-no-gpu",
         ),
-        pytest.param(("--context", "many"), 2, "invalid int value", id="context-text"),
+        pytest.param(("--context", "many"), 2, "expected a whole number, got 'many'", id="context-text"),
+        # fuzz9 item 13: digits of other scripts and underscores, which int() / float() take, are not numbers here
+        pytest.param(("--context", "\u0664\u0660\u0669\u0666"), 2, "expected a whole number", id="context-arabic-indic"),
+        pytest.param(("--context", "4_096"), 2, "expected a whole number, got '4_096'", id="context-underscore"),
+        pytest.param((*MACHINE[:2], "--ram-gib", "\uff16\uff14", *MACHINE[4:]), 2, "expected a number", id="ram-fullwidth"),
+        pytest.param(("--set", "pcie_efficiency=0_5"), 2, "must be a number, got '0_5'", id="set-underscore"),
+        # an empty value is a missing one, not the default
+        pytest.param(("--gpu=",), 2, "--gpu is empty", id="gpu-empty"),
+        pytest.param(("--precision", " "), 2, "--precision is empty", id="precision-blank"),
+        # as min_context_tokens above max_context_tokens in a workload
+        pytest.param(
+            (*MACHINE, "--context", "100", "--min-context", "100000"),
+            1,
+            "--min-context 100,000 is more than --context 100",
+            id="min-context-above-context",
+        ),
     ],
 )
 def test_estimate_option_errors(capsys: pytest.CaptureFixture[str], args: tuple[str, ...], code: int, message: str) -> None:

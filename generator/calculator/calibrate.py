@@ -304,6 +304,12 @@ def compare(measured: list[Measurement], result: dict[str, Any]) -> list[dict[st
     pred = predicted(result)
     rows = []
     for m in measured:
+        if m.name == "gpu_memory_used_gib" and "gpu_memory_used_gib" in pred and m.value < pred["weights_gib"]:
+            # a GPU serving the model holds at least its weights: the CSV was taken when it was not loaded
+            raise InputError(
+                f"nvidia-smi shows {m.value:.2f} GiB used ({m.line!r}), less than this model's weights alone "
+                f"({pred['weights_gib']:.2f} GiB a GPU): take the CSV while the model is served"
+            )
         if m.name in pred and m.value:
             rows.append(
                 {

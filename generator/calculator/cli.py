@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 
 from generator.calculator.estimate import SERVING_ENGINES, EstimateRequest, estimate
@@ -22,14 +23,32 @@ if TYPE_CHECKING:
     from generator.calculator.machine import FixedSpec
 
 
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+#: nan and inf pass as numbers: the range checks refuse them by name (exit 1, as any value out of range)
+_DECIMAL = re.compile(r"[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|nan|inf|infinity)", re.IGNORECASE)
+
+
+def _whole(text: str) -> int:
+    """A whole number in ASCII digits (``int()`` alone would take other scripts' digits and underscores)."""
+    if not _WHOLE.fullmatch(text.strip()):
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    return int(text)
+
+
+def _number(text: str) -> float:
+    """A decimal number in ASCII digits (no underscores or other scripts' digits, which ``float()`` takes)."""
+    if not _DECIMAL.fullmatch(text.strip()):
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
+    return float(text)
+
+
 def _constant(text: str) -> tuple[str, float]:
     name, sep, value = text.partition("=")
     if not sep:
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
-    try:
-        return name.strip(), float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"value of {name!r} must be a number, got {value!r}") from None
+    if not _DECIMAL.fullmatch(value.strip()):
+        raise argparse.ArgumentTypeError(f"value of {name!r} must be a number, got {value!r}")
+    return name.strip(), float(value)
 
 
 EPILOG = (
@@ -119,22 +138,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kv-precision", help="KV cache precision: bf16, fp16, fp8, int8 (default: bf16)")
     p.add_argument(
         "--context",
-        type=int,
+        type=_whole,
         dest="context_tokens",
         help="context tokens per sequence (default: 4096, or the model's maximum if smaller)",
     )
-    p.add_argument("--batch", type=int, default=1, help="concurrent sequences (default 1)")
-    p.add_argument("--tp", type=int, default=1, help="tensor-parallel GPUs per replica")
-    p.add_argument("--pp", type=int, default=1, help="pipeline-parallel stages per replica")
+    p.add_argument("--batch", type=_whole, default=1, help="concurrent sequences (default 1)")
+    p.add_argument("--tp", type=_whole, default=1, help="tensor-parallel GPUs per replica")
+    p.add_argument("--pp", type=_whole, default=1, help="pipeline-parallel stages per replica")
     p.add_argument(
         "--ep",
-        type=int,
+        type=_whole,
         default=1,
         help="MoE models only: GPUs a replica's routed experts are spread over (attention TP x DP beside them); "
         "with --train, the expert-parallel group inside data parallel",
     )
     p.add_argument("--gpu", help="GPU catalog id: adds capacity (KV tokens, max concurrency, fits)")
-    p.add_argument("--gpu-memory-utilization", type=float, help="fraction of GPU memory the runtime may use (default 0.9)")
+    p.add_argument("--gpu-memory-utilization", type=_number, help="fraction of GPU memory the runtime may use (default 0.9)")
     p.add_argument(
         "--engine",
         choices=SERVING_ENGINES,
@@ -143,15 +162,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--mem-fraction-static",
-        type=float,
+        type=_number,
         help="SGLang's --mem-fraction-static in (0, 1) (default: SGLang's own, from the GPU's memory)",
     )
-    p.add_argument("--input-tokens", type=int, help="average prompt tokens: adds throughput (needs --gpu)")
-    p.add_argument("--output-tokens", type=int, help="average generated tokens: adds throughput (needs --gpu)")
-    p.add_argument("--max-batched-tokens", type=int, help="tokens per forward pass in prefill (default 8192)")
+    p.add_argument("--input-tokens", type=_whole, help="average prompt tokens: adds throughput (needs --gpu)")
+    p.add_argument("--output-tokens", type=_whole, help="average generated tokens: adds throughput (needs --gpu)")
+    p.add_argument("--max-batched-tokens", type=_whole, help="tokens per forward pass in prefill (default 8192)")
     p.add_argument(
         "--max-num-seqs",
-        type=int,
+        type=_whole,
         help="most sequences a replica runs at once, vLLM's --max-num-seqs (default: the engine's on the GPU; vLLM 1024 on "
         "GPUs of 70 GiB or more other than A100, else 256)",
     )
@@ -164,14 +183,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument(
         "--zero",
-        type=int,
+        type=_whole,
         dest="zero_stage",
         choices=(0, 1, 2, 3),
         help="ZeRO / FSDP sharding stage (default: 3 for --framework fsdp2 or torchtune over several GPUs; else 0)",
     )
-    t.add_argument("--gpus", type=int, help="total GPUs of the job (data parallel = gpus / (tp x pp))")
-    t.add_argument("--micro-batch", type=int, default=1, help="sequences per GPU per step")
-    t.add_argument("--seq-len", type=int, help="training sequence length (default: --context or 2048)")
+    t.add_argument("--gpus", type=_whole, help="total GPUs of the job (data parallel = gpus / (tp x pp))")
+    t.add_argument("--micro-batch", type=_whole, default=1, help="sequences per GPU per step")
+    t.add_argument("--seq-len", type=_whole, help="training sequence length (default: --context or 2048)")
     t.add_argument(
         "--gradient-checkpointing",
         nargs="?",
@@ -187,9 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
         dest="flash_attention",
         help="eager attention: keeps heads x seq x seq scores",
     )
-    t.add_argument("--lora-rank", type=int, default=16, help="LoRA rank (default 16)")
+    t.add_argument("--lora-rank", type=_whole, default=16, help="LoRA rank (default 16)")
     t.add_argument(
-        "--lora-dropout", type=float, default=0.0, help="PEFT lora_dropout, 0 <= p < 1 (default 0.0: nothing saved for it)"
+        "--lora-dropout", type=_number, default=0.0, help="PEFT lora_dropout, 0 <= p < 1 (default 0.0: nothing saved for it)"
     )
     t.add_argument("--lora-targets", default="all-linear", help="comma-separated module names, or all-linear (default)")
     t.add_argument("--offload-optimizer", action="store_true", help="ZeRO-Offload: optimizer states and gradients in host RAM")
@@ -226,18 +245,18 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="plan on the machine this runs on, as 'specgen detect' finds it; options given override what it finds",
     )
-    o.add_argument("--ram-gib", type=float, help="installed system RAM, GiB: plan placement on this machine instead of sizing")
-    o.add_argument("--reserved-ram-gib", type=float, default=8.0, help="RAM the host's other services need (default 8)")
-    o.add_argument("--swap-gib", type=float, default=0.0, help="configured swap, GiB")
-    o.add_argument("--nvme-gib", type=float, default=0.0, help="free NVMe for model files and offload, GiB")
-    o.add_argument("--nvme-read-gb-per-s", type=float, default=3.5, help="NVMe sequential read, GB/s (default 3.5)")
-    o.add_argument("--pcie-gen", type=int, help="PCIe generation of the GPU slots (default: the GPU's)")
-    o.add_argument("--pcie-lanes", type=int, default=16, help="PCIe lanes per GPU (default 16)")
+    o.add_argument("--ram-gib", type=_number, help="installed system RAM, GiB: plan placement on this machine instead of sizing")
+    o.add_argument("--reserved-ram-gib", type=_number, default=8.0, help="RAM the host's other services need (default 8)")
+    o.add_argument("--swap-gib", type=_number, default=0.0, help="configured swap, GiB")
+    o.add_argument("--nvme-gib", type=_number, default=0.0, help="free NVMe for model files and offload, GiB")
+    o.add_argument("--nvme-read-gb-per-s", type=_number, default=3.5, help="NVMe sequential read, GB/s (default 3.5)")
+    o.add_argument("--pcie-gen", type=_whole, help="PCIe generation of the GPU slots (default: the GPU's)")
+    o.add_argument("--pcie-lanes", type=_whole, default=16, help="PCIe lanes per GPU (default 16)")
     o.add_argument("--cpu", help="CPU catalog id (memory channels and DDR speed)")
-    o.add_argument("--memory-channels", type=int, help="populated DDR channels")
-    o.add_argument("--ddr-mt-per-s", type=int, help="DDR transfer rate, MT/s")
+    o.add_argument("--memory-channels", type=_whole, help="populated DDR channels")
+    o.add_argument("--ddr-mt-per-s", type=_whole, help="DDR transfer rate, MT/s")
     o.add_argument("--allow-precision", action="append", default=[], help="a lower precision the plan may use (repeatable)")
-    o.add_argument("--min-context", type=int, help="shortest context acceptable if memory is tight")
+    o.add_argument("--min-context", type=_whole, help="shortest context acceptable if memory is tight")
     p.add_argument("--set", action="append", type=_constant, default=[], metavar="NAME=VALUE", help="override an engine constant")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return p
@@ -430,6 +449,9 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
             if given(dest):
                 parser.error(f"{_flag(dest)} {why}")
 
+    for dest, value in sorted(vars(args).items()):
+        if isinstance(value, str) and not value.strip():
+            parser.error(f"{'MODEL' if dest == 'model' else _flag(dest)} is empty")
     if args.ram_gib is not None and not args.gpu:
         parser.error("--ram-gib plans for an existing machine and needs --gpu")
     if args.train:

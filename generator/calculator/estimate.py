@@ -245,6 +245,9 @@ def check_request(req: EstimateRequest) -> None:
         seq_len=req.seq_len,
         min_context_tokens=req.min_context_tokens,
     )
+    if req.min_context_tokens and req.context_tokens and req.min_context_tokens > req.context_tokens:
+        # as min_context_tokens above max_context_tokens in a workload
+        raise InputError(f"--min-context {req.min_context_tokens:,} is more than --context {req.context_tokens:,}")
     _check_number("--lora-dropout", req.lora_dropout, 0, 0.99)
     if req.host_cpu is not None and req.host_cpu not in catalog.cpus():
         raise InputError(f"unknown host CPU '{req.host_cpu}'; choose a cpus.json id such as {REFERENCE_CPU_ID}")

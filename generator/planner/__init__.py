@@ -121,7 +121,8 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
     Each deployment on its own best servers; the services sharing servers as they are chosen, in the workload's
     order and largest first; and the services on each allowed GPU kind alone and on each server kind alone. With
     owned servers (taken in the order the deployments are chosen) and at most
-    :data:`MAX_DEPLOYMENTS_REORDERED` deployments, the first two in every order. A fleet that breaks a fleet limit
+    :data:`MAX_DEPLOYMENTS_REORDERED` deployments, the first two in every order; with more, in the workload's order,
+    largest first and smallest first. A fleet that breaks a fleet limit
     (racks, budget, nodes) is dropped; if every fleet fails, :func:`_nearest` says why.
     """
     from generator.planner.assemble import build_plan
@@ -155,10 +156,22 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
             add(_choose(loaded, consts, enumerated, share=False, order=order), None)
         except InfeasibleError as exc:
             errors.append(exc)
+    # a deployment's size: the fewest GPUs any of its options takes (not its first choice, which may be a whole
+    # owned server it was given first)
+    fewest = [min(o.candidate.gpus for o in (best, *rest)) for _, best, rest in passes[0]] if passes else []
+    largest_first = sorted(range(len(fewest)), key=lambda i: -fewest[i])
+    if wl.hardware.inventory and count > MAX_DEPLOYMENTS_REORDERED and passes:
+        # too many for every order: the owned servers also go to the largest deployments first, and to the smallest
+        smallest_first = sorted(range(count), key=lambda i: fewest[i])
+        for order in (largest_first, smallest_first):
+            orders.append(order)
+            try:
+                add(_choose(loaded, consts, enumerated, share=False, order=order), None)
+            except InfeasibleError as exc:
+                errors.append(exc)
     if services >= 2 and passes:
         runners_up = [[best, *rest] for _, best, rest in passes[0]]
-        largest_first = sorted(range(count), key=lambda i: -passes[0][i][1].candidate.gpus)
-        for order in [*orders, largest_first]:
+        for order in [*orders, *([] if largest_first in orders else [largest_first])]:
             try:
                 add(_choose(loaded, consts, enumerated, share=True, order=order, runners_up=runners_up), None)
             except InfeasibleError as exc:

@@ -11,6 +11,7 @@ from generator.render.env import render_template
 from generator.render.gke import with_gke_findings
 from generator.render.gpu_sharing import apply_sharing
 from generator.render.gpu_stack import GpuPoolStack, render_cluster
+from generator.render.hosts import cluster_hosts
 from generator.render.kubernetes import cluster_name, gpu_stacks, is_single_host, render_node_pools
 from generator.render.markdown import render_markdown
 from generator.render.provisioning import render_provisioning
@@ -71,21 +72,23 @@ def render_plans(rendered: Sequence[tuple[Plan, Workload]]) -> dict[str, str]:
         own, needs = render_workload(deployed(plan, workload, alone=False), workload, alone=False)
         files.update({f"{workload.name}/{path}": text for path, text in own.items()})
         parts.append((workload.name, needs, "terraform" in workload.outputs))
-    check_cluster_names(
-        [(w.name, tuple(p.name for p in plan.pools), tuple(h for p in plan.pools for h in p.owned_hosts)) for plan, w in rendered]
-    )
+    check_cluster_names([(w.name, tuple(p.name for p in plan.pools), cluster_hosts(plan, w)) for plan, w in rendered])
     files.update(render_shared(parts))
     return dict(sorted(files.items()))
 
 
 def check_cluster_names(workloads: Sequence[tuple[str, Sequence[str], Sequence[str]]]) -> None:
-    """Refuse two workloads of one tree that name the same pool or owned host.
+    """Refuse two workloads of one tree that name the same pool or host.
 
-    ``workloads``: (file or name, its pools' names, the owned hosts they name). A tree is one cluster: a pool's node pool,
-    node group, Ansible group and placeholder hosts, and an owned host, would be one object for both, and applying the
-    second would replace or double-book the first.
+    ``workloads``: (file or name, its pools' names, its hosts: :func:`~generator.render.hosts.cluster_hosts`). A tree
+    is one cluster: a pool's node pool, node group and Ansible group, and a host, would be one object for both, and
+    applying the second would replace or double-book the first.
     """
-    for what, index, fix in (("pool", 1, "rename a deployment"), ("owned host", 2, "list each owned host in one workload only")):
+    hosts_fix = (
+        "list each owned host in one workload only, and name none like another workload's pool (<pool>-NN is the "
+        "placeholder specgen gives a host it buys)"
+    )
+    for what, index, fix in (("pool", 1, "rename a deployment"), ("host", 2, hosts_fix)):
         owner: dict[str, str] = {}
         for workload in workloads:
             for name in workload[index]:

@@ -8,7 +8,7 @@ by Ansible is a Linux host: each compute tray runs its own OS with its own CPUs,
 
 from __future__ import annotations
 
-from generator.planner.plan import NodeSpec, Pool
+from generator.planner.plan import NodeSpec, Plan, Pool
 from generator.workload.models import InventoryHost, Workload
 
 
@@ -67,3 +67,12 @@ def owned_hosts(pool: Pool, workload: Workload) -> list[InventoryHost]:
     """The inventory hosts the plan put on ``pool`` (its ``owned_hosts``: the planner's one allocation), as described."""
     described = {host.name: host for group in workload.hardware.inventory for host in group.hosts}
     return [described[name] for name in pool.owned_hosts]
+
+
+def cluster_hosts(plan: Plan, workload: Workload) -> tuple[str, ...]:
+    """The machines ``plan`` names, each one machine of the cluster a tree describes.
+
+    Its owned hosts and, on bare metal, the placeholders of the hosts it buys (hosts.yml.example, MAAS).
+    """
+    placeholders = [h for p in plan.pools for h in placeholder_names(p, workload)] if plan.provider == "baremetal" else []
+    return (*(h for p in plan.pools for h in p.owned_hosts), *placeholders)
