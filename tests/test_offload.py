@@ -159,6 +159,57 @@ def test_layers_spill_to_nvme_when_ram_is_full() -> None:
     assert p.ram_used_bytes <= 24 * GIB
 
 
+def test_the_decision_says_how_many_offloaded_layers_are_in_ram_and_on_nvme() -> None:
+    """newuser11 item 7: "55 whole decoder layer(s) ... to system RAM" where 25 were in RAM and 30 on NVMe."""
+    arch = arch_of("meta-llama/Llama-3.3-70B-Instruct")
+    p = place(arch, weight_format("q8_0"), 16, 8192, machine(24, ram_gib=32, reserve_gib=4), CONSTS)
+    cpu, disk = p.layer_devices.count("cpu"), p.layer_devices.count("disk")
+    assert cpu > 0 and disk > 0
+    assert f"{cpu + disk} whole decoder layer(s) and the LM head off the GPU: {cpu} in system RAM, {disk} on NVMe" in (
+        " ".join(p.steps)
+    )
+
+
+def test_an_nvme_tier_needs_the_whole_model_file_on_the_nvme() -> None:
+    """newuser11 item 1: 25 GiB paged from NVMe were checked against 30 GiB free, the 70 GiB file they come from never."""
+    arch = arch_of("meta-llama/Llama-3.3-70B-Instruct")
+    with pytest.raises(InfeasibleError, match=r"so the whole 70 GiB file must be on the NVMe: 30 GiB available"):
+        place(arch, weight_format("q8_0"), 16, 8192, machine(24, ram_gib=32, reserve_gib=4, nvme_gib=30), CONSTS)
+
+
+@pytest.mark.parametrize(
+    ("nvme", "finding"),
+    [
+        ("20", "warning: the 39.55 GiB model file does not fit the 20.0 GiB of free NVMe given (nvme_gib, --nvme-gib): "
+               "it must live on another disk, and the cold start of"),
+        ("0", "info: no free NVMe is given for the 39.55 GiB model file: the cold start of"),
+        ("900", None),
+    ],
+)  # fmt: skip
+def test_a_model_file_the_nvme_cannot_hold_is_said(nvme: str, finding: str | None) -> None:
+    """newuser11 item 1: a 42 GB model file on 20 GiB of NVMe was planned with a cold start "from NVMe", and no word."""
+    code, out = run_estimate("llama-3.3-70b-instruct", "--gpu", "rtx-4090-24gb", "--ram-gib", "64", "--reserved-ram-gib",
+                             "12", "--cpu", "ryzen-9-7950x", "--precision", "q4_k_m", "--context", "8192", "--nvme-gib",
+                             nvme)  # fmt: skip
+    assert code == 0
+    assert (finding in out) if finding else ("model file" not in out), out
+
+
+def test_the_vllm_offload_leaves_room_for_one_request_at_max_model_len() -> None:
+    """newuser11 item 2: --cpu-offload-gb 20 left 19.55 GiB of weights and 2.50 GiB of KV (vLLM keeps every layer's KV
+    on the GPU) for a 21.59 GiB budget, so vLLM refused to start; and Accelerate was sized for a GGUF file that
+    Transformers dequantizes on load."""
+    code, data = _estimate("llama-3.3-70b-instruct", "--gpu", "rtx-4090-24gb", "--ram-gib", "64", "--reserved-ram-gib",
+                           "12", "--cpu", "ryzen-9-7950x", "--precision", "q4_k_m", "--context", "8192")  # fmt: skip
+    assert code == 0
+    off = data["offload"]["bytes"]
+    weights, kv = off["gpu"] + off["cpu"] + off["disk"], off["kv_gpu"] + off["kv_cpu"]
+    budget = 0.9 * 24564 * 2**20  # the RTX 4090's 24,564 MiB (nvidia-smi)
+    vllm = data["runtime_settings"]["vllm"]
+    assert weights - vllm["--cpu-offload-gb"] * GIB + kv < budget  # before its own reservation, which it also needs
+    assert "Transformers dequantizes a q4_k_m GGUF file" in data["runtime_settings"]["accelerate"]["note"]
+
+
 def test_reserve_for_other_services_is_never_used() -> None:
     arch = arch_of("Qwen/Qwen2.5-32B-Instruct")
     with pytest.raises(InfeasibleError, match="reserved"):

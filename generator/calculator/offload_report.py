@@ -14,9 +14,11 @@ from typing import Any
 
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
-from generator.sizing.offload import Machine, OffloadPlan
+from generator.sizing.offload import Machine, OffloadPlan, Placement
 from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat
 from generator.sizing.step_down import GGUF_STEP_DOWNS, lower_precisions, step_down_phrase
+from generator.sizing.vllm_reservation import vllm_reservation
+from generator.sizing.weights import Parallelism, size_weights
 from generator.units import GB, GIB, seconds_text
 
 #: What the user can change when a model cannot run on the machine at all.
@@ -60,20 +62,21 @@ def runtime_settings(arch: Architecture, plan: OffloadPlan, machine: Machine, co
         llama += ["-ts", ",".join(str(c) for c in per_gpu)]
     if p.disk_bytes == 0 and p.offloaded:
         llama.append("--no-mmap")
-    max_memory = {str(g): f"{_gib(b.weights + b.kv_cache)}GiB" for g, b in enumerate(p.per_gpu)}
-    max_memory["cpu"] = f"{_gib(p.cpu_bytes + p.kv_cpu_bytes)}GiB"
-    accelerate: dict[str, Any] = {"device_map": "auto", "max_memory": max_memory}
-    if p.disk_bytes:
-        accelerate["offload_folder"] = "/var/lib/specgen/offload"
-    offload_per_gpu = math.ceil((p.cpu_bytes + p.disk_bytes) / machine.gpus / GIB)
-    vllm: dict[str, Any] = {
-        "--max-model-len": p.context_tokens,
-        "--cpu-offload-gb": offload_per_gpu,
-        "--pipeline-parallel-size": machine.gpus,
-        "--gpu-memory-utilization": consts.gpu_memory_utilization,
-    }
-    if p.disk_bytes:
-        vllm["note"] = "vLLM offloads to CPU memory only; this placement also needs NVMe, use llama.cpp or DeepSpeed"
+    fmt = WEIGHT_FORMATS.get(p.precision)  # None: a GGUF file's own tensor types (gguf-iq2_m, ...)
+    accelerate: dict[str, Any]
+    if fmt is None or fmt.gguf is not None:
+        # Transformers' GGUF loader dequantizes every tensor to a float type: none of this placement's sizes applies
+        unpacked = size_weights(arch, WEIGHT_FORMATS["bf16"]).total_bytes
+        accelerate = {
+            "note": f"Transformers dequantizes a {p.precision} GGUF file to 16-bit floats on load, about {_gib(unpacked)} "
+            "GiB: use llama.cpp, or a bf16 / bitsandbytes checkpoint with Accelerate"
+        }
+    else:
+        max_memory = {str(g): f"{_gib(b.weights + b.kv_cache)}GiB" for g, b in enumerate(p.per_gpu)}
+        max_memory["cpu"] = f"{_gib(p.cpu_bytes + p.kv_cpu_bytes)}GiB"
+        accelerate = {"device_map": "auto", "max_memory": max_memory}
+        if p.disk_bytes:
+            accelerate["offload_folder"] = "/var/lib/specgen/offload"
     device = "nvme" if p.disk_bytes else "cpu"
     zero: dict[str, Any] = {"stage": 3, "offload_param": {"device": device, "pin_memory": True}}
     if device == "nvme":
@@ -81,17 +84,51 @@ def runtime_settings(arch: Architecture, plan: OffloadPlan, machine: Machine, co
     settings: dict[str, Any] = {
         "llama.cpp": shlex.join(llama),
         "accelerate": accelerate,
-        "vllm": vllm,
+        "vllm": _vllm_offload(arch, p, machine, consts),
         "deepspeed_zero_inference": {"zero_optimization": zero},
         "layers": {"total": n, "on_gpu": on_gpu, "cpu": p.layer_devices.count("cpu"), "disk": p.layer_devices.count("disk")},
     }
-    fmt = WEIGHT_FORMATS.get(p.precision)  # None: a GGUF file's own tensor types (gguf-iq2_m, ...)
     if fmt is not None and fmt.gguf is None and fmt.name not in GGUF_NATIVE_FORMATS:
         settings["llama.cpp_note"] = (
             f"llama.cpp loads GGUF files, not {fmt.name} checkpoints: convert to q8_0 (8.5 bits per weight) or a 4-bit "
             "GGUF type and place it the same way, or use the vLLM / Accelerate settings"
         )
     return settings
+
+
+def _vllm_offload(arch: Architecture, p: Placement, machine: Machine, consts: Constants) -> dict[str, Any]:
+    """The placement as vLLM settings, or why vLLM cannot serve it.
+
+    ``--cpu-offload-gb`` (GiB of weights per GPU kept in CPU memory) is what leaves room on each GPU, within its
+    ``--gpu-memory-utilization``, for the profiling reservation and one ``--max-model-len`` request's KV cache of the
+    GPU's layers: vLLM keeps every layer's KV on the GPU, where llama.cpp keeps an offloaded layer's in RAM.
+    """
+    settings: dict[str, Any] = {
+        "--max-model-len": p.context_tokens,
+        "--pipeline-parallel-size": machine.gpus,
+        "--gpu-memory-utilization": consts.gpu_memory_utilization,
+    }
+    if p.disk_bytes:
+        return settings | {"note": "vLLM offloads to CPU memory only; this placement also needs NVMe, use llama.cpp or DeepSpeed"}
+    par = Parallelism(pp=machine.gpus)
+    reserved = vllm_reservation(arch, par, consts, consts.prefill_chunk_tokens, nvlink=False).total
+    kv = math.ceil((p.kv_gpu_bytes + p.kv_cpu_bytes) / machine.gpus)
+    room = consts.gpu_memory_utilization * machine.gpu_memory_bytes - reserved - kv
+    weights = (p.gpu_bytes + p.cpu_bytes) / machine.gpus
+    if room <= 0:
+        return settings | {
+            "note": f"vLLM cannot start here: its profiling reservation ({_gib(reserved)} GiB) and the KV cache of one "
+            f"{p.context_tokens:,}-token request ({_gib(kv)} GiB a GPU) fill its {consts.gpu_memory_utilization:g} of "
+            f"{_gib(machine.gpu_memory_bytes)} GiB; use llama.cpp, or a shorter --max-model-len"
+        }
+    offload = max(0, math.ceil((weights - room) / GIB))
+    ram = machine.ram_bytes - machine.reserved_ram_bytes - consts.runtime_host_bytes
+    if offload * GIB * machine.gpus > ram:
+        return settings | {
+            "note": f"vLLM would keep {offload * machine.gpus} GiB of weights in CPU memory (--cpu-offload-gb "
+            f"{offload} a GPU), more than the {_gib(ram)} GiB of RAM free after the reserve; use llama.cpp"
+        }
+    return settings | {"--cpu-offload-gb": offload}
 
 
 #: Formats a GGUF file holds as they are besides its own quantization types: the float types and MXFP4 (llama.cpp's
@@ -156,6 +193,19 @@ def findings(
             "every token"
         )
         out.append(("warning", "nvme-offload", f"{_gib(p.disk_bytes)} GiB of weights live on NVMe: {read}"))
+    file_bytes = p.gpu_bytes + p.cpu_bytes + p.disk_bytes
+    cold = f"the cold start of {seconds_text(c.cold_start_s)} assumes it is read from NVMe at {machine.nvme_read_gb_per_s:g} GB/s"
+    if not machine.nvme_bytes:  # unknown or none: the estimate's default
+        out.append(("info", "model-file-off-nvme", f"no free NVMe is given for the {_gib(file_bytes)} GiB model file: {cold}"))
+    elif file_bytes > machine.nvme_bytes:  # never with an NVMe tier: place() refuses that
+        out.append(
+            (
+                "warning",
+                "model-file-off-nvme",
+                f"the {_gib(file_bytes)} GiB model file does not fit the {_gib(machine.nvme_bytes)} GiB of free NVMe "
+                f"given (nvme_gib, --nvme-gib): it must live on another disk, and {cold}",
+            )
+        )
     if c.decode_tokens_per_s < consts.interactive_tokens_per_s:
         out.append(
             (

@@ -144,6 +144,26 @@ def _split_gpus(items: list[tuple[str, int]], capacity: int, gpus: int) -> tuple
     return loads, where
 
 
+def _offload_steps(experts_off: list[bool], layer_cpu: list[bool], disk: set[int]) -> list[str]:
+    """What left the GPU and where it went, one line per kind (routed experts, whole layers)."""
+
+    def where(layers: list[int]) -> str:
+        on_disk = sum(i in disk for i in layers)
+        if not on_disk:
+            return "to system RAM"
+        return (
+            f"off the GPU: {len(layers) - on_disk} in system RAM, {on_disk} on NVMe (memory-mapped: system RAM is full "
+            "after the reserve)"
+        )
+
+    steps = []
+    if experts := [i for i, off in enumerate(experts_off) if off]:
+        steps.append(f"routed experts of {len(experts)} MoE layer(s) {where(experts)}; attention and KV stay on the GPU")
+    if layers := [i for i, off in enumerate(layer_cpu) if off]:
+        steps.append(f"{len(layers)} whole decoder layer(s) and the LM head {where(layers)}")
+    return steps
+
+
 def place(
     arch: Architecture,
     fmt: WeightFormat,
@@ -189,22 +209,16 @@ def place(
         embed_cpu = True
         steps.append("input embedding to system RAM (a lookup per token)")
     if not fits() and arch.is_moe:
-        moved = 0
         for i in reversed(range(n)):
             if fits():
                 break
             if sizes.layer_expert_bytes[i]:
                 experts_off[i] = True
-                moved += 1
-        steps.append(f"routed experts of {moved} MoE layer(s) to system RAM; attention and KV stay on the GPU")
     if not fits():
-        moved = 0
         for i in reversed(range(n)):
             if fits():
                 break
             layer_cpu[i] = True
-            moved += 1
-        steps.append(f"{moved} whole decoder layer(s) and the LM head to system RAM")
     if not fits():
         raise InfeasibleError("not even the first layer fits next to the runtime on the GPU")
 
@@ -232,12 +246,14 @@ def place(
             break
         disk.add(i)
         in_ram -= movable[i]
-    if disk:
-        steps.append(f"{len(disk)} offloaded layer(s) to NVMe (memory-mapped): system RAM is full after the reserve")
+    steps += _offload_steps(experts_off, layer_cpu, disk)
     disk_bytes = sum(movable[i] for i in disk)
-    if disk_bytes > machine.nvme_bytes:
+    if disk and sizes.total_bytes > machine.nvme_bytes:
+        # llama.cpp memory-maps the model file: the layers it pages in come from the file, so all of it is on the NVMe
         raise InfeasibleError(
-            f"needs {disk_bytes / 2**30:.0f} GiB on NVMe beyond RAM, {machine.nvme_bytes / 2**30:.0f} GiB available"
+            f"needs {disk_bytes / 2**30:.0f} GiB on NVMe beyond RAM, paged from the memory-mapped model file, so the "
+            f"whole {sizes.total_bytes / 2**30:.0f} GiB file must be on the NVMe: {machine.nvme_bytes / 2**30:.0f} GiB "
+            "available"
         )
 
     loads, where = _split_gpus(gpu_items(), capacity, machine.gpus)
