@@ -28,7 +28,7 @@ HEADLINE = (
     ("opex_usd_per_month", "opex (USD/month)"),
     ("usd_per_month", "cost (USD/month)"),
 )
-_MEMORY_PARTS = ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead")
+_MEMORY_PARTS = ("weights", "kv_cache", "kv_cache_pool", "activations", "gradients", "optimizer", "overhead")
 
 
 def _git(args: list[str]) -> subprocess.CompletedProcess[str]:
@@ -115,7 +115,7 @@ def pool_memory(plan: dict[str, Any], diff: dict[str, Any]) -> list[dict[str, An
         {
             "deployment": d["name"],
             "pool": part["pool"],
-            "gpu_memory_bytes": {k: part["memory_per_gpu"].get(k, 0) for k in _MEMORY_PARTS},
+            "gpu_memory_bytes": {k: v for k in _MEMORY_PARTS if (v := part["memory_per_gpu"].get(k))},
         }
         for d in plan["deployments"]
         for part in (d.get("split") or [d])
@@ -124,11 +124,16 @@ def pool_memory(plan: dict[str, Any], diff: dict[str, Any]) -> list[dict[str, An
 
 
 def mermaid_memory(entry: dict[str, Any]) -> str:
-    """A Mermaid pie of one deployment's per-GPU memory, in GiB (parts that are zero left out)."""
-    lines = ["```mermaid", f"pie showData title {entry['deployment']} on {entry['pool']}: GiB per GPU"]
-    for part in _MEMORY_PARTS:
-        value = entry["gpu_memory_bytes"][part]
-        if value:
+    """A Mermaid pie of one deployment's per-GPU memory, in GiB (parts that are zero left out).
+
+    A serving GPU shows the KV cache pool its engine allocates, not one sequence's KV: the GPU as it runs.
+    """
+    parts = entry["gpu_memory_bytes"]
+    pool = "kv_cache_pool" in parts
+    title = "GiB per GPU as the engine allocates it" if pool else "GiB per GPU"
+    lines = ["```mermaid", f"pie showData title {entry['deployment']} on {entry['pool']}: {title}"]
+    for part, value in parts.items():
+        if not (pool and part == "kv_cache"):
             lines.append(f'    "{part}" : {value / GIB:.2f}')
     lines.append("```")
     return "\n".join(lines)

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from generator.api import plan_file
 from generator.cli import STALE_OUTPUT, main
 from generator.findings import github_annotation, github_error, gitlab_error_report, gitlab_report, parse_path, text_line
 from generator.planner.inference import little_rate
@@ -435,6 +436,13 @@ def test_diff_against_a_git_revision(repo: Path, capsys: pytest.CaptureFixture[s
     assert code == 0 and md.startswith("## specgen: fleet change against `HEAD`") and len(md) < 60_000
     assert "| **GPUs** |" in md and "### `a.yaml` (changed)" in md and "### `c.yaml`" not in md
     assert "```mermaid\npie showData title chat on " in md and '"weights" :' in md
+    # newuser11 item 4: the pie showed one sequence's KV (0.62 GiB of an H100), so a GPU looked 20% used
+    (entry,) = [m for f in data["files"] if f["file"] == "a.yaml" for m in f["memory"]]
+    plan = plan_file(str(repo / "a.yaml"))[1]
+    dep = plan.deployments[0]
+    pool = dep.details["kv_cache_tokens_per_replica"] * dep.details["kv_cache_bytes_per_token"] / (dep.tp * dep.pp)
+    assert entry["gpu_memory_bytes"]["kv_cache_pool"] == pytest.approx(pool, rel=0.01)
+    assert ": GiB per GPU as the engine allocates it" in md and '"kv_cache_pool" :' in md and '"kv_cache" :' not in md
 
 
 def test_diff_base_errors(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -558,7 +566,6 @@ def test_validate_and_plan_agree(
 ) -> None:
     from ruamel.yaml import YAML
 
-    from generator.api import plan_file
     from generator.planner.early import early_checks
     from generator.workload import load_workload
 
@@ -598,7 +605,8 @@ EARLY = [
     pytest.param(
         (REPO / "examples" / "infeasible" / "home-405b.yaml").read_text(),
         3,
-        "cannot run on hardware.fixed: needs 724 GiB on NVMe beyond RAM, 200 GiB available",
+        "cannot run on hardware.fixed: needs 724 GiB on NVMe beyond RAM, paged from the memory-mapped model file, so the "
+        "whole 756 GiB file must be on the NVMe: 200 GiB available",
         id="fixed-machine-too-small",
     ),
 ]

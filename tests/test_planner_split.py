@@ -217,7 +217,9 @@ def test_a_split_deployment_reports_each_part_on_its_own(tmp_path: Path) -> None
     assert (owned.kv_cache_tokens_per_replica, rest.kv_cache_tokens_per_replica) == (1_267_040, 2_700_400)
     assert owned.weights_bytes == rest.weights_bytes == 141_107_412_992  # 70.55 B parameters x 2 bytes (bf16)
     for part in dep.split:
-        assert part.memory_per_gpu["total"] == sum(v for k, v in part.memory_per_gpu.items() if k != "total")
+        assert part.memory_per_gpu["total"] == sum(
+            v for k, v in part.memory_per_gpu.items() if k not in ("total", "kv_cache_pool")
+        )
     # details hold the whole deployment only; the per-replica sizing is each part's
     assert dep.details["requests_per_s"] == 24
     assert not {"weights_bytes", "kv_cache_tokens_per_replica", "batch_per_replica", "requests_per_s_per_replica"} & set(

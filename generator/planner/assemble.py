@@ -27,6 +27,7 @@ from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
 from generator.planner.tco import HOURS_PER_MONTH, BuiltHost, billed_per_run, cost_text, fleet_cost, run_usd
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
+from generator.sizing.memory import InferenceMemory
 from generator.sizing.performance import accelerator_for, saturated_throughput
 from generator.units import GIB
 from generator.workload import LoadedWorkload
@@ -163,7 +164,7 @@ def _serving_details(
             max_num_seqs=details["max_num_seqs"],
             ttft_p95_s=details["ttft_p95_s"],
             tpot_s=details["tpot_s"],
-            memory_per_gpu=part.replica_shape.memory.per_gpu.as_dict(),
+            memory_per_gpu=serving_memory(part.replica_shape.memory),
             weights_bytes=details["weights_bytes"],
             kv_cache_tokens_per_replica=details["kv_cache_tokens_per_replica"],
         )
@@ -463,7 +464,7 @@ def build_plan(
                 for wide in wide_notes
             ]
             shape_inf = opt.replica_shape
-            mem = shape_inf.memory.per_gpu.as_dict()
+            mem = serving_memory(shape_inf.memory)
             precision, kv = shape_inf.fmt.name, dep.inference.kv_cache_precision
         else:
             details, reasons = _training_details(opt, rest, consts)
@@ -881,3 +882,15 @@ def totals(pools: list[Pool], racks: int | None = None, rented_jobs: dict[str, f
         "usd_per_month": round(usd * HOURS_PER_MONTH, 2) if usd is not None else None,
         "training_usd_per_job": round(sum(j for j in jobs if j is not None), 2) if jobs and None not in jobs else None,
     }
+
+
+def serving_memory(memory: InferenceMemory) -> dict[str, int]:
+    """One serving GPU's memory by kind, bytes.
+
+    ``kv_cache`` is one sequence's at the context (what ``total`` needs to start); ``kv_cache_pool`` the KV cache the
+    engine allocates from what its budget leaves, which the replica's concurrency comes from.
+    """
+    out = memory.per_gpu.as_dict()
+    if memory.capacity is not None:
+        out["kv_cache_pool"] = memory.capacity.kv_available_bytes
+    return out
