@@ -152,15 +152,29 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
     """What a diff compares of a deployment; ``parts`` (TP, PP, replicas, pool of each) when it is split."""
     row = {k: dep[k] for k in ("model_id", "precision", "tp", "pp", "replicas", "gpus", "pool")}
     details = dep.get("details")
-    if isinstance(details, dict) and "max_num_seqs" in details:  # a service: the engine settings it is sized with
+    details = details if isinstance(details, dict) else {}
+    if "max_num_seqs" in details:  # a service: the engine settings it is sized with
         row["serving"] = {
             "kv_cache_precision": dep.get("kv_cache_precision"),
             "max_num_seqs": details.get("max_num_seqs"),
             "requests_per_s_per_replica_max": details.get("requests_per_s_per_replica_max"),
         }
+    offload = details.get("offload")
+    if isinstance(offload, dict):  # a machine the team has: its speed and where the weights live are what change
+        where = offload["bytes"] if isinstance(offload.get("bytes"), dict) else {}
+        row["machine"] = {
+            "decode_tokens_per_s": details.get("decode_tokens_per_s"),
+            "ttft_s": details.get("ttft_s"),
+            "weights_gib": {tier: _gib(where.get(key)) for tier, key in (("gpu", "gpu"), ("ram", "cpu"), ("nvme", "disk"))},
+        }
     if dep.get("split"):
         row["parts"] = [{k: part[k] for k in ("tp", "pp", "replicas", "pool")} for part in dep["split"]]
     return row
+
+
+def _gib(value: Any) -> Any:
+    """Bytes as GiB to two places; anything that is not a number as it is (a spec.json given to ``diff`` may hold it)."""
+    return round(value / 2**30, 2) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
 
 
 def deployment_layout(x: dict[str, Any]) -> str:
@@ -218,6 +232,13 @@ def markdown_diff(result: dict[str, Any]) -> str:
                     text += (
                         f"; KV {fmt_cell(serving['kv_cache_precision'])}, max_num_seqs {fmt_cell(serving['max_num_seqs'])}, "
                         f"at most {fmt_cell(serving['requests_per_s_per_replica_max'])} req/s a replica"
+                    )
+                machine = x.get("machine")
+                if machine:
+                    gib = machine["weights_gib"]
+                    text += (
+                        f"; {fmt_cell(machine['decode_tokens_per_s'])} tokens/s, TTFT {fmt_cell(machine['ttft_s'])} s; "
+                        f"weights GPU {fmt_cell(gib['gpu'])} / RAM {fmt_cell(gib['ram'])} / NVMe {fmt_cell(gib['nvme'])} GiB"
                     )
                 return md_text(text)
 

@@ -123,6 +123,21 @@ def test_diff_summarises_the_fleet_change(tmp_path: Path) -> None:
     assert all(row["delta"] in (0, None) for row in same["totals"].values()) and not same["pools"]
 
 
+def test_diff_of_a_machine_the_team_has_shows_its_speed_and_where_the_weights_live(tmp_path: Path) -> None:
+    """newuser11 item 3: q4_k_m -> bf16 on the home server read "no change"; decode fell from 2.66 to 0.07 tokens/s
+    with 65 GiB of weights paged from NVMe."""
+    text = (REPO / "examples" / "home-70b-offload.yaml").read_text()
+    (tmp_path / "old.yaml").write_text(text)
+    (tmp_path / "new.yaml").write_text(text.replace("precision: q4_k_m", "precision: bf16"))
+    data = json.loads(run_specgen("diff", "old.yaml", "new.yaml", "--format", "json", cwd=tmp_path).stdout)
+    (row,) = data["deployments"]
+    old, new = row["old"]["machine"], row["new"]["machine"]
+    assert old["decode_tokens_per_s"] > 30 * new["decode_tokens_per_s"]
+    assert old["weights_gib"]["nvme"] == 0 < new["weights_gib"]["nvme"]
+    md = run_specgen("diff", "old.yaml", "new.yaml", cwd=tmp_path).stdout
+    assert f"; {old['decode_tokens_per_s']:.2f} tokens/s, TTFT " in md and "/ NVMe 0.00 GiB |" in md
+
+
 @pytest.mark.parametrize("fmt", ["text", "json", "markdown"])
 def test_plan_formats(fmt: str) -> None:
     result = run_specgen("plan", "examples/chat-70b.yaml", "--format", fmt)
