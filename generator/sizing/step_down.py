@@ -21,6 +21,25 @@ SERVING_STEP_DOWNS = ("fp8", "int4")
 #: Lower formats llama.cpp runs (GGUF), from more to fewer bits.
 GGUF_STEP_DOWNS = ("q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k")
 
+#: llama.cpp's own measure of what a GGUF type costs in quality: the perplexity it adds to LLaMA-1 7B's at F16 (about
+#: 5.91), as ``llama-quantize`` lists its types (``QUANT_OPTIONS``,
+#: https://github.com/ggml-org/llama.cpp/blob/master/tools/quantize/quantize.cpp). One model, one text: a guide to the
+#: order and size of the loss, not a figure for another model.
+GGUF_PERPLEXITY_ADDED = {"q8_0": 0.0004, "q6_k": -0.0008, "q5_k_m": 0.0122, "q4_k_m": 0.0532, "q3_k_m": 0.2496, "q2_k": 0.6717}
+#: Above this added perplexity a suggestion of the type says what it costs in quality.
+NOTED_PERPLEXITY = 0.1
+
+
+def quality_note(name: str) -> str:
+    """What a GGUF type costs in quality, where llama.cpp's table puts it above :data:`NOTED_PERPLEXITY`; else ''."""
+    added = GGUF_PERPLEXITY_ADDED.get(name)
+    if added is None or added <= NOTED_PERPLEXITY:
+        return ""
+    return (
+        f" ({name} adds {added:.2f} to LLaMA-1 7B's perplexity in llama.cpp's table, q4_k_m "
+        f"{GGUF_PERPLEXITY_ADDED['q4_k_m']:.2f}: check the quality on your task)"
+    )
+
 
 class StepDown(NamedTuple):
     """A format below every tried one, with its weight bytes as a fraction of the smallest tried format's."""
