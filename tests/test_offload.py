@@ -228,6 +228,19 @@ def test_a_much_faster_lower_precision_is_suggested_with_what_it_costs_in_qualit
     assert f"at q2_k the model would fit entirely in VRAM {note}" in moe
 
 
+def test_the_plan_and_the_estimate_predict_one_speed_for_one_machine() -> None:
+    """newuser11 item 8: the plan read the KV of the prompt per decode step (2.656 tokens/s), the estimate that of the
+    prompt and half the output (2.653)."""
+    dep = plan_file(str(REPO / "examples" / "home-70b-offload.yaml"))[1].deployments[0]
+    code, data = _estimate("meta-llama/Llama-3.3-70B-Instruct", "--precision", "q4_k_m", "--context", "8192",
+                           "--input-tokens", "800", "--output-tokens", "300", "--gpu", "rtx-4090-24gb", "--ram-gib", "64",
+                           "--reserved-ram-gib", "12", "--swap-gib", "8", "--nvme-gib", "900", "--nvme-read-gb-per-s", "7",
+                           "--pcie-gen", "4", "--cpu", "ryzen-9-7950x")  # fmt: skip
+    assert code == 0
+    assert dep.details["offload"]["seconds_per_token"] == data["offload"]["seconds_per_token"]
+    assert dep.details["decode_tokens_per_s"] == pytest.approx(data["throughput"]["decode_tokens_per_s"], abs=0.001)
+
+
 def test_reserve_for_other_services_is_never_used() -> None:
     arch = arch_of("Qwen/Qwen2.5-32B-Instruct")
     with pytest.raises(InfeasibleError, match="reserved"):

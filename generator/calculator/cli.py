@@ -188,7 +188,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=(0, 1, 2, 3),
         help="ZeRO / FSDP sharding stage (default: 3 for --framework fsdp2 or torchtune over several GPUs; else 0)",
     )
-    t.add_argument("--gpus", type=_whole, help="total GPUs of the job (data parallel = gpus / (tp x pp))")
+    t.add_argument(
+        "--gpus",
+        type=_whole,
+        help="total GPUs of a training job (data parallel = gpus / (tp x pp)), or of an existing machine with --ram-gib "
+        "(the layers are split over them, as llama.cpp's --tensor-split)",
+    )
     t.add_argument("--micro-batch", type=_whole, default=1, help="sequences per GPU per step")
     t.add_argument("--seq-len", type=_whole, help="training sequence length (default: --context or 2048)")
     t.add_argument(

@@ -54,6 +54,7 @@ def place_on_fixed(loaded: LoadedWorkload, index: int, machine: Machine, consts:
         return plan_offload(
             model.architecture, formats, kv_cache_bits(spec.kv_cache_precision), spec.max_context_tokens,
             spec.min_context_tokens, machine, spec.avg_input_tokens, consts, alternatives(),
+            spec.avg_input_tokens + spec.avg_output_tokens // 2,  # the KV a decode step reads on average, as the estimate
         )  # fmt: skip
     except InfeasibleError as exc:
         where = loaded.document.locate(("deployments", index, "model"))
