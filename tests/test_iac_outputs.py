@@ -66,6 +66,22 @@ def test_every_requested_output_kind_is_written(example: Path) -> None:
         assert not [p for p in files if p.startswith(KIND_FILES[absent][0].partition("/")[0] + "/")], f"{absent} not requested"
 
 
+def test_cluster_api_machine_deployments_say_which_templates_the_site_provides() -> None:
+    """newuser11 item 5: each MachineDeployment names templates nothing renders or mentions, so applying it made no
+    Machine, and the pool's node labels and GPU taint were only in kubeadm/join-<pool>.yaml."""
+    reader = YAML(typ="safe", pure=True)
+    files = tree("chat-70b-maas")
+    deployments = [reader.load(t) for p, t in files.items() if p.startswith("provisioning/cluster-api/machinedeployment-")]
+    spec = files["SPEC.md"]
+    assert deployments and "cluster-api-templates" in spec
+    for md in deployments:
+        refs = md["spec"]["template"]["spec"]
+        assert refs["bootstrap"]["configRef"]["kind"] == "KubeadmConfigTemplate"
+        assert refs["infrastructureRef"]["kind"] == "Metal3MachineTemplate"
+        assert f"each MachineDeployment ({md['metadata']['name']}) names a KubeadmConfigTemplate and a" in spec
+    assert "must carry the pool's node-labels and GPU taint as kubeadm/join-\\<pool\\>.yaml" in spec  # Markdown-escaped
+
+
 def test_gke_without_project_and_location_fails_with_the_settings_named(tmp_path: Path) -> None:
     text = (REPO / "examples" / "chat-70b-fp8-gcp.yaml").read_text()
     path = tmp_path / "gke.yaml"

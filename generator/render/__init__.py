@@ -14,19 +14,23 @@ from generator.render.gpu_stack import GpuPoolStack, render_cluster
 from generator.render.hosts import cluster_hosts
 from generator.render.kubernetes import cluster_name, gpu_stacks, is_single_host, render_node_pools
 from generator.render.markdown import render_markdown
-from generator.render.provisioning import render_provisioning
+from generator.render.provisioning import render_provisioning, with_cluster_api_findings
 from generator.render.spec import render_spec
 from generator.render.terraform import render_terraform
 from generator.workload.models import Workload
 
 
 def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
-    """The plan as it is deployed: GPU sharing applied (MIG-config pool labels, the sharing findings), GKE's GPU stack said.
+    """The plan as it is deployed: GPU sharing applied, and what the cluster must provide itself said.
+
+    Sharing gives MIG-config pool labels and its findings; GKE's GPU stack and the Cluster API templates a site writes
+    are findings.
 
     The one plan ``spec.json``, SPEC.md, ``specgen plan`` and the findings a render reports all show.
     ``alone``: the workload is the whole tree (a single host is then its own cluster and joins nothing).
     """
-    return with_gke_findings(apply_sharing(plan, workload, single_host=alone and is_single_host(plan)), workload)
+    shared = apply_sharing(plan, workload, single_host=alone and is_single_host(plan))
+    return with_cluster_api_findings(with_gke_findings(shared, workload), workload)
 
 
 def render_workload(plan: Plan, workload: Workload, *, alone: bool = True) -> tuple[dict[str, str], list[GpuPoolStack]]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from generator.catalog import gpus
 from generator.errors import InputError
-from generator.planner.plan import Plan, Pool
+from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.env import render_template, to_json
 from generator.render.hosts import host_node, owned_hosts, placeholder_names
 from generator.render.kube_objects import dns_name, kustomize_directory, namespace_object
@@ -140,6 +140,23 @@ def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
             }
         )
     return objects
+
+
+def with_cluster_api_findings(plan: Plan, workload: Workload) -> Plan:
+    """The plan with what its Cluster API MachineDeployments need that specgen does not render (newuser11 item 5)."""
+    if "capi" not in workload.provisioning.tools or not plan.pools:
+        return plan
+    names = ", ".join(dns_name(pool) for pool in plan.pools)
+    message = (
+        f"provisioning/cluster-api: each MachineDeployment ({names}) names a KubeadmConfigTemplate and a "
+        f"Metal3MachineTemplate of its own name in namespace {workload.provisioning.namespace}, which hold the site's OS "
+        "image and kubeadm settings and are not rendered; without them no Machine is created. The KubeadmConfigTemplate's "
+        "joinConfiguration.nodeRegistration must carry the pool's node-labels and GPU taint as kubeadm/join-<pool>.yaml "
+        "has them, or the nodes miss the device-plugin config label and the taint"
+    )
+    return plan._replace(
+        findings=sorted_findings([*plan.findings, Finding("info", "cluster-api-templates", message, "provisioning.tools")])
+    )
 
 
 def render_provisioning(plan: Plan, workload: Workload) -> dict[str, str]:
