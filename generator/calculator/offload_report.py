@@ -192,6 +192,13 @@ def findings(
             else f"{_gib(c.nvme_bytes_per_token)} GiB of them (the routed experts a token uses) are paged in from NVMe on "
             "every token"
         )
+        if c.evicted_tokens_per_s is not None:
+            read += (
+                f"; the {_gib(c.ram_weight_bytes_per_token)} GiB a token reads from RAM stay there only while the page "
+                f"cache keeps them (llama.cpp memory-maps the whole file; {_gib(p.ram_free_bytes)} GiB of RAM stay free "
+                f"beside them): evicted, it reads those from NVMe too, {c.evicted_tokens_per_s:.2f} tokens/s instead of "
+                f"{c.decode_tokens_per_s:.2f}"
+            )
         out.append(("warning", "nvme-offload", f"{_gib(p.disk_bytes)} GiB of weights live on NVMe: {read}"))
     file_bytes = p.gpu_bytes + p.cpu_bytes + p.disk_bytes
     cold = f"the cold start of {seconds_text(c.cold_start_s)} assumes it is read from NVMe at {machine.nvme_read_gb_per_s:g} GB/s"

@@ -95,6 +95,11 @@ class OffloadCost(NamedTuple):
     cold_start_s: float
     #: Weight bytes read from NVMe each token (a MoE model: only the routed experts a token uses).
     nvme_bytes_per_token: int = 0
+    #: With an NVMe tier, the weight bytes a token reads from the RAM tier, and the decode speed if the page cache
+    #: kept none of them: llama.cpp memory-maps the whole file, so the RAM tier is page cache the NVMe tier's reads
+    #: pass through (Linux keeps a cyclic scan larger than memory resident only in part).
+    ram_weight_bytes_per_token: int = 0
+    evicted_tokens_per_s: float | None = None
 
 
 def _layer_kv(arch: Architecture, kv_bits: int, context: int) -> list[int]:
@@ -325,6 +330,7 @@ def offload_cost(
     head = sizes.embedding_bytes if arch.tie_word_embeddings else sizes.lm_head_bytes
     if placement.lm_head_device == "cpu":
         cpu_read += head
+    cpu_weights_read = cpu_read
     # what the GPUs read is the serving count less the layers and head read elsewhere (an untied input embedding
     # is a lookup wherever it lives: the count leaves it out, and a CPU-held table costs one row below)
     gpu_read = decode_weight_read_bytes(arch, sizes, Parallelism(), 1) - cpu_read - disk_read
@@ -365,6 +371,9 @@ def offload_cost(
     file_bytes = sizes.total_bytes
     cold = file_bytes / nvme if nvme else 0.0
     cold += placement.gpu_bytes / pcie
+    evicted = None
+    if mode == "cpu-compute" and disk_read:
+        evicted = 1.0 / (cpu_mode - t_cpu - t_disk + (cpu_read - cpu_weights_read) / ddr + (disk_read + cpu_weights_read) / nvme)
     return OffloadCost(
         decode_tokens_per_s=1.0 / total,
         mode=mode,
@@ -376,6 +385,8 @@ def offload_cost(
         ttft_s=ttft,
         cold_start_s=cold,
         nvme_bytes_per_token=int(disk_read),
+        ram_weight_bytes_per_token=int(cpu_weights_read),
+        evicted_tokens_per_s=evicted,
     )
 
 
