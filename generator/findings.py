@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from generator.errors import one_line
+
 if TYPE_CHECKING:
     from generator.planner.plan import Finding
     from generator.workload import LoadedWorkload
@@ -51,9 +53,12 @@ def at_least(findings: Iterable[Located], level: str) -> list[Located]:
 
 
 def text_line(finding: Located) -> str:
-    """``file:line:col: warning: message [code]`` (the compiler form editors and CI logs link)."""
+    """``file:line:col: warning: message [code]`` (the compiler form editors and CI logs link), on one line.
+
+    A file name may hold a line break: escaped as in error lines, so that it cannot start a CI workflow command.
+    """
     level, code, message, where = finding
-    return f"{where}: {level}: {message} [{code}]"
+    return one_line(f"{where}: {level}: {message} [{code}]")
 
 
 def _escape_data(text: str) -> str:

@@ -31,6 +31,16 @@ def test_a_value_with_line_breaks_cannot_start_a_ci_workflow_command(tmp_path: P
     assert "\\n::add-mask::secret\\r\\n::error::INJ" in lines[0]
 
 
+def test_a_file_name_with_line_breaks_cannot_start_a_ci_workflow_command_in_a_finding_line(tmp_path: Path) -> None:
+    """fuzz10 item 7: error lines were escaped, the ``file:line:col: warning: ...`` lines of findings were not."""
+    (tmp_path / "g\n::error::X.yaml").write_text((REPO / "examples" / "home-70b-offload.yaml").read_text())  # warns
+    done = run_specgen("plan", "g\n::error::X.yaml", cwd=tmp_path, env={"GITHUB_ACTIONS": "true"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert any(line.startswith("g\\n::error::X.yaml:") for line in lines)
+    assert not [line for line in lines if line.startswith("::error::")]
+
+
 FRACTIONS = sorted(name for name, bounds in CONSTANT_BOUNDS.items() if bounds[2] == 1 and bounds[0] > 0)
 
 

@@ -139,6 +139,7 @@ CASES = [
             ("swap_gib: 1e308", "out of range", "fixed-swap-1e308"),
             ("reserved_ram_gib: .nan", "not a finite number", "fixed-reserved-nan"),
             ("nvme_read_gb_per_s: 1e400", "not a finite number", "fixed-read-1e400"),
+            ("nvme_read_gb_per_s: 5e-324", "5e-324 is out of range: must be >= 0.01", "fixed-read-5e-324"),  # fuzz10 item 6
         ]
     ],
     pytest.param(_sub(FIXED, "ram_gib: 64", "ram_gib: 1e308"), "out of range", id="fixed-ram-1e308"),

@@ -406,7 +406,7 @@ H100 = ("--gpu", "h100-sxm5-80gb")
         pytest.param((*MACHINE, "--nvme-gib", "-3"), 1, "--nvme-gib must be a number in [0, 1,048,576]", id="nvme-neg"),
         pytest.param((*MACHINE, "--swap-gib", "nan"), 1, "--swap-gib must be a number in [0, 1,048,576], got nan", id="swap-nan"),
         pytest.param(
-            (*MACHINE, "--nvme-read-gb-per-s", "0"), 1, "--nvme-read-gb-per-s must be a number in (0, 1,000]", id="nvme-read-0"
+            (*MACHINE, "--nvme-read-gb-per-s", "5e-324"), 1, "--nvme-read-gb-per-s must be a number in [0.01, 1,000]", id="nvme-read-tiny"
         ),
         pytest.param((*MACHINE, "--pcie-gen", "9"), 1, "--pcie-gen must be a whole number from 3 to 6", id="pcie-gen-9"),
         pytest.param((*MACHINE, "--memory-channels", "0"), 1, "--memory-channels must be", id="channels-0"),

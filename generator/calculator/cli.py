@@ -60,7 +60,7 @@ EPILOG = (
     "--max-seq-len without --gpu or --offload-params without --zero 3); "
     "3 the model cannot run on the given machine. Counts (--context, --batch, --tp, --pp, --ep, --gpus, "
     "--input-tokens, --output-tokens, --max-batched-tokens, --micro-batch, --seq-len, --lora-rank, --min-context) "
-    "must be at least 1; --gpu-memory-utilization in (0, 1]; --ram-gib and --nvme-read-gb-per-s above 0; "
+    "must be at least 1; --gpu-memory-utilization in (0, 1]; --ram-gib above 0; --nvme-read-gb-per-s at least 0.01; "
     "--reserved-ram-gib, --swap-gib and --nvme-gib at least 0; --reserved-ram-gib (default 8) less than --ram-gib "
     "(exit 1, as hardware.fixed); --pcie-lanes 1, 4, 8 or 16; --pcie-gen 3 to 6; "
     "--memory-channels 1 to 24; --ddr-mt-per-s 1000 to 12000; --gpus at most 16 with --ram-gib."

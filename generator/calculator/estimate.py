@@ -163,6 +163,8 @@ _MAXIMUM = {
 MAX_RAM_GIB = 65_536
 MAX_DISK_GIB = 1_048_576
 MAX_NVME_READ_GB_PER_S = 1000
+#: As hardware.fixed.nvme_read_gb_per_s: the cold start and an NVMe tier divide by it.
+MIN_NVME_READ_GB_PER_S = 0.01
 
 
 def _check_positive(**values: int | None) -> None:
@@ -215,7 +217,7 @@ def _check_fixed(spec: FixedSpec) -> None:
         raise InputError(problem)
     _check_number("--swap-gib", spec.swap_gib, 0, MAX_DISK_GIB)
     _check_number("--nvme-gib", spec.nvme_gib, 0, MAX_DISK_GIB)
-    _check_number("--nvme-read-gb-per-s", spec.nvme_read_gb_per_s, 0, MAX_NVME_READ_GB_PER_S, low_inclusive=False)
+    _check_number("--nvme-read-gb-per-s", spec.nvme_read_gb_per_s, MIN_NVME_READ_GB_PER_S, MAX_NVME_READ_GB_PER_S)
     if spec.pcie_lanes not in PCIE_LANES:
         raise InputError(f"--pcie-lanes must be one of {', '.join(map(str, PCIE_LANES))}, got {spec.pcie_lanes!r}")
     for option, value, (low, high) in (
