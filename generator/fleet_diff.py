@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from generator.errors import InputError
@@ -17,7 +18,7 @@ def load_plan_dict(path: str) -> dict[str, Any]:
     if path.endswith(".json"):
         text = read_text_limited(path, MAX_SPEC_BYTES, "spec.json")
         try:
-            data = json.loads(text, parse_constant=_refuse_constant)
+            data = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
         except ValueError as exc:
             raise InputError(f"{path}: cannot read spec.json: {short(str(exc), 200)}") from None
         except RecursionError:
@@ -34,6 +35,14 @@ def load_plan_dict(path: str) -> dict[str, Any]:
 
 def _refuse_constant(name: str) -> object:
     raise ValueError(f"{name} is not a finite number")
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number as a float; one past the float range (``1e400``, read as infinity) is refused."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:40]} is not a finite number")
+    return value
 
 
 #: What ``diff_plans`` reads from a plan: field -> the JSON type it must have (None: any).
@@ -83,8 +92,23 @@ def _check_figure(path: str, where: str, value: Any) -> None:
         raise InputError(f"{path}: not a specgen spec.json: '{where}' must be a number from 0 to 10^12, got {short(value)}")
 
 
+#: The longest text a diff echoes from a spec.json (an id, a precision, a pool name).
+_MAX_ECHOED_CHARS = 200
+
+
+def _check_echoed(path: str, where: str, value: Any) -> None:
+    """Raise InputError unless ``value``, which the diff prints, is a scalar: a number, a short string, null or a bool."""
+    if (isinstance(value, str) and len(value) <= _MAX_ECHOED_CHARS) or value is None or isinstance(value, int | float):
+        return
+    raise InputError(f"{path}: not a specgen spec.json: '{where}' must be a number or a short text, got {short(value)}")
+
+
+#: What the diff echoes from a deployment's details (a service's engine settings, a fixed machine's speed).
+_ECHOED_DETAILS = ("max_num_seqs", "requests_per_s_per_replica_max", "decode_tokens_per_s", "ttft_s")
+
+
 def _check_plan(path: str, plan: Any) -> None:
-    """Check that ``plan`` has every field ``diff_plans`` and ``markdown_diff`` read."""
+    """Check that ``plan`` has every field ``diff_plans`` and ``markdown_diff`` read, and that what they echo is small."""
     _require(path, "plan", plan, _PLAN_FIELDS)
     for key in FIELDS:
         if plan["totals"].get(key) is not None:
@@ -92,12 +116,26 @@ def _check_plan(path: str, plan: Any) -> None:
     for i, pool in enumerate(plan["pools"]):
         _require(path, f"plan.pools[{i}]", pool, _POOL_FIELDS)
         _require(path, f"plan.pools[{i}].node", pool["node"], _NODE_FIELDS)
+        _check_echoed(path, f"plan.pools[{i}].usd_per_hour", pool["usd_per_hour"])
     for i, dep in enumerate(plan["deployments"]):
-        _require(path, f"plan.deployments[{i}]", dep, _DEPLOYMENT_FIELDS)
-        if isinstance(dep, dict) and "split" in dep:
-            _require(path, f"plan.deployments[{i}]", dep, {"split": (list,)})
+        where = f"plan.deployments[{i}]"
+        _require(path, where, dep, _DEPLOYMENT_FIELDS)
+        for key in (*_DEPLOYMENT_FIELDS, "kv_cache_precision"):
+            _check_echoed(path, f"{where}.{key}", dep.get(key))
+        details = dep.get("details")
+        if isinstance(details, dict):
+            for key in _ECHOED_DETAILS:
+                _check_echoed(path, f"{where}.details.{key}", details.get(key))
+            offload = details.get("offload")
+            if isinstance(offload, dict) and isinstance(offload.get("bytes"), dict):
+                for key, value in offload["bytes"].items():
+                    _check_echoed(path, f"{where}.details.offload.bytes.{key}", value)
+        if "split" in dep:
+            _require(path, where, dep, {"split": (list,)})
             for j, part in enumerate(dep["split"]):
-                _require(path, f"plan.deployments[{i}].split[{j}]", part, _PART_FIELDS)
+                _require(path, f"{where}.split[{j}]", part, _PART_FIELDS)
+                for key in _PART_FIELDS:
+                    _check_echoed(path, f"{where}.split[{j}].{key}", part[key])
 
 
 def _pool_row(pool: dict[str, Any] | None) -> dict[str, Any]:

@@ -200,6 +200,17 @@ def _set(value: Any, *path: str | int) -> Any:
         pytest.param(
             _set(10**400, "plan", "pools", 0, "nodes"), "'plan.pools[0].nodes' must be a number from 0", id="nodes-huge"
         ),
+        # fuzz10 item 5: what the diff echoes was neither checked nor bounded (a 1.5 MB JSON comment)
+        pytest.param(
+            _set([1] * 100_000, "plan", "deployments", 0, "details", "max_num_seqs"),
+            "'plan.deployments[0].details.max_num_seqs' must be a number or a short text, got a list of 100,000 items",
+            id="echoed-list",
+        ),
+        pytest.param(
+            _set("x" * 10_000, "plan", "deployments", 0, "model_id"),
+            "'plan.deployments[0].model_id' must be a number or a short text",
+            id="echoed-long-text",
+        ),
     ],
 )
 def test_diff_of_a_damaged_spec_json_names_file_and_key(tmp_path: Path, change: Any, message: str) -> None:
@@ -211,6 +222,17 @@ def test_diff_of_a_damaged_spec_json_names_file_and_key(tmp_path: Path, change: 
     assert result.stderr.startswith("specgen: error: bad.json: ")
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("field", ['"max_num_seqs": 1024', '"usd_per_hour": 14.09'])
+def test_diff_refuses_a_number_past_the_float_range_anywhere(tmp_path: Path, field: str) -> None:
+    """fuzz10 item 5: ``1e400`` is read as infinity, which the JSON diff could not write (a traceback)."""
+    text = GOLDEN_SPEC.read_text()
+    assert field in text
+    (tmp_path / "bad.json").write_text(text.replace(field, field.split(":")[0] + ": 1e400", 1))
+    result = run_specgen("diff", str(GOLDEN_SPEC), "bad.json", "--format", "json", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == "specgen: error: bad.json: cannot read spec.json: '1e400 is not a finite number'\n"
 
 
 def test_diff_of_an_intact_spec_json_still_works(tmp_path: Path) -> None:
@@ -406,7 +428,10 @@ H100 = ("--gpu", "h100-sxm5-80gb")
         pytest.param((*MACHINE, "--nvme-gib", "-3"), 1, "--nvme-gib must be a number in [0, 1,048,576]", id="nvme-neg"),
         pytest.param((*MACHINE, "--swap-gib", "nan"), 1, "--swap-gib must be a number in [0, 1,048,576], got nan", id="swap-nan"),
         pytest.param(
-            (*MACHINE, "--nvme-read-gb-per-s", "5e-324"), 1, "--nvme-read-gb-per-s must be a number in [0.01, 1,000]", id="nvme-read-tiny"
+            (*MACHINE, "--nvme-read-gb-per-s", "5e-324"),
+            1,
+            "--nvme-read-gb-per-s must be a number in [0.01, 1,000]",
+            id="nvme-read-tiny",
         ),
         pytest.param((*MACHINE, "--pcie-gen", "9"), 1, "--pcie-gen must be a whole number from 3 to 6", id="pcie-gen-9"),
         pytest.param((*MACHINE, "--memory-channels", "0"), 1, "--memory-channels must be", id="channels-0"),
