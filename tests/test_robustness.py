@@ -229,7 +229,7 @@ def test_diff_refuses_a_number_past_the_float_range_anywhere(tmp_path: Path, fie
     """fuzz10 item 5: ``1e400`` is read as infinity, which the JSON diff could not write (a traceback)."""
     text = GOLDEN_SPEC.read_text()
     assert field in text
-    (tmp_path / "bad.json").write_text(text.replace(field, field.split(":")[0] + ": 1e400", 1))
+    (tmp_path / "bad.json").write_text(text.replace(field, field.split(":", maxsplit=1)[0] + ": 1e400", 1))
     result = run_specgen("diff", str(GOLDEN_SPEC), "bad.json", "--format", "json", cwd=tmp_path)
     assert (result.returncode, result.stdout) == (1, "")
     assert result.stderr == "specgen: error: bad.json: cannot read spec.json: '1e400 is not a finite number'\n"
