@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from generator import catalog
+from generator.errors import InputError
 from generator.planner.naming import MAX_POOL_NAME, pool_name, unique_pool_names
 from tests.helpers import VALID, call_cli
 
@@ -238,6 +239,41 @@ def test_model_path_outside_the_repository_is_refused(tmp_path: Path, capsys: py
     assert code == 1
     assert "resolves outside the repository" in err
     assert '"architectures"' not in err  # nothing of the file is echoed
+
+
+@pytest.mark.parametrize(
+    "link", ["config.json", "model.safetensors", "model.safetensors.index.json", "model-00001-of-00001.safetensors"]
+)
+def test_files_inside_a_model_directory_must_stay_inside_the_repository(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], link: str
+) -> None:
+    """fuzz10 item 1: only the directory named was checked; a symlinked file inside it was read, and the safetensors
+    error printed its first 8 bytes as a header length (``b'secret-t'``)."""
+    repo = tmp_path / "repo"
+    (repo / "m").mkdir(parents=True)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("secret-token-abcdefgh")
+    (repo / "m" / "config.json").write_text(_config())
+    if link == "model-00001-of-00001.safetensors":
+        index = {"weight_map": {"model.embed_tokens.weight": link}}
+        (repo / "m" / "model.safetensors.index.json").write_text(json.dumps(index))
+    (repo / "m" / link).unlink(missing_ok=True)
+    os.symlink(secret, repo / "m" / link)
+    _with_model(repo, "./m")
+    code, _, err, _, _ = run_cli(capsys, repo, "validate", "workload.yaml")
+    assert code == 1
+    assert "resolves outside the repository" in err
+    assert str(int.from_bytes(b"secret-t", "little")) not in err
+
+
+def test_a_file_that_is_not_safetensors_is_refused_without_echoing_its_bytes(tmp_path: Path) -> None:
+    from generator.calculator.safetensors_header import read_header
+
+    path = tmp_path / "model.safetensors"
+    path.write_text("secret-token-abcdefgh")
+    with pytest.raises(InputError) as info:
+        read_header(str(path))
+    assert str(info.value) == f"{path}: not a safetensors file (its header length is larger than its 21 bytes allow)"
 
 
 def test_flag_allows_a_model_path_outside(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -87,7 +87,7 @@ def resolve_model(
     if _looks_like_path(ref) or os.path.isdir(path):
         if root is not None:
             path = inside_root(path, root, ref, location)
-        return _from_path(ref, path, location)
+        return _from_path(ref, path, location, root)
     hub_id = _hub_id(ref, from_hub)
     if hub_id is not None:
         return _from_hub(*hub_id, location)
@@ -155,13 +155,19 @@ def _from_hub(repo_id: str, revision: str | None, catalog_miss: str | None, loca
     return ResolvedModel(repo_id, repo_id, hub.source, arch)
 
 
-def _from_path(ref: str, path: str, location: Location | None) -> ResolvedModel:
+def _from_path(ref: str, path: str, location: Location | None, root: str | None = None) -> ResolvedModel:
+    """A local config.json, or a model directory's with its safetensors headers.
+
+    Given a ``root``, every file read resolves inside it, symlinks followed, as the path named does.
+    """
     directory = None
     if os.path.isdir(path):
         directory = path
         path = os.path.join(path, "config.json")
     if not os.path.lexists(path):
         raise InputError(f"model config {short(ref)} not found (looked for {short(path, 200)})", location)
+    if root is not None:
+        path = inside_root(path, root, path, location)
     text = read_text_limited(path, MAX_CONFIG_BYTES, f"model config {short(ref)}", location)
     try:
         config = json.loads(text, parse_constant=_refuse_constant)
@@ -173,7 +179,7 @@ def _from_path(ref: str, path: str, location: Location | None) -> ResolvedModel:
         raise InputError(f"{path}: a config.json must hold a JSON object", location)
     arch = parse_config(config, path, location)
     if directory is not None:
-        arch = _with_directory_weights(arch, directory)
+        arch = _with_directory_weights(arch, directory, root, location)
     name = str(config.get("_name_or_path") or os.path.basename(os.path.dirname(os.path.abspath(path))) or ref)
     return ResolvedModel(ref, name, f"local config: {ref}", arch)
 
@@ -206,11 +212,16 @@ def serving_format(model: ResolvedModel, precision: str | None) -> WeightFormat:
     return model_weight_format(model.architecture, precision or default_precision(model))
 
 
-def _with_directory_weights(arch: Architecture, directory: str) -> Architecture:
-    """A model directory's safetensors headers (not the weights) give its exact bytes."""
-    from generator.calculator.safetensors_header import directory_weight_files, read_header, with_file_weights
+def _with_directory_weights(arch: Architecture, directory: str, root: str | None, location: Location | None) -> Architecture:
+    """A model directory's safetensors headers (not the weights) give its exact bytes; each file inside ``root``."""
+    from generator.calculator.safetensors_header import INDEX_FILE, directory_weight_files, read_header, with_file_weights
 
+    index = os.path.join(directory, INDEX_FILE)
+    if root is not None and os.path.lexists(index):
+        inside_root(index, root, index, location)
     files = directory_weight_files(directory)
+    if root is not None:
+        files = [inside_root(f, root, f, location) for f in files]
     if not files:
         return arch
     tensors = [t for f in files for t in read_header(f)]

@@ -67,8 +67,10 @@ def read_header(path: str) -> list[Tensor]:
             if len(head) < 8:
                 raise InputError(f"{path}: too short to be a safetensors file")
             (length,) = struct.unpack("<Q", head)
-            if length > min(MAX_HEADER_BYTES, os.path.getsize(path) - 8):
-                raise InputError(f"{path}: safetensors header length {length} is larger than the file allows")
+            size = os.path.getsize(path)
+            if length > min(MAX_HEADER_BYTES, size - 8):
+                # the length is not echoed: read from a file that is not a safetensors one, its bytes could be a secret
+                raise InputError(f"{path}: not a safetensors file (its header length is larger than its {size:,} bytes allow)")
             header = json.loads(fh.read(length))
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc}") from None
