@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import struct
 from pathlib import Path
 from typing import Any
@@ -207,6 +208,69 @@ def test_bad_gguf_is_an_input_error(tmp_path: Path, content: bytes | None, messa
         path.write_bytes(content)
     with pytest.raises(InputError, match=message):
         resolve_model(str(path))
+
+
+def write_crafted_gguf(path: Path, metadata: dict[str, Any], tensors: dict[str, Any] | None = None) -> None:
+    """A small llama GGUF whose metadata values may have any type (what a hostile file can hold)."""
+    writer = gguf.GGUFWriter(str(path), "llama")
+    values = {"block_count": 2, "embedding_length": 64, "feed_forward_length": 128, "attention.head_count": 4,
+              "attention.head_count_kv": 4, "context_length": 2048, **metadata}  # fmt: skip
+    for key, value in values.items():
+        name = f"llama.{key}"
+        if isinstance(value, str):
+            writer.add_string(name, value)
+        elif isinstance(value, float):
+            writer.add_float32(name, value)
+        elif isinstance(value, list):
+            writer.add_array(name, value)
+        else:
+            writer.add_uint32(name, value)
+    for name, array in (tensors or {"token_embd.weight": np.zeros((100, 64), np.float16)}).items():
+        writer.add_tensor(name, array)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+@pytest.mark.parametrize(
+    ("metadata", "tensors", "message"),
+    [
+        pytest.param({"block_count": "abc"}, None, "GGUF key llama.block_count must be a whole number, got 'abc'", id="text"),
+        pytest.param({"block_count": float("nan")}, None, "llama.block_count must be a whole number, got nan", id="nan"),
+        pytest.param({"block_count": float("inf")}, None, "llama.block_count must be a whole number, got inf", id="inf"),
+        pytest.param({"attention.head_count": 4.5}, None, "llama.attention.head_count must be a whole number, got 4.5",
+                     id="fraction"),  # fmt: skip
+        pytest.param({"attention.head_count": ["a", "a"]}, None, "must be a whole number, got 'a'", id="text-list"),
+        pytest.param({"expert_count": "x"}, None, "llama.expert_count must be a whole number, got 'x'", id="experts-text"),
+        pytest.param(
+            {}, {"token_embd.weight": np.zeros((100,), np.float16)}, "token_embd.weight has shape [100], not [hidden, vocab]",
+            id="vocab-1d",
+        ),
+    ],
+)
+def test_crafted_gguf_metadata_is_an_input_error_naming_the_key(
+    tmp_path: Path, metadata: dict[str, Any], tensors: dict[str, Any] | None, message: str
+) -> None:
+    """fuzz10 item 2: int() on any metadata value, and a one-dimensional embedding, gave tracebacks."""
+    path = tmp_path / "m.gguf"
+    write_crafted_gguf(path, metadata, tensors)
+    with pytest.raises(InputError, match=re.escape(message)):
+        resolve_model(str(path))
+
+
+def test_a_layer_number_of_thousands_of_digits_is_no_layer(tmp_path: Path) -> None:
+    """fuzz10 item 3: int() of a 5,000-digit layer number in a tensor name raised (Python's 4,300-digit limit)."""
+    (tmp_path / "config.json").write_text(json.dumps(CONFIG))
+    weights = bf16_tensors()
+    weights["model.layers." + "9" * 5000 + ".mlp.weight"] = ("BF16", [1], 2)
+    write_safetensors(tmp_path / "model.safetensors", weights)
+    arch = resolve_model(str(tmp_path)).architecture
+    assert arch.file_weights is not None  # read; the odd tensor counted past every layer
+    path = tmp_path / "blk.gguf"
+    write_crafted_gguf(path, {}, {"token_embd.weight": np.zeros((100, 64), np.float16),
+                                  "blk." + "9" * 5000 + ".attn_q.weight": np.zeros((64, 64), np.float16)})  # fmt: skip
+    assert resolve_model(str(path)).architecture.file_weights is not None
 
 
 def write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int], int]]) -> None:

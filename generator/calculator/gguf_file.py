@@ -13,6 +13,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from generator.errors import InputError, Location
+from generator.input_files import short
 from generator.sizing.file_weights import group_tensor_bytes
 
 if TYPE_CHECKING:
@@ -80,25 +81,40 @@ def gguf_precision(file_type: int | None) -> str:
     return FILE_TYPES.get(name, "gguf-" + name.removeprefix("MOSTLY_").removeprefix("ALL_").lower())
 
 
-def gguf_config(fields: dict[str, Any], tensor_shapes: dict[str, list[int]], label: str) -> dict[str, Any]:
+def _whole(value: Any, what: str, label: str, location: Location | None) -> int:
+    """A GGUF metadata value that must be a whole number (a float only where it is one, as config.json's are read)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{label}: GGUF {what} must be a whole number, got {short(value)}", location)
+    return value
+
+
+def gguf_config(
+    fields: dict[str, Any], tensor_shapes: dict[str, list[int]], label: str, location: Location | None = None
+) -> dict[str, Any]:
     """The config.json fields of a GGUF header (``fields``: key -> value)."""
     arch = fields.get("general.architecture")
-    if arch not in MODEL_TYPES:
+    if not isinstance(arch, str) or arch not in MODEL_TYPES:
         raise InputError(
-            f"{label}: GGUF architecture '{arch}' is not one specgen sizes from GGUF metadata "
-            f"({', '.join(sorted(MODEL_TYPES))}); give the model's config.json instead"
+            f"{label}: GGUF architecture {short(arch)} is not one specgen sizes from GGUF metadata "
+            f"({', '.join(sorted(MODEL_TYPES))}); give the model's config.json instead",
+            location,
         )
     config: dict[str, Any] = {"model_type": MODEL_TYPES[arch]}
     for suffix, key in _KEYS.items():
         value = fields.get(f"{arch}.{suffix}")
         if isinstance(value, list):
-            if len(set(value)) != 1:
-                raise InputError(f"{label}: {arch}.{suffix} differs per layer, which specgen does not size from GGUF")
+            if len({repr(v) for v in value}) != 1:
+                raise InputError(f"{label}: {arch}.{suffix} differs per layer, which specgen does not size from GGUF", location)
             value = value[0]
         if value is not None:
-            config[key] = int(value)
+            config[key] = _whole(value, f"key {arch}.{suffix}", label, location)
     if "vocab_size" not in config and "token_embd.weight" in tensor_shapes:
-        config["vocab_size"] = int(tensor_shapes["token_embd.weight"][1])  # ggml order: [hidden, vocab]
+        shape = tensor_shapes["token_embd.weight"]
+        if len(shape) != 2:
+            raise InputError(f"{label}: GGUF tensor token_embd.weight has shape {short(shape)}, not [hidden, vocab]", location)
+        config["vocab_size"] = shape[1]  # ggml order: [hidden, vocab]
     config["tie_word_embeddings"] = "output.weight" not in tensor_shapes
     if arch == "llama" and config.get("num_experts"):
         config["model_type"] = "mixtral"
@@ -127,9 +143,10 @@ def resolve_gguf(ref: str, path: str, location: Location | None) -> ResolvedMode
     except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: malformed GGUF metadata: {exc}", location) from None
     shapes = {t.name: [int(d) for d in t.shape] for t in reader.tensors}
-    config = gguf_config(fields, shapes, path)
+    config = gguf_config(fields, shapes, path, location)
     arch = parse_config(config, path, location)
-    precision = gguf_precision(fields.get("general.file_type"))
+    file_type = fields.get("general.file_type")
+    precision = gguf_precision(file_type if isinstance(file_type, int) and not isinstance(file_type, bool) else None)
     files = group_tensor_bytes(
         ((t.name, int(t.n_bytes)) for t in reader.tensors),
         arch.num_layers,

@@ -64,7 +64,8 @@ def group_tensor_bytes(
         if any(v in name for v in _VISION):
             vision += size
         elif match is not None:
-            index = int(match.group(1))
+            digits = match.group(1)
+            index = int(digits) if len(digits) <= 9 else num_layers  # a 5,000-digit index is past every layer (and int())
             if index >= num_layers:
                 extra += size
                 continue
