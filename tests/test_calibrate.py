@@ -183,6 +183,69 @@ def test_a_gpu_holding_less_than_the_weights_is_not_a_measurement_of_the_run(
     assert "less than this model's weights alone (" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("INFO Loading model weights took 1.2.3 GB\n", id="two-points"),
+        pytest.param("INFO GPU KV cache size: ,,, tokens\n", id="commas"),
+        pytest.param("| Allocated memory | 1.0 GiB | ... GiB |\n", id="torch-dots"),
+        pytest.param("| model | size | test | t/s |\n| llama 8B | 4 GiB | tg128 | . ± 0.1 |\n", id="bench-dot"),
+        pytest.param("memory.used [MiB]\n" + "9" * 5000 + " MiB\n", id="csv-5000-digits"),
+        pytest.param("9" * 5000 + "MiB / 1MiB\n", id="table-5000-digits"),
+        pytest.param("INFO GPU KV cache size: " + "9" * 400 + " tokens\n", id="kv-past-range"),
+    ],
+)
+def test_a_malformed_figure_is_an_input_error_naming_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    """fuzz10 item 4: float()/int() of a malformed or huge figure raised (tracebacks), or read as infinity."""
+    log = tmp_path / "run.log"
+    log.write_text(text)
+    code, out = calibrate(*VLLM_SETUP, "--log", str(log))
+    assert (code, out) == (1, "")
+    err = capsys.readouterr().err
+    assert f"{log}:{text.count(chr(10))}: cannot read a figure from " in err and "Traceback" not in err
+
+
+def test_a_csv_whose_memory_used_column_is_not_first_in_its_cell_is_read(tmp_path: Path) -> None:
+    """fuzz10 item 4: a header cell "gpu memory.used [MiB]" stopped the parser (StopIteration)."""
+    log = tmp_path / "smi.csv"
+    log.write_text("index, gpu memory.used [MiB]\n0, 79871 MiB\n")
+    code, text = calibrate(*VLLM_SETUP, "--log", str(log))
+    assert code == 0
+    assert rows(text)["gpu_memory_used_gib"][0] == pytest.approx(79871 / 1024, abs=0.01)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            "vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 0\nGPU KV cache size: 1000 tokens\n",
+            "the run's tensor_parallel_size 0 ('vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 0') is "
+            "not one a run can have",
+            id="tp-0-from-the-log",
+        ),
+        pytest.param(
+            "eval time = 1 ms / 1 runs ( 1 ms per token, 50.5 tokens per second)\n",
+            "decode tokens/s is predicted with --input-tokens and --output-tokens",
+            id="decode-without-lengths",
+        ),
+        pytest.param(
+            "INFO GPU KV cache size: 0 tokens\n",
+            "the log's kv_cache_tokens is 0 ('INFO GPU KV cache size: 0 tokens')",
+            id="zero-tokens",
+        ),
+    ],
+)
+def test_calibrate_errors_name_what_is_wrong(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str) -> None:
+    """fuzz10 item 11: a TP from the log was blamed on --tp; with --gpu given, the hint said to give --gpu."""
+    log = tmp_path / "run.log"
+    log.write_text(text)
+    code, _ = calibrate("meta-llama/Llama-3.1-70B-Instruct", "--gpu", "h100-sxm5-80gb", "--tp", "4", "--log", str(log))
+    assert code == 1
+    assert message in capsys.readouterr().err
+
+
 def test_torch_memory_summary_peak_is_compared_with_a_training_prediction() -> None:
     found = parse_log((DATA / "torch-memory-summary.txt").read_text(), "summary")
     assert [(m.name, m.value) for m in found] == [("torch_peak_allocated_gib", 21.0)]

@@ -25,12 +25,14 @@ constant whose fit lands on a bound of its range is not recommended: the run doe
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from generator.errors import InputError, SpecgenError, arithmetic_error, one_line
+from generator.input_files import short
 from generator.named_tuple import NamedTuple
 
 #: vLLM's default KV block size in tokens (``--block-size``), to turn "# GPU blocks" into tokens.
@@ -68,31 +70,50 @@ def parse_log(text: str, label: str) -> list[Measurement]:
     """Every known figure in ``text`` (a vLLM log, llama.cpp output, llama-bench table, nvidia-smi CSV or table)."""
     found: list[Measurement] = []
     bench_header: list[str] = []
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), 1):
+
+        def figure(digits: str, line: str = line, number: int = number) -> float:
+            return _figure(digits, f"{label}:{number}", line)
+
         if re.match(r"\|\s*model\s*\|", line):
             bench_header = _cells(line)
         for name, pattern in _PATTERNS:
             match = pattern.search(line)
             if match:
-                value = float(match.group(1).replace(",", ""))
+                value = figure(match.group(1))
                 if name == "gpu_blocks":
                     found.append(Measurement("kv_cache_tokens", value * VLLM_BLOCK_TOKENS, line.strip()))
                 else:
                     found.append(Measurement(name, value, line.strip()))
         torch_peak = _TORCH_ALLOCATED.match(line)
         if torch_peak:
-            size = float(torch_peak.group(1)) * _UNIT_BYTES[torch_peak.group(2)] / GIB
+            size = figure(torch_peak.group(1)) * _UNIT_BYTES[torch_peak.group(2)] / GIB
             found.append(Measurement("torch_peak_allocated_gib", size, line.strip()))
         for usage in _SMI_USAGE.finditer(line):
-            found.append(Measurement("gpu_memory_used_gib", int(usage.group(1)) * 2**20 / GIB, line.strip()))
+            found.append(Measurement("gpu_memory_used_gib", figure(usage.group(1)) * 2**20 / GIB, line.strip()))
         # llama-bench names the test "tg128" (2024 on) or "tg 128" (2023 builds)
         bench = re.match(r"\|.*\|\s*tg ?\d+\s*\|\s*([\d.]+)\s*±", line)
         if bench and not _kv_cache_in_host_memory(bench_header, _cells(line)):
-            found.append(Measurement("decode_tokens_per_s", float(bench.group(1)), line.strip()))
-    found += _nvidia_smi(text)
+            found.append(Measurement("decode_tokens_per_s", figure(bench.group(1)), line.strip()))
+    found += _nvidia_smi(text, label)
     if not found:
         raise InputError(f"{label}: no vLLM, llama.cpp, nvidia-smi or torch memory-summary figure found")
     return found
+
+
+#: More than any figure a run prints (bytes, tokens, tokens/s): a larger one is not a measurement.
+_MAX_FIGURE = 1e15
+
+
+def _figure(digits: str, where: str, line: str) -> float:
+    """A figure matched in a log line; an InputError naming the line when it is no number a run prints."""
+    try:
+        value = float(digits.replace(",", ""))
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= _MAX_FIGURE:  # NaN fails too
+        raise InputError(f"{where}: cannot read a figure from {short(line.strip(), 120)}")
+    return value
 
 
 def _cells(line: str) -> list[str]:
@@ -107,19 +128,22 @@ def _kv_cache_in_host_memory(header: list[str], cells: list[str]) -> bool:
     return cells[header.index("nkvo")] not in ("0", "false")
 
 
-def _nvidia_smi(text: str) -> list[Measurement]:
+def _nvidia_smi(text: str, label: str) -> list[Measurement]:
     """``memory.used`` of each GPU from ``nvidia-smi --query-gpu`` CSV with a header line."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    if not lines or "memory.used" not in lines[0]:
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if not lines or "memory.used" not in lines[0][1]:
         return []
-    header = [h.strip() for h in lines[0].split(",")]
-    column = next(i for i, h in enumerate(header) if h.startswith("memory.used"))
+    header = [h.strip() for h in lines[0][1].split(",")]
+    column = next((i for i, h in enumerate(header) if "memory.used" in h), None)
+    if column is None:  # "memory.used" in the first line, but in no cell of its own
+        return []
     out = []
-    for line in lines[1:]:
+    for number, line in lines[1:]:
         cells = [c.strip() for c in line.split(",")]
         match = re.match(r"(\d+)", cells[column]) if len(cells) > column else None
         if match:
-            out.append(Measurement("gpu_memory_used_gib", int(match.group(1)) * 2**20 / GIB, line.strip()))
+            mib = _figure(match.group(1), f"{label}:{number}", line)
+            out.append(Measurement("gpu_memory_used_gib", mib * 2**20 / GIB, line.strip()))
     return out[:1] if out else []
 
 
@@ -220,6 +244,14 @@ _QUANTIZATIONS = {"fp8": "fp8", "awq": "int4", "awq_marlin": "int4", "gptq": "in
 _MODEL_FREE = frozenset({"gpu_memory_used_gib"})
 
 
+#: The numeric run settings read from a log, with the open-closed range a run can have them in.
+_RUN_BOUNDS: dict[str, tuple[float, float]] = {
+    "gpu_memory_utilization": (0, 1),
+    "max_model_len": (0, 2**24),
+    "tensor_parallel_size": (0, 1024),
+}
+
+
 def apply_run_settings(
     args: Any, defaults: dict[str, Any], settings: dict[str, RunSetting], label: str, figures: set[str]
 ) -> list[str]:
@@ -251,6 +283,10 @@ def apply_run_settings(
         except ValueError:
             raise InputError(f"{label}: cannot read {setting} '{settings[setting].value}' ({settings[setting].line!r})") from None
         if value is not None:
+            bounds = _RUN_BOUNDS.get(setting)
+            if bounds is not None and isinstance(value, int | float) and not bounds[0] < value <= bounds[1]:
+                line = settings[setting].line
+                raise InputError(f"{label}: the run's {setting} {value} ({line!r}) is not one a run can have")
             wanted.append((setting, dest, flag, value))
     for setting, dest, flag, value in wanted:
         given = getattr(args, dest)
@@ -321,6 +357,18 @@ def compare(measured: list[Measurement], result: dict[str, Any]) -> list[dict[st
                 }
             )
     return rows
+
+
+def _why_none_compared(measured: list[Measurement], args: Any) -> str:
+    """What the command lacks for the figures a log gave to be compared (none was)."""
+    if not args.gpu:
+        return "give --gpu (and --ram-gib for an existing machine)"
+    zero = next((m for m in measured if not m.value), None)
+    if zero is not None and all(not m.value or m.name == zero.name for m in measured):
+        return f"the log's {zero.name} is 0 ({short(zero.line, 120)}): nothing to compare"
+    if any(m.name == "decode_tokens_per_s" for m in measured) and args.ram_gib is None:
+        return "decode tokens/s is predicted with --input-tokens and --output-tokens (or for an existing machine, --ram-gib)"
+    return "give the setup the run used (--gpu, --tp, --context, and --ram-gib for an existing machine)"
 
 
 def fitted_constants(
@@ -461,7 +509,7 @@ def main(argv: list[str] | None = None) -> int:
         result = estimate(request)
         rows = compare(measured, result)
         if not rows:
-            raise InputError("none of the measured figures has a prediction: give --gpu (and --ram-gib for offload)")
+            raise InputError(f"none of the measured figures has a prediction: {_why_none_compared(measured, args)}")
         check_same_weights(rows)
 
         def predict(constants: dict[str, float]) -> dict[str, Any]:
