@@ -165,6 +165,16 @@ CASES = [
         "has 100 items, more than the 64 allowed",
         id="deployments-100",
     ),
+    # fuzz10 item 8: the YAML readers break lines at NEL, LS and PS, editors and diffs do not: a reviewed comment
+    # "# note<LS>prices: {...}" set prices
+    *[
+        pytest.param(
+            "# reviewed" + char + "prices: {dgx-h100: 0.01}\n" + VALID,
+            f"workload.yaml:1:11: the file holds {char!a}, a line break to the YAML readers that editors",
+            id=f"line-break-{ord(char):04x}",
+        )
+        for char in ("\x85", "\u2028", "\u2029")
+    ],
 ]
 
 

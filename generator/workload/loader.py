@@ -7,6 +7,7 @@ refused (the file is data, never objects), and the result is converted to plain 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from generator.errors import InputError, Location
@@ -169,6 +170,10 @@ def _plain(
     raise InputError(f"unsupported YAML value of type {type(node).__name__}", Location(doc_file, line, col, format_path(path)))
 
 
+#: Characters libyaml and ruamel break lines at (YAML 1.1) that YAML 1.2, editors and review diffs do not: NEL, LS, PS.
+_LINE_BREAKS_EDITORS_HIDE = re.compile("[\x85\u2028\u2029]")
+
+
 def parse_yaml(text: str, file: str) -> Document:
     """Parse one YAML document; errors carry ``file:line:col``."""
     pieces = text.count("\n") + text.count(",")
@@ -176,6 +181,14 @@ def parse_yaml(text: str, file: str) -> Document:
         raise InputError(
             f"the file has {pieces:,} lines and commas, more than the {MAX_YAML_PIECES:,} a workload may have",
             Location(file, 1, 1),
+        )
+    if (odd := _LINE_BREAKS_EDITORS_HIDE.search(text)) is not None:
+        line = text.count("\n", 0, odd.start()) + 1
+        col = odd.start() - (text.rfind("\n", 0, odd.start()) + 1) + 1
+        raise InputError(
+            f"the file holds {odd.group()!a}, a line break to the YAML readers that editors and diffs show as none "
+            "(it can turn a comment into settings): remove it",
+            Location(file, line, col),
         )
     fast = read_plain_document(text, MAX_NODES)
     if fast is not None:  # an ordinary document, read by libyaml (see fast_yaml); ruamel reads the rest
