@@ -183,12 +183,12 @@ def parse_yaml(text: str, file: str) -> Document:
             Location(file, 1, 1),
         )
     if (odd := _LINE_BREAKS_EDITORS_HIDE.search(text)) is not None:
-        line = text.count("\n", 0, odd.start()) + 1
-        col = odd.start() - (text.rfind("\n", 0, odd.start()) + 1) + 1
+        row = text.count("\n", 0, odd.start()) + 1
+        column = odd.start() - text.rfind("\n", 0, odd.start())
         raise InputError(
             f"the file holds {odd.group()!a}, a line break to the YAML readers that editors and diffs show as none "
             "(it can turn a comment into settings): remove it",
-            Location(file, line, col),
+            Location(file, row, column),
         )
     fast = read_plain_document(text, MAX_NODES)
     if fast is not None:  # an ordinary document, read by libyaml (see fast_yaml); ruamel reads the rest
