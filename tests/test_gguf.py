@@ -312,6 +312,28 @@ def test_sharded_directory_follows_its_index(tmp_path: Path) -> None:
     assert size_weights(arch, weight_format("bf16")).total_bytes == 2 * arch.params_total
 
 
+@pytest.mark.parametrize(
+    ("info", "message"),
+    [
+        pytest.param({"dtype": "BF16", "shape": [256, 256], "data_offsets": [0, 0]},
+                     "takes 0 bytes, but its shape [256, 256] of BF16 holds 131,072", id="zero-bytes"),
+        pytest.param({"dtype": "BF16", "shape": [1], "data_offsets": [0, 10**13]}, "ends at byte 10,000,000,000,000 of a",
+                     id="past-the-file"),
+        pytest.param({"dtype": "BF16", "shape": [-1], "data_offsets": [0, 2]}, "has invalid shape [-1]", id="negative-dim"),
+        pytest.param({"dtype": "BF16", "data_offsets": [0, 2]}, "has invalid shape None", id="no-shape"),
+    ],
+)  # fmt: skip
+def test_a_header_claiming_bytes_its_file_or_shape_does_not_hold_is_refused(
+    tmp_path: Path, info: dict[str, Any], message: str
+) -> None:
+    """fuzz10 item 9: one zero-byte tensor got a 141 GB model planned on RTX 4090s; 300 bytes claimed 9,313 GiB."""
+    (tmp_path / "config.json").write_text(json.dumps(CONFIG))
+    header = json.dumps({"model.layers.0.self_attn.q_proj.weight": info}).encode()
+    (tmp_path / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + b"\0" * 16)
+    with pytest.raises(InputError, match=re.escape(message)):
+        resolve_model(str(tmp_path))
+
+
 def test_truncated_safetensors_header_is_an_input_error(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text(json.dumps(CONFIG))
     (tmp_path / "model.safetensors").write_bytes(struct.pack("<Q", 10_000) + b"{}")

@@ -19,7 +19,7 @@ import logging
 import os
 from typing import TYPE_CHECKING
 
-from generator.calculator.safetensors_header import Tensor
+from generator.calculator.safetensors_header import Tensor, checked_tensor
 from generator.errors import InputError, Location
 from generator.named_tuple import NamedTuple
 
@@ -121,8 +121,8 @@ def _tensor_table(hub: Any, hub_errors: Any, repo_id: str, commit: str) -> tuple
     except (hub_errors.HfHubHTTPError, hub_errors.SafetensorsParsingError, OSError) as exc:
         return None, (f"safetensors headers could not be read ({str(exc).splitlines()[0]}); weights sized from the config",)
     tensors = sorted(
-        Tensor(name, str(info.dtype), int(info.data_offsets[1]) - int(info.data_offsets[0]))
-        for file_meta in meta.files_metadata.values()
+        checked_tensor(f"{repo_id}/{file}", name, str(info.dtype), list(info.shape), list(info.data_offsets), None)
+        for file, file_meta in sorted(meta.files_metadata.items())
         for name, info in file_meta.tensors.items()
     )
     with contextlib.suppress(OSError):  # a read-only cache only costs the next run a few range requests

@@ -9,6 +9,7 @@ packed quantized tensors (GPTQ ``qweight`` int32, MXFP4 blocks) too.
 from __future__ import annotations
 
 import json
+import math
 import os
 import struct
 from collections.abc import Iterable
@@ -38,7 +39,36 @@ class Tensor(NamedTuple):
     nbytes: int
 
 
-def tensors_of_header(header: object, label: str) -> list[Tensor]:
+#: Bytes per element of the safetensors dtypes with whole-byte elements (https://github.com/huggingface/safetensors).
+#: Sub-byte types (F4, F6_*) are not checked against their shape.
+DTYPE_BYTES = {
+    "BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1, "U16": 2, "I16": 2, "F16": 2, "BF16": 2,
+    "U32": 4, "I32": 4, "F32": 4, "U64": 8, "I64": 8, "F64": 8,
+}  # fmt: skip
+
+
+def checked_tensor(label: str, name: str, dtype: str, shape: object, offsets: object, data_bytes: int | None) -> Tensor:
+    """One tensor of a header, or an InputError naming it: a header can claim any size.
+
+    Its bytes must lie in the data section (``data_bytes``, where known) and be what its shape and dtype hold.
+    """
+    begin, end = offsets if isinstance(offsets, list | tuple) and len(offsets) == 2 else (None, None)
+    if not isinstance(begin, int) or not isinstance(end, int) or not 0 <= begin <= end:
+        raise InputError(f"{label}: tensor {short(name)} has invalid data_offsets {short(offsets)}")
+    if data_bytes is not None and end > data_bytes:
+        raise InputError(f"{label}: tensor {short(name)} ends at byte {end:,} of a {data_bytes:,}-byte data section")
+    if dtype in DTYPE_BYTES:
+        if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+            raise InputError(f"{label}: tensor {short(name)} has invalid shape {short(shape)}")
+        if (held := math.prod(shape) * DTYPE_BYTES[dtype]) != end - begin:
+            raise InputError(
+                f"{label}: tensor {short(name)} takes {end - begin:,} bytes, but its shape {short(shape)} of {dtype} holds "
+                f"{held:,}"
+            )
+    return Tensor(str(name), dtype, end - begin)
+
+
+def tensors_of_header(header: object, label: str, data_bytes: int | None = None) -> list[Tensor]:
     """The tensors of a decoded safetensors header; an InputError for a malformed one."""
     if not isinstance(header, dict):
         raise InputError(f"{label}: safetensors header is not a JSON object")
@@ -46,14 +76,9 @@ def tensors_of_header(header: object, label: str) -> list[Tensor]:
     for name, info in header.items():
         if name == "__metadata__":
             continue
-        try:
-            begin, end = info["data_offsets"]
-            dtype = str(info["dtype"])
-        except (KeyError, TypeError, ValueError):
-            raise InputError(f"{label}: tensor '{name}' lacks dtype or data_offsets") from None
-        if not isinstance(begin, int) or not isinstance(end, int) or not 0 <= begin <= end:
-            raise InputError(f"{label}: tensor '{name}' has invalid data_offsets {info['data_offsets']!r}")
-        out.append(Tensor(str(name), dtype, end - begin))
+        if not isinstance(info, dict) or "data_offsets" not in info or "dtype" not in info:
+            raise InputError(f"{label}: tensor {short(name)} lacks dtype or data_offsets")
+        out.append(checked_tensor(label, name, str(info["dtype"]), info.get("shape"), info["data_offsets"], data_bytes))
     return out
 
 
@@ -76,7 +101,7 @@ def read_header(path: str) -> list[Tensor]:
         raise InputError(f"cannot read {path}: {exc}") from None
     except (ValueError, RecursionError):
         raise InputError(f"{path}: safetensors header is not valid JSON") from None
-    return tensors_of_header(header, path)
+    return tensors_of_header(header, path, size - 8 - length)
 
 
 def directory_weight_files(directory: str) -> list[str]:
