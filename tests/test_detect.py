@@ -57,6 +57,38 @@ def test_recorded_machines(machine: str, expected: dict[str, Any]) -> None:
     assert all(f.how.startswith(("measured: ", "assumed: ")) for f in facts.values())
 
 
+@pytest.mark.parametrize(
+    ("smi", "meminfo", "expected", "absent"),
+    [
+        # a Gen2 slot (old boards, some VMs): the Gen3 link of about its bandwidth, not a value the schema refuses
+        pytest.param("0, NVIDIA GeForce RTX 4090, 24564, 2, 16", "MemTotal: 65536000 kB\nMemAvailable: 60000000 kB\n",
+                     {"pcie_gen": 3, "pcie_lanes": 8, "ram_gib": 62.5, "reserved_ram_gib": 5.3}, (), id="gen2-x16"),
+        # a container's meminfo: more available than in total, then a total of 1 MB
+        pytest.param("0, NVIDIA GeForce RTX 4090, 24564, 4, 16", "MemTotal: 65536000 kB\nMemAvailable: 99999999 kB\n",
+                     {"ram_gib": 62.5}, ("reserved_ram_gib",), id="available-above-total"),
+        pytest.param("0, NVIDIA GeForce RTX 4090, 24564, 4, 16", "MemTotal: 1000 kB\nMemAvailable: 999999999 kB\n",
+                     {}, ("ram_gib", "reserved_ram_gib"), id="no-ram"),
+        # digits int() refuses, and thousands of them: the row is no reading
+        pytest.param("0, NVIDIA GeForce RTX 4090, \u00b2\u00b3, 4, 16", "", {}, ("gpu",), id="superscript-memory"),
+        pytest.param("0, NVIDIA GeForce RTX 4090, " + "9" * 5000 + ", 4, 16", "", {}, ("gpu",), id="5000-digits"),
+    ],
+)  # fmt: skip
+def test_detect_writes_only_values_hardware_fixed_takes(
+    tmp_path: Path, smi: str, meminfo: str, expected: dict[str, Any], absent: tuple[str, ...]
+) -> None:
+    """fuzz10 item 10: detect wrote pcie_gen 2, ram_gib 0.0 and a negative reserve, which estimate --detect then
+    blamed on options never given; a superscript digit passed isdigit() and failed int() (a traceback)."""
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "meminfo").write_text(meminfo)
+    facts = detect_machine(Sources(str(tmp_path), recorded({"nvidia-smi": smi})))
+    assert {k: facts[k].value for k in expected} == expected
+    assert not set(absent) & set(facts)
+    fixed = YAML(typ="safe", pure=True).load(fixed_block(facts))["hardware"]["fixed"]
+    import jsonschema
+
+    jsonschema.validate({"gpu": "rtx-4090-24gb", "gpu_count": 1, "ram_gib": 64, **(fixed or {})}, fixed_schema())
+
+
 def fixed_schema() -> dict[str, Any]:
     schema: dict[str, Any] = workload_schema()["properties"]["hardware"]["properties"]["fixed"]
     return schema

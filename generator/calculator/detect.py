@@ -108,16 +108,19 @@ class GpuReading(NamedTuple):
     pcie_width: int | None
 
 
+def _count(text: str) -> int | None:
+    """A count in ASCII digits, at most 12 of them (``str.isdigit`` also takes ``²``, which ``int`` refuses)."""
+    return int(text) if re.fullmatch(r"[0-9]{1,12}", text) else None
+
+
 def parse_nvidia_smi(text: str) -> list[GpuReading]:
     """Rows of ``index, name, memory.total [MiB], pcie.link.gen.max, pcie.link.width.max``."""
     gpus = []
     for line in text.splitlines():
         cells = [c.strip() for c in line.split(",")]
-        if len(cells) < 5 or not cells[2].isdigit():
+        if len(cells) < 5 or (memory := _count(cells[2])) is None:
             continue
-        gen = int(cells[3]) if cells[3].isdigit() else None
-        width = int(cells[4]) if cells[4].isdigit() else None
-        gpus.append(GpuReading(cells[1], int(cells[2]), gen, width))
+        gpus.append(GpuReading(cells[1], memory, _count(cells[3]), _count(cells[4])))
     return gpus
 
 
@@ -193,7 +196,7 @@ def parse_meminfo(text: str) -> dict[str, int]:
     """/proc/meminfo fields in bytes."""
     out = {}
     for line in text.splitlines():
-        match = re.match(r"(\w+):\s+(\d+)\s*kB", line)
+        match = re.match(r"(\w+):\s+([0-9]{1,15})\s*kB", line)
         if match:
             out[match.group(1)] = int(match.group(2)) * 1024
     return out
@@ -204,8 +207,8 @@ def parse_swaps(text: str) -> int:
     total = 0
     for line in text.splitlines()[1:]:
         cells = line.split()
-        if len(cells) >= 3 and cells[2].isdigit():
-            total += int(cells[2]) * 1024
+        if len(cells) >= 3 and (kib := _count(cells[2])) is not None:
+            total += kib * 1024
     return total
 
 
@@ -306,6 +309,28 @@ def gpu_facts(gpus: list[GpuReading]) -> dict[str, Fact]:
     return facts
 
 
+#: PCIe generations hardware.fixed takes, and the Gen3 lanes that carry about what a Gen2 link of so many lanes does.
+PCIE_GENERATIONS = (3, 6)
+GEN2_AS_GEN3_LANES = {16: 8, 8: 4, 4: 1, 1: 1}
+
+
+def _within_pcie_range(facts: dict[str, Fact]) -> dict[str, Fact]:
+    """The PCIe facts as hardware.fixed takes them.
+
+    A Gen2 link is written as the Gen3 one of about its bandwidth (half the lanes), a generation past Gen6 as Gen6.
+    """
+    gen = facts.get("pcie_gen")
+    if gen is None or not isinstance(gen.value, int) or PCIE_GENERATIONS[0] <= gen.value <= PCIE_GENERATIONS[1]:
+        return {}
+    if gen.value > PCIE_GENERATIONS[1]:
+        return {"pcie_gen": Fact(PCIE_GENERATIONS[1], f"measured: nvidia-smi Gen{gen.value}; written as Gen6, the newest taken")}
+    lanes = facts["pcie_lanes"].value if "pcie_lanes" in facts else 16
+    assert isinstance(lanes, int)
+    gen3 = GEN2_AS_GEN3_LANES[lanes]
+    why = f"measured: nvidia-smi Gen{gen.value} x{lanes}; written as Gen3 x{gen3}, about its bandwidth (Gen3 to Gen6 are taken)"
+    return {"pcie_gen": Fact(3, why), "pcie_lanes": Fact(gen3, why)}
+
+
 def detect_machine(src: Sources) -> dict[str, Fact]:
     """Every ``hardware.fixed`` field this machine answers, plus CPU facts (``cpu_model``, ``sockets``, ``cores``)."""
     facts: dict[str, Fact] = {}
@@ -319,6 +344,7 @@ def detect_machine(src: Sources) -> dict[str, Fact]:
             facts["pcie_gen"] = Fact(min(gens), "measured: nvidia-smi pcie.link.gen.max, slowest GPU link")
         if widths:
             facts["pcie_lanes"] = Fact(min(widths), "measured: nvidia-smi pcie.link.width.max, narrowest GPU link")
+        facts.update(_within_pcie_range(facts))
     cpuinfo = src.read("/proc/cpuinfo")
     cpu = parse_cpuinfo(cpuinfo) if cpuinfo else None
     if cpu is not None:
@@ -329,10 +355,10 @@ def detect_machine(src: Sources) -> dict[str, Fact]:
         if cpu_id:
             facts["cpu"] = Fact(cpu_id, f"measured: /proc/cpuinfo '{cpu.model}'")
     mem = parse_meminfo(src.read("/proc/meminfo") or "")
-    if "MemTotal" in mem:
+    if mem.get("MemTotal", 0) >= GIB / 10:  # less is no machine's RAM (hardware.fixed.ram_gib is above 0)
         facts["ram_gib"] = Fact(round(mem["MemTotal"] / GIB, 1), "measured: /proc/meminfo MemTotal")
-        if "MemAvailable" in mem:
-            used = mem["MemTotal"] - mem["MemAvailable"]
+        used = mem["MemTotal"] - mem.get("MemAvailable", mem["MemTotal"] + 1)
+        if used >= 0:  # a container's view can report more available than in total: no reading of what is in use
             facts["reserved_ram_gib"] = Fact(
                 round(used / GIB + 0.05, 1),
                 "measured: RAM in use now (MemTotal - MemAvailable); add services not running now",
