@@ -93,6 +93,12 @@ def render_many(paths: list[str], jobs: int = 1) -> list[Rendered]:
     Nothing depends on the order the paths are given in (a shell glob's order follows the locale).
     """
     paths = sorted(paths)
+    given: dict[str, str] = {}
+    for path in paths:
+        real = os.path.realpath(path)
+        if real in given:
+            raise InputError(f"{given[real]} and {path} are the same file; give each workload once")
+        given[real] = path
     jobs = max(1, min(jobs, len(paths), os.cpu_count() or 1))
     alone = len(paths) == 1
     if jobs == 1:

@@ -423,9 +423,13 @@ def _refuse_conflicts(files: dict[str, str], carried: dict[str, str], directory:
     """Raise before writing anything if a user's entry is where a new owned file or its directory goes."""
     for rel in sorted({*files, MANIFEST}):
         if rel in carried:
+            why = (
+                "it is a directory, where specgen writes a file"
+                if carried[rel] == "dir"
+                else (f"specgen did not write it (it is not in {MANIFEST})")
+            )
             raise OutputError(
-                f"refusing to overwrite {os.path.join(directory, *rel.split('/'))}: specgen did not write it "
-                f"(it is not in {MANIFEST}); move it away and render again"
+                f"refusing to overwrite {os.path.join(directory, *rel.split('/'))}: {why}; move it away and render again"
             )
         ancestor = _parent(rel)
         while ancestor:

@@ -323,6 +323,21 @@ def test_check_shows_a_tampered_files_control_characters_as_escapes(tmp_path: Pa
     assert not any(ch in result.stdout for ch in "\x1b\x07\r")
 
 
+def test_messages_say_what_is_in_the_way(tmp_path: Path) -> None:
+    """fuzz10 item 12: a directory where spec.json goes was called a file specgen did not write; one file given twice
+    was called two files sharing a name."""
+    (tmp_path / "w.yaml").write_text(VALID)
+    assert run_specgen("render", "w.yaml", "-o", "infra", cwd=tmp_path).returncode == 0
+    (tmp_path / "infra" / "spec.json").unlink()
+    (tmp_path / "infra" / "spec.json").mkdir()
+    result = run_specgen("render", "w.yaml", "-o", "infra", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "refusing to overwrite infra/spec.json: it is a directory, where specgen writes a file" in result.stderr
+    twice = run_specgen("render", "w.yaml", "./w.yaml", "-o", "other", cwd=tmp_path)
+    assert twice.returncode == 1
+    assert "./w.yaml and w.yaml are the same file; give each workload once" in twice.stderr
+
+
 def test_an_empty_directory_is_fine_to_render_into(tmp_path: Path) -> None:
     (tmp_path / "w.yaml").write_text(VALID)
     (tmp_path / "infra").mkdir()

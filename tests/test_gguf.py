@@ -260,6 +260,12 @@ def test_crafted_gguf_metadata_is_an_input_error_naming_the_key(
         resolve_model(str(path))
 
 
+def test_a_gguf_path_that_is_a_directory_is_said_to_be_one(tmp_path: Path) -> None:
+    (tmp_path / "x.gguf").mkdir()
+    with pytest.raises(InputError, match=r"GGUF file '.*x\.gguf' is a directory"):
+        resolve_model(str(tmp_path / "x.gguf"))
+
+
 def test_a_layer_number_of_thousands_of_digits_is_no_layer(tmp_path: Path) -> None:
     """fuzz10 item 3: int() of a 5,000-digit layer number in a tensor name raised (Python's 4,300-digit limit)."""
     (tmp_path / "config.json").write_text(json.dumps(CONFIG))

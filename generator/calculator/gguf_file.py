@@ -132,6 +132,8 @@ def resolve_gguf(ref: str, path: str, location: Location | None) -> ResolvedMode
         import gguf
     except ImportError:
         raise InputError(f"reading {ref} needs the gguf package (pip install gguf)", location) from None
+    if os.path.isdir(path):
+        raise InputError(f"GGUF file '{ref}' is a directory ({path}); give the .gguf file", location)
     if not os.path.isfile(path):
         raise InputError(f"GGUF file '{ref}' not found (looked for {path})", location)
     try:

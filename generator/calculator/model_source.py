@@ -77,7 +77,8 @@ def resolve_model(
 
     ``from_hub``: read an ``org/name`` id from the Hub even when the catalog has it.
     """
-    path = os.path.join(base_dir, os.path.expanduser(ref))
+    path = os.path.expanduser(ref)
+    path = path if base_dir in ("", ".") else os.path.join(base_dir, path)  # never "././model" in a message
     if ref.lower().endswith(".gguf"):
         from generator.calculator.gguf_file import resolve_gguf
 
