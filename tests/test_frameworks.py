@@ -415,6 +415,7 @@ def test_a_data_parallel_framework_is_never_planned_tensor_parallel(tmp_path: Pa
         assert not tp_allowed  # one 4090 is too small at 16k tokens for a framework without TP: refused, not split
         return
     assert deployment.tp == 1 or tp_allowed
+    assert deployment.pp == 1 or framework == "megatron"  # newuser12 item 3: and no pipeline schedule either
     if deployment.details["data_parallel"] == 1:
         assert deployment.details["zero_stage"] == 0  # sharding over one GPU shards nothing
     with (
@@ -423,3 +424,32 @@ def test_a_data_parallel_framework_is_never_planned_tensor_parallel(tmp_path: Pa
         else contextlib.nullcontext()
     ):
         estimate(EstimateRequest(model="meta-llama/Llama-3.1-8B", train="qlora", tp=2, gpu="rtx-4090-24gb", framework=framework))
+
+
+THREE_B_FULL = """\
+version: 1
+name: t3b
+deployments:
+  - name: ft
+    model: meta-llama/Llama-3.2-3B
+    training: {method: full, framework: FRAMEWORK, zero_stage: 0, sequence_length: 4096, global_batch_size: 64,
+               dataset_tokens: 200000000, epochs: 1, deadline_hours: 24}
+hardware: {gpus: [h100-sxm5-80gb, l40s-48gb, a100-sxm4-80gb, rtx-4090-24gb], provider: baremetal}
+"""
+
+
+@pytest.mark.parametrize("framework", ["hf", "torchtune", "megatron"])
+def test_only_a_framework_with_a_pipeline_schedule_is_planned_in_pipeline_stages(tmp_path: Path, framework: str) -> None:
+    """newuser12 item 3: a 3B full fine-tune with framework hf was planned TP1 x PP2 when TP1 alone did not fit on the
+    cheapest GPU; the Trainer has no pipeline schedule (its memory and bubble were sized for one)."""
+    from generator.planner import plan_workload
+    from generator.workload import load_workload
+
+    path = tmp_path / "w.yaml"
+    path.write_text(THREE_B_FULL.replace("FRAMEWORK", framework))
+    (deployment,) = plan_workload(load_workload(str(path))).deployments
+    layouts = [deployment.pp, *(c.pp for c in deployment.runners_up)]
+    assert framework == "megatron" or set(layouts) == {1}
+    refused = pytest.raises(InputError, match=f"--pp 2: {framework} has no pipeline schedule")
+    with refused if framework != "megatron" else contextlib.nullcontext():
+        estimate(EstimateRequest(model="meta-llama/Llama-3.2-3B", train="full", pp=2, gpu="rtx-4090-24gb", framework=framework))

@@ -672,6 +672,10 @@ def _training(
             f"--tp {par.tp}: {req.framework} scales by data parallelism only (it does not split layers); use --gpus for "
             "data-parallel ranks, or --framework megatron / torchtune"
         )
+    if req.framework and par.pp > 1 and not framework_profile(req.framework).pipeline_parallel:
+        raise InputError(
+            f"--pp {par.pp}: {req.framework} has no pipeline schedule; shard instead (--zero 3), or --framework megatron"
+        )
     optimizer, zero_stage = resolved_regime(req.framework, req.optimizer, req.zero_stage, gpus // par.gpus)
     setup = TrainingSetup(
         method=req.train or "full",

@@ -342,8 +342,9 @@ def training_shapes(
                 shapes.append(
                     TrainingShape(hw, par, setup, mem, world, hours, total_flops, reason, mfu, accumulation, step, model_flops)
                 )
-        if not shapes and tps and tp == tps[-1] and pp == 1:
-            # TP is capped by the node / NVLink domain and nothing fits: split the layers into pipeline stages
+        if not shapes and tps and tp == tps[-1] and pp == 1 and (not profile or profile.pipeline_parallel):
+            # TP is capped by the node / NVLink domain and nothing fits: split the layers into pipeline stages, where
+            # the framework has a pipeline schedule
             layouts += [(tp, stages) for stages in pipeline_sizes(arch.num_layers)]
     return shapes, blocked
 

@@ -60,6 +60,9 @@ class FrameworkProfile(NamedTuple):
     #: Whether it splits layers tensor-parallel (Megatron-LM; torchtune's ``tensor_parallel_dim``); the Hugging Face
     #: Trainer family, Unsloth, DeepSpeed ZeRO and a plain FSDP2 loop scale by data parallelism only.
     tensor_parallel: bool = False
+    #: Whether it runs the layers as pipeline stages with a micro-batch schedule (Megatron-LM); torchtune's recipes
+    #: shard with FSDP2 and tensor parallelism, and the data-parallel frameworks have no pipeline schedule.
+    pipeline_parallel: bool = False
 
 
 FRAMEWORKS: dict[str, FrameworkProfile] = {
@@ -91,7 +94,12 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile("llama-factory", "LLaMA-Factory (Hugging Face Trainer)"),
         FrameworkProfile("deepspeed", "DeepSpeed ZeRO through the Hugging Face Trainer"),
         FrameworkProfile("fsdp2", "PyTorch FSDP2 (fully_shard) with a plain training loop", zero_stage=3),
-        FrameworkProfile("megatron", "Megatron-LM (vocab-parallel cross-entropy over fp32 logits)", tensor_parallel=True),
+        FrameworkProfile(
+            "megatron",
+            "Megatron-LM (vocab-parallel cross-entropy over fp32 logits)",
+            tensor_parallel=True,
+            pipeline_parallel=True,
+        ),
     )
 }
 
