@@ -85,6 +85,22 @@ BANDWIDTH = StepLinks(tp_gbps=3600.0, stage_gbps=3600.0, dp_intra_gbps=3600.0)
 
 
 @pytest.mark.parametrize(
+    ("pp", "acc", "bubble"),
+    [
+        # interleaved over 8 virtual stages (80 layers / PP2 = 40 a stage): (p - 1) / (v m + p - 1)
+        pytest.param(2, 8, 1 / (8 * 8 + 1), id="pp2-m8-interleaved"),
+        # newuser12 item 4: fewer micro-batches than stages, or not a multiple of them, cannot interleave: plain 1F1B
+        pytest.param(2, 1, 1 / (1 + 1), id="pp2-m1-plain"),
+        pytest.param(4, 6, 3 / (6 + 3), id="pp4-m6-plain"),
+    ],
+)
+def test_the_bubble_interleaves_only_a_whole_multiple_of_the_stages_in_micro_batches(pp: int, acc: int, bubble: float) -> None:
+    step = _step(BANDWIDTH, pp=pp, acc=acc)
+    busy = step.compute_s + step.tp_allreduce_s + step.pp_transfer_s
+    assert step.pp_bubble_s / (busy + step.pp_bubble_s) == pytest.approx(bubble)
+
+
+@pytest.mark.parametrize(
     ("tp", "pp", "acc", "calls"),
     [
         pytest.param(8, 1, 8, (4 * 80 * 8, 0), id="tp8-four-all-reduces-per-layer-and-micro-batch"),

@@ -32,7 +32,14 @@ def interleaved_activation_factor(pp: int, virtual_stages: int) -> float:
     return 1 + (pp - 1) / (pp * virtual_stages)
 
 
-def virtual_stages_for(num_layers: int, pp: int, wanted: int) -> int:
-    """Interleaving depth a pipeline can use: the largest count <= ``wanted`` that splits a stage's layers evenly."""
+def virtual_stages_for(num_layers: int, pp: int, wanted: int, microbatches: int | None = None) -> int:
+    """Interleaving depth a pipeline can use: the largest count <= ``wanted`` that splits a stage's layers evenly.
+
+    The interleaved schedule needs a whole multiple of ``pp`` micro-batches a step (Narayanan et al.,
+    arXiv:2104.04473 section 2.2.2; Megatron-LM refuses the rest): with ``microbatches`` given and not such a
+    multiple, plain 1F1B (depth 1). Without it (the memory a layout needs) the deeper schedule is assumed.
+    """
+    if pp > 1 and microbatches is not None and microbatches % pp:
+        return 1
     per_stage = max(1, num_layers // max(1, pp))
     return max(d for d in range(1, max(1, min(wanted, per_stage)) + 1) if per_stage % d == 0)

@@ -77,7 +77,7 @@ def training_utilisation(
         wire = TP_ALLREDUCES_PER_LAYER * 2 * (tp - 1) / tp * hidden_size * TP_WIRE_BYTES
         comm_s = wire * 8 / (tp_link_gbps * 1e9)
         tensor = 1.0 / (1.0 + consts.training_tp_exposed_fraction * comm_s / compute_s)
-    virtual = virtual_stages_for(num_layers, pp, consts.training_pipeline_virtual_stages)
+    virtual = virtual_stages_for(num_layers, pp, consts.training_pipeline_virtual_stages, microbatches)
     pipeline = 1.0 - pipeline_bubble(pp, microbatches, virtual)
     data = 1.0 / (1.0 + consts.training_dp_exposed_fraction * max(0.0, dp_comm_ratio))
     return TrainingUtilisation(gemm, attention, tensor, pipeline, data, consts.training_mfu)

@@ -195,7 +195,7 @@ def training_step(
         layers_per_stage = num_layers / layout.pp
         share = 2 * (layout.tp - 1) / layout.tp
         tp_bytes = tokens * layers_per_stage * TP_ALLREDUCES_PER_LAYER * share * hidden_size * WIRE_BYTES
-    virtual = virtual_stages_for(num_layers, layout.pp, consts.training_pipeline_virtual_stages)
+    virtual = virtual_stages_for(num_layers, layout.pp, consts.training_pipeline_virtual_stages, layout.accumulation)
     dp_bytes = dp_traffic.bytes_per_gpu if layout.dp > 1 else 0.0
     dp_calls = dp_traffic.collectives if layout.dp > 1 else 0
     tp_calls, pp_calls = collectives_per_step(layout, num_layers, virtual)
