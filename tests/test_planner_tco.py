@@ -561,6 +561,24 @@ def test_owned_servers_go_to_the_largest_deployment_among_more_than_four(tmp_pat
     assert owned.deployments == ("big",)
 
 
+def test_the_sharing_pass_still_orders_services_by_their_first_choice(tmp_path: Path) -> None:
+    """Review 7 H1: ordering the sharing passes only by the fewest GPUs a service can take lost this fleet (s1 and s3
+    on one L40S pool, $9,128): s3 went alone to TP4 on L4 ($11,753, a GPU idle)."""
+    text = """\
+version: 1
+name: f107
+deployments:
+  - {name: s0, model: meta-llama/Llama-3.2-3B-Instruct, inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 0.5}}
+  - {name: s1, model: Qwen/Qwen2.5-72B-Instruct, inference: {precision: fp8, max_context_tokens: 16384, requests_per_second: 0.5}}
+  - {name: s2, model: Qwen/Qwen2.5-7B-Instruct, inference: {precision: bf16, max_context_tokens: 4096, requests_per_second: 0.5}}
+  - {name: s3, model: Qwen/Qwen3-30B-A3B, inference: {precision: bf16, max_context_tokens: 4096, requests_per_second: 0.5}}
+hardware: {provider: aws}
+"""  # noqa: E501
+    plan = plan_workload(_load(tmp_path, text))
+    assert plan.totals["usd_per_month"] == pytest.approx(9128.0, abs=1.0)
+    assert plan.totals["idle_gpus"] == 0
+
+
 ONE_DGX_NOT_BOUGHT = "  platforms: [dell-xe8640]\n  inventory:\n    - platform: dgx-h100\n      count: 1\n"
 
 

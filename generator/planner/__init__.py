@@ -156,14 +156,14 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
             add(_choose(loaded, consts, enumerated, share=False, order=order), None)
         except InfeasibleError as exc:
             errors.append(exc)
-    # a deployment's size: the fewest GPUs any of its options takes (not its first choice, which may be a whole
-    # owned server it was given first)
+    # largest first, by the GPUs of each deployment's first choice; and by the fewest GPUs any of its options takes
+    # (a first choice may be a whole owned server it was given first)
+    by_choice = sorted(range(count), key=lambda i: -passes[0][i][1].candidate.gpus) if passes else []
     fewest = [min(o.candidate.gpus for o in (best, *rest)) for _, best, rest in passes[0]] if passes else []
-    largest_first = sorted(range(len(fewest)), key=lambda i: -fewest[i])
+    by_size = sorted(range(count), key=lambda i: -fewest[i]) if passes else []
     if wl.hardware.inventory and count > MAX_DEPLOYMENTS_REORDERED and passes:
         # too many for every order: the owned servers also go to the largest deployments first, and to the smallest
-        smallest_first = sorted(range(count), key=lambda i: fewest[i])
-        for order in (largest_first, smallest_first):
+        for order in (by_size, by_size[::-1]):
             orders.append(order)
             try:
                 add(_choose(loaded, consts, enumerated, share=False, order=order), None)
@@ -171,7 +171,11 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
                 errors.append(exc)
     if services >= 2 and passes:
         runners_up = [[best, *rest] for _, best, rest in passes[0]]
-        for order in [*orders, *([] if largest_first in orders else [largest_first])]:
+        shared_orders = list(orders)
+        for order in (by_choice, by_size):
+            if order not in shared_orders:
+                shared_orders.append(order)
+        for order in shared_orders:
             try:
                 add(_choose(loaded, consts, enumerated, share=True, order=order, runners_up=runners_up), None)
             except InfeasibleError as exc:
@@ -184,7 +188,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         ]
         for kind in kinds:
             try:
-                add(_choose(loaded, consts, enumerated, share=True, on=kind, order=largest_first, runners_up=runners_up), kind)
+                add(_choose(loaded, consts, enumerated, share=True, on=kind, order=by_choice, runners_up=runners_up), kind)
             except InfeasibleError:
                 continue
     if not fleets:
