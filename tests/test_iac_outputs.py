@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import importlib
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -68,18 +69,22 @@ def test_every_requested_output_kind_is_written(example: Path) -> None:
 
 def test_cluster_api_machine_deployments_say_which_templates_the_site_provides() -> None:
     """newuser11 item 5: each MachineDeployment names templates nothing renders or mentions, so applying it made no
-    Machine, and the pool's node labels and GPU taint were only in kubeadm/join-<pool>.yaml."""
+    Machine; the finding names them and the labels and taints the KubeadmConfigTemplate must carry (review 7 M2: not
+    by pointing at a join file a single host does not get)."""
     reader = YAML(typ="safe", pure=True)
     files = tree("chat-70b-maas")
     deployments = [reader.load(t) for p, t in files.items() if p.startswith("provisioning/cluster-api/machinedeployment-")]
-    spec = files["SPEC.md"]
-    assert deployments and "cluster-api-templates" in spec
+    findings = json.loads(files["spec.json"])["plan"]["findings"]
+    (message,) = [f["message"] for f in findings if f["code"] == "cluster-api-templates"]
+    assert deployments
     for md in deployments:
         refs = md["spec"]["template"]["spec"]
         assert refs["bootstrap"]["configRef"]["kind"] == "KubeadmConfigTemplate"
         assert refs["infrastructureRef"]["kind"] == "Metal3MachineTemplate"
-        assert f"each MachineDeployment ({md['metadata']['name']}) names a KubeadmConfigTemplate and a" in spec
-    assert "must carry the pool's node-labels and GPU taint as kubeadm/join-\\<pool\\>.yaml" in spec  # Markdown-escaped
+        join = reader.load(files[f"kubeadm/join-{md['metadata']['name'].replace('-', '_')}.yaml"])
+        labels = join["nodeRegistration"]["kubeletExtraArgs"][0]["value"]
+        taints = ",".join(f"{t['key']}={t['value']}:{t['effect']}" for t in join["nodeRegistration"]["taints"])
+        assert f"{md['metadata']['name']}: node-labels {labels}, taints {taints}" in message
 
 
 def test_gke_without_project_and_location_fails_with_the_settings_named(tmp_path: Path) -> None:

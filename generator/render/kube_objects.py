@@ -51,6 +51,11 @@ def kustomize_directory(directory: str, objects: list[dict[str, Any]]) -> dict[s
     return files
 
 
+def node_labels_arg(pool: Pool) -> str:
+    """A pool's node labels as the kubelet's ``--node-labels`` value (``k=v,k=v``)."""
+    return ",".join(f"{k}={v}" for k, v in pool.labels)
+
+
 def node_taints(pool: Pool) -> list[dict[str, str]]:
     """A pool's taints as Kubernetes ``Taint`` objects."""
     return [{"key": k, "value": v, "effect": e} for k, v, e in pool.taints]

@@ -12,20 +12,19 @@ from typing import Any
 
 from generator.planner.plan import Pool
 from generator.render.env import to_yaml
-from generator.render.kube_objects import HEADER, node_taints
+from generator.render.kube_objects import HEADER, node_labels_arg, node_taints
 
 DIRECTORY = "kubeadm"
 
 
 def join_configuration(pool: Pool, discovery_kubeconfig: str) -> dict[str, Any]:
     """The JoinConfiguration registering a pool's nodes with its labels and taints."""
-    labels = ",".join(f"{k}={v}" for k, v in pool.labels)
     return {
         "apiVersion": "kubeadm.k8s.io/v1beta4",
         "kind": "JoinConfiguration",
         "discovery": {"file": {"kubeConfigPath": discovery_kubeconfig}},
         "nodeRegistration": {
-            "kubeletExtraArgs": [{"name": "node-labels", "value": labels}],
+            "kubeletExtraArgs": [{"name": "node-labels", "value": node_labels_arg(pool)}],
             "taints": node_taints(pool),
         },
     }

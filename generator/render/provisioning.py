@@ -18,7 +18,7 @@ from generator.errors import InputError
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.env import render_template, to_json
 from generator.render.hosts import host_node, owned_hosts, placeholder_names
-from generator.render.kube_objects import dns_name, kustomize_directory, namespace_object
+from generator.render.kube_objects import dns_name, kustomize_directory, namespace_object, node_labels_arg
 from generator.render.kubernetes import cluster_name
 from generator.workload.models import Workload
 
@@ -146,13 +146,16 @@ def with_cluster_api_findings(plan: Plan, workload: Workload) -> Plan:
     """The plan with what its Cluster API MachineDeployments need that specgen does not render (newuser11 item 5)."""
     if "capi" not in workload.provisioning.tools or not plan.pools:
         return plan
-    names = ", ".join(dns_name(pool) for pool in plan.pools)
+    carried = "; ".join(
+        f"{dns_name(pool)}: node-labels {node_labels_arg(pool)}, taints " + ",".join(f"{k}={v}:{e}" for k, v, e in pool.taints)
+        for pool in plan.pools
+    )
     message = (
-        f"provisioning/cluster-api: each MachineDeployment ({names}) names a KubeadmConfigTemplate and a "
-        f"Metal3MachineTemplate of its own name in namespace {workload.provisioning.namespace}, which hold the site's OS "
-        "image and kubeadm settings and are not rendered; without them no Machine is created. The KubeadmConfigTemplate's "
-        "joinConfiguration.nodeRegistration must carry the pool's node-labels and GPU taint as kubeadm/join-<pool>.yaml "
-        "has them, or the nodes miss the device-plugin config label and the taint"
+        "provisioning/cluster-api: each MachineDeployment names a KubeadmConfigTemplate and a Metal3MachineTemplate of "
+        f"its own name in namespace {workload.provisioning.namespace}, which hold the site's OS image and kubeadm "
+        "settings and are not rendered; without them no Machine is created. Each KubeadmConfigTemplate's "
+        "joinConfiguration.nodeRegistration must carry its pool's node labels (kubeletExtraArgs node-labels) and taints, "
+        f"or the nodes miss the device-plugin config label and the GPU taint: {carried}"
     )
     return plan._replace(
         findings=sorted_findings([*plan.findings, Finding("info", "cluster-api-templates", message, "provisioning.tools")])
