@@ -63,6 +63,9 @@ def test_recorded_machines(machine: str, expected: dict[str, Any]) -> None:
         # a Gen2 slot (old boards, some VMs): the Gen3 link of about its bandwidth, not a value the schema refuses
         pytest.param("0, NVIDIA GeForce RTX 4090, 24564, 2, 16", "MemTotal: 65536000 kB\nMemAvailable: 60000000 kB\n",
                      {"pcie_gen": 3, "pcie_lanes": 8, "ram_gib": 62.5, "reserved_ram_gib": 5.3}, (), id="gen2-x16"),
+        # review 7 L4: a Gen1 x16 link carries what Gen3 x4 does; a Gen2 x2 (no lane count hardware.fixed takes) Gen3 x1
+        pytest.param("0, NVIDIA GeForce RTX 4090, 24564, 1, 16", "", {"pcie_gen": 3, "pcie_lanes": 4}, (), id="gen1-x16"),
+        pytest.param("0, NVIDIA GeForce RTX 4090, 24564, 2, 2", "", {"pcie_gen": 3, "pcie_lanes": 1}, (), id="gen2-x2"),
         # a container's meminfo: more available than in total, then a total of 1 MB
         pytest.param("0, NVIDIA GeForce RTX 4090, 24564, 4, 16", "MemTotal: 65536000 kB\nMemAvailable: 99999999 kB\n",
                      {"ram_gib": 62.5}, ("reserved_ram_gib",), id="available-above-total"),

@@ -515,6 +515,12 @@ H100 = ("--gpu", "h100-sxm5-80gb")
             "--min-context 100,000 is more than --context 100",
             id="min-context-above-context",
         ),
+        pytest.param(
+            (*MACHINE, "--min-context", "100000"),
+            1,
+            "--min-context 100,000 is more than the default context (give --context) 4,096",
+            id="min-context-above-the-default",
+        ),
     ],
 )
 def test_estimate_option_errors(capsys: pytest.CaptureFixture[str], args: tuple[str, ...], code: int, message: str) -> None:

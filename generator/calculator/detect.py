@@ -20,6 +20,7 @@ from collections.abc import Callable, Collection, Mapping
 
 from generator import catalog
 from generator.named_tuple import NamedTuple
+from generator.sizing.performance import PCIE_X16_GB_PER_S
 from generator.units import GIB
 
 #: The nvidia-smi query detect runs (all documented ``--query-gpu`` fields, ``nvidia-smi --help-query-gpu``).
@@ -309,25 +310,30 @@ def gpu_facts(gpus: list[GpuReading]) -> dict[str, Fact]:
     return facts
 
 
-#: PCIe generations hardware.fixed takes, and the Gen3 lanes that carry about what a Gen2 link of so many lanes does.
+#: PCIe generations hardware.fixed takes, the lane counts it takes, and the x16 rate of the older generations, GB/s per
+#: direction (2.5 and 5 GT/s with 8b/10b coding: 250 and 500 MB/s a lane; PCI-SIG's published rates).
 PCIE_GENERATIONS = (3, 6)
-GEN2_AS_GEN3_LANES = {16: 8, 8: 4, 4: 1, 1: 1}
+PCIE_LANE_COUNTS = (1, 4, 8, 16)
+OLD_PCIE_X16_GB_PER_S = {1: 4.0, 2: 8.0}
 
 
-def _within_pcie_range(facts: dict[str, Fact]) -> dict[str, Fact]:
-    """The PCIe facts as hardware.fixed takes them.
+def _within_pcie_range(gen: int, lanes: int) -> dict[str, Fact]:
+    """A link hardware.fixed cannot state as it is (``gen``, ``lanes`` as nvidia-smi reads them), as one it takes.
 
-    A Gen2 link is written as the Gen3 one of about its bandwidth (half the lanes), a generation past Gen6 as Gen6.
+    An older generation becomes the Gen3 link with the most lanes that carries no more than it (x1 where even that
+    carries more, and the comment says so); a generation past Gen6 becomes Gen6. Empty where the link is stated as is.
     """
-    gen = facts.get("pcie_gen")
-    if gen is None or not isinstance(gen.value, int) or PCIE_GENERATIONS[0] <= gen.value <= PCIE_GENERATIONS[1]:
+    if gen > PCIE_GENERATIONS[1]:
+        return {"pcie_gen": Fact(PCIE_GENERATIONS[1], f"measured: nvidia-smi Gen{gen}; written as Gen6, the newest taken")}
+    if gen >= PCIE_GENERATIONS[0] or gen not in OLD_PCIE_X16_GB_PER_S:
         return {}
-    if gen.value > PCIE_GENERATIONS[1]:
-        return {"pcie_gen": Fact(PCIE_GENERATIONS[1], f"measured: nvidia-smi Gen{gen.value}; written as Gen6, the newest taken")}
-    lanes = facts["pcie_lanes"].value if "pcie_lanes" in facts else 16
-    assert isinstance(lanes, int)
-    gen3 = GEN2_AS_GEN3_LANES[lanes]
-    why = f"measured: nvidia-smi Gen{gen.value} x{lanes}; written as Gen3 x{gen3}, about its bandwidth (Gen3 to Gen6 are taken)"
+    rate = OLD_PCIE_X16_GB_PER_S[gen] * lanes / 16
+    gen3_lane = PCIE_X16_GB_PER_S[3] / 16
+    fitting = [n for n in PCIE_LANE_COUNTS if n * gen3_lane <= rate * 1.01]
+    gen3 = max(fitting, default=1)
+    ratio = gen3 * gen3_lane / rate
+    said = "about its bandwidth" if 0.9 <= ratio <= 1.1 else f"{ratio:.2g}x its bandwidth, the nearest that can be stated"
+    why = f"measured: nvidia-smi Gen{gen} x{lanes} ({rate:g} GB/s); written as Gen3 x{gen3}, {said}"
     return {"pcie_gen": Fact(3, why), "pcie_lanes": Fact(gen3, why)}
 
 
@@ -339,12 +345,13 @@ def detect_machine(src: Sources) -> dict[str, Fact]:
     if gpus:
         facts.update(gpu_facts(gpus))
         gens = [g.pcie_gen for g in gpus if g.pcie_gen]
-        widths = [g.pcie_width for g in gpus if g.pcie_width in (1, 4, 8, 16)]
+        widths = [g.pcie_width for g in gpus if g.pcie_width in PCIE_LANE_COUNTS]
         if gens:
             facts["pcie_gen"] = Fact(min(gens), "measured: nvidia-smi pcie.link.gen.max, slowest GPU link")
         if widths:
             facts["pcie_lanes"] = Fact(min(widths), "measured: nvidia-smi pcie.link.width.max, narrowest GPU link")
-        facts.update(_within_pcie_range(facts))
+        if gens:
+            facts.update(_within_pcie_range(min(gens), min((g.pcie_width for g in gpus if g.pcie_width), default=16)))
     cpuinfo = src.read("/proc/cpuinfo")
     cpu = parse_cpuinfo(cpuinfo) if cpuinfo else None
     if cpu is not None:

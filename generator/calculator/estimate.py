@@ -247,9 +247,6 @@ def check_request(req: EstimateRequest) -> None:
         seq_len=req.seq_len,
         min_context_tokens=req.min_context_tokens,
     )
-    if req.min_context_tokens and req.context_tokens and req.min_context_tokens > req.context_tokens:
-        # as min_context_tokens above max_context_tokens in a workload
-        raise InputError(f"--min-context {req.min_context_tokens:,} is more than --context {req.context_tokens:,}")
     _check_number("--lora-dropout", req.lora_dropout, 0, 0.99)
     if req.host_cpu is not None and req.host_cpu not in catalog.cpus():
         raise InputError(f"unknown host CPU '{req.host_cpu}'; choose a cpus.json id such as {REFERENCE_CPU_ID}")
@@ -319,6 +316,10 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         context = req.context_tokens
     else:
         context = min(DEFAULT_CONTEXT_TOKENS, arch.max_model_len or DEFAULT_CONTEXT_TOKENS)
+    if req.min_context_tokens and req.min_context_tokens > context:
+        # as min_context_tokens above max_context_tokens in a workload
+        given = "--context" if req.context_tokens is not None else "the default context (give --context)"
+        raise InputError(f"--min-context {req.min_context_tokens:,} is more than {given} {context:,}")
     notes = list(arch.notes)
     # a what-if calculator: a length beyond the model's served limit is sized anyway, with a note naming the limit
     served = served_limit_phrase(model.name, arch.max_model_len)
