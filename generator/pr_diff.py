@@ -28,7 +28,7 @@ HEADLINE = (
     ("opex_usd_per_month", "opex (USD/month)"),
     ("usd_per_month", "cost (USD/month)"),
 )
-_MEMORY_PARTS = ("weights", "kv_cache", "kv_cache_pool", "activations", "gradients", "optimizer", "overhead")
+_MEMORY_PARTS = ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead")
 
 
 def _git(args: list[str]) -> subprocess.CompletedProcess[str]:
@@ -115,12 +115,20 @@ def pool_memory(plan: dict[str, Any], diff: dict[str, Any]) -> list[dict[str, An
         {
             "deployment": d["name"],
             "pool": part["pool"],
-            "gpu_memory_bytes": {k: v for k in _MEMORY_PARTS if (v := part["memory_per_gpu"].get(k))},
+            "gpu_memory_bytes": _memory_parts(part["memory_per_gpu"]),
         }
         for d in plan["deployments"]
         for part in (d.get("split") or [d])
         if part["pool"] in changed and isinstance(part.get("memory_per_gpu"), dict)
     ]
+
+
+def _memory_parts(memory: dict[str, int]) -> dict[str, int]:
+    """Every part of a GPU's memory (0 where it holds none), and a serving GPU's KV cache pool."""
+    parts = {k: memory.get(k, 0) for k in _MEMORY_PARTS}
+    if "kv_cache_pool" in memory:
+        parts["kv_cache_pool"] = memory["kv_cache_pool"]
+    return parts
 
 
 def mermaid_memory(entry: dict[str, Any]) -> str:
@@ -133,7 +141,7 @@ def mermaid_memory(entry: dict[str, Any]) -> str:
     title = "GiB per GPU as the engine allocates it" if pool else "GiB per GPU"
     lines = ["```mermaid", f"pie showData title {entry['deployment']} on {entry['pool']}: {title}"]
     for part, value in parts.items():
-        if not (pool and part == "kv_cache"):
+        if value and not (pool and part == "kv_cache"):
             lines.append(f'    "{part}" : {value / GIB:.2f}')
     lines.append("```")
     return "\n".join(lines)

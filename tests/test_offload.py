@@ -21,7 +21,8 @@ from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine, Placement, offload_cost, place, plan_offload
 from generator.sizing.precision import weight_format
-from generator.sizing.weights import size_weights
+from generator.sizing.vllm_reservation import vllm_reservation
+from generator.sizing.weights import Parallelism, size_weights
 from generator.units import GIB
 from tests.conftest import REPO
 from tests.helpers import run_estimate
@@ -229,7 +230,10 @@ def test_the_vllm_offload_leaves_room_for_one_request_at_max_model_len() -> None
     weights, kv = off["gpu"] + off["cpu"] + off["disk"], off["kv_gpu"] + off["kv_cpu"]
     budget = 0.9 * 24564 * 2**20  # the RTX 4090's 24,564 MiB (nvidia-smi)
     vllm = data["runtime_settings"]["vllm"]
-    assert weights - vllm["--cpu-offload-gb"] * GIB + kv < budget  # before its own reservation, which it also needs
+    arch = arch_of("meta-llama/Llama-3.3-70B-Instruct")
+    reserved = vllm_reservation(arch, Parallelism(), CONSTS, CONSTS.prefill_chunk_tokens, nvlink=False).total
+    assert weights - vllm["--cpu-offload-gb"] * GIB + kv + reserved <= budget  # its profiling reservation too
+    assert weights - (vllm["--cpu-offload-gb"] - 1) * GIB + kv + reserved > budget  # and no more is offloaded
     assert "Transformers dequantizes a q4_k_m GGUF file" in data["runtime_settings"]["accelerate"]["note"]
 
 

@@ -530,6 +530,15 @@ def test_estimate_option_errors(capsys: pytest.CaptureFixture[str], args: tuple[
     assert out == "" and "Traceback" not in err
 
 
+def test_the_nvme_read_minimum_is_the_workloads() -> None:
+    """Review 7 L8: --nvme-read-gb-per-s and hardware.fixed.nvme_read_gb_per_s refuse the same values."""
+    from generator.calculator.estimate import MIN_NVME_READ_GB_PER_S
+    from generator.workload.schema import workload_schema
+
+    fixed = workload_schema()["properties"]["hardware"]["properties"]["fixed"]["properties"]
+    assert fixed["nvme_read_gb_per_s"]["minimum"] == MIN_NVME_READ_GB_PER_S
+
+
 def test_estimate_help_documents_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_estimate(capsys, "--help")
     assert code == 0

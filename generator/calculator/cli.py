@@ -46,9 +46,10 @@ def _constant(text: str) -> tuple[str, float]:
     name, sep, value = text.partition("=")
     if not sep:
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
-    if not _DECIMAL.fullmatch(value.strip()):
-        raise argparse.ArgumentTypeError(f"value of {name!r} must be a number, got {value!r}")
-    return name.strip(), float(value)
+    try:
+        return name.strip(), _number(value)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"value of {name!r} must be a number, got {value!r}") from None
 
 
 EPILOG = (

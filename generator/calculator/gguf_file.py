@@ -81,7 +81,7 @@ def gguf_precision(file_type: int | None) -> str:
     return FILE_TYPES.get(name, "gguf-" + name.removeprefix("MOSTLY_").removeprefix("ALL_").lower())
 
 
-def _whole(value: Any, what: str, label: str, location: Location | None) -> int:
+def _metadata_count(value: Any, what: str, label: str, location: Location | None) -> int:
     """A GGUF metadata value that must be a whole number (a float only where it is one, as config.json's are read)."""
     if isinstance(value, float) and value.is_integer():
         value = int(value)
@@ -109,7 +109,7 @@ def gguf_config(
                 raise InputError(f"{label}: {arch}.{suffix} differs per layer, which specgen does not size from GGUF", location)
             value = value[0]
         if value is not None:
-            config[key] = _whole(value, f"key {arch}.{suffix}", label, location)
+            config[key] = _metadata_count(value, f"key {arch}.{suffix}", label, location)
     if "vocab_size" not in config and "token_embd.weight" in tensor_shapes:
         shape = tensor_shapes["token_embd.weight"]
         if len(shape) != 2:

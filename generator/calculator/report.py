@@ -69,9 +69,12 @@ def plan_text(plan: Plan) -> str:
 
 
 def _memory_text(mem: Mapping[str, int]) -> str:
-    """One GPU's memory by kind, the kinds it holds."""
+    """One GPU's memory by kind, the kinds it holds; a serving GPU's one-sequence figures labelled, and its KV pool."""
     kinds = ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead", "total")
-    return ", ".join(f"{k} {mem[k] / GIB:.1f} GiB" for k in kinds if mem[k])
+    pool = mem.get("kv_cache_pool")
+    label = {"kv_cache": "kv_cache (one sequence)", "total": "total to start"} if pool is not None else {}
+    text = ", ".join(f"{label.get(k, k)} {mem[k] / GIB:.1f} GiB" for k in kinds if mem[k])
+    return text + (f"; KV cache pool {pool / GIB:.1f} GiB" if pool is not None else "")
 
 
 def rows_by_id(
