@@ -30,6 +30,7 @@ from generator.sizing.training_step import (
     StepTime,
     training_step,
 )
+from generator.sizing.weights import Parallelism
 from generator.workload import load_workload
 from generator.workload.build import build
 from generator.workload.models import TrainingSpec
@@ -276,7 +277,8 @@ def test_step_terms_add_up_and_dp_traffic_only_shows_beyond_compute(
     )
     assert total == pytest.approx(parts["total_s"], abs=5e-4)
     assert parts["dp_zero_exposed_s"] <= parts["dp_zero_comm_s"] + 1e-9
-    more = _step(tp, pp, dp, mb, acc + 1, dp_bytes)
+    # more micro-batches on the same schedule (a whole multiple of the stages interleaves, the rest run plain 1F1B)
+    more = _step(tp, pp, dp, mb, acc + pp, dp_bytes)
     assert more.pp_bubble_s / more.total_s <= step.pp_bubble_s / step.total_s + 1e-12
 
 
@@ -356,3 +358,32 @@ hardware:
     assert plan.totals["usd_per_month"] == pytest.approx(6626.0, abs=1.0)
     (dep,) = plan.deployments
     assert dep.details["hours"] <= 24
+
+
+@pytest.mark.parametrize(
+    ("accumulation", "zero", "dp", "held"),
+    [
+        pytest.param(1, 0, 1, "activations beyond the gradients", id="one-micro-batch"),
+        pytest.param(8, 0, 1, "gradients and activations", id="accumulating"),
+        pytest.param(1, 0, 8, "gradients, buckets and activations", id="ddp"),
+    ],
+)
+def test_gradients_held_across_micro_batches_or_in_ddp_buckets_add_to_the_activations(
+    accumulation: int, zero: int, dp: int, held: str
+) -> None:
+    """newuser12 item 2: a 1B full fine-tune was planned at 22.7 of 24 GiB with 64 accumulation steps; from the second
+    micro-batch on the first one's gradients stay beside every activation (25.0 GiB)."""
+    from generator.sizing.training import TrainingSetup
+
+    arch = resolve_model("meta-llama/Llama-3.2-1B").architecture
+    one = TrainingSetup(method="full", optimizer="adamw-8bit", sequence_length=7600, checkpointing="none")
+    base = size_training(arch, one, Parallelism(), CONSTS, nvlink=False).per_gpu
+    setup = one._replace(accumulation_steps=accumulation, zero_stage=zero, data_parallel=dp)
+    mem = size_training(arch, setup, Parallelism(), CONSTS, nvlink=False).per_gpu
+    saved = base.activations + base.gradients  # every activation of one micro-batch, saved for backward
+    if held == "activations beyond the gradients":
+        assert mem.activations == base.activations and mem.activations + mem.gradients == saved
+    elif held == "gradients and activations":
+        assert mem.activations == saved  # the breakdown's gradients beside all of them
+    else:
+        assert mem.activations >= saved

@@ -91,7 +91,7 @@ class TrainingShape:
         return self.setup.data_parallel * self.setup.micro_batch_size * self.accumulation
 
 
-def _setup(spec: TrainingSpec, zero: int, dp: int, micro_batch: int | None = None) -> TrainingSetup:
+def _setup(spec: TrainingSpec, zero: int, dp: int, micro_batch: int | None = None, accumulation: int = 1) -> TrainingSetup:
     return TrainingSetup(
         method=spec.method,
         optimizer=resolved_regime(spec.framework, spec.optimizer, zero, dp)[0],
@@ -110,6 +110,7 @@ def _setup(spec: TrainingSpec, zero: int, dp: int, micro_batch: int | None = Non
         activation_offload=spec.activation_offload,
         optimizer_in_backward=spec.optimizer_in_backward,
         fused_kernels=spec.fused_kernels,
+        accumulation_steps=accumulation,
     )
 
 
@@ -238,8 +239,10 @@ def _batch_split(
             )
     best: tuple[float, int, int, StepTime] | None = None
     for mb, accumulation in options:
-        if mb > MAX_MICRO_BATCH or not _fits(_memory(arch, _setup(spec, zero, dp, mb), par, hw, consts), budget):
-            break  # activations grow with the micro-batch: no larger one fits either
+        if mb > MAX_MICRO_BATCH:
+            break
+        if not _fits(_memory(arch, _setup(spec, zero, dp, mb, accumulation), par, hw, consts), budget):
+            continue  # a larger micro-batch may still fit: accumulating fewer of them holds fewer gradients across them
         layout = StepLayout(par.tp, par.pp, dp, mb, accumulation, spec.sequence_length)
         step = node_free_step(model, spec, hw, layout, consts)
         per_token = step.total_s / layout.tokens_per_step
@@ -332,7 +335,7 @@ def training_shapes(
                 micro_batch, accumulation, step = split
                 # a framework's sharding over one data-parallel GPU shards nothing: it is ZeRO-0 there (as the estimate says)
                 stage = zero if spec.zero_stage is not None or each_dp > 1 else 0
-                setup = _setup(spec, stage, each_dp, micro_batch)
+                setup = _setup(spec, stage, each_dp, micro_batch, accumulation)
                 mem = _memory(arch, setup, par, hw, consts)
                 world = each_dp * tp * pp
                 hours = training_hours(total_flops, world, tflops, consts, mfu=mfu) if total_flops and tflops else None

@@ -135,6 +135,8 @@ class TrainingSetup(NamedTuple):
     fused_kernels: bool | None = None
     #: Expert-parallel group size, carved out of ``data_parallel`` (which it must divide); MoE models only.
     expert_parallel: int = 1
+    #: Micro-batches a rank runs before each optimizer step (gradient accumulation, or a pipeline's micro-batches).
+    accumulation_steps: int = 1
 
     def techniques(self) -> tuple[str, bool, bool]:
         """(loss, activation offload, optimizer in backward): the setup's own, else its framework's defaults."""
@@ -437,11 +439,17 @@ def size_training(
     if optimizer_in_backward:
         # each parameter steps as its gradient arrives: one layer's gradients at a time
         grads = min(grads, largest_layer / 2 * opt.grad_bytes)
-    # Backward frees each layer's saved activations as it allocates that layer's gradients: the step peaks at
-    # its start (every activation, no gradient yet) or at its end (every gradient, the first layer's working
-    # set), never holding both in full. The breakdown shows the gradients whole and the activations beyond them.
+    # The breakdown shows the gradients whole and the activations beyond them. With one micro-batch a step, backward
+    # frees each layer's saved activations as it allocates that layer's gradients: the step peaks at its start
+    # (every activation, no gradient yet) or at its end (every gradient, the first layer's working set), never
+    # holding both in full. Accumulating, the gradients of earlier micro-batches are held through every later one.
+    # DDP (ZeRO-0 over several GPUs) also holds its flat gradient buckets all along, beside the parameters' own
+    # gradients at the end of backward (PyTorch's default, gradient_as_bucket_view=False).
     end_of_backward = tokens * ((per_layer + backward_transient_bytes_per_token(arch)) // par.tp)
-    activations = max(activations, math.ceil(grads) + end_of_backward) - math.ceil(grads)
+    if setup.zero_stage == 0 and dp > 1:
+        activations = max(activations, math.ceil(grads) + end_of_backward)
+    elif setup.accumulation_steps == 1:
+        activations = max(activations, math.ceil(grads) + end_of_backward) - math.ceil(grads)
 
     overhead = consts.training_overhead_bytes + multi_gpu_runtime_bytes(dp * par.gpus, consts, nvlink=nvlink)
     per_gpu = MemoryBreakdown(
