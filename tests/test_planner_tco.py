@@ -12,7 +12,7 @@ from generator.calculator.report import plan_text
 from generator.errors import InfeasibleError, InputError
 from generator.planner import plan_workload
 from generator.planner.bom import fill_channels
-from generator.planner.nodes import has_nvswitch
+from generator.planner.nodes import NodeNeeds, assemble_node, has_nvswitch
 from generator.planner.racks import AIR_COOLED_RACK_LIMIT_KW, pack_racks, rack_findings
 from generator.planner.slo import INTERACTIVE_TPOT_MS, INTERACTIVE_TTFT_P95_MS
 from generator.planner.tco import HOURS_PER_MONTH, node_cost, purchase_price
@@ -693,6 +693,21 @@ def test_multi_node_lora_whose_communication_dominates_gets_a_fabric(tmp_path: P
 def test_training_over_a_cloud_network_is_rejected_when_communication_dominates(tmp_path: Path) -> None:
     with pytest.raises(InfeasibleError, match="communication dominates"):
         plan_workload(_load(tmp_path, LORA_70B.format(platform="aws-g6e-12xlarge", provider="aws")))
+
+
+def test_a_desktop_or_workstation_tower_never_gets_a_gpu_fabric(tmp_path: Path) -> None:
+    """newuser12 item 1: 16 AM5 towers of two RTX 4090 each got 2 x 400 Gb/s InfiniBand with GPUDirect RDMA, unpriced;
+    their lanes go to the GPUs and GeForce cards have no GPUDirect RDMA. Over their front end, the job's
+    communication dominates: refused, as over a cloud network."""
+    text = LORA_70B.format(platform="am5-desktop-tower", provider="baremetal").replace("[l40s-48gb]", "[rtx-4090-24gb]")
+    text = text.replace("method: lora, zero_stage: 3", "method: qlora, framework: hf, zero_stage: 3")
+    with pytest.raises(InfeasibleError, match=r"am5-desktop-tower: qlora over \d+ nodes .* front-end Ethernet .* dominates"):
+        plan_workload(_load(tmp_path, text))
+    platform = catalog.platforms()["wrx90-workstation"]
+    gpu = catalog.gpus()["rtx-4090-24gb"]
+    node = assemble_node(platform, gpu, 4, NodeNeeds(0, 0, 0, 0, needs_fabric=True), Constants(), findings := [])
+    assert not [n for n in node.nics if n.role == "fabric"]
+    assert "no-gpu-fabric" in [f.code for f in findings]  # a replica spanning towers is ruled out
 
 
 # --- servers the team already owns -----------------------------------------------------------------

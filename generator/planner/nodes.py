@@ -41,13 +41,22 @@ def _round_up(value: float, step: float) -> float:
     return math.ceil(value / step) * step if value > 0 else 0.0
 
 
+def fabric_fits(platform: PlatformSpec) -> bool:
+    """Whether a GPU fabric NIC can be fitted: to bare-metal servers.
+
+    Not to desktop and workstation towers, whose PCIe lanes go to the GPUs (two GPUs at x8 on AM5 and LGA1700
+    boards) and whose GeForce cards have no GPUDirect RDMA.
+    """
+    return platform.provider == "baremetal" and platform.kind != "workstation"
+
+
 def _nics(platform: PlatformSpec, gpus: int, needs_fabric: bool, findings: list[Finding]) -> tuple[Nic, ...]:
     table = catalog.nics()
     out: list[Nic] = []
     fabric_id, fabric_count = platform.fabric_nic_id, platform.fabric_nic_count
     configurable = platform.provider == "baremetal" and not platform.custom  # parts are chosen, not as owned
     if needs_fabric and not fabric_id:
-        if configurable:
+        if configurable and fabric_fits(platform):
             fabric_id, fabric_count = DEFAULT_FABRIC_NIC, gpus
         elif (platform.network_gbps_total or 0) < MIN_FABRIC_GBPS:
             findings.append(

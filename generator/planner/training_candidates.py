@@ -8,7 +8,7 @@ from generator.calculator.model_source import ResolvedModel
 from generator.planner.blocked import COMMUNICATION_DOMINATES, NO_LAYOUT, PAST_DEADLINE, Blocked
 from generator.planner.candidates import blocked_on, layout_option
 from generator.planner.inventory import ServerKey
-from generator.planner.nodes import NodeNeeds
+from generator.planner.nodes import NodeNeeds, fabric_fits
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, node_counts
 from generator.planner.training import TrainingShape, layout_step, training_shapes
@@ -104,6 +104,8 @@ def _with_communication(
         mem.trainable_params // shape.par.gpus, weights_total, setup.zero_stage, setup.data_parallel, shape.accumulation
     )
     builtin = bool(hw.platform.fabric_nic_id) or hw.platform.provider != "baremetal"
+    if not fabric_fits(hw.platform):
+        needs = needs._replace(needs_fabric=False)  # over its front-end network, or ruled out below
 
     def placed(fabric: bool) -> StepComm:
         links, dp_link, tp_link, stage_link = step_links(
@@ -113,10 +115,10 @@ def _with_communication(
         return StepComm(step, dp_link, tp_link, stage_link)
 
     comm = placed(builtin or needs.needs_fabric)
-    if comm.dominates and not builtin and not needs.needs_fabric:
+    if comm.dominates and not builtin and not needs.needs_fabric and fabric_fits(hw.platform):
         needs = needs._replace(needs_fabric=True)
         comm = placed(True)
-    if comm.dominates and hw.platform.provider != "baremetal":
+    if comm.dominates and not fabric_fits(hw.platform):  # a cloud instance, or a tower: no fabric to add
         why = (
             f"{setup.method} over {nodes} nodes sends {sent.bytes_per_gpu / 1e9:.1f} GB per GPU per step; over "
             f"{comm.link} that takes {comm.comm_s:.2f} s against {comm.compute_s:.2f} s of compute: communication dominates"
