@@ -13,6 +13,7 @@ from generator.errors import InfeasibleError, InputError
 from generator.planner import plan_workload
 from generator.planner.bom import fill_channels
 from generator.planner.nodes import NodeNeeds, assemble_node, has_nvswitch
+from generator.planner.plan import Finding
 from generator.planner.racks import AIR_COOLED_RACK_LIMIT_KW, pack_racks, rack_findings
 from generator.planner.slo import INTERACTIVE_TPOT_MS, INTERACTIVE_TTFT_P95_MS
 from generator.planner.tco import HOURS_PER_MONTH, node_cost, purchase_price
@@ -683,6 +684,9 @@ def test_multi_node_lora_whose_communication_dominates_gets_a_fabric(tmp_path: P
     assert pool.nodes > 1
     assert any(n.role == "fabric" for n in pool.node.nics)
     assert "GPU fabric" in dep.details["inter_node_link"]
+    # the NICs the plan fits and the fabric's switches have no price: capex says it leaves them out
+    (unpriced,) = [f for f in plan.findings if f.code == "fabric-unpriced"]
+    assert f"pool {pool.name}: the GPU fabric fitted to its {pool.nodes} server(s)" in unpriced.message
     # over the node's 25 GbE front end the same step would spend longer communicating than computing
     gbps, link = node_link(catalog.platforms()["dell-r760xa"], pool.node.gpus, fabric=False)
     front_s = dep.details["dp_zero_bytes_per_gpu"] * 8 / (gbps * 1e9)
@@ -705,7 +709,8 @@ def test_a_desktop_or_workstation_tower_never_gets_a_gpu_fabric(tmp_path: Path) 
         plan_workload(_load(tmp_path, text))
     platform = catalog.platforms()["wrx90-workstation"]
     gpu = catalog.gpus()["rtx-4090-24gb"]
-    node = assemble_node(platform, gpu, 4, NodeNeeds(0, 0, 0, 0, needs_fabric=True), Constants(), findings := [])
+    findings: list[Finding] = []
+    node = assemble_node(platform, gpu, 4, NodeNeeds(0, 0, 0, 0, needs_fabric=True), Constants(), findings)
     assert not [n for n in node.nics if n.role == "fabric"]
     assert "no-gpu-fabric" in [f.code for f in findings]  # a replica spanning towers is ruled out
 

@@ -535,7 +535,7 @@ def build_plan(
             )
         )
     findings += single_host_findings(wl, pools) + device_plugin_findings(wl, pools) + custom_power_findings(wl, consts)
-    findings += unrated_findings(wl) + unused_setting_findings(wl)
+    findings += unrated_findings(wl) + unused_setting_findings(wl) + _unpriced_fabric_findings(pools)
     rented = _rented_jobs(pools, deployments, per_run)
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None, per_job=True) if p.name in rented else p for p in pools]
@@ -893,4 +893,27 @@ def serving_memory(memory: InferenceMemory) -> dict[str, int]:
     out = memory.per_gpu.as_dict()
     if memory.capacity is not None:
         out["kv_cache_pool"] = memory.capacity.kv_available_bytes
+    return out
+
+
+def _unpriced_fabric_findings(pools: list[Pool]) -> list[Finding]:
+    """Pools whose servers the plan fits with a GPU fabric their platform does not list.
+
+    The NICs and the fabric's switches are in no price the catalog has, so capex leaves them out.
+    """
+    out = []
+    for pool in pools:
+        platform = catalog.platforms().get(pool.node.platform_id)
+        fitted = [n for n in pool.node.nics if n.role == "fabric"]
+        if platform is None or platform.provider != "baremetal" or platform.fabric_nic_id or not fitted:
+            continue
+        nics = ", ".join(f"{n.count} x {n.name}" for n in fitted)
+        out.append(
+            Finding(
+                "info",
+                "fabric-unpriced",
+                f"pool {pool.name}: the GPU fabric fitted to its {pool.nodes} server(s) ({nics} each) and the fabric's "
+                "switches are not in capex: the catalog has no sourced price for them",
+            )
+        )
     return out
