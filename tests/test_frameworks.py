@@ -453,3 +453,18 @@ def test_only_a_framework_with_a_pipeline_schedule_is_planned_in_pipeline_stages
     refused = pytest.raises(InputError, match=f"--pp 2: {framework} has no pipeline schedule")
     with refused if framework != "megatron" else contextlib.nullcontext():
         estimate(EstimateRequest(model="meta-llama/Llama-3.2-3B", train="full", pp=2, gpu="rtx-4090-24gb", framework=framework))
+
+
+def test_zero_offload_keeps_one_reduce_bucket_of_gradients_on_the_gpu() -> None:
+    """newuser12 item 5: with the optimizer offloaded, bf16 gradients of the whole model stayed on the GPU (14.96 GiB
+    for 8B) beside the fp32 ones counted on the host; ZeRO-Offload moves each reduced bucket to the host."""
+    from generator.sizing.training import ZERO_REDUCE_BUCKET_ELEMENTS
+
+    request = EstimateRequest(model="meta-llama/Llama-3.1-8B", train="full", gpu="rtx-4090-24gb", gpus=1, zero_stage=2,
+                              offload_optimizer=True, seq_len=2048, framework="deepspeed")  # fmt: skip
+    result = estimate(request)
+    per_gpu = result["memory"]["per_gpu"]
+    assert per_gpu["gradients"] == ZERO_REDUCE_BUCKET_ELEMENTS * 2  # one bf16 bucket
+    assert per_gpu["optimizer"] == 0
+    assert result["training"]["host_ram_bytes_per_gpu"] >= 8_030_261_248 * 16  # fp32 master, moments and gradients
+    assert result["capacity"]["fits"]  # 19.94 GiB on the 4090, where 31.46 GiB did not fit

@@ -104,6 +104,11 @@ CHECKPOINTING = ("none", "selective", "full")
 LORA_ALL = "all-linear"
 
 
+#: DeepSpeed ZeRO's ``reduce_bucket_size`` default, elements (https://www.deepspeed.ai/docs/config-json/, "Optimizer
+#: offloading" and "reduce_bucket_size": 5e8): with the optimizer offloaded, the gradients a GPU holds at once.
+ZERO_REDUCE_BUCKET_ELEMENTS = 500_000_000
+
+
 class TrainingSetup(NamedTuple):
     """One training job's shape."""
 
@@ -363,6 +368,9 @@ def size_training(
         if setup.offload_optimizer:
             host += states + held(params * 4, unsplit * 4, setup.zero_stage >= 2)  # states + fp32 grads on the host
             states = 0
+            # ZeRO-Offload moves each reduced gradient bucket to the host as backward fills it: the GPU holds a
+            # bucket, not the model's gradients
+            grads = min(grads, ZERO_REDUCE_BUCKET_ELEMENTS * opt.grad_bytes)
         parts = {"model": weights, "autocast_copy": params * opt.cast_cache_bytes}
         if setup.offload_params:
             # the GPU keeps the gathered layers and FSDP's root unit (embeddings, LM head, final norm), as for a
