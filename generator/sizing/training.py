@@ -417,7 +417,9 @@ def size_training(
             if base_fmt.is_quantized
             else 0
         )
-        parts = {"base": frozen, "adapters": adapters * opt.adapter_bytes, "dequant_buffer": dequant}
+        # ZeRO-3 / FSDP shard the trainable adapters with the frozen base they sit in (as their gradients and states)
+        adapter_bytes = held(adapters * opt.adapter_bytes, unsplit_adapters * opt.adapter_bytes, setup.zero_stage >= 3)
+        parts = {"base": frozen, "adapters": adapter_bytes, "dequant_buffer": dequant}
     weights = sum(parts.values())
 
     # selective recomputation (Korthikanti et al.) drops the attention scores, as FlashAttention does
