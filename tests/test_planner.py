@@ -251,7 +251,8 @@ def test_multi_node_training_gets_a_gpu_fabric(tmp_path: Path) -> None:
         pytest.param("dgx-h100", "h100-sxm5-80gb", 8, False, 8, id="fixed-system-ships-with-them"),
         pytest.param("dell-r760xa", "l40s-48gb", 2, True, 2, id="none-listed-one-per-gpu-spanning"),
         pytest.param("dell-r760xa", "l40s-48gb", 2, False, 0, id="none-listed-one-server-work-none"),
-        pytest.param("wrx90-workstation", "rtx-pro-6000-ws-96gb", 2, True, 2, id="workstation-one-per-gpu-spanning"),
+        # newuser12 item 1: a tower's PCIe lanes go to its GPUs; a replica spanning towers is ruled out instead
+        pytest.param("wrx90-workstation", "rtx-pro-6000-ws-96gb", 2, True, 0, id="workstation-no-fabric"),
     ],
 )
 def test_fabric_nics_of_a_server_built_for_partial_gpu_population_come_with_the_gpus_that_need_them(
