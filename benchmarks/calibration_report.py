@@ -116,8 +116,11 @@ def predict_kv_concurrency(row: dict[str, Any]) -> float:
     arch = parse_architecture(find_model(row["model"]).config)
     kv_bits = kv_cache_bits(row["kv_precision"])
     available = int(row["available_kv_gib"] * GIB)
-    cache = vllm_kv_cache(arch, kv_bits, available, row["max_model_len"], Parallelism(tp=row["tp"]), row["block_size"])
-    return cache.max_concurrency
+    # a sliding layer's pages per request count max_num_batched_tokens: the row's where stated, else the 8,192 of the
+    # H100-class GPUs most rows ran on
+    par = Parallelism(tp=row["tp"])
+    chunk = row.get("max_num_batched_tokens", 8192)
+    return vllm_kv_cache(arch, kv_bits, available, row["max_model_len"], par, row["block_size"], chunk).max_concurrency
 
 
 def predict_kv_needed(row: dict[str, Any]) -> float:

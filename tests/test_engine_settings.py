@@ -16,7 +16,7 @@ from generator.errors import InputError
 from generator.planner import plan_workload
 from generator.planner.plan import Plan
 from generator.render.ansible import render_ansible
-from generator.sizing.engine_runtime import default_max_num_seqs
+from generator.sizing.engine_runtime import default_max_num_batched_tokens, default_max_num_seqs
 from generator.workload import LoadedWorkload, load_workload
 from tests.helpers import ansible_reader
 
@@ -38,6 +38,9 @@ from tests.helpers import ansible_reader
 def test_default_max_num_seqs_per_gpu(engine: str, gpu: str, expected: int | None) -> None:
     spec = catalog.gpus()[gpu]
     assert default_max_num_seqs(engine, spec.name, spec.memory_bytes) == expected
+    # the same test sets the tokens of a forward pass: 8,192 with the larger batch, 2,048 with the smaller
+    tokens = default_max_num_batched_tokens(engine, spec.name, spec.memory_bytes)
+    assert tokens == {1024: 8192, 256: 2048, None: None}[expected]
 
 
 TINY_ON_L4 = """\
@@ -76,7 +79,13 @@ def test_a_replica_never_counts_on_more_sequences_than_vllm_runs(tmp_path: Path)
     files = render_ansible(plan, loaded.workload)
     (group_vars,) = (ansible_reader().load(text) for name, text in files.items() if "group_vars" in name)
     (entry,) = group_vars["specgen_deployments"]
-    assert entry["engine"] == {"kv_cache_precision": "bf16", "max_model_len": 4096, "max_num_seqs": 256, "name": "vllm"}
+    assert entry["engine"] == {
+        "kv_cache_precision": "bf16",
+        "max_model_len": 4096,
+        "max_num_batched_tokens": 2048,
+        "max_num_seqs": 256,
+        "name": "vllm",
+    }
 
 
 def test_a_higher_limit_in_the_workload_is_used_and_rendered(tmp_path: Path) -> None:
@@ -87,6 +96,22 @@ def test_a_higher_limit_in_the_workload_is_used_and_rendered(tmp_path: Path) -> 
     assert dep.details["batch_per_replica"] > 256
     assert raised.totals["gpus"] < default.totals["gpus"]  # larger batches: fewer replicas for the same rate
     assert not any("the batch stops at" in r for r in dep.reasons)
+
+
+def test_the_tokens_of_a_forward_pass_are_vllms_on_the_gpu_or_the_workloads(tmp_path: Path) -> None:
+    """vLLM's server runs 2,048 tokens a forward pass on an L4 (8,192 on H100-class GPUs) and its profiling run
+    reserves memory for them: the plan sizes with that, a workload's own figure wins, and both are rendered."""
+    _, default = _plan(tmp_path)
+    _, given = _plan(tmp_path, "\n      max_num_batched_tokens: 8192")
+    (small,), (large,) = default.deployments, given.deployments
+    assert (small.details["max_num_batched_tokens"], large.details["max_num_batched_tokens"]) == (2048, 8192)
+    # a larger profiling forward reserves more: fewer KV tokens fit
+    assert large.details["kv_cache_tokens_per_replica"] < small.details["kv_cache_tokens_per_replica"]
+    # the engine default as a constant of the workload counts as the workload's own
+    path = tmp_path / "c.yaml"
+    path.write_text(TINY_ON_L4.format(limit="") + "constants: {prefill_chunk_tokens: 8192}\n")
+    (folded,) = plan_workload(load_workload(str(path))).deployments
+    assert folded.details["max_num_batched_tokens"] == 8192
 
 
 def test_vllms_smaller_limit_is_taken_where_its_h100_default_leaves_no_room(tmp_path: Path) -> None:

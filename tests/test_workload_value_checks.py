@@ -144,10 +144,15 @@ REFUSED = [
     # newuser10 item 4: a batch limit on an existing machine was dropped without a word (one stream is planned)
     pytest.param(
         _sub(FIXED, "max_context_tokens: 8192\n", "max_context_tokens: 8192\n      max_num_seqs: 4\n"),
-        "workload.yaml:8:21: deployments[0].inference.max_num_seqs: max_num_seqs is vLLM's / SGLang's batch limit; "
+        "workload.yaml:8:21: deployments[0].inference.max_num_seqs: max_num_seqs is a serving engine's setting; "
         "hardware.fixed is planned as one llama.cpp-style stream placed over GPU, RAM and NVMe: drop max_num_seqs or "
         "hardware.fixed",
         id="batch-limit-on-a-fixed-machine",
+    ),
+    pytest.param(
+        _sub(FIXED, "max_context_tokens: 8192\n", "max_context_tokens: 8192\n      max_num_batched_tokens: 512\n"),
+        "deployments[0].inference.max_num_batched_tokens: max_num_batched_tokens is a serving engine's setting",
+        id="forward-pass-tokens-on-a-fixed-machine",
     ),
     pytest.param(
         _sub(FIXED, "hardware:\n", "hardware:\n  provider: aws\n"),

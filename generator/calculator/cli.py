@@ -168,7 +168,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--input-tokens", type=_whole, help="average prompt tokens: adds throughput (needs --gpu)")
     p.add_argument("--output-tokens", type=_whole, help="average generated tokens: adds throughput (needs --gpu)")
-    p.add_argument("--max-batched-tokens", type=_whole, help="tokens per forward pass in prefill (default 8192)")
+    p.add_argument(
+        "--max-batched-tokens",
+        type=_whole,
+        help="tokens per forward pass (the prefill chunk; vLLM's profiling run reserves for them) (default: vLLM's on "
+        "the GPU, 8192 on GPUs of 70 GiB or more other than A100, else 2048)",
+    )
     p.add_argument(
         "--max-num-seqs",
         type=_whole,

@@ -17,7 +17,7 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.context_limit import CONTEXT_EXTENSION, LONGER_REFUSED, served_limit_phrase
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
-from generator.sizing.engine_runtime import ENGINE_NAMES, batch_limits, per_sequence_host_scale
+from generator.sizing.engine_runtime import ENGINE_NAMES, batch_limits, default_max_num_batched_tokens, per_sequence_host_scale
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
 from generator.sizing.kv_cache import size_kv_cache
 from generator.sizing.loadability import format_problems, loadability_problems
@@ -130,8 +130,13 @@ def _engine_batches(req: EstimateRequest, gpu: GpuSpec, consts: Constants) -> li
     seqs = req.max_num_seqs or explicit.get("max_num_seqs")
     given = req.max_num_seqs or explicit.get("max_batch_size") or seqs
     limits = batch_limits(req.engine, gpu.name, gpu.memory_bytes, int(given) if given else None, consts.max_batch_size)
-    vllm = req.engine == "vllm"
-    return [consts._replace(max_batch_size=n, **({"max_num_seqs": int(seqs) if seqs else n} if vllm else {})) for n in limits]
+    if req.engine != "vllm":
+        return [consts._replace(max_batch_size=n) for n in limits]
+    # the tokens of a forward pass: --max-batched-tokens (or --set prefill_chunk_tokens), else vLLM's server default
+    chunk = req.max_batched_tokens or explicit.get("prefill_chunk_tokens")
+    default = default_max_num_batched_tokens(req.engine, gpu.name, gpu.memory_bytes) or consts.prefill_chunk_tokens
+    tokens = int(chunk) if chunk else default
+    return [consts._replace(max_batch_size=n, max_num_seqs=int(seqs) if seqs else n, prefill_chunk_tokens=tokens) for n in limits]
 
 
 #: The command-line option of each request field whose name differs from it.
@@ -625,7 +630,7 @@ def _fixed_machine(
             "reserved_ram_gib": spec.reserved_ram_gib,
             "bandwidths": basis,
         },
-        "runtime_settings": runtime_settings(arch, plan, machine, consts),
+        "runtime_settings": runtime_settings(arch, plan, machine, consts, catalog.find_gpu(spec.gpu).name),
         "checklist": checklist(plan, machine),
         "findings": [
             *({"level": "warning", "code": "ddr-bandwidth-assumed", "message": w} for w in [ddr_assumption(spec)] if w),

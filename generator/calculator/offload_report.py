@@ -14,6 +14,7 @@ from typing import Any
 
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
+from generator.sizing.engine_runtime import default_max_num_batched_tokens, default_max_num_seqs
 from generator.sizing.offload import Machine, OffloadPlan, Placement
 from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat
 from generator.sizing.step_down import GGUF_STEP_DOWNS, lower_precisions, quality_note, step_down_phrase
@@ -47,8 +48,11 @@ def _gib(n: float) -> float:
     return round(n / GIB, 2)
 
 
-def runtime_settings(arch: Architecture, plan: OffloadPlan, machine: Machine, consts: Constants) -> dict[str, Any]:
-    """The same placement as settings of four common runtimes."""
+def runtime_settings(arch: Architecture, plan: OffloadPlan, machine: Machine, consts: Constants, gpu_name: str) -> dict[str, Any]:
+    """The same placement as settings of four common runtimes.
+
+    ``gpu_name``: the machine's GPU, on which vLLM's defaults depend.
+    """
     p = plan.placement
     n = arch.num_layers
     on_gpu = p.layers_on_gpu
@@ -84,7 +88,7 @@ def runtime_settings(arch: Architecture, plan: OffloadPlan, machine: Machine, co
     settings: dict[str, Any] = {
         "llama.cpp": shlex.join(llama),
         "accelerate": accelerate,
-        "vllm": _vllm_offload(arch, p, machine, consts),
+        "vllm": _vllm_offload(arch, p, machine, consts, gpu_name),
         "deepspeed_zero_inference": {"zero_optimization": zero},
         "layers": {"total": n, "on_gpu": on_gpu, "cpu": p.layer_devices.count("cpu"), "disk": p.layer_devices.count("disk")},
     }
@@ -96,7 +100,7 @@ def runtime_settings(arch: Architecture, plan: OffloadPlan, machine: Machine, co
     return settings
 
 
-def _vllm_offload(arch: Architecture, p: Placement, machine: Machine, consts: Constants) -> dict[str, Any]:
+def _vllm_offload(arch: Architecture, p: Placement, machine: Machine, consts: Constants, gpu_name: str) -> dict[str, Any]:
     """The placement as vLLM settings, or why vLLM cannot serve it.
 
     ``--cpu-offload-gb`` (GiB of weights per GPU kept in CPU memory) is what leaves room on each GPU, within its
@@ -111,7 +115,10 @@ def _vllm_offload(arch: Architecture, p: Placement, machine: Machine, consts: Co
     if p.disk_bytes:
         return settings | {"note": "vLLM offloads to CPU memory only; this placement also needs NVMe, use llama.cpp or DeepSpeed"}
     par = Parallelism(pp=machine.gpus)
-    reserved = vllm_reservation(arch, par, consts, consts.prefill_chunk_tokens, nvlink=False).total
+    # its profiling run: vLLM's server defaults on this GPU (tokens of the forward, rows of the sampler)
+    tokens = default_max_num_batched_tokens("vllm", gpu_name, machine.gpu_memory_bytes) or consts.prefill_chunk_tokens
+    seqs = default_max_num_seqs("vllm", gpu_name, machine.gpu_memory_bytes) or consts.max_num_seqs
+    reserved = vllm_reservation(arch, par, consts._replace(max_num_seqs=seqs), tokens, nvlink=False).total
     kv = math.ceil((p.kv_gpu_bytes + p.kv_cpu_bytes) / machine.gpus)
     room = consts.gpu_memory_utilization * machine.gpu_memory_bytes - reserved - kv
     weights = (p.gpu_bytes + p.cpu_bytes) / machine.gpus

@@ -12,7 +12,7 @@ from generator.catalog.records import GpuSpec, acquired
 from generator.errors import FleetLimitError, InfeasibleError, InputError
 from generator.planner.blocked import Blocked
 from generator.planner.custom import custom_power_findings
-from generator.planner.inference import ReplicaShape, max_running, point_for_rate
+from generator.planner.inference import ReplicaShape, batched_tokens, max_running, point_for_rate
 from generator.planner.inventory import ServerKey, free_servers, owned_groups, take_owned
 from generator.planner.multi_host import multi_host_note
 from generator.planner.naming import MAX_NODES_PER_POOL, unique_pool_names
@@ -162,6 +162,7 @@ def _serving_details(
             requests_per_s_per_replica_max=details["requests_per_s_per_replica_max"],
             batch_per_replica=details["batch_per_replica"],
             max_num_seqs=details["max_num_seqs"],
+            max_num_batched_tokens=details.get("max_num_batched_tokens"),
             ttft_p95_s=details["ttft_p95_s"],
             tpot_s=details["tpot_s"],
             memory_per_gpu=serving_memory(part.replica_shape.memory),
@@ -243,6 +244,8 @@ def _inference_details(
     }
     if spec.engine != "vllm":
         details["serving_engine"] = spec.engine
+    else:  # vLLM --max-num-batched-tokens: its profiling run reserves memory for that many tokens
+        details["max_num_batched_tokens"] = batched_tokens(spec, opt.hardware.gpu, consts)
     if shape.par.ep > 1:
         details["expert_parallel"] = shape.par.ep
     mem = shape.memory.per_gpu

@@ -28,7 +28,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine
 from generator.units import GIB, TB, seconds_text
 from generator.workload import LoadedWorkload
-from generator.workload.models import InferenceDeployment
+from generator.workload.models import InferenceDeployment, Workload
 
 
 def _power_basis(module_tdp: bool, cpu_known: bool) -> str:
@@ -71,6 +71,11 @@ def _node(fixed: FixedSpec, machine: Machine, basis: str, consts: Constants) -> 
     )
 
 
+def _fixed_gpu_name(wl: Workload) -> str:
+    assert wl.hardware.fixed is not None
+    return catalog.find_gpu(wl.hardware.fixed.gpu).name
+
+
 def _deployment(
     loaded: LoadedWorkload, index: int, machine: Machine, pool: str, consts: Constants
 ) -> tuple[DeploymentPlan, list[Finding]]:
@@ -94,7 +99,7 @@ def _deployment(
         "ttft_s": round(cost.ttft_s, 3),
         "cold_start_s": round(cost.cold_start_s, 2),
         "offload": offload_summary(plan, machine),
-        "runtime_settings": runtime_settings(arch, plan, machine, consts),
+        "runtime_settings": runtime_settings(arch, plan, machine, consts, _fixed_gpu_name(wl)),
         "checklist": checklist(plan, machine),
     }
     reasons = [

@@ -22,7 +22,7 @@ from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_replica
-from generator.sizing.engine_runtime import batch_limits
+from generator.sizing.engine_runtime import batch_limits, default_max_num_batched_tokens
 from generator.sizing.loadability import format_problems, loadability_problems
 from generator.sizing.memo import memoized
 from generator.sizing.memory import InferenceMemory, size_inference
@@ -209,6 +209,12 @@ def point_for_rate(
     return at(low)
 
 
+def batched_tokens(spec: InferenceSpec, gpu: GpuSpec, consts: Constants) -> int:
+    """Tokens a forward pass of ``spec``'s engine runs on ``gpu``: the workload's, else the engine's server default."""
+    engine = default_max_num_batched_tokens(spec.engine, gpu.name, gpu.memory_bytes)
+    return spec.max_num_batched_tokens or engine or consts.prefill_chunk_tokens
+
+
 def max_running(spec: InferenceSpec, gpu: GpuSpec, consts: Constants) -> int:
     """The most sequences a replica of ``spec`` runs at once on ``gpu``: the workload's, else the engine's default."""
     return batch_limits(spec.engine, gpu.name, gpu.memory_bytes, spec.max_num_seqs, consts.max_batch_size)[0]
@@ -282,7 +288,11 @@ def _gpu_shapes(
                 continue
             nvlink = nvlink_replica(gpu.interconnect_kind, gpu.nvlink_domain_gpus, par)
             for limit in limits:  # vLLM's profiling run samples, and its graphs capture, that many sequences
-                engine_consts = consts._replace(max_num_seqs=limit) if spec.engine == "vllm" else consts
+                engine_consts = (
+                    consts._replace(max_num_seqs=limit, prefill_chunk_tokens=batched_tokens(spec, gpu, consts))
+                    if spec.engine == "vllm"
+                    else consts
+                )
                 mem = size_inference(
                     arch, fmt, kv_bits, spec.max_context_tokens, 1, par, engine_consts, gpu.memory_bytes, nvlink=nvlink
                 )

@@ -164,6 +164,8 @@ class DeploymentPart(NamedTuple):
     batch_per_replica: int
     #: Most sequences a replica runs at once (the engine's --max-num-seqs the plan counts on).
     max_num_seqs: int
+    #: Tokens a forward pass runs (vLLM --max-num-batched-tokens the plan counts on); None for SGLang.
+    max_num_batched_tokens: int | None
     ttft_p95_s: float
     tpot_s: float
     #: Memory of one GPU of this part by kind (bytes), the model's weight bytes and the KV tokens one replica holds.
@@ -213,6 +215,11 @@ class DeploymentPlan(NamedTuple):
         """Requests/s this deployment's replicas in ``pool`` are sized for; None for a training job or no replicas there."""
         rate = self._serving_figure_in(pool, "requests_per_s")
         return None if rate is None else float(rate)
+
+    def max_num_batched_tokens_in(self, pool: str) -> int | None:
+        """The tokens a forward pass of this deployment's replicas in ``pool`` runs; None for a training job or SGLang."""
+        tokens = self._serving_figure_in(pool, "max_num_batched_tokens")
+        return None if tokens is None else int(tokens)
 
     def max_num_seqs_in(self, pool: str) -> int | None:
         """The most sequences each of this deployment's replicas in ``pool`` runs at once; None for a training job."""

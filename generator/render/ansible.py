@@ -176,7 +176,8 @@ def _deployment_vars(d: DeploymentPlan, pool: str, tp: int, pp: int, replicas: i
     tray's) also says ``hosts_per_replica``: the engine is launched multi-node over that many hosts, on the rule of
     the plan's ``replica-spans-hosts`` finding (generator.planner.multi_host.hosts_per_replica; absent means 1).
     A service also carries the engine settings its sizing counts on (``engine``: name, ``max_model_len``,
-    ``max_num_seqs``, KV cache precision and, where pinned, the expert-parallel size).
+    ``max_num_seqs``, vLLM's ``max_num_batched_tokens``, KV cache precision and, where pinned, the expert-parallel
+    size).
     """
     out: dict[str, Any] = {
         "name": d.name,
@@ -200,6 +201,8 @@ def _deployment_vars(d: DeploymentPlan, pool: str, tp: int, pp: int, replicas: i
             "max_num_seqs": running,
             "kv_cache_precision": d.kv_cache_precision,
         }
+        if (tokens := d.max_num_batched_tokens_in(pool)) is not None:  # vLLM --max-num-batched-tokens
+            out["engine"]["max_num_batched_tokens"] = tokens
         if d.details.get("expert_parallel"):  # vLLM --enable-expert-parallel, SGLang --ep-size
             out["engine"]["expert_parallel_size"] = d.details["expert_parallel"]
     return out

@@ -134,8 +134,11 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "vllm/v1/sample/ops/topk_topp_sampler.py (apply_top_k_top_p): 2 + 4 + 4 + 8 + 4 + 1 + 4 = 27, rounded up",
     ),
     "prefill_chunk_tokens": (
-        "Tokens processed in one forward pass during the profiling run / chunked prefill (max_num_batched_tokens).",
-        "vLLM V1 scheduler default max_num_batched_tokens=8192 for serving (vllm/engine/arg_utils.py)",
+        "Tokens processed in one forward pass during the profiling run / chunked prefill (max_num_batched_tokens), "
+        "where the engine's own default on the GPU is not known; vLLM's comes from the GPU (8192 on 70 GiB+ "
+        "non-A100, else 2048), and setting this constant in a workload sets inference.max_num_batched_tokens.",
+        "vLLM V1 OpenAI-server default max_num_batched_tokens=8192 on H100-class GPUs (vllm/engine/arg_utils.py "
+        "get_batch_defaults)",
     ),
     "activation_mlp_copies": (
         "Live copies of the MLP intermediate per token at the activation peak (gate, up, act(gate)*up).",

@@ -91,6 +91,11 @@ VLLM_LARGE_GPU_BYTES = 70 * 2**30
 VLLM_SMALL_GPU_MAX_NUM_SEQS = 256
 
 
+def _vllm_large_gpu(gpu_name: str, gpu_memory_bytes: int) -> bool:
+    """VLLM's test for its larger batch defaults (:data:`VLLM_LARGE_GPU_BYTES`)."""
+    return gpu_memory_bytes >= VLLM_LARGE_GPU_BYTES and "a100" not in gpu_name.lower()
+
+
 def default_max_num_seqs(engine: str, gpu_name: str, gpu_memory_bytes: int) -> int | None:
     """The most sequences ``engine`` runs at once on a GPU when none is set; None where no engine default is known here.
 
@@ -100,8 +105,18 @@ def default_max_num_seqs(engine: str, gpu_name: str, gpu_memory_bytes: int) -> i
     """
     if engine != "vllm":
         return None
-    large = gpu_memory_bytes >= VLLM_LARGE_GPU_BYTES and "a100" not in gpu_name.lower()
-    return 1024 if large else VLLM_SMALL_GPU_MAX_NUM_SEQS
+    return 1024 if _vllm_large_gpu(gpu_name, gpu_memory_bytes) else VLLM_SMALL_GPU_MAX_NUM_SEQS
+
+
+def default_max_num_batched_tokens(engine: str, gpu_name: str, gpu_memory_bytes: int) -> int | None:
+    """The tokens ``engine``'s server runs in one forward pass when none is set; None where no default is known here.
+
+    They are the chunk of a chunked prefill and the tokens of vLLM's profiling run. vLLM's OpenAI server
+    (:data:`VLLM_BATCH_DEFAULTS`): 8,192 on the GPUs of its larger defaults, 2,048 on the rest.
+    """
+    if engine != "vllm":
+        return None
+    return 8192 if _vllm_large_gpu(gpu_name, gpu_memory_bytes) else 2048
 
 
 def batch_limits(engine: str, gpu_name: str, gpu_memory_bytes: int, given: int | None, fallback: int) -> tuple[int, ...]:

@@ -133,14 +133,15 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         _check_id(errors, doc, ("hardware", "fixed", "gpu"), hw.fixed.gpu, catalog.gpus(), "GPU")
         errors += fixed_ram_errors(doc, hw.fixed) + fixed_conflict_errors(doc, hw)
         for i, dep in enumerate(wl.deployments):
-            if isinstance(dep, InferenceDeployment) and dep.inference.max_num_seqs is not None:
-                errors.append(
-                    InputError(
-                        "max_num_seqs is vLLM's / SGLang's batch limit; hardware.fixed is planned as one llama.cpp-style "
-                        "stream placed over GPU, RAM and NVMe: drop max_num_seqs or hardware.fixed",
-                        doc.locate(("deployments", i, "inference", "max_num_seqs")),
+            for field in ("max_num_seqs", "max_num_batched_tokens"):
+                if isinstance(dep, InferenceDeployment) and getattr(dep.inference, field) is not None:
+                    errors.append(
+                        InputError(
+                            f"{field} is a serving engine's setting; hardware.fixed is planned as one llama.cpp-style "
+                            f"stream placed over GPU, RAM and NVMe: drop {field} or hardware.fixed",
+                            doc.locate(("deployments", i, "inference", field)),
+                        )
                     )
-                )
             if isinstance(dep, InferenceDeployment) and dep.inference.engine == "sglang":
                 errors.append(
                     InputError(
@@ -268,7 +269,8 @@ def _serving_defaults(doc: Document, wl: Workload) -> Workload:
     """Serving settings a service leaves unset, filled as the engine would run them.
 
     The batch limit: the workload's ``constants`` ``max_num_seqs`` / ``max_batch_size`` (the smaller) where a service
-    sets no ``max_num_seqs`` of its own. The KV cache: the weights' 16- or 32-bit float type where ``kv_cache_precision``
+    sets no ``max_num_seqs`` of its own; the tokens of a forward pass: its ``prefill_chunk_tokens`` where a service
+    sets no ``max_num_batched_tokens``. The KV cache: the weights' 16- or 32-bit float type where ``kv_cache_precision``
     is not given (vLLM's and SGLang's ``auto``; quantized weights keep the bf16 default).
     """
     limits = [int(wl.constants[k]) for k in ("max_num_seqs", "max_batch_size") if isinstance(wl.constants.get(k), int | float)]
@@ -280,6 +282,8 @@ def _serving_defaults(doc: Document, wl: Workload) -> Workload:
         spec = dep.inference
         if spec.max_num_seqs is None and limits:
             spec = spec._replace(max_num_seqs=max(1, min(limits)))
+        if spec.max_num_batched_tokens is None and isinstance(chunk := wl.constants.get("prefill_chunk_tokens"), int | float):
+            spec = spec._replace(max_num_batched_tokens=max(1, int(chunk)))
         if not given_in(doc, ("deployments", i, "inference", "kv_cache_precision")):
             spec = spec._replace(kv_cache_precision=auto_kv_cache_precision(spec.precision))
         deployments.append(dep._replace(inference=spec))

@@ -43,6 +43,9 @@ class InferenceSpec(NamedTuple):
     #: Most sequences a replica runs at once (vLLM --max-num-seqs, SGLang --max-running-requests); None: the engine's
     #: default on the GPU (:func:`generator.sizing.engine_runtime.default_max_num_seqs`).
     max_num_seqs: int | None = None
+    #: Tokens a forward pass runs (vLLM --max-num-batched-tokens): the prefill chunk and vLLM's profiling run; None:
+    #: the engine's default on the GPU (:func:`generator.sizing.engine_runtime.default_max_num_batched_tokens`).
+    max_num_batched_tokens: int | None = None
 
 
 class TrainingSpec(NamedTuple):
