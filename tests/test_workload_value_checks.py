@@ -151,7 +151,9 @@ REFUSED = [
     ),
     pytest.param(
         _sub(FIXED, "max_context_tokens: 8192\n", "max_context_tokens: 8192\n      max_num_batched_tokens: 512\n"),
-        "deployments[0].inference.max_num_batched_tokens: max_num_batched_tokens is a serving engine's setting",
+        "workload.yaml:8:31: deployments[0].inference.max_num_batched_tokens: max_num_batched_tokens is a serving "
+        "engine's setting; hardware.fixed is planned as one llama.cpp-style stream placed over GPU, RAM and NVMe: drop "
+        "max_num_batched_tokens or hardware.fixed",
         id="forward-pass-tokens-on-a-fixed-machine",
     ),
     pytest.param(
