@@ -207,6 +207,16 @@ def test_a_malformed_figure_is_an_input_error_naming_its_line(
     assert f"{log}:{text.count(chr(10))}: cannot read a figure from " in err and "Traceback" not in err
 
 
+def test_long_lines_without_a_figure_are_read_as_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """fuzz11 item 1: "eval time =" and 40 KB of digits took 14 s (a pattern backtracking over the line), 200 KB
+    minutes; the figures are now read in one pass over each line (timed in no test: this is the behaviour)."""
+    log = tmp_path / "long.log"
+    log.write_text("eval time =" + "1." * 100_000 + "\n" + ("| a | tg 1" + "|" * 1000 + "± ") * 50 + "\n")
+    code, _ = calibrate(*VLLM_SETUP, "--log", str(log))
+    assert code == 1
+    assert "no vLLM, llama.cpp, nvidia-smi or torch memory-summary figure found" in capsys.readouterr().err
+
+
 def test_a_csv_whose_memory_used_column_is_not_first_in_its_cell_is_read(tmp_path: Path) -> None:
     """fuzz10 item 4: a header cell "gpu memory.used [MiB]" stopped the parser (StopIteration)."""
     log = tmp_path / "smi.csv"

@@ -327,6 +327,15 @@ def test_sharded_directory_follows_its_index(tmp_path: Path) -> None:
                      id="past-the-file"),
         pytest.param({"dtype": "BF16", "shape": [-1], "data_offsets": [0, 2]}, "has invalid shape [-1]", id="negative-dim"),
         pytest.param({"dtype": "BF16", "data_offsets": [0, 2]}, "has invalid shape None", id="no-shape"),
+        # fuzz11 item 2: 3,000 dimensions of 2^63 - 1 made a 4,300-digit product (a traceback, and quadratic time)
+        pytest.param({"dtype": "BF16", "shape": [2**63 - 1] * 3000, "data_offsets": [0, 2]},
+                     "has invalid shape a list of 3,000 items", id="rank-3000"),
+        pytest.param({"dtype": "BF16", "shape": [2**41], "data_offsets": [0, 2]}, "has invalid shape [", id="huge-dim"),
+        # fuzz11 item 4: a dtype safetensors does not define skipped the check
+        pytest.param({"dtype": "Q9", "shape": [1], "data_offsets": [0, 2]}, "has dtype 'Q9', not one safetensors defines",
+                     id="unknown-dtype"),
+        pytest.param({"dtype": "F4", "shape": [4, 4], "data_offsets": [0, 16]},
+                     "takes 16 bytes, but its shape [4, 4] of F4 holds 8", id="f4-packs-two-a-byte"),
     ],
 )  # fmt: skip
 def test_a_header_claiming_bytes_its_file_or_shape_does_not_hold_is_refused(
@@ -338,6 +347,25 @@ def test_a_header_claiming_bytes_its_file_or_shape_does_not_hold_is_refused(
     (tmp_path / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + b"\0" * 16)
     with pytest.raises(InputError, match=re.escape(message)):
         resolve_model(str(tmp_path))
+
+
+def test_tensors_that_claim_the_same_bytes_are_refused(tmp_path: Path) -> None:
+    """fuzz11 item 4: 224 tensors each claiming the whole 1 MiB data section were counted as 224 MiB of weights."""
+    (tmp_path / "config.json").write_text(json.dumps(CONFIG))
+    info = {"dtype": "BF16", "shape": [256, 256], "data_offsets": [0, 131072]}
+    header = json.dumps({"model.layers.0.mlp.up_proj.weight": info, "model.layers.1.mlp.up_proj.weight": info}).encode()
+    (tmp_path / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + b"\0" * 131072)
+    with pytest.raises(InputError, match="claim the same bytes"):
+        resolve_model(str(tmp_path))
+
+
+def test_files_holding_under_half_the_configs_weights_do_not_size_the_model(tmp_path: Path) -> None:
+    """fuzz11 item 4: a file of one 2-byte tensor was taken as the model's weights (0.00 GiB, -100%)."""
+    (tmp_path / "config.json").write_text(json.dumps(CONFIG))
+    write_safetensors(tmp_path / "model.safetensors", {"model.layers.0.mlp.up_proj.weight": ("BF16", [1], 2)})
+    arch = resolve_model(str(tmp_path)).architecture
+    assert arch.file_weights is None
+    assert any("weights sized from the config: the checkpoint's files hold 2 bytes" in n for n in arch.notes)
 
 
 def test_truncated_safetensors_header_is_an_input_error(tmp_path: Path) -> None:

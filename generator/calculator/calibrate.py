@@ -48,15 +48,19 @@ class Measurement(NamedTuple):
     line: str
 
 
+#: (figure, text every line that prints it holds, pattern). The text is looked for first, and each pattern matches in
+#: time linear in the line (a number starts where no digit or point precedes it): a log is up to 64 MiB of anyone's.
 _PATTERNS = (
     # vLLM: "Loading model weights took 67.7229 GB" (V1 prints GiB values, older releases label them GB)
-    ("weights_gib", re.compile(r"(?:Loading model weights|Model loading) took ([\d.]+) Gi?B")),
-    ("kv_cache_tokens", re.compile(r"GPU KV cache size: ([\d,]+) tokens")),
-    ("gpu_blocks", re.compile(r"# GPU blocks: (\d+)")),
-    ("max_concurrency", re.compile(r"Maximum concurrency for [\d,]+ tokens per request: ([\d.]+)x")),
-    # llama.cpp: "eval time = 1234.56 ms / 127 runs ( 9.72 ms per token, 102.87 tokens per second)"
-    ("decode_tokens_per_s", re.compile(r"(?<!prompt )eval time =.*?([\d.]+) tokens per second")),
+    ("weights_gib", " took ", re.compile(r"(?:Loading model weights|Model loading) took ([\d.]+) Gi?B")),
+    ("kv_cache_tokens", "GPU KV cache size: ", re.compile(r"GPU KV cache size: ([\d,]+) tokens")),
+    ("gpu_blocks", "# GPU blocks: ", re.compile(r"# GPU blocks: (\d+)")),
+    ("max_concurrency", "Maximum concurrency for ", re.compile(r"Maximum concurrency for [\d,]+ tokens per request: ([\d.]+)x")),
 )
+#: llama.cpp's decode line: "eval time = 1234.56 ms / 127 runs ( 9.72 ms per token, 102.87 tokens per second)" (not the
+#: "prompt eval time" line); read by :func:`_eval_tokens_per_s`, not a pattern that backtracks over a long line.
+_EVAL = re.compile(r"(?<!prompt )eval time =")
+_PER_SECOND = " tokens per second"
 
 
 #: ``torch.cuda.memory_summary()``: the "Allocated memory" row's second column is the peak.
@@ -77,28 +81,43 @@ def parse_log(text: str, label: str) -> list[Measurement]:
 
         if re.match(r"\|\s*model\s*\|", line):
             bench_header = _cells(line)
-        for name, pattern in _PATTERNS:
-            match = pattern.search(line)
+        for name, key, pattern in _PATTERNS:
+            match = pattern.search(line) if key in line else None
             if match:
                 value = figure(match.group(1))
                 if name == "gpu_blocks":
                     found.append(Measurement("kv_cache_tokens", value * VLLM_BLOCK_TOKENS, line.strip()))
                 else:
                     found.append(Measurement(name, value, line.strip()))
+        if _PER_SECOND in line and _EVAL.search(line):
+            digits = _number_before(line, line.rfind(_PER_SECOND))
+            if digits:
+                found.append(Measurement("decode_tokens_per_s", figure(digits), line.strip()))
         torch_peak = _TORCH_ALLOCATED.match(line)
         if torch_peak:
             size = figure(torch_peak.group(1)) * _UNIT_BYTES[torch_peak.group(2)] / GIB
             found.append(Measurement("torch_peak_allocated_gib", size, line.strip()))
         for usage in _SMI_USAGE.finditer(line):
             found.append(Measurement("gpu_memory_used_gib", figure(usage.group(1)) * 2**20 / GIB, line.strip()))
-        # llama-bench names the test "tg128" (2024 on) or "tg 128" (2023 builds)
-        bench = re.match(r"\|.*\|\s*tg ?\d+\s*\|\s*([\d.]+)\s*±", line)
-        if bench and not _kv_cache_in_host_memory(bench_header, _cells(line)):
-            found.append(Measurement("decode_tokens_per_s", figure(bench.group(1)), line.strip()))
+        # llama-bench names the test "tg128" (2024 on) or "tg 128" (2023 builds); its t/s cell follows: "150.23 ± 0.50"
+        if line.startswith("|") and "±" in line:
+            cells = _cells(line)
+            speed = next((cells[i + 1] for i, c in enumerate(cells[:-1]) if re.fullmatch(r"tg ?\d+", c)), "")
+            bench = re.match(r"([\d.]+)\s*±", speed)
+            if bench and not _kv_cache_in_host_memory(bench_header, cells):
+                found.append(Measurement("decode_tokens_per_s", figure(bench.group(1)), line.strip()))
     found += _nvidia_smi(text, label)
     if not found:
         raise InputError(f"{label}: no vLLM, llama.cpp, nvidia-smi or torch memory-summary figure found")
     return found
+
+
+def _number_before(line: str, end: int) -> str:
+    """The run of digits and points that ends at ``end`` of ``line`` ('' where none does)."""
+    start = end
+    while start > 0 and (line[start - 1].isascii() and (line[start - 1].isdigit() or line[start - 1] == ".")):
+        start -= 1
+    return line[start:end]
 
 
 #: More than any figure a run prints (bytes, tokens, tokens/s): a larger one is not a measurement.

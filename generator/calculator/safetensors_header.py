@@ -8,6 +8,7 @@ packed quantized tensors (GPTQ ``qweight`` int32, MXFP4 blocks) too.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -39,12 +40,18 @@ class Tensor(NamedTuple):
     nbytes: int
 
 
-#: Bytes per element of the safetensors dtypes with whole-byte elements (https://github.com/huggingface/safetensors).
-#: Sub-byte types (F4, F6_*) are not checked against their shape.
-DTYPE_BYTES = {
-    "BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1, "U16": 2, "I16": 2, "F16": 2, "BF16": 2,
-    "U32": 4, "I32": 4, "F32": 4, "U64": 8, "I64": 8, "F64": 8,
+#: Bits per element of the safetensors dtypes (https://github.com/huggingface/safetensors, ``Dtype``; F4 and F6 pack
+#: elements in bytes).
+DTYPE_BITS = {
+    "BOOL": 8, "U8": 8, "I8": 8, "F8_E4M3": 8, "F8_E5M2": 8, "F8_E8M0": 8, "U16": 16, "I16": 16, "F16": 16,
+    "BF16": 16, "U32": 32, "I32": 32, "F32": 32, "U64": 64, "I64": 64, "F64": 64, "C64": 64, "F4": 4,
+    "F6_E2M3": 6, "F6_E3M2": 6,
 }  # fmt: skip
+#: Below this share of the bytes the config names, a checkpoint's files are not its weights: the config sizes them.
+MIN_FILE_SHARE = 0.5
+#: More dimensions, or a dimension this large, is no tensor of a model (and the product would grow without bound).
+MAX_RANK = 8
+MAX_DIMENSION = 2**40
 
 
 def checked_tensor(label: str, name: str, dtype: str, shape: object, offsets: object, data_bytes: int | None) -> Tensor:
@@ -57,14 +64,16 @@ def checked_tensor(label: str, name: str, dtype: str, shape: object, offsets: ob
         raise InputError(f"{label}: tensor {short(name)} has invalid data_offsets {short(offsets)}")
     if data_bytes is not None and end > data_bytes:
         raise InputError(f"{label}: tensor {short(name)} ends at byte {end:,} of a {data_bytes:,}-byte data section")
-    if dtype in DTYPE_BYTES:
-        if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
-            raise InputError(f"{label}: tensor {short(name)} has invalid shape {short(shape)}")
-        if (held := math.prod(shape) * DTYPE_BYTES[dtype]) != end - begin:
-            raise InputError(
-                f"{label}: tensor {short(name)} takes {end - begin:,} bytes, but its shape {short(shape)} of {dtype} holds "
-                f"{held:,}"
-            )
+    bits = DTYPE_BITS.get(dtype)
+    if bits is None:
+        raise InputError(f"{label}: tensor {short(name)} has dtype {short(dtype)}, not one safetensors defines")
+    dims = shape if isinstance(shape, list) and len(shape) <= MAX_RANK else [-1]
+    if not all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d < MAX_DIMENSION for d in dims):
+        raise InputError(f"{label}: tensor {short(name)} has invalid shape {short(shape)}")
+    if (held := -(-math.prod(dims) * bits // 8)) != end - begin:
+        raise InputError(
+            f"{label}: tensor {short(name)} takes {end - begin:,} bytes, but its shape {short(shape)} of {dtype} holds {held:,}"
+        )
     return Tensor(str(name), dtype, end - begin)
 
 
@@ -73,12 +82,19 @@ def tensors_of_header(header: object, label: str, data_bytes: int | None = None)
     if not isinstance(header, dict):
         raise InputError(f"{label}: safetensors header is not a JSON object")
     out = []
+    spans = []
     for name, info in header.items():
         if name == "__metadata__":
             continue
         if not isinstance(info, dict) or "data_offsets" not in info or "dtype" not in info:
             raise InputError(f"{label}: tensor {short(name)} lacks dtype or data_offsets")
         out.append(checked_tensor(label, name, str(info["dtype"]), info.get("shape"), info["data_offsets"], data_bytes))
+        spans.append((info["data_offsets"][0], info["data_offsets"][1], name))
+    # the format lays the tensors end to end: bytes two tensors claim would be counted twice
+    spans.sort()
+    for (_, end, first), (begin, _, second) in itertools.pairwise(spans):
+        if begin < end:
+            raise InputError(f"{label}: tensors {short(first)} and {short(second)} claim the same bytes")
     return out
 
 
@@ -146,6 +162,13 @@ def with_file_weights(arch: Architecture, tensors: list[Tensor], source: str) ->
     files = group_tensor_bytes(pairs, arch.num_layers, precision, source, arch.tie_word_embeddings)
     notes = list(arch.notes)
     computed = size_weights(arch, WEIGHT_FORMATS[precision]).total_bytes
+    if computed and files.total_bytes < MIN_FILE_SHARE * computed:
+        # most of what the config names is not in the files (a partial download, or a header that claims little)
+        notes.append(
+            f"weights sized from the config: the checkpoint's files hold {files.total_bytes:,} bytes of {precision} "
+            f"weights, under half the {computed:,} its config names"
+        )
+        return arch._replace(notes=tuple(notes))
     if computed and abs(files.total_bytes - computed) / computed > 0.005:
         notes.append(
             f"{precision} weights are {files.total_bytes:,} bytes in the checkpoint's files, "
