@@ -173,7 +173,7 @@ CASES = [
             f"workload.yaml:1:11: the file holds {char!a}, a line break to the YAML readers that editors",
             id=f"line-break-{ord(char):04x}",
         )
-        for char in ("\x85", "\u2028", "\u2029")
+        for char in ("\x85", "\u2028", "\u2029", "\r")  # fuzz11 item 3: a lone CR in a file of LF lines too
     ],
 ]
 

@@ -172,6 +172,9 @@ def _plain(
 
 #: Characters libyaml and ruamel break lines at (YAML 1.1) that YAML 1.2, editors and review diffs do not: NEL, LS, PS.
 _LINE_BREAKS_EDITORS_HIDE = re.compile("[\x85\u2028\u2029]")
+#: A carriage return not ending a CRLF line, in a file of LF lines: the readers break there, a terminal shows what follows
+#: over what precedes it, and diffs show one line.
+_LONE_CR = re.compile("\r(?!\n)")
 
 
 def parse_yaml(text: str, file: str) -> Document:
@@ -182,7 +185,10 @@ def parse_yaml(text: str, file: str) -> Document:
             f"the file has {pieces:,} lines and commas, more than the {MAX_YAML_PIECES:,} a workload may have",
             Location(file, 1, 1),
         )
-    if (odd := _LINE_BREAKS_EDITORS_HIDE.search(text)) is not None:
+    odd = _LINE_BREAKS_EDITORS_HIDE.search(text)
+    if odd is None and "\n" in text:
+        odd = _LONE_CR.search(text)
+    if odd is not None:
         row = text.count("\n", 0, odd.start()) + 1
         column = odd.start() - text.rfind("\n", 0, odd.start())
         raise InputError(
