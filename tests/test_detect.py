@@ -71,6 +71,12 @@ def test_recorded_machines(machine: str, expected: dict[str, Any]) -> None:
                      {"ram_gib": 62.5}, ("reserved_ram_gib",), id="available-above-total"),
         pytest.param("0, NVIDIA GeForce RTX 4090, 24564, 4, 16", "MemTotal: 1000 kB\nMemAvailable: 999999999 kB\n",
                      {}, ("ram_gib", "reserved_ram_gib"), id="no-ram"),
+        # fuzz11 item 5: a machine under memory pressure (reserve rounds up to the RAM), more GPUs than hardware.fixed
+        # takes: left out, each with a comment saying why
+        pytest.param("0, NVIDIA GeForce RTX 4090, 24564, 4, 16", "MemTotal: 16777216 kB\nMemAvailable: 10000 kB\n",
+                     {"ram_gib": 16.0}, ("reserved_ram_gib",), id="reserve-reaches-the-ram"),
+        pytest.param("\n".join(f"{i}, NVIDIA GeForce RTX 4090, 24564, 4, 16" for i in range(20)), "", {}, ("gpu_count",),
+                     id="twenty-gpus"),
         # digits int() refuses, and thousands of them: the row is no reading
         pytest.param("0, NVIDIA GeForce RTX 4090, \u00b2\u00b3, 4, 16", "", {}, ("gpu",), id="superscript-memory"),
         pytest.param("0, NVIDIA GeForce RTX 4090, " + "9" * 5000 + ", 4, 16", "", {}, ("gpu",), id="5000-digits"),

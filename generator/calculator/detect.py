@@ -276,8 +276,8 @@ def nvme_drives(src: Sources) -> dict[str, int]:
     for name in src.listdir("/sys/block"):
         if re.fullmatch(r"nvme\d+n\d+", name):
             sectors = (src.read(f"/sys/block/{name}/size") or "").strip()
-            if sectors.isdigit():
-                drives[name] = int(sectors) * 512
+            if (count := _count(sectors)) is not None:
+                drives[name] = count * 512
     return drives
 
 
@@ -337,6 +337,33 @@ def _within_pcie_range(gen: int, lanes: int) -> dict[str, Fact]:
     return {"pcie_gen": Fact(3, why), "pcie_lanes": Fact(gen3, why)}
 
 
+def _within_schema(facts: dict[str, Fact]) -> dict[str, Fact]:
+    """``facts`` without the hardware.fixed values its schema refuses (and a reserve not below the RAM).
+
+    Each one left out becomes an ``omitted_<field>`` fact the block prints as a comment: nothing pasted fails.
+    """
+    from generator.workload.schema import workload_schema
+
+    fields = workload_schema()["properties"]["hardware"]["properties"]["fixed"]["properties"]
+    out = dict(facts)
+    for key in FIXED_FIELDS:
+        value = out[key].value if key in out else None
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            continue
+        rule = fields.get(key, {})
+        low, high = rule.get("minimum", rule.get("exclusiveMinimum")), rule.get("maximum", rule.get("exclusiveMaximum"))
+        refused = (low is not None and (value < low or ("exclusiveMinimum" in rule and value == low))) or (
+            high is not None and (value > high or ("exclusiveMaximum" in rule and value == high))
+        )
+        why = f"outside what hardware.fixed takes ({low if low is not None else '-'} to {high if high is not None else '-'})"
+        ram = out["ram_gib"].value if "ram_gib" in out else None
+        if key == "reserved_ram_gib" and isinstance(ram, int | float) and value >= ram and not refused:
+            refused, why = True, f"not below ram_gib {ram:g}, as hardware.fixed needs"
+        if refused:
+            out[f"omitted_{key}"] = Fact(value, f"{out.pop(key).how}; {why}")
+    return out
+
+
 def detect_machine(src: Sources) -> dict[str, Fact]:
     """Every ``hardware.fixed`` field this machine answers, plus CPU facts (``cpu_model``, ``sockets``, ``cores``)."""
     facts: dict[str, Fact] = {}
@@ -389,7 +416,7 @@ def detect_machine(src: Sources) -> dict[str, Fact]:
         )
         if dimms.mt_per_s:
             facts["ddr_mt_per_s"] = Fact(dimms.mt_per_s, "measured: dmidecode Configured Memory Speed (slowest DIMM)")
-    return facts
+    return _within_schema(facts)
 
 
 #: The order fields are written in (that of hardware.fixed in the workload schema).
@@ -418,6 +445,10 @@ def fixed_block(facts: Mapping[str, Fact]) -> str:
     for key in ("cpu_model", "sockets", "cores"):
         if key in facts:
             lines.append(f"# {key}: {facts[key].value} ({facts[key].how})")
+    for key in FIXED_FIELDS:
+        if f"omitted_{key}" in facts:
+            left = facts[f"omitted_{key}"]
+            lines.append(f"# {key} not written: {left.value} ({left.how}); give it yourself")
     if "mixed_gpus" in facts:
         lines.append(f"# mixed GPUs: nvidia-smi lists {facts['mixed_gpus'].value} ({facts['mixed_gpus'].how})")
     if "cpu" not in facts and "memory_channels" not in facts:
