@@ -245,13 +245,25 @@ def test_a_csv_whose_memory_used_column_is_not_first_in_its_cell_is_read(tmp_pat
             "the log's kv_cache_tokens is 0 ('INFO GPU KV cache size: 0 tokens')",
             id="zero-tokens",
         ),
+        # fuzz11 items 7, 8: a TP the model does not take, named as the log's; digits int() takes and vLLM's log never prints
+        pytest.param(
+            "vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 3\nGPU KV cache size: 1000 tokens\n",
+            "(with --tp 3 (the run's tensor_parallel_size, from the log))",
+            id="tp-3-from-the-log",
+        ),
+        pytest.param(
+            "vllm serve meta-llama/Llama-3.1-70B-Instruct --max-model-len 1_024\nGPU KV cache size: 1000 tokens\n",
+            "cannot read max_model_len '1_024'",
+            id="underscore-digits",
+        ),
     ],
 )
 def test_calibrate_errors_name_what_is_wrong(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str) -> None:
     """fuzz10 item 11: a TP from the log was blamed on --tp; with --gpu given, the hint said to give --gpu."""
     log = tmp_path / "run.log"
     log.write_text(text)
-    code, _ = calibrate("meta-llama/Llama-3.1-70B-Instruct", "--gpu", "h100-sxm5-80gb", "--tp", "4", "--log", str(log))
+    given_tp = () if "--tp 3" in message else ("--tp", "4")
+    code, _ = calibrate("meta-llama/Llama-3.1-70B-Instruct", "--gpu", "h100-sxm5-80gb", *given_tp, "--log", str(log))
     assert code == 1
     assert message in capsys.readouterr().err
 

@@ -265,10 +265,24 @@ _MODEL_FREE = frozenset({"gpu_memory_used_gib"})
 
 #: The numeric run settings read from a log, with the open-closed range a run can have them in.
 _RUN_BOUNDS: dict[str, tuple[float, float]] = {
-    "gpu_memory_utilization": (0, 1),
-    "max_model_len": (0, 2**24),
-    "tensor_parallel_size": (0, 1024),
+    "gpu_memory_utilization": (0.001, 1),  # as the gpu_memory_utilization constant
+    "max_model_len": (1, 2**24),
+    "tensor_parallel_size": (1, 1024),
 }
+
+
+def _whole(text: str) -> int:
+    """A count the log prints, in ASCII digits (``int`` also takes other scripts' digits and underscores)."""
+    if not re.fullmatch(r"[0-9]{1,9}", text.strip()):
+        raise ValueError(text)
+    return int(text)
+
+
+def _decimal(text: str) -> float:
+    """A fraction the log prints, in ASCII digits."""
+    if not re.fullmatch(r"[0-9]{0,9}\.?[0-9]{1,9}(e-?[0-9]{1,3})?", text.strip()):
+        raise ValueError(text)
+    return float(text)
 
 
 def apply_run_settings(
@@ -284,14 +298,14 @@ def apply_run_settings(
     model_matters = bool(figures - _MODEL_FREE)
     if model_matters and "model" in settings and model_key(settings["model"].value) != model_key(args.model):
         raise InputError(
-            f"{label}: the run served '{settings['model'].value}' ({settings['model'].line!r}), the command names "
+            f"{label}: the run served {short(settings['model'].value)} ({short(settings['model'].line, 120)}), the command names "
             f"'{args.model}': calibrate against the model the run served"
         )
     wanted: list[tuple[str, str, str, Any]] = []  # (setting, option dest, option flag, value)
     for setting, dest, flag, convert in (
-        ("gpu_memory_utilization", "gpu_memory_utilization", "--gpu-memory-utilization", float),
-        ("max_model_len", "context_tokens", "--context", int),
-        ("tensor_parallel_size", "tp", "--tp", int),
+        ("gpu_memory_utilization", "gpu_memory_utilization", "--gpu-memory-utilization", _decimal),
+        ("max_model_len", "context_tokens", "--context", _whole),
+        ("tensor_parallel_size", "tp", "--tp", _whole),
         ("kv_cache_dtype", "kv_precision", "--kv-precision", _KV_DTYPES.get),
         ("quantization", "precision", "--precision", _QUANTIZATIONS.get),
     ):
@@ -300,19 +314,20 @@ def apply_run_settings(
         try:
             value = convert(settings[setting].value)
         except ValueError:
-            raise InputError(f"{label}: cannot read {setting} '{settings[setting].value}' ({settings[setting].line!r})") from None
+            line = short(settings[setting].line, 120)
+            raise InputError(f"{label}: cannot read {setting} {short(settings[setting].value)} ({line})") from None
         if value is not None:
             bounds = _RUN_BOUNDS.get(setting)
-            if bounds is not None and isinstance(value, int | float) and not bounds[0] < value <= bounds[1]:
-                line = settings[setting].line
-                raise InputError(f"{label}: the run's {setting} {value} ({line!r}) is not one a run can have")
+            if bounds is not None and isinstance(value, int | float) and not bounds[0] <= value <= bounds[1]:
+                line = short(settings[setting].line, 120)
+                raise InputError(f"{label}: the run's {setting} {value} ({line}) is not one a run can have")
             wanted.append((setting, dest, flag, value))
     for setting, dest, flag, value in wanted:
         given = getattr(args, dest)
         if given is not None and given != defaults.get(dest) and given != value:
             raise InputError(
-                f"{label}: the run used {setting} {settings[setting].value} ({settings[setting].line!r}), the command "
-                f"gives {flag} {given}: drop {flag} or give the run's value"
+                f"{label}: the run used {setting} {value} ({short(settings[setting].line, 120)}), the command gives {flag} "
+                f"{given}: drop {flag} or give the run's value"
             )
         if given != value:
             setattr(args, dest, value)
@@ -362,7 +377,7 @@ def compare(measured: list[Measurement], result: dict[str, Any]) -> list[dict[st
         if m.name == "gpu_memory_used_gib" and "gpu_memory_used_gib" in pred and m.value < pred["weights_gib"]:
             # a GPU serving the model holds at least its weights: the CSV was taken when it was not loaded
             raise InputError(
-                f"nvidia-smi shows {m.value:.2f} GiB used ({m.line!r}), less than this model's weights alone "
+                f"nvidia-smi shows {m.value:.2f} GiB used ({short(m.line, 120)}), less than this model's weights alone "
                 f"({pred['weights_gib']:.2f} GiB a GPU): take the CSV while the model is served"
             )
         if m.name in pred and m.value:
@@ -524,8 +539,14 @@ def main(argv: list[str] | None = None) -> int:
             found = parse_log(text, path)
             measured += found
             taken += apply_run_settings(args, defaults, parse_run_settings(text), path, {m.name for m in found})
-        request = estimate_cli.build_request(parser, args)
-        result = estimate(request)
+        try:
+            request = estimate_cli.build_request(parser, args)
+            result = estimate(request)
+        except InputError as exc:
+            if not taken:
+                raise
+            # a value the log gave may be what the model does not take: say which values came from it
+            raise InputError(f"{exc.message} (with {'; '.join(taken)})") from None
         rows = compare(measured, result)
         if not rows:
             raise InputError(f"none of the measured figures has a prediction: {_why_none_compared(measured, args)}")
