@@ -83,7 +83,7 @@ def gguf_precision(file_type: int | None) -> str:
 
 def _metadata_count(value: Any, what: str, label: str, location: Location | None) -> int:
     """A GGUF metadata value that must be a whole number (a float only where it is one, as config.json's are read)."""
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:  # a 1e300 stays a float in the message
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise InputError(f"{label}: GGUF {what} must be a whole number, got {short(value)}", location)

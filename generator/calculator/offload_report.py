@@ -44,6 +44,11 @@ def alternatives() -> tuple[Any, ...]:
     return tuple(WEIGHT_FORMATS[name] for name in ALTERNATIVES)
 
 
+def tokens_per_s_text(tokens_per_s: float) -> str:
+    """A decode speed to two places from the three the JSON keeps, so that every line shows the JSON's figure."""
+    return f"{round(tokens_per_s, 3):.2f}"
+
+
 def _gib(n: float) -> float:
     return round(n / GIB, 2)
 
@@ -167,7 +172,7 @@ def checklist(plan: OffloadPlan, machine: Machine) -> list[dict[str, str]]:
         (
             "decode tokens/s",
             "llama.cpp eval time / vLLM metrics, batch 1",
-            f"{c.decode_tokens_per_s:.2f} tokens/s ({c.bound}-bound)",
+            f"{tokens_per_s_text(c.decode_tokens_per_s)} tokens/s ({c.bound}-bound)",
         ),
         ("cold start (load from NVMe)", "time from process start to ready", seconds_text(c.cold_start_s)),
         ("swap activity", "vmstat 1 (si/so stay 0)", "0 pages/s"),
@@ -200,11 +205,11 @@ def findings(
             "every token"
         )
         if c.evicted_tokens_per_s is not None:
+            evicted, now = tokens_per_s_text(c.evicted_tokens_per_s), tokens_per_s_text(c.decode_tokens_per_s)
             read += (
                 f"; the {_gib(c.ram_weight_bytes_per_token)} GiB a token reads from RAM stay there only while the page "
                 f"cache keeps them (llama.cpp memory-maps the whole file; {_gib(p.ram_free_bytes)} GiB of RAM stay free "
-                f"beside them): evicted, it reads those from NVMe too, {c.evicted_tokens_per_s:.2f} tokens/s instead of "
-                f"{c.decode_tokens_per_s:.2f}"
+                f"beside them): evicted, it reads those from NVMe too, {evicted} tokens/s instead of {now}"
             )
         out.append(("warning", "nvme-offload", f"{_gib(p.disk_bytes)} GiB of weights live on NVMe: {read}"))
     file_bytes = p.gpu_bytes + p.cpu_bytes + p.disk_bytes
@@ -225,7 +230,8 @@ def findings(
             (
                 "warning",
                 "slow-decode",
-                f"{c.decode_tokens_per_s:.2f} tokens/s is below {consts.interactive_tokens_per_s:g} tokens/s: not interactive",
+                f"{tokens_per_s_text(c.decode_tokens_per_s)} tokens/s is below {consts.interactive_tokens_per_s:g} "
+                "tokens/s: not interactive",
             )
         )
     if demand_tokens_per_s and demand_tokens_per_s > c.decode_tokens_per_s:
@@ -243,13 +249,13 @@ def findings(
             )
         )
     elif plan.faster_alternatives:
-        speeds = ", ".join(f"{name} {speed:.2f}" for name, speed in plan.faster_alternatives)
+        speeds = ", ".join(f"{name} {tokens_per_s_text(speed)}" for name, speed in plan.faster_alternatives)
         out.append(
             (
                 "warning",
                 "quantize-instead",
                 f"a lower precision decodes faster on this machine: {speeds} tokens/s, against "
-                f"{c.decode_tokens_per_s:.2f} now{quality_note(plan.faster_alternatives[-1][0])}; allow one",
+                f"{tokens_per_s_text(c.decode_tokens_per_s)} now{quality_note(plan.faster_alternatives[-1][0])}; allow one",
             )
         )
     return out

@@ -11,6 +11,7 @@ from generator.calculator.offload_report import (
     findings,
     offload_summary,
     runtime_settings,
+    tokens_per_s_text,
 )
 from generator.planner.assemble import (
     device_plugin_findings,
@@ -104,8 +105,8 @@ def _deployment(
     }
     reasons = [
         *plan.decisions,
-        f"decode {cost.decode_tokens_per_s:.2f} tokens/s ({cost.bound}-bound, {cost.mode}); TTFT {seconds_text(cost.ttft_s)}; "
-        f"cold start {seconds_text(cost.cold_start_s)}",
+        f"decode {tokens_per_s_text(cost.decode_tokens_per_s)} tokens/s ({cost.bound}-bound, {cost.mode}); "
+        f"TTFT {seconds_text(cost.ttft_s)}; cold start {seconds_text(cost.cold_start_s)}",
     ]
     return (
         DeploymentPlan(
