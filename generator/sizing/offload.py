@@ -240,9 +240,13 @@ def place(
     staging = max(movable.values(), default=0)
     ram_budget = machine.ram_bytes - machine.reserved_ram_bytes - consts.runtime_host_bytes - staging - kv_cpu
     if ram_budget < base_cpu:
-        ram, reserve = machine.ram_bytes / 2**30, machine.reserved_ram_bytes / 2**30
+        gib = 2**30
+        ram, reserve = machine.ram_bytes / gib, machine.reserved_ram_bytes / gib
+        kv_part = f", {kv_cpu / gib:.1f} GiB of KV cache for the layers off the GPU at {context:,} tokens" if kv_cpu else ""
         raise InfeasibleError(
-            f"{ram:.0f} GiB of system RAM leave no room after the {reserve:.0f} GiB reserved for other services"
+            f"{ram:.0f} GiB of system RAM leave no room for the offloaded weights after {reserve:.1f} GiB reserved for "
+            f"other services, {consts.runtime_host_bytes / gib:.1f} GiB for the runtime, {staging / gib:.1f} GiB staging "
+            f"a layer{kv_part}"
         )
     disk: set[int] = set()
     in_ram = base_cpu + sum(movable.values())
