@@ -175,6 +175,15 @@ CASES = [
         )
         for char in ("\x85", "\u2028", "\u2029", "\r")  # fuzz11 item 3: a lone CR in a file of LF lines too
     ],
+    # fuzz11 item 12: a character YAML does not allow was an error with no line or column
+    *[
+        pytest.param(
+            "# reviewed" + char + "\n" + VALID,
+            f"workload.yaml:1:11: the file holds {char!a}, a control character YAML does not allow",
+            id=f"control-{ord(char):04x}",
+        )
+        for char in ("\x00", "\x7f", "\x9b")
+    ],
 ]
 
 

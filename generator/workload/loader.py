@@ -175,6 +175,9 @@ _LINE_BREAKS_EDITORS_HIDE = re.compile("[\x85\u2028\u2029]")
 #: A carriage return not ending a CRLF line, in a file of LF lines: the readers break there, a terminal shows what follows
 #: over what precedes it, and diffs show one line.
 _LONE_CR = re.compile("\r(?!\n)")
+#: Characters outside YAML's printable set (https://yaml.org/spec/1.2.2/#51-character-set), so located here rather
+#: than by the readers' unlocated error.
+_NOT_PRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
 
 
 def parse_yaml(text: str, file: str) -> Document:
@@ -188,14 +191,13 @@ def parse_yaml(text: str, file: str) -> Document:
     odd = _LINE_BREAKS_EDITORS_HIDE.search(text)
     if odd is None and "\n" in text:
         odd = _LONE_CR.search(text)
+    why = "a line break to the YAML readers that editors and diffs show as none (it can turn a comment into settings)"
+    if odd is None and (odd := _NOT_PRINTABLE.search(text)) is not None:
+        why = "a control character YAML does not allow"
     if odd is not None:
         row = text.count("\n", 0, odd.start()) + 1
         column = odd.start() - text.rfind("\n", 0, odd.start())
-        raise InputError(
-            f"the file holds {odd.group()!a}, a line break to the YAML readers that editors and diffs show as none "
-            "(it can turn a comment into settings): remove it",
-            Location(file, row, column),
-        )
+        raise InputError(f"the file holds {odd.group()!a}, {why}: remove it", Location(file, row, column))
     fast = read_plain_document(text, MAX_NODES)
     if fast is not None:  # an ordinary document, read by libyaml (see fast_yaml); ruamel reads the rest
         return Document(file, *fast)
