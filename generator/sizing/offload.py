@@ -468,11 +468,10 @@ def plan_offload(
             key=lambda f: -size_weights(arch, f).total_bytes,
         )
         alternative = next((alt.name for alt in others if fits_on_gpus(arch, alt, kv_bits, ctx, machine, consts)), None)
+    if placement.offloaded and alternative is None:
         # llama.cpp is what runs a model split over VRAM, RAM and NVMe: its GGUF types, smaller than this one
-        smaller = [
-            alt for alt in others if alt.gguf and size_weights(arch, alt).total_bytes < size_weights(arch, fmt).total_bytes
-        ]
-        for alt in smaller if alternative is None else []:
+        here = size_weights(arch, fmt).total_bytes
+        for alt in (alt for alt in others if alt.gguf and size_weights(arch, alt).total_bytes < here):
             try:
                 there = place(arch, alt, kv_bits, ctx, machine, consts)
             except InfeasibleError:
