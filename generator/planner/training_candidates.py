@@ -104,8 +104,8 @@ def _with_communication(
         mem.trainable_params // shape.par.gpus, weights_total, setup.zero_stage, setup.data_parallel, shape.accumulation
     )
     builtin = bool(hw.platform.fabric_nic_id) or hw.platform.provider != "baremetal"
-    if not fabric_fits(hw.platform):
-        needs = needs._replace(needs_fabric=False)  # over its front-end network, or ruled out below
+    if hw.platform.provider == "baremetal" and not fabric_fits(hw.platform):
+        needs = needs._replace(needs_fabric=False)  # a tower: over its front-end network, or ruled out below
 
     def placed(fabric: bool) -> StepComm:
         links, dp_link, tp_link, stage_link = step_links(
