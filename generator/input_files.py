@@ -12,6 +12,7 @@ repository holding the workload (its git root, else its own directory) unless
 from __future__ import annotations
 
 import os
+import re
 import stat
 from contextvars import ContextVar
 
@@ -129,3 +130,11 @@ def short(value: object, limit: int = 60) -> str:
         return f"a {type(value).__name__} of {len(value):,} items"
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def ascii_count(text: str, digits: int = 12) -> int | None:
+    """A count written in at most ``digits`` ASCII digits, else None.
+
+    ``int`` alone also takes other scripts' digits, underscores and signs (and ``str.isdigit`` passes ``²``).
+    """
+    return int(text) if re.fullmatch(f"[0-9]{{1,{digits}}}", text.strip()) else None

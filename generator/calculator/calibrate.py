@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from generator.errors import InputError, SpecgenError, arithmetic_error, one_line
-from generator.input_files import short
+from generator.input_files import ascii_count, short
 from generator.named_tuple import NamedTuple
 
 #: vLLM's default KV block size in tokens (``--block-size``), to turn "# GPU blocks" into tokens.
@@ -272,10 +272,10 @@ _RUN_BOUNDS: dict[str, tuple[float, float]] = {
 
 
 def _whole(text: str) -> int:
-    """A count the log prints, in ASCII digits (``int`` also takes other scripts' digits and underscores)."""
-    if not re.fullmatch(r"[0-9]{1,9}", text.strip()):
+    """A count the log prints, in ASCII digits (a ValueError otherwise, as ``int`` raises)."""
+    if (count := ascii_count(text, 9)) is None:
         raise ValueError(text)
-    return int(text)
+    return count
 
 
 def _decimal(text: str) -> float:

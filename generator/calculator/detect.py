@@ -19,6 +19,7 @@ import subprocess
 from collections.abc import Callable, Collection, Mapping
 
 from generator import catalog
+from generator.input_files import ascii_count
 from generator.named_tuple import NamedTuple
 from generator.sizing.performance import PCIE_X16_GB_PER_S
 from generator.units import GIB
@@ -109,19 +110,14 @@ class GpuReading(NamedTuple):
     pcie_width: int | None
 
 
-def _count(text: str) -> int | None:
-    """A count in ASCII digits, at most 12 of them (``str.isdigit`` also takes ``²``, which ``int`` refuses)."""
-    return int(text) if re.fullmatch(r"[0-9]{1,12}", text) else None
-
-
 def parse_nvidia_smi(text: str) -> list[GpuReading]:
     """Rows of ``index, name, memory.total [MiB], pcie.link.gen.max, pcie.link.width.max``."""
     gpus = []
     for line in text.splitlines():
         cells = [c.strip() for c in line.split(",")]
-        if len(cells) < 5 or (memory := _count(cells[2])) is None:
+        if len(cells) < 5 or (memory := ascii_count(cells[2])) is None:
             continue
-        gpus.append(GpuReading(cells[1], memory, _count(cells[3]), _count(cells[4])))
+        gpus.append(GpuReading(cells[1], memory, ascii_count(cells[3]), ascii_count(cells[4])))
     return gpus
 
 
@@ -208,7 +204,7 @@ def parse_swaps(text: str) -> int:
     total = 0
     for line in text.splitlines()[1:]:
         cells = line.split()
-        if len(cells) >= 3 and (kib := _count(cells[2])) is not None:
+        if len(cells) >= 3 and (kib := ascii_count(cells[2])) is not None:
             total += kib * 1024
     return total
 
@@ -276,7 +272,7 @@ def nvme_drives(src: Sources) -> dict[str, int]:
     for name in src.listdir("/sys/block"):
         if re.fullmatch(r"nvme\d+n\d+", name):
             sectors = (src.read(f"/sys/block/{name}/size") or "").strip()
-            if (count := _count(sectors)) is not None:
+            if (count := ascii_count(sectors)) is not None:
                 drives[name] = count * 512
     return drives
 
