@@ -93,12 +93,16 @@ def render_many(paths: list[str], jobs: int = 1) -> list[Rendered]:
     Nothing depends on the order the paths are given in (a shell glob's order follows the locale).
     """
     paths = sorted(paths)
-    given: dict[str, str] = {}
+    given: dict[object, str] = {}
     for path in paths:
-        real = os.path.realpath(path)
-        if real in given:
-            raise InputError(f"{given[real]} and {path} are the same file; give each workload once")
-        given[real] = path
+        try:  # the file itself, whatever names it (a symlink, ./, a hard link)
+            stat = os.stat(path)
+            same: object = (stat.st_dev, stat.st_ino)
+        except OSError:
+            same = os.path.realpath(path)  # reading it will say what is wrong
+        if same in given:
+            raise InputError(f"{given[same]} and {path} are the same file; give each workload once")
+        given[same] = path
     jobs = max(1, min(jobs, len(paths), os.cpu_count() or 1))
     alone = len(paths) == 1
     if jobs == 1:

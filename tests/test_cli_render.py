@@ -336,6 +336,9 @@ def test_messages_say_what_is_in_the_way(tmp_path: Path) -> None:
     twice = run_specgen("render", "w.yaml", "./w.yaml", "-o", "other", cwd=tmp_path)
     assert twice.returncode == 1
     assert "./w.yaml and w.yaml are the same file; give each workload once" in twice.stderr
+    os.link(tmp_path / "w.yaml", tmp_path / "linked.yaml")  # fuzz11 item 13: a hard link is the same file too
+    linked = run_specgen("render", "w.yaml", "linked.yaml", "-o", "other", cwd=tmp_path)
+    assert "linked.yaml and w.yaml are the same file" in linked.stderr
 
 
 def test_an_empty_directory_is_fine_to_render_into(tmp_path: Path) -> None:

@@ -80,6 +80,9 @@ def test_recorded_machines(machine: str, expected: dict[str, Any]) -> None:
         # digits int() refuses, and thousands of them: the row is no reading
         pytest.param("0, NVIDIA GeForce RTX 4090, \u00b2\u00b3, 4, 16", "", {}, ("gpu",), id="superscript-memory"),
         pytest.param("0, NVIDIA GeForce RTX 4090, " + "9" * 5000 + ", 4, 16", "", {}, ("gpu",), id="5000-digits"),
+        # fuzz11 item 13: control characters in the name never reach the block's comments
+        pytest.param("0, NVIDIA GeForce\x1b[2J RTX 4090\x07, 24564, 4, 16", "", {"gpu": "rtx-4090-24gb"}, (),
+                     id="control-characters-in-the-name"),
     ],
 )  # fmt: skip
 def test_detect_writes_only_values_hardware_fixed_takes(
@@ -92,7 +95,9 @@ def test_detect_writes_only_values_hardware_fixed_takes(
     facts = detect_machine(Sources(str(tmp_path), recorded({"nvidia-smi": smi})))
     assert {k: facts[k].value for k in expected} == expected
     assert not set(absent) & set(facts)
-    fixed = YAML(typ="safe", pure=True).load(fixed_block(facts))["hardware"]["fixed"]
+    block = fixed_block(facts)
+    assert all(ch.isprintable() or ch == "\n" for ch in block)
+    fixed = YAML(typ="safe", pure=True).load(block)["hardware"]["fixed"]
     import jsonschema
 
     jsonschema.validate({"gpu": "rtx-4090-24gb", "gpu_count": 1, "ram_gib": 64, **(fixed or {})}, fixed_schema())

@@ -117,7 +117,8 @@ def parse_nvidia_smi(text: str) -> list[GpuReading]:
         cells = [c.strip() for c in line.split(",")]
         if len(cells) < 5 or (memory := ascii_count(cells[2])) is None:
             continue
-        gpus.append(GpuReading(cells[1], memory, ascii_count(cells[3]), ascii_count(cells[4])))
+        name = "".join(ch for ch in cells[1] if ch.isprintable())[:100]  # quoted in the block's comments
+        gpus.append(GpuReading(name, memory, ascii_count(cells[3]), ascii_count(cells[4])))
     return gpus
 
 
