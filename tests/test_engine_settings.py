@@ -114,6 +114,30 @@ def test_the_tokens_of_a_forward_pass_are_vllms_on_the_gpu_or_the_workloads(tmp_
     assert folded.details["max_num_batched_tokens"] == 8192
 
 
+def test_vllm_never_runs_more_sequences_than_tokens_a_forward_pass(tmp_path: Path) -> None:
+    """Review 8 H1: 256 tokens a pass beside vLLM's 1,024 sequences on an H100 is a start-up vLLM refuses
+    (max_num_batched_tokens must be at least max_num_seqs): the default sequences are lowered to the tokens, and
+    both given apart like that are refused."""
+    text = TINY_ON_L4.replace("[l4-24gb]", "[h100-sxm5-80gb]")
+    path = tmp_path / "w.yaml"
+    path.write_text(text.format(limit="\n      max_num_batched_tokens: 256"))
+    loaded = load_workload(str(path))
+    (dep,) = plan_workload(loaded).deployments
+    assert (dep.details["max_num_seqs"], dep.details["max_num_batched_tokens"]) == (256, 256)
+    path.write_text(text.format(limit="\n      max_num_batched_tokens: 256\n      max_num_seqs: 1024"))
+    with pytest.raises(InputError, match="max_num_batched_tokens 256 is below max_num_seqs 1,024: vLLM refuses to start so"):
+        load_workload(str(path))
+    path.write_text(text.format(limit="\n      engine: sglang\n      max_num_batched_tokens: 256"))
+    with pytest.raises(InputError, match=r"max_num_batched_tokens is vLLM's setting \(engine: vllm\)"):
+        load_workload(str(path))
+    request = EstimateRequest(
+        model="llama-3.2-1b-instruct", gpu="h100-sxm5-80gb", max_batched_tokens=256, input_tokens=300, output_tokens=200
+    )
+    assert estimate(request)["throughput"]["saturation_batch"] == 256
+    with pytest.raises(InputError, match="1,024 sequences a step are more than the 256 tokens a forward pass runs"):
+        estimate(request._replace(max_num_seqs=1024))
+
+
 def test_vllms_smaller_limit_is_taken_where_its_h100_default_leaves_no_room(tmp_path: Path) -> None:
     """70B BF16 on two H100: sampling 1,024 rows of a 128,256-token vocabulary in vLLM's profiling run reserves
     3.4 GiB a GPU, more than the 71.7 GiB budget keeps beside 65.7 GiB of weights; at 256 one sequence fits."""

@@ -268,6 +268,15 @@ def test_the_plan_and_the_estimate_predict_one_speed_for_one_machine() -> None:
     assert dep.details["decode_tokens_per_s"] == pytest.approx(data["throughput"]["decode_tokens_per_s"], abs=0.001)
 
 
+def test_the_vllm_offload_takes_the_forward_pass_tokens_given() -> None:
+    """Review 8 M3: --set prefill_chunk_tokens was ignored for --cpu-offload-gb (vLLM's default on the GPU taken)."""
+    args = ("llama-3.3-70b-instruct", "--gpu", "rtx-4090-24gb", "--ram-gib", "64", "--reserved-ram-gib", "12", "--cpu",
+            "ryzen-9-7950x", "--precision", "q4_k_m", "--context", "8192")  # fmt: skip
+    default = _estimate(*args)[1]["runtime_settings"]["vllm"]["--cpu-offload-gb"]
+    larger = _estimate(*args, "--set", "prefill_chunk_tokens=16384")[1]["runtime_settings"]["vllm"]
+    assert larger.get("--cpu-offload-gb", 10**9) > default  # a larger profiling forward leaves less room for weights
+
+
 def test_reserve_for_other_services_is_never_used() -> None:
     arch = arch_of("Qwen/Qwen2.5-32B-Instruct")
     with pytest.raises(InfeasibleError, match="reserved"):

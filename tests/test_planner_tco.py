@@ -712,7 +712,8 @@ def test_a_desktop_or_workstation_tower_never_gets_a_gpu_fabric(tmp_path: Path) 
     findings: list[Finding] = []
     node = assemble_node(platform, gpu, 4, NodeNeeds(0, 0, 0, 0, needs_fabric=True), Constants(), findings)
     assert not [n for n in node.nics if n.role == "fabric"]
-    assert "no-gpu-fabric" in [f.code for f in findings]  # a replica spanning towers is ruled out
+    (refused,) = [f for f in findings if f.code == "no-gpu-fabric"]  # a replica spanning towers is ruled out, and why
+    assert "takes no GPU fabric (a tower's PCIe lanes go to its GPUs)" in refused.message
 
 
 # --- servers the team already owns -----------------------------------------------------------------

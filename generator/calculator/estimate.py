@@ -119,6 +119,12 @@ def _constants(req: EstimateRequest) -> Constants:
     return with_overrides(overrides)
 
 
+def _given_batched_tokens(req: EstimateRequest) -> int | None:
+    """The tokens of a forward pass the user gives: ``--max-batched-tokens``, else ``--set prefill_chunk_tokens``."""
+    chunk = req.max_batched_tokens or dict(req.constants).get("prefill_chunk_tokens")
+    return int(chunk) if chunk else None
+
+
 def _engine_batches(req: EstimateRequest, gpu: GpuSpec, consts: Constants) -> list[Constants]:
     """The constants with each batch limit to size at on ``gpu`` (:func:`batch_limits`), in order.
 
@@ -129,13 +135,19 @@ def _engine_batches(req: EstimateRequest, gpu: GpuSpec, consts: Constants) -> li
     explicit = dict(req.constants)
     seqs = req.max_num_seqs or explicit.get("max_num_seqs")
     given = req.max_num_seqs or explicit.get("max_batch_size") or seqs
-    limits = batch_limits(req.engine, gpu.name, gpu.memory_bytes, int(given) if given else None, consts.max_batch_size)
     if req.engine != "vllm":
+        limits = batch_limits(req.engine, gpu.name, gpu.memory_bytes, int(given) if given else None, consts.max_batch_size)
         return [consts._replace(max_batch_size=n) for n in limits]
-    # the tokens of a forward pass: --max-batched-tokens (or --set prefill_chunk_tokens), else vLLM's server default
-    chunk = req.max_batched_tokens or explicit.get("prefill_chunk_tokens")
+    # the tokens of a forward pass: the user's, else vLLM's server default
     default = default_max_num_batched_tokens(req.engine, gpu.name, gpu.memory_bytes) or consts.prefill_chunk_tokens
-    tokens = int(chunk) if chunk else default
+    tokens = _given_batched_tokens(req) or default
+    if given and int(given) > tokens:
+        raise InputError(
+            f"{int(given):,} sequences a step are more than the {tokens:,} tokens a forward pass runs: vLLM refuses to "
+            "start so (max_num_batched_tokens must be at least max_num_seqs); raise --max-batched-tokens or lower "
+            "--max-num-seqs"
+        )
+    limits = batch_limits(req.engine, gpu.name, gpu.memory_bytes, int(given) if given else None, consts.max_batch_size, tokens)
     return [consts._replace(max_batch_size=n, max_num_seqs=int(seqs) if seqs else n, prefill_chunk_tokens=tokens) for n in limits]
 
 
@@ -630,7 +642,9 @@ def _fixed_machine(
             "reserved_ram_gib": spec.reserved_ram_gib,
             "bandwidths": basis,
         },
-        "runtime_settings": runtime_settings(arch, plan, machine, consts, catalog.find_gpu(spec.gpu).name),
+        "runtime_settings": runtime_settings(
+            arch, plan, machine, consts, catalog.find_gpu(spec.gpu).name, _given_batched_tokens(req)
+        ),
         "checklist": checklist(plan, machine),
         "findings": [
             *({"level": "warning", "code": "ddr-bandwidth-assumed", "message": w} for w in [ddr_assumption(spec)] if w),
@@ -704,6 +718,8 @@ def _training(
         optimizer_in_backward=req.optimizer_in_backward,
         fused_kernels=req.fused_kernels,
         expert_parallel=req.ep,
+        # a pipeline runs micro-batches through every step, as the planner sizes it where no global batch is given
+        accumulation_steps=consts.training_pipeline_microbatches if par.pp > 1 else 1,
     )
     return setup, size_training(model.architecture, setup, par, consts, nvlink=training_nvlink(gpu, setup, par))
 

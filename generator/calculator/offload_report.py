@@ -53,10 +53,13 @@ def _gib(n: float) -> float:
     return round(n / GIB, 2)
 
 
-def runtime_settings(arch: Architecture, plan: OffloadPlan, machine: Machine, consts: Constants, gpu_name: str) -> dict[str, Any]:
+def runtime_settings(
+    arch: Architecture, plan: OffloadPlan, machine: Machine, consts: Constants, gpu_name: str, batched_tokens: int | None
+) -> dict[str, Any]:
     """The same placement as settings of four common runtimes.
 
-    ``gpu_name``: the machine's GPU, on which vLLM's defaults depend.
+    ``gpu_name``: the machine's GPU, on which vLLM's defaults depend; ``batched_tokens``: vLLM's tokens a forward pass
+    where the user gives them.
     """
     p = plan.placement
     n = arch.num_layers
@@ -93,7 +96,7 @@ def runtime_settings(arch: Architecture, plan: OffloadPlan, machine: Machine, co
     settings: dict[str, Any] = {
         "llama.cpp": shlex.join(llama),
         "accelerate": accelerate,
-        "vllm": _vllm_offload(arch, p, machine, consts, gpu_name),
+        "vllm": _vllm_offload(arch, p, machine, consts, gpu_name, batched_tokens),
         "deepspeed_zero_inference": {"zero_optimization": zero},
         "layers": {"total": n, "on_gpu": on_gpu, "cpu": p.layer_devices.count("cpu"), "disk": p.layer_devices.count("disk")},
     }
@@ -105,7 +108,9 @@ def runtime_settings(arch: Architecture, plan: OffloadPlan, machine: Machine, co
     return settings
 
 
-def _vllm_offload(arch: Architecture, p: Placement, machine: Machine, consts: Constants, gpu_name: str) -> dict[str, Any]:
+def _vllm_offload(
+    arch: Architecture, p: Placement, machine: Machine, consts: Constants, gpu_name: str, batched_tokens: int | None
+) -> dict[str, Any]:
     """The placement as vLLM settings, or why vLLM cannot serve it.
 
     ``--cpu-offload-gb`` (GiB of weights per GPU kept in CPU memory) is what leaves room on each GPU, within its
@@ -121,7 +126,8 @@ def _vllm_offload(arch: Architecture, p: Placement, machine: Machine, consts: Co
         return settings | {"note": "vLLM offloads to CPU memory only; this placement also needs NVMe, use llama.cpp or DeepSpeed"}
     par = Parallelism(pp=machine.gpus)
     # its profiling run: vLLM's server defaults on this GPU (tokens of the forward, rows of the sampler)
-    tokens = default_max_num_batched_tokens("vllm", gpu_name, machine.gpu_memory_bytes) or consts.prefill_chunk_tokens
+    default = default_max_num_batched_tokens("vllm", gpu_name, machine.gpu_memory_bytes) or consts.prefill_chunk_tokens
+    tokens = batched_tokens or default
     seqs = default_max_num_seqs("vllm", gpu_name, machine.gpu_memory_bytes) or consts.max_num_seqs
     reserved = vllm_reservation(arch, par, consts._replace(max_num_seqs=seqs), tokens, nvlink=False).total
     kv = math.ceil((p.kv_gpu_bytes + p.kv_cpu_bytes) / machine.gpus)

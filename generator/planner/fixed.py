@@ -72,6 +72,12 @@ def _node(fixed: FixedSpec, machine: Machine, basis: str, consts: Constants) -> 
     )
 
 
+def _given_tokens(wl: Workload) -> int | None:
+    """The tokens of vLLM's forward pass where the workload sets them (``constants: prefill_chunk_tokens``)."""
+    chunk = wl.constants.get("prefill_chunk_tokens")
+    return int(chunk) if isinstance(chunk, int | float) else None
+
+
 def _fixed_gpu_name(wl: Workload) -> str:
     assert wl.hardware.fixed is not None
     return catalog.find_gpu(wl.hardware.fixed.gpu).name
@@ -100,7 +106,7 @@ def _deployment(
         "ttft_s": round(cost.ttft_s, 3),
         "cold_start_s": round(cost.cold_start_s, 2),
         "offload": offload_summary(plan, machine),
-        "runtime_settings": runtime_settings(arch, plan, machine, consts, _fixed_gpu_name(wl)),
+        "runtime_settings": runtime_settings(arch, plan, machine, consts, _fixed_gpu_name(wl), _given_tokens(wl)),
         "checklist": checklist(plan, machine),
     }
     reasons = [

@@ -217,7 +217,13 @@ def batched_tokens(spec: InferenceSpec, gpu: GpuSpec, consts: Constants) -> int:
 
 def max_running(spec: InferenceSpec, gpu: GpuSpec, consts: Constants) -> int:
     """The most sequences a replica of ``spec`` runs at once on ``gpu``: the workload's, else the engine's default."""
-    return batch_limits(spec.engine, gpu.name, gpu.memory_bytes, spec.max_num_seqs, consts.max_batch_size)[0]
+    return _limits(spec, gpu, consts)[0]
+
+
+def _limits(spec: InferenceSpec, gpu: GpuSpec, consts: Constants) -> tuple[int, ...]:
+    """The batch limits to size ``spec`` at on ``gpu`` (:func:`batch_limits`), never above the tokens of a forward pass."""
+    chunk = batched_tokens(spec, gpu, consts)
+    return batch_limits(spec.engine, gpu.name, gpu.memory_bytes, spec.max_num_seqs, consts.max_batch_size, chunk)
 
 
 def replica_shapes(
@@ -271,7 +277,7 @@ def _gpu_shapes(
     gpu = catalog.gpus()[gpu_id].as_fitted(bridged)
     kv_bits = kv_cache_bits(spec.kv_cache_precision)
     # the engine's limit; where vLLM's larger default leaves no room for one sequence, its smaller one is tried too
-    limits = batch_limits(spec.engine, gpu.name, gpu.memory_bytes, spec.max_num_seqs, consts.max_batch_size)
+    limits = _limits(spec, gpu, consts)
     unserved = format_problems(fmt, gpu.architecture)
     if unserved:
         return (), unserved

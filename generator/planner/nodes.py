@@ -58,6 +58,11 @@ def _nics(platform: PlatformSpec, gpus: int, needs_fabric: bool, findings: list[
     if needs_fabric and not fabric_id:
         if configurable and fabric_fits(platform):
             fabric_id, fabric_count = DEFAULT_FABRIC_NIC, gpus
+        elif configurable:  # a tower: its front end is all it has between nodes
+            findings.append(
+                Finding("error", "no-gpu-fabric", f"{platform.id} takes no GPU fabric (a tower's PCIe lanes go to its "
+                        f"GPUs), and multi-node work needs at least {MIN_FABRIC_GBPS} Gb/s between nodes")
+            )  # fmt: skip
         elif (platform.network_gbps_total or 0) < MIN_FABRIC_GBPS:
             findings.append(
                 Finding("error", "no-gpu-fabric", f"{platform.id} has {platform.network_gbps_total or 0:g} Gb/s between nodes; "

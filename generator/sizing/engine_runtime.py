@@ -119,13 +119,20 @@ def default_max_num_batched_tokens(engine: str, gpu_name: str, gpu_memory_bytes:
     return 8192 if _vllm_large_gpu(gpu_name, gpu_memory_bytes) else 2048
 
 
-def batch_limits(engine: str, gpu_name: str, gpu_memory_bytes: int, given: int | None, fallback: int) -> tuple[int, ...]:
+def batch_limits(
+    engine: str, gpu_name: str, gpu_memory_bytes: int, given: int | None, fallback: int, batched_tokens: int | None = None
+) -> tuple[int, ...]:
     """The batch limits to size a replica at, in order: ``given`` (the user's), else the engine's default, else ``fallback``.
 
     Where the default is vLLM's larger one, its smaller one follows: vLLM's profiling run samples as many rows of
     logits as the limit, and where that leaves no room for one request the smaller limit is the one to run with.
+    vLLM refuses to start with more sequences than ``batched_tokens`` (its tokens a forward pass): a default above
+    them is lowered to them, as the engine settings rendered then say.
     """
     running = given or default_max_num_seqs(engine, gpu_name, gpu_memory_bytes) or fallback
+    limits: tuple[int, ...] = (running,)
     if engine == "vllm" and not given and running > VLLM_SMALL_GPU_MAX_NUM_SEQS:
-        return running, VLLM_SMALL_GPU_MAX_NUM_SEQS
-    return (running,)
+        limits = (running, VLLM_SMALL_GPU_MAX_NUM_SEQS)
+    if engine == "vllm" and batched_tokens and not given:
+        limits = tuple(dict.fromkeys(min(limit, batched_tokens) for limit in limits))
+    return limits

@@ -433,7 +433,8 @@ def size_training(
     layers_on_first_stage = math.ceil(arch.num_layers / par.pp)
     # 1F1B keeps pp micro-batches in flight on the first stage: layers/pp x pp = all layers' worth.
     in_flight = layers_on_first_stage * min(par.pp, math.ceil(arch.num_layers / layers_on_first_stage))
-    # an interleaved schedule (as the step time assumes) keeps more chunk micro-batches in flight there
+    # an interleaved schedule keeps more chunk micro-batches in flight there; the micro-batch count is not known here,
+    # so the deeper schedule's memory is counted (the step time interleaves only a whole multiple of the stages)
     virtual = virtual_stages_for(arch.num_layers, par.pp, consts.training_pipeline_virtual_stages)
     in_flight = math.ceil(in_flight * interleaved_activation_factor(par.pp, virtual))
     # full checkpointing keeps each layer's bf16 input plus one layer being recomputed

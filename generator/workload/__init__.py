@@ -106,6 +106,18 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
                     doc.locate(("deployments", i, "inference", "mem_fraction_static")),
                 )
             )
+        if isinstance(dep, InferenceDeployment) and (tokens := dep.inference.max_num_batched_tokens) is not None:
+            where = doc.locate(("deployments", i, "inference", "max_num_batched_tokens"))
+            if dep.inference.engine != "vllm":  # SGLang's --chunked-prefill-size is not modelled
+                errors.append(InputError("max_num_batched_tokens is vLLM's setting (engine: vllm)", where))
+            elif tokens < (seqs := dep.inference.max_num_seqs or 0):
+                errors.append(
+                    InputError(
+                        f"max_num_batched_tokens {tokens:,} is below max_num_seqs {seqs:,}: vLLM refuses to start so "
+                        "(each running sequence takes a token of the forward pass)",
+                        where,
+                    )
+                )
     hw = wl.hardware
     for i, dep in enumerate(wl.deployments):
         if isinstance(dep, InferenceDeployment) and dep.inference.kv_cache_precision == "int8" and hw.fixed is None:
