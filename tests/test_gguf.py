@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import struct
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -59,8 +60,11 @@ def nbytes(type_name: str, elements: int) -> int:
     return elements // per_block * size
 
 
-def write_gguf(path: Path, types: dict[str, str], file_type: int) -> int:
-    """A GGUF of CONFIG whose tensor ``name`` has ``types[name]`` (default F32); returns its tensor bytes."""
+def write_gguf(path: Path, types: dict[str, str], file_type: int, tied: bool = False) -> int:
+    """A GGUF of CONFIG whose tensor ``name`` has ``types[name]`` (default F32); returns its tensor bytes.
+
+    ``tied``: no ``output.weight`` (the embedding is the output projection too).
+    """
     writer = gguf.GGUFWriter(str(path), "llama")
     writer.add_block_count(CONFIG["num_hidden_layers"])
     writer.add_embedding_length(CONFIG["hidden_size"])
@@ -75,6 +79,8 @@ def write_gguf(path: Path, types: dict[str, str], file_type: int) -> int:
         "output.weight": (512, 256),
         "output_norm.weight": (256,),
     }
+    if tied:
+        del shapes["output.weight"]
     for i in range(CONFIG["num_hidden_layers"]):
         shapes |= {f"blk.{i}.{name}.weight": shape for name, shape in LAYER.items()}
         shapes |= {f"blk.{i}.attn_norm.weight": (256,), f"blk.{i}.ffn_norm.weight": (256,)}
@@ -165,6 +171,31 @@ def test_q4_k_m_gguf_offload_plan_matches_the_config_plan(tmp_path: Path) -> Non
     plans = [plan_offload(a, [fmt], 16, 256, None, machine, 64, consts) for a in (from_file, from_config)]
     assert plans[0] == plans[1]
     assert plans[0].placement.offloaded and 0 < plans[0].placement.layers_on_gpu < 8
+
+
+def test_a_tied_embedding_is_quantized_as_the_output_tensor_it_also_is(tmp_path: Path) -> None:
+    """newuser13 item 1: llama.cpp gives a tied token_embd the output tensor's type (Q6_K with Q4_K_M); it was sized at
+    Q4_K, 5-10% under the published files of Llama 3.2 1B / 3B."""
+    path = tmp_path / "tied.gguf"
+    types = q4_k_m_types() | {"token_embd.weight": "Q6_K"}
+    expected = write_gguf(path, types, gguf.LlamaFileType.MOSTLY_Q4_K_M, tied=True)
+    from_config = parse_config({**CONFIG, "tie_word_embeddings": True}, "config", None)
+    assert size_weights(from_config, weight_format("q4_k_m")).total_bytes == expected
+
+
+def test_a_row_no_k_quant_block_divides_takes_llama_cpps_fallback_type() -> None:
+    """newuser13 item 1: K-quant blocks span 256 weights of a row; Gemma 3 1B's 1,152-wide rows are stored Q5_0 / Q8_0
+    (llama.cpp's convert_incompatible_tensor), 26% more than sized as Q4_K / Q6_K."""
+    from generator.sizing.architecture import Linear
+    from generator.sizing.precision import GGUF_TYPE_BITS
+
+    fmt = weight_format("q4_k_m")
+    gate = Linear("gate_proj", 1152, 6912, "mlp")
+    assert fmt.linear_bits(gate, 5, 26) == GGUF_TYPE_BITS["Q5_0"] == Fraction(11, 2)
+    assert fmt.linear_bits(gate._replace(in_features=2048), 5, 26) == GGUF_TYPE_BITS["Q4_K"]
+    assert fmt.embedding_bits(1152, tied=True) == GGUF_TYPE_BITS["Q8_0"]  # the output's Q6_K, its fallback
+    assert fmt.embedding_bits(2048, tied=True) == fmt.lm_head_bits(2048) == GGUF_TYPE_BITS["Q6_K"]
+    assert fmt.embedding_bits(2048) == GGUF_TYPE_BITS["Q4_K"]
 
 
 def test_offload_plan_uses_the_files_real_layer_sizes(tmp_path: Path) -> None:

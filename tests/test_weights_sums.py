@@ -35,8 +35,9 @@ def test_sizes_equal_the_layer_by_layer_sums(model: str, precision: str, par: Pa
     assert sizes.layer_bytes == tuple(math.ceil(b[0] / 8) for b in bits)
     assert sizes.layer_expert_bytes == tuple(math.ceil(b[2] / 8) for b in bits)
     assert sizes.expert_bytes == math.ceil(sum((b[2] for b in bits), Fraction(0)) / 8)
-    embed = arch.embedding_params * weights._top_bits(arch, fmt, "model.embed_tokens", fmt.embedding_bits())
-    head = arch.lm_head_params * weights._top_bits(arch, fmt, "lm_head", fmt.lm_head_bits())
+    embedding = fmt.embedding_bits(arch.hidden_size, tied=arch.tie_word_embeddings)
+    embed = arch.embedding_params * weights._top_bits(arch, fmt, "model.embed_tokens", embedding)
+    head = arch.lm_head_params * weights._top_bits(arch, fmt, "lm_head", fmt.lm_head_bits(arch.hidden_size))
     other = arch.other_params * fmt.other_bits() + arch.vision_params * 16
     assert sizes.total_bytes == math.ceil((sum((b[0] for b in bits), Fraction(0)) + embed + head + other) / 8)
     stages = [sum((bits[i][1] for i in r), Fraction(0)) for r in stage_layers(arch.num_layers, par.pp)]

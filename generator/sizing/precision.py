@@ -48,7 +48,20 @@ GGUF_TYPE_BITS: dict[str, Fraction] = {
     "Q4_0": Fraction(18 * 8, 32),
     "Q3_K": Fraction(110 * 8, 256),
     "Q2_K": Fraction(84 * 8, 256),
+    "Q5_0": Fraction(22 * 8, 32),
+    "Q5_1": Fraction(24 * 8, 32),
+    "IQ4_NL": Fraction(18 * 8, 32),
 }
+#: K-quant blocks span 256 weights of a row: a row of another length takes llama.cpp's fallback type instead
+#: (``llama_tensor_get_type``, "convert_incompatible_tensor":
+#: https://github.com/ggml-org/llama.cpp/blob/master/src/llama-quant.cpp).
+K_QUANT_ROW = 256
+K_QUANT_FALLBACK = {"Q2_K": "IQ4_NL", "Q3_K": "IQ4_NL", "Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0"}
+
+
+def gguf_row_type(block_type: str, row: int) -> str:
+    """The GGUF type a tensor of rows ``row`` weights long is stored in when ``block_type`` is wanted."""
+    return K_QUANT_FALLBACK.get(block_type, block_type) if row % K_QUANT_ROW else block_type
 
 
 class WeightFormat(NamedTuple):
@@ -85,7 +98,7 @@ class WeightFormat(NamedTuple):
     def linear_bits(self, linear: Linear, layer_index: int, n_layers: int) -> Fraction:
         """Effective bits per weight of one matrix, metadata included."""
         if self.gguf:
-            return GGUF_TYPE_BITS[_gguf_type(self.gguf, linear, layer_index, n_layers)]
+            return GGUF_TYPE_BITS[gguf_row_type(_gguf_type(self.gguf, linear, layer_index, n_layers), linear.in_features)]
         if not self.is_quantized:
             return self.bits
         if linear.group == ROUTER:
@@ -95,17 +108,19 @@ class WeightFormat(NamedTuple):
         group = self.group_size or linear.in_features
         return self.bits + self.scale_bits / group + Fraction(self.tensor_scale_bits, linear.in_features * linear.out_features)
 
-    def embedding_bits(self) -> Fraction:
-        """Bits per weight of the input embedding."""
+    def embedding_bits(self, hidden: int, tied: bool = False) -> Fraction:
+        """Bits per weight of the input embedding (rows of ``hidden``; ``tied``: it is the output projection too)."""
+        if self.gguf and tied:  # llama.cpp quantizes a tied token_embd as the output tensor it also is
+            return self.lm_head_bits(hidden)
         if self.gguf:
-            return GGUF_TYPE_BITS["Q8_0" if self.gguf == "Q8_0" else _gguf_base(self.gguf)]
+            return GGUF_TYPE_BITS[gguf_row_type("Q8_0" if self.gguf == "Q8_0" else _gguf_base(self.gguf), hidden)]
         return Fraction(self.high_bits)  # GPTQ/AWQ, bitsandbytes, FP8 and MXFP4 checkpoints keep embeddings unquantized
 
-    def lm_head_bits(self) -> Fraction:
-        """Bits per weight of the output projection."""
+    def lm_head_bits(self, hidden: int) -> Fraction:
+        """Bits per weight of the output projection (rows of ``hidden``)."""
         if self.gguf:
-            return GGUF_TYPE_BITS["Q8_0" if self.gguf == "Q8_0" else "Q6_K"]
-        return self.embedding_bits()
+            return GGUF_TYPE_BITS[gguf_row_type("Q8_0" if self.gguf == "Q8_0" else "Q6_K", hidden)]
+        return self.embedding_bits(hidden)
 
     def other_bits(self) -> Fraction:
         """Bits per element of norms, biases and other 1-D tensors."""

@@ -146,8 +146,9 @@ def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Paral
             kinds.append(_layer_bits(fmt, arch, layer, par))
         kind_of.append(seen[key])
     expert_bits = _counted_sum(kind_of, [k[2] for k in kinds])
-    embed_bits = arch.embedding_params * _top_bits(arch, fmt, "model.embed_tokens", fmt.embedding_bits())
-    head_bits = arch.lm_head_params * _top_bits(arch, fmt, "lm_head", fmt.lm_head_bits())
+    embedding = fmt.embedding_bits(arch.hidden_size, tied=arch.tie_word_embeddings)
+    embed_bits = arch.embedding_params * _top_bits(arch, fmt, "model.embed_tokens", embedding)
+    head_bits = arch.lm_head_params * _top_bits(arch, fmt, "lm_head", fmt.lm_head_bits(arch.hidden_size))
     other_bits = arch.other_params * fmt.other_bits() + arch.vision_params * 16
     files = arch.file_weights
     if files is not None and files.precision == fmt.name and len(files.layer_bytes) == arch.num_layers:
