@@ -195,7 +195,9 @@ def test_a_pinned_expert_parallel_degree_is_sized_and_rendered(tmp_path: Path) -
     loaded, plan = plans[", ep: 2"]
     (with_ep,) = plan.deployments
     assert "expert_parallel" not in tp_only.details and with_ep.details["expert_parallel"] == 2
-    assert with_ep.details["requests_per_s_per_replica_max"] != tp_only.details["requests_per_s_per_replica_max"]
+    # EP over the TP group sends no all-to-all (every rank holds every token; the TP all-reduce combines the experts'
+    # outputs, newuser13 item 3): the same figures as TP-split experts
+    assert with_ep.details["requests_per_s_per_replica_max"] == tp_only.details["requests_per_s_per_replica_max"]
     assert "the routed experts spread whole over each stage's 2 GPUs (expert parallelism, as pinned)" in with_ep.reasons[0]
     files = render_ansible(plan, loaded.workload)
     (group_vars,) = (ansible_reader().load(text) for name, text in files.items() if "group_vars" in name)
@@ -246,3 +248,11 @@ def test_a_workloads_fp32_service_keeps_an_fp32_kv_cache_as_the_estimate_does(tm
     path.write_text(given)
     (dep,) = plan_workload(load_workload(str(path))).deployments
     assert dep.kv_cache_precision == "fp8"  # one the workload gives stays
+
+
+def test_the_batch_limit_is_each_engines_in_an_attention_data_parallel_replica() -> None:
+    """newuser13 item 2: with --ep 8 (8 attention-DP ranks, one engine each) the replica's batch was capped at one
+    engine's --max-num-seqs: 256 where 8 x 256 run."""
+    request = EstimateRequest(model="qwen3-30b-a3b", gpu="h100-sxm5-80gb", ep=8, context_tokens=2000, input_tokens=500,
+                              output_tokens=500, max_num_seqs=256)  # fmt: skip
+    assert estimate(request)["throughput"]["saturation_batch"] == 8 * 256

@@ -219,6 +219,8 @@ def test_expert_parallel_all_to_all_has_latency_and_bandwidth_terms() -> None:
     ep = Parallelism(ep=4)
     assert expert_alltoall_seconds(dense, ep, 1024, 450.0, 8e-6) == 0.0
     assert expert_alltoall_seconds(moe, Parallelism(), 1024, 450.0, 8e-6) == 0.0
+    # newuser13 item 3: EP over the TP group (no attention data parallelism) sends nothing: every rank holds every token
+    assert expert_alltoall_seconds(moe, Parallelism(tp=4, ep=4), 4096, 450.0, 8e-6) == 0.0
     small, large = (expert_alltoall_seconds(moe, ep, t, 450.0, 8e-6) for t in (1, 4096))
     layers = sum(1 for layer in moe.layers if layer.experts_per_token)
     assert small == pytest.approx(2 * layers * 8e-6, rel=0.05)  # latency-bound at one token

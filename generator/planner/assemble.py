@@ -288,7 +288,11 @@ def _inference_details(
             f"{default} sequences' logits and leaves no room for one {spec.max_context_tokens:,}-token sequence; the "
             "group vars carry the lower limit"
         )
-    elif shape.max_point.batch == running < (held := cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens)):
+    elif (
+        shape.max_point.batch
+        == running * shape.par.attention_dp
+        < (held := cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens))
+    ):
         whose = "the workload's max_num_seqs" if spec.max_num_seqs else f"{engine}'s default on {opt.hardware.gpu.id}"
         reasons.append(
             f"the batch stops at {running} sequences ({whose}) although the KV cache holds {held:,} average requests: "

@@ -316,7 +316,10 @@ def _gpu_shapes(
                 blocked.append(f"TP{tp} PP{pp}: needs {need:.1f} GiB per GPU of {usable:.1f} GiB usable")
                 continue
             acc = accelerator_for(gpu, fmt.compute, tp, host_time_scale)
-            max_batch = min(limit, cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens) or 1)
+            # the limit is each engine's; a replica of attention-DP ranks runs one engine per rank
+            max_batch = min(
+                limit * par.attention_dp, cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens) or 1
+            )
             point = best_point(model, (par, mem, kv_bits, acc), spec, max_batch, consts)
             if point is None:
                 blocked.append(f"TP{tp} PP{pp}: misses the latency SLO even at batch 1")

@@ -302,10 +302,13 @@ def expert_alltoall_seconds(arch: Architecture, par: Parallelism, tokens: float,
     """Expert-parallel dispatch and combine of one forward over ``tokens`` tokens (one stage's MoE layers).
 
     Each GPU sends the hidden state (bf16) of each of its tokens to the ``top_k`` experts it routes to;
-    ``(ep - 1) / ep`` of them live on other GPUs. The results come back the same way (combine).
+    ``(ep - 1) / ep`` of them live on other GPUs. The results come back the same way (combine). Only with
+    attention data parallelism: where the EP group is the TP group, every rank already holds every token, runs its
+    own experts on them, and the TP all-reduce combines them (vLLM's all2all kernels run only with
+    ``--data-parallel-size`` above 1, ``FusedMoEParallelConfig.use_all2all_kernels``).
     """
     experts, top_k = arch.routed_experts
-    if par.ep <= 1 or not experts:
+    if par.ep <= 1 or not experts or par.attention_dp <= 1:
         return 0.0
     moe_layers = sum(1 for layer in arch.layers if layer.experts_per_token) / par.pp
     sent = tokens / par.attention_dp * top_k * arch.hidden_size * 2 * (par.ep - 1) / par.ep
@@ -464,7 +467,8 @@ def saturated_throughput(
     prompt tokens, which share the step's weight reads.
     """
     per_seq = input_tokens + output_tokens
-    batch = max(1, min(consts.max_batch_size, kv_capacity_tokens // per_seq))
+    # the batch limit is each engine's: a replica of attention-DP ranks runs that many engines (vLLM --data-parallel-size)
+    batch = max(1, min(consts.max_batch_size * par.attention_dp, kv_capacity_tokens // per_seq))
     prefill_tokens = batch * input_tokens / max(1, output_tokens)
     context = input_tokens + output_tokens // 2
     step = decode_step(arch, weights, kv_bits, par, acc, batch, context, consts, prefill_tokens, input_tokens)
