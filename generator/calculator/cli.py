@@ -59,7 +59,8 @@ EPILOG = (
     "expected, a value not among the choices, or options that do not go together, such as --ram-gib with --train, "
     "--precision with --train full, a training option without --train, a machine option without --ram-gib, "
     "--max-seq-len without --gpu or --offload-params without --zero 3); "
-    "3 the model cannot run on the given machine. Counts (--context, --batch, --tp, --pp, --ep, --gpus, "
+    "3 the model cannot run on the given machine or does not fit the GPU given (the breakdown is still printed). "
+    "Counts (--context, --batch, --tp, --pp, --ep, --gpus, "
     "--input-tokens, --output-tokens, --max-batched-tokens, --micro-batch, --seq-len, --lora-rank, --min-context) "
     "must be at least 1; --gpu-memory-utilization in (0, 1]; --ram-gib above 0; --nvme-read-gb-per-s at least 0.01; "
     "--reserved-ram-gib, --swap-gib and --nvme-gib at least 0; --reserved-ram-gib (default 8) less than --ram-gib "
@@ -593,4 +594,5 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
     else:
         sys.stdout.write(format_text(result))
-    return 0
+    # the breakdown is printed either way; a layout that does not fit the GPU given cannot run there
+    return 3 if (result.get("capacity") or {}).get("fits") is False else 0
