@@ -47,24 +47,26 @@ YARN = {
 }
 
 
-@pytest.mark.parametrize(
-    ("context", "notes"),
-    [
-        # YaRN stretches 32,768 positions by 4: 131,072 served; 65,536 is within it (max_position_embeddings is not the limit)
-        pytest.param("65536", [], id="within-derived-limit"),
-        pytest.param("131072", [], id="at-derived-limit"),
-        pytest.param(
-            "131073",
-            [f"context 131,073 is more than the 131,072 tokens yarn-8b serves {SERVED}; vLLM and SGLang refuse a longer context"],
-            id="beyond-derived-limit",
-        ),
-    ],
-)
-def test_the_estimate_notes_a_context_beyond_the_derived_limit(tmp_path: Path, context: str, notes: list[str]) -> None:
+@pytest.mark.parametrize("context", ["65536", "131072"])
+def test_the_estimate_takes_a_context_up_to_the_derived_limit(tmp_path: Path, context: str) -> None:
+    # YaRN stretches 32,768 positions by 4: 131,072 served; 65,536 is within it (max_position_embeddings is not the limit)
     data = estimate_json(_local_config(tmp_path, "yarn-8b", **YARN), "--context", context)
     assert data["model"]["max_position_embeddings"] == 32768
     assert data["model"]["max_model_len"] == 131072
-    assert data["notes"] == notes
+    assert data["notes"] == []
+
+
+def test_the_estimate_refuses_a_served_context_beyond_the_derived_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # vLLM would not start, as a workload's max_context_tokens above it is refused (newuser13 item 5): invalid input
+    path = _local_config(tmp_path, "yarn-8b", **YARN)
+    code, out = run_estimate(path, "--context", "131073", "--gpu", "h100-sxm5-80gb")
+    assert (code, out) == (1, "")
+    refusal = (
+        f"--context 131,073 is more than the 131,072 tokens yarn-8b serves {SERVED}; vLLM and SGLang refuse a longer context"
+    )
+    assert refusal in capsys.readouterr().err
 
 
 def test_the_estimate_default_context_is_capped_by_the_derived_limit(tmp_path: Path) -> None:

@@ -338,7 +338,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         given = "--context" if req.context_tokens is not None else "the default context (give --context)"
         raise InputError(f"--min-context {req.min_context_tokens:,} is more than {given} {context:,}")
     notes = list(arch.notes)
-    # a what-if calculator: a length beyond the model's served limit is sized anyway, with a note naming the limit
+    # beyond the model's served limit: a serving engine refuses to start, a training job extends its context (a note)
     served = served_limit_phrase(model.name, arch.max_model_len)
     if req.train:
         # a training job's sequence is --seq-len, else --context, else 2048 (see _training)
@@ -347,11 +347,11 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             notes.append(f"sequence length {sequence:,} is more than {served}; {CONTEXT_EXTENSION}")
         if req.seq_len is None and req.context_tokens is None:
             notes.append(f"no --seq-len given: sized for {sequence}-token sequences")
-    else:
-        if arch.max_model_len and context > arch.max_model_len:
-            notes.append(f"context {context:,} is more than {served}; {LONGER_REFUSED}")
-        if req.context_tokens is None:
-            notes.append(f"no --context given: sized for {context} tokens")
+    elif arch.max_model_len and context > arch.max_model_len:
+        # as a workload's max_context_tokens above it: vLLM and SGLang do not start, llama-server caps each slot at it
+        raise InputError(f"--context {context:,} is more than {served}; {LONGER_REFUSED}")
+    if not req.train and req.context_tokens is None:
+        notes.append(f"no --context given: sized for {context} tokens")
 
     if gpu is not None and gpu.bridged and 1 < par.tp <= gpu.nvlink_domain_gpus:
         # the estimate sizes a card without a server: it keeps the card's own link, and says so
