@@ -151,3 +151,22 @@ def test_the_verdict_says_what_memory_counts_as_usable_and_throughput_is_conditi
     assert "  throughput   if it ran: " in out
     _, fits = run_estimate("meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h200-sxm-141gb", "--input-tokens", "1000")
     assert "  throughput   if it ran" not in fits and "  throughput   " in fits
+
+
+def test_a_sliding_window_pool_states_context_served_not_token_slots() -> None:
+    # newuser13 item 6: Phi-3 mini 4k is all sliding (window 2,047); its capacity is concurrency x context, so it
+    # grows with the context while the pool's token slots (vLLM's 'GPU KV cache size') stay put
+    phi3 = ("microsoft/Phi-3-mini-4k-instruct", "--gpu", "h100-sxm5-80gb")
+    short, long = (estimate_json(*phi3, "--context", n)["capacity"] for n in ("3072", "4096"))
+    assert short["kv_cache_tokens_windowed"] and long["kv_cache_tokens_windowed"]
+    assert long["kv_cache_tokens"] > 1.3 * short["kv_cache_tokens"]
+    slots = long["vllm_log"]["gpu_kv_cache_size_tokens"]
+    assert slots == pytest.approx(short["vllm_log"]["gpu_kv_cache_size_tokens"], rel=1e-3)  # the pool's slots: unmoved
+    _, text = run_estimate(*phi3, "--context", "4096")
+    assert f"KV capacity  {long['kv_cache_tokens']:,} tokens of context per DP rank" in text
+    assert "so the pool serves more context than it has token slots" in text
+    assert "  note: vLLM's log is its start-up worst case" in text
+    # Gemma 2's 4,096-token window at a 4,096-token context holds every token: slots, and no note
+    gemma = estimate_json("google/gemma-2-9b-it", "--gpu", "h100-sxm5-80gb", "--context", "4096")["capacity"]
+    assert not gemma["kv_cache_tokens_windowed"]
+    assert gemma["kv_cache_tokens"] == gemma["vllm_log"]["gpu_kv_cache_size_tokens"]

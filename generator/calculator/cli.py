@@ -352,15 +352,22 @@ def format_text(result: dict[str, Any]) -> str:
             # one engine rank's pool (vLLM's 'GPU KV cache size' is per DP rank): its TP x PP GPUs hold it together
             ranks = cap["attention_dp_ranks"]
             rank_gpus = result["parallelism"]["gpus_per_replica"] // ranks
+            # with sliding-window layers the tokens are context served (concurrency x context), not the pool's slots
+            tokens = "tokens of context" if cap["kv_cache_tokens_windowed"] else "tokens"
             lines.append(
-                f"  KV capacity  {cap['kv_cache_tokens_per_dp_rank']:,} tokens per DP rank "
+                f"  KV capacity  {cap['kv_cache_tokens_per_dp_rank']:,} {tokens} per DP rank "
                 f"({rank_gpus} GPU{'s' if rank_gpus > 1 else ''}, {_gib(cap['kv_cache_bytes'])} of KV cache on each); "
                 f"max concurrency {cap['max_concurrency_per_dp_rank']:.2f} at {result['kv_cache']['context_tokens']:,} tokens"
             )
             if ranks > 1:
                 lines.append(
                     f"               x {ranks} attention-DP ranks, each its own pool: "
-                    f"{cap['kv_cache_tokens']:,} tokens, max concurrency {cap['max_concurrency']:.2f} per replica"
+                    f"{cap['kv_cache_tokens']:,} {tokens}, max concurrency {cap['max_concurrency']:.2f} per replica"
+                )
+            if cap["kv_cache_tokens_windowed"]:
+                lines.append(
+                    "               (max concurrency x context: a sliding-window layer keeps only its window of a "
+                    "request, so the pool serves more context than it has token slots)"
                 )
         sglang = cap.get("sglang_log")
         if sglang:
@@ -377,7 +384,7 @@ def format_text(result: dict[str, Any]) -> str:
             for part in log["by_layer_type"]:
                 pad = f", +{part['padding_layers']} padding" if part["padding_layers"] else ""
                 lines.append(f"    {part['kind']:14s} {part['layers']} layers{pad}: {_gib(part['pool_bytes'])} of the pool")
-            if len(log["by_layer_type"]) > 1:
+            if cap["kv_cache_tokens_windowed"]:
                 lines.append(
                     "  note: vLLM's log is its start-up worst case, a sliding-window layer charged a whole chunk of "
                     "prompt; decoding, it frees the blocks outside the window, so a replica holds the KV capacity above "
