@@ -127,13 +127,13 @@ def test_llama_bench_of_a_public_run_reproduces_its_decode_error() -> None:
     measured, predicted, error = rows(text)["decode_tokens_per_s"]
     assert (measured, predicted, error) == (127.43, 135.6, "+6.4%")
     # one sequence's weight reads bound the step (just: its matmuls at one row take about as long)
-    assert estimate_json(*setup)["throughput"]["bound"] == "memory bandwidth"
+    assert estimate_json(*setup)["throughput"]["decode_step_bound"] == "memory bandwidth"
     value = fitted(text)["decode_bandwidth_efficiency"]
     again = estimate_json(*setup, "--set", f"decode_bandwidth_efficiency={value}")
     assert again["throughput"]["decode_tokens_per_s"] == pytest.approx(127.43, rel=0.01)
     # with less efficient small-batch GEMMs the matmuls bound the step, and the GEMM constant is the one fitted
     slow = (*setup, "--set", "gemm_half_efficiency_tokens=32")
-    assert estimate_json(*slow)["throughput"]["bound"] == "compute"
+    assert estimate_json(*slow)["throughput"]["decode_step_bound"] == "compute"
     code, text = calibrate(*slow, "--log", str(DATA / "llama-bench-2023-rtx-3090-ti.md"))
     assert code == 0
     value = fitted(text)["gemm_half_efficiency_tokens"]

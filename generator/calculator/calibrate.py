@@ -430,7 +430,7 @@ def fitted_constants(
     speed = by_name.get("decode_tokens_per_s")
     if speed is not None:
         mode = (result.get("offload") or {}).get("mode", "gpu")
-        if mode == "gpu" and result["throughput"].get("bound") == "compute":
+        if mode == "gpu" and result["throughput"].get("decode_step_bound") == "compute":
             out.update(_fit_gemm_half_efficiency(speed, current, consts.gemm_half_efficiency_tokens, predict))
             return out
         name = "decode_bandwidth_efficiency" if mode in ("gpu", "pcie-stream") else "ddr_bandwidth_efficiency"

@@ -410,7 +410,7 @@ def format_text(result: dict[str, Any]) -> str:
             "saturation "
             f"(batch {thr['saturation_batch']}); "
             f"at batch {result['kv_cache']['sequences']}: TTFT {thr['ttft_s'] * 1000:.0f} ms, TPOT {thr['tpot_s'] * 1000:.1f} ms "
-            f"({thr['bound']}-bound)"
+            f"({thr['decode_step_bound']}-bound)"
         )
     off = result.get("offload")
     if off:

@@ -597,7 +597,8 @@ def _throughput(
         "ttft_s": round(prefill_seconds(arch, par, acc, isl, consts) + step.seconds, 5),
         "tpot_s": round(step.seconds, 6),
         "decode_tokens_per_s": round(step.tokens_per_s, 1),
-        "bound": "compute" if step.compute_seconds > step.memory_seconds else "memory bandwidth",
+        # what limits the decode step at --batch (tpot_s), not the saturated rate beside it (newuser13 item 7)
+        "decode_step_bound": "compute" if step.compute_seconds > step.memory_seconds else "memory bandwidth",
         "dense_tflops": acc.dense_tflops,
         "memory_bandwidth_gb_per_s": acc.memory_bandwidth_gb_per_s,
     }
