@@ -20,7 +20,7 @@ import os
 from typing import TYPE_CHECKING
 
 from generator.calculator.safetensors_header import Tensor, checked_tensor
-from generator.errors import InputError, Location
+from generator.errors import InputError, Location, UnknownIdError
 from generator.named_tuple import NamedTuple
 
 if TYPE_CHECKING:
@@ -56,7 +56,9 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
         import huggingface_hub
         from huggingface_hub import errors as hub_errors
     except ImportError:
-        raise InputError(f"'{repo_id}' is not in the catalog; reading it from the Hub needs huggingface_hub", location) from None
+        raise InputError(
+            f"reading '{repo_id}' from the Hub needs huggingface_hub (pip install huggingface_hub)", location
+        ) from None
     download = huggingface_hub.hf_hub_download  # loads the library's logging setup, which the next line overrides
     logging.getLogger("huggingface_hub").setLevel(logging.ERROR)  # its warnings would repeat what the error says
     asked = revision or "main"
@@ -70,7 +72,7 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
             location,
         ) from None
     except hub_errors.RepositoryNotFoundError:
-        raise InputError(
+        raise UnknownIdError(
             f"{where} is neither in the catalog nor on the Hub ({huggingface_hub.constants.ENDPOINT}); "
             "check the id, or set HF_TOKEN if it is a private model (see 'specgen catalog models')",
             location,

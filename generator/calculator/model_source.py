@@ -89,7 +89,7 @@ def resolve_model(
         if root is not None:
             path = inside_root(path, root, ref, location)
         return _from_path(ref, path, location, root)
-    hub_id = _hub_id(ref, from_hub)
+    hub_id = _hub_id(ref, from_hub, location)
     if hub_id is not None:
         return _from_hub(*hub_id, location)
     try:
@@ -121,7 +121,7 @@ def parse_hub_id(ref: str) -> tuple[str, str | None] | None:
     return match.group("repo"), match.group("revision")
 
 
-def _hub_id(ref: str, from_hub: bool) -> tuple[str, str | None, str | None] | None:
+def _hub_id(ref: str, from_hub: bool, location: Location | None) -> tuple[str, str | None, str | None] | None:
     """``(repo, revision, catalog miss)`` when ``ref`` is to be read from the Hub, else ``None`` (a catalog id).
 
     The catalog miss is the catalog's own message (with close ids) for an id read from the Hub only
@@ -129,6 +129,10 @@ def _hub_id(ref: str, from_hub: bool) -> tuple[str, str | None, str | None] | No
     """
     parsed = parse_hub_id(ref)
     if parsed is None:
+        if ref.endswith("@") and parse_hub_id(ref[:-1]) is not None:
+            raise InputError(
+                f"model {short(ref)} names no revision after '@': give a branch, tag or commit, or drop the '@'", location
+            )
         return None
     if from_hub or ref.startswith("hf:") or parsed[1] is not None:
         return (*parsed, None)
@@ -148,7 +152,11 @@ def _from_hub(repo_id: str, revision: str | None, catalog_miss: str | None, loca
     except InputError as exc:
         if catalog_miss is None:
             raise
-        raise UnknownIdError(f"{catalog_miss}; not read from the Hub either: {exc.message}", location) from None
+        if isinstance(exc, UnknownIdError):
+            # on neither: a typo of a catalog id is the likelier story, so its close ids come first
+            raise UnknownIdError(f"{catalog_miss}; not read from the Hub either: {exc.message}", location) from None
+        # the Hub has it but would not give it (gated, offline, unreachable): that reason is the one to act on
+        raise UnknownIdError(f"{exc.message} (nor is it a catalog id: {catalog_miss})", location) from None
     arch = parse_config(hub.config, f"{repo_id} config.json", location)
     if hub.tensors is not None:
         arch = with_file_weights(arch, hub.tensors, f"safetensors headers of {repo_id}@{hub.commit}")
