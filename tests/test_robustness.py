@@ -676,6 +676,8 @@ def test_calibrate_checks_the_estimate_options_as_estimate_does(tmp_path: Path, 
         # fuzz9 item 10: each was sized (as dense, or with a truncated head width) without a word
         ({"num_local_experts": 0, "num_experts_per_tok": 2}, "num_experts_per_tok 2 names routed experts, but the config's"),
         ({"num_local_experts": 4, "num_experts_per_tok": 8}, "num_experts_per_tok 8 is more than the 4 routed experts"),
+        # fuzz11 item 13 (a GGUF's expert_used_count 0): the key is there, its value routes nothing
+        ({"num_local_experts": 4, "num_experts_per_tok": 0}, "num_experts_per_tok 0 routes no token to any of the 4 experts"),
         ({"hidden_size": 4097, "head_dim": None}, "hidden_size 4097 is not a multiple of num_attention_heads 32 and no"),
     ],
 )

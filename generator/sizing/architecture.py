@@ -394,8 +394,12 @@ def _mlp(
         return _gated("", hidden, dense_inter, MLP, mlp_bias), 0, 0
     experts = _num_experts(cfg)
     top_k = _opt_int(cfg, "num_experts_per_tok", "experts_per_token", "moe_topk")
-    if not top_k:
+    if top_k is None:
         raise ArchitectureError("MoE config lacks 'num_experts_per_tok'")
+    if top_k < 1:
+        raise ArchitectureError(
+            f"num_experts_per_tok {top_k} routes no token to any of the {experts} experts: it must be at least 1"
+        )
     if top_k > experts:
         raise ArchitectureError(f"num_experts_per_tok {top_k} is more than the {experts} routed experts")
     expert_inter = _opt_int(cfg, "moe_intermediate_size") or intermediate
