@@ -104,7 +104,13 @@ def _check_echoed(path: str, where: str, value: Any) -> None:
 
 
 #: What the diff echoes from a deployment's details (a service's engine settings, a fixed machine's speed).
-_ECHOED_DETAILS = ("max_num_seqs", "requests_per_s_per_replica_max", "decode_tokens_per_s", "ttft_s")
+_ECHOED_DETAILS = (
+    "max_num_seqs",
+    "max_num_batched_tokens",
+    "requests_per_s_per_replica_max",
+    "decode_tokens_per_s",
+    "ttft_s",
+)
 
 
 def _check_plan(path: str, plan: Any) -> None:
@@ -195,6 +201,7 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
         row["serving"] = {
             "kv_cache_precision": dep.get("kv_cache_precision"),
             "max_num_seqs": details.get("max_num_seqs"),
+            "max_num_batched_tokens": details.get("max_num_batched_tokens"),  # vLLM's; absent for SGLang
             "requests_per_s_per_replica_max": details.get("requests_per_s_per_replica_max"),
         }
     offload = details.get("offload")
@@ -267,9 +274,11 @@ def markdown_diff(result: dict[str, Any]) -> str:
                 text = f"{x['model_id']} {x['precision']} {deployment_layout(x)} ({x['gpus']} GPUs)"
                 serving = x.get("serving")
                 if serving:
+                    tokens = serving.get("max_num_batched_tokens")
                     text += (
                         f"; KV {fmt_cell(serving['kv_cache_precision'])}, max_num_seqs {fmt_cell(serving['max_num_seqs'])}, "
-                        f"at most {fmt_cell(serving['requests_per_s_per_replica_max'])} req/s a replica"
+                        + ("" if tokens is None else f"max_num_batched_tokens {fmt_cell(tokens)}, ")
+                        + f"at most {fmt_cell(serving['requests_per_s_per_replica_max'])} req/s a replica"
                     )
                 machine = x.get("machine")
                 if machine:

@@ -182,7 +182,7 @@ def test_offline_cache_hit_sizes_as_online(hub: FakeHub, tmp_path: Path) -> None
     assert len(hub.log) == requests  # nothing asked of the Hub
     assert offline == online
     missing = specgen(hub, tmp_path, "estimate", "acme/qwen-7b-sharded", HF_HUB_OFFLINE="1")
-    assert missing.returncode == 1 and missing.stderr.startswith("specgen estimate: error: HF_HUB_OFFLINE is set")
+    assert missing.returncode == 1 and "HF_HUB_OFFLINE is set" in missing.stderr
 
 
 def test_catalog_stays_the_offline_default(hub: FakeHub, tmp_path: Path) -> None:

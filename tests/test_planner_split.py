@@ -358,11 +358,12 @@ def test_runner_ups_count_only_the_gpus_bought() -> None:
 def test_diff_lists_a_service_whose_engine_settings_changed(tmp_path: Path) -> None:
     """newuser10 item 6: a new max_num_seqs changed every node's serving flags, and the diff said "No change"."""
     plans = []
-    for name, limit in (("old", ""), ("new", "      max_num_seqs: 64\n")):
+    for name, limit in (("old", ""), ("new", "      max_num_seqs: 64\n      max_num_batched_tokens: 4096\n")):
         (tmp_path / name).mkdir()
         path = _write(tmp_path / name, CHAT.format(rps=24))
         path.write_text(path.read_text().split("  inventory:")[0].replace("    inference:\n", "    inference:\n" + limit, 1))
         plans.append(_plan(path).to_dict())
     text = markdown_diff(diff_plans(*plans))
     assert "No change to the fleet." not in text
-    assert "max_num_seqs 1,024" in text and "max_num_seqs 64" in text
+    assert "max_num_seqs 1,024, max_num_batched_tokens 8,192," in text
+    assert "max_num_seqs 64, max_num_batched_tokens 4,096," in text

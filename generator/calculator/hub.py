@@ -20,13 +20,17 @@ import os
 from typing import TYPE_CHECKING
 
 from generator.calculator.safetensors_header import Tensor, checked_tensor
-from generator.errors import InputError, Location, UnknownIdError
+from generator.errors import InputError, Location
 from generator.named_tuple import NamedTuple
 
 if TYPE_CHECKING:
     from typing import Any
 
 _TENSOR_TABLE = "safetensors-tensors.json"
+
+
+class HubRepoError(InputError):
+    """The Hub has the repository but will not give a model from it (gated, no such revision, no usable config)."""
 
 
 class HubModel(NamedTuple):
@@ -66,23 +70,23 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
     try:
         path = download(repo_id, "config.json", revision=revision)
     except hub_errors.GatedRepoError:
-        raise InputError(
+        raise HubRepoError(
             f"{where} is a gated model on the Hub: accept its license on the model page, then set HF_TOKEN "
             "to a read token of that account (or run `hf auth login`)",
             location,
         ) from None
     except hub_errors.RepositoryNotFoundError:
-        raise UnknownIdError(
+        raise InputError(
             f"{where} is neither in the catalog nor on the Hub ({huggingface_hub.constants.ENDPOINT}); "
             "check the id, or set HF_TOKEN if it is a private model (see 'specgen catalog models')",
             location,
         ) from None
     except hub_errors.RevisionNotFoundError:
-        raise InputError(f"revision '{revision}' of '{repo_id}' does not exist on the Hub", location) from None
+        raise HubRepoError(f"revision '{revision}' of '{repo_id}' does not exist on the Hub", location) from None
     except hub_errors.LocalEntryNotFoundError:  # before EntryNotFoundError, its base class
         raise InputError(_offline_message(where, huggingface_hub), location) from None
     except hub_errors.EntryNotFoundError:
-        raise InputError(f"{where} has no config.json on the Hub: not a transformers model", location) from None
+        raise HubRepoError(f"{where} has no config.json on the Hub: not a transformers model", location) from None
     except (hub_errors.HfHubHTTPError, hub_errors.HFValidationError, OSError) as exc:
         raise InputError(f"cannot read {where} from the Hub: {str(exc).splitlines()[0]}", location) from None
     commit = os.path.basename(os.path.dirname(path))
@@ -91,9 +95,9 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
     try:
         config = json.loads(raw)
     except (ValueError, RecursionError):
-        raise InputError(f"{where}: config.json on the Hub is not valid JSON", location) from None
+        raise HubRepoError(f"{where}: config.json on the Hub is not valid JSON", location) from None
     if not isinstance(config, dict):
-        raise InputError(f"{where}: config.json must hold a JSON object", location)
+        raise HubRepoError(f"{where}: config.json must hold a JSON object", location)
     tensors, notes = _tensor_table(huggingface_hub, hub_errors, repo_id, commit)
     return HubModel(repo_id, asked, commit, config, hashlib.sha256(raw).hexdigest(), tensors, notes)
 

@@ -144,7 +144,7 @@ def _hub_id(ref: str, from_hub: bool, location: Location | None) -> tuple[str, s
 
 
 def _from_hub(repo_id: str, revision: str | None, catalog_miss: str | None, location: Location | None) -> ResolvedModel:
-    from generator.calculator.hub import fetch_hub_model
+    from generator.calculator.hub import HubRepoError, fetch_hub_model
     from generator.calculator.safetensors_header import with_file_weights
 
     try:
@@ -152,11 +152,11 @@ def _from_hub(repo_id: str, revision: str | None, catalog_miss: str | None, loca
     except InputError as exc:
         if catalog_miss is None:
             raise
-        if isinstance(exc, UnknownIdError):
-            # on neither: a typo of a catalog id is the likelier story, so its close ids come first
-            raise UnknownIdError(f"{catalog_miss}; not read from the Hub either: {exc.message}", location) from None
-        # the Hub has it but would not give it (gated, offline, unreachable): that reason is the one to act on
-        raise UnknownIdError(f"{exc.message} (nor is it a catalog id: {catalog_miss})", location) from None
+        if isinstance(exc, HubRepoError):
+            # the Hub has it but will not give it (gated, say): that reason is the one to act on, the catalog's after
+            raise UnknownIdError(f"{exc.message} (nor is it a catalog id: {catalog_miss})", location) from None
+        # on neither, or the Hub out of reach: a typo of a catalog id is as likely, so its close ids come first
+        raise UnknownIdError(f"{catalog_miss}; not read from the Hub either: {exc.message}", location) from None
     arch = parse_config(hub.config, f"{repo_id} config.json", location)
     if hub.tensors is not None:
         arch = with_file_weights(arch, hub.tensors, f"safetensors headers of {repo_id}@{hub.commit}")
