@@ -12,7 +12,7 @@ import pytest
 
 from generator import catalog
 from generator.calculator.estimate import EstimateRequest, estimate
-from generator.errors import InputError
+from generator.errors import InfeasibleError, InputError
 from generator.planner import plan_workload
 from generator.planner.plan import Plan
 from generator.render.ansible import render_ansible
@@ -125,8 +125,27 @@ def test_vllm_never_runs_more_sequences_than_tokens_a_forward_pass(tmp_path: Pat
     (dep,) = plan_workload(loaded).deployments
     assert (dep.details["max_num_seqs"], dep.details["max_num_batched_tokens"]) == (256, 256)
     path.write_text(text.format(limit="\n      max_num_batched_tokens: 256\n      max_num_seqs: 1024"))
-    with pytest.raises(InputError, match="max_num_batched_tokens 256 is below max_num_seqs 1,024: vLLM refuses to start so"):
+    refused = " 1,024: vLLM refuses to start with fewer tokens a forward pass"
+    with pytest.raises(InputError, match="max_num_batched_tokens 256 is below max_num_seqs" + refused) as given:
         load_workload(str(path))
+    assert "inference.max_num_batched_tokens" in str(given.value)
+    # review 9 H1: the pair set by constants, or one of them, is refused as well, where it is set
+    for limit, constants, field in (
+        ("", "constants: {max_num_seqs: 1024, prefill_chunk_tokens: 512}\n", "constants.prefill_chunk_tokens"),
+        ("\n      max_num_batched_tokens: 512", "constants: {max_batch_size: 1024}\n", "inference.max_num_batched_tokens"),
+        ("\n      max_num_seqs: 1024", "constants: {prefill_chunk_tokens: 512}\n", "inference.max_num_seqs"),
+    ):
+        path.write_text(text.format(limit=limit) + constants)
+        with pytest.raises(InputError, match=" 512 is below (max_num_seqs|max_batch_size)" + refused) as caught:
+            load_workload(str(path))
+        assert field in str(caught.value)
+    # ... and a limit above the GPU's default tokens (2,048 on an L4) rules that GPU out with vLLM's reason
+    path.write_text(TINY_ON_L4.format(limit="\n      max_num_seqs: 4096"))
+    with pytest.raises(InfeasibleError, match="max_num_seqs 4,096 is more than the 2,048 tokens vLLM runs a forward pass"):
+        plan_workload(load_workload(str(path)))
+    path.write_text(TINY_ON_L4.format(limit="\n      max_num_seqs: 4096\n      max_num_batched_tokens: 4096"))
+    (dep,) = plan_workload(load_workload(str(path))).deployments
+    assert (dep.details["max_num_seqs"], dep.details["max_num_batched_tokens"]) == (4096, 4096)
     path.write_text(text.format(limit="\n      engine: sglang\n      max_num_batched_tokens: 256"))
     with pytest.raises(InputError, match=r"max_num_batched_tokens is vLLM's setting \(engine: vllm\)"):
         load_workload(str(path))

@@ -281,6 +281,13 @@ def _gpu_shapes(
     unserved = format_problems(fmt, gpu.architecture)
     if unserved:
         return (), unserved
+    tokens = batched_tokens(spec, gpu, consts)
+    if spec.engine == "vllm" and (spec.max_num_seqs or 0) > tokens:
+        # the workload's limit above the GPU's default tokens a forward pass (those given are checked at load)
+        return (), [
+            f"max_num_seqs {spec.max_num_seqs:,} is more than the {tokens:,} tokens vLLM runs a forward pass on "
+            f"{gpu.name} by default, and vLLM refuses to start so: set max_num_batched_tokens to at least that"
+        ]
     shapes: list[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str, int]] = []
     blocked: list[str] = []
     for tp in sizes:
@@ -295,9 +302,7 @@ def _gpu_shapes(
             nvlink = nvlink_replica(gpu.interconnect_kind, gpu.nvlink_domain_gpus, par)
             for limit in limits:  # vLLM's profiling run samples, and its graphs capture, that many sequences
                 engine_consts = (
-                    consts._replace(max_num_seqs=limit, prefill_chunk_tokens=batched_tokens(spec, gpu, consts))
-                    if spec.engine == "vllm"
-                    else consts
+                    consts._replace(max_num_seqs=limit, prefill_chunk_tokens=tokens) if spec.engine == "vllm" else consts
                 )
                 mem = size_inference(
                     arch, fmt, kv_bits, spec.max_context_tokens, 1, par, engine_consts, gpu.memory_bytes, nvlink=nvlink

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Any
 
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel, resolve_model
@@ -18,10 +19,16 @@ from generator.workload.build import build
 from generator.workload.custom_servers import custom_server_errors
 from generator.workload.gke_zone import gke_cluster_errors, gke_zone_errors
 from generator.workload.loader import Document, read_yaml
-from generator.workload.models import InferenceDeployment, TrainingDeployment, TrainingSpec, Workload
+from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, TrainingSpec, Workload
 from generator.workload.schema import validate_document
 from generator.workload.sharing import named_gpus, sharing_errors
-from generator.workload.value_checks import fixed_conflict_errors, fixed_ram_errors, given_in, inference_limit_errors
+from generator.workload.value_checks import (
+    Path,
+    fixed_conflict_errors,
+    fixed_ram_errors,
+    given_in,
+    inference_limit_errors,
+)
 
 
 class LoadedWorkload(NamedTuple):
@@ -106,18 +113,12 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
                     doc.locate(("deployments", i, "inference", "mem_fraction_static")),
                 )
             )
-        if isinstance(dep, InferenceDeployment) and (tokens := dep.inference.max_num_batched_tokens) is not None:
-            where = doc.locate(("deployments", i, "inference", "max_num_batched_tokens"))
-            if dep.inference.engine != "vllm":  # SGLang's --chunked-prefill-size is not modelled
+        if isinstance(dep, InferenceDeployment) and dep.inference.engine != "vllm":
+            if dep.inference.max_num_batched_tokens is not None:  # SGLang's --chunked-prefill-size is not modelled
+                where = doc.locate(("deployments", i, "inference", "max_num_batched_tokens"))
                 errors.append(InputError("max_num_batched_tokens is vLLM's setting (engine: vllm)", where))
-            elif tokens < (seqs := dep.inference.max_num_seqs or 0):
-                errors.append(
-                    InputError(
-                        f"max_num_batched_tokens {tokens:,} is below max_num_seqs {seqs:,}: vLLM refuses to start so "
-                        "(each running sequence takes a token of the forward pass)",
-                        where,
-                    )
-                )
+        elif isinstance(dep, InferenceDeployment):
+            errors += _forward_pass_errors(doc, i, dep.inference, wl.constants)
     hw = wl.hardware
     for i, dep in enumerate(wl.deployments):
         if isinstance(dep, InferenceDeployment) and dep.inference.kv_cache_precision == "int8" and hw.fixed is None:
@@ -277,6 +278,52 @@ def load_document(doc: Document, path: str) -> LoadedWorkload:
     return LoadedWorkload(path, _serving_defaults(doc, wl), doc, _semantic_checks(doc, wl))
 
 
+def _constant_batch_limit(constants: Mapping[str, Any]) -> tuple[int, str] | None:
+    """The batch limit ``constants`` set for every service, and the key that sets it (the smaller of two)."""
+    given = [
+        (max(1, int(constants[k])), k) for k in ("max_num_seqs", "max_batch_size") if isinstance(constants.get(k), int | float)
+    ]
+    return min(given, default=None)
+
+
+def _constant_forward_tokens(constants: Mapping[str, Any]) -> int | None:
+    """The tokens a forward pass ``constants`` set for every service (``prefill_chunk_tokens``)."""
+    chunk = constants.get("prefill_chunk_tokens")
+    return max(1, int(chunk)) if isinstance(chunk, int | float) else None
+
+
+def _forward_pass_errors(doc: Document, i: int, spec: InferenceSpec, constants: Mapping[str, Any]) -> list[InputError]:
+    """Fewer tokens a forward pass than sequences a step (each set here or by ``constants``): vLLM refuses to start so.
+
+    Tokens left to the GPU's default are checked per GPU by the planner.
+    """
+    at: Path = ("deployments", i, "inference")
+    limit = _constant_batch_limit(constants)
+    if spec.max_num_seqs is not None:
+        seqs, seqs_at = spec.max_num_seqs, (*at, "max_num_seqs")
+    elif limit is not None:
+        seqs, seqs_at = limit[0], ("constants", limit[1])
+    else:
+        return []
+    if spec.max_num_batched_tokens is not None:
+        tokens, tokens_at = spec.max_num_batched_tokens, (*at, "max_num_batched_tokens")
+    elif (chunk := _constant_forward_tokens(constants)) is not None:
+        tokens, tokens_at = chunk, ("constants", "prefill_chunk_tokens")
+    else:
+        return []
+    if tokens >= seqs:
+        return []
+    # named where the service sets it, else where constants do
+    where = tokens_at if tokens_at[0] == "deployments" or seqs_at[0] == "constants" else seqs_at
+    return [
+        InputError(
+            f"{tokens_at[-1]} {tokens:,} is below {seqs_at[-1]} {seqs:,}: vLLM refuses to start with fewer tokens a "
+            "forward pass (max_num_batched_tokens) than sequences (max_num_seqs), each running sequence taking a token",
+            doc.locate(where),
+        )
+    ]
+
+
 def _serving_defaults(doc: Document, wl: Workload) -> Workload:
     """Serving settings a service leaves unset, filled as the engine would run them.
 
@@ -285,17 +332,18 @@ def _serving_defaults(doc: Document, wl: Workload) -> Workload:
     sets no ``max_num_batched_tokens``. The KV cache: the weights' 16- or 32-bit float type where ``kv_cache_precision``
     is not given (vLLM's and SGLang's ``auto``; quantized weights keep the bf16 default).
     """
-    limits = [int(wl.constants[k]) for k in ("max_num_seqs", "max_batch_size") if isinstance(wl.constants.get(k), int | float)]
+    limit = _constant_batch_limit(wl.constants)
+    chunk = _constant_forward_tokens(wl.constants)
     deployments: list[InferenceDeployment | TrainingDeployment] = []
     for i, dep in enumerate(wl.deployments):
         if not isinstance(dep, InferenceDeployment):
             deployments.append(dep)
             continue
         spec = dep.inference
-        if spec.max_num_seqs is None and limits:
-            spec = spec._replace(max_num_seqs=max(1, min(limits)))
-        if spec.max_num_batched_tokens is None and isinstance(chunk := wl.constants.get("prefill_chunk_tokens"), int | float):
-            spec = spec._replace(max_num_batched_tokens=max(1, int(chunk)))
+        if spec.max_num_seqs is None and limit is not None:
+            spec = spec._replace(max_num_seqs=limit[0])
+        if spec.max_num_batched_tokens is None and chunk is not None:
+            spec = spec._replace(max_num_batched_tokens=chunk)
         if not given_in(doc, ("deployments", i, "inference", "kv_cache_precision")):
             spec = spec._replace(kv_cache_precision=auto_kv_cache_precision(spec.precision))
         deployments.append(dep._replace(inference=spec))
