@@ -366,6 +366,8 @@ hardware:
         pytest.param(1, 0, 1, "activations beyond the gradients", id="one-micro-batch"),
         pytest.param(8, 0, 1, "gradients and activations", id="accumulating"),
         pytest.param(1, 0, 8, "gradients, buckets and activations", id="ddp"),
+        # review 9 H2: DDP accumulating holds its buckets and the gradients accumulated so far beside every activation
+        pytest.param(8, 0, 8, "gradients twice and activations", id="ddp-accumulating"),
         # review 8 L7: short sequences, where the end of backward (gradients + buckets) exceeds the saved activations
         pytest.param(1, 0, 8, "buckets beyond accumulation", id="ddp-short-sequence"),
     ],
@@ -389,6 +391,11 @@ def test_gradients_held_across_micro_batches_or_in_ddp_buckets_add_to_the_activa
         assert mem.activations == saved  # the breakdown's gradients beside all of them
     elif held == "gradients, buckets and activations":
         assert mem.activations >= saved
+    elif held == "gradients twice and activations":
+        assert mem.activations == saved + mem.gradients  # with the breakdown's gradients: 2G + A
+        # Megatron's DDP accumulates into its one grad buffer: no bucket copy
+        megatron = size_training(arch, setup._replace(framework="megatron"), Parallelism(), CONSTS, nvlink=False)
+        assert megatron.per_gpu.activations == saved
     else:
         short = one._replace(sequence_length=256)
         accumulating = size_training(arch, short._replace(accumulation_steps=8), Parallelism(), CONSTS, nvlink=False)

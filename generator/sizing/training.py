@@ -455,10 +455,14 @@ def size_training(
     # (every activation, no gradient yet) or at its end (every gradient, the first layer's working set), never
     # holding both in full. Accumulating, the gradients of earlier micro-batches are held through every later one.
     # DDP (ZeRO-0 over several GPUs) also holds its flat gradient buckets all along, beside the parameters' own
-    # gradients at the end of backward (PyTorch's default, gradient_as_bucket_view=False).
+    # gradients (PyTorch's default, gradient_as_bucket_view=False): at the end of backward, and, accumulating, through
+    # every later micro-batch beside the gradients accumulated so far (review 9 H2). Megatron's DDP accumulates into
+    # its one grad buffer, with no second copy.
     end_of_backward = tokens * ((per_layer + backward_transient_bytes_per_token(arch)) // par.tp)
     if setup.zero_stage == 0 and dp > 1:
-        activations = max(activations, math.ceil(grads) + end_of_backward)
+        buckets = 0 if setup.framework == "megatron" else math.ceil(grads)
+        held = buckets if setup.accumulation_steps > 1 else 0
+        activations = max(activations + held, buckets + end_of_backward)
     elif setup.accumulation_steps == 1:
         activations = max(activations, math.ceil(grads) + end_of_backward) - math.ceil(grads)
 
