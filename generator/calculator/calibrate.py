@@ -174,6 +174,9 @@ _RUN_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] =
     "tensor_parallel_size": (("--tensor-parallel-size", "-tp"), ("tensor_parallel_size",), ("tensor_parallel_size",)),
     "kv_cache_dtype": (("--kv-cache-dtype",), ("kv_cache_dtype",), ("kv_cache_dtype",)),
     "quantization": (("--quantization", "-q"), ("quantization",), ("quantization",)),
+    # both move vLLM's profiling reservation, so the KV tokens a run logs (review 9 M3)
+    "max_num_batched_tokens": (("--max-num-batched-tokens",), ("max_num_batched_tokens",), ()),
+    "max_num_seqs": (("--max-num-seqs",), ("max_num_seqs",), ()),
 }
 _COMMAND = re.compile(r"(?:\bvllm serve|vllm\.entrypoints\.openai\.api_server|vllm\.entrypoints\.api_server)\b(.*)")
 _NON_DEFAULT = re.compile(r"non-default args: \{(.*)\}")
@@ -188,7 +191,7 @@ class RunSetting(NamedTuple):
 
 
 def parse_run_settings(text: str) -> dict[str, RunSetting]:
-    """The run's model, memory utilization, max model length, TP, KV dtype and quantization, where the log prints them.
+    """The run's model, memory utilization, max model length, TP, KV dtype, quantization and batch limits, where printed.
 
     Read from the ``vllm serve`` command line, vLLM's ``non-default args: {...}`` line and its ``Initializing a
     V1 LLM engine (v...) with config: model='...', max_seq_len=..., ...`` line; the first place wins.
@@ -268,6 +271,8 @@ _RUN_BOUNDS: dict[str, tuple[float, float]] = {
     "gpu_memory_utilization": (0.001, 1),  # as the gpu_memory_utilization constant
     "max_model_len": (1, 2**24),
     "tensor_parallel_size": (1, 1024),
+    "max_num_batched_tokens": (1, 2**24),  # as the workload schema bounds them
+    "max_num_seqs": (1, 2**24),
 }
 
 
@@ -290,9 +295,9 @@ def apply_run_settings(
 ) -> list[str]:
     """Fill the estimate options the command left at their defaults from the run's settings; notes of what was taken.
 
-    An option the command gives that the run contradicts (another model, utilization, context, TP, KV dtype or
-    quantization) is an input error: the comparison would be of two different setups. The model is checked
-    where one of the log's ``figures`` depends on it.
+    An option the command gives that the run contradicts (another model, utilization, context, TP, KV dtype,
+    quantization, tokens a forward pass or sequences) is an input error: the comparison would be of two different
+    setups. The model is checked where one of the log's ``figures`` depends on it.
     """
     notes = []
     model_matters = bool(figures - _MODEL_FREE)
@@ -308,6 +313,8 @@ def apply_run_settings(
         ("tensor_parallel_size", "tp", "--tp", _whole),
         ("kv_cache_dtype", "kv_precision", "--kv-precision", _KV_DTYPES.get),
         ("quantization", "precision", "--precision", _QUANTIZATIONS.get),
+        ("max_num_batched_tokens", "max_batched_tokens", "--max-batched-tokens", _whole),
+        ("max_num_seqs", "max_num_seqs", "--max-num-seqs", _whole),
     ):
         if setting not in settings:
             continue
