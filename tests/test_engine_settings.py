@@ -275,3 +275,18 @@ def test_the_batch_limit_is_each_engines_in_an_attention_data_parallel_replica()
     request = EstimateRequest(model="qwen3-30b-a3b", gpu="h100-sxm5-80gb", ep=8, context_tokens=2000, input_tokens=500,
                               output_tokens=500, max_num_seqs=256)  # fmt: skip
     assert estimate(request)["throughput"]["saturation_batch"] == 8 * 256
+    # review 9 M4: SGLang's --max-running-requests is the replica's, each attention-DP rank running 256 // 8
+    assert estimate(request._replace(engine="sglang"))["throughput"]["saturation_batch"] == 256
+
+
+def test_a_refused_sequence_count_names_the_option_that_set_it() -> None:
+    """Review 9 L7a: the error said "lower --max-num-seqs" to a user who had set --set max_batch_size."""
+    request = EstimateRequest(model="meta-llama/Llama-3.1-8B-Instruct", gpu="l40s-48gb")
+    for constants, option in (
+        ((("max_batch_size", 4096),), "--set max_batch_size"),
+        ((("max_num_seqs", 4096),), "--set max_num_seqs"),
+    ):
+        with pytest.raises(InputError, match=f"raise --max-batched-tokens or lower {option}$"):
+            estimate(request._replace(constants=constants))
+    with pytest.raises(InputError, match=r"raise --max-batched-tokens or lower --max-num-seqs$"):
+        estimate(request._replace(max_num_seqs=4096))

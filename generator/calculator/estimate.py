@@ -136,16 +136,22 @@ def _engine_batches(req: EstimateRequest, gpu: GpuSpec, consts: Constants) -> li
     seqs = req.max_num_seqs or explicit.get("max_num_seqs")
     given = req.max_num_seqs or explicit.get("max_batch_size") or seqs
     if req.engine != "vllm":
-        limits = batch_limits(req.engine, gpu.name, gpu.memory_bytes, int(given) if given else None, consts.max_batch_size)
+        # SGLang splits --max-running-requests over its attention-DP ranks (each runs given // dp); the limits here are
+        # each engine's, which a replica of attention-DP ranks runs dp of
+        dp = Parallelism(req.tp, req.pp, req.ep).attention_dp
+        per_rank = max(1, int(given) // dp) if given else None
+        limits = batch_limits(req.engine, gpu.name, gpu.memory_bytes, per_rank, consts.max_batch_size)
         return [consts._replace(max_batch_size=n) for n in limits]
     # the tokens of a forward pass: the user's, else vLLM's server default
     default = default_max_num_batched_tokens(req.engine, gpu.name, gpu.memory_bytes) or consts.prefill_chunk_tokens
     tokens = _given_batched_tokens(req) or default
     if given and int(given) > tokens:
+        # the option that set the sequences
+        source = "--max-num-seqs" if req.max_num_seqs else f"--set {'max_batch_size' if given != seqs else 'max_num_seqs'}"
         raise InputError(
             f"{int(given):,} sequences a step are more than the {tokens:,} tokens a forward pass runs: vLLM refuses to "
-            "start so (max_num_batched_tokens must be at least max_num_seqs); raise --max-batched-tokens or lower "
-            "--max-num-seqs"
+            f"start so (max_num_batched_tokens must be at least max_num_seqs); raise --max-batched-tokens or lower "
+            f"{source}"
         )
     limits = batch_limits(req.engine, gpu.name, gpu.memory_bytes, int(given) if given else None, consts.max_batch_size, tokens)
     return [consts._replace(max_batch_size=n, max_num_seqs=int(seqs) if seqs else n, prefill_chunk_tokens=tokens) for n in limits]
