@@ -252,7 +252,10 @@ def test_multi_node_training_gets_a_gpu_fabric(tmp_path: Path) -> None:
         pytest.param("dell-r760xa", "l40s-48gb", 2, True, 2, id="none-listed-one-per-gpu-spanning"),
         pytest.param("dell-r760xa", "l40s-48gb", 2, False, 0, id="none-listed-one-server-work-none"),
         # newuser12 item 1: a tower's PCIe lanes go to its GPUs; a replica spanning towers is ruled out instead
-        pytest.param("wrx90-workstation", "rtx-pro-6000-ws-96gb", 2, True, 0, id="workstation-no-fabric"),
+        # review 9 M5: a WRX90 has lanes for one NIC beside four GPUs, and RTX PRO cards do GPUDirect RDMA
+        pytest.param("wrx90-workstation", "rtx-pro-6000-ws-96gb", 2, True, 1, id="workstation-one-fabric-nic"),
+        pytest.param("wrx90-workstation", "rtx-4090-24gb", 2, True, 0, id="geforce-workstation-no-fabric"),
+        pytest.param("am5-desktop-tower", "rtx-5090-32gb", 2, True, 0, id="desktop-no-fabric"),
     ],
 )
 def test_fabric_nics_of_a_server_built_for_partial_gpu_population_come_with_the_gpus_that_need_them(

@@ -713,7 +713,18 @@ def test_a_desktop_or_workstation_tower_never_gets_a_gpu_fabric(tmp_path: Path) 
     node = assemble_node(platform, gpu, 4, NodeNeeds(0, 0, 0, 0, needs_fabric=True), Constants(), findings)
     assert not [n for n in node.nics if n.role == "fabric"]
     (refused,) = [f for f in findings if f.code == "no-gpu-fabric"]  # a replica spanning towers is ruled out, and why
-    assert "takes no GPU fabric (a tower's PCIe lanes go to its GPUs)" in refused.message
+    assert "wrx90-workstation with rtx-4090-24gb takes no GPU fabric (a tower's PCIe lanes go to its GPUs" in refused.message
+
+
+def test_a_workstation_with_lanes_to_spare_and_rdma_cards_takes_a_gpu_fabric(tmp_path: Path) -> None:
+    """Review 9 M5: a WRX90 Threadripper PRO (128 lanes: four GPUs and a NIC at x16) with RTX PRO cards, which do
+    GPUDirect RDMA, was refused its fabric with the desktop towers: a 70B LoRA the tree had planned over 400 Gb/s
+    was refused (exit 3)."""
+    text = LORA_70B.format(platform="wrx90-workstation", provider="baremetal").replace("[l40s-48gb]", "[rtx-pro-6000-ws-96gb]")
+    text = text.replace("deadline_hours: 10", "deadline_hours: 20")
+    plan = plan_workload(_load(tmp_path, text))
+    (pool,) = plan.pools
+    assert pool.nodes > 1 and [n for n in pool.node.nics if n.role == "fabric"]
 
 
 # --- servers the team already owns -----------------------------------------------------------------

@@ -284,10 +284,10 @@ def _gpu_shapes(
     tokens = batched_tokens(spec, gpu, consts)
     if spec.engine == "vllm" and (spec.max_num_seqs or 0) > tokens:
         # the workload's limit above the GPU's default tokens a forward pass (those given are checked at load)
-        return (), [
+        return (), (
             f"max_num_seqs {spec.max_num_seqs:,} is more than the {tokens:,} tokens vLLM runs a forward pass on "
-            f"{gpu.name} by default, and vLLM refuses to start so: set max_num_batched_tokens to at least that"
-        ]
+            f"{gpu.name} by default, and vLLM refuses to start so: set max_num_batched_tokens to at least that",
+        )
     shapes: list[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str, int]] = []
     blocked: list[str] = []
     for tp in sizes:

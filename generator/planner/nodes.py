@@ -41,27 +41,41 @@ def _round_up(value: float, step: float) -> float:
     return math.ceil(value / step) * step if value > 0 else 0.0
 
 
-def fabric_fits(platform: PlatformSpec) -> bool:
+#: Why a tower takes no GPU fabric, as messages say it.
+TOWER_NO_FABRIC = "a tower's PCIe lanes go to its GPUs, or the card has no GPUDirect RDMA"
+#: PCIe lanes a GPU and a fabric NIC each take (x16).
+_LANES_PER_DEVICE = 16
+
+
+def fabric_fits(platform: PlatformSpec, gpu: GpuSpec) -> bool:
     """Whether a GPU fabric NIC can be fitted: to bare-metal servers.
 
-    Not to desktop and workstation towers, whose PCIe lanes go to the GPUs (two GPUs at x8 on AM5 and LGA1700
-    boards) and whose GeForce cards have no GPUDirect RDMA.
+    A workstation tower takes one only where its CPU has x16 lanes for a NIC beside its most GPUs at x16 and the GPU
+    does GPUDirect RDMA: not the desktop towers (two GPUs at x8 on AM5 and LGA1700 boards), nor a consumer
+    (GeForce) card, which has no GPUDirect RDMA; a WRX90 Threadripper PRO (128 lanes) with RTX PRO cards does.
     """
-    return platform.provider == "baremetal" and platform.kind != "workstation"
+    if platform.provider != "baremetal":
+        return False
+    if platform.kind != "workstation":
+        return True
+    cpu = catalog.cpus().get(platform.cpu_id or "")
+    lanes = cpu.pcie_lanes if cpu is not None and cpu.pcie_lanes else 0
+    return not gpu.consumer and lanes >= _LANES_PER_DEVICE * (max(platform.gpu_counts) + 1)
 
 
-def _nics(platform: PlatformSpec, gpus: int, needs_fabric: bool, findings: list[Finding]) -> tuple[Nic, ...]:
+def _nics(platform: PlatformSpec, gpu: GpuSpec, gpus: int, needs_fabric: bool, findings: list[Finding]) -> tuple[Nic, ...]:
     table = catalog.nics()
     out: list[Nic] = []
     fabric_id, fabric_count = platform.fabric_nic_id, platform.fabric_nic_count
     configurable = platform.provider == "baremetal" and not platform.custom  # parts are chosen, not as owned
     if needs_fabric and not fabric_id:
-        if configurable and fabric_fits(platform):
-            fabric_id, fabric_count = DEFAULT_FABRIC_NIC, gpus
+        if configurable and fabric_fits(platform, gpu):
+            # a NIC a GPU on servers; a tower has the lanes for one (fabric_fits)
+            fabric_id, fabric_count = DEFAULT_FABRIC_NIC, 1 if platform.kind == "workstation" else gpus
         elif configurable:  # a tower: its front end is all it has between nodes
             findings.append(
-                Finding("error", "no-gpu-fabric", f"{platform.id} takes no GPU fabric (a tower's PCIe lanes go to its "
-                        f"GPUs), and multi-node work needs at least {MIN_FABRIC_GBPS} Gb/s between nodes")
+                Finding("error", "no-gpu-fabric", f"{platform.id} with {gpu.id} takes no GPU fabric ({TOWER_NO_FABRIC}), "
+                        f"and multi-node work needs at least {MIN_FABRIC_GBPS} Gb/s between nodes")
             )  # fmt: skip
         elif (platform.network_gbps_total or 0) < MIN_FABRIC_GBPS:
             findings.append(
@@ -323,7 +337,7 @@ def assemble_node(
     read = (drive.seq_read_gb_per_s if drive else 0.0) * drives
     write = (drive.seq_write_gb_per_s if drive else 0.0) * drives
 
-    nics = _nics(platform, gpus, needs.needs_fabric, findings)
+    nics = _nics(platform, gpu, gpus, needs.needs_fabric, findings)
     power_figure = node_power_w(platform, gpu, gpus, ram_gib, drives, nics, consts)
     power, basis = power_figure.watts, power_figure.basis
     # one basis for comparing layouts: every node's components summed (the published maximum, where

@@ -104,7 +104,7 @@ def _with_communication(
         mem.trainable_params // shape.par.gpus, weights_total, setup.zero_stage, setup.data_parallel, shape.accumulation
     )
     builtin = bool(hw.platform.fabric_nic_id) or hw.platform.provider != "baremetal"
-    if hw.platform.provider == "baremetal" and not fabric_fits(hw.platform):
+    if hw.platform.provider == "baremetal" and not fabric_fits(hw.platform, hw.gpu):
         needs = needs._replace(needs_fabric=False)  # a tower: over its front-end network, or ruled out below
 
     def placed(fabric: bool) -> StepComm:
@@ -115,10 +115,10 @@ def _with_communication(
         return StepComm(step, dp_link, tp_link, stage_link)
 
     comm = placed(builtin or needs.needs_fabric)
-    if comm.dominates and not builtin and not needs.needs_fabric and fabric_fits(hw.platform):
+    if comm.dominates and not builtin and not needs.needs_fabric and fabric_fits(hw.platform, hw.gpu):
         needs = needs._replace(needs_fabric=True)
         comm = placed(True)
-    if comm.dominates and not fabric_fits(hw.platform):  # a cloud instance, or a tower: no fabric to add
+    if comm.dominates and not fabric_fits(hw.platform, hw.gpu):  # a cloud instance, or a tower: no fabric to add
         why = (
             f"{setup.method} over {nodes} nodes sends {sent.bytes_per_gpu / 1e9:.1f} GB per GPU per step; over "
             f"{comm.link} that takes {comm.comm_s:.2f} s against {comm.compute_s:.2f} s of compute: communication dominates"

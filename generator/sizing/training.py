@@ -461,8 +461,8 @@ def size_training(
     end_of_backward = tokens * ((per_layer + backward_transient_bytes_per_token(arch)) // par.tp)
     if setup.zero_stage == 0 and dp > 1:
         buckets = 0 if setup.framework == "megatron" else math.ceil(grads)
-        held = buckets if setup.accumulation_steps > 1 else 0
-        activations = max(activations + held, buckets + end_of_backward)
+        accumulated = buckets if setup.accumulation_steps > 1 else 0
+        activations = max(activations + accumulated, buckets + end_of_backward)
     elif setup.accumulation_steps == 1:
         activations = max(activations, math.ceil(grads) + end_of_backward) - math.ceil(grads)
 
