@@ -236,6 +236,13 @@ def test_the_vllm_offload_leaves_room_for_one_request_at_max_model_len() -> None
     assert weights - vllm["--cpu-offload-gb"] * GIB + kv + reserved <= budget  # its profiling reservation too
     assert weights - (vllm["--cpu-offload-gb"] - 1) * GIB + kv + reserved > budget  # and no more is offloaded
     assert "Transformers dequantizes a q4_k_m GGUF file" in data["runtime_settings"]["accelerate"]["note"]
+    # review 9 L7c: DeepSpeed loads through Transformers as well
+    assert "Transformers dequantizes a q4_k_m GGUF file" in data["runtime_settings"]["deepspeed_zero_inference"]["note"]
+    assert "--max-num-batched-tokens" not in vllm  # vLLM's default on the GPU: no flag
+    # review 9 L7b: tokens a forward pass other than vLLM's default are printed beside the offload they sized
+    _, given = _estimate("llama-3.3-70b-instruct", "--gpu", "rtx-4090-24gb", "--gpus", "2", "--ram-gib", "256", "--precision",
+                         "bf16", "--set", "prefill_chunk_tokens=65536")  # fmt: skip
+    assert given["runtime_settings"]["vllm"]["--max-num-batched-tokens"] == 65536
 
 
 def test_a_much_faster_lower_precision_is_suggested_with_what_it_costs_in_quality(tmp_path: Path) -> None:

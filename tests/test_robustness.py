@@ -499,6 +499,13 @@ H100 = ("--gpu", "h100-sxm5-80gb")
             "--ram-gib plans for an existing machine and needs --gpu",
             id="ram-no-gpu",
         ),
+        # review 9 L6: as a workload's max_num_batched_tokens beside engine: sglang
+        pytest.param(
+            ("--gpu", "h100-sxm5-80gb", "--engine", "sglang", "--max-batched-tokens", "64"),
+            2,
+            "--max-batched-tokens is vLLM's setting (--engine vllm)",
+            id="batched-tokens-sglang",
+        ),
         pytest.param(("--context", "many"), 2, "expected a whole number, got 'many'", id="context-text"),
         # fuzz9 item 13: digits of other scripts and underscores, which int() / float() take, are not numbers here
         pytest.param(("--context", "\u0664\u0660\u0669\u0666"), 2, "expected a whole number", id="context-arabic-indic"),

@@ -58,7 +58,7 @@ EPILOG = (
     "against its attention heads, layers or experts); 2 a usage error (an unknown option, text where a number is "
     "expected, a value not among the choices, or options that do not go together, such as --ram-gib with --train, "
     "--precision with --train full, a training option without --train, a machine option without --ram-gib, "
-    "--max-seq-len without --gpu or --offload-params without --zero 3); "
+    "--max-seq-len without --gpu, --offload-params without --zero 3 or --max-batched-tokens with --engine sglang); "
     "3 the model cannot run on the given machine or does not fit the GPU given (the breakdown is still printed). "
     "Counts (--context, --batch, --tp, --pp, --ep, --gpus, "
     "--input-tokens, --output-tokens, --max-batched-tokens, --micro-batch, --seq-len, --lora-rank, --min-context) "
@@ -507,6 +507,8 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
         refuse(("mem_fraction_static",), "is SGLang's setting: add --engine sglang")
     else:
         refuse(("gpu_memory_utilization",), "is vLLM's setting; SGLang's is --mem-fraction-static")
+        # as a workload's max_num_batched_tokens beside engine: sglang (SGLang's --chunked-prefill-size is not modelled)
+        refuse(("max_batched_tokens",), "is vLLM's setting (--engine vllm)")
 
 
 #: ``hardware.fixed`` fields that ``specgen detect`` reports -> the estimate option they fill.

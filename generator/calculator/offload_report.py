@@ -76,28 +76,30 @@ def runtime_settings(
         llama.append("--no-mmap")
     fmt = WEIGHT_FORMATS.get(p.precision)  # None: a GGUF file's own tensor types (gguf-iq2_m, ...)
     accelerate: dict[str, Any]
+    deepspeed: dict[str, Any]
     if fmt is None or fmt.gguf is not None:
-        # Transformers' GGUF loader dequantizes every tensor to a float type: none of this placement's sizes applies
+        # Transformers' GGUF loader, which Accelerate and DeepSpeed both load through, dequantizes every tensor to a
+        # float type: none of this placement's sizes applies
         unpacked = size_weights(arch, WEIGHT_FORMATS["bf16"]).total_bytes
-        accelerate = {
-            "note": f"Transformers dequantizes a {p.precision} GGUF file to 16-bit floats on load, about {_gib(unpacked)} "
-            "GiB: use llama.cpp, or a bf16 / bitsandbytes checkpoint with Accelerate"
-        }
+        dequantized = f"Transformers dequantizes a {p.precision} GGUF file to 16-bit floats on load, about {_gib(unpacked)} GiB"
+        accelerate = {"note": f"{dequantized}: use llama.cpp, or a bf16 / bitsandbytes checkpoint with Accelerate"}
+        deepspeed = {"note": f"{dequantized}: use llama.cpp, or a bf16 checkpoint with DeepSpeed ZeRO-Inference"}
     else:
         max_memory = {str(g): f"{_gib(b.weights + b.kv_cache)}GiB" for g, b in enumerate(p.per_gpu)}
         max_memory["cpu"] = f"{_gib(p.cpu_bytes + p.kv_cpu_bytes)}GiB"
         accelerate = {"device_map": "auto", "max_memory": max_memory}
         if p.disk_bytes:
             accelerate["offload_folder"] = "/var/lib/specgen/offload"
-    device = "nvme" if p.disk_bytes else "cpu"
-    zero: dict[str, Any] = {"stage": 3, "offload_param": {"device": device, "pin_memory": True}}
-    if device == "nvme":
-        zero["offload_param"]["nvme_path"] = "/var/lib/specgen/offload"
+        device = "nvme" if p.disk_bytes else "cpu"
+        zero: dict[str, Any] = {"stage": 3, "offload_param": {"device": device, "pin_memory": True}}
+        if device == "nvme":
+            zero["offload_param"]["nvme_path"] = "/var/lib/specgen/offload"
+        deepspeed = {"zero_optimization": zero}
     settings: dict[str, Any] = {
         "llama.cpp": shlex.join(llama),
         "accelerate": accelerate,
         "vllm": _vllm_offload(arch, p, machine, consts, gpu_name, batched_tokens),
-        "deepspeed_zero_inference": {"zero_optimization": zero},
+        "deepspeed_zero_inference": deepspeed,
         "layers": {"total": n, "on_gpu": on_gpu, "cpu": p.layer_devices.count("cpu"), "disk": p.layer_devices.count("disk")},
     }
     if fmt is not None and fmt.gguf is None and fmt.name not in GGUF_NATIVE_FORMATS:
@@ -146,7 +148,9 @@ def _vllm_offload(
             "note": f"vLLM would keep {offload * machine.gpus} GiB of weights in CPU memory (--cpu-offload-gb "
             f"{offload} a GPU), more than the {_gib(ram)} GiB of RAM free after the reserve; use llama.cpp"
         }
-    return settings | {"--cpu-offload-gb": offload}
+    # the tokens it was sized for, where they are not vLLM's default there (review 9 L7b)
+    given = {"--max-num-batched-tokens": tokens} if tokens != default else {}
+    return settings | given | {"--cpu-offload-gb": offload}
 
 
 #: Formats a GGUF file holds as they are besides its own quantization types: the float types and MXFP4 (llama.cpp's
