@@ -18,7 +18,7 @@ from generator.errors import InputError
 from generator.render import render_workload
 from generator.render.gpu_stack import GpuPoolStack, merge_stacks, render_cluster
 from tests.conftest import REPO
-from tests.helpers import ansible_reader
+from tests.helpers import ansible_reader, call_cli
 
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
 #: Three bare-metal workloads that share one cluster (the multi-workload golden tree renders these).
@@ -340,3 +340,6 @@ def test_cloud_workloads_in_one_tree_must_name_one_cluster(tmp_path: Path, first
         render_files(paths)
     assert "share one cluster, but their node pools name different ones" in str(caught.value)
     assert error in str(caught.value)
+    # newuser14 item 1: the command line's render of several files missed the check and wrote the mixed tree
+    assert call_cli(tmp_path, ("render", "aws-a.yaml", "aws-b.yaml", "-o", "out")) == 1
+    assert not (tmp_path / "out").exists()

@@ -70,7 +70,7 @@ def render_plans(rendered: Sequence[tuple[Plan, Workload]]) -> dict[str, str]:
     """Several workloads in one tree (one cluster): ``<workload>/...`` each, plus one merged ``cluster/`` layer."""
     files: dict[str, str] = {}
     parts: list[tuple[str, Sequence[GpuPoolStack], bool]] = []
-    check_one_cloud_cluster(rendered)
+    check_one_cloud_cluster([(workload.name, cloud_cluster(plan, workload)) for plan, workload in rendered])
     for plan, workload in sorted(rendered, key=lambda planned: planned[1].name):  # not the order given
         check_tree_name(workload.name, [name for name, _, _ in parts])
         own, needs = render_workload(deployed(plan, workload, alone=False), workload, alone=False)
@@ -104,17 +104,25 @@ def check_cluster_names(workloads: Sequence[tuple[str, Sequence[str], Sequence[s
                     )
 
 
-def check_one_cloud_cluster(rendered: Sequence[tuple[Plan, Workload]]) -> None:
+#: A cloud cluster as node pools name it: its name, and on GKE its project and location.
+CloudCluster = tuple[str, str | None, str | None]
+
+
+def cloud_cluster(plan: Plan, workload: Workload) -> CloudCluster | None:
+    """The cloud cluster ``workload``'s node pools name; None where it renders none (bare metal, no Kubernetes)."""
+    if plan.provider not in ("aws", "azure", "gcp") or "kubernetes" not in workload.outputs:
+        return None
+    return cluster_name(workload), workload.kubernetes.gcp_project, workload.kubernetes.location
+
+
+def check_one_cloud_cluster(workloads: Sequence[tuple[str, CloudCluster | None]]) -> None:
     """Cloud node pools of workloads rendered into one tree must name one cluster (its name, GKE project and location).
 
-    The cluster name defaults to each workload's own name, so workloads that do not set ``kubernetes.cluster_name``
-    would each target a cluster of their own (EKS discovery tags and node roles, GKE clusterRef).
+    ``workloads``: (name, :func:`cloud_cluster`) each. The cluster name defaults to each workload's own name, so
+    workloads that do not set ``kubernetes.cluster_name`` would each target a cluster of their own (EKS discovery
+    tags and node roles, GKE clusterRef).
     """
-    clusters = {
-        workload.name: (cluster_name(workload), workload.kubernetes.gcp_project, workload.kubernetes.location)
-        for plan, workload in rendered
-        if plan.provider in ("aws", "azure", "gcp") and "kubernetes" in workload.outputs
-    }
+    clusters = {name: key for name, key in workloads if key is not None}
     if len(set(clusters.values())) > 1:
         named = "; ".join(
             f"{name}: {', '.join(f'{k} {v}' for k, v in zip(('cluster_name', 'gcp_project', 'location'), key, strict=True) if v)}"
@@ -122,7 +130,8 @@ def check_one_cloud_cluster(rendered: Sequence[tuple[Plan, Workload]]) -> None:
         )
         raise InputError(
             "workloads rendered into one tree share one cluster, but their node pools name different ones "
-            f"({named}): set kubernetes.cluster_name (and on GKE gcp_project and location) the same in every file"
+            f"({named}): set kubernetes.cluster_name (it defaults to the workload's name; on GKE also gcp_project and "
+            "location) the same in every file"
         )
 
 
