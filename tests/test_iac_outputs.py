@@ -17,6 +17,7 @@ from generator.api import plan_file, render_file, render_files
 from generator.errors import InputError
 from generator.render import render_workload
 from generator.render.gpu_stack import GpuPoolStack, merge_stacks, render_cluster
+from generator.workload import load_workload
 from tests.conftest import REPO
 from tests.helpers import ansible_reader, call_cli
 
@@ -343,3 +344,19 @@ def test_cloud_workloads_in_one_tree_must_name_one_cluster(tmp_path: Path, first
     # newuser14 item 1: the command line's render of several files missed the check and wrote the mixed tree
     assert call_cli(tmp_path, ("render", "aws-a.yaml", "aws-b.yaml", "-o", "out")) == 1
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("field", ["rack_power_kw: 5", "rack_units_reserved: 4", "max_racks: 1"])
+def test_rack_limits_on_a_cloud_are_refused_at_their_field(tmp_path: Path, field: str) -> None:
+    """newuser14 item 2: rack_power_kw 5 on AWS ruled out p5 and p6-b200 without a word (+39% a run on 8 p4d), and the
+    unset default was written into the cloud Terraform values and checked against node power there."""
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        AWS_SMALL.format(name="aws-a", kubernetes="").replace("  gpus: [l40s-48gb]\n", f"  gpus: [l40s-48gb]\n  {field}\n")
+    )
+    name = field.split(":", maxsplit=1)[0]
+    with pytest.raises(InputError, match=rf"w.yaml:10:\d+: hardware.{name}: {name} describes racks of your own; aws"):
+        load_workload(str(path))
+    path.write_text(AWS_SMALL.format(name="aws-a", kubernetes=""))
+    files = render_file(str(path))
+    assert "rack_power_kw" not in files["terraform/variables.tf"] + files["terraform/specgen.auto.tfvars.json"]

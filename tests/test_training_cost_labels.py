@@ -46,8 +46,7 @@ def test_bought_training_servers_keep_their_monthly_cost() -> None:
     "line",
     [
         pytest.param(
-            "assistant-platform: 14 GPUs on 14 node(s) in 0 rack(s), 10.9 kW, $10,868/month + $246 per training run "
-            "(rented per job)",
+            "assistant-platform: 14 GPUs on 14 node(s), 10.9 kW, $10,868/month + $246 per training run (rented per job)",
             id="text-total",
         ),
         pytest.param(

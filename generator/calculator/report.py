@@ -26,7 +26,9 @@ def plan_text(plan: Plan) -> str:
         cost += f" + ${t['training_usd_per_job']:,.0f} per training run (rented per job)"
     idle = f" ({t['idle_gpus']} idle)" if t.get("idle_gpus") else ""
     lines = [
-        f"{plan.workload}: {t['gpus']} GPUs{idle} on {t['nodes']} node(s) in {t['racks']} rack(s), "
+        f"{plan.workload}: {t['gpus']} GPUs{idle} on {t['nodes']} node(s)"
+        + (f" in {t['racks']} rack(s)" if plan.provider == "baremetal" else "")  # a cloud's instances: no rack of yours
+        + ", "
         f"{t['power_w'] / 1000:.1f} kW, {cost}",
         "",
     ]

@@ -90,7 +90,7 @@ def layout_option(
     if assembled is None:
         assembled = seen[node_key] = _assembled(hw.platform, hw.gpu.id, gpus_per_node, needs, consts)
     node, scratch = cast("tuple[NodeSpec, tuple[Finding, ...]]", assembled)
-    if node.power_w > wl.hardware.rack_power_kw * 1000:
+    if wl.hardware.provider == "baremetal" and node.power_w > wl.hardware.rack_power_kw * 1000:  # a cloud's racks are its own
         blocked.append(
             blocked_on(hw, RACK_POWER, f"a {node.power_w} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power")
         )

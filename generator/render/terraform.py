@@ -56,11 +56,12 @@ def pool_variables(pool: Pool, plan: Plan) -> dict[str, Any]:
 
 def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
     """``terraform/variables.tf`` and ``terraform/specgen.auto.tfvars.json`` (plus EKS node groups on AWS)."""
-    values = {
+    values: dict[str, Any] = {
         "gpu_pools": {pool.name: pool_variables(pool, plan) for pool in plan.pools},
-        "rack_power_kw": workload.hardware.rack_power_kw,
         "workload": plan.workload,
     }
+    if plan.provider == "baremetal":  # a cloud instance stands in the provider's racks
+        values["rack_power_kw"] = workload.hardware.rack_power_kw
     eks = eks_managed_node_groups(plan) if plan.provider == "aws" else None
     files = {
         "terraform/variables.tf": render_template("terraform/variables.tf.j2", workload=plan.workload, values=values),

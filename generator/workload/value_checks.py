@@ -98,6 +98,25 @@ def fixed_ram_errors(doc: Document, spec: FixedSpec) -> list[InputError]:
 _NOT_WITH_FIXED = ("gpus", "platforms", "inventory", "max_nodes", "max_racks", "max_budget_usd_per_month")
 
 
+#: Hardware fields about the racks servers stand in: a cloud instance stands in the provider's.
+_RACK_FIELDS = ("rack_power_kw", "rack_units_reserved", "max_racks")
+
+
+def cloud_rack_errors(doc: Document, hardware: Hardware) -> list[InputError]:
+    """Rack limits on a cloud provider, which would rule out instance types for a rack they never stand in."""
+    if hardware.provider == "baremetal":
+        return []
+    return [
+        InputError(
+            f"{field} describes racks of your own; {hardware.provider} instances stand in the provider's: drop it, or "
+            "plan bare metal (provider: baremetal)",
+            doc.locate(at),
+        )
+        for field in _RACK_FIELDS
+        if given_in(doc, at := ("hardware", field))
+    ]
+
+
 def fixed_conflict_errors(doc: Document, hardware: Hardware) -> list[InputError]:
     """``hardware.fixed`` is one existing machine: fields that choose servers, or another provider, do not go with it."""
     if hardware.fixed is None:

@@ -8,17 +8,6 @@ variable "workload" {
   default     = "chat-70b-azure"
 }
 
-variable "rack_power_kw" {
-  description = "Power available per rack, kW, that the plan packs nodes against."
-  type        = number
-  default     = 17.3
-
-  validation {
-    condition     = var.rack_power_kw > 0
-    error_message = "rack_power_kw must be positive."
-  }
-}
-
 variable "gpu_pools" {
   description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons); requests_per_s: the requests/s each inference deployment's replicas in the pool are sized for, routed evenly over all its replicas."
   type = map(object({
@@ -69,13 +58,6 @@ variable "gpu_pools" {
   validation {
     condition     = alltrue([for p in values(var.gpu_pools) : contains(["air", "liquid"], p.cooling)])
     error_message = "cooling must be air or liquid."
-  }
-
-  validation {
-    condition = alltrue([for p in values(var.gpu_pools) :
-      coalesce(p.power_w_per_node, 0) <= var.rack_power_kw * 1000 && try(p.rack_scale.power_w_per_system, 0) <= var.rack_power_kw * 1000
-    ])
-    error_message = "A node draws more power than one rack provides."
   }
 
   validation {
