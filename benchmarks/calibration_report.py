@@ -221,6 +221,8 @@ OVERRIDES: dict[str, float] = {}
 ENGINE_SETTINGS: dict[str, dict[str, float]] = {
     "vllm": {"max_batch_size": 256, "max_num_seqs": 256},
     "tensorrt-llm-serve": {"max_batch_size": 2048, "max_num_seqs": 256, "prefill_chunk_tokens": 8192},
+    # the same runtime's limits (a step's tokens: max_num_tokens), not vLLM's per-GPU defaults the estimate would take
+    "tensorrt-llm": {"max_batch_size": 2048, "max_num_seqs": 256, "prefill_chunk_tokens": 8192},
 }
 #: Any other engine: its own max batch (constants.py ``max_batch_size``), the reservation sized as above.
 OTHER_ENGINE_SETTINGS: dict[str, float] = {"max_batch_size": 2048, "max_num_seqs": 256}

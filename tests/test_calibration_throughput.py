@@ -95,8 +95,9 @@ def test_pinned_groups_are_real_and_still_miss_the_target(groups: dict[str, dict
 @pytest.mark.parametrize(
     ("row", "expected"),
     [
-        # TensorRT-LLM keeps the engine's own limit (its KV capacity sized by vLLM's reservation at 256 sequences)
-        ({"engine": "tensorrt-llm"}, (("max_batch_size", 2048), ("max_num_seqs", 256))),
+        # TensorRT-LLM keeps the engine's own limits (its KV capacity sized by vLLM's reservation at 256 sequences),
+        # a step's tokens its max_num_tokens
+        ({"engine": "tensorrt-llm"}, (("max_batch_size", 2048), ("max_num_seqs", 256), ("prefill_chunk_tokens", 8192))),
         # vLLM V0's documented max_num_seqs=256 bounds the batch
         ({"engine": "vllm"}, (("max_batch_size", 256), ("max_num_seqs", 256))),
         # a row of vLLM V1 on an H100-class GPU names that version's default, 1024

@@ -152,7 +152,8 @@ def test_vllm_never_runs_more_sequences_than_tokens_a_forward_pass(tmp_path: Pat
     request = EstimateRequest(
         model="llama-3.2-1b-instruct", gpu="h100-sxm5-80gb", max_batched_tokens=256, input_tokens=300, output_tokens=200
     )
-    assert estimate(request)["throughput"]["saturation_batch"] == 256
+    # 256 tokens a step: 256 x 200 / 500 = 102 decodes beside the prompt tokens they bring
+    assert estimate(request)["throughput"]["saturation_batch"] == 102
     with pytest.raises(InputError, match="1,024 sequences a step are more than the 256 tokens a forward pass runs"):
         estimate(request._replace(max_num_seqs=1024))
 
@@ -180,12 +181,19 @@ hardware:
     assert any(r.startswith("max_num_seqs 256: at vLLM's default of 1024 on h100-sxm5-80gb") for r in dep.reasons)
 
 
-@pytest.mark.parametrize(("gpu", "batch"), [("l40s-48gb", 256), ("h100-sxm5-80gb", 1024)])
-def test_the_estimate_saturates_at_the_engines_limit(gpu: str, batch: int) -> None:
+@pytest.mark.parametrize(
+    ("gpu", "batch", "raised"),
+    [
+        # both KV caches hold more than 1,500; the L40S's 2,048 tokens a step hold 2,048 x 200 / 500 = 819 decodes with
+        # the prompt tokens they bring (vLLM fills a step with the decodes, then prefill chunks)
+        ("l40s-48gb", 256, 819),
+        ("h100-sxm5-80gb", 1024, 1500),
+    ],
+)
+def test_the_estimate_saturates_at_the_engines_limit(gpu: str, batch: int, raised: int) -> None:
     request = EstimateRequest(model="meta-llama/Llama-3.2-1B-Instruct", gpu=gpu, input_tokens=300, output_tokens=200)
     assert estimate(request)["throughput"]["saturation_batch"] == batch
-    raised = estimate(request._replace(max_num_seqs=1500))["throughput"]
-    assert raised["saturation_batch"] == 1500  # both KV caches hold more
+    assert estimate(request._replace(max_num_seqs=1500))["throughput"]["saturation_batch"] == raised
 
 
 QWEN_MOE = """\
@@ -290,3 +298,38 @@ def test_a_refused_sequence_count_names_the_option_that_set_it() -> None:
             estimate(request._replace(constants=constants))
     with pytest.raises(InputError, match=r"raise --max-batched-tokens or lower --max-num-seqs$"):
         estimate(request._replace(max_num_seqs=4096))
+
+
+def test_a_prompt_is_prefilled_in_passes_of_the_tokens_a_step_runs() -> None:
+    """fuzz12 item 5: max_num_batched_tokens moved the memory but not the time: a 4,000-token prompt at 1 token a pass
+    kept the TTFT of one pass (0.12 s) and the throughput of 8,192 tokens a step."""
+    request = EstimateRequest(model="llama-3.1-8b", gpu="h100-sxm5-80gb", context_tokens=8192, input_tokens=4000,
+                              output_tokens=100, max_num_seqs=1)  # fmt: skip
+    figures = {tokens: estimate(request._replace(max_batched_tokens=tokens))["throughput"] for tokens in (8192, 2048, 16, 1)}
+    # a chunk of 2,048 or more is compute-bound: the same time in two passes as in one
+    assert figures[2048]["ttft_s"] == pytest.approx(figures[8192]["ttft_s"], rel=0.01)
+    # 4,000 passes of one token each read the 15 GB of weights: about 4,000 x 4.8 ms at least
+    weights_read_s = 8_030_261_248 * 2 / 3.35e12
+    assert figures[1]["ttft_s"] > 4000 * weights_read_s > 40 * figures[8192]["ttft_s"]
+    assert 250 * weights_read_s < figures[16]["ttft_s"] < figures[1]["ttft_s"]
+    # and a step of fewer tokens than a decode and the 40 prompt tokens it brings makes an output token every few steps
+    assert (
+        figures[1]["max_output_tokens_per_s"] < figures[16]["max_output_tokens_per_s"] < figures[8192]["max_output_tokens_per_s"]
+    )
+
+
+def test_the_planned_batch_stops_where_a_steps_tokens_hold_the_decodes_and_their_prompts(tmp_path: Path) -> None:
+    """vLLM fills a step's max_num_batched_tokens with the running decodes, then prefill chunks: at 4,000 prompt tokens
+    per 100 generated, 2,048 tokens a step hold 49 decodes, whatever the KV cache and max_num_seqs allow."""
+    path = tmp_path / "w.yaml"
+    text = TINY_ON_L4.format(limit="\n      max_num_batched_tokens: 2048").replace("[l4-24gb]", "[h100-sxm5-80gb]")
+    text = text.replace("avg_input_tokens: 300", "avg_input_tokens: 4000").replace(
+        "avg_output_tokens: 200", "avg_output_tokens: 100"
+    )
+    text = text.replace("max_context_tokens: 4096", "max_context_tokens: 8192").replace(
+        "slo: {ttft_p95_ms: 2000, tpot_ms: 100}", "slo: {ttft_p95_ms: 20000, tpot_ms: 1000}"
+    )
+    path.write_text(text)
+    (dep,) = plan_workload(load_workload(str(path))).deployments
+    assert dep.details["batch_per_replica"] <= 49
+    assert any(r.startswith("the batch stops at 49 sequences: a step runs at most 2,048 tokens") for r in dep.reasons)

@@ -333,7 +333,8 @@ def test_diff_shows_the_parts_and_the_memory_of_each(tmp_path: Path) -> None:
     text = markdown_diff(result)
     # the whole service shows the engine settings it is sized with; a split one shows its parts (each its own)
     assert (
-        "| `chat` | meta-llama/Llama-3.1-70B-Instruct bf16 TP8xPP1 x3 (24 GPUs); KV bf16, max_num_seqs 1,024, at most 9.26 "
+        "| `chat` | meta-llama/Llama-3.1-70B-Instruct bf16 TP8xPP1 x3 (24 GPUs); KV bf16, max_num_seqs 1,024, "
+        "max_num_batched_tokens 8,192, at most 9.26 "
         "req/s a replica | meta-llama/Llama-3.1-70B-Instruct bf16 TP8xPP1 x2 in chat_h100_sxm5_80gb + TP8xPP1 x1 in "
         "chat_h200_sxm_141gb (24 GPUs) |"
     ) in text

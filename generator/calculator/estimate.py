@@ -593,14 +593,15 @@ def _throughput(
     acc = accelerator_for(gpu, fmt.compute, par.tp, per_sequence_host_scale(req.engine, host_time_scale(req.host_cpu)))
     cap = inference.capacity
     assert cap is not None
-    sat = saturated_throughput(arch, inference.weights, kv_bits, par, acc, cap.kv_cache_tokens, isl, osl, consts)
+    budget = consts.prefill_chunk_tokens if req.engine == "vllm" else None  # SGLang prefills in batches of their own
+    sat = saturated_throughput(arch, inference.weights, kv_bits, par, acc, cap.kv_cache_tokens, isl, osl, consts, budget)
     step = decode_step(arch, inference.weights, kv_bits, par, acc, req.batch, isl + osl // 2, consts)
     return {
         "input_tokens": isl,
         "output_tokens": osl,
         "max_output_tokens_per_s": round(sat.output_tokens_per_s, 1),
         "saturation_batch": sat.batch,
-        "ttft_s": round(prefill_seconds(arch, par, acc, isl, consts) + step.seconds, 5),
+        "ttft_s": round(prefill_seconds(arch, par, acc, isl, consts, inference.weights) + step.seconds, 5),
         "tpot_s": round(step.seconds, 6),
         "decode_tokens_per_s": round(step.tokens_per_s, 1),
         # what limits the decode step at --batch (tpot_s), not the saturated rate beside it (newuser13 item 7)

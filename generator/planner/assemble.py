@@ -12,7 +12,13 @@ from generator.catalog.records import GpuSpec, acquired
 from generator.errors import FleetLimitError, InfeasibleError, InputError
 from generator.planner.blocked import Blocked
 from generator.planner.custom import custom_power_findings
-from generator.planner.inference import ReplicaShape, batched_tokens, max_running, point_for_rate
+from generator.planner.inference import (
+    ReplicaShape,
+    engine_constants,
+    max_running,
+    point_for_rate,
+    step_token_budget,
+)
 from generator.planner.inventory import ServerKey, free_servers, owned_groups, take_owned
 from generator.planner.multi_host import multi_host_note
 from generator.planner.naming import MAX_NODES_PER_POOL, unique_pool_names
@@ -28,7 +34,7 @@ from generator.planner.tco import HOURS_PER_MONTH, BuiltHost, billed_per_run, co
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
 from generator.sizing.memory import InferenceMemory
-from generator.sizing.performance import accelerator_for, saturated_throughput
+from generator.sizing.performance import accelerator_for, saturated_throughput, step_budget_batch
 from generator.units import GIB
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, Workload
@@ -207,10 +213,13 @@ def _inference_details(
     replicas = opt.candidate.replicas
     acc = accelerator_for(opt.hardware.gpu, shape.fmt.compute, shape.par.tp, platform_host_time_scale(opt.hardware.platform))
     rate = (spec.requests_per_second if part_rate is None else part_rate) / replicas
-    point = point_for_rate(model, (shape.par, shape.memory, shape.kv_bits, acc), spec, rate, shape.max_point.batch, consts)
+    gpu = opt.hardware.gpu
+    engine_consts = engine_constants(spec, gpu, consts)  # a prompt prefilled in passes of the engine's tokens
+    point = point_for_rate(model, (shape.par, shape.memory, shape.kv_bits, acc), spec, rate, shape.max_point.batch, engine_consts)
     cap = shape.memory.capacity
     assert cap is not None
     running = shape.max_num_seqs
+    budget = step_token_budget(spec, gpu, consts)
     sat = saturated_throughput(
         model.architecture,
         shape.memory.weights,
@@ -220,7 +229,8 @@ def _inference_details(
         cap.kv_cache_tokens,
         spec.avg_input_tokens,
         spec.avg_output_tokens,
-        consts._replace(max_batch_size=running),
+        engine_consts._replace(max_batch_size=running),
+        budget,
     )
     load_s = model_load_seconds(shape.memory.weights.total_bytes, opt.node)
     details: dict[str, object] = {
@@ -245,7 +255,7 @@ def _inference_details(
     if spec.engine != "vllm":
         details["serving_engine"] = spec.engine
     else:  # vLLM --max-num-batched-tokens: its profiling run reserves memory for that many tokens
-        details["max_num_batched_tokens"] = batched_tokens(spec, opt.hardware.gpu, consts)
+        details["max_num_batched_tokens"] = budget
     if shape.par.ep > 1:
         details["expert_parallel"] = shape.par.ep
     mem = shape.memory.per_gpu
@@ -288,12 +298,25 @@ def _inference_details(
             f"{default} sequences' logits and leaves no room for one {spec.max_context_tokens:,}-token sequence; the "
             "group vars carry the lower limit"
         )
+    elif budget and shape.max_point.batch == (
+        stepped := step_budget_batch(budget * shape.par.attention_dp, spec.avg_input_tokens, spec.avg_output_tokens)
+    ) < min(running * shape.par.attention_dp, cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens)):
+        reasons.append(
+            f"the batch stops at {stepped} sequences: a step runs at most {budget:,} tokens (max_num_batched_tokens), "
+            f"the decodes and the {spec.avg_input_tokens / max(1, spec.avg_output_tokens):.1f} prompt tokens each "
+            "brings to prefill; set inference.max_num_batched_tokens higher where the latency SLOs allow a larger batch"
+        )
     elif (
         shape.max_point.batch
         == running * shape.par.attention_dp
         < (held := cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens))
     ):
-        whose = "the workload's max_num_seqs" if spec.max_num_seqs else f"{engine}'s default on {opt.hardware.gpu.id}"
+        if spec.max_num_seqs:
+            whose = "the workload's max_num_seqs"
+        elif budget is not None and running == budget:
+            whose = f"max_num_batched_tokens {budget:,}: vLLM runs no more sequences than tokens a step"
+        else:
+            whose = f"{engine}'s default on {gpu.id}"
         reasons.append(
             f"the batch stops at {running} sequences ({whose}) although the KV cache holds {held:,} average requests: "
             f"set inference.max_num_seqs higher ({engine}'s {MAX_SEQUENCES_FLAG[spec.engine]}) where the latency SLOs "

@@ -26,7 +26,7 @@ from generator.sizing.engine_runtime import batch_limits, default_max_num_batche
 from generator.sizing.loadability import format_problems, loadability_problems
 from generator.sizing.memo import memoized
 from generator.sizing.memory import InferenceMemory, size_inference
-from generator.sizing.performance import Accelerator, accelerator_for, decode_model, prefill_seconds
+from generator.sizing.performance import Accelerator, accelerator_for, decode_model, prefill_seconds, step_budget_batch
 from generator.sizing.precision import WeightFormat, kv_cache_bits
 from generator.sizing.sglang_kv import sglang_inference_capacity
 from generator.sizing.weights import Parallelism
@@ -78,7 +78,7 @@ def _points(
     par, mem, kv_bits, acc = shape
     arch = model.architecture
     decode = decode_model(arch, mem.weights, kv_bits, par, acc, spec.avg_input_tokens + spec.avg_output_tokens // 2, consts)
-    prefill = prefill_seconds(arch, par, acc, spec.avg_input_tokens, consts)
+    prefill = prefill_seconds(arch, par, acc, spec.avg_input_tokens, consts, mem.weights)
     output_tokens, ttft_p95_factor = spec.avg_output_tokens, consts.ttft_p95_factor
 
     def point(batch: int) -> OperatingPoint:
@@ -215,6 +215,19 @@ def batched_tokens(spec: InferenceSpec, gpu: GpuSpec, consts: Constants) -> int:
     return spec.max_num_batched_tokens or engine or consts.prefill_chunk_tokens
 
 
+def step_token_budget(spec: InferenceSpec, gpu: GpuSpec, consts: Constants) -> int | None:
+    """Tokens one step of ``spec``'s engine runs, decodes and prefill chunks together.
+
+    None where the engine does not share a step between them (SGLang prefills in batches of their own).
+    """
+    return batched_tokens(spec, gpu, consts) if spec.engine == "vllm" else None
+
+
+def engine_constants(spec: InferenceSpec, gpu: GpuSpec, consts: Constants) -> Constants:
+    """``consts`` with the engine's tokens a forward pass on ``gpu``: a prompt is prefilled in passes of that many."""
+    return consts._replace(prefill_chunk_tokens=batched_tokens(spec, gpu, consts)) if spec.engine == "vllm" else consts
+
+
 def max_running(spec: InferenceSpec, gpu: GpuSpec, consts: Constants) -> int:
     """The most sequences a replica of ``spec`` runs at once on ``gpu``: the workload's, else the engine's default."""
     return _limits(spec, gpu, consts)[0]
@@ -325,7 +338,11 @@ def _gpu_shapes(
             max_batch = min(
                 limit * par.attention_dp, cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens) or 1
             )
-            point = best_point(model, (par, mem, kv_bits, acc), spec, max_batch, consts)
+            if spec.engine == "vllm":  # a step's tokens hold the decodes and the prefill chunks they bring
+                max_batch = min(
+                    max_batch, step_budget_batch(tokens * par.attention_dp, spec.avg_input_tokens, spec.avg_output_tokens)
+                )
+            point = best_point(model, (par, mem, kv_bits, acc), spec, max_batch, engine_constants(spec, gpu, consts))
             if point is None:
                 blocked.append(f"TP{tp} PP{pp}: misses the latency SLO even at batch 1")
                 continue

@@ -422,13 +422,32 @@ def prefill_flops(arch: Architecture, tokens: int) -> float:
 
 
 @memoized
-def prefill_seconds(arch: Architecture, par: Parallelism, acc: Accelerator, tokens: int, consts: Constants) -> float:
+def prefill_seconds(
+    arch: Architecture,
+    par: Parallelism,
+    acc: Accelerator,
+    tokens: int,
+    consts: Constants,
+    weights: WeightSizes | None = None,
+) -> float:
     """Time to prefill ``tokens`` prompt tokens on one replica (compute-bound, plus TP all-reduces).
 
-    A prompt passes the pipeline stages one after another, so only tensor parallelism divides it.
+    A prompt passes the pipeline stages one after another, so only tensor parallelism divides it. The engine runs it
+    in passes of at most ``prefill_chunk_tokens`` (vLLM's ``max_num_batched_tokens``): each pass multiplies only its
+    chunk and all-reduces it, and, ``weights`` given, reads the GPU's weights once, which bounds a small chunk's pass.
     """
-    # every stage's share, one stage after another; the LM head only for the last prompt token
-    linear = par.pp * gemm_seconds(arch, par, acc, tokens, consts, logit_tokens=1)
+    chunk = max(1, min(tokens, consts.prefill_chunk_tokens))
+    full, rest = divmod(tokens, chunk)
+    last = rest or chunk  # the last pass, whose final token alone goes through the LM head
+    full -= 0 if rest else 1
+    bandwidth = acc.memory_bandwidth_gb_per_s * 1e9 * consts.decode_bandwidth_efficiency
+
+    def one_pass(n: int, logits: int) -> float:
+        multiply = gemm_seconds(arch, par, acc, n, consts, logit_tokens=logits)
+        return max(multiply, decode_weight_read_bytes(arch, weights, par, n) / bandwidth) if weights else multiply
+
+    # every stage's share, one stage after another
+    linear = par.pp * (full * one_pass(chunk, 0) + one_pass(last, 1))
     attention = (prompt_attention_flops_per_token(arch, tokens) * tokens) / (
         par.tp * acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency
     )
@@ -436,7 +455,8 @@ def prefill_seconds(arch: Architecture, par: Parallelism, acc: Accelerator, toke
     comm = 0.0
     if par.tp > 1:
         latency = consts.allreduce_latency_nvlink_s if acc.fast_link else consts.allreduce_latency_pcie_s
-        comm = 2 * arch.num_layers * allreduce_seconds(tokens * arch.hidden_size * 2, par.tp, acc.link_gb_per_s, latency)
+        per_pass = [allreduce_seconds(n * arch.hidden_size * 2, par.tp, acc.link_gb_per_s, latency) for n in (chunk, last)]
+        comm = 2 * arch.num_layers * (full * per_pass[0] + per_pass[1])
     return compute + comm
 
 
@@ -446,6 +466,16 @@ class Saturation(NamedTuple):
     batch: int
     output_tokens_per_s: float
     step: DecodeStep
+
+
+def step_budget_batch(step_tokens: int, input_tokens: int, output_tokens: int) -> int:
+    """Most sequences decoding at steady state when a step runs at most ``step_tokens`` tokens (at least 1).
+
+    Each output token a step decodes brings ``input / output`` prompt tokens to prefill in the same steps (vLLM's
+    scheduler fills a step's ``max_num_batched_tokens`` with the running decodes, then prefill chunks), so
+    ``batch x (1 + input / output) <= step_tokens``.
+    """
+    return max(1, step_tokens * max(1, output_tokens) // (input_tokens + max(1, output_tokens)))
 
 
 def saturated_throughput(
@@ -458,19 +488,31 @@ def saturated_throughput(
     input_tokens: int,
     output_tokens: int,
     consts: Constants,
+    step_token_budget: int | None = None,
 ) -> Saturation:
     """Most output tokens/s of one replica: the largest batch the KV cache holds, prefill included.
 
     Each sequence occupies ``input + output`` tokens of KV at its end. In-flight batching (TensorRT-LLM,
     vLLM, SGLang) admits a new prompt whenever a sequence finishes and runs its prefill inside the decode
     steps: at steady state every step decodes ``batch`` tokens and prefills ``batch x input / output``
-    prompt tokens, which share the step's weight reads.
+    prompt tokens, which share the step's weight reads. An engine that caps a step's tokens
+    (``step_token_budget``: vLLM's ``max_num_batched_tokens``, decode and prefill chunks together) holds the batch
+    to ``budget x output / (input + output)`` (:func:`step_budget_batch`).
     """
     per_seq = input_tokens + output_tokens
     # the batch limit is each engine's: a replica of attention-DP ranks runs that many engines (vLLM --data-parallel-size)
-    batch = max(1, min(consts.max_batch_size * par.attention_dp, kv_capacity_tokens // per_seq))
+    limit = consts.max_batch_size * par.attention_dp
+    if step_token_budget:
+        limit = min(limit, step_budget_batch(step_token_budget * par.attention_dp, input_tokens, output_tokens))
+    batch = max(1, min(limit, kv_capacity_tokens // per_seq))
     prefill_tokens = batch * input_tokens / max(1, output_tokens)
     context = input_tokens + output_tokens // 2
+    if step_token_budget and batch + prefill_tokens > step_token_budget * par.attention_dp:
+        # fewer tokens a step than one sequence's decode and the prompt it brings: steps of the budget, one output
+        # token every (1 + input / output) / budget of them
+        full = step_token_budget * par.attention_dp
+        step = decode_step(arch, weights, kv_bits, par, acc, 1, context, consts, full - 1, input_tokens)
+        return Saturation(1, full / (1 + input_tokens / max(1, output_tokens)) / step.seconds, step)
     step = decode_step(arch, weights, kv_bits, par, acc, batch, context, consts, prefill_tokens, input_tokens)
     return Saturation(batch, batch / step.seconds, step)
 
