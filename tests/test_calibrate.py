@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from generator.calculator.calibrate import main, parse_log
+from generator.errors import InputError
 from generator.input_files import MAX_LOG_BYTES
 from tests.helpers import estimate_json
 
@@ -453,3 +454,16 @@ def test_identifiable_keeps_only_constants_inside_their_range() -> None:
         "decode_bandwidth_efficiency",
         "gemm_half_efficiency_tokens",
     ]
+
+
+def test_a_long_log_line_is_read_in_linear_memory_and_impossible_figures_are_refused(tmp_path: Path) -> None:
+    """fuzz12 items 2 and 14: 20,000 nvidia-smi matches on one 200 KB line held 20,000 copies of it (3.9 GB, 12.5 s);
+    more MiB used than the GPU has, and GPU blocks of more tokens than any run holds, were compared as measurements."""
+    from generator.calculator.calibrate import parse_log
+
+    usages = parse_log("1MiB/1MiB " * 20000, "smi.log")  # a few figures a line, one excerpt of it
+    assert len(usages) == 8 and {len(u.line) for u in usages} == {200}
+    with pytest.raises(InputError, match=r"smi\.log:1: 99,999,999,999,999 MiB used of a 81,559 MiB GPU"):
+        parse_log("| 0 H100 | 99999999999999MiB / 81559MiB |", "smi.log")
+    with pytest.raises(InputError, match=r"blocks\.log:1: cannot read a figure"):
+        parse_log("INFO # GPU blocks: 99999999999999", "blocks.log")

@@ -24,6 +24,7 @@ constant whose fit lands on a bound of its range is not recommended: the run doe
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -66,7 +67,11 @@ _PER_SECOND = " tokens per second"
 #: ``torch.cuda.memory_summary()``: the "Allocated memory" row's second column is the peak.
 _TORCH_ALLOCATED = re.compile(r"\|\s*Allocated memory\s*\|\s*[\d.]+ [KMG]?i?B\s*\|\s*([\d.]+) ([KMG]?i?B)\s*\|")
 #: ``nvidia-smi``'s default table prints each GPU's "Memory-Usage" as ``23859MiB / 24564MiB``.
-_SMI_USAGE = re.compile(r"\b(\d+)MiB\s*/\s*\d+MiB")
+_SMI_USAGE = re.compile(r"\b(\d+)MiB\s*/\s*(\d+)MiB")
+#: Characters of a log line a measurement quotes.
+_QUOTED_CHARS = 200
+#: "used / total" figures read from one line: a table row has one, a sentence a few (an 8-GPU node's, at most).
+_MOST_USAGES_A_LINE = 8
 _UNIT_BYTES = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "KB": 2**10, "MB": 2**20, "GB": 2**30}
 
 
@@ -75,6 +80,8 @@ def parse_log(text: str, label: str) -> list[Measurement]:
     found: list[Measurement] = []
     bench_header: list[str] = []
     for number, line in enumerate(text.splitlines(), 1):
+        # one excerpt a line, shared by its figures (a copy of a long line for each of its matches grew as its square)
+        quoted = line.strip()[:_QUOTED_CHARS]
 
         def figure(digits: str, line: str = line, number: int = number) -> float:
             return _figure(digits, f"{label}:{number}", line)
@@ -86,26 +93,30 @@ def parse_log(text: str, label: str) -> list[Measurement]:
             if match:
                 value = figure(match.group(1))
                 if name == "gpu_blocks":
-                    found.append(Measurement("kv_cache_tokens", value * VLLM_BLOCK_TOKENS, line.strip()))
+                    figure(str(int(value) * VLLM_BLOCK_TOKENS))  # the tokens they hold, within a figure's bound
+                    found.append(Measurement("kv_cache_tokens", value * VLLM_BLOCK_TOKENS, quoted))
                 else:
-                    found.append(Measurement(name, value, line.strip()))
+                    found.append(Measurement(name, value, quoted))
         if _PER_SECOND in line and _EVAL.search(line):
             digits = _number_before(line, line.rfind(_PER_SECOND))
             if digits:
-                found.append(Measurement("decode_tokens_per_s", figure(digits), line.strip()))
+                found.append(Measurement("decode_tokens_per_s", figure(digits), quoted))
         torch_peak = _TORCH_ALLOCATED.match(line)
         if torch_peak:
             size = figure(torch_peak.group(1)) * _UNIT_BYTES[torch_peak.group(2)] / GIB
-            found.append(Measurement("torch_peak_allocated_gib", size, line.strip()))
-        for usage in _SMI_USAGE.finditer(line):
-            found.append(Measurement("gpu_memory_used_gib", figure(usage.group(1)) * 2**20 / GIB, line.strip()))
+            found.append(Measurement("torch_peak_allocated_gib", size, quoted))
+        for usage in itertools.islice(_SMI_USAGE.finditer(line), _MOST_USAGES_A_LINE):  # a GPU a table row; prose quotes more
+            used, total = figure(usage.group(1)), figure(usage.group(2))
+            if used > total:
+                raise InputError(f"{label}:{number}: {used:,.0f} MiB used of a {total:,.0f} MiB GPU ({short(quoted, 120)})")
+            found.append(Measurement("gpu_memory_used_gib", used * 2**20 / GIB, quoted))
         # llama-bench names the test "tg128" (2024 on) or "tg 128" (2023 builds); its t/s cell follows: "150.23 ± 0.50"
         if line.startswith("|") and "±" in line:
             cells = _cells(line)
             speed = next((cells[i + 1] for i, c in enumerate(cells[:-1]) if re.fullmatch(r"tg ?\d+", c)), "")
             bench = re.match(r"([\d.]+)\s*±", speed)
             if bench and not _kv_cache_in_host_memory(bench_header, cells):
-                found.append(Measurement("decode_tokens_per_s", figure(bench.group(1)), line.strip()))
+                found.append(Measurement("decode_tokens_per_s", figure(bench.group(1)), quoted))
     found += _nvidia_smi(text, label)
     if not found:
         raise InputError(f"{label}: no vLLM, llama.cpp, nvidia-smi or torch memory-summary figure found")
