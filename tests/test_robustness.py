@@ -253,9 +253,17 @@ def test_diff_of_an_intact_spec_json_still_works(tmp_path: Path) -> None:
         pytest.param("offload_ubatch_tokens", 0, "constant 'offload_ubatch_tokens' must be > 0", id="offload_ubatch_tokens-0"),
         pytest.param("amortization_months", 0, "constant 'amortization_months' must be > 0", id="amortization_months-0"),
         pytest.param("checkpoints_kept", 0, "constant 'checkpoints_kept' must be > 0", id="checkpoints_kept-0"),
-        pytest.param("max_num_seqs", 0, "must be > 0", id="max_num_seqs-0"),
-        pytest.param("prefill_chunk_tokens", 0, "must be > 0", id="prefill_chunk_tokens-0"),
-        pytest.param("max_batch_size", 0, "must be > 0", id="max_batch_size-0"),
+        pytest.param("max_num_seqs", 0, "must be in (0, 65,536]", id="max_num_seqs-0"),
+        pytest.param("prefill_chunk_tokens", 0, "must be in (0, 16,777,216]", id="prefill_chunk_tokens-0"),
+        pytest.param("max_batch_size", 0, "must be in (0, 65,536]", id="max_batch_size-0"),
+        # fuzz12 items 1, 11: bounded as the workload fields they fill, and a huge value quoted short
+        pytest.param("max_num_seqs", 65537, "must be in (0, 65,536], got 65537", id="max_num_seqs-above-field"),
+        pytest.param(
+            "prefill_chunk_tokens", 1e300, "got 1000000000000000052504760255204420248704... (301", id="prefill_chunk_tokens-1e300"
+        ),
+        pytest.param(
+            "max_batch_size", 10**300, "got 1000000000000000000000000000000000000000... (301 characters)", id="huge-quoted-short"
+        ),
         pytest.param("ttft_p95_factor", 0, "must be >= 1", id="ttft_p95_factor-0"),
         pytest.param("gpu_memory_utilization", math.nan, "must be a finite number in [0.001, 1], got nan", id="utilization-nan"),
         pytest.param("gpu_memory_utilization", math.inf, "must be a finite number in [0.001, 1], got inf", id="utilization-inf"),

@@ -415,15 +415,16 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     "pue": (1, True, None, False),
     # a 95th percentile is at least the mean; a GEMM reaches half its rate at one token or more
     **dict.fromkeys(("ttft_p95_factor", "gemm_half_efficiency_tokens"), (1, True, None, False)),
+    # the engine settings these fill are bounded as the workload's own fields (inference.max_num_batched_tokens,
+    # inference.max_num_seqs), so a constant renders nothing a field would refuse
+    "prefill_chunk_tokens": (0, False, 16777216, True),
+    **dict.fromkeys(("max_num_seqs", "max_batch_size"), (0, False, 65536, True)),
     **dict.fromkeys(
         (
-            "prefill_chunk_tokens",
             "kv_block_tokens",
-            "max_num_seqs",
             "zero3_live_layers",
             "training_pipeline_microbatches",
             "training_pipeline_virtual_stages",
-            "max_batch_size",
             "checkpoints_kept",
             "amortization_months",
             "offload_ubatch_tokens",
@@ -433,11 +434,21 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
 }
 
 
+def _bound_text(bound: float) -> str:
+    return f"{int(bound):,}" if float(bound).is_integer() else f"{bound:g}"
+
+
 def _range_text(bounds: tuple[float, bool, float | None, bool]) -> str:
     low, low_in, high, high_in = bounds
     if high is None:
-        return f"{'>=' if low_in else '>'} {low:g}"
-    return f"in {'[' if low_in else '('}{low:g}, {high:g}{']' if high_in else ')'}"
+        return f"{'>=' if low_in else '>'} {_bound_text(low)}"
+    return f"in {'[' if low_in else '('}{_bound_text(low)}, {_bound_text(high)}{']' if high_in else ')'}"
+
+
+def _shown(value: object) -> str:
+    """A given value as an error quotes it: its repr, cut to 40 characters (a number may have hundreds of digits)."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:40]}... ({len(text)} characters)"
 
 
 def with_overrides(overrides: dict[str, Any], base: Constants | None = None) -> Constants:
@@ -455,18 +466,18 @@ def with_overrides(overrides: dict[str, Any], base: Constants | None = None) -> 
         kind = type(defaults[name])
         what = "an integer" if kind is int else "a number"
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InputError(f"constant '{name}' must be {what}, got {value!r}")
+            raise InputError(f"constant '{name}' must be {what}, got {_shown(value)}")
         bounds = CONSTANT_BOUNDS[name]
         if not math.isfinite(value):
-            raise InputError(f"constant '{name}' must be a finite number {_range_text(bounds)}, got {value!r}")
+            raise InputError(f"constant '{name}' must be a finite number {_range_text(bounds)}, got {_shown(value)}")
         if kind is int and isinstance(value, float):
             if not value.is_integer():
-                raise InputError(f"constant '{name}' must be {what}, got {value!r}")
+                raise InputError(f"constant '{name}' must be {what}, got {_shown(value)}")
             value = int(value)
         low, low_in, high, high_in = bounds
         if (value < low or (value == low and not low_in)) or (
             high is not None and (value > high or (value == high and not high_in))
         ):
-            raise InputError(f"constant '{name}' must be {_range_text(bounds)}, got {value!r}")
+            raise InputError(f"constant '{name}' must be {_range_text(bounds)}, got {_shown(value)}")
         clean[name] = kind(value)
     return base._replace(**clean)
