@@ -365,3 +365,37 @@ def test_a_yarn_stretched_local_model_serves_its_longer_context(tmp_path: Path, 
     (tmp_path / "workload.yaml").write_text(_sub(text, WINDOW, "      max_context_tokens: 131073\n"))
     assert call_cli(tmp_path, ("validate", "workload.yaml")) == 1
     assert "is more than the 131,072 tokens" in capsys.readouterr().err
+
+
+PINNED = """\
+version: 1
+name: w
+deployments:
+  - name: chat
+    model: mistralai/Mixtral-8x7B-Instruct-v0.1
+    parallelism: {pin}
+    inference: {{max_context_tokens: 4096, requests_per_second: 5}}
+hardware:
+  gpus: [h100-sxm5-80gb]
+  provider: baremetal
+"""
+
+
+@pytest.mark.parametrize(
+    ("pin", "message"),
+    [
+        ("{ep: 3, tp: 3}", "parallelism.tp: mistralai/Mixtral-8x7B-Instruct-v0.1 does not split so: attention heads (32)"),
+        ("{ep: 16, tp: 16}", "parallelism.ep: mistralai/Mixtral-8x7B-Instruct-v0.1 does not split so: routed experts (8)"),
+        ("{tp: 2, pp: 48}", "parallelism.pp: pp 48 is more than the model's 32 layers"),
+        ("{tp: 8, ep: 8}", None),
+    ],
+)
+def test_a_pinned_layout_the_model_does_not_split_into_is_invalid_at_its_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], pin: str, message: str | None
+) -> None:
+    """fuzz12 item 3: validate passed it, and plan exited 3 advising a GPU with more memory."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "w.yaml").write_text(PINNED.format(pin=pin))
+    code = call_cli(tmp_path, ("validate", "w.yaml"))
+    err = capsys.readouterr().err
+    assert (code, message is None or message in err) == ((0, True) if message is None else (1, True)), err

@@ -14,7 +14,9 @@ from generator.input_files import repository_root
 from generator.named_tuple import NamedTuple
 from generator.sizing.constants import with_overrides
 from generator.sizing.engine_runtime import ENGINE_NAMES
-from generator.sizing.precision import auto_kv_cache_precision, no_int8_kv_cache
+from generator.sizing.loadability import loadability_problems
+from generator.sizing.precision import WEIGHT_FORMATS, auto_kv_cache_precision, no_int8_kv_cache
+from generator.sizing.weights import Parallelism
 from generator.workload.build import build
 from generator.workload.custom_servers import custom_server_errors
 from generator.workload.gke_zone import gke_cluster_errors, gke_zone_errors
@@ -102,7 +104,8 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
             )
         if isinstance(dep, InferenceDeployment):
             errors += inference_limit_errors(doc, i, dep.inference, models.get(dep.name))
-        errors += _expert_parallel_errors(doc, i, dep, models.get(dep.name))
+        expert_errors = _expert_parallel_errors(doc, i, dep, models.get(dep.name))
+        errors += expert_errors or _pinned_layout_errors(doc, i, dep, models.get(dep.name))
         if (
             isinstance(dep, InferenceDeployment)
             and dep.inference.mem_fraction_static is not None
@@ -388,6 +391,31 @@ def _expert_parallel_errors(
         why = f"ep {pin.ep} must equal tp {pin.tp}: each pipeline stage spreads its experts over its tensor-parallel GPUs"
         return [InputError(why, where)]
     return []
+
+
+def _pinned_layout_errors(
+    doc: Document, i: int, dep: InferenceDeployment | TrainingDeployment, model: ResolvedModel | None
+) -> list[InputError]:
+    """A pinned layout the model does not split into (heads, KV heads, experts, layers), at the degree that does not.
+
+    As ``estimate --tp/--pp/--ep`` refuses it (exit 1), and before any search (fuzz12 item 3: the plan said "allow a
+    GPU with more memory"); a quantization block that a pinned TP does not divide depends on the precision chosen,
+    so the planner rules that out per precision.
+    """
+    pin = dep.parallelism
+    if pin is None or model is None:
+        return []
+    arch = model.architecture
+    at: Path = ("deployments", i, "parallelism")
+    if pin.pp is not None and pin.pp > arch.num_layers:
+        return [InputError(f"pp {pin.pp} is more than the model's {arch.num_layers} layers", doc.locate((*at, "pp")))]
+    tp = pin.tp or 1
+    ep = (pin.ep or 1) if isinstance(dep, InferenceDeployment) else 1
+    problems = loadability_problems(arch, WEIGHT_FORMATS["bf16"], Parallelism(tp, pin.pp or 1, ep))
+    if not problems:
+        return []
+    field = "ep" if problems[0].startswith(("routed experts", "expert parallel")) and pin.ep else "tp"
+    return [InputError(f"{model.id} does not split so: {problems[0]}", doc.locate((*at, field)))]
 
 
 def _provisioning_errors(doc: Document, wl: Workload) -> list[InputError]:
