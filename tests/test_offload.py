@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from generator.api import plan_file
 from generator.catalog import find_model
-from generator.errors import InfeasibleError
+from generator.errors import InfeasibleError, InputError
 from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine, Placement, offload_cost, place, plan_offload
@@ -460,3 +460,18 @@ def test_the_nvme_warning_says_what_a_token_reads(model: str, read: str) -> None
                              "--context", "8192")  # fmt: skip
     assert code == 0
     assert re.search(read, out), out
+
+
+def test_a_format_no_engine_runs_on_a_machine_of_yours_is_refused(tmp_path: Path) -> None:
+    """fuzz12 item 4: q4_k_m on a Gaudi 3 was placed ("fits in VRAM as requested", 260 tokens/s) where neither
+    llama.cpp nor vLLM runs it; the same GPU bought was ruled out."""
+    code, _ = _estimate("llama-3.1-8b", "--gpu", "gaudi3-128gb", "--precision", "q4_k_m", "--ram-gib", "64")
+    assert code == 1
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: w\ndeployments:\n  - name: chat\n    model: llama-3.1-8b\n    inference:\n      precision: q4_k_m\n"
+        "      max_context_tokens: 4096\n      requests_per_second: 1\nhardware:\n  provider: baremetal\n"
+        "  fixed: {gpu: gaudi3-128gb, gpu_count: 1, ram_gib: 64}\n"
+    )
+    with pytest.raises(InputError, match=r"w\.yaml:7:18: deployments\[0\]\.inference\.precision: q4_k_m weights cannot be"):
+        plan_file(str(path))

@@ -365,7 +365,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             f"TP{par.tp} is sized over the {gpu.name}'s NVLink bridge, assumed fitted between the cards; "
             f"a server without one joins them over PCIe Gen{gpu.pcie_gen}"
         )
-    if not req.train and req.fixed is None and gpu is not None:
+    if not req.train and gpu is not None:  # on a machine of yours as well: no engine there has the kernel either
         unserved = format_problems(fmt, gpu.architecture)
         if unserved:
             # the engine has no kernel for this format on this GPU: an invalid combination, exit 1

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from generator import catalog
 from generator.calculator.machine import build_machine
 from generator.calculator.model_source import serving_format
 from generator.calculator.offload_report import alternatives, offload_unblock
 from generator.errors import InfeasibleError, InputError
+from generator.sizing.loadability import format_problems
 from generator.sizing.offload import plan_offload
 from generator.sizing.precision import kv_cache_bits, weight_format
 from generator.workload.models import InferenceDeployment
@@ -45,11 +47,17 @@ def place_on_fixed(loaded: LoadedWorkload, index: int, machine: Machine, consts:
         raise InputError(TRAINING_ON_FIXED, loaded.document.locate(("deployments", index, "training"), key=True))
     spec = dep.inference
     model = loaded.models[dep.name]
+    fixed = loaded.workload.hardware.fixed
+    assert fixed is not None
+    architecture = catalog.gpus()[fixed.gpu].architecture
     first = serving_format(model, spec.precision)
+    if unserved := format_problems(first, architecture):  # no kernel for it on this GPU, as a bought GPU is ruled out
+        field = ("deployments", index, "inference", "precision") if spec.precision else ("hardware", "fixed", "gpu")
+        raise InputError(unserved[0], loaded.document.locate(field))
     formats = [first]
-    for name in spec.allowed_precisions:  # an alias (fp4 for nvfp4) names a format already listed
+    for name in spec.allowed_precisions:  # an alias (fp4 for nvfp4) names a format already listed; none without a kernel
         fmt = weight_format(name)
-        formats += [fmt] if all(fmt.name != f.name for f in formats) else []
+        formats += [fmt] if all(fmt.name != f.name for f in formats) and not format_problems(fmt, architecture) else []
     try:
         return plan_offload(
             model.architecture, formats, kv_cache_bits(spec.kv_cache_precision), spec.max_context_tokens,
