@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from generator.errors import InputError, MultipleInputError, SpecgenError
+from generator.input_files import check_distinct_files
 from generator.named_tuple import NamedTuple
 
 if TYPE_CHECKING:
@@ -98,16 +99,7 @@ def render_many(paths: list[str], jobs: int = 1) -> list[Rendered]:
     Nothing depends on the order the paths are given in (a shell glob's order follows the locale).
     """
     paths = sorted(paths)
-    given: dict[object, str] = {}
-    for path in paths:
-        try:  # the file itself, whatever names it (a symlink, ./, a hard link)
-            stat = os.stat(path)
-            same: object = (stat.st_dev, stat.st_ino)
-        except OSError:
-            same = os.path.realpath(path)  # reading it will say what is wrong
-        if same in given:
-            raise InputError(f"{given[same]} and {path} are the same file; give each workload once")
-        given[same] = path
+    check_distinct_files(paths)
     jobs = max(1, min(jobs, len(paths), os.cpu_count() or 1))
     alone = len(paths) == 1
     if jobs == 1:

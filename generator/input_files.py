@@ -138,3 +138,17 @@ def ascii_count(text: str, digits: int = 12) -> int | None:
     ``int`` alone also takes other scripts' digits, underscores and signs (and ``str.isdigit`` passes ``²``).
     """
     return int(text) if re.fullmatch(f"[0-9]{{1,{digits}}}", text.strip()) else None
+
+
+def check_distinct_files(paths: list[str]) -> None:
+    """Refuse a file given twice under any name (a symlink, ``./``, a hard link): a tree or a diff would count it twice."""
+    given: dict[object, str] = {}
+    for path in paths:
+        try:  # the file itself, whatever names it
+            found = os.stat(path)
+            same: object = (found.st_dev, found.st_ino)
+        except OSError:
+            same = os.path.realpath(path)  # reading it will say what is wrong
+        if same in given:
+            raise InputError(f"{given[same]} and {path} are the same file; give each workload once")
+        given[same] = path

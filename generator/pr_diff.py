@@ -15,6 +15,7 @@ from typing import Any
 
 from generator.errors import InputError
 from generator.fleet_diff import diff_plans, fmt_cell, markdown_diff, signed_cell
+from generator.input_files import check_distinct_files
 from generator.units import GIB
 
 MAX_MARKDOWN_CHARS = 60_000
@@ -79,7 +80,9 @@ def _plan_path(path: str) -> dict[str, Any]:
 def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
     """Per file: status (added, removed, changed, unchanged), its fleet diff and both plans' pools' memory."""
     check_revision(rev)
+    check_distinct_files(paths)  # a workload given twice would count twice in the fleet's totals
     files = []
+    named: dict[tuple[str, str], str] = {}  # (side, workload name) -> the file naming it first
     for path in paths:
         old_text = file_at(rev, path)
         exists = os.path.exists(path)
@@ -87,6 +90,14 @@ def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
             raise InputError(f"{path}: neither in the working tree nor at {rev}")
         old = _plan_text(old_text, f"{rev}:{path}") if old_text is not None else EMPTY_PLAN
         new = _plan_path(path) if exists else EMPTY_PLAN
+        for side, plan in (("old", old), ("new", new)):
+            name = plan.get("workload")
+            if plan is not EMPTY_PLAN and (first := named.setdefault((side, str(name)), path)) != path:
+                where = f" at {rev}" if side == "old" else ""
+                raise InputError(
+                    f"{first} and {path} are both named '{name}'{where}; as one cluster's workloads (render) their names "
+                    "must differ, and the diff would count the fleet twice"
+                )
         status = "added" if old_text is None else "removed" if not exists else "changed"
         diff = diff_plans(old, new)
         if status == "changed" and not diff["pools"] and not diff["deployments"]:

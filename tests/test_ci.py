@@ -451,6 +451,14 @@ def test_diff_base_errors(repo: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert code == 1 and "is not a commit" in err
     code, _, err = specgen(capsys, "diff", "--base", "HEAD", "zzz.yaml")
     assert code == 1 and "neither in the working tree nor at HEAD" in err
+    # fuzz12 item 6: one workload given twice (a symlink, ./) was summed twice into the fleet, which render refuses
+    (repo / "link.yaml").symlink_to("a.yaml")
+    for twice in (("a.yaml", "link.yaml"), ("a.yaml", "./a.yaml")):
+        code, _, err = specgen(capsys, "diff", "--base", "HEAD", *twice)
+        assert code == 1 and "are the same file; give each workload once" in err
+    (repo / "copy.yaml").write_text((repo / "a.yaml").read_text())  # another file of the same workload name
+    code, _, err = specgen(capsys, "diff", "--base", "HEAD", "a.yaml", "copy.yaml")
+    assert code == 1 and "a.yaml and copy.yaml are both named 'a'" in err
 
 
 def test_the_comment_stays_under_the_size_limit() -> None:
