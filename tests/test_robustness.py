@@ -507,6 +507,13 @@ H100 = ("--gpu", "h100-sxm5-80gb")
             "--ram-gib plans for an existing machine and needs --gpu",
             id="ram-no-gpu",
         ),
+        # fuzz12 item 7: a LoRA base sized at GGUF bytes (10.1 GiB "fits" a T4) that trainers load dequantized
+        pytest.param(
+            ("--train", "lora", "--precision", "q4_k_m", "--gpu", "t4-16gb"),
+            1,
+            "a q4_k_m GGUF base is for inference (llama.cpp): trainers load it dequantized",
+            id="lora-over-gguf",
+        ),
         # review 9 L6: as a workload's max_num_batched_tokens beside engine: sglang
         pytest.param(
             ("--gpu", "h100-sxm5-80gb", "--engine", "sglang", "--max-batched-tokens", "64"),

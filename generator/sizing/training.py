@@ -197,6 +197,12 @@ def _validate(setup: TrainingSetup) -> Optimizer:
     if min(setup.data_parallel, setup.micro_batch_size, setup.sequence_length, setup.lora_rank, setup.expert_parallel) < 1:
         raise InputError("data_parallel, micro_batch_size, sequence_length, lora_rank and expert_parallel must be positive")
     check_ep_divides_data_parallel(setup.expert_parallel, setup.data_parallel)
+    if setup.base_precision is not None and weight_format(setup.base_precision).gguf is not None:
+        # no trainer adapts GGUF-packed weights: Transformers (PEFT, TRL, Unsloth...) dequantizes the file on load
+        raise InputError(
+            f"a {setup.base_precision} GGUF base is for inference (llama.cpp): trainers load it dequantized to 16-bit "
+            "floats, so LoRA trains over a bf16 base and QLoRA over nf4; give one of those (or no --precision)"
+        )
     try:
         return OPTIMIZERS[setup.optimizer]
     except KeyError:
