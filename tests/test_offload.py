@@ -475,3 +475,22 @@ def test_a_format_no_engine_runs_on_a_machine_of_yours_is_refused(tmp_path: Path
     )
     with pytest.raises(InputError, match=r"w\.yaml:7:18: deployments\[0\]\.inference\.precision: q4_k_m weights cannot be"):
         plan_file(str(path))
+
+
+def test_a_machine_of_yours_says_the_latency_targets_it_misses_and_takes_no_pinned_layout(tmp_path: Path) -> None:
+    """fuzz12 item 8: a pinned tp 16 on two GPUs, and SLOs of 0.001 ms, were dropped without a word."""
+    text = (
+        "version: 1\nname: w\ndeployments:\n  - name: chat\n    model: llama-3.1-8b\n    inference:\n"
+        "      max_context_tokens: 4096\n      requests_per_second: 1\n      slo: {ttft_p95_ms: 0.001, tpot_ms: 0.001}\n"
+        "hardware:\n  provider: baremetal\n  fixed: {gpu: rtx-4090-24gb, gpu_count: 2, ram_gib: 64}\n"
+    )
+    path = tmp_path / "w.yaml"
+    path.write_text(text)
+    _, plan = plan_file(str(path))
+    (missed,) = [f for f in plan.findings if f.code == "slo-missed"]
+    assert missed.level == "warning" and "TTFT 0.19 s against ttft_p95_ms 0.001; TPOT 23.5 ms" in missed.message
+    path.write_text(text.replace("slo: {ttft_p95_ms: 0.001, tpot_ms: 0.001}", "slo: {ttft_p95_ms: 2000, tpot_ms: 100}"))
+    assert not [f for f in plan_file(str(path))[1].findings if f.code == "slo-missed"]
+    path.write_text(text.replace("    inference:\n", "    parallelism: {tp: 16}\n    inference:\n"))
+    with pytest.raises(InputError, match=r"deployments\[0\]\.parallelism: parallelism is not planned on hardware\.fixed"):
+        plan_file(str(path))

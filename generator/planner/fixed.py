@@ -29,7 +29,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine
 from generator.units import GIB, TB, seconds_text
 from generator.workload import LoadedWorkload
-from generator.workload.models import InferenceDeployment, Workload
+from generator.workload.models import InferenceDeployment, Slo, Workload
 
 
 def _power_basis(module_tdp: bool, cpu_known: bool) -> str:
@@ -99,6 +99,7 @@ def _deployment(
         Finding(level, code, message, f"deployments[{index}]")  # type: ignore[arg-type]
         for level, code, message in findings(plan, machine, demand, consts)
     ]
+    notes += _slo_findings(spec.slo, cost.ttft_s, cost.decode_tokens_per_s, index)
     fullest = max(plan.placement.per_gpu, key=lambda b: b.total)
     details: dict[str, Any] = {
         "context_tokens": plan.placement.context_tokens,
@@ -135,6 +136,20 @@ def _deployment(
         ),
         notes,
     )
+
+
+def _slo_findings(slo: Slo, ttft_s: float, tokens_per_s: float, index: int) -> list[Finding]:
+    """The latency targets a machine of yours misses: it is placed as it is, so a miss is said, not planned away."""
+    missed = []
+    if slo.ttft_p95_ms is not None and ttft_s * 1000 > slo.ttft_p95_ms:
+        missed.append(f"TTFT {seconds_text(ttft_s)} against ttft_p95_ms {slo.ttft_p95_ms:g}")
+    tpot_ms = 1000 / tokens_per_s if tokens_per_s > 0 else float("inf")
+    if slo.tpot_ms is not None and tpot_ms > slo.tpot_ms:
+        missed.append(f"TPOT {tpot_ms:,.1f} ms against tpot_ms {slo.tpot_ms:g}")
+    if not missed:
+        return []
+    message = f"this machine misses the latency targets: {'; '.join(missed)} (a single stream, at best)"
+    return [Finding("warning", "slo-missed", message, f"deployments[{index}]")]
 
 
 def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:

@@ -151,6 +151,14 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         _check_id(errors, doc, ("hardware", "fixed", "gpu"), hw.fixed.gpu, catalog.gpus(), "GPU")
         errors += fixed_ram_errors(doc, hw.fixed) + fixed_conflict_errors(doc, hw)
         for i, dep in enumerate(wl.deployments):
+            if dep.parallelism is not None:  # the machine's GPUs run one stream, layers split over them (fuzz12 item 8)
+                errors.append(
+                    InputError(
+                        "parallelism is not planned on hardware.fixed: the model's layers are split over the machine's "
+                        "GPUs as one stream; drop parallelism or hardware.fixed",
+                        doc.locate(("deployments", i, "parallelism"), key=True),
+                    )
+                )
             for field in ("max_num_seqs", "max_num_batched_tokens"):
                 if isinstance(dep, InferenceDeployment) and getattr(dep.inference, field) is not None:
                     errors.append(
