@@ -78,12 +78,15 @@ def _points(
     par, mem, kv_bits, acc = shape
     arch = model.architecture
     decode = decode_model(arch, mem.weights, kv_bits, par, acc, spec.avg_input_tokens + spec.avg_output_tokens // 2, consts)
-    prefill = prefill_seconds(arch, par, acc, spec.avg_input_tokens, consts, mem.weights)
+    # a prompt waits for its passes, each reading the weights; under load its tokens share the steps' weight reads,
+    # so the time it takes from the replica is its compute alone
+    prefill_alone = prefill_seconds(arch, par, acc, spec.avg_input_tokens, consts, mem.weights)
+    prefill = prefill_seconds(arch, par, acc, spec.avg_input_tokens, consts)
     output_tokens, ttft_p95_factor = spec.avg_output_tokens, consts.ttft_p95_factor
 
     def point(batch: int) -> OperatingPoint:
         step_s = decode.step(batch).seconds
-        ttft = prefill + step_s
+        ttft = prefill_alone + step_s
         rate = little_rate(batch, ttft, output_tokens * step_s, prefill)
         stretch = max(1e-9, 1.0 - rate * prefill)
         return OperatingPoint(batch, rate, ttft * ttft_p95_factor, step_s / stretch)
