@@ -11,6 +11,8 @@ from generator.input_files import MAX_SPEC_BYTES, read_text_limited, short
 from generator.render.md_escape import md_code, md_text
 
 FIELDS = ("gpus", "nodes", "racks", "power_w", "usd_per_month")
+#: Totals a plan has only with rented training jobs (each priced per run, not per month).
+TRAINING_FIELDS = ("training_usd_per_job",)
 
 
 def load_plan_dict(path: str) -> dict[str, Any]:
@@ -105,6 +107,8 @@ def _check_echoed(path: str, where: str, value: Any) -> None:
 
 #: What the diff echoes from a deployment's details (a service's engine settings, a fixed machine's speed).
 _ECHOED_DETAILS = (
+    "hours",
+    "usd_per_job",
     "max_num_seqs",
     "max_num_batched_tokens",
     "requests_per_s_per_replica_max",
@@ -116,7 +120,7 @@ _ECHOED_DETAILS = (
 def _check_plan(path: str, plan: Any) -> None:
     """Check that ``plan`` has every field ``diff_plans`` and ``markdown_diff`` read, and that what they echo is small."""
     _require(path, "plan", plan, _PLAN_FIELDS)
-    for key in FIELDS:
+    for key in (*FIELDS, *TRAINING_FIELDS):
         if plan["totals"].get(key) is not None:
             _check_figure(path, f"plan.totals.{key}", plan["totals"][key])
     for i, pool in enumerate(plan["pools"]):
@@ -169,7 +173,9 @@ def _two_places(value: Any) -> Any:
 def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """Totals before/after/delta, and every pool and deployment that changed."""
     totals = {}
-    for key in FIELDS:
+    # a rented training job's per-run cost, where either side has one (newuser14 item 3: +50% a run read "unchanged")
+    runs = [key for key in TRAINING_FIELDS if old["totals"].get(key) is not None or new["totals"].get(key) is not None]
+    for key in (*FIELDS, *runs):
         a, b = old["totals"].get(key), new["totals"].get(key)
         delta = b - a if isinstance(a, (int, float)) and isinstance(b, (int, float)) else None
         totals[key] = {"old": _two_places(a), "new": _two_places(b), "delta": _two_places(delta)}
@@ -212,6 +218,8 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
             "ttft_s": details.get("ttft_s"),
             "weights_gib": {tier: _gib(where.get(key)) for tier, key in (("gpu", "gpu"), ("ram", "cpu"), ("nvme", "disk"))},
         }
+    if "usd_per_job" in details or "hours" in details:  # a training job: its run's time and, rented, its price
+        row["training"] = {"hours": details.get("hours"), "usd_per_job": details.get("usd_per_job")}
     if dep.get("split"):
         row["parts"] = [{k: part[k] for k in ("tp", "pp", "replicas", "pool")} for part in dep["split"]]
     return row
@@ -279,6 +287,11 @@ def markdown_diff(result: dict[str, Any]) -> str:
                         f"; KV {fmt_cell(serving['kv_cache_precision'])}, max_num_seqs {fmt_cell(serving['max_num_seqs'])}, "
                         + ("" if tokens is None else f"max_num_batched_tokens {fmt_cell(tokens)}, ")
                         + f"at most {fmt_cell(serving['requests_per_s_per_replica_max'])} req/s a replica"
+                    )
+                training = x.get("training")
+                if training:
+                    text += f"; {fmt_cell(training['hours'])} h a run" + (
+                        "" if training["usd_per_job"] is None else f", ${fmt_cell(training['usd_per_job'])} a run"
                     )
                 machine = x.get("machine")
                 if machine:

@@ -28,6 +28,7 @@ HEADLINE = (
     ("capex_usd", "capex (USD)"),
     ("opex_usd_per_month", "opex (USD/month)"),
     ("usd_per_month", "cost (USD/month)"),
+    ("training_usd_per_job", "rented training (USD per run)"),
 )
 _MEMORY_PARTS = ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -459,6 +460,30 @@ def test_diff_base_errors(repo: Path, capsys: pytest.CaptureFixture[str]) -> Non
     (repo / "copy.yaml").write_text((repo / "a.yaml").read_text())  # another file of the same workload name
     code, _, err = specgen(capsys, "diff", "--base", "HEAD", "a.yaml", "copy.yaml")
     assert code == 1 and "a.yaml and copy.yaml are both named 'a'" in err
+
+
+def test_a_rented_training_run_that_costs_more_is_a_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """newuser14 item 3: 50% more tokens (a run 22.2 -> 33.3 h, $1,264 more) read "0 workload file(s) change the
+    fleet ... unchanged", as per-run cost was in no total."""
+    text = (REPO / "examples" / "mixed.yaml").read_text()
+    (tmp_path / "w.yaml").write_text(text)
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / "w.yaml").write_text(text.replace("dataset_tokens: 500000000", "dataset_tokens: 1000000000"))
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        code, out, err = specgen(capsys, "diff", "--base", "HEAD", "w.yaml", "--format", "json")
+    finally:
+        os.chdir(here)
+    assert code == 0, err
+    (entry,) = json.loads(out)["files"]
+    assert entry["status"] == "changed"
+    run = json.loads(out)["totals"]["training_usd_per_job"]
+    assert run["new"] > 1.9 * run["old"] > 0 and run["delta"] == pytest.approx(run["new"] - run["old"])
+    (tune,) = [d for d in entry["diff"]["deployments"] if d["new"].get("training")]
+    assert tune["new"]["training"]["usd_per_job"] == run["new"] and tune["old"]["training"]["hours"] > 0
 
 
 def test_the_comment_stays_under_the_size_limit() -> None:
