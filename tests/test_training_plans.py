@@ -417,3 +417,32 @@ def test_the_estimate_sizes_a_pipeline_with_its_micro_batches_held_as_the_planne
     setup = TrainingSetup(method="full", sequence_length=4096, framework="megatron", accumulation_steps=8)
     held = size_training(arch, setup, Parallelism(2, 2), CONSTS, nvlink=True).per_gpu
     assert per_gpu["activations"] == held.activations
+
+
+FT_QLORA = """\
+version: 1
+name: ft-qlora
+deployments:
+  - name: qlora70
+    model: meta-llama/Llama-3.1-70B-Instruct
+    training: {method: qlora, framework: unsloth, lora_rank: 16, sequence_length: 4096, micro_batch_size: 1,
+               global_batch_size: 16, dataset_tokens: 50000000, epochs: 1, deadline_hours: 72}
+hardware:
+  provider: baremetal
+  gpus: [rtx-pro-6000-ws-96gb, h100-sxm5-80gb, l40s-48gb, a100-sxm4-80gb]
+"""
+
+
+def test_training_runners_up_are_the_other_gpus_and_the_layout_reason_names_its_servers_and_month(tmp_path: Path) -> None:
+    """newuser14 items 4, 5: three runners-up were copies of the choice (one workstation), the other GPUs allowed
+    appeared nowhere; the runner-up layout was offered "on the same servers" that hold one GPU, and lost at the same
+    price per run with no word of the month of servers bought that ranked it."""
+    path = tmp_path / "w.yaml"
+    path.write_text(FT_QLORA)
+    (dep,) = plan_workload(load_workload(str(path))).deployments
+    gpus = [c.gpu_id for c in dep.runners_up]  # the pool is named after the chosen GPU
+    assert len(gpus) == len(set(gpus)) == 3 and not any(g.replace("-", "_") in dep.pool for g in gpus)
+    (layout,) = [r for r in dep.reasons if r.startswith("runner-up layout")]
+    assert layout.startswith("runner-up layout on 2 x wrx90-workstation (1 x rtx-pro-6000-ws-96gb): TP1 ZeRO-0 x DP2")
+    assert "($1,514 against $757 a month of the servers bought, what they are ranked by)" in layout
+    assert "tied" not in layout

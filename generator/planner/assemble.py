@@ -327,6 +327,30 @@ def _inference_details(
     return details, reasons
 
 
+def distinct_runners_up(chosen: Option, rest: list[Option], count: int = 3) -> list[Option]:
+    """The first ``count`` of ``rest`` that read differently from the choice and from each other.
+
+    Options differing only in what no output shows (a node's RAM variant, say) form equal candidates, and a training
+    job's ZeRO stages on the same servers cost the same; listed as they are they crowd out the other GPUs and servers
+    (newuser14 item 4: three copies of the choice, and no word of the other GPUs allowed). A training job's
+    runners-up are the best of each other GPU (its layouts on the chosen servers are the runner-up layout's reason).
+    """
+
+    def key(option: Option) -> object:
+        c = option.candidate
+        return c.gpu_id if c.run_hours is not None else c
+
+    seen = {key(chosen)}
+    shown: list[Option] = []
+    for option in rest:
+        if key(option) not in seen:
+            seen.add(key(option))
+            shown.append(option)
+            if len(shown) == count:
+                break
+    return shown
+
+
 def slo_default_reason(slo_defaults: list[str]) -> str:
     """The reason saying which default latency targets a service was planned against."""
     return "latency targets not given, planned against " + " and ".join(slo_defaults)
@@ -528,7 +552,8 @@ def build_plan(
         for part in opt.pieces:
             on_owned = part.candidate.owned_nodes > 0
             reasons += psu_ruled_out(part.hardware.gpu.id, part.hardware.platform.id, ruled_out.get(dep.name, ()), on_owned)
-        reasons.append(_choice_reason(objective, opt, rest, details["co_located"]))
+        shown = distinct_runners_up(opt, rest)
+        reasons.append(_choice_reason(objective, opt, shown, details["co_located"]))
         if objective != wl.objective:
             reasons.append(f"ranked by {objective}, not {wl.objective}: a candidate had no price (see findings)")
         for part in opt.pieces:
@@ -560,7 +585,7 @@ def build_plan(
                 memory_per_gpu=mem,
                 details=details,
                 reasons=tuple(reasons),
-                runners_up=tuple(o.candidate for o in rest[:3]),
+                runners_up=tuple(o.candidate for o in shown),
                 split=split,
             )
         )

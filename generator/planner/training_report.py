@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from generator.planner.option import Option
 from generator.planner.plan import Finding
-from generator.planner.tco import run_usd
+from generator.planner.tco import HOURS_PER_MONTH, run_usd
 from generator.planner.training import TrainingShape
 from generator.planner.training_comm import StepComm
 from generator.sizing.context_limit import CONTEXT_EXTENSION, served_limit_phrase
@@ -72,7 +72,11 @@ def training_runner_up(opt: Option, rest: list[Option]) -> str | None:
     assert other.comm is not None
     mine, theirs = _per_token(comm.step, shape), _per_token(other.comm.step, other.shape)
     worse = sorted(((theirs[a] - mine[a], words) for a, words in STEP_TERMS), reverse=True)
-    where = "on the same servers" if same else f"on {other.hardware.gpu.id} / {other.hardware.platform.id}"
+    a, b = opt.candidate, other.candidate
+    if same and (b.nodes, b.gpus_per_node) == (a.nodes, a.gpus_per_node):
+        where = "on the same servers"
+    else:  # another count of the same kind, or another kind: named, so a layout the servers cannot hold is not implied
+        where = f"on {b.nodes} x {other.hardware.platform.id} ({b.gpus_per_node} x {other.hardware.gpu.id})"
     text = f"runner-up layout {where}: {other.shape.reason}"
     slower = sum(theirs.values()) > sum(mine.values()) * (1 + 1e-9)
     if slower and worse[0][0] > 0:
@@ -83,13 +87,19 @@ def training_runner_up(opt: Option, rest: list[Option]) -> str | None:
         text += ", the same GPU time per token"
         if more > 0:
             text += f" (its {more / 1e9:.2f} GB more DP/ZeRO traffic per GPU hides behind compute)"
-        text += "; tied, the layout searched first (smaller TP, PP, ZeRO stage) is kept"
+        if (a.usd_per_hour, a.gpus_bought) == (b.usd_per_hour, b.gpus_bought):  # else the cost below decided
+            text += "; tied, the layout searched first (smaller TP, PP, ZeRO stage) is kept"
     else:
         text += ", less GPU time per token but ranked lower by the objective"
-    a, b = opt.candidate, other.candidate
     mine_usd, theirs_usd = run_usd(a), run_usd(b)
     if mine_usd is not None and theirs_usd is not None:
         text += f"; ${theirs_usd:,.0f} against ${mine_usd:,.0f} per run"
+        if a.capex_usd is not None and b.capex_usd is not None and a.usd_per_hour and b.usd_per_hour:
+            # bought servers are ranked by their month (they stay after the run): the figure that decided
+            text += (
+                f" (${b.usd_per_hour * HOURS_PER_MONTH:,.0f} against ${a.usd_per_hour * HOURS_PER_MONTH:,.0f} a month of "
+                "the servers bought, what they are ranked by)"
+            )
     elif b.gpus_bought != a.gpus_bought:
         text += f"; {b.gpus_bought} GPUs bought against {a.gpus_bought}"
     if shape.hours and other.shape.hours:
