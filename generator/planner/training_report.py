@@ -94,7 +94,13 @@ def training_runner_up(opt: Option, rest: list[Option]) -> str | None:
     mine_usd, theirs_usd = run_usd(a), run_usd(b)
     if mine_usd is not None and theirs_usd is not None:
         text += f"; ${theirs_usd:,.0f} against ${mine_usd:,.0f} per run"
-        if a.capex_usd is not None and b.capex_usd is not None and a.usd_per_hour and b.usd_per_hour != a.usd_per_hour:
+        if (
+            a.capex_usd is not None
+            and b.capex_usd is not None
+            and a.usd_per_hour
+            and b.usd_per_hour
+            and b.usd_per_hour != a.usd_per_hour
+        ):
             # bought servers are ranked by their month (they stay after the run): the figure that decided
             text += (
                 f" (${b.usd_per_hour * HOURS_PER_MONTH:,.0f} against ${a.usd_per_hour * HOURS_PER_MONTH:,.0f} a month of "
