@@ -877,3 +877,34 @@ def test_every_example_prints_as_text(example: str) -> None:
     loaded = load_workload(str(Path(__file__).parents[1] / "examples" / example))
     text = plan_text(plan_workload(loaded))
     assert text.startswith(loaded.workload.name + ":")
+
+
+EKS_THREE = """\
+version: 1
+name: eks-assist
+deployments:
+  - name: gemma
+    model: google/gemma-2-9b-it
+    inference: {precision: bf16, max_context_tokens: 8192, avg_input_tokens: 2000, avg_output_tokens: 300,
+                requests_per_second: 8, slo: {ttft_p95_ms: 800, tpot_ms: 30}}
+  - name: moe
+    model: Qwen/Qwen3-30B-A3B
+    inference: {precision: fp8, kv_cache_precision: fp8, max_context_tokens: 32768, avg_input_tokens: 3000,
+                avg_output_tokens: 600, requests_per_second: 4, slo: {ttft_p95_ms: 1500, tpot_ms: 25}}
+  - name: llama8
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {max_context_tokens: 16384, avg_input_tokens: 1000, avg_output_tokens: 200, requests_per_second: 15,
+                slo: {ttft_p95_ms: 500, tpot_ms: 20}}
+hardware:
+  provider: aws
+"""
+
+
+def test_a_co_located_choice_dearer_alone_than_its_runner_up_says_the_fleet_chose_it(tmp_path: Path) -> None:
+    """newuser14 item 6: "chosen by cost: ... $16,029/month" beside a runner-up at $12,227 read as a planner error;
+    the fleet chose it (the idle half of a p4d another service needs)."""
+    plan = plan_workload(_load(tmp_path, EKS_THREE))
+    moe = next(d for d in plan.deployments if d.name == "moe")
+    (reason,) = [r for r in moe.reasons if r.startswith("chosen for the fleet, not as a pool of its own: ")]
+    assert "(figures as a pool of its own), $16,029/month" in reason and "runner-up 9 x TP1" in reason
+    assert not any(r.startswith("chosen by cost") for r in moe.reasons)
