@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 from generator.calculator.model_source import serving_format
 from generator.errors import FleetLimitError, InfeasibleError
 from generator.named_tuple import NamedTuple
-from generator.planner.blocked import DEADLINE_NEEDS, PAST_DEADLINE
+from generator.planner.blocked import DEADLINE_NEEDS, NO_LAYOUT, PAST_DEADLINE, RACK_POWER
 from generator.planner.early import early_checks
+from generator.planner.inference import SLO_MISSED
 from generator.planner.nodes import PSU_OVER_CAPACITY
 from generator.planner.options import allowed_hardware
 from generator.sizing.constants import with_overrides
@@ -43,6 +44,15 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: Resolved
         # the search serves the deployment's one precision; a lower one is advised only where vLLM / SGLang know one
         fmt = serving_format(model, dep.inference.precision)
         precision = serving_precision_advice(model.architecture, [fmt])
+        slow = [b for b in blocked if b.code == NO_LAYOUT and SLO_MISSED in b.why]
+        if slow and all(b in slow or b.code == RACK_POWER for b in blocked):
+            # latency alone: memory and a shorter context do not make a batch of one faster (newuser14 item 7)
+            racked = sorted({b.gpu_id for b in blocked if b.code == RACK_POWER})
+            return (
+                "to unblock: looser SLOs, a GPU with faster memory (a decode step reads the weights), "
+                f"{precision + ', ' if precision else ''}or more GPUs a replica (TP) where the link is fast"
+                + (f"; {', '.join(racked)} ruled out by rack_power_kw" if racked else "")
+            )
         return (
             f"to unblock: allow a GPU with more memory, {precision + ', ' if precision else ''}"
             "a shorter max_context_tokens, looser SLOs, or more rack power / max_nodes"
@@ -405,7 +415,12 @@ def _choose(
         feasible = sorted(allowed, key=functools.partial(ranking_key, objective=objective, busy=shared, owned_free=bool(free)))
         if not feasible:
             where = loaded.document.locate(("deployments", i, "model"))
-            texts = sorted({b.text for b in blocked})
+            # one reason of each GPU first, then the rest: six lines say why every GPU allowed fell (newuser14 item 7)
+            by_gpu = sorted({(b.gpu_id, b.text) for b in blocked})
+            firsts: dict[str, str] = {}
+            for gpu_id, text in by_gpu:
+                firsts.setdefault(gpu_id, text)
+            texts = [*firsts.values(), *(t for _, t in by_gpu if t not in firsts.values())]
             on_pin = sorted({b.text for b in blocked if dep.platform and b.platform_id == dep.platform})[:2]
             detail = "; ".join([pinned, *on_pin]) if pinned else ""
             detail = detail or "; ".join(texts[:6]) or "no platform of this provider offers an allowed GPU"

@@ -306,6 +306,7 @@ def _gpu_shapes(
         )
     shapes: list[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str, int]] = []
     blocked: list[str] = []
+    missed: list[tuple[float, str]] = []  # (how far past the targets, why) of each layout missing them at batch 1
     for tp in sizes:
         for pp in PIPELINE_STAGES:
             if pp > 1 and (tp != sizes[-1] or pp > arch.num_layers):
@@ -347,7 +348,26 @@ def _gpu_shapes(
                 )
             point = best_point(model, (par, mem, kv_bits, acc), spec, max_batch, engine_constants(spec, gpu, consts))
             if point is None:
-                blocked.append(f"TP{tp} PP{pp}: misses the latency SLO even at batch 1")
+                alone = _point(model, (par, mem, kv_bits, acc), spec, 1, engine_constants(spec, gpu, consts))
+                missed.append((_slo_excess(alone, spec), f"TP{tp} PP{pp}: {_slo_miss_text(alone, spec)}"))
+                blocked.append(missed[-1][1])
                 continue
             shapes.append((par, mem, kv_bits, point, f"TP{tp} PP{pp} holds {cap.kv_cache_tokens:,} KV tokens", limit))
+    if not shapes and missed:  # the layout nearest the targets last: the one an infeasible plan names (newuser14 item 7)
+        nearest = min(missed)[1]
+        blocked = [*(b for b in blocked if b != nearest), nearest]
     return tuple(shapes), tuple(blocked)
+
+
+#: How a layout that misses the latency targets even at batch 1 is said (the unblock hint finds it by this).
+SLO_MISSED = "misses the latency SLO even at batch 1"
+
+
+def _slo_miss_text(alone: OperatingPoint, spec: InferenceSpec) -> str:
+    """How far a layout's batch of one is from the latency targets: what it reaches against what is asked."""
+    slo = spec.slo
+    reached = [
+        f"TTFT p95 {alone.ttft_s * 1000:,.0f} ms against {slo.ttft_p95_ms:g}" if slo.ttft_p95_ms else "",
+        f"TPOT {alone.tpot_s * 1000:,.1f} ms against {slo.tpot_ms:g}" if slo.tpot_ms else "",
+    ]
+    return f"{SLO_MISSED} ({', '.join(r for r in reached if r)})"
