@@ -350,6 +350,13 @@ ENGINE_CONFIG = (
              "kv_cache_dtype": "fp8", "max_num_seqs": "32"},
             id="non-default-args",
         ),
+        # fuzz12 item 9: a draft model's max_model_len nested in speculative_config is not the run's
+        pytest.param(
+            "INFO non-default args: {'model': 'm/x', 'speculative_config': {'model': 'm/draft', 'max_model_len': 2048}, "
+            "'max_num_seqs': 8}",
+            {"model": "m/x", "max_num_seqs": "8"},
+            id="nested-keys-are-not-the-runs",
+        ),
         pytest.param(
             ENGINE_CONFIG,
             {"model": "Qwen/Qwen3-32B-FP8", "max_model_len": "16384", "tensor_parallel_size": "2", "quantization": "fp8",

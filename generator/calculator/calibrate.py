@@ -247,12 +247,33 @@ def parse_run_settings(text: str) -> dict[str, RunSetting]:
         ):
             match = pattern.search(line)
             if match:
+                # the run's own settings only: a nested one (a draft model's max_model_len) is not the run's
+                top = _top_level(match.group(1))
                 for name, keys in _RUN_KEYS.items():
                     for key in keys[column]:
-                        got = re.search(form.format(key=re.escape(key)), match.group(1))
+                        got = re.search(form.format(key=re.escape(key)), top)
                         if got:
                             put(name, got.group(1).strip("'"), line)
     return found
+
+
+def _top_level(text: str) -> str:
+    """``text`` with everything inside brackets blanked out (quoted text kept whole), so a key found is a top-level one."""
+    out = []
+    depth, quote = 0, ""
+    for char in text:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "{[(":
+            depth += 1
+        elif char in "}])":
+            depth = max(0, depth - 1)
+            out.append(" ")
+            continue
+        out.append(char if depth == 0 else " ")
+    return "".join(out)
 
 
 def model_key(name: str) -> str:
