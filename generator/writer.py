@@ -15,6 +15,7 @@ work tree, below the working directory, in a workload's repository, or the outpu
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
@@ -479,6 +480,10 @@ def _is_plain_file(root: str, rel: str) -> bool:
         return stat.S_ISREG(os.lstat(os.path.join(path, parts[-1])).st_mode)
     except (FileNotFoundError, NotADirectoryError):
         return False
+    except OSError as exc:  # a name longer than the file system takes names no file (a tampered manifest): missing
+        if exc.errno == errno.ENAMETOOLONG:
+            return False
+        raise
 
 
 def _is_relative(rel: str) -> bool:

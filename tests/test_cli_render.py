@@ -59,6 +59,18 @@ def test_check_reports_extra_and_missing_files_but_not_foreign_ones(tmp_path: Pa
     assert "stray.txt" not in result.stdout + result.stderr
 
 
+def test_check_takes_a_manifest_entry_too_long_for_a_file_name_as_drift(tmp_path: Path) -> None:
+    """fuzz12 item 12: 300 characters appended to the manifest made --check exit 1 ("File name too long"), not 4."""
+    (tmp_path / "w.yaml").write_text(VALID)
+    out = tmp_path / "infra"
+    run_specgen("render", "w.yaml", "-o", str(out), cwd=tmp_path)
+    with (out / ".specgen-manifest").open("a") as fh:
+        fh.write("a" * 300 + "\n")
+    result = run_specgen("render", "w.yaml", "-o", str(out), "--check", cwd=tmp_path)
+    assert result.returncode == 4, result.stderr
+    assert "-" + "a" * 300 in result.stdout
+
+
 def test_interrupted_write_leaves_previous_tree_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     target = tmp_path / "infra"
     writer.write_tree({"a.txt": "old\n", "d/b.txt": "old b\n"}, str(target))
