@@ -42,8 +42,16 @@ def _git(args: list[str]) -> subprocess.CompletedProcess[str]:
 
 def file_at(rev: str, path: str) -> str | None:
     """The text of ``path`` (relative to the current directory) at ``rev``, or None where it did not exist."""
-    done = _git(["show", f"{rev}:./{path}" if not os.path.isabs(path) else f"{rev}:{_repo_relative(path)}"])
+    spec = f"{rev}:./{path}" if not os.path.isabs(path) else f"{rev}:{_repo_relative(path)}"
+    done = _git(["show", spec])
     if done.returncode == 0:
+        # git show prints a tree's listing and a symlink's target as text: neither is a workload file (fuzz12 item 13)
+        kind = _git(["cat-file", "-t", spec]).stdout.strip()
+        where = ["--full-tree", rev, "--", _repo_relative(path)] if os.path.isabs(path) else [rev, "--", path]
+        mode = _git(["ls-tree", *where]).stdout.split(" ", 1)[0] if kind == "blob" else ""
+        if kind != "blob" or mode == "120000":
+            what = "a symbolic link" if mode == "120000" else "a directory" if kind == "tree" else f"a git {kind}"
+            raise InputError(f"{path} at {rev} is {what}, not a workload file")
         return done.stdout
     if "exists on disk, but not in" in done.stderr or "does not exist in" in done.stderr:
         return None

@@ -462,6 +462,27 @@ def test_diff_base_errors(repo: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert code == 1 and "a.yaml and copy.yaml are both named 'a'" in err
 
 
+def test_a_path_that_was_a_directory_or_a_link_at_the_base_is_said_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fuzz12 item 13: git show printed a tree's listing (or a link's target), parsed as YAML: "the top level must be
+    a mapping"."""
+    (tmp_path / "w.yaml").mkdir()
+    (tmp_path / "w.yaml" / "inner").write_text(VALID)
+    (tmp_path / "real.yaml").write_text(VALID)
+    (tmp_path / "l.yaml").symlink_to("real.yaml")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    shutil.rmtree(tmp_path / "w.yaml")
+    (tmp_path / "w.yaml").write_text(VALID)
+    monkeypatch.chdir(tmp_path)
+    for path, what in (("w.yaml", "a directory"), ("l.yaml", "a symbolic link")):
+        code, _, err = specgen(capsys, "diff", "--base", "HEAD", path)
+        assert code == 1 and f"{path} at HEAD is {what}, not a workload file" in err
+    assert specgen(capsys, "diff", "--base", "HEAD", "real.yaml")[0] == 0
+
+
 def test_a_rented_training_run_that_costs_more_is_a_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """newuser14 item 3: 50% more tokens (a run 22.2 -> 33.3 h, $1,264 more) read "0 workload file(s) change the
     fleet ... unchanged", as per-run cost was in no total."""
