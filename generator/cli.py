@@ -232,6 +232,11 @@ def _build_cli() -> Any:
     from generator.errors import SpecgenError, arithmetic_error
     from generator.plain_args import RENDER_DEFAULTS
 
+    def _not_empty(ctx: click.Context, param: click.Parameter, value: str) -> str:
+        if not value.strip():  # "-o ''" named no directory ("refusing to write into : ...")
+            raise click.BadParameter("is empty: name the output directory")
+        return value
+
     def boundary(func: F) -> F:
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -268,7 +273,9 @@ def _build_cli() -> Any:
 
     @cli.command()
     @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-    @click.option("-o", "--output", default=RENDER_DEFAULTS["output"], show_default=True, help="Output directory.")
+    @click.option(
+        "-o", "--output", default=RENDER_DEFAULTS["output"], show_default=True, help="Output directory.", callback=_not_empty
+    )
     @click.option("--check", is_flag=True, help="Compare with the committed output instead of writing; exit 4 on drift.")
     @click.option(
         "--target", "targets", multiple=True, type=click.Choice(TARGETS), help="Render only these outputs (repeatable)."

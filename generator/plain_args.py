@@ -67,7 +67,7 @@ def render_params(args: list[str], targets: tuple[str, ...], levels: tuple[str, 
                 params["fail_on"] = value
             elif name == "gitlab_report" and _file(value):
                 params["gitlab_report"] = value
-            elif name == "output":
+            elif name == "output" and value.strip():  # an empty one is click's to refuse
                 params["output"] = value
             else:
                 return None

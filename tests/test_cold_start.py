@@ -120,6 +120,8 @@ def test_validate_without_click_answers_as_the_click_command(
         ["render", EXAMPLE, "-j", "0"],
         ["render", EXAMPLE, "--fail-on", "info"],
         ["render", "examples"],
+        # fuzz12 item 14: an empty output directory is a usage error naming -o, not "refusing to write into : ..."
+        ["render", EXAMPLE, "-o", ""],
     ],
 )
 def test_odd_arguments_are_left_to_click(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:

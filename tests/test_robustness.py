@@ -701,6 +701,8 @@ def test_calibrate_checks_the_estimate_options_as_estimate_does(tmp_path: Path, 
         # fuzz11 item 13 (a GGUF's expert_used_count 0): the key is there, its value routes nothing
         ({"num_local_experts": 4, "num_experts_per_tok": 0}, "num_experts_per_tok 0 routes no token to any of the 4 experts"),
         ({"hidden_size": 4097, "head_dim": None}, "hidden_size 4097 is not a multiple of num_attention_heads 32 and no"),
+        # fuzz12 item 14: an unknown layer type was sized as full attention (Gemma 2's sliding layers lost)
+        ({"layer_types": ["weird"] * 32}, "layer_types[0] is 'weird', not a layer type sized here"),
     ],
 )
 def test_a_config_that_contradicts_itself_is_refused(change: dict[str, Any], message: str) -> None:
@@ -708,3 +710,12 @@ def test_a_config_that_contradicts_itself_is_refused(change: dict[str, Any], mes
 
     with pytest.raises(ArchitectureError, match=re.escape(message)):
         parse_architecture({**_llama(), **change})
+
+
+def test_a_config_whose_positions_are_zero_serves_nothing() -> None:
+    """fuzz12 item 14: max_position_embeddings 0 was taken as no limit (a 16M-token context planned on two DGX B200);
+    vLLM derives a max_model_len of 0 from it and refuses every length."""
+    from generator.calculator.model_limits import check_config_dimensions
+
+    with pytest.raises(ArchitectureError, match="'max_position_embeddings' = 0 is out of range: must be from 1"):
+        check_config_dimensions({**_llama(), "max_position_embeddings": 0})

@@ -30,7 +30,7 @@ DIMENSION_BOUNDS: dict[str, tuple[int, int]] = {
     "moe_intermediate_size": (1, 1_048_576),
     "shared_expert_intermediate_size": (0, 1_048_576),
     "vocab_size": (1, 8_388_608),
-    "max_position_embeddings": (0, 1 << 31),
+    "max_position_embeddings": (1, 1 << 31),  # 0: vLLM derives a max_model_len of 0 and serves nothing
     "num_experts": (0, 8192),
     "num_local_experts": (0, 8192),
     "n_routed_experts": (0, 8192),

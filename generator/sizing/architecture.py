@@ -427,6 +427,10 @@ def _norm_params(model_type: str, hidden: int) -> int:
     return 2 * hidden
 
 
+#: The ``layer_types`` entries of Transformers' attention layers this engine sizes.
+_LAYER_TYPES = ("full_attention", "sliding_attention")
+
+
 def _layer_windows(cfg: Mapping[str, Any], model_type: str, n_layers: int) -> list[int | None]:
     """Per layer: the sliding-window size in tokens, or ``None`` for full attention."""
     window = cfg.get("sliding_window")
@@ -436,6 +440,12 @@ def _layer_windows(cfg: Mapping[str, Any], model_type: str, n_layers: int) -> li
     if types:
         if len(types) != n_layers:
             raise ArchitectureError(f"layer_types has {len(types)} entries but num_hidden_layers is {n_layers}")
+        unknown = next(((i, t) for i, t in enumerate(types) if t not in _LAYER_TYPES), None)
+        if unknown is not None:  # sized as full attention, a sliding layer would be lost (fuzz12 item 14)
+            raise ArchitectureError(
+                f"layer_types[{unknown[0]}] is {str(unknown[1])[:40]!r}, not a layer type sized here "
+                f"({', '.join(_LAYER_TYPES)})"
+            )
         if any(str(t).startswith("sliding") for t in types) and not isinstance(window, int):
             raise ArchitectureError("layer_types names sliding layers but 'sliding_window' is not an integer")
         return [window if str(t).startswith("sliding") else None for t in types]
