@@ -474,3 +474,12 @@ def test_a_long_log_line_is_read_in_linear_memory_and_impossible_figures_are_ref
         parse_log("| 0 H100 | 99999999999999MiB / 81559MiB |", "smi.log")
     with pytest.raises(InputError, match=r"blocks\.log:1: cannot read a figure"):
         parse_log("INFO # GPU blocks: 99999999999999", "blocks.log")
+
+
+def test_a_torch_peak_below_the_weights_is_not_a_run_of_the_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """fuzz12 item 14: a 1 B allocated peak was compared as a measurement (+4,061,660,774,300%)."""
+    log = tmp_path / "torch.log"
+    log.write_text("| Allocated memory      |      1 B   |    0.5 B   |   1 B   |   1 B   |\n")
+    code, _ = calibrate("llama-3.1-8b", "--gpu", "h100-sxm5-80gb", "--log", str(log))
+    assert code == 1
+    assert "allocated peak is 0.00 GiB" in capsys.readouterr().err

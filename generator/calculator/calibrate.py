@@ -419,6 +419,12 @@ def compare(measured: list[Measurement], result: dict[str, Any]) -> list[dict[st
                 f"nvidia-smi shows {m.value:.2f} GiB used ({short(m.line, 120)}), less than this model's weights alone "
                 f"({pred['weights_gib']:.2f} GiB a GPU): take the CSV while the model is served"
             )
+        if m.name == "torch_peak_allocated_gib" and "weights_gib" in pred and m.value < pred["weights_gib"]:
+            # torch's allocated peak holds the weights it loaded: a smaller one is another run's, or no run's
+            raise InputError(
+                f"the torch memory summary's allocated peak is {m.value:.2f} GiB ({short(m.line, 120)}), less than this "
+                f"model's weights alone ({pred['weights_gib']:.2f} GiB a GPU): not a run of this model"
+            )
         if m.name in pred and m.value:
             rows.append(
                 {
