@@ -443,8 +443,7 @@ def _layer_windows(cfg: Mapping[str, Any], model_type: str, n_layers: int) -> li
         unknown = next(((i, t) for i, t in enumerate(types) if t not in _LAYER_TYPES), None)
         if unknown is not None:  # sized as full attention, a sliding layer would be lost (fuzz12 item 14)
             raise ArchitectureError(
-                f"layer_types[{unknown[0]}] is {str(unknown[1])[:40]!r}, not a layer type sized here "
-                f"({', '.join(_LAYER_TYPES)})"
+                f"layer_types[{unknown[0]}] is {str(unknown[1])[:40]!r}, not a layer type sized here ({', '.join(_LAYER_TYPES)})"
             )
         if any(str(t).startswith("sliding") for t in types) and not isinstance(window, int):
             raise ArchitectureError("layer_types names sliding layers but 'sliding_window' is not an integer")
