@@ -50,8 +50,9 @@ def test_bought_training_servers_keep_their_monthly_cost() -> None:
             id="text-total",
         ),
         pytest.param(
-            "  runner-up: TP1 ZeRO-1 x DP6, micro-batch 2 x 1 accumulation step on 6 x aws-g6e-xlarge (1 x l40s-48gb), "
-            "22.0 h (6 GPUs rented, 6 used, 4.7 kW, $246 per run)",
+            # the best of another GPU (newuser14 item 4), its layouts on the chosen servers being the layout reason's
+            "  runner-up: TP1 ZeRO-0 x DP8, micro-batch 2 x 1 accumulation step on 1 x aws-p6-b200-48xlarge "
+            "(8 x b200-sxm-180gb), 2.7 h (8 GPUs rented, 8 used, 10.5 kW, $302 per run)",
             id="text-training-runner-up",
         ),
     ],
