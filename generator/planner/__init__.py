@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING
 from generator.calculator.model_source import serving_format
 from generator.errors import FleetLimitError, InfeasibleError
 from generator.named_tuple import NamedTuple
-from generator.planner.blocked import DEADLINE_NEEDS, NO_LAYOUT, PAST_DEADLINE, RACK_POWER
+from generator.planner.blocked import DEADLINE_NEEDS, PAST_DEADLINE, RACK_POWER
 from generator.planner.early import early_checks
-from generator.planner.inference import SLO_MISSED
 from generator.planner.nodes import PSU_OVER_CAPACITY
 from generator.planner.options import allowed_hardware
 from generator.sizing.constants import with_overrides
@@ -44,13 +43,17 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: Resolved
         # the search serves the deployment's one precision; a lower one is advised only where vLLM / SGLang know one
         fmt = serving_format(model, dep.inference.precision)
         precision = serving_precision_advice(model.architecture, [fmt])
-        slow = [b for b in blocked if b.code == NO_LAYOUT and SLO_MISSED in b.why]
+        slow = [b for b in blocked if b.excess is not None]
         if slow and all(b in slow or b.code == RACK_POWER for b in blocked):
             # latency alone: memory and a shorter context do not make a batch of one faster (newuser14 item 7)
             racked = sorted({b.gpu_id for b in blocked if b.code == RACK_POWER})
+            nearest = {b.gpu_id: b for b in sorted(slow, key=lambda b: -(b.excess or 0.0))}  # each GPU's nearest, last
+            widest = all(b.why.startswith("TP8 ") for b in nearest.values())  # eight GPUs: the widest TP a server gives
+            wider = "" if widest else ", or more GPUs a replica (TP) where the link is fast"
             return (
-                "to unblock: looser SLOs, a GPU with faster memory (a decode step reads the weights), "
-                f"{precision + ', ' if precision else ''}or more GPUs a replica (TP) where the link is fast"
+                "to unblock: looser SLOs, a GPU with faster memory (a decode step reads the weights)"
+                + (f", {precision}" if precision else "")
+                + wider
                 + (f"; {', '.join(racked)} ruled out by rack_power_kw" if racked else "")
             )
         return (
@@ -416,11 +419,12 @@ def _choose(
         if not feasible:
             where = loaded.document.locate(("deployments", i, "model"))
             # one reason of each GPU first, then the rest: six lines say why every GPU allowed fell (newuser14 item 7)
-            by_gpu = sorted({(b.gpu_id, b.text) for b in blocked})
+            # (a GPU's layout nearest the latency targets where they are why, review 10 item 3)
+            by_gpu = sorted({(b.gpu_id, b.excess is None, b.excess or 0.0, b.text) for b in blocked})
             firsts: dict[str, str] = {}
-            for gpu_id, text in by_gpu:
+            for gpu_id, _, _, text in by_gpu:
                 firsts.setdefault(gpu_id, text)
-            texts = [*firsts.values(), *(t for _, t in by_gpu if t not in firsts.values())]
+            texts = [*firsts.values(), *sorted({t for *_, t in by_gpu} - set(firsts.values()))]
             on_pin = sorted({b.text for b in blocked if dep.platform and b.platform_id == dep.platform})[:2]
             detail = "; ".join([pinned, *on_pin]) if pinned else ""
             detail = detail or "; ".join(texts[:6]) or "no platform of this provider offers an allowed GPU"

@@ -21,6 +21,8 @@ class Blocked(NamedTuple):
     gpus_per_node: int = 0
     nodes: int = 0
     owned: int = 0
+    #: How far past its tightest latency target a layout that misses them at batch 1 is (a fraction); None otherwise.
+    excess: float | None = None
 
     @property
     def text(self) -> str:

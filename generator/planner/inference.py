@@ -251,7 +251,7 @@ def replica_shapes(
     seen: dict[tuple[str, bool, tuple[int, ...], float], _GpuShapes] | None = None,
     *,
     expert_parallel: bool = False,
-) -> tuple[list[ReplicaShape], list[str]]:
+) -> tuple[list[ReplicaShape], list[LayoutBlocked]]:
     """Feasible TP x PP layouts on ``hw`` and, when none, why not.
 
     ``expert_parallel``: the deployment pins EP (vLLM --enable-expert-parallel, SGLang --ep-size): each stage's routed
@@ -273,8 +273,15 @@ def replica_shapes(
     return [ReplicaShape(hw, fmt, *shape) for shape in found], list(blocked)
 
 
+class LayoutBlocked(NamedTuple):
+    """Why a layout of a GPU is not feasible; ``excess``: how far past the latency targets, where they are why."""
+
+    text: str
+    excess: float | None = None
+
+
 #: The feasible (parallelism, memory, KV bits, best point, reason, max_num_seqs) of one GPU, and why others are not.
-_GpuShapes = tuple[tuple[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str, int], ...], tuple[str, ...]]
+_GpuShapes = tuple[tuple[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str, int], ...], tuple[LayoutBlocked, ...]]
 
 
 @memoized
@@ -296,17 +303,18 @@ def _gpu_shapes(
     limits = _limits(spec, gpu, consts)
     unserved = format_problems(fmt, gpu.architecture)
     if unserved:
-        return (), unserved
+        return (), tuple(LayoutBlocked(why) for why in unserved)
     tokens = batched_tokens(spec, gpu, consts)
     if spec.engine == "vllm" and (spec.max_num_seqs or 0) > tokens:
         # the workload's limit above the GPU's default tokens a forward pass (those given are checked at load)
         return (), (
-            f"max_num_seqs {spec.max_num_seqs:,} is more than the {tokens:,} tokens vLLM runs a forward pass on "
-            f"{gpu.name} by default, and vLLM refuses to start so: set max_num_batched_tokens to at least that",
+            LayoutBlocked(
+                f"max_num_seqs {spec.max_num_seqs:,} is more than the {tokens:,} tokens vLLM runs a forward pass on "
+                f"{gpu.name} by default, and vLLM refuses to start so: set max_num_batched_tokens to at least that"
+            ),
         )
     shapes: list[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str, int]] = []
-    blocked: list[str] = []
-    missed: list[tuple[float, str]] = []  # (how far past the targets, why) of each layout missing them at batch 1
+    blocked: list[LayoutBlocked] = []
     for tp in sizes:
         for pp in PIPELINE_STAGES:
             if pp > 1 and (tp != sizes[-1] or pp > arch.num_layers):
@@ -314,7 +322,7 @@ def _gpu_shapes(
             par = Parallelism(tp, pp, tp if expert_parallel else 1)
             problems = loadability_problems(arch, fmt, par)
             if problems:
-                blocked.append(f"TP{tp} PP{pp}: {problems[0]}")
+                blocked.append(LayoutBlocked(f"TP{tp} PP{pp}: {problems[0]}"))
                 continue
             nvlink = nvlink_replica(gpu.interconnect_kind, gpu.nvlink_domain_gpus, par)
             for limit in limits:  # vLLM's profiling run samples, and its graphs capture, that many sequences
@@ -335,7 +343,7 @@ def _gpu_shapes(
             if cap is None or cap.max_concurrency < 1:
                 need = mem.per_gpu.total / GIB
                 usable = cap.budget_bytes / GIB if cap else 0.0
-                blocked.append(f"TP{tp} PP{pp}: needs {need:.1f} GiB per GPU of {usable:.1f} GiB usable")
+                blocked.append(LayoutBlocked(f"TP{tp} PP{pp}: needs {need:.1f} GiB per GPU of {usable:.1f} GiB usable"))
                 continue
             acc = accelerator_for(gpu, fmt.compute, tp, host_time_scale)
             # the limit is each engine's; a replica of attention-DP ranks runs one engine per rank
@@ -343,24 +351,20 @@ def _gpu_shapes(
                 limit * par.attention_dp, cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens) or 1
             )
             if spec.engine == "vllm":  # a step's tokens hold the decodes and the prefill chunks they bring
-                max_batch = min(
-                    max_batch, step_budget_batch(tokens * par.attention_dp, spec.avg_input_tokens, spec.avg_output_tokens)
-                )
+                # one step a pipeline stage in flight, each with its budget (vLLM runs pp batches at once)
+                steps = tokens * par.attention_dp * par.pp
+                max_batch = min(max_batch, step_budget_batch(steps, spec.avg_input_tokens, spec.avg_output_tokens))
             point = best_point(model, (par, mem, kv_bits, acc), spec, max_batch, engine_constants(spec, gpu, consts))
             if point is None:
                 alone = _point(model, (par, mem, kv_bits, acc), spec, 1, engine_constants(spec, gpu, consts))
-                missed.append((_slo_excess(alone, spec), f"TP{tp} PP{pp}: {_slo_miss_text(alone, spec)}"))
-                blocked.append(missed[-1][1])
+                blocked.append(LayoutBlocked(f"TP{tp} PP{pp}: {_slo_miss_text(alone, spec)}", _slo_excess(alone, spec)))
                 continue
             shapes.append((par, mem, kv_bits, point, f"TP{tp} PP{pp} holds {cap.kv_cache_tokens:,} KV tokens", limit))
+    missed = [b for b in blocked if b.excess is not None]
     if not shapes and missed:  # the layout nearest the targets last: the one an infeasible plan names (newuser14 item 7)
-        nearest = min(missed)[1]
+        nearest = min(missed, key=lambda b: b.excess or 0.0)
         blocked = [*(b for b in blocked if b != nearest), nearest]
     return tuple(shapes), tuple(blocked)
-
-
-#: How a layout that misses the latency targets even at batch 1 is said (the unblock hint finds it by this).
-SLO_MISSED = "misses the latency SLO even at batch 1"
 
 
 def _slo_miss_text(alone: OperatingPoint, spec: InferenceSpec) -> str:
@@ -370,4 +374,4 @@ def _slo_miss_text(alone: OperatingPoint, spec: InferenceSpec) -> str:
         f"TTFT p95 {alone.ttft_s * 1000:,.0f} ms against {slo.ttft_p95_ms:g}" if slo.ttft_p95_ms else "",
         f"TPOT {alone.tpot_s * 1000:,.1f} ms against {slo.tpot_ms:g}" if slo.tpot_ms else "",
     ]
-    return f"{SLO_MISSED} ({', '.join(r for r in reached if r)})"
+    return f"misses the latency SLO even at batch 1 ({', '.join(r for r in reached if r)})"

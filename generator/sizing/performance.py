@@ -446,8 +446,10 @@ def prefill_seconds(
         multiply = gemm_seconds(arch, par, acc, n, consts, logit_tokens=logits)
         return max(multiply, decode_weight_read_bytes(arch, weights, par, n) / bandwidth) if weights else multiply
 
-    # every stage's share, one stage after another
-    linear = par.pp * (full * one_pass(chunk, 0) + one_pass(last, 1))
+    # the passes follow one another through the stages: the last leaves the last stage pp - 1 passes after the
+    # first stage is done with it (vLLM schedules the next chunk while one is in flight)
+    passes = full * one_pass(chunk, 0) + one_pass(last, 1)
+    linear = passes + (par.pp - 1) * (one_pass(chunk, 0) if full else one_pass(last, 1))
     attention = (prompt_attention_flops_per_token(arch, tokens) * tokens) / (
         par.tp * acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency
     )
@@ -502,15 +504,17 @@ def saturated_throughput(
     per_seq = input_tokens + output_tokens
     # the batch limit is each engine's: a replica of attention-DP ranks runs that many engines (vLLM --data-parallel-size)
     limit = consts.max_batch_size * par.attention_dp
-    if step_token_budget:
-        limit = min(limit, step_budget_batch(step_token_budget * par.attention_dp, input_tokens, output_tokens))
+    # a step in flight a pipeline stage (vLLM runs pp batches at once), each with its budget, on each attention-DP rank
+    in_flight = step_token_budget * par.attention_dp * par.pp if step_token_budget else 0
+    if in_flight:
+        limit = min(limit, step_budget_batch(in_flight, input_tokens, output_tokens))
     batch = max(1, min(limit, kv_capacity_tokens // per_seq))
     prefill_tokens = batch * input_tokens / max(1, output_tokens)
     context = input_tokens + output_tokens // 2
-    if step_token_budget and batch + prefill_tokens > step_token_budget * par.attention_dp:
+    if in_flight and batch + prefill_tokens > in_flight:
         # fewer tokens a step than one sequence's decode and the prompt it brings: steps of the budget, one output
         # token every (1 + input / output) / budget of them
-        full = step_token_budget * par.attention_dp
+        full = in_flight
         step = decode_step(arch, weights, kv_bits, par, acc, 1, context, consts, full - 1, input_tokens)
         return Saturation(1, full / (1 + input_tokens / max(1, output_tokens)) / step.seconds, step)
     step = decode_step(arch, weights, kv_bits, par, acc, batch, context, consts, prefill_tokens, input_tokens)
