@@ -910,3 +910,15 @@ def test_a_co_located_choice_dearer_alone_than_its_runner_up_says_the_fleet_chos
     (reason,) = [r for r in moe.reasons if r.startswith("chosen for the fleet, not as a pool of its own: ")]
     assert "(figures as a pool of its own), $16,029/month" in reason and "runner-up 9 x TP1" in reason
     assert not any(r.startswith("chosen by cost") for r in moe.reasons)
+
+
+def test_a_workstations_one_fabric_nic_is_the_bandwidth_training_is_timed_with(tmp_path: Path) -> None:
+    """Review 10 item 2: a WRX90 got one 400 Gb/s NIC, and training was timed over "2 x 400 Gb/s GPU fabric"."""
+    text = LORA_70B.format(platform="wrx90-workstation", provider="baremetal").replace("[l40s-48gb]", "[rtx-6000-ada-48gb]")
+    plan = plan_workload(_load(tmp_path, text.replace("deadline_hours: 10", "deadline_hours: 20")))
+    (pool,) = plan.pools
+    (fabric,) = [n for n in pool.node.nics if n.role == "fabric"]
+    assert fabric.count == 1
+    (dep,) = plan.deployments
+    assert any("over 1 x 400 Gb/s GPU fabric" in r for r in dep.reasons)
+    assert not any("2 x 400 Gb/s GPU fabric" in r for r in dep.reasons)

@@ -63,6 +63,15 @@ def fabric_fits(platform: PlatformSpec, gpu: GpuSpec) -> bool:
     return not gpu.consumer and lanes >= _LANES_PER_DEVICE * (max(platform.gpu_counts) + 1)
 
 
+def fitted_fabric_nics(platform: PlatformSpec, gpus: int) -> int:
+    """Fabric NICs fitted to a node whose platform lists none: one a GPU, as GPU servers have them.
+
+    A tower has the lanes for one (:func:`fabric_fits`). The NICs built and the bandwidth training is timed with
+    are both this count.
+    """
+    return 1 if platform.kind == "workstation" else gpus
+
+
 def _nics(platform: PlatformSpec, gpu: GpuSpec, gpus: int, needs_fabric: bool, findings: list[Finding]) -> tuple[Nic, ...]:
     table = catalog.nics()
     out: list[Nic] = []
@@ -70,8 +79,7 @@ def _nics(platform: PlatformSpec, gpu: GpuSpec, gpus: int, needs_fabric: bool, f
     configurable = platform.provider == "baremetal" and not platform.custom  # parts are chosen, not as owned
     if needs_fabric and not fabric_id:
         if configurable and fabric_fits(platform, gpu):
-            # a NIC a GPU on servers; a tower has the lanes for one (fabric_fits)
-            fabric_id, fabric_count = DEFAULT_FABRIC_NIC, 1 if platform.kind == "workstation" else gpus
+            fabric_id, fabric_count = DEFAULT_FABRIC_NIC, fitted_fabric_nics(platform, gpus)
         elif configurable:  # a tower: its front end is all it has between nodes
             findings.append(
                 Finding("error", "no-gpu-fabric", f"{platform.id} with {gpu.id} takes no GPU fabric ({TOWER_NO_FABRIC}), "

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
-from generator.planner.nodes import DEFAULT_FABRIC_NIC, DEFAULT_FRONTEND_NIC
+from generator.planner.nodes import DEFAULT_FABRIC_NIC, DEFAULT_FRONTEND_NIC, fitted_fabric_nics
 from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for
 from generator.sizing.training_step import DDP_BUCKET_BYTES, NO_DP, DpTraffic, StepLinks, StepTime
@@ -108,7 +108,7 @@ def node_link(platform: PlatformSpec, gpus_per_node: int, fabric: bool) -> tuple
         return float(platform.network_gbps_total or 0), f"{platform.network_gbps_total or 0:g} Gb/s instance network"
     if fabric:
         nic_id = platform.fabric_nic_id or DEFAULT_FABRIC_NIC
-        count = platform.fabric_nic_count or gpus_per_node
+        count = platform.fabric_nic_count or fitted_fabric_nics(platform, gpus_per_node)
         return nics[nic_id].port_gbps * count, f"{count} x {nics[nic_id].port_gbps:g} Gb/s GPU fabric"
     nic_id = platform.frontend_nic_id or DEFAULT_FRONTEND_NIC
     count = platform.frontend_nic_count or 1
