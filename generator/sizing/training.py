@@ -466,7 +466,8 @@ def size_training(
     # its one grad buffer, with no second copy.
     end_of_backward = tokens * ((per_layer + backward_transient_bytes_per_token(arch)) // par.tp)
     if setup.zero_stage == 0 and dp > 1:
-        buckets = 0 if setup.framework == "megatron" else math.ceil(grads)
+        megatron = setup.framework is not None and framework_profile(setup.framework).name == "megatron"
+        buckets = 0 if megatron else math.ceil(grads)
         accumulated = buckets if setup.accumulation_steps > 1 else 0
         activations = max(activations + accumulated, buckets + end_of_backward)
     elif setup.accumulation_steps == 1:
