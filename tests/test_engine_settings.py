@@ -345,3 +345,20 @@ def test_a_pipeline_runs_a_step_a_stage_and_pipelines_a_prompts_chunks() -> None
     chunked, whole = (estimate(request._replace(max_batched_tokens=n))["throughput"] for n in (2048, 8192))
     assert chunked["saturation_batch"] == whole["saturation_batch"] == 181
     assert chunked["ttft_s"] < 0.85 * whole["ttft_s"]
+
+
+@pytest.mark.parametrize(
+    ("options", "batch", "limit"),
+    [
+        # review 10 item 6: 512 tokens a step carry 512 x 200 / 2,200 = 46 decodes, and the estimate said nothing of why
+        ({"max_batched_tokens": 512, "max_num_seqs": 256}, 46, "max_num_batched_tokens"),
+        ({"max_num_seqs": 16}, 16, "max_num_seqs"),
+        ({}, None, "kv_cache"),
+    ],
+)
+def test_the_estimate_says_what_stops_the_saturated_batch(options: dict[str, int], batch: int | None, limit: str) -> None:
+    request = EstimateRequest(model="meta-llama/Llama-3.1-8B-Instruct", gpu="h100-sxm5-80gb", context_tokens=8192,
+                              input_tokens=2000, output_tokens=200, **options)  # type: ignore[arg-type]  # fmt: skip
+    throughput = estimate(request)["throughput"]
+    assert throughput["saturation_limit"] == limit
+    assert batch is None or throughput["saturation_batch"] == batch

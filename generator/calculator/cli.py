@@ -304,6 +304,14 @@ def _layout_text(par: dict[str, Any]) -> str:
     return f"TP {par['tp']} x PP {par['pp']} = {par['gpus_per_replica']} GPU(s) per replica"
 
 
+#: What stops a saturated batch (``throughput.saturation_limit``), as the text says it.
+_SATURATION_LIMITS = {
+    "kv_cache": "all the KV cache holds",
+    "max_num_seqs": "the engine's sequence limit, --max-num-seqs",
+    "max_num_batched_tokens": "the decodes a step's tokens carry with the prompt tokens each brings, --max-batched-tokens",
+}
+
+
 def format_text(result: dict[str, Any]) -> str:
     """A readable breakdown table of an estimate."""
     m, params, mem = result["model"], result["params"], result["memory"]["per_gpu"]
@@ -408,7 +416,7 @@ def format_text(result: dict[str, Any]) -> str:
         lines.append(
             f"  throughput   {'' if starts else 'if it ran: '}{thr['max_output_tokens_per_s']:,.0f} output tokens/s at "
             "saturation "
-            f"(batch {thr['saturation_batch']}); "
+            f"(batch {thr['saturation_batch']}, {_SATURATION_LIMITS[thr['saturation_limit']]}); "
             f"at batch {result['kv_cache']['sequences']}: TTFT {thr['ttft_s'] * 1000:.0f} ms, TPOT {thr['tpot_s'] * 1000:.1f} ms "
             f"({thr['decode_step_bound']}-bound)"
         )

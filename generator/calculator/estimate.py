@@ -22,7 +22,13 @@ from generator.sizing.expert_parallel import check_ep_divides_data_parallel, che
 from generator.sizing.kv_cache import size_kv_cache
 from generator.sizing.loadability import format_problems, loadability_problems
 from generator.sizing.memory import InferenceMemory, size_inference
-from generator.sizing.performance import accelerator_for, decode_step, prefill_seconds, saturated_throughput
+from generator.sizing.performance import (
+    accelerator_for,
+    decode_step,
+    prefill_seconds,
+    saturated_throughput,
+    step_budget_batch,
+)
 from generator.sizing.precision import WeightFormat, auto_kv_cache_precision, kv_cache_bits, no_int8_kv_cache, weight_format
 from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache
 from generator.sizing.weights import Parallelism, size_weights
@@ -596,11 +602,18 @@ def _throughput(
     budget = consts.prefill_chunk_tokens if req.engine == "vllm" else None  # SGLang prefills in batches of their own
     sat = saturated_throughput(arch, inference.weights, kv_bits, par, acc, cap.kv_cache_tokens, isl, osl, consts, budget)
     step = decode_step(arch, inference.weights, kv_bits, par, acc, req.batch, isl + osl // 2, consts)
+    # what stops the saturated batch, as the plan's reasons say it (review 10 item 6)
+    limits = {
+        "max_num_batched_tokens": step_budget_batch(budget * par.attention_dp * par.pp, isl, osl) if budget else None,
+        "max_num_seqs": consts.max_batch_size * par.attention_dp,
+        "kv_cache": cap.kv_cache_tokens // (isl + osl),
+    }
     return {
         "input_tokens": isl,
         "output_tokens": osl,
         "max_output_tokens_per_s": round(sat.output_tokens_per_s, 1),
         "saturation_batch": sat.batch,
+        "saturation_limit": next((name for name, n in limits.items() if n == sat.batch), "kv_cache"),
         "ttft_s": round(prefill_seconds(arch, par, acc, isl, consts, inference.weights) + step.seconds, 5),
         "tpot_s": round(step.seconds, 6),
         "decode_tokens_per_s": round(step.tokens_per_s, 1),

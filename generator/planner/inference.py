@@ -80,13 +80,15 @@ def _points(
     decode = decode_model(arch, mem.weights, kv_bits, par, acc, spec.avg_input_tokens + spec.avg_output_tokens // 2, consts)
     # a prompt waits for its passes, each reading the weights; under load its tokens share the steps' weight reads,
     # so the time it takes from the replica is its compute alone
-    prefill_alone = prefill_seconds(arch, par, acc, spec.avg_input_tokens, consts, mem.weights)
     prefill = prefill_seconds(arch, par, acc, spec.avg_input_tokens, consts)
     output_tokens, ttft_p95_factor = spec.avg_output_tokens, consts.ttft_p95_factor
+    shared = spec.engine == "vllm"  # vLLM fills a step with the running decodes first, a prompt's chunk with the rest
 
     def point(batch: int) -> OperatingPoint:
         step_s = decode.step(batch).seconds
-        ttft = prefill_alone + step_s
+        chunk = max(1, consts.prefill_chunk_tokens - batch) if shared else consts.prefill_chunk_tokens
+        waited = prefill_seconds(arch, par, acc, spec.avg_input_tokens, consts._replace(prefill_chunk_tokens=chunk), mem.weights)
+        ttft = waited + step_s
         rate = little_rate(batch, ttft, output_tokens * step_s, prefill)
         stretch = max(1e-9, 1.0 - rate * prefill)
         return OperatingPoint(batch, rate, ttft * ttft_p95_factor, step_s / stretch)
