@@ -15,7 +15,7 @@ from typing import Any
 
 from generator.errors import InputError
 from generator.fleet_diff import diff_plans, fmt_cell, markdown_diff, signed_cell
-from generator.input_files import check_distinct_files
+from generator.input_files import check_distinct_files, short
 from generator.units import GIB
 
 MAX_MARKDOWN_CHARS = 60_000
@@ -40,17 +40,32 @@ def _git(args: list[str]) -> subprocess.CompletedProcess[str]:
         raise InputError(f"cannot run git: {exc.strerror or exc}") from None
 
 
-def file_at(rev: str, path: str) -> str | None:
-    """The text of ``path`` (relative to the current directory) at ``rev``, or None where it did not exist."""
+#: Symbolic links followed in a row at a revision before giving up (as the kernel's ELOOP, roughly).
+_MOST_LINKS = 8
+
+
+def file_at(rev: str, path: str, links: int = 0) -> str | None:
+    """The text of ``path`` (relative to the current directory) at ``rev``, or None where it did not exist.
+
+    A symbolic link at ``rev`` is followed there, as render follows it in the working tree (review 10 item 7).
+    """
     spec = f"{rev}:./{path}" if not os.path.isabs(path) else f"{rev}:{_repo_relative(path)}"
     done = _git(["show", spec])
     if done.returncode == 0:
-        # git show prints a tree's listing and a symlink's target as text: neither is a workload file (fuzz12 item 13)
+        # git show prints a tree's listing and a symlink's target as text: neither is a workload (fuzz12 item 13)
         kind = _git(["cat-file", "-t", spec]).stdout.strip()
         where = ["--full-tree", rev, "--", _repo_relative(path)] if os.path.isabs(path) else [rev, "--", path]
         mode = _git(["ls-tree", *where]).stdout.split(" ", 1)[0] if kind == "blob" else ""
-        if kind != "blob" or mode == "120000":
-            what = "a symbolic link" if mode == "120000" else "a directory" if kind == "tree" else f"a git {kind}"
+        if mode == "120000":
+            target = done.stdout
+            if links >= _MOST_LINKS or os.path.isabs(target):
+                raise InputError(f"{path} at {rev} is a symbolic link to {short(target)}, which is not followed")
+            text = file_at(rev, os.path.normpath(os.path.join(os.path.dirname(path), target)), links + 1)
+            if text is None:
+                raise InputError(f"{path} at {rev} is a symbolic link to {short(target)}, which does not exist there")
+            return text
+        if kind != "blob":
+            what = "a directory" if kind == "tree" else f"a git {kind}"
             raise InputError(f"{path} at {rev} is {what}, not a workload file")
         return done.stdout
     if "exists on disk, but not in" in done.stderr or "does not exist in" in done.stderr:

@@ -462,7 +462,7 @@ def test_diff_base_errors(repo: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert code == 1 and "a.yaml and copy.yaml are both named 'a'" in err
 
 
-def test_a_path_that_was_a_directory_or_a_link_at_the_base_is_said_so(
+def test_a_path_that_was_a_directory_at_the_base_is_said_so_and_a_link_is_followed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """fuzz12 item 13: git show printed a tree's listing (or a link's target), parsed as YAML: "the top level must be
@@ -477,10 +477,17 @@ def test_a_path_that_was_a_directory_or_a_link_at_the_base_is_said_so(
     shutil.rmtree(tmp_path / "w.yaml")
     (tmp_path / "w.yaml").write_text(VALID)
     monkeypatch.chdir(tmp_path)
-    for path, what in (("w.yaml", "a directory"), ("l.yaml", "a symbolic link")):
-        code, _, err = specgen(capsys, "diff", "--base", "HEAD", path)
-        assert code == 1 and f"{path} at HEAD is {what}, not a workload file" in err
-    assert specgen(capsys, "diff", "--base", "HEAD", "real.yaml")[0] == 0
+    code, _, err = specgen(capsys, "diff", "--base", "HEAD", "w.yaml")
+    assert code == 1 and "w.yaml at HEAD is a directory, not a workload file" in err
+    # a link at the base is followed there, as render follows it (review 10 item 7): unchanged, not refused
+    code, out, err = specgen(capsys, "diff", "--base", "HEAD", "l.yaml", "--format", "json")
+    assert code == 0, err
+    assert [f["status"] for f in json.loads(out)["files"]] == ["unchanged"]
+    (tmp_path / "gone.yaml").symlink_to("nowhere.yaml")
+    _git(tmp_path, "add", "gone.yaml")
+    _git(tmp_path, "commit", "-qm", "dangling")
+    code, _, err = specgen(capsys, "diff", "--base", "HEAD", "gone.yaml")
+    assert code == 1 and "gone.yaml at HEAD is a symbolic link to 'nowhere.yaml', which does not exist there" in err
 
 
 def test_a_rented_training_run_that_costs_more_is_a_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
