@@ -175,7 +175,9 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     totals = {}
     # a rented training job's per-run cost, where either side has one (newuser14 item 3: +50% a run read "unchanged")
     runs = [key for key in TRAINING_FIELDS if old["totals"].get(key) is not None or new["totals"].get(key) is not None]
-    for key in (*FIELDS, *runs):
+    # racks are bare metal's: two cloud plans have none to compare (review 10 item 8b)
+    clouds = all(plan.get("provider") not in (None, "baremetal") for plan in (old, new) if plan["pools"])
+    for key in (*(f for f in FIELDS if not (clouds and f == "racks")), *runs):
         a, b = old["totals"].get(key), new["totals"].get(key)
         delta = b - a if isinstance(a, (int, float)) and isinstance(b, (int, float)) else None
         totals[key] = {"old": _two_places(a), "new": _two_places(b), "delta": _two_places(delta)}

@@ -622,7 +622,7 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option], co_located: 
     """Why this option won, with its runner-up; a co-located option's figures are those of a pool of its own."""
     c = opt.candidate
     alone, runner = c.usd_per_hour, (rest[0].candidate.usd_per_hour if rest else None)
-    cheaper_alone = co_located and alone is not None and runner is not None and runner < alone
+    cheaper_alone = objective == "cost" and co_located and alone is not None and runner is not None and runner < alone
     # a co-located choice dearer alone than its runner-up is the fleet's choice, whose reason follows (newuser14 item 6)
     chosen = "chosen for the fleet, not as a pool of its own" if cheaper_alone else f"chosen by {objective}"
     text = f"{chosen}: {c.summary}" + (" (figures as a pool of its own)" if co_located else "")

@@ -42,9 +42,11 @@ def cost_text(candidate: Candidate) -> str:
     if candidate.usd_per_hour is None:
         return "unpriced"
     run = run_usd(candidate)
-    if run is not None:
-        return f"${run:,.0f} per run"
-    return f"${candidate.usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
+    month = f"${candidate.usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
+    if run is not None and candidate.capex_usd is not None:
+        # bought servers stay after the run, and are ranked by their month (review 10 item 8a)
+        return f"${run:,.0f} per run, {month} of the servers bought"
+    return f"${run:,.0f} per run" if run is not None else month
 
 
 class BuiltHost(NamedTuple):
