@@ -226,3 +226,15 @@ def test_training_beyond_the_model_limit_is_a_located_warning(
     assert [line for line in captured.err.splitlines() if "sequence" in line] == warnings
     findings = [f for f in json.loads(captured.out)["findings"] if f["code"] == "sequence-beyond-model-context"]
     assert [f["path"] for f in findings] == (["deployments[0].training.sequence_length"] if warnings else [])
+
+
+def test_the_estimate_sizes_a_context_that_holds_the_request_it_times(capsys: pytest.CaptureFixture[str]) -> None:
+    """newuser15 item 2: 100,000-token prompts were sized at the default 4,096-token context, "fit" and got a
+    throughput; a context below the request given is refused."""
+    data = estimate_json("llama-3.1-8b", "--gpu", "rtx-4090-24gb", "--input-tokens", "100000", "--output-tokens", "200")
+    assert data["kv_cache"]["context_tokens"] == 100_200 and data["capacity"]["fits"] is False
+    code, _ = run_estimate(
+        "llama-3.1-8b", "--gpu", "l4-24gb", "--input-tokens", "1000", "--output-tokens", "200", "--context", "512"
+    )
+    assert code == 1
+    assert "--input-tokens + --output-tokens (1,200) is more than --context 512" in capsys.readouterr().err

@@ -341,10 +341,16 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             "for llama.cpp's q8_0 cache on an existing machine"
         )
     kv_bits = kv_cache_bits(kv_name)
+    # one request of the prompt and output given must fit the context sized (newuser15 item 2: 100,000-token prompts
+    # were sized at the default 4,096 and said to fit)
+    asked = (req.input_tokens or 0) + (req.output_tokens or 0) if not req.train else 0
     if req.context_tokens is not None:
         context = req.context_tokens
     else:
-        context = min(DEFAULT_CONTEXT_TOKENS, arch.max_model_len or DEFAULT_CONTEXT_TOKENS)
+        context = max(min(DEFAULT_CONTEXT_TOKENS, arch.max_model_len or DEFAULT_CONTEXT_TOKENS), asked)
+    if asked > context:
+        raise InputError(f"--input-tokens + --output-tokens ({asked:,}) is more than --context {context:,}: one such "
+                         "request does not fit the context sized; raise --context")  # fmt: skip
     if req.min_context_tokens and req.min_context_tokens > context:
         # as min_context_tokens above max_context_tokens in a workload
         given = "--context" if req.context_tokens is not None else "the default context (give --context)"
@@ -361,7 +367,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             notes.append(f"no --seq-len given: sized for {sequence}-token sequences")
     elif arch.max_model_len and context > arch.max_model_len:
         # as a workload's max_context_tokens above it: vLLM and SGLang do not start, llama-server caps each slot at it
-        raise InputError(f"--context {context:,} is more than {served}; {LONGER_REFUSED}")
+        given = "--context" if req.context_tokens is not None else "--input-tokens + --output-tokens"
+        raise InputError(f"{given} {context:,} is more than {served}; {LONGER_REFUSED}")
     if not req.train and req.context_tokens is None:
         notes.append(f"no --context given: sized for {context} tokens")
 

@@ -91,9 +91,23 @@ def _points(
         ttft = waited + step_s
         rate = little_rate(batch, ttft, output_tokens * step_s, prefill)
         stretch = max(1e-9, 1.0 - rate * prefill)
-        return OperatingPoint(batch, rate, ttft * ttft_p95_factor, step_s / stretch)
+        # prompts queue for the replica's prefill time (first come, first served): the p95 adds that wait
+        return OperatingPoint(batch, rate, ttft * ttft_p95_factor + prefill_wait_p95(rate * prefill, prefill), step_s / stretch)
 
     return point
+
+
+def prefill_wait_p95(utilisation: float, prefill_s: float) -> float:
+    """95th-percentile wait of a prompt for the prompts ahead of it, at ``utilisation`` of the replica in prefill.
+
+    Poisson arrivals and prefills of one length are an M/D/1 queue: its mean wait is ``rho P / (2 (1 - rho))``
+    (Pollaczek-Khinchine), and its tail ``P(W > t) ~ rho exp(-t rho / W)``, so the 95th percentile is
+    ``P ln(rho / 0.05) / (2 (1 - rho))`` (0 while no more than one prompt in twenty waits). With the prompt's own
+    prefill, against a simulation of 300,000 arrivals of 0.535 s prefills (newuser15): 2.67 s at rho 0.67 (simulated
+    2.47), 1.90 at 0.54 (1.74).
+    """
+    rho = min(utilisation, 0.999)
+    return prefill_s * math.log(rho / 0.05) / (2 * (1 - rho)) if rho > 0.05 else 0.0
 
 
 def little_rate(batch: int, ttft_s: float, decode_s: float, prefill_s: float) -> float:

@@ -278,7 +278,8 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "TensorRT-LLM trtllm-bench default max_batch_size=2048 (perf-overview 'max batch size' tuning)",
     ),
     "ttft_p95_factor": (
-        "95th-percentile time to first token over the mean (prompt-length spread, arrival bursts, chunked-prefill waits).",
+        "95th-percentile time to first token of a prompt alone over the mean's (prompt-length spread, scheduling); the "
+        "wait for the prompts queued ahead is added to it (an M/D/1 queue on the replica's prefill time).",
         "planning value; serving benchmarks (vLLM benchmark_serving) typically report P95/mean TTFT of 1.5-3",
     ),
     "psu_efficiency": (
