@@ -15,7 +15,7 @@ from generator.sizing.architecture import parse_architecture
 from generator.sizing.sglang_kv import sglang_capacity, sglang_cell_bytes, sglang_default_mem_fraction_static
 from generator.sizing.weights import Parallelism
 from generator.units import GIB, MIB
-from tests.helpers import VALID, run_specgen
+from tests.helpers import VALID, estimate_json, run_specgen
 
 CALIBRATION: dict[str, Any] = json.loads((Path(__file__).parent / "data" / "calibration.json").read_text())
 
@@ -224,3 +224,14 @@ def _walk(node: object) -> list[tuple[str, dict[str, object]]]:
         for value in node:
             out.extend(_walk(value))
     return out
+
+
+def test_the_sglang_verdict_is_its_pool_holding_one_request() -> None:
+    """newuser15 item 3: 8B at 16,384 tokens on an L4 said "does NOT fit" (exit 3) although SGLang's own pool held
+    28,275 tokens and a plan took the layout: activations live beside mem_fraction_static, not in it."""
+    data = estimate_json("llama-3.1-8b", "--gpu", "l4-24gb", "--engine", "sglang", "--input-tokens", "16000",
+                         "--output-tokens", "200", "--context", "16384")  # fmt: skip
+    capacity = data["capacity"]
+    assert capacity["fits"] and capacity["max_concurrency"] >= 1
+    assert data["memory"]["per_gpu"]["total"] > capacity["usable_bytes"]  # the whole breakdown is more than the fraction
+    assert capacity["usable_basis"].endswith("for the weights and the KV pool")

@@ -517,7 +517,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 inference = inference._replace(capacity=sglang.capacity)
                 cap = sglang.capacity
                 fraction = sglang.mem_fraction_static
-                basis = f"SGLang's --mem-fraction-static {fraction:g}"
+                basis = f"SGLang's --mem-fraction-static {fraction:g}, for the weights and the KV pool"
                 engine_log = {
                     "sglang_log": {
                         "mem_fraction_static": fraction,
@@ -530,8 +530,13 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 fraction = consts.gpu_memory_utilization
                 basis = f"vLLM's --gpu-memory-utilization {fraction:g}"
                 engine_log = {"vllm_log": _vllm_log(arch, kv_bits, cap.kv_available_bytes, context, par, consts)}
+            fit = _fit(gpu.id, gpu.memory_bytes, inference.per_gpu.total, fraction, basis)
+            if req.engine == "sglang":
+                # SGLang's fraction holds the weights and the KV pool, activations and graphs live beside it: it runs
+                # where the pool holds one request, as a plan takes it (newuser15 item 3)
+                fit["fits"] = cap.max_concurrency >= 1
             result["capacity"] = {
-                **_fit(gpu.id, gpu.memory_bytes, inference.per_gpu.total, fraction, basis),
+                **fit,
                 "budget_bytes": cap.budget_bytes,
                 # one GPU's KV bytes; the replica's tokens and sequences, every attention-DP rank together ...
                 "kv_cache_bytes": cap.kv_available_bytes,
