@@ -238,3 +238,28 @@ def test_the_estimate_sizes_a_context_that_holds_the_request_it_times(capsys: py
     )
     assert code == 1
     assert "--input-tokens + --output-tokens (1,200) is more than --context 512" in capsys.readouterr().err
+
+
+TTFT_BOUND = """\
+version: 1
+name: rag
+deployments:
+  - name: rag
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {max_context_tokens: 16384, avg_input_tokens: 16000, avg_output_tokens: 200, requests_per_second: 2,
+                slo: {ttft_p95_ms: 1500, tpot_ms: 50}}
+hardware:
+  gpus: [l4-24gb]
+"""
+
+
+def test_a_plan_that_misses_only_ttft_advises_compute_not_memory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """newuser15 item 4: TP8 on L4 met TPOT and missed TTFT (a 16,000-token prefill: compute), and the hint was
+    faster memory and int4 (which prefills at the bf16 rate)."""
+    (tmp_path / "workload.yaml").write_text(TTFT_BOUND)
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3
+    err = capsys.readouterr().err
+    assert err.endswith(
+        "; to unblock: looser SLOs, a GPU with a faster tensor rate, or FP8 where it has one (a prefill is compute), "
+        "shorter prompts\n"
+    )

@@ -417,7 +417,8 @@ def format_text(result: dict[str, Any]) -> str:
             f"  throughput   {'' if starts else 'if it ran: '}{thr['max_output_tokens_per_s']:,.0f} output tokens/s at "
             "saturation "
             f"(batch {thr['saturation_batch']}, {_SATURATION_LIMITS[thr['saturation_limit']]}); "
-            f"at batch {result['kv_cache']['sequences']}: TTFT {thr['ttft_s'] * 1000:.0f} ms, TPOT {thr['tpot_s'] * 1000:.1f} ms "
+            f"at batch {result['kv_cache']['sequences']}: TTFT {thr['ttft_s'] * 1000:.0f} ms (p95 "
+            f"{thr['ttft_p95_alone_s'] * 1000:.0f} ms as a plan checks it, before queueing), TPOT {thr['tpot_s'] * 1000:.1f} ms "
             f"({thr['decode_step_bound']}-bound)"
         )
     off = result.get("offload")

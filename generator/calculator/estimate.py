@@ -614,6 +614,7 @@ def _throughput(
     budget = consts.prefill_chunk_tokens if req.engine == "vllm" else None  # SGLang prefills in batches of their own
     sat = saturated_throughput(arch, inference.weights, kv_bits, par, acc, cap.kv_cache_tokens, isl, osl, consts, budget)
     step = decode_step(arch, inference.weights, kv_bits, par, acc, req.batch, isl + osl // 2, consts)
+    ttft = prefill_seconds(arch, par, acc, isl, consts, inference.weights) + step.seconds
     # what stops the saturated batch, as the plan's reasons say it (review 10 item 6)
     limits = {
         "max_num_batched_tokens": step_budget_batch(budget * par.attention_dp * par.pp, isl, osl) if budget else None,
@@ -626,7 +627,9 @@ def _throughput(
         "max_output_tokens_per_s": round(sat.output_tokens_per_s, 1),
         "saturation_batch": sat.batch,
         "saturation_limit": next((name for name, n in limits.items() if n == sat.batch), "kv_cache"),
-        "ttft_s": round(prefill_seconds(arch, par, acc, isl, consts, inference.weights) + step.seconds, 5),
+        "ttft_s": round(ttft, 5),
+        # the TTFT p95 a plan holds against slo.ttft_p95_ms for a prompt alone (queueing under load comes on top)
+        "ttft_p95_alone_s": round(ttft * consts.ttft_p95_factor, 5),
         "tpot_s": round(step.seconds, 6),
         "decode_tokens_per_s": round(step.tokens_per_s, 1),
         # what limits the decode step at --batch (tpot_s), not the saturated rate beside it (newuser13 item 7)

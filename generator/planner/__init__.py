@@ -49,11 +49,17 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: Resolved
             racked = sorted({b.gpu_id for b in blocked if b.code == RACK_POWER})
             nearest = {b.gpu_id: b for b in sorted(slow, key=lambda b: -(b.excess or 0.0))}  # each GPU's nearest, last
             widest = all(b.why.startswith("TP8 ") for b in nearest.values())  # eight GPUs: the widest TP a server gives
-            wider = "" if widest else ", or more GPUs a replica (TP) where the link is fast"
+            missed = {name for b in nearest.values() for name in b.missed}
+            # a decode step reads the weights (memory bandwidth); a prompt's prefill is compute (newuser15 item 4)
+            faster = [
+                *(["a GPU with faster memory (a decode step reads the weights)"] if "tpot" in missed else []),
+                *(["a GPU with a faster tensor rate, or FP8 where it has one (a prefill is compute), shorter prompts"]
+                  if "ttft" in missed else []),
+            ]  # fmt: skip
             return (
-                "to unblock: looser SLOs, a GPU with faster memory (a decode step reads the weights)"
-                + (f", {precision}" if precision else "")
-                + wider
+                f"to unblock: looser SLOs, {', '.join(faster)}"
+                + (f", {precision}" if precision and "tpot" in missed else "")
+                + ("" if widest else ", or more GPUs a replica (TP) where the link is fast")
                 + (f"; {', '.join(racked)} ruled out by rack_power_kw" if racked else "")
             )
         return (

@@ -23,6 +23,8 @@ class Blocked(NamedTuple):
     owned: int = 0
     #: How far past its tightest latency target a layout that misses them at batch 1 is (a fraction); None otherwise.
     excess: float | None = None
+    #: The latency targets that layout misses ("ttft", "tpot").
+    missed: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:

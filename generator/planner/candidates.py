@@ -50,9 +50,9 @@ def _assembled(
     return node, tuple(scratch)
 
 
-def blocked_on(hw: Hardware, code: str, why: str, excess: float | None = None) -> Blocked:
-    """``hw``'s layouts dropped with ``code`` for ``why`` (``excess``: how far past the latency targets)."""
-    return Blocked(hw.gpu.id, hw.platform.id, code, why, excess=excess)
+def blocked_on(hw: Hardware, code: str, why: str, excess: float | None = None, missed: tuple[str, ...] = ()) -> Blocked:
+    """``hw``'s layouts dropped with ``code`` for ``why`` (``excess``: how far past the latency ``missed``)."""
+    return Blocked(hw.gpu.id, hw.platform.id, code, why, excess=excess, missed=missed)
 
 
 def layout_option(
@@ -228,7 +228,7 @@ def _inference_shapes(
     spec, fmt, mig, expert_parallel = serving
     shapes, why = replica_shapes(model, spec, fmt, hw, consts, seen, expert_parallel=expert_parallel)
     if not shapes:
-        blocked += [blocked_on(hw, NO_LAYOUT, w.text, w.excess) for w in why[-1:]]
+        blocked += [blocked_on(hw, NO_LAYOUT, w.text, w.excess, w.missed) for w in why[-1:]]
     kept = []
     for shape in shapes:
         if mig and shape.par.tp * shape.par.pp > 1:

@@ -294,6 +294,8 @@ class LayoutBlocked(NamedTuple):
 
     text: str
     excess: float | None = None
+    #: The latency targets missed ("ttft", "tpot"), where they are why.
+    missed: tuple[str, ...] = ()
 
 
 #: The feasible (parallelism, memory, KV bits, best point, reason, max_num_seqs) of one GPU, and why others are not.
@@ -373,7 +375,16 @@ def _gpu_shapes(
             point = best_point(model, (par, mem, kv_bits, acc), spec, max_batch, engine_constants(spec, gpu, consts))
             if point is None:
                 alone = _point(model, (par, mem, kv_bits, acc), spec, 1, engine_constants(spec, gpu, consts))
-                blocked.append(LayoutBlocked(f"TP{tp} PP{pp}: {_slo_miss_text(alone, spec)}", _slo_excess(alone, spec)))
+                targets = tuple(
+                    name
+                    for name, reached, target in (
+                        ("ttft", alone.ttft_s, spec.slo.ttft_p95_ms),
+                        ("tpot", alone.tpot_s, spec.slo.tpot_ms),
+                    )
+                    if target and reached * 1000 > target
+                )
+                text = f"TP{tp} PP{pp}: {_slo_miss_text(alone, spec)}"
+                blocked.append(LayoutBlocked(text, _slo_excess(alone, spec), targets))
                 continue
             shapes.append((par, mem, kv_bits, point, f"TP{tp} PP{pp} holds {cap.kv_cache_tokens:,} KV tokens", limit))
     missed = [b for b in blocked if b.excess is not None]
