@@ -922,3 +922,21 @@ def test_a_workstations_one_fabric_nic_is_the_bandwidth_training_is_timed_with(t
     (dep,) = plan.deployments
     assert any("over 1 x 400 Gb/s GPU fabric" in r for r in dep.reasons)
     assert not any("2 x 400 Gb/s GPU fabric" in r for r in dep.reasons)
+
+
+def test_geforce_cards_bought_for_colocation_carry_their_licence_warning(tmp_path: Path) -> None:
+    """newuser15 item 8: two RTX 4090 towers were planned and costed in colocation with no word of the GeForce driver
+    licence's "No Datacenter Deployment" clause."""
+    text = LORA_70B.format(platform="am5-desktop-tower", provider="baremetal")
+    text = text.replace("[l40s-48gb]", "[rtx-4090-24gb]").replace(
+        "training: {method: lora, zero_stage: 3, sequence_length: 2048, dataset_tokens: 200000000, deadline_hours: 10}",
+        "inference: {precision: fp8, max_context_tokens: 8192, requests_per_second: 1}",
+    )
+    text = text.replace("meta-llama/Llama-3.1-70B-Instruct", "meta-llama/Llama-3.1-8B-Instruct")
+    plan = plan_workload(_load(tmp_path, text))
+    (warning,) = [f for f in plan.findings if f.code == "consumer-gpu-licence"]
+    assert warning.level == "warning" and "section 2.1.3" in warning.message
+    data_center = plan_workload(
+        _load(tmp_path, text.replace("[rtx-4090-24gb]", "[l40s-48gb]").replace("am5-desktop-tower", "dell-r760"))
+    )
+    assert not [f for f in data_center.findings if f.code == "consumer-gpu-licence"]

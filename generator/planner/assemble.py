@@ -591,6 +591,7 @@ def build_plan(
         )
     findings += single_host_findings(wl, pools) + device_plugin_findings(wl, pools) + custom_power_findings(wl, consts)
     findings += unrated_findings(wl) + unused_setting_findings(wl) + _unpriced_fabric_findings(pools)
+    findings += _consumer_gpu_findings(pools)
     rented = _rented_jobs(pools, deployments, per_run)
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None, per_job=True) if p.name in rented else p for p in pools]
@@ -952,6 +953,32 @@ def serving_memory(memory: InferenceMemory) -> dict[str, int]:
     out = memory.per_gpu.as_dict()
     if memory.capacity is not None:
         out["kv_cache_pool"] = memory.capacity.kv_available_bytes
+    return out
+
+
+#: NVIDIA's GeForce driver licence, whose section 2.1.3 ("No Datacenter Deployment") covers colocated servers.
+GEFORCE_LICENCE = "https://www.nvidia.com/en-us/drivers/geforce-license/"
+
+
+def _consumer_gpu_findings(pools: list[Pool]) -> list[Finding]:
+    """Bought pools of consumer (GeForce) cards: their driver licence excludes datacenter deployment (newuser15 item 8).
+
+    An office or home server is not one; colocation, which the plan's costs assume for bought servers, is.
+    """
+    out = []
+    for pool in pools:
+        gpu = catalog.gpus().get(pool.node.gpu_id)
+        if gpu is None or not gpu.consumer or pool.node.provider != "baremetal":
+            continue
+        out.append(
+            Finding(
+                "warning",
+                "consumer-gpu-licence",
+                f"pool {pool.name}: {gpu.name} is a GeForce card, whose driver licence excludes datacenter deployment "
+                f"(section 2.1.3, {GEFORCE_LICENCE}); the plan's colocation costs assume a datacenter: run it in an "
+                "office or home, or choose a data-center GPU",
+            )
+        )
     return out
 
 
