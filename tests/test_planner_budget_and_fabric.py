@@ -387,3 +387,16 @@ def test_allowed_platforms_that_hold_none_of_the_allowed_gpus_are_named(tmp_path
     apart = "hardware.platforms lists azure-standard-nd96isr-mi300x-v5, which holds mi300x-192gb, none of them in hardware.gpus"
     with pytest.raises(InfeasibleError, match=re.escape(apart)):
         plan_workload(_load(tmp_path, text))
+
+
+def test_the_fallback_names_the_cheapest_priced_layout(tmp_path: Path) -> None:
+    """newuser15 item 6: one unpriced GPU allowed switched the ranking to GPU count and hid the cheapest priced option."""
+    text = (
+        "version: 1\nname: gptoss\ndeployments:\n  - name: rag\n    model: openai/gpt-oss-120b\n    inference: "
+        "{max_context_tokens: 32768, avg_input_tokens: 8000, avg_output_tokens: 300, requests_per_second: 4, "
+        "slo: {ttft_p95_ms: 3000, tpot_ms: 50}}\nhardware:\n  gpus: [l40s-48gb, rtx-pro-6000-blackwell-96gb]\n"
+        "  provider: baremetal\n"
+    )
+    plan = plan_workload(_load(tmp_path, text))
+    (fallback,) = [f for f in plan.findings if f.code == "objective-fallback"]
+    assert "; the cheapest priced layout is " in fallback.message and "(8 x l40s-48gb) at $" in fallback.message

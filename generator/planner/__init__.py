@@ -584,12 +584,18 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
                 )
             )
         return objective
+    from generator.planner.tco import cost_text
+
+    # the cheapest priced layout, which the fallback may not show (newuser15 item 6)
+    cheapest = min((o.candidate for o in options if o.candidate.usd_per_hour is not None),
+                   key=lambda c: (c.usd_per_hour, c.summary), default=None)  # fmt: skip
     findings.append(
         Finding(
             "warning",
             "objective-fallback",
             f"objective cost fell back to gpus (whole GPUs bought, then servers, power, latency): no price could be formed for "
-            f"{', '.join(open_)}; add their platforms under 'prices:' (USD per node-hour) to rank by cost",
+            f"{', '.join(open_)}; add their platforms under 'prices:' (USD per node-hour) to rank by cost"
+            + (f"; the cheapest priced layout is {cheapest.summary} at {cost_text(cheapest)}" if cheapest else ""),
             f"deployments[{index}]",
         )
     )
