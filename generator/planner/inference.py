@@ -84,11 +84,18 @@ def _points(
     output_tokens, ttft_p95_factor = spec.avg_output_tokens, consts.ttft_p95_factor
     shared = spec.engine == "vllm"  # vLLM fills a step with the running decodes first, a prompt's chunk with the rest
 
+    alone: dict[int, float] = {}  # a prompt's TTFT by its chunk (every chunk of at least the prompt is one pass)
+
+    def waited(chunk: int) -> float:
+        chunk = min(chunk, spec.avg_input_tokens)
+        if chunk not in alone:
+            tokens = consts._replace(prefill_chunk_tokens=chunk)
+            alone[chunk] = prefill_seconds(arch, par, acc, spec.avg_input_tokens, tokens, mem.weights)
+        return alone[chunk]
+
     def point(batch: int) -> OperatingPoint:
         step_s = decode.step(batch).seconds
-        chunk = max(1, consts.prefill_chunk_tokens - batch) if shared else consts.prefill_chunk_tokens
-        waited = prefill_seconds(arch, par, acc, spec.avg_input_tokens, consts._replace(prefill_chunk_tokens=chunk), mem.weights)
-        ttft = waited + step_s
+        ttft = waited(max(1, consts.prefill_chunk_tokens - batch) if shared else consts.prefill_chunk_tokens) + step_s
         rate = little_rate(batch, ttft, output_tokens * step_s, prefill)
         stretch = max(1e-9, 1.0 - rate * prefill)
         # prompts queue for the replica's prefill time (first come, first served): the p95 adds that wait
