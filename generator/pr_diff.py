@@ -58,9 +58,11 @@ def file_at(rev: str, path: str, links: int = 0) -> str | None:
         mode = _git(["ls-tree", *where]).stdout.split(" ", 1)[0] if kind == "blob" else ""
         if mode == "120000":
             target = done.stdout
-            if links >= _MOST_LINKS or os.path.isabs(target):
+            linked = os.path.normpath(os.path.join(os.path.dirname(path), target))
+            outside = os.path.isabs(target) or os.path.relpath(os.path.realpath(linked), _top()).startswith("..")
+            if links >= _MOST_LINKS or outside:
                 raise InputError(f"{path} at {rev} is a symbolic link to {short(target)}, which is not followed")
-            text = file_at(rev, os.path.normpath(os.path.join(os.path.dirname(path), target)), links + 1)
+            text = file_at(rev, linked, links + 1)
             if text is None:
                 raise InputError(f"{path} at {rev} is a symbolic link to {short(target)}, which does not exist there")
             return text
@@ -75,9 +77,13 @@ def file_at(rev: str, path: str, links: int = 0) -> str | None:
     )
 
 
+def _top() -> str:
+    """The work tree's top directory, resolved."""
+    return os.path.realpath(_git(["rev-parse", "--show-toplevel"]).stdout.strip())
+
+
 def _repo_relative(path: str) -> str:
-    top = _git(["rev-parse", "--show-toplevel"]).stdout.strip()
-    return os.path.relpath(os.path.realpath(path), os.path.realpath(top)).replace(os.sep, "/")
+    return os.path.relpath(os.path.realpath(path), _top()).replace(os.sep, "/")
 
 
 def check_revision(rev: str) -> None:

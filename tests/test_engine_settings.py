@@ -16,7 +16,10 @@ from generator.errors import InfeasibleError, InputError
 from generator.planner import plan_workload
 from generator.planner.plan import Plan
 from generator.render.ansible import render_ansible
+from generator.sizing.architecture import parse_architecture
+from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import default_max_num_batched_tokens, default_max_num_seqs
+from generator.sizing.weights import Parallelism
 from generator.workload import LoadedWorkload, load_workload
 from tests.helpers import ansible_reader
 
@@ -398,3 +401,45 @@ def test_a_prefill_heavy_service_is_planned_with_its_queueing_for_prefill(tmp_pa
     (dep,) = plan_workload(load_workload(str(path))).deployments
     assert dep.details["ttft_p95_s"] <= 1.5
     assert dep.gpus >= 12 and dep.tp >= 2
+
+
+RERANK = """\
+version: 1
+name: rerank
+deployments:
+  - name: cls
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {precision: bf16, max_context_tokens: 16384, avg_input_tokens: 12000, avg_output_tokens: 16,
+                requests_per_second: 0.2, slo: {ttft_p95_ms: 4000, tpot_ms: 200}}
+hardware:
+  gpus: [l40s-48gb, l4-24gb, a10g-24gb]
+  provider: aws
+"""
+
+
+def test_a_prefill_heavy_service_runs_below_one_sequence_in_flight_and_is_timed_at_its_planned_load(tmp_path: Path) -> None:
+    """Review 11 items 1, 2: the queue was taken at batch 1's own rate, so 12,000-token prompts at 0.2 req/s "missed the
+    SLO at batch 1" and bought a 4-GPU instance ($7,660 against $1,359); and the TTFT p95 "at the planned load" was
+    taken at the chosen batch's whole rate, not the planned one."""
+    path = tmp_path / "w.yaml"
+    path.write_text(RERANK)
+    (dep,) = plan_workload(load_workload(str(path))).deployments
+    assert dep.gpus == 1 and dep.details["requests_per_s_per_replica"] == pytest.approx(0.2)
+    assert dep.details["ttft_p95_s"] <= 4.0
+    assert dep.details["batch_per_replica"] == 1 and dep.details["requests_per_s_per_replica_max"] >= 0.2
+
+
+def test_a_pipelines_prompts_take_one_stages_turn_from_the_replica() -> None:
+    """Review 11 item 3: under load the stages work on different prompts, so a prompt keeps each stage busy for its
+    passes, not for its whole trip through the pipeline ((n + pp - 1) passes)."""
+    from generator.sizing.performance import accelerator_for, prefill_seconds
+
+    arch = catalog.find_model("meta-llama/Llama-3.1-70B-Instruct")
+    model = parse_architecture(arch.config)
+    acc = accelerator_for(catalog.find_gpu("l40s-48gb"), "fp8", 2)
+    consts = Constants()._replace(prefill_chunk_tokens=512)
+    trip, turn = (prefill_seconds(model, Parallelism(2, 4), acc, 1500, consts, fill=f) for f in (True, False))
+    assert turn < trip  # three passes of filling the pipeline less
+    assert prefill_seconds(model, Parallelism(2, 1), acc, 1500, consts, fill=False) == prefill_seconds(
+        model, Parallelism(2, 1), acc, 1500, consts
+    )

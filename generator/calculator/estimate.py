@@ -343,7 +343,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     kv_bits = kv_cache_bits(kv_name)
     # one request of the prompt and output given must fit the context sized (newuser15 item 2: 100,000-token prompts
     # were sized at the default 4,096 and said to fit)
-    asked = (req.input_tokens or 0) + (req.output_tokens or 0) if not req.train else 0
+    # (the speed figures' own tokens: either given, the other at its default, review 11 item 6)
+    asked = sum(_sequence_tokens(req)) if not req.train and (req.input_tokens or req.output_tokens) else 0
     if req.context_tokens is not None:
         context = req.context_tokens
     else:

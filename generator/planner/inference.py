@@ -57,15 +57,8 @@ class ReplicaShape(NamedTuple):
     max_num_seqs: int
 
 
-def _point(
-    model: ResolvedModel,
-    shape: tuple[Parallelism, InferenceMemory, int, Accelerator],
-    spec: InferenceSpec,
-    batch: int,
-    consts: Constants,
-) -> OperatingPoint:
-    """The most requests/s a replica sustains with ``batch`` sequences in flight (Little's law, in closed form)."""
-    return _points(model, shape, spec, consts)(batch)
+#: An operating point of one replica shape: at a batch, at its Little's-law rate, or at a lower rate given.
+PointAt = Callable[..., OperatingPoint]
 
 
 def _points(
@@ -73,14 +66,20 @@ def _points(
     shape: tuple[Parallelism, InferenceMemory, int, Accelerator],
     spec: InferenceSpec,
     consts: Constants,
-) -> Callable[[int], OperatingPoint]:
-    """:func:`_point` of one replica shape as a function of the batch (the prefill and the decode model formed once)."""
+) -> PointAt:
+    """The operating point of one replica shape by batch (the prefill and the decode model formed once).
+
+    ``point(batch)``: the most requests/s it sustains with ``batch`` sequences in flight (Little's law, closed form).
+
+    ``point(batch, rate)`` gives the latencies at a ``rate`` below the batch's own (a replica loaded less than one
+    sequence in flight on average, or the planned load of a replica that could take more).
+    """
     par, mem, kv_bits, acc = shape
     arch = model.architecture
     decode = decode_model(arch, mem.weights, kv_bits, par, acc, spec.avg_input_tokens + spec.avg_output_tokens // 2, consts)
     # a prompt waits for its passes, each reading the weights; under load its tokens share the steps' weight reads,
-    # so the time it takes from the replica is its compute alone
-    prefill = prefill_seconds(arch, par, acc, spec.avg_input_tokens, consts)
+    # and the stages work on different prompts, so the time it takes from the replica is its compute in one stage's turn
+    prefill = prefill_seconds(arch, par, acc, spec.avg_input_tokens, consts, fill=False)
     output_tokens, ttft_p95_factor = spec.avg_output_tokens, consts.ttft_p95_factor
     shared = spec.engine == "vllm"  # vLLM fills a step with the running decodes first, a prompt's chunk with the rest
 
@@ -93,10 +92,13 @@ def _points(
             alone[chunk] = prefill_seconds(arch, par, acc, spec.avg_input_tokens, tokens, mem.weights)
         return alone[chunk]
 
-    def point(batch: int) -> OperatingPoint:
+    def point(batch: int, at_rate: float | None = None) -> OperatingPoint:
         step_s = decode.step(batch).seconds
-        ttft = waited(max(1, consts.prefill_chunk_tokens - batch) if shared else consts.prefill_chunk_tokens) + step_s
+        # each stage's step holds its share of the decodes; a waiting prompt's chunk is what they leave of the budget
+        left = consts.prefill_chunk_tokens - math.ceil(batch / par.pp)
+        ttft = waited(max(1, left) if shared else consts.prefill_chunk_tokens) + step_s
         rate = little_rate(batch, ttft, output_tokens * step_s, prefill)
+        rate = rate if at_rate is None else min(rate, at_rate)
         stretch = max(1e-9, 1.0 - rate * prefill)
         # prompts queue for the replica's prefill time (first come, first served): the p95 adds that wait
         return OperatingPoint(batch, rate, ttft * ttft_p95_factor + prefill_wait_p95(rate * prefill, prefill), step_s / stretch)
@@ -154,7 +156,7 @@ def best_point(
     at = _points(model, shape, spec, consts)
     first = at(1)
     if not _meets_slo(first, spec):
-        return None
+        return _below_one_in_flight(at, first.requests_per_s, spec)
     high = max(1, max_batch)
     if high == 1:
         return first
@@ -169,6 +171,21 @@ def best_point(
 
     low = largest_meeting(1, _slo_excess(first, spec), high, _slo_excess(top, spec), probe)
     return probed[low]  # the search returns a batch it probed (or 1)
+
+
+def _below_one_in_flight(at: PointAt, most: float, spec: InferenceSpec) -> OperatingPoint | None:
+    """The highest rate below one sequence in flight that meets the SLOs, or None where none does.
+
+    A prefill-heavy service queues its prompts even at batch 1's rate; loaded less, it meets the targets where its
+    own TTFT and TPOT do (review 11 item 1: a 12,000-token service at 0.2 req/s was "missing the SLO at batch 1").
+    """
+    if not _meets_slo(at(1, most * 1e-6), spec):
+        return None
+    low, high = most * 1e-6, most
+    for _ in range(40):  # the latencies rise with the rate: bisect to well under a percent
+        middle = (low + high) / 2
+        low, high = (middle, high) if _meets_slo(at(1, middle), spec) else (low, middle)
+    return at(1, low)
 
 
 def _slo_excess(point: OperatingPoint, spec: InferenceSpec) -> float:
@@ -223,7 +240,7 @@ def point_for_rate(
     max_batch: int,
     consts: Constants,
 ) -> OperatingPoint:
-    """The smallest batch at which one replica sustains ``rate`` requests/s."""
+    """The smallest batch at which one replica sustains ``rate`` requests/s, its latencies at that rate."""
     at = _points(model, shape, spec, consts)
     low, high = 1, max(1, max_batch)
     while low < high:
@@ -232,7 +249,7 @@ def point_for_rate(
             high = mid
         else:
             low = mid + 1
-    return at(low)
+    return at(low, rate)  # the queue and the stretch at the planned load, not at the batch's whole rate
 
 
 def batched_tokens(spec: InferenceSpec, gpu: GpuSpec, consts: Constants) -> int:
@@ -381,7 +398,8 @@ def _gpu_shapes(
                 max_batch = min(max_batch, step_budget_batch(steps, spec.avg_input_tokens, spec.avg_output_tokens))
             point = best_point(model, (par, mem, kv_bits, acc), spec, max_batch, engine_constants(spec, gpu, consts))
             if point is None:
-                alone = _point(model, (par, mem, kv_bits, acc), spec, 1, engine_constants(spec, gpu, consts))
+                # what a prompt alone reaches (no queue): the nearest a layout gets to the targets
+                alone = _points(model, (par, mem, kv_bits, acc), spec, engine_constants(spec, gpu, consts))(1, 0.0)
                 targets = tuple(
                     name
                     for name, reached, target in (

@@ -429,12 +429,15 @@ def prefill_seconds(
     tokens: int,
     consts: Constants,
     weights: WeightSizes | None = None,
+    fill: bool = True,
 ) -> float:
     """Time to prefill ``tokens`` prompt tokens on one replica (compute-bound, plus TP all-reduces).
 
     A prompt passes the pipeline stages one after another, so only tensor parallelism divides it. The engine runs it
     in passes of at most ``prefill_chunk_tokens`` (vLLM's ``max_num_batched_tokens``): each pass multiplies only its
     chunk and all-reduces it, and, ``weights`` given, reads the GPU's weights once, which bounds a small chunk's pass.
+    ``fill``: the prompt's own time through the stages (its last pass leaves the last stage pp - 1 passes after the
+    first stage is done); without it, the time it keeps each stage busy (what it takes from a replica under load).
     """
     chunk = max(1, min(tokens, consts.prefill_chunk_tokens))
     full, rest = divmod(tokens, chunk)
@@ -449,7 +452,7 @@ def prefill_seconds(
     # the passes follow one another through the stages: the last leaves the last stage pp - 1 passes after the
     # first stage is done with it (vLLM schedules the next chunk while one is in flight)
     passes = full * one_pass(chunk, 0) + one_pass(last, 1)
-    linear = passes + (par.pp - 1) * (one_pass(chunk, 0) if full else one_pass(last, 1))
+    linear = passes + (par.pp - 1) * (one_pass(chunk, 0) if full else one_pass(last, 1)) if fill else passes
     attention = (prompt_attention_flops_per_token(arch, tokens) * tokens) / (
         par.tp * acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency
     )
