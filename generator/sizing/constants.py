@@ -280,7 +280,8 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     "ttft_p95_factor": (
         "95th-percentile time to first token of a prompt alone over the mean's (prompt-length spread, scheduling); the "
         "wait for the prompts queued ahead is added to it (an M/D/1 queue on the replica's prefill time).",
-        "planning value; serving benchmarks (vLLM benchmark_serving) typically report P95/mean TTFT of 1.5-3",
+        "planning value for a long-tailed prompt mix; serving benchmarks (vLLM benchmark_serving) report P95/mean TTFT "
+        "of 1.5-3 with their queueing in it, which is added here on its own, so the sum is on the safe side",
     ),
     "psu_efficiency": (
         "Power supply efficiency at typical load (wall power = DC load / efficiency).",
