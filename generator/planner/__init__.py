@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from generator.calculator.model_source import serving_format
 from generator.errors import FleetLimitError, InfeasibleError
 from generator.named_tuple import NamedTuple
-from generator.planner.blocked import DEADLINE_NEEDS, PAST_DEADLINE, RACK_POWER
+from generator.planner.blocked import DEADLINE_NEEDS, NO_LAYOUT, PAST_DEADLINE, RACK_POWER
 from generator.planner.early import early_checks
 from generator.planner.nodes import PSU_OVER_CAPACITY
 from generator.planner.options import allowed_hardware
@@ -44,7 +44,8 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: Resolved
         fmt = serving_format(model, dep.inference.precision)
         precision = serving_precision_advice(model.architecture, [fmt])
         slow = [b for b in blocked if b.excess is not None]
-        if slow and all(b in slow or b.code == RACK_POWER for b in blocked):
+        # latency alone rules the layouts out; a platform's own limits (network, rack, PSU) are no memory problem (review 11)
+        if slow and all(b in slow for b in blocked if b.code == NO_LAYOUT):
             # latency alone: memory and a shorter context do not make a batch of one faster (newuser14 item 7)
             racked = sorted({b.gpu_id for b in blocked if b.code == RACK_POWER})
             nearest = {b.gpu_id: b for b in sorted(slow, key=lambda b: -(b.excess or 0.0))}  # each GPU's nearest, last
