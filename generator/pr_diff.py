@@ -15,7 +15,8 @@ from typing import Any
 
 from generator.errors import InputError
 from generator.fleet_diff import diff_plans, fmt_cell, markdown_diff, signed_cell
-from generator.input_files import check_distinct_files, short
+from generator.input_files import MAX_WORKLOAD_BYTES, check_distinct_files, short
+from generator.named_tuple import NamedTuple
 from generator.units import GIB
 
 MAX_MARKDOWN_CHARS = 60_000
@@ -33,11 +34,25 @@ HEADLINE = (
 _MEMORY_PARTS = ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead")
 
 
-def _git(args: list[str]) -> subprocess.CompletedProcess[str]:
+class _Git(NamedTuple):
+    """A git command's exit status, its output as bytes (a blob is checked as text where it is read), and its errors."""
+
+    returncode: int
+    out: bytes
+    err: str
+
+    @property
+    def stdout(self) -> str:
+        return self.out.decode("utf-8", errors="replace")
+
+
+def _git(args: list[str]) -> _Git:
     try:
-        return subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+        done = subprocess.run(["git", *args], capture_output=True, check=False)
     except OSError as exc:
         raise InputError(f"cannot run git: {exc.strerror or exc}") from None
+    # bytes: a non-UTF-8 blob, file name or link target is an input error, not a decoding traceback (fuzz13 item 1)
+    return _Git(done.returncode, done.stdout, done.stderr.decode("utf-8", errors="replace"))
 
 
 #: Symbolic links followed in a row at a revision before giving up (as the kernel's ELOOP, roughly).
@@ -45,36 +60,43 @@ _MOST_LINKS = 8
 
 
 def file_at(rev: str, path: str, links: int = 0) -> str | None:
-    """The text of ``path`` (relative to the current directory) at ``rev``, or None where it did not exist.
+    """The text of ``path`` (relative to the current directory, or absolute) at ``rev``, or None where it did not exist.
 
-    A symbolic link at ``rev`` is followed there, as render follows it in the working tree (review 10 item 7).
+    The path is taken inside the repository through the working tree's directories, as render reads it; a symbolic link
+    at ``rev`` is followed there, as render follows one in the working tree (review 10 item 7).
     """
-    spec = f"{rev}:./{path}" if not os.path.isabs(path) else f"{rev}:{_repo_relative(path)}"
-    done = _git(["show", spec])
-    if done.returncode == 0:
-        # git show prints a tree's listing and a symlink's target as text: neither is a workload (fuzz12 item 13)
-        kind = _git(["cat-file", "-t", spec]).stdout.strip()
-        where = ["--full-tree", rev, "--", _repo_relative(path)] if os.path.isabs(path) else [rev, "--", path]
-        mode = _git(["ls-tree", *where]).stdout.split(" ", 1)[0] if kind == "blob" else ""
-        if mode == "120000":
-            target = done.stdout
-            linked = os.path.normpath(os.path.join(os.path.dirname(path), target))
-            outside = os.path.isabs(target) or os.path.relpath(os.path.realpath(linked), _top()).startswith("..")
-            if links >= _MOST_LINKS or outside:
-                raise InputError(f"{path} at {rev} is a symbolic link to {short(target)}, which is not followed")
-            text = file_at(rev, linked, links + 1)
-            if text is None:
-                raise InputError(f"{path} at {rev} is a symbolic link to {short(target)}, which does not exist there")
-            return text
-        if kind != "blob":
-            what = "a directory" if kind == "tree" else f"a git {kind}"
-            raise InputError(f"{path} at {rev} is {what}, not a workload file")
-        return done.stdout
-    if "exists on disk, but not in" in done.stderr or "does not exist in" in done.stderr:
-        return None
-    raise InputError(
-        f"git show {rev}:{path} failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"
-    )
+    rel = _repo_relative(path)
+    if rel.startswith(".."):
+        raise InputError(f"{short(path)} is outside the git repository here")
+    spec = f"{rev}:{rel}"
+    kind = _git(["cat-file", "-t", spec])
+    if kind.returncode != 0:
+        if "exists on disk, but not in" in kind.err or "does not exist in" in kind.err or "Not a valid object" in kind.err:
+            return None
+        why = kind.err.strip().splitlines()[-1] if kind.err.strip() else kind.returncode
+        raise InputError(f"git cat-file {rev}:{short(rel)} failed: {why}")
+    what = kind.stdout.strip()
+    if what != "blob":
+        raise InputError(f"{short(path)} at {rev} is {'a directory' if what == 'tree' else f'a git {what}'}, not a workload file")
+    mode = _git(["ls-tree", "--full-tree", rev, "--", rel]).stdout.split(" ", 1)[0]
+    size = int(_git(["cat-file", "-s", spec]).stdout.strip() or 0)
+    if size > MAX_WORKLOAD_BYTES:  # as a workload file is read (fuzz13 item 12)
+        raise InputError(f"{short(path)} at {rev} is {size:,} bytes, more than the {MAX_WORKLOAD_BYTES:,} specgen reads")
+    blob = _git(["cat-file", "blob", spec]).out
+    if mode == "120000":
+        target = blob.decode("utf-8", errors="replace")
+        linked = os.path.join(os.path.dirname(rel), target)
+        outside = os.path.isabs(target) or os.path.normpath(linked).startswith("..")
+        if links >= _MOST_LINKS or outside:
+            raise InputError(f"{short(path)} at {rev} is a symbolic link to {short(target)}, which is not followed")
+        text = file_at(rev, os.path.join(_top(), os.path.normpath(linked)), links + 1)
+        if text is None:
+            raise InputError(f"{short(path)} at {rev} is a symbolic link to {short(target)}, which does not exist there")
+        return text
+    try:
+        return blob.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{short(path)} at {rev}: file is not UTF-8 text (byte {exc.start})") from None
 
 
 def _top() -> str:
@@ -83,7 +105,14 @@ def _top() -> str:
 
 
 def _repo_relative(path: str) -> str:
-    return os.path.relpath(os.path.realpath(path), _top()).replace(os.sep, "/")
+    """``path`` relative to the work tree's top, its directories resolved as the working tree has them.
+
+    A link to a directory is followed, as render follows it; the last component stays as given (a link there is
+    followed at the revision).
+    """
+    absolute = os.path.abspath(path)
+    resolved = os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
+    return os.path.relpath(resolved, _top()).replace(os.sep, "/")
 
 
 def check_revision(rev: str) -> None:

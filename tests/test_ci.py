@@ -478,7 +478,7 @@ def test_a_path_that_was_a_directory_at_the_base_is_said_so_and_a_link_is_follow
     (tmp_path / "w.yaml").write_text(VALID)
     monkeypatch.chdir(tmp_path)
     code, _, err = specgen(capsys, "diff", "--base", "HEAD", "w.yaml")
-    assert code == 1 and "w.yaml at HEAD is a directory, not a workload file" in err
+    assert code == 1 and "'w.yaml' at HEAD is a directory, not a workload file" in err
     # a link at the base is followed there, as render follows it (review 10 item 7): unchanged, not refused
     code, out, err = specgen(capsys, "diff", "--base", "HEAD", "l.yaml", "--format", "json")
     assert code == 0, err
@@ -487,7 +487,18 @@ def test_a_path_that_was_a_directory_at_the_base_is_said_so_and_a_link_is_follow
     _git(tmp_path, "add", "gone.yaml")
     _git(tmp_path, "commit", "-qm", "dangling")
     code, _, err = specgen(capsys, "diff", "--base", "HEAD", "gone.yaml")
-    assert code == 1 and "gone.yaml at HEAD is a symbolic link to 'nowhere.yaml', which does not exist there" in err
+    assert code == 1 and "'gone.yaml' at HEAD is a symbolic link to 'nowhere.yaml', which does not exist there" in err
+    # fuzz13 items 1, 3: a non-UTF-8 file at the base is an input error, not a traceback; a path through a link to a
+    # directory is read as render reads it, not as "added"
+    (tmp_path / "bin.yaml").write_bytes(b"\xff\xfe bad")
+    (tmp_path / "dl").symlink_to(".")
+    _git(tmp_path, "add", "bin.yaml", "dl")
+    _git(tmp_path, "commit", "-qm", "odd")
+    (tmp_path / "bin.yaml").write_text(VALID)
+    code, _, err = specgen(capsys, "diff", "--base", "HEAD", "bin.yaml")
+    assert code == 1 and "'bin.yaml' at HEAD: file is not UTF-8 text (byte 0)" in err
+    code, out, err = specgen(capsys, "diff", "--base", "HEAD", "dl/real.yaml", "--format", "json")
+    assert code == 0 and [f["status"] for f in json.loads(out)["files"]] == ["unchanged"], err
 
 
 def test_a_rented_training_run_that_costs_more_is_a_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
