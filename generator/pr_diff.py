@@ -141,7 +141,7 @@ def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
     check_revision(rev)
     check_distinct_files(paths)  # a workload given twice would count twice in the fleet's totals
     files = []
-    named: dict[tuple[str, str], str] = {}  # (side, workload name) -> the file naming it first
+    named: dict[str, str] = {}  # workload name -> the file naming it first
     for path in paths:
         old_text = file_at(rev, path)
         exists = os.path.exists(path)
@@ -149,14 +149,13 @@ def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
             raise InputError(f"{path}: neither in the working tree nor at {rev}")
         old = _plan_text(old_text, f"{rev}:{path}") if old_text is not None else EMPTY_PLAN
         new = _plan_path(path) if exists else EMPTY_PLAN
-        for side, plan in (("old", old), ("new", new)):
-            name = plan.get("workload")
-            if plan is not EMPTY_PLAN and (first := named.setdefault((side, str(name)), path)) != path:
-                where = f" at {rev}" if side == "old" else ""
-                raise InputError(
-                    f"{first} and {path} are both named '{name}'{where}; as one cluster's workloads (render) their names "
-                    "must differ, and the diff would count the fleet twice"
-                )
+        # the change's own workloads must differ in name; two at the base alike are what a fixing change removes
+        name = new.get("workload")
+        if new is not EMPTY_PLAN and (first := named.setdefault(str(name), path)) != path:
+            raise InputError(
+                f"{first} and {path} are both named '{name}'; as one cluster's workloads (render) their names must "
+                "differ, and the diff would count the fleet twice"
+            )
         status = "added" if old_text is None else "removed" if not exists else "changed"
         diff = diff_plans(old, new)
         if status == "changed" and not diff["pools"] and not diff["deployments"]:
