@@ -357,6 +357,15 @@ ENGINE_CONFIG = (
             {"model": "m/x", "max_num_seqs": "8"},
             id="nested-keys-are-not-the-runs",
         ),
+        # fuzz13 item 11: an escaped quote inside a nested string does not end it
+        pytest.param(
+            "INFO non-default args: {'model': 'm/x', 'speculative_config': {'prompt_lookup': 'q\\'}\"', "
+            "'max_model_len': 5}}",
+            {"model": "m/x"},
+            id="escaped-quote-in-a-nested-string",
+        ),
+        # fuzz13 item 2: a settings line longer than any vLLM prints is skipped, not scanned
+        pytest.param("INFO non-default args: {" * 5000, {}, id="long-line-skipped"),
         pytest.param(
             ENGINE_CONFIG,
             {"model": "Qwen/Qwen3-32B-FP8", "max_model_len": "16384", "tensor_parallel_size": "2", "quantization": "fp8",

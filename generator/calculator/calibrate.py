@@ -190,8 +190,24 @@ _RUN_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] =
     "max_num_seqs": (("--max-num-seqs",), ("max_num_seqs",), ()),
 }
 _COMMAND = re.compile(r"(?:\bvllm serve|vllm\.entrypoints\.openai\.api_server|vllm\.entrypoints\.api_server)\b(.*)")
-_NON_DEFAULT = re.compile(r"non-default args: \{(.*)\}")
-_ENGINE_CONFIG = re.compile(r"LLM engine \(v[^)]*\) with config: (.*)")
+#: Where vLLM's settings lines begin: ``non-default args: {...}`` and ``LLM engine (v...) with config: ...``.
+_NON_DEFAULT = "non-default args: {"
+_ENGINE_CONFIG = ("LLM engine (v", ") with config: ")
+#: Longest line read for run settings (vLLM's are a few KB): longer ones are skipped, not scanned (fuzz13 item 2).
+_SETTINGS_LINE_CHARS = 65_536
+
+
+def _settings_text(line: str, column: int) -> str | None:
+    """The text of vLLM's ``non-default args`` dict (``column`` 1) or engine config (2) on ``line``, else None.
+
+    Found by position, not by a pattern that backtracks over a long line.
+    """
+    if column == 1:
+        start, end = line.find(_NON_DEFAULT), line.rfind("}")
+        return line[start + len(_NON_DEFAULT) : end] if 0 <= start < end else None
+    start = line.find(_ENGINE_CONFIG[0])
+    config = line.find(_ENGINE_CONFIG[1], start) if start >= 0 else -1
+    return line[config + len(_ENGINE_CONFIG[1]) :] if config >= 0 else None
 
 
 class RunSetting(NamedTuple):
@@ -216,6 +232,8 @@ def parse_run_settings(text: str) -> dict[str, RunSetting]:
             found[name] = RunSetting(value, line.strip())
 
     for line in text.splitlines():
+        if len(line) > _SETTINGS_LINE_CHARS:
+            continue
         command = _COMMAND.search(line)
         if command:
             try:
@@ -241,14 +259,11 @@ def parse_run_settings(text: str) -> dict[str, RunSetting]:
                 for option in options:
                     if option in flags:
                         put(name, flags[option], line)
-        for pattern, column, form in (
-            (_NON_DEFAULT, 1, r"'{key}':\s*('[^']*'|[^,}}\s]+)"),
-            (_ENGINE_CONFIG, 2, r"\b{key}=('[^']*'|[^,\s]+)"),
-        ):
-            match = pattern.search(line)
-            if match:
+        for column, form in ((1, r"'{key}':\s*('[^']*'|[^,}}\s]+)"), (2, r"\b{key}=('[^']*'|[^,\s]+)")):
+            settings = _settings_text(line, column)
+            if settings is not None:
                 # the run's own settings only: a nested one (a draft model's max_model_len) is not the run's
-                top = _top_level(match.group(1))
+                top = _top_level(settings)
                 for name, keys in _RUN_KEYS.items():
                     for key in keys[column]:
                         got = re.search(form.format(key=re.escape(key)), top)
@@ -260,10 +275,11 @@ def parse_run_settings(text: str) -> dict[str, RunSetting]:
 def _top_level(text: str) -> str:
     """``text`` with everything inside brackets blanked out (quoted text kept whole), so a key found is a top-level one."""
     out = []
-    depth, quote = 0, ""
+    depth, quote, escaped = 0, "", False
     for char in text:
-        if quote:
-            quote = "" if char == quote else quote
+        if quote:  # a backslash in a quoted string escapes the next character, a quote included (fuzz13 item 11)
+            quote = "" if char == quote and not escaped else quote
+            escaped = char == "\\" and not escaped
         elif char in "'\"":
             quote = char
         elif char in "{[(":
