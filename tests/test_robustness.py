@@ -703,6 +703,12 @@ def test_calibrate_checks_the_estimate_options_as_estimate_does(tmp_path: Path, 
         ({"hidden_size": 4097, "head_dim": None}, "hidden_size 4097 is not a multiple of num_attention_heads 32 and no"),
         # fuzz12 item 14: an unknown layer type was sized as full attention (Gemma 2's sliding layers lost)
         ({"layer_types": ["weird"] * 32}, "layer_types[0] is 'weird', not a layer type sized here"),
+        # fuzz13 items 5, 10: JSON true (an int to Python) and a 0-token window on sliding layers
+        ({"sliding_window": True}, "sliding_window is true: it must be a window in tokens"),
+        (
+            {"layer_types": ["sliding_attention"] * 32, "sliding_window": 0},
+            "layer_types names sliding layers but 'sliding_window' is not a whole number of tokens >= 1",
+        ),
     ],
 )
 def test_a_config_that_contradicts_itself_is_refused(change: dict[str, Any], message: str) -> None:

@@ -434,6 +434,8 @@ _LAYER_TYPES = ("full_attention", "sliding_attention")
 def _layer_windows(cfg: Mapping[str, Any], model_type: str, n_layers: int) -> list[int | None]:
     """Per layer: the sliding-window size in tokens, or ``None`` for full attention."""
     window = cfg.get("sliding_window")
+    if isinstance(window, bool):  # JSON true is an int to Python: a 1-token window (fuzz13 item 5)
+        raise ArchitectureError(f"sliding_window is {str(window).lower()}: it must be a window in tokens (or null)")
     types = cfg.get("layer_types")
     if types is not None and not isinstance(types, list):
         raise ArchitectureError("layer_types must be a list with one entry per layer")
@@ -445,8 +447,9 @@ def _layer_windows(cfg: Mapping[str, Any], model_type: str, n_layers: int) -> li
             raise ArchitectureError(
                 f"layer_types[{unknown[0]}] is {str(unknown[1])[:40]!r}, not a layer type sized here ({', '.join(_LAYER_TYPES)})"
             )
-        if any(str(t).startswith("sliding") for t in types) and not isinstance(window, int):
-            raise ArchitectureError("layer_types names sliding layers but 'sliding_window' is not an integer")
+        if any(str(t).startswith("sliding") for t in types) and not (isinstance(window, int) and window >= 1):
+            # a window of 0 tokens would hold no KV at all (fuzz13 item 10)
+            raise ArchitectureError("layer_types names sliding layers but 'sliding_window' is not a whole number of tokens >= 1")
         return [window if str(t).startswith("sliding") else None for t in types]
     if not isinstance(window, int) or window <= 0 or cfg.get("use_sliding_window") is False:
         return [None] * n_layers
