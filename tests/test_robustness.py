@@ -725,3 +725,13 @@ def test_a_config_whose_positions_are_zero_serves_nothing() -> None:
 
     with pytest.raises(ArchitectureError, match="'max_position_embeddings' = 0 is out of range: must be from 1"):
         check_config_dimensions({**_llama(), "max_position_embeddings": 0})
+
+
+def test_fp8_is_refused_where_no_vllm_kernel_runs_it() -> None:
+    """fuzz13 item 6: fp8 on V100 and T4 "fit"; vLLM has neither its W8A8 nor its Marlin FP8 kernel there."""
+    from generator.calculator.estimate import EstimateRequest, estimate
+
+    for gpu in ("v100-sxm2-32gb", "t4-16gb"):
+        with pytest.raises(InputError, match=r"fp8 weights cannot be served on (Volta|Turing) GPUs"):
+            estimate(EstimateRequest(model="llama-3.1-8b", gpu=gpu, precision="fp8"))
+    assert estimate(EstimateRequest(model="llama-3.1-8b", gpu="a100-sxm4-80gb", precision="fp8"))["capacity"]["fits"]

@@ -59,8 +59,13 @@ _BNB_SUPPORT: FormatSupport = (_AMD_AND_GAUDI, _table_marks_unsupported("bitsand
 _GGUF_SUPPORT: FormatSupport = (frozenset({"gaudi3"}), _table_marks_unsupported("GGUF"))
 
 #: Formats whose kernels vLLM's table (or its ModelOpt page) rules out on some architecture; formats not listed
-#: (bf16, fp8, mxfp4, ...) are not checked, since the table does not state them for every column.
+#: (bf16, mxfp4, ...) are not checked, since the table does not state them for every column.
 FORMAT_SUPPORT: dict[str, FormatSupport] = {
+    # neither FP8 W8A8 nor the FP8 Marlin (weight-only) kernel on Volta or Turing (fuzz13 item 6; Ampere has Marlin)
+    "fp8": (
+        frozenset({"volta", "turing"}),
+        _table_marks_unsupported("FP8 (W8A8) and Marlin FP8"),
+    ),
     "nvfp4": (
         frozenset({"volta", "turing", "cdna2", "cdna3", "gaudi3"}),
         "NVFP4 (ModelOpt) has NVIDIA kernels only: a native FP4 GEMM on Blackwell, else weight-only Marlin "
