@@ -145,8 +145,8 @@ def test_the_plan_says_which_link_a_split_model_uses(
     assert reason in plan.deployments[0].reasons
 
 
-@pytest.mark.parametrize(("bridge", "layout"), [(False, (4, 1)), (True, (2, 2))])
-def test_a_custom_server_declares_its_bridge(tmp_path: Path, bridge: bool, layout: tuple[int, int]) -> None:
+@pytest.mark.parametrize(("bridge", "tp"), [(False, 4), (True, 2)])
+def test_a_custom_server_declares_its_bridge(tmp_path: Path, bridge: bool, tp: int) -> None:
     text = (REPO / "examples" / "fleet-custom.yaml").read_text()
     if bridge:
         text = text.replace("        gpus_per_server: 4\n", "        gpus_per_server: 4\n        gpu_bridge: true\n")
@@ -154,4 +154,4 @@ def test_a_custom_server_declares_its_bridge(tmp_path: Path, bridge: bool, layou
     path.write_text(text)
     plan = plan_workload(load_workload(str(path)))
     (assistant,) = [d for d in plan.deployments if d.name == "assistant"]
-    assert (assistant.tp, assistant.replicas) == layout
+    assert assistant.tp == tp  # the bridge makes TP2 fast enough (its replicas: as the SLOs and the rate say)

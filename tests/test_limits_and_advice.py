@@ -247,7 +247,7 @@ deployments:
   - name: rag
     model: meta-llama/Llama-3.1-8B-Instruct
     inference: {max_context_tokens: 16384, avg_input_tokens: 16000, avg_output_tokens: 200, requests_per_second: 2,
-                slo: {ttft_p95_ms: 1500, tpot_ms: 50}}
+                slo: {ttft_p95_ms: 300, tpot_ms: 50}}
 hardware:
   gpus: [l4-24gb]
 """
