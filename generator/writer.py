@@ -372,7 +372,10 @@ def refuse_symlinks(path: str, workloads: Collection[str] = ()) -> str:
         if not os.path.islink(probe):
             resolved = probe
             continue
-        link = os.readlink(probe)
+        try:
+            link = os.readlink(probe)
+        except OSError as exc:  # a link the user may not read (/proc/1/cwd as a user): fuzz13 item 9
+            raise OutputError(f"cannot check {path}: {_describe(exc)}") from None
         why = "it is the output path itself" if index == last else _controlled(resolved, roots)
         if why:
             shown = typed if index is not None else probe  # a component of a link's target: where the walk found it

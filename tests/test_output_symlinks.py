@@ -266,3 +266,15 @@ def test_a_constants_block_is_written_to_a_new_path_or_a_regular_file_only(tmp_p
     assert log.read_text() == "INFO GPU KV cache size: 100000 tokens\n"
     write_block(str(tmp_path / "new.yaml"), "constants: {}\n", [str(log)])
     assert (tmp_path / "new.yaml").read_text() == "constants: {}\n"
+
+
+def test_a_link_the_user_may_not_read_is_an_error_not_a_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """fuzz13 item 9: -o /proc/1/cwd/x as a user gave a PermissionError traceback."""
+    (tmp_path / "link").symlink_to(tmp_path)
+
+    def unreadable(path: str) -> str:
+        raise PermissionError(13, "Permission denied", path)
+
+    monkeypatch.setattr(writer.os, "readlink", unreadable)
+    with pytest.raises(OutputError, match=r"cannot check .*link/x: .*link: Permission denied"):
+        writer.refuse_symlinks(str(tmp_path / "link" / "x"))
