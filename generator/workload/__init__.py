@@ -121,6 +121,15 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
             if dep.inference.max_num_batched_tokens is not None:  # SGLang's --chunked-prefill-size is not modelled
                 where = doc.locate(("deployments", i, "inference", "max_num_batched_tokens"))
                 errors.append(InputError("max_num_batched_tokens is vLLM's setting (engine: vllm)", where))
+            elif "prefill_chunk_tokens" in wl.constants:  # it fills max_num_batched_tokens (fuzz13 item 8)
+                where = doc.locate(("constants", "prefill_chunk_tokens"))
+                errors.append(
+                    InputError(
+                        f"prefill_chunk_tokens sets vLLM's max_num_batched_tokens, and deployment '{dep.name}' runs "
+                        "SGLang, whose --chunked-prefill-size is not modelled: drop it",
+                        where,
+                    )
+                )
         elif isinstance(dep, InferenceDeployment):
             errors += _forward_pass_errors(doc, i, dep.inference, wl.constants)
     hw = wl.hardware
