@@ -154,7 +154,7 @@ def test_vllm_never_runs_more_sequences_than_tokens_a_forward_pass(tmp_path: Pat
         load_workload(str(path))
     # fuzz13 item 8: nor by the constant that fills it (it timed the plan with a chunk SGLang never got)
     path.write_text(text.format(limit="\n      engine: sglang") + "constants: {prefill_chunk_tokens: 16}\n")
-    with pytest.raises(InputError, match="constants.prefill_chunk_tokens: prefill_chunk_tokens sets vLLM's"):
+    with pytest.raises(InputError, match=r"constants\.prefill_chunk_tokens: prefill_chunk_tokens sets vLLM"):
         load_workload(str(path))
     request = EstimateRequest(
         model="llama-3.2-1b-instruct", gpu="h100-sxm5-80gb", max_batched_tokens=256, input_tokens=300, output_tokens=200

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from generator import catalog
+from generator.api import plan_file
 from generator.calculator.cli import main as estimate_main
 from generator.catalog import find_gpu
 from generator.sizing.architecture import parse_architecture
@@ -399,3 +400,13 @@ def test_a_pinned_layout_the_model_does_not_split_into_is_invalid_at_its_field(
     code = call_cli(tmp_path, ("validate", "w.yaml"))
     err = capsys.readouterr().err
     assert (code, message is None or message in err) == ((0, True) if message is None else (1, True)), err
+
+
+@pytest.mark.parametrize(("pin", "gpus"), [("{tp: 2, pp: 2}", 4), ("{tp: 1, pp: 8}", 8)])
+def test_a_pinned_layout_is_planned_as_pinned(tmp_path: Path, pin: str, gpus: int) -> None:
+    """fuzz13 item 4: a pinned PP was tried only at the platform's largest TP, so tp 2 / pp 2 passed validate and the
+    plan said "no feasible layout ... allow a GPU with more memory"."""
+    path = tmp_path / "w.yaml"
+    path.write_text(PINNED.format(pin=pin).replace("mistralai/Mixtral-8x7B-Instruct-v0.1", "meta-llama/Llama-3.1-8B-Instruct"))
+    (dep,) = plan_file(str(path))[1].deployments
+    assert (dep.tp * dep.pp, dep.gpus // dep.replicas) == (gpus, gpus)

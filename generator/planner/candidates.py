@@ -164,7 +164,7 @@ def inference_options(
     serving = _serving(wl, dep, model)
     rate = serving.spec.requests_per_second
     options: list[Option] = []
-    seen: dict[tuple[str, bool, tuple[int, ...], float], _GpuShapes] = {}
+    seen: dict[tuple[object, ...], _GpuShapes] = {}
     seen_nodes: dict[tuple[object, ...], object] = {}
     for hw in allowed_hardware(wl) if hardware is None else hardware:
         for shape in _inference_shapes(serving, model, hw, consts, blocked, seen):
@@ -205,15 +205,19 @@ class _Serving(NamedTuple):
     mig: bool
     #: The deployment pins expert parallelism (``parallelism.ep`` above 1).
     expert_parallel: bool
+    #: The TP and PP degrees the deployment pins (None: searched).
+    pin: tuple[int | None, int | None] = (None, None)
 
 
 def _serving(wl: Workload, dep: InferenceDeployment, model: ResolvedModel) -> _Serving:
-    """An inference deployment's spec, weight format, whether MIG confines a replica to one GPU, and whether EP is pinned."""
+    """An inference deployment's spec, weight format, whether MIG confines a replica to one GPU, and its pins."""
     spec, _ = effective_slo(dep.inference)
     fmt = serving_format(model, spec.precision)
     sharing = wl.kubernetes.gpu_sharing
-    ep = dep.parallelism is not None and (dep.parallelism.ep or 1) > 1
-    return _Serving(spec, fmt, sharing is not None and sharing.strategy == "mig", ep)
+    pin = dep.parallelism
+    ep = pin is not None and (pin.ep or 1) > 1
+    pinned = (pin.tp, pin.pp) if pin is not None else (None, None)
+    return _Serving(spec, fmt, sharing is not None and sharing.strategy == "mig", ep, pinned)
 
 
 def _inference_shapes(
@@ -222,11 +226,11 @@ def _inference_shapes(
     hw: Hardware,
     consts: Constants,
     blocked: list[Blocked],
-    seen: dict[tuple[str, bool, tuple[int, ...], float], _GpuShapes] | None = None,
+    seen: dict[tuple[object, ...], _GpuShapes] | None = None,
 ) -> list[ReplicaShape]:
     """The replica layouts of an inference deployment on ``hw`` that the workload allows (why others not, to ``blocked``)."""
-    spec, fmt, mig, expert_parallel = serving
-    shapes, why = replica_shapes(model, spec, fmt, hw, consts, seen, expert_parallel=expert_parallel)
+    spec, fmt, mig, expert_parallel, pin = serving
+    shapes, why = replica_shapes(model, spec, fmt, hw, consts, seen, expert_parallel=expert_parallel, pin=pin)
     if not shapes:
         blocked += [blocked_on(hw, NO_LAYOUT, w.text, w.excess, w.missed) for w in why[-1:]]
     kept = []

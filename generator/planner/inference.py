@@ -288,9 +288,10 @@ def replica_shapes(
     fmt: WeightFormat,
     hw: Hardware,
     consts: Constants,
-    seen: dict[tuple[str, bool, tuple[int, ...], float], _GpuShapes] | None = None,
+    seen: dict[tuple[object, ...], _GpuShapes] | None = None,
     *,
     expert_parallel: bool = False,
+    pin: tuple[int | None, int | None] = (None, None),
 ) -> tuple[list[ReplicaShape], list[LayoutBlocked]]:
     """Feasible TP x PP layouts on ``hw`` and, when none, why not.
 
@@ -303,10 +304,12 @@ def replica_shapes(
     """
     sizes = tuple(tensor_parallel_sizes(hw, model.architecture.num_attention_heads))
     host = platform_host_time_scale(hw.platform)
-    key = (hw.gpu.id, hw.gpu.bridged, sizes, host)
+    key = (hw.gpu.id, hw.gpu.bridged, sizes, host, pin)
     known = seen.get(key) if seen is not None else None
     if known is None:
-        known = _gpu_shapes(model.architecture, model, spec, fmt, hw.gpu.id, hw.gpu.bridged, sizes, consts, host, expert_parallel)
+        known = _gpu_shapes(
+            model.architecture, model, spec, fmt, hw.gpu.id, hw.gpu.bridged, sizes, consts, host, expert_parallel, pin
+        )
         if seen is not None:
             seen[key] = known
     found, blocked = known
@@ -338,6 +341,7 @@ def _gpu_shapes(
     consts: Constants,
     host_time_scale: float = 1.0,
     expert_parallel: bool = False,
+    pin: tuple[int | None, int | None] = (None, None),
 ) -> _GpuShapes:
     gpu = catalog.gpus()[gpu_id].as_fitted(bridged)
     kv_bits = kv_cache_bits(spec.kv_cache_precision)
@@ -357,9 +361,14 @@ def _gpu_shapes(
         )
     shapes: list[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str, int]] = []
     blocked: list[LayoutBlocked] = []
-    for tp in sizes:
-        for pp in PIPELINE_STAGES:
-            if pp > 1 and (tp != sizes[-1] or pp > arch.num_layers):
+    # pinned degrees are the only ones tried, a pinned PP at any TP (fuzz13 item 4: tp 2 / pp 2 was never enumerated)
+    pin_tp, pin_pp = pin
+    if pin_tp is not None and pin_tp not in sizes:
+        taken = ", ".join(str(t) for t in sizes)
+        blocked.append(LayoutBlocked(f"TP{pin_tp}: not a degree this server's GPUs give a replica (TP {taken})"))
+    for tp in sizes if pin_tp is None else [t for t in sizes if t == pin_tp]:
+        for pp in PIPELINE_STAGES if pin_pp is None else (pin_pp,):
+            if pp > 1 and ((pin_pp is None and tp != sizes[-1]) or pp > arch.num_layers):
                 continue
             par = Parallelism(tp, pp, tp if expert_parallel else 1)
             problems = loadability_problems(arch, fmt, par)
