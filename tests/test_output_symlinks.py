@@ -275,6 +275,6 @@ def test_a_link_the_user_may_not_read_is_an_error_not_a_traceback(tmp_path: Path
     def unreadable(path: str) -> str:
         raise PermissionError(13, "Permission denied", path)
 
-    monkeypatch.setattr(writer.os, "readlink", unreadable)
+    monkeypatch.setattr(os, "readlink", unreadable)
     with pytest.raises(OutputError, match=r"cannot check .*link/x: .*link: Permission denied"):
         writer.refuse_symlinks(str(tmp_path / "link" / "x"))
