@@ -108,3 +108,38 @@ def test_best_point_equals_bisection_on_every_shape(example: str) -> None:
                     assert found == bisected
                 compared += 1
     assert compared > 0
+
+
+def test_a_pipelines_batch_is_searched_in_whole_micro_batches() -> None:
+    """Review 11 item 5: under PP the rate (and the queue that follows it) is a sawtooth between micro-batch steps, and
+    the search missed the best batch; over whole micro-batches the latencies grow with the batch, and the search finds
+    the largest that meets the SLOs."""
+    loaded = load_workload(str(EXAMPLES / "mixed.yaml"))
+    consts = Constants()
+    compared = 0
+    for dep in loaded.workload.deployments:
+        if not isinstance(dep, InferenceDeployment):
+            continue
+        model = loaded.models[dep.name]
+        spec, _ = effective_slo(dep.inference)
+        fmt = weight_format(spec.precision or default_precision(model))
+        kv_bits = kv_cache_bits(spec.kv_cache_precision)
+        for hw in allowed_hardware(loaded.workload)[:4]:
+            for pp in (2, 3):
+                par = Parallelism(1, pp)
+                mem = size_inference(
+                    model.architecture, fmt, kv_bits, spec.max_context_tokens, 1, par, consts, hw.gpu.memory_bytes, nvlink=False
+                )
+                if mem.capacity is None or mem.capacity.kv_cache_tokens < spec.max_context_tokens:
+                    continue
+                shape = (par, mem, kv_bits, accelerator_for(hw.gpu, fmt.compute, 1))
+                max_batch = min(256, mem.capacity.kv_cache_tokens // (spec.avg_input_tokens + 1) or 1)
+                at = _points(model, shape, spec, consts)
+                found = best_point(model, shape, spec, max_batch, consts)
+                if found is None or not _meets_slo(at(1), spec):
+                    continue
+                steps = [1, *range(pp, max_batch + 1, pp), max_batch]
+                meeting = [b for b in steps if _meets_slo(at(b), spec)]
+                assert found.batch == max(meeting)
+                compared += 1
+    assert compared > 0

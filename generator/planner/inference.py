@@ -151,26 +151,34 @@ def best_point(
     """The highest-rate operating point that meets the SLOs, or None: the largest batch that meets them.
 
     Latency grows with the batch, so the batches that meet the SLOs are ``1..b``; ``b`` is searched
-    by :func:`largest_meeting`.
+    by :func:`largest_meeting`. A pipeline's decode step grows a micro-batch every ``pp`` sequences, and its rate
+    (with the queue that follows the rate) is a sawtooth between: there the search runs over whole micro-batches
+    (review 11 item 5), where the latencies grow with the batch again.
     """
     at = _points(model, shape, spec, consts)
     first = at(1)
     if not _meets_slo(first, spec):
         return _below_one_in_flight(at, first.requests_per_s, spec)
+    unit = shape[0].pp
     high = max(1, max_batch)
-    if high == 1:
+
+    def batch_of(step: int) -> int:  # without a pipeline the step is the batch; with one, step k > 1 is k - 1 full
+        return step if unit == 1 or step == 1 else min(high, (step - 1) * unit)  # micro-batches (at most high)
+
+    last = 1 + math.ceil(high / unit) if unit > 1 else high
+    if last == 1:
         return first
-    top = at(high)
+    top = at(batch_of(last))
     if _meets_slo(top, spec):
         return top
     probed = {1: first}
 
-    def probe(batch: int) -> tuple[bool, float]:
-        point = probed[batch] = at(batch)
+    def probe(step: int) -> tuple[bool, float]:
+        point = probed[step] = at(batch_of(step))
         return _meets_slo(point, spec), _slo_excess(point, spec)
 
-    low = largest_meeting(1, _slo_excess(first, spec), high, _slo_excess(top, spec), probe)
-    return probed[low]  # the search returns a batch it probed (or 1)
+    low = largest_meeting(1, _slo_excess(first, spec), last, _slo_excess(top, spec), probe)
+    return probed[low]  # the search returns a step it probed (or 1)
 
 
 def _below_one_in_flight(at: PointAt, most: float, spec: InferenceSpec) -> OperatingPoint | None:
