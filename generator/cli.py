@@ -123,7 +123,7 @@ def render_files(
 ) -> None:
     """Validate, plan and render workload ``files`` into the tree at ``output`` (or compare with it); ``echo`` prints."""
     from generator.batch import output_files, render_many, tree_summary, trees_in, unlisted_trees
-    from generator.errors import DriftError
+    from generator.errors import DriftError, one_line
     from generator.writer import check_report_path, diff_trees, read_manifest, read_tree, with_manifest, write_tree
 
     if gitlab_report:
@@ -159,10 +159,10 @@ def render_files(
             for note in write_tree(wanted_files, output, keep=keep, workloads=files):
                 echo(f"specgen: {note}", err=True)
             if single:
-                echo(f"wrote {len(wanted_files)} files to {output}")
+                echo(one_line(f"wrote {len(wanted_files)} files to {output}"))  # a newline in -o stays on the line
             for result in [] if single else results:
                 count = sum(1 for rel in wanted_files if rel.startswith(result.name + "/"))
-                echo(f"wrote {count} files to {os.path.join(output, result.name)}")
+                echo(one_line(f"wrote {count} files to {os.path.join(output, result.name)}"))
 
     # an error past planning (workloads that clash in one tree, stale output, an unwritable tree) stops the run too
     _errors_to_gitlab(gitlab_report, files, write_or_check, located)
