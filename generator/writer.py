@@ -142,6 +142,8 @@ def write_tree(
     parent = os.path.dirname(target)
     try:
         os.makedirs(parent, exist_ok=True)
+    except FileExistsError:  # a file where a directory of the path goes (makedirs says "File exists")
+        raise OutputError(f"cannot write {directory}: {os.path.dirname(directory) or parent} is not a directory") from None
     except OSError as exc:
         raise OutputError(f"cannot write {directory}: {exc.strerror or exc}") from None
     with output_lock(parent, directory):
