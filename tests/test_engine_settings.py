@@ -444,6 +444,10 @@ def test_a_pipelines_prompts_take_one_stages_turn_from_the_replica() -> None:
     consts = Constants()._replace(prefill_chunk_tokens=512)
     trip, turn = (prefill_seconds(model, Parallelism(2, 4), acc, 1500, consts, fill=f) for f in (True, False))
     assert turn < trip  # three passes of filling the pipeline less
+    # review 12 item 1: a stage's turn is a quarter of the whole prompt's work at PP4, its attention and TP all-reduces
+    # included (they were the whole model's in every stage)
+    whole = prefill_seconds(model, Parallelism(2, 1), acc, 1500, consts)
+    assert turn == pytest.approx(whole / 4, rel=0.05)
     assert prefill_seconds(model, Parallelism(2, 1), acc, 1500, consts, fill=False) == prefill_seconds(
         model, Parallelism(2, 1), acc, 1500, consts
     )

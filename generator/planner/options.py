@@ -85,7 +85,8 @@ def rank(objective: str, candidate: Candidate, *, share: bool = False) -> tuple[
 
     Every objective counts whole servers (GPUs per server x servers). A plan that leaves bought
     GPUs idle must win on the objective to be chosen: on a tie, fewer idle GPUs come first (none
-    before any). Remaining ties break toward fewer servers, then less power, then lower latency.
+    before any). Remaining ties break toward fewer servers, then less power, then fewer pipeline stages, then lower
+    latency.
     ``cost`` needs every candidate priced: the planner falls back to ``gpus`` (and says so) when
     one is not. ``share``: on a tie, fewer GPUs in use instead of fewer idle, so that the idle ones can
     take another deployment (the planner keeps such a fleet only when it wins on the objective).
@@ -96,11 +97,13 @@ def rank(objective: str, candidate: Candidate, *, share: bool = False) -> tuple[
     # a layout on no new server (the idle GPUs of servers already chosen) buys none
     bought = c.gpus_bought or (0 if c.nodes == 0 else c.gpus)
     power = c.power_compared_w or c.power_w  # every layout on one basis: its components summed
+    # on a tie, fewer pipeline stages before lower latency: replicas that each fit a server launch alone, and several
+    # keep serving when one fails (review 12 item 6: one TP8 x PP2 replica chose over two TP8 at one cost)
     if objective == "gpus":
-        return (bought, idle, c.nodes, power, c.latency_s, usd)
+        return (bought, idle, c.nodes, power, c.pp, c.latency_s, usd)
     if objective == "power":
-        return (power, idle, c.nodes, c.latency_s, usd, bought)
-    return (usd, idle, c.nodes, power, c.latency_s, bought)
+        return (power, idle, c.nodes, c.pp, c.latency_s, usd, bought)
+    return (usd, idle, c.nodes, power, c.pp, c.latency_s, bought)
 
 
 def tensor_parallel_sizes(hw: Hardware, heads: int) -> list[int]:

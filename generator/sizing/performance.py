@@ -449,20 +449,23 @@ def prefill_seconds(
         multiply = gemm_seconds(arch, par, acc, n, consts, logit_tokens=logits)
         return max(multiply, decode_weight_read_bytes(arch, weights, par, n) / bandwidth) if weights else multiply
 
-    # the passes follow one another through the stages: the last leaves the last stage pp - 1 passes after the
-    # first stage is done with it (vLLM schedules the next chunk while one is in flight)
-    passes = full * one_pass(chunk, 0) + one_pass(last, 1)
-    linear = passes + (par.pp - 1) * (one_pass(chunk, 0) if full else one_pass(last, 1)) if fill else passes
+    # one stage's share of every pass: its GEMMs (gemm_seconds is per stage), and its layers' attention and TP
+    # all-reduces (review 12 item 1: they were the whole model's in every stage)
+    linear = full * one_pass(chunk, 0) + one_pass(last, 1)
     attention = (prompt_attention_flops_per_token(arch, tokens) * tokens) / (
         par.tp * acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency
     )
-    compute = linear + attention
     comm = 0.0
     if par.tp > 1:
         latency = consts.allreduce_latency_nvlink_s if acc.fast_link else consts.allreduce_latency_pcie_s
         per_pass = [allreduce_seconds(n * arch.hidden_size * 2, par.tp, acc.link_gb_per_s, latency) for n in (chunk, last)]
         comm = 2 * arch.num_layers * (full * per_pass[0] + per_pass[1])
-    return compute + comm
+    stage = linear + (attention + comm) / par.pp  # the time the prompt keeps one stage busy
+    if not fill or par.pp == 1:
+        return stage
+    # the passes follow one another through the stages: the last leaves the last stage pp - 1 passes after the
+    # first stage is done with it (vLLM schedules the next chunk while one is in flight)
+    return stage + (par.pp - 1) * stage / (full + 1)
 
 
 class Saturation(NamedTuple):
