@@ -59,60 +59,103 @@ def _git(args: list[str]) -> _Git:
 _MOST_LINKS = 8
 
 
-def file_at(rev: str, path: str, links: int = 0) -> str | None:
+def file_at(rev: str, path: str) -> str | None:
     """The text of ``path`` (relative to the current directory, or absolute) at ``rev``, or None where it did not exist.
 
-    The path is taken inside the repository through the working tree's directories, as render reads it; a symbolic link
-    at ``rev`` is followed there, as render follows one in the working tree (review 10 item 7).
+    Below the repository's top the path is read at ``rev`` component by component: a symbolic link there, to a
+    directory or to the file, is followed as it was at ``rev``, as render at ``rev`` would follow it (review 10 item 7,
+    review 12 item 5: a directory link retargeted in the working tree read "unchanged").
     """
     rel = _repo_relative(path)
-    if rel.startswith(".."):
+    if _outside(rel):
         raise InputError(f"{short(path)} is outside the git repository here")
-    spec = f"{rev}:{rel}"
-    kind = _git(["cat-file", "-t", spec])
-    if kind.returncode != 0:
-        if "exists on disk, but not in" in kind.err or "does not exist in" in kind.err or "Not a valid object" in kind.err:
+    return _blob_at(rev, rel, path)
+
+
+def _outside(rel: str) -> bool:
+    """Whether a normalised repository-relative path leaves the repository (``..m.yaml`` does not; review 12 item 10)."""
+    return rel == ".." or rel.startswith("../")
+
+
+def _entry(rev: str, rel: str) -> tuple[str, str]:
+    """(mode, type) of the tree entry ``rel`` at ``rev``; ("", "") where there is none."""
+    fields = _git(["--literal-pathspecs", "ls-tree", "--full-tree", rev, "--", rel]).stdout.split(" ", 2)
+    return (fields[0], fields[1]) if len(fields) == 3 else ("", "")
+
+
+def _blob_at(rev: str, rel: str, path: str) -> str | None:
+    """The text of the repository-relative ``rel`` at ``rev``, links followed there."""
+    parts = rel.split("/")
+    done: list[str] = []
+    links = 0
+    via, rest = "", -1  # the last link followed, and the components left after it: a part of its target missing
+    # is a dangling link; a part missing below the target (a file added since) is not
+    while parts:
+        part = parts.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not done:  # through a link to the top (the target itself was checked)
+                raise InputError(f"{short(path)} at {rev} leads outside the git repository through {short(via)}")
+            done.pop()
+            continue
+        here = "/".join([*done, part])
+        mode, kind = _entry(rev, here)
+        if not mode:
+            if len(parts) >= rest >= 0:
+                raise InputError(f"{short(path)} at {rev} is a symbolic link to {short(via)}, which does not exist there")
             return None
-        why = kind.err.strip().splitlines()[-1] if kind.err.strip() else kind.returncode
-        raise InputError(f"git cat-file {rev}:{short(rel)} failed: {why}")
-    what = kind.stdout.strip()
-    if what != "blob":
-        raise InputError(f"{short(path)} at {rev} is {'a directory' if what == 'tree' else f'a git {what}'}, not a workload file")
-    mode = _git(["ls-tree", "--full-tree", rev, "--", rel]).stdout.split(" ", 1)[0]
+        if mode == "120000":
+            target = _git(["cat-file", "blob", f"{rev}:{here}"]).out.decode("utf-8", errors="replace")
+            joined = "/".join([*done, target])
+            links += 1
+            if links > _MOST_LINKS or os.path.isabs(target) or _outside(os.path.normpath(joined)):
+                raise InputError(f"{short(path)} at {rev} is a symbolic link to {short(target)}, which is not followed")
+            via, rest = target, len(parts)
+            done, parts = [], [*joined.split("/"), *parts]  # the target's components are walked at rev in turn
+            continue
+        if parts and kind != "tree":
+            return None  # a file where the path goes on: no such path at rev
+        if not parts and kind != "blob":
+            raise InputError(
+                f"{short(path)} at {rev} is {'a directory' if kind == 'tree' else f'a git {kind}'}, not a workload file"
+            )
+        done.append(part)
+    if not done:
+        raise InputError(f"{short(path)} at {rev} is a directory, not a workload file")
+    return _read_blob(rev, "/".join(done), path)
+
+
+def _read_blob(rev: str, rel: str, path: str) -> str:
+    """The UTF-8 text of the blob ``rel`` at ``rev`` (a file, links already followed)."""
+    spec = f"{rev}:{rel}"
     size = int(_git(["cat-file", "-s", spec]).stdout.strip() or 0)
     if size > MAX_WORKLOAD_BYTES:  # as a workload file is read (fuzz13 item 12)
         raise InputError(f"{short(path)} at {rev} is {size:,} bytes, more than the {MAX_WORKLOAD_BYTES:,} specgen reads")
-    blob = _git(["cat-file", "blob", spec]).out
-    if mode == "120000":
-        target = blob.decode("utf-8", errors="replace")
-        linked = os.path.join(os.path.dirname(rel), target)
-        outside = os.path.isabs(target) or os.path.normpath(linked).startswith("..")
-        if links >= _MOST_LINKS or outside:
-            raise InputError(f"{short(path)} at {rev} is a symbolic link to {short(target)}, which is not followed")
-        text = file_at(rev, os.path.join(_top(), os.path.normpath(linked)), links + 1)
-        if text is None:
-            raise InputError(f"{short(path)} at {rev} is a symbolic link to {short(target)}, which does not exist there")
-        return text
     try:
-        return blob.decode("utf-8")
+        return _git(["cat-file", "blob", spec]).out.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{short(path)} at {rev}: file is not UTF-8 text (byte {exc.start})") from None
 
 
-def _top() -> str:
-    """The work tree's top directory, resolved."""
-    return os.path.realpath(_git(["rev-parse", "--show-toplevel"]).stdout.strip())
-
-
 def _repo_relative(path: str) -> str:
-    """``path`` relative to the work tree's top, its directories resolved as the working tree has them.
+    """``path`` relative to the work tree's top, as spelled (links below the top are followed at the revision).
 
-    A link to a directory is followed, as render follows it; the last component stays as given (a link there is
-    followed at the revision).
+    The top may be reached through a link (the nearest directory of the path that resolves to the top counts as
+    it); a path that reaches the repository only through a link from outside is resolved in the working tree.
     """
     absolute = os.path.abspath(path)
+    top = os.path.realpath(_git(["rev-parse", "--show-toplevel"]).stdout.strip())
+    head, tail = absolute, ""
+    while True:
+        if os.path.realpath(head) == top:
+            return tail.replace(os.sep, "/") or "."
+        parent, name = os.path.split(head)
+        if parent == head:
+            break
+        head, tail = parent, os.path.join(name, tail) if tail else name
     resolved = os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
-    return os.path.relpath(resolved, _top()).replace(os.sep, "/")
+    return os.path.relpath(resolved, top).replace(os.sep, "/")
 
 
 def check_revision(rev: str) -> None:

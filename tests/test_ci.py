@@ -719,3 +719,39 @@ def test_plan_shows_the_sharing_findings(capsys: pytest.CaptureFixture[str]) -> 
     code, out, _ = specgen(capsys, "plan", str(REPO / "examples" / "small-models-gke-sharing.yaml"), "--format", "json")
     assert code == 0
     assert [f["code"] for f in json.loads(out)["findings"] if f["code"].startswith("gpu-sharing")] == ["gpu-sharing"]
+
+
+def test_a_directory_link_is_read_at_the_base_as_it_was_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """review 12 item 5: a directory link retargeted in the working tree was resolved there, so the base side read
+    the new target's file and the comment said "unchanged" while the fleet grew; item 10: '..m.yaml' is inside."""
+    busier = VALID.replace("requests_per_second: 2", "requests_per_second: 40")
+    for name, text in (("d", VALID), ("e", busier)):
+        (tmp_path / name / "sub").mkdir(parents=True)
+        (tmp_path / name / "sub" / "x.yaml").write_text(text)
+    (tmp_path / "dl").symlink_to("d")
+    (tmp_path / "..m.yaml").write_text(VALID.replace("name: demo", "name: m"))
+    (tmp_path / "a*.yaml").write_text(VALID.replace("name: demo", "name: star"))
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / "dl").unlink()
+    (tmp_path / "dl").symlink_to("e")
+    (tmp_path / "e" / "sub" / "new.yaml").write_text(VALID.replace("name: demo", "name: new"))
+    monkeypatch.chdir(tmp_path)
+
+    def statuses(*files: str) -> list[str]:
+        code, out, err = specgen(capsys, "diff", "--base", "HEAD", *files, "--format", "json")
+        assert code == 0, err
+        return [f["status"] for f in json.loads(out)["files"]]
+
+    assert statuses("dl/sub/x.yaml") == ["changed"]  # read through d at HEAD, through e now
+    assert statuses("e/sub/x.yaml") == ["unchanged"]
+    assert statuses("dl/sub/new.yaml") == ["added"]  # missing below the link's target: added, not a dangling link
+    assert statuses("..m.yaml", "a*.yaml") == ["unchanged", "unchanged"]
+    (tmp_path / "up").symlink_to(".")
+    _git(tmp_path, "add", "up")
+    _git(tmp_path, "commit", "-qm", "loop")
+    code, _, err = specgen(capsys, "diff", "--base", "HEAD", str(tmp_path / "up" / "up" / "..m.yaml"))
+    assert code == 0, err
