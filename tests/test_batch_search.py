@@ -143,3 +143,44 @@ def test_a_pipelines_batch_is_searched_in_whole_micro_batches() -> None:
                 assert found.batch == max(meeting)
                 compared += 1
     assert compared > 0
+
+
+IDLE = """\
+version: 1
+name: idle
+deployments:
+  - name: cls
+    model: meta-llama/Llama-3.1-8B-Instruct
+    parallelism: {{tp: 1}}
+    inference:
+      precision: bf16
+      max_context_tokens: 16384
+      avg_input_tokens: 12000
+      avg_output_tokens: 16
+      requests_per_second: 20
+      slo: {{ttft_p95_ms: {ttft}, tpot_ms: 200}}
+hardware:
+  gpus: [l40s-48gb]
+  provider: aws
+"""
+
+
+def test_a_fleet_kept_below_one_in_flight_by_its_ttft_target_says_so(tmp_path: Path) -> None:
+    """review 12 item 2: a TTFT target just above a lone 12,000-token prompt's p95 held every replica about 5% busy
+    (411 L40S for 20 req/s), and the plan said only "(batch 1)"."""
+    from generator.api import plan_file
+
+    plans = {}
+    for ttft in (2140, 3210):
+        path = tmp_path / f"w{ttft}.yaml"
+        path.write_text(IDLE.format(ttft=ttft))
+        plans[ttft] = plan_file(str(path))[1]
+    tight, loose = plans[2140], plans[3210]
+    (dep,) = tight.deployments
+    assert any("(below one sequence in flight: busy in prefill 5." in r for r in dep.reasons), dep.reasons
+    (finding,) = [f for f in tight.findings if f.code == "ttft-bound-idle"]
+    assert finding.path == "deployments[0].inference.slo.ttft_p95_ms" and "a lone prompt's p95 (2,134 ms)" in finding.message
+    # the looser figure it names is what planning at that target gives
+    fewer = int(finding.message.split("(about ")[1].split(" replicas")[0].replace(",", ""))
+    assert loose.deployments[0].replicas == fewer < dep.replicas / 3
+    assert "Kubernetes Service routes prompts at random" in finding.message

@@ -492,3 +492,20 @@ def test_a_torch_peak_below_the_weights_is_not_a_run_of_the_model(tmp_path: Path
     code, _ = calibrate("llama-3.1-8b", "--gpu", "h100-sxm5-80gb", "--log", str(log))
     assert code == 1
     assert "allocated peak is 0.00 GiB" in capsys.readouterr().err
+
+
+def test_a_settings_line_too_long_to_read_is_said_so(tmp_path: Path) -> None:
+    """review 12 item 8: a settings line over the cap (a long inline chat template) was skipped without a word, and
+    the constants were fitted without its settings; one of 70 KB is now read."""
+    settings = "'max_model_len': 8192, 'max_num_batched_tokens': 32768, 'max_num_seqs': 32"
+    figures = "(EngineCore_0 pid=2) INFO 08-09 01:41:00 [kv_cache_utils.py:849] GPU KV cache size: 450,000 tokens\n"
+    for template, read in ((70_000, True), (1_100_000, False)):
+        log = tmp_path / f"run{template}.log"
+        log.write_text(
+            "(APIServer pid=1) INFO 08-09 01:40:15 [api_utils.py:273] non-default args: {'model_tag': "
+            f"'meta-llama/Llama-3.1-8B-Instruct', 'chat_template': '{'x' * template}', {settings}}}\n{figures}"
+        )
+        code, text = calibrate("meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm5-80gb", "--log", str(log))
+        assert code == 0
+        assert ("note: predicted with --max-num-seqs 32 (the run's max_num_seqs, from the log)" in text) is read
+        assert ("is longer than the 1,048,576 read for run settings; give its settings on the command line" in text) is not read

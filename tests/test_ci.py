@@ -755,3 +755,32 @@ def test_a_directory_link_is_read_at_the_base_as_it_was_there(
     _git(tmp_path, "commit", "-qm", "loop")
     code, _, err = specgen(capsys, "diff", "--base", "HEAD", str(tmp_path / "up" / "up" / "..m.yaml"))
     assert code == 0, err
+
+
+@pytest.mark.parametrize("example", ["github-actions.yml", "gitlab-ci.yml"])
+def test_the_ci_examples_list_a_renamed_workloads_old_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, example: str
+) -> None:
+    """review 12 item 7: git diff pairs renames, so --diff-filter=D left a renamed file's old name out and the diff
+    showed the whole fleet as added."""
+    line = next(
+        text.strip().removeprefix("- ")
+        for text in (Path(__file__).parents[1] / "examples" / "ci" / example).read_text().splitlines()
+        if "files=$(" in text
+    )
+    (tmp_path / "workloads").mkdir()
+    (tmp_path / "workloads" / "a.yaml").write_text(VALID.replace("name: demo", "name: a"))
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    _git(tmp_path, "mv", "workloads/a.yaml", "workloads/b.yaml")
+    listed = subprocess.run(
+        ["bash", "-c", f'{line}; echo "$files"'], cwd=tmp_path, env={"BASE": "HEAD", "PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    assert listed == ["workloads/a.yaml", "workloads/b.yaml"]
+    monkeypatch.chdir(tmp_path)
+    code, out, err = specgen(capsys, "diff", "--base", "HEAD", *listed, "--format", "json")
+    assert code == 0, err
+    totals = json.loads(out)["totals"]
+    assert totals["gpus"]["delta"] == 0

@@ -16,6 +16,7 @@ from generator import catalog
 from generator.api import plan_file
 from generator.calculator.cli import main as estimate_main
 from generator.catalog import find_gpu
+from generator.cli import main as cli_main
 from generator.sizing.architecture import parse_architecture
 from generator.sizing.context_limit import served_context_tokens
 from generator.sizing.performance import accelerator_for
@@ -410,3 +411,44 @@ def test_a_pinned_layout_is_planned_as_pinned(tmp_path: Path, pin: str, gpus: in
     path.write_text(PINNED.format(pin=pin).replace("mistralai/Mixtral-8x7B-Instruct-v0.1", "meta-llama/Llama-3.1-8B-Instruct"))
     (dep,) = plan_file(str(path))[1].deployments
     assert (dep.tp * dep.pp, dep.gpus // dep.replicas) == (gpus, gpus)
+
+
+@pytest.mark.parametrize(("pin", "size", "idle"), [("{tp: 1, pp: 3}", 3, 5), ("{tp: 1, pp: 5}", 5, 3), ("{tp: 2, pp: 3}", 6, 2)])
+def test_a_pinned_replica_that_does_not_divide_a_server_runs_in_it_with_the_rest_idle(
+    tmp_path: Path, pin: str, size: int, idle: int
+) -> None:
+    """review 12 item 3: a 3-, 5- or 6-GPU replica was never placed on 8-GPU servers ("no platform of this provider
+    offers an allowed GPU"); it runs in one, the rest of the server idle."""
+    path = tmp_path / "w.yaml"
+    text = PINNED.format(pin=pin).replace("mistralai/Mixtral-8x7B-Instruct-v0.1", "meta-llama/Llama-3.1-8B-Instruct")
+    path.write_text(text.replace("h100-sxm5-80gb", "h200-sxm-141gb"))
+    plan = plan_file(str(path))[1]
+    (dep,) = plan.deployments
+    assert (dep.tp * dep.pp, dep.gpus, plan.totals["idle_gpus"]) == (size, size, idle)
+    assert f"not co-located: each replica ({size} GPUs) leaves {8 % size} GPU(s) of a 8-GPU" in "\n".join(dep.reasons)
+
+
+def test_a_pinned_replica_that_neither_fits_nor_fills_servers_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "w.yaml"
+    text = PINNED.format(pin="{tp: 4, pp: 3}").replace("mistralai/Mixtral-8x7B-Instruct-v0.1", "meta-llama/Llama-3.1-8B-Instruct")
+    path.write_text(text.replace("h100-sxm5-80gb", "h200-sxm-141gb"))
+    with pytest.raises(SystemExit) as done:
+        cli_main(["plan", str(path)])
+    err = capsys.readouterr().err
+    assert done.value.code == 3, err
+    assert "TP4 PP3 (12 GPUs a replica) neither fits one dgx-h200 server (8 GPUs) nor fills whole servers of 8" in err
+    assert "to unblock: pin a TP x PP whose GPUs fit one server" in err and "more memory" not in err
+    assert "no platform of this provider offers" not in err
+
+
+def test_a_pipeline_replica_inside_one_server_shares_it(tmp_path: Path) -> None:
+    """review 12 item 4: a TP1 x PP2 replica was taken as spanning servers, never co-located (2 servers, not 1)."""
+    path = tmp_path / "w.yaml"
+    one = PINNED.format(pin="{tp: 1, pp: 2}").replace("mistralai/Mixtral-8x7B-Instruct-v0.1", "meta-llama/Llama-3.1-8B-Instruct")
+    deployments, hardware = one.split("hardware:\n")
+    other = deployments.split("  - name: chat\n")[1].replace("    parallelism: {tp: 1, pp: 2}\n", "")
+    path.write_text(f"{deployments}  - name: other\n{other}hardware:\n{hardware}".replace("h100-sxm5-80gb", "h200-sxm-141gb"))
+    plan = plan_file(str(path))[1]
+    assert (plan.deployments[0].tp, plan.deployments[0].pp) == (1, 2)
+    assert plan.totals["nodes"] == 1
+    assert any(r.startswith("co-located with other") for r in plan.deployments[0].reasons)

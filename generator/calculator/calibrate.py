@@ -193,8 +193,9 @@ _COMMAND = re.compile(r"(?:\bvllm serve|vllm\.entrypoints\.openai\.api_server|vl
 #: Where vLLM's settings lines begin: ``non-default args: {...}`` and ``LLM engine (v...) with config: ...``.
 _NON_DEFAULT = "non-default args: {"
 _ENGINE_CONFIG = ("LLM engine (v", ") with config: ")
-#: Longest line read for run settings (vLLM's are a few KB): longer ones are skipped, not scanned (fuzz13 item 2).
-_SETTINGS_LINE_CHARS = 65_536
+#: Longest line read for run settings (vLLM's are a few KB, an inline chat template makes them longer): longer ones
+#: are skipped, not scanned (fuzz13 item 2), and said so (review 12 item 8).
+_SETTINGS_LINE_CHARS = 1 << 20
 
 
 def _settings_text(line: str, column: int) -> str | None:
@@ -270,6 +271,17 @@ def parse_run_settings(text: str) -> dict[str, RunSetting]:
                         if got:
                             put(name, got.group(1).strip("'"), line)
     return found
+
+
+def unread_settings_lines(text: str, label: str) -> list[str]:
+    """Notes of the settings lines too long to read (their settings are not compared or taken)."""
+    return [
+        f"{label}: line {number} ({len(line):,} characters) is longer than the {_SETTINGS_LINE_CHARS:,} read for run "
+        "settings; give its settings on the command line"
+        for number, line in enumerate(text.splitlines(), 1)
+        if len(line) > _SETTINGS_LINE_CHARS
+        and (_COMMAND.search(line[:4096]) or _NON_DEFAULT in line or _ENGINE_CONFIG[1] in line)
+    ]
 
 
 def _top_level(text: str) -> str:
@@ -592,6 +604,7 @@ def main(argv: list[str] | None = None) -> int:
         estimate_cli.build_request(parser, args)  # usage errors (exit 2) before any log is read
         measured = []
         taken: list[str] = []
+        unread: list[str] = []
         defaults = {dest: parser.get_default(dest) for dest in vars(args)}
         for path in args.log:
             # regular files only, size-limited: a device reads forever and a FIFO blocks (as for workload files)
@@ -600,6 +613,7 @@ def main(argv: list[str] | None = None) -> int:
             found = parse_log(text, path)
             measured += found
             taken += apply_run_settings(args, defaults, parse_run_settings(text), path, {m.name for m in found})
+            unread += unread_settings_lines(text, path)
         try:
             request = estimate_cli.build_request(parser, args)
             result = estimate(request)
@@ -624,8 +638,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"specgen calibrate: error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     sys.stdout.write(report(rows))
-    if taken:
-        sys.stdout.write("\n" + "".join(f"note: predicted with {note}\n" for note in taken))
+    if taken or unread:
+        sys.stdout.write("\n" + "".join([*(f"note: predicted with {n}\n" for n in taken), *(f"note: {n}\n" for n in unread)]))
     if args.output:
         from generator.calculator.detect import write_block
 

@@ -14,8 +14,17 @@ from typing import TYPE_CHECKING
 from generator.calculator.model_source import serving_format
 from generator.errors import FleetLimitError, InfeasibleError
 from generator.named_tuple import NamedTuple
-from generator.planner.blocked import DEADLINE_NEEDS, NO_LAYOUT, PAST_DEADLINE, RACK_POWER
+from generator.planner.blocked import (
+    DEADLINE_NEEDS,
+    NO_LAYOUT,
+    NO_PACKING,
+    PAST_DEADLINE,
+    PINNED_DEGREE,
+    POOL_TOO_LARGE,
+    RACK_POWER,
+)
 from generator.planner.early import early_checks
+from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import PSU_OVER_CAPACITY
 from generator.planner.options import allowed_hardware
 from generator.sizing.constants import with_overrides
@@ -38,6 +47,12 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: Resolved
         return (
             "to unblock: the servers that hold these GPUs draw more than their power supplies deliver; check the "
             "chassis' PSU rating where the catalog marks it believed, allow another platform, or fewer GPUs per server"
+        )
+    if blocked and all(b.code in (NO_PACKING, PINNED_DEGREE) for b in blocked):
+        # the pinned degrees are what no server gives: memory, precision and SLOs are not the issue (review 12 items 3, 9)
+        return (
+            "to unblock: pin a TP x PP whose GPUs fit one server or fill whole servers of an allowed platform, allow a "
+            "server that gives it, or drop the deployment's parallelism pin"
         )
     if isinstance(dep, InferenceDeployment):
         # the search serves the deployment's one precision; a lower one is advised only where vLLM / SGLang know one
@@ -62,6 +77,12 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: Resolved
                 + (f", {precision}" if precision and "tpot" in missed else "")
                 + ("" if widest else ", or more GPUs a replica (TP) where the link is fast")
                 + (f"; {', '.join(racked)} ruled out by rack_power_kw" if racked else "")
+                + (
+                    f"; the layouts that meet the targets need more than the {MAX_NODES_PER_POOL:,} nodes one pool may "
+                    "have: split the rate over several deployments"
+                    if any(b.code == POOL_TOO_LARGE for b in blocked)
+                    else ""
+                )
             )
         return (
             f"to unblock: allow a GPU with more memory, {precision + ', ' if precision else ''}"

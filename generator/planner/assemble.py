@@ -13,6 +13,7 @@ from generator.errors import FleetLimitError, InfeasibleError, InputError
 from generator.planner.blocked import Blocked
 from generator.planner.custom import custom_power_findings
 from generator.planner.inference import (
+    OperatingPoint,
     ReplicaShape,
     engine_constants,
     max_running,
@@ -203,6 +204,49 @@ def _serving_details(
     return whole, reasons, parts
 
 
+def _load_text(point: OperatingPoint) -> str:
+    """A replica's most load as the reasons say it: its batch, or its share of time in prefill below one in flight."""
+    if point.idle_bound is None:
+        return f"batch {point.batch}"
+    return f"below one sequence in flight: busy in prefill {_percent(point.prefill_busy)} of the time"
+
+
+def _percent(share: float) -> str:
+    return f"{share:.1%}" if share < 0.1 else f"{share:.0%}"
+
+
+def idle_bound_note(dep: InferenceDeployment, opt: Option) -> str | None:
+    """Why a deployment's replicas are kept almost idle, what a looser TTFT target gives, and the queue assumed.
+
+    None where a replica runs at least one sequence in flight (review 12 item 2: 411 GPUs were bought at 5% busy
+    for a TTFT target 0.3% above a lone prompt's p95, and nothing said so).
+    """
+    shape = opt.replica_shape
+    point, bound = shape.max_point, shape.max_point.idle_bound
+    target = effective_slo(dep.inference)[0].slo.ttft_p95_ms
+    if bound is None or target is None:
+        return None
+    lone_ms = bound.lone_ttft_p95_s * 1000
+    text = (
+        f"deployment {dep.name}: each replica is kept busy in prefill {_percent(point.prefill_busy)} of the time, "
+        f"below one sequence in flight, so that 95% of prompts find no queue: the TTFT p95 target ({target:,.0f} ms) "
+        f"leaves {target - lone_ms:,.0f} ms over a lone prompt's p95 ({lone_ms:,.0f} ms)"
+    )
+    if bound.looser_requests_per_s > 1.01 * point.requests_per_s:
+        replicas = opt.candidate.replicas
+        fewer = math.ceil(replicas * point.requests_per_s / bound.looser_requests_per_s)
+        text += (
+            f"; at {bound.looser_ttft_p95_ms:,.0f} ms a replica would take {bound.looser_requests_per_s:.3g} req/s "
+            f"instead of {point.requests_per_s:.3g} (about {fewer:,} replicas instead of {replicas:,})"
+        )
+    else:
+        text += "; a looser TTFT target would not help: the TPOT target holds the rate too"
+    return text + (
+        ". The queue is each replica's own, as when a Kubernetes Service routes prompts at random; a least-loaded "
+        "router queues far less over many replicas"
+    )
+
+
 def _inference_details(
     loaded: LoadedWorkload, dep: InferenceDeployment, opt: Option, consts: Constants, part_rate: float | None = None
 ) -> tuple[dict[str, Any], list[str]]:
@@ -281,7 +325,7 @@ def _inference_details(
         f"{_gib(mem.overhead)} for one {spec.max_context_tokens:,}-token sequence; {cap.kv_cache_tokens:,} KV tokens fit "
         f"({cap.max_concurrency:.1f} such sequences)"
         + (" by SGLang's mem_fraction_static accounting" if spec.engine == "sglang" else ""),
-        f"one replica sustains {shape.max_point.requests_per_s:.2f} req/s within the SLOs (batch {shape.max_point.batch}); "
+        f"one replica sustains {shape.max_point.requests_per_s:.2f} req/s within the SLOs ({_load_text(shape.max_point)}); "
         + (
             f"{spec.requests_per_second:g} req/s need {replicas} independent replica(s)"
             if part_rate is None
@@ -512,6 +556,11 @@ def build_plan(
             if split:
                 note = f"deployment {dep.name}: {reasons[0]}"
                 findings.append(Finding("info", "deployment-split", note, f"deployments[{index}]"))
+            idle_notes = {idle_bound_note(dep, part) for part in opt.pieces} - {None}
+            findings += [
+                Finding("warning", "ttft-bound-idle", note, f"deployments[{index}].inference.slo.ttft_p95_ms")
+                for note in sorted(n for n in idle_notes if n)
+            ]
             wide_notes = [wide for part in opt.pieces if (wide := replica_note(part))]
             findings += [
                 Finding("warning", "replica-spans-hosts", f"deployment {dep.name}: {wide}", f"deployments[{index}]")
@@ -771,7 +820,13 @@ def _colocation_reasons(
                     "peaks cannot break an inference service's latency targets"
                 )
             elif kind != "inference":
-                out[(index, at)] = "not co-located: each replica spans nodes (pipeline parallel), so it takes whole servers"
+                gpus = opt.replica_shape.par.gpus
+                held = (
+                    f"spans {gpus // per_node} of the {per_node}-GPU {platform} servers"
+                    if gpus > per_node
+                    else f"leaves {per_node % gpus} GPU(s) of a {per_node}-GPU {platform} server over"
+                )
+                out[(index, at)] = f"not co-located: each replica ({gpus} GPUs) {held}, so it takes whole servers"
             elif same_servers:
                 out[(index, at)] = f"not co-located with {', '.join(same_servers)}: they run a different kind of work"
             else:

@@ -42,6 +42,10 @@ RACK_POWER = "rack-power"
 RACK_HEIGHT = "rack-height"
 #: No parallel layout of the model fits or meets the targets on this GPU.
 NO_LAYOUT = "no-layout"
+#: A replica's GPUs neither fit in one server nor fill whole servers of the biggest size.
+NO_PACKING = "no-packing"
+#: A pinned degree the platform's servers do not give a replica.
+PINNED_DEGREE = "pinned-degree"
 #: MIG confines a replica to one GPU.
 MIG_ONE_GPU = "mig-one-gpu"
 #: Training communication over the cloud network dominates the step.

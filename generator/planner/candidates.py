@@ -11,13 +11,21 @@ from generator import catalog
 from generator.calculator.model_source import ResolvedModel, serving_format
 from generator.catalog.records import PlatformSpec
 from generator.named_tuple import NamedTuple
-from generator.planner.blocked import MIG_ONE_GPU, NO_LAYOUT, OWNED_SHORT, POOL_TOO_LARGE, RACK_HEIGHT, RACK_POWER, Blocked
+from generator.planner.blocked import (
+    MIG_ONE_GPU,
+    NO_PACKING,
+    OWNED_SHORT,
+    POOL_TOO_LARGE,
+    RACK_HEIGHT,
+    RACK_POWER,
+    Blocked,
+)
 from generator.planner.inference import ReplicaShape, _GpuShapes, replica_shapes
 from generator.planner.inventory import ServerKey
 from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import PSU_OVER_CAPACITY, NodeNeeds, assemble_node
 from generator.planner.option import Option
-from generator.planner.options import Hardware, allowed_hardware, node_counts, rank
+from generator.planner.options import Hardware, allowed_hardware, does_not_pack, node_counts, rank
 from generator.planner.plan import Candidate, Finding, NodeSpec
 from generator.planner.racks import height_blocked
 from generator.planner.slo import effective_slo
@@ -169,7 +177,10 @@ def inference_options(
     for hw in allowed_hardware(wl) if hardware is None else hardware:
         for shape in _inference_shapes(serving, model, hw, consts, blocked, seen):
             replicas = replicas_for(shape) if replicas_for else max(1, math.ceil(rate / shape.max_point.requests_per_s))
-            for layout in node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas):
+            layouts = node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas)
+            if not layouts:
+                blocked.append(blocked_on(hw, NO_PACKING, does_not_pack(hw, shape.par.tp, shape.par.pp)))
+            for layout in layouts:
                 opt = _replica_option(wl, hw, layout, shape, replicas, consts, blocked, free, seen_nodes)
                 if opt is not None:
                     options.append(opt)
@@ -232,7 +243,7 @@ def _inference_shapes(
     spec, fmt, mig, expert_parallel, pin = serving
     shapes, why = replica_shapes(model, spec, fmt, hw, consts, seen, expert_parallel=expert_parallel, pin=pin)
     if not shapes:
-        blocked += [blocked_on(hw, NO_LAYOUT, w.text, w.excess, w.missed) for w in why[-1:]]
+        blocked += [blocked_on(hw, w.code, w.text, w.excess, w.missed) for w in why[-1:]]
     kept = []
     for shape in shapes:
         if mig and shape.par.tp * shape.par.pp > 1:
@@ -257,7 +268,7 @@ def owned_fill_options(
     free = {(hw.platform.id, hw.gpu.id, gpus_per_node): servers}
     for shape in _inference_shapes(_serving(wl, dep, model), model, hw, consts, scratch):
         size = shape.par.tp * shape.par.pp
-        if size <= gpus_per_node and gpus_per_node % size == 0:
+        if size <= gpus_per_node:  # as many whole replicas as a server holds (review 12 item 3)
             replicas, nodes = servers * (gpus_per_node // size), servers
         elif size % gpus_per_node == 0:
             replicas = servers // (size // gpus_per_node)

@@ -17,6 +17,7 @@ from generator.calculator.model_source import ResolvedModel
 from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import GpuSpec
 from generator.named_tuple import NamedTuple
+from generator.planner.blocked import NO_LAYOUT, PINNED_DEGREE
 from generator.planner.early import PIPELINE_STAGES
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.sizing.architecture import Architecture
@@ -41,6 +42,19 @@ class OperatingPoint(NamedTuple):
     requests_per_s: float
     ttft_s: float
     tpot_s: float
+    #: Share of the time the replica spends in prefill (the prompt queue's utilisation).
+    prefill_busy: float = 0.0
+    #: Below one sequence in flight (the TTFT target leaves prompts almost no wait): a lone prompt's TTFT p95, and
+    #: the rate a replica would take at a TTFT target half again as loose (review 12 item 2); None otherwise.
+    idle_bound: IdleBound | None = None
+
+
+class IdleBound(NamedTuple):
+    """Why a replica is loaded below one sequence in flight, and what a looser TTFT target would give."""
+
+    lone_ttft_p95_s: float
+    looser_ttft_p95_ms: float
+    looser_requests_per_s: float
 
 
 class ReplicaShape(NamedTuple):
@@ -101,7 +115,8 @@ def _points(
         rate = rate if at_rate is None else min(rate, at_rate)
         stretch = max(1e-9, 1.0 - rate * prefill)
         # prompts queue for the replica's prefill time (first come, first served): the p95 adds that wait
-        return OperatingPoint(batch, rate, ttft * ttft_p95_factor + prefill_wait_p95(rate * prefill, prefill), step_s / stretch)
+        wait = prefill_wait_p95(rate * prefill, prefill)
+        return OperatingPoint(batch, rate, ttft * ttft_p95_factor + wait, step_s / stretch, rate * prefill)
 
     return point
 
@@ -187,13 +202,26 @@ def _below_one_in_flight(at: PointAt, most: float, spec: InferenceSpec) -> Opera
     A prefill-heavy service queues its prompts even at batch 1's rate; loaded less, it meets the targets where its
     own TTFT and TPOT do (review 11 item 1: a 12,000-token service at 0.2 req/s was "missing the SLO at batch 1").
     """
-    if not _meets_slo(at(1, most * 1e-6), spec):
+    lone = at(1, most * 1e-6)
+    if not _meets_slo(lone, spec):
         return None
+    point = at(1, _highest_rate(at, most, spec))
+    slo = spec.slo
+    if slo.ttft_p95_ms is None:
+        return point
+    looser = spec._replace(slo=slo._replace(ttft_p95_ms=1.5 * slo.ttft_p95_ms))
+    return point._replace(idle_bound=IdleBound(lone.ttft_s, 1.5 * slo.ttft_p95_ms, _highest_rate(at, most, looser)))
+
+
+def _highest_rate(at: PointAt, most: float, spec: InferenceSpec) -> float:
+    """The highest rate up to ``most`` at which batch 1 meets the SLOs (a lone prompt meets them)."""
+    if _meets_slo(at(1, most), spec):
+        return most
     low, high = most * 1e-6, most
     for _ in range(40):  # the latencies rise with the rate: bisect to well under a percent
         middle = (low + high) / 2
         low, high = (middle, high) if _meets_slo(at(1, middle), spec) else (low, middle)
-    return at(1, low)
+    return low
 
 
 def _slo_excess(point: OperatingPoint, spec: InferenceSpec) -> float:
@@ -331,6 +359,8 @@ class LayoutBlocked(NamedTuple):
     excess: float | None = None
     #: The latency targets missed ("ttft", "tpot"), where they are why.
     missed: tuple[str, ...] = ()
+    #: The code it is recorded with (:mod:`generator.planner.blocked`).
+    code: str = NO_LAYOUT
 
 
 #: The feasible (parallelism, memory, KV bits, best point, reason, max_num_seqs) of one GPU, and why others are not.
@@ -373,7 +403,9 @@ def _gpu_shapes(
     pin_tp, pin_pp = pin
     if pin_tp is not None and pin_tp not in sizes:
         taken = ", ".join(str(t) for t in sizes)
-        blocked.append(LayoutBlocked(f"TP{pin_tp}: not a degree this server's GPUs give a replica (TP {taken})"))
+        blocked.append(
+            LayoutBlocked(f"TP{pin_tp}: not a degree this server's GPUs give a replica (TP {taken})", code=PINNED_DEGREE)
+        )
     for tp in sizes if pin_tp is None else [t for t in sizes if t == pin_tp]:
         for pp in PIPELINE_STAGES if pin_pp is None else (pin_pp,):
             if pp > 1 and ((pin_pp is None and tp != sizes[-1]) or pp > arch.num_layers):

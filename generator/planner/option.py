@@ -49,10 +49,11 @@ class Option(NamedTuple):
     def shares_servers(self) -> bool:
         """Whether this (part's) replicas may run on servers another deployment runs on.
 
-        Inference replicas inside one server each may; a pipeline replica spanning servers and a training job
-        take whole servers.
+        Inference replicas that each divide a server's GPUs may (a pipeline inside one server too, review 12
+        item 4), so that services fill a shared server GPU by GPU; a replica spanning servers, one that leaves GPUs
+        of its servers over, and a training job take whole servers.
         """
-        return isinstance(self.shape, ReplicaShape) and self.shape.par.pp == 1
+        return isinstance(self.shape, ReplicaShape) and self.candidate.gpus_per_node % self.shape.par.gpus == 0
 
     @property
     def replica_shape(self) -> ReplicaShape:

@@ -127,19 +127,30 @@ def tensor_parallel_sizes(hw: Hardware, heads: int) -> list[int]:
 def node_counts(platform: PlatformSpec, tp: int, pp: int, replicas: int) -> list[tuple[int, int]]:
     """(GPUs per node, nodes) layouts of ``replicas`` TP x PP replicas on ``platform``.
 
-    A replica fits in a node when its GPUs divide the node; a larger replica spans whole nodes
-    of the biggest size (its pipeline stages then talk over the node fabric).
+    A node holds as many replicas as fit in it whole (a 3-GPU replica twice in 8 GPUs, two left idle); a larger
+    replica spans whole nodes of the biggest size when it fills them (its pipeline stages then talk over the node
+    fabric). None where the replica does neither (review 12 item 3).
     """
     layouts = []
     size = tp * pp
     counts = _sorted_counts(platform.gpu_counts)
     biggest = counts[-1]
     for count in counts:
-        if size <= count and count % size == 0:
+        if size <= count:
             layouts.append((count, math.ceil(replicas / (count // size))))
         elif size > count == biggest and size % count == 0:
             layouts.append((count, replicas * (size // count)))
     return layouts
+
+
+def does_not_pack(hw: Hardware, tp: int, pp: int) -> str:
+    """Why a TP x PP replica has no node layout on ``hw``'s platform (:func:`node_counts` gave none)."""
+    counts = _sorted_counts(hw.platform.gpu_counts)
+    sizes = " or ".join(str(c) for c in counts)
+    return (
+        f"TP{tp} PP{pp} ({tp * pp} GPUs a replica) neither fits one {hw.platform.id} server ({sizes} GPUs) nor fills "
+        f"whole servers of {counts[-1]}"
+    )
 
 
 @functools.lru_cache(maxsize=1024)
