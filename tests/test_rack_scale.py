@@ -162,18 +162,18 @@ def test_hosts_per_replica(gpus_per_host: int, replica_gpus: int, hosts: int) ->
 
 
 def test_a_replica_wider_than_a_tray_is_said(rendered: tuple[object, dict[str, str]]) -> None:
-    """Llama-3.1-405B bf16 at TP8 on GB200 trays of 4 GPUs: each replica spans 2 hosts; the plan says how to run it."""
+    """Llama-3.1-405B bf16 at TP16 on GB200 trays of 4 GPUs: each replica spans 4 hosts; the plan says how to run it."""
     plan, files = rendered
     (finding,) = [f for f in plan.findings if f.code == "replica-spans-hosts"]  # type: ignore[attr-defined]
     assert (finding.level, finding.path) == ("warning", "deployments[0]")
-    assert finding.message.startswith("deployment llama405: one replica (8 GPUs) spans 2 gb200-nvl72 compute trays of 4 GPUs")
-    for needed in ("LeaderWorkerSet group of 2 pods", "NVIDIA IMEX", "ComputeDomain", IMEX_URL, COMPUTE_DOMAIN_URL):
+    assert finding.message.startswith("deployment llama405: one replica (16 GPUs) spans 4 gb200-nvl72 compute trays of 4 GPUs")
+    for needed in ("LeaderWorkerSet group of 4 pods", "NVIDIA IMEX", "ComputeDomain", IMEX_URL, COMPUTE_DOMAIN_URL):
         assert needed in finding.message
     reasons = plan.deployments[0].reasons  # type: ignore[attr-defined]
-    assert reasons[0].startswith("split over 8 GPUs (TP8)")
+    assert reasons[0].startswith("split over 16 GPUs (TP16)")
     assert reasons[1] == finding.message.removeprefix("deployment llama405: ")
     (deployment,) = ansible_reader().load(files[f"ansible/group_vars/{POOL}.yml"])["specgen_deployments"]
-    assert (deployment["tensor_parallel"], deployment["pipeline_parallel"], deployment["hosts_per_replica"]) == (8, 1, 2)
+    assert (deployment["tensor_parallel"], deployment["pipeline_parallel"], deployment["hosts_per_replica"]) == (16, 1, 4)
 
 
 def test_no_platform_for_the_allowed_gpus_says_why_per_gpu(tmp_path: Path) -> None:
