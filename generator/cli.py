@@ -148,7 +148,10 @@ def render_files(
                 if not single or trees_in(current):
                     changed = {p.split("/", 1)[0] for p in {*current, *full} if "/" in p and current.get(p) != full.get(p)}
                     summary = tree_summary(trees_in(current), wanted, changed, unlisted)
-                echo(f"{text}{summary}".rstrip("\n"))  # the drift is the command's document: stdout, as a patch
+                try:  # the drift is the command's document: stdout, as a patch
+                    echo(f"{text}{summary}".rstrip("\n"))
+                except BrokenPipeError:  # its reader stopped early (| head): the verdict's exit code stands
+                    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
                 raise DriftError(f"specgen: {STALE_OUTPUT}")
             echo("rendered output is current")
         else:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +46,22 @@ def test_check_exits_4_with_a_diff_when_stale_and_0_when_current(tmp_path: Path)
     assert stale.returncode == 4
     assert "--- a/spec.json" in stale.stdout and "+++ b/spec.json" in stale.stdout
     assert "Traceback" not in stale.stderr
+
+
+def test_check_keeps_its_exit_code_when_the_reader_of_the_diff_stops_early(tmp_path: Path) -> None:
+    """newuser16 L2: ``render --check | head -1`` exited 1, the code of bad input, and CI lost the drift signal."""
+    (tmp_path / "w.yaml").write_text(VALID)
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)  # the smallest pipe: the diff cannot all wait in it
+    command = [sys.executable, "-c", "from generator.cli import main; main()", "render", "w.yaml", "-o", "new", "--check"]
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
+    with subprocess.Popen(command, cwd=tmp_path, env=env, stdout=write_end, stderr=subprocess.PIPE) as process:
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as reader:
+            assert reader.readline().startswith(b"--- ")
+        _, stderr = process.communicate()  # the reader is gone: the rest of the diff meets a closed pipe
+    assert process.returncode == 4
+    assert stderr.decode().strip() == "specgen: rendered output is stale; run `specgen render` and commit the result"
 
 
 def test_check_reports_extra_and_missing_files_but_not_foreign_ones(tmp_path: Path) -> None:

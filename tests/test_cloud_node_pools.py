@@ -14,6 +14,9 @@ from ruamel.yaml import YAML
 
 from generator.api import render_file
 from generator.errors import InputError
+from generator.planner import plan_workload
+from generator.render import deployed, render_plan
+from generator.render.eks import PATH as EKS_PATH
 from generator.render.gke import gke_placement
 from generator.workload import load_workload
 from generator.workload.models import KubernetesSettings
@@ -319,6 +322,52 @@ def test_a_pool_costed_per_training_job_scales_from_zero_on_every_cloud(tmp_path
     gcp = render_file(str(path))
     pools = {d["metadata"]["name"]: d["spec"] for d in documents(gcp, "kubernetes/gcp/containernodepool-")}
     (job_pool,) = [spec for name, spec in pools.items() if "lora" in name]
-    assert job_pool["nodeCount"] == 0 and job_pool["autoscaling"]["minNodeCount"] == 0
+    # no nodeCount beside autoscaling (Config Connector would reconcile it back and drain a running job: newuser16 M1)
+    assert "nodeCount" not in job_pool and (job_pool["initialNodeCount"], job_pool["autoscaling"]["minNodeCount"]) == (0, 0)
     assert job_pool["autoscaling"]["maxNodeCount"] >= 1
     assert all("autoscaling" not in spec and spec["nodeCount"] > 0 for name, spec in pools.items() if "lora" not in name)
+
+
+# ---------------------------------------------------------------- nodes whose GPUs talk: one network domain
+
+BIG = """version: 1
+name: big
+deployments:
+  - name: big
+    model: meta-llama/Llama-3.1-405B-Instruct
+    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 1}
+hardware:
+  provider: PROVIDER
+  gpus: [h100-sxm5-80gb]
+"""
+
+
+def test_a_replica_across_aws_nodes_gets_a_placement_group_and_the_two_provisioners_are_said(tmp_path: Path) -> None:
+    """newuser16 M2 / M3: a TP8 x PP2 replica on 2 p5 nodes had no placement group, and the EKS node groups and the
+    Karpenter NodePools, each sized to every pool, read as if both were to be applied."""
+    path = tmp_path / "big.yaml"
+    path.write_text(BIG.replace("PROVIDER", "aws"))
+    loaded = load_workload(str(path))
+    plan = deployed(plan_workload(loaded), loaded.workload)
+    (group,) = json.loads(render_plan(plan, loaded.workload)[EKS_PATH])["eks_managed_node_groups"].values()
+    assert (group["desired_size"], group["create_placement_group"], group["enable_efa_support"]) == (2, True, True)
+    codes = {f.code: f.message for f in plan.findings}
+    assert "apply one of them, not both" in codes["aws-node-provisioners"]
+    assert "big_h100_sxm5_80gb" in codes["aws-placement-group"] and "placementGroupSelector" in codes["aws-placement-group"]
+    assert "aws-per-job-node-groups" not in codes
+    # pools whose replicas each sit in one node get none: a placement group only narrows where capacity is found
+    groups = json.loads(tree("mixed")[EKS_PATH])["eks_managed_node_groups"]
+    assert [name for name, g in groups.items() if g.get("create_placement_group")] == ["assistant_lora_l40s_48gb"]
+
+
+def test_a_replica_across_gke_nodes_says_which_networks_its_gpu_nics_need(tmp_path: Path) -> None:
+    """newuser16 M2: an a3-highgpu-8g pair was planned over GPUDirect-TCPX's NICs that no rendered pool attaches."""
+    path = tmp_path / "big.yaml"
+    path.write_text(BIG.replace("PROVIDER", "gcp") + "kubernetes:\n  gcp_project: acme-inference\n  location: us-central1-a\n")
+    loaded = load_workload(str(path))
+    plan = deployed(plan_workload(loaded), loaded.workload)
+    (finding,) = [f for f in plan.findings if f.code == "gke-gpu-networks"]
+    assert finding.level == "warning" and "additionalNodeNetworkConfigs" in finding.message
+    assert finding.message.startswith("pool big_h100_sxm5_80gb is planned with gcp-a3-highgpu-8g's 4 GPU NICs")
+    gcp = load_workload(str(gcp_variant(tmp_path, "  gcp_project: acme-inference\n  location: us-central1-c\n", 80)))
+    assert not [f for f in deployed(plan_workload(gcp), gcp.workload).findings if f.code == "gke-gpu-networks"]

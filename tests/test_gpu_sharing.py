@@ -46,6 +46,12 @@ def workload_text(sharing: str, *, gpus: str | None = "a100-sxm4-80gb", provider
     return HEAD.format(provider=provider, gpus=gpu_line, extra=extra) + sharing
 
 
+def one_gpu(text: str) -> str:
+    """The workload with its replicas pinned to one GPU: only such pools are time-sliced or MPS-shared (a pod of
+    several shared GPUs could get slices of one; newuser16 H1)."""
+    return text.replace("    inference:\n", "    parallelism: {tp: 1}\n    inference:\n", 1)
+
+
 def write(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "small.yaml"
     path.write_text(text, encoding="utf-8")
@@ -198,7 +204,13 @@ def test_device_plugin_config_shares_replicas(sharing: GpuSharing, section: str)
     assert config == {
         "version": "v1",
         "flags": {"migStrategy": "none"},
-        "sharing": {section: {"resources": [{"name": "nvidia.com/gpu", "replicas": sharing.replicas_per_gpu}]}},
+        "sharing": {
+            section: {
+                "resources": [{"name": "nvidia.com/gpu", "replicas": sharing.replicas_per_gpu}],
+                # newuser16 H1: a pod asking for two slices could be handed two of one GPU (the plugin's README)
+                **({"failRequestsGreaterThanOne": True} if section == "timeSlicing" else {}),
+            }
+        },
     }
     assert load(device_plugin_config(None)) == {"version": "v1", "flags": {"migStrategy": "none"}}
 
@@ -211,7 +223,7 @@ def test_time_slicing_on_bare_metal_goes_into_the_pools_device_plugin_key(tmp_pa
         str(
             write(
                 tmp_path,
-                workload_text("    strategy: time-slicing\n    replicas_per_gpu: 4\n", gpus="l4-24gb").replace(
+                one_gpu(workload_text("    strategy: time-slicing\n    replicas_per_gpu: 4\n", gpus="l4-24gb")).replace(
                     ONE_HOST, TWO_HOSTS
                 ),
             )
@@ -281,7 +293,9 @@ def test_mig_on_aks_says_karpenter_for_azure_has_no_mig_field(tmp_path: Path) ->
 
 def test_gke_time_sharing_renders_gpu_sharing_config(tmp_path: Path) -> None:
     gke = "  gcp_project: acme-inference\n  location: us-central1\n  zone: us-central1-a\n"
-    text = workload_text("    strategy: time-slicing\n    replicas_per_gpu: 8\n", gpus="l4-24gb", provider="gcp", extra=gke)
+    text = one_gpu(
+        workload_text("    strategy: time-slicing\n    replicas_per_gpu: 8\n", gpus="l4-24gb", provider="gcp", extra=gke)
+    )
     files = render_file(str(write(tmp_path, text)))
     pools = [load(t) for p, t in files.items() if p.startswith("kubernetes/gcp/containernodepool-")]
     assert pools
@@ -340,7 +354,7 @@ def test_a_karpenter_gpu_limit_counts_what_shared_nodes_advertise(
 ) -> None:
     # Karpenter sums the registered nodes' advertised nvidia.com/gpu against the NodePool limit: counting physical
     # GPUs only, the first shared node would use up the limit and the plan's next node would never be launched
-    files = render_file(str(write(tmp_path, workload_text(sharing, gpus=gpu, provider=provider))))
+    files = render_file(str(write(tmp_path, one_gpu(workload_text(sharing, gpus=gpu, provider=provider)))))
     pools = {p["name"]: p for p in json.loads(files["spec.json"])["plan"]["pools"]}
     node_pools = [load(t) for p, t in files.items() if p.startswith(f"kubernetes/{provider}/nodepool-")]
     assert node_pools
@@ -353,14 +367,26 @@ def test_a_karpenter_gpu_limit_counts_what_shared_nodes_advertise(
     ("sharing", "share_gib"),
     [
         # a 1g.10gb MIG instance holds 10 GB (TP1: MIG cannot span GPUs); time-slicing 48 ways gives each pod a 48th of
-        # the A100's 80 GiB, less than the TP8 replica's 2 GiB of weights and 3.2 GiB of runtime per GPU
+        # the A100's 80 GiB, less than the TP1 replica's 15 GiB of weights
         ("    strategy: mig\n    mig_profile: 1g.10gb\n", "9.3"),
         ("    strategy: time-slicing\n    replicas_per_gpu: 48\n", "1.7"),
     ],
 )
 def test_a_share_smaller_than_the_model_is_a_warning(tmp_path: Path, sharing: str, share_gib: str) -> None:
     # what a pod needs before its KV cache (weights, activations, runtime) does not fit its share
-    files = render_file(str(write(tmp_path, workload_text(sharing, gpus="a100-sxm4-80gb", provider="aws"))))
+    files = render_file(str(write(tmp_path, one_gpu(workload_text(sharing, gpus="a100-sxm4-80gb", provider="aws")))))
     spec = files["SPEC.md"]
     assert "gpu-share-too-small" in spec
     assert f"one pod's share of one a100-sxm4-80gb under {sharing.split()[1]} is {share_gib} GiB: it cannot load" in spec
+
+
+def test_a_pool_of_several_gpus_a_pod_keeps_whole_gpus(tmp_path: Path) -> None:
+    """newuser16 H1: a TP8 pod on a time-sliced node could be handed eight slices of one GPU, and Karpenter's limit
+    was multiplied by the slices; such a pool keeps whole GPUs, and the plan says which."""
+    text = workload_text("    strategy: time-slicing\n    replicas_per_gpu: 4\n", gpus="a100-sxm4-80gb", provider="aws")
+    files = render_file(str(write(tmp_path, text.replace("    inference:\n", "    parallelism: {tp: 8}\n    inference:\n", 1))))
+    (pool,) = json.loads(files["spec.json"])["plan"]["pools"]
+    (node_pool,) = [load(t) for p, t in files.items() if p.startswith("kubernetes/aws/nodepool-")]
+    assert node_pool["spec"]["limits"] == {"nvidia.com/gpu": str(pool["nodes"] * pool["node"]["gpus"])}
+    assert f"pool(s) {pool['name']} keep whole GPUs (no time-slicing)" in files["SPEC.md"]
+    assert "gpu-share-too-small" not in files["SPEC.md"]

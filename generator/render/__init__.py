@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from generator.errors import InputError
 from generator.planner.plan import Plan
 from generator.render.ansible import render_ansible
+from generator.render.eks import with_eks_findings
 from generator.render.env import render_template
 from generator.render.gke import with_gke_findings
 from generator.render.gpu_sharing import apply_sharing
@@ -23,14 +24,14 @@ from generator.workload.models import Workload
 def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
     """The plan as it is deployed: GPU sharing applied, and what the cluster must provide itself said.
 
-    Sharing gives MIG-config pool labels and its findings; GKE's GPU stack and the Cluster API templates a site writes
-    are findings.
+    Sharing gives MIG-config pool labels and its findings; GKE's GPU stack, AWS's two alternative provisioners and the
+    Cluster API templates a site writes are findings.
 
     The one plan ``spec.json``, SPEC.md, ``specgen plan`` and the findings a render reports all show.
     ``alone``: the workload is the whole tree (a single host is then its own cluster and joins nothing).
     """
     shared = apply_sharing(plan, workload, single_host=alone and is_single_host(plan))
-    return with_cluster_api_findings(with_gke_findings(shared, workload), workload)
+    return with_cluster_api_findings(with_eks_findings(with_gke_findings(shared, workload), workload), workload)
 
 
 def render_workload(plan: Plan, workload: Workload, *, alone: bool = True) -> tuple[dict[str, str], list[GpuPoolStack]]:

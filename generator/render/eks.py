@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.planner.plan import Plan, Pool
+from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.karpenter_aws import efa_cards
-from generator.render.kube_objects import dns_name
+from generator.render.kube_objects import crosses_nodes, dns_name
 from generator.render.node_tags import node_tags
+from generator.workload.models import Workload
 
 PATH = "terraform/eks-managed-node-groups.tfvars.json"
 
@@ -20,7 +21,7 @@ PATH = "terraform/eks-managed-node-groups.tfvars.json"
 TAINT_EFFECT = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
 
 
-def node_group(pool: Pool, workload: str) -> dict[str, Any]:
+def node_group(pool: Pool, workload: str, together: bool = False) -> dict[str, Any]:
     """One managed node group: the planned instance type and size, the NVIDIA AL2023 AMI, labels, taints and tags.
 
     ``tags`` (terraform-aws-eks v21 ``eks_managed_node_groups[*].tags``, map(string)) go to every resource of the
@@ -46,6 +47,8 @@ def node_group(pool: Pool, workload: str) -> dict[str, Any]:
     }
     if efa_cards(pool):
         group["enable_efa_support"] = True
+    if together:  # GPUs on its nodes talk: one cluster placement group, in one AZ (the module keeps its subnets)
+        group["create_placement_group"] = True
     return group
 
 
@@ -53,6 +56,59 @@ def eks_managed_node_groups(plan: Plan) -> dict[str, Any]:
     """The variable value, keyed by pool name."""
     return {
         "eks_managed_node_groups": {
-            pool.name: node_group(pool, plan.workload) for pool in plan.pools if pool.node.provider == "aws"
+            pool.name: node_group(pool, plan.workload, crosses_nodes(plan, pool))
+            for pool in plan.pools
+            if pool.node.provider == "aws"
         }
     }
+
+
+def with_eks_findings(plan: Plan, workload: Workload) -> Plan:
+    """The plan with what its two AWS renderings of the same pools mean: EKS node groups and Karpenter are alternatives.
+
+    Both size every pool in full. Karpenter's NodePool ``limits`` count only the nodes Karpenter launched, so with both
+    applied a pending GPU pod (a rollout's surge, a second job) gets a Karpenter node beside the node group's
+    (newuser16 M3). A per-job node group rests at 0 nodes and nothing rendered raises it; Karpenter keeps a multi-node
+    pool in one AZ only through a placement group that exists already.
+    """
+    if plan.provider != "aws" or not {"terraform", "kubernetes"} <= set(workload.outputs):
+        return plan
+    pools = [p for p in plan.pools if p.node.provider == "aws"]
+    if not pools:
+        return plan
+    findings = [
+        Finding(
+            "info",
+            "aws-node-provisioners",
+            f"{PATH} (EKS managed node groups) and kubernetes/aws/ (Karpenter NodePools) each provision every pool in "
+            "full: apply one of them, not both; with both, a pending GPU pod makes Karpenter launch a node beside the "
+            "node group's, since a NodePool's limits count only the nodes Karpenter launched",
+            "kubernetes",
+        )
+    ]
+    per_job = [p.name for p in pools if p.per_job]
+    if per_job:
+        findings.append(
+            Finding(
+                "info",
+                "aws-per-job-node-groups",
+                f"the node group(s) of {', '.join(per_job)} rest at 0 nodes (costed per training job): nothing rendered "
+                "raises desired_size; run the Kubernetes cluster autoscaler or set desired_size for the run, or use the "
+                "Karpenter NodePool, which launches the job's nodes for its pods",
+                "kubernetes",
+            )
+        )
+    spread = [p.name for p in pools if crosses_nodes(plan, p)]
+    if spread:
+        findings.append(
+            Finding(
+                "info",
+                "aws-placement-group",
+                f"GPUs on different nodes of pool(s) {', '.join(spread)} talk: their node groups create a cluster "
+                "placement group (create_placement_group, one AZ); a Karpenter NodePool keeps them together only "
+                "through an existing cluster placement group named in the EC2NodeClass's placementGroupSelector, which "
+                "specgen does not render (https://karpenter.sh/docs/concepts/nodeclasses/)",
+                "kubernetes",
+            )
+        )
+    return plan._replace(findings=sorted_findings([*plan.findings, *findings]))

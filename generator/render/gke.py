@@ -13,13 +13,14 @@ valid. Pools of more than one multi-GPU node get it (one low-latency network dom
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from generator.catalog import prices
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
-from generator.render.kube_objects import dns_name, namespace_object
+from generator.render.kube_objects import crosses_nodes, dns_name, namespace_object
 from generator.render.node_tags import node_tags
 from generator.workload.gke_zone import cluster_region, pool_zone, zone_problem
 from generator.workload.models import GpuSharing, KubernetesSettings, Workload
@@ -95,8 +96,15 @@ def gke_sharing(sharing: GpuSharing | None) -> dict[str, Any]:
     }
 
 
-def container_node_pool(pool: Pool, settings: KubernetesSettings, workload: str) -> dict[str, Any]:
-    """``ContainerNodePool`` of one pool, in the workload's namespace: ``nodeCount`` nodes in its one zone."""
+def container_node_pool(
+    pool: Pool, settings: KubernetesSettings, workload: str, sharing: GpuSharing | None = None
+) -> dict[str, Any]:
+    """``ContainerNodePool`` of one pool, in the workload's namespace: ``nodeCount`` nodes in its one zone.
+
+    A pool costed per training job scales from zero instead: ``autoscaling`` with ``initialNodeCount`` 0 and no
+    ``nodeCount``, which the provider says not to set beside autoscaling (Config Connector would reconcile it back
+    and could drain a running job; newuser16 M1).
+    """
     project, location, cluster, zone = gke_placement(settings)
     node = pool.node
     machine = str(node.instance_type)
@@ -105,12 +113,12 @@ def container_node_pool(pool: Pool, settings: KubernetesSettings, workload: str)
         "count": node.gpus,
         "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"},
     }
-    accelerator.update(gke_sharing(settings.gpu_sharing))
+    accelerator.update(gke_sharing(sharing))
     spec: dict[str, Any] = {
         "clusterRef": {"external": f"projects/{project}/locations/{location}/clusters/{cluster}"},
         "location": location,
         "nodeLocations": [zone],
-        "nodeCount": 0 if pool.per_job else pool.nodes,
+        "nodeCount": pool.nodes,
         "management": {"autoRepair": True, "autoUpgrade": True},
         "upgradeSettings": {"maxSurge": 0, "maxUnavailable": 1},
         "nodeConfig": {
@@ -124,6 +132,8 @@ def container_node_pool(pool: Pool, settings: KubernetesSettings, workload: str)
         },
     }
     if pool.per_job:  # costed per training job: the cluster autoscaler adds nodes for the job's pods, none otherwise
+        del spec["nodeCount"]
+        spec["initialNodeCount"] = 0
         spec["autoscaling"] = {"minNodeCount": 0, "maxNodeCount": pool.nodes}
     if node.nvme_drives > 0:
         spec["nodeConfig"]["ephemeralStorageLocalSsdConfig"] = {"localSsdCount": node.nvme_drives}
@@ -148,8 +158,38 @@ def with_gke_findings(plan: Plan, workload: Workload) -> Plan:
     """The plan with what GKE provides instead of a rendered GPU Operator, and where its prices come from."""
     if plan.provider != "gcp" or "kubernetes" not in workload.outputs:
         return plan
-    findings = [Finding("info", "gke-gpu-stack", GPU_STACK_FINDING, "kubernetes"), *price_region_findings(plan, workload)]
+    findings = [
+        Finding("info", "gke-gpu-stack", GPU_STACK_FINDING, "kubernetes"),
+        *price_region_findings(plan, workload),
+        *gpu_network_findings(plan),
+    ]
     return plan._replace(findings=sorted_findings([*plan.findings, *findings]))
+
+
+def gpu_network_findings(plan: Plan) -> list[Finding]:
+    """Multi-node pools planned over the machine's GPU NICs, which a node gets only with networks not rendered here.
+
+    A3 / A4 machines reach their GPU-to-GPU bandwidth over extra NICs, each in its own VPC subnet, attached as
+    ``networkConfig.additionalNodeNetworkConfigs`` of the pool (GKE multi-networking) and driven by NCCL's
+    GPUDirect-TCPX / TCPXO plugin or RDMA; without them a node has its primary NIC only (newuser16 M2).
+    """
+    out = []
+    for pool in plan.pools:
+        fabric = [n for n in pool.node.nics if n.role == "fabric"]
+        if fabric and crosses_nodes(plan, pool):
+            out.append(
+                Finding(
+                    "warning",
+                    "gke-gpu-networks",
+                    f"pool {pool.name} is planned with {pool.node.platform_id}'s {sum(n.count for n in fabric)} GPU "
+                    "NICs between its nodes; GKE attaches them only as additional node "
+                    "networks (networkConfig.additionalNodeNetworkConfigs, one VPC subnet each) with NCCL's GPUDirect "
+                    "plugin (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx), which "
+                    "specgen does not render: without them traffic between its nodes takes the primary NIC",
+                    "kubernetes",
+                )
+            )
+    return out
 
 
 def price_region_findings(plan: Plan, workload: Workload) -> list[Finding]:
@@ -181,7 +221,10 @@ def config_connector_namespace(name: str, project: str) -> dict[str, Any]:
     return namespace_object(name, {"cnrm.cloud.google.com/project-id": project})
 
 
-def gke_objects(pools: list[Pool], settings: KubernetesSettings, workload: str) -> list[dict[str, Any]]:
-    """The workload's Namespace and one ContainerNodePool per pool."""
+def gke_objects(
+    pools: list[Pool], settings: KubernetesSettings, workload: str, shares: Mapping[str, GpuSharing | None] | None = None
+) -> list[dict[str, Any]]:
+    """The workload's Namespace and one ContainerNodePool per pool (``shares``: each pool's GPU sharing, by name)."""
     project = gke_placement(settings).project
-    return [config_connector_namespace(workload, project), *(container_node_pool(p, settings, workload) for p in pools)]
+    pools_out = [container_node_pool(p, settings, workload, (shares or {}).get(p.name)) for p in pools]
+    return [config_connector_namespace(workload, project), *pools_out]

@@ -59,6 +59,24 @@ def advertised_per_gpu(pool: Pool, sharing: GpuSharing | None) -> int:
     return sharing.replicas_per_gpu or 1  # the schema requires it for time-slicing and MPS
 
 
+def pool_sharing(plan: Plan, pool: Pool, sharing: GpuSharing | None) -> GpuSharing | None:
+    """The sharing a pool's GPUs get: time-slicing and MPS only where every pod on it takes one GPU.
+
+    That is an inference replica of TP1 x PP1: a pod of several shared GPUs could be handed slices of one GPU, and a
+    training job plans whole GPUs (newuser16 H1). MIG is already refused for such layouts when planned.
+    """
+    if sharing is None or sharing.strategy == "mig":
+        return sharing
+    return sharing if pool.name not in whole_gpu_pools(plan) else None
+
+
+def whole_gpu_pools(plan: Plan) -> set[str]:
+    """Pools with a pod of more than one GPU or a training job on them: they keep whole GPUs under time-slicing / MPS."""
+    return {
+        part.pool for dep in plan.deployments for part in dep.split or (dep,) if dep.kind != "inference" or part.tp * part.pp > 1
+    }
+
+
 def device_plugin_config(sharing: GpuSharing | None) -> str:
     """Device-plugin config (format v1) of a pool: whole GPUs, time-sliced or MPS replicas, or single-strategy MIG."""
     config: dict[str, Any] = {"version": str(software("nvidia-device-plugin")["config_version"])}
@@ -68,7 +86,10 @@ def device_plugin_config(sharing: GpuSharing | None) -> str:
     config["flags"] = {"migStrategy": "none"}
     if sharing is not None:
         resource = {"name": GPU_RESOURCE, "replicas": sharing.replicas_per_gpu}
-        config["sharing"] = {PLUGIN_SHARING[sharing.strategy]: {"resources": [resource]}}
+        shared: dict[str, Any] = {"resources": [resource]}
+        if sharing.strategy == "time-slicing":  # a pod asking for two slices could get two of one GPU: refuse it
+            shared["failRequestsGreaterThanOne"] = True
+        config["sharing"] = {PLUGIN_SHARING[sharing.strategy]: shared}
     return to_yaml(config)
 
 
@@ -116,6 +137,7 @@ def share_too_small(plan: Plan, sharing: GpuSharing) -> list[Finding]:
     """Deployments whose weights, activations and runtime (before any KV cache) exceed one pod's share of a GPU."""
     out = []
     gpu_of = {pool.name: pool.node.gpu_id for pool in plan.pools}
+    whole = whole_gpu_pools(plan) if sharing.strategy != "mig" else set()
     for i, dep in enumerate(plan.deployments):
         if dep.kind != "inference":
             continue
@@ -123,7 +145,7 @@ def share_too_small(plan: Plan, sharing: GpuSharing) -> list[Finding]:
         needs = memory["weights"] + memory["activations"] + memory["overhead"]
         for pool in dep.pools:
             gpu = gpu_of[pool]
-            if gpus()[gpu].vendor != "nvidia" or needs <= (share := share_bytes(gpu, sharing)):
+            if pool in whole or gpus()[gpu].vendor != "nvidia" or needs <= (share := share_bytes(gpu, sharing)):
                 continue
             out.append(
                 Finding(
@@ -160,6 +182,17 @@ def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = Fal
                 "gpu-sharing-single-host",
                 "A single host gets no GPU stack, so no sharing config is rendered for it: give its NVIDIA device "
                 "plugin a config with sharing.timeSlicing or sharing.mps replicas, or partition its GPUs with MIG yourself",
+                "kubernetes.gpu_sharing",
+            )
+        )
+    whole = sorted(whole_gpu_pools(plan)) if sharing.strategy != "mig" else []
+    if whole:
+        findings.append(
+            Finding(
+                "info",
+                "gpu-sharing-whole-gpus",
+                f"pool(s) {', '.join(whole)} keep whole GPUs (no {sharing.strategy}): a pod there takes several GPUs "
+                "(tensor or pipeline parallel) or runs a training job, and shared GPUs could hand one pod slices of one GPU",
                 "kubernetes.gpu_sharing",
             )
         )

@@ -17,7 +17,13 @@ from generator.errors import InputError
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import Plan
 from generator.render.env import to_yaml
-from generator.render.gpu_sharing import MIG_CONFIG_LABEL, MIG_DISABLED, device_plugin_config, mig_parted_config
+from generator.render.gpu_sharing import (
+    MIG_CONFIG_LABEL,
+    MIG_DISABLED,
+    device_plugin_config,
+    mig_parted_config,
+    pool_sharing,
+)
 from generator.render.kube_objects import HEADER, dns_name, kustomize_directory, namespace_object
 from generator.render.yaml_emit import Block
 from generator.workload.models import GpuSharing
@@ -87,7 +93,9 @@ def pool_stacks(
                 driver_owner=owner,
                 driver_version=None if owner == "node-image" else driver_version(driver_override),
                 rdma=owner == "operator" and any(n.role == "fabric" and n.gpudirect_rdma for n in pool.node.nics),
-                device_plugin_config=None if pool.node.provider in CLOUD_GPU_STACK else device_plugin_config(sharing),
+                device_plugin_config=None
+                if pool.node.provider in CLOUD_GPU_STACK
+                else device_plugin_config(pool_sharing(plan, pool, sharing)),
                 mig_config=labels.get(MIG_CONFIG_LABEL),
             )
         )

@@ -8,6 +8,7 @@ store as RAID0 (model cache), and attaches one EFA interface per network card on
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from generator.catalog import software
@@ -105,12 +106,12 @@ def karpenter_node_pool(
 
 
 def karpenter_aws_objects(
-    pools: list[Pool], cluster: str, workload: str, sharing: GpuSharing | None = None
+    pools: list[Pool], cluster: str, workload: str, shares: Mapping[str, GpuSharing | None] | None = None
 ) -> list[dict[str, Any]]:
-    """NodePool + EC2NodeClass for each pool."""
+    """NodePool + EC2NodeClass for each pool (``shares``: each pool's GPU sharing, by name)."""
     objects: list[dict[str, Any]] = []
     for pool in pools:
-        per_gpu = advertised_per_gpu(pool, sharing)
+        per_gpu = advertised_per_gpu(pool, (shares or {}).get(pool.name))
         objects += [
             karpenter_node_pool(pool, ("karpenter.k8s.aws", "EC2NodeClass"), "karpenter.k8s.aws/instance-gpu-count", per_gpu),
             ec2_node_class(pool, cluster, workload),

@@ -16,6 +16,7 @@ from typing import Any
 from generator.planner.plan import Plan
 from generator.render.aks import aks_objects
 from generator.render.gke import gke_objects
+from generator.render.gpu_sharing import pool_sharing
 from generator.render.gpu_stack import GpuPoolStack, pool_stacks
 from generator.render.karpenter_aws import karpenter_aws_objects
 from generator.render.kube_objects import kustomize_directory
@@ -40,13 +41,14 @@ def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> 
     """
     pools = list(plan.pools)
     settings = workload.kubernetes._replace(cluster_name=cluster_name(workload))
+    shares = {pool.name: pool_sharing(plan, pool, settings.gpu_sharing) for pool in pools}
     objects: list[dict[str, Any]]
     if plan.provider == "aws":
-        objects = karpenter_aws_objects(pools, str(settings.cluster_name), plan.workload, settings.gpu_sharing)
+        objects = karpenter_aws_objects(pools, str(settings.cluster_name), plan.workload, shares)
     elif plan.provider == "gcp":
-        objects = gke_objects(pools, settings, plan.workload)
+        objects = gke_objects(pools, settings, plan.workload, shares)
     elif plan.provider == "azure":
-        objects = aks_objects(pools, plan.workload, settings.gpu_sharing)
+        objects = aks_objects(pools, plan.workload, shares)
     elif alone and is_single_host(plan):
         return {}
     else:
