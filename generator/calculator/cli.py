@@ -348,6 +348,8 @@ def format_text(result: dict[str, Any]) -> str:
         parts = result["memory"].get("weight_parts", {})
         if key == "weights" and len(parts) > 1:
             lines += [f"    {_WEIGHT_PART_LABELS[n]:<10} {b:>16,} {b / GIB:>10.2f}" for n, b in parts.items()]
+        if key == "activations" and training:  # newuser17 L1: the row is not the logits and saved tensors in full
+            lines.append("    (beyond the gradients: backward frees a layer's activations as it allocates its gradients)")
     cap = result.get("capacity")
     if cap:
         lines.append("")
@@ -499,6 +501,7 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
             parser.error("--max-seq-len needs --gpu: the longest sequence that fits which GPU")
         if args.offload_params and args.zero_stage != 3:
             parser.error("--offload-params needs --zero 3: parameter offload is ZeRO stage 3 / FSDP full shard")
+        _refuse_training_conflicts(parser, args)
     else:
         refuse(TRAINING_OPTIONS, "applies to training: add --train full, lora or qlora")
         if args.gpus is not None and args.ram_gib is None:
@@ -518,6 +521,25 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
         refuse(("gpu_memory_utilization",), "is vLLM's setting; SGLang's is --mem-fraction-static")
         # as a workload's max_num_batched_tokens beside engine: sglang (SGLang's --chunked-prefill-size is not modelled)
         refuse(("max_batched_tokens",), "is vLLM's setting (--engine vllm)")
+
+
+def _refuse_training_conflicts(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exit 2 at the first training option that contradicts another (QLoRA over 16 bits, FSDP2 without sharding)."""
+    from generator.sizing.frameworks import resolved_regime
+    from generator.sizing.training_conflicts import training_conflicts
+
+    data_parallel = max(1, (args.gpus or 1) // ((args.tp or 1) * (args.pp or 1)))
+    zero_stage = resolved_regime(args.framework, args.optimizer, args.zero_stage, data_parallel)[1]
+    conflicts = training_conflicts(
+        method=args.train,
+        framework=args.framework,
+        zero_stage=zero_stage,
+        data_parallel=data_parallel,
+        base_precision=args.precision,
+    )
+    flags = {"precision": "--precision", "zero_stage": "--zero"}
+    for field, why in conflicts[:1]:
+        parser.error(f"{flags[field]}: {why}")
 
 
 #: ``hardware.fixed`` fields that ``specgen detect`` reports -> the estimate option they fill.

@@ -485,7 +485,13 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             activation_offload=activation_offload,
             optimizer_in_backward=optimizer_in_backward,
             fused_kernels=setup.kernels_fused(),
+            fp32_unquantized=setup.upcasts_unquantized(),
         )
+        if setup.upcasts_unquantized():
+            result["precision"]["training"] += (
+                "; embeddings, LM head and norms cast to fp32 (PEFT prepare_model_for_kbit_training, as "
+                f"{setup.framework} does), a bf16 LM head cached by autocast, and an fp32 residual stream"
+            )
         result["memory"] = {"per_gpu": breakdown.as_dict(), "weight_parts": dict(mem.weight_parts)}
         if gpu:
             margin = consts.safety_margin_fraction

@@ -63,6 +63,7 @@ from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, ffn_width_per_token
 from generator.sizing.pipeline_schedule import interleaved_activation_factor, virtual_stages_for
 from generator.sizing.precision import WeightFormat, weight_format
+from generator.sizing.training_conflicts import training_conflicts
 from generator.sizing.weights import Parallelism, WeightSizes, size_weights
 
 
@@ -152,6 +153,15 @@ class TrainingSetup(NamedTuple):
             self.optimizer_in_backward if self.optimizer_in_backward is not None else profile.optimizer_in_backward,
         )
 
+    def upcasts_unquantized(self) -> bool:
+        """Whether the non-quantized parameters of a quantized base are held in fp32 (PEFT's kbit preparation).
+
+        Its framework's choice, on one unsharded copy of the base: sharded QLoRA (ZeRO-3 / FSDP) skips the cast.
+        """
+        if self.method == "full" or self.zero_stage >= 3 or not self.framework:
+            return False
+        return framework_profile(self.framework).kbit_fp32_upcast and weight_format(self.base_precision_name).is_quantized
+
     def kernels_fused(self) -> bool:
         """Whether RMSNorm and SwiGLU save only their inputs: the setup's own choice, else its framework's default."""
         if self.fused_kernels is not None:
@@ -203,6 +213,15 @@ def _validate(setup: TrainingSetup) -> Optimizer:
             f"a {setup.base_precision} GGUF base is for inference (llama.cpp): trainers load it dequantized to 16-bit "
             "floats, so LoRA trains over a bf16 base and QLoRA over nf4; give one of those (or no --precision)"
         )
+    conflicts = training_conflicts(
+        method=setup.method,
+        framework=setup.framework,
+        zero_stage=setup.zero_stage,
+        data_parallel=setup.data_parallel,
+        base_precision=setup.base_precision,
+    )
+    if conflicts:
+        raise InputError(conflicts[0][1])
     try:
         return OPTIMIZERS[setup.optimizer]
     except KeyError:
@@ -328,6 +347,7 @@ def size_training(
     if experts and experts % ep:
         raise InputError(f"routed experts ({experts}) must be divisible by the expert parallel size ({ep})")
     loss, activation_offload, optimizer_in_backward = setup.techniques()
+    upcast = setup.upcasts_unquantized()
     dp = setup.data_parallel
     tokens = setup.micro_batch_size * setup.sequence_length
     ep_layout = training_weight_layout(par, ep)
@@ -426,6 +446,10 @@ def size_training(
         # ZeRO-3 / FSDP shard the trainable adapters with the frozen base they sit in (as their gradients and states)
         adapter_bytes = held(adapters * opt.adapter_bytes, unsplit_adapters * opt.adapter_bytes, setup.zero_stage >= 3)
         parts = {"base": frozen, "adapters": adapter_bytes, "dequant_buffer": dequant}
+        if upcast:
+            # the 16-bit parameters outside the quantized layers take 4 bytes, and autocast caches a bf16 LM head
+            parts["base"] += (base_shard.embedding_bytes + base_shard.lm_head_bytes + base_shard.other_bytes) / par.tp
+            parts["autocast_copy"] = arch.vocab_size * arch.hidden_size * 2 / par.tp
     weights = sum(parts.values())
 
     # selective recomputation (Korthikanti et al.) drops the attention scores, as FlashAttention does
@@ -443,12 +467,15 @@ def size_training(
     # so the deeper schedule's memory is counted (the step time interleaves only a whole multiple of the stages)
     virtual = virtual_stages_for(arch.num_layers, par.pp, consts.training_pipeline_virtual_stages)
     in_flight = math.ceil(in_flight * interleaved_activation_factor(par.pp, virtual))
-    # full checkpointing keeps each layer's bf16 input plus one layer being recomputed
-    kept = in_flight * arch.hidden_size * 2 + per_layer if setup.checkpointing == "full" else in_flight * per_layer
+    # full checkpointing keeps each layer's input (bf16; fp32 where fp32 embeddings make the residual stream fp32)
+    # plus one layer being recomputed
+    residual_bytes = 4 if upcast else 2
+    checkpoint = arch.hidden_size * residual_bytes
+    kept = in_flight * checkpoint + per_layer if setup.checkpointing == "full" else in_flight * per_layer
     if activation_offload:
         # saved tensors go to host RAM; the GPU keeps the layer in flight and the one being fetched back
         on_host = kept
-        kept = 2 * arch.hidden_size * 2 + per_layer if setup.checkpointing == "full" else 2 * per_layer
+        kept = 2 * checkpoint + per_layer if setup.checkpointing == "full" else 2 * per_layer
         host += (on_host - kept) * tokens / par.tp
     act_per_token = (kept + backward_transient_bytes_per_token(arch)) // par.tp
     logits = math.ceil(math.ceil(arch.vocab_size / par.tp) * logits_bytes_per_element(loss, consts.logits_bytes_per_element))

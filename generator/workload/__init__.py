@@ -31,6 +31,7 @@ from generator.workload.value_checks import (
     fixed_ram_errors,
     given_in,
     inference_limit_errors,
+    training_setting_errors,
 )
 
 
@@ -94,6 +95,7 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
                 errors.append(InputError(exc.message, doc.locate(("deployments", i, "training", "lora_target_modules"))))
         if isinstance(dep, TrainingDeployment):
             errors += _check_global_batch(doc, i, dep.training)
+            errors += training_setting_errors(doc, i, dep.training)
         if isinstance(dep, InferenceDeployment) and (dep.inference.min_context_tokens or 0) > dep.inference.max_context_tokens:
             errors.append(
                 InputError(

@@ -8,7 +8,9 @@ Every problem is located at the field that causes it (file:line:col):
   SGLang refuse a longer context unless told to by an environment variable, so the rendered servers would not start
   (and the model was not trained on such positions);
 - ``allowed_precisions`` naming one format twice, through an alias (``fp4`` and ``nvfp4``);
-- ``hardware.fixed.reserved_ram_gib`` (8 GiB when not given) at or above ``ram_gib`` leaves no RAM to plan with.
+- ``hardware.fixed.reserved_ram_gib`` (8 GiB when not given) at or above ``ram_gib`` leaves no RAM to plan with;
+- a training job's settings that contradict each other (:mod:`generator.sizing.training_conflicts`), and LoRA
+  fields on a full fine-tune, which would be ignored.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from generator.calculator.model_source import ResolvedModel
 from generator.errors import InputError
 from generator.sizing.context_limit import LONGER_REFUSED, served_limit_phrase
 from generator.sizing.precision import WEIGHT_FORMAT_ALIASES
+from generator.sizing.training_conflicts import training_conflicts
 from generator.workload.loader import Document
-from generator.workload.models import Hardware, InferenceSpec
+from generator.workload.models import Hardware, InferenceSpec, TrainingSpec
 
 Path = tuple[str | int, ...]
 
@@ -42,6 +45,23 @@ def given_in(doc: Document, path: Path) -> bool:
 def _first_given(doc: Document, paths: tuple[Path, ...]) -> Path:
     """The first of ``paths`` the document holds, else the last (its parent is located then)."""
     return next((p for p in paths if given_in(doc, p)), paths[-1])
+
+
+#: Fields of a LoRA / QLoRA job that a full fine-tune has no use for.
+LORA_FIELDS = ("lora_rank", "lora_dropout", "lora_target_modules")
+
+
+def training_setting_errors(doc: Document, i: int, spec: TrainingSpec) -> list[InputError]:
+    """Deployment ``i``'s training settings that contradict each other, each at the field that breaks the pair."""
+    at: Path = ("deployments", i, "training")
+    errors = [
+        InputError(f"{field} applies to method lora or qlora, not full: it would be ignored", doc.locate((*at, field)))
+        for field in LORA_FIELDS
+        if spec.method == "full" and given_in(doc, (*at, field))
+    ]
+    conflicts = training_conflicts(method=spec.method, framework=spec.framework, zero_stage=spec.zero_stage)
+    errors += [InputError(why, doc.locate((*at, field))) for field, why in conflicts]
+    return errors
 
 
 def inference_limit_errors(doc: Document, i: int, spec: InferenceSpec, model: ResolvedModel | None) -> list[InputError]:

@@ -1,0 +1,52 @@
+"""Training settings that contradict each other: each is refused at its field instead of being sized silently.
+
+Sources:
+- torchtune's distributed recipes wrap the model with FSDP2 (full shard, or ZeRO-2 with
+  ``fsdp_reshard_after_forward: False``); a plain FSDP2 loop is the same: neither has a replicated (ZeRO-0) or
+  optimizer-only (ZeRO-1) data-parallel path.
+- QLoRA is LoRA over a base quantized to 4 or 8 bits (bitsandbytes ``load_in_4bit`` / ``load_in_8bit``); over a
+  16-bit base it is LoRA.
+"""
+
+from __future__ import annotations
+
+from generator.sizing.frameworks import framework_profile
+from generator.sizing.precision import weight_format
+
+#: Frameworks that shard data-parallel ranks with FSDP2 only.
+FSDP2_FRAMEWORKS = ("fsdp2", "torchtune")
+
+
+def training_conflicts(
+    *,
+    method: str,
+    framework: str | None = None,
+    zero_stage: int | None = None,
+    data_parallel: int | None = None,
+    base_precision: str | None = None,
+) -> list[tuple[str, str]]:
+    """(field, why) for each contradiction among the settings given; None: not given (``data_parallel``: not known yet).
+
+    Fields: ``precision``, ``zero_stage``. Optimizer offload is not among them: ``offload_optimizer`` also stands for
+    bitsandbytes' paged optimizers (8-bit states paged to host RAM, at ZeRO-0 on one GPU: torchtune's
+    single-device recipes), so neither an 8-bit optimizer nor stage 0 contradicts it.
+    """
+    out: list[tuple[str, str]] = []
+    fsdp2 = framework is not None and framework_profile(framework).name in FSDP2_FRAMEWORKS
+    if method == "qlora" and base_precision is not None and weight_format(base_precision).bits >= 16:
+        out.append(
+            (
+                "precision",
+                f"QLoRA trains adapters over a base quantized to 4 or 8 bits; over a {base_precision} base it is LoRA: "
+                "train lora, or give a 4- or 8-bit precision (nf4 by default)",
+            )
+        )
+    if fsdp2 and zero_stage in (0, 1) and (data_parallel is None or data_parallel > 1):
+        out.append(
+            (
+                "zero_stage",
+                f"{framework} shards data-parallel ranks with FSDP2 (ZeRO-3, or ZeRO-2 without resharding after "
+                f"forward); it has no ZeRO-{zero_stage} path: give 2 or 3, or leave it out",
+            )
+        )
+    return out

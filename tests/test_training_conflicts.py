@@ -1,0 +1,118 @@
+"""Training settings that contradict each other are refused at their field, not sized as something else (newuser17 M3).
+
+The estimate exits 2 naming the flag; a workload exits 1 with ``file:line:col: field: message``; the sizing core
+refuses the same pairs for callers of the library.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.calculator.model_source import resolve_model
+from generator.errors import InputError
+from generator.sizing.constants import Constants
+from generator.sizing.frameworks import resolved_regime
+from generator.sizing.training import TrainingSetup, size_training
+from generator.sizing.weights import Parallelism
+from tests.helpers import call_cli, run_estimate
+
+TRAINING = """\
+version: 1
+name: tune
+deployments:
+  - name: tune
+    model: meta-llama/Llama-3.1-8B-Instruct
+    training:
+      method: {method}
+      dataset_tokens: 100000000
+{extra}hardware:
+  provider: aws
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--train", "qlora", "--precision", "bf16"), "--precision: QLoRA trains adapters over a base quantized to 4 or 8"),
+        (("--train", "qlora", "--precision", "fp16"), "over a fp16 base it is LoRA"),
+        (("--train", "full", "--framework", "torchtune", "--zero", "0", "--gpus", "8"), "--zero: torchtune shards"),
+        (("--train", "lora", "--framework", "fsdp2", "--zero", "1", "--gpus", "4"), "it has no ZeRO-1 path"),
+        (("--train", "full", "--framework", "fsdp", "--zero", "0", "--gpus", "2", "--offload-optimizer"), "--zero: fsdp"),
+    ],
+    ids=["qlora-bf16", "qlora-fp16", "torchtune-zero0", "fsdp2-zero1", "fsdp-alias-zero0"],
+)
+def test_the_estimate_refuses_a_contradiction_at_its_flag(
+    capsys: pytest.CaptureFixture[str], args: tuple[str, ...], message: str
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        run_estimate("llama-3.1-8b", *args)
+    assert done.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--train", "qlora", "--precision", "int8"),  # 8-bit QLoRA (bitsandbytes load_in_8bit)
+        ("--train", "qlora"),  # nf4
+        ("--train", "full", "--framework", "torchtune", "--zero", "0"),  # one GPU: its single-device recipe
+        ("--train", "full", "--framework", "torchtune", "--zero", "2", "--gpus", "8"),  # reshard_after_forward off
+        ("--train", "full", "--framework", "torchtune", "--gpus", "8"),  # its default, full shard
+        # a paged 8-bit optimizer at ZeRO-0 (torchtune's single-device full recipe): states in host RAM
+        ("--train", "full", "--framework", "torchtune", "--optimizer", "adamw-8bit-bf16", "--offload-optimizer"),
+    ],
+    ids=["qlora-int8", "qlora-nf4", "torchtune-one-gpu", "torchtune-zero2", "torchtune-default", "paged-8bit"],
+)
+def test_settings_that_agree_are_sized(capsys: pytest.CaptureFixture[str], args: tuple[str, ...]) -> None:
+    code, out = run_estimate("llama-3.1-8b", *args)
+    assert code == 0, capsys.readouterr().err
+    assert "total" in out
+
+
+@pytest.mark.parametrize(
+    ("method", "extra", "where"),
+    [
+        ("full", "      lora_rank: 64\n", "9:18: deployments[0].training.lora_rank: lora_rank applies to method lora or qlora"),
+        ("full", "      lora_dropout: 0.1\n", "9:21: deployments[0].training.lora_dropout: lora_dropout applies to method"),
+        (
+            "full",
+            "      lora_target_modules: [q_proj]\n",
+            "9:28: deployments[0].training.lora_target_modules: lora_target_modules applies to method",
+        ),
+        (
+            "lora",
+            "      framework: torchtune\n      zero_stage: 0\n",
+            "10:19: deployments[0].training.zero_stage: torchtune shards data-parallel ranks with FSDP2",
+        ),
+        ("full", "      framework: fsdp2\n      zero_stage: 1\n", "10:19: deployments[0].training.zero_stage: fsdp2 shards"),
+    ],
+    ids=["rank-on-full", "dropout-on-full", "targets-on-full", "torchtune-zero0", "fsdp2-zero1"],
+)
+def test_a_workload_is_refused_at_the_field_that_contradicts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], method: str, extra: str, where: str
+) -> None:
+    (tmp_path / "workload.yaml").write_text(TRAINING.format(method=method, extra=extra))
+    assert call_cli(tmp_path, ("validate", "workload.yaml")) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"specgen: error: workload.yaml:{where}")
+
+
+def test_a_workload_that_agrees_is_valid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    extra = "      framework: torchtune\n      zero_stage: 2\n      lora_rank: 32\n"
+    (tmp_path / "workload.yaml").write_text(TRAINING.format(method="lora", extra=extra))
+    assert call_cli(tmp_path, ("validate", "workload.yaml")) == 0, capsys.readouterr().err
+
+
+def test_the_sizing_core_refuses_qlora_over_a_16_bit_base() -> None:
+    arch = resolve_model("meta-llama/Llama-3.1-8B-Instruct").architecture
+    with pytest.raises(InputError, match="it is LoRA"):
+        size_training(arch, TrainingSetup(method="qlora", base_precision="bf16"), Parallelism(), Constants(), nvlink=False)
+
+
+def test_unsloth_trains_with_8_bit_adamw_unless_told_otherwise() -> None:
+    """newuser17 M2: Unsloth's quick start and notebooks pass optim="adamw_8bit"; 32-bit AdamW was assumed."""
+    assert resolved_regime("unsloth", None, None, 1) == ("adamw-8bit", 0)
+    assert resolved_regime("unsloth", "adamw", None, 1) == ("adamw", 0)
+    assert resolved_regime("hf", None, None, 1) == ("adamw", 0)
