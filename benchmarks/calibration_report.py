@@ -45,7 +45,7 @@ from generator.sizing.performance import (  # noqa: E402
 )
 from generator.sizing.precision import kv_cache_bits, weight_format  # noqa: E402
 from generator.sizing.training import TrainingSetup, size_training  # noqa: E402
-from generator.sizing.training_mfu import training_utilisation  # noqa: E402
+from generator.sizing.training_mfu import attention_kernel_scale, training_utilisation  # noqa: E402
 from generator.sizing.training_step import StepLayout, training_step  # noqa: E402
 from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache  # noqa: E402
 from generator.sizing.weights import Parallelism, size_weights  # noqa: E402
@@ -163,7 +163,9 @@ def predict_gpu_hours(row: dict[str, Any]) -> float:
         }
         mfu = predict_training_mfu(step_row)
     else:
-        mfu = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, row["sequence_length"], consts).mfu
+        scale = attention_kernel_scale(find_gpu(row["gpu"]).architecture)
+        seq = row["sequence_length"]
+        mfu = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, seq, consts, attention_scale=scale).mfu
     # the rate the planner times a run at (a vendor's sustained figure where published, else the peak)
     return training_hours(flops, 1, find_gpu(row["gpu"]).sustained_tflops("bf16") or 0.0, consts, mfu=mfu)
 
@@ -186,7 +188,7 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
     layout = StepLayout(tp, pp, dp, row["micro_batch"], row["accumulation"], seq)
     nodes = max(1, row["gpus"] // row["gpus_per_node"])
     links = links_between(gpu, row["gpus_per_node"], nodes, float(row["inter_node_gbps"] or 0), tp, pp, dp, consts)
-    util = training_utilisation(hidden, layers, params, seq, consts)
+    util = training_utilisation(hidden, layers, params, seq, consts, attention_scale=attention_kernel_scale(gpu.architecture))
     flops_per_token = 6.0 * params + (2.0 * params if row["checkpointing"] == "full" else 0.0)
     per_replica = params // (tp * pp)
     dense = gpu.tflops("bf16") or 0.0  # MFU is counted against the datasheet peak
@@ -203,6 +205,29 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
     )
     counted = 6.0 * params + (12.0 * layers * hidden * seq if row["mfu_definition"].startswith("llm-foundry") else 0.0)
     return counted * layout.tokens_per_step / (step.total_s * layout.world * dense * 1e12)
+
+
+def predict_finetune_throughput(row: dict[str, Any]) -> float:
+    """Tokens per GPU per second of a fine-tuning run: the planner's step (its compute ceiling, fill, links)."""
+    consts = with_overrides(dict(OVERRIDES))
+    gpu = find_gpu(row["gpu"])
+    arch = parse_architecture(find_model(row["model"]).config)
+    seq, dp = row["seq_len"], row["gpus"]
+    layout = StepLayout(1, 1, dp, row["micro_batch"], row["accumulation"], seq)
+    scale = attention_kernel_scale(gpu.architecture)
+    util = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, seq, consts, attention_scale=scale)
+    step = training_step(
+        layout,
+        links_between(gpu, dp, 1, 0.0, 1, 1, dp, consts),
+        consts,
+        hidden_size=arch.hidden_size,
+        num_layers=arch.num_layers,
+        flops_per_token=training_flops_per_token(arch, row["method"], row["checkpointing"]),
+        base_efficiency=util.peak * util.gemm * util.attention,
+        dense_tflops=accelerator_for(gpu, "bf16", 1).dense_tflops,
+        dp_traffic=dp_traffic(0, 0, 0, dp, row["accumulation"]),
+    )
+    return layout.tokens_per_step / (step.total_s * layout.world)
 
 
 #: Constants overridden while fitting (``--fit``); empty for the report.
@@ -325,6 +350,10 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
         layout = "FSDP" if row["tp"] == 1 and row["pp"] == 1 else "3D-parallel"
         group = f"training-mfu {layout} {row['gpu']}"
         out.append((group, label, float(row["mfu"]), predict_training_mfu, row))
+    for row in cal.get("training_throughput", []):
+        label = f"{row['model'].split('/')[-1]} {row['method']} s{row['seq_len']} x{row['gpus']}"
+        group = f"training-throughput {row['framework']} {row['gpu']} ({row['method']}, tokens/s/GPU)"
+        out.append((group, label, float(row["tokens_per_gpu_per_sec"]), predict_finetune_throughput, row))
     for row in cal["training_memory"]:
         label = f"{row['model'].split('/')[-1]} {row['method']} b{row['micro_batch']} s{row['seq_len']} x{row['gpus']}"
         out.append((f"memory {row['framework']}", label, float(row["measured_gb"]), predict_training, row))
@@ -451,7 +480,7 @@ TRAINING_FIT_GRID: dict[str, tuple[float, ...]] = {
 
 
 def _training_group(name: str) -> bool:
-    return name.startswith(("gpu-hours", "training-mfu"))
+    return name.startswith(("gpu-hours", "training-mfu", "training-throughput"))
 
 
 def fit_training() -> dict[str, float]:

@@ -354,10 +354,17 @@ def test_a_replica_across_aws_nodes_gets_a_placement_group_and_the_two_provision
     codes = {f.code: f.message for f in plan.findings}
     assert "apply one of them, not both" in codes["aws-node-provisioners"]
     assert "big_h100_sxm5_80gb" in codes["aws-placement-group"] and "placementGroupSelector" in codes["aws-placement-group"]
+    assert "give each of them subnet_ids of one AZ" in codes["aws-placement-group"]  # v21 takes the cluster's subnets
     assert "aws-per-job-node-groups" not in codes
-    # pools whose replicas each sit in one node get none: a placement group only narrows where capacity is found
+    # terraform alone: the node groups still need their subnets; there is no Karpenter to choose between
+    path.write_text(BIG.replace("PROVIDER", "aws") + "outputs: [terraform]\n")
+    alone = load_workload(str(path))
+    codes = {f.code: f.message for f in deployed(plan_workload(alone), alone.workload).findings}
+    assert "aws-node-provisioners" not in codes and "Karpenter" not in codes["aws-placement-group"]
+    # pools whose replicas each sit in one node, or that talk over the instance network only (the LoRA job on
+    # g6e.xlarge), get none: a placement group would only narrow where capacity is found
     groups = json.loads(tree("mixed")[EKS_PATH])["eks_managed_node_groups"]
-    assert [name for name, g in groups.items() if g.get("create_placement_group")] == ["assistant_lora_l40s_48gb"]
+    assert not [name for name, g in groups.items() if g.get("create_placement_group")]
 
 
 def test_a_replica_across_gke_nodes_says_which_networks_its_gpu_nics_need(tmp_path: Path) -> None:

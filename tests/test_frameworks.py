@@ -102,11 +102,13 @@ def test_hf_qlora_memory_grows_per_token_as_published() -> None:
 @pytest.mark.parametrize(
     ("framework", "method", "zero_stage", "upcast"),
     [
-        ("trl", "qlora", 0, True),
+        ("hf", "qlora", 0, True),
         ("hf", "qlora", 2, True),
-        ("axolotl+liger", "qlora", 0, True),
-        ("trl", "qlora", 3, False),  # sharded QLoRA skips prepare_model_for_kbit_training (one dtype for FSDP)
-        ("trl", "lora", 0, False),  # a bf16 base: nothing to prepare
+        ("hf", "qlora", 3, False),  # sharded QLoRA skips prepare_model_for_kbit_training (one dtype for FSDP)
+        ("hf", "lora", 0, False),  # a bf16 base: nothing to prepare
+        # TRL's peft_module_casting_to_bf16 and axolotl's convert_embedding_modules_dtype cast them back to bf16
+        ("trl", "qlora", 0, False),
+        ("axolotl+liger", "qlora", 0, False),
         ("llama-factory", "qlora", 0, False),
         ("unsloth", "qlora", 0, False),
         ("torchtune", "qlora", 0, False),
@@ -120,6 +122,7 @@ def test_peft_kbit_preparation_holds_the_unquantized_parameters_in_fp32(
     arch = parse_architecture(find_model("meta-llama/Llama-3.1-8B-Instruct").config)
     setup = TrainingSetup(method=method, framework=framework, zero_stage=zero_stage, sequence_length=4096)
     assert setup.upcasts_unquantized() is upcast
+    assert not setup._replace(base_precision="int4").upcasts_unquantized()  # PEFT casts nothing for GPTQ / AWQ
     fp32 = size_training(arch, setup, Parallelism(), Constants(), nvlink=False)
     monkeypatch.setitem(FRAMEWORKS, framework, framework_profile(framework)._replace(kbit_fp32_upcast=False))
     bf16_kept = size_training(arch, setup, Parallelism(), Constants(), nvlink=False)

@@ -390,3 +390,22 @@ def test_a_pool_of_several_gpus_a_pod_keeps_whole_gpus(tmp_path: Path) -> None:
     assert node_pool["spec"]["limits"] == {"nvidia.com/gpu": str(pool["nodes"] * pool["node"]["gpus"])}
     assert f"pool(s) {pool['name']} keep whole GPUs (no time-slicing)" in files["SPEC.md"]
     assert "gpu-share-too-small" not in files["SPEC.md"]
+    # the device plugin is what hands out slices: the pool's key advertises whole GPUs
+    plugin = load(files["cluster/gpu-operator/manifests/configmap-specgen-device-plugin.yaml"])
+    assert load(plugin["data"][pool["name"].replace("_", "-")]) == {"flags": {"migStrategy": "none"}, "version": "v1"}
+
+
+def test_a_training_pool_keeps_whole_gpus_under_mig(tmp_path: Path) -> None:
+    """Review 13 item 3: a LoRA job's pool got migStrategy single and the MIG label, so each pod would be handed
+    MIG slices without NVLink and with a fraction of the memory sized."""
+    training = "    training: {method: lora, dataset_tokens: 1000000000, deadline_hours: 2}\n"  # on several nodes
+    text = workload_text("    strategy: mig\n    mig_profile: 3g.40gb\n", gpus="a100-sxm4-80gb")
+    text = text.replace("    inference:\n", training + "    inference:\n", 1)
+    start = text.index("    inference:\n")
+    text = text[:start] + text[text.index("hardware:") :]  # the training section replaces the inference one
+    files = render_file(str(write(tmp_path, text)))
+    (pool,) = json.loads(files["spec.json"])["plan"]["pools"]
+    assert "nvidia.com/mig.config" not in pool["labels"]
+    plugin = load(files["cluster/gpu-operator/manifests/configmap-specgen-device-plugin.yaml"])
+    assert load(plugin["data"][pool["name"].replace("_", "-")])["flags"] == {"migStrategy": "none"}
+    assert f"pool(s) {pool['name']} keep whole GPUs (no mig)" in files["SPEC.md"]

@@ -40,14 +40,19 @@ deployments:
         (("--train", "full", "--framework", "torchtune", "--zero", "0", "--gpus", "8"), "--zero: torchtune shards"),
         (("--train", "lora", "--framework", "fsdp2", "--zero", "1", "--gpus", "4"), "it has no ZeRO-1 path"),
         (("--train", "full", "--framework", "fsdp", "--zero", "0", "--gpus", "2", "--offload-optimizer"), "--zero: fsdp"),
+        # data parallel from --ep as the estimate counts it (review 13 item 5)
+        (("--train", "full", "--framework", "torchtune", "--zero", "1", "--ep", "2", "--model", "x"), "--zero: torchtune"),
     ],
-    ids=["qlora-bf16", "qlora-fp16", "torchtune-zero0", "fsdp2-zero1", "fsdp-alias-zero0"],
+    ids=["qlora-bf16", "qlora-fp16", "torchtune-zero0", "fsdp2-zero1", "fsdp-alias-zero0", "ep-without-gpus"],
 )
 def test_the_estimate_refuses_a_contradiction_at_its_flag(
     capsys: pytest.CaptureFixture[str], args: tuple[str, ...], message: str
 ) -> None:
+    model = "llama-3.1-8b"
+    if "--model" in args:  # expert parallelism needs an MoE model
+        model, args = "Qwen/Qwen3-30B-A3B", args[: args.index("--model")]
     with pytest.raises(SystemExit) as done:
-        run_estimate("llama-3.1-8b", *args)
+        run_estimate(model, *args)
     assert done.value.code == 2
     assert message in capsys.readouterr().err
 

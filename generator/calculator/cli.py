@@ -528,7 +528,9 @@ def _refuse_training_conflicts(parser: argparse.ArgumentParser, args: argparse.N
     from generator.sizing.frameworks import resolved_regime
     from generator.sizing.training_conflicts import training_conflicts
 
-    data_parallel = max(1, (args.gpus or 1) // ((args.tp or 1) * (args.pp or 1)))
+    model_parallel = (args.tp or 1) * (args.pp or 1)
+    # as the estimate counts them: --gpus, else one replica per expert-parallel rank (review 13 item 5)
+    data_parallel = max(1, (args.gpus or model_parallel * (args.ep or 1)) // model_parallel)
     zero_stage = resolved_regime(args.framework, args.optimizer, args.zero_stage, data_parallel)[1]
     conflicts = training_conflicts(
         method=args.train,

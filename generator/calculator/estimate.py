@@ -490,7 +490,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         if setup.upcasts_unquantized():
             result["precision"]["training"] += (
                 "; embeddings, LM head and norms cast to fp32 (PEFT prepare_model_for_kbit_training, as "
-                f"{setup.framework} does), a bf16 LM head cached by autocast, and an fp32 residual stream"
+                f"{setup.framework} leaves them), a bf16 cast of the LM head saved for backward, an fp32 residual stream"
             )
         result["memory"] = {"per_gpu": breakdown.as_dict(), "weight_parts": dict(mem.weight_parts)}
         if gpu:

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 from generator.calculator.model_source import ResolvedModel
+from generator.catalog.records import GpuSpec
 from generator.planner.blocked import DEADLINE_NEEDS
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.planner.training_comm import gpu_link_latency_s
@@ -15,7 +16,7 @@ from generator.sizing.distributed_runtime import nvlink_collectives
 from generator.sizing.frameworks import framework_profile, resolved_regime
 from generator.sizing.performance import accelerator_for, gpus_for_deadline, training_flops_per_token, training_hours
 from generator.sizing.training import TrainingMemory, TrainingSetup, size_training
-from generator.sizing.training_mfu import training_utilisation
+from generator.sizing.training_mfu import attention_kernel_scale, training_utilisation
 from generator.sizing.training_step import (
     NO_DP,
     DpTraffic,
@@ -148,6 +149,7 @@ def layout_mfu(
         microbatches=consts.training_pipeline_microbatches,
         tp_link_gbps=acc.link_gb_per_s * 8,
         dense_tflops=acc.dense_tflops,
+        attention_scale=attention_kernel_scale(hw.gpu.architecture),
     ).mfu
 
 
@@ -161,10 +163,13 @@ def _first_micro_batch(spec: TrainingSpec) -> int:
     return 1 if searched else spec.micro_batch
 
 
-def compute_efficiency(model: ResolvedModel, sequence_length: int, consts: Constants) -> float:
-    """The step's compute ceiling before communication: large-GEMM MFU x GEMM size x attention share."""
+def compute_efficiency(model: ResolvedModel, sequence_length: int, consts: Constants, gpu: GpuSpec) -> float:
+    """The step's compute ceiling on ``gpu`` before communication: large-GEMM MFU x GEMM size x attention share."""
     arch = model.architecture
-    util = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, sequence_length, consts)
+    scale = attention_kernel_scale(gpu.architecture)
+    util = training_utilisation(
+        arch.hidden_size, arch.num_layers, arch.flop_params, sequence_length, consts, attention_scale=scale
+    )
     return util.peak * util.gemm * util.attention
 
 
@@ -201,7 +206,7 @@ def layout_step(
         hidden_size=arch.hidden_size,
         num_layers=arch.num_layers,
         flops_per_token=training_flops_per_token(arch, spec.method, spec.gradient_checkpointing),
-        base_efficiency=compute_efficiency(model, spec.sequence_length, consts),
+        base_efficiency=compute_efficiency(model, spec.sequence_length, consts, hw.gpu),
         dense_tflops=accelerator_for(hw.gpu, "bf16", layout.tp).dense_tflops,
         dp_traffic=dp,
     )

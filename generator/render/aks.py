@@ -34,11 +34,11 @@ def aks_node_class(pool: Pool, workload: str) -> dict[str, Any]:
     }
 
 
-def aks_objects(pools: list[Pool], workload: str, shares: Mapping[str, GpuSharing | None] | None = None) -> list[dict[str, Any]]:
+def aks_objects(pools: list[Pool], workload: str, *, shares: Mapping[str, GpuSharing | None]) -> list[dict[str, Any]]:
     """NodePool + AKSNodeClass for each pool (``shares``: each pool's GPU sharing, by name)."""
     objects: list[dict[str, Any]] = []
     for pool in pools:
-        per_gpu = advertised_per_gpu(pool, (shares or {}).get(pool.name))
+        per_gpu = advertised_per_gpu(pool, shares.get(pool.name))
         objects += [
             karpenter_node_pool(pool, ("karpenter.azure.com", "AKSNodeClass"), "karpenter.azure.com/sku-gpu-count", per_gpu),
             aks_node_class(pool, workload),

@@ -47,16 +47,25 @@ def node_group(pool: Pool, workload: str, together: bool = False) -> dict[str, A
     }
     if efa_cards(pool):
         group["enable_efa_support"] = True
-    if together:  # GPUs on its nodes talk: one cluster placement group, in one AZ (the module keeps its subnets)
+    if together:  # GPUs on its nodes talk: one cluster placement group (its subnets must be one AZ's: a finding says so)
         group["create_placement_group"] = True
     return group
+
+
+def placement_grouped(plan: Plan, pool: Pool) -> bool:
+    """Whether a pool's node group gets a cluster placement group: its GPUs talk across nodes over EFA.
+
+    Over the instance network alone (no EFA) the plan counts on no more than any AZ gives, and a placement group
+    would only narrow where capacity is found.
+    """
+    return efa_cards(pool) > 0 and crosses_nodes(plan, pool)
 
 
 def eks_managed_node_groups(plan: Plan) -> dict[str, Any]:
     """The variable value, keyed by pool name."""
     return {
         "eks_managed_node_groups": {
-            pool.name: node_group(pool, plan.workload, crosses_nodes(plan, pool))
+            pool.name: node_group(pool, plan.workload, placement_grouped(plan, pool))
             for pool in plan.pools
             if pool.node.provider == "aws"
         }
@@ -64,28 +73,30 @@ def eks_managed_node_groups(plan: Plan) -> dict[str, Any]:
 
 
 def with_eks_findings(plan: Plan, workload: Workload) -> Plan:
-    """The plan with what its two AWS renderings of the same pools mean: EKS node groups and Karpenter are alternatives.
+    """The plan with what the node groups rendered for AWS need beside them, and what Karpenter's pools mean.
 
-    Both size every pool in full. Karpenter's NodePool ``limits`` count only the nodes Karpenter launched, so with both
-    applied a pending GPU pod (a rollout's surge, a second job) gets a Karpenter node beside the node group's
-    (newuser16 M3). A per-job node group rests at 0 nodes and nothing rendered raises it; Karpenter keeps a multi-node
-    pool in one AZ only through a placement group that exists already.
+    The node groups and Karpenter's NodePools each size every pool in full; Karpenter's ``limits`` count only the nodes
+    it launched, so with both applied a pending GPU pod (a rollout's surge, a second job) gets a Karpenter node beside
+    the node group's (newuser16 M3). A per-job node group rests at 0 nodes and nothing rendered raises it. A cluster
+    placement group holds one AZ's instances, and terraform-aws-eks v21 gives the group the cluster's subnets unless
+    told otherwise (review 13 item 4).
     """
-    if plan.provider != "aws" or not {"terraform", "kubernetes"} <= set(workload.outputs):
-        return plan
     pools = [p for p in plan.pools if p.node.provider == "aws"]
-    if not pools:
+    if plan.provider != "aws" or "terraform" not in workload.outputs or not pools:
         return plan
-    findings = [
-        Finding(
-            "info",
-            "aws-node-provisioners",
-            f"{PATH} (EKS managed node groups) and kubernetes/aws/ (Karpenter NodePools) each provision every pool in "
-            "full: apply one of them, not both; with both, a pending GPU pod makes Karpenter launch a node beside the "
-            "node group's, since a NodePool's limits count only the nodes Karpenter launched",
-            "kubernetes",
+    karpenter = "kubernetes" in workload.outputs
+    findings = []
+    if karpenter:
+        findings.append(
+            Finding(
+                "info",
+                "aws-node-provisioners",
+                f"{PATH} (EKS managed node groups) and kubernetes/aws/ (Karpenter NodePools) each provision every pool "
+                "in full: apply one of them, not both; with both, a pending GPU pod makes Karpenter launch a node beside "
+                "the node group's, since a NodePool's limits count only the nodes Karpenter launched",
+                "hardware.provider",
+            )
         )
-    ]
     per_job = [p.name for p in pools if p.per_job]
     if per_job:
         findings.append(
@@ -93,22 +104,29 @@ def with_eks_findings(plan: Plan, workload: Workload) -> Plan:
                 "info",
                 "aws-per-job-node-groups",
                 f"the node group(s) of {', '.join(per_job)} rest at 0 nodes (costed per training job): nothing rendered "
-                "raises desired_size; run the Kubernetes cluster autoscaler or set desired_size for the run, or use the "
-                "Karpenter NodePool, which launches the job's nodes for its pods",
-                "kubernetes",
+                "raises desired_size; run the Kubernetes cluster autoscaler or set desired_size for the run"
+                + (", or use the Karpenter NodePool, which launches the job's nodes for its pods" if karpenter else ""),
+                "hardware.provider",
             )
         )
-    spread = [p.name for p in pools if crosses_nodes(plan, p)]
+    spread = [p.name for p in pools if placement_grouped(plan, p)]
     if spread:
         findings.append(
             Finding(
-                "info",
+                "warning",
                 "aws-placement-group",
-                f"GPUs on different nodes of pool(s) {', '.join(spread)} talk: their node groups create a cluster "
-                "placement group (create_placement_group, one AZ); a Karpenter NodePool keeps them together only "
-                "through an existing cluster placement group named in the EC2NodeClass's placementGroupSelector, which "
-                "specgen does not render (https://karpenter.sh/docs/concepts/nodeclasses/)",
-                "kubernetes",
+                f"GPUs on different nodes of pool(s) {', '.join(spread)} talk over EFA: their node groups create a cluster "
+                "placement group (create_placement_group), which holds the instances of one AZ: give each of them "
+                "subnet_ids of one AZ, since terraform-aws-eks v21 takes the cluster's subnets otherwise "
+                "(https://github.com/terraform-aws-modules/terraform-aws-eks/blob/master/docs/UPGRADE-21.0.md)"
+                + (
+                    "; a Karpenter NodePool keeps them together only through an existing cluster placement group named "
+                    "in the EC2NodeClass's placementGroupSelector, which specgen does not render "
+                    "(https://karpenter.sh/docs/concepts/nodeclasses/)"
+                    if karpenter
+                    else ""
+                ),
+                "hardware.provider",
             )
         )
     return plan._replace(findings=sorted_findings([*plan.findings, *findings]))

@@ -222,9 +222,9 @@ def config_connector_namespace(name: str, project: str) -> dict[str, Any]:
 
 
 def gke_objects(
-    pools: list[Pool], settings: KubernetesSettings, workload: str, shares: Mapping[str, GpuSharing | None] | None = None
+    pools: list[Pool], settings: KubernetesSettings, workload: str, *, shares: Mapping[str, GpuSharing | None]
 ) -> list[dict[str, Any]]:
     """The workload's Namespace and one ContainerNodePool per pool (``shares``: each pool's GPU sharing, by name)."""
     project = gke_placement(settings).project
-    pools_out = [container_node_pool(p, settings, workload, (shares or {}).get(p.name)) for p in pools]
+    pools_out = [container_node_pool(p, settings, workload, shares.get(p.name)) for p in pools]
     return [config_connector_namespace(workload, project), *pools_out]

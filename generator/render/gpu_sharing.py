@@ -60,18 +60,16 @@ def advertised_per_gpu(pool: Pool, sharing: GpuSharing | None) -> int:
 
 
 def pool_sharing(plan: Plan, pool: Pool, sharing: GpuSharing | None) -> GpuSharing | None:
-    """The sharing a pool's GPUs get: time-slicing and MPS only where every pod on it takes one GPU.
+    """The sharing a pool's GPUs get: any only where every pod on it takes one GPU.
 
     That is an inference replica of TP1 x PP1: a pod of several shared GPUs could be handed slices of one GPU, and a
-    training job plans whole GPUs (newuser16 H1). MIG is already refused for such layouts when planned.
+    training job plans whole GPUs with their links (newuser16 H1; review 13 item 3: MIG split a LoRA job's GPUs).
     """
-    if sharing is None or sharing.strategy == "mig":
-        return sharing
-    return sharing if pool.name not in whole_gpu_pools(plan) else None
+    return sharing if sharing is not None and pool.name not in whole_gpu_pools(plan) else None
 
 
 def whole_gpu_pools(plan: Plan) -> set[str]:
-    """Pools with a pod of more than one GPU or a training job on them: they keep whole GPUs under time-slicing / MPS."""
+    """Pools with a pod of more than one GPU or a training job on them: they keep whole GPUs under any sharing."""
     return {
         part.pool for dep in plan.deployments for part in dep.split or (dep,) if dep.kind != "inference" or part.tp * part.pp > 1
     }
@@ -107,9 +105,10 @@ def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) 
     if sharing is None or "kubernetes" not in workload.outputs:
         return plan
     pools = []
+    whole = whole_gpu_pools(plan)
     for pool in plan.pools:
         gpu = pool.node.gpu_id
-        if gpus()[gpu].vendor != "nvidia":
+        if gpus()[gpu].vendor != "nvidia" or pool.name in whole:
             pools.append(pool)
             continue
         if sharing.strategy == "mig":
@@ -137,7 +136,7 @@ def share_too_small(plan: Plan, sharing: GpuSharing) -> list[Finding]:
     """Deployments whose weights, activations and runtime (before any KV cache) exceed one pod's share of a GPU."""
     out = []
     gpu_of = {pool.name: pool.node.gpu_id for pool in plan.pools}
-    whole = whole_gpu_pools(plan) if sharing.strategy != "mig" else set()
+    whole = whole_gpu_pools(plan)
     for i, dep in enumerate(plan.deployments):
         if dep.kind != "inference":
             continue
@@ -185,7 +184,7 @@ def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = Fal
                 "kubernetes.gpu_sharing",
             )
         )
-    whole = sorted(whole_gpu_pools(plan)) if sharing.strategy != "mig" else []
+    whole = sorted(whole_gpu_pools(plan))
     if whole:
         findings.append(
             Finding(

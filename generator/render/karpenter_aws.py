@@ -106,12 +106,12 @@ def karpenter_node_pool(
 
 
 def karpenter_aws_objects(
-    pools: list[Pool], cluster: str, workload: str, shares: Mapping[str, GpuSharing | None] | None = None
+    pools: list[Pool], cluster: str, workload: str, *, shares: Mapping[str, GpuSharing | None]
 ) -> list[dict[str, Any]]:
     """NodePool + EC2NodeClass for each pool (``shares``: each pool's GPU sharing, by name)."""
     objects: list[dict[str, Any]] = []
     for pool in pools:
-        per_gpu = advertised_per_gpu(pool, (shares or {}).get(pool.name))
+        per_gpu = advertised_per_gpu(pool, shares.get(pool.name))
         objects += [
             karpenter_node_pool(pool, ("karpenter.k8s.aws", "EC2NodeClass"), "karpenter.k8s.aws/instance-gpu-count", per_gpu),
             ec2_node_class(pool, cluster, workload),

@@ -44,11 +44,11 @@ def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> 
     shares = {pool.name: pool_sharing(plan, pool, settings.gpu_sharing) for pool in pools}
     objects: list[dict[str, Any]]
     if plan.provider == "aws":
-        objects = karpenter_aws_objects(pools, str(settings.cluster_name), plan.workload, shares)
+        objects = karpenter_aws_objects(pools, str(settings.cluster_name), plan.workload, shares=shares)
     elif plan.provider == "gcp":
-        objects = gke_objects(pools, settings, plan.workload, shares)
+        objects = gke_objects(pools, settings, plan.workload, shares=shares)
     elif plan.provider == "azure":
-        objects = aks_objects(pools, plan.workload, shares)
+        objects = aks_objects(pools, plan.workload, shares=shares)
     elif alone and is_single_host(plan):
         return {}
     else:

@@ -201,7 +201,8 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "fitted across all gpu-hours calibration rows at once (benchmarks/calibration_report.py --fit-training)",
     ),
     "training_attention_mfu": (
-        "Fraction of the dense peak the attention kernels of a training step reach (forward + backward).",
+        "Fraction of the dense peak the attention kernels of a training step reach on Hopper (forward + backward); "
+        "other architectures scale it by FlashAttention-2's published share of their peak (training_mfu.py).",
         "FlashAttention-3 paper: FlashAttention-2 reaches about 35% of the H100's peak (https://arxiv.org/abs/2407.08608 "
         "section 1); fitted with the training rows (benchmarks/calibration_report.py --fit-training)",
     ),

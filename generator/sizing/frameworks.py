@@ -17,11 +17,11 @@ Techniques and what they change in the memory sum:
 - ``fused_kernels``: RMSNorm and SwiGLU run fused and save only their inputs (torch.compile,
   torchtune ``compile: True``; Liger's ``LigerRMSNorm``/``LigerSwiGLUMLP``; Unsloth's Triton kernels);
   eager PyTorch also saves RMSNorm's fp32 upcast and SwiGLU's activation output.
-- ``kbit_fp32_upcast`` (QLoRA): PEFT's ``prepare_model_for_kbit_training`` holds the embeddings, LM head and norms
-  in fp32 (peft ``utils/other.py``: every fp16/bf16 parameter that is not ``Params4bit`` is cast to fp32). Under bf16
-  autocast the LM head's matmul caches a bf16 copy of it for the step, and the fp32 embedding output makes the
-  residual stream fp32 (an fp32 plus a bf16 tensor is fp32), so each checkpointed layer input takes 4 bytes per
-  element, not 2.
+- ``kbit_fp32_upcast`` (QLoRA over bitsandbytes): PEFT's ``prepare_model_for_kbit_training`` holds the
+  embeddings, LM head and norms in fp32 (peft ``utils/other.py``: every fp16/bf16 parameter that is not
+  ``Params4bit`` is cast to fp32). Under bf16 autocast the LM head's matmul saves its bf16 cast of the head for
+  backward, and the fp32 embedding output makes the residual stream fp32 (an fp32 plus a bf16 tensor is fp32), so
+  each checkpointed layer input takes 4 bytes per element, not 2 (modelled for those inputs only).
 - ``inplace`` loss: the bf16 logits are materialised and the loss kernel writes their gradient in
   place (Unsloth's ``Fast_CrossEntropyLoss`` before it adopted chunked/cut cross-entropy): 2 bytes.
 
@@ -69,10 +69,11 @@ class FrameworkProfile(NamedTuple):
     #: Whether it runs the layers as pipeline stages with a micro-batch schedule (Megatron-LM); torchtune's recipes
     #: shard with FSDP2 and tensor parallelism, and the data-parallel frameworks have no pipeline schedule.
     pipeline_parallel: bool = False
-    #: Whether it prepares a 4/8-bit base with PEFT's ``prepare_model_for_kbit_training``, which casts every 16-bit
-    #: parameter that is not quantized (embeddings, LM head, norms) to fp32. TRL's SFTTrainer and axolotl call it on a
-    #: quantized model unless it is sharded (FSDP / ZeRO-3 need one dtype); LLaMA-Factory, Unsloth, torchtune and
-    #: Answer.AI's fsdp_qlora keep those parameters in bf16.
+    #: Whether a bitsandbytes base stays as PEFT's ``prepare_model_for_kbit_training`` leaves it: every 16-bit
+    #: parameter that is not quantized (embeddings, LM head, norms) in fp32. The Hugging Face Trainer with PEFT's own
+    #: recipe does; TRL's SFTTrainer (``peft_module_casting_to_bf16``) and axolotl (``convert_embedding_modules_dtype``)
+    #: cast the embeddings and LM head back to bf16 under bf16 training; LLaMA-Factory, Unsloth, torchtune and
+    #: Answer.AI's fsdp_qlora never cast them (review 13 item 1).
     kbit_fp32_upcast: bool = False
 
 
@@ -80,8 +81,8 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
     f.name: f
     for f in (
         FrameworkProfile("hf", "Hugging Face Trainer / PEFT", kbit_fp32_upcast=True),
-        FrameworkProfile("trl", "TRL SFTTrainer (Hugging Face Trainer underneath)", kbit_fp32_upcast=True),
-        FrameworkProfile("trl+liger", "TRL with use_liger_kernel=True", loss="fused", fused_kernels=True, kbit_fp32_upcast=True),
+        FrameworkProfile("trl", "TRL SFTTrainer (Hugging Face Trainer underneath)"),
+        FrameworkProfile("trl+liger", "TRL with use_liger_kernel=True", loss="fused", fused_kernels=True),
         FrameworkProfile(
             "torchtune",
             "torchtune recipes (CEWithChunkedOutputLoss, pure bf16 weights and AdamW states, FSDP2 full sharding)",
@@ -99,13 +100,9 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             fused_kernels=True,
             optimizer="adamw-8bit",
         ),
-        FrameworkProfile("axolotl", "axolotl without Liger", kbit_fp32_upcast=True),
+        FrameworkProfile("axolotl", "axolotl without Liger"),
         FrameworkProfile(
-            "axolotl+liger",
-            "axolotl with the Liger plugin (fused linear cross-entropy)",
-            loss="fused",
-            fused_kernels=True,
-            kbit_fp32_upcast=True,
+            "axolotl+liger", "axolotl with the Liger plugin (fused linear cross-entropy)", loss="fused", fused_kernels=True
         ),
         FrameworkProfile("llama-factory", "LLaMA-Factory (Hugging Face Trainer)"),
         FrameworkProfile("deepspeed", "DeepSpeed ZeRO through the Hugging Face Trainer"),

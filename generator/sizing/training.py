@@ -154,13 +154,14 @@ class TrainingSetup(NamedTuple):
         )
 
     def upcasts_unquantized(self) -> bool:
-        """Whether the non-quantized parameters of a quantized base are held in fp32 (PEFT's kbit preparation).
+        """Whether the non-quantized parameters of a bitsandbytes base are held in fp32 (PEFT's kbit preparation).
 
-        Its framework's choice, on one unsharded copy of the base: sharded QLoRA (ZeRO-3 / FSDP) skips the cast.
+        Its framework's choice, on one unsharded copy of the base: sharded QLoRA (ZeRO-3 / FSDP) skips the cast, and
+        PEFT casts nothing for GPTQ, AWQ or other non-bitsandbytes bases.
         """
         if self.method == "full" or self.zero_stage >= 3 or not self.framework:
             return False
-        return framework_profile(self.framework).kbit_fp32_upcast and weight_format(self.base_precision_name).is_quantized
+        return framework_profile(self.framework).kbit_fp32_upcast and self.base_precision_name in BNB_QUANT_STATE_FORMATS
 
     def kernels_fused(self) -> bool:
         """Whether RMSNorm and SwiGLU save only their inputs: the setup's own choice, else its framework's default."""
@@ -447,7 +448,8 @@ def size_training(
         adapter_bytes = held(adapters * opt.adapter_bytes, unsplit_adapters * opt.adapter_bytes, setup.zero_stage >= 3)
         parts = {"base": frozen, "adapters": adapter_bytes, "dequant_buffer": dequant}
         if upcast:
-            # the 16-bit parameters outside the quantized layers take 4 bytes, and autocast caches a bf16 LM head
+            # the 16-bit parameters outside the quantized layers take 4 bytes, and the LM head's matmul saves its
+            # bf16 cast of the head for backward
             parts["base"] += (base_shard.embedding_bytes + base_shard.lm_head_bytes + base_shard.other_bytes) / par.tp
             parts["autocast_copy"] = arch.vocab_size * arch.hidden_size * 2 / par.tp
     weights = sum(parts.values())

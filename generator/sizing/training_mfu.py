@@ -8,7 +8,9 @@ Llama 3 paper and Megatron-LM report it. It is the product of:
   ``training_mfu`` (the utilization of very large GEMMs);
 - **attention share**: causal attention adds ``6 L h s`` FLOPs per token (scores and values,
   forward and backward, half the square masked) that ``6 N`` does not count, run by FlashAttention
-  kernels at ``training_attention_mfu`` of the peak (below the GEMMs' rate at long sequences);
+  kernels at ``training_attention_mfu`` of the peak (below the GEMMs' rate at long sequences), fitted on
+  Hopper; on another architecture scaled by FlashAttention-2's published share of its peak against
+  Hopper's (:func:`attention_kernel_scale`);
 - **tensor parallelism**: four all-reduces of a token's hidden state per layer (two forward, two
   backward) over the GPU's link, of which ``training_tp_exposed_fraction`` is not overlapped;
 - **pipeline bubble**: ``(pp - 1) / (v microbatches + pp - 1)`` of the step is idle (``v``:
@@ -31,6 +33,24 @@ TP_WIRE_BYTES = 2
 TP_ALLREDUCES_PER_LAYER = 4
 #: Dense FLOPs per token of one layer's weights per parameter in forward + backward.
 FLOPS_PER_PARAM = 6.0
+
+
+#: FlashAttention-2's share of the dense peak by GPU architecture: "50-73% of the theoretical maximum FLOPs/s on
+#: A100" (FlashAttention-2, https://arxiv.org/abs/2307.08691, abstract; the low end, taken for every Ampere GPU: none
+#: is published for GA10x) and "only 35% utilization on H100" (FlashAttention-3, https://arxiv.org/abs/2407.08608,
+#: abstract).
+FLASH_ATTENTION_PEAK_FRACTION = {"ampere": 0.50, "hopper": 0.35}
+#: The architecture ``training_attention_mfu`` is fitted on: the llm-foundry and Llama 3 MFU rows ran on H100.
+ATTENTION_FITTED_ON = "hopper"
+
+
+def attention_kernel_scale(architecture: str) -> float:
+    """The factor on ``training_attention_mfu`` that attention kernels reach on ``architecture``.
+
+    FlashAttention-2's share of that architecture's peak over its share of Hopper's; 1 where none is published.
+    """
+    fraction = FLASH_ATTENTION_PEAK_FRACTION.get(architecture)
+    return fraction / FLASH_ATTENTION_PEAK_FRACTION[ATTENTION_FITTED_ON] if fraction else 1.0
 
 
 @dataclass(frozen=True)
@@ -63,13 +83,18 @@ def training_utilisation(
     tp_link_gbps: float = 0.0,
     dense_tflops: float = 0.0,
     dp_comm_ratio: float = 0.0,
+    attention_scale: float = 1.0,
 ) -> TrainingUtilisation:
-    """The MFU of one layout; every argument is a plain number, so calls are cheap and hashable."""
+    """The MFU of one layout; every argument is a plain number, so calls are cheap and hashable.
+
+    ``attention_scale``: :func:`attention_kernel_scale` of the GPU's architecture.
+    """
     gemm = hidden_size / (hidden_size + consts.training_gemm_half_hidden)
     model_flops = FLOPS_PER_PARAM * max(1, flop_params)
     attention_flops = 6.0 * num_layers * hidden_size * sequence_length
     # attention kernels run at their own fraction of the peak, GEMMs at training_mfu x gemm
-    attention = model_flops / (model_flops + attention_flops * consts.training_mfu * gemm / consts.training_attention_mfu)
+    attention_mfu = consts.training_attention_mfu * attention_scale
+    attention = model_flops / (model_flops + attention_flops * consts.training_mfu * gemm / attention_mfu)
     tensor = 1.0
     if tp > 1 and tp_link_gbps > 0 and dense_tflops > 0:
         # per token and layer on one GPU: compute 6 * 12 h^2 / tp FLOPs; traffic 4 ring all-reduces of h values
