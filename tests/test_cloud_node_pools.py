@@ -353,6 +353,8 @@ def test_a_replica_across_aws_nodes_gets_a_placement_group_and_the_two_provision
     assert (group["desired_size"], group["create_placement_group"], group["enable_efa_support"]) == (2, True, True)
     codes = {f.code: f.message for f in plan.findings}
     assert "apply one of them, not both" in codes["aws-node-provisioners"]
+    # newuser16 L2: the TP8 x PP2 split read "over NVLink" while its stage hop crosses the instances' network
+    assert plan.deployments[0].reasons[0].endswith("the pipeline's hops between its 2 servers cross their network, not NVLink")
     assert "big_h100_sxm5_80gb" in codes["aws-placement-group"] and "placementGroupSelector" in codes["aws-placement-group"]
     assert "give each of them subnet_ids of one AZ" in codes["aws-placement-group"]  # v21 takes the cluster's subnets
     assert "aws-per-job-node-groups" not in codes

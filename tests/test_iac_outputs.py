@@ -270,10 +270,21 @@ def test_maas_allocates_named_hosts_by_hostname_and_the_rest_by_constraints(tmp_
     assert "hostname" not in instances["chat-h100-sxm5-80gb-02"]["allocate_params"]
     assert "chat-h100-sxm5-80gb-02" in files["ansible/hosts.yml.example"]  # the placeholder lives in the user's file
     assert "chat-h100-sxm5-80gb-02" not in files["ansible/inventory.yml"]
-    assert instances["gpu-a01"]["allocate_params"]["tags"][:2] == ["gpu-h100-sxm5-80gb", "gpus-4"]
+    assert instances["gpu-a01"]["allocate_params"]["tags"] == ["gpu-h100-sxm5-80gb", "gpus-4"]  # hardware, no pool
     # the owned machine is taken as it is (newuser7 item 8): no RAM or core floor from the catalog's configuration
     assert not {"min_cpu_count", "min_memory"} & set(instances["gpu-a01"]["allocate_params"])
     assert instances["chat-h100-sxm5-80gb-02"]["allocate_params"]["min_cpu_count"] > 0
+
+
+def test_an_owned_host_keeps_its_maas_allocation_when_its_pool_is_renamed(tmp_path: Path) -> None:
+    """newuser16 H2: a pool's name follows the deployments it holds (another one co-located, or one renamed), and it
+    was a MAAS allocation tag; as allocate_params are ForceNew, that would release and reimage gpu-a01."""
+    maas = "provisioning/maas/maas.auto.tfvars.json"
+    before = json.loads(render_file(_maas_example(tmp_path, "x", "x"))[maas])["maas_instances"]["gpu-a01"]
+    after = json.loads(render_file(_maas_example(tmp_path, "  - name: chat\n", "  - name: support\n"))[maas])
+    after = after["maas_instances"]["gpu-a01"]
+    assert (before["pool"], after["pool"]) == ("chat_h100_sxm5_80gb", "support_h100_sxm5_80gb")
+    assert before["allocate_params"] == after["allocate_params"]
 
 
 MI300X_TRAINING = """\

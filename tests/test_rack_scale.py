@@ -170,7 +170,7 @@ def test_a_replica_wider_than_a_tray_is_said(rendered: tuple[object, dict[str, s
     for needed in ("LeaderWorkerSet group of 4 pods", "NVIDIA IMEX", "ComputeDomain", IMEX_URL, COMPUTE_DOMAIN_URL):
         assert needed in finding.message
     reasons = plan.deployments[0].reasons  # type: ignore[attr-defined]
-    assert reasons[0].startswith("split over 16 GPUs (TP16)")
+    assert reasons[0].startswith("split over 16 GPUs (TP16)") and "not NVLink" not in reasons[0]  # trays share NVLink
     assert reasons[1] == finding.message.removeprefix("deployment llama405: ")
     (deployment,) = ansible_reader().load(files[f"ansible/group_vars/{POOL}.yml"])["specgen_deployments"]
     assert (deployment["tensor_parallel"], deployment["pipeline_parallel"], deployment["hosts_per_replica"]) == (16, 1, 4)

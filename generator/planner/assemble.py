@@ -21,7 +21,7 @@ from generator.planner.inference import (
     step_token_budget,
 )
 from generator.planner.inventory import ServerKey, free_servers, owned_groups, take_owned
-from generator.planner.multi_host import multi_host_note
+from generator.planner.multi_host import hosts_per_replica, multi_host_note
 from generator.planner.naming import MAX_NODES_PER_POOL, unique_pool_names
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, node_cpu
 from generator.planner.option import Option, pool_labels
@@ -314,6 +314,10 @@ def _inference_details(
         if par.tp > 1 and (note := opt.hardware.bridge_note()):
             link += f"; {note}"
         case = f"split over {par.gpus} GPUs (TP{par.tp}" + (f" x PP{par.pp}" if par.pp > 1 else "") + f"), {link}"
+        platform = opt.hardware.platform
+        servers = hosts_per_replica(opt.candidate.gpus_per_node // platform.hosts, par.gpus)
+        if servers > 1 and platform.hosts == 1:  # a rack-scale system's trays share NVLink; servers do not (newuser16 L2)
+            case += f"; the pipeline's hops between its {servers} servers cross their network, not NVLink"
         if par.ep > 1:
             case += (
                 f"; the routed experts spread whole over each stage's {par.ep} GPUs (expert parallelism, as pinned), "

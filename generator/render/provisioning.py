@@ -3,8 +3,8 @@
 * MAAS: one ``maas_instance`` allocation per node as a typed Terraform variable and its values, for a root
   module that holds ``resource "maas_instance"`` with ``for_each = var.maas_instances`` (terraform-provider-maas
   v2.4 ``allocate_params`` and ``deploy_params``). Owned hosts the plan puts on a pool (named in the inventory)
-  are allocated by hostname and tags (no floor on RAM or cores their real machine could miss); other nodes by
-  cores, memory and tags.
+  are allocated by hostname and hardware tags (no floor on RAM or cores their real machine could miss); other
+  nodes by cores, memory and hardware tags (``gpu-<id>``, ``gpus-<n>``: tags the site gives its machines in MAAS).
 * Metal3: a ``BareMetalHost`` for every inventory host the plan uses that gives its BMC address, BMC credentials
   secret and boot MAC; nothing is invented for hosts without them.
 """
@@ -33,9 +33,10 @@ def maas_instances(plan: Plan, workload: Workload) -> dict[str, Any]:
         node = host_node(pool.node)  # MAAS allocates Linux hosts: a rack-scale system's compute trays
         owned = set(pool.owned_hosts)  # the plan's allocation of the inventory's names
         for name in (*pool.owned_hosts, *placeholder_names(pool, workload)):
-            allocate: dict[str, Any] = {
-                "tags": [f"gpu-{node.gpu_id}", f"gpus-{node.gpus}", f"specgen-pool-{dns_name(pool)}"],
-            }
+            # the machine's hardware, not its pool: allocate_params are ForceNew, and a pool's name follows the
+            # deployments it holds, so a pool tag would release and redeploy a running host when co-location
+            # changes (newuser16 H2)
+            allocate: dict[str, Any] = {"tags": [f"gpu-{node.gpu_id}", f"gpus-{node.gpus}"]}
             if name in owned:
                 # an owned host is that machine, whatever its RAM and cores: the plan's figures for it are its
                 # catalog configuration, and a floor would hold the real machine to them
