@@ -21,6 +21,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import default_max_num_batched_tokens, default_max_num_seqs
 from generator.sizing.weights import Parallelism
 from generator.workload import LoadedWorkload, load_workload
+from tests.conftest import REPO
 from tests.helpers import ansible_reader
 
 
@@ -451,3 +452,22 @@ def test_a_pipelines_prompts_take_one_stages_turn_from_the_replica() -> None:
     assert prefill_seconds(model, Parallelism(2, 1), acc, 1500, consts, fill=False) == prefill_seconds(
         model, Parallelism(2, 1), acc, 1500, consts
     )
+
+
+def test_a_training_jobs_group_vars_carry_the_layout_it_is_sized_for() -> None:
+    """newuser16 L2: a training job's group vars had TP, PP and replicas but not the ZeRO stage, micro-batch or
+    accumulation its memory was sized for; a launcher with others could run out of memory."""
+    loaded = load_workload(str(REPO / "examples" / "mixed.yaml"))
+    plan = plan_workload(loaded)
+    (job,) = [d for d in plan.deployments if d.kind == "training"]
+    files = render_ansible(plan, loaded.workload)
+    (entry,) = ansible_reader().load(files[f"ansible/group_vars/{job.pool}.yml"])["specgen_deployments"]
+    assert entry["training"] == {
+        key: job.details[key]
+        for key in ("method", "optimizer", "zero_stage", "data_parallel", "micro_batch_size", "global_batch_size")
+    } | {
+        "gradient_accumulation_steps": job.details["gradient_accumulation_steps"],
+        "sequence_length": job.details["sequence_length"],
+        "gradient_checkpointing": "full",
+    }
+    assert entry["training"]["data_parallel"] * entry["training"]["micro_batch_size"] == entry["training"]["global_batch_size"]

@@ -169,6 +169,20 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
     return files
 
 
+#: A training plan's details its launcher must run with: the layout its memory and step time are sized for.
+TRAINING_LAYOUT_KEYS = (
+    "method",
+    "optimizer",
+    "zero_stage",
+    "data_parallel",
+    "micro_batch_size",
+    "gradient_accumulation_steps",
+    "global_batch_size",
+    "sequence_length",
+    "gradient_checkpointing",
+)
+
+
 def _deployment_vars(d: DeploymentPlan, pool: str, tp: int, pp: int, replicas: int, gpus_per_host: int) -> dict[str, Any]:
     """One deployment's entry in a pool's group vars; an inference service also says the rate its replicas here serve.
 
@@ -177,7 +191,8 @@ def _deployment_vars(d: DeploymentPlan, pool: str, tp: int, pp: int, replicas: i
     the plan's ``replica-spans-hosts`` finding (generator.planner.multi_host.hosts_per_replica; absent means 1).
     A service also carries the engine settings its sizing counts on (``engine``: name, ``max_model_len``,
     ``max_num_seqs``, vLLM's ``max_num_batched_tokens``, KV cache precision and, where pinned, the expert-parallel
-    size).
+    size). A training job carries the layout its memory and time are sized for (``training``: method, optimizer,
+    ZeRO stage, data parallel, micro-batch, accumulation steps, global batch, sequence length, checkpointing).
     """
     out: dict[str, Any] = {
         "name": d.name,
@@ -190,6 +205,8 @@ def _deployment_vars(d: DeploymentPlan, pool: str, tp: int, pp: int, replicas: i
     }
     if d.kind == "inference" and (hosts := hosts_per_replica(gpus_per_host, tp * pp)) > 1:
         out["hosts_per_replica"] = hosts
+    if d.kind == "training":  # a launcher run with another stage or micro-batch would not fit the memory sized (newuser16 L2)
+        out["training"] = {key: d.details[key] for key in TRAINING_LAYOUT_KEYS if d.details.get(key) is not None}
     rate = d.requests_per_s_in(pool)
     if rate is not None:  # routed evenly over all of the deployment's replicas (as the Terraform variables say too)
         out["requests_per_s"] = rate
