@@ -40,6 +40,11 @@ def test_bought_training_servers_keep_their_monthly_cost() -> None:
     assert job.details["usd_per_month"] == plan.totals["usd_per_month"] == round(pool.usd_per_hour * 730, 2)
     assert job.details["opex_usd_per_month"] == pool.opex_usd_per_month
     assert "usd_per_hour" not in job.details and plan.totals["training_usd_per_job"] is None
+    # a run's share of the amortized month, and what the servers cost if bought for this job alone (newuser17 L2)
+    (chosen,) = [r for r in job.reasons if r.startswith("chosen by cost")]
+    run = f"${pool.usd_per_hour * job.details['hours']:,.0f} per run"
+    assert f"{run} as its hours' share of ${pool.usd_per_hour * 730:,.0f}/month of the servers bought" in chosen
+    assert f"(${pool.capex_usd:,.0f} to buy them for this job alone)" in chosen
 
 
 @pytest.mark.parametrize(

@@ -44,8 +44,12 @@ def cost_text(candidate: Candidate) -> str:
     run = run_usd(candidate)
     month = f"${candidate.usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
     if run is not None and candidate.capex_usd is not None:
-        # bought servers stay after the run, and are ranked by their month (review 10 item 8a)
-        return f"${run:,.0f} per run, {month} of the servers bought"
+        # bought servers stay after the run, and are ranked by their month (review 10 item 8a); a run's share of the
+        # month assumes they keep running jobs over their amortization, which a one-off job does not (newuser17 L2)
+        return (
+            f"${run:,.0f} per run as its hours' share of {month} of the servers bought "
+            f"(${candidate.capex_usd:,.0f} to buy them for this job alone)"
+        )
     return f"${run:,.0f} per run" if run is not None else month
 
 
