@@ -34,6 +34,7 @@ KINDS = [
     "prices",
     "purchases",
     "software",
+    "throughput_gaps",
 ]
 KIND_PARAMS = [pytest.param(kind, id=kind) for kind in KINDS]
 DELETE = object()

@@ -380,3 +380,13 @@ def test_a_replica_across_gke_nodes_says_which_networks_its_gpu_nics_need(tmp_pa
     assert finding.message.startswith("pool big_h100_sxm5_80gb is planned with gcp-a3-highgpu-8g's 4 GPU NICs")
     gcp = load_workload(str(gcp_variant(tmp_path, "  gcp_project: acme-inference\n  location: us-central1-c\n", 80)))
     assert not [f for f in deployed(plan_workload(gcp), gcp.workload).findings if f.code == "gke-gpu-networks"]
+
+
+def test_a_price_of_another_providers_platform_is_warned_at_its_key(tmp_path: Path) -> None:
+    """newuser18 item 6: a price pasted from the GCP copy of a workload into the AWS one was accepted and unused."""
+    path = tmp_path / "aws.yaml"
+    path.write_text((REPO / "examples" / "chat-70b-fp8-aws.yaml").read_text() + "prices:\n  gcp-a3-highgpu-8g: 1.0\n")
+    loaded = load_workload(str(path))
+    (unused,) = [f for f in plan_workload(loaded).findings if f.code == "setting-unused"]
+    assert (unused.level, unused.path) == ("warning", "prices.gcp-a3-highgpu-8g")
+    assert unused.message.startswith("prices.gcp-a3-highgpu-8g prices a platform of provider gcp; with provider: aws")

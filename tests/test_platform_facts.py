@@ -10,6 +10,7 @@ import pytest
 from generator import catalog
 from generator.planner import plan_workload
 from generator.planner.nodes import NodeNeeds, assemble_node
+from generator.planner.plan import Finding
 from generator.sizing.constants import Constants
 from generator.workload import load_workload
 from tests.conftest import catalog_json
@@ -112,3 +113,23 @@ def test_a_chassis_gets_a_cpu_of_its_own_socket(platform_id: str, gpu_id: str, g
 def test_every_stated_socket_has_a_catalog_cpu() -> None:
     sockets = {c.socket for c in catalog.cpus().values()}
     assert all(p.cpu_socket in sockets for p in catalog.platforms().values() if p.cpu_socket)
+
+
+@pytest.mark.parametrize(
+    ("platform_id", "gpu_id", "gpus"), [("dgx-h100", "h100-sxm5-80gb", 8), ("dell-xe8640", "h100-sxm5-80gb", 4)]
+)
+def test_a_listed_system_keeps_its_drives_and_a_chosen_server_takes_what_the_files_need(
+    platform_id: str, gpu_id: str, gpus: int
+) -> None:
+    """fuzz14 item 3: a DGX H100 (8 U.2 drives) was given 16, and 1,042, drives for a dataset; it keeps its 8 and the
+    plan says the NVMe is short. A server whose drives are chosen (no drives listed) takes as many as needed."""
+    platform, gpu = catalog.platforms()[platform_id], catalog.gpus()[gpu_id]
+    dataset = 60 * 10**12
+    needs = NodeNeeds(model_file_bytes=10**10, host_ram_bytes=0, dataset_bytes=dataset, checkpoint_bytes=0, needs_fabric=False)
+    findings: list[Finding] = []
+    node = assemble_node(platform, gpu, gpus, needs, Constants(), findings)
+    short = [f for f in findings if f.code == "nvme-short"]
+    if platform.nvme_count:
+        assert (node.nvme_drives, node.nvme_tb) == (platform.nvme_count, platform.nvme_total_tb) and short
+    else:
+        assert node.nvme_tb >= 60.01 and not short

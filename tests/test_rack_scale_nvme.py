@@ -14,6 +14,7 @@ import pytest
 from generator import catalog
 from generator.catalog.records import PlatformSpec
 from generator.planner.nodes import NodeNeeds, assemble_node
+from generator.planner.plan import Finding
 from generator.sizing.constants import Constants
 from generator.units import TB
 from tests.conftest import catalog_json
@@ -71,14 +72,18 @@ def test_a_single_host_server_needs_no_marker() -> None:
     ("need_tb", "drives", "nvme_tb"),
     [
         pytest.param(1.0, 72, 276.48, id="enough-per-host-as-built"),
-        pytest.param(20.0, 108, 414.72, id="short-per-host-six-drives-each"),
+        # a system listed with its drives keeps them (its price is that configuration's; fuzz14 item 3), and says so
+        pytest.param(20.0, 72, 276.48, id="short-per-host-as-built"),
     ],
 )
 def test_a_node_counts_every_hosts_drives_once(need_tb: float, drives: int, nvme_tb: float) -> None:
-    """4 x 3.84 TB = 15.36 TB per host; 20 TB wanted per host (each caches its own copy): ceil(20 / 3.84) = 6 per host."""
+    """4 x 3.84 TB = 15.36 TB per host; 20 TB wanted per host (each caches its own copy) is short on every host."""
     platform = PlatformSpec.from_record(_gb200({"drive_id": DRIVE, "count": 4, "total_tb": 15.36, "per": "host"}))
     gpu = catalog.gpus()[platform.gpu_ids[0]]
     needs = NodeNeeds(int(need_tb * TB), 0, 0, 0, needs_fabric=False)
-    node = assemble_node(platform, gpu, 72, needs, Constants(), [])
+    findings: list[Finding] = []
+    node = assemble_node(platform, gpu, 72, needs, Constants(), findings)
     assert node.nvme_drives == drives
     assert node.nvme_tb == pytest.approx(nvme_tb)
+    short = [f.message for f in findings if f.code == "nvme-short"]
+    assert short == ([] if need_tb < 15.36 else [f"{platform.id} has 15.36 TB local NVMe per host; 20.00 TB wanted per host"])

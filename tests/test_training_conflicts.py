@@ -121,3 +121,62 @@ def test_unsloth_trains_with_8_bit_adamw_unless_told_otherwise() -> None:
     assert resolved_regime("unsloth", None, None, 1) == ("adamw-8bit", 0)
     assert resolved_regime("unsloth", "adamw", None, 1) == ("adamw", 0)
     assert resolved_regime("hf", None, None, 1) == ("adamw", 0)
+
+
+PINNED = """\
+version: 1
+name: pins
+deployments:
+  - name: tune
+    model: meta-llama/Llama-3.1-8B
+    training: {method: full, dataset_tokens: 1000000000, framework: FRAMEWORK}
+    parallelism: PIN
+hardware: {gpus: [h100-sxm5-80gb], provider: baremetal}
+"""
+
+
+@pytest.mark.parametrize(
+    ("framework", "pin", "where"),
+    [
+        ("fsdp2", "{pp: 2}", "7:23: deployments[0].parallelism.pp: pp 2: fsdp2 has no pipeline schedule"),
+        ("hf", "{pp: 2}", "7:23: deployments[0].parallelism.pp: pp 2: hf has no pipeline schedule"),
+        ("unsloth", "{tp: 2}", "7:23: deployments[0].parallelism.tp: tp 2: unsloth scales by data parallelism only"),
+    ],
+)
+def test_a_pin_its_framework_cannot_run_is_refused_at_the_pin(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], framework: str, pin: str, where: str
+) -> None:
+    """fuzz14 item 2: such a pin exited 3 ("no feasible plan", allow more GPU memory) at the model, not 1 at the pin."""
+    (tmp_path / "workload.yaml").write_text(PINNED.replace("FRAMEWORK", framework).replace("PIN", pin))
+    assert call_cli(tmp_path, ("validate", "workload.yaml")) == 1
+    assert capsys.readouterr().err.startswith(f"specgen: error: workload.yaml:{where}")
+
+
+def test_a_pinned_pipeline_is_planned_where_the_model_also_fits_without_one(tmp_path: Path) -> None:
+    """fuzz14 item 1: Megatron with pp: 2 on an 8B model exited 3, as pipeline layouts were tried only where nothing
+    fitted without them; a pinned TP no server gives says so, with the hint for pins."""
+    from generator.errors import InfeasibleError
+    from generator.planner import plan_workload
+    from generator.workload import load_workload
+
+    path = tmp_path / "w.yaml"
+    path.write_text(PINNED.replace("FRAMEWORK", "megatron").replace("PIN", "{pp: 2}"))
+    (dep,) = plan_workload(load_workload(str(path))).deployments
+    assert (dep.tp, dep.pp) == (1, 2)
+    path.write_text(PINNED.replace("FRAMEWORK", "megatron").replace("PIN", "{tp: 16}"))
+    with pytest.raises(InfeasibleError) as refused:
+        plan_workload(load_workload(str(path)))
+    assert "the pinned TP16 is not a tensor-parallel size of dgx-h100 (1, 2, 4, 8)" in str(refused.value)
+    assert "to unblock: pin a TP x PP whose GPUs fit one server" in str(refused.value)
+
+
+def test_a_lora_target_that_matches_no_layer_is_refused_beside_ones_that_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """fuzz14 item 5: ``v_porj`` beside ``q_proj`` was dropped without a word and the adapters counted q_proj's alone."""
+    extra = "      lora_target_modules: [q_proj, v_porj]\n"
+    (tmp_path / "workload.yaml").write_text(TRAINING.format(method="lora", extra=extra))
+    assert call_cli(tmp_path, ("validate", "workload.yaml")) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("specgen: error: workload.yaml:9:28: deployments[0].training.lora_target_modules: LoRA target")
+    assert "['v_porj'] match no linear layer of this model (its layers: down_proj, gate_proj, k_proj" in err

@@ -22,6 +22,7 @@ from generator.catalog.records import (
     PlatformSpec,
     PriceRecord,
     PurchaseRecord,
+    ThroughputGap,
 )
 from generator.errors import CatalogError, UnknownIdError
 
@@ -117,6 +118,12 @@ def purchases() -> dict[str, PurchaseRecord]:
 def host_minimums() -> dict[str, HostMinimum]:
     """Published minimums of host RAM and CPU cores per GPU, by record id."""
     return _build("host_minimums", HostMinimum.from_record)
+
+
+@cache
+def throughput_gaps() -> dict[str, ThroughputGap]:
+    """Serving setups whose measured throughput the model over-predicts, by id (the plan warns; it does not derate)."""
+    return _build("throughput_gaps", ThroughputGap.from_record)
 
 
 @cache

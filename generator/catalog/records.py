@@ -524,6 +524,38 @@ def _stands_in(comparable: Mapping[str, Any]) -> str:
     )
 
 
+class ThroughputGap(NamedTuple):
+    """A serving setup whose measured throughput the model is known to over-predict (``throughput_gaps.json``)."""
+
+    id: str
+    description: str
+    engines: tuple[str, ...]
+    gpu_architectures: tuple[str, ...]
+    #: An attention kind the model must have layers of (``mla``); None: any model.
+    attention: str | None
+    #: Lowest and highest prediction / measurement over the runs.
+    predicted_over_measured: tuple[float, float]
+    runs: int
+    source: tuple[str, ...]
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any]) -> ThroughputGap:
+        """Build from a ``throughput_gaps.json`` record."""
+        low, high = (float(x) for x in rec["predicted_over_measured"])
+        if not 1 < low <= high:
+            raise ValueError("predicted_over_measured must be an increasing pair above 1")
+        return cls(
+            id=rec["id"],
+            description=str(rec["description"]),
+            engines=tuple(str(e) for e in rec["engines"]),
+            gpu_architectures=tuple(str(a) for a in rec["gpu_architectures"]),
+            attention=str(rec["attention"]) if rec.get("attention") else None,
+            predicted_over_measured=(low, high),
+            runs=int(rec["runs"]),
+            source=_sources(rec),
+        )
+
+
 class HostMinimum(NamedTuple):
     """A published minimum of host RAM and CPU cores per GPU, for some GPUs in some platform kinds."""
 

@@ -32,6 +32,7 @@ from generator.planner.ruled_out import psu_ruled_out, why_left_free
 from generator.planner.slo import effective_slo
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
 from generator.planner.tco import HOURS_PER_MONTH, BuiltHost, billed_per_run, cost_text, fleet_cost, run_usd
+from generator.planner.throughput_gaps import throughput_gap_finding
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
 from generator.sizing.memory import InferenceMemory
@@ -80,20 +81,41 @@ GKE_SETTINGS = ("gcp_project", "location", "zone")
 
 
 def unused_setting_findings(wl: Workload) -> list[Finding]:
-    """GKE cluster settings on a workload of another provider: nothing reads them (a GKE workload copied to AWS)."""
-    if wl.hardware.provider == "gcp":
-        return []
-    return [
+    """Settings nothing reads for the workload's provider.
+
+    GKE cluster settings on another provider (a GKE workload copied to AWS), and prices of another provider's
+    platforms (newuser18 item 6: a price pasted from another provider's copy).
+    """
+    provider = wl.hardware.provider
+    gke = [
         Finding(
             "warning",
             "setting-unused",
-            f"kubernetes.{key} is read only for GKE node pools (provider: gcp); with provider: {wl.hardware.provider} it "
+            f"kubernetes.{key} is read only for GKE node pools (provider: gcp); with provider: {provider} it "
             "has no effect: remove it",
             f"kubernetes.{key}",
         )
         for key in GKE_SETTINGS
-        if getattr(wl.kubernetes, key) is not None
+        if provider != "gcp" and getattr(wl.kubernetes, key) is not None
     ]
+    prices = [
+        Finding(
+            "warning",
+            "setting-unused",
+            f"prices.{platform_id} prices a platform of provider {other}; with provider: {provider} no plan can use it: "
+            "remove it",
+            f"prices.{platform_id}",
+        )
+        for platform_id in sorted(wl.prices)
+        if (other := _platform_provider(platform_id)) is not None and other != provider
+    ]
+    return gke + prices
+
+
+def _platform_provider(platform_id: str) -> str | None:
+    """The provider of a catalog platform; None for one the catalog lacks (a custom server: the workload's own)."""
+    platform = catalog.platforms().get(platform_id)
+    return platform.provider if platform is not None else None
 
 
 def device_plugin_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -> list[Finding]:
@@ -565,6 +587,10 @@ def build_plan(
                 Finding("warning", "ttft-bound-idle", note, f"deployments[{index}].inference.slo.ttft_p95_ms")
                 for note in sorted(n for n in idle_notes if n)
             ]
+            for part in opt.pieces:  # a known shortfall of the model where this part runs (newuser18 item 1)
+                rate = part.replica_shape.max_point.requests_per_s
+                gap = throughput_gap_finding(index, dep.name, dep.inference.engine, part.hardware.gpu, model.architecture, rate)
+                findings += [gap] if gap else []
             wide_notes = [wide for part in opt.pieces if (wide := replica_note(part))]
             findings += [
                 Finding("warning", "replica-spans-hosts", f"deployment {dep.name}: {wide}", f"deployments[{index}]")

@@ -329,9 +329,12 @@ def assemble_node(
     nvme_need_tb = (needs.model_file_bytes + needs.dataset_bytes + needs.checkpoint_bytes) / TB
     # the whole system's drives (PlatformSpec multiplies the catalog's per-host figures); each host caches its own copy
     nvme_tb, drives, hosts = platform.nvme_total_tb or 0.0, platform.nvme_count, platform.hosts
-    if nvme_tb / hosts < nvme_need_tb and configurable:
+    # a system the catalog lists with its drives (a DGX) is built with those: the planner does not add bays to it
+    # (fuzz14 item 3: a DGX H100 was given 16, then 1,042 drives for a dataset); a server whose drives are chosen
+    # takes as many as the files need
+    if nvme_tb / hosts < nvme_need_tb and configurable and not drives:
         size = drive.capacity_tb if drive else 3.84
-        drives = max(drives // hosts, math.ceil(nvme_need_tb / size), 1) * hosts
+        drives = max(math.ceil(nvme_need_tb / size), 1) * hosts
         nvme_tb = round(drives * size, 2)
     elif nvme_tb / hosts < nvme_need_tb:
         each = " per host" if hosts > 1 else ""

@@ -28,7 +28,7 @@ from generator.sizing.training_step import (
 )
 from generator.sizing.weights import Parallelism
 from generator.units import GIB
-from generator.workload.models import TrainingSpec
+from generator.workload.models import ParallelismPin, TrainingSpec
 
 #: Largest data-parallel degree the planner considers.
 MAX_DATA_PARALLEL = 4096
@@ -285,10 +285,24 @@ def _data_parallel_for_batch(dp: int, gbs: int | None) -> int | None:
     return next((d for d in _divisors(gbs) if d >= dp), None)
 
 
+def training_tp_sizes(arch: Architecture, spec: TrainingSpec, hw: Hardware) -> list[int]:
+    """TP degrees a training job may take on ``hw``: only 1 where its framework never splits a layer."""
+    profile = framework_profile(spec.framework) if spec.framework else None
+    return tensor_parallel_sizes(hw, arch.num_attention_heads) if not profile or profile.tensor_parallel else [1]
+
+
+def pinned_tp_unavailable(tp: int, sizes: list[int], hw: Hardware) -> str:
+    """Why a pinned TP degree is no layout on ``hw``."""
+    return f"the pinned TP{tp} is not a tensor-parallel size of {hw.platform.id} ({', '.join(map(str, sizes))})"
+
+
 def training_shapes(
-    model: ResolvedModel, spec: TrainingSpec, hw: Hardware, consts: Constants
+    model: ResolvedModel, spec: TrainingSpec, hw: Hardware, consts: Constants, pin: ParallelismPin | None = None
 ) -> tuple[list[TrainingShape], list[str]]:
-    """Feasible (TP, PP, ZeRO, DP, micro-batch) layouts on ``hw``; the smallest DP that fits and meets the deadline."""
+    """Feasible (TP, PP, ZeRO, DP, micro-batch) layouts on ``hw``; the smallest DP that fits and meets the deadline.
+
+    A pinned TP or PP is the one tried (fuzz14 item 1: a pinned PP was tried only where nothing fitted without it).
+    """
     arch = model.architecture
     budget = hw.gpu.memory_bytes * (1 - consts.safety_margin_fraction)
     # the rate the step runs at (layout_step): a vendor's sustained figure where published, else the peak
@@ -303,8 +317,12 @@ def training_shapes(
     shapes: list[TrainingShape] = []
     blocked: list[str] = []
     # a framework that scales by data parallelism only never splits a layer (QLoRA's 4-bit layers least of all)
-    tps = tensor_parallel_sizes(hw, arch.num_attention_heads) if not profile or profile.tensor_parallel else [1]
-    layouts = [(tp, 1) for tp in tps]
+    tps = training_tp_sizes(arch, spec, hw)
+    if pin is not None and pin.tp is not None:
+        if pin.tp not in tps:
+            return [], [pinned_tp_unavailable(pin.tp, tps, hw)]
+        tps = [pin.tp]
+    layouts = [(tp, pin.pp if pin is not None and pin.pp else 1) for tp in tps]
     for tp, pp in layouts:
         par = Parallelism(tp, pp)
         mfu = layout_mfu(model, spec, hw, tp, consts, pp=pp)
@@ -350,7 +368,8 @@ def training_shapes(
                 shapes.append(
                     TrainingShape(hw, par, setup, mem, world, hours, total_flops, reason, mfu, accumulation, step, model_flops)
                 )
-        if not shapes and tps and tp == tps[-1] and pp == 1 and (not profile or profile.pipeline_parallel):
+        unpinned = pin is None or pin.pp is None
+        if not shapes and unpinned and tp == tps[-1] and pp == 1 and (not profile or profile.pipeline_parallel):
             # TP is capped by the node / NVLink domain and nothing fits: split the layers into pipeline stages, where
             # the framework has a pipeline schedule
             layouts += [(tp, stages) for stages in pipeline_sizes(arch.num_layers)]

@@ -5,13 +5,13 @@ from __future__ import annotations
 import dataclasses
 
 from generator.calculator.model_source import ResolvedModel
-from generator.planner.blocked import COMMUNICATION_DOMINATES, NO_LAYOUT, PAST_DEADLINE, Blocked
+from generator.planner.blocked import COMMUNICATION_DOMINATES, NO_LAYOUT, PAST_DEADLINE, PINNED_DEGREE, Blocked
 from generator.planner.candidates import blocked_on, layout_option
 from generator.planner.inventory import ServerKey
 from generator.planner.nodes import NodeNeeds, fabric_fits
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, node_counts
-from generator.planner.training import TrainingShape, layout_step, training_shapes
+from generator.planner.training import TrainingShape, layout_step, training_shapes, training_tp_sizes
 from generator.planner.training_comm import StepComm, dp_traffic, step_links
 from generator.sizing.constants import Constants
 from generator.sizing.precision import weight_format
@@ -62,9 +62,11 @@ def training_options(
     options: list[Option] = []
     seen_nodes: dict[tuple[object, ...], object] = {}
     for hw in allowed_hardware(wl):
-        shapes, why = training_shapes(model, spec, hw, consts)
+        shapes, why = training_shapes(model, spec, hw, consts, dep.parallelism)
         if not shapes:
-            blocked += [blocked_on(hw, NO_LAYOUT, w) for w in why[-1:]]
+            pin_tp = dep.parallelism.tp if dep.parallelism else None
+            pinned = pin_tp is not None and pin_tp not in training_tp_sizes(model.architecture, spec, hw)
+            blocked += [blocked_on(hw, PINNED_DEGREE if pinned else NO_LAYOUT, w) for w in why[-1:]]
         for shape in shapes:
             replicas = shape.world // shape.par.gpus
             for layout in node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas):

@@ -428,6 +428,17 @@ def _pinned_layout_errors(
     at: Path = ("deployments", i, "parallelism")
     if pin.pp is not None and pin.pp > arch.num_layers:
         return [InputError(f"pp {pin.pp} is more than the model's {arch.num_layers} layers", doc.locate((*at, "pp")))]
+    if isinstance(dep, TrainingDeployment) and dep.training.framework:
+        # as the estimate refuses --tp / --pp for such a framework (fuzz14 item 2: the plan said "infeasible", exit 3)
+        from generator.sizing.frameworks import framework_profile
+
+        name, profile = dep.training.framework, framework_profile(dep.training.framework)
+        if (pin.tp or 1) > 1 and not profile.tensor_parallel:
+            why = f"tp {pin.tp}: {name} scales by data parallelism only (it does not split layers); drop tp, or use megatron"
+            return [InputError(why + " or torchtune", doc.locate((*at, "tp")))]
+        if (pin.pp or 1) > 1 and not profile.pipeline_parallel:
+            why = f"pp {pin.pp}: {name} has no pipeline schedule; shard instead (zero_stage 3), or use megatron"
+            return [InputError(why, doc.locate((*at, "pp")))]
     tp = pin.tp or 1
     ep = (pin.ep or 1) if isinstance(dep, InferenceDeployment) else 1
     problems = loadability_problems(arch, WEIGHT_FORMATS["bf16"], Parallelism(tp, pin.pp or 1, ep))

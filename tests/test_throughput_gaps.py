@@ -1,0 +1,76 @@
+"""A service where public runs measured less throughput than the model predicts is planned with a warning that says how
+much less (newuser18 item 1); the sizing itself is not derated by a per-group factor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.catalog import find_gpu, find_model, throughput_gaps
+from generator.catalog.records import ThroughputGap
+from generator.planner import plan_workload
+from generator.planner.throughput_gaps import matching_gap
+from generator.sizing.architecture import parse_architecture
+from generator.workload import load_workload
+from tests.conftest import REPO
+
+SERVICE = """\
+version: 1
+name: gap
+deployments:
+  - name: svc
+    model: MODEL
+    inference: {max_context_tokens: 32768, avg_input_tokens: 2000, avg_output_tokens: 1000, requests_per_second: 2,
+                slo: {ttft_p95_ms: 3000, tpot_ms: 50}}
+hardware: {provider: PROVIDER, gpus: [GPU]}
+"""
+
+
+def _plan(tmp_path: Path, model: str, gpu: str, provider: str) -> object:
+    path = tmp_path / "w.yaml"
+    path.write_text(SERVICE.replace("MODEL", model).replace("GPU", gpu).replace("PROVIDER", provider))
+    return plan_workload(load_workload(str(path)))
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "engine", "gap"),
+    [
+        ("deepseek-ai/DeepSeek-R1", "h200-sxm-141gb", "vllm", "mla-moe-hopper"),
+        ("deepseek-ai/DeepSeek-V3", "h100-sxm5-80gb", "sglang", "mla-moe-hopper"),
+        ("deepseek-ai/DeepSeek-R1", "h200-sxm-141gb", "tensorrt-llm", None),  # not measured short with TensorRT-LLM
+        ("deepseek-ai/DeepSeek-R1", "b200-sxm-180gb", "vllm", None),  # nor on Blackwell
+        ("meta-llama/Llama-3.1-70B-Instruct", "h200-sxm-141gb", "vllm", None),  # GQA, not MLA
+        ("meta-llama/Llama-3.1-70B-Instruct", "mi300x-192gb", "vllm", "vllm-cdna3"),
+        ("meta-llama/Llama-3.1-70B-Instruct", "mi325x-256gb", "vllm", "vllm-cdna3"),
+    ],
+)
+def test_a_setup_falls_in_the_gap_of_its_architecture_engine_and_gpu(model: str, gpu: str, engine: str, gap: str | None) -> None:
+    found = matching_gap(engine, find_gpu(gpu), parse_architecture(find_model(model).config))
+    assert (found.id if found else None) == gap
+
+
+def test_a_deepseek_service_on_h200_is_planned_with_the_measured_margin(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, "deepseek-ai/DeepSeek-R1", "h200-sxm-141gb", "aws")
+    (dep,) = plan.deployments  # type: ignore[attr-defined]
+    (finding,) = [f for f in plan.findings if f.code == "throughput-gap"]  # type: ignore[attr-defined]
+    assert (finding.level, finding.path) == ("warning", "deployments[0]")
+    rate = dep.details["requests_per_s_per_replica_max"]
+    low, high = throughput_gaps()["mla-moe-hopper"].predicted_over_measured
+    assert f"predicted {low:.2f}-{high:.2f}x what 6 public runs measured" in finding.message
+    assert f"which those runs put at {rate / high:.2f}-{rate / low:.2f}" in finding.message
+
+
+def test_a_service_outside_every_gap_gets_no_warning() -> None:
+    from generator.api import plan_file
+
+    plan = plan_file(str(REPO / "examples" / "chat-70b-fp8-aws.yaml"))[1]
+    assert not [f for f in plan.findings if f.code == "throughput-gap"]
+
+
+@pytest.mark.parametrize("pair", [[0.9, 1.2], [1.5, 1.2], [1.0, 1.1]])
+def test_a_gap_record_must_say_the_model_predicted_more(pair: list[float]) -> None:
+    record = {"id": "x", "description": "d", "engines": ["vllm"], "gpu_architectures": ["hopper"],
+              "predicted_over_measured": pair, "runs": 1, "source": ["https://example.org"]}  # fmt: skip
+    with pytest.raises(ValueError, match="increasing pair above 1"):
+        ThroughputGap.from_record(record)
