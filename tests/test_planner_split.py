@@ -344,16 +344,27 @@ def test_diff_shows_the_parts_and_the_memory_of_each(tmp_path: Path) -> None:
         assert entry["gpu_memory_bytes"]["weights"] == part["memory_per_gpu"]["weights"]
 
 
-# runner-ups print the GPUs they buy: fleet-existing's first chat runner-up runs on owned servers only
+# runner-ups print the GPUs they buy: fleet-existing's first chat runner-up buys 4 GPUs beside the owned ones
 def test_runner_ups_count_only_the_gpus_bought() -> None:
     from tests.conftest import REPO
 
     text = plan_text(plan_workload(load_workload(str(REPO / "examples" / "fleet-existing.yaml"))))
     assert (
-        "  runner-up: 2 x TP2 on 1 x dell-xe8640 (4 x h100-sxm5-80gb) + 8 x TP2 on 2 x dgx-h100 (8 x h100-sxm5-80gb) "
-        "(0 GPUs bought, 20 used," in text
+        "  runner-up: 8 x TP2 on 2 x dgx-h100 (8 x h100-sxm5-80gb) + 2 x TP4 on 2 x dell-xe8640 (4 x h100-sxm5-80gb) "
+        "(4 GPUs bought, 24 used," in text
     )
-    assert "runner-up: 4 x TP2 on 1 x dgx-h100 (8 x h100-sxm5-80gb) (8 GPUs bought, 8 used," in text
+    # another layout on the chosen purchase (the same owned servers, nothing bought) is no alternative to list
+    assert "(0 GPUs bought, 20 used," not in text
+
+
+def test_a_services_runners_up_are_other_purchases_before_other_layouts() -> None:
+    """newuser18 item 2: three other TP degrees on the same two p5 at the same $80,358 hid every other instance."""
+    from tests.conftest import REPO
+
+    plan = plan_workload(load_workload(str(REPO / "examples" / "chat-70b-fp8-aws.yaml")))
+    ((pool,), (dep,)) = plan.pools, plan.deployments
+    kinds = [(c.platform_id, c.gpu_id) for c in dep.runners_up]
+    assert len(set(kinds)) == len(kinds) == 3 and (pool.node.platform_id, pool.node.gpu_id) not in kinds
 
 
 def test_diff_lists_a_service_whose_engine_settings_changed(tmp_path: Path) -> None:

@@ -397,27 +397,44 @@ def _inference_details(
     return details, reasons
 
 
+def purchase(option: Option) -> object:
+    """What an option rents or buys: a service's servers and GPUs (every part) and GPUs bought; a training job's GPU."""
+    c = option.candidate
+    if c.run_hours is not None:
+        return c.gpu_id
+    return tuple(sorted({(p.candidate.platform_id, p.candidate.gpu_id) for p in option.pieces})), c.gpus_bought
+
+
+def same_purchase_reason(chosen: Option, rest: list[Option]) -> str | None:
+    """A service's best other layout on the same purchase, which the runners-up (other purchases) do not show."""
+    other = next((o for o in rest if purchase(o) == purchase(chosen) and o.candidate != chosen.candidate), None)
+    if other is None or chosen.candidate.run_hours is not None:
+        return None
+    c = other.candidate
+    return f"the best other layout on the same purchase: {c.summary} ({cost_text(c)}, {c.idle_gpus} idle GPU(s))"
+
+
 def distinct_runners_up(chosen: Option, rest: list[Option], count: int = 3) -> list[Option]:
     """The first ``count`` of ``rest`` that read differently from the choice and from each other.
 
     Options differing only in what no output shows (a node's RAM variant, say) form equal candidates, and a training
     job's ZeRO stages on the same servers cost the same; listed as they are they crowd out the other GPUs and servers
     (newuser14 item 4: three copies of the choice, and no word of the other GPUs allowed). A training job's
-    runners-up are the best of each other GPU (its layouts on the chosen servers are the runner-up layout's reason).
+    runners-up are the best of each other GPU (its layouts on the chosen servers are the runner-up layout's reason);
+    a service's are the best of each other purchase first (servers, GPUs and how many GPUs are bought), what a buyer
+    would rent or buy instead (newuser18 item 2: three other TP degrees on the same instances at the same price hid
+    an instance 1.8% dearer), then other layouts where fewer such purchases qualify.
     """
-
-    def key(option: Option) -> object:
-        c = option.candidate
-        return c.gpu_id if c.run_hours is not None else c
-
-    seen = {key(chosen)}
     shown: list[Option] = []
-    for option in rest:
-        if key(option) not in seen:
-            seen.add(key(option))
-            shown.append(option)
+    service = chosen.candidate.run_hours is None  # a training job's other layouts are its runner-up layout's reason
+    for key in (purchase, lambda option: option.candidate) if service else (purchase,):
+        seen = {key(chosen), *(key(o) for o in shown)}
+        for option in rest:
             if len(shown) == count:
-                break
+                return shown
+            if key(option) not in seen and option.candidate not in {o.candidate for o in shown}:
+                seen.add(key(option))
+                shown.append(option)
     return shown
 
 
@@ -632,6 +649,8 @@ def build_plan(
             on_owned = part.candidate.owned_nodes > 0
             reasons += psu_ruled_out(part.hardware.gpu.id, part.hardware.platform.id, ruled_out.get(dep.name, ()), on_owned)
         shown = distinct_runners_up(opt, rest)
+        same = same_purchase_reason(opt, rest) if isinstance(dep, InferenceDeployment) else None
+        reasons += [same] if same else []
         reasons.append(_choice_reason(objective, opt, shown, details["co_located"]))
         if objective != wl.objective:
             reasons.append(f"ranked by {objective}, not {wl.objective}: a candidate had no price (see findings)")
