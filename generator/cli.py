@@ -124,7 +124,15 @@ def render_files(
     """Validate, plan and render workload ``files`` into the tree at ``output`` (or compare with it); ``echo`` prints."""
     from generator.batch import output_files, render_many, tree_summary, trees_in, unlisted_trees
     from generator.errors import DriftError, one_line
-    from generator.writer import check_report_path, diff_trees, read_manifest, read_tree, with_manifest, write_tree
+    from generator.writer import (
+        check_report_path,
+        diff_trees,
+        read_manifest,
+        read_tree,
+        refuse_non_directory,
+        with_manifest,
+        write_tree,
+    )
 
     if gitlab_report:
         check_report_path(gitlab_report, files, output)
@@ -137,6 +145,7 @@ def render_files(
         depth = 0 if single else 1
         rendered = output_files(results, single)
         if check:
+            refuse_non_directory(output, output)  # fuzz14 item 7: a file read as an empty tree, "stale" (exit 4)
             # only the files specgen owns are compared (terraform state and the like are not read)
             current = read_tree(output)
             full = with_manifest(rendered)

@@ -67,6 +67,12 @@ def read_manifest(directory: str) -> list[str] | None:
     return sorted(entries)
 
 
+def refuse_non_directory(path: str, directory: str) -> None:
+    """Refuse an output path ``directory`` (at ``path``) that exists and is not a directory: render and --check alike."""
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise InputError(f"output path {directory} exists and is not a directory")
+
+
 def read_tree(directory: str) -> dict[str, str]:
     """The files specgen owns in ``directory`` (per its manifest), keyed by relative path (``/``-separated).
 
@@ -131,8 +137,7 @@ def write_tree(
     symlink a pull request could have planted (:func:`refuse_symlinks`; ``workloads`` are the files rendered).
     """
     target = refuse_symlinks(directory, workloads)
-    if os.path.lexists(target) and not os.path.isdir(target):
-        raise InputError(f"output path {directory} exists and is not a directory")
+    refuse_non_directory(target, directory)
     files = {rel: text for rel, text in files.items() if rel != MANIFEST}
     for rel in files:
         if not _is_relative(rel):

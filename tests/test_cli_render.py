@@ -65,6 +65,16 @@ def test_check_keeps_its_exit_code_when_the_reader_of_the_diff_stops_early(tmp_p
     assert stderr.decode().strip() == "specgen: rendered output is stale; run `specgen render` and commit the result"
 
 
+def test_check_of_a_file_says_it_is_not_a_directory_as_render_does(tmp_path: Path) -> None:
+    """fuzz14 item 7: ``--check -o afile`` read the file as an empty tree and said "stale" (exit 4)."""
+    (tmp_path / "w.yaml").write_text(VALID)
+    (tmp_path / "afile").write_text("x")
+    for extra in ((), ("--check",)):
+        result = run_specgen("render", "w.yaml", "-o", "afile", *extra, cwd=tmp_path)
+        refused = "specgen: error: output path afile exists and is not a directory"
+        assert (result.returncode, result.stderr.strip()) == (1, refused)
+
+
 def test_check_reports_extra_and_missing_files_but_not_foreign_ones(tmp_path: Path) -> None:
     (tmp_path / "w.yaml").write_text(TWO_POOLS)
     out = tmp_path / "infra"

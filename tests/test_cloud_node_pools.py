@@ -390,3 +390,14 @@ def test_a_price_of_another_providers_platform_is_warned_at_its_key(tmp_path: Pa
     (unused,) = [f for f in plan_workload(loaded).findings if f.code == "setting-unused"]
     assert (unused.level, unused.path) == ("warning", "prices.gcp-a3-highgpu-8g")
     assert unused.message.startswith("prices.gcp-a3-highgpu-8g prices a platform of provider gcp; with provider: aws")
+
+
+def test_a_service_on_one_gke_node_is_warned_that_upgrades_take_it_down(tmp_path: Path) -> None:
+    """newuser18 item 8: one node with maxUnavailable 1 and no surge: each GKE node upgrade stops the only replica."""
+    one = json.loads(tree("chat-70b-fp8-gcp")["spec.json"])["plan"]
+    (pool,) = one["pools"]
+    (finding,) = [f for f in one["findings"] if f["code"] == "gke-single-node-upgrade"]
+    assert pool["nodes"] == 1 and finding["message"].startswith(f"every replica of chat runs on pool {pool['name']}'s one")
+    two = render_file(str(gcp_variant(tmp_path, "  gcp_project: acme-inference\n  location: us-central1-c\n", 80)))
+    assert json.loads(two["spec.json"])["plan"]["pools"][0]["nodes"] == 2
+    assert "gke-single-node-upgrade" not in two["SPEC.md"]

@@ -180,3 +180,19 @@ def test_a_lora_target_that_matches_no_layer_is_refused_beside_ones_that_do(
     err = capsys.readouterr().err
     assert err.startswith("specgen: error: workload.yaml:9:28: deployments[0].training.lora_target_modules: LoRA target")
     assert "['v_porj'] match no linear layer of this model (its layers: down_proj, gate_proj, k_proj" in err
+
+
+def test_a_job_longer_than_a_year_without_a_deadline_is_warned(tmp_path: Path) -> None:
+    """fuzz14 item 7: a 454,000-year rented job planned with exit 0 and no word; a deadline plans the GPUs instead."""
+    from generator.planner import plan_workload
+    from generator.workload import load_workload
+
+    path = tmp_path / "w.yaml"
+    text = TRAINING.format(method="lora", extra="").replace("dataset_tokens: 100000000", "dataset_tokens: 100000000000000")
+    path.write_text(text)
+    plan = plan_workload(load_workload(str(path)))
+    (finding,) = [f for f in plan.findings if f.code == "training-longer-than-a-year"]
+    hours = plan.deployments[0].details["hours"]
+    assert hours > 8760 and finding.message.startswith(f"deployment tune runs {hours:,.0f} h")
+    path.write_text(text.replace("dataset_tokens:", "deadline_hours: 87600\n      dataset_tokens:"))
+    assert not [f for f in plan_workload(load_workload(str(path))).findings if f.code == "training-longer-than-a-year"]

@@ -41,6 +41,9 @@ from generator.units import GIB
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, Workload
 
+#: Hours in a (non-leap) year: a training job planned longer than that without a deadline is said.
+HOURS_PER_YEAR = 8760
+
 #: A vendor's name for its Kubernetes device plugin, as the single-host advice names it.
 DEVICE_PLUGIN = {
     "nvidia": "the NVIDIA device plugin",
@@ -624,6 +627,17 @@ def build_plan(
                 index, dep.training.sequence_length, model.name, model.architecture.max_model_len
             )
             findings += [extension] if extension else []
+            hours = details.get("hours")
+            if hours and hours > HOURS_PER_YEAR and dep.training.deadline_hours is None:  # fuzz14 item 7
+                findings.append(
+                    Finding(
+                        "warning",
+                        "training-longer-than-a-year",
+                        f"deployment {dep.name} runs {hours:,.0f} h ({hours / HOURS_PER_YEAR:,.1f} years) on the planned "
+                        f"{opt.candidate.gpus} GPU(s): set training.deadline_hours to plan the GPUs that finish it in time",
+                        f"deployments[{index}].training",
+                    )
+                )
             if opt.candidate.nodes > opt.candidate.owned_nodes and any(n and k != opt.server_kind for k, n in free.items()):
                 reasons.append(TRAINING_NOT_SPLIT)  # servers are bought although owned ones of another kind are free
             shape_tr = opt.shape

@@ -162,8 +162,33 @@ def with_gke_findings(plan: Plan, workload: Workload) -> Plan:
         Finding("info", "gke-gpu-stack", GPU_STACK_FINDING, "kubernetes"),
         *price_region_findings(plan, workload),
         *gpu_network_findings(plan),
+        *single_node_upgrade_findings(plan),
     ]
     return plan._replace(findings=sorted_findings([*plan.findings, *findings]))
+
+
+def single_node_upgrade_findings(plan: Plan) -> list[Finding]:
+    """Services whose every replica runs on one GKE node, which a node upgrade (``maxUnavailable`` 1) takes down.
+
+    newuser18 item 8: the pools upgrade one node at a time with no surge, so a one-node pool is down for the upgrade.
+    """
+    out = []
+    for pool in plan.pools:
+        if pool.nodes != 1 or pool.per_job:
+            continue
+        for dep in plan.deployments:
+            if dep.kind == "inference" and dep.pools == (pool.name,):
+                out.append(
+                    Finding(
+                        "warning",
+                        "gke-single-node-upgrade",
+                        f"every replica of {dep.name} runs on pool {pool.name}'s one node, and GKE upgrades it with "
+                        "maxUnavailable 1 and no surge (autoUpgrade on): the service is down while the node upgrades; "
+                        "set a maintenance window or exclusion on the cluster, or plan a second node",
+                        "kubernetes",
+                    )
+                )
+    return out
 
 
 def gpu_network_findings(plan: Plan) -> list[Finding]:
