@@ -196,3 +196,26 @@ def test_a_job_longer_than_a_year_without_a_deadline_is_warned(tmp_path: Path) -
     assert hours > 8760 and finding.message.startswith(f"deployment tune runs {hours:,.0f} h")
     path.write_text(text.replace("dataset_tokens:", "deadline_hours: 87600\n      dataset_tokens:"))
     assert not [f for f in plan_workload(load_workload(str(path))).findings if f.code == "training-longer-than-a-year"]
+
+
+@pytest.mark.parametrize(
+    ("method", "zero", "ways"),
+    [
+        ("full", "", "a GPU with more memory, ZeRO-3, LoRA/QLoRA, a shorter sequence_length"),
+        ("lora", "", "a GPU with more memory, ZeRO-3, QLoRA, a shorter sequence_length"),
+        ("lora", "      zero_stage: 3\n", "a GPU with more memory, QLoRA, a shorter sequence_length"),
+        ("qlora", "      zero_stage: 3\n", "a GPU with more memory, a shorter sequence_length"),
+    ],
+)
+def test_the_unblock_hint_offers_only_what_the_job_does_not_do_yet(tmp_path: Path, method: str, zero: str, ways: str) -> None:
+    """fuzz14 item 7: a LoRA job at ZeRO-3 that fitted nowhere was told to try ZeRO-3 or LoRA."""
+    from generator.errors import InfeasibleError
+    from generator.planner import plan_workload
+    from generator.workload import load_workload
+
+    path = tmp_path / "w.yaml"
+    text = TRAINING.format(method=method, extra=zero + "      sequence_length: 4000000\n")
+    path.write_text(text.replace("provider: aws", "provider: aws\n  gpus: [l4-24gb]"))
+    with pytest.raises(InfeasibleError) as refused:
+        plan_workload(load_workload(str(path)))
+    assert f"to unblock: allow {ways}, or more rack power / max_nodes" in str(refused.value)

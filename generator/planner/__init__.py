@@ -88,10 +88,15 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: Resolved
             f"to unblock: allow a GPU with more memory, {precision + ', ' if precision else ''}"
             "a shorter max_context_tokens, looser SLOs, or more rack power / max_nodes"
         )
-    general = (
-        "to unblock: allow a GPU with more memory, ZeRO-3 or LoRA/QLoRA, a shorter sequence_length, "
-        "or more rack power / max_nodes"
-    )
+    # only what the job does not already do (fuzz14 item 7: LoRA at ZeRO-3 was told to use ZeRO-3 or LoRA)
+    from generator.sizing.frameworks import framework_profile
+
+    training = dep.training
+    profile_stage = framework_profile(training.framework).zero_stage if training.framework else None
+    sharded = (training.zero_stage if training.zero_stage is not None else profile_stage) == 3
+    lighter = {"full": "LoRA/QLoRA", "lora": "QLoRA", "qlora": None}[training.method]
+    ways = ["a GPU with more memory", *([] if sharded else ["ZeRO-3"]), *([lighter] if lighter else [])]
+    general = f"to unblock: allow {', '.join(ways)}, a shorter sequence_length, or more rack power / max_nodes"
     if any(b.code == PAST_DEADLINE or DEADLINE_NEEDS in b.why for b in blocked):
         general += "; for the deadline: a later deadline_hours, fewer dataset_tokens or epochs, or a faster GPU"
     short_of_ram = [b for b in blocked if b.code == "ram-short"]
