@@ -219,3 +219,16 @@ def test_the_unblock_hint_offers_only_what_the_job_does_not_do_yet(tmp_path: Pat
     with pytest.raises(InfeasibleError) as refused:
         plan_workload(load_workload(str(path)))
     assert f"to unblock: allow {ways}, or more rack power / max_nodes" in str(refused.value)
+
+
+@pytest.mark.parametrize(("framework", "refused"), [("unsloth", True), ("hf", True), ("megatron", False), ("deepspeed", False)])
+def test_expert_parallelism_is_sized_only_for_a_framework_that_has_it(framework: str, refused: bool) -> None:
+    """fuzz14 item 7: --ep 8 with unsloth was sized as Megatron's expert parallelism, while --tp 2 was refused."""
+    from generator.calculator.estimate import EstimateRequest, estimate
+
+    request = EstimateRequest(model="mistralai/Mixtral-8x7B-v0.1", train="lora", framework=framework, ep=8, gpus=8)
+    if refused:
+        with pytest.raises(InputError, match=f"--ep 8: {framework} keeps every expert on every rank"):
+            estimate(request)
+    else:
+        assert estimate(request)["training"]["expert_parallel"] == 8

@@ -740,6 +740,11 @@ def _training(
             f"--tp {par.tp}: {req.framework} scales by data parallelism only (it does not split layers); use --gpus for "
             "data-parallel ranks, or --framework megatron / torchtune"
         )
+    if req.framework and req.ep > 1 and not framework_profile(req.framework).expert_parallel:  # fuzz14 item 7
+        raise InputError(
+            f"--ep {req.ep}: {req.framework} keeps every expert on every rank (no expert parallelism); use "
+            "--framework megatron or deepspeed"
+        )
     if req.framework and par.pp > 1 and not framework_profile(req.framework).pipeline_parallel:
         raise InputError(
             f"--pp {par.pp}: {req.framework} has no pipeline schedule; shard instead (--zero 3), or --framework megatron"

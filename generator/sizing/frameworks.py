@@ -69,6 +69,9 @@ class FrameworkProfile(NamedTuple):
     #: Whether it runs the layers as pipeline stages with a micro-batch schedule (Megatron-LM); torchtune's recipes
     #: shard with FSDP2 and tensor parallelism, and the data-parallel frameworks have no pipeline schedule.
     pipeline_parallel: bool = False
+    #: Whether it spreads routed experts over data-parallel ranks (Megatron-Core's expert parallelism, DeepSpeed-MoE);
+    #: the Hugging Face family, Unsloth, torchtune's recipes and a plain FSDP2 loop keep every expert on every rank.
+    expert_parallel: bool = False
     #: Whether a bitsandbytes base stays as PEFT's ``prepare_model_for_kbit_training`` leaves it: every 16-bit
     #: parameter that is not quantized (embeddings, LM head, norms) in fp32. The Hugging Face Trainer with PEFT's own
     #: recipe does; TRL's SFTTrainer (``peft_module_casting_to_bf16``) and axolotl (``convert_embedding_modules_dtype``)
@@ -105,13 +108,14 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             "axolotl+liger", "axolotl with the Liger plugin (fused linear cross-entropy)", loss="fused", fused_kernels=True
         ),
         FrameworkProfile("llama-factory", "LLaMA-Factory (Hugging Face Trainer)"),
-        FrameworkProfile("deepspeed", "DeepSpeed ZeRO through the Hugging Face Trainer"),
+        FrameworkProfile("deepspeed", "DeepSpeed ZeRO through the Hugging Face Trainer", expert_parallel=True),
         FrameworkProfile("fsdp2", "PyTorch FSDP2 (fully_shard) with a plain training loop", zero_stage=3),
         FrameworkProfile(
             "megatron",
             "Megatron-LM (vocab-parallel cross-entropy over fp32 logits)",
             tensor_parallel=True,
             pipeline_parallel=True,
+            expert_parallel=True,
         ),
     )
 }
