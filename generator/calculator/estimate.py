@@ -485,9 +485,9 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             activation_offload=activation_offload,
             optimizer_in_backward=optimizer_in_backward,
             fused_kernels=setup.kernels_fused(),
-            fp32_unquantized=setup.upcasts_unquantized(),
+            fp32_unquantized=(upcast := setup.upcasts_unquantized()),
         )
-        if setup.upcasts_unquantized():
+        if upcast:
             result["precision"]["training"] += (
                 "; embeddings, LM head and norms cast to fp32 (PEFT prepare_model_for_kbit_training, as "
                 f"{setup.framework} leaves them), a bf16 cast of the LM head saved for backward, an fp32 residual stream"

@@ -435,8 +435,8 @@ def distinct_runners_up(chosen: Option, rest: list[Option], count: int = 3) -> l
         for option in rest:
             if len(shown) == count:
                 return shown
-            if key(option) not in seen and option.candidate not in {o.candidate for o in shown}:
-                seen.add(key(option))
+            if (k := key(option)) not in seen:  # a shown option's candidate is new to both passes
+                seen.add(k)
                 shown.append(option)
     return shown
 

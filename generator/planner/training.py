@@ -291,17 +291,13 @@ def training_tp_sizes(arch: Architecture, spec: TrainingSpec, hw: Hardware) -> l
     return tensor_parallel_sizes(hw, arch.num_attention_heads) if not profile or profile.tensor_parallel else [1]
 
 
-def pinned_tp_unavailable(tp: int, sizes: list[int], hw: Hardware) -> str:
-    """Why a pinned TP degree is no layout on ``hw``."""
-    return f"the pinned TP{tp} is not a tensor-parallel size of {hw.platform.id} ({', '.join(map(str, sizes))})"
-
-
 def training_shapes(
     model: ResolvedModel, spec: TrainingSpec, hw: Hardware, consts: Constants, pin: ParallelismPin | None = None
 ) -> tuple[list[TrainingShape], list[str]]:
     """Feasible (TP, PP, ZeRO, DP, micro-batch) layouts on ``hw``; the smallest DP that fits and meets the deadline.
 
-    A pinned TP or PP is the one tried (fuzz14 item 1: a pinned PP was tried only where nothing fitted without it).
+    A pinned TP or PP is the one tried (fuzz14 item 1: a pinned PP was tried only where nothing fitted without it);
+    a pinned TP ``hw`` does not give leaves nothing to try (the caller says why).
     """
     arch = model.architecture
     budget = hw.gpu.memory_bytes * (1 - consts.safety_margin_fraction)
@@ -317,11 +313,7 @@ def training_shapes(
     shapes: list[TrainingShape] = []
     blocked: list[str] = []
     # a framework that scales by data parallelism only never splits a layer (QLoRA's 4-bit layers least of all)
-    tps = training_tp_sizes(arch, spec, hw)
-    if pin is not None and pin.tp is not None:
-        if pin.tp not in tps:
-            return [], [pinned_tp_unavailable(pin.tp, tps, hw)]
-        tps = [pin.tp]
+    tps = [tp for tp in training_tp_sizes(arch, spec, hw) if pin is None or pin.tp in (None, tp)]
     layouts = [(tp, pin.pp if pin is not None and pin.pp else 1) for tp in tps]
     for tp, pp in layouts:
         par = Parallelism(tp, pp)

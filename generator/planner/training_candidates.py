@@ -61,12 +61,16 @@ def training_options(
     spec = dep.training
     options: list[Option] = []
     seen_nodes: dict[tuple[object, ...], object] = {}
+    pin_tp = dep.parallelism.tp if dep.parallelism else None
     for hw in allowed_hardware(wl):
-        shapes, why = training_shapes(model, spec, hw, consts, dep.parallelism)
+        sizes = training_tp_sizes(model.architecture, spec, hw)
+        if pin_tp is not None and pin_tp not in sizes:
+            why = f"the pinned TP{pin_tp} is not a tensor-parallel size of {hw.platform.id} ({', '.join(map(str, sizes))})"
+            blocked.append(blocked_on(hw, PINNED_DEGREE, why))
+            continue
+        shapes, reasons = training_shapes(model, spec, hw, consts, dep.parallelism)
         if not shapes:
-            pin_tp = dep.parallelism.tp if dep.parallelism else None
-            pinned = pin_tp is not None and pin_tp not in training_tp_sizes(model.architecture, spec, hw)
-            blocked += [blocked_on(hw, PINNED_DEGREE if pinned else NO_LAYOUT, w) for w in why[-1:]]
+            blocked += [blocked_on(hw, NO_LAYOUT, w) for w in reasons[-1:]]
         for shape in shapes:
             replicas = shape.world // shape.par.gpus
             for layout in node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas):

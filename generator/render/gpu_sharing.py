@@ -59,13 +59,14 @@ def advertised_per_gpu(pool: Pool, sharing: GpuSharing | None) -> int:
     return sharing.replicas_per_gpu or 1  # the schema requires it for time-slicing and MPS
 
 
-def pool_sharing(plan: Plan, pool: Pool, sharing: GpuSharing | None) -> GpuSharing | None:
-    """The sharing a pool's GPUs get: any only where every pod on it takes one GPU.
+def pool_shares(plan: Plan, sharing: GpuSharing | None) -> dict[str, GpuSharing | None]:
+    """The sharing each pool's GPUs get, by pool name: any only where every pod on it takes one GPU.
 
     That is an inference replica of TP1 x PP1: a pod of several shared GPUs could be handed slices of one GPU, and a
     training job plans whole GPUs with their links (newuser16 H1; review 13 item 3: MIG split a LoRA job's GPUs).
     """
-    return sharing if sharing is not None and pool.name not in whole_gpu_pools(plan) else None
+    whole = whole_gpu_pools(plan)
+    return {pool.name: None if pool.name in whole else sharing for pool in plan.pools}
 
 
 def whole_gpu_pools(plan: Plan) -> set[str]:

@@ -22,7 +22,7 @@ from generator.render.gpu_sharing import (
     MIG_DISABLED,
     device_plugin_config,
     mig_parted_config,
-    pool_sharing,
+    pool_shares,
 )
 from generator.render.kube_objects import HEADER, dns_name, kustomize_directory, namespace_object
 from generator.render.yaml_emit import Block
@@ -79,6 +79,7 @@ def pool_stacks(
 ) -> list[GpuPoolStack]:
     """The GPU-stack needs of a plan's NVIDIA pools (``sharing``: the workload's GPU sharing, if any)."""
     table = gpus()
+    shares = pool_shares(plan, sharing)
     stacks = []
     for pool in plan.pools:
         if table[pool.node.gpu_id].vendor != "nvidia":
@@ -93,9 +94,7 @@ def pool_stacks(
                 driver_owner=owner,
                 driver_version=None if owner == "node-image" else driver_version(driver_override),
                 rdma=owner == "operator" and any(n.role == "fabric" and n.gpudirect_rdma for n in pool.node.nics),
-                device_plugin_config=None
-                if pool.node.provider in CLOUD_GPU_STACK
-                else device_plugin_config(pool_sharing(plan, pool, sharing)),
+                device_plugin_config=None if pool.node.provider in CLOUD_GPU_STACK else device_plugin_config(shares[pool.name]),
                 mig_config=labels.get(MIG_CONFIG_LABEL),
             )
         )

@@ -16,7 +16,7 @@ from typing import Any
 from generator.planner.plan import Plan
 from generator.render.aks import aks_objects
 from generator.render.gke import gke_objects
-from generator.render.gpu_sharing import pool_sharing
+from generator.render.gpu_sharing import pool_shares
 from generator.render.gpu_stack import GpuPoolStack, pool_stacks
 from generator.render.karpenter_aws import karpenter_aws_objects
 from generator.render.kube_objects import kustomize_directory
@@ -41,7 +41,7 @@ def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> 
     """
     pools = list(plan.pools)
     settings = workload.kubernetes._replace(cluster_name=cluster_name(workload))
-    shares = {pool.name: pool_sharing(plan, pool, settings.gpu_sharing) for pool in pools}
+    shares = pool_shares(plan, settings.gpu_sharing)
     objects: list[dict[str, Any]]
     if plan.provider == "aws":
         objects = karpenter_aws_objects(pools, str(settings.cluster_name), plan.workload, shares=shares)
