@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from generator.api import render_file
+from generator.api import plan_file, render_file
 from generator.errors import InputError, MultipleInputError, SpecgenError
 from generator.render.gpu_sharing import device_plugin_config, mig_instances
 from generator.workload import load_workload
@@ -409,3 +409,26 @@ def test_a_training_pool_keeps_whole_gpus_under_mig(tmp_path: Path) -> None:
     plugin = load(files["cluster/gpu-operator/manifests/configmap-specgen-device-plugin.yaml"])
     assert load(plugin["data"][pool["name"].replace("_", "-")])["flags"] == {"migStrategy": "none"}
     assert f"pool(s) {pool['name']} keep whole GPUs (no mig)" in files["SPEC.md"]
+
+
+@pytest.mark.parametrize(("sharing", "tp"), [("", 4), ("    strategy: time-slicing\n    replicas_per_gpu: 4\n", 1)])
+def test_shared_gpus_break_a_cost_tie_toward_one_gpu_pods(tmp_path: Path, sharing: str, tp: int) -> None:
+    """fuzz14 item 6: 30 req/s of an 8B model cost one 4-GPU XE8640 as 1 x TP4 or as 2 x TP1. Unshared, the TP4
+    layout wins the tie (no idle GPU); with time-slicing, only one-GPU pods can use the sharing, so they win it."""
+    text = workload_text(sharing, gpus="h100-sxm5-80gb").replace("requests_per_second: 2", "requests_per_second: 30")
+    if not sharing:
+        text = text.replace("  gpu_sharing:\n", "  cluster_name: small\n")
+    _, plan = plan_file(str(write(tmp_path, text)))
+    (dep,) = plan.deployments
+    assert (dep.tp, plan.pools[0].node.platform_id, plan.pools[0].nodes) == (tp, "dell-xe8640", 1)
+
+
+def test_an_owned_platform_without_a_gpu_field_has_its_mig_profile_checked_at_its_line(tmp_path: Path) -> None:
+    """fuzz15 item 2: an owned dgx-h100 (its GPU implied) passed validate with an A100 profile, then render failed with
+    no file, line or field."""
+    text = workload_text("    strategy: mig\n    mig_profile: 1g.5gb\n", gpus="a100-sxm4-40gb")
+    text = text.replace("  provider: baremetal\n", "  provider: baremetal\n  inventory:\n    - {platform: dgx-h100, count: 2}\n")
+    with pytest.raises((InputError, MultipleInputError)) as info:
+        load_workload(str(write(tmp_path, text)))
+    expected = "small.yaml:15:18: hardware.inventory[0].platform: MIG profile '1g.5gb' does not exist on GPU 'h100-sxm5-80gb'"
+    assert any(expected in m for m in messages(info.value)), messages(info.value)

@@ -322,20 +322,27 @@ def on_shared_servers(opt: Option, busy_gpus: dict[ServerKey, int]) -> Candidate
     )
 
 
-def ranking_key(opt: Option, objective: str, busy: dict[ServerKey, int] | None, owned_free: bool) -> tuple[object, ...]:
+def ranking_key(
+    opt: Option, objective: str, busy: dict[ServerKey, int] | None, owned_free: bool, one_gpu_pods: bool = False
+) -> tuple[object, ...]:
     """Sort key of an option: with owned servers free, those that buy nothing new first; then the objective.
 
     Of those that buy nothing new, layouts on owned servers come before layouts on the idle GPUs of bought ones.
 
     ``busy``: where inference deployments share servers, the GPUs the ones chosen before use (see
-    :func:`on_shared_servers`); None when each deployment is ranked on its own.
+    :func:`on_shared_servers`); None when each deployment is ranked on its own. ``one_gpu_pods``: the GPUs are
+    shared between pods (time-slicing or MPS), which only a pod of one GPU can use: on the objective's tie, such a
+    layout comes first (fuzz14 item 6: a TP4 replica beat two TP1 at one cost, and the sharing was not rendered).
     """
     c = ranking_candidate(opt) if busy is None else on_shared_servers(opt, busy)
     buys = c.nodes > c.owned_nodes
+    by_objective, *ties = rank(objective, c, share=busy is not None)
     return (
         owned_free and buys,
         owned_free and not buys and not c.owned_nodes,
-        rank(objective, c, share=busy is not None),
+        by_objective,
+        one_gpu_pods and any(p.candidate.tp * p.candidate.pp > 1 for p in opt.pieces),
+        *ties,
         opt.candidate.summary,
     )
 

@@ -16,7 +16,12 @@ def named_gpus(wl: Workload) -> list[tuple[tuple[str | int, ...], str]]:
     found: list[tuple[tuple[str | int, ...], str]] = [(("hardware", "gpus", j), g) for j, g in enumerate(hw.gpus or ())]
     if hw.fixed is not None:
         found.append((("hardware", "fixed", "gpu"), hw.fixed.gpu))
-    found += [(("hardware", "inventory", j, "gpu"), g.gpu) for j, g in enumerate(hw.inventory) if g.gpu is not None]
+    for j, g in enumerate(hw.inventory):
+        if g.gpu is not None:
+            found.append((("hardware", "inventory", j, "gpu"), g.gpu))
+        elif g.platform is not None and (platform := catalog.platforms().get(g.platform)) and len(platform.gpu_ids) == 1:
+            # a platform of one GPU kind owned without naming it (fuzz15 item 2: its MIG profile went unchecked)
+            found.append((("hardware", "inventory", j, "platform"), platform.gpu_ids[0]))
     found += [(("hardware", "inventory", j, "custom", "gpu"), g.custom.gpu) for j, g in enumerate(hw.inventory) if g.custom]
     return found
 
