@@ -1,0 +1,86 @@
+"""What a service's allowed lower precisions would save where the planner buys its hardware.
+
+``allowed_precisions`` are the formats a model may be quantized to when it does not fit: on a fixed machine
+they come before offload. Where servers are bought or rented the model always fits on more of them, so the
+plan keeps the precision asked for, and a user who allowed a cheaper one is told what it would save
+(newuser18 item 3: fp8 was allowed, bf16 was planned at $40,073 a month, and fp8 costs $32,058).
+"""
+
+from __future__ import annotations
+
+from generator.calculator.model_source import serving_format
+from generator.planner.candidates import inference_options, ranking_candidate, ranking_key, within_limits
+from generator.planner.inventory import free_servers
+from generator.planner.option import Option
+from generator.planner.options import rank
+from generator.planner.plan import Candidate, Finding
+from generator.planner.tco import cost_text
+from generator.sizing.constants import Constants
+from generator.workload import LoadedWorkload
+from generator.workload.models import InferenceDeployment
+
+
+def _best(loaded: LoadedWorkload, dep: InferenceDeployment, consts: Constants, objective: str) -> Option | None:
+    """The deployment's best layout on its own at its precision, pins and fleet limits held."""
+    from generator.planner import honour_pins
+
+    wl = loaded.workload
+    free = free_servers(wl)
+    options = inference_options(wl, dep, loaded.models[dep.name], consts, [], free)
+    within = [o for o in honour_pins(dep, options)[0] if within_limits(wl, o)]
+    return min(within, key=lambda o: ranking_key(o, objective, None, bool(free)), default=None)
+
+
+def _figure(objective: str, c: Candidate) -> str:
+    if objective == "cost":
+        return cost_text(c)
+    if objective == "power":
+        return f"{c.power_compared_w / 1000:.1f} kW"
+    return f"{c.gpus_bought or c.gpus} GPUs"
+
+
+def cheaper_precision_findings(loaded: LoadedWorkload, consts: Constants) -> list[Finding]:
+    """An info finding per service whose allowed precisions would plan better on the objective than the one planned.
+
+    Each deployment is compared on its own (its best layout at each precision), so a fleet's shared servers do not
+    enter the comparison; under ``cost`` an unpriced layout is compared by nothing.
+    """
+    wl = loaded.workload
+    objective = wl.objective
+    findings = []
+    for index, dep in enumerate(wl.deployments):
+        if not isinstance(dep, InferenceDeployment) or not dep.inference.allowed_precisions:
+            continue
+        spec = dep.inference
+        model = loaded.models[dep.name]
+        planned_format = serving_format(model, spec.precision).name
+        planned = _best(loaded, dep, consts, objective)
+        if planned is None:
+            continue
+        planned_c = ranking_candidate(planned)
+        if objective == "cost" and planned_c.usd_per_hour is None:
+            continue
+        better = []
+        for name in dict.fromkeys(serving_format(model, p).name for p in spec.allowed_precisions):
+            if name == planned_format:
+                continue
+            alt = _best(loaded, dep._replace(inference=spec._replace(precision=name)), consts, objective)
+            if alt is None:
+                continue
+            alt_c = ranking_candidate(alt)
+            if objective == "cost" and alt_c.usd_per_hour is None:
+                continue
+            if rank(objective, alt_c)[0] < rank(objective, planned_c)[0]:
+                better.append(f"{name} (allowed) would plan {alt_c.summary} at {_figure(objective, alt_c)}")
+        if better:
+            findings.append(
+                Finding(
+                    "info",
+                    "cheaper-allowed-precision",
+                    f"deployment {dep.name}: {'; '.join(better)}, against {_figure(objective, planned_c)} for "
+                    f"{planned_c.summary} at {planned_format}, the precision planned; allowed_precisions are taken "
+                    "only where the model does not fit (hardware.fixed): set precision to plan one",
+                    f"deployments[{index}].inference.allowed_precisions",
+                )
+            )
+    return findings

@@ -1,0 +1,62 @@
+"""allowed_precisions where servers are bought or rented (newuser18 item 3): the precision asked for is planned, and
+the plan says what each allowed lower precision would save, from its own best layout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.api import plan_file
+
+WORKLOAD = """\
+version: 1
+name: ap
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.3-70B-Instruct
+    inference:
+{precision}      max_context_tokens: 16384
+      avg_input_tokens: 1500
+      avg_output_tokens: 350
+      requests_per_second: 5
+      slo: {{ttft_p95_ms: 2000, tpot_ms: 50}}
+hardware:
+  provider: aws
+"""
+
+
+def _plan(tmp_path: Path, precision: str) -> tuple[str, str, str | None]:
+    path = tmp_path / "ap.yaml"
+    path.write_text(WORKLOAD.format(precision=precision), encoding="utf-8")
+    _, plan = plan_file(str(path))
+    (dep,) = plan.deployments
+    said = [f for f in plan.findings if f.code == "cheaper-allowed-precision"]
+    return dep.precision, plan.pools[0].node.platform_id, said[0].message if said else None
+
+
+def test_an_allowed_cheaper_precision_is_costed_not_chosen(tmp_path: Path) -> None:
+    precision, platform, message = _plan(tmp_path, "      allowed_precisions: [fp8, int4]\n")
+    assert (precision, platform) == ("bf16", "aws-p4de-24xlarge")  # 2 x TP8 on 80 GB A100s at bf16
+    # each allowed format's own best layout, with its cost, against the one planned: fp8 and int4 weights fit two
+    # 40 GB p4d, which cost $32,058 a month against $40,073 for two p4de
+    fp8, int4 = (_plan(tmp_path, f"      precision: {p}\n") for p in ("fp8", "int4"))
+    assert fp8[1] == int4[1] == "aws-p4d-24xlarge"
+    assert message is not None
+    assert message.startswith(
+        "deployment chat: fp8 (allowed) would plan 2 x TP8 on 2 x aws-p4d-24xlarge (8 x a100-sxm4-40gb) at "
+        "$32,058/month; int4 (allowed) would plan 2 x TP8 on 2 x aws-p4d-24xlarge (8 x a100-sxm4-40gb) at "
+        "$32,058/month, against $40,073/month for 2 x TP8 on 2 x aws-p4de-24xlarge (8 x a100-sxm4-80gb) at bf16"
+    )
+
+
+@pytest.mark.parametrize(
+    "precision",
+    [
+        "      precision: fp8\n      allowed_precisions: [int4]\n",  # int4 buys the same two p4d: no saving
+        "      precision: int4\n      allowed_precisions: [fp8]\n",  # a wider allowed format saves nothing
+        "      allowed_precisions: [bf16]\n",  # the precision planned is not compared with itself
+    ],
+)
+def test_no_finding_without_a_saving(tmp_path: Path, precision: str) -> None:
+    assert _plan(tmp_path, precision)[2] is None
