@@ -400,3 +400,51 @@ def test_the_fallback_names_the_cheapest_priced_layout(tmp_path: Path) -> None:
     plan = plan_workload(_load(tmp_path, text))
     (fallback,) = [f for f in plan.findings if f.code == "objective-fallback"]
     assert "; the cheapest priced layout is " in fallback.message and "(8 x l40s-48gb) at $" in fallback.message
+
+
+NOT_ON_DEMAND = """\
+version: 1
+name: chat
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.3-70B-Instruct
+    inference:
+      precision: fp8
+      max_context_tokens: 16384
+      avg_input_tokens: 1500
+      avg_output_tokens: 350
+      requests_per_second: 20
+      slo: {ttft_p95_ms: 2000, tpot_ms: 40}
+hardware:
+  provider: gcp
+"""
+
+
+@pytest.mark.parametrize(
+    ("prices", "platform", "objective", "said"),
+    [
+        # A4 needs fewer GPUs but is not rented on demand: cost ranks the priced A3 first and says why
+        ("", "gcp-a3-highgpu-8g", "cost", True),
+        # a reservation's price ranks it by cost like any other
+        ("prices: {gcp-a4-highgpu-8g: 20.0}\n", "gcp-a4-highgpu-8g", "cost", False),
+    ],
+)
+def test_an_instance_not_rented_on_demand_is_ranked_after_priced_ones(
+    tmp_path: Path, prices: str, platform: str, objective: str, said: bool
+) -> None:
+    """newuser18 item 5: on GCP the unpriced A4 (B200) switched cost to GPU count and was rendered, though Google
+    rents A4 and A3 Ultra only through reservations, Flex-start and Spot (platforms.json not_on_demand)."""
+    plan = plan_workload(_load(tmp_path, NOT_ON_DEMAND + prices))
+    assert plan.pools[0].node.platform_id == platform
+    assert plan.deployments[0].details["objective_used"] == objective
+    codes = {f.code: f.message for f in plan.findings}
+    assert "objective-fallback" not in codes
+    assert ("not-on-demand" in codes) is said
+    if said:
+        assert codes["not-on-demand"].startswith(
+            "gcp-a4-highgpu-8g is sold through reservations (calendar-mode future reservations included), Flex-start "
+            "and Spot, not on demand, so no on-demand price ranks it: layouts there (such as 1 x TP8 on 1 x "
+            "gcp-a4-highgpu-8g (8 x b200-sxm-180gb), 8 GPUs) are ranked after priced ones"
+        )
+        # the dominated list no longer names a platform the finding above explains
+        assert "gcp-a4-highgpu-8g" not in codes.get("unpriced-dominated", "")

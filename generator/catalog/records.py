@@ -338,6 +338,8 @@ class PlatformSpec(NamedTuple):
     #: Linux hosts one system is made of: a rack-scale system's compute trays each run their own OS, with their own
     #: CPUs, memory and drives (``platforms.json`` ``nodes``); 1 for every other server.
     hosts: int = 1
+    #: How a cloud instance type its provider does not rent on demand is sold instead (None: rented on demand).
+    not_on_demand: str | None = None
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> PlatformSpec:
@@ -382,6 +384,7 @@ class PlatformSpec(NamedTuple):
             cpu_socket=cpu.get("socket"),
             gpu_bridge=rec.get("gpu_bridge"),
             hosts=hosts,
+            not_on_demand=(rec.get("not_on_demand") or {}).get("sold_through"),
         )
 
     @property

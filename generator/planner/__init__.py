@@ -93,9 +93,11 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: Resolved
 
     training = dep.training
     profile_stage = framework_profile(training.framework).zero_stage if training.framework else None
-    sharded = (training.zero_stage if training.zero_stage is not None else profile_stage) == 3
+    # ZeRO-3 only where a lower stage is set (by the job or its framework): with none, every stage was tried
+    # (review 14 item 3)
+    stage = training.zero_stage if training.zero_stage is not None else profile_stage
     lighter = {"full": "LoRA/QLoRA", "lora": "QLoRA", "qlora": None}[training.method]
-    ways = ["a GPU with more memory", *([] if sharded else ["ZeRO-3"]), *([lighter] if lighter else [])]
+    ways = ["a GPU with more memory", *(["ZeRO-3"] if stage is not None and stage < 3 else []), *([lighter] if lighter else [])]
     general = f"to unblock: allow {', '.join(ways)}, a shorter sequence_length, or more rack power / max_nodes"
     if any(b.code == PAST_DEADLINE or DEADLINE_NEEDS in b.why for b in blocked):
         general += "; for the deadline: a later deadline_hours, fewer dataset_tokens or epochs, or a faster GPU"
@@ -131,12 +133,22 @@ def _plan_workload(loaded: LoadedWorkload) -> Plan:
     """
     # the search's modules load here, not with the package: ``specgen validate`` needs only the early checks
     from generator.planner.fixed import plan_fixed
+    from generator.planner.plan import sorted_findings
+    from generator.planner.precision_choices import cheaper_precision_findings
 
     wl = loaded.workload
     consts = with_overrides(dict(wl.constants))
     if wl.hardware.fixed is not None:
         return plan_fixed(loaded, consts)  # its placement is the early check of a fixed machine (not run twice)
     early_checks(loaded, consts)
+    plan = _plan_fleet_within_limits(loaded, consts)
+    said = cheaper_precision_findings(loaded, consts)
+    return plan._replace(findings=sorted_findings([*plan.findings, *said])) if said else plan
+
+
+def _plan_fleet_within_limits(loaded: LoadedWorkload, consts: Constants) -> Plan:
+    """The best fleet (:func:`_plan_fleet`); where it breaks a fleet limit, the best fleet of one allowed GPU kind."""
+    wl = loaded.workload
     try:
         return _plan_fleet(loaded, consts)
     except FleetLimitError:
@@ -448,7 +460,9 @@ def _choose(
                 raise InfeasibleError(f"deployment '{dep.name}' has no feasible layout on {_kind_text(on)}")
         if shared:  # the idle GPUs of an owned server no more of are bought hold only so many replicas
             allowed = [o for o in allowed if _fits_owned(not_bought, o, free, shared, whole)]
-        feasible = sorted(allowed, key=functools.partial(ranking_key, objective=objective, busy=shared, owned_free=bool(free)))
+        one_gpu_pods = service and wl.kubernetes.gpu_sharing is not None
+        by = functools.partial(ranking_key, objective=objective, busy=shared, owned_free=bool(free), one_gpu_pods=one_gpu_pods)
+        feasible = sorted(allowed, key=by)
         if not feasible:
             where = loaded.document.locate(("deployments", i, "model"))
             # one reason of each GPU first, then the rest: six lines say why every GPU allowed fell (newuser14 item 7)
@@ -591,22 +605,34 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
         }
     )
     unpriced = [o.candidate for o in options if o.candidate.usd_per_hour is None]
-    open_ = sorted(
-        {
-            _unpriced_label(u)
-            for u in unpriced
-            if not any(g <= u.gpus_bought and n <= u.nodes and w <= u.power_compared_w for g, n, w in priced)
-        }
-    )
+    undominated = [
+        u for u in unpriced if not any(g <= u.gpus_bought and n <= u.nodes and w <= u.power_compared_w for g, n, w in priced)
+    ]
+    # an instance type not rented on demand has no on-demand price to form: ranked after priced ones, and said (where
+    # nothing is priced, nothing ranks by cost)
+    off_demand = {u.platform_id: sold for u in undominated if priced and (sold := _sold_through(u.platform_id))}
+    if off_demand:
+        fewer = min((u for u in undominated if u.platform_id in off_demand), key=lambda u: (u.gpus_bought, u.summary))
+        findings.append(
+            Finding(
+                "info",
+                "not-on-demand",
+                "; ".join(f"{p} is sold through {sold}, not on demand" for p, sold in sorted(off_demand.items()))
+                + f", so no on-demand price ranks it: layouts there (such as {fewer.summary}, {fewer.gpus_bought} GPUs) "
+                "are ranked after priced ones; with a reservation, give its USD per node-hour under 'prices:' to rank "
+                "it by cost",
+                f"deployments[{index}]",
+            )
+        )
+    open_ = sorted({_unpriced_label(u) for u in undominated if u.platform_id not in off_demand})
     if not open_:
-        if unpriced:
+        if dominated := sorted({_unpriced_label(u) for u in unpriced if u.platform_id not in off_demand}):
             findings.append(
                 Finding(
                     "info",
                     "unpriced-dominated",
-                    f"no price for {', '.join(sorted({_unpriced_label(u) for u in unpriced}))}; each such "
-                    "layout buys at least "
-                    "the GPUs, servers and power of a priced one, so it is ranked after it",
+                    f"no price for {', '.join(dominated)}; each such layout buys at least the GPUs, servers and power "
+                    "of a priced one, so it is ranked after it",
                     f"deployments[{index}]",
                 )
             )
@@ -627,6 +653,14 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
         )
     )
     return "gpus"
+
+
+def _sold_through(platform_id: str) -> str | None:
+    """How a catalog instance type not rented on demand is sold instead; None for one rented on demand (or custom)."""
+    from generator import catalog
+
+    platform = catalog.platforms().get(platform_id)
+    return platform.not_on_demand if platform is not None else None
 
 
 def _least(points: set[tuple[int, int, float]]) -> list[tuple[int, int, float]]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from generator import catalog
 from generator.catalog.host_cpu import platform_host_time_scale
-from generator.catalog.records import GpuSpec, acquired
+from generator.catalog.records import GpuSpec, PlatformSpec, acquired
 from generator.errors import FleetLimitError, InfeasibleError, InputError
 from generator.planner.blocked import Blocked
 from generator.planner.custom import custom_power_findings
@@ -344,8 +344,10 @@ def _inference_details(
         if servers > 1 and platform.hosts == 1:  # a rack-scale system's trays share NVLink; servers do not (newuser16 L2)
             case += f"; the pipeline's hops between its {servers} servers cross their network, not NVLink"
         if par.ep > 1:
+            pinned = dep.parallelism is not None and (dep.parallelism.ep or 1) > 1
+            why = "as pinned" if pinned else f"TP{par.tp} alone splits the experts into shards that do not load"
             case += (
-                f"; the routed experts spread whole over each stage's {par.ep} GPUs (expert parallelism, as pinned), "
+                f"; the routed experts spread whole over each stage's {par.ep} GPUs (expert parallelism, {why}), "
                 "their tokens exchanged all-to-all in every MoE layer"
             )
     reasons = [
@@ -670,15 +672,7 @@ def build_plan(
             reasons.append(f"ranked by {objective}, not {wl.objective}: a candidate had no price (see findings)")
         for part in opt.pieces:
             if part.candidate.usd_per_hour is None:
-                findings.append(
-                    Finding(
-                        "info",
-                        "no-price",
-                        f"no price for {part.hardware.platform.id} with {part.hardware.gpu.id} in the catalog; add one "
-                        "under 'prices:' (USD per node-hour)",
-                        f"deployments[{index}]",
-                    )
-                )
+                findings.append(_no_price(part.hardware.platform, part.hardware.gpu.id, index))
         deployments.append(
             DeploymentPlan(
                 name=dep.name,
@@ -1098,6 +1092,24 @@ def _consumer_gpu_findings(pools: list[Pool]) -> list[Finding]:
             )
         )
     return out
+
+
+def _no_price(platform: PlatformSpec, gpu_id: str, index: int) -> Finding:
+    """The finding of a chosen layout without a price: a warning where the instance is not rented on demand at all."""
+    if platform.not_on_demand:
+        return Finding(
+            "warning",
+            "no-price",
+            f"{platform.id} is sold through {platform.not_on_demand}, not on demand: its node pool launches only on such "
+            "capacity (a reservation you hold), and no price is known; add yours under 'prices:' (USD per node-hour)",
+            f"deployments[{index}]",
+        )
+    return Finding(
+        "info",
+        "no-price",
+        f"no price for {platform.id} with {gpu_id} in the catalog; add one under 'prices:' (USD per node-hour)",
+        f"deployments[{index}]",
+    )
 
 
 def _unpriced_fabric_findings(pools: list[Pool]) -> list[Finding]:
