@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from generator.api import render_file
 from generator.calculator.estimate import EstimateRequest, estimate
 from generator.catalog import find_model
 from generator.errors import InputError
@@ -53,3 +57,28 @@ def test_expert_parallel_must_hold_whole_experts() -> None:
     problems = loadability_problems(_qwen3_235b(), weight_format("bf16"), Parallelism(tp=2, ep=3))  # type: ignore[arg-type]
     assert any("multiple of the tensor parallel size" in p for p in problems)
     assert any("routed experts (128)" in p for p in problems)
+
+
+def test_a_moe_whose_tp_shards_do_not_load_is_planned_with_expert_parallelism(tmp_path: Path) -> None:
+    """newuser20 item 1: Qwen3-235B-A22B block FP8 at TP8 splits each 1,536-wide expert into 192-wide shards, not whole
+    128-wide blocks, so vLLM refuses it; the planner bought two 8-GPU servers (TP4 x 3) where one runs TP8 with
+    expert parallelism (vLLM --enable-expert-parallel, as vLLM issue 17569 advises)."""
+    path = tmp_path / "q.yaml"
+    path.write_text(
+        "version: 1\nname: q\ndeployments:\n  - name: q\n    model: Qwen/Qwen3-235B-A22B\n    inference: {precision: "
+        "fp8-block, kv_cache_precision: fp8, max_context_tokens: 32768, avg_input_tokens: 1000, avg_output_tokens: 1000, "
+        "requests_per_second: 10}\nhardware: {gpus: [h100-sxm5-80gb], platforms: [supermicro-as-8125gs-tnhr], "
+        "provider: baremetal}\n",
+        encoding="utf-8",
+    )
+    assert loadability_problems(
+        parse_architecture(find_model("Qwen/Qwen3-235B-A22B").config), weight_format("fp8-block"), Parallelism(8, 1)
+    )
+    files = render_file(str(path))
+    plan = json.loads(files["spec.json"])["plan"]
+    (pool,) = plan["pools"]
+    (dep,) = plan["deployments"]
+    assert (pool["nodes"], dep["tp"], dep["details"]["expert_parallel"]) == (1, 8, 8)
+    assert "expert parallelism, TP8 alone splits the experts into shards that do not load" in files["SPEC.md"]
+    # the engine is told: vLLM --enable-expert-parallel
+    assert "expert_parallel_size: 8" in files["ansible/group_vars/q_h100_sxm5_80gb.yml"]

@@ -494,3 +494,65 @@ def test_a_machine_of_yours_says_the_latency_targets_it_misses_and_takes_no_pinn
     path.write_text(text.replace("    inference:\n", "    parallelism: {tp: 16}\n    inference:\n"))
     with pytest.raises(InputError, match=r"deployments\[0\]\.parallelism: parallelism is not planned on hardware\.fixed"):
         plan_file(str(path))
+
+
+def _llama_cpp_layer_gpus(ngl: int, n_layer: int, tensor_split: list[int]) -> list[int]:
+    """The GPU llama.cpp gives each offloaded slot (decoder layers, then the output layer), as its loader does: slots
+    min(ngl, n_layer + 1) from layer n_layer - ngl, a slot to the first GPU whose cumulative share exceeds its own
+    (src/llama-model.cpp load_tensors, get_layer_buft_list: std::upper_bound over the normalised splits)."""
+    import bisect
+
+    slots = min(ngl, n_layer + 1)
+    total = sum(tensor_split)
+    splits = list(itertools.accumulate(s / total for s in tensor_split))
+    return [bisect.bisect_right(splits, k / slots) for k in range(slots)]
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "gpus", "ram_gib", "precision"),
+    [
+        ("meta-llama/Llama-3.3-70B-Instruct", "rtx-3090-24gb", 2, "128", "q4_k_m"),  # -ts 40,40 gave GPU 0 41 layers
+        ("Qwen/Qwen3-235B-A22B", "rtx-3090-24gb", 2, "192", "q4_k_m"),  # experts in RAM
+        ("meta-llama/Llama-3.3-70B-Instruct", "v100-sxm2-32gb", 8, "256", "q8_0"),
+    ],
+)
+def test_the_llama_cpp_tensor_split_lands_each_layer_on_its_planned_gpu(
+    model: str, gpu: str, gpus: int, ram_gib: str, precision: str
+) -> None:
+    """newuser19 item 3: -ts counted the decoder layers only, llama.cpp splits them and the output layer, so the
+    first GPU took one layer more than planned (about 1.4 GiB of Qwen3-235B on a card planned at 21.7 of 24)."""
+    from tests.helpers import estimate_json
+
+    data = estimate_json(model, "--gpu", gpu, "--gpus", str(gpus), "--ram-gib", ram_gib, "--precision", precision)
+    args = data["runtime_settings"]["llama.cpp"].split()
+    ngl, split = int(args[args.index("-ngl") + 1]), [int(x) for x in args[args.index("-ts") + 1].split(",")]
+    devices = data["offload"]["layers"]
+    planned = [int(d.split(":")[1].split("+")[0]) for d in devices if d.startswith("gpu:")]
+    n_layer = len(devices)
+    assert ngl == len(planned) + 1 == n_layer + 1  # every layer and the output layer on the GPUs
+    assert _llama_cpp_layer_gpus(ngl, n_layer, split)[: len(planned)] == planned
+
+
+@pytest.mark.parametrize(
+    ("kv", "flags", "note"),
+    [
+        ("bf16", "", None),  # llama.cpp's f16 default holds as many bytes
+        ("int8", " -fa on -ctk q8_0 -ctv q8_0", "llama.cpp's q8_0 cache stores 8.5 bits an element"),
+        ("fp8", " -fa on -ctk q8_0 -ctv q8_0", "llama.cpp has no fp8 KV cache; its q8_0 cache stores 8.5 bits"),
+    ],
+)
+def test_the_llama_cpp_command_sets_the_kv_cache_type_planned(kv: str, flags: str, note: str | None) -> None:
+    """newuser19 item 2: a plan sized for an 8-bit KV cache printed no -ctk/-ctv, so llama.cpp allocated f16 and the
+    70B Q4_K_M placement on a 4090 needed 24.84 GiB of its 23.99."""
+    from tests.helpers import estimate_json
+
+    data = estimate_json("meta-llama/Llama-3.3-70B-Instruct", "--gpu", "rtx-4090-24gb", "--ram-gib", "64",
+                         "--precision", "q4_k_m", "--context", "32768", "--kv-precision", kv)  # fmt: skip
+    settings = data["runtime_settings"]
+    assert re.match(rf"-ngl \d+ -c 32768{flags} ", settings["llama.cpp"])
+    if note is None:
+        assert "llama.cpp_note" not in settings
+    else:
+        # 32,768 tokens x 163,840 bytes at 8 bits: 5.00 GiB; q8_0 adds a sixteenth, 0.31 GiB
+        assert settings["llama.cpp_note"].startswith(note)
+        assert settings["llama.cpp_note"].endswith("the KV cache takes 0.31 GiB more than the 8 bits planned here")

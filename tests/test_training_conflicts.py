@@ -138,8 +138,15 @@ hardware: {gpus: [h100-sxm5-80gb], provider: baremetal}
 @pytest.mark.parametrize(
     ("framework", "pin", "where"),
     [
-        ("fsdp2", "{pp: 2}", "7:23: deployments[0].parallelism.pp: pp 2: fsdp2 has no pipeline schedule"),
-        ("hf", "{pp: 2}", "7:23: deployments[0].parallelism.pp: pp 2: hf has no pipeline schedule"),
+        ("fsdp2", "{pp: 2}", "7:23: deployments[0].parallelism.pp: pp 2: fsdp2 as specgen models it (PyTorch FSDP2"),
+        ("hf", "{pp: 2}", "7:23: deployments[0].parallelism.pp: pp 2: hf as specgen models it (Hugging Face Trainer"),
+        # DeepSpeed has a pipeline engine; its Trainer integration, which the profile is, runs none (fuzz15 item 7)
+        (
+            "deepspeed",
+            "{pp: 2}",
+            "7:23: deployments[0].parallelism.pp: pp 2: deepspeed as specgen models it (DeepSpeed ZeRO through the Hugging "
+            "Face Trainer) runs no pipeline schedule",
+        ),
         ("unsloth", "{tp: 2}", "7:23: deployments[0].parallelism.tp: tp 2: unsloth scales by data parallelism only"),
     ],
 )
@@ -201,8 +208,10 @@ def test_a_job_longer_than_a_year_without_a_deadline_is_warned(tmp_path: Path) -
 @pytest.mark.parametrize(
     ("method", "zero", "ways"),
     [
-        ("full", "", "a GPU with more memory, ZeRO-3, LoRA/QLoRA, a shorter sequence_length"),
-        ("lora", "", "a GPU with more memory, ZeRO-3, QLoRA, a shorter sequence_length"),
+        # no stage set: every stage was tried, ZeRO-3 included (review 14 item 3)
+        ("full", "", "a GPU with more memory, LoRA/QLoRA, a shorter sequence_length"),
+        ("lora", "", "a GPU with more memory, QLoRA, a shorter sequence_length"),
+        ("lora", "      zero_stage: 2\n", "a GPU with more memory, ZeRO-3, QLoRA, a shorter sequence_length"),
         ("lora", "      zero_stage: 3\n", "a GPU with more memory, QLoRA, a shorter sequence_length"),
         ("qlora", "      zero_stage: 3\n", "a GPU with more memory, a shorter sequence_length"),
     ],
@@ -232,3 +241,44 @@ def test_expert_parallelism_is_sized_only_for_a_framework_that_has_it(framework:
             estimate(request)
     else:
         assert estimate(request)["training"]["expert_parallel"] == 8
+
+
+def test_lm_head_is_a_lora_target_sized_as_its_matrix() -> None:
+    """Review 14 item 8: ``lm_head`` was refused as matching no linear layer; PEFT adapts it when named (its
+    all-linear leaves it out). Llama 3.1 8B: rank 16 x (4,096 + 128,256) = 2,117,632 adapter parameters."""
+    from generator.catalog import find_model
+    from generator.sizing.architecture import parse_architecture
+    from generator.sizing.training import lora_params
+
+    arch = parse_architecture(find_model("meta-llama/Llama-3.1-8B-Instruct").config)
+    with_head = lora_params(arch, 16, ("q_proj", "lm_head"))
+    assert with_head - lora_params(arch, 16, ("q_proj",)) == 16 * (4096 + 128_256) == 2_117_632
+    assert lora_params(arch, 16, ("all-linear",)) == lora_params(arch, 16, ("all-linear", "q_proj"))  # no head in it
+
+
+@pytest.mark.parametrize(
+    ("model", "targets", "params"),
+    [
+        # Mixtral's experts are w1 / w3 / w2 in Transformers: 32 layers x 8 experts x 16 x (4,096 + 14,336) x 3
+        ("mistralai/Mixtral-8x7B-v0.1", ("w1", "w2", "w3"), 32 * 8 * 16 * (4096 + 14336) * 3),
+        # its router is the linear layer gate: 32 x 16 x (4,096 + 8)
+        ("mistralai/Mixtral-8x7B-v0.1", ("gate",), 32 * 16 * (4096 + 8)),
+        # gpt-oss's experts are parameters of one module: all-linear adapts q, k, v and o only (PEFT's 7,962,624)
+        ("openai/gpt-oss-20b", ("all-linear",), 7_962_624),
+        # Phi-3 fuses qkv_proj and gate_up_proj: PEFT prints 25,165,824 trainable parameters at rank 16, all-linear
+        ("microsoft/Phi-3-mini-4k-instruct", ("all-linear",), 25_165_824),
+        ("microsoft/Phi-3-mini-4k-instruct", ("qkv_proj",), 32 * 16 * (3072 + 3 * 3072)),
+    ],
+)
+def test_lora_targets_are_transformers_module_names(model: str, targets: tuple[str, ...], params: int) -> None:
+    """fuzz15 item 4: Mixtral's w1, w2, w3 were refused and the error listed gate_proj / up_proj / down_proj, which
+    PEFT matches to nothing there; gpt-oss's all-linear counted its experts' adapters (220,299,264, about 28x)."""
+    from generator.catalog import find_model
+    from generator.sizing.architecture import parse_architecture
+    from generator.sizing.training import lora_params, lora_targets
+
+    arch = parse_architecture(find_model(model).config)
+    assert lora_params(arch, 16, targets) == params
+    if model.startswith("mistralai"):
+        with pytest.raises(InputError, match=r"\['gate_proj'\] match no linear layer .*w1, w2, w3"):
+            lora_targets(arch, ("gate_proj",))

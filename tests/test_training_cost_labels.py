@@ -44,7 +44,26 @@ def test_bought_training_servers_keep_their_monthly_cost() -> None:
     (chosen,) = [r for r in job.reasons if r.startswith("chosen by cost")]
     run = f"${pool.usd_per_hour * job.details['hours']:,.0f} per run"
     assert f"{run} as its hours' share of ${pool.usd_per_hour * 730:,.0f}/month of the servers bought" in chosen
-    assert f"(${pool.capex_usd:,.0f} to buy them for this job alone)" in chosen
+    # alone, the job pays their price and its hours of energy and colocation (review 14 item 1)
+    assert pool.opex_usd_per_month is not None and pool.capex_usd is not None
+    alone = pool.capex_usd + pool.opex_usd_per_month * job.details["hours"] / 730
+    assert f"(${alone:,.0f} to buy them and run this job alone)" in chosen
+
+
+def test_training_on_owned_servers_pays_their_running_cost_not_a_purchase(tmp_path: Path) -> None:
+    """Review 14 item 1: a job on owned servers read "share of ... the servers bought ($0 to buy them ...)"."""
+    text = Path(FINETUNE).read_text(encoding="utf-8")
+    owned = "  inventory:\n    - {platform: dell-xe8640, gpu: h100-sxm5-80gb, count: 1}\n"
+    path = tmp_path / "owned.yaml"
+    path.write_text(text.replace("hardware:\n", "hardware:\n" + owned, 1), encoding="utf-8")
+    plan = plan_file(str(path))[1]
+    (job,) = plan.deployments
+    (pool,) = plan.pools
+    assert pool.owned_nodes == pool.nodes == 1 and pool.usd_per_hour is not None
+    (chosen,) = [r for r in job.reasons if r.startswith("chosen by cost")]
+    run = f"${pool.usd_per_hour * job.details['hours']:,.0f} per run"
+    assert f"{run} as its hours' share of ${pool.usd_per_hour * 730:,.0f}/month of the owned servers' running cost" in chosen
+    assert "$0 to buy" not in chosen
 
 
 @pytest.mark.parametrize(

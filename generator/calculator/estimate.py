@@ -448,7 +448,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             f"--tensor-parallel-size {par.tp} --data-parallel-size {par.attention_dp}{pipeline} --enable-expert-parallel"
         )
     if req.fixed is not None:
-        result.update(_fixed_machine(req, arch, fmt, kv_bits, context, consts))
+        result.update(_fixed_machine(req, arch, fmt, kv_name, context, consts))
         result["precision"]["weights"] = result["offload"]["precision"]
     elif req.train:
         setup, mem = _training(req, model, par, consts, gpu)
@@ -647,7 +647,7 @@ def _throughput(
 
 
 def _fixed_machine(
-    req: EstimateRequest, arch: Architecture, fmt: WeightFormat, kv_bits: int, context: int, consts: Constants
+    req: EstimateRequest, arch: Architecture, fmt: WeightFormat, kv_name: str, context: int, consts: Constants
 ) -> dict[str, Any]:
     """Place the model on an existing machine (``--ram-gib`` given): offload plan, speed, settings."""
     from generator.calculator.machine import build_machine, ddr_assumption, pcie_not_applied
@@ -669,7 +669,16 @@ def _fixed_machine(
         prompt, output = _sequence_tokens(req)
         # the decode step reads the KV of the context in use halfway through the answer, as the serving estimate's
         plan = plan_offload(
-            arch, formats, kv_bits, context, req.min_context_tokens, machine, prompt, consts, alternatives(), prompt + output // 2
+            arch,
+            formats,
+            kv_cache_bits(kv_name),
+            context,
+            req.min_context_tokens,
+            machine,
+            prompt,
+            consts,
+            alternatives(),
+            prompt + output // 2,
         )
     except InfeasibleError as exc:
         raise InfeasibleError(f"the model cannot run on this machine: {exc}; {offload_unblock(arch, formats)}") from None
@@ -691,7 +700,7 @@ def _fixed_machine(
             "bandwidths": basis,
         },
         "runtime_settings": runtime_settings(
-            arch, plan, machine, consts, catalog.find_gpu(spec.gpu).name, _given_batched_tokens(req)
+            arch, plan, machine, consts, catalog.find_gpu(spec.gpu).name, _given_batched_tokens(req), kv_name
         ),
         "checklist": checklist(plan, machine),
         "findings": [
@@ -727,7 +736,7 @@ def training_nvlink(gpu: GpuSpec | None, setup: TrainingSetup, par: Parallelism)
 def _training(
     req: EstimateRequest, model: ResolvedModel, par: Parallelism, consts: Constants, gpu: GpuSpec | None
 ) -> tuple[TrainingSetup, Any]:
-    from generator.sizing.frameworks import framework_profile, resolved_regime
+    from generator.sizing.frameworks import layout_refusal, resolved_regime
     from generator.sizing.training import TrainingSetup, size_training
 
     # expert parallelism is carved out of data parallel: at least ep data-parallel ranks, a multiple of them
@@ -735,20 +744,14 @@ def _training(
     if gpus % par.gpus:
         raise InputError(f"--gpus {gpus} is not a multiple of tp x pp = {par.gpus}")
     check_ep_divides_data_parallel(req.ep, gpus // par.gpus, "--ep", f" (--gpus {gpus} / tp x pp {par.gpus})")
-    if req.framework and par.tp > 1 and not framework_profile(req.framework).tensor_parallel:
-        raise InputError(
-            f"--tp {par.tp}: {req.framework} scales by data parallelism only (it does not split layers); use --gpus for "
-            "data-parallel ranks, or --framework megatron / torchtune"
-        )
-    if req.framework and req.ep > 1 and not framework_profile(req.framework).expert_parallel:  # fuzz14 item 7
-        raise InputError(
-            f"--ep {req.ep}: {req.framework} keeps every expert on every rank (no expert parallelism); use "
-            "--framework megatron or deepspeed"
-        )
-    if req.framework and par.pp > 1 and not framework_profile(req.framework).pipeline_parallel:
-        raise InputError(
-            f"--pp {par.pp}: {req.framework} has no pipeline schedule; shard instead (--zero 3), or --framework megatron"
-        )
+    if req.framework and (refused := layout_refusal(req.framework, par.tp, par.pp, req.ep)):
+        flag, why = refused
+        advice = {
+            "tp": "use --gpus for data-parallel ranks, or --framework megatron / torchtune",
+            "pp": "shard instead (--zero 3), or --framework megatron",
+            "ep": "use --framework megatron or deepspeed",  # fuzz14 item 7
+        }[flag]
+        raise InputError(f"--{flag} {getattr(par, flag) if flag != 'ep' else req.ep}: {why}; {advice}")
     optimizer, zero_stage = resolved_regime(req.framework, req.optimizer, req.zero_stage, gpus // par.gpus)
     setup = TrainingSetup(
         method=req.train or "full",

@@ -53,24 +53,46 @@ def _gib(n: float) -> float:
     return round(n / GIB, 2)
 
 
+#: llama.cpp's KV cache type (``-ctk`` / ``-ctv``) for a planned KV precision; f16, its default, for 16-bit ones. It
+#: has no fp8 cache: q8_0 is the nearest (llama.cpp ``common/arg.cpp`` kv_cache_types).
+LLAMA_CPP_KV_TYPES = {"fp32": "f32", "int8": "q8_0", "fp8": "q8_0"}
+
+#: Bits q8_0 stores per element: 32 int8 values and one fp16 scale, 34 bytes a block.
+Q8_0_BITS = 8.5
+
+
 def runtime_settings(
-    arch: Architecture, plan: OffloadPlan, machine: Machine, consts: Constants, gpu_name: str, batched_tokens: int | None
+    arch: Architecture,
+    plan: OffloadPlan,
+    machine: Machine,
+    consts: Constants,
+    gpu_name: str,
+    batched_tokens: int | None,
+    kv_precision: str,
 ) -> dict[str, Any]:
     """The same placement as settings of four common runtimes.
 
     ``gpu_name``: the machine's GPU, on which vLLM's defaults depend; ``batched_tokens``: vLLM's tokens a forward pass
-    where the user gives them.
+    where the user gives them; ``kv_precision``: the KV cache's, which llama.cpp must be told (its default is f16).
     """
     p = plan.placement
     n = arch.num_layers
     on_gpu = p.layers_on_gpu
-    ngl = on_gpu + (1 if p.lm_head_device != "cpu" else 0)
+    head_on_gpu = p.lm_head_device != "cpu"
+    ngl = on_gpu + (1 if head_on_gpu else 0)
     llama = ["-ngl", str(ngl), "-c", str(p.context_tokens)]
+    kv_type = LLAMA_CPP_KV_TYPES.get(kv_precision)
+    if kv_type:  # a quantized V cache needs flash attention
+        llama += ["-fa", "on", "-ctk", kv_type, "-ctv", kv_type]
     expert_layers = [str(i) for i, d in enumerate(p.layer_devices) if "+experts:" in d]
     if expert_layers:
         llama += ["-ot", f"blk\\.({'|'.join(expert_layers)})\\.ffn_.*_exps\\.=CPU"]
     if machine.gpus > 1:
+        # llama.cpp splits min(-ngl, layers + 1) slots, the output layer the last, on the last GPU: a layer goes to the
+        # first GPU whose share, summed with those before it, exceeds its slot's (llama-model.cpp get_layer_buft_list);
+        # so the output slot counts on the last GPU, or the first would take one layer more (newuser19 item 3)
         per_gpu = [sum(1 for d in p.layer_devices if d.startswith(f"gpu:{g}")) for g in range(machine.gpus)]
+        per_gpu[-1] += 1 if head_on_gpu else 0
         llama += ["-ts", ",".join(str(c) for c in per_gpu)]
     if p.disk_bytes == 0 and p.offloaded:
         llama.append("--no-mmap")
@@ -102,11 +124,21 @@ def runtime_settings(
         "deepspeed_zero_inference": deepspeed,
         "layers": {"total": n, "on_gpu": on_gpu, "cpu": p.layer_devices.count("cpu"), "disk": p.layer_devices.count("disk")},
     }
+    notes = []
     if fmt is not None and fmt.gguf is None and fmt.name not in GGUF_NATIVE_FORMATS:
-        settings["llama.cpp_note"] = (
+        notes.append(
             f"llama.cpp loads GGUF files, not {fmt.name} checkpoints: convert to q8_0 (8.5 bits per weight) or a 4-bit "
             "GGUF type and place it the same way, or use the vLLM / Accelerate settings"
         )
+    if kv_type == "q8_0":
+        extra = (p.kv_gpu_bytes + p.kv_cpu_bytes) * (Q8_0_BITS / 8 - 1)
+        notes.append(
+            ("llama.cpp has no fp8 KV cache; its " if kv_precision == "fp8" else "llama.cpp's ")
+            + f"q8_0 cache stores {Q8_0_BITS:g} bits an element, so the KV cache takes {_gib(extra)} GiB more than the "
+            "8 bits planned here"
+        )
+    if notes:
+        settings["llama.cpp_note"] = "; ".join(notes)
     return settings
 
 

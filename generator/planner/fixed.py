@@ -107,7 +107,9 @@ def _deployment(
         "ttft_s": round(cost.ttft_s, 3),
         "cold_start_s": round(cost.cold_start_s, 2),
         "offload": offload_summary(plan, machine),
-        "runtime_settings": runtime_settings(arch, plan, machine, consts, _fixed_gpu_name(wl), _given_tokens(wl)),
+        "runtime_settings": runtime_settings(
+            arch, plan, machine, consts, _fixed_gpu_name(wl), _given_tokens(wl), spec.kv_cache_precision
+        ),
         "checklist": checklist(plan, machine),
     }
     reasons = [

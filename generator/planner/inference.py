@@ -412,6 +412,13 @@ def _gpu_shapes(
                 continue
             par = Parallelism(tp, pp, tp if expert_parallel else 1)
             problems = loadability_problems(arch, fmt, par)
+            if problems and par.ep == 1 and tp > 1 and arch.is_moe:
+                # what the engines advise where a TP split of the experts does not load (block-quantized expert widths
+                # a TP rank does not divide into whole blocks): expert parallelism keeps each expert whole
+                # (vLLM --enable-expert-parallel; newuser20 item 1: two servers were bought where one holds TP8 EP8)
+                with_ep = Parallelism(tp, pp, tp)
+                if not loadability_problems(arch, fmt, with_ep):
+                    par, problems = with_ep, ()
             if problems:
                 blocked.append(LayoutBlocked(f"TP{tp} PP{pp}: {problems[0]}"))
                 continue

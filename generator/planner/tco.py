@@ -45,10 +45,14 @@ def cost_text(candidate: Candidate) -> str:
     month = f"${candidate.usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
     if run is not None and candidate.capex_usd is not None:
         # bought servers stay after the run, and are ranked by their month (review 10 item 8a); a run's share of the
-        # month assumes they keep running jobs over their amortization, which a one-off job does not (newuser17 L2)
+        # month assumes they keep running jobs over their amortization, which a one-off job does not (newuser17 L2):
+        # alone it pays their price and its hours of energy and colocation (review 14 item 1)
+        if not candidate.capex_usd:
+            return f"${run:,.0f} per run as its hours' share of {month} of the owned servers' running cost"
+        running = (candidate.opex_usd_per_month or 0.0) * (candidate.run_hours or 0.0) / HOURS_PER_MONTH
         return (
             f"${run:,.0f} per run as its hours' share of {month} of the servers bought "
-            f"(${candidate.capex_usd:,.0f} to buy them for this job alone)"
+            f"(${candidate.capex_usd + running:,.0f} to buy them and run this job alone)"
         )
     return f"${run:,.0f} per run" if run is not None else month
 

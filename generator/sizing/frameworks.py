@@ -137,6 +137,23 @@ def framework_profile(name: str) -> FrameworkProfile:
     return lookup(FRAMEWORKS, name, "framework", FRAMEWORK_ALIASES)
 
 
+def layout_refusal(name: str, tp: int, pp: int, ep: int) -> tuple[str, str] | None:
+    """The degree (``tp``, ``pp`` or ``ep``) framework ``name`` cannot run and why; None where it runs all three.
+
+    One statement for the estimate's flags, the workload's pins and the planner's search (review 14 item 10); a
+    pipeline is refused for what specgen's profile runs, not for the library (fuzz15 item 7: DeepSpeed has a pipeline
+    engine, which the Hugging Face Trainer integration does not use and which takes ZeRO-1 at most).
+    """
+    profile = framework_profile(name)
+    if tp > 1 and not profile.tensor_parallel:
+        return "tp", f"{name} scales by data parallelism only (it does not split layers)"
+    if pp > 1 and not profile.pipeline_parallel:
+        return "pp", f"{name} as specgen models it ({profile.description}) runs no pipeline schedule"
+    if ep > 1 and not profile.expert_parallel:
+        return "ep", f"{name} keeps every expert on every rank (no expert parallelism)"
+    return None
+
+
 def logits_bytes_per_element(loss: str, standard_bytes: int) -> float:
     """Bytes per (token x vocab) element a loss keeps at its peak."""
     if loss == "standard":

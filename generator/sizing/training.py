@@ -54,11 +54,12 @@ from fractions import Fraction
 
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
-from generator.sizing.architecture import ATTENTION, EXPERT, MLP, SHARED_EXPERT, Architecture, Layer, Linear
+from generator.sizing.architecture import ATTENTION, EXPERT, Architecture, Layer, Linear
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import multi_gpu_runtime_bytes
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
 from generator.sizing.frameworks import FrameworkProfile, framework_profile, logits_bytes_per_element
+from generator.sizing.lora_modules import module_names, peft_modules
 from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, ffn_width_per_token
 from generator.sizing.pipeline_schedule import interleaved_activation_factor, virtual_stages_for
@@ -156,12 +157,14 @@ class TrainingSetup(NamedTuple):
     def upcasts_unquantized(self) -> bool:
         """Whether the non-quantized parameters of a bitsandbytes base are held in fp32 (PEFT's kbit preparation).
 
-        Its framework's choice, on one unsharded copy of the base: sharded QLoRA (ZeRO-3 / FSDP) skips the cast, and
-        PEFT casts nothing for GPTQ, AWQ or other non-bitsandbytes bases.
+        Its framework's choice, on one unsharded copy of the base: sharded QLoRA (ZeRO-3 / FSDP) skips the cast.
+        PEFT casts for every k-bit base but GPTQ, AQLM, EETQ, HQQ and torchao ones; of specgen's formats that is
+        bitsandbytes' (nf4, and int8 as LLM.int8). ``int4`` stands for GPTQ and AWQ alike and is sized as GPTQ
+        (review 14 item 2: int8 had lost the cast).
         """
         if self.method == "full" or self.zero_stage >= 3 or not self.framework:
             return False
-        return framework_profile(self.framework).kbit_fp32_upcast and self.base_precision_name in BNB_QUANT_STATE_FORMATS
+        return framework_profile(self.framework).kbit_fp32_upcast and self.base_precision_name in PEFT_UPCAST_FORMATS
 
     def kernels_fused(self) -> bool:
         """Whether RMSNorm and SwiGLU save only their inputs: the setup's own choice, else its framework's default."""
@@ -229,22 +232,28 @@ def _validate(setup: TrainingSetup) -> Optimizer:
         raise InputError(f"unknown optimizer '{setup.optimizer}'; choose one of {', '.join(sorted(OPTIMIZERS))}") from None
 
 
+#: The output layer's module name in Hugging Face models.
+LM_HEAD = "lm_head"
+
+
 def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[Linear]:
     """The matrices LoRA adapts, for ``all-linear`` or named modules; a name that matches none is refused.
 
     PEFT adapts the modules whose names match and ignores the rest, so a misspelt name would only shrink the adapters
-    (fuzz14 item 5: ``v_porj`` beside ``q_proj`` counted the parameters of ``q_proj`` alone).
+    (fuzz14 item 5: ``v_porj`` beside ``q_proj`` counted the parameters of ``q_proj`` alone). Names are Transformers'
+    for the model type (:mod:`generator.sizing.lora_modules`).
     """
-    picked = []
-    names: set[str] = set()
-    for layer in arch.layers:
-        for lin in layer.linears:
-            if lin.group not in (ATTENTION, MLP, EXPERT, SHARED_EXPERT):
-                continue
-            short = lin.name.rsplit(".", 1)[-1]
-            names.add(short)
-            if LORA_ALL in targets or short in targets:
-                picked.append(lin)
+    picked = [
+        lin
+        for layer in arch.layers
+        for name, lin in peft_modules(arch.model_type, layer)
+        if LORA_ALL in targets or name in targets
+    ]
+    names = module_names(arch)
+    # the output layer is a linear module PEFT adapts when named (its all-linear leaves it out; review 14 item 8)
+    names.add(LM_HEAD)
+    if LM_HEAD in targets:
+        picked.append(Linear(LM_HEAD, arch.hidden_size, arch.vocab_size, LM_HEAD))
     unknown = [t for t in targets if t != LORA_ALL and t not in names]
     if unknown:
         raise InputError(
@@ -326,12 +335,11 @@ def lora_dropout_bytes_per_token_per_layer(arch: Architecture, targets: tuple[st
     lora_targets(arch, targets)  # refuses targets that match nothing
 
     def adapted_inputs(layer: Layer) -> int:
-        total = 0
-        for lin in layer.linears:
-            adapted = LORA_ALL in targets or lin.name.rsplit(".", 1)[-1] in targets
-            if lin.group in (ATTENTION, MLP, EXPERT, SHARED_EXPERT) and adapted:
-                total += lin.in_features * (layer.experts_per_token if lin.group == EXPERT else lin.copies)
-        return total
+        return sum(
+            lin.in_features * (layer.experts_per_token if lin.group == EXPERT else lin.copies)
+            for name, lin in peft_modules(arch.model_type, layer)
+            if LORA_ALL in targets or name in targets
+        )
 
     return max(adapted_inputs(layer) for layer in arch.layers) * (2 + 1)
 
@@ -541,6 +549,9 @@ def _largest_gathered_layer(shard: WeightSizes, tp: int, ep: int) -> float:
 
 #: Formats bitsandbytes stores as ``Params4bit`` with a ``quant_state`` (absmax, nested absmax, code).
 BNB_QUANT_STATE_FORMATS = frozenset({"nf4", "nf4-no-double-quant"})
+#: Bases whose other parameters PEFT's ``prepare_model_for_kbit_training`` casts to fp32: bitsandbytes 4- and 8-bit
+#: (it skips GPTQ, AQLM, EETQ, HQQ and torchao; peft ``utils/other.py``).
+PEFT_UPCAST_FORMATS = BNB_QUANT_STATE_FORMATS | {"int8"}
 
 
 def bnb_quant_state_bytes(arch: Architecture, fmt: WeightFormat, par: Parallelism) -> int:

@@ -430,15 +430,12 @@ def _pinned_layout_errors(
         return [InputError(f"pp {pin.pp} is more than the model's {arch.num_layers} layers", doc.locate((*at, "pp")))]
     if isinstance(dep, TrainingDeployment) and dep.training.framework:
         # as the estimate refuses --tp / --pp for such a framework (fuzz14 item 2: the plan said "infeasible", exit 3)
-        from generator.sizing.frameworks import framework_profile
+        from generator.sizing.frameworks import layout_refusal
 
-        name, profile = dep.training.framework, framework_profile(dep.training.framework)
-        if (pin.tp or 1) > 1 and not profile.tensor_parallel:
-            why = f"tp {pin.tp}: {name} scales by data parallelism only (it does not split layers); drop tp, or use megatron"
-            return [InputError(why + " or torchtune", doc.locate((*at, "tp")))]
-        if (pin.pp or 1) > 1 and not profile.pipeline_parallel:
-            why = f"pp {pin.pp}: {name} has no pipeline schedule; shard instead (zero_stage 3), or use megatron"
-            return [InputError(why, doc.locate((*at, "pp")))]
+        if refused := layout_refusal(dep.training.framework, pin.tp or 1, pin.pp or 1, 1):
+            field, why = refused
+            advice = "drop tp, or use megatron or torchtune" if field == "tp" else "shard instead (zero_stage 3), or use megatron"
+            return [InputError(f"{field} {getattr(pin, field)}: {why}; {advice}", doc.locate((*at, field)))]
     tp = pin.tp or 1
     ep = (pin.ep or 1) if isinstance(dep, InferenceDeployment) else 1
     problems = loadability_problems(arch, WEIGHT_FORMATS["bf16"], Parallelism(tp, pin.pp or 1, ep))
