@@ -310,6 +310,44 @@ def predict_throughput(row: dict[str, Any]) -> float:
     return float(result["throughput"]["max_output_tokens_per_s"])
 
 
+#: A GPU to build the machine of a CPU-only row with: nothing is placed on it, so its figures do not enter the time.
+CPU_ONLY_STAND_IN_GPU = "rtx-4090-24gb"
+
+
+def predict_offload_decode(row: dict[str, Any]) -> float:
+    """Decode tokens/s of a model placed as the row ran it (all on the CPU, or its routed experts there).
+
+    The machine is the product's (``build_machine``: one socket's channels, the row's DDR rate) and the time is
+    ``offload_cost``'s; the placement is the row's, as a throughput row's TP is.
+    """
+    from generator.calculator.machine import FixedSpec, build_machine
+    from generator.sizing.offload import Placement, _layer_kv, offload_cost
+
+    arch = parse_architecture(find_model(row["model"]).config)
+    fmt = weight_format(row["precision"])
+    spec = FixedSpec(
+        gpu=row["gpu"] or CPU_ONLY_STAND_IN_GPU, gpu_count=max(1, row["gpus"]), ram_gib=4096,
+        memory_channels=row["memory_channels"], ddr_mt_per_s=row["ddr_mt_per_s"], cpu_sockets=row["sockets"],
+    )  # fmt: skip
+    machine, _, _ = build_machine(spec)
+    sizes = size_weights(arch, fmt)
+    context = row["context_tokens"] + 1
+    kv = sum(_layer_kv(arch, 16, context))  # llama.cpp's default f16 cache
+    cpu_only = row["placement"] == "cpu-only"
+    layers = ("cpu" if cpu_only else "gpu:0+experts:cpu",) * arch.num_layers
+    expert_bytes = sum(sizes.layer_expert_bytes)
+    host = "cpu" if cpu_only else "gpu:0"
+    placement = Placement(
+        row["precision"], context, layers, host, host,
+        gpu_bytes=0 if cpu_only else sizes.total_bytes - expert_bytes,
+        cpu_bytes=sizes.total_bytes if cpu_only else expert_bytes,
+        disk_bytes=0, kv_gpu_bytes=0 if cpu_only else kv, kv_cpu_bytes=kv if cpu_only else 0,
+        per_gpu=(), gpu_budget_bytes=0, ram_used_bytes=0, ram_free_bytes=0, steps=(),
+    )  # fmt: skip
+    consts = with_overrides(dict(OVERRIDES))
+    return offload_cost(arch, fmt, 16, placement, machine, context, consts).decode_tokens_per_s
+
+
 def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:
     """(group, label, measured, predictor, row) for every calibration row."""
     cal = json.loads(DATA.read_text())
@@ -354,6 +392,11 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
         label = f"{row['model'].split('/')[-1]} {row['method']} s{row['seq_len']} x{row['gpus']}"
         group = f"training-throughput {row['framework']} {row['gpu']} ({row['method']}, tokens/s/GPU)"
         out.append((group, label, float(row["tokens_per_gpu_per_sec"]), predict_finetune_throughput, row))
+    for row in cal.get("offload_decode", []):
+        label = f"{row['model'].split('/')[-1]} {row['precision']} {row['memory_channels']}ch {row['cpu_as_reported'][:24]}"
+        sockets = f", {row['sockets']} sockets" if row["sockets"] > 1 else ""
+        group = f"offload-decode {row['engine']} ({row['placement']}{sockets})"
+        out.append((group, label, float(row["tokens_per_s"]), predict_offload_decode, row))
     for row in cal["training_memory"]:
         label = f"{row['model'].split('/')[-1]} {row['method']} b{row['micro_batch']} s{row['seq_len']} x{row['gpus']}"
         out.append((f"memory {row['framework']}", label, float(row["measured_gb"]), predict_training, row))
@@ -365,10 +408,12 @@ def _p90(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
 
 
-def evaluate(verbose: bool = False) -> dict[str, dict[str, Any]]:
-    """Per-group rows, failures, median and p90 |error| (fractions); prints rows when verbose."""
+def evaluate(verbose: bool = False, only: Callable[[str], bool] | None = None) -> dict[str, dict[str, Any]]:
+    """Per-group rows, failures, median and p90 |error| (fractions); prints rows when verbose; ``only``: those groups."""
     groups: dict[str, dict[str, Any]] = {}
     for group, label, measured, predict, row in _rows():
+        if only is not None and not only(group):
+            continue
         entry = groups.setdefault(group, {"rows": 0, "failed": 0, "errors": []})
         entry["rows"] += 1
         try:
@@ -462,9 +507,7 @@ def fit() -> dict[str, float]:
 def _mean_group_score(selected: Callable[[str], bool]) -> float:
     """Mean over the selected groups (by name) of (median + p90) |error|."""
     scores: list[float] = [
-        g["median_abs_error"] + g["p90_abs_error"]
-        for name, g in evaluate().items()
-        if selected(name) and g["median_abs_error"] is not None
+        g["median_abs_error"] + g["p90_abs_error"] for g in evaluate(only=selected).values() if g["median_abs_error"] is not None
     ]
     return sum(scores) / len(scores)
 
@@ -509,6 +552,24 @@ def fit_memory() -> dict[str, float]:
     return _grid_search(MEMORY_FIT_GRID, lambda: _mean_group_score(lambda name: name.startswith("memory")))
 
 
+#: The grid ``--fit-offload`` searches: the CPU side of an offloaded decode (2026-12-02 entry of CALIBRATION.md).
+OFFLOAD_FIT_GRID: dict[str, tuple[float, ...]] = {
+    "ddr_bandwidth_efficiency": (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0),
+    "cpu_weight_read_ceiling_gb_per_s": (200.0, 250.0, 300.0, 350.0, 400.0, 450.0, 500.0, 600.0, 1e6),
+    "cpu_expert_call_overhead_s": (0.0, 5e-6, 10e-6, 15e-6, 20e-6, 25e-6),
+}
+
+#: The offload groups the fit sees: mainline llama.cpp (whose command specgen prints) on one socket; ik_llama.cpp,
+#: ktransformers and two sockets are the out-of-sample check.
+OFFLOAD_FIT_GROUP = "offload-decode llama.cpp (cpu-only)"
+
+
+def fit_offload() -> dict[str, float]:
+    """Grid search minimising (median + p90) |error| of the llama.cpp offload group (no other group reads these)."""
+
+    return _grid_search(OFFLOAD_FIT_GRID, lambda: _mean_group_score(lambda name: name == OFFLOAD_FIT_GROUP))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the report (or save the BEFORE figures, or fit the performance constants)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -517,7 +578,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fit", action="store_true", help="grid-search the performance constants over all groups at once")
     parser.add_argument("--fit-training", action="store_true", help="grid-search the training-utilisation constants")
     parser.add_argument("--fit-memory", action="store_true", help="grid-search the fine-tuning memory constants")
+    parser.add_argument("--fit-offload", action="store_true", help="grid-search the CPU constants of offloaded decode")
     args = parser.parse_args(argv)
+    if args.fit_offload:
+        print(json.dumps(fit_offload(), sort_keys=True))
+        return 0
     if args.fit_memory:
         print(json.dumps(fit_memory(), sort_keys=True))
         return 0

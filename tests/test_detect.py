@@ -31,19 +31,19 @@ def fixture(name: str) -> Sources:
         pytest.param(
             "desktop-4090",
             {"gpu": "rtx-4090-24gb", "gpu_count": 1, "pcie_gen": 4, "pcie_lanes": 16, "cpu": "core-i9-14900k",
-             "ram_gib": 62.6, "swap_gib": 8.0, "nvme_gib": 1863.0, "sockets": 1, "cores": 24},
+             "ram_gib": 62.6, "swap_gib": 8.0, "nvme_gib": 1863.0, "cpu_sockets": 1, "cores": 24},
             id="desktop-one-gpu",
         ),
         pytest.param(
             "server-8xh100",
             {"gpu": "h100-sxm5-80gb", "gpu_count": 8, "pcie_gen": 5, "pcie_lanes": 16, "cpu": "xeon-platinum-8480-plus",
-             "ram_gib": 1007.5, "swap_gib": 0.0, "nvme_gib": 28615.9, "sockets": 2, "cores": 112,
+             "ram_gib": 1007.5, "swap_gib": 0.0, "nvme_gib": 28615.9, "cpu_sockets": 2, "cores": 112,
              "memory_channels": 16, "ddr_mt_per_s": 4800},
             id="two-socket-eight-gpus",
         ),
         pytest.param(
             "no-nvidia-ryzen",
-            {"cpu": "ryzen-9-7950x", "ram_gib": 31.1, "swap_gib": 2.0, "sockets": 1, "cores": 16,
+            {"cpu": "ryzen-9-7950x", "ram_gib": 31.1, "swap_gib": 2.0, "cpu_sockets": 1, "cores": 16,
              "memory_channels": 2, "ddr_mt_per_s": 4800},
             id="no-nvidia-tools",
         ),

@@ -65,7 +65,7 @@ EPILOG = (
     "must be at least 1; --gpu-memory-utilization in (0, 1]; --ram-gib above 0; --nvme-read-gb-per-s at least 0.01; "
     "--reserved-ram-gib, --swap-gib and --nvme-gib at least 0; --reserved-ram-gib (default 8) less than --ram-gib "
     "(exit 1, as hardware.fixed); --pcie-lanes 1, 4, 8 or 16; --pcie-gen 3 to 6; "
-    "--memory-channels 1 to 24; --ddr-mt-per-s 1000 to 12000; --gpus at most 16 with --ram-gib."
+    "--memory-channels 1 to 24; --ddr-mt-per-s 1000 to 12000; --cpu-sockets 1 to 8; --gpus at most 16 with --ram-gib."
 )
 
 #: Options that only training reads, and those that only an existing machine (``--ram-gib``) reads.
@@ -267,6 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--cpu", help="CPU catalog id (memory channels and DDR speed)")
     o.add_argument("--memory-channels", type=_whole, help="populated DDR channels")
     o.add_argument("--ddr-mt-per-s", type=_whole, help="DDR transfer rate, MT/s")
+    o.add_argument("--cpu-sockets", type=_whole, default=1, help="CPU sockets; offload counts one socket's memory (default 1)")
     o.add_argument("--allow-precision", action="append", default=[], help="a lower precision the plan may use (repeatable)")
     o.add_argument("--min-context", type=_whole, help="shortest context acceptable if memory is tight")
     p.add_argument("--set", action="append", type=_constant, default=[], metavar="NAME=VALUE", help="override an engine constant")
@@ -459,7 +460,7 @@ def _fixed_machine(args: argparse.Namespace) -> FixedSpec | None:
         gpu=args.gpu, gpu_count=1 if args.gpus is None else args.gpus, ram_gib=args.ram_gib,
         reserved_ram_gib=args.reserved_ram_gib, swap_gib=args.swap_gib, nvme_gib=args.nvme_gib,
         nvme_read_gb_per_s=args.nvme_read_gb_per_s, pcie_gen=args.pcie_gen, pcie_lanes=args.pcie_lanes, cpu=args.cpu,
-        memory_channels=args.memory_channels, ddr_mt_per_s=args.ddr_mt_per_s,
+        memory_channels=args.memory_channels, ddr_mt_per_s=args.ddr_mt_per_s, cpu_sockets=args.cpu_sockets,
     )  # fmt: skip
 
 
@@ -548,7 +549,7 @@ def _refuse_training_conflicts(parser: argparse.ArgumentParser, args: argparse.N
 _DETECTED = {
     "gpu": "gpu", "gpu_count": "gpus", "ram_gib": "ram_gib", "reserved_ram_gib": "reserved_ram_gib", "swap_gib": "swap_gib",
     "nvme_gib": "nvme_gib", "pcie_gen": "pcie_gen", "pcie_lanes": "pcie_lanes", "cpu": "cpu",
-    "memory_channels": "memory_channels", "ddr_mt_per_s": "ddr_mt_per_s",
+    "memory_channels": "memory_channels", "ddr_mt_per_s": "ddr_mt_per_s", "cpu_sockets": "cpu_sockets",
 }  # fmt: skip
 
 

@@ -362,7 +362,7 @@ def _within_schema(facts: dict[str, Fact]) -> dict[str, Fact]:
 
 
 def detect_machine(src: Sources) -> dict[str, Fact]:
-    """Every ``hardware.fixed`` field this machine answers, plus CPU facts (``cpu_model``, ``sockets``, ``cores``)."""
+    """Every ``hardware.fixed`` field this machine answers, plus CPU facts (``cpu_model``, ``cores``)."""
     facts: dict[str, Fact] = {}
     smi = src.run(NVIDIA_SMI)
     gpus = parse_nvidia_smi(smi) if smi else []
@@ -380,7 +380,7 @@ def detect_machine(src: Sources) -> dict[str, Fact]:
     cpu = parse_cpuinfo(cpuinfo) if cpuinfo else None
     if cpu is not None:
         facts["cpu_model"] = Fact(cpu.model, "measured: /proc/cpuinfo model name")
-        facts["sockets"] = Fact(cpu.sockets, "measured: /proc/cpuinfo physical ids")
+        facts["cpu_sockets"] = Fact(cpu.sockets, "measured: /proc/cpuinfo physical ids")
         facts["cores"] = Fact(cpu.cores, f"measured: /proc/cpuinfo core ids ({cpu.threads} threads)")
         cpu_id = match_cpu(cpu.model)
         if cpu_id:
@@ -419,7 +419,7 @@ def detect_machine(src: Sources) -> dict[str, Fact]:
 #: The order fields are written in (that of hardware.fixed in the workload schema).
 FIXED_FIELDS = (
     "gpu", "gpu_count", "ram_gib", "reserved_ram_gib", "swap_gib", "nvme_gib", "pcie_gen", "pcie_lanes", "cpu",
-    "memory_channels", "ddr_mt_per_s",
+    "memory_channels", "ddr_mt_per_s", "cpu_sockets",
 )  # fmt: skip
 
 
@@ -439,7 +439,7 @@ def fixed_block(facts: Mapping[str, Fact]) -> str:
     lines = ["# specgen detect: this machine as hardware.fixed; each value says whether it was measured or assumed"]
     if "gpu" not in facts:
         lines.append("# no NVIDIA GPU detected (nvidia-smi missing or no GPU): add gpu: and gpu_count: before using it")
-    for key in ("cpu_model", "sockets", "cores"):
+    for key in ("cpu_model", "cores"):
         if key in facts:
             lines.append(f"# {key}: {facts[key].value} ({facts[key].how})")
     for key in FIXED_FIELDS:

@@ -52,6 +52,7 @@ DEFAULT_TRAINING_SEQUENCE = 2048
 PCIE_LANES = (1, 4, 8, 16)
 PCIE_GENERATIONS = (3, 6)
 MEMORY_CHANNELS = (1, 24)
+CPU_SOCKETS = (1, 8)
 DDR_MT_PER_S = (1000, 12000)
 
 
@@ -253,6 +254,7 @@ def _check_fixed(spec: FixedSpec) -> None:
         ("--pcie-gen", spec.pcie_gen, PCIE_GENERATIONS),
         ("--memory-channels", spec.memory_channels, MEMORY_CHANNELS),
         ("--ddr-mt-per-s", spec.ddr_mt_per_s, DDR_MT_PER_S),
+        ("--cpu-sockets", spec.cpu_sockets, CPU_SOCKETS),
     ):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high):
             raise InputError(f"{option} must be a whole number from {low} to {high}, got {value!r}")
@@ -650,7 +652,7 @@ def _fixed_machine(
     req: EstimateRequest, arch: Architecture, fmt: WeightFormat, kv_name: str, context: int, consts: Constants
 ) -> dict[str, Any]:
     """Place the model on an existing machine (``--ram-gib`` given): offload plan, speed, settings."""
-    from generator.calculator.machine import build_machine, ddr_assumption, pcie_not_applied
+    from generator.calculator.machine import build_machine, ddr_assumption, numa_note, pcie_not_applied
     from generator.calculator.offload_report import (
         alternatives,
         checklist,
@@ -706,6 +708,7 @@ def _fixed_machine(
         "findings": [
             *({"level": "warning", "code": "ddr-bandwidth-assumed", "message": w} for w in [ddr_assumption(spec)] if w),
             *({"level": "info", "code": "pcie-not-applied", "message": w} for w in [pcie_not_applied(spec)] if w),
+            *({"level": "info", "code": "one-socket-bandwidth", "message": w} for w in [numa_note(spec)] if w),
             *({"level": lvl, "code": code, "message": msg} for lvl, code, msg in findings(plan, machine, None, consts)),
         ],
     }

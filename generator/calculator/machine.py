@@ -74,6 +74,19 @@ class FixedSpec(NamedTuple):
     cpu: str | None = None
     memory_channels: int | None = None
     ddr_mt_per_s: int | None = None
+    cpu_sockets: int = 1
+
+
+def numa_note(spec: FixedSpec) -> str | None:
+    """What offload speed counts on a machine of several CPU sockets (one socket's memory), else None."""
+    if spec.cpu_sockets < 2:
+        return None
+    return (
+        f"{spec.cpu_sockets} CPU sockets: offload speed counts one socket's memory bandwidth, for llama.cpp bound to one "
+        "node (numactl -N 0 -m 0) with the model in that node's RAM; across sockets it measured slower than on one "
+        "(a Xeon 6980P decoded DeepSeek-R1 at 10.0 tokens/s on one socket, 7.0-8.1 on two: "
+        "https://github.com/ikawrakow/ik_llama.cpp/pull/259)"
+    )
 
 
 def reserve_leaves_no_ram(spec: FixedSpec, reserved: str, ram: str) -> str | None:
@@ -96,15 +109,17 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
     if (why := gpu.unrated("bf16")) is not None:
         raise InputError(why)
     if spec.memory_channels and spec.ddr_mt_per_s:
-        channels, mts, source = spec.memory_channels, spec.ddr_mt_per_s, ""
+        # the channels given are the machine's; one socket's are what a decode reads at (numa_note)
+        channels, mts = max(1, spec.memory_channels // spec.cpu_sockets), spec.ddr_mt_per_s
+        source = f"one of {spec.cpu_sockets} sockets: " if spec.cpu_sockets > 1 else ""
     elif spec.cpu:
         cpu = catalog.cpus().get(spec.cpu)
         if cpu is None:
             raise InputError(f"unknown CPU '{spec.cpu}'{catalog.suggest(spec.cpu, sorted(catalog.cpus()))}")
         channels, mts, source = (
-            spec.memory_channels or cpu.memory_channels,
+            max(1, spec.memory_channels // spec.cpu_sockets) if spec.memory_channels else cpu.memory_channels,
             spec.ddr_mt_per_s or cpu.ddr_mt_per_s,
-            f"{cpu.name}: ",
+            f"{cpu.name}" + (f", one of {spec.cpu_sockets} sockets" if spec.cpu_sockets > 1 else "") + ": ",
         )
     else:
         cpu = catalog.cpus()[ASSUMED_CPU[machine_kind(spec, gpu)]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator import catalog
-from generator.calculator.machine import FixedSpec, ddr_assumption, pcie_not_applied
+from generator.calculator.machine import FixedSpec, ddr_assumption, numa_note, pcie_not_applied
 from generator.calculator.offload_report import (
     checklist,
     findings,
@@ -169,6 +169,8 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
         notes.append(Finding("warning", "ddr-bandwidth-assumed", assumed, "hardware.fixed"))
     if (unused := pcie_not_applied(fixed)) is not None:
         notes.append(Finding("info", "pcie-not-applied", unused, "hardware.fixed"))
+    if (numa := numa_note(fixed)) is not None:
+        notes.append(Finding("info", "one-socket-bandwidth", numa, "hardware.fixed.cpu_sockets"))
     for i in range(len(wl.deployments)):
         plan, found = _deployment(loaded, i, machine, name, consts)
         deployments.append(plan)

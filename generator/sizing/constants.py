@@ -74,7 +74,9 @@ class Constants(NamedTuple):
     cpu_cores_per_gpu: int = 8
 
     # --- offload to system RAM / NVMe (fixed hardware) ---
-    ddr_bandwidth_efficiency: float = 0.7
+    ddr_bandwidth_efficiency: float = 0.9
+    cpu_weight_read_ceiling_gb_per_s: float = 500.0
+    cpu_expert_call_overhead_s: float = 15e-6
     pcie_efficiency: float = 0.8
     nvme_efficiency: float = 0.8
     offload_ubatch_tokens: int = 512
@@ -330,8 +332,24 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "NVIDIA DGX H100/H200 pair 112 cores with 8 GPUs (14 per GPU, hardware_facts.json); 8 is a planning minimum",
     ),
     "ddr_bandwidth_efficiency": (
-        "Fraction of theoretical DRAM bandwidth a CPU reaches streaming offloaded weights (llama.cpp CPU layers).",
-        "STREAM triad typically reaches 65-80% of theoretical DDR4/DDR5 bandwidth; planning value",
+        "Fraction of one socket's theoretical DRAM bandwidth llama.cpp's CPU kernels reach reading offloaded weights on "
+        "a machine of few memory channels; many channels are capped by cpu_weight_read_ceiling_gb_per_s.",
+        "fitted with cpu_weight_read_ceiling_gb_per_s and cpu_expert_call_overhead_s to llama.cpp's published CPU "
+        "decode rows (tests/data/calibration.json offload_decode; benchmarks/CALIBRATION.md, 2026-12-02): dual-channel "
+        "desktops reach 79-84% (Mixtral Q8_0, https://github.com/ggml-org/llama.cpp/issues/4716), 8- and 12-channel "
+        "EPYC and Xeon 39-57%; measure a machine with 'specgen calibrate'",
+    ),
+    "cpu_weight_read_ceiling_gb_per_s": (
+        "The most weight bytes a second llama.cpp's CPU kernels read on one socket however many channels it has: a CPU "
+        "layer's time is its bytes over the DRAM rate plus its bytes over this ceiling.",
+        "fitted with ddr_bandwidth_efficiency to the same rows: 12-channel DDR5 servers (460-614 GB/s theoretical) "
+        "reached 180-245 GB/s",
+    ),
+    "cpu_expert_call_overhead_s": (
+        "Seconds a token spends on each routed expert the CPU evaluates, beyond reading its weights (thread dispatch "
+        "and synchronisation of a small matrix product).",
+        "fitted with ddr_bandwidth_efficiency to the same rows: Qwen3-30B-A3B (384 expert calls a token, 768-wide "
+        "experts) decodes at half the rate its bytes allow on a 12-channel EPYC",
     ),
     "pcie_efficiency": (
         "Fraction of the host link's rate (PCIe, or a superchip's NVLink-C2C) reached by pinned host-to-device copies.",

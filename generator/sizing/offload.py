@@ -319,9 +319,12 @@ def offload_cost(
     sizes = size_weights(arch, fmt)
     share = routed_share(arch, 1)
     cpu_read = disk_read = 0.0
+    cpu_expert_calls = 0  # routed experts a token runs on the CPU, each a small matrix product with its fixed cost
     for i, device in enumerate(placement.layer_devices):
         dense = sizes.layer_bytes[i] - sizes.layer_expert_bytes[i]
         experts = sizes.layer_expert_bytes[i] * share
+        on_host = device in ("cpu", "disk") or "+experts:" in device
+        cpu_expert_calls += arch.layers[i].experts_per_token if on_host and arch.layers[i].is_moe else 0
         if device == "cpu":
             cpu_read += dense + experts
         elif device == "disk":
@@ -350,7 +353,10 @@ def offload_cost(
     # the engine's own time each token (scheduling, sampling, launches), as in the serving estimate
     engine_s = host_overlapped_seconds(consts.decode_step_overhead_s, consts.decode_overhead_per_sequence_s, 1, consts)
     t_gpu = gpu_read / hbm
-    t_cpu = cpu_read / ddr if cpu_read else 0.0
+    expert_calls_s = cpu_expert_calls * consts.cpu_expert_call_overhead_s
+    # the CPU's bytes at the DRAM rate, and again at the rate its kernels consume them: many channels saturate them
+    per_cpu_byte_s = 1 / ddr + 1 / (consts.cpu_weight_read_ceiling_gb_per_s * 1e9)
+    t_cpu = cpu_read * per_cpu_byte_s + expert_calls_s
     t_disk = disk_read / nvme if disk_read else 0.0
     cpu_mode = engine_s + t_gpu + t_cpu + t_disk
     # streaming: every offloaded byte (all experts, not just the routed ones) crosses the host link each token, but
@@ -377,7 +383,14 @@ def offload_cost(
     cold += placement.gpu_bytes / pcie
     evicted = None
     if mode == "cpu-compute" and disk_read:
-        evicted = 1.0 / (cpu_mode - t_cpu - t_disk + (cpu_read - cpu_weights_read) / ddr + (disk_read + cpu_weights_read) / nvme)
+        evicted = 1.0 / (
+            cpu_mode
+            - t_cpu
+            - t_disk
+            + expert_calls_s
+            + (cpu_read - cpu_weights_read) * per_cpu_byte_s
+            + (disk_read + cpu_weights_read) / nvme
+        )
     return OffloadCost(
         decode_tokens_per_s=1.0 / total,
         mode=mode,
