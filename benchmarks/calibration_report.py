@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from generator.calculator.estimate import EstimateRequest, estimate  # noqa: E402
+from generator.calculator.offload_report import CPU_ATTENTION_CONTEXT_TOKENS  # noqa: E402
 from generator.catalog import find_gpu, find_model, platforms  # noqa: E402
 from generator.catalog.host_cpu import host_time_scale  # noqa: E402
 from generator.errors import SpecgenError  # noqa: E402
@@ -395,7 +396,9 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
     for row in cal.get("offload_decode", []):
         label = f"{row['model'].split('/')[-1]} {row['precision']} {row['memory_channels']}ch {row['cpu_as_reported'][:24]}"
         sockets = f", {row['sockets']} sockets" if row["sockets"] > 1 else ""
-        group = f"offload-decode {row['engine']} ({row['placement']}{sockets})"
+        # attention at a long context: the CPU's attention compute is not modelled (2026-12-02 entry), the group apart
+        long = ", long context" if row["context_tokens"] >= CPU_ATTENTION_CONTEXT_TOKENS else ""
+        group = f"offload-decode {row['engine']} ({row['placement']}{sockets}{long})"
         out.append((group, label, float(row["tokens_per_s"]), predict_offload_decode, row))
     for row in cal["training_memory"]:
         label = f"{row['model'].split('/')[-1]} {row['method']} b{row['micro_batch']} s{row['seq_len']} x{row['gpus']}"

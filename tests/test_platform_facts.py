@@ -133,3 +133,28 @@ def test_a_listed_system_keeps_its_drives_and_a_chosen_server_takes_what_the_fil
         assert (node.nvme_drives, node.nvme_tb) == (platform.nvme_count, platform.nvme_total_tb) and short
     else:
         assert node.nvme_tb >= 60.01 and not short
+
+
+@pytest.mark.parametrize(
+    ("platform_id", "gpu_id", "owned", "drives", "code"),
+    [
+        # bays published: 8 of 3.84 TB for 200 TB, and the plan says the NVMe is short
+        ("dell-xe7740", "l40s-48gb", False, 8, "nvme-short"),
+        ("dell-xe9680-hgx-h100-h200", "h100-sxm5-80gb", False, 8, "nvme-short"),
+        ("supermicro-as-4124go-nart", "a100-sxm4-80gb", False, 10, "nvme-short"),
+        # no source for its bays: as many as the files need (53), with a warning past the most any catalog server takes
+        ("dell-r760", "l40s-48gb", False, 53, "nvme-bays-unknown"),
+        # an owned server is said to need them: specgen does not know its drives
+        ("dell-r760", "l40s-48gb", True, 53, "nvme-owned"),
+    ],
+)
+def test_dataset_drives_stop_at_the_chassis_bays_and_an_owned_server_is_told_to_check_its_own(
+    platform_id: str, gpu_id: str, owned: bool, drives: int, code: str
+) -> None:
+    """fuzz15 item 1: a 2U R760, bought or owned, was given 53 NVMe drives (203 TB) for a dataset, exit 0."""
+    platform, gpu = catalog.platforms()[platform_id], catalog.gpus()[gpu_id]
+    needs = NodeNeeds(model_file_bytes=0, host_ram_bytes=0, dataset_bytes=200 * 10**12, checkpoint_bytes=0, needs_fabric=False)
+    findings: list[Finding] = []
+    node = assemble_node(platform, gpu, 1, needs, Constants(), findings, owned=owned)
+    assert node.nvme_drives == drives
+    assert [f.code for f in findings if f.code.startswith("nvme")] == [code]

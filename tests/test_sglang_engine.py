@@ -183,16 +183,18 @@ def test_planner_sizes_kv_by_sglang_when_asked(tmp_path: Path) -> None:
     assert "KV tokens fit" in text and "by SGLang's mem_fraction_static accounting" in text
 
 
-def test_sglang_on_a_fixed_machine_is_refused_with_its_place(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ["sglang", "vllm"])
+def test_a_batching_engine_on_a_fixed_machine_is_refused_with_its_place(tmp_path: Path, engine: str) -> None:
+    """fuzz15 item 8: engine: vllm was planned as one llama.cpp stream without a word (sglang was refused)."""
     text = (
         "version: 1\nname: home\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
-        "    inference:\n      max_context_tokens: 8192\n      engine: sglang\n"
+        f"    inference:\n      max_context_tokens: 8192\n      engine: {engine}\n"
         "hardware:\n  fixed:\n    gpu: rtx-4090-24gb\n    gpu_count: 1\n    ram_gib: 64\n"
     )
     (tmp_path / "workload.yaml").write_text(text)
     result = run_specgen("validate", "workload.yaml", cwd=tmp_path)
     assert result.returncode == 1, result.stderr
-    assert "workload.yaml:8:15: deployments[0].inference.engine: engine: sglang is not planned on hardware.fixed" in (
+    assert f"workload.yaml:8:15: deployments[0].inference.engine: engine: {engine} is not planned on hardware.fixed" in (
         result.stderr
     )
 

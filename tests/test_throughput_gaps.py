@@ -10,8 +10,8 @@ import pytest
 from generator.catalog import find_gpu, find_model, throughput_gaps
 from generator.catalog.records import ThroughputGap
 from generator.planner import plan_workload
-from generator.planner.throughput_gaps import matching_gap
 from generator.sizing.architecture import parse_architecture
+from generator.sizing.throughput_gaps import matching_gap
 from generator.workload import load_workload
 from tests.conftest import REPO
 
@@ -41,6 +41,7 @@ def _plan(tmp_path: Path, model: str, gpu: str, provider: str) -> object:
         ("deepseek-ai/DeepSeek-R1", "h200-sxm-141gb", "tensorrt-llm", None),  # not measured short with TensorRT-LLM
         ("deepseek-ai/DeepSeek-R1", "b200-sxm-180gb", "vllm", None),  # nor on Blackwell
         ("meta-llama/Llama-3.1-70B-Instruct", "h200-sxm-141gb", "vllm", None),  # GQA, not MLA
+        ("deepseek-ai/DeepSeek-V2-Lite", "h100-sxm5-80gb", "vllm", "mla-moe-hopper"),  # MLA and routed experts
         ("meta-llama/Llama-3.1-70B-Instruct", "mi300x-192gb", "vllm", "vllm-cdna3"),
         ("meta-llama/Llama-3.1-70B-Instruct", "mi325x-256gb", "vllm", "vllm-cdna3"),
     ],
@@ -57,8 +58,14 @@ def test_a_deepseek_service_on_h200_is_planned_with_the_measured_margin(tmp_path
     assert (finding.level, finding.path) == ("warning", "deployments[0]")
     rate = dep.details["requests_per_s_per_replica_max"]
     low, high = throughput_gaps()["mla-moe-hopper"].predicted_over_measured
-    assert f"predicted {low:.2f}-{high:.2f}x what 6 public runs measured" in finding.message
-    assert f"which those runs put at {rate / high:.2f}-{rate / low:.2f}" in finding.message
+    # the runs are named as they were (review 14 item 7: H200 runs read as measured on the deployment's GPU)
+    assert f"predicted {low:.2f}-{high:.2f}x what 6 public runs of DeepSeek-R1 and V3 (FP8, TP8) on 8 x H200" in finding.message
+    assert f"which those ratios put at {rate / high:.2f}-{rate / low:.2f}" in finding.message
+    # two replicas' worst rate against the 2 req/s served decides the advice (fuzz15 item 5)
+    covered = rate / high * dep.replicas >= 2
+    assert finding.message.endswith(
+        f"its {dep.replicas} replica(s) serve the 2 req/s even so" if covered else "or measure this setup"
+    )
 
 
 def test_a_service_outside_every_gap_gets_no_warning() -> None:
@@ -74,3 +81,30 @@ def test_a_gap_record_must_say_the_model_predicted_more(pair: list[float]) -> No
               "predicted_over_measured": pair, "runs": 1, "source": ["https://example.org"]}  # fmt: skip
     with pytest.raises(ValueError, match="increasing pair above 1"):
         ThroughputGap.from_record(record)
+
+
+def test_a_dense_mla_model_is_not_in_the_moe_gap() -> None:
+    """fuzz15 item 5: the gap fired for an MLA model without experts, which no run measured."""
+    from generator.sizing.architecture import EXPERT
+
+    arch = parse_architecture(find_model("deepseek-ai/DeepSeek-V2-Lite").config)
+    dense = arch._replace(
+        layers=tuple(layer._replace(linears=tuple(x for x in layer.linears if x.group != EXPERT)) for layer in arch.layers)
+    )
+    assert not dense.is_moe
+    assert matching_gap("vllm", find_gpu("h100-sxm5-80gb"), dense) is None
+
+
+def test_the_estimate_states_the_gap_beside_its_rate() -> None:
+    """Review 14 item 6: estimate printed 2,302 output tokens/s for DeepSeek-R1 on 8 x H200, which the public run
+    measured at 844, without a word."""
+    from tests.helpers import estimate_json
+
+    data = estimate_json("deepseek-ai/DeepSeek-R1", "--gpu", "h200-sxm-141gb", "--tp", "8", "--precision", "fp8",
+                         "--input-tokens", "2000", "--output-tokens", "100")  # fmt: skip
+    rate = data["throughput"]["max_output_tokens_per_s"]
+    low, high = throughput_gaps()["mla-moe-hopper"].predicted_over_measured
+    (note,) = [n for n in data["notes"] if "public runs of DeepSeek-R1 and V3" in n]
+    assert note.endswith(
+        f"a replica rated {rate:,.2f} output tokens/s, which those ratios put at {rate / high:,.2f}-{rate / low:,.2f}"
+    )

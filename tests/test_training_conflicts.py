@@ -282,3 +282,29 @@ def test_lora_targets_are_transformers_module_names(model: str, targets: tuple[s
     if model.startswith("mistralai"):
         with pytest.raises(InputError, match=r"\['gate_proj'\] match no linear layer .*w1, w2, w3"):
             lora_targets(arch, ("gate_proj",))
+
+
+@pytest.mark.parametrize(
+    ("method", "ending"),
+    [("full", " or train adapters (--train lora / qlora)"), ("lora", " or quantize the base (--train qlora)"), ("qlora", "")],
+)
+def test_the_longest_sequence_hint_offers_only_a_lighter_method(method: str, ending: str) -> None:
+    """fuzz15 item 10: a LoRA job that fitted no sequence was told to train adapters."""
+    from tests.helpers import estimate_json
+
+    data = estimate_json("meta-llama/Llama-3.1-70B-Instruct", "--train", method, "--gpu", "l4-24gb", "--max-seq-len")
+    (note,) = [n for n in data["notes"] if n.startswith("no sequence fits")]
+    assert note.endswith("--offload-params)" + ending)
+
+
+def test_a_runner_up_at_more_hours_on_the_same_servers_is_not_called_tied(tmp_path: Path) -> None:
+    """fuzz15 item 6: a torchtune job pinned at TP2 on a 4-GPU server kept TP2 ZeRO-3 x DP2 over TP2 ZeRO-0 x DP1, same
+    GPU time per token but half the hours, and the reason said they were tied."""
+    from generator.api import plan_file
+
+    path = tmp_path / "t.yaml"
+    path.write_text(PINNED.replace("FRAMEWORK", "torchtune").replace("PIN", "{tp: 2}"))
+    (dep,) = plan_file(str(path))[1].deployments
+    (runner,) = [r for r in dep.reasons if r.startswith("runner-up layout on the same servers")]
+    assert "tied" not in runner
+    assert runner.endswith(f"h against {dep.details['hours']:.1f} h")

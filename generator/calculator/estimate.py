@@ -30,6 +30,7 @@ from generator.sizing.performance import (
     step_budget_batch,
 )
 from generator.sizing.precision import WeightFormat, auto_kv_cache_precision, kv_cache_bits, no_int8_kv_cache, weight_format
+from generator.sizing.throughput_gaps import gap_text, matching_gap
 from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache
 from generator.sizing.weights import Parallelism, size_weights
 from generator.units import GIB
@@ -506,7 +507,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                     notes.append(
                         f"no sequence fits: the model states and runtime alone need more than the {usable / GIB:.1f} GiB "
                         "usable on this GPU; shard them (--zero 3 with more --gpus), offload them (--offload-optimizer, "
-                        "--offload-params) or train adapters (--train lora / qlora)"
+                        "--offload-params)" + LIGHTER_METHOD[setup.method]
                     )
                 if arch.max_model_len and longest > arch.max_model_len:
                     notes.append(f"memory allows {longest:,}-token sequences, more than {served}; {CONTEXT_EXTENSION}")
@@ -564,6 +565,9 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             }
             if req.input_tokens is not None or req.output_tokens is not None:
                 result["throughput"] = _throughput(req, arch, gpu, fmt, kv_bits, par, inference, consts)
+                if gap := matching_gap(req.engine, gpu, arch):  # review 14 item 6: only the plan said so
+                    rate = result["throughput"]["max_output_tokens_per_s"]
+                    notes.append(gap_text(gap, req.engine, gpu.id, rate, "output tokens/s"))
     result["constants"] = {
         "gpu_memory_utilization": consts.gpu_memory_utilization,
         "prefill_chunk_tokens": consts.prefill_chunk_tokens,
@@ -648,6 +652,14 @@ def _throughput(
     }
 
 
+#: What a training job that fits nowhere could train instead (fuzz15 item 10: a LoRA job was told to train adapters).
+LIGHTER_METHOD = {
+    "full": " or train adapters (--train lora / qlora)",
+    "lora": " or quantize the base (--train qlora)",
+    "qlora": "",
+}
+
+
 def _fixed_machine(
     req: EstimateRequest, arch: Architecture, fmt: WeightFormat, kv_name: str, context: int, consts: Constants
 ) -> dict[str, Any]:
@@ -708,7 +720,11 @@ def _fixed_machine(
         "findings": [
             *({"level": "warning", "code": "ddr-bandwidth-assumed", "message": w} for w in [ddr_assumption(spec)] if w),
             *({"level": "info", "code": "pcie-not-applied", "message": w} for w in [pcie_not_applied(spec)] if w),
-            *({"level": "info", "code": "one-socket-bandwidth", "message": w} for w in [numa_note(spec)] if w),
+            *(
+                {"level": "info", "code": "one-socket-bandwidth", "message": w}
+                for w in [numa_note(spec) if plan.placement.offloaded else None]
+                if w
+            ),
             *({"level": lvl, "code": code, "message": msg} for lvl, code, msg in findings(plan, machine, None, consts)),
         ],
     }

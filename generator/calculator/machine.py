@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from generator import catalog
-from generator.catalog.records import GpuSpec, dram_bandwidth_gb_per_s
+from generator.catalog.records import CpuSpec, GpuSpec, dram_bandwidth_gb_per_s
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
 from generator.sizing.offload import Machine
@@ -49,14 +49,38 @@ def ddr_assumption(spec: FixedSpec) -> str | None:
     """The warning to give when the DRAM bandwidth is assumed rather than known, else ``None``."""
     if spec.cpu or (spec.memory_channels and spec.ddr_mt_per_s):
         return None
-    gpu = catalog.find_gpu(spec.gpu)
-    kind = machine_kind(spec, gpu)
-    cpu = catalog.cpus()[ASSUMED_CPU[kind]]
-    return (
-        f"no CPU given: system-RAM bandwidth assumed for a {kind} ({cpu.memory_channels} channels x DDR-{cpu.ddr_mt_per_s}, "
-        f"like {cpu.name}); give the CPU (a catalog id, see 'specgen catalog cpus') or memory_channels and ddr_mt_per_s "
-        "(`specgen detect` reads them) for offload speeds of this machine"
+    cpu = _memory_cpu(spec)
+    assumed = (
+        f"DDR-{cpu.ddr_mt_per_s}"
+        if spec.memory_channels
+        else f"DDR-{cpu.ddr_mt_per_s}, {cpu.memory_channels} channels a socket"
+        if spec.ddr_mt_per_s is None
+        else f"{cpu.memory_channels} channels a socket"
     )
+    kind = machine_kind(spec, catalog.find_gpu(spec.gpu))
+    return (
+        f"no CPU given: system-RAM bandwidth assumed for a {kind} ({assumed}, like {cpu.name}); give the CPU (a catalog "
+        "id, see 'specgen catalog cpus') or memory_channels and ddr_mt_per_s (`specgen detect` reads them) for offload "
+        "speeds of this machine"
+    )
+
+
+def channels_problem(spec: FixedSpec) -> str | None:
+    """Why the memory channels given cannot be the machine's over its sockets (fuzz16 item 2), else None."""
+    channels, sockets = spec.memory_channels, spec.cpu_sockets
+    if channels and channels % sockets:
+        return f"memory_channels {channels} (the machine's) do not divide over its {sockets} CPU sockets"
+    return None
+
+
+def _memory_cpu(spec: FixedSpec) -> CpuSpec:
+    """The CPU whose memory fills what the user left out: the one given, else the kind of machine's assumed one."""
+    if spec.cpu:
+        cpu = catalog.cpus().get(spec.cpu)
+        if cpu is None:
+            raise InputError(f"unknown CPU '{spec.cpu}'{catalog.suggest(spec.cpu, sorted(catalog.cpus()))}")
+        return cpu
+    return catalog.cpus()[ASSUMED_CPU[machine_kind(spec, catalog.find_gpu(spec.gpu))]]
 
 
 class FixedSpec(NamedTuple):
@@ -78,13 +102,14 @@ class FixedSpec(NamedTuple):
 
 
 def numa_note(spec: FixedSpec) -> str | None:
-    """What offload speed counts on a machine of several CPU sockets (one socket's memory), else None."""
+    """What offload counts on a machine of several CPU sockets (one socket's memory and its RAM), else None."""
     if spec.cpu_sockets < 2:
         return None
     return (
-        f"{spec.cpu_sockets} CPU sockets: offload speed counts one socket's memory bandwidth, for llama.cpp bound to one "
-        "node (numactl -N 0 -m 0) with the model in that node's RAM; across sockets it measured slower than on one "
-        "(a Xeon 6980P decoded DeepSeek-R1 at 10.0 tokens/s on one socket, 7.0-8.1 on two: "
+        f"{spec.cpu_sockets} CPU sockets: offload counts one socket's memory bandwidth and RAM "
+        f"({spec.ram_gib / spec.cpu_sockets:g} GiB of {spec.ram_gib:g}), for llama.cpp bound to one node (numactl -N 0 "
+        "-m 0) with the model in that node's RAM; across sockets, ik_llama.cpp (a llama.cpp fork) measured slower than "
+        "on one (a Xeon 6980P decoded DeepSeek-R1 at 10.0 tokens/s on one socket, 7.0-8.1 on two: "
         "https://github.com/ikawrakow/ik_llama.cpp/pull/259)"
     )
 
@@ -108,22 +133,17 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
     gpu = catalog.find_gpu(spec.gpu)
     if (why := gpu.unrated("bf16")) is not None:
         raise InputError(why)
-    if spec.memory_channels and spec.ddr_mt_per_s:
-        # the channels given are the machine's; one socket's are what a decode reads at (numa_note)
-        channels, mts = max(1, spec.memory_channels // spec.cpu_sockets), spec.ddr_mt_per_s
-        source = f"one of {spec.cpu_sockets} sockets: " if spec.cpu_sockets > 1 else ""
-    elif spec.cpu:
-        cpu = catalog.cpus().get(spec.cpu)
-        if cpu is None:
-            raise InputError(f"unknown CPU '{spec.cpu}'{catalog.suggest(spec.cpu, sorted(catalog.cpus()))}")
-        channels, mts, source = (
-            max(1, spec.memory_channels // spec.cpu_sockets) if spec.memory_channels else cpu.memory_channels,
-            spec.ddr_mt_per_s or cpu.ddr_mt_per_s,
-            f"{cpu.name}" + (f", one of {spec.cpu_sockets} sockets" if spec.cpu_sockets > 1 else "") + ": ",
-        )
-    else:
-        cpu = catalog.cpus()[ASSUMED_CPU[machine_kind(spec, gpu)]]
-        channels, mts, source = cpu.memory_channels, cpu.ddr_mt_per_s, f"assumed like {cpu.name}: "
+    cpu = _memory_cpu(spec)
+    sockets = spec.cpu_sockets
+    # memory_channels are the machine's, over its sockets; a catalog CPU's are one socket's. One socket's are what a
+    # decode reads at (numa_note), and its node's RAM what holds the offloaded weights (review 15 item 1)
+    if problem := channels_problem(spec):
+        raise InputError(problem)
+    total = spec.memory_channels or cpu.memory_channels * sockets
+    channels, mts = total // sockets, spec.ddr_mt_per_s or cpu.ddr_mt_per_s
+    given = spec.cpu or (spec.memory_channels and spec.ddr_mt_per_s)
+    source = f"{cpu.name}: " if spec.cpu else "" if given else f"assumed like {cpu.name}: "
+    source += f"one of {sockets} sockets, " if sockets > 1 else ""
     ddr = dram_bandwidth_gb_per_s(channels, mts)
     ddr_basis = f"{source}{channels} channels x DDR-{mts}"
     link, link_name = host_link(spec, gpu)
@@ -133,7 +153,7 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
         gpu_bandwidth_gb_per_s=gpu.memory_bandwidth_gb_per_s,
         gpu_tflops=gpu.tflops("bf16") or 0.0,
         pcie_gb_per_s=link,
-        ram_bytes=int(spec.ram_gib * GIB),
+        ram_bytes=int(spec.ram_gib / sockets * GIB),
         reserved_ram_bytes=int(spec.reserved_ram_gib * GIB),
         swap_bytes=int(spec.swap_gib * GIB),
         nvme_bytes=int(spec.nvme_gib * GIB),

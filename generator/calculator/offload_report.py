@@ -223,6 +223,11 @@ def checklist(plan: OffloadPlan, machine: Machine) -> list[dict[str, str]]:
     return [{"item": item, "how": how, "predicted": value} for item, how, value in rows]
 
 
+#: From this context on, a placement with attention on the CPU is warned that its attention compute is not counted
+#: (benchmarks/CALIBRATION.md, 2026-12-02: the 6,000-token rows; llama-bench's empty-context rows are within target).
+CPU_ATTENTION_CONTEXT_TOKENS = 2048
+
+
 def findings(
     plan: OffloadPlan, machine: Machine, demand_tokens_per_s: float | None, consts: Constants
 ) -> list[tuple[str, str, str]]:
@@ -254,6 +259,18 @@ def findings(
                 f"beside them): evicted, it reads those from NVMe too, {evicted} tokens/s instead of {now}"
             )
         out.append(("warning", "nvme-offload", f"{_gib(p.disk_bytes)} GiB of weights live on NVMe: {read}"))
+    on_host = sum(1 for d in p.layer_devices if d in ("cpu", "disk"))
+    if on_host and p.context_tokens >= CPU_ATTENTION_CONTEXT_TOKENS:
+        out.append(
+            (
+                "warning",
+                "cpu-attention",
+                f"{on_host} of the {len(p.layer_devices)} layers run their attention on the CPU: the speed counts the KV "
+                "cache they read but not the CPU's attention compute, which llama.cpp measured at up to 4x the decode "
+                "time at 6,000 tokens of context (Qwen3-30B-A3B Q4_K_M on a 12-channel EPYC 9B14: 59.8 tokens/s empty, "
+                "15.0 at 6,000 tokens); expect less than this at long contexts",
+            )
+        )
     file_bytes = p.gpu_bytes + p.cpu_bytes + p.disk_bytes
     cold = f"the cold start of {seconds_text(c.cold_start_s)} assumes it is read from NVMe at {machine.nvme_read_gb_per_s:g} GB/s"
     if not machine.nvme_bytes:  # unknown or none: the estimate's default

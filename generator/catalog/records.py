@@ -340,6 +340,8 @@ class PlatformSpec(NamedTuple):
     hosts: int = 1
     #: How a cloud instance type its provider does not rent on demand is sold instead (None: rented on demand).
     not_on_demand: str | None = None
+    #: The most NVMe data drives one host takes, where a source publishes its bays (None: not in the catalog).
+    max_nvme_drives: int | None = None
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> PlatformSpec:
@@ -385,6 +387,7 @@ class PlatformSpec(NamedTuple):
             gpu_bridge=rec.get("gpu_bridge"),
             hosts=hosts,
             not_on_demand=(rec.get("not_on_demand") or {}).get("sold_through"),
+            max_nvme_drives=(rec.get("max_nvme_drives") or {}).get("count"),
         )
 
     @property
@@ -540,6 +543,10 @@ class ThroughputGap(NamedTuple):
     predicted_over_measured: tuple[float, float]
     runs: int
     source: tuple[str, ...]
+    #: The runs' models, precision, layout, GPUs and engines (the setups matched may be wider).
+    measured_on: str = ""
+    #: The model must have routed experts.
+    routed_experts: bool = False
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> ThroughputGap:
@@ -556,6 +563,8 @@ class ThroughputGap(NamedTuple):
             predicted_over_measured=(low, high),
             runs=int(rec["runs"]),
             source=_sources(rec),
+            measured_on=str(rec["measured_on"]),
+            routed_experts=bool(rec.get("routed_experts", False)),
         )
 
 

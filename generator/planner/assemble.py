@@ -609,10 +609,15 @@ def build_plan(
                 Finding("warning", "ttft-bound-idle", note, f"deployments[{index}].inference.slo.ttft_p95_ms")
                 for note in sorted(n for n in idle_notes if n)
             ]
-            for part in opt.pieces:  # a known shortfall of the model where this part runs (newuser18 item 1)
-                rate = part.replica_shape.max_point.requests_per_s
-                gap = throughput_gap_finding(index, dep.name, dep.inference.engine, part.hardware.gpu, model.architecture, rate)
-                findings += [gap] if gap else []
+            # a known shortfall of the model where the deployment runs (newuser18 item 1): once, of its first part there
+            gaps = (
+                throughput_gap_finding(
+                    index, dep.name, dep.inference.engine, part.hardware.gpu, model.architecture,
+                    part.replica_shape.max_point.requests_per_s, part.candidate.replicas, dep.inference.requests_per_second,
+                )
+                for part in opt.pieces
+            )  # fmt: skip
+            findings += [gap] if (gap := next((g for g in gaps if g), None)) else []
             wide_notes = [wide for part in opt.pieces if (wide := replica_note(part))]
             findings += [
                 Finding("warning", "replica-spans-hosts", f"deployment {dep.name}: {wide}", f"deployments[{index}]")
@@ -671,8 +676,9 @@ def build_plan(
         if objective != wl.objective:
             reasons.append(f"ranked by {objective}, not {wl.objective}: a candidate had no price (see findings)")
         for part in opt.pieces:
-            if part.candidate.usd_per_hour is None:
-                findings.append(_no_price(part.hardware.platform, part.hardware.gpu.id, index))
+            priced = part.candidate.usd_per_hour is not None
+            if not priced or part.hardware.platform.not_on_demand:
+                findings.append(_no_price(part.hardware.platform, part.hardware.gpu.id, index, priced))
         deployments.append(
             DeploymentPlan(
                 name=dep.name,
@@ -1094,14 +1100,21 @@ def _consumer_gpu_findings(pools: list[Pool]) -> list[Finding]:
     return out
 
 
-def _no_price(platform: PlatformSpec, gpu_id: str, index: int) -> Finding:
-    """The finding of a chosen layout without a price: a warning where the instance is not rented on demand at all."""
+def _no_price(platform: PlatformSpec, gpu_id: str, index: int, priced: bool) -> Finding:
+    """The finding of a chosen layout without an on-demand price: a warning where the instance is not rented on demand.
+
+    Priced by the workload (a reservation's price), such an instance still launches only on reserved capacity, which
+    the rendered node pools do not request (fuzz16 item 1).
+    """
     if platform.not_on_demand:
+        price = "its price is the workload's" if priced else "no price is known; add yours under 'prices:' (USD per node-hour)"
         return Finding(
             "warning",
-            "no-price",
-            f"{platform.id} is sold through {platform.not_on_demand}, not on demand: its node pool launches only on such "
-            "capacity (a reservation you hold), and no price is known; add yours under 'prices:' (USD per node-hour)",
+            "not-on-demand",
+            f"{platform.id} is sold through {platform.not_on_demand}, not on demand: its nodes launch only on such "
+            "capacity (a reservation you hold), which the rendered node pools and groups do not request: point them at "
+            f"it (EKS capacity_type and the launch template's capacity reservation, Karpenter's reserved capacity type, "
+            f"GKE's reservationAffinity) before applying; {price}",
             f"deployments[{index}]",
         )
     return Finding(

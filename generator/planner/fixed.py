@@ -169,12 +169,13 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
         notes.append(Finding("warning", "ddr-bandwidth-assumed", assumed, "hardware.fixed"))
     if (unused := pcie_not_applied(fixed)) is not None:
         notes.append(Finding("info", "pcie-not-applied", unused, "hardware.fixed"))
-    if (numa := numa_note(fixed)) is not None:
-        notes.append(Finding("info", "one-socket-bandwidth", numa, "hardware.fixed.cpu_sockets"))
     for i in range(len(wl.deployments)):
         plan, found = _deployment(loaded, i, machine, name, consts)
         deployments.append(plan)
         notes += found
+    offloaded = any(d.details["offload"]["bytes"]["cpu"] + d.details["offload"]["bytes"]["disk"] for d in deployments)
+    if offloaded and (numa := numa_note(fixed)) is not None:  # only what lives off the GPUs reads the sockets' memory
+        notes.append(Finding("info", "one-socket-bandwidth", numa, "hardware.fixed.cpu_sockets"))
     if len(deployments) > 1:
         notes.append(
             Finding(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 from generator import catalog
@@ -249,6 +250,12 @@ def _gpu_generation(gpu: GpuSpec) -> str:
     return ""
 
 
+@functools.cache
+def most_catalog_bays() -> int:
+    """The most NVMe data drives any catalog chassis is published to take a host (platforms.json max_nvme_drives)."""
+    return max((p.max_nvme_drives or 0 for p in catalog.platforms().values()), default=0)
+
+
 def assemble_node(
     platform: PlatformSpec,
     gpu: GpuSpec,
@@ -331,10 +338,42 @@ def assemble_node(
     nvme_tb, drives, hosts = platform.nvme_total_tb or 0.0, platform.nvme_count, platform.hosts
     # a system the catalog lists with its drives (a DGX) is built with those: the planner does not add bays to it
     # (fuzz14 item 3: a DGX H100 was given 16, then 1,042 drives for a dataset); a server whose drives are chosen
-    # takes as many as the files need
+    # takes as many as the files need, up to the bays a source gives its chassis (fuzz15 item 1: a 2U R760, bought or
+    # owned, was given 53 drives), and an owned one is said to need them
     if nvme_tb / hosts < nvme_need_tb and configurable and not drives:
         size = drive.capacity_tb if drive else 3.84
-        drives = max(math.ceil(nvme_need_tb / size), 1) * hosts
+        per_host = max(math.ceil(nvme_need_tb / size), 1)
+        bays = platform.max_nvme_drives
+        if bays is not None and per_host > bays:
+            findings.append(
+                Finding(
+                    "warning",
+                    "nvme-short",
+                    f"{platform.id} takes at most {bays} NVMe drives a host ({bays * size:g} TB of {size:g} TB drives); "
+                    f"{nvme_need_tb:.2f} TB wanted: keep the dataset on network storage, or plan larger drives",
+                )
+            )
+        elif owned and needs.dataset_bytes:
+            findings.append(
+                Finding(
+                    "warning",
+                    "nvme-owned",
+                    f"{platform.id} (owned) is planned with {per_host} NVMe drives a host for {nvme_need_tb:.2f} TB: "
+                    "specgen does not know the drives of a server you own; check that it holds them, or keep the "
+                    "dataset on network storage",
+                )
+            )
+        elif bays is None and per_host > most_catalog_bays():
+            findings.append(
+                Finding(
+                    "warning",
+                    "nvme-bays-unknown",
+                    f"{platform.id} is planned with {per_host} NVMe drives a host for {nvme_need_tb:.2f} TB; the catalog has "
+                    f"no source for its drive bays, and the most any catalog server takes is {most_catalog_bays()}: check "
+                    "that it holds them, or keep the dataset on network storage",
+                )
+            )
+        drives = min(per_host, bays or per_host) * hosts
         nvme_tb = round(drives * size, 2)
     elif nvme_tb / hosts < nvme_need_tb:
         each = " per host" if hosts > 1 else ""

@@ -87,7 +87,9 @@ def training_runner_up(opt: Option, rest: list[Option]) -> str | None:
         text += ", the same GPU time per token"
         if more > 0:
             text += f" (its {more / 1e9:.2f} GB more DP/ZeRO traffic per GPU hides behind compute)"
-        if (a.usd_per_hour, a.gpus_bought) == (b.usd_per_hour, b.gpus_bought):  # else the cost below decided
+        # a tie only where the job's hours are equal too: on the same servers, more GPUs in use finish sooner
+        # (fuzz15 item 6: a ZeRO-3 x DP2 layout at half the hours was called tied with a ZeRO-0 x DP1 one)
+        if (a.usd_per_hour, a.gpus_bought, a.run_hours) == (b.usd_per_hour, b.gpus_bought, b.run_hours):
             text += "; tied, the layout searched first (smaller TP, PP, ZeRO stage) is kept"
     else:
         text += ", less GPU time per token but ranked lower by the objective"

@@ -14,6 +14,7 @@ from generator.catalog import gpus, mig_profiles, software
 from generator.errors import InputError
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.env import to_yaml
+from generator.sizing.constants import with_overrides
 from generator.workload.models import GpuSharing, Workload
 from generator.workload.sharing import mig_problem
 
@@ -121,7 +122,11 @@ def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) 
                 continue
         pools.append(pool)
     findings = sorted_findings(
-        [*plan.findings, *sharing_findings(plan, sharing, single_host=single_host), *share_too_small(plan, sharing)]
+        [
+            *plan.findings,
+            *sharing_findings(plan, sharing, single_host=single_host),
+            *share_too_small(plan, sharing, with_overrides(dict(workload.constants)).gpu_memory_utilization),
+        ]
     )
     return plan._replace(pools=tuple(pools), findings=findings)
 
@@ -133,27 +138,37 @@ def share_bytes(gpu_id: str, sharing: GpuSharing) -> int:
     return gpus()[gpu_id].memory_bytes // (sharing.replicas_per_gpu or 1)
 
 
-def share_too_small(plan: Plan, sharing: GpuSharing) -> list[Finding]:
-    """Deployments whose weights, activations and runtime (before any KV cache) exceed one pod's share of a GPU."""
+def share_too_small(plan: Plan, sharing: GpuSharing, gpu_memory_utilization: float) -> list[Finding]:
+    """Deployments that cannot start in one pod's share of a GPU: what they need with one sequence of their context.
+
+    Weights, one ``max_context_tokens`` sequence's KV cache, activations and runtime (the plan's "total to start"),
+    against the share, of which vLLM takes ``gpu_memory_utilization`` (fuzz15 item 3: weights alone were compared with
+    the whole share, so a 2g.20gb instance vLLM could not start an 8,192-token 8B model in passed).
+    """
     out = []
     gpu_of = {pool.name: pool.node.gpu_id for pool in plan.pools}
     whole = whole_gpu_pools(plan)
     for i, dep in enumerate(plan.deployments):
         if dep.kind != "inference":
             continue
-        memory = dep.memory_per_gpu
-        needs = memory["weights"] + memory["activations"] + memory["overhead"]
+        needs = dep.memory_per_gpu["total"]
+        vllm = "serving_engine" not in dep.details
         for pool in dep.pools:
             gpu = gpu_of[pool]
-            if pool in whole or gpus()[gpu].vendor != "nvidia" or needs <= (share := share_bytes(gpu, sharing)):
+            share = share_bytes(gpu, sharing)
+            usable = share * gpu_memory_utilization if vllm else share
+            if pool in whole or gpus()[gpu].vendor != "nvidia" or needs <= usable:
                 continue
+            taken = f", of which vLLM takes {gpu_memory_utilization:g}, {usable / 2**30:.1f} GiB" if vllm else ""
             out.append(
                 Finding(
                     "warning",
                     "gpu-share-too-small",
-                    f"deployment {dep.name} needs {needs / 2**30:.1f} GiB per GPU before its KV cache (weights, activations, "
-                    f"runtime) but one pod's share of one {gpu} under {sharing.strategy} is {share / 2**30:.1f} GiB: it cannot "
-                    "load; choose a larger MIG profile or fewer replicas_per_gpu, or leave this deployment's GPUs unshared",
+                    f"deployment {dep.name} needs {needs / 2**30:.1f} GiB per GPU to start (weights, one "
+                    f"{dep.details['context_tokens']:,}-token sequence's KV cache, activations, runtime) but one pod's "
+                    f"share of one {gpu} under {sharing.strategy} is {share / 2**30:.1f} GiB{taken}: it cannot start; "
+                    "choose a larger MIG profile or fewer replicas_per_gpu, a shorter max_context_tokens, or leave this "
+                    "deployment's GPUs unshared",
                     f"deployments[{i}]",
                 )
             )
@@ -171,7 +186,8 @@ def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = Fal
             "info",
             "gpu-sharing",
             f"GPU sharing configured ({how}); the sizing assumes whole GPUs, so each deployment's replicas, memory and "
-            "throughput figures are for whole GPUs: a model must fit its share, which the plan does not check",
+            "throughput figures are for whole GPUs; a model that cannot start in its share is the warning "
+            "gpu-share-too-small",
             "kubernetes.gpu_sharing",
         )
     ]

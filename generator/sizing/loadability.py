@@ -127,10 +127,13 @@ def _block_problems(arch: Architecture, block: int, par: Parallelism) -> list[st
                 seen.add(lin.name)
                 kind = "expert intermediate size" if lin.group == EXPERT else "intermediate size"
                 which = "input" if lin.name.endswith("down_proj") else "output"
+                # expert parallelism keeps an expert whole, where the experts divide over the ranks (fuzz16 item 5)
+                experts = arch.routed_experts[0]
+                whole = lin.group == EXPERT and experts and not experts % par.tp
                 return [
                     f"{lin.name} {which} width {width} / TP {ranks} = {width / ranks:g} is not divisible by the "
                     f"weight quantization block ({block}): the {kind} does not split into whole {block}-wide "
                     f"blocks per rank (vLLM and SGLang refuse to load it); use a TP whose shard is a multiple "
-                    f"of {block}, or expert parallelism"
+                    f"of {block}" + (", or expert parallelism" if whole else "")
                 ]
     return []

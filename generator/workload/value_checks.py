@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.calculator.machine import FixedSpec, reserve_leaves_no_ram
+from generator.calculator.machine import FixedSpec, channels_problem, reserve_leaves_no_ram
 from generator.calculator.model_source import ResolvedModel
 from generator.errors import InputError
 from generator.sizing.context_limit import LONGER_REFUSED, served_limit_phrase
@@ -110,7 +110,10 @@ def fixed_ram_errors(doc: Document, spec: FixedSpec) -> list[InputError]:
     else:
         where, told = (*at, "ram_gib"), f"the default reserved_ram_gib {spec.reserved_ram_gib:g}"
     problem = reserve_leaves_no_ram(spec, told, "ram_gib")
-    return [] if problem is None else [InputError(problem, doc.locate(where))]
+    errors = [] if problem is None else [InputError(problem, doc.locate(where))]
+    if channels := channels_problem(spec):
+        errors.append(InputError(channels, doc.locate((*at, "memory_channels"))))
+    return errors
 
 
 #: Hardware fields that choose or describe servers to plan: with ``hardware.fixed`` the machine is given, so they say
