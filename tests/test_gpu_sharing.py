@@ -439,3 +439,14 @@ def test_an_owned_platform_without_a_gpu_field_has_its_mig_profile_checked_at_it
         load_workload(str(write(tmp_path, text)))
     expected = "small.yaml:15:18: hardware.inventory[0].platform: MIG profile '1g.5gb' does not exist on GPU 'h100-sxm5-80gb'"
     assert any(expected in m for m in messages(info.value)), messages(info.value)
+
+
+def test_a_pinned_multi_gpu_replica_under_mig_is_refused_at_its_pin(tmp_path: Path) -> None:
+    """fuzz16 item 4: MIG with parallelism tp 2 passed validate, then plan exited 3 with memory and SLO advice."""
+    text = workload_text("    strategy: mig\n    mig_profile: 3g.40gb\n", gpus="h100-sxm5-80gb")
+    text = text.replace("    inference:\n", "    parallelism: {tp: 2}\n    inference:\n", 1)
+    with pytest.raises((InputError, MultipleInputError)) as info:
+        load_workload(str(write(tmp_path, text)))
+    assert any(
+        "deployments[0].parallelism.tp: tp 2: with strategy mig each pod gets one MIG instance" in m for m in messages(info.value)
+    ), messages(info.value)

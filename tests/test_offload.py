@@ -624,3 +624,38 @@ def test_attention_on_the_cpu_at_a_long_context_is_warned() -> None:
         return any(f["code"] == "cpu-attention" for f in data["findings"])
 
     assert warned("8192") and not warned("1024")
+
+
+@pytest.mark.parametrize(("psu_w", "warned"), [(750, True), (1200, False)])
+def test_an_owned_machines_power_supply_is_checked_when_given(tmp_path: Path, psu_w: int, warned: bool) -> None:
+    """newuser19 item 5: two RTX 3090s (2 x 350 W TDP, fans, 94% PSU efficiency: 819 W) were never held against a supply."""
+    path = tmp_path / "home.yaml"
+    path.write_text(
+        "version: 1\nname: home2\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.3-70B-Instruct\n"
+        "    inference: {precision: q4_k_m, max_context_tokens: 8192}\nhardware:\n  provider: baremetal\n"
+        f"  fixed: {{gpu: rtx-3090-24gb, gpu_count: 2, ram_gib: 128, psu_w: {psu_w}}}\n"
+    )
+    plan = plan_file(str(path))[1]
+    said = [f.message for f in plan.findings if f.code == "psu-headroom"]
+    assert bool(said) is warned
+    if warned:
+        assert said[0].startswith("the machine draws about 819 W at full load (GPU TDP (existing machine, CPU unknown))")
+    assert plan.pools[0].node.psu == f"{psu_w:,} W (as given)"
+
+
+def test_a_fixed_machines_group_vars_carry_its_engine_settings() -> None:
+    """newuser19 item 6: the placement (-ngl, the experts on the CPU, the context) lived only in SPEC.md and spec.json,
+    and the rate was missing from the group vars and the Terraform variables."""
+    from ruamel.yaml import YAML
+
+    from generator.api import render_file
+
+    files = render_file(str(REPO / "examples" / "home-moe-experts.yaml"))
+    (group_vars,) = [t for p, t in files.items() if p.startswith("ansible/group_vars/")]
+    (dep,) = YAML(typ="safe").load(group_vars.replace("!unsafe ", ""))["specgen_deployments"]
+    plan = json.loads(files["spec.json"])["plan"]
+    settings = plan["deployments"][0]["details"]["runtime_settings"]
+    assert dep["engine"]["llama_cpp"] == settings["llama.cpp_options"]
+    assert dep["engine"]["name"] == "llama.cpp" and dep["requests_per_s"] == plan["deployments"][0]["details"]["requests_per_s"]
+    ngl = settings["llama.cpp"].split()[1]
+    assert str(settings["llama.cpp_options"]["n_gpu_layers"]) == ngl

@@ -44,8 +44,8 @@ def test_an_allowed_cheaper_precision_is_costed_not_chosen(tmp_path: Path) -> No
     assert fp8[1] == int4[1] == "aws-p4d-24xlarge"
     assert message is not None
     assert message.startswith(
-        "deployment chat: fp8 (allowed) would plan 2 x TP8 on 2 x aws-p4d-24xlarge (8 x a100-sxm4-40gb) at "
-        "$32,058/month; int4 (allowed) would plan 2 x TP8 on 2 x aws-p4d-24xlarge (8 x a100-sxm4-40gb) at "
+        "deployment chat, on servers of its own: fp8 (allowed) would take 2 x TP8 on 2 x aws-p4d-24xlarge (8 x "
+        "a100-sxm4-40gb) at $32,058/month; int4 (allowed) would take 2 x TP8 on 2 x aws-p4d-24xlarge (8 x a100-sxm4-40gb) at "
         "$32,058/month, against $40,073/month for 2 x TP8 on 2 x aws-p4de-24xlarge (8 x a100-sxm4-80gb) at bf16"
     )
 
@@ -54,9 +54,36 @@ def test_an_allowed_cheaper_precision_is_costed_not_chosen(tmp_path: Path) -> No
     "precision",
     [
         "      precision: fp8\n      allowed_precisions: [int4]\n",  # int4 buys the same two p4d: no saving
-        "      precision: int4\n      allowed_precisions: [fp8]\n",  # a wider allowed format saves nothing
         "      allowed_precisions: [bf16]\n",  # the precision planned is not compared with itself
     ],
 )
 def test_no_finding_without_a_saving(tmp_path: Path, precision: str) -> None:
     assert _plan(tmp_path, precision)[2] is None
+
+
+@pytest.mark.parametrize("allowed", ["fp32", "fp16"])
+def test_an_allowed_precision_no_lower_than_the_one_asked_is_refused_at_its_entry(tmp_path: Path, allowed: str) -> None:
+    """fuzz16 item 9: fp16 beside bf16 was taken as "the smallest allowed" on a fixed machine, fp32 accepted."""
+    from generator.errors import InputError, MultipleInputError
+
+    path = tmp_path / "ap.yaml"
+    path.write_text(WORKLOAD.format(precision=f"      precision: bf16\n      allowed_precisions: [fp8, {allowed}]\n"))
+    with pytest.raises((InputError, MultipleInputError)) as info:
+        plan_file(str(path))
+    assert f"ap.yaml:8:33: deployments[0].inference.allowed_precisions[1]: '{allowed}' stores this model's weights in no " in (
+        str(info.value)
+    )
+
+
+def test_owned_servers_make_no_comparison(tmp_path: Path) -> None:
+    """Review 15 item 2: with owned servers a deployment alone took them whole, and the figures were none of the plan's."""
+    path = tmp_path / "ap.yaml"
+    text = WORKLOAD.format(precision="      allowed_precisions: [fp8]\n").replace(
+        "  provider: aws\n", "  provider: baremetal\n  inventory:\n    - {platform: dgx-h100, count: 1}\n"
+    )
+    path.write_text(text, encoding="utf-8")
+    _, plan = plan_file(str(path))
+    assert not [f for f in plan.findings if f.code == "cheaper-allowed-precision"]
+    # without them, the same workload on bought servers is compared
+    path.write_text(text.replace("  inventory:\n    - {platform: dgx-h100, count: 1}\n", ""), encoding="utf-8")
+    assert [f for f in plan_file(str(path))[1].findings if f.code == "cheaper-allowed-precision"]

@@ -253,7 +253,8 @@ def test_lm_head_is_a_lora_target_sized_as_its_matrix() -> None:
     arch = parse_architecture(find_model("meta-llama/Llama-3.1-8B-Instruct").config)
     with_head = lora_params(arch, 16, ("q_proj", "lm_head"))
     assert with_head - lora_params(arch, 16, ("q_proj",)) == 16 * (4096 + 128_256) == 2_117_632
-    assert lora_params(arch, 16, ("all-linear",)) == lora_params(arch, 16, ("all-linear", "q_proj"))  # no head in it
+    every = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+    assert lora_params(arch, 16, ("all-linear",)) == lora_params(arch, 16, every)  # no head in it
 
 
 @pytest.mark.parametrize(
@@ -308,3 +309,24 @@ def test_a_runner_up_at_more_hours_on_the_same_servers_is_not_called_tied(tmp_pa
     (runner,) = [r for r in dep.reasons if r.startswith("runner-up layout on the same servers")]
     assert "tied" not in runner
     assert runner.endswith(f"h against {dep.details['hours']:.1f} h")
+
+
+@pytest.mark.parametrize(
+    ("targets", "params"),
+    [
+        # a dotted name matches the modules its path ends with: q_proj of every layer, 48 x 16 x (2,048 + 4,096)
+        (("self_attn.q_proj",), 48 * 16 * (2048 + 4096)),
+        # a full module name, one layer's
+        (("model.layers.0.self_attn.q_proj",), 16 * (2048 + 4096)),
+    ],
+)
+def test_lora_targets_match_as_peft_does(targets: tuple[str, ...], params: int) -> None:
+    """fuzz16 item 8: self_attn.q_proj was refused, and q_proj beside all-linear counted every linear layer."""
+    from generator.catalog import find_model
+    from generator.sizing.architecture import parse_architecture
+    from generator.sizing.training import lora_params
+
+    arch = parse_architecture(find_model("Qwen/Qwen3-30B-A3B").config)
+    assert lora_params(arch, 16, targets) == params
+    with pytest.raises(InputError, match="'all-linear' is PEFT's target_modules value on its own"):
+        lora_params(arch, 16, ("q_proj", "all-linear"))

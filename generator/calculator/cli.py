@@ -77,7 +77,7 @@ TRAINING_OPTIONS = (
 LORA_OPTIONS = ("lora_rank", "lora_dropout", "lora_targets")
 MACHINE_OPTIONS = (
     "reserved_ram_gib", "swap_gib", "nvme_gib", "nvme_read_gb_per_s", "pcie_gen", "pcie_lanes", "cpu", "memory_channels",
-    "ddr_mt_per_s", "allow_precision", "min_context",
+    "ddr_mt_per_s", "cpu_sockets", "allow_precision", "min_context",
 )  # fmt: skip
 #: Inference options a training estimate does not read, and those placement on an existing machine does not read.
 INFERENCE_ONLY_OPTIONS = (
@@ -265,7 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--pcie-gen", type=_whole, help="PCIe generation of the GPU slots (default: the GPU's)")
     o.add_argument("--pcie-lanes", type=_whole, default=16, help="PCIe lanes per GPU (default 16)")
     o.add_argument("--cpu", help="CPU catalog id (memory channels and DDR speed)")
-    o.add_argument("--memory-channels", type=_whole, help="populated DDR channels")
+    o.add_argument("--memory-channels", type=_whole, help="populated DDR channels of the machine (all sockets)")
     o.add_argument("--ddr-mt-per-s", type=_whole, help="DDR transfer rate, MT/s")
     o.add_argument("--cpu-sockets", type=_whole, default=1, help="CPU sockets; offload counts one socket's memory (default 1)")
     o.add_argument("--allow-precision", action="append", default=[], help="a lower precision the plan may use (repeatable)")

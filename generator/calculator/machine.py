@@ -99,6 +99,8 @@ class FixedSpec(NamedTuple):
     memory_channels: int | None = None
     ddr_mt_per_s: int | None = None
     cpu_sockets: int = 1
+    #: The power supply's rating, where given: the machine's draw at full load is checked against it.
+    psu_w: float | None = None
 
 
 def numa_note(spec: FixedSpec) -> str | None:

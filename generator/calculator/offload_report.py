@@ -117,8 +117,18 @@ def runtime_settings(
         if device == "nvme":
             zero["offload_param"]["nvme_path"] = "/var/lib/specgen/offload"
         deepspeed = {"zero_optimization": zero}
+    # the same arguments as fields, for a deployment tool to assemble (the group vars; a regex can outgrow a line)
+    options: dict[str, Any] = {"n_gpu_layers": ngl, "ctx_size": p.context_tokens}
+    if kv_type:
+        options["cache_type"] = kv_type
+    if expert_layers:
+        options["cpu_expert_layers"] = [int(i) for i in expert_layers]
+    if machine.gpus > 1:
+        options["tensor_split"] = per_gpu
+    options["no_mmap"] = "--no-mmap" in llama
     settings: dict[str, Any] = {
         "llama.cpp": shlex.join(llama),
+        "llama.cpp_options": options,
         "accelerate": accelerate,
         "vllm": _vllm_offload(arch, p, machine, consts, gpu_name, batched_tokens),
         "deepspeed_zero_inference": deepspeed,

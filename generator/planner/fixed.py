@@ -67,7 +67,7 @@ def _node(fixed: FixedSpec, machine: Machine, basis: str, consts: Constants) -> 
         heat_btu_per_h=round(power * BTU_PER_H_PER_W),
         cooling="air",
         rack_units=None,
-        psu=None,
+        psu=f"{fixed.psu_w:,.0f} W (as given)" if fixed.psu_w is not None else None,
         nvswitch=False,
     )
 
@@ -103,6 +103,8 @@ def _deployment(
     fullest = max(plan.placement.per_gpu, key=lambda b: b.total)
     details: dict[str, Any] = {
         "context_tokens": plan.placement.context_tokens,
+        # the rate the machine serves, in the Terraform and Ansible outputs as a bought pool's (newuser19 item 6)
+        "requests_per_s": spec.requests_per_second,
         "decode_tokens_per_s": round(cost.decode_tokens_per_s, 3),
         "ttft_s": round(cost.ttft_s, 3),
         "cold_start_s": round(cost.cold_start_s, 2),
@@ -169,6 +171,17 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
         notes.append(Finding("warning", "ddr-bandwidth-assumed", assumed, "hardware.fixed"))
     if (unused := pcie_not_applied(fixed)) is not None:
         notes.append(Finding("info", "pcie-not-applied", unused, "hardware.fixed"))
+    if fixed.psu_w is not None and node.power_w > fixed.psu_w:  # newuser19 item 5: an owned machine's supply unchecked
+        notes.append(
+            Finding(
+                "warning",
+                "psu-headroom",
+                f"the machine draws about {node.power_w:,} W at full load ({node.power_basis}), more than its "
+                f"{fixed.psu_w:,.0f} W power supply, and GPUs' transient peaks go above their TDP: cap the GPUs' power "
+                "(nvidia-smi -pl) or fit a larger supply",
+                "hardware.fixed.psu_w",
+            )
+        )
     for i in range(len(wl.deployments)):
         plan, found = _deployment(loaded, i, machine, name, consts)
         deployments.append(plan)

@@ -42,11 +42,16 @@ def _figure(objective: str, c: Candidate) -> str:
 def cheaper_precision_findings(loaded: LoadedWorkload, consts: Constants) -> list[Finding]:
     """An info finding per service whose allowed precisions would plan better on the objective than the one planned.
 
-    Each deployment is compared on its own (its best layout at each precision), so a fleet's shared servers do not
-    enter the comparison; under ``cost`` an unpriced layout is compared by nothing.
+    Each deployment is compared on servers of its own (its best layout at each precision), as the finding says: a
+    fleet's shared servers do not enter it, and a workload with owned servers gets none (they are shared out in order);
+    under ``cost`` an unpriced layout is compared by nothing.
     """
     wl = loaded.workload
     objective = wl.objective
+    if wl.hardware.inventory:
+        # owned servers are shared out in the fleet's order: a deployment alone would take them whole, so its figures
+        # would be none the plan has (review 15 item 2)
+        return []
     findings = []
     for index, dep in enumerate(wl.deployments):
         if not isinstance(dep, InferenceDeployment) or not dep.inference.allowed_precisions:
@@ -71,15 +76,16 @@ def cheaper_precision_findings(loaded: LoadedWorkload, consts: Constants) -> lis
             if objective == "cost" and alt_c.usd_per_hour is None:
                 continue
             if rank(objective, alt_c)[0] < rank(objective, planned_c)[0]:
-                better.append(f"{name} (allowed) would plan {alt_c.summary} at {_figure(objective, alt_c)}")
+                better.append(f"{name} (allowed) would take {alt_c.summary} at {_figure(objective, alt_c)}")
         if better:
             findings.append(
                 Finding(
                     "info",
                     "cheaper-allowed-precision",
-                    f"deployment {dep.name}: {'; '.join(better)}, against {_figure(objective, planned_c)} for "
-                    f"{planned_c.summary} at {planned_format}, the precision planned; allowed_precisions are taken "
-                    "only where the model does not fit (hardware.fixed): set precision to plan one",
+                    f"deployment {dep.name}, on servers of its own: {'; '.join(better)}, against "
+                    f"{_figure(objective, planned_c)} for {planned_c.summary} at {planned_format}, the precision planned; "
+                    "allowed_precisions are taken only where the model does not fit (hardware.fixed): set precision to "
+                    "plan one",
                     f"deployments[{index}].inference.allowed_precisions",
                 )
             )

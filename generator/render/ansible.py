@@ -222,4 +222,13 @@ def _deployment_vars(d: DeploymentPlan, pool: str, tp: int, pp: int, replicas: i
             out["engine"]["max_num_batched_tokens"] = tokens
         if d.details.get("expert_parallel"):  # vLLM --enable-expert-parallel, SGLang --ep-size
             out["engine"]["expert_parallel_size"] = d.details["expert_parallel"]
+    settings = d.details.get("runtime_settings")
+    if settings is not None:  # hardware.fixed: one stream placed over GPU, RAM and NVMe, as each runtime's flags
+        out["engine"] = {
+            "name": "llama.cpp",
+            "max_model_len": d.details["context_tokens"],
+            "kv_cache_precision": d.kv_cache_precision,
+            "llama_cpp": settings["llama.cpp_options"],
+            "vllm_args": settings["vllm"],
+        }
     return out

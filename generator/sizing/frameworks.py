@@ -140,9 +140,10 @@ def framework_profile(name: str) -> FrameworkProfile:
 def layout_refusal(name: str, tp: int, pp: int, ep: int) -> tuple[str, str] | None:
     """The degree (``tp``, ``pp`` or ``ep``) framework ``name`` cannot run and why; None where it runs all three.
 
-    One statement for the estimate's flags, the workload's pins and the planner's search (review 14 item 10); a
-    pipeline is refused for what specgen's profile runs, not for the library (fuzz15 item 7: DeepSpeed has a pipeline
-    engine, which the Hugging Face Trainer integration does not use and which takes ZeRO-1 at most).
+    One statement for the estimate's flags and the workload's pins (review 14 item 10); the planner's search tries only
+    the degrees a profile runs. A pipeline is refused for what specgen's profile runs, not for the library (fuzz15
+    item 7: DeepSpeed has a pipeline engine, which the Hugging Face Trainer integration does not use and which takes
+    ZeRO-1 at most).
     """
     profile = framework_profile(name)
     if tp > 1 and not profile.tensor_parallel:

@@ -105,6 +105,10 @@ def loadability_problems(arch: Architecture, fmt: WeightFormat, par: Parallelism
             problems.append(f"expert parallel size ({par.ep}) must be a multiple of the tensor parallel size ({tp})")
         if experts and experts % par.ep:
             problems.append(f"routed experts ({experts}) must be divisible by the expert parallel size ({par.ep})")
+    if fmt.name == "mxfp4" and not arch.is_moe:
+        # vLLM's and SGLang's MXFP4 method quantizes the fused MoE layers only (gpt-oss): a dense model's linear layers
+        # load unquantized, so the 4-bit sizes are not what runs (newuser20 item 7)
+        problems.append("MXFP4 runs on a mixture of experts' routed experts only; a dense model has none to hold in it")
     if fmt.block:
         problems.extend(_block_problems(arch, fmt.block, par))
     return tuple(problems)

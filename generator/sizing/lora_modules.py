@@ -1,5 +1,8 @@
 """The linear modules of a decoder layer as PEFT's ``target_modules`` sees them: Transformers' names, fused or not.
 
+The names are those of Transformers 4.x modeling files; later releases store more models' experts as fused parameters
+(as gpt-oss's), which only PEFT's ``target_parameters`` reaches.
+
 The architecture engine names every matrix generically (``q_proj``, ``experts.gate_proj``, ``router``). Transformers
 names some model types' matrices otherwise, fuses some, and keeps some models' experts as parameters of one module
 rather than as linear layers (fuzz15 item 4: Mixtral's ``w1, w2, w3`` were refused and ``gate_proj`` was accepted, a

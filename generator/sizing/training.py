@@ -49,7 +49,9 @@ with sequence parallelism divides activations by TP.
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 from generator.errors import InputError
@@ -241,26 +243,51 @@ def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[Linear]:
 
     PEFT adapts the modules whose names match and ignores the rest, so a misspelt name would only shrink the adapters
     (fuzz14 item 5: ``v_porj`` beside ``q_proj`` counted the parameters of ``q_proj`` alone). Names are Transformers'
-    for the model type (:mod:`generator.sizing.lora_modules`).
+    for the model type (:mod:`generator.sizing.lora_modules`); as PEFT, a dotted name matches the modules its path ends
+    with, one layer's where it names the layer (``model.layers.3.self_attn.q_proj``). ``all-linear`` is PEFT's value
+    for the whole list: beside names it matches nothing (fuzz16 item 8), so it is refused there.
     """
+    adapts = lora_matcher(targets)
+    wanted = [_lora_target(t) for t in targets if t != LORA_ALL]
     picked = [
         lin
-        for layer in arch.layers
+        for index, layer in enumerate(arch.layers)
         for name, lin in peft_modules(arch.model_type, layer)
-        if LORA_ALL in targets or name in targets
+        if adapts(index, name)
     ]
     names = module_names(arch)
     # the output layer is a linear module PEFT adapts when named (its all-linear leaves it out; review 14 item 8)
     names.add(LM_HEAD)
-    if LM_HEAD in targets:
+    if any(module == LM_HEAD for module, _ in wanted):
         picked.append(Linear(LM_HEAD, arch.hidden_size, arch.vocab_size, LM_HEAD))
-    unknown = [t for t in targets if t != LORA_ALL and t not in names]
+    unknown = [t for t, (module, index) in zip((t for t in targets if t != LORA_ALL), wanted, strict=True)
+               if module not in names or (index is not None and index >= arch.num_layers)]  # fmt: skip
     if unknown:
         raise InputError(
             f"LoRA target modules {unknown} match no linear layer of this model (its layers: {', '.join(sorted(names))}, "
             f"or {LORA_ALL})"
         )
     return picked
+
+
+def lora_matcher(targets: tuple[str, ...]) -> Callable[[int, str], bool]:
+    """Whether a decoder layer's module (by index and Transformers' name) is one ``targets`` adapts."""
+    if LORA_ALL in targets and len(targets) > 1:
+        raise InputError(
+            f"'{LORA_ALL}' is PEFT's target_modules value on its own: in a list beside module names it matches no "
+            "module; give it alone, or list the modules"
+        )
+    if LORA_ALL in targets:
+        return lambda index, name: True
+    wanted = [_lora_target(t) for t in targets]
+    return lambda index, name: any(name == module and at in (None, index) for module, at in wanted)
+
+
+def _lora_target(entry: str) -> tuple[str, int | None]:
+    """A ``target_modules`` entry as (module name, decoder layer or None): its last component, and the layer it names."""
+    parts = entry.split(".")
+    layer = next((int(n) for key, n in itertools.pairwise(parts) if key in ("layers", "h") and n.isdigit()), None)
+    return parts[-1], layer
 
 
 @memoized
@@ -333,15 +360,16 @@ def lora_dropout_bytes_per_token_per_layer(arch: Architecture, targets: tuple[st
     Zero when ``lora_dropout`` is 0 (PEFT then passes ``x`` through unchanged).
     """
     lora_targets(arch, targets)  # refuses targets that match nothing
+    adapts = lora_matcher(targets)
 
-    def adapted_inputs(layer: Layer) -> int:
+    def adapted_inputs(index: int, layer: Layer) -> int:
         return sum(
             lin.in_features * (layer.experts_per_token if lin.group == EXPERT else lin.copies)
             for name, lin in peft_modules(arch.model_type, layer)
-            if LORA_ALL in targets or name in targets
+            if adapts(index, name)
         )
 
-    return max(adapted_inputs(layer) for layer in arch.layers) * (2 + 1)
+    return max(adapted_inputs(i, layer) for i, layer in enumerate(arch.layers)) * (2 + 1)
 
 
 def size_training(

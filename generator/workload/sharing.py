@@ -5,7 +5,7 @@ from __future__ import annotations
 from generator import catalog
 from generator.errors import InputError
 from generator.workload.loader import Document
-from generator.workload.models import GpuSharing, Workload
+from generator.workload.models import GpuSharing, InferenceDeployment, Workload
 
 WHERE = ("kubernetes", "gpu_sharing")
 
@@ -69,6 +69,19 @@ def sharing_errors(doc: Document, wl: Workload) -> list[InputError]:
             problem = mig_problem(gpu, sharing.mig_profile)
             if problem is not None:
                 errors.append(InputError(problem, doc.locate(path)))
+    if mig:  # a pod gets one MIG instance, which spans no GPUs: a pinned multi-GPU replica cannot run (fuzz16 item 4)
+        for i, dep in enumerate(wl.deployments):
+            pin = dep.parallelism if isinstance(dep, InferenceDeployment) else None  # training keeps whole GPUs
+            for field in ("tp", "pp"):
+                degree = getattr(pin, field) if pin is not None else None
+                if degree is not None and degree > 1:
+                    errors.append(
+                        InputError(
+                            f"{field} {degree}: with strategy mig each pod gets one MIG instance, which cannot span GPUs; "
+                            "drop the pin, or share the GPUs by time-slicing or mps",
+                            doc.locate(("deployments", i, "parallelism", field)),
+                        )
+                    )
     if mig and not named:
         errors.append(
             InputError(

@@ -64,6 +64,31 @@ def training_setting_errors(doc: Document, i: int, spec: TrainingSpec) -> list[I
     return errors
 
 
+def _not_lower_errors(doc: Document, at: Path, spec: InferenceSpec, model: ResolvedModel) -> list[InputError]:
+    """Allowed precisions whose weights are no smaller than the precision asked.
+
+    fuzz16 item 9: fp16 beside bf16 was taken as "the smallest allowed", and fp32 was accepted as a fallback.
+    """
+    from generator.calculator.model_source import serving_format
+    from generator.sizing.weights import size_weights
+
+    arch = model.architecture
+    asked = serving_format(model, spec.precision)
+    asked_bytes = size_weights(arch, asked).total_bytes
+    errors = []
+    for j, name in enumerate(spec.allowed_precisions):
+        fmt = serving_format(model, name)
+        if fmt.name != asked.name and size_weights(arch, fmt).total_bytes >= asked_bytes:
+            errors.append(
+                InputError(
+                    f"'{name}' stores this model's weights in no fewer bytes than {asked.name}, the precision asked: "
+                    "allowed_precisions are lower precisions to fall back to",
+                    doc.locate((*at, "allowed_precisions", j)),
+                )
+            )
+    return errors
+
+
 def inference_limit_errors(doc: Document, i: int, spec: InferenceSpec, model: ResolvedModel | None) -> list[InputError]:
     """Problems of deployment ``i``'s token counts against its context window and its model's."""
     at: Path = ("deployments", i, "inference")
@@ -89,6 +114,8 @@ def inference_limit_errors(doc: Document, i: int, spec: InferenceSpec, model: Re
                 )
             )
         seen.setdefault(canonical, name)
+    if model is not None:
+        errors += _not_lower_errors(doc, at, spec, model)
     limit = model.architecture.max_model_len if model is not None else 0
     if model is not None and limit and spec.max_context_tokens > limit:
         errors.append(
