@@ -82,3 +82,30 @@ def test_a_moe_whose_tp_shards_do_not_load_is_planned_with_expert_parallelism(tm
     assert "expert parallelism, TP8 alone splits the experts into shards that do not load" in files["SPEC.md"]
     # the engine is told: vLLM --enable-expert-parallel
     assert "expert_parallel_size: 8" in files["ansible/group_vars/q_h100_sxm5_80gb.yml"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--gpu", "h100-sxm5-80gb"),  # a serving engine
+        ("--gpu", "rtx-4090-24gb", "--ram-gib", "128"),  # a machine of yours: llama.cpp's MXFP4_MOE as well
+    ],
+)
+def test_mxfp4_on_a_dense_model_is_refused_on_every_path(args: tuple[str, ...]) -> None:
+    """newuser20 item 7, review 16 item 1: Llama 70B at MXFP4 "fit" at 37.8 GiB; no engine holds a dense model in it."""
+    from tests.helpers import run_estimate
+
+    code, _ = run_estimate("meta-llama/Llama-3.3-70B-Instruct", "--precision", "mxfp4", *args)
+    assert code == 1
+
+
+def test_mxfp4_on_a_dense_model_is_refused_at_the_precision_field(tmp_path: Path) -> None:
+    from generator.errors import InputError, MultipleInputError
+
+    path = tmp_path / "d.yaml"
+    path.write_text(
+        "version: 1\nname: d\ndeployments:\n  - name: d\n    model: meta-llama/Llama-3.3-70B-Instruct\n"
+        "    inference: {precision: mxfp4, max_context_tokens: 8192}\nhardware: {provider: aws}\n"
+    )
+    with pytest.raises((InputError, MultipleInputError), match=r"deployments\[0\]\.inference\.precision: MXFP4 holds"):
+        render_file(str(path))

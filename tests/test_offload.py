@@ -443,6 +443,9 @@ def test_the_llama_cpp_setting_says_when_the_weights_need_a_gguf_first(precision
     assert ("llama.cpp_note" in settings) is note
     if note:
         assert settings["llama.cpp_note"].startswith(f"llama.cpp loads GGUF files, not {precision} checkpoints")
+        # a GGUF type of about the same size places the same way (newuser19 item 4: int4 was told q8_0)
+        same = "q4_k_m" if precision == "nvfp4" else "q8_0"
+        assert f"convert to {same}" in settings["llama.cpp_note"]
 
 
 @pytest.mark.parametrize(
@@ -551,6 +554,9 @@ def test_the_llama_cpp_command_sets_the_kv_cache_type_planned(kv: str, flags: st
                          "--precision", "q4_k_m", "--context", "32768", "--kv-precision", kv)  # fmt: skip
     settings = data["runtime_settings"]
     assert re.match(rf"-ngl \d+ -c 32768{flags} ", settings["llama.cpp"])
+    # the fields a deployment tool assembles say the same (review 16 item 4)
+    options = settings["llama.cpp_options"]
+    assert (options["cache_type"], options.get("flash_attn")) == (("f16", None) if kv == "bf16" else ("q8_0", "on"))
     if note is None:
         assert "llama.cpp_note" not in settings
     else:

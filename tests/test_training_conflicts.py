@@ -330,3 +330,12 @@ def test_lora_targets_match_as_peft_does(targets: tuple[str, ...], params: int) 
     assert lora_params(arch, 16, targets) == params
     with pytest.raises(InputError, match="'all-linear' is PEFT's target_modules value on its own"):
         lora_params(arch, 16, ("q_proj", "all-linear"))
+
+
+def test_a_pinned_training_pipeline_divides_the_layers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review 14 item 11: pp 3 on a 32-layer model was planned (Megatron-LM splits layers evenly over stages)."""
+    (tmp_path / "workload.yaml").write_text(PINNED.replace("FRAMEWORK", "megatron").replace("PIN", "{pp: 3}"))
+    assert call_cli(tmp_path, ("validate", "workload.yaml")) == 1
+    assert "deployments[0].parallelism.pp: pp 3 does not divide the model's 32 layers" in capsys.readouterr().err
+    (tmp_path / "workload.yaml").write_text(PINNED.replace("FRAMEWORK", "megatron").replace("PIN", "{pp: 4}"))
+    assert call_cli(tmp_path, ("validate", "workload.yaml")) == 0

@@ -20,7 +20,7 @@ from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_repl
 from generator.sizing.engine_runtime import ENGINE_NAMES, batch_limits, default_max_num_batched_tokens, per_sequence_host_scale
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
 from generator.sizing.kv_cache import size_kv_cache
-from generator.sizing.loadability import format_problems, loadability_problems
+from generator.sizing.loadability import dense_format_problem, format_problems, loadability_problems
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import (
     accelerator_for,
@@ -382,6 +382,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             f"TP{par.tp} is sized over the {gpu.name}'s NVLink bridge, assumed fitted between the cards; "
             f"a server without one joins them over PCIe Gen{gpu.pcie_gen}"
         )
+    if not req.train and (dense := dense_format_problem(fmt, arch)):  # any engine, a machine of yours as well
+        raise InputError(f"{model.id} in {fmt.name} will not load: {dense}")
     if not req.train and gpu is not None:  # on a machine of yours as well: no engine there has the kernel either
         unserved = format_problems(fmt, gpu.architecture)
         if unserved:
@@ -678,7 +680,8 @@ def _fixed_machine(
     spec = req.fixed
     assert spec is not None
     machine, _gpu, basis = build_machine(spec)
-    formats = [fmt, *(weight_format(p) for p in req.allowed_precisions if p != fmt.name)]
+    allowed = (weight_format(p) for p in req.allowed_precisions if p != fmt.name)
+    formats = [fmt, *(f for f in allowed if not dense_format_problem(f, arch))]
     try:
         prompt, output = _sequence_tokens(req)
         # the decode step reads the KV of the context in use halfway through the answer, as the serving estimate's

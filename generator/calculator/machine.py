@@ -156,7 +156,7 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
         gpu_tflops=gpu.tflops("bf16") or 0.0,
         pcie_gb_per_s=link,
         ram_bytes=int(spec.ram_gib / sockets * GIB),
-        reserved_ram_bytes=int(spec.reserved_ram_gib * GIB),
+        reserved_ram_bytes=int(spec.reserved_ram_gib / sockets * GIB),  # the reserve shares the nodes as the RAM does
         swap_bytes=int(spec.swap_gib * GIB),
         nvme_bytes=int(spec.nvme_gib * GIB),
         nvme_read_gb_per_s=spec.nvme_read_gb_per_s,

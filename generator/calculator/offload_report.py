@@ -119,8 +119,9 @@ def runtime_settings(
         deepspeed = {"zero_optimization": zero}
     # the same arguments as fields, for a deployment tool to assemble (the group vars; a regex can outgrow a line)
     options: dict[str, Any] = {"n_gpu_layers": ngl, "ctx_size": p.context_tokens}
+    options["cache_type"] = kv_type or "f16"  # llama.cpp's default cache type
     if kv_type:
-        options["cache_type"] = kv_type
+        options["flash_attn"] = "on"
     if expert_layers:
         options["cpu_expert_layers"] = [int(i) for i in expert_layers]
     if machine.gpus > 1:
@@ -136,9 +137,12 @@ def runtime_settings(
     }
     notes = []
     if fmt is not None and fmt.gguf is None and fmt.name not in GGUF_NATIVE_FORMATS:
+        # a GGUF type of about the same bits places the same way (newuser19 item 4: q8_0 was offered for an int4 model
+        # planned on 48 GB, where 75 GB of q8_0 would not go "the same way")
+        same = "q4_k_m, a 4-bit GGUF type" if fmt.bits <= 5 else "q8_0 (8.5 bits per weight)" if fmt.bits <= 8 else "f16"
         notes.append(
-            f"llama.cpp loads GGUF files, not {fmt.name} checkpoints: convert to q8_0 (8.5 bits per weight) or a 4-bit "
-            "GGUF type and place it the same way, or use the vLLM / Accelerate settings"
+            f"llama.cpp loads GGUF files, not {fmt.name} checkpoints: convert to {same}, about the same size, and "
+            "place it the same way, or use the vLLM / Accelerate settings"
         )
     if kv_type == "q8_0":
         extra = (p.kv_gpu_bytes + p.kv_cpu_bytes) * (Q8_0_BITS / 8 - 1)

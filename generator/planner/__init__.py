@@ -616,7 +616,7 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
         findings.append(
             Finding(
                 "info",
-                "not-on-demand",
+                "not-on-demand-ranked",
                 "; ".join(f"{p} is sold through {sold}, not on demand" for p, sold in sorted(off_demand.items()))
                 + f", so no on-demand price ranks it: layouts there (such as {fewer.summary}, {fewer.gpus_bought} GPUs) "
                 "are ranked after priced ones; with a reservation, give its USD per node-hour under 'prices:' to rank "

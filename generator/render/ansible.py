@@ -227,7 +227,6 @@ def _deployment_vars(d: DeploymentPlan, pool: str, tp: int, pp: int, replicas: i
         out["engine"] = {
             "name": "llama.cpp",
             "max_model_len": d.details["context_tokens"],
-            "kv_cache_precision": d.kv_cache_precision,
             "llama_cpp": settings["llama.cpp_options"],
             "vllm_args": settings["vllm"],
         }

@@ -149,7 +149,7 @@ def share_too_small(plan: Plan, sharing: GpuSharing, gpu_memory_utilization: flo
     gpu_of = {pool.name: pool.node.gpu_id for pool in plan.pools}
     whole = whole_gpu_pools(plan)
     for i, dep in enumerate(plan.deployments):
-        if dep.kind != "inference":
+        if dep.kind != "inference" or "runtime_settings" in dep.details:  # a fixed machine runs one llama.cpp stream
             continue
         needs = dep.memory_per_gpu["total"]
         vllm = "serving_engine" not in dep.details

@@ -89,6 +89,19 @@ def format_problems(fmt: WeightFormat, architecture: str) -> tuple[str, ...]:
     return (f"{fmt.name} weights cannot be served on {column}: " + reason.format(column=column),)
 
 
+def dense_format_problem(fmt: WeightFormat, arch: Architecture) -> str | None:
+    """Why ``fmt`` cannot hold a dense model: MXFP4 is applied to a mixture of experts' routed experts only.
+
+    vLLM's and SGLang's MXFP4 method quantizes the fused MoE layers (gpt-oss), and llama.cpp's quantize type is
+    MXFP4_MOE: a dense model's linear layers stay 16-bit, so the 4-bit sizes are not what runs (newuser20 item 7).
+    """
+    if fmt.name == "mxfp4" and not arch.is_moe:
+        return (
+            "MXFP4 holds a mixture of experts' routed experts only (vLLM, SGLang, llama.cpp's MXFP4_MOE); a dense model has none"
+        )
+    return None
+
+
 def loadability_problems(arch: Architecture, fmt: WeightFormat, par: Parallelism) -> tuple[str, ...]:
     """Reasons a vLLM/SGLang-style engine refuses this layout (empty when it loads)."""
     problems: list[str] = []
@@ -105,10 +118,8 @@ def loadability_problems(arch: Architecture, fmt: WeightFormat, par: Parallelism
             problems.append(f"expert parallel size ({par.ep}) must be a multiple of the tensor parallel size ({tp})")
         if experts and experts % par.ep:
             problems.append(f"routed experts ({experts}) must be divisible by the expert parallel size ({par.ep})")
-    if fmt.name == "mxfp4" and not arch.is_moe:
-        # vLLM's and SGLang's MXFP4 method quantizes the fused MoE layers only (gpt-oss): a dense model's linear layers
-        # load unquantized, so the 4-bit sizes are not what runs (newuser20 item 7)
-        problems.append("MXFP4 runs on a mixture of experts' routed experts only; a dense model has none to hold in it")
+    if (dense := dense_format_problem(fmt, arch)) is not None:
+        problems.append(dense)
     if fmt.block:
         problems.extend(_block_problems(arch, fmt.block, par))
     return tuple(problems)

@@ -49,7 +49,6 @@ with sequence parallelism divides activations by TP.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable
 from fractions import Fraction
@@ -248,7 +247,7 @@ def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[Linear]:
     for the whole list: beside names it matches nothing (fuzz16 item 8), so it is refused there.
     """
     adapts = lora_matcher(targets)
-    wanted = [_lora_target(t) for t in targets if t != LORA_ALL]
+    wanted = _lora_targets(targets)
     picked = [
         lin
         for index, layer in enumerate(arch.layers)
@@ -258,10 +257,14 @@ def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[Linear]:
     names = module_names(arch)
     # the output layer is a linear module PEFT adapts when named (its all-linear leaves it out; review 14 item 8)
     names.add(LM_HEAD)
-    if any(module == LM_HEAD for module, _ in wanted):
+    if any(module == LM_HEAD and index is None for _, module, index in wanted):
         picked.append(Linear(LM_HEAD, arch.hidden_size, arch.vocab_size, LM_HEAD))
-    unknown = [t for t, (module, index) in zip((t for t in targets if t != LORA_ALL), wanted, strict=True)
-               if module not in names or (index is not None and index >= arch.num_layers)]  # fmt: skip
+    # the output layer is in no decoder layer, and a layer index past the last names nothing
+    unknown = [
+        entry
+        for entry, module, index in wanted
+        if module not in names or (index is not None and (module == LM_HEAD or index >= arch.num_layers))
+    ]
     if unknown:
         raise InputError(
             f"LoRA target modules {unknown} match no linear layer of this model (its layers: {', '.join(sorted(names))}, "
@@ -279,15 +282,24 @@ def lora_matcher(targets: tuple[str, ...]) -> Callable[[int, str], bool]:
         )
     if LORA_ALL in targets:
         return lambda index, name: True
-    wanted = [_lora_target(t) for t in targets]
-    return lambda index, name: any(name == module and at in (None, index) for module, at in wanted)
+    wanted = _lora_targets(targets)
+    return lambda index, name: any(name == module and at in (None, index) for _, module, at in wanted)
 
 
-def _lora_target(entry: str) -> tuple[str, int | None]:
-    """A ``target_modules`` entry as (module name, decoder layer or None): its last component, and the layer it names."""
-    parts = entry.split(".")
-    layer = next((int(n) for key, n in itertools.pairwise(parts) if key in ("layers", "h") and n.isdigit()), None)
-    return parts[-1], layer
+def _lora_targets(targets: tuple[str, ...]) -> list[tuple[str, str, int | None]]:
+    """Each named ``target_modules`` entry as (entry, module name, decoder layer or None).
+
+    The module is its last component; the layer, the number in its path (``model.layers.3.self_attn.q_proj``,
+    ``3.self_attn.q_proj``). The parent modules between are not checked: a misplaced ``mlp.q_proj`` counts as q_proj.
+    """
+    parsed = []
+    for entry in targets:
+        if entry == LORA_ALL:
+            continue
+        parts = entry.split(".")
+        layer = next((int(p) for p in reversed(parts[:-1]) if p.isdigit()), None)
+        parsed.append((entry, parts[-1], layer))
+    return parsed
 
 
 @memoized

@@ -430,6 +430,16 @@ def _pinned_layout_errors(
     at: Path = ("deployments", i, "parallelism")
     if pin.pp is not None and pin.pp > arch.num_layers:
         return [InputError(f"pp {pin.pp} is more than the model's {arch.num_layers} layers", doc.locate((*at, "pp")))]
+    if isinstance(dep, TrainingDeployment) and pin.pp is not None and arch.num_layers % pin.pp:
+        # review 14 item 11: Megatron-LM splits a model's layers evenly over its stages (an uneven split needs its
+        # account-for-embedding/loss options, which the plan's stage memory does not size); vLLM serves uneven stages
+        return [
+            InputError(
+                f"pp {pin.pp} does not divide the model's {arch.num_layers} layers: a training pipeline holds as many "
+                "layers a stage",
+                doc.locate((*at, "pp")),
+            )
+        ]
     if isinstance(dep, TrainingDeployment) and dep.training.framework:
         # as the estimate refuses --tp / --pp for such a framework (fuzz14 item 2: the plan said "infeasible", exit 3)
         from generator.sizing.frameworks import layout_refusal

@@ -70,15 +70,20 @@ def _not_lower_errors(doc: Document, at: Path, spec: InferenceSpec, model: Resol
     fuzz16 item 9: fp16 beside bf16 was taken as "the smallest allowed", and fp32 was accepted as a fallback.
     """
     from generator.calculator.model_source import serving_format
+    from generator.sizing.loadability import dense_format_problem
     from generator.sizing.weights import size_weights
 
     arch = model.architecture
     asked = serving_format(model, spec.precision)
     asked_bytes = size_weights(arch, asked).total_bytes
     errors = []
+    if spec.precision and (dense := dense_format_problem(asked, arch)):  # review 16 item 2: refused at the field
+        errors.append(InputError(dense, doc.locate((*at, "precision"))))
     for j, name in enumerate(spec.allowed_precisions):
         fmt = serving_format(model, name)
-        if fmt.name != asked.name and size_weights(arch, fmt).total_bytes >= asked_bytes:
+        if dense := dense_format_problem(fmt, arch):
+            errors.append(InputError(dense, doc.locate((*at, "allowed_precisions", j))))
+        elif fmt.name != asked.name and size_weights(arch, fmt).total_bytes >= asked_bytes:
             errors.append(
                 InputError(
                     f"'{name}' stores this model's weights in no fewer bytes than {asked.name}, the precision asked: "
