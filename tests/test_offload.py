@@ -665,3 +665,14 @@ def test_a_fixed_machines_group_vars_carry_its_engine_settings() -> None:
     assert dep["engine"]["name"] == "llama.cpp" and dep["requests_per_s"] == plan["deployments"][0]["details"]["requests_per_s"]
     ngl = settings["llama.cpp"].split()[1]
     assert str(settings["llama.cpp_options"]["n_gpu_layers"]) == ngl
+
+
+def test_a_price_beside_a_fixed_machine_is_said_to_be_unused(tmp_path: Path) -> None:
+    """fuzz15 item 11: prices: {dgx-h100: 4} on a fixed machine passed without a word."""
+    path = tmp_path / "p.yaml"
+    path.write_text((REPO / "examples" / "home-70b-offload.yaml").read_text() + "prices: {dgx-h100: 4}\n")
+    (said,) = [f for f in plan_file(str(path))[1].findings if f.code == "setting-unused"]
+    assert (said.path, said.message) == (
+        "prices.dgx-h100",
+        "prices.dgx-h100: hardware.fixed plans the machine given, which nothing prices: remove it",
+    )

@@ -339,3 +339,20 @@ def test_a_pinned_training_pipeline_divides_the_layers(tmp_path: Path, capsys: p
     assert "deployments[0].parallelism.pp: pp 3 does not divide the model's 32 layers" in capsys.readouterr().err
     (tmp_path / "workload.yaml").write_text(PINNED.replace("FRAMEWORK", "megatron").replace("PIN", "{pp: 4}"))
     assert call_cli(tmp_path, ("validate", "workload.yaml")) == 0
+
+
+def test_a_dataset_smaller_than_one_global_batch_is_warned(tmp_path: Path) -> None:
+    """fuzz15 item 11: 1e9 tokens against a 16,777,216-sequence global batch planned a 62 h step and a "2.0 h" job."""
+    from generator.api import plan_file
+
+    path = tmp_path / "d.yaml"
+    text = (
+        "version: 1\nname: d\ndeployments:\n  - name: tune\n    model: meta-llama/Llama-3.2-1B\n"
+        "    training: {method: full, dataset_tokens: 1000000000, global_batch_size: GBS}\n"
+        "hardware: {provider: baremetal, gpus: [h100-sxm5-80gb]}\n"
+    )
+    path.write_text(text.replace("GBS", "16777216"))
+    (said,) = [f.message for f in plan_file(str(path))[1].findings if f.code == "dataset-below-one-step"]
+    assert "1,000,000,000 tokens to train (dataset_tokens x epochs) are less than one optimizer step's 34,359,738,368" in said
+    path.write_text(text.replace("GBS", "64"))
+    assert not [f for f in plan_file(str(path))[1].findings if f.code == "dataset-below-one-step"]

@@ -112,6 +112,16 @@ def unused_setting_findings(wl: Workload) -> list[Finding]:
         for platform_id in sorted(wl.prices)
         if (other := _platform_provider(platform_id)) is not None and other != provider
     ]
+    if wl.hardware.fixed is not None:  # the machine is had: nothing is priced (fuzz15 item 11)
+        prices = [
+            Finding(
+                "warning",
+                "setting-unused",
+                f"prices.{platform_id}: hardware.fixed plans the machine given, which nothing prices: remove it",
+                f"prices.{platform_id}",
+            )
+            for platform_id in sorted(wl.prices)
+        ]
     return gke + prices
 
 
@@ -634,6 +644,23 @@ def build_plan(
                 index, dep.training.sequence_length, model.name, model.architecture.max_model_len
             )
             findings += [extension] if extension else []
+            # fuzz15 item 11: a dataset smaller than one global batch runs a fraction of one optimizer step
+            spec_t = dep.training
+            if spec_t.dataset_tokens is not None:
+                tokens = spec_t.dataset_tokens * spec_t.epochs
+                batch_tokens = details["global_batch_size"] * details["sequence_length"]
+                if tokens < batch_tokens:
+                    findings.append(
+                        Finding(
+                            "warning",
+                            "dataset-below-one-step",
+                            f"deployment {dep.name}: {tokens:,.0f} tokens to train (dataset_tokens x epochs) are less "
+                            f"than one optimizer step's {batch_tokens:,} ({details['global_batch_size']:,} sequences of "
+                            f"{details['sequence_length']:,} tokens): no full step runs; lower global_batch_size or "
+                            "sequence_length, or add data",
+                            f"deployments[{index}].training",
+                        )
+                    )
             hours = details.get("hours")
             if hours and hours > HOURS_PER_YEAR and dep.training.deadline_hours is None:  # fuzz14 item 7
                 findings.append(

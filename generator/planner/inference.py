@@ -420,8 +420,10 @@ def _gpu_shapes(
                 if not loadability_problems(arch, fmt, with_ep):
                     par, problems = with_ep, ()
             if problems:
-                blocked.append(LayoutBlocked(f"TP{tp} PP{pp}: {problems[0]}"))
-                continue
+                # what refuses to load does not depend on the stages: said once, of the layout as pinned or first tried
+                # (fuzz16 item 5: every platform read "TP8 PP8", the last PP tried)
+                blocked.append(LayoutBlocked(f"TP{tp}" + (f" PP{pp}" if pp > 1 else "") + f": {problems[0]}"))
+                break
             nvlink = nvlink_replica(gpu.interconnect_kind, gpu.nvlink_domain_gpus, par)
             for limit in limits:  # vLLM's profiling run samples, and its graphs capture, that many sequences
                 engine_consts = (
