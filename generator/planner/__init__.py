@@ -627,8 +627,14 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
     open_ = sorted({_unpriced_label(u) for u in undominated if u.platform_id not in off_demand})
     if not open_:
         off = " (not sold on demand)"
-        labels = {_unpriced_label(u) + (off if _sold_through(u.platform_id) else "") for u in unpriced}
-        if dominated := sorted(label for label in labels if label.split(" ", 1)[0] not in off_demand):
+        dominated = sorted(
+            {
+                _unpriced_label(u) + (off if _sold_through(u.platform_id) else "")
+                for u in unpriced
+                if u.platform_id not in off_demand
+            }
+        )
+        if dominated:
             findings.append(
                 Finding(
                     "info",
