@@ -10,11 +10,12 @@ changed pool its per-GPU memory (a Mermaid pie per deployment). The body stays u
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from typing import Any
 
 from generator.errors import InputError
-from generator.fleet_diff import diff_plans, fmt_cell, markdown_diff, signed_cell
+from generator.fleet_diff import TRAINING_FIELDS, diff_plans, fmt_cell, markdown_diff, signed_cell
 from generator.input_files import MAX_WORKLOAD_BYTES, check_distinct_files, short
 from generator.named_tuple import NamedTuple
 from generator.units import GIB
@@ -215,6 +216,10 @@ def _sum_totals(files: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         new = [r["new"] for r in rows if r["new"] is not None]
         if not old and not new:
             continue
+        if key in TRAINING_FIELDS:  # no rented job on a side is no figure, not a free one (fuzz15 item 11)
+            a, b = (sum(side) if side else None for side in (old, new))
+            out[key] = {"old": a, "new": b, "delta": b - a if a is not None and b is not None else None}
+            continue
         a, b = sum(old), sum(new)
         out[key] = {"old": a, "new": b, "delta": b - a}
     return out
@@ -259,9 +264,21 @@ def mermaid_memory(entry: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def code_span(text: str) -> str:
+    """``text`` as a Markdown code span that its own backticks cannot close (fuzz15 item 11: ``q`k.yaml``).
+
+    CommonMark closes a span at a run of backticks as long as the one that opened it, so the fence is one longer than
+    the longest run inside, and padded with a space where the text has backticks.
+    """
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    pad = " " if longest else ""
+    fence = "`" * (longest + 1)
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def markdown(result: dict[str, Any]) -> str:
     """The pull-request comment: headline over every file, then each changed file (within the size limit)."""
-    head = [f"## specgen: fleet change against `{result['base']}`", ""]
+    head = [f"## specgen: fleet change against {code_span(result['base'])}", ""]
     labels = dict(HEADLINE)
     if result["totals"]:
         head += ["| | before | after | change |", "|---|---:|---:|---:|"]
@@ -273,7 +290,12 @@ def markdown(result: dict[str, Any]) -> str:
     body = "\n".join(head) + "\n"
     left_out = 0
     for entry in changed:
-        section = ["", f"### `{entry['file']}` ({entry['status']})", "", markdown_diff(entry["diff"]).split("\n", 2)[2].strip()]
+        section = [
+            "",
+            f"### {code_span(entry['file'])} ({entry['status']})",
+            "",
+            markdown_diff(entry["diff"]).split("\n", 2)[2].strip(),
+        ]
         section += [mermaid_memory(m) for m in entry["memory"]]
         text = "\n".join(section) + "\n"
         if len(body) + len(text) > MAX_MARKDOWN_CHARS - 200:

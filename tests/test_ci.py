@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -784,3 +785,32 @@ def test_the_ci_examples_list_a_renamed_workloads_old_name(
     assert code == 0, err
     totals = json.loads(out)["totals"]
     assert totals["gpus"]["delta"] == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "span"),
+    [("a.yaml", "`a.yaml`"), ("q`k.yaml", "`` q`k.yaml ``"), ("`x`", "`` `x` ``"), ("a``b", "``` a``b ```")],
+)
+def test_a_file_name_stays_inside_its_code_span(text: str, span: str) -> None:
+    """fuzz15 item 11: a backtick in a file name closed the heading's code span early in the PR comment."""
+    from generator.pr_diff import code_span
+
+    assert code_span(text) == span
+
+
+def test_a_rented_training_job_that_is_no_longer_rented_has_no_figure_after() -> None:
+    """fuzz15 item 11: moving mixed.yaml to bare metal read 245.67 -> 0 (-245.67) in the headline, as if the job were
+    free; its servers, now bought, are in the month."""
+    from generator.pr_diff import _sum_totals
+
+    def file(old: float | None, new: float | None) -> dict[str, Any]:
+        return {"diff": {"totals": {"training_usd_per_job": {"old": old, "new": new}, "usd_per_month": {"old": 1.0, "new": 2.0}}}}
+
+    totals = _sum_totals([file(245.67, None)])
+    assert totals["training_usd_per_job"] == {"old": 245.67, "new": None, "delta": None}
+    assert totals["usd_per_month"] == {"old": 1.0, "new": 2.0, "delta": 1.0}
+    assert _sum_totals([file(100.0, 150.0), file(None, 50.0)])["training_usd_per_job"] == {
+        "old": 100.0,
+        "new": 200.0,
+        "delta": 100.0,
+    }
