@@ -356,3 +356,24 @@ def test_a_dataset_smaller_than_one_global_batch_is_warned(tmp_path: Path) -> No
     assert "1,000,000,000 tokens to train (dataset_tokens x epochs) are less than one optimizer step's 34,359,738,368" in said
     path.write_text(text.replace("GBS", "64"))
     assert not [f for f in plan_file(str(path))[1].findings if f.code == "dataset-below-one-step"]
+
+
+@pytest.mark.parametrize(("deadline", "later"), [(87600, False), (1000, True)])
+def test_the_deadline_hint_offers_a_later_deadline_only_below_the_schema_maximum(
+    tmp_path: Path, deadline: int, later: bool
+) -> None:
+    """fuzz15 item 11: a deadline at the schema's 87,600 h maximum was told to take a later one."""
+    from generator.errors import InfeasibleError
+    from generator.planner import plan_workload
+    from generator.workload import load_workload
+
+    path = tmp_path / "d.yaml"
+    path.write_text(
+        "version: 1\nname: d\ndeployments:\n  - name: tune\n    model: meta-llama/Llama-3.1-8B\n"
+        f"    training: {{method: lora, dataset_tokens: 1000000000000000, epochs: 1000, deadline_hours: {deadline}}}\n"
+        "hardware: {provider: aws}\n"
+    )
+    with pytest.raises(InfeasibleError) as refused:
+        plan_workload(load_workload(str(path)))
+    assert "for the deadline: " in str(refused.value)
+    assert ("a later deadline_hours" in str(refused.value)) is later

@@ -100,7 +100,9 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: Resolved
     ways = ["a GPU with more memory", *(["ZeRO-3"] if stage is not None and stage < 3 else []), *([lighter] if lighter else [])]
     general = f"to unblock: allow {', '.join(ways)}, a shorter sequence_length, or more rack power / max_nodes"
     if any(b.code == PAST_DEADLINE or DEADLINE_NEEDS in b.why for b in blocked):
-        general += "; for the deadline: a later deadline_hours, fewer dataset_tokens or epochs, or a faster GPU"
+        # a later deadline only below the schema's maximum (fuzz15 item 11)
+        later = "a later deadline_hours, " if (training.deadline_hours or 0) < _most_deadline_hours() else ""
+        general += f"; for the deadline: {later}fewer dataset_tokens or epochs, or a faster GPU"
     short_of_ram = [b for b in blocked if b.code == "ram-short"]
     if not short_of_ram:
         return general
@@ -661,6 +663,14 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
         )
     )
     return "gpus"
+
+
+def _most_deadline_hours() -> float:
+    """The schema's maximum of ``training.deadline_hours``."""
+    from generator.workload.schema import workload_schema
+
+    training = workload_schema()["properties"]["deployments"]["items"]["properties"]["training"]
+    return float(training["properties"]["deadline_hours"]["maximum"])
 
 
 def _sold_through(platform_id: str) -> str | None:
