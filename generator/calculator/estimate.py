@@ -700,6 +700,7 @@ def _fixed_machine(
     except InfeasibleError as exc:
         raise InfeasibleError(f"the model cannot run on this machine: {exc}; {offload_unblock(arch, formats)}") from None
     summary = offload_summary(plan, machine)
+    numa = numa_note(spec) if plan.placement.offloaded else None  # only what lives off the GPUs reads their memory
     return {
         "offload": summary,
         "memory": {"per_gpu": max((b.as_dict() for b in plan.placement.per_gpu), key=lambda d: d["total"])},
@@ -723,11 +724,7 @@ def _fixed_machine(
         "findings": [
             *({"level": "warning", "code": "ddr-bandwidth-assumed", "message": w} for w in [ddr_assumption(spec)] if w),
             *({"level": "info", "code": "pcie-not-applied", "message": w} for w in [pcie_not_applied(spec)] if w),
-            *(
-                {"level": "info", "code": "one-socket-bandwidth", "message": w}
-                for w in [numa_note(spec) if plan.placement.offloaded else None]
-                if w
-            ),
+            *({"level": "info", "code": "one-socket-bandwidth", "message": w} for w in [numa] if w),
             *({"level": lvl, "code": code, "message": msg} for lvl, code, msg in findings(plan, machine, None, consts)),
         ],
     }

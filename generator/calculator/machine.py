@@ -49,15 +49,14 @@ def ddr_assumption(spec: FixedSpec) -> str | None:
     """The warning to give when the DRAM bandwidth is assumed rather than known, else ``None``."""
     if spec.cpu or (spec.memory_channels and spec.ddr_mt_per_s):
         return None
-    cpu = _memory_cpu(spec)
-    assumed = (
-        f"DDR-{cpu.ddr_mt_per_s}"
-        if spec.memory_channels
-        else f"DDR-{cpu.ddr_mt_per_s}, {cpu.memory_channels} channels a socket"
-        if spec.ddr_mt_per_s is None
-        else f"{cpu.memory_channels} channels a socket"
-    )
     kind = machine_kind(spec, catalog.find_gpu(spec.gpu))
+    cpu = catalog.cpus()[ASSUMED_CPU[kind]]
+    if spec.memory_channels:  # the speed alone is assumed
+        assumed = f"DDR-{cpu.ddr_mt_per_s}"
+    elif spec.ddr_mt_per_s:  # the channels alone
+        assumed = f"{cpu.memory_channels} channels a socket"
+    else:
+        assumed = f"DDR-{cpu.ddr_mt_per_s}, {cpu.memory_channels} channels a socket"
     return (
         f"no CPU given: system-RAM bandwidth assumed for a {kind} ({assumed}, like {cpu.name}); give the CPU (a catalog "
         "id, see 'specgen catalog cpus') or memory_channels and ddr_mt_per_s (`specgen detect` reads them) for offload "

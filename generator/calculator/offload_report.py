@@ -61,6 +61,45 @@ LLAMA_CPP_KV_TYPES = {"fp32": "f32", "int8": "q8_0", "fp8": "q8_0"}
 Q8_0_BITS = 8.5
 
 
+def llama_cpp_options(p: Placement, gpus: int, kv_precision: str) -> dict[str, Any]:
+    """llama.cpp's settings for a placement, as fields a deployment tool assembles (a regex can outgrow a YAML line).
+
+    ``-ngl`` counts the output layer where it is on a GPU. ``-ts`` counts it on the last GPU: llama.cpp splits
+    min(-ngl, layers + 1) slots, the output layer the last, and a layer goes to the first GPU whose share, summed with
+    those before it, exceeds its slot's (llama-model.cpp get_layer_buft_list), so the first would otherwise take one
+    layer more (newuser19 item 3). A quantized KV cache type needs flash attention (newuser19 item 2).
+    """
+    head_on_gpu = p.lm_head_device != "cpu"
+    kv_type = LLAMA_CPP_KV_TYPES.get(kv_precision)
+    options: dict[str, Any] = {
+        "n_gpu_layers": p.layers_on_gpu + (1 if head_on_gpu else 0),
+        "ctx_size": p.context_tokens,
+        "cache_type": kv_type or "f16",  # llama.cpp's default cache type
+    }
+    if kv_type:
+        options["flash_attn"] = "on"
+    if expert_layers := [i for i, d in enumerate(p.layer_devices) if "+experts:" in d]:
+        options["cpu_expert_layers"] = expert_layers
+    if gpus > 1:
+        per_gpu = [sum(1 for d in p.layer_devices if d.startswith(f"gpu:{g}")) for g in range(gpus)]
+        per_gpu[-1] += 1 if head_on_gpu else 0
+        options["tensor_split"] = per_gpu
+    options["no_mmap"] = p.disk_bytes == 0 and p.offloaded
+    return options
+
+
+def llama_cpp_args(options: dict[str, Any]) -> list[str]:
+    """The llama.cpp command-line arguments of :func:`llama_cpp_options`."""
+    args = ["-ngl", str(options["n_gpu_layers"]), "-c", str(options["ctx_size"])]
+    if "flash_attn" in options:
+        args += ["-fa", options["flash_attn"], "-ctk", options["cache_type"], "-ctv", options["cache_type"]]
+    if layers := options.get("cpu_expert_layers"):
+        args += ["-ot", f"blk\\.({'|'.join(map(str, layers))})\\.ffn_.*_exps\\.=CPU"]
+    if split := options.get("tensor_split"):
+        args += ["-ts", ",".join(map(str, split))]
+    return [*args, "--no-mmap"] if options["no_mmap"] else args
+
+
 def runtime_settings(
     arch: Architecture,
     plan: OffloadPlan,
@@ -78,24 +117,7 @@ def runtime_settings(
     p = plan.placement
     n = arch.num_layers
     on_gpu = p.layers_on_gpu
-    head_on_gpu = p.lm_head_device != "cpu"
-    ngl = on_gpu + (1 if head_on_gpu else 0)
-    llama = ["-ngl", str(ngl), "-c", str(p.context_tokens)]
-    kv_type = LLAMA_CPP_KV_TYPES.get(kv_precision)
-    if kv_type:  # a quantized V cache needs flash attention
-        llama += ["-fa", "on", "-ctk", kv_type, "-ctv", kv_type]
-    expert_layers = [str(i) for i, d in enumerate(p.layer_devices) if "+experts:" in d]
-    if expert_layers:
-        llama += ["-ot", f"blk\\.({'|'.join(expert_layers)})\\.ffn_.*_exps\\.=CPU"]
-    if machine.gpus > 1:
-        # llama.cpp splits min(-ngl, layers + 1) slots, the output layer the last, on the last GPU: a layer goes to the
-        # first GPU whose share, summed with those before it, exceeds its slot's (llama-model.cpp get_layer_buft_list);
-        # so the output slot counts on the last GPU, or the first would take one layer more (newuser19 item 3)
-        per_gpu = [sum(1 for d in p.layer_devices if d.startswith(f"gpu:{g}")) for g in range(machine.gpus)]
-        per_gpu[-1] += 1 if head_on_gpu else 0
-        llama += ["-ts", ",".join(str(c) for c in per_gpu)]
-    if p.disk_bytes == 0 and p.offloaded:
-        llama.append("--no-mmap")
+    options = llama_cpp_options(p, machine.gpus, kv_precision)
     fmt = WEIGHT_FORMATS.get(p.precision)  # None: a GGUF file's own tensor types (gguf-iq2_m, ...)
     accelerate: dict[str, Any]
     deepspeed: dict[str, Any]
@@ -117,18 +139,8 @@ def runtime_settings(
         if device == "nvme":
             zero["offload_param"]["nvme_path"] = "/var/lib/specgen/offload"
         deepspeed = {"zero_optimization": zero}
-    # the same arguments as fields, for a deployment tool to assemble (the group vars; a regex can outgrow a line)
-    options: dict[str, Any] = {"n_gpu_layers": ngl, "ctx_size": p.context_tokens}
-    options["cache_type"] = kv_type or "f16"  # llama.cpp's default cache type
-    if kv_type:
-        options["flash_attn"] = "on"
-    if expert_layers:
-        options["cpu_expert_layers"] = [int(i) for i in expert_layers]
-    if machine.gpus > 1:
-        options["tensor_split"] = per_gpu
-    options["no_mmap"] = "--no-mmap" in llama
     settings: dict[str, Any] = {
-        "llama.cpp": shlex.join(llama),
+        "llama.cpp": shlex.join(llama_cpp_args(options)),
         "llama.cpp_options": options,
         "accelerate": accelerate,
         "vllm": _vllm_offload(arch, p, machine, consts, gpu_name, batched_tokens),
@@ -144,7 +156,7 @@ def runtime_settings(
             f"llama.cpp loads GGUF files, not {fmt.name} checkpoints: convert to {same}, about the same size, and "
             "place it the same way, or use the vLLM / Accelerate settings"
         )
-    if kv_type == "q8_0":
+    if options["cache_type"] == "q8_0":
         extra = (p.kv_gpu_bytes + p.kv_cpu_bytes) * (Q8_0_BITS / 8 - 1)
         notes.append(
             ("llama.cpp has no fp8 KV cache; its " if kv_precision == "fp8" else "llama.cpp's ")

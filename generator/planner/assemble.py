@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from generator import catalog
+from generator.calculator.model_source import ResolvedModel
 from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import GpuSpec, PlatformSpec, acquired
 from generator.errors import FleetLimitError, InfeasibleError, InputError
@@ -39,7 +40,7 @@ from generator.sizing.memory import InferenceMemory
 from generator.sizing.performance import accelerator_for, saturated_throughput, step_budget_batch
 from generator.units import GIB
 from generator.workload import LoadedWorkload
-from generator.workload.models import InferenceDeployment, Workload
+from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
 
 #: Hours in a (non-leap) year: a training job planned longer than that without a deadline is said.
 HOURS_PER_YEAR = 8760
@@ -101,27 +102,17 @@ def unused_setting_findings(wl: Workload) -> list[Finding]:
         for key in GKE_SETTINGS
         if provider != "gcp" and getattr(wl.kubernetes, key) is not None
     ]
-    prices = [
-        Finding(
-            "warning",
-            "setting-unused",
-            f"prices.{platform_id} prices a platform of provider {other}; with provider: {provider} no plan can use it: "
-            "remove it",
-            f"prices.{platform_id}",
-        )
-        for platform_id in sorted(wl.prices)
-        if (other := _platform_provider(platform_id)) is not None and other != provider
-    ]
     if wl.hardware.fixed is not None:  # the machine is had: nothing is priced (fuzz15 item 11)
-        prices = [
-            Finding(
-                "warning",
-                "setting-unused",
-                f"prices.{platform_id}: hardware.fixed plans the machine given, which nothing prices: remove it",
-                f"prices.{platform_id}",
-            )
-            for platform_id in sorted(wl.prices)
-        ]
+        unread = dict.fromkeys(wl.prices, ": hardware.fixed plans the machine given, which nothing prices")
+    else:
+        unread = {
+            p: f" prices a platform of provider {other}; with provider: {provider} no plan can use it"
+            for p in wl.prices
+            if (other := _platform_provider(p)) is not None and other != provider
+        }
+    prices = [
+        Finding("warning", "setting-unused", f"prices.{p}{why}: remove it", f"prices.{p}") for p, why in sorted(unread.items())
+    ]
     return gke + prices
 
 
@@ -638,40 +629,7 @@ def build_plan(
             precision, kv = shape_inf.fmt.name, dep.inference.kv_cache_precision
         else:
             details, reasons = _training_details(opt, rest, consts)
-            from generator.planner.training_report import context_extension_finding
-
-            extension = context_extension_finding(
-                index, dep.training.sequence_length, model.name, model.architecture.max_model_len
-            )
-            findings += [extension] if extension else []
-            # fuzz15 item 11: a dataset smaller than one global batch runs a fraction of one optimizer step
-            spec_t = dep.training
-            if spec_t.dataset_tokens is not None:
-                tokens = spec_t.dataset_tokens * spec_t.epochs
-                batch_tokens = details["global_batch_size"] * details["sequence_length"]
-                if tokens < batch_tokens:
-                    findings.append(
-                        Finding(
-                            "warning",
-                            "dataset-below-one-step",
-                            f"deployment {dep.name}: {tokens:,.0f} tokens to train (dataset_tokens x epochs) are less "
-                            f"than one optimizer step's {batch_tokens:,} ({details['global_batch_size']:,} sequences of "
-                            f"{details['sequence_length']:,} tokens): no full step runs; lower global_batch_size or "
-                            "sequence_length, or add data",
-                            f"deployments[{index}].training",
-                        )
-                    )
-            hours = details.get("hours")
-            if hours and hours > HOURS_PER_YEAR and dep.training.deadline_hours is None:  # fuzz14 item 7
-                findings.append(
-                    Finding(
-                        "warning",
-                        "training-longer-than-a-year",
-                        f"deployment {dep.name} runs {hours:,.0f} h ({hours / HOURS_PER_YEAR:,.1f} years) on the planned "
-                        f"{opt.candidate.gpus} GPU(s): set training.deadline_hours to plan the GPUs that finish it in time",
-                        f"deployments[{index}].training",
-                    )
-                )
+            findings += _training_findings(index, dep, model, details, opt.candidate.gpus)
             if opt.candidate.nodes > opt.candidate.owned_nodes and any(n and k != opt.server_kind for k, n in free.items()):
                 reasons.append(TRAINING_NOT_SPLIT)  # servers are bought although owned ones of another kind are free
             shape_tr = opt.shape
@@ -1122,6 +1080,46 @@ def _consumer_gpu_findings(pools: list[Pool]) -> list[Finding]:
                 f"pool {pool.name}: {gpu.name} is a GeForce card, whose driver licence excludes datacenter deployment "
                 f"(section 2.1.3, {GEFORCE_LICENCE}); the plan's colocation costs assume a datacenter: run it in an "
                 "office or home, or choose a data-center GPU",
+            )
+        )
+    return out
+
+
+def _training_findings(
+    index: int, dep: TrainingDeployment, model: ResolvedModel, details: dict[str, Any], gpus: int
+) -> list[Finding]:
+    """What a planned training job's own figures say about it.
+
+    A sequence past the model's context, a dataset below one optimizer step, a run longer than a year without a
+    deadline.
+    """
+    from generator.planner.training_report import context_extension_finding
+
+    spec, where = dep.training, f"deployments[{index}].training"
+    extension = context_extension_finding(index, spec.sequence_length, model.name, model.architecture.max_model_len)
+    out = [extension] if extension else []
+    # fuzz15 item 11: a dataset smaller than one global batch runs a fraction of one optimizer step
+    batch, sequence = details["global_batch_size"], details["sequence_length"]
+    if spec.dataset_tokens is not None and (tokens := spec.dataset_tokens * spec.epochs) < batch * sequence:
+        out.append(
+            Finding(
+                "warning",
+                "dataset-below-one-step",
+                f"deployment {dep.name}: {tokens:,.0f} tokens to train (dataset_tokens x epochs) are less than one "
+                f"optimizer step's {batch * sequence:,} ({batch:,} sequences of {sequence:,} tokens): no full step runs; "
+                "lower global_batch_size or sequence_length, or add data",
+                where,
+            )
+        )
+    hours = details.get("hours")
+    if hours and hours > HOURS_PER_YEAR and spec.deadline_hours is None:  # fuzz14 item 7
+        out.append(
+            Finding(
+                "warning",
+                "training-longer-than-a-year",
+                f"deployment {dep.name} runs {hours:,.0f} h ({hours / HOURS_PER_YEAR:,.1f} years) on the planned "
+                f"{gpus} GPU(s): set training.deadline_hours to plan the GPUs that finish it in time",
+                where,
             )
         )
     return out

@@ -186,7 +186,8 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
         plan, found = _deployment(loaded, i, machine, name, consts)
         deployments.append(plan)
         notes += found
-    offloaded = any(d.details["offload"]["bytes"]["cpu"] + d.details["offload"]["bytes"]["disk"] for d in deployments)
+    # offloaded as Placement.offloaded counts it (weights or KV cache off the GPUs), as the estimate asks it
+    offloaded = any(d.details["offload"]["bytes"][k] for d in deployments for k in ("cpu", "disk", "kv_cpu"))
     if offloaded and (numa := numa_note(fixed)) is not None:  # only what lives off the GPUs reads the sockets' memory
         notes.append(Finding("info", "one-socket-bandwidth", numa, "hardware.fixed.cpu_sockets"))
     if len(deployments) > 1:

@@ -246,8 +246,8 @@ def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[Linear]:
     with, one layer's where it names the layer (``model.layers.3.self_attn.q_proj``). ``all-linear`` is PEFT's value
     for the whole list: beside names it matches nothing (fuzz16 item 8), so it is refused there.
     """
-    adapts = lora_matcher(targets)
     wanted = _lora_targets(targets)
+    adapts = _matcher(targets, wanted)
     picked = [
         lin
         for index, layer in enumerate(arch.layers)
@@ -275,6 +275,11 @@ def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[Linear]:
 
 def lora_matcher(targets: tuple[str, ...]) -> Callable[[int, str], bool]:
     """Whether a decoder layer's module (by index and Transformers' name) is one ``targets`` adapts."""
+    return _matcher(targets, _lora_targets(targets))
+
+
+def _matcher(targets: tuple[str, ...], wanted: list[tuple[str, str, int | None]]) -> Callable[[int, str], bool]:
+    """:func:`lora_matcher` of ``targets`` parsed as :func:`_lora_targets` gives them."""
     if LORA_ALL in targets and len(targets) > 1:
         raise InputError(
             f"'{LORA_ALL}' is PEFT's target_modules value on its own: in a list beside module names it matches no "
@@ -282,7 +287,6 @@ def lora_matcher(targets: tuple[str, ...]) -> Callable[[int, str], bool]:
         )
     if LORA_ALL in targets:
         return lambda index, name: True
-    wanted = _lora_targets(targets)
     return lambda index, name: any(name == module and at in (None, index) for _, module, at in wanted)
 
 
