@@ -289,10 +289,35 @@ kubernetes: {gcp_project: acme-inference, location: us-central1, zone: us-centra
 def test_objective_fallback_is_stated_in_text_json_and_spec_md(tmp_path: Path, output: str) -> None:
     loaded = _load(tmp_path, UNPRICED)
     plan = plan_workload(loaded)
-    assert plan.deployments[0].details["objective_used"] == "gpus"
+    assert plan.deployments[0].details["objective_used"] == "power-bought"
     text = plan_text(plan) if output == "text" else render_plan(plan, loaded.workload)[output]
-    assert "objective cost fell back to gpus" in text
+    assert "objective cost fell back to power-bought" in text
     assert "gcp-a4-highgpu-8g" in text  # which platform had no price
+
+
+UNPRICED_RTX = """\
+version: 1
+name: t
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference: {{precision: nvfp4, kv_cache_precision: fp8, max_context_tokens: 8192, avg_input_tokens: 1000,
+      avg_output_tokens: 1000, requests_per_second: {rps}}}
+hardware:
+  gpus: [rtx-pro-6000-blackwell-96gb]
+  provider: baremetal
+"""
+
+
+@pytest.mark.parametrize("rps", [10, 11.5])
+def test_the_unpriced_fallback_does_not_buy_a_server_for_each_gpu_it_saves(tmp_path: Path, rps: float) -> None:
+    """newuser20 item 4: with no price for an RTX PRO 6000 server, 10 req/s bought 7 one-GPU dual-socket servers
+    (10.8 kW) to save one GPU, and 11.5 req/s one 8-GPU server (6.5 kW). Ranked by the power of what is bought,
+    both loads take the one 8-GPU server."""
+    plan = plan_workload(_load(tmp_path, UNPRICED_RTX.format(rps=rps)))
+    assert plan.deployments[0].details["objective_used"] == "power-bought"
+    assert [(p.nodes, p.node.gpus) for p in plan.pools] == [(1, 8)]
+    assert plan.totals["power_w"] < 7000
 
 
 def test_a_budget_over_an_unpriced_platform_says_to_price_it(tmp_path: Path) -> None:

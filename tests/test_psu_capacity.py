@@ -308,13 +308,13 @@ hardware:
 
 def test_a_split_onto_an_owned_server_rules_out_buying_more_not_the_owned_one(tmp_path: Path) -> None:
     """2 x TP2 on the owned 4-GPU WRX90 (Workstation Edition) and the rest on bought Server Edition servers (unpriced,
-    so compared by the GPUs they buy): the reasons say buying more 4-GPU WRX90 is ruled out (once per distinct draw),
-    never that the server in use is."""
+    so compared by the power of what they buy: one server, not three): the reasons say buying more 4-GPU WRX90 is
+    ruled out (once per distinct draw), never that the server in use is."""
     path = tmp_path / "inf.yaml"
     path.write_text(INF1)
     plan = plan_file(str(path))[1]
     assert sorted((p.node.platform_id, p.nodes, p.owned_nodes) for p in plan.pools) == [
-        ("dell-xe7740", 3, 0),  # 2 cards each; no fabric NICs for work inside one server (R760xa draws more)
+        ("dell-xe7740", 1, 0),  # one chassis draws less than three of 2 cards each (R760xa draws more)
         (WRX90, 1, 1),
     ]
     # a draw each: without a fabric NIC, and with the one NIC a WRX90 with RDMA cards takes (review 9 M5; 29 W)

@@ -335,11 +335,11 @@ def _fleet_floor(wl: Workload, options: list[Option]) -> float | None:
 
 
 def _fleet_figure(plan: Plan, objective: str) -> str:
-    """A fleet's figure under the objective: GPUs, kW, or its monthly cost (its GPUs where it is unpriced)."""
+    """A fleet's figure under the objective: GPUs, kW, or its monthly cost (its kW where it is unpriced)."""
     t = plan.totals
-    if objective == "gpus" or (objective == "cost" and t["usd_per_month"] is None):
+    if objective == "gpus":
         return f"{t['gpus']:,} GPUs"
-    if objective == "power":
+    if objective == "power" or t["usd_per_month"] is None:
         return f"{t['power_w'] / 1000:,.1f} kW"
     return f"${t['usd_per_month']:,.0f}/month"
 
@@ -348,7 +348,7 @@ def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
     """Sort key of a whole plan: the objective over the fleet, then idle GPUs, servers and power.
 
     A missing price never reads as free: an unpriced fleet or job counts as infinitely dear, and
-    unpriced fleets are compared by the GPUs they buy (the objective ``cost`` falls back to).
+    unpriced fleets are compared as the objective ``cost`` falls back to (``power-bought``).
     """
     t = plan.totals
     usd = t["usd_per_month"] if t["usd_per_month"] is not None else math.inf
@@ -356,7 +356,10 @@ def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
     # power on the basis deployments are ranked by: each server's components summed (its published maximum where
     # the catalog has no parts list), so that fleets of published and built servers compare alike
     power = sum(p.nodes * (p.node.power_components_w or p.node.power_w) for p in plan.pools)
-    lead = {"gpus": (t["gpus"],), "power": (power,)}.get(objective, (usd, jobs, t["gpus"] if usd == math.inf else 0))
+    # an unpriced fleet ranks as cost's fallback does: the power of the servers bought or rented, then of all
+    bought = sum((p.nodes - p.owned_nodes) * (p.node.power_components_w or p.node.power_w) for p in plan.pools)
+    unpriced = (bought, power) if usd == math.inf else (0, 0)
+    lead = {"gpus": (t["gpus"],), "power": (power,)}.get(objective, (usd, jobs, *unpriced))
     return (*lead, t["idle_gpus"], t["nodes"], power)
 
 
@@ -593,7 +596,9 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
     """The objective the options are ranked by.
 
     ``cost`` stays ``cost`` while every unpriced candidate buys at least the GPUs, servers and power
-    of some priced one (it cannot be the cheaper buy); otherwise it falls back to ``gpus`` and says so.
+    of some priced one (it cannot be the cheaper buy); otherwise it falls back to ``power-bought`` and says so: the
+    nameplate draw of the servers bought or rented grows with their GPUs and chassis both, where a GPU count bought a
+    server for each GPU it saved (newuser20 item 4); servers already owned are not bought.
     """
     from generator.planner.plan import Finding
 
@@ -656,13 +661,14 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
         Finding(
             "warning",
             "objective-fallback",
-            f"objective cost fell back to gpus (whole GPUs bought, then servers, power, latency): no price could be formed for "
+            f"objective cost fell back to power-bought (the nameplate draw of the servers bought or rented, GPUs "
+            "included, then of all those used, idle GPUs, servers, latency): no price could be formed for "
             f"{', '.join(open_)}; add their platforms under 'prices:' (USD per node-hour) to rank by cost"
             + (f"; the cheapest priced layout is {cheapest.summary} at {cost_text(cheapest)}" if cheapest else ""),
             f"deployments[{index}]",
         )
     )
-    return "gpus"
+    return "power-bought"
 
 
 def _most_deadline_hours() -> float:

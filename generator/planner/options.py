@@ -87,9 +87,10 @@ def rank(objective: str, candidate: Candidate, *, share: bool = False) -> tuple[
     GPUs idle must win on the objective to be chosen: on a tie, fewer idle GPUs come first (none
     before any). Remaining ties break toward fewer servers, then less power, then fewer pipeline stages, then lower
     latency.
-    ``cost`` needs every candidate priced: the planner falls back to ``gpus`` (and says so) when
-    one is not. ``share``: on a tie, fewer GPUs in use instead of fewer idle, so that the idle ones can
-    take another deployment (the planner keeps such a fleet only when it wins on the objective).
+    ``cost`` needs every candidate priced: the planner falls back to ``power-bought`` (and says so) when
+    one is not: the power of the servers bought or rented (what owned ones draw is not bought), then of all used.
+    ``share``: on a tie, fewer GPUs in use instead of fewer idle, so that the idle ones can take another deployment
+    (the planner keeps such a fleet only when it wins on the objective).
     """
     c = candidate
     idle = c.gpus if share else c.idle_gpus
@@ -103,6 +104,10 @@ def rank(objective: str, candidate: Candidate, *, share: bool = False) -> tuple[
         return (bought, idle, c.nodes, power, c.pp, c.latency_s, usd)
     if objective == "power":
         return (power, idle, c.nodes, c.pp, c.latency_s, usd, bought)
+    if objective == "power-bought":
+        # the share of the layout's power on servers not owned (a split layout's parts pro rata by servers)
+        power_bought = power * (c.nodes - c.owned_nodes) / c.nodes if c.nodes else 0
+        return (power_bought, power, idle, c.nodes, c.pp, c.latency_s, usd)
     return (usd, idle, c.nodes, power, c.pp, c.latency_s, bought)
 
 
