@@ -44,6 +44,10 @@ NVFP4_REASON = "NVFP4 (ModelOpt) has NVIDIA kernels only"
         pytest.param("int8-gptq", "gaudi3-128gb", "Intel Gaudi", id="gptq8-gaudi3"),
         pytest.param("int4", "v100-sxm2-32gb", None, id="int4-volta-gptq"),
         pytest.param("nf4", "mi300x-192gb", "AMD GPUs", id="nf4-mi300x"),
+        # FP8 per channel or per block is FP8 too: no FP8 kernel on Volta or Turing
+        pytest.param("fp8-block", "v100-sxm2-32gb", "Volta GPUs", id="fp8-block-volta"),
+        pytest.param("fbgemm-fp8", "t4-16gb", "Turing GPUs", id="fbgemm-fp8-turing"),
+        pytest.param("fp8-channel", "a100-sxm4-80gb", None, id="fp8-channel-ampere-marlin"),
         # not stated by the table: never refused
         pytest.param("fp8", "mi300x-192gb", None, id="fp8-mi300x"),
         pytest.param("mxfp4", "mi300x-192gb", None, id="mxfp4-mi300x"),

@@ -96,3 +96,43 @@ def test_fbgemm_fp8_keeps_its_bf16_layers_even_when_asked_for_fp8() -> None:
     attn_params = sum(lin.weight_params for layer in plain.layers for lin in layer.linears if lin.name in ("q_proj", "o_proj"))
     extra = size_weights(arch, weight_format("fp8")).total_bytes - size_weights(plain, weight_format("fp8")).total_bytes
     assert extra >= attn_params
+
+
+def _meta_fp8_keep_list(layers: int) -> list[str]:
+    """modules_to_not_convert as Meta's Llama-3.1-405B-Instruct-FP8 writes it: every attention projection, the MLP of
+    the first and last layers, and the LM head."""
+    attention = [f"model.layers.{i}.self_attn.{p}" for i in range(layers) for p in ("q_proj", "k_proj", "v_proj", "o_proj")]
+    edges = [f"model.layers.{i}.mlp.{p}" for i in (0, layers - 1) for p in ("gate_proj", "up_proj", "down_proj")]
+    return [*attention, *edges, "lm_head"]
+
+
+@pytest.mark.parametrize("tp", [1, 8])
+def test_fbgemm_fp8_on_a_bf16_checkpoint_sizes_metas_recipe(tp: int) -> None:
+    """newuser20 item 3: ``fbgemm-fp8`` named Meta's FP8 checkpoints but quantized every linear layer. Meta keeps attention
+    and the first and last layers in BF16 (Llama 3 paper section 6.2): on a BF16 checkpoint the name sizes exactly what
+    the checkpoint's own keep-list does."""
+    from generator.sizing.weights import Parallelism
+
+    plain = _llama70b()
+    checkpoint = _llama70b({"quant_method": "fbgemm_fp8", "modules_to_not_convert": _meta_fp8_keep_list(plain.num_layers)})
+    par = Parallelism(tp=tp)
+    recipe = size_weights(plain, weight_format("fbgemm-fp8"), par)
+    assert recipe == size_weights(checkpoint, weight_format("fp8-channel"), par)
+    # by hand: BF16 attention (80 layers) and two BF16 MLPs on top of fp8-channel's bytes
+    attention = sum(lin.weight_params for layer in plain.layers for lin in layer.linears if lin.group == "attention")
+    edge_mlp = sum(lin.weight_params for i in (0, 79) for lin in plain.layers[i].linears if lin.group == "mlp")
+    all_fp8 = size_weights(plain, weight_format("fp8-channel"), par)
+    scales = sum(
+        lin.out_features * 4
+        for layer in plain.layers
+        for lin in layer.linears
+        if lin.group == "attention" or layer.number in (0, 79)
+    )
+    assert recipe.total_bytes - all_fp8.total_bytes == pytest.approx(attention + edge_mlp - scales, abs=200)
+
+
+def test_fbgemm_fp8_on_an_fbgemm_checkpoint_follows_the_checkpoints_list() -> None:
+    # the checkpoint's list, not the recipe, says what it quantized: here only attention is kept
+    keep = [f"model.layers.{i}.self_attn.{p}" for i in range(80) for p in ("q_proj", "k_proj", "v_proj", "o_proj")]
+    arch = _llama70b({"quant_method": "fbgemm_fp8", "modules_to_not_convert": keep})
+    assert size_weights(arch, weight_format("fbgemm-fp8")) == size_weights(arch, weight_format("fp8-channel"))

@@ -22,7 +22,7 @@ check is applied to it.
 from __future__ import annotations
 
 from generator.sizing.architecture import ATTENTION, EXPERT, Architecture
-from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat
+from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat, storage_family
 from generator.sizing.weights import Parallelism
 
 #: The MLP / expert matrices tensor parallelism splits (routers and norms are replicated).
@@ -82,7 +82,7 @@ FORMAT_SUPPORT: dict[str, FormatSupport] = {
 
 def format_problems(fmt: WeightFormat, architecture: str) -> tuple[str, ...]:
     """Why the serving engine has no kernel for ``fmt`` on a GPU of ``architecture`` (empty when it has one)."""
-    refused, reason = FORMAT_SUPPORT.get(fmt.name, (frozenset(), ""))
+    refused, reason = FORMAT_SUPPORT.get(storage_family(fmt.name), (frozenset(), ""))
     if architecture not in refused:
         return ()
     column = _TABLE_COLUMNS[architecture]

@@ -35,7 +35,7 @@ from fractions import Fraction
 
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
-from generator.sizing.architecture import ROUTER, Linear
+from generator.sizing.architecture import ATTENTION, ROUTER, Linear
 
 #: Bits per element of the GGUF block types (bytes per block * 8 / weights per block).
 GGUF_TYPE_BITS: dict[str, Fraction] = {
@@ -85,6 +85,8 @@ class WeightFormat(NamedTuple):
     compute: str = "bf16"
     #: Bits of one scale kept per whole matrix (NVFP4's fp32 tensor scale).
     tensor_scale_bits: int = 0
+    #: Meta's FP8 recipe: attention and every matrix of the first and last decoder layers stay 16-bit.
+    keeps_attention_and_edge_layers: bool = False
 
     def __hash__(self) -> int:
         """Hash of the name and group size, not the ``Fraction`` fields (slow to hash); equality compares every field."""
@@ -102,6 +104,8 @@ class WeightFormat(NamedTuple):
         if not self.is_quantized:
             return self.bits
         if linear.group == ROUTER:
+            return Fraction(self.high_bits)
+        if self.keeps_attention_and_edge_layers and (linear.group == ATTENTION or layer_index in (0, n_layers - 1)):
             return Fraction(self.high_bits)
         if self.block:
             return self.bits + self.scale_bits / (self.block * self.block)
@@ -179,6 +183,17 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
             Fraction(32),
             compute="fp8",
         ),
+        # what Meta's FP8 checkpoints quantize: "We do not quantize parameters in the self-attention layers" and "we do
+        # not perform quantization in the first and last Transformer layers" (Llama 3 paper, section 6.2,
+        # https://arxiv.org/abs/2407.21783); Llama-3.1-405B-Instruct-FP8's modules_to_not_convert lists exactly those
+        WeightFormat(
+            "fbgemm-fp8",
+            "FP8 E4M3 per output channel, Meta's recipe: attention and the first and last decoder layers stay BF16",
+            Fraction(8),
+            Fraction(32),
+            compute="fp8",
+            keeps_attention_and_edge_layers=True,
+        ),
         WeightFormat(
             "fp8-block", "FP8 E4M3 with one fp32 scale per 128x128 block", Fraction(8), Fraction(32), block=128, compute="fp8"
         ),
@@ -212,15 +227,20 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
 }
 
 #: Other names users write for a format.
-WEIGHT_FORMAT_ALIASES: dict[str, str] = {"fp4": "nvfp4", "modelopt-fp4": "nvfp4", "fbgemm-fp8": "fp8-channel"}
+WEIGHT_FORMAT_ALIASES: dict[str, str] = {"fp4": "nvfp4", "modelopt-fp4": "nvfp4"}
 
 #: Formats that share one storage family: a checkpoint's keep-list holds for any of them.
-_STORAGE_FAMILY: dict[str, str] = {"fp8": "fp8", "fp8-channel": "fp8", "fp8-block": "fp8"}
+_STORAGE_FAMILY: dict[str, str] = {"fp8": "fp8", "fp8-channel": "fp8", "fbgemm-fp8": "fp8", "fp8-block": "fp8"}
+
+
+def storage_family(name: str) -> str:
+    """The storage family of a format name (FP8 per tensor, channel or block all count as ``fp8``)."""
+    return _STORAGE_FAMILY.get(name, name)
 
 
 def same_storage(a: str, b: str) -> bool:
     """Whether two format names quantize the same way (FP8 per tensor, channel or block all count as FP8)."""
-    return _STORAGE_FAMILY.get(a, a) == _STORAGE_FAMILY.get(b, b)
+    return storage_family(a) == storage_family(b)
 
 
 #: Precisions a KV cache can be stored in, bits per element.

@@ -80,6 +80,8 @@ def _linear_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, linear: Li
     if quant is not None and same_storage(quant.precision, fmt.name):
         if quant.keeps(_module(layer.number, linear)):
             return Fraction(fmt.high_bits)
+        # the checkpoint's own list of 16-bit modules, not a recipe's, says what it quantized
+        fmt = fmt._replace(keeps_attention_and_edge_layers=False)
         if quant.group_size is not None:
             fmt = fmt._replace(group_size=quant.group_size or None)
     return fmt.linear_bits(linear, layer.number, arch.num_layers)
@@ -113,7 +115,9 @@ def _layer_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, par: Parall
 def _position_dependent(arch: Architecture, fmt: WeightFormat) -> bool:
     """Whether a layer's bits depend on its index (GGUF mixtures, checkpoint keep-lists)."""
     quant = arch.quantization
-    return bool(fmt.gguf) or (quant is not None and same_storage(quant.precision, fmt.name) and bool(quant.keep_patterns))
+    if quant is not None and same_storage(quant.precision, fmt.name):
+        return bool(fmt.gguf) or bool(quant.keep_patterns)
+    return bool(fmt.gguf) or fmt.keeps_attention_and_edge_layers
 
 
 def _bytes(bits: Fraction) -> int:
