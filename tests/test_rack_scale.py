@@ -188,5 +188,22 @@ def test_no_platform_for_the_allowed_gpus_says_why_per_gpu(tmp_path: Path) -> No
         plan_workload(load_workload(str(path)))
     assert (
         "(with cooling 'air'): gb200-186gb is in gb200-nvl72, liquid-cooled; no baremetal platform holds gh200-144gb; "
-        "to unblock: allow more GPUs or platforms, another provider, or hardware.cooling: liquid where the site has it"
+        "to unblock: allow more GPUs or platforms, another provider, hardware.cooling: liquid where the site has it, or "
+        "describe a server you own or buy under hardware.inventory[].custom"
     ) in str(caught.value)
+
+
+def test_no_platform_for_a_liquid_site_does_not_ask_for_liquid_cooling(tmp_path: Path) -> None:
+    """newuser20 item 8: with cooling liquid already set, the hint asked for it."""
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: h20\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 5}\n"
+        "hardware:\n  provider: baremetal\n  cooling: liquid\n  gpus: [h20-96gb]\n"
+    )
+    with pytest.raises(InfeasibleError) as caught:
+        plan_workload(load_workload(str(path)))
+    message = str(caught.value)
+    assert "no baremetal platform holds h20-96gb" in message
+    assert "hardware.cooling: liquid" not in message
+    assert "describe a server you own or buy under hardware.inventory[].custom" in message

@@ -60,10 +60,11 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
     hardware = allowed_hardware(wl)
     if not hardware:
         where = loaded.document.locate(("hardware",))
+        liquid = "" if wl.hardware.cooling == "liquid" else ", hardware.cooling: liquid where the site has it"
         raise InfeasibleError(
             f"{where}: no {wl.hardware.provider} platform in the catalog offers an allowed GPU "
             f"(with cooling '{wl.hardware.cooling}'){_why_none(wl)}; to unblock: allow more GPUs or platforms, another "
-            "provider, or hardware.cooling: liquid where the site has it"
+            f"provider{liquid}, or describe a server you own or buy under hardware.inventory[].custom"
         )
     _height_checks(loaded, hardware)
     for i, dep in enumerate(wl.deployments):
