@@ -209,6 +209,7 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
             if key in config and key not in text:
                 text[key] = config[key]
         vision_params = _vision_params(config, int(text.get("hidden_size") or 0))
+    text = _with_transformers_defaults(text, str(text.get("model_type") or config.get("model_type") or ""))
     missing = [key for key in _REQUIRED if text.get(key) is None]
     if missing:
         kind = text.get("model_type") or config.get("model_type") or "unknown"
@@ -217,6 +218,14 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
             "(a decoder-only Hugging Face config.json is expected)"
         )
     model_type = str(text.get("model_type") or config.get("model_type") or "unknown")
+    if "full_attention_interval" in text or "linear_num_value_heads" in text:
+        # Qwen3-Next: three of every four layers are Gated DeltaNet (a fixed recurrent state per sequence, no KV per
+        # token); sized as attention, their KV would be 4x too large (newuser21 item 1)
+        raise ArchitectureError(
+            f"cannot size model_type '{model_type}': its linear-attention (Gated DeltaNet) layers keep a fixed "
+            "recurrent state per sequence instead of a KV cache, which specgen does not size; sizing them as attention "
+            "would overstate the KV cache"
+        )
     hidden = _int(text, "hidden_size")
     heads = _int(text, "num_attention_heads")
     n_layers = _int(text, "num_hidden_layers")
@@ -425,6 +434,19 @@ def _norm_params(model_type: str, hidden: int) -> int:
     if model_type.startswith("gemma2") or model_type.startswith("gemma3"):
         return 4 * hidden  # pre/post attention and pre/post feed-forward norms
     return 2 * hidden
+
+
+#: Fields Transformers' config classes default that published configs leave out, by model type: Gemma 3's
+#: ``Gemma3TextConfig`` defaults ``vocab_size`` to 262,208, which google/gemma-3-27b-it's ``text_config`` omits
+#: (https://github.com/huggingface/transformers/blob/main/src/transformers/models/gemma3/configuration_gemma3.py).
+_TRANSFORMERS_DEFAULTS: dict[str, dict[str, int]] = {"gemma3_text": {"vocab_size": 262_208}}
+
+
+def _with_transformers_defaults(text: Mapping[str, Any], model_type: str) -> Mapping[str, Any]:
+    """``text`` with the fields its Transformers config class defaults filled in where the config leaves them out."""
+    defaults = _TRANSFORMERS_DEFAULTS.get(model_type, {})
+    missing = {key: value for key, value in defaults.items() if text.get(key) is None}
+    return {**text, **missing} if missing else text
 
 
 #: The ``layer_types`` entries of Transformers' attention layers this engine sizes.
