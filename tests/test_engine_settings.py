@@ -84,6 +84,7 @@ def test_a_replica_never_counts_on_more_sequences_than_vllm_runs(tmp_path: Path)
     (group_vars,) = (ansible_reader().load(text) for name, text in files.items() if "group_vars" in name)
     (entry,) = group_vars["specgen_deployments"]
     assert entry["engine"] == {
+        "gpu_memory_utilization": 0.9,  # the fraction of the GPU the sizing gave vLLM
         "kv_cache_precision": "bf16",
         "max_model_len": 4096,
         "max_num_batched_tokens": 2048,

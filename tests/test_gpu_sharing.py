@@ -143,6 +143,19 @@ REFUSED = [
 ]
 
 
+def test_sharing_a_fixed_machines_gpu_is_refused_at_the_field(tmp_path: Path) -> None:
+    """fuzz17 item 10: a 17.1 GiB model passed in a 1g.10gb instance of a fixed machine, whose plan is one llama.cpp
+    placement, and a MIG label was rendered where a warning said no sharing config is."""
+    path = tmp_path / "fixed.yaml"
+    path.write_text(
+        "version: 1\nname: gs\ndeployments:\n  - name: chat\n    model: Qwen/Qwen3-8B\n    inference: {precision: bf16, "
+        "max_context_tokens: 8192, requests_per_second: 0.01}\nhardware:\n  provider: baremetal\n  fixed: {gpu: "
+        "h100-pcie-80gb, gpu_count: 1, ram_gib: 64}\nkubernetes:\n  gpu_sharing: {strategy: mig, mig_profile: 1g.10gb}\n"
+    )
+    with pytest.raises(InputError, match=r"fixed\.yaml:11:16: kubernetes\.gpu_sharing: not with hardware\.fixed"):
+        load_workload(str(path))
+
+
 @pytest.mark.parametrize(("sharing", "gpus", "expected"), REFUSED)
 def test_refused_sharing_names_file_line_col(tmp_path: Path, sharing: str, gpus: str | None, expected: str) -> None:
     with pytest.raises((InputError, MultipleInputError)) as info:
@@ -385,6 +398,25 @@ def test_a_share_the_model_cannot_start_in_is_a_warning(tmp_path: Path, sharing:
             f"8,192-token sequence's KV cache, activations, runtime) but one pod's share of one a100-sxm4-80gb under "
             f"{sharing.split()[1]} is {share_gib} GiB, of which vLLM takes 0.9, "
         ) in spec
+
+
+@pytest.mark.parametrize(
+    ("sharing", "fraction"),
+    [
+        # every time-sliced pod sees the whole GPU: vLLM's 0.9 of it is split over the 4 pods a GPU takes
+        ("    strategy: time-slicing\n    replicas_per_gpu: 4\n", 0.225),
+        # a MIG instance is a device of its own, and an MPS client's limit is its own: 0.9 of it
+        ("    strategy: mig\n    mig_profile: 3g.40gb\n", 0.9),
+        ("    strategy: mps\n    replicas_per_gpu: 2\n", 0.9),
+    ],
+)
+def test_a_time_sliced_pod_is_given_its_share_of_the_gpu_memory(tmp_path: Path, sharing: str, fraction: float) -> None:
+    """fuzz17 item 12: the engine settings kept vLLM's 0.9 of the whole GPU, so the second pod on a time-sliced GPU could
+    not start."""
+    files = render_file(str(write(tmp_path, one_gpu(workload_text(sharing, gpus="a100-sxm4-80gb", provider="aws")))))
+    (group_vars,) = [text for path, text in files.items() if path.startswith("ansible/group_vars/")]
+    (deployment,) = ansible_reader().load(group_vars)["specgen_deployments"]
+    assert deployment["engine"]["gpu_memory_utilization"] == fraction
 
 
 def test_a_pool_of_several_gpus_a_pod_keeps_whole_gpus(tmp_path: Path) -> None:

@@ -131,6 +131,19 @@ def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) 
     return plan._replace(pools=tuple(pools), findings=findings)
 
 
+def pod_memory_fraction(gpu_memory_utilization: float, sharing: GpuSharing | None) -> float:
+    """The ``--gpu-memory-utilization`` one vLLM pod of a pool is given.
+
+    Under time-slicing every pod sees the whole GPU and vLLM's fraction is of its total memory, so each of the
+    ``replicas_per_gpu`` pods takes its share of it (vLLM's docs: two instances on one GPU at 0.5 each); whole GPUs,
+    MIG instances and MPS clients keep the fraction (fuzz17 item 12: the second pod on a time-sliced GPU found 8 GB
+    free where it asked for 72).
+    """
+    if sharing is None or sharing.strategy != "time-slicing":
+        return gpu_memory_utilization
+    return round(gpu_memory_utilization / (sharing.replicas_per_gpu or 1), 4)
+
+
 def share_bytes(gpu_id: str, sharing: GpuSharing) -> int:
     """The GPU memory one pod gets: its MIG instance's (the profile names it, in GB), else the GPU's over the replicas."""
     if sharing.strategy == "mig":
@@ -149,7 +162,7 @@ def share_too_small(plan: Plan, sharing: GpuSharing, gpu_memory_utilization: flo
     gpu_of = {pool.name: pool.node.gpu_id for pool in plan.pools}
     whole = whole_gpu_pools(plan)
     for i, dep in enumerate(plan.deployments):
-        if dep.kind != "inference" or "runtime_settings" in dep.details:  # a fixed machine runs one llama.cpp stream
+        if dep.kind != "inference":  # (a fixed machine, one llama.cpp stream, takes no gpu_sharing)
             continue
         needs = dep.memory_per_gpu["total"]
         vllm = "serving_engine" not in dep.details
