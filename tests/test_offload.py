@@ -285,6 +285,18 @@ def test_the_vllm_offload_takes_the_forward_pass_tokens_given() -> None:
     assert larger.get("--cpu-offload-gb", 10**9) > default  # a larger profiling forward leaves less room for weights
 
 
+@pytest.mark.parametrize(("kv", "dtype", "note"), [("bf16", None, False), ("fp8", "fp8", False), ("int8", None, True)])
+def test_the_vllm_offload_asks_for_the_kv_cache_it_was_sized_for(kv: str, dtype: str | None, note: bool) -> None:
+    """fuzz17 item 7: with an fp8 cache planned the settings left out --kv-cache-dtype, so vLLM kept a bf16 cache in room
+    sized for fp8 (--cpu-offload-gb 0 where bf16 needs 1) and could not start; vLLM has no int8 cache at all."""
+    args = ("Qwen/Qwen3-32B", "--gpu", "rtx-4090-24gb", "--gpus", "2", "--ram-gib", "64", "--cpu", "ryzen-9-7950x",
+            "--precision", "fp8", "--context", "32768", "--kv-precision", kv)  # fmt: skip
+    vllm = _estimate(*args)[1]["runtime_settings"]["vllm"]
+    assert vllm.get("--kv-cache-dtype") == dtype
+    assert vllm["--cpu-offload-gb"] == (0 if kv == "fp8" else 1)  # an int8 plan is sized for vLLM's 16-bit cache
+    assert ("vLLM has no int8 KV cache" in vllm.get("note", "")) is note
+
+
 def test_reserve_for_other_services_is_never_used() -> None:
     arch = arch_of("Qwen/Qwen2.5-32B-Instruct")
     with pytest.raises(InfeasibleError, match="reserved"):
@@ -585,6 +597,57 @@ def test_several_sockets_count_one_sockets_memory_and_say_so(tmp_path: Path) -> 
     path.write_text(text.replace("  fixed:\n", "  fixed:\n    cpu_sockets: 2\n", 1))
     (finding,) = [f for f in plan_file(str(path))[1].findings if f.code == "one-socket-bandwidth"]
     assert finding.path == "hardware.fixed.cpu_sockets"
+
+
+def test_weights_one_node_cannot_hold_are_spread_over_the_nodes_not_refused_or_read_from_nvme(tmp_path: Path) -> None:
+    """fuzz17 item 5: Qwen3-235B-A22B Q4_K_M on a 256 GiB 4-socket machine counted one node's 64 GiB, so it was refused
+    ("more system RAM") or paged from NVMe at 0.74 tokens/s, where the machine's RAM holds it."""
+    from tests.helpers import estimate_json
+
+    common = ("Qwen/Qwen3-235B-A22B", "--precision", "q4_k_m", "--gpu", "rtx-4090-24gb", "--ram-gib", "256",
+              "--nvme-gib", "1000", "--context", "8192", "--cpu", "epyc-9654")  # fmt: skip
+    four = estimate_json(*common, "--cpu-sockets", "4")
+    one = estimate_json(*common)
+    assert four["offload"]["bytes"]["disk"] == 0  # all of it in the machine's RAM
+    # counted at one socket's bandwidth (12 channels of an EPYC 9654), as one socket would read it: said to be optimistic
+    assert four["throughput"]["decode_tokens_per_s"] == one["throughput"]["decode_tokens_per_s"]
+    (warning,) = [f for f in four["findings"] if f["code"] == "numa-spans-nodes"]
+    assert warning["level"] == "warning"
+    assert warning["message"].startswith("the offloaded weights need more than one node's RAM (64 GiB of 256)")
+    assert four["runtime_settings"]["llama.cpp"].endswith("--numa distribute --no-mmap")
+    assert "--numa" not in one["runtime_settings"]["llama.cpp"]
+    # a workload says the same, where the plan used to be refused
+    path = tmp_path / "so4.yaml"
+    path.write_text(
+        "version: 1\nname: so4\ndeployments:\n  - name: chat\n    model: Qwen/Qwen3-235B-A22B\n    inference: {precision: "
+        "q4_k_m, max_context_tokens: 8192, avg_input_tokens: 500, avg_output_tokens: 200, requests_per_second: 0.01}\n"
+        "hardware:\n  provider: baremetal\n  fixed: {gpu: rtx-4090-24gb, gpu_count: 1, ram_gib: 256, cpu: epyc-9654, "
+        "cpu_sockets: 4}\n"
+    )
+    plan = plan_file(str(path))[1]
+    (finding,) = [f for f in plan.findings if f.code == "numa-spans-nodes"]
+    assert finding.path == "hardware.fixed.cpu_sockets"
+    assert plan.deployments[0].details["runtime_settings"]["llama.cpp_options"]["numa"] == "distribute"
+
+
+def test_a_fixed_machine_counts_every_cpu_socket_in_its_power_and_cores(tmp_path: Path) -> None:
+    """fuzz17 item 6: two EPYC 9654 beside two RTX 4090 were counted as one CPU (1,474 W), so a 1,600 W supply got no
+    psu-headroom warning; by the planner's formula (2 x 450 + 2 x 360) x 1.10 / 0.94 = 1,896 W."""
+    path = tmp_path / "psu.yaml"
+    path.write_text(
+        "version: 1\nname: psu\ndeployments:\n  - name: chat\n    model: Qwen/Qwen3-30B-A3B\n    inference: {precision: "
+        "q4_k_m, max_context_tokens: 8192, avg_input_tokens: 500, avg_output_tokens: 200, requests_per_second: 0.01}\n"
+        "hardware:\n  provider: baremetal\n  fixed: {gpu: rtx-4090-24gb, gpu_count: 2, ram_gib: 768, cpu: epyc-9654, "
+        "cpu_sockets: 2, psu_w: 1600}\n"
+    )
+    plan = plan_file(str(path))[1]
+    node = plan.pools[0].node
+    assert (node.power_w, node.cpu_cores, node.cpu) == (
+        round((2 * 450 + 2 * 360) * 1.10 / 0.94),
+        192,
+        "2x AMD EPYC 9654 (Genoa, Zen 4)",
+    )
+    assert any(f.code == "psu-headroom" for f in plan.findings)
 
 
 @pytest.mark.parametrize(

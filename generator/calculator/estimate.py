@@ -382,8 +382,12 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             f"TP{par.tp} is sized over the {gpu.name}'s NVLink bridge, assumed fitted between the cards; "
             f"a server without one joins them over PCIe Gen{gpu.pcie_gen}"
         )
-    if not req.train and (dense := dense_format_problem(fmt, arch)):  # any engine, a machine of yours as well
+    # any engine, a machine of yours as well, and as a LoRA base (fuzz17 item 11: Transformers' MXFP4 is gpt-oss's)
+    if dense := dense_format_problem(fmt, arch):
         raise InputError(f"{model.id} in {fmt.name} will not load: {dense}")
+    for name in req.allowed_precisions:
+        if dense := dense_format_problem(weight_format(name), arch):
+            raise InputError(f"--allow-precision {name}: {model.id} in {name} will not load: {dense}")
     if not req.train and gpu is not None:  # on a machine of yours as well: no engine there has the kernel either
         unserved = format_problems(fmt, gpu.architecture)
         if unserved:
@@ -666,7 +670,7 @@ def _fixed_machine(
     req: EstimateRequest, arch: Architecture, fmt: WeightFormat, kv_name: str, context: int, consts: Constants
 ) -> dict[str, Any]:
     """Place the model on an existing machine (``--ram-gib`` given): offload plan, speed, settings."""
-    from generator.calculator.machine import build_machine, ddr_assumption, numa_note, pcie_not_applied
+    from generator.calculator.machine import build_machine, ddr_assumption, numa_note, pcie_not_applied, place_over_nodes
     from generator.calculator.offload_report import (
         alternatives,
         checklist,
@@ -675,32 +679,29 @@ def _fixed_machine(
         offload_unblock,
         runtime_settings,
     )
-    from generator.sizing.offload import plan_offload
+    from generator.sizing.offload import Machine, OffloadPlan, plan_offload
 
     spec = req.fixed
     assert spec is not None
     machine, _gpu, basis = build_machine(spec)
     allowed = (weight_format(p) for p in req.allowed_precisions if p != fmt.name)
-    formats = [fmt, *(f for f in allowed if not dense_format_problem(f, arch))]
-    try:
-        prompt, output = _sequence_tokens(req)
+    formats = [fmt, *allowed]
+    prompt, output = _sequence_tokens(req)
+
+    def place(on: Machine) -> OffloadPlan:
         # the decode step reads the KV of the context in use halfway through the answer, as the serving estimate's
-        plan = plan_offload(
-            arch,
-            formats,
-            kv_cache_bits(kv_name),
-            context,
-            req.min_context_tokens,
-            machine,
-            prompt,
-            consts,
-            alternatives(),
+        return plan_offload(
+            arch, formats, kv_cache_bits(kv_name), context, req.min_context_tokens, on, prompt, consts, alternatives(),
             prompt + output // 2,
-        )
+        )  # fmt: skip
+
+    try:
+        plan, machine, spans = place_over_nodes(place, machine, spec)
     except InfeasibleError as exc:
         raise InfeasibleError(f"the model cannot run on this machine: {exc}; {offload_unblock(arch, formats)}") from None
     summary = offload_summary(plan, machine)
-    numa = numa_note(spec) if plan.placement.offloaded else None  # only what lives off the GPUs reads their memory
+    numa = numa_note(spec, spans) if plan.placement.offloaded else None  # only what lives off the GPUs reads their memory
+    numa_level, numa_code = ("warning", "numa-spans-nodes") if spans else ("info", "one-socket-bandwidth")
     return {
         "offload": summary,
         "memory": {"per_gpu": max((b.as_dict() for b in plan.placement.per_gpu), key=lambda d: d["total"])},
@@ -718,13 +719,13 @@ def _fixed_machine(
             "bandwidths": basis,
         },
         "runtime_settings": runtime_settings(
-            arch, plan, machine, consts, catalog.find_gpu(spec.gpu).name, _given_batched_tokens(req), kv_name
+            arch, plan, machine, consts, catalog.find_gpu(spec.gpu).name, _given_batched_tokens(req), kv_name, spans
         ),
         "checklist": checklist(plan, machine),
         "findings": [
             *({"level": "warning", "code": "ddr-bandwidth-assumed", "message": w} for w in [ddr_assumption(spec)] if w),
             *({"level": "info", "code": "pcie-not-applied", "message": w} for w in [pcie_not_applied(spec)] if w),
-            *({"level": "info", "code": "one-socket-bandwidth", "message": w} for w in [numa] if w),
+            *({"level": numa_level, "code": numa_code, "message": w} for w in [numa] if w),
             *({"level": lvl, "code": code, "message": msg} for lvl, code, msg in findings(plan, machine, None, consts)),
         ],
     }

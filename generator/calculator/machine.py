@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from generator import catalog
 from generator.catalog.records import CpuSpec, GpuSpec, dram_bandwidth_gb_per_s
-from generator.errors import InputError
+from generator.errors import InfeasibleError, InputError
 from generator.named_tuple import NamedTuple
-from generator.sizing.offload import Machine
+from generator.sizing.offload import Machine, OffloadPlan
 from generator.sizing.performance import pcie_gb_per_s
 from generator.units import GIB
+
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 #: The catalog CPU whose memory (channels x DDR speed) is assumed, by kind of machine, when the user
 #: gives neither a CPU nor memory_channels and ddr_mt_per_s: a desktop's dual-channel DDR5, a
@@ -102,17 +106,63 @@ class FixedSpec(NamedTuple):
     psu_w: float | None = None
 
 
-def numa_note(spec: FixedSpec) -> str | None:
-    """What offload counts on a machine of several CPU sockets (one socket's memory and its RAM), else None."""
+#: Two-socket llama.cpp-family runs against one socket of the same machine (ik_llama.cpp, a llama.cpp fork).
+CROSS_SOCKET_SOURCE = (
+    "across sockets, ik_llama.cpp (a llama.cpp fork) measured slower than on one (a Xeon 6980P decoded DeepSeek-R1 at "
+    "10.0 tokens/s on one socket, 7.0-8.1 on two: https://github.com/ikawrakow/ik_llama.cpp/pull/259)"
+)
+
+
+def numa_note(spec: FixedSpec, spans_nodes: bool = False) -> str | None:
+    """What offload counts on a machine of several CPU sockets, else None.
+
+    One socket's memory bandwidth and its node's RAM; ``spans_nodes``: the offloaded weights needed the RAM of every
+    node, so llama.cpp runs across them (still counted at one socket's bandwidth).
+    """
     if spec.cpu_sockets < 2:
         return None
+    node = f"{spec.ram_gib / spec.cpu_sockets:g} GiB of {spec.ram_gib:g}"
+    if spans_nodes:
+        return (
+            f"the offloaded weights need more than one node's RAM ({node}): llama.cpp runs across the "
+            f"{spec.cpu_sockets} sockets' nodes (--numa distribute, or numactl --interleave=all), and the speed is "
+            f"counted at one socket's memory bandwidth, which is optimistic: {CROSS_SOCKET_SOURCE}"
+        )
     return (
-        f"{spec.cpu_sockets} CPU sockets: offload counts one socket's memory bandwidth and RAM "
-        f"({spec.ram_gib / spec.cpu_sockets:g} GiB of {spec.ram_gib:g}), for llama.cpp bound to one node (numactl -N 0 "
-        "-m 0) with the model in that node's RAM; across sockets, ik_llama.cpp (a llama.cpp fork) measured slower than "
-        "on one (a Xeon 6980P decoded DeepSeek-R1 at 10.0 tokens/s on one socket, 7.0-8.1 on two: "
-        "https://github.com/ikawrakow/ik_llama.cpp/pull/259)"
+        f"{spec.cpu_sockets} CPU sockets: offload counts one socket's memory bandwidth and RAM ({node}), for llama.cpp "
+        f"bound to one node (numactl -N 0 -m 0) with the model in that node's RAM; {CROSS_SOCKET_SOURCE}"
     )
+
+
+def whole_machine(machine: Machine, spec: FixedSpec) -> Machine:
+    """``machine`` (one node's RAM and reserve) with every node's: where the offloaded weights outgrow one node."""
+    return machine._replace(ram_bytes=int(spec.ram_gib * GIB), reserved_ram_bytes=int(spec.reserved_ram_gib * GIB))
+
+
+def place_over_nodes(
+    place: Callable[[Machine], OffloadPlan], machine: Machine, spec: FixedSpec
+) -> tuple[OffloadPlan, Machine, bool]:
+    """``place`` on one node's RAM, else across every node's: the plan, the machine it used and whether it spans nodes.
+
+    A machine of several sockets takes the other nodes' RAM where one node's would not hold the offloaded weights (the
+    placement fails, or pages layers from NVMe that the machine's RAM holds; fuzz17 item 5: a model the 256 GiB
+    machine held at ~17 tokens/s was refused, or read from NVMe at 0.74, counting one node's 64 GiB).
+    """
+    try:
+        plan = place(machine)
+    except InfeasibleError:
+        if spec.cpu_sockets < 2:
+            raise
+        return place(whole_machine(machine, spec)), whole_machine(machine, spec), True
+    if spec.cpu_sockets < 2 or not plan.placement.disk_bytes:
+        return plan, machine, False
+    try:
+        wider = place(whole_machine(machine, spec))
+    except InfeasibleError:
+        return plan, machine, False
+    if wider.placement.disk_bytes < plan.placement.disk_bytes:
+        return wider, whole_machine(machine, spec), True
+    return plan, machine, False
 
 
 def reserve_leaves_no_ram(spec: FixedSpec, reserved: str, ram: str) -> str | None:

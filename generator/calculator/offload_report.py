@@ -16,7 +16,7 @@ from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import default_max_num_batched_tokens, default_max_num_seqs
 from generator.sizing.offload import Machine, OffloadPlan, Placement
-from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat
+from generator.sizing.precision import KV_CACHE_BITS, WEIGHT_FORMATS, WeightFormat
 from generator.sizing.step_down import GGUF_STEP_DOWNS, lower_precisions, quality_note, step_down_phrase
 from generator.sizing.vllm_reservation import vllm_reservation
 from generator.sizing.weights import Parallelism, size_weights
@@ -61,13 +61,14 @@ LLAMA_CPP_KV_TYPES = {"fp32": "f32", "int8": "q8_0", "fp8": "q8_0"}
 Q8_0_BITS = 8.5
 
 
-def llama_cpp_options(p: Placement, gpus: int, kv_precision: str) -> dict[str, Any]:
+def llama_cpp_options(p: Placement, gpus: int, kv_precision: str, spans_nodes: bool = False) -> dict[str, Any]:
     """llama.cpp's settings for a placement, as fields a deployment tool assembles (a regex can outgrow a YAML line).
 
     ``-ngl`` counts the output layer where it is on a GPU. ``-ts`` counts it on the last GPU: llama.cpp splits
     min(-ngl, layers + 1) slots, the output layer the last, and a layer goes to the first GPU whose share, summed with
     those before it, exceeds its slot's (llama-model.cpp get_layer_buft_list), so the first would otherwise take one
-    layer more (newuser19 item 3). A quantized KV cache type needs flash attention (newuser19 item 2).
+    layer more (newuser19 item 3). A quantized KV cache type needs flash attention (newuser19 item 2). Weights in more
+    than one NUMA node's RAM (``spans_nodes``) are spread over the nodes (``--numa distribute``).
     """
     head_on_gpu = p.lm_head_device != "cpu"
     kv_type = LLAMA_CPP_KV_TYPES.get(kv_precision)
@@ -85,6 +86,8 @@ def llama_cpp_options(p: Placement, gpus: int, kv_precision: str) -> dict[str, A
         per_gpu[-1] += 1 if head_on_gpu else 0
         options["tensor_split"] = per_gpu
     options["no_mmap"] = p.disk_bytes == 0 and p.offloaded
+    if spans_nodes:
+        options["numa"] = "distribute"
     return options
 
 
@@ -97,6 +100,8 @@ def llama_cpp_args(options: dict[str, Any]) -> list[str]:
         args += ["-ot", f"blk\\.({'|'.join(map(str, layers))})\\.ffn_.*_exps\\.=CPU"]
     if split := options.get("tensor_split"):
         args += ["-ts", ",".join(map(str, split))]
+    if numa := options.get("numa"):
+        args += ["--numa", numa]
     return [*args, "--no-mmap"] if options["no_mmap"] else args
 
 
@@ -108,16 +113,18 @@ def runtime_settings(
     gpu_name: str,
     batched_tokens: int | None,
     kv_precision: str,
+    spans_nodes: bool = False,
 ) -> dict[str, Any]:
     """The same placement as settings of four common runtimes.
 
     ``gpu_name``: the machine's GPU, on which vLLM's defaults depend; ``batched_tokens``: vLLM's tokens a forward pass
-    where the user gives them; ``kv_precision``: the KV cache's, which llama.cpp must be told (its default is f16).
+    where the user gives them; ``kv_precision``: the KV cache's, which llama.cpp must be told (its default is f16);
+    ``spans_nodes``: the offloaded weights fill more than one NUMA node's RAM.
     """
     p = plan.placement
     n = arch.num_layers
     on_gpu = p.layers_on_gpu
-    options = llama_cpp_options(p, machine.gpus, kv_precision)
+    options = llama_cpp_options(p, machine.gpus, kv_precision, spans_nodes)
     fmt = WEIGHT_FORMATS.get(p.precision)  # None: a GGUF file's own tensor types (gguf-iq2_m, ...)
     accelerate: dict[str, Any]
     deepspeed: dict[str, Any]
@@ -143,7 +150,7 @@ def runtime_settings(
         "llama.cpp": shlex.join(llama_cpp_args(options)),
         "llama.cpp_options": options,
         "accelerate": accelerate,
-        "vllm": _vllm_offload(arch, p, machine, consts, gpu_name, batched_tokens),
+        "vllm": _vllm_offload(arch, p, machine, consts, gpu_name, batched_tokens, kv_precision),
         "deepspeed_zero_inference": deepspeed,
         "layers": {"total": n, "on_gpu": on_gpu, "cpu": p.layer_devices.count("cpu"), "disk": p.layer_devices.count("disk")},
     }
@@ -168,44 +175,64 @@ def runtime_settings(
     return settings
 
 
+def _noted(settings: dict[str, Any], note: str) -> dict[str, Any]:
+    """``settings`` with ``note`` after any note they carry."""
+    return settings | {"note": "; ".join(filter(None, (settings.get("note"), note)))}
+
+
 def _vllm_offload(
-    arch: Architecture, p: Placement, machine: Machine, consts: Constants, gpu_name: str, batched_tokens: int | None
+    arch: Architecture,
+    p: Placement,
+    machine: Machine,
+    consts: Constants,
+    gpu_name: str,
+    batched_tokens: int | None,
+    kv_precision: str,
 ) -> dict[str, Any]:
     """The placement as vLLM settings, or why vLLM cannot serve it.
 
     ``--cpu-offload-gb`` (GiB of weights per GPU kept in CPU memory) is what leaves room on each GPU, within its
     ``--gpu-memory-utilization``, for the profiling reservation and one ``--max-model-len`` request's KV cache of the
-    GPU's layers: vLLM keeps every layer's KV on the GPU, where llama.cpp keeps an offloaded layer's in RAM.
+    GPU's layers: vLLM keeps every layer's KV on the GPU, where llama.cpp keeps an offloaded layer's in RAM. An fp8
+    cache is asked for (``--kv-cache-dtype fp8``); vLLM has no int8 cache, so one is sized as its 16-bit default.
     """
     settings: dict[str, Any] = {
         "--max-model-len": p.context_tokens,
         "--pipeline-parallel-size": machine.gpus,
         "--gpu-memory-utilization": consts.gpu_memory_utilization,
     }
+    kv_scale = 1.0
+    if kv_precision == "fp8":
+        settings["--kv-cache-dtype"] = "fp8"
+    elif kv_precision == "int8":
+        kv_scale = 16 / KV_CACHE_BITS["int8"]
+        settings["note"] = "vLLM has no int8 KV cache: these settings are sized for its 16-bit cache (auto)"
     if p.disk_bytes:
-        return settings | {"note": "vLLM offloads to CPU memory only; this placement also needs NVMe, use llama.cpp or DeepSpeed"}
+        return _noted(settings, "vLLM offloads to CPU memory only; this placement also needs NVMe, use llama.cpp or DeepSpeed")
     par = Parallelism(pp=machine.gpus)
     # its profiling run: vLLM's server defaults on this GPU (tokens of the forward, rows of the sampler)
     default = default_max_num_batched_tokens("vllm", gpu_name, machine.gpu_memory_bytes) or consts.prefill_chunk_tokens
     tokens = batched_tokens or default
     seqs = default_max_num_seqs("vllm", gpu_name, machine.gpu_memory_bytes) or consts.max_num_seqs
     reserved = vllm_reservation(arch, par, consts._replace(max_num_seqs=seqs), tokens, nvlink=False).total
-    kv = math.ceil((p.kv_gpu_bytes + p.kv_cpu_bytes) / machine.gpus)
+    kv = math.ceil((p.kv_gpu_bytes + p.kv_cpu_bytes) * kv_scale / machine.gpus)
     room = consts.gpu_memory_utilization * machine.gpu_memory_bytes - reserved - kv
     weights = (p.gpu_bytes + p.cpu_bytes) / machine.gpus
     if room <= 0:
-        return settings | {
-            "note": f"vLLM cannot start here: its profiling reservation ({_gib(reserved)} GiB) and the KV cache of one "
+        return _noted(
+            settings,
+            f"vLLM cannot start here: its profiling reservation ({_gib(reserved)} GiB) and the KV cache of one "
             f"{p.context_tokens:,}-token request ({_gib(kv)} GiB a GPU) fill its {consts.gpu_memory_utilization:g} of "
-            f"{_gib(machine.gpu_memory_bytes)} GiB; use llama.cpp, or a shorter --max-model-len"
-        }
+            f"{_gib(machine.gpu_memory_bytes)} GiB; use llama.cpp, or a shorter --max-model-len",
+        )
     offload = max(0, math.ceil((weights - room) / GIB))
     ram = machine.ram_bytes - machine.reserved_ram_bytes - consts.runtime_host_bytes
     if offload * GIB * machine.gpus > ram:
-        return settings | {
-            "note": f"vLLM would keep {offload * machine.gpus} GiB of weights in CPU memory (--cpu-offload-gb "
-            f"{offload} a GPU), more than the {_gib(ram)} GiB of RAM free after the reserve; use llama.cpp"
-        }
+        return _noted(
+            settings,
+            f"vLLM would keep {offload * machine.gpus} GiB of weights in CPU memory (--cpu-offload-gb "
+            f"{offload} a GPU), more than the {_gib(ram)} GiB of RAM free after the reserve; use llama.cpp",
+        )
     # the tokens it was sized for, where they are not vLLM's default there (review 9 L7b)
     given = {"--max-num-batched-tokens": tokens} if tokens != default else {}
     return settings | given | {"--cpu-offload-gb": offload}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator import catalog
-from generator.calculator.machine import FixedSpec, ddr_assumption, numa_note, pcie_not_applied
+from generator.calculator.machine import FixedSpec, ddr_assumption, numa_note, pcie_not_applied, place_over_nodes
 from generator.calculator.offload_report import (
     checklist,
     findings,
@@ -42,7 +42,9 @@ def _power_basis(module_tdp: bool, cpu_known: bool) -> str:
 def _node(fixed: FixedSpec, machine: Machine, basis: str, consts: Constants) -> NodeSpec:
     gpu = catalog.find_gpu(fixed.gpu)
     cpu = catalog.cpus().get(fixed.cpu or "")
-    cpu_w = cpu.tdp_w if cpu and not gpu.tdp_includes_host_cpu else 0.0  # a GH200 module's TDP covers its Grace
+    sockets = fixed.cpu_sockets
+    # a GH200 module's TDP covers its Grace; every socket draws (fuzz17 item 6: two EPYC 9654 were counted as one)
+    cpu_w = cpu.tdp_w * sockets if cpu and not gpu.tdp_includes_host_cpu else 0.0
     power = round((gpu.tdp_w * fixed.gpu_count + cpu_w) * (1 + consts.fan_power_fraction) / consts.psu_efficiency)
     return NodeSpec(
         platform_id="fixed",
@@ -54,8 +56,8 @@ def _node(fixed: FixedSpec, machine: Machine, basis: str, consts: Constants) -> 
         gpu_name=gpu.name,
         gpus=fixed.gpu_count,
         gpu_memory_gib=round(gpu.memory_bytes / GIB, 2),
-        cpu=f"{cpu.name}" if cpu else f"CPU with {basis.split(';', maxsplit=1)[0]}",
-        cpu_cores=cpu.cores if cpu else 0,
+        cpu=(f"{sockets}x " if sockets > 1 else "") + cpu.name if cpu else f"CPU with {basis.split(';', maxsplit=1)[0]}",
+        cpu_cores=cpu.cores * sockets if cpu else 0,
         ram_gib=int(fixed.ram_gib),
         nvme_tb=round(fixed.nvme_gib * GIB / TB, 2),
         nvme_drives=1 if fixed.nvme_gib else 0,
@@ -87,7 +89,8 @@ def _deployment(
     loaded: LoadedWorkload, index: int, machine: Machine, pool: str, consts: Constants
 ) -> tuple[DeploymentPlan, list[Finding]]:
     wl = loaded.workload
-    plan = place_on_fixed(loaded, index, machine, consts)
+    assert wl.hardware.fixed is not None
+    plan, machine, spans = place_over_nodes(lambda on: place_on_fixed(loaded, index, on, consts), machine, wl.hardware.fixed)
     dep = wl.deployments[index]
     assert isinstance(dep, InferenceDeployment)
     spec = dep.inference
@@ -110,7 +113,7 @@ def _deployment(
         "cold_start_s": round(cost.cold_start_s, 2),
         "offload": offload_summary(plan, machine),
         "runtime_settings": runtime_settings(
-            arch, plan, machine, consts, _fixed_gpu_name(wl), _given_tokens(wl), spec.kv_cache_precision
+            arch, plan, machine, consts, _fixed_gpu_name(wl), _given_tokens(wl), spec.kv_cache_precision, spans
         ),
         "checklist": checklist(plan, machine),
     }
@@ -188,8 +191,12 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
         notes += found
     # offloaded as Placement.offloaded counts it (weights or KV cache off the GPUs), as the estimate asks it
     offloaded = any(d.details["offload"]["bytes"][k] for d in deployments for k in ("cpu", "disk", "kv_cpu"))
-    if offloaded and (numa := numa_note(fixed)) is not None:  # only what lives off the GPUs reads the sockets' memory
-        notes.append(Finding("info", "one-socket-bandwidth", numa, "hardware.fixed.cpu_sockets"))
+    spans = any(d.details["runtime_settings"]["llama.cpp_options"].get("numa") for d in deployments)
+    numa = numa_note(fixed, spans) if offloaded else None  # only what lives off the GPUs reads the sockets' memory
+    if numa is not None:
+        where = "hardware.fixed.cpu_sockets"
+        spread = Finding("warning", "numa-spans-nodes", numa, where) if spans else None
+        notes.append(spread or Finding("info", "one-socket-bandwidth", numa, where))
     if len(deployments) > 1:
         notes.append(
             Finding(
