@@ -521,6 +521,19 @@ H100 = ("--gpu", "h100-sxm5-80gb")
             "--max-batched-tokens is vLLM's setting (--engine vllm)",
             id="batched-tokens-sglang",
         ),
+        # fuzz17 item 11: MXFP4 on a dense model, refused without --train, passed as a LoRA base and as an allowed format
+        pytest.param(
+            ("--precision", "mxfp4", "--train", "lora", "--gpu", "h100-sxm5-80gb"),
+            1,
+            "in mxfp4 will not load: MXFP4 holds a mixture of experts' routed experts only",
+            id="mxfp4-dense-lora-base",
+        ),
+        pytest.param(
+            (*MACHINE, "--precision", "q4_k_m", "--allow-precision", "mxfp4"),
+            1,
+            "--allow-precision mxfp4: meta-llama/Llama-3.1-8B in mxfp4 will not load",
+            id="mxfp4-dense-allowed",
+        ),
         pytest.param(("--context", "many"), 2, "expected a whole number, got 'many'", id="context-text"),
         # fuzz9 item 13: digits of other scripts and underscores, which int() / float() take, are not numbers here
         pytest.param(("--context", "\u0664\u0660\u0669\u0666"), 2, "expected a whole number", id="context-arabic-indic"),

@@ -47,6 +47,14 @@ def sharing_errors(doc: Document, wl: Workload) -> list[InputError]:
     if sharing is None:
         return []
     errors: list[InputError] = []
+    if wl.hardware.fixed is not None:  # fuzz17 item 10: a model too large for its share passed, and a MIG label rendered
+        return [
+            InputError(
+                "not with hardware.fixed: a machine of yours is planned as one model's placement over its GPUs, RAM and "
+                "NVMe (llama.cpp), with nothing sized for pods sharing a GPU; remove gpu_sharing",
+                doc.locate(WHERE),
+            )
+        ]
     mig = sharing.strategy == "mig"
     if mig and sharing.mig_profile is None:
         errors.append(InputError("strategy mig needs mig_profile", doc.locate((*WHERE, "strategy"))))
