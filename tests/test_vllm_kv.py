@@ -214,3 +214,35 @@ def test_vllm_pool_is_the_stage_with_fewest_tokens() -> None:
     cache = vllm_kv_cache(_arch("google/gemma-3-1b-it"), 16, 4 * GIB, 32768, Parallelism(pp=3))
     assert cache.logged_tokens == 131072 // 5 * 16
     assert {t.kind: t.layers for t in cache.by_layer_type} == {"full": 2, "sliding:512": 7}
+
+
+def test_a_hybrid_models_steady_capacity_counts_padding_layers_and_window_blocks() -> None:
+    """newuser21 item 3: Gemma 3 27B at 8,192 tokens was planned at 109.81 concurrent requests, the pool's bytes over a
+    request's windowed bytes; vLLM's groups of 10 layers (52 sliding in 6 groups, 8 of them padding, 10 full in 1) share
+    its blocks, and a request holds 512 full-group blocks and 65 in each sliding group (a 1,024-token window spans 64
+    blocks, 65 unaligned): num_blocks / 902."""
+    from generator.sizing.constants import Constants
+    from generator.sizing.memory import size_inference
+    from generator.sizing.precision import weight_format
+    from tests.test_config_defaults import GEMMA3_27B
+
+    arch = parse_architecture(GEMMA3_27B)
+    assert sum(layer.window_tokens == 1024 for layer in arch.layers) == 52 and arch.num_layers == 62
+    memory = size_inference(arch, weight_format("bf16"), 16, 8192, 1, Parallelism(), Constants(), 192 * GIB, nvlink=False)
+    capacity = memory.capacity
+    assert capacity is not None
+    page = 16 * 128 * 2 * 2 * 16  # 16 KV heads x 128 x K and V x 2 bytes, 16 tokens a block
+    num_blocks = capacity.kv_available_bytes // (page * 10)
+    assert capacity.max_concurrency == pytest.approx(num_blocks / (512 + 6 * 65), rel=1e-9)
+    # the bytes of a windowed request (10 full layers x 8,192 tokens + 52 sliding x 1,024) held 6.8% more: vLLM's
+    # request is 902 blocks x 10 layers x 16 tokens = 144,320 layer-tokens, not 135,168
+    windowed = capacity.kv_available_bytes / ((10 * 8192 + 52 * 1024) * page // 16)
+    assert windowed / capacity.max_concurrency == pytest.approx(144_320 / 135_168, rel=1e-3)
+
+
+@pytest.mark.parametrize(("engine", "windowed"), [("vllm", True), ("sglang", False)])
+def test_only_the_engine_whose_pool_applies_windows_is_said_to_serve_more_context(engine: str, windowed: bool) -> None:
+    """newuser21 item 11: SGLang's figures charge sliding layers as full (tokens = concurrency x context exactly), yet
+    the estimate said its pool serves more context than it has token slots."""
+    result = estimate(EstimateRequest(model="openai/gpt-oss-120b", gpu="h200-sxm-141gb", engine=engine, context_tokens=131072))
+    assert result["capacity"]["kv_cache_tokens_windowed"] is windowed

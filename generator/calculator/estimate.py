@@ -563,10 +563,10 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 "kv_cache_tokens_per_dp_rank": cap.rank_kv_cache_tokens,
                 "max_concurrency_per_dp_rank": round(cap.rank_max_concurrency, 2),
                 # a sliding-window layer holds only its window of a longer request: the tokens are then the context
-                # the pool serves (concurrency x context), more than its token slots (newuser13 item 6)
-                "kv_cache_tokens_windowed": any(
-                    layer.window_tokens is not None and layer.window_tokens < context for layer in arch.layers
-                ),
+                # the pool serves (concurrency x context), more than its token slots (newuser13 item 6); SGLang's pool
+                # is sized here with every layer full (newuser21 item 11)
+                "kv_cache_tokens_windowed": req.engine != "sglang"
+                and any(layer.window_tokens is not None and layer.window_tokens < context for layer in arch.layers),
                 **engine_log,
             }
             if req.input_tokens is not None or req.output_tokens is not None:

@@ -66,6 +66,9 @@ class VllmKvCache(NamedTuple):
     #: "Maximum concurrency for max_model_len tokens per request: X".
     max_concurrency: float
     by_layer_type: tuple[LayerTypeKv, ...]
+    #: Requests of ``max_model_len`` tokens the blocks hold in steady decode: a sliding layer then keeps the blocks its
+    #: window spans (one more where the window is not block-aligned), not the prefill's window plus a step's tokens.
+    steady_concurrency: float = 0.0
 
 
 def _kind(layer: Layer) -> str:
@@ -79,6 +82,14 @@ def _pages_per_request(kind: str, max_model_len: int, block_tokens: int, max_num
     window = int(kind.split(":", 1)[1])
     tokens = min(window - 1 + max_num_batched_tokens, max_model_len)
     return -(-tokens // block_tokens) + 1
+
+
+def _steady_pages(kind: str, max_model_len: int, block_tokens: int) -> int:
+    """Pages one request of ``max_model_len`` tokens holds in one layer of ``kind`` while it decodes."""
+    full = -(-max_model_len // block_tokens)
+    if kind == "full":
+        return full
+    return min(full, -(-int(kind.split(":", 1)[1]) // block_tokens) + 1)
 
 
 def vllm_kv_cache(
@@ -143,6 +154,7 @@ def _stage_kv_cache(
     pages = sum(groups_of[k] * _pages_per_request(k, max_model_len, block_of[k], max_num_batched_tokens) for k in buckets)
     # get_max_concurrency_for_kv_cache_config: request bytes over one block of every group's layers.
     concurrency = num_blocks / pages if pages else 0.0
+    steady = sum(groups_of[k] * _steady_pages(k, max_model_len, block_of[k]) for k in buckets)
     by_blocks = num_blocks // groups * block_tokens
     logged = int(concurrency * max_model_len) if tokens_from == TOKENS_FROM_CONCURRENCY else by_blocks
     by_type = tuple(
@@ -156,7 +168,9 @@ def _stage_kv_cache(
         )
         for kind, layers in sorted(buckets.items())
     )
-    return VllmKvCache(group_size, groups, page_bytes, num_blocks, logged, concurrency, by_type)
+    return VllmKvCache(
+        group_size, groups, page_bytes, num_blocks, logged, concurrency, by_type, num_blocks / steady if steady else 0.0
+    )
 
 
 def request_kv_bytes(
