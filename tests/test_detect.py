@@ -11,7 +11,16 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from generator.calculator.detect import GpuReading, Sources, detect_machine, fixed_block, match_gpu, recorded, this_machine
+from generator.calculator.detect import (
+    GpuReading,
+    Sources,
+    detect_machine,
+    fixed_block,
+    match_cpu,
+    match_gpu,
+    recorded,
+    this_machine,
+)
 from generator.calculator.estimate import EstimateRequest, estimate
 from generator.calculator.machine import FixedSpec
 from generator.workload.schema import workload_schema
@@ -209,6 +218,10 @@ def dimm(locator: str, bank: str = "BANK 0", size: str = "32 GB") -> str:
         pytest.param([dimm("Controller0-ChannelA-DIMM0", size="No Module Installed"), dimm("Controller1-ChannelA-DIMM1")],
                      1, 1, id="empty-slot-ignored"),
         pytest.param([dimm("DIMM 1"), dimm("DIMM 2"), dimm("DIMM 3")], 3, 3, id="no-channel-names"),
+        # fuzz17 item 3: Supermicro's Intel boards name each socket's two controllers "Node" (X11: DDR4, 2 x 3 channels
+        # a socket, 'P1-DIMMD1' / 'P0_Node1_Channel0_Dimm0'): 12 channels, not the 6 (socket, channel) pairs
+        pytest.param([dimm(f"P{s + 1}-DIMM{'ABCDEF'[3 * n + c]}1", f"P{s}_Node{n}_Channel{c}_Dimm0")
+                      for s in (0, 1) for n in (0, 1) for c in (0, 1, 2)], 12, 12, id="supermicro-x11-node"),
     ],
 )  # fmt: skip
 def test_dmidecode_channels_count_controller_and_channel(records: list[str], dimms: int, channels: int) -> None:
@@ -269,3 +282,176 @@ def test_dmidecode_missing_is_told_from_needing_root(
 )
 def test_nvidia_smi_names_of_the_new_editions(name: str, mib: int, gpu_id: str) -> None:
     assert match_gpu(GpuReading(name, mib, 5, 16))[0] == gpu_id
+
+
+# fuzz17 items 1-4: the machines of tests/data/detect/SOURCES.md ("Machines of the fuzz17 report")
+@pytest.mark.parametrize(
+    ("machine", "expected", "absent"),
+    [
+        # item 1: "... Gold 6248 CPU @ 2.50GHz" was Grace (the catalog name's last word "CPU"); item 2: a 16 GB V100 was the
+        # 32 GB one
+        pytest.param("xeon-gold-6248-4xv100", {"gpu_count": 4, "cpu_sockets": 2, "cores": 8}, ("cpu", "gpu"),
+                     id="pre-spr-xeon-16gb-v100"),
+        # item 1: an arm64 cpuinfo has no model name; "unknown CPU" was Grace
+        pytest.param("altra-80-core", {"cpu_model": "Arm Neoverse-N1 (CPU implementer 0x41, part 0xd0c)", "cpu_sockets": 1,
+                                       "cores": 80}, ("cpu",), id="ampere-altra"),
+        pytest.param("grace-gh200", {"cpu": "nvidia-grace", "gpu": "gh200-96gb", "cpu_sockets": 1,
+                                     "cpu_model": "Arm Neoverse-V2 (CPU implementer 0x41, part 0xd4f)"}, (), id="grace"),
+        # item 3: P0_Node0_Channel0 and P0_Node1_Channel0 are two channels: 2 sockets x 2 controllers x 4
+        pytest.param("x13deg-2x8462y", {"memory_channels": 16, "ddr_mt_per_s": 4800, "cpu_sockets": 2}, ("cpu",),
+                     id="supermicro-x13deg"),
+        # item 4: 8 physical ids, one NUMA node
+        pytest.param("vm-8vcpu-7950x", {"cpu": "ryzen-9-7950x", "cpu_sockets": 1, "gpu": "rtx-3090-24gb"}, (),
+                     id="vm-one-socket-per-vcpu"),
+    ],
+)  # fmt: skip
+def test_fuzz17_machines(machine: str, expected: dict[str, Any], absent: tuple[str, ...]) -> None:
+    import jsonschema
+
+    facts = detect_machine(fixture(machine))
+    assert {k: facts[k].value for k in expected} == expected
+    assert not set(absent) & set(facts)
+    text = fixed_block(facts)
+    block = YAML(typ="safe").load(io.StringIO(text))["hardware"]["fixed"]
+    jsonschema.validate({"gpu": "rtx-4090-24gb", "gpu_count": 1, "ram_gib": 64, **block}, fixed_schema())
+    # no catalog CPU and no DIMMs read: the block still asks for them
+    assert ("add cpu: or memory_channels:" in text) == ("cpu" not in facts and "memory_channels" not in facts)
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        pytest.param("Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz", id="cascade-lake"),
+        pytest.param("Intel(R) Core(TM) i7-8700K CPU @ 3.70GHz", id="coffee-lake"),
+        pytest.param("Intel(R) Xeon(R) CPU E5-2690 v4 @ 2.60GHz", id="broadwell"),
+        pytest.param("Intel(R) Xeon(R) CPU @ 2.20GHz", id="cloud-vm"),  # GCP / AWS instances hide the model number
+        pytest.param("QEMU Virtual CPU version 2.5+", id="qemu"),
+        pytest.param("unknown CPU", id="no-model-name"),
+    ],
+)
+def test_a_generic_word_is_no_model_number(model: str) -> None:
+    """fuzz17 item 1: every name with the word "CPU" matched nvidia-grace ("NVIDIA Grace CPU (in GH200 ...)")."""
+    assert match_cpu(model) is None
+
+
+GRACE_CPUINFO = FIXTURES / "grace-gh200" / "root" / "proc" / "cpuinfo"
+
+
+@pytest.mark.parametrize(
+    ("soc_id", "smi", "cpu", "how"),
+    [
+        pytest.param("jep106:036b:0241\n", "", "nvidia-grace",
+                     "measured: /sys/devices/soc0/soc_id 'jep106:036b:0241' (Neoverse-V2 cores)", id="grace-soc-id"),
+        pytest.param(None, "0, NVIDIA GH200 480GB, 97871, 5, 16", "nvidia-grace",
+                     "measured: Neoverse-V2 cores (/proc/cpuinfo) beside gh200-96gb, which the catalog pairs with "
+                     "nvidia-grace alone", id="beside-a-gh200"),
+        # AWS Graviton4 and Google Axion are Neoverse-V2 too: the cores alone are no Grace
+        pytest.param(None, "", None, "", id="neoverse-v2-alone"),
+        pytest.param(None, "0, NVIDIA H100 PCIe, 81559, 5, 16", None, "", id="neoverse-v2-with-a-pcie-gpu"),
+    ],
+)  # fmt: skip
+def test_grace_is_told_by_its_soc_or_its_superchip_gpu(
+    tmp_path: Path, soc_id: str | None, smi: str, cpu: str | None, how: str
+) -> None:
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "cpuinfo").write_text(GRACE_CPUINFO.read_text())
+    if soc_id is not None:
+        (tmp_path / "sys" / "devices" / "soc0").mkdir(parents=True)
+        (tmp_path / "sys" / "devices" / "soc0" / "soc_id").write_text(soc_id)
+    facts = detect_machine(Sources(str(tmp_path), recorded({"nvidia-smi": smi} if smi else {})))
+    if cpu is None:
+        assert "cpu" not in facts
+    else:
+        assert (facts["cpu"].value, facts["cpu"].how) == (cpu, how)
+    assert facts["cpu_model"].value == "Arm Neoverse-V2 (CPU implementer 0x41, part 0xd4f)"
+
+
+@pytest.mark.parametrize(
+    ("name", "mib"),
+    [
+        pytest.param("Tesla V100-SXM2-16GB", 16384, id="v100-sxm2-16gb"),  # the catalog has the 32 GB SXM2
+        pytest.param("Tesla V100-PCIE-32GB", 32768, id="v100-pcie-32gb"),  # ... and the 16 GB PCIe
+        pytest.param("Quadro RTX 6000", 24576, id="quadro-rtx-6000"),  # Turing, 24 GB: no RTX 6000 Ada
+        pytest.param("Quadro RTX 6000", 49140, id="quadro-rtx-6000-at-48gb"),  # no 'Ada': refused whatever the memory
+        pytest.param("NVIDIA A800-SXM4-80GB", 81920, id="a800"),  # 'sxm4' is no model number: no A100
+    ],
+)
+def test_gpu_of_another_memory_or_generation_is_not_written(name: str, mib: int) -> None:
+    """fuzz17 item 2: the name's words matched and the memory nvidia-smi read was never compared."""
+    gpu_id, how = match_gpu(GpuReading(name, mib, 3, 16))
+    assert gpu_id is None
+    assert how.startswith(f"assumed: nvidia-smi '{name}', {mib} MiB is not in the GPU catalog")
+
+
+@pytest.mark.parametrize(
+    ("name", "mib", "other_mib", "gpu_id"),
+    [
+        pytest.param("Tesla V100-SXM2-32GB", 32768, 16384, "v100-sxm2-32gb", id="v100-sxm2"),
+        pytest.param("Tesla V100-PCIE-16GB", 16384, 32768, "v100-pcie-16gb", id="v100-pcie"),
+        # GDDR with ECC on reads 15/16 of it (the catalog's 49140 MiB is with ECC off): 46068 is the same card
+        pytest.param("NVIDIA RTX 6000 Ada Generation", 46068, 24576, "rtx-6000-ada-48gb", id="rtx-6000-ada-ecc-on"),
+        # the catalog's T4 (15360 MiB) is with ECC on; a T4 with it off reads 16384, under driver 418 15079
+        pytest.param("Tesla T4", 16384, 8192, "t4-16gb", id="t4-ecc-off"),
+        pytest.param("Tesla T4", 15079, 32768, "t4-16gb", id="t4-driver-418"),
+        # no usable MiB in the catalog: 144 GB anywhere from GB to GiB (137,329 to 147,456 MiB, 160,429 with ECC and
+        # slack); no catalog GH200 has 170,000 MiB
+        pytest.param("NVIDIA GH200 144G HBM3e", 146000, 170000, "gh200-144gb", id="gh200-144-from-memory-gb"),
+    ],
+)
+def test_gpu_memory_decides_between_reading_and_catalog(name: str, mib: int, other_mib: int, gpu_id: str) -> None:
+    assert match_gpu(GpuReading(name, mib, 3, 16))[0] == gpu_id
+    assert match_gpu(GpuReading(name, other_mib, 3, 16))[0] is None
+
+
+def test_unmatched_gpu_says_why_in_the_block() -> None:
+    text = fixed_block(detect_machine(fixture("xeon-gold-6248-4xv100")))
+    assert (
+        "# gpu not written: assumed: nvidia-smi 'Tesla V100-SXM2-16GB', 16384 MiB is not in the GPU catalog (its name "
+        "matches, its memory does not: v100-sxm2-32gb has 32768 MiB); give gpu: (see 'specgen catalog gpus')"
+    ) in text
+    assert "no NVIDIA GPU detected" not in text
+
+
+def _cpuinfo(physical_ids: int, cpus: int) -> str:
+    """x86 /proc/cpuinfo of ``cpus`` processors over ``physical_ids`` sockets (none listed where 0, as on arm64)."""
+    rows = []
+    for i in range(cpus):
+        socket = f"physical id\t: {i * physical_ids // cpus}\ncore id\t\t: {i}\n" if physical_ids else ""
+        rows.append(f"processor\t: {i}\nmodel name\t: AMD EPYC 9654 96-Core Processor\n{socket}")
+    return "\n".join(rows)
+
+
+NODES = "/sys/devices/system/node"
+
+
+@pytest.mark.parametrize(
+    ("physical_ids", "node_cpus", "sockets", "how"),
+    [
+        # fuzz17 item 4: a hypervisor's socket per vCPU, one NUMA node
+        pytest.param(8, ["0-7"], 1, f"measured: 1 NUMA node(s) with CPUs ({NODES}), fewer than its 8 physical id(s) "
+                     "(/proc/cpuinfo)", id="vm-socket-per-vcpu"),
+        # a socket split into NUMA nodes (NPS4 / SNC4) stays one socket
+        pytest.param(2, ["0-1", "2-3", "4-5", "6-7", "8-9", "10-11", "12-13", "14-15"], 2,
+                     f"measured: 2 physical id(s) (/proc/cpuinfo); 8 NUMA node(s) with CPUs ({NODES})", id="nps4"),
+        pytest.param(2, ["0-7", "8-15"], 2, f"measured: 2 physical id(s) (/proc/cpuinfo); 2 NUMA node(s) with CPUs ({NODES})",
+                     id="two-sockets"),
+        # arm64 lists no physical id: a Grace CPU Superchip is two NUMA nodes; a GH200's HBM node holds no CPU
+        pytest.param(0, ["0-71", "72-143"], 2, f"measured: 2 NUMA node(s) with CPUs ({NODES}); /proc/cpuinfo lists no "
+                     "physical id", id="grace-superchip"),
+        pytest.param(0, ["0-71", ""], 1, f"measured: 1 NUMA node(s) with CPUs ({NODES}); /proc/cpuinfo lists no physical id",
+                     id="gh200-hbm-node"),
+        pytest.param(1, [], 1, f"measured: 1 physical id(s) (/proc/cpuinfo); no NUMA node in {NODES}", id="no-numa-folder"),
+        pytest.param(0, [], 1, f"assumed: /proc/cpuinfo lists no physical id, {NODES} no NUMA node", id="neither"),
+    ],
+)  # fmt: skip
+def test_sockets_are_the_fewer_of_physical_ids_and_numa_nodes(
+    tmp_path: Path, physical_ids: int, node_cpus: list[str], sockets: int, how: str
+) -> None:
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "cpuinfo").write_text(_cpuinfo(physical_ids, 16))
+    for n, cpus in enumerate(node_cpus):
+        node = tmp_path / NODES.lstrip("/") / f"node{n}"
+        node.mkdir(parents=True)
+        (node / "cpulist").write_text(cpus + "\n")
+    fact = detect_machine(Sources(str(tmp_path), recorded({})))["cpu_sockets"]
+    assert (fact.value, fact.how) == (sockets, how)

@@ -19,6 +19,7 @@ import subprocess
 from collections.abc import Callable, Collection, Mapping
 
 from generator import catalog
+from generator.catalog.records import GpuSpec
 from generator.input_files import ascii_count
 from generator.named_tuple import NamedTuple
 from generator.sizing.performance import PCIE_X16_GB_PER_S
@@ -35,6 +36,18 @@ _GPU_NOISE = {"nvidia", "geforce", "tesla", "generation"}
 #: Words that tell variants of one GPU apart: a catalog name with one the reading lacks is a different part
 #: (PCIe and NVL cards beside SXM ones; the RTX PRO 6000 Max-Q beside the Workstation Edition of the same memory).
 _FORM_WORDS = {"pcie", "nvl", "max", "q"}
+#: Architecture words of GPU names: a bare model number ('6000') names a different card in each generation (Quadro RTX
+#: 6000 is Turing, RTX 6000 Ada Generation, RTX PRO 6000 Blackwell), so it matches only beside the catalog's word.
+_GENERATION_WORDS = {"volta", "turing", "ampere", "ada", "hopper", "blackwell"}
+#: MiB in a GB (10^9 bytes).
+GB_MIB = 1000**3 / 2**20
+#: GDDR memory with ECC on holds the check bits in the memory itself: "the available DRAM is reduced by 6.25%"
+#: (CUDA C++ Best Practices Guide, https://docs.nvidia.com/cuda/cuda-c-best-practices-guide/index.html), so
+#: nvidia-smi reads one GPU 1/16 apart depending on the setting (a T4 15,360 MiB with it on, an L40S 46,068 of its 48 GiB).
+GDDR_ECC_SHARE = 1 / 16
+#: What drivers set aside differs by release: a T4 read 15,079 MiB under driver 418
+#: (https://forums.developer.nvidia.com/t/nvidia-t4-has-only-15g-of-memory/173099), the catalog has 15,360.
+GPU_MEMORY_SLACK = 0.02
 
 
 class Fact(NamedTuple):
@@ -127,27 +140,64 @@ def _tokens(name: str) -> set[str]:
     return {t for t in name.split() if t not in _GPU_NOISE and not re.fullmatch(r"\d+gb|hbm\w*", t)}
 
 
+def _form(words: set[str]) -> str | None:
+    """The form factor a name states: ``sxm`` (SXM2/4/5), ``pcie`` or ``nvl``; ``None`` where it states none."""
+    forms = {"sxm" if w.startswith("sxm") else w for w in words if w.startswith("sxm") or w in {"pcie", "nvl"}}
+    return forms.pop() if len(forms) == 1 else None
+
+
+def memory_fits(gpu: GpuSpec, memory_mib: int) -> bool:
+    """Whether nvidia-smi's ``memory.total`` can be this catalog GPU's memory.
+
+    Against ``memory_usable_mib`` where the catalog has it, else anywhere from ``memory_gb`` in GB to the same
+    figure in GiB (datasheets write either); within 2% for driver reservations, or 1/16 off for GDDR ECC, which sets
+    aside one part in 16 of the memory when it is on (a T4 with ECC on reads 15,360 MiB of its 16 GiB).
+    """
+    low, high = (float(gpu.memory_usable_mib),) * 2 if gpu.memory_usable_mib else (gpu.memory_gb * GB_MIB, gpu.memory_gb * 1024.0)
+    return (
+        low * (1 - GDDR_ECC_SHARE) * (1 - GPU_MEMORY_SLACK) <= memory_mib <= high / (1 - GDDR_ECC_SHARE) * (1 + GPU_MEMORY_SLACK)
+    )
+
+
 def match_gpu(reading: GpuReading) -> tuple[str | None, str]:
     """The catalog GPU of an nvidia-smi name and memory: most model words in common, then nearest memory.
 
     A catalog form-factor word (PCIe, NVL, Max-Q) the name lacks counts against it: nvidia-smi names the
-    SXM parts without one ('NVIDIA H100 80GB HBM3').
+    SXM parts without one ('NVIDIA H100 80GB HBM3'). Only a model word counts as a match ('sxm4' is none: an
+    A800-SXM4 is no A100-SXM4). Refused outright: a part whose memory is not the reading's
+    (:func:`memory_fits`), one of another form factor than the name states (SXM2 against PCIe), and one matched
+    by a bare model number ('6000') whose catalog name has a generation word the reading lacks ('Quadro RTX 6000'
+    is Turing, not the RTX 6000 Ada).
     """
     seen = _tokens(reading.name)
     best: tuple[float, float, str] | None = None
+    refused: list[str] = []
     for gpu in catalog.gpus().values():
         if gpu.vendor.lower() != "nvidia":
             continue
         words = _tokens(gpu.name)
-        if not any(any(ch.isdigit() for ch in w) and w in seen for w in words):
+        numbers = {w for w in words & seen if any(ch.isdigit() for ch in w) and not _form({w})}
+        if not numbers:
+            continue
+        generation_missing = all(w.isdigit() for w in numbers) and (words & _GENERATION_WORDS) - seen
+        if generation_missing or (_form(seen) and _form(words) and _form(seen) != _form(words)):
+            continue
+        if not memory_fits(gpu, reading.memory_mib):
+            refused.append(
+                f"{gpu.id} has " + (f"{gpu.memory_usable_mib} MiB" if gpu.memory_usable_mib else f"{gpu.memory_gb:g} GB")
+            )
             continue
         score = len(words & seen) - 0.5 * len((words & _FORM_WORDS) - seen)
-        mib = gpu.memory_usable_mib or gpu.memory_gb * 1000**3 / 2**20
+        mib = gpu.memory_usable_mib or gpu.memory_gb * GB_MIB
         key = (score, -abs(mib - reading.memory_mib), gpu.id)
         if best is None or key[:2] > best[:2]:
             best = key
     if best is None:
-        return None, f"assumed: '{reading.name}' is not in the GPU catalog; give gpu: (see 'specgen catalog gpus')"
+        other = f" (its name matches, its memory does not: {'; '.join(refused)})" if refused else ""
+        return None, (
+            f"assumed: nvidia-smi '{reading.name}', {reading.memory_mib} MiB is not in the GPU catalog{other}; "
+            "give gpu: (see 'specgen catalog gpus')"
+        )
     return best[2], f"measured: nvidia-smi '{reading.name}', {reading.memory_mib} MiB"
 
 
@@ -155,15 +205,30 @@ class CpuReading(NamedTuple):
     """What /proc/cpuinfo says."""
 
     model: str
-    sockets: int
+    #: Distinct ``physical id`` values: 0 where none is listed (Arm kernels print none).
+    physical_ids: int
     cores: int
     threads: int
+    #: An Arm machine's core ('Neoverse-V2', or 'core' where the part is not in ``_ARM_CORES``), from ``CPU implementer``
+    #: and ``CPU part``; ``None`` on x86, which names its model.
+    arm_core: str | None = None
+
+
+#: Arm cores by /proc/cpuinfo's ``CPU implementer`` and ``CPU part`` (the kernel's arch/arm64/include/asm/cputype.h,
+#: https://github.com/torvalds/linux/blob/master/arch/arm64/include/asm/cputype.h: ARM_CPU_PART_NEOVERSE_N1 0xD0C, ...).
+_ARM_CORES = {("0x41", "0xd0c"): "Neoverse-N1", ("0x41", "0xd40"): "Neoverse-V1", ("0x41", "0xd4f"): "Neoverse-V2"}
+#: Arm SoCs of the CPU catalog: the SMCCC SOC_ID Linux gives in /sys/devices/soc0/soc_id (JEP106 maker and chip: NVIDIA
+#: 0x036b, Grace 0x0241, as NVIDIA's DCGM tells Grace,
+#: https://github.com/NVIDIA/DCGM/blob/master/modules/sysmon/DcgmSystemMonitor.cpp) and the core it is built of. The core
+#: alone tells no SoC: a Grace's /proc/cpuinfo reads 'CPU implementer 0x41, CPU part 0xd4f', as AWS Graviton4's does.
+ARM_SOCS = {"nvidia-grace": ("jep106:036b:0241", "Neoverse-V2")}
+SOC_ID = "/sys/devices/soc0/soc_id"
 
 
 def parse_cpuinfo(text: str) -> CpuReading | None:
-    """Model name, sockets (physical ids), physical cores and logical CPUs of /proc/cpuinfo."""
+    """Model name (or Arm core), physical ids, physical cores and logical CPUs of /proc/cpuinfo."""
     model, sockets, cores, threads = "", set(), set(), 0
-    physical = "0"
+    physical, arm = "0", {"CPU implementer": "", "CPU part": ""}
     for line in text.splitlines():
         key, _, value = (part.strip() for part in line.partition(":"))
         if key == "processor":
@@ -175,19 +240,80 @@ def parse_cpuinfo(text: str) -> CpuReading | None:
             sockets.add(value)
         elif key == "core id":
             cores.add((physical, value))
+        elif key in arm and not arm[key]:
+            arm[key] = value.lower()[:10]
     if not threads:
         return None
-    return CpuReading(model or "unknown CPU", max(1, len(sockets)), len(cores) or threads, threads)
+    core = None
+    if not model and arm["CPU part"]:
+        ids = (arm["CPU implementer"], arm["CPU part"])
+        core = _ARM_CORES.get(ids, "core")
+        model = f"Arm {core} (CPU implementer {ids[0]}, part {ids[1]})"
+    return CpuReading(model or "unknown CPU", len(sockets), len(cores) or threads, threads, core)
+
+
+def _model_number(cpu_name: str) -> str | None:
+    """A catalog CPU's model number: the last word of its name outside parentheses, where it holds a digit."""
+    words = re.sub(r"\(.*?\)", "", cpu_name).lower().split()
+    return words[-1] if words and any(ch.isdigit() for ch in words[-1]) else None
 
 
 def match_cpu(model: str) -> str | None:
-    """The catalog CPU whose model number appears in /proc/cpuinfo's model name."""
+    """The catalog CPU whose model number ('14900k', '9654', '8480+') is a word of /proc/cpuinfo's model name.
+
+    Only a word with a digit is a model number: 'Intel(R) Xeon(R) Gold 6248 CPU' names no catalog CPU, not Grace
+    (whose name ends in 'CPU'). Arm CPUs print no model name; :func:`match_arm_cpu` tells those.
+    """
     text = model.lower().replace("(r)", "").replace("(tm)", "")
     for cpu in catalog.cpus().values():
-        number = re.sub(r"\(.*?\)", "", cpu.name).lower().split()[-1]
-        if re.search(rf"(?<![\w+-]){re.escape(number)}(?![\w+-])", text):
+        number = _model_number(cpu.name)
+        if number and re.search(rf"(?<![\w+-]){re.escape(number)}(?![\w+-])", text):
             return cpu.id
     return None
+
+
+def match_arm_cpu(core: str, soc_id: str, gpu_id: str | None) -> tuple[str, str] | None:
+    """The catalog Arm CPU and how it is known: by the SoC id, else by its cores beside a GPU the catalog pairs with it alone.
+
+    A GH200 or GB200 GPU comes only on a Grace, so Neoverse-V2 cores beside one are a Grace; without the SoC id or
+    such a GPU, Neoverse-V2 cores may be a Graviton4 or an Axion, and ``None`` is returned.
+    """
+    paired = {p.cpu_id for p in catalog.platforms().values() if gpu_id in p.gpu_ids}
+    for cpu_id, (soc, soc_core) in ARM_SOCS.items():
+        if soc_id.strip() == soc:
+            return cpu_id, f"measured: {SOC_ID} '{soc}' ({core} cores)"
+        if core == soc_core and paired == {cpu_id}:
+            return cpu_id, f"measured: {core} cores (/proc/cpuinfo) beside {gpu_id}, which the catalog pairs with {cpu_id} alone"
+    return None
+
+
+def numa_nodes(src: Sources) -> int | None:
+    """NUMA nodes with CPUs in /sys/devices/system/node; ``None`` where it lists none.
+
+    A node of memory alone (a GH200's HBM) is left out: its ``cpulist`` is empty.
+    """
+    folder = "/sys/devices/system/node"
+    nodes = [n for n in src.listdir(folder) if re.fullmatch(r"node\d+", n)]
+    with_cpus = [n for n in nodes if (src.read(f"{folder}/{n}/cpulist") or "unread").strip()]
+    return len(with_cpus) or None
+
+
+def socket_fact(physical_ids: int, numa: int | None) -> Fact:
+    """``cpu_sockets``: the fewer of /proc/cpuinfo's physical ids and the NUMA nodes with CPUs, and which it was.
+
+    A hypervisor may show each vCPU as a socket of its own (VMware's one core per socket, QEMU's older machine
+    types), while the VM's memory is one node; a socket split into NUMA nodes (sub-NUMA clustering, NPS) is still
+    one socket.
+    """
+    nodes = f"{numa} NUMA node(s) with CPUs (/sys/devices/system/node)"
+    ids = f"{physical_ids} physical id(s) (/proc/cpuinfo)"
+    if numa and physical_ids and numa < physical_ids:
+        return Fact(numa, f"measured: {nodes}, fewer than its {ids}")
+    if numa and not physical_ids:
+        return Fact(numa, f"measured: {nodes}; /proc/cpuinfo lists no physical id")
+    if physical_ids:
+        return Fact(physical_ids, f"measured: {ids}; " + (f"{nodes}" if numa else "no NUMA node in /sys/devices/system/node"))
+    return Fact(1, "assumed: /proc/cpuinfo lists no physical id, /sys/devices/system/node no NUMA node")
 
 
 def parse_meminfo(text: str) -> dict[str, int]:
@@ -225,18 +351,24 @@ _CHANNEL_WORD = re.compile(r"CHANNEL[\s_-]*([A-Z0-9]+)")
 _CHANNEL_LETTER = re.compile(r"DIMM[\s_-]*(?:P\d+[\s_-]*)?([A-Z])\d")
 _SOCKET = re.compile(r"(?<![A-Z0-9])(?:P|CPU|NODE|PROC|SOCKET)[\s_-]*(\d+)(?![0-9])")
 _CONTROLLER = re.compile(r"(?<![A-Z0-9])(?:CONTROLLER|MC|IMC)[\s_-]*(\d+)(?![0-9])")
+#: Supermicro's Intel boards (X11, X13) name a socket's memory controller "Node" after the socket:
+#: 'Bank Locator: P0_Node1_Channel0_Dimm0' is socket 0, controller 1, that controller's channel 0.
+_SOCKET_NODE = re.compile(r"(?<![A-Z0-9])P[\s_-]*(\d+)[\s_-]*NODE[\s_-]*(\d+)(?![0-9])")
 
 
 def channel_of(bank_locator: str, locator: str) -> tuple[str, str, str] | None:
     """(socket, memory controller, channel) a DIMM sits on, from its locators; ``None`` when they name no channel.
 
     The controller is part of the channel: Intel client boards name two controllers each with a
-    'ChannelA' ('Controller0-ChannelA-DIMM0', 'Controller1-ChannelA-DIMM0' are two channels).
+    'ChannelA' ('Controller0-ChannelA-DIMM0', 'Controller1-ChannelA-DIMM0' are two channels), and Supermicro's
+    Intel servers two "Node"s a socket each with a 'Channel0' ('P0_Node0_Channel0_Dimm0', 'P0_Node1_Channel0_Dimm0').
     """
     text = f"{bank_locator} {locator}".upper()
     channel = _CHANNEL_WORD.search(text) or _CHANNEL_LETTER.search(text)
     if channel is None:
         return None
+    if node := _SOCKET_NODE.search(text):
+        return node.group(1), node.group(2), channel.group(1)
     socket = _SOCKET.search(text)
     controller = _CONTROLLER.search(text)
     return (socket.group(1) if socket else "0", controller.group(1) if controller else "0", channel.group(1))
@@ -290,8 +422,7 @@ def gpu_facts(gpus: list[GpuReading]) -> dict[str, Fact]:
     facts: dict[str, Fact] = {}
     label, chosen = max(groups.items(), key=lambda item: len(item[1]))  # first listed wins a tie
     gpu_id, how = match_gpu(chosen[0])
-    if gpu_id:
-        facts["gpu"] = Fact(gpu_id, how)
+    facts["gpu" if gpu_id else "gpu_unknown"] = Fact(gpu_id or chosen[0].name, how)
     if len(groups) == 1:
         facts["gpu_count"] = Fact(len(gpus), f"measured: nvidia-smi lists {len(gpus)} GPU(s)")
         return facts
@@ -379,11 +510,15 @@ def detect_machine(src: Sources) -> dict[str, Fact]:
     cpuinfo = src.read("/proc/cpuinfo")
     cpu = parse_cpuinfo(cpuinfo) if cpuinfo else None
     if cpu is not None:
-        facts["cpu_model"] = Fact(cpu.model, "measured: /proc/cpuinfo model name")
-        facts["cpu_sockets"] = Fact(cpu.sockets, "measured: /proc/cpuinfo physical ids")
+        named = "CPU implementer and part" if cpu.arm_core else "model name"
+        facts["cpu_model"] = Fact(cpu.model, f"measured: /proc/cpuinfo {named}")
+        facts["cpu_sockets"] = socket_fact(cpu.physical_ids, numa_nodes(src))
         facts["cores"] = Fact(cpu.cores, f"measured: /proc/cpuinfo core ids ({cpu.threads} threads)")
-        cpu_id = match_cpu(cpu.model)
-        if cpu_id:
+        if cpu.arm_core:
+            gpu_id = str(facts["gpu"].value) if "gpu" in facts else None
+            if (arm := match_arm_cpu(cpu.arm_core, src.read(SOC_ID) or "", gpu_id)) is not None:
+                facts["cpu"] = Fact(*arm)
+        elif cpu_id := match_cpu(cpu.model):
             facts["cpu"] = Fact(cpu_id, f"measured: /proc/cpuinfo '{cpu.model}'")
     mem = parse_meminfo(src.read("/proc/meminfo") or "")
     if mem.get("MemTotal", 0) >= GIB / 10:  # less is no machine's RAM (hardware.fixed.ram_gib is above 0)
@@ -437,7 +572,9 @@ def fixed_block(facts: Mapping[str, Fact]) -> str:
             fixed.yaml_add_eol_comment(facts[key].how, key, column=30)
     doc = CommentedMap(hardware=CommentedMap(fixed=fixed))
     lines = ["# specgen detect: this machine as hardware.fixed; each value says whether it was measured or assumed"]
-    if "gpu" not in facts:
+    if "gpu_unknown" in facts:
+        lines.append(f"# gpu not written: {facts['gpu_unknown'].how}")
+    elif "gpu" not in facts:
         lines.append("# no NVIDIA GPU detected (nvidia-smi missing or no GPU): add gpu: and gpu_count: before using it")
     for key in ("cpu_model", "cores"):
         if key in facts:
