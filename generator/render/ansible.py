@@ -8,6 +8,7 @@ from generator import catalog
 from generator.catalog import software
 from generator.planner.multi_host import hosts_per_replica
 from generator.planner.plan import DeploymentPlan, NodeSpec, Plan, Pool
+from generator.render.amd_stack import amdgpu_driver_group_vars
 from generator.render.env import ansible_yaml, to_yaml
 from generator.render.gpu_stack import driver_owner, driver_version
 from generator.render.hosts import host_heat_btu_per_h, host_node, host_power_w, placeholder_names
@@ -23,8 +24,11 @@ EXAMPLE_HEADER = (
 )
 
 
-def group_vars(pool: Pool, plan: Plan, driver_override: str | None = None) -> dict[str, Any]:
+def group_vars(pool: Pool, plan: Plan, driver_override: str | None = None, ubuntu_release: str = "noble") -> dict[str, Any]:
     """What the roles configuring a pool's hosts need to know, every name under the ``specgen_`` prefix.
+
+    ``ubuntu_release``: the hosts' Ubuntu series (``provisioning.distro_series``), whose packages an AMD pool's
+    driver stack comes from.
 
     Figures are per host (a rack-scale system's compute tray); such a pool also gets ``specgen_system``: the
     system the hosts belong to, with its NVLink domain and its power (no per-tray power is published).
@@ -43,8 +47,14 @@ def group_vars(pool: Pool, plan: Plan, driver_override: str | None = None) -> di
             "memory_gib": node.gpu_memory_gib,
             "vendor": vendor,
         },
-        # an NVIDIA pool's driver (AMD and Intel pools get none: their stacks are not rendered)
+        # an NVIDIA pool's driver; a bare-metal AMD pool's amdgpu driver and ROCm (a cloud's image or AMD's GPU
+        # Operator has them: the plan's device-plugin-not-rendered finding says so); Intel pools get none
         **({"specgen_nvidia_driver": driver_group_vars(node, driver_override)} if vendor == "nvidia" else {}),
+        **(
+            {"specgen_amdgpu_driver": amdgpu_driver_group_vars(ubuntu_release)}
+            if vendor == "amd" and node.provider == "baremetal"
+            else {}
+        ),
         "specgen_cpu": {"description": node.cpu, "cores": node.cpu_cores, "governor": "performance"},
         "specgen_ram_gib": node.ram_gib,  # null: no sourced figure
         "specgen_nvme": {
@@ -164,7 +174,7 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
             files["ansible/hosts.yml.example"] = EXAMPLE_HEADER + ansible_yaml(example)
     for pool in plan.pools:
         files[f"ansible/group_vars/{pool.name}.yml"] = HEADER + ansible_yaml(
-            group_vars(pool, plan, workload.kubernetes.driver_version)
+            group_vars(pool, plan, workload.kubernetes.driver_version, workload.provisioning.distro_series)
         )
     return files
 
