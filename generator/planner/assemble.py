@@ -122,25 +122,60 @@ def _platform_provider(platform_id: str) -> str | None:
     return platform.provider if platform is not None else None
 
 
+#: The AMD device plugin as shipped (its DaemonSet, and its Helm chart's default ``tolerations`` value) tolerates only
+#: ``CriticalAddonsOnly``: a pool tainted for its GPUs must add a toleration or the plugin never runs there.
+AMD_DEVICE_PLUGIN_TOLERATIONS_SOURCES = (
+    "https://github.com/ROCm/k8s-device-plugin/blob/037495778be99438cf9e4e99353cb85172a91ee9/k8s-ds-amdgpu-dp.yaml",
+    "https://github.com/ROCm/k8s-device-plugin/blob/0747facd8fc170e8f73f199fe55c28c817d3ea92/helm/amd-gpu/values.yaml",
+)
+#: AMD's ROCm install guide for Linux (the amdgpu kernel driver, then ROCm).
+ROCM_INSTALL_GUIDE = (
+    "https://github.com/ROCm/rocm-install-on-linux/blob/009eca53b5f4392a4769ca0581e9735f69f7de48/docs/install/quick-start.rst"
+)
+
+
 def device_plugin_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -> list[Finding]:
     """Pools whose GPUs the rendered GPU stack (NVIDIA's GPU Operator and device plugin) does not serve."""
     if "kubernetes" not in wl.outputs:
         return []
     out = []
     for pool in pools:
-        vendor = catalog.gpus()[pool.node.gpu_id].vendor
-        if vendor != "nvidia":
+        gpu = catalog.gpus()[pool.node.gpu_id]
+        if gpu.vendor != "nvidia":
+            other = "install it in the cluster, or the pool's pods stay pending"
+            advice = _amd_stack_advice(wl, gpu) if gpu.vendor == "amd" else other
             out.append(
                 Finding(
                     "warning",
                     "device-plugin-not-rendered",
-                    f"pool {pool.name}: its GPUs are advertised as {catalog.gpus()[pool.node.gpu_id].device_resource} "
-                    f"by {DEVICE_PLUGIN[vendor]}, which specgen does not render (it renders NVIDIA's GPU stack only): "
-                    "install it in the cluster, or the pool's pods stay pending",
+                    f"pool {pool.name}: its GPUs are advertised as {gpu.device_resource} by {DEVICE_PLUGIN[gpu.vendor]}, "
+                    f"which specgen does not render (it renders NVIDIA's GPU stack only): {advice}",
                     "outputs",
                 )
             )
     return out
+
+
+def _amd_stack_advice(wl: Workload, gpu: GpuSpec) -> str:
+    """What an AMD pool needs besides the rendered output: the device plugin tolerating the pool's taint, and ROCm."""
+    key, value, effect = gpu_taint(gpu)
+    provider = wl.hardware.provider
+    if provider == "baremetal" and "ansible" in wl.outputs:
+        driver = "Ansible installs the amdgpu driver and ROCm (group_vars specgen_amdgpu_driver)"
+    else:
+        where = " (an AKS node class in gpu.mode None skips the driver)" if provider == "azure" else ""
+        driver = (
+            f"the nodes also need the amdgpu driver and ROCm, which nothing rendered installs{where}: "
+            + ("install them as AMD's guide says" if provider == "baremetal" else "use a node image that has them")
+            + f" ({ROCM_INSTALL_GUIDE})"
+        )
+    return (
+        f"install it with a toleration for the pool's taint {key}={value}:{effect} "
+        f"({{key: {key}, operator: Exists, effect: {effect}}}; its stock DaemonSet and its Helm chart's tolerations "
+        f"value tolerate only CriticalAddonsOnly: {AMD_DEVICE_PLUGIN_TOLERATIONS_SOURCES[0]}, "
+        f"{AMD_DEVICE_PLUGIN_TOLERATIONS_SOURCES[1]}), or it never runs on these nodes and the pool's pods stay "
+        f"pending; {driver}"
+    )
 
 
 def _gib(n: float) -> str:

@@ -8,6 +8,7 @@ from generator import catalog
 from generator.catalog import software
 from generator.planner.multi_host import hosts_per_replica
 from generator.planner.plan import DeploymentPlan, NodeSpec, Plan, Pool
+from generator.render.amd_stack import amdgpu_driver_group_vars
 from generator.render.env import ansible_yaml, to_yaml
 from generator.render.gpu_sharing import pod_memory_fraction, pool_shares
 from generator.render.gpu_stack import driver_owner, driver_version
@@ -25,12 +26,15 @@ EXAMPLE_HEADER = (
 )
 
 
-def group_vars(pool: Pool, plan: Plan, driver_override: str | None, gpu_memory_utilization: float) -> dict[str, Any]:
+def group_vars(
+    pool: Pool, plan: Plan, driver_override: str | None, ubuntu_release: str, gpu_memory_utilization: float
+) -> dict[str, Any]:
     """What the roles configuring a pool's hosts need to know, every name under the ``specgen_`` prefix.
 
     Figures are per host (a rack-scale system's compute tray); such a pool also gets ``specgen_system``: the
     system the hosts belong to, with its NVLink domain and its power (no per-tray power is published).
-    ``gpu_memory_utilization``: the fraction of a GPU's memory a vLLM replica on this pool may take.
+    ``ubuntu_release``: the hosts' Ubuntu series (``provisioning.distro_series``), whose packages an AMD pool's
+    driver stack comes from; ``gpu_memory_utilization``: the fraction of a GPU's memory a vLLM replica may take.
     """
     node = host_node(pool.node)
     vendor = catalog.gpus()[node.gpu_id].vendor
@@ -46,8 +50,14 @@ def group_vars(pool: Pool, plan: Plan, driver_override: str | None, gpu_memory_u
             "memory_gib": node.gpu_memory_gib,
             "vendor": vendor,
         },
-        # an NVIDIA pool's driver (AMD and Intel pools get none: their stacks are not rendered)
+        # an NVIDIA pool's driver; a bare-metal AMD pool's amdgpu driver and ROCm (a cloud's image or AMD's GPU
+        # Operator has them: the plan's device-plugin-not-rendered finding says so); Intel pools get none
         **({"specgen_nvidia_driver": driver_group_vars(node, driver_override)} if vendor == "nvidia" else {}),
+        **(
+            {"specgen_amdgpu_driver": amdgpu_driver_group_vars(ubuntu_release)}
+            if vendor == "amd" and node.provider == "baremetal"
+            else {}
+        ),
         "specgen_cpu": {"description": node.cpu, "cores": node.cpu_cores, "governor": "performance"},
         "specgen_ram_gib": node.ram_gib,  # null: no sourced figure
         "specgen_nvme": {
@@ -171,7 +181,13 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
     shares = pool_shares(plan, sharing)
     for pool in plan.pools:
         files[f"ansible/group_vars/{pool.name}.yml"] = HEADER + ansible_yaml(
-            group_vars(pool, plan, workload.kubernetes.driver_version, pod_memory_fraction(utilization, shares[pool.name]))
+            group_vars(
+                pool,
+                plan,
+                workload.kubernetes.driver_version,
+                workload.provisioning.distro_series,
+                pod_memory_fraction(utilization, shares[pool.name]),
+            )
         )
     return files
 

@@ -21,6 +21,7 @@ check is applied to it.
 
 from __future__ import annotations
 
+from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import ATTENTION, EXPERT, Architecture
 from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat, storage_family
 from generator.sizing.weights import Parallelism
@@ -44,8 +45,17 @@ _TABLE_COLUMNS: dict[str, str] = {
 }
 
 
-#: (architectures, by catalog name, on which the engine has no kernel for a format; why, with ``{column}``)
-FormatSupport = tuple[frozenset[str], str]
+class FormatRule(NamedTuple):
+    """Architectures (by catalog name) on which the engine has no kernel for a format, and why.
+
+    ``reason`` may name ``{column}``, the architecture's column of vLLM's table; ``where`` replaces that column in
+    the refusal where the rule is narrower than the column (vLLM's single "AMD GPU" column is the MI300 era).
+    """
+
+    architectures: frozenset[str]
+    reason: str
+    where: str | None = None
+
 
 _AMD_AND_GAUDI = frozenset({"cdna2", "cdna3", "gaudi3"})
 
@@ -54,23 +64,42 @@ def _table_marks_unsupported(implementation: str) -> str:
     return f"vLLM's quantization hardware table marks {implementation} unsupported on {{column}} ({QUANTIZATION_HARDWARE_SOURCE})"
 
 
-_GPTQ_SUPPORT: FormatSupport = (_AMD_AND_GAUDI, _table_marks_unsupported("AWQ and GPTQ"))
-_BNB_SUPPORT: FormatSupport = (_AMD_AND_GAUDI, _table_marks_unsupported("bitsandbytes"))
-_GGUF_SUPPORT: FormatSupport = (frozenset({"gaudi3"}), _table_marks_unsupported("GGUF"))
+#: vLLM issues in which FP8 checkpoints fail on CDNA2 (gfx90a), whose matrix cores have no FP8 type.
+CDNA2_FP8_SOURCES = (
+    "https://github.com/vllm-project/vllm/issues/16394",
+    "https://github.com/vllm-project/vllm/issues/10663",
+)
 
-#: Formats whose kernels vLLM's table (or its ModelOpt page) rules out on some architecture; formats not listed
-#: (bf16, mxfp4, ...) are not checked, since the table does not state them for every column.
-FORMAT_SUPPORT: dict[str, FormatSupport] = {
-    # neither FP8 W8A8 nor the FP8 Marlin (weight-only) kernel on Volta or Turing (fuzz13 item 6; Ampere has Marlin)
+_GPTQ_SUPPORT = (FormatRule(_AMD_AND_GAUDI, _table_marks_unsupported("AWQ and GPTQ")),)
+_BNB_SUPPORT = (FormatRule(_AMD_AND_GAUDI, _table_marks_unsupported("bitsandbytes")),)
+_GGUF_SUPPORT = (FormatRule(frozenset({"gaudi3"}), _table_marks_unsupported("GGUF")),)
+
+#: Formats, by storage family, whose kernels vLLM's table (or its ModelOpt page, or vLLM's issues) rule out on
+#: some architecture; formats not listed (bf16, mxfp4, ...) are not checked, since the table does not state them
+#: for every column.
+FORMAT_SUPPORT: dict[str, tuple[FormatRule, ...]] = {
     "fp8": (
-        frozenset({"volta", "turing"}),
-        _table_marks_unsupported("FP8 (W8A8) and Marlin FP8"),
+        # neither FP8 W8A8 nor the FP8 Marlin (weight-only) kernel on Volta or Turing (fuzz13 item 6; Ampere has Marlin)
+        FormatRule(frozenset({"volta", "turing"}), _table_marks_unsupported("FP8 (W8A8) and Marlin FP8")),
+        # the table's AMD column is CDNA3's; CDNA2 has no FP8 type (newuser21 item 6)
+        FormatRule(
+            frozenset({"cdna2"}),
+            "CDNA2 (gfx90a) has no FP8 matrix type: vLLM's FP8 kernels fail there (\"type fp8e4b8 not supported in "
+            f'this architecture" on an MI210, {CDNA2_FP8_SOURCES[0]}; an FP8 checkpoint on MI250, '
+            f"{CDNA2_FP8_SOURCES[1]}); the AMD GPU column of vLLM's quantization hardware table, where FP8 (W8A8) "
+            f"is supported, is the MI300 series (CDNA3) ({QUANTIZATION_HARDWARE_SOURCE})",
+            where="CDNA2 GPUs (MI250X, MI210)",
+        ),
     ),
+    # INT8 W8A8 (newuser21 item 7)
+    "int8": (FormatRule(frozenset({"volta", "cdna2", "cdna3", "gaudi3"}), _table_marks_unsupported("INT8 (W8A8)")),),
     "nvfp4": (
-        frozenset({"volta", "turing", "cdna2", "cdna3", "gaudi3"}),
-        "NVFP4 (ModelOpt) has NVIDIA kernels only: a native FP4 GEMM on Blackwell, else weight-only Marlin "
-        f"({MODELOPT_SOURCE}), which vLLM's quantization hardware table lists for Ampere, Ada and Hopper, "
-        f"not on {{column}} ({QUANTIZATION_HARDWARE_SOURCE})",
+        FormatRule(
+            frozenset({"volta", "turing", "cdna2", "cdna3", "gaudi3"}),
+            "NVFP4 (ModelOpt) has NVIDIA kernels only: a native FP4 GEMM on Blackwell, else weight-only Marlin "
+            f"({MODELOPT_SOURCE}), which vLLM's quantization hardware table lists for Ampere, Ada and Hopper, "
+            f"not on {{column}} ({QUANTIZATION_HARDWARE_SOURCE})",
+        ),
     ),
     "int4": _GPTQ_SUPPORT,
     "int8-gptq": _GPTQ_SUPPORT,
@@ -82,11 +111,12 @@ FORMAT_SUPPORT: dict[str, FormatSupport] = {
 
 def format_problems(fmt: WeightFormat, architecture: str) -> tuple[str, ...]:
     """Why the serving engine has no kernel for ``fmt`` on a GPU of ``architecture`` (empty when it has one)."""
-    refused, reason = FORMAT_SUPPORT.get(storage_family(fmt.name), (frozenset(), ""))
-    if architecture not in refused:
-        return ()
-    column = _TABLE_COLUMNS[architecture]
-    return (f"{fmt.name} weights cannot be served on {column}: " + reason.format(column=column),)
+    for rule in FORMAT_SUPPORT.get(storage_family(fmt.name), ()):
+        if architecture in rule.architectures:
+            column = _TABLE_COLUMNS[architecture]
+            where = rule.where or column
+            return (f"{fmt.name} weights cannot be served on {where}: " + rule.reason.format(column=column),)
+    return ()
 
 
 def dense_format_problem(fmt: WeightFormat, arch: Architecture) -> str | None:

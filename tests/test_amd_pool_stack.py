@@ -1,0 +1,124 @@
+"""An AMD pool's GPU stack, which specgen does not render: what the plan says it needs, what Ansible installs (newuser21
+item 9).
+
+The pool is tainted amd.com/gpu=present:NoSchedule; the AMD device plugin's stock DaemonSet
+(ROCm/k8s-device-plugin k8s-ds-amdgpu-dp.yaml) and Helm values tolerate only CriticalAddonsOnly, so the finding names
+the toleration to add. A bare-metal pool's Ansible vars carry the amdgpu driver and ROCm as AMD's install guide gives
+them for the hosts' Ubuntu series (ROCm 7.0.0: amdgpu-install 7.0.70000-1 under repo.radeon.com/amdgpu-install/7.0).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.api import plan_file, render_file
+from tests.helpers import ansible_reader
+
+WORKLOAD = """\
+version: 1
+name: amd
+deployments:
+  - name: gemma
+    model: google/gemma-2-27b-it
+    inference: {{precision: bf16, max_context_tokens: 8192, requests_per_second: 5}}
+hardware:
+  provider: {provider}
+  gpus: [mi300x-192gb]
+outputs: [{outputs}]
+{extra}"""
+
+TOLERATION = (
+    "install it with a toleration for the pool's taint amd.com/gpu=present:NoSchedule ({key: amd.com/gpu, operator: "
+    "Exists, effect: NoSchedule}; its stock DaemonSet and its Helm chart's tolerations value tolerate only "
+    "CriticalAddonsOnly: https://github.com/ROCm/k8s-device-plugin/blob/037495778be99438cf9e4e99353cb85172a91ee9/"
+    "k8s-ds-amdgpu-dp.yaml, https://github.com/ROCm/k8s-device-plugin/blob/0747facd8fc170e8f73f199fe55c28c817d3ea92/"
+    "helm/amd-gpu/values.yaml), or it never runs on these nodes and the pool's pods stay pending; "
+)
+GUIDE = "https://github.com/ROCm/rocm-install-on-linux/blob/009eca53b5f4392a4769ca0581e9735f69f7de48/docs/install/quick-start.rst"
+
+
+def _workload(tmp_path: Path, provider: str, outputs: str, extra: str = "") -> str:
+    path = tmp_path / "amd.yaml"
+    path.write_text(WORKLOAD.format(provider=provider, outputs=outputs, extra=extra))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("provider", "outputs", "driver"),
+    [
+        pytest.param(
+            "baremetal",
+            "terraform, ansible, kubernetes",
+            "Ansible installs the amdgpu driver and ROCm (group_vars specgen_amdgpu_driver)",
+            id="baremetal-ansible",
+        ),
+        pytest.param(
+            "baremetal",
+            "kubernetes",
+            f"the nodes also need the amdgpu driver and ROCm, which nothing rendered installs: install them as AMD's "
+            f"guide says ({GUIDE})",
+            id="baremetal-no-ansible",
+        ),
+        pytest.param(
+            "azure",
+            "terraform, kubernetes",
+            "the nodes also need the amdgpu driver and ROCm, which nothing rendered installs (an AKS node class in "
+            f"gpu.mode None skips the driver): use a node image that has them ({GUIDE})",
+            id="azure",
+        ),
+    ],
+)
+def test_the_finding_names_the_toleration_and_the_driver(tmp_path: Path, provider: str, outputs: str, driver: str) -> None:
+    findings = plan_file(_workload(tmp_path, provider, outputs))[1].findings
+    (finding,) = [f for f in findings if f.code == "device-plugin-not-rendered"]
+    assert finding.message == (
+        "pool gemma_mi300x_192gb: its GPUs are advertised as amd.com/gpu by the AMD GPU device plugin, which specgen "
+        "does not render (it renders NVIDIA's GPU stack only): " + TOLERATION + driver
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "release", "deb"),
+    [
+        pytest.param(
+            "",
+            "noble",
+            "https://repo.radeon.com/amdgpu-install/7.0/ubuntu/noble/amdgpu-install_7.0.70000-1_all.deb",
+            id="default-noble",
+        ),
+        pytest.param(
+            "provisioning: {distro_series: jammy}\n",
+            "jammy",
+            "https://repo.radeon.com/amdgpu-install/7.0/ubuntu/jammy/amdgpu-install_7.0.70000-1_all.deb",
+            id="jammy",
+        ),
+        pytest.param("provisioning: {distro_series: focal}\n", "focal", None, id="focal-not-in-the-guide"),
+    ],
+)
+def test_a_bare_metal_amd_pool_gets_the_rocm_driver_vars(tmp_path: Path, extra: str, release: str, deb: str | None) -> None:
+    files = render_file(_workload(tmp_path, "baremetal", "terraform, ansible, kubernetes", extra))
+    group_vars = ansible_reader().load(files["ansible/group_vars/gemma_mi300x_192gb.yml"])
+    assert group_vars["specgen_amdgpu_driver"] == {
+        "install": True,
+        "rocm_version": "7.0.0",
+        "ubuntu_release": release,
+        "amdgpu_install_deb": deb,
+        "kernel_packages": ["linux-headers", "linux-modules-extra"],
+        "driver_package": "amdgpu-dkms",
+        "rocm_package": "rocm",
+        "user_groups": ["render", "video"],
+        "reboot_after_driver": True,
+        "sources": [
+            GUIDE,
+            "https://github.com/ROCm/rocm-install-on-linux/blob/0078423c905112fc8de1afe7b8439ff429194266/docs/conf.py",
+        ],
+    }
+    assert "specgen_nvidia_driver" not in group_vars
+
+
+def test_a_cloud_amd_pool_gets_no_driver_vars(tmp_path: Path) -> None:
+    files = render_file(_workload(tmp_path, "azure", "terraform, ansible, kubernetes"))
+    (path,) = [p for p in files if p.startswith("ansible/group_vars/")]
+    assert "specgen_amdgpu_driver" not in ansible_reader().load(files[path])
