@@ -162,18 +162,19 @@ def test_hosts_per_replica(gpus_per_host: int, replica_gpus: int, hosts: int) ->
 
 
 def test_a_replica_wider_than_a_tray_is_said(rendered: tuple[object, dict[str, str]]) -> None:
-    """Llama-3.1-405B bf16 at TP16 on GB200 trays of 4 GPUs: each replica spans 4 hosts; the plan says how to run it."""
+    """Llama-3.1-405B bf16 at TP8 on GB200 trays of 4 GPUs (its 812 GB of weights need more than one tray's 4 x 186):
+    each replica spans 2 hosts, the fewest at the racks' cost; the plan says how to run it."""
     plan, files = rendered
     (finding,) = [f for f in plan.findings if f.code == "replica-spans-hosts"]  # type: ignore[attr-defined]
     assert (finding.level, finding.path) == ("warning", "deployments[0]")
-    assert finding.message.startswith("deployment llama405: one replica (16 GPUs) spans 4 gb200-nvl72 compute trays of 4 GPUs")
-    for needed in ("LeaderWorkerSet group of 4 pods", "NVIDIA IMEX", "ComputeDomain", IMEX_URL, COMPUTE_DOMAIN_URL):
+    assert finding.message.startswith("deployment llama405: one replica (8 GPUs) spans 2 gb200-nvl72 compute trays of 4 GPUs")
+    for needed in ("LeaderWorkerSet group of 2 pods", "NVIDIA IMEX", "ComputeDomain", IMEX_URL, COMPUTE_DOMAIN_URL):
         assert needed in finding.message
     reasons = plan.deployments[0].reasons  # type: ignore[attr-defined]
-    assert reasons[0].startswith("split over 16 GPUs (TP16)") and "not NVLink" not in reasons[0]  # trays share NVLink
+    assert reasons[0].startswith("split over 8 GPUs (TP8)") and "not NVLink" not in reasons[0]  # trays share NVLink
     assert reasons[1] == finding.message.removeprefix("deployment llama405: ")
     (deployment,) = ansible_reader().load(files[f"ansible/group_vars/{POOL}.yml"])["specgen_deployments"]
-    assert (deployment["tensor_parallel"], deployment["pipeline_parallel"], deployment["hosts_per_replica"]) == (16, 1, 4)
+    assert (deployment["tensor_parallel"], deployment["pipeline_parallel"], deployment["hosts_per_replica"]) == (8, 1, 2)
 
 
 def test_no_platform_for_the_allowed_gpus_says_why_per_gpu(tmp_path: Path) -> None:
@@ -207,3 +208,19 @@ def test_no_platform_for_a_liquid_site_does_not_ask_for_liquid_cooling(tmp_path:
     assert "no baremetal platform holds h20-96gb" in message
     assert "hardware.cooling: liquid" not in message
     assert "describe a server you own or buy under hardware.inventory[].custom" in message
+
+
+def test_on_a_rack_bought_whole_a_replica_stays_on_one_compute_tray_when_the_cost_ties(tmp_path: Path) -> None:
+    """A 70B FP8 service at 20 req/s on a GB300 NVL72: one rack however it is laid out, and the fewer-idle-GPUs tie
+    chose TP32 over eight trays (8 idle) over TP4 on one tray; replicas on fewer Linux hosts come first."""
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: t\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-70B-Instruct\n"
+        "    inference: {precision: fp8, kv_cache_precision: fp8, max_context_tokens: 8192, avg_input_tokens: 1000,\n"
+        "      avg_output_tokens: 1000, requests_per_second: 20}\n"
+        "hardware:\n  gpus: [gb300-288gb]\n  provider: baremetal\n  cooling: liquid\n  rack_power_kw: 150\n"
+    )
+    plan = plan_workload(load_workload(str(path)))
+    (dep,) = plan.deployments
+    assert dep.tp * dep.pp <= 4  # within one 4-GPU compute tray
+    assert not any(f.code == "replica-spans-hosts" for f in plan.findings)
