@@ -739,3 +739,14 @@ def test_a_price_beside_a_fixed_machine_is_said_to_be_unused(tmp_path: Path) -> 
         "prices.dgx-h100",
         "prices.dgx-h100: hardware.fixed plans the machine given, which nothing prices: remove it",
     )
+
+
+def test_the_estimate_of_a_machine_of_several_gpus_states_the_layer_split() -> None:
+    """newuser19 item 9: eight V100s with --ram-gib printed 'TP 1 x PP 1 = 1 GPU(s) per replica' beside a placement
+    split over the eight (-ts with eight entries); the plan says TP1 x PP8."""
+    from tests.helpers import estimate_json
+
+    data = estimate_json("meta-llama/Llama-3.3-70B-Instruct", "--gpu", "v100-sxm2-32gb", "--gpus", "8", "--ram-gib", "256",
+                         "--precision", "q4_k_m")  # fmt: skip
+    assert (data["parallelism"]["tp"], data["parallelism"]["pp"], data["parallelism"]["gpus_per_replica"]) == (1, 8, 8)
+    assert len(data["runtime_settings"]["llama.cpp_options"]["tensor_split"]) == 8

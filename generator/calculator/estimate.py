@@ -335,6 +335,10 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     # serving spreads the experts of one replica over EP GPUs (attention data-parallel beside TP); training
     # carves its expert-parallel groups out of the data-parallel ranks (TrainingSetup.expert_parallel)
     par = Parallelism(req.tp, req.pp) if req.train else Parallelism(req.tp, req.pp, req.ep)
+    if req.fixed is not None and par == Parallelism() and req.fixed.gpu_count > 1:
+        # a machine of yours splits the layers over its GPUs (llama.cpp -ts, vLLM --pipeline-parallel-size), as its
+        # plan does: the header and the per-GPU figures are that layout's (newuser19 item 9 said TP 1 x PP 1 = 1 GPU)
+        par = Parallelism(pp=req.fixed.gpu_count)
     precision = req.precision or default_precision(model)
     fmt = model_weight_format(arch, precision)
     kv_name = req.kv_precision or auto_kv_cache_precision(precision)
