@@ -471,11 +471,12 @@ def test_a_data_parallel_framework_is_never_planned_tensor_parallel(tmp_path: Pa
     from generator.planner import plan_workload
     from generator.workload import load_workload
 
+    method = "lora" if framework == "megatron" else "qlora"  # megatron has no 4-bit base (fuzz16 item 7)
     path = tmp_path / "w.yaml"
     path.write_text(
         WORKLOAD.format(extra=f"      framework: {framework}\n")
         .replace("[h100-sxm5-80gb]", "[rtx-4090-24gb]")
-        .replace("method: lora", "method: qlora")
+        .replace("method: lora", f"method: {method}")
     )
     try:
         (deployment,) = plan_workload(load_workload(str(path))).deployments
@@ -491,7 +492,20 @@ def test_a_data_parallel_framework_is_never_planned_tensor_parallel(tmp_path: Pa
         if not tp_allowed
         else contextlib.nullcontext()
     ):
-        estimate(EstimateRequest(model="meta-llama/Llama-3.1-8B", train="qlora", tp=2, gpu="rtx-4090-24gb", framework=framework))
+        estimate(EstimateRequest(model="meta-llama/Llama-3.1-8B", train=method, tp=2, gpu="rtx-4090-24gb", framework=framework))
+
+
+def test_qlora_under_megatron_is_refused_at_the_framework(tmp_path: Path) -> None:
+    """fuzz16 item 7: Megatron-LM has no bitsandbytes NF4 base (its LoRA, NeMo / Megatron-Bridge PEFT, trains over bf16
+    or FP8 weights), yet QLoRA with framework megatron was planned TP2 x PP2."""
+    from generator.workload import load_workload
+
+    path = tmp_path / "w.yaml"
+    path.write_text(WORKLOAD.format(extra="      framework: megatron\n").replace("method: lora", "method: qlora"))
+    with pytest.raises(InputError, match=r"w\.yaml:\d+:\d+: deployments\[0\]\.training\.framework: megatron has no bitsandbytes"):
+        load_workload(str(path))
+    with pytest.raises(InputError, match="megatron has no bitsandbytes 4-bit base"):
+        estimate(EstimateRequest(model="meta-llama/Llama-3.1-8B", train="qlora", gpu="h100-sxm5-80gb", framework="megatron"))
 
 
 THREE_B_FULL = """\

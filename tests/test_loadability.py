@@ -10,11 +10,13 @@ import pytest
 from generator.api import render_file
 from generator.calculator.estimate import EstimateRequest, estimate
 from generator.catalog import find_model
-from generator.errors import InputError
+from generator.errors import InfeasibleError, InputError
+from generator.planner import plan_workload
 from generator.sizing.architecture import parse_architecture
 from generator.sizing.loadability import loadability_problems
 from generator.sizing.precision import weight_format
 from generator.sizing.weights import Parallelism
+from generator.workload import load_workload
 
 
 def _qwen3_235b() -> object:
@@ -82,6 +84,10 @@ def test_a_moe_whose_tp_shards_do_not_load_is_planned_with_expert_parallelism(tm
     assert "expert parallelism, TP8 alone splits the experts into shards that do not load" in files["SPEC.md"]
     # the engine is told: vLLM --enable-expert-parallel
     assert "expert_parallel_size: 8" in files["ansible/group_vars/q_h100_sxm5_80gb.yml"]
+    # fuzz16 item 10: ep 1 pins expert parallelism off, so the TP8 split is refused, not turned into EP
+    path.write_text(path.read_text().replace("    inference:", "    parallelism: {tp: 8, ep: 1}\n    inference:"))
+    with pytest.raises(InfeasibleError, match="is not divisible by the weight quantization block"):
+        plan_workload(load_workload(str(path)))
 
 
 @pytest.mark.parametrize(

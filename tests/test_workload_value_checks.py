@@ -107,16 +107,16 @@ REFUSED = [
             "Llama-3.1-8B-Instruct\n    inference:\n",
             "Qwen3-30B-A3B\n    parallelism: {tp: 2, pp: 2, ep: 4}\n    inference:\n",
         ).replace("meta-llama/Qwen3", "Qwen/Qwen3"),
-        "workload.yaml:6:37: deployments[0].parallelism.ep: ep 4 must equal tp 2: each pipeline stage spreads its experts "
-        "over its tensor-parallel GPUs",
+        "workload.yaml:6:37: deployments[0].parallelism.ep: ep 4 must equal tp 2 (each pipeline stage spreads its experts "
+        "over its tensor-parallel GPUs), or be 1 for no expert parallelism",
         id="ep-per-stage-not-per-replica",
     ),
     pytest.param(
         _sub(
             VALID, "Llama-3.1-8B-Instruct\n    inference:\n", "Qwen3-30B-A3B\n    parallelism: {tp: 8, ep: 4}\n    inference:\n"
         ).replace("meta-llama/Qwen3", "Qwen/Qwen3"),
-        "workload.yaml:6:30: deployments[0].parallelism.ep: ep 4 must equal tp 8: each pipeline stage spreads its experts "
-        "over its tensor-parallel GPUs",
+        "workload.yaml:6:30: deployments[0].parallelism.ep: ep 4 must equal tp 8 (each pipeline stage spreads its experts "
+        "over its tensor-parallel GPUs), or be 1 for no expert parallelism",
         id="ep-below-tp",
     ),
     # newuser9 item 8: vLLM and SGLang have no int8 cache (the estimate printed an SGLang log line SGLang cannot write)

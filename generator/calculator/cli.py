@@ -540,7 +540,7 @@ def _refuse_training_conflicts(parser: argparse.ArgumentParser, args: argparse.N
         data_parallel=data_parallel,
         base_precision=args.precision,
     )
-    flags = {"precision": "--precision", "zero_stage": "--zero"}
+    flags = {"precision": "--precision", "framework": "--framework", "zero_stage": "--zero"}
     for field, why in conflicts[:1]:
         parser.error(f"{flags[field]}: {why}")
 

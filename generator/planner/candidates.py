@@ -216,8 +216,8 @@ class _Serving(NamedTuple):
     fmt: WeightFormat
     #: MIG confines a replica to one GPU.
     mig: bool
-    #: The deployment pins expert parallelism (``parallelism.ep`` above 1).
-    expert_parallel: bool
+    #: The deployment pins expert parallelism on (``parallelism.ep`` above 1) or off (``ep: 1``); None: not pinned.
+    expert_parallel: bool | None
     #: The TP and PP degrees the deployment pins (None: searched).
     pin: tuple[int | None, int | None] = (None, None)
 
@@ -228,7 +228,7 @@ def _serving(wl: Workload, dep: InferenceDeployment, model: ResolvedModel) -> _S
     fmt = serving_format(model, spec.precision)
     sharing = wl.kubernetes.gpu_sharing
     pin = dep.parallelism
-    ep = pin is not None and (pin.ep or 1) > 1
+    ep = None if pin is None or pin.ep is None else pin.ep > 1
     pinned = (pin.tp, pin.pp) if pin is not None else (None, None)
     return _Serving(spec, fmt, sharing is not None and sharing.strategy == "mig", ep, pinned)
 

@@ -326,13 +326,14 @@ def replica_shapes(
     consts: Constants,
     seen: dict[tuple[object, ...], _GpuShapes] | None = None,
     *,
-    expert_parallel: bool = False,
+    expert_parallel: bool | None = None,
     pin: tuple[int | None, int | None] = (None, None),
 ) -> tuple[list[ReplicaShape], list[LayoutBlocked]]:
     """Feasible TP x PP layouts on ``hw`` and, when none, why not.
 
     ``expert_parallel``: the deployment pins EP (vLLM --enable-expert-parallel, SGLang --ep-size): each stage's routed
-    experts are spread whole over its TP GPUs, not split by TP, and the MoE layers exchange tokens all-to-all.
+    experts are spread whole over its TP GPUs, not split by TP, and the MoE layers exchange tokens all-to-all; False:
+    pinned off (``ep: 1``); None: EP only where a TP split of the experts does not load.
 
     The layouts depend on the GPU as fitted (bridged or not) and the TP degrees the platform allows, not on
     the platform itself: they are sized once per such GPU (and host CPU speed) and shared by every platform
@@ -378,7 +379,7 @@ def _gpu_shapes(
     sizes: tuple[int, ...],
     consts: Constants,
     host_time_scale: float = 1.0,
-    expert_parallel: bool = False,
+    expert_parallel: bool | None = None,
     pin: tuple[int | None, int | None] = (None, None),
 ) -> _GpuShapes:
     gpu = catalog.gpus()[gpu_id].as_fitted(bridged)
@@ -412,7 +413,7 @@ def _gpu_shapes(
                 continue
             par = Parallelism(tp, pp, tp if expert_parallel else 1)
             problems = loadability_problems(arch, fmt, par)
-            if problems and par.ep == 1 and tp > 1 and arch.is_moe:
+            if problems and expert_parallel is None and tp > 1 and arch.is_moe:
                 # what the engines advise where a TP split of the experts does not load (block-quantized expert widths
                 # a TP rank does not divide into whole blocks): expert parallelism keeps each expert whole
                 # (vLLM --enable-expert-parallel; newuser20 item 1: two servers were bought where one holds TP8 EP8)

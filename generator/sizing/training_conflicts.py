@@ -6,6 +6,8 @@ Sources:
   optimizer-only (ZeRO-1) data-parallel path.
 - QLoRA is LoRA over a base quantized to 4 or 8 bits (bitsandbytes ``load_in_4bit`` / ``load_in_8bit``); over a
   16-bit base it is LoRA.
+- Megatron-LM loads no bitsandbytes base: its LoRA (NeMo / Megatron-Bridge PEFT) trains over bf16 or FP8 weights,
+  so QLoRA's NF4 base runs through the Hugging Face stack (PEFT: hf, trl, unsloth, axolotl, llama-factory...).
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ def training_conflicts(
 ) -> list[tuple[str, str]]:
     """(field, why) for each contradiction among the settings given; None: not given (``data_parallel``: not known yet).
 
-    Fields: ``precision``, ``zero_stage``. Optimizer offload is not among them: ``offload_optimizer`` also stands for
-    bitsandbytes' paged optimizers (8-bit states paged to host RAM, at ZeRO-0 on one GPU: torchtune's
+    Fields: ``precision``, ``framework``, ``zero_stage``. Optimizer offload is not among them: ``offload_optimizer``
+    also stands for bitsandbytes' paged optimizers (8-bit states paged to host RAM, at ZeRO-0 on one GPU: torchtune's
     single-device recipes), so neither an 8-bit optimizer nor stage 0 contradicts it.
     """
     out: list[tuple[str, str]] = []
@@ -39,6 +41,14 @@ def training_conflicts(
                 "precision",
                 f"QLoRA trains adapters over a base quantized to 4 or 8 bits; over a {base_precision} base it is LoRA: "
                 "train lora, or give a 4- or 8-bit precision (nf4 by default)",
+            )
+        )
+    if method == "qlora" and framework is not None and framework_profile(framework).name == "megatron":
+        out.append(
+            (
+                "framework",
+                "megatron has no bitsandbytes 4-bit base (its LoRA trains over bf16 or FP8 weights): train qlora with a "
+                "PEFT-based framework (hf, trl, unsloth, axolotl, llama-factory), or lora with megatron",
             )
         )
     if fsdp2 and zero_stage in (0, 1) and (data_parallel is None or data_parallel > 1):

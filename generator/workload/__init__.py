@@ -408,8 +408,11 @@ def _expert_parallel_errors(
                 where,
             )
         ]
-    if pin.tp is not None and pin.ep != pin.tp:
-        why = f"ep {pin.ep} must equal tp {pin.tp}: each pipeline stage spreads its experts over its tensor-parallel GPUs"
+    if pin.tp is not None and pin.ep not in (1, pin.tp):  # ep 1: expert parallelism pinned off
+        why = (
+            f"ep {pin.ep} must equal tp {pin.tp} (each pipeline stage spreads its experts over its tensor-parallel GPUs), "
+            "or be 1 for no expert parallelism"
+        )
         return [InputError(why, where)]
     return []
 
