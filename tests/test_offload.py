@@ -461,6 +461,52 @@ def test_the_llama_cpp_setting_says_when_the_weights_need_a_gguf_first(precision
 
 
 @pytest.mark.parametrize(
+    ("checkpoint", "gguf", "args", "run"),
+    [
+        # Llama 3.3 70B on one A100 40GB: int4 (37.04 GiB) places 81 slots; its q4_k_m file (39.55 GiB) 75
+        ("int4", "q4_k_m", ("--gpu", "a100-pcie-40gb", "--context", "4096"), "run it with -ngl 75 -c 4096 --no-mmap"),
+        # fp8 (67.67 GiB) over two: -ngl 81 -ts 40,41; q8_0 (69.82 GiB) -ngl 79 -ts 39,40
+        ("fp8", "q8_0", ("--gpu", "a100-pcie-40gb", "--gpus", "2", "--context", "16384"),
+         "run it with -ngl 79 -c 16384 -ts 39,40 --no-mmap"),
+    ],
+)  # fmt: skip
+def test_the_gguf_conversion_note_gives_the_gguf_files_own_line(
+    checkpoint: str, gguf: str, args: tuple[str, ...], run: str
+) -> None:
+    """fuzz17 item 8: the note said to convert to a GGUF type "about the same size, and place it the same way"; near
+    the VRAM edge the larger GGUF file does not fit that way (int4 -ngl 81 became q4_k_m -ngl 75)."""
+    from tests.helpers import estimate_json
+
+    model = "meta-llama/Llama-3.3-70B-Instruct"
+    note = estimate_json(model, "--precision", checkpoint, "--ram-gib", "64", *args)["runtime_settings"]["llama.cpp_note"]
+    own = estimate_json(model, "--precision", gguf, "--ram-gib", "64", *args)["runtime_settings"]["llama.cpp"]
+    assert f"convert to {gguf} (" in note
+    assert f" and {run} (it places differently), or use the vLLM / Accelerate settings" in note
+    assert run == f"run it with {own}"  # the GGUF file's own plan on the machine
+
+
+@pytest.mark.parametrize(
+    ("model", "args", "said"),
+    [
+        # 8B: its q4_k_m file (4.58 GiB) is smaller than the int4 checkpoint (5.33, 16-bit embeddings): -ngl 33 both
+        ("meta-llama/Llama-3.1-8B", ("--precision", "int4", "--ram-gib", "64"),
+         "convert to q4_k_m (4.58 GiB against 5.33) and run it with the same line"),
+        # 70B fp8 on a 4090 with 58 GiB of RAM: the 2.15 GiB more of q8_0 needs NVMe, which this machine has none of
+        ("meta-llama/Llama-3.3-70B-Instruct", ("--precision", "fp8", "--ram-gib", "58", "--context", "4096"),
+         "convert to q8_0 (69.82 GiB against 67.67), which does not fit this machine at 4,096 tokens"),
+    ],
+)  # fmt: skip
+def test_the_gguf_conversion_note_says_when_the_line_holds_or_the_file_fits_nowhere(
+    model: str, args: tuple[str, ...], said: str
+) -> None:
+    """fuzz17 item 8: "place it the same way" was said whether or not it held."""
+    from tests.helpers import estimate_json
+
+    note = estimate_json(model, "--gpu", "rtx-4090-24gb", *args)["runtime_settings"]["llama.cpp_note"]
+    assert said in note
+
+
+@pytest.mark.parametrize(
     ("model", "read"),
     [
         # DeepSeek-R1 Q4_K_M: 253 GiB on NVMe, of which a token reads only the routed experts it uses (8 of 256)

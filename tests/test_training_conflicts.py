@@ -332,6 +332,88 @@ def test_lora_targets_match_as_peft_does(targets: tuple[str, ...], params: int) 
         lora_params(arch, 16, ("q_proj", "all-linear"))
 
 
+@pytest.mark.parametrize(
+    ("model", "targets", "params"),
+    [
+        # Qwen3-30B-A3B, rank 16: one expert's down_proj is 16 x (768 + 2,048) = 45,056; 48 layers of 128 experts
+        ("Qwen/Qwen3-30B-A3B", ("down_proj",), 48 * 128 * 45_056),
+        # the 0 is the expert (model.layers.N.mlp.experts.E.down_proj): expert 0 of every layer, not layer 0's 128
+        ("Qwen/Qwen3-30B-A3B", ("mlp.experts.0.down_proj",), 48 * 45_056),
+        ("Qwen/Qwen3-30B-A3B", ("experts.127.down_proj",), 48 * 45_056),
+        ("Qwen/Qwen3-30B-A3B", ("experts.0.down_proj", "experts.1.down_proj"), 2 * 48 * 45_056),
+        ("Qwen/Qwen3-30B-A3B", ("experts.0.down_proj", "down_proj"), 48 * 128 * 45_056),  # no expert twice
+        # a full name is one module: layer 0's expert 3, layer 47's expert 0
+        ("Qwen/Qwen3-30B-A3B", ("model.layers.0.mlp.experts.3.down_proj",), 45_056),
+        ("Qwen/Qwen3-30B-A3B", ("model.layers.47.mlp.experts.0.down_proj",), 45_056),
+        # Mixtral-8x7B: block_sparse_moe.experts.E.w1, one is 16 x (4,096 + 14,336) = 294,912; expert 0 of 32 layers
+        ("mistralai/Mixtral-8x7B-v0.1", ("experts.0.w1",), 32 * 294_912),
+        ("mistralai/Mixtral-8x7B-v0.1", ("block_sparse_moe.gate",), 32 * 16 * (4096 + 8)),
+        # DeepSeek-V2-Lite: layer 0 dense (intermediate 10,944), 26 MoE layers of 64 experts (1,408 wide) and shared
+        # experts 2 x 1,408 = 2,816 wide; hidden 2,048
+        ("deepseek-ai/DeepSeek-V2-Lite", ("shared_experts.gate_proj",), 26 * 16 * (2048 + 2816)),  # 2,023,424
+        ("deepseek-ai/DeepSeek-V2-Lite", ("mlp.gate_proj",), 16 * (2048 + 10_944)),  # layer 0's dense MLP only
+        ("deepseek-ai/DeepSeek-V2-Lite", ("mlp.experts.0.gate_proj",), 26 * 16 * (2048 + 1408)),  # 1,437,696
+        ("deepseek-ai/DeepSeek-V2-Lite", ("gate_proj",), 16 * (2048 + 10_944) + 26 * 64 * 16 * (2048 + 1408) + 2_023_424),
+    ],
+)
+def test_a_dotted_lora_target_selects_the_modules_peft_does(model: str, targets: tuple[str, ...], params: int) -> None:
+    """fuzz17 item 9: a dotted entry kept its last component and the last number in its path as the decoder layer,
+    so shared_experts.gate_proj counted every gate_proj (94,243,840 on DeepSeek-V2-Lite against PEFT's 2,023,424) and
+    mlp.experts.0.down_proj layer 0's 128 experts; experts.127.down_proj was refused."""
+    from generator.catalog import find_model
+    from generator.sizing.architecture import parse_architecture
+    from generator.sizing.training import lora_params
+
+    assert lora_params(parse_architecture(find_model(model).config), 16, targets) == params
+
+
+def test_lora_dropout_saves_the_input_of_the_adapted_experts_a_token_reaches() -> None:
+    """fuzz17 item 9: experts.0.down_proj saved layer 0's input for all 8 experts a token is routed to; with expert 0
+    alone adapted a token reaches at most one adapted expert per layer: 768 inputs x (2 + 1) bytes = 2,304."""
+    from generator.catalog import find_model
+    from generator.sizing.architecture import parse_architecture
+    from generator.sizing.training import lora_dropout_bytes_per_token_per_layer
+
+    arch = parse_architecture(find_model("Qwen/Qwen3-30B-A3B").config)
+    assert lora_dropout_bytes_per_token_per_layer(arch, ("experts.0.down_proj",)) == 768 * 3
+    assert lora_dropout_bytes_per_token_per_layer(arch, ("down_proj",)) == 8 * 768 * 3
+
+
+@pytest.mark.parametrize(
+    ("model", "entry", "why"),
+    [
+        # PEFT tests name == entry or name.endswith("." + entry): "..q_proj" ends no module's name
+        ("meta-llama/Llama-3.1-8B", ".q_proj", "an empty component: PEFT looks for a module name ending in '..q_proj'"),
+        ("meta-llama/Llama-3.1-8B", "q_proj.", "an empty component"),
+        # the output layer is top-level lm_head in LlamaForCausalLM, not model.lm_head
+        ("meta-llama/Llama-3.1-8B", "model.lm_head", "the output layer is top-level lm_head, under no parent module"),
+        ("meta-llama/Llama-3.1-8B", "mlp.q_proj", "q_proj is model.layers.N.self_attn.q_proj (N 0-31)"),
+        # PEFT compares strings: layer 03 is no module's
+        ("meta-llama/Llama-3.1-8B", "layers.03.self_attn.q_proj", "q_proj is model.layers.N.self_attn.q_proj (N 0-31)"),
+        ("meta-llama/Llama-3.1-8B", "model.layers.32.self_attn.q_proj", "q_proj is model.layers.N.self_attn.q_proj"),
+        ("Qwen/Qwen3-30B-A3B", "experts.128.down_proj", "down_proj is model.layers.N.mlp.experts.E.down_proj (N 0-47, E 0-127)"),
+        (
+            "deepseek-ai/DeepSeek-V2-Lite",
+            "model.layers.0.mlp.experts.0.gate_proj",
+            "gate_proj is model.layers.N.mlp.gate_proj (N 0) or model.layers.N.mlp.experts.E.gate_proj (N 1-26, E 0-63) "
+            "or model.layers.N.mlp.shared_experts.gate_proj (N 1-26)",
+        ),
+    ],
+)
+def test_a_lora_target_peft_matches_to_nothing_is_refused_with_why(model: str, entry: str, why: str) -> None:
+    """fuzz17 items 9 and 13: .q_proj and model.lm_head counted as q_proj and lm_head, mlp.q_proj as q_proj; PEFT
+    matches them to no module ("Target modules ... not found in the base model")."""
+    from generator.catalog import find_model
+    from generator.sizing.architecture import parse_architecture
+    from generator.sizing.training import lora_targets
+
+    arch = parse_architecture(find_model(model).config)
+    with pytest.raises(InputError) as refused:
+        lora_targets(arch, ("o_proj", entry))
+    assert f"LoRA target modules ['{entry}'] match no linear layer of this model (its layers: " in str(refused.value)
+    assert f"): '{entry}': {why}" in str(refused.value)
+
+
 def test_a_pinned_training_pipeline_divides_the_layers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Review 14 item 11: pp 3 on a 32-layer model was planned (Megatron-LM splits layers evenly over stages)."""
     (tmp_path / "workload.yaml").write_text(PINNED.replace("FRAMEWORK", "megatron").replace("PIN", "{pp: 3}"))

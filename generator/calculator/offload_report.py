@@ -12,11 +12,12 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
+from generator.errors import InfeasibleError
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import default_max_num_batched_tokens, default_max_num_seqs
-from generator.sizing.offload import Machine, OffloadPlan, Placement
-from generator.sizing.precision import KV_CACHE_BITS, WEIGHT_FORMATS, WeightFormat
+from generator.sizing.offload import Machine, OffloadPlan, Placement, place
+from generator.sizing.precision import KV_CACHE_BITS, WEIGHT_FORMATS, WeightFormat, kv_cache_bits
 from generator.sizing.step_down import GGUF_STEP_DOWNS, lower_precisions, quality_note, step_down_phrase
 from generator.sizing.vllm_reservation import vllm_reservation
 from generator.sizing.weights import Parallelism, size_weights
@@ -156,13 +157,8 @@ def runtime_settings(
     }
     notes = []
     if fmt is not None and fmt.gguf is None and fmt.name not in GGUF_NATIVE_FORMATS:
-        # a GGUF type of about the same bits places the same way (newuser19 item 4: q8_0 was offered for an int4 model
-        # planned on 48 GB, where 75 GB of q8_0 would not go "the same way")
-        same = "q4_k_m, a 4-bit GGUF type" if fmt.bits <= 5 else "q8_0 (8.5 bits per weight)" if fmt.bits <= 8 else "f16"
-        notes.append(
-            f"llama.cpp loads GGUF files, not {fmt.name} checkpoints: convert to {same}, about the same size, and "
-            "place it the same way, or use the vLLM / Accelerate settings"
-        )
+        line = settings["llama.cpp"]
+        notes.append(_gguf_conversion(arch, p, fmt, machine, consts, kv_precision, spans_nodes, line))
     if options["cache_type"] == "q8_0":
         extra = (p.kv_gpu_bytes + p.kv_cpu_bytes) * (Q8_0_BITS / 8 - 1)
         notes.append(
@@ -173,6 +169,35 @@ def runtime_settings(
     if notes:
         settings["llama.cpp_note"] = "; ".join(notes)
     return settings
+
+
+def _gguf_conversion(
+    arch: Architecture,
+    p: Placement,
+    fmt: WeightFormat,
+    machine: Machine,
+    consts: Constants,
+    kv_precision: str,
+    spans_nodes: bool,
+    line: str,
+) -> str:
+    """What llama.cpp needs for a checkpoint it cannot load: the GGUF type of about its bits, and that file's own line.
+
+    The GGUF file is a little larger (q4_k_m 4.5 bits against int4's 4, q8_0 8.5 against fp8's 8), so near the VRAM
+    edge it places fewer layers on the GPUs (fuzz17 item 8: Llama 3.3 70B int4 on an A100 40GB at ``-ngl 81``, its
+    q4_k_m file at ``-ngl 75``); the file is placed on the same machine at the same context, and its line is given
+    where it differs.
+    """
+    gguf = WEIGHT_FORMATS["q4_k_m" if fmt.bits <= 5 else "q8_0"]
+    sizes = f"{_gib(size_weights(arch, gguf).total_bytes)} GiB against {_gib(size_weights(arch, fmt).total_bytes)}"
+    head = f"llama.cpp loads GGUF files, not {fmt.name} checkpoints: convert to {gguf.name} ({sizes})"
+    try:
+        there = place(arch, gguf, kv_cache_bits(kv_precision), p.context_tokens, machine, consts)
+    except InfeasibleError:
+        return f"{head}, which does not fit this machine at {p.context_tokens:,} tokens; or use the vLLM / Accelerate settings"
+    own = shlex.join(llama_cpp_args(llama_cpp_options(there, machine.gpus, kv_precision, spans_nodes)))
+    run = "run it with the same line" if own == line else f"run it with {own} (it places differently)"
+    return f"{head} and {run}, or use the vLLM / Accelerate settings"
 
 
 def _noted(settings: dict[str, Any], note: str) -> dict[str, Any]:

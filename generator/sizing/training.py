@@ -50,17 +50,24 @@ with sequence parallelism divides activations by TP.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from fractions import Fraction
 
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
-from generator.sizing.architecture import ATTENTION, EXPERT, Architecture, Layer, Linear
+from generator.sizing.architecture import ATTENTION, EXPERT, Architecture, Linear
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import multi_gpu_runtime_bytes
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
 from generator.sizing.frameworks import FrameworkProfile, framework_profile, logits_bytes_per_element
-from generator.sizing.lora_modules import module_names, peft_modules
+from generator.sizing.lora_modules import (
+    LM_HEAD,
+    PeftModule,
+    adapted_modules,
+    matches_lm_head,
+    module_names,
+    peft_modules,
+    unmatched,
+)
 from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, ffn_width_per_token
 from generator.sizing.pipeline_schedule import interleaved_activation_factor, virtual_stages_for
@@ -233,77 +240,50 @@ def _validate(setup: TrainingSetup) -> Optimizer:
         raise InputError(f"unknown optimizer '{setup.optimizer}'; choose one of {', '.join(sorted(OPTIMIZERS))}") from None
 
 
-#: The output layer's module name in Hugging Face models.
-LM_HEAD = "lm_head"
-
-
 def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[Linear]:
     """The matrices LoRA adapts, for ``all-linear`` or named modules; a name that matches none is refused.
 
     PEFT adapts the modules whose names match and ignores the rest, so a misspelt name would only shrink the adapters
     (fuzz14 item 5: ``v_porj`` beside ``q_proj`` counted the parameters of ``q_proj`` alone). Names are Transformers'
-    for the model type (:mod:`generator.sizing.lora_modules`); as PEFT, a dotted name matches the modules its path ends
-    with, one layer's where it names the layer (``model.layers.3.self_attn.q_proj``). ``all-linear`` is PEFT's value
-    for the whole list: beside names it matches nothing (fuzz16 item 8), so it is refused there.
+    full module names for the model type, matched as PEFT matches them (:mod:`generator.sizing.lora_modules`): a
+    dotted entry selects the modules whose name ends with it, so its parents, layer and expert numbers count
+    (``model.layers.3.self_attn.q_proj``, ``shared_experts.gate_proj``, ``experts.0.down_proj``); a routed expert's
+    matrix is returned with ``copies`` the experts adapted. ``all-linear`` is PEFT's value for the whole list: beside
+    names it matches nothing (fuzz16 item 8), so it is refused there.
     """
-    wanted = _lora_targets(targets)
-    adapts = _matcher(targets, wanted)
-    picked = [
-        lin
-        for index, layer in enumerate(arch.layers)
-        for name, lin in peft_modules(arch.model_type, layer)
-        if adapts(index, name)
-    ]
-    names = module_names(arch)
-    # the output layer is a linear module PEFT adapts when named (its all-linear leaves it out; review 14 item 8)
-    names.add(LM_HEAD)
-    if any(module == LM_HEAD and index is None for _, module, index in wanted):
-        picked.append(Linear(LM_HEAD, arch.hidden_size, arch.vocab_size, LM_HEAD))
-    # the output layer is in no decoder layer, and a layer index past the last names nothing
-    unknown = [
-        entry
-        for entry, module, index in wanted
-        if module not in names or (index is not None and (module == LM_HEAD or index >= arch.num_layers))
-    ]
+    _check_all_linear(targets)
+    if LORA_ALL in targets:
+        return [module.linear for _, module, _ in _adapted(arch, targets)]
+    unknown = unmatched(arch, targets)
     if unknown:
+        reasons = "; ".join(f"'{entry}': {why}" for entry, why in unknown.items())
         raise InputError(
-            f"LoRA target modules {unknown} match no linear layer of this model (its layers: {', '.join(sorted(names))}, "
-            f"or {LORA_ALL})"
+            f"LoRA target modules {list(unknown)} match no linear layer of this model (its layers: "
+            f"{', '.join(sorted(module_names(arch) | {LM_HEAD}))}, or {LORA_ALL}): {reasons}. PEFT adapts a module whose "
+            "full name equals an entry or ends with '.' and the entry: model.layers.N.self_attn.q_proj matches q_proj, "
+            "self_attn.q_proj or the whole name"
         )
+    picked = [module.linear._replace(copies=copies) for _, module, copies in _adapted(arch, targets)]
+    if any(matches_lm_head(entry) for entry in targets):
+        # the output layer is a linear module PEFT adapts when named (its all-linear leaves it out; review 14 item 8)
+        picked.append(Linear(LM_HEAD, arch.hidden_size, arch.vocab_size, LM_HEAD))
     return picked
 
 
-def lora_matcher(targets: tuple[str, ...]) -> Callable[[int, str], bool]:
-    """Whether a decoder layer's module (by index and Transformers' name) is one ``targets`` adapts."""
-    return _matcher(targets, _lora_targets(targets))
+def _adapted(arch: Architecture, targets: tuple[str, ...]) -> tuple[tuple[int, PeftModule, int], ...]:
+    """(decoder layer, module, copies adapted) of every decoder-layer module ``targets`` adapts (the head aside)."""
+    if LORA_ALL in targets:
+        return tuple((i, m, m.linear.copies) for i, layer in enumerate(arch.layers) for m in peft_modules(arch.model_type, layer))
+    return adapted_modules(arch, targets)
 
 
-def _matcher(targets: tuple[str, ...], wanted: list[tuple[str, str, int | None]]) -> Callable[[int, str], bool]:
-    """:func:`lora_matcher` of ``targets`` parsed as :func:`_lora_targets` gives them."""
+def _check_all_linear(targets: tuple[str, ...]) -> None:
+    """Refuse ``all-linear`` in a list beside module names, where PEFT matches it to nothing."""
     if LORA_ALL in targets and len(targets) > 1:
         raise InputError(
             f"'{LORA_ALL}' is PEFT's target_modules value on its own: in a list beside module names it matches no "
             "module; give it alone, or list the modules"
         )
-    if LORA_ALL in targets:
-        return lambda index, name: True
-    return lambda index, name: any(name == module and at in (None, index) for _, module, at in wanted)
-
-
-def _lora_targets(targets: tuple[str, ...]) -> list[tuple[str, str, int | None]]:
-    """Each named ``target_modules`` entry as (entry, module name, decoder layer or None).
-
-    The module is its last component; the layer, the number in its path (``model.layers.3.self_attn.q_proj``,
-    ``3.self_attn.q_proj``). The parent modules between are not checked: a misplaced ``mlp.q_proj`` counts as q_proj.
-    """
-    parsed = []
-    for entry in targets:
-        if entry == LORA_ALL:
-            continue
-        parts = entry.split(".")
-        layer = next((int(p) for p in reversed(parts[:-1]) if p.isdigit()), None)
-        parsed.append((entry, parts[-1], layer))
-    return parsed
 
 
 @memoized
@@ -376,16 +356,13 @@ def lora_dropout_bytes_per_token_per_layer(arch: Architecture, targets: tuple[st
     Zero when ``lora_dropout`` is 0 (PEFT then passes ``x`` through unchanged).
     """
     lora_targets(arch, targets)  # refuses targets that match nothing
-    adapts = lora_matcher(targets)
-
-    def adapted_inputs(index: int, layer: Layer) -> int:
-        return sum(
-            lin.in_features * (layer.experts_per_token if lin.group == EXPERT else lin.copies)
-            for name, lin in peft_modules(arch.model_type, layer)
-            if adapts(index, name)
-        )
-
-    return max(adapted_inputs(i, layer) for i, layer in enumerate(arch.layers)) * (2 + 1)
+    per_layer = [0] * arch.num_layers
+    for index, module, copies in _adapted(arch, targets):
+        lin = module.linear
+        # a token passes through its routed experts only: at most experts_per_token of those adapted
+        routed = min(copies, arch.layers[index].experts_per_token)
+        per_layer[index] += lin.in_features * (routed if lin.group == EXPERT else copies)
+    return max(per_layer) * (2 + 1)
 
 
 def size_training(
