@@ -6,7 +6,8 @@ Usage (from the repository root):
     python benchmarks/calibration_report.py --save-before # record the current figures as BEFORE
 
 Groups: throughput by engine, GPU, precision and pipeline (PP > 1 apart; static-batch latency runs apart,
-predicted by ``static_batch_seconds``); weights per GPU and
+predicted by ``static_batch_seconds``); weights per GPU (BF16 rows by GPU; the ``vllm_weights`` rows of quantized and
+MoE checkpoints by storage family and kernel path, those whose loaded tensors specgen does not model apart) and
 KV-cache tokens by engine and GPU; fine-tuning peak memory by framework. Each group reports the
 median and the 90th percentile of |predicted / measured - 1|. A row the engine cannot answer
 (unknown precision, refused layout) counts as ``failed`` in its group. Constants are the engine's
@@ -34,7 +35,7 @@ from generator.catalog import find_gpu, find_model, platforms  # noqa: E402
 from generator.catalog.host_cpu import host_time_scale  # noqa: E402
 from generator.errors import SpecgenError  # noqa: E402
 from generator.planner.training_comm import dp_traffic, links_between  # noqa: E402
-from generator.sizing.architecture import parse_architecture  # noqa: E402
+from generator.sizing.architecture import Architecture, parse_architecture  # noqa: E402
 from generator.sizing.constants import with_overrides  # noqa: E402
 from generator.sizing.distributed_runtime import nvlink_collectives  # noqa: E402
 from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E402
@@ -44,7 +45,7 @@ from generator.sizing.performance import (  # noqa: E402
     training_flops_per_token,
     training_hours,
 )
-from generator.sizing.precision import kv_cache_bits, weight_format  # noqa: E402
+from generator.sizing.precision import kv_cache_bits, storage_family, weight_format  # noqa: E402
 from generator.sizing.training import TrainingSetup, size_training  # noqa: E402
 from generator.sizing.training_mfu import attention_kernel_scale, training_utilisation  # noqa: E402
 from generator.sizing.training_step import StepLayout, training_step  # noqa: E402
@@ -101,6 +102,30 @@ def predict_weights(row: dict[str, Any]) -> float:
     """Predicted weights GiB per GPU of a vLLM row."""
     arch = parse_architecture(find_model(row["model"]).config)
     return size_weights(arch, weight_format(row["precision"]), Parallelism(tp=row["tp"])).per_gpu_bytes / GIB
+
+
+def loaded_architecture(row: dict[str, Any]) -> Architecture:
+    """The architecture of a ``vllm_weights`` row's checkpoint: its catalog model's config with the checkpoint's own
+    ``quantization_config`` where the row gives one (a RedHat FP8-dynamic or W4A16 build of a BF16 catalog model), as
+    the config path reads a checkpoint's config.json."""
+    config = dict(find_model(row["architecture"]).config)
+    if row["quantization_config"] is not None:
+        config["quantization_config"] = row["quantization_config"]
+    return parse_architecture(config)
+
+
+def predict_loaded_weights(row: dict[str, Any]) -> float:
+    """Predicted weights GiB per GPU of a ``vllm_weights`` row ("Model loading took"), in the checkpoint's own layout."""
+    arch = loaded_architecture(row)
+    tp = row["tp"]
+    par = Parallelism(tp=tp, ep=tp if row["expert_parallel"] else 1)  # vLLM's --enable-expert-parallel: EP over the TP ranks
+    return size_weights(arch, weight_format(row["precision"]), par).per_gpu_bytes / GIB
+
+
+def loaded_weights_group(row: dict[str, Any]) -> str:
+    """Group of a ``vllm_weights`` row: engine, storage family (FP8 per channel and per block together), kernel path."""
+    group = f"weights-loaded {row['engine']} {storage_family(row['precision'])} {row['kernel_path']}"
+    return f"{group} (not modelled)" if row.get("not_modelled") else group
 
 
 def predict_kv_tokens(row: dict[str, Any]) -> float:
@@ -365,6 +390,9 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
     for row in cal["vllm_memory"]:
         label = f"{row['model'].split('/')[-1]} tp{row['tp']}"
         out.append((f"weights {row['engine']} {row['gpu']}", label, float(row["weights_gib"]), predict_weights, row))
+    for row in cal.get("vllm_weights", []):
+        label = f"{row['model'].split('/')[-1]} tp{row['tp']} {row['gpu'] or row['gpu_as_reported'].split(' (')[0][:20]}"
+        out.append((loaded_weights_group(row), label, float(row["weights_gib"]), predict_loaded_weights, row))
     for row in cal["vllm_kv_tokens"]:
         label = f"{row['model'].split('/')[-1]} tp{row['tp']} len{row['max_model_len']}"
         group = f"kv-tokens {row['engine']} (available KV memory -> logged tokens)"
