@@ -39,6 +39,7 @@ from generator.sizing.architecture import Architecture, parse_architecture  # no
 from generator.sizing.constants import with_overrides  # noqa: E402
 from generator.sizing.distributed_runtime import nvlink_collectives  # noqa: E402
 from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E402
+from generator.sizing.loaded_weights import MARLIN_MXFP4_EXPERT_PADDING  # noqa: E402
 from generator.sizing.performance import (  # noqa: E402
     accelerator_for,
     static_batch_seconds,
@@ -119,7 +120,10 @@ def predict_loaded_weights(row: dict[str, Any]) -> float:
     arch = loaded_architecture(row)
     tp = row["tp"]
     par = Parallelism(tp=tp, ep=tp if row["expert_parallel"] else 1)  # vLLM's --enable-expert-parallel: EP over the TP ranks
-    return size_weights(arch, weight_format(row["precision"]), par).per_gpu_bytes / GIB
+    fmt = weight_format(row["precision"])
+    if row["kernel_path"] == "marlin" and fmt.name == "mxfp4":  # the path the log names, whatever the GPU
+        fmt = fmt._replace(expert_padding=MARLIN_MXFP4_EXPERT_PADDING)
+    return size_weights(arch, fmt, par).per_gpu_bytes / GIB
 
 
 def loaded_weights_group(row: dict[str, Any]) -> str:

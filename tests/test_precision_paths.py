@@ -136,3 +136,27 @@ def test_fbgemm_fp8_on_an_fbgemm_checkpoint_follows_the_checkpoints_list() -> No
     keep = [f"model.layers.{i}.self_attn.{p}" for i in range(80) for p in ("q_proj", "k_proj", "v_proj", "o_proj")]
     arch = _llama70b({"quant_method": "fbgemm_fp8", "modules_to_not_convert": keep})
     assert size_weights(arch, weight_format("fbgemm-fp8")) == size_weights(arch, weight_format("fp8-channel"))
+
+
+@pytest.mark.parametrize(
+    ("gpu", "engine", "gib"),
+    [
+        # vLLM runs MXFP4 experts through Marlin below compute capability 9.0, which pads each rank's expert matrices
+        # (intermediate to 128, hidden to 256: 2880 -> 2944 x 3072): 65.90 GiB, vLLM logged 65.97 (vllm_weights rows)
+        pytest.param("a100-sxm4-80gb", "vllm", 65.90, id="ampere-marlin-pads"),
+        pytest.param("l40s-48gb", "vllm", 65.90, id="ada-marlin-pads"),
+        # Hopper's Triton path holds about the checkpoint (61.29 logged by vLLM 0.25.1)
+        pytest.param("h100-sxm5-80gb", "vllm", 60.77, id="hopper-as-stored"),
+        pytest.param("a100-sxm4-80gb", "sglang", 60.77, id="other-engine-as-stored"),
+    ],
+)
+def test_gpt_oss_weights_per_gpu_as_vllm_holds_them(gpu: str, engine: str, gib: float) -> None:
+    from generator.calculator.estimate import EstimateRequest, estimate
+
+    result = estimate(EstimateRequest(model="openai/gpt-oss-120b", gpu=gpu, engine=engine, context_tokens=8192))
+    assert result["memory"]["per_gpu"]["weights"] / GIB == pytest.approx(gib, abs=0.005)
+    assert result["weights"]["bytes"] == size_weights(_gpt_oss_120b(), weight_format("mxfp4")).total_bytes  # the file, unpadded
+
+
+def _gpt_oss_120b() -> Any:
+    return parse_architecture(find_model("openai/gpt-oss-120b").config)

@@ -21,6 +21,7 @@ from generator.sizing.engine_runtime import ENGINE_NAMES, batch_limits, default_
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
 from generator.sizing.kv_cache import size_kv_cache
 from generator.sizing.loadability import dense_format_problem, format_problems, loadability_problems
+from generator.sizing.loaded_weights import loaded_format
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import (
     accelerator_for,
@@ -404,11 +405,13 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             raise InputError(f"{model.id} in {fmt.name} at TP {par.tp} / EP {par.ep} will not load: {'; '.join(problems)}")
     nvlink = gpu is not None and nvlink_replica(gpu.interconnect_kind, gpu.nvlink_domain_gpus, par)
     memory_bytes = gpu.memory_bytes if gpu else None
-    inference = size_inference(arch, fmt, kv_bits, context, req.batch, par, consts, memory_bytes, nvlink=nvlink)
+    # as the engine holds the weights on that GPU (Marlin's MXFP4 padding); a machine of yours runs llama.cpp's file
+    held = loaded_format(fmt, gpu.architecture, req.engine) if gpu and req.fixed is None and not req.train else fmt
+    inference = size_inference(arch, held, kv_bits, context, req.batch, par, consts, memory_bytes, nvlink=nvlink)
     for fewer in batches[1:]:  # as the planner does: vLLM's smaller limit where its default leaves no room for one request
         if inference.capacity is None or inference.capacity.max_concurrency >= 1:
             break
-        retry = size_inference(arch, fmt, kv_bits, context, req.batch, par, fewer, memory_bytes, nvlink=nvlink)
+        retry = size_inference(arch, held, kv_bits, context, req.batch, par, fewer, memory_bytes, nvlink=nvlink)
         if retry.capacity is not None and retry.capacity.max_concurrency >= 1:
             small, default = fewer.max_num_seqs, consts.max_num_seqs
             notes.append(
@@ -574,7 +577,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 **engine_log,
             }
             if req.input_tokens is not None or req.output_tokens is not None:
-                result["throughput"] = _throughput(req, arch, gpu, fmt, kv_bits, par, inference, consts)
+                result["throughput"] = _throughput(req, arch, gpu, held, kv_bits, par, inference, consts)
                 if gap := matching_gap(req.engine, gpu, arch):  # review 14 item 6: only the plan said so
                     rate = result["throughput"]["max_output_tokens_per_s"]
                     notes.append(gap_text(gap, req.engine, gpu.id, rate, "output tokens/s"))

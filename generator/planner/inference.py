@@ -25,6 +25,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_replica
 from generator.sizing.engine_runtime import batch_limits, default_max_num_batched_tokens
 from generator.sizing.loadability import format_problems, loadability_problems
+from generator.sizing.loaded_weights import loaded_format
 from generator.sizing.memo import memoized
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import Accelerator, accelerator_for, decode_model, prefill_seconds, step_budget_batch
@@ -383,6 +384,7 @@ def _gpu_shapes(
     pin: tuple[int | None, int | None] = (None, None),
 ) -> _GpuShapes:
     gpu = catalog.gpus()[gpu_id].as_fitted(bridged)
+    fmt = loaded_format(fmt, gpu.architecture, spec.engine)  # as the engine holds it there (Marlin's padding)
     kv_bits = kv_cache_bits(spec.kv_cache_precision)
     # the engine's limit; where vLLM's larger default leaves no room for one sequence, its smaller one is tried too
     limits = _limits(spec, gpu, consts)

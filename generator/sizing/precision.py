@@ -87,6 +87,9 @@ class WeightFormat(NamedTuple):
     tensor_scale_bits: int = 0
     #: Meta's FP8 recipe: attention and every matrix of the first and last decoder layers stay 16-bit.
     keeps_attention_and_edge_layers: bool = False
+    #: An engine's padding of each rank's routed-expert matrices as loaded: (intermediate size multiple, hidden size
+    #: multiple); None: held as stored (:mod:`generator.sizing.loaded_weights`).
+    expert_padding: tuple[int, int] | None = None
 
     def __hash__(self) -> int:
         """Hash of the name and group size, not the ``Fraction`` fields (slow to hash); equality compares every field."""

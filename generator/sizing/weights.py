@@ -98,6 +98,23 @@ def _shard(linear: Linear, arch: Architecture, par: Parallelism) -> Fraction:
     return Fraction(1, par.tp)
 
 
+def _padding(fmt: WeightFormat, linear: Linear, par: Parallelism) -> Fraction:
+    """How much larger a GPU holds its share of a routed-expert matrix than stored; 1 elsewhere.
+
+    The engine's padding of the rank's intermediate size and of the hidden size (``fmt.expert_padding``); the
+    checkpoint's bytes (the whole model's) are unpadded.
+    """
+    if fmt.expert_padding is None or linear.group != EXPERT:
+        return Fraction(1)
+    inter_multiple, hidden_multiple = fmt.expert_padding
+    down = linear.name.endswith(("down_proj", "w2"))  # in: the intermediate size; gate / up (w1, w3): out
+    inter, hidden = (linear.in_features, linear.out_features) if down else (linear.out_features, linear.in_features)
+    rank_inter = -(-inter // (par.tp if par.ep <= 1 else 1))  # expert parallelism keeps each expert whole
+    return Fraction(-(-rank_inter // inter_multiple) * inter_multiple, rank_inter) * Fraction(
+        -(-hidden // hidden_multiple) * hidden_multiple, hidden
+    )
+
+
 def _layer_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, par: Parallelism) -> tuple[Fraction, Fraction, Fraction]:
     """(bits of the whole layer, bits of the layer on one GPU, bits of its routed experts)."""
     whole = Fraction(layer.other_params) * fmt.other_bits()
@@ -106,7 +123,7 @@ def _layer_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, par: Parall
     for lin in layer.linears:
         bits = lin.weight_params * _linear_bits(fmt, arch, layer, lin) + lin.bias_params * fmt.other_bits()
         whole += bits
-        shard += bits * _shard(lin, arch, par)
+        shard += bits * _shard(lin, arch, par) * _padding(fmt, lin, par)
         if lin.group == EXPERT:
             experts += bits
     return whole, shard, experts

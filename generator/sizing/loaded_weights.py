@@ -1,0 +1,27 @@
+"""Weights as an engine holds them on a GPU, where that differs from the checkpoint's bytes.
+
+vLLM serves MXFP4 mixture-of-experts checkpoints (gpt-oss) through Marlin on GPUs below compute capability 9.0
+(Ampere, Ada), where neither ``triton_kernels`` nor FlashInfer's MXFP4 path runs. Marlin's ``create_weights``
+rounds each rank's expert intermediate size up to a multiple of 128 and the hidden size up to 256 before it
+allocates the experts, and keeps the padding after repacking
+(https://github.com/vllm-project/vllm/blob/007d50058a06dec0f82472d63c819244d460c40d/vllm/model_executor/layers/quantization/mxfp4.py).
+gpt-oss-120b (hidden and expert width 2,880) then holds 65.90 GiB on one GPU where its checkpoint is 60.77; vLLM
+logged 65.97 (benchmarks/CALIBRATION.md, vllm_weights). On Hopper the newest Triton path loads about the
+checkpoint (61.29 logged); Blackwell's FlashInfer paddings have no log to check them against, so they are left out.
+"""
+
+from __future__ import annotations
+
+from generator.sizing.precision import WeightFormat
+
+#: GPU architectures (catalog names) on which vLLM runs MXFP4 experts through Marlin.
+MARLIN_MXFP4_ARCHITECTURES = frozenset({"ampere", "ada-lovelace"})
+#: Marlin's rounding of a rank's expert matrices: (intermediate size multiple, hidden size multiple).
+MARLIN_MXFP4_EXPERT_PADDING = (128, 256)
+
+
+def loaded_format(fmt: WeightFormat, gpu_architecture: str, engine: str) -> WeightFormat:
+    """``fmt`` as ``engine`` holds it on a GPU of ``gpu_architecture`` (the padding its kernels add, where known)."""
+    if engine == "vllm" and fmt.name == "mxfp4" and gpu_architecture in MARLIN_MXFP4_ARCHITECTURES:
+        return fmt._replace(expert_padding=MARLIN_MXFP4_EXPERT_PADDING)
+    return fmt
