@@ -9,6 +9,7 @@ them for the hosts' Ubuntu series (ROCm 7.0.0: amdgpu-install 7.0.70000-1 under 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -101,7 +102,7 @@ def test_a_bare_metal_amd_pool_gets_the_rocm_driver_vars(tmp_path: Path, extra: 
     files = render_file(_workload(tmp_path, "baremetal", "terraform, ansible, kubernetes", extra))
     group_vars = ansible_reader().load(files["ansible/group_vars/gemma_mi300x_192gb.yml"])
     assert group_vars["specgen_amdgpu_driver"] == {
-        "install": True,
+        "install": deb is not None,  # review 17 item L4: a release the guide does not cover gets nothing installed
         "rocm_version": "7.0.0",
         "ubuntu_release": release,
         "amdgpu_install_deb": deb,
@@ -116,6 +117,9 @@ def test_a_bare_metal_amd_pool_gets_the_rocm_driver_vars(tmp_path: Path, extra: 
         ],
     }
     assert "specgen_nvidia_driver" not in group_vars
+    (finding,) = [f for f in json.loads(files["spec.json"])["plan"]["findings"] if f["code"] == "device-plugin-not-rendered"]
+    installs = "Ansible installs the amdgpu driver and ROCm" in finding["message"]
+    assert installs is (deb is not None)
 
 
 def test_a_cloud_amd_pool_gets_no_driver_vars(tmp_path: Path) -> None:

@@ -392,6 +392,22 @@ def test_a_price_of_another_providers_platform_is_warned_at_its_key(tmp_path: Pa
     assert unused.message.startswith("prices.gcp-a3-highgpu-8g prices a platform of provider gcp; with provider: aws")
 
 
+def test_a_price_of_a_platform_the_workload_leaves_out_is_warned_at_its_key(tmp_path: Path) -> None:
+    """fuzz17 item 13: with hardware.platforms naming one instance, prices of the provider's other instances were unused
+    and passed silently, where another provider's were flagged."""
+    path = tmp_path / "aws.yaml"
+    text = (REPO / "examples" / "chat-70b-fp8-aws.yaml").read_text()
+    path.write_text(
+        text.replace("  provider: aws\n", "  provider: aws\n  platforms: [aws-p5-48xlarge]\n", 1)
+        + "prices:\n  aws-p4d-24xlarge: 1.0\n"
+    )
+    (unused,) = [f for f in plan_workload(load_workload(str(path))).findings if f.code == "setting-unused"]
+    assert (unused.level, unused.path) == ("warning", "prices.aws-p4d-24xlarge")
+    assert (
+        unused.message == "prices.aws-p4d-24xlarge prices a platform hardware.platforms leaves out: no plan can use it: remove it"
+    )
+
+
 def test_a_service_on_one_gke_node_is_warned_that_upgrades_take_it_down(tmp_path: Path) -> None:
     """newuser18 item 8: one node with maxUnavailable 1 and no surge: each GKE node upgrade stops the only replica."""
     kubernetes = "  gcp_project: acme-inference\n  location: us-central1-c\n"

@@ -16,7 +16,7 @@ import pytest
 from generator.calculator.estimate import EstimateRequest, estimate
 from generator.catalog import find_gpu
 from generator.errors import InputError
-from generator.sizing.loadability import format_problems
+from generator.sizing.loadability import FP8_MARLIN_SOURCE, format_problems
 from generator.sizing.precision import weight_format
 from tests.helpers import call_cli
 
@@ -45,9 +45,11 @@ NVFP4_REASON = "NVFP4 (ModelOpt) has NVIDIA kernels only"
         pytest.param("int8-gptq", "gaudi3-128gb", "Intel Gaudi", id="gptq8-gaudi3"),
         pytest.param("int4", "v100-sxm2-32gb", None, id="int4-volta-gptq"),
         pytest.param("nf4", "mi300x-192gb", "AMD GPUs", id="nf4-mi300x"),
-        # FP8 per channel or per block is FP8 too: no FP8 kernel on Volta or Turing
+        # FP8 per channel or per block is FP8 too: no FP8 kernel on Volta; Turing runs it through FP8 Marlin (review 17 M4)
         pytest.param("fp8-block", "v100-sxm2-32gb", "Volta GPUs", id="fp8-block-volta"),
-        pytest.param("fbgemm-fp8", "t4-16gb", "Turing GPUs", id="fbgemm-fp8-turing"),
+        pytest.param("fbgemm-fp8", "t4-16gb", None, id="fbgemm-fp8-turing-marlin"),
+        pytest.param("fp8", "t4-16gb", None, id="fp8-turing-marlin"),
+        pytest.param("fbgemm-fp8", "v100-sxm2-32gb", "Volta GPUs", id="fbgemm-fp8-volta"),
         pytest.param("fp8-channel", "a100-sxm4-80gb", None, id="fp8-channel-ampere-marlin"),
         # FP8 (W8A8) on AMD GPUs is CDNA3's; CDNA2 has no FP8 type (newuser21 item 6), whatever the scaling
         pytest.param("fp8", "mi300x-192gb", None, id="fp8-mi300x"),
@@ -78,7 +80,7 @@ def test_format_by_architecture(precision: str, gpu: str, refused_on: str | None
     else:
         (problem,) = problems
         assert problem.startswith(f"{fmt.name} weights cannot be served on {refused_on}: ")
-        assert "https://docs.vllm.ai/en/v0.14.0/features/quantization/" in problem
+        assert "https://docs.vllm.ai/en/v0.14.0/features/quantization/" in problem or FP8_MARLIN_SOURCE in problem
 
 
 def test_fp8_on_cdna2_names_the_failures() -> None:

@@ -60,10 +60,13 @@ def nbytes(type_name: str, elements: int) -> int:
     return elements // per_block * size
 
 
-def write_gguf(path: Path, types: dict[str, str], file_type: int, tied: bool = False) -> int:
+def write_gguf(
+    path: Path, types: dict[str, str], file_type: int, tied: bool = False, missing_layers: tuple[int, ...] = ()
+) -> int:
     """A GGUF of CONFIG whose tensor ``name`` has ``types[name]`` (default F32); returns its tensor bytes.
 
-    ``tied``: no ``output.weight`` (the embedding is the output projection too).
+    ``tied``: no ``output.weight`` (the embedding is the output projection too); ``missing_layers``: blocks whose
+    tensors the file leaves out (a damaged file, or one part of a split one).
     """
     writer = gguf.GGUFWriter(str(path), "llama")
     writer.add_block_count(CONFIG["num_hidden_layers"])
@@ -81,7 +84,7 @@ def write_gguf(path: Path, types: dict[str, str], file_type: int, tied: bool = F
     }
     if tied:
         del shapes["output.weight"]
-    for i in range(CONFIG["num_hidden_layers"]):
+    for i in (i for i in range(CONFIG["num_hidden_layers"]) if i not in missing_layers):
         shapes |= {f"blk.{i}.{name}.weight": shape for name, shape in LAYER.items()}
         shapes |= {f"blk.{i}.attn_norm.weight": (256,), f"blk.{i}.ffn_norm.weight": (256,)}
     total = 0
@@ -308,7 +311,8 @@ def test_a_layer_number_of_thousands_of_digits_is_no_layer(tmp_path: Path) -> No
     path = tmp_path / "blk.gguf"
     write_crafted_gguf(path, {}, {"token_embd.weight": np.zeros((100, 64), np.float16),
                                   "blk." + "9" * 5000 + ".attn_q.weight": np.zeros((64, 64), np.float16)})  # fmt: skip
-    assert resolve_model(str(path)).architecture.file_weights is not None
+    with pytest.raises(InputError, match="holds no tensor of layer"):  # read (no traceback); its layers have no tensors
+        resolve_model(str(path))
 
 
 def write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int], int]]) -> None:
@@ -427,3 +431,12 @@ def test_workload_with_a_gguf_model_plans_in_its_own_format(tmp_path: Path, hard
     dep = plan.deployments[0]
     assert dep.precision == "gguf-iq2_m" and dep.model_source == "local GGUF: ./m.gguf"
     assert dep.memory_per_gpu["weights"] == total  # the file's bytes, not a formula's
+
+
+def test_a_gguf_without_some_layers_tensors_is_refused(tmp_path: Path) -> None:
+    """fuzz17 item 13: a file whose block_count is 8 but holds tensors of blocks 0-5 only was sized as the model (and
+    -ngl rendered for it); llama.cpp refuses it ("missing tensor 'blk.6.attn_q.weight'")."""
+    path = tmp_path / "part.gguf"
+    write_gguf(path, {}, 0, missing_layers=(6, 7))
+    with pytest.raises(InputError, match=r"holds no tensor of layer\(s\) 6, 7 of the 8 its llama\.block_count names"):
+        resolve_model(str(path))

@@ -115,3 +115,17 @@ def test_mxfp4_on_a_dense_model_is_refused_at_the_precision_field(tmp_path: Path
     )
     with pytest.raises((InputError, MultipleInputError), match=r"deployments\[0\]\.inference\.precision: MXFP4 holds"):
         render_file(str(path))
+
+
+def test_ep_1_pins_expert_parallelism_off_at_any_tp(tmp_path: Path) -> None:
+    """fuzz18 item 1: the pin filter still wanted TP equal to EP, so ep 1 left TP1 layouts only and every MoE model
+    needing more than one GPU was refused (Mixtral 8x7B bf16 on H100 at tp 2)."""
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        "version: 1\nname: m\ndeployments:\n  - name: m\n    model: mistralai/Mixtral-8x7B-Instruct-v0.1\n"
+        "    parallelism: {tp: 2, ep: 1}\n    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 1}\n"
+        "hardware: {gpus: [h100-sxm5-80gb], provider: baremetal}\n",
+        encoding="utf-8",
+    )
+    (dep,) = plan_workload(load_workload(str(path))).deployments
+    assert (dep.tp, dep.details.get("expert_parallel")) == (2, None)

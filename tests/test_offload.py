@@ -796,3 +796,22 @@ def test_the_estimate_of_a_machine_of_several_gpus_states_the_layer_split() -> N
                          "--precision", "q4_k_m")  # fmt: skip
     assert (data["parallelism"]["tp"], data["parallelism"]["pp"], data["parallelism"]["gpus_per_replica"]) == (1, 8, 8)
     assert len(data["runtime_settings"]["llama.cpp_options"]["tensor_split"]) == 8
+
+
+def test_the_gguf_note_spreads_the_file_over_the_nodes_where_one_nodes_ram_is_short() -> None:
+    """Review 17 item M1: at 48 GiB over two sockets the int4 checkpoint fits one node's 24 GiB of offload, its q4_k_m
+    file does not, and the note said the file "does not fit this machine" where it runs over both nodes."""
+    from tests.helpers import estimate_json
+
+    data = estimate_json("meta-llama/Llama-3.3-70B-Instruct", "--precision", "int4", "--cpu-sockets", "2", "--cpu",
+                         "epyc-9654", "--gpu", "rtx-4090-24gb", "--context", "4096", "--ram-gib", "48")  # fmt: skip
+    note = data["runtime_settings"]["llama.cpp_note"]
+    assert "--numa distribute" not in data["runtime_settings"]["llama.cpp"]  # the checkpoint fits one node
+    assert "convert to q4_k_m (39.55 GiB against 37.04) and run it with -ngl 44 -c 4096 --numa distribute --no-mmap" in note
+
+
+def test_an_allowed_precision_without_a_kernel_on_the_machines_gpu_is_refused() -> None:
+    """Review 17 item M2: --allow-precision fp8 on a V100 placed the model at fp8, which --precision fp8 refuses there."""
+    code, _ = run_estimate("Qwen/Qwen3-32B", "--gpu", "v100-sxm2-32gb", "--ram-gib", "64", "--precision", "bf16",
+                           "--allow-precision", "fp8", "--context", "4096")  # fmt: skip
+    assert code == 1

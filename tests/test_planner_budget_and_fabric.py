@@ -477,3 +477,20 @@ def test_an_instance_not_rented_on_demand_is_ranked_after_priced_ones(
         )
         # the dominated list no longer names a platform the finding above explains
         assert "gcp-a4-highgpu-8g" not in codes.get("unpriced-dominated", "")
+
+
+def test_a_fleet_with_an_unpriced_service_is_compared_by_the_fallback(tmp_path: Path) -> None:
+    """fuzz18 item 2: the 405B service fell back to power-bought and chose a DGX B300 (no price), but whole fleets still
+    compared cost, where an unpriced fleet counts as infinitely dear: 3 DGX H100 (24.2 kW) beat one DGX B300 holding
+    both services (14.0 kW)."""
+    text = (
+        "version: 1\nname: pb\ndeployments:\n  - name: big\n    model: meta-llama/Llama-3.1-405B-Instruct\n"
+        "    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 1}\n"
+        "  - name: small\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 5}\n"
+        "hardware:\n  provider: baremetal\n  platforms: [dgx-b300, dgx-h100]\n"
+    )
+    plan = plan_workload(_load(tmp_path, text))
+    assert [(p.node.platform_id, p.nodes) for p in plan.pools] == [("dgx-b300", 1)]
+    (note,) = [f.message for f in plan.findings if f.code == "fleet-one-gpu-kind"]
+    assert note.endswith("14.0 kW for the fleet, against 24.2 kW with each deployment on its own best servers")

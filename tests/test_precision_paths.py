@@ -160,3 +160,30 @@ def test_gpt_oss_weights_per_gpu_as_vllm_holds_them(gpu: str, engine: str, gib: 
 
 def _gpt_oss_120b() -> Any:
     return parse_architecture(find_model("openai/gpt-oss-120b").config)
+
+
+@pytest.mark.parametrize(
+    ("tp", "ep", "gib"),
+    [
+        # by hand (review 17 item L5): 56.80 GiB of experts over 2 ranks, each rank's 1,440-wide intermediate padded to
+        # 1,536 and the 2,880 hidden to 3,072 (x 1.1378), plus 2.0 GiB of attention, router and embeddings a rank
+        (2, 1, 34.31),
+        # expert parallelism keeps each expert whole: 2,880 -> 2,944 (x 1.0904)
+        (2, 2, 32.96),
+    ],
+)
+def test_marlin_pads_each_ranks_expert_share(tp: int, ep: int, gib: float) -> None:
+    from generator.sizing.loaded_weights import loaded_format
+    from generator.sizing.weights import Parallelism
+
+    held = loaded_format(weight_format("mxfp4"), "ampere", "vllm")
+    assert size_weights(_gpt_oss_120b(), held, Parallelism(tp=tp, ep=ep)).per_gpu_bytes / GIB == pytest.approx(gib, abs=0.01)
+
+
+def test_fbgemm_fp8_keeps_a_mixture_of_experts_routed_experts_16_bit() -> None:
+    """fuzz18 item 8: vLLM's fbgemm_fp8 method quantizes linear layers only (get_quant_method returns None for FusedMoE,
+    which then holds 16-bit experts), so Mixtral under fbgemm-fp8 is about its bf16 size, not 47.65 GiB."""
+    mixtral = parse_architecture(find_model("mistralai/Mixtral-8x7B-Instruct-v0.1").config)
+    recipe = size_weights(mixtral, weight_format("fbgemm-fp8")).total_bytes
+    bf16 = size_weights(mixtral, weight_format("bf16")).total_bytes
+    assert recipe == bf16  # every Mixtral matrix is attention, a routed expert or a router: none is quantized

@@ -393,6 +393,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     for name in req.allowed_precisions:
         if dense := dense_format_problem(weight_format(name), arch):
             raise InputError(f"--allow-precision {name}: {model.id} in {name} will not load: {dense}")
+        if gpu is not None and (unserved := format_problems(weight_format(name), gpu.architecture)):  # review 17 M2
+            raise InputError(f"--allow-precision {name}: {model.id} in {name} on {gpu.name} will not load: {unserved[0]}")
     if not req.train and gpu is not None:  # on a machine of yours as well: no engine there has the kernel either
         unserved = format_problems(fmt, gpu.architecture)
         if unserved:
@@ -677,7 +679,14 @@ def _fixed_machine(
     req: EstimateRequest, arch: Architecture, fmt: WeightFormat, kv_name: str, context: int, consts: Constants
 ) -> dict[str, Any]:
     """Place the model on an existing machine (``--ram-gib`` given): offload plan, speed, settings."""
-    from generator.calculator.machine import build_machine, ddr_assumption, numa_note, pcie_not_applied, place_over_nodes
+    from generator.calculator.machine import (
+        build_machine,
+        ddr_assumption,
+        numa_note,
+        pcie_not_applied,
+        place_over_nodes,
+        whole_machine,
+    )
     from generator.calculator.offload_report import (
         alternatives,
         checklist,
@@ -726,7 +735,15 @@ def _fixed_machine(
             "bandwidths": basis,
         },
         "runtime_settings": runtime_settings(
-            arch, plan, machine, consts, catalog.find_gpu(spec.gpu).name, _given_batched_tokens(req), kv_name, spans
+            arch,
+            plan,
+            machine,
+            consts,
+            catalog.find_gpu(spec.gpu).name,
+            _given_batched_tokens(req),
+            kv_name,
+            spans,
+            None if spans or spec.cpu_sockets < 2 else whole_machine(machine, spec),
         ),
         "checklist": checklist(plan, machine),
         "findings": [

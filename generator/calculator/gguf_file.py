@@ -156,6 +156,16 @@ def resolve_gguf(ref: str, path: str, location: Location | None) -> ResolvedMode
         f"GGUF tensor table of {os.path.basename(path)}",
         arch.tie_word_embeddings,
     )
+    if missing := [i for i, size in enumerate(files.layer_bytes) if not size]:
+        # llama.cpp refuses such a file ("missing tensor 'blk.N...'"); a split file's first part also holds only some
+        # layers (fuzz17 item 13: a file of 2 of its 4 layers was sized as the model)
+        shown = ", ".join(map(str, missing[:8])) + (", ..." if len(missing) > 8 else "")
+        raise InputError(
+            f"{path}: the tensor table holds no tensor of layer(s) {shown} of the {arch.num_layers} its "
+            f"{fields.get('general.architecture')}.block_count names: a damaged file, or one part of a split GGUF "
+            "(give a merged file: llama-gguf-split --merge)",
+            location,
+        )
     types = sorted({gguf.GGMLQuantizationType(t.tensor_type).name for t in reader.tensors})
     note = f"{os.path.basename(path)}: {len(reader.tensors)} tensors ({', '.join(types)}), {files.total_bytes:,} bytes"
     arch = arch._replace(file_weights=files, notes=(*arch.notes, note))

@@ -115,12 +115,14 @@ def runtime_settings(
     batched_tokens: int | None,
     kv_precision: str,
     spans_nodes: bool = False,
+    wider: Machine | None = None,
 ) -> dict[str, Any]:
     """The same placement as settings of four common runtimes.
 
     ``gpu_name``: the machine's GPU, on which vLLM's defaults depend; ``batched_tokens``: vLLM's tokens a forward pass
     where the user gives them; ``kv_precision``: the KV cache's, which llama.cpp must be told (its default is f16);
-    ``spans_nodes``: the offloaded weights fill more than one NUMA node's RAM.
+    ``spans_nodes``: the offloaded weights fill more than one NUMA node's RAM; ``wider``: the machine with every
+    node's RAM, where one node's is what ``machine`` counts (a GGUF file placed for the note may need it).
     """
     p = plan.placement
     n = arch.num_layers
@@ -158,7 +160,7 @@ def runtime_settings(
     notes = []
     if fmt is not None and fmt.gguf is None and fmt.name not in GGUF_NATIVE_FORMATS:
         line = settings["llama.cpp"]
-        notes.append(_gguf_conversion(arch, p, fmt, machine, consts, kv_precision, spans_nodes, line))
+        notes.append(_gguf_conversion(arch, p, fmt, (machine, wider), consts, kv_precision, spans_nodes, line))
     if options["cache_type"] == "q8_0":
         extra = (p.kv_gpu_bytes + p.kv_cpu_bytes) * (Q8_0_BITS / 8 - 1)
         notes.append(
@@ -175,7 +177,7 @@ def _gguf_conversion(
     arch: Architecture,
     p: Placement,
     fmt: WeightFormat,
-    machine: Machine,
+    machines: tuple[Machine, Machine | None],
     consts: Constants,
     kv_precision: str,
     spans_nodes: bool,
@@ -186,16 +188,29 @@ def _gguf_conversion(
     The GGUF file is a little larger (q4_k_m 4.5 bits against int4's 4, q8_0 8.5 against fp8's 8), so near the VRAM
     edge it places fewer layers on the GPUs (fuzz17 item 8: Llama 3.3 70B int4 on an A100 40GB at ``-ngl 81``, its
     q4_k_m file at ``-ngl 75``); the file is placed on the same machine at the same context, and its line is given
-    where it differs.
+    where it differs. ``machines``: the machine the checkpoint was placed on, and the one with every NUMA node's RAM
+    where that counts one node's (None otherwise): the file spreads over the nodes where one node's RAM would not
+    hold it, as the checkpoint's placement does (review 17 item M1).
     """
+    machine, wider = machines
     gguf = WEIGHT_FORMATS["q4_k_m" if fmt.bits <= 5 else "q8_0"]
     sizes = f"{_gib(size_weights(arch, gguf).total_bytes)} GiB against {_gib(size_weights(arch, fmt).total_bytes)}"
     head = f"llama.cpp loads GGUF files, not {fmt.name} checkpoints: convert to {gguf.name} ({sizes})"
-    try:
-        there = place(arch, gguf, kv_cache_bits(kv_precision), p.context_tokens, machine, consts)
-    except InfeasibleError:
+    there: Placement | None = None
+    for on, spans in ((machine, spans_nodes), (wider, True)):
+        if on is None:
+            continue
+        try:
+            placed = place(arch, gguf, kv_cache_bits(kv_precision), p.context_tokens, on, consts)
+        except InfeasibleError:
+            continue
+        if there is None or placed.disk_bytes < there.disk_bytes:
+            there, there_spans = placed, spans
+        if not there.disk_bytes:
+            break
+    if there is None:
         return f"{head}, which does not fit this machine at {p.context_tokens:,} tokens; or use the vLLM / Accelerate settings"
-    own = shlex.join(llama_cpp_args(llama_cpp_options(there, machine.gpus, kv_precision, spans_nodes)))
+    own = shlex.join(llama_cpp_args(llama_cpp_options(there, machine.gpus, kv_precision, there_spans)))
     run = "run it with the same line" if own == line else f"run it with {own} (it places differently)"
     return f"{head} and {run}, or use the vLLM / Accelerate settings"
 

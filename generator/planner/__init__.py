@@ -127,8 +127,8 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
 def _plan_workload(loaded: LoadedWorkload) -> Plan:
     """Plan every deployment of a validated workload.
 
-    Each deployment is ranked by the objective, and on a tie a layout that leaves bought GPUs idle
-    loses. Where inference deployments could share servers, the fleet is also planned with each layout
+    Each deployment is ranked by the objective; on a tie, replicas on fewer Linux hosts first, then a layout that
+    leaves bought GPUs idle loses. Where inference deployments could share servers, the fleet is also planned with each layout
     ranked by what it adds to the servers chosen before it, and the GPUs in use kept few (so idle ones
     take the next deployment); that plan is chosen only when the whole fleet wins on the objective
     (fewer idle GPUs, then servers, then power on a tie).
@@ -168,7 +168,8 @@ def _plan_fleet_within_limits(loaded: LoadedWorkload, consts: Constants) -> Plan
                 continue
         if not plans:
             raise
-        return min(plans, key=lambda p: _fleet_rank(wl.objective, p))
+        objective = _fleet_objective(wl.objective, plans)
+        return min(plans, key=lambda p: _fleet_rank(objective, p))
 
 
 #: With owned servers, fleets of at most this many deployments are planned in every order of them (4! = 24).
@@ -253,8 +254,19 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
                 continue
     if not fleets:
         raise _nearest(errors)
-    best, on_kind = min(fleets, key=lambda f: _fleet_rank(wl.objective, f[0]))  # the first of equals wins
-    return best if on_kind is None else _on_one_kind(best, on_kind, fleets[0][0], wl.objective)
+    objective = _fleet_objective(wl.objective, [f for f, _ in fleets])
+    best, on_kind = min(fleets, key=lambda f: _fleet_rank(objective, f[0]))  # the first of equals wins
+    return best if on_kind is None else _on_one_kind(best, on_kind, fleets[0][0], objective)
+
+
+def _fleet_objective(objective: str, plans: list[Plan]) -> str:
+    """What whole fleets are compared by: the objective, or cost's fallback where a deployment of one had no price.
+
+    fuzz18 item 2: an unpriced fleet counted as infinitely dear, so a priced fleet of 3 DGX H100 (30.6 kW) beat the
+    DGX B300 (14.0 kW) the 405B service was chosen on by power-bought.
+    """
+    fell_back = any(d.details.get("objective_used") == "power-bought" for plan in plans for d in plan.deployments)
+    return "power-bought" if objective == "cost" and fell_back else objective
 
 
 def _nearest(errors: list[InfeasibleError]) -> InfeasibleError:
@@ -339,7 +351,7 @@ def _fleet_figure(plan: Plan, objective: str) -> str:
     t = plan.totals
     if objective == "gpus":
         return f"{t['gpus']:,} GPUs"
-    if objective == "power" or t["usd_per_month"] is None:
+    if objective in ("power", "power-bought") or t["usd_per_month"] is None:
         return f"{t['power_w'] / 1000:,.1f} kW"
     return f"${t['usd_per_month']:,.0f}/month"
 
@@ -359,7 +371,8 @@ def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
     # an unpriced fleet ranks as cost's fallback does: the power of the servers bought or rented, then of all
     bought = sum((p.nodes - p.owned_nodes) * (p.node.power_components_w or p.node.power_w) for p in plan.pools)
     unpriced = (bought, power) if usd == math.inf else (0, 0)
-    lead = {"gpus": (t["gpus"],), "power": (power,)}.get(objective, (usd, jobs, *unpriced))
+    leads = {"gpus": (t["gpus"],), "power": (power,), "power-bought": (bought, power)}
+    lead = leads.get(objective, (usd, jobs, *unpriced))
     return (*lead, t["idle_gpus"], t["nodes"], power)
 
 
@@ -575,7 +588,8 @@ def honour_pins(dep: InferenceDeployment | TrainingDeployment, options: list[Opt
             (dep.platform is None or p.hardware.platform.id == dep.platform)
             and (pin is None or pin.tp is None or p.candidate.tp == pin.tp)
             and (pin is None or pin.pp is None or p.candidate.pp == pin.pp)
-            and (pin is None or pin.ep is None or p.candidate.tp == pin.ep)
+            # ep: each stage's experts over its TP GPUs (ep = tp), or ep 1 for none, whatever the TP (fuzz18 item 1)
+            and (pin is None or pin.ep is None or pin.ep in (1, p.candidate.tp))
             for p in o.pieces
         )
     ]
@@ -662,7 +676,8 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
             "warning",
             "objective-fallback",
             f"objective cost fell back to power-bought (the nameplate draw of the servers bought or rented, GPUs "
-            "included, then of all those used, idle GPUs, servers, latency): no price could be formed for "
+            "included; then replicas on fewer hosts, the draw of all those used, idle GPUs, servers, latency): no price "
+            "could be formed for "
             f"{', '.join(open_)}; add their platforms under 'prices:' (USD per node-hour) to rank by cost"
             + (f"; the cheapest priced layout is {cheapest.summary} at {cost_text(cheapest)}" if cheapest else ""),
             f"deployments[{index}]",

@@ -110,6 +110,15 @@ def unused_setting_findings(wl: Workload) -> list[Finding]:
             for p in wl.prices
             if (other := _platform_provider(p)) is not None and other != provider
         }
+        # a platform of the provider that hardware.platforms leaves out is as unread (fuzz17 item 13)
+        listed = {p.lower() for p in wl.hardware.platforms or ()} | {g.platform_id for g in wl.hardware.inventory}
+        unread.update(
+            {
+                p: " prices a platform hardware.platforms leaves out: no plan can use it"
+                for p in wl.prices
+                if wl.hardware.platforms and p not in unread and _platform_provider(p) is not None and p.lower() not in listed
+            }
+        )
     prices = [
         Finding("warning", "setting-unused", f"prices.{p}{why}: remove it", f"prices.{p}") for p, why in sorted(unread.items())
     ]
@@ -128,6 +137,8 @@ AMD_DEVICE_PLUGIN_TOLERATIONS_SOURCES = (
     "https://github.com/ROCm/k8s-device-plugin/blob/037495778be99438cf9e4e99353cb85172a91ee9/k8s-ds-amdgpu-dp.yaml",
     "https://github.com/ROCm/k8s-device-plugin/blob/0747facd8fc170e8f73f199fe55c28c817d3ea92/helm/amd-gpu/values.yaml",
 )
+#: Ubuntu releases the guide covers for that release (its ``ubuntu_version_numbers``).
+ROCM_UBUNTU_RELEASES = ("noble", "jammy")
 #: AMD's ROCm install guide for Linux (the amdgpu kernel driver, then ROCm).
 ROCM_INSTALL_GUIDE = (
     "https://github.com/ROCm/rocm-install-on-linux/blob/009eca53b5f4392a4769ca0581e9735f69f7de48/docs/install/quick-start.rst"
@@ -160,8 +171,14 @@ def _amd_stack_advice(wl: Workload, gpu: GpuSpec) -> str:
     """What an AMD pool needs besides the rendered output: the device plugin tolerating the pool's taint, and ROCm."""
     key, value, effect = gpu_taint(gpu)
     provider = wl.hardware.provider
-    if provider == "baremetal" and "ansible" in wl.outputs:
+    series = wl.provisioning.distro_series
+    if provider == "baremetal" and "ansible" in wl.outputs and series in ROCM_UBUNTU_RELEASES:
         driver = "Ansible installs the amdgpu driver and ROCm (group_vars specgen_amdgpu_driver)"
+    elif provider == "baremetal" and "ansible" in wl.outputs:  # review 17 item L4
+        driver = (
+            f"the hosts' Ubuntu {series} is not a release ROCm's guide covers ({', '.join(ROCM_UBUNTU_RELEASES)}), so "
+            f"nothing rendered installs the amdgpu driver and ROCm: install them yourself ({ROCM_INSTALL_GUIDE})"
+        )
     else:
         where = " (an AKS node class in gpu.mode None skips the driver)" if provider == "azure" else ""
         driver = (

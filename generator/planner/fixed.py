@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from generator import catalog
-from generator.calculator.machine import FixedSpec, ddr_assumption, numa_note, pcie_not_applied, place_over_nodes
+from generator.calculator.machine import (
+    FixedSpec,
+    ddr_assumption,
+    numa_note,
+    pcie_not_applied,
+    place_over_nodes,
+    whole_machine,
+)
 from generator.calculator.offload_report import (
     checklist,
     findings,
@@ -113,7 +120,15 @@ def _deployment(
         "cold_start_s": round(cost.cold_start_s, 2),
         "offload": offload_summary(plan, machine),
         "runtime_settings": runtime_settings(
-            arch, plan, machine, consts, _fixed_gpu_name(wl), _given_tokens(wl), spec.kv_cache_precision, spans
+            arch,
+            plan,
+            machine,
+            consts,
+            _fixed_gpu_name(wl),
+            _given_tokens(wl),
+            spec.kv_cache_precision,
+            spans,
+            None if spans or wl.hardware.fixed.cpu_sockets < 2 else whole_machine(machine, wl.hardware.fixed),
         ),
         "checklist": checklist(plan, machine),
     }

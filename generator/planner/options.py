@@ -84,9 +84,9 @@ def rank(objective: str, candidate: Candidate, *, share: bool = False) -> tuple[
     """Sort key of a candidate under the objective, counting what is bought or rented.
 
     Every objective counts whole servers (GPUs per server x servers). A plan that leaves bought
-    GPUs idle must win on the objective to be chosen: on a tie, fewer idle GPUs come first (none
-    before any). Remaining ties break toward fewer servers, then less power, then fewer pipeline stages, then lower
-    latency.
+    GPUs idle must win on the objective to be chosen: on a tie (after replicas on fewer Linux hosts, which
+    :func:`~generator.planner.candidates.ranking_key` puts first), fewer idle GPUs come first (none before any).
+    Remaining ties break toward fewer servers, then less power, then fewer pipeline stages, then lower latency.
     ``cost`` needs every candidate priced: the planner falls back to ``power-bought`` (and says so) when
     one is not: the power of the servers bought or rented (what owned ones draw is not bought), then of all used.
     ``share``: on a tie, fewer GPUs in use instead of fewer idle, so that the idle ones can take another deployment

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.planner.assemble import ROCM_INSTALL_GUIDE
+from generator.planner.assemble import ROCM_INSTALL_GUIDE, ROCM_UBUNTU_RELEASES
 
 #: AMD's ROCm install guide for Linux (quick start) and the release numbers its build substitutes into it.
 ROCM_INSTALL_SOURCES = (
@@ -23,8 +23,6 @@ ROCM_VERSION = "7.0.0"
 #: ``amdgpu_version`` (the repo.radeon.com directory) and ``amdgpu_install_version`` (the package) of that release.
 AMDGPU_INSTALL_DIRECTORY = "7.0"
 AMDGPU_INSTALL_PACKAGE_VERSION = "7.0.70000-1"
-#: Ubuntu releases the guide covers for that release (its ``ubuntu_version_numbers``).
-ROCM_UBUNTU_RELEASES = ("noble", "jammy")
 
 
 def amdgpu_install_deb(ubuntu_release: str) -> str | None:
@@ -38,12 +36,16 @@ def amdgpu_install_deb(ubuntu_release: str) -> str | None:
 
 
 def amdgpu_driver_group_vars(ubuntu_release: str) -> dict[str, Any]:
-    """What Ansible installs on a bare-metal AMD pool's hosts: the amdgpu driver and ROCm for their Ubuntu release."""
+    """What Ansible installs on a bare-metal AMD pool's hosts: the amdgpu driver and ROCm for their Ubuntu release.
+
+    A release the ROCm guide does not cover gets nothing installed (``install: false``, review 17 item L4).
+    """
+    deb = amdgpu_install_deb(ubuntu_release)
     return {
-        "install": True,
+        "install": deb is not None,
         "rocm_version": ROCM_VERSION,
         "ubuntu_release": ubuntu_release,
-        "amdgpu_install_deb": amdgpu_install_deb(ubuntu_release),
+        "amdgpu_install_deb": deb,
         "kernel_packages": ["linux-headers", "linux-modules-extra"],  # of the running kernel
         "driver_package": "amdgpu-dkms",
         "rocm_package": "rocm",

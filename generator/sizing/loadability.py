@@ -60,6 +60,10 @@ class FormatRule(NamedTuple):
 _AMD_AND_GAUDI = frozenset({"cdna2", "cdna3", "gaudi3"})
 
 
+#: vLLM's FP8 page: where FP8 checkpoints run, natively or as weight-only FP8 Marlin.
+FP8_MARLIN_SOURCE = "https://docs.vllm.ai/en/v0.32.0/features/quantization/llm_compressor/fp8/"
+
+
 def _table_marks_unsupported(implementation: str) -> str:
     return f"vLLM's quantization hardware table marks {implementation} unsupported on {{column}} ({QUANTIZATION_HARDWARE_SOURCE})"
 
@@ -79,8 +83,14 @@ _GGUF_SUPPORT = (FormatRule(frozenset({"gaudi3"}), _table_marks_unsupported("GGU
 #: for every column.
 FORMAT_SUPPORT: dict[str, tuple[FormatRule, ...]] = {
     "fp8": (
-        # neither FP8 W8A8 nor the FP8 Marlin (weight-only) kernel on Volta or Turing (fuzz13 item 6; Ampere has Marlin)
-        FormatRule(frozenset({"volta", "turing"}), _table_marks_unsupported("FP8 (W8A8) and Marlin FP8")),
+        # neither FP8 W8A8 nor the FP8 Marlin (weight-only) kernel on Volta (fuzz13 item 6); Turing and Ampere run FP8
+        # checkpoints as weight-only W8A16 through FP8 Marlin ("FP8 models will run on compute capability >= 7.5
+        # (Turing) as weight-only W8A16", FP8_MARLIN_SOURCE; the v0.14 table still marked Turing: review 17 item M4)
+        FormatRule(
+            frozenset({"volta"}),
+            "FP8 runs on compute capability 7.5 and up, as weight-only W8A16 through FP8 Marlin below 8.9 "
+            f"({FP8_MARLIN_SOURCE}); {{column}} are 7.0",
+        ),
         # the table's AMD column is CDNA3's; CDNA2 has no FP8 type (newuser21 item 6)
         FormatRule(
             frozenset({"cdna2"}),

@@ -35,7 +35,7 @@ from fractions import Fraction
 
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
-from generator.sizing.architecture import ATTENTION, ROUTER, Linear
+from generator.sizing.architecture import ATTENTION, EXPERT, ROUTER, Linear
 
 #: Bits per element of the GGUF block types (bytes per block * 8 / weights per block).
 GGUF_TYPE_BITS: dict[str, Fraction] = {
@@ -85,7 +85,8 @@ class WeightFormat(NamedTuple):
     compute: str = "bf16"
     #: Bits of one scale kept per whole matrix (NVFP4's fp32 tensor scale).
     tensor_scale_bits: int = 0
-    #: Meta's FP8 recipe: attention and every matrix of the first and last decoder layers stay 16-bit.
+    #: Meta's FP8 recipe: attention and every matrix of the first and last decoder layers stay 16-bit (and routed
+    #: experts, which vLLM's fbgemm_fp8 method leaves 16-bit).
     keeps_attention_and_edge_layers: bool = False
     #: An engine's padding of each rank's routed-expert matrices as loaded: (intermediate size multiple, hidden size
     #: multiple); None: held as stored (:mod:`generator.sizing.loaded_weights`).
@@ -108,7 +109,10 @@ class WeightFormat(NamedTuple):
             return self.bits
         if linear.group == ROUTER:
             return Fraction(self.high_bits)
-        if self.keeps_attention_and_edge_layers and (linear.group == ATTENTION or layer_index in (0, n_layers - 1)):
+        edge = layer_index in (0, n_layers - 1)
+        if self.keeps_attention_and_edge_layers and (linear.group in (ATTENTION, EXPERT) or edge):
+            # routed experts too: vLLM's fbgemm_fp8 method quantizes linear layers only, and FusedMoE then holds
+            # 16-bit experts (fbgemm_fp8.py get_quant_method returns None for them; fuzz18 item 8)
             return Fraction(self.high_bits)
         if self.block:
             return self.bits + self.scale_bits / (self.block * self.block)
