@@ -555,3 +555,15 @@ def test_zero_offload_keeps_one_reduce_bucket_of_gradients_on_the_gpu() -> None:
     assert per_gpu["optimizer"] == 0
     assert result["training"]["host_ram_bytes_per_gpu"] >= 8_030_261_248 * 16  # fp32 master, moments and gradients
     assert result["capacity"]["fits"]  # 19.94 GiB on the 4090, where 31.46 GiB did not fit
+
+
+def test_a_4_bit_base_under_megatron_is_refused_whatever_the_method_is_called() -> None:
+    """fuzz18 item 9: lora with --precision nf4 (or int4) under megatron sized the frozen 4-bit base that the QLoRA
+    refusal says Megatron-LM does not have."""
+    for precision in ("nf4", "int4"):
+        with pytest.raises(InputError, match="megatron has no bitsandbytes 4-bit base"):
+            estimate(
+                EstimateRequest(
+                    model="meta-llama/Llama-3.1-8B", train="lora", precision=precision, gpu="h100-sxm5-80gb", framework="megatron"
+                )
+            )

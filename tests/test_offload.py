@@ -815,3 +815,15 @@ def test_an_allowed_precision_without_a_kernel_on_the_machines_gpu_is_refused() 
     code, _ = run_estimate("Qwen/Qwen3-32B", "--gpu", "v100-sxm2-32gb", "--ram-gib", "64", "--precision", "bf16",
                            "--allow-precision", "fp8", "--context", "4096")  # fmt: skip
     assert code == 1
+
+
+def test_an_allowed_precision_the_machines_gpu_cannot_run_is_refused_at_its_entry(tmp_path: Path) -> None:
+    """fuzz18 item 3: allowed_precisions [int8] on a V100 was dropped silently, and the plan then advised allowing int8."""
+    path = tmp_path / "v100.yaml"
+    path.write_text(
+        "version: 1\nname: v\ndeployments:\n  - name: chat\n    model: Qwen/Qwen3-32B\n    inference: {precision: bf16, "
+        "allowed_precisions: [int8], max_context_tokens: 4096, requests_per_second: 0.01}\nhardware:\n  provider: "
+        "baremetal\n  fixed: {gpu: v100-sxm2-32gb, gpu_count: 1, ram_gib: 64}\n"
+    )
+    with pytest.raises(InputError, match=r"v100\.yaml:6:\d+: deployments\[0\]\.inference\.allowed_precisions\[0\]: int8"):
+        plan_file(str(path))

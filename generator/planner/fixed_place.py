@@ -55,9 +55,11 @@ def place_on_fixed(loaded: LoadedWorkload, index: int, machine: Machine, consts:
         field = ("deployments", index, "inference", "precision") if spec.precision else ("hardware", "fixed", "gpu")
         raise InputError(unserved[0], loaded.document.locate(field))
     formats = [first]
-    for name in spec.allowed_precisions:  # an alias (fp4 for nvfp4) names a format already listed; none without a kernel
+    for j, name in enumerate(spec.allowed_precisions):  # an alias (fp4 for nvfp4) names a format already listed
         fmt = weight_format(name)
-        formats += [fmt] if all(fmt.name != f.name for f in formats) and not format_problems(fmt, architecture) else []
+        if unserved := format_problems(fmt, architecture):  # refused as the precision is (fuzz18 item 3)
+            raise InputError(unserved[0], loaded.document.locate(("deployments", index, "inference", "allowed_precisions", j)))
+        formats += [fmt] if all(fmt.name != f.name for f in formats) else []
     try:
         return plan_offload(
             model.architecture, formats, kv_cache_bits(spec.kv_cache_precision), spec.max_context_tokens,

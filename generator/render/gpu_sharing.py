@@ -180,8 +180,8 @@ def share_too_small(plan: Plan, sharing: GpuSharing, gpu_memory_utilization: flo
                     f"deployment {dep.name} needs {needs / 2**30:.1f} GiB per GPU to start (weights, one "
                     f"{dep.details['context_tokens']:,}-token sequence's KV cache, activations, runtime) but one pod's "
                     f"share of one {gpu} under {sharing.strategy} is {share / 2**30:.1f} GiB{taken}: it cannot start; "
-                    "choose a larger MIG profile or fewer replicas_per_gpu, a shorter max_context_tokens, or leave this "
-                    "deployment's GPUs unshared",
+                    + ("choose a larger MIG profile" if sharing.strategy == "mig" else "give fewer replicas_per_gpu")
+                    + ", a shorter max_context_tokens, or leave this deployment's GPUs unshared",
                     f"deployments[{i}]",
                 )
             )

@@ -43,7 +43,9 @@ def training_conflicts(
                 "train lora, or give a 4- or 8-bit precision (nf4 by default)",
             )
         )
-    if method == "qlora" and framework is not None and framework_profile(framework).name == "megatron":
+    four_bit = base_precision is not None and weight_format(base_precision).bits <= 4
+    if (method == "qlora" or four_bit) and framework is not None and framework_profile(framework).name == "megatron":
+        # a 4-bit base under lora is QLoRA by another name (fuzz18 item 9)
         out.append(
             (
                 "framework",
