@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -87,3 +88,23 @@ def estimate_json(*args: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(text)
     assert code == (3 if (data.get("capacity") or {}).get("fits") is False else 0)
     return data
+
+
+def check_calibration_groups(
+    groups: dict[str, dict[str, Any]],
+    target: Callable[[str], tuple[float, float]],
+    pinned: dict[str, tuple[float, float]],
+    slack: float,
+) -> None:
+    """Each group within its (median, p90) target, or, if pinned, within its pinned figures plus ``slack``; and each
+    pinned group still missing its target (a group that meets it loses its pin, so the target guards it)."""
+    for name, g in groups.items():
+        median, p90 = g["median_abs_error"], g["p90_abs_error"]
+        if name in pinned:
+            pinned_median, pinned_p90 = pinned[name]
+            assert median <= pinned_median + slack and p90 <= pinned_p90 + slack, (name, median, p90)
+        else:
+            assert median <= target(name)[0] and p90 <= target(name)[1], (name, median, p90)
+    for name in pinned:
+        assert name in groups, name
+        assert groups[name]["median_abs_error"] > target(name)[0] or groups[name]["p90_abs_error"] > target(name)[1], name

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import calibration_report as _report
+from tests.helpers import check_calibration_groups
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -78,22 +79,11 @@ def test_every_row_is_answered(groups: dict[str, dict[str, Any]]) -> None:
 
 
 def test_groups_meet_the_target_or_their_pinned_figures(groups: dict[str, dict[str, Any]]) -> None:
-    for name, g in groups.items():
-        median, p90 = g["median_abs_error"], g["p90_abs_error"]
-        if name in PINNED:
-            pinned_median, pinned_p90 = PINNED[name]
-            assert median <= pinned_median + SLACK and p90 <= pinned_p90 + SLACK, (name, median, p90)
-        else:
-            target = _target(name)
-            assert target is not None
-            assert median <= target[0] and p90 <= target[1], (name, median, p90)
-
-
-def test_pinned_groups_are_real_and_still_miss_the_target(groups: dict[str, dict[str, Any]]) -> None:
     # a pin for a group that now meets its target should be dropped, so the target guards it
-    for name in PINNED:
-        assert name in groups, name
-        target = _target(name)
-        assert target is not None
-        g = groups[name]
-        assert g["median_abs_error"] > target[0] or g["p90_abs_error"] > target[1], name
+    check_calibration_groups(groups, _known_target, PINNED, SLACK)
+
+
+def _known_target(name: str) -> tuple[float, float]:
+    target = _target(name)
+    assert target is not None, name
+    return target

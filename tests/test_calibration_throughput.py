@@ -17,6 +17,7 @@ import pytest
 
 from generator.calculator.estimate import EstimateRequest, estimate
 from tests.conftest import calibration_report as _report
+from tests.helpers import check_calibration_groups
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data" / "calibration.json"
@@ -75,21 +76,8 @@ def test_every_throughput_row_is_answered(groups: dict[str, dict[str, Any]]) -> 
 
 
 def test_groups_meet_the_target_or_their_pinned_figures(groups: dict[str, dict[str, Any]]) -> None:
-    for name, g in groups.items():
-        median, p90 = g["median_abs_error"], g["p90_abs_error"]
-        if name in PINNED:
-            pinned_median, pinned_p90 = PINNED[name]
-            assert median <= pinned_median + SLACK and p90 <= pinned_p90 + SLACK, (name, median, p90)
-        else:
-            assert median <= TARGET_MEDIAN and p90 <= TARGET_P90, (name, median, p90)
-
-
-def test_pinned_groups_are_real_and_still_miss_the_target(groups: dict[str, dict[str, Any]]) -> None:
     # a pin for a group that now meets the target should be dropped, so the target guards it
-    for name in PINNED:
-        assert name in groups, name
-        g = groups[name]
-        assert g["median_abs_error"] > TARGET_MEDIAN or g["p90_abs_error"] > TARGET_P90, name
+    check_calibration_groups(groups, lambda _: (TARGET_MEDIAN, TARGET_P90), PINNED, SLACK)
 
 
 @pytest.mark.parametrize(

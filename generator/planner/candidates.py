@@ -22,7 +22,7 @@ from generator.planner.blocked import (
 )
 from generator.planner.inference import ReplicaShape, _GpuShapes, replica_shapes
 from generator.planner.inventory import ServerKey
-from generator.planner.multi_host import hosts_per_replica
+from generator.planner.multi_host import replica_hosts
 from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import PSU_OVER_CAPACITY, NodeNeeds, assemble_node
 from generator.planner.option import Option
@@ -342,8 +342,7 @@ def ranking_key(
     # on the objective's tie, replicas on fewer Linux hosts first: a rack of 72 GPUs cost the same whether a 70B
     # service ran as TP4 on one compute tray or TP32 over eight, and fewer idle GPUs chose the second
     hosts = max(
-        hosts_per_replica(p.candidate.gpus_per_node // p.hardware.platform.hosts, p.candidate.tp * p.candidate.pp)
-        for p in opt.pieces
+        replica_hosts(p.hardware.platform, p.candidate.gpus_per_node, p.candidate.tp * p.candidate.pp) for p in opt.pieces
     )
     return (
         owned_free and buys,

@@ -32,13 +32,18 @@ def hosts_per_replica(gpus_per_host: int, replica_gpus: int) -> int:
     return max(1, ceil(replica_gpus / gpus_per_host))
 
 
+def replica_hosts(platform: PlatformSpec, gpus_per_node: int, replica_gpus: int) -> int:
+    """Linux hosts a replica spans on nodes of ``gpus_per_node`` GPUs of ``platform``, whose hosts share them evenly."""
+    return hosts_per_replica(gpus_per_node // platform.hosts, replica_gpus)
+
+
 def multi_host_note(platform: PlatformSpec, gpus_per_node: int, replica_gpus: int) -> str | None:
     """Why line for a replica wider than one host of ``platform``; None where it fits one host.
 
     ``gpus_per_node`` is the GPUs of one node (a whole rack-scale system); its hosts share them evenly.
     """
     per_host = gpus_per_node // platform.hosts
-    hosts = hosts_per_replica(per_host, replica_gpus)
+    hosts = replica_hosts(platform, gpus_per_node, replica_gpus)
     if hosts == 1:
         return None
     launch = (
