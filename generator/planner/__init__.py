@@ -626,9 +626,12 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
         }
     )
     unpriced = [o.candidate for o in options if o.candidate.usd_per_hour is None]
-    undominated = [
-        u for u in unpriced if not any(g <= u.gpus_bought and n <= u.nodes and w <= u.power_compared_w for g, n, w in priced)
-    ]
+    beaten: dict[tuple[int, int, int], bool] = {}  # by (GPUs, servers, power): many layouts share one
+    for u in unpriced:
+        point = (u.gpus_bought, u.nodes, u.power_compared_w)
+        if point not in beaten:
+            beaten[point] = any(g <= point[0] and n <= point[1] and w <= point[2] for g, n, w in priced)
+    undominated = [u for u in unpriced if not beaten[(u.gpus_bought, u.nodes, u.power_compared_w)]]
     # an instance type not rented on demand has no on-demand price to form: ranked after priced ones, and said (where
     # nothing is priced, nothing ranks by cost)
     off_demand = {u.platform_id: sold for u in undominated if priced and (sold := _sold_through(u.platform_id))}

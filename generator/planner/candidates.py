@@ -324,6 +324,12 @@ def on_shared_servers(opt: Option, busy_gpus: dict[ServerKey, int]) -> Candidate
     )
 
 
+def _hosts(opt: Option) -> int:
+    """Linux hosts one replica of a homogeneous option spans."""
+    c = opt.candidate
+    return replica_hosts(opt.hardware.platform, c.gpus_per_node, c.tp * c.pp)
+
+
 def ranking_key(
     opt: Option, objective: str, busy: dict[ServerKey, int] | None, owned_free: bool, one_gpu_pods: bool = False
 ) -> tuple[object, ...]:
@@ -341,9 +347,7 @@ def ranking_key(
     by_objective, *ties = rank(objective, c, share=busy is not None)
     # on the objective's tie, replicas on fewer Linux hosts first: a rack of 72 GPUs cost the same whether a 70B
     # service ran as TP4 on one compute tray or TP32 over eight, and fewer idle GPUs chose the second
-    hosts = max(
-        replica_hosts(p.hardware.platform, p.candidate.gpus_per_node, p.candidate.tp * p.candidate.pp) for p in opt.pieces
-    )
+    hosts = _hosts(opt) if not opt.parts else max(_hosts(part) for part in opt.parts)
     return (
         owned_free and buys,
         owned_free and not buys and not c.owned_nodes,
