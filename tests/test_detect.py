@@ -455,3 +455,17 @@ def test_sockets_are_the_fewer_of_physical_ids_and_numa_nodes(
         (node / "cpulist").write_text(cpus + "\n")
     fact = detect_machine(Sources(str(tmp_path), recorded({})))["cpu_sockets"]
     assert (fact.value, fact.how) == (sockets, how)
+
+
+def test_a_four_socket_machines_channels_are_written_as_read() -> None:
+    """fuzz18 item 5: 32 channels (4 sockets x 8) were written as 24, the schema's old maximum, still "measured"; with
+    cpu_sockets 4 that is 6 channels a socket, 25% under the machine's bandwidth. The schema takes 8 sockets of 12."""
+    from generator.calculator import detect
+
+    records = "\n".join(dimm(f"CPU{s}_DIMM_{c}1") for s in range(4) for c in "ABCDEFGH")
+    root = FIXTURES / "desktop-4090" / "root"
+    facts = detect_machine(
+        Sources(str(root), lambda argv: records if argv[0].endswith("dmidecode") else None, detect.command_failure)
+    )
+    assert facts["memory_channels"].value == 32
+    assert "memory_channels: 32" in fixed_block(facts)

@@ -65,7 +65,7 @@ EPILOG = (
     "must be at least 1; --gpu-memory-utilization in (0, 1]; --ram-gib above 0; --nvme-read-gb-per-s at least 0.01; "
     "--reserved-ram-gib, --swap-gib and --nvme-gib at least 0; --reserved-ram-gib (default 8) less than --ram-gib "
     "(exit 1, as hardware.fixed); --pcie-lanes 1, 4, 8 or 16; --pcie-gen 3 to 6; "
-    "--memory-channels 1 to 24; --ddr-mt-per-s 1000 to 12000; --cpu-sockets 1 to 8; --gpus at most 16 with --ram-gib."
+    "--memory-channels 1 to 96; --ddr-mt-per-s 1000 to 12000; --cpu-sockets 1 to 8; --gpus at most 16 with --ram-gib."
 )
 
 #: Options that only training reads, and those that only an existing machine (``--ram-gib``) reads.

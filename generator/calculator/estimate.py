@@ -53,7 +53,7 @@ DEFAULT_TRAINING_SEQUENCE = 2048
 #: Ranges of an existing machine's options, as ``hardware.fixed`` in ``schemas/workload.schema.json``.
 PCIE_LANES = (1, 4, 8, 16)
 PCIE_GENERATIONS = (3, 6)
-MEMORY_CHANNELS = (1, 24)
+MEMORY_CHANNELS = (1, 96)
 CPU_SOCKETS = (1, 8)
 DDR_MT_PER_S = (1000, 12000)
 
