@@ -685,7 +685,7 @@ def _fixed_machine(
         numa_note,
         pcie_not_applied,
         place_over_nodes,
-        whole_machine,
+        wider_machine,
     )
     from generator.calculator.offload_report import (
         alternatives,
@@ -712,7 +712,9 @@ def _fixed_machine(
         )  # fmt: skip
 
     try:
-        plan, machine, spans = place_over_nodes(place, machine, spec)
+        plan, machine, spans = place_over_nodes(
+            place, machine, wider_machine(machine, spec), lambda placed: placed.placement.disk_bytes
+        )
     except InfeasibleError as exc:
         raise InfeasibleError(f"the model cannot run on this machine: {exc}; {offload_unblock(arch, formats)}") from None
     summary = offload_summary(plan, machine)
@@ -743,7 +745,7 @@ def _fixed_machine(
             _given_batched_tokens(req),
             kv_name,
             spans,
-            None if spans or spec.cpu_sockets < 2 else whole_machine(machine, spec),
+            wider_machine(machine, spec),
         ),
         "checklist": checklist(plan, machine),
         "findings": [

@@ -6,13 +6,16 @@ from generator import catalog
 from generator.catalog.records import CpuSpec, GpuSpec, dram_bandwidth_gb_per_s
 from generator.errors import InfeasibleError, InputError
 from generator.named_tuple import NamedTuple
-from generator.sizing.offload import Machine, OffloadPlan
+from generator.sizing.offload import Machine
 from generator.sizing.performance import pcie_gb_per_s
 from generator.units import GIB
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import TypeVar
+
+    _Placed = TypeVar("_Placed")
 
 #: The catalog CPU whose memory (channels x DDR speed) is assumed, by kind of machine, when the user
 #: gives neither a CPU nor memory_channels and ddr_mt_per_s: a desktop's dual-channel DDR5, a
@@ -134,35 +137,38 @@ def numa_note(spec: FixedSpec, spans_nodes: bool = False) -> str | None:
     )
 
 
-def whole_machine(machine: Machine, spec: FixedSpec) -> Machine:
-    """``machine`` (one node's RAM and reserve) with every node's: where the offloaded weights outgrow one node."""
+def wider_machine(machine: Machine, spec: FixedSpec) -> Machine | None:
+    """``machine`` (one node's RAM and reserve) with every node's, where it has several; None for one socket."""
+    if spec.cpu_sockets < 2:
+        return None
     return machine._replace(ram_bytes=int(spec.ram_gib * GIB), reserved_ram_bytes=int(spec.reserved_ram_gib * GIB))
 
 
 def place_over_nodes(
-    place: Callable[[Machine], OffloadPlan], machine: Machine, spec: FixedSpec
-) -> tuple[OffloadPlan, Machine, bool]:
-    """``place`` on one node's RAM, else across every node's: the plan, the machine it used and whether it spans nodes.
+    place: Callable[[Machine], _Placed], machine: Machine, wider: Machine | None, disk_bytes: Callable[[_Placed], int]
+) -> tuple[_Placed, Machine, bool]:
+    """``place`` on one node's RAM, else across every node's (``wider``): the result, its machine and whether it spans.
 
     A machine of several sockets takes the other nodes' RAM where one node's would not hold the offloaded weights (the
     placement fails, or pages layers from NVMe that the machine's RAM holds; fuzz17 item 5: a model the 256 GiB
-    machine held at ~17 tokens/s was refused, or read from NVMe at 0.74, counting one node's 64 GiB).
+    machine held at ~17 tokens/s was refused, or read from NVMe at 0.74, counting one node's 64 GiB). Raises the
+    node's InfeasibleError where nothing places.
     """
     try:
-        plan = place(machine)
+        placed = place(machine)
     except InfeasibleError:
-        if spec.cpu_sockets < 2:
+        if wider is None:
             raise
-        return place(whole_machine(machine, spec)), whole_machine(machine, spec), True
-    if spec.cpu_sockets < 2 or not plan.placement.disk_bytes:
-        return plan, machine, False
+        return place(wider), wider, True
+    if wider is None or not disk_bytes(placed):
+        return placed, machine, False
     try:
-        wider = place(whole_machine(machine, spec))
+        spread = place(wider)
     except InfeasibleError:
-        return plan, machine, False
-    if wider.placement.disk_bytes < plan.placement.disk_bytes:
-        return wider, whole_machine(machine, spec), True
-    return plan, machine, False
+        return placed, machine, False
+    if disk_bytes(spread) < disk_bytes(placed):
+        return spread, wider, True
+    return placed, machine, False
 
 
 def reserve_leaves_no_ram(spec: FixedSpec, reserved: str, ram: str) -> str | None:

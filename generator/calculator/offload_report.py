@@ -12,6 +12,7 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
+from generator.calculator.machine import place_over_nodes
 from generator.errors import InfeasibleError
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
@@ -196,21 +197,16 @@ def _gguf_conversion(
     gguf = WEIGHT_FORMATS["q4_k_m" if fmt.bits <= 5 else "q8_0"]
     sizes = f"{_gib(size_weights(arch, gguf).total_bytes)} GiB against {_gib(size_weights(arch, fmt).total_bytes)}"
     head = f"llama.cpp loads GGUF files, not {fmt.name} checkpoints: convert to {gguf.name} ({sizes})"
-    there: Placement | None = None
-    for on, spans in ((machine, spans_nodes), (wider, True)):
-        if on is None:
-            continue
-        try:
-            placed = place(arch, gguf, kv_cache_bits(kv_precision), p.context_tokens, on, consts)
-        except InfeasibleError:
-            continue
-        if there is None or placed.disk_bytes < there.disk_bytes:
-            there, there_spans = placed, spans
-        if not there.disk_bytes:
-            break
-    if there is None:
+    try:
+        there, _, spread = place_over_nodes(
+            lambda on: place(arch, gguf, kv_cache_bits(kv_precision), p.context_tokens, on, consts),
+            machine,
+            None if spans_nodes else wider,  # a placement already over every node's RAM has no wider machine
+            lambda placed: placed.disk_bytes,
+        )
+    except InfeasibleError:
         return f"{head}, which does not fit this machine at {p.context_tokens:,} tokens; or use the vLLM / Accelerate settings"
-    own = shlex.join(llama_cpp_args(llama_cpp_options(there, machine.gpus, kv_precision, there_spans)))
+    own = shlex.join(llama_cpp_args(llama_cpp_options(there, machine.gpus, kv_precision, spans_nodes or spread)))
     run = "run it with the same line" if own == line else f"run it with {own} (it places differently)"
     return f"{head} and {run}, or use the vLLM / Accelerate settings"
 

@@ -11,7 +11,7 @@ from generator.calculator.machine import (
     numa_note,
     pcie_not_applied,
     place_over_nodes,
-    whole_machine,
+    wider_machine,
 )
 from generator.calculator.offload_report import (
     checklist,
@@ -97,7 +97,10 @@ def _deployment(
 ) -> tuple[DeploymentPlan, list[Finding]]:
     wl = loaded.workload
     assert wl.hardware.fixed is not None
-    plan, machine, spans = place_over_nodes(lambda on: place_on_fixed(loaded, index, on, consts), machine, wl.hardware.fixed)
+    wider = wider_machine(machine, wl.hardware.fixed)
+    plan, machine, spans = place_over_nodes(
+        lambda on: place_on_fixed(loaded, index, on, consts), machine, wider, lambda placed: placed.placement.disk_bytes
+    )
     dep = wl.deployments[index]
     assert isinstance(dep, InferenceDeployment)
     spec = dep.inference
@@ -128,7 +131,7 @@ def _deployment(
             _given_tokens(wl),
             spec.kv_cache_precision,
             spans,
-            None if spans or wl.hardware.fixed.cpu_sockets < 2 else whole_machine(machine, wl.hardware.fixed),
+            wider,
         ),
         "checklist": checklist(plan, machine),
     }

@@ -85,9 +85,9 @@ class WeightFormat(NamedTuple):
     compute: str = "bf16"
     #: Bits of one scale kept per whole matrix (NVFP4's fp32 tensor scale).
     tensor_scale_bits: int = 0
-    #: Meta's FP8 recipe: attention and every matrix of the first and last decoder layers stay 16-bit (and routed
-    #: experts, which vLLM's fbgemm_fp8 method leaves 16-bit).
-    keeps_attention_and_edge_layers: bool = False
+    #: Meta's FP8 recipe as vLLM's fbgemm_fp8 method holds it: attention, routed experts and every matrix of the first
+    #: and last decoder layers stay 16-bit.
+    fbgemm_recipe: bool = False
     #: An engine's padding of each rank's routed-expert matrices as loaded: (intermediate size multiple, hidden size
     #: multiple); None: held as stored (:mod:`generator.sizing.loaded_weights`).
     expert_padding: tuple[int, int] | None = None
@@ -110,7 +110,7 @@ class WeightFormat(NamedTuple):
         if linear.group == ROUTER:
             return Fraction(self.high_bits)
         edge = layer_index in (0, n_layers - 1)
-        if self.keeps_attention_and_edge_layers and (linear.group in (ATTENTION, EXPERT) or edge):
+        if self.fbgemm_recipe and (linear.group in (ATTENTION, EXPERT) or edge):
             # routed experts too: vLLM's fbgemm_fp8 method quantizes linear layers only, and FusedMoE then holds
             # 16-bit experts (fbgemm_fp8.py get_quant_method returns None for them; fuzz18 item 8)
             return Fraction(self.high_bits)
@@ -199,7 +199,7 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
             Fraction(8),
             Fraction(32),
             compute="fp8",
-            keeps_attention_and_edge_layers=True,
+            fbgemm_recipe=True,
         ),
         WeightFormat(
             "fp8-block", "FP8 E4M3 with one fp32 scale per 128x128 block", Fraction(8), Fraction(32), block=128, compute="fp8"

@@ -81,7 +81,7 @@ def _linear_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, linear: Li
         if quant.keeps(_module(layer.number, linear)):
             return Fraction(fmt.high_bits)
         # the checkpoint's own list of 16-bit modules, not a recipe's, says what it quantized
-        fmt = fmt._replace(keeps_attention_and_edge_layers=False)
+        fmt = fmt._replace(fbgemm_recipe=False)
         if quant.group_size is not None:
             fmt = fmt._replace(group_size=quant.group_size or None)
     return fmt.linear_bits(linear, layer.number, arch.num_layers)
@@ -134,7 +134,7 @@ def _position_dependent(arch: Architecture, fmt: WeightFormat) -> bool:
     quant = arch.quantization
     if quant is not None and same_storage(quant.precision, fmt.name):
         return bool(fmt.gguf) or bool(quant.keep_patterns)
-    return bool(fmt.gguf) or fmt.keeps_attention_and_edge_layers
+    return bool(fmt.gguf) or fmt.fbgemm_recipe
 
 
 def _bytes(bits: Fraction) -> int:
