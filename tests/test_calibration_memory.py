@@ -52,10 +52,16 @@ PINNED: dict[str, tuple[float, float]] = {
     "training-throughput llama-factory a100-sxm4-40gb (qlora, tokens/s/GPU)": (0.2959, 0.3704),
     "training-throughput unsloth a100-sxm4-40gb (qlora, tokens/s/GPU)": (0.3919, 0.4494),
     # two sockets read slower than one (2026-12-02 entry): the plan counts one socket's memory and says to bind to one
-    "offload-decode ik_llama.cpp (cpu-only, 2 sockets)": (0.3664, 0.7938),
-    "offload-decode llama.cpp (cpu-only, 2 sockets)": (0.4333, 0.4333),
-    # the CPU's attention compute at 6,000 tokens is not modelled (warning cpu-attention): Qwen3-30B-A3B +239%
-    "offload-decode llama.cpp (cpu-only, long context)": (1.086, 2.3902),
+    "offload-decode ik_llama.cpp (cpu-only, 2 sockets)": (0.6667, 0.8799),
+    # the CPU's attention at long context (2026-12-02 third entry) is fitted to mainline llama.cpp with flash attention:
+    # gpt-oss-120b's row (-43%) runs it faster than the GQA models; ik_llama.cpp's kernels are 3-8 times as fast, its
+    # flash attention off about twice, DeepSeek before llama.cpp's MLA a quarter of the FLOPs; ktransformers keeps
+    # attention on the GPU (one row, +36%)
+    "offload-decode llama.cpp (cpu-only, long context)": (0.1650, 0.4268),
+    "offload-decode llama.cpp (cpu-only, long context, fa off)": (0.4650, 0.4650),
+    "offload-decode llama.cpp (cpu-only, DeepSeek before llama.cpp's MLA)": (0.1642, 0.1719),
+    "offload-decode ik_llama.cpp (cpu-only, long context)": (0.3013, 0.7201),
+    "offload-decode ktransformers (experts-cpu, long context)": (0.3566, 0.3566),
 }
 
 #: Tolerance on a pinned figure (rounding of the report's four decimals).

@@ -312,9 +312,8 @@ def checklist(plan: OffloadPlan, machine: Machine) -> list[dict[str, str]]:
     return [{"item": item, "how": how, "predicted": value} for item, how, value in rows]
 
 
-#: From this context on, a placement with attention on the CPU is warned that its attention compute is not counted
-#: (benchmarks/CALIBRATION.md, 2026-12-02: the 6,000-token rows; llama-bench's empty-context rows are within target).
-CPU_ATTENTION_CONTEXT_TOKENS = 2048
+#: From this share of a token's time spent in the CPU's attention on, a placement is warned of it.
+CPU_ATTENTION_WARN_SHARE = 0.25
 
 
 def findings(
@@ -348,16 +347,21 @@ def findings(
                 f"beside them): evicted, it reads those from NVMe too, {evicted} tokens/s instead of {now}"
             )
         out.append(("warning", "nvme-offload", f"{_gib(p.disk_bytes)} GiB of weights live on NVMe: {read}"))
-    on_host = sum(1 for d in p.layer_devices if d in ("cpu", "disk"))
-    if on_host and p.context_tokens >= CPU_ATTENTION_CONTEXT_TOKENS:
+    # as the context fills, in the mode llama.cpp runs a placement with layers on the CPU
+    full = plan.full_context or c
+    attention_s, full_speed = full.cpu_attention_s, full.cpu_mode_tokens_per_s
+    if c.mode == "cpu-compute" and attention_s >= CPU_ATTENTION_WARN_SHARE / full_speed:
+        on_host = sum(1 for d in p.layer_devices if d in ("cpu", "disk"))
         out.append(
             (
                 "warning",
                 "cpu-attention",
-                f"{on_host} of the {len(p.layer_devices)} layers run their attention on the CPU: the speed counts the KV "
-                "cache they read but not the CPU's attention compute, which llama.cpp measured at up to 4x the decode "
-                "time at 6,000 tokens of context (Qwen3-30B-A3B Q4_K_M on a 12-channel EPYC 9B14: 59.8 tokens/s empty, "
-                "15.0 at 6,000 tokens); expect less than this at long contexts",
+                f"{on_host} of the {len(p.layer_devices)} layers run their attention on the CPU, which slows decode as "
+                f"the context fills: at the full {p.context_tokens:,} tokens it takes {attention_s * 1e3:,.0f} of the "
+                f"{1e3 / full_speed:,.0f} ms a token, {tokens_per_s_text(full_speed)} "
+                f"tokens/s against {tokens_per_s_text(c.decode_tokens_per_s)} at the average context (llama.cpp's CPU "
+                f"attention with flash attention on, its default: {consts.cpu_attention_gflops_per_s:g} GFLOP/s); with "
+                "an f16 cache llama.cpp ran it about twice as fast with flash attention off (-fa off)",
             )
         )
     file_bytes = p.gpu_bytes + p.cpu_bytes + p.disk_bytes

@@ -74,9 +74,10 @@ class Constants(NamedTuple):
     cpu_cores_per_gpu: int = 8
 
     # --- offload to system RAM / NVMe (fixed hardware) ---
-    ddr_bandwidth_efficiency: float = 0.95
-    cpu_weight_read_ceiling_gb_per_s: float = 300.0
-    cpu_expert_call_overhead_s: float = 10e-6
+    ddr_bandwidth_efficiency: float = 0.9
+    cpu_weight_read_ceiling_gb_per_s: float = 600.0
+    cpu_expert_call_overhead_s: float = 15e-6
+    cpu_attention_gflops_per_s: float = 80.0
     pcie_efficiency: float = 0.8
     nvme_efficiency: float = 0.8
     offload_ubatch_tokens: int = 512
@@ -334,8 +335,9 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     "ddr_bandwidth_efficiency": (
         "Fraction of one socket's theoretical DRAM bandwidth llama.cpp's CPU kernels reach reading offloaded weights on "
         "a machine of few memory channels; many channels are capped by cpu_weight_read_ceiling_gb_per_s.",
-        "fitted with cpu_weight_read_ceiling_gb_per_s and cpu_expert_call_overhead_s to llama.cpp's published CPU "
-        "decode rows (tests/data/calibration.json offload_decode; benchmarks/CALIBRATION.md, 2026-12-02): dual-channel "
+        "fitted with cpu_weight_read_ceiling_gb_per_s, cpu_expert_call_overhead_s and cpu_attention_gflops_per_s to "
+        "llama.cpp's published CPU decode rows at short and long context (tests/data/calibration.json offload_decode; "
+        "benchmarks/CALIBRATION.md, 2026-12-02 first and third entries): dual-channel "
         "desktops reach 79-84% (Mixtral Q8_0, https://github.com/ggml-org/llama.cpp/issues/4716), 8- and 12-channel "
         "EPYC and Xeon 39-57%; measure a machine with 'specgen calibrate'",
     ),
@@ -350,6 +352,19 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "and synchronisation of a small matrix product).",
         "fitted with ddr_bandwidth_efficiency to the same rows: Qwen3-30B-A3B (384 expert calls a token, 768-wide "
         "experts) decodes well below the rate its bytes allow on a 12-channel EPYC",
+    ),
+    "cpu_attention_gflops_per_s": (
+        "Attention FLOPs a second (scores and values over the cached context, counted as in the serving model: MLA in "
+        "its absorbed form) that llama.cpp's CPU kernels reach for a layer the CPU runs, with flash attention on, its "
+        "default; a token's attention time grows with the context.",
+        "fitted with ddr_bandwidth_efficiency to the llama.cpp CPU decode rows, those at 6,000-15,872 tokens of "
+        "context among them (tests/data/calibration.json offload_decode; benchmarks/CALIBRATION.md, 2026-12-02 third "
+        "entry): between an empty and a long context mainline llama.cpp with flash attention ran it at "
+        "87-94 GFLOP/s on a 16-core Ryzen 9 7950X, a 32-core Threadripper PRO 5975WX and 44 threads of an EPYC 9B14 "
+        "alike (https://github.com/ikawrakow/ik_llama.cpp/pull/332, "
+        "https://github.com/ikawrakow/ik_llama.cpp/discussions/357, "
+        "https://www.reddit.com/r/LocalLLaMA/comments/1mieqcb/comment/n736v47/), about twice that with flash "
+        "attention off, and ik_llama.cpp 3-8 times as fast",
     ),
     "pcie_efficiency": (
         "Fraction of the host link's rate (PCIe, or a superchip's NVLink-C2C) reached by pinned host-to-device copies.",
@@ -449,7 +464,9 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "checkpoints_kept",
             "amortization_months",
             "offload_ubatch_tokens",
-            "cpu_weight_read_ceiling_gb_per_s",  # a rate: zero would divide (review 15 item 8)
+            # rates: zero would divide (review 15 item 8)
+            "cpu_weight_read_ceiling_gb_per_s",
+            "cpu_attention_gflops_per_s",
         ),
         _POSITIVE,
     ),

@@ -26,7 +26,13 @@ from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import ceil_bytes, tokens_held
 from generator.sizing.memory import MemoryBreakdown, inference_activation_bytes
-from generator.sizing.performance import decode_weight_read_bytes, host_overlapped_seconds, prefill_flops, routed_share
+from generator.sizing.performance import (
+    decode_weight_read_bytes,
+    host_overlapped_seconds,
+    layer_attention_flops,
+    prefill_flops,
+    routed_share,
+)
 from generator.sizing.precision import WeightFormat
 from generator.sizing.weights import Parallelism, size_weights
 
@@ -100,6 +106,8 @@ class OffloadCost(NamedTuple):
     #: pass through (Linux keeps a cyclic scan larger than memory resident only in part).
     ram_weight_bytes_per_token: int = 0
     evicted_tokens_per_s: float | None = None
+    #: Seconds a token spends in the attention of the layers the CPU runs (computing them there, as llama.cpp does).
+    cpu_attention_s: float = 0.0
 
 
 def _layer_kv(arch: Architecture, kv_bits: int, context: int) -> list[int]:
@@ -320,7 +328,11 @@ def offload_cost(
     share = routed_share(arch, 1)
     cpu_read = disk_read = 0.0
     cpu_expert_calls = 0  # routed experts a token runs on the CPU, each a small matrix product with its fixed cost
+    in_use = min(decode_context_tokens or prompt_tokens, placement.context_tokens)
+    cpu_attention_flops = 0.0  # the scores and values of the layers the CPU runs, over the context in use
     for i, device in enumerate(placement.layer_devices):
+        if device in ("cpu", "disk"):
+            cpu_attention_flops += layer_attention_flops(arch, arch.layers[i], in_use)
         dense = sizes.layer_bytes[i] - sizes.layer_expert_bytes[i]
         experts = sizes.layer_expert_bytes[i] * share
         on_host = device in ("cpu", "disk") or "+experts:" in device
@@ -342,7 +354,6 @@ def offload_cost(
     # is a lookup wherever it lives: the count leaves it out, and a CPU-held table costs one row below)
     gpu_read = decode_weight_read_bytes(arch, sizes, Parallelism(), 1) - cpu_read - disk_read
     embedding_row = arch.hidden_size * 2
-    in_use = min(decode_context_tokens or prompt_tokens, placement.context_tokens)
     kv_share = sum(_layer_kv(arch, kv_bits, max(in_use, 1))) / max(1, sum(_layer_kv(arch, kv_bits, placement.context_tokens)))
     gpu_read += placement.kv_gpu_bytes * kv_share
     cpu_read += placement.kv_cpu_bytes * kv_share + (embedding_row if placement.embedding_device == "cpu" else 0)
@@ -357,8 +368,10 @@ def offload_cost(
     # the CPU's bytes at the DRAM rate, and again at the rate its kernels consume them: many channels saturate them
     per_cpu_byte_s = 1 / ddr + 1 / (consts.cpu_weight_read_ceiling_gb_per_s * 1e9)
     t_cpu = cpu_read * per_cpu_byte_s + expert_calls_s
+    # the scores and values of the CPU's layers: compute that grows with the context, beyond the KV bytes read
+    t_attention = cpu_attention_flops / (consts.cpu_attention_gflops_per_s * 1e9)
     t_disk = disk_read / nvme if disk_read else 0.0
-    cpu_mode = engine_s + t_gpu + t_cpu + t_disk
+    cpu_mode = engine_s + t_gpu + t_cpu + t_attention + t_disk
     # streaming: every offloaded byte (all experts, not just the routed ones) crosses the host link each token, but
     # an untied input embedding held on the host stays a lookup there: one row crosses, not the table
     table = sizes.embedding_bytes if placement.embedding_device == "cpu" and not arch.tie_word_embeddings else 0
@@ -369,6 +382,8 @@ def offload_cost(
         mode, seconds = "gpu", {"hbm": t_gpu, "engine": engine_s}
     elif cpu_mode <= stream_mode:
         mode, seconds = "cpu-compute", {"hbm": t_gpu, "ddr": t_cpu, "nvme": t_disk, "engine": engine_s}
+        if t_attention:
+            seconds["cpu-attention"] = t_attention
     else:
         mode, seconds = "pcie-stream", {"hbm": t_gpu + streamed / hbm, "pcie": t_stream, "nvme": t_disk, "engine": engine_s}
     total = sum(seconds.values())
@@ -404,6 +419,7 @@ def offload_cost(
         nvme_bytes_per_token=int(disk_read),
         ram_weight_bytes_per_token=int(cpu_weights_read),
         evicted_tokens_per_s=evicted,
+        cpu_attention_s=t_attention,
     )
 
 
@@ -418,6 +434,8 @@ class OffloadPlan(NamedTuple):
     #: Else the smaller GGUF types outside the allowed ones that decode at least :data:`FASTER_BY` times as fast, largest
     #: first, with their tokens/s, when offloading.
     faster_alternatives: tuple[tuple[str, float], ...] = ()
+    #: The cost when a request has filled the whole context (the CPU's attention grows with it); None: as ``cost``.
+    full_context: OffloadCost | None = None
 
 
 #: How much faster a precision the user did not allow must decode to be suggested when offloading.
@@ -492,4 +510,5 @@ def plan_offload(
             speed = offload_cost(arch, alt, kv_bits, there, machine, prompt_tokens, consts, decode_context_tokens)
             if speed.decode_tokens_per_s >= FASTER_BY * cost.decode_tokens_per_s:
                 faster.append((alt.name, speed.decode_tokens_per_s))
-    return OffloadPlan(placement, cost, tuple(decisions), alternative, tuple(faster))
+    full = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, consts, ctx) if placement.offloaded else None
+    return OffloadPlan(placement, cost, tuple(decisions), alternative, tuple(faster), full)

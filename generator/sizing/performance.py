@@ -28,7 +28,7 @@ import math
 
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
-from generator.sizing.architecture import EXPERT, Architecture
+from generator.sizing.architecture import EXPERT, Architecture, Layer
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import ceil_bytes, stage_kv_elements
 from generator.sizing.memo import memoized
@@ -385,19 +385,21 @@ def _gemm_at(parts: _GemmParts, tokens: float, logits: float, consts: Constants)
     return dense_s + parts.expert_flops_per_token * tokens / parts.gpus / (peak * gemm_efficiency(per_expert_tokens, consts))
 
 
-@memoized
-def attention_flops_per_token(arch: Architecture, context_tokens: int) -> float:
-    """Attention FLOPs of one new token over its cached context, all layers (windows capped).
+def layer_attention_flops(arch: Architecture, layer: Layer, context_tokens: int) -> float:
+    """Attention FLOPs of one new token over its cached context in one layer (its window caps the context).
 
     QK^T and PV each cost ``2 x heads x width`` per cached token: the head dimension for MHA/GQA,
     the compressed latent for MLA (absorbed form, the latent is the K and the V of every head).
     """
-    total = 0.0
-    for layer in arch.layers:
-        width = arch.head_dim if layer.kv_heads else layer.kv_elements_per_token
-        seen = min(context_tokens, layer.window_tokens) if layer.window_tokens else context_tokens
-        total += 4.0 * arch.num_attention_heads * width * seen
-    return total
+    width = arch.head_dim if layer.kv_heads else layer.kv_elements_per_token
+    seen = min(context_tokens, layer.window_tokens) if layer.window_tokens else context_tokens
+    return 4.0 * arch.num_attention_heads * width * seen
+
+
+@memoized
+def attention_flops_per_token(arch: Architecture, context_tokens: int) -> float:
+    """Attention FLOPs of one new token over its cached context, all layers (:func:`layer_attention_flops`)."""
+    return sum(layer_attention_flops(arch, layer, context_tokens) for layer in arch.layers)
 
 
 def attention_seconds(
