@@ -109,6 +109,10 @@ class FixedSpec(NamedTuple):
     psu_w: float | None = None
 
 
+#: numactl's binding of a process to one NUMA node, as offload counts a machine of several sockets: its threads on
+#: node 0's CPUs (``-N``, --cpunodebind) and its memory in node 0's RAM (``-m``, --membind); numactl(8).
+NUMACTL_ONE_NODE = "-N 0 -m 0"
+
 #: Two-socket llama.cpp-family runs against one socket of the same machine (ik_llama.cpp, a llama.cpp fork).
 CROSS_SOCKET_SOURCE = (
     "across sockets, ik_llama.cpp (a llama.cpp fork) measured slower than on one (a Xeon 6980P decoded DeepSeek-R1 at "
@@ -133,7 +137,7 @@ def numa_note(spec: FixedSpec, spans_nodes: bool = False) -> str | None:
         )
     return (
         f"{spec.cpu_sockets} CPU sockets: offload counts one socket's memory bandwidth and RAM ({node}), for llama.cpp "
-        f"bound to one node (numactl -N 0 -m 0) with the model in that node's RAM; {CROSS_SOCKET_SOURCE}"
+        f"bound to one node (numactl {NUMACTL_ONE_NODE}) with the model in that node's RAM; {CROSS_SOCKET_SOURCE}"
     )
 
 
