@@ -132,7 +132,7 @@ def test_a_listed_system_keeps_its_drives_and_a_chosen_server_takes_what_the_fil
     if platform.nvme_count:
         assert (node.nvme_drives, node.nvme_tb) == (platform.nvme_count, platform.nvme_total_tb) and short
     else:
-        assert node.nvme_tb >= 60.01 and not short
+        assert node.nvme_tb is not None and node.nvme_tb >= 60.01 and not short
 
 
 @pytest.mark.parametrize(

@@ -79,6 +79,34 @@ def channels_problem(spec: FixedSpec) -> str | None:
     return None
 
 
+def sockets_beyond_cpu(spec: FixedSpec) -> str | None:
+    """Why more CPU sockets are given than the catalog CPU runs in (its vendor's ``max_sockets``; fuzz18 item 7), else None.
+
+    A warning, not an error: the machine is the user's, and the count may be a typo the plan should not refuse over.
+    """
+    cpu = catalog.cpus().get(spec.cpu or "")
+    if cpu is None or cpu.max_sockets is None or spec.cpu_sockets <= cpu.max_sockets:
+        return None
+    return (
+        f"{spec.cpu_sockets} CPU sockets: the {cpu.name} goes in systems of at most {cpu.max_sockets} "
+        f"socket{'s' if cpu.max_sockets > 1 else ''} (its vendor's spec page), and the machine's cores and power are "
+        f"counted for {spec.cpu_sockets}: give the sockets it has (`specgen detect` reads them)"
+    )
+
+
+def gpus_split_packages(spec: FixedSpec) -> str | None:
+    """Why the GPU count given is not whole packages of a GPU sold several to a package (an MI250X's 2 GCDs), else None."""
+    gpu = catalog.find_gpu(spec.gpu)
+    per, count = gpu.package_gpus, spec.gpu_count
+    if count % per == 0:
+        return None
+    whole = sorted({n for n in (count - count % per, count - count % per + per) if n})
+    return (
+        f"{count} x {gpu.id}: each is one of the {per} GPUs (GCDs) of a package, and {count / per:g} packages cannot be; "
+        f"give whole packages' GPUs ({' or '.join(map(str, whole))})"
+    )
+
+
 def _memory_cpu(spec: FixedSpec) -> CpuSpec:
     """The CPU whose memory fills what the user left out: the one given, else the kind of machine's assumed one."""
     if spec.cpu:
@@ -109,6 +137,10 @@ class FixedSpec(NamedTuple):
     psu_w: float | None = None
 
 
+#: numactl's binding of a process to one NUMA node, as offload counts a machine of several sockets: its threads on
+#: node 0's CPUs (``-N``, --cpunodebind) and its memory in node 0's RAM (``-m``, --membind); numactl(8).
+NUMACTL_ONE_NODE = "-N 0 -m 0"
+
 #: Two-socket llama.cpp-family runs against one socket of the same machine (ik_llama.cpp, a llama.cpp fork).
 CROSS_SOCKET_SOURCE = (
     "across sockets, ik_llama.cpp (a llama.cpp fork) measured slower than on one (a Xeon 6980P decoded DeepSeek-R1 at "
@@ -133,7 +165,7 @@ def numa_note(spec: FixedSpec, spans_nodes: bool = False) -> str | None:
         )
     return (
         f"{spec.cpu_sockets} CPU sockets: offload counts one socket's memory bandwidth and RAM ({node}), for llama.cpp "
-        f"bound to one node (numactl -N 0 -m 0) with the model in that node's RAM; {CROSS_SOCKET_SOURCE}"
+        f"bound to one node (numactl {NUMACTL_ONE_NODE}) with the model in that node's RAM; {CROSS_SOCKET_SOURCE}"
     )
 
 

@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from generator.calculator.machine import place_over_nodes
+from generator.calculator.machine import NUMACTL_ONE_NODE, place_over_nodes
 from generator.errors import InfeasibleError
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
@@ -63,14 +63,31 @@ LLAMA_CPP_KV_TYPES = {"fp32": "f32", "int8": "q8_0", "fp8": "q8_0"}
 Q8_0_BITS = 8.5
 
 
-def llama_cpp_options(p: Placement, gpus: int, kv_precision: str, spans_nodes: bool = False) -> dict[str, Any]:
+#: The llama.cpp binary a line starts with where a wrapper (numactl) precedes it; a line without one is its arguments.
+LLAMA_CPP_SERVER = "llama-server"
+
+
+def llama_cpp_numa(p: Placement, spans_nodes: bool, wider: Machine | None) -> str | None:
+    """llama.cpp's ``--numa`` for a placement, as the offload speed counts the machine's NUMA nodes.
+
+    ``distribute`` where the offloaded weights need every node's RAM (``spans_nodes``); ``numactl`` where one node's
+    RAM holds them on a machine of several (``wider``: every node's RAM, None for one socket): the speed counts one
+    socket, so llama.cpp runs under ``numactl -N 0 -m 0`` and keeps its threads on that CPU map (llama.cpp's ``--numa
+    numactl``: "use the CPU map provided by numactl", tools/server/README.md); None where nothing is offloaded.
+    """
+    if spans_nodes:
+        return "distribute"
+    return "numactl" if wider is not None and p.offloaded else None
+
+
+def llama_cpp_options(p: Placement, gpus: int, kv_precision: str, numa: str | None = None) -> dict[str, Any]:
     """llama.cpp's settings for a placement, as fields a deployment tool assembles (a regex can outgrow a YAML line).
 
     ``-ngl`` counts the output layer where it is on a GPU. ``-ts`` counts it on the last GPU: llama.cpp splits
     min(-ngl, layers + 1) slots, the output layer the last, and a layer goes to the first GPU whose share, summed with
     those before it, exceeds its slot's (llama-model.cpp get_layer_buft_list), so the first would otherwise take one
-    layer more (newuser19 item 3). A quantized KV cache type needs flash attention (newuser19 item 2). Weights in more
-    than one NUMA node's RAM (``spans_nodes``) are spread over the nodes (``--numa distribute``).
+    layer more (newuser19 item 3). A quantized KV cache type needs flash attention (newuser19 item 2). ``numa``: its
+    ``--numa`` (:func:`llama_cpp_numa`), with the ``numactl`` arguments that bind it to one node where it is ``numactl``.
     """
     head_on_gpu = p.lm_head_device != "cpu"
     kv_type = LLAMA_CPP_KV_TYPES.get(kv_precision)
@@ -88,13 +105,15 @@ def llama_cpp_options(p: Placement, gpus: int, kv_precision: str, spans_nodes: b
         per_gpu[-1] += 1 if head_on_gpu else 0
         options["tensor_split"] = per_gpu
     options["no_mmap"] = p.disk_bytes == 0 and p.offloaded
-    if spans_nodes:
-        options["numa"] = "distribute"
+    if numa:
+        options["numa"] = numa
+    if numa == "numactl":
+        options["numactl"] = NUMACTL_ONE_NODE
     return options
 
 
 def llama_cpp_args(options: dict[str, Any]) -> list[str]:
-    """The llama.cpp command-line arguments of :func:`llama_cpp_options`."""
+    """The llama.cpp command-line arguments of :func:`llama_cpp_options`, after ``numactl ... llama-server`` where bound."""
     args = ["-ngl", str(options["n_gpu_layers"]), "-c", str(options["ctx_size"])]
     if "flash_attn" in options:
         args += ["-fa", options["flash_attn"], "-ctk", options["cache_type"], "-ctv", options["cache_type"]]
@@ -104,7 +123,11 @@ def llama_cpp_args(options: dict[str, Any]) -> list[str]:
         args += ["-ts", ",".join(map(str, split))]
     if numa := options.get("numa"):
         args += ["--numa", numa]
-    return [*args, "--no-mmap"] if options["no_mmap"] else args
+    if options["no_mmap"]:
+        args.append("--no-mmap")
+    if binding := options.get("numactl"):
+        return ["numactl", *shlex.split(binding), LLAMA_CPP_SERVER, *args]
+    return args
 
 
 def runtime_settings(
@@ -128,7 +151,7 @@ def runtime_settings(
     p = plan.placement
     n = arch.num_layers
     on_gpu = p.layers_on_gpu
-    options = llama_cpp_options(p, machine.gpus, kv_precision, spans_nodes)
+    options = llama_cpp_options(p, machine.gpus, kv_precision, llama_cpp_numa(p, spans_nodes, wider))
     fmt = WEIGHT_FORMATS.get(p.precision)  # None: a GGUF file's own tensor types (gguf-iq2_m, ...)
     accelerate: dict[str, Any]
     deepspeed: dict[str, Any]
@@ -206,7 +229,8 @@ def _gguf_conversion(
         )
     except InfeasibleError:
         return f"{head}, which does not fit this machine at {p.context_tokens:,} tokens; or use the vLLM / Accelerate settings"
-    own = shlex.join(llama_cpp_args(llama_cpp_options(there, machine.gpus, kv_precision, spans_nodes or spread)))
+    numa = llama_cpp_numa(there, spans_nodes or spread, wider)
+    own = shlex.join(llama_cpp_args(llama_cpp_options(there, machine.gpus, kv_precision, numa)))
     run = "run it with the same line" if own == line else f"run it with {own} (it places differently)"
     return f"{head} and {run}, or use the vLLM / Accelerate settings"
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 def plan_text(plan: Plan) -> str:
     """The choice, the runners-up and the reasons, for a terminal."""
-    from generator.planner.plan import ram_text  # the planner loads only where a plan is shown
+    from generator.planner.plan import nvme_text, ram_text  # the planner loads only where a plan is shown
     from generator.planner.tco import cost_text
 
     t = plan.totals
@@ -36,7 +36,7 @@ def plan_text(plan: Plan) -> str:
         n = pool.node
         lines.append(f"pool {pool.name}: {pool.nodes} x {n.platform_name} with {n.gpus} x {n.gpu_name}")
         lines.append(
-            f"  {n.cpu}, {ram_text(n.ram_gib)}, {n.nvme_tb} TB NVMe, {n.power_w:,} W per node ({n.power_basis}"
+            f"  {n.cpu}, {ram_text(n.ram_gib)}, {nvme_text(n.nvme_tb, n.nvme_drives)}, {n.power_w:,} W per node ({n.power_basis}"
             + (
                 f"; {n.power_components_w:,} W summed from components"
                 if n.power_components_w is not None and n.power_components_w != n.power_w

@@ -68,6 +68,8 @@ class GpuSpec(NamedTuple):
     tdp_includes_host_cpu: bool = False
     #: Bidirectional GB/s of a GPU-to-CPU link that replaces PCIe (a superchip's NVLink-C2C to Grace); None: PCIe.
     host_link_gb_per_s_bidir: float | None = None
+    #: GPUs software sees in one physical package (an MI250X OAM module's two GCDs); a machine holds whole packages.
+    package_gpus: int = 1
 
     @property
     def bridged(self) -> bool:
@@ -122,6 +124,7 @@ class GpuSpec(NamedTuple):
             architecture=str(rec.get("architecture") or ""),
             tdp_includes_host_cpu=bool(rec.get("tdp_includes_host_cpu", False)),
             host_link_gb_per_s_bidir=_opt_float((rec.get("host_link") or {}).get("bandwidth_gb_per_s_bidir")),
+            package_gpus=int(rec.get("package_gpus") or 1),
         )
 
     @property
@@ -211,6 +214,8 @@ class CpuSpec(NamedTuple):
     host_dispatch_us: float | None = None
     #: Package socket (e.g. ``LGA4677``); "" where unknown.
     socket: str = ""
+    #: Most sockets of one system the part runs in, from its vendor's spec page; None where none was found.
+    max_sockets: int | None = None
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> CpuSpec:
@@ -228,6 +233,7 @@ class CpuSpec(NamedTuple):
             vendor=str(rec.get("vendor") or ""),
             host_dispatch_us=_opt_float(rec.get("host_dispatch_us")),
             socket=str(rec.get("socket") or ""),
+            max_sockets=None if rec.get("max_sockets") is None else int(rec["max_sockets"]),
         )
 
     @property

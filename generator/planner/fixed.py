@@ -8,9 +8,11 @@ from generator import catalog
 from generator.calculator.machine import (
     FixedSpec,
     ddr_assumption,
+    gpus_split_packages,
     numa_note,
     pcie_not_applied,
     place_over_nodes,
+    sockets_beyond_cpu,
     wider_machine,
 )
 from generator.calculator.offload_report import (
@@ -190,6 +192,11 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
     assumed = ddr_assumption(fixed)
     if assumed:
         notes.append(Finding("warning", "ddr-bandwidth-assumed", assumed, "hardware.fixed"))
+    # a machine that cannot exist as given, at the field (fuzz18 item 7)
+    if (sockets := sockets_beyond_cpu(fixed)) is not None:
+        notes.append(Finding("warning", "cpu-sockets-beyond-cpu", sockets, "hardware.fixed.cpu_sockets"))
+    if (split := gpus_split_packages(fixed)) is not None:
+        notes.append(Finding("warning", "gpu-count-splits-package", split, "hardware.fixed.gpu_count"))
     if (unused := pcie_not_applied(fixed)) is not None:
         notes.append(Finding("info", "pcie-not-applied", unused, "hardware.fixed"))
     if fixed.psu_w is not None and node.power_w > fixed.psu_w:  # newuser19 item 5: an owned machine's supply unchecked
@@ -209,7 +216,7 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
         notes += found
     # offloaded as Placement.offloaded counts it (weights or KV cache off the GPUs), as the estimate asks it
     offloaded = any(d.details["offload"]["bytes"][k] for d in deployments for k in ("cpu", "disk", "kv_cpu"))
-    spans = any(d.details["runtime_settings"]["llama.cpp_options"].get("numa") for d in deployments)
+    spans = any(d.details["runtime_settings"]["llama.cpp_options"].get("numa") == "distribute" for d in deployments)
     numa = numa_note(fixed, spans) if offloaded else None  # only what lives off the GPUs reads the sockets' memory
     if numa is not None:
         where = "hardware.fixed.cpu_sockets"

@@ -336,11 +336,24 @@ def assemble_node(
     nvme_need_tb = (needs.model_file_bytes + needs.dataset_bytes + needs.checkpoint_bytes) / TB
     # the whole system's drives (PlatformSpec multiplies the catalog's per-host figures); each host caches its own copy
     nvme_tb, drives, hosts = platform.nvme_total_tb or 0.0, platform.nvme_count, platform.hosts
+    # drives the catalog counts without a sourced capacity (a GB300 NVL72 tray's E1.S drives): unknown, not 0 TB
+    capacity_unknown = platform.nvme_total_tb is None and drives > 0
+    each = " per host" if hosts > 1 else ""
     # a system the catalog lists with its drives (a DGX) is built with those: the planner does not add bays to it
     # (fuzz14 item 3: a DGX H100 was given 16, then 1,042 drives for a dataset); a server whose drives are chosen
     # takes as many as the files need, up to the bays a source gives its chassis (fuzz15 item 1: a 2U R760, bought or
     # owned, was given 53 drives), and an owned one is said to need them
-    if nvme_tb / hosts < nvme_need_tb and configurable and not drives:
+    if capacity_unknown:
+        findings.append(
+            Finding(
+                "warning",
+                "nvme-capacity-unknown",
+                f"{platform.id} has {drives // hosts} NVMe drives{each} of a capacity the catalog has no source for; "
+                f"{nvme_need_tb:.2f} TB wanted{each}: check that they hold it"
+                + (", or keep the dataset on network storage" if needs.dataset_bytes else ""),
+            )
+        )
+    elif nvme_tb / hosts < nvme_need_tb and configurable and not drives:
         size = drive.capacity_tb if drive else 3.84
         per_host = max(math.ceil(nvme_need_tb / size), 1)
         bays = platform.max_nvme_drives
@@ -376,7 +389,6 @@ def assemble_node(
         drives = min(per_host, bays or per_host) * hosts
         nvme_tb = round(drives * size, 2)
     elif nvme_tb / hosts < nvme_need_tb:
-        each = " per host" if hosts > 1 else ""
         findings.append(
             Finding(
                 "warning",
@@ -414,7 +426,7 @@ def assemble_node(
         cpu=cpu_text,
         cpu_cores=cores,
         ram_gib=ram_gib or None,  # None: no sourced figure (as built, the catalog has none)
-        nvme_tb=round(nvme_tb, 2),
+        nvme_tb=None if capacity_unknown else round(nvme_tb, 2),
         nvme_drives=drives,
         nvme_read_gb_per_s=round(read, 2),
         nvme_write_gb_per_s=round(write, 2),

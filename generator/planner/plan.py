@@ -44,6 +44,11 @@ def ram_text(ram_gib: int | None) -> str:
     return "RAM unsourced" if ram_gib is None else f"{ram_gib} GiB RAM"
 
 
+def nvme_text(nvme_tb: float | None, drives: int) -> str:
+    """A node's local NVMe as the plan text says it: its TB, or its drives where no capacity is sourced."""
+    return f"{drives} NVMe drives (capacity unsourced)" if nvme_tb is None else f"{nvme_tb} TB NVMe"
+
+
 class NodeSpec(NamedTuple):
     """One GPU server (or cloud instance) as the plan configures it."""
 
@@ -60,7 +65,8 @@ class NodeSpec(NamedTuple):
     cpu_cores: int
     #: None where no figure is sourced (a rack-scale system's soldered memory the catalog has none for)
     ram_gib: int | None
-    nvme_tb: float
+    #: None where the catalog counts the drives but sources no capacity (a GB300 NVL72 tray's E1.S drives)
+    nvme_tb: float | None
     nvme_drives: int
     nvme_read_gb_per_s: float
     nvme_write_gb_per_s: float

@@ -61,7 +61,7 @@ def group_vars(
         "specgen_cpu": {"description": node.cpu, "cores": node.cpu_cores, "governor": "performance"},
         "specgen_ram_gib": node.ram_gib,  # null: no sourced figure
         "specgen_nvme": {
-            "capacity_tb": node.nvme_tb,
+            "capacity_tb": node.nvme_tb,  # null: drives counted, capacity unsourced
             "drives": node.nvme_drives,
             "raid_level": 0 if node.nvme_drives > 1 else None,
             "mount_point": "/var/lib/specgen",

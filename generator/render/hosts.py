@@ -26,7 +26,7 @@ def host_node(node: NodeSpec) -> NodeSpec:
         cpu=node.host_cpu or node.cpu,
         cpu_cores=node.cpu_cores // hosts,
         ram_gib=None if node.ram_gib is None else node.ram_gib // hosts,
-        nvme_tb=round(node.nvme_tb / hosts, 2),
+        nvme_tb=None if node.nvme_tb is None else round(node.nvme_tb / hosts, 2),
         nvme_drives=node.nvme_drives // hosts,
         nvme_read_gb_per_s=round(node.nvme_read_gb_per_s / hosts, 2),
         nvme_write_gb_per_s=round(node.nvme_write_gb_per_s / hosts, 2),
