@@ -126,3 +126,16 @@ def test_a_cloud_amd_pool_gets_no_driver_vars(tmp_path: Path) -> None:
     files = render_file(_workload(tmp_path, "azure", "terraform, ansible, kubernetes"))
     (path,) = [p for p in files if p.startswith("ansible/group_vars/")]
     assert "specgen_amdgpu_driver" not in ansible_reader().load(files[path])
+
+
+@pytest.mark.parametrize(("rate", "level"), [(5, "info"), (60, "warning")])
+def test_one_host_without_a_cluster_is_told_not_warned(tmp_path: Path, rate: int, level: str) -> None:
+    """fuzz18 item 10: one bare-metal host gets no Kubernetes output, so no pod waits on the plugin (a warning made
+    --fail-on warning exit 5); a fleet of several hosts is a cluster whose pods do."""
+    path = tmp_path / "amd.yaml"
+    text = WORKLOAD.format(provider="baremetal", outputs="ansible, kubernetes", extra="")
+    path.write_text(text.replace("requests_per_second: 5", f"requests_per_second: {rate}"))
+    plan = plan_file(str(path))[1]
+    (finding,) = [f for f in plan.findings if f.code == "device-plugin-not-rendered"]
+    assert finding.level == level
+    assert (sum(p.hosts for p in plan.pools) == 1) is (level == "info")

@@ -101,7 +101,10 @@ def test_nothing_allowed_fits_names_the_owned_servers_and_why_no_more_are_bought
 ) -> None:
     with pytest.raises(InfeasibleError) as err:
         plan_workload(_load(tmp_path, 60, allowed, limits))
-    assert f"2 x dgx-h100 (8 x h100-sxm5-80gb) owned and free ({reason})" in str(err.value)
+    # and what kept the deployment off them, as the inventory-free finding says it (newuser22 item 2)
+    said = str(err.value)
+    assert f"2 x dgx-h100 (8 x h100-sxm5-80gb) owned and free ({reason}; not usable by chat: 66 x TP2 on 17 x" in said
+    assert said.endswith(f"(8 x h100-sxm5-80gb) needs 17 servers; 2 owned are free and {reason})")
 
 
 def test_the_reason_reaches_spec_and_markdown(tmp_path: Path) -> None:

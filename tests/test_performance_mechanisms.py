@@ -99,10 +99,12 @@ def test_small_expert_batches_run_below_large_gemm_efficiency() -> None:
 
 
 def test_mla_attention_is_over_the_latent() -> None:
+    """Absorbed MLA: scores over the cached latent and its RoPE key (576 wide), values over the latent alone (512)."""
     arch = _arch("deepseek-ai/DeepSeek-V3")
-    latent = arch.layers[0].kv_elements_per_token  # kv_lora_rank 512 + rope 64
-    assert latent == 576
-    assert attention_flops_per_token(arch, 1000) == pytest.approx(4 * arch.num_attention_heads * latent * 1000 * arch.num_layers)
+    cached = arch.layers[0].kv_elements_per_token  # kv_lora_rank 512 + rope 64
+    assert cached == 576
+    per_layer = 2 * arch.num_attention_heads * (576 + 512) * 1000
+    assert attention_flops_per_token(arch, 1000) == pytest.approx(per_layer * arch.num_layers)
 
 
 def test_sliding_window_layers_attend_over_the_window_only() -> None:

@@ -445,7 +445,9 @@ def format_text(result: dict[str, Any]) -> str:
     if train and train["host_ram_bytes_per_gpu"]:
         lines.append(f"  host RAM for offload: {_gib(train['host_ram_bytes_per_gpu'])} per GPU")
     if train and "max_sequence_length" in train:
-        lines.append(f"  longest sequence that fits: {train['max_sequence_length']:,} tokens")
+        longest, whole = train["max_sequence_length"], train["max_sequence_length_without_margin"]
+        margin = f" ({whole:,} in all of the GPU's memory, with no margin kept free)" if whole != longest else ""
+        lines.append(f"  longest sequence that fits: {longest:,} tokens{margin}")
     lines += [f"  note: {n}" for n in result["notes"]]
     return "\n".join(lines) + "\n"
 

@@ -516,8 +516,12 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             result["capacity"] = _fit(gpu.id, gpu.memory_bytes, breakdown.total, 1 - margin, f"a {margin:.0%} margin kept free")
             if req.max_seq_len:
                 usable = result["capacity"]["usable_bytes"]
-                longest = longest_training_sequence(arch, setup, par, consts, usable, nvlink=training_nvlink(gpu, setup, par))
+                nvlink = training_nvlink(gpu, setup, par)
+                longest = longest_training_sequence(arch, setup, par, consts, usable, nvlink=nvlink)
                 result["training"]["max_sequence_length"] = longest
+                # the margin is a planning choice that costs tokens (newuser22 item 12): what all of the memory holds
+                whole = longest_training_sequence(arch, setup, par, consts, gpu.memory_bytes, nvlink=nvlink)
+                result["training"]["max_sequence_length_without_margin"] = whole
                 if longest == 0:
                     notes.append(
                         f"no sequence fits: the model states and runtime alone need more than the {usable / GIB:.1f} GiB "

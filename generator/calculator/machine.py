@@ -165,7 +165,8 @@ def numa_note(spec: FixedSpec, spans_nodes: bool = False) -> str | None:
         )
     return (
         f"{spec.cpu_sockets} CPU sockets: offload counts one socket's memory bandwidth and RAM ({node}), for llama.cpp "
-        f"bound to one node (numactl {NUMACTL_ONE_NODE}) with the model in that node's RAM; {CROSS_SOCKET_SOURCE}"
+        f"started under numactl {NUMACTL_ONE_NODE} (its settings' numactl) with the model in that node's RAM, one "
+        f"NUMA node a socket (NPS1 on AMD, SNC off on Intel, as the rows measured ran); {CROSS_SOCKET_SOURCE}"
     )
 
 

@@ -17,7 +17,7 @@ from generator.errors import InfeasibleError
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import default_max_num_batched_tokens, default_max_num_seqs
-from generator.sizing.offload import Machine, OffloadPlan, Placement, place
+from generator.sizing.offload import Machine, OffloadPlan, Placement, place, runs_on_host
 from generator.sizing.precision import KV_CACHE_BITS, WEIGHT_FORMATS, WeightFormat, kv_cache_bits
 from generator.sizing.step_down import GGUF_STEP_DOWNS, lower_precisions, quality_note, step_down_phrase
 from generator.sizing.vllm_reservation import vllm_reservation
@@ -61,10 +61,6 @@ LLAMA_CPP_KV_TYPES = {"fp32": "f32", "int8": "q8_0", "fp8": "q8_0"}
 
 #: Bits q8_0 stores per element: 32 int8 values and one fp16 scale, 34 bytes a block.
 Q8_0_BITS = 8.5
-
-
-#: The llama.cpp binary a line starts with where a wrapper (numactl) precedes it; a line without one is its arguments.
-LLAMA_CPP_SERVER = "llama-server"
 
 
 def llama_cpp_numa(p: Placement, spans_nodes: bool, wider: Machine | None) -> str | None:
@@ -113,7 +109,11 @@ def llama_cpp_options(p: Placement, gpus: int, kv_precision: str, numa: str | No
 
 
 def llama_cpp_args(options: dict[str, Any]) -> list[str]:
-    """The llama.cpp command-line arguments of :func:`llama_cpp_options`, after ``numactl ... llama-server`` where bound."""
+    """The llama.cpp command-line arguments of :func:`llama_cpp_options`.
+
+    One shape however many sockets: where bound to one node, the process is started under ``numactl`` with the
+    options' ``numactl`` arguments (review 19 item 4).
+    """
     args = ["-ngl", str(options["n_gpu_layers"]), "-c", str(options["ctx_size"])]
     if "flash_attn" in options:
         args += ["-fa", options["flash_attn"], "-ctk", options["cache_type"], "-ctv", options["cache_type"]]
@@ -123,11 +123,7 @@ def llama_cpp_args(options: dict[str, Any]) -> list[str]:
         args += ["-ts", ",".join(map(str, split))]
     if numa := options.get("numa"):
         args += ["--numa", numa]
-    if options["no_mmap"]:
-        args.append("--no-mmap")
-    if binding := options.get("numactl"):
-        return ["numactl", *shlex.split(binding), LLAMA_CPP_SERVER, *args]
-    return args
+    return [*args, "--no-mmap"] if options["no_mmap"] else args
 
 
 def runtime_settings(
@@ -371,21 +367,27 @@ def findings(
                 f"beside them): evicted, it reads those from NVMe too, {evicted} tokens/s instead of {now}"
             )
         out.append(("warning", "nvme-offload", f"{_gib(p.disk_bytes)} GiB of weights live on NVMe: {read}"))
-    # as the context fills, in the mode llama.cpp runs a placement with layers on the CPU
+    # as the context fills, under llama.cpp (whose line is printed), which computes the RAM layers on the CPU
     full = plan.full_context or c
     attention_s, full_speed = full.cpu_attention_s, full.cpu_mode_tokens_per_s
-    if c.mode == "cpu-compute" and attention_s >= CPU_ATTENTION_WARN_SHARE / full_speed:
-        on_host = sum(1 for d in p.layer_devices if d in ("cpu", "disk"))
+    if attention_s >= CPU_ATTENTION_WARN_SHARE / full_speed:
+        on_host = sum(1 for d in p.layer_devices if runs_on_host(d))
+        streamed = (
+            f"; the speed planned, {tokens_per_s_text(c.decode_tokens_per_s)} tokens/s, streams the weights to the GPU "
+            "instead (vLLM's --cpu-offload-gb), where attention runs on the GPU"
+            if c.mode == "pcie-stream"
+            else ""
+        )
         out.append(
             (
                 "warning",
                 "cpu-attention",
-                f"{on_host} of the {len(p.layer_devices)} layers run their attention on the CPU, which slows decode as "
-                f"the context fills: at the full {p.context_tokens:,} tokens it takes {attention_s * 1e3:,.0f} of the "
-                f"{1e3 / full_speed:,.0f} ms a token, {tokens_per_s_text(full_speed)} "
-                f"tokens/s against {tokens_per_s_text(c.decode_tokens_per_s)} at the average context (llama.cpp's CPU "
-                f"attention with flash attention on, its default: {consts.cpu_attention_gflops_per_s:g} GFLOP/s); with "
-                "an f16 cache llama.cpp ran it about twice as fast with flash attention off (-fa off)",
+                f"{on_host} of the {len(p.layer_devices)} layers run their attention on the CPU under llama.cpp, which "
+                f"slows decode as the context fills: at the full {p.context_tokens:,} tokens it takes "
+                f"{attention_s * 1e3:,.0f} of the {1e3 / full_speed:,.0f} ms a token, {tokens_per_s_text(full_speed)} "
+                f"tokens/s against {tokens_per_s_text(c.cpu_mode_tokens_per_s)} at the average context (llama.cpp's "
+                f"CPU attention with flash attention on, its default: {consts.cpu_attention_gflops_per_s:g} GFLOP/s); "
+                f"with an f16 cache llama.cpp ran it about twice as fast with flash attention off (-fa off){streamed}",
             )
         )
     file_bytes = p.gpu_bytes + p.cpu_bytes + p.disk_bytes

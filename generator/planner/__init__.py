@@ -27,6 +27,7 @@ from generator.planner.early import early_checks
 from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import PSU_OVER_CAPACITY
 from generator.planner.options import allowed_hardware
+from generator.planner.ruled_out import why_left_free
 from generator.sizing.constants import with_overrides
 from generator.sizing.step_down import serving_precision_advice
 from generator.workload import LoadedWorkload
@@ -499,7 +500,7 @@ def _choose(
                 cheapest = f"; the cheapest priced layout costs ${min(priced):,.0f} a month" if priced else ""
                 detail = (
                     f"every layout exceeds max_nodes or max_budget_usd_per_month, or has no price to hold against the "
-                    f"budget (the smallest needs {smallest} nodes{cheapest})"
+                    f"budget (the smallest needs {smallest} node{'' if smallest == 1 else 's'}{cheapest})"
                 )
                 unpriced = sorted({o.candidate.platform_id for o in options if monthly_spend_usd(wl, o) is None})
                 # the layouts exist: memory, precision and SLOs are not what blocks them
@@ -510,8 +511,10 @@ def _choose(
                 )
             else:
                 hint = _unblock_hint(dep, model, blocked)
+            # and what kept this deployment off each owned kind, as the inventory-free finding says it (newuser22 item 2)
             owned = "; ".join(
-                f"{n} x {k[0]} ({k[2]} x {k[1]}) owned and free" + (f" ({why})" if (why := _not_bought(wl, k)) else "")
+                f"{n} x {k[0]} ({k[2]} x {k[1]}) owned and free"
+                + (f" ({'; '.join(why)})" if (why := _owned_unused(wl, k, dep.name, blocked)) else "")
                 for k, n in sorted(seen.items())
                 if n
             )
@@ -569,6 +572,12 @@ def _fits_owned(
         elif part.candidate.owned_nodes > whole.get(key, 0):
             return False
     return True
+
+
+def _owned_unused(wl: Workload, key: ServerKey, name: str, blocked: list[Blocked]) -> list[str]:
+    """Why an owned kind took none of a deployment's layouts: what rules it out, and why no more are bought."""
+    said = why_left_free(key[1], key[0], {name: blocked})
+    return [text for text in (_not_bought(wl, key), said and f"not usable by {said}") if text]
 
 
 def _not_bought(wl: Workload, key: ServerKey) -> str | None:

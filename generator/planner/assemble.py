@@ -27,7 +27,7 @@ from generator.planner.naming import MAX_NODES_PER_POOL, unique_pool_names
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, node_cpu
 from generator.planner.option import Option, pool_labels
 from generator.planner.options import allowed_hardware
-from generator.planner.plan import DeploymentPart, DeploymentPlan, Finding, Plan, Pool, sorted_findings
+from generator.planner.plan import DeploymentPart, DeploymentPlan, Finding, Level, Plan, Pool, sorted_findings
 from generator.planner.racks import Rack, assumed_height_findings, pack_racks, rack_findings, too_tall
 from generator.planner.ruled_out import psu_ruled_out, why_left_free
 from generator.planner.slo import effective_slo
@@ -58,9 +58,14 @@ def gpu_taint(gpu: GpuSpec) -> tuple[str, str, str]:
     return (gpu.device_resource, "present", "NoSchedule")
 
 
+def _one_bare_metal_host(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -> bool:
+    """A fleet of one bare-metal host: its own cluster, for which no Kubernetes output is rendered."""
+    return wl.hardware.provider == "baremetal" and sum(p.hosts for p in pools) == 1
+
+
 def single_host_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -> list[Finding]:
     """Why a single bare-metal host gets no Kubernetes output although the workload asks for it."""
-    if wl.hardware.provider != "baremetal" or "kubernetes" not in wl.outputs or sum(p.hosts for p in pools) != 1:
+    if "kubernetes" not in wl.outputs or not _one_bare_metal_host(wl, pools):
         return []
     plugins = sorted({DEVICE_PLUGIN[catalog.gpus()[p.node.gpu_id].vendor] for p in pools})
     message = (
@@ -146,9 +151,13 @@ ROCM_INSTALL_GUIDE = (
 
 
 def device_plugin_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -> list[Finding]:
-    """Pools whose GPUs the rendered GPU stack (NVIDIA's GPU Operator and device plugin) does not serve."""
+    """Pools whose GPUs the rendered GPU stack (NVIDIA's GPU Operator and device plugin) does not serve.
+
+    An info for one bare-metal host: no Kubernetes is rendered for it (``kubernetes-single-host``), so no pod waits.
+    """
     if "kubernetes" not in wl.outputs:
         return []
+    level: Level = "info" if _one_bare_metal_host(wl, pools) else "warning"
     out = []
     for pool in pools:
         gpu = catalog.gpus()[pool.node.gpu_id]
@@ -157,7 +166,7 @@ def device_plugin_findings(wl: Workload, pools: list[Pool] | tuple[Pool, ...]) -
             advice = _amd_stack_advice(wl, gpu) if gpu.vendor == "amd" else other
             out.append(
                 Finding(
-                    "warning",
+                    level,
                     "device-plugin-not-rendered",
                     f"pool {pool.name}: its GPUs are advertised as {gpu.device_resource} by {DEVICE_PLUGIN[gpu.vendor]}, "
                     f"which specgen does not render (it renders NVIDIA's GPU stack only): {advice}",
@@ -637,9 +646,20 @@ def build_plan(
         pools = [p._replace(racks=sum(1 for r in racks if p.name in r.pools)) for p in pools]
     nodes = sum(p.nodes for p in pools)
     if wl.hardware.max_nodes is not None and nodes > wl.hardware.max_nodes:
+        trained = sorted(d.name for d in wl.deployments if isinstance(d, TrainingDeployment))
+        apart = (
+            f"; a training job ({', '.join(trained)}) never shares a server with another deployment, so its pool is counted apart"
+            if trained and len(pools) > 1
+            else ""
+        )
+        instead = (
+            "plan the training job in a workload of its own, which may take the same servers"
+            if apart
+            else "allow GPUs with more memory or servers with more GPUs"
+        )
         raise FleetLimitError(
-            f"the fleet needs {nodes} nodes but hardware.max_nodes is {wl.hardware.max_nodes}; to unblock: raise max_nodes, "
-            "or allow GPUs with more memory or servers with more GPUs",
+            f"the fleet needs {nodes} nodes but hardware.max_nodes is {wl.hardware.max_nodes}{apart}; to unblock: raise "
+            f"max_nodes, or {instead}",
             "max_nodes",
             nodes,
         )

@@ -320,7 +320,9 @@ def assemble_node(
                 Finding(
                     "info",
                     "ram-page-cache",
-                    f"{platform.id}: {ram_gib} GiB RAM cannot also cache the model files ({want_gib} GiB)",
+                    f"{platform.id}: {ram_gib} GiB RAM cannot also cache the model files: {want_gib} GiB wanted, the "
+                    f"{hard_gib} GiB the OS and the deployments need in host memory and "
+                    f"{want_gib - hard_gib} GiB of model files",
                 )
             )
     if floor_gib and ram_gib < floor_gib:

@@ -74,10 +74,10 @@ class Constants(NamedTuple):
     cpu_cores_per_gpu: int = 8
 
     # --- offload to system RAM / NVMe (fixed hardware) ---
-    ddr_bandwidth_efficiency: float = 0.9
-    cpu_weight_read_ceiling_gb_per_s: float = 600.0
-    cpu_expert_call_overhead_s: float = 15e-6
-    cpu_attention_gflops_per_s: float = 80.0
+    ddr_bandwidth_efficiency: float = 0.95
+    cpu_weight_read_ceiling_gb_per_s: float = 300.0
+    cpu_expert_call_overhead_s: float = 10e-6
+    cpu_attention_gflops_per_s: float = 90.0
     pcie_efficiency: float = 0.8
     nvme_efficiency: float = 0.8
     offload_ubatch_tokens: int = 512
@@ -359,12 +359,12 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "default; a token's attention time grows with the context.",
         "fitted with ddr_bandwidth_efficiency to the llama.cpp CPU decode rows, those at 6,000-15,872 tokens of "
         "context among them (tests/data/calibration.json offload_decode; benchmarks/CALIBRATION.md, 2026-12-02 third "
-        "entry): between an empty and a long context mainline llama.cpp with flash attention ran it at "
-        "87-94 GFLOP/s on a 16-core Ryzen 9 7950X, a 32-core Threadripper PRO 5975WX and 44 threads of an EPYC 9B14 "
-        "alike (https://github.com/ikawrakow/ik_llama.cpp/pull/332, "
+        "entry): between an empty and a long context mainline llama.cpp with flash attention ran it at 88 and 94 "
+        "GFLOP/s on the rows' 32-thread Threadripper PRO 5975WX and 44 threads of an EPYC 9B14, and at 87 on a 16-core "
+        "Ryzen 9 7950X in a GGUF type specgen does not size (https://github.com/ikawrakow/ik_llama.cpp/pull/332, "
         "https://github.com/ikawrakow/ik_llama.cpp/discussions/357, "
-        "https://www.reddit.com/r/LocalLLaMA/comments/1mieqcb/comment/n736v47/), about twice that with flash "
-        "attention off, and ik_llama.cpp 3-8 times as fast",
+        "https://www.reddit.com/r/LocalLLaMA/comments/1mieqcb/comment/n736v47/): the kernel sets it, not the cores; "
+        "194 with flash attention off (the 9B14), and ik_llama.cpp 227-447 for GQA models and 856-903 for MLA",
     ),
     "pcie_efficiency": (
         "Fraction of the host link's rate (PCIe, or a superchip's NVLink-C2C) reached by pinned host-to-device copies.",

@@ -110,6 +110,11 @@ class OffloadCost(NamedTuple):
     cpu_attention_s: float = 0.0
 
 
+def runs_on_host(device: str) -> bool:
+    """Whether a layer placed on ``device`` runs on the CPU: held in RAM, or read from NVMe into it."""
+    return device in ("cpu", "disk")
+
+
 def _layer_kv(arch: Architecture, kv_bits: int, context: int) -> list[int]:
     """KV bytes of each layer for one sequence of ``context`` tokens."""
     return [ceil_bytes(layer.kv_elements_per_token * tokens_held(layer, context) * kv_bits) for layer in arch.layers]
@@ -331,11 +336,11 @@ def offload_cost(
     in_use = min(decode_context_tokens or prompt_tokens, placement.context_tokens)
     cpu_attention_flops = 0.0  # the scores and values of the layers the CPU runs, over the context in use
     for i, device in enumerate(placement.layer_devices):
-        if device in ("cpu", "disk"):
+        if runs_on_host(device):
             cpu_attention_flops += layer_attention_flops(arch, arch.layers[i], in_use)
         dense = sizes.layer_bytes[i] - sizes.layer_expert_bytes[i]
         experts = sizes.layer_expert_bytes[i] * share
-        on_host = device in ("cpu", "disk") or "+experts:" in device
+        on_host = runs_on_host(device) or "+experts:" in device
         cpu_expert_calls += arch.layers[i].experts_per_token if on_host and arch.layers[i].is_moe else 0
         if device == "cpu":
             cpu_read += dense + experts
@@ -375,7 +380,9 @@ def offload_cost(
     # streaming: every offloaded byte (all experts, not just the routed ones) crosses the host link each token, but
     # an untied input embedding held on the host stays a lookup there: one row crosses, not the table
     table = sizes.embedding_bytes if placement.embedding_device == "cpu" and not arch.tie_word_embeddings else 0
-    streamed = placement.cpu_bytes + placement.disk_bytes - table + (embedding_row if table else 0)
+    streamed_weights = placement.cpu_bytes + placement.disk_bytes - table + (embedding_row if table else 0)
+    # and the KV cache the placement holds in RAM, read where the layers now run (review 19 item 1)
+    streamed = streamed_weights + placement.kv_cpu_bytes * kv_share
     t_stream = streamed / pcie if streamed else 0.0
     stream_mode = engine_s + t_gpu + streamed / hbm + t_stream + t_disk
     if not placement.offloaded:
@@ -392,7 +399,7 @@ def offload_cost(
     pcie_per_token = int(streamed) if mode == "pcie-stream" else 2 * arch.hidden_size * 2 * (boundaries + 1)
     compute = prefill_flops(arch, prompt_tokens) / (machine.gpu_tflops * 1e12 * consts.prefill_compute_efficiency)
     passes = math.ceil(prompt_tokens / consts.offload_ubatch_tokens)
-    ttft = compute + passes * (streamed / pcie + (placement.disk_bytes / nvme if placement.disk_bytes else 0.0)) + total
+    ttft = compute + passes * (streamed_weights / pcie + (placement.disk_bytes / nvme if placement.disk_bytes else 0.0)) + total
     file_bytes = sizes.total_bytes
     cold = file_bytes / nvme if nvme else 0.0
     cold += placement.gpu_bytes / pcie
@@ -510,5 +517,6 @@ def plan_offload(
             speed = offload_cost(arch, alt, kv_bits, there, machine, prompt_tokens, consts, decode_context_tokens)
             if speed.decode_tokens_per_s >= FASTER_BY * cost.decode_tokens_per_s:
                 faster.append((alt.name, speed.decode_tokens_per_s))
-    full = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, consts, ctx) if placement.offloaded else None
+    on_host = any(runs_on_host(d) for d in placement.layer_devices)  # their attention grows with the context
+    full = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, consts, ctx) if on_host else None
     return OffloadPlan(placement, cost, tuple(decisions), alternative, tuple(faster), full)

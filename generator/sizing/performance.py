@@ -28,7 +28,7 @@ import math
 
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
-from generator.sizing.architecture import EXPERT, Architecture, Layer
+from generator.sizing.architecture import EXPERT, MLA, Architecture, Layer
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import ceil_bytes, stage_kv_elements
 from generator.sizing.memo import memoized
@@ -388,12 +388,15 @@ def _gemm_at(parts: _GemmParts, tokens: float, logits: float, consts: Constants)
 def layer_attention_flops(arch: Architecture, layer: Layer, context_tokens: int) -> float:
     """Attention FLOPs of one new token over its cached context in one layer (its window caps the context).
 
-    QK^T and PV each cost ``2 x heads x width`` per cached token: the head dimension for MHA/GQA,
-    the compressed latent for MLA (absorbed form, the latent is the K and the V of every head).
+    QK^T and PV each cost ``2 x heads x width`` per cached token: the head dimension for MHA/GQA; for MLA in its
+    absorbed form the scores span the cached latent and its RoPE key, the values the latent alone (``kv_b_proj``'s
+    input).
     """
-    width = arch.head_dim if layer.kv_heads else layer.kv_elements_per_token
     seen = min(context_tokens, layer.window_tokens) if layer.window_tokens else context_tokens
-    return 4.0 * arch.num_attention_heads * width * seen
+    if layer.attention != MLA:
+        return 4.0 * arch.num_attention_heads * arch.head_dim * seen
+    latent = next(lin.in_features for lin in layer.linears if lin.name == "kv_b_proj")
+    return 2.0 * arch.num_attention_heads * (layer.kv_elements_per_token + latent) * seen
 
 
 @memoized

@@ -1,0 +1,61 @@
+"""What a plan says when an owned box is not enough (newuser22 items 1 and 2): the rule or limit that kept it out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.api import plan_file
+from generator.errors import SpecgenError
+
+HOMEBOX = """
+hardware:
+  provider: baremetal
+  max_nodes: 1
+  gpus: [rtx-4090-24gb]
+  inventory:
+    - custom: {name: homebox, kind: workstation, gpu: rtx-4090-24gb, gpus_per_server: 2, cpu: ryzen-9-7950x,
+               ram_gib: 128, nvme_tb: 2, nvme_drives: 1, max_power_w: 1300, rack_units: 4}
+      count: 1
+"""
+TUNE = """
+  - name: tune
+    model: meta-llama/Llama-3.1-8B-Instruct
+    training: {method: qlora, framework: unsloth, lora_rank: 16, sequence_length: 4096, global_batch_size: 16,
+               dataset_tokens: 50000000, epochs: 3%s}
+"""
+CHAT = """
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {precision: bf16, max_context_tokens: 8192, avg_input_tokens: 1000, avg_output_tokens: 300,
+                requests_per_second: 0.2}
+"""
+
+
+def _error(tmp_path: Path, deployments: str) -> str:
+    path = tmp_path / "w.yaml"
+    path.write_text("version: 1\nname: home\ndeployments:" + deployments + HOMEBOX)
+    with pytest.raises(SpecgenError) as err:
+        plan_file(str(path))
+    return str(err.value)
+
+
+def test_an_owned_box_a_deadline_leaves_out_says_what_the_deadline_needs(tmp_path: Path) -> None:
+    """The 8-hour deadline needs DP4 on two boxes; the one owned box is free and a custom box is not bought."""
+    said = _error(tmp_path, TUNE % ", deadline_hours: 8")
+    assert said.endswith(
+        "; 1 x homebox (2 x rtx-4090-24gb) owned and free (a custom server is not bought; not usable by tune: TP1 "
+        "ZeRO-0 x DP4, micro-batch 4 x 1 accumulation step on 2 x homebox (2 x rtx-4090-24gb), 7.9 h needs 2 servers; "
+        "1 owned are free and a custom server is not bought)"
+    )
+
+
+def test_a_training_job_beside_a_service_on_one_box_names_the_rule(tmp_path: Path) -> None:
+    """A service and a training job on one owned box: the job's own pool is why two nodes are needed, not memory."""
+    said = _error(tmp_path, CHAT + TUNE % "")
+    assert (
+        "hardware.max_nodes: the fleet needs 2 nodes but hardware.max_nodes is 1; a training job (tune) never shares a "
+        "server with another deployment, so its pool is counted apart; to unblock: raise max_nodes, or plan the "
+        "training job in a workload of its own, which may take the same servers"
+    ) in said
