@@ -39,6 +39,17 @@ def record(gpu_id: str) -> dict[str, Any]:
 
 GDDR7 = "GDDR7 with ECC"
 
+
+@pytest.fixture
+def unrated_max_q(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The Max-Q as a GPU whose tensor rates are unknown: only its published FP4 and FP32 kept (its derived rates
+    dropped), the case of any record that leaves bf16 null. Its id, for the tests of that case."""
+    gpu = catalog.gpus()["rtx-pro-6000-max-q-96gb"]
+    kept = {p: (v if p in ("fp4", "fp32") else None) for p, v in gpu.dense_tflops.items()}
+    monkeypatch.setitem(catalog.gpus(), gpu.id, gpu._replace(dense_tflops=kept))
+    return gpu.id
+
+
 # (id, memory GB, bandwidth GB/s, memory type, TDP W, form factor, cooling, MIG instances, link, domain)
 FACTS = [
     pytest.param("gh200-96gb", 96, 4000, "HBM3", 1000, "superchip", "air-or-liquid", 7, "nvlink", 256, id="gh200-96gb"),
@@ -111,11 +122,24 @@ def test_gh200_has_no_fp4() -> None:
     assert catalog.find_gpu("gh200-144gb").tflops("fp4") is None
 
 
-def test_max_q_leaves_unpublished_rates_unknown() -> None:
-    rec = record("rtx-pro-6000-max-q-96gb")
-    unpublished = ("bf16", "fp16", "fp8", "int8", "tf32")
-    assert all(rec["dense_tflops"][p] is None for p in unpublished)
-    assert {f"dense_tflops.{p}" for p in unpublished} <= set(rec["unsourced_fields"])
+@pytest.mark.parametrize(
+    ("gpu_id", "fp8", "bf16", "tf32"),
+    [
+        # NVIDIA publishes only FP4 (sparse) and FP32 for each edition; the rest is its own FP4 figure divided by
+        # Blackwell's ratios (FP4 = 2 x FP8 = 4 x BF16 = 8 x TF32), the same rule for all three, and marked unsourced
+        pytest.param("rtx-pro-6000-blackwell-96gb", 1000, 500, 250, id="server"),
+        pytest.param("rtx-pro-6000-ws-96gb", 1000, 500, 250, id="workstation"),
+        pytest.param("rtx-pro-6000-max-q-96gb", 877.75, 438.875, 219.4375, id="max-q"),  # 3511 / 2 / 2, / 4, / 8
+    ],
+)
+def test_the_editions_derive_their_unpublished_rates_alike(gpu_id: str, fp8: float, bf16: float, tf32: float) -> None:
+    rec = record(gpu_id)
+    assert rec["dense_tflops"] | {"fp32": None, "fp4": None} == {
+        "fp8": fp8, "int8": fp8, "bf16": bf16, "fp16": bf16, "tf32": tf32, "fp32": None, "fp4": None,
+    }  # fmt: skip
+    derived = {f"dense_tflops.{p}" for p in ("bf16", "fp16", "fp8", "int8", "tf32")}
+    assert derived <= set(rec["unsourced_fields"])
+    assert not derived & set(rec["field_sources"])
 
 
 @pytest.mark.parametrize("gpu_id", NEW_IDS)
@@ -148,11 +172,11 @@ def test_estimate_llama_70b_fp8_on_gh200_144gb() -> None:
     assert capacity["fits"] is True
 
 
-def test_throughput_on_a_gpu_without_a_published_rate_is_an_error() -> None:
+def test_throughput_on_a_gpu_without_a_published_rate_is_an_error(unrated_max_q: str) -> None:
     code, _ = run_estimate(
         "meta-llama/Llama-3.1-8B-Instruct",
         "--gpu",
-        "rtx-pro-6000-max-q-96gb",
+        unrated_max_q,
         "--input-tokens",
         "1000",
         "--output-tokens",
@@ -201,22 +225,24 @@ def test_a_gh200_machine_adds_no_grace_tdp_to_its_module_power(tmp_path: Path) -
     assert (pool.node.power_w, pool.node.power_basis) == (1_170, "GPU module TDP, its CPU included (existing machine)")
 
 
-def test_a_machine_on_a_gpu_without_a_published_rate_is_a_located_error(tmp_path: Path) -> None:
-    path = _home_server_with(tmp_path, "rtx-pro-6000-max-q-96gb", "ryzen-9-7950x")
+def test_a_machine_on_a_gpu_without_a_published_rate_is_a_located_error(tmp_path: Path, unrated_max_q: str) -> None:
+    path = _home_server_with(tmp_path, unrated_max_q, "ryzen-9-7950x")
     with pytest.raises(InputError) as caught:
         plan_file(str(path))
     assert str(caught.value).startswith(f"{path}:18:10: hardware.fixed.gpu: rtx-pro-6000-max-q-96gb has no published dense bf16")
 
 
-@pytest.mark.parametrize(
-    ("gpu_id", "unrated"),
-    [
-        pytest.param("rtx-pro-6000-ws-96gb", False, id="derived-rate-kept"),
-        pytest.param("rtx-pro-6000-max-q-96gb", True, id="unpublished-rate-null"),
-    ],
-)
-def test_unrated_names_a_missing_rate(gpu_id: str, unrated: bool) -> None:
-    assert (catalog.find_gpu(gpu_id).unrated("bf16") is not None) is unrated
+@pytest.mark.parametrize("gpu_id", ["rtx-pro-6000-ws-96gb", "rtx-pro-6000-max-q-96gb", "rtx-a6000-48gb", "t4-16gb"])
+def test_a_derived_or_fallback_rate_is_kept(gpu_id: str) -> None:
+    # the T4 has no bf16 and is timed at its fp16 rate; the RTX PRO editions' rates are derived, not published
+    assert catalog.find_gpu(gpu_id).unrated("bf16") is None
+
+
+def test_unrated_names_a_missing_rate(unrated_max_q: str) -> None:
+    assert catalog.find_gpu(unrated_max_q).unrated("bf16") == (
+        "rtx-pro-6000-max-q-96gb has no published dense bf16 tensor rate in the catalog (attention runs at it, "
+        "whatever the weight format): its speed cannot be estimated; choose another GPU"
+    )
 
 
 def _custom_fleet_with(tmp_path: Path, gpu: str, cpu: str = "epyc-9354", max_power_w: int = 2100) -> Path:
@@ -232,16 +258,16 @@ def _custom_fleet_with(tmp_path: Path, gpu: str, cpu: str = "epyc-9354", max_pow
     return path
 
 
-def test_an_owned_gpu_without_a_published_rate_is_a_located_error(tmp_path: Path) -> None:
+def test_an_owned_gpu_without_a_published_rate_is_a_located_error(tmp_path: Path, unrated_max_q: str) -> None:
     # an owned custom server is the machine: it cannot be timed, so validate refuses it where it is named
-    path = _custom_fleet_with(tmp_path, "rtx-pro-6000-max-q-96gb", max_power_w=2500)
+    path = _custom_fleet_with(tmp_path, unrated_max_q, max_power_w=2500)
     with pytest.raises(InputError) as caught:
         plan_file(str(path))
     message = str(caught.value)
     assert f"{path}:32:14: hardware.inventory[0].custom.gpu: rtx-pro-6000-max-q-96gb has no published dense bf16" in message
 
 
-def test_an_allowed_gpu_without_a_published_rate_is_skipped_unless_it_is_the_only_one(tmp_path: Path) -> None:
+def test_an_allowed_gpu_without_a_published_rate_is_skipped_unless_it_is_the_only_one(tmp_path: Path, unrated_max_q: str) -> None:
     text = (REPO / "examples" / "chat-70b.yaml").read_text(encoding="utf-8")
     allowed = next(line for line in text.splitlines() if line.startswith("  gpus: ["))
     path = tmp_path / "w.yaml"
@@ -257,10 +283,12 @@ def test_an_allowed_gpu_without_a_published_rate_is_skipped_unless_it_is_the_onl
 
 
 @pytest.mark.parametrize("precision", ["nvfp4", "fp8", "bf16"])
-def test_a_gpu_without_a_published_bf16_rate_is_timed_in_no_format(precision: str, capsys: pytest.CaptureFixture[str]) -> None:
-    # the Max-Q publishes FP4 alone; attention runs at the bf16 rate, so even an NVFP4 run cannot be timed
+def test_a_gpu_without_a_published_bf16_rate_is_timed_in_no_format(
+    precision: str, capsys: pytest.CaptureFixture[str], unrated_max_q: str
+) -> None:
+    # a GPU with FP4 alone: attention runs at the bf16 rate, so even an NVFP4 run cannot be timed
     code, _ = run_estimate(
-        "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "rtx-pro-6000-max-q-96gb", "--precision", precision,
+        "meta-llama/Llama-3.1-8B-Instruct", "--gpu", unrated_max_q, "--precision", precision,
         "--input-tokens", "2048", "--output-tokens", "128",
     )  # fmt: skip
     assert code == 1
