@@ -82,7 +82,8 @@ def test_an_owned_box_too_small_without_parameter_offload_runs_the_job_with_it(t
     assert (dep.tp, dep.pp, details["zero_stage"], details["data_parallel"]) == (1, 1, 3, 4)
     assert details["offload_params"] is True
     assert (plan.totals["capex_usd"], plan.totals["inventory"][0]["used"]) == (0.0, 1)  # the owned box, nothing bought
-    assert any("parameters offloaded to host RAM" in r for r in dep.reasons)
+    tried = "parameters offloaded to host RAM (offload_params left out: tried, as the owned GPUs hold the job only so) on 1"
+    assert any(tried in r for r in dep.reasons)
     # the same rules and sizing as `estimate --offload-params --zero 3` (micro-batch 1, no accumulation here)
     assert details["gradient_accumulation_steps"] == 1
     est = estimate(
@@ -90,6 +91,13 @@ def test_an_owned_box_too_small_without_parameter_offload_runs_the_job_with_it(t
     )
     assert dep.memory_per_gpu == est["memory"]["per_gpu"]
     assert details["host_ram_bytes_per_gpu"] == est["training"]["host_ram_bytes_per_gpu"] == 8_557_035_520
+
+
+def test_offload_params_true_is_sized_as_asked(tmp_path: Path) -> None:
+    (dep,) = plan_workload(load_workload(_quad(tmp_path, "      offload_params: true\n"))).deployments
+    assert (dep.details["offload_params"], dep.details["zero_stage"]) == (True, 3)
+    text = "\n".join(dep.reasons)
+    assert "parameters offloaded to host RAM on 1" in text and "left out" not in text
 
 
 def test_offload_params_false_keeps_the_box_unused(tmp_path: Path) -> None:

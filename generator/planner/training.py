@@ -380,7 +380,8 @@ def training_shapes(
                 steps = "accumulation steps" if accumulation > 1 else "accumulation step"
                 reason = f"{name} ZeRO-{stage} x DP{each_dp}, micro-batch {micro_batch} x {accumulation} {steps}"
                 if job.offload_params:
-                    reason += ", parameters offloaded to host RAM"
+                    tried = " (offload_params left out: tried, as the owned GPUs hold the job only so)"
+                    reason += ", parameters offloaded to host RAM" + ("" if spec.offload_params else tried)
                 model_flops = training_flops_per_token(arch, spec.method, "none")
                 shapes.append(
                     TrainingShape(hw, par, setup, mem, world, hours, total_flops, reason, mfu, accumulation, step, model_flops)
