@@ -4,6 +4,7 @@ torchtune's LoRA module names."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -170,6 +171,11 @@ def test_estimate_refuses_a_split_qlora_layout(flags: dict[str, object], message
     with pytest.raises(InputError) as err:
         estimate(EstimateRequest(model=LLAMA_70B, train="qlora", gpus=2, **flags))  # type: ignore[arg-type]
     assert str(err.value) == message
+
+
+def test_lora_over_a_4_bit_base_is_qlora_by_another_name() -> None:
+    with pytest.raises(InputError, match=f"^--tp 2: {re.escape(QLORA_DP_ONLY)}"):
+        estimate(EstimateRequest(model=LLAMA_70B, train="lora", precision="nf4", tp=2, gpus=2))
 
 
 def test_lora_without_a_framework_may_still_split() -> None:

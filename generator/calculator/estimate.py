@@ -815,7 +815,9 @@ def _training(
     if gpus % par.gpus:
         raise InputError(f"--gpus {gpus} is not a multiple of tp x pp = {par.gpus}")
     check_ep_divides_data_parallel(req.ep, gpus // par.gpus, "--ep", f" (--gpus {gpus} / tp x pp {par.gpus})")
-    if refused := layout_refusal(req.framework, par.tp, par.pp, req.ep, req.train or "full"):
+    # a 4-bit base under lora is QLoRA by another name (as training_conflicts reads it)
+    four_bit = req.train == "lora" and req.precision is not None and weight_format(req.precision).bits <= 4
+    if refused := layout_refusal(req.framework, par.tp, par.pp, req.ep, "qlora" if four_bit else req.train or "full"):
         flag, why = refused
         advice = {
             "tp": "use --gpus for data-parallel ranks, or --framework megatron / torchtune",
