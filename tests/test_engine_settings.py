@@ -470,5 +470,8 @@ def test_a_training_jobs_group_vars_carry_the_layout_it_is_sized_for() -> None:
         "gradient_accumulation_steps": job.details["gradient_accumulation_steps"],
         "sequence_length": job.details["sequence_length"],
         "gradient_checkpointing": "full",
+        # newuser22 item 4: what the memory counts on leaving the GPU (mixed.yaml's LoRA job offloads nothing)
+        "offload_optimizer": False,
+        "offload_params": False,
     }
     assert entry["training"]["data_parallel"] * entry["training"]["micro_batch_size"] == entry["training"]["global_batch_size"]

@@ -205,15 +205,20 @@ def test_a_job_longer_than_a_year_without_a_deadline_is_warned(tmp_path: Path) -
     assert not [f for f in plan_workload(load_workload(str(path))).findings if f.code == "training-longer-than-a-year"]
 
 
+#: The hint for a job that does not offload its parameters yet (newuser22 item 4).
+OFFLOAD = "parameter offload (offload_params: true)"
+
+
 @pytest.mark.parametrize(
     ("method", "zero", "ways"),
     [
         # no stage set: every stage was tried, ZeRO-3 included (review 14 item 3)
-        ("full", "", "a GPU with more memory, LoRA/QLoRA, a shorter sequence_length"),
-        ("lora", "", "a GPU with more memory, QLoRA, a shorter sequence_length"),
-        ("lora", "      zero_stage: 2\n", "a GPU with more memory, ZeRO-3, QLoRA, a shorter sequence_length"),
-        ("lora", "      zero_stage: 3\n", "a GPU with more memory, QLoRA, a shorter sequence_length"),
-        ("qlora", "      zero_stage: 3\n", "a GPU with more memory, a shorter sequence_length"),
+        ("full", "", f"a GPU with more memory, LoRA/QLoRA, {OFFLOAD}, a shorter sequence_length"),
+        ("lora", "", f"a GPU with more memory, QLoRA, {OFFLOAD}, a shorter sequence_length"),
+        ("lora", "      zero_stage: 2\n", f"a GPU with more memory, ZeRO-3, QLoRA, {OFFLOAD}, a shorter sequence_length"),
+        ("lora", "      zero_stage: 3\n", f"a GPU with more memory, QLoRA, {OFFLOAD}, a shorter sequence_length"),
+        ("qlora", "      zero_stage: 3\n", f"a GPU with more memory, {OFFLOAD}, a shorter sequence_length"),
+        ("qlora", "      offload_params: true\n", "a GPU with more memory, a shorter sequence_length"),
     ],
 )
 def test_the_unblock_hint_offers_only_what_the_job_does_not_do_yet(tmp_path: Path, method: str, zero: str, ways: str) -> None:

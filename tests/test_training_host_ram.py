@@ -105,7 +105,7 @@ def test_training_advice_names_what_would_help_when_host_ram_is_short(
     hint = _unblock_hint(loaded.workload.deployments[0], loaded.models["tune"], blocked)
     assert hint.startswith(starts)
     assert ("allow a GPU with more memory" in hint) is has_gpu_advice
-    ram_advice = "offload_optimizer or activation_offload off" in hint and "fewer GPUs per node" in hint
+    ram_advice = "offload_optimizer, offload_params or activation_offload off" in hint and "fewer GPUs per node" in hint
     assert ram_advice is (RAM_SHORT in blocked)
 
 

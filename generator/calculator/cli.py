@@ -333,7 +333,7 @@ def format_text(result: dict[str, Any]) -> str:
         job = result["training"]
         lines.insert(
             3,
-            f"  training     {job['method']}, {job['optimizer']}, ZeRO-{job['zero_stage']}, loss {job['loss']}"
+            f"  training     {job['method_label']}, {job['optimizer']}, ZeRO-{job['zero_stage']}, loss {job['loss']}"
             + (f" ({job['framework']}'s defaults where not given)" if job["framework"] else ""),
         )
     if not training:

@@ -32,6 +32,7 @@ from generator.sizing.performance import (
 )
 from generator.sizing.precision import WeightFormat, auto_kv_cache_precision, kv_cache_bits, no_int8_kv_cache, weight_format
 from generator.sizing.throughput_gaps import gap_text, matching_gap
+from generator.sizing.training_hardware import fp16_note
 from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache
 from generator.sizing.weights import Parallelism, size_weights
 from generator.units import GIB
@@ -298,12 +299,13 @@ def check_request(req: EstimateRequest) -> None:
         raise InputError("--precision cannot be combined with --train full: full training holds bf16 weights")
 
 
-def training_precision(req: EstimateRequest) -> tuple[str, str]:
+def training_precision(req: EstimateRequest, half: str = "bf16") -> tuple[str, str]:
     """Weight format of the model a training job holds, and a phrase on its precision regime.
 
     Full training keeps bf16 weights (fp32 for ``adamw-torch-amp``, which autocasts them) whatever
     the checkpoint's format; LoRA keeps the frozen base in ``--precision`` (default bf16) and
-    QLoRA in nf4 unless ``--precision`` says otherwise. Adapters are fp32 either way.
+    QLoRA in nf4 unless ``--precision`` says otherwise. Adapters are fp32 either way. ``half`` is the 16-bit
+    format the GPU computes in: fp16 on one without bf16, in the same bytes (newuser22 item 8).
     """
     # training and SGLang sizing are imported where used: an inference estimate's cold start does without them
     from generator.sizing.frameworks import resolved_regime
@@ -311,13 +313,28 @@ def training_precision(req: EstimateRequest) -> tuple[str, str]:
 
     if req.train in ("lora", "qlora"):
         base = TrainingSetup(method=req.train, base_precision=req.precision).base_precision_name
+        base = half if base == "bf16" else base
         return base, f"frozen {base} base weights, fp32 LoRA adapters"
     opt = OPTIMIZERS.get(resolved_regime(req.framework, req.optimizer, req.zero_stage, 1)[0])
     if opt is not None and opt.weight_bytes == 4:
-        return "fp32", "bf16 autocast over fp32 weights (mixed precision)"
+        return "fp32", f"{half} autocast over fp32 weights (mixed precision)"
     if opt is not None and opt.state_bytes <= opt.moment_bytes:
-        return "bf16", "pure bf16 (bf16 weights, no fp32 master copy)"
-    return "bf16", "bf16 mixed precision (bf16 weights, fp32 master copy in the optimizer states)"
+        return half, f"pure {half} ({half} weights, no fp32 master copy)"
+    return half, f"{half} mixed precision ({half} weights, fp32 master copy in the optimizer states)"
+
+
+def training_method_label(method: str, base: str | None) -> str:
+    """The job as the estimate names it: ``method``, but LoRA over a quantized base that is not NF4 says so.
+
+    QLoRA is by definition adapters over a 4-bit NF4 base (arXiv:2305.14314); over int8, fp8 or GPTQ int4 the same
+    job is LoRA over a quantized base, and is named so whatever ``--train`` said (newuser22 item 8).
+    """
+    if base is None or method == "full":
+        return method
+    fmt = weight_format(base)
+    if fmt.is_quantized and not fmt.name.startswith("nf4"):
+        return f"LoRA over an {fmt.name} base"  # int8, int4, fp8: each read with "an"
+    return method
 
 
 def estimate(req: EstimateRequest) -> dict[str, Any]:
@@ -473,7 +490,10 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         breakdown = mem.per_gpu
         del result["kv_cache"]  # a training job holds no KV cache (its activations are in memory.per_gpu)
         result["precision"].pop("kv_cache", None)
-        trained_name, regime = training_precision(req)
+        half_note = fp16_note(gpu.id, gpu.architecture) if gpu is not None else None
+        trained_name, regime = training_precision(req, "fp16" if half_note else "bf16")
+        if half_note:
+            regime += f"; {half_note}"
         # a GPU's model-parallel shard before ZeRO: each layer by TP, the routed experts by TP x EP as well
         trained = size_weights(arch, weight_format(trained_name), training_weight_layout(par, req.ep))
         result["precision"]["weights"] = trained_name
@@ -483,6 +503,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         result["params"]["trainable"] = mem.trainable_params
         result["training"] = {
             "method": setup.method,
+            "method_label": training_method_label(setup.method, setup.base_precision_name),
             "optimizer": setup.optimizer,
             "zero_stage": setup.zero_stage,
             "data_parallel": setup.data_parallel,
@@ -790,7 +811,7 @@ def training_nvlink(gpu: GpuSpec | None, setup: TrainingSetup, par: Parallelism)
 def _training(
     req: EstimateRequest, model: ResolvedModel, par: Parallelism, consts: Constants, gpu: GpuSpec | None
 ) -> tuple[TrainingSetup, Any]:
-    from generator.sizing.frameworks import layout_refusal, resolved_regime
+    from generator.sizing.frameworks import QLORA_DATA_PARALLEL_ONLY, framework_profile, layout_refusal, resolved_regime
     from generator.sizing.training import TrainingSetup, size_training
 
     # expert parallelism is carved out of data parallel: at least ep data-parallel ranks, a multiple of them
@@ -798,13 +819,17 @@ def _training(
     if gpus % par.gpus:
         raise InputError(f"--gpus {gpus} is not a multiple of tp x pp = {par.gpus}")
     check_ep_divides_data_parallel(req.ep, gpus // par.gpus, "--ep", f" (--gpus {gpus} / tp x pp {par.gpus})")
-    if req.framework and (refused := layout_refusal(req.framework, par.tp, par.pp, req.ep)):
+    # a 4-bit base under lora is QLoRA by another name (as training_conflicts reads it)
+    four_bit = req.train == "lora" and req.precision is not None and weight_format(req.precision).bits <= 4
+    if refused := layout_refusal(req.framework, par.tp, par.pp, req.ep, "qlora" if four_bit else req.train or "full"):
         flag, why = refused
         advice = {
             "tp": "use --gpus for data-parallel ranks, or --framework megatron / torchtune",
             "pp": "shard instead (--zero 3), or --framework megatron",
             "ep": "use --framework megatron or deepspeed",  # fuzz14 item 7
         }[flag]
+        if why == QLORA_DATA_PARALLEL_ONLY:
+            advice = "use --gpus for data-parallel ranks (--zero 3 shards the base over them), or train lora"
         raise InputError(f"--{flag} {getattr(par, flag) if flag != 'ep' else req.ep}: {why}; {advice}")
     optimizer, zero_stage = resolved_regime(req.framework, req.optimizer, req.zero_stage, gpus // par.gpus)
     setup = TrainingSetup(
@@ -831,6 +856,13 @@ def _training(
         # a pipeline runs micro-batches through every step, as the planner sizes it where no global batch is given
         accumulation_steps=consts.training_pipeline_microbatches if par.pp > 1 else 1,
     )
+    if gpu is not None:
+        from generator.sizing.training_hardware import precision_problem
+
+        base = setup.base_precision_name if setup.method != "full" else None
+        framework = framework_profile(req.framework).name if req.framework else None
+        if unfit := precision_problem(gpu.id, gpu.architecture, framework=framework, optimizer=optimizer, base_precision=base):
+            raise InputError(f"--gpu {gpu.id}: {unfit}")
     return setup, size_training(model.architecture, setup, par, consts, nvlink=training_nvlink(gpu, setup, par))
 
 

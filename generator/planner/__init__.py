@@ -98,7 +98,13 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: Resolved
     # (review 14 item 3)
     stage = training.zero_stage if training.zero_stage is not None else profile_stage
     lighter = {"full": "LoRA/QLoRA", "lora": "QLoRA", "qlora": None}[training.method]
-    ways = ["a GPU with more memory", *(["ZeRO-3"] if stage is not None and stage < 3 else []), *([lighter] if lighter else [])]
+    offload = ["parameter offload (offload_params: true)"] if training.offload_params is not True else []
+    ways = [
+        "a GPU with more memory",
+        *(["ZeRO-3"] if stage is not None and stage < 3 else []),
+        *([lighter] if lighter else []),
+        *offload,
+    ]
     general = f"to unblock: allow {', '.join(ways)}, a shorter sequence_length, or more rack power / max_nodes"
     if any(b.code == PAST_DEADLINE or DEADLINE_NEEDS in b.why for b in blocked):
         # a later deadline only below the schema's maximum (fuzz15 item 11)
@@ -109,8 +115,8 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: Resolved
         return general
     # host RAM holds what the job offloads to the CPU, summed over a node's GPUs (training_candidates._training_needs)
     ram = (
-        "host RAM holds what is offloaded to the CPU: turn offload_optimizer or activation_offload off where the GPUs "
-        "can hold those states, allow a platform with more RAM per GPU, or one with fewer GPUs per node "
+        "host RAM holds what is offloaded to the CPU: turn offload_optimizer, offload_params or activation_offload off "
+        "where the GPUs can hold those states, allow a platform with more RAM per GPU, or one with fewer GPUs per node "
         "(each node holds its own GPUs' share)"
     )
     return f"to unblock: {ram}" if len(short_of_ram) == len(blocked) else f"{general}; where {ram}"

@@ -38,6 +38,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
 from generator.sizing.memory import InferenceMemory
 from generator.sizing.performance import accelerator_for, saturated_throughput, step_budget_batch
+from generator.sizing.training_hardware import computes_bf16, fp16_note
 from generator.units import GIB
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
@@ -526,6 +527,8 @@ def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tup
         "micro_batch_size": setup.micro_batch_size,
         "sequence_length": setup.sequence_length,
         "gradient_checkpointing": setup.checkpointing,
+        "offload_optimizer": setup.offload_optimizer,
+        "offload_params": setup.offload_params,
         "trainable_params": mem.trainable_params,
         "total_flops": shape.total_flops,
         "hours": round(shape.hours, 2) if shape.hours is not None else None,
@@ -544,6 +547,14 @@ def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tup
         f"per GPU: weights {_gib(per.weights)} + gradients {_gib(per.gradients)} + optimizer {_gib(per.optimizer)} + activations "
         f"{_gib(per.activations)} + overhead {_gib(per.overhead)} = {_gib(per.total)} of {_gib(shape.hardware.gpu.memory_bytes)}",
     ]
+    if setup.offload_params:
+        reasons.append(
+            f"parameters offloaded: {_gib(mem.host_ram_bytes_per_gpu)} of host RAM per GPU holds what is offloaded (FSDP CPU "
+            "offload / ZeRO-3 offload_param); each layer is copied to the GPU for its forward and backward, PCIe copies "
+            "the step time does not count"
+        )
+    if half := fp16_note(shape.hardware.gpu.id, shape.hardware.gpu.architecture):
+        reasons.append(half)
     details["tensor_parallel"] = shape.par.tp
     details["pipeline_parallel"] = shape.par.pp
     details["gradient_accumulation_steps"] = shape.accumulation
@@ -708,6 +719,8 @@ def build_plan(
             assert not isinstance(shape_tr, ReplicaShape)
             mem = shape_tr.memory.per_gpu.as_dict()
             precision, kv = shape_tr.setup.base_precision_name, None
+            if precision == "bf16" and not computes_bf16(shape_tr.hardware.gpu.architecture):
+                precision = "fp16"  # the same bytes, in the half precision the GPU computes (newuser22 item 8)
         take_owned(free, (part.candidate for part in opt.pieces))
         objective = objectives.get(index, wl.objective)
         details.update(_cost_details(opt, objective, wl.hardware.provider))

@@ -13,9 +13,10 @@ from generator.planner.training_comm import gpu_link_latency_s
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_collectives
-from generator.sizing.frameworks import framework_profile, resolved_regime
+from generator.sizing.frameworks import data_parallel_only, framework_profile, resolved_regime
 from generator.sizing.performance import accelerator_for, gpus_for_deadline, training_flops_per_token, training_hours
 from generator.sizing.training import TrainingMemory, TrainingSetup, size_training
+from generator.sizing.training_hardware import precision_problem
 from generator.sizing.training_mfu import attention_kernel_scale, training_utilisation
 from generator.sizing.training_step import (
     NO_DP,
@@ -106,6 +107,7 @@ def _setup(spec: TrainingSpec, zero: int, dp: int, micro_batch: int | None = Non
         lora_dropout=spec.lora_dropout,
         lora_targets=spec.lora_target_modules,
         offload_optimizer=spec.offload_optimizer,
+        offload_params=bool(spec.offload_params),
         framework=spec.framework,
         loss=spec.loss,
         activation_offload=spec.activation_offload,
@@ -286,18 +288,28 @@ def _data_parallel_for_batch(dp: int, gbs: int | None) -> int | None:
 
 
 def training_tp_sizes(arch: Architecture, spec: TrainingSpec, hw: Hardware) -> list[int]:
-    """TP degrees a training job may take on ``hw``: only 1 where its framework never splits a layer."""
-    profile = framework_profile(spec.framework) if spec.framework else None
-    return tensor_parallel_sizes(hw, arch.num_attention_heads) if not profile or profile.tensor_parallel else [1]
+    """TP degrees a training job may take on ``hw``: only 1 where it never splits a layer (its framework, or QLoRA)."""
+    if data_parallel_only(spec.framework, spec.method):
+        return [1]
+    return tensor_parallel_sizes(hw, arch.num_attention_heads)
 
 
 def training_shapes(
-    model: ResolvedModel, spec: TrainingSpec, hw: Hardware, consts: Constants, pin: ParallelismPin | None = None
+    model: ResolvedModel,
+    spec: TrainingSpec,
+    hw: Hardware,
+    consts: Constants,
+    pin: ParallelismPin | None = None,
+    owned_gpus: int = 0,
 ) -> tuple[list[TrainingShape], list[str]]:
     """Feasible (TP, PP, ZeRO, DP, micro-batch) layouts on ``hw``; the smallest DP that fits and meets the deadline.
 
     A pinned TP or PP is the one tried (fuzz14 item 1: a pinned PP was tried only where nothing fitted without it);
-    a pinned TP ``hw`` does not give leaves nothing to try (the caller says why).
+    a pinned TP ``hw`` does not give leaves nothing to try (the caller says why). Parameter offload is sized where the
+    job asks it (``offload_params: true``, ZeRO-3 only), and, where it leaves the field out, tried at ZeRO-3 on a server
+    kind the workload owns (``owned_gpus`` of it) when ZeRO-3 without it does not fit that many GPUs (newuser22 item 4):
+    what an owned box can run is worth a slower step; on bought servers more GPUs that need no offload are planned
+    instead (the step time does not count its copies).
     """
     arch = model.architecture
     budget = hw.gpu.memory_bytes * (1 - consts.safety_margin_fraction)
@@ -308,11 +320,18 @@ def training_shapes(
         total_flops = training_flops_per_token(arch, spec.method, spec.gradient_checkpointing) * spec.dataset_tokens * spec.epochs
     # the stage the workload or its framework shards to (FSDP2's fully_shard is ZeRO-3); else each is tried
     profile = framework_profile(spec.framework) if spec.framework else None
+    regime = resolved_regime(spec.framework, spec.optimizer, spec.zero_stage, 1)[0]
+    framework = profile.name if profile else None
+    if unfit := precision_problem(hw.gpu.id, hw.gpu.architecture, framework=framework, optimizer=regime):
+        return [], [unfit]  # bf16 on a GPU without it (newuser22 item 8), as the estimate refuses it
     pinned = spec.zero_stage if spec.zero_stage is not None else profile.zero_stage if profile else None
+    if spec.offload_params:
+        pinned = 3  # parameter offload is ZeRO-3's (a stage given otherwise is refused at its field)
+    auto_offload = owned_gpus > 0 and spec.offload_params is None
     zeros = (pinned,) if pinned is not None else (0, 1, 2, 3)
     shapes: list[TrainingShape] = []
     blocked: list[str] = []
-    # a framework that scales by data parallelism only never splits a layer (QLoRA's 4-bit layers least of all)
+    # a framework that scales by data parallelism only never splits a layer, nor does any QLoRA stack its 4-bit layers
     tps = [tp for tp in training_tp_sizes(arch, spec, hw) if pin is None or pin.tp in (None, tp)]
     layouts = [(tp, pin.pp if pin is not None and pin.pp else 1) for tp in tps]
     for tp, pp in layouts:
@@ -330,12 +349,15 @@ def training_shapes(
                 f"{mfu:.0%} MFU ({total_flops:.3g} FLOPs), more than {MAX_DATA_PARALLEL:,} data-parallel replicas"
             )
             continue
-        for zero in zeros:
-            found = _smallest_dp(model, spec, hw, zero, par, budget, consts, start=deadline_dp)
+        for zero, job in _zero_jobs(model, spec, hw, zeros, par, budget, consts, deadline_dp, auto_offload, owned_gpus):
+            found = _smallest_dp(model, job, hw, zero, par, budget, consts, start=deadline_dp)
             dp = _data_parallel_for_batch(found, spec.global_batch_size) if found is not None else None
             if found is None:
-                mem = _memory(arch, _setup(spec, zero, max(deadline_dp, 1)), par, hw, consts)
-                blocked.append(f"{name} ZeRO-{zero}: needs {mem.per_gpu.total / GIB:.1f} GiB per GPU of {budget / GIB:.1f} GiB")
+                mem = _memory(arch, _setup(job, zero, max(deadline_dp, 1)), par, hw, consts)
+                offloaded = " with the parameters offloaded" if job.offload_params else ""
+                blocked.append(
+                    f"{name} ZeRO-{zero}: needs {mem.per_gpu.total / GIB:.1f} GiB per GPU{offloaded} of {budget / GIB:.1f} GiB"
+                )
                 continue
             if dp is None:
                 blocked.append(
@@ -343,29 +365,58 @@ def training_shapes(
                 )
                 continue
             for each_dp in _node_filling(dp, tp * pp, hw, spec.global_batch_size, total_flops is not None):
-                split = _batch_split(model, spec, hw, zero, par, each_dp, budget, consts)
+                split = _batch_split(model, job, hw, zero, par, each_dp, budget, consts)
                 if isinstance(split, str):
                     blocked.append(f"{name} ZeRO-{zero} x DP{each_dp}: {split}")
                     continue
                 micro_batch, accumulation, step = split
-                # a framework's sharding over one data-parallel GPU shards nothing: it is ZeRO-0 there (as the estimate says)
-                stage = zero if spec.zero_stage is not None or each_dp > 1 else 0
-                setup = _setup(spec, stage, each_dp, micro_batch, accumulation)
+                # a framework's sharding over one data-parallel GPU shards nothing: it is ZeRO-0 there (as the estimate
+                # says), unless it offloads the parameters, which FSDP does on one GPU as well
+                stage = zero if spec.zero_stage is not None or each_dp > 1 or job.offload_params else 0
+                setup = _setup(job, stage, each_dp, micro_batch, accumulation)
                 mem = _memory(arch, setup, par, hw, consts)
                 world = each_dp * tp * pp
                 hours = training_hours(total_flops, world, tflops, consts, mfu=mfu) if total_flops and tflops else None
                 steps = "accumulation steps" if accumulation > 1 else "accumulation step"
                 reason = f"{name} ZeRO-{stage} x DP{each_dp}, micro-batch {micro_batch} x {accumulation} {steps}"
+                if job.offload_params:
+                    tried = " (offload_params left out: tried, as the owned GPUs hold the job only so)"
+                    reason += ", parameters offloaded to host RAM" + ("" if spec.offload_params else tried)
                 model_flops = training_flops_per_token(arch, spec.method, "none")
                 shapes.append(
                     TrainingShape(hw, par, setup, mem, world, hours, total_flops, reason, mfu, accumulation, step, model_flops)
                 )
         unpinned = pin is None or pin.pp is None
-        if not shapes and unpinned and tp == tps[-1] and pp == 1 and (not profile or profile.pipeline_parallel):
+        pipelines = not data_parallel_only(spec.framework, spec.method) and (not profile or profile.pipeline_parallel)
+        if not shapes and unpinned and tp == tps[-1] and pp == 1 and pipelines:
             # TP is capped by the node / NVLink domain and nothing fits: split the layers into pipeline stages, where
             # the framework has a pipeline schedule
             layouts += [(tp, stages) for stages in pipeline_sizes(arch.num_layers)]
     return shapes, blocked
+
+
+def _zero_jobs(
+    model: ResolvedModel,
+    spec: TrainingSpec,
+    hw: Hardware,
+    zeros: tuple[int, ...],
+    par: Parallelism,
+    budget: float,
+    consts: Constants,
+    start: int,
+    auto_offload: bool,
+    owned_gpus: int,
+) -> list[tuple[int, TrainingSpec]]:
+    """(ZeRO stage, job) pairs to size: each stage as given, and ZeRO-3 with the parameters offloaded where tried.
+
+    Offload is tried (``auto_offload``) where ZeRO-3 without it fits no more than ``owned_gpus`` GPUs (or none at all).
+    """
+    out = [(zero, spec) for zero in zeros]
+    if auto_offload and 3 in zeros:
+        resident = _smallest_dp(model, spec, hw, 3, par, budget, consts, start=start)
+        if resident is None or resident * par.gpus > owned_gpus:
+            out.append((3, spec._replace(offload_params=True)))
+    return out
 
 
 def _smallest_dp(

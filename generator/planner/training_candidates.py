@@ -28,8 +28,8 @@ def _training_needs(
     Host RAM that must be there: the weights read once through host memory as the job starts (one process
     reads them and the rest receive their shards: FSDP's ``cpu_ram_efficient_loading``, Megatron's
     distributed loading), or, where more, what the setup offloads to the CPU: optimizer states and fp32
-    gradients (``offload_optimizer``), saved activations (``activation_offload``), summed over the node's
-    GPUs. Without offload a training job keeps its model states in GPU memory; data loaders and pinned
+    gradients (``offload_optimizer``), parameters (``offload_params``), saved activations (``activation_offload``),
+    summed over the node's GPUs. Without offload a training job keeps its model states in GPU memory; data loaders and pinned
     transfer buffers are covered by the OS reserve (``host_os_ram_bytes``) and the model files' page cache.
     No multiple of the GPU memory is asked for: a fixed instance is ruled out only when what is offloaded
     does not fit it.
@@ -68,7 +68,9 @@ def training_options(
             why = f"the pinned TP{pin_tp} is not a tensor-parallel size of {hw.platform.id} ({', '.join(map(str, sizes))})"
             blocked.append(blocked_on(hw, PINNED_DEGREE, why))
             continue
-        shapes, reasons = training_shapes(model, spec, hw, consts, dep.parallelism)
+        # GPUs of this kind owned and free: parameter offload is tried where it lets the job fit them (newuser22 item 4)
+        owned_gpus = sum(per * n for (p, g, per), n in (free or {}).items() if (p, g) == (hw.platform.id, hw.gpu.id))
+        shapes, reasons = training_shapes(model, spec, hw, consts, dep.parallelism, owned_gpus)
         if not shapes:
             blocked += [blocked_on(hw, NO_LAYOUT, w) for w in reasons[-1:]]
         for shape in shapes:

@@ -203,6 +203,8 @@ TRAINING_LAYOUT_KEYS = (
     "global_batch_size",
     "sequence_length",
     "gradient_checkpointing",
+    "offload_optimizer",
+    "offload_params",
 )
 
 
@@ -218,7 +220,7 @@ def _deployment_vars(
     ``max_num_seqs``, vLLM's ``max_num_batched_tokens`` and ``gpu_memory_utilization``, KV cache precision and, where
     pinned, the expert-parallel size). A training job carries the layout its memory and time are sized for
     (``training``: method, optimizer, ZeRO stage, data parallel, micro-batch, accumulation steps, global batch, sequence
-    length, checkpointing).
+    length, checkpointing, optimizer and parameter offload).
     """
     out: dict[str, Any] = {
         "name": d.name,

@@ -137,21 +137,45 @@ def framework_profile(name: str) -> FrameworkProfile:
     return lookup(FRAMEWORKS, name, "framework", FRAMEWORK_ALIASES)
 
 
-def layout_refusal(name: str, tp: int, pp: int, ep: int) -> tuple[str, str] | None:
-    """The degree (``tp``, ``pp`` or ``ep``) framework ``name`` cannot run and why; None where it runs all three.
+#: Why QLoRA scales by data parallelism only, whatever the framework (newuser22 item 6).
+QLORA_DATA_PARALLEL_ONLY = (
+    "QLoRA scales by data parallelism only: no QLoRA stack splits its 4-bit layers (PEFT's bitsandbytes NF4 layers "
+    "under hf, trl, unsloth, axolotl, llama-factory and deepspeed, and torchtune's NF4 tensors are sharded by "
+    "ZeRO-3 / FSDP, never tensor- or pipeline-parallel; megatron loads no 4-bit base)"
+)
+
+
+def data_parallel_only(framework: str | None, method: str) -> bool:
+    """Whether a training job never splits a layer or runs a pipeline: QLoRA always, else its framework's profile.
+
+    With no framework a full or LoRA job may take any layout (Megatron-LM's); a QLoRA job may not, since no framework
+    that loads a 4-bit base splits it.
+    """
+    if method == "qlora":
+        return True
+    profile = framework_profile(framework) if framework else None
+    return profile is not None and not profile.tensor_parallel
+
+
+def layout_refusal(name: str | None, tp: int, pp: int, ep: int, method: str = "full") -> tuple[str, str] | None:
+    """The degree (``tp``, ``pp`` or ``ep``) a job cannot run and why; None where it runs all three.
 
     One statement for the estimate's flags and the workload's pins (review 14 item 10); the planner's search tries only
     the degrees a profile runs. A pipeline is refused for what specgen's profile runs, not for the library (fuzz15
     item 7: DeepSpeed has a pipeline engine, which the Hugging Face Trainer integration does not use and which takes
-    ZeRO-1 at most).
+    ZeRO-1 at most). QLoRA (``method``) is refused a TP or PP above 1 with or without a framework
+    (:data:`QLORA_DATA_PARALLEL_ONLY`), after the framework's own refusal.
     """
-    profile = framework_profile(name)
-    if tp > 1 and not profile.tensor_parallel:
-        return "tp", f"{name} scales by data parallelism only (it does not split layers)"
-    if pp > 1 and not profile.pipeline_parallel:
-        return "pp", f"{name} as specgen models it ({profile.description}) runs no pipeline schedule"
-    if ep > 1 and not profile.expert_parallel:
-        return "ep", f"{name} keeps every expert on every rank (no expert parallelism)"
+    if name is not None:
+        profile = framework_profile(name)
+        if tp > 1 and not profile.tensor_parallel:
+            return "tp", f"{name} scales by data parallelism only (it does not split layers)"
+        if pp > 1 and not profile.pipeline_parallel:
+            return "pp", f"{name} as specgen models it ({profile.description}) runs no pipeline schedule"
+        if ep > 1 and not profile.expert_parallel:
+            return "ep", f"{name} keeps every expert on every rank (no expert parallelism)"
+    if method == "qlora" and (tp > 1 or pp > 1):
+        return ("tp" if tp > 1 else "pp"), QLORA_DATA_PARALLEL_ONLY
     return None
 
 

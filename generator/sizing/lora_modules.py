@@ -197,3 +197,37 @@ def _runs(numbers: list[int]) -> str:
         else:
             runs.append([n, n])
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
+#: torchtune's LoRA module names -> Transformers' (newuser22 item 10). torchtune's Llama-family builders take
+#: ``lora_attn_modules`` from q_proj, k_proj, v_proj and output_proj, adapt the MLP's ``FeedForward`` with
+#: ``apply_lora_to_mlp``, whose w1 is the gate projection, w2 the down projection and w3 the up projection, and the final
+#: ``output`` projection with ``apply_lora_to_output`` (``torchtune/models/llama3/_component_builders.py``
+#: ``lora_llama3_self_attention`` / ``lora_llama3_mlp``, ``torchtune/modules/feed_forward.py`` ``self.w1 = gate_proj``,
+#: https://github.com/pytorch/torchtune/blob/main/torchtune/modules/feed_forward.py). q_proj, k_proj and v_proj are
+#: Transformers' names too.
+TORCHTUNE_NAMES: dict[str, str] = {
+    "output_proj": "o_proj",
+    "w1": "gate_proj",
+    "w2": "down_proj",
+    "w3": "up_proj",
+    "output": LM_HEAD,
+}
+
+#: The names that work under torchtune, for errors.
+TORCHTUNE_NAMES_TEXT = "q_proj, k_proj, v_proj, " + ", ".join(f"{tt} ({hf})" for tt, hf in TORCHTUNE_NAMES.items())
+
+
+def from_torchtune_names(arch: Architecture, entries: tuple[str, ...]) -> tuple[str, ...]:
+    """``entries`` with torchtune's plain module names as Transformers names them; a name the model has is kept.
+
+    A dotted entry is a Transformers path and is kept as written (torchtune's paths, ``layers.N.attn.output_proj``,
+    are not PEFT's).
+    """
+    own = module_names(arch) | {LM_HEAD}
+    return tuple(entry if entry in own else TORCHTUNE_NAMES.get(entry, entry) for entry in entries)
+
+
+def torchtune_names_in(entries: tuple[str, ...]) -> list[str]:
+    """The entries that are torchtune's module names and not Transformers' (``output_proj``, ``w1``...)."""
+    return [entry for entry in entries if entry in TORCHTUNE_NAMES]

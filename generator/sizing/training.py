@@ -61,11 +61,15 @@ from generator.sizing.expert_parallel import check_ep_divides_data_parallel, che
 from generator.sizing.frameworks import FrameworkProfile, framework_profile, logits_bytes_per_element
 from generator.sizing.lora_modules import (
     LM_HEAD,
+    TORCHTUNE_NAMES,
+    TORCHTUNE_NAMES_TEXT,
     PeftModule,
     adapted_modules,
+    from_torchtune_names,
     matches_lm_head,
     module_names,
     peft_modules,
+    torchtune_names_in,
     unmatched,
 )
 from generator.sizing.memo import memoized
@@ -212,8 +216,6 @@ def _validate(setup: TrainingSetup) -> Optimizer:
         raise InputError(f"unknown activation checkpointing '{setup.checkpointing}'; choose one of {', '.join(CHECKPOINTING)}")
     if setup.zero_stage not in (0, 1, 2, 3):
         raise InputError(f"ZeRO stage must be 0, 1, 2 or 3, got {setup.zero_stage}")
-    if setup.offload_params and setup.zero_stage != 3:
-        raise InputError("parameter offload needs ZeRO stage 3 (FSDP full shard)")
     if setup.framework is not None:
         framework_profile(setup.framework)
     if min(setup.data_parallel, setup.micro_batch_size, setup.sequence_length, setup.lora_rank, setup.expert_parallel) < 1:
@@ -231,6 +233,7 @@ def _validate(setup: TrainingSetup) -> Optimizer:
         zero_stage=setup.zero_stage,
         data_parallel=setup.data_parallel,
         base_precision=setup.base_precision,
+        offload_params=setup.offload_params,
     )
     if conflicts:
         raise InputError(conflicts[0][1])
@@ -284,6 +287,31 @@ def _check_all_linear(targets: tuple[str, ...]) -> None:
             f"'{LORA_ALL}' is PEFT's target_modules value on its own: in a list beside module names it matches no "
             "module; give it alone, or list the modules"
         )
+
+
+def adapter_targets(arch: Architecture, targets: tuple[str, ...], framework: str | None) -> tuple[str, ...]:
+    """``targets`` in Transformers' names, checked (:func:`lora_targets`); under torchtune its own names are taken.
+
+    torchtune's configs name the adapted modules its way (``output_proj``, ``w1``, ``w2``, ``w3``, ``output``): under
+    ``framework`` torchtune they are mapped to the model's names (:data:`~generator.sizing.lora_modules.TORCHTUNE_NAMES`,
+    newuser22 item 10). A refusal says which names work: torchtune's under torchtune, and where torchtune's names are
+    given without it, that they are torchtune's.
+    """
+    torchtune = framework is not None and framework_profile(framework).name == "torchtune"
+    named = from_torchtune_names(arch, targets) if torchtune else targets
+    try:
+        lora_targets(arch, named)
+    except InputError as exc:
+        if torchtune:
+            raise InputError(f"{exc.message}; under torchtune its own names work too: {TORCHTUNE_NAMES_TEXT}") from None
+        if foreign := [t for t in torchtune_names_in(targets) if t not in module_names(arch) | {LM_HEAD}]:
+            mapped = ", ".join(f"{TORCHTUNE_NAMES[t]} for {t}" for t in foreign)
+            raise InputError(
+                f"{exc.message}; {', '.join(foreign)} are torchtune's names: set framework torchtune (--framework "
+                f"torchtune), or give this model's ({mapped})"
+            ) from None
+        raise
+    return named
 
 
 @memoized
@@ -379,6 +407,8 @@ def size_training(
     to save memory). Required, so that no caller gets the PCIe figure by omission.
     """
     opt = _validate(setup)
+    if setup.method != "full":
+        setup = setup._replace(lora_targets=adapter_targets(arch, setup.lora_targets, setup.framework))
     if par.ep != 1:
         raise InputError("a training job's expert parallelism is TrainingSetup.expert_parallel, carved out of data parallel")
     ep = setup.expert_parallel

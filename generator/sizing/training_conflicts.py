@@ -26,12 +26,14 @@ def training_conflicts(
     zero_stage: int | None = None,
     data_parallel: int | None = None,
     base_precision: str | None = None,
+    offload_params: bool = False,
 ) -> list[tuple[str, str]]:
     """(field, why) for each contradiction among the settings given; None: not given (``data_parallel``: not known yet).
 
-    Fields: ``precision``, ``framework``, ``zero_stage``. Optimizer offload is not among them: ``offload_optimizer``
-    also stands for bitsandbytes' paged optimizers (8-bit states paged to host RAM, at ZeRO-0 on one GPU: torchtune's
-    single-device recipes), so neither an 8-bit optimizer nor stage 0 contradicts it.
+    Fields: ``precision``, ``framework``, ``zero_stage``, ``offload_params`` (parameter offload is ZeRO-3's: FSDP's
+    ``CPUOffloadPolicy`` on a fully sharded model, DeepSpeed's ``offload_param`` at stage 3). Optimizer offload is not
+    among them: ``offload_optimizer`` also stands for bitsandbytes' paged optimizers (8-bit states paged to host RAM,
+    at ZeRO-0 on one GPU: torchtune's single-device recipes), so neither an 8-bit optimizer nor stage 0 contradicts it.
     """
     out: list[tuple[str, str]] = []
     fsdp2 = framework is not None and framework_profile(framework).name in FSDP2_FRAMEWORKS
@@ -59,6 +61,14 @@ def training_conflicts(
                 "zero_stage",
                 f"{framework} shards data-parallel ranks with FSDP2 (ZeRO-3, or ZeRO-2 without resharding after "
                 f"forward); it has no ZeRO-{zero_stage} path: give 2 or 3, or leave it out",
+            )
+        )
+    if offload_params and zero_stage is not None and zero_stage != 3:
+        out.append(
+            (
+                "offload_params",
+                f"parameter offload is ZeRO stage 3 / FSDP full shard (DeepSpeed offload_param, FSDP CPU offload), not "
+                f"ZeRO-{zero_stage}: give zero_stage 3 or leave it out",
             )
         )
     return out

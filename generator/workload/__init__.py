@@ -87,10 +87,10 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         except InputError as exc:
             errors.append(exc)
         if isinstance(dep, TrainingDeployment) and dep.training.method != "full" and dep.name in models:
-            from generator.sizing.training import lora_targets  # training sizing loads only for a training deployment
+            from generator.sizing.training import adapter_targets  # training sizing loads only for a training deployment
 
             try:
-                lora_targets(models[dep.name].architecture, dep.training.lora_target_modules)
+                adapter_targets(models[dep.name].architecture, dep.training.lora_target_modules, dep.training.framework)
             except InputError as exc:
                 errors.append(InputError(exc.message, doc.locate(("deployments", i, "training", "lora_target_modules"))))
         if isinstance(dep, TrainingDeployment):
@@ -443,13 +443,16 @@ def _pinned_layout_errors(
                 doc.locate((*at, "pp")),
             )
         ]
-    if isinstance(dep, TrainingDeployment) and dep.training.framework:
-        # as the estimate refuses --tp / --pp for such a framework (fuzz14 item 2: the plan said "infeasible", exit 3)
-        from generator.sizing.frameworks import layout_refusal
+    if isinstance(dep, TrainingDeployment):
+        # as the estimate refuses --tp / --pp for such a framework (fuzz14 item 2: the plan said "infeasible", exit 3),
+        # and for QLoRA with or without one (newuser22 item 6)
+        from generator.sizing.frameworks import QLORA_DATA_PARALLEL_ONLY, layout_refusal
 
-        if refused := layout_refusal(dep.training.framework, pin.tp or 1, pin.pp or 1, 1):
+        if refused := layout_refusal(dep.training.framework, pin.tp or 1, pin.pp or 1, 1, dep.training.method):
             field, why = refused
             advice = "drop tp, or use megatron or torchtune" if field == "tp" else "shard instead (zero_stage 3), or use megatron"
+            if why == QLORA_DATA_PARALLEL_ONLY:
+                advice = f"drop {field} (data-parallel GPUs with zero_stage 3 shard the base), or train lora"
             return [InputError(f"{field} {getattr(pin, field)}: {why}; {advice}", doc.locate((*at, field)))]
     tp = pin.tp or 1
     ep = (pin.ep or 1) if isinstance(dep, InferenceDeployment) else 1

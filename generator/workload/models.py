@@ -67,6 +67,8 @@ class TrainingSpec(NamedTuple):
     gradient_checkpointing: Literal["none", "selective", "full"] = "full"
     flash_attention: bool = True
     offload_optimizer: bool = False
+    #: Parameters (LoRA: the frozen base) in host RAM at ZeRO-3; None: tried on owned servers where nothing fits without.
+    offload_params: bool | None = None
     framework: str | None = None
     loss: Literal["standard", "chunked", "inplace", "fused"] | None = None
     activation_offload: bool | None = None

@@ -59,7 +59,9 @@ def training_setting_errors(doc: Document, i: int, spec: TrainingSpec) -> list[I
         for field in LORA_FIELDS
         if spec.method == "full" and given_in(doc, (*at, field))
     ]
-    conflicts = training_conflicts(method=spec.method, framework=spec.framework, zero_stage=spec.zero_stage)
+    conflicts = training_conflicts(
+        method=spec.method, framework=spec.framework, zero_stage=spec.zero_stage, offload_params=bool(spec.offload_params)
+    )
     errors += [InputError(why, doc.locate((*at, field))) for field, why in conflicts]
     return errors
 

@@ -1,0 +1,99 @@
+"""Whether a GPU computes what a training job runs in: bf16 (Ampere and newer) and an FP8 base (compute capability 8.9).
+
+bf16 is computed from compute capability 8.0 (Ampere) on; Volta (7.0) and Turing (7.5) have FP16 tensor cores only
+(the catalog's ``dense_tflops.bf16`` is null there). What a trainer does on such a GPU:
+
+- the Hugging Face Trainer (and every framework built on it: TRL, axolotl, LLaMA-Factory, DeepSpeed through it)
+  refuses ``bf16=True`` ("Your setup doesn't support bf16/gpu", ``TrainingArguments.__post_init__``,
+  https://github.com/huggingface/transformers/blob/main/src/transformers/training_args.py); with ``fp16=True`` it
+  trains fp16 mixed precision with loss scaling, whose weights, gradients, fp32 master copy and moments take the
+  same bytes as bf16 mixed precision. Unsloth picks fp16 there itself (``fp16 = not is_bfloat16_supported()``);
+  Megatron-LM has ``--fp16``. Such a job is sized as fp16 mixed precision, and says so.
+- torchtune trains ``dtype: bf16`` or fp32 only: its recipes raise ``RuntimeError`` when bf16 is asked on a GPU
+  without it, refuse fp16 ("full fp16 training is not supported with this recipe"), and have no mixed precision
+  (``recipes/lora_finetune_distributed.py``, https://github.com/pytorch/torchtune/blob/main/recipes/lora_finetune_distributed.py).
+  Its fp32 run holds 4-byte weights, gradients, states and activations, which specgen does not size: refused.
+- pure bf16 regimes (``adamw-bf16``, ``adamw-8bit-bf16``: no fp32 master copy) have no fp16 counterpart that trains
+  (fp16's range without a master copy and loss scaling underflows the updates): refused, naming the mixed-precision
+  optimizers that run as fp16.
+
+An FP8 base (LoRA over FP8 weights) needs FP8 matrix compute: compute capability 8.9 or higher ("FP8 computation is
+supported on NVIDIA GPUs with compute capability >= 8.9", https://docs.vllm.ai/en/latest/features/quantization/fp8/).
+Below it vLLM serves FP8 checkpoints through weight-only FP8 Marlin, an inference kernel
+(:data:`~generator.sizing.loadability.FP8_MARLIN_SOURCE`), and Transformers' FP8 loader dequantizes the checkpoint to
+bf16 ("FP8 quantized models is only supported on GPUs with compute capability >= 8.9 ... We will default to
+dequantizing the model to bf16", ``quantizers/quantizer_finegrained_fp8.py``,
+https://github.com/huggingface/transformers/blob/main/src/transformers/quantizers/quantizer_finegrained_fp8.py): the
+base would take bf16's bytes, not FP8's. Refused there, as on the GPUs the serving rule refuses FP8 outright
+(:func:`~generator.sizing.loadability.format_problems`: Volta, CDNA2).
+"""
+
+from __future__ import annotations
+
+from generator.sizing.loadability import format_problems
+from generator.sizing.precision import storage_family, weight_format
+
+#: Catalog architectures without bf16 compute, and their compute capability.
+NO_BF16: dict[str, str] = {"volta": "7.0", "turing": "7.5"}
+#: NVIDIA catalog architectures below compute capability 8.9 (no FP8 matrix compute), and their compute capability.
+BELOW_FP8_COMPUTE: dict[str, str] = {**NO_BF16, "ampere": "8.0 or 8.6"}
+#: Optimizer regimes that hold no fp32 master copy (pure bf16 training).
+PURE_BF16_OPTIMIZERS = frozenset({"adamw-bf16", "adamw-8bit-bf16"})
+#: Frameworks that train bf16 or fp32 only (no fp16, no mixed precision).
+BF16_OR_FP32_ONLY = frozenset({"torchtune"})
+#: Mixed-precision optimizers a GPU without bf16 runs as fp16 AMP with loss scaling.
+FP16_RUNNABLE = "adamw, adamw-8bit, adamw-torch-amp, sgd or adafactor"
+
+
+def computes_bf16(architecture: str) -> bool:
+    """Whether a GPU of this catalog architecture computes bf16 (Ampere and newer, CDNA2 and newer, Gaudi 3)."""
+    return architecture not in NO_BF16
+
+
+def precision_problem(
+    gpu_id: str, architecture: str, *, framework: str | None, optimizer: str, base_precision: str | None = None
+) -> str | None:
+    """Why a training job cannot run on this GPU in the precision it is sized for; None where it can.
+
+    ``framework`` is a resolved profile name (or None), ``optimizer`` the regime, ``base_precision`` the frozen base's
+    format of LoRA (None for full training).
+    """
+    if base_precision is not None and storage_family(weight_format(base_precision).name) == "fp8":
+        if capability := BELOW_FP8_COMPUTE.get(architecture):
+            return (
+                f"LoRA over an FP8 base needs FP8 compute, compute capability 8.9 or higher (Ada, Hopper, Blackwell); "
+                f"{gpu_id} is {architecture.capitalize()}, compute capability {capability}: Transformers dequantizes an "
+                "FP8 checkpoint to bf16 there, so the base would hold bf16's bytes, not FP8's. Train lora over a bf16 base, "
+                "or qlora (nf4), or choose a GPU with FP8"
+            )
+        if served := format_problems(weight_format(base_precision), architecture):
+            return f"LoRA over an FP8 base cannot run here: {served[0]}"
+    capability = NO_BF16.get(architecture)
+    if capability is None:
+        return None
+    if framework in BF16_OR_FP32_ONLY:
+        return (
+            f"{gpu_id} (compute capability {capability}) has no bf16: torchtune trains dtype bf16 or fp32 only, and raises "
+            "RuntimeError for bf16 on it (it has no fp16 or mixed-precision training); its fp32 run holds 4-byte "
+            "weights, gradients, optimizer states and activations, which specgen does not size. Choose a GPU with bf16 "
+            f"(Ampere or newer), or a framework with fp16 mixed precision (hf, trl, axolotl, llama-factory, deepspeed, "
+            "unsloth)"
+        )
+    if optimizer in PURE_BF16_OPTIMIZERS:
+        return (
+            f"{gpu_id} (compute capability {capability}) has no bf16, and {optimizer} trains pure bf16 with no fp32 "
+            f"master copy, which fp16 cannot stand in for: choose a mixed-precision optimizer ({FP16_RUNNABLE}), "
+            "which runs as fp16 with loss scaling in the same bytes, or a GPU with bf16 (Ampere or newer)"
+        )
+    return None
+
+
+def fp16_note(gpu_id: str, architecture: str) -> str | None:
+    """How a mixed-precision job runs on a GPU without bf16 (fp16 with loss scaling, the same bytes); None with bf16."""
+    capability = NO_BF16.get(architecture)
+    if capability is None:
+        return None
+    return (
+        f"{gpu_id} (compute capability {capability}) has no bf16: sized as fp16 mixed precision with loss scaling, "
+        "which holds the same bytes (the Hugging Face Trainer refuses bf16=True there: set fp16=True)"
+    )

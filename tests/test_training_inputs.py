@@ -1,0 +1,345 @@
+"""newuser22 items 4, 6, 8 and 10: parameter offload in a workload, QLoRA data-parallel only, precisions a GPU computes,
+torchtune's LoRA module names."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from generator.api import render_file
+from generator.calculator.estimate import EstimateRequest, estimate
+from generator.errors import InfeasibleError, InputError
+from generator.planner import plan_workload
+from generator.workload import load_workload
+from tests.helpers import ansible_reader
+
+LLAMA_70B = "meta-llama/Llama-3.3-70B-Instruct"
+LLAMA_8B = "meta-llama/Llama-3.1-8B"
+
+#: An owned 4 x RTX 3090 workstation (no NVLink bridge counted) and a 70B QLoRA job with no framework.
+QUAD = """\
+version: 1
+name: quad3090
+deployments:
+  - name: tune70
+    model: meta-llama/Llama-3.3-70B-Instruct
+    training:
+      method: qlora
+      sequence_length: 4096
+      dataset_tokens: 20000000
+{training}hardware:
+  provider: baremetal
+  gpus: [rtx-3090-24gb]
+  max_nodes: 1
+{inventory}"""
+
+INVENTORY = """\
+  inventory:
+    - custom:
+        name: quad
+        kind: workstation
+        gpu: {gpu}
+        gpus_per_server: 4
+        cpu: threadripper-pro-7975wx
+        ram_gib: 256
+        nvme_tb: 4
+        nvme_drives: 2
+        max_power_w: 2000
+        rack_units: 4
+      count: 1
+"""
+
+
+def _write(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "w.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def _quad(tmp_path: Path, training: str = "", gpu: str = "rtx-3090-24gb", owned: bool = True) -> str:
+    inventory = INVENTORY.format(gpu=gpu) if owned else ""
+    return _write(tmp_path, QUAD.format(training=training, inventory=inventory))
+
+
+# --- item 4: training.offload_params ------------------------------------------------------------------------------
+
+
+def test_offload_params_is_a_described_workload_field() -> None:
+    schema = json.loads((Path(__file__).parents[1] / "schemas" / "workload.schema.json").read_text())
+    training = schema["properties"]["deployments"]["items"]["properties"]["training"]["properties"]
+    assert training["offload_params"]["type"] == "boolean"
+    assert "default" not in training["offload_params"]  # unset: the planner decides
+    assert "--offload-params" in training["offload_params"]["description"]
+
+
+def test_an_owned_box_too_small_without_parameter_offload_runs_the_job_with_it(tmp_path: Path) -> None:
+    """Without offload ZeRO-3 needs more GPUs than the 4 owned; with it the job fits them, sized as the estimate sizes it."""
+    plan = plan_workload(load_workload(_quad(tmp_path)))
+    (dep,) = plan.deployments
+    details = dep.details
+    assert (dep.tp, dep.pp, details["zero_stage"], details["data_parallel"]) == (1, 1, 3, 4)
+    assert details["offload_params"] is True
+    assert (plan.totals["capex_usd"], plan.totals["inventory"][0]["used"]) == (0.0, 1)  # the owned box, nothing bought
+    tried = "parameters offloaded to host RAM (offload_params left out: tried, as the owned GPUs hold the job only so) on 1"
+    assert any(tried in r for r in dep.reasons)
+    # the same rules and sizing as `estimate --offload-params --zero 3` (micro-batch 1, no accumulation here)
+    assert details["gradient_accumulation_steps"] == 1
+    est = estimate(
+        EstimateRequest(model=LLAMA_70B, train="qlora", gpus=4, zero_stage=3, offload_params=True, seq_len=4096, micro_batch=1)
+    )
+    assert dep.memory_per_gpu == est["memory"]["per_gpu"]
+    assert details["host_ram_bytes_per_gpu"] == est["training"]["host_ram_bytes_per_gpu"] == 8_557_035_520
+
+
+def test_offload_params_true_is_sized_as_asked(tmp_path: Path) -> None:
+    (dep,) = plan_workload(load_workload(_quad(tmp_path, "      offload_params: true\n"))).deployments
+    assert (dep.details["offload_params"], dep.details["zero_stage"]) == (True, 3)
+    text = "\n".join(dep.reasons)
+    assert "parameters offloaded to host RAM on 1" in text and "left out" not in text
+
+
+def test_offload_params_false_keeps_the_box_unused(tmp_path: Path) -> None:
+    with pytest.raises(InfeasibleError, match="1 x quad \\(4 x rtx-3090-24gb\\) owned and free"):
+        plan_workload(load_workload(_quad(tmp_path, "      offload_params: false\n")))
+
+
+def test_parameter_offload_is_not_tried_on_bought_servers(tmp_path: Path) -> None:
+    """Bought GPUs that need offload are outranked by more GPUs that do not: 7 towers of 2 x 3090 at ZeRO-3, no offload."""
+    path = _write(tmp_path, QUAD.format(training="", inventory="").replace("  max_nodes: 1\n", ""))
+    (dep,) = plan_workload(load_workload(path)).deployments
+    assert (dep.details["offload_params"], dep.details["zero_stage"], dep.details["data_parallel"]) == (False, 3, 14)
+
+
+def test_offload_params_with_a_lower_zero_stage_is_refused_at_its_field(tmp_path: Path) -> None:
+    path = _quad(tmp_path, "      zero_stage: 2\n      offload_params: true\n")
+    with pytest.raises(InputError) as err:
+        load_workload(path)
+    assert str(err.value) == (
+        f"{path}:11:23: deployments[0].training.offload_params: parameter offload is ZeRO stage 3 / FSDP full shard "
+        "(DeepSpeed offload_param, FSDP CPU offload), not ZeRO-2: give zero_stage 3 or leave it out"
+    )
+
+
+def test_rendered_group_vars_carry_parameter_offload(tmp_path: Path) -> None:
+    files = render_file(_quad(tmp_path))
+    group_vars = ansible_reader().load(files["ansible/group_vars/tune70_rtx_3090_24gb.yml"])
+    (job,) = group_vars["specgen_deployments"]
+    assert (job["training"]["offload_params"], job["training"]["offload_optimizer"]) == (True, False)
+    (planned,) = json.loads(files["spec.json"])["plan"]["deployments"]
+    assert planned["details"]["offload_params"] is True
+
+
+# --- item 6: QLoRA is data-parallel only, with or without a framework ---------------------------------------------
+
+QLORA_DP_ONLY = (
+    "QLoRA scales by data parallelism only: no QLoRA stack splits its 4-bit layers (PEFT's bitsandbytes NF4 layers "
+    "under hf, trl, unsloth, axolotl, llama-factory and deepspeed, and torchtune's NF4 tensors are sharded by "
+    "ZeRO-3 / FSDP, never tensor- or pipeline-parallel; megatron loads no 4-bit base)"
+)
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        pytest.param(
+            {"tp": 2},
+            f"--tp 2: {QLORA_DP_ONLY}; use --gpus for data-parallel ranks (--zero 3 shards the base over them), or train lora",
+            id="tp-no-framework",
+        ),
+        pytest.param(
+            {"pp": 2},
+            f"--pp 2: {QLORA_DP_ONLY}; use --gpus for data-parallel ranks (--zero 3 shards the base over them), or train lora",
+            id="pp-no-framework",
+        ),
+        pytest.param(
+            {"tp": 2, "framework": "torchtune"},
+            f"--tp 2: {QLORA_DP_ONLY}; use --gpus for data-parallel ranks (--zero 3 shards the base over them), or train lora",
+            id="tp-torchtune",
+        ),
+        pytest.param(
+            {"tp": 2, "framework": "hf"},
+            "--tp 2: hf scales by data parallelism only (it does not split layers); use --gpus for data-parallel ranks, or "
+            "--framework megatron / torchtune",
+            id="tp-hf-its-own-reason",
+        ),
+    ],
+)
+def test_estimate_refuses_a_split_qlora_layout(flags: dict[str, object], message: str) -> None:
+    with pytest.raises(InputError) as err:
+        estimate(EstimateRequest(model=LLAMA_70B, train="qlora", gpus=2, **flags))  # type: ignore[arg-type]
+    assert str(err.value) == message
+
+
+def test_lora_over_a_4_bit_base_is_qlora_by_another_name() -> None:
+    with pytest.raises(InputError, match=f"^--tp 2: {re.escape(QLORA_DP_ONLY)}"):
+        estimate(EstimateRequest(model=LLAMA_70B, train="lora", precision="nf4", tp=2, gpus=2))
+
+
+def test_lora_without_a_framework_may_still_split() -> None:
+    result = estimate(EstimateRequest(model=LLAMA_70B, train="lora", tp=2, gpus=2))
+    assert result["parallelism"]["tp"] == 2
+
+
+def test_a_pinned_qlora_tp_is_refused_at_its_field(tmp_path: Path) -> None:
+    text = QUAD.format(training="", inventory="").replace("    training:\n", "    parallelism:\n      tp: 2\n    training:\n")
+    path = _write(tmp_path, text)
+    with pytest.raises(InputError) as err:
+        load_workload(path)
+    assert str(err.value) == (
+        f"{path}:7:11: deployments[0].parallelism.tp: tp 2: {QLORA_DP_ONLY}; drop tp (data-parallel GPUs with "
+        "zero_stage 3 shard the base), or train lora"
+    )
+
+
+def test_qlora_with_no_framework_is_planned_data_parallel(tmp_path: Path) -> None:
+    (dep,) = plan_workload(load_workload(_quad(tmp_path))).deployments
+    assert (dep.tp, dep.pp) == (1, 1)
+
+
+# --- item 8: precisions a GPU computes ---------------------------------------------------------------------------
+
+
+def test_torchtune_on_a_gpu_without_bf16_is_refused() -> None:
+    with pytest.raises(InputError) as err:
+        estimate(EstimateRequest(model="meta-llama/Llama-3.2-3B", train="full", framework="torchtune", gpu="v100-sxm2-32gb"))
+    assert str(err.value) == (
+        "--gpu v100-sxm2-32gb: v100-sxm2-32gb (compute capability 7.0) has no bf16: torchtune trains dtype bf16 or fp32 "
+        "only, and raises RuntimeError for bf16 on it (it has no fp16 or mixed-precision training); its fp32 run holds "
+        "4-byte weights, gradients, optimizer states and activations, which specgen does not size. Choose a GPU with "
+        "bf16 (Ampere or newer), or a framework with fp16 mixed precision (hf, trl, axolotl, llama-factory, deepspeed, "
+        "unsloth)"
+    )
+
+
+def test_pure_bf16_on_a_gpu_without_bf16_is_refused() -> None:
+    with pytest.raises(InputError) as err:
+        estimate(EstimateRequest(model="meta-llama/Llama-3.2-3B", train="full", optimizer="adamw-bf16", gpu="t4-16gb"))
+    assert str(err.value) == (
+        "--gpu t4-16gb: t4-16gb (compute capability 7.5) has no bf16, and adamw-bf16 trains pure bf16 with no fp32 "
+        "master copy, which fp16 cannot stand in for: choose a mixed-precision optimizer (adamw, adamw-8bit, "
+        "adamw-torch-amp, sgd or adafactor), which runs as fp16 with loss scaling in the same bytes, or a GPU with bf16 "
+        "(Ampere or newer)"
+    )
+
+
+@pytest.mark.parametrize("method", ["full", "lora", "qlora"])
+def test_mixed_precision_on_a_gpu_without_bf16_is_fp16_in_the_same_bytes(method: str) -> None:
+    on_v100 = estimate(EstimateRequest(model="meta-llama/Llama-3.2-3B", train=method, framework="trl", gpu="v100-sxm2-32gb"))
+    no_gpu = estimate(EstimateRequest(model="meta-llama/Llama-3.2-3B", train=method, framework="trl"))
+    assert on_v100["memory"]["per_gpu"] == no_gpu["memory"]["per_gpu"]
+    assert on_v100["precision"]["weights"] == {"full": "fp16", "lora": "fp16", "qlora": "nf4"}[method]
+    assert on_v100["precision"]["training"].endswith(
+        "; v100-sxm2-32gb (compute capability 7.0) has no bf16: sized as fp16 mixed precision with loss scaling, which "
+        "holds the same bytes (the Hugging Face Trainer refuses bf16=True there: set fp16=True)"
+    )
+
+
+def test_a_plan_on_an_owned_gpu_without_bf16(tmp_path: Path) -> None:
+    """torchtune is ruled out there with the estimate's reason; trl runs fp16 and says so."""
+    text = QUAD.format(training="      framework: torchtune\n", inventory=INVENTORY.format(gpu="v100-sxm2-32gb"))
+    text = text.replace(LLAMA_70B, "meta-llama/Llama-3.2-3B").replace("method: qlora", "method: lora")
+    text = text.replace("  gpus: [rtx-3090-24gb]\n", "  gpus: [v100-sxm2-32gb]\n")
+    with pytest.raises(InfeasibleError, match="torchtune trains dtype bf16 or fp32 only, and raises RuntimeError"):
+        plan_workload(load_workload(_write(tmp_path, text)))
+    (dep,) = plan_workload(load_workload(_write(tmp_path, text.replace("torchtune", "trl")))).deployments
+    assert dep.precision == "fp16"
+    assert "v100-sxm2-32gb (compute capability 7.0) has no bf16: sized as fp16 mixed precision" in "\n".join(dep.reasons)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "refused"),
+    [
+        pytest.param("rtx-3090-24gb", "rtx-3090-24gb is Ampere, compute capability 8.0 or 8.6", id="ampere"),
+        pytest.param("t4-16gb", "t4-16gb is Turing, compute capability 7.5", id="turing"),
+        pytest.param("rtx-4090-24gb", None, id="ada-8.9"),
+        pytest.param("h100-sxm5-80gb", None, id="hopper"),
+    ],
+)
+def test_lora_over_an_fp8_base_needs_compute_capability_8_9(gpu: str, refused: str | None) -> None:
+    req = EstimateRequest(model=LLAMA_8B, train="lora", precision="fp8", gpu=gpu, framework="trl")
+    if refused is None:
+        assert estimate(req)["training"]["method_label"] == "LoRA over an fp8 base"
+        return
+    with pytest.raises(InputError) as err:
+        estimate(req)
+    assert str(err.value) == (
+        f"--gpu {gpu}: LoRA over an FP8 base needs FP8 compute, compute capability 8.9 or higher (Ada, Hopper, "
+        f"Blackwell); {refused}: Transformers dequantizes an FP8 checkpoint to bf16 there, so the base would hold "
+        "bf16's bytes, not FP8's. Train lora over a bf16 base, or qlora (nf4), or choose a GPU with FP8"
+    )
+
+
+@pytest.mark.parametrize(
+    ("train", "precision", "label"),
+    [
+        pytest.param("qlora", None, "qlora", id="qlora-nf4"),
+        pytest.param("qlora", "int8", "LoRA over an int8 base", id="qlora-int8"),
+        pytest.param("qlora", "fp8", "LoRA over an fp8 base", id="qlora-fp8"),
+        pytest.param("lora", "int8", "LoRA over an int8 base", id="lora-int8"),
+        pytest.param("lora", None, "lora", id="lora-bf16"),
+    ],
+)
+def test_a_non_4_bit_quantized_base_is_labelled_lora_over_it(train: str, precision: str | None, label: str) -> None:
+    result = estimate(EstimateRequest(model=LLAMA_8B, train=train, precision=precision, gpu="h100-sxm5-80gb"))
+    assert result["training"]["method_label"] == label
+    assert result["training"]["method"] == train
+
+
+# --- item 10: torchtune's LoRA module names ----------------------------------------------------------------------
+
+#: Llama 3.1 8B (hidden 4096, 8 KV heads x 128 = 1024, MLP 14336, vocabulary 128256, 32 layers) at rank 16:
+#: q 16 x (4096 + 4096) = 131,072; v 16 x (4096 + 1024) = 81,920; o 131,072; gate, up and down 16 x (4096 + 14336)
+#: = 294,912 each: 1,228,800 a layer, 39,321,600 over 32 layers.
+TORCHTUNE_QV_O_MLP = 39_321_600
+#: q in every layer (32 x 131,072 = 4,194,304) and the output projection 16 x (4096 + 128256) = 2,117,632.
+TORCHTUNE_Q_OUTPUT = 6_311_936
+
+
+@pytest.mark.parametrize(
+    ("targets", "trainable"),
+    [
+        pytest.param(("q_proj", "v_proj", "output_proj", "w1", "w2", "w3"), TORCHTUNE_QV_O_MLP, id="torchtune-config"),
+        pytest.param(("q_proj", "v_proj", "o_proj", "gate_proj", "down_proj", "up_proj"), TORCHTUNE_QV_O_MLP, id="hf-names"),
+        pytest.param(("q_proj", "output"), TORCHTUNE_Q_OUTPUT, id="apply-lora-to-output"),
+    ],
+)
+def test_torchtune_module_names_map_to_the_models(targets: tuple[str, ...], trainable: int) -> None:
+    req = EstimateRequest(model=LLAMA_8B, train="qlora", framework="torchtune", gpu="rtx-4090-24gb", lora_targets=targets)
+    assert estimate(req)["params"]["trainable"] == trainable
+
+
+def test_torchtune_names_without_torchtune_say_whose_they_are() -> None:
+    with pytest.raises(InputError) as err:
+        estimate(EstimateRequest(model=LLAMA_8B, train="qlora", lora_targets=("q_proj", "output_proj", "w1")))
+    assert str(err.value).endswith(
+        "; output_proj, w1 are torchtune's names: set framework torchtune (--framework torchtune), or give this model's "
+        "(o_proj for output_proj, gate_proj for w1)"
+    )
+
+
+def test_an_unknown_name_under_torchtune_lists_the_names_that_work() -> None:
+    with pytest.raises(InputError) as err:
+        estimate(EstimateRequest(model=LLAMA_8B, train="qlora", framework="torchtune", lora_targets=("wq",)))
+    assert str(err.value).startswith("LoRA target modules ['wq'] match no linear layer of this model")
+    assert str(err.value).endswith(
+        "; under torchtune its own names work too: q_proj, k_proj, v_proj, output_proj (o_proj), w1 (gate_proj), "
+        "w2 (down_proj), w3 (up_proj), output (lm_head)"
+    )
+
+
+def test_a_workload_under_torchtune_takes_its_names(tmp_path: Path) -> None:
+    text = (
+        "version: 1\nname: tt\ndeployments:\n  - name: tune\n    model: meta-llama/Llama-3.1-8B\n    training:\n"
+        "      method: qlora\n      framework: torchtune\n"
+        "      lora_target_modules: [q_proj, v_proj, output_proj, w1, w2, w3]\nhardware:\n  gpus: [rtx-4090-24gb]\n"
+    )
+    (dep,) = plan_workload(load_workload(_write(tmp_path, text))).deployments
+    assert dep.details["trainable_params"] == TORCHTUNE_QV_O_MLP
+    path = _write(tmp_path, text.replace("framework: torchtune", "framework: trl"))
+    with pytest.raises(InputError) as err:
+        load_workload(path)
+    assert str(err.value).startswith(f"{path}:9:28: deployments[0].training.lora_target_modules: LoRA target modules")
+    assert "output_proj, w1, w2, w3 are torchtune's names" in str(err.value)
