@@ -14,7 +14,9 @@ from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_collectives
 from generator.sizing.frameworks import framework_profile, resolved_regime
+from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch
 from generator.sizing.performance import accelerator_for, gpus_for_deadline, training_flops_per_token, training_hours
+from generator.sizing.precision import weight_format
 from generator.sizing.training import TrainingMemory, TrainingSetup, size_training
 from generator.sizing.training_mfu import attention_kernel_scale, training_utilisation
 from generator.sizing.training_step import (
@@ -199,6 +201,7 @@ def layout_step(
 ) -> StepTime:
     """The step of ``layout`` over ``links``."""
     arch = model.architecture
+    base = weight_format(TrainingSetup(method=spec.method).base_precision_name)  # the planner's base: its method's
     return training_step(
         layout,
         links,
@@ -209,6 +212,10 @@ def layout_step(
         base_efficiency=compute_efficiency(model, spec.sequence_length, consts, hw.gpu),
         dense_tflops=accelerator_for(hw.gpu, "bf16", layout.tp).dense_tflops,
         dp_traffic=dp,
+        dequant_bytes_per_micro_batch=dequant_bytes_per_micro_batch(
+            arch, base, spec.gradient_checkpointing, layout.tp * layout.pp
+        ),
+        memory_gb_per_s=hw.gpu.memory_bandwidth_gb_per_s,
     )
 
 
