@@ -50,11 +50,11 @@ TARGETS: tuple[tuple[str, float, float], ...] = (
 #: 1.3% to the 16,384-token micro-batch that sets the p90, already 45% slow (Unsloth's kernels are not modelled as
 #: faster, thirteenth entry).
 #: torchtune's README tables (fourth entry) are under-predicted on one RTX 4090 and on A100 alike (LoRA 3B -24%, 70B
-#: -14%, 8B on the 4090 -47%): the 4090's LoRA row implies 56% MFU at 4N FLOPs a token, 84% with the recompute its
-#: config and its 16.2 GiB peak imply, of a 165.2 TFLOPS dense bf16 peak; compile and packing are not modelled as
-#: faster. The QLoRA rows therefore sit below their LoRA rows' error by the part of the dequantization the model has
-#: (the 4090's published QLoRA/LoRA ratio is 0.78, modelled 0.94; the A100's 0.979, modelled 0.977). The 70B full
-#: run offloads parameters to the CPU (FSDP cpu_offload), whose transfers the step does not count (+43%).
+#: -14%, 8B on the 4090 -47%): the 4090's LoRA row implies 56% MFU at 4N FLOPs a token (the step: 29.5%), 84% with
+#: the recompute its config and its 16.2 GiB peak imply, of a 165.2 TFLOPS dense bf16 peak; compile and packing are
+#: not modelled as faster. The QLoRA rows sit below their LoRA rows' error by the part of the dequantization the
+#: model has (the 4090's published QLoRA/LoRA ratio is 0.78, modelled 0.94; the A100's 0.979, modelled 0.977). The
+#: 70B full run offloads parameters to the CPU (FSDP cpu_offload), whose transfers the step does not count (+43%).
 PINNED: dict[str, tuple[float, float]] = {
     "gpu-hours pretraining h100-sxm5-80gb": (0.2055, 0.5196),
     "training-mfu FSDP a100-sxm4-80gb": (0.2662, 0.3407),
