@@ -124,3 +124,19 @@ def test_the_plan_names_the_dequantization_in_the_step(tmp_path: Path) -> None:
     assert job.details["step_time"]["nf4_dequant_s"] == round(DEQUANT_S_4090, 4)
     (line,) = [r for r in job.reasons if r.startswith("one step takes")]
     assert f"NF4 dequantization {DEQUANT_S_4090:.3f} s ({BYTES_8B_FULL_CKPT / 1e9:.1f} GB per GPU read and written)" in line
+
+
+def test_the_deadline_counts_the_dequantization_when_it_sizes_the_gpus(tmp_path: Path) -> None:
+    """70B QLoRA at one 2,048-token micro-batch on L40S: the dequantization is a third of the step, so a GPU count
+    sized from the MFU alone missed the 10 h deadline on every layout (13.3 h at DP15) and the plan was infeasible."""
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: q\ndeployments:\n  - name: tune\n    model: meta-llama/Llama-3.1-70B-Instruct\n"
+        "    training: {method: qlora, zero_stage: 3, sequence_length: 2048, dataset_tokens: 200000000,"
+        " deadline_hours: 10}\n"
+        "hardware:\n  gpus: [l40s-48gb]\n  platforms: [dell-r760xa]\n  provider: baremetal\n"
+    )
+    job = plan_workload(load_workload(str(path))).deployments[0]
+    step = job.details["step_time"]
+    assert step["nf4_dequant_s"] > 0.25 * step["total_s"]
+    assert job.details["hours"] <= 10

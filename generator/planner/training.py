@@ -26,6 +26,7 @@ from generator.sizing.training_step import (
     StepLinks,
     StepTime,
     model_flops_utilisation,
+    nf4_dequant_seconds,
     training_step,
 )
 from generator.sizing.weights import Parallelism
@@ -190,6 +191,26 @@ def node_free_step(model: ResolvedModel, spec: TrainingSpec, hw: Hardware, layou
     return layout_step(model, spec, hw, layout, links, NO_DP, consts)
 
 
+def _compute_share(
+    model: ResolvedModel, spec: TrainingSpec, hw: Hardware, model_parallel: int, mfu: float, consts: Constants
+) -> float:
+    """Share of a micro-batch's time in compute where a QLoRA step also dequantizes its NF4 base (1 otherwise).
+
+    The deadline's GPU count starts from it: the micro-batch it sizes first (the smallest the planner may choose) pays
+    the dequantization over the fewest tokens.
+    """
+    arch = model.architecture
+    base = weight_format(TrainingSetup(method=spec.method).base_precision_name)
+    dequant_bytes = dequant_bytes_per_micro_batch(arch, base, spec.gradient_checkpointing, model_parallel)
+    tflops = hw.gpu.sustained_tflops("bf16") or 0.0
+    if not dequant_bytes or not tflops or mfu <= 0:
+        return 1.0
+    tokens = _first_micro_batch(spec) * spec.sequence_length
+    flops = training_flops_per_token(arch, spec.method, spec.gradient_checkpointing) * tokens
+    compute_s = flops / (model_parallel * tflops * 1e12 * mfu)
+    return compute_s / (compute_s + nf4_dequant_seconds(dequant_bytes, hw.gpu.memory_bandwidth_gb_per_s, consts))
+
+
 def layout_step(
     model: ResolvedModel,
     spec: TrainingSpec,
@@ -326,7 +347,8 @@ def training_shapes(
         par = Parallelism(tp, pp)
         mfu = layout_mfu(model, spec, hw, tp, consts, pp=pp)
         if total_flops and spec.deadline_hours and tflops:
-            deadline_gpus = gpus_for_deadline(total_flops, spec.deadline_hours, tflops, consts, mfu=mfu)
+            deadline_mfu = mfu * _compute_share(model, spec, hw, tp * pp, mfu, consts)
+            deadline_gpus = gpus_for_deadline(total_flops, spec.deadline_hours, tflops, consts, mfu=deadline_mfu)
         else:
             deadline_gpus = 1
         deadline_dp = math.ceil(deadline_gpus / (tp * pp))
