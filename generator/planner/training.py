@@ -196,16 +196,19 @@ def _compute_share(
 ) -> float:
     """Share of a micro-batch's time in compute where a QLoRA step also dequantizes its NF4 base (1 otherwise).
 
-    The deadline's GPU count starts from it: the micro-batch it sizes first (the smallest the planner may choose) pays
-    the dequantization over the fewest tokens.
+    The deadline's GPU count starts from it where the micro-batch is known (no global batch to split, or a pinned
+    micro-batch); where the planner searches it, the larger micro-batches it prefers pay the dequantization over more
+    tokens, and the step of the layout found decides (1 here, as before).
     """
+    if spec.global_batch_size is not None and not spec.micro_batch_pinned:
+        return 1.0
     arch = model.architecture
     base = weight_format(TrainingSetup(method=spec.method).base_precision_name)
     dequant_bytes = dequant_bytes_per_micro_batch(arch, base, spec.gradient_checkpointing, model_parallel)
     tflops = hw.gpu.sustained_tflops("bf16") or 0.0
     if not dequant_bytes or not tflops or mfu <= 0:
         return 1.0
-    tokens = _first_micro_batch(spec) * spec.sequence_length
+    tokens = spec.micro_batch * spec.sequence_length
     flops = training_flops_per_token(arch, spec.method, spec.gradient_checkpointing) * tokens
     compute_s = flops / (model_parallel * tflops * 1e12 * mfu)
     return compute_s / (compute_s + nf4_dequant_seconds(dequant_bytes, hw.gpu.memory_bandwidth_gb_per_s, consts))
