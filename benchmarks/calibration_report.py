@@ -39,6 +39,7 @@ from generator.sizing.constants import with_overrides  # noqa: E402
 from generator.sizing.distributed_runtime import nvlink_collectives  # noqa: E402
 from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E402
 from generator.sizing.loaded_weights import MARLIN_MXFP4_EXPERT_PADDING  # noqa: E402
+from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch  # noqa: E402
 from generator.sizing.performance import (  # noqa: E402
     accelerator_for,
     static_batch_seconds,
@@ -237,11 +238,13 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
 
 
 def predict_finetune_throughput(row: dict[str, Any]) -> float:
-    """Tokens per GPU per second of a fine-tuning run: the planner's step (its compute ceiling, fill, links)."""
+    """Tokens per GPU per second of a fine-tuning run: the planner's step (its compute ceiling, fill, links, and a
+    QLoRA base's NF4 dequantization per micro-batch), with the row's checkpointing."""
     consts = with_overrides(dict(OVERRIDES))
     gpu = find_gpu(row["gpu"])
     arch = parse_architecture(find_model(row["model"]).config)
     seq, dp = row["seq_len"], row["gpus"]
+    base = weight_format(TrainingSetup(method=row["method"]).base_precision_name)
     layout = StepLayout(1, 1, dp, row["micro_batch"], row["accumulation"], seq)
     scale = attention_kernel_scale(gpu.architecture)
     util = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, seq, consts, attention_scale=scale)
@@ -255,6 +258,8 @@ def predict_finetune_throughput(row: dict[str, Any]) -> float:
         base_efficiency=util.peak * util.gemm * util.attention,
         dense_tflops=accelerator_for(gpu, "bf16", 1).dense_tflops,
         dp_traffic=dp_traffic(0, 0, 0, dp, row["accumulation"]),
+        dequant_bytes_per_micro_batch=dequant_bytes_per_micro_batch(arch, base, row["checkpointing"], 1),
+        memory_gb_per_s=gpu.memory_bandwidth_gb_per_s,
     )
     return layout.tokens_per_step / (step.total_s * layout.world)
 
@@ -430,6 +435,8 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
     for row in cal.get("training_throughput", []):
         label = f"{row['model'].split('/')[-1]} {row['method']} s{row['seq_len']} x{row['gpus']}"
         group = f"training-throughput {row['framework']} {row['gpu']} ({row['method']}, tokens/s/GPU)"
+        if row.get("not_modelled"):  # a technique whose time the step does not count (FSDP's CPU offload): apart
+            group += f" ({row['not_modelled']} not modelled)"
         out.append((group, label, float(row["tokens_per_gpu_per_sec"]), predict_finetune_throughput, row))
     for row in cal.get("offload_decode", []):
         label = f"{row['model'].split('/')[-1]} {row['precision']} {row['memory_channels']}ch {row['cpu_as_reported'][:24]}"
@@ -565,6 +572,8 @@ TRAINING_FIT_GRID: dict[str, tuple[float, ...]] = {
     "training_attention_mfu": tuple(round(0.10 + 0.05 * i, 2) for i in range(6)),
     "training_tp_exposed_fraction": (0.25, 0.5),
     "training_pipeline_virtual_stages": (1.0, 2.0, 4.0, 8.0),
+    # only the QLoRA rows read it (their NF4 dequantization per micro-batch)
+    "nf4_dequant_bandwidth_efficiency": (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.85, 1.0),
 }
 
 

@@ -276,3 +276,32 @@ def test_the_longest_sequence_says_what_the_margin_costs() -> None:
     none_kept = estimate_json(*args, "--set", "safety_margin_fraction=0")["training"]
     assert kept["max_sequence_length"] < kept["max_sequence_length_without_margin"]
     assert kept["max_sequence_length_without_margin"] == none_kept["max_sequence_length"]
+
+
+@pytest.mark.parametrize(("framework", "adapters", "grad_bytes"), [("torchtune", "bf16", 2), ("trl", "fp32", 4)])
+def test_the_adapters_precision_is_the_one_sized(framework: str, adapters: str, grad_bytes: int) -> None:
+    """newuser22 item 12: torchtune's adapters were labelled fp32 and sized in bf16 (its bf16 optimizers keep them so).
+
+    The gradients are the trainable parameters at the adapters' bytes: the label names those bytes.
+    """
+    from tests.helpers import estimate_json
+
+    data = estimate_json("meta-llama/Llama-3.1-8B", "--train", "qlora", "--framework", framework, "--gpu", "rtx-4090-24gb")
+    assert data["precision"]["training"] == f"frozen nf4 base weights, {adapters} LoRA adapters"
+    assert data["memory"]["per_gpu"]["gradients"] == data["params"]["trainable"] * grad_bytes
+
+
+def test_accumulation_keeps_the_gradients_beside_each_micro_batch() -> None:
+    """newuser22 item 7: the estimate said 70,000 tokens fit a 4090 where a plan with 8 accumulation steps refused them.
+
+    Accumulating, the LoRA gradients (83,886,080 trainable at 4 bytes) stay resident while each micro-batch's
+    activations live: the total rises by exactly those bytes.
+    """
+    from tests.helpers import estimate_json
+
+    args = ("meta-llama/Llama-3.1-8B-Instruct", "--train", "qlora", "--framework", "unsloth", "--lora-rank", "32",
+            "--gpu", "rtx-4090-24gb", "--seq-len", "70000")  # fmt: skip
+    alone, accumulated = estimate_json(*args), estimate_json(*args, "--accumulation", "8")
+    assert accumulated["training"]["accumulation_steps"] == 8
+    assert accumulated["memory"]["per_gpu"]["total"] - alone["memory"]["per_gpu"]["total"] == 83_886_080 * 4
+    assert alone["capacity"]["fits"] and not accumulated["capacity"]["fits"]

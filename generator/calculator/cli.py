@@ -61,7 +61,8 @@ EPILOG = (
     "--max-seq-len without --gpu, --offload-params without --zero 3 or --max-batched-tokens with --engine sglang); "
     "3 the model cannot run on the given machine or does not fit the GPU given (the breakdown is still printed). "
     "Counts (--context, --batch, --tp, --pp, --ep, --gpus, "
-    "--input-tokens, --output-tokens, --max-batched-tokens, --micro-batch, --seq-len, --lora-rank, --min-context) "
+    "--input-tokens, --output-tokens, --max-batched-tokens, --micro-batch, --accumulation, --seq-len, --lora-rank, "
+    "--min-context) "
     "must be at least 1; --gpu-memory-utilization in (0, 1]; --ram-gib above 0; --nvme-read-gb-per-s at least 0.01; "
     "--reserved-ram-gib, --swap-gib and --nvme-gib at least 0; --reserved-ram-gib (default 8) less than --ram-gib "
     "(exit 1, as hardware.fixed); --pcie-lanes 1, 4, 8 or 16; --pcie-gen 3 to 6; "
@@ -70,8 +71,8 @@ EPILOG = (
 
 #: Options that only training reads, and those that only an existing machine (``--ram-gib``) reads.
 TRAINING_OPTIONS = (
-    "optimizer", "zero_stage", "micro_batch", "seq_len", "checkpointing", "flash_attention", "lora_rank", "lora_dropout",
-    "lora_targets", "offload_optimizer", "offload_params", "framework", "loss", "activation_offload",
+    "optimizer", "zero_stage", "micro_batch", "accumulation", "seq_len", "checkpointing", "flash_attention", "lora_rank",
+    "lora_dropout", "lora_targets", "offload_optimizer", "offload_params", "framework", "loss", "activation_offload",
     "optimizer_in_backward", "fused_kernels", "max_seq_len",
 )  # fmt: skip
 LORA_OPTIONS = ("lora_rank", "lora_dropout", "lora_targets")
@@ -202,6 +203,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(the layers are split over them, as llama.cpp's --tensor-split)",
     )
     t.add_argument("--micro-batch", type=_whole, default=1, help="sequences per GPU per step")
+    t.add_argument(
+        "--accumulation",
+        type=_whole,
+        default=1,
+        help="gradient accumulation steps (default 1): above 1 the gradients stay resident beside each micro-batch",
+    )
     t.add_argument("--seq-len", type=_whole, help="training sequence length (default: --context or 2048)")
     t.add_argument(
         "--gradient-checkpointing",
@@ -596,6 +603,7 @@ def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         zero_stage=args.zero_stage,
         gpus=args.gpus,
         micro_batch=args.micro_batch,
+        accumulation=args.accumulation,
         seq_len=args.seq_len,
         checkpointing=args.checkpointing,
         flash_attention=args.flash_attention,

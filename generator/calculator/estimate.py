@@ -91,6 +91,8 @@ class EstimateRequest(NamedTuple):
     zero_stage: int | None = None
     gpus: int | None = None
     micro_batch: int = 1
+    #: Gradient accumulation steps of a training job: above 1 its gradients stay resident beside each micro-batch.
+    accumulation: int = 1
     seq_len: int | None = None
     checkpointing: str = "full"
     flash_attention: bool = True
@@ -304,18 +306,20 @@ def training_precision(req: EstimateRequest, half: str = "bf16") -> tuple[str, s
 
     Full training keeps bf16 weights (fp32 for ``adamw-torch-amp``, which autocasts them) whatever
     the checkpoint's format; LoRA keeps the frozen base in ``--precision`` (default bf16) and
-    QLoRA in nf4 unless ``--precision`` says otherwise. Adapters are fp32 either way. ``half`` is the 16-bit
-    format the GPU computes in: fp16 on one without bf16, in the same bytes (newuser22 item 8).
+    QLoRA in nf4 unless ``--precision`` says otherwise. Adapters are in the bytes the regime's optimizer keeps them
+    (fp32, or 16-bit under torchtune's bf16 optimizers: newuser22 item 12). ``half`` is the 16-bit format the GPU
+    computes in: fp16 on one without bf16, in the same bytes (newuser22 item 8).
     """
     # training and SGLang sizing are imported where used: an inference estimate's cold start does without them
     from generator.sizing.frameworks import resolved_regime
     from generator.sizing.training import OPTIMIZERS, TrainingSetup
 
+    opt = OPTIMIZERS.get(resolved_regime(req.framework, req.optimizer, req.zero_stage, 1)[0])
     if req.train in ("lora", "qlora"):
         base = TrainingSetup(method=req.train, base_precision=req.precision).base_precision_name
         base = half if base == "bf16" else base
-        return base, f"frozen {base} base weights, fp32 LoRA adapters"
-    opt = OPTIMIZERS.get(resolved_regime(req.framework, req.optimizer, req.zero_stage, 1)[0])
+        adapters = half if opt is not None and opt.adapter_bytes == 2 else "fp32"
+        return base, f"frozen {base} base weights, {adapters} LoRA adapters"
     if opt is not None and opt.weight_bytes == 4:
         return "fp32", f"{half} autocast over fp32 weights (mixed precision)"
     if opt is not None and opt.state_bytes <= opt.moment_bytes:
@@ -509,6 +513,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             "data_parallel": setup.data_parallel,
             "expert_parallel": setup.expert_parallel,
             "micro_batch_size": setup.micro_batch_size,
+            "accumulation_steps": setup.accumulation_steps,
             "sequence_length": setup.sequence_length,
             "checkpointing": setup.checkpointing,
             "flash_attention": setup.flash_attention,
@@ -854,7 +859,7 @@ def _training(
         fused_kernels=req.fused_kernels,
         expert_parallel=req.ep,
         # a pipeline runs micro-batches through every step, as the planner sizes it where no global batch is given
-        accumulation_steps=consts.training_pipeline_microbatches if par.pp > 1 else 1,
+        accumulation_steps=max(req.accumulation, consts.training_pipeline_microbatches if par.pp > 1 else 1),
     )
     if gpu is not None:
         from generator.sizing.training_hardware import precision_problem

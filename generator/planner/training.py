@@ -14,7 +14,9 @@ from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_collectives
 from generator.sizing.frameworks import data_parallel_only, framework_profile, resolved_regime
+from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch
 from generator.sizing.performance import accelerator_for, gpus_for_deadline, training_flops_per_token, training_hours
+from generator.sizing.precision import weight_format
 from generator.sizing.training import TrainingMemory, TrainingSetup, size_training
 from generator.sizing.training_hardware import precision_problem
 from generator.sizing.training_mfu import attention_kernel_scale, training_utilisation
@@ -25,6 +27,7 @@ from generator.sizing.training_step import (
     StepLinks,
     StepTime,
     model_flops_utilisation,
+    nf4_dequant_seconds,
     training_step,
 )
 from generator.sizing.weights import Parallelism
@@ -190,6 +193,29 @@ def node_free_step(model: ResolvedModel, spec: TrainingSpec, hw: Hardware, layou
     return layout_step(model, spec, hw, layout, links, NO_DP, consts)
 
 
+def _compute_share(
+    model: ResolvedModel, spec: TrainingSpec, hw: Hardware, model_parallel: int, mfu: float, consts: Constants
+) -> float:
+    """Share of a micro-batch's time in compute where a QLoRA step also dequantizes its NF4 base (1 otherwise).
+
+    The deadline's GPU count starts from it where the micro-batch is known (no global batch to split, or a pinned
+    micro-batch); where the planner searches it, the larger micro-batches it prefers pay the dequantization over more
+    tokens, and the step of the layout found decides (1 here, as before).
+    """
+    if spec.global_batch_size is not None and not spec.micro_batch_pinned:
+        return 1.0
+    arch = model.architecture
+    base = weight_format(TrainingSetup(method=spec.method).base_precision_name)
+    dequant_bytes = dequant_bytes_per_micro_batch(arch, base, spec.gradient_checkpointing, model_parallel)
+    tflops = hw.gpu.sustained_tflops("bf16") or 0.0
+    if not dequant_bytes or not tflops or mfu <= 0:
+        return 1.0
+    tokens = spec.micro_batch * spec.sequence_length
+    flops = training_flops_per_token(arch, spec.method, spec.gradient_checkpointing) * tokens
+    compute_s = flops / (model_parallel * tflops * 1e12 * mfu)
+    return compute_s / (compute_s + nf4_dequant_seconds(dequant_bytes, hw.gpu.memory_bandwidth_gb_per_s, consts))
+
+
 def layout_step(
     model: ResolvedModel,
     spec: TrainingSpec,
@@ -201,6 +227,7 @@ def layout_step(
 ) -> StepTime:
     """The step of ``layout`` over ``links``."""
     arch = model.architecture
+    base = weight_format(TrainingSetup(method=spec.method).base_precision_name)  # the planner's base: its method's
     return training_step(
         layout,
         links,
@@ -211,6 +238,10 @@ def layout_step(
         base_efficiency=compute_efficiency(model, spec.sequence_length, consts, hw.gpu),
         dense_tflops=accelerator_for(hw.gpu, "bf16", layout.tp).dense_tflops,
         dp_traffic=dp,
+        dequant_bytes_per_micro_batch=dequant_bytes_per_micro_batch(
+            arch, base, spec.gradient_checkpointing, layout.tp * layout.pp
+        ),
+        memory_gb_per_s=hw.gpu.memory_bandwidth_gb_per_s,
     )
 
 
@@ -338,7 +369,8 @@ def training_shapes(
         par = Parallelism(tp, pp)
         mfu = layout_mfu(model, spec, hw, tp, consts, pp=pp)
         if total_flops and spec.deadline_hours and tflops:
-            deadline_gpus = gpus_for_deadline(total_flops, spec.deadline_hours, tflops, consts, mfu=mfu)
+            deadline_mfu = mfu * _compute_share(model, spec, hw, tp * pp, mfu, consts)
+            deadline_gpus = gpus_for_deadline(total_flops, spec.deadline_hours, tflops, consts, mfu=deadline_mfu)
         else:
             deadline_gpus = 1
         deadline_dp = math.ceil(deadline_gpus / (tp * pp))

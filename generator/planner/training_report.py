@@ -13,6 +13,7 @@ from generator.sizing.training_step import StepTime
 #: The step's terms as the plan names them (StepTime attribute, words).
 STEP_TERMS: tuple[tuple[str, str], ...] = (
     ("compute_s", "compute"),
+    ("dequant_s", "NF4 dequantization"),
     ("tp_allreduce_s", "TP all-reduce"),
     ("pp_transfer_s", "PP activation transfers"),
     ("pp_bubble_s", "PP bubble"),
@@ -24,6 +25,8 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
     """One line: the step's seconds by term and the link each communication term crosses."""
     step = comm.step
     parts = [f"compute {step.compute_s:.3f} s"]
+    if step.dequant_s:
+        parts.append(f"NF4 dequantization {step.dequant_s:.3f} s ({step.dequant_bytes / 1e9:.1f} GB per GPU read and written)")
     if tp > 1:
         parts.append(
             f"TP all-reduce {step.tp_allreduce_s:.3f} s exposed ({step.tp_bytes / 1e9:.2f} GB per GPU over {comm.tp_link})"

@@ -50,6 +50,7 @@ class Constants(NamedTuple):
     training_dp_exposed_fraction: float = 0.5
     training_pipeline_microbatches: int = 8
     training_pipeline_virtual_stages: int = 8
+    nf4_dequant_bandwidth_efficiency: float = 0.6
     allreduce_latency_nvlink_s: float = 32e-6
     allreduce_latency_pcie_s: float = 25e-6
     decode_step_overhead_s: float = 0.002
@@ -214,6 +215,12 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "(the rest: restarts after failures, checkpoints, evaluation).",
         "Llama 3 paper: higher than 90% effective training time over a 54-day snapshot of the 405B pretraining "
         "(https://arxiv.org/abs/2407.21783 section 3.3.4)",
+    ),
+    "nf4_dequant_bandwidth_efficiency": (
+        "Fraction of peak HBM bandwidth a QLoRA step reaches while dequantizing its NF4 base to bf16 before each matmul.",
+        "bitsandbytes' MatMul4Bit and torchao's LinearNF4 dequantize the whole weight in forward and again for the "
+        "input gradient (generator/sizing/nf4_dequant.py); fitted across every training calibration group at once "
+        "(benchmarks/calibration_report.py --fit-training)",
     ),
     "training_tp_exposed_fraction": (
         "Share of a training step's tensor-parallel all-reduce time not overlapped with compute.",
@@ -438,6 +445,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "training_goodput",
             "training_tp_exposed_fraction",
             "training_dp_exposed_fraction",
+            "nf4_dequant_bandwidth_efficiency",
             "psu_efficiency",
             "ddr_bandwidth_efficiency",
             "pcie_efficiency",

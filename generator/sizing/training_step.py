@@ -7,6 +7,9 @@ of the data for an all-reduce over ``n`` ranks):
 - **compute**: the step's FLOPs at the large-GEMM ceiling (``training_mfu``) x GEMM size x the
   attention share (:mod:`generator.sizing.training_mfu`) x the micro-batch's GEMM fill
   ``tokens / (tokens + gemm_half_efficiency_tokens)`` (a micro-batch of few tokens runs GEMMs short);
+- **NF4 dequantization** (QLoRA): each micro-batch turns the GPU's NF4 weights back into bf16 before every matmul
+  that uses them (:mod:`generator.sizing.nf4_dequant`): its bytes at the GPU's memory bandwidth x
+  ``nf4_dequant_bandwidth_efficiency``, in series with the compute and as long whatever the micro-batch's tokens;
 - **TP all-reduce**: four all-reduces of each token's hidden state per layer (Megatron: two
   forward, two backward; with sequence parallelism the same bytes as all-gather + reduce-scatter),
   over the GPU link of the TP group; ``training_tp_exposed_fraction`` of it is on the critical path;
@@ -120,16 +123,21 @@ class StepTime:
     stages_cross_nodes: bool = False
     #: Seconds of fixed per-collective latency inside the TP, PP and DP terms above.
     latency_s: float = 0.0
+    #: Seconds of a QLoRA step's NF4-to-bf16 dequantization (0 for any other base).
+    dequant_s: float = 0.0
+    #: HBM bytes each GPU moves per step dequantizing (0 for any other base).
+    dequant_bytes: float = 0.0
 
     @property
     def dp_exposed_s(self) -> float:
-        """DP / ZeRO time not hidden behind the micro-batches' compute."""
-        return max(0.0, self.dp_comm_s - (self.compute_s + self.tp_allreduce_s))
+        """DP / ZeRO time not hidden behind the micro-batches' compute (and dequantization)."""
+        return max(0.0, self.dp_comm_s - (self.compute_s + self.dequant_s + self.tp_allreduce_s))
 
     @property
     def total_s(self) -> float:
         """Wall-clock of one step."""
-        return self.compute_s + self.tp_allreduce_s + self.pp_transfer_s + self.pp_bubble_s + self.dp_exposed_s
+        busy = self.compute_s + self.dequant_s + self.tp_allreduce_s
+        return busy + self.pp_transfer_s + self.pp_bubble_s + self.dp_exposed_s
 
     @property
     def inter_node_s(self) -> float:
@@ -148,6 +156,7 @@ class StepTime:
             "compute_s": round(self.compute_s, 4),
             "dp_zero_comm_s": round(self.dp_comm_s, 4),
             "dp_zero_exposed_s": round(self.dp_exposed_s, 4),
+            **({"nf4_dequant_s": round(self.dequant_s, 4)} if self.dequant_s else {}),
             "pp_bubble_s": round(self.pp_bubble_s, 4),
             "pp_transfer_s": round(self.pp_transfer_s, 4),
             "tp_allreduce_s": round(self.tp_allreduce_s, 4),
@@ -184,12 +193,20 @@ def training_step(
     base_efficiency: float,
     dense_tflops: float,
     dp_traffic: DpTraffic,
+    dequant_bytes_per_micro_batch: float = 0.0,
+    memory_gb_per_s: float = 0.0,
 ) -> StepTime:
-    """One step of ``layout``: ``base_efficiency`` is the compute ceiling (MFU without communication)."""
+    """One step of ``layout``: ``base_efficiency`` is the compute ceiling (MFU without communication).
+
+    ``dequant_bytes_per_micro_batch``: HBM bytes one GPU moves per micro-batch dequantizing an NF4 base
+    (:func:`generator.sizing.nf4_dequant.dequant_bytes_per_micro_batch`), at ``memory_gb_per_s``.
+    """
     tokens = layout.tokens_per_rank
     fill = microbatch_fill(layout.micro_batch_size * layout.sequence_length, consts)
     gpus_per_replica = layout.tp * layout.pp
     compute_s = flops_per_token * tokens / (gpus_per_replica * dense_tflops * 1e12 * base_efficiency * fill)
+    dequant_bytes = dequant_bytes_per_micro_batch * layout.accumulation
+    dequant_s = nf4_dequant_seconds(dequant_bytes, memory_gb_per_s, consts)
     tp_bytes = 0.0
     if layout.tp > 1:
         layers_per_stage = num_layers / layout.pp
@@ -204,7 +221,7 @@ def training_step(
     pp_bytes = 2 * tokens * hidden_size * WIRE_BYTES / layout.tp if layout.pp > 1 else 0.0
     pp_s = _seconds(pp_bytes, links.stage_gbps) + pp_calls * links.stage_latency_s
     bubble = pipeline_bubble_fraction(layout.pp, layout.accumulation, virtual)
-    bubble_s = (compute_s + tp_s + pp_s) * bubble / (1 - bubble)
+    bubble_s = (compute_s + dequant_s + tp_s + pp_s) * bubble / (1 - bubble)
     dp_latency_s = dp_calls * links.dp_latency_s
     intra_s = _seconds(dp_bytes, links.dp_intra_gbps) + dp_latency_s if links.dp_intra_gbps else 0.0
     inter_s = _seconds(dp_bytes, links.dp_inter_gbps) + dp_latency_s if links.dp_inter_gbps else 0.0
@@ -220,7 +237,18 @@ def training_step(
         dp_bytes=dp_bytes,
         stages_cross_nodes=links.stages_cross_nodes,
         latency_s=tp_latency_s + pp_calls * links.stage_latency_s + (dp_latency_s if intra_s or inter_s else 0.0),
+        dequant_s=dequant_s,
+        dequant_bytes=dequant_bytes,
     )
+
+
+def nf4_dequant_seconds(dequant_bytes: float, memory_gb_per_s: float, consts: Constants) -> float:
+    """Seconds to move ``dequant_bytes`` of NF4 dequantization traffic at the GPU's bandwidth x the fitted efficiency."""
+    if dequant_bytes <= 0:
+        return 0.0
+    if memory_gb_per_s <= 0:
+        return float("inf")
+    return dequant_bytes / (memory_gb_per_s * 1e9 * consts.nf4_dequant_bandwidth_efficiency)
 
 
 def model_flops_utilisation(step: StepTime, layout: StepLayout, model_flops_per_token: float, dense_tflops: float) -> float:
