@@ -140,3 +140,29 @@ def test_the_deadline_counts_the_dequantization_when_it_sizes_the_gpus(tmp_path:
     step = job.details["step_time"]
     assert step["nf4_dequant_s"] > 0.25 * step["total_s"]
     assert job.details["hours"] <= 10
+
+
+QLORA_DEADLINE = """version: 1
+name: dq
+deployments:
+  - name: tune
+    model: meta-llama/Llama-3.1-70B-Instruct
+    training: {{method: qlora, lora_rank: 16, sequence_length: 512, global_batch_size: 64, dataset_tokens: 50000000,
+               epochs: 1, deadline_hours: {hours}}}
+hardware: {{gpus: [l40s-48gb], provider: baremetal}}
+"""
+
+
+def test_a_later_deadline_never_needs_more_gpus(tmp_path: Path) -> None:
+    """fuzz19 item 1: the count from the compute alone (DP8) missed 4.9 h once each step dequantized, and DP16, which
+    met 4 h, was never tried: a later deadline was infeasible. The count at one sequence a micro-batch is tried too."""
+    from generator.api import plan_file
+
+    gpus = []
+    for hours in (3, 4, 4.5, 4.9, 6, 10):
+        path = tmp_path / f"dq{hours}.yaml"
+        path.write_text(QLORA_DEADLINE.format(hours=hours))
+        (dep,) = plan_file(str(path))[1].deployments
+        assert dep.details["hours"] <= hours
+        gpus.append(dep.gpus)
+    assert gpus == sorted(gpus, reverse=True) and gpus[3] == 16  # 4.9 h: the 16 GPUs that met 4 h

@@ -160,10 +160,11 @@ QLORA_DP_ONLY = (
             id="tp-torchtune",
         ),
         pytest.param(
+            # the QLoRA reason first: hf's own advice pointed to megatron / torchtune, which refuse a split QLoRA too
+            # (fuzz19 item 4)
             {"tp": 2, "framework": "hf"},
-            "--tp 2: hf scales by data parallelism only (it does not split layers); use --gpus for data-parallel ranks, or "
-            "--framework megatron / torchtune",
-            id="tp-hf-its-own-reason",
+            f"--tp 2: {QLORA_DP_ONLY}; use --gpus for data-parallel ranks (--zero 3 shards the base over them), or train lora",
+            id="tp-hf",
         ),
     ],
 )
@@ -343,3 +344,16 @@ def test_a_workload_under_torchtune_takes_its_names(tmp_path: Path) -> None:
         load_workload(path)
     assert str(err.value).startswith(f"{path}:9:28: deployments[0].training.lora_target_modules: LoRA target modules")
     assert "output_proj, w1, w2, w3 are torchtune's names" in str(err.value)
+
+
+def test_parameter_offload_left_out_is_not_chosen_beyond_the_owned_gpus(tmp_path: Path) -> None:
+    """fuzz19 item 2: 70B full fine-tuning with one owned DGX H100 took offload on 16 GPUs ("the owned GPUs hold the
+    job only so", false: it bought a second DGX) because the step leaves out offload's PCIe copies."""
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: opowned\ndeployments:\n  - name: tune\n    model: meta-llama/Llama-3.1-70B-Instruct\n"
+        "    training: {method: full, sequence_length: 4096, global_batch_size: 32, dataset_tokens: 100000000}\n"
+        "hardware:\n  gpus: [h100-sxm5-80gb]\n  provider: baremetal\n  inventory: [{platform: dgx-h100, count: 1}]\n"
+    )
+    (dep,) = plan_workload(load_workload(str(path))).deployments
+    assert dep.gpus > 8 and dep.details["offload_params"] is False

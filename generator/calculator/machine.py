@@ -156,7 +156,7 @@ def numa_note(spec: FixedSpec, spans_nodes: bool = False) -> str | None:
     """
     if spec.cpu_sockets < 2:
         return None
-    node = f"{spec.ram_gib / spec.cpu_sockets:g} GiB of {spec.ram_gib:g}"
+    node = f"{spec.ram_gib / spec.cpu_sockets:.4g} GiB of {spec.ram_gib:g}"  # 256 / 3: 85.33, not 85.3333
     if spans_nodes:
         return (
             f"the offloaded weights need more than one node's RAM ({node}): llama.cpp runs across the "

@@ -194,23 +194,25 @@ def node_free_step(model: ResolvedModel, spec: TrainingSpec, hw: Hardware, layou
 
 
 def _compute_share(
-    model: ResolvedModel, spec: TrainingSpec, hw: Hardware, model_parallel: int, mfu: float, consts: Constants
+    model: ResolvedModel,
+    spec: TrainingSpec,
+    hw: Hardware,
+    model_parallel: int,
+    mfu: float,
+    consts: Constants,
+    micro_batch: int,
 ) -> float:
     """Share of a micro-batch's time in compute where a QLoRA step also dequantizes its NF4 base (1 otherwise).
 
-    The deadline's GPU count starts from it where the micro-batch is known (no global batch to split, or a pinned
-    micro-batch); where the planner searches it, the larger micro-batches it prefers pay the dequantization over more
-    tokens, and the step of the layout found decides (1 here, as before).
+    ``micro_batch`` sequences: the dequantization takes as long whatever the micro-batch's tokens.
     """
-    if spec.global_batch_size is not None and not spec.micro_batch_pinned:
-        return 1.0
     arch = model.architecture
     base = weight_format(TrainingSetup(method=spec.method).base_precision_name)
     dequant_bytes = dequant_bytes_per_micro_batch(arch, base, spec.gradient_checkpointing, model_parallel)
     tflops = hw.gpu.sustained_tflops("bf16") or 0.0
     if not dequant_bytes or not tflops or mfu <= 0:
         return 1.0
-    tokens = spec.micro_batch * spec.sequence_length
+    tokens = micro_batch * spec.sequence_length
     flops = training_flops_per_token(arch, spec.method, spec.gradient_checkpointing) * tokens
     compute_s = flops / (model_parallel * tflops * 1e12 * mfu)
     return compute_s / (compute_s + nf4_dequant_seconds(dequant_bytes, hw.gpu.memory_bandwidth_gb_per_s, consts))
@@ -368,12 +370,20 @@ def training_shapes(
     for tp, pp in layouts:
         par = Parallelism(tp, pp)
         mfu = layout_mfu(model, spec, hw, tp, consts, pp=pp)
+        # the deadline's GPU count at the compute's share of a micro-batch (a QLoRA step also dequantizes); where the
+        # search picks the micro-batch under a global batch, from the compute alone and, beside it, from one sequence a
+        # micro-batch (the largest dequantization share), so that a later deadline never loses the layouts an earlier
+        # one found (fuzz19 item 1)
+        searched = spec.global_batch_size is not None and not spec.micro_batch_pinned
+        deadline_gpus = cautious_gpus = 1
         if total_flops and spec.deadline_hours and tflops:
-            deadline_mfu = mfu * _compute_share(model, spec, hw, tp * pp, mfu, consts)
-            deadline_gpus = gpus_for_deadline(total_flops, spec.deadline_hours, tflops, consts, mfu=deadline_mfu)
-        else:
-            deadline_gpus = 1
+            share = 1.0 if searched else _compute_share(model, spec, hw, tp * pp, mfu, consts, spec.micro_batch)
+            deadline_gpus = gpus_for_deadline(total_flops, spec.deadline_hours, tflops, consts, mfu=mfu * share)
+            if searched:
+                cautious = mfu * _compute_share(model, spec, hw, tp * pp, mfu, consts, 1)
+                cautious_gpus = gpus_for_deadline(total_flops, spec.deadline_hours, tflops, consts, mfu=cautious)
         deadline_dp = math.ceil(deadline_gpus / (tp * pp))
+        cautious_dp = math.ceil(cautious_gpus / (tp * pp))
         name = f"TP{tp}" + (f" PP{pp}" if pp > 1 else "")
         if deadline_dp > MAX_DATA_PARALLEL:
             blocked.append(
@@ -396,7 +406,14 @@ def training_shapes(
                     f"{name} ZeRO-{zero}: DP{found} is more ranks than the global batch of {spec.global_batch_size} sequences"
                 )
                 continue
-            for each_dp in _node_filling(dp, tp * pp, hw, spec.global_batch_size, total_flops is not None):
+            fillings = _node_filling(dp, tp * pp, hw, spec.global_batch_size, total_flops is not None)
+            if cautious_dp > dp and (most := _data_parallel_for_batch(cautious_dp, spec.global_batch_size)):
+                gbs = spec.global_batch_size
+                between = [d for d in _divisors(gbs or most) if dp < d <= most]
+                fillings = sorted({*fillings, *(f for d in between for f in _node_filling(d, tp * pp, hw, gbs, True))})
+            for each_dp in fillings:
+                if job.offload_params and spec.offload_params is None and each_dp * tp * pp > owned_gpus:
+                    continue  # tried to bring the job onto the owned GPUs; beyond them it buys GPUs (fuzz19 item 2)
                 split = _batch_split(model, job, hw, zero, par, each_dp, budget, consts)
                 if isinstance(split, str):
                     blocked.append(f"{name} ZeRO-{zero} x DP{each_dp}: {split}")

@@ -164,8 +164,11 @@ def layout_refusal(name: str | None, tp: int, pp: int, ep: int, method: str = "f
     the degrees a profile runs. A pipeline is refused for what specgen's profile runs, not for the library (fuzz15
     item 7: DeepSpeed has a pipeline engine, which the Hugging Face Trainer integration does not use and which takes
     ZeRO-1 at most). QLoRA (``method``) is refused a TP or PP above 1 with or without a framework
-    (:data:`QLORA_DATA_PARALLEL_ONLY`), after the framework's own refusal.
+    (:data:`QLORA_DATA_PARALLEL_ONLY`), before the framework's own refusal: no framework runs it split, so pointing
+    to one that splits layers would be wrong (fuzz19 item 4).
     """
+    if method == "qlora" and (tp > 1 or pp > 1):
+        return ("tp" if tp > 1 else "pp"), QLORA_DATA_PARALLEL_ONLY
     if name is not None:
         profile = framework_profile(name)
         if tp > 1 and not profile.tensor_parallel:
@@ -174,8 +177,6 @@ def layout_refusal(name: str | None, tp: int, pp: int, ep: int, method: str = "f
             return "pp", f"{name} as specgen models it ({profile.description}) runs no pipeline schedule"
         if ep > 1 and not profile.expert_parallel:
             return "ep", f"{name} keeps every expert on every rank (no expert parallelism)"
-    if method == "qlora" and (tp > 1 or pp > 1):
-        return ("tp" if tp > 1 else "pp"), QLORA_DATA_PARALLEL_ONLY
     return None
 
 
