@@ -24,6 +24,7 @@ Both libraries quantize the decoder layers' linear weights and keep the embeddin
 from __future__ import annotations
 
 from generator.sizing.architecture import Architecture
+from generator.sizing.memo import memoized
 from generator.sizing.precision import WeightFormat
 
 #: Bytes of one bf16 element: the dequantized copy is written once and read back once by the matmul.
@@ -37,6 +38,7 @@ def dequant_passes(checkpointing: str) -> int:
     return 3 if checkpointing == "full" else 2
 
 
+@memoized
 def quantized_weight_params(arch: Architecture) -> int:
     """Weights QLoRA stores as NF4: every linear weight of the decoder layers (routed experts included)."""
     return sum(linear.weight_params for layer in arch.layers for linear in layer.linears)

@@ -289,6 +289,7 @@ def _check_all_linear(targets: tuple[str, ...]) -> None:
         )
 
 
+@memoized  # checked once per job: the planner sizes a job's every layout with the same names
 def adapter_targets(arch: Architecture, targets: tuple[str, ...], framework: str | None) -> tuple[str, ...]:
     """``targets`` in Transformers' names, checked (:func:`lora_targets`); under torchtune its own names are taken.
 
