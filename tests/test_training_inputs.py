@@ -119,7 +119,7 @@ def test_offload_params_with_a_lower_zero_stage_is_refused_at_its_field(tmp_path
         load_workload(path)
     assert str(err.value) == (
         f"{path}:11:23: deployments[0].training.offload_params: parameter offload is ZeRO stage 3 / FSDP full shard "
-        "(DeepSpeed offload_param, FSDP CPU offload), not ZeRO-2: give zero_stage 3 or leave it out"
+        "(DeepSpeed offload_param, FSDP CPU offload), not ZeRO-2: give zero_stage 3 (--zero 3) or leave the parameter offload out"
     )
 
 
@@ -357,3 +357,15 @@ def test_parameter_offload_left_out_is_not_chosen_beyond_the_owned_gpus(tmp_path
     )
     (dep,) = plan_workload(load_workload(str(path))).deployments
     assert dep.gpus > 8 and dep.details["offload_params"] is False
+
+
+def test_the_estimate_takes_parameter_offload_at_the_frameworks_own_zero3() -> None:
+    """fuzz19 item 7: torchtune shards at ZeRO-3 by default, yet --offload-params demanded --zero 3; the JSON now says
+    what was offloaded."""
+    from tests.helpers import estimate_json
+
+    data = estimate_json("meta-llama/Llama-3.1-8B", "--train", "lora", "--framework", "torchtune", "--gpus", "2",
+                         "--offload-params", "--gpu", "rtx-4090-24gb")  # fmt: skip
+    training = data["training"]
+    assert (training["zero_stage"], training["offload_params"], training["offload_optimizer"]) == (3, True, False)
+    assert training["host_ram_bytes_per_gpu"] > 0

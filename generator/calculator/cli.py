@@ -509,8 +509,6 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
         )
         if args.max_seq_len and not args.gpu:
             parser.error("--max-seq-len needs --gpu: the longest sequence that fits which GPU")
-        if args.offload_params and args.zero_stage != 3:
-            parser.error("--offload-params needs --zero 3: parameter offload is ZeRO stage 3 / FSDP full shard")
         _refuse_training_conflicts(parser, args)
     else:
         refuse(TRAINING_OPTIONS, "applies to training: add --train full, lora or qlora")
@@ -548,8 +546,9 @@ def _refuse_training_conflicts(parser: argparse.ArgumentParser, args: argparse.N
         zero_stage=zero_stage,
         data_parallel=data_parallel,
         base_precision=args.precision,
+        offload_params=args.offload_params,  # at the stage resolved: a framework's own ZeRO-3 takes it (fuzz19 item 7)
     )
-    flags = {"precision": "--precision", "framework": "--framework", "zero_stage": "--zero"}
+    flags = {"precision": "--precision", "framework": "--framework", "zero_stage": "--zero", "offload_params": "--offload-params"}
     for field, why in conflicts[:1]:
         parser.error(f"{flags[field]}: {why}")
 

@@ -68,7 +68,7 @@ def training_conflicts(
             (
                 "offload_params",
                 f"parameter offload is ZeRO stage 3 / FSDP full shard (DeepSpeed offload_param, FSDP CPU offload), not "
-                f"ZeRO-{zero_stage}: give zero_stage 3 or leave it out",
+                f"ZeRO-{zero_stage}: give zero_stage 3 (--zero 3) or leave the parameter offload out",
             )
         )
     return out
