@@ -367,5 +367,21 @@ def test_the_estimate_takes_parameter_offload_at_the_frameworks_own_zero3() -> N
     data = estimate_json("meta-llama/Llama-3.1-8B", "--train", "lora", "--framework", "torchtune", "--gpus", "2",
                          "--offload-params", "--gpu", "rtx-4090-24gb")  # fmt: skip
     training = data["training"]
-    assert (training["zero_stage"], training["offload_params"], training["offload_optimizer"]) == (3, True, False)
+    # FSDP's CPU offload takes the gradients and the optimizer states with the parameters (fuzz19 item 3)
+    assert (training["zero_stage"], training["offload_params"], training["offload_optimizer"]) == (3, True, True)
     assert training["host_ram_bytes_per_gpu"] > 0
+
+
+@pytest.mark.parametrize(("framework", "states_on_host"), [("fsdp2", True), ("deepspeed", False)])
+def test_fsdp_parameter_offload_takes_the_gradients_and_states_along(framework: str, states_on_host: bool) -> None:
+    """fuzz19 item 3: 70B full fine-tuning on 8 x H100 with FSDP2's CPU offload was sized 126 GiB a GPU ("does NOT
+    fit") with 15.9 GiB of host RAM, its gradients and AdamW states left on the GPUs; FSDP moves them to the host with
+    the parameters (DeepSpeed's offload_param does not: its offload_optimizer does)."""
+    from tests.helpers import estimate_json
+
+    data = estimate_json("meta-llama/Llama-3.1-70B-Instruct", "--train", "full", "--framework", framework,
+                         "--gpu", "h100-sxm5-80gb", "--zero", "3", "--gpus", "8", "--offload-params")  # fmt: skip
+    per_gpu = data["memory"]["per_gpu"]
+    assert data["training"]["offload_optimizer"] is states_on_host
+    assert (per_gpu["optimizer"] == 0) is states_on_host
+    assert data["capacity"]["fits"] is states_on_host

@@ -514,7 +514,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             "expert_parallel": setup.expert_parallel,
             "micro_batch_size": setup.micro_batch_size,
             "accumulation_steps": setup.accumulation_steps,
-            "offload_optimizer": setup.offload_optimizer,
+            "offload_optimizer": setup.offloads_optimizer(),
             "offload_params": setup.offload_params,
             "sequence_length": setup.sequence_length,
             "checkpointing": setup.checkpointing,

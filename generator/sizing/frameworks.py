@@ -78,6 +78,12 @@ class FrameworkProfile(NamedTuple):
     #: cast the embeddings and LM head back to bf16 under bf16 training; LLaMA-Factory, Unsloth, torchtune and
     #: Answer.AI's fsdp_qlora never cast them (review 13 item 1).
     kbit_fp32_upcast: bool = False
+    #: Whether its parameter offload is FSDP's CPU offload, which moves the gradients and the optimizer states (the
+    #: optimizer step) to the host with the parameters: FSDP's ``CPUOffload(offload_params=True)`` "implicitly enables
+    #: gradient offloading to CPU in order for params and grads to be on same device to work with optimizer"
+    #: (https://docs.pytorch.org/2.0/fsdp.html), FSDP2's ``CPUOffloadPolicy`` likewise; DeepSpeed's ``offload_param``
+    #: leaves them to ``offload_optimizer`` (fuzz19 item 3).
+    fsdp_cpu_offload: bool = False
 
 
 FRAMEWORKS: dict[str, FrameworkProfile] = {
@@ -94,6 +100,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             optimizer="adamw-bf16",
             zero_stage=3,
             tensor_parallel=True,
+            fsdp_cpu_offload=True,
         ),
         FrameworkProfile(
             "unsloth",
@@ -109,7 +116,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         ),
         FrameworkProfile("llama-factory", "LLaMA-Factory (Hugging Face Trainer)"),
         FrameworkProfile("deepspeed", "DeepSpeed ZeRO through the Hugging Face Trainer", expert_parallel=True),
-        FrameworkProfile("fsdp2", "PyTorch FSDP2 (fully_shard) with a plain training loop", zero_stage=3),
+        FrameworkProfile("fsdp2", "PyTorch FSDP2 (fully_shard) with a plain training loop", zero_stage=3, fsdp_cpu_offload=True),
         FrameworkProfile(
             "megatron",
             "Megatron-LM (vocab-parallel cross-entropy over fp32 logits)",

@@ -178,6 +178,15 @@ class TrainingSetup(NamedTuple):
             return False
         return framework_profile(self.framework).kbit_fp32_upcast and self.base_precision_name in PEFT_UPCAST_FORMATS
 
+    def offloads_optimizer(self) -> bool:
+        """Whether the optimizer states and fp32 gradients live on the host.
+
+        Asked (``offload_optimizer``), or brought by an FSDP framework's parameter offload
+        (:attr:`~generator.sizing.frameworks.FrameworkProfile.fsdp_cpu_offload`).
+        """
+        fsdp = self.framework is not None and framework_profile(self.framework).fsdp_cpu_offload
+        return self.offload_optimizer or (self.offload_params and fsdp)
+
     def kernels_fused(self) -> bool:
         """Whether RMSNorm and SwiGLU save only their inputs: the setup's own choice, else its framework's default."""
         if self.fused_kernels is not None:
@@ -410,6 +419,7 @@ def size_training(
     opt = _validate(setup)
     if setup.method != "full":
         setup = setup._replace(lora_targets=adapter_targets(arch, setup.lora_targets, setup.framework))
+    setup = setup._replace(offload_optimizer=setup.offloads_optimizer())
     if par.ep != 1:
         raise InputError("a training job's expert parallelism is TrainingSetup.expert_parallel, carved out of data parallel")
     ep = setup.expert_parallel
