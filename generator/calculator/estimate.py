@@ -711,16 +711,7 @@ def _fixed_machine(
     req: EstimateRequest, arch: Architecture, fmt: WeightFormat, kv_name: str, context: int, consts: Constants
 ) -> dict[str, Any]:
     """Place the model on an existing machine (``--ram-gib`` given): offload plan, speed, settings."""
-    from generator.calculator.machine import (
-        build_machine,
-        ddr_assumption,
-        gpus_split_packages,
-        numa_note,
-        pcie_not_applied,
-        place_over_nodes,
-        sockets_beyond_cpu,
-        wider_machine,
-    )
+    from generator.calculator.machine import build_machine, machine_findings, numa_note, place_over_nodes, wider_machine
     from generator.calculator.offload_report import (
         alternatives,
         checklist,
@@ -783,10 +774,7 @@ def _fixed_machine(
         ),
         "checklist": checklist(plan, machine),
         "findings": [
-            *({"level": "warning", "code": "ddr-bandwidth-assumed", "message": w} for w in [ddr_assumption(spec)] if w),
-            *({"level": "warning", "code": "cpu-sockets-beyond-cpu", "message": w} for w in [sockets_beyond_cpu(spec)] if w),
-            *({"level": "warning", "code": "gpu-count-splits-package", "message": w} for w in [gpus_split_packages(spec)] if w),
-            *({"level": "info", "code": "pcie-not-applied", "message": w} for w in [pcie_not_applied(spec)] if w),
+            *({"level": level, "code": code, "message": msg} for level, code, _, msg in machine_findings(spec)),
             *({"level": numa_level, "code": numa_code, "message": w} for w in [numa] if w),
             *({"level": lvl, "code": code, "message": msg} for lvl, code, msg in findings(plan, machine, None, consts)),
         ],

@@ -13,7 +13,7 @@ from generator.units import GIB
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import TypeVar
+    from typing import Literal, TypeVar
 
     _Placed = TypeVar("_Placed")
 
@@ -105,6 +105,21 @@ def gpus_split_packages(spec: FixedSpec) -> str | None:
         f"{count} x {gpu.id}: each is one of the {per} GPUs (GCDs) of a package, and {count / per:g} packages cannot be; "
         f"give whole packages' GPUs ({' or '.join(map(str, whole))})"
     )
+
+
+def machine_findings(spec: FixedSpec) -> list[tuple[Literal["info", "warning"], str, str, str]]:
+    """(level, code, field, message) of what a machine as given assumes or cannot be.
+
+    One list for the estimate and ``hardware.fixed``; ``field``: the ``hardware.fixed`` field it is about, "" for the
+    machine as a whole.
+    """
+    said: tuple[tuple[Literal["info", "warning"], str, str, str | None], ...] = (
+        ("warning", "ddr-bandwidth-assumed", "", ddr_assumption(spec)),
+        ("warning", "cpu-sockets-beyond-cpu", "cpu_sockets", sockets_beyond_cpu(spec)),
+        ("warning", "gpu-count-splits-package", "gpu_count", gpus_split_packages(spec)),
+        ("info", "pcie-not-applied", "", pcie_not_applied(spec)),
+    )
+    return [(level, code, field, message) for level, code, field, message in said if message]
 
 
 def _memory_cpu(spec: FixedSpec) -> CpuSpec:

@@ -5,16 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator import catalog
-from generator.calculator.machine import (
-    FixedSpec,
-    ddr_assumption,
-    gpus_split_packages,
-    numa_note,
-    pcie_not_applied,
-    place_over_nodes,
-    sockets_beyond_cpu,
-    wider_machine,
-)
+from generator.calculator.machine import FixedSpec, machine_findings, numa_note, place_over_nodes, wider_machine
 from generator.calculator.offload_report import (
     checklist,
     findings,
@@ -189,16 +180,9 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
     name = pool_name([wl.name], node.gpu_id)
     deployments: list[DeploymentPlan] = []
     notes: list[Finding] = []
-    assumed = ddr_assumption(fixed)
-    if assumed:
-        notes.append(Finding("warning", "ddr-bandwidth-assumed", assumed, "hardware.fixed"))
-    # a machine that cannot exist as given, at the field (fuzz18 item 7)
-    if (sockets := sockets_beyond_cpu(fixed)) is not None:
-        notes.append(Finding("warning", "cpu-sockets-beyond-cpu", sockets, "hardware.fixed.cpu_sockets"))
-    if (split := gpus_split_packages(fixed)) is not None:
-        notes.append(Finding("warning", "gpu-count-splits-package", split, "hardware.fixed.gpu_count"))
-    if (unused := pcie_not_applied(fixed)) is not None:
-        notes.append(Finding("info", "pcie-not-applied", unused, "hardware.fixed"))
+    # what the machine as given assumes, and what cannot be as given, at its field (fuzz18 item 7)
+    for level, code, field, message in machine_findings(fixed):
+        notes.append(Finding(level, code, message, "hardware.fixed" + (f".{field}" if field else "")))
     if fixed.psu_w is not None and node.power_w > fixed.psu_w:  # newuser19 item 5: an owned machine's supply unchecked
         notes.append(
             Finding(

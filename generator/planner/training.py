@@ -193,6 +193,12 @@ def node_free_step(model: ResolvedModel, spec: TrainingSpec, hw: Hardware, layou
     return layout_step(model, spec, hw, layout, links, NO_DP, consts)
 
 
+def _dequant_bytes(arch: Architecture, spec: TrainingSpec, model_parallel: int) -> float:
+    """HBM bytes a GPU moves dequantizing the planned base each micro-batch (the base is its method's: nf4 for QLoRA)."""
+    base = weight_format(TrainingSetup(method=spec.method).base_precision_name)
+    return dequant_bytes_per_micro_batch(arch, base, spec.gradient_checkpointing, model_parallel)
+
+
 def _compute_share(
     model: ResolvedModel,
     spec: TrainingSpec,
@@ -207,8 +213,7 @@ def _compute_share(
     ``micro_batch`` sequences: the dequantization takes as long whatever the micro-batch's tokens.
     """
     arch = model.architecture
-    base = weight_format(TrainingSetup(method=spec.method).base_precision_name)
-    dequant_bytes = dequant_bytes_per_micro_batch(arch, base, spec.gradient_checkpointing, model_parallel)
+    dequant_bytes = _dequant_bytes(arch, spec, model_parallel)
     tflops = hw.gpu.sustained_tflops("bf16") or 0.0
     if not dequant_bytes or not tflops or mfu <= 0:
         return 1.0
@@ -229,7 +234,6 @@ def layout_step(
 ) -> StepTime:
     """The step of ``layout`` over ``links``."""
     arch = model.architecture
-    base = weight_format(TrainingSetup(method=spec.method).base_precision_name)  # the planner's base: its method's
     return training_step(
         layout,
         links,
@@ -240,9 +244,7 @@ def layout_step(
         base_efficiency=compute_efficiency(model, spec.sequence_length, consts, hw.gpu),
         dense_tflops=accelerator_for(hw.gpu, "bf16", layout.tp).dense_tflops,
         dp_traffic=dp,
-        dequant_bytes_per_micro_batch=dequant_bytes_per_micro_batch(
-            arch, base, spec.gradient_checkpointing, layout.tp * layout.pp
-        ),
+        dequant_bytes_per_micro_batch=_dequant_bytes(arch, spec, layout.tp * layout.pp),
         memory_gb_per_s=hw.gpu.memory_bandwidth_gb_per_s,
     )
 
