@@ -114,3 +114,62 @@ def test_the_reason_reaches_spec_and_markdown(tmp_path: Path) -> None:
     path.write_text(OWNED.format(rps=60, allowed="  gpus: [l40s-48gb]\n", limits=""))
     files = render_file(str(path))
     assert NOT_IN_GPUS in files["spec.json"] and NOT_IN_GPUS in files["SPEC.md"]
+
+
+# hardware.buy: false (newuser22 item 2): the owned servers alone, whatever the allowed lists say
+BUY_NOTHING = "hardware.buy is false, so no more are bought"
+
+
+@pytest.mark.parametrize("allowed", ["", "  gpus: [h100-sxm5-80gb]\n"], ids=["no-lists", "owned-gpu-allowed"])
+def test_buy_false_places_on_owned_servers_and_buys_none(tmp_path: Path, allowed: str) -> None:
+    plan = plan_workload(_load(tmp_path, 5, allowed + "  buy: false\n"))
+    (pool,) = plan.pools
+    assert (pool.node.platform_id, pool.nodes, pool.owned_nodes, pool.capex_usd) == ("dgx-h100", 1, 1, 0)
+    (group,) = plan.totals["inventory"]
+    assert (group["used"], group["free"], group["not_bought"]) == (1, 1, BUY_NOTHING)
+    # said once, by the field the user wrote: no per-deployment reason or per-kind finding repeats it
+    (dep,) = plan.deployments
+    assert not [r for r in dep.reasons if BUY_NOTHING in r]
+    assert not [f for f in plan.findings if f.code == "inventory-not-bought"]
+
+
+def test_buy_false_where_the_owned_servers_are_too_few_is_infeasible_with_the_fewest_needed(tmp_path: Path) -> None:
+    # the same rate buys a third DGX (and more) when buying is allowed
+    assert sum(p.nodes - p.owned_nodes for p in plan_workload(_load(tmp_path, 60, "")).pools) > 0
+    with pytest.raises(InfeasibleError) as err:
+        plan_workload(_load(tmp_path, 60, "  buy: false\n"))
+    said = str(err.value)
+    # one line a kind, its fewest servers; and the ways out, buying named by the field that forbids it
+    assert said.count("needs ") == 1 and f"servers; 2 owned are free and {BUY_NOTHING}" in said
+    assert said.endswith(
+        "to unblock: list more owned servers under hardware.inventory, or let the plan buy (drop hardware.buy: false)"
+    )
+    assert "GPU with more memory" not in said
+
+
+TWO_SERVICES = """\
+version: 1
+name: owned
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 5}
+  - name: assistant
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 100}
+hardware:
+  buy: false
+  inventory:
+    - platform: dell-xe8640
+      count: 1
+"""
+
+
+def test_buy_false_names_the_deployment_holding_the_owned_servers(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(TWO_SERVICES)
+    with pytest.raises(InfeasibleError) as err:
+        plan_workload(load_workload(str(path)))
+    said = str(err.value)
+    assert "deployment 'assistant'" in said
+    assert said.endswith("or place a deployment before it elsewhere ('chat' holds 1 x dell-xe8640)")

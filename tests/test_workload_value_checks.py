@@ -164,6 +164,25 @@ REFUSED = [
         "planned as bare metal",
         id="fixed-on-a-cloud",
     ),
+    # hardware.buy (newuser22 item 2): false needs owned servers to plan on; an existing machine buys nothing anyway
+    pytest.param(
+        _sub(VALID, "hardware:\n", "hardware:\n  buy: false\n"),
+        "workload.yaml:10:8: hardware.buy: buy: false leaves nothing to plan on: list the servers you own under "
+        "hardware.inventory",
+        id="buy-nothing-owning-nothing",
+    ),
+    pytest.param(
+        _sub(VALID, "hardware:\n", "hardware:\n  buy: false\n  provider: gcp\n"),
+        "workload.yaml:10:8: hardware.buy: buy: false leaves nothing to plan on: gcp instances are rented; plan servers "
+        "you own as bare metal",
+        id="buy-nothing-on-a-cloud",
+    ),
+    pytest.param(
+        _sub(FIXED, "hardware:\n", "hardware:\n  buy: true\n"),
+        "workload.yaml:9:8: hardware.buy: hardware.fixed plans the one machine given there and buys nothing; drop buy "
+        "or hardware.fixed",
+        id="buy-on-a-fixed-machine",
+    ),
 ]
 
 
@@ -181,6 +200,7 @@ ACCEPTED = [
     pytest.param(_sub(VALID, RPS, RPS + "      avg_input_tokens: 7992\n"), id="request-exactly-the-window"),
     pytest.param(_sub(VALID, WINDOW, "      max_context_tokens: 131072\n"), id="window-exactly-the-model"),
     pytest.param(_sub(FIXED, "ram_gib: 64", "ram_gib: 16\n    reserved_ram_gib: 12"), id="fixed-reserve-below-ram"),
+    pytest.param(_sub(FIXED, "hardware:\n", "hardware:\n  buy: false\n"), id="fixed-machine-buys-nothing"),
 ]
 
 

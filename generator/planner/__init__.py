@@ -18,6 +18,7 @@ from generator.planner.blocked import (
     DEADLINE_NEEDS,
     NO_LAYOUT,
     NO_PACKING,
+    OWNED_SHORT,
     PAST_DEADLINE,
     PINNED_DEGREE,
     POOL_TOO_LARGE,
@@ -490,6 +491,8 @@ def _choose(
         feasible = sorted(allowed, key=by)
         if not feasible:
             where = loaded.document.locate(("deployments", i, "model"))
+            # owned servers alone could hold it, but too few are free and no more are bought
+            owned_short = not options and bool(blocked) and all(b.code == OWNED_SHORT for b in blocked)
             # one reason of each GPU first, then the rest: six lines say why every GPU allowed fell (newuser14 item 7)
             # (a GPU's layout nearest the latency targets where they are why, review 10 item 3)
             by_gpu = sorted({(b.gpu_id, b.excess is None, b.excess or 0.0, b.text) for b in blocked})
@@ -515,14 +518,25 @@ def _choose(
                     if unpriced and wl.hardware.max_budget_usd_per_month is not None
                     else ""
                 )
+            elif owned_short:  # the fewest servers each kind needs, and who holds the owned ones
+                fewest: dict[str, Blocked] = {}
+                for b in sorted(blocked, key=lambda b: (b.nodes, b.text)):
+                    fewest.setdefault(b.platform_id, b)
+                detail = "; ".join(b.text for _, b in sorted(fewest.items()))
+                hint = _owned_short_hint(wl, dep, chosen)
             else:
                 hint = _unblock_hint(dep, model, blocked)
-            # and what kept this deployment off each owned kind, as the inventory-free finding says it (newuser22 item 2)
-            owned = "; ".join(
-                f"{n} x {k[0]} ({k[2]} x {k[1]}) owned and free"
-                + (f" ({'; '.join(why)})" if (why := _owned_unused(wl, k, dep.name, blocked)) else "")
-                for k, n in sorted(seen.items())
-                if n
+            # and what kept this deployment off each owned kind, as the inventory-free finding says it (newuser22 item 2),
+            # unless too few of them is all that did (the detail says how many each needs)
+            owned = (
+                ""
+                if owned_short
+                else "; ".join(
+                    f"{n} x {k[0]} ({k[2]} x {k[1]}) owned and free"
+                    + (f" ({'; '.join(why)})" if (why := _owned_unused(wl, k, dep.name, blocked)) else "")
+                    for k, n in sorted(seen.items())
+                    if n
+                )
             )
             raise InfeasibleError(
                 f"{where}: deployment '{dep.name}' ({model.id}) has no feasible plan: {detail}; {hint}"
@@ -536,6 +550,28 @@ def _choose(
                 take_owned(free, (part.candidate,))
         chosen.append((i, best, [o for o in runners_up[i] if o is not best] if runners_up else feasible[1:]))
     return sorted(chosen, key=lambda c: c[0]), findings, objectives, ruled_out  # in the workload's order
+
+
+def _owned_short_hint(
+    wl: Workload, dep: InferenceDeployment | TrainingDeployment, chosen: list[tuple[int, Option, list[Option]]]
+) -> str:
+    """How to place a deployment that only owned servers, all too few or taken, could hold (newuser22 item 2)."""
+    held = []
+    for i, opt, _ in chosen:
+        servers = [f"{p.candidate.owned_nodes} x {p.hardware.platform.id}" for p in opt.pieces if p.candidate.owned_nodes]
+        held += [f"'{wl.deployments[i].name}' holds {' and '.join(servers)}"] if servers else []
+    ways = [
+        "list more owned servers under hardware.inventory",
+        "let the plan buy (drop hardware.buy: false)" if not wl.hardware.buy else "allow buying more of the kind",
+    ]
+    if isinstance(dep, TrainingDeployment):  # a job that needs fewer GPUs
+        spec = dep.training
+        lighter = {"full": "LoRA / QLoRA", "lora": "QLoRA", "qlora": None}[spec.method]
+        offload = [f"{field}: true" for field in ("offload_optimizer", "offload_params") if getattr(spec, field) is not True]
+        ways += [f"a lighter job ({', '.join([*([lighter] if lighter else []), *offload])})"] if lighter or offload else []
+    if held:
+        ways.append(f"place a deployment before it elsewhere ({'; '.join(held)})")
+    return f"to unblock: {', '.join(ways[:-1])}, or {ways[-1]}"
 
 
 def _left_free(

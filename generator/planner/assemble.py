@@ -731,7 +731,7 @@ def build_plan(
             details.update(_pool_share(next(p for p in pools if p.name == dep_pools[0]), opt.candidate.gpus))
         reasons += [colocation[(index, part.server_kind)] for part in opt.pieces]
         for part in opt.pieces:
-            if part.hardware.not_bought and not part.hardware.platform.custom:
+            if part.hardware.not_bought and not part.hardware.platform.custom and wl.hardware.buy:
                 reasons.append(
                     f"runs on {part.candidate.owned_nodes} owned {part.hardware.platform.id} server(s): owned servers are "
                     f"always usable, but {part.hardware.not_bought}"
@@ -867,7 +867,7 @@ def _place_on_inventory(
             }
         )
         reason = not_bought.get(group.key[:2])
-        if reason and not group.platform.custom:
+        if reason and not group.platform.custom and wl.hardware.buy:  # buy: false says it of every owned kind
             findings.append(
                 Finding(
                     "info",

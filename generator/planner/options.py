@@ -68,6 +68,8 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
 def _refusals(wl: Workload, platform: PlatformSpec, gpu: GpuSpec) -> list[str]:
     """Why the workload does not allow buying this server kind; empty when it does."""
     hw = wl.hardware
+    if not hw.buy:
+        return ["hardware.buy is false"]
     why = []
     if hw.gpus and gpu.id not in {g.lower() for g in hw.gpus}:
         why.append(f"{gpu.id} is not in hardware.gpus")

@@ -26,6 +26,7 @@ from generator.workload.schema import validate_document
 from generator.workload.sharing import named_gpus, sharing_errors
 from generator.workload.value_checks import (
     Path,
+    buy_errors,
     cloud_rack_errors,
     fixed_conflict_errors,
     fixed_ram_errors,
@@ -157,7 +158,7 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         if named is None or (why := named.unrated("bf16")) is None or (path[:2] == ("hardware", "gpus") and timed_allowed):
             continue
         errors.append(InputError(why, doc.locate(path)))
-    errors += cloud_rack_errors(doc, hw)
+    errors += cloud_rack_errors(doc, hw) + buy_errors(doc, hw)
     if hw.fixed is not None:
         _check_id(errors, doc, ("hardware", "fixed", "gpu"), hw.fixed.gpu, catalog.gpus(), "GPU")
         errors += fixed_ram_errors(doc, hw.fixed) + fixed_conflict_errors(doc, hw)

@@ -189,6 +189,8 @@ class Hardware(NamedTuple):
     max_budget_usd_per_month: float | None = None
     fixed: FixedSpec | None = None
     inventory: tuple[InventoryGroup, ...] = ()
+    #: False: nothing is bought or rented; deployments are placed on ``inventory`` alone (newuser22 item 2).
+    buy: bool = True
 
 
 class GpuSharing(NamedTuple):

@@ -9,6 +9,7 @@ Every problem is located at the field that causes it (file:line:col):
   (and the model was not trained on such positions);
 - ``allowed_precisions`` naming one format twice, through an alias (``fp4`` and ``nvfp4``);
 - ``hardware.fixed.reserved_ram_gib`` (8 GiB when not given) at or above ``ram_gib`` leaves no RAM to plan with;
+- ``hardware.buy: false`` with no owned servers (``inventory``) to plan on, or ``buy: true`` on an existing machine;
 - a training job's settings that contradict each other (:mod:`generator.sizing.training_conflicts`), and LoRA
   fields on a full fine-tune, which would be ignored.
 """
@@ -172,6 +173,26 @@ def cloud_rack_errors(doc: Document, hardware: Hardware) -> list[InputError]:
         for field in _RACK_FIELDS
         if given_in(doc, at := ("hardware", field))
     ]
+
+
+def buy_errors(doc: Document, hardware: Hardware) -> list[InputError]:
+    """``hardware.buy`` where it cannot hold: false with no owned servers to plan on, true on an existing machine."""
+    at: Path = ("hardware", "buy")
+    if not given_in(doc, at):
+        return []
+    if hardware.fixed is not None:  # buy: false there says what planning the machine does anyway
+        why = "hardware.fixed plans the one machine given there and buys nothing; drop buy or hardware.fixed"
+        return [InputError(why, doc.locate(at))] if hardware.buy else []
+    nothing = "buy: false leaves nothing to plan on"
+    if hardware.buy:
+        return []
+    if hardware.provider != "baremetal":
+        why = f"{nothing}: {hardware.provider} instances are rented; plan servers you own as bare metal"
+    elif not hardware.inventory:
+        why = f"{nothing}: list the servers you own under hardware.inventory"
+    else:
+        return []
+    return [InputError(why, doc.locate(at))]
 
 
 def fixed_conflict_errors(doc: Document, hardware: Hardware) -> list[InputError]:
