@@ -142,7 +142,8 @@ def test_buy_false_where_the_owned_servers_are_too_few_is_infeasible_with_the_fe
     # one line a kind, its fewest servers; and the ways out, buying named by the field that forbids it
     assert said.count("needs ") == 1 and f"servers; 2 owned are free and {BUY_NOTHING}" in said
     assert said.endswith(
-        "to unblock: list more owned servers under hardware.inventory, or let the plan buy (drop hardware.buy: false)"
+        "to unblock: list more owned servers under hardware.inventory, let the plan buy (drop hardware.buy: false), or a "
+        "lower requests_per_second or looser SLOs (fewer replicas)"
     )
     assert "GPU with more memory" not in said
 
@@ -173,3 +174,30 @@ def test_buy_false_names_the_deployment_holding_the_owned_servers(tmp_path: Path
     said = str(err.value)
     assert "deployment 'assistant'" in said
     assert said.endswith("or place a deployment before it elsewhere ('chat' holds 1 x dell-xe8640)")
+
+
+ONE_A40 = """\
+version: 1
+name: owned
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 5}
+hardware:
+  buy: false
+  inventory:
+    - custom: {gpu: a40-48gb, gpus_per_server: 1, cpu_cores: 16, ram_gib: 64}
+      count: 1
+"""
+
+
+def test_buy_false_short_of_replicas_names_whole_replicas_and_the_rate(tmp_path: Path) -> None:
+    # fuzz20 item 8: the model fits the one owned A40; 5 req/s need two replicas. The reason names the two replicas (not
+    # a pipeline over two servers, which reads as memory) and the advice a lower rate
+    path = tmp_path / "w.yaml"
+    path.write_text(ONE_A40)
+    with pytest.raises(InfeasibleError) as err:
+        plan_workload(load_workload(str(path)))
+    said = str(err.value)
+    assert "2 x TP1 on 2 x custom-1x-a40-48gb (1 x a40-48gb) needs 2 servers; 1 owned are free" in said and " PP" not in said
+    assert said.endswith(", or a lower requests_per_second or looser SLOs (fewer replicas)")

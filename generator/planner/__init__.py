@@ -520,10 +520,10 @@ def _choose(
                 )
             elif owned_short:  # the fewest servers each kind needs, and who holds the owned ones
                 fewest: dict[str, Blocked] = {}
-                for b in sorted(blocked, key=lambda b: (b.nodes, b.text)):
+                for b in sorted(blocked, key=lambda b: (b.nodes, b.pp, b.text)):  # whole replicas before a pipeline
                     fewest.setdefault(b.platform_id, b)
                 detail = "; ".join(b.text for _, b in sorted(fewest.items()))
-                hint = _owned_short_hint(wl, dep, chosen)
+                hint = _owned_short_hint(wl, dep, chosen, replicas_fit=any(b.pp == 1 and b.owned for b in fewest.values()))
             else:
                 hint = _unblock_hint(dep, model, blocked)
             # and what kept this deployment off each owned kind, as the inventory-free finding says it (newuser22 item 2),
@@ -553,9 +553,15 @@ def _choose(
 
 
 def _owned_short_hint(
-    wl: Workload, dep: InferenceDeployment | TrainingDeployment, chosen: list[tuple[int, Option, list[Option]]]
+    wl: Workload,
+    dep: InferenceDeployment | TrainingDeployment,
+    chosen: list[tuple[int, Option, list[Option]]],
+    replicas_fit: bool,
 ) -> str:
-    """How to place a deployment that only owned servers, all too few or taken, could hold (newuser22 item 2)."""
+    """How to place a deployment that only owned servers, all too few or taken, could hold (newuser22 item 2).
+
+    ``replicas_fit``: a layout of whole replicas inside a server found some owned free, too few: a lower rate needs fewer.
+    """
     held = []
     for i, opt, _ in chosen:
         servers = [f"{p.candidate.owned_nodes} x {p.hardware.platform.id}" for p in opt.pieces if p.candidate.owned_nodes]
@@ -564,7 +570,9 @@ def _owned_short_hint(
         "list more owned servers under hardware.inventory",
         "let the plan buy (drop hardware.buy: false)" if not wl.hardware.buy else "allow buying more of the kind",
     ]
-    if isinstance(dep, TrainingDeployment):  # a job that needs fewer GPUs
+    if isinstance(dep, InferenceDeployment):
+        ways += ["a lower requests_per_second or looser SLOs (fewer replicas)"] if replicas_fit else []
+    else:  # a job that needs fewer GPUs
         spec = dep.training
         lighter = {"full": "LoRA / QLoRA", "lora": "QLoRA", "qlora": None}[spec.method]
         offload = [f"{field}: true" for field in ("offload_optimizer", "offload_params") if getattr(spec, field) is not True]

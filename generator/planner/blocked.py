@@ -21,6 +21,8 @@ class Blocked(NamedTuple):
     gpus_per_node: int = 0
     nodes: int = 0
     owned: int = 0
+    #: Pipeline stages of a replica of the layout dropped (where ``nodes`` is recorded).
+    pp: int = 1
     #: How far past its tightest latency target a layout that misses them at batch 1 is (a fraction); None otherwise.
     excess: float | None = None
     #: The latency targets that layout misses ("ttft", "tpot").

@@ -91,7 +91,8 @@ def layout_option(
     owned = min(nodes, (free or {}).get((hw.platform.id, hw.gpu.id, gpus_per_node), 0))
     if hw.not_bought and owned < nodes:
         why = f"{summary} needs {nodes} server{'' if nodes == 1 else 's'}; {owned} owned are free and {hw.not_bought}"
-        blocked.append(blocked_on(hw, OWNED_SHORT, why)._replace(gpus_per_node=gpus_per_node, nodes=nodes, owned=owned))
+        short = blocked_on(hw, OWNED_SHORT, why)
+        blocked.append(short._replace(gpus_per_node=gpus_per_node, nodes=nodes, owned=owned, pp=shape.par.pp))
         return None
     node_key = (id(hw), gpus_per_node, needs)
     assembled = seen.get(node_key)
