@@ -814,3 +814,13 @@ def test_a_rented_training_job_that_is_no_longer_rented_has_no_figure_after() ->
         "new": 200.0,
         "delta": 100.0,
     }
+
+
+@pytest.mark.parametrize("example", ["github-actions.yml", "gitlab-ci.yml"])
+def test_the_ci_examples_never_install_specgen_by_name_from_pypi(example: str) -> None:
+    """newuser23 item 11: `pip install specgen` fetched an unrelated PyPI project (specgen 0.0.0, "specify classes")
+    into a job holding an API token; the examples install from a pinned URL the repository sets."""
+    text = (Path(__file__).parents[1] / "examples" / "ci" / example).read_text()
+    installs = [line for line in text.splitlines() if "pip install" in line and not line.lstrip().startswith("#")]
+    assert installs and all('"$SPECGEN_PIP"' in line for line in installs), installs
+    assert 'test -n "$SPECGEN_PIP"' in text
