@@ -65,9 +65,9 @@ hardware:
 """
 
 
-def _plan(tmp_path: Path, limit: str = "") -> tuple[LoadedWorkload, Plan]:
+def _plan(tmp_path: Path, limit: str = "", text: str = TINY_ON_L4) -> tuple[LoadedWorkload, Plan]:
     path = tmp_path / "w.yaml"
-    path.write_text(TINY_ON_L4.format(limit=limit))
+    path.write_text(text.format(limit=limit))
     loaded = load_workload(str(path))
     return loaded, plan_workload(loaded)
 
@@ -94,13 +94,15 @@ def test_a_replica_never_counts_on_more_sequences_than_vllm_runs(tmp_path: Path)
 
 
 def test_a_higher_limit_in_the_workload_is_used_and_rendered(tmp_path: Path) -> None:
-    _, default = _plan(tmp_path)
-    _, raised = _plan(tmp_path, "\n      max_num_seqs: 1024")
+    # on a 4090 (vLLM's default is 256 there too): an L4 sustains 0.49 of its tensor peak under a large GEMM, so its
+    # compute, not the 256 sequences, bounds a replica of this 1B model within the SLOs
+    on_4090 = TINY_ON_L4.replace("[l4-24gb]", "[rtx-4090-24gb]")
+    default, raised = (_plan(tmp_path, limit, on_4090)[1] for limit in ("", "\n      max_num_seqs: 1024"))
     (dep,) = raised.deployments
     assert dep.details["max_num_seqs"] == 1024
     assert dep.details["batch_per_replica"] > 256
     assert raised.totals["gpus"] < default.totals["gpus"]  # larger batches: fewer replicas for the same rate
-    assert not any("the batch stops at" in r for r in dep.reasons)
+    assert not any("the batch stops at 256" in r for r in dep.reasons)  # the next limit, the tokens a pass, may say so
 
 
 def test_the_tokens_of_a_forward_pass_are_vllms_on_the_gpu_or_the_workloads(tmp_path: Path) -> None:

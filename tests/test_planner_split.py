@@ -194,7 +194,7 @@ def test_a_split_is_sized_for_requests_routed_evenly_over_all_replicas(
     plan = _plan(_write(tmp_path, CHAT.format(rps=rps)))
     (dep,) = plan.deployments
     owned, rest = dep.split
-    assert (owned.requests_per_s_per_replica_max, rest.requests_per_s_per_replica_max) == (8.688, 9.261)
+    assert (owned.requests_per_s_per_replica_max, rest.requests_per_s_per_replica_max) == (8.688, 9.248)
     slowest = min(owned.requests_per_s_per_replica_max, rest.requests_per_s_per_replica_max)
     assert dep.replicas == math.ceil(rps / slowest) == replicas
     assert (owned.replicas, rest.replicas) == (owned_replicas, bought_replicas)
@@ -334,7 +334,7 @@ def test_diff_shows_the_parts_and_the_memory_of_each(tmp_path: Path) -> None:
     # the whole service shows the engine settings it is sized with; a split one shows its parts (each its own)
     assert (
         "| `chat` | meta-llama/Llama-3.1-70B-Instruct bf16 TP8xPP1 x3 (24 GPUs); KV bf16, max_num_seqs 1,024, "
-        "max_num_batched_tokens 8,192, at most 9.26 "
+        "max_num_batched_tokens 8,192, at most 9.25 "
         "req/s a replica | meta-llama/Llama-3.1-70B-Instruct bf16 TP8xPP1 x2 in chat_h100_sxm5_80gb + TP8xPP1 x1 in "
         "chat_h200_sxm_141gb (24 GPUs) |"
     ) in text

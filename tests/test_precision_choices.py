@@ -19,7 +19,7 @@ deployments:
 {precision}      max_context_tokens: 16384
       avg_input_tokens: 1500
       avg_output_tokens: 350
-      requests_per_second: 5
+      requests_per_second: 5.5
       slo: {{ttft_p95_ms: 2000, tpot_ms: 50}}
 hardware:
   provider: aws

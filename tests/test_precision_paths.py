@@ -57,7 +57,8 @@ def test_mxfp4_gpt_oss_20b_checkpoint_size() -> None:
         pytest.param("b200-sxm-180gb", "nvfp4", "fp4", 9000, id="blackwell-w4a4-at-fp4-rate"),
         pytest.param("h100-sxm5-80gb", "nvfp4", "fp4", 989, id="hopper-nvfp4-dequantizes-to-bf16"),
         pytest.param("h100-sxm5-80gb", "fp8", "fp8", 1979, id="hopper-w8a8-at-fp8-rate"),
-        pytest.param("a100-sxm4-80gb", "fp8", "fp8", 312, id="ampere-fp8-weight-only-bf16"),
+        # at the bf16 rate, scaled by the A100's measured share over the H100's (271.2 of 312 against 794.5 of 989)
+        pytest.param("a100-sxm4-80gb", "fp8", "fp8", 271.2 * 989 / 794.5, id="ampere-fp8-weight-only-bf16"),
         pytest.param("b200-sxm-180gb", "int4", "bf16", 2250, id="gptq-weight-only-bf16"),
         pytest.param("gb300-288gb", "fp4", "fp4", 15000, id="blackwell-ultra-dense-fp4"),
         pytest.param("h20-96gb", "fp8", "fp8", 296, id="h20-cut-down-hopper-fp8"),
@@ -66,7 +67,7 @@ def test_mxfp4_gpt_oss_20b_checkpoint_size() -> None:
 def test_compute_path_uses_the_gpus_dense_rate(gpu: str, precision: str, compute: str, tflops: float) -> None:
     fmt = weight_format(precision)
     assert fmt.compute == compute
-    assert accelerator_for(find_gpu(gpu), fmt.compute, 1).dense_tflops == tflops
+    assert accelerator_for(find_gpu(gpu), fmt.compute, 1).dense_tflops == pytest.approx(tflops)
 
 
 def test_modelopt_hf_quant_config_nvfp4_with_exclusions() -> None:

@@ -296,13 +296,14 @@ def test_plan_sizes_a_precision_as_the_estimate_does(
         pytest.param("gb200-186gb", "fp4", 10000, id="grace-blackwell-w4a4"),
         pytest.param("rtx-pro-6000-blackwell-96gb", "fp4", 2000, id="rtx-pro-w4a4"),
         pytest.param("h100-sxm5-80gb", "bf16", 989, id="hopper-marlin-w4a16"),
-        pytest.param("a100-sxm4-80gb", "bf16", 312, id="ampere-marlin-w4a16"),
+        # the A100's bf16 rate, scaled by its measured share over the H100's (271.2 of 312 against 794.5 of 989)
+        pytest.param("a100-sxm4-80gb", "bf16", 271.2 * 989 / 794.5, id="ampere-marlin-w4a16"),
     ],
 )
 def test_nvfp4_runs_at_fp4_only_where_the_gpu_has_fp4(gpu: str, compute: str, tflops: float) -> None:
     """Without FP4 tensor cores the kernels dequantize: the bf16 rate, and no W4A4 GEMM efficiency discount."""
     acc = accelerator_for(find_gpu(gpu), weight_format("nvfp4").compute, 1)
-    assert (acc.compute, acc.dense_tflops) == (compute, tflops)
+    assert acc.compute == compute and acc.dense_tflops == pytest.approx(tflops)
 
 
 # --- the model's limit: vLLM's derived max_model_len ---------------------------------------------------------------

@@ -255,7 +255,7 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
     machine = Machine(
         gpus=spec.gpu_count,
         gpu_memory_bytes=gpu.memory_bytes,
-        gpu_bandwidth_gb_per_s=gpu.memory_bandwidth_gb_per_s,
+        gpu_bandwidth_gb_per_s=gpu.sustained_bandwidth_gb_per_s,
         gpu_tflops=gpu.tflops("bf16") or 0.0,
         pcie_gb_per_s=link,
         ram_bytes=int(spec.ram_gib / sockets * GIB),

@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 #: This folder, symlinks resolved (text: pathlib is not imported on the ``estimate`` path).
 _CATALOG_DIR = os.path.dirname(os.path.realpath(__file__))
 
+#: The GPU the performance constants were fitted on (TensorRT-LLM and FSDP rows, benchmarks/CALIBRATION.md): its
+#: measured shares of its peaks are inside the fitted efficiencies, so another GPU's measured rates count relative to it.
+REFERENCE_GPU_ID = "h100-sxm5-80gb"
+
 
 def _read(path: str) -> Any:
     with open(path, encoding="utf-8") as fh:
@@ -74,8 +78,10 @@ def _build(kind: str, factory: Any) -> dict[str, Any]:
 
 @cache
 def gpus() -> dict[str, GpuSpec]:
-    """Every accelerator, by id."""
-    return _build("gpus", GpuSpec.from_record)
+    """Every accelerator, by id, its measured rates expressed over the reference GPU's (:data:`REFERENCE_GPU_ID`)."""
+    built: dict[str, GpuSpec] = _build("gpus", GpuSpec.from_record)
+    reference = built[REFERENCE_GPU_ID]
+    return {gpu_id: gpu.relative_to(reference) for gpu_id, gpu in built.items()}
 
 
 @cache

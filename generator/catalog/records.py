@@ -31,6 +31,10 @@ _LINK_NAMES = {
 }
 
 
+#: The 16-bit formats that run at one tensor rate: a measured share of one stands in for the other.
+_HALF_TWIN = {"bf16": "fp16", "fp16": "bf16"}
+
+
 #: The extended resource each vendor's Kubernetes device plugin advertises (NVIDIA k8s-device-plugin, AMD ROCm
 #: k8s-device-plugin, Intel Gaudi device plugin): what a GPU node is tainted and scheduled by.
 DEVICE_RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu", "intel": "habana.ai/gaudi"}
@@ -58,8 +62,16 @@ class GpuSpec(NamedTuple):
     consumer: bool
     source: tuple[str, ...]
     unsourced_fields: tuple[str, ...] = ()
-    #: The vendor's max-achievable dense GEMM rate per precision under sustained load, TFLOPS (where published).
+    #: Max-achievable dense GEMM rate per precision under sustained load, TFLOPS, as measured (vendor or published
+    #: benchmark; where one is).
     max_achievable_tflops: Mapping[str, float] | None = None
+    #: Sustained memory bandwidth a stream benchmark measured (BabelStream Triad), decimal GB/s; None: not measured.
+    measured_memory_gb_per_s: float | None = None
+    #: This GPU's measured share of its peak over the reference GPU's (:data:`REFERENCE_GPU_ID`), by precision: what the
+    #: fitted efficiencies are scaled by (set by the catalog; absent where either share is unmeasured).
+    tflops_vs_reference: Mapping[str, float] | None = None
+    #: The same for memory bandwidth (1 where either is unmeasured).
+    bandwidth_vs_reference: float = 1.0
     #: Per-direction bandwidth NCCL / RCCL count on over the scale-up link (after protocol overheads), GB/s; None: not published.
     collective_gb_per_s: float | None = None
     #: The GPU architecture as ``gpus.json`` names it (``ampere``, ``hopper``, ``cdna3``, ``gaudi3``, ...).
@@ -120,6 +132,7 @@ class GpuSpec(NamedTuple):
             source=_sources(rec),
             unsourced_fields=tuple(rec.get("unsourced_fields") or ()),
             max_achievable_tflops={k: float(v) for k, v in dict(rec.get("max_achievable_tflops") or {}).items()} or None,
+            measured_memory_gb_per_s=_opt_float(rec.get("measured_memory_gb_per_s")),
             collective_gb_per_s=_opt_float(ic.get("collective_gb_per_s")),
             architecture=str(rec.get("architecture") or ""),
             tdp_includes_host_cpu=bool(rec.get("tdp_includes_host_cpu", False)),
@@ -157,16 +170,44 @@ class GpuSpec(NamedTuple):
         )
 
     def sustained_tflops(self, compute: str) -> float | None:
-        """The tensor rate a long dense GEMM sustains: the vendor's max-achievable figure where published, else the peak.
+        """The tensor rate the fitted efficiencies apply to: the peak, scaled by the measured share over the reference's.
 
-        Datasheet peaks count the boost clock; under dense tensor load a GPU may run far slower (AMD measures
-        MI300X GEMMs at a median 1.2 GHz against its 2.1 GHz boost). The roofline's fitted efficiencies apply to this
-        rate; where no vendor publishes one (NVIDIA), they apply to the peak and absorb the throttling.
+        Datasheet peaks count the boost clock; under dense tensor load a GPU may run far slower (AMD measures MI300X
+        GEMMs at a median 1.2 GHz against its 2.1 GHz boost; an H100 SXM reaches 0.80 of its peak). The efficiencies
+        were fitted on the reference GPU, whose own share they absorb; an unmeasured GPU is assumed to share it.
         """
-        measured = (self.max_achievable_tflops or {}).get(compute)
-        if measured is None and compute == "bf16":
-            measured = (self.max_achievable_tflops or {}).get("fp16")
-        return measured or self.tflops(compute)
+        peak = self.tflops(compute)
+        if peak is None:
+            return None
+        scale = self.tflops_vs_reference or {}
+        return peak * scale.get(compute, scale.get(_HALF_TWIN.get(compute, compute), 1.0))
+
+    @property
+    def sustained_bandwidth_gb_per_s(self) -> float:
+        """Memory bandwidth the decode efficiency applies to: the peak, scaled by the measured share over the reference's."""
+        return self.memory_bandwidth_gb_per_s * self.bandwidth_vs_reference
+
+    def measured_share(self, compute: str) -> float | None:
+        """Measured max-achievable GEMM rate over the peak in ``compute`` (bf16 and fp16 stand in for each other)."""
+        measured = self.max_achievable_tflops or {}
+        for name in (compute, _HALF_TWIN.get(compute, compute)):
+            peak = self.tflops(name)
+            if name in measured and peak:
+                return measured[name] / peak
+        return None
+
+    def relative_to(self, reference: GpuSpec) -> GpuSpec:
+        """The GPU with its measured shares expressed over ``reference``'s (the GPU the efficiencies were fitted on)."""
+        scale = {}
+        for compute in self.max_achievable_tflops or {}:
+            own, base = self.measured_share(compute), reference.measured_share(compute)
+            if own and base:
+                scale[compute] = own / base
+        bandwidth = 1.0
+        if self.measured_memory_gb_per_s and reference.measured_memory_gb_per_s:
+            own_bw = self.measured_memory_gb_per_s / self.memory_bandwidth_gb_per_s
+            bandwidth = own_bw / (reference.measured_memory_gb_per_s / reference.memory_bandwidth_gb_per_s)
+        return self._replace(tflops_vs_reference=scale or None, bandwidth_vs_reference=bandwidth)
 
 
 class ModelRecord(NamedTuple):

@@ -322,7 +322,8 @@ def idle_bound_note(dep: InferenceDeployment, opt: Option) -> str | None:
     )
     if bound.looser_requests_per_s > 1.01 * point.requests_per_s:
         replicas = opt.candidate.replicas
-        fewer = math.ceil(replicas * point.requests_per_s / bound.looser_requests_per_s)
+        # the rate asked, not the replicas' capacity (which rounds up past it): what planning at that target gives
+        fewer = math.ceil(dep.inference.requests_per_second / bound.looser_requests_per_s)
         text += (
             f"; at {bound.looser_ttft_p95_ms:,.0f} ms a replica would take {bound.looser_requests_per_s:.3g} req/s "
             f"instead of {point.requests_per_s:.3g} (about {fewer:,} replicas instead of {replicas:,})"

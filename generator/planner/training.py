@@ -220,7 +220,7 @@ def _compute_share(
     tokens = micro_batch * spec.sequence_length
     flops = training_flops_per_token(arch, spec.method, spec.gradient_checkpointing) * tokens
     compute_s = flops / (model_parallel * tflops * 1e12 * mfu)
-    return compute_s / (compute_s + nf4_dequant_seconds(dequant_bytes, hw.gpu.memory_bandwidth_gb_per_s, consts))
+    return compute_s / (compute_s + nf4_dequant_seconds(dequant_bytes, hw.gpu.sustained_bandwidth_gb_per_s, consts))
 
 
 def layout_step(
@@ -245,7 +245,7 @@ def layout_step(
         dense_tflops=accelerator_for(hw.gpu, "bf16", layout.tp).dense_tflops,
         dp_traffic=dp,
         dequant_bytes_per_micro_batch=_dequant_bytes(arch, spec, layout.tp * layout.pp),
-        memory_gb_per_s=hw.gpu.memory_bandwidth_gb_per_s,
+        memory_gb_per_s=hw.gpu.sustained_bandwidth_gb_per_s,
     )
 
 

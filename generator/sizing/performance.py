@@ -86,7 +86,7 @@ def accelerator_for(gpu: GpuSpec, compute: str, tp: int, host_time_scale: float 
         fast = False
         link = pcie_gb_per_s(gpu.pcie_gen, gpu.pcie_lanes)
     attention = gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or tflops
-    return Accelerator(gpu.memory_bandwidth_gb_per_s, tflops, link, fast, attention, compute, host_time_scale)
+    return Accelerator(gpu.sustained_bandwidth_gb_per_s, tflops, link, fast, attention, compute, host_time_scale)
 
 
 def pcie_gb_per_s(gen: int, lanes: int) -> float:
