@@ -690,7 +690,7 @@ def test_multi_node_lora_whose_communication_dominates_gets_a_fabric(tmp_path: P
     (unpriced,) = [f for f in plan.findings if f.code == "fabric-unpriced"]
     assert f"pool {pool.name}: the GPU fabric fitted to its {pool.nodes} server(s)" in unpriced.message
     # over the node's 25 GbE front end the same step would spend longer communicating than computing
-    gbps, link = node_link(catalog.platforms()["dell-r760xa"], pool.node.gpus, fabric=False)
+    gbps, link = node_link(catalog.platforms()["dell-r760xa"], catalog.gpus()["l40s-48gb"], pool.node.gpus, fabric=False)
     front_s = dep.details["dp_zero_bytes_per_gpu"] * 8 / (gbps * 1e9)
     assert "front-end Ethernet" in link
     assert front_s > dep.details["step_time"]["compute_s"]

@@ -73,32 +73,58 @@ def fitted_fabric_nics(platform: PlatformSpec, gpus: int) -> int:
     return 1 if platform.kind == "workstation" else gpus
 
 
+class FabricNics(NamedTuple):
+    """The GPU fabric NICs one node is built with."""
+
+    nic_id: str
+    nics: int
+
+
+def node_fabric(platform: PlatformSpec, gpu: GpuSpec, gpus: int, needs_fabric: bool) -> FabricNics | None:
+    """The GPU fabric a node of ``gpus`` GPUs is built with, or None where it has none.
+
+    The one decision both the node's parts list (its NICs, power and cost) and the link a training step is timed
+    over read (newuser23 item 1), so a step is never timed over a fabric the node is not built with:
+
+    - a server built for a partial GPU population (a PCIe chassis of 1-8 GPUs) takes the scale-out NICs it lists
+      with the GPUs that need them: none where no replica or job spans servers (``needs_fabric`` False), else in
+      proportion to the GPUs fitted;
+    - any other platform that lists a fabric (a DGX, a cloud instance, a custom server as owned) has it;
+    - a bare-metal server whose parts are chosen and that lists none is fitted one where ``needs_fabric`` asks and
+      it takes one (:func:`fabric_fits`): one NIC a GPU, one a tower (:func:`fitted_fabric_nics`);
+    - an owned custom server without one, a cloud instance without one, or a tower that takes none has none.
+    """
+    listed_id, listed_count = platform.fabric_nic_id, platform.fabric_nic_count
+    configurable = platform.provider == "baremetal" and not platform.custom  # parts are chosen, not as owned
+    if listed_id and configurable and len(platform.gpu_counts) > 1:
+        most = max(platform.gpu_counts)
+        return FabricNics(listed_id, math.ceil((listed_count or most) * gpus / most)) if needs_fabric else None
+    if listed_id:
+        return FabricNics(listed_id, listed_count or gpus)
+    if needs_fabric and configurable and fabric_fits(platform, gpu):
+        return FabricNics(DEFAULT_FABRIC_NIC, fitted_fabric_nics(platform, gpus))
+    return None
+
+
 def _nics(platform: PlatformSpec, gpu: GpuSpec, gpus: int, needs_fabric: bool, findings: list[Finding]) -> tuple[Nic, ...]:
     table = catalog.nics()
     out: list[Nic] = []
-    fabric_id, fabric_count = platform.fabric_nic_id, platform.fabric_nic_count
     configurable = platform.provider == "baremetal" and not platform.custom  # parts are chosen, not as owned
-    if needs_fabric and not fabric_id:
-        if configurable and fabric_fits(platform, gpu):
-            fabric_id, fabric_count = DEFAULT_FABRIC_NIC, fitted_fabric_nics(platform, gpus)
-        elif configurable:  # a tower: its front end is all it has between nodes
+    if needs_fabric and not platform.fabric_nic_id:
+        if configurable and not fabric_fits(platform, gpu):  # a tower: its front end is all it has between nodes
             findings.append(
                 Finding("error", "no-gpu-fabric", f"{platform.id} with {gpu.id} takes no GPU fabric ({TOWER_NO_FABRIC}), "
                         f"and multi-node work needs at least {MIN_FABRIC_GBPS} Gb/s between nodes")
             )  # fmt: skip
-        elif (platform.network_gbps_total or 0) < MIN_FABRIC_GBPS:
+        elif not configurable and (platform.network_gbps_total or 0) < MIN_FABRIC_GBPS:
             findings.append(
                 Finding("error", "no-gpu-fabric", f"{platform.id} has {platform.network_gbps_total or 0:g} Gb/s between nodes; "
                         f"multi-node work needs at least {MIN_FABRIC_GBPS} Gb/s")
             )  # fmt: skip
-    if platform.fabric_nic_id and configurable and len(platform.gpu_counts) > 1:
-        # a server built for a partial GPU population takes the scale-out NICs it lists with the GPUs that need them:
-        # none where no replica or job spans servers, else in proportion to the GPUs fitted
-        fabric_id = fabric_id if needs_fabric else None
-        fabric_count = math.ceil((fabric_count or max(platform.gpu_counts)) * gpus / max(platform.gpu_counts))
-    if fabric_id:
-        nic = table[fabric_id]
-        out.append(Nic("fabric", nic.id, nic.name, fabric_count or gpus, nic.port_gbps, nic.protocol, nic.gpudirect_rdma))
+    fabric = node_fabric(platform, gpu, gpus, needs_fabric)
+    if fabric is not None:
+        nic = table[fabric.nic_id]
+        out.append(Nic("fabric", nic.id, nic.name, fabric.nics, nic.port_gbps, nic.protocol, nic.gpudirect_rdma))
     front_id, front_count = platform.frontend_nic_id, platform.frontend_nic_count
     if not front_id and configurable:
         front_id, front_count = DEFAULT_FRONTEND_NIC, platform.hosts  # one per host

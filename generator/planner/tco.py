@@ -2,9 +2,11 @@
 
 An owned server's monthly cost is its purchase price spread over ``amortization_months`` (capex)
 plus energy (planned power x ``power_utilization`` x ``pue`` x ``energy_usd_per_kwh``) and
-colocation (planned kW x ``colocation_usd_per_kw_month``) (opex). Workstations pay no colocation
-and no facility overhead (PUE 1). The purchase price is a whole-system record where one matches
-the platform, GPU and GPU count, else a component estimate: host + GPUs x GPU price.
+colocation (planned kW x ``colocation_usd_per_kw_month``) (opex). Every server the plan buys goes into
+the colocation racks it packs, towers on a rack shelf, and pays their rent and PUE; a workstation the team
+already owns (a home or office server) pays its energy alone, at PUE 1 (:func:`in_colocation`). The purchase
+price is a whole-system record where one matches the platform, GPU and GPU count, else a component estimate:
+host + GPUs x GPU price.
 """
 
 from __future__ import annotations
@@ -154,19 +156,33 @@ def versus_built(priced: PricedWith, built: BuiltHost) -> str:
     return f"{here}: the same CPU cores and RAM{extras}"
 
 
-def owned_opex_usd_per_month(platform: PlatformSpec, power_w: int, consts: Constants) -> tuple[float, str]:
-    """Energy and colocation of one owned node per month, and how they were formed."""
+def in_colocation(platform: PlatformSpec, owned: bool) -> bool:
+    """Whether a bare-metal node pays colocation rent and the facility's PUE.
+
+    The plan packs every bare-metal node into colocation racks, a tower on a rack shelf, and its costs assume
+    colocation for what it buys, so a bought workstation pays the rack's rent and cooling like any other server
+    (newuser23 item 2: bought towers paid neither and beat a rack server that cost less). A workstation the team
+    already owns (``hardware.inventory``: "a home or office server", or a custom server of ``kind: workstation``)
+    stays where it is: nothing in the workload says it is racked, so it pays its energy alone, at PUE 1.
+    """
+    return platform.kind != "workstation" or not owned
+
+
+def owned_opex_usd_per_month(platform: PlatformSpec, power_w: int, consts: Constants, owned: bool = False) -> tuple[float, str]:
+    """Energy and colocation of one bare-metal node per month, and how they were formed (``owned``: already owned)."""
     kw = power_w / 1000
-    workstation = platform.kind == "workstation"
-    pue = 1.0 if workstation else consts.pue
+    racked = in_colocation(platform, owned)
+    pue = consts.pue if racked else 1.0
     energy = kw * consts.power_utilization * pue * consts.energy_usd_per_kwh * HOURS_PER_MONTH
-    colo = 0.0 if workstation else kw * consts.colocation_usd_per_kw_month
+    colo = kw * consts.colocation_usd_per_kw_month if racked else 0.0
     text = (
         f"energy {kw:.2f} kW x {consts.power_utilization:g} utilisation (assumed) x PUE {pue:g}"
         f" x ${consts.energy_usd_per_kwh:g}/kWh = ${energy:,.0f}/month"
     )
-    if not workstation:
+    if racked:
         text += f"; colocation {kw:.2f} kW x ${consts.colocation_usd_per_kw_month:g}/kW-month = ${colo:,.0f}/month"
+    else:
+        text += " (an owned workstation: at home or in an office, no colocation)"
     return energy + colo, text
 
 
@@ -235,16 +251,18 @@ def fleet_cost(
     per_node = node_cost(wl, platform, gpu, gpus, power_w, consts, built)
     if owned == 0 or platform.id in wl.prices:
         return _times(per_node, nodes)
-    opex, opex_basis = owned_opex_usd_per_month(platform, power_w, consts)
+    opex, opex_basis = owned_opex_usd_per_month(platform, power_w, consts, owned=True)
     owned_basis = f"{owned} owned server(s): running costs only, per server ({opex_basis})"
     if bought == 0:
         return NodeCost(opex * nodes / HOURS_PER_MONTH, 0.0, opex * nodes, owned_basis)
-    if per_node.usd_per_hour is None or per_node.capex_usd is None:
+    if per_node.usd_per_hour is None or per_node.capex_usd is None or per_node.opex_usd_per_month is None:
         return NodeCost(None, None, None, None, why=f"{bought} server(s) to buy: {per_node.why or 'no purchase price'}")
     capex = per_node.capex_usd * bought
-    per_month = capex / consts.amortization_months + opex * nodes
+    # the servers bought run at their own opex: a bought tower is racked, an owned one is not (in_colocation)
+    running = opex * owned + per_node.opex_usd_per_month * bought
+    per_month = capex / consts.amortization_months + running
     basis = f"{owned_basis}; {bought} bought: {per_node.basis}"
-    return NodeCost(per_month / HOURS_PER_MONTH, capex, opex * nodes, basis, per_node.estimated)
+    return NodeCost(per_month / HOURS_PER_MONTH, capex, running, basis, per_node.estimated)
 
 
 @lru_cache(maxsize=65_536)

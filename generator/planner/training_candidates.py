@@ -8,7 +8,7 @@ from generator.calculator.model_source import ResolvedModel
 from generator.planner.blocked import COMMUNICATION_DOMINATES, NO_LAYOUT, PAST_DEADLINE, PINNED_DEGREE, Blocked
 from generator.planner.candidates import blocked_on, layout_option
 from generator.planner.inventory import ServerKey
-from generator.planner.nodes import NodeNeeds, fabric_fits
+from generator.planner.nodes import NodeNeeds, fabric_fits, node_fabric
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, node_counts
 from generator.planner.training import TrainingShape, layout_step, training_shapes, training_tp_sizes
@@ -111,19 +111,22 @@ def _with_communication(
     sent = dp_traffic(
         mem.trainable_params // shape.par.gpus, weights_total, setup.zero_stage, setup.data_parallel, shape.accumulation
     )
-    builtin = bool(hw.platform.fabric_nic_id) or hw.platform.provider != "baremetal"
     if hw.platform.provider == "baremetal" and not fabric_fits(hw.platform, hw.gpu):
         needs = needs._replace(needs_fabric=False)  # a tower: over its front-end network, or ruled out below
+    # a platform built with its fabric whatever the job asks (a DGX, a cloud instance) needs no asking for one
+    builtin = hw.platform.provider != "baremetal" or node_fabric(hw.platform, hw.gpu, gpus_per_node, False) is not None
 
     def placed(fabric: bool) -> StepComm:
+        # timed over the links the node is built with for this ask (node_fabric decides both)
         links, dp_link, tp_link, stage_link = step_links(
             hw.platform, hw.gpu, gpus_per_node, nodes, fabric, shape.par.tp, shape.par.pp, setup.data_parallel, consts
         )
         step = layout_step(model, spec, hw, shape.layout, links, sent, consts)
         return StepComm(step, dp_link, tp_link, stage_link)
 
-    comm = placed(builtin or needs.needs_fabric)
+    comm = placed(needs.needs_fabric)
     if comm.dominates and not builtin and not needs.needs_fabric and fabric_fits(hw.platform, hw.gpu):
+        # the node is then built with the fabric (or, an owned server without one, ruled out by MIN_FABRIC_GBPS)
         needs = needs._replace(needs_fabric=True)
         comm = placed(True)
     if comm.dominates and not fabric_fits(hw.platform, hw.gpu):  # a cloud instance, or a tower: no fabric to add

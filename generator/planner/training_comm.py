@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
-from generator.planner.nodes import DEFAULT_FABRIC_NIC, DEFAULT_FRONTEND_NIC, fitted_fabric_nics
+from generator.planner.nodes import DEFAULT_FRONTEND_NIC, node_fabric
 from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for
 from generator.sizing.training_step import DDP_BUCKET_BYTES, NO_DP, DpTraffic, StepLinks, StepTime
@@ -101,15 +101,19 @@ def dp_traffic(trainable_params: int, weight_bytes_total: int, zero_stage: int, 
     return DpTraffic(dp_bytes_per_gpu(trainable_params, weight_bytes_total, zero_stage, dp, accumulation), buckets * passes)
 
 
-def node_link(platform: PlatformSpec, gpus_per_node: int, fabric: bool) -> tuple[float, str]:
-    """Gb/s a node sends to other nodes, and what carries it: the GPU fabric, or the front-end network."""
+def node_link(platform: PlatformSpec, gpu: GpuSpec, gpus_per_node: int, fabric: bool) -> tuple[float, str]:
+    """Gb/s a node sends to other nodes, and what carries it: the GPU fabric the node is built with, else its front end.
+
+    ``fabric``: the job asks for a fabric (``NodeNeeds.needs_fabric``); the NICs are those :func:`node_fabric` builds the
+    node with for that ask, so the step is timed over the link the node's parts list names (newuser23 item 1).
+    """
     nics = catalog.nics()
     if platform.provider != "baremetal":
         return float(platform.network_gbps_total or 0), f"{platform.network_gbps_total or 0:g} Gb/s instance network"
-    if fabric:
-        nic_id = platform.fabric_nic_id or DEFAULT_FABRIC_NIC
-        count = platform.fabric_nic_count or fitted_fabric_nics(platform, gpus_per_node)
-        return nics[nic_id].port_gbps * count, f"{count} x {nics[nic_id].port_gbps:g} Gb/s GPU fabric"
+    built = node_fabric(platform, gpu, gpus_per_node, fabric)
+    if built is not None:
+        port_gbps = nics[built.nic_id].port_gbps
+        return port_gbps * built.nics, f"{built.nics} x {port_gbps:g} Gb/s GPU fabric"
     nic_id = platform.frontend_nic_id or DEFAULT_FRONTEND_NIC
     count = platform.frontend_nic_count or 1
     return nics[nic_id].port_gbps * count, f"{count} x {nics[nic_id].port_gbps:g} Gb/s front-end Ethernet"
@@ -142,7 +146,7 @@ def step_links(
     consts: Constants,
 ) -> tuple[StepLinks, str, str, str]:
     """The links of a (TP, PP, DP) job on ``nodes`` nodes of ``gpus_per_node``: (links, DP, TP, stage link names)."""
-    node_gbps, node_name = node_link(platform, gpus_per_node, fabric)
+    node_gbps, node_name = node_link(platform, gpu, gpus_per_node, fabric)
     links = links_between(gpu, gpus_per_node, nodes, node_gbps, tp, pp, dp, consts)
     tp_name = gpu_link(gpu, tp)[1]
     stage_name = node_name if tp * pp > gpus_per_node else gpu_link(gpu, min(tp * pp, gpus_per_node))[1]

@@ -1,0 +1,130 @@
+"""A tower the plan buys and racks pays the colocation rack's rent and PUE like any other server (newuser23 item 2).
+
+The plan packs every bare-metal node into colocation racks (a tower on a rack shelf) and its costs assume
+colocation for what it buys, yet bought towers paid no colocation rent and PUE 1: 4 WRX90 towers (1 x RTX PRO 6000
+each, $98,375) came to $3,035 a month and beat one Dell XE7740 with 8 x L40S ($85,271, $3,497 a month) that is
+cheaper to buy and faster. A workstation the team already owns (``hardware.inventory``: a home or office server)
+is where it is and keeps paying its energy alone, at PUE 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator import catalog
+from generator.catalog.records import PlatformSpec
+from generator.planner import plan_workload
+from generator.planner.plan import Plan
+from generator.planner.tco import HOURS_PER_MONTH, fleet_cost, in_colocation, owned_opex_usd_per_month
+from generator.sizing.constants import Constants
+from generator.workload import load_workload
+from generator.workload.models import Workload
+
+#: The report's workload (/tmp/newuser23/colo-lora-trl.yaml); ``{hardware}`` narrows the choice where a test wants.
+COLO_LORA_TRL = """\
+version: 1
+name: colo-lora
+deployments:
+  - name: nightly-70b
+    model: meta-llama/Llama-3.3-70B-Instruct
+    training:
+      method: lora
+      framework: trl
+      lora_rank: 16
+      sequence_length: 4096
+      global_batch_size: 64
+      dataset_tokens: 50000000
+      epochs: 1
+      deadline_hours: 8
+hardware:
+  provider: baremetal
+  rack_power_kw: 17
+{hardware}outputs: [terraform, ansible, kubernetes]
+"""
+
+#: The two options of the report: 4 towers of one RTX PRO 6000 each, or one XE7740 of 8 x L40S.
+TOWERS_OR_RACK = "  gpus: [rtx-pro-6000-ws-96gb, l40s-48gb]\n  platforms: [wrx90-workstation, dell-xe7740]\n"
+
+
+def _plan(tmp_path: Path, hardware: str = "") -> Plan:
+    path = tmp_path / "colo-lora-trl.yaml"
+    path.write_text(COLO_LORA_TRL.format(hardware=hardware))
+    return plan_workload(load_workload(str(path)))
+
+
+def _racked_month_usd(capex: float, power_w: int, consts: Constants) -> float:
+    """A bought server's month in a colocation rack, from the constants alone: capex over the amortization, energy
+    at the facility's PUE, and the rack's rent per kW."""
+    kw = power_w / 1000
+    energy = kw * consts.power_utilization * consts.pue * consts.energy_usd_per_kwh * HOURS_PER_MONTH
+    return capex / consts.amortization_months + energy + kw * consts.colocation_usd_per_kw_month
+
+
+def test_the_reported_choice_flips_to_the_rack_server_when_both_pay_the_rack(tmp_path: Path) -> None:
+    """Before: 4 x wrx90-workstation at $3,035/month (no rent, PUE 1) beat 1 x dell-xe7740 at $3,497/month.
+    After: the towers pay $4,182/month; the XE7740, $3,497/month as before, is chosen."""
+    plan = _plan(tmp_path, TOWERS_OR_RACK)
+    consts = Constants()
+    dep, pool = plan.deployments[0], plan.pools[0]
+    assert (pool.node.platform_id, pool.node.gpu_id, pool.nodes) == ("dell-xe7740", "l40s-48gb", 1)
+    (towers,) = [c for c in dep.runners_up if c.platform_id == "wrx90-workstation" and c.gpus_per_node == 1]
+    assert towers.nodes == 4 and towers.capex_usd is not None and towers.usd_per_hour is not None
+    assert pool.capex_usd is not None and pool.usd_per_hour is not None
+    # both are charged the same way: capex, energy at the facility's PUE, and the rack's rent
+    towers_month = towers.usd_per_hour * HOURS_PER_MONTH
+    rack_month = pool.usd_per_hour * HOURS_PER_MONTH
+    assert towers_month == pytest.approx(_racked_month_usd(towers.capex_usd, towers.power_w, consts))
+    assert rack_month == pytest.approx(_racked_month_usd(pool.capex_usd, pool.power_w, consts))
+    assert rack_month < towers_month
+    assert (round(rack_month), round(towers_month)) == (3497, 4182)
+
+
+def test_the_reported_workload_no_longer_buys_towers_into_its_rack(tmp_path: Path) -> None:
+    plan = _plan(tmp_path)
+    assert all(p.node.kind != "workstation" for p in plan.pools), [p.node.platform_id for p in plan.pools]
+
+
+def _platform(platform_id: str) -> PlatformSpec:
+    return catalog.platforms()[platform_id]
+
+
+@pytest.mark.parametrize(
+    ("platform_id", "owned", "racked"),
+    [
+        pytest.param("wrx90-workstation", False, True, id="bought-tower-racked"),
+        pytest.param("am5-desktop-tower", False, True, id="bought-desktop-racked"),
+        pytest.param("wrx90-workstation", True, False, id="owned-tower-at-home-or-office"),
+        pytest.param("dell-xe7740", False, True, id="bought-rack-server"),
+        pytest.param("dell-xe7740", True, True, id="owned-rack-server"),
+    ],
+)
+def test_who_pays_the_colocation_rack(platform_id: str, owned: bool, racked: bool) -> None:
+    assert in_colocation(_platform(platform_id), owned) is racked
+
+
+def test_a_bought_tower_pays_what_a_rack_server_of_its_power_pays() -> None:
+    consts = Constants()
+    tower, _ = owned_opex_usd_per_month(_platform("wrx90-workstation"), 2000, consts)
+    server, _ = owned_opex_usd_per_month(_platform("dell-xe7740"), 2000, consts)
+    assert tower == pytest.approx(server)
+    home, text = owned_opex_usd_per_month(_platform("wrx90-workstation"), 2000, consts, owned=True)
+    assert home == pytest.approx(2.0 * consts.power_utilization * consts.energy_usd_per_kwh * HOURS_PER_MONTH)
+    assert "PUE 1 " in text and "colocation 2.00 kW" not in text
+
+
+def test_owned_towers_stay_at_home_and_the_ones_bought_beside_them_are_racked() -> None:
+    """Two towers, one owned and one bought: the owned one pays its energy at PUE 1, the bought one the rack's rent
+    and PUE on top of its capex."""
+    consts = Constants()
+    platform = _platform("wrx90-workstation")
+    gpu = catalog.gpus()["rtx-pro-6000-ws-96gb"]
+    wl = Workload(version=1, name="t", deployments=())
+    mixed = fleet_cost(wl, platform, gpu, 1, 1500, consts, nodes=2, owned=1)
+    home, _ = owned_opex_usd_per_month(platform, 1500, consts, owned=True)
+    racked, _ = owned_opex_usd_per_month(platform, 1500, consts)
+    assert mixed.opex_usd_per_month == pytest.approx(home + racked)
+    assert racked > home
+    owned_only = fleet_cost(wl, platform, gpu, 1, 1500, consts, nodes=2, owned=2)
+    assert owned_only.opex_usd_per_month == pytest.approx(2 * home)
