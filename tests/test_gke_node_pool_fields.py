@@ -78,7 +78,9 @@ def long_names(tmp_path: Path) -> dict[str, str]:
             "llama_chat_qwen_small_qwen_moe_h100_sxm5_80gb", "llama-chat-qwen-small-qwen-moe-938d9dbd", id="45-shortened"
         ),
         # the cut falls after a separator: no "--" before the hash
-        pytest.param("abcdefghij_klmnopqrst_uvwxyzab_h100_sxm5_80gb", "abcdefghij-klmnopqrst-uvwxyzab-aafeaca2", id="cut-at-separator"),
+        pytest.param(
+            "abcdefghij_klmnopqrst_uvwxyzab_h100_sxm5_80gb", "abcdefghij-klmnopqrst-uvwxyzab-aafeaca2", id="cut-at-separator"
+        ),
     ],
 )
 def test_a_gke_node_pool_name_is_within_gkes_limit_and_stable(pool: str, gke: str) -> None:
@@ -197,14 +199,13 @@ def test_the_a3_pool_has_what_creating_it_takes_in_the_providers_spelling() -> N
 # ---------------------------------------------------------------- item 7: real Terraform
 
 
-@pytest.fixture(autouse=True)
-def _terraform_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+@pytest.fixture
+def terraform_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No ~/.terraformrc, no prompts, no checkpoint calls."""
     (tmp_path / "terraformrc").write_text("")
     for key, value in {"TF_IN_AUTOMATION": "1", "TF_INPUT": "0", "CHECKPOINT_DISABLE": "1"}.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("TF_CLI_CONFIG_FILE", str(tmp_path / "terraformrc"))
-    yield
 
 
 def terraform_dir(files: dict[str, str], root: Path) -> Path:
@@ -234,6 +235,7 @@ def applied_pools(root: Path, variables: dict[str, str] | None = None) -> dict[s
     return pools
 
 
+@pytest.mark.usefixtures("terraform_env")
 def test_terraform_keeps_every_gke_argument_and_adds_the_cluster_and_zone(tmp_path: Path) -> None:
     files = example("chat-70b-fp8-gcp")
     kept = applied_pools(terraform_dir(files, tmp_path / "tf"))
@@ -247,6 +249,7 @@ def test_terraform_keeps_every_gke_argument_and_adds_the_cluster_and_zone(tmp_pa
         assert kept[name] == {**pool, **where}
 
 
+@pytest.mark.usefixtures("terraform_env")
 def test_a_terraform_only_gcp_workload_leaves_the_cluster_to_set(tmp_path: Path) -> None:
     """Without kubernetes.* the module still works with no inputs (null cluster settings); set, they reach each pool."""
     text = GCP.read_text().split("kubernetes:\n")[0].replace("[terraform, ansible, kubernetes]", "[terraform]")
@@ -271,6 +274,7 @@ def _set(path: str, value: Any) -> Any:
     return mutate
 
 
+@pytest.mark.usefixtures("terraform_env")
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
@@ -304,7 +308,8 @@ def test_terraform_rejects_what_gke_would(mutate: Any, message: str, tmp_path: P
 def documented_arguments() -> set[str]:
     """Every argument and block name the google provider documents for node pools (``* `name` ...``)."""
     require_shared(PROVIDER_DOCS)
-    text = "".join((PROVIDER_DOCS / f).read_text() for f in ("container_node_pool.html.markdown", "container_cluster.html.markdown"))
+    pages = ("container_node_pool.html.markdown", "container_cluster.html.markdown")
+    text = "".join((PROVIDER_DOCS / page).read_text() for page in pages)
     return set(re.findall(r"^\* `([a-z0-9_]+)`", text, flags=re.MULTILINE))
 
 
