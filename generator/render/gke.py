@@ -9,6 +9,11 @@ Every pool runs in exactly one zone (``nodeLocations``, :mod:`generator.workload
 ``nodeCount`` is per zone (terraform-provider-google ``node_count``: "number of nodes per instance group"), so
 one zone makes it the plan's node count, and a COMPACT placement policy, which GKE places within one zone, is
 valid. Pools of more than one multi-GPU node get it (one low-latency network domain).
+
+One spec per pool (:func:`node_pool_spec`) feeds both the ContainerNodePool and the Terraform
+``google_container_node_pool`` arguments (:mod:`generator.render.gke_terraform`), under one node pool name within
+GKE's 40 characters (:func:`gke_node_pool_name`). GKE builds the nodes, so the pool's Ansible group vars describe
+them rather than provision them (:func:`gke_driver_vars`, :func:`gke_storage_vars`, :func:`gke_network_vars`).
 """
 
 from __future__ import annotations
