@@ -10,6 +10,7 @@ from generator.planner.multi_host import hosts_per_replica
 from generator.planner.plan import DeploymentPlan, NodeSpec, Plan, Pool
 from generator.render.amd_stack import amdgpu_driver_group_vars
 from generator.render.env import ansible_yaml, to_yaml
+from generator.render.gke import gke_driver_vars, gke_network_vars, gke_storage_vars
 from generator.render.gpu_sharing import pod_memory_fraction, pool_shares
 from generator.render.gpu_stack import driver_owner, driver_version
 from generator.render.hosts import host_heat_btu_per_h, host_node, host_power_w, placeholder_names
@@ -38,7 +39,6 @@ def group_vars(
     """
     node = host_node(pool.node)
     vendor = catalog.gpus()[node.gpu_id].vendor
-    fabric = [n for n in node.nics if n.role == "fabric"]
     deployments = [(d, share) for d in plan.deployments if (share := d.in_pool(pool.name))]
     return {
         "specgen_pool": pool.name,
@@ -50,30 +50,8 @@ def group_vars(
             "memory_gib": node.gpu_memory_gib,
             "vendor": vendor,
         },
-        # an NVIDIA pool's driver; a bare-metal AMD pool's amdgpu driver and ROCm (a cloud's image or AMD's GPU
-        # Operator has them: the plan's device-plugin-not-rendered finding says so); Intel pools get none
-        **({"specgen_nvidia_driver": driver_group_vars(node, driver_override)} if vendor == "nvidia" else {}),
-        **(
-            {"specgen_amdgpu_driver": amdgpu_driver_group_vars(ubuntu_release)}
-            if vendor == "amd" and node.provider == "baremetal"
-            else {}
-        ),
-        "specgen_cpu": {"description": node.cpu, "cores": node.cpu_cores, "governor": "performance"},
+        **host_vars(node, vendor, driver_override, ubuntu_release),
         "specgen_ram_gib": node.ram_gib,  # null: no sourced figure
-        "specgen_nvme": {
-            "capacity_tb": node.nvme_tb,  # null: drives counted, capacity unsourced
-            "drives": node.nvme_drives,
-            "raid_level": 0 if node.nvme_drives > 1 else None,
-            "mount_point": "/var/lib/specgen",
-            "model_cache_dir": "/var/lib/specgen/models",
-        },
-        "specgen_network": {
-            "nics": [
-                {"role": n.role, "model": n.nic_id, "count": n.count, "port_gbps": n.port_gbps, "protocol": n.protocol}
-                for n in node.nics
-            ],
-            "gpudirect_rdma": any(n.gpudirect_rdma for n in fabric),
-        },
         "specgen_power": {
             "node_w": host_power_w(node),
             "heat_btu_per_h": host_heat_btu_per_h(node),
@@ -89,6 +67,49 @@ def group_vars(
             _deployment_vars(d, pool.name, tp, pp, replicas, node.gpus, gpu_memory_utilization)
             for d, (tp, pp, replicas, _) in deployments
         ],
+    }
+
+
+def host_vars(node: NodeSpec, vendor: str, driver_override: str | None, ubuntu_release: str) -> dict[str, Any]:
+    """The host settings of a pool's nodes: driver, CPU, drives and NICs as the hosts' roles configure them.
+
+    GKE builds and runs its nodes itself (Container-Optimized OS, its driver installer, local SSDs as ephemeral
+    storage, GPUDirect-TCPX/TCPXO or RDMA by machine type): there the vars say so, with no keys a host role would act
+    on (no RAID array, mount point, governor, driver version or fabric manager; newuser23 items 8 and 13).
+    """
+    if node.provider == "gcp":
+        return {
+            "specgen_host_management": "gke",
+            **({"specgen_nvidia_driver": gke_driver_vars()} if vendor == "nvidia" else {}),
+            "specgen_cpu": {"description": node.cpu, "cores": node.cpu_cores},
+            "specgen_nvme": gke_storage_vars(node),
+            "specgen_network": gke_network_vars(node),
+        }
+    fabric = [n for n in node.nics if n.role == "fabric"]
+    return {
+        # an NVIDIA pool's driver; a bare-metal AMD pool's amdgpu driver and ROCm (a cloud's image or AMD's GPU
+        # Operator has them: the plan's device-plugin-not-rendered finding says so); Intel pools get none
+        **({"specgen_nvidia_driver": driver_group_vars(node, driver_override)} if vendor == "nvidia" else {}),
+        **(
+            {"specgen_amdgpu_driver": amdgpu_driver_group_vars(ubuntu_release)}
+            if vendor == "amd" and node.provider == "baremetal"
+            else {}
+        ),
+        "specgen_cpu": {"description": node.cpu, "cores": node.cpu_cores, "governor": "performance"},
+        "specgen_nvme": {
+            "capacity_tb": node.nvme_tb,  # null: drives counted, capacity unsourced
+            "drives": node.nvme_drives,
+            "raid_level": 0 if node.nvme_drives > 1 else None,
+            "mount_point": "/var/lib/specgen",
+            "model_cache_dir": "/var/lib/specgen/models",
+        },
+        "specgen_network": {
+            "nics": [
+                {"role": n.role, "model": n.nic_id, "count": n.count, "port_gbps": n.port_gbps, "protocol": n.protocol}
+                for n in node.nics
+            ],
+            "gpudirect_rdma": any(n.gpudirect_rdma for n in fabric),
+        },
     }
 
 

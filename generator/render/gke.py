@@ -9,17 +9,24 @@ Every pool runs in exactly one zone (``nodeLocations``, :mod:`generator.workload
 ``nodeCount`` is per zone (terraform-provider-google ``node_count``: "number of nodes per instance group"), so
 one zone makes it the plan's node count, and a COMPACT placement policy, which GKE places within one zone, is
 valid. Pools of more than one multi-GPU node get it (one low-latency network domain).
+
+One spec per pool (:func:`node_pool_spec`) feeds both the ContainerNodePool and the Terraform
+``google_container_node_pool`` arguments (:mod:`generator.render.gke_terraform`), under one node pool name within
+GKE's 40 characters (:func:`gke_node_pool_name`). GKE builds the nodes, so the pool's Ansible group vars describe
+them rather than provision them (:func:`gke_driver_vars`, :func:`gke_storage_vars`, :func:`gke_network_vars`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from generator.catalog import prices
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
-from generator.planner.plan import Finding, Plan, Pool, sorted_findings
+from generator.planner.plan import Finding, NodeSpec, Plan, Pool, sorted_findings
 from generator.render.kube_objects import crosses_nodes, dns_name, namespace_object
 from generator.render.node_tags import node_tags
 from generator.workload.gke_zone import cluster_region, pool_zone, zone_problem
@@ -96,28 +103,49 @@ def gke_sharing(sharing: GpuSharing | None) -> dict[str, Any]:
     }
 
 
-def container_node_pool(
-    pool: Pool, settings: KubernetesSettings, workload: str, sharing: GpuSharing | None = None
-) -> dict[str, Any]:
-    """``ContainerNodePool`` of one pool, in the workload's namespace: ``nodeCount`` nodes in its one zone.
+#: How GKE installs the driver on these pools (``gpuDriverInstallationConfig.gpuDriverVersion``): its installer's
+#: DEFAULT driver for the node version. GKE offers DEFAULT, LATEST (COS) or INSTALLATION_DISABLED, no version pin
+#: (terraform-provider-google ``gpu_driver_installation_config``; https://cloud.google.com/kubernetes-engine/docs/how-to/gpus#install-drivers).
+GKE_GPU_DRIVER_VERSION = "DEFAULT"
+
+#: GKE node pool names: a lowercase letter, then at most 39 lowercase letters, digits or hyphens, ending in a
+#: letter or digit. GKE refuses longer names (https://gitlab.com/thorchain/devops/cluster-launcher/-/merge_requests/67,
+#: "google_container_node_pool.name is limited to 40 symbols by GCP").
+GKE_NODE_POOL_NAME_MAX = 40
+GKE_NODE_POOL_NAME = re.compile(r"[a-z]([-a-z0-9]{0,38}[a-z0-9])?")
+_NAME_HASH_CHARS = 8
+
+
+def gke_node_pool_name(pool: Pool) -> str:
+    """The pool's GKE node pool name (and ContainerNodePool ``metadata.name``): its DNS name, at most 40 characters.
+
+    A longer name keeps its start and ends in a hash of the whole pool name, so it is the same on every render of the
+    same pool and differs between pools; a name within the limit is the pool's DNS name unchanged.
+    """
+    name = dns_name(pool)
+    if len(name) <= GKE_NODE_POOL_NAME_MAX:
+        return name
+    digest = hashlib.sha256(pool.name.encode("utf-8")).hexdigest()[:_NAME_HASH_CHARS]
+    return f"{name[: GKE_NODE_POOL_NAME_MAX - _NAME_HASH_CHARS - 1].rstrip('-')}-{digest}"
+
+
+def node_pool_spec(pool: Pool, workload: str, sharing: GpuSharing | None = None) -> dict[str, Any]:
+    """What a pool is on GKE, wherever it goes: its size, upgrades, machine, accelerators, labels, taints, local SSDs.
 
     A pool costed per training job scales from zero instead: ``autoscaling`` with ``initialNodeCount`` 0 and no
     ``nodeCount``, which the provider says not to set beside autoscaling (Config Connector would reconcile it back
-    and could drain a running job; newuser16 M1).
+    and could drain a running job; newuser16 M1). Every pool runs in one zone, so a pool of several nodes gets a
+    COMPACT placement policy (GKE places it within one zone).
     """
-    project, location, cluster, zone = gke_placement(settings)
     node = pool.node
     machine = str(node.instance_type)
     accelerator = {
         "type": accelerator_type(machine),
         "count": node.gpus,
-        "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"},
+        "gpuDriverInstallationConfig": {"gpuDriverVersion": GKE_GPU_DRIVER_VERSION},
     }
     accelerator.update(gke_sharing(sharing))
     spec: dict[str, Any] = {
-        "clusterRef": {"external": f"projects/{project}/locations/{location}/clusters/{cluster}"},
-        "location": location,
-        "nodeLocations": [zone],
         "nodeCount": pool.nodes,
         "management": {"autoRepair": True, "autoUpgrade": True},
         "upgradeSettings": {"maxSurge": 0, "maxUnavailable": 1},
@@ -135,16 +163,113 @@ def container_node_pool(
         del spec["nodeCount"]
         spec["initialNodeCount"] = 0
         spec["autoscaling"] = {"minNodeCount": 0, "maxNodeCount": pool.nodes}
-    if node.nvme_drives > 0:
+    if node.nvme_drives > 0:  # the machine's bundled local SSDs, as kubelet and containerd ephemeral storage
         spec["nodeConfig"]["ephemeralStorageLocalSsdConfig"] = {"localSsdCount": node.nvme_drives}
-    if pool.nodes > 1 and len(spec["nodeLocations"]) == 1:  # GKE places a COMPACT pool within one zone
+    if pool.nodes > 1:
         spec["placementPolicy"] = {"type": "COMPACT"}
+    return spec
+
+
+def container_node_pool(
+    pool: Pool, settings: KubernetesSettings, workload: str, sharing: GpuSharing | None = None
+) -> dict[str, Any]:
+    """``ContainerNodePool`` of one pool, in the workload's namespace: :func:`node_pool_spec` in its cluster and zone."""
+    project, location, cluster, zone = gke_placement(settings)
+    spec = {
+        "clusterRef": {"external": f"projects/{project}/locations/{location}/clusters/{cluster}"},
+        "location": location,
+        "nodeLocations": [zone],
+        **node_pool_spec(pool, workload, sharing),
+    }
     return {
         "apiVersion": "container.cnrm.cloud.google.com/v1beta1",
         "kind": "ContainerNodePool",
-        "metadata": {"name": dns_name(pool), "namespace": workload},
+        "metadata": {"name": gke_node_pool_name(pool), "namespace": workload},
         "spec": spec,
     }
+
+
+#: The GPUDirect transport of each GPU machine family's GPU NICs on GKE: TCPX (A3 High) and TCPXO (A3 Mega) over
+#: gVNIC, RDMA over RoCE (A3 Ultra, A4); https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx
+#: and GKE's GPUDirectStrategy enum ("RDMA: GPUDirect-RDMA on A3 Ultra, and A4 machine types",
+#: https://docs.cloud.google.com/ruby/docs/reference/google-cloud-container-v1/latest/Google-Cloud-Container-V1-GPUDirectConfig-GPUDirectStrategy).
+GPUDIRECT_BY_MACHINE_PREFIX = {
+    "a3-highgpu-": "tcpx",
+    "a3-megagpu-": "tcpxo",
+    "a3-ultragpu-": "rdma",
+    "a4-highgpu-": "rdma",
+}
+
+
+def gpudirect(machine_type: str) -> str | None:
+    """The GPUDirect transport of a machine type's GPU NICs on GKE; None where it has none (A2, G2)."""
+    return next((way for prefix, way in GPUDIRECT_BY_MACHINE_PREFIX.items() if machine_type.startswith(prefix)), None)
+
+
+def gke_driver_vars() -> dict[str, Any]:
+    """A GKE pool's NVIDIA driver as group vars: GKE's installer owns it (version, persistence, fabric manager)."""
+    return {"install": False, "managed_by": "gke", "gpu_driver_version": GKE_GPU_DRIVER_VERSION}
+
+
+def gke_storage_vars(node: NodeSpec) -> dict[str, Any]:
+    """A GKE node's local SSDs as group vars: kubelet and containerd ephemeral storage, which GKE formats and mounts.
+
+    Pods keep model files in an ``emptyDir`` (on the local SSDs where the machine has them, else on the boot disk);
+    there is no array to build or mount point to make on the host.
+    """
+    return {
+        "capacity_tb": node.nvme_tb,
+        "drives": node.nvme_drives,
+        "ephemeral_storage_local_ssd": node.nvme_drives > 0,
+        "model_cache": "emptyDir",
+    }
+
+
+def gke_network_vars(node: NodeSpec) -> dict[str, Any]:
+    """A GKE node's NICs as group vars: gVNIC, and the GPUDirect transport of its GPU NICs (none, TCPX, TCPXO, RDMA)."""
+    return {
+        "nics": [
+            {"role": n.role, "model": n.nic_id, "count": n.count, "port_gbps": n.port_gbps, "protocol": n.protocol}
+            for n in node.nics
+        ],
+        "gvnic": True,
+        "gpudirect": gpudirect(str(node.instance_type)),
+    }
+
+
+def driver_version_findings(workload: Workload) -> list[Finding]:
+    """``kubernetes.driver_version`` given for GKE pools, whose driver GKE's installer picks (no version pin)."""
+    wanted = workload.kubernetes.driver_version
+    if wanted is None:
+        return []
+    return [
+        Finding(
+            "warning",
+            "gke-driver-version",
+            f"kubernetes.driver_version {wanted} is not applied: GKE installs the NVIDIA driver of these pools itself "
+            f"(gpuDriverVersion {GKE_GPU_DRIVER_VERSION}: the default driver of the node's GKE version), and GKE takes "
+            "no version, only DEFAULT, LATEST or INSTALLATION_DISABLED "
+            "(https://cloud.google.com/kubernetes-engine/docs/how-to/gpus#install-drivers); remove the field, or pick "
+            "a GKE version whose default driver is the one wanted",
+            "kubernetes.driver_version",
+        )
+    ]
+
+
+def pool_name_findings(plan: Plan) -> list[Finding]:
+    """Pools whose GKE node pool name is shortened to GKE's 40 characters, and the name they get."""
+    return [
+        Finding(
+            "info",
+            "gke-pool-name",
+            f"pool {pool.name} is GKE node pool {gke_node_pool_name(pool)}: GKE node pool names have at most "
+            f"{GKE_NODE_POOL_NAME_MAX} characters, so the name keeps its start and ends in a hash of the whole "
+            "(the same on every render)",
+            "deployments",
+        )
+        for pool in plan.pools
+        if gke_node_pool_name(pool) != dns_name(pool)
+    ]
 
 
 GPU_STACK_FINDING = (
@@ -155,15 +280,23 @@ GPU_STACK_FINDING = (
 
 
 def with_gke_findings(plan: Plan, workload: Workload) -> Plan:
-    """The plan with what GKE provides instead of a rendered GPU Operator, and where its prices come from."""
-    if plan.provider != "gcp" or "kubernetes" not in workload.outputs:
+    """The plan with what GKE provides and how its node pools are named, priced and given their driver.
+
+    What GKE runs instead of a rendered GPU Operator, where its prices come from, the node pool names shortened to
+    GKE's limit, and a driver version GKE does not apply.
+    """
+    if plan.provider != "gcp":
         return plan
-    findings = [
-        Finding("info", "gke-gpu-stack", GPU_STACK_FINDING, "kubernetes"),
-        *price_region_findings(plan, workload),
-        *gpu_network_findings(plan),
-        *single_node_upgrade_findings(plan),
-    ]
+    findings = [*driver_version_findings(workload)]
+    if "kubernetes" in workload.outputs or "terraform" in workload.outputs:  # both name the GKE node pools
+        findings += pool_name_findings(plan)
+    if "kubernetes" in workload.outputs:
+        findings += [
+            Finding("info", "gke-gpu-stack", GPU_STACK_FINDING, "kubernetes"),
+            *price_region_findings(plan, workload),
+            *gpu_network_findings(plan),
+            *single_node_upgrade_findings(plan),
+        ]
     return plan._replace(findings=sorted_findings([*plan.findings, *findings]))
 
 

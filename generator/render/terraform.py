@@ -8,6 +8,8 @@ from generator.planner.plan import Plan, Pool
 from generator.render.eks import PATH as EKS_PATH
 from generator.render.eks import eks_managed_node_groups
 from generator.render.env import render_template, to_json
+from generator.render.gke_terraform import PATH as GKE_PATH
+from generator.render.gke_terraform import gke_terraform_values, render_gke_terraform
 from generator.render.hosts import host_node, host_power_w
 from generator.workload.models import Workload
 
@@ -55,13 +57,16 @@ def pool_variables(pool: Pool, plan: Plan) -> dict[str, Any]:
 
 
 def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
-    """``terraform/variables.tf`` and ``terraform/specgen.auto.tfvars.json`` (plus EKS node groups on AWS)."""
+    """``terraform/variables.tf`` and ``terraform/specgen.auto.tfvars.json``, plus the EKS node groups or GKE node pools."""
     values: dict[str, Any] = {
         "gpu_pools": {pool.name: pool_variables(pool, plan) for pool in plan.pools},
         "workload": plan.workload,
     }
     if plan.provider == "baremetal":  # a cloud instance stands in the provider's racks
         values["rack_power_kw"] = workload.hardware.rack_power_kw
+    gke = gke_terraform_values(plan, workload) if plan.provider == "gcp" else None
+    if gke is not None:  # the google_container_node_pool arguments, declared in terraform/gke-node-pools.tf
+        values.update(gke)
     eks = eks_managed_node_groups(plan) if plan.provider == "aws" else None
     files = {
         "terraform/variables.tf": render_template("terraform/variables.tf.j2", workload=plan.workload, values=values),
@@ -72,4 +77,6 @@ def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
     }
     if eks is not None:
         files[EKS_PATH] = to_json(eks) + "\n"
+    if gke is not None:
+        files[GKE_PATH] = render_gke_terraform(gke, plan.workload)
     return files
