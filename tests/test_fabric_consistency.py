@@ -76,11 +76,12 @@ def test_the_reported_lora_job_is_timed_over_the_network_its_node_is_built_with(
 
 
 def test_a_layout_that_needs_the_fabric_gets_its_nics_power_and_rendered_network(tmp_path: Path) -> None:
-    """TP2 x ZeRO-3 x DP8 (the report's layout) over 25 GbE would communicate 316 s a step against 122 s of compute:
+    """TP2 x ZeRO-3 over several XE7740s (the report's layout, DP8 on 2 servers; DP16 on 4 since the L4 counts at its
+    measured GEMM share, CALIBRATION.md 2026-12-02 fifth entry) communicates far longer than it computes over 25 GbE:
     the XE7740 is built with its 8 CX-7 NICs, powered with them, and the step is timed over them."""
     plan = _plan(tmp_path, extra="    parallelism: {tp: 2}\n", hardware="  gpus: [l4-24gb]\n  platforms: [dell-xe7740]\n")
     dep, pool = plan.deployments[0], plan.pools[0]
-    assert (pool.node.platform_id, pool.nodes, pool.node.gpus) == ("dell-xe7740", 2, 8)
+    assert (pool.node.platform_id, pool.nodes, pool.node.gpus) == ("dell-xe7740", 4, 8)
     assert dep.details["inter_node_link"] == "8 x 400 Gb/s GPU fabric"
     fabric = _nic_named(dep.details["inter_node_link"], pool.node.nics)
     assert fabric is not None and fabric.nic_id == "connectx-7-400gbe"

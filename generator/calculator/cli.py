@@ -12,7 +12,7 @@ import os
 import re
 import sys
 
-from generator.calculator.estimate import SERVING_ENGINES, EstimateRequest, estimate
+from generator.calculator.estimate import DATASET_NEEDS_GPU, SERVING_ENGINES, EstimateRequest, estimate
 from generator.errors import SpecgenError, arithmetic_error, one_line
 from generator.units import GIB, seconds_text
 
@@ -58,12 +58,14 @@ EPILOG = (
     "against its attention heads, layers or experts); 2 a usage error (an unknown option, text where a number is "
     "expected, a value not among the choices, or options that do not go together, such as --ram-gib with --train, "
     "--precision with --train full, a training option without --train, a machine option without --ram-gib, "
-    "--max-seq-len without --gpu, --offload-params without --zero 3 or --max-batched-tokens with --engine sglang); "
+    "--max-seq-len or --dataset-tokens without --gpu, --epochs without --dataset-tokens, --offload-params without --zero 3 "
+    "or --max-batched-tokens with --engine sglang); "
     "3 the model cannot run on the given machine or does not fit the GPU given (the breakdown is still printed). "
     "Counts (--context, --batch, --tp, --pp, --ep, --gpus, "
     "--input-tokens, --output-tokens, --max-batched-tokens, --micro-batch, --accumulation, --seq-len, --lora-rank, "
-    "--min-context) "
-    "must be at least 1; --gpu-memory-utilization in (0, 1]; --ram-gib above 0; --nvme-read-gb-per-s at least 0.01; "
+    "--min-context, --dataset-tokens) "
+    "must be at least 1 (--dataset-tokens at most 10^15); --epochs in (0, 1000]; --gpu-memory-utilization in (0, 1]; "
+    "--ram-gib above 0; --nvme-read-gb-per-s at least 0.01; "
     "--reserved-ram-gib, --swap-gib and --nvme-gib at least 0; --reserved-ram-gib (default 8) less than --ram-gib "
     "(exit 1, as hardware.fixed); --pcie-lanes 1, 4, 8 or 16; --pcie-gen 3 to 6; "
     "--memory-channels 1 to 96; --ddr-mt-per-s 1000 to 12000; --cpu-sockets 1 to 8; --gpus at most 16 with --ram-gib."
@@ -73,7 +75,7 @@ EPILOG = (
 TRAINING_OPTIONS = (
     "optimizer", "zero_stage", "micro_batch", "accumulation", "seq_len", "checkpointing", "flash_attention", "lora_rank",
     "lora_dropout", "lora_targets", "offload_optimizer", "offload_params", "framework", "loss", "activation_offload",
-    "optimizer_in_backward", "fused_kernels", "max_seq_len",
+    "optimizer_in_backward", "fused_kernels", "max_seq_len", "dataset_tokens", "epochs",
 )  # fmt: skip
 LORA_OPTIONS = ("lora_rank", "lora_dropout", "lora_targets")
 MACHINE_OPTIONS = (
@@ -258,6 +260,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="RMSNorm and SwiGLU fused (torch.compile, Liger, Unsloth): they save only their inputs",
     )
     t.add_argument("--max-seq-len", action="store_true", help="answer the longest training sequence that fits --gpu")
+    t.add_argument(
+        "--dataset-tokens",
+        type=_whole,
+        help="tokens in one pass over the training data (a workload's training.dataset_tokens): adds the run's hours and "
+        "GPU-hours (needs --gpu)",
+    )
+    t.add_argument(
+        "--epochs",
+        type=_number,
+        help="passes over --dataset-tokens (a workload's training.epochs; default 1)",
+    )
     o = p.add_argument_group("an existing machine (with --ram-gib): offload planning")
     o.add_argument(
         "--detect",
@@ -455,6 +468,10 @@ def format_text(result: dict[str, Any]) -> str:
         longest, whole = train["max_sequence_length"], train["max_sequence_length_without_margin"]
         margin = f" ({whole:,} in all of the GPU's memory, with no margin kept free)" if whole != longest else ""
         lines.append(f"  longest sequence that fits: {longest:,} tokens{margin}")
+    if "training_speed" in result:
+        from generator.calculator.training_time import training_speed_lines
+
+        lines += training_speed_lines(result["training_speed"])
     lines += [f"  note: {n}" for n in result["notes"]]
     return "\n".join(lines) + "\n"
 
@@ -509,6 +526,10 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
         )
         if args.max_seq_len and not args.gpu:
             parser.error("--max-seq-len needs --gpu: the longest sequence that fits which GPU")
+        if args.epochs is not None and args.dataset_tokens is None:
+            parser.error("--epochs needs --dataset-tokens: the passes over how many tokens")
+        if args.dataset_tokens is not None and not args.gpu:
+            parser.error(DATASET_NEEDS_GPU)
         _refuse_training_conflicts(parser, args)
     else:
         refuse(TRAINING_OPTIONS, "applies to training: add --train full, lora or qlora")
@@ -617,6 +638,8 @@ def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         optimizer_in_backward=args.optimizer_in_backward,
         fused_kernels=args.fused_kernels,
         max_seq_len=args.max_seq_len,
+        dataset_tokens=args.dataset_tokens,
+        epochs=1.0 if args.epochs is None else args.epochs,
         constants=tuple(args.set),
         fixed=_fixed_machine(args),
         allowed_precisions=tuple(args.allow_precision),

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from generator.calculator.machine import FixedSpec
     from generator.catalog.records import GpuSpec
     from generator.sizing.architecture import Architecture
-    from generator.sizing.training import TrainingSetup
+    from generator.sizing.training import TrainingMemory, TrainingSetup
 
 #: Context sized when none is given: never a model's full 128k unless asked.
 DEFAULT_CONTEXT_TOKENS = 4096
@@ -58,6 +58,11 @@ MEMORY_CHANNELS = (1, 96)
 CPU_SOCKETS = (1, 8)
 DDR_MT_PER_S = (1000, 12000)
 
+
+#: Why ``--dataset-tokens`` is refused without ``--gpu``.
+DATASET_NEEDS_GPU = (
+    "--dataset-tokens needs --gpu: a run's hours are its steps at one GPU's speed (the memory breakdown needs none)"
+)
 
 #: Serving engines whose KV-cache accounting the estimate and the planner know.
 SERVING_ENGINES = ("vllm", "sglang")
@@ -120,6 +125,10 @@ class EstimateRequest(NamedTuple):
     fused_kernels: bool | None = None
     #: Answer the longest training sequence that fits ``gpu`` (``--max-seq-len``).
     max_seq_len: bool = False
+    #: Tokens in one pass over the training data, and passes over it (a workload's ``training.dataset_tokens`` and
+    #: ``training.epochs``): with ``gpu``, the run's hours and GPU-hours.
+    dataset_tokens: int | None = None
+    epochs: float = 1.0
 
 
 def _constants(req: EstimateRequest) -> Constants:
@@ -177,6 +186,10 @@ def _option(field: str) -> str:
     return "--" + _OPTION.get(field, field).replace("_", "-")
 
 
+#: Largest ``--dataset-tokens`` and ``--epochs``: ``training.dataset_tokens`` and ``training.epochs`` in the workload schema.
+MAX_DATASET_TOKENS = 10**15
+MAX_EPOCHS = 1000
+
 #: Largest value of each count option: far above any real deployment, far below what makes the sizing slow.
 _MAXIMUM = {
     "batch": 1_048_576,
@@ -193,6 +206,7 @@ _MAXIMUM = {
     "gpus": 1_000_000,
     "seq_len": 1 << 24,
     "min_context_tokens": 1 << 24,
+    "dataset_tokens": MAX_DATASET_TOKENS,
 }
 #: Largest RAM, swap and NVMe sizes (GiB) and NVMe read rate (GB/s) of an existing machine (as in the workload schema).
 MAX_RAM_GIB = 65_536
@@ -282,8 +296,10 @@ def check_request(req: EstimateRequest) -> None:
         gpus=req.gpus,
         seq_len=req.seq_len,
         min_context_tokens=req.min_context_tokens,
+        dataset_tokens=req.dataset_tokens,
     )
     _check_number("--lora-dropout", req.lora_dropout, 0, 0.99)
+    _check_number("--epochs", req.epochs, 0, MAX_EPOCHS, low_inclusive=False)
     if req.host_cpu is not None and req.host_cpu not in catalog.cpus():
         raise InputError(f"unknown host CPU '{req.host_cpu}'; choose a cpus.json id such as {REFERENCE_CPU_ID}")
     if req.engine not in SERVING_ENGINES:
@@ -299,6 +315,10 @@ def check_request(req: EstimateRequest) -> None:
         raise InputError("an existing machine (--ram-gib) is planned for inference; it cannot be combined with --train")
     if req.train == "full" and req.precision is not None:
         raise InputError("--precision cannot be combined with --train full: full training holds bf16 weights")
+    if req.dataset_tokens is not None and not req.train:
+        raise InputError("--dataset-tokens applies to training: add --train full, lora or qlora")
+    if req.dataset_tokens is not None and req.gpu is None:
+        raise InputError(DATASET_NEEDS_GPU)
 
 
 def training_precision(req: EstimateRequest, half: str = "bf16") -> tuple[str, str]:
@@ -558,6 +578,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                     )
                 if arch.max_model_len and longest > arch.max_model_len:
                     notes.append(f"memory allows {longest:,}-token sequences, more than {served}; {CONTEXT_EXTENSION}")
+            _add_speed(result, req, model, setup, mem, par, gpu, consts)
         elif req.max_seq_len:
             raise InputError("--max-seq-len needs --gpu: the longest sequence that fits which GPU")
     else:
@@ -620,6 +641,29 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         "prefill_chunk_tokens": consts.prefill_chunk_tokens,
     }
     return result
+
+
+def _add_speed(
+    result: dict[str, Any],
+    req: EstimateRequest,
+    model: ResolvedModel,
+    setup: TrainingSetup,
+    mem: TrainingMemory,
+    par: Parallelism,
+    gpu: GpuSpec,
+    consts: Constants,
+) -> None:
+    """The training job's speed on ``gpu`` (and a run's hours) where it fits; where it does not, why none is given."""
+    if not result["capacity"]["fits"]:
+        if req.dataset_tokens is not None:
+            result["notes"].append(f"no step time or run hours: the job does not fit {gpu.id}")
+        return
+    if (why := gpu.unrated("bf16")) is not None:
+        result["notes"].append(f"no step time or run hours: {why}")
+        return
+    from generator.calculator.training_time import training_speed
+
+    result["training_speed"] = training_speed(model, setup, mem, par, gpu, consts, req.ep, req.dataset_tokens, req.epochs)
 
 
 def _vllm_log(

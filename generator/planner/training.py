@@ -193,9 +193,9 @@ def node_free_step(model: ResolvedModel, spec: TrainingSpec, hw: Hardware, layou
     return layout_step(model, spec, hw, layout, links, NO_DP, consts)
 
 
-def _dequant_bytes(arch: Architecture, spec: TrainingSpec, model_parallel: int) -> float:
-    """HBM bytes a GPU moves dequantizing the planned base each micro-batch (the base is its method's: nf4 for QLoRA)."""
-    base = weight_format(TrainingSetup(method=spec.method).base_precision_name)
+def _dequant_bytes(arch: Architecture, spec: TrainingSpec, model_parallel: int, base_precision: str | None = None) -> float:
+    """HBM bytes a GPU moves dequantizing the base each micro-batch: ``base_precision``, else its method's (nf4 for QLoRA)."""
+    base = weight_format(TrainingSetup(method=spec.method, base_precision=base_precision).base_precision_name)
     return dequant_bytes_per_micro_batch(arch, base, spec.gradient_checkpointing, model_parallel)
 
 
@@ -233,6 +233,23 @@ def layout_step(
     consts: Constants,
 ) -> StepTime:
     """The step of ``layout`` over ``links``."""
+    return gpu_step(model, spec, hw.gpu, layout, links, dp, consts)
+
+
+def gpu_step(
+    model: ResolvedModel,
+    spec: TrainingSpec,
+    gpu: GpuSpec,
+    layout: StepLayout,
+    links: StepLinks,
+    dp: DpTraffic,
+    consts: Constants,
+    base_precision: str | None = None,
+) -> StepTime:
+    """The step of ``layout`` on ``gpu`` over ``links``, no server needed (what ``specgen estimate`` times).
+
+    ``base_precision``: the frozen base's format where it is not the method's own (the estimate's ``--precision``).
+    """
     arch = model.architecture
     return training_step(
         layout,
@@ -241,12 +258,21 @@ def layout_step(
         hidden_size=arch.hidden_size,
         num_layers=arch.num_layers,
         flops_per_token=training_flops_per_token(arch, spec.method, spec.gradient_checkpointing),
-        base_efficiency=compute_efficiency(model, spec.sequence_length, consts, hw.gpu),
-        dense_tflops=accelerator_for(hw.gpu, "bf16", layout.tp).dense_tflops,
+        base_efficiency=compute_efficiency(model, spec.sequence_length, consts, gpu),
+        dense_tflops=accelerator_for(gpu, "bf16", layout.tp).dense_tflops,
         dp_traffic=dp,
-        dequant_bytes_per_micro_batch=_dequant_bytes(arch, spec, layout.tp * layout.pp),
-        memory_gb_per_s=hw.gpu.sustained_bandwidth_gb_per_s,
+        dequant_bytes_per_micro_batch=_dequant_bytes(arch, spec, layout.tp * layout.pp, base_precision),
+        memory_gb_per_s=gpu.sustained_bandwidth_gb_per_s,
     )
+
+
+def run_hours(dataset_tokens: int, epochs: float, layout: StepLayout, step: StepTime, consts: Constants) -> float:
+    """Wall-clock hours of ``epochs`` passes over ``dataset_tokens``: the steps they take at ``step``'s time.
+
+    Steps run only ``training_goodput`` of the wall clock (restarts after failures, checkpoints, evaluation).
+    """
+    steps = dataset_tokens * epochs / layout.tokens_per_step
+    return steps * step.total_s / 3600 / consts.training_goodput
 
 
 def _divisors(n: int) -> list[int]:

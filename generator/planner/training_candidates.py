@@ -11,7 +11,7 @@ from generator.planner.inventory import ServerKey
 from generator.planner.nodes import NodeNeeds, fabric_fits, node_fabric
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, node_counts
-from generator.planner.training import TrainingShape, layout_step, training_shapes, training_tp_sizes
+from generator.planner.training import TrainingShape, layout_step, run_hours, training_shapes, training_tp_sizes
 from generator.planner.training_comm import StepComm, dp_traffic, step_links
 from generator.sizing.constants import Constants
 from generator.sizing.precision import weight_format
@@ -138,8 +138,7 @@ def _with_communication(
         return None
     hours = None
     if shape.total_flops is not None:
-        steps = (spec.dataset_tokens or 0) * spec.epochs / shape.layout.tokens_per_step
-        hours = steps * comm.step.total_s / 3600 / consts.training_goodput
+        hours = run_hours(spec.dataset_tokens or 0, spec.epochs, shape.layout, comm.step, consts)
     if hours is not None and spec.deadline_hours and hours > spec.deadline_hours * (1 + 1e-9):
         why = f"{shape.reason} takes {hours:.3g} h with its communication, past the {spec.deadline_hours:g} h deadline"
         blocked.append(blocked_on(hw, PAST_DEADLINE, why))

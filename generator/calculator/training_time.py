@@ -1,0 +1,195 @@
+"""How fast a training estimate runs on the GPU it names: the planner's step, tokens per second, MFU, a run's hours.
+
+The step is the planner's own (:func:`generator.planner.training.gpu_step`) for the estimate's layout: TP x PP x DP,
+micro-batch x accumulation steps, sequence length. The estimate names a GPU, not a server, so every GPU of the job is
+placed in one server and talks over the GPU's own link (NVLink where the card has it, else PCIe); the data-parallel
+traffic is the planner's (:func:`generator.planner.training_comm.dp_traffic`). A run's hours are the planner's too
+(:func:`generator.planner.training.run_hours`): ``dataset_tokens x epochs`` over the tokens of a step, at the step's
+time, over ``training_goodput``; as a workload's ``training.dataset_tokens`` and ``training.epochs`` mean them.
+
+Loaded only for ``--train`` with ``--gpu``: the planner modules are not on the inference estimate's cold start.
+"""
+
+from __future__ import annotations
+
+import math
+
+from generator import catalog
+from generator.planner.training import gpu_step, run_hours
+from generator.planner.training_comm import StepComm, dp_traffic, gpu_link, links_between
+from generator.planner.training_report import step_split_text
+from generator.sizing.performance import training_flops_per_token
+from generator.sizing.precision import weight_format
+from generator.sizing.training_step import StepLayout, model_flops_utilisation
+from generator.sizing.weights import size_weights
+from generator.units import seconds_text
+from generator.workload.models import TrainingSpec
+
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from generator.calculator.model_source import ResolvedModel
+    from generator.catalog.records import GpuSpec
+    from generator.sizing.constants import Constants
+    from generator.sizing.training import TrainingMemory, TrainingSetup
+    from generator.sizing.weights import Parallelism
+
+
+def largest_server_gpus(gpu: GpuSpec) -> int:
+    """Most GPUs of ``gpu``'s kind one catalog server holds (0: no catalog server holds it)."""
+    return max((n for p in catalog.platforms().values() if gpu.id in p.gpu_ids for n in p.gpu_counts), default=0)
+
+
+def step_layout(setup: TrainingSetup, par: Parallelism) -> StepLayout:
+    """The estimate's layout as the planner's step takes it."""
+    return StepLayout(
+        par.tp, par.pp, setup.data_parallel, setup.micro_batch_size, setup.accumulation_steps, setup.sequence_length
+    )
+
+
+def _spec(setup: TrainingSetup) -> TrainingSpec:
+    """The estimate's job as a workload's ``training`` section (the fields the step reads)."""
+    return TrainingSpec(
+        method=setup.method,  # type: ignore[arg-type]  # --train's choices are the Literal's
+        sequence_length=setup.sequence_length,
+        micro_batch_size=setup.micro_batch_size,
+        gradient_checkpointing=setup.checkpointing,  # type: ignore[arg-type]  # as --gradient-checkpointing's choices
+        flash_attention=setup.flash_attention,
+    )
+
+
+def one_server_step(
+    model: ResolvedModel, setup: TrainingSetup, mem: TrainingMemory, par: Parallelism, gpu: GpuSpec, consts: Constants
+) -> StepComm:
+    """The planner's step of the estimate's layout with every GPU in one server, and the link of each term."""
+    layout = step_layout(setup, par)
+    world = layout.world
+    links = links_between(gpu, world, 1, 0.0, par.tp, par.pp, setup.data_parallel, consts)
+    # what data parallelism moves, as the planner counts it (training_candidates._with_communication)
+    base_bytes = size_weights(model.architecture, weight_format(setup.base_precision_name)).total_bytes // par.gpus
+    sent = dp_traffic(mem.trainable_params // par.gpus, base_bytes, setup.zero_stage, setup.data_parallel, layout.accumulation)
+    step = gpu_step(model, _spec(setup), gpu, layout, links, sent, consts, setup.base_precision)
+    dp_link = f"{gpu_link(gpu, world)[1]} inside one server" if links.dp_intra_gbps else "none (one replica)"
+    return StepComm(step, dp_link, gpu_link(gpu, par.tp)[1], gpu_link(gpu, par.tp * par.pp)[1])
+
+
+def _not_counted(setup: TrainingSetup, expert_parallel: int, world: int, gpu: GpuSpec) -> list[str]:
+    """What the step leaves out for this job (the plan says the same of parameter offload)."""
+    out = []
+    if setup.offload_params:
+        out.append("the offloaded parameters' PCIe copies to the GPU for each layer's forward and backward")
+    if setup.offloads_optimizer():
+        out.append("the offloaded optimizer's step on the CPU and the gradients' PCIe copies")
+    if setup.techniques()[1]:
+        out.append("the offloaded activations' PCIe copies to host RAM and back")
+    if expert_parallel > 1:
+        out.append(f"the experts' all-to-all exchanges of expert parallel EP {expert_parallel}")
+    largest = largest_server_gpus(gpu)
+    if world > largest:
+        held = f"the largest catalog server of {gpu.id} holds {largest}" if largest else f"no catalog server holds {gpu.id}"
+        out.append(
+            f"traffic between servers: the {world} GPUs are timed as if in one server ({held}); plan a workload "
+            "(specgen plan) for a multi-server job"
+        )
+    return out
+
+
+def _figure(value: float) -> float:
+    """``value`` to 6 significant digits: a run of seconds keeps its figure in hours."""
+    return float(f"{value:.6g}")
+
+
+def _basis(gpu: GpuSpec, world: int) -> str:
+    """Where the step places the job's GPUs."""
+    if world == 1:
+        return "one GPU, no communication"
+    return f"all {world} GPUs in one server, over {gpu_link(gpu, world)[1]}"
+
+
+def training_speed(
+    model: ResolvedModel,
+    setup: TrainingSetup,
+    mem: TrainingMemory,
+    par: Parallelism,
+    gpu: GpuSpec,
+    consts: Constants,
+    expert_parallel: int = 1,
+    dataset_tokens: int | None = None,
+    epochs: float = 1.0,
+) -> dict[str, Any]:
+    """The step, tokens per second and MFU of the estimate's job on ``gpu``; a run's hours where ``dataset_tokens`` given.
+
+    ``epochs`` passes over ``dataset_tokens`` tokens, as a workload's ``training.epochs`` and ``dataset_tokens``.
+    """
+    comm = one_server_step(model, setup, mem, par, gpu, consts)
+    step, layout = comm.step, step_layout(setup, par)
+    tokens_per_s = layout.tokens_per_step / step.total_s
+    model_flops = training_flops_per_token(model.architecture, setup.method, "none")  # 6N (4N adapters), what MFU counts
+    out: dict[str, Any] = {
+        "basis": _basis(gpu, layout.world),
+        "links": {"data_parallel": comm.link, "pipeline_stages": comm.stage_link, "tensor_parallel": comm.tp_link},
+        "micro_batch_size": layout.micro_batch_size,
+        "accumulation_steps": layout.accumulation,
+        "data_parallel": layout.dp,
+        "sequences_per_step": layout.micro_batch_size * layout.accumulation * layout.dp,
+        "tokens_per_step": layout.tokens_per_step,
+        "step_seconds": round(step.total_s, 4),
+        "step_time": step.as_dict(),
+        "step_summary": step_split_text(comm, par.tp, par.pp, layout.dp),
+        "tokens_per_second": round(tokens_per_s, 1),
+        "tokens_per_second_per_gpu": round(tokens_per_s / layout.world, 1),
+        # model FLOPs per second over the GPUs' dense bf16 peak, as the plan's step MFU
+        "model_flops_utilization": round(model_flops_utilisation(step, layout, model_flops, gpu.tflops("bf16") or 0.0), 4),
+        "not_counted": _not_counted(setup, expert_parallel, layout.world, gpu),
+    }
+    if dataset_tokens is not None:
+        hours = run_hours(dataset_tokens, epochs, layout, step, consts)
+        out["run"] = {
+            "dataset_tokens": dataset_tokens,
+            "epochs": epochs,
+            "tokens": round(dataset_tokens * epochs),
+            "optimizer_steps": math.ceil(dataset_tokens * epochs / layout.tokens_per_step),
+            "goodput": consts.training_goodput,
+            "step_hours": _figure(hours * consts.training_goodput),
+            "run_hours": _figure(hours),
+            "hours_per_epoch": _figure(hours / epochs),
+            "gpus": layout.world,
+            "gpu_hours": _figure(hours * layout.world),
+        }
+    return out
+
+
+def _hours_text(hours: float) -> str:
+    """Hours to 0.01 h, a run shorter than 0.1 h in minutes (or seconds) instead of 0.00 h."""
+    if hours >= 0.1:
+        return f"{hours:,.2f} h"
+    minutes = hours * 60
+    return f"{minutes:.1f} min" if minutes >= 1 else seconds_text(hours * 3600)
+
+
+def training_speed_lines(speed: dict[str, Any]) -> list[str]:
+    """The estimate's text of :func:`training_speed`: the plan's step line, the batch, the rates, a run's hours."""
+    seqs = "sequence" if speed["sequences_per_step"] == 1 else "sequences"
+    accumulation = "accumulation step" if speed["accumulation_steps"] == 1 else "accumulation steps"
+    lines = [
+        f"  speed        {speed['step_summary']}",
+        f"               micro-batch {speed['micro_batch_size']} x {speed['accumulation_steps']} {accumulation} x DP "
+        f"{speed['data_parallel']} = {speed['sequences_per_step']:,} {seqs} ({speed['tokens_per_step']:,} tokens) per "
+        "optimizer step",
+        f"               {speed['tokens_per_second']:,.0f} tokens/s ({speed['tokens_per_second_per_gpu']:,.0f} per GPU), "
+        f"{speed['model_flops_utilization']:.1%} MFU (model FLOPs over the GPUs' dense peak); {speed['basis']}",
+    ]
+    lines += [f"               not counted: {n}" for n in speed["not_counted"]]
+    run = speed.get("run")
+    if run:
+        epochs = f"{run['epochs']:g} epoch{'' if run['epochs'] == 1 else 's'}"
+        steps = f"{run['optimizer_steps']:,} optimizer step{'' if run['optimizer_steps'] == 1 else 's'}"
+        gpu_hours = f"{run['gpu_hours']:,.2f}" if run["gpu_hours"] >= 0.1 else f"{run['gpu_hours']:.2g}"
+        per_epoch = f"; {_hours_text(run['hours_per_epoch'])} per epoch" if run["epochs"] != 1 else ""
+        lines.append(
+            f"  run          {run['dataset_tokens']:,} tokens x {epochs} = {steps}: {_hours_text(run['run_hours'])} "
+            f"({_hours_text(run['step_hours'])} of steps / {run['goodput']:g} goodput), {gpu_hours} GPU-hours on "
+            f"{run['gpus']} GPU(s){per_epoch}"
+        )
+    return lines

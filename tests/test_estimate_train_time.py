@@ -1,0 +1,250 @@
+"""newuser22 item 5: ``estimate --train --gpu`` says how fast the job trains, and ``--dataset-tokens`` how long it runs.
+
+The step is the planner's: a workload with one training deployment on the same GPU, its layout read from
+``specgen plan --format json`` and given to the estimate, gets the same step time by term, hours and MFU.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.calculator.estimate import EstimateRequest, estimate
+from generator.errors import InputError
+from tests.helpers import call_cli, estimate_json, run_estimate
+
+MODEL = "meta-llama/Llama-3.1-8B"
+
+
+def _workload(method: str, gpu: str, platform: str, micro_batch: int, sequence: int, tokens: int, extra: str = "") -> str:
+    return f"""\
+version: 1
+name: speed
+deployments:
+  - name: tune
+    model: {MODEL}
+{extra}    training:
+      method: {method}
+      micro_batch_size: {micro_batch}
+      sequence_length: {sequence}
+      dataset_tokens: {tokens}
+      epochs: 2
+hardware:
+  gpus: [{gpu}]
+  platforms: [{platform}]
+  provider: baremetal
+"""
+
+
+def _plan_details(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> dict[str, Any]:
+    (tmp_path / "workload.yaml").write_text(text, encoding="utf-8")
+    capsys.readouterr()
+    assert call_cli(tmp_path, ("plan", "workload.yaml", "--format", "json")) == 0
+    deployment: dict[str, Any] = json.loads(capsys.readouterr().out)["deployments"][0]
+    return {**deployment["details"], "reasons": deployment["reasons"]}
+
+
+@pytest.mark.parametrize(
+    ("method", "gpu", "platform", "micro_batch", "sequence", "tokens", "extra"),
+    [
+        pytest.param("lora", "rtx-4090-24gb", "am5-desktop-tower", 1, 2048, 50_000_000, "", id="lora-4090-one-gpu"),
+        pytest.param("qlora", "rtx-4090-24gb", "am5-desktop-tower", 2, 2048, 50_000_000, "", id="qlora-4090-dequant"),
+        pytest.param("full", "h100-sxm5-80gb", "dgx-h100", 2, 4096, 2_000_000_000, "", id="full-h100-data-parallel"),
+        pytest.param(
+            "full",
+            "h100-sxm5-80gb",
+            "dgx-h100",
+            2,
+            4096,
+            2_000_000_000,
+            "    parallelism: {tp: 2, pp: 2}\n",
+            id="full-h100-tp2-pp2",
+        ),
+    ],
+)
+def test_the_estimate_times_the_plans_layout_as_the_plan_does(
+    method: str,
+    gpu: str,
+    platform: str,
+    micro_batch: int,
+    sequence: int,
+    tokens: int,
+    extra: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    plan = _plan_details(tmp_path, capsys, _workload(method, gpu, platform, micro_batch, sequence, tokens, extra))
+    world = plan["world_size"]
+    # the estimate of the layout the plan chose, on the same GPU
+    est = estimate_json(
+        MODEL, "--train", method, "--gpu", gpu, "--gpus", str(world), "--tp", str(plan["tensor_parallel"]),
+        "--pp", str(plan["pipeline_parallel"]), "--zero", str(plan["zero_stage"]), "--optimizer", plan["optimizer"],
+        "--micro-batch", str(plan["micro_batch_size"]), "--accumulation", str(plan["gradient_accumulation_steps"]),
+        "--seq-len", str(sequence), "--dataset-tokens", str(tokens), "--epochs", "2",
+    )  # fmt: skip
+    speed = est["training_speed"]
+    assert speed["step_time"] == plan["step_time"]
+    assert speed["step_seconds"] == plan["step_time"]["total_s"]
+    assert speed["sequences_per_step"] == plan["global_batch_size"]
+    assert speed["run"]["run_hours"] == pytest.approx(plan["hours"], abs=0.005)  # the plan rounds to 0.01 h
+    assert speed["run"]["gpu_hours"] == pytest.approx(speed["run"]["run_hours"] * world, rel=1e-3)
+    mfu = next(float(m[1]) for r in plan["reasons"] if (m := re.search(r"at ([0-9.]+)% MFU", r)))
+    assert round(speed["model_flops_utilization"] * 100, 1) == mfu
+    # the plan's step line, word for word
+    assert speed["step_summary"].replace(" inside one server", " inside one node") in plan["reasons"]
+
+
+def _speed(*args: str) -> dict[str, Any]:
+    speed: dict[str, Any] = estimate_json(MODEL, "--gpu", "rtx-4090-24gb", *args)["training_speed"]
+    return speed
+
+
+@pytest.mark.parametrize(
+    ("tokens", "epochs", "scale"),
+    [
+        pytest.param(100_000_000, "1", 2.0, id="twice-the-tokens"),
+        pytest.param(50_000_000, "3", 3.0, id="three-epochs"),
+        pytest.param(25_000_000, "0.5", 0.25, id="half-the-tokens-half-an-epoch"),
+        pytest.param(500_000_000, "2", 20.0, id="ten-times-the-tokens-two-epochs"),
+    ],
+)
+def test_hours_scale_linearly_with_dataset_tokens_and_epochs(tokens: int, epochs: str, scale: float) -> None:
+    base = _speed("--train", "lora", "--dataset-tokens", "50000000")["run"]
+    run = _speed("--train", "lora", "--dataset-tokens", str(tokens), "--epochs", epochs)["run"]
+    assert run["run_hours"] == pytest.approx(base["run_hours"] * scale, rel=1e-3)
+    assert run["gpu_hours"] == pytest.approx(base["gpu_hours"] * scale, rel=1e-3)
+    assert run["hours_per_epoch"] == pytest.approx(run["run_hours"] / float(epochs), rel=1e-3)
+    assert run["tokens"] == round(tokens * float(epochs))
+
+
+def test_hours_are_the_steps_at_the_step_time_over_goodput() -> None:
+    speed = _speed("--train", "qlora", "--gpus", "2", "--micro-batch", "2", "--dataset-tokens", "40960000")
+    run = speed["run"]
+    steps = 40_960_000 / speed["tokens_per_step"]  # 2 GPUs x 2 sequences x 2,048 tokens a step: 5,000 steps
+    assert (speed["tokens_per_step"], run["optimizer_steps"]) == (8192, 5000)
+    assert run["step_hours"] == pytest.approx(steps * speed["step_seconds"] / 3600, rel=1e-3)
+    assert run["run_hours"] == pytest.approx(run["step_hours"] / run["goodput"], rel=1e-3)
+    assert (run["gpus"], run["gpu_hours"]) == (2, pytest.approx(2 * run["run_hours"], rel=1e-3))
+    assert speed["tokens_per_second"] == pytest.approx(8192 / speed["step_seconds"], rel=1e-3)
+    assert speed["tokens_per_second_per_gpu"] == pytest.approx(speed["tokens_per_second"] / 2, rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "layout"),
+    [
+        pytest.param("rtx-4090-24gb", (), id="4090-one-sequence"),
+        pytest.param("rtx-4090-24gb", ("--micro-batch", "4", "--seq-len", "512", "--accumulation", "4"), id="4090-accumulated"),
+        pytest.param("l40s-48gb", ("--micro-batch", "2"), id="l40s"),
+        pytest.param("h100-sxm5-80gb", ("--micro-batch", "8", "--gpus", "2"), id="h100-data-parallel"),
+    ],
+)
+def test_qlora_is_slower_than_lora_by_the_dequantization_term(gpu: str, layout: tuple[str, ...]) -> None:
+    args = ("--gpu", gpu, *layout, "--dataset-tokens", "50000000")
+    lora = estimate_json(MODEL, "--train", "lora", *args)["training_speed"]
+    qlora = estimate_json(MODEL, "--train", "qlora", *args)["training_speed"]
+    dequant = qlora["step_time"]["nf4_dequant_s"]
+    assert "nf4_dequant_s" not in lora["step_time"] and dequant > 0
+    assert qlora["step_time"]["compute_s"] == lora["step_time"]["compute_s"]  # the same FLOPs at the same rate
+    assert qlora["step_seconds"] == pytest.approx(lora["step_seconds"] + dequant, abs=2e-4)
+    assert qlora["run"]["run_hours"] > lora["run"]["run_hours"]
+    assert qlora["model_flops_utilization"] < lora["model_flops_utilization"]
+    assert "NF4 dequantization" in qlora["step_summary"] and "NF4" not in lora["step_summary"]
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        pytest.param(("--dataset-tokens", "1000"), "--dataset-tokens applies to training", id="dataset-without-train"),
+        pytest.param(("--epochs", "2"), "--epochs applies to training", id="epochs-without-train"),
+        pytest.param(
+            ("--train", "lora", "--gpu", "rtx-4090-24gb", "--epochs", "2"),
+            "--epochs needs --dataset-tokens",
+            id="epochs-without-dataset",
+        ),
+        pytest.param(
+            ("--train", "lora", "--dataset-tokens", "1000"),
+            "--dataset-tokens needs --gpu: a run's hours",
+            id="dataset-without-gpu",
+        ),
+        pytest.param(("--train", "lora", "--dataset-tokens", "many"), "--dataset-tokens", id="dataset-not-a-number"),
+        pytest.param(
+            ("--train", "lora", "--gpu", "rtx-4090-24gb", "--dataset-tokens", "9", "--epochs", "two"),
+            "--epochs",
+            id="epochs-not-a-number",
+        ),
+    ],
+)
+def test_usage_errors_exit_2_naming_the_option(args: tuple[str, ...], named: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        run_estimate(MODEL, *args)
+    assert done.value.code == 2
+    assert named in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        pytest.param(("--dataset-tokens", "0"), "--dataset-tokens must be a whole number of at least 1", id="no-tokens"),
+        pytest.param(("--dataset-tokens", str(10**15 + 1)), "--dataset-tokens must be at most", id="beyond-schema"),
+        pytest.param(("--dataset-tokens", "1000", "--epochs", "0"), "--epochs must be a number in (0, 1,000]", id="no-epochs"),
+        pytest.param(("--dataset-tokens", "1000", "--epochs", "1001"), "--epochs must be a number in (0, 1,000]", id="too-many"),
+    ],
+)
+def test_out_of_range_values_exit_1_naming_the_option(
+    args: tuple[str, ...], named: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = run_estimate(MODEL, "--train", "lora", "--gpu", "rtx-4090-24gb", *args)
+    assert (code, out) == (1, "")
+    assert named in capsys.readouterr().err
+
+
+def test_the_library_refuses_a_dataset_without_training_or_gpu() -> None:
+    with pytest.raises(InputError, match="--dataset-tokens applies to training"):
+        estimate(EstimateRequest(MODEL, gpu="rtx-4090-24gb", dataset_tokens=1000))
+    with pytest.raises(InputError, match="--dataset-tokens needs --gpu"):
+        estimate(EstimateRequest(MODEL, train="lora", dataset_tokens=1000))
+
+
+@pytest.mark.parametrize(
+    ("model", "args"),
+    [
+        pytest.param("llama-3.3-70b-instruct", ("--train", "lora"), id="70b-lora-on-a-4090"),
+        pytest.param(MODEL, ("--train", "full"), id="8b-full-on-a-4090"),
+    ],
+)
+def test_a_job_that_does_not_fit_prints_no_speed(model: str, args: tuple[str, ...]) -> None:
+    given = (*args, "--gpu", "rtx-4090-24gb", "--dataset-tokens", "50000000")
+    code, text = run_estimate(model, *given)
+    assert code == 3 and "does NOT fit" in text
+    assert "speed " not in text and "tokens/s" not in text and "GPU-hours" not in text
+    assert "no step time or run hours: the job does not fit rtx-4090-24gb" in text
+    assert "training_speed" not in estimate_json(model, *given)
+
+
+def test_no_speed_without_a_gpu_and_the_text_shows_it_with_one() -> None:
+    assert "training_speed" not in estimate_json(MODEL, "--train", "lora")
+    code, text = run_estimate(MODEL, "--train", "qlora", "--gpu", "rtx-4090-24gb", "--dataset-tokens", "50000000")
+    assert code == 0
+    speed = re.search(r"speed +one step takes ([0-9.]+) s: compute [0-9.]+ s \+ NF4 dequantization", text)
+    run = re.search(r"run +50,000,000 tokens x 1 epoch = ([0-9,]+) optimizer steps: ([0-9.]+) h .* GPU-hours on 1 GPU", text)
+    assert speed and run, text
+    assert "micro-batch 1 x 1 accumulation step x DP 1 = 1 sequence (2,048 tokens) per optimizer step" in text
+    assert re.search(r"[0-9,]+ tokens/s \([0-9,]+ per GPU\), [0-9.]+% MFU", text)
+    # a run of minutes reads in minutes, not 0.00 h
+    code, text = run_estimate(MODEL, "--train", "lora", "--gpu", "rtx-4090-24gb", "--dataset-tokens", "200000")
+    assert re.search(r"98 optimizer steps: [0-9.]+ min \([0-9.]+ min of steps / 0.9 goodput\), 0.0[0-9]+ GPU-hours", text)
+
+
+def test_what_the_step_does_not_count_is_said() -> None:
+    speed = _speed("--train", "lora", "--gpus", "2", "--zero", "3", "--offload-params", "--offload-optimizer")
+    said = " ".join(speed["not_counted"])
+    assert "offloaded parameters' PCIe copies" in said and "offloaded optimizer's step on the CPU" in said
+    assert _speed("--train", "lora")["not_counted"] == []
+    # more cards than any catalog server holds: the step is one server's, and says so
+    many = _speed("--train", "lora", "--gpus", "16")
+    assert any("timed as if in one server" in n and "holds 4" in n for n in many["not_counted"])
+    assert many["basis"].startswith("all 16 GPUs in one server, over PCIe")
