@@ -391,7 +391,7 @@ def training_shapes(
             if searched:
                 cautious = mfu * _compute_share(model, spec, hw, tp * pp, mfu, consts, 1)
                 cautious_gpus = gpus_for_deadline(total_flops, spec.deadline_hours, tflops, consts, mfu=cautious)
-        deadline_dp = math.ceil(deadline_gpus / (tp * pp))
+        deadline_dp = max(math.ceil(deadline_gpus / (tp * pp)), _unaccumulated_dp(spec))
         cautious_dp = math.ceil(cautious_gpus / (tp * pp))
         name = f"TP{tp}" + (f" PP{pp}" if pp > 1 else "")
         if deadline_dp > MAX_DATA_PARALLEL:
@@ -455,6 +455,17 @@ def training_shapes(
             # the framework has a pipeline schedule
             layouts += [(tp, stages) for stages in pipeline_sizes(arch.num_layers)]
     return shapes, blocked
+
+
+def _unaccumulated_dp(spec: TrainingSpec) -> int:
+    """The fewest data-parallel ranks that split the global batch into pinned micro-batches without accumulating.
+
+    Where the optimizer steps inside backward, which takes no accumulation (fuzz20 item 1: torchtune refuses it); 1
+    otherwise.
+    """
+    if not spec.optimizer_in_backward or spec.global_batch_size is None or not spec.micro_batch_pinned:
+        return 1
+    return math.ceil(spec.global_batch_size / spec.micro_batch)
 
 
 def _stage_refusal(spec: TrainingSpec, zero: int, pp: int, dp: int) -> str | None:

@@ -69,6 +69,7 @@ from generator.sizing.lora_modules import (
     matches_lm_head,
     module_names,
     peft_modules,
+    torchtune_granularity_problem,
     torchtune_names_in,
     unmatched,
 )
@@ -325,6 +326,8 @@ def adapter_targets(arch: Architecture, targets: tuple[str, ...], framework: str
     given without it, that they are torchtune's.
     """
     torchtune = framework is not None and framework_profile(framework).name == "torchtune"
+    if torchtune and (why := torchtune_granularity_problem(targets)):
+        raise InputError(why)
     named = from_torchtune_names(arch, targets) if torchtune else targets
     try:
         lora_targets(arch, named)
