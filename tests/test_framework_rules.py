@@ -13,13 +13,17 @@ from typing import Any
 
 import pytest
 
+from generator import catalog
 from generator.calculator.model_source import resolve_model
 from generator.errors import InputError
+from generator.planner.options import Hardware
+from generator.planner.training import TrainingShape, training_shapes
 from generator.sizing.constants import Constants
 from generator.sizing.training import TrainingMemory, TrainingSetup, size_training
 from generator.sizing.training_conflicts import training_conflicts
 from generator.sizing.weights import Parallelism
 from generator.units import GIB
+from generator.workload.models import ParallelismPin, TrainingSpec
 from tests.helpers import call_cli, run_estimate
 
 
@@ -322,16 +326,24 @@ def test_the_planner_steps_in_backward_without_accumulating(tmp_path: Path) -> N
     assert job["data_parallel"] * job["micro_batch_size"] == 64
 
 
-def test_the_planner_picks_no_pipeline_with_zero_2_or_3(tmp_path: Path) -> None:
-    """fuzz20 item 9: a 70B Megatron job pinned to PP4 was planned at ZeRO-3 when zero_stage was left out."""
-    extra = "      framework: megatron\n      global_batch_size: 64\n    parallelism: {pp: 4}\n"
-    job = _details(tmp_path, "full", extra, model="meta-llama/Llama-3.3-70B-Instruct")
-    assert job["pipeline_parallel"] == 4
-    assert job["zero_stage"] in (0, 1)
+def _shapes(spec: TrainingSpec, model: str, pin: ParallelismPin | None = None) -> list[TrainingShape]:
+    hw = Hardware(catalog.platforms()["dgx-h100"], catalog.gpus()["h100-sxm5-80gb"])
+    shapes, blocked = training_shapes(resolve_model(model), spec, hw, Constants(), pin)
+    assert shapes, blocked
+    return shapes
 
 
-def test_the_planner_offloads_the_optimizer_with_zero_offload(tmp_path: Path) -> None:
+def test_the_planner_picks_no_pipeline_with_zero_2_or_3() -> None:
+    """fuzz20 item 9: a pinned pipeline was searched at every stage (a 405B chosen as TP4 x PP2 x DP16 at ZeRO-3)."""
+    spec = TrainingSpec(method="full", framework="megatron", sequence_length=4096, global_batch_size=64)
+    shapes = _shapes(spec, "meta-llama/Llama-3.3-70B-Instruct", ParallelismPin(pp=4))
+    assert {s.par.pp for s in shapes} == {4}
+    assert {s.setup.zero_stage for s in shapes} <= {0, 1}
+
+
+def test_the_planner_offloads_the_optimizer_with_zero_offload() -> None:
     """fuzz20 item 15: optimizer offload at ZeRO-0 over several ranks kept a whole optimizer per rank in host RAM."""
-    job = _details(tmp_path, "full", "      offload_optimizer: true\n      deadline_hours: 2\n")
-    assert job["data_parallel"] > 1
-    assert job["zero_stage"] >= 1
+    spec = TrainingSpec(method="full", sequence_length=4096, offload_optimizer=True, dataset_tokens=10**9, deadline_hours=2)
+    shapes = _shapes(spec, "meta-llama/Llama-3.1-8B")
+    assert any(s.setup.data_parallel > 1 for s in shapes)
+    assert all(s.setup.zero_stage >= 1 for s in shapes if s.setup.data_parallel > 1)
