@@ -347,3 +347,14 @@ def test_the_planner_offloads_the_optimizer_with_zero_offload() -> None:
     shapes = _shapes(spec, "meta-llama/Llama-3.1-8B")
     assert any(s.setup.data_parallel > 1 for s in shapes)
     assert all(s.setup.zero_stage >= 1 for s in shapes if s.setup.data_parallel > 1)
+
+
+def test_the_planner_finds_the_ranks_that_take_the_batch_without_accumulating() -> None:
+    """fuzz20 item 1: with the micro-batch left to the planner, a 70B torchtune job stepping in backward was sized at one
+    sequence on the fewest ranks, then refused its whole 64-sequence share as one micro-batch (no feasible plan)."""
+    spec = TrainingSpec(
+        method="full", framework="torchtune", optimizer_in_backward=True, sequence_length=4096, global_batch_size=64
+    )
+    shapes = _shapes(spec, "meta-llama/Llama-3.3-70B-Instruct")
+    assert {s.accumulation for s in shapes} == {1}
+    assert all(s.setup.data_parallel * s.setup.micro_batch_size == 64 for s in shapes)

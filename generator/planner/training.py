@@ -103,7 +103,7 @@ def _setup(spec: TrainingSpec, zero: int, dp: int, micro_batch: int | None = Non
         optimizer=resolved_regime(spec.framework, spec.optimizer, zero, dp)[0],
         zero_stage=zero,
         data_parallel=dp,
-        micro_batch_size=micro_batch or _first_micro_batch(spec),
+        micro_batch_size=micro_batch or _first_micro_batch(spec, dp),
         sequence_length=spec.sequence_length,
         checkpointing=spec.gradient_checkpointing,
         flash_attention=spec.flash_attention,
@@ -163,9 +163,16 @@ def _fits(memory: TrainingMemory, budget: float) -> bool:
     return memory.per_gpu.total <= budget
 
 
-def _first_micro_batch(spec: TrainingSpec) -> int:
-    """The micro-batch memory is first sized at: the pinned one, else one sequence when the planner chooses."""
+def _first_micro_batch(spec: TrainingSpec, dp: int) -> int:
+    """The micro-batch memory is first sized at over ``dp`` ranks: the pinned one, else one sequence when the planner chooses.
+
+    Where the optimizer steps inside backward a rank takes its whole share of the global batch in one micro-batch (no
+    accumulation, fuzz20 item 1), so the data-parallel search sizes that share: a 70B torchtune job with a global batch
+    of 64 was sized at one sequence on TP8 x DP1 and then refused 64 at once, where DP16 x 4 sequences fits.
+    """
     searched = spec.global_batch_size is not None and not spec.micro_batch_pinned
+    if searched and spec.optimizer_in_backward and spec.global_batch_size is not None:
+        return max(1, math.ceil(spec.global_batch_size / dp))
     return 1 if searched else spec.micro_batch
 
 
