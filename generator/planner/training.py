@@ -18,6 +18,7 @@ from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch
 from generator.sizing.performance import accelerator_for, gpus_for_deadline, training_flops_per_token, training_hours
 from generator.sizing.precision import weight_format
 from generator.sizing.training import TrainingMemory, TrainingSetup, size_training
+from generator.sizing.training_conflicts import IN_BACKWARD_ACCUMULATION, training_conflicts
 from generator.sizing.training_hardware import precision_problem
 from generator.sizing.training_mfu import attention_kernel_scale, training_utilisation
 from generator.sizing.training_step import (
@@ -102,7 +103,7 @@ def _setup(spec: TrainingSpec, zero: int, dp: int, micro_batch: int | None = Non
         optimizer=resolved_regime(spec.framework, spec.optimizer, zero, dp)[0],
         zero_stage=zero,
         data_parallel=dp,
-        micro_batch_size=micro_batch or _first_micro_batch(spec),
+        micro_batch_size=micro_batch or _first_micro_batch(spec, dp),
         sequence_length=spec.sequence_length,
         checkpointing=spec.gradient_checkpointing,
         flash_attention=spec.flash_attention,
@@ -162,9 +163,16 @@ def _fits(memory: TrainingMemory, budget: float) -> bool:
     return memory.per_gpu.total <= budget
 
 
-def _first_micro_batch(spec: TrainingSpec) -> int:
-    """The micro-batch memory is first sized at: the pinned one, else one sequence when the planner chooses."""
+def _first_micro_batch(spec: TrainingSpec, dp: int) -> int:
+    """The micro-batch memory is first sized at over ``dp`` ranks: the pinned one, else one sequence when the planner chooses.
+
+    Where the optimizer steps inside backward a rank takes its whole share of the global batch in one micro-batch (no
+    accumulation, fuzz20 item 1), so the data-parallel search sizes that share: a 70B torchtune job with a global batch
+    of 64 was sized at one sequence on TP8 x DP1 and then refused 64 at once, where DP16 x 4 sequences fits.
+    """
     searched = spec.global_batch_size is not None and not spec.micro_batch_pinned
+    if searched and spec.optimizer_in_backward and spec.global_batch_size is not None:
+        return max(1, math.ceil(spec.global_batch_size / dp))
     return 1 if searched else spec.micro_batch
 
 
@@ -305,6 +313,11 @@ def _batch_split(
                 f"a global batch of {gbs} gives each of {dp} data-parallel ranks {per_rank} sequences, "
                 f"not whole micro-batches of {spec.micro_batch}"
             )
+    if _setup(spec, zero, dp).techniques()[2] and (accumulating := [a for _, a in options if a > 1]):
+        # the optimizer steps inside backward: one micro-batch a step (fuzz20 item 1)
+        options = [(mb, a) for mb, a in options if a == 1]
+        if not options:
+            return IN_BACKWARD_ACCUMULATION.format(steps=accumulating[0])
     best: tuple[float, int, int, StepTime] | None = None
     for mb, accumulation in options:
         if mb > MAX_MICRO_BATCH:
@@ -389,7 +402,8 @@ def training_shapes(
     if spec.offload_params:
         pinned = 3  # parameter offload is ZeRO-3's (a stage given otherwise is refused at its field)
     auto_offload = owned_gpus > 0 and spec.offload_params is None
-    zeros = (pinned,) if pinned is not None else (0, 1, 2, 3)
+    # optimizer offload over data parallelism is ZeRO-Offload (stage 1-3); on one GPU ZeRO-1 is planned as stage 0
+    zeros = (pinned,) if pinned is not None else (1, 2, 3) if spec.offload_optimizer else (0, 1, 2, 3)
     shapes: list[TrainingShape] = []
     blocked: list[str] = []
     # a framework that scales by data parallelism only never splits a layer, nor does any QLoRA stack its 4-bit layers
@@ -410,7 +424,7 @@ def training_shapes(
             if searched:
                 cautious = mfu * _compute_share(model, spec, hw, tp * pp, mfu, consts, 1)
                 cautious_gpus = gpus_for_deadline(total_flops, spec.deadline_hours, tflops, consts, mfu=cautious)
-        deadline_dp = math.ceil(deadline_gpus / (tp * pp))
+        deadline_dp = max(math.ceil(deadline_gpus / (tp * pp)), _unaccumulated_dp(spec))
         cautious_dp = math.ceil(cautious_gpus / (tp * pp))
         name = f"TP{tp}" + (f" PP{pp}" if pp > 1 else "")
         if deadline_dp > MAX_DATA_PARALLEL:
@@ -419,7 +433,8 @@ def training_shapes(
                 f"{mfu:.0%} MFU ({total_flops:.3g} FLOPs), more than {MAX_DATA_PARALLEL:,} data-parallel replicas"
             )
             continue
-        for zero, job in _zero_jobs(model, spec, hw, zeros, par, budget, consts, deadline_dp, auto_offload, owned_gpus):
+        runnable = _runnable_zeros(spec, zeros, pp, max(deadline_dp, 1), name, blocked)
+        for zero, job in _zero_jobs(model, spec, hw, runnable, par, budget, consts, deadline_dp, auto_offload, owned_gpus):
             found = _smallest_dp(model, job, hw, zero, par, budget, consts, start=deadline_dp)
             dp = _data_parallel_for_batch(found, spec.global_batch_size) if found is not None else None
             if found is None:
@@ -442,6 +457,9 @@ def training_shapes(
             for each_dp in fillings:
                 if job.offload_params and spec.offload_params is None and each_dp * tp * pp > owned_gpus:
                     continue  # tried to bring the job onto the owned GPUs; beyond them it buys GPUs (fuzz19 item 2)
+                if why := _stage_refusal(job, zero, pp, each_dp):
+                    blocked.append(f"{name} ZeRO-{zero} x DP{each_dp}: {why}")
+                    continue
                 split = _batch_split(model, job, hw, zero, par, each_dp, budget, consts)
                 if isinstance(split, str):
                     blocked.append(f"{name} ZeRO-{zero} x DP{each_dp}: {split}")
@@ -470,6 +488,48 @@ def training_shapes(
             # the framework has a pipeline schedule
             layouts += [(tp, stages) for stages in pipeline_sizes(arch.num_layers)]
     return shapes, blocked
+
+
+def _unaccumulated_dp(spec: TrainingSpec) -> int:
+    """The fewest data-parallel ranks that split the global batch into pinned micro-batches without accumulating.
+
+    Where the optimizer steps inside backward, which takes no accumulation (fuzz20 item 1: torchtune refuses it); 1
+    otherwise.
+    """
+    if not spec.optimizer_in_backward or spec.global_batch_size is None or not spec.micro_batch_pinned:
+        return 1
+    return math.ceil(spec.global_batch_size / spec.micro_batch)
+
+
+def _stage_refusal(spec: TrainingSpec, zero: int, pp: int, dp: int) -> str | None:
+    """Why no framework runs ``spec`` at ZeRO-``zero`` with a ``pp``-stage pipeline over ``dp`` ranks; None: one does."""
+    conflicts = training_conflicts(
+        method=spec.method,
+        framework=spec.framework,
+        zero_stage=zero,
+        data_parallel=dp,
+        pipeline_parallel=pp,
+        offload_optimizer=spec.offload_optimizer,
+    )
+    return conflicts[0][1] if conflicts else None
+
+
+def _runnable_zeros(
+    spec: TrainingSpec, zeros: tuple[int, ...], pp: int, dp: int, name: str, blocked: list[str]
+) -> tuple[int, ...]:
+    """The stages of ``zeros`` a framework runs with ``pp`` stages over ``dp`` ranks (ZeRO-2/3 never under a pipeline).
+
+    A searched stage that cannot run is skipped (fuzz20 item 9: a 405B was chosen as TP4 x PP2 x DP16 at ZeRO-3); a
+    pinned one is a reason in ``blocked``.
+    """
+    runnable = []
+    for zero in zeros:
+        why = _stage_refusal(spec, zero, pp, dp)
+        if why is None:
+            runnable.append(zero)
+        elif len(zeros) == 1:
+            blocked.append(f"{name} ZeRO-{zero}: {why}")
+    return tuple(runnable)
 
 
 def _zero_jobs(

@@ -84,6 +84,30 @@ class FrameworkProfile(NamedTuple):
     #: (https://docs.pytorch.org/2.0/fsdp.html), FSDP2's ``CPUOffloadPolicy`` likewise; DeepSpeed's ``offload_param``
     #: leaves them to ``offload_optimizer`` (fuzz19 item 3).
     fsdp_cpu_offload: bool = False
+    #: Whether it can step the optimizer inside backward: torchtune's ``optimizer_in_bwd``
+    #: (``torchtune.training.register_optim_in_bwd_hooks``), or a plain FSDP2 loop with PyTorch's post-accumulate-grad
+    #: hooks (https://docs.pytorch.org/tutorials/intermediate/optimizer_step_in_backward_tutorial.html). The Hugging Face
+    #: Trainer family, DeepSpeed and Megatron-LM step after the whole backward (fuzz20 item 7).
+    has_optimizer_in_backward: bool = False
+    #: Whether its activation offload moves checkpointed layer inputs only, so that it needs checkpointing on:
+    #: torchtune raises "enable_activation_offloading should only be True when enable_activation_checkpointing is True"
+    #: (recipes/lora_finetune_single_device.py, full_finetune_distributed.py ``_setup_model``); Unsloth's offload is a
+    #: checkpointing mode (``use_gradient_checkpointing="unsloth"``); DeepSpeed's ``cpu_checkpointing`` is part of
+    #: its ``activation_checkpointing`` block (https://www.deepspeed.ai/docs/config-json/#activation-checkpointing)
+    #: (fuzz20 item 11).
+    offload_needs_checkpointing: bool = False
+    #: Optimizer regimes (:data:`~generator.sizing.training.OPTIMIZERS`) it trains in; None: any of them.
+    regimes: tuple[str, ...] | None = None
+    #: Why only :attr:`regimes`, for the refusal.
+    regimes_note: str = ""
+
+
+#: torchtune trains ``dtype: bf16`` (or fp32) with no fp32 master copy and no autocast (recipes/configs; its
+#: ``training.get_dtype`` takes bf16 or fp32 only): AdamW in bf16, or bitsandbytes' 8-bit AdamW over bf16 (fuzz20 item 18).
+TORCHTUNE_REGIMES = ("adamw-bf16", "adamw-8bit-bf16")
+#: Megatron-LM's ``--optimizer`` takes adam or sgd (megatron/training/arguments.py, newer releases add Muon), over fp32
+#: main parameters under ``--bf16``: neither bitsandbytes' 8-bit AdamW nor Adafactor (fuzz20 item 18).
+MEGATRON_REGIMES = ("adamw", "sgd")
 
 
 FRAMEWORKS: dict[str, FrameworkProfile] = {
@@ -101,6 +125,10 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             zero_stage=3,
             tensor_parallel=True,
             fsdp_cpu_offload=True,
+            has_optimizer_in_backward=True,
+            offload_needs_checkpointing=True,
+            regimes=TORCHTUNE_REGIMES,
+            regimes_note="it trains pure bf16 weights and states, with no fp32 master copy or autocast",
         ),
         FrameworkProfile(
             "unsloth",
@@ -109,20 +137,34 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             True,
             fused_kernels=True,
             optimizer="adamw-8bit",
+            offload_needs_checkpointing=True,
         ),
         FrameworkProfile("axolotl", "axolotl without Liger"),
         FrameworkProfile(
             "axolotl+liger", "axolotl with the Liger plugin (fused linear cross-entropy)", loss="fused", fused_kernels=True
         ),
         FrameworkProfile("llama-factory", "LLaMA-Factory (Hugging Face Trainer)"),
-        FrameworkProfile("deepspeed", "DeepSpeed ZeRO through the Hugging Face Trainer", expert_parallel=True),
-        FrameworkProfile("fsdp2", "PyTorch FSDP2 (fully_shard) with a plain training loop", zero_stage=3, fsdp_cpu_offload=True),
+        FrameworkProfile(
+            "deepspeed",
+            "DeepSpeed ZeRO through the Hugging Face Trainer",
+            expert_parallel=True,
+            offload_needs_checkpointing=True,
+        ),
+        FrameworkProfile(
+            "fsdp2",
+            "PyTorch FSDP2 (fully_shard) with a plain training loop",
+            zero_stage=3,
+            fsdp_cpu_offload=True,
+            has_optimizer_in_backward=True,
+        ),
         FrameworkProfile(
             "megatron",
             "Megatron-LM (vocab-parallel cross-entropy over fp32 logits)",
             tensor_parallel=True,
             pipeline_parallel=True,
             expert_parallel=True,
+            regimes=MEGATRON_REGIMES,
+            regimes_note="its --optimizer is adam or sgd over fp32 main parameters",
         ),
     )
 }
@@ -202,9 +244,25 @@ def logits_bytes_per_element(loss: str, standard_bytes: int) -> float:
 
 
 def resolved_regime(framework: str | None, optimizer: str | None, zero_stage: int | None, data_parallel: int) -> tuple[str, int]:
-    """(optimizer, ZeRO stage) of a job: those given, else the framework's defaults (a stage only when data-parallel)."""
+    """(optimizer, ZeRO stage) of a job: those given, else the framework's defaults (a stage only when data-parallel).
+
+    An optimizer regime its framework has not is refused here, where the estimate and the planner resolve it (a
+    workload's is refused at its field first).
+    """
     profile = framework_profile(framework) if framework else None
+    if why := regime_refusal(profile, optimizer):
+        raise InputError(why)
     chosen = optimizer or (profile.optimizer if profile else "adamw")
     if zero_stage is not None:
         return chosen, zero_stage
     return chosen, (profile.zero_stage or 0) if profile and data_parallel > 1 else 0
+
+
+def regime_refusal(profile: FrameworkProfile | None, optimizer: str | None) -> str | None:
+    """Why a framework cannot train in the optimizer regime ``optimizer``; None where it can (or either is not given)."""
+    if profile is None or optimizer is None or profile.regimes is None or optimizer in profile.regimes:
+        return None
+    return (
+        f"{profile.name} has no '{optimizer}' regime ({profile.regimes_note}): give one of "
+        f"{', '.join(profile.regimes)}, or leave optimizer out"
+    )

@@ -231,3 +231,30 @@ def from_torchtune_names(arch: Architecture, entries: tuple[str, ...]) -> tuple[
 def torchtune_names_in(entries: tuple[str, ...]) -> list[str]:
     """The entries that are torchtune's module names and not Transformers' (``output_proj``, ``w1``...)."""
     return [entry for entry in entries if entry in TORCHTUNE_NAMES]
+
+
+#: torchtune's MLP matrices and Transformers' names for them: ``apply_lora_to_mlp`` adapts w1, w2 and w3 together.
+TORCHTUNE_MLP = {"w1": "w1", "w2": "w2", "w3": "w3", "gate_proj": "w1", "down_proj": "w2", "up_proj": "w3"}
+
+
+def torchtune_granularity_problem(entries: tuple[str, ...]) -> str | None:
+    """Why torchtune cannot adapt exactly ``entries``; None where its LoRA builders can (fuzz20 item 4).
+
+    torchtune's builders take ``lora_attn_modules`` from ``Literal["q_proj", "k_proj", "v_proj", "output_proj"]`` and two
+    booleans, ``apply_lora_to_mlp`` (w1, w2 and w3 at once) and ``apply_lora_to_output``, for every layer alike
+    (torchtune/modules/peft/_utils.py ``LORA_ATTN_MODULES``; models/llama3_1/_component_builders.py ``lora_llama3_1``):
+    no single MLP matrix and no module path of one layer.
+    """
+    if paths := [entry for entry in entries if "." in entry]:
+        return (
+            f"torchtune applies LoRA to every layer alike (lora_attn_modules, apply_lora_to_mlp, apply_lora_to_output), "
+            f"not to a module path: {', '.join(paths)}; give plain names (q_proj, k_proj, v_proj, output_proj, w1, w2, w3, "
+            "output)"
+        )
+    mlp = {TORCHTUNE_MLP[entry] for entry in entries if entry in TORCHTUNE_MLP}
+    if mlp and len(mlp) < len(set(TORCHTUNE_MLP.values())):
+        return (
+            f"torchtune adapts the MLP as a whole (apply_lora_to_mlp: w1, w2 and w3 together), not {', '.join(sorted(mlp))} "
+            "alone: give w1, w2 and w3 (gate_proj, down_proj, up_proj), or none of them"
+        )
+    return None

@@ -69,6 +69,7 @@ from generator.sizing.lora_modules import (
     matches_lm_head,
     module_names,
     peft_modules,
+    torchtune_granularity_problem,
     torchtune_names_in,
     unmatched,
 )
@@ -158,11 +159,18 @@ class TrainingSetup(NamedTuple):
     accumulation_steps: int = 1
 
     def techniques(self) -> tuple[str, bool, bool]:
-        """(loss, activation offload, optimizer in backward): the setup's own, else its framework's defaults."""
+        """(loss, activation offload, optimizer in backward): the setup's own, else its framework's defaults.
+
+        A framework's default activation offload moves the checkpointed layer inputs (Unsloth's
+        ``use_gradient_checkpointing="unsloth"`` is a checkpointing mode): with checkpointing off it offloads nothing,
+        and every activation stays on the GPU (fuzz20 item 11: an 8B at 8k tokens was sized 2.6 GiB of activations,
+        not about 34).
+        """
         profile = framework_profile(self.framework) if self.framework else FrameworkProfile("none", "")
+        default_offload = profile.activation_offload and self.checkpointing != "none"
         return (
             self.loss if self.loss is not None else profile.loss,
-            self.activation_offload if self.activation_offload is not None else profile.activation_offload,
+            self.activation_offload if self.activation_offload is not None else default_offload,
             self.optimizer_in_backward if self.optimizer_in_backward is not None else profile.optimizer_in_backward,
         )
 
@@ -218,7 +226,7 @@ class TrainingMemory(NamedTuple):
 WEIGHT_PARTS = ("model", "base", "autocast_copy", "adapters", "dequant_buffer")
 
 
-def _validate(setup: TrainingSetup) -> Optimizer:
+def _validate(setup: TrainingSetup, pipeline_parallel: int = 1) -> Optimizer:
     if setup.method not in METHODS:
         raise InputError(f"unknown training method '{setup.method}'; choose one of {', '.join(METHODS)}")
     if setup.checkpointing not in CHECKPOINTING:
@@ -243,6 +251,13 @@ def _validate(setup: TrainingSetup) -> Optimizer:
         data_parallel=setup.data_parallel,
         base_precision=setup.base_precision,
         offload_params=setup.offload_params,
+        pipeline_parallel=pipeline_parallel,
+        expert_parallel=setup.expert_parallel,
+        accumulation_steps=setup.accumulation_steps,
+        optimizer_in_backward=setup.optimizer_in_backward,
+        activation_offload=setup.activation_offload,
+        checkpointing=setup.checkpointing,
+        offload_optimizer=setup.offload_optimizer,
     )
     if conflicts:
         raise InputError(conflicts[0][1])
@@ -263,6 +278,9 @@ def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[Linear]:
     matrix is returned with ``copies`` the experts adapted. ``all-linear`` is PEFT's value for the whole list: beside
     names it matches nothing (fuzz16 item 8), so it is refused there.
     """
+    if not targets:
+        # fuzz20 item 3: ``--lora-targets ,`` left no name and planned 0 trainable parameters
+        raise InputError(f"LoRA target modules: no module names given; give names such as q_proj,v_proj, or {LORA_ALL}")
     _check_all_linear(targets)
     if LORA_ALL in targets:
         return [module.linear for _, module, _ in _adapted(arch, targets)]
@@ -308,6 +326,8 @@ def adapter_targets(arch: Architecture, targets: tuple[str, ...], framework: str
     given without it, that they are torchtune's.
     """
     torchtune = framework is not None and framework_profile(framework).name == "torchtune"
+    if torchtune and (why := torchtune_granularity_problem(targets)):
+        raise InputError(why)
     named = from_torchtune_names(arch, targets) if torchtune else targets
     try:
         lora_targets(arch, named)
@@ -416,7 +436,7 @@ def size_training(
     buffers on where the board has NVSwitches (SGLang turns them off; NeMo and JAX-Toolbox turn them off
     to save memory). Required, so that no caller gets the PCIe figure by omission.
     """
-    opt = _validate(setup)
+    opt = _validate(setup, par.pp)
     if setup.method != "full":
         setup = setup._replace(lora_targets=adapter_targets(arch, setup.lora_targets, setup.framework))
     setup = setup._replace(offload_optimizer=setup.offloads_optimizer())

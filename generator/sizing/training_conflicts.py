@@ -12,7 +12,7 @@ Sources:
 
 from __future__ import annotations
 
-from generator.sizing.frameworks import framework_profile
+from generator.sizing.frameworks import FrameworkProfile, framework_profile, regime_refusal
 from generator.sizing.precision import weight_format
 
 #: Frameworks that shard data-parallel ranks with FSDP2 only.
@@ -27,34 +27,28 @@ def training_conflicts(
     data_parallel: int | None = None,
     base_precision: str | None = None,
     offload_params: bool = False,
+    pipeline_parallel: int | None = None,
+    expert_parallel: int | None = None,
+    accumulation_steps: int | None = None,
+    optimizer_in_backward: bool | None = None,
+    activation_offload: bool | None = None,
+    checkpointing: str | None = None,
+    offload_optimizer: bool = False,
+    optimizer: str | None = None,
 ) -> list[tuple[str, str]]:
     """(field, why) for each contradiction among the settings given; None: not given (``data_parallel``: not known yet).
 
     Fields: ``precision``, ``framework``, ``zero_stage``, ``offload_params`` (parameter offload is ZeRO-3's: FSDP's
-    ``CPUOffloadPolicy`` on a fully sharded model, DeepSpeed's ``offload_param`` at stage 3). Optimizer offload is not
-    among them: ``offload_optimizer`` also stands for bitsandbytes' paged optimizers (8-bit states paged to host RAM,
-    at ZeRO-0 on one GPU: torchtune's single-device recipes), so neither an 8-bit optimizer nor stage 0 contradicts it.
+    ``CPUOffloadPolicy`` on a fully sharded model, DeepSpeed's ``offload_param`` at stage 3), ``optimizer_in_backward``,
+    ``activation_offload``, ``offload_optimizer`` and ``optimizer``. Optimizer offload at ZeRO-0 is refused only over
+    several data-parallel ranks: it also stands for bitsandbytes' paged optimizers (8-bit states paged to host RAM, at
+    ZeRO-0 on one GPU: torchtune's single-device recipes), so neither an 8-bit optimizer nor stage 0 on one GPU
+    contradicts it. The layout's degrees (``pipeline_parallel``, ``expert_parallel``, ``accumulation_steps``) are
+    checked where given: by the estimate and the sizing, and by the planner's search before it sizes a layout.
     """
-    out: list[tuple[str, str]] = []
-    fsdp2 = framework is not None and framework_profile(framework).name in FSDP2_FRAMEWORKS
-    if method == "qlora" and base_precision is not None and weight_format(base_precision).bits >= 16:
-        out.append(
-            (
-                "precision",
-                f"QLoRA trains adapters over a base quantized to 4 or 8 bits; over a {base_precision} base it is LoRA: "
-                "train lora, or give a 4- or 8-bit precision (nf4 by default)",
-            )
-        )
-    four_bit = base_precision is not None and weight_format(base_precision).bits <= 4
-    if (method == "qlora" or four_bit) and framework is not None and framework_profile(framework).name == "megatron":
-        # a 4-bit base under lora is QLoRA by another name (fuzz18 item 9)
-        out.append(
-            (
-                "framework",
-                "megatron has no bitsandbytes 4-bit base (its LoRA trains over bf16 or FP8 weights): train qlora with a "
-                "PEFT-based framework (hf, trl, unsloth, axolotl, llama-factory), or lora with megatron",
-            )
-        )
+    profile = framework_profile(framework) if framework is not None else None
+    out = _precision_conflicts(method, profile, base_precision)
+    fsdp2 = profile is not None and profile.name in FSDP2_FRAMEWORKS
     if fsdp2 and zero_stage in (0, 1) and (data_parallel is None or data_parallel > 1):
         out.append(
             (
@@ -71,4 +65,124 @@ def training_conflicts(
                 f"ZeRO-{zero_stage}: give zero_stage 3 (--zero 3) or leave the parameter offload out",
             )
         )
+    if why := layout_stage_refusal(profile, zero_stage, pipeline_parallel or 1, expert_parallel or 1):
+        out.append(("zero_stage", why))
+    if zero_stage == 0 and offload_optimizer and data_parallel is not None and data_parallel > 1:
+        out.append(("offload_optimizer", OPTIMIZER_OFFLOAD_AT_ZERO_0.format(dp=data_parallel)))
+    out += _technique_conflicts(profile, optimizer_in_backward, accumulation_steps, activation_offload, checkpointing)
+    if why := regime_refusal(profile, optimizer):
+        out.append(("optimizer", why))
     return out
+
+
+def _precision_conflicts(method: str, profile: FrameworkProfile | None, base_precision: str | None) -> list[tuple[str, str]]:
+    """QLoRA over a 16-bit base, and a 4-bit base under Megatron-LM."""
+    out: list[tuple[str, str]] = []
+    if method == "qlora" and base_precision is not None and weight_format(base_precision).bits >= 16:
+        out.append(
+            (
+                "precision",
+                f"QLoRA trains adapters over a base quantized to 4 or 8 bits; over a {base_precision} base it is LoRA: "
+                "train lora, or give a 4- or 8-bit precision (nf4 by default)",
+            )
+        )
+    four_bit = base_precision is not None and weight_format(base_precision).bits <= 4
+    if (method == "qlora" or four_bit) and profile is not None and profile.name == "megatron":
+        # a 4-bit base under lora is QLoRA by another name (fuzz18 item 9)
+        out.append(
+            (
+                "framework",
+                "megatron has no bitsandbytes 4-bit base (its LoRA trains over bf16 or FP8 weights): train qlora with a "
+                "PEFT-based framework (hf, trl, unsloth, axolotl, llama-factory), or lora with megatron",
+            )
+        )
+    return out
+
+
+#: Why ZeRO-2/3 never runs under a pipeline (fuzz20 item 9). DeepSpeed's ``PipelineEngine.__init__`` asserts
+#: ``zero_optimization_stage() < 2``, "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"
+#: (deepspeed/runtime/pipe/engine.py): each micro-batch's backward would reduce-scatter (ZeRO-2) or re-gather (ZeRO-3)
+#: the stage's gradients and weights. Megatron-LM's pipeline shards only the optimizer states (its distributed
+#: optimizer, ZeRO-1); its gradient buffer stays whole on each rank.
+PIPELINE_ZERO = (
+    "a pipeline (PP{pp}) runs with ZeRO-0 or ZeRO-1 only: DeepSpeed's pipeline engine asserts 'ZeRO-2 and ZeRO-3 are "
+    "incompatible with pipeline parallelism', and Megatron-LM's distributed optimizer under a pipeline shards the "
+    "optimizer states (ZeRO-1) with whole gradients: give zero_stage 0 or 1 (--zero 0/1), or drop the pipeline (pp 1)"
+)
+
+#: DeepSpeed-MoE's expert parallelism stops at ZeRO-2: ``DeepSpeedEngine._configure_zero_optimizer`` asserts
+#: ``not self.has_moe_layers``, "MoE not supported with Stage 3" (deepspeed/runtime/engine.py).
+DEEPSPEED_MOE_ZERO_3 = (
+    "DeepSpeed-MoE's expert parallelism (EP{ep}) runs at ZeRO-0 to ZeRO-2: DeepSpeed's engine asserts 'MoE not "
+    "supported with Stage 3': give zero_stage 2 or lower (--zero 2), or expert parallelism 1"
+)
+
+
+def layout_stage_refusal(profile: FrameworkProfile | None, zero_stage: int | None, pp: int, ep: int) -> str | None:
+    """Why ``zero_stage`` cannot run with a ``pp``-stage pipeline or DeepSpeed's ``ep``-way experts; None: it can.
+
+    The planner's search asks it for each (layout, stage) before sizing one, so that it never picks one that no
+    framework runs (a 405B was chosen as TP4 x PP2 x DP16 at ZeRO-3).
+    """
+    if zero_stage is not None and zero_stage >= 2 and pp > 1:
+        return PIPELINE_ZERO.format(pp=pp)
+    if zero_stage == 3 and ep > 1 and profile is not None and profile.name == "deepspeed":
+        return DEEPSPEED_MOE_ZERO_3.format(ep=ep)
+    return None
+
+
+#: Optimizer offload over several data-parallel ranks is ZeRO-Offload: DeepSpeed's ``offload_optimizer`` is "Valid for
+#: ZeRO stage 1, 2, 3" (https://www.deepspeed.ai/docs/config-json/, deepspeed/runtime/zero/config.py
+#: ``DeepSpeedZeroConfig.offload_optimizer``). At ZeRO-0 every rank would keep a whole fp32 optimizer in host RAM
+#: (fuzz20 item 15: 120 GiB a GPU for an 8B over eight).
+OPTIMIZER_OFFLOAD_AT_ZERO_0 = (
+    "optimizer offload over {dp} data-parallel ranks is ZeRO-Offload, which DeepSpeed runs at ZeRO stage 1, 2 or 3 "
+    "(offload_optimizer is 'Valid for ZeRO stage 1, 2, 3'); at ZeRO-0 each rank would keep the whole optimizer in host "
+    "RAM: give zero_stage 1-3 (--zero 1), or leave zero_stage out"
+)
+
+
+def _technique_conflicts(
+    profile: FrameworkProfile | None,
+    optimizer_in_backward: bool | None,
+    accumulation_steps: int | None,
+    activation_offload: bool | None,
+    checkpointing: str | None,
+) -> list[tuple[str, str]]:
+    """Optimizer in backward under a framework without it or with accumulation; activation offload with nothing checkpointed."""
+    out: list[tuple[str, str]] = []
+    in_backward = optimizer_in_backward if optimizer_in_backward is not None else bool(profile and profile.optimizer_in_backward)
+    if optimizer_in_backward and profile is not None and not profile.has_optimizer_in_backward:
+        out.append(
+            (
+                "optimizer_in_backward",
+                f"{profile.name} steps the optimizer after the whole backward and has no optimizer-in-backward setting "
+                "(torchtune's optimizer_in_bwd, or a plain PyTorch / FSDP2 loop with post-accumulate-grad hooks, has "
+                "it): leave it out, or use framework torchtune or fsdp2",
+            )
+        )
+    elif in_backward and accumulation_steps is not None and accumulation_steps > 1:
+        out.append(("optimizer_in_backward", IN_BACKWARD_ACCUMULATION.format(steps=accumulation_steps)))
+    if activation_offload and checkpointing == "none" and profile is not None and profile.offload_needs_checkpointing:
+        out.append(
+            (
+                "activation_offload",
+                f"{profile.name}'s activation offload moves the checkpointed layer inputs to host RAM, and with "
+                "gradient_checkpointing none nothing is checkpointed (torchtune: 'enable_activation_offloading should "
+                "only be True when enable_activation_checkpointing is True'): give gradient_checkpointing full, or "
+                "leave the activation offload out",
+            )
+        )
+    return out
+
+
+#: torchtune's recipes raise "Gradient accumulation is not supported with optimizer in bwd. Please set
+#: gradient_accumulation_steps=1, or optimizer_in_bwd=False." (recipes/full_finetune_single_device.py and
+#: full_finetune_distributed.py, ``__init__``); each step consumes a parameter's gradient as backward produces it, so
+#: no gradient is left to accumulate into (PyTorch's optimizer-step-in-backward tutorial: "if you do not need to do
+#: gradient accumulation", https://docs.pytorch.org/tutorials/intermediate/optimizer_step_in_backward_tutorial.html).
+IN_BACKWARD_ACCUMULATION = (
+    "the optimizer steps inside backward, so {steps} micro-batches cannot accumulate into one step (torchtune: "
+    "'Gradient accumulation is not supported with optimizer in bwd'): give one micro-batch a step (--accumulation 1, "
+    "a global_batch_size the data-parallel ranks split without accumulating), or leave optimizer_in_backward out"
+)

@@ -61,10 +61,25 @@ def training_setting_errors(doc: Document, i: int, spec: TrainingSpec) -> list[I
         if spec.method == "full" and given_in(doc, (*at, field))
     ]
     conflicts = training_conflicts(
-        method=spec.method, framework=spec.framework, zero_stage=spec.zero_stage, offload_params=bool(spec.offload_params)
+        method=spec.method,
+        framework=spec.framework,
+        zero_stage=spec.zero_stage,
+        offload_params=bool(spec.offload_params),
+        pipeline_parallel=_pinned_pipeline(doc, i),
+        optimizer_in_backward=spec.optimizer_in_backward,
+        activation_offload=spec.activation_offload,
+        checkpointing=spec.gradient_checkpointing,
+        optimizer=spec.optimizer,
     )
     errors += [InputError(why, doc.locate((*at, field))) for field, why in conflicts]
     return errors
+
+
+def _pinned_pipeline(doc: Document, i: int) -> int | None:
+    """Deployment ``i``'s pinned pipeline depth (``parallelism.pp``), None where the planner chooses it."""
+    at: Path = ("deployments", i, "parallelism", "pp")
+    pp = doc.data["deployments"][i]["parallelism"]["pp"] if given_in(doc, at) else None
+    return pp if isinstance(pp, int) else None
 
 
 def _not_lower_errors(doc: Document, at: Path, spec: InferenceSpec, model: ResolvedModel) -> list[InputError]:
