@@ -30,7 +30,7 @@ from generator.planner.options import allowed_hardware
 from generator.planner.plan import DeploymentPart, DeploymentPlan, Finding, Level, Plan, Pool, sorted_findings
 from generator.planner.racks import Rack, assumed_height_findings, pack_racks, rack_findings, too_tall
 from generator.planner.ruled_out import psu_ruled_out, why_left_free
-from generator.planner.slo import effective_slo
+from generator.planner.slo import effective_slo, replicas_needed, replicas_text
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
 from generator.planner.tco import HOURS_PER_MONTH, BuiltHost, billed_per_run, cost_text, fleet_cost, run_usd
 from generator.planner.throughput_gaps import throughput_gap_finding
@@ -323,7 +323,7 @@ def idle_bound_note(dep: InferenceDeployment, opt: Option) -> str | None:
     if bound.looser_requests_per_s > 1.01 * point.requests_per_s:
         replicas = opt.candidate.replicas
         # the rate asked, not the replicas' capacity (which rounds up past it): what planning at that target gives
-        fewer = math.ceil(dep.inference.requests_per_second / bound.looser_requests_per_s)
+        fewer = replicas_needed(dep.inference, bound.looser_requests_per_s)
         text += (
             f"; at {bound.looser_ttft_p95_ms:,.0f} ms a replica would take {bound.looser_requests_per_s:.3g} req/s "
             f"instead of {point.requests_per_s:.3g} (about {fewer:,} replicas instead of {replicas:,})"
@@ -422,7 +422,7 @@ def _inference_details(
         + (" by SGLang's mem_fraction_static accounting" if spec.engine == "sglang" else ""),
         f"one replica sustains {shape.max_point.requests_per_s:.2f} req/s within the SLOs ({_load_text(shape.max_point)}); "
         + (
-            f"{spec.requests_per_second:g} req/s need {replicas} independent replica(s)"
+            replicas_text(spec, replicas)
             if part_rate is None
             else f"{replicas} replica(s) here serve {part_rate:.2f} req/s, this part's share"
         ),

@@ -29,7 +29,7 @@ from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, does_not_pack, node_counts, rank
 from generator.planner.plan import Candidate, Finding, NodeSpec
 from generator.planner.racks import height_blocked
-from generator.planner.slo import effective_slo
+from generator.planner.slo import effective_slo, replicas_needed
 from generator.planner.tco import HOURS_PER_MONTH, NodeCost, billed_per_run, fleet_cost, run_usd
 from generator.sizing.constants import Constants
 from generator.workload.models import InferenceDeployment, Workload
@@ -171,13 +171,12 @@ def inference_options(
     the allowed servers.
     """
     serving = _serving(wl, dep, model)
-    rate = serving.spec.requests_per_second
     options: list[Option] = []
     seen: dict[tuple[object, ...], _GpuShapes] = {}
     seen_nodes: dict[tuple[object, ...], object] = {}
     for hw in allowed_hardware(wl) if hardware is None else hardware:
         for shape in _inference_shapes(serving, model, hw, consts, blocked, seen):
-            replicas = replicas_for(shape) if replicas_for else max(1, math.ceil(rate / shape.max_point.requests_per_s))
+            replicas = replicas_for(shape) if replicas_for else replicas_needed(serving.spec, shape.max_point.requests_per_s)
             layouts = node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas)
             if not layouts:
                 blocked.append(blocked_on(hw, NO_PACKING, does_not_pack(hw, shape.par.tp, shape.par.pp)))

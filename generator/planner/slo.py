@@ -6,6 +6,8 @@ A chat service that states no targets still has users waiting on it, so unless i
 
 from __future__ import annotations
 
+import math
+
 from generator.workload.models import InferenceSpec, Slo
 
 #: Default p95 time to first token of an interactive service: a reply starts within 2 s (planning value;
@@ -31,3 +33,22 @@ def effective_slo(spec: InferenceSpec) -> tuple[InferenceSpec, list[str]]:
     if not notes:
         return spec, []
     return spec._replace(slo=Slo(ttft_p95_ms=ttft, tpot_ms=tpot)), notes
+
+
+def replicas_needed(spec: InferenceSpec, *replica_max_requests_per_s: float) -> int:
+    """Replicas that hold ``spec``'s rate routed evenly over them (the slowest sets it), at least ``min_replicas``.
+
+    Each runs at no more than ``max_utilization`` of what it sustains within the SLOs.
+    """
+    usable = min(replica_max_requests_per_s) * spec.max_utilization
+    return max(spec.min_replicas, math.ceil(spec.requests_per_second / usable))
+
+
+def replicas_text(spec: InferenceSpec, replicas: int) -> str:
+    """What the replicas count holds: the rate, and the headroom or floor the spec asks (none by default)."""
+    text = f"{spec.requests_per_second:g} req/s need {replicas} independent replica(s)"
+    if spec.max_utilization < 1:
+        text += f" at {spec.max_utilization:.0%} of what each sustains (max_utilization)"
+    if spec.min_replicas > 1:
+        text += f", at least {spec.min_replicas} (min_replicas)"
+    return text

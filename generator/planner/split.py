@@ -13,15 +13,13 @@ one homogeneous cluster.
 
 from __future__ import annotations
 
-import math
-
 from generator.calculator.model_source import ResolvedModel
 from generator.planner.candidates import inference_options, owned_fill_options
 from generator.planner.inference import ReplicaShape
 from generator.planner.inventory import ServerKey
 from generator.planner.option import Option
 from generator.planner.options import allowed_hardware
-from generator.planner.slo import effective_slo
+from generator.planner.slo import effective_slo, replicas_needed
 from generator.sizing.constants import Constants
 from generator.workload.models import InferenceDeployment, Workload
 
@@ -42,7 +40,7 @@ def split_options(
     """
     if not any(free.values()):
         return []
-    rate = effective_slo(dep.inference)[0].requests_per_second
+    spec = effective_slo(dep.inference)[0]
     hardware = allowed_hardware(wl)
     out: list[Option] = []
     seen: set[frozenset[tuple[object, ...]]] = set()
@@ -53,12 +51,12 @@ def split_options(
         others = [h for h in hardware if (h.platform.id, h.gpu.id) != key[:2]]  # one not bought: its free owned servers
         rest_free = {k: n for k, n in free.items() if k != key}
         for owned in owned_fill_options(wl, dep, model, consts, owned_hw, key[2], servers):
-            if part_capacity(owned) >= rate:
-                continue  # the owned servers hold the whole service: not a split
             held, owned_max = owned.candidate.replicas, replica_max(owned)
+            if replicas_needed(spec, owned_max) <= held:
+                continue  # the owned servers hold the whole service: not a split
 
             def rest_replicas(shape: ReplicaShape, held: int = held, owned_max: float = owned_max) -> int:
-                return max(1, even_replicas(rate, owned_max, shape.max_point.requests_per_s) - held)
+                return max(1, replicas_needed(spec, owned_max, shape.max_point.requests_per_s) - held)
 
             for rest in inference_options(wl, dep, model, consts, [], rest_free, rest_replicas, others):
                 # two owned kinds can each come first; the same two parts either way are one candidate
@@ -78,16 +76,6 @@ def _layout(opt: Option) -> tuple[object, ...]:
 def replica_max(opt: Option) -> float:
     """Requests/s one replica of a part sustains within the SLOs."""
     return opt.replica_shape.max_point.requests_per_s
-
-
-def part_capacity(opt: Option) -> float:
-    """Requests/s a part's replicas sustain within the SLOs."""
-    return opt.candidate.replicas * replica_max(opt)
-
-
-def even_replicas(requests_per_s: float, *replica_max_requests_per_s: float) -> int:
-    """Replicas that hold ``requests_per_s`` routed evenly over them: as many as the slowest replica needs."""
-    return math.ceil(requests_per_s / min(replica_max_requests_per_s))
 
 
 def part_rates(opt: Option, requests_per_s: float) -> list[float]:

@@ -35,6 +35,14 @@ from generator.workload.value_checks import (
     training_setting_errors,
 )
 
+#: Inference fields of a batching engine's fleet, by what they are: an existing machine runs one stream.
+_NOT_ON_A_FIXED_MACHINE = {
+    "max_num_seqs": "is a serving engine's setting",
+    "max_num_batched_tokens": "is a serving engine's setting",
+    "min_replicas": "sizes a fleet of replicas",
+    "max_utilization": "sizes a fleet of replicas",
+}
+
 
 class LoadedWorkload(NamedTuple):
     """A validated workload, its source document (for locations) and its resolved models."""
@@ -171,11 +179,11 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
                         doc.locate(("deployments", i, "parallelism"), key=True),
                     )
                 )
-            for field in ("max_num_seqs", "max_num_batched_tokens"):
-                if isinstance(dep, InferenceDeployment) and getattr(dep.inference, field) is not None:
+            for field, what in _NOT_ON_A_FIXED_MACHINE.items():
+                if isinstance(dep, InferenceDeployment) and given_in(doc, ("deployments", i, "inference", field)):
                     errors.append(
                         InputError(
-                            f"{field} is a serving engine's setting; hardware.fixed is planned as one llama.cpp-style "
+                            f"{field} {what}; hardware.fixed is planned as one llama.cpp-style "
                             f"stream placed over GPU, RAM and NVMe: drop {field} or hardware.fixed",
                             doc.locate(("deployments", i, "inference", field)),
                         )

@@ -46,6 +46,11 @@ class InferenceSpec(NamedTuple):
     #: Tokens a forward pass runs (vLLM --max-num-batched-tokens): the prefill chunk and vLLM's profiling run; None:
     #: the engine's default on the GPU (:func:`generator.sizing.engine_runtime.default_max_num_batched_tokens`).
     max_num_batched_tokens: int | None = None
+    #: Fewest replicas the service runs whatever its rate needs (2: it keeps serving while one replica's node is
+    #: drained for an upgrade or repair, or fails).
+    min_replicas: int = 1
+    #: Share of its replicas' capacity within the SLOs the rate may use (0.8 plans 1.25x the capacity the rate needs).
+    max_utilization: float = 1.0
 
 
 class TrainingSpec(NamedTuple):
