@@ -475,5 +475,14 @@ def test_a_training_jobs_group_vars_carry_the_layout_it_is_sized_for() -> None:
         # newuser22 item 4: what the memory counts on leaving the GPU (mixed.yaml's LoRA job offloads nothing)
         "offload_optimizer": False,
         "offload_params": False,
+        # newuser23 item 10: the techniques and adapters it is sized with (mixed.yaml's LoRA job names no framework)
+        "loss": "standard",
+        "activation_offload": False,
+        "optimizer_in_backward": False,
+        "fused_kernels": False,
+        "flash_attention": True,
+        "lora_rank": 32,
+        "lora_dropout": 0.0,
+        "lora_target_modules": ["all-linear"],
     }
     assert entry["training"]["data_parallel"] * entry["training"]["micro_batch_size"] == entry["training"]["global_batch_size"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel
@@ -42,6 +42,9 @@ from generator.sizing.training_hardware import computes_bf16, fp16_note
 from generator.units import GIB
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
+
+if TYPE_CHECKING:
+    from generator.sizing.training import TrainingSetup
 
 #: Hours in a (non-leap) year: a training job planned longer than that without a deadline is said.
 HOURS_PER_YEAR = 8760
@@ -512,6 +515,37 @@ def slo_default_reason(slo_defaults: list[str]) -> str:
     return "latency targets not given, planned against " + " and ".join(slo_defaults)
 
 
+def _technique_details(setup: TrainingSetup) -> dict[str, Any]:
+    """What a training job's launcher must be configured with beside its layout (newuser23 item 10).
+
+    The framework, the memory techniques the job is sized with (its own, else its framework's) and a LoRA job's adapters.
+    """
+    loss, activation_offload, in_backward = setup.techniques()
+    details: dict[str, Any] = {
+        "framework": setup.framework,
+        "loss": loss,
+        "activation_offload": activation_offload,
+        "optimizer_in_backward": in_backward,
+        "fused_kernels": setup.kernels_fused(),
+        "flash_attention": setup.flash_attention,
+    }
+    if setup.method != "full":
+        details.update(lora_rank=setup.lora_rank, lora_dropout=setup.lora_dropout, lora_target_modules=list(setup.lora_targets))
+    return details
+
+
+def _split_frameworks_reason(method: str, tp: int, pp: int) -> str:
+    """Which frameworks run a layout that splits layers, where the job names none."""
+    from generator.sizing.frameworks import frameworks_running
+
+    running = " or ".join(frameworks_running(tp, pp, method))
+    what = "split no layers" + (" or run no pipeline" if pp > 1 else "")
+    return (
+        f"no framework given: TP{tp} x PP{pp} runs under {running} only (the other frameworks {what}); set "
+        "training.framework to plan for the one you launch"
+    )
+
+
 def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tuple[dict[str, Any], list[str]]:
     from generator.planner.training import TrainingShape  # the training modules load only for a training deployment
     from generator.planner.training_report import step_split_text, training_runner_up
@@ -560,6 +594,9 @@ def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tup
     details["pipeline_parallel"] = shape.par.pp
     details["gradient_accumulation_steps"] = shape.accumulation
     details["global_batch_size"] = shape.global_batch_size
+    details.update(_technique_details(setup))
+    if setup.framework is None and (shape.par.tp > 1 or shape.par.pp > 1):  # newuser23 item 10
+        reasons.append(_split_frameworks_reason(setup.method, shape.par.tp, shape.par.pp))
     comm = opt.comm
     if comm is not None:
         step = comm.step

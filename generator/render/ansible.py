@@ -226,6 +226,15 @@ TRAINING_LAYOUT_KEYS = (
     "gradient_checkpointing",
     "offload_optimizer",
     "offload_params",
+    "framework",
+    "loss",
+    "activation_offload",
+    "optimizer_in_backward",
+    "fused_kernels",
+    "flash_attention",
+    "lora_rank",
+    "lora_dropout",
+    "lora_target_modules",
 )
 
 
@@ -241,7 +250,9 @@ def _deployment_vars(
     ``max_num_seqs``, vLLM's ``max_num_batched_tokens`` and ``gpu_memory_utilization``, KV cache precision and, where
     pinned, the expert-parallel size). A training job carries the layout its memory and time are sized for
     (``training``: method, optimizer, ZeRO stage, data parallel, micro-batch, accumulation steps, global batch, sequence
-    length, checkpointing, optimizer and parameter offload).
+    length, checkpointing, optimizer and parameter offload) and what it is sized with: its framework where given, the
+    loss, activation offload, optimizer in backward, fused kernels, FlashAttention, and a LoRA job's rank, dropout and
+    target modules.
     """
     out: dict[str, Any] = {
         "name": d.name,

@@ -229,6 +229,11 @@ def layout_refusal(name: str | None, tp: int, pp: int, ep: int, method: str = "f
     return None
 
 
+def frameworks_running(tp: int, pp: int, method: str) -> list[str]:
+    """The frameworks that run a job split ``tp`` x ``pp`` (:func:`layout_refusal`), in the catalog's order."""
+    return [name for name in FRAMEWORKS if layout_refusal(name, tp, pp, 1, method) is None]
+
+
 def logits_bytes_per_element(loss: str, standard_bytes: int) -> float:
     """Bytes per (token x vocab) element a loss keeps at its peak."""
     if loss == "standard":
