@@ -120,6 +120,7 @@ _ECHOED_DETAILS = (
 def _check_plan(path: str, plan: Any) -> None:
     """Check that ``plan`` has every field ``diff_plans`` and ``markdown_diff`` read, and that what they echo is small."""
     _require(path, "plan", plan, _PLAN_FIELDS)
+    _check_echoed(path, "plan.provider", plan.get("provider"))
     for key in (*FIELDS, *TRAINING_FIELDS):
         if plan["totals"].get(key) is not None:
             _check_figure(path, f"plan.totals.{key}", plan["totals"][key])
@@ -127,6 +128,8 @@ def _check_plan(path: str, plan: Any) -> None:
         _require(path, f"plan.pools[{i}]", pool, _POOL_FIELDS)
         _require(path, f"plan.pools[{i}].node", pool["node"], _NODE_FIELDS)
         _check_echoed(path, f"plan.pools[{i}].usd_per_hour", pool["usd_per_hour"])
+        for key in ("platform_id", "provider"):  # what a replaced pool's hardware is told by
+            _check_echoed(path, f"plan.pools[{i}].node.{key}", pool["node"].get(key))
     for i, dep in enumerate(plan["deployments"]):
         where = f"plan.deployments[{i}]"
         _require(path, where, dep, _DEPLOYMENT_FIELDS)
@@ -197,7 +200,97 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         b = _deployment_row(new_deps[name]) if name in new_deps else None
         if a != b:
             deployments.append({"deployment": name, "old": a, "new": b})
-    return {"totals": totals, "pools": pools, "deployments": deployments}
+    return {"totals": totals, "replacements": pool_replacements(old, new), "pools": pools, "deployments": deployments}
+
+
+def _hardware(plan: dict[str, Any], pool: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """A pool's (provider, platform, GPU): what its nodes are. A spec.json without a platform matches on the GPU."""
+    node = pool["node"]
+    return (plan.get("provider") or node.get("provider"), node.get("platform_id"), node["gpu_id"])
+
+
+def _same_hardware(a: tuple[Any, Any, Any], b: tuple[Any, Any, Any]) -> bool:
+    """Whether two pools' (provider, platform, GPU) agree wherever both spec.json files say."""
+    return all(x == y for x, y in zip(a, b, strict=True) if x is not None and y is not None)
+
+
+def pool_replacements(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """Pools whose nodes are deleted and created again rather than resized (newuser23 item 3).
+
+    A pool's name is its identity wherever it goes (GKE node pool, node group, Ansible group, Terraform key,
+    ``specgen.dev/pool`` label): a pool that disappears while a pool of the same hardware (provider, platform, GPU)
+    appears is a replacement, and so is a pool that keeps its name on another platform. One entry per hardware
+    kind: the pools removed and added, and the nodes deleted and created.
+    """
+    old_pools = {p["name"]: p for p in old["pools"]}
+    new_pools = {p["name"]: p for p in new["pools"]}
+    kinds: dict[tuple[Any, Any, Any], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+    for name in sorted(set(old_pools) - set(new_pools)):
+        kinds.setdefault(_hardware(old, old_pools[name]), ([], []))[0].append(old_pools[name])
+    for name in sorted(set(new_pools) - set(old_pools)):
+        kinds.setdefault(_hardware(new, new_pools[name]), ([], []))[1].append(new_pools[name])
+    out = [
+        _replacement(_hardware(new, new_pools[name]), [old_pools[name]], [new_pools[name]])
+        for name in sorted(set(old_pools) & set(new_pools))
+        if not _same_hardware(_hardware(old, old_pools[name]), _hardware(new, new_pools[name]))
+    ]
+    out += [_replacement(kind, *sides) for kind, sides in kinds.items() if sides[0] and sides[1]]
+    return sorted(out, key=lambda entry: (entry["removed"][0]["pool"], entry["added"][0]["pool"]))
+
+
+def _replacement(kind: tuple[Any, Any, Any], removed: list[dict[str, Any]], added: list[dict[str, Any]]) -> dict[str, Any]:
+    """A replacement's entry: the new hardware, the pools removed and added with their nodes, the nodes' sums."""
+    provider, platform, gpu = kind
+    return {
+        "provider": provider,
+        "platform": platform,
+        "gpu": gpu,
+        "removed": [{"pool": p["name"], "nodes": p["nodes"]} for p in removed],
+        "added": [{"pool": p["name"], "nodes": p["nodes"]} for p in added],
+        "nodes_deleted": sum(p["nodes"] for p in removed),
+        "nodes_created": sum(p["nodes"] for p in added),
+    }
+
+
+#: Pools a replacement names on each side (a spec.json may hold thousands; the JSON lists every one).
+_MAX_NAMED_POOLS = 3
+
+
+def _pools_text(pools: list[dict[str, Any]]) -> str:
+    """Pools with their nodes as Markdown, the first :data:`_MAX_NAMED_POOLS` by name and a count of the rest."""
+    text = ", ".join(f"{md_code(p['pool'])} ({fmt_cell(p['nodes'])} nodes)" for p in pools[:_MAX_NAMED_POOLS])
+    return text + (f" and {len(pools) - _MAX_NAMED_POOLS} more" if len(pools) > _MAX_NAMED_POOLS else "")
+
+
+def replacement_text(entry: dict[str, Any]) -> str:
+    """One replacement as Markdown: the pools, their hardware, and what applying it does to the nodes."""
+    removed, added = (_pools_text(entry[side]) for side in ("removed", "added"))
+    hardware = fmt_cell(entry["gpu"]) + ("" if entry["platform"] is None else f" on {fmt_cell(entry['platform'])}")
+    if entry["provider"] in (None, "baremetal"):
+        effect = (
+            f"{fmt_cell(entry['nodes_deleted'])} servers leave the pool and {fmt_cell(entry['nodes_created'])} join the "
+            "new one (Ansible group, node labels and Terraform keys renamed; Kubernetes nodes drained and rejoined)"
+        )
+    else:
+        effect = f"applying it deletes {fmt_cell(entry['nodes_deleted'])} nodes and creates {fmt_cell(entry['nodes_created'])}"
+    return f"{removed} replaced by {added}, {hardware}: {effect}"
+
+
+def replacement_lines(replacements: list[dict[str, Any]]) -> list[str]:
+    """The warning a diff opens with when node pools are replaced, not resized; no lines when none is."""
+    if not replacements:
+        return []
+    deleted = sum(r["nodes_deleted"] for r in replacements)
+    created = sum(r["nodes_created"] for r in replacements)
+    lines = [
+        f"**Node pools replaced, not resized: {fmt_cell(deleted)} node(s) deleted and {fmt_cell(created)} created.** "
+        "A pool's name is "
+        "its identity (node pool, Ansible group, Terraform key, `specgen.dev/pool` label); set `pool:` on the "
+        "deployments to keep it when deployments join or leave.",
+        "",
+    ]
+    lines += [f"- {replacement_text(r)}" for r in replacements]
+    return [*lines, ""]
 
 
 def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
@@ -260,7 +353,8 @@ def signed_cell(value: Any) -> str:
 
 def markdown_diff(result: dict[str, Any]) -> str:
     """The diff as a Markdown comment body."""
-    lines = ["## specgen: fleet change", "", "| | old | new | change |", "|---|---:|---:|---:|"]
+    lines = ["## specgen: fleet change", "", *replacement_lines(result.get("replacements", []))]
+    lines += ["| | old | new | change |", "|---|---:|---:|---:|"]
     for key, row in result["totals"].items():
         lines.append(f"| {md_text(key)} | {fmt_cell(row['old'])} | {fmt_cell(row['new'])} | {signed_cell(row['delta'])} |")
     if result["pools"]:

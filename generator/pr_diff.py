@@ -15,12 +15,22 @@ import subprocess
 from typing import Any
 
 from generator.errors import InputError
-from generator.fleet_diff import TRAINING_FIELDS, diff_plans, fmt_cell, markdown_diff, signed_cell
+from generator.fleet_diff import (
+    TRAINING_FIELDS,
+    diff_plans,
+    fmt_cell,
+    markdown_diff,
+    replacement_lines,
+    replacement_text,
+    signed_cell,
+)
 from generator.input_files import MAX_WORKLOAD_BYTES, check_distinct_files, short
 from generator.named_tuple import NamedTuple
 from generator.units import GIB
 
 MAX_MARKDOWN_CHARS = 60_000
+#: Replaced pools the comment's headline lists one by one (each file's section lists its own).
+MAX_HEADLINE_REPLACEMENTS = 10
 EMPTY_PLAN: dict[str, Any] = {"totals": {}, "pools": [], "deployments": []}
 #: Totals shown in the headline, with their labels (cost fields appear where the plan has them).
 HEADLINE = (
@@ -184,7 +194,7 @@ def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
     """Per file: status (added, removed, changed, unchanged), its fleet diff and both plans' pools' memory."""
     check_revision(rev)
     check_distinct_files(paths)  # a workload given twice would count twice in the fleet's totals
-    files = []
+    files: list[dict[str, Any]] = []
     named: dict[str, str] = {}  # workload name -> the file naming it first
     for path in paths:
         old_text = file_at(rev, path)
@@ -205,7 +215,8 @@ def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
         if status == "changed" and not diff["pools"] and not diff["deployments"]:
             status = "unchanged"
         files.append({"file": path, "status": status, "diff": diff, "memory": pool_memory(new, diff)})
-    return {"base": rev, "totals": _sum_totals(files), "files": files}
+    replaced = [{"file": f["file"], **entry} for f in files for entry in f["diff"]["replacements"]]
+    return {"base": rev, "replacements": replaced, "totals": _sum_totals(files), "files": files}
 
 
 def _sum_totals(files: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -276,9 +287,23 @@ def code_span(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+def _replaced_headline(replacements: list[dict[str, Any]]) -> list[str]:
+    """The comment's first lines when pools are replaced, not resized: every file's, each with its file."""
+    if not replacements:
+        return []
+    lines = replacement_lines(replacements)
+    # each entry names its file: the bullets say which workload's pool is replaced (a few, within the size limit)
+    bullets = [f"- {code_span(r['file'])}: {replacement_text(r)}" for r in replacements[:MAX_HEADLINE_REPLACEMENTS]]
+    more = len(replacements) - MAX_HEADLINE_REPLACEMENTS
+    if more > 0:
+        bullets.append(f"- _{more} more; see each file below or the JSON report._")
+    return [*lines[:2], *bullets, ""]
+
+
 def markdown(result: dict[str, Any]) -> str:
     """The pull-request comment: headline over every file, then each changed file (within the size limit)."""
     head = [f"## specgen: fleet change against {code_span(result['base'])}", ""]
+    head += _replaced_headline(result.get("replacements", []))
     labels = dict(HEADLINE)
     if result["totals"]:
         head += ["| | before | after | change |", "|---|---:|---:|---:|"]

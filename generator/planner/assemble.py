@@ -23,7 +23,7 @@ from generator.planner.inference import (
 )
 from generator.planner.inventory import ServerKey, free_servers, owned_groups, take_owned
 from generator.planner.multi_host import hosts_per_replica, multi_host_note
-from generator.planner.naming import MAX_NODES_PER_POOL, unique_pool_names
+from generator.planner.naming import MAX_NODES_PER_POOL, full_pool_name, named_pool_problem, unique_pool_names
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, node_cpu
 from generator.planner.option import Option, pool_labels
 from generator.planner.options import allowed_hardware
@@ -654,19 +654,19 @@ def build_plan(
         for part in opt.pieces:  # a split deployment's parts go to pools of their own server kinds
             kind = "inference" if part.shares_servers else f"solo-{index}"
             groups.setdefault((*part.server_kind, kind), []).append((index, part))
-    colocation = _colocation_reasons(wl, groups)
+    colocation = {**_colocation_reasons(wl, groups), **_named_pool_reasons(wl, groups)}
     units: list[tuple[list[tuple[int, Option]], int]] = []
     for (_, _, per_node, _), members in sorted(groups.items()):
-        separate, merged = _servers_apart_and_together(members, per_node)
-        together = len(members) > 1 and merged < separate
-        units += [(members, merged)] if together else [([m], m[1].candidate.nodes) for m in members]
+        units += _group_units(wl, members, per_node)
     for unit, nodes in units:
         if nodes > MAX_NODES_PER_POOL:
             who = ", ".join(wl.deployments[i].name for i, _ in unit)
             raise InfeasibleError(
                 f"deployments {who} together need {nodes:,} nodes, more than the {MAX_NODES_PER_POOL:,} one pool may have"
             )
-    names = unique_pool_names(_pool_labels(wl, [unit for unit, _ in units]))
+    labels = _pool_labels(wl, [unit for unit, _ in units])
+    _check_named_pools(loaded, [unit for unit, _ in units], labels)
+    names = unique_pool_names(labels)
     pools: list[Pool] = []
     pool_of: dict[tuple[int, ServerKey], str] = {}
     for (unit, nodes), name in zip(units, names, strict=True):
@@ -940,9 +940,94 @@ def _place_on_inventory(
     return out, report
 
 
+def _group_units(wl: Workload, members: list[tuple[int, Option]], per_node: int) -> list[tuple[list[tuple[int, Option]], int]]:
+    """The pools (members, nodes) one co-location group makes.
+
+    Members naming a pool (a deployment's ``pool`` field) form that pool, however few servers sharing saves; members
+    naming none join the group's one named pool, or else share servers where that saves one, as before the field.
+    """
+    named: dict[str, list[tuple[int, Option]]] = {}
+    for member in members:
+        if (pool := wl.deployments[member[0]].pool) is not None:
+            named.setdefault(pool, []).append(member)
+    rest = [m for m in members if wl.deployments[m[0]].pool is None]
+    if len(named) == 1 and rest:  # a service added to the servers of a named pool joins it (newuser23 item 3)
+        named = {pool: list(members) for pool in named}
+        rest = []
+    units = [(group, _servers_apart_and_together(group, per_node)[1]) for group in named.values() if len(group) > 1]
+    units += [(group, group[0][1].candidate.nodes) for group in named.values() if len(group) == 1]
+    if rest:
+        separate, merged = _servers_apart_and_together(rest, per_node)
+        together = len(rest) > 1 and merged < separate
+        units += [(rest, merged)] if together else [([m], m[1].candidate.nodes) for m in rest]
+    return units
+
+
+def _label_names(wl: Workload, unit: list[tuple[int, Option]]) -> list[str]:
+    """What names a pool before its hardware: the pool name its deployments give, else their names."""
+    pool = _unit_pool(wl, unit)
+    return [pool] if pool is not None else [wl.deployments[i].name for i, _ in unit]
+
+
+def _named_pool_reasons(
+    wl: Workload, groups: dict[tuple[str, str, int, str], list[tuple[int, Option]]]
+) -> dict[tuple[int, ServerKey], str]:
+    """Where a deployment's servers are chosen by its pool's name (``pool``), whom it shares them with, and why."""
+    out: dict[tuple[int, ServerKey], str] = {}
+    for (platform, gpu, per_node, kind), members in groups.items():
+        if kind != "inference" or all(wl.deployments[i].pool is None for i, _ in members):
+            continue  # a pool of its own (a training job, whole servers a replica) keeps the reason it has one
+        for unit, nodes in _group_units(wl, members, per_node):
+            pool = _unit_pool(wl, unit)
+            for index, _ in unit if pool is not None else ():
+                others = [wl.deployments[i].name for i, _ in unit if i != index]
+                out[(index, (platform, gpu, per_node))] = (
+                    f"in pool {pool} with {', '.join(others)} on {nodes} {per_node}-GPU server(s): deployments naming a "
+                    "pool, and those naming none on its servers, share them"
+                    if others
+                    else f"alone in pool {pool}: deployments naming another pool, or none, do not share its servers"
+                )
+    return out
+
+
+def _unit_pool(wl: Workload, unit: list[tuple[int, Option]]) -> str | None:
+    """The pool name the deployments of a pool give (``pool``), None where none gives one."""
+    return next((pool for i, _ in unit if (pool := wl.deployments[i].pool) is not None), None)
+
+
+def _check_named_pools(
+    loaded: LoadedWorkload, units: list[list[tuple[int, Option]]], labels: list[tuple[list[str], str]]
+) -> None:
+    """Refuse a named pool whose name does not fit where it goes or is another pool's, at the deployment's ``pool``."""
+    wl = loaded.workload
+    owners: dict[str, list[str]] = {}
+    for unit, (deps, hardware) in zip(units, labels, strict=True):
+        owners.setdefault(full_pool_name(deps, hardware), []).extend(wl.deployments[i].name for i, _ in unit)
+    for unit, (deps, hardware) in zip(units, labels, strict=True):
+        pool = _unit_pool(wl, unit)
+        if pool is None:
+            continue
+        index = next(i for i, _ in unit if wl.deployments[i].pool == pool)
+        where = loaded.document.locate(("deployments", index, "pool"))
+        name = full_pool_name(deps, hardware)
+        if (problem := named_pool_problem(name, wl.hardware.provider)) is not None:
+            raise InputError(problem, where)
+        others = sorted(set(owners[name]) - {wl.deployments[i].name for i, _ in unit})
+        if others:
+            raise InputError(
+                f"pool {pool} would be named {name.replace('_', '-')}, as the pool of {', '.join(others)} is, which "
+                "cannot share its servers (a training job, or a replica wider than a server, gets a pool of its own): "
+                "give one of them another pool name",
+                where,
+            )
+
+
 def _pool_labels(wl: Workload, units: list[list[tuple[int, Option]]]) -> list[tuple[list[str], str]]:
-    """(deployment names, GPU) that name each pool; the platform joins the GPU where the parts of a split share a GPU."""
-    labels = [([wl.deployments[i].name for i, _ in unit], unit[0][1].hardware.gpu.id) for unit in units]
+    """(deployment names, GPU) that name each pool; the platform joins the GPU where the parts of a split share a GPU.
+
+    A pool whose deployments give it a name (``pool``) is named by it instead of by its deployments.
+    """
+    labels = [(_label_names(wl, unit), unit[0][1].hardware.gpu.id) for unit in units]
     seen = Counter((tuple(deps), gpu) for deps, gpu in labels)
     return [
         (deps, f"{unit[0][1].hardware.platform.id}_{gpu}" if seen[(tuple(deps), gpu)] > 1 else gpu)

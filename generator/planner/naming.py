@@ -5,6 +5,10 @@ a Kubernetes label value and the stem of host names ``<pool>-NNNNN`` (DNS labels
 characters) and of file names. A name longer than :data:`MAX_POOL_NAME` keeps its start and ends in
 a hash of the whole; pools whose names would still be equal (deployments ``a`` + ``b`` beside a
 deployment ``a-b``) each get a stable suffix hashed from their deployment names, so no pool is lost.
+
+A deployment's ``pool`` field puts the pool's name in place of its deployments' names (``<pool>_<gpu>``), so the
+name stays when deployments join or leave the pool; such a name is checked (:func:`named_pool_problem`), never
+shortened.
 """
 
 from __future__ import annotations
@@ -33,10 +37,34 @@ def _shorten(name: str) -> str:
     return f"{name[: MAX_POOL_NAME - _HASH_CHARS - 1].rstrip('_')}_{_digest(name)}"
 
 
+def full_pool_name(deployments: Sequence[str], gpu_id: str) -> str:
+    """``<deployments>_<gpu>`` in ``[a-z0-9_]``, whatever its length."""
+    return re.sub(r"[^a-z0-9_]", "_", "_".join([*deployments, gpu_id]).lower())
+
+
 def pool_name(deployments: Sequence[str], gpu_id: str) -> str:
     """``<deployments>_<gpu>`` in ``[a-z0-9_]``, at most :data:`MAX_POOL_NAME` characters."""
-    raw = re.sub(r"[^a-z0-9_]", "_", "_".join([*deployments, gpu_id]).lower())
-    return _shorten(raw)
+    return _shorten(full_pool_name(deployments, gpu_id))
+
+
+#: GKE node pool names: at most 40 characters (as :data:`generator.render.gke.GKE_NODE_POOL_NAME_MAX`, which the
+#: renderer shortens a longer name to; a pool named by a deployment's ``pool`` field is refused instead).
+GKE_POOL_NAME_MAX = 40
+
+
+def named_pool_problem(name: str, provider: str) -> str | None:
+    """Why a pool name chosen through a deployment's ``pool`` field cannot be used as it is; None when it can.
+
+    The name is never shortened with a hash (that would be a name nobody chose): it must fit every place it goes,
+    host names ``<pool>-NNNNN`` (:data:`MAX_POOL_NAME`) and, on GKE, node pool names (:data:`GKE_POOL_NAME_MAX`).
+    """
+    limit, where = (GKE_POOL_NAME_MAX, "GKE node pool names") if provider == "gcp" else (MAX_POOL_NAME, "pool names")
+    if len(name) <= limit:
+        return None
+    return (
+        f"the pool would be named {name.replace('_', '-')} ({len(name)} characters: the pool name, then its hardware), "
+        f"more than the {limit} {where} may have: shorten the pool name by {len(name) - limit} or more"
+    )
 
 
 def unique_pool_names(pools: Sequence[tuple[Sequence[str], str]]) -> list[str]:

@@ -29,6 +29,7 @@ from generator.workload.value_checks import (
     buy_errors,
     cloud_rack_errors,
     fixed_conflict_errors,
+    fixed_pool_errors,
     fixed_ram_errors,
     given_in,
     inference_limit_errors,
@@ -169,7 +170,7 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
     errors += cloud_rack_errors(doc, hw) + buy_errors(doc, hw)
     if hw.fixed is not None:
         _check_id(errors, doc, ("hardware", "fixed", "gpu"), hw.fixed.gpu, catalog.gpus(), "GPU")
-        errors += fixed_ram_errors(doc, hw.fixed) + fixed_conflict_errors(doc, hw)
+        errors += fixed_ram_errors(doc, hw.fixed) + fixed_conflict_errors(doc, hw) + fixed_pool_errors(doc, wl)
         for i, dep in enumerate(wl.deployments):
             if dep.parallelism is not None:  # the machine's GPUs run one stream, layers split over them (fuzz12 item 8)
                 errors.append(

@@ -110,6 +110,7 @@ class InferenceDeployment(NamedTuple):
     inference: InferenceSpec
     platform: str | None = None
     parallelism: ParallelismPin | None = None
+    pool: str | None = None
 
 
 class TrainingDeployment(NamedTuple):
@@ -120,6 +121,7 @@ class TrainingDeployment(NamedTuple):
     training: TrainingSpec
     platform: str | None = None
     parallelism: ParallelismPin | None = None
+    pool: str | None = None
 
 
 #: A deployment is built as the kind whose section (``inference`` or ``training``) it has.

@@ -25,7 +25,7 @@ from generator.sizing.context_limit import LONGER_REFUSED, served_limit_phrase
 from generator.sizing.precision import WEIGHT_FORMAT_ALIASES
 from generator.sizing.training_conflicts import training_conflicts
 from generator.workload.loader import Document
-from generator.workload.models import Hardware, InferenceSpec, TrainingSpec
+from generator.workload.models import Hardware, InferenceSpec, TrainingSpec, Workload
 
 Path = tuple[str | int, ...]
 
@@ -227,3 +227,17 @@ def fixed_conflict_errors(doc: Document, hardware: Hardware) -> list[InputError]
             )
         )
     return errors
+
+
+def fixed_pool_errors(doc: Document, wl: Workload) -> list[InputError]:
+    """A deployment's ``pool`` names a node pool; ``hardware.fixed`` is one machine, named after the workload."""
+    if wl.hardware.fixed is None:
+        return []
+    return [
+        InputError(
+            "pool does not go with hardware.fixed: the one machine's pool is named after the workload; drop it",
+            doc.locate(("deployments", i, "pool")),
+        )
+        for i, dep in enumerate(wl.deployments)
+        if dep.pool is not None
+    ]
