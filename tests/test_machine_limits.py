@@ -112,12 +112,6 @@ def test_every_cpu_without_max_sockets_says_why() -> None:
             assert rec["field_sources"]["max_sockets"].startswith("https://"), rec["id"]
 
 
-def test_the_6745p_runs_in_two_sockets() -> None:
-    assert catalog.cpus()["xeon-6-6745p"].max_sockets == 2
-    spec = FixedSpec(gpu="h100-pcie-80gb", gpu_count=1, ram_gib=512.0, cpu="xeon-6-6745p", cpu_sockets=4)
-    assert "cpu-sockets-beyond-cpu" in codes(spec)
-
-
 CUSTOM = """\
 version: 1
 name: k
