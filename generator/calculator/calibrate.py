@@ -24,6 +24,7 @@ constant whose fit lands on a bound of its range is not recommended: the run doe
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import math
@@ -588,6 +589,35 @@ def report(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def json_report(rows: list[dict[str, Any]], constants: dict[str, float], constant_notes: list[str], notes: list[str]) -> str:
+    """``--json``: the comparison, the fitted constants and the notes as one JSON object (the README documents its keys).
+
+    ``rows``: figure, measured, predicted, error (predicted / measured - 1) and the log line; ``constants``: the fitted
+    engine constants by name (what the ``constants:`` block holds, ``{}`` where none is fitted); ``constant_notes``: why
+    a fitted constant is not recommended; ``notes``: the settings read from the logs and the lines left unread.
+    """
+    doc = {"rows": rows, "constants": dict(sorted(constants.items())), "constant_notes": constant_notes, "notes": notes}
+    return json.dumps(doc, indent=2) + "\n"
+
+
+#: Estimate options that answer a question calibrate does not ask (fuzz20 item 13): no log figure is compared with them.
+UNUSED_OPTIONS = {
+    "max_seq_len": "--max-seq-len (the longest sequence that fits)",
+    "dataset_tokens": "--dataset-tokens (a run's hours)",
+    "epochs": "--epochs (a run's hours)",
+}
+
+
+def refuse_unused_options(parser: Any, args: Any) -> None:
+    """A usage error (exit 2) for each estimate option given that calibrate would ignore."""
+    given = [text for dest, text in UNUSED_OPTIONS.items() if getattr(args, dest) not in (None, False)]
+    if given:
+        parser.error(
+            f"{', '.join(given)}: calibrate compares a run's log with the memory, KV cache and decode speed predicted "
+            "for its setup, and does not use this; leave it out"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``specgen calibrate``; returns the exit code."""
     from generator.calculator import cli as estimate_cli
@@ -597,9 +627,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = estimate_cli.build_parser()
     parser.prog = "specgen calibrate"
     parser.description = "Compare what a run printed (--log, repeatable) with the prediction for the same setup."
+    for action in parser._actions:  # refused below (refuse_unused_options): not offered in the help either
+        if action.dest in UNUSED_OPTIONS:
+            action.help = argparse.SUPPRESS
     parser.add_argument("--log", action="append", required=True, help="a vLLM log, llama.cpp output or nvidia-smi CSV")
     parser.add_argument("-o", "--output", help="write the constants: block to this file (default: print it)")
     args = parser.parse_args(argv)
+    refuse_unused_options(parser, args)
     try:
         estimate_cli.build_request(parser, args)  # usage errors (exit 2) before any log is read
         measured = []
@@ -630,16 +664,21 @@ def main(argv: list[str] | None = None) -> int:
         def predict(constants: dict[str, float]) -> dict[str, Any]:
             return estimate(request._replace(constants=tuple(constants.items())))
 
-        block = constants_block(*identifiable(fitted_constants(rows, result, dict(args.set), predict)))
+        fitted, fit_notes = identifiable(fitted_constants(rows, result, dict(args.set), predict))
+        block = constants_block(fitted, fit_notes)
     except ArithmeticError as exc:
         print(f"specgen calibrate: error: {arithmetic_error(exc)}", file=sys.stderr)
         return 1
     except SpecgenError as exc:
         print(f"specgen calibrate: error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
-    sys.stdout.write(report(rows))
-    if taken or unread:
-        sys.stdout.write("\n" + "".join([*(f"note: predicted with {n}\n" for n in taken), *(f"note: {n}\n" for n in unread)]))
+    notes = [*(f"predicted with {n}" for n in taken), *unread]
+    if args.json:
+        sys.stdout.write(json_report(rows, fitted, fit_notes, notes))
+    else:
+        sys.stdout.write(report(rows))
+        if notes:
+            sys.stdout.write("\n" + "".join(f"note: {n}\n" for n in notes))
     if args.output:
         from generator.calculator.detect import write_block
 
@@ -648,6 +687,6 @@ def main(argv: list[str] | None = None) -> int:
         except SpecgenError as exc:
             print(f"specgen calibrate: error: {one_line(str(exc))}", file=sys.stderr)
             return exc.exit_code
-    else:
+    elif not args.json:
         sys.stdout.write("\n" + block)
     return 0

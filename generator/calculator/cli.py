@@ -117,6 +117,17 @@ class _HelpFormatter(argparse.HelpFormatter):
         super().__init__(prog, width=terminal_columns() - 2)
 
 
+def _framework_name(text: str) -> str:
+    """``--framework`` as the framework's own name: another name for it (``peft``, ``fsdp``) becomes the one it names.
+
+    A workload takes the same names (fuzz20 item 17); the output then says whose defaults apply (fsdp2's, not fsdp's).
+    """
+    from generator.sizing.frameworks import FRAMEWORK_ALIASES
+
+    key = text.lower()
+    return FRAMEWORK_ALIASES.get(key, key)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The estimate command's options."""
     p = argparse.ArgumentParser(
@@ -238,8 +249,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument(
         "--framework",
+        type=_framework_name,
         help="fine-tuning framework whose defaults apply: hf, trl, trl+liger, torchtune, unsloth, axolotl, axolotl+liger, "
-        "llama-factory, deepspeed, fsdp2, megatron",
+        "llama-factory, deepspeed, fsdp2, megatron (or a name a workload also takes for one of them: peft, transformers, "
+        "hf-trainer, liger, fsdp, llamafactory, megatron-lm)",
     )
     t.add_argument(
         "--loss",

@@ -94,6 +94,55 @@ def sockets_beyond_cpu(spec: FixedSpec) -> str | None:
     )
 
 
+def _given_cpu(spec: FixedSpec) -> CpuSpec | None:
+    """The catalog CPU ``spec`` names, else None (none named, or an unknown id that ``_memory_cpu`` refuses)."""
+    return catalog.cpus().get(spec.cpu or "")
+
+
+def channels_beyond_cpu(spec: FixedSpec) -> str | None:
+    """Why the memory channels given are more than the named CPU has, else None (fuzz20 item 2).
+
+    A CPU's memory controllers fix its channels, so the bandwidth counts the CPU's (``socket_channels``).
+    """
+    cpu = _given_cpu(spec)
+    if cpu is None or not spec.memory_channels or channels_problem(spec):
+        return None
+    per_socket = spec.memory_channels // spec.cpu_sockets
+    if per_socket <= cpu.memory_channels:
+        return None
+    return (
+        f"memory_channels {spec.memory_channels} is {per_socket} a socket, but {cpu.id} has "
+        f"{cpu.memory_channels} memory channels a socket (its catalog record): the bandwidth counts "
+        f"{cpu.memory_channels} a socket; give the channels the machine has populated (`specgen detect` reads them)"
+    )
+
+
+def ddr_beyond_cpu(spec: FixedSpec) -> str | None:
+    """Why the DDR speed given is above the named CPU's rated speed, else None (fuzz20 item 2).
+
+    A warning, and the speed given is counted: memory overclocked past the CPU's rating (XMP / EXPO profiles) runs
+    on many desktops, but the rating is what the vendor guarantees.
+    """
+    cpu = _given_cpu(spec)
+    if cpu is None or not spec.ddr_mt_per_s or spec.ddr_mt_per_s <= cpu.ddr_mt_per_s:
+        return None
+    rated = dram_bandwidth_gb_per_s(socket_channels(spec, cpu), cpu.ddr_mt_per_s)
+    return (
+        f"ddr_mt_per_s {spec.ddr_mt_per_s} is above the DDR-{cpu.ddr_mt_per_s} that {cpu.id} is rated for (its "
+        f"catalog record): counted as given, {spec.ddr_mt_per_s / cpu.ddr_mt_per_s:.2f}x the bandwidth at its rating "
+        f"({rated:.1f} GB/s a socket), as memory overclocked by an XMP / EXPO profile runs; check the speed the memory "
+        "runs at (`specgen detect` reads it)"
+    )
+
+
+def socket_channels(spec: FixedSpec, cpu: CpuSpec) -> int:
+    """Memory channels of one socket: those given over the sockets, at most the named CPU's; else ``cpu``'s own."""
+    if not spec.memory_channels:
+        return cpu.memory_channels
+    given = spec.memory_channels // spec.cpu_sockets
+    return min(given, cpu.memory_channels) if spec.cpu else given
+
+
 def gpus_split_packages(spec: FixedSpec) -> str | None:
     """Why the GPU count given is not whole packages of a GPU sold several to a package (an MI250X's 2 GCDs), else None."""
     gpu = catalog.find_gpu(spec.gpu)
@@ -116,6 +165,8 @@ def machine_findings(spec: FixedSpec) -> list[tuple[Literal["info", "warning"], 
     said: tuple[tuple[Literal["info", "warning"], str, str, str | None], ...] = (
         ("warning", "ddr-bandwidth-assumed", "", ddr_assumption(spec)),
         ("warning", "cpu-sockets-beyond-cpu", "cpu_sockets", sockets_beyond_cpu(spec)),
+        ("warning", "memory-channels-beyond-cpu", "memory_channels", channels_beyond_cpu(spec)),
+        ("warning", "ddr-speed-beyond-cpu", "ddr_mt_per_s", ddr_beyond_cpu(spec)),
         ("warning", "gpu-count-splits-package", "gpu_count", gpus_split_packages(spec)),
         ("info", "pcie-not-applied", "", pcie_not_applied(spec)),
     )
@@ -244,8 +295,7 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
     # decode reads at (numa_note), and its node's RAM what holds the offloaded weights (review 15 item 1)
     if problem := channels_problem(spec):
         raise InputError(problem)
-    total = spec.memory_channels or cpu.memory_channels * sockets
-    channels, mts = total // sockets, spec.ddr_mt_per_s or cpu.ddr_mt_per_s
+    channels, mts = socket_channels(spec, cpu), spec.ddr_mt_per_s or cpu.ddr_mt_per_s
     given = spec.cpu or (spec.memory_channels and spec.ddr_mt_per_s)
     source = f"{cpu.name}: " if spec.cpu else "" if given else f"assumed like {cpu.name}: "
     source += f"one of {sockets} sockets, " if sockets > 1 else ""

@@ -416,6 +416,8 @@ def assemble_node(
             )
         drives = min(per_host, bays or per_host) * hosts
         nvme_tb = round(drives * size, 2)
+    elif nvme_tb / hosts < nvme_need_tb and platform.kind == "cloud-instance":
+        findings.append(Finding("info", "cloud-block-storage", cloud_storage_text(platform, nvme_need_tb)))
     elif nvme_tb / hosts < nvme_need_tb:
         findings.append(
             Finding(
@@ -473,6 +475,26 @@ def assemble_node(
         hosts=platform.hosts,
         host_cpu=_host_cpu_text(platform, cpu),
     )
+
+
+#: Where a cloud instance keeps files its local instance store does not hold: the provider's block storage.
+CLOUD_BLOCK_STORAGE = {
+    "aws": "an EBS volume (the root volume or one attached)",
+    "gcp": "the boot disk or an attached Persistent Disk / Hyperdisk",
+    "azure": "the OS disk or an attached managed disk",
+}
+
+
+def cloud_storage_text(platform: PlatformSpec, need_tb: float) -> str:
+    """Where a cloud instance's files go when its local NVMe (instance store) is short or absent.
+
+    Not a warning: the instance type's local store is fixed, and the files go on the provider's block storage
+    (a 15 GB model on GCP a2-highgpu-2g, which has no local SSD, was warned of "0 TB local NVMe").
+    """
+    local_tb = (platform.nvme_total_tb or 0.0) / platform.hosts
+    local = f"{local_tb:g} TB of local NVMe (instance store)" if local_tb else "no local NVMe (instance store)"
+    where = CLOUD_BLOCK_STORAGE.get(platform.provider, "the instance's boot disk or attached block storage")
+    return f"{platform.id} has {local}; the {need_tb:.2f} TB of files go on {where}: size it to hold them"
 
 
 def _cpu_text(platform: PlatformSpec, cpu: CpuSpec, sockets: int) -> str:

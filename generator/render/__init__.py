@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from generator.errors import InputError
-from generator.planner.plan import Plan
+from generator.planner.plan import Finding, Plan, sorted_findings
 from generator.render.ansible import render_ansible
 from generator.render.eks import with_eks_findings
 from generator.render.env import render_template
@@ -31,7 +31,32 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
     ``alone``: the workload is the whole tree (a single host is then its own cluster and joins nothing).
     """
     shared = apply_sharing(plan, workload, single_host=alone and is_single_host(plan))
+    if not alone:
+        shared = joined_cluster(shared)
     return with_cluster_api_findings(with_eks_findings(with_gke_findings(shared, workload), workload), workload)
+
+
+#: The planner's finding that a single host is its own cluster (``planner.assemble.single_host_findings``).
+SINGLE_HOST_CODE = "kubernetes-single-host"
+
+
+def joined_cluster(plan: Plan) -> Plan:
+    """``plan`` rendered with other workloads into one cluster: a single host joins it, as the files rendered say.
+
+    The planner decides ``kubernetes-single-host`` ("no kubeadm join file and no GPU Operator are rendered") from one
+    workload; rendered with others, the host gets a join file and the tree the cluster's GPU stack (fuzz20 item 10: the
+    SPEC.md said otherwise beside them).
+    """
+    if not any(f.code == SINGLE_HOST_CODE for f in plan.findings):
+        return plan
+    joins = Finding(
+        "info",
+        "kubernetes-joins-cluster",
+        "Rendered with other workloads into one cluster, this workload's one host joins it: its kubeadm join file is "
+        "under kubeadm/ and the cluster's GPU stack (the GPU Operator or device plugin) under the tree's shared cluster/",
+        "outputs",
+    )
+    return plan._replace(findings=sorted_findings([joins if f.code == SINGLE_HOST_CODE else f for f in plan.findings]))
 
 
 def render_workload(plan: Plan, workload: Workload, *, alone: bool = True) -> tuple[dict[str, str], list[GpuPoolStack]]:

@@ -48,6 +48,58 @@ def _kind_error(spec: CustomServer) -> str | None:
     )
 
 
+#: Form factors that are modules on a baseboard, not cards in a slot: the board kinds that hold each (``BOARD_KINDS``).
+MODULE_BOARDS = {form: [k for k, (_, f, _) in BOARD_KINDS.items() if f == form] for form in ("sxm", "oam")}
+
+
+def _boards_for(form_factor: str, gpus_per_server: int) -> list[str]:
+    """The board kinds that hold ``gpus_per_server`` modules of ``form_factor``; every board of the form where none does."""
+    boards = MODULE_BOARDS[form_factor]
+    return [k for k in boards if BOARD_KINDS[k][0] == gpus_per_server] or boards
+
+
+def _slot_kind_error(spec: CustomServer) -> str | None:
+    """Why a ``pcie-server`` or ``workstation`` cannot hold the server's GPUs (SXM / OAM modules), else None (fuzz20 item 5).
+
+    An SXM or OAM module has no PCIe edge connector: it sits on an HGX or OAM baseboard, whose NVLink the planner would
+    count. The one tower built on such a board is NVIDIA's DGX Station A100 (four A100 SXM4 on NVLink), so a workstation
+    takes SXM modules only as a full 4-GPU NVLink board.
+    """
+    gpu = catalog.gpus().get(spec.gpu)
+    if spec.kind not in ("pcie-server", "workstation") or gpu is None or gpu.form_factor not in MODULE_BOARDS:
+        return None
+    if spec.kind == "workstation" and board_holds("hgx-4gpu", spec.gpus_per_server, gpu):
+        return None
+    boards = " or ".join(_boards_for(gpu.form_factor, spec.gpus_per_server))
+    return (
+        f"kind {spec.kind} holds PCIe cards, but {spec.gpu} is an {gpu.form_factor.upper()} module (it sits on a "
+        f"baseboard, not in a PCIe slot): give kind {boards} for {spec.gpus_per_server} of them, or the PCIe card "
+        "of the GPU if the server has PCIe slots"
+    )
+
+
+def _linked_by(gpu: GpuSpec) -> str:
+    """How ``gpu``'s GPUs talk to each other without a bridge: PCIe alone, or the module's own scale-up link."""
+    if gpu.interconnect_kind == "none":
+        return "its cards talk over PCIe"
+    return f"an {gpu.form_factor.upper()} module, linked by its baseboard's {gpu.link_name(fast=True)}"
+
+
+def _bridge_error(spec: CustomServer) -> str | None:
+    """Why ``gpu_bridge: true`` cannot apply to the server's GPUs (a card with no NVLink bridge connector), else None.
+
+    fuzz20 item 6: the flag was dropped without a word for an RTX 4090, an L40S or SXM / OAM modules.
+    """
+    gpu = catalog.gpus().get(spec.gpu)
+    if not spec.gpu_bridge or gpu is None or gpu.bridged:
+        return None
+    bridged = sorted(g.id for g in catalog.gpus().values() if g.bridged)
+    return (
+        f"{spec.gpu} takes no NVLink bridge ({_linked_by(gpu)}): leave gpu_bridge out; the cards that take one are "
+        f"{', '.join(bridged)}"
+    )
+
+
 def _part_errors(spec: CustomServer, where: Path) -> list[tuple[Path, str]]:
     """(field path, message) for every part id the catalog lacks and every count without its part."""
     out: list[tuple[Path, str]] = []
@@ -76,8 +128,10 @@ def _part_errors(spec: CustomServer, where: Path) -> list[tuple[Path, str]]:
                 "sizes the GPUs at full power and does not model power caps)",
             )
         )
-    if (why := _kind_error(spec)) is not None:
+    if (why := _kind_error(spec) or _slot_kind_error(spec)) is not None:
         out.append(((*where, "kind"), why))
+    if (why := _bridge_error(spec)) is not None:
+        out.append(((*where, "gpu_bridge"), why))
     if spec.nvme_drives and not spec.nvme_tb:
         out.append(((*where, "nvme_tb"), f"{spec.nvme_drives} NVMe drive(s) counted but no capacity (nvme_tb)"))
     if spec.platform_id in catalog.platforms():

@@ -72,6 +72,20 @@ def _type_name(value: Any) -> str:
     )
 
 
+def _unquote_hint(error: ValidationError) -> str:
+    """``; write 3 without quotes`` where a quoted value would be what the schema takes unquoted, else ""."""
+    instance = error.instance
+    if not isinstance(instance, str) or not isinstance(error.schema, dict):
+        return ""
+    try:
+        value = json.loads(instance)
+    except ValueError:
+        return ""
+    if isinstance(value, (dict, list, str)) or not conforms(error.schema, value):
+        return ""
+    return f"; write {json.dumps(value)} without quotes"
+
+
 def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
     path = tuple(error.absolute_path)
     schema = error.schema if isinstance(error.schema, dict) else {}
@@ -92,11 +106,14 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
         text = "give either 'inference' or 'training', not both" if both else "needs an 'inference' or a 'training' section"
         return [InputError(text, doc.locate(path))]
     if error.validator == "enum":
+        if "type" in schema and not conforms({"type": schema["type"]}, instance):
+            return []  # the type error at the same value says it (fuzz20 item 17: "'3' ... did you mean '3'?")
         choices = [str(c) for c in cast("list[Any]", error.validator_value)]
         hint = suggest(str(instance), choices)
         return [InputError(f"{short(instance)} is not one of {', '.join(choices)}{hint}", doc.locate(path))]
     if error.validator == "type":
-        return [InputError(f"expected {error.validator_value}, got {_type_name(instance)} {short(instance)}", doc.locate(path))]
+        text = f"expected {error.validator_value}, got {_type_name(instance)} {short(instance)}{_unquote_hint(error)}"
+        return [InputError(text, doc.locate(path))]
     if error.validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
         words = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
         return [
