@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from generator.planner.inventory import ServerKey
     from generator.planner.option import Option
     from generator.planner.plan import Candidate, Finding, Plan
+    from generator.planner.training_candidates import TrainingSizes
     from generator.sizing.constants import Constants
 
 
@@ -198,6 +199,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
 
     wl = loaded.workload
     enumerated: _Enumerated = {}
+    sizes: TrainingSizes = {}  # the training jobs' timed layouts, shared by every order
     services = sum(isinstance(d, InferenceDeployment) for d in wl.deployments)
     fleets: list[tuple[Plan, Kind | None]] = []
     errors: list[InfeasibleError] = []
@@ -222,7 +224,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         orders += [list(p) for p in itertools.permutations(range(count))][1:]
     for order in orders:
         try:
-            add(_choose(loaded, consts, enumerated, share=False, order=order), None)
+            add(_choose(loaded, consts, enumerated, sizes, share=False, order=order), None)
         except InfeasibleError as exc:
             errors.append(exc)
     # largest first, by the GPUs of each deployment's first choice; and by the fewest GPUs any of its options takes
@@ -235,7 +237,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         for order in (by_size, by_size[::-1]):
             orders.append(order)
             try:
-                add(_choose(loaded, consts, enumerated, share=False, order=order), None)
+                add(_choose(loaded, consts, enumerated, sizes, share=False, order=order), None)
             except InfeasibleError as exc:
                 errors.append(exc)
     if services >= 2 and passes:
@@ -246,7 +248,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
                 shared_orders.append(order)
         for order in shared_orders:
             try:
-                add(_choose(loaded, consts, enumerated, share=True, order=order, runners_up=runners_up), None)
+                add(_choose(loaded, consts, enumerated, sizes, share=True, order=order, runners_up=runners_up), None)
             except InfeasibleError as exc:
                 errors.append(exc)
         gpu_kinds = sorted({hw.gpu.id for hw in allowed_hardware(wl)})
@@ -257,7 +259,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         ]
         for kind in kinds:
             try:
-                add(_choose(loaded, consts, enumerated, share=True, on=kind, order=by_choice, runners_up=runners_up), kind)
+                add(_choose(loaded, consts, enumerated, sizes, share=True, on=kind, order=by_choice, runners_up=runners_up), kind)
             except InfeasibleError:
                 continue
     if not fleets:
@@ -415,6 +417,7 @@ def _choose(
     loaded: LoadedWorkload,
     consts: Constants,
     enumerated: _Enumerated,
+    sizes: TrainingSizes,
     *,
     share: bool,
     on: Kind | None = None,
@@ -429,7 +432,8 @@ def _choose(
     Also returns, by deployment name, the layouts ruled out and why (:class:`Blocked` records).
 
     ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
-    over the same choices does not size them again.
+    over the same choices does not size them again; ``sizes`` keeps each training job's timed layouts, which the
+    owned servers left free do not change, for every state of them.
     """
     from generator.planner.candidates import (
         inference_options,
@@ -462,7 +466,7 @@ def _choose(
             else:
                 from generator.planner.training_candidates import training_options
 
-                every = training_options(wl, dep, model, consts, found, whole)
+                every = training_options(wl, dep, model, consts, found, whole, sizes)
             pinned_options, why_pinned = honour_pins(dep, every)
             within = [o for o in pinned_options if within_limits(wl, o)]
             said: list[Finding] = []
