@@ -9,11 +9,12 @@ makes, byte for byte, and each (job, hardware, owned GPUs free) be sized once.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
-from generator.planner import MAX_DEPLOYMENTS_REORDERED, plan_workload, training_candidates
+from generator import planner
+from generator.planner import MAX_DEPLOYMENTS_REORDERED, candidates, plan_workload, training_candidates
 from generator.planner.inventory import free_servers
 from generator.planner.options import allowed_hardware
 from generator.planner.training import training_shapes
@@ -22,7 +23,8 @@ from generator.render.env import to_json
 from generator.sizing.constants import with_overrides
 from generator.workload import load_workload
 
-#: Two training jobs and a service beside two kinds of owned servers: every one of the 3! orders is planned.
+#: Two training jobs and two services beside two kinds of owned servers: every one of the 4! orders is planned, and
+#: the services share servers in passes of their own.
 OWNED_JOBS = """\
 version: 1
 name: owned-jobs
@@ -49,6 +51,12 @@ deployments:
     precision: fp8
     max_context_tokens: 8192
     requests_per_second: 4
+- name: code
+  model: Qwen/Qwen2.5-7B-Instruct
+  inference:
+    precision: bf16
+    max_context_tokens: 8192
+    requests_per_second: 2
 hardware:
   provider: baremetal
   gpus: [h100-sxm5-80gb, l40s-48gb]
@@ -112,8 +120,15 @@ def _plan_json(loaded: Any) -> str:
     return to_json(deployed(plan_workload(loaded), loaded.workload).to_dict())
 
 
+class _Forgetful(dict[tuple[object, ...], Any]):
+    """A cache that never holds anything: each pass ranks its options again."""
+
+    def __contains__(self, key: object) -> bool:
+        return False
+
+
 def _uncached(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``training_options`` as it was before the cache: every call sizes every layout again."""
+    """The search as it was before the caches: every call sizes every layout again, every pass sorts again."""
     original = training_candidates.training_options
 
     def without_sizes(*args: Any, **kwargs: Any) -> Any:
@@ -121,42 +136,76 @@ def _uncached(monkeypatch: pytest.MonkeyPatch) -> None:
         return original(*args[:6], **kwargs)
 
     monkeypatch.setattr(training_candidates, "training_options", without_sizes)
+    options = planner._Options
+
+    def unranked(*fields: Any) -> Any:
+        return options(*fields[:-1], _Forgetful())
+
+    monkeypatch.setattr(planner, "_Options", unranked)
 
 
-def _count_shapes(monkeypatch: pytest.MonkeyPatch) -> list[tuple[object, ...]]:
-    """Record the (model, platform, GPU, owned GPUs) of every ``training_shapes`` call."""
-    calls: list[tuple[object, ...]] = []
-    original = training_shapes
+class _Run(NamedTuple):
+    """One plan of :data:`OWNED_JOBS`: its JSON, the ``training_shapes`` calls and the ranking keys it formed."""
 
-    def counted(model: Any, spec: Any, hw: Any, consts: Any, pin: Any = None, owned_gpus: int = 0) -> Any:
-        calls.append((model.id, spec, hw.platform.id, hw.gpu.id, owned_gpus))
-        return original(model, spec, hw, consts, pin, owned_gpus)
-
-    monkeypatch.setattr(training_candidates, "training_shapes", counted)
-    return calls
+    plan_json: str
+    shapes: list[tuple[object, ...]]
+    ranking_keys: int
 
 
-def test_plan_is_the_uncached_plan_byte_for_byte(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _run(tmp_path: Path, *, cached: bool) -> _Run:
     loaded = _loaded(tmp_path, OWNED_JOBS, "owned-jobs")
-    assert len(loaded.workload.deployments) <= MAX_DEPLOYMENTS_REORDERED  # planned in every order: the cache's use
-    cached = _plan_json(loaded)
-    with monkeypatch.context() as patch:
-        _uncached(patch)
-        slow = _plan_json(loaded)
-    assert cached == slow
-    assert '"tune"' in cached and '"moe"' in cached  # both jobs planned
+    shapes: list[tuple[object, ...]] = []
+    keys: list[int] = []
+    ranking_key = candidates.ranking_key
+
+    def counted_shapes(model: Any, spec: Any, hw: Any, consts: Any, pin: Any = None, owned_gpus: int = 0) -> Any:
+        shapes.append((model.id, spec, hw.platform.id, hw.gpu.id, owned_gpus))
+        return training_shapes(model, spec, hw, consts, pin, owned_gpus)
+
+    def counted_key(opt: Any, *args: Any, **kwargs: Any) -> Any:
+        keys.append(1)
+        return ranking_key(opt, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(training_candidates, "training_shapes", counted_shapes)
+        patch.setattr(candidates, "ranking_key", counted_key)
+        if not cached:
+            _uncached(patch)
+        plan_json = _plan_json(loaded)
+    return _Run(plan_json, shapes, len(keys))
 
 
-def test_each_job_hardware_and_owned_gpus_is_sized_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[_Run, _Run]:
+    """The plan with the caches, and without them (the search as it was)."""
+    tmp_path = tmp_path_factory.mktemp("orders")
+    return _run(tmp_path, cached=True), _run(tmp_path, cached=False)
+
+
+def test_planned_in_every_order(tmp_path: Path) -> None:
+    """The workload is planned in every order of its deployments: the caches' reason to be."""
     loaded = _loaded(tmp_path, OWNED_JOBS, "owned-jobs")
-    calls = _count_shapes(monkeypatch)
-    plan_workload(loaded)
-    assert len(calls) == len(set(calls))
-    cached_calls = len(calls)
-    calls.clear()
-    _uncached(monkeypatch)
-    plan_workload(loaded)
-    assert len(calls) > cached_calls  # the orders re-sized them before (a test of the test)
+    assert 1 < len(loaded.workload.deployments) <= MAX_DEPLOYMENTS_REORDERED
+    assert loaded.workload.hardware.inventory
+
+
+def test_plan_is_the_uncached_plan_byte_for_byte(runs: tuple[_Run, _Run]) -> None:
+    cached, slow = runs
+    assert cached.plan_json == slow.plan_json
+    assert '"tune"' in cached.plan_json and '"moe"' in cached.plan_json  # both jobs planned
+
+
+def test_each_job_hardware_and_owned_gpus_is_sized_once(runs: tuple[_Run, _Run]) -> None:
+    cached, slow = runs
+    assert len(cached.shapes) == len(set(cached.shapes))
+    assert set(cached.shapes) == set(slow.shapes)
+    assert len(slow.shapes) > len(cached.shapes)  # the orders sized them again before (a test of the test)
+
+
+def test_a_pass_that_ranks_alike_reads_the_ranking(runs: tuple[_Run, _Run]) -> None:
+    """Passes over the same owned servers free, with the services' servers alike, sort the options once."""
+    cached, slow = runs
+    assert 0 < cached.ranking_keys * 2 < slow.ranking_keys
 
 
 def test_options_and_reasons_match_across_free_states(tmp_path: Path) -> None:

@@ -407,6 +407,9 @@ class _Options(NamedTuple):
     findings: list[Finding]
     #: ``allowed`` by the GPU kind and by the server kind every part of an option runs on.
     by_kind: dict[Kind, list[Option]]
+    #: ``allowed`` sorted by :func:`ranking_key` for each pass that ranks them alike: by the kind a pass keeps the
+    #: services on, the GPUs the services chosen before hold, and the owned servers free.
+    ranked: dict[tuple[object, ...], list[Option]]
 
 
 #: Options per deployment index and owned servers still free (with and without those whose idle GPUs a service may take).
@@ -476,8 +479,8 @@ def _choose(
                 kinds: list[set[Kind]] = [{p.gpu_id, p.server_kind} for p in o.pieces]
                 for kind in set.intersection(*kinds):
                     by_kind.setdefault(kind, []).append(o)
-            enumerated[state] = _Options(pinned_options, found, within, why_pinned, ranked_by, said, by_kind)
-        options, blocked, allowed, pinned, objective, said, by_kind = enumerated[state]
+            enumerated[state] = _Options(pinned_options, found, within, why_pinned, ranked_by, said, by_kind, {})
+        options, blocked, allowed, pinned, objective, said, by_kind, ranked = enumerated[state]
         ruled_out[dep.name] = list(blocked)
         findings += said
         objectives[i] = objective
@@ -488,11 +491,21 @@ def _choose(
             allowed = by_kind.get(on, [])
             if not allowed:
                 raise InfeasibleError(f"deployment '{dep.name}' has no feasible layout on {_kind_text(on)}")
-        if shared:  # the idle GPUs of an owned server no more of are bought hold only so many replicas
-            allowed = [o for o in allowed if _fits_owned(not_bought, o, free, shared, whole)]
-        one_gpu_pods = service and wl.kubernetes.gpu_sharing is not None
-        by = functools.partial(ranking_key, objective=objective, busy=shared, owned_free=bool(free), one_gpu_pods=one_gpu_pods)
-        feasible = sorted(allowed, key=by)
+        # the ranking reads the kind, the servers the services chosen before use and the owned ones free, nothing else
+        ranking = (
+            on if service else None,
+            None if shared is None else tuple(sorted(shared.items())),
+            tuple(sorted(free.items())) if shared else bool(free),
+        )
+        if ranking not in ranked:
+            if shared:  # the idle GPUs of an owned server no more of are bought hold only so many replicas
+                allowed = [o for o in allowed if _fits_owned(not_bought, o, free, shared, whole)]
+            one_gpu_pods = service and wl.kubernetes.gpu_sharing is not None
+            by = functools.partial(
+                ranking_key, objective=objective, busy=shared, owned_free=bool(free), one_gpu_pods=one_gpu_pods
+            )
+            ranked[ranking] = sorted(allowed, key=by)
+        feasible = ranked[ranking]
         if not feasible:
             where = loaded.document.locate(("deployments", i, "model"))
             # owned servers alone could hold it, but too few are free and no more are bought
