@@ -136,7 +136,7 @@ def _uncached(monkeypatch: pytest.MonkeyPatch) -> None:
         return original(*args[:6], **kwargs)
 
     monkeypatch.setattr(training_candidates, "training_options", without_sizes)
-    options = planner._Options
+    options: Any = planner._Options
 
     def unranked(*fields: Any) -> Any:
         return options(*fields[:-1], _Forgetful())
