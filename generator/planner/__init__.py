@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from generator.planner.inventory import ServerKey
     from generator.planner.option import Option
     from generator.planner.plan import Candidate, Finding, Plan
+    from generator.planner.training_candidates import TrainingSizes
     from generator.sizing.constants import Constants
 
 
@@ -198,6 +199,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
 
     wl = loaded.workload
     enumerated: _Enumerated = {}
+    sizes: TrainingSizes = {}  # the training jobs' timed layouts, shared by every order
     services = sum(isinstance(d, InferenceDeployment) for d in wl.deployments)
     fleets: list[tuple[Plan, Kind | None]] = []
     errors: list[InfeasibleError] = []
@@ -222,7 +224,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         orders += [list(p) for p in itertools.permutations(range(count))][1:]
     for order in orders:
         try:
-            add(_choose(loaded, consts, enumerated, share=False, order=order), None)
+            add(_choose(loaded, consts, enumerated, sizes, share=False, order=order), None)
         except InfeasibleError as exc:
             errors.append(exc)
     # largest first, by the GPUs of each deployment's first choice; and by the fewest GPUs any of its options takes
@@ -235,7 +237,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         for order in (by_size, by_size[::-1]):
             orders.append(order)
             try:
-                add(_choose(loaded, consts, enumerated, share=False, order=order), None)
+                add(_choose(loaded, consts, enumerated, sizes, share=False, order=order), None)
             except InfeasibleError as exc:
                 errors.append(exc)
     if services >= 2 and passes:
@@ -246,7 +248,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
                 shared_orders.append(order)
         for order in shared_orders:
             try:
-                add(_choose(loaded, consts, enumerated, share=True, order=order, runners_up=runners_up), None)
+                add(_choose(loaded, consts, enumerated, sizes, share=True, order=order, runners_up=runners_up), None)
             except InfeasibleError as exc:
                 errors.append(exc)
         gpu_kinds = sorted({hw.gpu.id for hw in allowed_hardware(wl)})
@@ -257,7 +259,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         ]
         for kind in kinds:
             try:
-                add(_choose(loaded, consts, enumerated, share=True, on=kind, order=by_choice, runners_up=runners_up), kind)
+                add(_choose(loaded, consts, enumerated, sizes, share=True, on=kind, order=by_choice, runners_up=runners_up), kind)
             except InfeasibleError:
                 continue
     if not fleets:
@@ -405,6 +407,9 @@ class _Options(NamedTuple):
     findings: list[Finding]
     #: ``allowed`` by the GPU kind and by the server kind every part of an option runs on.
     by_kind: dict[Kind, list[Option]]
+    #: ``allowed`` sorted by :func:`ranking_key` for each pass that ranks them alike: by the kind a pass keeps the
+    #: services on, the GPUs the services chosen before hold, and the owned servers free.
+    ranked: dict[tuple[object, ...], list[Option]]
 
 
 #: Options per deployment index and owned servers still free (with and without those whose idle GPUs a service may take).
@@ -415,6 +420,7 @@ def _choose(
     loaded: LoadedWorkload,
     consts: Constants,
     enumerated: _Enumerated,
+    sizes: TrainingSizes,
     *,
     share: bool,
     on: Kind | None = None,
@@ -429,7 +435,8 @@ def _choose(
     Also returns, by deployment name, the layouts ruled out and why (:class:`Blocked` records).
 
     ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
-    over the same choices does not size them again.
+    over the same choices does not size them again; ``sizes`` keeps each training job's timed layouts, which the
+    owned servers left free do not change, for every state of them.
     """
     from generator.planner.candidates import (
         inference_options,
@@ -462,7 +469,7 @@ def _choose(
             else:
                 from generator.planner.training_candidates import training_options
 
-                every = training_options(wl, dep, model, consts, found, whole)
+                every = training_options(wl, dep, model, consts, found, whole, sizes)
             pinned_options, why_pinned = honour_pins(dep, every)
             within = [o for o in pinned_options if within_limits(wl, o)]
             said: list[Finding] = []
@@ -472,8 +479,8 @@ def _choose(
                 kinds: list[set[Kind]] = [{p.gpu_id, p.server_kind} for p in o.pieces]
                 for kind in set.intersection(*kinds):
                     by_kind.setdefault(kind, []).append(o)
-            enumerated[state] = _Options(pinned_options, found, within, why_pinned, ranked_by, said, by_kind)
-        options, blocked, allowed, pinned, objective, said, by_kind = enumerated[state]
+            enumerated[state] = _Options(pinned_options, found, within, why_pinned, ranked_by, said, by_kind, {})
+        options, blocked, allowed, pinned, objective, said, by_kind, ranked = enumerated[state]
         ruled_out[dep.name] = list(blocked)
         findings += said
         objectives[i] = objective
@@ -484,11 +491,21 @@ def _choose(
             allowed = by_kind.get(on, [])
             if not allowed:
                 raise InfeasibleError(f"deployment '{dep.name}' has no feasible layout on {_kind_text(on)}")
-        if shared:  # the idle GPUs of an owned server no more of are bought hold only so many replicas
-            allowed = [o for o in allowed if _fits_owned(not_bought, o, free, shared, whole)]
-        one_gpu_pods = service and wl.kubernetes.gpu_sharing is not None
-        by = functools.partial(ranking_key, objective=objective, busy=shared, owned_free=bool(free), one_gpu_pods=one_gpu_pods)
-        feasible = sorted(allowed, key=by)
+        # the ranking reads the kind, the servers the services chosen before use and the owned ones free, nothing else
+        ranking = (
+            on if service else None,
+            None if shared is None else tuple(sorted(shared.items())),
+            tuple(sorted(free.items())) if shared else bool(free),
+        )
+        if ranking not in ranked:
+            if shared:  # the idle GPUs of an owned server no more of are bought hold only so many replicas
+                allowed = [o for o in allowed if _fits_owned(not_bought, o, free, shared, whole)]
+            one_gpu_pods = service and wl.kubernetes.gpu_sharing is not None
+            by = functools.partial(
+                ranking_key, objective=objective, busy=shared, owned_free=bool(free), one_gpu_pods=one_gpu_pods
+            )
+            ranked[ranking] = sorted(allowed, key=by)
+        feasible = ranked[ranking]
         if not feasible:
             where = loaded.document.locate(("deployments", i, "model"))
             # owned servers alone could hold it, but too few are free and no more are bought

@@ -49,6 +49,13 @@ def _training_needs(
     return NodeNeeds(files, host, dataset, checkpoint, needs_fabric=nodes > 1 and shape.setup.method == "full")
 
 
+#: A plan's training options on one hardware (:func:`training_options`) and the reasons layouts there were ruled
+#: out, in the order found, keyed by what they are sized from: the model, the job, its parallelism pin, the platform
+#: and GPU, and how many servers of that kind are owned and free (by GPUs per server). The order the deployments are
+#: chosen in changes only which owned servers are free, so every order, and every job alike, reads them here.
+TrainingSizes = dict[tuple[object, ...], tuple[tuple[Blocked, ...], tuple[Option, ...]]]
+
+
 def training_options(
     wl: Workload,
     dep: TrainingDeployment,
@@ -56,37 +63,68 @@ def training_options(
     consts: Constants,
     blocked: list[Blocked],
     free: dict[ServerKey, int] | None = None,
+    sizes: TrainingSizes | None = None,
 ) -> list[Option]:
-    """Every feasible (hardware, TP, ZeRO, data parallel, node size) of a training deployment."""
+    """Every feasible (hardware, TP, ZeRO, data parallel, node size) of a training deployment.
+
+    ``sizes`` keeps each hardware's options for the other passes of one plan (the same workload and constants); the
+    options and the reasons in ``blocked`` are the same with or without it.
+    """
     spec = dep.training
     options: list[Option] = []
     seen_nodes: dict[tuple[object, ...], object] = {}
     pin_tp = dep.parallelism.tp if dep.parallelism else None
     for hw in allowed_hardware(wl):
-        sizes = training_tp_sizes(model.architecture, spec, hw)
-        if pin_tp is not None and pin_tp not in sizes:
-            why = f"the pinned TP{pin_tp} is not a tensor-parallel size of {hw.platform.id} ({', '.join(map(str, sizes))})"
+        tps = training_tp_sizes(model.architecture, spec, hw)
+        if pin_tp is not None and pin_tp not in tps:
+            why = f"the pinned TP{pin_tp} is not a tensor-parallel size of {hw.platform.id} ({', '.join(map(str, tps))})"
             blocked.append(blocked_on(hw, PINNED_DEGREE, why))
             continue
-        # GPUs of this kind owned and free: parameter offload is tried where it lets the job fit them (newuser22 item 4)
-        owned_gpus = sum(per * n for (p, g, per), n in (free or {}).items() if (p, g) == (hw.platform.id, hw.gpu.id))
-        shapes, reasons = training_shapes(model, spec, hw, consts, dep.parallelism, owned_gpus)
-        if not shapes:
-            blocked += [blocked_on(hw, NO_LAYOUT, w) for w in reasons[-1:]]
-        for shape in shapes:
-            replicas = shape.world // shape.par.gpus
-            for layout in node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas):
-                needs = _training_needs(model, shape, spec.dataset_tokens, layout, consts)
-                planned = _with_communication(model, spec, shape, hw, layout, needs, consts, blocked)
-                if planned is None:
-                    continue
-                timed, needs, comm = planned
-                hours = f", {timed.hours:.1f} h" if timed.hours else ""
-                summary = f"{timed.reason} on {layout[1]} x {hw.platform.id} ({layout[0]} x {hw.gpu.id}){hours}"
-                opt = layout_option(wl, hw, layout, needs, timed, replicas, summary, consts, blocked, free, seen_nodes)
-                if opt is not None:
-                    options.append(opt._replace(comm=comm))
+        kind = (hw.platform.id, hw.gpu.id)
+        owned = tuple(sorted((per, n) for (p, g, per), n in (free or {}).items() if (p, g) == kind and n))
+        key = (model, spec, dep.parallelism, *kind, owned)
+        found = sizes.get(key) if sizes is not None else None
+        if found is None:
+            found = _options_on(wl, dep, model, hw, consts, free, seen_nodes)
+            if sizes is not None:
+                sizes[key] = found
+        blocked += found[0]
+        options += found[1]
     return options
+
+
+def _options_on(
+    wl: Workload,
+    dep: TrainingDeployment,
+    model: ResolvedModel,
+    hw: Hardware,
+    consts: Constants,
+    free: dict[ServerKey, int] | None,
+    seen_nodes: dict[tuple[object, ...], object],
+) -> tuple[tuple[Blocked, ...], tuple[Option, ...]]:
+    """The job's options on ``hw`` with the owned servers ``free``, and why its other layouts there were ruled out."""
+    spec = dep.training
+    blocked: list[Blocked] = []
+    options: list[Option] = []
+    # GPUs of this kind owned and free: parameter offload is tried where it lets the job fit them (newuser22 item 4)
+    owned_gpus = sum(per * n for (p, g, per), n in (free or {}).items() if (p, g) == (hw.platform.id, hw.gpu.id))
+    shapes, reasons = training_shapes(model, spec, hw, consts, dep.parallelism, owned_gpus)
+    if not shapes:
+        blocked += [blocked_on(hw, NO_LAYOUT, w) for w in reasons[-1:]]
+    for shape in shapes:
+        replicas = shape.world // shape.par.gpus
+        for layout in node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas):
+            needs = _training_needs(model, shape, spec.dataset_tokens, layout, consts)
+            planned = _with_communication(model, spec, shape, hw, layout, needs, consts, blocked)
+            if planned is None:
+                continue
+            timed, needs, comm = planned
+            hours = f", {timed.hours:.1f} h" if timed.hours else ""
+            summary = f"{timed.reason} on {layout[1]} x {hw.platform.id} ({layout[0]} x {hw.gpu.id}){hours}"
+            opt = layout_option(wl, hw, layout, needs, timed, replicas, summary, consts, blocked, free, seen_nodes)
+            if opt is not None:
+                options.append(opt._replace(comm=comm))
+    return tuple(blocked), tuple(options)
 
 
 def _with_communication(
