@@ -6,6 +6,7 @@ a shortfall is bought from allowed hardware, or the plan exits 3 saying what is 
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -201,3 +202,47 @@ def test_buy_false_short_of_replicas_names_whole_replicas_and_the_rate(tmp_path:
     said = str(err.value)
     assert "2 x TP1 on 2 x custom-1x-a40-48gb (1 x a40-48gb) needs 2 servers; 1 owned are free" in said and " PP" not in said
     assert said.endswith(", or a lower requests_per_second or looser SLOs (fewer replicas)")
+
+
+MIXED_KINDS = """\
+version: 1
+name: buymixed
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference: {precision: bf16, max_context_tokens: 8192, avg_input_tokens: 1500, avg_output_tokens: 300,
+                requests_per_second: 30, slo: {ttft_p95_ms: 2000, tpot_ms: 60}}
+hardware:
+  buy: false
+  inventory:
+    - {platform: dgx-h100, gpu: h100-sxm5-80gb, count: 2}
+    - {platform: dell-r760, gpu: l4-24gb, count: 1}
+"""
+
+
+def test_buy_false_over_two_owned_kinds_says_why_each_and_the_owned_ways_out(tmp_path: Path) -> None:
+    # review 20 item 1: one owned kind that cannot hold the model sent the refusal back to "a GPU with faster memory"
+    path = tmp_path / "w.yaml"
+    path.write_text(MIXED_KINDS)
+    with pytest.raises(InfeasibleError) as err:
+        plan_workload(load_workload(str(path)))
+    said = str(err.value)
+    assert "l4-24gb on dell-r760: " in said and "misses the latency SLO even at batch 1" in said
+    assert "h100-sxm5-80gb on dgx-h100: 4 x TP8 on 4 x dgx-h100 (8 x h100-sxm5-80gb) needs 4 servers; 2 owned" in said
+    assert "to unblock: list more owned servers under hardware.inventory, let the plan buy" in said
+    assert "faster memory" not in said
+
+
+def test_a_split_with_headroom_shows_its_arithmetic(tmp_path: Path) -> None:
+    # review 20 item 3: the headline said "ceil(24 / 8.688) = 4" where max_utilization set the count
+    example = (Path(__file__).parents[1] / "examples" / "fleet-split.yaml").read_text()
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        example.replace("      requests_per_second: 24\n", "      requests_per_second: 24\n      max_utilization: 0.8\n")
+    )
+    (dep,) = plan_workload(load_workload(str(path))).deployments
+    assert dep.split
+    (headline,) = [r for r in dep.reasons if r.startswith("split over two server kinds")]
+    slowest = min(p.requests_per_s_per_replica_max for p in dep.split)
+    assert dep.replicas == math.ceil(24 / (slowest * 0.8))
+    assert f"needs ceil(24 / ({slowest:.3f} x 0.8)) = {dep.replicas} replicas" in headline

@@ -30,8 +30,11 @@ SUSTAINED = [
     pytest.param("mi300x-192gb", "fp16", 654 * 989 / 794.5, id="mi300x-fp16-over-the-reference-bf16"),
     pytest.param("a100-sxm4-80gb", "bf16", 271.2 * 989 / 794.5, id="a100-above-the-reference-share"),
     pytest.param("rtx-4090-24gb", "bf16", 170.06 * 989 / 794.5, id="geforce-past-its-rated-boost"),
-    pytest.param("l4-24gb", "bf16", 59.4 * 989 / 794.5, id="l4-power-limited"),
-    pytest.param("rtx-4090-24gb", "fp8", 330.3, id="unmeasured-precision-its-peak"),
+    pytest.param("l4-24gb", "bf16", 70.89 * 989 / 794.5, id="l4-power-limited"),
+    # a precision measured on neither side takes the 16-bit scale (review 20 item 5: FP8 stays twice BF16, as rated)
+    pytest.param("rtx-4090-24gb", "fp8", 330.3 * 170.06 / 165.2 / (794.5 / 989), id="unmeasured-precision-16-bit-scale"),
+    pytest.param("h200-sxm-141gb", "fp8", 1453.4 * 1979 / 1402.6, id="h200-fp8-same-method-as-the-h100s"),
+    pytest.param("h200-sxm-141gb", "bf16", 989.0, id="h200-bf16-not-from-fp8"),
     pytest.param("b200-sxm-180gb", "bf16", 2250.0, id="unmeasured-gpu-its-peak"),
 ]
 

@@ -550,7 +550,7 @@ def test_a_machine_of_yours_says_the_latency_targets_it_misses_and_takes_no_pinn
     path.write_text(text)
     _, plan = plan_file(str(path))
     (missed,) = [f for f in plan.findings if f.code == "slo-missed"]
-    assert missed.level == "warning" and "TTFT 0.19 s against ttft_p95_ms 0.001; TPOT 23.5 ms" in missed.message
+    assert missed.level == "warning" and "TTFT 0.15 s against ttft_p95_ms 0.001; TPOT 23.5 ms" in missed.message
     path.write_text(text.replace("slo: {ttft_p95_ms: 0.001, tpot_ms: 0.001}", "slo: {ttft_p95_ms: 2000, tpot_ms: 100}"))
     assert not [f for f in plan_file(str(path))[1].findings if f.code == "slo-missed"]
     path.write_text(text.replace("    inference:\n", "    parallelism: {tp: 16}\n    inference:\n"))

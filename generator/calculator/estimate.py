@@ -738,8 +738,11 @@ def _throughput(
         "decode_tokens_per_s": round(step.tokens_per_s, 1),
         # what limits the decode step at --batch (tpot_s), not the saturated rate beside it (newuser13 item 7)
         "decode_step_bound": "compute" if step.compute_seconds > step.memory_seconds else "memory bandwidth",
-        "dense_tflops": acc.dense_tflops,
-        "memory_bandwidth_gb_per_s": acc.memory_bandwidth_gb_per_s,
+        "dense_tflops": gpu.tflops(acc.compute),
+        "memory_bandwidth_gb_per_s": gpu.memory_bandwidth_gb_per_s,
+        # what the roofline applies its efficiencies to: the datasheet scaled by the measured share over the H100's
+        "sustained_tflops": round(acc.dense_tflops, 1),
+        "sustained_memory_bandwidth_gb_per_s": round(acc.memory_bandwidth_gb_per_s, 1),
     }
 
 

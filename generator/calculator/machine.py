@@ -306,7 +306,7 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
         gpus=spec.gpu_count,
         gpu_memory_bytes=gpu.memory_bytes,
         gpu_bandwidth_gb_per_s=gpu.sustained_bandwidth_gb_per_s,
-        gpu_tflops=gpu.tflops("bf16") or 0.0,
+        gpu_tflops=gpu.sustained_tflops("bf16") or 0.0,
         pcie_gb_per_s=link,
         ram_bytes=int(spec.ram_gib / sockets * GIB),
         reserved_ram_bytes=int(spec.reserved_ram_gib / sockets * GIB),  # the reserve shares the nodes as the RAM does

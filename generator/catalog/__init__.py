@@ -33,8 +33,9 @@ if TYPE_CHECKING:
 #: This folder, symlinks resolved (text: pathlib is not imported on the ``estimate`` path).
 _CATALOG_DIR = os.path.dirname(os.path.realpath(__file__))
 
-#: The GPU the performance constants were fitted on (TensorRT-LLM and FSDP rows, benchmarks/CALIBRATION.md): its
-#: measured shares of its peaks are inside the fitted efficiencies, so another GPU's measured rates count relative to it.
+#: The GPU whose measured shares of its peaks the fitted efficiencies are taken to hold: the H100 SXM, measured by both
+#: methods and in every fitted group of its generation (TensorRT-LLM with H200, B200, GB200 and RTX PRO 6000; FSDP
+#: MFU; benchmarks/CALIBRATION.md). Another GPU's measured rates count relative to its shares.
 REFERENCE_GPU_ID = "h100-sxm5-80gb"
 
 

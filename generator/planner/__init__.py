@@ -508,8 +508,14 @@ def _choose(
         feasible = ranked[ranking]
         if not feasible:
             where = loaded.document.locate(("deployments", i, "model"))
-            # owned servers alone could hold it, but too few are free and no more are bought
-            owned_short = not options and bool(blocked) and all(b.code == OWNED_SHORT for b in blocked)
+            # owned servers alone could hold it, but too few are free and no more are bought (on kinds that are not
+            # bought, every other reason is of a layout those servers cannot hold anyway: review 20 item 1)
+            unbought = {(h.platform.id, h.gpu.id) for h in allowed_hardware(wl) if h.not_bought}
+            owned_short = (
+                not options
+                and any(b.code == OWNED_SHORT for b in blocked)
+                and all((b.platform_id, b.gpu_id) in unbought for b in blocked)
+            )
             # one reason of each GPU first, then the rest: six lines say why every GPU allowed fell (newuser14 item 7)
             # (a GPU's layout nearest the latency targets where they are why, review 10 item 3)
             by_gpu = sorted({(b.gpu_id, b.excess is None, b.excess or 0.0, b.text) for b in blocked})
@@ -537,7 +543,8 @@ def _choose(
                 )
             elif owned_short:  # the fewest servers each kind needs, and who holds the owned ones
                 fewest: dict[str, Blocked] = {}
-                for b in sorted(blocked, key=lambda b: (b.nodes, b.pp, b.text)):  # whole replicas before a pipeline
+                # a kind's fewest servers short, whole replicas before a pipeline; else why its layouts do not fit
+                for b in sorted(blocked, key=lambda b: (b.code != OWNED_SHORT, b.nodes, b.pp, b.text)):
                     fewest.setdefault(b.platform_id, b)
                 detail = "; ".join(b.text for _, b in sorted(fewest.items()))
                 hint = _owned_short_hint(wl, dep, chosen, replicas_fit=any(b.pp == 1 and b.owned for b in fewest.values()))
@@ -587,12 +594,17 @@ def _owned_short_hint(
         "list more owned servers under hardware.inventory",
         "let the plan buy (drop hardware.buy: false)" if not wl.hardware.buy else "allow buying more of the kind",
     ]
-    if isinstance(dep, InferenceDeployment):
-        ways += ["a lower requests_per_second or looser SLOs (fewer replicas)"] if replicas_fit else []
-    else:  # a job that needs fewer GPUs
-        spec = dep.training
-        lighter = {"full": "LoRA / QLoRA", "lora": "QLoRA", "qlora": None}[spec.method]
-        offload = [f"{field}: true" for field in ("offload_optimizer", "offload_params") if getattr(spec, field) is not True]
+    if isinstance(dep, InferenceDeployment) and replicas_fit:
+        spec = dep.inference  # what sets the count: the rate, and the headroom or floor where asked (review 20 item 4)
+        fields = ["a lower requests_per_second"] + (["min_replicas"] if spec.min_replicas > 1 else [])
+        fields += ["a higher max_utilization"] if spec.max_utilization < 1 else []
+        ways.append(f"{', '.join(fields)} or looser SLOs (fewer replicas)")
+    elif isinstance(dep, TrainingDeployment):  # a job that needs fewer GPUs
+        job = dep.training
+        lighter = {"full": "LoRA / QLoRA", "lora": "QLoRA", "qlora": None}[job.method]
+        # parameter offload is ZeRO-3's: not offered beside another stage the job pins (review 20 item 9)
+        offloads = ("offload_optimizer",) + (("offload_params",) if job.zero_stage in (None, 3) else ())
+        offload = [f"{field}: true" for field in offloads if getattr(job, field) is not True]
         ways += [f"a lighter job ({', '.join([*([lighter] if lighter else []), *offload])})"] if lighter or offload else []
     if held:
         ways.append(f"place a deployment before it elsewhere ({'; '.join(held)})")

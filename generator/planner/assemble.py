@@ -41,7 +41,7 @@ from generator.sizing.performance import accelerator_for, saturated_throughput, 
 from generator.sizing.training_hardware import computes_bf16, fp16_note
 from generator.units import GIB
 from generator.workload import LoadedWorkload
-from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
+from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, Workload
 
 if TYPE_CHECKING:
     from generator.sizing.training import TrainingSetup
@@ -283,7 +283,7 @@ def _serving_details(
     replicas = sum(p.replicas for p in parts)
     headline = (
         f"split over two server kinds: {where[0]}, {where[1]}; requests are routed evenly across the replicas "
-        f"(as a Kubernetes Service or round-robin balancer does), so the service needs ceil({total:g} / {slowest:.3f}) = "
+        f"(as a Kubernetes Service or round-robin balancer does), so the service needs {_replicas_rule(spec, slowest)} = "
         f"{replicas} replicas at the slower part's {slowest:.3f} req/s per replica, {parts[0].replicas} of them on the free "
         f"owned {parts[0].platform_id} servers; each replica serves {total / replicas:.3f} req/s "
         f"({parts[0].requests_per_s:.2f} and {parts[1].requests_per_s:.2f} req/s per part), within the SLOs on both parts"
@@ -306,8 +306,17 @@ def _percent(share: float) -> str:
     return f"{share:.1%}" if share < 0.1 else f"{share:.0%}"
 
 
-def idle_bound_note(dep: InferenceDeployment, opt: Option) -> str | None:
+def _replicas_rule(spec: InferenceSpec, slowest: float) -> str:
+    """How a split's replicas follow from its rate (:func:`~generator.planner.slo.replicas_needed`), as arithmetic."""
+    per_replica = f"({slowest:.3f} x {spec.max_utilization:g})" if spec.max_utilization < 1 else f"{slowest:.3f}"
+    rule = f"ceil({spec.requests_per_second:g} / {per_replica})"
+    return f"max({spec.min_replicas} (min_replicas), {rule})" if spec.min_replicas > 1 else rule
+
+
+def idle_bound_note(dep: InferenceDeployment, opt: Option, replicas: int) -> str | None:
     """Why a deployment's replicas are kept almost idle, what a looser TTFT target gives, and the queue assumed.
+
+    ``opt``: the replicas of one layout (a split's part); ``replicas``: the whole service's.
 
     None where a replica runs at least one sequence in flight (review 12 item 2: 411 GPUs were bought at 5% busy
     for a TTFT target 0.3% above a lone prompt's p95, and nothing said so).
@@ -324,7 +333,6 @@ def idle_bound_note(dep: InferenceDeployment, opt: Option) -> str | None:
         f"leaves {target - lone_ms:,.0f} ms over a lone prompt's p95 ({lone_ms:,.0f} ms)"
     )
     if bound.looser_requests_per_s > 1.01 * point.requests_per_s:
-        replicas = opt.candidate.replicas
         # the rate asked, not the replicas' capacity (which rounds up past it): what planning at that target gives
         fewer = replicas_needed(dep.inference, bound.looser_requests_per_s)
         text += (
@@ -726,7 +734,7 @@ def build_plan(
             if split:
                 note = f"deployment {dep.name}: {reasons[0]}"
                 findings.append(Finding("info", "deployment-split", note, f"deployments[{index}]"))
-            idle_notes = {idle_bound_note(dep, part) for part in opt.pieces} - {None}
+            idle_notes = {idle_bound_note(dep, part, opt.candidate.replicas) for part in opt.pieces} - {None}
             findings += [
                 Finding("warning", "ttft-bound-idle", note, f"deployments[{index}].inference.slo.ttft_p95_ms")
                 for note in sorted(n for n in idle_notes if n)

@@ -27,7 +27,7 @@ def throughput_gap_finding(
     advice = (
         f"its {replicas} replica(s) serve the {rate:g} req/s even so"
         if worst >= rate
-        else "plan with that margin (a higher requests_per_second buys it) or measure this setup"
+        else "plan with that margin (inference.max_utilization buys it) or measure this setup"
     )
     return Finding(
         "warning",

@@ -387,7 +387,7 @@ def training_shapes(
     """
     arch = model.architecture
     budget = hw.gpu.memory_bytes * (1 - consts.safety_margin_fraction)
-    # the rate the step runs at (layout_step): a vendor's sustained figure where published, else the peak
+    # the rate the step runs at (layout_step): the peak scaled by the GPU's measured share over the reference's
     tflops = hw.gpu.sustained_tflops("bf16") or 0.0
     total_flops = None
     if spec.dataset_tokens:
