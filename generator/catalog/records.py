@@ -182,7 +182,7 @@ class GpuSpec(NamedTuple):
         scale = self.tflops_vs_reference or {}
         # a precision measured on neither side takes the 16-bit one's: the sustained clock is most of a GPU's share
         # (review 20 item 5: an L4 measured in BF16 alone ran FP8 at 3.3x its BF16 rate, not the datasheet's 2x)
-        for name in (compute, _HALF_TWIN.get(compute, compute), "bf16", "fp16"):
+        for name in (compute, "bf16", "fp16"):
             if name in scale:
                 return peak * scale[name]
         return peak

@@ -399,7 +399,8 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     "pue": (
         "Power usage effectiveness of the data centre: facility power / IT power (cooling, conversion losses).",
         "Uptime Institute Global Data Center Survey 2024 (https://uptimeinstitute.com/resources/research-and-reports/"
-        "uptime-institute-global-data-center-survey-results-2024): industry average PUE 1.56; workstations use 1.0",
+        "uptime-institute-global-data-center-survey-results-2024): industry average PUE 1.56; an owned workstation "
+        "(at home or in an office) uses 1.0",
     ),
     "power_utilization": (
         "Average wall power of an owned server as a fraction of its planned (maximum) power, for the energy bill.",
@@ -410,7 +411,7 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "Colocation rent per kW of planned server power per month (space, power and cooling capacity; energy billed apart).",
         "CBRE North America Data Center Trends H2 2024 "
         "(https://www.cbre.com/insights/reports/north-america-data-center-trends-h2-2024): "
-        "average asking rent $184.06 per kW per month for 250-500 kW; workstations pay none",
+        "average asking rent $184.06 per kW per month for 250-500 kW; an owned workstation pays none",
     ),
     "interactive_tokens_per_s": (
         "Decode speed below which a single stream feels unusable interactively.",
