@@ -259,7 +259,7 @@ def predict_finetune_throughput(row: dict[str, Any]) -> float:
         dense_tflops=accelerator_for(gpu, "bf16", 1).dense_tflops,
         dp_traffic=dp_traffic(0, 0, 0, dp, row["accumulation"]),
         dequant_bytes_per_micro_batch=dequant_bytes_per_micro_batch(arch, base, row["checkpointing"], 1),
-        memory_gb_per_s=gpu.memory_bandwidth_gb_per_s,
+        memory_gb_per_s=gpu.sustained_bandwidth_gb_per_s,  # the planner's (planner.training.gpu_step)
     )
     return layout.tokens_per_step / (step.total_s * layout.world)
 

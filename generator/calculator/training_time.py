@@ -3,7 +3,7 @@
 The step is the planner's own (:func:`generator.planner.training.gpu_step`) for the estimate's layout: TP x PP x DP,
 micro-batch x accumulation steps, sequence length. The estimate names a GPU, not a server, so every GPU of the job is
 placed in one server and talks over the GPU's own link (NVLink where the card has it, else PCIe); the data-parallel
-traffic is the planner's (:func:`generator.planner.training_comm.dp_traffic`). A run's hours are the planner's too
+traffic is the planner's (:func:`generator.planner.training_comm.job_dp_traffic`). A run's hours are the planner's too
 (:func:`generator.planner.training.run_hours`): ``dataset_tokens x epochs`` over the tokens of a step, at the step's
 time, over ``training_goodput``; as a workload's ``training.dataset_tokens`` and ``training.epochs`` mean them.
 
@@ -16,12 +16,10 @@ import math
 
 from generator import catalog
 from generator.planner.training import gpu_step, run_hours
-from generator.planner.training_comm import StepComm, dp_traffic, gpu_link, links_between
+from generator.planner.training_comm import StepComm, gpu_link, job_dp_traffic, links_between
 from generator.planner.training_report import step_split_text
 from generator.sizing.performance import training_flops_per_token
-from generator.sizing.precision import weight_format
 from generator.sizing.training_step import StepLayout, model_flops_utilisation
-from generator.sizing.weights import size_weights
 from generator.units import seconds_text
 from generator.workload.models import TrainingSpec
 
@@ -66,9 +64,7 @@ def one_server_step(
     layout = step_layout(setup, par)
     world = layout.world
     links = links_between(gpu, world, 1, 0.0, par.tp, par.pp, setup.data_parallel, consts)
-    # what data parallelism moves, as the planner counts it (training_candidates._with_communication)
-    base_bytes = size_weights(model.architecture, weight_format(setup.base_precision_name)).total_bytes // par.gpus
-    sent = dp_traffic(mem.trainable_params // par.gpus, base_bytes, setup.zero_stage, setup.data_parallel, layout.accumulation)
+    sent = job_dp_traffic(model.architecture, setup, mem.trainable_params, par.gpus, layout.accumulation)
     step = gpu_step(model, _spec(setup), gpu, layout, links, sent, consts, setup.base_precision)
     dp_link = f"{gpu_link(gpu, world)[1]} inside one server" if links.dp_intra_gbps else "none (one replica)"
     return StepComm(step, dp_link, gpu_link(gpu, par.tp)[1], gpu_link(gpu, par.tp * par.pp)[1])

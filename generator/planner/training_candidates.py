@@ -12,7 +12,7 @@ from generator.planner.nodes import NodeNeeds, fabric_fits, node_fabric
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, node_counts
 from generator.planner.training import TrainingShape, layout_step, run_hours, training_shapes, training_tp_sizes
-from generator.planner.training_comm import StepComm, dp_traffic, step_links
+from generator.planner.training_comm import StepComm, job_dp_traffic, step_links
 from generator.sizing.constants import Constants
 from generator.sizing.precision import weight_format
 from generator.sizing.training import OPTIMIZERS
@@ -145,10 +145,7 @@ def _with_communication(
     """
     gpus_per_node, nodes = layout
     setup, mem = shape.setup, shape.memory
-    weights_total = size_weights(model.architecture, weight_format(setup.base_precision_name)).total_bytes // shape.par.gpus
-    sent = dp_traffic(
-        mem.trainable_params // shape.par.gpus, weights_total, setup.zero_stage, setup.data_parallel, shape.accumulation
-    )
+    sent = job_dp_traffic(model.architecture, setup, mem.trainable_params, shape.par.gpus, shape.accumulation)
     if hw.platform.provider == "baremetal" and not fabric_fits(hw.platform, hw.gpu):
         needs = needs._replace(needs_fabric=False)  # a tower: over its front-end network, or ruled out below
     # a platform built with its fabric whatever the job asks (a DGX, a cloud instance) needs no asking for one

@@ -29,7 +29,14 @@ from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.planner.nodes import DEFAULT_FRONTEND_NIC, node_fabric
 from generator.sizing.constants import Constants
 from generator.sizing.performance import accelerator_for
+from generator.sizing.precision import weight_format
 from generator.sizing.training_step import DDP_BUCKET_BYTES, NO_DP, DpTraffic, StepLinks, StepTime
+from generator.sizing.weights import size_weights
+
+TYPE_CHECKING = False  # typing is not imported at run time
+if TYPE_CHECKING:
+    from generator.sizing.architecture import Architecture
+    from generator.sizing.training import TrainingSetup
 
 #: Bytes per gradient or gathered weight element on the wire (bf16, the mixed-precision default).
 WIRE_BYTES_PER_ELEMENT = 2
@@ -84,6 +91,17 @@ def dp_bytes_per_gpu(trainable_params: int, weight_bytes_total: int, zero_stage:
     if zero_stage == 2:
         return micro * share * grads + share * grads  # reduce-scatter per micro-batch + weight all-gather
     return micro * (share * grads + 2 * share * weight_bytes_total)  # per micro-batch: reduce-scatter + two all-gathers
+
+
+def job_dp_traffic(
+    arch: Architecture, setup: TrainingSetup, trainable_params: int, model_parallel: int, accumulation: int
+) -> DpTraffic:
+    """What data parallelism moves for a job split over ``model_parallel`` GPUs a replica (:func:`dp_traffic`).
+
+    Each GPU's share of the trainable parameters and of the base weights in the job's own format.
+    """
+    weights = size_weights(arch, weight_format(setup.base_precision_name)).total_bytes // model_parallel
+    return dp_traffic(trainable_params // model_parallel, weights, setup.zero_stage, setup.data_parallel, accumulation)
 
 
 def dp_traffic(trainable_params: int, weight_bytes_total: int, zero_stage: int, dp: int, accumulation: int = 1) -> DpTraffic:
