@@ -278,6 +278,21 @@ def test_the_longest_sequence_says_what_the_margin_costs() -> None:
     assert kept["max_sequence_length_without_margin"] == none_kept["max_sequence_length"]
 
 
+def test_the_longest_sequence_says_the_host_ram_its_offload_takes() -> None:
+    """fuzz20 item 16: with activations offloaded the answer was checked against the GPU alone, and the host RAM shown
+    was the 2,048-token default's. At the longest sequence the offloaded activations take the host RAM of that length:
+    the same as a job sized at it (--seq-len), and more than the default's."""
+    args = ("meta-llama/Llama-3.1-8B", "--train", "lora", "--gpu", "rtx-4090-24gb", "--activation-offload")
+    longest = estimate_json(*args, "--max-seq-len")["training"]
+    at_length = estimate_json(*args, "--seq-len", str(longest["max_sequence_length"]))["training"]
+    assert longest["max_sequence_host_ram_bytes_per_gpu"] == at_length["host_ram_bytes_per_gpu"]
+    assert longest["max_sequence_host_ram_bytes_per_gpu"] > longest["host_ram_bytes_per_gpu"] > 0
+    code, out = run_estimate(*args, "--max-seq-len")
+    gib = longest["max_sequence_host_ram_bytes_per_gpu"] / 2**30
+    assert code == 0
+    assert f"host RAM for offload at {longest['max_sequence_length']:,} tokens: {gib:.2f} GiB per GPU" in out
+
+
 @pytest.mark.parametrize(("framework", "adapters", "grad_bytes"), [("torchtune", "bf16", 2), ("trl", "fp32", 4)])
 def test_the_adapters_precision_is_the_one_sized(framework: str, adapters: str, grad_bytes: int) -> None:
     """newuser22 item 12: torchtune's adapters were labelled fp32 and sized in bf16 (its bf16 optimizers keep them so).

@@ -481,6 +481,9 @@ def format_text(result: dict[str, Any]) -> str:
         longest, whole = train["max_sequence_length"], train["max_sequence_length_without_margin"]
         margin = f" ({whole:,} in all of the GPU's memory, with no margin kept free)" if whole != longest else ""
         lines.append(f"  longest sequence that fits: {longest:,} tokens{margin}")
+        host = train["max_sequence_host_ram_bytes_per_gpu"]
+        if longest and host != train["host_ram_bytes_per_gpu"]:  # offloaded activations grow with the sequence
+            lines.append(f"  host RAM for offload at {longest:,} tokens: {_gib(host)} per GPU, beside the GPU's memory")
     if "training_speed" in result:
         from generator.calculator.training_time import training_speed_lines
 

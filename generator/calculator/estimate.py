@@ -570,6 +570,11 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 # the margin is a planning choice that costs tokens (newuser22 item 12): what all of the memory holds
                 whole = longest_training_sequence(arch, setup, par, consts, gpu.memory_bytes, nvlink=nvlink)
                 result["training"]["max_sequence_length_without_margin"] = whole
+                # offloaded states and activations grow with the sequence too, in host RAM (fuzz20 item 16)
+                from generator.sizing.training import size_training
+
+                at_longest = size_training(arch, setup._replace(sequence_length=max(longest, 1)), par, consts, nvlink=nvlink)
+                result["training"]["max_sequence_host_ram_bytes_per_gpu"] = at_longest.host_ram_bytes_per_gpu
                 if longest == 0:
                     notes.append(
                         f"no sequence fits: the model states and runtime alone need more than the {usable / GIB:.1f} GiB "

@@ -739,13 +739,14 @@ def build_plan(
                 Finding("warning", "ttft-bound-idle", note, f"deployments[{index}].inference.slo.ttft_p95_ms")
                 for note in sorted(n for n in idle_notes if n)
             ]
-            # a known shortfall of the model where the deployment runs (newuser18 item 1): once, of its first part there
+            # a known shortfall of the model where the deployment runs (newuser18 item 1): once, of its first part there,
+            # whose replicas are checked against the share of the rate routed to them (review20)
             gaps = (
                 throughput_gap_finding(
                     index, dep.name, dep.inference.engine, part.hardware.gpu, model.architecture,
-                    part.replica_shape.max_point.requests_per_s, part.candidate.replicas, dep.inference.requests_per_second,
+                    part.replica_shape.max_point.requests_per_s, part.candidate.replicas, part_rate,
                 )
-                for part in opt.pieces
+                for part, part_rate in zip(opt.pieces, part_rates(opt, dep.inference.requests_per_second), strict=True)
             )  # fmt: skip
             findings += [gap] if (gap := next((g for g in gaps if g), None)) else []
             wide_notes = [wide for part in opt.pieces if (wide := replica_note(part))]

@@ -17,15 +17,15 @@ def throughput_gap_finding(
 ) -> Finding | None:
     """A warning when deployment ``index`` runs where measured throughput fell short of the model's, with the margin.
 
-    ``replicas`` of ``replica_rate`` req/s serve ``rate``: where they cover it even at the lowest measured ratio, the
-    warning says so instead of advising more (fuzz15 item 5).
+    ``replicas`` of ``replica_rate`` req/s serve ``rate`` (a split part's share of the deployment's rate, review 20):
+    where they cover it even at the lowest measured ratio, the warning says so instead of advising more (fuzz15 item 5).
     """
     gap = matching_gap(engine, gpu, arch)
     if gap is None:
         return None
     worst = replica_rate / gap.predicted_over_measured[1] * replicas
     advice = (
-        f"its {replicas} replica(s) serve the {rate:g} req/s even so"
+        f"its {replicas} replica(s) serve the {round(rate, 2):g} req/s even so"
         if worst >= rate
         else "plan with that margin (inference.max_utilization buys it) or measure this setup"
     )
