@@ -185,6 +185,35 @@ def test_offline_cache_hit_sizes_as_online(hub: FakeHub, tmp_path: Path) -> None
     assert missing.returncode == 1 and "HF_HUB_OFFLINE is set" in missing.stderr
 
 
+def test_a_hub_whose_name_does_not_resolve_is_read_from_the_cache_at_once(hub: FakeHub, tmp_path: Path) -> None:
+    """newuser24 item 11: on a runner without network each model waited out huggingface_hub's five retries (23 s).
+
+    A Hub host that does not resolve (``.invalid`` never does, RFC 6761) is not asked: the cache answers, as it
+    does with HF_HUB_OFFLINE, and a model not in it is refused with the reason and the variable to set.
+    """
+    online = estimate(hub, tmp_path, "acme/qwen-7b-chat@v1")
+    cut_off = {"HF_ENDPOINT": "http://specgen-hub.invalid"}
+    assert estimate(hub, tmp_path, "acme/qwen-7b-chat@v1", **cut_off) == online
+    missing = specgen(hub, tmp_path, "estimate", "acme/qwen-7b-sharded", **cut_off)
+    assert missing.returncode == 1 and "Retry" not in missing.stderr
+    assert (
+        "cannot reach the Hub (http://specgen-hub.invalid: its name specgen-hub.invalid does not resolve) and "
+        "'acme/qwen-7b-sharded' is not in the Hub cache"
+    ) in missing.stderr
+    assert missing.stderr.rstrip().endswith("on a runner without network set HF_HUB_OFFLINE=1 so that no request is tried")
+
+
+def test_a_proxy_resolves_the_hubs_name_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator.calculator.hub import _unresolvable_host
+
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    assert _unresolvable_host("http://specgen-hub.invalid") == "specgen-hub.invalid"
+    assert _unresolvable_host("http://127.0.0.1:8080") is None
+    monkeypatch.setenv("https_proxy", "http://proxy.internal:3128")
+    assert _unresolvable_host("http://specgen-hub.invalid") is None  # asked through the proxy, as huggingface_hub does
+
+
 def test_catalog_stays_the_offline_default(hub: FakeHub, tmp_path: Path) -> None:
     catalog = estimate(hub, tmp_path, "Qwen/Qwen2.5-7B")
     assert not hub.log and catalog["model"]["source"].startswith("catalog: ")

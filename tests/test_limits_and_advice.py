@@ -65,6 +65,8 @@ def test_the_estimate_refuses_a_served_context_beyond_the_derived_limit(
     assert (code, out) == (1, "")
     refusal = (
         f"--context 131,073 is more than the 131,072 tokens yarn-8b serves {SERVED}; vLLM and SGLang refuse a longer context"
+        "; where the model card documents RoPE scaling beyond it (e.g. YaRN), give the model as a path to a config.json "
+        "with that rope_scaling\n"
     )
     assert refusal in capsys.readouterr().err
 

@@ -72,7 +72,8 @@ REFUSED = [
         _sub(VALID, WINDOW, "      max_context_tokens: 1000000\n"),
         "workload.yaml:7:27: deployments[0].inference.max_context_tokens: max_context_tokens 1,000,000 is more than "
         "the 131,072 tokens Llama 3.1 8B Instruct serves (the max_model_len vLLM derives from its config's "
-        "max_position_embeddings and rope_scaling); vLLM and SGLang refuse a longer context",
+        "max_position_embeddings and rope_scaling); vLLM and SGLang refuse a longer context; where the model card "
+        "documents RoPE scaling beyond it (e.g. YaRN), give the model as a path to a config.json with that rope_scaling",
         id="window-beyond-model",
     ),
     pytest.param(

@@ -67,8 +67,10 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
     logging.getLogger("huggingface_hub").setLevel(logging.ERROR)  # its warnings would repeat what the error says
     asked = revision or "main"
     where = f"'{repo_id}'" + (f" at revision '{revision}'" if revision else "")
+    offline = huggingface_hub.constants.HF_HUB_OFFLINE
+    unresolved = None if offline else _unresolvable_host(huggingface_hub.constants.ENDPOINT)
     try:
-        path = download(repo_id, "config.json", revision=revision)
+        path = download(repo_id, "config.json", revision=revision, local_files_only=unresolved is not None)
     except hub_errors.GatedRepoError:
         raise HubRepoError(
             f"{where} is a gated model on the Hub: accept its license on the model page, then set HF_TOKEN "
@@ -84,7 +86,7 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
     except hub_errors.RevisionNotFoundError:
         raise HubRepoError(f"revision '{revision}' of '{repo_id}' does not exist on the Hub", location) from None
     except hub_errors.LocalEntryNotFoundError:  # before EntryNotFoundError, its base class
-        raise InputError(_offline_message(where, huggingface_hub), location) from None
+        raise InputError(_offline_message(where, huggingface_hub, unresolved), location) from None
     except hub_errors.EntryNotFoundError:
         raise HubRepoError(f"{where} has no config.json on the Hub: not a transformers model", location) from None
     except (hub_errors.HfHubHTTPError, hub_errors.HFValidationError, OSError) as exc:
@@ -98,17 +100,48 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
         raise HubRepoError(f"{where}: config.json on the Hub is not valid JSON", location) from None
     if not isinstance(config, dict):
         raise HubRepoError(f"{where}: config.json must hold a JSON object", location)
-    tensors, notes = _tensor_table(huggingface_hub, hub_errors, repo_id, commit)
+    tensors, notes = _tensor_table(huggingface_hub, hub_errors, repo_id, commit, unresolved)
     return HubModel(repo_id, asked, commit, config, hashlib.sha256(raw).hexdigest(), tensors, notes)
 
 
-def _offline_message(where: str, hub: Any) -> str:
+#: Environment variables that send requests through a proxy, which resolves the Hub's name itself.
+_PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+
+
+def _unresolvable_host(endpoint: str) -> str | None:
+    """The Hub's host name when it does not resolve here and no proxy resolves it instead; else None.
+
+    A runner without network (air-gapped CI) then reads the Hub cache at once: huggingface_hub retries a failed
+    request five times with back-off, 23 s per model (newuser24 item 11), for an answer a name lookup gives in
+    milliseconds.
+    """
+    import socket
+    from urllib.parse import urlsplit
+
+    host = urlsplit(endpoint).hostname
+    if not host or any(os.environ.get(name) for name in _PROXY_VARIABLES):
+        return None
+    try:
+        socket.getaddrinfo(host, None)
+    except OSError:  # socket.gaierror: the name does not resolve
+        return host
+    return None
+
+
+def _offline_message(where: str, hub: Any, unresolved: str | None) -> str:
+    cache = f"{where} is not in the Hub cache ({hub.constants.HF_HUB_CACHE})"
     if hub.constants.HF_HUB_OFFLINE:
-        return f"HF_HUB_OFFLINE is set and {where} is not in the Hub cache ({hub.constants.HF_HUB_CACHE}); run once online"
-    return f"cannot reach the Hub ({hub.constants.ENDPOINT}) and {where} is not in the Hub cache ({hub.constants.HF_HUB_CACHE})"
+        return f"HF_HUB_OFFLINE is set and {cache}; run once online"
+    reason = f": its name {unresolved} does not resolve" if unresolved else ""
+    return (
+        f"cannot reach the Hub ({hub.constants.ENDPOINT}{reason}) and {cache}; on a runner without network set "
+        "HF_HUB_OFFLINE=1 so that no request is tried"
+    )
 
 
-def _tensor_table(hub: Any, hub_errors: Any, repo_id: str, commit: str) -> tuple[list[Tensor] | None, tuple[str, ...]]:
+def _tensor_table(
+    hub: Any, hub_errors: Any, repo_id: str, commit: str, unresolved: str | None
+) -> tuple[list[Tensor] | None, tuple[str, ...]]:
     """The checkpoint's tensors: from the assets cache, else from the safetensors headers on the Hub."""
     cache = hub.cached_assets_path(library_name="specgen", namespace=repo_id.replace("/", "--"), subfolder=commit)
     table = cache / _TENSOR_TABLE
@@ -118,8 +151,9 @@ def _tensor_table(hub: Any, hub_errors: Any, repo_id: str, commit: str) -> tuple
             return [Tensor(str(n), str(d), int(b)) for n, d, b in rows], ()
         except (OSError, ValueError, TypeError):
             pass  # a damaged cache entry is read again from the Hub
-    if hub.constants.HF_HUB_OFFLINE:
-        return None, ("HF_HUB_OFFLINE: the safetensors headers were never read online; weights sized from the config",)
+    if hub.constants.HF_HUB_OFFLINE or unresolved:
+        why = "HF_HUB_OFFLINE" if hub.constants.HF_HUB_OFFLINE else f"{unresolved} does not resolve"
+        return None, (f"{why}: the safetensors headers were never read online; weights sized from the config",)
     try:
         meta = hub.HfApi().get_safetensors_metadata(repo_id, revision=commit)
     except hub_errors.NotASafetensorsRepoError:

@@ -60,8 +60,12 @@ def served_context_tokens(config: Mapping[str, Any], model_type: str) -> int:
     return int(min(derived * _factor(rope.get("factor", 1.0)), _MOST_TOKENS))
 
 
-#: Why a serving context above the limit is refused.
-LONGER_REFUSED = "vLLM and SGLang refuse a longer context"
+#: Why a serving context above the limit is refused, and the way out a model card may document (newuser24 item 10:
+#: Qwen2.5 serves 128k with YaRN factor 4 added to its config, which the served limit then reads).
+LONGER_REFUSED = (
+    "vLLM and SGLang refuse a longer context; where the model card documents RoPE scaling beyond it (e.g. YaRN), give "
+    "the model as a path to a config.json with that rope_scaling"
+)
 #: What a sequence longer than the served limit means for training: the model must be told to stretch its positions.
 CONTEXT_EXTENSION = (
     "training on longer sequences is context extension: configure RoPE scaling (rope_scaling in the model's config, "
