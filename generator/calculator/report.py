@@ -54,10 +54,11 @@ def plan_text(plan: Plan) -> str:
     for d in plan.deployments:
         parts = d.split or (d,)
         layout = " + ".join(f"TP{p.tp} x PP{p.pp} x {p.replicas} replica(s) in {p.pool}" for p in parts)
-        lines += ["", f"deployment {d.name} ({d.kind}): {d.model_id}, {d.precision}, {layout}"]
+        task = d.details.get("task")  # a pooling service: its task, and its KV for one pass (not one sequence)
+        lines += ["", f"deployment {d.name} ({d.kind}{f', {task}' if task else ''}): {d.model_id}, {d.precision}, {layout}"]
         for p in parts:
             label = f" in {p.pool}" if d.split else ""
-            lines.append(f"  per GPU{label}: " + _memory_text(p.memory_per_gpu))
+            lines.append(f"  per GPU{label}: " + _memory_text(p.memory_per_gpu, pooling=task is not None))
         lines += [f"  - {r}" for r in d.reasons]
         for c in d.runners_up:
             price = cost_text(c)
@@ -70,11 +71,12 @@ def plan_text(plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _memory_text(mem: Mapping[str, int]) -> str:
-    """One GPU's memory by kind, the kinds it holds; a serving GPU's one-sequence figures labelled, and its KV pool."""
+def _memory_text(mem: Mapping[str, int], *, pooling: bool = False) -> str:
+    """One GPU's memory by kind, the kinds it holds; a serving GPU's one-sequence (pooling: one-request) figures labelled."""
     kinds = ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead", "total")
     pool = mem.get("kv_cache_pool")
-    label = {"kv_cache": "kv_cache (one sequence)", "total": "total to start"} if pool is not None else {}
+    held = "kv_cache (one request)" if pooling else "kv_cache (one sequence)"
+    label = {"kv_cache": held, "total": "total to start"} if pool is not None else {}
     text = ", ".join(f"{label.get(k, k)} {mem[k] / GIB:.1f} GiB" for k in kinds if mem[k])
     return text + (f"; KV cache pool {pool / GIB:.1f} GiB" if pool is not None else "")
 

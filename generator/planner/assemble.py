@@ -28,6 +28,13 @@ from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds
 from generator.planner.option import Option, pool_labels
 from generator.planner.options import allowed_hardware
 from generator.planner.plan import DeploymentPart, DeploymentPlan, Finding, Level, Plan, Pool, sorted_findings
+from generator.planner.pooling import (
+    pooling_details,
+    pooling_engine_text,
+    pooling_kv_text,
+    pooling_load_text,
+    pooling_pass_text,
+)
 from generator.planner.racks import Rack, assumed_height_findings, pack_racks, rack_findings, too_tall
 from generator.planner.ruled_out import psu_ruled_out, why_left_free
 from generator.planner.slo import effective_slo, replicas_needed, replicas_text
@@ -220,6 +227,8 @@ _WHOLE_DEPLOYMENT_DETAILS = (
     "slo_ttft_p95_ms",
     "slo_tpot_ms",
     "serving_engine",
+    "task",
+    "slo_latency_p95_ms",
 )
 
 
@@ -261,8 +270,8 @@ def _serving_details(
             batch_per_replica=details["batch_per_replica"],
             max_num_seqs=details["max_num_seqs"],
             max_num_batched_tokens=details.get("max_num_batched_tokens"),
-            ttft_p95_s=details["ttft_p95_s"],
-            tpot_s=details["tpot_s"],
+            ttft_p95_s=details.get("ttft_p95_s", details.get("latency_p95_s", 0.0)),  # pooling: its request's latency
+            tpot_s=details.get("tpot_s", 0.0),
             memory_per_gpu=serving_memory(part.replica_shape.memory),
             weights_bytes=details["weights_bytes"],
             kv_cache_tokens_per_replica=details["kv_cache_tokens_per_replica"],
@@ -364,17 +373,21 @@ def _inference_details(
     assert cap is not None
     running = shape.max_num_seqs
     budget = step_token_budget(spec, gpu, consts)
-    sat = saturated_throughput(
-        model.architecture,
-        shape.memory.weights,
-        shape.kv_bits,
-        shape.par,
-        acc,
-        cap.kv_cache_tokens,
-        spec.avg_input_tokens,
-        spec.avg_output_tokens,
-        engine_consts._replace(max_batch_size=running),
-        budget,
+    sat = (
+        None
+        if spec.pooling
+        else saturated_throughput(
+            model.architecture,
+            shape.memory.weights,
+            shape.kv_bits,
+            shape.par,
+            acc,
+            cap.kv_cache_tokens,
+            spec.avg_input_tokens,
+            spec.avg_output_tokens,
+            engine_consts._replace(max_batch_size=running),
+            budget,
+        )
     )
     load_s = model_load_seconds(shape.memory.weights.total_bytes, opt.node)
     details: dict[str, object] = {
@@ -390,12 +403,16 @@ def _inference_details(
         "max_num_seqs": running,
         "ttft_p95_s": round(point.ttft_s, 4),
         "tpot_s": round(point.tpot_s, 5),
-        "max_output_tokens_per_s_per_replica": round(sat.output_tokens_per_s, 1),
+        "max_output_tokens_per_s_per_replica": round(sat.output_tokens_per_s, 1) if sat else None,
         "model_load_s": round(load_s, 1) if load_s is not None else None,
         "service_class": spec.service_class,
         "slo_ttft_p95_ms": spec.slo.ttft_p95_ms,
         "slo_tpot_ms": spec.slo.tpot_ms,
     }
+    if spec.pooling:  # one forward pass a request: its latency, its compute, no decode figures
+        details.update(pooling_details(model, spec, point, shape.max_point))
+        for key in ("ttft_p95_s", "tpot_s", "max_output_tokens_per_s_per_replica", "slo_ttft_p95_ms", "slo_tpot_ms"):
+            del details[key]
     if spec.engine != "vllm":
         details["serving_engine"] = spec.engine
     else:  # vLLM --max-num-batched-tokens: its profiling run reserves memory for that many tokens
@@ -425,24 +442,29 @@ def _inference_details(
                 f"; the routed experts spread whole over each stage's {par.ep} GPUs (expert parallelism, {why}), "
                 "their tokens exchanged all-to-all in every MoE layer"
             )
+    kv_for = pooling_kv_text(spec, shape.max_point.batch) if spec.pooling else f"one {spec.max_context_tokens:,}-token sequence"
+    most_load = pooling_pass_text(shape.max_point) if spec.pooling else _load_text(shape.max_point)
+    planned = f"batch {point.batch}, TTFT p95 {point.ttft_s * 1000:.0f} ms, TPOT {point.tpot_s * 1000:.1f} ms"
     reasons = [
         case,
         f"per GPU: weights {_gib(mem.weights)} + KV {_gib(mem.kv_cache)} + activations {_gib(mem.activations)} + overhead "
-        f"{_gib(mem.overhead)} for one {spec.max_context_tokens:,}-token sequence; {cap.kv_cache_tokens:,} KV tokens fit "
-        f"({cap.max_concurrency:.1f} such sequences)"
+        f"{_gib(mem.overhead)} for {kv_for}; {cap.kv_cache_tokens:,} KV tokens fit "
+        f"({cap.max_concurrency:.1f} such {'requests' if spec.pooling else 'sequences'})"
         + (" by SGLang's mem_fraction_static accounting" if spec.engine == "sglang" else ""),
-        f"one replica sustains {shape.max_point.requests_per_s:.2f} req/s within the SLOs ({_load_text(shape.max_point)}); "
+        f"one replica sustains {shape.max_point.requests_per_s:.2f} req/s within the SLOs ({most_load}); "
         + (
             replicas_text(spec, replicas)
             if part_rate is None
             else f"{replicas} replica(s) here serve {part_rate:.2f} req/s, this part's share"
         ),
-        f"at the planned load: batch {point.batch}, TTFT p95 {point.ttft_s * 1000:.0f} ms, TPOT {point.tpot_s * 1000:.1f} ms",
+        pooling_load_text(point) if spec.pooling else f"at the planned load: {planned}",
     ]
     if wide := replica_note(opt):
         reasons.insert(1, wide)
     engine = ENGINE_NAMES[spec.engine]
-    if running < (default := max_running(spec, opt.hardware.gpu, consts)):
+    if spec.pooling:  # a pooling replica's batch is its passes' requests (said above), not decodes a step holds
+        reasons.append(pooling_engine_text(spec))
+    elif running < (default := max_running(spec, opt.hardware.gpu, consts)):
         reasons.append(
             f"max_num_seqs {running}: at {engine}'s default of {default} on {opt.hardware.gpu.id} its profiling run samples "
             f"{default} sequences' logits and leaves no room for one {spec.max_context_tokens:,}-token sequence; the "

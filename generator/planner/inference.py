@@ -20,6 +20,16 @@ from generator.named_tuple import NamedTuple
 from generator.planner.blocked import NO_LAYOUT, PINNED_DEGREE
 from generator.planner.early import PIPELINE_STAGES
 from generator.planner.options import Hardware, tensor_parallel_sizes
+from generator.planner.pooling import (
+    PoolingTimes,
+    highest_pooling_rate,
+    pass_kv_tokens,
+    pooling_excess,
+    pooling_miss_text,
+    pooling_point,
+    pooling_times,
+    requests_per_pass,
+)
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_replica
@@ -120,6 +130,20 @@ def _points(
         return OperatingPoint(batch, rate, ttft * ttft_p95_factor + wait, step_s / stretch, rate * prefill)
 
     return point
+
+
+def _pooling_operating_point(times: PoolingTimes, rate: float, consts: Constants) -> OperatingPoint:
+    """A pooling replica at ``rate``: its pass's requests, the request latency p95 as TTFT, no decode (TPOT 0)."""
+    packed, rate, latency_s, busy = pooling_point(times, rate, consts)
+    return OperatingPoint(packed, rate, latency_s, 0.0, busy)
+
+
+def _best_pooling_point(times: PoolingTimes, spec: InferenceSpec, consts: Constants) -> OperatingPoint | None:
+    """The highest-rate point of a pooling replica within its latency target (its batch: the requests a pass packs)."""
+    rate = highest_pooling_rate(times, spec.slo.ttft_p95_ms, consts)
+    if rate is None:
+        return None
+    return _pooling_operating_point(times, rate, consts)._replace(batch=times.per_pass)
 
 
 def prefill_wait_p95(utilisation: float, prefill_s: float) -> float:
@@ -277,7 +301,13 @@ def point_for_rate(
     max_batch: int,
     consts: Constants,
 ) -> OperatingPoint:
-    """The smallest batch at which one replica sustains ``rate`` requests/s, its latencies at that rate."""
+    """The smallest batch at which one replica sustains ``rate`` requests/s, its latencies at that rate.
+
+    A pooling replica (:mod:`generator.planner.pooling`): ``max_batch`` is the requests one pass packs, and the batch
+    at ``rate`` the requests its passes pack then.
+    """
+    if spec.pooling:
+        return _pooling_operating_point(pooling_times(model, shape, spec, max_batch, consts), rate, consts)
     at = _points(model, shape, spec, consts)
     low, high = 1, max(1, max_batch)
     while low < high:
@@ -432,6 +462,8 @@ def _gpu_shapes(
                 engine_consts = (
                     consts._replace(max_num_seqs=limit, prefill_chunk_tokens=tokens) if spec.engine == "vllm" else consts
                 )
+                if spec.pooling:  # vLLM profiles a pooling model's pooler, not a sampler: no rows of logits
+                    engine_consts = engine_consts._replace(sampler_bytes_per_logit=0)
                 mem = size_inference(
                     arch, fmt, kv_bits, spec.max_context_tokens, 1, par, engine_consts, gpu.memory_bytes, nvlink=nvlink
                 )
@@ -449,6 +481,14 @@ def _gpu_shapes(
                 blocked.append(LayoutBlocked(f"TP{tp} PP{pp}: needs {need:.1f} GiB per GPU of {usable:.1f} GiB usable"))
                 continue
             acc = accelerator_for(gpu, fmt.compute, tp, host_time_scale)
+            if spec.pooling:  # one forward pass a request, no decode (generator.planner.pooling)
+                layout = f"TP{tp} PP{pp}"
+                pooled = _pooling_shape(model, spec, (par, mem, kv_bits, acc), limit, tokens, engine_constants(spec, gpu, consts))
+                if isinstance(pooled, LayoutBlocked):
+                    blocked.append(pooled._replace(text=f"{layout}: {pooled.text}"))
+                else:
+                    shapes.append((*pooled[:4], f"{layout} {pooled[4]}", limit))
+                continue
             # the limit is each engine's; a replica of attention-DP ranks runs one engine per rank
             max_batch = min(
                 limit * par.attention_dp, cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens) or 1
@@ -488,3 +528,29 @@ def _slo_miss_text(alone: OperatingPoint, spec: InferenceSpec) -> str:
         f"TPOT {alone.tpot_s * 1000:,.1f} ms against {slo.tpot_ms:g}" if slo.tpot_ms else "",
     ]
     return f"misses the latency SLO even at batch 1 ({', '.join(r for r in reached if r)})"
+
+
+def _pooling_shape(
+    model: ResolvedModel,
+    spec: InferenceSpec,
+    shape: tuple[Parallelism, InferenceMemory, int, Accelerator],
+    max_num_seqs: int,
+    batched_tokens: int,
+    consts: Constants,
+) -> tuple[Parallelism, InferenceMemory, int, OperatingPoint, str] | LayoutBlocked:
+    """A pooling replica layout: its best point and the requests a pass packs; or why it misses the latency target.
+
+    Its memory is a generating replica's less the sampler's profiling rows: room for one ``max_context_tokens`` request
+    (what vLLM checks at start-up); its KV pool holds one pass's requests at a time, each freeing its blocks after it.
+    """
+    par, mem, kv_bits, acc = shape
+    cap = mem.capacity
+    assert cap is not None  # sized against the GPU
+    per_pass = requests_per_pass(spec.avg_input_tokens, batched_tokens, max_num_seqs * par.attention_dp, cap.kv_cache_tokens)
+    times = pooling_times(model, (par, mem, kv_bits, acc), spec, per_pass, consts)
+    point = _best_pooling_point(times, spec, consts)
+    if point is None:
+        target = spec.slo.ttft_p95_ms or 0.0
+        return LayoutBlocked(pooling_miss_text(times, target, consts), pooling_excess(times, target, consts), ("ttft",))
+    in_flight = pass_kv_tokens(spec, per_pass)
+    return par, mem, kv_bits, point, f"holds {cap.kv_cache_tokens:,} KV tokens, {in_flight:,} in flight ({per_pass} a pass)"

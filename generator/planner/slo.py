@@ -1,7 +1,8 @@
 """Latency targets a deployment is planned against: its own, else the ``interactive`` defaults.
 
 A chat service that states no targets still has users waiting on it, so unless it declares
-``service_class: batch`` every missing target takes the interactive default.
+``service_class: batch`` every missing target takes the interactive default. A pooling service (embed, score) has
+no decode, so no TPOT target; its ``ttft_p95_ms`` is the p95 latency of the whole request.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ def effective_slo(spec: InferenceSpec) -> tuple[InferenceSpec, list[str]]:
     ttft, tpot = spec.slo.ttft_p95_ms, spec.slo.tpot_ms
     if ttft is None:
         ttft = INTERACTIVE_TTFT_P95_MS
-        notes.append(f"TTFT p95 <= {INTERACTIVE_TTFT_P95_MS:g} ms (interactive default)")
-    if tpot is None:
+        what = "request latency p95" if spec.pooling else "TTFT p95"  # a pooling request answers after its one pass
+        notes.append(f"{what} <= {INTERACTIVE_TTFT_P95_MS:g} ms (interactive default)")
+    if tpot is None and not spec.pooling:  # no decode steps to time
         tpot = INTERACTIVE_TPOT_MS
         notes.append(f"TPOT <= {INTERACTIVE_TPOT_MS:g} ms (interactive default)")
     if not notes:

@@ -238,6 +238,20 @@ TRAINING_LAYOUT_KEYS = (
 )
 
 
+def pooling_engine_vars(task: str, engine: str) -> dict[str, Any]:
+    """A pooling service's (embed, score) engine settings: vLLM's pooling runner and conversion, SGLang's embedding mode.
+
+    vLLM: ``--runner pooling --convert embed`` (an embedding) or ``classify`` (a score), v0.10 and later; earlier
+    releases take ``--task embed`` / ``score`` (https://docs.vllm.ai/en/v0.11.2/models/pooling_models/).
+    """
+    from generator.planner.pooling import VLLM_POOLING_CONVERT
+
+    if engine == "sglang":
+        return {"task": task, "is_embedding": True, "args": ["--is-embedding"]}
+    convert = VLLM_POOLING_CONVERT[task]
+    return {"task": task, "runner": "pooling", "convert": convert, "args": ["--runner", "pooling", "--convert", convert]}
+
+
 def _deployment_vars(
     d: DeploymentPlan, pool: str, tp: int, pp: int, replicas: int, gpus_per_host: int, gpu_memory_utilization: float
 ) -> dict[str, Any]:
@@ -247,12 +261,12 @@ def _deployment_vars(
     tray's) also says ``hosts_per_replica``: the engine is launched multi-node over that many hosts, on the rule of
     the plan's ``replica-spans-hosts`` finding (generator.planner.multi_host.hosts_per_replica; absent means 1).
     A service also carries the engine settings its sizing counts on (``engine``: name, ``max_model_len``,
-    ``max_num_seqs``, vLLM's ``max_num_batched_tokens`` and ``gpu_memory_utilization``, KV cache precision and, where
-    pinned, the expert-parallel size). A training job carries the layout its memory and time are sized for
-    (``training``: method, optimizer, ZeRO stage, data parallel, micro-batch, accumulation steps, global batch, sequence
-    length, checkpointing, optimizer and parameter offload) and what it is sized with: its framework where given, the
-    loss, activation offload, optimizer in backward, fused kernels, FlashAttention, and a LoRA job's rank, dropout and
-    target modules.
+    ``max_num_seqs``, vLLM's ``max_num_batched_tokens`` and ``gpu_memory_utilization``, KV cache precision, a pooling
+    service's task and runner flags (:func:`pooling_engine_vars`) and, where pinned, the expert-parallel size). A
+    training job carries the layout its memory and time are sized for (``training``: method, optimizer, ZeRO stage,
+    data parallel, micro-batch, accumulation steps, global batch, sequence length, checkpointing, optimizer and
+    parameter offload) and what it is sized with: its framework where given, the loss, activation offload, optimizer in
+    backward, fused kernels, FlashAttention, and a LoRA job's rank, dropout and target modules.
     """
     out: dict[str, Any] = {
         "name": d.name,
@@ -281,6 +295,8 @@ def _deployment_vars(
         if (tokens := d.max_num_batched_tokens_in(pool)) is not None:  # vLLM --max-num-batched-tokens
             out["engine"]["max_num_batched_tokens"] = tokens
             out["engine"]["gpu_memory_utilization"] = gpu_memory_utilization  # vLLM --gpu-memory-utilization
+        if (task := d.details.get("task")) is not None:  # a pooling service: vLLM --runner pooling, SGLang --is-embedding
+            out["engine"].update(pooling_engine_vars(str(task), str(out["engine"]["name"])))
         if d.details.get("expert_parallel"):  # vLLM --enable-expert-parallel, SGLang --ep-size
             out["engine"]["expert_parallel_size"] = d.details["expert_parallel"]
     settings = d.details.get("runtime_settings")

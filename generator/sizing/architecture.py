@@ -218,6 +218,14 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
             "(a decoder-only Hugging Face config.json is expected)"
         )
     model_type = str(text.get("model_type") or config.get("model_type") or "unknown")
+    if model_type in ENCODER_ONLY_MODEL_TYPES or config.get("is_encoder_decoder"):
+        # BERT-family layers (learned position and token-type embeddings, LayerNorm with biases, an ungated GELU MLP, a
+        # pooler) are not the decoder layers counted here: sized as one, the counts would be wrong, not exact
+        raise ArchitectureError(
+            f"cannot size model_type '{model_type}': an encoder-only (BERT / XLM-RoBERTa family) or encoder-decoder "
+            "model, whose layers specgen does not count exactly; decoder-only models are sized, for generation and for "
+            "task: embed / score alike (Qwen3-Embedding, gte-Qwen2, e5-mistral: Qwen3, Qwen2 and Mistral architectures)"
+        )
     if "full_attention_interval" in text or "linear_num_value_heads" in text:
         # Qwen3-Next: three of every four layers are Gated DeltaNet (a fixed recurrent state per sequence, no KV per
         # token); sized as attention, their KV would be 4x too large (newuser21 item 1)
@@ -291,6 +299,28 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         max_model_len=served_context_tokens(text, model_type),
     ).with_counts()
 
+
+#: Encoder-only model types (transformers' ``model_type``): BERT and its descendants, as embedding and reranking models
+#: ship them (bge-m3 and bge-reranker-v2-m3 are xlm-roberta; gte-multilingual is "new"; nomic-embed is nomic_bert).
+ENCODER_ONLY_MODEL_TYPES = frozenset(
+    {
+        "albert",
+        "bert",
+        "camembert",
+        "deberta",
+        "deberta-v2",
+        "distilbert",
+        "electra",
+        "ernie",
+        "jina_bert",
+        "modernbert",
+        "mpnet",
+        "new",
+        "nomic_bert",
+        "roberta",
+        "xlm-roberta",
+    }
+)
 
 #: Model types whose transformers config class defaults ``tie_word_embeddings`` to False;
 #: every other type inherits ``PretrainedConfig``'s default of True (Gemma, for one).

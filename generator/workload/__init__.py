@@ -33,6 +33,7 @@ from generator.workload.value_checks import (
     fixed_ram_errors,
     given_in,
     inference_limit_errors,
+    pooling_field_errors,
     training_setting_errors,
 )
 
@@ -115,6 +116,7 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
                 )
             )
         if isinstance(dep, InferenceDeployment):
+            errors += pooling_field_errors(doc, i, dep.inference, fixed=wl.hardware.fixed is not None)
             errors += inference_limit_errors(doc, i, dep.inference, models.get(dep.name))
         expert_errors = _expert_parallel_errors(doc, i, dep, models.get(dep.name))
         errors += expert_errors or _pinned_layout_errors(doc, i, dep, models.get(dep.name))
@@ -380,6 +382,8 @@ def _serving_defaults(doc: Document, wl: Workload) -> Workload:
             spec = spec._replace(max_num_seqs=limit[0])
         if spec.max_num_batched_tokens is None and chunk is not None:
             spec = spec._replace(max_num_batched_tokens=chunk)
+        if spec.pooling:  # one forward pass over the input: no output tokens (a given one is refused, located)
+            spec = spec._replace(avg_output_tokens=0)
         if not given_in(doc, ("deployments", i, "inference", "kv_cache_precision")):
             spec = spec._replace(kv_cache_precision=auto_kv_cache_precision(spec.precision))
         deployments.append(dep._replace(inference=spec))

@@ -51,6 +51,13 @@ class InferenceSpec(NamedTuple):
     min_replicas: int = 1
     #: Share of its replicas' capacity within the SLOs the rate may use (0.8 plans 1.25x the capacity the rate needs).
     max_utilization: float = 1.0
+    #: What a request does: generate (prefill, then decode), or a pooling task (vLLM --runner pooling): embed, score.
+    task: Literal["generate", "embed", "score"] = "generate"
+
+    @property
+    def pooling(self) -> bool:
+        """A pooling service (embed, score): one forward pass over the input, no output tokens and no decode."""
+        return self.task != "generate"
 
 
 class TrainingSpec(NamedTuple):

@@ -10,6 +10,8 @@ Every problem is located at the field that causes it (file:line:col):
 - ``allowed_precisions`` naming one format twice, through an alias (``fp4`` and ``nvfp4``);
 - ``hardware.fixed.reserved_ram_gib`` (8 GiB when not given) at or above ``ram_gib`` leaves no RAM to plan with;
 - ``hardware.buy: false`` with no owned servers (``inventory``) to plan on, or ``buy: true`` on an existing machine;
+- a pooling service's (``task: embed`` / ``score``) decode fields (``avg_output_tokens``, ``slo.tpot_ms``), which mean
+  nothing for one forward pass over the input;
 - a training job's settings that contradict each other (:mod:`generator.sizing.training_conflicts`), and LoRA
   fields on a full fine-tune, which would be ignored.
 """
@@ -112,16 +114,53 @@ def _not_lower_errors(doc: Document, at: Path, spec: InferenceSpec, model: Resol
     return errors
 
 
+#: Fields of a generating service that a pooling one (task embed / score) has no use for, and why.
+DECODE_FIELDS: dict[tuple[str, ...], str] = {
+    ("avg_output_tokens",): "a pooling request generates no tokens",
+    ("slo", "tpot_ms"): "a pooling request has no decode steps to time (slo.ttft_p95_ms is its whole request's p95)",
+}
+
+
+def pooling_field_errors(doc: Document, i: int, spec: InferenceSpec, *, fixed: bool) -> list[InputError]:
+    """Deployment ``i``'s decode fields under a pooling task, each at the field; a pooling task on an existing machine.
+
+    A pooling service (vLLM ``--runner pooling``) runs one forward pass over each request's input and returns its
+    embedding or score: it has no output tokens and no decode steps.
+    """
+    if not spec.pooling:
+        return []
+    at: Path = ("deployments", i, "inference")
+    errors = [
+        InputError(
+            f"{'.'.join(field)} means nothing for task: {spec.task}: {why}; drop it or set task: generate",
+            doc.locate((*at, *field)),
+        )
+        for field, why in DECODE_FIELDS.items()
+        if given_in(doc, (*at, *field))
+    ]
+    if fixed:
+        errors.append(
+            InputError(
+                f"task: {spec.task} is not planned on hardware.fixed: the existing-machine planner places one "
+                "llama.cpp-style generating stream over GPU, RAM and NVMe; a pooling service is planned on bought, "
+                "rented or owned (inventory) servers: drop task or hardware.fixed",
+                doc.locate((*at, "task")),
+            )
+        )
+    return errors
+
+
 def inference_limit_errors(doc: Document, i: int, spec: InferenceSpec, model: ResolvedModel | None) -> list[InputError]:
     """Problems of deployment ``i``'s token counts against its context window and its model's."""
     at: Path = ("deployments", i, "inference")
     errors: list[InputError] = []
-    request = spec.avg_input_tokens + spec.avg_output_tokens
+    request = spec.avg_input_tokens + (0 if spec.pooling else spec.avg_output_tokens)
     if request > spec.max_context_tokens:
         where = _first_given(doc, ((*at, "avg_input_tokens"), (*at, "avg_output_tokens"), (*at, "max_context_tokens")))
+        counted = "avg_input_tokens" if spec.pooling else "avg_input_tokens + avg_output_tokens"  # pooling: no output
         errors.append(
             InputError(
-                f"avg_input_tokens + avg_output_tokens ({request:,}) exceeds max_context_tokens "
+                f"{counted} ({request:,}) exceeds max_context_tokens "
                 f"({spec.max_context_tokens:,}): an average request would not fit its context window",
                 doc.locate(where),
             )

@@ -1,0 +1,190 @@
+"""Size a pooling replica (``task: embed`` / ``score``): one forward pass over each request's input, no decode.
+
+vLLM's pooling runner (``vllm serve --runner pooling``, ``--convert embed`` / ``classify``; before v0.10
+``--task embed`` / ``score``; https://docs.vllm.ai/en/v0.11.2/models/pooling_models/) answers a request with its
+pooled hidden state (an embedding) or a classifier's score once its input is prefilled: no token is sampled and no
+decode step runs. So, with the prefill model generation uses (:func:`~generator.sizing.performance.prefill_seconds`):
+
+- a request takes its input's prefill compute from the replica (its time in one stage's turn under load), so a replica
+  sustains at most one request per that time: sustained compute over the prefill FLOPs of a request;
+- a request's latency is its own pass (several, past ``max_num_batched_tokens``) times the TTFT p95 factor generation
+  plans with, and its wait for the requests ahead of it (the M/D/1 tail of
+  :func:`~generator.planner.inference.prefill_wait_p95`): a generating prompt's TTFT less its first decode step;
+- its KV cache holds only the tokens in flight: a request frees its blocks after its pass, so a replica needs room for
+  one ``max_context_tokens`` request (what vLLM checks at start-up) and holds one pass's requests at a time; no batch
+  of sequences decoding for many steps sizes it.
+  Encoder-only layers would keep none (``EncoderOnlyAttentionSpec.max_memory_usage_bytes`` returns 0 in
+  ``vllm/v1/kv_cache_interface.py``), but those models are not sized (:mod:`generator.sizing.architecture`);
+- vLLM's start-up profiling runs the pooler instead of the sampler (``profile_run``: ``_dummy_pooler_run`` where
+  ``is_pooling_model``, ``vllm/v1/worker/gpu_model_runner.py``): no rows of logits are reserved.
+"""
+
+from __future__ import annotations
+
+from generator.calculator.model_source import ResolvedModel
+from generator.named_tuple import NamedTuple
+from generator.sizing.constants import Constants
+from generator.sizing.memory import InferenceMemory
+from generator.sizing.performance import Accelerator, prefill_flops, prefill_seconds
+from generator.sizing.weights import Parallelism
+from generator.workload.models import InferenceSpec
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from generator.planner.inference import OperatingPoint
+
+#: vLLM's pooling flags by task (``--runner pooling`` and the conversion that gives the task's pooler).
+VLLM_POOLING_CONVERT = {"embed": "embed", "score": "classify"}
+
+#: Share of a replica's time in prefill the search stops below (the queue grows without bound at 1).
+_MOST_BUSY = 0.999
+
+
+class PoolingTimes(NamedTuple):
+    """What one request costs a pooling replica: its compute share under load, and its own pass(es) alone."""
+
+    #: The replica's time per request under load (its prefill compute, one stage's turn): 1 / the most req/s.
+    busy_s: float
+    #: A request's own prefill alone, through every stage, the weights read once a pass.
+    lone_s: float
+    #: Requests one forward pass packs (max_num_batched_tokens, max_num_seqs and the KV cache allow).
+    per_pass: int
+
+
+def requests_per_pass(input_tokens: int, batched_tokens: int, max_num_seqs: int, kv_cache_tokens: int) -> int:
+    """Requests vLLM packs into one forward pass: as many average inputs as its tokens, sequences and KV cache hold."""
+    return max(1, min(max_num_seqs, min(batched_tokens, kv_cache_tokens) // max(1, input_tokens)))
+
+
+def pass_kv_tokens(spec: InferenceSpec, per_pass: int) -> int:
+    """KV tokens a pooling replica holds at once: one pass's requests, at least one ``max_context_tokens`` request."""
+    return max(spec.max_context_tokens, per_pass * spec.avg_input_tokens)
+
+
+def pooling_flops_per_request(model: ResolvedModel, spec: InferenceSpec) -> float:
+    """FLOPs of one request: the prefill of its input (:func:`~generator.sizing.performance.prefill_flops`) less the LM head.
+
+    ``prefill_flops`` counts every matmul parameter for every token, the LM head (``vocab x hidden``, the tied embedding
+    too) included; a pooling model runs no LM head (vLLM's pooling adapter deletes ``lm_head``: ``_create_pooling_model_cls``
+    in ``vllm/model_executor/models/adapters.py``), and its pooler is a gather and a normalisation.
+    """
+    arch = model.architecture
+    head = arch.vocab_size * arch.hidden_size
+    return prefill_flops(arch, spec.avg_input_tokens) - 2.0 * head * spec.avg_input_tokens
+
+
+def pooling_times(
+    model: ResolvedModel,
+    shape: tuple[Parallelism, InferenceMemory, int, Accelerator],
+    spec: InferenceSpec,
+    per_pass: int,
+    consts: Constants,
+) -> PoolingTimes:
+    """A request's cost to one replica shape (``consts``: the engine's tokens a pass as ``prefill_chunk_tokens``)."""
+    par, mem, _, acc = shape
+    arch = model.architecture
+    busy = prefill_seconds(arch, par, acc, spec.avg_input_tokens, consts, fill=False)
+    lone = prefill_seconds(arch, par, acc, spec.avg_input_tokens, consts, mem.weights)
+    return PoolingTimes(busy, lone, per_pass)
+
+
+def pooling_latency_p95_s(times: PoolingTimes, rate: float, consts: Constants) -> float:
+    """p95 latency of a request at ``rate`` req/s on one replica: its own pass(es), then the queue ahead of it.
+
+    As a generating prompt's TTFT (:func:`~generator.planner.inference._points`) less the decode step that emits the
+    first token: its prefill alone times ``ttft_p95_factor``, plus the p95 wait for the requests ahead of it at a share
+    ``rate x busy`` of the replica in prefill (packed in its pass or in the passes before, each taking its share).
+    """
+    from generator.planner.inference import prefill_wait_p95  # the queue generation's prompts wait in
+
+    rho = min(rate * times.busy_s, _MOST_BUSY)
+    return times.lone_s * consts.ttft_p95_factor + prefill_wait_p95(rho, times.busy_s)
+
+
+def pooling_point(times: PoolingTimes, rate: float, consts: Constants) -> tuple[int, float, float, float]:
+    """(requests a pass packs, req/s, latency p95 s, share of time busy) of a replica at ``rate``.
+
+    At a share ``rho = rate x busy`` of the replica in prefill, a pass packs about ``1 + rho (per_pass - 1)`` requests
+    (one alone when idle, a full pass when saturated).
+    """
+    rho = min(rate * times.busy_s, _MOST_BUSY)
+    packed = 1 + round(rho * (times.per_pass - 1))
+    return packed, rate, pooling_latency_p95_s(times, rate, consts), rho
+
+
+def highest_pooling_rate(times: PoolingTimes, target_ms: float | None, consts: Constants) -> float | None:
+    """The most req/s one replica serves with its p95 latency within ``target_ms`` (None: no target), or None.
+
+    The latency rises with the rate, so the highest rate within the target is bisected; without a target it is the
+    replica's compute, one request per ``busy_s`` (held just below, where the queue stays finite).
+    """
+    most = _MOST_BUSY / times.busy_s
+    if target_ms is None:
+        return most
+    target_s = target_ms / 1000
+    low = most * 1e-6
+    if pooling_latency_p95_s(times, low, consts) > target_s:
+        return None
+    if pooling_latency_p95_s(times, most, consts) <= target_s:
+        return most
+    high = most
+    for _ in range(50):  # to well under a percent
+        middle = (low + high) / 2
+        low, high = (middle, high) if pooling_latency_p95_s(times, middle, consts) <= target_s else (low, middle)
+    return low
+
+
+def pooling_miss_text(times: PoolingTimes, target_ms: float, consts: Constants) -> str:
+    """Why a layout misses the latency target even alone: what a lone request reaches against the target."""
+    alone_ms = pooling_latency_p95_s(times, 0.0, consts) * 1000
+    return f"misses the latency SLO even with one request alone (request latency p95 {alone_ms:,.0f} ms against {target_ms:g})"
+
+
+def pooling_excess(times: PoolingTimes, target_ms: float, consts: Constants) -> float:
+    """How far a lone request's p95 latency is past ``target_ms``, as a fraction (steers which layout is named)."""
+    return pooling_latency_p95_s(times, 0.0, consts) * 1000 / target_ms - 1.0 if target_ms else 0.0
+
+
+def pooling_details(
+    model: ResolvedModel, spec: InferenceSpec, planned: OperatingPoint, most: OperatingPoint
+) -> dict[str, object]:
+    """What a pooling deployment's plan says beside a generating one's: its task, latency, and a request's compute."""
+    return {
+        "task": spec.task,
+        "latency_p95_s": round(planned.ttft_s, 4),
+        "prefill_gflop_per_request": round(pooling_flops_per_request(model, spec) / 1e9, 1),
+        "max_input_tokens_per_s_per_replica": round(most.requests_per_s * spec.avg_input_tokens, 1),
+        "slo_latency_p95_ms": spec.slo.ttft_p95_ms,
+    }
+
+
+def pooling_kv_text(spec: InferenceSpec, per_pass: int) -> str:
+    """What a pooling replica's KV cache must hold, as the memory reason says it: one request, then one pass's."""
+    return (
+        f"one {spec.max_context_tokens:,}-token request (no sampler rows: vLLM profiles the pooler); its KV pool holds "
+        f"the {pass_kv_tokens(spec, per_pass):,} tokens of one pass of {per_pass} {spec.avg_input_tokens:,}-token "
+        "request(s) at a time, each freeing its blocks after its pass"
+    )
+
+
+def pooling_pass_text(point: OperatingPoint) -> str:
+    """A pooling replica's most load as the reasons say it: the requests one forward pass packs."""
+    return f"forward passes of up to {point.batch} request(s), busy {point.prefill_busy:.0%} of the time"
+
+
+def pooling_load_text(point: OperatingPoint) -> str:
+    """A pooling replica at its planned load: requests a pass, the request latency p95, no decode."""
+    return (
+        f"at the planned load: about {point.batch} request(s) a pass, request latency p95 {point.ttft_s * 1000:.0f} ms "
+        "(one forward pass over the input, no decode)"
+    )
+
+
+def pooling_engine_text(spec: InferenceSpec) -> str:
+    """The engine flags a pooling service runs with (the Ansible group vars carry them)."""
+    if spec.engine == "sglang":
+        return f"task {spec.task}: SGLang runs it with --is-embedding (the group vars carry it)"
+    return (
+        f"task {spec.task}: vLLM runs it with --runner pooling --convert {VLLM_POOLING_CONVERT[spec.task]} (before v0.10: "
+        f"--task {spec.task}); the group vars carry them"
+    )

@@ -1,0 +1,257 @@
+"""Embedding and reranking services (``task: embed`` / ``score``): one forward pass a request, no decode.
+
+Refused fields are located; a pooling service is sized with the prefill model alone (no decode, no output tokens,
+no sampler rows in vLLM's profiling), so against the same model as a generating service at the same input length it
+needs no more replicas and no more memory; its FLOPs a request are checked by hand; the rendered outputs say the task
+and carry vLLM's pooling flags.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator import catalog
+from generator.api import plan_file, render_file
+from generator.calculator.model_source import resolve_model
+from generator.planner.plan import DeploymentPlan
+from generator.planner.pooling import (
+    pass_kv_tokens,
+    pooling_flops_per_request,
+    requests_per_pass,
+)
+from generator.planner.slo import effective_slo
+from generator.workload.models import InferenceSpec
+from tests.helpers import ansible_reader, call_cli
+
+EMBED = """\
+version: 1
+name: rag
+deployments:
+  - name: embed
+    model: {model}{pin}
+    inference:
+      task: {task}
+      max_context_tokens: 8192
+      avg_input_tokens: {input}
+      requests_per_second: {rate}{extra}
+hardware:
+  gpus: [{gpu}]
+  provider: aws
+"""
+
+
+def _workload(tmp_path: Path, **fields: Any) -> Path:
+    values = {
+        "model": "Qwen/Qwen3-8B",
+        "task": "embed",
+        "input": 512,
+        "rate": 50,
+        "extra": "",
+        "gpu": "h100-sxm5-80gb",
+        "pin": "",
+    }
+    values.update(fields)
+    path = tmp_path / "workload.yaml"
+    path.write_text(EMBED.format(**values))
+    return path
+
+
+def _plan(tmp_path: Path, **fields: Any) -> DeploymentPlan:
+    (dep,) = plan_file(str(_workload(tmp_path, **fields)))[1].deployments
+    return dep
+
+
+REFUSED = [
+    pytest.param(
+        {"extra": "\n      avg_output_tokens: 1"},
+        "workload.yaml:11:26: deployments[0].inference.avg_output_tokens: avg_output_tokens means nothing for task: "
+        "embed: a pooling request generates no tokens; drop it or set task: generate",
+        id="output-tokens-on-embed",
+    ),
+    pytest.param(
+        {"task": "score", "extra": "\n      slo: {ttft_p95_ms: 300, tpot_ms: 20}"},
+        "workload.yaml:11:40: deployments[0].inference.slo.tpot_ms: slo.tpot_ms means nothing for task: score: a "
+        "pooling request has no decode steps to time (slo.ttft_p95_ms is its whole request's p95); drop it or set "
+        "task: generate",
+        id="tpot-on-score",
+    ),
+    pytest.param(
+        {"input": 9000},
+        "workload.yaml:9:25: deployments[0].inference.avg_input_tokens: avg_input_tokens (9,000) exceeds "
+        "max_context_tokens (8,192): an average request would not fit its context window",
+        id="input-longer-than-window",
+    ),
+    pytest.param(
+        {"model": "./bge-m3"},
+        "workload.yaml:5:12: deployments[0].model: {dir}/bge-m3/config.json: cannot size model_type 'xlm-roberta': an "
+        "encoder-only (BERT / XLM-RoBERTa family) or encoder-decoder model, whose layers specgen does not count "
+        "exactly; decoder-only models are sized, for generation and for task: embed / score alike (Qwen3-Embedding, "
+        "gte-Qwen2, e5-mistral: Qwen3, Qwen2 and Mistral architectures)",
+        id="encoder-only-model",
+    ),
+]
+
+
+@pytest.mark.parametrize(("fields", "expected"), REFUSED)
+def test_refused_at_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str], fields: dict[str, Any], expected: str) -> None:
+    # an encoder-only checkpoint's config (bge-m3's geometry; only its model_type matters to the refusal)
+    (tmp_path / "bge-m3").mkdir()
+    config = {"architectures": ["XLMRobertaModel"], "model_type": "xlm-roberta", "hidden_size": 1024}
+    config |= {"num_hidden_layers": 24, "num_attention_heads": 16, "intermediate_size": 4096, "vocab_size": 250002}
+    (tmp_path / "bge-m3" / "config.json").write_text(json.dumps(config))
+    _workload(tmp_path, **fields)
+    code = call_cli(tmp_path, ("validate", "workload.yaml"))
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert err == f"specgen: error: {expected.format(dir=tmp_path)}\n"
+
+
+def test_unknown_task_is_refused_by_the_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _workload(tmp_path, task="rerank")
+    assert call_cli(tmp_path, ("validate", "workload.yaml")) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("specgen: error: workload.yaml:7:13: deployments[0].inference.task: "), err
+    assert err.endswith("'rerank' is not one of generate, embed, score\n"), err
+
+
+def test_pooling_is_not_planned_on_an_existing_machine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = _workload(tmp_path).read_text().split("hardware:")[0]
+    (tmp_path / "workload.yaml").write_text(text + "hardware:\n  fixed: {gpu: rtx-4090-24gb, gpu_count: 1, ram_gib: 64}\n")
+    assert call_cli(tmp_path, ("validate", "workload.yaml")) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("specgen: error: workload.yaml:7:13: deployments[0].inference.task: task: embed is not "), err
+
+
+def test_a_request_may_fill_the_window(tmp_path: Path) -> None:
+    # no output tokens: an 8,192-token input fits an 8,192-token window (a generating service's 200 would not)
+    assert _plan(tmp_path, input=8192, rate=1).details["task"] == "embed"
+
+
+def test_no_decode_target_is_defaulted() -> None:
+    spec, notes = effective_slo(InferenceSpec(max_context_tokens=8192, task="embed", avg_output_tokens=0))
+    assert spec.slo.tpot_ms is None
+    assert spec.slo.ttft_p95_ms == 2000
+    assert notes == ["request latency p95 <= 2000 ms (interactive default)"]
+
+
+def test_flops_per_request_by_hand() -> None:
+    """Qwen3-8B over 512 tokens, from its config.json (36 layers, hidden 4096, 32 heads of 128, 8 KV heads, FFN 12288)."""
+    layers, hidden, heads, head_dim, kv_heads, ffn, tokens = 36, 4096, 32, 128, 8, 12288, 512
+    q_o = 2 * hidden * heads * head_dim  # q_proj and o_proj
+    k_v = 2 * hidden * kv_heads * head_dim  # k_proj and v_proj
+    mlp = 3 * hidden * ffn  # gate, up, down
+    norms = 2 * hidden + 2 * head_dim  # input/post-attention RMSNorm, q_norm and k_norm
+    body = layers * (q_o + k_v + mlp + norms) + hidden  # + the final norm; no embedding lookup, no LM head
+    assert body == 6_946_075_648
+    linear = 2 * body * tokens
+    attention = 4 * layers * heads * head_dim * (tokens / 2) * tokens  # causal QK^T and PV, on average half the prompt
+    model = resolve_model("Qwen/Qwen3-8B", ".")
+    spec = InferenceSpec(max_context_tokens=8192, avg_input_tokens=tokens, task="embed", avg_output_tokens=0)
+    assert pooling_flops_per_request(model, spec) == linear + attention == 7_190_090_874_880
+
+
+@pytest.mark.parametrize(
+    ("tokens", "batched", "seqs", "kv", "expected_pass", "expected_kv"),
+    [
+        pytest.param(512, 8192, 1024, 400_000, 16, 8192, id="tokens-bound"),
+        pytest.param(512, 8192, 4, 400_000, 4, 8192, id="seqs-bound"),
+        pytest.param(512, 8192, 1024, 2048, 4, 8192, id="kv-bound"),
+        pytest.param(20_000, 8192, 1024, 400_000, 1, 8192, id="longer-than-a-pass"),
+        pytest.param(256, 2048, 256, 400_000, 8, 8192, id="at-least-one-window"),
+    ],
+)
+def test_a_pass_packs_what_tokens_sequences_and_kv_allow(
+    tokens: int, batched: int, seqs: int, kv: int, expected_pass: int, expected_kv: int
+) -> None:
+    per_pass = requests_per_pass(tokens, batched, seqs, kv)
+    assert per_pass == expected_pass
+    spec = InferenceSpec(max_context_tokens=8192, avg_input_tokens=tokens, task="embed", avg_output_tokens=0)
+    assert pass_kv_tokens(spec, per_pass) == max(expected_kv, per_pass * tokens)
+
+
+#: (model, GPU, input tokens, rate, latency target): a pooling service against the same model generating 1 and 200
+#: output tokens at the same input length and target. ``sampler``: its vocabulary and vLLM's default sequences make
+#: the sampler's profiling rows the activation peak a generating replica reserves, so the pooling one needs less.
+SIZED = [
+    pytest.param("Qwen/Qwen3-8B", "h100-sxm5-80gb", 512, 200, 500, True, id="qwen3-8b-h100-short"),
+    pytest.param("Qwen/Qwen3-8B", "l40s-48gb", 2048, 20, 2000, True, id="qwen3-8b-l40s-long"),
+    pytest.param("meta-llama/Llama-3.1-8B-Instruct", "h100-sxm5-80gb", 1024, 100, 1000, True, id="llama-8b-h100"),
+    pytest.param("mistralai/Mistral-7B-v0.1", "a100-sxm4-80gb", 256, 300, 300, False, id="mistral-7b-a100"),
+    pytest.param("Qwen/Qwen2.5-14B-Instruct", "l40s-48gb", 512, 30, 1000, True, id="qwen2.5-14b-l40s"),
+]
+
+
+@pytest.mark.parametrize(("model", "gpu", "tokens", "rate", "target", "sampler"), SIZED)
+def test_pooling_needs_no_more_than_generation(
+    tmp_path: Path, model: str, gpu: str, tokens: int, rate: float, target: int, sampler: bool
+) -> None:
+    slo = f"\n      slo: {{ttft_p95_ms: {target}}}"
+    pooled = _plan(tmp_path, model=model, gpu=gpu, input=tokens, rate=rate, extra=slo)
+    compared = 0
+    for output in (1, 200):
+        generating = _plan(
+            tmp_path,
+            model=model,
+            gpu=gpu,
+            input=tokens,
+            rate=rate,
+            task="generate",
+            extra=f"{slo}\n      avg_output_tokens: {output}",
+        )
+        assert pooled.replicas <= generating.replicas
+        assert pooled.details["requests_per_s_per_replica_max"] >= generating.details["requests_per_s_per_replica_max"]
+        if pooled.tp == generating.tp:  # the same layout: the same weights and KV, less or no sampler reservation
+            mine, theirs = pooled.memory_per_gpu, generating.memory_per_gpu
+            assert mine["weights"] == theirs["weights"] and mine["kv_cache"] == theirs["kv_cache"]
+            assert (mine["total"] < theirs["total"]) if sampler else (mine["total"] <= theirs["total"])
+            compared += 1
+    assert compared  # at least one generating plan on the pooling one's layout
+    # a request costs the replica its prefill: the rate it sustains never implies more than the GPUs' dense peak
+    flops = pooled.details["prefill_gflop_per_request"] * 1e9
+    dense_tflops = catalog.gpus()[gpu].tflops(pooled.precision)
+    assert dense_tflops is not None
+    peak = dense_tflops * 1e12 * pooled.tp * pooled.pp
+    assert pooled.details["requests_per_s_per_replica_max"] * flops < 0.55 * peak  # prefill_compute_efficiency
+    assert pooled.details["max_input_tokens_per_s_per_replica"] == pytest.approx(
+        pooled.details["requests_per_s_per_replica_max"] * tokens, rel=1e-3
+    )
+    assert math.isclose(pooled.replicas, max(1, math.ceil(rate / pooled.details["requests_per_s_per_replica_max"])), abs_tol=0)
+
+
+def test_a_batch_service_runs_at_its_compute(tmp_path: Path) -> None:
+    """Without a latency target, a replica takes requests as fast as it prefills them: sustained compute / FLOPs.
+
+    One H100 (989 dense BF16 TFLOP/s) at the prefill model's efficiency (prefill_compute_efficiency 0.55, a 512-row
+    GEMM at 512 / (512 + 16) of it): about 520 TFLOP/s of the request's 7,190 GFLOP, 72 req/s.
+    """
+    dep = _plan(tmp_path, extra="\n      service_class: batch", pin="\n    parallelism: {tp: 1}")
+    assert dep.tp == 1
+    implied_tflops = dep.details["requests_per_s_per_replica_max"] * dep.details["prefill_gflop_per_request"] / 1000
+    assert 0.45 * 989 < implied_tflops < 0.55 * 989
+
+
+def test_outputs_say_the_task_and_carry_the_pooling_flags(tmp_path: Path) -> None:
+    for task, convert in (("embed", "embed"), ("score", "classify")):
+        tree = render_file(str(_workload(tmp_path, task=task)))
+        (group_vars,) = [text for path, text in tree.items() if path.startswith("ansible/group_vars/")]
+        (service,) = ansible_reader().load(group_vars)["specgen_deployments"]
+        engine = service["engine"]
+        assert (engine["task"], engine["runner"], engine["convert"]) == (task, "pooling", convert)
+        assert engine["args"] == ["--runner", "pooling", "--convert", convert]
+        (planned,) = json.loads(tree["spec.json"])["plan"]["deployments"]
+        assert planned["details"]["task"] == task
+        assert "tpot_s" not in planned["details"] and "latency_p95_s" in planned["details"]
+        assert f"## Deployment `embed` (inference, {task})" in tree["SPEC.md"]
+        assert "kv_cache (one request at the context)" in tree["SPEC.md"]
+
+
+def test_sglang_runs_it_as_an_embedding_server(tmp_path: Path) -> None:
+    tree = render_file(str(_workload(tmp_path, extra="\n      engine: sglang")))
+    (group_vars,) = [text for path, text in tree.items() if path.startswith("ansible/group_vars/")]
+    (service,) = ansible_reader().load(group_vars)["specgen_deployments"]
+    assert service["engine"]["is_embedding"] is True and service["engine"]["args"] == ["--is-embedding"]
