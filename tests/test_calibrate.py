@@ -257,6 +257,12 @@ def test_a_csv_whose_memory_used_column_is_not_first_in_its_cell_is_read(tmp_pat
             "cannot read max_model_len '1_024'",
             id="underscore-digits",
         ),
+        # fuzz21 item 3: another run's KV figures fitted 53 GB of non-torch memory on an 80 GB GPU, exit 0
+        pytest.param(
+            "Maximum concurrency for 2048 tokens per request: 0.50x\n# GPU blocks: 64\n",
+            "the run held 1,024 KV cache tokens, the prediction ",
+            id="kv-of-another-setup",
+        ),
     ],
 )
 def test_calibrate_errors_name_what_is_wrong(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str) -> None:
@@ -509,3 +515,19 @@ def test_a_settings_line_too_long_to_read_is_said_so(tmp_path: Path) -> None:
         assert code == 0
         assert ("note: predicted with --max-num-seqs 32 (the run's max_num_seqs, from the log)" in text) is read
         assert ("is longer than the 1,048,576 read for run settings; give its settings on the command line" in text) is not read
+
+
+def test_the_concurrency_lines_context_is_the_runs(tmp_path: Path) -> None:
+    """fuzz21 item 3: "Maximum concurrency for 2048 tokens per request" was compared with the default 4,096 context."""
+    import json
+
+    log = tmp_path / "run.log"
+    log.write_text("GPU KV cache size: 420,000 tokens\nMaximum concurrency for 2,048 tokens per request: 205.08x\n")
+    code, out = calibrate("meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm5-80gb", "--json", "--log", str(log))
+    assert code == 0
+    doc = json.loads(out)
+    assert "predicted with --context 2048 (the run's max_model_len, from the log)" in doc["notes"]
+    rows = {r["figure"]: r["predicted"] for r in doc["rows"]}
+    assert rows["max_concurrency"] == pytest.approx(rows["kv_cache_tokens"] / 2048, abs=0.01)  # per 2,048-token request
+    code, _ = calibrate("meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm5-80gb", "--context", "4096", "--log", str(log))
+    assert code == 1

@@ -134,6 +134,26 @@ def test_hours_are_the_steps_at_the_step_time_over_goodput() -> None:
 
 
 @pytest.mark.parametrize(
+    ("tokens", "epochs", "note"),
+    [
+        pytest.param("1000", "1", "1,000 tokens are less than one optimizer step's 2,048: the one step runs partly",
+                     id="part-of-a-step"),
+        pytest.param("1000000000000000", "1000", "years: more GPUs (--gpus), fewer tokens or a smaller model", id="millennia"),
+        pytest.param("50000000", "1", None, id="an-ordinary-run"),
+    ],
+)  # fmt: skip
+def test_a_run_says_what_its_hours_leave_unsaid_at_the_ends(tokens: str, epochs: str, note: str | None) -> None:
+    """fuzz21 item 10: a 1,000-token run read "1 optimizer step: 0.11 s" beside a 0.211 s step, and 3.6 million years
+    were printed to the cent with nothing said."""
+    args = ("--train", "lora", "--dataset-tokens", tokens, "--epochs", epochs)
+    notes = _speed(*args)["run"]["notes"]
+    assert [n for n in notes if note in n] if note else notes == []
+    if note:
+        code, out = run_estimate(MODEL, "--gpu", "rtx-4090-24gb", *args)
+        assert code == 0 and note in out
+
+
+@pytest.mark.parametrize(
     ("gpu", "layout"),
     [
         pytest.param("rtx-4090-24gb", (), id="4090-one-sequence"),

@@ -8,6 +8,7 @@ plans capacity for rate / utilization; ``min_replicas`` keeps a floor whatever t
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,9 @@ def test_a_floor_of_replicas_holds_whatever_the_rate(tmp_path: Path) -> None:
     [
         ("\n      max_utilization: 0", "max_utilization"),
         ("\n      max_utilization: 1.2", "max_utilization"),
+        # fuzz21 item 6: 1e-300 planned 10^300 replicas, refused at the model with a 7 kB message
+        ("\n      max_utilization: 1e-300", r"max_utilization: 1e-300 is out of range: must be >= 0\.05"),
+        ("\n      max_utilization: 0.049", "max_utilization"),
         ("\n      min_replicas: 0", "min_replicas"),
     ],
 )
@@ -103,3 +107,41 @@ def test_an_existing_machine_runs_one_stream_and_refuses_them(tmp_path: Path) ->
     )
     with pytest.raises(InputError, match=r"min_replicas sizes a fleet of replicas; hardware\.fixed is planned as one"):
         load_workload(str(path))
+
+
+@pytest.mark.parametrize(
+    ("rate", "extra", "hardware", "hint"),
+    [
+        pytest.param(
+            1, "\n      min_replicas: 40", "  max_nodes: 2\n",
+            "to unblock: raise max_nodes or max_budget_usd_per_month, or a lower min_replicas (now 40)",
+            id="floor-over-max-nodes",
+        ),
+        pytest.param(
+            1, "\n      min_replicas: 40\n      max_utilization: 0.5", "  max_nodes: 2\n",
+            "to unblock: raise max_nodes or max_budget_usd_per_month, or a lower min_replicas (now 40), or a higher "
+            "max_utilization (now 0.5)",
+            id="floor-and-headroom-over-max-nodes",
+        ),
+        pytest.param(
+            1_000_000, "\n      max_utilization: 0.05", "",
+            "to unblock: a lower requests_per_second (or the rate split over several deployments), a higher "
+            "max_utilization (now 0.05), allow a GPU with more memory",
+            id="replicas-beyond-one-pool",
+        ),
+    ],
+)  # fmt: skip
+def test_a_refusal_names_the_fields_that_set_the_replica_count(
+    tmp_path: Path, rate: float, extra: str, hardware: str, hint: str
+) -> None:
+    """fuzz21 item 6: 40 replicas from min_replicas over max_nodes 2 were told to raise max_nodes alone, and replicas
+    beyond one pool's 10,000 nodes to allow a GPU with more memory; the counts are written with separators."""
+    from generator.errors import InfeasibleError
+
+    path = tmp_path / "w.yaml"
+    path.write_text(SERVICE.format(rate=rate, extra=extra).replace("  provider: aws\n", "  provider: aws\n" + hardware))
+    with pytest.raises(InfeasibleError) as caught:
+        plan_workload(load_workload(str(path)))
+    assert hint in str(caught.value)
+    if rate > 1000:
+        assert re.search(r"\d,\d{3} x TP", str(caught.value)) and not re.search(r"\d{4} x TP", str(caught.value))

@@ -464,3 +464,29 @@ def test_the_deadline_hint_offers_a_later_deadline_only_below_the_schema_maximum
         plan_workload(load_workload(str(path)))
     assert "for the deadline: " in str(refused.value)
     assert ("a later deadline_hours" in str(refused.value)) is later
+
+
+def test_optimizer_in_backward_says_when_the_batch_sets_the_gpus(tmp_path: Path) -> None:
+    """fuzz21 item 7: without accumulation 4,096 sequences at micro-batch 16 bought 256 H100s for a one-minute job,
+    unsaid, and the plan printed it as "0.0 h"; with accumulation (or a batch one server holds) nothing is said."""
+    from generator.api import plan_file
+
+    path = tmp_path / "o.yaml"
+    text = (
+        "version: 1\nname: o\ndeployments:\n  - name: tune\n    model: meta-llama/Llama-3.1-8B\n"
+        "    training: {method: full, framework: fsdp2, optimizer_in_backward: INB, sequence_length: 2048,\n"
+        "               global_batch_size: 4096, dataset_tokens: 100000000}\n"
+        "hardware: {provider: baremetal, gpus: [h100-sxm5-80gb]}\n"
+    )
+    path.write_text(text.replace("INB", "true"))
+    plan = plan_file(str(path))[1]
+    (dep,) = plan.deployments
+    (said,) = [f for f in plan.findings if f.code == "batch-sets-the-gpus"]
+    dp, micro = dep.details["data_parallel"], dep.details["micro_batch_size"]
+    assert dp * micro == 4096 and dep.details["gradient_accumulation_steps"] == 1
+    assert said.path == "deployments[0].training.optimizer_in_backward"
+    assert f"global_batch_size 4,096 at micro-batch {micro} takes {dp:,} data-parallel ranks ({dep.gpus:,} GPUs)" in said.message
+    assert not any(" take 0.0 h" in r for r in dep.reasons) and any(" s of steps / " in r for r in dep.reasons)
+    path.write_text(text.replace("INB", "false"))
+    plan = plan_file(str(path))[1]
+    assert not [f for f in plan.findings if f.code == "batch-sets-the-gpus"] and plan.deployments[0].gpus < dp

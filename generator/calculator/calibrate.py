@@ -190,6 +190,8 @@ _RUN_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] =
     "max_num_batched_tokens": (("--max-num-batched-tokens",), ("max_num_batched_tokens",), ()),
     "max_num_seqs": (("--max-num-seqs",), ("max_num_seqs",), ()),
 }
+#: vLLM's "Maximum concurrency for 2,048 tokens per request: 10.79x": the context it divides the KV cache by.
+_CONCURRENCY = "Maximum concurrency for "
 _COMMAND = re.compile(r"(?:\bvllm serve|vllm\.entrypoints\.openai\.api_server|vllm\.entrypoints\.api_server)\b(.*)")
 #: Where vLLM's settings lines begin: ``non-default args: {...}`` and ``LLM engine (v...) with config: ...``.
 _NON_DEFAULT = "non-default args: {"
@@ -236,6 +238,8 @@ def parse_run_settings(text: str) -> dict[str, RunSetting]:
     for line in text.splitlines():
         if len(line) > _SETTINGS_LINE_CHARS:
             continue
+        if (at := line.find(_CONCURRENCY)) >= 0:  # "for 2048 tokens per request": the run's max_model_len (fuzz21 item 3)
+            put("max_model_len", line[at + len(_CONCURRENCY) :].split(" ", 1)[0].replace(",", ""), line)
         command = _COMMAND.search(line)
         if command:
             try:
@@ -416,6 +420,26 @@ def check_same_weights(rows: list[dict[str, Any]]) -> None:
                 f"({row['error']:+.1%}): another model or precision than the command's; give the model and --precision "
                 "the run served (no constant is fitted across different setups)"
             )
+
+
+#: A fitted ``non_torch_bytes`` above this share of the GPU's memory is no runtime's: vLLM logs 0.25-1.8 GiB (the
+#: constant's source); a KV figure that far off was measured on another setup (fuzz21 item 3: 53 GB on an 80 GB GPU).
+MOST_NON_TORCH_SHARE = 0.25
+
+
+def check_plausible_fit(rows: list[dict[str, Any]], constants: dict[str, float], result: dict[str, Any]) -> None:
+    """Refuse a ``non_torch_bytes`` fit above :data:`MOST_NON_TORCH_SHARE` of the GPU: another setup's KV figures."""
+    gpu_bytes = (result.get("capacity") or {}).get("gpu_memory_bytes")
+    fitted = constants.get("non_torch_bytes")
+    if fitted is None or not gpu_bytes or fitted <= MOST_NON_TORCH_SHARE * gpu_bytes:
+        return
+    kv = next(row for row in rows if row["figure"] == "kv_cache_tokens")
+    raise InputError(
+        f"the run held {kv['measured']:,.0f} KV cache tokens, the prediction {kv['predicted']:,.0f} ({kv['error']:+.1%}): "
+        f"fitting that would put {fitted / GIB:.1f} GiB outside PyTorch on a {gpu_bytes / GIB:.1f} GiB GPU (more than "
+        f"{MOST_NON_TORCH_SHARE:.0%}); another model, precision, --context, --tp or --gpu-memory-utilization than the "
+        "run's: give the ones it served (no constant is fitted across different setups)"
+    )
 
 
 def predicted(result: dict[str, Any]) -> dict[str, float]:
@@ -664,7 +688,9 @@ def main(argv: list[str] | None = None) -> int:
         def predict(constants: dict[str, float]) -> dict[str, Any]:
             return estimate(request._replace(constants=tuple(constants.items())))
 
-        fitted, fit_notes = identifiable(fitted_constants(rows, result, dict(args.set), predict))
+        constants = fitted_constants(rows, result, dict(args.set), predict)
+        check_plausible_fit(rows, constants, result)
+        fitted, fit_notes = identifiable(constants)
         block = constants_block(fitted, fit_notes)
     except ArithmeticError as exc:
         print(f"specgen calibrate: error: {arithmetic_error(exc)}", file=sys.stderr)

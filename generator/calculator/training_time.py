@@ -20,7 +20,7 @@ from generator.planner.training_comm import StepComm, gpu_link, job_dp_traffic, 
 from generator.planner.training_report import step_split_text
 from generator.sizing.performance import training_flops_per_token
 from generator.sizing.training_step import StepLayout, model_flops_utilisation
-from generator.units import seconds_text
+from generator.units import HOURS_PER_YEAR, hours_text
 from generator.workload.models import TrainingSpec
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
@@ -152,16 +152,22 @@ def training_speed(
             "hours_per_epoch": _figure(hours / epochs),
             "gpus": layout.world,
             "gpu_hours": _figure(hours * layout.world),
+            "notes": _run_notes(dataset_tokens * epochs, layout.tokens_per_step, hours),
         }
     return out
 
 
-def _hours_text(hours: float) -> str:
-    """Hours to 0.01 h, a run shorter than 0.1 h in minutes (or seconds) instead of 0.00 h."""
-    if hours >= 0.1:
-        return f"{hours:,.2f} h"
-    minutes = hours * 60
-    return f"{minutes:.1f} min" if minutes >= 1 else seconds_text(hours * 3600)
+def _run_notes(tokens: float, tokens_per_step: int, hours: float) -> list[str]:
+    """What a run's figures leave unsaid at the ends (fuzz21 item 10), as the plan's training findings say it."""
+    notes = []
+    if tokens < tokens_per_step:
+        notes.append(
+            f"{tokens:,.0f} tokens are less than one optimizer step's {tokens_per_step:,}: the one step runs partly "
+            "filled, timed at its share of the tokens"
+        )
+    if hours > HOURS_PER_YEAR:
+        notes.append(f"{hours / HOURS_PER_YEAR:,.1f} years: more GPUs (--gpus), fewer tokens or a smaller model")
+    return notes
 
 
 def training_speed_lines(speed: dict[str, Any]) -> list[str]:
@@ -182,10 +188,11 @@ def training_speed_lines(speed: dict[str, Any]) -> list[str]:
         epochs = f"{run['epochs']:g} epoch{'' if run['epochs'] == 1 else 's'}"
         steps = f"{run['optimizer_steps']:,} optimizer step{'' if run['optimizer_steps'] == 1 else 's'}"
         gpu_hours = f"{run['gpu_hours']:,.2f}" if run["gpu_hours"] >= 0.1 else f"{run['gpu_hours']:.2g}"
-        per_epoch = f"; {_hours_text(run['hours_per_epoch'])} per epoch" if run["epochs"] != 1 else ""
+        per_epoch = f"; {hours_text(run['hours_per_epoch'])} per epoch" if run["epochs"] != 1 else ""
         lines.append(
-            f"  run          {run['dataset_tokens']:,} tokens x {epochs} = {steps}: {_hours_text(run['run_hours'])} "
-            f"({_hours_text(run['step_hours'])} of steps / {run['goodput']:g} goodput), {gpu_hours} GPU-hours on "
+            f"  run          {run['dataset_tokens']:,} tokens x {epochs} = {steps}: {hours_text(run['run_hours'])} "
+            f"({hours_text(run['step_hours'])} of steps / {run['goodput']:g} goodput), {gpu_hours} GPU-hours on "
             f"{run['gpus']} GPU(s){per_epoch}"
         )
+        lines += [f"               {note}" for note in run["notes"]]
     return lines

@@ -44,6 +44,17 @@ if TYPE_CHECKING:
     from generator.sizing.constants import Constants
 
 
+def _count_fields(dep: InferenceDeployment | TrainingDeployment) -> list[str]:
+    """The fields besides the rate that set a service's replica count, where the workload sets them (fuzz21 item 6)."""
+    if not isinstance(dep, InferenceDeployment):
+        return []
+    spec = dep.inference
+    return [
+        *([f"a lower min_replicas (now {spec.min_replicas:,})"] if spec.min_replicas > 1 else []),
+        *([f"a higher max_utilization (now {spec.max_utilization:g})"] if spec.max_utilization < 1 else []),
+    ]
+
+
 def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: ResolvedModel, blocked: list[Blocked]) -> str:
     if blocked and all(b.code == PSU_OVER_CAPACITY for b in blocked):
         # nothing but the servers' power supplies rules the layouts out: memory, precision and SLOs are not the issue
@@ -82,14 +93,20 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: Resolved
                 + (f"; {', '.join(racked)} ruled out by rack_power_kw" if racked else "")
                 + (
                     f"; the layouts that meet the targets need more than the {MAX_NODES_PER_POOL:,} nodes one pool may "
-                    "have: split the rate over several deployments"
+                    f"have: {', '.join([*_count_fields(dep), 'split the rate over several deployments'])}"
                     if any(b.code == POOL_TOO_LARGE for b in blocked)
                     else ""
                 )
             )
+        # replicas beyond what one pool may have: the count is the first thing to lower
+        fewer = (
+            ["a lower requests_per_second (or the rate split over several deployments)", *_count_fields(dep)]
+            if any(b.code == POOL_TOO_LARGE for b in blocked)
+            else []
+        )
         return (
-            f"to unblock: allow a GPU with more memory, {precision + ', ' if precision else ''}"
-            "a shorter max_context_tokens, looser SLOs, or more rack power / max_nodes"
+            f"to unblock: {''.join(f'{way}, ' for way in fewer)}allow a GPU with more memory, "
+            f"{precision + ', ' if precision else ''}a shorter max_context_tokens, looser SLOs, or more rack power / max_nodes"
         )
     # only what the job does not already do (fuzz14 item 7: LoRA at ZeRO-3 was told to use ZeRO-3 or LoRA)
     from generator.sizing.frameworks import framework_profile
@@ -541,6 +558,7 @@ def _choose(
                     if unpriced and wl.hardware.max_budget_usd_per_month is not None
                     else ""
                 )
+                hint += "".join(f", or {way}" for way in _count_fields(dep))  # they set the replicas (fuzz21 item 6)
             elif owned_short:  # the fewest servers each kind needs, and who holds the owned ones
                 fewest: dict[str, Blocked] = {}
                 # a kind's fewest servers short, whole replicas before a pipeline; else why its layouts do not fit

@@ -46,15 +46,12 @@ from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
 from generator.sizing.memory import InferenceMemory
 from generator.sizing.performance import accelerator_for, saturated_throughput, step_budget_batch
 from generator.sizing.training_hardware import computes_bf16, fp16_note
-from generator.units import GIB
+from generator.units import GIB, HOURS_PER_YEAR, hours_text
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, Workload
 
 if TYPE_CHECKING:
     from generator.sizing.training import TrainingSetup
-
-#: Hours in a (non-leap) year: a training job planned longer than that without a deadline is said.
-HOURS_PER_YEAR = 8760
 
 #: A vendor's name for its Kubernetes device plugin, as the single-host advice names it.
 DEVICE_PLUGIN = {
@@ -649,15 +646,15 @@ def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tup
             )
     if shape.hours is not None:
         # the steps run training_goodput of the wall clock (restarts after failures, checkpoints, evaluation)
-        goodput = f" ({shape.hours * consts.training_goodput:.1f} h of steps / {consts.training_goodput:g} goodput)"
+        goodput = f" ({hours_text(shape.hours * consts.training_goodput, 1)} of steps / {consts.training_goodput:g} goodput)"
         flops = f"{shape.total_flops:.3g} FLOPs"
         if shape.model_flops is not None and shape.total_flops is not None and shape.model_flops < shape.total_flops:
             flops += f" ({shape.model_flops:.3g} model FLOPs, the rest the forward passes activation checkpointing recomputes)"
         reasons.append(
-            f"{flops} take {shape.hours:.1f} h{goodput} on {shape.world} GPU(s) at {shape.step_mfu:.1%} MFU (model FLOPs "
-            "over the GPUs' dense peak), communication and pipeline bubble included"
+            f"{flops} take {hours_text(shape.hours, 1)}{goodput} on {shape.world} GPU(s) at {shape.step_mfu:.1%} MFU "
+            "(model FLOPs over the GPUs' dense peak), communication and pipeline bubble included"
             if shape.step is not None
-            else f"{flops} take {shape.hours:.1f} h{goodput} on {shape.world} GPU(s) at the planned MFU"
+            else f"{flops} take {hours_text(shape.hours, 1)}{goodput} on {shape.world} GPU(s) at the planned MFU"
         )
     runner = training_runner_up(opt, rest)
     if runner:
@@ -1351,6 +1348,19 @@ def _training_findings(
             )
         )
     hours = details.get("hours")
+    dp, micro = details["data_parallel"], details["micro_batch_size"]
+    if spec.optimizer_in_backward and spec.global_batch_size and dp > 1 and dp * micro == spec.global_batch_size:
+        # no accumulation: the batch alone sets the data-parallel width (fuzz21 item 7: 256 GPUs for a minute's run)
+        out.append(
+            Finding(
+                "warning",
+                "batch-sets-the-gpus",
+                f"deployment {dep.name}: optimizer_in_backward runs no gradient accumulation, so global_batch_size "
+                f"{spec.global_batch_size:,} at micro-batch {micro} takes {dp:,} data-parallel ranks ({gpus:,} GPUs); "
+                "with optimizer_in_backward: false the batch accumulates over fewer GPUs, or lower global_batch_size",
+                f"{where}.optimizer_in_backward",
+            )
+        )
     if hours and hours > HOURS_PER_YEAR and spec.deadline_hours is None:  # fuzz14 item 7
         out.append(
             Finding(

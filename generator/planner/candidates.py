@@ -204,7 +204,7 @@ def _replica_option(
     needs = spanning if shape.par.gpus > gpus_per_node else within
     par = shape.par  # expert parallelism named where it runs, pinned or needed to load (fuzz16 item 5)
     layout_text = f"TP{par.tp}" + (f" EP{par.ep}" if par.ep > 1 else "") + (f" PP{par.pp}" if par.pp > 1 else "")
-    summary = f"{replicas} x {layout_text} on {nodes} x {hw.platform.id} ({gpus_per_node} x {hw.gpu.id})"
+    summary = f"{replicas:,} x {layout_text} on {nodes:,} x {hw.platform.id} ({gpus_per_node} x {hw.gpu.id})"
     return layout_option(wl, hw, layout, needs, shape, replicas, summary, consts, blocked, free, seen)
 
 
