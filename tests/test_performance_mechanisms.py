@@ -19,7 +19,9 @@ from generator.sizing.performance import (
     gemm_efficiency,
     gemm_seconds,
     host_overlapped_seconds,
+    mla_head_widths,
     pipeline_speedup,
+    prompt_attention_flops_per_token,
     saturated_throughput,
     static_batch_seconds,
 )
@@ -105,6 +107,64 @@ def test_mla_attention_is_over_the_latent() -> None:
     assert cached == 576
     per_layer = 2 * arch.num_attention_heads * (576 + 512) * 1000
     assert attention_flops_per_token(arch, 1000) == pytest.approx(per_layer * arch.num_layers)
+
+
+@pytest.mark.parametrize(
+    ("model", "pair_flops_per_layer"),
+    [
+        # MLA runs a prompt materialized: scores over qk_nope + rope (128 + 64), values over v_head_dim (128), 128 heads;
+        # hidden / heads (7168 / 128 = 56) counted a third of it
+        ("deepseek-ai/DeepSeek-V3", 2 * 128 * (192 + 128)),
+        ("deepseek-ai/DeepSeek-V2-Lite", 2 * 16 * (192 + 128)),  # no q_lora_rank: q_proj gives the query width
+        # GQA: QK^T and PV over the head dimension
+        ("meta-llama/Llama-3.3-70B-Instruct", 4 * 64 * 128),
+        ("Qwen/Qwen3-235B-A22B", 4 * 64 * 128),
+    ],
+)
+def test_a_prompt_pair_costs_its_attention_widths(model: str, pair_flops_per_layer: int) -> None:
+    arch = _arch(model)
+    # a 1,000-token prompt: each token attends to 500 others on average
+    assert prompt_attention_flops_per_token(arch, 1000) == pair_flops_per_layer * arch.num_layers * 500
+
+
+@pytest.mark.parametrize("model", ["deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-V2-Lite"])
+def test_mla_head_widths_come_from_the_projection_shapes(model: str) -> None:
+    config = find_model(model).config
+    arch = _arch(model)
+    expected = (config["qk_nope_head_dim"] + config["qk_rope_head_dim"], config["v_head_dim"])
+    assert {mla_head_widths(arch, layer) for layer in arch.layers} == {expected}
+
+
+def test_every_tensor_parallel_rank_multiplies_its_replicated_matrices_whole() -> None:
+    """q_a_proj, kv_a_proj_with_mqa and the routers are whole on every rank (as their weights are): TP does not split them."""
+    arch = _arch("deepseek-ai/DeepSeek-V3")
+    acc = accelerator_for(find_gpu("h200-sxm-141gb"), "fp8", 8)
+    consts = Constants()
+    tokens = 4096
+    one, eight = (gemm_seconds(arch, Parallelism(tp=tp), acc, tokens, consts) for tp in (1, 8))
+    # 61 layers of q_a_proj (7168 x 1536) and kv_a_proj_with_mqa (7168 x 576), 58 routers (7168 x 256)
+    replicated_params = 61 * 7168 * (1536 + 576) + 58 * 7168 * 256
+    rate = acc.dense_tflops * 1e12 * gemm_efficiency(tokens, consts)
+    # everything else divides by the 8 ranks; the replicated matrices cost each rank their whole time
+    assert 8 * eight - one == pytest.approx(7 * 2 * replicated_params * tokens / rate)
+    # a dense GQA model replicates nothing
+    llama = _arch("meta-llama/Llama-3.3-70B-Instruct")
+    one, eight = (gemm_seconds(llama, Parallelism(tp=tp), acc, tokens, consts) for tp in (1, 8))
+    assert 8 * eight == pytest.approx(one)
+
+
+@pytest.mark.parametrize(("tp", "computed_twice"), [(1, 0), (2, 1), (8, 7)])
+def test_attention_data_parallel_groups_split_the_replicated_matrices(tp: int, computed_twice: int) -> None:
+    """EP 8: 8 / tp attention groups, each its own sequences' tokens; only the tp ranks of a group repeat its matrices."""
+    arch = _arch("deepseek-ai/DeepSeek-V3")
+    acc = accelerator_for(find_gpu("h200-sxm-141gb"), "fp8", tp)
+    consts = Constants()
+    tokens = 4096
+    one = gemm_seconds(arch, Parallelism(), acc, tokens, consts)
+    eight = gemm_seconds(arch, Parallelism(tp=tp, ep=8), acc, tokens, consts)
+    replicated_params = 61 * 7168 * (1536 + 576) + 58 * 7168 * 256
+    rate = acc.dense_tflops * 1e12 * gemm_efficiency(tokens, consts)
+    assert 8 * eight - one == pytest.approx(computed_twice * 2 * replicated_params * tokens / rate)
 
 
 def test_sliding_window_layers_attend_over_the_window_only() -> None:

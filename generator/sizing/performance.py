@@ -7,9 +7,12 @@ and their matmuls (``2 x active params`` FLOPs per token; the LM head only for t
 logits) at the weight format's tensor rate; W4A4 FP4 GEMMs reach ``fp4_gemm_efficiency_ratio`` of
 that rate. A GEMM's efficiency grows with the tokens it multiplies, ``peak x t / (t +
 gemm_half_efficiency_tokens)``, so routed experts, which see ``batch x top_k / experts touched``
-tokens each, run slower per FLOP than dense layers. The attention takes the longer of reading every
+tokens each, run slower per FLOP than dense layers. A matrix every tensor-parallel rank holds whole (MLA's
+down-projections ``q_a_proj`` / ``kv_a_proj_with_mqa``, MoE routers) is multiplied whole by every rank: only
+attention data parallelism splits its tokens. The attention takes the longer of reading every
 sequence's KV cache and its FLOPs (``4 x heads x head width`` per cached token and layer; MLA in its
-absorbed form attends over the ``kv_lora_rank + rope`` latent) at the bf16 rate. Then come the
+absorbed form attends over the ``kv_lora_rank + rope`` latent) at the bf16 rate; a prompt's attention runs MLA in
+its materialized form, ``2 x heads x (query-key width + value width)`` per pair of tokens. Then come the
 tensor-parallel all-reduces (two per layer) and the expert-parallel dispatch and combine (two per MoE
 layer), each with a latency and a bandwidth term, and the engine's own time per iteration and per
 running sequence.
@@ -32,7 +35,7 @@ from generator.sizing.architecture import EXPERT, MLA, Architecture, Layer
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import ceil_bytes, stage_kv_elements
 from generator.sizing.memo import memoized
-from generator.sizing.weights import Parallelism, WeightSizes
+from generator.sizing.weights import Parallelism, WeightSizes, replicated_on_every_rank
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
@@ -316,8 +319,47 @@ def expert_alltoall_seconds(arch: Architecture, par: Parallelism, tokens: float,
 
 
 def prompt_attention_flops_per_token(arch: Architecture, prompt_tokens: int) -> float:
-    """Causal attention FLOPs of one prompt token, averaged over a ``prompt_tokens``-token prompt (all layers)."""
-    return 4.0 * arch.num_layers * arch.num_attention_heads * arch.head_dim * prompt_tokens / 2
+    """Causal attention FLOPs of one prompt token, averaged over a ``prompt_tokens``-token prompt (all layers).
+
+    Each token attends to half the prompt on average; a pair of tokens costs :func:`layer_prompt_pair_flops` per layer.
+    """
+    return float(_prompt_pair_flops(arch)) * prompt_tokens / 2
+
+
+@memoized
+def _prompt_pair_flops(arch: Architecture) -> int:
+    """FLOPs of one (query, key) pair of a prompt, all layers (:func:`layer_prompt_pair_flops`)."""
+    return sum(layer_prompt_pair_flops(arch, layer) for layer in arch.layers)
+
+
+def layer_prompt_pair_flops(arch: Architecture, layer: Layer) -> int:
+    """FLOPs of one (query, key) pair of a prompt in one layer: QK^T and PV, ``2 x heads x width`` each.
+
+    MHA / GQA: the head dimension for both. MLA runs a prompt in its materialized ("compute friendly") form: the
+    latent is expanded through ``kv_b_proj`` into per-head keys and values, so the scores span the query-key width
+    (``qk_nope + qk_rope``, 192 for DeepSeek-V3) and the values ``v_head_dim`` (128), where ``hidden / heads`` (56)
+    undercounts them (vLLM's MLA backend, vllm/v1/attention/backends/mla/common.py: the compute-friendly approach for
+    prefill, the data-movement-friendly absorbed form for decode).
+    """
+    if layer.attention != MLA:
+        return 4 * arch.num_attention_heads * arch.head_dim
+    query_key_width, value_width = mla_head_widths(arch, layer)
+    return 2 * arch.num_attention_heads * (query_key_width + value_width)
+
+
+def mla_head_widths(arch: Architecture, layer: Layer) -> tuple[int, int]:
+    """(query-key width, value width) of one head of an MLA layer, from its projections' shapes.
+
+    ``q_b_proj`` (or ``q_proj``) gives ``heads x (nope + rope)``; ``kv_b_proj`` gives ``heads x (nope + v)``; the
+    cached ``latent + rope`` elements less ``kv_b_proj``'s input (the latent) give ``rope``.
+    """
+    heads = arch.num_attention_heads
+    by_name = {lin.name: lin for lin in layer.linears}
+    query = by_name.get("q_b_proj") or by_name["q_proj"]
+    kv_b = by_name["kv_b_proj"]
+    query_key = query.out_features // heads
+    rope = layer.kv_elements_per_token - kv_b.in_features
+    return query_key, kv_b.out_features // heads - (query_key - rope)
 
 
 def gemm_efficiency(tokens: float, consts: Constants) -> float:
@@ -352,7 +394,7 @@ class _GemmParts(NamedTuple):
     """What :func:`gemm_seconds` needs of a replica, independent of the token count."""
 
     peak_flops: float
-    #: ``2 x`` the dense (non-expert, non-head) FLOP parameters, the LM head's and the active experts'.
+    #: ``2 x`` the dense (non-expert, non-head, split) FLOP parameters, the LM head's and the active experts'.
     dense_flops_per_token: float
     head_flops_per_token: float
     expert_flops_per_token: float
@@ -360,6 +402,21 @@ class _GemmParts(NamedTuple):
     head_split: int
     experts: int
     top_k: int
+    #: ``2 x`` the parameters every tensor-parallel rank multiplies whole (:func:`replicated_on_every_rank`).
+    replicated_flops_per_token: float = 0.0
+    #: What divides them: the attention data-parallel groups (each its own tokens) and the pipeline stages.
+    replicated_split: int = 1
+
+
+@memoized
+def _replicated_flop_params(arch: Architecture) -> int:
+    """Parameters per token of the matrices every tensor-parallel rank holds and multiplies whole (whole model)."""
+    return sum(
+        lin.in_features * lin.out_features * lin.copies
+        for layer in arch.layers
+        for lin in layer.linears
+        if replicated_on_every_rank(lin)
+    )
 
 
 @memoized
@@ -368,14 +425,30 @@ def _gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, consts: 
     expert = _expert_flop_params(arch)
     head = arch.vocab_size * arch.hidden_size
     experts, top_k = arch.routed_experts
-    dense = 2.0 * (arch.flop_params - expert - head)
-    return _GemmParts(peak, dense, 2.0 * head, 2.0 * expert, par.gpus, par.tp * par.attention_dp, experts, top_k)
+    # a single GPU multiplies everything once: its replicated matrices stay in the split count
+    replicated = _replicated_flop_params(arch) if par.tp > 1 else 0
+    dense = 2.0 * (arch.flop_params - expert - head - replicated)
+    return _GemmParts(
+        peak,
+        dense,
+        2.0 * head,
+        2.0 * expert,
+        par.gpus,
+        par.tp * par.attention_dp,
+        experts,
+        top_k,
+        2.0 * replicated,
+        par.attention_dp * par.pp,
+    )
 
 
 def _gemm_at(parts: _GemmParts, tokens: float, logits: float, consts: Constants) -> float:
     """:func:`gemm_seconds` at ``tokens`` tokens, ``logits`` of them through the LM head."""
     peak = parts.peak_flops
     dense_s = parts.dense_flops_per_token * tokens / parts.gpus / (peak * gemm_efficiency(tokens, consts))
+    if parts.replicated_flops_per_token:
+        replicated = parts.replicated_flops_per_token * tokens / parts.replicated_split
+        dense_s += replicated / (peak * gemm_efficiency(tokens, consts))
     if logits > 0:
         dense_s += parts.head_flops_per_token * logits / parts.head_split / (peak * gemm_efficiency(logits, consts))
     if not parts.expert_flops_per_token:

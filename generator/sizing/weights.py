@@ -87,9 +87,18 @@ def _linear_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, linear: Li
     return fmt.linear_bits(linear, layer.number, arch.num_layers)
 
 
+def replicated_on_every_rank(linear: Linear) -> bool:
+    """Whether every tensor-parallel rank holds (and multiplies) the whole matrix: MLA's down-projections, routers.
+
+    vLLM builds ``q_a_proj`` and ``kv_a_proj_with_mqa`` as ``ReplicatedLinear`` (or fused with ``disable_tp=True``)
+    and the MoE gate as ``ReplicatedLinear`` (vllm/model_executor/models/deepseek_v2.py).
+    """
+    return linear.group == ROUTER or linear.name in _REPLICATED
+
+
 def _shard(linear: Linear, arch: Architecture, par: Parallelism) -> Fraction:
     """Fraction of a matrix one GPU holds."""
-    if linear.group == ROUTER or linear.name in _REPLICATED:
+    if replicated_on_every_rank(linear):
         return Fraction(1)
     if linear.group == EXPERT:
         return Fraction(1, max(par.tp, par.ep))
