@@ -284,7 +284,7 @@ def _build_cli() -> Any:
     )
 
     @cli.command()
-    @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+    @click.argument("files", nargs=-1, required=True, type=click.Path())
     @click.option(
         "-o", "--output", default=RENDER_DEFAULTS["output"], show_default=True, help="Output directory.", callback=_not_empty
     )
@@ -316,14 +316,14 @@ def _build_cli() -> Any:
         render_files(files, output, check, targets, jobs, fail_on, gitlab_report, click.echo)
 
     @cli.command()
-    @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+    @click.argument("files", nargs=-1, required=True, type=click.Path())
     @boundary
     def validate(files: tuple[str, ...]) -> None:
         """Check workload FILES: schema, catalog and every feasibility check decidable without the planner's search."""
         validate_files(files, click.echo)
 
     @cli.command()
-    @click.argument("file", type=click.Path(dir_okay=False))
+    @click.argument("file", type=click.Path())
     @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
     @fail_on
     @gitlab
@@ -373,7 +373,7 @@ def _build_cli() -> Any:
         sys.exit(calibrate_main(list(ctx.args)))
 
     @cli.command()
-    @click.argument("paths", nargs=-1, type=click.Path(dir_okay=False))
+    @click.argument("paths", nargs=-1, type=click.Path())
     @click.option("--base", help="Compare workload FILES with their version at this git revision (no checkout).")
     @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
     @boundary

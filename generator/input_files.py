@@ -87,7 +87,12 @@ def read_text_limited(path: str, limit_bytes: int, what: str, location: Location
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{what} is not UTF-8 text (byte {exc.start})", location or Location(path)) from None
+        # where, by line and column, as every other input error (fuzz21 item 12); a UTF-16 file says so
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - data.rfind(b"\n", 0, exc.start)
+        utf16 = " (a UTF-16 file: save it as UTF-8)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        where = location or Location(path, line, column)
+        raise InputError(f"{what} is not UTF-8 text (byte {exc.start}){utf16}", where) from None
 
 
 def git_work_tree(directory: str) -> str | None:

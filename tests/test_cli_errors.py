@@ -64,8 +64,18 @@ CASES = [
     ),
     pytest.param(
         VALID.replace("name: demo", "name: demo\nfoo: !!python/object:os.system x"),
-        "workload.yaml:3:6: foo: custom YAML tag",
+        "workload.yaml:3:6: foo: YAML tag '!!python/object:os.system' is not allowed",
         id="python-tag",
+    ),
+    pytest.param(  # fuzz21 item 11: a collection under a python tag was read as a plain list
+        VALID.replace("name: demo", 'name: !!python/object/apply:os.system ["true"]'),
+        "workload.yaml:2:7: name: YAML tag '!!python/object/apply:os.system' is not allowed",
+        id="python-tag-on-a-list",
+    ),
+    pytest.param(  # and a core tag is what it says: !!str 5 is the text "5", refused as a name is
+        VALID.replace("name: chat", "name: !!str Chat"),
+        "workload.yaml:4:11: deployments[0].name: 'Chat' does not match",
+        id="core-tag-str",
     ),
     pytest.param(  # newuser8 item 11: the pin got memory and precision advice at exit 3
         VALID.replace("    inference:", "    platform: aws-p5-48xlarge\n    inference:"),
@@ -143,3 +153,25 @@ def test_estimate_unknown_model_exits_1() -> None:
     result = run_specgen("estimate", "llama-3.1-8bb")
     assert result.returncode == 1
     assert "did you mean" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        # fuzz21 item 12: the byte offset alone; now its line and column, as every other input error
+        (VALID.replace("name: demo", "name: demo\n# caf\xe9").encode("latin-1"), "w.yaml:3:6: file is not UTF-8 text (byte 27)"),
+        (VALID.encode("utf-16"), "w.yaml:1:1: file is not UTF-8 text (byte 0) (a UTF-16 file: save it as UTF-8)"),
+        (None, "w.yaml: file is a directory; only regular files are read"),  # was click's usage error, exit 2
+    ],
+)
+@pytest.mark.parametrize("command", ["validate", "plan", "render"])
+def test_a_file_that_is_not_utf8_text_or_not_a_file_exits_1_located(
+    tmp_path: Path, content: bytes | None, message: str, command: str
+) -> None:
+    path = tmp_path / "w.yaml"
+    if content is None:
+        path.mkdir()
+    else:
+        path.write_bytes(content)
+    result = run_specgen(command, "w.yaml", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (1, f"specgen: error: {message}\n")
