@@ -57,6 +57,7 @@ deployments:
       slo: {ttft_p95_ms: 2000, tpot_ms: 50}
 hardware:
   provider: gcp
+  gpus: [h100-sxm5-80gb, a100-sxm4-40gb]  # the fleet these names were written for (G4 is cheaper for small and moe)
 objective: cost
 outputs: [terraform, ansible, kubernetes]
 kubernetes:

@@ -35,6 +35,7 @@ from generator.planner.pooling import (
     pooling_load_text,
     pooling_pass_text,
 )
+from generator.planner.price_region import price_region_findings
 from generator.planner.racks import Rack, assumed_height_findings, pack_racks, rack_findings, too_tall
 from generator.planner.ruled_out import psu_ruled_out, why_left_free
 from generator.planner.slo import effective_slo, replicas_needed, replicas_text
@@ -854,6 +855,7 @@ def build_plan(
     findings += single_host_findings(wl, pools) + device_plugin_findings(wl, pools) + custom_power_findings(wl, consts)
     findings += unrated_findings(wl) + unused_setting_findings(wl) + _unpriced_fabric_findings(pools)
     findings += _consumer_gpu_findings(pools)
+    findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)])
     rented = _rented_jobs(pools, deployments, per_run)
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None, per_job=True) if p.name in rented else p for p in pools]
