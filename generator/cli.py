@@ -157,6 +157,9 @@ def render_files(
                 if not single or trees_in(current):
                     changed = {p.split("/", 1)[0] for p in {*current, *full} if "/" in p and current.get(p) != full.get(p)}
                     summary = tree_summary(trees_in(current), wanted, changed, unlisted)
+                from generator.fleet_diff import drift_replacement_lines  # only on drift: render's cold start
+
+                summary += "".join(f"{line}\n" for line in drift_replacement_lines(current, full))
                 try:  # the drift is the command's document: stdout, as a patch
                     echo(f"{text}{summary}".rstrip("\n"))
                 except BrokenPipeError:  # its reader stopped early (| head): the verdict's exit code stands
@@ -386,12 +389,15 @@ def _build_cli() -> Any:
         from generator.render.env import to_json
 
         if base is not None:
-            from generator.pr_diff import compare_with_base, markdown
+            from generator.pr_diff import compare_with_base, markdown, unplanned_error
 
             if not paths:
                 raise click.UsageError("--base needs the workload FILES to compare")
             compared = compare_with_base(base, list(paths))
             click.echo(to_json(compared) if fmt == "json" else markdown(compared), nl=fmt == "json")
+            failed = unplanned_error(compared)  # the report says why; the exit code fails the job (newuser24 item 2)
+            if failed is not None:
+                raise failed
             return
         if len(paths) != 2:
             raise click.UsageError("give OLD and NEW (two workload or spec.json files), or --base REV and FILES")

@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from generator.errors import InputError
+from generator.errors import InputError, one_line
 from generator.input_files import MAX_SPEC_BYTES, read_text_limited, short
 from generator.render.md_escape import md_code, md_text
 
@@ -18,21 +18,47 @@ TRAINING_FIELDS = ("training_usd_per_job",)
 def load_plan_dict(path: str) -> dict[str, Any]:
     """A plan from a rendered ``spec.json`` or, for anything else, by planning the workload file."""
     if path.endswith(".json"):
-        text = read_text_limited(path, MAX_SPEC_BYTES, "spec.json")
-        try:
-            data = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
-        except ValueError as exc:
-            raise InputError(f"{path}: cannot read spec.json: {short(str(exc), 200)}") from None
-        except RecursionError:
-            raise InputError(f"{path}: cannot read spec.json: it is nested too deeply") from None
-        if not isinstance(data, dict) or "plan" not in data:
-            raise InputError(f"{path}: not a specgen spec.json (no 'plan')")
-        plan = data["plan"]
-        _check_plan(path, plan)
-        return dict(plan)
+        return plan_from_spec(read_text_limited(path, MAX_SPEC_BYTES, "spec.json"), path)
     from generator.api import plan_file
 
     return plan_file(path)[1].to_dict()
+
+
+def plan_from_spec(text: str, path: str) -> dict[str, Any]:
+    """The plan of a ``spec.json``'s ``text`` (``path`` names it in errors), checked for what the diff reads."""
+    if len(text) > MAX_SPEC_BYTES:  # as read_text_limited refuses it from a file
+        raise InputError(f"{path}: more than the {MAX_SPEC_BYTES:,} bytes specgen reads of a spec.json")
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except ValueError as exc:
+        raise InputError(f"{path}: cannot read spec.json: {short(str(exc), 200)}") from None
+    except RecursionError:
+        raise InputError(f"{path}: cannot read spec.json: it is nested too deeply") from None
+    if not isinstance(data, dict) or "plan" not in data:
+        raise InputError(f"{path}: not a specgen spec.json (no 'plan')")
+    plan = data["plan"]
+    _check_plan(path, plan)
+    return dict(plan)
+
+
+def drift_replacement_lines(committed: dict[str, str], rendered: dict[str, str]) -> list[str]:
+    """``render --check``: one plain line per pool the committed tree's ``spec.json`` has and the rendered one replaces.
+
+    ``committed`` and ``rendered`` map a tree's relative paths to their text; each ``spec.json`` (``spec.json`` or
+    ``<workload>/spec.json``) in both is compared. A committed one specgen cannot read adds no line (it may hold
+    anything; the patch shows it); every value is printed as one line of plain text.
+    """
+    lines = []
+    for rel in sorted(set(committed) & set(rendered)):
+        if rel.rsplit("/", 1)[-1] != "spec.json" or committed[rel] == rendered[rel]:
+            continue
+        try:
+            old, new = plan_from_spec(committed[rel], rel), plan_from_spec(rendered[rel], rel)
+        except InputError:
+            continue
+        for entry in pool_replacements(old, new):
+            lines.append(f"specgen: {one_line(rel)}: node pool replaced, not resized: {replacement_text(entry, plain=True)}")
+    return lines
 
 
 def _refuse_constant(name: str) -> object:
@@ -114,6 +140,9 @@ _ECHOED_DETAILS = (
     "requests_per_s_per_replica_max",
     "decode_tokens_per_s",
     "ttft_s",
+    "requests_per_s",
+    "ttft_p95_s",
+    "tpot_s",
 )
 
 
@@ -147,20 +176,54 @@ def _check_plan(path: str, plan: Any) -> None:
             _require(path, where, dep, {"split": (list,)})
             for j, part in enumerate(dep["split"]):
                 _require(path, f"{where}.split[{j}]", part, _PART_FIELDS)
-                for key in _PART_FIELDS:
-                    _check_echoed(path, f"{where}.split[{j}].{key}", part[key])
+                for key in (*_PART_FIELDS, "requests_per_s_per_replica_max"):
+                    _check_echoed(path, f"{where}.split[{j}].{key}", part.get(key))
 
 
-def _pool_row(pool: dict[str, Any] | None) -> dict[str, Any]:
+#: Hours a month is billed for (as the planner's ``HOURS_PER_MONTH``: 365 x 24 / 12, rounded).
+HOURS_PER_MONTH = 730
+
+
+def _pool_row(pool: dict[str, Any] | None, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a diff compares of a pool: its hardware, size, power, price and what runs on it (``runs``)."""
     if pool is None:
-        return {"gpu": None, "nodes": 0, "gpus": 0, "power_w": 0, "usd_per_hour": None}
+        return {"gpu": None, "nodes": 0, "gpus": 0, "power_w": 0, "usd_per_hour": None, "usd_per_month": None, "runs": []}
     return {
         "gpu": pool["node"]["gpu_id"],
         "nodes": pool["nodes"],
         "gpus": pool["nodes"] * pool["node"]["gpus"],
         "power_w": pool["power_w"],
         "usd_per_hour": _two_places(pool["usd_per_hour"]),
+        "usd_per_month": _pool_usd_per_month(pool),
+        "runs": runs,
     }
+
+
+def _pool_usd_per_month(pool: dict[str, Any]) -> float | None:
+    """A pool's cost a month (its hourly rate x 730 h); None for a pool rented per training run or without a price."""
+    rate = _number(pool["usd_per_hour"])
+    if rate is None or pool.get("per_job"):
+        return None
+    return round(rate * HOURS_PER_MONTH, 2) + 0.0
+
+
+def _number(value: Any) -> float | None:
+    """``value`` where it is a number (not a bool); None for anything else a spec.json may hold there."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def pool_runs(plan: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Per pool: what runs on it, each deployment (or part of a split one) with its model, precision and layout.
+
+    A pool whose nodes stay but whose GPUs hold another model, precision or layout is a changed pool (newuser24 item 8).
+    """
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for dep in plan["deployments"]:
+        for part in dep.get("split") or [dep]:
+            entry = {"deployment": dep["name"], "model_id": dep["model_id"], "precision": dep["precision"]}
+            entry.update({key: part[key] for key in ("tp", "pp", "replicas")})
+            runs.setdefault(str(part["pool"]), []).append(entry)
+    return {pool: sorted(entries, key=lambda e: str(e["deployment"])) for pool, entries in runs.items()}
 
 
 def _two_places(value: Any) -> Any:
@@ -184,14 +247,7 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         a, b = old["totals"].get(key), new["totals"].get(key)
         delta = b - a if isinstance(a, (int, float)) and isinstance(b, (int, float)) else None
         totals[key] = {"old": _two_places(a), "new": _two_places(b), "delta": _two_places(delta)}
-    old_pools = {p["name"]: p for p in old["pools"]}
-    new_pools = {p["name"]: p for p in new["pools"]}
-    pools = []
-    for name in sorted(set(old_pools) | set(new_pools)):
-        a, b = _pool_row(old_pools.get(name)), _pool_row(new_pools.get(name))
-        if a != b:
-            status = "added" if name not in old_pools else "removed" if name not in new_pools else "changed"
-            pools.append({"pool": name, "status": status, "old": a, "new": b})
+    pools = _pool_changes(old, new)
     old_deps = {d["name"]: d for d in old["deployments"]}
     new_deps = {d["name"]: d for d in new["deployments"]}
     deployments = []
@@ -201,6 +257,21 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         if a != b:
             deployments.append({"deployment": name, "old": a, "new": b})
     return {"totals": totals, "replacements": pool_replacements(old, new), "pools": pools, "deployments": deployments}
+
+
+def _pool_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every pool added, removed or changed (in size, power, price, or what runs on it), by name."""
+    old_pools = {p["name"]: p for p in old["pools"]}
+    new_pools = {p["name"]: p for p in new["pools"]}
+    old_runs, new_runs = pool_runs(old), pool_runs(new)
+    pools = []
+    for name in sorted(set(old_pools) | set(new_pools)):
+        a = _pool_row(old_pools.get(name), old_runs.get(name, []))
+        b = _pool_row(new_pools.get(name), new_runs.get(name, []))
+        if a != b:
+            status = "added" if name not in old_pools else "removed" if name not in new_pools else "changed"
+            pools.append({"pool": name, "status": status, "old": a, "new": b})
+    return pools
 
 
 def _hardware(plan: dict[str, Any], pool: dict[str, Any]) -> tuple[Any, Any, Any]:
@@ -215,40 +286,90 @@ def _same_hardware(a: tuple[Any, Any, Any], b: tuple[Any, Any, Any]) -> bool:
 
 
 def pool_replacements(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
-    """Pools whose nodes are deleted and created again rather than resized (newuser23 item 3).
+    """Pools whose nodes are deleted and created again rather than resized (newuser23 item 3, newuser24 item 3).
 
     A pool's name is its identity wherever it goes (GKE node pool, node group, Ansible group, Terraform key,
     ``specgen.dev/pool`` label): a pool that disappears while a pool of the same hardware (provider, platform, GPU)
-    appears is a replacement, and so is a pool that keeps its name on another platform. One entry per hardware
-    kind: the pools removed and added, and the nodes deleted and created.
+    appears is a replacement, and so is a pool that keeps its name on another platform, and a service that leaves a
+    removed pool for an added one on other hardware (it moves: every node it runs on is deleted, others created).
+    One entry per hardware kind or move: the pools removed and added, the nodes deleted and created, the hardware
+    before and after, and the deployments that ran or run there.
     """
     old_pools = {p["name"]: p for p in old["pools"]}
     new_pools = {p["name"]: p for p in new["pools"]}
-    kinds: dict[tuple[Any, Any, Any], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
-    for name in sorted(set(old_pools) - set(new_pools)):
-        kinds.setdefault(_hardware(old, old_pools[name]), ([], []))[0].append(old_pools[name])
-    for name in sorted(set(new_pools) - set(old_pools)):
-        kinds.setdefault(_hardware(new, new_pools[name]), ([], []))[1].append(new_pools[name])
-    out = [
-        _replacement(_hardware(new, new_pools[name]), [old_pools[name]], [new_pools[name]])
-        for name in sorted(set(old_pools) & set(new_pools))
-        if not _same_hardware(_hardware(old, old_pools[name]), _hardware(new, new_pools[name]))
-    ]
-    out += [_replacement(kind, *sides) for kind, sides in kinds.items() if sides[0] and sides[1]]
-    return sorted(out, key=lambda entry: (entry["removed"][0]["pool"], entry["added"][0]["pool"]))
+    removed, added = sorted(set(old_pools) - set(new_pools)), sorted(set(new_pools) - set(old_pools))
+    kinds: dict[tuple[Any, Any, Any], tuple[list[str], list[str]]] = {}
+    for name in removed:
+        kinds.setdefault(_hardware(old, old_pools[name]), ([], []))[0].append(name)
+    for name in added:
+        kinds.setdefault(_hardware(new, new_pools[name]), ([], []))[1].append(name)
+    groups = [([name], [name]) for name in sorted(set(old_pools) & set(new_pools))
+              if not _same_hardware(_hardware(old, old_pools[name]), _hardware(new, new_pools[name]))]  # fmt: skip
+    groups += [sides for sides in kinds.values() if sides[0] and sides[1]]
+    used = {name for sides in groups for name in sides[0]}, {name for sides in groups for name in sides[1]}
+    groups += _service_moves(old, new, [n for n in removed if n not in used[0]], [n for n in added if n not in used[1]])
+    out = [_replacement(old, new, [old_pools[n] for n in gone], [new_pools[n] for n in come]) for gone, come in groups]
+    return sorted(out, key=lambda entry: (str(entry["removed"][0]["pool"]), str(entry["added"][0]["pool"])))
 
 
-def _replacement(kind: tuple[Any, Any, Any], removed: list[dict[str, Any]], added: list[dict[str, Any]]) -> dict[str, Any]:
-    """A replacement's entry: the new hardware, the pools removed and added with their nodes, the nodes' sums."""
-    provider, platform, gpu = kind
+def _deployment_pools(plan: dict[str, Any]) -> dict[str, set[str]]:
+    """Per deployment name: the pools it runs in (both parts' of a split one)."""
+    return {str(d["name"]): {str(part["pool"]) for part in d.get("split") or [d]} for d in plan["deployments"]}
+
+
+def _service_moves(
+    old: dict[str, Any], new: dict[str, Any], removed: list[str], added: list[str]
+) -> list[tuple[list[str], list[str]]]:
+    """(removed pools, added pools) a service moves between: it ran in the removed ones and runs in the added ones.
+
+    Pools linked by any one service form one group (two services moving out of one pool into two count once).
+    """
+    before, after = _deployment_pools(old), _deployment_pools(new)
+    group_of: dict[tuple[str, str], int] = {}  # ("old"|"new", pool) -> group id
+    groups: list[tuple[set[str], set[str]]] = []
+    for name in sorted(set(before) & set(after)):
+        gone = sorted(before[name] & set(removed))
+        come = sorted(after[name] & set(added))
+        if not gone or not come:
+            continue
+        members = [("old", p) for p in gone] + [("new", p) for p in come]
+        ids = sorted({group_of[m] for m in members if m in group_of})
+        target = ids[0] if ids else len(groups)
+        if not ids:
+            groups.append((set(), set()))
+        for other in ids[1:]:  # a service joining two groups merges them
+            groups[target][0].update(groups[other][0])
+            groups[target][1].update(groups[other][1])
+            groups[other] = (set(), set())
+        groups[target][0].update(gone)
+        groups[target][1].update(come)
+        for side, pools in (("old", groups[target][0]), ("new", groups[target][1])):
+            group_of.update({(side, p): target for p in pools})
+    return [(sorted(gone), sorted(come)) for gone, come in groups if gone and come]
+
+
+def _replacement(
+    old: dict[str, Any], new: dict[str, Any], removed: list[dict[str, Any]], added: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A replacement's entry: the hardware after and before, the pools and nodes removed and added, the services.
+
+    The services are the deployments that ran in the removed pools or run in the added ones.
+    """
+    provider, platform, gpu = _hardware(new, added[0])
+    was_provider, was_platform, was_gpu = _hardware(old, removed[0])
+    gone, come = {str(p["name"]) for p in removed}, {str(p["name"]) for p in added}
+    services = {name for name, pools in _deployment_pools(old).items() if pools & gone}
+    services |= {name for name, pools in _deployment_pools(new).items() if pools & come}
     return {
         "provider": provider,
         "platform": platform,
         "gpu": gpu,
+        "was": {"provider": was_provider, "platform": was_platform, "gpu": was_gpu},
         "removed": [{"pool": p["name"], "nodes": p["nodes"]} for p in removed],
         "added": [{"pool": p["name"], "nodes": p["nodes"]} for p in added],
         "nodes_deleted": sum(p["nodes"] for p in removed),
         "nodes_created": sum(p["nodes"] for p in added),
+        "deployments": sorted(services),
     }
 
 
@@ -256,23 +377,56 @@ def _replacement(kind: tuple[Any, Any, Any], removed: list[dict[str, Any]], adde
 _MAX_NAMED_POOLS = 3
 
 
-def _pools_text(pools: list[dict[str, Any]]) -> str:
-    """Pools with their nodes as Markdown, the first :data:`_MAX_NAMED_POOLS` by name and a count of the rest."""
-    text = ", ".join(f"{md_code(p['pool'])} ({fmt_cell(p['nodes'])} nodes)" for p in pools[:_MAX_NAMED_POOLS])
+def _pools_text(pools: list[dict[str, Any]], plain: bool) -> str:
+    """Pools with their nodes, the first :data:`_MAX_NAMED_POOLS` by name and a count of the rest."""
+    text = ", ".join(f"{_name(p['pool'], plain)} ({_cell(p['nodes'], plain)} nodes)" for p in pools[:_MAX_NAMED_POOLS])
     return text + (f" and {len(pools) - _MAX_NAMED_POOLS} more" if len(pools) > _MAX_NAMED_POOLS else "")
 
 
-def replacement_text(entry: dict[str, Any]) -> str:
-    """One replacement as Markdown: the pools, their hardware, and what applying it does to the nodes."""
-    removed, added = (_pools_text(entry[side]) for side in ("removed", "added"))
-    hardware = fmt_cell(entry["gpu"]) + ("" if entry["platform"] is None else f" on {fmt_cell(entry['platform'])}")
+def _name(value: Any, plain: bool) -> str:
+    """A name as a Markdown code span, or (``plain``) quoted on one line."""
+    return f"'{one_line(str(value))}'" if plain else md_code(str(value))
+
+
+def _cell(value: Any, plain: bool) -> str:
+    """A value as :func:`fmt_cell` prints it, or (``plain``) as one line of text without Markdown escapes."""
+    if plain and isinstance(value, str):
+        return one_line(value)
+    return fmt_cell(value)
+
+
+def _hardware_text(kind: dict[str, Any], plain: bool) -> str:
+    """A GPU and, where known, its platform: ``h100-sxm5-80gb on aws-p5-48xlarge``."""
+    gpu = _cell(kind["gpu"], plain)
+    return gpu if kind["platform"] is None else f"{gpu} on {_cell(kind['platform'], plain)}"
+
+
+def replacement_text(entry: dict[str, Any], plain: bool = False) -> str:
+    """One replacement as Markdown (``plain``: one line of plain text): pools, hardware, what it does to the nodes.
+
+    Where the hardware changes, the hardware before and the services that move are said too.
+    """
+    removed, added = (_pools_text(entry[side], plain) for side in ("removed", "added"))
+    hardware = _hardware_text(entry, plain)
+    was = entry.get("was")
+    if isinstance(was, dict) and not _same_hardware(
+        (was["provider"], was["platform"], was["gpu"]), (entry["provider"], entry["platform"], entry["gpu"])
+    ):
+        services = entry.get("deployments", [])
+        names = ", ".join(_name(d, plain) for d in services[:_MAX_NAMED_POOLS])
+        names += f" and {len(services) - _MAX_NAMED_POOLS} more" if len(services) > _MAX_NAMED_POOLS else ""
+        moves = f"; {names} {'moves' if len(services) == 1 else 'move'}" if services else ""
+        hardware += f" (was {_hardware_text(was, plain)}{moves})"
     if entry["provider"] in (None, "baremetal"):
         effect = (
-            f"{fmt_cell(entry['nodes_deleted'])} servers leave the pool and {fmt_cell(entry['nodes_created'])} join the "
-            "new one (Ansible group, node labels and Terraform keys renamed; Kubernetes nodes drained and rejoined)"
+            f"{_cell(entry['nodes_deleted'], plain)} servers leave the pool and {_cell(entry['nodes_created'], plain)} "
+            "join the new one (Ansible group, node labels and Terraform keys renamed; Kubernetes nodes drained and "
+            "rejoined)"
         )
     else:
-        effect = f"applying it deletes {fmt_cell(entry['nodes_deleted'])} nodes and creates {fmt_cell(entry['nodes_created'])}"
+        effect = (
+            f"applying it deletes {_cell(entry['nodes_deleted'], plain)} nodes and creates {_cell(entry['nodes_created'], plain)}"
+        )
     return f"{removed} replaced by {added}, {hardware}: {effect}"
 
 
@@ -313,11 +467,39 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
             "ttft_s": details.get("ttft_s"),
             "weights_gib": {tier: _gib(where.get(key)) for tier, key in (("gpu", "gpu"), ("ram", "cpu"), ("nvme", "disk"))},
         }
+    load = _load(dep, details)
+    if load is not None:
+        row["load"] = load
     if "usd_per_job" in details or "hours" in details:  # a training job: its run's time and, rented, its price
         row["training"] = {"hours": details.get("hours"), "usd_per_job": details.get("usd_per_job")}
     if dep.get("split"):
         row["parts"] = [{k: part[k] for k in ("tp", "pp", "replicas", "pool")} for part in dep["split"]]
     return row
+
+
+def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None:
+    """A service's requested rate, the share of its replicas' capacity that takes, and its latency at that load.
+
+    Capacity is replicas x the most a replica sustains within the SLOs; a split service's requests are routed evenly
+    over the replicas of both parts, so its slowest part's figure binds (as the planner sizes it). None for
+    a deployment without a rate (a training job, a fixed machine). newuser24 item 3: a rate change that kept the
+    layout read "No change to the fleet." while every rendered output changed.
+    """
+    rate = _number(details.get("requests_per_s"))
+    if rate is None:
+        return None
+    parts = dep.get("split") or [{"replicas": dep["replicas"], **details}]
+    replicas = [_number(p.get("replicas")) for p in parts]
+    rates = [_number(p.get("requests_per_s_per_replica_max")) for p in parts]
+    capacity = 0.0  # a figure missing: no share is told
+    if None not in replicas and None not in rates:  # requests go evenly to every replica: the slowest part's binds
+        capacity = sum(n for n in replicas if n is not None) * min(r for r in rates if r is not None)
+    return {
+        "requests_per_s": _two_places(rate),
+        "capacity_share": round(rate / capacity, 4) + 0.0 if capacity else None,
+        "ttft_p95_s": details.get("ttft_p95_s"),
+        "tpot_s": details.get("tpot_s"),
+    }
 
 
 def _gib(value: Any) -> Any:
@@ -351,6 +533,69 @@ def signed_cell(value: Any) -> str:
     return text if str(text).startswith("-") or value == 0 else f"+{text}"
 
 
+def _pool_status(p: dict[str, Any]) -> str:
+    """A pool row's status; a changed pool of the same size says that what runs on it changed."""
+    if p["status"] == "changed" and p["old"]["runs"] != p["new"]["runs"] and p["old"]["nodes"] == p["new"]["nodes"]:
+        return "changed (what runs on it)"
+    return str(p["status"])
+
+
+def _pool_lines(pools: list[dict[str, Any]]) -> list[str]:
+    """The pool table: status, GPU, nodes, GPUs, power and cost a month, old -> new."""
+    lines = ["", "| pool | status | GPU | nodes | GPUs | power W | $/month |", "|---|---|---|---:|---:|---:|---:|"]
+    for p in pools:
+        o, n = p["old"], p["new"]
+        gpu = n["gpu"] or o["gpu"]
+        cells = " | ".join(
+            f"{fmt_cell(o.get(key))} → {fmt_cell(n.get(key))}" for key in ("nodes", "gpus", "power_w", "usd_per_month")
+        )
+        lines.append(f"| {md_code(p['pool'], cell=True)} | {_pool_status(p)} | {fmt_cell(gpu)} | {cells} |")
+    return lines
+
+
+def _load_text(load: dict[str, Any]) -> str:
+    """A service's rate and how much of its capacity that is: ``15 req/s asked, 85% of capacity; TTFT p95 177 ms ...``."""
+    share = load["capacity_share"]
+    text = f"{fmt_cell(load['requests_per_s'])} req/s asked" + (
+        "" if _number(share) is None else f", {float(share):.0%} of capacity"
+    )
+    ttft, tpot = _number(load.get("ttft_p95_s")), _number(load.get("tpot_s"))
+    if ttft is not None and tpot is not None:
+        text += f" (TTFT p95 {ttft * 1000:,.0f} ms, TPOT {tpot * 1000:,.1f} ms at that load)"
+    return text
+
+
+def _deployment_text(x: dict[str, Any] | None) -> str:
+    """One side of a deployment row: model, layout, load, engine settings, run or machine figures."""
+    if x is None:
+        return "-"
+    text = f"{x['model_id']} {x['precision']} {deployment_layout(x)} ({x['gpus']} GPUs)"
+    load = x.get("load")
+    if load:
+        text += f"; {_load_text(load)}"
+    serving = x.get("serving")
+    if serving:
+        tokens = serving.get("max_num_batched_tokens")
+        text += (
+            f"; KV {fmt_cell(serving['kv_cache_precision'])}, max_num_seqs {fmt_cell(serving['max_num_seqs'])}, "
+            + ("" if tokens is None else f"max_num_batched_tokens {fmt_cell(tokens)}, ")
+            + f"at most {fmt_cell(serving['requests_per_s_per_replica_max'])} req/s a replica"
+        )
+    training = x.get("training")
+    if training:
+        text += f"; {fmt_cell(training['hours'])} h a run" + (
+            "" if training["usd_per_job"] is None else f", ${fmt_cell(training['usd_per_job'])} a run"
+        )
+    machine = x.get("machine")
+    if machine:
+        gib = machine["weights_gib"]
+        text += (
+            f"; {fmt_cell(machine['decode_tokens_per_s'])} tokens/s, TTFT {fmt_cell(machine['ttft_s'])} s; "
+            f"weights GPU {fmt_cell(gib['gpu'])} / RAM {fmt_cell(gib['ram'])} / NVMe {fmt_cell(gib['nvme'])} GiB"
+        )
+    return md_text(text)
+
+
 def markdown_diff(result: dict[str, Any]) -> str:
     """The diff as a Markdown comment body."""
     lines = ["## specgen: fleet change", "", *replacement_lines(result.get("replacements", []))]
@@ -358,47 +603,13 @@ def markdown_diff(result: dict[str, Any]) -> str:
     for key, row in result["totals"].items():
         lines.append(f"| {md_text(key)} | {fmt_cell(row['old'])} | {fmt_cell(row['new'])} | {signed_cell(row['delta'])} |")
     if result["pools"]:
-        lines += ["", "| pool | status | GPU | nodes | GPUs | power W |", "|---|---|---|---:|---:|---:|"]
-        for p in result["pools"]:
-            o, n = p["old"], p["new"]
-            gpu = n["gpu"] or o["gpu"]
-            nodes, gpus, power = (
-                f"{fmt_cell(o['nodes'])} → {fmt_cell(n['nodes'])}",
-                f"{fmt_cell(o['gpus'])} → {fmt_cell(n['gpus'])}",
-                f"{fmt_cell(o['power_w'])} → {fmt_cell(n['power_w'])}",
-            )
-            lines.append(f"| {md_code(p['pool'], cell=True)} | {p['status']} | {fmt_cell(gpu)} | {nodes} | {gpus} | {power} |")
+        lines += _pool_lines(result["pools"])
     if result["deployments"]:
         lines += ["", "| deployment | old | new |", "|---|---|---|"]
         for d in result["deployments"]:
-
-            def show(x: dict[str, Any] | None) -> str:
-                if x is None:
-                    return "-"
-                text = f"{x['model_id']} {x['precision']} {deployment_layout(x)} ({x['gpus']} GPUs)"
-                serving = x.get("serving")
-                if serving:
-                    tokens = serving.get("max_num_batched_tokens")
-                    text += (
-                        f"; KV {fmt_cell(serving['kv_cache_precision'])}, max_num_seqs {fmt_cell(serving['max_num_seqs'])}, "
-                        + ("" if tokens is None else f"max_num_batched_tokens {fmt_cell(tokens)}, ")
-                        + f"at most {fmt_cell(serving['requests_per_s_per_replica_max'])} req/s a replica"
-                    )
-                training = x.get("training")
-                if training:
-                    text += f"; {fmt_cell(training['hours'])} h a run" + (
-                        "" if training["usd_per_job"] is None else f", ${fmt_cell(training['usd_per_job'])} a run"
-                    )
-                machine = x.get("machine")
-                if machine:
-                    gib = machine["weights_gib"]
-                    text += (
-                        f"; {fmt_cell(machine['decode_tokens_per_s'])} tokens/s, TTFT {fmt_cell(machine['ttft_s'])} s; "
-                        f"weights GPU {fmt_cell(gib['gpu'])} / RAM {fmt_cell(gib['ram'])} / NVMe {fmt_cell(gib['nvme'])} GiB"
-                    )
-                return md_text(text)
-
-            lines.append(f"| {md_code(d['deployment'], cell=True)} | {show(d['old'])} | {show(d['new'])} |")
+            lines.append(
+                f"| {md_code(d['deployment'], cell=True)} | {_deployment_text(d['old'])} | {_deployment_text(d['new'])} |"
+            )
     if not result["pools"] and not result["deployments"]:
         lines += ["", "No change to the fleet."]
     return "\n".join(lines) + "\n"

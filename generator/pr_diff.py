@@ -12,9 +12,18 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
-from generator.errors import InputError
+from generator.errors import (
+    InfeasibleError,
+    InputError,
+    MultipleInputError,
+    SpecgenError,
+    arithmetic_error,
+    one_line,
+)
 from generator.fleet_diff import (
     TRAINING_FIELDS,
     diff_plans,
@@ -26,6 +35,8 @@ from generator.fleet_diff import (
 )
 from generator.input_files import MAX_WORKLOAD_BYTES, check_distinct_files, short
 from generator.named_tuple import NamedTuple
+from generator.render.md_escape import md_text
+from generator.render.md_escape import one_line as escape_controls
 from generator.units import GIB
 
 MAX_MARKDOWN_CHARS = 60_000
@@ -191,7 +202,13 @@ def _plan_path(path: str) -> dict[str, Any]:
 
 
 def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
-    """Per file: status (added, removed, changed, unchanged), its fleet diff and both plans' pools' memory."""
+    """Per file: status (added, removed, changed, unchanged), its fleet diff and both plans' pools' memory.
+
+    A file that cannot be planned in the working tree (invalid or infeasible) is one of its own: status ``invalid``
+    or ``infeasible``, its error lines, no diff, left out of the totals; the other files are still compared
+    (newuser24 item 2: one infeasible file made the whole comment empty). :func:`unplanned_error` is the error the
+    command exits with then. A file that could not be planned at ``rev`` and can now is ``fixed``: its fleet is added.
+    """
     check_revision(rev)
     check_distinct_files(paths)  # a workload given twice would count twice in the fleet's totals
     files: list[dict[str, Any]] = []
@@ -201,8 +218,11 @@ def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
         exists = os.path.exists(path)
         if old_text is None and not exists:
             raise InputError(f"{path}: neither in the working tree nor at {rev}")
-        old = _plan_text(old_text, f"{rev}:{path}") if old_text is not None else EMPTY_PLAN
-        new = _plan_path(path) if exists else EMPTY_PLAN
+        old = _planned(partial(_plan_text, old_text, f"{rev}:{path}")) if old_text is not None else EMPTY_PLAN
+        new = _planned(partial(_plan_path, path)) if exists else EMPTY_PLAN
+        if isinstance(new, _Unplanned):
+            files.append({"file": path, "status": new.status, "errors": new.lines, "diff": None, "memory": []})
+            continue
         # the change's own workloads must differ in name; two at the base alike are what a fixing change removes
         name = new.get("workload")
         if new is not EMPTY_PLAN and (first := named.setdefault(str(name), path)) != path:
@@ -211,12 +231,70 @@ def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
                 "differ, and the diff would count the fleet twice"
             )
         status = "added" if old_text is None else "removed" if not exists else "changed"
-        diff = diff_plans(old, new)
-        if status == "changed" and not diff["pools"] and not diff["deployments"]:
+        base_errors = old.lines if isinstance(old, _Unplanned) else []
+        diff = diff_plans(EMPTY_PLAN if isinstance(old, _Unplanned) else old, new)
+        if base_errors and exists:
+            status = "fixed"
+        elif status == "changed" and not diff["pools"] and not diff["deployments"]:
             status = "unchanged"
-        files.append({"file": path, "status": status, "diff": diff, "memory": pool_memory(new, diff)})
-    replaced = [{"file": f["file"], **entry} for f in files for entry in f["diff"]["replacements"]]
-    return {"base": rev, "replacements": replaced, "totals": _sum_totals(files), "files": files}
+        entry = {"file": path, "status": status, "diff": diff, "memory": pool_memory(new, diff)}
+        if base_errors:
+            entry["base_errors"] = base_errors
+        files.append(entry)
+    planned = [f for f in files if f["diff"] is not None]
+    replaced = [{"file": f["file"], **entry} for f in planned for entry in f["diff"]["replacements"]]
+    return {"base": rev, "replacements": replaced, "totals": _sum_totals(planned), "files": files}
+
+
+#: Error lines kept for a file that cannot be planned (the CLI prints as many for one failure).
+MAX_ERROR_LINES = 25
+
+
+class _Unplanned(NamedTuple):
+    """A workload file's version that specgen cannot plan: ``invalid`` (exit 1) or ``infeasible`` (exit 3), and why."""
+
+    status: str
+    lines: list[str]
+
+
+def _planned(plan: Callable[[], dict[str, Any]]) -> dict[str, Any] | _Unplanned:
+    """``plan()``, or what stopped it: the same one-line errors ``plan`` prints for the file."""
+    try:
+        return plan()
+    except SpecgenError as exc:
+        return _unplanned(exc)
+    except ArithmeticError as exc:
+        return _unplanned(arithmetic_error(exc))
+
+
+def _unplanned(exc: SpecgenError) -> _Unplanned:
+    """Why a file cannot be planned: each error on one line, whole (the CLI and the comment cut a long one once)."""
+    errors = exc.errors if isinstance(exc, MultipleInputError) else [exc]
+    lines = [escape_controls(str(e)) for e in errors]
+    if len(lines) > MAX_ERROR_LINES:
+        lines = [*lines[:MAX_ERROR_LINES], f"... and {len(lines) - MAX_ERROR_LINES:,} more errors not shown"]
+    return _Unplanned("infeasible" if isinstance(exc, InfeasibleError) else "invalid", lines)
+
+
+#: Statuses of a file the working tree's version of which cannot be planned.
+UNPLANNED = ("invalid", "infeasible")
+
+
+class UnplannedFilesError(MultipleInputError):
+    """Workload files of the change that cannot be planned; exits 1 if any is invalid, else 3 (all infeasible)."""
+
+    def __init__(self, errors: list[InputError], exit_code: int) -> None:
+        super().__init__(errors)
+        self.exit_code = exit_code
+
+
+def unplanned_error(result: dict[str, Any]) -> UnplannedFilesError | None:
+    """The error ``diff --base`` exits with after writing its report, where a file of the change cannot be planned."""
+    failed = [f for f in result["files"] if f["status"] in UNPLANNED]
+    if not failed:
+        return None
+    code = 1 if any(f["status"] == "invalid" for f in failed) else InfeasibleError.exit_code
+    return UnplannedFilesError([InputError(line) for f in failed for line in f["errors"]], code)
 
 
 def _sum_totals(files: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -300,29 +378,74 @@ def _replaced_headline(replacements: list[dict[str, Any]]) -> list[str]:
     return [*lines[:2], *bullets, ""]
 
 
+#: Files the headline names one by one as not plannable (each has its section below with the error).
+MAX_HEADLINE_UNPLANNED = 10
+#: Error lines a file's section quotes (the JSON report and the job's log have all).
+MAX_SECTION_ERRORS = 5
+
+
+def _unplanned_headline(files: list[dict[str, Any]]) -> list[str]:
+    """The comment's first lines when files of the change cannot be planned: which, and that CI fails on them."""
+    failed = [f for f in files if f["status"] in UNPLANNED]
+    if not failed:
+        return []
+    named = ", ".join(f"{code_span(f['file'])} ({f['status']})" for f in failed[:MAX_HEADLINE_UNPLANNED])
+    more = len(failed) - MAX_HEADLINE_UNPLANNED
+    named += f" and {more} more" if more > 0 else ""
+    return [
+        f"**{len(failed)} workload file(s) cannot be planned as changed: {named}.** `specgen render` fails on them "
+        "too, and so does this check; each is explained below and left out of the totals.",
+        "",
+    ]
+
+
+def _error_lines_md(lines: list[str]) -> list[str]:
+    """Error lines as Markdown list items, escaped (a workload's values may be anything), the first few."""
+    shown = [f"- {md_text(one_line(line))}" for line in lines[:MAX_SECTION_ERRORS]]
+    if len(lines) > MAX_SECTION_ERRORS:
+        shown.append(f"- _{len(lines) - MAX_SECTION_ERRORS} more; see the job's log or the JSON report._")
+    return shown
+
+
+def _section(entry: dict[str, Any]) -> str:
+    """One file's part of the comment: its error, or its fleet diff and the memory of each changed pool."""
+    lines = ["", f"### {code_span(entry['file'])} ({entry['status']})", ""]
+    if entry["status"] in UNPLANNED:
+        what = "is infeasible" if entry["status"] == "infeasible" else "is invalid"
+        lines += [f"As changed, this file {what}; specgen says:", "", *_error_lines_md(entry["errors"])]
+        return "\n".join(lines) + "\n"
+    if entry.get("base_errors"):
+        counted = "; its fleet is counted as added" if entry["status"] == "fixed" else ""
+        lines += [f"At the base it could not be planned{counted}. specgen said then:", ""]
+        lines += [*_error_lines_md(entry["base_errors"]), ""]
+    lines.append(markdown_diff(entry["diff"]).split("\n", 2)[2].strip())
+    for memory in entry["memory"]:
+        lines += ["", mermaid_memory(memory)]  # a fence right after a table row is read as part of it by some viewers
+    return "\n".join(lines) + "\n"
+
+
 def markdown(result: dict[str, Any]) -> str:
-    """The pull-request comment: headline over every file, then each changed file (within the size limit)."""
+    """The pull-request comment: headline over every file, then each changed file (within the size limit).
+
+    Files that cannot be planned come first: they are what fails the job.
+    """
     head = [f"## specgen: fleet change against {code_span(result['base'])}", ""]
+    head += _unplanned_headline(result["files"])
     head += _replaced_headline(result.get("replacements", []))
     labels = dict(HEADLINE)
     if result["totals"]:
         head += ["| | before | after | change |", "|---|---:|---:|---:|"]
         for key, row in result["totals"].items():
             head.append(f"| **{labels[key]}** | {fmt_cell(row['old'])} | {fmt_cell(row['new'])} | {signed_cell(row['delta'])} |")
-    changed = [f for f in result["files"] if f["status"] != "unchanged"]
+    failed = [f for f in result["files"] if f["status"] in UNPLANNED]
+    changed = [f for f in result["files"] if f["status"] not in (*UNPLANNED, "unchanged")]
     unchanged = [f["file"] for f in result["files"] if f["status"] == "unchanged"]
-    head += ["", f"{len(changed)} workload file(s) change the fleet; {len(unchanged)} unchanged."]
+    count = f"{len(changed)} workload file(s) change the fleet; {len(unchanged)} unchanged"
+    head += ["", count + (f"; {len(failed)} cannot be planned." if failed else ".")]
     body = "\n".join(head) + "\n"
     left_out = 0
-    for entry in changed:
-        section = [
-            "",
-            f"### {code_span(entry['file'])} ({entry['status']})",
-            "",
-            markdown_diff(entry["diff"]).split("\n", 2)[2].strip(),
-        ]
-        section += [mermaid_memory(m) for m in entry["memory"]]
-        text = "\n".join(section) + "\n"
+    for entry in [*failed, *changed]:
+        text = _section(entry)
         if len(body) + len(text) > MAX_MARKDOWN_CHARS - 200:
             left_out += 1
             continue

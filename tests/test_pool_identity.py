@@ -57,6 +57,7 @@ deployments:
       slo: {ttft_p95_ms: 2000, tpot_ms: 50}
 hardware:
   provider: gcp
+  gpus: [h100-sxm5-80gb, a100-sxm4-40gb]  # the fleet these names were written for (G4 is cheaper for small and moe)
 objective: cost
 outputs: [terraform, ansible, kubernetes]
 kubernetes:
@@ -96,25 +97,28 @@ def _named(text: str) -> str:
 
 
 @pytest.mark.parametrize(
-    ("change", "added"),
+    ("change", "added", "services"),
     [
-        pytest.param("embed", f"chat_embed_small_moe_{H100}", id="service-added-into-idle-gpus"),
-        pytest.param("rps36", f"chat_{H100}", id="traffic-bump-moves-colocated-services"),
+        pytest.param(
+            "embed", f"chat_embed_small_moe_{H100}", ["chat", "embed", "moe", "small"], id="service-added-into-idle-gpus"
+        ),
+        pytest.param("rps36", f"chat_{H100}", ["chat", "moe", "small"], id="traffic-bump-moves-colocated-services"),
     ],
 )
-def test_the_diff_names_a_replaced_pool_first(tmp_path: Path, change: str, added: str) -> None:
+def test_the_diff_names_a_replaced_pool_first(tmp_path: Path, change: str, added: str, services: list[str]) -> None:
     old = _plan(tmp_path, "old", GKE)
     new = _plan(tmp_path, "new", _variant(GKE, change))
     result = diff_plans(old, new)
     (entry,) = result["replacements"]
+    hardware = {"provider": "gcp", "platform": "gcp-a3-highgpu-8g", "gpu": "h100-sxm5-80gb"}
     assert entry == {
-        "provider": "gcp",
-        "platform": "gcp-a3-highgpu-8g",
-        "gpu": "h100-sxm5-80gb",
+        **hardware,
+        "was": hardware,
         "removed": [{"pool": f"chat_small_moe_{H100}", "nodes": 3}],
         "added": [{"pool": added, "nodes": 3}],
         "nodes_deleted": 3,
         "nodes_created": 3,
+        "deployments": services,
     }
     text = markdown_diff(result)
     warning = text.index("**Node pools replaced, not resized: 3 node(s) deleted and 3 created.**")
@@ -133,8 +137,12 @@ def test_a_named_pool_keeps_its_name(tmp_path: Path, change: str) -> None:
     assert labels["specgen.dev/pool"] == "serving-h100-sxm5-80gb"
     result = diff_plans(old, new)
     assert result["replacements"] == []
-    assert f"serving_{H100}" not in {p["pool"] for p in result["pools"]}  # same nodes: no row at all
-    assert "replaced" not in markdown_diff(result)
+    # same nodes, other services on them (newuser24 item 8): a changed row, not a replacement
+    (row,) = [p for p in result["pools"] if p["pool"] == f"serving_{H100}"]
+    assert row["status"] == "changed" and row["old"]["nodes"] == row["new"]["nodes"] == 3
+    assert row["old"]["runs"] != row["new"]["runs"]
+    text = markdown_diff(result)
+    assert "replaced" not in text and f"| `serving_{H100}` | changed (what runs on it) |" in text
 
 
 def test_a_named_pool_grows_as_a_resize(tmp_path: Path) -> None:

@@ -2,9 +2,11 @@
 
 Usage: python sticky_comment.py BODY.md
 The comment is found by a hidden marker on its first line, so every push edits it instead of adding
-another. GitHub Actions: needs GITHUB_TOKEN, PR_NUMBER (GITHUB_REPOSITORY and GITHUB_API_URL are set by
-the runner). GitLab CI: needs SPECGEN_NOTE_TOKEN (CI_API_V4_URL, CI_PROJECT_ID and
-CI_MERGE_REQUEST_IID are set by the runner). Standard library only.
+another. An empty BODY.md (specgen stopped before writing one) leaves the comment as it is; a workload
+file that cannot be planned is explained in the body ``specgen diff`` writes, which exits non-zero then.
+GitHub Actions: needs GITHUB_TOKEN, PR_NUMBER (GITHUB_REPOSITORY and GITHUB_API_URL are set by the runner).
+GitLab CI: needs SPECGEN_NOTE_TOKEN (CI_API_V4_URL, CI_PROJECT_ID and CI_MERGE_REQUEST_IID are set by the runner).
+Standard library only.
 """
 
 from __future__ import annotations
@@ -65,7 +67,11 @@ def gitlab(body: str) -> None:
 def main() -> int:
     """Post BODY.md (the first argument) as the one specgen comment."""
     with open(sys.argv[1], encoding="utf-8") as fh:
-        body = f"{MARKER}\n{fh.read()}"
+        text = fh.read()
+    if not text.strip():  # specgen stopped before writing (a bad --base, not installed): keep the last comment
+        print(f"{sys.argv[1]} is empty (see the specgen diff step's log); the comment is left as it is")
+        return 0
+    body = f"{MARKER}\n{text}"
     if os.environ.get("GITHUB_ACTIONS") == "true":
         github(body)
     elif os.environ.get("GITLAB_CI") == "true":

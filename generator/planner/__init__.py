@@ -353,7 +353,8 @@ def _fleet_floor(wl: Workload, options: list[Option]) -> float | None:
 
     own = 0.0
     shared: dict[ServerKey, list[tuple[float, int]]] = {}  # per server kind: (figure per server, GPUs) of each part
-    for part in (part for opt in options for part in opt.pieces):
+    once = {id(opt): opt for opt in options}.values()  # the jobs of a chain hold one option: its servers count once
+    for part in (part for opt in once for part in opt.pieces):
         c = part.candidate
         if wl.objective == "gpus":
             each = float(c.gpus_per_node)
@@ -472,7 +473,12 @@ def _choose(
     free = free_servers(wl)  # owned servers no deployment holds whole (in a shared pass, services' replicas aside)
     busy: dict[ServerKey, int] = {}  # GPUs in use by the inference deployments chosen so far, by server kind
     not_bought = {(h.platform.id, h.gpu.id) for h in allowed_hardware(wl) if h.not_bought} if share and free else set()
-    for i in order or range(len(wl.deployments)):
+    chains = _chains_by_job(wl)  # training jobs run one after another on one pool: chosen together, at the first
+    for step in order or range(len(wl.deployments)):
+        chain = chains.get(step)
+        if chain is not None and any(k == chain[0] for k, _, _ in chosen):
+            continue  # chosen with an earlier job of its chain
+        i = step if chain is None else chain[0]  # a chain is planned as its first job
         dep = wl.deployments[i]
         model = loaded.models[dep.name]
         service = isinstance(dep, InferenceDeployment)
@@ -483,11 +489,15 @@ def _choose(
             found: list[Blocked] = []
             if isinstance(dep, InferenceDeployment):
                 every = inference_options(wl, dep, model, consts, found, seen) + split_options(wl, dep, model, consts, whole)
+            elif chain is not None:
+                from generator.planner.training_chain import chain_jobs, chain_options
+
+                every = chain_options(wl, chain_jobs(loaded, chain), consts, found, whole, sizes)  # each within its pins
             else:
                 from generator.planner.training_candidates import training_options
 
                 every = training_options(wl, dep, model, consts, found, whole, sizes)
-            pinned_options, why_pinned = honour_pins(dep, every)
+            pinned_options, why_pinned = (every, None) if chain is not None else honour_pins(dep, every)
             within = [o for o in pinned_options if within_limits(wl, o)]
             said: list[Finding] = []
             ranked_by = objective_for(wl.objective, within, i, said)
@@ -498,9 +508,10 @@ def _choose(
                     by_kind.setdefault(kind, []).append(o)
             enumerated[state] = _Options(pinned_options, found, within, why_pinned, ranked_by, said, by_kind, {})
         options, blocked, allowed, pinned, objective, said, by_kind, ranked = enumerated[state]
-        ruled_out[dep.name] = list(blocked)
+        for k in chain or (i,):
+            ruled_out[wl.deployments[k].name] = list(blocked)
+            objectives[k] = objective
         findings += said
-        objectives[i] = objective
         # owned servers first: layouts that buy nothing new, then the objective (owned servers cost only their upkeep);
         # sharing servers, an inference layout is ranked by what it adds to the servers chosen before it
         shared = busy if share and service else None
@@ -523,6 +534,12 @@ def _choose(
             )
             ranked[ranking] = sorted(allowed, key=by)
         feasible = ranked[ranking]
+        if not feasible and chain is not None:
+            from generator.planner.training_chain import chain_failure
+
+            # a chain's deadlines missed are said as the chain's; a job of it with no layout at all, as that job's
+            i, blocked = chain_failure(loaded, chain, blocked, options)
+            dep, model = wl.deployments[i], loaded.models[wl.deployments[i].name]
         if not feasible:
             where = loaded.document.locate(("deployments", i, "model"))
             # owned servers alone could hold it, but too few are free and no more are bought (on kinds that are not
@@ -591,7 +608,18 @@ def _choose(
             else:
                 take_owned(free, (part.candidate,))
         chosen.append((i, best, [o for o in runners_up[i] if o is not best] if runners_up else feasible[1:]))
+        # every job of a chain holds the chain's option (its own layout is in ``sequence``)
+        chosen += [(k, best, chosen[-1][2]) for k in chain or () if k != i]
     return sorted(chosen, key=lambda c: c[0]), findings, objectives, ruled_out  # in the workload's order
+
+
+def _chains_by_job(wl: Workload) -> dict[int, tuple[int, ...]]:
+    """Each job of a chain of training jobs (``run_after``) -> its chain, in the order it runs."""
+    if not any(isinstance(d, TrainingDeployment) and d.training.run_after for d in wl.deployments):
+        return {}
+    from generator.workload.chains import training_chains
+
+    return {k: chain for chain in training_chains(wl) for k in chain}
 
 
 def _owned_short_hint(
@@ -605,7 +633,11 @@ def _owned_short_hint(
     ``replicas_fit``: a layout of whole replicas inside a server found some owned free, too few: a lower rate needs fewer.
     """
     held = []
+    told: set[int] = set()  # the jobs of a chain hold one option: its servers are said once, by its first job
     for i, opt, _ in chosen:
+        if id(opt) in told:
+            continue
+        told.add(id(opt))
         servers = [f"{p.candidate.owned_nodes} x {p.hardware.platform.id}" for p in opt.pieces if p.candidate.owned_nodes]
         held += [f"'{wl.deployments[i].name}' holds {' and '.join(servers)}"] if servers else []
     ways = [

@@ -35,6 +35,7 @@ from generator.planner.pooling import (
     pooling_load_text,
     pooling_pass_text,
 )
+from generator.planner.price_region import price_region_findings
 from generator.planner.racks import Rack, assumed_height_findings, pack_racks, rack_findings, too_tall
 from generator.planner.ruled_out import psu_ruled_out, why_left_free
 from generator.planner.slo import effective_slo, replicas_needed, replicas_text
@@ -51,6 +52,7 @@ from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, Workload
 
 if TYPE_CHECKING:
+    from generator.planner.training_chain import Sequenced
     from generator.sizing.training import TrainingSetup
 
 #: A vendor's name for its Kubernetes device plugin, as the single-host advice names it.
@@ -676,14 +678,21 @@ def build_plan(
     """
     ruled_out = ruled_out or {}
     wl = loaded.workload
+    # the jobs of a chain (run_after) each take their own layout on the chain's one pool, in turn
+    sequenced = _sequenced(wl, chosen)
+    chosen = [(i, sequenced[i].own if i in sequenced else opt, rest) for i, opt, rest in chosen]
     groups: dict[tuple[str, str, int, str], list[tuple[int, Option]]] = {}
     for index, opt, _ in chosen:
         for part in opt.pieces:  # a split deployment's parts go to pools of their own server kinds
-            kind = "inference" if part.shares_servers else f"solo-{index}"
+            first = sequenced[index].first if index in sequenced else index
+            kind = "inference" if part.shares_servers else f"solo-{first}"
             groups.setdefault((*part.server_kind, kind), []).append((index, part))
     colocation = {**_colocation_reasons(wl, groups), **_named_pool_reasons(wl, groups)}
     units: list[tuple[list[tuple[int, Option]], int]] = []
-    for (_, _, per_node, _), members in sorted(groups.items()):
+    for (_, _, per_node, kind), members in sorted(groups.items()):
+        if kind.startswith("solo-") and len(members) > 1:  # a chain: its jobs in turn on the servers the widest needs
+            units.append((members, max(o.candidate.nodes for _, o in members)))
+            continue
         units += _group_units(wl, members, per_node)
     for unit, nodes in units:
         if nodes > MAX_NODES_PER_POOL:
@@ -777,7 +786,7 @@ def build_plan(
             mem = serving_memory(shape_inf.memory)
             precision, kv = shape_inf.fmt.name, dep.inference.kv_cache_precision
         else:
-            details, reasons = _training_details(opt, rest, consts)
+            details, reasons = _training_details(opt, [] if index in sequenced else rest, consts)  # a chain's: its own
             findings += _training_findings(index, dep, model, details, opt.candidate.gpus)
             if opt.candidate.nodes > opt.candidate.owned_nodes and any(n and k != opt.server_kind for k, n in free.items()):
                 reasons.append(TRAINING_NOT_SPLIT)  # servers are bought although owned ones of another kind are free
@@ -787,31 +796,37 @@ def build_plan(
             precision, kv = shape_tr.setup.base_precision_name, None
             if precision == "bf16" and not computes_bf16(shape_tr.hardware.gpu.architecture):
                 precision = "fp16"  # the same bytes, in the half precision the GPU computes (newuser22 item 8)
-        take_owned(free, (part.candidate for part in opt.pieces))
+        job = sequenced.get(index)
+        if job is None or job.first == index:  # a chain's servers are taken once, as the chain's
+            take_owned(free, (part.candidate for part in (job.chain if job else opt).pieces))
         objective = objectives.get(index, wl.objective)
         details.update(_cost_details(opt, objective, wl.hardware.provider))
         if billed_per_run(wl.hardware.provider, opt.candidate):
             per_run.add(dep.name)
-        details["co_located"] = any(len(p.deployments) > 1 for p in pools if p.name in dep_pools)
+        details["co_located"] = job is None and any(len(p.deployments) > 1 for p in pools if p.name in dep_pools)
         if details["co_located"] and len(dep_pools) == 1:
             details.update(_pool_share(next(p for p in pools if p.name == dep_pools[0]), opt.candidate.gpus))
-        reasons += [colocation[(index, part.server_kind)] for part in opt.pieces]
-        for part in opt.pieces:
+        if job is not None:
+            reasons += _sequence_turn(wl, job, next(p for p in pools if p.name == dep_pools[0]), details)
+        else:
+            reasons += [colocation[(index, part.server_kind)] for part in opt.pieces]
+        ranked_as = job.chain if job is not None else opt  # a chain's job is ranked, and its runners-up said, as the chain
+        for part in ranked_as.pieces:
             if part.hardware.not_bought and not part.hardware.platform.custom and wl.hardware.buy:
                 reasons.append(
                     f"runs on {part.candidate.owned_nodes} owned {part.hardware.platform.id} server(s): owned servers are "
                     f"always usable, but {part.hardware.not_bought}"
                 )
-        for part in opt.pieces:
+        for part in ranked_as.pieces:
             on_owned = part.candidate.owned_nodes > 0
             reasons += psu_ruled_out(part.hardware.gpu.id, part.hardware.platform.id, ruled_out.get(dep.name, ()), on_owned)
-        shown = distinct_runners_up(opt, rest)
-        same = same_purchase_reason(opt, rest) if isinstance(dep, InferenceDeployment) else None
+        shown = distinct_runners_up(ranked_as, rest)
+        same = same_purchase_reason(ranked_as, rest) if isinstance(dep, InferenceDeployment) else None
         reasons += [same] if same else []
-        reasons.append(_choice_reason(objective, opt, shown, details["co_located"]))
+        reasons.append(_choice_reason(objective, ranked_as, shown, details["co_located"]))
         if objective != wl.objective:
             reasons.append(f"ranked by {objective}, not {wl.objective}: a candidate had no price (see findings)")
-        for part in opt.pieces:
+        for part in ranked_as.pieces:
             priced = part.candidate.usd_per_hour is not None
             if not priced or part.hardware.platform.not_on_demand:
                 findings.append(_no_price(part.hardware.platform, part.hardware.gpu.id, index, priced))
@@ -840,6 +855,7 @@ def build_plan(
     findings += single_host_findings(wl, pools) + device_plugin_findings(wl, pools) + custom_power_findings(wl, consts)
     findings += unrated_findings(wl) + unused_setting_findings(wl) + _unpriced_fabric_findings(pools)
     findings += _consumer_gpu_findings(pools)
+    findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)])
     rented = _rented_jobs(pools, deployments, per_run)
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None, per_job=True) if p.name in rented else p for p in pools]
@@ -865,6 +881,29 @@ def build_plan(
         findings=sorted_findings(findings + _idle_findings(pools, deployments, wl.hardware.provider)),
         constants=dict(sorted(wl.constants.items())),
     )
+
+
+def _sequenced(wl: Workload, chosen: list[tuple[int, Option, list[Option]]]) -> dict[int, Sequenced]:
+    """The jobs of chains chosen (``run_after``), by deployment index; empty where the workload has none."""
+    if not any(opt.sequence for _, opt, _ in chosen):
+        return {}
+    from generator.planner.training_chain import sequenced_jobs
+
+    return sequenced_jobs(wl, chosen)
+
+
+def _sequence_turn(wl: Workload, job: Sequenced, pool: Pool, details: dict[str, Any]) -> list[str]:
+    """A chain job's turn into its details, and its reason; on servers paid by the month, the chain's cost once."""
+    from generator.planner.training_chain import turn
+
+    said = turn(wl, job, pool.name)
+    details.update(said.details())
+    if not billed_per_run(wl.hardware.provider, job.own.candidate):
+        details.update(_cost_details(job.chain, details["objective_used"], wl.hardware.provider))
+        details["cost_share"] = f"the servers of pool {pool.name}, counted once for the sequence {said.sequence}"
+        details.pop("usd_per_job", None)
+        details.pop("gpu_hours_per_job", None)
+    return [said.reason(pool.nodes)]
 
 
 def _choice_reason(objective: str, opt: Option, rest: list[Option], co_located: bool) -> str:
@@ -1166,7 +1205,9 @@ def _pool_share(pool: Pool, gpus: int) -> dict[str, Any]:
 def _idle_findings(pools: list[Pool], deployments: list[DeploymentPlan], provider: str) -> list[Finding]:
     out = []
     for pool in pools:
-        used = sum(share[3] for d in deployments if (share := d.in_pool(pool.name)))
+        shares = [(d.kind, share[3]) for d in deployments if (share := d.in_pool(pool.name))]
+        in_turn = len(shares) > 1 and all(kind == "training" for kind, _ in shares)  # a chain (run_after) in turn
+        used = max(g for _, g in shares) if in_turn else sum(g for _, g in shares)
         idle = pool.node.gpus * pool.nodes - used
         if idle > 0:
             # owned servers were not bought: their GPUs are idle, not idle purchases
@@ -1197,7 +1238,10 @@ def _pool(
     )
     hw = first.hardware
     before = len(findings)
-    owned = min(nodes, sum(o.candidate.owned_nodes for _, o in unit))
+    # training jobs share a pool only as a chain (run_after): in turn, so the pool holds the widest of them
+    in_turn = len(unit) > 1 and not any(isinstance(o.shape, ReplicaShape) for _, o in unit)
+    add = max if in_turn else sum
+    owned = min(nodes, add(o.candidate.owned_nodes for _, o in unit))
     node = assemble_node(hw.platform, hw.gpu, first.candidate.gpus_per_node, needs, consts, findings, owned == nodes)
     # a node's findings point at the pool's first deployment (where a reviewer can act on them)
     findings[before:] = [f if f.path else f._replace(path=f"deployments[{unit[0][0]}]") for f in findings[before:]]
@@ -1206,7 +1250,7 @@ def _pool(
     built = BuiltHost(cpu_text, node.cpu_cores, node.ram_gib)  # what a comparable-system estimate is compared with
     cost = fleet_cost(wl, hw.platform, hw.gpu, node.gpus, node.power_w, consts, nodes, owned, built)
     labels = pool_labels(name, hw.gpu, hw.platform.id, hw.platform.provider)
-    used = sum(o.candidate.gpus for _, o in unit)
+    used = add(o.candidate.gpus for _, o in unit)
     return Pool(
         name=name,
         node=node,

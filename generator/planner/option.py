@@ -29,6 +29,9 @@ class Option(NamedTuple):
     #: A deployment split over two server kinds: its parts (owned servers first); ``candidate`` sums them and
     #: the other fields are the first part's. Empty: one part, this option itself.
     parts: tuple[Option, ...] = ()
+    #: Training jobs run one after another on this option's servers (``training.run_after``): each job's own option,
+    #: in the order they run; ``candidate`` is the chain's (its pool, hours summed). Empty: one deployment.
+    sequence: tuple[Option, ...] = ()
 
     @property
     def pieces(self) -> tuple[Option, ...]:

@@ -18,6 +18,7 @@ from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec, PricedWith, PriceRecord, PurchaseRecord
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import ram_text
+from generator.planner.price_region import pricing_region, unpriced_in_region_why
 from generator.sizing.constants import Constants
 from generator.workload.models import Workload
 
@@ -196,20 +197,31 @@ def node_cost(
     if platform.id in wl.prices:
         usd = wl.prices[platform.id]
         return NodeCost(usd, None, usd * HOURS_PER_MONTH, "workload prices (USD per node-hour, all-in)")
-    return _catalog_node_cost(platform, gpu.id, gpus, power_w, consts, built)
+    return _catalog_node_cost(platform, gpu.id, gpus, power_w, consts, built, pricing_region(wl))
 
 
 @lru_cache(maxsize=65_536)
 def _catalog_node_cost(
-    platform: PlatformSpec, gpu_id: str, gpus: int, power_w: int, consts: Constants, built: BuiltHost | None = None
+    platform: PlatformSpec,
+    gpu_id: str,
+    gpus: int,
+    power_w: int,
+    consts: Constants,
+    built: BuiltHost | None = None,
+    region: str | None = None,
 ) -> NodeCost:
-    """:func:`node_cost` from the catalog, formed once per distinct node (planning prices the same node many times)."""
-    rent = _rent_records(platform.id)
+    """:func:`node_cost` from the catalog, formed once per distinct node (planning prices the same node many times).
+
+    A cloud instance is rented at its price in ``region`` alone (:func:`~generator.planner.price_region.pricing_region`),
+    so that every option of a plan is priced in one region; one the catalog prices only elsewhere is unpriced.
+    """
+    rent = _rent_records(platform.id, region)
     baremetal = platform.provider == "baremetal"
     bought = _purchase_price(platform.id, max(platform.gpu_counts), gpu_id, gpus, built) if baremetal else None
     if bought is None or (rent and isinstance(bought, str)):
         if not rent:
-            return NodeCost(None, None, None, None, why=f"no published price for {platform.id}")
+            elsewhere = unpriced_in_region_why(platform.provider, platform.id, region) if region else None
+            return NodeCost(None, None, None, None, why=elsewhere or f"no published price for {platform.id}")
         rec = rent[0]
         per_hour = rec.usd if rec.unit == "hour" else rec.usd / HOURS_PER_MONTH
         return NodeCost(per_hour, None, per_hour * HOURS_PER_MONTH, f"catalog {rec.id} ({rec.unit})")
@@ -223,10 +235,16 @@ def _catalog_node_cost(
 
 
 @cache
-def _rent_records(platform_id: str) -> tuple[PriceRecord, ...]:
-    """The catalog's rental prices of ``platform_id``, by record id (the catalog is loaded once per process)."""
+def _rent_records(platform_id: str, region: str | None = None) -> tuple[PriceRecord, ...]:
+    """The catalog's rental prices of ``platform_id`` in ``region`` (None: any), by record id.
+
+    The catalog is loaded once per process. A record without a region (a dedicated server's monthly rent) is kept
+    only where no region is asked.
+    """
     return tuple(
-        p for p in sorted(catalog.prices().values(), key=lambda r: r.id) if p.platform_id == platform_id and p.unit != "purchase"
+        p
+        for p in sorted(catalog.prices().values(), key=lambda r: r.id)
+        if p.platform_id == platform_id and p.unit != "purchase" and (region is None or p.region == region)
     )
 
 
@@ -247,7 +265,7 @@ def fleet_cost(
     """
     bought = nodes - owned
     if owned == 0 and platform.id not in wl.prices:
-        return _catalog_fleet_cost(platform, gpu.id, gpus, power_w, consts, nodes, built)
+        return _catalog_fleet_cost(platform, gpu.id, gpus, power_w, consts, nodes, built, pricing_region(wl))
     per_node = node_cost(wl, platform, gpu, gpus, power_w, consts, built)
     if owned == 0 or platform.id in wl.prices:
         return _times(per_node, nodes)
@@ -267,10 +285,17 @@ def fleet_cost(
 
 @lru_cache(maxsize=65_536)
 def _catalog_fleet_cost(
-    platform: PlatformSpec, gpu_id: str, gpus: int, power_w: int, consts: Constants, nodes: int, built: BuiltHost | None = None
+    platform: PlatformSpec,
+    gpu_id: str,
+    gpus: int,
+    power_w: int,
+    consts: Constants,
+    nodes: int,
+    built: BuiltHost | None = None,
+    region: str | None = None,
 ) -> NodeCost:
-    """:func:`fleet_cost` of ``nodes`` bought servers priced by the catalog, formed once per distinct fleet."""
-    return _times(_catalog_node_cost(platform, gpu_id, gpus, power_w, consts, built), nodes)
+    """:func:`fleet_cost` of ``nodes`` servers priced by the catalog (rented in ``region``), once per distinct fleet."""
+    return _times(_catalog_node_cost(platform, gpu_id, gpus, power_w, consts, built, region), nodes)
 
 
 def _times(cost: NodeCost, nodes: int) -> NodeCost:

@@ -252,6 +252,17 @@ def pooling_engine_vars(task: str, engine: str) -> dict[str, Any]:
     return {"task": task, "runner": "pooling", "convert": convert, "args": ["--runner", "pooling", "--convert", convert]}
 
 
+#: A chain job's turn on its pool (``training.run_after``), as its group vars name it: the plan's detail for each.
+SEQUENCE_KEYS = {
+    "order": "sequence",
+    "position": "sequence_position",
+    "runs_after": "runs_after",
+    "starts_at_hours": "starts_at_hours",
+    "finishes_at_hours": "finishes_at_hours",
+    "deadline_hours": "deadline_hours_from_sequence_start",
+}
+
+
 def _deployment_vars(
     d: DeploymentPlan, pool: str, tp: int, pp: int, replicas: int, gpus_per_host: int, gpu_memory_utilization: float
 ) -> dict[str, Any]:
@@ -266,7 +277,9 @@ def _deployment_vars(
     training job carries the layout its memory and time are sized for (``training``: method, optimizer, ZeRO stage,
     data parallel, micro-batch, accumulation steps, global batch, sequence length, checkpointing, optimizer and
     parameter offload) and what it is sized with: its framework where given, the loss, activation offload, optimizer in
-    backward, fused kernels, FlashAttention, and a LoRA job's rank, dropout and target modules.
+    backward, fused kernels, FlashAttention, and a LoRA job's rank, dropout and target modules. A job of a chain
+    (``run_after``) also carries its turn (``sequence``: the order, its position, the job it runs after, and the hours
+    of the sequence it starts and finishes at, against its deadline from the start).
     """
     out: dict[str, Any] = {
         "name": d.name,
@@ -281,6 +294,8 @@ def _deployment_vars(
         out["hosts_per_replica"] = hosts
     if d.kind == "training":  # a launcher run with another stage or micro-batch would not fit the memory sized (newuser16 L2)
         out["training"] = {key: d.details[key] for key in TRAINING_LAYOUT_KEYS if d.details.get(key) is not None}
+    if d.details.get("sequence") is not None:  # run_after: the pool's jobs run in turn, this one between these hours
+        out["sequence"] = {name: d.details[key] for name, key in SEQUENCE_KEYS.items()}
     rate = d.requests_per_s_in(pool)
     if rate is not None:  # routed evenly over all of the deployment's replicas (as the Terraform variables say too)
         out["requests_per_s"] = rate

@@ -23,10 +23,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from generator.catalog import prices
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import Finding, NodeSpec, Plan, Pool, sorted_findings
+from generator.planner.price_region import pricing_region
 from generator.render.kube_objects import crosses_nodes, dns_name, namespace_object
 from generator.render.node_tags import node_tags
 from generator.workload.gke_zone import cluster_region, pool_zone, zone_problem
@@ -43,6 +43,8 @@ ACCELERATOR_BY_MACHINE_PREFIX = {
     "a3-ultragpu-": "nvidia-h200-141gb",
     "a4-highgpu-": "nvidia-b200",
     "g2-standard-": "nvidia-l4",
+    # accelerator-optimized-machines: 'G4 ... use NVIDIA RTX PRO 6000 Blackwell Server Edition GPUs (nvidia-rtx-pro-6000)'
+    "g4-standard-": "nvidia-rtx-pro-6000",
 }
 
 #: GKE taint effects are spelled as enum names.
@@ -351,27 +353,30 @@ def gpu_network_findings(plan: Plan) -> list[Finding]:
 
 
 def price_region_findings(plan: Plan, workload: Workload) -> list[Finding]:
-    """Pools priced at another region's rate than the cluster's (the catalog's GPU VM prices are for one region)."""
+    """Pools priced at another region's rate than the cluster's: the catalog has no GPU VM prices in its region.
+
+    Every option of a plan is priced in one region (:func:`generator.planner.price_region.pricing_region`): the
+    cluster's where the catalog has prices there, else another, which this says for each pool priced from the catalog.
+    """
     location = workload.kubernetes.location
     if location is None:
         return []
     region = cluster_region(location)
-    out = []
-    for pool in plan.pools:
-        if pool.node.platform_id in workload.prices:  # the workload's own price: for its region, we take it
-            continue
-        regions = sorted({p.region for p in prices().values() if p.platform_id == pool.node.platform_id and p.region})
-        if regions and region not in regions:
-            out.append(
-                Finding(
-                    "info",
-                    "price-region",
-                    f"pool {pool.name} is priced at the {', '.join(regions)} on-demand rate of {pool.node.platform_id}; the "
-                    f"cluster is in {region}, whose GPU VM prices differ and are not in the catalog",
-                    "kubernetes.location",
-                )
-            )
-    return out
+    priced_in = pricing_region(workload)
+    if priced_in is None or priced_in == region:
+        return []
+    return [
+        Finding(
+            "info",
+            "price-region",
+            f"pool {pool.name} is priced at the {priced_in} on-demand rate of {pool.node.platform_id}; the "
+            f"cluster is in {region}, whose GPU VM prices differ and are not in the catalog",
+            "kubernetes.location",
+        )
+        for pool in plan.pools
+        # the workload's own price is for its region; an unpriced pool has no rate to say
+        if pool.node.platform_id not in workload.prices and pool.usd_per_hour is not None
+    ]
 
 
 def config_connector_namespace(name: str, project: str) -> dict[str, Any]:

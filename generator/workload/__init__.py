@@ -18,6 +18,7 @@ from generator.sizing.loadability import loadability_problems
 from generator.sizing.precision import WEIGHT_FORMATS, auto_kv_cache_precision, no_int8_kv_cache
 from generator.sizing.weights import Parallelism
 from generator.workload.build import build
+from generator.workload.chains import chain_errors
 from generator.workload.custom_servers import custom_server_errors
 from generator.workload.gke_zone import gke_cluster_errors, gke_zone_errors
 from generator.workload.loader import Document, read_yaml
@@ -251,6 +252,7 @@ def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
         except InputError as exc:
             errors.append(InputError(exc.message, doc.locate(("constants", key), key=True)))
     errors += sharing_errors(doc, wl)
+    errors += chain_errors(doc, wl)
     errors += gke_zone_errors(doc, wl)
     if errors:
         raise errors[0] if len(errors) == 1 else MultipleInputError(errors)

@@ -89,6 +89,9 @@ class TrainingSpec(NamedTuple):
     dataset_tokens: int | None = None
     epochs: float = 1.0
     deadline_hours: float | None = None
+    #: The training deployment this job runs after, on its servers (a chain: one pool, the jobs one after the other;
+    #: every job's ``deadline_hours`` counts from the chain's start); None: the job has servers of its own.
+    run_after: str | None = None
 
     @property
     def micro_batch_pinned(self) -> bool:

@@ -1,0 +1,142 @@
+"""Which region a cloud plan's rents are priced in: one region for every option, so that options compare.
+
+The catalog prices a cloud instance type per region (``prices.json`` ``region``), most of a provider's types in one
+region (its reference region: us-central1, us-east-1, eastus2) and some only elsewhere (gcp-a3-megagpu-8g in
+us-east4: Google's billing catalog has no us-central1 price for its GPU). Pricing each option at whichever region
+has a price compared a us-central1 rent with a us-east4 one (user report: GKE in us-central1). Here every option of
+a plan is priced in one region: the workload's (a GKE cluster's ``kubernetes.location``) where the catalog prices
+any of the provider's types there, else the provider's reference region. A type with no price in that region is
+unpriced, and the plan names the regions the catalog prices it in.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import cache
+
+from generator import catalog
+from generator.planner.plan import Finding
+from generator.workload.gke_zone import cluster_region
+from generator.workload.models import Workload
+
+
+@cache
+def _hourly_regions(provider: str) -> dict[str, tuple[str, ...]]:
+    """Platform id -> the regions the catalog has an hourly price of it in (sorted), for one cloud provider."""
+    platforms = catalog.platforms()
+    out: dict[str, set[str]] = {}
+    for price in catalog.prices().values():
+        platform = platforms.get(price.platform_id)
+        if platform is not None and platform.provider == provider and price.unit == "hour" and price.region:
+            out.setdefault(price.platform_id, set()).add(price.region)
+    return {platform_id: tuple(sorted(regions)) for platform_id, regions in sorted(out.items())}
+
+
+def priced_regions(provider: str, platform_id: str) -> tuple[str, ...]:
+    """The regions the catalog has an hourly price of ``platform_id`` in (empty: none)."""
+    return _hourly_regions(provider).get(platform_id, ())
+
+
+@cache
+def _covered_regions(provider: str) -> frozenset[str]:
+    """Every region the catalog prices any of a cloud provider's types in."""
+    return frozenset(region for regions in _hourly_regions(provider).values() for region in regions)
+
+
+@cache
+def reference_region(provider: str) -> str | None:
+    """The region most of a cloud provider's types are priced in (ties: the first by name); None: no hourly prices."""
+    counts = Counter(region for regions in _hourly_regions(provider).values() for region in regions)
+    if not counts:
+        return None
+    return min(counts, key=lambda region: (-counts[region], region))
+
+
+def asked_region(wl: Workload) -> str | None:
+    """The region the workload runs in, where it says one: a GKE cluster's location (its zone's region)."""
+    if wl.hardware.provider == "gcp" and wl.kubernetes.location:
+        return cluster_region(wl.kubernetes.location)
+    return None
+
+
+def pricing_region(wl: Workload) -> str | None:
+    """The one region every rented option of the plan is priced in; None for bare metal (bought, not rented).
+
+    The workload's region where the catalog prices any of the provider's types there; else (no region named, or one
+    the catalog has no prices in) the region that prices the most of the types the workload allows, the provider's
+    reference region on a tie: an A100 40GB workload on Azure is priced in eastus, where alone ND96asr_v4 is listed.
+    """
+    provider = wl.hardware.provider
+    if provider == "baremetal":
+        return None
+    asked = asked_region(wl)
+    if asked is not None and asked in _covered_regions(provider):
+        return asked
+    return _most_priced_region(provider, _lowered(wl.hardware.gpus), _lowered(wl.hardware.platforms))
+
+
+def _lowered(ids: tuple[str, ...] | None) -> frozenset[str] | None:
+    return None if not ids else frozenset(i.lower() for i in ids)
+
+
+@cache
+def _most_priced_region(provider: str, gpus: frozenset[str] | None, platforms: frozenset[str] | None) -> str | None:
+    """The region that prices the most of a provider's types the GPU and platform lists allow (ties: the reference)."""
+    allowed = [
+        platform.id
+        for platform in catalog.platforms().values()
+        if platform.provider == provider
+        and (gpus is None or gpus.intersection(platform.gpu_ids))
+        and (platforms is None or platform.id in platforms)
+    ]
+    counts = Counter(region for platform_id in allowed for region in priced_regions(provider, platform_id))
+    reference = reference_region(provider)
+    if not counts:
+        return reference
+    return min(counts, key=lambda region: (-counts[region], region != reference, region))
+
+
+def _region_basis(wl: Workload, region: str) -> str:
+    """Why the plan is priced in ``region``, as the finding says it."""
+    asked = asked_region(wl)
+    if asked == region:
+        return "kubernetes.location"
+    if asked is not None:
+        return f"the catalog has no {asked} prices; {region} prices the most of the types allowed"
+    return f"the workload names no region; {region} prices the most of the types allowed"
+
+
+def unpriced_in_region_why(provider: str, platform_id: str, region: str) -> str | None:
+    """Why a type priced elsewhere has no rent in ``region``; None where it is priced there or nowhere."""
+    regions = priced_regions(provider, platform_id)
+    if not regions or region in regions:
+        return None
+    return f"no {region} price for {platform_id} in the catalog (it is priced in {', '.join(regions)} only)"
+
+
+def price_region_findings(wl: Workload, platform_ids: list[str]) -> list[Finding]:
+    """The allowed instance types left unpriced because the catalog prices them only outside the plan's region."""
+    region = pricing_region(wl)
+    provider = wl.hardware.provider
+    if region is None:
+        return []
+    elsewhere = [
+        f"{platform_id} (priced in {', '.join(priced_regions(provider, platform_id))} only)"
+        for platform_id in sorted(set(platform_ids))
+        if platform_id not in wl.prices and unpriced_in_region_why(provider, platform_id, region)
+    ]
+    if not elsewhere:
+        return []
+    where = _region_basis(wl, region)
+    one = len(elsewhere) == 1
+    return [
+        Finding(
+            "info",
+            "priced-elsewhere",
+            f"every option is priced at {region} on-demand rates ({where}); the catalog has no {region} price for "
+            f"{', '.join(elsewhere)}, so {'it is' if one else 'they are'} unpriced here and ranked by what "
+            f"{'it buys' if one else 'they buy'}, not by another region's rent; give {'its' if one else 'their'} USD "
+            f"per node-hour in {region} under 'prices:' to rank {'it' if one else 'them'} by cost",
+            "hardware",
+        )
+    ]

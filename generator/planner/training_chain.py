@@ -1,0 +1,414 @@
+"""Plan a chain of training jobs run one after another on the same servers (``training.run_after``).
+
+The chain gets one pool: servers of one kind, as many as its widest job needs. Each job takes its own layout on
+them (a later job may use fewer of the pool's GPUs than the pool has: a LoRA job after a full fine-tune needs no
+more of them to fit, and bought or owned servers cost the same whether it uses them or not). Job ``k`` finishes at
+the hours of the jobs before it plus its own, and must do so by its own ``deadline_hours``, which counts from the
+chain's start.
+
+On a pool the jobs' layouts are chosen together: on bought or owned servers (paid by the month whatever runs on them)
+each job takes its fastest layout that fits the pool, which makes every finish time the earliest it can be; on rented
+servers (paid per job-hour) the cheapest sequence of layouts that meets every deadline, the earliest finish on a tie.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from generator.calculator.model_source import ResolvedModel
+from generator.errors import InfeasibleError
+from generator.named_tuple import NamedTuple
+from generator.planner.blocked import Blocked
+from generator.planner.inventory import ServerKey
+from generator.planner.option import Option
+from generator.planner.tco import billed_per_run, run_usd
+from generator.planner.training_candidates import TrainingSizes, training_options
+from generator.sizing.constants import Constants
+from generator.sizing.performance import training_flops_per_token
+from generator.workload.models import TrainingDeployment, Workload
+
+if TYPE_CHECKING:
+    from generator.workload import LoadedWorkload
+
+#: A chain's jobs do not finish by their deadlines on any pool of a server kind (the nearest pool is said).
+CHAIN_PAST_DEADLINE = "chain-past-deadline"
+#: A job of a chain has no layout on any allowed server (its own reasons follow in the blocked records).
+CHAIN_JOB_UNPLACED = "chain-job-unplaced"
+
+
+class ChainJob(NamedTuple):
+    """A job of a chain: its deployment index, deployment and resolved model."""
+
+    dep_index: int
+    dep: TrainingDeployment
+    model: ResolvedModel
+
+
+def chain_jobs(loaded: LoadedWorkload, chain: Sequence[int]) -> list[ChainJob]:
+    """The jobs of a chain (deployment indices in the order they run) with their models."""
+    jobs = []
+    for k in chain:
+        dep = loaded.workload.deployments[k]
+        assert isinstance(dep, TrainingDeployment), "a chain holds training jobs only (validated)"
+        jobs.append(ChainJob(k, dep, loaded.models[dep.name]))
+    return jobs
+
+
+def chain_text(jobs: Sequence[ChainJob]) -> str:
+    """The chain as its jobs run: ``a -> b -> c``."""
+    return " -> ".join(job.dep.name for job in jobs)
+
+
+def _job_flops(job: ChainJob) -> float | None:
+    """A job's training FLOPs (its tokens x epochs), None without ``dataset_tokens``."""
+    spec = job.dep.training
+    if not spec.dataset_tokens:
+        return None
+    per_token = training_flops_per_token(job.model.architecture, spec.method, spec.gradient_checkpointing)
+    return per_token * spec.dataset_tokens * spec.epochs
+
+
+def paced_deadlines(jobs: Sequence[ChainJob]) -> list[float | None]:
+    """A deadline for each job alone that keeps the chain's: its share of the chain's work at the rate the chain needs.
+
+    On one pool each job's hours are about its FLOPs over the pool's rate, so the chain needs the rate
+    ``max_j (FLOPs of jobs 1..j) / deadline_j``; a job sized to finish its FLOPs at that rate leaves every later job
+    its time. Sizing each job for its own deadline alone would find too few GPUs for the chain (two 7 h jobs, the
+    second due at 10 h, each meet theirs on one server and the chain needs two). None: no job of the chain has a
+    deadline, or this job has no FLOPs (no ``dataset_tokens``).
+    """
+    flops = [_job_flops(job) for job in jobs]
+    rate = 0.0
+    done = 0.0
+    for job, f in zip(jobs, flops, strict=True):
+        done += f or 0.0
+        if job.dep.training.deadline_hours and done:
+            rate = max(rate, done / job.dep.training.deadline_hours)
+    return [f / rate if f and rate else None for f in flops]
+
+
+def _job_options(
+    wl: Workload,
+    job: ChainJob,
+    paced: float | None,
+    consts: Constants,
+    blocked: list[Blocked],
+    free: dict[ServerKey, int] | None,
+    sizes: TrainingSizes | None,
+) -> list[Option]:
+    """A job's options within its pins: sized for its own deadline and, where tighter, for its paced one."""
+    from generator.planner import honour_pins  # the planner's package imports this module lazily
+
+    options = training_options(wl, job.dep, job.model, consts, blocked, free, sizes)
+    own = job.dep.training.deadline_hours
+    if paced is not None and (own is None or paced < own * (1 - 1e-9)):
+        spec = job.dep.training._replace(deadline_hours=max(paced, 1e-3))
+        scratch: list[Blocked] = []  # a paced deadline is the planner's, not the user's: its reasons are not said
+        options += training_options(wl, job.dep._replace(training=spec), job.model, consts, scratch, free, sizes)
+    return honour_pins(job.dep, options)[0]
+
+
+def _hours(opt: Option) -> float:
+    """A layout's run hours (0 where the job has no ``dataset_tokens``; a later deadline is then refused as input)."""
+    return opt.candidate.run_hours or 0.0
+
+
+def _run_cost(provider: str, opt: Option) -> float:
+    """What a layout's run costs where it is paid per run (rented); 0 on servers paid by the month."""
+    return (run_usd(opt.candidate) or 0.0) if billed_per_run(provider, opt.candidate) else 0.0
+
+
+class _Miss(NamedTuple):
+    """The chain's fastest sequence on a pool, and the first job it finishes past its deadline."""
+
+    finishes: tuple[float, ...]
+    late: int
+
+
+def _fastest_miss(jobs: Sequence[ChainJob], per_job: list[list[Option]]) -> _Miss | None:
+    """Where even each job's fastest layout on the pool leaves one past its deadline, which; None: every deadline is met.
+
+    The fastest layouts make every finish time the earliest it can be, so no other sequence meets what they miss.
+    """
+    finish = 0.0
+    finishes = []
+    late = None
+    for k, (job, options) in enumerate(zip(jobs, per_job, strict=True)):
+        finish += min(_hours(o) for o in options)
+        finishes.append(finish)
+        deadline = job.dep.training.deadline_hours
+        if late is None and deadline and finish > deadline * (1 + 1e-9):
+            late = k
+    return None if late is None else _Miss(tuple(finishes), late)
+
+
+def _best_sequence(provider: str, jobs: Sequence[ChainJob], per_job: list[list[Option]]) -> tuple[Option, ...] | None:
+    """The cheapest sequence of layouts (one per job, in order) that meets every deadline, the earliest on a tie.
+
+    States (finish hours, cost) are kept on their Pareto front job by job, so the search stays small.
+    """
+    states: list[tuple[float, float, tuple[Option, ...]]] = [(0.0, 0.0, ())]
+    for job, options in zip(jobs, per_job, strict=True):
+        deadline = job.dep.training.deadline_hours
+        grown = [
+            (finish + _hours(o), cost + _run_cost(provider, o), (*chosen, o))
+            for finish, cost, chosen in states
+            for o in options
+            if not deadline or finish + _hours(o) <= deadline * (1 + 1e-9)
+        ]
+        grown.sort(key=lambda s: (s[0], s[1], tuple(o.candidate.summary for o in s[2])))
+        states = []
+        for state in grown:  # keep a state only where it is cheaper than every earlier-finishing one
+            if not states or state[1] < states[-1][1] - 1e-9:
+                states.append(state)
+        if not states:
+            return None
+    return min(states, key=lambda s: (s[1], s[0]))[2]
+
+
+def _chain_option(provider: str, jobs: Sequence[ChainJob], sequence: tuple[Option, ...]) -> Option:
+    """The chain as one option: the widest job's servers, the hours summed, a rented chain's cost summed."""
+    widest = max(sequence, key=lambda o: (o.candidate.nodes, o.candidate.gpus, o.candidate.summary))
+    c = widest.candidate
+    timed = all(o.candidate.run_hours for o in sequence)
+    finish = sum(_hours(o) for o in sequence) if timed else None
+    rate = c.usd_per_hour
+    if finish and billed_per_run(provider, c):  # paid per job-hour: the jobs' runs summed, as one rate over the chain
+        costs = [run_usd(o.candidate) for o in sequence]
+        rate = None if None in costs else sum(x for x in costs if x is not None) / finish
+    gpus = max(o.candidate.gpus for o in sequence)
+    start = 0.0
+    steps = []
+    for job, o in zip(jobs, sequence, strict=True):
+        hours = _hours(o)
+        shape_reason = getattr(o.shape, "reason", o.candidate.summary)
+        steps.append(f"{job.dep.name} {shape_reason}" + (f" ({start:.1f}-{start + hours:.1f} h)" if timed else ""))
+        start += hours
+    summary = (
+        f"sequence {chain_text(jobs)} on {c.nodes} x {widest.hardware.platform.id} ({c.gpus_per_node} x {c.gpu_id}): "
+        + "; ".join(steps)
+    )
+    candidate = c._replace(
+        gpus=gpus,
+        idle_gpus=c.gpus_per_node * c.nodes - gpus,
+        usd_per_hour=rate,
+        summary=summary,
+        latency_s=round((finish or 0.0) * 3600, 6),
+        run_hours=finish,
+    )
+    return widest._replace(candidate=candidate, sequence=sequence, parts=())
+
+
+def _deadline_blocked(jobs: Sequence[ChainJob], pool: Option, miss: _Miss) -> Blocked:
+    """The nearest a pool of one kind comes to the chain's deadlines: the first job it leaves late, and by how much."""
+    c = pool.candidate
+    late = jobs[miss.late]
+    deadline = late.dep.training.deadline_hours or 0.0
+    ran = []
+    start = 0.0
+    for job, finish in zip(jobs[: miss.late + 1], miss.finishes, strict=False):
+        ran.append(f"{job.dep.name} {finish - start:.1f} h ({start:.1f}-{finish:.1f} h)")
+        start = finish
+    why = (
+        f"the sequence {chain_text(jobs)} on at most {c.nodes} x {pool.hardware.platform.id} ({c.gpus_per_node} x "
+        f"{c.gpu_id}) runs, each job at its fastest there: {', '.join(ran)}; {late.dep.name} finishes at "
+        f"{miss.finishes[miss.late]:.1f} h, past its {deadline:g} h deadline (deadline_hours counts from the start of "
+        f"{jobs[0].dep.name}, the chain's first job)"
+    )
+    return Blocked(
+        c.gpu_id,
+        pool.hardware.platform.id,
+        CHAIN_PAST_DEADLINE,
+        why,
+        gpus_per_node=c.gpus_per_node,
+        nodes=c.nodes,
+        owned=c.owned_nodes,
+        excess=miss.finishes[miss.late] / deadline - 1 if deadline else None,
+        missed=(late.dep.name,),  # the job whose deadline is missed
+    )
+
+
+def chain_options(
+    wl: Workload,
+    jobs: Sequence[ChainJob],
+    consts: Constants,
+    blocked: list[Blocked],
+    free: dict[ServerKey, int] | None = None,
+    sizes: TrainingSizes | None = None,
+) -> list[Option]:
+    """The chain's options: for each server kind every job can run on and each pool size, the best sequence there.
+
+    A pool of ``n`` servers holds every layout of ``n`` servers or fewer; the option of a pool whose best sequence
+    uses fewer servers is that smaller pool's, so it is formed once. Where a job has no layout at all, its reasons
+    and a :data:`CHAIN_JOB_UNPLACED` record naming it go to ``blocked``; where pools exist but miss a deadline, the
+    nearest pool of each kind is said (:data:`CHAIN_PAST_DEADLINE`).
+    """
+    provider = wl.hardware.provider
+    per_job: list[dict[ServerKey, list[Option]]] = []
+    reasons: list[Blocked] = []
+    for job, paced in zip(jobs, paced_deadlines(jobs), strict=True):
+        found: list[Blocked] = []
+        options = _job_options(wl, job, paced, consts, found, free, sizes)
+        if not options:  # that job's own reasons, as if it ran alone
+            blocked += [*found, Blocked("", "", CHAIN_JOB_UNPLACED, job.dep.name)]
+            return []
+        reasons += found
+        by_kind: dict[ServerKey, list[Option]] = {}
+        for o in options:
+            by_kind.setdefault(o.server_kind, []).append(o)
+        per_job.append(by_kind)
+    kinds = sorted(set.intersection(*(set(k) for k in per_job)))
+    out: list[Option] = []
+    for kind in kinds:
+        nearest: Blocked | None = None
+        for nodes in sorted({o.candidate.nodes for by_kind in per_job for o in by_kind[kind]}):
+            fitting = [[o for o in by_kind[kind] if o.candidate.nodes <= nodes] for by_kind in per_job]
+            if not all(fitting):
+                continue
+            widest = max((o for opts in fitting for o in opts), key=lambda o: (o.candidate.nodes, o.candidate.summary))
+            miss = _fastest_miss(jobs, fitting)
+            if miss is not None:
+                nearest = _deadline_blocked(jobs, widest, miss)
+                continue
+            sequence = _best_sequence(provider, jobs, fitting)
+            if sequence is not None and max(o.candidate.nodes for o in sequence) == nodes:
+                out.append(_chain_option(provider, jobs, sequence))
+        if nearest is not None and not any(o.server_kind == kind for o in out):
+            blocked.append(nearest)
+    blocked += reasons
+    return out
+
+
+def unplaced_job(blocked: Sequence[Blocked]) -> str | None:
+    """The name of the chain's job that has no layout at all, where one has none."""
+    return next((b.why for b in blocked if b.code == CHAIN_JOB_UNPLACED), None)
+
+
+def deadline_misses(blocked: Sequence[Blocked]) -> list[Blocked]:
+    """The chain's nearest misses of its deadlines, nearest first."""
+    misses = [b for b in blocked if b.code == CHAIN_PAST_DEADLINE]
+    return sorted(misses, key=lambda b: (b.excess if b.excess is not None else math.inf, b.text))
+
+
+def chain_failure(
+    loaded: LoadedWorkload, chain: Sequence[int], blocked: list[Blocked], options: Sequence[Option]
+) -> tuple[int, list[Blocked]]:
+    """Why a chain has no plan: raise its deadlines missed as the chain's, else name the job the reasons are about.
+
+    Returns the deployment index the planner's message is about (a job of the chain with no layout at all, else the
+    chain's first job) and the reasons to say.
+    """
+    wl = loaded.workload
+    index = {wl.deployments[k].name: k for k in chain}
+    unplaced = unplaced_job(blocked)
+    if unplaced is not None:
+        return index[unplaced], [b for b in blocked if b.code != CHAIN_JOB_UNPLACED]
+    misses = deadline_misses(blocked)
+    if options or not misses:
+        return chain[0], blocked
+    late = index[misses[0].missed[0]]
+    dep = wl.deployments[late]
+    assert isinstance(dep, TrainingDeployment)
+    where = loaded.document.locate(("deployments", late, "training", "deadline_hours"))
+    jobs = chain_jobs(loaded, chain)
+    raise InfeasibleError(
+        f"{where}: the training sequence {chain_text(jobs)} (run_after) has no feasible plan: "
+        + "; ".join(b.text for b in misses[:3])
+        + f"; to unblock: {_deadline_ways(wl, dep, jobs)}"
+    )
+
+
+def _deadline_ways(wl: Workload, late: TrainingDeployment, jobs: Sequence[ChainJob]) -> str:
+    """How a chain whose job ends past its deadline could meet it."""
+    before = [job.dep.name for job in jobs[: [j.dep.name for j in jobs].index(late.name)]]
+    ways = [
+        f"a later deadline_hours for {late.name}",
+        f"fewer dataset_tokens or epochs for {', '.join([*before, late.name])}",
+        "a faster GPU",
+    ]
+    if not wl.hardware.buy:
+        ways.append("more owned servers under hardware.inventory, or let the plan buy (drop hardware.buy: false)")
+    else:
+        ways.append("more servers for the chain (hardware.max_nodes, max_budget_usd_per_month, rack power)")
+    ways.append(f"run {late.name} on servers of its own (drop its run_after)")
+    return ", ".join(ways[:-1]) + f", or {ways[-1]}"
+
+
+class Sequenced(NamedTuple):
+    """A job of a chain as the plan is assembled: the chain's option, its position, and its own layout."""
+
+    chain: Option
+    position: int
+    first: int
+    own: Option
+
+
+def sequenced_jobs(wl: Workload, chosen: Sequence[tuple[int, Option, list[Option]]]) -> dict[int, Sequenced]:
+    """Each job of a chain chosen (deployment index) -> the chain's option, its place in it and its own layout."""
+    from generator.workload.chains import chain_of
+
+    out = {}
+    for index, opt, _ in chosen:
+        chain = chain_of(wl, index) if opt.sequence else None
+        if chain is not None:
+            position = chain.index(index)
+            out[index] = Sequenced(opt, position, chain[0], opt.sequence[position])
+    return out
+
+
+class Turn(NamedTuple):
+    """A chain job's turn: the order, its place (from 1), its pool, and the hours of the sequence it runs between."""
+
+    sequence: str
+    sequence_position: int
+    sequence_pool: str
+    runs_after: str | None
+    starts_at_hours: float | None
+    finishes_at_hours: float | None
+    #: The job's own deadline_hours, which counts from the sequence's start.
+    deadline_hours_from_sequence_start: float | None
+
+    def details(self) -> dict[str, object]:
+        """The turn as the deployment's details (spec.json, SPEC.md)."""
+        return dict(zip(self._fields, self, strict=True))
+
+    def reason(self, servers: int) -> str:
+        """Where the job runs in the sequence, when it starts and ends, and its deadline."""
+        text = (
+            f"runs {_ordinal(self.sequence_position)} in the sequence {self.sequence} (run_after) on the same "
+            f"{servers} server(s), pool {self.sequence_pool}"
+        )
+        if self.starts_at_hours is not None and self.finishes_at_hours is not None:
+            text += f": starts at {self.starts_at_hours:.1f} h and finishes at {self.finishes_at_hours:.1f} h of the sequence"
+        if self.deadline_hours_from_sequence_start is not None:
+            text += f", within its {self.deadline_hours_from_sequence_start:g} h deadline, counted from the sequence's start"
+        return text
+
+
+def turn(wl: Workload, job: Sequenced, pool: str) -> Turn:
+    """A chain job's turn in its sequence on ``pool``."""
+    from generator.workload.chains import chain_of
+
+    chain = chain_of(wl, job.first) or ()
+    names = [wl.deployments[k].name for k in chain]
+    hours = [o.candidate.run_hours for o in job.chain.sequence]
+    timed = None not in hours
+    start = math.fsum(h or 0.0 for h in hours[: job.position])
+    dep = wl.deployments[chain[job.position]]
+    return Turn(
+        " -> ".join(names),
+        job.position + 1,
+        pool,
+        names[job.position - 1] if job.position else None,
+        round(start, 3) if timed else None,
+        round(start + (hours[job.position] or 0.0), 3) if timed else None,
+        dep.training.deadline_hours if isinstance(dep, TrainingDeployment) else None,
+    )
+
+
+def _ordinal(n: int) -> str:
+    """1 -> first, 2 -> second, ... (``n``th past tenth)."""
+    words = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+    return words[n - 1] if n <= len(words) else f"{n}th"

@@ -1,0 +1,428 @@
+"""``specgen diff`` and ``render --check`` tell a reviewer what a change does (newuser24 items 2, 3 and 8).
+
+- item 2: a change that makes one workload file invalid or infeasible wrote an empty comment (exit 3), which the CI
+  examples posted over the last one; the other files' changes were lost with it.
+- item 3: the rate a service is asked and the share of its capacity were never shown; a rate change that kept the
+  layout read "No change to the fleet."; a service moving to another GPU was no replacement; no $/month per pool.
+- item 8: a model swap inside a pool of the same size showed no pool row and no memory picture.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.cli import main
+from generator.fleet_diff import diff_plans, drift_replacement_lines, markdown_diff, pool_replacements
+from generator.pr_diff import compare_with_base, markdown, unplanned_error
+from tests.helpers import VALID
+
+EXAMPLES = Path(__file__).parents[1] / "examples" / "ci"
+
+# ---------------------------------------------------------------- synthetic plans (what a spec.json holds)
+
+
+def _pool(
+    name: str, gpu: str = "h100-sxm5-80gb", platform: str = "aws-p5-48xlarge", nodes: int = 1, **extra: Any
+) -> dict[str, Any]:
+    return {"name": name, "nodes": nodes, "power_w": 8000 * nodes, "usd_per_hour": 55.04 * nodes,
+            "node": {"gpu_id": gpu, "gpus": 8, "platform_id": platform}, **extra}  # fmt: skip
+
+
+def _dep(name: str, pool: str, rate: float | None = 15.0, per_replica: Any = 17.745, **extra: Any) -> dict[str, Any]:
+    details: dict[str, Any] = {
+        "max_num_seqs": 1024,
+        "max_num_batched_tokens": 8192,
+        "requests_per_s_per_replica_max": per_replica,
+    }
+    if rate is not None:
+        details.update(requests_per_s=rate, ttft_p95_s=0.1774, tpot_s=0.03103)
+    dep = {"name": name, "model_id": "meta-llama/Llama-3.3-70B-Instruct", "precision": "fp8", "tp": 8, "pp": 1,
+           "replicas": 1, "gpus": 8, "pool": pool, "kv_cache_precision": "fp8", "details": details}  # fmt: skip
+    dep.update(extra)
+    return dep
+
+
+def _fleet(pools: list[dict[str, Any]], deps: list[dict[str, Any]], provider: str = "aws") -> dict[str, Any]:
+    return {"provider": provider, "totals": {}, "pools": pools, "deployments": deps}
+
+
+def _one(pool: dict[str, Any] | None = None, **dep: Any) -> dict[str, Any]:
+    """A fleet of one service ``chat`` in one pool ``chat`` (both as given)."""
+    pool = pool or _pool("chat")
+    return _fleet([pool], [_dep("chat", pool["name"], **dep)])
+
+
+# ---------------------------------------------------------------- item 3: rate and share of capacity
+
+
+@pytest.mark.parametrize(
+    ("dep", "share"),
+    [
+        pytest.param({}, 0.8453, id="15-of-1x17.745"),
+        pytest.param({"replicas": 4, "rate": 2.0, "per_replica": 0.5128}, 0.975, id="qwen3-coder-4x0.51"),
+        pytest.param({"per_replica": "fast"}, None, id="a-spec-json-string-tells-no-share"),
+        pytest.param({"per_replica": None}, None, id="no-figure"),
+        pytest.param(
+            {
+                "rate": 24.0,
+                "split": [
+                    {"tp": 8, "pp": 1, "replicas": 2, "pool": "a", "requests_per_s_per_replica_max": 8.688},
+                    {"tp": 8, "pp": 1, "replicas": 1, "pool": "b", "requests_per_s_per_replica_max": 9.248},
+                ],
+            },
+            0.9208,
+            id="split-even-routing-slowest-part-binds",
+        ),
+    ],
+)
+def test_a_service_row_carries_its_rate_and_its_share_of_capacity(dep: dict[str, Any], share: float | None) -> None:
+    result = diff_plans(_fleet([], []), _one(**dep))
+    (row,) = result["deployments"]
+    assert row["new"]["load"]["requests_per_s"] == dep.get("rate", 15.0)
+    assert row["new"]["load"]["capacity_share"] == share
+
+
+def test_a_training_job_has_no_load() -> None:
+    (row,) = diff_plans(_fleet([], []), _one(rate=None))["deployments"]
+    assert "load" not in row["new"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "shown"),
+    [
+        pytest.param(40.0, 4.0, ("40.00 req/s asked, 79% of capacity", "4.00 req/s asked, 8% of capacity"), id="40-to-4"),
+        pytest.param(4.0, 40.0, ("4.00 req/s asked, 8% of capacity", "40.00 req/s asked, 79% of capacity"), id="4-to-40"),
+    ],
+)
+def test_a_rate_change_that_keeps_the_layout_is_a_deployment_change(old: float, new: float, shown: tuple[str, str]) -> None:
+    """newuser24 item 3: router 40 -> 4 req/s on its one replica (50.49 req/s) read "No change to the fleet.", while
+    SPEC.md, the Ansible group vars and Terraform's gpu_pools changed (render --check reported the drift)."""
+    result = diff_plans(_one(rate=old, per_replica=50.49), _one(rate=new, per_replica=50.49))
+    assert result["pools"] == [] and [d["deployment"] for d in result["deployments"]] == ["chat"]
+    text = markdown_diff(result)
+    assert "No change to the fleet." not in text
+    layout = "meta-llama/Llama-3.3-70B-Instruct fp8 TP8xPP1 x1 (8 GPUs)"
+    assert f"| `chat` | {layout}; {shown[0]} (TTFT p95 177 ms, TPOT 31.0 ms" in text
+    assert f"| meta-llama/Llama-3.3-70B-Instruct fp8 TP8xPP1 x1 (8 GPUs); {shown[1]} (" in text
+
+
+def test_the_same_plan_is_still_no_change() -> None:
+    assert "No change to the fleet." in markdown_diff(diff_plans(_one(), _one()))
+
+
+# ---------------------------------------------------------------- item 3: a service moving to other hardware
+
+
+A100: dict[str, Any] = {"gpu": "a100-sxm4-40gb", "platform": "aws-p4d-24xlarge"}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "replaced"),
+    [
+        pytest.param(  # rate 15 -> 3: chat leaves p5/H100 for p4d/A100
+            _one(_pool("chat_h100")), _one(_pool("chat_a100", **A100)),
+            [(["chat_h100"], ["chat_a100"], ["chat"], "h100-sxm5-80gb")], id="service-moves-gpu",
+        ),
+        pytest.param(  # the same GPU on another instance type
+            _one(_pool("chat_p5")), _one(_pool("chat_p5en", platform="aws-p5en-48xlarge")),
+            [(["chat_p5"], ["chat_p5en"], ["chat"], "h100-sxm5-80gb")], id="service-moves-platform",
+        ),
+        pytest.param(_one(_pool("chat_h100")), _one(_pool("chat_h100", nodes=2)), [], id="resize"),
+        pytest.param(
+            _fleet([_pool("a")], [_dep("x", "a")]), _fleet([_pool("b", **A100)], [_dep("y", "b")]), [],
+            id="one-service-removed-another-added",
+        ),
+        pytest.param(  # two services co-located in one pool, each to a pool of its own on A100s: one replacement
+            _fleet([_pool("both")], [_dep("x", "both"), _dep("y", "both")]),
+            _fleet([_pool("x_a100", **A100), _pool("y_a100", **A100)], [_dep("x", "x_a100"), _dep("y", "y_a100")]),
+            [(["both"], ["x_a100", "y_a100"], ["x", "y"], "h100-sxm5-80gb")], id="co-located-services-split-up",
+        ),
+        pytest.param(  # a renamed pool on the same hardware stays one replacement (newuser23 item 3), not two
+            _one(_pool("old_name")), _one(_pool("new_name")), [(["old_name"], ["new_name"], ["chat"], "h100-sxm5-80gb")],
+            id="same-hardware-rename",
+        ),
+    ],
+)  # fmt: skip
+def test_a_service_moving_to_other_hardware_is_a_replacement(
+    old: dict[str, Any], new: dict[str, Any], replaced: list[tuple[list[str], list[str], list[str], str]]
+) -> None:
+    got = pool_replacements(old, new)
+    assert [([p["pool"] for p in r["removed"]], [p["pool"] for p in r["added"]], r["deployments"], r["was"]["gpu"])
+            for r in got] == replaced  # fmt: skip
+    assert diff_plans(old, new)["replacements"] == got
+
+
+def test_a_move_says_the_hardware_before_and_who_moves() -> None:
+    text = markdown_diff(diff_plans(_one(_pool("chat_h100")), _one(_pool("chat_a100", **A100))))
+    assert "**Node pools replaced, not resized: 1 node(s) deleted and 1 created.**" in text
+    assert (
+        "- `chat_h100` (1 nodes) replaced by `chat_a100` (1 nodes), a100-sxm4-40gb on aws-p4d-24xlarge (was "
+        "h100-sxm5-80gb on aws-p5-48xlarge; `chat` moves): applying it deletes 1 nodes and creates 1"
+    ) in text
+
+
+# ---------------------------------------------------------------- item 3: $/month per pool
+
+
+@pytest.mark.parametrize(
+    ("pool", "cell"),
+    [
+        pytest.param(_pool("p"), "- → 40,179.20", id="55.04-an-hour-x-730"),
+        pytest.param(_pool("p", per_job=True), "- → -", id="rented-per-run"),
+        pytest.param(_pool("p", usd_per_hour=None), "- → -", id="unpriced"),
+        pytest.param(_pool("p", usd_per_hour="cheap"), "- → -", id="a-spec-json-string"),
+    ],
+)
+def test_the_pool_table_has_a_cost_a_month(pool: dict[str, Any], cell: str) -> None:
+    text = markdown_diff(diff_plans(_fleet([], []), _fleet([pool], [])))
+    assert "| pool | status | GPU | nodes | GPUs | power W | $/month |" in text
+    assert text.rstrip("\n").split("\n")[-1].endswith(f"| {cell} |")
+
+
+# ---------------------------------------------------------------- item 8: what runs on a pool
+
+
+@pytest.mark.parametrize(
+    ("change", "status"),
+    [
+        pytest.param({"model_id": "Qwen/Qwen3-32B"}, "changed", id="model"),
+        pytest.param({"precision": "bf16"}, "changed", id="precision"),
+        pytest.param({"tp": 4, "replicas": 2}, "changed", id="layout"),
+        pytest.param({"pp": 2}, "changed", id="pipeline"),
+        pytest.param({"replicas": 2}, "changed", id="replicas"),
+        pytest.param({}, None, id="nothing"),
+    ],
+)
+def test_a_pool_changes_when_what_runs_on_it_changes(change: dict[str, Any], status: str | None) -> None:
+    old = _fleet([_pool("coder")], [_dep("coder", "coder")])
+    new = _fleet([_pool("coder")], [_dep("coder", "coder", **change)])
+    result = diff_plans(old, new)
+    assert [p["status"] for p in result["pools"]] == ([status] if status else [])
+    text = markdown_diff(result)
+    assert ("| `coder` | changed (what runs on it) | h100-sxm5-80gb | 1 → 1 | 8 → 8 |" in text) is bool(status)
+
+
+# ---------------------------------------------------------------- items 2 and 8 through git: diff --base
+
+
+def _git(cwd: Path, *args: str) -> None:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.org", "PATH": "/usr/bin:/bin", "HOME": str(cwd)}  # fmt: skip
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env)
+
+
+def specgen(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out, err = capsys.readouterr()
+    code = done.value.code
+    return (code if isinstance(code, int) else 0 if code is None else 1), out, err
+
+
+def _workload(name: str, rate: str = "2", slo: str = "") -> str:
+    return VALID.replace("name: demo", f"name: {name}").replace("requests_per_second: 2", f"requests_per_second: {rate}{slo}")
+
+
+INFEASIBLE = "\n      slo: {tpot_ms: 1}"  # an L40S decodes an 8B model at 6.8 ms a token at best (TP8)
+
+
+@pytest.fixture
+def pr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository with workloads a and b committed; the working tree changes b's rate 2 -> 1 req/s."""
+    (tmp_path / "a.yaml").write_text(_workload("a"))
+    (tmp_path / "b.yaml").write_text(_workload("b"))
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / "b.yaml").write_text(_workload("b", "1"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("a", "status", "code", "said"),
+    [
+        pytest.param(_workload("a", "2", INFEASIBLE), "infeasible", 3, "has no feasible plan", id="infeasible"),
+        pytest.param(_workload("a", "'<b>|x'"), "invalid", 1, "expected number, got string '\\<b\\>\\|x'", id="invalid"),
+    ],
+)
+def test_a_file_that_cannot_be_planned_is_explained_and_the_others_still_shown(
+    pr: Path, capsys: pytest.CaptureFixture[str], a: str, status: str, code: int, said: str
+) -> None:
+    (pr / "a.yaml").write_text(a)
+    got, md, err = specgen(capsys, "diff", "--base", "HEAD", "a.yaml", "b.yaml")
+    assert got == code and "specgen: error: a.yaml:" in err  # the job fails, its log says why
+    assert f"**1 workload file(s) cannot be planned as changed: `a.yaml` ({status}).**" in md
+    assert f"### `a.yaml` ({status})" in md and said in md  # the error, escaped for Markdown
+    assert "<b>" not in md
+    assert "### `b.yaml` (changed)" in md and "1.00 req/s asked" in md  # the other file's change is still there
+    assert md.index("### `a.yaml`") < md.index("### `b.yaml`")
+    assert "1 workload file(s) change the fleet; 0 unchanged; 1 cannot be planned." in md
+    got, out, _ = specgen(capsys, "diff", "--base", "HEAD", "a.yaml", "b.yaml", "--format", "json")
+    data = json.loads(out)
+    assert got == code and [(f["file"], f["status"]) for f in data["files"]] == [("a.yaml", status), ("b.yaml", "changed")]
+    assert data["files"][0]["diff"] is None and data["files"][0]["errors"][0].startswith("a.yaml:")
+    # the totals are b's alone: a's fleet is neither removed nor kept
+    assert data["totals"]["gpus"] == {"old": 1, "new": 1, "delta": 0}
+
+
+def test_a_file_fixed_by_the_change_is_counted_as_added(pr: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (pr / "a.yaml").write_text(_workload("a", "2", INFEASIBLE))
+    _git(pr, "commit", "-qam", "broken")
+    (pr / "a.yaml").write_text(_workload("a"))
+    result = compare_with_base("HEAD", ["a.yaml"])
+    assert unplanned_error(result) is None
+    (entry,) = result["files"]
+    assert entry["status"] == "fixed" and "has no feasible plan" in entry["base_errors"][0]
+    assert result["totals"]["gpus"] == {"old": 0, "new": 1, "delta": 1}
+    assert "At the base it could not be planned; its fleet is counted as added." in markdown(result)
+
+
+def test_a_model_swap_in_a_pool_shows_its_row_and_its_memory_picture(pr: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """newuser24 item 8: Qwen2.5-32B -> Qwen3-32B in coder's pool: the GPUs hold another model; the comment had
+    no pool row and no Mermaid picture. The fence follows a blank line, not the last table row."""
+    (pr / "b.yaml").write_text(_workload("b").replace("meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-7B-Instruct"))
+    code, md, err = specgen(capsys, "diff", "--base", "HEAD", "b.yaml")
+    assert code == 0, err
+    assert "| changed (what runs on it) | l40s-48gb | 1 → 1 | 1 → 1 |" in md
+    assert "|\n\n```mermaid\npie showData title chat on " in md
+
+
+# ---------------------------------------------------------------- item 2: the CI examples
+
+
+def test_the_sticky_comment_keeps_the_last_comment_when_the_body_is_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An existing empty file still passes hashFiles(...) != '': the comment was blanked to the marker."""
+    spec = importlib.util.spec_from_file_location("sticky_comment", EXAMPLES / "sticky_comment.py")
+    assert spec is not None and spec.loader is not None
+    sticky_comment = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sticky_comment)
+    calls: list[tuple[str, str]] = []
+
+    def call(method: str, url: str, *_: Any) -> list[Any]:
+        calls.append((method, url))
+        return []
+
+    monkeypatch.setattr(sticky_comment, "call", call)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    for name, value in (("GITHUB_REPOSITORY", "o/r"), ("PR_NUMBER", "1"), ("GITHUB_TOKEN", "t")):
+        monkeypatch.setenv(name, value)
+    body = tmp_path / "specgen-comment.md"
+    for text, posted in (("", False), ("\n", False), ("## specgen: fleet change\n", True)):
+        body.write_text(text)
+        calls.clear()
+        monkeypatch.setattr(sys, "argv", ["sticky_comment.py", str(body)])
+        assert sticky_comment.main() == 0
+        assert (("POST", "https://api.github.com/repos/o/r/issues/1/comments") in calls) is posted
+    assert "the comment is left as it is" in capsys.readouterr().out
+
+
+def _after_script() -> list[str]:
+    text = (EXAMPLES / "gitlab-ci.yml").read_text().split("after_script:\n", 1)[1].split("\n  artifacts:", 1)[0]
+    return [line.strip().removeprefix("- ") for line in text.splitlines() if line.strip().startswith("- ")]
+
+
+def test_the_gitlab_job_posts_the_note_when_the_diff_exits_non_zero(tmp_path: Path) -> None:
+    """GitLab runs after_script with errexit: a diff exiting 3 stopped it before the note explaining it was posted."""
+    stubs = (
+        'specgen() { echo "## specgen: a.yaml is infeasible"; return 3; }\n'
+        'python() { echo "posted: $(cat "$2")"; }\n'
+        "ls() { echo workloads/a.yaml; }\n"
+        "git() { :; }\n"
+    )
+    script = stubs + "\n".join(_after_script())
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "posted: ## specgen: a.yaml is infeasible" in done.stdout
+
+
+def test_the_github_workflow_posts_the_comment_after_a_failed_diff() -> None:
+    text = (EXAMPLES / "github-actions.yml").read_text()
+    step = text.split("- name: Sticky comment", 1)[1]
+    assert "if: always() && hashFiles('specgen-comment.md') != ''" in step.split("\n")[1]
+
+
+# ---------------------------------------------------------------- render --check: replaced pools
+
+
+def _spec(plan: dict[str, Any]) -> str:
+    return json.dumps({"plan": plan})
+
+
+@pytest.mark.parametrize(
+    ("committed", "lines"),
+    [
+        pytest.param(
+            _spec(_one(_pool("chat_h100"))),
+            ["specgen: w/spec.json: node pool replaced, not resized: 'chat_h100' (1 nodes) replaced by 'chat_a100' "
+             "(1 nodes), a100-sxm4-40gb on aws-p4d-24xlarge (was h100-sxm5-80gb on aws-p5-48xlarge; 'chat' moves): "
+             "applying it deletes 1 nodes and creates 1"],
+            id="moved",
+        ),
+        pytest.param(_spec(_one(_pool("chat_a100", **A100), rate=3.1)), [], id="resized-only"),
+        pytest.param("{not json", [], id="unreadable"),
+        pytest.param(json.dumps({"plan": {"pools": "x"}}), [], id="not-a-plan"),
+        pytest.param(
+            _spec(_one(_pool("a\nb::add-mask::x"))),
+            ["specgen: w/spec.json: node pool replaced, not resized: 'a\\nb::add-mask::x' (1 nodes) replaced by "
+             "'chat_a100' (1 nodes), a100-sxm4-40gb on aws-p4d-24xlarge (was h100-sxm5-80gb on aws-p5-48xlarge; "
+             "'chat' moves): applying it deletes 1 nodes and creates 1"],
+            id="a-line-break-stays-on-the-line",
+        ),
+    ],
+)  # fmt: skip
+def test_render_check_names_each_replaced_pool(committed: str, lines: list[str]) -> None:
+    rendered = _spec(_one(_pool("chat_a100", **A100), rate=3.0))
+    assert drift_replacement_lines({"w/spec.json": committed}, {"w/spec.json": rendered}) == lines
+    assert drift_replacement_lines({"w/SPEC.md": committed}, {"w/SPEC.md": rendered}) == []
+
+
+def test_render_check_prints_the_replacement_after_the_patch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The committed tree's pool, renamed in its spec.json, is replaced by the one rendered now."""
+    work = tmp_path / "w.yaml"
+    work.write_text(VALID)
+    out = tmp_path / "out"
+    assert specgen(capsys, "render", str(work), "-o", str(out))[0] == 0
+    spec = json.loads((out / "spec.json").read_text())
+    (pool,) = spec["plan"]["pools"]
+    name = pool["name"]
+    pool["name"] = spec["plan"]["deployments"][0]["pool"] = "old_pool"
+    (out / "spec.json").write_text(json.dumps(spec))
+    code, text, err = specgen(capsys, "render", str(work), "-o", str(out), "--check")
+    assert code == 4, err
+    assert text.rstrip("\n").split("\n")[-1] == (
+        f"specgen: spec.json: node pool replaced, not resized: 'old_pool' (1 nodes) replaced by '{name}' (1 nodes), "
+        "l40s-48gb on dell-r760: 1 servers leave the pool and 1 join the new one (Ansible group, node labels and "
+        "Terraform keys renamed; Kubernetes nodes drained and rejoined)"
+    )
+    assert os.path.exists(out / "spec.json")
+
+
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [
+        pytest.param("a.yaml:5:12: no feasible plan", "a.yaml:5:12: no feasible plan", id="short"),
+        pytest.param("x" * 2500, "x" * 2000 + "... (500 characters more)", id="long-cut-once"),
+        pytest.param("a\n::add-mask::b", "a\\n::add-mask::b", id="line-break-escaped"),
+    ],
+)
+def test_the_job_log_prints_each_error_once_on_one_line(error: str, line: str) -> None:
+    from generator.cli import _error_lines
+    from generator.errors import InfeasibleError
+    from generator.pr_diff import _unplanned
+
+    failed = {"file": "a.yaml", "status": "infeasible", "errors": _unplanned(InfeasibleError(error)).lines}
+    exc = unplanned_error({"files": [failed]})
+    assert exc is not None and exc.exit_code == 3 and _error_lines(exc) == [line]
+    section = markdown({"base": "HEAD", "totals": {}, "files": [failed]})
+    assert section.count("characters more") == line.count("characters more")
