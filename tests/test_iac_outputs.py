@@ -172,7 +172,7 @@ OWNED_GPU_01 = "  rack_power_kw: 40\n  inventory:\n    - platform: dgx-h100\n   
     ("second", "message"),
     [
         # the same deployment on the same GPU: one NodePool / node group / Ansible group name in both workloads
-        ({}, r"^wa and wb both have pool 'chat_h100_sxm5_80gb'; .* rename a deployment$"),
+        ({}, r"^wa and wb both have pool 'chat_h100_sxm5_80gb'; .* else a deployment's name$"),
         # different pools, one owned host listed in both: double-booked
         (
             {"name: chat\n": "name: chat2\n", "  rack_power_kw: 40\n": OWNED_GPU_01},

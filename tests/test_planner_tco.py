@@ -940,3 +940,37 @@ def test_geforce_cards_bought_for_colocation_carry_their_licence_warning(tmp_pat
         _load(tmp_path, text.replace("[rtx-4090-24gb]", "[l40s-48gb]").replace("am5-desktop-tower", "dell-r760"))
     )
     assert not [f for f in data_center.findings if f.code == "consumer-gpu-licence"]
+
+
+PARTLY_PRICED = """\
+version: 1
+name: u
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    platform: dgx-b300
+    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 5, slo: {ttft_p95_ms: 1500, tpot_ms: 60}}
+  - name: asst
+    model: Qwen/Qwen2.5-7B-Instruct
+    platform: dgx-h100
+    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 5, slo: {ttft_p95_ms: 1500, tpot_ms: 60}}
+hardware:
+  provider: baremetal
+"""
+
+
+def test_a_fleet_with_one_unpriced_pool_keeps_the_cost_of_the_others(tmp_path: Path) -> None:
+    """fuzz21 item 14: one DGX B300 pool without a price turned the whole headline into "unpriced"."""
+    from generator.render import render_plan
+
+    path = tmp_path / "w.yaml"
+    path.write_text(PARTLY_PRICED)
+    plan = plan_workload(load_workload(str(path)))
+    priced = [p for p in plan.pools if p.usd_per_hour is not None]
+    t = plan.totals
+    assert t["usd_per_month"] is None and [p.name for p in plan.pools if p.usd_per_hour is None] == t["unpriced_pools"]
+    assert t["priced_usd_per_month"] == pytest.approx(sum(p.usd_per_hour for p in priced) * 730, abs=0.01)
+    headline = f"${t['priced_usd_per_month']:,.0f}/month for 1 of 2 pools (chat_b300_sxm_270gb unpriced: add prices:)"
+    assert headline in plan_text(plan).splitlines()[0]
+    spec = render_plan(plan, load_workload(str(path)).workload)["SPEC.md"]
+    assert f"${t['priced_usd_per_month']:,.0f}/month for 1 of 2 pools (`chat_b300_sxm_270gb` unpriced)" in spec

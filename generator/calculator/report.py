@@ -13,13 +13,25 @@ if TYPE_CHECKING:
     from generator.planner.plan import Plan
 
 
+def unpriced_text(totals: dict[str, Any]) -> str:
+    """The fleet's cost where some pools have no price: the priced pools' sum and which are left out."""
+    if "unpriced_pools" not in totals:
+        return "unpriced"
+    unpriced = totals["unpriced_pools"]
+    pools = totals["priced_pools"] + len(unpriced)
+    return (
+        f"${totals['priced_usd_per_month']:,.0f}/month for {totals['priced_pools']} of {pools} pools "
+        f"({', '.join(unpriced)} unpriced: add prices:)"
+    )
+
+
 def plan_text(plan: Plan) -> str:
     """The choice, the runners-up and the reasons, for a terminal."""
     from generator.planner.plan import nvme_text, ram_text  # the planner loads only where a plan is shown
     from generator.planner.tco import cost_text
 
     t = plan.totals
-    cost = f"${t['usd_per_month']:,.0f}/month" if t["usd_per_month"] is not None else "unpriced"
+    cost = f"${t['usd_per_month']:,.0f}/month" if t["usd_per_month"] is not None else unpriced_text(t)
     if t.get("capex_usd") is not None:
         cost += f" (capex ${t['capex_usd']:,.0f}, opex ${t['opex_usd_per_month']:,.0f}/month)"
     if t.get("training_usd_per_job") is not None:

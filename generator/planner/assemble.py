@@ -1298,7 +1298,7 @@ def budget_spend_usd(fleet: dict[str, Any], pools: list[Pool], rented_jobs: dict
 
 
 def totals(pools: list[Pool], racks: int | None = None, rented_jobs: dict[str, float | None] | None = None) -> dict[str, Any]:
-    """Fleet totals: GPUs (bought and idle), nodes, racks, power, heat and cost (when every pool is priced).
+    """Fleet totals: GPUs (bought and idle), nodes, racks, power, heat and cost (else the priced pools' and the others).
 
     Rented pools that only run finite training jobs are costed per job (``training_usd_per_job``), not per month.
     """
@@ -1324,6 +1324,16 @@ def totals(pools: list[Pool], racks: int | None = None, rented_jobs: dict[str, f
         "usd_per_hour": round(usd, 2) if usd is not None else None,
         "usd_per_month": round(usd * HOURS_PER_MONTH, 2) if usd is not None else None,
         "training_usd_per_job": round(sum(j for j in jobs if j is not None), 2) if jobs and None not in jobs else None,
+        # what the priced pools cost where others are not: a reviewer keeps the rest of the bill (fuzz21 item 14)
+        **(
+            {
+                "priced_usd_per_month": round(sum(priced) * HOURS_PER_MONTH, 2),
+                "priced_pools": len(priced),
+                "unpriced_pools": sorted(p.name for p in monthly if p.usd_per_hour is None),
+            }
+            if usd is None and priced
+            else {}
+        ),
     }
 
 

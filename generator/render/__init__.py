@@ -118,7 +118,9 @@ def check_cluster_names(workloads: Sequence[tuple[str, Sequence[str], Sequence[s
         "list each owned host in one workload only, and name none like another workload's pool (<pool>-NN is the "
         "placeholder specgen gives a host it buys)"
     )
-    for what, index, fix in (("pool", 1, "rename a deployment"), ("host", 2, hosts_fix)):
+    # a pool is named <pool>_<gpu> where its deployments set pool:, else <deployment>_<gpu> (fuzz21 item 13)
+    pool_fix = "give one of them another name: its deployments' pool field where they set one, else a deployment's name"
+    for what, index, fix in (("pool", 1, pool_fix), ("host", 2, hosts_fix)):
         owner: dict[str, str] = {}
         for workload in workloads:
             for name in workload[index]:
