@@ -11,7 +11,7 @@ from generator.catalog import find_gpu, find_model, throughput_gaps
 from generator.catalog.records import ThroughputGap
 from generator.planner import plan_workload
 from generator.sizing.architecture import parse_architecture
-from generator.sizing.throughput_gaps import matching_gap
+from generator.sizing.throughput_gaps import extrapolated_to, gap_text, matching_gap
 from generator.workload import load_workload
 from tests.conftest import REPO
 
@@ -94,6 +94,41 @@ def test_a_dense_mla_model_is_not_in_the_moe_gap() -> None:
     )
     assert not dense.is_moe
     assert matching_gap("vllm", find_gpu("h100-sxm5-80gb"), dense) is None
+
+
+@pytest.mark.parametrize(
+    ("gap", "model", "precision", "other"),
+    [
+        ("vllm-cdna3", "meta-llama/Llama-3.1-405B-Instruct", "fp8", None),  # what the runs measured
+        ("vllm-cdna3", "meta-llama/Llama-3.1-405B-Instruct", None, None),  # precision not known: the model alone
+        ("vllm-cdna3", "meta-llama/Llama-3.1-405B-Instruct", "bf16", "this precision"),
+        ("vllm-cdna3", "meta-llama/Llama-3.1-8B-Instruct", "fp8", "this model"),
+        ("vllm-cdna3", "meta-llama/Llama-3.1-8B-Instruct", "bf16", "this model and this precision"),
+        ("mla-moe-hopper", "deepseek-ai/DeepSeek-V3", "fp8-block", None),  # block-scaled FP8 is FP8
+        ("mla-moe-hopper", "deepseek-ai/DeepSeek-R1", "fp8", None),
+        ("mla-moe-hopper", "deepseek-ai/DeepSeek-V2-Lite", None, "this model"),
+    ],
+)
+def test_a_service_the_runs_did_not_measure_is_told_the_ratio_is_extrapolated(
+    gap: str, model: str, precision: str | None, other: str | None
+) -> None:
+    """newuser24 item 12: the 405B FP8 runs' 1.07-1.57x was applied verbatim to an 8B BF16 router and a 32B coder."""
+    record = throughput_gaps()[gap]
+    arch = parse_architecture(find_model(model).config)
+    assert extrapolated_to(record, arch, precision) == other
+    text = gap_text(record, "vllm", "mi300x-192gb", 10.0, "req/s", arch=arch, precision=precision)
+    said = f"the runs did not measure {other}: their ratios are extrapolated to it; a replica rated 10.00 req/s"
+    assert (said in text) == (other is not None)
+    # what the runs were, and where the ratios put the figure, are said either way
+    low, high = record.predicted_over_measured
+    assert f"public runs of {record.measured_on} measured" in text
+    assert text.endswith(f"which those ratios put at {10 / high:,.2f}-{10 / low:,.2f}")
+
+
+def test_a_planned_service_of_another_model_is_told_so(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, "meta-llama/Llama-3.1-8B-Instruct", "mi300x-192gb", "baremetal")
+    (finding,) = [f for f in plan.findings if f.code == "throughput-gap"]  # type: ignore[attr-defined]
+    assert "the runs did not measure this model: their ratios are extrapolated to it" in finding.message
 
 
 def test_the_estimate_states_the_gap_beside_its_rate() -> None:

@@ -640,7 +640,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 result["throughput"] = _throughput(req, arch, gpu, held, kv_bits, par, inference, consts)
                 if gap := matching_gap(req.engine, gpu, arch):  # review 14 item 6: only the plan said so
                     rate = result["throughput"]["max_output_tokens_per_s"]
-                    notes.append(gap_text(gap, req.engine, gpu.id, rate, "output tokens/s"))
+                    notes.append(gap_text(gap, req.engine, gpu.id, rate, "output tokens/s", arch=arch, precision=held.name))
     result["constants"] = {
         "gpu_memory_utilization": consts.gpu_memory_utilization,
         "prefill_chunk_tokens": consts.prefill_chunk_tokens,

@@ -599,6 +599,9 @@ class ThroughputGap(NamedTuple):
     measured_on: str = ""
     #: The model must have routed experts.
     routed_experts: bool = False
+    #: Catalog ids of the runs' models, and their weights' precisions: a service of another is extrapolated to.
+    measured_models: tuple[str, ...] = ()
+    measured_precisions: tuple[str, ...] = ()
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> ThroughputGap:
@@ -617,6 +620,8 @@ class ThroughputGap(NamedTuple):
             source=_sources(rec),
             measured_on=str(rec["measured_on"]),
             routed_experts=bool(rec.get("routed_experts", False)),
+            measured_models=tuple(str(m) for m in rec.get("measured_models", ())),
+            measured_precisions=tuple(str(m) for m in rec.get("measured_precisions", ())),
         )
 
 

@@ -32,6 +32,6 @@ def throughput_gap_finding(
     return Finding(
         "warning",
         "throughput-gap",
-        f"deployment {name}: {gap_text(gap, engine, gpu.id, replica_rate, 'req/s')}: {advice}",
+        f"deployment {name}: {gap_text(gap, engine, gpu.id, replica_rate, 'req/s', arch=arch)}: {advice}",
         f"deployments[{index}]",
     )

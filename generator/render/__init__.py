@@ -13,7 +13,9 @@ from generator.render.gke import with_gke_findings
 from generator.render.gpu_sharing import apply_sharing
 from generator.render.gpu_stack import GpuPoolStack, render_cluster
 from generator.render.hosts import cluster_hosts
+from generator.render.karpenter_aws import with_karpenter_findings
 from generator.render.kubernetes import cluster_name, gpu_stacks, is_single_host, render_node_pools
+from generator.render.list_prices import with_list_price_finding
 from generator.render.markdown import render_markdown
 from generator.render.provisioning import render_provisioning, with_cluster_api_findings
 from generator.render.spec import render_spec
@@ -24,8 +26,8 @@ from generator.workload.models import Workload
 def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
     """The plan as it is deployed: GPU sharing applied, and what the cluster must provide itself said.
 
-    Sharing gives MIG-config pool labels and its findings; GKE's GPU stack, AWS's two alternative provisioners and the
-    Cluster API templates a site writes are findings.
+    Sharing gives MIG-config pool labels and its findings; GKE's GPU stack, AWS's two alternative provisioners, what
+    Karpenter's limits and idle grace allow, the cloud's list prices, and the Cluster API templates a site writes are findings.
 
     The one plan ``spec.json``, SPEC.md, ``specgen plan`` and the findings a render reports all show.
     ``alone``: the workload is the whole tree (a single host is then its own cluster and joins nothing).
@@ -33,6 +35,7 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
     shared = apply_sharing(plan, workload, single_host=alone and is_single_host(plan))
     if not alone:
         shared = joined_cluster(shared)
+    shared = with_list_price_finding(with_karpenter_findings(shared, "kubernetes" in workload.outputs))
     return with_cluster_api_findings(with_eks_findings(with_gke_findings(shared, workload), workload), workload)
 
 

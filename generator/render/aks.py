@@ -2,7 +2,9 @@
 
 AKS installs the NVIDIA driver on NVIDIA GPU VM sizes (``gpu.mode: Driver``), so the GPU Operator leaves it alone.
 Only NVIDIA sizes have a managed driver, and Karpenter considers no other GPU size in that mode (the CRD's
-``gpu.mode``): other vendors' pools get ``gpu.mode: None`` and bring their own driver and device plugin.
+``gpu.mode``): other vendors' pools get ``gpu.mode: None`` and bring their own driver and device plugin. The
+``NodePool`` is the AWS build's (:func:`~generator.render.karpenter_aws.karpenter_node_pool`): its limits keep one
+node for a replacement, as AKS's Karpenter also launches replacements before it drains a node.
 """
 
 from __future__ import annotations

@@ -72,6 +72,25 @@ def eks_managed_node_groups(plan: Plan) -> dict[str, Any]:
     }
 
 
+#: The cluster autoscaler's default wait before it removes an unneeded node (``--scale-down-unneeded-time``,
+#: https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md).
+AUTOSCALER_UNNEEDED_H = 10 / 60
+
+
+def autoscaler_idle_text(plan: Plan, per_job: list[str]) -> str:
+    """What the cluster autoscaler's default idle wait adds to each run of per-job node groups (newuser24 item 6)."""
+    costs = [
+        f"{pool.name} ${pool.usd_per_hour * AUTOSCALER_UNNEEDED_H:,.2f}"
+        for pool in plan.pools
+        if pool.name in per_job and pool.usd_per_hour is not None
+    ]
+    bill = f" (up to {', '.join(costs)} a run)" if costs else ""
+    return (
+        "the cluster autoscaler removes a node 10 min after its job's pods end (--scale-down-unneeded-time's default), "
+        f"billed beyond the per-run cost{bill}: lower it for these groups"
+    )
+
+
 def with_eks_findings(plan: Plan, workload: Workload) -> Plan:
     """The plan with what the node groups rendered for AWS need beside them, and what Karpenter's pools mean.
 
@@ -105,7 +124,8 @@ def with_eks_findings(plan: Plan, workload: Workload) -> Plan:
                 "aws-per-job-node-groups",
                 f"the node group(s) of {', '.join(per_job)} rest at 0 nodes (costed per training job): nothing rendered "
                 "raises desired_size; run the Kubernetes cluster autoscaler or set desired_size for the run"
-                + (", or use the Karpenter NodePool, which launches the job's nodes for its pods" if karpenter else ""),
+                + (", or use the Karpenter NodePool, which launches the job's nodes for its pods" if karpenter else "")
+                + f"; {autoscaler_idle_text(plan, per_job)}",
                 "hardware.provider",
             )
         )

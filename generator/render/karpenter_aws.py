@@ -1,9 +1,10 @@
 """AWS: a Karpenter ``NodePool`` and ``EC2NodeClass`` per GPU pool (karpenter.sh/v1, karpenter.k8s.aws/v1).
 
-The NodePool asks for exactly the planned instance type and GPU count, carries the pool's labels and
-taints, caps the pool at the planned GPUs and nodes, and disrupts GPU nodes only when they are empty,
-one at a time, never by expiry. The EC2NodeClass pins the EKS AL2023 AMI release, stripes the instance
-store as RAID0 (model cache), and attaches one EFA interface per network card on EFA instances.
+The NodePool asks for exactly the planned instance type and GPU count, carries the pool's labels and taints, caps a
+serving pool at the planned GPUs plus one node (the replacement / surge slot) and a per-job pool at the planned GPUs,
+and disrupts GPU nodes only when they are empty, one at a time, never by expiry. The EC2NodeClass pins the EKS
+AL2023 AMI release, stripes the instance store as RAID0 (model cache), and attaches one EFA interface per network
+card on EFA instances.
 """
 
 from __future__ import annotations
@@ -12,14 +13,34 @@ from collections.abc import Mapping
 from typing import Any
 
 from generator.catalog import software
-from generator.planner.plan import Pool
+from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.gpu_sharing import advertised_per_gpu
 from generator.render.kube_objects import dns_name, gpu_resource, node_taints
 from generator.render.node_tags import node_tags
 from generator.workload.models import GpuSharing
 
-#: How long an empty GPU node may idle before Karpenter removes it (a cold start pulls tens of GB of weights).
+#: How long an empty serving node may idle before Karpenter removes it (a cold start pulls tens of GB of weights).
 EMPTY_NODE_GRACE = "30m"
+
+#: How long an empty per-job (training) node may idle: a job's nodes are not reused by a later request, so the grace
+#: only has to keep the node through the Job controller's retries of a failed pod (back-off 10 s, 20 s, 40 s, 80 s:
+#: 2.5 min for four retries, https://kubernetes.io/docs/concepts/workloads/controllers/job/#pod-backoff-failure-policy)
+#: rather than boot a new one and pull the model again; 30 min would bill half an hour after every run (newuser24
+#: item 6: $57 on an $88 LoRA run on p6-b200.48xlarge).
+PER_JOB_NODE_GRACE = "5m"
+PER_JOB_NODE_GRACE_H = 5 / 60
+
+#: Nodes a serving NodePool may run beyond the plan. Karpenter replaces a drifted or disrupted node by launching the
+#: replacement first and draining the old node once it is ready ("Pre-spin any replacement nodes needed ... and wait
+#: for them to become ready", https://karpenter.sh/v1.14/concepts/disruption/), and ``spec.limits`` stop it launching
+#: a node once the pool would exceed them ("Limits prevent Karpenter from creating new instances once the limit is
+#: exceeded", https://karpenter.sh/v1.14/concepts/nodepools/#speclimits): limits at exactly the plan block every
+#: replacement, which then waits forever (kubernetes-sigs/karpenter#2525, aws/karpenter-provider-aws#8873), and a
+#: RollingUpdate's surge pod stays Pending (newuser24 item 5). One node is enough: the budget disrupts one node at a
+#: time. It is billed only while it runs beside the node it replaces. Karpenter for Azure (AKS node auto-provisioning)
+#: runs the same disruption: it "spins up replacements when needed"
+#: (https://learn.microsoft.com/en-us/azure/aks/node-auto-provisioning-disruption).
+REPLACEMENT_NODES = 1
 
 
 def efa_cards(pool: Pool) -> int:
@@ -62,6 +83,14 @@ def ec2_node_class(pool: Pool, cluster: str, workload: str) -> dict[str, Any]:
     }
 
 
+def limit_nodes(pool: Pool) -> int:
+    """Nodes a pool's NodePool limits allow: the plan, plus :data:`REPLACEMENT_NODES` for a serving pool.
+
+    A per-job (training) pool is capped at the plan: a job is not rolled, and the cap bounds what a run can bill.
+    """
+    return pool.nodes + (0 if pool.per_job else REPLACEMENT_NODES)
+
+
 def karpenter_node_pool(
     pool: Pool, node_class: tuple[str, str], gpu_count_label: str, devices_per_gpu: int = 1
 ) -> dict[str, Any]:
@@ -70,7 +99,7 @@ def karpenter_node_pool(
     ``node_class``: (API group, kind) of the provider's node class; ``gpu_count_label``: the provider's
     well-known label for GPUs per instance; ``devices_per_gpu``: GPU resources the device plugin advertises per
     physical GPU (:func:`generator.render.gpu_sharing.advertised_per_gpu`). On-demand only, never expired, removed
-    only when empty.
+    only when empty (a per-job pool's nodes sooner, :data:`PER_JOB_NODE_GRACE`); limits: :func:`limit_nodes`.
     """
     node = pool.node
     requirements = [
@@ -95,10 +124,10 @@ def karpenter_node_pool(
                 },
             },
             # the resource counts what the nodes advertise: shared GPUs (time-slicing, MPS, MIG) count several times
-            "limits": {gpu_resource(pool): str(pool.nodes * node.gpus * devices_per_gpu)},
+            "limits": {gpu_resource(pool): str(limit_nodes(pool) * node.gpus * devices_per_gpu)},
             "disruption": {
                 "consolidationPolicy": "WhenEmpty",
-                "consolidateAfter": EMPTY_NODE_GRACE,
+                "consolidateAfter": PER_JOB_NODE_GRACE if pool.per_job else EMPTY_NODE_GRACE,
                 "budgets": [{"nodes": "1"}],
             },
         },
@@ -117,3 +146,72 @@ def karpenter_aws_objects(
             ec2_node_class(pool, cluster, workload),
         ]
     return objects
+
+
+#: Providers whose node pools render as Karpenter NodePools (``kubernetes/<provider>/``).
+KARPENTER_PROVIDERS = ("aws", "azure")
+
+
+def node_usd_per_hour(pool: Pool) -> float | None:
+    """One node's price an hour (None where the pool is unpriced)."""
+    return pool.usd_per_hour / pool.nodes if pool.usd_per_hour is not None and pool.nodes else None
+
+
+def _node_rate(pool: Pool) -> str:
+    """``p5.48xlarge at $55.04/h`` (or ``unpriced``)."""
+    rate = node_usd_per_hour(pool)
+    return f"{pool.node.instance_type} at ${rate:,.2f}/h" if rate is not None else f"{pool.node.instance_type}, unpriced"
+
+
+def replacement_slot_finding(pools: list[Pool]) -> Finding | None:
+    """What the serving NodePools' one node beyond the plan allows, costs, and how to take it away (newuser24 item 5)."""
+    serving = [p for p in pools if not p.per_job]
+    if not serving:
+        return None
+    limits = "; ".join(f"{dns_name(p)} {limit_nodes(p)} for {p.nodes}, {_node_rate(p)}" for p in serving)
+    return Finding(
+        "info",
+        "karpenter-replacement-slot",
+        f"each serving Karpenter NodePool's spec.limits allow one node beyond the plan (nodes: {limits}): Karpenter "
+        "launches a drifted node's replacement and waits for it to be ready before it drains the old node, and a "
+        "RollingUpdate's surge pod needs a node of its own, so limits at the plan would keep a drifted node forever and "
+        "leave the surge pod Pending (https://karpenter.sh/v1.14/concepts/disruption/). The extra node bills only while "
+        "it runs beside the one it replaces, outside the plan's cost; limits cap and reserve nothing, so a replica added "
+        "beyond the plan gets it too. To forbid it, set spec.limits to the planned GPUs and roll with maxSurge 0: a "
+        "one-replica service is then down while its node is replaced",
+        "kubernetes",
+    )
+
+
+def per_job_grace_finding(pools: list[Pool]) -> Finding | None:
+    """What a per-job NodePool's limit and idle grace mean for a run's bill (newuser24 item 6)."""
+    per_job = [p for p in pools if p.per_job]
+    if not per_job:
+        return None
+
+    def idle(pool: Pool) -> str:
+        rate = node_usd_per_hour(pool)
+        cost = f": up to ${rate * pool.nodes * PER_JOB_NODE_GRACE_H:,.2f} a run" if rate is not None else ""
+        return f"{dns_name(pool)} {pool.nodes} x {_node_rate(pool)}{cost}"
+
+    return Finding(
+        "info",
+        "karpenter-per-job-grace",
+        f"the Karpenter NodePool of each pool costed per training job is capped at its planned GPUs (a job is not "
+        f"rolled, and a drifted node is not replaced under a running job) and removes its nodes {PER_JOB_NODE_GRACE} "
+        f"after the job's pods end (consolidateAfter; serving pools keep {EMPTY_NODE_GRACE}), which the per-run cost "
+        f"does not count ({'; '.join(idle(p) for p in per_job)}), nor the nodes' boot and the model's download",
+        "kubernetes",
+    )
+
+
+def with_karpenter_findings(plan: Plan, kubernetes: bool) -> Plan:
+    """The plan with what its Karpenter NodePools' limits and idle grace allow and cost (AWS and Azure).
+
+    ``kubernetes``: the workload renders its node pools.
+    """
+    if plan.provider not in KARPENTER_PROVIDERS or not kubernetes or not plan.pools:
+        return plan
+    pools = [p for p in plan.pools if p.node.provider == plan.provider]
+    found = [f for f in (replacement_slot_finding(pools), per_job_grace_finding(pools)) if f]
+    return plan._replace(findings=sorted_findings([*plan.findings, *found])) if found else plan

@@ -3,10 +3,33 @@
 from __future__ import annotations
 
 from generator import __version__
-from generator.planner.plan import Plan
+from generator.catalog.records import acquired
+from generator.planner.plan import Candidate, Plan
+from generator.planner.tco import HOURS_PER_MONTH, run_usd
 from generator.render.env import render_template
+
+
+def detail_label(key: str, provider: str) -> str:
+    """A deployment detail's name as SPEC.md lists it: GPUs on a cloud are rented, not bought (newuser24 item 12)."""
+    return key.replace("_bought", f"_{acquired(provider)}")
+
+
+def candidate_cost(candidate: Candidate) -> str:
+    """A runner-up's cost in the unit of the chosen layout's (a month, or a training job's run), its hourly rate beside.
+
+    newuser24 item 12: the chosen layout read $/month and the runners-up below it $/h. A run on servers bought is
+    its hours' share of their month here; the reasons above say what buying them for one job alone costs.
+    """
+    if candidate.usd_per_hour is None:
+        return "unpriced"
+    run = run_usd(candidate)
+    cost = f"${run:,.0f} per run" if run is not None else f"${candidate.usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
+    return f"{cost} (${candidate.usd_per_hour:,.2f}/h)"
 
 
 def render_markdown(plan: Plan) -> dict[str, str]:
     """``SPEC.md``."""
-    return {"SPEC.md": render_template("markdown/SPEC.md.j2", plan=plan, version=__version__)}
+    text = render_template(
+        "markdown/SPEC.md.j2", plan=plan, version=__version__, detail_label=detail_label, candidate_cost=candidate_cost
+    )
+    return {"SPEC.md": text}

@@ -7,9 +7,11 @@ gave that rate without a word). The sizing is not derated: no factor per group o
 
 from __future__ import annotations
 
+from functools import cache
+
 from generator import catalog
 from generator.catalog.records import GpuSpec, ThroughputGap
-from generator.sizing.architecture import Architecture
+from generator.sizing.architecture import Architecture, parse_architecture
 
 
 def matching_gap(engine: str, gpu: GpuSpec, arch: Architecture) -> ThroughputGap | None:
@@ -26,11 +28,51 @@ def matching_gap(engine: str, gpu: GpuSpec, arch: Architecture) -> ThroughputGap
     return None
 
 
-def gap_text(gap: ThroughputGap, engine: str, gpu_id: str, figure: float, unit: str) -> str:
-    """What the runs measured against the model, and where their ratios put a replica's predicted ``figure``."""
+def _fingerprint(arch: Architecture) -> tuple[object, ...]:
+    """What tells one model from another: its kind, shape and parameter count (a config read twice parses the same)."""
+    return (arch.model_type, arch.hidden_size, arch.num_layers, arch.num_attention_heads, arch.vocab_size, arch.params_total)
+
+
+@cache
+def _measured_fingerprints(models: tuple[str, ...]) -> frozenset[tuple[object, ...]]:
+    """:func:`_fingerprint` of each catalog model a gap's runs measured."""
+    return frozenset(_fingerprint(parse_architecture(catalog.find_model(m).config)) for m in models)
+
+
+def extrapolated_to(gap: ThroughputGap, arch: Architecture | None, precision: str | None) -> str | None:
+    """What of a service the runs did not measure (``this model``, ``this precision`` or both); None: all of it was.
+
+    ``arch`` / ``precision`` (the weights' format name, e.g. ``fp8-block``): None where the caller does not know it.
+    A record without ``measured_models`` / ``measured_precisions`` compares nothing.
+    """
+    measured = _measured_fingerprints(gap.measured_models) if gap.measured_models else None
+    other_model = arch is not None and measured is not None and _fingerprint(arch) not in measured
+    family = precision.split("-")[0] if precision else None  # fp8-block, fp8-channel: FP8 as the runs were
+    other_precision = bool(family and gap.measured_precisions) and family not in gap.measured_precisions
+    what = [w for w, other in (("this model", other_model), ("this precision", other_precision)) if other]
+    return " and ".join(what) or None
+
+
+def gap_text(
+    gap: ThroughputGap,
+    engine: str,
+    gpu_id: str,
+    figure: float,
+    unit: str,
+    *,
+    arch: Architecture | None = None,
+    precision: str | None = None,
+) -> str:
+    """What the runs measured against the model, and where their ratios put a replica's predicted ``figure``.
+
+    A service of another model or precision than the runs' (``arch``, ``precision``: :func:`extrapolated_to`) is told
+    the ratios are extrapolated from them (newuser24 item 12: an 8B BF16 router took a 405B FP8 run's ratios verbatim).
+    """
     low, high = gap.predicted_over_measured
+    other = extrapolated_to(gap, arch, precision)
+    reach = f"; the runs did not measure {other}: their ratios are extrapolated to it" if other else ""
     return (
         f"for {gap.description} with {engine} on {gpu_id}, specgen's throughput model predicted {low:.2f}-{high:.2f}x "
-        f"what {gap.runs} public runs of {gap.measured_on} measured ({', '.join(gap.source)}); a replica rated "
+        f"what {gap.runs} public runs of {gap.measured_on} measured ({', '.join(gap.source)}){reach}; a replica rated "
         f"{figure:,.2f} {unit}, which those ratios put at {figure / high:,.2f}-{figure / low:,.2f}"
     )

@@ -1,0 +1,59 @@
+"""The finding that a cloud plan is priced at the catalog's on-demand list prices of one region (newuser24 item 14).
+
+A buy-vs-rent comparison reads the rent side as what the cloud would bill; the catalog's hourly prices are the
+pay-as-you-go (on-demand) rate of the one region each record names, not a reserved, savings-plan, capacity-block or
+spot rate, nor another region's. The workload's top-level ``prices`` replaces them.
+"""
+
+from __future__ import annotations
+
+from generator.catalog import prices
+from generator.catalog.records import PriceRecord
+from generator.planner.plan import Finding, Plan, Pool, sorted_findings
+
+#: Providers whose catalog prices are hourly list prices of one region.
+CLOUD_PROVIDERS = ("aws", "azure", "gcp")
+
+#: What ``Pool.price_basis`` says for a catalog price (``planner.tco``): ``catalog <price id> (<unit>)``.
+CATALOG_BASIS = "catalog "
+
+
+def catalog_hourly_price(pool: Pool) -> PriceRecord | None:
+    """The catalog's hourly price record ``pool`` is costed with (None: the workload's own price, or none)."""
+    basis = pool.price_basis or ""
+    if not basis.startswith(CATALOG_BASIS):
+        return None
+    record = prices().get(basis.removeprefix(CATALOG_BASIS).split(" ", 1)[0])
+    return record if record is not None and record.unit == "hour" and record.region else None
+
+
+def list_price_finding(plan: Plan) -> Finding | None:
+    """What the cloud pools' prices are, and how to give the ones the buyer would pay; None where none is a list price."""
+    if plan.provider not in CLOUD_PROVIDERS:
+        return None
+    by_region: dict[str, dict[str, float]] = {}
+    for pool in plan.pools:
+        if (record := catalog_hourly_price(pool)) is not None:
+            by_region.setdefault(str(record.region), {})[record.platform_id] = record.usd
+    if not by_region:
+        return None
+    first = min(min(rates) for rates in by_region.values())
+    listed = "; ".join(
+        f"in {region}: " + ", ".join(f"{platform} ${usd:,.2f}/h" for platform, usd in sorted(rates.items()))
+        for region, rates in sorted(by_region.items())
+    )
+    return Finding(
+        "info",
+        "cloud-list-prices",
+        f"pools priced from the catalog take its on-demand (pay-as-you-go) list price of one region ({listed}); "
+        "reserved instances, savings plans, capacity blocks, spot and other regions bill differently, and against a "
+        "purchase amortized over years a commitment of the same term is the fair rent side: give the rates you would "
+        f"pay as top-level prices, USD per node-hour by platform id (prices: {{{first}: ...}}; README, Costs)",
+        "prices",
+    )
+
+
+def with_list_price_finding(plan: Plan) -> Plan:
+    """The plan with :func:`list_price_finding`, where it has one."""
+    found = list_price_finding(plan)
+    return plan._replace(findings=sorted_findings([*plan.findings, found])) if found else plan
