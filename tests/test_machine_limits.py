@@ -188,6 +188,29 @@ def test_a_bridge_on_a_card_that_takes_one_is_accepted(tmp_path: Path) -> None:
     assert custom_errors(tmp_path, "a40-48gb", 4, ", gpu_bridge: true") == []
 
 
+@pytest.mark.parametrize(
+    ("gpu", "count", "extra", "field", "message"),
+    [
+        # fuzz21 item 9: both passed without a word
+        pytest.param(
+            "a40-48gb", 1, ", gpu_bridge: true", "gpu_bridge", "with gpus_per_server 1 there is none to join",
+            id="bridge-one-card",
+        ),
+        pytest.param(
+            "a40-48gb", 4, ", cpu: epyc-9354, cpu_sockets: 8", "cpu_sockets",
+            "8 sockets: the AMD EPYC 9354 (Genoa, Zen 4) goes in systems of at most 2 sockets", id="sockets-beyond-the-cpu",
+        ),
+    ],
+)  # fmt: skip
+def test_a_custom_server_the_named_parts_cannot_make_is_refused(
+    tmp_path: Path, gpu: str, count: int, extra: str, field: str, message: str
+) -> None:
+    (error,) = [e for e in custom_errors(tmp_path, gpu, count, extra) if f"custom.{field}:" in e]
+    assert message in error
+    fixed = custom_errors(tmp_path, gpu, count, extra.replace("8", "2").replace("true", "false"))
+    assert not [e for e in fixed if f"custom.{field}:" in e]
+
+
 CLOUD = """\
 version: 1
 name: g

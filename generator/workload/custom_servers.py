@@ -91,6 +91,8 @@ def _bridge_error(spec: CustomServer) -> str | None:
     fuzz20 item 6: the flag was dropped without a word for an RTX 4090, an L40S or SXM / OAM modules.
     """
     gpu = catalog.gpus().get(spec.gpu)
+    if spec.gpu_bridge and spec.gpus_per_server < 2:  # fuzz21 item 9: a bridge joins two cards
+        return f"an NVLink bridge joins two cards; with gpus_per_server {spec.gpus_per_server} there is none to join"
     if not spec.gpu_bridge or gpu is None or gpu.bridged:
         return None
     bridged = sorted(g.id for g in catalog.gpus().values() if g.bridged)
@@ -132,6 +134,17 @@ def _part_errors(spec: CustomServer, where: Path) -> list[tuple[Path, str]]:
         out.append(((*where, "kind"), why))
     if (why := _bridge_error(spec)) is not None:
         out.append(((*where, "gpu_bridge"), why))
+    cpu = catalog.cpus().get(spec.cpu or "")
+    if cpu is not None and cpu.max_sockets is not None and spec.cpu_sockets > cpu.max_sockets:
+        # as hardware.fixed's warning (calculator.machine.sockets_beyond_cpu), refused here: the rack plan would count
+        # the cores and power of sockets the server cannot have (fuzz21 item 9)
+        out.append(
+            (
+                (*where, "cpu_sockets"),
+                f"{spec.cpu_sockets} sockets: the {cpu.name} goes in systems of at most {cpu.max_sockets} "
+                f"socket{'s' if cpu.max_sockets > 1 else ''} (its vendor's spec page)",
+            )
+        )
     if spec.nvme_drives and not spec.nvme_tb:
         out.append(((*where, "nvme_tb"), f"{spec.nvme_drives} NVMe drive(s) counted but no capacity (nvme_tb)"))
     if spec.platform_id in catalog.platforms():
