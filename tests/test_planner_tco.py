@@ -966,10 +966,10 @@ def test_a_fleet_with_one_unpriced_pool_keeps_the_cost_of_the_others(tmp_path: P
     path = tmp_path / "w.yaml"
     path.write_text(PARTLY_PRICED)
     plan = plan_workload(load_workload(str(path)))
-    priced = [p for p in plan.pools if p.usd_per_hour is not None]
+    priced = [p.usd_per_hour for p in plan.pools if p.usd_per_hour is not None]
     t = plan.totals
     assert t["usd_per_month"] is None and [p.name for p in plan.pools if p.usd_per_hour is None] == t["unpriced_pools"]
-    assert t["priced_usd_per_month"] == pytest.approx(sum(p.usd_per_hour for p in priced) * 730, abs=0.01)
+    assert t["priced_usd_per_month"] == pytest.approx(sum(priced) * 730, abs=0.01)
     headline = f"${t['priced_usd_per_month']:,.0f}/month for 1 of 2 pools (chat_b300_sxm_270gb unpriced: add prices:)"
     assert headline in plan_text(plan).splitlines()[0]
     spec = render_plan(plan, load_workload(str(path)).workload)["SPEC.md"]
