@@ -377,9 +377,14 @@ def _replacement(
 _MAX_NAMED_POOLS = 3
 
 
+def _count(value: Any, noun: str, plain: bool) -> str:
+    """A count and its noun, singular for one (fuzz21 item 8: "(1 nodes)", "1 servers leave")."""
+    return f"{_cell(value, plain)} {noun}{'' if value == 1 else 's'}"
+
+
 def _pools_text(pools: list[dict[str, Any]], plain: bool) -> str:
     """Pools with their nodes, the first :data:`_MAX_NAMED_POOLS` by name and a count of the rest."""
-    text = ", ".join(f"{_name(p['pool'], plain)} ({_cell(p['nodes'], plain)} nodes)" for p in pools[:_MAX_NAMED_POOLS])
+    text = ", ".join(f"{_name(p['pool'], plain)} ({_count(p['nodes'], 'node', plain)})" for p in pools[:_MAX_NAMED_POOLS])
     return text + (f" and {len(pools) - _MAX_NAMED_POOLS} more" if len(pools) > _MAX_NAMED_POOLS else "")
 
 
@@ -409,25 +414,38 @@ def replacement_text(entry: dict[str, Any], plain: bool = False) -> str:
     removed, added = (_pools_text(entry[side], plain) for side in ("removed", "added"))
     hardware = _hardware_text(entry, plain)
     was = entry.get("was")
-    if isinstance(was, dict) and not _same_hardware(
-        (was["provider"], was["platform"], was["gpu"]), (entry["provider"], entry["platform"], entry["gpu"])
-    ):
+    moved = _moved(entry)
+    if moved:
         services = entry.get("deployments", [])
         names = ", ".join(_name(d, plain) for d in services[:_MAX_NAMED_POOLS])
         names += f" and {len(services) - _MAX_NAMED_POOLS} more" if len(services) > _MAX_NAMED_POOLS else ""
         moves = f"; {names} {'moves' if len(services) == 1 else 'move'}" if services else ""
         hardware += f" (was {_hardware_text(was, plain)}{moves})"
-    if entry["provider"] in (None, "baremetal"):
+    deleted, created = entry["nodes_deleted"], entry["nodes_created"]
+    if entry["provider"] not in (None, "baremetal"):
+        effect = f"applying it deletes {_count(deleted, 'node', plain)} and creates {_cell(created, plain)}"
+    elif moved:  # other machines: the old servers leave the cluster, the new hardware joins it
         effect = (
-            f"{_cell(entry['nodes_deleted'], plain)} servers leave the pool and {_cell(entry['nodes_created'], plain)} "
-            "join the new one (Ansible group, node labels and Terraform keys renamed; Kubernetes nodes drained and "
-            "rejoined)"
+            f"{_count(deleted, 'server', plain)} taken out and {_count(created, 'server', plain)} of the new hardware "
+            "put in (Kubernetes nodes drained; the new ones provisioned and joined)"
         )
     else:
         effect = (
-            f"applying it deletes {_cell(entry['nodes_deleted'], plain)} nodes and creates {_cell(entry['nodes_created'], plain)}"
+            f"{_count(deleted, 'server', plain)} {'leaves' if deleted == 1 else 'leave'} the pool and "
+            f"{_cell(created, plain)} join the new one (Ansible group, node labels and Terraform keys renamed; "
+            "Kubernetes nodes drained and rejoined)"
         )
+    if [p["pool"] for p in entry["removed"]] == [p["pool"] for p in entry["added"]]:  # a kept name, other hardware
+        return f"{added} keeps its name on other hardware, {hardware}: {effect}"
     return f"{removed} replaced by {added}, {hardware}: {effect}"
+
+
+def _moved(entry: dict[str, Any]) -> bool:
+    """Whether a replacement puts its pools on other hardware (not only other names)."""
+    was = entry.get("was")
+    return isinstance(was, dict) and not _same_hardware(
+        (was["provider"], was["platform"], was["gpu"]), (entry["provider"], entry["platform"], entry["gpu"])
+    )
 
 
 def replacement_lines(replacements: list[dict[str, Any]]) -> list[str]:
@@ -436,11 +454,16 @@ def replacement_lines(replacements: list[dict[str, Any]]) -> list[str]:
         return []
     deleted = sum(r["nodes_deleted"] for r in replacements)
     created = sum(r["nodes_created"] for r in replacements)
+    # the pool: advice only where a name changed on the same hardware (fuzz21 item 8: a kept name was told to set it)
+    renamed = any(not _moved(r) for r in replacements)
     lines = [
-        f"**Node pools replaced, not resized: {fmt_cell(deleted)} node(s) deleted and {fmt_cell(created)} created.** "
-        "A pool's name is "
-        "its identity (node pool, Ansible group, Terraform key, `specgen.dev/pool` label); set `pool:` on the "
-        "deployments to keep it when deployments join or leave.",
+        f"**Node pools replaced, not resized: {fmt_cell(deleted)} node(s) deleted and {fmt_cell(created)} created.**"
+        + (
+            " A pool's name is its identity (node pool, Ansible group, Terraform key, `specgen.dev/pool` label); set "
+            "`pool:` on the deployments to keep it when deployments join or leave."
+            if renamed
+            else ""
+        ),
         "",
     ]
     lines += [f"- {replacement_text(r)}" for r in replacements]

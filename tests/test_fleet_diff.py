@@ -164,9 +164,13 @@ def test_a_move_says_the_hardware_before_and_who_moves() -> None:
     text = markdown_diff(diff_plans(_one(_pool("chat_h100")), _one(_pool("chat_a100", **A100))))
     assert "**Node pools replaced, not resized: 1 node(s) deleted and 1 created.**" in text
     assert (
-        "- `chat_h100` (1 nodes) replaced by `chat_a100` (1 nodes), a100-sxm4-40gb on aws-p4d-24xlarge (was "
-        "h100-sxm5-80gb on aws-p5-48xlarge; `chat` moves): applying it deletes 1 nodes and creates 1"
+        "- `chat_h100` (1 node) replaced by `chat_a100` (1 node), a100-sxm4-40gb on aws-p4d-24xlarge (was "
+        "h100-sxm5-80gb on aws-p5-48xlarge; `chat` moves): applying it deletes 1 node and creates 1"
     ) in text
+    # fuzz21 item 8: no pool: advice where the pool moved hardware; a kept name says so, not "replaced by" itself
+    assert "set `pool:`" not in text
+    kept = markdown_diff(diff_plans(_one(_pool("chat")), _one(_pool("chat", **A100))))
+    assert "- `chat` (1 node) keeps its name on other hardware, a100-sxm4-40gb on aws-p4d-24xlarge (was" in kept
 
 
 # ---------------------------------------------------------------- item 3: $/month per pool
@@ -364,9 +368,9 @@ def _spec(plan: dict[str, Any]) -> str:
     [
         pytest.param(
             _spec(_one(_pool("chat_h100"))),
-            ["specgen: w/spec.json: node pool replaced, not resized: 'chat_h100' (1 nodes) replaced by 'chat_a100' "
-             "(1 nodes), a100-sxm4-40gb on aws-p4d-24xlarge (was h100-sxm5-80gb on aws-p5-48xlarge; 'chat' moves): "
-             "applying it deletes 1 nodes and creates 1"],
+            ["specgen: w/spec.json: node pool replaced, not resized: 'chat_h100' (1 node) replaced by 'chat_a100' "
+             "(1 node), a100-sxm4-40gb on aws-p4d-24xlarge (was h100-sxm5-80gb on aws-p5-48xlarge; 'chat' moves): "
+             "applying it deletes 1 node and creates 1"],
             id="moved",
         ),
         pytest.param(_spec(_one(_pool("chat_a100", **A100), rate=3.1)), [], id="resized-only"),
@@ -374,9 +378,9 @@ def _spec(plan: dict[str, Any]) -> str:
         pytest.param(json.dumps({"plan": {"pools": "x"}}), [], id="not-a-plan"),
         pytest.param(
             _spec(_one(_pool("a\nb::add-mask::x"))),
-            ["specgen: w/spec.json: node pool replaced, not resized: 'a\\nb::add-mask::x' (1 nodes) replaced by "
-             "'chat_a100' (1 nodes), a100-sxm4-40gb on aws-p4d-24xlarge (was h100-sxm5-80gb on aws-p5-48xlarge; "
-             "'chat' moves): applying it deletes 1 nodes and creates 1"],
+            ["specgen: w/spec.json: node pool replaced, not resized: 'a\\nb::add-mask::x' (1 node) replaced by "
+             "'chat_a100' (1 node), a100-sxm4-40gb on aws-p4d-24xlarge (was h100-sxm5-80gb on aws-p5-48xlarge; "
+             "'chat' moves): applying it deletes 1 node and creates 1"],
             id="a-line-break-stays-on-the-line",
         ),
     ],
@@ -401,8 +405,8 @@ def test_render_check_prints_the_replacement_after_the_patch(tmp_path: Path, cap
     code, text, err = specgen(capsys, "render", str(work), "-o", str(out), "--check")
     assert code == 4, err
     assert text.rstrip("\n").split("\n")[-1] == (
-        f"specgen: spec.json: node pool replaced, not resized: 'old_pool' (1 nodes) replaced by '{name}' (1 nodes), "
-        "l40s-48gb on dell-r760: 1 servers leave the pool and 1 join the new one (Ansible group, node labels and "
+        f"specgen: spec.json: node pool replaced, not resized: 'old_pool' (1 node) replaced by '{name}' (1 node), "
+        "l40s-48gb on dell-r760: 1 server leaves the pool and 1 join the new one (Ansible group, node labels and "
         "Terraform keys renamed; Kubernetes nodes drained and rejoined)"
     )
     assert os.path.exists(out / "spec.json")
