@@ -413,14 +413,13 @@ def replacement_text(entry: dict[str, Any], plain: bool = False) -> str:
     """
     removed, added = (_pools_text(entry[side], plain) for side in ("removed", "added"))
     hardware = _hardware_text(entry, plain)
-    was = entry.get("was")
     moved = _moved(entry)
     if moved:
         services = entry.get("deployments", [])
         names = ", ".join(_name(d, plain) for d in services[:_MAX_NAMED_POOLS])
         names += f" and {len(services) - _MAX_NAMED_POOLS} more" if len(services) > _MAX_NAMED_POOLS else ""
         moves = f"; {names} {'moves' if len(services) == 1 else 'move'}" if services else ""
-        hardware += f" (was {_hardware_text(was, plain)}{moves})"
+        hardware += f" (was {_hardware_text(entry['was'], plain)}{moves})"
     deleted, created = entry["nodes_deleted"], entry["nodes_created"]
     if entry["provider"] not in (None, "baremetal"):
         effect = f"applying it deletes {_count(deleted, 'node', plain)} and creates {_cell(created, plain)}"
