@@ -306,3 +306,21 @@ def test_a_g4_pool_renders_as_gke_spells_it(tmp_path: Path) -> None:
         1,
     )
     assert spec["nodeLocations"] == ["us-central1-a"]
+
+
+def test_a_pinned_type_is_priced_where_it_is_listed(tmp_path: Path) -> None:
+    """review22 item 2: ND96asr_v4 pinned on the deployment was left unpriced in eastus2 and the plan ranked by power."""
+    from generator.planner.price_region import pricing_region
+
+    path = tmp_path / "pin.yaml"
+    path.write_text(
+        "version: 1\nname: pin\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    platform: azure-standard-nd96asr-v4\n"
+        "    inference: {max_context_tokens: 8192, avg_input_tokens: 1000, avg_output_tokens: 200, requests_per_second: 5}\n"
+        "hardware: {provider: azure}\n",
+        encoding="utf-8",
+    )
+    loaded = load_workload(str(path))
+    assert pricing_region(loaded.workload) == "eastus"
+    plan = plan_workload(loaded)
+    assert plan.totals["usd_per_hour"] == pytest.approx(hourly_usd("azure-standard-nd96asr-v4", "eastus"), abs=0.01)

@@ -775,6 +775,7 @@ def build_plan(
                     part.replica_shape.max_point.requests_per_s, part.candidate.replicas, part_rate,
                 )
                 for part, part_rate in zip(opt.pieces, part_rates(opt, dep.inference.requests_per_second), strict=True)
+                if not dep.inference.pooling  # the gaps were measured decoding; a pooling service runs none (review22)
             )  # fmt: skip
             findings += [gap] if (gap := next((g for g in gaps if g), None)) else []
             wide_notes = [wide for part in opt.pieces if (wide := replica_note(part))]

@@ -72,7 +72,8 @@ def pricing_region(wl: Workload) -> str | None:
     asked = asked_region(wl)
     if asked is not None and asked in _covered_regions(provider):
         return asked
-    return _most_priced_region(provider, _lowered(wl.hardware.gpus), _lowered(wl.hardware.platforms))
+    pinned = frozenset(d.platform.lower() for d in wl.deployments if d.platform)
+    return _most_priced_region(provider, _lowered(wl.hardware.gpus), _lowered(wl.hardware.platforms), pinned)
 
 
 def _lowered(ids: tuple[str, ...] | None) -> frozenset[str] | None:
@@ -80,8 +81,14 @@ def _lowered(ids: tuple[str, ...] | None) -> frozenset[str] | None:
 
 
 @cache
-def _most_priced_region(provider: str, gpus: frozenset[str] | None, platforms: frozenset[str] | None) -> str | None:
-    """The region that prices the most of a provider's types the GPU and platform lists allow (ties: the reference)."""
+def _most_priced_region(
+    provider: str, gpus: frozenset[str] | None, platforms: frozenset[str] | None, pinned: frozenset[str] = frozenset()
+) -> str | None:
+    """The region that prices the most of a provider's types the GPU and platform lists allow (ties: the reference).
+
+    The types deployments pin (``platform:``) come first: a pinned type is what runs (review22 item 2: ND96asr_v4,
+    pinned and listed in eastus alone, was left unpriced in eastus2).
+    """
     allowed = [
         platform.id
         for platform in catalog.platforms().values()
@@ -90,10 +97,11 @@ def _most_priced_region(provider: str, gpus: frozenset[str] | None, platforms: f
         and (platforms is None or platform.id in platforms)
     ]
     counts = Counter(region for platform_id in allowed for region in priced_regions(provider, platform_id))
+    on_pins = Counter(region for platform_id in pinned for region in priced_regions(provider, platform_id))
     reference = reference_region(provider)
     if not counts:
         return reference
-    return min(counts, key=lambda region: (-counts[region], region != reference, region))
+    return min(counts, key=lambda region: (-on_pins[region], -counts[region], region != reference, region))
 
 
 def _region_basis(wl: Workload, region: str) -> str:
@@ -101,9 +109,11 @@ def _region_basis(wl: Workload, region: str) -> str:
     asked = asked_region(wl)
     if asked == region:
         return "kubernetes.location"
+    pinned = any(region in priced_regions(wl.hardware.provider, d.platform) for d in wl.deployments if d.platform)
+    most = f"{region} prices {'the types deployments pin (platform) and ' if pinned else ''}the most of the types allowed"
     if asked is not None:
-        return f"the catalog has no {asked} prices; {region} prices the most of the types allowed"
-    return f"the workload names no region; {region} prices the most of the types allowed"
+        return f"the catalog has no {asked} prices; {most}"
+    return f"the workload names no region; {most}"
 
 
 def unpriced_in_region_why(provider: str, platform_id: str, region: str) -> str | None:

@@ -508,8 +508,12 @@ def prefill_seconds(
     consts: Constants,
     weights: WeightSizes | None = None,
     fill: bool = True,
+    sequences: int = 1,
 ) -> float:
     """Time to prefill ``tokens`` prompt tokens on one replica (compute-bound, plus TP all-reduces).
+
+    ``sequences``: the tokens are that many equal prompts packed in the passes (a pooling engine's batch), each
+    attending over its own tokens only.
 
     A prompt passes the pipeline stages one after another, so only tensor parallelism divides it. The engine runs it
     in passes of at most ``prefill_chunk_tokens`` (vLLM's ``max_num_batched_tokens``): each pass multiplies only its
@@ -530,7 +534,8 @@ def prefill_seconds(
     # one stage's share of every pass: its GEMMs (gemm_seconds is per stage), and its layers' attention and TP
     # all-reduces (review 12 item 1: they were the whole model's in every stage)
     linear = full * one_pass(chunk, 0) + one_pass(last, 1)
-    attention = (prompt_attention_flops_per_token(arch, tokens) * tokens) / (
+    each = max(1, tokens // sequences)
+    attention = (sequences * prompt_attention_flops_per_token(arch, each) * each) / (
         par.tp * acc.attention_rate_tflops * 1e12 * consts.prefill_compute_efficiency
     )
     comm = 0.0
