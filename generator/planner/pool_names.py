@@ -38,17 +38,28 @@ def _label_names(wl: Workload, unit: Unit, apart: bool) -> list[str]:
 
 
 def naming_labels(wl: Workload, units: list[Unit], apart: frozenset[int] = frozenset()) -> list[tuple[list[str], str]]:
-    """(names, GPU) that name each pool; the platform joins the GPU where the parts of a split share a GPU.
+    """(names, hardware) that name each pool: the GPU, the platform before it where two pools share a GPU.
 
     A pool whose deployments give it a name (``pool``) is named by it instead of by its deployments; the units at
-    the positions ``apart`` (:func:`kept_apart`) by the pool name and their deployment's.
+    the positions ``apart`` (:func:`kept_apart`) by the pool name and their deployment's. Two pools of one name on one
+    platform with servers of different GPU counts (deployments of one pool on 4- and 8-GPU servers) also name the
+    count: ``<pool>_<platform>_8x_<gpu>``.
     """
     labels = [(_label_names(wl, unit, at in apart), unit[0][1].hardware.gpu.id) for at, unit in enumerate(units)]
     seen = Counter((tuple(deps), gpu) for deps, gpu in labels)
-    return [
-        (deps, f"{unit[0][1].hardware.platform.id}_{gpu}" if seen[(tuple(deps), gpu)] > 1 else gpu)
+    platforms = [
+        unit[0][1].hardware.platform.id if seen[(tuple(deps), gpu)] > 1 else ""
         for (deps, gpu), unit in zip(labels, units, strict=True)
     ]
+    on_platform = Counter(
+        (tuple(deps), gpu, platform) for (deps, gpu), platform in zip(labels, platforms, strict=True) if platform
+    )
+    out = []
+    for (deps, gpu), platform, unit in zip(labels, platforms, units, strict=True):
+        named = unit_pool(wl, unit) is not None and on_platform[(tuple(deps), gpu, platform)] > 1
+        count = f"{unit[0][1].candidate.gpus_per_node}x_" if named else ""
+        out.append((deps, f"{platform}_{count}{gpu}" if platform else gpu))
+    return out
 
 
 def kept_apart(wl: Workload, units: list[Unit]) -> frozenset[int]:
