@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from generator import catalog
@@ -23,11 +22,12 @@ from generator.planner.inference import (
 )
 from generator.planner.inventory import ServerKey, free_servers, owned_groups, take_owned
 from generator.planner.multi_host import hosts_per_replica, multi_host_note
-from generator.planner.naming import MAX_NODES_PER_POOL, full_pool_name, named_pool_problem, unique_pool_names
+from generator.planner.naming import MAX_NODES_PER_POOL, unique_pool_names
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, node_cpu
 from generator.planner.option import Option, pool_labels
 from generator.planner.options import allowed_hardware
 from generator.planner.plan import DeploymentPart, DeploymentPlan, Finding, Level, Plan, Pool, sorted_findings
+from generator.planner.pool_names import check_named_pools, kept_apart, kept_apart_findings, naming_labels, unit_pool
 from generator.planner.pooling import (
     pooling_details,
     pooling_engine_text,
@@ -40,6 +40,7 @@ from generator.planner.racks import Rack, assumed_height_findings, pack_racks, r
 from generator.planner.ruled_out import psu_ruled_out, why_left_free
 from generator.planner.slo import effective_slo, replicas_needed, replicas_text
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
+from generator.planner.spread import spread_findings, spread_floor
 from generator.planner.tco import HOURS_PER_MONTH, BuiltHost, billed_per_run, cost_text, fleet_cost, run_usd
 from generator.planner.throughput_gaps import throughput_gap_finding
 from generator.sizing.constants import Constants
@@ -700,9 +701,12 @@ def build_plan(
             raise InfeasibleError(
                 f"deployments {who} together need {nodes:,} nodes, more than the {MAX_NODES_PER_POOL:,} one pool may have"
             )
-    labels = _pool_labels(wl, [unit for unit, _ in units])
-    _check_named_pools(loaded, [unit for unit, _ in units], labels)
+    pool_units = [unit for unit, _ in units]
+    alone = kept_apart(wl, pool_units)  # a deployment that cannot share its named pool's servers (fuzz21 item 1)
+    labels = naming_labels(wl, pool_units, alone)
+    check_named_pools(loaded, pool_units, labels, alone)
     names = unique_pool_names(labels)
+    findings += kept_apart_findings(wl, pool_units, names, alone)
     pools: list[Pool] = []
     pool_of: dict[tuple[int, ServerKey], str] = {}
     for (unit, nodes), name in zip(units, names, strict=True):
@@ -855,7 +859,7 @@ def build_plan(
         )
     findings += single_host_findings(wl, pools) + device_plugin_findings(wl, pools) + custom_power_findings(wl, consts)
     findings += unrated_findings(wl) + unused_setting_findings(wl) + _unpriced_fabric_findings(pools)
-    findings += _consumer_gpu_findings(pools)
+    findings += _consumer_gpu_findings(pools) + spread_findings(wl, deployments, pools)
     findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)])
     rented = _rented_jobs(pools, deployments, per_run)
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
@@ -1031,12 +1035,6 @@ def _group_units(wl: Workload, members: list[tuple[int, Option]], per_node: int)
     return units
 
 
-def _label_names(wl: Workload, unit: list[tuple[int, Option]]) -> list[str]:
-    """What names a pool before its hardware: the pool name its deployments give, else their names."""
-    pool = _unit_pool(wl, unit)
-    return [pool] if pool is not None else [wl.deployments[i].name for i, _ in unit]
-
-
 def _named_pool_reasons(
     wl: Workload, groups: dict[tuple[str, str, int, str], list[tuple[int, Option]]]
 ) -> dict[tuple[int, ServerKey], str]:
@@ -1046,68 +1044,24 @@ def _named_pool_reasons(
         if kind != "inference" or all(wl.deployments[i].pool is None for i, _ in members):
             continue  # a pool of its own (a training job, whole servers a replica) keeps the reason it has one
         for unit, nodes in _group_units(wl, members, per_node):
-            pool = _unit_pool(wl, unit)
+            pool = unit_pool(wl, unit)
             for index, _ in unit if pool is not None else ():
                 others = [wl.deployments[i].name for i, _ in unit if i != index]
                 out[(index, (platform, gpu, per_node))] = (
                     f"in pool {pool} with {', '.join(others)} on {nodes} {per_node}-GPU server(s): deployments naming a "
                     "pool, and those naming none on its servers, share them"
                     if others
-                    else f"alone in pool {pool}: deployments naming another pool, or none, do not share its servers"
+                    else f"alone in pool {pool}: no other deployment that may share servers runs on its {per_node}-GPU "
+                    f"{platform} ones"
                 )
     return out
-
-
-def _unit_pool(wl: Workload, unit: list[tuple[int, Option]]) -> str | None:
-    """The pool name the deployments of a pool give (``pool``), None where none gives one."""
-    return next((pool for i, _ in unit if (pool := wl.deployments[i].pool) is not None), None)
-
-
-def _check_named_pools(
-    loaded: LoadedWorkload, units: list[list[tuple[int, Option]]], labels: list[tuple[list[str], str]]
-) -> None:
-    """Refuse a named pool whose name does not fit where it goes or is another pool's, at the deployment's ``pool``."""
-    wl = loaded.workload
-    owners: dict[str, list[str]] = {}
-    for unit, (deps, hardware) in zip(units, labels, strict=True):
-        owners.setdefault(full_pool_name(deps, hardware), []).extend(wl.deployments[i].name for i, _ in unit)
-    for unit, (deps, hardware) in zip(units, labels, strict=True):
-        pool = _unit_pool(wl, unit)
-        if pool is None:
-            continue
-        index = next(i for i, _ in unit if wl.deployments[i].pool == pool)
-        where = loaded.document.locate(("deployments", index, "pool"))
-        name = full_pool_name(deps, hardware)
-        if (problem := named_pool_problem(name, wl.hardware.provider)) is not None:
-            raise InputError(problem, where)
-        others = sorted(set(owners[name]) - {wl.deployments[i].name for i, _ in unit})
-        if others:
-            raise InputError(
-                f"pool {pool} would be named {name.replace('_', '-')}, as the pool of {', '.join(others)} is, which "
-                "cannot share its servers (a training job, or a replica wider than a server, gets a pool of its own): "
-                "give one of them another pool name",
-                where,
-            )
-
-
-def _pool_labels(wl: Workload, units: list[list[tuple[int, Option]]]) -> list[tuple[list[str], str]]:
-    """(deployment names, GPU) that name each pool; the platform joins the GPU where the parts of a split share a GPU.
-
-    A pool whose deployments give it a name (``pool``) is named by it instead of by its deployments.
-    """
-    labels = [(_label_names(wl, unit), unit[0][1].hardware.gpu.id) for unit in units]
-    seen = Counter((tuple(deps), gpu) for deps, gpu in labels)
-    return [
-        (deps, f"{unit[0][1].hardware.platform.id}_{gpu}" if seen[(tuple(deps), gpu)] > 1 else gpu)
-        for (deps, gpu), unit in zip(labels, units, strict=True)
-    ]
 
 
 def _servers_apart_and_together(members: list[tuple[int, Option]], per_node: int) -> tuple[int, int]:
     """Servers the members of one co-location group take each in its own pool, and all in one."""
     separate = sum(o.candidate.nodes for _, o in members)
     merged = math.ceil(sum(o.candidate.gpus for _, o in members) / per_node)
-    return separate, merged
+    return separate, max([merged, *(spread_floor(o) for _, o in members)])  # a spread service keeps its nodes
 
 
 def _colocation_reasons(

@@ -30,6 +30,7 @@ from generator.planner.options import Hardware, allowed_hardware, does_not_pack,
 from generator.planner.plan import Candidate, Finding, NodeSpec
 from generator.planner.racks import height_blocked
 from generator.planner.slo import effective_slo, replicas_needed
+from generator.planner.spread import spread_floor, spread_layouts, spread_note
 from generator.planner.tco import HOURS_PER_MONTH, NodeCost, billed_per_run, fleet_cost, run_usd
 from generator.sizing.constants import Constants
 from generator.workload.models import InferenceDeployment, Workload
@@ -178,6 +179,8 @@ def inference_options(
         for shape in _inference_shapes(serving, model, hw, consts, blocked, seen):
             replicas = replicas_for(shape) if replicas_for else replicas_needed(serving.spec, shape.max_point.requests_per_s)
             layouts = node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas)
+            if replicas_for is None:  # a split's parts run on servers of two kinds, so on two nodes at least
+                layouts = spread_layouts(layouts, replicas, serving.spec.min_replicas)
             if not layouts:
                 blocked.append(blocked_on(hw, NO_PACKING, does_not_pack(hw, shape.par.tp, shape.par.pp)))
             for layout in layouts:
@@ -204,7 +207,8 @@ def _replica_option(
     needs = spanning if shape.par.gpus > gpus_per_node else within
     par = shape.par  # expert parallelism named where it runs, pinned or needed to load (fuzz16 item 5)
     layout_text = f"TP{par.tp}" + (f" EP{par.ep}" if par.ep > 1 else "") + (f" PP{par.pp}" if par.pp > 1 else "")
-    summary = f"{replicas:,} x {layout_text} on {nodes:,} x {hw.platform.id} ({gpus_per_node} x {hw.gpu.id})"
+    spread = spread_note(replicas, par.gpus, gpus_per_node, nodes)
+    summary = f"{replicas:,} x {layout_text} on {nodes:,} x {hw.platform.id} ({gpus_per_node} x {hw.gpu.id}){spread}"
     return layout_option(wl, hw, layout, needs, shape, replicas, summary, consts, blocked, free, seen)
 
 
@@ -308,7 +312,7 @@ def on_shared_servers(opt: Option, busy_gpus: dict[ServerKey, int]) -> Candidate
     if not busy or opt.parts or not opt.shares_servers or c.owned_nodes:
         return c
     per_node = c.gpus_per_node
-    extra = math.ceil((busy + c.gpus) / per_node) - math.ceil(busy / per_node)
+    extra = max(math.ceil((busy + c.gpus) / per_node), spread_floor(opt)) - math.ceil(busy / per_node)
     if extra >= c.nodes:
         return c
     share = extra / c.nodes

@@ -297,16 +297,18 @@ def with_gke_findings(plan: Plan, workload: Workload) -> Plan:
             Finding("info", "gke-gpu-stack", GPU_STACK_FINDING, "kubernetes"),
             *price_region_findings(plan, workload),
             *gpu_network_findings(plan),
-            *single_node_upgrade_findings(plan),
+            *single_node_upgrade_findings(plan, workload),
         ]
     return plan._replace(findings=sorted_findings([*plan.findings, *findings]))
 
 
-def single_node_upgrade_findings(plan: Plan) -> list[Finding]:
+def single_node_upgrade_findings(plan: Plan, workload: Workload) -> list[Finding]:
     """Services whose every replica runs on one GKE node, which a node upgrade (``maxUnavailable`` 1) takes down.
 
     newuser18 item 8: the pools upgrade one node at a time with no surge, so a one-node pool is down for the upgrade.
+    The finding is at the deployment (fuzz21 item 2), whose ``min_replicas`` of 2 plans a second node.
     """
+    index_of = {dep.name: index for index, dep in enumerate(workload.deployments)}
     out = []
     for pool in plan.pools:
         if pool.nodes != 1 or pool.per_job:
@@ -319,8 +321,9 @@ def single_node_upgrade_findings(plan: Plan) -> list[Finding]:
                         "gke-single-node-upgrade",
                         f"every replica of {dep.name} runs on pool {pool.name}'s one node, and GKE upgrades it with "
                         "maxUnavailable 1 and no surge (autoUpgrade on): the service is down while the node upgrades; "
-                        "set a maintenance window or exclusion on the cluster, or plan a second node",
-                        "kubernetes",
+                        "set inference.min_replicas: 2 (the plan then spreads the replicas over two nodes), or a "
+                        "maintenance window or exclusion on the cluster",
+                        f"deployments[{index_of[dep.name]}]",
                     )
                 )
     return out

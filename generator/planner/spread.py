@@ -1,0 +1,84 @@
+"""Replicas spread over nodes: ``inference.min_replicas`` 2 or more plans them on at least two nodes.
+
+fuzz21 item 2: ``min_replicas: 2`` is what a service sets to stay up while a replica's node is upgraded, drained or
+fails, yet two small replicas packed onto one node (one 2-GPU GKE node, one 8-GPU server) all go down with it. Such a
+service is planned on at least :data:`SPREAD_NODES` nodes (a second node where one would hold every replica: the plan
+counts and prices it), and a pool it shares keeps that many. specgen renders no serving workload, so the finding
+says what puts the replicas on different nodes: a topology spread constraint on the node's host name.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from generator.planner.plan import Finding
+from generator.workload.models import InferenceDeployment
+
+if TYPE_CHECKING:
+    from generator.planner.option import Option
+    from generator.planner.plan import DeploymentPlan, Pool
+    from generator.workload.models import Workload
+
+#: Fewest nodes the replicas of a service with ``min_replicas`` of 2 or more run on.
+SPREAD_NODES = 2
+
+#: What makes the Kubernetes scheduler put the replicas on different nodes (the default spreads only as it scores).
+SPREAD_CONSTRAINT = (
+    "topologySpreadConstraints: [{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, "
+    "labelSelector: <the replicas' pod labels>}]"
+)
+SPREAD_DOCS = "https://kubernetes.io/docs/concepts/scheduling-eviction/topology-spread-constraints/"
+
+
+def spread_layouts(layouts: list[tuple[int, int]], replicas: int, min_replicas: int) -> list[tuple[int, int]]:
+    """(GPUs per node, nodes) layouts with ``replicas`` on at least :data:`SPREAD_NODES` nodes where ``min_replicas`` asks."""
+    if min_replicas < SPREAD_NODES:
+        return layouts
+    fewest = min(replicas, SPREAD_NODES)
+    return [(per_node, max(nodes, fewest)) for per_node, nodes in layouts]
+
+
+def packed_nodes(replicas: int, replica_gpus: int, gpus_per_node: int) -> int:
+    """Nodes ``replicas`` of ``replica_gpus`` GPUs each fill, packed whole (wider replicas take nodes of their own)."""
+    if replica_gpus > gpus_per_node:
+        return replicas * -(-replica_gpus // gpus_per_node)
+    return math.ceil(replicas / (gpus_per_node // replica_gpus))
+
+
+def spread_note(replicas: int, replica_gpus: int, gpus_per_node: int, nodes: int) -> str:
+    """Why ``nodes`` is more than the replicas fill (they were spread), for the text that names the layout."""
+    return " (min_replicas spreads them)" if nodes > packed_nodes(replicas, replica_gpus, gpus_per_node) else ""
+
+
+def spread_floor(opt: Option) -> int:
+    """Nodes ``opt``'s replicas keep in any pool: more than their GPUs fill where they were spread, else 1."""
+    if not opt.shares_servers:
+        return 1
+    c = opt.candidate
+    return c.nodes if c.nodes > packed_nodes(c.replicas, opt.replica_shape.par.gpus, c.gpus_per_node) else 1
+
+
+def spread_findings(wl: Workload, deployments: list[DeploymentPlan], pools: list[Pool]) -> list[Finding]:
+    """Where ``min_replicas`` spreads a service's replicas over nodes: how many, and what keeps them apart."""
+    nodes_of = {pool.name: pool.nodes for pool in pools}
+    index_of = {dep.name: index for index, dep in enumerate(wl.deployments)}
+    out = []
+    for dep in deployments:
+        asked = wl.deployments[index_of[dep.name]]
+        spec = asked.inference if isinstance(asked, InferenceDeployment) else None
+        if spec is None or spec.min_replicas < SPREAD_NODES:
+            continue
+        nodes = sum(nodes_of[name] for name in dep.pools)
+        out.append(
+            Finding(
+                "info",
+                "replicas-spread",
+                f"deployment {dep.name}: min_replicas {spec.min_replicas} plans its {dep.replicas} replicas on pools "
+                f"of {nodes} node(s), so one node's upgrade, drain or failure leaves replicas serving; specgen renders "
+                f"no serving workload: give its pods {SPREAD_CONSTRAINT} ({SPREAD_DOCS}) or a required podAntiAffinity "
+                "on kubernetes.io/hostname, or the scheduler may still put them on one node",
+                f"deployments[{index_of[dep.name]}].inference.min_replicas",
+            )
+        )
+    return out
