@@ -207,6 +207,12 @@ def _pool_usd_per_month(pool: dict[str, Any]) -> float | None:
     return round(rate * HOURS_PER_MONTH, 2) + 0.0
 
 
+def _plan_figure(value: Any) -> float | None:
+    """``value`` where it is a figure a plan holds (a number from 0 to :data:`_MAX_FIGURE`), else None."""
+    number = _number(value)
+    return number if number is not None and 0 <= number <= _MAX_FIGURE else None
+
+
 def _number(value: Any) -> float | None:
     """``value`` where it is a number (not a bool); None for anything else a spec.json may hold there."""
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
@@ -507,18 +513,20 @@ def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None
     a deployment without a rate (a training job, a fixed machine). newuser24 item 3: a rate change that kept the
     layout read "No change to the fleet." while every rendered output changed.
     """
-    rate = _number(details.get("requests_per_s"))
+    rate = _plan_figure(details.get("requests_per_s"))
     if rate is None:
         return None
     parts = dep.get("split") or [{"replicas": dep["replicas"], **details}]
-    replicas = [_number(p.get("replicas")) for p in parts]
-    rates = [_number(p.get("requests_per_s_per_replica_max")) for p in parts]
-    capacity = 0.0  # a figure missing: no share is told
-    if None not in replicas and None not in rates:  # requests go evenly to every replica: the slowest part's binds
-        capacity = sum(n for n in replicas if n is not None) * min(r for r in rates if r is not None)
+    replicas = [_plan_figure(p.get("replicas")) for p in parts]
+    rates = [_plan_figure(p.get("requests_per_s_per_replica_max")) for p in parts]
+    capacity = 0.0  # a figure missing, or none a plan holds: no share is told
+    if all(replicas) and all(rates):  # requests go evenly to every replica: the slowest part's binds
+        capacity = sum(n for n in replicas if n) * min(r for r in rates if r)
+    share = rate / capacity if capacity else None
     return {
         "requests_per_s": _two_places(rate),
-        "capacity_share": round(rate / capacity, 4) + 0.0 if capacity else None,
+        # review22 item 7: a hostile spec.json's 1e-320 capacity made an infinite share (a JSON traceback)
+        "capacity_share": round(share, 4) + 0.0 if share is not None and share <= _MAX_FIGURE else None,
         "ttft_p95_s": details.get("ttft_p95_s"),
         "tpot_s": details.get("tpot_s"),
     }

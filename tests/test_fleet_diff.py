@@ -70,6 +70,9 @@ def _one(pool: dict[str, Any] | None = None, **dep: Any) -> dict[str, Any]:
         pytest.param({"replicas": 4, "rate": 2.0, "per_replica": 0.5128}, 0.975, id="qwen3-coder-4x0.51"),
         pytest.param({"per_replica": "fast"}, None, id="a-spec-json-string-tells-no-share"),
         pytest.param({"per_replica": None}, None, id="no-figure"),
+        # review22 item 7: an infinite share was a JSON traceback, a negative count a -119% share
+        pytest.param({"per_replica": 1e-320}, None, id="a-capacity-no-plan-holds"),
+        pytest.param({"replicas": -3}, None, id="negative-replicas"),
         pytest.param(
             {
                 "rate": 24.0,
@@ -88,6 +91,7 @@ def test_a_service_row_carries_its_rate_and_its_share_of_capacity(dep: dict[str,
     (row,) = result["deployments"]
     assert row["new"]["load"]["requests_per_s"] == dep.get("rate", 15.0)
     assert row["new"]["load"]["capacity_share"] == share
+    json.dumps(result, allow_nan=False)  # what --format json writes
 
 
 def test_a_training_job_has_no_load() -> None:
