@@ -88,6 +88,9 @@ def rent_per_node(wl: Workload, platform_id: str) -> tuple[float | None, str]:
         pytest.param("gcp", "h100-sxm5-80gb", "us-central1", "us-central1", id="gke-us-central1"),
         pytest.param("gcp", "h100-sxm5-80gb", "us-central1-b", "us-central1", id="gke-zone-in-us-central1"),
         pytest.param("gcp", "h100-sxm5-80gb", "us-east4", "us-east4", id="gke-us-east4-priced-there"),
+        # review22 item 3: us-east4 prices one of the 16 types any GPU allows (a3-megagpu-8g): the plan is priced
+        # where the types are, and says so, rather than leave them all unpriced and rank by power
+        pytest.param("gcp", "l4-24gb, a100-sxm4-40gb, h100-sxm5-80gb", "us-east4", "us-central1", id="gke-region-pricing-few"),
         # no GPU VM prices of europe-west4 in the catalog: priced where the allowed types are (and GKE says so)
         pytest.param("gcp", "h100-sxm5-80gb", "europe-west4", "us-central1", id="gke-region-without-prices"),
         pytest.param("gcp", "h100-sxm5-80gb", None, "us-central1", id="gcp-no-region"),

@@ -62,18 +62,30 @@ def asked_region(wl: Workload) -> str | None:
 def pricing_region(wl: Workload) -> str | None:
     """The one region every rented option of the plan is priced in; None for bare metal (bought, not rented).
 
-    The workload's region where the catalog prices any of the provider's types there; else (no region named, or one
-    the catalog has no prices in) the region that prices the most of the types the workload allows, the provider's
-    reference region on a tie: an A100 40GB workload on Azure is priced in eastus, where alone ND96asr_v4 is listed.
+    The workload's region where the catalog prices at least half as many of the types it allows as any region; else
+    (no region named, or one the catalog prices few of them in) the region that prices the types deployments pin and
+    then the most of the types the workload allows, the provider's reference region on a tie: an A100 40GB workload on
+    Azure is priced in eastus, where alone ND96asr_v4 is listed.
     """
     provider = wl.hardware.provider
     if provider == "baremetal":
         return None
     asked = asked_region(wl)
-    if asked is not None and asked in _covered_regions(provider):
+    gpus, platforms = _lowered(wl.hardware.gpus), _lowered(wl.hardware.platforms)
+    if asked is not None and _prices_enough(provider, gpus, platforms, asked):
         return asked
     pinned = frozenset(d.platform.lower() for d in wl.deployments if d.platform)
-    return _most_priced_region(provider, _lowered(wl.hardware.gpus), _lowered(wl.hardware.platforms), pinned)
+    return _most_priced_region(provider, gpus, platforms, pinned)
+
+
+def _prices_enough(provider: str, gpus: frozenset[str] | None, platforms: frozenset[str] | None, region: str) -> bool:
+    """Whether ``region`` prices at least half as many of the allowed types as the region that prices the most.
+
+    review22 item 3: us-east4, where the catalog prices a3-megagpu-8g alone, left every other type of an 8B service
+    unpriced and the plan ranked by power; such a region is named, and the plan priced where the types are.
+    """
+    counts = _priced_counts(provider, gpus, platforms)
+    return bool(counts) and 2 * counts[region] >= max(counts.values())
 
 
 def _lowered(ids: tuple[str, ...] | None) -> frozenset[str] | None:
@@ -89,6 +101,17 @@ def _most_priced_region(
     The types deployments pin (``platform:``) come first: a pinned type is what runs (review22 item 2: ND96asr_v4,
     pinned and listed in eastus alone, was left unpriced in eastus2).
     """
+    counts = _priced_counts(provider, gpus, platforms)
+    on_pins = Counter(region for platform_id in pinned for region in priced_regions(provider, platform_id))
+    reference = reference_region(provider)
+    if not counts:
+        return reference
+    return min(counts, key=lambda region: (-on_pins[region], -counts[region], region != reference, region))
+
+
+@cache
+def _priced_counts(provider: str, gpus: frozenset[str] | None, platforms: frozenset[str] | None) -> Counter[str]:
+    """Per region, how many of a provider's types the GPU and platform lists allow the catalog prices there."""
     allowed = [
         platform.id
         for platform in catalog.platforms().values()
@@ -96,12 +119,7 @@ def _most_priced_region(
         and (gpus is None or gpus.intersection(platform.gpu_ids))
         and (platforms is None or platform.id in platforms)
     ]
-    counts = Counter(region for platform_id in allowed for region in priced_regions(provider, platform_id))
-    on_pins = Counter(region for platform_id in pinned for region in priced_regions(provider, platform_id))
-    reference = reference_region(provider)
-    if not counts:
-        return reference
-    return min(counts, key=lambda region: (-on_pins[region], -counts[region], region != reference, region))
+    return Counter(region for platform_id in allowed for region in priced_regions(provider, platform_id))
 
 
 def _region_basis(wl: Workload, region: str) -> str:
@@ -112,7 +130,8 @@ def _region_basis(wl: Workload, region: str) -> str:
     pinned = any(region in priced_regions(wl.hardware.provider, d.platform) for d in wl.deployments if d.platform)
     most = f"{region} prices {'the types deployments pin (platform) and ' if pinned else ''}the most of the types allowed"
     if asked is not None:
-        return f"the catalog has no {asked} prices; {most}"
+        priced = _priced_counts(wl.hardware.provider, _lowered(wl.hardware.gpus), _lowered(wl.hardware.platforms))[asked]
+        return f"the catalog prices {priced} of the allowed types in {asked}; {most}"
     return f"the workload names no region; {most}"
 
 
