@@ -65,6 +65,10 @@ CHAT = """\
       avg_output_tokens: 300
       requests_per_second: {rps}
       slo: {{ttft_p95_ms: 2000, tpot_ms: 60}}"""
+#: The chat service pinned to TP8, whose per-replica figures the arithmetic above uses: unpinned, at the same cost,
+#: GPUs and power the planner takes twice as many TP4 replicas for their capacity (4 x 4.483 + 2 x 5.159 req/s
+#: against 2 x 8.688 + 1 x 9.248; newuser24 item 4), as the fleet-split golden shows.
+CHAT_TP8 = CHAT + "\n    parallelism: {{tp: 8}}"
 
 TUNE = """\
   - name: tune
@@ -165,7 +169,8 @@ def test_a_service_splits_over_server_kinds_only_where_it_wins(
     pools: list[tuple[str, int, int]],
     parts: list[tuple[str, int, int, int, int, int]],
 ) -> None:
-    plan = _plan(_write(tmp_path, CHAT.format(rps=rps), objective, allowed, owned))
+    chat = CHAT if owned == A100 else CHAT_TP8  # the A100 case weighs TP4 on bought H100 against TP8 on the A100s
+    plan = _plan(_write(tmp_path, chat.format(rps=rps), objective, allowed, owned))
     assert sorted((p.node.platform_id, p.nodes, p.owned_nodes) for p in plan.pools) == pools
     (dep,) = plan.deployments
     assert [(s.platform_id, s.tp, s.pp, s.replicas, s.servers, s.owned_servers) for s in dep.split] == parts
@@ -191,7 +196,7 @@ def test_a_split_is_sized_for_requests_routed_evenly_over_all_replicas(
     part_rates: tuple[float, float],
     per_replica: float,
 ) -> None:
-    plan = _plan(_write(tmp_path, CHAT.format(rps=rps)))
+    plan = _plan(_write(tmp_path, CHAT_TP8.format(rps=rps)))
     (dep,) = plan.deployments
     owned, rest = dep.split
     assert (owned.requests_per_s_per_replica_max, rest.requests_per_s_per_replica_max) == (8.688, 9.248)
@@ -208,7 +213,7 @@ def test_a_split_is_sized_for_requests_routed_evenly_over_all_replicas(
 
 
 def test_a_split_deployment_reports_each_part_on_its_own(tmp_path: Path) -> None:
-    plan = _plan(_write(tmp_path, CHAT.format(rps=24)))
+    plan = _plan(_write(tmp_path, CHAT_TP8.format(rps=24)))
     (dep,) = plan.deployments
     assert (dep.replicas, dep.gpus) == (3, 24)
     owned, rest = dep.split
@@ -233,7 +238,7 @@ def test_a_split_deployment_reports_each_part_on_its_own(tmp_path: Path) -> None
 
 
 def test_the_plan_says_what_runs_where_and_counts_both_pools(tmp_path: Path) -> None:
-    plan = _plan(_write(tmp_path, CHAT.format(rps=24)))
+    plan = _plan(_write(tmp_path, CHAT_TP8.format(rps=24)))
     (dep,) = plan.deployments
     assert dep.reasons[0] == (
         "split over two server kinds: 2 replica(s) (16 GPUs, TP8) on 2 owned dgx-h100 (h100-sxm5-80gb) in pool "
@@ -295,7 +300,7 @@ def test_a_training_job_is_never_split_over_server_kinds(
 
 
 def test_the_rendered_tree_carries_both_pools(tmp_path: Path) -> None:
-    files = render_file(str(_write(tmp_path, CHAT.format(rps=24))))
+    files = render_file(str(_write(tmp_path, CHAT_TP8.format(rps=24))))
     pools = ("chat_h100_sxm5_80gb", "chat_h200_sxm_141gb")
     tfvars = json.loads(files["terraform/specgen.auto.tfvars.json"])
     assert sorted(tfvars["gpu_pools"]) == list(pools)
@@ -323,10 +328,10 @@ def test_the_rendered_tree_carries_both_pools(tmp_path: Path) -> None:
 
 
 def test_diff_shows_the_parts_and_the_memory_of_each(tmp_path: Path) -> None:
-    split = _plan(_write(tmp_path, CHAT.format(rps=24))).to_dict()
+    split = _plan(_write(tmp_path, CHAT_TP8.format(rps=24))).to_dict()
     alone = tmp_path / "alone"
     alone.mkdir()
-    path = _write(alone, CHAT.format(rps=24))
+    path = _write(alone, CHAT_TP8.format(rps=24))
     path.write_text(path.read_text().split("  inventory:")[0])
     bought = _plan(path).to_dict()
     result = diff_plans(bought, split)

@@ -45,7 +45,7 @@ def test_an_allowed_cheaper_precision_is_costed_not_chosen(tmp_path: Path) -> No
     assert message is not None
     assert message.startswith(
         "deployment chat, on servers of its own: fp8 (allowed) would take 2 x TP8 on 2 x aws-p4d-24xlarge (8 x "
-        "a100-sxm4-40gb) at $32,058/month; int4 (allowed) would take 2 x TP8 on 2 x aws-p4d-24xlarge (8 x a100-sxm4-40gb) at "
+        "a100-sxm4-40gb) at $32,058/month; int4 (allowed) would take 4 x TP4 on 2 x aws-p4d-24xlarge (8 x a100-sxm4-40gb) at "
         "$32,058/month, against $40,073/month for 2 x TP8 on 2 x aws-p4de-24xlarge (8 x a100-sxm4-80gb) at bf16"
     )
 

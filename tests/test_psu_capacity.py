@@ -16,7 +16,8 @@ import pytest
 from generator import catalog
 from generator.api import plan_file
 from generator.errors import InfeasibleError
-from generator.planner.nodes import NodePower, psu_capacity_w, psu_overload
+from generator.planner.nodes import NodePower, node_build_text, psu_capacity_w, psu_full_capacity_w, psu_overload
+from generator.planner.plan import Nic
 
 REPO = Path(__file__).resolve().parents[1]
 XE7740 = "dell-xe7740"
@@ -24,6 +25,7 @@ WRX90 = "wrx90-workstation"
 PRO6000 = "rtx-pro-6000-blackwell-96gb"  # the Server Edition (passive), for rack servers
 PRO6000_WS = "rtx-pro-6000-ws-96gb"  # the Workstation Edition, for towers
 CARD = {WRX90: PRO6000_WS, "lga1700-desktop-tower": PRO6000_WS}
+XE9680_AMD = "dell-xe9680-mi300x"
 
 
 @pytest.mark.parametrize(
@@ -34,10 +36,19 @@ CARD = {WRX90: PRO6000_WS, "lga1700-desktop-tower": PRO6000_WS}
         pytest.param(WRX90, 2_000, id="wrx90-one-psu"),
         pytest.param("lga1700-desktop-tower", 1_000, id="one-psu-is-never-redundant"),
         pytest.param("dell-xe8640", None, id="xe8640-psu-null"),
+        pytest.param(XE9680_AMD, 9_600, id="xe9680-ftr-3+3"),
     ],
 )
 def test_non_redundant_psu_capacity(platform: str, capacity: float | None) -> None:
     assert psu_capacity_w(catalog.platforms()[platform]) == capacity
+
+
+@pytest.mark.parametrize(
+    ("platform", "capacity"),
+    [pytest.param(XE9680_AMD, 19_200, id="ftr-every-psu"), pytest.param(XE7740, 12_800, id="n+n-the-n")],
+)
+def test_full_speed_psu_capacity(platform: str, capacity: float) -> None:
+    assert psu_full_capacity_w(catalog.platforms()[platform]) == capacity
 
 
 SUMMED = ("sum of components", "")
@@ -77,7 +88,8 @@ PSU_CASES = [
         "psu-over-capacity",
         "wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws 3,382 W (sum of components), more than "
         "its PSUs deliver without redundancy (1 x 2,000 W = 2,000 W); psu.count, psu.rating_w believed, not sourced: check "
-        "the chassis' PSU",
+        "the chassis' PSU (servers of this kind already owned, listed under hardware.inventory, are kept with a "
+        "psu-headroom warning)",
         id="believed-psu-ruled-out",
     ),
     pytest.param(
@@ -92,6 +104,33 @@ PSU_CASES = [
         id="single-psu-unsourced-redundancy-ruled-out",
     ),
     pytest.param(WRX90, 1, 2_000, SUMMED, None, None, None, id="believed-within"),
+    # Dell's 3+3 fault-tolerant redundancy (StorageReview): all six 3,200 W PSUs at full speed, the GPUs power-braked
+    # past losing 6 - ceil(11,018 / 3,200) = 2 of them (newuser24 item 1: 8 x MI325X ruled out on 3 x 3,200 W)
+    pytest.param(
+        XE9680_AMD,
+        8,
+        11_018,
+        SUMMED,
+        "warning",
+        "psu-power-brake",
+        "dell-xe9680-mi300x with 8 x rtx-pro-6000-blackwell-96gb draws 11,018 W (sum of components), more than its "
+        "PSUs deliver without redundancy (3 of 6 x 3,200 W = 9,600 W): its fault-tolerant redundancy runs it on all "
+        "6 x 3,200 W = 19,200 W and keeps full speed with up to 2 PSU(s) lost; past that (a feed of 3 down) it caps "
+        "the GPUs' power (the vendor's power brake) instead of shutting down, and serving slows until the PSUs are back",
+        id="fault-tolerant-over-n-warns",
+    ),
+    pytest.param(XE9680_AMD, 8, 9_600, SUMMED, None, None, None, id="fault-tolerant-within-n"),
+    pytest.param(
+        XE9680_AMD,
+        8,
+        19_201,
+        SUMMED,
+        "error",
+        "psu-over-capacity",
+        "dell-xe9680-mi300x with 8 x rtx-pro-6000-blackwell-96gb draws 19,201 W (sum of components), more than its "
+        "PSUs deliver without redundancy (3 of 6 x 3,200 W = 9,600 W)",
+        id="fault-tolerant-over-all-ruled-out",
+    ),
     pytest.param("dell-xe8640", 4, 99_999, SUMMED, None, None, None, id="no-psu-no-check"),
 ]
 
@@ -126,7 +165,8 @@ def test_finetune_example_buys_two_gpus_per_workstation_and_says_why() -> None:
     assert (
         "ruled out: wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws 3,382 W (sum of components), more "
         "than its PSUs deliver without redundancy (1 x 2,000 W = 2,000 W); psu.count, psu.rating_w believed, not "
-        "sourced: check the chassis' PSU"
+        "sourced: check the chassis' PSU (servers of this kind already owned, listed under hardware.inventory, are "
+        "kept with a psu-headroom warning)"
     ) in deployment.reasons
 
 
@@ -251,9 +291,10 @@ def test_owned_server_with_a_borrowed_power_figure_keeps_the_borrowed_wording() 
 
 
 PSU_4X = (
-    "wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws {w} W (sum of components), more than its PSUs "
+    "wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws {w} W (sum of components{nics}), more than its PSUs "
     "deliver without redundancy (1 x 2,000 W = 2,000 W); psu.count, psu.rating_w believed, not sourced: check the "
-    "chassis' PSU"
+    "chassis' PSU (servers of this kind already owned, listed under hardware.inventory, are kept with a psu-headroom "
+    "warning)"
 )
 
 
@@ -274,13 +315,13 @@ def test_owned_server_left_free_blames_the_servers_to_buy(tmp_path: Path) -> Non
     plan = plan_file(str(path))[1]
     assert [(p.nodes, p.owned_nodes, p.node.gpus) for p in plan.pools] == [(4, 0, 2)]
     assert [r for r in plan.deployments[0].reasons if "ruled out" in r] == [
-        "buying more 4-GPU wrx90-workstation is ruled out: " + PSU_4X.format(w="3,382")
+        "buying more 4-GPU wrx90-workstation is ruled out: " + PSU_4X.format(w="3,382", nics="")
     ]
     (free,) = [f.message for f in plan.findings if f.code == "inventory-free"]
     assert free == (
         "1 of 1 owned wrx90-workstation server(s) (4 x rtx-pro-6000-ws-96gb) left free; not used by tune: the "
         "layout needs 2 x 4-GPU wrx90-workstation, 1 owned free; the 1 more to buy would run over their PSUs: "
-        + PSU_4X.format(w="3,382")
+        + PSU_4X.format(w="3,382", nics="")
     )
 
 
@@ -318,23 +359,60 @@ def test_a_split_onto_an_owned_server_rules_out_buying_more_not_the_owned_one(tm
         (WRX90, 1, 1),
     ]
     # a draw each: without a fabric NIC, and with the one NIC a WRX90 with RDMA cards takes (review 9 M5; 29 W)
-    assert [r for r in plan.deployments[0].reasons if "ruled out" in r] == [
-        "buying more 4-GPU wrx90-workstation is ruled out: " + PSU_4X.format(w=w) for w in ("3,382", "3,411")
-    ]
+    # the second says why it draws more (newuser24 item 1)
+    rdma = ", with 1 x {} fabric NICs (a replica spanning servers)"
+    reasons = [r for r in plan.deployments[0].reasons if "ruled out" in r]
+    assert len(reasons) == 2
+    assert reasons[0] == "buying more 4-GPU wrx90-workstation is ruled out: " + PSU_4X.format(w="3,382", nics="")
+    nic = reasons[1].split("with 1 x ")[1].split(" fabric NICs")[0]
+    assert reasons[1] == "buying more 4-GPU wrx90-workstation is ruled out: " + PSU_4X.format(w="3,411", nics=rdma.format(nic))
 
 
-def test_layouts_ruled_out_only_by_psus_get_a_psu_hint(tmp_path: Path) -> None:
-    # MI325X's one platform (XE9680 OAM) draws 11,018 W with 8 cards over its believed 3 x 3,200 W: memory, precision and
-    # SLOs are not what blocks the plan, and the advice says what is
+MI325X_70B = (
+    "version: 1\nname: mi\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-70B-Instruct\n"
+    "    inference: {precision: fp8, max_context_tokens: 16384, requests_per_second: 20}\n"
+    "hardware:\n  gpus: [mi325x-256gb]\n  provider: baremetal\n"
+)
+
+
+def test_mi325x_is_planned_on_the_xe9680_with_a_power_brake_warning(tmp_path: Path) -> None:
+    # newuser24 item 1: 8 x MI325X summed at 11,018 W were ruled out on 3 of 6 x 3,200 W; the XE9680's 3+3
+    # fault-tolerant redundancy (StorageReview) runs on all six (19,200 W) and power-brakes the GPUs past two lost
     path = tmp_path / "w.yaml"
-    path.write_text(
-        "version: 1\nname: mi\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-70B-Instruct\n"
-        "    inference: {precision: fp8, max_context_tokens: 16384, requests_per_second: 20}\n"
-        "hardware:\n  gpus: [mi325x-256gb]\n  provider: baremetal\n"
-    )
+    path.write_text(MI325X_70B)
+    plan = plan_file(str(path))[1]
+    assert [(p.node.platform_id, p.node.gpu_id, p.node.gpus, p.node.psu) for p in plan.pools] == [
+        ("dell-xe9680-mi300x", "mi325x-256gb", 8, "6x 3200 W (3+3 fault-tolerant)")
+    ]
+    (brake,) = {f.message for f in plan.findings if f.code == "psu-power-brake"}
+    assert "draws 11,018 W (sum of components)" in brake and "keeps full speed with up to 2 PSU(s) lost" in brake
+
+
+def test_layouts_ruled_out_only_by_psus_get_a_psu_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # without fault-tolerant redundancy the same XE9680 (MI325X's one platform) draws 11,018 W with 8 cards over
+    # 3 x 3,200 W: memory, precision and SLOs are not what blocks the plan, and the advice says what is
+    strict = catalog.platforms()[XE9680_AMD]._replace(psu_fault_tolerant=False)
+    monkeypatch.setitem(catalog.platforms(), XE9680_AMD, strict)
+    path = tmp_path / "w.yaml"
+    path.write_text(MI325X_70B)
     with pytest.raises(InfeasibleError) as caught:
         plan_file(str(path))
     assert str(caught.value).endswith(
         "to unblock: the servers that hold these GPUs draw more than their power supplies deliver; check the chassis' "
         "PSU rating where the catalog marks it believed, allow another platform, or fewer GPUs per server"
+    )
+
+
+def test_two_draws_of_one_platform_say_what_differs() -> None:
+    # newuser24 item 1: 11,018 W and 11,252 W for one XE9680 build, the second with scale-out NICs for a spanning replica
+    fabric = Nic("fabric", "connectx-7-400g-ib", "ConnectX-7", 8, 400.0, "infiniband", True)
+    front = Nic("frontend", "connectx-6-dx-100g", "ConnectX-6 Dx", 1, 100.0, "ethernet", False)
+    assert node_build_text((front,)) == ""
+    assert node_build_text((fabric, front)) == "with 8 x connectx-7-400g-ib fabric NICs (a replica spanning servers)"
+    platform, gpu = catalog.platforms()[XE7740], catalog.gpus()[PRO6000]
+    found = psu_overload(platform, gpu, 8, NodePower(12_900, *SUMMED), build=node_build_text((fabric, front)))
+    assert found is not None
+    assert found.message.startswith(
+        "dell-xe7740 with 8 x rtx-pro-6000-blackwell-96gb draws 12,900 W (sum of components, with 8 x "
+        "connectx-7-400g-ib fabric NICs (a replica spanning servers)), more than"
     )

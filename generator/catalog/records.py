@@ -394,6 +394,9 @@ class PlatformSpec(NamedTuple):
     not_on_demand: str | None = None
     #: The most NVMe data drives one host takes, where a source publishes its bays (None: not in the catalog).
     max_nvme_drives: int | None = None
+    #: Fault-tolerant PSU redundancy (Dell's FTR): every PSU carries the load, and on losing the redundant ones the
+    #: server caps its GPUs' power instead of shutting down (``psu.fault_tolerant``).
+    psu_fault_tolerant: bool = False
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> PlatformSpec:
@@ -429,6 +432,7 @@ class PlatformSpec(NamedTuple):
             psu_count=psu.get("count"),
             psu_rating_w=_opt_float(psu.get("rating_w")),
             psu_redundant=psu.get("redundant"),
+            psu_fault_tolerant=bool(psu.get("fault_tolerant", False)),
             max_power_w=_opt_float(rec.get("max_power_w")),
             rack_units=rec.get("rack_units"),
             cooling=str(rec.get("cooling", "air")),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from generator import catalog
@@ -11,6 +12,7 @@ from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import GpuSpec, PlatformSpec, acquired
 from generator.errors import FleetLimitError, InfeasibleError, InputError
 from generator.planner.blocked import Blocked
+from generator.planner.candidates import ranking_candidate, sustained_rps
 from generator.planner.custom import custom_power_findings
 from generator.planner.inference import (
     OperatingPoint,
@@ -25,7 +27,7 @@ from generator.planner.multi_host import hosts_per_replica, multi_host_note
 from generator.planner.naming import MAX_NODES_PER_POOL, unique_pool_names
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, node_cpu
 from generator.planner.option import Option, pool_labels
-from generator.planner.options import allowed_hardware
+from generator.planner.options import allowed_hardware, ties_before_headroom
 from generator.planner.plan import DeploymentPart, DeploymentPlan, Finding, Level, Plan, Pool, sorted_findings
 from generator.planner.pool_names import check_named_pools, kept_apart, kept_apart_findings, naming_labels, unit_pool
 from generator.planner.pooling import (
@@ -516,28 +518,189 @@ def same_purchase_reason(chosen: Option, rest: list[Option]) -> str | None:
     return f"the best other layout on the same purchase: {c.summary} ({cost_text(c)}, {c.idle_gpus} idle GPU(s))"
 
 
+#: What an objective's tie holds equal, as the tie-break reason says it.
+_TIED_ON = {
+    "cost": "cost, idle GPUs, servers and power",
+    "gpus": "GPUs, idle GPUs, servers and power",
+    "power": "power, idle GPUs and servers",
+    "power-bought": "power bought, idle GPUs and servers",
+}
+
+
+def _replicas_rate(opt: Option) -> str:
+    """An option's sustained rate as its replicas make it: '23.44 req/s (2 x 11.72)'; a split's parts each."""
+    each = " + ".join(f"{p.candidate.replicas} x {p.replica_shape.max_point.requests_per_s:,.2f}" for p in opt.pieces)
+    routed = ", routed evenly" if opt.parts else ""
+    return f"{sustained_rps(opt):,.2f} req/s ({each}{routed})"
+
+
+def tie_break_reason(objective: str, chosen: Option, rest: list[Option], rate_rps: float) -> str | None:
+    """Why a service's layout beat another layout on the same purchase that ties on the objective (newuser24 item 4).
+
+    Every layout ranked meets the SLOs: at one price the one sustaining more requests per second wins (headroom
+    over the rate asked, and replicas that keep serving while one restarts); at equal capacity, the lower TTFT p95.
+    None where no other layout on the same purchase ties.
+    """
+    if chosen.candidate.run_hours is not None or not isinstance(chosen.shape, ReplicaShape):
+        return None
+    mine = ranking_candidate(chosen)
+    other = next(
+        (
+            o
+            for o in rest
+            if purchase(o) == purchase(chosen)
+            and (o.candidate.tp, o.candidate.pp, o.candidate.replicas) != (mine.tp, mine.pp, mine.replicas)
+            and ties_before_headroom(objective, mine, ranking_candidate(o))
+        ),
+        None,
+    )
+    if other is None:
+        return None
+    tied = _TIED_ON.get(objective, _TIED_ON["cost"])
+    ours, theirs = round(sustained_rps(chosen), 2), round(sustained_rps(other), 2)
+    rates = (
+        f"{_replicas_rate(chosen)} within the SLOs against {_replicas_rate(other)}, {_percent(rate_rps / ours)} of it "
+        f"used at {rate_rps:g} req/s against {_percent(rate_rps / theirs)}"
+    )
+    several, lone = chosen.candidate.replicas > 1, other.candidate.replicas < 2
+    if several and lone:
+        return f"won the tie on {tied} with {other.candidate.summary}: its replicas keep serving while one restarts; {rates}"
+    if ours > theirs:
+        spare = "; a replica can restart while the others serve" if several else ""
+        return f"won the tie on {tied} with {other.candidate.summary} by capacity: {rates}{spare}"
+    if ours == theirs and chosen.candidate.latency_s < other.candidate.latency_s:
+        return (
+            f"tied on {tied} and capacity ({ours:,.2f} req/s) with {other.candidate.summary}; the lower TTFT p95 at "
+            f"the sized load chose it ({chosen.candidate.latency_s * 1000:,.0f} ms against "
+            f"{other.candidate.latency_s * 1000:,.0f} ms)"
+        )
+    return None
+
+
+def _offer_key(option: Option) -> tuple[object, ...]:
+    """What an option buys, its chassis aside: the GPUs, servers, price and power.
+
+    Options equal on it are one offer on several chassis (three H200 servers at one derived price and one published
+    power figure): a buyer choosing between them chooses a vendor, not a plan.
+    """
+    c = option.candidate
+    servers = tuple((p.candidate.gpu_id, p.candidate.gpus_per_node, p.candidate.nodes) for p in option.pieces)
+    usd = None if c.usd_per_hour is None else round(c.usd_per_hour, 6)
+    return (servers, c.gpus_bought, c.owned_nodes, c.run_hours, usd, c.power_w)
+
+
+def _gpu_kind(option: Option) -> tuple[str, ...]:
+    """The GPUs an option runs on (two where it is split over two kinds)."""
+    return tuple(sorted({p.gpu_id for p in option.pieces}))
+
+
 def distinct_runners_up(chosen: Option, rest: list[Option], count: int = 3) -> list[Option]:
     """The first ``count`` of ``rest`` that read differently from the choice and from each other.
 
     Options differing only in what no output shows (a node's RAM variant, say) form equal candidates, and a training
     job's ZeRO stages on the same servers cost the same; listed as they are they crowd out the other GPUs and servers
     (newuser14 item 4: three copies of the choice, and no word of the other GPUs allowed). A training job's
-    runners-up are the best of each other GPU (its layouts on the chosen servers are the runner-up layout's reason);
-    a service's are the best of each other purchase first (servers, GPUs and how many GPUs are bought), what a buyer
-    would rent or buy instead (newuser18 item 2: three other TP degrees on the same instances at the same price hid
-    an instance 1.8% dearer), then other layouts where fewer such purchases qualify.
+    runners-up are the best of each other GPU (its layouts on the chosen servers are the runner-up layout's reason).
+    A service's are the best other purchase (servers, GPUs and how many GPUs are bought: what a buyer would rent
+    or buy instead; newuser18 item 2: three other TP degrees on the same instances at the same price hid an instance
+    1.8% dearer), then the best of each other GPU kind, then other purchases and layouts where room is left. An offer
+    already listed (the same GPUs, servers, price and power on another chassis) is not listed again: :func:`twin_reasons`
+    names those chassis (newuser24 item 7: three H200 chassis at one price hid the B200 allowed).
     """
+    if chosen.candidate.run_hours is not None:
+        return _distinct(chosen, rest, [(purchase, count)], count)
+    passes: list[tuple[Callable[[Option], object], int]] = [
+        (purchase, 1), (_gpu_kind, count), (purchase, count), (lambda o: o.candidate, count),
+    ]  # fmt: skip
+    return _distinct(chosen, rest, passes, count)
+
+
+def _distinct(
+    chosen: Option, rest: list[Option], passes: list[tuple[Callable[[Option], object], int]], count: int
+) -> list[Option]:
+    """Up to ``count`` of ``rest``: each pass adds up to its number of options new by its key and by their offer."""
     shown: list[Option] = []
-    service = chosen.candidate.run_hours is None  # a training job's other layouts are its runner-up layout's reason
-    for key in (purchase, lambda option: option.candidate) if service else (purchase,):
+    service = chosen.candidate.run_hours is None
+    offers = {_offer_key(chosen)} if service else set()
+    for key, most in passes:
         seen = {key(chosen), *(key(o) for o in shown)}
+        added = 0
         for option in rest:
-            if len(shown) == count:
-                return shown
-            if (k := key(option)) not in seen:  # a shown option's candidate is new to both passes
-                seen.add(k)
-                shown.append(option)
+            if len(shown) == count or added == most:
+                break
+            if (k := key(option)) in seen or _offer_key(option) in offers:
+                continue
+            seen.add(k)
+            offers |= {_offer_key(option)} if service else set()
+            shown.append(option)
+            added += 1
     return shown
+
+
+def twin_reasons(chosen: Option, shown: list[Option], rest: list[Option]) -> list[str]:
+    """The other chassis of the choice's and the runners-up's offers (same GPUs, servers, price and power), in one line.
+
+    'the same GPUs, servers, price and power on other chassis: the choice also on dgx-h200; runners-up 1 and 2 also
+    on ...' (newuser24 item 7), where runners-up count from 1 in the order listed.
+    """
+    if chosen.candidate.run_hours is not None:
+        return []
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for n, option in enumerate((chosen, *shown)):
+        key = _offer_key(option)
+        others = tuple(sorted({o.candidate.platform_id for o in rest if _offer_key(o) == key} - {option.candidate.platform_id}))
+        if others:
+            groups.setdefault(others, []).append("the choice" if n == 0 else str(n))
+    if not groups:
+        return []
+    parts = []
+    for others, whose in groups.items():
+        numbers = [w for w in whose if w != "the choice"]
+        named = ["the choice"] if "the choice" in whose else []
+        if numbers:
+            named.append(("runner-up " if len(numbers) == 1 else "runners-up ") + _and(numbers))
+        parts.append(f"{' and '.join(named)} also on {', '.join(others)}")
+    return ["the same GPUs, servers, price and power on other chassis: " + "; ".join(parts)]
+
+
+def _and(items: list[str]) -> str:
+    """'1', '1 and 2', '1, 2 and 3'."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def missing_gpu_findings(
+    wl: Workload, chosen: list[tuple[int, Option, list[Option]]], ruled_out: dict[str, list[Blocked]]
+) -> list[Finding]:
+    """Each GPU the workload lists (``hardware.gpus``) on which a deployment has no layout at all, and why.
+
+    Otherwise a GPU asked about vanishes from the plan without a word: no choice, no runner-up (newuser24 item 1:
+    MI325X, its only chassis ruled out by its PSUs, absent from a buy plan over four GPUs). The reason is the one the
+    infeasible message would give first for that GPU (its layout nearest the latency targets where they are why).
+    """
+    listed = wl.hardware.gpus or ()
+    if len(listed) < 2:
+        return []
+    offered = {hw.gpu.id for hw in allowed_hardware(wl)}
+    findings = []
+    for index, best, rest in chosen:
+        name = wl.deployments[index].name
+        planned = {part.gpu_id for option in (best, *rest) for part in option.pieces}
+        blocked = ruled_out.get(name, [])
+        for j, gpu_id in enumerate(listed):
+            if gpu_id in planned:
+                continue
+            mine = sorted((b.excess is None, b.excess or 0.0, b.text) for b in blocked if b.gpu_id == gpu_id)
+            if gpu_id not in offered:
+                why = "no allowed platform of this provider offers it"
+            elif not mine:
+                why = "every layout on it exceeds hardware.max_nodes or max_budget_usd_per_month"
+            else:
+                more = len({t for *_, t in mine}) - 1
+                why = mine[0][2] + (f" (+{more} more reasons)" if more else "")
+            findings.append(
+                Finding("info", "gpu-no-layout", f"deployment {name}: no layout on {gpu_id}: {why}", f"hardware.gpus[{j}]")
+            )
+    return findings
 
 
 def slo_default_reason(slo_defaults: list[str]) -> str:
@@ -825,10 +988,14 @@ def build_plan(
         for part in ranked_as.pieces:
             on_owned = part.candidate.owned_nodes > 0
             reasons += psu_ruled_out(part.hardware.gpu.id, part.hardware.platform.id, ruled_out.get(dep.name, ()), on_owned)
-        shown = distinct_runners_up(ranked_as, rest)
+        shown = distinct_runners_up(ranked_as, rest, max(3, len(wl.hardware.gpus or ())))
         same = same_purchase_reason(ranked_as, rest) if isinstance(dep, InferenceDeployment) else None
         reasons += [same] if same else []
-        reasons.append(_choice_reason(objective, ranked_as, shown, details["co_located"]))
+        reasons += twin_reasons(ranked_as, shown, rest)
+        rate = dep.inference.requests_per_second if isinstance(dep, InferenceDeployment) else None
+        tie = tie_break_reason(objective, ranked_as, rest, rate) if rate is not None else None
+        ranked_shown = sorted(shown, key=lambda o: next(i for i, r in enumerate(rest) if r is o))
+        reasons.append(_choice_reason(objective, ranked_as, ranked_shown, details["co_located"], tie))
         if objective != wl.objective:
             reasons.append(f"ranked by {objective}, not {wl.objective}: a candidate had no price (see findings)")
         for part in ranked_as.pieces:
@@ -860,6 +1027,7 @@ def build_plan(
     findings += single_host_findings(wl, pools) + device_plugin_findings(wl, pools) + custom_power_findings(wl, consts)
     findings += unrated_findings(wl) + unused_setting_findings(wl) + _unpriced_fabric_findings(pools)
     findings += _consumer_gpu_findings(pools) + spread_findings(wl, deployments, pools)
+    findings += missing_gpu_findings(wl, chosen, ruled_out)
     findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)])
     rented = _rented_jobs(pools, deployments, per_run)
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
@@ -911,8 +1079,11 @@ def _sequence_turn(wl: Workload, job: Sequenced, pool: Pool, details: dict[str, 
     return [said.reason(pool.nodes)]
 
 
-def _choice_reason(objective: str, opt: Option, rest: list[Option], co_located: bool) -> str:
-    """Why this option won, with its runner-up; a co-located option's figures are those of a pool of its own."""
+def _choice_reason(objective: str, opt: Option, rest: list[Option], co_located: bool, tie: str | None = None) -> str:
+    """Why this option won (``tie``: how it beat an equal layout), with its runner-up.
+
+    A co-located option's figures are those of a pool of its own.
+    """
     c = opt.candidate
     alone, runner = c.usd_per_hour, (rest[0].candidate.usd_per_hour if rest else None)
     cheaper_alone = objective == "cost" and co_located and alone is not None and runner is not None and runner < alone
@@ -926,6 +1097,7 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option], co_located: 
         f", {c.gpus_bought} GPUs {had} ({c.idle_gpus} idle), {c.nodes} server(s), {c.power_w / 1000:.1f} kW "
         f"({c.power_compared_w / 1000:.1f} kW summed from components, the basis compared)"
     )
+    text += f"; {tie}" if tie else ""
     if rest:
         r = rest[0].candidate
         cost = cost_text(r)

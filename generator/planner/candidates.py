@@ -333,6 +333,20 @@ def _hosts(opt: Option) -> int:
     return replica_hosts(opt.hardware.platform, c.gpus_per_node, c.tp * c.pp)
 
 
+def sustained_rps(opt: Option) -> float:
+    """Requests per second an option's replicas sustain together within the SLOs; 0 for a training job.
+
+    Each replica at its SLO-bound rate; a split option's requests are routed evenly over all its replicas, so its
+    slowest replica's rate times them all.
+    """
+    rates = [
+        (part.candidate.replicas, part.shape.max_point.requests_per_s)
+        for part in opt.pieces
+        if isinstance(part.shape, ReplicaShape)
+    ]
+    return sum(n for n, _ in rates) * min((rate for _, rate in rates), default=0.0)
+
+
 def ranking_key(
     opt: Option, objective: str, busy: dict[ServerKey, int] | None, owned_free: bool, one_gpu_pods: bool = False
 ) -> tuple[object, ...]:
@@ -347,7 +361,7 @@ def ranking_key(
     """
     c = ranking_candidate(opt) if busy is None else on_shared_servers(opt, busy)
     buys = c.nodes > c.owned_nodes
-    by_objective, *ties = rank(objective, c, share=busy is not None)
+    by_objective, *ties = rank(objective, c, share=busy is not None, sustained_rps=sustained_rps(opt))
     # on the objective's tie, replicas on fewer Linux hosts first: a rack of 72 GPUs cost the same whether a 70B
     # service ran as TP4 on one compute tray or TP32 over eight, and fewer idle GPUs chose the second
     hosts = _hosts(opt) if not opt.parts else max(_hosts(part) for part in opt.parts)

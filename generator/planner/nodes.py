@@ -202,6 +202,8 @@ PSU_OVER = "more than its PSUs deliver without redundancy"
 PSU_OVER_CAPACITY = "psu-over-capacity"
 #: The warning of a node over its PSU capacity that is kept (owned, or its power figure another system's).
 PSU_HEADROOM = "psu-headroom"
+#: The warning of a fault-tolerant node (Dell FTR) that needs its redundant PSUs at full load: losing them caps the GPUs.
+PSU_POWER_BRAKE = "psu-power-brake"
 
 
 def redundant_psus(platform: PlatformSpec) -> int:
@@ -217,6 +219,13 @@ def psu_capacity_w(platform: PlatformSpec) -> float | None:
     return (platform.psu_count - redundant_psus(platform)) * platform.psu_rating_w
 
 
+def psu_full_capacity_w(platform: PlatformSpec) -> float | None:
+    """What a node may draw at full speed: every PSU where they share the load fault-tolerantly, else N of N+M."""
+    if platform.psu_fault_tolerant and platform.psu_count and platform.psu_rating_w:
+        return platform.psu_count * platform.psu_rating_w
+    return psu_capacity_w(platform)
+
+
 def believed_psu_fields(platform: PlatformSpec) -> list[str]:
     """The PSU figures the capacity rests on that the catalog marks as beliefs (``unsourced_fields``).
 
@@ -226,25 +235,52 @@ def believed_psu_fields(platform: PlatformSpec) -> list[str]:
     return [f for f in used if f in platform.unsourced_fields]
 
 
-def psu_overload(platform: PlatformSpec, gpu: GpuSpec, gpus: int, power: NodePower, owned: bool = False) -> Finding | None:
+def node_build_text(nics: tuple[Nic, ...]) -> str:
+    """What a node's draw counts besides its GPUs and host, so two draws of one platform say how they differ.
+
+    'with 8 x connectx-7-400g-ib fabric NICs (a replica spanning servers)'; "" for a node without fabric NICs (newuser24
+    item 1: one platform named twice, at 11,018 W and 11,252 W, without saying why).
+    """
+    fabric = next((n for n in nics if n.role == "fabric"), None)
+    return "" if fabric is None else f"with {fabric.count} x {fabric.nic_id} fabric NICs (a replica spanning servers)"
+
+
+def psu_overload(
+    platform: PlatformSpec, gpu: GpuSpec, gpus: int, power: NodePower, owned: bool = False, build: str = ""
+) -> Finding | None:
     """A node drawing more than its non-redundant PSU capacity: an error that rules the layout out, or a warning.
 
     A node to buy is ruled out (``psu-over-capacity``) when the power figure is this platform's own (its
     components summed, or its own published maximum), whether the catalog's PSU figures are sourced or
     believed: the plan never buys a node its own data says cannot be powered; the reason names the
-    believed figures. Where the power figure is another system's published maximum, the layout stays with
-    a ``psu-headroom`` warning. A server the team already ``owned`` exists and runs, so it is never ruled
-    out: a ``psu-headroom`` warning gives the figures, and says whether the power figure is another system's,
-    the PSU figures are believed, or the sourced rating is exceeded at full load.
+    believed figures and that owned servers of the kind are kept. Where the power figure is another system's
+    published maximum, the layout stays with a ``psu-headroom`` warning. A server the team already ``owned`` exists
+    and runs, so it is never ruled out: a ``psu-headroom`` warning gives the figures, and says whether the power
+    figure is another system's, the PSU figures are believed, or the sourced rating is exceeded at full load.
+    Fault-tolerant PSUs (``psu_fault_tolerant``) power the node at full speed from all of them: over the
+    non-redundant ones only, it is a ``psu-power-brake`` warning (losing the redundant PSUs caps the GPUs).
+    ``build``: what the draw counts besides the GPUs (:func:`node_build_text`), named in the text.
     """
     capacity = psu_capacity_w(platform)
     if capacity is None or power.watts <= capacity:
         return None
     count, rating, redundant = platform.psu_count or 0, platform.psu_rating_w or 0.0, redundant_psus(platform)
     supplies = f"{count - redundant} of {count} x {rating:,.0f} W" if redundant else f"{count} x {rating:,.0f} W"
-    drawn = f"{platform.id} with {gpus} x {gpu.id} draws {power.watts:,} W ({power.basis})"
+    built = f", {build}" if build else ""
+    drawn = f"{platform.id} with {gpus} x {gpu.id} draws {power.watts:,} W ({power.basis}{built})"
     over = f"{drawn}, {PSU_OVER} ({supplies} = {capacity:,.0f} W)"
     believed = f"{', '.join(fields)} believed, not sourced" if (fields := believed_psu_fields(platform)) else ""
+    full = psu_full_capacity_w(platform) or capacity
+    if platform.psu_fault_tolerant and power.watts <= full:
+        spare = count - math.ceil(power.watts / rating)
+        return Finding(
+            "warning",
+            PSU_POWER_BRAKE,
+            f"{over}: its fault-tolerant redundancy runs it on all {count} x {rating:,.0f} W = {full:,.0f} W and keeps "
+            f"full speed with up to {spare} PSU(s) lost; past that (a feed of {redundant} down) it caps the GPUs' power "
+            "(the vendor's power brake) instead of shutting down, and serving slows until the PSUs are back"
+            + (f"; {believed}: check the chassis' PSU" if believed else ""),
+        )
     if owned and power.borrowed_from:
         why = (
             "kept because the server is owned and runs, and the power figure is another system's: check the "
@@ -260,7 +296,11 @@ def psu_overload(platform: PlatformSpec, gpu: GpuSpec, gpus: int, power: NodePow
         )
         return Finding("warning", PSU_HEADROOM, f"{over}; {why}")
     if not power.borrowed_from:
-        return Finding("error", PSU_OVER_CAPACITY, over + (f"; {believed}: check the chassis' PSU" if believed else ""))
+        unblock = (
+            f"; {believed}: check the chassis' PSU (servers of this kind already owned, listed under "
+            "hardware.inventory, are kept with a psu-headroom warning)"
+        )
+        return Finding("error", PSU_OVER_CAPACITY, over + (unblock if believed else ""))
     return Finding(
         "warning",
         PSU_HEADROOM,
@@ -438,8 +478,9 @@ def assemble_node(
     psu = None
     if platform.psu_count and platform.psu_rating_w:
         redundant = redundant_psus(platform)
-        psu = f"{platform.psu_count}x {platform.psu_rating_w:g} W ({platform.psu_count - redundant}+{redundant})"
-        over = psu_overload(platform, gpu, gpus, power_figure, owned)
+        tolerant = " fault-tolerant" if platform.psu_fault_tolerant else ""
+        psu = f"{platform.psu_count}x {platform.psu_rating_w:g} W ({platform.psu_count - redundant}+{redundant}{tolerant})"
+        over = psu_overload(platform, gpu, gpus, power_figure, owned, node_build_text(nics))
         if over is not None:
             findings.append(over)
     cooling = "liquid" if "liquid" in (platform.cooling, gpu.cooling) else "air"
