@@ -268,3 +268,24 @@ def test_what_the_step_does_not_count_is_said() -> None:
     many = _speed("--train", "lora", "--gpus", "16")
     assert any("timed as if in one server" in n and "holds 4" in n for n in many["not_counted"])
     assert many["basis"].startswith("all 16 GPUs in one server, over PCIe")
+
+
+@pytest.mark.parametrize(
+    ("args", "note"),
+    [
+        # newuser24 item 13: "does NOT fit" with nothing to do about it, where half the micro-batch fits
+        (("--seq-len", "4096", "--micro-batch", "4"), "--micro-batch 3 fits ("),
+        (("--seq-len", "4096", "--micro-batch", "8", "--accumulation", "2"), "--micro-batch 3 fits ("),
+        (("--seq-len", "4096", "--micro-batch", "8"), "--micro-batch 3 fits ("),
+    ],
+)
+def test_a_job_that_does_not_fit_names_the_micro_batch_that_does(args: tuple[str, ...], note: str) -> None:
+    data = estimate_json(MODEL, "--train", "lora", "--gpu", "l40s-48gb", *args)
+    assert not data["capacity"]["fits"]
+    (said,) = [n for n in data["notes"] if "fits (" in n]
+    assert said.startswith(note)
+    micro = int(said.split("--micro-batch ")[1].split(" ")[0])
+    fitting = estimate_json(MODEL, "--train", "lora", "--gpu", "l40s-48gb", "--seq-len", "4096", "--micro-batch", str(micro))
+    assert fitting["capacity"]["fits"]
+    bigger = estimate_json(MODEL, "--train", "lora", "--gpu", "l40s-48gb", "--seq-len", "4096", "--micro-batch", str(micro + 1))
+    assert not bigger["capacity"]["fits"]  # the largest that fits

@@ -562,6 +562,9 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         if gpu:
             margin = consts.safety_margin_fraction
             result["capacity"] = _fit(gpu.id, gpu.memory_bytes, breakdown.total, 1 - margin, f"a {margin:.0%} margin kept free")
+            if not result["capacity"]["fits"] and setup.micro_batch_size > 1:
+                usable = result["capacity"]["usable_bytes"]
+                notes.append(_smaller_micro_batch(arch, setup, par, consts, usable, nvlink=training_nvlink(gpu, setup, par)))
             if req.max_seq_len:
                 usable = result["capacity"]["usable_bytes"]
                 nvlink = training_nvlink(gpu, setup, par)
@@ -911,6 +914,38 @@ def _training(
         if unfit := precision_problem(gpu.id, gpu.architecture, framework=framework, optimizer=optimizer, base_precision=base):
             raise InputError(f"--gpu {gpu.id}: {unfit}")
     return setup, size_training(model.architecture, setup, par, consts, nvlink=training_nvlink(gpu, setup, par))
+
+
+def _smaller_micro_batch(
+    arch: Architecture, setup: TrainingSetup, par: Parallelism, consts: Constants, usable_bytes: int, *, nvlink: bool
+) -> str:
+    """How a job that does not fit at its micro-batch could (newuser24 item 13).
+
+    The largest micro-batch that fits, with the accumulation that keeps its batch; else what shrinks the activations
+    and the model states.
+    """
+    from generator.sizing.training import size_training
+
+    micro = setup.micro_batch_size
+    fitting = next(
+        (
+            (m, total)
+            for m in range(micro - 1, 0, -1)
+            if (total := size_training(arch, setup._replace(micro_batch_size=m), par, consts, nvlink=nvlink).per_gpu.total)
+            <= usable_bytes
+        ),
+        None,
+    )
+    lighter = "--gradient-checkpointing full, --loss chunked or --activation-offload shrink the activations"
+    if fitting is None:
+        return (
+            f"no micro-batch below {micro} fits either: {lighter}, or shard the model states (--zero 3 with more "
+            f"--gpus), offload them (--offload-optimizer, --offload-params){LIGHTER_METHOD[setup.method]}"
+        )
+    m, total = fitting
+    batch = micro * setup.accumulation_steps
+    keep = f" (--accumulation {batch // m} keeps {batch} sequences a step)" if batch % m == 0 else ""
+    return f"--micro-batch {m} fits ({total / GIB:.2f} GiB){keep}; or {lighter}"
 
 
 def longest_training_sequence(
