@@ -498,8 +498,12 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
     load = _load(dep, details)
     if load is not None:
         row["load"] = load
+    if details.get("task") not in (None, "generate"):  # a pooling service (review22 item 6: generate -> embed unsaid)
+        row["task"] = details["task"]
     if "usd_per_job" in details or "hours" in details:  # a training job: its run's time and, rented, its price
         row["training"] = {"hours": details.get("hours"), "usd_per_job": details.get("usd_per_job")}
+        # its turn in a chain (run_after): a job that now waits for another is a change (review22 item 6)
+        row["training"].update({k: details[k] for k in ("runs_after", "starts_at_hours") if k in details})
     if dep.get("split"):
         row["parts"] = [{k: part[k] for k in ("tp", "pp", "replicas", "pool")} for part in dep["split"]]
     return row
@@ -599,7 +603,8 @@ def _deployment_text(x: dict[str, Any] | None) -> str:
     """One side of a deployment row: model, layout, load, engine settings, run or machine figures."""
     if x is None:
         return "-"
-    text = f"{x['model_id']} {x['precision']} {deployment_layout(x)} ({x['gpus']} GPUs)"
+    task = f" {x['task']}" if x.get("task") else ""
+    text = f"{x['model_id']} {x['precision']}{task} {deployment_layout(x)} ({x['gpus']} GPUs)"
     load = x.get("load")
     if load:
         text += f"; {_load_text(load)}"
@@ -616,6 +621,8 @@ def _deployment_text(x: dict[str, Any] | None) -> str:
         text += f"; {fmt_cell(training['hours'])} h a run" + (
             "" if training["usd_per_job"] is None else f", ${fmt_cell(training['usd_per_job'])} a run"
         )
+        if training.get("runs_after"):
+            text += f", from {fmt_cell(training.get('starts_at_hours'))} h after {fmt_cell(training['runs_after'])}"
     machine = x.get("machine")
     if machine:
         gib = machine["weights_gib"]

@@ -434,3 +434,18 @@ def test_the_job_log_prints_each_error_once_on_one_line(error: str, line: str) -
     assert exc is not None and exc.exit_code == 3 and _error_lines(exc) == [line]
     section = markdown({"base": "HEAD", "totals": {}, "files": [failed]})
     assert section.count("characters more") == line.count("characters more")
+
+
+def test_a_job_that_now_runs_after_another_and_a_service_now_embedding_are_changes() -> None:
+    """review22 item 6: adding run_after (the job now waits 11.66 h) and generate -> embed left identical rows."""
+    job = _one(rate=None)
+    job["deployments"][0]["details"].update(hours=6.58, usd_per_job=361.91)
+    chained = json.loads(json.dumps(job))
+    chained["deployments"][0]["details"].update(runs_after="sft", starts_at_hours=11.66)
+    (row,) = diff_plans(job, chained)["deployments"]
+    assert "from 11.66 h after sft" in markdown_diff(diff_plans(job, chained))
+    assert row["new"]["training"]["runs_after"] == "sft" and "runs_after" not in row["old"]["training"]
+    embedding = _one()
+    embedding["deployments"][0]["details"]["task"] = "embed"
+    (row,) = diff_plans(_one(), embedding)["deployments"]
+    assert row["new"]["task"] == "embed" and "task" not in row["old"]
