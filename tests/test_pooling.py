@@ -279,3 +279,34 @@ def test_a_pooling_service_gets_no_decode_throughput_gap(tmp_path: Path) -> None
     path = _workload(tmp_path, gpu="mi300x-192gb")
     path.write_text(path.read_text().replace("provider: aws", "provider: baremetal"))
     assert not [f for f in plan_file(str(path))[1].findings if f.code == "throughput-gap"]
+
+
+SPLIT_EMBED = """\
+version: 1
+name: split-embed
+deployments:
+  - name: embed
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference: {task: embed, precision: bf16, max_context_tokens: 8192, avg_input_tokens: 2000,
+                requests_per_second: 40, slo: {ttft_p95_ms: 2000}}
+hardware:
+  gpus: [h200-sxm-141gb]
+  provider: baremetal
+  inventory:
+    - {platform: dgx-h100, gpu: h100-sxm5-80gb, count: 1, hosts: [{name: h100-01}]}
+"""
+
+
+def test_a_split_pooling_service_is_told_as_one(tmp_path: Path) -> None:
+    """review22 item 8: its parts read "TTFT p95 1273 ms, TPOT 0.0 ms" in SPEC.md, as a generating service's."""
+    from generator.render import render_plan
+    from generator.workload import load_workload
+
+    path = tmp_path / "w.yaml"
+    path.write_text(SPLIT_EMBED)
+    loaded = load_workload(str(path))
+    plan = plan_file(str(path))[1]
+    assert plan.deployments[0].split
+    spec = render_plan(plan, loaded.workload)["SPEC.md"]
+    parts = [line for line in spec.splitlines() if line.startswith("  - TP ")]
+    assert len(parts) == 2 and all("request latency p95" in p and "TPOT" not in p for p in parts)
