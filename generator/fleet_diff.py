@@ -299,10 +299,11 @@ def pool_replacements(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str
     appears is a replacement, and so is a pool that keeps its name on another platform, and a service that leaves a
     removed pool for an added one on other hardware (it moves: every node it runs on is deleted, others created).
     One entry per hardware kind or move: the pools removed and added, the nodes deleted and created, the hardware
-    before and after, and the deployments that ran or run there.
+    before and after, and the deployments that ran or run there. Pools rented per job (``per_job``) are left out.
     """
-    old_pools = {p["name"]: p for p in old["pools"]}
-    new_pools = {p["name"]: p for p in new["pools"]}
+    # a pool rented per job runs no node between its runs: renaming or moving it deletes nothing (review22 item 9)
+    old_pools = {p["name"]: p for p in old["pools"] if p.get("per_job") is not True}
+    new_pools = {p["name"]: p for p in new["pools"] if p.get("per_job") is not True}
     removed, added = sorted(set(old_pools) - set(new_pools)), sorted(set(new_pools) - set(old_pools))
     kinds: dict[tuple[Any, Any, Any], tuple[list[str], list[str]]] = {}
     for name in removed:

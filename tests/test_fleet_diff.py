@@ -449,3 +449,12 @@ def test_a_job_that_now_runs_after_another_and_a_service_now_embedding_are_chang
     embedding["deployments"][0]["details"]["task"] = "embed"
     (row,) = diff_plans(_one(), embedding)["deployments"]
     assert row["new"]["task"] == "embed" and "task" not in row["old"]
+
+
+def test_a_pool_rented_per_job_is_never_a_replacement() -> None:
+    """review22 item 9: a chain's per-job pools renamed read "applying it deletes 3 nodes and creates 2"; they run no
+    node between runs."""
+    old = _one(_pool("sft_h100", per_job=True), rate=None)
+    new = _one(_pool("sft_dpo_h100", per_job=True, nodes=2), rate=None)
+    assert pool_replacements(old, new) == []
+    assert pool_replacements(_one(_pool("sft_h100"), rate=None), _one(_pool("sft_dpo_h100"), rate=None))  # standing
