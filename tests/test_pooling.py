@@ -310,3 +310,15 @@ def test_a_split_pooling_service_is_told_as_one(tmp_path: Path) -> None:
     spec = render_plan(plan, loaded.workload)["SPEC.md"]
     parts = [line for line in spec.splitlines() if line.startswith("  - TP ")]
     assert len(parts) == 2 and all("request latency p95" in p and "TPOT" not in p for p in parts)
+
+
+@pytest.mark.parametrize(
+    ("outputs", "said"), [("[ansible]", "the Ansible group vars carry them"), ("[kubernetes]", "no Ansible")]
+)
+def test_the_engine_flags_are_said_where_they_are_rendered(tmp_path: Path, outputs: str, said: str) -> None:
+    """review22 item 11: "the group vars carry them" with no Ansible output rendered."""
+    path = _workload(tmp_path)
+    path.write_text(path.read_text() + f"outputs: {outputs}\n")
+    (dep,) = plan_file(str(path))[1].deployments
+    (reason,) = [r for r in dep.reasons if r.startswith("task embed: vLLM runs it with --runner pooling")]
+    assert said in reason

@@ -187,11 +187,12 @@ def pooling_load_text(point: OperatingPoint) -> str:
     )
 
 
-def pooling_engine_text(spec: InferenceSpec) -> str:
-    """The engine flags a pooling service runs with (the Ansible group vars carry them)."""
+def pooling_engine_text(spec: InferenceSpec, ansible: bool) -> str:
+    """The engine flags a pooling service runs with; ``ansible``: the rendered group vars carry them (review22 item 11)."""
+    where = "the Ansible group vars carry them" if ansible else "pass them to the engine (no Ansible output is rendered)"
     if spec.engine == "sglang":
-        return f"task {spec.task}: SGLang runs it with --is-embedding (the group vars carry it)"
+        return f"task {spec.task}: SGLang runs it with --is-embedding; {where}"
     return (
         f"task {spec.task}: vLLM runs it with --runner pooling --convert {VLLM_POOLING_CONVERT[spec.task]} (before v0.10: "
-        f"--task {spec.task}); the group vars carry them"
+        f"--task {spec.task}); {where}"
     )
