@@ -127,3 +127,32 @@ def test_a_cloud_plan_says_its_prices_are_one_regions_on_demand_list_prices(tmp_
 @pytest.mark.parametrize(("stem", "region"), [("chat-70b-fp8-azure", "eastus2"), ("chat-70b-fp8-gcp", "us-central1")])
 def test_every_clouds_list_price_names_its_region(stem: str, region: str) -> None:
     assert f"in {region}: " in findings(planned(stem)[0])["cloud-list-prices"]
+
+
+MONTHLY_TRAINING = """\
+version: 1
+name: untimed
+deployments:
+  - name: sft
+    model: meta-llama/Llama-3.1-8B
+    training: {method: full, sequence_length: 4096, global_batch_size: 64}
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {max_context_tokens: 8192, avg_input_tokens: 1000, avg_output_tokens: 200, requests_per_second: 2}
+hardware: {provider: aws}
+outputs: [kubernetes]
+"""
+
+
+def test_a_training_pool_billed_by_the_month_is_capped_at_its_plan(tmp_path: Path) -> None:
+    """review22 item 10: a training job without dataset_tokens (billed by the month, not per job) was given the serving
+    pools' replacement node and named among them."""
+    plan, workload = plan_text(tmp_path, MONTHLY_TRAINING)
+    specs = node_pools(plan, workload)
+    (training,) = [p for p in plan.pools if "sft" in p.deployments]
+    (serving,) = [p for p in plan.pools if "chat" in p.deployments]
+    assert not training.per_job
+    assert specs[dns_name(training)]["limits"] == {gpu_resource(training): str(training.nodes * training.node.gpus)}
+    assert specs[dns_name(serving)]["limits"] == {gpu_resource(serving): str((serving.nodes + 1) * serving.node.gpus)}
+    message = findings(plan)["karpenter-replacement-slot"]
+    assert dns_name(serving) in message and dns_name(training) not in message

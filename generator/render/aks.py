@@ -36,13 +36,16 @@ def aks_node_class(pool: Pool, workload: str) -> dict[str, Any]:
     }
 
 
-def aks_objects(pools: list[Pool], workload: str, *, shares: Mapping[str, GpuSharing | None]) -> list[dict[str, Any]]:
-    """NodePool + AKSNodeClass for each pool (``shares``: each pool's GPU sharing, by name)."""
+def aks_objects(
+    pools: list[Pool], workload: str, *, shares: Mapping[str, GpuSharing | None], serving: frozenset[str]
+) -> list[dict[str, Any]]:
+    """NodePool + AKSNodeClass for each pool (``shares``: GPU sharing by pool; ``serving``: pools a service runs in)."""
     objects: list[dict[str, Any]] = []
     for pool in pools:
         per_gpu = advertised_per_gpu(pool, shares.get(pool.name))
+        azure = ("karpenter.azure.com", "AKSNodeClass")
         objects += [
-            karpenter_node_pool(pool, ("karpenter.azure.com", "AKSNodeClass"), "karpenter.azure.com/sku-gpu-count", per_gpu),
+            karpenter_node_pool(pool, azure, "karpenter.azure.com/sku-gpu-count", per_gpu, serving=pool.name in serving),
             aks_node_class(pool, workload),
         ]
     return objects

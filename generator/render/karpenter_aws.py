@@ -83,16 +83,22 @@ def ec2_node_class(pool: Pool, cluster: str, workload: str) -> dict[str, Any]:
     }
 
 
-def limit_nodes(pool: Pool) -> int:
-    """Nodes a pool's NodePool limits allow: the plan, plus :data:`REPLACEMENT_NODES` for a serving pool.
+def serving_pools(plan: Plan) -> frozenset[str]:
+    """The pools an inference service runs in: the ones rolled and replaced under a serving replica."""
+    return frozenset(pool for d in plan.deployments if d.kind == "inference" for pool in d.pools)
 
-    A per-job (training) pool is capped at the plan: a job is not rolled, and the cap bounds what a run can bill.
+
+def limit_nodes(pool: Pool, serving: bool) -> int:
+    """Nodes a pool's NodePool limits allow: the plan, plus :data:`REPLACEMENT_NODES` for a ``serving`` pool.
+
+    A training pool is capped at the plan: a job is not rolled, and the cap bounds what a run can bill (review22
+    item 10: one billed by the month was given the serving pools' extra node).
     """
-    return pool.nodes + (0 if pool.per_job else REPLACEMENT_NODES)
+    return pool.nodes + (REPLACEMENT_NODES if serving else 0)
 
 
 def karpenter_node_pool(
-    pool: Pool, node_class: tuple[str, str], gpu_count_label: str, devices_per_gpu: int = 1
+    pool: Pool, node_class: tuple[str, str], gpu_count_label: str, devices_per_gpu: int = 1, *, serving: bool = True
 ) -> dict[str, Any]:
     """Karpenter ``NodePool`` of one pool (AWS and Azure builds share it).
 
@@ -124,7 +130,7 @@ def karpenter_node_pool(
                 },
             },
             # the resource counts what the nodes advertise: shared GPUs (time-slicing, MPS, MIG) count several times
-            "limits": {gpu_resource(pool): str(limit_nodes(pool) * node.gpus * devices_per_gpu)},
+            "limits": {gpu_resource(pool): str(limit_nodes(pool, serving) * node.gpus * devices_per_gpu)},
             "disruption": {
                 "consolidationPolicy": "WhenEmpty",
                 "consolidateAfter": PER_JOB_NODE_GRACE if pool.per_job else EMPTY_NODE_GRACE,
@@ -135,14 +141,20 @@ def karpenter_node_pool(
 
 
 def karpenter_aws_objects(
-    pools: list[Pool], cluster: str, workload: str, *, shares: Mapping[str, GpuSharing | None]
+    pools: list[Pool],
+    cluster: str,
+    workload: str,
+    *,
+    shares: Mapping[str, GpuSharing | None],
+    serving: frozenset[str],
 ) -> list[dict[str, Any]]:
-    """NodePool + EC2NodeClass for each pool (``shares``: each pool's GPU sharing, by name)."""
+    """NodePool + EC2NodeClass for each pool (``shares``: GPU sharing by pool; ``serving``: pools a service runs in)."""
     objects: list[dict[str, Any]] = []
     for pool in pools:
         per_gpu = advertised_per_gpu(pool, shares.get(pool.name))
+        aws = ("karpenter.k8s.aws", "EC2NodeClass")
         objects += [
-            karpenter_node_pool(pool, ("karpenter.k8s.aws", "EC2NodeClass"), "karpenter.k8s.aws/instance-gpu-count", per_gpu),
+            karpenter_node_pool(pool, aws, "karpenter.k8s.aws/instance-gpu-count", per_gpu, serving=pool.name in serving),
             ec2_node_class(pool, cluster, workload),
         ]
     return objects
@@ -163,12 +175,12 @@ def _node_rate(pool: Pool) -> str:
     return f"{pool.node.instance_type} at ${rate:,.2f}/h" if rate is not None else f"{pool.node.instance_type}, unpriced"
 
 
-def replacement_slot_finding(pools: list[Pool]) -> Finding | None:
+def replacement_slot_finding(pools: list[Pool], serving_names: frozenset[str]) -> Finding | None:
     """What the serving NodePools' one node beyond the plan allows, costs, and how to take it away (newuser24 item 5)."""
-    serving = [p for p in pools if not p.per_job]
+    serving = [p for p in pools if p.name in serving_names]
     if not serving:
         return None
-    limits = "; ".join(f"{dns_name(p)} {limit_nodes(p)} for {p.nodes}, {_node_rate(p)}" for p in serving)
+    limits = "; ".join(f"{dns_name(p)} {limit_nodes(p, True)} for {p.nodes}, {_node_rate(p)}" for p in serving)
     return Finding(
         "info",
         "karpenter-replacement-slot",
@@ -213,5 +225,5 @@ def with_karpenter_findings(plan: Plan, kubernetes: bool) -> Plan:
     if plan.provider not in KARPENTER_PROVIDERS or not kubernetes or not plan.pools:
         return plan
     pools = [p for p in plan.pools if p.node.provider == plan.provider]
-    found = [f for f in (replacement_slot_finding(pools), per_job_grace_finding(pools)) if f]
+    found = [f for f in (replacement_slot_finding(pools, serving_pools(plan)), per_job_grace_finding(pools)) if f]
     return plan._replace(findings=sorted_findings([*plan.findings, *found])) if found else plan

@@ -18,7 +18,7 @@ from generator.render.aks import aks_objects
 from generator.render.gke import gke_objects
 from generator.render.gpu_sharing import pool_shares
 from generator.render.gpu_stack import GpuPoolStack, pool_stacks
-from generator.render.karpenter_aws import karpenter_aws_objects
+from generator.render.karpenter_aws import karpenter_aws_objects, serving_pools
 from generator.render.kube_objects import kustomize_directory
 from generator.render.kubeadm import render_kubeadm
 from generator.workload.models import Workload
@@ -44,11 +44,13 @@ def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> 
     shares = pool_shares(plan, settings.gpu_sharing)
     objects: list[dict[str, Any]]
     if plan.provider == "aws":
-        objects = karpenter_aws_objects(pools, str(settings.cluster_name), plan.workload, shares=shares)
+        objects = karpenter_aws_objects(
+            pools, str(settings.cluster_name), plan.workload, shares=shares, serving=serving_pools(plan)
+        )
     elif plan.provider == "gcp":
         objects = gke_objects(pools, settings, plan.workload, shares=shares)
     elif plan.provider == "azure":
-        objects = aks_objects(pools, plan.workload, shares=shares)
+        objects = aks_objects(pools, plan.workload, shares=shares, serving=serving_pools(plan))
     elif alone and is_single_host(plan):
         return {}
     else:
