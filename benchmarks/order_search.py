@@ -1,6 +1,6 @@
 """Timings of the planner's order search over owned servers (fuzz20 item 14).
 
-Usage: python benchmarks/order_search.py [--runs 3] [--only NAME] [--write DIR]  (from the repository root)
+Usage: python benchmarks/order_search.py [--runs 3] [--only heavy|heavy64] [--write DIR]  (from the repository root)
 
 With owned servers (``hardware.inventory``) the planner tries every order of up to
 ``MAX_DEPLOYMENTS_REORDERED`` deployments, and a few orders of more. Two workloads the fuzz run found slow:
@@ -10,13 +10,7 @@ With owned servers (``hardware.inventory``) the planner tries every order of up 
   four owned server kinds (8 x H100, 8 x A100 80GB, 4 x L40S, 4 x RTX 4090): every one of the 24 orders;
 - ``heavy64``: 64 deployments (the schema's maximum), alternating a LoRA job (2,048-token sequences, a global
   batch of 64, 1e8 tokens, 24 h) and an FP8 service (8,192-token context, 2 to 64 requests a second), on the
-  same owned servers;
-- ``inv16``, ``inv16-noinv`` and ``inv64`` (fuzz21 item 4): 14 and 56 services of catalog models (phi-4 to
-  DeepSeek-V3 and Llama-3.1-405B, ``min_replicas`` 1-3, ``max_utilization`` 0.5-1, 3,000 / 80 ms SLOs) and 2 and 8
-  training jobs (LoRA / QLoRA / full, 4,096-token sequences, a global batch of 64, 1e9 tokens, 48 h), no GPU list,
-  beside 20 DGX H100, 30 Dell XE8640 and 50 custom 4 x A40 servers (``inv16-noinv``: the same without them). Too
-  many deployments for every order: the owned servers go to them in three orders, and the services share servers
-  in passes of their own, one per GPU and server kind.
+  same owned servers.
 
 Each is planned (``specgen plan --format json``) in ``--runs`` fresh processes; the script prints the least and
 the median CPU seconds (user + system, less sensitive to a busy machine than wall time), the peak memory, and the
@@ -27,7 +21,6 @@ two workload files there instead of timing them.
 from __future__ import annotations
 
 import argparse
-import functools
 import hashlib
 import os
 import resource
@@ -36,7 +29,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 MODELS = ["meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.3-70B-Instruct", "Qwen/Qwen3-30B-A3B", "mistralai/Mixtral-8x7B-v0.1"]
@@ -84,140 +76,7 @@ def heavy64_text() -> str:
     return f"version: 1\nname: heavy64\ndeployments:\n{''.join(parts)}{_inventory()}"
 
 
-INV16_SERVICES = [
-    ("microsoft/phi-4", "fp8", 4096, 3, 3, 0.5),
-    ("mistralai/Mixtral-8x22B-Instruct-v0.1", "bf16", 8192, 20, 3, 1),
-    ("Qwen/Qwen2.5-72B-Instruct", "bf16", 4096, 100, 3, 1),
-    ("microsoft/phi-4", "fp8", 8192, 100, 2, 0.8),
-    ("Qwen/Qwen2.5-7B-Instruct", "bf16", 4096, 3, 3, 0.8),
-    ("Qwen/Qwen2.5-7B-Instruct", "bf16", 8192, 0.5, 1, 0.8),
-    ("openai/gpt-oss-120b", "fp8", 4096, 3, 3, 0.8),
-    ("Qwen/Qwen2.5-72B-Instruct", "bf16", 4096, 3, 3, 0.8),
-    ("openai/gpt-oss-120b", "fp8", 4096, 20, 3, 0.8),
-    ("meta-llama/Llama-3.1-8B-Instruct", "bf16", 4096, 3, 2, 1),
-    ("Qwen/Qwen2.5-72B-Instruct", "bf16", 4096, 0.5, 2, 0.8),
-    ("meta-llama/Llama-3.1-8B-Instruct", "bf16", 4096, 0.5, 1, 0.8),
-    ("meta-llama/Llama-3.1-8B-Instruct", "bf16", 4096, 20, 1, 0.5),
-    ("meta-llama/Llama-3.1-405B-Instruct", "bf16", 4096, 3, 2, 0.8),
-]
-INV16_JOBS = [
-    ("Qwen/Qwen2.5-7B", "lora"),
-    ("Qwen/Qwen2.5-7B", "lora"),
-]
-INV64_SERVICES = [
-    ("openai/gpt-oss-120b", "bf16", 4096, 20, 1, 0.8),
-    ("mistralai/Mixtral-8x22B-Instruct-v0.1", "bf16", 4096, 3, 1, 0.8),
-    ("microsoft/phi-4", "bf16", 8192, 20, 3, 0.5),
-    ("meta-llama/Llama-3.1-8B-Instruct", "bf16", 8192, 20, 1, 0.8),
-    ("Qwen/Qwen2.5-7B-Instruct", "bf16", 8192, 100, 1, 0.5),
-    ("Qwen/Qwen3-235B-A22B", "fp8", 4096, 20, 2, 0.8),
-    ("Qwen/Qwen2.5-72B-Instruct", "bf16", 8192, 0.5, 2, 0.8),
-    ("meta-llama/Llama-3.1-405B-Instruct", "fp8", 8192, 0.5, 1, 1),
-    ("meta-llama/Llama-3.1-405B-Instruct", "fp8", 4096, 20, 2, 1),
-    ("meta-llama/Llama-3.1-70B-Instruct", "fp8", 8192, 100, 1, 1),
-    ("meta-llama/Llama-3.1-8B-Instruct", "fp8", 4096, 0.5, 1, 1),
-    ("meta-llama/Llama-3.1-8B-Instruct", "bf16", 4096, 3, 3, 0.8),
-    ("mistralai/Mixtral-8x22B-Instruct-v0.1", "fp8", 4096, 3, 1, 0.8),
-    ("meta-llama/Llama-3.1-8B-Instruct", "bf16", 8192, 20, 2, 1),
-    ("Qwen/Qwen3-235B-A22B", "bf16", 8192, 3, 2, 0.8),
-    ("openai/gpt-oss-120b", "bf16", 4096, 3, 3, 0.5),
-    ("Qwen/Qwen2.5-72B-Instruct", "fp8", 4096, 100, 3, 0.5),
-    ("mistralai/Mixtral-8x22B-Instruct-v0.1", "bf16", 8192, 100, 1, 1),
-    ("deepseek-ai/DeepSeek-V3", "fp8", 4096, 3, 2, 1),
-    ("Qwen/Qwen2.5-72B-Instruct", "bf16", 4096, 20, 2, 1),
-    ("deepseek-ai/DeepSeek-V3", "fp8", 4096, 100, 2, 0.8),
-    ("Qwen/Qwen3-235B-A22B", "fp8", 8192, 20, 2, 0.5),
-    ("mistralai/Mixtral-8x22B-Instruct-v0.1", "bf16", 4096, 20, 1, 1),
-    ("openai/gpt-oss-120b", "fp8", 4096, 20, 1, 0.8),
-    ("meta-llama/Llama-3.1-8B-Instruct", "bf16", 8192, 20, 1, 0.5),
-    ("Qwen/Qwen2.5-7B-Instruct", "bf16", 4096, 100, 3, 0.8),
-    ("Qwen/Qwen2.5-7B-Instruct", "fp8", 8192, 100, 2, 0.5),
-    ("Qwen/Qwen2.5-72B-Instruct", "fp8", 4096, 3, 3, 1),
-    ("Qwen/Qwen2.5-72B-Instruct", "bf16", 4096, 0.5, 1, 0.5),
-    ("deepseek-ai/DeepSeek-V3", "fp8", 4096, 20, 1, 1),
-    ("meta-llama/Llama-3.1-405B-Instruct", "bf16", 4096, 0.5, 1, 0.5),
-    ("meta-llama/Llama-3.1-405B-Instruct", "fp8", 8192, 20, 1, 1),
-    ("Qwen/Qwen2.5-7B-Instruct", "fp8", 4096, 20, 2, 0.8),
-    ("meta-llama/Llama-3.1-70B-Instruct", "fp8", 8192, 3, 3, 0.5),
-    ("Qwen/Qwen2.5-7B-Instruct", "bf16", 4096, 20, 1, 0.5),
-    ("deepseek-ai/DeepSeek-V3", "bf16", 4096, 100, 1, 0.8),
-    ("deepseek-ai/DeepSeek-V3", "bf16", 8192, 3, 2, 0.5),
-    ("Qwen/Qwen3-235B-A22B", "bf16", 4096, 100, 2, 1),
-    ("meta-llama/Llama-3.1-8B-Instruct", "fp8", 4096, 20, 3, 1),
-    ("Qwen/Qwen2.5-72B-Instruct", "fp8", 8192, 3, 2, 0.5),
-    ("deepseek-ai/DeepSeek-V3", "bf16", 4096, 20, 2, 0.5),
-    ("google/gemma-2-27b-it", "bf16", 4096, 3, 1, 0.8),
-    ("meta-llama/Llama-3.1-8B-Instruct", "fp8", 4096, 3, 2, 0.5),
-    ("deepseek-ai/DeepSeek-V3", "fp8", 4096, 3, 2, 0.5),
-    ("Qwen/Qwen3-235B-A22B", "fp8", 4096, 100, 2, 1),
-    ("meta-llama/Llama-3.1-70B-Instruct", "fp8", 4096, 3, 2, 0.5),
-    ("Qwen/Qwen3-30B-A3B", "bf16", 4096, 20, 3, 1),
-    ("meta-llama/Llama-3.1-8B-Instruct", "bf16", 8192, 100, 1, 0.5),
-    ("Qwen/Qwen2.5-7B-Instruct", "fp8", 8192, 0.5, 2, 0.8),
-    ("Qwen/Qwen2.5-72B-Instruct", "fp8", 8192, 20, 2, 0.8),
-    ("Qwen/Qwen2.5-72B-Instruct", "fp8", 4096, 100, 1, 0.8),
-    ("openai/gpt-oss-120b", "bf16", 4096, 20, 2, 1),
-    ("mistralai/Mixtral-8x22B-Instruct-v0.1", "fp8", 4096, 100, 1, 1),
-    ("meta-llama/Llama-3.1-8B-Instruct", "fp8", 8192, 0.5, 2, 0.5),
-    ("Qwen/Qwen2.5-7B-Instruct", "bf16", 4096, 0.5, 3, 0.8),
-    ("meta-llama/Llama-3.1-70B-Instruct", "bf16", 8192, 0.5, 2, 1),
-]
-INV64_JOBS = [
-    ("mistralai/Mistral-7B-v0.1", "qlora"),
-    ("mistralai/Mistral-7B-v0.1", "lora"),
-    ("Qwen/Qwen2.5-32B", "full"),
-    ("meta-llama/Llama-3.1-8B", "lora"),
-    ("Qwen/Qwen2.5-7B", "lora"),
-    ("meta-llama/Llama-3.1-70B-Instruct", "full"),
-    ("meta-llama/Llama-3.1-70B-Instruct", "qlora"),
-    ("mistralai/Mistral-7B-v0.1", "qlora"),
-]
-
-
-#: The owned servers of the ``inv`` workloads.
-INV_INVENTORY = """\
-  inventory:
-    - platform: dgx-h100
-      count: 20
-    - platform: dell-xe8640
-      count: 30
-    - custom:
-        name: lab-a40
-        gpu: a40-48gb
-        gpus_per_server: 4
-        cpu: epyc-9354
-        cpu_sockets: 2
-        ram_gib: 512
-        max_power_w: 2300
-        rack_units: 4
-      count: 50
-"""
-
-
-def inv_text(services: list[tuple[str, str, int, float, int, float]], jobs: list[tuple[str, str]], owned: bool) -> str:
-    """Services then training jobs (fuzz21's generated ``big*.yaml``), beside the owned servers where ``owned``."""
-    parts = [
-        f"  - name: s{i}\n    model: {model}\n    inference:\n      precision: {precision}\n"
-        f"      max_context_tokens: {context}\n      requests_per_second: {rate}\n      min_replicas: {least}\n"
-        f"      max_utilization: {utilization}\n      slo: {{ttft_p95_ms: 3000, tpot_ms: 80}}\n"
-        for i, (model, precision, context, rate, least, utilization) in enumerate(services)
-    ]
-    parts += [
-        f"  - name: t{i}\n    model: {model}\n    training:\n      method: {method}\n      sequence_length: 4096\n"
-        "      global_batch_size: 64\n      dataset_tokens: 1000000000\n      deadline_hours: 48\n"
-        for i, (model, method) in enumerate(jobs)
-    ]
-    hardware = "hardware:\n  provider: baremetal\n" + (INV_INVENTORY if owned else "")
-    return f"version: 1\nname: big\ndeployments:\n{''.join(parts)}{hardware}"
-
-
-WORKLOADS: dict[str, Callable[[], str]] = {
-    "heavy": heavy_text,
-    "heavy64": heavy64_text,
-    "inv16": functools.partial(inv_text, INV16_SERVICES, INV16_JOBS, owned=True),
-    "inv16-noinv": functools.partial(inv_text, INV16_SERVICES, INV16_JOBS, owned=False),
-    "inv64": functools.partial(inv_text, INV64_SERVICES, INV64_JOBS, owned=True),
-}
+WORKLOADS = {"heavy": heavy_text, "heavy64": heavy64_text}
 
 
 def specgen() -> list[str]:

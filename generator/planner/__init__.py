@@ -37,11 +37,9 @@ from generator.workload.models import InferenceDeployment, TrainingDeployment, W
 if TYPE_CHECKING:
     from generator.calculator.model_source import ResolvedModel
     from generator.planner.blocked import Blocked
-    from generator.planner.candidates import InferenceMemo
     from generator.planner.inventory import ServerKey
     from generator.planner.option import Option
     from generator.planner.plan import Candidate, Finding, Plan
-    from generator.planner.split import SplitMemo
     from generator.planner.training_candidates import TrainingSizes
     from generator.sizing.constants import Constants
 
@@ -215,12 +213,10 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
     (racks, budget, nodes) is dropped; if every fleet fails, :func:`_nearest` says why.
     """
     from generator.planner.assemble import build_plan
-    from generator.planner.candidates import inference_memo
 
     wl = loaded.workload
     enumerated: _Enumerated = {}
     sizes: TrainingSizes = {}  # the training jobs' timed layouts, shared by every order
-    searches = _Searches({}, inference_memo())  # the services' splits and searches, shared by every pass
     services = sum(isinstance(d, InferenceDeployment) for d in wl.deployments)
     fleets: list[tuple[Plan, Kind | None]] = []
     errors: list[InfeasibleError] = []
@@ -245,7 +241,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         orders += [list(p) for p in itertools.permutations(range(count))][1:]
     for order in orders:
         try:
-            add(_choose(loaded, consts, enumerated, sizes, searches, share=False, order=order), None)
+            add(_choose(loaded, consts, enumerated, sizes, share=False, order=order), None)
         except InfeasibleError as exc:
             errors.append(exc)
     # largest first, by the GPUs of each deployment's first choice; and by the fewest GPUs any of its options takes
@@ -258,7 +254,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         for order in (by_size, by_size[::-1]):
             orders.append(order)
             try:
-                add(_choose(loaded, consts, enumerated, sizes, searches, share=False, order=order), None)
+                add(_choose(loaded, consts, enumerated, sizes, share=False, order=order), None)
             except InfeasibleError as exc:
                 errors.append(exc)
     if services >= 2 and passes:
@@ -269,7 +265,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
                 shared_orders.append(order)
         for order in shared_orders:
             try:
-                add(_choose(loaded, consts, enumerated, sizes, searches, share=True, order=order, runners_up=runners_up), None)
+                add(_choose(loaded, consts, enumerated, sizes, share=True, order=order, runners_up=runners_up), None)
             except InfeasibleError as exc:
                 errors.append(exc)
         gpu_kinds = sorted({hw.gpu.id for hw in allowed_hardware(wl)})
@@ -280,10 +276,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         ]
         for kind in kinds:
             try:
-                picked = _choose(
-                    loaded, consts, enumerated, sizes, searches, share=True, on=kind, order=by_choice, runners_up=runners_up
-                )
-                add(picked, kind)
+                add(_choose(loaded, consts, enumerated, sizes, share=True, on=kind, order=by_choice, runners_up=runners_up), kind)
             except InfeasibleError:
                 continue
     if not fleets:
@@ -437,13 +430,6 @@ class _Options(NamedTuple):
     ranked: dict[tuple[object, ...], list[Option]]
 
 
-class _Searches(NamedTuple):
-    """One plan's service searches, kept across its passes (fuzz21 item 4): :func:`split_options`' ``memo``."""
-
-    splits: SplitMemo
-    inference: InferenceMemo
-
-
 #: Options per deployment index and owned servers still free (with and without those whose idle GPUs a service may take).
 _Enumerated = dict[tuple[int, tuple[tuple["ServerKey", int], ...], tuple[tuple["ServerKey", int], ...]], _Options]
 
@@ -453,7 +439,6 @@ def _choose(
     consts: Constants,
     enumerated: _Enumerated,
     sizes: TrainingSizes,
-    searches: _Searches,
     *,
     share: bool,
     on: Kind | None = None,
@@ -469,8 +454,7 @@ def _choose(
 
     ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
     over the same choices does not size them again; ``sizes`` keeps each training job's timed layouts, which the
-    owned servers left free do not change, for every state of them; ``searches`` keeps each service's splits and
-    searches by the owned servers free as they read them (:class:`~generator.planner.candidates.InferenceMemo`).
+    owned servers left free do not change, for every state of them.
     """
     from generator.planner.candidates import (
         inference_options,
@@ -504,8 +488,7 @@ def _choose(
         if state not in enumerated:
             found: list[Blocked] = []
             if isinstance(dep, InferenceDeployment):
-                every = inference_options(wl, dep, model, consts, found, seen, memo=searches.inference)
-                every += split_options(wl, dep, model, consts, whole, searches)
+                every = inference_options(wl, dep, model, consts, found, seen) + split_options(wl, dep, model, consts, whole)
             elif chain is not None:
                 from generator.planner.training_chain import chain_jobs, chain_options
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from generator import catalog
@@ -164,167 +164,29 @@ def inference_options(
     free: dict[ServerKey, int] | None = None,
     replicas_for: Callable[[ReplicaShape], int] | None = None,
     hardware: list[Hardware] | None = None,
-    *,
-    memo: InferenceMemo | None = None,
-    search: Hashable = None,
 ) -> list[Option]:
     """Every feasible (hardware, TP x PP, replicas, node size) of an inference deployment.
 
     ``replicas_for`` gives the replicas of a layout that serves part of the deployment (the rest served
     elsewhere; by default the layout serves the whole rate); ``hardware`` limits the search to some of
     the allowed servers.
-
-    ``memo`` keeps the layouts and options for the other passes of one plan (one workload and constants), by the
-    deployment's name and ``search``: what sets ``replicas_for`` and ``hardware`` (None: neither is given). The
-    options (fresh objects each call) and the reasons in ``blocked`` are the same with or without it.
     """
-    if memo is None:
-        segments = _inference_layouts(wl, dep, model, consts, replicas_for, hardware)
-        return [o for segment in segments for o in _segment_options(wl, segment, consts, blocked, free)]
-    if search is None and (replicas_for is not None or hardware is not None):
-        raise ValueError("inference_options: a memo of a search with replicas_for or hardware needs its search key")
-    layouts = memo.layouts.get((dep.name, search))
-    if layouts is None:
-        found_shapes = functools.partial(_known_shapes, memo.shapes, dep.name)
-        layouts = _inference_layouts(wl, dep, model, consts, replicas_for, hardware, found_shapes)
-        memo.layouts[(dep.name, search)] = layouts
-    options: list[Option] = []
-    for n, segment in enumerate(layouts):
-        key = (dep.name, search, n, segment.owned_signature(free))
-        known = memo.options.get(key)
-        if known is None:
-            found: list[Blocked] = []
-            known = memo.options[key] = (tuple(_segment_options(wl, segment, consts, found, free)), tuple(found))
-        options += known[0]
-        blocked += known[1]
-    return [Option._make(o) for o in options]  # fresh objects, as an uncached call forms: passes tell choices apart by identity
-
-
-class _Layout(NamedTuple):
-    """A layout of an inference search before the owned servers free are counted (:func:`_replica_option`'s inputs)."""
-
-    hw: Hardware
-    layout: tuple[int, int]
-    shape: ReplicaShape
-    replicas: int
-
-
-class _Segment(NamedTuple):
-    """What an inference search reaches on one hardware whatever owned servers are free: layouts and reasons in order."""
-
-    steps: tuple[_Layout | Blocked, ...]
-    #: The most nodes any layout asks of each server kind (a layout reads the owned servers of its kind free only as
-    #: ``min(its nodes, free)``).
-    most_nodes: tuple[tuple[ServerKey, int], ...]
-
-    def owned_signature(self, free: dict[ServerKey, int] | None) -> tuple[int, ...]:
-        """The owned servers free as the layouts read them: of each kind they ask of, at most their most nodes.
-
-        Exact: a layout of ``n`` <= ``most`` nodes takes ``min(n, free)`` = ``min(n, min(free, most))`` owned servers,
-        and no layout reads a kind it does not ask of.
-        """
-        have = free or {}
-        return tuple(min(have.get(key, 0), most) for key, most in self.most_nodes)
-
-
-class InferenceMemo(NamedTuple):
-    """One plan's inference searches, kept across its passes over the owned servers (fuzz21 item 4).
-
-    The passes (every order of the deployments, services sharing servers, each GPU or server kind) search a service
-    again for each state of the owned servers free, though only its layouts' owned node counts can change, and only
-    on the hardware of those servers.
-    """
-
-    #: Each search's segments (one per hardware, in search order), by (deployment name, search key).
-    layouts: dict[tuple[str, Hashable], tuple[_Segment, ...]]
-    #: Each segment's options and reasons, by (deployment name, search key, its index, its owned signature).
-    options: dict[tuple[object, ...], tuple[tuple[Option, ...], tuple[Blocked, ...]]]
-    #: Each deployment's replica layouts and the reasons for none on each hardware, by (deployment name, platform id,
-    #: GPU id): one plan's allowed hardware holds one :class:`Hardware` per such pair, and no search changes them.
-    shapes: dict[tuple[str, str, str], tuple[list[ReplicaShape], tuple[Blocked, ...]]]
-
-
-def inference_memo() -> InferenceMemo:
-    """An empty :class:`InferenceMemo` for one plan."""
-    return InferenceMemo({}, {}, {})
-
-
-#: How a search finds a hardware's replica layouts (:func:`_inference_shapes`' arguments but the first).
-_ShapesOn = Callable[
-    ["_Serving", ResolvedModel, Hardware, Constants, list[Blocked], dict[tuple[object, ...], _GpuShapes]], list[ReplicaShape]
-]
-
-
-def _known_shapes(
-    known: dict[tuple[str, str, str], tuple[list[ReplicaShape], tuple[Blocked, ...]]],
-    name: str,
-    serving: _Serving,
-    model: ResolvedModel,
-    hw: Hardware,
-    consts: Constants,
-    blocked: list[Blocked],
-    seen: dict[tuple[object, ...], _GpuShapes],
-) -> list[ReplicaShape]:
-    """:func:`_inference_shapes` of deployment ``name``, each hardware's found once in ``known``."""
-    key = (name, hw.platform.id, hw.gpu.id)
-    hit = known.get(key)
-    if hit is None:
-        found: list[Blocked] = []
-        hit = known[key] = (_inference_shapes(serving, model, hw, consts, found, seen), tuple(found))
-    blocked += hit[1]
-    return hit[0]
-
-
-def _inference_layouts(
-    wl: Workload,
-    dep: InferenceDeployment,
-    model: ResolvedModel,
-    consts: Constants,
-    replicas_for: Callable[[ReplicaShape], int] | None,
-    hardware: list[Hardware] | None,
-    shapes_on: _ShapesOn | None = None,
-) -> tuple[_Segment, ...]:
-    """What :func:`inference_options` forms options of, per hardware: layouts, and the reasons found before options.
-
-    ``shapes_on``: how each hardware's replica layouts are found (:func:`_inference_shapes` by default).
-    """
-    shapes_on = shapes_on or _inference_shapes
     serving = _serving(wl, dep, model)
-    segments: list[_Segment] = []
+    options: list[Option] = []
     seen: dict[tuple[object, ...], _GpuShapes] = {}
+    seen_nodes: dict[tuple[object, ...], object] = {}
     for hw in allowed_hardware(wl) if hardware is None else hardware:
-        found: list[Blocked] = []
-        shapes = shapes_on(serving, model, hw, consts, found, seen)
-        steps: list[_Layout | Blocked] = list(found)
-        most: dict[ServerKey, int] = {}
-        for shape in shapes:
+        for shape in _inference_shapes(serving, model, hw, consts, blocked, seen):
             replicas = replicas_for(shape) if replicas_for else replicas_needed(serving.spec, shape.max_point.requests_per_s)
             layouts = node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas)
             if replicas_for is None:  # a split's parts run on servers of two kinds, so on two nodes at least
                 layouts = spread_layouts(layouts, replicas, serving.spec.min_replicas)
             if not layouts:
-                steps.append(blocked_on(hw, NO_PACKING, does_not_pack(hw, shape.par.tp, shape.par.pp)))
+                blocked.append(blocked_on(hw, NO_PACKING, does_not_pack(hw, shape.par.tp, shape.par.pp)))
             for layout in layouts:
-                steps.append(_Layout(hw, layout, shape, replicas))
-                key = (hw.platform.id, hw.gpu.id, layout[0])
-                most[key] = max(most.get(key, 0), layout[1])
-        segments.append(_Segment(tuple(steps), tuple(sorted(most.items()))))
-    return tuple(segments)
-
-
-def _segment_options(
-    wl: Workload, segment: _Segment, consts: Constants, blocked: list[Blocked], free: dict[ServerKey, int] | None
-) -> list[Option]:
-    """The options of one hardware's layouts with the owned servers ``free``; the reasons, in order, to ``blocked``."""
-    options: list[Option] = []
-    seen_nodes: dict[tuple[object, ...], object] = {}
-    for step in segment.steps:
-        if isinstance(step, Blocked):
-            blocked.append(step)
-            continue
-        opt = _replica_option(wl, step.hw, step.layout, step.shape, step.replicas, consts, blocked, free, seen_nodes)
-        if opt is not None:
-            options.append(opt)
+                opt = _replica_option(wl, hw, layout, shape, replicas, consts, blocked, free, seen_nodes)
+                if opt is not None:
+                    options.append(opt)
     return options
 
 

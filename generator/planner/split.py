@@ -14,7 +14,7 @@ one homogeneous cluster.
 from __future__ import annotations
 
 from generator.calculator.model_source import ResolvedModel
-from generator.planner.candidates import InferenceMemo, inference_options, owned_fill_options
+from generator.planner.candidates import inference_options, owned_fill_options
 from generator.planner.inference import ReplicaShape
 from generator.planner.inventory import ServerKey
 from generator.planner.option import Option
@@ -30,47 +30,16 @@ TRAINING_NOT_SPLIT = (
 )
 
 
-#: One plan's splits of each service, by (deployment name, owned servers free): the options of a call.
-SplitMemo = dict[tuple[str, tuple[tuple[ServerKey, int], ...]], tuple[Option, ...]]
-
-
 def split_options(
-    wl: Workload,
-    dep: InferenceDeployment,
-    model: ResolvedModel,
-    consts: Constants,
-    free: dict[ServerKey, int],
-    memo: tuple[SplitMemo, InferenceMemo] | None = None,
+    wl: Workload, dep: InferenceDeployment, model: ResolvedModel, consts: Constants, free: dict[ServerKey, int]
 ) -> list[Option]:
     """Every split of the service: a full owned kind's replicas first, the rest of the replicas on another allowed kind.
 
     The rest may use free owned servers of that other kind before buying more of it; of a kind the workload does
     not allow buying, only its free owned servers (two owned kinds can hold a service that neither holds alone).
-
-    ``memo`` keeps the splits and the searches of their rest for the other passes of one plan (one workload and
-    constants): the options (fresh objects each call) are the same with or without it.
     """
     if not any(free.values()):
         return []
-    if memo is None:
-        return _split_options(wl, dep, model, consts, free, None)
-    splits, searches = memo
-    key = (dep.name, tuple(sorted(free.items())))
-    known = splits.get(key)
-    if known is None:
-        known = splits[key] = tuple(_split_options(wl, dep, model, consts, free, searches))
-    return [Option._make(o) for o in known]  # fresh objects, as an uncached call forms: passes tell choices apart by identity
-
-
-def _split_options(
-    wl: Workload,
-    dep: InferenceDeployment,
-    model: ResolvedModel,
-    consts: Constants,
-    free: dict[ServerKey, int],
-    searches: InferenceMemo | None,
-) -> list[Option]:
-    """:func:`split_options` searched (the rest's searches kept in ``searches`` where given)."""
     spec = effective_slo(dep.inference)[0]
     hardware = allowed_hardware(wl)
     out: list[Option] = []
@@ -89,11 +58,7 @@ def _split_options(
             def rest_replicas(shape: ReplicaShape, held: int = held, owned_max: float = owned_max) -> int:
                 return max(1, replicas_needed(spec, owned_max, shape.max_point.requests_per_s) - held)
 
-            # the rest's replicas are set by the owned part's replicas and rate; its hardware, by the owned kind
-            search = ("split", key, held, owned_max)
-            for rest in inference_options(
-                wl, dep, model, consts, [], rest_free, rest_replicas, others, memo=searches, search=search
-            ):
+            for rest in inference_options(wl, dep, model, consts, [], rest_free, rest_replicas, others):
                 # two owned kinds can each come first; the same two parts either way are one candidate
                 parts = frozenset(_layout(p) for p in (owned, rest))
                 if parts not in seen:
