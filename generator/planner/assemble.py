@@ -511,7 +511,8 @@ def purchase(option: Option) -> object:
 
 def same_purchase_reason(chosen: Option, rest: list[Option]) -> str | None:
     """A service's best other layout on the same purchase, which the runners-up (other purchases) do not show."""
-    other = next((o for o in rest if purchase(o) == purchase(chosen) and o.candidate != chosen.candidate), None)
+    bought = purchase(chosen)
+    other = next((o for o in rest if purchase(o) == bought and o.candidate != chosen.candidate), None)
     if other is None or chosen.candidate.run_hours is not None:
         return None
     c = other.candidate
@@ -543,12 +544,12 @@ def tie_break_reason(objective: str, chosen: Option, rest: list[Option], rate_rp
     """
     if chosen.candidate.run_hours is not None or not isinstance(chosen.shape, ReplicaShape):
         return None
-    mine = ranking_candidate(chosen)
+    mine, bought = ranking_candidate(chosen), purchase(chosen)
     other = next(
         (
             o
             for o in rest
-            if purchase(o) == purchase(chosen)
+            if purchase(o) == bought
             and (o.candidate.tp, o.candidate.pp, o.candidate.replicas) != (mine.tp, mine.pp, mine.replicas)
             and ties_before_headroom(objective, mine, ranking_candidate(o))
         ),
@@ -622,16 +623,23 @@ def _distinct(
     shown: list[Option] = []
     service = chosen.candidate.run_hours is None
     offers = {_offer_key(chosen)} if service else set()
+    offer_of: dict[int, tuple[object, ...]] = {}  # each option's offer, formed once over the passes
+
+    def offer(option: Option) -> tuple[object, ...]:
+        if (found := offer_of.get(id(option))) is None:
+            found = offer_of[id(option)] = _offer_key(option)
+        return found
+
     for key, most in passes:
         seen = {key(chosen), *(key(o) for o in shown)}
         added = 0
         for option in rest:
             if len(shown) == count or added == most:
                 break
-            if (k := key(option)) in seen or _offer_key(option) in offers:
+            if (k := key(option)) in seen or offer(option) in offers:
                 continue
             seen.add(k)
-            offers |= {_offer_key(option)} if service else set()
+            offers |= {offer(option)} if service else set()
             shown.append(option)
             added += 1
     return shown
@@ -645,10 +653,12 @@ def twin_reasons(chosen: Option, shown: list[Option], rest: list[Option]) -> lis
     """
     if chosen.candidate.run_hours is not None:
         return []
+    chassis: dict[tuple[object, ...], set[str]] = {}  # each offer's chassis, over ``rest`` once
+    for o in rest:
+        chassis.setdefault(_offer_key(o), set()).add(o.candidate.platform_id)
     groups: dict[tuple[str, ...], list[str]] = {}
     for n, option in enumerate((chosen, *shown)):
-        key = _offer_key(option)
-        others = tuple(sorted({o.candidate.platform_id for o in rest if _offer_key(o) == key} - {option.candidate.platform_id}))
+        others = tuple(sorted(chassis.get(_offer_key(option), set()) - {option.candidate.platform_id}))
         if others:
             groups.setdefault(others, []).append("the choice" if n == 0 else str(n))
     if not groups:
