@@ -4,9 +4,8 @@ The catalog prices a cloud instance type per region (``prices.json`` ``region``)
 region (its reference region: us-central1, us-east-1, eastus2) and some only elsewhere (gcp-a3-megagpu-8g in
 us-east4: Google's billing catalog has no us-central1 price for its GPU). Pricing each option at whichever region
 has a price compared a us-central1 rent with a us-east4 one (user report: GKE in us-central1). Here every option of
-a plan is priced in one region: the workload's (a GKE cluster's ``kubernetes.location``) where the catalog prices
-any of the provider's types there, else the provider's reference region. A type with no price in that region is
-unpriced, and the plan names the regions the catalog prices it in.
+a plan is priced in one region (:func:`pricing_region`). A type with no price in that region is unpriced, and the
+plan names the regions the catalog prices it in.
 """
 
 from __future__ import annotations
@@ -38,12 +37,6 @@ def priced_regions(provider: str, platform_id: str) -> tuple[str, ...]:
 
 
 @cache
-def _covered_regions(provider: str) -> frozenset[str]:
-    """Every region the catalog prices any of a cloud provider's types in."""
-    return frozenset(region for regions in _hourly_regions(provider).values() for region in regions)
-
-
-@cache
 def reference_region(provider: str) -> str | None:
     """The region most of a cloud provider's types are priced in (ties: the first by name); None: no hourly prices."""
     counts = Counter(region for regions in _hourly_regions(provider).values() for region in regions)
@@ -59,7 +52,18 @@ def asked_region(wl: Workload) -> str | None:
     return None
 
 
+#: The last workload asked about and its region: every node's and fleet's cost asks, tens of thousands of times a plan.
+_last: list[tuple[Workload, str | None]] = []
+
+
 def pricing_region(wl: Workload) -> str | None:
+    """:func:`_pricing_region` of ``wl``, formed once while the same workload is planned."""
+    if not (_last and _last[0][0] is wl):
+        _last[:] = [(wl, _pricing_region(wl))]
+    return _last[0][1]
+
+
+def _pricing_region(wl: Workload) -> str | None:
     """The one region every rented option of the plan is priced in; None for bare metal (bought, not rented).
 
     The workload's region where the catalog prices at least half as many of the types it allows as any region; else
