@@ -225,8 +225,17 @@ def test_bought_servers_for_a_chain_are_as_many_as_its_deadlines_need_and_bought
     a, b = plan.deployments
     assert a.gpus == b.gpus == 16
     assert b.details["finishes_at_hours"] <= 10 < 2 * 7.0
-    assert a.details["usd_per_month"] == b.details["usd_per_month"] == pytest.approx(plan.totals["usd_per_month"], abs=0.01)
-    assert a.details["cost_share"] == f"the servers of pool {pool.name}, counted once for the sequence tune-a -> tune-b"
+    # the pool's month is split between the jobs by their hours: the shares add up to the fleet (review22 item 5)
+    shares = [d.details["finishes_at_hours"] - d.details["starts_at_hours"] for d in (a, b)]
+    months = [a.details["usd_per_month"], b.details["usd_per_month"]]
+    assert sum(months) == pytest.approx(plan.totals["usd_per_month"], abs=0.02)
+    assert months[0] / sum(months) == pytest.approx(shares[0] / sum(shares), abs=1e-3)
+    assert a.details["capex_usd"] + b.details["capex_usd"] == pytest.approx(plan.totals["capex_usd"], abs=1)
+    assert a.details["cost_share"].startswith(f"{shares[0]:.1f} of the {sum(shares):.1f} h the sequence tune-a -> tune-b holds")
+    # each job's run is its own hours at the pool's rate, not the sequence's
+    assert a.details["usd_per_job"] == pytest.approx(pool.usd_per_hour * shares[0], rel=1e-3)
+    chosen = next(r for r in a.reasons if r.startswith("chosen by"))
+    assert "per run of the sequence" in chosen and "run this sequence alone" in chosen
 
 
 def test_a_rented_chain_pays_the_jobs_hours_summed_on_one_pool(tmp_path: Path) -> None:

@@ -55,7 +55,7 @@ from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, Workload
 
 if TYPE_CHECKING:
-    from generator.planner.training_chain import Sequenced
+    from generator.planner.training_chain import Sequenced, Turn
     from generator.sizing.training import TrainingSetup
 
 #: A vendor's name for its Kubernetes device plugin, as the single-host advice names it.
@@ -1082,11 +1082,42 @@ def _sequence_turn(wl: Workload, job: Sequenced, pool: Pool, details: dict[str, 
     said = turn(wl, job, pool.name)
     details.update(said.details())
     if not billed_per_run(wl.hardware.provider, job.own.candidate):
-        details.update(_cost_details(job.chain, details["objective_used"], wl.hardware.provider))
-        details["cost_share"] = f"the servers of pool {pool.name}, counted once for the sequence {said.sequence}"
-        details.pop("usd_per_job", None)
-        details.pop("gpu_hours_per_job", None)
+        details.update(_chain_share(job, pool, said, _cost_details(job.chain, details["objective_used"], wl.hardware.provider)))
     return [said.reason(pool.nodes)]
+
+
+def _chain_share(job: Sequenced, pool: Pool, said: Turn, chain: dict[str, Any]) -> dict[str, Any]:
+    """A chain job's share of the servers it holds in turn, paid by the month: the chain's cost split by the jobs' hours.
+
+    The shares add up to the pool, as a co-located service's do (review22 item 5); where the jobs' hours are not known
+    (no ``dataset_tokens``), each job takes an equal share. Its run costs its own hours at the servers' rate.
+    """
+    hours = job.job_hours
+    own = hours[job.position]
+    timed = None not in hours and 0.0 not in hours
+    total = math.fsum(h or 0.0 for h in hours)
+    share = (own or 0.0) / total if timed else 1 / len(hours)
+    basis = (
+        f"{own:.1f} of the {total:.1f} h the sequence {said.sequence} holds pool {pool.name} (its servers' cost split "
+        "between its jobs by their hours)"
+        if timed
+        else f"1 of the {len(hours)} jobs of the sequence {said.sequence} on pool {pool.name} (its servers' cost split "
+        "equally: the jobs' hours are not known)"
+    )
+    out = {
+        **chain,
+        "cost_share": basis,
+        "capex_usd": None if chain["capex_usd"] is None else round(chain["capex_usd"] * share),
+        "opex_usd_per_month": None if chain["opex_usd_per_month"] is None else round(chain["opex_usd_per_month"] * share, 2),
+        "usd_per_month": None if chain["usd_per_month"] is None else round(chain["usd_per_month"] * share, 2),
+    }
+    out.pop("usd_per_job", None)
+    out.pop("gpu_hours_per_job", None)
+    c = job.chain.candidate
+    if timed and own and c.usd_per_hour is not None:
+        out["usd_per_job"] = round(c.usd_per_hour * own, 2)
+        out["gpu_hours_per_job"] = round((c.gpus + c.idle_gpus) * own, 1)
+    return out
 
 
 def _choice_reason(objective: str, opt: Option, rest: list[Option], co_located: bool, tie: str | None = None) -> str:
@@ -1101,7 +1132,7 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option], co_located: 
     chosen = "chosen for the fleet, not as a pool of its own" if cheaper_alone else f"chosen by {objective}"
     text = f"{chosen}: {c.summary}" + (" (figures as a pool of its own)" if co_located else "")
     if c.usd_per_hour is not None:
-        text += f", {cost_text(c)}"
+        text += f", {cost_text(c, 'sequence' if opt.sequence else 'job')}"
     had = opt.hardware.platform.acquired  # rented on a cloud, bought as bare metal
     text += (
         f", {c.gpus_bought} GPUs {had} ({c.idle_gpus} idle), {c.nodes} server(s), {c.power_w / 1000:.1f} kW "
@@ -1110,7 +1141,7 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option], co_located: 
     text += f"; {tie}" if tie else ""
     if rest:
         r = rest[0].candidate
-        cost = cost_text(r)
+        cost = cost_text(r, "sequence" if rest[0].sequence else "job")
         had = rest[0].hardware.platform.acquired
         text += f"; runner-up {r.summary} ({cost}, {r.gpus_bought} GPUs {had}, {r.idle_gpus} idle, {r.power_w / 1000:.1f} kW)"
     return text

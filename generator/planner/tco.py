@@ -40,24 +40,28 @@ def run_usd(candidate: Candidate) -> float | None:
     return candidate.usd_per_hour * candidate.run_hours
 
 
-def cost_text(candidate: Candidate) -> str:
-    """What a candidate costs: per run for a training job (it ends), per month for a service."""
+def cost_text(candidate: Candidate, what: str = "job") -> str:
+    """What a candidate costs: per run for a training job (it ends), per month for a service.
+
+    ``what`` runs: a ``"job"``, or a ``"sequence"`` of jobs in turn (``run_after``), whose run is all of theirs.
+    """
     if candidate.usd_per_hour is None:
         return "unpriced"
     run = run_usd(candidate)
     month = f"${candidate.usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
+    per_run = "per run" if what == "job" else f"per run of the {what}"
     if run is not None and candidate.capex_usd is not None:
         # bought servers stay after the run, and are ranked by their month (review 10 item 8a); a run's share of the
         # month assumes they keep running jobs over their amortization, which a one-off job does not (newuser17 L2):
         # alone it pays their price and its hours of energy and colocation (review 14 item 1)
         if not candidate.capex_usd:
-            return f"${run:,.0f} per run as its hours' share of {month} of the owned servers' running cost"
+            return f"${run:,.0f} {per_run} as its hours' share of {month} of the owned servers' running cost"
         running = (candidate.opex_usd_per_month or 0.0) * (candidate.run_hours or 0.0) / HOURS_PER_MONTH
         return (
-            f"${run:,.0f} per run as its hours' share of {month} of the servers bought "
-            f"(${candidate.capex_usd + running:,.0f} to buy them and run this job alone)"
+            f"${run:,.0f} {per_run} as its hours' share of {month} of the servers bought "
+            f"(${candidate.capex_usd + running:,.0f} to buy them and run this {what} alone)"
         )
-    return f"${run:,.0f} per run" if run is not None else month
+    return f"${run:,.0f} {per_run}" if run is not None else month
 
 
 class BuiltHost(NamedTuple):

@@ -344,6 +344,11 @@ class Sequenced(NamedTuple):
     first: int
     own: Option
 
+    @property
+    def job_hours(self) -> list[float | None]:
+        """Each job's run hours in the chain's order (None where a job has no ``dataset_tokens``)."""
+        return [o.candidate.run_hours for o in self.chain.sequence]
+
 
 def sequenced_jobs(wl: Workload, chosen: Sequence[tuple[int, Option, list[Option]]]) -> dict[int, Sequenced]:
     """Each job of a chain chosen (deployment index) -> the chain's option, its place in it and its own layout."""
@@ -393,7 +398,7 @@ def turn(wl: Workload, job: Sequenced, pool: str) -> Turn:
 
     chain = chain_of(wl, job.first) or ()
     names = [wl.deployments[k].name for k in chain]
-    hours = [o.candidate.run_hours for o in job.chain.sequence]
+    hours = job.job_hours
     timed = None not in hours
     start = math.fsum(h or 0.0 for h in hours[: job.position])
     dep = wl.deployments[chain[job.position]]
