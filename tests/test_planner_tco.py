@@ -912,6 +912,38 @@ def test_a_co_located_choice_dearer_alone_than_its_runner_up_says_the_fleet_chos
     assert not any(r.startswith("chosen by cost") for r in moe.reasons)
 
 
+GKE_PINNED_UNPRICED = """
+version: 1
+name: gcp-partial
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    platform: gcp-a3-megagpu-8g
+    inference: {max_context_tokens: 8192, avg_input_tokens: 1000, avg_output_tokens: 200, requests_per_second: 5,
+                slo: {ttft_p95_ms: 1000, tpot_ms: 50}}
+  - name: embed
+    model: Qwen/Qwen3-8B
+    inference: {task: embed, max_context_tokens: 8192, avg_input_tokens: 500, requests_per_second: 100,
+                slo: {ttft_p95_ms: 500}}
+hardware:
+  provider: gcp
+outputs: [kubernetes]
+kubernetes: {gcp_project: acme-serve, location: us-central1, zone: us-central1-b}
+"""
+
+
+def test_a_fleet_compared_by_power_says_so_and_an_unpriced_co_located_layout_is_the_fleets_choice(tmp_path: Path) -> None:
+    """Review22 item 11: the A3 Mega chat is unpriced in us-central1, so the fleet is compared by power; the embed
+    service put on its idle GPUs read "chosen by cost" (unpriced) and "come to less"."""
+    plan = plan_workload(_load(tmp_path, GKE_PINNED_UNPRICED))
+    embed = next(d for d in plan.deployments if d.name == "embed")
+    assert not any(r.startswith("chosen by cost") for r in embed.reasons)
+    assert any(r.startswith("chosen for the fleet, not as a pool of its own: ") for r in embed.reasons)
+    fleet = [r for r in embed.reasons if r.endswith("(fleet-one-gpu-kind)")]
+    assert fleet and all("draw less power (compared by power: a deployment had no price)" in r for r in fleet)
+    assert not any("come to less" in r for d in plan.deployments for r in d.reasons)
+
+
 def test_a_workstations_one_fabric_nic_is_the_bandwidth_training_is_timed_with(tmp_path: Path) -> None:
     """Review 10 item 2: a WRX90 got one 400 Gb/s NIC, and training was timed over "2 x 400 Gb/s GPU fabric"."""
     text = LORA_70B.format(platform="wrx90-workstation", provider="baremetal").replace("[l40s-48gb]", "[rtx-6000-ada-48gb]")

@@ -330,7 +330,9 @@ def _on_one_kind(plan: Plan, kind: Kind, apart: Plan, objective: str) -> Plan:
         f"the services are planned on {_kind_text(kind)}: {_fleet_figure(plan, objective)} for the fleet, against "
         f"{_fleet_figure(apart, objective)} with each deployment on its own best servers"
     )
-    why = f"chosen for the fleet: the services together on {_kind_text(kind)} come to less (fleet-one-gpu-kind)"
+    less = {"gpus": "use fewer GPUs", "cost": "cost less"}.get(objective, "draw less power")
+    by = " (compared by power: a deployment had no price)" if objective == "power-bought" else ""
+    why = f"chosen for the fleet: the services together on {_kind_text(kind)} {less}{by} (fleet-one-gpu-kind)"
     on_kind = {p.name for p in plan.pools if kind in (p.node.gpu_id, (p.node.platform_id, p.node.gpu_id, p.node.gpus))}
     deployments = tuple(
         d._replace(reasons=(*d.reasons, why)) if d.kind == "inference" and set(d.pools) <= on_kind else d

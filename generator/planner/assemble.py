@@ -1127,7 +1127,8 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option], co_located: 
     """
     c = opt.candidate
     alone, runner = c.usd_per_hour, (rest[0].candidate.usd_per_hour if rest else None)
-    cheaper_alone = objective == "cost" and co_located and alone is not None and runner is not None and runner < alone
+    # an unpriced layout is never the cheapest alone: it was taken for the fleet (review22 item 11)
+    cheaper_alone = objective == "cost" and co_located and runner is not None and (alone is None or runner < alone)
     # a co-located choice dearer alone than its runner-up is the fleet's choice, whose reason follows (newuser14 item 6)
     chosen = "chosen for the fleet, not as a pool of its own" if cheaper_alone else f"chosen by {objective}"
     text = f"{chosen}: {c.summary}" + (" (figures as a pool of its own)" if co_located else "")
