@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -104,8 +105,19 @@ def test_best_point_equals_bisection_on_every_shape(example: str) -> None:
                 )
                 if bisected is None and found is not None:  # below one sequence in flight, where batch 1's rate queues
                     assert found.batch == 1 and found.requests_per_s < _points(model, shape, spec, consts)(1).requests_per_s
+                elif found is None:
+                    assert bisected is None
                 else:
-                    assert found == bisected
+                    assert found._replace(binds=None) == bisected
+                    # what stops the batch is the next batch's miss, named (newuser24 item 9); none at the memory limit
+                    at = _points(model, shape, spec, consts)
+                    if found.batch < max_batch:
+                        beyond = at(found.batch + 1)
+                        assert not _meets_slo(beyond, spec)
+                        assert found.binds is not None and f"binds: batch {found.batch + 1} would take " in found.binds
+                        assert f"{beyond.tpot_s * 1000:.1f} ms" in found.binds or f"{beyond.ttft_s * 1000:.0f} ms" in found.binds
+                    else:
+                        assert found.binds is None
                 compared += 1
     assert compared > 0
 
@@ -184,3 +196,28 @@ def test_a_fleet_kept_below_one_in_flight_by_its_ttft_target_says_so(tmp_path: P
     fewer = int(finding.message.split("(about ")[1].split(" replicas")[0].replace(",", ""))
     assert loose.deployments[0].replicas == fewer < dep.replicas / 3
     assert "Kubernetes Service routes prompts at random" in finding.message
+
+
+ROUTER = """
+version: 1
+name: router
+deployments:
+  - name: router
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {max_context_tokens: 4096, avg_input_tokens: 500, avg_output_tokens: 20, requests_per_second: 40,
+                slo: {ttft_p95_ms: 300, tpot_ms: 30}}
+hardware: {provider: aws, platforms: [aws-g6e-xlarge]}
+"""
+
+
+def test_the_reason_names_the_target_that_stops_the_batch(tmp_path: Path) -> None:
+    """newuser24 item 9: 26 L40S replicas at batch 1 with no word of why; batch 2's TPOT is past the 30 ms target."""
+    from generator.planner import plan_workload
+
+    path = tmp_path / "router.yaml"
+    path.write_text(ROUTER)
+    (dep,) = plan_workload(load_workload(str(path))).deployments
+    (said,) = [r for r in dep.reasons if r.startswith("one replica sustains")]
+    match = re.search(r"within the SLOs \(batch 1; TPOT 30 ms binds: batch 2 would take (\d+\.\d) ms\)", said)
+    assert match is not None, said
+    assert float(match.group(1)) > 30

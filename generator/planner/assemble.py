@@ -309,7 +309,7 @@ def _serving_details(
 def _load_text(point: OperatingPoint) -> str:
     """A replica's most load as the reasons say it: its batch, or its share of time in prefill below one in flight."""
     if point.idle_bound is None:
-        return f"batch {point.batch}"
+        return f"batch {point.batch}" + (f"; {point.binds}" if point.binds else "")
     return f"below one sequence in flight: busy in prefill {_percent(point.prefill_busy)} of the time"
 
 

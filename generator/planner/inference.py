@@ -58,6 +58,9 @@ class OperatingPoint(NamedTuple):
     #: Below one sequence in flight (the TTFT target leaves prompts almost no wait): a lone prompt's TTFT p95, and
     #: the rate a replica would take at a TTFT target half again as loose (review 12 item 2); None otherwise.
     idle_bound: IdleBound | None = None
+    #: Where the SLOs stop the batch below what memory and the engine allow: the target the next batch misses, and by
+    #: how much (newuser24 item 9); None otherwise.
+    binds: str | None = None
 
 
 class IdleBound(NamedTuple):
@@ -218,7 +221,24 @@ def best_point(
         return _meets_slo(point, spec), _slo_excess(point, spec)
 
     low = largest_meeting(1, _slo_excess(first, spec), last, _slo_excess(top, spec), probe)
-    return probed[low]  # the search returns a step it probed (or 1)
+    beyond = top if low + 1 == last else probed.get(low + 1) or at(batch_of(low + 1))
+    return probed[low]._replace(binds=_binding_text(beyond, spec))  # the search returns a step it probed (or 1)
+
+
+def _binding_text(beyond: OperatingPoint, spec: InferenceSpec) -> str | None:
+    """Which latency target stops the batch, said of the next batch (``beyond``), which misses it (None: it meets them)."""
+    slo = spec.slo
+    targets, takes = [], []
+    if slo.tpot_ms is not None and beyond.tpot_s * 1000 > slo.tpot_ms:
+        targets.append(f"TPOT {slo.tpot_ms:g} ms")
+        takes.append(f"{beyond.tpot_s * 1000:.1f} ms")
+    if slo.ttft_p95_ms is not None and beyond.ttft_s * 1000 > slo.ttft_p95_ms:
+        targets.append(f"TTFT p95 {slo.ttft_p95_ms:g} ms")
+        takes.append(f"{beyond.ttft_s * 1000:.0f} ms")
+    if not targets:
+        return None
+    verb = "bind" if len(targets) > 1 else "binds"
+    return f"{' and '.join(targets)} {verb}: batch {beyond.batch} would take {' and '.join(takes)}"
 
 
 def _below_one_in_flight(at: PointAt, most: float, spec: InferenceSpec) -> OperatingPoint | None:
