@@ -25,6 +25,8 @@ from generator.planner.pooling import (
     requests_per_pass,
 )
 from generator.planner.slo import effective_slo
+from generator.sizing.precision import weight_format
+from generator.sizing.weights import Parallelism, size_weights
 from generator.workload.models import InferenceSpec
 from tests.helpers import ansible_reader, call_cli
 
@@ -156,6 +158,29 @@ def test_flops_per_request_by_hand() -> None:
 
 
 @pytest.mark.parametrize(
+    ("model", "dropped_bytes", "read_less_bytes"),
+    [
+        # Qwen3-8B: its own 151,936 x 4,096 bf16 LM head (1.16 GiB), no longer held or read
+        pytest.param("Qwen/Qwen3-8B", 151_936 * 4_096 * 2, 151_936 * 4_096 * 2, id="untied"),
+        # Llama-3.2-1B ties its head to the 128,256 x 2,048 embedding: the table stays, as a lookup no pass streams
+        pytest.param("meta-llama/Llama-3.2-1B", 0, 128_256 * 2_048 * 2, id="tied"),
+    ],
+)
+def test_a_pooling_model_is_loaded_without_its_lm_head(model: str, dropped_bytes: int, read_less_bytes: int) -> None:
+    """vLLM's pooling adapter deletes ``lm_head`` and skips its weights (``_create_pooling_model_cls``)."""
+    arch = resolve_model(model, ".").architecture
+    fmt = weight_format("bf16")
+    generating, pooling = size_weights(arch, fmt), size_weights(arch, fmt, lm_head=False)
+    assert generating.total_bytes - pooling.total_bytes == dropped_bytes
+    assert generating.per_gpu_bytes - pooling.per_gpu_bytes == dropped_bytes
+    assert generating.per_gpu_read_bytes - pooling.per_gpu_read_bytes == read_less_bytes
+    split = Parallelism(4, 1)  # each TP rank held its quarter of the head
+    assert size_weights(arch, fmt, split).per_gpu_bytes - size_weights(arch, fmt, split, lm_head=False).per_gpu_bytes == (
+        pytest.approx(dropped_bytes / 4, abs=1)
+    )
+
+
+@pytest.mark.parametrize(
     ("tokens", "batched", "seqs", "kv", "expected_pass", "expected_kv"),
     [
         pytest.param(512, 8192, 1024, 400_000, 16, 8192, id="tokens-bound"),
@@ -203,7 +228,11 @@ def test_pooling_needs_no_more_than_generation(
             tmp_path, **generate, extra=f"\n      avg_output_tokens: {output}", pin=f"\n    parallelism: {{tp: {pooled.tp}}}"
         )
         mine, theirs = pooled.memory_per_gpu, same.memory_per_gpu
-        assert mine["weights"] == theirs["weights"] and mine["kv_cache"] == theirs["kv_cache"]
+        # the same KV; the weights less the LM head, which a pooling model does not load (an untied one's share)
+        arch = resolve_model(model, ".").architecture
+        head_share = arch.lm_head_params * 2 / pooled.tp  # these checkpoints' bf16 LM heads, in bytes
+        assert mine["weights"] == pytest.approx(theirs["weights"] - head_share, abs=1)
+        assert mine["kv_cache"] == theirs["kv_cache"]
         assert (mine["total"] < theirs["total"]) if sampler else (mine["total"] <= theirs["total"])
     # a request costs the replica its prefill: the rate it sustains never implies more than the GPUs' dense peak
     flops = pooled.details["prefill_gflop_per_request"] * 1e9

@@ -485,8 +485,9 @@ def _gpu_shapes(
                 if spec.pooling:  # vLLM profiles a pooling model's pooler, not a sampler: no rows of logits
                     engine_consts = engine_consts._replace(sampler_bytes_per_logit=0)
                 mem = size_inference(
-                    arch, fmt, kv_bits, spec.max_context_tokens, 1, par, engine_consts, gpu.memory_bytes, nvlink=nvlink
-                )
+                    arch, fmt, kv_bits, spec.max_context_tokens, 1, par, engine_consts, gpu.memory_bytes,
+                    nvlink=nvlink, pooling=spec.pooling,
+                )  # fmt: skip
                 if spec.engine == "sglang":
                     sglang = sglang_inference_capacity(
                         arch, kv_bits, spec.max_context_tokens, par, gpu.memory_bytes, mem, spec.mem_fraction_static

@@ -116,8 +116,11 @@ def size_inference(
     gpu_memory_bytes: int | None = None,
     *,
     nvlink: bool,
+    pooling: bool = False,
 ) -> InferenceMemory:
     """Per-GPU memory of one replica serving ``sequences`` x ``context_tokens``.
+
+    ``pooling``: an embedding or scoring service, loaded without its LM head (:func:`size_weights`).
 
     ``nvlink``: the replica's TP group has NVLink peers, whose runtime takes more memory
     (:func:`~generator.sizing.distributed_runtime.nvlink_replica`); required, so no caller gets PCIe's by omission.
@@ -128,7 +131,7 @@ def size_inference(
     """
     from generator.sizing.vllm_reservation import vllm_reservation  # imports this module's helpers
 
-    weights = size_weights(arch, fmt, par)
+    weights = size_weights(arch, fmt, par, lm_head=not pooling)
     kv = size_kv_cache(arch, kv_bits, context_tokens, sequences, par)
     act_bits = 16
     chunk = min(consts.prefill_chunk_tokens, max(context_tokens, 1) * max(sequences, 1))

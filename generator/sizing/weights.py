@@ -162,8 +162,13 @@ def stage_layers(num_layers: int, pp: int) -> list[range]:
 
 
 @memoized
-def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Parallelism()) -> WeightSizes:
-    """Weight bytes of ``arch`` stored as ``fmt`` and split by ``par``."""
+def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Parallelism(), lm_head: bool = True) -> WeightSizes:
+    """Weight bytes of ``arch`` stored as ``fmt`` and split by ``par``.
+
+    ``lm_head=False``: the model as a pooling engine loads it (an embedding or scoring service), without the LM head:
+    vLLM's pooling adapter deletes ``lm_head`` after building the model and skips its weights when loading
+    (``_create_pooling_model_cls`` in ``vllm/model_executor/models/adapters.py``); a tied table is then a lookup alone.
+    """
     by_position = _position_dependent(arch, fmt)
     seen: dict[object, int] = {}
     kinds: list[tuple[Fraction, Fraction, Fraction]] = []
@@ -178,18 +183,20 @@ def size_weights(arch: Architecture, fmt: WeightFormat, par: Parallelism = Paral
     expert_bits = _counted_sum(kind_of, [k[2] for k in kinds])
     embedding = fmt.embedding_bits(arch.hidden_size, tied=arch.tie_word_embeddings)
     embed_bits = arch.embedding_params * _top_bits(arch, fmt, "model.embed_tokens", embedding)
-    head_bits = arch.lm_head_params * _top_bits(arch, fmt, "lm_head", fmt.lm_head_bits(arch.hidden_size))
+    head_params = arch.lm_head_params if lm_head else 0
+    head_bits = head_params * _top_bits(arch, fmt, "lm_head", fmt.lm_head_bits(arch.hidden_size))
     other_bits = arch.other_params * fmt.other_bits() + arch.vision_params * 16
     files = arch.file_weights
     if files is not None and files.precision == fmt.name and len(files.layer_bytes) == arch.num_layers:
         shares = [kinds[k][1] / kinds[k][0] if kinds[k][0] else Fraction(1) for k in kind_of]
-        return _sizes_from_files(files, arch, par, shares)
+        return _sizes_from_files(files, arch, par, shares, lm_head)
     total = _counted_sum(kind_of, [k[0] for k in kinds]) + embed_bits + head_bits + other_bits
     held, read = _fullest_stage(
         arch,
         par,
         lambda layers: _counted_sum(kind_of[layers.start : layers.stop], [k[1] for k in kinds]),
         _Edges(embed_bits / par.tp, head_bits / par.tp, arch.other_params * fmt.other_bits(), Fraction(arch.vision_params * 16)),
+        lm_head,
     )
     whole_bytes = [_bytes(k[0]) for k in kinds]
     expert_layer_bytes = [_bytes(k[2]) for k in kinds]
@@ -218,7 +225,7 @@ class _Edges(NamedTuple):
 
 
 def _fullest_stage(
-    arch: Architecture, par: Parallelism, layer_sum: Callable[[range], Fraction], edges: _Edges
+    arch: Architecture, par: Parallelism, layer_sum: Callable[[range], Fraction], edges: _Edges, lm_head: bool
 ) -> tuple[Fraction, Fraction]:
     """(held, streamed): the most any stage's GPU holds and the most any streams (two stages may differ under PP).
 
@@ -226,19 +233,20 @@ def _fullest_stage(
 
     The input embedding is a lookup (one row per token) and the vision tower runs once per image, so a forward
     pass does not stream them; tied to the LM head, the same table is multiplied by every token that needs
-    logits, and with ``pp > 1`` the last stage holds a copy of its own.
+    logits, and with ``pp > 1`` the last stage holds a copy of its own (``lm_head``: the model has one).
     """
+    tied_head = arch.tie_word_embeddings and lm_head
     held, read = [], []
     for stage, layers in enumerate(stage_layers(arch.num_layers, par.pp)):
         stage_held = layer_sum(layers)
         lookup = Fraction(0)
         if stage == 0:
             stage_held += edges.embedding + edges.vision
-            streamed_table = arch.tie_word_embeddings and par.pp == 1
+            streamed_table = tied_head and par.pp == 1
             lookup = (0 if streamed_table else edges.embedding) + edges.vision
         if stage == par.pp - 1:
             stage_held += edges.lm_head + edges.other
-            if arch.tie_word_embeddings and par.pp > 1:
+            if tied_head and par.pp > 1:
                 stage_held += edges.embedding  # the last stage needs its own copy of tied weights
         held.append(stage_held)
         read.append(stage_held - lookup)
@@ -253,26 +261,30 @@ def _counted_sum(kind_of: list[int], values: list[Fraction]) -> Fraction:
     return sum((value * n for value, n in zip(values, counts, strict=True) if n), Fraction(0))
 
 
-def _sizes_from_files(files: FileWeights, arch: Architecture, par: Parallelism, shard: list[Fraction]) -> WeightSizes:
+def _sizes_from_files(
+    files: FileWeights, arch: Architecture, par: Parallelism, shard: list[Fraction], lm_head: bool
+) -> WeightSizes:
     """The checkpoint's own bytes; each layer split over GPUs in the share the config's layout gives it."""
+    head_bytes = files.lm_head_bytes if lm_head else 0
     held, read = _fullest_stage(
         arch,
         par,
         lambda layers: sum((files.layer_bytes[i] * shard[i] for i in layers), Fraction(0)),
         _Edges(
             Fraction(files.embedding_bytes, par.tp),
-            Fraction(files.lm_head_bytes, par.tp),
+            Fraction(head_bytes, par.tp),
             Fraction(files.other_bytes),
             Fraction(files.vision_bytes),
         ),
+        lm_head,
     )
     return WeightSizes(
-        total_bytes=files.total_bytes,
+        total_bytes=files.total_bytes - files.lm_head_bytes + head_bytes,
         per_gpu_bytes=math.ceil(held),
         per_gpu_read_bytes=math.ceil(read),
         layer_bytes=files.layer_bytes,
         embedding_bytes=files.embedding_bytes,
-        lm_head_bytes=files.lm_head_bytes,
+        lm_head_bytes=head_bytes,
         expert_bytes=sum(files.layer_expert_bytes),
         other_bytes=files.other_bytes + files.vision_bytes,
         layer_expert_bytes=files.layer_expert_bytes,
