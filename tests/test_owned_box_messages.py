@@ -55,7 +55,8 @@ def test_a_training_job_beside_a_service_on_one_box_names_the_rule(tmp_path: Pat
     """A service and a training job on one owned box: the job's own pool is why two nodes are needed, not memory."""
     said = _error(tmp_path, CHAT + TUNE % "")
     assert (
-        "hardware.max_nodes: the fleet needs 2 nodes but hardware.max_nodes is 1; a training job (tune) never shares a "
-        "server with another deployment, so its pool is counted apart; to unblock: raise max_nodes, or plan the "
+        "hardware.max_nodes: the fleet needs 2 nodes but hardware.max_nodes is 1; a training job (tune) shares its "
+        "servers with no service, only with the jobs of its run_after sequence, in turn, so its pool is counted apart; "
+        "to unblock: raise max_nodes, or plan the "
         "training job in a workload of its own, which may take the same servers"
     ) in said

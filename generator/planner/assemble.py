@@ -910,7 +910,8 @@ def build_plan(
     if wl.hardware.max_nodes is not None and nodes > wl.hardware.max_nodes:
         trained = sorted(d.name for d in wl.deployments if isinstance(d, TrainingDeployment))
         apart = (
-            f"; a training job ({', '.join(trained)}) never shares a server with another deployment, so its pool is counted apart"
+            f"; a training job ({', '.join(trained)}) shares its servers with no service, only with the jobs of its run_after "
+            "sequence, in turn, so its pool is counted apart"
             if trained and len(pools) > 1
             else ""
         )
