@@ -534,6 +534,10 @@ def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None
         "capacity_share": round(share, 4) + 0.0 if share is not None and share <= _MAX_FIGURE else None,
         "ttft_p95_s": details.get("ttft_p95_s"),
         "tpot_s": details.get("tpot_s"),
+        # a pooling service's whole request (review22 item 6: its latency was not shown)
+        "latency_p95_s": details.get("latency_p95_s"),
+        # the targets it is sized for: a tighter SLO that keeps the layout is still a change to review
+        "slo": {k: details.get(f"slo_{k}") for k in ("ttft_p95_ms", "tpot_ms", "latency_p95_ms") if f"slo_{k}" in details},
     }
 
 
@@ -594,10 +598,15 @@ def _load_text(load: dict[str, Any]) -> str:
     text = f"{fmt_cell(load['requests_per_s'])} req/s asked" + (
         "" if _number(share) is None else f", {float(share):.0%} of capacity"
     )
-    ttft, tpot = _number(load.get("ttft_p95_s")), _number(load.get("tpot_s"))
-    if ttft is not None and tpot is not None:
+    ttft, tpot, latency = (_number(load.get(k)) for k in ("ttft_p95_s", "tpot_s", "latency_p95_s"))
+    if latency is not None:
+        text += f" (request latency p95 {latency * 1000:,.0f} ms at that load)"
+    elif ttft is not None and tpot is not None:
         text += f" (TTFT p95 {ttft * 1000:,.0f} ms, TPOT {tpot * 1000:,.1f} ms at that load)"
-    return text
+    slo = load.get("slo") if isinstance(load.get("slo"), dict) else {}
+    names = {"ttft_p95_ms": "TTFT p95", "tpot_ms": "TPOT", "latency_p95_ms": "request latency p95"}
+    targets = [f"{name} {value:,g} ms" for k, name in names.items() if (value := _number(slo.get(k))) is not None]
+    return text + (f"; SLO {', '.join(targets)}" if targets else "")
 
 
 def _deployment_text(x: dict[str, Any] | None) -> str:

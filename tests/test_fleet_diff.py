@@ -118,6 +118,28 @@ def test_a_rate_change_that_keeps_the_layout_is_a_deployment_change(old: float, 
     assert f"| meta-llama/Llama-3.3-70B-Instruct fp8 TP8xPP1 x1 (8 GPUs); {shown[1]} (" in text
 
 
+def _with_slo(fleet: dict[str, Any], **slo: float) -> dict[str, Any]:
+    fleet["deployments"][0]["details"].update({f"slo_{k}": v for k, v in slo.items()})
+    return fleet
+
+
+def test_a_tighter_slo_that_keeps_the_layout_is_a_deployment_change() -> None:
+    """A reviewer must see a target the service is sized for change, even where the plan keeps its replicas."""
+    old, new = _with_slo(_one(), ttft_p95_ms=1500, tpot_ms=50), _with_slo(_one(), ttft_p95_ms=1500, tpot_ms=35)
+    result = diff_plans(old, new)
+    assert [d["deployment"] for d in result["deployments"]] == ["chat"]
+    text = markdown_diff(result)
+    assert "; SLO TTFT p95 1,500 ms, TPOT 50 ms;" in text and "; SLO TTFT p95 1,500 ms, TPOT 35 ms;" in text
+
+
+def test_a_pooling_row_says_its_request_latency_and_target() -> None:
+    embed = _with_slo(_one(), latency_p95_ms=500)
+    details = embed["deployments"][0]["details"]
+    details.update(task="embed", latency_p95_s=0.3393, tpot_s=None)
+    text = markdown_diff(diff_plans(_fleet([], []), embed))
+    assert "(request latency p95 339 ms at that load); SLO request latency p95 500 ms;" in text
+
+
 def test_the_same_plan_is_still_no_change() -> None:
     assert "No change to the fleet." in markdown_diff(diff_plans(_one(), _one()))
 
