@@ -603,7 +603,8 @@ def _load_text(load: dict[str, Any]) -> str:
         text += f" (request latency p95 {latency * 1000:,.0f} ms at that load)"
     elif ttft is not None and tpot is not None:
         text += f" (TTFT p95 {ttft * 1000:,.0f} ms, TPOT {tpot * 1000:,.1f} ms at that load)"
-    slo = load.get("slo") if isinstance(load.get("slo"), dict) else {}
+    slo = load.get("slo")
+    slo = slo if isinstance(slo, dict) else {}
     names = {"ttft_p95_ms": "TTFT p95", "tpot_ms": "TPOT", "latency_p95_ms": "request latency p95"}
     targets = [f"{name} {value:,g} ms" for k, name in names.items() if (value := _number(slo.get(k))) is not None]
     return text + (f"; SLO {', '.join(targets)}" if targets else "")
