@@ -13,6 +13,8 @@ from generator.render.md_escape import md_code, md_text
 FIELDS = ("gpus", "nodes", "racks", "power_w", "usd_per_month")
 #: Totals a plan has only with rented training jobs (each priced per run, not per month).
 TRAINING_FIELDS = ("training_usd_per_job",)
+#: Totals of servers bought (their price, and their energy and colocation a month): shown where either side buys.
+OWNED_FIELDS = ("capex_usd", "opex_usd_per_month")
 
 
 def load_plan_dict(path: str) -> dict[str, Any]:
@@ -247,6 +249,9 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     totals = {}
     # a rented training job's per-run cost, where either side has one (newuser14 item 3: +50% a run read "unchanged")
     runs = [key for key in TRAINING_FIELDS if old["totals"].get(key) is not None or new["totals"].get(key) is not None]
+    # what buying costs up front and to run (newuser25 item 9: a buy-vs-rent diff showed the monthly figure alone)
+    bought = any(_number(plan["totals"].get("capex_usd")) for plan in (old, new))
+    runs = [*(OWNED_FIELDS if bought else ()), *runs]
     # racks are bare metal's: two cloud plans have none to compare (review 10 item 8b)
     clouds = all(plan.get("provider") not in (None, "baremetal") for plan in (old, new) if plan["pools"])
     for key in (*(f for f in FIELDS if not (clouds and f == "racks")), *runs):
@@ -262,7 +267,49 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         b = _deployment_row(new_deps[name]) if name in new_deps else None
         if a != b:
             deployments.append({"deployment": name, "old": a, "new": b})
-    return {"totals": totals, "replacements": pool_replacements(old, new), "pools": pools, "deployments": deployments}
+    out = {"totals": totals, "replacements": pool_replacements(old, new), "pools": pools, "deployments": deployments}
+    payback = buy_vs_rent(old, new)
+    return out | ({"buy_vs_rent": payback} if payback else {})
+
+
+def buy_vs_rent(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
+    """Where one side buys its servers and the other rents them: the months after which buying has cost less.
+
+    Buying pays its capex once and its running cost (energy, colocation) each month; renting its monthly bill, so the
+    two meet after capex / (rent - running) months; never where running the bought servers costs as much as the rent.
+    """
+    sides = {"old": old["totals"], "new": new["totals"]}
+    buyer = [k for k, t in sides.items() if (_number(t.get("capex_usd")) or 0.0) > 0]
+    renter = [k for k, t in sides.items() if t.get("capex_usd") is None and _number(t.get("usd_per_month"))]
+    if len(buyer) != 1 or len(renter) != 1:
+        return None
+    bought, rented = sides[buyer[0]], sides[renter[0]]
+    capex, running = _number(bought["capex_usd"]) or 0.0, _number(bought.get("opex_usd_per_month")) or 0.0
+    rent = _number(rented["usd_per_month"]) or 0.0
+    saved = rent - running
+    return {
+        "bought": buyer[0],
+        "capex_usd": _two_places(capex),
+        "running_usd_per_month": _two_places(running),
+        "rent_usd_per_month": _two_places(rent),
+        "break_even_months": round(capex / saved, 1) if saved > 0 else None,
+    }
+
+
+def buy_vs_rent_line(payback: dict[str, Any]) -> str:
+    """The break-even of buying against renting, as the comment says it."""
+    rented = "new" if payback["bought"] == "old" else "old"
+    when = (
+        f"buying has cost less after {payback['break_even_months']:,g} months"
+        if payback["break_even_months"] is not None
+        else "buying never costs less: running the bought servers costs as much as the rent"
+    )
+    return (
+        f"Buy ({payback['bought']}) or rent ({rented}): ${payback['capex_usd']:,.0f} up front and "
+        f"${payback['running_usd_per_month']:,.0f}/month to run, against ${payback['rent_usd_per_month']:,.0f}/month "
+        f"rented: {when} (the bought side's monthly cost spreads its capex over amortization_months with no resale "
+        "value; the rent is on-demand list prices, which 1-3-year commitments lower)."
+    )
 
 
 def _pool_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
@@ -647,6 +694,8 @@ def _deployment_text(x: dict[str, Any] | None) -> str:
 def markdown_diff(result: dict[str, Any]) -> str:
     """The diff as a Markdown comment body."""
     lines = ["## specgen: fleet change", "", *replacement_lines(result.get("replacements", []))]
+    if "buy_vs_rent" in result:
+        lines += [md_text(buy_vs_rent_line(result["buy_vs_rent"])), ""]
     lines += ["| | old | new | change |", "|---|---:|---:|---:|"]
     for key, row in result["totals"].items():
         lines.append(f"| {md_text(key)} | {fmt_cell(row['old'])} | {fmt_cell(row['new'])} | {signed_cell(row['delta'])} |")

@@ -480,3 +480,55 @@ def test_a_pool_rented_per_job_is_never_a_replacement() -> None:
     new = _one(_pool("sft_dpo_h100", per_job=True, nodes=2), rate=None)
     assert pool_replacements(old, new) == []
     assert pool_replacements(_one(_pool("sft_h100"), rate=None), _one(_pool("sft_dpo_h100"), rate=None))  # standing
+
+
+# ---------------------------------------------------------------- newuser25 item 9: buy against rent
+
+
+def _totals(**totals: Any) -> dict[str, Any]:
+    return {"provider": "baremetal" if totals.get("capex_usd") else "gcp", "totals": totals, "pools": [], "deployments": []}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        # the user's office workstation ($66,318, $1,079/month to run) against GCP on-demand ($10,726/month)
+        pytest.param(
+            _totals(capex_usd=66318.0, opex_usd_per_month=1079.0, usd_per_month=2921.46),
+            _totals(capex_usd=None, opex_usd_per_month=10726.28, usd_per_month=10726.28),
+            {"bought": "old", "break_even_months": 6.9},
+            id="workstation-vs-gcp",
+        ),
+        pytest.param(
+            _totals(capex_usd=None, opex_usd_per_month=900.0, usd_per_month=900.0),
+            _totals(capex_usd=50000.0, opex_usd_per_month=1200.0, usd_per_month=2588.89),
+            {"bought": "new", "break_even_months": None},
+            id="renting-costs-less-than-running",
+        ),
+        pytest.param(
+            _totals(capex_usd=None, usd_per_month=900.0), _totals(capex_usd=None, usd_per_month=800.0), None, id="two-clouds"
+        ),
+        pytest.param(
+            _totals(capex_usd=1000.0, opex_usd_per_month=10.0, usd_per_month=40.0),
+            _totals(capex_usd=2000.0, opex_usd_per_month=10.0, usd_per_month=70.0),
+            None,
+            id="both-bought",
+        ),
+    ],
+)
+def test_a_bought_fleet_against_a_rented_one_says_when_buying_pays_back(
+    old: dict[str, Any], new: dict[str, Any], expected: dict[str, Any] | None
+) -> None:
+    result = diff_plans(old, new)
+    payback = result.get("buy_vs_rent")
+    if expected is None:
+        assert payback is None
+        return
+    assert payback is not None and {k: payback[k] for k in expected} == expected
+    assert {"capex_usd", "opex_usd_per_month"} <= set(result["totals"])  # what buying costs, beside the month
+    json.dumps(result, allow_nan=False)
+    text = markdown_diff(result)
+    if expected["break_even_months"] is not None:
+        assert f"buying has cost less after {expected['break_even_months']:g} months" in text
+    else:
+        assert "buying never costs less" in text
