@@ -9,9 +9,12 @@ changed pool its per-GPU memory (a Mermaid pie per deployment). The body stays u
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import subprocess
+import tarfile
+import tempfile
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -187,12 +190,49 @@ def check_revision(rev: str) -> None:
         raise InputError(f"--base {rev!r} is not a commit of the git repository here")
 
 
-def _plan_text(text: str, file: str) -> dict[str, Any]:
+def _plan_at(rev: str, rel: str, text: str) -> dict[str, Any]:
+    """The plan of a workload as it was at ``rev``: its text, and the model files it names by path as they were there.
+
+    fuzz22 item 5: model paths were read from the working tree, so a changed local ``config.json`` read "unchanged".
+    The repository-relative paths its deployments name are copied from ``rev`` into a scratch tree (a git work tree of
+    its own, so that paths stay inside it as in the repository), where the workload is resolved.
+    """
     from generator.planner import plan_workload
     from generator.workload import load_document
     from generator.workload.loader import parse_yaml
 
-    return plan_workload(load_document(parse_yaml(text, file), file)).to_dict()
+    file = f"{rev}:{rel}"
+    doc = parse_yaml(text, file)
+    folder = os.path.dirname(rel)
+    with tempfile.TemporaryDirectory(prefix="specgen-base-") as scratch:
+        _git(["init", "-q", scratch])
+        wanted = [path for path in _model_paths(doc.data, folder) if _entry(rev, path)[0]]
+        if wanted:
+            _extract(rev, wanted, scratch)
+        base_dir = os.path.join(scratch, folder)
+        os.makedirs(base_dir, exist_ok=True)
+        return plan_workload(load_document(doc, file, base_dir)).to_dict()
+
+
+def _model_paths(data: Any, folder: str) -> list[str]:
+    """The repository-relative paths a workload's deployments name as models (whatever exists at the revision)."""
+    deployments = data.get("deployments") if isinstance(data, dict) else None
+    refs = {d.get("model") for d in deployments or () if isinstance(d, dict)}
+    paths = {os.path.normpath(os.path.join(folder, ref)).replace(os.sep, "/") for ref in refs if isinstance(ref, str)}
+    return sorted(p for p in paths if p != "." and not _outside(p) and not os.path.isabs(p))
+
+
+def _extract(rev: str, paths: list[str], into: str) -> None:
+    """The files under ``paths`` at ``rev``, written below ``into`` (``git archive``; no link leaves the tree)."""
+    done = _git(["archive", "--format=tar", rev, "--", *paths])
+    if done.returncode != 0:
+        raise InputError(f"cannot read {', '.join(paths)} at {rev}: {one_line(done.err.strip())}")
+    with tarfile.open(fileobj=io.BytesIO(done.out)) as tar:
+        if hasattr(tarfile, "data_filter"):  # Python 3.11.4 and later: links that leave the tree are refused
+            tar.extractall(into, filter="data")
+        else:  # earlier: plain files and folders only, none above the tree
+            plain = [m for m in tar.getmembers() if (m.isfile() or m.isdir()) and not _outside(os.path.normpath(m.name))]
+            tar.extractall(into, members=plain)
 
 
 def _plan_path(path: str) -> dict[str, Any]:
@@ -218,7 +258,7 @@ def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
         exists = os.path.exists(path)
         if old_text is None and not exists:
             raise InputError(f"{path}: neither in the working tree nor at {rev}")
-        old = _planned(partial(_plan_text, old_text, f"{rev}:{path}")) if old_text is not None else EMPTY_PLAN
+        old = _planned(partial(_plan_at, rev, _repo_relative(path), old_text)) if old_text is not None else EMPTY_PLAN
         new = _planned(partial(_plan_path, path)) if exists else EMPTY_PLAN
         if isinstance(new, _Unplanned):
             files.append({"file": path, "status": new.status, "errors": new.lines, "diff": None, "memory": []})

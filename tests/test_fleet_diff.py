@@ -532,3 +532,32 @@ def test_a_bought_fleet_against_a_rented_one_says_when_buying_pays_back(
         assert f"buying has cost less after {expected['break_even_months']:g} months" in text
     else:
         assert "buying never costs less" in text
+
+
+# ---------------------------------------------------------------- fuzz22 item 5: model files at the revision
+
+REFERENCE = Path(__file__).parent / "reference" / "configs"
+
+
+def test_the_base_is_planned_from_the_model_files_at_the_revision(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A workload naming a local model directory: the working tree swaps its config.json from 8B to 70B; at the base
+    the 8B one is read, so the diff shows the fleet growing (it read "unchanged", both sides from the working tree)."""
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "m").mkdir()
+    (tmp_path / "w" / "m" / "config.json").write_text((REFERENCE / "llama-3.1-8b" / "config.json").read_text())
+    (tmp_path / "w" / "w.yaml").write_text(VALID.replace("model: meta-llama/Llama-3.1-8B-Instruct", "model: ./m"))
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / "w" / "m" / "config.json").write_text((REFERENCE / "llama-3.1-70b" / "config.json").read_text())
+    monkeypatch.chdir(tmp_path)
+    result = compare_with_base("HEAD", ["w/w.yaml"])
+    (entry,) = result["files"]
+    assert entry["status"] == "changed"
+    gpus = entry["diff"]["totals"]["gpus"]
+    assert gpus["new"] > gpus["old"]
+    # the base, alone, plans as it did when committed (the 8B model): the same figure as a plan of the 8B file
+    _git(tmp_path, "stash", "-q")
+    from generator.api import plan_file
+
+    assert gpus["old"] == plan_file("w/w.yaml")[1].to_dict()["totals"]["gpus"]

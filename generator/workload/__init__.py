@@ -79,10 +79,10 @@ def _pin_errors(doc: Document, i: int, platform: PlatformSpec, wl: Workload) -> 
     return []
 
 
-def _semantic_checks(doc: Document, wl: Workload) -> dict[str, ResolvedModel]:
+def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -> dict[str, ResolvedModel]:
     errors: list[InputError] = []
     models: dict[str, ResolvedModel] = {}
-    base_dir = os.path.dirname(os.path.abspath(doc.file))
+    base_dir = base_dir or os.path.dirname(os.path.abspath(doc.file))
     root = repository_root(base_dir)
     seen: set[str] = set()
     for i, dep in enumerate(wl.deployments):
@@ -308,14 +308,17 @@ def load_workload(path: str) -> LoadedWorkload:
     return load_document(read_yaml(path), path)
 
 
-def load_document(doc: Document, path: str) -> LoadedWorkload:
-    """Validate and resolve a parsed workload (a file's, or one read from git); problems name file:line:col."""
+def load_document(doc: Document, path: str, base_dir: str | None = None) -> LoadedWorkload:
+    """Validate and resolve a parsed workload (a file's, or one read from git); problems name file:line:col.
+
+    ``base_dir``: where its model paths are read (a git revision's files); the document's folder by default.
+    """
     validate_document(doc)
     try:
         wl = build(Workload, doc.data)
     except ShapeError as exc:
         raise InputError(exc.message, doc.locate(exc.path)) from None
-    return LoadedWorkload(path, _serving_defaults(doc, wl), doc, _semantic_checks(doc, wl))
+    return LoadedWorkload(path, _serving_defaults(doc, wl), doc, _semantic_checks(doc, wl, base_dir))
 
 
 def _constant_batch_limit(constants: Mapping[str, Any]) -> tuple[int, str] | None:
