@@ -680,7 +680,8 @@ def _deployment_text(x: dict[str, Any] | None) -> str:
             "" if training["usd_per_job"] is None else f", ${fmt_cell(training['usd_per_job'])} a run"
         )
         if training.get("runs_after"):
-            text += f", from {fmt_cell(training.get('starts_at_hours'))} h after {fmt_cell(training['runs_after'])}"
+            # the hour counts from the sequence's start, when the first job starts (fuzz22 item 8)
+            text += f", after {fmt_cell(training['runs_after'])}, from {fmt_cell(training.get('starts_at_hours'))} h of the sequence"
     machine = x.get("machine")
     if machine:
         gib = machine["weights_gib"]

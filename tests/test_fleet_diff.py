@@ -465,7 +465,7 @@ def test_a_job_that_now_runs_after_another_and_a_service_now_embedding_are_chang
     chained = json.loads(json.dumps(job))
     chained["deployments"][0]["details"].update(runs_after="sft", starts_at_hours=11.66)
     (row,) = diff_plans(job, chained)["deployments"]
-    assert "from 11.66 h after sft" in markdown_diff(diff_plans(job, chained))
+    assert "after sft, from 11.66 h of the sequence" in markdown_diff(diff_plans(job, chained))
     assert row["new"]["training"]["runs_after"] == "sft" and "runs_after" not in row["old"]["training"]
     embedding = _one()
     embedding["deployments"][0]["details"]["task"] = "embed"

@@ -453,6 +453,25 @@ H100 = ("--gpu", "h100-sxm5-80gb")
         pytest.param(("--train", "full", "--gpus", "0"), 1, "--gpus must be a whole number of at least 1", id="train-gpus-0"),
         pytest.param(("--train", "full", "--seq-len", "0"), 1, "--seq-len must be", id="seq-len-0"),
         pytest.param(("--train", "full", "--micro-batch", "-1"), 1, "--micro-batch must be", id="micro-batch-neg"),
+        # fuzz22 item 2: 0 and -3 became 1 silently, 1e11 steps were timed
+        pytest.param(
+            ("--train", "lora", "--accumulation=-3"),
+            1,
+            "--accumulation must be a whole number of at least 1",
+            id="accumulation-neg",
+        ),
+        pytest.param(
+            ("--train", "lora", "--accumulation", "0"),
+            1,
+            "--accumulation must be a whole number of at least 1",
+            id="accumulation-0",
+        ),
+        pytest.param(
+            ("--train", "lora", "--accumulation", "100000000000"),
+            1,
+            "--accumulation must be at most 65,536",
+            id="accumulation-huge",
+        ),
         pytest.param(("--train", "lora", "--lora-rank", "0"), 1, "--lora-rank must be", id="lora-rank-0"),
         pytest.param(("--set", "kv_block_tokens=0"), 1, "constant 'kv_block_tokens' must be > 0", id="set-constant-0"),
         pytest.param(("--set", "pcie_efficiency=nan"), 1, "constant 'pcie_efficiency' must be a finite number", id="set-nan"),

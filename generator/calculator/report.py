@@ -36,17 +36,17 @@ def plan_text(plan: Plan) -> str:
         cost += f" (capex ${t['capex_usd']:,.0f}, opex ${t['opex_usd_per_month']:,.0f}/month)"
     if t.get("training_usd_per_job") is not None:
         cost += f" + ${t['training_usd_per_job']:,.0f} per training run (rented per job)"
-    idle = f" ({t['idle_gpus']} idle)" if t.get("idle_gpus") else ""
+    idle = f" ({t['idle_gpus']:,} idle)" if t.get("idle_gpus") else ""
     lines = [
-        f"{plan.workload}: {t['gpus']} GPUs{idle} on {t['nodes']} node(s)"
-        + (f" in {t['racks']} rack(s)" if plan.provider == "baremetal" else "")  # a cloud's instances: no rack of yours
+        f"{plan.workload}: {t['gpus']:,} GPUs{idle} on {t['nodes']:,} node(s)"
+        + (f" in {t['racks']:,} rack(s)" if plan.provider == "baremetal" else "")  # a cloud's instances: no rack of yours
         + ", "
         f"{t['power_w'] / 1000:.1f} kW, {cost}",
         "",
     ]
     for pool in plan.pools:
         n = pool.node
-        lines.append(f"pool {pool.name}: {pool.nodes} x {n.platform_name} with {n.gpus} x {n.gpu_name}")
+        lines.append(f"pool {pool.name}: {pool.nodes:,} x {n.platform_name} with {n.gpus} x {n.gpu_name}")
         lines.append(
             f"  {n.cpu}, {ram_text(n.ram_gib)}, {nvme_text(n.nvme_tb, n.nvme_drives)}, {n.power_w:,} W per node ({n.power_basis}"
             + (

@@ -85,7 +85,7 @@ def _not_counted(setup: TrainingSetup, expert_parallel: int, world: int, gpu: Gp
     if world > largest:
         held = f"the largest catalog server of {gpu.id} holds {largest}" if largest else f"no catalog server holds {gpu.id}"
         out.append(
-            f"traffic between servers: the {world} GPUs are timed as if in one server ({held}); plan a workload "
+            f"traffic between servers: the {world:,} GPUs are timed as if in one server ({held}); plan a workload "
             "(specgen plan) for a multi-server job"
         )
     return out
