@@ -681,7 +681,9 @@ def _deployment_text(x: dict[str, Any] | None) -> str:
         )
         if training.get("runs_after"):
             # the hour counts from the sequence's start, when the first job starts (fuzz22 item 8)
-            text += f", after {fmt_cell(training['runs_after'])}, from {fmt_cell(training.get('starts_at_hours'))} h of the sequence"
+            text += (
+                f", after {fmt_cell(training['runs_after'])}, from {fmt_cell(training.get('starts_at_hours'))} h of the sequence"
+            )
     machine = x.get("machine")
     if machine:
         gib = machine["weights_gib"]

@@ -77,6 +77,17 @@ CASES = [
         "workload.yaml:4:11: deployments[0].name: 'Chat' does not match",
         id="core-tag-str",
     ),
+    pytest.param(  # fuzz22 item 12: YAML 1.1's 2_0 is 20 to ruamel, the text "2_0" to editors: a typo planned 20 replicas
+        VALID.replace("requests_per_second: 2", "requests_per_second: 2_0"),
+        "workload.yaml:8:28: deployments[0].inference.requests_per_second: a number written with digit separators is read "
+        "as 20 by YAML 1.1 but as text by YAML 1.2",
+        id="digit-separators",
+    ),
+    pytest.param(
+        VALID.replace("requests_per_second: 2", "requests_per_second: 0b10"),
+        "workload.yaml:8:28: deployments[0].inference.requests_per_second: a number written in binary is read as 2",
+        id="binary",
+    ),
     pytest.param(  # newuser8 item 11: the pin got memory and precision advice at exit 3
         VALID.replace("    inference:", "    platform: aws-p5-48xlarge\n    inference:"),
         "workload.yaml:6:15: deployments[0].platform: 'aws-p5-48xlarge' is a platform of provider aws; this workload's "

@@ -166,6 +166,7 @@ def _plain(
     if isinstance(node, bool) or node is None:
         return node
     if isinstance(node, int):
+        _check_plain_int(node, path, doc_file, positions)
         return int(node)
     if isinstance(node, float):
         if not math.isfinite(node):
@@ -176,6 +177,25 @@ def _plain(
         return str(node)
     line, col = positions.get(path, (1, 1))
     raise InputError(f"unsupported YAML value of type {type(node).__name__}", Location(doc_file, line, col, format_path(path)))
+
+
+def _check_plain_int(node: int, path: Path, doc_file: str, positions: dict[Path, tuple[int, int]]) -> None:
+    """Refuse an integer only YAML 1.1 reads as one (fuzz22 item 12: ``min_replicas: 2_0`` planned 20 replicas).
+
+    ruamel reads ``2_0`` as 20 and ``0b10`` as 2 (YAML 1.1 forms), where YAML 1.2 readers (editors, JSON Schema tools)
+    read the texts "2_0" and "0b10": a typo of 2 planned ten times the replicas. Hexadecimal and ``0o`` octal are
+    YAML 1.2 integers, read alike by both.
+    """
+    underscore = bool(getattr(node, "_underscore", None))
+    if not underscore and type(node).__name__ != "BinaryInt":
+        return
+    line, col = positions.get(path, (1, 1))
+    form = "with digit separators" if underscore else "in binary"
+    raise InputError(
+        f"a number written {form} is read as {int(node):,} by YAML 1.1 but as text by YAML 1.2 (editors, JSON Schema "
+        "tools): write it in plain digits",
+        Location(doc_file, line, col, format_path(path)),
+    )
 
 
 #: Characters libyaml and ruamel break lines at (YAML 1.1) that YAML 1.2, editors and review diffs do not: NEL, LS, PS.

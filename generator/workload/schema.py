@@ -128,9 +128,7 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
     if error.validator == "pattern":
         # the pattern as a reader writes it: its trailing-newline guard is the matcher's detail (fuzz22 item 10)
         pattern = str(error.validator_value).removesuffix(NO_TRAILING_NEWLINE)
-        return [
-            InputError(f"{short(instance)} does not match {pattern} ({schema.get('description', '')})", doc.locate(path))
-        ]
+        return [InputError(f"{short(instance)} does not match {pattern} ({schema.get('description', '')})", doc.locate(path))]
     if error.validator == "const":
         return [InputError(f"must be {error.validator_value!r}, got {short(instance)}", doc.locate(path))]
     limits = {
