@@ -88,10 +88,11 @@ _POOL_FIELDS: dict[str, tuple[type, ...] | None] = {
 _NODE_FIELDS: dict[str, tuple[type, ...] | None] = {"gpu_id": (str,), "gpus": _NUMBER}
 _DEPLOYMENT_FIELDS: dict[str, tuple[type, ...] | None] = {
     "name": (str,),
-    **dict.fromkeys(("model_id", "precision", "tp", "pp", "replicas", "gpus", "pool")),
+    **dict.fromkeys(("model_id", "precision", "pool")),
+    **dict.fromkeys(("tp", "pp", "replicas", "gpus"), _NUMBER),
 }
 #: What ``diff_plans`` reads from each part of a deployment split over two server kinds.
-_PART_FIELDS: dict[str, tuple[type, ...] | None] = dict.fromkeys(("tp", "pp", "replicas", "pool"))
+_PART_FIELDS: dict[str, tuple[type, ...] | None] = {"pool": None, **dict.fromkeys(("tp", "pp", "replicas"), _NUMBER)}
 _TYPE_NAMES = {dict: "an object", list: "a list", str: "a string", int: "a number"}
 
 
@@ -145,6 +146,13 @@ _ECHOED_DETAILS = (
     "requests_per_s",
     "ttft_p95_s",
     "tpot_s",
+    "latency_p95_s",
+    "slo_ttft_p95_ms",
+    "slo_tpot_ms",
+    "slo_latency_p95_ms",
+    "task",
+    "runs_after",
+    "starts_at_hours",
 )
 
 
@@ -681,9 +689,8 @@ def _deployment_text(x: dict[str, Any] | None) -> str:
         )
         if training.get("runs_after"):
             # the hour counts from the sequence's start, when the first job starts (fuzz22 item 8)
-            text += (
-                f", after {fmt_cell(training['runs_after'])}, from {fmt_cell(training.get('starts_at_hours'))} h of the sequence"
-            )
+            start = fmt_cell(training.get("starts_at_hours"))
+            text += f", after {fmt_cell(training['runs_after'])}, from {start} h of the sequence"
     machine = x.get("machine")
     if machine:
         gib = machine["weights_gib"]

@@ -205,6 +205,15 @@ def _set(value: Any, *path: str | int) -> Any:
         pytest.param(
             _set(10**400, "plan", "pools", 0, "nodes"), "'plan.pools[0].nodes' must be a number from 0", id="nodes-huge"
         ),
+        # fuzz22 item 11: a deployment's counts were echoed as given ("(three GPUs)")
+        pytest.param(
+            _set("three", "plan", "deployments", 0, "gpus"), "'plan.deployments[0].gpus' must be a number", id="gpus-text"
+        ),
+        pytest.param(
+            _set(-3, "plan", "deployments", 0, "replicas"),
+            "'plan.deployments[0].replicas' must be a number from 0",
+            id="replicas-negative",
+        ),
         # fuzz10 item 5: what the diff echoes was neither checked nor bounded (a 1.5 MB JSON comment)
         pytest.param(
             _set([1] * 100_000, "plan", "deployments", 0, "details", "max_num_seqs"),
