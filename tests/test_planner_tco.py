@@ -794,7 +794,8 @@ def test_inventory_gpu_must_fit_the_platform(tmp_path: Path, group: str, message
         pytest.param("xeon-platinum-8480c", 2, 2048, 4096, 16, 128, id="dgx-2tb-one-per-channel"),
         pytest.param("xeon-platinum-8470", 2, 80, None, 16, 16, id="small-need-still-fills-16-channels"),
         pytest.param("epyc-9654", 2, 3000, None, 24, 128, id="epyc-12-channels-per-socket"),
-        pytest.param("ryzen-9-7950x", 1, 200, 192, 2, 96, id="desktop-capped-at-the-platform-maximum"),
+        # a desktop takes unbuffered DIMMs of at most 64 GiB: 192 GiB is 4 x 48, not 2 x 96 (newuser25 item 4)
+        pytest.param("ryzen-9-7950x", 1, 200, 192, 4, 48, id="desktop-capped-at-the-platform-maximum"),
     ],
 )
 def test_memory_fills_every_channel_with_one_dimm_size(

@@ -829,7 +829,7 @@ def _fixed_machine(
             spans,
             wider_machine(machine, spec),
         ),
-        "checklist": checklist(plan, machine),
+        "checklist": checklist(plan, machine, wider_machine(machine, spec)),
         "findings": [
             *({"level": level, "code": code, "message": msg} for level, code, _, msg in machine_findings(spec)),
             *({"level": numa_level, "code": numa_code, "message": w} for w in [numa] if w),

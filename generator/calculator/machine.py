@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from generator import catalog
+from generator.catalog.dimms import dimms_per_channel, rated_mt_per_s, two_dimm_note
 from generator.catalog.records import CpuSpec, GpuSpec, dram_bandwidth_gb_per_s
 from generator.errors import InfeasibleError, InputError
 from generator.named_tuple import NamedTuple
@@ -135,6 +136,24 @@ def ddr_beyond_cpu(spec: FixedSpec) -> str | None:
     )
 
 
+def ram_dimm_note(spec: FixedSpec) -> str | None:
+    """Why the machine's RAM runs below its CPU's one-DIMM rate (two DIMMs a channel to hold it), else None.
+
+    Not where the user gives ``ddr_mt_per_s``: that is the speed counted (newuser25 item 4: 192 GiB on a Ryzen 9 7950X
+    was counted at DDR5-5200, 83.2 GB/s, where its 4 DIMMs run at AMD's DDR5-3600, 57.6 GB/s).
+    """
+    if spec.ddr_mt_per_s or channels_problem(spec):
+        return None
+    cpu = _memory_cpu(spec)
+    note = two_dimm_note(cpu, spec.ram_gib / spec.cpu_sockets, socket_channels(spec, cpu))
+    return None if note is None else f"{note}; give ddr_mt_per_s (`specgen detect` reads it) if it runs faster"
+
+
+def _ram_mt_per_s(spec: FixedSpec, cpu: CpuSpec, channels: int) -> int:
+    """The DDR rate counted: the one given, else ``cpu``'s rating at the DIMMs a channel that hold the RAM of a socket."""
+    return spec.ddr_mt_per_s or rated_mt_per_s(cpu, dimms_per_channel(cpu, channels, spec.ram_gib / spec.cpu_sockets))
+
+
 def socket_channels(spec: FixedSpec, cpu: CpuSpec) -> int:
     """Memory channels of one socket: those given over the sockets, at most the named CPU's; else ``cpu``'s own."""
     if not spec.memory_channels:
@@ -167,6 +186,7 @@ def machine_findings(spec: FixedSpec) -> list[tuple[Literal["info", "warning"], 
         ("warning", "cpu-sockets-beyond-cpu", "cpu_sockets", sockets_beyond_cpu(spec)),
         ("warning", "memory-channels-beyond-cpu", "memory_channels", channels_beyond_cpu(spec)),
         ("warning", "ddr-speed-beyond-cpu", "ddr_mt_per_s", ddr_beyond_cpu(spec)),
+        ("info", "ddr-two-dimms-per-channel", "ram_gib", ram_dimm_note(spec)),
         ("warning", "gpu-count-splits-package", "gpu_count", gpus_split_packages(spec)),
         ("info", "pcie-not-applied", "", pcie_not_applied(spec)),
     )
@@ -233,6 +253,17 @@ def numa_note(spec: FixedSpec, spans_nodes: bool = False) -> str | None:
         f"{spec.cpu_sockets} CPU sockets: offload counts one socket's memory bandwidth and RAM ({node}), for llama.cpp "
         f"started under numactl {NUMACTL_ONE_NODE} (its settings' numactl) with the model in that node's RAM, one "
         f"NUMA node a socket (NPS1 on AMD, SNC off on Intel, as the rows measured ran); {CROSS_SOCKET_SOURCE}"
+        f"{_reserve_on_node(spec)}"
+    )
+
+
+def _reserve_on_node(spec: FixedSpec) -> str:
+    """Where the reserve is counted on a machine of several sockets: whole on the model's node (``build_machine``)."""
+    if not spec.reserved_ram_gib:
+        return ""
+    return (
+        f"; the {spec.reserved_ram_gib:g} GiB reserve (reserved_ram_gib) is kept whole on that node, not split over "
+        f"the {spec.cpu_sockets} nodes, as the other services may take their memory from it"
     )
 
 
@@ -295,12 +326,15 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
     # decode reads at (numa_note), and its node's RAM what holds the offloaded weights (review 15 item 1)
     if problem := channels_problem(spec):
         raise InputError(problem)
-    channels, mts = socket_channels(spec, cpu), spec.ddr_mt_per_s or cpu.ddr_mt_per_s
+    channels = socket_channels(spec, cpu)
+    mts = _ram_mt_per_s(spec, cpu, channels)  # two DIMMs a channel run slower (ram_dimm_note)
     given = spec.cpu or (spec.memory_channels and spec.ddr_mt_per_s)
     source = f"{cpu.name}: " if spec.cpu else "" if given else f"assumed like {cpu.name}: "
     source += f"one of {sockets} sockets, " if sockets > 1 else ""
     ddr = dram_bandwidth_gb_per_s(channels, mts)
     ddr_basis = f"{source}{channels} channels x DDR-{mts}"
+    if mts < cpu.ddr_mt_per_s and not spec.ddr_mt_per_s:
+        ddr_basis += f" at 2 DIMMs a channel, DDR-{cpu.ddr_mt_per_s} at 1"
     link, link_name = host_link(spec, gpu)
     machine = Machine(
         gpus=spec.gpu_count,
@@ -309,7 +343,10 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
         gpu_tflops=gpu.sustained_tflops("bf16") or 0.0,
         pcie_gb_per_s=link,
         ram_bytes=int(spec.ram_gib / sockets * GIB),
-        reserved_ram_bytes=int(spec.reserved_ram_gib / sockets * GIB),  # the reserve shares the nodes as the RAM does
+        # the reserve is kept whole on the node the model is bound to: the other services' memory may come from that
+        # node (Linux allocates on the node a process runs on first), and a reserve split over the nodes was halved
+        # on two sockets without a word (newuser25 item 7)
+        reserved_ram_bytes=int(spec.reserved_ram_gib * GIB),
         swap_bytes=int(spec.swap_gib * GIB),
         nvme_bytes=int(spec.nvme_gib * GIB),
         nvme_read_gb_per_s=spec.nvme_read_gb_per_s,

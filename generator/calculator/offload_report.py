@@ -299,8 +299,40 @@ def _vllm_offload(
 GGUF_NATIVE_FORMATS = frozenset({"bf16", "fp16", "fp32", "mxfp4"})
 
 
-def checklist(plan: OffloadPlan, machine: Machine) -> list[dict[str, str]]:
-    """What to measure on the real machine, with the predicted value next to each item."""
+def _ram_rows(plan: OffloadPlan, machine: Machine, wider: Machine | None) -> list[tuple[str, str, str]]:
+    """The RAM rows of the checklist: the whole machine's, as ``free`` reads it, and the model's node's where it has several.
+
+    ``machine``: what the placement counted (one NUMA node's RAM on a machine of several sockets, unless it spans them);
+    ``wider``: every node's RAM, None for one socket. ``free`` reads the whole machine, so the RAM left is counted over
+    every node's (newuser25 item 7: 110.84 GiB predicted, one node's 384 GiB less the model, where ``free -g`` reads
+    about 495 GiB of a 768 GiB machine); one node's is what ``numactl -H`` shows for the node the model is bound to.
+    """
+    used = plan.placement.ram_used_bytes
+    whole = wider or machine
+    rows = [
+        ("RAM used by the model process", "ps -o rss= -p <pid>; free -g", f"{_gib(used)} GiB"),
+        (
+            "RAM left for the other services",
+            "free -g (available) minus the model process",
+            f"{_gib(whole.ram_bytes - used):g} GiB of {_gib(whole.ram_bytes):g} (less what the OS takes)",
+        ),
+    ]
+    if machine.ram_bytes < whole.ram_bytes:  # bound to one node (numactl -m 0): its RAM is what the model may fill
+        rows.append(
+            (
+                "RAM left on NUMA node 0 (the model's)",
+                "numactl -H (node 0 free) while the model runs",
+                f"{_gib(machine.ram_bytes - used):g} GiB of {_gib(machine.ram_bytes):g}",
+            )
+        )
+    return rows
+
+
+def checklist(plan: OffloadPlan, machine: Machine, wider: Machine | None = None) -> list[dict[str, str]]:
+    """What to measure on the real machine, with the predicted value next to each item.
+
+    ``machine``: the one the placement counted; ``wider``: every NUMA node's RAM where ``machine`` counts one node's.
+    """
     p, c = plan.placement, plan.cost
     rows = [
         (
@@ -308,12 +340,7 @@ def checklist(plan: OffloadPlan, machine: Machine) -> list[dict[str, str]]:
             "nvidia-smi --query-gpu=memory.used --format=csv",
             ", ".join(f"{_gib(b.total)} GiB" for b in p.per_gpu),
         ),
-        ("RAM used by the model process", "ps -o rss= -p <pid>; free -g", f"{_gib(p.ram_used_bytes)} GiB"),
-        (
-            "RAM left for the other services",
-            "free -g (available) minus the model process",
-            f"{_gib(p.ram_free_bytes + machine.reserved_ram_bytes)} GiB",
-        ),
+        *_ram_rows(plan, machine, wider),
         (
             "host-to-device traffic per token",
             "nvidia-smi dmon -s t (rxpci) divided by tokens/s",

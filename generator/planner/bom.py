@@ -2,17 +2,17 @@
 
 Memory is populated one DIMM size across every memory channel of every CPU (one DIMM per channel,
 two where one is not enough): a partly filled channel set loses memory bandwidth and most vendors'
-configurators do not offer it.
+configurators do not offer it. The sizes are those the CPU's slots take (a desktop's unbuffered DIMMs
+stop at 64 GiB), and two DIMMs a channel are printed at the CPU's two-DIMM rating where the catalog has
+one (``generator/catalog/dimms.py``).
 """
 
 from __future__ import annotations
 
+from generator.catalog.dimms import dimm_sizes_gib, dimm_type, rated_mt_per_s, two_dimm_mt_per_s
 from generator.catalog.records import CpuSpec
 from generator.named_tuple import NamedTuple
 
-#: Registered DIMM capacities offered for DDR4/DDR5 servers, GiB (JEDEC densities: 16-256 GB modules,
-#: including the non-binary 24/48/96 GB DDR5 modules).
-DIMM_SIZES_GIB = (16, 24, 32, 48, 64, 96, 128, 256)
 #: OS drives: two M.2 NVMe in RAID 1, as NVIDIA ships DGX B200 ("2 x 1.92 TB NVMe M.2 SSD in RAID 1",
 #: https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html).
 BOOT_DRIVES = 2
@@ -26,22 +26,25 @@ class MemoryLayout(NamedTuple):
     dimm_gib: int
     total_gib: int
     text: str
+    #: The rate the DIMMs run at: the CPU's rating at this many DIMMs a channel.
+    mt_per_s: int = 0
 
 
 def fill_channels(cpu: CpuSpec, sockets: int, wanted_gib: int, max_gib: float | None) -> MemoryLayout:
     """The smallest one-size DIMM population filling every channel with at least ``wanted_gib`` (capped at ``max_gib``)."""
     channels = cpu.memory_channels * max(sockets, 1)
+    sizes = dimm_sizes_gib(cpu)  # a desktop's unbuffered DIMMs: at most 64 GiB (newuser25 item 4)
     for per_channel in (1, 2):
-        for size in DIMM_SIZES_GIB:
+        for size in sizes:
             total = channels * per_channel * size
             if max_gib and total > max_gib:
                 break
             if total >= wanted_gib:
                 return _layout(cpu, channels, per_channel, size)
     # the most the platform takes with full channels
-    best = _layout(cpu, channels, 1, DIMM_SIZES_GIB[0])
+    best = _layout(cpu, channels, 1, sizes[0])
     for per_channel in (1, 2):
-        for size in DIMM_SIZES_GIB:
+        for size in sizes:
             if not max_gib or channels * per_channel * size <= max_gib:
                 candidate = _layout(cpu, channels, per_channel, size)
                 best = candidate if candidate.total_gib > best.total_gib else best
@@ -50,10 +53,21 @@ def fill_channels(cpu: CpuSpec, sockets: int, wanted_gib: int, max_gib: float | 
 
 def _layout(cpu: CpuSpec, channels: int, per_channel: int, size: int) -> MemoryLayout:
     dimms = channels * per_channel
-    speed = f"{(cpu.ddr_generation or 'DDR').upper()}-{cpu.ddr_mt_per_s}"
-    return MemoryLayout(
-        dimms, size, dimms * size, f"{dimms} x {size} GiB {speed} ({per_channel} per channel, {channels} channels)"
-    )
+    generation = (cpu.ddr_generation or "DDR").upper()
+    rate = rated_mt_per_s(cpu, per_channel)
+    kind = " UDIMM" if dimm_type(cpu) == "udimm" else ""  # registered, a server's, goes without saying
+    text = f"{dimms} x {size} GiB {generation}-{rate}{kind} ({per_channel} per channel, {channels} channels"
+    return MemoryLayout(dimms, size, dimms * size, f"{text}{_two_dimm_clause(cpu, per_channel)})", rate)
+
+
+def _two_dimm_clause(cpu: CpuSpec, per_channel: int) -> str:
+    """What two DIMMs a channel do to the speed: the CPU's rating at two against one, or that the catalog has none."""
+    if per_channel < 2:
+        return ""
+    generation = (cpu.ddr_generation or "DDR").upper()
+    if two_dimm_mt_per_s(cpu) is None:
+        return f"; {generation}-{cpu.ddr_mt_per_s} is the rating at 1 a channel, the catalog has none at 2"
+    return f": the rating at 2 a channel, {generation}-{cpu.ddr_mt_per_s} at 1"
 
 
 def soldered_memory(cpu: CpuSpec | None) -> bool:

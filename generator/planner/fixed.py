@@ -126,7 +126,7 @@ def _deployment(
             spans,
             wider,
         ),
-        "checklist": checklist(plan, machine),
+        "checklist": checklist(plan, machine, wider),
     }
     reasons = [
         *plan.decisions,

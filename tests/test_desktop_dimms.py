@@ -1,0 +1,102 @@
+"""newuser25 item 4: a desktop tower was filled with DIMMs no desktop takes ("2 x 96 GiB DDR5-5600, 1 per channel" on
+a Core i9-14900K; unbuffered DDR5 DIMMs stop at 64 GB), and no DIMM count lowered the speed: 192 GiB on a Ryzen 9 7950X
+(4 DIMMs, two a channel, which AMD rates at DDR5-3600) was counted at DDR5-5200, 83.2 GB/s instead of 57.6."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from generator import catalog
+from generator.catalog.dimms import UDIMM_SIZES_GIB, dimm_sizes_gib, dimm_type, two_dimm_mt_per_s
+from generator.planner.bom import fill_channels
+from tests.conftest import REPO
+from tests.helpers import estimate_json
+
+TWO = "2 per channel, 2 channels: the rating at 2 a channel"
+
+
+@pytest.mark.parametrize(
+    ("cpu_id", "sockets", "wanted_gib", "max_gib", "text", "mt_per_s"),
+    [
+        # the newuser25 tower: 192 GiB is 4 x 48 GiB UDIMMs at Intel's 2-DIMM rate, not 2 x 96 GiB at 5600
+        ("core-i9-14900k", 1, 192, 192, f"4 x 48 GiB DDR5-4000 UDIMM ({TWO}, DDR5-5600 at 1)", 4000),
+        ("ryzen-9-7950x", 1, 150, 192, f"4 x 48 GiB DDR5-3600 UDIMM ({TWO}, DDR5-5200 at 1)", 3600),
+        # 128 GiB fits one 64 GiB UDIMM a channel: the full rate
+        ("ryzen-9-7950x", 1, 128, 192, "2 x 64 GiB DDR5-5200 UDIMM (1 per channel, 2 channels)", 5200),
+        ("core-i9-14900k", 1, 64, 192, "2 x 32 GiB DDR5-5600 UDIMM (1 per channel, 2 channels)", 5600),
+        # servers keep their registered DIMMs, unchanged
+        ("epyc-9654", 2, 768, None, "24 x 32 GiB DDR5-4800 (1 per channel, 24 channels)", 4800),
+        # two a channel on a CPU whose 2-DIMM rating the catalog lacks: said, not guessed
+        (
+            "xeon-platinum-8480-plus",
+            1,
+            3000,
+            None,
+            "16 x 256 GiB DDR5-4800 (2 per channel, 8 channels; DDR5-4800 is the rating at 1 a channel, the catalog "
+            "has none at 2)",
+            4800,
+        ),
+    ],
+)
+def test_fill_channels_uses_the_dimms_and_the_speed_the_cpu_takes(
+    cpu_id: str, sockets: int, wanted_gib: int, max_gib: int | None, text: str, mt_per_s: int
+) -> None:
+    layout = fill_channels(catalog.cpus()[cpu_id], sockets, wanted_gib, max_gib)
+    assert (layout.text, layout.mt_per_s) == (text, mt_per_s)
+
+
+@settings(max_examples=60, deadline=None)
+@given(cpu_id=st.sampled_from(["core-i9-14900k", "ryzen-9-7950x"]), wanted_gib=st.integers(1, 400))
+def test_a_desktop_is_only_given_udimm_sizes(cpu_id: str, wanted_gib: int) -> None:
+    cpu = catalog.cpus()[cpu_id]
+    layout = fill_channels(cpu, 1, wanted_gib, 192)
+    assert layout.dimm_gib in UDIMM_SIZES_GIB and layout.total_gib <= 192
+    two_a_channel = layout.dimms > cpu.memory_channels
+    assert layout.mt_per_s == (two_dimm_mt_per_s(cpu) if two_a_channel else cpu.ddr_mt_per_s)
+
+
+def test_desktop_cpus_carry_a_sourced_or_flagged_two_dimm_rate() -> None:
+    records = json.loads((REPO / "generator" / "catalog" / "cpus.json").read_text())["cpus"]
+    desktops = [r for r in records if r.get("dimm_type") == "udimm"]
+    assert {r["id"] for r in desktops} == {"core-i9-14900k", "ryzen-9-7950x"}
+    for rec in desktops:
+        cpu = catalog.cpus()[rec["id"]]
+        assert dimm_type(cpu) == "udimm" and max(dimm_sizes_gib(cpu)) == 64
+        assert rec["ddr_mt_per_s_2dpc"] < rec["ddr_mt_per_s"]
+        sourced = rec.get("field_sources", {}).get("ddr_mt_per_s_2dpc", "").startswith("https://")
+        assert sourced != ("ddr_mt_per_s_2dpc" in rec.get("unsourced_fields", [])), rec["id"]
+
+
+ESTIMATE = ("meta-llama/Llama-3.3-70B-Instruct", "--gpu", "rtx-4090-24gb", "--reserved-ram-gib", "12", "--cpu",
+            "ryzen-9-7950x", "--precision", "q8_0", "--context", "8192")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("ram_gib", "given", "gb_per_s", "derated"),
+    [
+        ("192", (), "57.6 GB/s", True),  # 4 DIMMs: AMD's DDR5-3600, 2 x 3600 x 8 B
+        ("128", (), "83.2 GB/s", False),  # 2 x 64 GiB: one a channel, DDR5-5200
+        ("192", ("--ddr-mt-per-s", "5200"), "83.2 GB/s", False),  # the speed given is the speed counted
+    ],
+)
+def test_the_offload_estimate_counts_the_two_dimm_speed(
+    ram_gib: str, given: tuple[str, ...], gb_per_s: str, derated: bool
+) -> None:
+    data = estimate_json(*ESTIMATE, "--ram-gib", ram_gib, *given)
+    assert data["machine"]["bandwidths"].startswith(gb_per_s)
+    notes = [f["message"] for f in data["findings"] if f["code"] == "ddr-two-dimms-per-channel"]
+    assert bool(notes) is derated
+    if derated:
+        assert "at 2 DIMMs a channel, DDR-5200 at 1" in data["machine"]["bandwidths"]
+        assert notes[0].startswith("192 GiB takes 2 DIMMs a channel")
+
+
+def test_the_two_dimm_speed_slows_the_offloaded_decode() -> None:
+    """The CPU-bound decode reads the RAM layers at the bandwidth: 3600 / 5200 of the speed, within the GPU's share."""
+    slow = estimate_json(*ESTIMATE, "--ram-gib", "192")["throughput"]["decode_tokens_per_s"]
+    fast = estimate_json(*ESTIMATE, "--ram-gib", "192", "--ddr-mt-per-s", "5200")["throughput"]["decode_tokens_per_s"]
+    assert 3600 / 5200 <= slow / fast < 0.85
