@@ -12,6 +12,7 @@ import pytest
 from generator.calculator.estimate import EstimateRequest, estimate
 from generator.errors import InputError
 from generator.planner.training import _setup
+from generator.sizing.weights import Parallelism
 from generator.workload.models import TrainingSpec
 from tests.helpers import estimate_json, run_estimate
 
@@ -40,4 +41,4 @@ def test_full_training_refuses_the_flag() -> None:
 
 def test_workload_field_defaults_to_peft_and_reaches_the_planner() -> None:
     assert TrainingSpec(method="lora").lora_dropout == 0.0
-    assert _setup(TrainingSpec(method="lora", lora_dropout=0.05), zero=0, dp=1).lora_dropout == 0.05
+    assert _setup(TrainingSpec(method="lora", lora_dropout=0.05), zero=0, dp=1, par=Parallelism(1, 1)).lora_dropout == 0.05

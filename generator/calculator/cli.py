@@ -200,7 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument(
         "--optimizer",
         help="adamw (16 B/param), adamw-torch-amp (18), adamw-bf16, adamw-8bit, adamw-8bit-bf16, sgd, adafactor "
-        "(default: the --framework's regime, torchtune adamw-bf16; else adamw)",
+        "(default: the --framework's regime, torchtune adamw-bf16, or on one GPU its full fine-tune's bitsandbytes "
+        "PagedAdamW8bit, adamw-8bit-bf16 with its states paged to host RAM; else adamw; a regime given is not paged)",
     )
     t.add_argument(
         "--zero",
@@ -263,7 +264,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--activation-offload", action="store_const", const=True, default=None, help="checkpointed activations in host RAM"
     )
     t.add_argument(
-        "--optimizer-in-backward", action="store_const", const=True, default=None, help="step each parameter during backward"
+        "--optimizer-in-backward",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="step each parameter during backward (--no-optimizer-in-backward: after it; default: the framework recipe's, "
+        "on for torchtune's single-device full fine-tune)",
     )
     t.add_argument(
         "--fused-kernels",
@@ -346,6 +351,20 @@ _SATURATION_LIMITS = {
 }
 
 
+def _training_line(job: dict[str, Any]) -> str:
+    """The estimate's training line: method, optimizer, stage, loss, and whose defaults fill what is not given.
+
+    Under a framework recipe with defaults of its own (torchtune's single-device full fine-tune) the line names the
+    recipe and the techniques in effect that the other recipes leave off (newuser25 item 3).
+    """
+    paged = " (paged to host RAM)" if job["paged_optimizer"] else ""
+    line = f"  training     {job['method_label']}, {job['optimizer']}{paged}, ZeRO-{job['zero_stage']}, loss {job['loss']}"
+    if job["recipe"]:
+        in_backward = ", optimizer stepped in backward" if job["optimizer_in_backward"] else ""
+        return f"{line}{in_backward} ({job['framework']}'s {job['recipe']} recipe defaults where not given)"
+    return line + (f" ({job['framework']}'s defaults where not given)" if job["framework"] else "")
+
+
 def format_text(result: dict[str, Any]) -> str:
     """A readable breakdown table of an estimate."""
     m, params, mem = result["model"], result["params"], result["memory"]["per_gpu"]
@@ -363,12 +382,7 @@ def format_text(result: dict[str, Any]) -> str:
         f"  weights      {_gib(result['weights']['bytes'])} whole model",
     ]
     if training:
-        job = result["training"]
-        lines.insert(
-            3,
-            f"  training     {job['method_label']}, {job['optimizer']}, ZeRO-{job['zero_stage']}, loss {job['loss']}"
-            + (f" ({job['framework']}'s defaults where not given)" if job["framework"] else ""),
-        )
+        lines.insert(3, _training_line(result["training"]))
     if not training:
         lines.append(
             f"  KV cache     {result['kv_cache']['bytes_per_token']:,} B/token; {_gib(result['kv_cache']['bytes'])} for "

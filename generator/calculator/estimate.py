@@ -349,6 +349,15 @@ def training_precision(req: EstimateRequest, half: str = "bf16") -> tuple[str, s
     return half, f"{half} mixed precision ({half} weights, fp32 master copy in the optimizer states)"
 
 
+def recipe_accumulation_note(framework: str, recipe: str, steps: int) -> str:
+    """Why a recipe's optimizer-in-backward default is not applied: the job accumulates (newuser25 item 3)."""
+    return (
+        f"{framework}'s {recipe} recipe steps the optimizer in backward (optimizer_in_bwd: True), which takes no gradient "
+        f"accumulation: with {steps} accumulation steps it is sized without it, the whole model's gradients held "
+        "(--accumulation 1 with a larger --micro-batch keeps it)"
+    )
+
+
 def training_method_label(method: str, base: str | None) -> str:
     """The job as the estimate names it: ``method``, but LoRA over a quantized base that is not NF4 says so.
 
@@ -537,6 +546,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             "micro_batch_size": setup.micro_batch_size,
             "accumulation_steps": setup.accumulation_steps,
             "offload_optimizer": setup.offloads_optimizer(),
+            "paged_optimizer": setup.paged_optimizer,
             "offload_params": setup.offload_params,
             "sequence_length": setup.sequence_length,
             "checkpointing": setup.checkpointing,
@@ -547,8 +557,14 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             "activation_bytes_per_token": mem.activation_bytes_per_token,
         }
         loss, activation_offload, optimizer_in_backward = setup.techniques()
+        from generator.sizing.frameworks import job_recipe
+
+        recipe = job_recipe(setup.framework, setup.method, setup.data_parallel * par.gpus)
+        if recipe and recipe.optimizer_in_backward and req.optimizer_in_backward is None and setup.accumulation_steps > 1:
+            notes.append(recipe_accumulation_note(setup.framework or "", recipe.name, setup.accumulation_steps))
         result["training"].update(
             framework=setup.framework,
+            recipe=recipe.name if recipe else None,
             loss=loss,
             activation_offload=activation_offload,
             optimizer_in_backward=optimizer_in_backward,
@@ -581,10 +597,12 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 at_longest = size_training(arch, setup._replace(sequence_length=max(longest, 1)), par, consts, nvlink=nvlink)
                 result["training"]["max_sequence_host_ram_bytes_per_gpu"] = at_longest.host_ram_bytes_per_gpu
                 if longest == 0:
+                    from generator.calculator.training_levers import already_on, lighter_states
+
+                    on = already_on(setup, activations=False)
                     notes.append(
                         f"no sequence fits: the model states and runtime alone need more than the {usable / GIB:.1f} GiB "
-                        "usable on this GPU; shard them (--zero 3 with more --gpus), offload them (--offload-optimizer, "
-                        "--offload-params)" + LIGHTER_METHOD[setup.method]
+                        f"usable on this GPU; {lighter_states(setup)}{LIGHTER_METHOD[setup.method]}" + (f"; {on}" if on else "")
                     )
                 if arch.max_model_len and longest > arch.max_model_len:
                     notes.append(f"memory allows {longest:,}-token sequences, more than {served}; {CONTEXT_EXTENSION}")
@@ -863,8 +881,14 @@ def training_nvlink(gpu: GpuSpec | None, setup: TrainingSetup, par: Parallelism)
 def _training(
     req: EstimateRequest, model: ResolvedModel, par: Parallelism, consts: Constants, gpu: GpuSpec | None
 ) -> tuple[TrainingSetup, Any]:
-    from generator.sizing.frameworks import QLORA_DATA_PARALLEL_ONLY, framework_profile, layout_refusal, resolved_regime
-    from generator.sizing.training import TrainingSetup, size_training
+    from generator.sizing.frameworks import (
+        QLORA_DATA_PARALLEL_ONLY,
+        framework_profile,
+        job_recipe,
+        layout_refusal,
+        resolved_regime,
+    )
+    from generator.sizing.training import TrainingSetup, size_training, with_recipe
 
     # expert parallelism is carved out of data parallel: at least ep data-parallel ranks, a multiple of them
     gpus = req.gpus if req.gpus is not None else par.gpus * req.ep
@@ -883,7 +907,8 @@ def _training(
         if why == QLORA_DATA_PARALLEL_ONLY:
             advice = "use --gpus for data-parallel ranks (--zero 3 shards the base over them), or train lora"
         raise InputError(f"--{flag} {getattr(par, flag) if flag != 'ep' else req.ep}: {why}; {advice}")
-    optimizer, zero_stage = resolved_regime(req.framework, req.optimizer, req.zero_stage, gpus // par.gpus)
+    recipe = job_recipe(req.framework, req.train or "full", gpus)
+    optimizer, zero_stage = resolved_regime(req.framework, req.optimizer, req.zero_stage, gpus // par.gpus, recipe)
     setup = TrainingSetup(
         method=req.train or "full",
         optimizer=optimizer,
@@ -908,6 +933,7 @@ def _training(
         # a pipeline runs micro-batches through every step, as the planner sizes it where no global batch is given
         accumulation_steps=max(req.accumulation, consts.training_pipeline_microbatches if par.pp > 1 else 1),
     )
+    setup = with_recipe(setup, recipe, optimizer_given=req.optimizer is not None)
     if gpu is not None:
         from generator.sizing.training_hardware import precision_problem
 
@@ -926,6 +952,7 @@ def _smaller_micro_batch(
     The largest micro-batch that fits, with the accumulation that keeps its batch; else what shrinks the activations
     and the model states.
     """
+    from generator.calculator.training_levers import already_on, lighter_activations, lighter_states
     from generator.sizing.training import size_training
 
     micro = setup.micro_batch_size
@@ -938,16 +965,20 @@ def _smaller_micro_batch(
         ),
         None,
     )
-    lighter = "--gradient-checkpointing full, --loss chunked or --activation-offload shrink the activations"
+    lighter = lighter_activations(setup)
     if fitting is None:
-        return (
-            f"no micro-batch below {micro} fits either: {lighter}, or shard the model states (--zero 3 with more "
-            f"--gpus), offload them (--offload-optimizer, --offload-params){LIGHTER_METHOD[setup.method]}"
-        )
+        ways = [w for w in (lighter, lighter_states(setup) + LIGHTER_METHOD[setup.method]) if w]
+        on = already_on(setup)
+        return f"no micro-batch below {micro} fits either: {'; or '.join(ways)}" + (f"; {on}" if on else "")
     m, total = fitting
     batch = micro * setup.accumulation_steps
     keep = f" (--accumulation {batch // m} keeps {batch} sequences a step)" if batch % m == 0 else ""
-    return f"--micro-batch {m} fits ({total / GIB:.2f} GiB){keep}; or {lighter}"
+    on = already_on(setup, states=False)
+    return (
+        f"--micro-batch {m} fits ({total / GIB:.2f} GiB){keep}"
+        + (f"; or {lighter}" if lighter else "")
+        + (f"; {on}" if on else "")
+    )
 
 
 def longest_training_sequence(

@@ -77,6 +77,8 @@ def _not_counted(setup: TrainingSetup, expert_parallel: int, world: int, gpu: Gp
         out.append("the offloaded parameters' PCIe copies to the GPU for each layer's forward and backward")
     if setup.offloads_optimizer():
         out.append("the offloaded optimizer's step on the CPU and the gradients' PCIe copies")
+    if setup.paged_optimizer:
+        out.append("the paged optimizer states' PCIe copies from host RAM to the GPU and back for each step")
     if setup.techniques()[1]:
         out.append("the offloaded activations' PCIe copies to host RAM and back")
     if expert_parallel > 1:

@@ -732,9 +732,24 @@ def _technique_details(setup: TrainingSetup) -> dict[str, Any]:
         "fused_kernels": setup.kernels_fused(),
         "flash_attention": setup.flash_attention,
     }
+    if setup.paged_optimizer:
+        # the recipe's paged optimizer, which the launcher must name (newuser25 item 3)
+        details["paged_optimizer"] = True
     if setup.method != "full":
         details.update(lora_rank=setup.lora_rank, lora_dropout=setup.lora_dropout, lora_target_modules=list(setup.lora_targets))
     return details
+
+
+def paged_reason(setup: TrainingSetup, host_ram_bytes: int) -> str:
+    """What a job's paged optimizer is and where its states are sized (newuser25 item 3)."""
+    from generator.sizing.frameworks import job_recipe
+
+    recipe = job_recipe(setup.framework, setup.method, 1)
+    source = f"{setup.framework}'s {recipe.name} recipe: {recipe.optimizer_class}" if recipe else "a paged optimizer"
+    return (
+        f"optimizer states paged to host RAM ({source}, bitsandbytes pages them out of GPU memory under pressure): "
+        f"{_gib(host_ram_bytes)} of host RAM per GPU holds them; their PCIe copies each step are not counted in the step time"
+    )
 
 
 def _split_frameworks_reason(method: str, tp: int, pp: int) -> str:
@@ -791,6 +806,8 @@ def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tup
             "offload / ZeRO-3 offload_param); each layer is copied to the GPU for its forward and backward, PCIe copies "
             "the step time does not count"
         )
+    if setup.paged_optimizer:
+        reasons.append(paged_reason(setup, mem.host_ram_bytes_per_gpu))
     if half := fp16_note(shape.hardware.gpu.id, shape.hardware.gpu.architecture):
         reasons.append(half)
     details["tensor_parallel"] = shape.par.tp

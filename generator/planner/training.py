@@ -13,11 +13,11 @@ from generator.planner.training_comm import gpu_link_latency_s
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_collectives
-from generator.sizing.frameworks import data_parallel_only, framework_profile, resolved_regime
+from generator.sizing.frameworks import data_parallel_only, framework_profile, job_recipe, resolved_regime
 from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch
 from generator.sizing.performance import accelerator_for, gpus_for_deadline, training_flops_per_token, training_hours
 from generator.sizing.precision import weight_format
-from generator.sizing.training import TrainingMemory, TrainingSetup, size_training
+from generator.sizing.training import TrainingMemory, TrainingSetup, size_training, with_recipe
 from generator.sizing.training_conflicts import IN_BACKWARD_ACCUMULATION, training_conflicts
 from generator.sizing.training_hardware import precision_problem
 from generator.sizing.training_mfu import attention_kernel_scale, training_utilisation
@@ -97,10 +97,17 @@ class TrainingShape:
         return self.setup.data_parallel * self.setup.micro_batch_size * self.accumulation
 
 
-def _setup(spec: TrainingSpec, zero: int, dp: int, micro_batch: int | None = None, accumulation: int = 1) -> TrainingSetup:
-    return TrainingSetup(
+def _setup(
+    spec: TrainingSpec, zero: int, dp: int, par: Parallelism, micro_batch: int | None = None, accumulation: int = 1
+) -> TrainingSetup:
+    """The job of ``spec`` at a stage, data parallelism and layout: the framework recipe's defaults where it sets none.
+
+    The recipe follows the job's GPUs, ``dp`` x ``par``: torchtune's single-device full fine-tune on one (newuser25 item 3).
+    """
+    recipe = job_recipe(spec.framework, spec.method, dp * par.gpus)
+    setup = TrainingSetup(
         method=spec.method,
-        optimizer=resolved_regime(spec.framework, spec.optimizer, zero, dp)[0],
+        optimizer=resolved_regime(spec.framework, spec.optimizer, zero, dp, recipe)[0],
         zero_stage=zero,
         data_parallel=dp,
         micro_batch_size=micro_batch or _first_micro_batch(spec, dp),
@@ -119,6 +126,18 @@ def _setup(spec: TrainingSpec, zero: int, dp: int, micro_batch: int | None = Non
         fused_kernels=spec.fused_kernels,
         accumulation_steps=accumulation,
     )
+    return with_recipe(setup, recipe, optimizer_given=spec.optimizer is not None)
+
+
+def _asks_in_backward(spec: TrainingSpec) -> bool:
+    """Whether the job steps the optimizer in backward whatever its batch: its own field, else its framework's profile.
+
+    A recipe's default (torchtune's single-device full fine-tune) gives way where the job accumulates
+    (:func:`~generator.sizing.training.with_recipe`), so it never removes the accumulating batch splits.
+    """
+    if spec.optimizer_in_backward is not None:
+        return spec.optimizer_in_backward
+    return bool(spec.framework and framework_profile(spec.framework).optimizer_in_backward)
 
 
 def _memory(arch: Architecture, setup: TrainingSetup, par: Parallelism, hw: Hardware, consts: Constants) -> TrainingMemory:
@@ -313,7 +332,7 @@ def _batch_split(
                 f"a global batch of {gbs} gives each of {dp} data-parallel ranks {per_rank} sequences, "
                 f"not whole micro-batches of {spec.micro_batch}"
             )
-    if _setup(spec, zero, dp).techniques()[2] and (accumulating := [a for _, a in options if a > 1]):
+    if _asks_in_backward(spec) and (accumulating := [a for _, a in options if a > 1]):
         # the optimizer steps inside backward: one micro-batch a step (fuzz20 item 1)
         options = [(mb, a) for mb, a in options if a == 1]
         if not options:
@@ -322,7 +341,7 @@ def _batch_split(
     for mb, accumulation in options:
         if mb > MAX_MICRO_BATCH:
             break
-        if not _fits(_memory(arch, _setup(spec, zero, dp, mb, accumulation), par, hw, consts), budget):
+        if not _fits(_memory(arch, _setup(spec, zero, dp, par, mb, accumulation), par, hw, consts), budget):
             continue  # a larger micro-batch may still fit: accumulating fewer of them holds fewer gradients across them
         layout = StepLayout(par.tp, par.pp, dp, mb, accumulation, spec.sequence_length)
         step = node_free_step(model, spec, hw, layout, consts)
@@ -438,7 +457,7 @@ def training_shapes(
             found = _smallest_dp(model, job, hw, zero, par, budget, consts, start=deadline_dp)
             dp = _data_parallel_for_batch(found, spec.global_batch_size) if found is not None else None
             if found is None:
-                mem = _memory(arch, _setup(job, zero, max(deadline_dp, 1)), par, hw, consts)
+                mem = _memory(arch, _setup(job, zero, max(deadline_dp, 1), par), par, hw, consts)
                 offloaded = " with the parameters offloaded" if job.offload_params else ""
                 blocked.append(
                     f"{name} ZeRO-{zero}: needs {mem.per_gpu.total / GIB:.1f} GiB per GPU{offloaded} of {budget / GIB:.1f} GiB"
@@ -468,7 +487,7 @@ def training_shapes(
                 # a framework's sharding over one data-parallel GPU shards nothing: it is ZeRO-0 there (as the estimate
                 # says), unless it offloads the parameters, which FSDP does on one GPU as well
                 stage = zero if spec.zero_stage is not None or each_dp > 1 or job.offload_params else 0
-                setup = _setup(job, stage, each_dp, micro_batch, accumulation)
+                setup = _setup(job, stage, each_dp, par, micro_batch, accumulation)
                 mem = _memory(arch, setup, par, hw, consts)
                 world = each_dp * tp * pp
                 hours = training_hours(total_flops, world, tflops, consts, mfu=mfu) if total_flops and tflops else None
@@ -569,17 +588,17 @@ def _smallest_dp(
     """Smallest data-parallel degree >= ``start`` at which memory fits (more DP only helps with ZeRO)."""
     arch = arch_model.architecture
     dp = max(1, start)
-    if _fits(_memory(arch, _setup(spec, zero, dp), par, hw, consts), budget):
+    if _fits(_memory(arch, _setup(spec, zero, dp, par), par, hw, consts), budget):
         return dp
     if zero == 0:
         return None
     high = MAX_DATA_PARALLEL
-    if not _fits(_memory(arch, _setup(spec, zero, high), par, hw, consts), budget):
+    if not _fits(_memory(arch, _setup(spec, zero, high, par), par, hw, consts), budget):
         return None
     low = dp
     while low < high:
         mid = (low + high) // 2
-        if _fits(_memory(arch, _setup(spec, zero, mid), par, hw, consts), budget):
+        if _fits(_memory(arch, _setup(spec, zero, mid, par), par, hw, consts), budget):
             high = mid
         else:
             low = mid + 1

@@ -225,6 +225,7 @@ TRAINING_LAYOUT_KEYS = (
     "sequence_length",
     "gradient_checkpointing",
     "offload_optimizer",
+    "paged_optimizer",
     "offload_params",
     "framework",
     "loss",

@@ -27,7 +27,8 @@ Techniques and what they change in the memory sum:
 
 Sources of the defaults: torchtune recipe configs (``recipes/configs``: chunked CE since v0.3,
 activation checkpointing on, offloading off, ``dtype: bf16`` with no fp32 master copy, so AdamW's moments are
-bf16 too; its distributed recipes wrap the model with FSDP2 ``fully_shard``, the ZeRO-3 layout); Unsloth README
+bf16 too; its distributed recipes wrap the model with FSDP2 ``fully_shard``, the ZeRO-3 layout; its single-device
+full fine-tune steps bitsandbytes' PagedAdamW8bit in backward: :data:`TORCHTUNE_SINGLE_DEVICE_FULL`); Unsloth README
 ("unsloth" gradient checkpointing, fused CE; its quick start and notebooks train with ``optim = "adamw_8bit"``,
 https://github.com/unslothai/unsloth#-quickstart); Liger Kernel README (``use_liger_kernel`` / axolotl
 ``liger_fused_linear_cross_entropy``); Hugging Face Trainer/PEFT/TRL, LLaMA-Factory, axolotl, DeepSpeed and FSDP2
@@ -42,6 +43,48 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.precision import lookup
 
 LOSSES = ("standard", "chunked", "inplace", "fused")
+
+
+class Recipe(NamedTuple):
+    """The defaults of one of a framework's recipes that differ from its profile's (newuser25 item 3).
+
+    A framework whose one-GPU recipe sets other defaults than its distributed one (torchtune's
+    ``full_finetune_single_device`` configs against ``full_finetune_distributed``) has them here; each applies only where
+    the job leaves its own field unset.
+    """
+
+    #: The recipe as the framework names it.
+    name: str
+    #: Optimizer regime (:data:`~generator.sizing.training.OPTIMIZERS`) where none is given.
+    optimizer: str
+    #: The optimizer class its configs name, for the output.
+    optimizer_class: str
+    #: Whether the optimizer steps inside backward where the job leaves it unset (and does not accumulate).
+    optimizer_in_backward: bool
+    #: Whether that optimizer's states are paged: bitsandbytes' paged optimizers "take advantage of CUDAs unified memory
+    #: to transfer memory from the GPU to the CPU when GPU memory is exhausted"
+    #: (https://huggingface.co/docs/bitsandbytes/v0.50.1/reference/optim/adam), outside PyTorch's allocator; sized as
+    #: states in host RAM. Only with the recipe's own optimizer (a regime given by name is not paged).
+    paged_optimizer: bool
+    #: Where the defaults are read.
+    source: str
+
+
+#: torchtune's single-device full fine-tune: ``recipes/configs/llama3_1/8B_full_single_device.yaml`` (likewise
+#: llama3/8B_full_single_device, llama3_2/1B_full_single_device) sets ``optimizer: bitsandbytes.optim.PagedAdamW8bit``,
+#: ``optimizer_in_bwd: True`` ("True saves memory. Requires gradient_accumulation_steps=1"),
+#: ``enable_activation_checkpointing: True``, ``enable_activation_offloading: False`` and ``dtype: bf16``; its
+#: distributed config (``llama3_1/8B_full.yaml``, "best to use 8B_full_single_device.yaml" for one device) keeps
+#: ``torch.optim.AdamW`` over FSDP. Some models' configs differ (qwen2_5/7B_full_single_device: 32-bit
+#: ``PagedAdamW``; llama3_2/1B: checkpointing off), which the job's own fields say.
+TORCHTUNE_SINGLE_DEVICE_FULL = Recipe(
+    name="full_finetune_single_device",
+    optimizer="adamw-8bit-bf16",
+    optimizer_class="bitsandbytes.optim.PagedAdamW8bit",
+    optimizer_in_backward=True,
+    paged_optimizer=True,
+    source="https://github.com/pytorch/torchtune/blob/main/recipes/configs/llama3_1/8B_full_single_device.yaml",
+)
 
 #: Chunks of torchtune's ``CEWithChunkedOutputLoss``.
 CHUNKED_LOSS_CHUNKS = 8
@@ -100,6 +143,8 @@ class FrameworkProfile(NamedTuple):
     regimes: tuple[str, ...] | None = None
     #: Why only :attr:`regimes`, for the refusal.
     regimes_note: str = ""
+    #: Defaults of its one-GPU full fine-tune recipe where they differ from the profile's (None: the profile's apply).
+    single_device_full: Recipe | None = None
 
 
 #: torchtune trains ``dtype: bf16`` (or fp32) with no fp32 master copy and no autocast (recipes/configs; its
@@ -129,6 +174,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             offload_needs_checkpointing=True,
             regimes=TORCHTUNE_REGIMES,
             regimes_note="it trains pure bf16 weights and states, with no fp32 master copy or autocast",
+            single_device_full=TORCHTUNE_SINGLE_DEVICE_FULL,
         ),
         FrameworkProfile(
             "unsloth",
@@ -248,8 +294,21 @@ def logits_bytes_per_element(loss: str, standard_bytes: int) -> float:
     raise InputError(f"unknown loss '{loss}'; choose one of {', '.join(LOSSES)}")
 
 
-def resolved_regime(framework: str | None, optimizer: str | None, zero_stage: int | None, data_parallel: int) -> tuple[str, int]:
-    """(optimizer, ZeRO stage) of a job: those given, else the framework's defaults (a stage only when data-parallel).
+def job_recipe(framework: str | None, method: str, gpus: int) -> Recipe | None:
+    """The recipe whose defaults a job takes beside its framework's profile; None where the profile's apply.
+
+    ``gpus`` counts every GPU of the job (TP x PP x DP): a full fine-tune on one GPU runs the framework's single-device
+    recipe (torchtune's ``full_finetune_single_device``), one on more its distributed recipe.
+    """
+    if framework is None or method != "full" or gpus != 1:
+        return None
+    return framework_profile(framework).single_device_full
+
+
+def resolved_regime(
+    framework: str | None, optimizer: str | None, zero_stage: int | None, data_parallel: int, recipe: Recipe | None = None
+) -> tuple[str, int]:
+    """(optimizer, ZeRO stage) of a job: those given, else its recipe's or framework's defaults (a stage only when data-parallel).
 
     An optimizer regime its framework has not is refused here, where the estimate and the planner resolve it (a
     workload's is refused at its field first).
@@ -257,7 +316,7 @@ def resolved_regime(framework: str | None, optimizer: str | None, zero_stage: in
     profile = framework_profile(framework) if framework else None
     if why := regime_refusal(profile, optimizer):
         raise InputError(why)
-    chosen = optimizer or (profile.optimizer if profile else "adamw")
+    chosen = optimizer or (recipe.optimizer if recipe else profile.optimizer if profile else "adamw")
     if zero_stage is not None:
         return chosen, zero_stage
     return chosen, (profile.zero_stage or 0) if profile and data_parallel > 1 else 0

@@ -58,7 +58,7 @@ from generator.sizing.architecture import ATTENTION, EXPERT, Architecture, Linea
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import multi_gpu_runtime_bytes
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
-from generator.sizing.frameworks import FrameworkProfile, framework_profile, logits_bytes_per_element
+from generator.sizing.frameworks import FrameworkProfile, Recipe, framework_profile, logits_bytes_per_element
 from generator.sizing.lora_modules import (
     LM_HEAD,
     TORCHTUNE_NAMES,
@@ -157,6 +157,9 @@ class TrainingSetup(NamedTuple):
     expert_parallel: int = 1
     #: Micro-batches a rank runs before each optimizer step (gradient accumulation, or a pipeline's micro-batches).
     accumulation_steps: int = 1
+    #: Optimizer states in bitsandbytes' paged memory, which pages them to host RAM under GPU memory pressure (its
+    #: recipe's ``PagedAdamW8bit``: :attr:`~generator.sizing.frameworks.Recipe.paged_optimizer`); sized in host RAM.
+    paged_optimizer: bool = False
 
     def techniques(self) -> tuple[str, bool, bool]:
         """(loss, activation offload, optimizer in backward): the setup's own, else its framework's defaults.
@@ -207,6 +210,23 @@ class TrainingSetup(NamedTuple):
         if self.method == "full":
             return "bf16"
         return self.base_precision or ("nf4" if self.method == "qlora" else "bf16")
+
+
+def with_recipe(setup: TrainingSetup, recipe: Recipe | None, optimizer_given: bool) -> TrainingSetup:
+    """``setup`` with the defaults of the framework recipe it runs in the fields the job left unset (newuser25 item 3).
+
+    The recipe's optimizer is chosen where the regime is resolved (:func:`~generator.sizing.frameworks.resolved_regime`);
+    here its optimizer-in-backward applies where the job leaves it unset and runs one micro-batch a step (torchtune:
+    "Requires gradient_accumulation_steps=1"), and its paged states where the job names no optimizer of its own and
+    offloads none.
+    """
+    if recipe is None:
+        return setup
+    in_backward = setup.optimizer_in_backward
+    if in_backward is None and setup.accumulation_steps == 1:
+        in_backward = recipe.optimizer_in_backward
+    paged = recipe.paged_optimizer and not optimizer_given and not setup.offload_optimizer
+    return setup._replace(optimizer_in_backward=in_backward, paged_optimizer=paged)
 
 
 class TrainingMemory(NamedTuple):
@@ -498,6 +518,10 @@ def size_training(
             # ZeRO-Offload moves each reduced gradient bucket to the host as backward fills it: the GPU holds a
             # bucket, not the model's gradients
             grads = min(grads, ZERO_REDUCE_BUCKET_ELEMENTS * opt.grad_bytes)
+        elif setup.paged_optimizer:
+            # paged states wait in host RAM; the gradients stay on the GPU, where the optimizer steps
+            host += states
+            states = 0
         parts = {"model": weights, "autocast_copy": params * opt.cast_cache_bytes}
         if setup.offload_params:
             # the GPU keeps the gathered layers and FSDP's root unit (embeddings, LM head, final norm), as for a
@@ -528,7 +552,7 @@ def size_training(
         unsplit_adapters = trainable * mp_fraction
         grads = held(adapters * opt.adapter_bytes, unsplit_adapters * opt.adapter_bytes, setup.zero_stage >= 2)
         states = held(adapters * opt.moment_bytes, unsplit_adapters * opt.moment_bytes, setup.zero_stage >= 1)
-        if setup.offload_optimizer:
+        if setup.offload_optimizer or setup.paged_optimizer:
             host += states
             states = 0
         if setup.offload_params:

@@ -64,7 +64,8 @@ class TrainingSpec(NamedTuple):
     """How a model is trained or fine-tuned."""
 
     method: Literal["full", "lora", "qlora"]
-    #: None: the framework's regime (torchtune: adamw-bf16), else adamw.
+    #: None: the framework's regime (torchtune: adamw-bf16; its one-GPU full fine-tune recipe's paged adamw-8bit-bf16),
+    #: else adamw.
     optimizer: str | None = None
     zero_stage: int | None = None
     lora_rank: int = 16
