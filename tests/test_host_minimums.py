@@ -75,7 +75,8 @@ def test_a_platform_that_cannot_take_the_minimum_says_so() -> None:
     node = assemble_node(capped, catalog.gpus()["h200-nvl-141gb"], 4, SMALL, Constants(), findings)
     assert node.ram_gib == 256
     assert node.host_minimum is not None and "below it: 256 of 512 GiB RAM" in node.host_minimum
-    assert [f.code for f in findings] == ["ram-below-published-minimum"]
+    # the R760xa has no PSU figure in the catalog: its draw is noted as unchecked (newuser25 item 13)
+    assert [f.code for f in findings] == ["ram-below-published-minimum", "psu-unknown"]
 
 
 # (platform, GPU, GPUs, planning cores per GPU, cores wanted)

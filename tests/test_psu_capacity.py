@@ -2,9 +2,13 @@
 or on a server the team already owns (it exists and runs).
 
 Capacities by hand from ``platforms.json``: Dell XE7740 8 x 3,200 W with four redundant (StorageReview's
-spec table: N+N, 1+1 CPU zone and 3+3 GPU zone) = 4 x 3,200 = 12,800 W; the WRX90 workstation 1 x 2,000 W,
-all three PSU fields marked unsourced; DGX H100 6 x 3,300 W with two redundant = 13,200 W; the LGA1700
-tower 1 x 1,000 W (a single PSU holds none back, whatever its unsourced redundancy says).
+spec table: N+N, 1+1 CPU zone and 3+3 GPU zone) = 4 x 3,200 = 12,800 W; the WRX90 workstation 1 x 2,200 W (the
+Super Flower 2,200 W its priced parts list buys); the AM5 tower 1 x 1,600 W, its PSU fields marked unsourced; DGX
+H100 6 x 3,300 W with two redundant = 13,200 W; the LGA1700 tower 1 x 1,000 W (a single PSU holds none back,
+whatever its unsourced redundancy says).
+
+A PSU's rating is its DC output: it is compared with the node's DC load (the wall draw x psu_efficiency 0.94), not
+with the wall draw (newuser25 item 1: 2 x RTX 5090 on AM5, 1,644 W at the wall = 1,545 W DC, inside 1,600 W).
 """
 
 from __future__ import annotations
@@ -18,13 +22,17 @@ from generator.api import plan_file
 from generator.errors import InfeasibleError
 from generator.planner.nodes import NodePower, node_build_text, psu_capacity_w, psu_full_capacity_w, psu_overload
 from generator.planner.plan import Nic
+from generator.sizing.constants import Constants
 
 REPO = Path(__file__).resolve().parents[1]
 XE7740 = "dell-xe7740"
 WRX90 = "wrx90-workstation"
 PRO6000 = "rtx-pro-6000-blackwell-96gb"  # the Server Edition (passive), for rack servers
 PRO6000_WS = "rtx-pro-6000-ws-96gb"  # the Workstation Edition, for towers
-CARD = {WRX90: PRO6000_WS, "lga1700-desktop-tower": PRO6000_WS}
+AM5 = "am5-desktop-tower"
+RTX5090 = "rtx-5090-32gb"
+CARD = {WRX90: PRO6000_WS, "lga1700-desktop-tower": PRO6000_WS, AM5: RTX5090}
+PSU_EFFICIENCY = Constants().psu_efficiency  # 0.94
 XE9680_AMD = "dell-xe9680-mi300x"
 
 
@@ -33,7 +41,7 @@ XE9680_AMD = "dell-xe9680-mi300x"
     [
         pytest.param(XE7740, 12_800, id="xe7740-4+4"),
         pytest.param("dgx-h100", 13_200, id="dgx-h100-4+2"),
-        pytest.param(WRX90, 2_000, id="wrx90-one-psu"),
+        pytest.param(WRX90, 2_200, id="wrx90-one-psu-as-bought"),
         pytest.param("lga1700-desktop-tower", 1_000, id="one-psu-is-never-redundant"),
         pytest.param("dell-xe8640", None, id="xe8640-psu-null"),
         pytest.param(XE9680_AMD, 9_600, id="xe9680-ftr-3+3"),
@@ -62,7 +70,8 @@ PSU_CASES = [
         SUMMED,
         "error",
         "psu-over-capacity",
-        "dell-xe7740 with 8 x rtx-pro-6000-blackwell-96gb draws 12,801 W (sum of components), more than its PSUs "
+        "dell-xe7740 with 8 x rtx-pro-6000-blackwell-96gb draws 13,618 W at the wall (sum of components), a DC load of "
+        "12,801 W, more than its PSUs "
         "deliver without redundancy (4 of 8 x 3,200 W = 12,800 W)",
         id="sourced-over-ruled-out",
     ),
@@ -74,24 +83,39 @@ PSU_CASES = [
         BORROWED,
         "warning",
         "psu-headroom",
-        "dell-xe7740 with 8 x rtx-pro-6000-blackwell-96gb draws 12,801 W (published maximum of dgx-h100 (same "
-        "baseboard)), more than its PSUs deliver without redundancy (4 of 8 x 3,200 W = 12,800 W); not ruled out "
+        "dell-xe7740 with 8 x rtx-pro-6000-blackwell-96gb draws 13,618 W at the wall (published maximum of dgx-h100 (same "
+        "baseboard)), a DC load of 12,801 W, more than its PSUs deliver without redundancy (4 of 8 x 3,200 W = 12,800 W); "
+        "not ruled out "
         "because the power figure is another system's: check the chassis' PSU rating for this configuration before buying",
         id="borrowed-power-warns",
     ),
     pytest.param(
         WRX90,
         4,
-        3_382,
+        3_179,
         SUMMED,
         "error",
         "psu-over-capacity",
-        "wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws 3,382 W (sum of components), more than "
-        "its PSUs deliver without redundancy (1 x 2,000 W = 2,000 W); psu.count, psu.rating_w believed, not sourced: check "
-        "the chassis' PSU (servers of this kind already owned, listed under hardware.inventory, are kept with a "
-        "psu-headroom warning)",
+        "wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws 3,382 W at the wall (sum of components), a DC load of "
+        "3,179 W, more than its PSUs deliver without redundancy (1 x 2,200 W = 2,200 W)",
+        id="sourced-psu-ruled-out",
+    ),
+    pytest.param(
+        AM5,
+        2,
+        1_601,
+        SUMMED,
+        "error",
+        "psu-over-capacity",
+        "am5-desktop-tower with 2 x rtx-5090-32gb draws 1,703 W at the wall (sum of components), a DC load of 1,601 W, "
+        "more than its PSUs deliver without redundancy (1 x 1,600 W = 1,600 W); psu.count, psu.rating_w believed, not "
+        "sourced: check the chassis' PSU (servers of this kind already owned, listed under hardware.inventory, are kept "
+        "with a psu-headroom warning)",
         id="believed-psu-ruled-out",
     ),
+    # newuser25 item 1: 1,644 W at the wall is a 1,545 W DC load (x 0.94), inside the 1,600 W PSU: not ruled out
+    pytest.param(AM5, 2, 1_545, SUMMED, None, None, None, id="wall-over-rating-dc-within-kept"),
+    pytest.param(AM5, 2, 1_600, SUMMED, None, None, None, id="dc-at-rating-kept"),
     pytest.param(
         "lga1700-desktop-tower",
         2,
@@ -99,11 +123,12 @@ PSU_CASES = [
         SUMMED,
         "error",
         "psu-over-capacity",
-        "lga1700-desktop-tower with 2 x rtx-pro-6000-ws-96gb draws 1,001 W (sum of components), more than its "
+        "lga1700-desktop-tower with 2 x rtx-pro-6000-ws-96gb draws 1,065 W at the wall (sum of components), a DC load of "
+        "1,001 W, more than its "
         "PSUs deliver without redundancy (1 x 1,000 W = 1,000 W)",
         id="single-psu-unsourced-redundancy-ruled-out",
     ),
-    pytest.param(WRX90, 1, 2_000, SUMMED, None, None, None, id="believed-within"),
+    pytest.param(WRX90, 1, 2_200, SUMMED, None, None, None, id="at-rating-within"),
     # Dell's 3+3 fault-tolerant redundancy (StorageReview): all six 3,200 W PSUs at full speed, the GPUs power-braked
     # past losing 6 - ceil(11,018 / 3,200) = 2 of them (newuser24 item 1: 8 x MI325X ruled out on 3 x 3,200 W)
     pytest.param(
@@ -113,7 +138,8 @@ PSU_CASES = [
         SUMMED,
         "warning",
         "psu-power-brake",
-        "dell-xe9680-mi300x with 8 x rtx-pro-6000-blackwell-96gb draws 11,018 W (sum of components), more than its "
+        "dell-xe9680-mi300x with 8 x rtx-pro-6000-blackwell-96gb draws 11,721 W at the wall (sum of components), a DC load "
+        "of 11,018 W, more than its "
         "PSUs deliver without redundancy (3 of 6 x 3,200 W = 9,600 W): its fault-tolerant redundancy runs it on all "
         "6 x 3,200 W = 19,200 W and keeps full speed with up to 2 PSU(s) lost; past that (a feed of 3 down) it caps "
         "the GPUs' power (the vendor's power brake) instead of shutting down, and serving slows until the PSUs are back",
@@ -127,7 +153,8 @@ PSU_CASES = [
         SUMMED,
         "error",
         "psu-over-capacity",
-        "dell-xe9680-mi300x with 8 x rtx-pro-6000-blackwell-96gb draws 19,201 W (sum of components), more than its "
+        "dell-xe9680-mi300x with 8 x rtx-pro-6000-blackwell-96gb draws 20,427 W at the wall (sum of components), a DC load "
+        "of 19,201 W, more than its "
         "PSUs deliver without redundancy (3 of 6 x 3,200 W = 9,600 W)",
         id="fault-tolerant-over-all-ruled-out",
     ),
@@ -145,7 +172,7 @@ def test_psu_overload(
     code: str | None,
     message: str | None,
 ) -> None:
-    power = NodePower(power_w, *basis)
+    power = NodePower(round(power_w / PSU_EFFICIENCY), power_w, *basis)
     found = psu_overload(catalog.platforms()[platform], catalog.gpus()[CARD.get(platform, PRO6000)], gpus, power)
     if level is None:
         assert found is None
@@ -155,52 +182,52 @@ def test_psu_overload(
 
 
 def test_finetune_example_buys_two_gpus_per_workstation_and_says_why() -> None:
-    # the WRX90's believed 2,000 W PSU cannot power 4 x 600 W cards (3,382 W summed); 2 per chassis draw
-    # 1,978 W and are bought instead: 4 workstations, not 2, and the reason names the beliefs
+    # the WRX90's 2,200 W PSU (the one its parts list buys) cannot power 4 x 600 W cards (3,179 W DC, 3,382 W at the
+    # wall); 2 per chassis draw 1,978 W at the wall and are bought instead: 4 workstations, not 2
     plan = plan_file(str(REPO / "examples" / "finetune-8b-qlora.yaml"))[1]
     (pool,) = plan.pools
     assert (pool.nodes, pool.node.gpus, pool.node.power_w) == (4, 2, 1_978)
     assert not [f for f in plan.findings if f.code.startswith("psu")]
     (deployment,) = plan.deployments
     assert (
-        "ruled out: wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws 3,382 W (sum of components), more "
-        "than its PSUs deliver without redundancy (1 x 2,000 W = 2,000 W); psu.count, psu.rating_w believed, not "
-        "sourced: check the chassis' PSU (servers of this kind already owned, listed under hardware.inventory, are "
-        "kept with a psu-headroom warning)"
+        "ruled out: wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws 3,382 W at the wall (sum of components), "
+        "a DC load of 3,179 W, more than its PSUs deliver without redundancy (1 x 2,200 W = 2,200 W)"
     ) in deployment.reasons
 
 
-def test_a_sourced_psu_rules_the_full_chassis_out_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    # were the WRX90's PSU sourced, 4 x 600 W cards (3,382 W) could not be powered by 2,000 W; 2 per chassis draw
-    # 1,978 W (under 2,000 W) and are bought instead: 4 workstations, not 2
-    sourced = catalog.platforms()[WRX90]._replace(unsourced_fields=())
-    monkeypatch.setitem(catalog.platforms(), WRX90, sourced)
+def test_a_believed_psu_rules_the_full_chassis_out_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    # were the WRX90's PSU figures beliefs, the full chassis is still ruled out, and the reason names the beliefs
+    believed = catalog.platforms()[WRX90]._replace(unsourced_fields=("psu.count", "psu.rating_w"))
+    monkeypatch.setitem(catalog.platforms(), WRX90, believed)
     plan = plan_file(str(REPO / "examples" / "finetune-8b-qlora.yaml"))[1]
     (pool,) = plan.pools
     assert (pool.nodes, pool.node.gpus, pool.node.power_w) == (4, 2, 1_978)
     assert not [f for f in plan.findings if f.code.startswith("psu")]
     (deployment,) = plan.deployments
     assert (
-        "ruled out: wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws 3,382 W (sum of components), more "
-        "than its PSUs deliver without redundancy (1 x 2,000 W = 2,000 W)"
+        "ruled out: wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws 3,382 W at the wall (sum of components), "
+        "a DC load of 3,179 W, more than its PSUs deliver without redundancy (1 x 2,200 W = 2,200 W); psu.count, "
+        "psu.rating_w believed, not sourced: check the chassis' PSU (servers of this kind already owned, listed under "
+        "hardware.inventory, are kept with a psu-headroom warning)"
     ) in deployment.reasons
 
 
 OWNED_CASES = [
     pytest.param(
-        WRX90,
-        4,
-        3_382,
-        "wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws 3,382 W (sum of components), more than "
-        "its PSUs deliver without redundancy (1 x 2,000 W = 2,000 W); psu.count, psu.rating_w believed, not sourced: kept "
-        "because the server is owned and runs; check the chassis' PSU rating",
+        AM5,
+        2,
+        1_601,
+        "am5-desktop-tower with 2 x rtx-5090-32gb draws 1,703 W at the wall (sum of components), a DC load of 1,601 W, "
+        "more than its PSUs deliver without redundancy (1 x 1,600 W = 1,600 W); psu.count, psu.rating_w believed, not "
+        "sourced: kept because the server is owned and runs; check the chassis' PSU rating",
         id="owned-believed-psu-warns",
     ),
     pytest.param(
         XE7740,
         8,
         12_801,
-        "dell-xe7740 with 8 x rtx-pro-6000-blackwell-96gb draws 12,801 W (sum of components), more than its PSUs "
+        "dell-xe7740 with 8 x rtx-pro-6000-blackwell-96gb draws 13,618 W at the wall (sum of components), a DC load of "
+        "12,801 W, more than its PSUs "
         "deliver without redundancy (4 of 8 x 3,200 W = 12,800 W); kept because the server is owned, but its PSUs "
         "are over their rating at full load: cap the GPUs' power limit (nvidia-smi -pl) or check the chassis' PSU "
         "configuration",
@@ -213,7 +240,11 @@ OWNED_CASES = [
 @pytest.mark.parametrize(("platform", "gpus", "power_w", "message"), OWNED_CASES)
 def test_owned_server_over_its_psu_is_a_warning(platform: str, gpus: int, power_w: int, message: str | None) -> None:
     found = psu_overload(
-        catalog.platforms()[platform], catalog.gpus()[CARD.get(platform, PRO6000)], gpus, NodePower(power_w, *SUMMED), True
+        catalog.platforms()[platform],
+        catalog.gpus()[CARD.get(platform, PRO6000)],
+        gpus,
+        NodePower(round(power_w / PSU_EFFICIENCY), power_w, *SUMMED),
+        True,
     )
     if message is None:
         assert found is None
@@ -253,10 +284,11 @@ def _owned_wrx90(tmp_path: Path) -> Path:
 def test_owned_workstations_are_used_with_a_psu_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sourced: bool, why: str
 ) -> None:
-    # the 2 owned workstations (4 x 600 W cards, 3,382 W summed over a 2,000 W PSU) run the job: nothing is
+    # the 2 owned workstations (4 x 600 W cards, 3,179 W DC over a 2,200 W PSU) run the job: nothing is
     # bought (capex $0; upkeep $385.14 a month as at 1f2ca90), where buying takes 4 x 2-GPU workstations
-    if sourced:
-        monkeypatch.setitem(catalog.platforms(), WRX90, catalog.platforms()[WRX90]._replace(unsourced_fields=()))
+    if not sourced:
+        believed = catalog.platforms()[WRX90]._replace(unsourced_fields=("psu.count", "psu.rating_w"))
+        monkeypatch.setitem(catalog.platforms(), WRX90, believed)
     plan = plan_file(str(_owned_wrx90(tmp_path)))[1]
     (pool,) = plan.pools
     assert (pool.nodes, pool.owned_nodes, pool.node.gpus, pool.capex_usd, pool.opex_usd_per_month) == (
@@ -269,8 +301,8 @@ def test_owned_workstations_are_used_with_a_psu_warning(
     (psu,) = [f for f in plan.findings if f.code.startswith("psu")]
     assert (psu.level, psu.code, psu.path) == ("warning", "psu-headroom", "deployments[0]")
     assert psu.message == (
-        "wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws 3,382 W (sum of components), more than "
-        f"its PSUs deliver without redundancy (1 x 2,000 W = 2,000 W); {why}"
+        "wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws 3,382 W at the wall (sum of components), a DC load of "
+        f"3,179 W, more than its PSUs deliver without redundancy (1 x 2,200 W = 2,200 W); {why}"
     )
     assert not [r for r in plan.deployments[0].reasons if r.startswith("ruled out")]
 
@@ -278,23 +310,22 @@ def test_owned_workstations_are_used_with_a_psu_warning(
 def test_owned_server_with_a_borrowed_power_figure_keeps_the_borrowed_wording() -> None:
     """An owned server over its PSUs by another system's published maximum: the figure is said to be borrowed,
     not read as the chassis' own draw (no 'over their rating at full load')."""
-    power = NodePower(12_801, "published maximum of dgx-b200", "dgx-b200")
+    power = NodePower(13_618, 12_801, "published maximum of dgx-b200", "dgx-b200")
     found = psu_overload(catalog.platforms()[XE7740], catalog.gpus()[PRO6000], 8, power, True)
     assert found is not None
     assert (found.level, found.code, found.message) == (
         "warning",
         "psu-headroom",
-        "dell-xe7740 with 8 x rtx-pro-6000-blackwell-96gb draws 12,801 W (published maximum of dgx-b200), more than "
+        "dell-xe7740 with 8 x rtx-pro-6000-blackwell-96gb draws 13,618 W at the wall (published maximum of dgx-b200), a DC "
+        "load of 12,801 W, more than "
         "its PSUs deliver without redundancy (4 of 8 x 3,200 W = 12,800 W); kept because the server is owned and "
         "runs, and the power figure is another system's: check the chassis' PSU rating for this configuration",
     )
 
 
 PSU_4X = (
-    "wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws {w} W (sum of components{nics}), more than its PSUs "
-    "deliver without redundancy (1 x 2,000 W = 2,000 W); psu.count, psu.rating_w believed, not sourced: check the "
-    "chassis' PSU (servers of this kind already owned, listed under hardware.inventory, are kept with a psu-headroom "
-    "warning)"
+    "wrx90-workstation with 4 x rtx-pro-6000-ws-96gb draws {w} W at the wall (sum of components{nics}), a DC load of "
+    "{dc} W, more than its PSUs deliver without redundancy (1 x 2,200 W = 2,200 W)"
 )
 
 
@@ -315,13 +346,13 @@ def test_owned_server_left_free_blames_the_servers_to_buy(tmp_path: Path) -> Non
     plan = plan_file(str(path))[1]
     assert [(p.nodes, p.owned_nodes, p.node.gpus) for p in plan.pools] == [(4, 0, 2)]
     assert [r for r in plan.deployments[0].reasons if "ruled out" in r] == [
-        "buying more 4-GPU wrx90-workstation is ruled out: " + PSU_4X.format(w="3,382", nics="")
+        "buying more 4-GPU wrx90-workstation is ruled out: " + PSU_4X.format(w="3,382", dc="3,179", nics="")
     ]
     (free,) = [f.message for f in plan.findings if f.code == "inventory-free"]
     assert free == (
         "1 of 1 owned wrx90-workstation server(s) (4 x rtx-pro-6000-ws-96gb) left free; not used by tune: the "
         "layout needs 2 x 4-GPU wrx90-workstation, 1 owned free; the 1 more to buy would run over their PSUs: "
-        + PSU_4X.format(w="3,382", nics="")
+        + PSU_4X.format(w="3,382", dc="3,179", nics="")
     )
 
 
@@ -363,9 +394,11 @@ def test_a_split_onto_an_owned_server_rules_out_buying_more_not_the_owned_one(tm
     rdma = ", with 1 x {} fabric NICs (a replica spanning servers)"
     reasons = [r for r in plan.deployments[0].reasons if "ruled out" in r]
     assert len(reasons) == 2
-    assert reasons[0] == "buying more 4-GPU wrx90-workstation is ruled out: " + PSU_4X.format(w="3,382", nics="")
+    assert reasons[0] == "buying more 4-GPU wrx90-workstation is ruled out: " + PSU_4X.format(w="3,382", dc="3,179", nics="")
     nic = reasons[1].split("with 1 x ")[1].split(" fabric NICs")[0]
-    assert reasons[1] == "buying more 4-GPU wrx90-workstation is ruled out: " + PSU_4X.format(w="3,411", nics=rdma.format(nic))
+    assert reasons[1] == "buying more 4-GPU wrx90-workstation is ruled out: " + PSU_4X.format(
+        w="3,411", dc="3,207", nics=rdma.format(nic)
+    )
 
 
 MI325X_70B = (
@@ -385,7 +418,10 @@ def test_mi325x_is_planned_on_the_xe9680_with_a_power_brake_warning(tmp_path: Pa
         ("dell-xe9680-mi300x", "mi325x-256gb", 8, "6x 3200 W (3+3 fault-tolerant)")
     ]
     (brake,) = {f.message for f in plan.findings if f.code == "psu-power-brake"}
-    assert "draws 11,018 W (sum of components)" in brake and "keeps full speed with up to 2 PSU(s) lost" in brake
+    assert (
+        "draws 11,018 W at the wall (sum of components), a DC load of 10,356 W" in brake
+        and "keeps full speed with up to 2 PSU(s) lost" in brake
+    )
 
 
 def test_layouts_ruled_out_only_by_psus_get_a_psu_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -410,9 +446,9 @@ def test_two_draws_of_one_platform_say_what_differs() -> None:
     assert node_build_text((front,)) == ""
     assert node_build_text((fabric, front)) == "with 8 x connectx-7-400g-ib fabric NICs (a replica spanning servers)"
     platform, gpu = catalog.platforms()[XE7740], catalog.gpus()[PRO6000]
-    found = psu_overload(platform, gpu, 8, NodePower(12_900, *SUMMED), build=node_build_text((fabric, front)))
+    found = psu_overload(platform, gpu, 8, NodePower(13_723, 12_900, *SUMMED), build=node_build_text((fabric, front)))
     assert found is not None
     assert found.message.startswith(
-        "dell-xe7740 with 8 x rtx-pro-6000-blackwell-96gb draws 12,900 W (sum of components, with 8 x "
-        "connectx-7-400g-ib fabric NICs (a replica spanning servers)), more than"
+        "dell-xe7740 with 8 x rtx-pro-6000-blackwell-96gb draws 13,723 W at the wall (sum of components, with 8 x "
+        "connectx-7-400g-ib fabric NICs (a replica spanning servers)), a DC load of 12,900 W, more than"
     )

@@ -583,7 +583,7 @@ def _choose(
                 # a kind's fewest servers short, whole replicas before a pipeline; else why its layouts do not fit
                 for b in sorted(blocked, key=lambda b: (b.code != OWNED_SHORT, b.nodes, b.pp, b.text)):
                     fewest.setdefault(b.platform_id, b)
-                detail = "; ".join(b.text for _, b in sorted(fewest.items()))
+                detail = "; ".join([*([pinned] if pinned else []), *(b.text for _, b in sorted(fewest.items()))])
                 hint = _owned_short_hint(wl, dep, chosen, replicas_fit=any(b.pp == 1 and b.owned for b in fewest.values()))
             else:
                 hint = _unblock_hint(dep, model, blocked)

@@ -38,7 +38,7 @@ from generator.planner.pooling import (
     pooling_pass_text,
 )
 from generator.planner.price_region import price_region_findings
-from generator.planner.racks import Rack, assumed_height_findings, pack_racks, rack_findings, too_tall
+from generator.planner.racks import Rack, assumed_height_findings, pack_racks, rack_findings, racked_nodes, too_tall
 from generator.planner.ruled_out import psu_ruled_out, why_left_free
 from generator.planner.slo import effective_slo, replicas_needed, replicas_text
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
@@ -678,6 +678,21 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
+#: Reasons that rule out only layouts spanning servers: named after those that rule out a single server's layout.
+MULTI_NODE_CODES = frozenset({"no-gpu-fabric"})
+
+
+def ranked_reasons(blocked: list[Blocked]) -> list[str]:
+    """Every distinct reason a GPU's layouts were dropped, the most telling first.
+
+    The layout nearest its latency targets first, then what rules out a layout on one server (its PSUs, its RAM),
+    and last what only stops layouts spanning servers (no GPU fabric): newuser25 item 13 saw the 4 x RTX 5090 WRX90's
+    PSU limit hidden behind "(+3 more reasons)" after a tower's missing fabric.
+    """
+    keyed = sorted((b.excess is None, b.excess or 0.0, b.code in MULTI_NODE_CODES, b.text) for b in blocked)
+    return list(dict.fromkeys(text for *_, text in keyed))
+
+
 def missing_gpu_findings(
     wl: Workload, chosen: list[tuple[int, Option, list[Option]]], ruled_out: dict[str, list[Blocked]]
 ) -> list[Finding]:
@@ -699,14 +714,13 @@ def missing_gpu_findings(
         for j, gpu_id in enumerate(listed):
             if gpu_id in planned:
                 continue
-            mine = sorted((b.excess is None, b.excess or 0.0, b.text) for b in blocked if b.gpu_id == gpu_id)
+            mine = ranked_reasons([b for b in blocked if b.gpu_id == gpu_id])
             if gpu_id not in offered:
                 why = "no allowed platform of this provider offers it"
             elif not mine:
                 why = "every layout on it exceeds hardware.max_nodes or max_budget_usd_per_month"
             else:
-                more = len({t for *_, t in mine}) - 1
-                why = mine[0][2] + (f" (+{more} more reasons)" if more else "")
+                why = "; ".join(mine)
             findings.append(
                 Finding("info", "gpu-no-layout", f"deployment {name}: no layout on {gpu_id}: {why}", f"hardware.gpus[{j}]")
             )
@@ -1054,7 +1068,7 @@ def build_plan(
         )
     findings += single_host_findings(wl, pools) + device_plugin_findings(wl, pools) + custom_power_findings(wl, consts)
     findings += unrated_findings(wl) + unused_setting_findings(wl) + _unpriced_fabric_findings(pools)
-    findings += _consumer_gpu_findings(pools) + spread_findings(wl, deployments, pools)
+    findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
     findings += missing_gpu_findings(wl, chosen, ruled_out)
     findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)])
     rented = _rented_jobs(pools, deployments, per_run)
@@ -1540,23 +1554,39 @@ def serving_memory(memory: InferenceMemory) -> dict[str, int]:
 GEFORCE_LICENCE = "https://www.nvidia.com/en-us/drivers/geforce-license/"
 
 
-def _consumer_gpu_findings(pools: list[Pool]) -> list[Finding]:
-    """Bought pools of consumer (GeForce) cards: their driver licence excludes datacenter deployment (newuser15 item 8).
+def _consumer_gpu_findings(pools: list[Pool], consts: Constants, priced: frozenset[str] = frozenset()) -> list[Finding]:
+    """Racked pools of consumer (GeForce) cards: their driver licence excludes datacenter deployment (newuser15 item 8).
 
-    An office or home server is not one; colocation, which the plan's costs assume for bought servers, is.
+    An office or home server is not one; colocation, which the plan's costs assume for what it buys, is. The warning
+    follows the cost the plan used (newuser25 item 10): none for owned workstations (they stay in the office, no rack,
+    no colocation); the colocation share of the pool's cost where it is charged; and where colocation is charged at $0,
+    or the workload's own ``prices:`` (``priced``: platform ids) set the cost, only where the card must stand.
     """
     out = []
     for pool in pools:
         gpu = catalog.gpus().get(pool.node.gpu_id)
-        if gpu is None or not gpu.consumer or pool.node.provider != "baremetal":
+        racked = racked_nodes(pool)
+        if gpu is None or not gpu.consumer or pool.node.provider != "baremetal" or not racked:
             continue
+        kw = racked * pool.node.power_w / 1000
+        colocation_usd = kw * consts.colocation_usd_per_kw_month
+        where = (
+            "the plan's cost for it is the workload's own price (prices:): run it in an office or home, not a "
+            "datacenter, or choose a data-center GPU"
+            if pool.node.platform_id in priced
+            else f"${colocation_usd:,.0f}/month of this pool's cost is colocation ({kw:.2f} kW x "
+            f"${consts.colocation_usd_per_kw_month:g}/kW-month, a datacenter): in an office or home set constants "
+            "colocation_usd_per_kw_month: 0 and pue: 1, or choose a data-center GPU"
+            if colocation_usd > 0
+            else "the plan charges no colocation (colocation_usd_per_kw_month 0): keep it in an office or home, not a "
+            "datacenter, or choose a data-center GPU"
+        )
         out.append(
             Finding(
                 "warning",
                 "consumer-gpu-licence",
                 f"pool {pool.name}: {gpu.name} is a GeForce card, whose driver licence excludes datacenter deployment "
-                f"(section 2.1.3, {GEFORCE_LICENCE}); the plan's colocation costs assume a datacenter: run it in an "
-                "office or home, or choose a data-center GPU",
+                f"(section 2.1.3, {GEFORCE_LICENCE}); {where}",
             )
         )
     return out

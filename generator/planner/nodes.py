@@ -134,10 +134,10 @@ def _nics(platform: PlatformSpec, gpu: GpuSpec, gpus: int, needs_fabric: bool, f
     return tuple(out)
 
 
-def component_power_w(
+def component_dc_load_w(
     gpu: GpuSpec, gpus: int, platform: PlatformSpec, ram_gib: int, drives: int, nics: tuple[Nic, ...], consts: Constants
-) -> int:
-    """Wall power of a server from its parts: GPUs, CPUs, DIMMs, drives, NICs, NVSwitches, fans, PSU loss.
+) -> float:
+    """DC load a server's PSUs deliver, from its parts: GPUs, CPUs, DIMMs, drives, NICs, NVSwitches and fans.
 
     NIC and drive power come from the catalog where it lists them, else from the named constants.
     """
@@ -154,7 +154,23 @@ def component_power_w(
     drive = catalog.drives().get(platform.nvme_drive_id or "")
     drive_w = (drive.power_w_active if drive and drive.power_w_active else consts.nvme_power_w) * drives
     load = gpu.tdp_w * gpus + cpu_w + dimm_w + drive_w + nic_w + nvswitch * consts.nvswitch_power_w
-    return round(load * (1 + consts.fan_power_fraction) / consts.psu_efficiency)
+    return load * (1 + consts.fan_power_fraction)
+
+
+def component_power_w(
+    gpu: GpuSpec, gpus: int, platform: PlatformSpec, ram_gib: int, drives: int, nics: tuple[Nic, ...], consts: Constants
+) -> int:
+    """Wall (AC) power of a server from its parts: the DC load (:func:`component_dc_load_w`) over the PSU efficiency."""
+    return round(component_dc_load_w(gpu, gpus, platform, ram_gib, drives, nics, consts) / consts.psu_efficiency)
+
+
+def wall_to_dc_w(wall_w: float, consts: Constants) -> int:
+    """The DC load a PSU delivers for a wall (AC) draw: what its rating (a DC output) is compared with.
+
+    The PSU's own conversion loss is drawn at the wall but dissipated in the PSU, not delivered by it
+    (newuser25 item 1: 1,644 W at the wall is 1,545 W DC, inside a 1,600 W PSU).
+    """
+    return round(wall_w * consts.psu_efficiency)
 
 
 def reference_system(platform: PlatformSpec, gpu: GpuSpec) -> PlatformSpec | None:
@@ -169,10 +185,19 @@ def reference_system(platform: PlatformSpec, gpu: GpuSpec) -> PlatformSpec | Non
     return min(same, key=lambda p: p.id) if same else None
 
 
+#: The basis of a node's power figure summed from its parts (no published maximum, its own or borrowed).
+SUMMED = "sum of components"
+
+
 class NodePower(NamedTuple):
-    """A node's wall power, its basis, and the system whose published maximum it borrows ("" where its own)."""
+    """A node's wall power, the DC load its PSUs deliver, its basis, and whose published maximum it borrows.
+
+    ``watts`` is for energy, racks and PUE; ``dc_load_w`` is compared with PSU ratings; ``borrowed_from`` is "" where
+    the figure is the platform's own.
+    """
 
     watts: int
+    dc_load_w: int
     basis: str
     borrowed_from: str = ""
 
@@ -180,21 +205,23 @@ class NodePower(NamedTuple):
 def node_power_w(
     platform: PlatformSpec, gpu: GpuSpec, gpus: int, ram_gib: int, drives: int, nics: tuple[Nic, ...], consts: Constants
 ) -> NodePower:
-    """Wall power of one node and its basis.
+    """Wall power of one node, the DC load its PSUs deliver, and its basis.
 
     A full node of a platform with a published maximum uses it; a full 8-GPU baseboard system
     without one uses the published maximum of the reference system on the same baseboard (the
     baseboard, its NVSwitches and its fans dominate); everything else is summed from components.
+    A published maximum is a wall figure, as the sum is: its DC load is taken after the PSU efficiency too.
     """
     full = gpus == max(platform.gpu_counts)
     if full and platform.max_power_w:
-        return NodePower(
-            int(platform.max_power_w), "as given in hardware.inventory" if platform.custom else "published system maximum"
-        )
+        basis = "as given in hardware.inventory" if platform.custom else "published system maximum"
+        return NodePower(int(platform.max_power_w), wall_to_dc_w(platform.max_power_w, consts), basis)
     reference = reference_system(platform, gpu) if full else None
     if reference is not None and reference.max_power_w:
-        return NodePower(int(reference.max_power_w), f"published maximum of {reference.id} (same baseboard)", reference.id)
-    return NodePower(component_power_w(gpu, gpus, platform, ram_gib, drives, nics, consts), "sum of components")
+        basis = f"published maximum of {reference.id} (same baseboard)"
+        return NodePower(int(reference.max_power_w), wall_to_dc_w(reference.max_power_w, consts), basis, reference.id)
+    dc_load = component_dc_load_w(gpu, gpus, platform, ram_gib, drives, nics, consts)
+    return NodePower(round(dc_load / consts.psu_efficiency), round(dc_load), SUMMED)
 
 
 #: How a layout over its PSU capacity is described, and the code of the error that rules it out.
@@ -202,6 +229,8 @@ PSU_OVER = "more than its PSUs deliver without redundancy"
 PSU_OVER_CAPACITY = "psu-over-capacity"
 #: The warning of a node over its PSU capacity that is kept (owned, or its power figure another system's).
 PSU_HEADROOM = "psu-headroom"
+#: The note on a server to buy whose PSU figures the catalog lacks (its draw is checked against nothing).
+PSU_UNKNOWN = "psu-unknown"
 #: The warning of a fault-tolerant node (Dell FTR) that needs its redundant PSUs at full load: losing them caps the GPUs.
 PSU_POWER_BRAKE = "psu-power-brake"
 
@@ -248,7 +277,10 @@ def node_build_text(nics: tuple[Nic, ...]) -> str:
 def psu_overload(
     platform: PlatformSpec, gpu: GpuSpec, gpus: int, power: NodePower, owned: bool = False, build: str = ""
 ) -> Finding | None:
-    """A node drawing more than its non-redundant PSU capacity: an error that rules the layout out, or a warning.
+    """A node whose DC load is more than its non-redundant PSU capacity: an error that rules the layout out, or a warning.
+
+    A PSU's rating is its DC output: it is compared with the node's DC load (``power.dc_load_w``, the wall draw
+    after the PSU efficiency), not with the wall draw, which also holds the PSU's own loss.
 
     A node to buy is ruled out (``psu-over-capacity``) when the power figure is this platform's own (its
     components summed, or its own published maximum), whether the catalog's PSU figures are sourced or
@@ -262,17 +294,20 @@ def psu_overload(
     ``build``: what the draw counts besides the GPUs (:func:`node_build_text`), named in the text.
     """
     capacity = psu_capacity_w(platform)
-    if capacity is None or power.watts <= capacity:
+    if capacity is None or power.dc_load_w <= capacity:
         return None
     count, rating, redundant = platform.psu_count or 0, platform.psu_rating_w or 0.0, redundant_psus(platform)
     supplies = f"{count - redundant} of {count} x {rating:,.0f} W" if redundant else f"{count} x {rating:,.0f} W"
     built = f", {build}" if build else ""
-    drawn = f"{platform.id} with {gpus} x {gpu.id} draws {power.watts:,} W ({power.basis}{built})"
+    drawn = (
+        f"{platform.id} with {gpus} x {gpu.id} draws {power.watts:,} W at the wall ({power.basis}{built}), "
+        f"a DC load of {power.dc_load_w:,} W"
+    )
     over = f"{drawn}, {PSU_OVER} ({supplies} = {capacity:,.0f} W)"
     believed = f"{', '.join(fields)} believed, not sourced" if (fields := believed_psu_fields(platform)) else ""
     full = psu_full_capacity_w(platform) or capacity
-    if platform.psu_fault_tolerant and power.watts <= full:
-        spare = count - math.ceil(power.watts / rating)
+    if platform.psu_fault_tolerant and power.dc_load_w <= full:
+        spare = count - math.ceil(power.dc_load_w / rating)
         return Finding(
             "warning",
             PSU_POWER_BRAKE,
@@ -306,6 +341,30 @@ def psu_overload(
         PSU_HEADROOM,
         f"{over}; not ruled out because the power figure is another system's: check the chassis' PSU rating "
         "for this configuration before buying",
+    )
+
+
+def psu_unknown(platform: PlatformSpec, gpu: GpuSpec, gpus: int, power: NodePower) -> Finding:
+    """A server to buy whose PSUs the catalog does not give: its draw is checked against nothing, so the plan says so.
+
+    An info, not a warning: it is the catalog's gap, not the plan's, and a warning would fail ``--fail-on warning``
+    on every plan of such a chassis.
+
+    newuser25 item 13: a 2U Dell R760xa with 4 x 600 W cards (3,762 W at the wall) was chosen without a word. Where
+    the catalog's GPU list for the chassis is itself marked a belief (``gpu_ids`` unsourced), the warning says so.
+    """
+    believed = (
+        f"; {gpu.id} in this chassis is also a belief (the catalog's GPU list for it is not all sourced): check the "
+        "vendor's GPU support for it"
+        if "gpu_ids" in platform.unsourced_fields
+        else ""
+    )
+    return Finding(
+        "info",
+        PSU_UNKNOWN,
+        f"{platform.id} with {gpus} x {gpu.id} draws {power.watts:,} W at the wall ({power.basis}), a DC load of "
+        f"{power.dc_load_w:,} W; the catalog has no PSU figure for this chassis, so nothing checks that its power "
+        f"supplies deliver that: check the chassis' PSU configuration for these GPUs before buying{believed}",
     )
 
 
@@ -483,6 +542,8 @@ def assemble_node(
         over = psu_overload(platform, gpu, gpus, power_figure, owned, node_build_text(nics))
         if over is not None:
             findings.append(over)
+    elif configurable and not owned and power_figure.basis == SUMMED:
+        findings.append(psu_unknown(platform, gpu, gpus, power_figure))
     cooling = "liquid" if "liquid" in (platform.cooling, gpu.cooling) else "air"
     return NodeSpec(
         platform_id=platform.id,

@@ -107,8 +107,19 @@ def too_tall(pools: list[Pool], reserved_units: int | None = None) -> str | None
     return None
 
 
+def racked_nodes(pool: Pool) -> int:
+    """The nodes of a bare-metal pool that stand in colocation racks: all but the workstations already owned.
+
+    An owned workstation stays at home or in the office, where its costs place it (``tco.in_colocation``): it is
+    packed into no rack (newuser25 item 10: an office workstation counted "in 1 rack(s)").
+    """
+    return pool.nodes - pool.owned_nodes if pool.node.kind == "workstation" else pool.nodes
+
+
 def pack_racks(pools: list[Pool], rack_power_kw: float, reserved_units: int | None = None) -> list[Rack]:
-    """Pack every node of every bare-metal pool into racks of ``rack_power_kw`` and 42U less ``reserved_units``.
+    """Pack every racked node (:func:`racked_nodes`) of the bare-metal pools into racks of ``rack_power_kw``.
+
+    A rack holds 42U less ``reserved_units``.
 
     ``reserved_units`` (default :data:`RACK_UNITS_RESERVED`) stay free in every rack for its switches; a rack-scale
     system brings its own and fills a rack alone.
@@ -116,7 +127,7 @@ def pack_racks(pools: list[Pool], rack_power_kw: float, reserved_units: int | No
     budget_w = rack_power_kw * 1000
     usable = usable_units(reserved_units)
     nodes = sorted(
-        ((p.node.power_w, node_units(p), p.name, p.node.cooling == "liquid") for p in pools for _ in range(p.nodes)),
+        ((p.node.power_w, node_units(p), p.name, p.node.cooling == "liquid") for p in pools for _ in range(racked_nodes(p))),
         key=lambda n: (-n[0], -n[1], n[2]),
     )
     racks: list[Rack] = []
@@ -144,7 +155,7 @@ def assumed_height_findings(pools: list[Pool]) -> list[Finding]:
             "hardware",
         )
         for p in pools
-        if p.node.rack_units is None and p.node.kind != "rack-scale"
+        if p.node.rack_units is None and p.node.kind != "rack-scale" and racked_nodes(p)
     ]
 
 
