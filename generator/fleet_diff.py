@@ -422,6 +422,7 @@ def _replacement(
     gone, come = {str(p["name"]) for p in removed}, {str(p["name"]) for p in added}
     services = {name for name, pools in _deployment_pools(old).items() if pools & gone}
     services |= {name for name, pools in _deployment_pools(new).items() if pools & come}
+    named = _named_pools(old) | _named_pools(new)
     return {
         "provider": provider,
         "platform": platform,
@@ -432,6 +433,17 @@ def _replacement(
         "nodes_deleted": sum(p["nodes"] for p in removed),
         "nodes_created": sum(p["nodes"] for p in added),
         "deployments": sorted(services),
+        # those whose workload names no pool (``pool``): the diff's advice to set one is for them (fuzz22 item 4)
+        "unnamed": sorted(services - named),
+    }
+
+
+def _named_pools(plan: dict[str, Any]) -> set[str]:
+    """The deployments of a plan whose workload names their pool (``pool``, as ``details.named_pool``)."""
+    return {
+        str(d["name"])
+        for d in plan["deployments"]
+        if isinstance(d.get("details"), dict) and isinstance(d["details"].get("named_pool"), str)
     }
 
 
@@ -516,19 +528,36 @@ def replacement_lines(replacements: list[dict[str, Any]]) -> list[str]:
     deleted = sum(r["nodes_deleted"] for r in replacements)
     created = sum(r["nodes_created"] for r in replacements)
     # the pool: advice only where a name changed on the same hardware (fuzz21 item 8: a kept name was told to set it)
-    renamed = any(not _moved(r) for r in replacements)
+    renamed = [r for r in replacements if not _moved(r)]
     lines = [
         f"**Node pools replaced, not resized: {fmt_cell(deleted)} node(s) deleted and {fmt_cell(created)} created.**"
-        + (
-            " A pool's name is its identity (node pool, Ansible group, Terraform key, `specgen.dev/pool` label); set "
-            "`pool:` on the deployments to keep it when deployments join or leave."
-            if renamed
-            else ""
-        ),
+        + _pool_advice(renamed),
         "",
     ]
     lines += [f"- {replacement_text(r)}" for r in replacements]
     return [*lines, ""]
+
+
+#: What a pool's name is, said before the advice on keeping it.
+_IDENTITY = " A pool's name is its identity (node pool, Ansible group, Terraform key, `specgen.dev/pool` label);"
+
+
+def _pool_advice(renamed: list[dict[str, Any]]) -> str:
+    """How to keep a renamed pool's name: set ``pool:`` where its deployments name none; else why it changed anyway.
+
+    fuzz22 item 4: deployments that already set ``pool:`` were told to set it. A spec.json from before
+    ``details.named_pool`` counts its deployments as naming none.
+    """
+    if not renamed:
+        return ""
+    unnamed = sorted({name for r in renamed for name in r.get("unnamed", r.get("deployments", []))})
+    if unnamed:
+        return f"{_IDENTITY} set `pool:` on the deployments to keep it when deployments join or leave."
+    return (
+        f"{_IDENTITY} these deployments set `pool:`, so the pool's own name changed, or its first deployment in the "
+        "file now runs on other servers (that deployment's servers keep `<pool>_<gpu>`; the pool's deployments on "
+        "other servers add the platform to the name)."
+    )
 
 
 def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:

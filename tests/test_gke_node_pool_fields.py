@@ -97,25 +97,30 @@ def test_pools_sharing_a_long_start_get_different_gke_names() -> None:
     assert len(names) == 3 and all(len(n) <= 40 for n in names)
 
 
-def test_a_long_pool_name_is_shortened_in_every_gke_rendering_and_said(tmp_path: Path) -> None:
+def test_a_long_pool_name_is_shortened_once_and_is_the_gke_node_pool_name_everywhere(tmp_path: Path) -> None:
+    """fuzz22 item 13: on GCP the planner shortens a pool's name to GKE's 40 characters, so one name (one hash) is the
+    node pool, the node label, the Ansible group and the Terraform key, and SPEC.md's pool table shows it."""
     files = long_names(tmp_path)
-    pool = "llama_chat_qwen_small_qwen_moe_h100_sxm5_80gb"
-    short = "llama-chat-qwen-small-qwen-moe-938d9dbd"
+    pool = "llama_chat_qwen_small_qwen_moe_938d9dbd"  # llama_chat_qwen_small_qwen_moe_h100_sxm5_80gb: 45 characters
+    short = pool.replace("_", "-")
     (node_pool,) = node_pools(files).values()
     assert node_pool["metadata"]["name"] == short
     assert f"kubernetes/gcp/containernodepool-{short}.yaml" in files
     assert tf_pools(files)[pool]["name"] == short
-    # the pool keeps its name everywhere else: node label, GCE label, Ansible group
-    assert node_pool["spec"]["nodeConfig"]["labels"]["specgen.dev/pool"] == pool.replace("_", "-")
+    assert node_pool["spec"]["nodeConfig"]["labels"]["specgen.dev/pool"] == short
     assert f"ansible/group_vars/{pool}.yml" in files
+    assert f"| `{pool}` |" in files["SPEC.md"]
     findings = json.loads(files["spec.json"])["plan"]["findings"]
     (said,) = [f for f in findings if f["code"] == "gke-pool-name"]
-    assert said["level"] == "info" and pool in said["message"] and short in said["message"]
+    assert said["level"] == "info" and f"pool {pool} is node pool {short}" in said["message"]
 
 
-def test_no_gke_pool_name_finding_when_names_fit() -> None:
-    findings = json.loads(example("chat-70b-fp8-gcp")["spec.json"])["plan"]["findings"]
-    assert not [f for f in findings if f["code"] == "gke-pool-name"]
+def test_the_gke_pool_name_finding_names_each_node_pool() -> None:
+    """SPEC.md says what `gcloud container node-pools list` shows, short names too (fuzz22 item 13)."""
+    plan = json.loads(example("chat-70b-fp8-gcp")["spec.json"])["plan"]
+    (said,) = [f for f in plan["findings"] if f["code"] == "gke-pool-name"]
+    for pool in plan["pools"]:
+        assert f"pool {pool['name']} is node pool {pool['name'].replace('_', '-')}" in said["message"]
 
 
 # ---------------------------------------------------------------- item 7: google_container_node_pool arguments

@@ -234,9 +234,12 @@ def test_one_owned_server_and_nothing_bought_is_no_feasible_plan_that_says_why(
 
 
 def test_one_pool_on_servers_of_two_gpu_counts_names_the_count(tmp_path: Path) -> None:
-    """Deployments of one pool on 8- and 4-GPU XE7740s (TP8, TP4) were refused as one name (exit 1); each is a pool."""
+    """Deployments of one pool on 8- and 4-GPU XE7740s (TP8, TP4) were refused as one name (exit 1); each is a pool.
+
+    The first deployment's servers keep ``<pool>_<gpu>`` (fuzz22 item 4); the other's name their count.
+    """
     service = "  - name: {name}\n    model: meta-llama/Llama-3.1-8B-Instruct\n    pool: p\n    parallelism: {{tp: {tp}}}\n"
     service += "    inference: {{precision: bf16, max_context_tokens: 8192, requests_per_second: 1}}\n"
     hardware = "hardware:\n  gpus: [h100-nvl-94gb]\n  platforms: [dell-xe7740]\n  provider: baremetal\n"
     plan = plan_of(tmp_path, HEAD + service.format(name="a", tp=8) + service.format(name="b", tp=4) + hardware)
-    assert (pool_of(plan, "a"), pool_of(plan, "b")) == ("p_dell_xe7740_8x_h100_nvl_94gb", "p_dell_xe7740_4x_h100_nvl_94gb")
+    assert (pool_of(plan, "a"), pool_of(plan, "b")) == ("p_h100_nvl_94gb", "p_dell_xe7740_4x_h100_nvl_94gb")

@@ -24,12 +24,19 @@ from generator.planner.inference import (
 )
 from generator.planner.inventory import ServerKey, free_servers, owned_groups, take_owned
 from generator.planner.multi_host import hosts_per_replica, multi_host_note
-from generator.planner.naming import MAX_NODES_PER_POOL, unique_pool_names
+from generator.planner.naming import MAX_NODES_PER_POOL, max_pool_name, unique_pool_names
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, node_cpu
 from generator.planner.option import Option, pool_labels
 from generator.planner.options import allowed_hardware, ties_before_headroom
 from generator.planner.plan import DeploymentPart, DeploymentPlan, Finding, Level, Plan, Pool, sorted_findings
-from generator.planner.pool_names import check_named_pools, kept_apart, kept_apart_findings, naming_labels, unit_pool
+from generator.planner.pool_names import (
+    check_named_pools,
+    derived_findings,
+    kept_apart,
+    kept_apart_findings,
+    naming_labels,
+    unit_pool,
+)
 from generator.planner.pooling import (
     pooling_details,
     pooling_engine_text,
@@ -909,8 +916,9 @@ def build_plan(
     alone = kept_apart(wl, pool_units)  # a deployment that cannot share its named pool's servers (fuzz21 item 1)
     labels = naming_labels(wl, pool_units, alone)
     check_named_pools(loaded, pool_units, labels, alone)
-    names = unique_pool_names(labels)
+    names = unique_pool_names(labels, max_pool_name(wl.hardware.provider))
     findings += kept_apart_findings(wl, pool_units, names, alone)
+    findings += derived_findings(wl, pool_units, names, labels, alone)
     pools: list[Pool] = []
     pool_of: dict[tuple[int, ServerKey], str] = {}
     for (unit, nodes), name in zip(units, names, strict=True):
@@ -1060,7 +1068,8 @@ def build_plan(
                 gpus=opt.candidate.gpus,
                 pool=dep_pools[0],
                 memory_per_gpu=mem,
-                details=details,
+                # the pool the workload names, for a diff's advice to set one (fuzz22 item 4)
+                details=details if dep.pool is None else {**details, "named_pool": dep.pool},
                 reasons=tuple(reasons),
                 runners_up=tuple(o.candidate for o in shown),
                 split=split,

@@ -4,6 +4,11 @@ A deployment naming a pool joins it where it runs on the same hardware as the po
 cannot share servers there (a training job, or a replica wider than a server: it takes whole servers) keeps a pool of
 its own, named ``<pool>_<deployment>_<gpu>``, with a finding saying why (fuzz21 item 1: this was refused as invalid
 input, after the whole plan, although which hardware the planner picks is not the user's to see in advance).
+
+A named pool whose deployments run on servers of one GPU but several kinds (machine types, GPU counts) keeps
+``<pool>_<gpu>`` for the servers of its first deployment in the file; the others add their platform (fuzz22 item 4: a
+deployment joining on another machine type renamed, so deleted and created, the servers already there). Those names
+are derived, so shortened where too long, never refused.
 """
 
 from __future__ import annotations
@@ -37,13 +42,12 @@ def _label_names(wl: Workload, unit: Unit, apart: bool) -> list[str]:
     return [pool, wl.deployments[unit[0][0]].name] if apart else [pool]
 
 
-def naming_labels(wl: Workload, units: list[Unit], apart: frozenset[int] = frozenset()) -> list[tuple[list[str], str]]:
-    """(names, hardware) that name each pool: the GPU, the platform before it where two pools share a GPU.
+def _platform_labels(wl: Workload, units: list[Unit], apart: frozenset[int]) -> list[tuple[list[str], str]]:
+    """(names, hardware) with the platform before the GPU of every pool whose (names, GPU) another pool has.
 
-    A pool whose deployments give it a name (``pool``) is named by it instead of by its deployments; the units at
-    the positions ``apart`` (:func:`kept_apart`) by the pool name and their deployment's. Two pools of one name on one
-    platform with servers of different GPU counts (deployments of one pool on 4- and 8-GPU servers) also name the
-    count: ``<pool>_<platform>_8x_<gpu>``.
+    Two pools of one name on one platform with servers of different GPU counts (deployments of one pool on 4- and
+    8-GPU servers) also name the count: ``<pool>_<platform>_8x_<gpu>``. Pools that name one server kind alike (a
+    named pool's deployment that cannot share its servers, :func:`kept_apart`) still get one name.
     """
     labels = [(_label_names(wl, unit, at in apart), unit[0][1].hardware.gpu.id) for at, unit in enumerate(units)]
     seen = Counter((tuple(deps), gpu) for deps, gpu in labels)
@@ -62,6 +66,81 @@ def naming_labels(wl: Workload, units: list[Unit], apart: frozenset[int] = froze
     return out
 
 
+def _first_deployment(unit: Unit) -> int:
+    """The position in the file of a pool's first deployment."""
+    return min(index for index, _ in unit)
+
+
+def _keepers(wl: Workload, units: list[Unit], apart: frozenset[int]) -> dict[tuple[str, str], int]:
+    """Per (pool name, GPU) of the named pools: the position of the pool that keeps the plain ``<pool>_<gpu>``.
+
+    It is the one holding the pool's first deployment in the file, so adding a deployment that lands on another
+    machine type (or another GPU count) names the newcomer, never the pool already there (fuzz22 item 4: the pool
+    was renamed, its nodes deleted and created). Kept-apart pools (``apart``) carry their deployment's name instead.
+    """
+    first: dict[tuple[str, str], int] = {}
+    for at, unit in enumerate(units):
+        key = _named_key(wl, unit, at, apart)
+        if key is not None and (key not in first or _first_deployment(unit) < _first_deployment(units[first[key]])):
+            first[key] = at
+    return first
+
+
+def _server_label(unit: Unit, count: bool) -> str:
+    """``<platform>_<gpu>``, or (``count``) ``<platform>_<N>x_<gpu>`` for a pool's servers."""
+    opt = unit[0][1]
+    per_node = f"{opt.candidate.gpus_per_node}x_" if count else ""
+    return f"{opt.hardware.platform.id}_{per_node}{opt.hardware.gpu.id}"
+
+
+def naming_labels(wl: Workload, units: list[Unit], apart: frozenset[int] = frozenset()) -> list[tuple[list[str], str]]:
+    """(names, hardware) that name each pool: the GPU, the platform before it where two pools share a GPU.
+
+    A pool whose deployments give it a name (``pool``) is named by it instead of by its deployments; the units at
+    the positions ``apart`` (:func:`kept_apart`) by the pool name and their deployment's. Where a named pool runs on
+    servers of one GPU on several platforms (or GPU counts), the part holding its first deployment keeps
+    ``<pool>_<gpu>`` and each other part adds its platform, and its GPU count where that is what differs
+    (``<pool>_<platform>_4x_<gpu>``): a deployment joining the pool never renames the servers already there.
+    """
+    labels = _platform_labels(wl, units, apart)
+    keep = _keepers(wl, units, apart)
+    parts = Counter(key for at, unit in enumerate(units) if (key := _named_key(wl, unit, at, apart)) is not None)
+    kinds = Counter(
+        (*key, unit[0][1].hardware.platform.id)
+        for at, unit in enumerate(units)
+        if (key := _named_key(wl, unit, at, apart)) is not None
+    )
+    out = []
+    for at, ((deps, hardware), unit) in enumerate(zip(labels, units, strict=True)):
+        key = _named_key(wl, unit, at, apart)
+        if key is None or parts[key] == 1:
+            out.append((deps, hardware))
+        elif keep[key] == at:
+            out.append((deps, key[1]))
+        else:
+            out.append((deps, _server_label(unit, kinds[(*key, unit[0][1].hardware.platform.id)] > 1)))
+    return out
+
+
+def _named_key(wl: Workload, unit: Unit, at: int, apart: frozenset[int]) -> tuple[str, str] | None:
+    """(pool name, GPU) of a pool its deployments name and that is not kept apart; None otherwise."""
+    pool = unit_pool(wl, unit)
+    return None if pool is None or at in apart else (pool, unit[0][1].hardware.gpu.id)
+
+
+def derived(wl: Workload, units: list[Unit], labels: list[tuple[list[str], str]], apart: frozenset[int]) -> frozenset[int]:
+    """Positions of the named pools whose name is not the plain ``<pool>_<gpu>`` the user chose: it names hardware too.
+
+    Like a pool named after its deployments, such a name is shortened where too long, never refused: which
+    platforms the planner picks is not the user's to see in advance (fuzz22 item 4).
+    """
+    return frozenset(
+        at
+        for at, (unit, (_, hardware)) in enumerate(zip(units, labels, strict=True))
+        if at in apart or (unit_pool(wl, unit) is not None and hardware != unit[0][1].hardware.gpu.id)
+    )
+
+
 def kept_apart(wl: Workload, units: list[Unit]) -> frozenset[int]:
     """Positions of the pools that cannot share servers but name a pool whose name another pool of it takes.
 
@@ -69,7 +148,7 @@ def kept_apart(wl: Workload, units: list[Unit]) -> frozenset[int]:
     deployment's name after the pool's (:func:`naming_labels`) instead of being refused.
     """
     owners: dict[str, list[int]] = {}
-    for at, (deps, hardware) in enumerate(naming_labels(wl, units)):
+    for at, (deps, hardware) in enumerate(_platform_labels(wl, units, frozenset())):
         owners.setdefault(full_pool_name(deps, hardware), []).append(at)
     return frozenset(
         at
@@ -108,21 +187,49 @@ def kept_apart_findings(wl: Workload, units: list[Unit], names: list[str], apart
     return out
 
 
+def derived_findings(
+    wl: Workload, units: list[Unit], names: list[str], labels: list[tuple[list[str], str]], apart: frozenset[int]
+) -> list[Finding]:
+    """An info finding at each named pool's part on other servers than its first deployment's: its name, and why."""
+    keep = {key: names[at] for key, at in _keepers(wl, units, apart).items()}
+    out = []
+    for at in sorted(derived(wl, units, labels, apart) - apart):
+        pool, gpu = unit_pool(wl, units[at]), units[at][0][1].hardware.gpu.id
+        index = _first_deployment(units[at])
+        first = keep.get((str(pool), gpu))
+        platform = units[at][0][1].hardware.platform.id
+        out.append(
+            Finding(
+                "info",
+                "pool-other-servers",
+                f"pool {pool} runs on {gpu} servers of more than one kind: "
+                + (f"{first}, holding the pool's first deployment, keeps the name; " if first else "")
+                + f"{', '.join(wl.deployments[i].name for i, _ in units[at])} on {platform} "
+                f"servers ({units[at][0][1].candidate.gpus_per_node} GPUs each) is pool {names[at]}, a name that says "
+                "its servers",
+                f"deployments[{index}].pool",
+            )
+        )
+    return out
+
+
 def check_named_pools(
     loaded: LoadedWorkload, units: list[Unit], labels: list[tuple[list[str], str]], apart: frozenset[int] = frozenset()
 ) -> None:
     """Refuse a pool name the user chose (``pool``) that does not fit where it goes or is another pool's.
 
-    A kept-apart pool's name (``apart``) is derived, not chosen: like a pool named by its deployments it is shortened
-    where too long, so it is not checked here.
+    A kept-apart pool's name (``apart``), and that of a named pool's part on other hardware than its first
+    deployment's (:func:`derived`), is derived, not chosen: like a pool named by its deployments it is shortened where
+    too long, so it is not checked here.
     """
     wl = loaded.workload
+    skipped = derived(wl, units, labels, apart)
     owners: dict[str, list[str]] = {}
     for unit, (deps, hardware) in zip(units, labels, strict=True):
         owners.setdefault(full_pool_name(deps, hardware), []).extend(wl.deployments[i].name for i, _ in unit)
     for at, (unit, (deps, hardware)) in enumerate(zip(units, labels, strict=True)):
         pool = unit_pool(wl, unit)
-        if pool is None or at in apart:
+        if pool is None or at in skipped:
             continue
         index = next(i for i, _ in unit if wl.deployments[i].pool == pool)
         where = loaded.document.locate(("deployments", index, "pool"))

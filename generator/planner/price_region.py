@@ -76,19 +76,30 @@ def _pricing_region(wl: Workload) -> str | None:
         return None
     asked = asked_region(wl)
     gpus, platforms = _lowered(wl.hardware.gpus), _lowered(wl.hardware.platforms)
-    if asked is not None and _prices_enough(provider, gpus, platforms, asked):
+    priced = frozenset(wl.prices)
+    if asked is not None and _prices_enough(provider, gpus, platforms, asked, priced):
         return asked
-    pinned = frozenset(d.platform.lower() for d in wl.deployments if d.platform)
-    return _most_priced_region(provider, gpus, platforms, pinned)
+    return _most_priced_region(provider, gpus, platforms, _pins(wl), priced)
 
 
-def _prices_enough(provider: str, gpus: frozenset[str] | None, platforms: frozenset[str] | None, region: str) -> bool:
+def _pins(wl: Workload) -> frozenset[str]:
+    """The types deployments pin (``platform``) that need a catalog region.
+
+    Those the workload prices (``prices:``) are priced in every region and choose none (fuzz22 item 3: one such pin
+    moved an Azure plan to eastus, where the catalog prices 1 of its 10 types).
+    """
+    return frozenset(pin for d in wl.deployments if d.platform and (pin := d.platform.lower()) not in wl.prices)
+
+
+def _prices_enough(
+    provider: str, gpus: frozenset[str] | None, platforms: frozenset[str] | None, region: str, priced: frozenset[str]
+) -> bool:
     """Whether ``region`` prices at least half as many of the allowed types as the region that prices the most.
 
     review22 item 3: us-east4, where the catalog prices a3-megagpu-8g alone, left every other type of an 8B service
     unpriced and the plan ranked by power; such a region is named, and the plan priced where the types are.
     """
-    counts = _priced_counts(provider, gpus, platforms)
+    counts = _priced_counts(provider, gpus, platforms, priced)
     return bool(counts) and 2 * counts[region] >= max(counts.values())
 
 
@@ -98,14 +109,18 @@ def _lowered(ids: tuple[str, ...] | None) -> frozenset[str] | None:
 
 @cache
 def _most_priced_region(
-    provider: str, gpus: frozenset[str] | None, platforms: frozenset[str] | None, pinned: frozenset[str] = frozenset()
+    provider: str,
+    gpus: frozenset[str] | None,
+    platforms: frozenset[str] | None,
+    pinned: frozenset[str] = frozenset(),
+    priced: frozenset[str] = frozenset(),
 ) -> str | None:
     """The region that prices the most of a provider's types the GPU and platform lists allow (ties: the reference).
 
     The types deployments pin (``platform:``) come first: a pinned type is what runs (review22 item 2: ND96asr_v4,
     pinned and listed in eastus alone, was left unpriced in eastus2).
     """
-    counts = _priced_counts(provider, gpus, platforms)
+    counts = _priced_counts(provider, gpus, platforms, priced)
     on_pins = Counter(region for platform_id in pinned for region in priced_regions(provider, platform_id))
     reference = reference_region(provider)
     if not counts:
@@ -113,30 +128,57 @@ def _most_priced_region(
     return min(counts, key=lambda region: (-on_pins[region], -counts[region], region != reference, region))
 
 
-@cache
-def _priced_counts(provider: str, gpus: frozenset[str] | None, platforms: frozenset[str] | None) -> Counter[str]:
-    """Per region, how many of a provider's types the GPU and platform lists allow the catalog prices there."""
-    allowed = [
+def _allowed(provider: str, gpus: frozenset[str] | None, platforms: frozenset[str] | None) -> list[str]:
+    """The ids of a provider's types the GPU and platform lists allow."""
+    return [
         platform.id
         for platform in catalog.platforms().values()
         if platform.provider == provider
         and (gpus is None or gpus.intersection(platform.gpu_ids))
         and (platforms is None or platform.id in platforms)
     ]
-    return Counter(region for platform_id in allowed for region in priced_regions(provider, platform_id))
+
+
+@cache
+def _priced_counts(
+    provider: str, gpus: frozenset[str] | None, platforms: frozenset[str] | None, priced: frozenset[str] = frozenset()
+) -> Counter[str]:
+    """Per region, how many of a provider's types the GPU and platform lists allow are priced there.
+
+    A type the workload prices (``priced``: its ``prices:`` ids) is priced in every region the catalog knows for the
+    provider (fuzz22 item 3); any other in the regions the catalog prices it in.
+    """
+    allowed = _allowed(provider, gpus, platforms)
+    everywhere = sum(1 for platform_id in allowed if platform_id in priced)
+    counts = Counter(
+        region for platform_id in allowed if platform_id not in priced for region in priced_regions(provider, platform_id)
+    )
+    regions = {region for regions in _hourly_regions(provider).values() for region in regions}
+    return Counter({region: counts[region] + everywhere for region in regions if counts[region] + everywhere})
 
 
 def _region_basis(wl: Workload, region: str) -> str:
-    """Why the plan is priced in ``region``, as the finding says it."""
+    """Why the plan is priced in ``region``, as the finding says it: the rule that chose it, with its counts."""
+    provider = wl.hardware.provider
     asked = asked_region(wl)
     if asked == region:
         return "kubernetes.location"
-    pinned = any(region in priced_regions(wl.hardware.provider, d.platform) for d in wl.deployments if d.platform)
-    most = f"{region} prices {'the types deployments pin (platform) and ' if pinned else ''}the most of the types allowed"
+    gpus, platforms = _lowered(wl.hardware.gpus), _lowered(wl.hardware.platforms)
+    counts = _priced_counts(provider, gpus, platforms, frozenset(wl.prices))
+    share = f"{counts[region]} of the {len(_allowed(provider, gpus, platforms))} types allowed"
+    best = max(counts.values(), default=0)
+    if counts[region] < best:
+        share += f"; {min(r for r in counts if counts[r] == best)} prices {best}"
+    pins = sorted(pin for pin in _pins(wl) if region in priced_regions(provider, pin))
+    rule = (
+        f"{region} prices the type{'s' if len(pins) > 1 else ''} deployments pin ({', '.join(pins)}), which come "
+        f"first; it prices {share}"
+        if pins
+        else f"{region} prices the most of the types allowed ({share})"
+    )
     if asked is not None:
-        priced = _priced_counts(wl.hardware.provider, _lowered(wl.hardware.gpus), _lowered(wl.hardware.platforms))[asked]
-        return f"the catalog prices {priced} of the allowed types in {asked}; {most}"
-    return f"the workload names no region; {most}"
+        return f"{counts[asked]} of the allowed types are priced in {asked}; {rule}"
+    return f"the workload names no region; {rule}"
 
 
 def unpriced_in_region_why(provider: str, platform_id: str, region: str) -> str | None:

@@ -258,19 +258,30 @@ def driver_version_findings(workload: Workload) -> list[Finding]:
     ]
 
 
+#: Pools a ``gke-pool-name`` finding names with their GKE node pool (the rest are counted).
+_NAMED_NODE_POOLS = 3
+
+
 def pool_name_findings(plan: Plan) -> list[Finding]:
-    """Pools whose GKE node pool name is shortened to GKE's 40 characters, and the name they get."""
+    """What the cloud shows as each pool's GKE node pool: the pool's name with ``-`` for ``_`` (fuzz22 item 13).
+
+    The planner shortens a pool's name to GKE's 40 characters on GCP, so the node pool's name is never another; a
+    name the renderer had to shorten again (a plan from elsewhere) is said with its pool.
+    """
+    if not plan.pools:
+        return []
+    pools = sorted(plan.pools, key=lambda pool: (gke_node_pool_name(pool) == dns_name(pool), pool.name))
+    named = ", ".join(f"pool {pool.name} is node pool {gke_node_pool_name(pool)}" for pool in pools[:_NAMED_NODE_POOLS])
+    more = f" and {len(pools) - _NAMED_NODE_POOLS} more" if len(pools) > _NAMED_NODE_POOLS else ""
     return [
         Finding(
             "info",
             "gke-pool-name",
-            f"pool {pool.name} is GKE node pool {gke_node_pool_name(pool)}: GKE node pool names have at most "
-            f"{GKE_NODE_POOL_NAME_MAX} characters, so the name keeps its start and ends in a hash of the whole "
-            "(the same on every render)",
+            f"GKE node pools are named as the pools, with - for _ ({named}{more}): `gcloud container node-pools list` "
+            f"shows these names; a pool name has at most the {GKE_NODE_POOL_NAME_MAX} characters GKE allows, a longer "
+            "one keeps its start and ends in a hash of the whole (the same on every render)",
             "deployments",
         )
-        for pool in plan.pools
-        if gke_node_pool_name(pool) != dns_name(pool)
     ]
 
 

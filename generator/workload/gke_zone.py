@@ -9,6 +9,7 @@ fact of which zones offer a machine type, so a zone is never guessed: a regional
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from generator.errors import InputError
@@ -16,6 +17,59 @@ from generator.workload.loader import Document
 from generator.workload.models import KubernetesSettings, Workload
 
 WHERE = ("kubernetes",)
+#: Google Cloud's regions, as Compute Engine lists them (https://cloud.google.com/compute/docs/regions-zones, "Available
+#: regions and zones", 42 regions, read 2026-12). GKE runs in each. A region Google opens after that is refused until
+#: it is added here; the message names this page.
+GCP_REGIONS = frozenset(
+    {
+        "africa-south1",
+        "asia-east1",
+        "asia-east2",
+        "asia-northeast1",
+        "asia-northeast2",
+        "asia-northeast3",
+        "asia-south1",
+        "asia-south2",
+        "asia-southeast1",
+        "asia-southeast2",
+        "australia-southeast1",
+        "australia-southeast2",
+        "europe-central2",
+        "europe-north1",
+        "europe-north2",
+        "europe-southwest1",
+        "europe-west1",
+        "europe-west10",
+        "europe-west12",
+        "europe-west2",
+        "europe-west3",
+        "europe-west4",
+        "europe-west6",
+        "europe-west8",
+        "europe-west9",
+        "me-central1",
+        "me-central2",
+        "me-west1",
+        "northamerica-northeast1",
+        "northamerica-northeast2",
+        "northamerica-south1",
+        "southamerica-east1",
+        "southamerica-west1",
+        "us-central1",
+        "us-east1",
+        "us-east4",
+        "us-east5",
+        "us-south1",
+        "us-west1",
+        "us-west2",
+        "us-west3",
+        "us-west4",
+    }
+)
+REGIONS_PAGE = "https://cloud.google.com/compute/docs/regions-zones"
+#: A zone is its region, ``-`` and a letter; the zones on :data:`REGIONS_PAGE` use a to f (us-central1-f,
+#: europe-west1-b/c/d), so a later letter names no zone.
+ZONE_LETTERS = "abcdef"
 #: A Compute Engine zone is its region plus ``-<letter>`` (us-central1 -> us-central1-a).
 _ZONE = re.compile(r"[a-z]+-[a-z]+[0-9]+-[a-z]")
 ZONES_PAGE = "https://cloud.google.com/compute/docs/gpus/gpu-regions-zones"
@@ -43,6 +97,36 @@ def pool_zone(settings: KubernetesSettings) -> str | None:
     if settings.location is not None and is_zone(settings.location):
         return settings.location
     return None
+
+
+def place_problem(place: str) -> str | None:
+    """Why a GKE location or zone names no Google Cloud region or zone (:data:`GCP_REGIONS`); None when it does.
+
+    fuzz22 item 7: ``mars-north9-a`` and ``us-central1-z`` fit the pattern and were rendered into Terraform.
+    """
+    region = cluster_region(place)
+    if region not in GCP_REGIONS:
+        close = difflib.get_close_matches(region, sorted(GCP_REGIONS), n=1, cutoff=0.8)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        return f"'{place}': {region} is not a Google Cloud region{hint}; the regions are listed at {REGIONS_PAGE}"
+    if is_zone(place) and place[-1] not in ZONE_LETTERS:
+        return (
+            f"'{place}' is not a zone of {region}: zones are the region, '-' and a letter from a to f "
+            f"({REGIONS_PAGE} lists each region's zones)"
+        )
+    return None
+
+
+def location_errors(doc: Document, wl: Workload) -> list[InputError]:
+    """``kubernetes.location`` or ``zone`` naming no Google Cloud region or zone, on GCP, located at the field."""
+    if wl.hardware.provider != "gcp":
+        return []
+    places = (("location", wl.kubernetes.location), ("zone", wl.kubernetes.zone))
+    return [
+        InputError(problem, doc.locate((*WHERE, field)))
+        for field, place in places
+        if place is not None and (problem := place_problem(place)) is not None
+    ]
 
 
 def zone_problem(settings: KubernetesSettings) -> tuple[str, str] | None:
@@ -82,9 +166,13 @@ def gke_cluster_errors(doc: Document, wl: Workload) -> list[InputError]:
 
 
 def gke_zone_errors(doc: Document, wl: Workload) -> list[InputError]:
-    """The zone problem of a workload that renders GKE node pools, located at the field to change."""
-    if wl.hardware.provider != "gcp" or "kubernetes" not in wl.outputs:
-        return []
+    """The zone problem of a workload that renders GKE node pools, located at the field to change.
+
+    A location or zone that names no Google Cloud region or zone is refused first, whatever is rendered (it prices
+    the plan: :func:`location_errors`).
+    """
+    if (unknown := location_errors(doc, wl)) or wl.hardware.provider != "gcp" or "kubernetes" not in wl.outputs:
+        return unknown
     problem = zone_problem(wl.kubernetes)
     if problem is None:
         return []
