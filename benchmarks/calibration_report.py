@@ -32,7 +32,9 @@ sys.path.insert(0, str(REPO))
 from generator.calculator.estimate import EstimateRequest, estimate  # noqa: E402
 from generator.catalog import find_gpu, find_model, platforms  # noqa: E402
 from generator.catalog.host_cpu import host_time_scale  # noqa: E402
+from generator.catalog.records import GpuSpec  # noqa: E402
 from generator.errors import SpecgenError  # noqa: E402
+from generator.planner.training import framework_attention_mfu  # noqa: E402
 from generator.planner.training_comm import dp_traffic, links_between  # noqa: E402
 from generator.sizing.architecture import Architecture, parse_architecture  # noqa: E402
 from generator.sizing.constants import with_overrides  # noqa: E402
@@ -193,11 +195,25 @@ def predict_gpu_hours(row: dict[str, Any]) -> float:
         }
         mfu = predict_training_mfu(step_row)
     else:
-        scale = attention_kernel_scale(find_gpu(row["gpu"]).architecture)
         seq = row["sequence_length"]
-        mfu = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, seq, consts, attention_scale=scale).mfu
+        shape = step_shape(arch.flop_params, find_gpu(row["gpu"]), flops / row["tokens"], row["checkpointing"])
+        mfu = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, seq, consts, **shape).mfu
     # the rate the planner times a run at (a vendor's sustained figure where published, else the peak)
     return training_hours(flops, 1, find_gpu(row["gpu"]).sustained_tflops("bf16") or 0.0, consts, mfu=mfu)
+
+
+def step_shape(
+    flop_params: int, gpu: GpuSpec, flops_per_token: float, checkpointing: str, framework: str | None = None
+) -> dict[str, Any]:
+    """What ``training_utilisation`` sets a step's attention against, as the planner's
+    (``generator.planner.training._step_shape``): the GPU's attention kernels (FlashAttention-2's published share under
+    a framework that runs it; the MPT and GPU-hour rows name none, so the fitted rate) and the step's GEMM FLOPs."""
+    return {
+        "attention_scale": attention_kernel_scale(gpu.architecture),
+        "attention_mfu": framework_attention_mfu(framework, True, gpu),
+        "gemm_flops_per_param": flops_per_token / max(1, flop_params),
+        "recompute": checkpointing == "full",
+    }
 
 
 def predict_training_mfu(row: dict[str, Any]) -> float:
@@ -218,8 +234,9 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
     layout = StepLayout(tp, pp, dp, row["micro_batch"], row["accumulation"], seq)
     nodes = max(1, row["gpus"] // row["gpus_per_node"])
     links = links_between(gpu, row["gpus_per_node"], nodes, float(row["inter_node_gbps"] or 0), tp, pp, dp, consts)
-    util = training_utilisation(hidden, layers, params, seq, consts, attention_scale=attention_kernel_scale(gpu.architecture))
     flops_per_token = 6.0 * params + (2.0 * params if row["checkpointing"] == "full" else 0.0)
+    shape = step_shape(params, gpu, flops_per_token, row["checkpointing"])
+    util = training_utilisation(hidden, layers, params, seq, consts, **shape)
     per_replica = params // (tp * pp)
     dense = gpu.tflops("bf16") or 0.0  # MFU is counted against the datasheet peak
     step = training_step(
@@ -229,7 +246,7 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         hidden_size=hidden,
         num_layers=layers,
         flops_per_token=flops_per_token,
-        base_efficiency=util.peak * util.gemm * util.attention,
+        base_efficiency=util.compute,
         dense_tflops=accelerator_for(gpu, "bf16", tp).dense_tflops,  # the rate the planner's step runs at
         dp_traffic=dp_traffic(per_replica, 2 * per_replica, row["zero_stage"], dp, row["accumulation"]),
     )
@@ -246,16 +263,17 @@ def predict_finetune_throughput(row: dict[str, Any]) -> float:
     seq, dp = row["seq_len"], row["gpus"]
     base = weight_format(TrainingSetup(method=row["method"]).base_precision_name)
     layout = StepLayout(1, 1, dp, row["micro_batch"], row["accumulation"], seq)
-    scale = attention_kernel_scale(gpu.architecture)
-    util = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, seq, consts, attention_scale=scale)
+    flops_per_token = training_flops_per_token(arch, row["method"], row["checkpointing"])
+    shape = step_shape(arch.flop_params, gpu, flops_per_token, row["checkpointing"], row["framework"])
+    util = training_utilisation(arch.hidden_size, arch.num_layers, arch.flop_params, seq, consts, **shape)
     step = training_step(
         layout,
         links_between(gpu, dp, 1, 0.0, 1, 1, dp, consts),
         consts,
         hidden_size=arch.hidden_size,
         num_layers=arch.num_layers,
-        flops_per_token=training_flops_per_token(arch, row["method"], row["checkpointing"]),
-        base_efficiency=util.peak * util.gemm * util.attention,
+        flops_per_token=flops_per_token,
+        base_efficiency=util.compute,
         dense_tflops=accelerator_for(gpu, "bf16", 1).dense_tflops,
         dp_traffic=dp_traffic(0, 0, 0, dp, row["accumulation"]),
         dequant_bytes_per_micro_batch=dequant_bytes_per_micro_batch(arch, base, row["checkpointing"], 1),

@@ -313,7 +313,7 @@ def test_a_pool_costed_per_training_job_scales_from_zero_on_every_cloud(tmp_path
     aws = tree("mixed")
     groups = json.loads(aws["terraform/eks-managed-node-groups.tfvars.json"])["eks_managed_node_groups"]
     job = groups["assistant_lora_l40s_48gb"]
-    assert (job["min_size"], job["desired_size"], job["max_size"]) == (0, 0, 6)
+    assert (job["min_size"], job["desired_size"], job["max_size"]) == (0, 0, 7)
     assert all(g["min_size"] == g["desired_size"] == g["max_size"] > 0 for name, g in groups.items() if "lora" not in name)
     text = (REPO / "examples" / "mixed.yaml").read_text().replace("provider: aws", "provider: gcp")
     text = text.split("kubernetes:\n")[0] + "kubernetes:\n  gcp_project: acme-inference\n  location: us-central1-a\n"

@@ -1,8 +1,8 @@
 """A training job's cost is labelled the way it is paid: per run when rented, per month when the servers are bought.
 
 Hand figures for examples/mixed.yaml (AWS g6e.xlarge on demand in us-east-1, $1.861 an hour in prices.json):
-the services run on 3 + 5 instances for a month, 8 x 1.861 x 730 = $10,868.24; the LoRA job rents 6 instances,
-6 x 1.861 = $11.166 an hour, for 23.77 h: $265.44 a run, and has no monthly figure of its own.
+the services run on 3 + 5 instances for a month, 8 x 1.861 x 730 = $10,868.24; the LoRA job rents 7 instances,
+7 x 1.861 = $13.027 an hour, for 21.46 h: $279.56 a run, and has no monthly figure of its own.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ def test_a_rented_training_job_reports_its_rate_hours_and_cost_per_run_not_a_mon
     plan = plan_file(MIXED)[1]
     (job,) = [d for d in plan.deployments if d.kind == "training"]
     costs = {k: v for k, v in job.details.items() if "usd" in k or "hour" in k}
-    assert costs == {"hours": 23.77, "capex_usd": None, "usd_per_hour": 11.17, "usd_per_job": 265.44, "gpu_hours_per_job": 142.6}
+    assert costs == {"hours": 21.46, "capex_usd": None, "usd_per_hour": 13.03, "usd_per_job": 279.56, "gpu_hours_per_job": 150.2}
     (pool,) = [p for p in plan.pools if p.name in job.pools]
-    assert pool.usd_per_hour == pytest.approx(6 * 1.861) and pool.opex_usd_per_month is None
+    assert pool.usd_per_hour == pytest.approx(7 * 1.861) and pool.opex_usd_per_month is None
     assert plan.totals["usd_per_month"] == pytest.approx(8 * 1.861 * 730, abs=0.005)
     assert plan.totals["opex_usd_per_month"] == plan.totals["usd_per_month"]
     assert plan.totals["training_usd_per_job"] == job.details["usd_per_job"]
@@ -70,13 +70,13 @@ def test_training_on_owned_servers_pays_their_running_cost_not_a_purchase(tmp_pa
     "line",
     [
         pytest.param(
-            "assistant-platform: 14 GPUs on 14 node(s), 10.9 kW, $10,868/month + $265 per training run (rented per job)",
+            "assistant-platform: 15 GPUs on 15 node(s), 11.7 kW, $10,868/month + $280 per training run (rented per job)",
             id="text-total",
         ),
         pytest.param(
             # the best of another GPU (newuser14 item 4), its layouts on the chosen servers being the layout reason's
             "  runner-up: TP1 ZeRO-0 x DP8, micro-batch 2 x 1 accumulation step on 1 x aws-p6-b200-48xlarge "
-            "(8 x b200-sxm-180gb), 2.7 h (8 GPUs rented, 8 used, 10.5 kW, $302 per run)",
+            "(8 x b200-sxm-180gb), 2.8 h (8 GPUs rented, 8 used, 10.5 kW, $319 per run)",
             id="text-training-runner-up",
         ),
     ],
@@ -87,5 +87,5 @@ def test_text_report_labels_training_cost_per_run(line: str) -> None:
 
 def test_spec_md_total_matches_the_text_report() -> None:
     spec = render_file(MIXED)["SPEC.md"]
-    assert "| $10,868/month + $265 per training run (rented per job) |" in spec
+    assert "| $10,868/month + $280 per training run (rented per job) |" in spec
     assert "usd_per_month: 8,151" not in spec

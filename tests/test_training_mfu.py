@@ -7,9 +7,16 @@ from pathlib import Path
 
 import pytest
 
+from generator import catalog
+from generator.planner.training import framework_attention_mfu
 from generator.sizing.constants import Constants
 from generator.sizing.pipeline_schedule import pipeline_bubble_fraction as pipeline_bubble
-from generator.sizing.training_mfu import attention_kernel_scale, training_utilisation
+from generator.sizing.training_mfu import (
+    attention_flops_per_token,
+    attention_kernel_scale,
+    flash_attention_2_share,
+    training_utilisation,
+)
 
 CONSTS = Constants()
 #: Llama-3.1 shapes (hidden, layers, non-embedding FLOP parameters ~ N).
@@ -95,3 +102,106 @@ def test_mfu_rows_carry_a_source_and_their_whole_layout() -> None:
         assert row["zero_stage"] in (0, 1, 2, 3) and row["checkpointing"] in ("none", "full")
         assert row["micro_batch"] >= 1 and row["accumulation"] >= 1 and 0 < row["mfu"] < 1
         assert row["gpus"] <= row["gpus_per_node"] or row["inter_node_gbps"]  # a multi-node row states its network
+
+
+#: (method's weight-GEMM FLOPs per parameter and token, full checkpointing) of each step the planner times: full
+#: training 6 N (2 forward + 4 backward), a frozen base 4 N (no weight gradients), 2 N more for the recomputed forward.
+STEP_SHAPES = {
+    ("full", "none"): (6.0, False),
+    ("full", "full"): (8.0, True),
+    ("lora", "none"): (4.0, False),
+    ("lora", "full"): (6.0, True),
+}
+
+
+@pytest.mark.parametrize(("recompute", "flops"), [(False, 6.0 * 32 * 4096 * 8192), (True, 8.0 * 32 * 4096 * 8192)])
+def test_causal_attention_flops_per_token_by_pass(recompute: bool, flops: float) -> None:
+    """Forward 2 L h s (QK^T and PV at 2 FLOPs a multiply-add, half the square masked), backward twice that, and the
+    recomputed forward once more under full checkpointing."""
+    assert attention_flops_per_token(32, 4096, 8192, recompute) == flops
+
+
+def _seconds_per_token_at_peak(method: str, checkpointing: str, seq: int) -> float:
+    """A step's compute time per token times the peak FLOP/s: its weight-GEMM FLOPs over the ceiling it runs at."""
+    gemm_flops, recompute = STEP_SHAPES[(method, checkpointing)]
+    util = training_utilisation(*SMALL, seq, CONSTS, gemm_flops_per_param=gemm_flops, recompute=recompute)
+    return gemm_flops * SMALL[2] / util.compute
+
+
+@pytest.mark.parametrize("seq", [2048, 32768])
+@pytest.mark.parametrize("checkpointing", ["none", "full"])
+def test_lora_saves_the_weight_gradients_and_nothing_of_the_attention(seq: int, checkpointing: str) -> None:
+    """At equal tokens a LoRA step is faster than a full one by exactly 2 N of GEMM work (the frozen weights'
+    gradients) at the GEMM rate: its backward still runs the attention's (4 L h s), which the share of a 6 N step
+    scaled to 4 N counted at two thirds."""
+    gemm_rate = CONSTS.training_mfu * SMALL[0] / (SMALL[0] + CONSTS.training_gemm_half_hidden)
+    saved = _seconds_per_token_at_peak("full", checkpointing, seq) - _seconds_per_token_at_peak("lora", checkpointing, seq)
+    assert saved == pytest.approx(2.0 * SMALL[2] / gemm_rate)
+
+
+@pytest.mark.parametrize("method", ["full", "lora"])
+@pytest.mark.parametrize("seq", [2048, 32768])
+def test_full_checkpointing_adds_one_forward_attention_included(method: str, seq: int) -> None:
+    """The recomputed forward: 2 N of GEMMs at the GEMM rate and 2 L h s of attention at the attention kernels' rate."""
+    gemm_rate = CONSTS.training_mfu * SMALL[0] / (SMALL[0] + CONSTS.training_gemm_half_hidden)
+    forward_attention = attention_flops_per_token(SMALL[1], SMALL[0], seq, True) - attention_flops_per_token(
+        SMALL[1], SMALL[0], seq, False
+    )
+    added = _seconds_per_token_at_peak(method, "full", seq) - _seconds_per_token_at_peak(method, "none", seq)
+    assert added == pytest.approx(2.0 * SMALL[2] / gemm_rate + forward_attention / CONSTS.training_attention_mfu)
+
+
+@pytest.mark.parametrize("seq", [2048, 32768])
+def test_a_full_step_keeps_the_6n_share_it_had(seq: int) -> None:
+    """The full step's ceiling is the 6 N share with or without recomputation (8 L h s of attention against 8 N is the
+    ratio of 6 L h s to 6 N): MFU rows, GPU-hours and plans of full training are unchanged by the per-pass count."""
+    base = training_utilisation(*SMALL, seq, CONSTS)
+    recomputed = training_utilisation(*SMALL, seq, CONSTS, gemm_flops_per_param=8.0, recompute=True)
+    assert recomputed.compute == pytest.approx(base.compute)
+
+
+@pytest.mark.parametrize(
+    ("architecture", "peak_over_sustained", "share"),
+    [("ampere", 312 / 338.0, 0.50 * 312 / 338.0), ("hopper", 1.0, 0.35), ("ada-lovelace", 1.0, None), ("cdna3", 0.9, None)],
+)
+def test_flash_attention_2s_published_share_of_the_rate_the_step_runs_at(
+    architecture: str, peak_over_sustained: float, share: float | None
+) -> None:
+    """FlashAttention-2's abstract (50-73% of A100's peak, the low end) and FlashAttention-3's (35% of H100's), as a
+    share of the sustained rate the step divides by; none for an architecture with no published figure."""
+    assert flash_attention_2_share(architecture, peak_over_sustained) == (pytest.approx(share) if share else None)
+
+
+@pytest.mark.parametrize(
+    ("framework", "flash_attention", "gpu", "runs_fa2"),
+    [
+        ("torchtune", True, "a100-sxm4-80gb", True),  # SDPA's flash backend
+        ("unsloth", True, "a100-sxm4-40gb", True),
+        ("llama-factory", True, "a100-sxm4-40gb", True),
+        ("hf", True, "h100-sxm5-80gb", True),
+        ("megatron", True, "h100-sxm5-80gb", False),  # Transformer Engine's fused attention: no published share
+        (None, True, "a100-sxm4-80gb", False),  # no framework: the fitted rate, as the MPT and GPU-hour rows
+        ("torchtune", False, "a100-sxm4-80gb", False),  # flash attention off
+        ("torchtune", True, "rtx-4090-24gb", False),  # Ada: no published share
+    ],
+)
+def test_frameworks_running_flash_attention_2_take_its_published_share(
+    framework: str | None, flash_attention: bool, gpu: str, runs_fa2: bool
+) -> None:
+    spec = catalog.gpus()[gpu]
+    share = framework_attention_mfu(framework, flash_attention, spec)
+    if not runs_fa2:
+        assert share is None
+        return
+    fraction = {"ampere": 0.50, "hopper": 0.35}[spec.architecture]
+    assert share == pytest.approx(fraction * (spec.tflops("bf16") or 0) / (spec.sustained_tflops("bf16") or 1))
+
+
+@pytest.mark.parametrize("seq", [2048, 16384])
+def test_a_published_attention_share_replaces_the_fitted_rate(seq: int) -> None:
+    """The step's attention time is its FLOPs at the share given, in place of training_attention_mfu x the scale."""
+    fitted = training_utilisation(*SMALL, seq, CONSTS, gemm_flops_per_param=6.0, recompute=True)
+    fa2 = training_utilisation(*SMALL, seq, CONSTS, gemm_flops_per_param=6.0, recompute=True, attention_mfu=0.46)
+    attention = attention_flops_per_token(SMALL[1], SMALL[0], seq, True)
+    saved = 6.0 * SMALL[2] / fitted.compute - 6.0 * SMALL[2] / fa2.compute
+    assert saved == pytest.approx(attention / CONSTS.training_attention_mfu - attention / 0.46)

@@ -202,13 +202,13 @@ def test_two_jobs_in_turn_fit_the_one_owned_server_each_fits_alone(tmp_path: Pat
 def test_a_chain_past_the_second_deadline_exits_3_naming_the_chain_hours_and_deadline(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = _workload(tmp_path, tokens=1_600_000_000)  # 7.0 h each on the server: 14.0 h against tune-b's 10 h
+    path = _workload(tmp_path, tokens=1_600_000_000)  # 7.4 h each on the server: 14.9 h against tune-b's 10 h
     assert call_cli(tmp_path, ("plan", str(path))) == 3
     err = capsys.readouterr().err
     assert re.search(
         r"w\.yaml:19:23: deployments\[1\]\.training\.deadline_hours: the training sequence tune-a -> tune-b \(run_after\) "
         r"has no feasible plan: h100-sxm5-80gb on dgx-h100: the sequence tune-a -> tune-b on at most 1 x dgx-h100 .*"
-        r"tune-a 7\.0 h \(0\.0-7\.0 h\), tune-b 7\.0 h \(7\.0-14\.0 h\); tune-b finishes at 14\.0 h, past its 10 h "
+        r"tune-a 7\.4 h \(0\.0-7\.4 h\), tune-b 7\.4 h \(7\.4-14\.9 h\); tune-b finishes at 14\.9 h, past its 10 h "
         r"deadline \(deadline_hours counts from the start of tune-a, the chain's first job\); to unblock: a later "
         r"deadline_hours for tune-b, .* let the plan buy \(drop hardware\.buy: false\), or run tune-b on servers of its "
         r"own \(drop its run_after\)",
@@ -217,14 +217,14 @@ def test_a_chain_past_the_second_deadline_exits_3_naming_the_chain_hours_and_dea
 
 
 def test_bought_servers_for_a_chain_are_as_many_as_its_deadlines_need_and_bought_once(tmp_path: Path) -> None:
-    # each job alone meets its deadline on one server (7.0 h); in turn the second needs two servers (3.5 h each)
+    # each job alone meets its deadline on one server (7.4 h); in turn the second needs two servers (half as long each)
     path = _workload(tmp_path, hardware="hardware:\n  gpus: [h100-sxm5-80gb]\n  platforms: [dgx-h100]\n", tokens=1_600_000_000)
     plan = plan_workload(load_workload(str(path)))
     (pool,) = plan.pools
     assert pool.nodes == 2 and plan.totals["nodes"] == 2
     a, b = plan.deployments
     assert a.gpus == b.gpus == 16
-    assert b.details["finishes_at_hours"] <= 10 < 2 * 7.0
+    assert b.details["finishes_at_hours"] <= 10 < 2 * 7.4
     # the pool's month is split between the jobs by their hours: the shares add up to the fleet (review22 item 5)
     shares = [d.details["finishes_at_hours"] - d.details["starts_at_hours"] for d in (a, b)]
     months = [a.details["usd_per_month"], b.details["usd_per_month"]]

@@ -54,6 +54,7 @@ def _spec(setup: TrainingSetup) -> TrainingSpec:
         micro_batch_size=setup.micro_batch_size,
         gradient_checkpointing=setup.checkpointing,  # type: ignore[arg-type]  # as --gradient-checkpointing's choices
         flash_attention=setup.flash_attention,
+        framework=setup.framework,  # its attention kernels (FlashAttention-2's published share where it runs them)
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from generator.calculator.model_source import ResolvedModel
 from generator.catalog.records import GpuSpec
@@ -20,7 +21,7 @@ from generator.sizing.precision import weight_format
 from generator.sizing.training import TrainingMemory, TrainingSetup, size_training, with_recipe
 from generator.sizing.training_conflicts import IN_BACKWARD_ACCUMULATION, training_conflicts
 from generator.sizing.training_hardware import precision_problem
-from generator.sizing.training_mfu import attention_kernel_scale, training_utilisation
+from generator.sizing.training_mfu import attention_kernel_scale, flash_attention_2_share, training_utilisation
 from generator.sizing.training_step import (
     NO_DP,
     DpTraffic,
@@ -174,8 +175,19 @@ def layout_mfu(
         microbatches=consts.training_pipeline_microbatches,
         tp_link_gbps=acc.link_gb_per_s * 8,
         dense_tflops=acc.dense_tflops,
-        attention_scale=attention_kernel_scale(hw.gpu.architecture),
+        **_step_shape(arch, spec, hw.gpu),
     ).mfu
+
+
+def _step_shape(arch: Architecture, spec: TrainingSpec, gpu: GpuSpec) -> dict[str, Any]:
+    """What :func:`training_utilisation` sets the step's attention against on ``gpu``: its kernels and the GEMM FLOPs."""
+    flops = training_flops_per_token(arch, spec.method, spec.gradient_checkpointing)
+    return {
+        "attention_scale": attention_kernel_scale(gpu.architecture),
+        "attention_mfu": framework_attention_mfu(spec.framework, spec.flash_attention, gpu),
+        "gemm_flops_per_param": flops / max(1, arch.flop_params),
+        "recompute": spec.gradient_checkpointing == "full",
+    }
 
 
 def _fits(memory: TrainingMemory, budget: float) -> bool:
@@ -195,14 +207,28 @@ def _first_micro_batch(spec: TrainingSpec, dp: int) -> int:
     return 1 if searched else spec.micro_batch
 
 
-def compute_efficiency(model: ResolvedModel, sequence_length: int, consts: Constants, gpu: GpuSpec) -> float:
-    """The step's compute ceiling on ``gpu`` before communication: large-GEMM MFU x GEMM size x attention share."""
+def framework_attention_mfu(framework: str | None, flash_attention: bool, gpu: GpuSpec) -> float | None:
+    """The attention kernels' share of ``gpu``'s sustained rate under a framework that runs FlashAttention-2.
+
+    FlashAttention-2's published share where the architecture has one (:func:`flash_attention_2_share`); None, the
+    fitted rate, otherwise: no framework named, flash attention off, Megatron-LM's kernels, no published share.
+    """
+    if framework is None or not flash_attention or not framework_profile(framework).flash_attention_2:
+        return None
+    peak, sustained = gpu.tflops("bf16") or 0.0, gpu.sustained_tflops("bf16") or 0.0
+    return flash_attention_2_share(gpu.architecture, peak / sustained) if peak and sustained else None
+
+
+def compute_efficiency(model: ResolvedModel, spec: TrainingSpec, consts: Constants, gpu: GpuSpec) -> float:
+    """The step's compute ceiling on ``gpu`` before communication: large-GEMM MFU x GEMM size x attention share.
+
+    The share is the method's own: a frozen base's backward skips the weights' gradients, not the attention's.
+    """
     arch = model.architecture
-    scale = attention_kernel_scale(gpu.architecture)
     util = training_utilisation(
-        arch.hidden_size, arch.num_layers, arch.flop_params, sequence_length, consts, attention_scale=scale
+        arch.hidden_size, arch.num_layers, arch.flop_params, spec.sequence_length, consts, **_step_shape(arch, spec, gpu)
     )
-    return util.peak * util.gemm * util.attention
+    return util.compute
 
 
 def node_free_step(model: ResolvedModel, spec: TrainingSpec, hw: Hardware, layout: StepLayout, consts: Constants) -> StepTime:
@@ -285,7 +311,7 @@ def gpu_step(
         hidden_size=arch.hidden_size,
         num_layers=arch.num_layers,
         flops_per_token=training_flops_per_token(arch, spec.method, spec.gradient_checkpointing),
-        base_efficiency=compute_efficiency(model, spec.sequence_length, consts, gpu),
+        base_efficiency=compute_efficiency(model, spec, consts, gpu),
         dense_tflops=accelerator_for(gpu, "bf16", layout.tp).dense_tflops,
         dp_traffic=dp,
         dequant_bytes_per_micro_batch=_dequant_bytes(arch, spec, layout.tp * layout.pp, base_precision),

@@ -50,7 +50,7 @@ class Constants(NamedTuple):
     training_dp_exposed_fraction: float = 0.5
     training_pipeline_microbatches: int = 8
     training_pipeline_virtual_stages: int = 8
-    nf4_dequant_bandwidth_efficiency: float = 0.6
+    nf4_dequant_bandwidth_efficiency: float = 0.3
     allreduce_latency_nvlink_s: float = 32e-6
     allreduce_latency_pcie_s: float = 25e-6
     decode_step_overhead_s: float = 0.002

@@ -139,6 +139,12 @@ class FrameworkProfile(NamedTuple):
     #: its ``activation_checkpointing`` block (https://www.deepspeed.ai/docs/config-json/#activation-checkpointing)
     #: (fuzz20 item 11).
     offload_needs_checkpointing: bool = False
+    #: Whether its attention runs FlashAttention-2's kernels: the flash-attn package (LLaMA-Factory's and axolotl's
+    #: ``flash_attention_2``, Unsloth's, transformers' ``attn_implementation="flash_attention_2"``) or PyTorch SDPA's
+    #: flash backend, FlashAttention-2 since PyTorch 2.2 ("scaled_dot_product_attention (SDPA) now supports
+    #: FlashAttention-2", https://pytorch.org/blog/pytorch2-2/; torchtune, transformers' default ``sdpa``, a plain
+    #: FSDP2 loop). Megatron-LM runs Transformer Engine's fused attention (cuDNN), whose share is not published.
+    flash_attention_2: bool = True
     #: Optimizer regimes (:data:`~generator.sizing.training.OPTIMIZERS`) it trains in; None: any of them.
     regimes: tuple[str, ...] | None = None
     #: Why only :attr:`regimes`, for the refusal.
@@ -209,6 +215,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             tensor_parallel=True,
             pipeline_parallel=True,
             expert_parallel=True,
+            flash_attention_2=False,
             regimes=MEGATRON_REGIMES,
             regimes_note="its --optimizer is adam or sgd over fp32 main parameters",
         ),

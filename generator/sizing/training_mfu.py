@@ -7,10 +7,17 @@ Llama 3 paper and Megatron-LM report it. It is the product of:
   tensor cores below their peak: ``hidden / (hidden + training_gemm_half_hidden)`` of
   ``training_mfu`` (the utilization of very large GEMMs);
 - **attention share**: causal attention adds ``6 L h s`` FLOPs per token (scores and values,
-  forward and backward, half the square masked) that ``6 N`` does not count, run by FlashAttention
+  forward and backward, half the square masked; ``8 L h s`` when full checkpointing recomputes the forward) that
+  ``6 N`` does not count, whatever the method (a LoRA backward still computes the attention's input gradients:
+  only the frozen weights' gradients are skipped), run by FlashAttention
   kernels at ``training_attention_mfu`` of the peak (below the GEMMs' rate at long sequences), fitted on
   Hopper; on another architecture scaled by FlashAttention-2's published share of its peak against
-  Hopper's (:func:`attention_kernel_scale`);
+  Hopper's (:func:`attention_kernel_scale`). That fitted rate is the MPT rows' kernel (llm-foundry's pretraining
+  yamls set ``attn_impl: triton``, its Triton FlashAttention); a framework that runs FlashAttention-2 itself (the
+  flash-attn package, or PyTorch SDPA's flash backend, FlashAttention-2 since PyTorch 2.2) runs attention at
+  FlashAttention-2's published share of the peak where one is published (:func:`flash_attention_2_share`): the
+  fine-tuning rows' long sequences (Unsloth, LLaMA-Factory with FlashAttention-2 on A100) imply 51-70% of the A100's
+  peak for their attention, the 50-73% FlashAttention-2 publishes, where the Triton kernel's fitted rate gave 23%;
 - **tensor parallelism**: four all-reduces of a token's hidden state per layer (two forward, two
   backward) over the GPU's link, of which ``training_tp_exposed_fraction`` is not overlapped;
 - **pipeline bubble**: ``(pp - 1) / (v microbatches + pp - 1)`` of the step is idle (``v``:
@@ -33,6 +40,10 @@ TP_WIRE_BYTES = 2
 TP_ALLREDUCES_PER_LAYER = 4
 #: Dense FLOPs per token of one layer's weights per parameter in forward + backward.
 FLOPS_PER_PARAM = 6.0
+#: Causal attention FLOPs per token, layer, hidden unit and sequence position: forward 2 (scores and values, half the
+#: square masked), backward 4 (twice the forward: the gradients of the queries, keys and values).
+ATTENTION_FLOPS_FORWARD = 2.0
+ATTENTION_FLOPS_BACKWARD = 4.0
 
 
 #: FlashAttention-2's share of the dense peak by GPU architecture: "50-73% of the theoretical maximum FLOPs/s on
@@ -42,6 +53,16 @@ FLOPS_PER_PARAM = 6.0
 FLASH_ATTENTION_PEAK_FRACTION = {"ampere": 0.50, "hopper": 0.35}
 #: The architecture ``training_attention_mfu`` is fitted on: the llm-foundry and Llama 3 MFU rows ran on H100.
 ATTENTION_FITTED_ON = "hopper"
+
+
+def flash_attention_2_share(architecture: str, peak_over_sustained: float) -> float | None:
+    """FlashAttention-2's published share of ``architecture``'s dense peak, as a share of the rate the step runs at.
+
+    The step runs at the GPU's sustained rate (:meth:`~generator.catalog.records.GpuSpec.sustained_tflops`);
+    ``peak_over_sustained`` turns a share of the datasheet peak into one of it. None where no share is published.
+    """
+    fraction = FLASH_ATTENTION_PEAK_FRACTION.get(architecture)
+    return fraction * peak_over_sustained if fraction else None
 
 
 def attention_kernel_scale(architecture: str) -> float:
@@ -65,9 +86,14 @@ class TrainingUtilisation:
     peak: float
 
     @property
+    def compute(self) -> float:
+        """The compute ceiling before communication: large-GEMM MFU x GEMM size x the attention share."""
+        return self.peak * self.gemm * self.attention
+
+    @property
     def mfu(self) -> float:
         """Model FLOPs per second over the dense peak."""
-        return self.peak * self.gemm * self.attention * self.tensor_parallel * self.pipeline * self.data_parallel
+        return self.compute * self.tensor_parallel * self.pipeline * self.data_parallel
 
 
 def training_utilisation(
@@ -84,17 +110,30 @@ def training_utilisation(
     dense_tflops: float = 0.0,
     dp_comm_ratio: float = 0.0,
     attention_scale: float = 1.0,
+    gemm_flops_per_param: float = FLOPS_PER_PARAM,
+    recompute: bool = False,
+    attention_mfu: float | None = None,
 ) -> TrainingUtilisation:
     """The MFU of one layout; every argument is a plain number, so calls are cheap and hashable.
 
-    ``attention_scale``: :func:`attention_kernel_scale` of the GPU's architecture.
+    ``attention_scale``: :func:`attention_kernel_scale` of the GPU's architecture. ``gemm_flops_per_param``: the
+    step's weight-GEMM FLOPs per parameter and token (6 full, 4 with a frozen base, 2 more under full checkpointing:
+    :func:`generator.sizing.performance.training_flops_per_token` over N), the work the attention share is set
+    against; ``recompute``: full checkpointing reruns the forward, its attention included. The defaults (6, no
+    recompute) give a full step's share; a caller scaling that ceiling by the step's own FLOPs per token counts a full
+    step's recomputed attention in proportion (8 N / 6 N), but would count a LoRA step's attention at 4/6 of its
+    FLOPs (its backward still computes the attention's input gradients). ``attention_mfu``: the attention kernels'
+    share of the rate where the framework's kernel has a published one (:func:`flash_attention_2_share`); None: the
+    fitted ``training_attention_mfu`` x ``attention_scale``.
     """
     gemm = hidden_size / (hidden_size + consts.training_gemm_half_hidden)
-    model_flops = FLOPS_PER_PARAM * max(1, flop_params)
-    attention_flops = 6.0 * num_layers * hidden_size * sequence_length
-    # attention kernels run at their own fraction of the peak, GEMMs at training_mfu x gemm
-    attention_mfu = consts.training_attention_mfu * attention_scale
-    attention = model_flops / (model_flops + attention_flops * consts.training_mfu * gemm / attention_mfu)
+    # each term as its time per token in FLOPs at the peak: GEMMs at training_mfu x gemm, attention kernels at their
+    # own fraction of it
+    gemm_time = gemm_flops_per_param * max(1, flop_params) / (consts.training_mfu * gemm)
+    if attention_mfu is None:
+        attention_mfu = consts.training_attention_mfu * attention_scale
+    attention_time = attention_flops_per_token(num_layers, hidden_size, sequence_length, recompute) / attention_mfu
+    attention = gemm_time / (gemm_time + attention_time)
     tensor = 1.0
     if tp > 1 and tp_link_gbps > 0 and dense_tflops > 0:
         # per token and layer on one GPU: compute 6 * 12 h^2 / tp FLOPs; traffic 4 ring all-reduces of h values
@@ -106,3 +145,9 @@ def training_utilisation(
     pipeline = 1.0 - pipeline_bubble(pp, microbatches, virtual)
     data = 1.0 / (1.0 + consts.training_dp_exposed_fraction * max(0.0, dp_comm_ratio))
     return TrainingUtilisation(gemm, attention, tensor, pipeline, data, consts.training_mfu)
+
+
+def attention_flops_per_token(num_layers: int, hidden_size: int, sequence_length: int, recompute: bool) -> float:
+    """Causal attention FLOPs per token of a training step: forward, backward, and the recomputed forward if any."""
+    per_position = ATTENTION_FLOPS_FORWARD * (2 if recompute else 1) + ATTENTION_FLOPS_BACKWARD
+    return per_position * num_layers * hidden_size * sequence_length
