@@ -52,7 +52,8 @@ def test_every_platform_with_a_bridge_capable_card_says_whether_it_is_bridged() 
         ("azure-standard-nc80adis-h100-v5", "h100-nvl-94gb", "nvlink-bridge", 247.2, True, "NVLink bridge", [1, 2]),
         ("dell-r760xa", "h100-nvl-94gb", "none", 63.0, False, "PCIe Gen5", [1, 2, 4]),
         ("dell-xe7740", "h200-nvl-141gb", "none", 63.0, False, "PCIe Gen5", [1, 2, 4, 8]),
-        ("am5-desktop-tower", "rtx-3090-24gb", "none", 31.5, False, "PCIe Gen4", [1, 2]),
+        # two GPUs share the AM5 CPU's 16 graphics lanes: x8 each (newuser25 item 12), Gen4 x8 = 15.75 GB/s
+        ("am5-desktop-tower", "rtx-3090-24gb", "none", 15.75, False, "PCIe Gen4", [1, 2]),
         ("wrx90-workstation", "a40-48gb", "none", 31.5, False, "PCIe Gen4", [1, 2, 4]),
         # an SXM board is untouched: NVLink is part of it
         ("dgx-h100", "h100-sxm5-80gb", "nvlink", 370.8, True, "NVLink", [1, 2, 4, 8]),

@@ -88,3 +88,52 @@ def test_pcie_settings_on_a_superchip_are_reported_as_not_applied() -> None:
             1
         ]
     )
+
+
+# newuser25 item 12: a desktop CPU gives its GPU slots x16 between them (Intel "1x16+4, 2x8+4"; AM5's 16 graphics lanes)
+SLOT_LANES = [
+    pytest.param("rtx-5090-32gb", 1, "ryzen-9-7950x", None, "PCIe Gen5 x16", id="am5-one-gpu-x16"),
+    pytest.param("rtx-5090-32gb", 2, "ryzen-9-7950x", None, "PCIe Gen5 x8", id="am5-two-gpus-x8-each"),
+    pytest.param("rtx-4090-24gb", 2, "core-i9-14900k", None, "PCIe Gen4 x8", id="lga1700-two-gpus-x8-each"),
+    pytest.param("rtx-5090-32gb", 2, "ryzen-9-7950x", 16, "PCIe Gen5 x16", id="lanes-given-win"),
+    pytest.param("rtx-5090-32gb", 2, "threadripper-pro-7975wx", None, "PCIe Gen5 x16", id="workstation-cpu-x16-each"),
+    pytest.param("rtx-5090-32gb", 2, None, None, "PCIe Gen5 x16", id="no-cpu-named-x16"),
+    pytest.param("rtx-5090-32gb", 3, "ryzen-9-7950x", None, "PCIe Gen5 x8", id="past-the-listed-counts-the-last"),
+]
+
+
+@pytest.mark.parametrize(("gpu", "gpus", "cpu", "lanes", "name"), SLOT_LANES)
+def test_the_host_link_is_as_wide_as_the_cpu_gives_each_slot(
+    gpu: str, gpus: int, cpu: str | None, lanes: int | None, name: str
+) -> None:
+    spec = FixedSpec(gpu=gpu, gpu_count=gpus, ram_gib=128, cpu=cpu, pcie_lanes=lanes)
+    card = catalog.find_gpu(gpu)
+    width = int(name.rsplit("x", 1)[1])
+    assert host_link(spec, card) == (pcie_gb_per_s(card.pcie_gen, width), name)
+
+
+@pytest.mark.parametrize(
+    ("platform", "tp", "per_direction_gb_per_s", "name"),
+    [
+        pytest.param("am5-desktop-tower", 2, 31.5, "PCIe Gen5 x8", id="am5-tp2-x8"),
+        pytest.param("am5-desktop-tower", 1, 63.0, "PCIe Gen5", id="am5-one-gpu-x16"),
+        pytest.param("wrx90-workstation", 2, 63.0, "PCIe Gen5", id="threadripper-x16-each"),
+    ],
+)
+def test_a_bought_towers_tp_link_is_its_slots_width(platform: str, tp: int, per_direction_gb_per_s: float, name: str) -> None:
+    from generator.sizing.performance import accelerator_for
+
+    fitted = catalog.platforms()[platform].fitted_gpu(catalog.find_gpu("rtx-5090-32gb"))
+    assert accelerator_for(fitted, "bf16", tp).link_gb_per_s == per_direction_gb_per_s
+    assert fitted.link_name(False, tp) == name
+
+
+def test_every_cpu_slot_split_has_a_source() -> None:
+    import json
+    from pathlib import Path
+
+    records = json.loads((Path(catalog.__file__).with_name("cpus.json")).read_text())["cpus"]
+    split = [r for r in records if r.get("gpu_slot_lanes")]
+    assert {r["id"] for r in split} >= {"ryzen-9-7950x", "core-i9-14900k"}
+    for rec in split:
+        assert rec["field_sources"]["gpu_slot_lanes"].startswith("https://"), rec["id"]

@@ -301,7 +301,12 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--nvme-gib", type=_number, default=0.0, help="free NVMe for model files and offload, GiB")
     o.add_argument("--nvme-read-gb-per-s", type=_number, default=3.5, help="NVMe sequential read, GB/s (default 3.5)")
     o.add_argument("--pcie-gen", type=_whole, help="PCIe generation of the GPU slots (default: the GPU's)")
-    o.add_argument("--pcie-lanes", type=_whole, default=16, help="PCIe lanes per GPU (default 16)")
+    o.add_argument(
+        "--pcie-lanes",
+        type=_whole,
+        default=None,
+        help="PCIe lanes per GPU (default: what --cpu gives each of --gpus GPU slots, x8 for two on a desktop CPU; else 16)",
+    )
     o.add_argument("--cpu", help="CPU catalog id (memory channels and DDR speed)")
     o.add_argument("--memory-channels", type=_whole, help="populated DDR channels of the machine (all sockets)")
     o.add_argument("--ddr-mt-per-s", type=_whole, help="DDR transfer rate, MT/s")

@@ -268,7 +268,7 @@ def _check_fixed(spec: FixedSpec) -> None:
     _check_number("--swap-gib", spec.swap_gib, 0, MAX_DISK_GIB)
     _check_number("--nvme-gib", spec.nvme_gib, 0, MAX_DISK_GIB)
     _check_number("--nvme-read-gb-per-s", spec.nvme_read_gb_per_s, MIN_NVME_READ_GB_PER_S, MAX_NVME_READ_GB_PER_S)
-    if spec.pcie_lanes not in PCIE_LANES:
+    if spec.pcie_lanes is not None and spec.pcie_lanes not in PCIE_LANES:
         raise InputError(f"--pcie-lanes must be one of {', '.join(map(str, PCIE_LANES))}, got {spec.pcie_lanes!r}")
     for option, value, (low, high) in (
         ("--pcie-gen", spec.pcie_gen, PCIE_GENERATIONS),
@@ -770,6 +770,8 @@ def _throughput(
         "memory_bandwidth_gb_per_s": gpu.memory_bandwidth_gb_per_s,
         # what the roofline applies its efficiencies to: the datasheet scaled by the measured share over the H100's
         "sustained_tflops": round(acc.dense_tflops, 1),
+        # measured, borrowed from a measured card of its class, or the reference's share (newuser25 item 2)
+        "sustained_tflops_basis": gpu.tensor_rate_basis(),
         "sustained_memory_bandwidth_gb_per_s": round(acc.memory_bandwidth_gb_per_s, 1),
     }
 

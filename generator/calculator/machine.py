@@ -34,7 +34,7 @@ def machine_kind(spec: FixedSpec, gpu: GpuSpec) -> str:
 def pcie_not_applied(spec: FixedSpec) -> str | None:
     """Why a PCIe generation or width the user gave is not used (the GPU reaches host memory over NVLink-C2C), else None."""
     gpu = catalog.find_gpu(spec.gpu)
-    if not gpu.host_link_gb_per_s_bidir or (spec.pcie_gen is None and spec.pcie_lanes == 16):
+    if not gpu.host_link_gb_per_s_bidir or (spec.pcie_gen is None and spec.pcie_lanes in (None, 16)):
         return None
     return (
         f"{gpu.id} reaches host memory over NVLink-C2C ({gpu.host_link_gb_per_s_bidir / 2:g} GB/s per direction), not "
@@ -50,7 +50,19 @@ def host_link(spec: FixedSpec, gpu: GpuSpec) -> tuple[float, str]:
     if gpu.host_link_gb_per_s_bidir:
         return gpu.host_link_gb_per_s_bidir / 2, "NVLink-C2C to Grace"
     gen = min(spec.pcie_gen or gpu.pcie_gen, gpu.pcie_gen)
-    return pcie_gb_per_s(gen, spec.pcie_lanes), f"PCIe Gen{gen} x{spec.pcie_lanes}"
+    lanes = slot_lanes(spec, gpu)
+    return pcie_gb_per_s(gen, lanes), f"PCIe Gen{gen} x{lanes}"
+
+
+def slot_lanes(spec: FixedSpec, gpu: GpuSpec) -> int:
+    """PCIe lanes each GPU has: as given, else what the catalog CPU gives each of ``gpu_count`` slots, else 16.
+
+    A desktop CPU's x16 is split x8/x8 for two GPUs (newuser25 item 12).
+    """
+    if spec.pcie_lanes is not None:
+        return spec.pcie_lanes
+    cpu = catalog.cpus().get(spec.cpu or "")
+    return gpu.in_slots(cpu.gpu_slot_lanes if cpu else ()).lanes_with(spec.gpu_count)
 
 
 def ddr_assumption(spec: FixedSpec) -> str | None:
@@ -214,7 +226,8 @@ class FixedSpec(NamedTuple):
     nvme_gib: float = 0.0
     nvme_read_gb_per_s: float = 3.5
     pcie_gen: int | None = None
-    pcie_lanes: int = 16
+    #: PCIe lanes per GPU; None: what the CPU gives each GPU slot (:func:`slot_lanes`).
+    pcie_lanes: int | None = None
     cpu: str | None = None
     memory_channels: int | None = None
     ddr_mt_per_s: int | None = None

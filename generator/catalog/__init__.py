@@ -23,6 +23,7 @@ from generator.catalog.records import (
     PriceRecord,
     PurchaseRecord,
     ThroughputGap,
+    borrow_class_shares,
 )
 from generator.errors import CatalogError, UnknownIdError
 
@@ -82,13 +83,17 @@ def gpus() -> dict[str, GpuSpec]:
     """Every accelerator, by id, its measured rates expressed over the reference GPU's (:data:`REFERENCE_GPU_ID`)."""
     built: dict[str, GpuSpec] = _build("gpus", GpuSpec.from_record)
     reference = built[REFERENCE_GPU_ID]
-    return {gpu_id: gpu.relative_to(reference) for gpu_id, gpu in built.items()}
+    return borrow_class_shares({gpu_id: gpu.relative_to(reference) for gpu_id, gpu in built.items()})
 
 
 @cache
 def platforms() -> dict[str, PlatformSpec]:
-    """Every server platform and cloud instance, by id."""
-    return _build("platforms", PlatformSpec.from_record)
+    """Every server platform and cloud instance, by id, with the PCIe lanes its CPU gives each GPU slot."""
+    built: dict[str, PlatformSpec] = _build("platforms", PlatformSpec.from_record)
+    known = cpus()
+    return {
+        pid: p._replace(gpu_slot_lanes=known[p.cpu_id].gpu_slot_lanes) if p.cpu_id in known else p for pid, p in built.items()
+    }
 
 
 @cache

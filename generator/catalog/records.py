@@ -82,6 +82,12 @@ class GpuSpec(NamedTuple):
     host_link_gb_per_s_bidir: float | None = None
     #: GPUs software sees in one physical package (an MI250X OAM module's two GCDs); a machine holds whole packages.
     package_gpus: int = 1
+    #: The measured GPU whose shares over the reference this unmeasured one is assumed to have (a GeForce card takes its
+    #: class's: :func:`borrow_class_shares`); None: measured itself, or assumed to share the reference's.
+    shares_assumed_from: str | None = None
+    #: PCIe lanes the machine's CPU gives each GPU slot, by GPUs fitted, as ``(gpus, lanes)`` pairs (a desktop CPU's
+    #: x16 split x8/x8 for two: :attr:`CpuSpec.gpu_slot_lanes`); empty: each GPU gets its own ``pcie_lanes``.
+    slot_lanes: tuple[tuple[int, int], ...] = ()
 
     @property
     def bridged(self) -> bool:
@@ -99,11 +105,27 @@ class GpuSpec(NamedTuple):
             interconnect_kind="none", interconnect_gb_per_s_bidir=0.0, nvlink_domain_gpus=1, collective_gb_per_s=None
         )
 
-    def link_name(self, fast: bool) -> str:
-        """The GPU-to-GPU link by name: the scale-up link (``fast``) or the PCIe generation."""
+    def link_name(self, fast: bool, gpus: int = 1) -> str:
+        """The GPU-to-GPU link by name: the scale-up link (``fast``) or the PCIe generation.
+
+        The PCIe width is named where a slot of a machine with ``gpus`` GPUs is narrower than the card.
+        """
         if not fast:
-            return f"PCIe Gen{self.pcie_gen}"
+            lanes = self.lanes_with(gpus)
+            return f"PCIe Gen{self.pcie_gen}" + (f" x{lanes}" if lanes < self.pcie_lanes else "")
         return _LINK_NAMES.get(self.interconnect_kind, self.interconnect_kind)
+
+    def lanes_with(self, gpus: int) -> int:
+        """PCIe lanes each GPU has in a machine holding ``gpus`` of them: its own, or fewer where the slots split.
+
+        The split is the CPU's (:attr:`slot_lanes`); past the GPU counts listed, the last one's.
+        """
+        listed = [lanes for count, lanes in self.slot_lanes if count >= gpus] or [lanes for _, lanes in self.slot_lanes[-1:]]
+        return min([self.pcie_lanes, *listed[:1]])
+
+    def in_slots(self, slot_lanes: tuple[tuple[int, int], ...]) -> GpuSpec:
+        """The card in a machine whose CPU gives each GPU slot ``slot_lanes`` (:attr:`slot_lanes`)."""
+        return self._replace(slot_lanes=slot_lanes) if slot_lanes != self.slot_lanes else self
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> GpuSpec:
@@ -214,6 +236,45 @@ class GpuSpec(NamedTuple):
             bandwidth = own_bw / (reference.measured_memory_gb_per_s / reference.memory_bandwidth_gb_per_s)
         return self._replace(tflops_vs_reference=scale or None, bandwidth_vs_reference=bandwidth)
 
+    @property
+    def boost_class(self) -> tuple[str, bool] | None:
+        """The class of GPUs whose GEMMs run past the rated boost clock alike: a vendor's consumer cards; else None.
+
+        A GeForce card sustains its tensor peak or more under GEMM load (RTX 3090 1.08, 4090 1.03, 5090 1.16 of the
+        datasheet rate in one table); a datacenter part runs below it (H100 SXM 0.80, L40S 0.74, L4 0.59).
+        """
+        return (self.vendor, True) if self.consumer else None
+
+    def tensor_rate_basis(self) -> str:
+        """Where :meth:`sustained_tflops` takes its share of the peak from, in words for the output."""
+        if self.shares_assumed_from:
+            return f"assumed like {self.shares_assumed_from} (the nearest measured card of its class; unmeasured itself)"
+        if self.tflops_vs_reference:
+            return "measured"
+        return "unmeasured: assumed to sustain the reference GPU's share of its peak"
+
+
+def borrow_class_shares(gpus: Mapping[str, GpuSpec]) -> dict[str, GpuSpec]:
+    """``gpus`` with each unmeasured GPU of a boost class given the shares of a measured GPU of that class.
+
+    Otherwise an unmeasured GeForce card took the datacenter reference's share (0.80 of its peak) while its measured
+    sibling took its own (the 4090 at 1.03), and a faster card was scored slower (newuser25 item 2: the 5090 at 209.5
+    sustained TFLOPS against the 4090's 211.7). The sibling of the same architecture is taken where there is one, else
+    the class's measured GPU of the lowest share; a measured GPU keeps its own.
+    """
+    measured = [g for g in gpus.values() if g.tflops_vs_reference and g.boost_class and not g.shares_assumed_from]
+    out = dict(gpus)
+    for gpu_id, gpu in gpus.items():
+        if gpu.tflops_vs_reference or gpu.boost_class is None:
+            continue
+        kin = [g for g in measured if g.boost_class == gpu.boost_class]
+        same = [g for g in kin if g.architecture == gpu.architecture] or kin
+        if not same:
+            continue
+        donor = min(same, key=lambda g: (min((g.tflops_vs_reference or {}).values()), g.id))
+        out[gpu_id] = gpu._replace(tflops_vs_reference=donor.tflops_vs_reference, shares_assumed_from=donor.id)
+    return out
+
 
 class ModelRecord(NamedTuple):
     """A catalog model: its Hugging Face id, names and verbatim ``config.json``."""
@@ -262,6 +323,9 @@ class CpuSpec(NamedTuple):
     socket: str = ""
     #: Most sockets of one system the part runs in, from its vendor's spec page; None where none was found.
     max_sockets: int | None = None
+    #: PCIe lanes the CPU gives each GPU slot, by GPUs fitted, as ``(gpus, lanes)`` pairs in ascending GPUs (Intel's
+    #: "1x16+4, 2x8+4": ``((1, 16), (2, 8))``); empty: each GPU gets its own x16 (``cpus.json`` ``gpu_slot_lanes``).
+    gpu_slot_lanes: tuple[tuple[int, int], ...] = ()
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> CpuSpec:
@@ -280,6 +344,7 @@ class CpuSpec(NamedTuple):
             host_dispatch_us=_opt_float(rec.get("host_dispatch_us")),
             socket=str(rec.get("socket") or ""),
             max_sockets=None if rec.get("max_sockets") is None else int(rec["max_sockets"]),
+            gpu_slot_lanes=tuple(sorted((int(n), int(lanes)) for n, lanes in dict(rec.get("gpu_slot_lanes") or {}).items())),
         )
 
     @property
@@ -397,6 +462,8 @@ class PlatformSpec(NamedTuple):
     #: Fault-tolerant PSU redundancy (Dell's FTR): every PSU carries the load, and on losing the redundant ones the
     #: server caps its GPUs' power instead of shutting down (``psu.fault_tolerant``).
     psu_fault_tolerant: bool = False
+    #: PCIe lanes its CPU gives each GPU slot, by GPUs fitted (:attr:`CpuSpec.gpu_slot_lanes`, set by the catalog).
+    gpu_slot_lanes: tuple[tuple[int, int], ...] = ()
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> PlatformSpec:
@@ -452,8 +519,11 @@ class PlatformSpec(NamedTuple):
         return acquired(self.provider)
 
     def fitted_gpu(self, gpu: GpuSpec) -> GpuSpec:
-        """``gpu`` as this platform holds it: bridged only where the platform says a bridge is fitted."""
-        return gpu.as_fitted(self.gpu_bridge is True)
+        """``gpu`` as this platform holds it: bridged only where it says so, in slots as wide as its CPU gives them.
+
+        Two GPUs in an AM5 tower get x8 each (newuser25 item 12).
+        """
+        return gpu.as_fitted(self.gpu_bridge is True).in_slots(self.gpu_slot_lanes)
 
 
 def _nvme_hosts(nvme: Mapping[str, Any], hosts: int) -> int:

@@ -434,7 +434,7 @@ def _inference_details(
         case = "fits one GPU: no model split needed"
     else:
         gpu = opt.hardware.gpu
-        link = f"{acc.link_gb_per_s:g} GB/s per direction over {gpu.link_name(acc.fast_link)}"
+        link = f"{acc.link_gb_per_s:g} GB/s per direction over {gpu.link_name(acc.fast_link, par.tp)}"
         if acc.fast_link and gpu.collective_gb_per_s:
             link += f" (what NCCL/RCCL count on; {gpu.interconnect_gb_per_s_bidir / 2:g} GB/s peak)"
         if par.tp > 1 and (note := opt.hardware.bridge_note()):

@@ -65,6 +65,7 @@ def custom_platform(spec: CustomServer) -> PlatformSpec:
         source=("hardware.inventory (the team's own description)",),
         custom=True,
         gpu_bridge=spec.gpu_bridge,
+        gpu_slot_lanes=cpu.gpu_slot_lanes if (cpu := catalog.cpus().get(spec.cpu or "")) else (),
     )
 
 

@@ -388,15 +388,26 @@ def replica_shapes(
 
     The layouts depend on the GPU as fitted (bridged or not) and the TP degrees the platform allows, not on
     the platform itself: they are sized once per such GPU (and host CPU speed) and shared by every platform
-    that carries it. ``seen`` keeps them for one deployment's calls by (GPU, bridge, TP degrees, host speed).
+    that carries it. ``seen`` keeps them for one deployment's calls by (GPU, bridge, slot lanes, TP degrees, host
+    speed).
     """
     sizes = tuple(tensor_parallel_sizes(hw, model.architecture.num_attention_heads))
     host = platform_host_time_scale(hw.platform)
-    key = (hw.gpu.id, hw.gpu.bridged, sizes, host, pin)
+    key = (hw.gpu.id, hw.gpu.bridged, hw.gpu.slot_lanes, sizes, host, pin)
     known = seen.get(key) if seen is not None else None
     if known is None:
         known = _gpu_shapes(
-            model.architecture, model, spec, fmt, hw.gpu.id, hw.gpu.bridged, sizes, consts, host, expert_parallel, pin
+            model.architecture,
+            model,
+            spec,
+            fmt,
+            hw.gpu.id,
+            (hw.gpu.bridged, hw.gpu.slot_lanes),
+            sizes,
+            consts,
+            host,
+            expert_parallel,
+            pin,
         )
         if seen is not None:
             seen[key] = known
@@ -426,14 +437,15 @@ def _gpu_shapes(
     spec: InferenceSpec,
     fmt: WeightFormat,
     gpu_id: str,
-    bridged: bool,
+    fitted: tuple[bool, tuple[tuple[int, int], ...]],
     sizes: tuple[int, ...],
     consts: Constants,
     host_time_scale: float = 1.0,
     expert_parallel: bool | None = None,
     pin: tuple[int | None, int | None] = (None, None),
 ) -> _GpuShapes:
-    gpu = catalog.gpus()[gpu_id].as_fitted(bridged)
+    bridged, slot_lanes = fitted
+    gpu = catalog.gpus()[gpu_id].as_fitted(bridged).in_slots(slot_lanes)
     fmt = loaded_format(fmt, gpu.architecture, spec.engine)  # as the engine holds it there (Marlin's padding)
     kv_bits = kv_cache_bits(spec.kv_cache_precision)
     # the engine's limit; where vLLM's larger default leaves no room for one sequence, its smaller one is tried too

@@ -87,7 +87,7 @@ def accelerator_for(gpu: GpuSpec, compute: str, tp: int, host_time_scale: float 
         link = gpu.collective_gb_per_s or gpu.interconnect_gb_per_s_bidir / 2
     else:
         fast = False
-        link = pcie_gb_per_s(gpu.pcie_gen, gpu.pcie_lanes)
+        link = pcie_gb_per_s(gpu.pcie_gen, gpu.lanes_with(tp))  # the slot's lanes with tp GPUs fitted (newuser25 12)
     attention = gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or tflops
     return Accelerator(gpu.sustained_bandwidth_gb_per_s, tflops, link, fast, attention, compute, host_time_scale)
 
