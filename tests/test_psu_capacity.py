@@ -353,9 +353,6 @@ def test_owned_server_left_free_blames_the_servers_to_buy(tmp_path: Path) -> Non
         "1 of 1 owned wrx90-workstation server(s) (4 x rtx-pro-6000-ws-96gb) left free; not used by tune: the "
         "layout needs 2 x 4-GPU wrx90-workstation, 1 owned free; the 1 more to buy would run over their PSUs: "
         + PSU_4X.format(w="3,382", dc="3,179", nics="")
-        # the deadline's wider layout (its step counts the QLoRA attention in full since issue 9) is ruled out alike
-        + "; the layout needs 4 x 4-GPU wrx90-workstation, 1 owned free; the 3 more to buy would run over their PSUs: "
-        + PSU_4X.format(w="3,382", dc="3,179", nics="")
     )
 
 

@@ -56,10 +56,11 @@ def test_two_rtx_5090_am5_towers_are_bought_not_threadripper_workstations(tmp_pa
     path.write_text(AM5_WORKLOAD.format(extra=extra))
     plan = plan_file(str(path))[1]
     assert [(p.node.platform_id, p.nodes, p.node.gpu_id, p.node.gpus, p.node.power_w) for p in plan.pools] == [
-        ("am5-desktop-tower", 2, "rtx-5090-32gb", 2, power_w)
+        ("am5-desktop-tower", 1, "rtx-5090-32gb", 2, power_w)
     ]
     (pool,) = plan.pools
-    assert pool.capex_usd == pytest.approx(2 * (2_400 + 2 * 1_999))  # $12,796, not $40,054
+    # one tower since the 5090's measured GEMM rate (geforce merge): $6,398, not two Threadripper workstations' $40,054
+    assert pool.capex_usd == pytest.approx(2_400 + 2 * 1_999)
     assert not [f for f in plan.findings if f.code.startswith("psu")]
     assert not [r for r in plan.deployments[0].reasons if "ruled out" in r]
 
