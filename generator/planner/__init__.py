@@ -37,6 +37,7 @@ from generator.workload.models import InferenceDeployment, TrainingDeployment, W
 if TYPE_CHECKING:
     from generator.calculator.model_source import ResolvedModel
     from generator.planner.blocked import Blocked
+    from generator.planner.candidates import RankingMemo
     from generator.planner.inventory import ServerKey
     from generator.planner.option import Option
     from generator.planner.plan import Candidate, Finding, Plan
@@ -427,6 +428,8 @@ class _Options(NamedTuple):
     findings: list[Finding]
     #: ``allowed`` by the GPU kind and by the server kind every part of an option runs on.
     by_kind: dict[Kind, list[Option]]
+    #: The ranking keys of ``allowed`` formed in the passes so far, for the passes that rank an option alike.
+    keys: RankingMemo
     #: ``allowed`` sorted by :func:`ranking_key` for each pass that ranks them alike: by the kind a pass keeps the
     #: services on, the GPUs the services chosen before hold, and the owned servers free.
     ranked: dict[tuple[object, ...], list[Option]]
@@ -508,8 +511,8 @@ def _choose(
                 kinds: list[set[Kind]] = [{p.gpu_id, p.server_kind} for p in o.pieces]
                 for kind in set.intersection(*kinds):
                     by_kind.setdefault(kind, []).append(o)
-            enumerated[state] = _Options(pinned_options, found, within, why_pinned, ranked_by, said, by_kind, {})
-        options, blocked, allowed, pinned, objective, said, by_kind, ranked = enumerated[state]
+            enumerated[state] = _Options(pinned_options, found, within, why_pinned, ranked_by, said, by_kind, {}, {})
+        options, blocked, allowed, pinned, objective, said, by_kind, keys, ranked = enumerated[state]
         for k in chain or (i,):
             ruled_out[wl.deployments[k].name] = list(blocked)
             objectives[k] = objective
@@ -532,7 +535,7 @@ def _choose(
                 allowed = [o for o in allowed if _fits_owned(not_bought, o, free, shared, whole)]
             one_gpu_pods = service and wl.kubernetes.gpu_sharing is not None
             by = functools.partial(
-                ranking_key, objective=objective, busy=shared, owned_free=bool(free), one_gpu_pods=one_gpu_pods
+                ranking_key, objective=objective, busy=shared, owned_free=bool(free), one_gpu_pods=one_gpu_pods, memo=keys
             )
             ranked[ranking] = sorted(allowed, key=by)
         feasible = ranked[ranking]

@@ -516,11 +516,21 @@ def purchase(option: Option) -> object:
     return tuple(sorted({(p.candidate.platform_id, p.candidate.gpu_id) for p in option.pieces})), c.gpus_bought
 
 
+def _buys(option: Option, bought: object, gpus_bought: int) -> bool:
+    """Whether ``option`` is the purchase ``bought`` (a service's, of ``gpus_bought`` GPUs bought).
+
+    The GPUs bought first: most options differ there, and the servers' kinds are not formed for them.
+    """
+    return option.candidate.gpus_bought == gpus_bought and purchase(option) == bought
+
+
 def same_purchase_reason(chosen: Option, rest: list[Option]) -> str | None:
     """A service's best other layout on the same purchase, which the runners-up (other purchases) do not show."""
-    bought = purchase(chosen)
-    other = next((o for o in rest if purchase(o) == bought and o.candidate != chosen.candidate), None)
-    if other is None or chosen.candidate.run_hours is not None:
+    if chosen.candidate.run_hours is not None:
+        return None
+    bought, gpus_bought = purchase(chosen), chosen.candidate.gpus_bought
+    other = next((o for o in rest if _buys(o, bought, gpus_bought) and o.candidate != chosen.candidate), None)
+    if other is None:
         return None
     c = other.candidate
     return f"the best other layout on the same purchase: {c.summary} ({cost_text(c)}, {c.idle_gpus} idle GPU(s))"
@@ -556,7 +566,7 @@ def tie_break_reason(objective: str, chosen: Option, rest: list[Option], rate_rp
         (
             o
             for o in rest
-            if purchase(o) == bought
+            if _buys(o, bought, chosen.candidate.gpus_bought)
             and (o.candidate.tp, o.candidate.pp, o.candidate.replicas) != (mine.tp, mine.pp, mine.replicas)
             and ties_before_headroom(objective, mine, ranking_candidate(o))
         ),
@@ -660,12 +670,16 @@ def twin_reasons(chosen: Option, shown: list[Option], rest: list[Option]) -> lis
     """
     if chosen.candidate.run_hours is not None:
         return []
-    chassis: dict[tuple[object, ...], set[str]] = {}  # each offer's chassis, over ``rest`` once
+    listed = [(option, _offer_key(option)) for option in (chosen, *shown)]
+    # an offer's power is its key's last field: the options of another power (most of ``rest``) are not keyed
+    powers = {option.candidate.power_w for option in (chosen, *shown)}
+    chassis: dict[tuple[object, ...], set[str]] = {}  # each listed offer's chassis, over ``rest`` once
     for o in rest:
-        chassis.setdefault(_offer_key(o), set()).add(o.candidate.platform_id)
+        if o.candidate.power_w in powers:
+            chassis.setdefault(_offer_key(o), set()).add(o.candidate.platform_id)
     groups: dict[tuple[str, ...], list[str]] = {}
-    for n, option in enumerate((chosen, *shown)):
-        others = tuple(sorted(chassis.get(_offer_key(option), set()) - {option.candidate.platform_id}))
+    for n, (option, offer) in enumerate(listed):
+        others = tuple(sorted(chassis.get(offer, set()) - {option.candidate.platform_id}))
         if others:
             groups.setdefault(others, []).append("the choice" if n == 0 else str(n))
     if not groups:

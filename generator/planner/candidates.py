@@ -307,7 +307,11 @@ def on_shared_servers(opt: Option, busy_gpus: dict[ServerKey, int]) -> Candidate
     count (none when the replicas fit the idle GPUs). A split option, one whose replicas span servers and one on
     owned servers are ranked as they stand.
     """
-    c = ranking_candidate(opt)
+    return _on_shared(opt, ranking_candidate(opt), busy_gpus)
+
+
+def _on_shared(opt: Option, c: Candidate, busy_gpus: dict[ServerKey, int]) -> Candidate:
+    """:func:`on_shared_servers` of the option's ranking candidate ``c``: ``c`` itself where sharing changes nothing."""
     busy = busy_gpus.get(opt.server_kind, 0)
     if not busy or opt.parts or not opt.shares_servers or c.owned_nodes:
         return c
@@ -339,6 +343,9 @@ def sustained_rps(opt: Option) -> float:
     Each replica at its SLO-bound rate; a split option's requests are routed evenly over all its replicas, so its
     slowest replica's rate times them all.
     """
+    if not opt.parts:  # one part (the common case, ranked for every pass): its replicas at their rate
+        shape = opt.shape
+        return opt.candidate.replicas * shape.max_point.requests_per_s if isinstance(shape, ReplicaShape) else 0.0
     rates = [
         (part.candidate.replicas, part.shape.max_point.requests_per_s)
         for part in opt.pieces
@@ -347,8 +354,19 @@ def sustained_rps(opt: Option) -> float:
     return sum(n for n, _ in rates) * min((rate for _, rate in rates), default=0.0)
 
 
+#: Ranking keys already formed, by (id of the option, objective, ranked sharing servers, owned servers free, one-GPU
+#: pods): those of options whose candidate the servers shared leave as it is. Ids key it, so whoever holds the memo
+#: holds the options it ranks (an id is not reused while its option lives): one deployment's options, in one plan.
+RankingMemo = dict[tuple[int, str, bool, bool, bool], tuple[object, ...]]
+
+
 def ranking_key(
-    opt: Option, objective: str, busy: dict[ServerKey, int] | None, owned_free: bool, one_gpu_pods: bool = False
+    opt: Option,
+    objective: str,
+    busy: dict[ServerKey, int] | None,
+    owned_free: bool,
+    one_gpu_pods: bool = False,
+    memo: RankingMemo | None = None,
 ) -> tuple[object, ...]:
     """Sort key of an option: with owned servers free, those that buy nothing new first; then the objective.
 
@@ -358,10 +376,26 @@ def ranking_key(
     :func:`on_shared_servers`); None when each deployment is ranked on its own. ``one_gpu_pods``: the GPUs are
     shared between pods (time-slicing or MPS), which only a pod of one GPU can use: on the objective's tie, such a
     layout comes first (fuzz14 item 6: a TP4 replica beat two TP1 at one cost, and the sharing was not rendered).
+    ``memo``: the keys formed before (:data:`RankingMemo`); a pass whose sharing leaves an option's candidate as it
+    is ranks it as the pass before did (most options: another kind's servers are shared, or none yet).
     """
-    c = ranking_candidate(opt) if busy is None else on_shared_servers(opt, busy)
+    own = ranking_candidate(opt)
+    c = own if busy is None else _on_shared(opt, own, busy)
+    if memo is None or c is not own:
+        return _ranking_key(opt, c, objective, busy is not None, owned_free, one_gpu_pods)
+    at = (id(opt), objective, busy is not None, owned_free, one_gpu_pods)
+    key = memo.get(at)
+    if key is None:
+        key = memo[at] = _ranking_key(opt, c, objective, busy is not None, owned_free, one_gpu_pods)
+    return key
+
+
+def _ranking_key(
+    opt: Option, c: Candidate, objective: str, share: bool, owned_free: bool, one_gpu_pods: bool
+) -> tuple[object, ...]:
+    """:func:`ranking_key` of the option's candidate ``c`` as the pass ranks it (``share``: sharing servers)."""
     buys = c.nodes > c.owned_nodes
-    by_objective, *ties = rank(objective, c, share=busy is not None, sustained_rps=sustained_rps(opt))
+    by_objective, *ties = rank(objective, c, share=share, sustained_rps=sustained_rps(opt))
     # on the objective's tie, replicas on fewer Linux hosts first: a rack of 72 GPUs cost the same whether a 70B
     # service ran as TP4 on one compute tray or TP32 over eight, and fewer idle GPUs chose the second
     hosts = _hosts(opt) if not opt.parts else max(_hosts(part) for part in opt.parts)
