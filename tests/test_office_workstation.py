@@ -72,7 +72,7 @@ LICENCE = (
     [
         pytest.param(
             "",
-            "$605/month of this pool's cost is colocation (3.29 kW x $184/kW-month, a datacenter): in an office or home "
+            "$302/month of this pool's cost is colocation (1.64 kW x $184/kW-month, a datacenter): in an office or home "
             "set constants colocation_usd_per_kw_month: 0 and pue: 1, or choose a data-center GPU",
             id="colocation-charged",
         ),
@@ -94,6 +94,6 @@ def test_the_licence_warning_follows_the_cost_used(tmp_path: Path, constants: st
     path = tmp_path / "w.yaml"
     path.write_text(BOUGHT + constants)
     plan = plan_file(str(path))[1]
-    assert [(p.node.platform_id, p.nodes) for p in plan.pools] == [("am5-desktop-tower", 2)]
+    assert [(p.node.platform_id, p.nodes) for p in plan.pools] == [("am5-desktop-tower", 1)]
     (licence,) = [f.message for f in plan.findings if f.code == "consumer-gpu-licence"]
     assert licence == LICENCE + where
