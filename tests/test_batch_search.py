@@ -163,7 +163,7 @@ name: idle
 deployments:
   - name: cls
     model: meta-llama/Llama-3.1-8B-Instruct
-    parallelism: {{tp: 1}}
+    parallelism: {{tp: 1, pp: 1}}
     inference:
       precision: bf16
       max_context_tokens: 16384

@@ -179,7 +179,7 @@ deployments:
   - name: chat
     model: meta-llama/Llama-3.1-70B-Instruct
     platform: dgx-h100
-    parallelism: {tp: 2}
+    parallelism: {tp: 2, pp: 1}
     inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 1}
 hardware:
   gpus: [h100-sxm5-80gb]

@@ -104,7 +104,7 @@ def test_nothing_allowed_fits_names_the_owned_servers_and_why_no_more_are_bought
         plan_workload(_load(tmp_path, 60, allowed, limits))
     # and what kept the deployment off them, as the inventory-free finding says it (newuser22 item 2)
     said = str(err.value)
-    assert f"2 x dgx-h100 (8 x h100-sxm5-80gb) owned and free ({reason}; not usable by chat: 66 x TP2 on 17 x" in said
+    assert f"2 x dgx-h100 (8 x h100-sxm5-80gb) owned and free ({reason}; not usable by chat: 66 x TP1 PP2 on 17 x" in said
     assert said.endswith(f"(8 x h100-sxm5-80gb) needs 17 servers; 2 owned are free and {reason})")
 
 

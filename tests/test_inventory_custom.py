@@ -390,7 +390,7 @@ name: inv-rtx
 deployments:
   - name: chat
     model: meta-llama/Llama-3.1-70B-Instruct
-    parallelism: {tp: 2}
+    parallelism: {tp: 2, pp: 1}
     inference: {precision: fp8, kv_cache_precision: fp8, max_context_tokens: 16384, requests_per_second: 4,
                 slo: {ttft_p95_ms: 1500, tpot_ms: 50}}
 hardware:

@@ -106,7 +106,8 @@ def brute_force_best(loaded: LoadedWorkload) -> tuple[str, tuple[float, ...]] | 
             if tp > biggest or tp > domain or arch.num_attention_heads % tp:
                 continue
             for pp in (1, 2, 3, 4, 6, 8):
-                if pp > 1 and (tp != min(biggest, domain) or pp > arch.num_layers):
+                # PP inside one node at any TP, across nodes at the largest (fuzz22 item 1)
+                if pp > 1 and ((tp != min(biggest, domain) and tp * pp > biggest) or pp > arch.num_layers):
                     continue
                 par = Parallelism(tp, pp)
                 nvlink = nvlink_replica(hw.gpu.interconnect_kind, hw.gpu.nvlink_domain_gpus, par)

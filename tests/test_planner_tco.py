@@ -152,7 +152,7 @@ def test_70b_chat_uses_the_nvlink_board_that_costs_less_per_replica(tmp_path: Pa
 def test_idle_gpus_are_counted_and_reported(tmp_path: Path) -> None:
     text = _chat("meta-llama/Llama-3.1-8B-Instruct", 0.5, ["h100-sxm5-80gb"], provider="aws")
     # pinned to one GPU per replica: an unpinned plan fills the 8-GPU instance (TP8) rather than leave GPUs idle on a tie
-    text = text.replace("    inference:\n", "    parallelism: {tp: 1}\n    inference:\n")
+    text = text.replace("    inference:\n", "    parallelism: {tp: 1, pp: 1}\n    inference:\n")
     plan = plan_workload(_load(tmp_path, text))
     dep, pool = plan.deployments[0], plan.pools[0]
     p5 = next(p for p in catalog.prices().values() if p.platform_id == pool.node.platform_id)

@@ -225,7 +225,10 @@ def test_pooling_needs_no_more_than_generation(
             assert pooled.details["requests_per_s_per_replica_max"] >= generating.details["requests_per_s_per_replica_max"]
         # on the pooling one's layout: the same weights and KV, less or no sampler reservation
         same = _plan(
-            tmp_path, **generate, extra=f"\n      avg_output_tokens: {output}", pin=f"\n    parallelism: {{tp: {pooled.tp}}}"
+            tmp_path,
+            **generate,
+            extra=f"\n      avg_output_tokens: {output}",
+            pin=f"\n    parallelism: {{tp: {pooled.tp}, pp: {pooled.pp}}}",
         )
         mine, theirs = pooled.memory_per_gpu, same.memory_per_gpu
         # the same KV; the weights less the LM head, which a pooling model does not load (an untied one's share)
@@ -252,8 +255,8 @@ def test_a_batch_service_runs_at_its_compute(tmp_path: Path) -> None:
     One H100 (989 dense BF16 TFLOP/s) at the prefill model's efficiency (prefill_compute_efficiency 0.55, a 512-row
     GEMM at 512 / (512 + 16) of it): about 520 TFLOP/s of the request's 7,190 GFLOP, 72 req/s.
     """
-    dep = _plan(tmp_path, extra="\n      service_class: batch", pin="\n    parallelism: {tp: 1}")
-    assert dep.tp == 1
+    dep = _plan(tmp_path, extra="\n      service_class: batch", pin="\n    parallelism: {tp: 1, pp: 1}")
+    assert (dep.tp, dep.pp) == (1, 1)  # one GPU: PP inside a server is searched at TP1 too (fuzz22 item 1)
     implied_tflops = dep.details["requests_per_s_per_replica_max"] * dep.details["prefill_gflop_per_request"] / 1000
     assert 0.45 * 989 < implied_tflops < 0.55 * 989
 

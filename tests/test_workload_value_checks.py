@@ -245,7 +245,7 @@ name: nv
 deployments:
   - name: chat
     model: MODEL
-    parallelism: {tp: TP}
+    parallelism: {tp: TP, pp: 1}
     inference:
       precision: PRECISION
       max_context_tokens: 8192

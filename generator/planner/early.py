@@ -25,7 +25,8 @@ from generator.units import GIB
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, Workload
 
-#: Pipeline depths the planner tries at the largest tensor-parallel degree (see planner.inference).
+#: Pipeline depths the planner tries: within one node at every TP degree, across nodes at the largest
+#: (planner.inference.pipeline_depths).
 PIPELINE_STAGES = (1, 2, 3, 4, 6, 8)
 
 

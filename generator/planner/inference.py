@@ -388,14 +388,16 @@ def replica_shapes(
 
     The layouts depend on the GPU as fitted (bridged or not) and the TP degrees the platform allows, not on
     the platform itself: they are sized once per such GPU (and host CPU speed) and shared by every platform
-    that carries it. ``seen`` keeps them for one deployment's calls by (GPU, bridge, slot lanes, TP degrees, host
-    speed).
+    that carries it. ``seen`` keeps them for one deployment's calls by (GPU, bridge, slot lanes, TP degrees, GPUs a
+    node holds, host speed).
     """
     sizes = tuple(tensor_parallel_sizes(hw, model.architecture.num_attention_heads))
+    node_gpus = max(hw.platform.gpu_counts)
     host = platform_host_time_scale(hw.platform)
-    key = (hw.gpu.id, hw.gpu.bridged, hw.gpu.slot_lanes, sizes, host, pin)
+    key = (hw.gpu.id, hw.gpu.bridged, hw.gpu.slot_lanes, sizes, node_gpus, host, pin)
     known = seen.get(key) if seen is not None else None
     if known is None:
+        grid = (sizes, node_gpus)
         known = _gpu_shapes(
             model.architecture,
             model,
@@ -403,7 +405,7 @@ def replica_shapes(
             fmt,
             hw.gpu.id,
             (hw.gpu.bridged, hw.gpu.slot_lanes),
-            sizes,
+            grid,
             consts,
             host,
             expert_parallel,
@@ -430,6 +432,20 @@ class LayoutBlocked(NamedTuple):
 _GpuShapes = tuple[tuple[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str, int], ...], tuple[LayoutBlocked, ...]]
 
 
+def pipeline_depths(tp: int, grid: tuple[tuple[int, ...], int], num_layers: int, pin_pp: int | None) -> tuple[int, ...]:
+    """The PP degrees tried at TP ``tp``; ``grid``: (the TP degrees the server allows, the GPUs one node holds).
+
+    Every depth whose TP x PP replica fits one node, and at the largest TP degree every depth, across nodes too (a
+    replica then fills whole nodes, its stages talking over the network). fuzz22 item 1: PP was tried only at the
+    largest TP, so TP2 PP4 inside one 8-GPU server was never formed and a plan 35% dearer was chosen. A pinned PP is
+    tried at any TP (fuzz13 item 4); never more stages than layers.
+    """
+    sizes, node_gpus = grid
+    if pin_pp is not None:
+        return (pin_pp,) if pin_pp <= num_layers or pin_pp == 1 else ()
+    return tuple(pp for pp in PIPELINE_STAGES if pp == 1 or (pp <= num_layers and (tp == sizes[-1] or tp * pp <= node_gpus)))
+
+
 @memoized
 def _gpu_shapes(
     arch: Architecture,
@@ -438,7 +454,7 @@ def _gpu_shapes(
     fmt: WeightFormat,
     gpu_id: str,
     fitted: tuple[bool, tuple[tuple[int, int], ...]],
-    sizes: tuple[int, ...],
+    grid: tuple[tuple[int, ...], int],
     consts: Constants,
     host_time_scale: float = 1.0,
     expert_parallel: bool | None = None,
@@ -447,9 +463,6 @@ def _gpu_shapes(
     bridged, slot_lanes = fitted
     gpu = catalog.gpus()[gpu_id].as_fitted(bridged).in_slots(slot_lanes)
     fmt = loaded_format(fmt, gpu.architecture, spec.engine)  # as the engine holds it there (Marlin's padding)
-    kv_bits = kv_cache_bits(spec.kv_cache_precision)
-    # the engine's limit; where vLLM's larger default leaves no room for one sequence, its smaller one is tried too
-    limits = _limits(spec, gpu, consts)
     unserved = format_problems(fmt, gpu.architecture)
     if unserved:
         return (), tuple(LayoutBlocked(why) for why in unserved)
@@ -466,91 +479,120 @@ def _gpu_shapes(
     blocked: list[LayoutBlocked] = []
     # pinned degrees are the only ones tried, a pinned PP at any TP (fuzz13 item 4: tp 2 / pp 2 was never enumerated)
     pin_tp, pin_pp = pin
+    sizes = grid[0]
     if pin_tp is not None and pin_tp not in sizes:
         taken = ", ".join(str(t) for t in sizes)
         blocked.append(
             LayoutBlocked(f"TP{pin_tp}: not a degree this server's GPUs give a replica (TP {taken})", code=PINNED_DEGREE)
         )
     for tp in sizes if pin_tp is None else [t for t in sizes if t == pin_tp]:
-        for pp in PIPELINE_STAGES if pin_pp is None else (pin_pp,):
-            if pp > 1 and ((pin_pp is None and tp != sizes[-1]) or pp > arch.num_layers):
-                continue
-            par = Parallelism(tp, pp, tp if expert_parallel else 1)
-            problems = loadability_problems(arch, fmt, par)
-            if problems and expert_parallel is None and tp > 1 and arch.is_moe:
-                # what the engines advise where a TP split of the experts does not load (block-quantized expert widths
-                # a TP rank does not divide into whole blocks): expert parallelism keeps each expert whole
-                # (vLLM --enable-expert-parallel; newuser20 item 1: two servers were bought where one holds TP8 EP8)
-                with_ep = Parallelism(tp, pp, tp)
-                if not loadability_problems(arch, fmt, with_ep):
-                    par, problems = with_ep, ()
-            if problems:
-                # what refuses to load does not depend on the stages: said once, of the layout as pinned or first tried
-                # (fuzz16 item 5: every platform read "TP8 PP8", the last PP tried)
-                blocked.append(LayoutBlocked(f"TP{tp}" + (f" PP{pp}" if pp > 1 else "") + f": {problems[0]}"))
-                break
-            nvlink = nvlink_replica(gpu.interconnect_kind, gpu.nvlink_domain_gpus, par)
-            for limit in limits:  # vLLM's profiling run samples, and its graphs capture, that many sequences
-                engine_consts = (
-                    consts._replace(max_num_seqs=limit, prefill_chunk_tokens=tokens) if spec.engine == "vllm" else consts
-                )
-                if spec.pooling:  # vLLM profiles a pooling model's pooler, not a sampler: no rows of logits
-                    engine_consts = engine_consts._replace(sampler_bytes_per_logit=0)
-                mem = size_inference(
-                    arch, fmt, kv_bits, spec.max_context_tokens, 1, par, engine_consts, gpu.memory_bytes,
-                    nvlink=nvlink, pooling=spec.pooling,
-                )  # fmt: skip
-                if spec.engine == "sglang":
-                    sglang = sglang_inference_capacity(
-                        arch, kv_bits, spec.max_context_tokens, par, gpu.memory_bytes, mem, spec.mem_fraction_static
-                    )
-                    mem = mem._replace(capacity=sglang.capacity)
-                cap = mem.capacity
-                if cap is not None and cap.max_concurrency >= 1:
-                    break
-            if cap is None or cap.max_concurrency < 1:
-                need = mem.per_gpu.total / GIB
-                usable = cap.budget_bytes / GIB if cap else 0.0
-                blocked.append(LayoutBlocked(f"TP{tp} PP{pp}: needs {need:.1f} GiB per GPU of {usable:.1f} GiB usable"))
-                continue
-            acc = accelerator_for(gpu, fmt.compute, tp, host_time_scale)
-            if spec.pooling:  # one forward pass a request, no decode (generator.planner.pooling)
-                layout = f"TP{tp} PP{pp}"
-                pooled = _pooling_shape(model, spec, (par, mem, kv_bits, acc), limit, tokens, engine_constants(spec, gpu, consts))
-                if isinstance(pooled, LayoutBlocked):
-                    blocked.append(pooled._replace(text=f"{layout}: {pooled.text}"))
-                else:
-                    shapes.append((*pooled[:4], f"{layout} {pooled[4]}", limit))
-                continue
-            # the limit is each engine's; a replica of attention-DP ranks runs one engine per rank
-            max_batch = min(
-                limit * par.attention_dp, cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens) or 1
+        for pp in pipeline_depths(tp, grid, arch.num_layers, pin_pp):
+            shape, why, stop = _layout_shape(
+                arch, model, spec, fmt, gpu_id, fitted, (tp, pp), consts, host_time_scale, expert_parallel
             )
-            if spec.engine == "vllm":  # a step's tokens hold the decodes and the prefill chunks they bring
-                # one step a pipeline stage in flight, each with its budget (vLLM runs pp batches at once)
-                steps = tokens * par.attention_dp * par.pp
-                max_batch = min(max_batch, step_budget_batch(steps, spec.avg_input_tokens, spec.avg_output_tokens))
-            point = best_point(model, (par, mem, kv_bits, acc), spec, max_batch, engine_constants(spec, gpu, consts))
-            if point is None:
-                # what a prompt alone reaches (no queue): the nearest a layout gets to the targets
-                alone = _points(model, (par, mem, kv_bits, acc), spec, engine_constants(spec, gpu, consts))(1, 0.0)
-                targets = tuple(
-                    name
-                    for name, reached, target in (
-                        ("ttft", alone.ttft_s, spec.slo.ttft_p95_ms),
-                        ("tpot", alone.tpot_s, spec.slo.tpot_ms),
-                    )
-                    if target and reached * 1000 > target
-                )
-                text = f"TP{tp} PP{pp}: {_slo_miss_text(alone, spec)}"
-                blocked.append(LayoutBlocked(text, _slo_excess(alone, spec), targets))
-                continue
-            shapes.append((par, mem, kv_bits, point, f"TP{tp} PP{pp} holds {cap.kv_cache_tokens:,} KV tokens", limit))
+            if shape is not None:
+                shapes.append(shape)
+            if why is not None:
+                blocked.append(why)
+            if stop:  # what refuses to load does not depend on the stages: said once, no deeper pipeline tried
+                break
     missed = [b for b in blocked if b.excess is not None]
     if not shapes and missed:  # the layout nearest the targets last: the one an infeasible plan names (newuser14 item 7)
         nearest = min(missed, key=lambda b: b.excess or 0.0)
         blocked = [*(b for b in blocked if b != nearest), nearest]
     return tuple(shapes), tuple(blocked)
+
+
+#: One layout's shape where feasible, else why not, and whether deeper pipelines at its TP are not worth trying.
+_Layout = tuple[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str, int] | None, LayoutBlocked | None, bool]
+
+
+@memoized
+def _layout_shape(
+    arch: Architecture,
+    model: ResolvedModel,
+    spec: InferenceSpec,
+    fmt: WeightFormat,
+    gpu_id: str,
+    fitted: tuple[bool, tuple[tuple[int, int], ...]],
+    degrees: tuple[int, int],
+    consts: Constants,
+    host_time_scale: float,
+    expert_parallel: bool | None,
+) -> _Layout:
+    """One TP x PP layout of ``fmt`` (as held on the GPU) sized once per process, whichever server carries the GPU.
+
+    Servers of 2, 4 and 8 of a GPU form many of the same layouts (TP2 PP2 on each): their sizing is shared.
+    """
+    tp, pp = degrees
+    bridged, slot_lanes = fitted
+    gpu = catalog.gpus()[gpu_id].as_fitted(bridged).in_slots(slot_lanes)
+    kv_bits = kv_cache_bits(spec.kv_cache_precision)
+    # the engine's limit; where vLLM's larger default leaves no room for one sequence, its smaller one is tried too
+    limits = _limits(spec, gpu, consts)
+    tokens = batched_tokens(spec, gpu, consts)
+    par = Parallelism(tp, pp, tp if expert_parallel else 1)
+    problems = loadability_problems(arch, fmt, par)
+    if problems and expert_parallel is None and tp > 1 and arch.is_moe:
+        # what the engines advise where a TP split of the experts does not load (block-quantized expert widths
+        # a TP rank does not divide into whole blocks): expert parallelism keeps each expert whole
+        # (vLLM --enable-expert-parallel; newuser20 item 1: two servers were bought where one holds TP8 EP8)
+        with_ep = Parallelism(tp, pp, tp)
+        if not loadability_problems(arch, fmt, with_ep):
+            par, problems = with_ep, ()
+    if problems:
+        # what refuses to load does not depend on the stages: said once, of the layout as pinned or first tried
+        # (fuzz16 item 5: every platform read "TP8 PP8", the last PP tried)
+        return None, LayoutBlocked(f"TP{tp}" + (f" PP{pp}" if pp > 1 else "") + f": {problems[0]}"), True
+    nvlink = nvlink_replica(gpu.interconnect_kind, gpu.nvlink_domain_gpus, par)
+    for limit in limits:  # vLLM's profiling run samples, and its graphs capture, that many sequences
+        engine_consts = consts._replace(max_num_seqs=limit, prefill_chunk_tokens=tokens) if spec.engine == "vllm" else consts
+        if spec.pooling:  # vLLM profiles a pooling model's pooler, not a sampler: no rows of logits
+            engine_consts = engine_consts._replace(sampler_bytes_per_logit=0)
+        mem = size_inference(
+            arch, fmt, kv_bits, spec.max_context_tokens, 1, par, engine_consts, gpu.memory_bytes,
+            nvlink=nvlink, pooling=spec.pooling,
+        )  # fmt: skip
+        if spec.engine == "sglang":
+            sglang = sglang_inference_capacity(
+                arch, kv_bits, spec.max_context_tokens, par, gpu.memory_bytes, mem, spec.mem_fraction_static
+            )
+            mem = mem._replace(capacity=sglang.capacity)
+        cap = mem.capacity
+        if cap is not None and cap.max_concurrency >= 1:
+            break
+    if cap is None or cap.max_concurrency < 1:
+        need = mem.per_gpu.total / GIB
+        usable = cap.budget_bytes / GIB if cap else 0.0
+        return None, LayoutBlocked(f"TP{tp} PP{pp}: needs {need:.1f} GiB per GPU of {usable:.1f} GiB usable"), False
+    acc = accelerator_for(gpu, fmt.compute, tp, host_time_scale)
+    if spec.pooling:  # one forward pass a request, no decode (generator.planner.pooling)
+        layout = f"TP{tp} PP{pp}"
+        pooled = _pooling_shape(model, spec, (par, mem, kv_bits, acc), limit, tokens, engine_constants(spec, gpu, consts))
+        if isinstance(pooled, LayoutBlocked):
+            return None, pooled._replace(text=f"{layout}: {pooled.text}"), False
+        return (*pooled[:4], f"{layout} {pooled[4]}", limit), None, False
+    # the limit is each engine's; a replica of attention-DP ranks runs one engine per rank
+    max_batch = min(limit * par.attention_dp, cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens) or 1)
+    if spec.engine == "vllm":  # a step's tokens hold the decodes and the prefill chunks they bring
+        # one step a pipeline stage in flight, each with its budget (vLLM runs pp batches at once)
+        steps = tokens * par.attention_dp * par.pp
+        max_batch = min(max_batch, step_budget_batch(steps, spec.avg_input_tokens, spec.avg_output_tokens))
+    point = best_point(model, (par, mem, kv_bits, acc), spec, max_batch, engine_constants(spec, gpu, consts))
+    if point is None:
+        # what a prompt alone reaches (no queue): the nearest a layout gets to the targets
+        alone = _points(model, (par, mem, kv_bits, acc), spec, engine_constants(spec, gpu, consts))(1, 0.0)
+        targets = tuple(
+            name
+            for name, reached, target in (
+                ("ttft", alone.ttft_s, spec.slo.ttft_p95_ms),
+                ("tpot", alone.tpot_s, spec.slo.tpot_ms),
+            )
+            if target and reached * 1000 > target
+        )
+        text = f"TP{tp} PP{pp}: {_slo_miss_text(alone, spec)}"
+        return None, LayoutBlocked(text, _slo_excess(alone, spec), targets), False
+    return (par, mem, kv_bits, point, f"TP{tp} PP{pp} holds {cap.kv_cache_tokens:,} KV tokens", limit), None, False
 
 
 def _slo_miss_text(alone: OperatingPoint, spec: InferenceSpec) -> str:

@@ -547,7 +547,15 @@ def prefill_seconds(
     if not fill or par.pp == 1:
         return stage
     # the passes follow one another through the stages: the last leaves the last stage pp - 1 passes after the
-    # first stage is done with it (vLLM schedules the next chunk while one is in flight)
+    # first stage is done with it. vLLM's V1 scheduler schedules a prompt's next chunk while one is in flight:
+    # `Scheduler._update_after_schedule` advances num_computed_tokens at scheduling ("allowing us to schedule the
+    # prefill request again immediately in the next scheduling step"), `schedule()` skips a running request only
+    # once all its prompt is scheduled ("PP>1 and we have already scheduled all prompt tokens but they are not
+    # finished yet"), and `EngineCore.step_with_batch_queue` schedules a new batch while its queue of
+    # max_concurrent_batches (the PP size) is not full (vllm/v1/core/sched/scheduler.py, vllm/v1/engine/core.py;
+    # fuzz22 item 1). A pooling request is chunked so only where chunked prefill is on: by default for causal models
+    # pooling the LAST or ALL tokens (ModelConfig.is_chunked_prefill_supported), as vLLM's embed / classify conversion
+    # of a decoder pools by default; a model configured for MEAN pooling runs whole (not modelled here).
     return stage + (par.pp - 1) * stage / (full + 1)
 
 
