@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator import catalog
-from generator.catalog.dimms import UDIMM_SIZES_GIB, dimm_sizes_gib, dimm_type, two_dimm_mt_per_s
+from generator.catalog.dimms import UDIMM_SIZES_GIB, dimm_sizes_gib
 from generator.planner.bom import fill_channels
 from tests.conftest import REPO
 from tests.helpers import estimate_json
@@ -56,7 +56,7 @@ def test_a_desktop_is_only_given_udimm_sizes(cpu_id: str, wanted_gib: int) -> No
     layout = fill_channels(cpu, 1, wanted_gib, 192)
     assert layout.dimm_gib in UDIMM_SIZES_GIB and layout.total_gib <= 192
     two_a_channel = layout.dimms > cpu.memory_channels
-    assert layout.mt_per_s == (two_dimm_mt_per_s(cpu) if two_a_channel else cpu.ddr_mt_per_s)
+    assert layout.mt_per_s == (cpu.ddr_mt_per_s_2dpc if two_a_channel else cpu.ddr_mt_per_s)
 
 
 def test_desktop_cpus_carry_a_sourced_or_flagged_two_dimm_rate() -> None:
@@ -65,7 +65,7 @@ def test_desktop_cpus_carry_a_sourced_or_flagged_two_dimm_rate() -> None:
     assert {r["id"] for r in desktops} == {"core-i9-14900k", "ryzen-9-7950x"}
     for rec in desktops:
         cpu = catalog.cpus()[rec["id"]]
-        assert dimm_type(cpu) == "udimm" and max(dimm_sizes_gib(cpu)) == 64
+        assert cpu.dimm_type == "udimm" and max(dimm_sizes_gib(cpu)) == 64
         assert rec["ddr_mt_per_s_2dpc"] < rec["ddr_mt_per_s"]
         sourced = rec.get("field_sources", {}).get("ddr_mt_per_s_2dpc", "").startswith("https://")
         assert sourced != ("ddr_mt_per_s_2dpc" in rec.get("unsourced_fields", [])), rec["id"]

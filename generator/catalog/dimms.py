@@ -10,15 +10,8 @@ memory at its one-DIMM rate.
 
 from __future__ import annotations
 
-from functools import cache
-
-from generator.catalog import _records
-
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from typing import Any
-
     from generator.catalog.records import CpuSpec
 
 #: Registered DIMM capacities offered for DDR4/DDR5 servers, GiB (JEDEC densities: 16-256 GB modules,
@@ -32,31 +25,15 @@ RDIMM_SIZES_GIB = (16, 24, 32, 48, 64, 96, 128, 256)
 UDIMM_SIZES_GIB = (8, 16, 24, 32, 48, 64)
 
 
-@cache
-def _cpu_records() -> dict[str, Mapping[str, Any]]:
-    return {rec["id"]: rec for rec in _records("cpus")}
-
-
-def dimm_type(cpu: CpuSpec) -> str:
-    """``udimm`` for a CPU that takes unbuffered DIMMs (a desktop's), else ``rdimm``."""
-    return str(_cpu_records().get(cpu.id, {}).get("dimm_type") or "rdimm")
-
-
 def dimm_sizes_gib(cpu: CpuSpec) -> tuple[int, ...]:
     """The DIMM capacities ``cpu``'s slots take, GiB, smallest first."""
-    return UDIMM_SIZES_GIB if dimm_type(cpu) == "udimm" else RDIMM_SIZES_GIB
-
-
-def two_dimm_mt_per_s(cpu: CpuSpec) -> int | None:
-    """The rate ``cpu`` is rated for with two DIMMs in every channel, MT/s; None where the catalog has no figure."""
-    rate = _cpu_records().get(cpu.id, {}).get("ddr_mt_per_s_2dpc")
-    return int(rate) if rate else None
+    return UDIMM_SIZES_GIB if cpu.dimm_type == "udimm" else RDIMM_SIZES_GIB
 
 
 def rated_mt_per_s(cpu: CpuSpec, dimms_per_channel: int) -> int:
     """The DDR rate of ``cpu`` with ``dimms_per_channel`` DIMMs a channel: its two-DIMM rating where it has one."""
     if dimms_per_channel >= 2:
-        return two_dimm_mt_per_s(cpu) or cpu.ddr_mt_per_s
+        return cpu.ddr_mt_per_s_2dpc or cpu.ddr_mt_per_s
     return cpu.ddr_mt_per_s
 
 
@@ -67,12 +44,12 @@ def dimms_per_channel(cpu: CpuSpec, channels: int, ram_gib: float) -> int:
 
 def two_dimm_note(cpu: CpuSpec, ram_gib: float, channels: int) -> str | None:
     """Why ``ram_gib`` over ``channels`` channels of ``cpu`` runs below its one-DIMM rate, else None."""
-    rate = two_dimm_mt_per_s(cpu)
+    rate = cpu.ddr_mt_per_s_2dpc
     if rate is None or rate >= cpu.ddr_mt_per_s or dimms_per_channel(cpu, channels, ram_gib) < 2:
         return None
     gen, vendor = (cpu.ddr_generation or "ddr").upper(), {"amd": "AMD", "intel": "Intel"}.get(cpu.vendor, "its vendor")
     return (
         f"{ram_gib:g} GiB takes 2 DIMMs a channel ({channels} channels x {max(dimm_sizes_gib(cpu))} GiB, the largest "
-        f"{dimm_type(cpu).upper()} it takes, hold {channels * max(dimm_sizes_gib(cpu))}): {gen}-{rate}, {vendor}'s "
+        f"{cpu.dimm_type.upper()} it takes, hold {channels * max(dimm_sizes_gib(cpu))}): {gen}-{rate}, {vendor}'s "
         f"rating of the {cpu.name} at 2 DIMMs a channel, not the {gen}-{cpu.ddr_mt_per_s} of one"
     )

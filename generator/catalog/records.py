@@ -326,6 +326,10 @@ class CpuSpec(NamedTuple):
     #: PCIe lanes the CPU gives each GPU slot, by GPUs fitted, as ``(gpus, lanes)`` pairs in ascending GPUs (Intel's
     #: "1x16+4, 2x8+4": ``((1, 16), (2, 8))``); empty: each GPU gets its own x16 (``cpus.json`` ``gpu_slot_lanes``).
     gpu_slot_lanes: tuple[tuple[int, int], ...] = ()
+    #: ``udimm`` for a CPU that takes unbuffered DIMMs (a desktop's), else ``rdimm`` (``cpus.json`` ``dimm_type``).
+    dimm_type: str = "rdimm"
+    #: The DDR rate its vendor rates it for with two DIMMs in every channel, MT/s; None where no figure was found.
+    ddr_mt_per_s_2dpc: int | None = None
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> CpuSpec:
@@ -345,6 +349,8 @@ class CpuSpec(NamedTuple):
             socket=str(rec.get("socket") or ""),
             max_sockets=None if rec.get("max_sockets") is None else int(rec["max_sockets"]),
             gpu_slot_lanes=tuple(sorted((int(n), int(lanes)) for n, lanes in dict(rec.get("gpu_slot_lanes") or {}).items())),
+            dimm_type=str(rec.get("dimm_type") or "rdimm"),
+            ddr_mt_per_s_2dpc=None if rec.get("ddr_mt_per_s_2dpc") is None else int(rec["ddr_mt_per_s_2dpc"]),
         )
 
     @property

@@ -9,7 +9,7 @@ one (``generator/catalog/dimms.py``).
 
 from __future__ import annotations
 
-from generator.catalog.dimms import dimm_sizes_gib, dimm_type, rated_mt_per_s, two_dimm_mt_per_s
+from generator.catalog.dimms import dimm_sizes_gib, rated_mt_per_s
 from generator.catalog.records import CpuSpec
 from generator.named_tuple import NamedTuple
 
@@ -55,7 +55,7 @@ def _layout(cpu: CpuSpec, channels: int, per_channel: int, size: int) -> MemoryL
     dimms = channels * per_channel
     generation = (cpu.ddr_generation or "DDR").upper()
     rate = rated_mt_per_s(cpu, per_channel)
-    kind = " UDIMM" if dimm_type(cpu) == "udimm" else ""  # registered, a server's, goes without saying
+    kind = " UDIMM" if cpu.dimm_type == "udimm" else ""  # registered, a server's, goes without saying
     text = f"{dimms} x {size} GiB {generation}-{rate}{kind} ({per_channel} per channel, {channels} channels"
     return MemoryLayout(dimms, size, dimms * size, f"{text}{_two_dimm_clause(cpu, per_channel)})", rate)
 
@@ -65,7 +65,7 @@ def _two_dimm_clause(cpu: CpuSpec, per_channel: int) -> str:
     if per_channel < 2:
         return ""
     generation = (cpu.ddr_generation or "DDR").upper()
-    if two_dimm_mt_per_s(cpu) is None:
+    if cpu.ddr_mt_per_s_2dpc is None:
         return f"; {generation}-{cpu.ddr_mt_per_s} is the rating at 1 a channel, the catalog has none at 2"
     return f": the rating at 2 a channel, {generation}-{cpu.ddr_mt_per_s} at 1"
 
