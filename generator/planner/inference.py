@@ -446,6 +446,12 @@ def pipeline_depths(tp: int, grid: tuple[tuple[int, ...], int], num_layers: int,
     return tuple(pp for pp in PIPELINE_STAGES if pp == 1 or (pp <= num_layers and (tp == sizes[-1] or tp * pp <= node_gpus)))
 
 
+def _fitted_gpu(gpu_id: str, fitted: tuple[bool, tuple[tuple[int, int], ...]]) -> GpuSpec:
+    """The catalog GPU as a server fits it: bridged or not, at the PCIe lanes its slot gives (``fitted``)."""
+    bridged, slot_lanes = fitted
+    return catalog.gpus()[gpu_id].as_fitted(bridged).in_slots(slot_lanes)
+
+
 @memoized
 def _gpu_shapes(
     arch: Architecture,
@@ -460,8 +466,7 @@ def _gpu_shapes(
     expert_parallel: bool | None = None,
     pin: tuple[int | None, int | None] = (None, None),
 ) -> _GpuShapes:
-    bridged, slot_lanes = fitted
-    gpu = catalog.gpus()[gpu_id].as_fitted(bridged).in_slots(slot_lanes)
+    gpu = _fitted_gpu(gpu_id, fitted)
     fmt = loaded_format(fmt, gpu.architecture, spec.engine)  # as the engine holds it there (Marlin's padding)
     unserved = format_problems(fmt, gpu.architecture)
     if unserved:
@@ -525,8 +530,7 @@ def _layout_shape(
     Servers of 2, 4 and 8 of a GPU form many of the same layouts (TP2 PP2 on each): their sizing is shared.
     """
     tp, pp = degrees
-    bridged, slot_lanes = fitted
-    gpu = catalog.gpus()[gpu_id].as_fitted(bridged).in_slots(slot_lanes)
+    gpu = _fitted_gpu(gpu_id, fitted)
     kv_bits = kv_cache_bits(spec.kv_cache_precision)
     # the engine's limit; where vLLM's larger default leaves no room for one sequence, its smaller one is tried too
     limits = _limits(spec, gpu, consts)

@@ -32,10 +32,13 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:_HASH_CHARS]
 
 
+def _hashed(name: str, hashed_text: str, max_chars: int) -> str:
+    """``name``'s start and a hash of ``hashed_text``, in at most ``max_chars`` characters."""
+    return f"{name[: max_chars - _HASH_CHARS - 1].rstrip('_')}_{_digest(hashed_text)}"
+
+
 def _shorten(name: str, max_chars: int = MAX_POOL_NAME) -> str:
-    if len(name) <= max_chars:
-        return name
-    return f"{name[: max_chars - _HASH_CHARS - 1].rstrip('_')}_{_digest(name)}"
+    return name if len(name) <= max_chars else _hashed(name, name, max_chars)
 
 
 def full_pool_name(deployments: Sequence[str], gpu_id: str) -> str:
@@ -82,7 +85,7 @@ def unique_pool_names(pools: Sequence[tuple[Sequence[str], str]], max_chars: int
     names = [pool_name(deps, gpu, max_chars) for deps, gpu in pools]
     taken = Counter(names)
     out = [
-        f"{name[: max_chars - _HASH_CHARS - 1].rstrip('_')}_{_digest(chr(0).join([*deps, gpu]))}" if taken[name] > 1 else name
+        _hashed(name, chr(0).join([*deps, gpu]), max_chars) if taken[name] > 1 else name
         for name, (deps, gpu) in zip(names, pools, strict=True)
     ]
     for name, count in Counter(out).items():
