@@ -385,7 +385,7 @@ def _build_cli() -> Any:
 
         With --base REV: what the working tree's changes to the workload FILES do, against REV.
         """
-        from generator.fleet_diff import diff_plans, load_plan_dict, markdown_diff
+        from generator.fleet_diff import markdown_diff
         from generator.render.env import to_json
 
         if base is not None:
@@ -401,8 +401,9 @@ def _build_cli() -> Any:
             return
         if len(paths) != 2:
             raise click.UsageError("give OLD and NEW (two workload or spec.json files), or --base REV and FILES")
-        old, new = paths
-        result = diff_plans(load_plan_dict(old), load_plan_dict(new))
+        from generator.pr_diff import compare_two
+
+        result = compare_two(*paths)
         click.echo(to_json(result) if fmt == "json" else markdown_diff(result), nl=fmt == "json")
 
     @cli.command()

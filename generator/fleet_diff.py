@@ -732,7 +732,11 @@ def _deployment_text(x: dict[str, Any] | None) -> str:
 
 def markdown_diff(result: dict[str, Any]) -> str:
     """The diff as a Markdown comment body."""
-    lines = ["## specgen: fleet change", "", *replacement_lines(result.get("replacements", []))]
+    lines = ["## specgen: fleet change", ""]
+    if result.get("old_errors"):
+        lines += ["OLD could not be planned; its fleet is counted as empty. specgen said:", ""]
+        lines += [f"- {md_text(one_line(line))}" for line in result["old_errors"]] + [""]
+    lines += replacement_lines(result.get("replacements", []))
     if "buy_vs_rent" in result:
         lines += [md_text(buy_vs_rent_line(result["buy_vs_rent"])), ""]
     lines += ["| | old | new | change |", "|---|---:|---:|---:|"]

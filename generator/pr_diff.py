@@ -31,6 +31,7 @@ from generator.fleet_diff import (
     TRAINING_FIELDS,
     diff_plans,
     fmt_cell,
+    load_plan_dict,
     markdown_diff,
     replacement_lines,
     replacement_text,
@@ -284,6 +285,24 @@ def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
     planned = [f for f in files if f["diff"] is not None]
     replaced = [{"file": f["file"], **entry} for f in planned for entry in f["diff"]["replacements"]]
     return {"base": rev, "replacements": replaced, "totals": _sum_totals(planned), "files": files}
+
+
+def compare_two(old_path: str, new_path: str) -> dict[str, Any]:
+    """``diff OLD NEW``: the fleet diff of two workload or ``spec.json`` files, both planned before either fails.
+
+    A NEW that cannot be planned raises both files' errors (:class:`UnplannedFilesError`); an OLD that cannot be
+    planned while NEW can is what a fixing change looks like: NEW's fleet is counted as added and ``old_errors`` says
+    why OLD could not be planned (as ``diff --base`` does for a file fixed since its base).
+    """
+    old = _planned(partial(load_plan_dict, old_path))
+    new = _planned(partial(load_plan_dict, new_path))
+    if isinstance(new, _Unplanned):
+        failed = [result for result in (old, new) if isinstance(result, _Unplanned)]
+        code = 1 if any(result.status == "invalid" for result in failed) else InfeasibleError.exit_code
+        raise UnplannedFilesError([InputError(line) for result in failed for line in result.lines], code)
+    if isinstance(old, _Unplanned):
+        return {**diff_plans(EMPTY_PLAN, new), "old_errors": old.lines}
+    return diff_plans(old, new)
 
 
 #: Error lines kept for a file that cannot be planned (the CLI prints as many for one failure).

@@ -165,6 +165,26 @@ def test_diff_summarises_the_fleet_change(tmp_path: Path) -> None:
     assert all(row["delta"] in (0, None) for row in same["totals"].values()) and not same["pools"]
 
 
+def test_diff_plans_both_files_before_either_fails(tmp_path: Path) -> None:
+    """Review: ``diff OLD NEW`` stopped at OLD's error, so a change that fixes OLD could not be reviewed and NEW's own
+    errors stayed unseen until OLD was fixed. Both are planned; an unplannable OLD counts as an empty fleet."""
+    (tmp_path / "bad.yaml").write_text(VALID.replace("requests_per_second: 2", "requests_per_second: -1"))
+    (tmp_path / "unknown.yaml").write_text(VALID.replace("Llama-3.1-8B-Instruct", "No-Such-Model"))
+    (tmp_path / "good.yaml").write_text(VALID)
+    fixed = run_specgen("diff", "bad.yaml", "good.yaml", "--format", "json", cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stderr
+    data = json.loads(fixed.stdout)
+    assert data["old_errors"] and data["old_errors"][0].startswith("bad.yaml:")
+    assert data["totals"]["gpus"]["old"] is None and data["totals"]["gpus"]["new"] >= 1
+    md = run_specgen("diff", "bad.yaml", "good.yaml", cwd=tmp_path).stdout
+    assert "OLD could not be planned; its fleet is counted as empty" in md and "requests_per_second" in md
+    both = run_specgen("diff", "bad.yaml", "unknown.yaml", cwd=tmp_path)
+    assert both.returncode == 1 and both.stdout == ""
+    assert "bad.yaml:" in both.stderr and "unknown.yaml:" in both.stderr and "Traceback" not in both.stderr
+    new_only = run_specgen("diff", "good.yaml", "unknown.yaml", cwd=tmp_path)
+    assert new_only.returncode == 1 and "unknown.yaml:" in new_only.stderr and "good.yaml" not in new_only.stderr
+
+
 def test_diff_of_a_machine_the_team_has_shows_its_speed_and_where_the_weights_live(tmp_path: Path) -> None:
     """newuser11 item 3: q4_k_m -> bf16 on the home server read "no change"; decode fell from 2.66 to 0.07 tokens/s
     with 65 GiB of weights paged from NVMe."""
