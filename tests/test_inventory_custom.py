@@ -410,5 +410,6 @@ def test_idle_gpus_of_owned_servers_are_not_called_bought(tmp_path: Path) -> Non
     plan = plan_workload(load_workload(str(path)))
     (idle,) = [f.message for f in plan.findings if f.code == "idle-gpus"]
     assert idle.startswith("pool chat_rtx_pro_6000_ws_96gb: 2 of 8 GPUs owned are idle (2 x 4-GPU ws-box)")
+    assert idle.endswith("; 1 more replica(s) of chat (TP2 x PP1) fit on them (min_replicas: 4 asks for them)")
     (pool,) = plan.pools
     assert pool.price_basis is not None and pool.price_basis.startswith("2 owned server(s): running costs only, per server (")

@@ -160,7 +160,10 @@ def test_idle_gpus_are_counted_and_reported(tmp_path: Path) -> None:
     assert dep.details["gpus_bought"] == 8
     assert dep.details["idle_gpus"] == 8 - dep.gpus > 0
     assert plan.totals["idle_gpus"] == 8 - dep.gpus
-    assert any(f.code == "idle-gpus" for f in plan.findings)
+    (idle,) = [f.message for f in plan.findings if f.code == "idle-gpus"]
+    # the idle GPUs would run more replicas on the instance already paid for; on one node min_replicas is not offered
+    # (2 or more would plan a second node for the spread)
+    assert idle.endswith(f"; {8 - dep.replicas} more replica(s) of chat (TP1 x PP1) fit on them"), idle
 
 
 # --- budgets ---------------------------------------------------------------------------------------

@@ -1441,10 +1441,32 @@ def _idle_findings(pools: list[Pool], deployments: list[DeploymentPlan], provide
                     "info",
                     "idle-gpus",
                     f"pool {pool.name}: {idle} of {pool.node.gpus * pool.nodes} GPUs {how} are idle "
-                    f"({pool.nodes} x {pool.node.gpus}-GPU {pool.node.platform_id}); their cost is counted",
+                    f"({pool.nodes} x {pool.node.gpus}-GPU {pool.node.platform_id}); their cost is counted"
+                    + _spare_replicas_text(pool, deployments),
                 )
             )
     return out
+
+
+def _spare_replicas_text(pool: Pool, deployments: list[DeploymentPlan]) -> str:
+    """How many more replicas of a pool's one service its idle GPUs hold ('' where none, or not one unsplit service).
+
+    Replicas are packed node by node, so a replica within one node fits ``node GPUs // its GPUs`` times a node; one
+    spanning nodes takes whole nodes. min_replicas is named only with two or more nodes: asked of one node, 2 or more
+    would plan a second one for the spread.
+    """
+    services = [d for d in deployments if d.in_pool(pool.name)]
+    if len(services) != 1 or services[0].kind != "inference" or services[0].split:
+        return ""
+    only = services[0]
+    per_replica = only.tp * only.pp
+    node_gpus = pool.node.gpus
+    slots = pool.nodes * (node_gpus // per_replica) if per_replica <= node_gpus else pool.nodes * node_gpus // per_replica
+    spare = slots - only.replicas
+    if spare <= 0:
+        return ""
+    ask = f" (min_replicas: {slots} asks for them)" if pool.nodes > 1 else ""
+    return f"; {spare} more replica(s) of {only.name} (TP{only.tp} x PP{only.pp}) fit on them{ask}"
 
 
 def _pool(
