@@ -111,8 +111,23 @@ def _entry(rev: str, rel: str) -> tuple[str, str]:
 
 def _blob_at(rev: str, rel: str, path: str) -> str | None:
     """The text of the repository-relative ``rel`` at ``rev``, links followed there."""
+    found = _resolve_at(rev, rel, path)
+    if found is None:
+        return None
+    resolved, kind = found
+    if kind != "blob":
+        raise InputError(f"{short(path)} at {rev} is {'a directory' if kind == 'tree' else f'a git {kind}'}, not a workload file")
+    return _read_blob(rev, resolved, path)
+
+
+def _resolve_at(rev: str, rel: str, path: str) -> tuple[str, str] | None:
+    """(the path ``rel`` leads to at ``rev``, every link on it followed there; its git object type), or None if none.
+
+    ``path`` names it in errors: a link leaving the repository, absolute, dangling or in a loop is refused.
+    """
     parts = rel.split("/")
     done: list[str] = []
+    kind = "tree"  # the top
     links = 0
     via, rest = "", -1  # the last link followed, and the components left after it: a part of its target missing
     # is a dangling link; a part missing below the target (a file added since) is not
@@ -142,14 +157,8 @@ def _blob_at(rev: str, rel: str, path: str) -> str | None:
             continue
         if parts and kind != "tree":
             return None  # a file where the path goes on: no such path at rev
-        if not parts and kind != "blob":
-            raise InputError(
-                f"{short(path)} at {rev} is {'a directory' if kind == 'tree' else f'a git {kind}'}, not a workload file"
-            )
         done.append(part)
-    if not done:
-        raise InputError(f"{short(path)} at {rev} is a directory, not a workload file")
-    return _read_blob(rev, "/".join(done), path)
+    return "/".join(done) or ".", kind
 
 
 def _read_blob(rev: str, rel: str, path: str) -> str:
@@ -207,9 +216,14 @@ def _plan_at(rev: str, rel: str, text: str) -> dict[str, Any]:
     folder = os.path.dirname(rel)
     with tempfile.TemporaryDirectory(prefix="specgen-base-") as scratch:
         _git(["init", "-q", scratch])
-        wanted = [path for path in _model_paths(doc.data, folder) if _entry(rev, path)[0]]
-        if wanted:
-            _extract(rev, wanted, scratch)
+        resolved = {path: found[0] for path in _model_paths(doc.data, folder) if (found := _resolve_at(rev, path, path))}
+        if resolved:
+            _extract(rev, sorted(set(resolved.values())), scratch)
+        for path, target in resolved.items():
+            link = os.path.join(scratch, path)
+            if target != path and not os.path.lexists(link):  # reached through links at rev (fuzz23 item 2)
+                os.makedirs(os.path.dirname(link), exist_ok=True)
+                os.symlink(os.path.relpath(os.path.join(scratch, target), os.path.dirname(link)), link)
         base_dir = os.path.join(scratch, folder)
         os.makedirs(base_dir, exist_ok=True)
         return plan_workload(load_document(doc, file, base_dir)).to_dict()
@@ -225,7 +239,9 @@ def _model_paths(data: Any, folder: str) -> list[str]:
 
 def _extract(rev: str, paths: list[str], into: str) -> None:
     """The files under ``paths`` at ``rev``, written below ``into`` (``git archive``; no link leaves the tree)."""
-    done = _git(["archive", "--format=tar", rev, "--", *paths])
+    top = _git(["rev-parse", "--show-toplevel"]).stdout.strip()
+    # from the top: git reads pathspecs against the current directory, the paths are the top's (fuzz23 item 1)
+    done = _git(["-C", top, "archive", "--format=tar", rev, "--", *paths])
     if done.returncode != 0:
         raise InputError(f"cannot read {', '.join(paths)} at {rev}: {one_line(done.err.strip())}")
     with tarfile.open(fileobj=io.BytesIO(done.out)) as tar:

@@ -561,3 +561,37 @@ def test_the_base_is_planned_from_the_model_files_at_the_revision(tmp_path: Path
     from generator.api import plan_file
 
     assert gpus["old"] == plan_file("w/w.yaml")[1].to_dict()["totals"]["gpus"]
+
+
+def _committed_model_repo(tmp_path: Path, model_dir: str, link: str | None = None) -> None:
+    """A repository whose workload ``w/w.yaml`` names ``./m``: the 8B config at ``w/<model_dir>``, ``w/m`` a link to it."""
+    (tmp_path / "w" / model_dir).mkdir(parents=True)
+    (tmp_path / "w" / model_dir / "config.json").write_text((REFERENCE / "llama-3.1-8b" / "config.json").read_text())
+    if link is not None:
+        (tmp_path / "w" / "m").symlink_to(link)
+    (tmp_path / "w" / "w.yaml").write_text(VALID.replace("model: meta-llama/Llama-3.1-8B-Instruct", "model: ./m"))
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+
+
+@pytest.mark.parametrize(
+    ("model_dir", "link", "cwd", "path"),
+    [
+        # fuzz23 item 1: git archive read the top's paths against a subfolder, so the base's model was "not found"
+        pytest.param("m", None, "w", "w.yaml", id="from-a-subfolder"),
+        pytest.param("m", None, "w", "../w/w.yaml", id="from-a-subfolder-by-a-path-up"),
+        # fuzz23 item 2: only the link was copied, not the directory it points to
+        pytest.param("models/real", "models/real", ".", "w/w.yaml", id="model-directory-through-a-link"),
+        pytest.param("models/real", "models/real", "w", "w.yaml", id="through-a-link-from-a-subfolder"),
+    ],
+)
+def test_an_unchanged_workload_with_a_local_model_reads_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_dir: str, link: str | None, cwd: str, path: str
+) -> None:
+    """Unchanged at HEAD, the file read "fixed" with its whole fleet counted as added (+GPUs, +$, exit 0)."""
+    _committed_model_repo(tmp_path, model_dir, link)
+    monkeypatch.chdir(tmp_path / cwd)
+    (entry,) = compare_with_base("HEAD", [path])["files"]
+    assert entry["status"] == "unchanged", entry
+    assert "base_errors" not in entry
