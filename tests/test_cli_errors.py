@@ -83,6 +83,24 @@ CASES = [
         "as 20 by YAML 1.1 but as text by YAML 1.2",
         id="digit-separators",
     ),
+    pytest.param(  # fuzz23 item 5: YAML 1.2 reads 10, PyYAML and Ansible (YAML 1.1) octal 8
+        VALID.replace("requests_per_second: 2", "requests_per_second: 010"),
+        "workload.yaml:8:28: deployments[0].inference.requests_per_second: a number written with a leading zero is read "
+        "as 10 by YAML 1.2 but as octal 8 by YAML 1.1 (PyYAML, Ansible): write it in plain digits",
+        id="leading-zero-octal",
+    ),
+    pytest.param(
+        VALID.replace("requests_per_second: 2", "requests_per_second: 09"),
+        "workload.yaml:8:28: deployments[0].inference.requests_per_second: a number written with a leading zero is read "
+        "as 9 by YAML 1.2 but as text by YAML 1.1",
+        id="leading-zero-not-octal",
+    ),
+    pytest.param(
+        VALID.replace("requests_per_second: 2", "requests_per_second: 0o10"),
+        "workload.yaml:8:28: deployments[0].inference.requests_per_second: a number written in octal is read as 8 by "
+        "YAML 1.2 but as text by YAML 1.1",
+        id="octal",
+    ),
     pytest.param(
         VALID.replace("requests_per_second: 2", "requests_per_second: 0b10"),
         "workload.yaml:8:28: deployments[0].inference.requests_per_second: a number written in binary is read as 2",
@@ -186,3 +204,23 @@ def test_a_file_that_is_not_utf8_text_or_not_a_file_exits_1_located(
         path.write_bytes(content)
     result = run_specgen(command, "w.yaml", cwd=tmp_path)
     assert (result.returncode, result.stderr) == (1, f"specgen: error: {message}\n")
+
+
+def _patterns(node: object) -> list[str]:
+    if isinstance(node, dict):
+        return [*([node["pattern"]] if isinstance(node.get("pattern"), str) else []), *(p for v in node.values() for p in _patterns(v))]
+    return [p for v in node for p in _patterns(v)] if isinstance(node, list) else []
+
+
+def test_every_schema_pattern_ends_with_the_newline_guard_that_errors_leave_out(tmp_path: Path) -> None:
+    """fuzz23 item 9, newuser26 item 5: 19 patterns spelled the guard with a newline character, not the two characters
+    the error text strips, so "does not match ^[a-z]+-[a-z]+[0-9]+(-[a-z])?$(?!\\n)" reached users."""
+    from generator.workload.schema import NO_TRAILING_NEWLINE, workload_schema
+
+    patterns = _patterns(workload_schema())
+    assert len(patterns) > 20 and all(p.endswith(NO_TRAILING_NEWLINE) for p in patterns), patterns
+    text = VALID + "kubernetes: {gcp_project: acme, location: US-CENTRAL1}\n"
+    (tmp_path / "w.yaml").write_text(text.replace("l40s-48gb", "l4-24gb").replace("hardware:\n", "hardware:\n  provider: gcp\n"))
+    result = run_specgen("validate", "w.yaml", cwd=tmp_path)
+    assert result.returncode == 1 and "kubernetes.gcp_project: 'acme' does not match ^[a-z][-a-z0-9]{4,28}[a-z0-9]$ (" in result.stderr
+    assert "(?!" not in result.stderr, result.stderr

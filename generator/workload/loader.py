@@ -180,22 +180,29 @@ def _plain(
 
 
 def _check_plain_int(node: int, path: Path, doc_file: str, positions: dict[Path, tuple[int, int]]) -> None:
-    """Refuse an integer only YAML 1.1 reads as one (fuzz22 item 12: ``min_replicas: 2_0`` planned 20 replicas).
+    """Refuse an integer YAML 1.1 and YAML 1.2 readers read differently (fuzz22 item 12, fuzz23 item 5).
 
     ruamel reads ``2_0`` as 20 and ``0b10`` as 2 (YAML 1.1 forms), where YAML 1.2 readers (editors, JSON Schema tools)
-    read the texts "2_0" and "0b10": a typo of 2 planned ten times the replicas. Hexadecimal and ``0o`` octal are
-    YAML 1.2 integers, read alike by both.
+    read the texts "2_0" and "0b10": a typo of 2 planned ten times the replicas. The other way round, ``0o10`` is 8 to
+    YAML 1.2 and the text "0o10" to YAML 1.1 readers (PyYAML, Ansible), and ``010`` is 10 to YAML 1.2 but octal 8 to
+    YAML 1.1. Hexadecimal is read alike by both.
     """
-    underscore = bool(getattr(node, "_underscore", None))
-    if not underscore and type(node).__name__ != "BinaryInt":
+    kind = type(node).__name__
+    digits = str(abs(int(node))).zfill(getattr(node, "_width", None) or 0)
+    if getattr(node, "_underscore", None):
+        how = f"with digit separators is read as {int(node):,} by YAML 1.1 but as text by YAML 1.2 (editors, JSON Schema tools)"
+    elif kind == "BinaryInt":
+        how = f"in binary is read as {int(node):,} by YAML 1.1 but as text by YAML 1.2 (editors, JSON Schema tools)"
+    elif kind == "OctalInt":
+        how = f"in octal is read as {int(node):,} by YAML 1.2 but as text by YAML 1.1 (PyYAML, Ansible)"
+    elif kind == "ScalarInt" and len(digits) > 1 and digits.startswith("0"):
+        sign = -1 if int(node) < 0 else 1
+        old = f"as octal {sign * int(digits, 8):,}" if set(digits) <= set("01234567") else "as text"
+        how = f"with a leading zero is read as {int(node):,} by YAML 1.2 but {old} by YAML 1.1 (PyYAML, Ansible)"
+    else:
         return
     line, col = positions.get(path, (1, 1))
-    form = "with digit separators" if underscore else "in binary"
-    raise InputError(
-        f"a number written {form} is read as {int(node):,} by YAML 1.1 but as text by YAML 1.2 (editors, JSON Schema "
-        "tools): write it in plain digits",
-        Location(doc_file, line, col, format_path(path)),
-    )
+    raise InputError(f"a number written {how}: write it in plain digits", Location(doc_file, line, col, format_path(path)))
 
 
 #: Characters libyaml and ruamel break lines at (YAML 1.1) that YAML 1.2, editors and review diffs do not: NEL, LS, PS.

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 #: Plain scalars read here (anything else goes to ruamel): YAML 1.2 core-schema forms without ambiguity.
-_INT = re.compile(r"[-+]?[0-9]+")
+_INT = re.compile(r"[-+]?(0|[1-9][0-9]*)")  # a leading zero reads differently in YAML 1.1: left to ruamel
 _FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]+")
 _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _NULL = frozenset({"null", "Null", "NULL", "~"})
