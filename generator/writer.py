@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -29,6 +30,18 @@ from generator.swap import ExchangeUnsupportedError, exchange, output_lock, reco
 MANIFEST = ".specgen-manifest"
 #: Longest file or directory name most file systems take, in bytes.
 MAX_NAME_BYTES = 255
+
+
+#: Names that are the user's whatever a manifest lists (fuzz23 item 10: the manifest is committed with the tree, and a
+#: pull request adding ``terraform/terraform.tfstate`` to it had the next render delete the state): Terraform state and
+#: saved plans, Terraform's override files and default variables file; and anything hidden (``.terraform/``).
+_USER_FILES = re.compile(r".*\.tfstate(\..*)?|.*\.tfplan|(.*_)?override\.tf(\.json)?|terraform\.tfvars(\.json)?")
+
+
+def specgen_writes(rel: str) -> bool:
+    """Whether the relative path ``rel`` may be specgen's (the only kind a manifest can give it to replace or delete)."""
+    parts = rel.split("/")
+    return rel == MANIFEST or not (any(part.startswith(".") for part in parts) or _USER_FILES.fullmatch(parts[-1]))
 
 
 def manifest_text(paths: Iterable[str]) -> str:
@@ -44,7 +57,10 @@ def with_manifest(files: Mapping[str, str]) -> dict[str, str]:
 
 
 def read_manifest(directory: str) -> list[str] | None:
-    """The paths listed in ``directory``'s manifest (sorted), or None when it has no manifest."""
+    """The paths listed in ``directory``'s manifest that specgen writes (sorted), or None when it has no manifest.
+
+    Entries naming what is never specgen's (:func:`specgen_writes`) are left out: those files stay the user's.
+    """
     path = os.path.join(directory, MANIFEST)
     try:
         if not stat.S_ISREG(os.lstat(path).st_mode):
@@ -63,7 +79,8 @@ def read_manifest(directory: str) -> list[str] | None:
             continue
         if not _is_relative(line):
             raise OutputError(f"{path}:{number}: {line!r} is not a relative path inside the output directory")
-        entries.add(line)
+        if specgen_writes(line):
+            entries.add(line)
     return sorted(entries)
 
 

@@ -299,6 +299,35 @@ def add_foreign(out: Path) -> dict[str, tuple[str, bytes | str | None]]:
     return {rel: entry for rel, entry in snapshot(out).items() if rel not in before}
 
 
+def test_a_manifest_naming_user_files_does_not_delete_them(tmp_path: Path) -> None:
+    """fuzz23 item 10: the manifest is committed with the tree; a line naming the Terraform state added to it (in a pull
+    request) had the next render delete the state. Only names specgen writes are taken from a manifest."""
+    (tmp_path / "w.yaml").write_text(VALID)
+    out = tmp_path / "infra"
+    assert run_specgen("render", "w.yaml", "-o", "infra", cwd=tmp_path).returncode == 0
+    foreign = add_foreign(out)
+    (out / "keep").mkdir()
+    (out / "keep" / "state.tfstate").write_text("{}\n")
+    (out / "terraform" / "override.tf").write_text("# mine\n")
+    foreign = {**foreign, **{rel: e for rel, e in snapshot(out).items() if rel.startswith(("keep", "terraform/override"))}}
+    planted = ["keep/state.tfstate", "terraform/terraform.tfstate", "terraform/.terraform/current", "terraform/override.tf"]
+    with (out / ".specgen-manifest").open("a") as fh:
+        fh.write("".join(f"{rel}\n" for rel in planted))
+    result = run_specgen("render", "w.yaml", "-o", "infra", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    after = snapshot(out)
+    assert {rel: after.get(rel) for rel in foreign} == foreign
+    assert not set(planted) & set(writer.read_manifest(str(out)) or [])
+
+
+def test_every_rendered_file_is_a_kind_a_manifest_may_name() -> None:
+    """specgen renders no name a manifest cannot give it (writer.specgen_writes): each file it writes it owns later."""
+    trees = [tree for tree in (REPO / "tests" / "golden").iterdir() if tree.name != "errors"]
+    rendered = [p.relative_to(tree).as_posix() for tree in trees for p in tree.rglob("*") if p.is_file()]
+    assert len(rendered) > 200
+    assert [rel for rel in rendered if not writer.specgen_writes(rel)] == []
+
+
 @pytest.mark.parametrize(
     ("workload", "args"),
     [
