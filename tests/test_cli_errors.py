@@ -83,6 +83,18 @@ CASES = [
         "as 20 by YAML 1.1 but as text by YAML 1.2",
         id="digit-separators",
     ),
+    pytest.param(  # newuser26 item 7: "no aws platform offers an allowed GPU", exit 3, a hint about liquid cooling
+        VALID.replace("hardware:\n", "hardware:\n  provider: aws\n  platforms: [azure-standard-nd96isr-h100-v5]\n"),
+        "workload.yaml:11:15: hardware.platforms[0]: 'azure-standard-nd96isr-h100-v5' is a platform of provider azure; "
+        "this workload's hardware.provider is aws",
+        id="platform-of-another-provider",
+    ),
+    pytest.param(  # fuzz23 item 6: priced nothing, silently
+        VALID.replace("hardware:\n", "prices: {gcp-g2-standard-4: 1}\nhardware:\n  provider: aws\n"),
+        "workload.yaml:9:10: prices.gcp-g2-standard-4: 'gcp-g2-standard-4' is a platform of provider gcp; this "
+        "workload's hardware.provider is aws",
+        id="price-of-another-provider",
+    ),
     pytest.param(  # fuzz23 item 5: YAML 1.2 reads 10, PyYAML and Ansible (YAML 1.1) octal 8
         VALID.replace("requests_per_second: 2", "requests_per_second: 010"),
         "workload.yaml:8:28: deployments[0].inference.requests_per_second: a number written with a leading zero is read "

@@ -59,14 +59,8 @@ class LoadedWorkload(NamedTuple):
 def _pin_errors(doc: Document, i: int, platform: PlatformSpec, wl: Workload) -> list[InputError]:
     """A deployment pinned to a catalog platform of another provider, or to one that takes none of the allowed GPUs."""
     where = doc.locate(("deployments", i, "platform"))
-    if platform.provider != wl.hardware.provider:
-        return [
-            InputError(
-                f"'{platform.id}' is a platform of provider {platform.provider}; this workload's hardware.provider is "
-                f"{wl.hardware.provider}",
-                where,
-            )
-        ]
+    if other := _other_provider(doc, ("deployments", i, "platform"), platform.id, wl.hardware.provider):
+        return other
     allowed = [g.lower() for g in wl.hardware.gpus or ()]
     owned = any(group.platform == platform.id for group in wl.hardware.inventory)  # used whatever gpus lists
     if allowed and not owned and not set(platform.gpu_ids) & set(allowed):
@@ -77,6 +71,25 @@ def _pin_errors(doc: Document, i: int, platform: PlatformSpec, wl: Workload) -> 
             )
         ]
     return []
+
+
+def _other_provider(
+    doc: Document, path: tuple[str | int, ...], platform_id: str, provider: str, key: bool = False
+) -> list[InputError]:
+    """A catalog platform of another provider than the workload's, named where only its provider's count.
+
+    newuser26 item 7, fuzz23 item 6: an Azure id under ``provider: aws`` was "no aws platform offers an allowed GPU"
+    (exit 3, a hint about liquid cooling), and a GCP id under ``prices`` priced nothing, silently.
+    """
+    platform = catalog.platforms().get(platform_id)
+    if platform is None or platform.provider == provider:
+        return []
+    return [
+        InputError(
+            f"'{platform_id}' is a platform of provider {platform.provider}; this workload's hardware.provider is {provider}",
+            doc.locate(path, key=key),
+        )
+    ]
 
 
 def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -> dict[str, ResolvedModel]:
@@ -161,6 +174,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
         _check_id(errors, doc, ("hardware", "gpus", j), gpu, catalog.gpus(), "GPU")
     for j, plat in enumerate(hw.platforms or ()):
         _check_id(errors, doc, ("hardware", "platforms", j), plat, catalog.platforms(), "platform")
+        errors += _other_provider(doc, ("hardware", "platforms", j), plat, hw.provider)
     # a GPU that cannot be timed: refused where it is the machine (fixed, owned); in the allowed list the planner
     # skips it and says so, unless nothing else is allowed
     allowed = [catalog.gpus().get(g) for g in hw.gpus or ()]
@@ -246,6 +260,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
                 )
     for key in wl.prices:
         _check_id(errors, doc, ("prices", key), key, catalog.platforms(), "platform", key_position=True)
+        errors += _other_provider(doc, ("prices", key), key, hw.provider, key=True)
     for key, value in wl.constants.items():
         try:
             with_overrides({key: value})
