@@ -19,6 +19,7 @@ from generator.input_files import check_distinct_files
 from generator.named_tuple import NamedTuple
 
 if TYPE_CHECKING:
+    from generator.render import CloudCluster
     from generator.render.gpu_stack import GpuPoolStack
 
 
@@ -39,7 +40,7 @@ class Rendered(NamedTuple):
     pools: tuple[str, ...] = ()
     hosts: tuple[str, ...] = ()
     #: The cloud cluster its node pools name (:func:`~generator.render.cloud_cluster`), one across a tree's workloads.
-    cluster: tuple[str, str | None, str | None] | None = None
+    cluster: CloudCluster | None = None
 
 
 class _Failure(NamedTuple):

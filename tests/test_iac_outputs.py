@@ -350,6 +350,24 @@ outputs: [terraform, kubernetes]
 {kubernetes}"""
 
 
+def test_workloads_of_two_clouds_are_not_one_cluster(tmp_path: Path) -> None:
+    """newuser26 item 3: AWS and Azure workloads with one cluster_name rendered one tree (AWS and Azure Karpenter
+    NodePools, one GPU-operator layer, one main.tf summing both clouds' GPUs); the error told the user to match names."""
+    aws = AWS_SMALL.format(name="aws-a", kubernetes="kubernetes: {cluster_name: prod}\n")
+    azure = (
+        aws.replace("name: aws-a", "name: az-b")
+        .replace("provider: aws", "provider: azure")
+        .replace("[l40s-48gb]", "[h100-nvl-94gb]")
+    )
+    assert "provider: azure" in azure
+    (tmp_path / "aws-a.yaml").write_text(aws)
+    (tmp_path / "az-b.yaml").write_text(azure)
+    with pytest.raises(InputError, match=r"their hardware\.provider differs \(aws-a: aws; az-b: azure\)"):
+        render_files([str(tmp_path / "aws-a.yaml"), str(tmp_path / "az-b.yaml")])
+    assert call_cli(tmp_path, ("render", "aws-a.yaml", "az-b.yaml", "-o", "out")) == 1
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(
     ("first", "second", "error"),
     [

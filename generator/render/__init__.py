@@ -135,15 +135,15 @@ def check_cluster_names(workloads: Sequence[tuple[str, Sequence[str], Sequence[s
                     )
 
 
-#: A cloud cluster as node pools name it: its name, and on GKE its project and location.
-CloudCluster = tuple[str, str | None, str | None]
+#: A cloud cluster as node pools name it: its provider, its name, and on GKE its project and location.
+CloudCluster = tuple[str, str, str | None, str | None]
 
 
 def cloud_cluster(plan: Plan, workload: Workload) -> CloudCluster | None:
     """The cloud cluster ``workload``'s node pools name; None where it renders none (bare metal, no Kubernetes)."""
     if plan.provider not in ("aws", "azure", "gcp") or "kubernetes" not in workload.outputs:
         return None
-    return cluster_name(workload), workload.kubernetes.gcp_project, workload.kubernetes.location
+    return plan.provider, cluster_name(workload), workload.kubernetes.gcp_project, workload.kubernetes.location
 
 
 def check_one_cloud_cluster(workloads: Sequence[tuple[str, CloudCluster | None]]) -> None:
@@ -154,9 +154,17 @@ def check_one_cloud_cluster(workloads: Sequence[tuple[str, CloudCluster | None]]
     tags and node roles, GKE clusterRef).
     """
     clusters = {name: key for name, key in workloads if key is not None}
+    providers = {name: key[0] for name, key in clusters.items()}
+    if len(set(providers.values())) > 1:  # newuser26 item 3: AWS and Azure Karpenter objects, one GPU operator layer
+        named = "; ".join(f"{name}: {provider}" for name, provider in sorted(providers.items()))
+        raise InputError(
+            f"workloads rendered into one tree share one cluster, but their hardware.provider differs ({named}): one "
+            "cluster runs on one cloud; render each provider's workloads into a tree of its own (-o)"
+        )
     if len(set(clusters.values())) > 1:
+        fields = ("cluster_name", "gcp_project", "location")
         named = "; ".join(
-            f"{name}: {', '.join(f'{k} {v}' for k, v in zip(('cluster_name', 'gcp_project', 'location'), key, strict=True) if v)}"
+            f"{name}: {', '.join(f'{k} {v}' for k, v in zip(fields, key[1:], strict=True) if v)}"
             for name, key in sorted(clusters.items())
         )
         raise InputError(
