@@ -5,6 +5,7 @@ a Core i9-14900K; unbuffered DDR5 DIMMs stop at 64 GB), and no DIMM count lowere
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from generator import catalog
 from generator.catalog.dimms import UDIMM_SIZES_GIB, dimm_sizes_gib
+from generator.errors import InputError
 from generator.planner.bom import fill_channels
 from tests.conftest import REPO
 from tests.helpers import estimate_json
@@ -100,3 +102,30 @@ def test_the_two_dimm_speed_slows_the_offloaded_decode() -> None:
     slow = estimate_json(*ESTIMATE, "--ram-gib", "192")["throughput"]["decode_tokens_per_s"]
     fast = estimate_json(*ESTIMATE, "--ram-gib", "192", "--ddr-mt-per-s", "5200")["throughput"]["decode_tokens_per_s"]
     assert 3600 / 5200 <= slow / fast < 0.85
+
+
+@pytest.mark.parametrize(
+    ("cpu_id", "sockets", "ram_gib", "most_gib"),
+    [
+        ("ryzen-9-7950x", 1, 257, 256),  # 2 channels x 2 UDIMMs x 64 GiB
+        ("core-i9-14900k", 1, 65536, 256),
+        ("epyc-9654", 2, 12289, 12288),  # 2 x 12 channels x 2 RDIMMs x 256 GiB
+    ],
+)
+def test_more_ram_than_the_cpus_slots_hold_is_refused(
+    tmp_path: Path, cpu_id: str, sockets: int, ram_gib: int, most_gib: int
+) -> None:
+    """fuzz23 item 4: 65,536 GiB on a Ryzen 9 7950X was planned (its offload counted on RAM no AM5 board holds), with
+    an info saying 64 GiB is the largest UDIMM it takes. Refused at the field (--ram-gib alike)."""
+    from generator.workload import load_workload
+
+    fixed = f"{{gpu: rtx-4090-24gb, gpu_count: 1, ram_gib: {ram_gib}, cpu: {cpu_id}, cpu_sockets: {sockets}}}"
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: fx\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        f"    inference: {{max_context_tokens: 8192, requests_per_second: 0.2}}\nhardware:\n  fixed: {fixed}\n"
+    )
+    with pytest.raises(InputError, match=rf"hardware\.fixed\.ram_gib: ram_gib {ram_gib} is more than .* = {most_gib} GiB"):
+        load_workload(str(path))
+    path.write_text(path.read_text().replace(f"ram_gib: {ram_gib}", f"ram_gib: {most_gib}"))
+    load_workload(str(path))  # at the limit: accepted

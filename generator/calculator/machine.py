@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from generator import catalog
-from generator.catalog.dimms import dimms_per_channel, rated_mt_per_s, two_dimm_note
+from generator.catalog.dimms import dimm_sizes_gib, dimms_per_channel, rated_mt_per_s, two_dimm_note
 from generator.catalog.records import CpuSpec, GpuSpec, dram_bandwidth_gb_per_s
 from generator.errors import InfeasibleError, InputError
 from generator.named_tuple import NamedTuple
@@ -90,6 +90,31 @@ def channels_problem(spec: FixedSpec) -> str | None:
     if channels and channels % sockets:
         return f"memory_channels {channels} (the machine's) do not divide over its {sockets} CPU sockets"
     return None
+
+
+#: DIMMs a DDR5 memory channel takes at most (JEDEC DDR5 platforms run one or two DIMMs a channel).
+DDR5_MOST_DIMMS_PER_CHANNEL = 2
+
+
+def ram_beyond_slots(spec: FixedSpec, ram: str) -> str | None:
+    """Why ``spec``'s RAM cannot be fitted to its catalog CPU's slots (fuzz23 item 4), else None.
+
+    A DDR5 channel takes at most two DIMMs, each at most the largest the CPU takes (64 GiB unbuffered on a desktop):
+    65,536 GiB on a Ryzen 9 7950X was planned, and its offload counted on RAM the machine cannot hold. ``ram`` names
+    the RAM field as the user wrote it.
+    """
+    cpu = _given_cpu(spec)
+    if cpu is None or cpu.ddr_generation != "ddr5":
+        return None
+    channels, largest = socket_channels(spec, cpu), max(dimm_sizes_gib(cpu))
+    most = spec.cpu_sockets * channels * DDR5_MOST_DIMMS_PER_CHANNEL * largest
+    if spec.ram_gib <= most:
+        return None
+    return (
+        f"{ram} {spec.ram_gib:g} is more than a machine with the {cpu.name} holds: {spec.cpu_sockets} socket(s) x "
+        f"{channels} channels x {DDR5_MOST_DIMMS_PER_CHANNEL} DIMMs a channel x {largest} GiB, the largest "
+        f"{cpu.dimm_type.upper()} it takes = {most:g} GiB"
+    )
 
 
 def sockets_beyond_cpu(spec: FixedSpec) -> str | None:

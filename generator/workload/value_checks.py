@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.calculator.machine import FixedSpec, channels_problem, reserve_leaves_no_ram
+from generator.calculator.machine import FixedSpec, channels_problem, ram_beyond_slots, reserve_leaves_no_ram
 from generator.calculator.model_source import ResolvedModel
 from generator.errors import InputError
 from generator.sizing.context_limit import LONGER_REFUSED, served_limit_phrase
@@ -202,6 +202,8 @@ def fixed_ram_errors(doc: Document, spec: FixedSpec) -> list[InputError]:
     errors = [] if problem is None else [InputError(problem, doc.locate(where))]
     if channels := channels_problem(spec):
         errors.append(InputError(channels, doc.locate((*at, "memory_channels"))))
+    elif slots := ram_beyond_slots(spec, "ram_gib"):
+        errors.append(InputError(slots, doc.locate((*at, "ram_gib"))))
     return errors
 
 
