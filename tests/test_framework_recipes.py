@@ -134,6 +134,18 @@ def test_the_text_names_the_recipe_and_no_optimizer_in_backward_turns_it_off() -
     assert json.loads(off)["training"]["optimizer_in_backward"] is False
 
 
+def test_optimizer_in_backward_is_said_off_the_recipe_and_refused_for_torchtune_lora(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """fuzz23 item 8: with --gpus 2 the memory counted the in-backward step but the training line did not say it; for
+    LoRA, whose torchtune recipes have no optimizer_in_bwd, the flag was taken and changed nothing."""
+    args = ["meta-llama/Llama-3.1-8B", "--framework", "torchtune", "--gpu", "h100-sxm5-80gb", "--optimizer-in-backward"]
+    code, text = run_estimate(*args, "--train", "full", "--gpus", "2")
+    assert code == 0 and ", loss chunked, optimizer stepped in backward (torchtune's defaults where not given)" in text
+    code, _ = run_estimate(*args, "--train", "lora")
+    assert code != 0 and "its LoRA and QLoRA recipes step the adapters' optimizer after backward" in capsys.readouterr().err
+
+
 def test_paged_states_leave_the_gradients_on_the_gpu() -> None:
     """Paged: the optimizer steps on the GPU, so its gradients stay there (ZeRO-Offload moves them to the host)."""
     arch = parse_architecture(find_model("meta-llama/Llama-3.1-8B").config)

@@ -493,6 +493,12 @@ H100 = ("--gpu", "h100-sxm5-80gb")
         ),
         pytest.param(("--train", "full", "--lora-rank", "8"), 2, "--lora-rank applies to --train lora / qlora", id="rank+full"),
         pytest.param(("--train", "lora", "--batch", "4"), 2, "--batch is an inference option", id="batch+train"),
+        pytest.param(  # fuzz23 item 7: the KV cache was sized for 64 sequences, the activations for 1
+            ("--gpu", "h100-sxm5-80gb", "--max-num-seqs", "1", "--batch", "64"),
+            2,
+            "--batch 64 is more than --max-num-seqs 1",
+            id="batch-above-max-num-seqs",
+        ),
         pytest.param(("--train", "qlora", "--kv-precision", "fp8"), 2, "--kv-precision is an inference option", id="kv+train"),
         pytest.param(
             (

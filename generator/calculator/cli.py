@@ -363,10 +363,11 @@ def _training_line(job: dict[str, Any]) -> str:
     recipe and the techniques in effect that the other recipes leave off (newuser25 item 3).
     """
     paged = " (paged to host RAM)" if job["paged_optimizer"] else ""
+    in_backward = ", optimizer stepped in backward" if job["optimizer_in_backward"] else ""  # fuzz23 item 8: said alike
     line = f"  training     {job['method_label']}, {job['optimizer']}{paged}, ZeRO-{job['zero_stage']}, loss {job['loss']}"
+    line += in_backward
     if job["recipe"]:
-        in_backward = ", optimizer stepped in backward" if job["optimizer_in_backward"] else ""
-        return f"{line}{in_backward} ({job['framework']}'s {job['recipe']} recipe defaults where not given)"
+        return f"{line} ({job['framework']}'s {job['recipe']} recipe defaults where not given)"
     return line + (f" ({job['framework']}'s defaults where not given)" if job["framework"] else "")
 
 
@@ -568,6 +569,11 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
         _refuse_training_conflicts(parser, args)
     else:
         refuse(TRAINING_OPTIONS, "applies to training: add --train full, lora or qlora")
+        if args.batch and args.max_num_seqs and args.batch > args.max_num_seqs:  # fuzz23 item 7: KV for 64, activations for 1
+            parser.error(
+                f"--batch {args.batch} is more than --max-num-seqs {args.max_num_seqs}: the engine never runs more sequences "
+                "at once than its max-num-seqs"
+            )
         if args.gpus is not None and args.ram_gib is None:
             parser.error(
                 "--gpus is the GPU count of a training job (--train) or of an existing machine (--ram-gib); "

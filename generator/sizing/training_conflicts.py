@@ -70,6 +70,8 @@ def training_conflicts(
     if zero_stage == 0 and offload_optimizer and data_parallel is not None and data_parallel > 1:
         out.append(("offload_optimizer", OPTIMIZER_OFFLOAD_AT_ZERO_0.format(dp=data_parallel)))
     out += _technique_conflicts(profile, optimizer_in_backward, accumulation_steps, activation_offload, checkpointing)
+    if optimizer_in_backward and method in ("lora", "qlora") and profile is not None and profile.name == "torchtune":
+        out.append(("optimizer_in_backward", TORCHTUNE_LORA_IN_BACKWARD))
     if why := regime_refusal(profile, optimizer):
         out.append(("optimizer", why))
     return out
@@ -175,6 +177,14 @@ def _technique_conflicts(
         )
     return out
 
+
+#: fuzz23 item 8: the flag was taken and changed nothing. torchtune's optimizer_in_bwd is a setting of its
+#: full_finetune_single_device / full_finetune_distributed recipes; its LoRA recipes (lora_finetune_single_device,
+#: lora_finetune_distributed) build one optimizer over the adapters and step it after backward.
+TORCHTUNE_LORA_IN_BACKWARD = (
+    "torchtune steps the optimizer in backward (optimizer_in_bwd) only in its full fine-tuning recipes; its LoRA and "
+    "QLoRA recipes step the adapters' optimizer after backward: leave it out"
+)
 
 #: torchtune's recipes raise "Gradient accumulation is not supported with optimizer in bwd. Please set
 #: gradient_accumulation_steps=1, or optimizer_in_bwd=False." (recipes/full_finetune_single_device.py and
