@@ -460,7 +460,8 @@ def _inference_details(
         f"{_gib(mem.overhead)} for {kv_for}; {cap.kv_cache_tokens:,} KV tokens fit "
         f"({cap.max_concurrency:.1f} such {'requests' if spec.pooling else 'sequences'})"
         + (" by SGLang's mem_fraction_static accounting" if spec.engine == "sglang" else ""),
-        f"one replica sustains {shape.max_point.requests_per_s:.2f} req/s within the SLOs ({most_load}); "
+        # from the figure the details keep (3 decimals), so that SPEC.md and the diff print the same digits (newuser26 item 11)
+        f"one replica sustains {round(shape.max_point.requests_per_s, 3):.2f} req/s within the SLOs ({most_load}); "
         + (
             replicas_text(spec, replicas)
             if part_rate is None
