@@ -89,23 +89,24 @@ REFUSED = [
         id="input-longer-than-window",
     ),
     pytest.param(
-        {"model": "./bge-m3"},
-        "workload.yaml:5:12: deployments[0].model: {dir}/bge-m3/config.json: cannot size model_type 'xlm-roberta': an "
-        "encoder-only (BERT / XLM-RoBERTa family) or encoder-decoder model, whose layers specgen does not count "
-        "exactly; decoder-only models are sized, for generation and for task: embed / score alike (Qwen3-Embedding, "
-        "gte-Qwen2, e5-mistral: Qwen3, Qwen2 and Mistral architectures)",
-        id="encoder-only-model",
+        {"model": "./deberta"},
+        "workload.yaml:5:12: deployments[0].model: {dir}/deberta/config.json: cannot size model_type 'deberta-v2': an "
+        "encoder-decoder model or an encoder-only one outside the BERT / RoBERTa / XLM-RoBERTa family, whose layers "
+        "specgen does not count exactly; BERT, RoBERTa and XLM-RoBERTa encoders (bge, e5, all-MiniLM, bge-m3, "
+        "bge-reranker) and decoder-only models (Qwen3-Embedding, gte-Qwen2, e5-mistral) are sized for task: embed / score",
+        id="encoder-outside-the-bert-family",
     ),
 ]
 
 
 @pytest.mark.parametrize(("fields", "expected"), REFUSED)
 def test_refused_at_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str], fields: dict[str, Any], expected: str) -> None:
-    # an encoder-only checkpoint's config (bge-m3's geometry; only its model_type matters to the refusal)
-    (tmp_path / "bge-m3").mkdir()
-    config = {"architectures": ["XLMRobertaModel"], "model_type": "xlm-roberta", "hidden_size": 1024}
-    config |= {"num_hidden_layers": 24, "num_attention_heads": 16, "intermediate_size": 4096, "vocab_size": 250002}
-    (tmp_path / "bge-m3" / "config.json").write_text(json.dumps(config))
+    # an encoder-only checkpoint outside the BERT family (a DeBERTa-v3 reranker's geometry; only its model_type matters
+    # to the refusal; BERT / RoBERTa / XLM-RoBERTa ones are sized, tests/test_encoder.py)
+    (tmp_path / "deberta").mkdir()
+    config = {"architectures": ["DebertaV2ForSequenceClassification"], "model_type": "deberta-v2", "hidden_size": 768}
+    config |= {"num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072, "vocab_size": 128100}
+    (tmp_path / "deberta" / "config.json").write_text(json.dumps(config))
     _workload(tmp_path, **fields)
     code = call_cli(tmp_path, ("validate", "workload.yaml"))
     err = capsys.readouterr().err

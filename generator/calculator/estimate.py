@@ -379,6 +379,14 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     check_request(req)
     model = resolve_model(req.model, from_hub=req.from_hub)
     arch = model.architecture
+    if arch.encoder_only:
+        # the estimate sizes a generating server (prefill, decode, a KV cache) or a language model's training (causal
+        # attention, a vocabulary's logits); an encoder answers a request in one bidirectional pass
+        raise InputError(
+            f"MODEL: {model.name} is an encoder-only ({arch.model_type}) model with no LM head: it does not generate, "
+            "and its training is not sized; plan it as a task: embed (or, as a sequence classifier, task: score) "
+            "deployment in a workload (specgen plan)"
+        )
     check_layout(arch, req.tp, req.pp)
     # --ep above 1 on a dense model is refused (exit 1), for serving and training
     advice = f": instead of --ep {req.ep} use --tp / --pp, or --gpus for data-parallel training"

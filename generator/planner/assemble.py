@@ -38,6 +38,7 @@ from generator.planner.pool_names import (
     unit_pool,
 )
 from generator.planner.pooling import (
+    encoder_pass_text,
     pooling_details,
     pooling_engine_text,
     pooling_kv_text,
@@ -376,12 +377,13 @@ def _inference_details(
     acc = accelerator_for(opt.hardware.gpu, shape.fmt.compute, shape.par.tp, platform_host_time_scale(opt.hardware.platform))
     rate = (spec.requests_per_second if part_rate is None else part_rate) / replicas
     gpu = opt.hardware.gpu
-    engine_consts = engine_constants(spec, gpu, consts)  # a prompt prefilled in passes of the engine's tokens
+    whole = model.architecture.encoder_only  # an encoder's request runs in one pass (no chunked prefill)
+    engine_consts = engine_constants(spec, gpu, consts, whole)  # a prompt prefilled in passes of the engine's tokens
     point = point_for_rate(model, (shape.par, shape.memory, shape.kv_bits, acc), spec, rate, shape.max_point.batch, engine_consts)
     cap = shape.memory.capacity
     assert cap is not None
     running = shape.max_num_seqs
-    budget = step_token_budget(spec, gpu, consts)
+    budget = step_token_budget(spec, gpu, consts, whole)
     sat = (
         None
         if spec.pooling
@@ -454,12 +456,16 @@ def _inference_details(
     kv_for = pooling_kv_text(spec, shape.max_point.batch) if spec.pooling else f"one {spec.max_context_tokens:,}-token sequence"
     most_load = pooling_pass_text(shape.max_point) if spec.pooling else _load_text(shape.max_point)
     planned = f"batch {point.batch}, TTFT p95 {point.ttft_s * 1000:.0f} ms, TPOT {point.tpot_s * 1000:.1f} ms"
+    fit = (
+        f"{cap.kv_cache_tokens:,} KV tokens fit ({cap.max_concurrency:.1f} such {'requests' if spec.pooling else 'sequences'})"
+        + (" by SGLang's mem_fraction_static accounting" if spec.engine == "sglang" else "")
+    )
+    if model.architecture.encoder_only:
+        kv_for, fit = encoder_pass_text(spec, shape.max_point.batch, model.architecture.max_model_len)
     reasons = [
         case,
         f"per GPU: weights {_gib(mem.weights)} + KV {_gib(mem.kv_cache)} + activations {_gib(mem.activations)} + overhead "
-        f"{_gib(mem.overhead)} for {kv_for}; {cap.kv_cache_tokens:,} KV tokens fit "
-        f"({cap.max_concurrency:.1f} such {'requests' if spec.pooling else 'sequences'})"
-        + (" by SGLang's mem_fraction_static accounting" if spec.engine == "sglang" else ""),
+        f"{_gib(mem.overhead)} for {kv_for}; {fit}",
         # from the figure the details keep (3 decimals), so that SPEC.md and the diff print the same digits (newuser26 item 11)
         f"one replica sustains {round(shape.max_point.requests_per_s, 3):.2f} req/s within the SLOs ({most_load}); "
         + (

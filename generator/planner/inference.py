@@ -339,23 +339,30 @@ def point_for_rate(
     return at(low, rate)  # the queue and the stretch at the planned load, not at the batch's whole rate
 
 
-def batched_tokens(spec: InferenceSpec, gpu: GpuSpec, consts: Constants) -> int:
-    """Tokens a forward pass of ``spec``'s engine runs on ``gpu``: the workload's, else the engine's server default."""
+def batched_tokens(spec: InferenceSpec, gpu: GpuSpec, consts: Constants, whole: bool = False) -> int:
+    """Tokens a forward pass of ``spec``'s engine runs on ``gpu``: the workload's, else the engine's server default.
+
+    ``whole``: the model's requests are not chunked (an encoder: vLLM turns chunked prefill off for encoder-only
+    attention and then raises max_num_batched_tokens to max_model_len), so a pass holds at least one whole request.
+    """
     engine = default_max_num_batched_tokens(spec.engine, gpu.name, gpu.memory_bytes)
-    return spec.max_num_batched_tokens or engine or consts.prefill_chunk_tokens
+    tokens = spec.max_num_batched_tokens or engine or consts.prefill_chunk_tokens
+    return max(tokens, spec.max_context_tokens) if whole else tokens
 
 
-def step_token_budget(spec: InferenceSpec, gpu: GpuSpec, consts: Constants) -> int | None:
-    """Tokens one step of ``spec``'s engine runs, decodes and prefill chunks together.
+def step_token_budget(spec: InferenceSpec, gpu: GpuSpec, consts: Constants, whole: bool = False) -> int | None:
+    """Tokens one step of ``spec``'s engine runs, decodes and prefill chunks together (``whole``: :func:`batched_tokens`).
 
     None where the engine does not share a step between them (SGLang prefills in batches of their own).
     """
-    return batched_tokens(spec, gpu, consts) if spec.engine == "vllm" else None
+    return batched_tokens(spec, gpu, consts, whole) if spec.engine == "vllm" else None
 
 
-def engine_constants(spec: InferenceSpec, gpu: GpuSpec, consts: Constants) -> Constants:
+def engine_constants(spec: InferenceSpec, gpu: GpuSpec, consts: Constants, whole: bool = False) -> Constants:
     """``consts`` with the engine's tokens a forward pass on ``gpu``: a prompt is prefilled in passes of that many."""
-    return consts._replace(prefill_chunk_tokens=batched_tokens(spec, gpu, consts)) if spec.engine == "vllm" else consts
+    if spec.engine != "vllm":
+        return consts
+    return consts._replace(prefill_chunk_tokens=batched_tokens(spec, gpu, consts, whole))
 
 
 def max_running(spec: InferenceSpec, gpu: GpuSpec, consts: Constants) -> int:
@@ -530,11 +537,14 @@ def _layout_shape(
     Servers of 2, 4 and 8 of a GPU form many of the same layouts (TP2 PP2 on each): their sizing is shared.
     """
     tp, pp = degrees
+    if pp > 1 and arch.encoder_only:
+        # vLLM's BERT / RoBERTa pooling models do not implement SupportsPP, and vLLM refuses PP for a model that does not
+        return None, LayoutBlocked(f"TP{tp} PP{pp}: vLLM runs an encoder without pipeline parallelism"), True
     gpu = _fitted_gpu(gpu_id, fitted)
     kv_bits = kv_cache_bits(spec.kv_cache_precision)
     # the engine's limit; where vLLM's larger default leaves no room for one sequence, its smaller one is tried too
     limits = _limits(spec, gpu, consts)
-    tokens = batched_tokens(spec, gpu, consts)
+    tokens = batched_tokens(spec, gpu, consts, arch.encoder_only)
     par = Parallelism(tp, pp, tp if expert_parallel else 1)
     problems = loadability_problems(arch, fmt, par)
     if problems and expert_parallel is None and tp > 1 and arch.is_moe:
@@ -557,7 +567,7 @@ def _layout_shape(
             arch, fmt, kv_bits, spec.max_context_tokens, 1, par, engine_consts, gpu.memory_bytes,
             nvlink=nvlink, pooling=spec.pooling,
         )  # fmt: skip
-        if spec.engine == "sglang":
+        if spec.engine == "sglang" and not arch.encoder_only:  # an encoder needs no KV pool (kv_capacity)
             sglang = sglang_inference_capacity(
                 arch, kv_bits, spec.max_context_tokens, par, gpu.memory_bytes, mem, spec.mem_fraction_static
             )
@@ -572,7 +582,9 @@ def _layout_shape(
     acc = accelerator_for(gpu, fmt.compute, tp, host_time_scale)
     if spec.pooling:  # one forward pass a request, no decode (generator.planner.pooling)
         layout = f"TP{tp} PP{pp}"
-        pooled = _pooling_shape(model, spec, (par, mem, kv_bits, acc), limit, tokens, engine_constants(spec, gpu, consts))
+        pooled = _pooling_shape(
+            model, spec, (par, mem, kv_bits, acc), limit, tokens, engine_constants(spec, gpu, consts, arch.encoder_only)
+        )
         if isinstance(pooled, LayoutBlocked):
             return None, pooled._replace(text=f"{layout}: {pooled.text}"), False
         return (*pooled[:4], f"{layout} {pooled[4]}", limit), None, False

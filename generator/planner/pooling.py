@@ -13,8 +13,8 @@ decode step runs. So, with the prefill model generation uses (:func:`~generator.
 - its KV cache holds only the tokens in flight: a request frees its blocks after its pass, so a replica needs room for
   one ``max_context_tokens`` request (what vLLM checks at start-up) and holds one pass's requests at a time; no batch
   of sequences decoding for many steps sizes it.
-  Encoder-only layers would keep none (``EncoderOnlyAttentionSpec.max_memory_usage_bytes`` returns 0 in
-  ``vllm/v1/kv_cache_interface.py``), but those models are not sized (:mod:`generator.sizing.architecture`);
+  Encoder-only layers keep none (``EncoderOnlyAttentionSpec.max_memory_usage_bytes`` returns 0 in
+  ``vllm/v1/kv_cache_interface.py``; :mod:`generator.sizing.encoder` gives their layers no KV elements);
 - vLLM's start-up profiling runs the pooler instead of the sampler (``profile_run``: ``_dummy_pooler_run`` where
   ``is_pooling_model``, ``vllm/v1/worker/gpu_model_runner.py``): no rows of logits are reserved.
 """
@@ -69,7 +69,7 @@ def pooling_flops_per_request(model: ResolvedModel, spec: InferenceSpec) -> floa
     in ``vllm/model_executor/models/adapters.py``), and its pooler is a gather and a normalisation.
     """
     arch = model.architecture
-    head = arch.vocab_size * arch.hidden_size
+    head = arch.logits_params  # an encoder has no LM head to take out
     return prefill_flops(arch, spec.avg_input_tokens) - 2.0 * head * spec.avg_input_tokens
 
 
@@ -171,6 +171,17 @@ def pooling_kv_text(spec: InferenceSpec, per_pass: int) -> str:
         f"one {spec.max_context_tokens:,}-token request (no sampler rows: vLLM profiles the pooler); its KV pool holds "
         f"the {pass_kv_tokens(spec, per_pass):,} tokens of one pass of {per_pass} {spec.avg_input_tokens:,}-token "
         "request(s) at a time, each freeing its blocks after its pass"
+    )
+
+
+def encoder_pass_text(spec: InferenceSpec, per_pass: int, max_model_len: int) -> tuple[str, str]:
+    """An encoder's memory reason: what its activations are sized for, and why no KV cache (no pass of tokens held)."""
+    return (
+        f"a forward pass of one whole {spec.max_context_tokens:,}-token request (vLLM runs an encoder without chunked "
+        f"prefill, max_num_batched_tokens at least max_model_len) or {per_pass} {spec.avg_input_tokens:,}-token ones; "
+        "no sampler rows",
+        "a bidirectional encoder keeps no KV cache (vLLM's EncoderOnlyAttentionSpec), so the memory left bounds no "
+        f"request count; a request is at most {max_model_len:,} tokens (its position table)",
     )
 
 

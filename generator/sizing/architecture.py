@@ -6,7 +6,8 @@ structure. Supported: dense, GQA / MQA, ``head_dim`` != hidden / heads, tied emb
 biases, MoE (routed + shared experts, dense-first layers, ``mlp_only_layers``), MLA
 (DeepSeek V2/V3), sliding-window and hybrid local/global layers, and ``text_config`` wrappers
 (Gemma 3, Llama 4) with their vision tower. Llama 4's chunked local attention is sized as full
-attention (an overestimate of its KV cache beyond the 8,192-token chunk).
+attention (an overestimate of its KV cache beyond the 8,192-token chunk). BERT / RoBERTa / XLM-RoBERTa encoders are
+laid out by :mod:`generator.sizing.encoder` in the same structure (no KV, no LM head).
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ class Layer(NamedTuple):
 
 
 class Architecture(NamedTuple):
-    """A decoder-only language model, exactly enough to count and size it."""
+    """A decoder-only language model (or a BERT-family encoder, ``encoder_only``), exactly enough to count and size it."""
 
     model_type: str
     hidden_size: int
@@ -127,8 +128,13 @@ class Architecture(NamedTuple):
 
     @property
     def lm_head_params(self) -> int:
-        """Output projection (zero when tied to the embeddings)."""
-        return 0 if self.tie_word_embeddings else self.vocab_size * self.hidden_size
+        """Output projection (zero when tied to the embeddings, and for an encoder, which has none)."""
+        return 0 if self.tie_word_embeddings or self.encoder_only else self.vocab_size * self.hidden_size
+
+    @property
+    def logits_params(self) -> int:
+        """Parameters the LM head multiplies a token by, tied or not (none for an encoder)."""
+        return 0 if self.encoder_only else self.vocab_size * self.hidden_size
 
     #: Every parameter, embeddings and vision tower included (set by :func:`parse_architecture`).
     params_total: int = 0
@@ -138,6 +144,12 @@ class Architecture(NamedTuple):
     file_weights: FileWeights | None = None
     #: Longest sequence a serving engine accepts (vLLM's derived max_model_len, see ``context_limit``); 0: unknown.
     max_model_len: int = 0
+    #: A bidirectional encoder (BERT family, :mod:`generator.sizing.encoder`): no LM head, no KV cache, served by
+    #: pooling only.
+    encoder_only: bool = False
+    #: Top-level parameters that cost no per-token matmul: an encoder's position and token-type tables (lookups), its
+    #: pooler and classifier (one token a request).
+    no_flop_params: int = 0
 
     @property
     def is_moe(self) -> bool:
@@ -152,7 +164,8 @@ class Architecture(NamedTuple):
     @property
     def flop_params(self) -> int:
         """Active parameters that cost matmul FLOPs: the input embedding is a lookup unless tied to the LM head."""
-        return self.params_active - (0 if self.tie_word_embeddings else self.embedding_params)
+        lookup = 0 if self.tie_word_embeddings else self.embedding_params
+        return self.params_active - lookup - self.no_flop_params
 
     def with_counts(self) -> Architecture:
         """A copy with ``params_total`` and ``params_active`` counted from the layers."""
@@ -218,13 +231,18 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
             "(a decoder-only Hugging Face config.json is expected)"
         )
     model_type = str(text.get("model_type") or config.get("model_type") or "unknown")
+    if model_type in COUNTED_ENCODER_TYPES and not config.get("is_encoder_decoder"):
+        from generator.sizing.encoder import parse_encoder  # its own layers (imports this module's types)
+
+        return parse_encoder(text, model_type)
     if model_type in ENCODER_ONLY_MODEL_TYPES or config.get("is_encoder_decoder"):
-        # BERT-family layers (learned position and token-type embeddings, LayerNorm with biases, an ungated GELU MLP, a
-        # pooler) are not the decoder layers counted here: sized as one, the counts would be wrong, not exact
+        # other encoders (DeBERTa's relative attention, ModernBERT, nomic_bert's rotary SwiGLU...) and encoder-decoders
+        # are not the layers counted here: sized as one, the counts would be wrong, not exact
         raise ArchitectureError(
-            f"cannot size model_type '{model_type}': an encoder-only (BERT / XLM-RoBERTa family) or encoder-decoder "
-            "model, whose layers specgen does not count exactly; decoder-only models are sized, for generation and for "
-            "task: embed / score alike (Qwen3-Embedding, gte-Qwen2, e5-mistral: Qwen3, Qwen2 and Mistral architectures)"
+            f"cannot size model_type '{model_type}': an encoder-decoder model or an encoder-only one outside the BERT / "
+            "RoBERTa / XLM-RoBERTa family, whose layers specgen does not count exactly; BERT, RoBERTa and XLM-RoBERTa "
+            "encoders (bge, e5, all-MiniLM, bge-m3, bge-reranker) and decoder-only models (Qwen3-Embedding, gte-Qwen2, "
+            "e5-mistral) are sized for task: embed / score"
         )
     if "full_attention_interval" in text or "linear_num_value_heads" in text:
         # Qwen3-Next: three of every four layers are Gated DeltaNet (a fixed recurrent state per sequence, no KV per
@@ -321,6 +339,9 @@ ENCODER_ONLY_MODEL_TYPES = frozenset(
         "xlm-roberta",
     }
 )
+
+#: Encoder-only types counted exactly (:mod:`generator.sizing.encoder`).
+COUNTED_ENCODER_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "camembert"})
 
 #: Model types whose transformers config class defaults ``tie_word_embeddings`` to False;
 #: every other type inherits ``PretrainedConfig``'s default of True (Gemma, for one).

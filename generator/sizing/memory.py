@@ -80,7 +80,7 @@ def ffn_width_per_token(arch: Architecture) -> int:
     for layer in arch.layers:
         width = 0
         for lin in layer.linears:
-            if lin.name.endswith("gate_proj"):
+            if lin.name.endswith(("gate_proj", "intermediate.dense")):  # a gated MLP's, an encoder's ungated one
                 if lin.group == EXPERT:
                     width += lin.out_features * layer.experts_per_token
                 elif lin.group in (MLP, SHARED_EXPERT):
@@ -92,11 +92,12 @@ def ffn_width_per_token(arch: Architecture) -> int:
 def inference_activation_bytes(arch: Architecture, par: Parallelism, chunk_tokens: int, act_bits: int, consts: Constants) -> int:
     """Peak activation memory of one forward pass over ``chunk_tokens`` tokens, per GPU.
 
-    Intermediate tensors of the widest layer plus the fp32 logits of the sampled rows.
+    Intermediate tensors of the widest layer plus the fp32 logits of the sampled rows (none for an encoder).
     """
     per_token = consts.activation_mlp_copies * math.ceil(ffn_width_per_token(arch) / par.tp)
     per_token += consts.activation_hidden_copies * arch.hidden_size
-    logits = min(consts.max_num_seqs, chunk_tokens) * math.ceil(arch.vocab_size / par.tp) * 4
+    rows = 0 if arch.encoder_only else min(consts.max_num_seqs, chunk_tokens)
+    logits = rows * math.ceil(arch.vocab_size / par.tp) * 4
     return chunk_tokens * per_token * act_bits // 8 + logits
 
 
@@ -170,6 +171,13 @@ def kv_capacity(
     budget = int(gpu_memory_bytes * consts.gpu_memory_utilization)
     available = max(0, budget - per_gpu.weights - per_gpu.activations - per_gpu.overhead)
     context = max(context_tokens, 1)
+    ranks = par.attention_dp
+    if arch.encoder_only:
+        # no KV cache (vLLM's EncoderOnlyAttentionSpec needs 0 bytes, no pool is allocated): with weights and a pass's
+        # activations in the budget, the requests in flight are bounded by the scheduler's max_num_seqs alone
+        seqs = consts.max_num_seqs if available else 0
+        tokens = seqs * context
+        return Capacity(gpu_memory_bytes, budget, 0, tokens * ranks, float(seqs * ranks), tokens, float(seqs), ranks)
     per_sequence = size_kv_cache(arch, kv_bits, context, 1, par).per_gpu_bytes
     block = consts.kv_block_tokens
     blocks = int(available / per_sequence * context) // block if per_sequence else 0
@@ -180,7 +188,6 @@ def kv_capacity(
         pool = vllm_kv_cache(arch, kv_bits, available, context, par, block)
         rank_concurrency = pool.steady_concurrency
         blocks = int(rank_concurrency * context) // block
-    ranks = par.attention_dp
     return Capacity(
         gpu_memory_bytes,
         budget,

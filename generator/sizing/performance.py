@@ -319,11 +319,12 @@ def expert_alltoall_seconds(arch: Architecture, par: Parallelism, tokens: float,
 
 
 def prompt_attention_flops_per_token(arch: Architecture, prompt_tokens: int) -> float:
-    """Causal attention FLOPs of one prompt token, averaged over a ``prompt_tokens``-token prompt (all layers).
+    """Attention FLOPs of one prompt token, averaged over a ``prompt_tokens``-token prompt (all layers).
 
-    Each token attends to half the prompt on average; a pair of tokens costs :func:`layer_prompt_pair_flops` per layer.
+    Causal: each token attends to half the prompt on average; an encoder's bidirectional attention: to all of it. A
+    pair of tokens costs :func:`layer_prompt_pair_flops` per layer.
     """
-    return float(_prompt_pair_flops(arch)) * prompt_tokens / 2
+    return float(_prompt_pair_flops(arch)) * prompt_tokens / (1 if arch.encoder_only else 2)
 
 
 @memoized
@@ -423,7 +424,7 @@ def _replicated_flop_params(arch: Architecture) -> int:
 def _gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, consts: Constants) -> _GemmParts:
     peak = acc.dense_tflops * 1e12 * (consts.fp4_gemm_efficiency_ratio if acc.compute == "fp4" else 1.0)
     expert = _expert_flop_params(arch)
-    head = arch.vocab_size * arch.hidden_size
+    head = arch.logits_params
     experts, top_k = arch.routed_experts
     # a single GPU multiplies everything once: its replicated matrices stay in the split count
     replicated = _replicated_flop_params(arch) if par.tp > 1 else 0
@@ -495,7 +496,7 @@ def pipeline_speedup(pp: int, micro_batches: int) -> float:
 
 
 def prefill_flops(arch: Architecture, tokens: int) -> float:
-    """FLOPs to prefill one sequence of ``tokens`` (linear layers plus causal attention)."""
+    """FLOPs to prefill one sequence of ``tokens`` (linear layers plus attention, causal but for an encoder)."""
     return 2.0 * arch.flop_params * tokens + prompt_attention_flops_per_token(arch, tokens) * tokens
 
 
@@ -555,7 +556,8 @@ def prefill_seconds(
     # max_concurrent_batches (the PP size) is not full (vllm/v1/core/sched/scheduler.py, vllm/v1/engine/core.py;
     # fuzz22 item 1). A pooling request is chunked so only where chunked prefill is on: by default for causal models
     # pooling the LAST or ALL tokens (ModelConfig.is_chunked_prefill_supported), as vLLM's embed / classify conversion
-    # of a decoder pools by default; a model configured for MEAN pooling runs whole (not modelled here).
+    # of a decoder pools by default; a model configured for MEAN pooling runs whole (not modelled here), as does an
+    # encoder, whose passes the planner widens to a whole request (generator.planner.inference.batched_tokens).
     return stage + (par.pp - 1) * stage / (full + 1)
 
 

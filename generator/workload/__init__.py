@@ -111,6 +111,17 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
             models[dep.name] = resolve_model(dep.model, base_dir, doc.locate(("deployments", i, "model")), root)
         except InputError as exc:
             errors.append(exc)
+        if isinstance(dep, TrainingDeployment) and dep.name in models and models[dep.name].architecture.encoder_only:
+            # training is sized for a language model (causal attention, a vocabulary's logits); an encoder has neither
+            model = models.pop(dep.name)
+            errors.append(
+                InputError(
+                    f"{model.name} is an encoder-only ({model.architecture.model_type}) model: specgen sizes it for "
+                    "serving (task: embed / score), not for training, whose memory and time it counts for language "
+                    "models (causal attention, a vocabulary's logits)",
+                    doc.locate(("deployments", i, "model")),
+                )
+            )
         if isinstance(dep, TrainingDeployment) and dep.training.method != "full" and dep.name in models:
             from generator.sizing.training import adapter_targets  # training sizing loads only for a training deployment
 

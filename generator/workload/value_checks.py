@@ -7,6 +7,7 @@ Every problem is located at the field that causes it (file:line:col):
 - ``max_context_tokens`` above the model's ``max_model_len`` (:mod:`generator.sizing.context_limit`): vLLM and
   SGLang refuse a longer context unless told to by an environment variable, so the rendered servers would not start
   (and the model was not trained on such positions);
+- ``task: generate`` with an encoder-only model (BERT / RoBERTa / XLM-RoBERTa: no LM head to generate with);
 - ``allowed_precisions`` naming one format twice, through an alias (``fp4`` and ``nvfp4``);
 - ``hardware.fixed.reserved_ram_gib`` (8 GiB when not given) at or above ``ram_gib`` leaves no RAM to plan with;
 - ``hardware.buy: false`` with no owned servers (``inventory``) to plan on, or ``buy: true`` on an existing machine;
@@ -24,6 +25,7 @@ from generator.calculator.machine import FixedSpec, channels_problem, ram_beyond
 from generator.calculator.model_source import ResolvedModel
 from generator.errors import InputError
 from generator.sizing.context_limit import LONGER_REFUSED, served_limit_phrase
+from generator.sizing.encoder import ENCODER_LONGER_REFUSED
 from generator.sizing.precision import WEIGHT_FORMAT_ALIASES
 from generator.sizing.training_conflicts import training_conflicts
 from generator.workload.loader import Document
@@ -178,12 +180,21 @@ def inference_limit_errors(doc: Document, i: int, spec: InferenceSpec, model: Re
         seen.setdefault(canonical, name)
     if model is not None:
         errors += _not_lower_errors(doc, at, spec, model)
+    if model is not None and model.architecture.encoder_only and not spec.pooling:
+        errors.append(
+            InputError(
+                f"task: {spec.task} needs a model that generates tokens, and {model.name} is an encoder-only "
+                f"({model.architecture.model_type}) model with no LM head: it embeds (task: embed) or, as a sequence "
+                "classifier, scores (task: score)",
+                doc.locate((*at, "task")),
+            )
+        )
     limit = model.architecture.max_model_len if model is not None else 0
     if model is not None and limit and spec.max_context_tokens > limit:
         errors.append(
             InputError(
                 f"max_context_tokens {spec.max_context_tokens:,} is more than {served_limit_phrase(model.name, limit)}; "
-                f"{LONGER_REFUSED}",
+                f"{ENCODER_LONGER_REFUSED if model.architecture.encoder_only else LONGER_REFUSED}",
                 doc.locate((*at, "max_context_tokens")),
             )
         )
