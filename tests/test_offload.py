@@ -888,3 +888,19 @@ def test_the_cpus_attention_counts_the_layers_it_runs(model: str, devices: tuple
         slow, fast = costs[80.0].evicted_tokens_per_s, costs[1e12].evicted_tokens_per_s
         assert slow is not None and fast is not None
         assert 1 / slow - 1 / fast == pytest.approx(attention_s, rel=1e-6)
+
+
+def test_a_machine_with_more_gpus_than_layers_splits_the_layers_over_as_many_gpus(tmp_path: Path) -> None:
+    """fuzz23 item 1: a 2-layer model on 16 GPUs was planned TP1 x PP16 and rendered --pipeline-parallel-size 16, which
+    vLLM refuses above the layer count (as ``estimate --pp`` does)."""
+    config = json.loads((Path(__file__).parent / "reference" / "configs" / "llama-3.1-8b" / "config.json").read_text())
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 2}))
+    (tmp_path / "w.yaml").write_text(
+        "version: 1\nname: tiny\ndeployments:\n  - name: chat\n    model: ./m\n"
+        "    inference: {max_context_tokens: 4096, requests_per_second: 0.1}\n"
+        "hardware:\n  fixed: {gpu: rtx-4090-24gb, gpu_count: 16, ram_gib: 512, nvme_gib: 900, cpu: epyc-9654}\n"
+    )
+    (dep,) = plan_file(str(tmp_path / "w.yaml"))[1].deployments
+    assert (dep.tp, dep.pp, dep.gpus) == (1, 2, 16)
+    assert dep.details["runtime_settings"]["vllm"]["--pipeline-parallel-size"] == 2

@@ -401,7 +401,9 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     if req.fixed is not None and par == Parallelism() and req.fixed.gpu_count > 1:
         # a machine of yours splits the layers over its GPUs (llama.cpp -ts, vLLM --pipeline-parallel-size), as its
         # plan does: the header and the per-GPU figures are that layout's (newuser19 item 9 said TP 1 x PP 1 = 1 GPU)
-        par = Parallelism(pp=req.fixed.gpu_count)
+        from generator.sizing.offload import layer_split_degree
+
+        par = Parallelism(pp=layer_split_degree(req.fixed.gpu_count, arch))
     precision = req.precision or default_precision(model)
     fmt = model_weight_format(arch, precision)
     kv_name = req.kv_precision or auto_kv_cache_precision(precision)

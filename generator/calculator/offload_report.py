@@ -17,7 +17,7 @@ from generator.errors import InfeasibleError
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import default_max_num_batched_tokens, default_max_num_seqs
-from generator.sizing.offload import Machine, OffloadPlan, Placement, place, runs_on_host
+from generator.sizing.offload import Machine, OffloadPlan, Placement, layer_split_degree, place, runs_on_host
 from generator.sizing.precision import KV_CACHE_BITS, WEIGHT_FORMATS, WeightFormat, kv_cache_bits
 from generator.sizing.step_down import GGUF_STEP_DOWNS, lower_precisions, quality_note, step_down_phrase
 from generator.sizing.vllm_reservation import vllm_reservation
@@ -254,7 +254,7 @@ def _vllm_offload(
     """
     settings: dict[str, Any] = {
         "--max-model-len": p.context_tokens,
-        "--pipeline-parallel-size": machine.gpus,
+        "--pipeline-parallel-size": layer_split_degree(machine.gpus, arch),
         "--gpu-memory-utilization": consts.gpu_memory_utilization,
     }
     kv_scale = 1.0

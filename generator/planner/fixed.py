@@ -26,7 +26,7 @@ from generator.planner.nodes import BTU_PER_H_PER_W
 from generator.planner.option import pool_labels
 from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool, sorted_findings
 from generator.sizing.constants import Constants
-from generator.sizing.offload import Machine
+from generator.sizing.offload import Machine, layer_split_degree
 from generator.units import GIB, TB, seconds_text
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, Slo, Workload
@@ -144,7 +144,7 @@ def _deployment(
             precision=plan.placement.precision,
             kv_cache_precision=spec.kv_cache_precision,
             tp=1,
-            pp=machine.gpus,
+            pp=layer_split_degree(machine.gpus, arch),
             replicas=1,
             gpus=machine.gpus,
             pool=pool,

@@ -37,6 +37,15 @@ from generator.sizing.precision import WeightFormat
 from generator.sizing.weights import Parallelism, size_weights
 
 
+def layer_split_degree(gpus: int, arch: Architecture) -> int:
+    """The GPUs a machine's layer split (llama.cpp ``-ts``, vLLM ``--pipeline-parallel-size``) gives layers: each a layer.
+
+    fuzz23 item 1: a 1-layer model on 16 GPUs was planned TP1 x PP16 and rendered ``--pipeline-parallel-size 16``,
+    which vLLM refuses above the layer count; the GPUs beyond the layers hold none.
+    """
+    return max(1, min(gpus, arch.num_layers))
+
+
 class Machine(NamedTuple):
     """A server that cannot grow: its GPUs, RAM, NVMe and buses."""
 
