@@ -95,6 +95,11 @@ CASES = [
         "workload's hardware.provider is aws",
         id="price-of-another-provider",
     ),
+    pytest.param(  # fuzz23 item 15: ruamel's AttributeError text, no line
+        VALID.replace("hardware:\n", "hardware: &h\n  <<: *h\n"),
+        "workload.yaml:10:7: YAML error: the alias *h refers to the mapping or list it is in",
+        id="alias-inside-its-anchor",
+    ),
     pytest.param(  # fuzz23 item 5: YAML 1.2 reads 10, PyYAML and Ansible (YAML 1.1) octal 8
         VALID.replace("requests_per_second: 2", "requests_per_second: 010"),
         "workload.yaml:8:28: deployments[0].inference.requests_per_second: a number written with a leading zero is read "

@@ -258,7 +258,7 @@ def parse_yaml(text: str, file: str) -> Document:
     except RecursionError:
         raise _first_too_deep(text, file) or InputError(_TOO_DEEP, Location(file)) from None
     except (AttributeError, TypeError, ValueError, KeyError) as exc:
-        too_long = _number_past_int_limit(text, file)
+        too_long = _number_past_int_limit(text, file) or _alias_inside_its_anchor(text, file)
         if too_long is not None:
             raise too_long from None
         # ruamel fails like this on some self-referencing anchors (a mapping merged into itself).
@@ -312,6 +312,32 @@ def _first_too_deep(text: str, file: str) -> InputError | None:
                     return _too_deep(file, event.start_mark.line + 1, event.start_mark.column + 1)
             elif isinstance(event, CollectionEndEvent):
                 depth -= 1
+    except YAMLError:
+        return None
+    return None
+
+
+def _alias_inside_its_anchor(text: str, file: str) -> InputError | None:
+    """The first alias naming a mapping or list it lies inside, with its place; None where there is none.
+
+    fuzz23 item 15: ruamel's composer fails on such an alias with an AttributeError of its own, and the error had no line.
+    """
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent
+
+    open_anchors: list[str | None] = []
+    try:
+        for event in YAML(typ="rt").parse(text):
+            if isinstance(event, CollectionStartEvent):
+                open_anchors.append(event.anchor)
+            elif isinstance(event, CollectionEndEvent):
+                open_anchors.pop()
+            elif isinstance(event, AliasEvent) and event.anchor in open_anchors:
+                return InputError(
+                    f"YAML error: the alias *{event.anchor} refers to the mapping or list it is in; a node cannot hold itself",
+                    Location(file, event.start_mark.line + 1, event.start_mark.column + 1),
+                )
     except YAMLError:
         return None
     return None
