@@ -40,8 +40,9 @@ _USER_FILES = re.compile(r".*\.tfstate(\..*)?|.*\.tfplan|(.*_)?override\.tf(\.js
 
 def specgen_writes(rel: str) -> bool:
     """Whether the relative path ``rel`` may be specgen's (the only kind a manifest can give it to replace or delete)."""
-    parts = rel.split("/")
-    return rel == MANIFEST or not (any(part.startswith(".") for part in parts) or _USER_FILES.fullmatch(parts[-1]))
+    parts = rel.split("/")  # a tree of several workloads lists each workload's own manifest
+    hidden = any(part.startswith(".") for part in parts[:-1]) or (parts[-1].startswith(".") and parts[-1] != MANIFEST)
+    return not hidden and not _USER_FILES.fullmatch(parts[-1])
 
 
 def manifest_text(paths: Iterable[str]) -> str:

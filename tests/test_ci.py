@@ -657,7 +657,7 @@ def test_validate_and_plan_agree(
         assert planned[0] in (0, 3), planned  # only the search itself may still find no layout
 
 
-NO_HARDWARE = VALID.replace("gpus: [l40s-48gb]", "gpus: [l40s-48gb]\n  provider: aws\n  platforms: [dgx-h100]")
+NO_HARDWARE = VALID.replace("gpus: [l40s-48gb]", "gpus: [l40s-48gb]\n  provider: aws\n  platforms: [aws-p5-48xlarge]")
 NEVER_FITS = (
     VALID.replace("meta-llama/Llama-3.1-8B-Instruct", "deepseek-ai/DeepSeek-V3")
     .replace("[l40s-48gb]", "[rtx-4090-24gb]")

@@ -20,7 +20,7 @@ from generator import catalog
 from generator.sizing.architecture import parse_architecture
 from generator.sizing.precision import weight_format
 from generator.sizing.step_down import serving_precision_advice
-from tests.helpers import call_cli, estimate_json, run_estimate
+from tests.helpers import VALID, call_cli, estimate_json, run_estimate
 
 LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
 SERVED = "(the max_model_len vLLM derives from its config's max_position_embeddings and rope_scaling)"
@@ -168,7 +168,8 @@ def test_an_infeasible_plan_advises_a_lower_precision_only_where_one_exists(
     (tmp_path / "workload.yaml").write_text(SLO_BOUND.format(precision=precision))
     assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3
     err = capsys.readouterr().err
-    assert err.startswith("specgen: error: workload.yaml:5:12: deployments[0].model: deployment 'chat'")
+    # at the target that rules the layouts out, where a CI annotation should land (newuser26 item 6)
+    assert err.startswith("specgen: error: workload.yaml:10:18: deployments[0].inference.slo.tpot_ms: deployment 'chat'")
     # newuser14 item 7: the latency alone rules them out, so memory and a shorter context are not what helps
     # (and no wider TP: the nearest layouts are TP8 already, review 10 item 3)
     advised = f", {advice.removesuffix(', ')}" if advice else ""
@@ -322,3 +323,23 @@ def test_accumulation_keeps_the_gradients_beside_each_micro_batch() -> None:
     assert accumulated["training"]["accumulation_steps"] == 8
     assert accumulated["memory"]["per_gpu"]["total"] - alone["memory"]["per_gpu"]["total"] == 83_886_080 * 4
     assert alone["capacity"]["fits"] and not accumulated["capacity"]["fits"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "located"),
+    [
+        pytest.param(("      requests_per_second: 2\n", "      requests_per_second: 2\n      slo: {tpot_ms: 0.5}\n"),
+                     "workload.yaml:9:22: deployments[0].inference.slo.tpot_ms", id="slo"),
+        pytest.param(("  gpus: [l40s-48gb]\n", "  gpus: [l40s-48gb]\n  max_budget_usd_per_month: 10\n"),
+                     "workload.yaml:11:29: hardware.max_budget_usd_per_month", id="budget"),
+        pytest.param(("    inference:\n", "    parallelism: {tp: 16}\n    inference:\n"),
+                     "workload.yaml:6:18: deployments[0].parallelism", id="pinned-tp"),
+    ],
+)  # fmt: skip
+def test_an_infeasible_deployment_is_located_at_the_field_that_rules_it_out(
+    tmp_path: Path, edit: tuple[str, str], located: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """newuser26 item 6: every infeasible deployment stood at its model line, where CI annotations then landed."""
+    (tmp_path / "workload.yaml").write_text(VALID.replace(*edit))
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3
+    assert capsys.readouterr().err.startswith(f"specgen: error: {located}: deployment 'chat'")

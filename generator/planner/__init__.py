@@ -56,6 +56,30 @@ def _count_fields(dep: InferenceDeployment | TrainingDeployment) -> list[str]:
     ]
 
 
+def _binding_field(
+    wl: Workload, dep: InferenceDeployment | TrainingDeployment, index: int, limited: bool, blocked: list[Blocked]
+) -> tuple[str | int, ...]:
+    """The field an infeasible deployment's error is located at: the one that rules its layouts out, where one does.
+
+    newuser26 item 6: every such error stood at ``model``, so a CI annotation marked the model line for a TPOT target,
+    a budget or a pinned TP. ``limited``: layouts exist, but none within max_nodes / max_budget_usd_per_month.
+    """
+    at: tuple[str | int, ...] = ("deployments", index)
+    if limited:
+        for field in ("max_budget_usd_per_month", "max_nodes"):
+            if getattr(wl.hardware, field, None) is not None:
+                return ("hardware", field)
+    elif blocked and all(b.code in (NO_PACKING, PINNED_DEGREE) for b in blocked) and dep.parallelism is not None:
+        return (*at, "parallelism")
+    elif isinstance(dep, InferenceDeployment):
+        slow = [b for b in blocked if b.excess is not None]
+        if slow and all(b in slow for b in blocked if b.code == NO_LAYOUT):  # latency alone rules the layouts out
+            missed = {name for b in slow for name in b.missed}
+            target = "tpot_ms" if "tpot" in missed and dep.inference.slo.tpot_ms is not None else "ttft_p95_ms"
+            return (*at, "inference", "slo", target)
+    return (*at, "model")
+
+
 def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: ResolvedModel, blocked: list[Blocked]) -> str:
     if blocked and all(b.code == PSU_OVER_CAPACITY for b in blocked):
         # nothing but the servers' power supplies rules the layouts out: memory, precision and SLOs are not the issue
@@ -546,7 +570,7 @@ def _choose(
             i, blocked = chain_failure(loaded, chain, blocked, options)
             dep, model = wl.deployments[i], loaded.models[wl.deployments[i].name]
         if not feasible:
-            where = loaded.document.locate(("deployments", i, "model"))
+            where = loaded.document.locate(_binding_field(wl, dep, i, bool(options), blocked))
             # owned servers alone could hold it, but too few are free and no more are bought (on kinds that are not
             # bought, every other reason is of a layout those servers cannot hold anyway: review 20 item 1)
             unbought = {(h.platform.id, h.gpu.id) for h in allowed_hardware(wl) if h.not_bought}
