@@ -39,13 +39,14 @@ def test_an_allowed_cheaper_precision_is_costed_not_chosen(tmp_path: Path) -> No
     precision, platform, message = _plan(tmp_path, "      allowed_precisions: [fp8, int4]\n")
     assert (precision, platform) == ("bf16", "aws-p4de-24xlarge")  # 2 x TP8 on 80 GB A100s at bf16
     # each allowed format's own best layout, with its cost, against the one planned: fp8 and int4 weights fit two
-    # 40 GB p4d, which cost $32,058 a month against $40,073 for two p4de
+    # 40 GB p4d, which cost $32,058 a month against $40,073 for two p4de (int4 as 2 x TP8 since the A100's measured
+    # NCCL all-reduce share, benchmarks/CALIBRATION.md 2026-12-02 eighth entry: 4 x TP4 before, the same servers)
     fp8, int4 = (_plan(tmp_path, f"      precision: {p}\n") for p in ("fp8", "int4"))
     assert fp8[1] == int4[1] == "aws-p4d-24xlarge"
     assert message is not None
     assert message.startswith(
         "deployment chat, on servers of its own: fp8 (allowed) would take 2 x TP8 on 2 x aws-p4d-24xlarge (8 x "
-        "a100-sxm4-40gb) at $32,058/month; int4 (allowed) would take 4 x TP4 on 2 x aws-p4d-24xlarge (8 x a100-sxm4-40gb) at "
+        "a100-sxm4-40gb) at $32,058/month; int4 (allowed) would take 2 x TP8 on 2 x aws-p4d-24xlarge (8 x a100-sxm4-40gb) at "
         "$32,058/month, against $40,073/month for 2 x TP8 on 2 x aws-p4de-24xlarge (8 x a100-sxm4-80gb) at bf16"
     )
 

@@ -74,6 +74,12 @@ class GpuSpec(NamedTuple):
     bandwidth_vs_reference: float = 1.0
     #: Per-direction bandwidth NCCL / RCCL count on over the scale-up link (after protocol overheads), GB/s; None: not published.
     collective_gb_per_s: float | None = None
+    #: All-reduce bus bandwidth the collective library's own test measured over the scale-up link (8 GPUs), GB/s, as
+    #: ``(message bytes, GB/s)`` pairs by size; empty: not measured.
+    measured_allreduce_busbw: tuple[tuple[int, float], ...] = ()
+    #: A TP all-reduce's time over the modelled one, as ``(message bytes, factor)`` pairs: the reference GPU's measured
+    #: share of its link figure over this GPU's, at sizes both measured (set by the catalog; empty: 1 at every size).
+    allreduce_vs_reference: tuple[tuple[int, float], ...] = ()
     #: The GPU architecture as ``gpus.json`` names it (``ampere``, ``hopper``, ``cdna3``, ``gaudi3``, ...).
     architecture: str = ""
     #: ``tdp_w`` is a superchip module's power that covers its CPU and CPU memory too (GH200): add no CPU TDP for it.
@@ -156,6 +162,9 @@ class GpuSpec(NamedTuple):
             max_achievable_tflops={k: float(v) for k, v in dict(rec.get("max_achievable_tflops") or {}).items()} or None,
             measured_memory_gb_per_s=_opt_float(rec.get("measured_memory_gb_per_s")),
             collective_gb_per_s=_opt_float(ic.get("collective_gb_per_s")),
+            measured_allreduce_busbw=tuple(
+                sorted((int(size), float(gb)) for size, gb in dict(rec.get("measured_allreduce_busbw_gb_per_s") or {}).items())
+            ),
             architecture=str(rec.get("architecture") or ""),
             tdp_includes_host_cpu=bool(rec.get("tdp_includes_host_cpu", False)),
             host_link_gb_per_s_bidir=_opt_float((rec.get("host_link") or {}).get("bandwidth_gb_per_s_bidir")),
@@ -234,7 +243,32 @@ class GpuSpec(NamedTuple):
         if self.measured_memory_gb_per_s and reference.measured_memory_gb_per_s:
             own_bw = self.measured_memory_gb_per_s / self.memory_bandwidth_gb_per_s
             bandwidth = own_bw / (reference.measured_memory_gb_per_s / reference.memory_bandwidth_gb_per_s)
-        return self._replace(tflops_vs_reference=scale or None, bandwidth_vs_reference=bandwidth)
+        return self._replace(
+            tflops_vs_reference=scale or None,
+            bandwidth_vs_reference=bandwidth,
+            allreduce_vs_reference=self._allreduce_over(reference),
+        )
+
+    @property
+    def fast_link_gb_per_s(self) -> float:
+        """Per-direction bandwidth an all-reduce is modelled at over the scale-up link (0 without one)."""
+        return self.collective_gb_per_s or self.interconnect_gb_per_s_bidir / 2
+
+    def _allreduce_over(self, reference: GpuSpec) -> tuple[tuple[int, float], ...]:
+        """The all-reduce time factor by message size: ``reference``'s measured share of its link over this GPU's.
+
+        The fitted all-reduce latency and the link figure hold the reference GPU's own collective efficiency (its
+        library's test reaches 0.46 of its link figure at 8 MB, 1.26 at 1 GB); a GPU whose library reaches less of its
+        link at a size takes that much longer there. Sizes measured on one side only are left out.
+        """
+        own_link, base_link = self.fast_link_gb_per_s, reference.fast_link_gb_per_s
+        if not (own_link and base_link and self.measured_allreduce_busbw and reference.measured_allreduce_busbw):
+            return ()
+        base = dict(reference.measured_allreduce_busbw)
+        factors = tuple(
+            (size, (base[size] / base_link) / (gb / own_link)) for size, gb in self.measured_allreduce_busbw if size in base
+        )
+        return () if all(factor == 1.0 for _, factor in factors) else factors  # the reference itself: as modelled
 
     @property
     def boost_class(self) -> tuple[str, bool] | None:

@@ -27,6 +27,7 @@ passes the stages one after another (TTFT).
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from generator.errors import InputError
@@ -60,6 +61,9 @@ class Accelerator(NamedTuple):
     compute: str = ""
     #: The serving host's per-sequence host time over the reference host's (its CPU's single-thread speed).
     host_time_scale: float = 1.0
+    #: A TP all-reduce's time over the modelled one by message size, ``(bytes, factor)`` pairs (the GPU's collective
+    #: library measured against the reference GPU's over the fast link: :attr:`GpuSpec.allreduce_vs_reference`); empty: 1.
+    allreduce_time_scale: tuple[tuple[int, float], ...] = ()
 
     @property
     def attention_rate_tflops(self) -> float:
@@ -89,7 +93,9 @@ def accelerator_for(gpu: GpuSpec, compute: str, tp: int, host_time_scale: float 
         fast = False
         link = pcie_gb_per_s(gpu.pcie_gen, gpu.lanes_with(tp))  # the slot's lanes with tp GPUs fitted (newuser25 12)
     attention = gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or tflops
-    return Accelerator(gpu.sustained_bandwidth_gb_per_s, tflops, link, fast, attention, compute, host_time_scale)
+    # the collective library's measured efficiency belongs to the fast link it was measured over, not to PCIe
+    scale = gpu.allreduce_vs_reference if fast else ()
+    return Accelerator(gpu.sustained_bandwidth_gb_per_s, tflops, link, fast, attention, compute, host_time_scale, scale)
 
 
 def pcie_gb_per_s(gen: int, lanes: int) -> float:
@@ -142,11 +148,33 @@ def decode_weight_read_bytes(arch: Architecture, weights: WeightSizes, par: Para
     return read
 
 
-def allreduce_seconds(message_bytes: float, gpus: int, link_gb_per_s: float, latency_s: float) -> float:
-    """Ring all-reduce: ``2 (n-1)/n`` of the message crosses each link (at ``link_gb_per_s``), plus a fixed latency."""
+def allreduce_seconds(
+    message_bytes: float, gpus: int, link_gb_per_s: float, latency_s: float, scale: tuple[tuple[int, float], ...] = ()
+) -> float:
+    """Ring all-reduce: ``2 (n-1)/n`` of the message crosses each link (at ``link_gb_per_s``), plus a fixed latency.
+
+    ``scale``: the GPU's measured all-reduce time over the modelled one by message size (:func:`allreduce_time_factor`).
+    """
     if gpus <= 1:
         return 0.0
-    return 2 * (gpus - 1) / gpus * message_bytes / (link_gb_per_s * 1e9) + latency_s
+    seconds = 2 * (gpus - 1) / gpus * message_bytes / (link_gb_per_s * 1e9) + latency_s
+    return seconds * allreduce_time_factor(scale, message_bytes) if scale else seconds
+
+
+def allreduce_time_factor(scale: tuple[tuple[int, float], ...], message_bytes: float) -> float:
+    """The factor of ``scale`` (``(bytes, factor)`` pairs, by size) at ``message_bytes``.
+
+    Linear in the size's logarithm between the measured sizes, the nearest one's outside them (1 where none is measured).
+    """
+    if not scale:
+        return 1.0
+    if message_bytes <= scale[0][0]:
+        return scale[0][1]
+    for (low, low_factor), (high, high_factor) in itertools.pairwise(scale):
+        if message_bytes <= high:
+            share = math.log(message_bytes / low) / math.log(high / low)
+            return low_factor + (high_factor - low_factor) * share
+    return scale[-1][1]
 
 
 @memoized
@@ -276,7 +304,7 @@ class DecodeModel:
         comm_s = 0.0
         if par.tp > 1:
             message = tokens / attention_dp * arch.hidden_size * 2
-            comm_s = self._allreduce_scale * allreduce_seconds(message, par.tp, link, latency)
+            comm_s = self._allreduce_scale * allreduce_seconds(message, par.tp, link, latency, acc.allreduce_time_scale)
         if self._expert_comm:
             comm_s += expert_alltoall_seconds(arch, par, tokens, link, latency)
         stage_s = max(weight_read_s, matmul_s) + max(kv_read_s, attention_s) + prefill_attention_s + comm_s
@@ -542,7 +570,10 @@ def prefill_seconds(
     comm = 0.0
     if par.tp > 1:
         latency = consts.allreduce_latency_nvlink_s if acc.fast_link else consts.allreduce_latency_pcie_s
-        per_pass = [allreduce_seconds(n * arch.hidden_size * 2, par.tp, acc.link_gb_per_s, latency) for n in (chunk, last)]
+        per_pass = [
+            allreduce_seconds(n * arch.hidden_size * 2, par.tp, acc.link_gb_per_s, latency, acc.allreduce_time_scale)
+            for n in (chunk, last)
+        ]
         comm = 2 * arch.num_layers * (full * per_pass[0] + per_pass[1])
     stage = linear + (attention + comm) / par.pp  # the time the prompt keeps one stage busy
     if not fill or par.pp == 1:
