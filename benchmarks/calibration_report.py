@@ -34,7 +34,7 @@ from generator.catalog import find_gpu, find_model, platforms  # noqa: E402
 from generator.catalog.host_cpu import host_time_scale  # noqa: E402
 from generator.catalog.records import GpuSpec  # noqa: E402
 from generator.errors import SpecgenError  # noqa: E402
-from generator.planner.training import framework_attention_mfu  # noqa: E402
+from generator.planner.training import framework_attention_mfu, operator_bytes_scale  # noqa: E402
 from generator.planner.training_comm import dp_traffic, links_between  # noqa: E402
 from generator.sizing.architecture import Architecture, parse_architecture  # noqa: E402
 from generator.sizing.constants import with_overrides  # noqa: E402
@@ -213,6 +213,7 @@ def step_shape(
         "attention_mfu": framework_attention_mfu(framework, True, gpu),
         "gemm_flops_per_param": flops_per_token / max(1, flop_params),
         "recompute": checkpointing == "full",
+        "operator_bytes_scale": operator_bytes_scale(gpu),
     }
 
 

@@ -2,7 +2,7 @@
 
 Hand figures for examples/mixed.yaml (AWS g6e.xlarge on demand in us-east-1, $1.861 an hour in prices.json):
 the services run on 3 + 5 instances for a month, 8 x 1.861 x 730 = $10,868.24; the LoRA job rents 7 instances,
-7 x 1.861 = $13.027 an hour, for 21.46 h: $279.56 a run, and has no monthly figure of its own.
+7 x 1.861 = $13.027 an hour, for 22.13 h: $288.30 a run, and has no monthly figure of its own.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def test_a_rented_training_job_reports_its_rate_hours_and_cost_per_run_not_a_mon
     plan = plan_file(MIXED)[1]
     (job,) = [d for d in plan.deployments if d.kind == "training"]
     costs = {k: v for k, v in job.details.items() if "usd" in k or "hour" in k}
-    assert costs == {"hours": 21.46, "capex_usd": None, "usd_per_hour": 13.03, "usd_per_job": 279.56, "gpu_hours_per_job": 150.2}
+    assert costs == {"hours": 22.13, "capex_usd": None, "usd_per_hour": 13.03, "usd_per_job": 288.3, "gpu_hours_per_job": 154.9}
     (pool,) = [p for p in plan.pools if p.name in job.pools]
     assert pool.usd_per_hour == pytest.approx(7 * 1.861) and pool.opex_usd_per_month is None
     assert plan.totals["usd_per_month"] == pytest.approx(8 * 1.861 * 730, abs=0.005)
@@ -70,13 +70,13 @@ def test_training_on_owned_servers_pays_their_running_cost_not_a_purchase(tmp_pa
     "line",
     [
         pytest.param(
-            "assistant-platform: 15 GPUs on 15 node(s), 11.7 kW, $10,868/month + $280 per training run (rented per job)",
+            "assistant-platform: 15 GPUs on 15 node(s), 11.7 kW, $10,868/month + $288 per training run (rented per job)",
             id="text-total",
         ),
         pytest.param(
             # the best of another GPU (newuser14 item 4), its layouts on the chosen servers being the layout reason's
             "  runner-up: TP1 ZeRO-0 x DP8, micro-batch 2 x 1 accumulation step on 1 x aws-p6-b200-48xlarge "
-            "(8 x b200-sxm-180gb), 2.8 h (8 GPUs rented, 8 used, 10.5 kW, $319 per run)",
+            "(8 x b200-sxm-180gb), 2.8 h (8 GPUs rented, 8 used, 10.5 kW, $318 per run)",
             id="text-training-runner-up",
         ),
     ],
@@ -87,5 +87,5 @@ def test_text_report_labels_training_cost_per_run(line: str) -> None:
 
 def test_spec_md_total_matches_the_text_report() -> None:
     spec = render_file(MIXED)["SPEC.md"]
-    assert "| $10,868/month + $280 per training run (rented per job) |" in spec
+    assert "| $10,868/month + $288 per training run (rented per job) |" in spec
     assert "usd_per_month: 8,151" not in spec

@@ -305,7 +305,8 @@ def test_a_deadline_search_starts_from_the_rate_the_step_runs_at(tmp_path: Path)
     # MI300X's step runs at its sustained BF16 rate (AMD's measured 708 of 1,307 TFLOPS, over the H100's measured share:
     # 881), not the datasheet peak. Sizing the data-parallel degree for the deadline at the peak started the search at
     # too few ranks: every TP1 layout then missed the 24 h deadline once timed and the plan fell back to TP8 x 2 replicas
-    # (17.6 h on 16 GPUs); started at the sustained rate, the search finds TP1 x 16 replicas on the same two servers (16.4 h)
+    # (17.6 h on 16 GPUs); started at the sustained rate, the search finds TP1 x 16 replicas on the same two servers (15.9 h
+    # since the memory-bound operators scale with the MI300X's FLOPs per byte, 0.647 of the H100's; 16.4 h before)
     assert catalog.gpus()["mi300x-192gb"].sustained_tflops("bf16") == pytest.approx(708 * 989 / 794.5)
     training = {"method": "full", "sequence_length": 4096, "zero_stage": 3, "dataset_tokens": 5_000_000_000, "deadline_hours": 24}
     body = "\n".join(f"      {k}: {v}" for k, v in training.items())
@@ -314,7 +315,7 @@ def test_a_deadline_search_starts_from_the_rate_the_step_runs_at(tmp_path: Path)
     path.write_text(TRAINING.format(model="meta-llama/Llama-3.1-8B", training=body, extra="", **mi300x))
     (deployment,) = plan_workload(load_workload(str(path))).deployments
     assert (deployment.tp, deployment.replicas) == (1, 16)
-    assert deployment.details["hours"] == pytest.approx(16.4, abs=0.05)
+    assert deployment.details["hours"] == pytest.approx(15.9, abs=0.05)
 
 
 def test_a_deadline_beyond_any_data_parallel_degree_says_how_many_gpus_it_needs(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.calculator.model_source import ResolvedModel
+from generator.catalog import REFERENCE_GPU_ID, find_gpu
 from generator.catalog.records import GpuSpec
 from generator.planner.blocked import DEADLINE_NEEDS
 from generator.planner.options import Hardware, tensor_parallel_sizes
@@ -187,7 +188,23 @@ def _step_shape(arch: Architecture, spec: TrainingSpec, gpu: GpuSpec) -> dict[st
         "attention_mfu": framework_attention_mfu(spec.framework, spec.flash_attention, gpu),
         "gemm_flops_per_param": flops / max(1, arch.flop_params),
         "recompute": spec.gradient_checkpointing == "full",
+        "operator_bytes_scale": operator_bytes_scale(gpu),
     }
+
+
+def operator_bytes_scale(gpu: GpuSpec) -> float:
+    """The GPU's sustained FLOPs per byte of HBM over the reference GPU's (:data:`generator.catalog.REFERENCE_GPU_ID`).
+
+    Both rates as the step runs them (:meth:`GpuSpec.sustained_tflops`, :meth:`GpuSpec.sustained_bandwidth_gb_per_s`):
+    the step's memory-bound operators cost bytes at the HBM rate against GEMM FLOPs at the tensor rate
+    (:func:`generator.sizing.training_mfu.training_utilisation`).
+    """
+    reference = find_gpu(REFERENCE_GPU_ID)
+    own_tflops, own_bandwidth = gpu.sustained_tflops("bf16") or 0.0, gpu.sustained_bandwidth_gb_per_s
+    base_tflops, base_bandwidth = reference.sustained_tflops("bf16") or 0.0, reference.sustained_bandwidth_gb_per_s
+    if not (own_tflops and own_bandwidth and base_tflops and base_bandwidth):
+        return 1.0  # a rate not published: the fitted term as it is
+    return (own_tflops / own_bandwidth) / (base_tflops / base_bandwidth)
 
 
 def _fits(memory: TrainingMemory, budget: float) -> bool:

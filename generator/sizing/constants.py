@@ -199,10 +199,14 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "README.md), Llama 3 Table 4 (https://arxiv.org/abs/2407.21783, 38-43% MFU), model-card GPU-hours",
     ),
     "training_gemm_half_hidden": (
-        "Hidden size at which a training step's GEMMs reach half of training_mfu (small models run GEMMs below peak).",
+        "Hidden size at which a training step's GEMMs reach half of training_mfu on the reference GPU (H100 SXM; small "
+        "models run GEMMs below peak and lose more of the step to memory-bound norms, activations and residuals); "
+        "another GPU's is this x its sustained FLOPs per HBM byte over the reference's.",
         "GEMM efficiency falls with the matrix dimension (NVIDIA Matrix Multiplication Background guide, "
         "https://docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication/index.html); "
-        "fitted across all gpu-hours calibration rows at once (benchmarks/calibration_report.py --fit-training)",
+        "memory-bound operators bound a transformer's training step (Data Movement Is All You Need, "
+        "https://arxiv.org/abs/2007.00072); fitted across all gpu-hours calibration rows at once "
+        "(benchmarks/calibration_report.py --fit-training)",
     ),
     "training_attention_mfu": (
         "Fraction of the dense peak the attention kernels of a training step reach on Hopper (forward + backward); "

@@ -3,9 +3,15 @@
 MFU here is ``6 N`` (``4 N`` for adapters) FLOPs per token over the GPU's dense peak, the way the
 Llama 3 paper and Megatron-LM report it. It is the product of:
 
-- **GEMM size**: the largest GEMM dimension of a layer is the hidden size; small hidden sizes keep
-  tensor cores below their peak: ``hidden / (hidden + training_gemm_half_hidden)`` of
-  ``training_mfu`` (the utilization of very large GEMMs);
+- **GEMM size and memory-bound operators**: the largest GEMM dimension of a layer is the hidden size; small hidden
+  sizes keep tensor cores below their peak, and the step's norms, activations and residual adds move bytes per token
+  in proportion to the hidden size against GEMM FLOPs in its square: ``hidden / (hidden + training_gemm_half_hidden x
+  operator_bytes_scale)`` of ``training_mfu`` (the utilization of very large GEMMs). ``operator_bytes_scale`` is the
+  GPU's sustained FLOPs per byte of HBM over the reference GPU's (the H100 SXM the constant is fitted on), so a GPU
+  with more bandwidth per FLOP loses less of its step to those operators (an A100 SXM4 80GB 0.60 of the H100's:
+  llm-foundry's A100 table loses less from its 7B to its 760M model at 2,048 tokens, 11.5%, than its H100 table, 18-25%;
+  "Data Movement Is All You Need", https://arxiv.org/abs/2007.00072, finds a transformer's training step bound by
+  such data movement, its normalizations and element-wise operators, not its GEMMs);
 - **attention share**: causal attention adds ``6 L h s`` FLOPs per token (scores and values,
   forward and backward, half the square masked; ``8 L h s`` when full checkpointing recomputes the forward) that
   ``6 N`` does not count, whatever the method (a LoRA backward still computes the attention's input gradients:
@@ -113,6 +119,7 @@ def training_utilisation(
     gemm_flops_per_param: float = FLOPS_PER_PARAM,
     recompute: bool = False,
     attention_mfu: float | None = None,
+    operator_bytes_scale: float = 1.0,
 ) -> TrainingUtilisation:
     """The MFU of one layout; every argument is a plain number, so calls are cheap and hashable.
 
@@ -124,9 +131,11 @@ def training_utilisation(
     step's recomputed attention in proportion (8 N / 6 N), but would count a LoRA step's attention at 4/6 of its
     FLOPs (its backward still computes the attention's input gradients). ``attention_mfu``: the attention kernels'
     share of the rate where the framework's kernel has a published one (:func:`flash_attention_2_share`); None: the
-    fitted ``training_attention_mfu`` x ``attention_scale``.
+    fitted ``training_attention_mfu`` x ``attention_scale``. ``operator_bytes_scale``: the GPU's sustained FLOPs per
+    byte over the reference GPU's (:func:`generator.planner.training.operator_bytes_scale`), the factor on
+    ``training_gemm_half_hidden``; 1 on the reference.
     """
-    gemm = hidden_size / (hidden_size + consts.training_gemm_half_hidden)
+    gemm = hidden_size / (hidden_size + consts.training_gemm_half_hidden * operator_bytes_scale)
     # each term as its time per token in FLOPs at the peak: GEMMs at training_mfu x gemm, attention kernels at their
     # own fraction of it
     gemm_time = gemm_flops_per_param * max(1, flop_params) / (consts.training_mfu * gemm)
