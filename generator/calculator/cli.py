@@ -393,6 +393,11 @@ def format_text(result: dict[str, Any]) -> str:
         lines.append(
             f"  KV cache     {result['kv_cache']['bytes_per_token']:,} B/token; {_gib(result['kv_cache']['bytes'])} for "
             f"{result['kv_cache']['sequences']} x {result['kv_cache']['context_tokens']:,} tokens"
+            + (
+                f", recurrent state included ({state:,} B a sequence)"
+                if (state := result["kv_cache"]["state_bytes_per_sequence"])
+                else ""
+            )
         )
     lines += ["", "  per GPU        bytes            GiB"]
     for key in ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead", "total"):

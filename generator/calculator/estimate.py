@@ -19,7 +19,7 @@ from generator.sizing.context_limit import CONTEXT_EXTENSION, LONGER_REFUSED, se
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
 from generator.sizing.engine_runtime import ENGINE_NAMES, batch_limits, default_max_num_batched_tokens, per_sequence_host_scale
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
-from generator.sizing.kv_cache import size_kv_cache
+from generator.sizing.kv_cache import token_bytes_per_gpu
 from generator.sizing.loadability import dense_format_problem, format_problems, loadability_problems
 from generator.sizing.loaded_weights import loaded_format
 from generator.sizing.memory import InferenceMemory, size_inference
@@ -515,7 +515,9 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         "kv_cache": {
             "bytes_per_token": inference.kv.bytes_per_token,
             # one token of one sequence on the fullest GPU (TP splits the KV heads, PP the layers)
-            "bytes_per_token_per_gpu": size_kv_cache(arch, kv_bits, 1, 1, par).per_gpu_bytes,
+            "bytes_per_token_per_gpu": token_bytes_per_gpu(arch, kv_bits, par),
+            # linear-attention layers' recurrent state, whole model, in every sequence whatever its length
+            "state_bytes_per_sequence": inference.kv.state_bytes_per_sequence,
             "bytes": inference.kv.total_bytes,
             "bytes_per_gpu": inference.kv.per_gpu_bytes,
             "context_tokens": context,
@@ -756,14 +758,15 @@ def _throughput(
     cap = inference.capacity
     assert cap is not None
     budget = consts.prefill_chunk_tokens if req.engine == "vllm" else None  # SGLang prefills in batches of their own
-    sat = saturated_throughput(arch, inference.weights, kv_bits, par, acc, cap.kv_cache_tokens, isl, osl, consts, budget)
+    held_tokens = cap.sequences_held(isl + osl) * (isl + osl)  # whole sequences: a recurrent state takes pages of its own
+    sat = saturated_throughput(arch, inference.weights, kv_bits, par, acc, held_tokens, isl, osl, consts, budget)
     step = decode_step(arch, inference.weights, kv_bits, par, acc, req.batch, isl + osl // 2, consts)
     ttft = prefill_seconds(arch, par, acc, isl, consts, inference.weights) + step.seconds
     # what stops the saturated batch, as the plan's reasons say it (review 10 item 6)
     limits = {
         "max_num_batched_tokens": step_budget_batch(budget * par.attention_dp * par.pp, isl, osl) if budget else None,
         "max_num_seqs": consts.max_batch_size * par.attention_dp,
-        "kv_cache": cap.kv_cache_tokens // (isl + osl),
+        "kv_cache": cap.sequences_held(isl + osl),
     }
     return {
         "input_tokens": isl,

@@ -393,7 +393,7 @@ def _inference_details(
             shape.kv_bits,
             shape.par,
             acc,
-            cap.kv_cache_tokens,
+            cap.sequences_held(spec.avg_input_tokens + spec.avg_output_tokens) * (spec.avg_input_tokens + spec.avg_output_tokens),
             spec.avg_input_tokens,
             spec.avg_output_tokens,
             engine_consts._replace(max_batch_size=running),
@@ -430,6 +430,8 @@ def _inference_details(
         details["max_num_batched_tokens"] = budget
     if shape.par.ep > 1:
         details["expert_parallel"] = shape.par.ep
+    if shape.memory.kv.state_bytes_per_sequence:  # linear-attention layers: paged as vLLM does without prefix caching
+        details["recurrent_state_bytes_per_sequence"] = shape.memory.kv.state_bytes_per_sequence
     mem = shape.memory.per_gpu
     par = shape.par
     if par.gpus == 1:
@@ -488,7 +490,7 @@ def _inference_details(
         )
     elif budget and shape.max_point.batch == (
         stepped := step_budget_batch(budget * shape.par.attention_dp, spec.avg_input_tokens, spec.avg_output_tokens)
-    ) < min(running * shape.par.attention_dp, cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens)):
+    ) < min(running * shape.par.attention_dp, cap.sequences_held(spec.avg_input_tokens + spec.avg_output_tokens)):
         reasons.append(
             f"the batch stops at {stepped} sequences: a step runs at most {budget:,} tokens (max_num_batched_tokens), "
             f"the decodes and the {spec.avg_input_tokens / max(1, spec.avg_output_tokens):.1f} prompt tokens each "
@@ -497,7 +499,7 @@ def _inference_details(
     elif (
         shape.max_point.batch
         == running * shape.par.attention_dp
-        < (held := cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens))
+        < (held := cap.sequences_held(spec.avg_input_tokens + spec.avg_output_tokens))
     ):
         if spec.max_num_seqs:
             whose = "the workload's max_num_seqs"

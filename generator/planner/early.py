@@ -19,6 +19,7 @@ from generator.errors import InfeasibleError, InputError
 from generator.planner.options import Hardware, allowed_hardware, tensor_parallel_sizes
 from generator.planner.racks import RACK_UNITS, taller_than_space
 from generator.sizing.constants import Constants, with_overrides
+from generator.sizing.linear_attention import has_state, unsized_use_message
 from generator.sizing.step_down import serving_precision_advice
 from generator.sizing.weights import Parallelism, size_weights
 from generator.units import GIB
@@ -55,6 +56,7 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
     """Raise the first problem decidable without the planner's search (InputError or InfeasibleError)."""
     wl = loaded.workload
     consts = consts or with_overrides(dict(wl.constants))
+    _recurrent_state_checks(loaded)
     if wl.hardware.fixed is not None:
         _fixed_checks(loaded, consts)
         return
@@ -99,6 +101,25 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
                 f"{per_gpu / GIB:.1f} GiB per GPU even split TP{tp} x PP{pp}, more than any allowed GPU can use; to unblock: "
                 f"allow a GPU with more memory{' or ' + precision if precision else ''}"
             )
+
+
+def _recurrent_state_checks(loaded: LoadedWorkload) -> None:
+    """Refuse, at its field, a use of a linear-attention model that only vLLM serving sizes (Qwen3-Next)."""
+    wl = loaded.workload
+    for i, dep in enumerate(wl.deployments):
+        arch = loaded.models[dep.name].architecture
+        if not has_state(arch):
+            continue
+        if not isinstance(dep, InferenceDeployment):
+            path: tuple[str | int, ...] = ("deployments", i, "training")
+            use = "training"
+        elif wl.hardware.fixed is not None:
+            path, use = ("hardware", "fixed"), "offload"
+        elif dep.inference.engine == "sglang":
+            path, use = ("deployments", i, "inference", "engine"), "sglang"
+        else:
+            continue
+        raise InputError(f"{loaded.document.locate(path)}: deployment '{dep.name}': {unsized_use_message(arch, use)}")
 
 
 def _fixed_checks(loaded: LoadedWorkload, consts: Constants) -> None:

@@ -589,7 +589,7 @@ def _layout_shape(
             return None, pooled._replace(text=f"{layout}: {pooled.text}"), False
         return (*pooled[:4], f"{layout} {pooled[4]}", limit), None, False
     # the limit is each engine's; a replica of attention-DP ranks runs one engine per rank
-    max_batch = min(limit * par.attention_dp, cap.kv_cache_tokens // (spec.avg_input_tokens + spec.avg_output_tokens) or 1)
+    max_batch = min(limit * par.attention_dp, cap.sequences_held(spec.avg_input_tokens + spec.avg_output_tokens) or 1)
     if spec.engine == "vllm":  # a step's tokens hold the decodes and the prefill chunks they bring
         # one step a pipeline stage in flight, each with its budget (vLLM runs pp batches at once)
         steps = tokens * par.attention_dp * par.pp

@@ -313,6 +313,11 @@ def _deployment_vars(
             out["engine"]["gpu_memory_utilization"] = gpu_memory_utilization  # vLLM --gpu-memory-utilization
         if (task := d.details.get("task")) is not None:  # a pooling service: vLLM --runner pooling, SGLang --is-embedding
             out["engine"].update(pooling_engine_vars(str(task), str(out["engine"]["name"])))
+        if d.details.get("recurrent_state_bytes_per_sequence"):
+            # the hybrid pool was sized with one state page a sequence (mamba_cache_mode "none"); prefix caching would
+            # keep states at block boundaries (mamba_cache_mode "align" / "all") and hold more pages a sequence
+            out["engine"]["enable_prefix_caching"] = False
+            out["engine"]["args"] = [*out["engine"].get("args", []), "--no-enable-prefix-caching"]
         if d.details.get("expert_parallel"):  # vLLM --enable-expert-parallel, SGLang --ep-size
             out["engine"]["expert_parallel_size"] = d.details["expert_parallel"]
     settings = d.details.get("runtime_settings")

@@ -7,7 +7,9 @@ biases, MoE (routed + shared experts, dense-first layers, ``mlp_only_layers``), 
 (DeepSeek V2/V3), sliding-window and hybrid local/global layers, and ``text_config`` wrappers
 (Gemma 3, Llama 4) with their vision tower. Llama 4's chunked local attention is sized as full
 attention (an overestimate of its KV cache beyond the 8,192-token chunk). BERT / RoBERTa / XLM-RoBERTa encoders are
-laid out by :mod:`generator.sizing.encoder` in the same structure (no KV, no LM head).
+laid out by :mod:`generator.sizing.encoder` in the same structure (no KV, no LM head). Qwen3-Next's Gated DeltaNet
+layers, which keep a recurrent state instead of KV, are built in :mod:`generator.sizing.linear_attention`; other
+state-space hybrids (Mamba-2: Nemotron-H, Granite-4.0-H, Jamba) are refused.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from generator.sizing.quantization import QuantizationConfig, parse_quantization
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
     from typing import Any
+
+    from generator.sizing.linear_attention import RecurrentState
 
 #: Linear groups; weight formats decide per group what is quantized.
 ATTENTION = "attention"
@@ -73,6 +77,8 @@ class Layer(NamedTuple):
     #: Tokens this layer keeps per sequence (``None``: the whole context).
     window_tokens: int | None = None
     experts_per_token: int = 0
+    #: The fixed state a linear-attention layer keeps per sequence instead of KV (see ``linear_attention``).
+    state: RecurrentState | None = None
 
     @property
     def params(self) -> int:
@@ -244,14 +250,14 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
             "encoders (bge, e5, all-MiniLM, bge-m3, bge-reranker) and decoder-only models (Qwen3-Embedding, gte-Qwen2, "
             "e5-mistral) are sized for task: embed / score"
         )
-    if "full_attention_interval" in text or "linear_num_value_heads" in text:
+    linear_kinds: list[str] | None = None
+    from generator.sizing import linear_attention  # it imports this module
+
+    if linear_attention.is_linear_attention(text):
         # Qwen3-Next: three of every four layers are Gated DeltaNet (a fixed recurrent state per sequence, no KV per
-        # token); sized as attention, their KV would be 4x too large (newuser21 item 1)
-        raise ArchitectureError(
-            f"cannot size model_type '{model_type}': its linear-attention (Gated DeltaNet) layers keep a fixed "
-            "recurrent state per sequence instead of a KV cache, which specgen does not size; sizing them as attention "
-            "would overstate the KV cache"
-        )
+        # token); sized as attention, their KV would be 4x too large (newuser21 item 1). Other such models are refused.
+        linear_attention.check_supported(text, model_type)
+        linear_kinds = linear_attention.layer_kinds(text, _int(text, "num_hidden_layers"))
     hidden = _int(text, "hidden_size")
     heads = _int(text, "num_attention_heads")
     n_layers = _int(text, "num_hidden_layers")
@@ -268,7 +274,7 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         raise ArchitectureError(f"hidden_size {hidden} is not a multiple of num_attention_heads {heads} and no head_dim is given")
     head_dim = _opt_int(text, "head_dim") or hidden // heads
     intermediate = _opt_int(text, "intermediate_size", "ffn_dim") or 4 * hidden
-    windows = _layer_windows(text, model_type, n_layers)
+    windows = [None] * n_layers if linear_kinds else _layer_windows(text, model_type, n_layers)
     biases = _attention_biases(text, model_type)
     mla = text.get("kv_lora_rank") is not None
     layers = []
@@ -279,6 +285,11 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         mlp, mlp_other, top_k = _mlp(text, model_type, index, hidden, intermediate)
         norms = _norm_params(model_type, hidden)
         window = windows[index]
+        if linear_kinds:
+            mixer = _linear_attention_layer(text, linear_kinds[index], index, hidden, (heads, kv_heads, head_dim))
+            other = mixer.other_params + mlp_other + norms
+            layers.append(mixer._replace(linears=mixer.linears + mlp, other_params=other, experts_per_token=top_k))
+            continue
         layers.append(
             Layer(
                 number=index,
@@ -316,6 +327,18 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         notes=tuple(notes),
         max_model_len=served_context_tokens(text, model_type),
     ).with_counts()
+
+
+def _linear_attention_layer(cfg: Mapping[str, Any], kind: str, index: int, hidden: int, attention: tuple[int, int, int]) -> Layer:
+    """A Qwen3-Next layer's mixer: Gated DeltaNet (a state, no KV) or gated full attention."""
+    from generator.sizing import linear_attention
+
+    heads, kv_heads, head_dim = attention
+    if kind == linear_attention.LINEAR:
+        linears, other, state = linear_attention.gated_delta_net(cfg, hidden)
+        return Layer(index, linear_attention.LINEAR, linears, other, 0, 0, state=state)
+    linears, other, kv_elems = linear_attention.gated_attention(hidden, heads, kv_heads, head_dim)
+    return Layer(index, FULL, linears, other, kv_elems, kv_heads)
 
 
 #: Encoder-only model types (transformers' ``model_type``): BERT and its descendants, as embedding and reranking models

@@ -6,6 +6,8 @@
   ``kv_lora_rank + qk_rope_head_dim`` elements per token and layer, replicated on every TP
   rank (vLLM's MLA backend stores the latent once per rank).
 - Sliding-window layers keep ``min(context, window)`` tokens per sequence.
+- Linear-attention layers (Qwen3-Next's Gated DeltaNet) keep no KV per token but a fixed state per sequence, in the
+  model dtype (:mod:`generator.sizing.linear_attention`): it is added to every sequence's bytes, whatever its length.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import math
 
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import MLA, Architecture, Layer
+from generator.sizing.linear_attention import STATE_PASSES_PER_STEP, has_state, layer_state_bytes, state_bits
 from generator.sizing.memo import memoized
 from generator.sizing.weights import Parallelism, stage_layers
 
@@ -29,6 +32,8 @@ class KvCacheSizes(NamedTuple):
     per_gpu_bytes: int
     context_tokens: int
     sequences: int
+    #: Recurrent state of one sequence, whole model (linear-attention layers; 0 without them), in ``total_bytes``.
+    state_bytes_per_sequence: int = 0
 
 
 def layer_elements_per_gpu(layer: Layer, tp: int) -> int:
@@ -57,31 +62,61 @@ def size_kv_cache(
     """
     per_token_elements, sequence_elements, stage_elements = _elements(arch, context_tokens, par.tp, par.pp)
     sequences_per_gpu = -(-sequences // par.attention_dp)
+    state_total, state_stages = state_bytes(arch, par.tp, par.pp)
     return KvCacheSizes(
         bytes_per_token=ceil_bytes(per_token_elements * kv_bits),
-        total_bytes=ceil_bytes(sequence_elements * kv_bits * sequences),
-        per_gpu_bytes=ceil_bytes(stage_elements * kv_bits * sequences_per_gpu),
+        total_bytes=ceil_bytes(sequence_elements * kv_bits * sequences) + state_total * sequences,
+        per_gpu_bytes=max(
+            ceil_bytes(elements * kv_bits * sequences_per_gpu) + state * sequences_per_gpu
+            for elements, state in zip(stage_elements, state_stages, strict=True)
+        ),
         context_tokens=context_tokens,
         sequences=sequences,
+        state_bytes_per_sequence=state_total,
     )
 
 
-def stage_kv_elements(arch: Architecture, context_tokens: int, tp: int, pp: int) -> int:
-    """KV elements one sequence of ``context_tokens`` keeps on the fullest GPU (times bits and sequences: its bytes)."""
-    return _elements(arch, context_tokens, tp, pp)[2]
+def token_bytes_per_gpu(arch: Architecture, kv_bits: int, par: Parallelism) -> int:
+    """KV bytes of one token of one sequence on the fullest GPU (TP splits the KV heads, PP the layers; no state)."""
+    return ceil_bytes(max(_elements(arch, 1, par.tp, par.pp)[2]) * kv_bits)
+
+
+def stage_decode_bits(arch: Architecture, context_tokens: int, kv_bits: int, tp: int, pp: int) -> int:
+    """Bits one decode step moves per sequence on the busiest stage's GPU: its KV read, and its recurrent state.
+
+    A Gated DeltaNet step reads each state and writes it back updated (vLLM's ``fused_recurrent_gated_delta_rule``
+    stores the final state in place; ``causal_conv1d_update`` shifts the conv state in place), so the state moves
+    :data:`~generator.sizing.linear_attention.STATE_PASSES_PER_STEP` times; the KV of one new token is not counted.
+    """
+    stages = _elements(arch, context_tokens, tp, pp)[2]
+    states = state_bytes(arch, tp, pp)[1]
+    return max(kv * kv_bits + 8 * STATE_PASSES_PER_STEP * state for kv, state in zip(stages, states, strict=True))
 
 
 @memoized
-def _elements(arch: Architecture, context_tokens: int, tp: int, pp: int) -> tuple[int, int, int]:
-    """KV elements of one sequence: per token (all layers), for ``context_tokens`` tokens, and on the fullest GPU.
+def _elements(arch: Architecture, context_tokens: int, tp: int, pp: int) -> tuple[int, int, tuple[int, ...]]:
+    """KV elements of one sequence: per token (all layers), for ``context_tokens`` tokens, and on each stage's GPU.
 
     Bytes for any precision and number of sequences are these times bits and sequences, so the walk
     over the layers happens once per (architecture, context, TP, PP).
     """
     per_token = sum(layer.kv_elements_per_token for layer in arch.layers)
     sequence = sum(layer.kv_elements_per_token * tokens_held(layer, context_tokens) for layer in arch.layers)
-    stages = [
+    stages = tuple(
         sum(layer_elements_per_gpu(arch.layers[i], tp) * tokens_held(arch.layers[i], context_tokens) for i in layers)
         for layers in stage_layers(arch.num_layers, pp)
-    ]
-    return per_token, sequence, max(stages)
+    )
+    return per_token, sequence, stages
+
+
+@memoized
+def state_bytes(arch: Architecture, tp: int, pp: int) -> tuple[int, tuple[int, ...]]:
+    """Recurrent-state bytes of one sequence: whole model, and on each stage's GPU (zeros without linear attention)."""
+    if not has_state(arch):
+        return 0, (0,) * len(stage_layers(arch.num_layers, pp))
+    bits = state_bits(arch)
+    total = sum(layer_state_bytes(layer, 1, bits) for layer in arch.layers)
+    stages = tuple(
+        sum(layer_state_bytes(arch.layers[i], tp, bits) for i in layers) for layers in stage_layers(arch.num_layers, pp)
+    )
+    return total, stages

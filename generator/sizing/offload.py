@@ -25,6 +25,7 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import ceil_bytes, tokens_held
+from generator.sizing.linear_attention import check_sized_use
 from generator.sizing.memory import MemoryBreakdown, inference_activation_bytes
 from generator.sizing.performance import (
     decode_weight_read_bytes,
@@ -126,6 +127,7 @@ def runs_on_host(device: str) -> bool:
 
 def _layer_kv(arch: Architecture, kv_bits: int, context: int) -> list[int]:
     """KV bytes of each layer for one sequence of ``context`` tokens."""
+    check_sized_use(arch, "offload")  # llama.cpp keeps recurrent states in a cache of its own, not modelled
     return [ceil_bytes(layer.kv_elements_per_token * tokens_held(layer, context) * kv_bits) for layer in arch.layers]
 
 

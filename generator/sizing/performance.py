@@ -34,7 +34,7 @@ from generator.errors import InputError
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import EXPERT, MLA, Architecture, Layer
 from generator.sizing.constants import Constants
-from generator.sizing.kv_cache import ceil_bytes, stage_kv_elements
+from generator.sizing.kv_cache import ceil_bytes, stage_decode_bits
 from generator.sizing.memo import memoized
 from generator.sizing.weights import Parallelism, WeightSizes, replicated_on_every_rank
 
@@ -263,8 +263,7 @@ class DecodeModel:
         self._arch, self._weights, self._par, self._acc, self._consts = arch, weights, par, acc, consts
         self._bandwidth = acc.memory_bandwidth_gb_per_s * 1e9 * consts.decode_bandwidth_efficiency
         context = max(context_tokens, 1)
-        stage_elements = stage_kv_elements(arch, context, par.tp, par.pp)
-        self._kv_stage_bits = stage_elements * kv_bits
+        self._kv_stage_bits = stage_decode_bits(arch, context, kv_bits, par.tp, par.pp)  # KV read, state read + written
         experts, _ = arch.routed_experts
         dense_read = not experts or weights.expert_bytes == 0
         self._dense_weight_read_s = decode_weight_read_bytes(arch, weights, par, 1) / self._bandwidth if dense_read else None

@@ -23,6 +23,7 @@ from __future__ import annotations
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture
 from generator.sizing.kv_cache import ceil_bytes, layer_elements_per_gpu
+from generator.sizing.linear_attention import check_sized_use
 from generator.sizing.memory import Capacity, InferenceMemory
 from generator.sizing.weights import Parallelism, stage_layers
 from generator.units import MIB
@@ -106,6 +107,7 @@ def sglang_capacity(
     ``runtime_bytes`` (CUDA context, NCCL) is taken before SGLang measures its total free memory; the weights
     load after it. Each token costs every layer's K and V, sliding-window layers included.
     """
+    check_sized_use(arch, "sglang")  # SGLang keeps linear-attention states in a mamba pool of its own, not modelled
     fraction = (
         mem_fraction_static
         if mem_fraction_static is not None

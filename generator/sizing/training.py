@@ -59,6 +59,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import multi_gpu_runtime_bytes
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
 from generator.sizing.frameworks import FrameworkProfile, Recipe, framework_profile, logits_bytes_per_element
+from generator.sizing.linear_attention import check_sized_use
 from generator.sizing.lora_modules import (
     LM_HEAD,
     TORCHTUNE_NAMES,
@@ -456,6 +457,8 @@ def size_training(
     buffers on where the board has NVSwitches (SGLang turns them off; NeMo and JAX-Toolbox turn them off
     to save memory). Required, so that no caller gets the PCIe figure by omission.
     """
+    # the activations counted here are attention layers' (Korthikanti et al.); a Gated DeltaNet layer saves others
+    check_sized_use(arch, "training")
     opt = _validate(setup, par.pp)
     if setup.method != "full":
         setup = setup._replace(lora_targets=adapter_targets(arch, setup.lora_targets, setup.framework))

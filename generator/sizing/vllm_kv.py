@@ -18,6 +18,14 @@ The mechanism, from ``vllm/v1/core/kv_cache_utils.py`` (v0.10-v0.11, ``_get_kv_c
   ``max_model_len`` needs: full layers ``ceil(L / block)`` pages, sliding layers
   ``ceil(min(window - 1 + max_num_batched_tokens, L) / block) + 1``, summed over groups.
 
+Linear-attention (Gated DeltaNet) layers are a third kind, ``state`` (``MambaSpec``), as
+``HybridAttentionMambaModelConfig.verify_and_update_config`` sets it up without prefix caching: one page holds one
+sequence's state, the attention block size is raised to the smallest multiple of 16 tokens whose page holds it
+(``16 * ceil(state_page / (16 * attention bytes per token))``), and the state page is padded to the attention page.
+A request takes one page per state group (the state's block size is ``max_model_len``), so the concurrency is
+bounded by the state pages as well as by the full-attention pages; the log's block size is the smallest of the
+groups', ``min(attention block, max_model_len)``.
+
 Later vLLM (``_report_kv_cache_config`` after v0.12) prints ``max_concurrency * max_model_len`` instead;
 ``TOKENS_FROM_CONCURRENCY`` selects that form. Pure: no I/O.
 """
@@ -27,6 +35,7 @@ from __future__ import annotations
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture, Layer
 from generator.sizing.kv_cache import ceil_bytes, layer_elements_per_gpu
+from generator.sizing.linear_attention import has_state, layer_state_bytes, state_bits
 from generator.sizing.weights import Parallelism, stage_layers
 
 #: How the start-up log's token count is formed: vLLM <= 0.11 (blocks per group) or later (concurrency x length).
@@ -37,11 +46,18 @@ TOKENS_FROM_CONCURRENCY = "concurrency"
 #: (kv_cache_utils._get_kv_cache_groups_uniform_page_size: ``max_num_layers < min_num_layers * 1.5``).
 GROUP_SIZE_RATIO = 1.5
 
+#: The layer kind of linear-attention layers: one page of recurrent state per sequence.
+STATE = "state"
+
+#: Attention block sizes are multiples of this when raised to hold a state page (FlashAttention's constraint,
+#: ``kernel_block_alignment_size`` in ``HybridAttentionMambaModelConfig``).
+STATE_BLOCK_ALIGNMENT = 16
+
 
 class LayerTypeKv(NamedTuple):
     """One KV spec of the model on the fullest GPU: its layers, groups and the memory they hold."""
 
-    #: ``full`` or ``sliding:<window tokens>``.
+    #: ``full``, ``sliding:<window tokens>`` or ``state`` (linear attention; bytes per token 0).
     kind: str
     layers: int
     groups: int
@@ -72,11 +88,15 @@ class VllmKvCache(NamedTuple):
 
 
 def _kind(layer: Layer) -> str:
+    if layer.state is not None:
+        return STATE
     return "full" if layer.window_tokens is None else f"sliding:{layer.window_tokens}"
 
 
 def _pages_per_request(kind: str, max_model_len: int, block_tokens: int, max_num_batched_tokens: int) -> int:
     """Pages one request of ``max_model_len`` tokens needs in one layer of ``kind`` (``max_memory_usage_bytes``)."""
+    if kind == STATE:
+        return 1
     if kind == "full":
         return -(-max_model_len // block_tokens)
     window = int(kind.split(":", 1)[1])
@@ -86,6 +106,8 @@ def _pages_per_request(kind: str, max_model_len: int, block_tokens: int, max_num
 
 def _steady_pages(kind: str, max_model_len: int, block_tokens: int) -> int:
     """Pages one request of ``max_model_len`` tokens holds in one layer of ``kind`` while it decodes."""
+    if kind == STATE:
+        return 1
     full = -(-max_model_len // block_tokens)
     if kind == "full":
         return full
@@ -108,8 +130,9 @@ def vllm_kv_cache(
     takes the fewest blocks): with sliding-window layers the binding stage is the one with the most
     full-attention bytes, not the one with the most layers. ``block_tokens`` is the block size of the type
     with the most bytes per token; the others scale up to the same page bytes, as vLLM's
-    ``unify_kv_cache_spec_page_size`` does.
+    ``unify_kv_cache_spec_page_size`` does; with linear-attention layers it is raised to hold a state page.
     """
+    bits = state_bits(arch) if has_state(arch) else 0
     pools = (
         _stage_kv_cache(
             [arch.layers[i] for i in stage],
@@ -120,6 +143,7 @@ def vllm_kv_cache(
             block_tokens,
             max_num_batched_tokens,
             tokens_from,
+            bits,
         )
         for stage in stage_layers(arch.num_layers, par.pp)
     )
@@ -135,6 +159,7 @@ def _stage_kv_cache(
     block_tokens: int,
     max_num_batched_tokens: int,
     tokens_from: str,
+    state_bits: int = 0,
 ) -> VllmKvCache:
     buckets: dict[str, list[Layer]] = {}
     for layer in stage:
@@ -143,19 +168,27 @@ def _stage_kv_cache(
     smallest, largest = min(counts), max(counts)
     group_size = largest if largest < smallest * GROUP_SIZE_RATIO else smallest
     layer_bytes = {
-        kind: ceil_bytes(max(layer_elements_per_gpu(lay, par.tp) for lay in layers) * kv_bits) for kind, layers in buckets.items()
+        kind: ceil_bytes(max(layer_elements_per_gpu(lay, par.tp) for lay in layers) * kv_bits)
+        for kind, layers in buckets.items()
+        if kind != STATE
     }
-    page_bytes = max(layer_bytes.values()) * block_tokens
+    log_block = block_tokens
+    if STATE in buckets:
+        block_tokens, page_bytes = _state_block(buckets[STATE], layer_bytes, par.tp, state_bits, block_tokens)
+        log_block = min(block_tokens, max_model_len)  # the state's block size is max_model_len
+    else:
+        page_bytes = max(layer_bytes.values()) * block_tokens
     num_blocks = max(0, available_bytes // (page_bytes * group_size))
     groups_of = {kind: -(-len(layers) // group_size) for kind, layers in buckets.items()}
     groups = sum(groups_of.values())
     # unify_kv_cache_spec_page_size: a type with fewer bytes per token gets proportionally more tokens per block.
     block_of = {kind: page_bytes // per_token for kind, per_token in layer_bytes.items()}
+    block_of[STATE] = max_model_len
     pages = sum(groups_of[k] * _pages_per_request(k, max_model_len, block_of[k], max_num_batched_tokens) for k in buckets)
     # get_max_concurrency_for_kv_cache_config: request bytes over one block of every group's layers.
     concurrency = num_blocks / pages if pages else 0.0
     steady = sum(groups_of[k] * _steady_pages(k, max_model_len, block_of[k]) for k in buckets)
-    by_blocks = num_blocks // groups * block_tokens
+    by_blocks = num_blocks // groups * log_block
     logged = int(concurrency * max_model_len) if tokens_from == TOKENS_FROM_CONCURRENCY else by_blocks
     by_type = tuple(
         LayerTypeKv(
@@ -164,13 +197,48 @@ def _stage_kv_cache(
             groups=groups_of[kind],
             padding_layers=groups_of[kind] * group_size - len(layers),
             pool_bytes=groups_of[kind] * group_size * num_blocks * page_bytes // groups if groups else 0,
-            layer_bytes_per_token=layer_bytes[kind],
+            layer_bytes_per_token=layer_bytes.get(kind, 0),
         )
         for kind, layers in sorted(buckets.items())
     )
     return VllmKvCache(
         group_size, groups, page_bytes, num_blocks, logged, concurrency, by_type, num_blocks / steady if steady else 0.0
     )
+
+
+def _state_block(
+    layers: list[Layer], layer_bytes: dict[str, int], tp: int, state_bits: int, block_tokens: int
+) -> tuple[int, int]:
+    """(attention block tokens, page bytes) once the attention page is raised to hold one sequence's state.
+
+    ``HybridAttentionMambaModelConfig.verify_and_update_config`` without prefix caching: the smallest multiple of
+    :data:`STATE_BLOCK_ALIGNMENT` tokens whose attention page holds the state page, unless the configured block
+    is larger; the state page is then padded to the attention page. Without attention layers, the state page.
+    """
+    state_page = max(layer_state_bytes(layer, tp, state_bits) for layer in layers)
+    per_token = max(layer_bytes.values(), default=0)
+    if not per_token:
+        return block_tokens, state_page
+    align = STATE_BLOCK_ALIGNMENT
+    block = max(block_tokens, align * -(-state_page // (align * per_token)))
+    return block, block * per_token
+
+
+def pool_pages(pool: VllmKvCache) -> dict[str, int]:
+    """A hybrid linear-attention pool as :class:`~generator.sizing.memory.Capacity` counts sequences in it.
+
+    The pool's blocks, the attention block size (page bytes over one token of an attention layer), the attention
+    groups, and the state groups: a sequence takes one page in each state group (``MambaSpec`` without prefix caching).
+    """
+    attention = [t for t in pool.by_layer_type if t.kind != STATE]
+    state = [t for t in pool.by_layer_type if t.kind == STATE]
+    per_token = max((t.layer_bytes_per_token for t in attention), default=0)
+    return {
+        "rank_pool_blocks": pool.num_blocks,
+        "block_tokens": pool.page_bytes // per_token if per_token else 1,
+        "attention_groups": sum(t.groups for t in attention),
+        "state_pages_per_sequence": sum(t.groups for t in state),
+    }
 
 
 def request_kv_bytes(
@@ -186,11 +254,20 @@ def request_kv_bytes(
     ``check_enough_kv_cache_memory`` sums every layer's ``max_memory_usage_bytes`` (no group padding): a full
     layer ``ceil(L / block)`` pages, a sliding layer ``ceil(min(window - 1 + max_num_batched_tokens, L) / block) + 1``,
     each page ``block_tokens`` tokens of that layer's KV. vLLM refuses to start when this exceeds the available
-    KV memory and prints it ("X GiB KV cache is needed").
+    KV memory and prints it ("X GiB KV cache is needed"). With linear-attention layers every page is the raised
+    attention page, and a state layer needs one.
     """
+    state_page = 0
+    if has_state(arch):
+        pool = vllm_kv_cache(arch, kv_bits, 0, max_model_len, par, block_tokens, max_num_batched_tokens)
+        state_page = pool.page_bytes
+        block_tokens = pool.page_bytes // max(1, *(t.layer_bytes_per_token for t in pool.by_layer_type))
 
     def layer_bytes(layer: Layer) -> int:
+        kind = _kind(layer)
+        if kind == STATE:
+            return state_page
         page = ceil_bytes(layer_elements_per_gpu(layer, par.tp) * kv_bits) * block_tokens
-        return _pages_per_request(_kind(layer), max_model_len, block_tokens, max_num_batched_tokens) * page
+        return _pages_per_request(kind, max_model_len, block_tokens, max_num_batched_tokens) * page
 
     return max(sum(layer_bytes(arch.layers[i]) for i in stage) for stage in stage_layers(arch.num_layers, par.pp))
