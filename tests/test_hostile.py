@@ -405,3 +405,14 @@ def test_rendered_names_fit_kubernetes_and_file_systems(tmp_path: Path, capsys: 
             assert len(value) <= 63
     for path in (tmp_path / "out").rglob("*"):
         assert len(path.name.encode()) <= 255
+
+
+def test_a_git_lfs_pointer_is_named_as_one(tmp_path: Path) -> None:
+    """fuzz23 item 14: a clone without git-lfs leaves pointers; one read "not a safetensors file (its header length...)"."""
+    from generator.calculator.safetensors_header import read_header
+
+    path = tmp_path / "model.safetensors"
+    path.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:" + "0" * 64 + "\nsize 16060522624\n")
+    with pytest.raises(InputError) as info:
+        read_header(str(path))
+    assert str(info.value) == f"{path}: a Git LFS pointer, not the safetensors file: fetch it (git lfs pull)"

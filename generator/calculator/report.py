@@ -41,7 +41,7 @@ def plan_text(plan: Plan) -> str:
         f"{plan.workload}: {t['gpus']:,} GPUs{idle} on {t['nodes']:,} node(s)"
         + (f" in {t['racks']:,} rack(s)" if plan.provider == "baremetal" else "")  # a cloud's instances: no rack of yours
         + ", "
-        f"{t['power_w'] / 1000:.1f} kW, {cost}",
+        f"{t['power_w'] / 1000:,.1f} kW, {cost}",
         "",
     ]
     for pool in plan.pools:
@@ -75,7 +75,7 @@ def plan_text(plan: Plan) -> str:
         for c in d.runners_up:
             price = cost_text(c)
             lines.append(
-                f"  runner-up: {c.summary} ({c.gpus_bought} GPUs {had}, {c.gpus} used, {c.power_w / 1000:.1f} kW, {price})"
+                f"  runner-up: {c.summary} ({c.gpus_bought} GPUs {had}, {c.gpus} used, {c.power_w / 1000:,.1f} kW, {price})"
             )
     if plan.findings:
         lines.append("")

@@ -98,6 +98,10 @@ def tensors_of_header(header: object, label: str, data_bytes: int | None = None)
     return out
 
 
+#: How a Git LFS pointer file begins (https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md).
+GIT_LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
+
+
 def read_header(path: str) -> list[Tensor]:
     """Read only the header of one ``.safetensors`` file."""
     if not os.path.isfile(path):
@@ -107,6 +111,8 @@ def read_header(path: str) -> list[Tensor]:
             head = fh.read(8)
             if len(head) < 8:
                 raise InputError(f"{path}: too short to be a safetensors file")
+            if head == GIT_LFS_POINTER[:8]:  # fuzz23 item 14: the file a clone without git-lfs leaves
+                raise InputError(f"{path}: a Git LFS pointer, not the safetensors file: fetch it (git lfs pull)")
             (length,) = struct.unpack("<Q", head)
             size = os.path.getsize(path)
             if length > min(MAX_HEADER_BYTES, size - 8):

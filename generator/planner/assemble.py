@@ -1160,7 +1160,13 @@ def _chain_share(job: Sequenced, pool: Pool, said: Turn, chain: dict[str, Any]) 
     own = hours[job.position]
     timed = None not in hours and 0.0 not in hours
     total = math.fsum(h or 0.0 for h in hours)
-    share = (own or 0.0) / total if timed else 1 / len(hours)
+    shares = [(h or 0.0) / total for h in hours] if timed else [1 / len(hours)] * len(hours)
+    before, upto = math.fsum(shares[: job.position]), math.fsum(shares[: job.position + 1])
+
+    def part(whole: float | None, digits: int | None) -> float | None:
+        # the rounded cumulative shares' steps, so that the jobs' figures add up to the chain's (fuzz23 item 16)
+        return None if whole is None else round(round(whole * upto, digits) - round(whole * before, digits), digits)
+
     basis = (
         f"{own:.1f} of the {total:.1f} h the sequence {said.sequence} holds pool {pool.name} (its servers' cost split "
         "between its jobs by their hours)"
@@ -1171,9 +1177,9 @@ def _chain_share(job: Sequenced, pool: Pool, said: Turn, chain: dict[str, Any]) 
     out = {
         **chain,
         "cost_share": basis,
-        "capex_usd": None if chain["capex_usd"] is None else round(chain["capex_usd"] * share),
-        "opex_usd_per_month": None if chain["opex_usd_per_month"] is None else round(chain["opex_usd_per_month"] * share, 2),
-        "usd_per_month": None if chain["usd_per_month"] is None else round(chain["usd_per_month"] * share, 2),
+        "capex_usd": part(chain["capex_usd"], None),
+        "opex_usd_per_month": part(chain["opex_usd_per_month"], 2),
+        "usd_per_month": part(chain["usd_per_month"], 2),
     }
     out.pop("usd_per_job", None)
     out.pop("gpu_hours_per_job", None)
