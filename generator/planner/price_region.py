@@ -178,7 +178,10 @@ def _region_basis(wl: Workload, region: str) -> str:
     )
     if asked is not None:
         return f"{counts[asked]} of the allowed types are priced in {asked}; {rule}"
-    return f"the workload names no region; {rule}"
+    if provider == "gcp":
+        return f"kubernetes.location names no region; {rule}"
+    # newuser26 item 5: "the workload names no region" read as if an AWS or Azure one could be named
+    return f"no field names an {provider} region: another region's rates go under prices, USD per node-hour; {rule}"
 
 
 def unpriced_in_region_why(provider: str, platform_id: str, region: str) -> str | None:
