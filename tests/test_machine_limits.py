@@ -235,3 +235,19 @@ def test_a_cloud_instance_without_local_nvme_says_where_the_files_go(tmp_path: P
     assert storage.level == "info"
     assert "has no local NVMe (instance store)" in storage.message
     assert "boot disk or an attached Persistent Disk / Hyperdisk" in storage.message
+
+
+@pytest.mark.parametrize(
+    ("cpu", "sockets", "gpus", "lanes", "warned"),
+    [
+        ("ryzen-9-7950x", 1, 2, None, False),  # x8 / x8 from the CPU
+        ("ryzen-9-7950x", 1, 3, None, True),  # fuzz23 item 13: 16 GPUs on AM5 took x8 each
+        ("ryzen-9-7950x", 1, 16, 1, False),  # the lanes given are the machine's wiring
+        ("epyc-9654", 1, 16, None, False),  # 128 lanes: x8 each
+        ("xeon-platinum-8480-plus", 1, 16, None, False),  # 80 lanes: x4 or more for up to 20
+        ("core-i9-14900k", 1, 4, None, True),
+    ],
+)
+def test_gpus_past_the_cpus_own_slots_are_warned(cpu: str, sockets: int, gpus: int, lanes: int | None, warned: bool) -> None:
+    spec = FixedSpec(gpu="rtx-4090-24gb", gpu_count=gpus, ram_gib=64.0, cpu=cpu, cpu_sockets=sockets, pcie_lanes=lanes)
+    assert ("gpus-beyond-cpu-slots" in codes(spec)) is warned

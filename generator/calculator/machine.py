@@ -212,6 +212,31 @@ def gpus_split_packages(spec: FixedSpec) -> str | None:
     )
 
 
+#: PCIe lanes below which a GPU slot is not counted as one the CPU gives (x4: the narrowest link a GPU is sold for).
+NARROWEST_GPU_SLOT_LANES = 4
+
+
+def gpus_beyond_cpu_slots(spec: FixedSpec) -> str | None:
+    """Why the catalog CPU named gives no slot of its own to each of the GPUs given (fuzz23 item 13), else None.
+
+    A desktop CPU wires at most two GPU slots (x16, or x8/x8: ``gpu_slot_lanes``); any CPU at least x4 a GPU from its
+    lanes. More GPUs hang off the chipset, risers or a PCIe switch, which the plan does not model.
+    """
+    cpu = _given_cpu(spec)
+    if cpu is None or spec.pcie_lanes is not None:
+        return None
+    slots = max((count for count, _ in cpu.gpu_slot_lanes), default=None)
+    if slots is None and cpu.pcie_lanes:
+        slots = spec.cpu_sockets * cpu.pcie_lanes // NARROWEST_GPU_SLOT_LANES
+    if slots is None or spec.gpu_count <= slots:
+        return None
+    return (
+        f"{spec.gpu_count} GPUs: the {cpu.name} gives GPU slots to at most {slots} from its own PCIe lanes; the rest "
+        "would hang off the chipset, risers or a PCIe switch, which the plan does not model (its PCIe figures take each "
+        "GPU at the CPU's split): give pcie_lanes as the machine wires them"
+    )
+
+
 def machine_findings(spec: FixedSpec) -> list[tuple[Literal["info", "warning"], str, str, str]]:
     """(level, code, field, message) of what a machine as given assumes or cannot be.
 
@@ -225,6 +250,7 @@ def machine_findings(spec: FixedSpec) -> list[tuple[Literal["info", "warning"], 
         ("warning", "ddr-speed-beyond-cpu", "ddr_mt_per_s", ddr_beyond_cpu(spec)),
         ("info", "ddr-two-dimms-per-channel", "ram_gib", ram_dimm_note(spec)),
         ("warning", "gpu-count-splits-package", "gpu_count", gpus_split_packages(spec)),
+        ("warning", "gpus-beyond-cpu-slots", "gpu_count", gpus_beyond_cpu_slots(spec)),
         ("info", "pcie-not-applied", "", pcie_not_applied(spec)),
     )
     return [(level, code, field, message) for level, code, field, message in said if message]
