@@ -275,9 +275,20 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         b = _deployment_row(new_deps[name]) if name in new_deps else None
         if a != b:
             deployments.append({"deployment": name, "old": a, "new": b})
-    out = {"totals": totals, "replacements": pool_replacements(old, new), "pools": pools, "deployments": deployments}
+    moved = _provider_change(old, new)
+    # another provider's pools are another cluster: none of them replaces a node in place (newuser26 item 9)
+    replacements = [] if moved else pool_replacements(old, new)
+    out = {"totals": totals, "replacements": replacements, "pools": pools, "deployments": deployments}
     payback = buy_vs_rent(old, new)
-    return out | ({"buy_vs_rent": payback} if payback else {})
+    return out | ({"buy_vs_rent": payback} if payback else {}) | ({"provider_change": moved} if moved else {})
+
+
+def _provider_change(old: dict[str, Any], new: dict[str, Any]) -> dict[str, str] | None:
+    """``{"old": provider, "new": provider}`` where both plans have pools, on different providers; else None."""
+    a, b = old.get("provider"), new.get("provider")
+    if not (old["pools"] and new["pools"]) or not isinstance(a, str) or not isinstance(b, str) or a == b:
+        return None
+    return {"old": a, "new": b}
 
 
 def buy_vs_rent(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
@@ -736,6 +747,13 @@ def markdown_diff(result: dict[str, Any]) -> str:
     if result.get("old_errors"):
         lines += ["OLD could not be planned; its fleet is counted as empty. specgen said:", ""]
         lines += [f"- {md_text(one_line(line))}" for line in result["old_errors"]] + [""]
+    if moved := result.get("provider_change"):
+        lines += [
+            f"**Provider changes: {md_text(one_line(str(moved['old'])))} → {md_text(one_line(str(moved['new'])))}.** "
+            "The new fleet is another provider's cluster: its pools are created there and the old ones deleted, "
+            "none resized or replaced in place.",
+            "",
+        ]
     lines += replacement_lines(result.get("replacements", []))
     if "buy_vs_rent" in result:
         lines += [md_text(buy_vs_rent_line(result["buy_vs_rent"])), ""]

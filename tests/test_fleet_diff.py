@@ -595,3 +595,18 @@ def test_an_unchanged_workload_with_a_local_model_reads_unchanged(
     (entry,) = compare_with_base("HEAD", [path])["files"]
     assert entry["status"] == "unchanged", entry
     assert "base_errors" not in entry
+
+
+def test_a_change_of_provider_is_said_and_not_counted_as_replacements(tmp_path: Path) -> None:
+    """newuser26 item 9: AWS -> Azure read "Node pools replaced, not resized: 1 node(s) deleted and 1 created"."""
+    from generator.api import plan_file
+
+    aws = VALID.replace("gpus: [l40s-48gb]", "provider: aws")
+    (tmp_path / "aws.yaml").write_text(aws)
+    (tmp_path / "azure.yaml").write_text(aws.replace("provider: aws", "provider: azure"))
+    old, new = (plan_file(str(tmp_path / f"{p}.yaml"))[1].to_dict() for p in ("aws", "azure"))
+    result = diff_plans(old, new)
+    assert result["provider_change"] == {"old": "aws", "new": "azure"} and result["replacements"] == []
+    text = markdown_diff(result)
+    assert "**Provider changes: aws → azure.**" in text and "replaced, not resized" not in text
+    assert "provider_change" not in diff_plans(old, old)
