@@ -26,6 +26,7 @@ from generator.planner.inventory import ServerKey, free_servers, owned_groups, t
 from generator.planner.multi_host import hosts_per_replica, multi_host_note
 from generator.planner.naming import MAX_NODES_PER_POOL, max_pool_name, unique_pool_names
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, node_cpu
+from generator.planner.online_quantization import quantized_online_from, served_file_bytes
 from generator.planner.option import Option, pool_labels
 from generator.planner.options import allowed_hardware, ties_before_headroom
 from generator.planner.plan import DeploymentPart, DeploymentPlan, Finding, Level, Plan, Pool, sorted_findings
@@ -424,6 +425,8 @@ def _inference_details(
         details.update(pooling_details(model, spec, point, shape.max_point))
         for key in ("ttft_p95_s", "tpot_s", "max_output_tokens_per_s_per_replica", "slo_ttft_p95_ms", "slo_tpot_ms"):
             del details[key]
+    if (own := quantized_online_from(model, shape.fmt.name)) is not None:  # the engine quantizes it as it loads it
+        details["quantized_online_from"] = own
     if spec.engine != "vllm":
         details["serving_engine"] = spec.engine
     else:  # vLLM --max-num-batched-tokens: its profiling run reserves memory for that many tokens
@@ -992,6 +995,7 @@ def build_plan(
     deployments = []
     per_run: set[str] = set()  # deployments billed per run (training jobs on rented servers)
     free = free_servers(wl)  # owned servers still free as each deployment is placed (in the order they were chosen)
+    not_on_demand: set[str] = set()  # pools already warned of as not sold on demand: once a pool (newuser26 item 8)
     for index, opt, rest in chosen:
         dep = wl.deployments[index]
         model = loaded.models[dep.name]
@@ -1073,8 +1077,13 @@ def build_plan(
             reasons.append(f"ranked by {objective}, not {wl.objective}: a candidate had no price (see findings)")
         for part in ranked_as.pieces:
             priced = part.candidate.usd_per_hour is not None
+            pool_name = pool_of.get((index, part.server_kind), part.hardware.platform.id)  # a chain's: its platform's
+            if part.hardware.platform.not_on_demand and pool_name in not_on_demand:
+                continue
             if not priced or part.hardware.platform.not_on_demand:
                 findings.append(_no_price(part.hardware.platform, part.hardware.gpu.id, index, priced))
+            if part.hardware.platform.not_on_demand:
+                not_on_demand.add(pool_name)
         deployments.append(
             DeploymentPlan(
                 name=dep.name,
@@ -1490,8 +1499,15 @@ def _pool(
     wl = loaded.workload
     first = unit[0][1]
     names = [wl.deployments[i].name for i, _ in unit]
+    # a service quantized online keeps its checkpoint's files, not the served bytes (newuser26 item 2)
+    files = [
+        served_file_bytes(loaded.models[wl.deployments[i].name], o.shape.fmt.name, o.needs.model_file_bytes)
+        if isinstance(o.shape, ReplicaShape)
+        else o.needs.model_file_bytes
+        for i, o in unit
+    ]
     needs = NodeNeeds(
-        model_file_bytes=sum(o.needs.model_file_bytes for _, o in unit),
+        model_file_bytes=sum(files),
         host_ram_bytes=max(o.needs.host_ram_bytes for _, o in unit),
         dataset_bytes=sum(o.needs.dataset_bytes for _, o in unit),
         checkpoint_bytes=sum(o.needs.checkpoint_bytes for _, o in unit),
@@ -1528,6 +1544,7 @@ def _pool(
         price_estimated=cost.estimated,
         idle_gpus=node.gpus * nodes - used,
         owned_nodes=owned,
+        files_bytes=needs.model_file_bytes + needs.dataset_bytes + needs.checkpoint_bytes,
     )
 
 
@@ -1717,9 +1734,14 @@ def _no_price(platform: PlatformSpec, gpu_id: str, index: int, priced: bool) -> 
             "warning",
             "not-on-demand",
             f"{platform.id} is sold through {platform.not_on_demand}, not on demand: its nodes launch only on such "
-            "capacity (a reservation you hold), which the rendered node pools and groups do not request: point them at "
-            f"it (EKS capacity_type and the launch template's capacity reservation, Karpenter's reserved capacity type, "
-            f"GKE's reservationAffinity) before applying; {price}",
+            "capacity (a reservation you hold), which the rendered EKS node groups and GKE node pools do not request"
+            + (
+                " (an AWS Karpenter NodePool asks for the reservation tagged for it: the karpenter-reserved-capacity finding)"
+                if platform.provider == "aws"
+                else ""
+            )
+            + ": point them at it (EKS capacity_type and the launch template's capacity reservation, GKE's "
+            f"reservationAffinity) before applying; {price}",
             f"deployments[{index}]",
         )
     return Finding(

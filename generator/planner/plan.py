@@ -113,6 +113,9 @@ class Pool(NamedTuple):
     owned_hosts: tuple[str, ...] = ()
     #: Rented for finite training jobs and costed per job: its nodes run only while a job does (scaled from zero).
     per_job: bool = False
+    #: Bytes of files one node keeps on its disks: the model files of its deployments (a checkpoint quantized as it
+    #: loads is kept in its own format), a training job's dataset and checkpoints (what its local NVMe is sized for).
+    files_bytes: int = 0
 
     @property
     def hosts(self) -> int:

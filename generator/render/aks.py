@@ -17,12 +17,21 @@ from generator.planner.plan import Pool
 from generator.render.gpu_sharing import advertised_per_gpu
 from generator.render.karpenter_aws import karpenter_node_pool
 from generator.render.kube_objects import dns_name
+from generator.render.node_disk import AKS_DEFAULT_OS_DISK_GB, AKS_MAX_OS_DISK_GB, NodeDisk
 from generator.render.node_tags import node_tags
 from generator.workload.models import GpuSharing
 
 
-def aks_node_class(pool: Pool, workload: str) -> dict[str, Any]:
-    """``AKSNodeClass`` of one pool: Ubuntu 22.04 image, AKS-managed GPU driver (NVIDIA), pool tags on the VMs."""
+def aks_node_class(pool: Pool, workload: str, disk: NodeDisk) -> dict[str, Any]:
+    """``AKSNodeClass`` of one pool: Ubuntu 22.04 image, AKS-managed GPU driver (NVIDIA), OS disk, pool tags on the VMs.
+
+    ``osDiskSizeGB`` holds the node's model files and engine images (``disk``, :mod:`generator.render.node_disk`):
+    kubelet and containerd write to the OS disk, whose default is 128 GB (the CRD's default; newuser26 item 2: a pool's
+    ~250 GB of checkpoints). The class has no field that puts them on the VM's local NVMe; AKS places the OS disk
+    itself on the VM's local storage (an ephemeral OS disk) where that size fits it, else on a managed disk
+    (https://learn.microsoft.com/en-us/azure/virtual-machines/ephemeral-os-disks-faq), and pods reach the local NVMe
+    data disks only through Azure Container Storage volumes (https://learn.microsoft.com/en-us/azure/aks/best-practices-storage-nvme).
+    """
     managed = gpus()[pool.node.gpu_id].vendor == "nvidia"
     return {
         "apiVersion": "karpenter.azure.com/v1beta1",
@@ -31,21 +40,31 @@ def aks_node_class(pool: Pool, workload: str) -> dict[str, Any]:
         "spec": {
             "imageFamily": "Ubuntu2204",
             "gpu": {"mode": "Driver" if managed else "None"},
+            "osDiskSizeGB": min(max(disk.root_gib, AKS_DEFAULT_OS_DISK_GB), AKS_MAX_OS_DISK_GB),
             "tags": node_tags("azure", pool.name, workload),
         },
     }
 
 
 def aks_objects(
-    pools: list[Pool], workload: str, *, shares: Mapping[str, GpuSharing | None], serving: frozenset[str]
+    pools: list[Pool],
+    workload: str,
+    *,
+    shares: Mapping[str, GpuSharing | None],
+    serving: frozenset[str],
+    disks: Mapping[str, NodeDisk],
 ) -> list[dict[str, Any]]:
-    """NodePool + AKSNodeClass for each pool (``shares``: GPU sharing by pool; ``serving``: pools a service runs in)."""
+    """NodePool + AKSNodeClass for each pool.
+
+    ``shares``: GPU sharing by pool; ``serving``: pools a service runs in; ``disks``: what each pool's nodes keep on
+    their OS disk.
+    """
     objects: list[dict[str, Any]] = []
     for pool in pools:
         per_gpu = advertised_per_gpu(pool, shares.get(pool.name))
         azure = ("karpenter.azure.com", "AKSNodeClass")
         objects += [
             karpenter_node_pool(pool, azure, "karpenter.azure.com/sku-gpu-count", per_gpu, serving=pool.name in serving),
-            aks_node_class(pool, workload),
+            aks_node_class(pool, workload, disks[pool.name]),
         ]
     return objects

@@ -113,8 +113,20 @@ def host_vars(node: NodeSpec, vendor: str, driver_override: str | None, ubuntu_r
     }
 
 
+#: Who installs the NVIDIA driver on a cloud's Kubernetes GPU nodes, as the group vars name it: the EKS AL2023 NVIDIA
+#: AMI ships it (specgen pins the AMI release, not the driver it carries: the catalog's ``eks-optimized-ami-al2023``
+#: note), AKS installs it on NVIDIA sizes (the AKSNodeClass's ``gpu.mode: Driver``).
+CLOUD_DRIVER_OWNER = {"aws": "eks-ami", "azure": "aks"}
+
+
 def driver_group_vars(node: NodeSpec, driver_override: str | None) -> dict[str, Any]:
-    """The NVIDIA driver a pool's hosts run: Ansible installs it where it owns it (bare metal; a cloud image has one)."""
+    """The NVIDIA driver a pool's hosts run: Ansible installs it where it owns it (bare metal; a cloud image has one).
+
+    On an EKS or AKS node the image or AKS owns the driver: the vars name the owner and no version or branch, which
+    specgen does not know there (newuser26 item 10), as a GKE pool's do (:func:`~generator.render.gke.gke_driver_vars`).
+    """
+    if node.provider in CLOUD_DRIVER_OWNER:
+        return {"install": False, "managed_by": CLOUD_DRIVER_OWNER[node.provider]}
     version = driver_version(driver_override)
     return {
         "install": driver_owner(node.provider, ansible_owns_driver=True) == "ansible",  # these vars are Ansible's
@@ -253,6 +265,33 @@ def pooling_engine_vars(task: str, engine: str) -> dict[str, Any]:
     return {"task": task, "runner": "pooling", "convert": convert, "args": ["--runner", "pooling", "--convert", convert]}
 
 
+#: Each engine's ``--kv-cache-dtype`` value for an FP8 KV cache: vLLM's ``fp8`` (E4M3 on CUDA,
+#: https://docs.vllm.ai/en/stable/features/quantization/quantized_kvcache/), SGLang's ``fp8_e4m3``
+#: (https://docs.sglang.io/advanced_features/server_arguments.html). A 16-bit cache is each engine's ``auto``.
+FP8_KV_CACHE_DTYPE = {"vllm": "fp8", "sglang": "fp8_e4m3"}
+
+
+def quantization_engine_vars(d: DeploymentPlan, engine: str) -> dict[str, Any]:
+    """The quantization a service's sizing counts on, as its engine's flags (newuser26 item 4).
+
+    A 16-bit checkpoint served in FP8 is quantized as the engine loads it only when started with
+    ``--quantization fp8`` (vLLM: https://docs.vllm.ai/en/stable/features/quantization/fp8/ "Online Dynamic
+    Quantization"; SGLang: ``--quantization fp8`` on a 16-bit checkpoint,
+    https://docs.sglang.io/advanced_features/server_arguments.html); without it the
+    engine loads the 16-bit weights and the plan's KV pool is not there. An FP8 KV cache is ``--kv-cache-dtype``
+    (both engines default to the model's dtype). A checkpoint already quantized says so in its config: no flag.
+    """
+    out: dict[str, Any] = {}
+    args: list[str] = []
+    if d.details.get("quantized_online_from") is not None:
+        out["quantization"] = d.precision
+        args += ["--quantization", d.precision]
+    if d.kv_cache_precision == "fp8" and engine in FP8_KV_CACHE_DTYPE:
+        out["kv_cache_dtype"] = FP8_KV_CACHE_DTYPE[engine]
+        args += ["--kv-cache-dtype", FP8_KV_CACHE_DTYPE[engine]]
+    return {**out, "args": args} if args else {}
+
+
 #: A chain job's turn on its pool (``training.run_after``), as its group vars name it: the plan's detail for each.
 SEQUENCE_KEYS = {
     "order": "sequence",
@@ -313,6 +352,9 @@ def _deployment_vars(
             out["engine"]["gpu_memory_utilization"] = gpu_memory_utilization  # vLLM --gpu-memory-utilization
         if (task := d.details.get("task")) is not None:  # a pooling service: vLLM --runner pooling, SGLang --is-embedding
             out["engine"].update(pooling_engine_vars(str(task), str(out["engine"]["name"])))
+        if quantized := quantization_engine_vars(d, str(out["engine"]["name"])):  # --quantization, --kv-cache-dtype
+            args = [*out["engine"].get("args", []), *quantized.pop("args")]
+            out["engine"].update(quantized, args=args)
         if d.details.get("recurrent_state_bytes_per_sequence"):
             # the hybrid pool was sized with one state page a sequence (mamba_cache_mode "none"); prefix caching would
             # keep states at block boundaries (mamba_cache_mode "align" / "all") and hold more pages a sequence

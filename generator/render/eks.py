@@ -10,8 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
-from generator.render.karpenter_aws import efa_cards
+from generator.render.env import to_yaml
+from generator.render.karpenter_aws import ROOT_DEVICE, efa_cards
 from generator.render.kube_objects import crosses_nodes, dns_name
+from generator.render.node_disk import NodeDisk, node_disks
 from generator.render.node_tags import node_tags
 from generator.workload.models import Workload
 
@@ -21,8 +23,38 @@ PATH = "terraform/eks-managed-node-groups.tfvars.json"
 TAINT_EFFECT = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
 
 
-def node_group(pool: Pool, workload: str, together: bool = False) -> dict[str, Any]:
+#: AL2023's nodeadm puts kubelet and containerd on the instance store striped as RAID0 (``spec.instance.localStorage``,
+#: https://awslabs.github.io/amazon-eks-ami/nodeadm/doc/api/#localstorageoptions; the EKS AMI's user guide, "RAID-0 for
+#: kubelet and containerd", https://github.com/awslabs/amazon-eks-ami/blob/main/doc/USER_GUIDE.md); a cloud-init part
+#: of type ``application/node.eks.aws`` before nodeadm's own (terraform-aws-eks ``cloudinit_pre_nodeadm``).
+LOCAL_STORAGE_RAID0 = {
+    "apiVersion": "node.eks.aws/v1alpha1",
+    "kind": "NodeConfig",
+    "spec": {"instance": {"localStorage": {"strategy": "RAID0"}}},
+}
+
+
+def node_disk_vars(disk: NodeDisk) -> dict[str, Any]:
+    """Where a node group's nodes keep their files: the instance store as RAID0, else a root volume sized for them.
+
+    The group's launch template is the module's own (``use_custom_launch_template`` defaults to true), so the root
+    volume is a ``block_device_mappings`` entry: ``disk_size`` applies only to EKS's default template, and the AMI's
+    own root volume is 20 GiB (terraform-aws-eks modules/eks-managed-node-group/variables.tf).
+    """
+    if disk.local:
+        return {
+            "cloudinit_pre_nodeadm": [
+                {"content_type": "application/node.eks.aws", "content": "---\n" + to_yaml(LOCAL_STORAGE_RAID0)}
+            ]
+        }
+    ebs = {"volume_size": disk.root_gib, "volume_type": "gp3", "delete_on_termination": True, "encrypted": True}
+    return {"block_device_mappings": {"xvda": {"device_name": ROOT_DEVICE, "ebs": ebs}}}
+
+
+def node_group(pool: Pool, workload: str, disk: NodeDisk, together: bool = False) -> dict[str, Any]:
     """One managed node group: the planned instance type and size, the NVIDIA AL2023 AMI, labels, taints and tags.
+
+    ``disk``: where its nodes keep their model files and images (:func:`node_disk_vars`, newuser26 item 2).
 
     ``tags`` (terraform-aws-eks v21 ``eks_managed_node_groups[*].tags``, map(string)) go to every resource of the
     group, instances included: the module's launch template tags ``tag_specifications``, by default
@@ -44,6 +76,7 @@ def node_group(pool: Pool, workload: str, together: bool = False) -> dict[str, A
             for k, v, e in pool.taints
         },
         "tags": node_tags("aws", pool.name, workload),
+        **node_disk_vars(disk),
     }
     if efa_cards(pool):
         group["enable_efa_support"] = True
@@ -63,9 +96,10 @@ def placement_grouped(plan: Plan, pool: Pool) -> bool:
 
 def eks_managed_node_groups(plan: Plan) -> dict[str, Any]:
     """The variable value, keyed by pool name."""
+    disks = node_disks(plan)
     return {
         "eks_managed_node_groups": {
-            pool.name: node_group(pool, plan.workload, placement_grouped(plan, pool))
+            pool.name: node_group(pool, plan.workload, disks[pool.name], placement_grouped(plan, pool))
             for pool in plan.pools
             if pool.node.provider == "aws"
         }

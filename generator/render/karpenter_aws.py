@@ -3,8 +3,9 @@
 The NodePool asks for exactly the planned instance type and GPU count, carries the pool's labels and taints, caps a
 serving pool at the planned GPUs plus one node (the replacement / surge slot) and a per-job pool at the planned GPUs,
 and disrupts GPU nodes only when they are empty, one at a time, never by expiry. The EC2NodeClass pins the EKS
-AL2023 AMI release, stripes the instance store as RAID0 (model cache), and attaches one EFA interface per network
-card on EFA instances.
+AL2023 AMI release, stripes the instance store as RAID0 where it holds the node's model files and images, else sizes
+the root volume for them (:mod:`generator.render.node_disk`), and attaches one EFA interface per network card on EFA
+instances.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from generator.catalog import software
+from generator.catalog import platforms, software
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.gpu_sharing import advertised_per_gpu
 from generator.render.kube_objects import dns_name, gpu_resource, node_taints
+from generator.render.node_disk import AKS_MAX_OS_DISK_GB, NodeDisk, root_disk_gib
 from generator.render.node_tags import node_tags
 from generator.workload.models import GpuSharing
 
@@ -60,8 +62,13 @@ def network_interfaces(pool: Pool) -> list[dict[str, Any]]:
     return interfaces
 
 
-def ec2_node_class(pool: Pool, cluster: str, workload: str) -> dict[str, Any]:
-    """``EC2NodeClass`` of one pool."""
+def ec2_node_class(pool: Pool, cluster: str, workload: str, disk: NodeDisk) -> dict[str, Any]:
+    """``EC2NodeClass`` of one pool; ``disk``: where its nodes keep their files (:mod:`generator.render.node_disk`).
+
+    Where the instance store holds them, kubelet and containerd go on it as one RAID0 array (``instanceStorePolicy``);
+    otherwise on the root volume, sized for them: the AL2023 alias's own is 20 GiB (``/dev/xvda``,
+    https://karpenter.sh/v1.14/concepts/nodeclasses/#specblockdevicemappings).
+    """
     discovery = [{"tags": {"karpenter.sh/discovery": cluster}}]
     spec: dict[str, Any] = {
         "amiSelectorTerms": [{"alias": f"al2023@{software('eks-optimized-ami-al2023')['version']}"}],
@@ -71,16 +78,29 @@ def ec2_node_class(pool: Pool, cluster: str, workload: str) -> dict[str, Any]:
         "metadataOptions": {"httpTokens": "required", "httpPutResponseHopLimit": 1},
         "tags": node_tags("aws", pool.name, workload),
     }
-    if pool.node.nvme_drives > 0:
+    if disk.local:
         spec["instanceStorePolicy"] = "RAID0"
+    else:
+        spec["blockDeviceMappings"] = [{"deviceName": ROOT_DEVICE, "rootVolume": True, "ebs": root_ebs(disk)}]
     if interfaces := network_interfaces(pool):
         spec["networkInterfaces"] = interfaces
+    if reserved_only(pool):  # the reservation the user tags for this pool (newuser26 item 8)
+        spec["capacityReservationSelectorTerms"] = [{"tags": {RESERVATION_TAG: dns_name(pool)}}]
     return {
         "apiVersion": "karpenter.k8s.aws/v1",
         "kind": "EC2NodeClass",
         "metadata": {"name": dns_name(pool)},
         "spec": spec,
     }
+
+
+#: The EKS AL2023 AMI's root device (Karpenter's default mapping for the AL2023 alias, and terraform-aws-eks's examples).
+ROOT_DEVICE = "/dev/xvda"
+
+
+def root_ebs(disk: NodeDisk) -> dict[str, Any]:
+    """The root EBS volume of ``disk``'s size (gp3, deleted with the node), as an EC2NodeClass writes it."""
+    return {"volumeSize": f"{disk.root_gib}Gi", "volumeType": "gp3", "deleteOnTermination": True, "encrypted": True}
 
 
 def serving_pools(plan: Plan) -> frozenset[str]:
@@ -97,6 +117,18 @@ def limit_nodes(pool: Pool, serving: bool) -> int:
     return pool.nodes + (REPLACEMENT_NODES if serving else 0)
 
 
+#: The tag an EC2 capacity reservation (a Capacity Block for ML is one) carries for a pool's EC2NodeClass to select it:
+#: its value is the pool's NodePool name. Karpenter selects reservations by tag or id (``capacityReservationSelectorTerms``)
+#: and launches ``reserved`` capacity on them with its ``ReservedCapacity`` feature gate, Capacity Blocks since v1.6
+#: (https://karpenter.sh/v1.14/tasks/odcrs/).
+RESERVATION_TAG = "specgen.dev/capacity-reservation"
+
+
+def reserved_only(pool: Pool) -> bool:
+    """Whether the pool's AWS instance type is sold only through reservations (Capacity Blocks), not on demand."""
+    return pool.node.provider == "aws" and platforms()[pool.node.platform_id].not_on_demand is not None
+
+
 def karpenter_node_pool(
     pool: Pool, node_class: tuple[str, str], gpu_count_label: str, devices_per_gpu: int = 1, *, serving: bool = True
 ) -> dict[str, Any]:
@@ -104,14 +136,16 @@ def karpenter_node_pool(
 
     ``node_class``: (API group, kind) of the provider's node class; ``gpu_count_label``: the provider's
     well-known label for GPUs per instance; ``devices_per_gpu``: GPU resources the device plugin advertises per
-    physical GPU (:func:`generator.render.gpu_sharing.advertised_per_gpu`). On-demand only, never expired, removed
-    only when empty (a per-job pool's nodes sooner, :data:`PER_JOB_NODE_GRACE`); limits: :func:`limit_nodes`.
+    physical GPU (:func:`generator.render.gpu_sharing.advertised_per_gpu`). On-demand only (reserved capacity for an
+    instance type not sold on demand, :func:`reserved_only`), never expired, removed only when empty (a per-job pool's
+    nodes sooner, :data:`PER_JOB_NODE_GRACE`); limits: :func:`limit_nodes`.
     """
     node = pool.node
+    capacity = "reserved" if reserved_only(pool) else "on-demand"
     requirements = [
         {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [str(node.instance_type)]},
         {"key": gpu_count_label, "operator": "In", "values": [str(node.gpus)]},
-        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": [capacity]},
         {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]},
     ]
     group, kind = node_class
@@ -147,15 +181,20 @@ def karpenter_aws_objects(
     *,
     shares: Mapping[str, GpuSharing | None],
     serving: frozenset[str],
+    disks: Mapping[str, NodeDisk],
 ) -> list[dict[str, Any]]:
-    """NodePool + EC2NodeClass for each pool (``shares``: GPU sharing by pool; ``serving``: pools a service runs in)."""
+    """NodePool + EC2NodeClass for each pool.
+
+    ``shares``: GPU sharing by pool; ``serving``: pools a service runs in; ``disks``: where each pool's nodes keep
+    their files.
+    """
     objects: list[dict[str, Any]] = []
     for pool in pools:
         per_gpu = advertised_per_gpu(pool, shares.get(pool.name))
         aws = ("karpenter.k8s.aws", "EC2NodeClass")
         objects += [
             karpenter_node_pool(pool, aws, "karpenter.k8s.aws/instance-gpu-count", per_gpu, serving=pool.name in serving),
-            ec2_node_class(pool, cluster, workload),
+            ec2_node_class(pool, cluster, workload, disks[pool.name]),
         ]
     return objects
 
@@ -217,6 +256,41 @@ def per_job_grace_finding(pools: list[Pool]) -> Finding | None:
     )
 
 
+def reserved_finding(pools: list[Pool]) -> Finding | None:
+    """How the NodePools of instance types sold only through reservations find theirs (newuser26 item 8)."""
+    reserved = [p for p in pools if reserved_only(p)]
+    if not reserved:
+        return None
+    tags = ", ".join(f"{RESERVATION_TAG}={dns_name(p)} ({p.node.instance_type})" for p in reserved)
+    return Finding(
+        "warning",
+        "karpenter-reserved-capacity",
+        f"the Karpenter NodePool(s) of {', '.join(dns_name(p) for p in reserved)} launch only on reserved capacity "
+        "(karpenter.sh/capacity-type: reserved): the instance type is not sold on demand. Their EC2NodeClass selects the "
+        f"capacity reservations (a Capacity Block for ML is one) tagged {tags}: tag yours so, and enable Karpenter's "
+        "ReservedCapacity feature gate (Capacity Blocks from v1.6, https://karpenter.sh/v1.14/tasks/odcrs/); with no "
+        "such reservation active, the pool's pods stay Pending",
+        "kubernetes",
+    )
+
+
+def aks_os_disk_finding(plan: Plan, pools: list[Pool]) -> Finding | None:
+    """AKS pools whose files and images outgrow the largest OS disk an AKSNodeClass asks for (2048 GB)."""
+    short = [(p, disk) for p in pools if p.node.provider == "azure" and (disk := root_disk_gib(plan, p)) > AKS_MAX_OS_DISK_GB]
+    if not short:
+        return None
+    each = "; ".join(f"{dns_name(p)} {disk:,} GB wanted" for p, disk in short)
+    return Finding(
+        "warning",
+        "aks-os-disk-short",
+        f"the AKSNodeClass OS disk holds at most {AKS_MAX_OS_DISK_GB:,} GB (osDiskSizeGB), less than the model files, "
+        f"dataset, checkpoints and images its nodes keep ({each}): keep the dataset or checkpoints on Azure storage, or "
+        "the files on the VM's local NVMe through Azure Container Storage "
+        "(https://learn.microsoft.com/en-us/azure/aks/best-practices-storage-nvme)",
+        "kubernetes",
+    )
+
+
 def with_karpenter_findings(plan: Plan, kubernetes: bool) -> Plan:
     """The plan with what its Karpenter NodePools' limits and idle grace allow and cost (AWS and Azure).
 
@@ -225,5 +299,14 @@ def with_karpenter_findings(plan: Plan, kubernetes: bool) -> Plan:
     if plan.provider not in KARPENTER_PROVIDERS or not kubernetes or not plan.pools:
         return plan
     pools = [p for p in plan.pools if p.node.provider == plan.provider]
-    found = [f for f in (replacement_slot_finding(pools, serving_pools(plan)), per_job_grace_finding(pools)) if f]
+    found = [
+        f
+        for f in (
+            replacement_slot_finding(pools, serving_pools(plan)),
+            per_job_grace_finding(pools),
+            reserved_finding(pools),
+            aks_os_disk_finding(plan, pools),
+        )
+        if f
+    ]
     return plan._replace(findings=sorted_findings([*plan.findings, *found])) if found else plan

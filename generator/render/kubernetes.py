@@ -21,6 +21,7 @@ from generator.render.gpu_stack import GpuPoolStack, pool_stacks
 from generator.render.karpenter_aws import karpenter_aws_objects, serving_pools
 from generator.render.kube_objects import kustomize_directory
 from generator.render.kubeadm import render_kubeadm
+from generator.render.node_disk import node_disks
 from generator.workload.models import Workload
 
 
@@ -45,12 +46,12 @@ def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> 
     objects: list[dict[str, Any]]
     if plan.provider == "aws":
         objects = karpenter_aws_objects(
-            pools, str(settings.cluster_name), plan.workload, shares=shares, serving=serving_pools(plan)
+            pools, str(settings.cluster_name), plan.workload, shares=shares, serving=serving_pools(plan), disks=node_disks(plan)
         )
     elif plan.provider == "gcp":
         objects = gke_objects(pools, settings, plan.workload, shares=shares)
     elif plan.provider == "azure":
-        objects = aks_objects(pools, plan.workload, shares=shares, serving=serving_pools(plan))
+        objects = aks_objects(pools, plan.workload, shares=shares, serving=serving_pools(plan), disks=node_disks(plan))
     elif alone and is_single_host(plan):
         return {}
     else:

@@ -1,0 +1,78 @@
+"""The disk a cloud node's kubelet and containerd write to, sized for the files its pool's plan puts on the node.
+
+A node of a pool keeps its deployments' model files (a checkpoint quantized as the engine loads it in its own,
+larger format), a training job's dataset and checkpoints (``Pool.files_bytes``, what the planner sizes local NVMe
+for), and the engines' container images. Where the instance's local NVMe (instance store) holds them, the node
+class puts kubelet and containerd on it (Karpenter's ``instanceStorePolicy: RAID0``, nodeadm's ``localStorage``
+RAID0); otherwise the root / OS disk is sized to hold them: the providers' defaults (an EKS AL2023 node's 20 GiB
+root volume, an AKS node's 128 GB OS disk) do not hold a 70B checkpoint (newuser26 item 2).
+"""
+
+from __future__ import annotations
+
+import math
+
+from generator.named_tuple import NamedTuple
+from generator.planner.plan import Plan, Pool
+from generator.units import GIB
+
+#: An engine's container image as containerd keeps it unpacked: ``vllm/vllm-openai:latest`` is 28.6 GB
+#: (https://github.com/vllm-project/vllm/pull/22377), ``rocm/vllm`` about 22 GB
+#: (https://github.com/ROCm/vllm/issues/363); one image a distinct engine (or training job) a node runs.
+ENGINE_IMAGE_BYTES = 30 * 10**9
+#: The OS and its agents on the root disk: the EKS AL2023 AMI's own root volume, 20 GiB ("Disk size in GiB for
+#: nodes. Defaults to `20`", terraform-aws-eks modules/eks-managed-node-group/variables.tf ``disk_size``); an AKS
+#: node's OS disk is at least 30 GB (``osDiskSizeGB`` minimum, karpenter.azure.com_aksnodeclasses.yaml).
+OS_BYTES = {"aws": 20 * GIB, "azure": 30 * GIB}
+#: The share of its disk a node fills before kubelet deletes images to free it (``imageGCHighThresholdPercent``,
+#: default 85, https://kubernetes.io/docs/reference/config-api/kubelet-config.v1beta1/): sized so the files and
+#: images stay under it, the engines' images are not collected while their pods restart.
+IMAGE_GC_HIGH_PERCENT = 85
+#: The largest AKS OS disk (``osDiskSizeGB`` maximum 2048, karpenter.azure.com_aksnodeclasses.yaml; an ephemeral
+#: OS disk is at most 2 TiB too, https://learn.microsoft.com/en-us/azure/virtual-machines/ephemeral-os-disks-faq).
+AKS_MAX_OS_DISK_GB = 2048
+#: An AKS node's OS disk where none is named (``osDiskSizeGB`` default 128): a class never asks for less.
+AKS_DEFAULT_OS_DISK_GB = 128
+
+
+def node_images(plan: Plan, pool: Pool) -> int:
+    """Container images a node of ``pool`` pulls: one an engine its services run, one for training jobs."""
+    kinds = {
+        d.details.get("serving_engine", "vllm") if d.kind == "inference" else "training"
+        for d in plan.deployments
+        if d.in_pool(pool.name)
+    }
+    return len(kinds)
+
+
+def node_disk_bytes(plan: Plan, pool: Pool) -> int:
+    """Bytes a node of ``pool`` writes under kubelet and containerd: its files and its engines' images."""
+    return pool.files_bytes + node_images(plan, pool) * ENGINE_IMAGE_BYTES
+
+
+def instance_store_holds(plan: Plan, pool: Pool) -> bool:
+    """Whether the node's local NVMe (instance store), striped as one array, holds what :func:`node_disk_bytes` counts."""
+    local_tb = pool.node.nvme_tb or 0.0
+    return pool.node.nvme_drives > 0 and local_tb * 10**12 / pool.node.hosts >= node_disk_bytes(plan, pool)
+
+
+def root_disk_gib(plan: Plan, pool: Pool) -> int:
+    """GiB of a root / OS disk holding the OS and :func:`node_disk_bytes` below kubelet's image-collection threshold."""
+    used = OS_BYTES[pool.node.provider] + node_disk_bytes(plan, pool)
+    return math.ceil(used * 100 / IMAGE_GC_HIGH_PERCENT / GIB)
+
+
+class NodeDisk(NamedTuple):
+    """Where a pool's nodes keep their files: on the instance store (``local``), else on a root disk of ``root_gib``."""
+
+    local: bool
+    root_gib: int
+
+
+def node_disks(plan: Plan) -> dict[str, NodeDisk]:
+    """:class:`NodeDisk` of each pool of ``plan`` by name."""
+    return {
+        pool.name: NodeDisk(instance_store_holds(plan, pool), root_disk_gib(plan, pool))
+        for pool in plan.pools
+        if pool.node.provider in OS_BYTES
+    }
