@@ -251,3 +251,19 @@ def test_a_cloud_instance_without_local_nvme_says_where_the_files_go(tmp_path: P
 def test_gpus_past_the_cpus_own_slots_are_warned(cpu: str, sockets: int, gpus: int, lanes: int | None, warned: bool) -> None:
     spec = FixedSpec(gpu="rtx-4090-24gb", gpu_count=gpus, ram_gib=64.0, cpu=cpu, cpu_sockets=sockets, pcie_lanes=lanes)
     assert ("gpus-beyond-cpu-slots" in codes(spec)) is warned
+
+
+@pytest.mark.parametrize(("gpu", "refused"), [("h100-sxm5-80gb", True), ("mi300x-192gb", True), ("rtx-4090-24gb", False)])
+def test_a_module_gpu_in_a_desktop_is_refused(tmp_path: Path, gpu: str, refused: bool) -> None:
+    """fuzz23 item 7: an H100 SXM in a Ryzen 9 7950X tower was planned (the inventory path refuses it in a workstation)."""
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: fx\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    inference: {max_context_tokens: 8192, requests_per_second: 0.2}\n"
+        f"hardware:\n  fixed: {{gpu: {gpu}, gpu_count: 1, ram_gib: 64, cpu: ryzen-9-7950x}}\n"
+    )
+    if not refused:
+        load_workload(str(path))
+        return
+    with pytest.raises(InputError, match=rf"hardware\.fixed\.gpu: {gpu} is an (SXM|OAM) module on a baseboard"):
+        load_workload(str(path))

@@ -259,7 +259,7 @@ def _check_fixed(spec: FixedSpec) -> None:
         raise InputError(f"--gpus must be at most 16 for an existing machine, got {spec.gpu_count}")
     _check_number("--ram-gib", spec.ram_gib, 0, MAX_RAM_GIB, low_inclusive=False)
     _check_number("--reserved-ram-gib", spec.reserved_ram_gib, 0, MAX_RAM_GIB)
-    from generator.calculator.machine import channels_problem, ram_beyond_slots, reserve_leaves_no_ram
+    from generator.calculator.machine import channels_problem, module_on_a_desktop, ram_beyond_slots, reserve_leaves_no_ram
 
     # the rules of hardware.fixed: the reservation must leave RAM to place the model in, the RAM fit the CPU's slots
     problem = reserve_leaves_no_ram(spec, f"--reserved-ram-gib {spec.reserved_ram_gib:g}", "--ram-gib")
@@ -280,6 +280,8 @@ def _check_fixed(spec: FixedSpec) -> None:
             raise InputError(f"{option} must be a whole number from {low} to {high}, got {value!r}")
     if not channels_problem(spec) and (slots := ram_beyond_slots(spec, "--ram-gib")):
         raise InputError(slots)
+    if module := module_on_a_desktop(spec):
+        raise InputError(module)
 
 
 def check_request(req: EstimateRequest) -> None:

@@ -117,6 +117,22 @@ def ram_beyond_slots(spec: FixedSpec, ram: str) -> str | None:
     )
 
 
+def module_on_a_desktop(spec: FixedSpec) -> str | None:
+    """Why the GPU given cannot sit in a machine of the desktop CPU given (fuzz23 item 7), else None.
+
+    An SXM or OAM module, or a superchip, sits on its own baseboard (HGX, OAM, a Grace board), not in a PCIe slot of a
+    desktop board (a CPU taking unbuffered DIMMs): an H100 SXM in a Ryzen tower was planned, its NVLink counted.
+    """
+    cpu, gpu = _given_cpu(spec), catalog.gpus().get(spec.gpu)
+    if cpu is None or gpu is None or cpu.dimm_type != "udimm" or gpu.form_factor == "pcie":
+        return None
+    return (
+        f"{gpu.id} is {'a superchip' if gpu.form_factor == 'superchip' else f'an {gpu.form_factor.upper()} module'} "
+        "on a baseboard of its own, not a card for the PCIe slots of the "
+        f"{cpu.name} desktop board: give the GPU's PCIe card, or the CPU of the server that holds the modules"
+    )
+
+
 def sockets_beyond_cpu(spec: FixedSpec) -> str | None:
     """Why more CPU sockets are given than the catalog CPU runs in (its vendor's ``max_sockets``; fuzz18 item 7), else None.
 

@@ -21,7 +21,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.calculator.machine import FixedSpec, channels_problem, ram_beyond_slots, reserve_leaves_no_ram
+from generator.calculator.machine import (
+    FixedSpec,
+    channels_problem,
+    module_on_a_desktop,
+    ram_beyond_slots,
+    reserve_leaves_no_ram,
+)
 from generator.calculator.model_source import ResolvedModel
 from generator.errors import InputError
 from generator.sizing.context_limit import LONGER_REFUSED, served_limit_phrase
@@ -215,6 +221,8 @@ def fixed_ram_errors(doc: Document, spec: FixedSpec) -> list[InputError]:
         errors.append(InputError(channels, doc.locate((*at, "memory_channels"))))
     elif slots := ram_beyond_slots(spec, "ram_gib"):
         errors.append(InputError(slots, doc.locate((*at, "ram_gib"))))
+    if module := module_on_a_desktop(spec):
+        errors.append(InputError(module, doc.locate((*at, "gpu"))))
     return errors
 
 
