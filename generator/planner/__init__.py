@@ -9,7 +9,8 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
 
 from generator.calculator.model_source import serving_format
 from generator.errors import FleetLimitError, InfeasibleError
@@ -246,10 +247,13 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
     fleets: list[tuple[Plan, Kind | None]] = []
     errors: list[InfeasibleError] = []
     passes: list[_Chosen] = []
+    built: set[tuple[int, ...]] = set()  # the options each pass chose, by identity (the passes hold them)
 
     def add(chosen: tuple[_Chosen, list[Finding], dict[int, str], dict[str, list[Blocked]]], on: Kind | None) -> None:
-        if any(_same_choices(chosen[0], done) for done in passes):
-            return  # a fleet already built
+        choices = tuple(id(opt) for _, opt, _ in chosen[0])
+        if choices in built:
+            return  # a fleet already built: the very same option for every deployment
+        built.add(choices)
         passes.append(chosen[0])
         floor = _fleet_floor(wl, [opt for _, opt, _ in chosen[0]]) if fleets else None
         if floor is not None and floor > min(_fleet_rank(wl.objective, f)[0] for f, _ in fleets) + 0.005:
@@ -283,7 +287,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
             except InfeasibleError as exc:
                 errors.append(exc)
     if services >= 2 and passes:
-        runners_up = [[best, *rest] for _, best, rest in passes[0]]
+        runners_up = _RunnersUp.of([[best, *rest] for _, best, rest in passes[0]])
         shared_orders = list(orders)
         for order in (by_choice, by_size):
             if order not in shared_orders:
@@ -332,11 +336,6 @@ def _nearest(errors: list[InfeasibleError]) -> InfeasibleError:
         return first
     same = [e for e in errors if isinstance(e, FleetLimitError) and e.limit == first.limit]
     return min(same, key=lambda e: e.needed)
-
-
-def _same_choices(a: _Chosen, b: _Chosen) -> bool:
-    """Whether two passes chose the very same option for every deployment (their fleets are the same)."""
-    return all(x is y for (_, x, _), (_, y, _) in zip(a, b, strict=True))
 
 
 def _kind_text(kind: Kind) -> str:
@@ -437,6 +436,31 @@ _Chosen = list[tuple[int, "Option", list["Option"]]]
 Kind = str | tuple[str, str, int]
 
 
+class _RunnersUp(NamedTuple):
+    """Each deployment's ranked options as the first pass ranks them, named as runners-up by the passes after it."""
+
+    options: list[list[Option]]
+    #: Where each option stands in its deployment's list, by its identity (None: a list holds an option twice).
+    at: list[dict[int, int] | None]
+
+    @classmethod
+    def of(cls, options: list[list[Option]]) -> _RunnersUp:
+        """The runners-up ``options`` (each deployment's, in the workload's order) and where each stands."""
+        at: list[dict[int, int] | None] = []
+        for ranked in options:
+            where = {id(o): k for k, o in enumerate(ranked)}
+            at.append(where if len(where) == len(ranked) else None)
+        return cls(options, at)
+
+    def without(self, index: int, chosen: Option) -> list[Option]:
+        """Deployment ``index``'s list less ``chosen``: ``[o for o in options[index] if o is not chosen]``."""
+        ranked, where = self.options[index], self.at[index]
+        if where is None:
+            return [o for o in ranked if o is not chosen]
+        k = where.get(id(chosen))
+        return list(ranked) if k is None else ranked[:k] + ranked[k + 1 :]
+
+
 class _Options(NamedTuple):
     """A deployment's options for the owned servers left free, enumerated once for every pass over them."""
 
@@ -455,8 +479,10 @@ class _Options(NamedTuple):
     #: The ranking keys of ``allowed`` formed in the passes so far, for the passes that rank an option alike.
     keys: RankingMemo
     #: ``allowed`` sorted by :func:`ranking_key` for each pass that ranks them alike: by the kind a pass keeps the
-    #: services on, the GPUs the services chosen before hold, and the owned servers free.
-    ranked: dict[tuple[object, ...], list[Option]]
+    #: services on, the GPUs the services chosen before hold, and the owned servers free. A pass sharing servers, which
+    #: reads only its first choice, keeps that alone, and the order its options take before any servers are shared
+    #: (:class:`_BaseOrder`, by the kind, the owned servers free and the objective).
+    ranked: dict[tuple[object, ...], list[Option] | _BaseOrder]
 
 
 #: Options per deployment index and owned servers still free (with and without those whose idle GPUs a service may take).
@@ -472,7 +498,7 @@ def _choose(
     share: bool,
     on: Kind | None = None,
     order: list[int] | None = None,
-    runners_up: list[list[Option]] | None = None,
+    runners_up: _RunnersUp | None = None,
 ) -> tuple[_Chosen, list[Finding], dict[int, str], dict[str, list[Blocked]]]:
     """The best option of each deployment in order (owned servers taken as they are chosen), with findings.
 
@@ -555,14 +581,20 @@ def _choose(
             tuple(sorted(free.items())) if shared else bool(free),
         )
         if ranking not in ranked:
-            if shared:  # the idle GPUs of an owned server no more of are bought hold only so many replicas
-                allowed = [o for o in allowed if _fits_owned(not_bought, o, free, shared, whole)]
             one_gpu_pods = service and wl.kubernetes.gpu_sharing is not None
             by = functools.partial(
                 ranking_key, objective=objective, busy=shared, owned_free=bool(free), one_gpu_pods=one_gpu_pods, memo=keys
             )
-            ranked[ranking] = sorted(allowed, key=by)
-        feasible = ranked[ranking]
+            if shared is not None and runners_up is not None:  # the pass reads its first choice alone
+                base_at = ("shared-base", on if service else None, bool(free), objective)
+                base = cast("_BaseOrder", ranked[base_at]) if base_at in ranked else None
+                fits = functools.partial(_fits_owned, not_bought, free=free, busy=shared, whole=whole)
+                ranked[ranking], ranked[base_at] = _first_ranked(allowed, base, shared, by, fits)
+            else:
+                if shared:  # the idle GPUs of an owned server no more of are bought hold only so many replicas
+                    allowed = [o for o in allowed if _fits_owned(not_bought, o, free, shared, whole)]
+                ranked[ranking] = sorted(allowed, key=by)
+        feasible = cast("list[Option]", ranked[ranking])
         if not feasible and chain is not None:
             from generator.planner.training_chain import chain_failure
 
@@ -636,10 +668,61 @@ def _choose(
                 busy[part.server_kind] = busy.get(part.server_kind, 0) + part.candidate.gpus
             else:
                 take_owned(free, (part.candidate,))
-        chosen.append((i, best, [o for o in runners_up[i] if o is not best] if runners_up else feasible[1:]))
+        chosen.append((i, best, runners_up.without(i, best) if runners_up else feasible[1:]))
         # every job of a chain holds the chain's option (its own layout is in ``sequence``)
         chosen += [(k, best, chosen[-1][2]) for k in chain or () if k != i]
     return sorted(chosen, key=lambda c: c[0]), findings, objectives, ruled_out  # in the workload's order
+
+
+class _BaseOrder(NamedTuple):
+    """A deployment's options in the passes that share servers, as one of them ranked those on no kind it found held.
+
+    An option with no part on a kind the services chosen before hold ranks alike in every such pass (the ranking key
+    reads those services' GPUs at the option's own kind alone, :func:`~generator.planner.candidates.on_shared_servers`,
+    and :func:`_fits_owned` passes a part on a kind no service holds).
+    """
+
+    #: (ranking key, index in the options ranked) of each option the pass that formed it found on no held kind, sorted.
+    order: list[tuple[tuple[object, ...], int]]
+    #: The indices of the others (ranked afresh by every pass).
+    others: list[int]
+    #: The indices of the options with a part on each server kind (an option twice where two of its parts are).
+    on_kind: dict[ServerKey, list[int]]
+
+
+def _first_ranked(
+    allowed: list[Option],
+    base: _BaseOrder | None,
+    busy: dict[ServerKey, int],
+    key: Callable[[Option], tuple[object, ...]],
+    fits: Callable[[Option], bool],
+) -> tuple[list[Option], _BaseOrder]:
+    """``[sorted(fitting, key=key)[0]]`` of the options ``fits`` keeps of ``allowed`` ([] if none), and ``base``.
+
+    ``base`` is formed here where None. The options on no kind ``busy`` holds keep their place in ``base``: the first
+    of them there is their best. The others (and those ``base`` does not order) are ranked afresh; the least (key,
+    index) is the stable sort's first.
+    """
+    if base is None:
+        on_kind: dict[ServerKey, list[int]] = {}
+        for i, o in enumerate(allowed):
+            for part in o.pieces:
+                on_kind.setdefault(part.server_kind, []).append(i)
+        held = {i for kind, gpus in busy.items() if gpus for i in on_kind.get(kind, ())}
+        # by key, then index: equal keys keep the options' order, as a stable sort of ``allowed`` does
+        order = sorted((key(o), i) for i, o in enumerate(allowed) if i not in held)
+        base = _BaseOrder(order, sorted(held), on_kind)
+    else:
+        held = {i for kind, gpus in busy.items() if gpus for i in base.on_kind.get(kind, ())}
+    best = next((k for k in base.order if k[1] not in held), None)
+    for i in held.union(base.others):
+        opt = allowed[i]
+        if i in held and not fits(opt):
+            continue
+        ranked = (key(opt), i)
+        if best is None or ranked < best:
+            best = ranked
+    return ([] if best is None else [allowed[best[1]]]), base
 
 
 def _chains_by_job(wl: Workload) -> dict[int, tuple[int, ...]]:

@@ -60,6 +60,33 @@ def _assembled(
     return node, tuple(scratch)
 
 
+class _NodeChecks(NamedTuple):
+    """A node of one layout and what rules it out, whatever its count (:func:`layout_option`)."""
+
+    node: NodeSpec
+    #: Why a bare-metal rack cannot power it, or None.
+    rack_power: str | None
+    #: Why a bare-metal rack cannot hold it, or None.
+    tall: str | None
+    #: The first assembly finding that rules out servers bought, and servers all owned (their PSUs warn), or None.
+    stops: tuple[Finding | None, Finding | None]
+
+
+def _node_checks(wl: Workload, hw: Hardware, gpus_per_node: int, needs: NodeNeeds, consts: Constants) -> _NodeChecks:
+    """The node of ``gpus_per_node`` GPUs of ``hw`` for ``needs``, and what rules it out in ``wl``'s racks."""
+    node, scratch = _assembled(hw.platform, hw.gpu.id, gpus_per_node, needs, consts)
+    rack_power = tall = None
+    if wl.hardware.provider == "baremetal":  # a cloud's racks are its own
+        if node.power_w > wl.hardware.rack_power_kw * 1000:
+            rack_power = f"a {node.power_w} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power"
+        else:
+            tall = height_blocked(node, wl.hardware.rack_units_reserved) or None
+    owned_blocking = _BLOCKING - {PSU_OVER_CAPACITY}
+    bought = next((f for f in scratch if f.code in _BLOCKING), None)
+    owned = next((f for f in scratch if f.code in owned_blocking), None)
+    return _NodeChecks(node, rack_power, tall, (bought, owned))
+
+
 def blocked_on(hw: Hardware, code: str, why: str, excess: float | None = None, missed: tuple[str, ...] = ()) -> Blocked:
     """``hw``'s layouts dropped with ``code`` for ``why`` (``excess``: how far past the latency ``missed``)."""
     return Blocked(hw.gpu.id, hw.platform.id, code, why, excess=excess, missed=missed)
@@ -98,21 +125,17 @@ def layout_option(
     node_key = (id(hw), gpus_per_node, needs)
     assembled = seen.get(node_key)
     if assembled is None:
-        assembled = seen[node_key] = _assembled(hw.platform, hw.gpu.id, gpus_per_node, needs, consts)
-    node, scratch = cast("tuple[NodeSpec, tuple[Finding, ...]]", assembled)
-    if wl.hardware.provider == "baremetal" and node.power_w > wl.hardware.rack_power_kw * 1000:  # a cloud's racks are its own
-        blocked.append(
-            blocked_on(hw, RACK_POWER, f"a {node.power_w} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power")
-        )
+        assembled = seen[node_key] = _node_checks(wl, hw, gpus_per_node, needs, consts)
+    node, rack_power, tall, stops = cast("_NodeChecks", assembled)
+    if rack_power is not None:
+        blocked.append(blocked_on(hw, RACK_POWER, rack_power))
         return None
-    if wl.hardware.provider == "baremetal" and (tall := height_blocked(node, wl.hardware.rack_units_reserved)):
+    if tall is not None:
         blocked.append(blocked_on(hw, RACK_HEIGHT, tall))
         return None
     # servers the team owns exist and run: their PSU figures warn (psu_overload), they never rule them out
-    blocking = _BLOCKING - {PSU_OVER_CAPACITY} if owned == nodes else _BLOCKING
-    stopping = [f for f in scratch if f.code in blocking]
-    if stopping:
-        first = stopping[0]
+    first = stops[owned == nodes]
+    if first is not None:
         blocked.append(Blocked(hw.gpu.id, hw.platform.id, first.code, first.message, gpus_per_node, nodes, owned))
         return None
     cost_key = (id(hw), gpus_per_node, node.power_w, nodes, owned)
@@ -379,6 +402,10 @@ def ranking_key(
     ``memo``: the keys formed before (:data:`RankingMemo`); a pass whose sharing leaves an option's candidate as it
     is ranks it as the pass before did (most options: another kind's servers are shared, or none yet).
     """
+    if memo is not None and (not busy or not busy.get(opt.server_kind)):  # sharing leaves its candidate as it is
+        known = memo.get((id(opt), objective, busy is not None, owned_free, one_gpu_pods))
+        if known is not None:
+            return known
     own = ranking_candidate(opt)
     c = own if busy is None else _on_shared(opt, own, busy)
     if memo is None or c is not own:

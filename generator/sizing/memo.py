@@ -30,7 +30,7 @@ def memoized(func: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         first = args[0] if args else None
-        key = (id(first), args[1:], tuple(sorted(kwargs.items())) if kwargs else ())
+        key = (id(first), args[1:], tuple(sorted(kwargs.items()))) if kwargs else (id(first), args[1:])
         try:
             hit = cache.get(key)
         except TypeError:  # an unhashable argument: compute without caching
