@@ -12,7 +12,7 @@ from generator.render.md_escape import md_code, md_text
 
 FIELDS = ("gpus", "nodes", "racks", "power_w", "usd_per_month")
 #: Totals a plan has only with rented training jobs (each priced per run, not per month).
-TRAINING_FIELDS = ("training_usd_per_job",)
+TRAINING_FIELDS = ("training_usd_per_job", "training_usd_per_month")
 #: Totals of servers bought (their price, and their energy and colocation a month): shown where either side buys.
 OWNED_FIELDS = ("capex_usd", "opex_usd_per_month")
 

@@ -56,6 +56,7 @@ HEADLINE = (
     ("opex_usd_per_month", "opex (USD/month)"),
     ("usd_per_month", "cost (USD/month)"),
     ("training_usd_per_job", "rented training (USD per run)"),
+    ("training_usd_per_month", "rented training runs (USD/month)"),
 )
 _MEMORY_PARTS = ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead")
 

@@ -36,6 +36,8 @@ def plan_text(plan: Plan) -> str:
         cost += f" (capex ${t['capex_usd']:,.0f}, opex ${t['opex_usd_per_month']:,.0f}/month)"
     if t.get("training_usd_per_job") is not None:
         cost += f" + ${t['training_usd_per_job']:,.0f} per training run (rented per job)"
+        if t.get("training_usd_per_month") is not None:
+            cost += f", ${t['training_usd_per_month']:,.0f}/month at the runs_per_month given"
     idle = f" ({t['idle_gpus']:,} idle)" if t.get("idle_gpus") else ""
     lines = [
         f"{plan.workload}: {t['gpus']:,} GPUs{idle} on {t['nodes']:,} node(s)"

@@ -417,7 +417,8 @@ def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
     unpriced fleets are compared as the objective ``cost`` falls back to (``power-bought``).
     """
     t = plan.totals
-    usd = t["usd_per_month"] if t["usd_per_month"] is not None else math.inf
+    # the rented jobs' runs a month, where the workload says how often they run, are the month's too
+    usd = t["usd_per_month"] + t.get("training_usd_per_month", 0.0) if t["usd_per_month"] is not None else math.inf
     jobs = t["training_usd_per_job"] if t["training_usd_per_job"] is not None else math.inf
     # power on the basis deployments are ranked by: each server's components summed (its published maximum where
     # the catalog has no parts list), so that fleets of published and built servers compare alike

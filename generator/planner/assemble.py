@@ -1113,14 +1113,15 @@ def build_plan(
     findings += missing_gpu_findings(wl, chosen, ruled_out)
     findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)])
     rented = _rented_jobs(pools, deployments, per_run)
+    deployments = _with_runs(wl, deployments, per_run)
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None, per_job=True) if p.name in rented else p for p in pools]
-    fleet = totals(pools, len(racks), rented)
+    fleet = totals(pools, len(racks), rented, _monthly_runs(pools, deployments, rented))
     cap = wl.hardware.max_budget_usd_per_month
-    spend = budget_spend_usd(fleet, pools, rented)
+    spend = budget_spend_usd(fleet, pools, rented, _monthly_runs(pools, deployments, rented, capped=True))
     if cap is not None and (spend is None or spend > cap):
         spent = f"${spend:,.0f} in a month" if spend is not None else "an unpriced fleet"
-        jobs = " (serving for a month plus one run of each rented training job)" if rented and spend is not None else ""
+        jobs = " (serving for a month plus the runs of each rented training job)" if rented and spend is not None else ""
         raise FleetLimitError(
             f"the deployments together cost {spent}{jobs}, above max_budget_usd_per_month ${cap:,.0f}; to unblock: raise "
             "the budget, lower the request rates or allow cheaper hardware",
@@ -1562,25 +1563,78 @@ def _rented_jobs(pools: list[Pool], deployments: list[DeploymentPlan], per_run: 
     return out
 
 
-def budget_spend_usd(fleet: dict[str, Any], pools: list[Pool], rented_jobs: dict[str, float | None]) -> float | None:
+def _with_runs(wl: Workload, deployments: list[DeploymentPlan], per_run: set[str]) -> list[DeploymentPlan]:
+    """Training jobs rented per run whose workload says how often they run: their runs a month and what those cost.
+
+    newuser26 item 12: a nightly fine-tune was "$41 per training run" beside a monthly headline that left its 30 runs
+    out. On servers paid by the month the runs add no cost, and nothing is added.
+    """
+    runs = {d.name: d.training.runs_per_month for d in wl.deployments if isinstance(d, TrainingDeployment)}
+    out = []
+    for d in deployments:
+        times, job = runs.get(d.name), d.details.get("usd_per_job")
+        if times is None or d.name not in per_run:
+            out.append(d)
+            continue
+        month = None if job is None else round(job * times, 2)
+        out.append(d._replace(details={**d.details, "runs_per_month": times, "usd_per_month_of_runs": month}))
+    return out
+
+
+def _monthly_runs(
+    pools: list[Pool], deployments: list[DeploymentPlan], rented_jobs: dict[str, float | None], capped: bool = False
+) -> dict[str, float | None]:
+    """Per pool rented per job: what its jobs' runs cost in a month, where every job of it says how often it runs.
+
+    None where a job is unpriced; a pool left out where a job says nothing. ``capped``: at most the pool's month (runs
+    that would take longer run back to back), the figure the budget holds.
+    """
+    hourly = {p.name: (p.usd_per_hour or 0.0) * HOURS_PER_MONTH for p in pools}
+    out: dict[str, float | None] = {}
+    for name in rented_jobs:
+        members = [d.details for d in deployments if name in d.pools]
+        if not members or any("runs_per_month" not in m for m in members):
+            continue
+        months = [m["usd_per_month_of_runs"] for m in members]
+        total = None if None in months else math.fsum(months)
+        out[name] = min(total, hourly[name]) if capped and total is not None else total
+    return out
+
+
+def budget_spend_usd(
+    fleet: dict[str, Any], pools: list[Pool], rented_jobs: dict[str, float | None], runs: dict[str, float | None]
+) -> float | None:
     """What the fleet costs in a month: the figure max_budget_usd_per_month holds.
 
-    Its monthly pools, plus one run of each rented training job (a job longer than a month counts a
-    month); None when any of it is unpriced.
+    Its monthly pools, plus the runs of each rented training job: as many as the workload says it runs a month
+    (``runs``, at most a month of its servers), else one (a job longer than a month counts a month); None when any of
+    it is unpriced.
     """
-    if fleet["usd_per_month"] is None or None in rented_jobs.values():
+    if fleet["usd_per_month"] is None or None in rented_jobs.values() or None in runs.values():
         return None
     hourly = {p.name: p.usd_per_hour or 0.0 for p in pools}
-    jobs = sum(min(usd or 0.0, hourly[name] * HOURS_PER_MONTH) for name, usd in rented_jobs.items())
+    jobs = sum(
+        runs[name] or 0.0 if name in runs else min(usd or 0.0, hourly[name] * HOURS_PER_MONTH)
+        for name, usd in rented_jobs.items()
+    )
     return float(fleet["usd_per_month"]) + jobs
 
 
-def totals(pools: list[Pool], racks: int | None = None, rented_jobs: dict[str, float | None] | None = None) -> dict[str, Any]:
+def totals(
+    pools: list[Pool],
+    racks: int | None = None,
+    rented_jobs: dict[str, float | None] | None = None,
+    monthly_runs: dict[str, float | None] | None = None,
+) -> dict[str, Any]:
     """Fleet totals: GPUs (bought and idle), nodes, racks, power, heat and cost (else the priced pools' and the others).
 
-    Rented pools that only run finite training jobs are costed per job (``training_usd_per_job``), not per month.
+    Rented pools that only run finite training jobs are costed per job (``training_usd_per_job``), not per month;
+    where every such pool's jobs say how often they run (``monthly_runs``), their runs a month too
+    (``training_usd_per_month``).
     """
     rented_jobs = rented_jobs or {}
+    runs = monthly_runs or {}
+    run_months = [runs[name] for name in rented_jobs if name in runs]
     monthly = [p for p in pools if p.name not in rented_jobs]
     priced = [p.usd_per_hour for p in monthly if p.usd_per_hour is not None]
     usd = sum(priced) if len(priced) == len(monthly) else None
@@ -1602,6 +1656,11 @@ def totals(pools: list[Pool], racks: int | None = None, rented_jobs: dict[str, f
         "usd_per_hour": round(usd, 2) if usd is not None else None,
         "usd_per_month": round(usd * HOURS_PER_MONTH, 2) if usd is not None else None,
         "training_usd_per_job": round(sum(j for j in jobs if j is not None), 2) if jobs and None not in jobs else None,
+        **(
+            {"training_usd_per_month": round(math.fsum(m for m in run_months if m is not None), 2)}
+            if rented_jobs and len(run_months) == len(rented_jobs) and None not in run_months
+            else {}
+        ),
         # what the priced pools cost where others are not: a reviewer keeps the rest of the bill (fuzz21 item 14)
         **(
             {

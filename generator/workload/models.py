@@ -90,6 +90,8 @@ class TrainingSpec(NamedTuple):
     dataset_tokens: int | None = None
     epochs: float = 1.0
     deadline_hours: float | None = None
+    #: Runs a month of a job rented per run (a nightly fine-tune: 30), so the fleet's month counts them; None: not said.
+    runs_per_month: float | None = None
     #: The training deployment this job runs after, on its servers (a chain: one pool, the jobs one after the other;
     #: every job's ``deadline_hours`` counts from the chain's start); None: the job has servers of its own.
     run_after: str | None = None
