@@ -364,8 +364,10 @@ def pool_replacements(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str
     ``specgen.dev/pool`` label): a pool that disappears while a pool of the same hardware (provider, platform, GPU)
     appears is a replacement, and so is a pool that keeps its name on another platform, and a service that leaves a
     removed pool for an added one on other hardware (it moves: every node it runs on is deleted, others created).
-    One entry per hardware kind or move: the pools removed and added, the nodes deleted and created, the hardware
-    before and after, and the deployments that ran or run there. Pools rented per job (``per_job``) are left out.
+    One entry per hardware kind or move (entries sharing a pool merged, so no node is counted twice): the pools
+    removed and added, the nodes deleted and created, the hardware before and after (the kept name's, where a pool
+    keeps it), the deployments that ran or run there and those of them that change hardware (``moved``). Pools rented
+    per job (``per_job``) are left out.
     """
     # a pool rented per job runs no node between its runs: renaming or moving it deletes nothing (review22 item 9)
     old_pools = {p["name"]: p for p in old["pools"] if p.get("per_job") is not True}
@@ -380,9 +382,27 @@ def pool_replacements(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str
               if not _same_hardware(_hardware(old, old_pools[name]), _hardware(new, new_pools[name]))]  # fmt: skip
     groups += [sides for sides in kinds.values() if sides[0] and sides[1]]
     used = {name for sides in groups for name in sides[0]}, {name for sides in groups for name in sides[1]}
-    groups += _service_moves(old, new, [n for n in removed if n not in used[0]], [n for n in added if n not in used[1]])
+    # a service may also leave a removed pool for a pool that keeps its name on other hardware, or leave that pool for
+    # an added one (fuzz23 item 6: the named pool's first deployment left or came, its short name passed to other
+    # servers): both pools' nodes go, and are created, in one entry
+    kept = [name for sides in groups if sides[0] == sides[1] for name in sides[1]]
+    gone = [n for n in removed if n not in used[0]] + kept
+    moves = _service_moves(old, new, gone, [n for n in added if n not in used[1]] + kept)
+    groups = _merged(groups + moves)
     out = [_replacement(old, new, [old_pools[n] for n in gone], [new_pools[n] for n in come]) for gone, come in groups]
     return sorted(out, key=lambda entry: (str(entry["removed"][0]["pool"]), str(entry["added"][0]["pool"])))
+
+
+def _merged(groups: list[tuple[list[str], list[str]]]) -> list[tuple[list[str], list[str]]]:
+    """The (removed, added) groups, those with a pool in common merged into one: its nodes are counted once."""
+    out: list[tuple[set[str], set[str]]] = []  # no two share a pool
+    for gone, come in groups:
+        old_side, new_side = set(gone), set(come)
+        for other in [g for g in out if g[0] & old_side or g[1] & new_side]:
+            out.remove(other)
+            old_side, new_side = old_side | other[0], new_side | other[1]
+        out.append((old_side, new_side))
+    return [(sorted(gone), sorted(come)) for gone, come in out]
 
 
 def _deployment_pools(plan: dict[str, Any]) -> dict[str, set[str]]:
@@ -428,12 +448,23 @@ def _replacement(
 
     The services are the deployments that ran in the removed pools or run in the added ones.
     """
-    provider, platform, gpu = _hardware(new, added[0])
-    was_provider, was_platform, was_gpu = _hardware(old, removed[0])
     gone, come = {str(p["name"]) for p in removed}, {str(p["name"]) for p in added}
-    services = {name for name, pools in _deployment_pools(old).items() if pools & gone}
-    services |= {name for name, pools in _deployment_pools(new).items() if pools & come}
+    # the hardware after and before is that of the pool keeping its name where one does (fuzz23 item 6)
+    provider, platform, gpu = _hardware(new, next((p for p in added if p["name"] in gone), added[0]))
+    was_provider, was_platform, was_gpu = _hardware(old, next((p for p in removed if p["name"] in come), removed[0]))
+    before, after = _deployment_pools(old), _deployment_pools(new)
+    services = {name for name, pools in before.items() if pools & gone}
+    services |= {name for name, pools in after.items() if pools & come}
     named = _named_pools(old) | _named_pools(new)
+    was_on = {str(p["name"]): _hardware(old, p) for p in removed}
+    now_on = {str(p["name"]): _hardware(new, p) for p in added}
+    # who moves: a service that ran in a removed pool and runs in an added one on other hardware (not one that left
+    # the workload or came, nor one that runs on the same servers under another pool name: fuzz23 item 6)
+    moved = {
+        name
+        for name, pools in before.items()
+        if any(not _same_hardware(was_on[a], now_on[b]) for a in pools & gone for b in after.get(name, set()) & come)
+    }
     return {
         "provider": provider,
         "platform": platform,
@@ -444,6 +475,7 @@ def _replacement(
         "nodes_deleted": sum(p["nodes"] for p in removed),
         "nodes_created": sum(p["nodes"] for p in added),
         "deployments": sorted(services),
+        "moved": sorted(moved),
         # those whose workload names no pool (``pool``): the diff's advice to set one is for them (fuzz22 item 4)
         "unnamed": sorted(services - named),
     }
@@ -499,12 +531,15 @@ def replacement_text(entry: dict[str, Any], plain: bool = False) -> str:
     removed, added = (_pools_text(entry[side], plain) for side in ("removed", "added"))
     hardware = _hardware_text(entry, plain)
     moved = _moved(entry)
+    gone, come = ([p["pool"] for p in entry[side]] for side in ("removed", "added"))
+    kept = [name for name in come if name in gone] if gone != come else []
     if moved:
-        services = entry.get("deployments", [])
+        services = entry.get("moved", entry.get("deployments", []))
         names = ", ".join(_name(d, plain) for d in services[:_MAX_NAMED_POOLS])
         names += f" and {len(services) - _MAX_NAMED_POOLS} more" if len(services) > _MAX_NAMED_POOLS else ""
         moves = f"; {names} {'moves' if len(services) == 1 else 'move'}" if services else ""
-        hardware += f" (was {_hardware_text(entry['was'], plain)}{moves})"
+        which = f"{', '.join(_name(k, plain) for k in kept)} " if kept else ""
+        hardware += f" ({which}was {_hardware_text(entry['was'], plain)}{moves})"
     deleted, created = entry["nodes_deleted"], entry["nodes_created"]
     if entry["provider"] not in (None, "baremetal"):
         effect = f"applying it deletes {_count(deleted, 'node', plain)} and creates {_cell(created, plain)}"
@@ -519,7 +554,7 @@ def replacement_text(entry: dict[str, Any], plain: bool = False) -> str:
             f"{_cell(created, plain)} join the new one (Ansible group, node labels and Terraform keys renamed; "
             "Kubernetes nodes drained and rejoined)"
         )
-    if [p["pool"] for p in entry["removed"]] == [p["pool"] for p in entry["added"]]:  # a kept name, other hardware
+    if gone == come:  # a kept name, other hardware
         return f"{added} keeps its name on other hardware, {hardware}: {effect}"
     return f"{removed} replaced by {added}, {hardware}: {effect}"
 
@@ -539,7 +574,8 @@ def replacement_lines(replacements: list[dict[str, Any]]) -> list[str]:
     deleted = sum(r["nodes_deleted"] for r in replacements)
     created = sum(r["nodes_created"] for r in replacements)
     # the pool: advice only where a name changed on the same hardware (fuzz21 item 8: a kept name was told to set it)
-    renamed = [r for r in replacements if not _moved(r)]
+    # (and where a pool whose deployments all name it takes another removed pool's services: fuzz23 item 6)
+    renamed = [r for r in replacements if not _moved(r) or _takes_over(r)]
     lines = [
         f"**Node pools replaced, not resized: {fmt_cell(deleted)} node(s) deleted and {fmt_cell(created)} created.**"
         + _pool_advice(renamed),
@@ -547,6 +583,12 @@ def replacement_lines(replacements: list[dict[str, Any]]) -> list[str]:
     ]
     lines += [f"- {replacement_text(r)}" for r in replacements]
     return [*lines, ""]
+
+
+def _takes_over(entry: dict[str, Any]) -> bool:
+    """Whether a named pool keeps its name on other servers and takes the services of another pool removed."""
+    gone, come = ({p["pool"] for p in entry[side]} for side in ("removed", "added"))
+    return bool(gone & come) and gone != come and not entry.get("unnamed", entry.get("deployments"))
 
 
 #: What a pool's name is, said before the advice on keeping it.
@@ -566,8 +608,8 @@ def _pool_advice(renamed: list[dict[str, Any]]) -> str:
         return f"{_IDENTITY} set `pool:` on the deployments to keep it when deployments join or leave."
     return (
         f"{_IDENTITY} these deployments set `pool:`, so the pool's own name changed, or its first deployment in the "
-        "file now runs on other servers (that deployment's servers keep `<pool>_<gpu>`; the pool's deployments on "
-        "other servers add the platform to the name)."
+        "file changed (it runs on other servers, left, or another came before it): the servers of the pool's first "
+        "deployment keep `<pool>_<gpu>`, its deployments on other servers add the platform to the name."
     )
 
 

@@ -119,6 +119,7 @@ def test_the_diff_names_a_replaced_pool_first(tmp_path: Path, change: str, added
         "nodes_deleted": 3,
         "nodes_created": 3,
         "deployments": services,
+        "moved": [],  # same hardware: no service moves (fuzz23 item 6)
         "unnamed": services,  # none of them names a pool: the advice to set `pool:` is theirs
     }
     text = markdown_diff(result)

@@ -8,7 +8,13 @@ input, after the whole plan, although which hardware the planner picks is not th
 A named pool whose deployments run on servers of one GPU but several kinds (machine types, GPU counts) keeps
 ``<pool>_<gpu>`` for the servers of its first deployment in the file; the others add their platform (fuzz22 item 4: a
 deployment joining on another machine type renamed, so deleted and created, the servers already there). Those names
-are derived, so shortened where too long, never refused.
+are derived, so shortened where too long, never refused. No rule without the pool's history keeps every name when
+deployments leave too (a pool left with one kind of servers is ``<pool>_<gpu>``, whichever kind stays): where the first
+deployment leaves, the next one's servers take the name, and ``specgen diff`` counts both pools' nodes (fuzz23 item 6).
+
+A named pool is never told apart by platform from a pool named after a deployment of the pool's name (fuzz23 item 4:
+``pool: chat`` and a deployment ``chat`` naming none became two platform names on one kind of server): both would be
+``chat_<gpu>``, so :func:`check_named_pools` refuses it at the ``pool``.
 """
 
 from __future__ import annotations
@@ -50,17 +56,15 @@ def _platform_labels(wl: Workload, units: list[Unit], apart: frozenset[int]) -> 
     named pool's deployment that cannot share its servers, :func:`kept_apart`) still get one name.
     """
     labels = [(_label_names(wl, unit, at in apart), unit[0][1].hardware.gpu.id) for at, unit in enumerate(units)]
-    seen = Counter((tuple(deps), gpu) for deps, gpu in labels)
-    platforms = [
-        unit[0][1].hardware.platform.id if seen[(tuple(deps), gpu)] > 1 else ""
-        for (deps, gpu), unit in zip(labels, units, strict=True)
-    ]
-    on_platform = Counter(
-        (tuple(deps), gpu, platform) for (deps, gpu), platform in zip(labels, platforms, strict=True) if platform
-    )
+    # a named pool and a pool named after a deployment of that name are two pools, not two parts of one: their
+    # equal names are refused (check_named_pools), never told apart by platform (fuzz23 item 4)
+    kinds = [(unit_pool(wl, unit) is not None, tuple(deps), gpu) for unit, (deps, gpu) in zip(units, labels, strict=True)]
+    seen = Counter(kinds)
+    platforms = [unit[0][1].hardware.platform.id if seen[kind] > 1 else "" for kind, unit in zip(kinds, units, strict=True)]
+    on_platform = Counter((*kind, platform) for kind, platform in zip(kinds, platforms, strict=True) if platform)
     out = []
-    for (deps, gpu), platform, unit in zip(labels, platforms, units, strict=True):
-        named = unit_pool(wl, unit) is not None and on_platform[(tuple(deps), gpu, platform)] > 1
+    for kind, (deps, gpu), platform, unit in zip(kinds, labels, platforms, units, strict=True):
+        named = kind[0] and on_platform[(*kind, platform)] > 1
         count = f"{unit[0][1].candidate.gpus_per_node}x_" if named else ""
         out.append((deps, f"{platform}_{count}{gpu}" if platform else gpu))
     return out
@@ -149,14 +153,9 @@ def kept_apart(wl: Workload, units: list[Unit]) -> frozenset[int]:
     """
     owners: dict[str, list[int]] = {}
     for at, (deps, hardware) in enumerate(_platform_labels(wl, units, frozenset())):
-        owners.setdefault(full_pool_name(deps, hardware), []).append(at)
-    return frozenset(
-        at
-        for same in owners.values()
-        if len(same) > 1
-        for at in same
-        if unit_pool(wl, units[at]) is not None and not units[at][0][1].shares_servers
-    )
+        if unit_pool(wl, units[at]) is not None:  # a pool named after a deployment is not the named pool's
+            owners.setdefault(full_pool_name(deps, hardware), []).append(at)
+    return frozenset(at for same in owners.values() if len(same) > 1 for at in same if not units[at][0][1].shares_servers)
 
 
 def _why_apart(opt: Option) -> str:
@@ -239,7 +238,7 @@ def check_named_pools(
         others = sorted(set(owners[name]) - {wl.deployments[i].name for i, _ in unit})
         if others:
             raise InputError(
-                f"pool {pool} would be named {name.replace('_', '-')}, as the pool of {', '.join(others)} is: give one "
-                "of them another pool name",
+                f"pool {pool} would be named {name.replace('_', '-')}, as the pool of deployment"
+                f"{'s' if len(others) > 1 else ''} {', '.join(others)} is: give one of them another pool name",
                 where,
             )
