@@ -73,13 +73,12 @@ def _pin_errors(doc: Document, i: int, platform: PlatformSpec, wl: Workload) -> 
     return []
 
 
-def _other_provider(
-    doc: Document, path: tuple[str | int, ...], platform_id: str, provider: str, key: bool = False
-) -> list[InputError]:
+def _other_provider(doc: Document, path: tuple[str | int, ...], platform_id: str, provider: str) -> list[InputError]:
     """A catalog platform of another provider than the workload's, named where only its provider's count.
 
-    newuser26 item 7, fuzz23 item 6: an Azure id under ``provider: aws`` was "no aws platform offers an allowed GPU"
-    (exit 3, a hint about liquid cooling), and a GCP id under ``prices`` priced nothing, silently.
+    newuser26 item 7: an Azure id under ``provider: aws`` was "no aws platform offers an allowed GPU" (exit 3, a hint
+    about liquid cooling). A price of another provider's platform stays a warning (``setting-unused``, newuser18 item 6):
+    a price copied with a workload from another cloud blocks nothing.
     """
     platform = catalog.platforms().get(platform_id)
     if platform is None or platform.provider == provider:
@@ -87,7 +86,7 @@ def _other_provider(
     return [
         InputError(
             f"'{platform_id}' is a platform of provider {platform.provider}; this workload's hardware.provider is {provider}",
-            doc.locate(path, key=key),
+            doc.locate(path),
         )
     ]
 
@@ -271,7 +270,6 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
                 )
     for key in wl.prices:
         _check_id(errors, doc, ("prices", key), key, catalog.platforms(), "platform", key_position=True)
-        errors += _other_provider(doc, ("prices", key), key, hw.provider, key=True)
     for key, value in wl.constants.items():
         try:
             with_overrides({key: value})
