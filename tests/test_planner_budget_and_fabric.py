@@ -43,7 +43,9 @@ def _load(tmp_path: Path, text: str) -> LoadedWorkload:
 
 # The 1-GPU g6e.xlarge is the fewest GPUs and the least power for an 8B chat service; the workload's
 # own price makes it the dearest ($36,500 a month), so a $10,000 cap must push gpus and power to the
-# next layout (a 4 x L4 g6.12xlarge, $3,359 a month) while cost picks that one anyway.
+# next layout (a 4 x L4 g6.12xlarge, $3,359 a month) while cost picks that one anyway. hardware.platforms keeps
+# the AWS shapes of these GPUs the test was written against: the larger 1-GPU g6e sizes (g6e.2xlarge, $1,637 a
+# month) would otherwise be the next layout under every objective and the cap would bind nothing.
 OBJECTIVE = """\
 version: 1
 name: t
@@ -56,6 +58,7 @@ deployments:
 hardware:
   gpus: [l4-24gb, l40s-48gb, h100-sxm5-80gb]
   provider: aws
+  platforms: [aws-g6-12xlarge, aws-g6e-xlarge, aws-g6e-12xlarge, aws-g6e-48xlarge, aws-p5-48xlarge]
 {cap}prices:
   aws-g6e-xlarge: 50
 """
