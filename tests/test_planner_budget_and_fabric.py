@@ -178,13 +178,13 @@ hardware:
 {cap}"""
 
 
-def test_fleet_budget_adds_one_run_of_each_rented_job_to_the_serving_month(tmp_path: Path) -> None:
+def test_fleet_budget_adds_the_runs_of_each_rented_job_to_the_serving_month(tmp_path: Path) -> None:
     plan = plan_workload(_load(tmp_path, MIXED.format(cap="")))
     serving, run = plan.totals["usd_per_month"], plan.totals["training_usd_per_job"]
     assert serving > 0 and run > 0
     # above the serving month alone, below serving plus the run: the budget does not hold
     between = f"  max_budget_usd_per_month: {serving + run / 2:.0f}\n"
-    with pytest.raises(InfeasibleError, match=r"together cost .* plus one run of each rented training job"):
+    with pytest.raises(InfeasibleError, match=r"together cost .* plus the runs of each rented training job"):
         plan_workload(_load(tmp_path, MIXED.format(cap=between)))
     enough = f"  max_budget_usd_per_month: {serving + run + 1:.0f}\n"
     capped = plan_workload(_load(tmp_path, MIXED.format(cap=enough)))
