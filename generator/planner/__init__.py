@@ -305,7 +305,29 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         ]
         for kind in kinds:
             try:
-                add(_choose(loaded, consts, enumerated, sizes, share=True, on=kind, order=by_choice, runners_up=runners_up), kind)
+                add(_choose(loaded, consts, enumerated, sizes, share=True, on=kind, order=by_size, runners_up=runners_up), kind)
+            except InfeasibleError:
+                continue
+        # the largest service on each server kind, the others sharing its idle GPUs or on their own best servers: its
+        # best layout alone may leave none idle, or cost a little less on a kind the others cannot share
+        for kind in server_kinds if len(server_kinds) > 1 else []:
+            ceiling = min(_fleet_rank(wl.objective, f)[0] for f, _ in fleets) if fleets else None
+            try:
+                add(
+                    _choose(
+                        loaded,
+                        consts,
+                        enumerated,
+                        sizes,
+                        share=True,
+                        on=kind,
+                        order=by_size,
+                        runners_up=runners_up,
+                        anchor=True,
+                        ceiling=ceiling,
+                    ),
+                    None,
+                )
             except InfeasibleError:
                 continue
     if not fleets:
@@ -500,12 +522,20 @@ def _choose(
     on: Kind | None = None,
     order: list[int] | None = None,
     runners_up: _RunnersUp | None = None,
+    anchor: bool = False,
+    ceiling: float | None = None,
 ) -> tuple[_Chosen, list[Finding], dict[int, str], dict[str, list[Blocked]]]:
     """The best option of each deployment in order (owned servers taken as they are chosen), with findings.
 
-    ``on``: each service's best option on that GPU or server kind only (a training job keeps its own); ``order``:
-    the deployments' indices in the order they are chosen (the workload's by default); ``runners_up``: each
-    deployment's ranked options to name as runners-up instead of those the pass ranks.
+    ``on``: each service's best option on that GPU or server kind only (a training job keeps its own, and so does a
+    service with no layout there or one that owned servers still free hold; a pass that holds none stops with
+    :class:`InfeasibleError`); ``order``: the deployments' indices in the order they are chosen (the workload's by
+    default); ``runners_up``: each deployment's ranked options to name as runners-up instead of those the pass
+    ranks; ``anchor``: ``on`` holds the first service held only, the others ranked on every kind by what they add to
+    its servers; the pass stops
+    (:class:`InfeasibleError`) where that service leaves none of its servers' GPUs idle (nothing can share them, and
+    the other passes place the others beside its best layout) or its servers alone exceed ``ceiling`` (the lead of
+    :func:`_fleet_rank` of the best fleet so far).
     Also returns, by deployment name, the layouts ruled out and why (:class:`Blocked` records).
 
     ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
@@ -530,6 +560,8 @@ def _choose(
     busy: dict[ServerKey, int] = {}  # GPUs in use by the inference deployments chosen so far, by server kind
     not_bought = {(h.platform.id, h.gpu.id) for h in allowed_hardware(wl) if h.not_bought} if share and free else set()
     chains = _chains_by_job(wl)  # training jobs run one after another on one pool: chosen together, at the first
+    held = on  # the kind the services are held to (with ``anchor``, until the first is chosen)
+    held_any = on is None  # whether a service was held to it (else the pass plans no fleet of its own)
     for step in order or range(len(wl.deployments)):
         chain = chains.get(step)
         if chain is not None and any(k == chain[0] for k, _, _ in chosen):
@@ -571,13 +603,15 @@ def _choose(
         # owned servers first: layouts that buy nothing new, then the objective (owned servers cost only their upkeep);
         # sharing servers, an inference layout is ranked by what it adds to the servers chosen before it
         shared = busy if share and service else None
-        if on is not None and service:  # a training job keeps its own best servers
-            allowed = by_kind.get(on, [])
-            if not allowed:
-                raise InfeasibleError(f"deployment '{dep.name}' has no feasible layout on {_kind_text(on)}")
+        # a training job keeps its own best servers, and so does a service with no layout on the kind held or one that
+        # owned servers still free hold (bought servers of the kind cost more than their upkeep)
+        buys_nothing = bool(free) and any(all(p.candidate.owned_nodes == p.candidate.nodes for p in o.pieces) for o in allowed)
+        held_here = held if service and by_kind.get(held or "") and not buys_nothing else None
+        if held_here is not None:
+            allowed, held_any = by_kind[held_here], True
         # the ranking reads the kind, the servers the services chosen before use and the owned ones free, nothing else
         ranking = (
-            on if service else None,
+            held_here,
             None if shared is None else tuple(sorted(shared.items())),
             tuple(sorted(free.items())) if shared else bool(free),
         )
@@ -587,7 +621,7 @@ def _choose(
                 ranking_key, objective=objective, busy=shared, owned_free=bool(free), one_gpu_pods=one_gpu_pods, memo=keys
             )
             if shared is not None and runners_up is not None:  # the pass reads its first choice alone
-                base_at = ("shared-base", on if service else None, bool(free), objective)
+                base_at = ("shared-base", held_here, bool(free), objective)
                 base = cast("_BaseOrder", ranked[base_at]) if base_at in ranked else None
                 fits = functools.partial(_fits_owned, not_bought, free=free, busy=shared, whole=whole)
                 ranked[ranking], ranked[base_at] = _first_ranked(allowed, base, shared, by, fits)
@@ -664,6 +698,13 @@ def _choose(
                 + (f"; {owned}" if owned else "")
             )
         best = feasible[0]
+        if anchor and held_here is not None:
+            held = None  # the services after it are ranked on every kind
+            if not any(part.shares_servers and part.candidate.idle_gpus for part in best.pieces):
+                raise InfeasibleError(f"deployment '{dep.name}' leaves no GPU idle on {_kind_text(on or '')}")
+            floor = _fleet_floor(wl, [best])
+            if ceiling is not None and floor is not None and floor > ceiling + 0.005:
+                raise InfeasibleError(f"deployment '{dep.name}' alone on {_kind_text(on or '')} exceeds the best fleet")
         for part in best.pieces:  # sharing, a service's replicas fill servers of their kind GPU by GPU (as pools do)
             if share and part.shares_servers:
                 busy[part.server_kind] = busy.get(part.server_kind, 0) + part.candidate.gpus
@@ -672,6 +713,8 @@ def _choose(
         chosen.append((i, best, runners_up.without(i, best) if runners_up else feasible[1:]))
         # every job of a chain holds the chain's option (its own layout is in ``sequence``)
         chosen += [(k, best, chosen[-1][2]) for k in chain or () if k != i]
+    if not held_any:
+        raise InfeasibleError(f"no service has a feasible layout on {_kind_text(on or '')}")
     return sorted(chosen, key=lambda c: c[0]), findings, objectives, ruled_out  # in the workload's order
 
 
