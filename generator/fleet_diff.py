@@ -160,6 +160,7 @@ def _check_plan(path: str, plan: Any) -> None:
     """Check that ``plan`` has every field ``diff_plans`` and ``markdown_diff`` read, and that what they echo is small."""
     _require(path, "plan", plan, _PLAN_FIELDS)
     _check_echoed(path, "plan.provider", plan.get("provider"))
+    _check_echoed(path, "plan.region", plan.get("region"))
     for key in (*FIELDS, *TRAINING_FIELDS):
         if plan["totals"].get(key) is not None:
             _check_figure(path, f"plan.totals.{key}", plan["totals"][key])
@@ -275,17 +276,23 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         b = _deployment_row(new_deps[name]) if name in new_deps else None
         if a != b:
             deployments.append({"deployment": name, "old": a, "new": b})
-    moved = _provider_change(old, new)
-    # another provider's pools are another cluster: none of them replaces a node in place (newuser26 item 9)
-    replacements = [] if moved else pool_replacements(old, new)
+    moved = _place_change(old, new, "provider")
+    relocated = None if moved else _place_change(old, new, "region")
+    # another provider's or region's pools are another cluster: none of them replaces a node in place (newuser26 item 9)
+    replacements = [] if moved or relocated else pool_replacements(old, new)
     out = {"totals": totals, "replacements": replacements, "pools": pools, "deployments": deployments}
     payback = buy_vs_rent(old, new)
-    return out | ({"buy_vs_rent": payback} if payback else {}) | ({"provider_change": moved} if moved else {})
+    return (
+        out
+        | ({"buy_vs_rent": payback} if payback else {})
+        | ({"provider_change": moved} if moved else {})
+        | ({"region_change": relocated} if relocated else {})
+    )
 
 
-def _provider_change(old: dict[str, Any], new: dict[str, Any]) -> dict[str, str] | None:
-    """``{"old": provider, "new": provider}`` where both plans have pools, on different providers; else None."""
-    a, b = old.get("provider"), new.get("provider")
+def _place_change(old: dict[str, Any], new: dict[str, Any], key: str) -> dict[str, str] | None:
+    """``{"old": ..., "new": ...}`` where both plans have pools and name different ``key`` (provider or region)."""
+    a, b = old.get(key), new.get(key)
     if not (old["pools"] and new["pools"]) or not isinstance(a, str) or not isinstance(b, str) or a == b:
         return None
     return {"old": a, "new": b}
@@ -794,6 +801,13 @@ def markdown_diff(result: dict[str, Any]) -> str:
             f"**Provider changes: {md_text(one_line(str(moved['old'])))} → {md_text(one_line(str(moved['new'])))}.** "
             "The new fleet is another provider's cluster: its pools are created there and the old ones deleted, "
             "none resized or replaced in place.",
+            "",
+        ]
+    if moved := result.get("region_change"):
+        lines += [
+            f"**Region changes: {md_text(one_line(str(moved['old'])))} → {md_text(one_line(str(moved['new'])))}.** "
+            "The new fleet's nodes run in another region: its pools are created there and the old ones deleted, "
+            "none resized or replaced in place; check that the region offers each instance type planned.",
             "",
         ]
     lines += replacement_lines(result.get("replacements", []))

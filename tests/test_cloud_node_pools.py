@@ -167,20 +167,25 @@ def test_a_gke_pool_outside_the_priced_region_says_its_price_is_another_regions(
         assert says in finding["message"]
 
 
-@pytest.mark.parametrize("example", ["chat-70b-fp8-aws", "chat-70b-fp8-azure", "chat-70b"])
-def test_gke_settings_on_another_provider_are_warned_at_each_field(tmp_path: Path, example: str) -> None:
-    """newuser6 item 9: a GKE workload copied to AWS kept its project, location and zone, and nothing said so."""
+@pytest.mark.parametrize(
+    ("example", "location"),
+    [("chat-70b-fp8-aws", "us-east-1"), ("chat-70b-fp8-azure", "eastus2"), ("chat-70b", "us-central1")],
+)
+def test_gke_settings_on_another_provider_are_warned_at_each_field(tmp_path: Path, example: str, location: str) -> None:
+    """newuser6 item 9: a GKE workload copied to AWS kept its project, location and zone, and nothing said so. The
+    location is every cloud's region (newuser26 item 5): on bare metal it has no effect either."""
     path = tmp_path / "copied.yaml"
     text = (REPO / "examples" / f"{example}.yaml").read_text().split("kubernetes:\n")[0]
-    path.write_text(text + "kubernetes:\n  gcp_project: acme-ml\n  location: us-central1\n  zone: us-central1-a\n")
+    path.write_text(text + f"kubernetes:\n  gcp_project: acme-ml\n  location: {location}\n  zone: us-central1-a\n")
     spec = json.loads(render_file(str(path))["spec.json"])
     unused = [f for f in spec["plan"]["findings"] if f["code"] == "setting-unused"]
     assert [(f["level"], f["path"]) for f in unused] == [
         ("warning", "kubernetes.gcp_project"),
-        ("warning", "kubernetes.location"),
+        *([("warning", "kubernetes.location")] if example == "chat-70b" else []),
         ("warning", "kubernetes.zone"),
     ]
     assert all("has no effect" in f["message"] for f in unused)
+    assert spec["plan"]["region"] == (None if example == "chat-70b" else location)
     assert not [f for f in json.loads(tree("chat-70b-fp8-gcp")["spec.json"])["plan"]["findings"] if f["code"] == "setting-unused"]
 
 
@@ -212,8 +217,8 @@ NODE_TAGS = {
 }
 
 
-def kept(provider: str, inventory: dict[str, Any], tags: dict[str, str] | None) -> bool:
-    """Whether the inventory plugin keeps a node carrying ``tags``, reading its filter as the plugin does."""
+def kept(provider: str, inventory: dict[str, Any], tags: dict[str, str] | None, location: str | None = None) -> bool:
+    """Whether the inventory plugin keeps a node carrying ``tags`` in ``location``, reading its filter as the plugin does."""
     if provider == "aws_ec2":  # EC2 DescribeInstances filters: tag:<key> equals the value
         return all(
             (tags or {}).get(key.removeprefix("tag:")) == value
@@ -228,7 +233,8 @@ def kept(provider: str, inventory: dict[str, Any], tags: dict[str, str] | None) 
                 return False
         return True
     environment = jinja2.Environment()  # azure_rm: a host is dropped when any exclude_host_filters condition is true
-    return not any(environment.compile_expression(c)(tags=tags) for c in inventory["exclude_host_filters"])
+    filters = inventory["exclude_host_filters"]
+    return not any(environment.compile_expression(c)(tags=tags, location=location) for c in filters)
 
 
 @pytest.mark.parametrize("stem", sorted(NODE_TAGS))
@@ -241,10 +247,15 @@ def test_every_cloud_inventory_keeps_exactly_this_workloads_tagged_nodes(stem: s
     tags = node_tags(files)
     assert {t[workload_key] for t in tags} == {workload}
     assert {t[pool_key] for t in tags} == pools
+    region = json.loads(files["spec.json"])["plan"]["region"]  # the example names its cluster's region
     for node in tags:
-        assert kept(provider, inventory, node), (stem, node)
-        assert not kept(provider, inventory, {**node, workload_key: "another-workload"}), (stem, node)
-        assert not kept(provider, inventory, {k: v for k, v in node.items() if k != workload_key}), (stem, node)
+        assert kept(provider, inventory, node, region), (stem, node)
+        assert not kept(provider, inventory, {**node, workload_key: "another-workload"}, region), (stem, node)
+        assert not kept(provider, inventory, {k: v for k, v in node.items() if k != workload_key}, region), (stem, node)
+        if provider == "azure_rm":  # the same workload's node in another region (aws_ec2 lists only ``regions``)
+            assert not kept(provider, inventory, node, "westus3"), (stem, node)
+        elif provider == "aws_ec2":
+            assert inventory.get("regions") == ([region] if region else None)
         (keyed,) = inventory["keyed_groups"]  # one group per pool, named after the pool (the static inventory's groups)
         variable = "labels" if provider == "gcp_compute" else "tags"
         group = jinja2.Environment().compile_expression(keyed["key"])(**{variable: node})

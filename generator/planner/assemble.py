@@ -46,7 +46,7 @@ from generator.planner.pooling import (
     pooling_load_text,
     pooling_pass_text,
 )
-from generator.planner.price_region import price_region_findings
+from generator.planner.price_region import asked_region, pool_region_findings, price_region_findings
 from generator.planner.racks import Rack, assumed_height_findings, pack_racks, rack_findings, racked_nodes, too_tall
 from generator.planner.ruled_out import psu_ruled_out, why_left_free
 from generator.planner.slo import effective_slo, replicas_needed, replicas_text
@@ -107,8 +107,8 @@ def unrated_findings(wl: Workload) -> list[Finding]:
     return out
 
 
-#: Kubernetes settings that only GKE node pools read.
-GKE_SETTINGS = ("gcp_project", "location", "zone")
+#: Kubernetes settings that only GKE node pools read (``location`` is every cloud's region, bare metal's nothing).
+GKE_SETTINGS = ("gcp_project", "zone")
 
 
 def unused_setting_findings(wl: Workload) -> list[Finding]:
@@ -129,6 +129,16 @@ def unused_setting_findings(wl: Workload) -> list[Finding]:
         for key in GKE_SETTINGS
         if provider != "gcp" and getattr(wl.kubernetes, key) is not None
     ]
+    if provider == "baremetal" and wl.kubernetes.location is not None:
+        gke.append(
+            Finding(
+                "warning",
+                "setting-unused",
+                "kubernetes.location names a cloud region (GKE, EKS or AKS); with provider: baremetal it has no "
+                "effect: remove it",
+                "kubernetes.location",
+            )
+        )
     if wl.hardware.fixed is not None:  # the machine is had: nothing is priced (fuzz15 item 11)
         unread = dict.fromkeys(wl.prices, ": hardware.fixed plans the machine given, which nothing prices")
     else:
@@ -1111,7 +1121,7 @@ def build_plan(
     findings += unrated_findings(wl) + unused_setting_findings(wl) + _unpriced_fabric_findings(pools)
     findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
     findings += missing_gpu_findings(wl, chosen, ruled_out)
-    findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)])
+    findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)]) + pool_region_findings(wl, pools)
     rented = _rented_jobs(pools, deployments, per_run)
     deployments = _with_runs(wl, deployments, per_run)
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
@@ -1132,6 +1142,7 @@ def build_plan(
         workload=wl.name,
         objective=wl.objective,
         provider=wl.hardware.provider,
+        region=asked_region(wl),
         deployments=tuple(deployments),
         pools=tuple(pools),
         totals=fleet | ({"inventory": inventory} if inventory else {}),

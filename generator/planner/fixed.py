@@ -232,6 +232,7 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
         workload=wl.name,
         objective="placement on existing hardware",
         provider="baremetal",
+        region=None,
         deployments=tuple(deployments),
         pools=(pool,),
         totals=totals([pool]),

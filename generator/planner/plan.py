@@ -248,6 +248,8 @@ class Plan(NamedTuple):
     workload: str
     objective: str
     provider: str
+    #: The cloud region the workload names (``kubernetes.location``; a GKE zone's region); None where it names none.
+    region: str | None
     deployments: tuple[DeploymentPlan, ...]
     pools: tuple[Pool, ...]
     totals: dict[str, Any]

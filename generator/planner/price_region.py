@@ -11,10 +11,11 @@ plan names the regions the catalog prices it in.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from functools import cache
 
 from generator import catalog
-from generator.planner.plan import Finding
+from generator.planner.plan import Finding, Pool
 from generator.workload.gke_zone import cluster_region
 from generator.workload.models import Workload
 
@@ -46,10 +47,11 @@ def reference_region(provider: str) -> str | None:
 
 
 def asked_region(wl: Workload) -> str | None:
-    """The region the workload runs in, where it says one: a GKE cluster's location (its zone's region)."""
-    if wl.hardware.provider == "gcp" and wl.kubernetes.location:
-        return cluster_region(wl.kubernetes.location)
-    return None
+    """The region the workload runs in, where it says one: ``kubernetes.location`` (a GKE zone's region)."""
+    provider, location = wl.hardware.provider, wl.kubernetes.location
+    if location is None or provider == "baremetal":
+        return None
+    return cluster_region(location) if provider == "gcp" else location
 
 
 #: The last workload asked about and its region: every node's and fleet's cost asks, tens of thousands of times a plan.
@@ -178,10 +180,7 @@ def _region_basis(wl: Workload, region: str) -> str:
     )
     if asked is not None:
         return f"{counts[asked]} of the allowed types are priced in {asked}; {rule}"
-    if provider == "gcp":
-        return f"kubernetes.location names no region; {rule}"
-    # newuser26 item 5: "the workload names no region" read as if an AWS or Azure one could be named
-    return f"no field names an {provider} region: another region's rates go under prices, USD per node-hour; {rule}"
+    return f"kubernetes.location names no region; {rule}"
 
 
 def unpriced_in_region_why(provider: str, platform_id: str, region: str) -> str | None:
@@ -217,4 +216,25 @@ def price_region_findings(wl: Workload, platform_ids: list[str]) -> list[Finding
             f"per node-hour in {region} under 'prices:' to rank {'it' if one else 'them'} by cost",
             "hardware",
         )
+    ]
+
+
+def pool_region_findings(wl: Workload, pools: Iterable[Pool]) -> list[Finding]:
+    """Pools priced at another region's rate than the one ``kubernetes.location`` names, one per catalog-priced pool.
+
+    The catalog has no GPU VM prices in that region; a pool the workload prices is priced for its own region.
+    """
+    region, priced_in = asked_region(wl), pricing_region(wl)
+    if region is None or priced_in is None or priced_in == region:
+        return []
+    return [
+        Finding(
+            "info",
+            "price-region",
+            f"pool {pool.name} is priced at the {priced_in} on-demand rate of {pool.node.platform_id}; the "
+            f"cluster is in {region}, whose GPU VM prices differ and are not in the catalog",
+            "kubernetes.location",
+        )
+        for pool in pools
+        if pool.node.platform_id not in wl.prices and pool.usd_per_hour is not None
     ]

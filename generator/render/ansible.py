@@ -188,6 +188,10 @@ def dynamic_inventory(plan: Plan, workload: Workload) -> dict[str, str]:
     }
     if plan.provider == "gcp":
         config["projects"] = [str(workload.kubernetes.gcp_project)]
+    elif plan.region is not None and plan.provider == "aws":  # aws_ec2 queries the region alone (else every region)
+        config["regions"] = [plan.region]
+    elif plan.region is not None:  # azure_rm's host var ``location`` is the VM's region
+        config["exclude_host_filters"] = [*config["exclude_host_filters"], f"location != '{plan.region}'"]
     return {f"ansible/inventory.{suffix}": HEADER + to_yaml(config)}
 
 

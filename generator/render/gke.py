@@ -26,10 +26,9 @@ from typing import Any
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import Finding, NodeSpec, Plan, Pool, sorted_findings
-from generator.planner.price_region import pricing_region
 from generator.render.kube_objects import crosses_nodes, dns_name, namespace_object
 from generator.render.node_tags import node_tags
-from generator.workload.gke_zone import cluster_region, pool_zone, zone_problem
+from generator.workload.gke_zone import pool_zone, zone_problem
 from generator.workload.models import GpuSharing, KubernetesSettings, Workload
 
 #: Accelerator type of each GPU machine family (machine types carry a fixed GPU model);
@@ -306,7 +305,6 @@ def with_gke_findings(plan: Plan, workload: Workload) -> Plan:
     if "kubernetes" in workload.outputs:
         findings += [
             Finding("info", "gke-gpu-stack", GPU_STACK_FINDING, "kubernetes"),
-            *price_region_findings(plan, workload),
             *gpu_network_findings(plan),
             *single_node_upgrade_findings(plan, workload),
         ]
@@ -364,33 +362,6 @@ def gpu_network_findings(plan: Plan) -> list[Finding]:
                 )
             )
     return out
-
-
-def price_region_findings(plan: Plan, workload: Workload) -> list[Finding]:
-    """Pools priced at another region's rate than the cluster's: the catalog has no GPU VM prices in its region.
-
-    Every option of a plan is priced in one region (:func:`generator.planner.price_region.pricing_region`): the
-    cluster's where the catalog has prices there, else another, which this says for each pool priced from the catalog.
-    """
-    location = workload.kubernetes.location
-    if location is None:
-        return []
-    region = cluster_region(location)
-    priced_in = pricing_region(workload)
-    if priced_in is None or priced_in == region:
-        return []
-    return [
-        Finding(
-            "info",
-            "price-region",
-            f"pool {pool.name} is priced at the {priced_in} on-demand rate of {pool.node.platform_id}; the "
-            f"cluster is in {region}, whose GPU VM prices differ and are not in the catalog",
-            "kubernetes.location",
-        )
-        for pool in plan.pools
-        # the workload's own price is for its region; an unpriced pool has no rate to say
-        if pool.node.platform_id not in workload.prices and pool.usd_per_hour is not None
-    ]
 
 
 def config_connector_namespace(name: str, project: str) -> dict[str, Any]:

@@ -64,6 +64,8 @@ def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
     }
     if plan.provider == "baremetal":  # a cloud instance stands in the provider's racks
         values["rack_power_kw"] = workload.hardware.rack_power_kw
+    elif plan.region is not None and plan.provider != "gcp":  # GKE's is gke_location
+        values["region"] = plan.region
     gke = gke_terraform_values(plan, workload) if plan.provider == "gcp" else None
     if gke is not None:  # the google_container_node_pool arguments, declared in terraform/gke-node-pools.tf
         values.update(gke)
@@ -71,7 +73,10 @@ def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
     files = {
         "terraform/variables.tf": render_template("terraform/variables.tf.j2", workload=plan.workload, values=values),
         "terraform/outputs.tf": render_template(
-            "terraform/outputs.tf.j2", workload=plan.workload, eks=eks and eks["eks_managed_node_groups"]
+            "terraform/outputs.tf.j2",
+            workload=plan.workload,
+            eks=eks and eks["eks_managed_node_groups"],
+            region=values.get("region"),
         ),
         "terraform/specgen.auto.tfvars.json": to_json(values) + "\n",
     }

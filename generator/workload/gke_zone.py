@@ -13,6 +13,7 @@ import difflib
 import re
 
 from generator.errors import InputError
+from generator.workload.cloud_regions import region_problem
 from generator.workload.loader import Document
 from generator.workload.models import KubernetesSettings, Workload
 
@@ -118,8 +119,15 @@ def place_problem(place: str) -> str | None:
 
 
 def location_errors(doc: Document, wl: Workload) -> list[InputError]:
-    """``kubernetes.location`` or ``zone`` naming no Google Cloud region or zone, on GCP, located at the field."""
-    if wl.hardware.provider != "gcp":
+    """``kubernetes.location`` or ``zone`` naming no region or zone of the workload's cloud, located at the field.
+
+    On GCP a Google Cloud region or zone; on AWS and Azure one of their regions (:mod:`cloud_regions`).
+    """
+    provider, location = wl.hardware.provider, wl.kubernetes.location
+    if provider in ("aws", "azure"):
+        problem = None if location is None else region_problem(provider, location, cluster_region(location) in GCP_REGIONS)
+        return [] if problem is None else [InputError(problem, doc.locate((*WHERE, "location")))]
+    if provider != "gcp":
         return []
     places = (("location", wl.kubernetes.location), ("zone", wl.kubernetes.zone))
     return [

@@ -89,6 +89,18 @@ def _unquote_hint(error: ValidationError) -> str:
     return f"; write {json.dumps(value)} without quotes"
 
 
+#: Fields a user looks for where they are not: the field that says it (newuser26 item 5: ``hardware.region``).
+_ELSEWHERE = {"region": "kubernetes.location", "location": "kubernetes.location", "zone": "kubernetes.zone"}
+
+
+def _hint(path: tuple[object, ...], key: str) -> str:
+    """Where a field the schema has under another name or block is set; empty when it is not one of those."""
+    where = _ELSEWHERE.get(key.lower())
+    if where is None or ".".join(map(str, (*path, key))) == where:
+        return ""
+    return f"; the cluster's {key.lower()} is set as {where} (the cloud region that prices the plan)"
+
+
 def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
     path = tuple(error.absolute_path)
     schema = error.schema if isinstance(error.schema, dict) else {}
@@ -96,7 +108,10 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
     if error.validator == "additionalProperties" and isinstance(instance, dict):
         known = sorted(schema.get("properties", {}))
         extra = [k for k in instance if k not in known]
-        return [InputError(f"unknown field '{key}'{suggest(key, known)}", doc.locate((*path, key), key=True)) for key in extra]
+        return [
+            InputError(f"unknown field '{key}'{_hint(path, key) or suggest(key, known)}", doc.locate((*path, key), key=True))
+            for key in extra
+        ]
     if error.validator == "required":
         missing = str(error.message).split("'")[1] if "'" in str(error.message) else str(error.message)
         return [InputError(f"missing required field '{missing}'", doc.locate(path))]

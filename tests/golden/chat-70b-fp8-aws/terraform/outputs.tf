@@ -16,6 +16,11 @@ output "gpu_count" {
   value       = sum([for p in values(var.gpu_pools) : p.gpus_per_node * p.node_count])
 }
 
+output "region" {
+  description = "The cloud region the pools run in and are priced in (the workload's kubernetes.location)."
+  value       = var.region
+}
+
 output "eks_managed_node_groups" {
   description = "Pools as terraform-aws-modules/eks v21 eks_managed_node_groups entries (merge into that module's input)."
   value       = { "chat_h100_sxm5_80gb" : { "ami_type" : "AL2023_x86_64_NVIDIA", "capacity_type" : "ON_DEMAND", "cloudinit_pre_nodeadm" : [{ "content" : "---\napiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  instance:\n    localStorage:\n      strategy: RAID0\n", "content_type" : "application/node.eks.aws" }], "desired_size" : 2, "enable_efa_support" : true, "instance_types" : ["p5.48xlarge"], "labels" : { "nvidia.com/device-plugin.config" : "chat-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "aws-p5-48xlarge", "specgen.dev/pool" : "chat-h100-sxm5-80gb" }, "max_size" : 2, "min_size" : 2, "name" : "chat-h100-sxm5-80gb", "tags" : { "specgen.dev/pool" : "chat_h100_sxm5_80gb", "specgen.dev/workload" : "chat-70b-aws" }, "taints" : { "nvidia-com-gpu-NoSchedule" : { "effect" : "NO_SCHEDULE", "key" : "nvidia.com/gpu", "value" : "present" } } } }

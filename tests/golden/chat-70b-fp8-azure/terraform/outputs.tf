@@ -15,3 +15,8 @@ output "gpu_count" {
   description = "GPUs over all pools."
   value       = sum([for p in values(var.gpu_pools) : p.gpus_per_node * p.node_count])
 }
+
+output "region" {
+  description = "The cloud region the pools run in and are priced in (the workload's kubernetes.location)."
+  value       = var.region
+}

@@ -8,6 +8,12 @@ variable "workload" {
   default     = "chat-70b-azure"
 }
 
+variable "region" {
+  description = "The cloud region the pools run in and are priced in (the workload's kubernetes.location): the EKS module's region or the AKS cluster's location."
+  type        = string
+  default     = "eastus2"
+}
+
 variable "gpu_pools" {
   description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons); requests_per_s: the requests/s each inference deployment's replicas in the pool are sized for, routed evenly over all its replicas."
   type = map(object({

@@ -1,0 +1,149 @@
+"""The region an AWS or Azure cluster runs in: ``kubernetes.location`` (newuser26 item 5).
+
+A two-region EKS shop wrote ``hardware.region: us-east-1`` (unknown field, no hint) and ``kubernetes.location:
+westeurope`` on Azure (refused by GKE's pattern); nothing priced, rendered or diffed a region. The location now names
+the cluster's region on every cloud: it chooses the prices where the catalog has them (else a finding says whose
+rate each pool carries), goes into the Terraform variables and the Ansible inventory, and a move shows in a diff.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from generator.api import plan_file, render_file
+from generator.errors import InputError
+from generator.fleet_diff import diff_plans, markdown_diff
+from generator.workload import load_workload
+from generator.workload.cloud_regions import AWS_REGIONS, AZURE_REGIONS
+
+WORKLOAD = """\
+version: 1
+name: regional
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {{precision: bf16, max_context_tokens: 8192, requests_per_second: 2}}
+hardware:
+  provider: {provider}
+  gpus: [h100-sxm5-80gb]
+outputs: [terraform, ansible, kubernetes]
+{kubernetes}"""
+
+
+def _write(tmp_path: Path, provider: str, location: str | None, name: str = "w.yaml") -> Path:
+    path = tmp_path / name
+    kubernetes = f"kubernetes:\n  location: {location}\n" if location else ""
+    path.write_text(WORKLOAD.format(provider=provider, kubernetes=kubernetes))
+    return path
+
+
+def _findings(files: dict[str, str], code: str) -> list[dict[str, str]]:
+    return [f for f in json.loads(files["spec.json"])["plan"]["findings"] if f["code"] == code]
+
+
+@pytest.mark.parametrize(
+    ("provider", "location", "inventory", "filter_text"),
+    [
+        ("aws", "eu-west-1", "ansible/inventory.aws_ec2.yml", None),
+        ("azure", "westeurope", "ansible/inventory.azure_rm.yml", "location != 'westeurope'"),
+    ],
+)
+def test_the_region_goes_into_terraform_and_the_inventory(
+    tmp_path: Path, provider: str, location: str, inventory: str, filter_text: str | None
+) -> None:
+    files = render_file(str(_write(tmp_path, provider, location)))
+    assert json.loads(files["spec.json"])["plan"]["region"] == location
+    assert json.loads(files["terraform/specgen.auto.tfvars.json"])["region"] == location
+    assert 'variable "region"' in files["terraform/variables.tf"] and 'output "region"' in files["terraform/outputs.tf"]
+    config = YAML(typ="safe").load(files[inventory])
+    if filter_text is None:
+        assert config["regions"] == [location]  # aws_ec2 queries that region alone
+    else:
+        assert filter_text in config["exclude_host_filters"]
+    assert f"region: **{location}**" in files["SPEC.md"]
+
+
+@pytest.mark.parametrize("provider", ["aws", "azure"])
+def test_no_region_named_renders_none(tmp_path: Path, provider: str) -> None:
+    files = render_file(str(_write(tmp_path, provider, None)))
+    assert json.loads(files["spec.json"])["plan"]["region"] is None
+    assert "region" not in json.loads(files["terraform/specgen.auto.tfvars.json"])
+    assert 'variable "region"' not in files["terraform/variables.tf"]
+    assert "regions" not in files[f"ansible/inventory.{'aws_ec2' if provider == 'aws' else 'azure_rm'}.yml"]
+
+
+@pytest.mark.parametrize(
+    ("provider", "named", "priced_in"),
+    [("aws", "us-east-1", "us-east-1"), ("aws", "eu-west-1", "us-east-1"), ("azure", "eastus2", "eastus2")],
+)
+def test_a_region_the_catalog_does_not_price_says_whose_rate_each_pool_carries(
+    tmp_path: Path, provider: str, named: str, priced_in: str
+) -> None:
+    files = render_file(str(_write(tmp_path, provider, named)))
+    found = _findings(files, "price-region")
+    if named == priced_in:
+        assert found == []
+        return
+    (finding,) = found
+    assert finding["path"] == "kubernetes.location"
+    assert f"is priced at the {priced_in} on-demand rate of" in finding["message"]
+    assert f"the cluster is in {named}" in finding["message"]
+
+
+@pytest.mark.parametrize(
+    ("provider", "location", "says"),
+    [
+        ("aws", "us-east-l", r"'us-east-l' is not an AWS Region .* \(did you mean us-east-1 or us-east-2\?\)"),
+        ("aws", "westeurope", r"'westeurope' is not an AWS Region .* \(it is an Azure region\)"),
+        ("azure", "eu-west-1", r"'eu-west-1' is not an Azure region .* \(it is an AWS Region\)"),
+        (
+            "aws",
+            "us-central1",
+            r"'us-central1' is not an AWS Region .* \(it is a Google Cloud location: copied from a GKE workload\?\)",
+        ),
+        (
+            "azure",
+            "westeurop",
+            r"'westeurop' is not an Azure region .*\(did you mean westeurope\?\).*/azure/reliability/regions-list",
+        ),
+    ],
+)
+def test_a_location_that_names_no_region_of_the_provider_is_refused_at_the_field(
+    tmp_path: Path, provider: str, location: str, says: str
+) -> None:
+    path = _write(tmp_path, provider, location)
+    with pytest.raises(InputError, match=r"w\.yaml:12:13: kubernetes\.location: " + says):
+        load_workload(str(path))
+
+
+def test_hardware_region_points_at_kubernetes_location(tmp_path: Path) -> None:
+    path = _write(tmp_path, "aws", None)
+    path.write_text(path.read_text().replace("  provider: aws\n", "  provider: aws\n  region: us-east-1\n"))
+    with pytest.raises(
+        InputError, match=r"hardware\.region: unknown field 'region'; the cluster's region is set as kubernetes\.location"
+    ):
+        load_workload(str(path))
+
+
+def test_a_move_of_region_is_said_and_not_counted_as_replacements(tmp_path: Path) -> None:
+    old, new = (
+        plan_file(str(_write(tmp_path, "aws", region, f"{region}.yaml")))[1].to_dict() for region in ("us-east-1", "eu-west-1")
+    )
+    result = diff_plans(old, new)
+    assert result["region_change"] == {"old": "us-east-1", "new": "eu-west-1"} and result["replacements"] == []
+    assert "**Region changes: us-east-1 → eu-west-1.**" in markdown_diff(result)
+    assert "region_change" not in diff_plans(old, old)
+    unnamed = plan_file(str(_write(tmp_path, "aws", None, "none.yaml")))[1].to_dict()
+    assert "region_change" not in diff_plans(unnamed, new)  # a region first named is not a move
+
+
+def test_the_region_lists_hold_the_regions_the_catalog_prices_in() -> None:
+    from generator import catalog
+
+    regions = {(catalog.platforms()[p.platform_id].provider, p.region) for p in catalog.prices().values() if p.region}
+    assert {r for provider, r in regions if provider == "aws"} <= AWS_REGIONS
+    assert {r for provider, r in regions if provider == "azure"} <= AZURE_REGIONS
