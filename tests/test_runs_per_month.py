@@ -51,3 +51,83 @@ def test_the_budget_holds_the_runs(tmp_path: Path) -> None:
     _plan(tmp_path, runs="", extra=f", max_budget_usd_per_month: {between}")
     with pytest.raises(InfeasibleError, match="above max_budget_usd_per_month"):
         _plan(tmp_path, extra=f", max_budget_usd_per_month: {between}")
+
+
+# --- servers bought or owned run one job at a time: its runs a month must fit the month ----------------------------
+
+WEEKLY = """\
+version: 1
+name: weekly
+deployments:
+  - name: tune
+    model: meta-llama/Llama-3.1-8B
+    training: {{method: lora, sequence_length: 2048, dataset_tokens: 2000000000{runs}}}
+hardware:
+  gpus: [l40s-48gb]
+{hardware}"""
+
+#: One L40S takes 200.4 h a run (the plan's own figure without runs_per_month): 4 runs are 802 h, past the 730 h of a
+#: month, so the plan takes the GPUs that finish a run in 182.5 h; 30 runs (a nightly job) in 24.3 h.
+ONE_GPU_HOURS = 200.4
+
+
+@pytest.mark.parametrize(("runs", "gpus"), [(None, 1), (3, 1), (4, 2), (30, 12)])
+def test_bought_servers_take_the_gpus_that_fit_the_runs_in_a_month(tmp_path: Path, runs: int | None, gpus: int) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(WEEKLY.format(runs=f", runs_per_month: {runs}" if runs else "", hardware=""))
+    plan = plan_file(str(path))[1].to_dict()
+    (tune,) = plan["deployments"]
+    assert plan["totals"]["gpus"] == gpus
+    hours = tune["details"]["hours"]
+    if runs is None:
+        assert hours == pytest.approx(ONE_GPU_HOURS, abs=0.1)
+    else:
+        assert hours * runs <= 730 < ONE_GPU_HOURS * runs or gpus == 1
+
+
+def test_owned_servers_too_slow_for_the_runs_are_refused_at_runs_per_month(tmp_path: Path) -> None:
+    """One owned R760 with its 2 L40S and nothing bought: 100.2 h a run, so 7 runs a month fit (701 h), 8 do not."""
+    path = tmp_path / "w.yaml"
+    owned = "  buy: false\n  inventory:\n    - {platform: dell-r760, gpu: l40s-48gb, count: 1}\n"
+    path.write_text(WEEKLY.format(runs=", runs_per_month: 8", hardware=owned))
+    with pytest.raises(InfeasibleError) as caught:
+        plan_file(str(path))
+    text = str(caught.value)  # a run in 91 h needs 3 GPUs: 2 servers where one is owned and nothing is bought
+    assert "TP1 ZeRO-0 x DP3" in text and "needs 2 servers; 1 owned are free and hardware.buy is false" in text
+    assert "fewer runs_per_month (8 on the same servers)" in text
+    path.write_text(WEEKLY.format(runs=", runs_per_month: 7", hardware=owned))
+    assert plan_file(str(path))[1].totals["gpus"] == 2
+
+
+def test_rented_runs_may_overlap(tmp_path: Path) -> None:
+    """Rented servers are paid per run: four 200 h runs a month rent four times, and the layout stays the cheapest."""
+    path = tmp_path / "w.yaml"
+    path.write_text(WEEKLY.format(runs="", hardware="  provider: aws\n").replace("  gpus: [l40s-48gb]\n", ""))
+    once = plan_file(str(path))[1].to_dict()
+    path.write_text(WEEKLY.format(runs=", runs_per_month: 4", hardware="  provider: aws\n").replace("  gpus: [l40s-48gb]\n", ""))
+    four = plan_file(str(path))[1].to_dict()
+    assert four["pools"][0]["node"] == once["pools"][0]["node"]
+    hours = four["deployments"][0]["details"]["hours"]
+    overlap = [f for f in four["findings"] if f["code"] == "runs-overlap"]
+    if 4 * hours <= 730:
+        assert overlap == []
+        return
+    (finding,) = overlap
+    assert finding["path"] == "deployments[0].training.runs_per_month"
+    assert f"4 runs a month of {hours:,.1f} h" in finding["message"] and "a deadline_hours of 182.5 h" in finding["message"]
+
+
+def test_runs_that_no_layout_fits_in_the_month_are_located_at_runs_per_month(tmp_path: Path) -> None:
+    """Where every layout is dropped for its runs a month (and its deadline), the error stands at runs_per_month."""
+    from generator.planner import _binding_field
+    from generator.planner.blocked import PAST_DEADLINE, RUNS_PAST_MONTH, Blocked
+    from generator.workload import load_workload
+
+    path = tmp_path / "w.yaml"
+    path.write_text(WEEKLY.format(runs=", runs_per_month: 8", hardware=""))
+    wl = load_workload(str(path)).workload
+    runs = Blocked("l40s-48gb", "dell-r760", RUNS_PAST_MONTH, "past the 91.25 h each of 8 runs a month has")
+    late = runs._replace(code=PAST_DEADLINE)
+    at = ("deployments", 0)
+    assert _binding_field(wl, wl.deployments[0], 0, False, [runs, late]) == (*at, "training", "runs_per_month")
+    assert _binding_field(wl, wl.deployments[0], 0, False, [runs, runs._replace(code="ram-short")]) == (*at, "model")

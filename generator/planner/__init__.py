@@ -24,6 +24,7 @@ from generator.planner.blocked import (
     PINNED_DEGREE,
     POOL_TOO_LARGE,
     RACK_POWER,
+    RUNS_PAST_MONTH,
 )
 from generator.planner.early import early_checks
 from generator.planner.naming import MAX_NODES_PER_POOL
@@ -72,6 +73,9 @@ def _binding_field(
                 return ("hardware", field)
     elif blocked and all(b.code in (NO_PACKING, PINNED_DEGREE) for b in blocked) and dep.parallelism is not None:
         return (*at, "parallelism")
+    elif blocked and any(b.code == RUNS_PAST_MONTH for b in blocked) and isinstance(dep, TrainingDeployment):
+        if all(b.code in (RUNS_PAST_MONTH, PAST_DEADLINE) for b in blocked):  # its runs a month are what is too many
+            return (*at, "training", "runs_per_month")
     elif isinstance(dep, InferenceDeployment):
         slow = [b for b in blocked if b.excess is not None]
         if slow and all(b in slow for b in blocked if b.code == NO_LAYOUT):  # latency alone rules the layouts out
@@ -155,6 +159,8 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: Resolved
         # a later deadline only below the schema's maximum (fuzz15 item 11)
         later = "a later deadline_hours, " if (training.deadline_hours or 0) < _most_deadline_hours() else ""
         general += f"; for the deadline: {later}fewer dataset_tokens or epochs, or a faster GPU"
+    if any(b.code == RUNS_PAST_MONTH for b in blocked):
+        general += "; for its runs a month on the same servers: fewer runs_per_month, more or faster GPUs, or a cloud"
     short_of_ram = [b for b in blocked if b.code == "ram-short"]
     if not short_of_ram:
         return general
@@ -812,6 +818,9 @@ def _owned_short_hint(
         offloads = ("offload_optimizer",) + (("offload_params",) if job.zero_stage in (None, 3) else ())
         offload = [f"{field}: true" for field in offloads if getattr(job, field) is not True]
         ways += [f"a lighter job ({', '.join([*([lighter] if lighter else []), *offload])})"] if lighter or offload else []
+        # the GPUs a run needs to end in time: by its deadline, and on owned servers its runs a month in the month
+        ways += [f"fewer runs_per_month ({job.runs_per_month:g} on the same servers)"] if job.runs_per_month else []
+        ways += ["a later deadline_hours"] if job.deadline_hours else []
     if held:
         ways.append(f"place a deployment before it elsewhere ({'; '.join(held)})")
     return f"to unblock: {', '.join(ways[:-1])}, or {ways[-1]}"

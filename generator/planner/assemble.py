@@ -1124,6 +1124,7 @@ def build_plan(
     findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)]) + pool_region_findings(wl, pools)
     rented = _rented_jobs(pools, deployments, per_run)
     deployments = _with_runs(wl, deployments, per_run)
+    findings += _overlapping_runs(deployments)
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None, per_job=True) if p.name in rented else p for p in pools]
     fleet = totals(pools, len(racks), rented, _monthly_runs(pools, deployments, rented))
@@ -1589,6 +1590,27 @@ def _with_runs(wl: Workload, deployments: list[DeploymentPlan], per_run: set[str
             continue
         month = None if job is None else round(job * times, 2)
         out.append(d._replace(details={**d.details, "runs_per_month": times, "usd_per_month_of_runs": month}))
+    return out
+
+
+def _overlapping_runs(deployments: list[DeploymentPlan]) -> list[Finding]:
+    """Rented jobs whose runs a month take longer than the month: runs overlap, each on servers of its own."""
+    out = []
+    for i, d in enumerate(deployments):
+        times, hours = d.details.get("runs_per_month"), d.details.get("hours")
+        if times and hours and times * hours > HOURS_PER_MONTH:
+            at_once = math.ceil(times * hours / HOURS_PER_MONTH)
+            out.append(
+                Finding(
+                    "warning",
+                    "runs-overlap",
+                    f"'{d.name}': {times:g} runs a month of {hours:,.1f} h take {times * hours:,.0f} h, more than a month "
+                    f"({HOURS_PER_MONTH} h): up to {at_once} runs at once, each renting pool {d.pools[0]}'s servers, "
+                    "beyond the node limits rendered for one run; fewer runs_per_month, or a deadline_hours of "
+                    f"{HOURS_PER_MONTH / times:.4g} h, runs them one after another",
+                    f"deployments[{i}].training.runs_per_month",
+                )
+            )
     return out
 
 

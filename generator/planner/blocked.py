@@ -54,5 +54,7 @@ MIG_ONE_GPU = "mig-one-gpu"
 COMMUNICATION_DOMINATES = "communication-dominates"
 #: The training job, with its communication, ends past the deadline.
 PAST_DEADLINE = "past-deadline"
+#: Its runs a month take longer than a month on servers paid by the month.
+RUNS_PAST_MONTH = "runs-past-month"
 #: How a layout whose deadline needs more data-parallel replicas than the search tries says so.
 DEADLINE_NEEDS = "deadline needs"

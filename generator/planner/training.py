@@ -9,8 +9,8 @@ from typing import Any
 from generator.calculator.model_source import ResolvedModel
 from generator.catalog import REFERENCE_GPU_ID, find_gpu
 from generator.catalog.records import GpuSpec
-from generator.planner.blocked import DEADLINE_NEEDS
 from generator.planner.options import Hardware, tensor_parallel_sizes
+from generator.planner.tco import HOURS_PER_MONTH
 from generator.planner.training_comm import gpu_link_latency_s
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
@@ -430,6 +430,20 @@ def training_tp_sizes(arch: Architecture, spec: TrainingSpec, hw: Hardware) -> l
     return tensor_parallel_sizes(hw, arch.num_attention_heads)
 
 
+def run_window(spec: TrainingSpec, provider: str) -> tuple[float | None, str]:
+    """The hours a run may take, and how a message names that limit (empty: no limit).
+
+    Its ``deadline_hours``, or on servers bought or owned (one job at a time, paid by the month) the month shared by
+    its ``runs_per_month``, whichever is shorter. Rented servers are paid per run; runs that overlap rent their own.
+    """
+    deadline = spec.deadline_hours
+    runs = spec.runs_per_month if provider == "baremetal" else None
+    share = HOURS_PER_MONTH / runs if runs else None
+    if share is not None and (deadline is None or share < deadline):
+        return share, f"the {share:.4g} h each of {runs:g} runs a month has on the same servers"
+    return deadline, f"the {deadline:g} h deadline" if deadline else ""
+
+
 def training_shapes(
     model: ResolvedModel,
     spec: TrainingSpec,
@@ -468,6 +482,7 @@ def training_shapes(
     zeros = (pinned,) if pinned is not None else (1, 2, 3) if spec.offload_optimizer else (0, 1, 2, 3)
     shapes: list[TrainingShape] = []
     blocked: list[str] = []
+    window, window_text = run_window(spec, hw.platform.provider)
     # a framework that scales by data parallelism only never splits a layer, nor does any QLoRA stack its 4-bit layers
     tps = [tp for tp in training_tp_sizes(arch, spec, hw) if pin is None or pin.tp in (None, tp)]
     layouts = [(tp, pin.pp if pin is not None and pin.pp else 1) for tp in tps]
@@ -480,18 +495,18 @@ def training_shapes(
         # one found (fuzz19 item 1)
         searched = spec.global_batch_size is not None and not spec.micro_batch_pinned
         deadline_gpus = cautious_gpus = 1
-        if total_flops and spec.deadline_hours and tflops:
+        if total_flops and window and tflops:
             share = 1.0 if searched else _compute_share(model, spec, hw, tp * pp, mfu, consts, spec.micro_batch)
-            deadline_gpus = gpus_for_deadline(total_flops, spec.deadline_hours, tflops, consts, mfu=mfu * share)
+            deadline_gpus = gpus_for_deadline(total_flops, window, tflops, consts, mfu=mfu * share)
             if searched:
                 cautious = mfu * _compute_share(model, spec, hw, tp * pp, mfu, consts, 1)
-                cautious_gpus = gpus_for_deadline(total_flops, spec.deadline_hours, tflops, consts, mfu=cautious)
+                cautious_gpus = gpus_for_deadline(total_flops, window, tflops, consts, mfu=cautious)
         deadline_dp = max(math.ceil(deadline_gpus / (tp * pp)), _unaccumulated_dp(spec))
         cautious_dp = math.ceil(cautious_gpus / (tp * pp))
         name = f"TP{tp}" + (f" PP{pp}" if pp > 1 else "")
         if deadline_dp > MAX_DATA_PARALLEL:
             blocked.append(
-                f"{name}: the {spec.deadline_hours:g} h {DEADLINE_NEEDS} {deadline_gpus:,} GPUs at the modelled "
+                f"{name}: {window_text} needs {deadline_gpus:,} GPUs at the modelled "
                 f"{mfu:.0%} MFU ({total_flops:.3g} FLOPs), more than {MAX_DATA_PARALLEL:,} data-parallel replicas"
             )
             continue

@@ -5,13 +5,27 @@ from __future__ import annotations
 import dataclasses
 
 from generator.calculator.model_source import ResolvedModel
-from generator.planner.blocked import COMMUNICATION_DOMINATES, NO_LAYOUT, PAST_DEADLINE, PINNED_DEGREE, Blocked
+from generator.planner.blocked import (
+    COMMUNICATION_DOMINATES,
+    NO_LAYOUT,
+    PAST_DEADLINE,
+    PINNED_DEGREE,
+    RUNS_PAST_MONTH,
+    Blocked,
+)
 from generator.planner.candidates import blocked_on, layout_option
 from generator.planner.inventory import ServerKey
 from generator.planner.nodes import NodeNeeds, fabric_fits, node_fabric
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, node_counts
-from generator.planner.training import TrainingShape, layout_step, run_hours, training_shapes, training_tp_sizes
+from generator.planner.training import (
+    TrainingShape,
+    layout_step,
+    run_hours,
+    run_window,
+    training_shapes,
+    training_tp_sizes,
+)
 from generator.planner.training_comm import StepComm, job_dp_traffic, step_links
 from generator.sizing.constants import Constants
 from generator.sizing.precision import weight_format
@@ -174,8 +188,9 @@ def _with_communication(
     hours = None
     if shape.total_flops is not None:
         hours = run_hours(spec.dataset_tokens or 0, spec.epochs, shape.layout, comm.step, consts)
-    if hours is not None and spec.deadline_hours and hours > spec.deadline_hours * (1 + 1e-9):
-        why = f"{shape.reason} takes {hours:.3g} h with its communication, past the {spec.deadline_hours:g} h deadline"
-        blocked.append(blocked_on(hw, PAST_DEADLINE, why))
+    window, within = run_window(spec, hw.platform.provider)
+    if hours is not None and window and hours > window * (1 + 1e-9):
+        why = f"{shape.reason} takes {hours:.3g} h with its communication, past {within}"
+        blocked.append(blocked_on(hw, PAST_DEADLINE if window == spec.deadline_hours else RUNS_PAST_MONTH, why))
         return None
     return dataclasses.replace(shape, hours=hours, step=comm.step), needs, comm
