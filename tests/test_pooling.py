@@ -355,3 +355,31 @@ def test_the_engine_flags_are_said_where_they_are_rendered(tmp_path: Path, outpu
     (dep,) = plan_file(str(path))[1].deployments
     (reason,) = [r for r in dep.reasons if r.startswith("task embed: vLLM runs it with --runner pooling")]
     assert said in reason
+
+
+@pytest.mark.parametrize(("name", "overrides"), [("Qwen3-Reranker-8B", True), ("Qwen3-Reranker-8B-seq-cls", False)])
+def test_a_qwen3_reranker_is_served_with_the_overrides_that_make_it_score(tmp_path: Path, name: str, overrides: bool) -> None:
+    """newuser26 item 12: Qwen's original Qwen3-Reranker is a causal LM scoring by its 'no' / 'yes' logits; vLLM's
+    --convert classify alone gives it an untrained head. Its config is Qwen3-8B's (the catalog's, as a local folder)."""
+    folder = tmp_path / name
+    folder.mkdir()
+    config = catalog.find_model("Qwen/Qwen3-8B")
+    (folder / "config.json").write_text(json.dumps(config.config))
+    path = _workload(tmp_path, model=f"./{name}", task="score", rate=5)
+    files = render_file(str(path))
+    plan = json.loads(files["spec.json"])["plan"]
+    (group_vars,) = [v for k, v in files.items() if k.startswith("ansible/group_vars/")]
+    (service,) = ansible_reader().load(group_vars)["specgen_deployments"]
+    engine = service["engine"]
+    reasons = " ".join(plan["deployments"][0]["reasons"])
+    expected = (
+        '{"architectures":["Qwen3ForSequenceClassification"],"classifier_from_token":["no","yes"],'
+        '"is_original_qwen3_reranker":true}'
+    )
+    if overrides:
+        assert engine["args"][-2:] == ["--hf-overrides", expected]
+        assert engine["hf_overrides"]["classifier_from_token"] == ["no", "yes"]
+        assert f"--hf-overrides '{expected}'" in reasons
+    else:
+        assert "--hf-overrides" not in engine["args"] and "hf_overrides" not in engine
+        assert "--hf-overrides" not in reasons

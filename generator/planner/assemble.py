@@ -494,7 +494,7 @@ def _inference_details(
         reasons.insert(1, wide)
     engine = ENGINE_NAMES[spec.engine]
     if spec.pooling:  # a pooling replica's batch is its passes' requests (said above), not decodes a step holds
-        reasons.append(pooling_engine_text(spec, "ansible" in loaded.workload.outputs))
+        reasons.append(pooling_engine_text(spec, "ansible" in loaded.workload.outputs, model.id))
     elif running < (default := max_running(spec, opt.hardware.gpu, consts)):
         reasons.append(
             f"max_num_seqs {running}: at {engine}'s default of {default} on {opt.hardware.gpu.id} its profiling run samples "

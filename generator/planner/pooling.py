@@ -21,6 +21,8 @@ decode step runs. So, with the prefill model generation uses (:func:`~generator.
 
 from __future__ import annotations
 
+import json
+
 from generator.calculator.model_source import ResolvedModel
 from generator.named_tuple import NamedTuple
 from generator.sizing.constants import Constants
@@ -35,6 +37,30 @@ if TYPE_CHECKING:
 
 #: vLLM's pooling flags by task (``--runner pooling`` and the conversion that gives the task's pooler).
 VLLM_POOLING_CONVERT = {"embed": "embed", "score": "classify"}
+
+#: What vLLM loads Qwen's original Qwen3-Reranker checkpoints with: they are causal LMs that score by the logits of
+#: their "no" and "yes" tokens, which this makes the classifier's (``vllm serve Qwen/Qwen3-Reranker-8B --hf_overrides
+#: ...``, https://docs.vllm.ai/en/v0.10.2/examples/offline_inference/qwen3_reranker.html). Without it ``--convert
+#: classify`` gives them an untrained head. Checkpoints converted to sequence classification (``-seq-cls``) need none.
+QWEN3_RERANKER_HF_OVERRIDES: dict[str, object] = {
+    "architectures": ["Qwen3ForSequenceClassification"],
+    "classifier_from_token": ["no", "yes"],
+    "is_original_qwen3_reranker": True,
+}
+
+
+def vllm_hf_overrides(model_id: str, task: str | None) -> dict[str, object] | None:
+    """The ``--hf-overrides`` vLLM needs to serve ``model_id`` for ``task``; None where it needs none."""
+    name = model_id.rsplit("/", 1)[-1].lower()
+    if task == "score" and name.startswith("qwen3-reranker-") and "seq-cls" not in name:
+        return QWEN3_RERANKER_HF_OVERRIDES
+    return None
+
+
+def hf_overrides_arg(overrides: dict[str, object]) -> str:
+    """``--hf-overrides``' value: the overrides as one line of JSON, keys sorted."""
+    return json.dumps(overrides, sort_keys=True, separators=(",", ":"))
+
 
 #: Share of a replica's time in prefill the search stops below (the queue grows without bound at 1).
 _MOST_BUSY = 0.999
@@ -205,12 +231,19 @@ def pooling_load_text(point: OperatingPoint) -> str:
     )
 
 
-def pooling_engine_text(spec: InferenceSpec, ansible: bool) -> str:
+def pooling_engine_text(spec: InferenceSpec, ansible: bool, model_id: str) -> str:
     """The engine flags a pooling service runs with; ``ansible``: the rendered group vars carry them (review22 item 11)."""
     where = "the Ansible group vars carry them" if ansible else "pass them to the engine (no Ansible output is rendered)"
     if spec.engine == "sglang":
         return f"task {spec.task}: SGLang runs it with --is-embedding; {where}"
+    overrides = vllm_hf_overrides(model_id, spec.task)
+    scored = (
+        f" --hf-overrides '{hf_overrides_arg(overrides)}' (a Qwen3-Reranker scores by its 'no' / 'yes' token logits: "
+        "without it vLLM gives it an untrained classification head)"
+        if overrides
+        else ""
+    )
     return (
-        f"task {spec.task}: vLLM runs it with --runner pooling --convert {VLLM_POOLING_CONVERT[spec.task]} (before v0.10: "
-        f"--task {spec.task}); {where}"
+        f"task {spec.task}: vLLM runs it with --runner pooling --convert {VLLM_POOLING_CONVERT[spec.task]}{scored} "
+        f"(before v0.10: --task {spec.task}); {where}"
     )

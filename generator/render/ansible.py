@@ -255,18 +255,24 @@ TRAINING_LAYOUT_KEYS = (
 )
 
 
-def pooling_engine_vars(task: str, engine: str) -> dict[str, Any]:
+def pooling_engine_vars(task: str, engine: str, model_id: str) -> dict[str, Any]:
     """A pooling service's (embed, score) engine settings: vLLM's pooling runner and conversion, SGLang's embedding mode.
 
     vLLM: ``--runner pooling --convert embed`` (an embedding) or ``classify`` (a score), v0.10 and later; earlier
-    releases take ``--task embed`` / ``score`` (https://docs.vllm.ai/en/v0.11.2/models/pooling_models/).
+    releases take ``--task embed`` / ``score`` (https://docs.vllm.ai/en/v0.11.2/models/pooling_models/); and
+    ``--hf-overrides`` where the checkpoint needs them to score (:func:`~generator.planner.pooling.vllm_hf_overrides`).
     """
-    from generator.planner.pooling import VLLM_POOLING_CONVERT
+    from generator.planner.pooling import VLLM_POOLING_CONVERT, hf_overrides_arg, vllm_hf_overrides
 
     if engine == "sglang":
         return {"task": task, "is_embedding": True, "args": ["--is-embedding"]}
     convert = VLLM_POOLING_CONVERT[task]
-    return {"task": task, "runner": "pooling", "convert": convert, "args": ["--runner", "pooling", "--convert", convert]}
+    out: dict[str, Any] = {"task": task, "runner": "pooling", "convert": convert}
+    out["args"] = ["--runner", "pooling", "--convert", convert]
+    if (overrides := vllm_hf_overrides(model_id, task)) is not None:
+        out["hf_overrides"] = overrides
+        out["args"] = [*out["args"], "--hf-overrides", hf_overrides_arg(overrides)]
+    return out
 
 
 #: Each engine's ``--kv-cache-dtype`` value for an FP8 KV cache: vLLM's ``fp8`` (E4M3 on CUDA,
@@ -355,7 +361,7 @@ def _deployment_vars(
             out["engine"]["max_num_batched_tokens"] = tokens
             out["engine"]["gpu_memory_utilization"] = gpu_memory_utilization  # vLLM --gpu-memory-utilization
         if (task := d.details.get("task")) is not None:  # a pooling service: vLLM --runner pooling, SGLang --is-embedding
-            out["engine"].update(pooling_engine_vars(str(task), str(out["engine"]["name"])))
+            out["engine"].update(pooling_engine_vars(str(task), str(out["engine"]["name"]), d.model_id))
         if quantized := quantization_engine_vars(d, str(out["engine"]["name"])):  # --quantization, --kv-cache-dtype
             args = [*out["engine"].get("args", []), *quantized.pop("args")]
             out["engine"].update(quantized, args=args)
