@@ -10,7 +10,10 @@ The node still downloads and keeps the 16-bit files: its disk holds the checkpoi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from generator.calculator.model_source import ResolvedModel, default_precision, model_weight_format
+from generator.planner.plan import DeploymentPlan, Finding
 from generator.sizing.weights import size_weights
 
 #: Served formats an engine makes from a 16-bit checkpoint as it loads it (each is also its ``--quantization`` value).
@@ -32,3 +35,35 @@ def served_file_bytes(model: ResolvedModel, served: str, served_bytes: int) -> i
         return served_bytes
     arch = model.architecture
     return size_weights(arch, model_weight_format(arch, own)).total_bytes
+
+
+def unserved_precision_findings(deployments: list[DeploymentPlan], models: Mapping[str, ResolvedModel]) -> list[Finding]:
+    """Services sized in a format their checkpoint does not hold and no engine makes of it as it loads it.
+
+    newuser27 item 2: ``precision: int4`` on the 16-bit Qwen3-32B was sized as an AWQ/GPTQ model (9 GiB a GPU) while
+    the rendered engine started the BF16 checkpoint (30.5 GiB a GPU): the plan's KV cache and replicas were not what
+    runs. A 16-bit checkpoint served at the other 16-bit dtype is cast as it loads (vLLM ``--dtype``).
+    """
+    out = []
+    for i, d in enumerate(deployments):
+        model = models.get(d.name)
+        if d.kind != "inference" or model is None:
+            continue
+        own = default_precision(model)
+        cast = own in SIXTEEN_BIT and d.precision in SIXTEEN_BIT
+        if d.precision == own or cast or quantized_online_from(model, d.precision) is not None:
+            continue
+        out.append(
+            Finding(
+                "warning",
+                "precision-not-in-checkpoint",
+                f"'{d.name}' is sized at {d.precision}, but {d.model_id} holds {own} weights and the engine makes "
+                f"{d.precision} only from a checkpoint quantized to it (online it quantizes 16-bit weights to "
+                f"{' or '.join(ONLINE_FORMATS)} alone): started on this checkpoint it loads the {own} weights, and the "
+                f"plan's weights, KV cache and replicas are not what runs; point model at a {d.precision} checkpoint "
+                "(a Hub id, or a local config.json with its quantization_config) or plan a precision it holds or "
+                "is quantized to online",
+                f"deployments[{i}].inference.precision",
+            )
+        )
+    return out
