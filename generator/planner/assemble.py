@@ -1061,6 +1061,8 @@ def build_plan(
         details["co_located"] = job is None and any(len(p.deployments) > 1 for p in pools if p.name in dep_pools)
         if details["co_located"] and len(dep_pools) == 1:
             details.update(_pool_share(next(p for p in pools if p.name == dep_pools[0]), opt.candidate.gpus))
+        elif details["co_located"]:  # a split service, a part of it co-located: each part's share (newuser27 item 4)
+            details.update(_split_share(opt, [next(p for p in pools if p.name == name) for name in dep_pools], objective, wl))
         if job is not None:
             reasons += _sequence_turn(wl, job, next(p for p in pools if p.name == dep_pools[0]), details)
         else:
@@ -1461,6 +1463,28 @@ def _pool_share(pool: Pool, gpus: int) -> dict[str, Any]:
         "gpus_bought": (pool.nodes - pool.owned_nodes) * pool.node.gpus,
         "idle_gpus": pool.idle_gpus,
     }
+
+
+#: The cost figures a split service's parts add up to.
+_SUMMED = ("capex_usd", "opex_usd_per_month", "usd_per_month", "servers", "gpus_bought", "idle_gpus")
+
+
+def _split_share(opt: Option, pools: list[Pool], objective: str, wl: Workload) -> dict[str, Any]:
+    """A split service's cost where a part of it shares a pool: each shared part's share of its pool, the rest whole.
+
+    The deployments' figures then add up to the fleet's, as a co-located service's do.
+    """
+    parts = [
+        _pool_share(pool, part.candidate.gpus)
+        if len(pool.deployments) > 1
+        else {**_cost_details(part, objective, wl.hardware.provider), "cost_share": f"the whole of pool {pool.name}"}
+        for part, pool in zip(opt.pieces, pools, strict=True)
+    ]
+    out: dict[str, Any] = {"cost_share": "; ".join(part["cost_share"] for part in parts)}
+    for key in _SUMMED:
+        figures: list[float] = [part[key] for part in parts if part.get(key) is not None]
+        out[key] = round(math.fsum(figures), 2 if key.endswith("month") else None) if len(figures) == len(parts) else None
+    return out
 
 
 def _idle_findings(pools: list[Pool], deployments: list[DeploymentPlan], provider: str) -> list[Finding]:

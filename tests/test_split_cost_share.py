@@ -1,0 +1,48 @@
+"""A split service with a part on a pool it shares: each part's share, so the deployments add up to the fleet.
+
+newuser27 item 4: the assistant (4 x TP2 on an owned A100 box, 1 x TP2 on a bought one it shares with the classifier's
+2 x TP1) was charged the whole bought box as well as the owned one, and the classifier half of the bought box: the
+deployments summed to $12,755 a month and $295,500 of capex against the fleet's $9,132 and $197,000.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.api import plan_file
+
+WORKLOAD = """\
+version: 1
+name: acme-ai
+deployments:
+  - name: assistant
+    model: Qwen/Qwen3-32B
+    inference: {precision: fp8, max_context_tokens: 16384, avg_input_tokens: 2000, avg_output_tokens: 500,
+                requests_per_second: 6, slo: {ttft_p95_ms: 2000, tpot_ms: 50}}
+  - name: classifier
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {precision: bf16, max_context_tokens: 4096, avg_input_tokens: 800, avg_output_tokens: 10,
+                requests_per_second: 15, slo: {ttft_p95_ms: 500, tpot_ms: 40}}
+hardware:
+  gpus: [a100-sxm4-80gb]
+  inventory:
+    - {platform: hgx-a100-8gpu-oem, gpu: a100-sxm4-80gb, count: 1}
+"""
+
+
+def test_the_deployments_of_a_split_and_co_located_fleet_add_up_to_it(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(WORKLOAD)
+    plan = plan_file(str(path))[1].to_dict()
+    deployments = {d["name"]: d for d in plan["deployments"]}
+    split = [d for d in deployments.values() if len(d["split"]) > 1]
+    shared = [p for p in plan["pools"] if len(p["deployments"]) > 1]
+    if not (split and shared and any(p["name"] in {s["pool"] for s in split[0]["split"]} for p in shared)):
+        pytest.fail(f"the workload no longer plans a split service beside a co-located one: {plan['pools']}")
+    details = [d["details"] for d in deployments.values()]
+    assert sum(d["usd_per_month"] for d in details) == pytest.approx(plan["totals"]["usd_per_month"], abs=0.05)
+    assert sum(d["capex_usd"] for d in details) == pytest.approx(plan["totals"]["capex_usd"], abs=2)
+    (service,) = split
+    assert "the whole of pool" in service["details"]["cost_share"] and "GPUs in use in pool" in service["details"]["cost_share"]
