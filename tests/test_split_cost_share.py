@@ -46,3 +46,12 @@ def test_the_deployments_of_a_split_and_co_located_fleet_add_up_to_it(tmp_path: 
     assert sum(d["capex_usd"] for d in details) == pytest.approx(plan["totals"]["capex_usd"], abs=2)
     (service,) = split
     assert "the whole of pool" in service["details"]["cost_share"] and "GPUs in use in pool" in service["details"]["cost_share"]
+
+
+def test_an_owned_kind_is_unpriced_only_beyond_the_owned_servers(tmp_path: Path) -> None:
+    """newuser27 item 3: the owned kinds chosen read as "no price ... ranked after" priced ones; only more of them is."""
+    path = tmp_path / "w.yaml"
+    path.write_text(WORKLOAD)
+    plan = plan_file(str(path))[1].to_dict()
+    (finding,) = [f for f in plan["findings"] if f["code"] == "unpriced-dominated"]
+    assert finding["message"].startswith("no price for hgx-a100-8gpu-oem with a100-sxm4-80gb (more than those owned);")

@@ -904,9 +904,14 @@ def honour_pins(dep: InferenceDeployment | TrainingDeployment, options: list[Opt
     return kept, f"no feasible layout with the pinned {wanted}"
 
 
-def _unpriced_label(c: Candidate) -> str:
-    """What an unpriced candidate lacks a price for: the server with those GPUs (either may lack one)."""
-    return f"{c.platform_id} with {c.gpu_id}"
+def _unpriced_label(c: Candidate, owned: frozenset[tuple[str, str]] = frozenset()) -> str:
+    """What an unpriced candidate lacks a price for: the server with those GPUs (either may lack one).
+
+    Of an ``owned`` kind (platform, GPU), those bought beyond the owned ones: owned servers cost their upkeep
+    (newuser27 item 3: the owned kinds chosen read as "ranked after" priced ones).
+    """
+    more = " (more than those owned)" if (c.platform_id, c.gpu_id) in owned else ""
+    return f"{c.platform_id} with {c.gpu_id}{more}"
 
 
 def objective_for(objective: str, options: list[Option], index: int, findings: list[Finding]) -> str:
@@ -954,9 +959,10 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
     open_ = sorted({_unpriced_label(u) for u in undominated if u.platform_id not in off_demand})
     if not open_:
         off = " (not sold on demand)"
+        owned = frozenset((o.candidate.platform_id, o.candidate.gpu_id) for o in options if o.candidate.owned_nodes)
         dominated = sorted(
             {
-                _unpriced_label(u) + (off if _sold_through(u.platform_id) else "")
+                _unpriced_label(u, owned) + (off if _sold_through(u.platform_id) else "")
                 for u in unpriced
                 if u.platform_id not in off_demand
             }
