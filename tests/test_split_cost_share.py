@@ -55,3 +55,18 @@ def test_an_owned_kind_is_unpriced_only_beyond_the_owned_servers(tmp_path: Path)
     plan = plan_file(str(path))[1].to_dict()
     (finding,) = [f for f in plan["findings"] if f["code"] == "unpriced-dominated"]
     assert finding["message"].startswith("no price for hgx-a100-8gpu-oem with a100-sxm4-80gb (more than those owned);")
+
+
+def test_an_owned_catalog_servers_build_is_said_to_be_assumed(tmp_path: Path) -> None:
+    """newuser27 item 7: the owned A100 box's CPU, RAM, drives and NICs were the planner's purchase build, stated as fact."""
+    path = tmp_path / "w.yaml"
+    path.write_text(WORKLOAD)
+    plan = plan_file(str(path))[1].to_dict()
+    said = [f for f in plan["findings"] if f["code"] == "owned-build-assumed"]
+    owned = [p for p in plan["pools"] if p["owned_nodes"]]
+    assert [f["message"].split(":")[0] for f in said] == [f"pool {p['name']}" for p in owned]
+    (finding,) = said
+    assert finding["path"] == "hardware.inventory" and "the owned hgx-a100-8gpu-oem's CPU (" in finding["message"]
+    bought = WORKLOAD.split("  inventory:", maxsplit=1)[0]  # nothing owned: nothing assumed
+    path.write_text(bought)
+    assert not [f for f in plan_file(str(path))[1].to_dict()["findings"] if f["code"] == "owned-build-assumed"]

@@ -1308,6 +1308,21 @@ def _place_on_inventory(
             )
     for pool in out:
         bought = pool.nodes - pool.owned_nodes
+        platform = catalog.platforms().get(pool.node.platform_id)
+        if pool.owned_nodes and platform is not None and platform.provider == "baremetal" and not platform.custom:
+            # newuser27 item 7: the parts were chosen as for a purchase, not read off the server owned
+            fabric = "".join(f", {n.count} x {n.nic_id} fabric NICs" for n in pool.node.nics if n.role == "fabric")
+            findings.append(
+                Finding(
+                    "info",
+                    "owned-build-assumed",
+                    f"pool {pool.name}: the owned {pool.node.platform_id}'s CPU ({pool.node.cpu}), {pool.node.ram_gib} GiB "
+                    f"RAM and {pool.node.nvme_drives // pool.node.hosts} NVMe drive(s) a host{fabric} are the build "
+                    "specgen would buy for the workload, not read from the server you own, and SPEC.md and the Ansible "
+                    "group vars state them: check them, or describe the server under custom: with its real parts",
+                    "hardware.inventory",
+                )
+            )
         if pool.owned_nodes and bought:
             findings.append(
                 Finding(
