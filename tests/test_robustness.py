@@ -573,10 +573,14 @@ H100 = ("--gpu", "h100-sxm5-80gb")
             "--allow-precision mxfp4: meta-llama/Llama-3.1-8B in mxfp4 will not load",
             id="mxfp4-dense-allowed",
         ),
-        pytest.param(("--context", "many"), 2, "expected a whole number, got 'many'", id="context-text"),
+        pytest.param(("--context", "many"), 2, "expected a whole number (at most 10^18), got 'many'", id="context-text"),
+        # newuser27 item 11: scientific notation, as the workload file's YAML takes it, where the value is whole
+        pytest.param(("--context", "1e9"), 1, "--context must be at most 16,777,216, got 1,000,000,000", id="context-scientific"),
+        pytest.param(("--context", "1.5e0"), 2, "expected a whole number (at most 10^18), got '1.5e0'", id="context-fraction"),
+        pytest.param(("--batch", "1e999"), 2, "expected a whole number (at most 10^18), got '1e999'", id="batch-huge"),
         # fuzz9 item 13: digits of other scripts and underscores, which int() / float() take, are not numbers here
         pytest.param(("--context", "\u0664\u0660\u0669\u0666"), 2, "expected a whole number", id="context-arabic-indic"),
-        pytest.param(("--context", "4_096"), 2, "expected a whole number, got '4_096'", id="context-underscore"),
+        pytest.param(("--context", "4_096"), 2, "expected a whole number (at most 10^18), got '4_096'", id="context-underscore"),
         pytest.param((*MACHINE[:2], "--ram-gib", "\uff16\uff14", *MACHINE[4:]), 2, "expected a number", id="ram-fullwidth"),
         pytest.param(("--set", "pcie_efficiency=0_5"), 2, "must be a number, got '0_5'", id="set-underscore"),
         # an empty value is a missing one, not the default

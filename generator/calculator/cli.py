@@ -7,6 +7,7 @@ half of the 0.1 s cold-start budget of this command. Usage errors still exit 2.
 from __future__ import annotations
 
 import argparse
+import decimal
 import json
 import os
 import re
@@ -23,16 +24,20 @@ if TYPE_CHECKING:
     from generator.calculator.machine import FixedSpec
 
 
-_WHOLE = re.compile(r"[+-]?[0-9]+")
+#: A whole number, also in scientific notation (1e9, 2.5e10: the workload file's YAML takes them too)
+_WHOLE = re.compile(r"[+-]?[0-9]+(\.[0-9]*)?([eE]\+?[0-9]{1,3})?")
+#: Beyond every range check's limit: a larger figure is refused as it is parsed (its digits are not echoed)
+_MOST_WHOLE = 10**18
 #: nan and inf pass as numbers: the range checks refuse them by name (exit 1, as any value out of range)
 _DECIMAL = re.compile(r"[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|nan|inf|infinity)", re.IGNORECASE)
 
 
 def _whole(text: str) -> int:
     """A whole number in ASCII digits (``int()`` alone would take other scripts' digits and underscores)."""
-    if not _WHOLE.fullmatch(text.strip()):
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
-    return int(text)
+    value = decimal.Decimal(text.strip()) if _WHOLE.fullmatch(text.strip()) else None
+    if value is None or value != value.to_integral_value() or abs(value) > _MOST_WHOLE:
+        raise argparse.ArgumentTypeError(f"expected a whole number (at most 10^18), got {text!r}")
+    return int(value)
 
 
 def _number(text: str) -> float:
