@@ -343,3 +343,28 @@ def test_an_infeasible_deployment_is_located_at_the_field_that_rules_it_out(
     (tmp_path / "workload.yaml").write_text(VALID.replace(*edit))
     assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3
     assert capsys.readouterr().err.startswith(f"specgen: error: {located}: deployment 'chat'")
+
+
+@pytest.mark.parametrize(
+    ("slo", "said"),
+    [
+        ("{ttft_p95_ms: 2, tpot_ms: 0.05}", ["slo.ttft_p95_ms is in milliseconds: 2 ms (did you mean 2000, 2 s?)",
+                                            "slo.tpot_ms is in milliseconds: 0.05 ms (did you mean 50, 0.05 s?)"]),
+        ("{ttft_p95_ms: 15, tpot_ms: 1.5}", []),
+    ],
+)  # fmt: skip
+def test_a_latency_target_below_what_any_gpu_does_may_be_seconds(tmp_path: Path, slo: str, said: list[str]) -> None:
+    """newuser27 item 11: ttft_p95_ms: 2 (seconds meant) was refused with no word that the field is milliseconds."""
+    from generator.api import plan_file
+    from generator.errors import InfeasibleError
+
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: t\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        f"    inference: {{max_context_tokens: 8192, requests_per_second: 1, slo: {slo}}}\n"
+        "hardware: {gpus: [h100-sxm5-80gb]}\n"
+    )
+    with pytest.raises(InfeasibleError) as caught:
+        plan_file(str(path))
+    assert [s for s in said if s in str(caught.value)] == said
+    assert ("in milliseconds" in str(caught.value)) == bool(said)

@@ -116,8 +116,16 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: Resolved
                 *(["a GPU with a faster tensor rate, or FP8 where it has one (a prefill is compute), shorter prompts"]
                   if "ttft" in missed else []),
             ]  # fmt: skip
+            slo = dep.inference.slo
+            # a target below what any GPU does at batch 1 may be seconds written as milliseconds (newuser27 item 11)
+            seconds = [
+                f"slo.{name} is in milliseconds: {value:g} ms (did you mean {value * 1000:g}, {value:g} s?)"
+                for name, value, floor in (("ttft_p95_ms", slo.ttft_p95_ms, 10), ("tpot_ms", slo.tpot_ms, 1))
+                if value is not None and value < floor
+            ]
             return (
-                f"to unblock: looser SLOs, {', '.join(faster)}"
+                "".join(f"{said}; " for said in seconds)
+                + f"to unblock: looser SLOs, {', '.join(faster)}"
                 + (f", {precision}" if precision and "tpot" in missed else "")
                 + ("" if widest else ", or more GPUs a replica (TP) where the link is fast")
                 + (f"; {', '.join(racked)} ruled out by rack_power_kw" if racked else "")
