@@ -3,6 +3,7 @@ its 30 runs out; ``training.runs_per_month`` puts them in the month, the budget 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -131,3 +132,31 @@ def test_runs_that_no_layout_fits_in_the_month_are_located_at_runs_per_month(tmp
     at = ("deployments", 0)
     assert _binding_field(wl, wl.deployments[0], 0, False, [runs, late]) == (*at, "training", "runs_per_month")
     assert _binding_field(wl, wl.deployments[0], 0, False, [runs, runs._replace(code="ram-short")]) == (*at, "model")
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "said"),
+    [
+        (", runs_per_month: 4", ", runs_per_month: 30", "w.yaml:9:112: deployments[1].training.runs_per_month: runs_per_month 3"),
+        (", runs_per_month: 4", "", "w.yaml:9:15: deployments[1].training: runs_per_month is not given here but 4"),
+        (", runs_per_month: 4", ", runs_per_month: 4", None),
+        ("", "", None),
+    ],
+)  # fmt: skip
+def test_the_jobs_of_a_chain_run_as_often(tmp_path: Path, first: str, second: str, said: str | None) -> None:
+    """newuser27 item 12: a chain whose first job ran 4 times a month and second 30 billed each on its own."""
+    from generator.errors import InputError
+    from generator.workload import load_workload
+
+    text = WEEKLY.format(runs=first, hardware="  provider: aws\n").replace("  gpus: [l40s-48gb]\n", "")
+    second_job = (
+        "  - name: after\n    model: meta-llama/Llama-3.1-8B\n"
+        f"    training: {{method: lora, sequence_length: 2048, dataset_tokens: 20000000, run_after: tune{second}}}\n"
+    )
+    path = tmp_path / "w.yaml"
+    path.write_text(text.replace("hardware:\n", second_job + "hardware:\n"))
+    if said is None:
+        load_workload(str(path))
+        return
+    with pytest.raises(InputError, match=re.escape(said)):
+        load_workload(str(path))

@@ -64,7 +64,7 @@ def chain_errors(doc: Document, wl: Workload) -> list[InputError]:
         ]
     if not errors:
         for chain in training_chains(wl):
-            errors += _shared_server_errors(doc, wl, chain) + _timing_errors(doc, wl, chain)
+            errors += _shared_server_errors(doc, wl, chain) + _timing_errors(doc, wl, chain) + _runs_errors(doc, wl, chain)
     return errors
 
 
@@ -166,6 +166,28 @@ def _shared_server_errors(doc: Document, wl: Workload, chain: tuple[int, ...]) -
                     )
                 )
     return errors
+
+
+def _runs_errors(doc: Document, wl: Workload, chain: tuple[int, ...]) -> list[InputError]:
+    """Jobs of one chain that run a different number of times a month: the chain runs its jobs in turn, each time.
+
+    newuser27 item 12: 4 runs of the first job and 30 of the second were billed each on its own.
+    """
+    runs = [(i, d.training.runs_per_month) for i in chain if isinstance(d := wl.deployments[i], TrainingDeployment)]
+    given = [(i, r) for i, r in runs if r is not None]
+    if not given or all(r == given[0][1] for _, r in runs):
+        return []
+    first, value = given[0]
+    return [
+        InputError(
+            f"runs_per_month {'is not given' if r is None else f'{r:g}'} here but {value:g} for "
+            f"'{wl.deployments[first].name}' in the same chain: the jobs of a chain run in turn each time it runs; "
+            "give every job of it the same runs_per_month",
+            doc.locate(("deployments", i, "training", "runs_per_month") if r is not None else ("deployments", i, "training")),
+        )
+        for i, r in runs
+        if r != value
+    ]
 
 
 def _timing_errors(doc: Document, wl: Workload, chain: tuple[int, ...]) -> list[InputError]:
