@@ -225,11 +225,12 @@ def test_a_made_up_place_is_refused_at_its_line(tmp_path: Path, location: str, z
 
 @pytest.mark.parametrize("provider", ["azure"])  # every AWS type is priced in us-east-1: no finding
 def test_the_region_finding_says_how_another_region_is_priced(tmp_path: Path, provider: str) -> None:
-    """newuser26 item 5: "the workload names no region" read as if an AWS or Azure region could be named."""
+    """newuser26 item 5: "the workload names no region" read as if an AWS or Azure region could be named; now one can,
+    kubernetes.location, and the finding names it."""
     path = tmp_path / "w.yaml"
     path.write_text(
         "version: 1\nname: demo\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
         f"    inference: {{max_context_tokens: 8192, requests_per_second: 2}}\nhardware:\n  provider: {provider}\n"
     )
     found = [f.message for f in plan_file(str(path))[1].findings if f.code == "priced-elsewhere"]
-    assert found and f"no field names an {provider} region: another region's rates go under prices" in found[0], found
+    assert found and "(kubernetes.location names no region; eastus2 prices the most of the types allowed" in found[0], found
