@@ -100,15 +100,28 @@ def _standalone(run: Callable[[], None]) -> int:
 
 
 def validate_files(files: tuple[str, ...], echo: Callable[[str], object]) -> None:
-    """Check each workload file (schema, catalog, early feasibility) and ``echo`` its ok line; raise on the first bad one."""
+    """Check each workload file (schema, catalog, early feasibility) and ``echo`` its ok line; then raise their errors.
+
+    Every bad file's errors, exiting as the first bad file does (newuser27 item 13: CI learnt of one bad file a push).
+    """
+    from generator.errors import MultipleInputError, SpecgenError
     from generator.planner.early import early_checks
     from generator.workload import load_workload, render_errors
 
+    failed: list[SpecgenError] = []
     for path in files:
-        loaded = load_workload(path)
-        render_errors(loaded)
-        early_checks(loaded)
+        try:
+            loaded = load_workload(path)
+            render_errors(loaded)
+            early_checks(loaded)
+        except SpecgenError as exc:
+            failed.append(exc)
+            continue
         echo(f"{path}: ok")
+    if len(failed) == 1:
+        raise failed[0]
+    if failed:
+        raise MultipleInputError(failed)
 
 
 def render_files(

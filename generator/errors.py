@@ -44,12 +44,18 @@ class InputError(SpecgenError):
 
 
 class MultipleInputError(SpecgenError):
-    """Several input errors found at once (all are reported, in file order)."""
+    """Several input errors found at once (all are reported, in file order); exits as the first does."""
 
-    def __init__(self, errors: list[InputError]) -> None:
-        """Keep every error; the CLI prints each on its own line."""
-        self.errors = errors
-        super().__init__("\n".join(str(e) for e in errors))
+    errors: list[SpecgenError]
+
+    def __init__(self, errors: list[InputError] | list[SpecgenError]) -> None:
+        """Keep every error (those of several at once each); the CLI prints each on its own line."""
+        flat: list[SpecgenError] = []
+        for error in errors:
+            flat += error.errors if isinstance(error, MultipleInputError) else [error]
+        self.errors = flat
+        self.exit_code = self.errors[0].exit_code if self.errors else SpecgenError.exit_code
+        super().__init__("\n".join(str(e) for e in self.errors))
 
 
 class ShapeError(InputError):

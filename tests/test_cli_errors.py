@@ -158,6 +158,19 @@ def test_validate_reports_every_error(tmp_path: Path) -> None:
     assert "max_context_tokens" in lines[0] and "extra" in lines[1]
 
 
+def test_validate_reports_every_bad_file_and_every_good_one(tmp_path: Path) -> None:
+    """newuser27 item 13: validate stopped at the first bad file; CI then learnt of one bad file a push."""
+    (tmp_path / "good.yaml").write_text(VALID)
+    (tmp_path / "bad.yaml").write_text(VALID.replace("l40s-48gb", "nope"))
+    (tmp_path / "worse.yaml").write_text(VALID.replace("max_context_tokens: 8192", "max_context_tokens: 0"))
+    result = run_specgen("validate", "bad.yaml", "good.yaml", "nope.yaml", "worse.yaml", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == ["good.yaml: ok"]
+    lines = result.stderr.strip().splitlines()
+    assert [line.split(":")[2].strip() for line in lines] == ["bad.yaml", "nope.yaml", "worse.yaml"]
+    assert "nope.yaml: file not found" in lines[1]
+
+
 def test_missing_file_exits_1(tmp_path: Path) -> None:
     result = run_specgen("validate", "nope.yaml", cwd=tmp_path)
     assert result.returncode == 1
