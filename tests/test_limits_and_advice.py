@@ -368,3 +368,26 @@ def test_a_latency_target_below_what_any_gpu_does_may_be_seconds(tmp_path: Path,
         plan_file(str(path))
     assert [s for s in said if s in str(caught.value)] == said
     assert ("in milliseconds" in str(caught.value)) == bool(said)
+
+
+def test_cost_inputs_ten_times_off_their_reference_are_said(tmp_path: Path) -> None:
+    """newuser27 item 14: cents typed as dollars ($70,196 a month), a PUE of 15.6 and a monthly figure under prices:
+    (per node-hour) passed without a word; within ten times of the reference nothing is said."""
+    from generator.api import plan_file
+
+    path = tmp_path / "w.yaml"
+    text = (
+        "version: 1\nname: t\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    inference: {max_context_tokens: 8192, requests_per_second: 1}\nhardware: {provider: aws}\n"
+        "prices: {aws-p4d-24xlarge: PRICE, aws-g6e-xlarge: 1.9}\nconstants: {energy_usd_per_kwh: KWH, pue: 1.2}\n"
+    )
+    path.write_text(text.replace("PRICE", "16000").replace("KWH", "13"))
+    said = {f.path: f.message for f in plan_file(str(path))[1].findings if f.code == "setting-implausible"}
+    assert said == {
+        "constants.energy_usd_per_kwh": "constants.energy_usd_per_kwh 13 is 100x the sourced default 0.13: check the value "
+        "and its unit (specgen schema --constants gives each with its source)",
+        "prices.aws-p4d-24xlarge": "prices.aws-p4d-24xlarge 16000 is 729x the catalog's on-demand list price $21.96 in "
+        "us-east-1: prices are USD per node-hour (a monthly figure divides by 730)",
+    }
+    path.write_text(text.replace("PRICE", "15").replace("KWH", "0.3"))
+    assert not [f for f in plan_file(str(path))[1].findings if f.code == "setting-implausible"]

@@ -111,6 +111,53 @@ def unrated_findings(wl: Workload) -> list[Finding]:
 GKE_SETTINGS = ("gcp_project", "zone")
 
 
+#: Cost constants whose sourced default a value ten times larger or smaller most likely mistypes (cents as dollars,
+#: a monthly figure as an hourly one): said, not refused (newuser27 item 14).
+COST_CONSTANTS = ("energy_usd_per_kwh", "pue", "colocation_usd_per_kw_month")
+#: How far from the reference (the sourced default, the catalog's list price) a cost input is said to be a likely slip.
+IMPLAUSIBLE_FACTOR = 10.0
+
+
+def implausible_setting_findings(wl: Workload) -> list[Finding]:
+    """Cost inputs ten times or more off their sourced reference: a constant's default, a type's catalog list price."""
+    from generator.planner.price_region import pricing_region
+    from generator.sizing.constants import Constants
+
+    def off(value: float, reference: float) -> float | None:
+        ratio = value / reference if reference > 0 else 1.0
+        return ratio if ratio >= IMPLAUSIBLE_FACTOR or ratio <= 1 / IMPLAUSIBLE_FACTOR else None
+
+    out = []
+    default = Constants()
+    for key in COST_CONSTANTS:
+        value = wl.constants.get(key)
+        if isinstance(value, int | float) and (ratio := off(float(value), getattr(default, key))) is not None:
+            out.append(
+                Finding(
+                    "warning",
+                    "setting-implausible",
+                    f"constants.{key} {value:g} is {ratio:.3g}x the sourced default {getattr(default, key):g}: check the "
+                    "value and its unit (specgen schema --constants gives each with its source)",
+                    f"constants.{key}",
+                )
+            )
+    region = pricing_region(wl)
+    listed = {(p.platform_id, p.region): p.usd for p in catalog.prices().values() if p.unit == "hour"}
+    for platform_id, usd in sorted(wl.prices.items()):
+        reference = listed.get((platform_id.lower(), region))
+        if reference is not None and (ratio := off(usd, reference)) is not None:
+            out.append(
+                Finding(
+                    "warning",
+                    "setting-implausible",
+                    f"prices.{platform_id} {usd:g} is {ratio:.3g}x the catalog's on-demand list price ${reference:,.2f} "
+                    f"in {region}: prices are USD per node-hour (a monthly figure divides by 730)",
+                    f"prices.{platform_id}",
+                )
+            )
+    return out
+
+
 def unused_setting_findings(wl: Workload) -> list[Finding]:
     """Settings nothing reads for the workload's provider.
 
@@ -1120,7 +1167,8 @@ def build_plan(
             )
         )
     findings += single_host_findings(wl, pools) + device_plugin_findings(wl, pools) + custom_power_findings(wl, consts)
-    findings += unrated_findings(wl) + unused_setting_findings(wl) + _unpriced_fabric_findings(pools)
+    findings += unrated_findings(wl) + unused_setting_findings(wl) + implausible_setting_findings(wl)
+    findings += _unpriced_fabric_findings(pools)
     findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
     findings += missing_gpu_findings(wl, chosen, ruled_out)
     findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)]) + pool_region_findings(wl, pools)
