@@ -70,3 +70,33 @@ def test_an_owned_catalog_servers_build_is_said_to_be_assumed(tmp_path: Path) ->
     bought = WORKLOAD.split("  inventory:", maxsplit=1)[0]  # nothing owned: nothing assumed
     path.write_text(bought)
     assert not [f for f in plan_file(str(path))[1].to_dict()["findings"] if f["code"] == "owned-build-assumed"]
+
+
+OWNED_TWO_KINDS = """\
+version: 1
+name: acme-ai
+deployments:
+  - name: assistant
+    model: Qwen/Qwen3-32B
+    inference: {{precision: fp8, max_context_tokens: 16384, avg_input_tokens: 2000, avg_output_tokens: 500,
+                requests_per_second: 6, slo: {{ttft_p95_ms: 2000, tpot_ms: 50}}}}
+  - name: classifier
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {{precision: bf16, max_context_tokens: 4096, avg_input_tokens: 800, avg_output_tokens: 10,
+                requests_per_second: 15, slo: {{ttft_p95_ms: 500, tpot_ms: 40}}}}
+hardware:
+  inventory:
+    - {{platform: wrx90-workstation, gpu: rtx-6000-ada-48gb, count: 1}}
+    - {{platform: hgx-a100-8gpu-oem, gpu: a100-sxm4-80gb, count: {a100}}}
+"""
+
+
+def test_owning_one_more_server_never_makes_the_plan_dearer(tmp_path: Path) -> None:
+    """newuser27 item 5: a second owned A100 box took the services ($3,659 a month) where leaving it off and buying
+    cheaper servers cost $3,145: owned servers first is each pass's preference, and a fleet without it is compared."""
+    costs = []
+    for a100 in (1, 2, 3):
+        path = tmp_path / f"w{a100}.yaml"
+        path.write_text(OWNED_TWO_KINDS.format(a100=a100))
+        costs.append(plan_file(str(path))[1].totals["usd_per_month"])
+    assert costs == sorted(costs, reverse=True), costs

@@ -344,6 +344,14 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
                 )
             except InfeasibleError:
                 continue
+    if wl.hardware.inventory and wl.hardware.buy and passes:
+        # owned servers used first is a preference of each pass, not of the fleet: a fleet that leaves some off and
+        # buys cheaper servers is compared too (newuser27 item 5: a second owned A100 box made the plan $514 dearer)
+        for share, order in ((False, None), *(((True, by_size),) if services >= 2 else ())):
+            try:
+                add(_choose(loaded, consts, enumerated, sizes, share=share, order=order, owned_first=False), None)
+            except InfeasibleError:
+                continue
     if not fleets:
         raise _nearest(errors)
     objective = _fleet_objective(wl.objective, [f for f, _ in fleets])
@@ -538,6 +546,7 @@ def _choose(
     runners_up: _RunnersUp | None = None,
     anchor: bool = False,
     ceiling: float | None = None,
+    owned_first: bool = True,
 ) -> tuple[_Chosen, list[Finding], dict[int, str], dict[str, list[Blocked]]]:
     """The best option of each deployment in order (owned servers taken as they are chosen), with findings.
 
@@ -546,7 +555,8 @@ def _choose(
     :class:`InfeasibleError`); ``order``: the deployments' indices in the order they are chosen (the workload's by
     default); ``runners_up``: each deployment's ranked options to name as runners-up instead of those the pass
     ranks; ``anchor``: ``on`` holds the first service held only, the others ranked on every kind by what they add to
-    its servers; the pass stops
+    its servers; ``owned_first``: layouts that buy nothing rank first (else by the objective alone, an owned server at
+    its upkeep, so a fleet that leaves some owned servers off is planned too); the pass stops
     (:class:`InfeasibleError`) where that service leaves none of its servers' GPUs idle (nothing can share them, and
     the other passes place the others beside its best layout) or its servers alone exceed ``ceiling`` (the lead of
     :func:`_fleet_rank` of the best fleet so far).
@@ -624,18 +634,20 @@ def _choose(
         if held_here is not None:
             allowed, held_any = by_kind[held_here], True
         # the ranking reads the kind, the servers the services chosen before use and the owned ones free, nothing else
+        owned_free = bool(free) and owned_first
         ranking = (
             held_here,
             None if shared is None else tuple(sorted(shared.items())),
             tuple(sorted(free.items())) if shared else bool(free),
+            owned_first,
         )
         if ranking not in ranked:
             one_gpu_pods = service and wl.kubernetes.gpu_sharing is not None
             by = functools.partial(
-                ranking_key, objective=objective, busy=shared, owned_free=bool(free), one_gpu_pods=one_gpu_pods, memo=keys
+                ranking_key, objective=objective, busy=shared, owned_free=owned_free, one_gpu_pods=one_gpu_pods, memo=keys
             )
             if shared is not None and runners_up is not None:  # the pass reads its first choice alone
-                base_at = ("shared-base", held_here, bool(free), objective)
+                base_at = ("shared-base", held_here, owned_free, objective)
                 base = cast("_BaseOrder", ranked[base_at]) if base_at in ranked else None
                 fits = functools.partial(_fits_owned, not_bought, free=free, busy=shared, whole=whole)
                 ranked[ranking], ranked[base_at] = _first_ranked(allowed, base, shared, by, fits)
