@@ -555,11 +555,11 @@ def _choose(
     :class:`InfeasibleError`); ``order``: the deployments' indices in the order they are chosen (the workload's by
     default); ``runners_up``: each deployment's ranked options to name as runners-up instead of those the pass
     ranks; ``anchor``: ``on`` holds the first service held only, the others ranked on every kind by what they add to
-    its servers; ``owned_first``: layouts that buy nothing rank first (else by the objective alone, an owned server at
-    its upkeep, so a fleet that leaves some owned servers off is planned too); the pass stops
-    (:class:`InfeasibleError`) where that service leaves none of its servers' GPUs idle (nothing can share them, and
-    the other passes place the others beside its best layout) or its servers alone exceed ``ceiling`` (the lead of
-    :func:`_fleet_rank` of the best fleet so far).
+    its servers; the pass stops (:class:`InfeasibleError`) where that service leaves none of its servers' GPUs idle
+    (nothing can share them, and the other passes place the others beside its best layout) or its servers alone
+    exceed ``ceiling`` (the lead of :func:`_fleet_rank` of the best fleet so far); ``owned_first``: layouts that buy
+    nothing rank first (else by the objective alone, an owned server at its upkeep, so that a fleet leaving some owned
+    servers off is planned too).
     Also returns, by deployment name, the layouts ruled out and why (:class:`Blocked` records).
 
     ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
@@ -629,8 +629,9 @@ def _choose(
         shared = busy if share and service else None
         # a training job keeps its own best servers, and so does a service with no layout on the kind held or one that
         # owned servers still free hold (bought servers of the kind cost more than their upkeep)
-        buys_nothing = bool(free) and any(all(p.candidate.owned_nodes == p.candidate.nodes for p in o.pieces) for o in allowed)
-        held_here = held if service and by_kind.get(held or "") and not buys_nothing else None
+        held_here = held if service and held is not None and by_kind.get(held) else None
+        if held_here is not None and free and any(_buys_nothing(o) for o in allowed):
+            held_here = None
         if held_here is not None:
             allowed, held_any = by_kind[held_here], True
         # the ranking reads the kind, the servers the services chosen before use and the owned ones free, nothing else
@@ -742,6 +743,11 @@ def _choose(
     if not held_any:
         raise InfeasibleError(f"no service has a feasible layout on {_kind_text(on or '')}")
     return sorted(chosen, key=lambda c: c[0]), findings, objectives, ruled_out  # in the workload's order
+
+
+def _buys_nothing(opt: Option) -> bool:
+    """Whether every part of an option runs on owned servers alone."""
+    return all(part.candidate.owned_nodes == part.candidate.nodes for part in opt.pieces)
 
 
 class _BaseOrder(NamedTuple):
