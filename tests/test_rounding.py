@@ -51,3 +51,17 @@ def test_no_negative_zero() -> None:
     result = diff_plans(_plan(-0.000001, 100), _plan(0.0, 100))
     assert json.dumps(result["totals"]["usd_per_month"]) == '{"old": 0.0, "new": 0.0, "delta": 0.0}'
     assert not result["pools"]  # equal once rounded
+
+
+def test_every_example_says_its_planned_tpot_as_spec_json_keeps_it() -> None:
+    """newuser27 item 11: TPOT 25.3 ms in the plan's reasons, 25.2 ms in the diff, which reads spec.json's tpot_s
+    (rounded to 5 places): the reasons print from the rounded figure too."""
+    from pathlib import Path
+
+    for spec in sorted(Path(__file__).parent.joinpath("golden").glob("*/spec.json")):
+        for dep in json.loads(spec.read_text())["plan"]["deployments"]:
+            tpot = dep["details"].get("tpot_s")
+            planned = [r for r in dep["reasons"] if r.startswith("at the planned load: batch")]
+            if tpot is None or not planned:
+                continue
+            assert f"TPOT {tpot * 1000:.1f} ms" in planned[0], (spec.parent.name, dep["name"], planned[0])

@@ -517,7 +517,8 @@ def _inference_details(
             )
     kv_for = pooling_kv_text(spec, shape.max_point.batch) if spec.pooling else f"one {spec.max_context_tokens:,}-token sequence"
     most_load = pooling_pass_text(shape.max_point) if spec.pooling else _load_text(shape.max_point)
-    planned = f"batch {point.batch}, TTFT p95 {point.ttft_s * 1000:.0f} ms, TPOT {point.tpot_s * 1000:.1f} ms"
+    # from the figures spec.json keeps (ttft_p95_s, tpot_s), so that a diff prints the same (newuser27 item 11)
+    planned = f"batch {point.batch}, TTFT p95 {round(point.ttft_s, 4) * 1000:.0f} ms, TPOT {round(point.tpot_s, 5) * 1000:.1f} ms"
     fit = (
         f"{cap.kv_cache_tokens:,} KV tokens fit ({cap.max_concurrency:.1f} such {'requests' if spec.pooling else 'sequences'})"
         + (" by SGLang's mem_fraction_static accounting" if spec.engine == "sglang" else "")
