@@ -100,3 +100,30 @@ def test_owning_one_more_server_never_makes_the_plan_dearer(tmp_path: Path) -> N
         path.write_text(OWNED_TWO_KINDS.format(a100=a100))
         costs.append(plan_file(str(path))[1].totals["usd_per_month"])
     assert costs == sorted(costs, reverse=True), costs
+
+
+@pytest.mark.parametrize(
+    ("platform", "gpu", "watts"),
+    [
+        ("wrx90-workstation", "rtx-6000-ada-48gb", 1978),
+        ("wrx90-workstation", "rtx-4090-24gb", 2680),
+        ("am5-desktop-tower", "rtx-4090-24gb", None),
+    ],
+)
+def test_an_owned_workstation_beyond_a_wall_circuit_is_said(tmp_path: Path, platform: str, gpu: str, watts: int | None) -> None:
+    """newuser27 item 8: an office workstation planned at 1,978 W with no word that a 120 V / 15 A outlet carries
+    1,440 W continuously."""
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: t\ndeployments:\n  - name: chat\n    model: Qwen/Qwen3-32B\n"
+        "    inference: {precision: fp8, max_context_tokens: 8192, requests_per_second: 0.5}\n"
+        f"hardware:\n  buy: false\n  inventory:\n    - {{platform: {platform}, gpu: {gpu}, count: 1}}\n"
+    )
+    plan = plan_file(str(path))[1]
+    (pool,) = plan.pools
+    found = [f.message for f in plan.findings if f.code == "wall-circuit"]
+    assert bool(found) == (pool.node.power_w > 1440) == (watts is not None)
+    if found:
+        assert pool.node.power_w == watts
+        assert f"draws up to {pool.node.power_w:,} W at the wall" in found[0] and "(1,440 W:" in found[0]
+        assert "120 V / 20 A" in found[0] if pool.node.power_w <= 1920 else "120 V / 20 A" not in found[0]

@@ -111,6 +111,13 @@ def unrated_findings(wl: Workload) -> list[Finding]:
 GKE_SETTINGS = ("gcp_project", "zone")
 
 
+#: What a 120 V / 15 A branch circuit carries continuously (three hours or more): 80% of the breaker, as conductors and
+#: breakers are sized at 125% of a continuous load (NEC 210.19(A)(1), 210.20(A); quoted at
+#: https://forums.mikeholt.com/threads/coffee-pot-question.103218/page-2): 12 A x 120 V.
+CIRCUIT_15A_CONTINUOUS_W = 1440
+#: Larger circuits at the same 80%: 120 V / 20 A, 240 V / 20 A, 240 V / 30 A.
+CIRCUITS_CONTINUOUS_W = (("120 V / 20 A", 1920), ("240 V / 20 A", 3840), ("240 V / 30 A", 5760))
+
 #: Cost constants whose sourced default a value ten times larger or smaller most likely mistypes (cents as dollars,
 #: a monthly figure as an hourly one): said, not refused (newuser27 item 14).
 COST_CONSTANTS = ("energy_usd_per_kwh", "pue", "colocation_usd_per_kw_month")
@@ -1369,6 +1376,25 @@ def _place_on_inventory(
                     f"RAM and {pool.node.nvme_drives // pool.node.hosts} NVMe drive(s) a host{fabric} are the build "
                     "specgen would buy for the workload, not read from the server you own, and SPEC.md and the Ansible "
                     "group vars state them: check them, or describe the server under custom: with its real parts",
+                    "hardware.inventory",
+                )
+            )
+        if pool.owned_nodes and pool.node.kind == "workstation" and pool.node.power_w > CIRCUIT_15A_CONTINUOUS_W:
+            enough = [f"{name}: {watts:,} W" for name, watts in CIRCUITS_CONTINUOUS_W if watts >= pool.node.power_w]
+            circuits = (
+                f"a circuit that carries it ({', '.join(enough)} at that 80%; elsewhere as the local rule allows)"
+                if enough
+                else "a supply beyond a 240 V / 30 A circuit"
+            )
+            # an owned workstation stays in its office or home (tco.in_colocation): a wall outlet feeds it (newuser27 item 8)
+            findings.append(
+                Finding(
+                    "warning",
+                    "wall-circuit",
+                    f"pool {pool.name}: the owned {pool.node.platform_id} draws up to {pool.node.power_w:,} W at the wall, "
+                    f"more than a 120 V / 15 A circuit carries continuously ({CIRCUIT_15A_CONTINUOUS_W:,} W: a continuous "
+                    f"load is held to 80% of the breaker, NEC 210.19(A)(1) and 210.20(A)); give it {circuits} or cap the "
+                    "GPUs' power",
                     "hardware.inventory",
                 )
             )
