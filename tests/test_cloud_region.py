@@ -147,3 +147,21 @@ def test_the_region_lists_hold_the_regions_the_catalog_prices_in() -> None:
     regions = {(catalog.platforms()[p.platform_id].provider, p.region) for p in catalog.prices().values() if p.region}
     assert {r for provider, r in regions if provider == "aws"} <= AWS_REGIONS
     assert {r for provider, r in regions if provider == "azure"} <= AZURE_REGIONS
+
+
+def test_workloads_of_one_tree_name_one_region(tmp_path: Path) -> None:
+    """A tree is one cluster: two AWS workloads in different regions are refused, as two cluster names are."""
+    from generator.cli import render_files
+
+    a = _write(tmp_path, "aws", "us-east-1", "a.yaml")
+    b = _write(tmp_path, "aws", "eu-west-1", "b.yaml")
+    b.write_text(b.read_text().replace("name: regional", "name: regional-eu"))
+    for path in (a, b):  # one cluster name: the regions alone differ
+        path.write_text(path.read_text().replace("kubernetes:\n", "kubernetes:\n  cluster_name: ml-prod\n"))
+    pattern = (
+        r"name different ones \(\S*a\.yaml: cluster_name ml-prod, location us-east-1; "
+        r"\S*b\.yaml: cluster_name ml-prod, location eu-west-1\)"
+    )
+    with pytest.raises(InputError, match=pattern):
+        render_files((str(a), str(b)), str(tmp_path / "out"), False, (), 1, None, None, print)
+    assert not (tmp_path / "out").exists()

@@ -147,7 +147,7 @@ def cloud_cluster(plan: Plan, workload: Workload) -> CloudCluster | None:
 
 
 def check_one_cloud_cluster(workloads: Sequence[tuple[str, CloudCluster | None]]) -> None:
-    """Cloud node pools of workloads rendered into one tree must name one cluster (its name, GKE project and location).
+    """Cloud node pools of workloads rendered into one tree must name one cluster (its name, region and GKE project).
 
     ``workloads``: (name, :func:`cloud_cluster`) each. The cluster name defaults to each workload's own name, so
     workloads that do not set ``kubernetes.cluster_name`` would each target a cluster of their own (EKS discovery
@@ -169,8 +169,8 @@ def check_one_cloud_cluster(workloads: Sequence[tuple[str, CloudCluster | None]]
         )
         raise InputError(
             "workloads rendered into one tree share one cluster, but their node pools name different ones "
-            f"({named}): set kubernetes.cluster_name (it defaults to the workload's name; on GKE also gcp_project and "
-            "location) the same in every file"
+            f"({named}): set kubernetes.cluster_name (it defaults to the workload's name), location (the cluster's "
+            "region) and on GKE gcp_project the same in every file"
         )
 
 
