@@ -825,5 +825,6 @@ def markdown_diff(result: dict[str, Any]) -> str:
                 f"| {md_code(d['deployment'], cell=True)} | {_deployment_text(d['old'])} | {_deployment_text(d['new'])} |"
             )
     if not result["pools"] and not result["deployments"]:
-        lines += ["", "No change to the fleet."]
+        moved = "provider_change" in result or "region_change" in result
+        lines += ["", "The same pools and deployments where they move to." if moved else "No change to the fleet."]
     return "\n".join(lines) + "\n"

@@ -135,7 +135,9 @@ def test_a_move_of_region_is_said_and_not_counted_as_replacements(tmp_path: Path
     )
     result = diff_plans(old, new)
     assert result["region_change"] == {"old": "us-east-1", "new": "eu-west-1"} and result["replacements"] == []
-    assert "**Region changes: us-east-1 → eu-west-1.**" in markdown_diff(result)
+    text = markdown_diff(result)
+    assert "**Region changes: us-east-1 → eu-west-1.**" in text
+    assert "No change to the fleet." not in text and "The same pools and deployments where they move to." in text
     assert "region_change" not in diff_plans(old, old)
     unnamed = plan_file(str(_write(tmp_path, "aws", None, "none.yaml")))[1].to_dict()
     assert "region_change" not in diff_plans(unnamed, new)  # a region first named is not a move
