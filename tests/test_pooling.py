@@ -357,11 +357,15 @@ def test_the_engine_flags_are_said_where_they_are_rendered(tmp_path: Path, outpu
     assert said in reason
 
 
-@pytest.mark.parametrize(("name", "overrides"), [("Qwen3-Reranker-8B", True), ("Qwen3-Reranker-8B-seq-cls", False)])
+@pytest.mark.parametrize(
+    ("name", "overrides"),
+    [("Qwen3-Reranker-8B", True), ("Qwen3-Reranker-8B/", True), ("Qwen3-Reranker-8B/config.json", True),
+     ("Qwen3-Reranker-8B-seq-cls", False)],
+)  # fmt: skip
 def test_a_qwen3_reranker_is_served_with_the_overrides_that_make_it_score(tmp_path: Path, name: str, overrides: bool) -> None:
     """newuser26 item 12: Qwen's original Qwen3-Reranker is a causal LM scoring by its 'no' / 'yes' logits; vLLM's
     --convert classify alone gives it an untrained head. Its config is Qwen3-8B's (the catalog's, as a local folder)."""
-    folder = tmp_path / name
+    folder = tmp_path / name.partition("/")[0]  # fuzz24 item H3: the folder, its slash or its config.json, alike
     folder.mkdir()
     config = catalog.find_model("Qwen/Qwen3-8B")
     (folder / "config.json").write_text(json.dumps(config.config))

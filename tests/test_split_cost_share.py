@@ -127,3 +127,33 @@ def test_an_owned_workstation_beyond_a_wall_circuit_is_said(tmp_path: Path, plat
         assert pool.node.power_w == watts
         assert f"draws up to {pool.node.power_w:,} W at the wall" in found[0] and "(1,440 W:" in found[0]
         assert "120 V / 20 A" in found[0] if pool.node.power_w <= 1920 else "120 V / 20 A" not in found[0]
+
+
+MIX = """\
+version: 1
+name: mix
+deployments:
+  - {name: chat, model: meta-llama/Llama-3.1-70B-Instruct, inference: {precision: fp8, max_context_tokens: 8192,
+     requests_per_second: 12, slo: {ttft_p95_ms: 2000, tpot_ms: 60}}}
+  - {name: small, model: meta-llama/Llama-3.1-8B-Instruct, inference: {precision: bf16, max_context_tokens: 8192,
+     requests_per_second: 30, slo: {ttft_p95_ms: 1000, tpot_ms: 40}}}
+  - {name: emb, model: BAAI/bge-m3, inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 50,
+     task: embed}}
+hardware:
+  gpus: [h100-sxm5-80gb, l40s-48gb]
+  inventory:
+    - {platform: dgx-a100, gpu: a100-sxm4-80gb, count: 1}
+"""
+
+
+@pytest.mark.parametrize("r760", [0, 1, 2])
+def test_an_owned_kind_the_fleet_need_not_use_is_left_off(tmp_path: Path, r760: int) -> None:
+    """fuzz24 item H2: an owned R760 beside a DGX A100 took the embedder ($484 a month of upkeep) where the DGX's idle
+    GPUs held it: $8,883 against $8,400 without the R760. Each owned kind is also left off in turn."""
+    path = tmp_path / "w.yaml"
+    extra = f"    - {{platform: dell-r760, gpu: l40s-48gb, count: {r760}}}\n" if r760 else ""
+    path.write_text(MIX + extra)
+    plan = plan_file(str(path))[1]
+    assert plan.totals["usd_per_month"] == pytest.approx(8400.0, abs=1.0)
+    if r760:
+        assert any(f.code == "inventory-free" and "dell-r760" in f.message for f in plan.findings)

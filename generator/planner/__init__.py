@@ -253,6 +253,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
     (racks, budget, nodes) is dropped; if every fleet fails, :func:`_nearest` says why.
     """
     from generator.planner.assemble import build_plan
+    from generator.planner.inventory import free_servers
 
     wl = loaded.workload
     enumerated: _Enumerated = {}
@@ -352,6 +353,15 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
                 add(_choose(loaded, consts, enumerated, sizes, share=share, order=order, owned_first=False), None)
             except InfeasibleError:
                 continue
+    if len(wl.hardware.inventory) > 1 and passes:
+        # and each owned kind left off in turn, the others used first: a greedy pass may place a small service on a
+        # kind whose upkeep the fleet need not pay (fuzz24 item H2: an owned R760 beside a DGX A100 cost $484 more)
+        for key in sorted(free_servers(wl)):
+            for share, order in ((False, None), *(((True, by_size),) if services >= 2 else ())):
+                try:
+                    add(_choose(loaded, consts, enumerated, sizes, share=share, order=order, withheld=key), None)
+                except InfeasibleError:
+                    continue
     if not fleets:
         raise _nearest(errors)
     objective = _fleet_objective(wl.objective, [f for f, _ in fleets])
@@ -547,6 +557,7 @@ def _choose(
     anchor: bool = False,
     ceiling: float | None = None,
     owned_first: bool = True,
+    withheld: ServerKey | None = None,
 ) -> tuple[_Chosen, list[Finding], dict[int, str], dict[str, list[Blocked]]]:
     """The best option of each deployment in order (owned servers taken as they are chosen), with findings.
 
@@ -559,7 +570,7 @@ def _choose(
     (nothing can share them, and the other passes place the others beside its best layout) or its servers alone
     exceed ``ceiling`` (the lead of :func:`_fleet_rank` of the best fleet so far); ``owned_first``: layouts that buy
     nothing rank first (else by the objective alone, an owned server at its upkeep, so that a fleet leaving some owned
-    servers off is planned too).
+    servers off is planned too); ``withheld``: an owned kind none of whose servers the pass uses.
     Also returns, by deployment name, the layouts ruled out and why (:class:`Blocked` records).
 
     ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
@@ -581,6 +592,8 @@ def _choose(
     objectives: dict[int, str] = {}
     ruled_out: dict[str, list[Blocked]] = {}
     free = free_servers(wl)  # owned servers no deployment holds whole (in a shared pass, services' replicas aside)
+    if withheld is not None:  # an owned kind left off: the fleet without it
+        free[withheld] = 0
     busy: dict[ServerKey, int] = {}  # GPUs in use by the inference deployments chosen so far, by server kind
     not_bought = {(h.platform.id, h.gpu.id) for h in allowed_hardware(wl) if h.not_bought} if share and free else set()
     chains = _chains_by_job(wl)  # training jobs run one after another on one pool: chosen together, at the first

@@ -22,6 +22,7 @@ decode step runs. So, with the prefill model generation uses (:func:`~generator.
 from __future__ import annotations
 
 import json
+import re
 
 from generator.calculator.model_source import ResolvedModel
 from generator.named_tuple import NamedTuple
@@ -50,11 +51,19 @@ QWEN3_RERANKER_HF_OVERRIDES: dict[str, object] = {
 
 
 def vllm_hf_overrides(model_id: str, task: str | None) -> dict[str, object] | None:
-    """The ``--hf-overrides`` vLLM needs to serve ``model_id`` for ``task``; None where it needs none."""
-    name = model_id.rsplit("/", 1)[-1].lower()
-    if task == "score" and name.startswith("qwen3-reranker-") and "seq-cls" not in name:
+    """The ``--hf-overrides`` vLLM needs to serve ``model_id`` for ``task``; None where it needs none.
+
+    ``model_id`` is a Hub id or a path: a folder (with or without its trailing slash), its ``config.json``, or a Hub
+    cache snapshot (``models--Qwen--Qwen3-Reranker-8B/snapshots/<sha>``) all name the checkpoint (fuzz24 item H3).
+    """
+    named = model_id.lower().replace("\\", "/")
+    if task == "score" and "seq-cls" not in named and _QWEN3_RERANKER.search(named):
         return QWEN3_RERANKER_HF_OVERRIDES
     return None
+
+
+#: A path component that names one of Qwen's Qwen3-Reranker checkpoints (a Hub cache folder included).
+_QWEN3_RERANKER = re.compile(r"(^|/|--)qwen3-reranker-[^/]*")
 
 
 def hf_overrides_arg(overrides: dict[str, object]) -> str:
