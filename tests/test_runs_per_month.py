@@ -160,3 +160,42 @@ def test_the_jobs_of_a_chain_run_as_often(tmp_path: Path, first: str, second: st
         return
     with pytest.raises(InputError, match=re.escape(said)):
         load_workload(str(path))
+
+
+CHAIN = """\
+version: 1
+name: ch
+deployments:
+  - name: a
+    model: meta-llama/Llama-3.1-8B
+    training: {{method: lora, lora_rank: 16, sequence_length: 4096, global_batch_size: 32,
+               dataset_tokens: 200000000, epochs: 1, runs_per_month: {runs}}}
+  - name: b
+    model: meta-llama/Llama-3.1-8B
+    training: {{method: lora, lora_rank: 16, sequence_length: 4096, global_batch_size: 32,
+               dataset_tokens: 200000000, epochs: 1, run_after: a, runs_per_month: {runs}}}
+hardware:
+{hardware}"""
+
+
+def test_a_chain_on_bought_servers_fits_its_runs_in_the_month(tmp_path: Path) -> None:
+    """fuzz24 item H1: each job of a 45 h chain fit 730 h / 32 runs alone, so one L40S was bought for 1,443 h a month."""
+    path = tmp_path / "w.yaml"
+    path.write_text(CHAIN.format(runs=32, hardware="  gpus: [l40s-48gb]\n"))
+    plan = plan_file(str(path))[1].to_dict()
+    finish = max(d["details"]["finishes_at_hours"] for d in plan["deployments"])
+    assert plan["totals"]["gpus"] == 2 and 32 * finish <= 730
+
+
+def test_owned_servers_too_few_for_a_chains_runs_are_refused_at_runs_per_month(tmp_path: Path) -> None:
+    owned = "  buy: false\n  inventory:\n    - {platform: dell-r760, gpu: l40s-48gb, count: 1}\n"
+    path = tmp_path / "w.yaml"
+    path.write_text(CHAIN.format(runs=40, hardware=owned))
+    with pytest.raises(InfeasibleError) as caught:
+        plan_file(str(path))
+    text = str(caught.value)
+    assert "w.yaml:11:84: deployments[1].training.runs_per_month: the training sequence a -> b" in text
+    assert "past the 18.25 h each of its 40 runs a month has on the same servers" in text
+    assert "to unblock: fewer runs_per_month for the chain" in text
+    path.write_text(CHAIN.format(runs=32, hardware=owned))
+    assert plan_file(str(path))[1].totals["gpus"] == 2  # 32 runs of 22.5 h fit the month

@@ -23,7 +23,7 @@ from generator.named_tuple import NamedTuple
 from generator.planner.blocked import Blocked
 from generator.planner.inventory import ServerKey
 from generator.planner.option import Option
-from generator.planner.tco import billed_per_run, run_usd
+from generator.planner.tco import HOURS_PER_MONTH, billed_per_run, run_usd
 from generator.planner.training_candidates import TrainingSizes, training_options
 from generator.sizing.constants import Constants
 from generator.sizing.performance import training_flops_per_token
@@ -70,7 +70,27 @@ def _job_flops(job: ChainJob) -> float | None:
     return per_token * spec.dataset_tokens * spec.epochs
 
 
-def paced_deadlines(jobs: Sequence[ChainJob]) -> list[float | None]:
+def chain_deadlines(provider: str, jobs: Sequence[ChainJob]) -> list[float | None]:
+    """Each job's deadline from the chain's start: its ``deadline_hours``, the last job's at most the chain's month.
+
+    On servers bought or owned, which run one chain at a time, a run of the chain ends within 730 h / its
+    ``runs_per_month`` (one for all its jobs; fuzz24 item H1: 32 runs of a 45 h chain were planned on one GPU).
+    """
+    out = [job.dep.training.deadline_hours for job in jobs]
+    runs = jobs[-1].dep.training.runs_per_month if jobs and provider == "baremetal" else None
+    if runs:
+        window = HOURS_PER_MONTH / runs
+        out[-1] = window if out[-1] is None else min(out[-1], window)
+    return out
+
+
+def _month_binds(provider: str, jobs: Sequence[ChainJob], deadlines: Sequence[float | None], k: int) -> bool:
+    """Whether job ``k``'s deadline is the chain's share of the month, not its own ``deadline_hours``."""
+    own, due = jobs[k].dep.training.deadline_hours, deadlines[k]
+    return provider == "baremetal" and due is not None and (own is None or due < own)
+
+
+def paced_deadlines(jobs: Sequence[ChainJob], deadlines: Sequence[float | None] | None = None) -> list[float | None]:
     """A deadline for each job alone that keeps the chain's: its share of the chain's work at the rate the chain needs.
 
     On one pool each job's hours are about its FLOPs over the pool's rate, so the chain needs the rate
@@ -80,12 +100,13 @@ def paced_deadlines(jobs: Sequence[ChainJob]) -> list[float | None]:
     deadline, or this job has no FLOPs (no ``dataset_tokens``).
     """
     flops = [_job_flops(job) for job in jobs]
+    due = deadlines if deadlines is not None else [job.dep.training.deadline_hours for job in jobs]
     rate = 0.0
     done = 0.0
-    for job, f in zip(jobs, flops, strict=True):
+    for f, deadline in zip(flops, due, strict=True):
         done += f or 0.0
-        if job.dep.training.deadline_hours and done:
-            rate = max(rate, done / job.dep.training.deadline_hours)
+        if deadline and done:
+            rate = max(rate, done / deadline)
     return [f / rate if f and rate else None for f in flops]
 
 
@@ -127,7 +148,7 @@ class _Miss(NamedTuple):
     late: int
 
 
-def _fastest_miss(jobs: Sequence[ChainJob], per_job: list[list[Option]]) -> _Miss | None:
+def _fastest_miss(deadlines: Sequence[float | None], per_job: list[list[Option]]) -> _Miss | None:
     """Where even each job's fastest layout on the pool leaves one past its deadline, which; None: every deadline is met.
 
     The fastest layouts make every finish time the earliest it can be, so no other sequence meets what they miss.
@@ -135,23 +156,21 @@ def _fastest_miss(jobs: Sequence[ChainJob], per_job: list[list[Option]]) -> _Mis
     finish = 0.0
     finishes = []
     late = None
-    for k, (job, options) in enumerate(zip(jobs, per_job, strict=True)):
+    for k, (deadline, options) in enumerate(zip(deadlines, per_job, strict=True)):
         finish += min(_hours(o) for o in options)
         finishes.append(finish)
-        deadline = job.dep.training.deadline_hours
         if late is None and deadline and finish > deadline * (1 + 1e-9):
             late = k
     return None if late is None else _Miss(tuple(finishes), late)
 
 
-def _best_sequence(provider: str, jobs: Sequence[ChainJob], per_job: list[list[Option]]) -> tuple[Option, ...] | None:
+def _best_sequence(provider: str, deadlines: Sequence[float | None], per_job: list[list[Option]]) -> tuple[Option, ...] | None:
     """The cheapest sequence of layouts (one per job, in order) that meets every deadline, the earliest on a tie.
 
     States (finish hours, cost) are kept on their Pareto front job by job, so the search stays small.
     """
     states: list[tuple[float, float, tuple[Option, ...]]] = [(0.0, 0.0, ())]
-    for job, options in zip(jobs, per_job, strict=True):
-        deadline = job.dep.training.deadline_hours
+    for deadline, options in zip(deadlines, per_job, strict=True):
         grown = [
             (finish + _hours(o), cost + _run_cost(provider, o), (*chosen, o))
             for finish, cost, chosen in states
@@ -201,11 +220,22 @@ def _chain_option(provider: str, jobs: Sequence[ChainJob], sequence: tuple[Optio
     return widest._replace(candidate=candidate, sequence=sequence, parts=())
 
 
-def _deadline_blocked(jobs: Sequence[ChainJob], pool: Option, miss: _Miss) -> Blocked:
-    """The nearest a pool of one kind comes to the chain's deadlines: the first job it leaves late, and by how much."""
+def _deadline_blocked(
+    jobs: Sequence[ChainJob], pool: Option, miss: _Miss, deadlines: Sequence[float | None], month: bool
+) -> Blocked:
+    """The nearest a pool of one kind comes to the chain's deadlines: the first job it leaves late, and by how much.
+
+    ``month``: the deadline missed is the chain's share of the month (:func:`chain_deadlines`), not ``deadline_hours``.
+    """
     c = pool.candidate
     late = jobs[miss.late]
-    deadline = late.dep.training.deadline_hours or 0.0
+    deadline = deadlines[miss.late] or 0.0
+    runs = late.dep.training.runs_per_month or 0.0
+    due = (
+        f"past the {deadline:.4g} h each of its {runs:g} runs a month has on the same servers (counted"
+        if month
+        else f"past its {deadline:g} h deadline (deadline_hours counts"
+    )
     ran = []
     start = 0.0
     for job, finish in zip(jobs[: miss.late + 1], miss.finishes, strict=False):
@@ -214,8 +244,7 @@ def _deadline_blocked(jobs: Sequence[ChainJob], pool: Option, miss: _Miss) -> Bl
     why = (
         f"the sequence {chain_text(jobs)} on at most {c.nodes} x {pool.hardware.platform.id} ({c.gpus_per_node} x "
         f"{c.gpu_id}) runs, each job at its fastest there: {', '.join(ran)}; {late.dep.name} finishes at "
-        f"{miss.finishes[miss.late]:.1f} h, past its {deadline:g} h deadline (deadline_hours counts from the start of "
-        f"{jobs[0].dep.name}, the chain's first job)"
+        f"{miss.finishes[miss.late]:.1f} h, {due} from the start of {jobs[0].dep.name}, the chain's first job)"
     )
     return Blocked(
         c.gpu_id,
@@ -226,7 +255,7 @@ def _deadline_blocked(jobs: Sequence[ChainJob], pool: Option, miss: _Miss) -> Bl
         nodes=c.nodes,
         owned=c.owned_nodes,
         excess=miss.finishes[miss.late] / deadline - 1 if deadline else None,
-        missed=(late.dep.name,),  # the job whose deadline is missed
+        missed=(late.dep.name, *(("runs_per_month",) if month else ())),  # the job whose deadline is missed, and which
     )
 
 
@@ -246,9 +275,10 @@ def chain_options(
     nearest pool of each kind is said (:data:`CHAIN_PAST_DEADLINE`).
     """
     provider = wl.hardware.provider
+    deadlines = chain_deadlines(provider, jobs)
     per_job: list[dict[ServerKey, list[Option]]] = []
     reasons: list[Blocked] = []
-    for job, paced in zip(jobs, paced_deadlines(jobs), strict=True):
+    for job, paced in zip(jobs, paced_deadlines(jobs, deadlines), strict=True):
         found: list[Blocked] = []
         options = _job_options(wl, job, paced, consts, found, free, sizes)
         if not options:  # that job's own reasons, as if it ran alone
@@ -268,11 +298,11 @@ def chain_options(
             if not all(fitting):
                 continue
             widest = max((o for opts in fitting for o in opts), key=lambda o: (o.candidate.nodes, o.candidate.summary))
-            miss = _fastest_miss(jobs, fitting)
+            miss = _fastest_miss(deadlines, fitting)
             if miss is not None:
-                nearest = _deadline_blocked(jobs, widest, miss)
+                nearest = _deadline_blocked(jobs, widest, miss, deadlines, _month_binds(provider, jobs, deadlines, miss.late))
                 continue
-            sequence = _best_sequence(provider, jobs, fitting)
+            sequence = _best_sequence(provider, deadlines, fitting)
             if sequence is not None and max(o.candidate.nodes for o in sequence) == nodes:
                 out.append(_chain_option(provider, jobs, sequence))
         if nearest is not None and not any(o.server_kind == kind for o in out):
@@ -309,22 +339,23 @@ def chain_failure(
     if options or not misses:
         return chain[0], blocked
     late = index[misses[0].missed[0]]
+    month = "runs_per_month" in misses[0].missed  # the chain's share of the month, not the job's deadline_hours
     dep = wl.deployments[late]
     assert isinstance(dep, TrainingDeployment)
-    where = loaded.document.locate(("deployments", late, "training", "deadline_hours"))
+    where = loaded.document.locate(("deployments", late, "training", "runs_per_month" if month else "deadline_hours"))
     jobs = chain_jobs(loaded, chain)
     raise InfeasibleError(
         f"{where}: the training sequence {chain_text(jobs)} (run_after) has no feasible plan: "
         + "; ".join(b.text for b in misses[:3])
-        + f"; to unblock: {_deadline_ways(wl, dep, jobs)}"
+        + f"; to unblock: {_deadline_ways(wl, dep, jobs, month)}"
     )
 
 
-def _deadline_ways(wl: Workload, late: TrainingDeployment, jobs: Sequence[ChainJob]) -> str:
-    """How a chain whose job ends past its deadline could meet it."""
+def _deadline_ways(wl: Workload, late: TrainingDeployment, jobs: Sequence[ChainJob], month: bool = False) -> str:
+    """How a chain whose job ends past its deadline (``month``: its share of the month) could meet it."""
     before = [job.dep.name for job in jobs[: [j.dep.name for j in jobs].index(late.name)]]
     ways = [
-        f"a later deadline_hours for {late.name}",
+        "fewer runs_per_month for the chain" if month else f"a later deadline_hours for {late.name}",
         f"fewer dataset_tokens or epochs for {', '.join([*before, late.name])}",
         "a faster GPU",
     ]
