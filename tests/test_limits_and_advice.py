@@ -391,3 +391,6 @@ def test_cost_inputs_ten_times_off_their_reference_are_said(tmp_path: Path) -> N
     }
     path.write_text(text.replace("PRICE", "15").replace("KWH", "0.3"))
     assert not [f for f in plan_file(str(path))[1].findings if f.code == "setting-implausible"]
+    # fuzz24 item M3: 0 is no slip (the README advises colocation 0 and PUE 1 for towers kept out of a rack)
+    path.write_text(text.replace("PRICE", "15").replace("KWH", "0").replace("pue: 1.2", "pue: 1, colocation_usd_per_kw_month: 0"))
+    assert not [f for f in plan_file(str(path))[1].findings if f.code == "setting-implausible"]

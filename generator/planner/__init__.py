@@ -858,7 +858,7 @@ def _owned_short_hint(
         offload = [f"{field}: true" for field in offloads if getattr(job, field) is not True]
         ways += [f"a lighter job ({', '.join([*([lighter] if lighter else []), *offload])})"] if lighter or offload else []
         # the GPUs a run needs to end in time: by its deadline, and on owned servers its runs a month in the month
-        ways += [f"fewer runs_per_month ({job.runs_per_month:g} on the same servers)"] if job.runs_per_month else []
+        ways += [f"fewer than its {job.runs_per_month:g} runs_per_month"] if job.runs_per_month else []
         ways += ["a later deadline_hours"] if job.deadline_hours else []
     if held:
         ways.append(f"place a deployment before it elsewhere ({'; '.join(held)})")

@@ -131,7 +131,8 @@ def implausible_setting_findings(wl: Workload) -> list[Finding]:
     from generator.sizing.constants import Constants
 
     def off(value: float, reference: float) -> float | None:
-        ratio = value / reference if reference > 0 else 1.0
+        # 0 is no unit slip (power included in the rent, no colocation: the README's own advice; fuzz24 item M3)
+        ratio = value / reference if reference > 0 and value > 0 else 1.0
         return ratio if ratio >= IMPLAUSIBLE_FACTOR or ratio <= 1 / IMPLAUSIBLE_FACTOR else None
 
     out = []

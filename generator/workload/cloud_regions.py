@@ -137,6 +137,11 @@ def region_problem(provider: str, location: str, google: bool = False) -> str | 
     regions, page, what = _REGIONS[provider]
     if location in regions:
         return None
+    written = location.lower().replace(" ", "")  # "US-EAST-1", Azure's display name "East US 2" (fuzz24 item L1)
+    if written in regions:
+        return f"'{location}' is written {written} (the region's programmatic name, lower case)"
+    if provider == "aws" and written[:-1] in regions and written[-1:].isalpha():  # an Availability Zone (item L4)
+        return f"'{location}' is an Availability Zone of {written[:-1]}: give the Region, {written[:-1]}"
     other = next((name for name, (elsewhere, _, _) in _REGIONS.items() if location in elsewhere), None)
     close = sorted(difflib.get_close_matches(location, sorted(regions), n=2, cutoff=0.8))
     hint = f" (it is an {'AWS Region' if other == 'aws' else 'Azure region'})" if other else ""

@@ -105,6 +105,8 @@ def place_problem(place: str) -> str | None:
 
     fuzz22 item 7: ``mars-north9-a`` and ``us-central1-z`` fit the pattern and were rendered into Terraform.
     """
+    if place != place.lower() and place_problem(place.lower()) is None:  # fuzz24 item L1
+        return f"'{place}' is written {place.lower()} (lower case)"
     region = cluster_region(place)
     if region not in GCP_REGIONS:
         close = difflib.get_close_matches(region, sorted(GCP_REGIONS), n=1, cutoff=0.8)

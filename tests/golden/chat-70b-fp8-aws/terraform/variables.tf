@@ -9,7 +9,7 @@ variable "workload" {
 }
 
 variable "region" {
-  description = "The cloud region the pools run in and are priced in (the workload's kubernetes.location): the EKS module's region or the AKS cluster's location."
+  description = "The cloud region the pools run in (the workload's kubernetes.location; spec.json says which region's prices the plan used): the EKS module's region or the AKS cluster's location."
   type        = string
   default     = "us-east-1"
 }

@@ -17,6 +17,6 @@ output "gpu_count" {
 }
 
 output "region" {
-  description = "The cloud region the pools run in and are priced in (the workload's kubernetes.location)."
+  description = "The cloud region the pools run in (the workload's kubernetes.location; spec.json says which region's prices the plan used)."
   value       = var.region
 }
