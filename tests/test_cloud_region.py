@@ -99,6 +99,8 @@ def test_a_region_the_catalog_does_not_price_says_whose_rate_each_pool_carries(
     [
         ("aws", "us-east-l", r"'us-east-l' is not an AWS Region .* \(did you mean us-east-1 or us-east-2\?\)"),
         ("aws", "westeurope", r"'westeurope' is not an AWS Region .* \(it is an Azure region\)"),
+        ("gcp", "eastus2", r"'eastus2' is not a Google Cloud region \(it is an Azure region\)"),
+        ("gcp", "US-CENTRAL1", r"'US-CENTRAL1' is written us-central1 \(lower case\)"),
         ("aws", "US-EAST-1", r"'US-EAST-1' is written us-east-1 \(the region's programmatic name, lower case\)"),
         ("azure", "'East US 2'", r"'East US 2' is written eastus2 \(the region's programmatic name, lower case\)"),
         ("aws", "us-east-1a", r"'us-east-1a' is an Availability Zone of us-east-1: give the Region, us-east-1"),

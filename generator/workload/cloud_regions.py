@@ -55,7 +55,7 @@ AWS_REGIONS = frozenset(
 )
 
 #: Azure regions by programmatic name: https://learn.microsoft.com/azure/reliability/regions-list (read 2026-12;
-#: the public cloud, restricted-access regions included).
+#: the public cloud, restricted-access regions included), and the sovereign clouds' below.
 AZURE_REGIONS_PAGE = "https://learn.microsoft.com/azure/reliability/regions-list"
 AZURE_REGIONS = frozenset(
     {
@@ -117,6 +117,21 @@ AZURE_REGIONS = frozenset(
         "westus",
         "westus2",
         "westus3",
+        # Azure Government (https://learn.microsoft.com/azure/azure-government/documentation-government-overview-dod,
+        # regions of the US Government cloud) and Azure operated by 21Vianet
+        # (https://learn.microsoft.com/azure/china/resources-developer-guide): sovereign clouds, as AWS's list holds
+        # GovCloud and China (fuzz24 item L2)
+        "usdodcentral",
+        "usdodeast",
+        "usgovarizona",
+        "usgovtexas",
+        "usgovvirginia",
+        "chinaeast",
+        "chinaeast2",
+        "chinaeast3",
+        "chinanorth",
+        "chinanorth2",
+        "chinanorth3",
     }
 )
 

@@ -13,7 +13,7 @@ import difflib
 import re
 
 from generator.errors import InputError
-from generator.workload.cloud_regions import region_problem
+from generator.workload.cloud_regions import AWS_REGIONS, AZURE_REGIONS, region_problem
 from generator.workload.loader import Document
 from generator.workload.models import KubernetesSettings, Workload
 
@@ -110,8 +110,10 @@ def place_problem(place: str) -> str | None:
     region = cluster_region(place)
     if region not in GCP_REGIONS:
         close = difflib.get_close_matches(region, sorted(GCP_REGIONS), n=1, cutoff=0.8)
-        hint = f" (did you mean {close[0]}?)" if close else ""
-        return f"'{place}': {region} is not a Google Cloud region{hint}; the regions are listed at {REGIONS_PAGE}"
+        other = "an AWS Region" if place in AWS_REGIONS else "an Azure region" if place in AZURE_REGIONS else None
+        hint = f" (it is {other})" if other else f" (did you mean {close[0]}?)" if close else ""  # fuzz24 item L3
+        where = f"'{place}'" if region == place else f"'{place}': {region}"
+        return f"{where} is not a Google Cloud region{hint}; the regions are listed at {REGIONS_PAGE}"
     if is_zone(place) and place[-1] not in ZONE_LETTERS:
         return (
             f"'{place}' is not a zone of {region}: zones are the region, '-' and a letter from a to f "
