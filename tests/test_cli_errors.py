@@ -250,3 +250,11 @@ def test_every_schema_pattern_ends_with_the_newline_guard_that_errors_leave_out(
     assert result.returncode == 1
     assert "kubernetes.gcp_project: 'acme' does not match ^[a-z][-a-z0-9]{4,28}[a-z0-9]$ (" in result.stderr
     assert "(?!" not in result.stderr, result.stderr
+
+
+def test_validate_says_the_warnings_that_read_the_workload_alone(tmp_path: Path) -> None:
+    """fuzz24 item M4: a cost input 100x its sourced default passed validate silently; plan warned."""
+    (tmp_path / "w.yaml").write_text(VALID + "constants: {energy_usd_per_kwh: 13}\n")
+    result = run_specgen("validate", "w.yaml", cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout.strip() == "w.yaml: ok"
+    assert "warning: constants.energy_usd_per_kwh 13 is 100x the sourced default 0.13" in result.stderr, result.stderr
