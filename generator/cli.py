@@ -106,8 +106,8 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object]) -> Non
     """
     from generator.errors import MultipleInputError, SpecgenError
     from generator.findings import locate_findings
-    from generator.planner.assemble import implausible_setting_findings, unused_setting_findings
     from generator.planner.early import early_checks
+    from generator.planner.setting_findings import implausible_setting_findings, unused_setting_findings
     from generator.workload import load_workload, render_errors
 
     failed: list[SpecgenError] = []

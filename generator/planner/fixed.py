@@ -18,13 +18,13 @@ from generator.planner.assemble import (
     gpu_taint,
     single_host_findings,
     totals,
-    unused_setting_findings,
 )
 from generator.planner.fixed_place import fixed_machine, place_on_fixed
 from generator.planner.naming import pool_name
 from generator.planner.nodes import BTU_PER_H_PER_W
 from generator.planner.option import pool_labels
 from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool, sorted_findings
+from generator.planner.setting_findings import unused_setting_findings
 from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine, layer_split_degree
 from generator.units import GIB, TB, seconds_text

@@ -1,0 +1,118 @@
+"""Warnings about settings that read the workload alone: unused for its provider, or ten times off their reference.
+
+Light on imports: ``specgen validate`` says them without loading the planner's search.
+"""
+
+from __future__ import annotations
+
+from generator import catalog
+from generator.planner.plan import Finding
+from generator.workload.models import Workload
+
+#: Kubernetes settings that only GKE node pools read (``location`` is every cloud's region, bare metal's nothing).
+GKE_SETTINGS = ("gcp_project", "zone")
+
+
+#: Cost constants whose sourced default a value ten times larger or smaller most likely mistypes (cents as dollars,
+#: a monthly figure as an hourly one): said, not refused (newuser27 item 14).
+COST_CONSTANTS = ("energy_usd_per_kwh", "pue", "colocation_usd_per_kw_month")
+#: How far from the reference (the sourced default, the catalog's list price) a cost input is said to be a likely slip.
+IMPLAUSIBLE_FACTOR = 10.0
+
+
+def implausible_setting_findings(wl: Workload) -> list[Finding]:
+    """Cost inputs ten times or more off their sourced reference: a constant's default, a type's catalog list price."""
+    from generator.planner.price_region import pricing_region
+    from generator.sizing.constants import Constants
+
+    def off(value: float, reference: float) -> float | None:
+        # 0 is no unit slip (power included in the rent, no colocation: the README's own advice; fuzz24 item M3)
+        ratio = value / reference if reference > 0 and value > 0 else 1.0
+        return ratio if ratio >= IMPLAUSIBLE_FACTOR or ratio <= 1 / IMPLAUSIBLE_FACTOR else None
+
+    out = []
+    default = Constants()
+    for key in COST_CONSTANTS:
+        value = wl.constants.get(key)
+        if isinstance(value, int | float) and (ratio := off(float(value), getattr(default, key))) is not None:
+            out.append(
+                Finding(
+                    "warning",
+                    "setting-implausible",
+                    f"constants.{key} {value:g} is {ratio:.3g}x the sourced default {getattr(default, key):g}: check the "
+                    "value and its unit (specgen schema --constants gives each with its source)",
+                    f"constants.{key}",
+                )
+            )
+    region = pricing_region(wl)
+    listed = {(p.platform_id, p.region): p.usd for p in catalog.prices().values() if p.unit == "hour"}
+    for platform_id, usd in sorted(wl.prices.items()):
+        reference = listed.get((platform_id.lower(), region))
+        if reference is not None and (ratio := off(usd, reference)) is not None:
+            out.append(
+                Finding(
+                    "warning",
+                    "setting-implausible",
+                    f"prices.{platform_id} {usd:g} is {ratio:.3g}x the catalog's on-demand list price ${reference:,.2f} "
+                    f"in {region}: prices are USD per node-hour (a monthly figure divides by 730)",
+                    f"prices.{platform_id}",
+                )
+            )
+    return out
+
+
+def unused_setting_findings(wl: Workload) -> list[Finding]:
+    """Settings nothing reads for the workload's provider.
+
+    GKE cluster settings on another provider (a GKE workload copied to AWS), and prices of another provider's
+    platforms (newuser18 item 6: a price pasted from another provider's copy).
+    """
+    provider = wl.hardware.provider
+    gke = [
+        Finding(
+            "warning",
+            "setting-unused",
+            f"kubernetes.{key} is read only for GKE node pools (provider: gcp); with provider: {provider} it "
+            "has no effect: remove it",
+            f"kubernetes.{key}",
+        )
+        for key in GKE_SETTINGS
+        if provider != "gcp" and getattr(wl.kubernetes, key) is not None
+    ]
+    if provider == "baremetal" and wl.kubernetes.location is not None:
+        gke.append(
+            Finding(
+                "warning",
+                "setting-unused",
+                "kubernetes.location names a cloud region (GKE, EKS or AKS); with provider: baremetal it has no "
+                "effect: remove it",
+                "kubernetes.location",
+            )
+        )
+    if wl.hardware.fixed is not None:  # the machine is had: nothing is priced (fuzz15 item 11)
+        unread = dict.fromkeys(wl.prices, ": hardware.fixed plans the machine given, which nothing prices")
+    else:
+        unread = {
+            p: f" prices a platform of provider {other}; with provider: {provider} no plan can use it"
+            for p in wl.prices
+            if (other := _platform_provider(p)) is not None and other != provider
+        }
+        # a platform of the provider that hardware.platforms leaves out is as unread (fuzz17 item 13)
+        listed = {p.lower() for p in wl.hardware.platforms or ()} | {g.platform_id for g in wl.hardware.inventory}
+        unread.update(
+            {
+                p: " prices a platform hardware.platforms leaves out: no plan can use it"
+                for p in wl.prices
+                if wl.hardware.platforms and p not in unread and _platform_provider(p) is not None and p.lower() not in listed
+            }
+        )
+    prices = [
+        Finding("warning", "setting-unused", f"prices.{p}{why}: remove it", f"prices.{p}") for p, why in sorted(unread.items())
+    ]
+    return gke + prices
+
+
+def _platform_provider(platform_id: str) -> str | None:
+    """The provider of a catalog platform; None for one the catalog lacks (a custom server: the workload's own)."""
+    platform = catalog.platforms().get(platform_id)
+    return platform.provider if platform is not None else None
