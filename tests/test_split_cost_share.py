@@ -157,3 +157,19 @@ def test_an_owned_kind_the_fleet_need_not_use_is_left_off(tmp_path: Path, r760: 
     assert plan.totals["usd_per_month"] == pytest.approx(8400.0, abs=1.0)
     if r760:
         assert any(f.code == "inventory-free" and "dell-r760" in f.message for f in plan.findings)
+
+
+def test_a_kind_left_off_is_planned_with_every_sharing_pass(tmp_path: Path) -> None:
+    """fuzz24's grid: with an owned R760 beside an owned DGX H100 the embedder took the R760 ($484 of upkeep) where the
+    services shared two DGX H100 ($13,066): the passes that hold services to one kind run with kinds left off too."""
+    text = (
+        MIX.replace("requests_per_second: 12,", "requests_per_second: 30,")
+        .replace("requests_per_second: 30, slo: {ttft_p95_ms: 1000", "requests_per_second: 60, slo: {ttft_p95_ms: 1000")
+        .replace("dgx-a100, gpu: a100-sxm4-80gb", "dgx-h100, gpu: h100-sxm5-80gb")
+    )
+    costs = []
+    for extra in ("", "    - {platform: dell-r760, gpu: l40s-48gb, count: 1}\n"):
+        path = tmp_path / "w.yaml"
+        path.write_text(text + extra)
+        costs.append(round(plan_file(str(path))[1].totals["usd_per_month"], 2))
+    assert costs == [13_065.66, 13_065.66]

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import math
@@ -301,15 +302,16 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
                 add(_choose(loaded, consts, enumerated, sizes, share=False, order=order), None)
             except InfeasibleError as exc:
                 errors.append(exc)
-    if services >= 2 and passes:
+
+    def sharing(orders: list[list[int] | None], withheld: frozenset[ServerKey] = frozenset()) -> None:
+        """The passes where services share servers: in each order, held to each kind, and the largest held alone."""
         runners_up = _RunnersUp.of([[best, *rest] for _, best, rest in passes[0]])
-        shared_orders = list(orders)
-        for order in (by_choice, by_size):
-            if order not in shared_orders:
-                shared_orders.append(order)
-        for order in shared_orders:
+        for order in orders:
             try:
-                add(_choose(loaded, consts, enumerated, sizes, share=True, order=order, runners_up=runners_up), None)
+                add(
+                    _choose(loaded, consts, enumerated, sizes, share=True, order=order, runners_up=runners_up, withheld=withheld),
+                    None,
+                )
             except InfeasibleError as exc:
                 errors.append(exc)
         gpu_kinds = sorted({hw.gpu.id for hw in allowed_hardware(wl)})
@@ -320,7 +322,18 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         ]
         for kind in kinds:
             try:
-                add(_choose(loaded, consts, enumerated, sizes, share=True, on=kind, order=by_size, runners_up=runners_up), kind)
+                held = _choose(
+                    loaded,
+                    consts,
+                    enumerated,
+                    sizes,
+                    share=True,
+                    on=kind,
+                    order=by_size,
+                    runners_up=runners_up,
+                    withheld=withheld,
+                )
+                add(held, kind)
             except InfeasibleError:
                 continue
         # the largest service on each server kind, the others sharing its idle GPUs or on their own best servers: its
@@ -328,23 +341,29 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         for kind in server_kinds if len(server_kinds) > 1 else []:
             ceiling = min(_fleet_rank(wl.objective, f)[0] for f, _ in fleets) if fleets else None
             try:
-                add(
-                    _choose(
-                        loaded,
-                        consts,
-                        enumerated,
-                        sizes,
-                        share=True,
-                        on=kind,
-                        order=by_size,
-                        runners_up=runners_up,
-                        anchor=True,
-                        ceiling=ceiling,
-                    ),
-                    None,
+                anchored = _choose(
+                    loaded,
+                    consts,
+                    enumerated,
+                    sizes,
+                    share=True,
+                    on=kind,
+                    order=by_size,
+                    runners_up=runners_up,
+                    anchor=True,
+                    ceiling=ceiling,
+                    withheld=withheld,
                 )
+                add(anchored, None)
             except InfeasibleError:
                 continue
+
+    if services >= 2 and passes:
+        shared_orders = list(orders)
+        for order in (by_choice, by_size):
+            if order not in shared_orders:
+                shared_orders.append(order)
+        sharing(shared_orders)
     if wl.hardware.inventory and wl.hardware.buy and passes:
         # owned servers used first is a preference of each pass, not of the fleet: a fleet that leaves some off and
         # buys cheaper servers is compared too (newuser27 item 5: a second owned A100 box made the plan $514 dearer)
@@ -353,15 +372,16 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
                 add(_choose(loaded, consts, enumerated, sizes, share=share, order=order, owned_first=False), None)
             except InfeasibleError:
                 continue
-    if len(wl.hardware.inventory) > 1 and passes:
-        # and each owned kind left off in turn, the others used first: a greedy pass may place a small service on a
-        # kind whose upkeep the fleet need not pay (fuzz24 item H2: an owned R760 beside a DGX A100 cost $484 more)
-        for key in sorted(free_servers(wl)):
-            for share, order in ((False, None), *(((True, by_size),) if services >= 2 else ())):
-                try:
-                    add(_choose(loaded, consts, enumerated, sizes, share=share, order=order, withheld=key), None)
-                except InfeasibleError:
-                    continue
+    owned_kinds = sorted(free_servers(wl))
+    if len(owned_kinds) > 1 and passes:
+        # and owned kinds left off, the others used first: a greedy pass may place a service on a kind whose upkeep the
+        # fleet need not pay (fuzz24 item H2: an owned R760 beside a DGX A100 cost $484 more); every set of kinds left
+        # off up to MAX_OWNED_KINDS_WITHHELD kinds, else each kind alone and all but each
+        for withheld in _withheld_sets(owned_kinds):
+            with contextlib.suppress(InfeasibleError):
+                add(_choose(loaded, consts, enumerated, sizes, share=False, withheld=withheld), None)
+            if services >= 2:
+                sharing([by_size], withheld)
     if not fleets:
         raise _nearest(errors)
     objective = _fleet_objective(wl.objective, [f for f, _ in fleets])
@@ -464,6 +484,18 @@ def _fleet_figure(plan: Plan, objective: str) -> str:
     return f"${t['usd_per_month']:,.0f}/month"
 
 
+#: Up to this many owned kinds, every set of them is left off in a pass of its own (2^4 - 2 = 14 sets).
+MAX_OWNED_KINDS_WITHHELD = 4
+
+
+def _withheld_sets(kinds: list[ServerKey]) -> list[frozenset[ServerKey]]:
+    """The sets of owned kinds the fleet passes leave off: each proper, non-empty subset of a few, else one or all but one."""
+    if len(kinds) <= MAX_OWNED_KINDS_WITHHELD:
+        sizes = range(1, len(kinds))
+        return [frozenset(c) for n in sizes for c in itertools.combinations(kinds, n)]
+    return [frozenset([k]) for k in kinds] + [frozenset(kinds) - {k} for k in kinds]
+
+
 def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
     """Sort key of a whole plan: the objective over the fleet, then idle GPUs, servers and power.
 
@@ -557,7 +589,7 @@ def _choose(
     anchor: bool = False,
     ceiling: float | None = None,
     owned_first: bool = True,
-    withheld: ServerKey | None = None,
+    withheld: frozenset[ServerKey] = frozenset(),
 ) -> tuple[_Chosen, list[Finding], dict[int, str], dict[str, list[Blocked]]]:
     """The best option of each deployment in order (owned servers taken as they are chosen), with findings.
 
@@ -570,7 +602,7 @@ def _choose(
     (nothing can share them, and the other passes place the others beside its best layout) or its servers alone
     exceed ``ceiling`` (the lead of :func:`_fleet_rank` of the best fleet so far); ``owned_first``: layouts that buy
     nothing rank first (else by the objective alone, an owned server at its upkeep, so that a fleet leaving some owned
-    servers off is planned too); ``withheld``: an owned kind none of whose servers the pass uses.
+    servers off is planned too); ``withheld``: owned kinds none of whose servers the pass uses.
     Also returns, by deployment name, the layouts ruled out and why (:class:`Blocked` records).
 
     ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
@@ -592,8 +624,8 @@ def _choose(
     objectives: dict[int, str] = {}
     ruled_out: dict[str, list[Blocked]] = {}
     free = free_servers(wl)  # owned servers no deployment holds whole (in a shared pass, services' replicas aside)
-    if withheld is not None:  # an owned kind left off: the fleet without it
-        free[withheld] = 0
+    for key in withheld:  # owned kinds left off: the fleet without them
+        free[key] = 0
     busy: dict[ServerKey, int] = {}  # GPUs in use by the inference deployments chosen so far, by server kind
     not_bought = {(h.platform.id, h.gpu.id) for h in allowed_hardware(wl) if h.not_bought} if share and free else set()
     chains = _chains_by_job(wl)  # training jobs run one after another on one pool: chosen together, at the first
@@ -641,10 +673,10 @@ def _choose(
         # sharing servers, an inference layout is ranked by what it adds to the servers chosen before it
         shared = busy if share and service else None
         # a training job keeps its own best servers, and so does a service with no layout on the kind held or one that
-        # owned servers still free hold (bought servers of the kind cost more than their upkeep)
+        # owned servers of another kind still free hold, where the kind held buys (bought servers cost more than upkeep)
         held_here = held if service and held is not None and by_kind.get(held) else None
         if held_here is not None and free and any(_buys_nothing(o) for o in allowed):
-            held_here = None
+            held_here = held_here if any(_buys_nothing(o) for o in by_kind[held_here]) else None
         if held_here is not None:
             allowed, held_any = by_kind[held_here], True
         # the ranking reads the kind, the servers the services chosen before use and the owned ones free, nothing else
