@@ -320,20 +320,12 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
             *(gpu_kinds if len(gpu_kinds) > 1 else []),
             *(server_kinds if len(server_kinds) > 1 else []),
         ]
+        held_to = functools.partial(
+            _choose, loaded, consts, enumerated, sizes, share=True, order=by_size, runners_up=runners_up, withheld=withheld
+        )
         for kind in kinds:
             try:
-                held = _choose(
-                    loaded,
-                    consts,
-                    enumerated,
-                    sizes,
-                    share=True,
-                    on=kind,
-                    order=by_size,
-                    runners_up=runners_up,
-                    withheld=withheld,
-                )
-                add(held, kind)
+                add(held_to(on=kind), kind)
             except InfeasibleError:
                 continue
         # the largest service on each server kind, the others sharing its idle GPUs or on their own best servers: its
@@ -341,20 +333,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         for kind in server_kinds if len(server_kinds) > 1 else []:
             ceiling = min(_fleet_rank(wl.objective, f)[0] for f, _ in fleets) if fleets else None
             try:
-                anchored = _choose(
-                    loaded,
-                    consts,
-                    enumerated,
-                    sizes,
-                    share=True,
-                    on=kind,
-                    order=by_size,
-                    runners_up=runners_up,
-                    anchor=True,
-                    ceiling=ceiling,
-                    withheld=withheld,
-                )
-                add(anchored, None)
+                add(held_to(on=kind, anchor=True, ceiling=ceiling), None)
             except InfeasibleError:
                 continue
 
