@@ -303,6 +303,12 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
             except InfeasibleError as exc:
                 errors.append(exc)
 
+    # what the passes that share servers hold services to: each GPU and each server kind, where there is a choice
+    gpu_kinds = sorted({hw.gpu.id for hw in allowed_hardware(wl)})
+    first = passes[0] if passes else []
+    server_kinds = sorted({o.server_kind for _, best, rest in first for o in (best, *rest) if o.shares_servers})
+    kinds: list[Kind] = [*(gpu_kinds if len(gpu_kinds) > 1 else []), *(server_kinds if len(server_kinds) > 1 else [])]
+
     def sharing(orders: list[list[int] | None], withheld: frozenset[ServerKey] = frozenset()) -> None:
         """The passes where services share servers: in each order, held to each kind, and the largest held alone."""
         runners_up = _RunnersUp.of([[best, *rest] for _, best, rest in passes[0]])
@@ -314,12 +320,6 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
                 )
             except InfeasibleError as exc:
                 errors.append(exc)
-        gpu_kinds = sorted({hw.gpu.id for hw in allowed_hardware(wl)})
-        server_kinds = sorted({o.server_kind for _, best, rest in passes[0] for o in (best, *rest) if o.shares_servers})
-        kinds: list[Kind] = [
-            *(gpu_kinds if len(gpu_kinds) > 1 else []),
-            *(server_kinds if len(server_kinds) > 1 else []),
-        ]
         held_to = functools.partial(
             _choose, loaded, consts, enumerated, sizes, share=True, order=by_size, runners_up=runners_up, withheld=withheld
         )

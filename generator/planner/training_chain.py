@@ -23,7 +23,8 @@ from generator.named_tuple import NamedTuple
 from generator.planner.blocked import Blocked
 from generator.planner.inventory import ServerKey
 from generator.planner.option import Option
-from generator.planner.tco import HOURS_PER_MONTH, billed_per_run, run_usd
+from generator.planner.tco import billed_per_run, run_usd
+from generator.planner.training import run_window
 from generator.planner.training_candidates import TrainingSizes, training_options
 from generator.sizing.constants import Constants
 from generator.sizing.performance import training_flops_per_token
@@ -77,10 +78,8 @@ def chain_deadlines(provider: str, jobs: Sequence[ChainJob]) -> list[float | Non
     ``runs_per_month`` (one for all its jobs; fuzz24 item H1: 32 runs of a 45 h chain were planned on one GPU).
     """
     out = [job.dep.training.deadline_hours for job in jobs]
-    runs = jobs[-1].dep.training.runs_per_month if jobs and provider == "baremetal" else None
-    if runs:
-        window = HOURS_PER_MONTH / runs
-        out[-1] = window if out[-1] is None else min(out[-1], window)
+    if jobs:  # a run's window, as a job alone has it (training.run_window), for the chain as a whole
+        out[-1] = run_window(jobs[-1].dep.training, provider)[0]
     return out
 
 
