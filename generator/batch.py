@@ -147,6 +147,7 @@ def output_files(results: list[Rendered], single: bool) -> dict[str, str]:
     its own manifest (``NAME/.specgen-manifest``), so it stays a valid output directory by itself.
     """
     from generator.render import check_cluster_names, check_one_cloud_cluster, check_tree_name, render_shared
+    from generator.workload.loader import given_field
     from generator.writer import MANIFEST, manifest_text
 
     if single:
@@ -164,7 +165,7 @@ def output_files(results: list[Rendered], single: bool) -> dict[str, str]:
         for rel, text in result.files.items():
             files[f"{result.name}/{rel}"] = text
         files[f"{result.name}/{MANIFEST}"] = manifest_text(result.files)
-    check_one_cloud_cluster([(r.file, r.cluster) for r in results])
+    check_one_cloud_cluster([(r.file, r.cluster) for r in results], given_field)
     check_cluster_names([(r.file, r.pools, r.hosts) for r in results])
     files.update(render_shared([(r.name, r.stacks, r.terraform) for r in results]))
     return dict(sorted(files.items()))

@@ -278,8 +278,10 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
             deployments.append({"deployment": name, "old": a, "new": b})
     moved = _place_change(old, new, "provider")
     relocated = None if moved else _place_change(old, new, "region")
-    # another provider's or region's pools are another cluster: none of them replaces a node in place (newuser26 item 9)
-    replacements = [] if moved or relocated else pool_replacements(old, new)
+    # another provider's or region's pools are another cluster: none of them replaces a node in place (newuser26 item 9);
+    # a region named on one side alone may be the other's (the provider configuration's), so pools still compare
+    known = relocated is not None and None not in relocated.values()
+    replacements = [] if moved or known else pool_replacements(old, new)
     out = {"totals": totals, "replacements": replacements, "pools": pools, "deployments": deployments}
     payback = buy_vs_rent(old, new)
     return (
@@ -290,10 +292,13 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _place_change(old: dict[str, Any], new: dict[str, Any], key: str) -> dict[str, str] | None:
-    """``{"old": ..., "new": ...}`` where both plans have pools and name different ``key`` (provider or region)."""
+def _place_change(old: dict[str, Any], new: dict[str, Any], key: str) -> dict[str, str | None] | None:
+    """``{"old": ..., "new": ...}`` where both plans have pools and name different ``key`` (provider or region).
+
+    A region one side leaves unset is None there (fuzz24 M2: the Terraform variable and the inventory's filter go).
+    """
     a, b = old.get(key), new.get(key)
-    if not (old["pools"] and new["pools"]) or not isinstance(a, str) or not isinstance(b, str) or a == b:
+    if not (old["pools"] and new["pools"]) or a == b or not all(v is None or isinstance(v, str) for v in (a, b)):
         return None
     return {"old": a, "new": b}
 
@@ -803,7 +808,21 @@ def markdown_diff(result: dict[str, Any]) -> str:
             "none resized or replaced in place.",
             "",
         ]
-    if moved := result.get("region_change"):
+    if (moved := result.get("region_change")) and None in moved.values():
+        named = str(moved["old"] or moved["new"])
+        lines += [
+            f"**Region: {md_text(one_line(str(moved['old'] or '(unset)')))} → "
+            f"{md_text(one_line(str(moved['new'] or '(unset)')))}.** "
+            + (
+                f"The new render names no region: its pools go to the region of the provider's configuration, and "
+                f"where that is not {md_text(one_line(named))} they are created there and the old ones deleted."
+                if moved["new"] is None
+                else f"The old render named none (the provider configuration's): where that was not "
+                f"{md_text(one_line(named))}, the pools are created there and the old ones deleted."
+            ),
+            "",
+        ]
+    elif moved:
         lines += [
             f"**Region changes: {md_text(one_line(str(moved['old'])))} → {md_text(one_line(str(moved['new'])))}.** "
             "The new fleet's nodes run in another region: its pools are created there and the old ones deleted, "
@@ -825,6 +844,7 @@ def markdown_diff(result: dict[str, Any]) -> str:
                 f"| {md_code(d['deployment'], cell=True)} | {_deployment_text(d['old'])} | {_deployment_text(d['new'])} |"
             )
     if not result["pools"] and not result["deployments"]:
-        moved = "provider_change" in result or "region_change" in result
+        region = result.get("region_change") or {}
+        moved = "provider_change" in result or (region and None not in region.values())
         lines += ["", "The same pools and deployments where they move to." if moved else "No change to the fleet."]
     return "\n".join(lines) + "\n"

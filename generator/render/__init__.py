@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from itertools import pairwise
 
-from generator.errors import InputError
+from generator.errors import InputError, Location
 from generator.planner.plan import Finding, Plan, sorted_findings
 from generator.render.ansible import render_ansible
 from generator.render.eks import with_eks_findings
@@ -146,32 +147,44 @@ def cloud_cluster(plan: Plan, workload: Workload) -> CloudCluster | None:
     return plan.provider, cluster_name(workload), workload.kubernetes.gcp_project, workload.kubernetes.location
 
 
-def check_one_cloud_cluster(workloads: Sequence[tuple[str, CloudCluster | None]]) -> None:
-    """Cloud node pools of workloads rendered into one tree must name one cluster (its name, region and GKE project).
+#: Where workload file ``file`` gives the first of ``paths`` it has (:func:`~generator.workload.loader.given_field`).
+FieldLocator = Callable[[str, Sequence[tuple[str, ...]]], Location]
 
-    ``workloads``: (name, :func:`cloud_cluster`) each. The cluster name defaults to each workload's own name, so
-    workloads that do not set ``kubernetes.cluster_name`` would each target a cluster of their own (EKS discovery
-    tags and node roles, GKE clusterRef).
+#: The fields of :data:`CloudCluster` in order, as a workload file spells them, and what each is of the cluster.
+_CLUSTER_FIELDS = (
+    (("hardware", "provider"), "cloud"),
+    (("kubernetes", "cluster_name"), "name"),
+    (("kubernetes", "gcp_project"), "GCP project"),
+    (("kubernetes", "location"), "region"),
+)
+
+
+def check_one_cloud_cluster(workloads: Sequence[tuple[str, CloudCluster | None]], locate: FieldLocator | None = None) -> None:
+    """Cloud node pools of workloads rendered into one tree must name one cluster (its cloud, name, region, GKE project).
+
+    ``workloads``: (file or name, :func:`cloud_cluster`) each. The cluster name defaults to each workload's own name,
+    so workloads that do not set ``kubernetes.cluster_name`` would each target a cluster of their own (EKS discovery
+    tags and node roles, GKE clusterRef). The error stands at the first field where a workload differs from the
+    one before it (by name), located by ``locate`` where the workloads are files (fuzz24 M5): a cluster name left to
+    default stands at the workload's ``name``.
     """
-    clusters = {name: key for name, key in workloads if key is not None}
-    providers = {name: key[0] for name, key in clusters.items()}
-    if len(set(providers.values())) > 1:  # newuser26 item 3: AWS and Azure Karpenter objects, one GPU operator layer
-        named = "; ".join(f"{name}: {provider}" for name, provider in sorted(providers.items()))
-        raise InputError(
-            f"workloads rendered into one tree share one cluster, but their hardware.provider differs ({named}): one "
-            "cluster runs on one cloud; render each provider's workloads into a tree of its own (-o)"
-        )
-    if len(set(clusters.values())) > 1:
-        fields = ("cluster_name", "gcp_project", "location")
-        named = "; ".join(
-            f"{name}: {', '.join(f'{k} {v}' for k, v in zip(fields, key[1:], strict=True) if v)}"
-            for name, key in sorted(clusters.items())
-        )
-        raise InputError(
-            "workloads rendered into one tree share one cluster, but their node pools name different ones "
-            f"({named}): set kubernetes.cluster_name (it defaults to the workload's name), location (the cluster's "
-            "region) and on GKE gcp_project the same in every file"
-        )
+    clusters = sorted(((name, key) for name, key in workloads if key is not None), key=lambda item: item[0])
+    for (first, first_key), (name, key) in pairwise(clusters):
+        for (path, what), here, there in zip(_CLUSTER_FIELDS, key, first_key, strict=True):
+            if here == there:
+                continue
+            if path[1] == "provider":  # newuser26 item 3: AWS and Azure Karpenter objects, one GPU operator layer
+                fix = "one cluster runs on one cloud; render each provider's workloads into a tree of its own (-o)"
+            else:
+                fix = (
+                    "a tree's node pools join one cluster: set kubernetes.cluster_name (it defaults to the workload's "
+                    "name), location (the cluster's region) and on GKE gcp_project the same in every file, or render "
+                    "them into trees of their own (-o)"
+                )
+            message = f"the cluster's {what} is {here or '(unset)'} here but {there or '(unset)'} in {first}: {fix}"
+            if locate is None:
+                raise InputError(f"{name}: {'.'.join(path)}: {message}")
+            raise InputError(message, locate(name, (path, ("name",)) if path[1] == "cluster_name" else (path,)))
 
 
 def check_tree_name(name: str, taken: Sequence[str]) -> None:

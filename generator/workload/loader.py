@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from generator.errors import InputError, Location
@@ -364,3 +365,15 @@ def _number_past_int_limit(text: str, file: str) -> InputError | None:
 def read_yaml(path: str) -> Document:
     """Read and parse a YAML file."""
     return parse_yaml(read_text_limited(path, MAX_WORKLOAD_BYTES, "file"), path)
+
+
+def given_field(file: str, paths: Sequence[Path]) -> Location:
+    """Where workload ``file`` gives the first of ``paths`` it has (a field left to a default falls to the next)."""
+    document = read_yaml(file)
+    for path in paths:
+        node = document.data
+        for part in path:
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is not None:
+            return document.locate(path)
+    return document.locate(paths[-1])
