@@ -125,6 +125,8 @@ CASES = [
             ("epochs: 2147483648", "out of range", "epochs-2^31"),
             ("epochs: .nan", "not a finite number", "epochs-nan"),
             ("deadline_hours: 1e-300", "out of range", "deadline-tiny"),
+            # fuzz24 L8: planned as 0.0 runs a month, $0 of training in spec.json
+            ("runs_per_month: 1e-300", "runs_per_month: 1e-300 is out of range: must be >= 0.01", "runs-tiny"),
             ("deadline_hours: .inf", "not a finite number", "deadline-inf"),
             ("sequence_length: 1000000000", "out of range", "seq-len-1e9"),
             ("micro_batch_size: 100000", "out of range", "micro-batch-1e5"),

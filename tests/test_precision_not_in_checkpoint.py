@@ -46,6 +46,8 @@ def test_a_16_bit_checkpoint_is_served_in_the_formats_engines_make_of_it(tmp_pat
     (finding,) = found
     assert finding["level"] == "warning" and finding["path"] == "deployments[0].inference.precision"
     assert f"'assistant' is sized at {precision}, but Qwen/Qwen3-32B holds bf16 weights" in finding["message"]
+    # fuzz24 L9: vLLM's in-flight bitsandbytes NF4 is named where it exists, with why specgen does not plan on it
+    assert ("--quantization bitsandbytes" in finding["message"]) is (precision == "nf4")
 
 
 def test_a_checkpoint_quantized_to_the_format_is_served_as_it_is(tmp_path: Path) -> None:

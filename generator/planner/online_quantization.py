@@ -20,6 +20,8 @@ from generator.sizing.weights import size_weights
 ONLINE_FORMATS = ("fp8",)
 #: Checkpoint formats online quantization starts from.
 SIXTEEN_BIT = ("bf16", "fp16")
+#: vLLM's in-flight bitsandbytes NF4, which specgen does not render (fuzz24 L9).
+BNB_INFLIGHT = "https://docs.vllm.ai/en/latest/features/quantization/bnb/"
 
 
 def quantized_online_from(model: ResolvedModel, served: str) -> str | None:
@@ -53,16 +55,22 @@ def unserved_precision_findings(deployments: list[DeploymentPlan], models: Mappi
         cast = own in SIXTEEN_BIT and d.precision in SIXTEEN_BIT
         if d.precision == own or cast or quantized_online_from(model, d.precision) is not None:
             continue
+        bnb = (
+            f" (vLLM also makes nf4 as it loads 16-bit weights with --quantization bitsandbytes, {BNB_INFLIGHT}, which "
+            "specgen does not render: its bitsandbytes kernels are not those the plan's throughput is of)"
+            if d.precision == "nf4"
+            else ""
+        )
         out.append(
             Finding(
                 "warning",
                 "precision-not-in-checkpoint",
                 f"'{d.name}' is sized at {d.precision}, but {d.model_id} holds {own} weights and the engine makes "
                 f"{d.precision} only from a checkpoint quantized to it (online it quantizes 16-bit weights to "
-                f"{' or '.join(ONLINE_FORMATS)} alone): started on this checkpoint it loads the {own} weights, and the "
-                f"plan's weights, KV cache and replicas are not what runs; point model at a {d.precision} checkpoint "
-                "(a Hub id, or a local config.json with its quantization_config) or plan a precision it holds or "
-                "is quantized to online",
+                f"{' or '.join(ONLINE_FORMATS)} alone){bnb}: started on this checkpoint it loads the {own} weights, "
+                f"and the plan's weights, KV cache and replicas are not what runs; point model at a checkpoint in "
+                f"{d.precision} (a Hub id, or a local config.json with its quantization_config) or plan a precision "
+                "it holds or is quantized to online",
                 f"deployments[{i}].inference.precision",
             )
         )
