@@ -183,6 +183,9 @@ def test_diff_plans_both_files_before_either_fails(tmp_path: Path) -> None:
     assert "bad.yaml:" in both.stderr and "unknown.yaml:" in both.stderr and "Traceback" not in both.stderr
     new_only = run_specgen("diff", "good.yaml", "unknown.yaml", cwd=tmp_path)
     assert new_only.returncode == 1 and "unknown.yaml:" in new_only.stderr and "good.yaml" not in new_only.stderr
+    # fuzz24 L11: an OLD that is no file is a typo, not a fix: it fails as a NEW would
+    typo = run_specgen("diff", "godo.yaml", "good.yaml", cwd=tmp_path)
+    assert typo.returncode == 1 and typo.stdout == "" and "godo.yaml: file not found" in typo.stderr
 
 
 def test_diff_of_a_machine_the_team_has_shows_its_speed_and_where_the_weights_live(tmp_path: Path) -> None:
