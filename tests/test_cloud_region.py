@@ -184,3 +184,16 @@ def test_workloads_of_one_tree_name_one_region(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=pattern):
         render_files((str(a), str(b)), str(tmp_path / "out"), False, (), 1, None, None, print)
     assert not (tmp_path / "out").exists()
+
+
+def test_an_aws_availability_zone_as_kubernetes_zone_is_said_unused_not_refused_with_gkes_pattern(tmp_path: Path) -> None:
+    """fuzz24 L10: ``zone: us-east-1a`` on AWS was refused with GKE's zone pattern; GKE alone reads the field."""
+    path = _write(tmp_path, "aws", "us-east-1")
+    path.write_text(path.read_text() + "  zone: us-east-1a\n")
+    (finding,) = [f for f in plan_file(str(path))[1].to_dict()["findings"] if f["code"] == "setting-unused"]
+    assert finding["path"] == "kubernetes.zone" and "read only for GKE node pools" in finding["message"]
+    gke = _write(tmp_path, "gcp", "us-central1", "gke.yaml")
+    zoned = "  gcp_project: acme-ml\n  location: us-central1\n  zone: us-central1\n"
+    gke.write_text(gke.read_text().replace("  location: us-central1\n", zoned))
+    with pytest.raises(InputError, match=r"kubernetes\.zone: 'us-central1' is a region, not a zone"):
+        load_workload(str(gke))

@@ -137,8 +137,15 @@ def location_errors(doc: Document, wl: Workload) -> list[InputError]:
     return [
         InputError(problem, doc.locate((*WHERE, field)))
         for field, place in places
-        if place is not None and (problem := place_problem(place)) is not None
+        if place is not None and (problem := place_problem(place) or _not_a_zone(field, place)) is not None
     ]
+
+
+def _not_a_zone(field: str, place: str) -> str | None:
+    """Why ``kubernetes.zone`` names a GKE region, not one of its zones (the schema takes any cloud's zone name)."""
+    if field != "zone" or is_zone(place):
+        return None
+    return f"'{place}' is a region, not a zone: a zone is the region, '-' and a letter from a to f ({REGIONS_PAGE})"
 
 
 def zone_problem(settings: KubernetesSettings) -> tuple[str, str] | None:
