@@ -156,9 +156,11 @@ def output_files(results: list[Rendered], single: bool) -> dict[str, str]:
     files: dict[str, str] = {}
     seen: dict[str, str] = {}
     for result in results:
-        if result.name in seen:
+        if result.name in seen:  # newuser27 item 9: at the second file's name
             raise InputError(
-                f"{seen[result.name]} and {result.file} are both named '{result.name}'; names must differ to render together"
+                f"'{result.name}' is also the name of {seen[result.name]}: names must differ to render together (each "
+                "is the directory of its tree under the output root)",
+                given_field(result.file, (("name",),)),
             )
         check_tree_name(result.name, ())
         seen[result.name] = result.file

@@ -42,6 +42,7 @@ from generator.named_tuple import NamedTuple
 from generator.render.md_escape import md_text
 from generator.render.md_escape import one_line as escape_controls
 from generator.units import GIB
+from generator.workload.loader import given_field
 
 MAX_MARKDOWN_CHARS = 60_000
 #: Replaced pools the comment's headline lists one by one (each file's section lists its own).
@@ -285,8 +286,9 @@ def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
         name = new.get("workload")
         if new is not EMPTY_PLAN and (first := named.setdefault(str(name), path)) != path:
             raise InputError(
-                f"{first} and {path} are both named '{name}'; as one cluster's workloads (render) their names must "
-                "differ, and the diff would count the fleet twice"
+                f"'{name}' is also the name of {first}: as one cluster's workloads (render) their names must differ, "
+                "and the diff would count the fleet twice",
+                given_field(path, (("name",),)),
             )
         status = "added" if old_text is None else "removed" if not exists else "changed"
         base_errors = old.lines if isinstance(old, _Unplanned) else []

@@ -394,3 +394,24 @@ def test_cost_inputs_ten_times_off_their_reference_are_said(tmp_path: Path) -> N
     # fuzz24 item M3: 0 is no slip (the README advises colocation 0 and PUE 1 for towers kept out of a rack)
     path.write_text(text.replace("PRICE", "15").replace("KWH", "0").replace("pue: 1.2", "pue: 1, colocation_usd_per_kw_month: 0"))
     assert not [f for f in plan_file(str(path))[1].findings if f.code == "setting-implausible"]
+
+
+@pytest.mark.parametrize(("nvme", "warned"), [("nvme_tb: 7680, nvme_drives: 2", True), ("nvme_tb: 7680", True),
+                                              ("nvme_tb: 61.44, nvme_drives: 2", False), ("nvme_tb: 245.76", False)])  # fmt: skip
+def test_an_owned_servers_nvme_per_drive_far_past_any_drive_is_said(tmp_path: Path, nvme: str, warned: bool) -> None:
+    """newuser27 item 10: ``nvme_tb: 7680`` (7.68 TB typed in GB) planned a 4U box with 7.68 PB, silently. The
+    largest drive the catalog lists is 30.72 TB; ten times that a drive is a slip, a 61.44 TB drive or eight 30.72 TB
+    drives are not."""
+    from generator.api import plan_file
+
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: t\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    inference: {max_context_tokens: 8192, requests_per_second: 1}\nhardware:\n  provider: baremetal\n"
+        f"  inventory:\n    - custom: {{gpu: l40s-48gb, gpus_per_server: 4, ram_gib: 512, {nvme}}}\n      count: 1\n"
+    )
+    said = [f for f in plan_file(str(path))[1].findings if f.code == "setting-implausible"]
+    assert [f.path for f in said] == (["hardware.inventory[0].custom.nvme_tb"] if warned else [])
+    if warned:
+        per_drive = "3,840 TB a drive over 2 drive(s), 125x" if "drives" in nvme else "7,680 TB a drive over 1 drive(s), 250x"
+        assert f"nvme_tb 7,680 is {per_drive} the largest NVMe drive the catalog lists (30.72 TB" in said[0].message

@@ -20,21 +20,25 @@ COST_CONSTANTS = ("energy_usd_per_kwh", "pue", "colocation_usd_per_kw_month")
 IMPLAUSIBLE_FACTOR = 10.0
 
 
+def _times_off(value: float, reference: float) -> float | None:
+    """``value / reference`` where it is :data:`IMPLAUSIBLE_FACTOR` or more either way; None otherwise.
+
+    0 is no unit slip (power included in the rent, no colocation: the README's own advice; fuzz24 item M3).
+    """
+    ratio = value / reference if reference > 0 and value > 0 else 1.0
+    return ratio if ratio >= IMPLAUSIBLE_FACTOR or ratio <= 1 / IMPLAUSIBLE_FACTOR else None
+
+
 def implausible_setting_findings(wl: Workload) -> list[Finding]:
     """Cost inputs ten times or more off their sourced reference: a constant's default, a type's catalog list price."""
     from generator.planner.price_region import pricing_region
     from generator.sizing.constants import Constants
 
-    def off(value: float, reference: float) -> float | None:
-        # 0 is no unit slip (power included in the rent, no colocation: the README's own advice; fuzz24 item M3)
-        ratio = value / reference if reference > 0 and value > 0 else 1.0
-        return ratio if ratio >= IMPLAUSIBLE_FACTOR or ratio <= 1 / IMPLAUSIBLE_FACTOR else None
-
     out = []
     default = Constants()
     for key in COST_CONSTANTS:
         value = wl.constants.get(key)
-        if isinstance(value, int | float) and (ratio := off(float(value), getattr(default, key))) is not None:
+        if isinstance(value, int | float) and (ratio := _times_off(float(value), getattr(default, key))) is not None:
             out.append(
                 Finding(
                     "warning",
@@ -44,13 +48,14 @@ def implausible_setting_findings(wl: Workload) -> list[Finding]:
                     f"constants.{key}",
                 )
             )
+    out += _custom_drive_findings(wl)
     if not wl.prices:  # the catalog's prices are read only to check the workload's own (validate stays light)
         return out
     region = pricing_region(wl)
     listed = {(p.platform_id, p.region): p.usd for p in catalog.prices().values() if p.unit == "hour"}
     for platform_id, usd in sorted(wl.prices.items()):
         reference = listed.get((platform_id.lower(), region))
-        if reference is not None and (ratio := off(usd, reference)) is not None:
+        if reference is not None and (ratio := _times_off(usd, reference)) is not None:
             out.append(
                 Finding(
                     "warning",
@@ -58,6 +63,34 @@ def implausible_setting_findings(wl: Workload) -> list[Finding]:
                     f"prices.{platform_id} {usd:g} is {ratio:.3g}x the catalog's on-demand list price ${reference:,.2f} "
                     f"in {region}: prices are USD per node-hour (a monthly figure divides by 730)",
                     f"prices.{platform_id}",
+                )
+            )
+    return out
+
+
+def _custom_drive_findings(wl: Workload) -> list[Finding]:
+    """An owned custom server's NVMe per drive ten times or more the largest drive the catalog lists (GB as TB).
+
+    newuser27 item 10: ``nvme_tb: 7680`` (7.68 TB typed in GB) planned a 4U box with 7.68 PB. Drives left uncounted
+    are one (as the planner takes them).
+    """
+    customs = [(j, g.custom) for j, g in enumerate(wl.hardware.inventory) if g.custom is not None and g.custom.nvme_tb]
+    if not customs:
+        return []
+    largest = max(catalog.drives().values(), key=lambda d: d.capacity_tb)
+    out = []
+    for j, spec in customs:
+        per_drive = spec.nvme_tb / max(1, spec.nvme_drives)
+        if per_drive > largest.capacity_tb and (ratio := _times_off(per_drive, largest.capacity_tb)) is not None:
+            out.append(
+                Finding(
+                    "warning",
+                    "setting-implausible",
+                    f"{spec.platform_id}: nvme_tb {spec.nvme_tb:,g} is {per_drive:,g} TB a drive over "
+                    f"{max(1, spec.nvme_drives)} drive(s), {ratio:.3g}x the largest NVMe drive the catalog lists "
+                    f"({largest.capacity_tb:g} TB, {largest.name}): nvme_tb is decimal TB of the whole server (a "
+                    "figure in GB divides by 1,000)",
+                    f"hardware.inventory[{j}].custom.nvme_tb",
                 )
             )
     return out
