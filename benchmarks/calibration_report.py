@@ -234,7 +234,9 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
     seq, tp, pp, dp = row["sequence_length"], row["tp"], row["pp"], row["dp"]
     layout = StepLayout(tp, pp, dp, row["micro_batch"], row["accumulation"], seq)
     nodes = max(1, row["gpus"] // row["gpus_per_node"])
-    links = links_between(gpu, row["gpus_per_node"], nodes, float(row["inter_node_gbps"] or 0), tp, pp, dp, consts)
+    links = links_between(
+        gpu, row["gpus_per_node"], nodes, float(row["inter_node_gbps"] or 0), tp, pp, dp, consts, row["zero_stage"]
+    )
     flops_per_token = 6.0 * params + (2.0 * params if row["checkpointing"] == "full" else 0.0)
     shape = step_shape(params, gpu, flops_per_token, row["checkpointing"])
     util = training_utilisation(hidden, layers, params, seq, consts, **shape)

@@ -652,6 +652,8 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
         row["task"] = details["task"]
     if "usd_per_job" in details or "hours" in details:  # a training job: its run's time and, rented, its price
         row["training"] = {"hours": details.get("hours"), "usd_per_job": details.get("usd_per_job")}
+        # its runs a month and the optimizer step's batch (newuser28 items 1-2: 30 -> 60 runs read "unchanged")
+        row["training"].update({k: details[k] for k in ("runs_per_month", "global_batch_size") if k in details})
         # its turn in a chain (run_after): a job that now waits for another is a change (review22 item 6)
         row["training"].update({k: details[k] for k in ("runs_after", "starts_at_hours") if k in details})
     if dep.get("split"):
@@ -781,6 +783,10 @@ def _deployment_text(x: dict[str, Any] | None) -> str:
         text += f"; {fmt_cell(training['hours'])} h a run" + (
             "" if training["usd_per_job"] is None else f", ${fmt_cell(training['usd_per_job'])} a run"
         )
+        if training.get("runs_per_month") is not None:
+            text += f", {fmt_cell(training['runs_per_month'])} runs a month"
+        if training.get("global_batch_size") is not None:
+            text += f", a step of {fmt_cell(training['global_batch_size'])} sequences"
         if training.get("runs_after"):
             # the hour counts from the sequence's start, when the first job starts (fuzz22 item 8)
             start = fmt_cell(training.get("starts_at_hours"))

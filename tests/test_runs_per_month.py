@@ -199,3 +199,23 @@ def test_owned_servers_too_few_for_a_chains_runs_are_refused_at_runs_per_month(t
     assert "to unblock: fewer runs_per_month for the chain" in text
     path.write_text(CHAIN.format(runs=32, hardware=owned))
     assert plan_file(str(path))[1].totals["gpus"] == 2  # 32 runs of 22.5 h fit the month
+
+
+def test_more_runs_a_month_is_a_change_in_a_diff(tmp_path: Path) -> None:
+    """newuser28 item 2: 30 -> 60 nightly runs added a month's runs to the totals while the file read "unchanged" in
+    ``diff --base`` and "No change to the fleet." in ``diff``; the job's row now carries its runs and its batch."""
+    from generator.fleet_diff import diff_plans, markdown_diff
+    from generator.pr_diff import _moves
+
+    old, new = _plan(tmp_path), _plan(tmp_path, ", runs_per_month: 60")
+    result = diff_plans(old, new)
+    (row,) = result["deployments"]
+    runs = (row["old"]["training"]["runs_per_month"], row["new"]["training"]["runs_per_month"])
+    assert row["deployment"] == "tune" and runs == (30, 60)
+    assert _moves(result) and not _moves(diff_plans(old, old))
+    text = markdown_diff(result)
+    assert "30.00 runs a month" in text and "60.00 runs a month" in text and "No change to the fleet." not in text
+    # without global_batch_size the step's batch is the layout's: said, and in the row
+    (batch,) = [f["message"] for f in new["findings"] if f["code"] == "global-batch-from-layout"]
+    assert "holds what the layout runs, 4 sequences (16,384 tokens: DP4 x micro-batch 1 x 1 accumulation step(s))" in batch
+    assert row["new"]["training"]["global_batch_size"] == 4 and "a step of 4 sequences" in text

@@ -156,8 +156,30 @@ def test_each_collective_adds_its_link_latency() -> None:
 def test_links_carry_the_named_latency_of_their_gpu_link(gpu: str, group: int, constant: str) -> None:
     spec = catalog.gpus()[gpu]
     assert gpu_link_latency_s(spec, group, CONSTS) == getattr(CONSTS, constant)
-    links = links_between(spec, group, 2, 400.0, group, 1, 4, CONSTS)
-    assert links.tp_latency_s == links.dp_latency_s == getattr(CONSTS, constant)
+    tp_links = links_between(spec, group, 2, 400.0, group, 1, 2, CONSTS)
+    dp_links = links_between(spec, group, 1, 0.0, 1, 1, group, CONSTS)  # one node: no network step
+    assert tp_links.tp_latency_s == dp_links.dp_latency_s == getattr(CONSTS, constant)
+
+
+#: One node's 8-GPU collective (the fitted 32 us) plus NCCL's tuning model across nodes (src/graph/tuning.cc):
+#: a ring adds, per further node, 7 NVLink steps of 3.4 us and a network step of 14 us (37.8 us); a tree all-reduce
+#: two network hops of 28 us per level of log2(nodes).
+@pytest.mark.parametrize(
+    ("tp", "dp", "nodes", "zero", "micro_s"),
+    [
+        (1, 8, 1, 3, 32.0),  # one node: the fitted latency
+        (1, 16, 2, 3, 32.0 + 37.8),
+        (1, 24, 3, 3, 32.0 + 2 * 37.8),
+        (1, 752, 94, 3, 32.0 + 93 * 37.8),  # newuser28 item 1: 94 nodes were timed at 32 us
+        (8, 4, 4, 3, 32.0 + 3 * 14.0),  # a TP8 replica a node: one DP rank a node, network steps alone
+        (1, 752, 94, 1, 32.0 + 2 * 6 * 28.0),  # ZeRO-1 all-reduces run as trees: log2(94) = 6 levels
+        (1, 16, 2, 0, 32.0 + 2 * 1 * 28.0),
+    ],
+)
+def test_a_data_parallel_collective_across_nodes_takes_nccls_steps(tp: int, dp: int, nodes: int, zero: int,
+                                                                   micro_s: float) -> None:  # fmt: skip
+    links = links_between(catalog.gpus()["h100-sxm5-80gb"], 8, nodes, 3200.0, tp, 1, dp, CONSTS, zero)
+    assert links.dp_latency_s * 1e6 == pytest.approx(micro_s)
 
 
 def test_the_step_line_names_the_collective_latency_when_it_counts() -> None:

@@ -1796,6 +1796,18 @@ def _training_findings(
         )
     hours = details.get("hours")
     dp, micro = details["data_parallel"], details["micro_batch_size"]
+    if spec.global_batch_size is None and dp > 1:  # newuser28 item 1: a deadline took DP24 to DP752, the batch with it
+        out.append(
+            Finding(
+                "info",
+                "global-batch-from-layout",
+                f"deployment {dep.name}: without global_batch_size the optimizer step holds what the layout runs, "
+                f"{batch:,} sequences ({batch * sequence:,} tokens: DP{dp} x micro-batch {micro} x "
+                f"{details['gradient_accumulation_steps']} accumulation step(s)), and moves with the GPUs a deadline "
+                "takes; a recipe tuned at another batch (learning rate, warm-up) wants global_batch_size set to it",
+                where,
+            )
+        )
     if spec.optimizer_in_backward and spec.global_batch_size and dp > 1 and dp * micro == spec.global_batch_size:
         # no accumulation: the batch alone sets the data-parallel width (fuzz21 item 7: 256 GPUs for a minute's run)
         out.append(

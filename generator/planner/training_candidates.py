@@ -168,7 +168,16 @@ def _with_communication(
     def placed(fabric: bool) -> StepComm:
         # timed over the links the node is built with for this ask (node_fabric decides both)
         links, dp_link, tp_link, stage_link = step_links(
-            hw.platform, hw.gpu, gpus_per_node, nodes, fabric, shape.par.tp, shape.par.pp, setup.data_parallel, consts
+            hw.platform,
+            hw.gpu,
+            gpus_per_node,
+            nodes,
+            fabric,
+            shape.par.tp,
+            shape.par.pp,
+            setup.data_parallel,
+            consts,
+            setup.zero_stage,
         )
         step = layout_step(model, spec, hw, shape.layout, links, sent, consts)
         return StepComm(step, dp_link, tp_link, stage_link)

@@ -162,10 +162,11 @@ def step_links(
     pp: int,
     dp: int,
     consts: Constants,
+    zero_stage: int,
 ) -> tuple[StepLinks, str, str, str]:
     """The links of a (TP, PP, DP) job on ``nodes`` nodes of ``gpus_per_node``: (links, DP, TP, stage link names)."""
     node_gbps, node_name = node_link(platform, gpu, gpus_per_node, fabric)
-    links = links_between(gpu, gpus_per_node, nodes, node_gbps, tp, pp, dp, consts)
+    links = links_between(gpu, gpus_per_node, nodes, node_gbps, tp, pp, dp, consts, zero_stage)
     tp_name = gpu_link(gpu, tp)[1]
     stage_name = node_name if tp * pp > gpus_per_node else gpu_link(gpu, min(tp * pp, gpus_per_node))[1]
     crosses = links.dp_inter_gbps > 0
@@ -174,12 +175,40 @@ def step_links(
     return links, dp_name, tp_name, stage_name
 
 
+def dp_collective_latency_s(gpu: GpuSpec, gpus_per_node: int, ranks_per_node: int, dp_nodes: int, zero_stage: int,
+                            consts: Constants) -> float:  # fmt: skip
+    """Fixed seconds of one data-parallel collective whose ranks sit ``ranks_per_node`` to a node on ``dp_nodes`` nodes.
+
+    Inside one node the fitted collective latency (:func:`gpu_link_latency_s`). Across nodes NCCL's own tuning model
+    (src/graph/tuning.cc; the constants' docs): reduce-scatters and all-gathers (ZeRO 2-3) run as rings, so each
+    further node adds a network step and a link step per further rank of it, and the latency grows with the nodes
+    (newuser28 item 1: 94 nodes were timed as one); all-reduces (ZeRO 0-1) run as trees, two network hops per level
+    of log2(nodes).
+    """
+    one_node = gpu_link_latency_s(gpu, gpus_per_node, consts)
+    if dp_nodes <= 1:
+        return one_node
+    if zero_stage < 2:
+        return one_node + 2 * (dp_nodes.bit_length() - 1) * consts.tree_net_step_latency_s
+    node_steps = (ranks_per_node - 1) * consts.ring_link_step_latency_s + consts.ring_net_step_latency_s
+    return one_node + (dp_nodes - 1) * node_steps
+
+
 def links_between(
-    gpu: GpuSpec, gpus_per_node: int, nodes: int, node_gbps: float, tp: int, pp: int, dp: int, consts: Constants
+    gpu: GpuSpec,
+    gpus_per_node: int,
+    nodes: int,
+    node_gbps: float,
+    tp: int,
+    pp: int,
+    dp: int,
+    consts: Constants,
+    zero_stage: int = 0,
 ) -> StepLinks:
     """Gb/s per GPU and per-collective latency of each term of a (TP, PP, DP) step.
 
-    Nodes hold ``gpus_per_node`` GPUs and send ``node_gbps`` each.
+    Nodes hold ``gpus_per_node`` GPUs and send ``node_gbps`` each; ``zero_stage`` says which collectives carry the
+    data-parallel traffic (:func:`dp_collective_latency_s`).
     """
     tp_gbps = gpu_link(gpu, tp)[0]
     replica = tp * pp
@@ -188,6 +217,7 @@ def links_between(
     replicas_per_node = max(1, gpus_per_node // replica)
     intra_gbps = gpu_link(gpu, gpus_per_node)[0] if dp > 1 and replicas_per_node > 1 else 0.0
     inter_gbps = node_gbps if nodes > 1 and dp > replicas_per_node else 0.0
+    dp_nodes = -(-dp // replicas_per_node) if inter_gbps else 1
     return StepLinks(
         tp_gbps,
         stage_gbps,
@@ -196,5 +226,5 @@ def links_between(
         stages_cross_nodes=stages_cross and nodes > 1,
         tp_latency_s=gpu_link_latency_s(gpu, tp, consts),
         stage_latency_s=gpu_link_latency_s(gpu, min(replica, gpus_per_node), consts),
-        dp_latency_s=gpu_link_latency_s(gpu, gpus_per_node, consts),
+        dp_latency_s=dp_collective_latency_s(gpu, gpus_per_node, min(dp, replicas_per_node), dp_nodes, zero_stage, consts),
     )

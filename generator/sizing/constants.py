@@ -53,6 +53,9 @@ class Constants(NamedTuple):
     nf4_dequant_bandwidth_efficiency: float = 0.3
     allreduce_latency_nvlink_s: float = 32e-6
     allreduce_latency_pcie_s: float = 25e-6
+    ring_link_step_latency_s: float = 3.4e-6
+    ring_net_step_latency_s: float = 14e-6
+    tree_net_step_latency_s: float = 28e-6
     decode_step_overhead_s: float = 0.002
     gemm_half_efficiency_tokens: float = 16.0
     fp4_gemm_efficiency_ratio: float = 0.8
@@ -100,6 +103,9 @@ class Constants(NamedTuple):
 
 
 #: name -> (what it means, where the value comes from)
+#: NCCL's latency and bandwidth model, the source of the collective step latencies.
+_NCCL_TUNING = "https://github.com/NVIDIA/nccl/blob/b6475625fbcaa2c3c0e50eed2fa1255d7514d4a2/src/graph/tuning.cc"
+
 CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     "gpu_memory_utilization": (
         "Fraction of GPU memory the serving engine may use (weights + activations + KV + graphs).",
@@ -254,6 +260,22 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     "allreduce_latency_pcie_s": (
         "Fixed latency of one small all-reduce between GPUs over PCIe (no NVLink).",
         "nccl-tests small-message all-reduce of 15-40 us over PCIe switches; planning value",
+    ),
+    "ring_link_step_latency_s": (
+        "Latency of each step of a ring collective between two GPUs of one node over NVLink (a ring spanning nodes "
+        "takes one such step per GPU of each further node).",
+        f"NCCL's tuning model, hwLat[NVLINK][Ring][Simple] = 3.4 us ({_NCCL_TUNING}); with its Ring/Simple base of 8.4 us, an "
+        "8-GPU ring's 7 steps give 32 us, the fitted allreduce_latency_nvlink_s",
+    ),
+    "ring_net_step_latency_s": (
+        "Latency of each step of a ring collective that crosses the network to the next node.",
+        f"NCCL's tuning model, hwLat[NET][Ring][Simple] = 14 us ({_NCCL_TUNING}); reduce-scatter and all-gather (ZeRO 2-3, "
+        "FSDP) run as rings there, one network step per further node",
+    ),
+    "tree_net_step_latency_s": (
+        "Latency of each network hop of a tree all-reduce across nodes (two per level: reduce up, broadcast down).",
+        f"NCCL's tuning model, hwLat[NET][Tree][Simple] = 28 us, 2 x log2(nodes) hops ({_NCCL_TUNING}); NCCL picks the tree "
+        "for all-reduces across many nodes (ZeRO 0-1 gradients)",
     ),
     "decode_step_overhead_s": (
         "CPU scheduling, sampling and kernel-launch time of one serving-engine iteration (each pipeline micro-batch is one).",
