@@ -61,7 +61,16 @@ PINNED: dict[str, tuple[float, float]] = {
     # eighth entry: DeepSeek-R1 / V3 under SGLang on 8 x H200 (the same lab's v0.5.3 runs, and DataCrunch's v0.4.1 run
     # in the sglang repository), 2.6-3.9x too fast, as vLLM's DeepSeek-R1 rows of the lab: MLA/MoE at TP8 without EP;
     # 2.3-3.9x since the sixth entry of 2026-12-02 (DataCrunch's decode-heavy v0.4.1 row, +285%, sets the p90)
-    "throughput sglang h200-sxm-141gb fp8": (1.3207, 2.8526),
+    # 2026-12-03 entry: 7 InferenceX rows (SGLang v0.5.7, DeepSeek-R1-0528, TP8 at client concurrency 4-64) joined: the
+    # decode-bound 1k/1k sweep is -25% to +2%, the 8k/1k row -49% (MoE prefill spread over decode steps), the conc-4
+    # 1k/1k row of a slower runner +86%; the lab's and DataCrunch's rows unchanged (+130%, +132%, +285%)
+    "throughput sglang h200-sxm-141gb fp8": (0.3654, 1.3207),
+    # 2026-12-03 entry: InferenceX, SGLang v0.5.6, DeepSeek-R1-0528 NVFP4 on 8 x B200 (TP8 EP8), concurrency 4-64 at
+    # 1k/1k: 4-32 within 4%; conc 64 +56%, a point the source flags for queueing (mean TTFT 5.7 s)
+    "throughput sglang b200-sxm-180gb nvfp4": (0.0268, 0.5644),
+    # 2026-12-03 entry: InferenceX PR 1053, vLLM v0.17.0, gpt-oss-120b MXFP4 on one MI300X, concurrency 64-256 at
+    # 1k/1k: +37% to +109%, growing with the batch as the MI300X FP8 rows' compute-bound points do
+    "throughput vllm mi300x-192gb mxfp4": (0.6158, 1.0878),
     # out of sample (TensorRT-LLM v1.2.0rc1 behind trtllm-serve, the same lab's H100, Qwen3-32B block FP8; CALIBRATION.md,
     # 2026-12-01 sixth entry): over-predicted more than the lab's vLLM rows, while the lab's A100 rows of both engines meet
     # the target, so the H100 gap is not vLLM's (block-FP8 GEMMs or that lab's H100 setup)
@@ -126,6 +135,7 @@ def test_sglang_rows_size_their_kv_cache_the_sglang_way() -> None:
     differs = []
     for row in rows:
         base = EstimateRequest(
+            constants=report._row_constants(row),  # a concurrency-bound row's batch limit (max_num_seqs), as predicted
             model=row["model"],
             precision=row["precision"],
             kv_precision=row["kv_precision"],
@@ -135,6 +145,7 @@ def test_sglang_rows_size_their_kv_cache_the_sglang_way() -> None:
             gpu=row["gpu"],
             input_tokens=row["input_tokens"],
             output_tokens=row["output_tokens"],
+            ep=row.get("ep", 1),
         )
         sglang = estimate(base._replace(engine="sglang"))["throughput"]["max_output_tokens_per_s"]
         vllm = estimate(base)["throughput"]["max_output_tokens_per_s"]
@@ -147,8 +158,9 @@ def test_sglang_rows_size_their_kv_cache_the_sglang_way() -> None:
 @pytest.mark.parametrize(
     ("engine", "count"),
     # fifth entry: 11 vLLM and 3 SGLang rows on H100/H200; sixth entry: 5 vLLM rows on A100, 7 trtllm-serve rows; eighth
-    # entry: 6 vLLM rows on H100 (gpt-oss-120b, Qwen3-8B), 10 vLLM static-batch rows on A100 (Mixtral), 3 SGLang on H200
-    [("vllm", 32), ("sglang", 6), ("tensorrt-llm-serve", 7)],
+    # entry: 6 vLLM rows on H100 (gpt-oss-120b, Qwen3-8B), 10 vLLM static-batch rows on A100 (Mixtral), 3 SGLang on H200;
+    # 2026-12-03: 12 SGLang rows of InferenceX on H200 / B200 (its 4 vLLM rows are on MI300X, which this count leaves out)
+    [("vllm", 32), ("sglang", 18), ("tensorrt-llm-serve", 7)],
 )
 def test_out_of_sample_serving_rows_state_their_version_and_source(engine: str, count: int) -> None:
     report = _report()
@@ -172,3 +184,17 @@ def test_trtllm_serve_rows_run_the_in_sample_runtime_and_stay_out_of_the_fit() -
     assert groups <= set(report.evaluate())
     # --fit selects groups by "throughput <engine> " prefix: the serve groups are not among them
     assert not any(g.startswith(f"throughput {e} ") for g in groups for e in report.FIT_ENGINES)
+
+
+def test_inferencex_rows_carry_the_harness_mean_lengths_and_their_concurrency() -> None:
+    # InferenceX's client draws each length uniformly from int(0.8 L) to L (--random-range-ratio 0.8): the rows carry
+    # the mean, 921.5 -> 922 for L = 1,024 and 7,372.5 -> 7,373 for L = 8,192 (CALIBRATION.md, 2026-12-03 entry)
+    mean = {length: int((int(0.8 * length) + length) / 2 + 0.5) for length in (1024, 8192)}
+    assert mean == {1024: 922, 8192: 7373}
+    rows = [r for r in json.loads(DATA.read_text())["throughput"] if r.get("lab") == "SemiAnalysis InferenceX"]
+    assert len(rows) == 16
+    for row in rows:
+        assert {row["input_tokens"], row["output_tokens"]} <= set(mean.values()), row
+        # the client's concurrency is the batch bound the row is predicted under
+        assert row["max_num_seqs"] == row["max_concurrency"], row
+        assert row["source"].startswith("https://github.com/SemiAnalysisAI/InferenceX/"), row
