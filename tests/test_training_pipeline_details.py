@@ -188,3 +188,17 @@ def test_the_step_line_names_the_collective_latency_when_it_counts() -> None:
     with_latency = step_split_text(StepComm(_step(slow), "fabric", "nvlink", "nvlink"), 8, 2, 4)
     without = step_split_text(StepComm(_step(BANDWIDTH), "fabric", "nvlink", "nvlink"), 8, 2, 4)
     assert "per-collective latency" in with_latency and "per-collective latency" not in without
+
+
+@pytest.mark.parametrize(
+    ("platform", "gbps"),
+    [("gcp-a3-highgpu-8g", 800.0), ("gcp-a3-megagpu-8g", 1600.0), ("aws-p5-48xlarge", 3200.0), ("aws-g6e-xlarge", 20.0)],
+)
+def test_a_cloud_node_sends_over_its_gpu_nics_alone(platform: str, gbps: float) -> None:
+    """newuser28 item 7: an A3's 1,000 Gb/s counts its 200 Gb/s primary NIC, which NCCL's GPUDirect traffic does not
+    take (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx: 4 x 200 Gb/s GPU NICs
+    on A3 High, 8 on A3 Mega); an instance without GPU NICs sends over its network."""
+    from generator.planner.training_comm import node_link
+
+    spec = catalog.platforms()[platform]
+    assert node_link(spec, catalog.gpus()[spec.gpu_ids[0]], spec.gpu_counts[0], True)[0] == gbps

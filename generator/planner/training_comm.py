@@ -126,6 +126,12 @@ def node_link(platform: PlatformSpec, gpu: GpuSpec, gpus_per_node: int, fabric: 
     node with for that ask, so the step is timed over the link the node's parts list names (newuser23 item 1).
     """
     nics = catalog.nics()
+    if platform.provider != "baremetal" and platform.fabric_nic_id and platform.fabric_nic_count:
+        # the GPU NICs alone carry NCCL's traffic: an A3's 4 x 200 Gb/s, not the 1,000 its primary NIC adds to
+        # (newuser28 item 7; https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx)
+        nic = nics[platform.fabric_nic_id]
+        gbps = nic.port_gbps * nic.ports * platform.fabric_nic_count
+        return gbps, f"{platform.fabric_nic_count} x {nic.port_gbps * nic.ports:g} Gb/s GPU NICs of the instance"
     if platform.provider != "baremetal":
         return float(platform.network_gbps_total or 0), f"{platform.network_gbps_total or 0:g} Gb/s instance network"
     built = node_fabric(platform, gpu, gpus_per_node, fabric)

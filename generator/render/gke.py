@@ -345,10 +345,20 @@ def gpu_network_findings(plan: Plan) -> list[Finding]:
     ``networkConfig.additionalNodeNetworkConfigs`` of the pool (GKE multi-networking) and driven by NCCL's
     GPUDirect-TCPX / TCPXO plugin or RDMA; without them a node has its primary NIC only (newuser16 M2).
     """
+    from generator import catalog
+
     out = []
     for pool in plan.pools:
         fabric = [n for n in pool.node.nics if n.role == "fabric"]
         if fabric and crosses_nodes(plan, pool):
+            gpu_nics = sum(n.count * catalog.nics()[n.nic_id].port_gbps * catalog.nics()[n.nic_id].ports for n in fabric)
+            primary = (catalog.platforms()[pool.node.platform_id].network_gbps_total or 0) - gpu_nics
+            slower = (
+                f" ({primary:g} Gb/s against the {gpu_nics:g} of its GPU NICs the step is timed over: its data-parallel "
+                f"traffic takes {gpu_nics / primary:.3g} times as long)"
+                if primary > 0
+                else ""
+            )
             out.append(
                 Finding(
                     "warning",
@@ -357,7 +367,7 @@ def gpu_network_findings(plan: Plan) -> list[Finding]:
                     "NICs between its nodes; GKE attaches them only as additional node "
                     "networks (networkConfig.additionalNodeNetworkConfigs, one VPC subnet each) with NCCL's GPUDirect "
                     "plugin (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx), which "
-                    "specgen does not render: without them traffic between its nodes takes the primary NIC",
+                    f"specgen does not render: without them traffic between its nodes takes the primary NIC{slower}",
                     "kubernetes",
                 )
             )
