@@ -1017,3 +1017,42 @@ def test_a_fleet_with_one_unpriced_pool_keeps_the_cost_of_the_others(tmp_path: P
     assert headline in plan_text(plan).splitlines()[0]
     spec = render_plan(plan, load_workload(str(path)).workload)["SPEC.md"]
     assert f"${t['priced_usd_per_month']:,.0f}/month for 1 of 2 pools (`chat_b300_sxm_270gb` unpriced)" in spec
+
+
+PARTLY_PRICED_JOBS = """\
+version: 1
+name: j
+deployments:
+  - name: tune
+    model: meta-llama/Llama-3.1-8B-Instruct
+    platform: gcp-a3-highgpu-8g
+    training: {method: lora, sequence_length: 4096, dataset_tokens: 100000000}
+  - name: big
+    model: meta-llama/Llama-3.1-8B-Instruct
+    platform: gcp-a3-ultragpu-8g
+    training: {method: lora, sequence_length: 4096, dataset_tokens: 100000000}
+hardware:
+  provider: gcp
+kubernetes: {gcp_project: acme-ml, location: us-central1-a}
+"""
+
+
+def test_one_unpriced_training_job_keeps_the_cost_of_the_priced_runs(tmp_path: Path) -> None:
+    """newuser28 item 3: a job on an unpriced machine type dropped every priced job's runs from the headline and SPEC.md
+    without a word; the priced runs stay, and the pools without a price are named."""
+    from generator.render import render_plan
+
+    path = tmp_path / "w.yaml"
+    path.write_text(PARTLY_PRICED_JOBS)
+    loaded = load_workload(str(path))
+    plan = plan_workload(loaded)
+    t = plan.totals
+    jobs = {d.name: d.details.get("usd_per_job") for d in plan.deployments}
+    tune = jobs["tune"]
+    assert t["training_usd_per_job"] is None and jobs["big"] is None and tune is not None and tune > 0
+    assert t["priced_training_usd_per_job"] == pytest.approx(tune, abs=0.01)
+    assert t["unpriced_training_pools"] == ["big_h200_sxm_141gb"]
+    said = f"+ ${tune:,.0f} per run of the priced training pools (big_h200_sxm_141gb unpriced: add prices:)"
+    assert said in plan_text(plan).splitlines()[0]
+    spec = render_plan(plan, loaded.workload)["SPEC.md"]
+    assert f"+ ${tune:,.0f} per run of the priced training pools (`big_h200_sxm_141gb` unpriced)" in spec

@@ -38,6 +38,11 @@ def plan_text(plan: Plan) -> str:
         cost += f" + ${t['training_usd_per_job']:,.0f} per training run (rented per job)"
         if t.get("training_usd_per_month") is not None:
             cost += f", ${t['training_usd_per_month']:,.0f}/month at the runs_per_month given"
+    elif t.get("unpriced_training_pools"):
+        cost += (
+            f" + ${t['priced_training_usd_per_job']:,.0f} per run of the priced training pools "
+            f"({', '.join(t['unpriced_training_pools'])} unpriced: add prices:)"
+        )
     idle = f" ({t['idle_gpus']:,} idle)" if t.get("idle_gpus") else ""
     lines = [
         f"{plan.workload}: {t['gpus']:,} GPUs{idle} on {t['nodes']:,} node(s)"

@@ -1711,6 +1711,15 @@ def totals(
             if usd is None and priced
             else {}
         ),
+        # the priced jobs' runs where another job has no price (newuser28 item 3: one unpriced job hid them all)
+        **(
+            {
+                "priced_training_usd_per_job": round(sum(j for j in jobs if j is not None), 2),
+                "unpriced_training_pools": sorted(name for name, job in rented_jobs.items() if job is None),
+            }
+            if None in jobs
+            else {}
+        ),
     }
 
 
