@@ -186,6 +186,17 @@ CASES = [
         )
         for char in ("\x00", "\x7f", "\x9b")
     ],
+    # fuzz25 H1: flow brackets read by ruamel's pure-Python scanner at a cost growing with their depth (162 s, 733 MB)
+    pytest.param(
+        "version: 1\nname: x\n" + "".join(f"k{i}: {'[' * 98}{']' * 98}\n" for i in range(4900)),
+        "workload.yaml:1:1: the file has 485,102 lines, commas and flow brackets, more than the 5,000",
+        id="wide-flow",
+    ),
+    pytest.param(
+        "version: 1\nname: x\ndeployments: " + "[" * 1000 + "]" * 1000 + "\n",
+        "workload.yaml:3:34: YAML error: the document is nested too deeply (flow brackets [ and { more than 20 deep)",
+        id="deep-flow",
+    ),
 ]
 
 
