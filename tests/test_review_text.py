@@ -34,6 +34,7 @@ PAYLOADS = [
     "./x\r\n---\r\n.json",
     "./x\n1. item\n- item\n> quote\n    code\n.json",
     "./x\u2028## y.json",
+    "./m\u202e\u200bz.json",  # fuzz25 M1: a right-to-left override and a zero-width space (Trojan Source)
     "./\\`\\|.json",
 ]
 
@@ -88,6 +89,7 @@ def test_a_hostile_model_path_does_not_change_spec_md(tmp_path: Path, ref: str) 
     assert html_tokens(hostile) == []
     spans = [c.content for t in parser().parse(hostile) for c in t.children or () if c.type == "code_inline"]
     assert one_line(ref) in spans
+    assert not any(char in hostile for char in "\u202e\u200b")  # shown as escapes, never as themselves
 
 
 def _plan(pool: str, deployment: str, model: str) -> dict[str, Any]:

@@ -17,7 +17,9 @@ _INLINE = re.compile(r"([\\`*\[\]<>&|~!]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 _LEADING = re.compile(r"^([#>+=-]|\d{1,9}(?=[.)](\s|$)))")
 #: A line that would close a fenced code block.
 _FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
+#: Control characters, line breaks, and the bidirectional and zero-width formatting characters that make a line read
+#: otherwise than it is (Trojan Source, CVE-2021-42574; fuzz25 M1: a model path in SPEC.md and the diff comment).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 
 
 class MarkdownSafe(str):
