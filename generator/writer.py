@@ -310,6 +310,14 @@ def _swap_by_renames(staging: str, target: str, parent: str, directory: str) -> 
     _remove_tree(retired)
 
 
+def _same_file(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` are one file (device and inode); False where either cannot be read."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def check_report_path(path: str, inputs: Collection[str], output: str | None = None) -> None:
     """Refuse a report path that would destroy an input or collide with the output tree, before anything is written.
 
@@ -321,7 +329,8 @@ def check_report_path(path: str, inputs: Collection[str], output: str | None = N
     except OSError:  # a relative path from a working directory deleted since: the writer says so
         return
     for given in inputs:
-        if os.path.exists(given) and os.path.realpath(given) == real:
+        # the same file by any name, a hard link included (fuzz25 M2: a second name of the workload was overwritten)
+        if os.path.exists(given) and (os.path.realpath(given) == real or _same_file(given, path)):
             raise InputError(f"--gitlab-report {path} is the input file {given}; give the report a path of its own")
     if output is not None:
         tree = os.path.realpath(output)

@@ -242,7 +242,9 @@ def test_a_relative_output_path_from_a_deleted_working_directory_is_an_error(
 def test_the_gitlab_report_never_replaces_a_workload_or_lands_in_the_output_tree(tmp_path: Path) -> None:
     workload = tmp_path / "w.yaml"
     workload.write_text(VALID)
-    for report, output in ((workload, tmp_path / "out"), (tmp_path / "out" / "r.json", tmp_path / "out")):
+    os.link(workload, tmp_path / "hard.yaml")  # fuzz25 M2: a second name of the workload was overwritten
+    reports = (workload, tmp_path / "hard.yaml", tmp_path / "out" / "r.json")
+    for report, output in ((report, tmp_path / "out") for report in reports):
         args = ["render", str(workload), "--gitlab-report", str(report), "-o", str(output)]
         with pytest.raises(SystemExit) as exit_:
             main(args)
