@@ -119,6 +119,20 @@ CASES = [
     pytest.param(VALID + "kubernetes:\n  driver_version: '570.1\\n'\n", "does not match", id="driver-newline"),
     pytest.param(VALID + "kubernetes:\n  driver_version: '" + "9" * 200_000 + "'\n", "(200,000 characters)", id="driver-200k"),
     pytest.param(VALID + "kubernetes:\n  bootstrap_kubeconfig_path: 'etc/x'\n", "does not match", id="kubeconfig-relative"),
+    # fuzz25 M5: the kubelet's own file by another spelling passed the refusal by name
+    *[
+        pytest.param(VALID + f"kubernetes:\n  bootstrap_kubeconfig_path: '{path}'\n", "does not match", id=f"kubeconfig-{tag}")
+        for path, tag in [
+            ("/etc/kubernetes/./kubelet.conf", "dot"),
+            ("/etc/kubernetes//kubelet.conf", "double-slash"),
+            ("/etc/kubernetes/../kubernetes/kubelet.conf", "dot-dot"),
+        ]
+    ],
+    pytest.param(
+        VALID + "kubernetes:\n  bootstrap_kubeconfig_path: /etc/kubernetes/kubelet.conf\n",
+        "'/etc/kubernetes/kubelet.conf' is refused here (kubeadm file discovery",
+        id="kubeconfig-kubelet-conf",
+    ),
     *[
         pytest.param(_sub(TRAINING, "dataset_tokens: 1000000", f"dataset_tokens: 1000000\n      {line}"), why, id=tag)
         for line, why, tag in [

@@ -144,6 +144,8 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
         # the pattern as a reader writes it: its trailing-newline guard is the matcher's detail (fuzz22 item 10)
         pattern = str(error.validator_value).removesuffix(NO_TRAILING_NEWLINE)
         return [InputError(f"{short(instance)} does not match {pattern} ({schema.get('description', '')})", doc.locate(path))]
+    if error.validator == "not":  # a value the field refuses by name (fuzz25 M5: jsonschema's own words were shown)
+        return [InputError(f"{short(instance)} is refused here ({schema.get('description', '')})", doc.locate(path))]
     if error.validator == "const":
         return [InputError(f"must be {error.validator_value!r}, got {short(instance)}", doc.locate(path))]
     limits = {
