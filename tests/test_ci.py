@@ -289,14 +289,25 @@ def test_an_unlocated_error_is_reported_at_the_first_file() -> None:
 
 
 @pytest.mark.parametrize(
-    ("names", "message"),
+    ("names", "message", "where"),
     [
-        pytest.param(("chat-70b", "chat-70b-fp8-aws"), "both have pool 'chat_h100_sxm5_80gb'", id="same-pool"),
-        pytest.param(("finetune-8b-qlora", "small-models-gke-sharing"), "but their pools run on baremetal, gcp", id="providers"),
+        pytest.param(("chat-70b", "chat-70b-maas"), "both have pool 'chat_h100_sxm5_80gb'", ("chat-70b", 1), id="same-pool"),
+        # fuzz25 M4: at the field of the second file
+        pytest.param(
+            ("finetune-8b-qlora", "small-models-gke-sharing"),
+            "hardware.provider: the cluster's provider is gcp here but baremetal in",
+            ("small-models-gke-sharing", 19),
+            id="providers",
+        ),
     ],
 )
 def test_a_clash_of_workloads_in_one_tree_is_a_gitlab_blocker(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, names: tuple[str, ...], message: str
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    names: tuple[str, ...],
+    message: str,
+    where: tuple[str, int],
 ) -> None:
     """Each file plans; rendering them into one tree fails: the report keeps the findings and adds the blocker."""
     report = tmp_path / "gl.json"
@@ -307,7 +318,7 @@ def test_a_clash_of_workloads_in_one_tree_is_a_gitlab_blocker(
     issues = json.loads(report.read_text())
     blockers = [i for i in issues if i["severity"] == "blocker"]
     assert len(blockers) == 1 and message in blockers[0]["description"]
-    assert blockers[0]["location"] == {"lines": {"begin": 1}, "path": f"examples/{names[0]}.yaml"}
+    assert blockers[0]["location"] == {"lines": {"begin": where[1]}, "path": f"examples/{where[0]}.yaml"}
     assert len(issues) > 1  # the findings of the planned workloads stay
     assert {i["location"]["path"] for i in issues} <= {f"examples/{name}.yaml" for name in names}
 

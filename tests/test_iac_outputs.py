@@ -363,11 +363,12 @@ def test_workloads_of_two_clouds_are_not_one_cluster(tmp_path: Path, capsys: pyt
     (tmp_path / "aws-a.yaml").write_text(aws)
     (tmp_path / "az-b.yaml").write_text(azure)
     # fuzz24 M5: the error stands at the second file's field
-    pattern = r"az-b\.yaml:8:13: hardware\.provider: the cluster's cloud is azure here but aws in \S*aws-a\.yaml: one"
+    pattern = r"az-b\.yaml:8:13: hardware\.provider: the cluster's provider is azure here but aws in \S*aws-a\.yaml: one"
     with pytest.raises(InputError, match=pattern):
         render_files([str(tmp_path / "aws-a.yaml"), str(tmp_path / "az-b.yaml")])
     assert call_cli(tmp_path, ("render", "aws-a.yaml", "az-b.yaml", "-o", "out")) == 1
-    assert "az-b.yaml:8:13: hardware.provider: the cluster's cloud is azure here but aws in aws-a.yaml" in capsys.readouterr().err
+    said = "az-b.yaml:8:13: hardware.provider: the cluster's provider is azure here but aws in aws-a.yaml"
+    assert said in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
 

@@ -136,14 +136,19 @@ def check_cluster_names(workloads: Sequence[tuple[str, Sequence[str], Sequence[s
                     )
 
 
-#: A cloud cluster as node pools name it: its provider, its name, and on GKE its project and location.
+#: The cluster node pools join: its provider, and on a cloud its name, GKE project and location (bare metal: "", None, None).
 CloudCluster = tuple[str, str, str | None, str | None]
 
 
 def cloud_cluster(plan: Plan, workload: Workload) -> CloudCluster | None:
-    """The cloud cluster ``workload``'s node pools name; None where it renders none (bare metal, no Kubernetes)."""
-    if plan.provider not in ("aws", "azure", "gcp") or "kubernetes" not in workload.outputs:
+    """The cluster ``workload``'s node pools join; None where it renders none (no Kubernetes).
+
+    Bare metal's is its provider alone: its nodes join the kubeadm cluster of the tree, whatever it is called.
+    """
+    if "kubernetes" not in workload.outputs:
         return None
+    if plan.provider not in ("aws", "azure", "gcp"):
+        return plan.provider, "", None, None
     return plan.provider, cluster_name(workload), workload.kubernetes.gcp_project, workload.kubernetes.location
 
 
@@ -152,7 +157,7 @@ FieldLocator = Callable[[str, Sequence[tuple[str, ...]]], Location]
 
 #: The fields of :data:`CloudCluster` in order, as a workload file spells them, and what each is of the cluster.
 _CLUSTER_FIELDS = (
-    (("hardware", "provider"), "cloud"),
+    (("hardware", "provider"), "provider"),
     (("kubernetes", "cluster_name"), "name"),
     (("kubernetes", "gcp_project"), "GCP project"),
     (("kubernetes", "location"), "region"),
@@ -160,7 +165,7 @@ _CLUSTER_FIELDS = (
 
 
 def check_one_cloud_cluster(workloads: Sequence[tuple[str, CloudCluster | None]], locate: FieldLocator | None = None) -> None:
-    """Cloud node pools of workloads rendered into one tree must name one cluster (its cloud, name, region, GKE project).
+    """Node pools of workloads rendered into one tree must join one cluster: one provider, on a cloud one name and region.
 
     ``workloads``: (file or name, :func:`cloud_cluster`) each. The cluster name defaults to each workload's own name,
     so workloads that do not set ``kubernetes.cluster_name`` would each target a cluster of their own (EKS discovery
@@ -174,7 +179,7 @@ def check_one_cloud_cluster(workloads: Sequence[tuple[str, CloudCluster | None]]
             if here == there:
                 continue
             if path[1] == "provider":  # newuser26 item 3: AWS and Azure Karpenter objects, one GPU operator layer
-                fix = "one cluster runs on one cloud; render each provider's workloads into a tree of its own (-o)"
+                fix = "one cluster runs on one provider; render each provider's workloads into a tree of its own (-o)"
             else:
                 fix = (
                     "a tree's node pools join one cluster: set kubernetes.cluster_name (it defaults to the workload's "
