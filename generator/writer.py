@@ -34,8 +34,9 @@ MAX_NAME_BYTES = 255
 
 #: Names that are the user's whatever a manifest lists (fuzz23 item 10: the manifest is committed with the tree, and a
 #: pull request adding ``terraform/terraform.tfstate`` to it had the next render delete the state): Terraform state and
-#: saved plans, Terraform's override files and default variables file; and anything hidden (``.terraform/``).
-_USER_FILES = re.compile(r".*\.tfstate(\..*)?|.*\.tfplan|(.*_)?override\.tf(\.json)?|terraform\.tfvars(\.json)?")
+#: saved plans, Terraform's override files and default variables file; the Ansible ``hosts.yml`` the rendered
+#: ``hosts.yml.example`` tells the user to make (fuzz25 M7); and anything hidden (``.terraform/``).
+_USER_FILES = re.compile(r".*\.tfstate(\..*)?|.*\.tfplan|(.*_)?override\.tf(\.json)?|terraform\.tfvars(\.json)?|hosts\.ya?ml")
 
 
 def specgen_writes(rel: str) -> bool:

@@ -312,8 +312,16 @@ def test_a_manifest_naming_user_files_does_not_delete_them(tmp_path: Path) -> No
     (out / "keep").mkdir()
     (out / "keep" / "state.tfstate").write_text("{}\n")
     (out / "terraform" / "override.tf").write_text("# mine\n")
-    foreign = {**foreign, **{rel: e for rel, e in snapshot(out).items() if rel.startswith(("keep", "terraform/override"))}}
-    planted = ["keep/state.tfstate", "terraform/terraform.tfstate", "terraform/.terraform/current", "terraform/override.tf"]
+    (out / "ansible" / "hosts.yml").write_text("all: {hosts: {real-host: {}}}\n")  # fuzz25 M7: as hosts.yml.example says
+    mine = ("keep", "terraform/override", "ansible/hosts.yml")
+    foreign = {**foreign, **{rel: e for rel, e in snapshot(out).items() if rel.startswith(mine)}}
+    planted = [
+        "keep/state.tfstate",
+        "terraform/terraform.tfstate",
+        "terraform/.terraform/current",
+        "terraform/override.tf",
+        "ansible/hosts.yml",
+    ]
     with (out / ".specgen-manifest").open("a") as fh:
         fh.write("".join(f"{rel}\n" for rel in planted))
     result = run_specgen("render", "w.yaml", "-o", "infra", cwd=tmp_path)
