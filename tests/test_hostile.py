@@ -322,6 +322,29 @@ def test_a_file_that_is_not_safetensors_is_refused_without_echoing_its_bytes(tmp
     assert str(info.value) == f"{path}: not a safetensors file (its header length is larger than its 21 bytes allow)"
 
 
+@pytest.mark.parametrize(
+    ("file", "text", "said"),
+    [
+        ("model.safetensors", "secret-token-abcdefgh", "not a safetensors file"),
+        (
+            "model.safetensors.index.json",
+            json.dumps({"weight_map": {"model.embed_tokens.weight": "../../../etc/passwd"}}),
+            "shard '../../../etc/passwd' is not a file name in the model directory",
+        ),
+    ],
+)
+def test_a_damaged_weights_file_is_refused_at_the_workloads_model_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], file: str, text: str, said: str
+) -> None:
+    """fuzz25 M6: a config.json's errors stood at deployments[0].model, the safetensors files' named no workload."""
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text(_config())
+    (tmp_path / "m" / file).write_text(text)
+    _with_model(tmp_path, "./m")
+    code, _, err, _, _ = run_cli(capsys, tmp_path, "validate", "workload.yaml")
+    assert code == 1 and err.startswith("specgen: error: workload.yaml:") and ": deployments[0].model: " in err and said in err
+
+
 def test_flag_allows_a_model_path_outside(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()

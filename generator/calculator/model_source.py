@@ -228,10 +228,13 @@ def _with_directory_weights(arch: Architecture, directory: str, root: str | None
     index = os.path.join(directory, INDEX_FILE)
     if root is not None and os.path.lexists(index):
         inside_root(index, root, index, location)
-    files = directory_weight_files(directory)
-    if root is not None:
-        files = [inside_root(f, root, f, location) for f in files]
+    try:
+        files = directory_weight_files(directory)
+        if root is not None:
+            files = [inside_root(f, root, f, location) for f in files]
+        tensors = [t for f in files for t in read_header(f)]
+    except InputError as exc:  # at the workload's model field, as a config.json's (fuzz25 M6)
+        raise type(exc)(exc.message, exc.location or location) from None
     if not files:
         return arch
-    tensors = [t for f in files for t in read_header(f)]
     return with_file_weights(arch, tensors, f"safetensors headers in {directory}")
