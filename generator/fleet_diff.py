@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from generator.errors import InputError, one_line
-from generator.input_files import MAX_SPEC_BYTES, read_text_limited, short
+from generator.input_files import MAX_SPEC_BYTES, linked_inside, read_text_limited, short
 from generator.render.md_escape import md_code, md_text
 
 FIELDS = ("gpus", "nodes", "racks", "power_w", "usd_per_month")
@@ -20,6 +20,7 @@ OWNED_FIELDS = ("capex_usd", "opex_usd_per_month")
 def load_plan_dict(path: str) -> dict[str, Any]:
     """A plan from a rendered ``spec.json`` or, for anything else, by planning the workload file."""
     if path.endswith(".json"):
+        linked_inside(path)
         return plan_from_spec(read_text_limited(path, MAX_SPEC_BYTES, "spec.json"), path)
     from generator.api import plan_file
 

@@ -127,6 +127,26 @@ def inside_root(path: str, root: str, shown: str, location: Location | None) -> 
     return real
 
 
+def linked_inside(path: str) -> None:
+    """Refuse an input file reached through a symlink that leaves the repository holding its path (unless allowed).
+
+    fuzz25 M3: a pull request can commit ``workloads/x.yaml`` as a link to a file of the CI runner, whose values the
+    errors then quote into the job's log. The rule is the model paths' (:func:`inside_root`); a file outside any
+    repository, or reached without a symlink, is read as given.
+    """
+    lexical = os.path.normpath(os.path.abspath(path))
+    real = os.path.realpath(path)
+    if real == lexical or allow_outside_paths.get():
+        return
+    root = git_work_tree(os.path.dirname(lexical))
+    if root is not None and os.path.commonpath([real, os.path.realpath(root)]) != os.path.realpath(root):
+        raise InputError(
+            f"a symlink that resolves outside the repository ({root}); input files must stay inside it (specgen "
+            "--allow-outside-paths allows more)",
+            Location(path),
+        )
+
+
 def short(value: object, limit: int = 60) -> str:
     """``repr(value)`` cut to ``limit`` characters, so a huge bad value is never echoed in full."""
     if isinstance(value, str) and len(value) > limit:

@@ -466,3 +466,21 @@ def test_a_git_lfs_pointer_is_named_as_one(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         read_header(str(path))
     assert str(info.value) == f"{path}: a Git LFS pointer, not the safetensors file: fetch it (git lfs pull)"
+
+
+def test_a_workload_linked_out_of_its_repository_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """fuzz25 M3: a pull request committed workloads/x.yaml as a link to a runner's file, whose values errors quoted."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (tmp_path / "secret.yaml").write_text('version: 1\nname: "ghp_SECRETTOKEN1234567890abcdef"\n')
+    os.symlink(tmp_path / "secret.yaml", repo / "w.yaml")
+    os.symlink(tmp_path / "secret.yaml", repo / "old.json")
+    (repo / "real.yaml").write_text(VALID)
+    os.symlink("real.yaml", repo / "ok.yaml")  # a link inside the repository is read
+    code, _, err, _, _ = run_cli(capsys, repo, "validate", "w.yaml")
+    assert code == 1 and "w.yaml: a symlink that resolves outside the repository" in err and "ghp_" not in err
+    # an OLD refused counts as an empty fleet, with why (as any OLD that cannot be planned)
+    code, out, err, _, _ = run_cli(capsys, repo, "diff", "old.json", "ok.yaml")
+    assert "old.json: a symlink that resolves outside the repository" in out and "ghp_" not in out + err
+    code, _, err, _, _ = run_cli(capsys, repo, "validate", "ok.yaml")
+    assert code == 0, err

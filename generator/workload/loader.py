@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from generator.errors import InputError, Location
-from generator.input_files import MAX_WORKLOAD_BYTES, read_text_limited
+from generator.input_files import MAX_WORKLOAD_BYTES, linked_inside, read_text_limited
 from generator.workload.fast_yaml import read_plain_document
 from generator.workload.yaml_scalars import MAX_NESTING
 
@@ -388,7 +388,8 @@ def _number_past_int_limit(text: str, file: str) -> InputError | None:
 
 
 def read_yaml(path: str) -> Document:
-    """Read and parse a YAML file."""
+    """Read and parse a YAML file (one a symlink leads out of its repository is refused)."""
+    linked_inside(path)
     return parse_yaml(read_text_limited(path, MAX_WORKLOAD_BYTES, "file"), path)
 
 
