@@ -284,6 +284,8 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     known = relocated is not None and None not in relocated.values()
     replacements = [] if moved or known else pool_replacements(old, new)
     out = {"totals": totals, "replacements": replacements, "pools": pools, "deployments": deployments}
+    if said := new_findings(old, new):
+        out["new_findings"] = said
     payback = buy_vs_rent(old, new)
     return (
         out
@@ -291,6 +293,31 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         | ({"provider_change": moved} if moved else {})
         | ({"region_change": relocated} if relocated else {})
     )
+
+
+#: Most new findings a diff lists (the comment stays bounded; the plan has them all).
+MAX_NEW_FINDINGS = 20
+
+
+def new_findings(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, str]]:
+    """The warnings and errors NEW's plan says that OLD's does not, by code and field (its figures may change).
+
+    newuser28 item 4: a change to a precision the checkpoint does not hold read "85% of capacity" in the comment while
+    the plan warned that what it sized is not what runs. A spec.json's findings are read only where well formed.
+    """
+
+    def said(plan: dict[str, Any]) -> list[dict[str, str]]:
+        items = plan.get("findings")
+        fields = ("level", "code", "message")
+        return [
+            {k: f[k] for k in (*fields, "path") if isinstance(f.get(k), str)}
+            for f in (items if isinstance(items, list) else [])
+            if isinstance(f, dict) and all(isinstance(f.get(k), str) for k in fields)
+        ]
+
+    before = {(f["code"], f.get("path", "")) for f in said(old)}
+    fresh = [f for f in said(new) if f["level"] in ("warning", "error") and (f["code"], f.get("path", "")) not in before]
+    return fresh[:MAX_NEW_FINDINGS]
 
 
 def _place_change(old: dict[str, Any], new: dict[str, Any], key: str) -> dict[str, str | None] | None:
@@ -850,6 +877,14 @@ def markdown_diff(result: dict[str, Any]) -> str:
             lines.append(
                 f"| {md_code(d['deployment'], cell=True)} | {_deployment_text(d['old'])} | {_deployment_text(d['new'])} |"
             )
+    if result.get("new_findings"):
+        lines += ["", "New in NEW's plan:", ""]
+        lines += [
+            f"- **{md_text(f['level'])}** {md_code(f['code'])}"
+            + (f" ({md_text(one_line(f['path']))})" if f.get("path") else "")
+            + f": {md_text(one_line(f['message']))}"
+            for f in result["new_findings"]
+        ]
     if not result["pools"] and not result["deployments"]:
         region = result.get("region_change") or {}
         moved = "provider_change" in result or (region and None not in region.values())

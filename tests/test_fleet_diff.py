@@ -610,3 +610,23 @@ def test_a_change_of_provider_is_said_and_not_counted_as_replacements(tmp_path: 
     text = markdown_diff(result)
     assert "**Provider changes: aws → azure.**" in text and "replaced, not resized" not in text
     assert "provider_change" not in diff_plans(old, old)
+
+
+def _said(*findings: Any) -> dict[str, Any]:
+    plan = {"totals": {"gpus": 1}, "pools": [], "deployments": []}
+    return {**plan, "findings": list(findings)}
+
+
+def test_the_warnings_a_change_brings_are_listed() -> None:
+    """newuser28 item 4: NEW's plan warned that what it sized is not what runs; the comment said "85% of capacity"."""
+    kept = {"level": "warning", "code": "not-on-demand", "message": "old figures", "path": "hardware"}
+    moved = {**kept, "message": "new figures"}  # the same warning with other figures: not new
+    fresh = {"level": "warning", "code": "precision-not-in-checkpoint", "message": "*sized* at nvfp4", "path": "x[0]"}
+    info = {"level": "info", "code": "global-batch-from-layout", "message": "m"}
+    result = diff_plans(_said(kept), _said(moved, fresh, info, "junk", {"level": 1}))
+    assert result["new_findings"] == [fresh]
+    text = markdown_diff(result)
+    assert "- **warning** `precision-not-in-checkpoint` (x\\[0\\]): \\*sized\\* at nvfp4" in text
+    assert "new_findings" not in diff_plans(_said(fresh), _said(fresh))
+    many = [{**fresh, "path": f"p{i}"} for i in range(30)]
+    assert len(diff_plans(_said(), _said(*many))["new_findings"]) == 20
