@@ -129,6 +129,25 @@ def test_an_owned_workstation_beyond_a_wall_circuit_is_said(tmp_path: Path, plat
         assert "120 V / 20 A" in found[0] if pool.node.power_w <= 1920 else "120 V / 20 A" not in found[0]
 
 
+@pytest.mark.parametrize(("cpu", "said"), [("ryzen-9-7950x", True), (None, False)])
+def test_a_home_machine_beyond_a_wall_circuit_is_said(tmp_path: Path, cpu: str | None, said: bool) -> None:
+    """newuser29 item 6: 2 x RTX 5090 and a Ryzen 9 7950X given as hardware.fixed drew 1,545 W without a word; a machine
+    whose CPU is not named (a server in a rack, for all specgen knows) is not said to need an outlet."""
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: t\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    inference: {max_context_tokens: 8192}\nhardware:\n  provider: baremetal\n"
+        "  fixed: {gpu: rtx-5090-32gb, gpu_count: 2, ram_gib: 192" + (f", cpu: {cpu}" if cpu else "") + "}\n"
+    )
+    plan = plan_file(str(path))[1]
+    found = [f for f in plan.findings if f.code == "wall-circuit"]
+    assert bool(found) is said
+    if said:
+        (pool,) = plan.pools
+        assert found[0].path == "hardware.fixed" and pool.node.power_w > 1440
+        assert found[0].message.startswith(f"the machine draws up to {pool.node.power_w:,} W at the wall")
+
+
 MIX = """\
 version: 1
 name: mix

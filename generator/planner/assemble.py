@@ -55,6 +55,7 @@ from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
 from generator.planner.spread import spread_findings, spread_floor
 from generator.planner.tco import HOURS_PER_MONTH, BuiltHost, billed_per_run, cost_text, fleet_cost, run_usd
 from generator.planner.throughput_gaps import throughput_gap_finding
+from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
 from generator.sizing.memory import InferenceMemory
@@ -107,13 +108,6 @@ def unrated_findings(wl: Workload) -> list[Finding]:
             out.append(Finding("warning", "gpu-not-rated", f"skipped: {why}", f"hardware.gpus[{j}]"))
     return out
 
-
-#: What a 120 V / 15 A branch circuit carries continuously (three hours or more): 80% of the breaker, as conductors and
-#: breakers are sized at 125% of a continuous load (NEC 210.19(A)(1), 210.20(A); quoted at
-#: https://forums.mikeholt.com/threads/coffee-pot-question.103218/page-2): 12 A x 120 V.
-CIRCUIT_15A_CONTINUOUS_W = 1440
-#: Larger circuits at the same 80%: 120 V / 20 A, 240 V / 20 A, 240 V / 30 A.
-CIRCUITS_CONTINUOUS_W = (("120 V / 20 A", 1920), ("240 V / 20 A", 3840), ("240 V / 30 A", 5760))
 
 #: The AMD device plugin as shipped (its DaemonSet, and its Helm chart's default ``tolerations`` value) tolerates only
 #: ``CriticalAddonsOnly``: a pool tainted for its GPUs must add a toleration or the plugin never runs there.
@@ -1272,25 +1266,10 @@ def _place_on_inventory(
                     "hardware.inventory",
                 )
             )
-        if pool.owned_nodes and pool.node.kind == "workstation" and pool.node.power_w > CIRCUIT_15A_CONTINUOUS_W:
-            enough = [f"{name}: {watts:,} W" for name, watts in CIRCUITS_CONTINUOUS_W if watts >= pool.node.power_w]
-            circuits = (
-                f"a circuit that carries it ({', '.join(enough)} at that 80%; elsewhere as the local rule allows)"
-                if enough
-                else "a supply beyond a 240 V / 30 A circuit"
-            )
+        outlet = wall_circuit_advice(f"pool {pool.name}: the owned {pool.node.platform_id}", pool.node.power_w)
+        if pool.owned_nodes and pool.node.kind == "workstation" and outlet is not None:
             # an owned workstation stays in its office or home (tco.in_colocation): a wall outlet feeds it (newuser27 item 8)
-            findings.append(
-                Finding(
-                    "warning",
-                    "wall-circuit",
-                    f"pool {pool.name}: the owned {pool.node.platform_id} draws up to {pool.node.power_w:,} W at the wall, "
-                    f"more than a 120 V / 15 A circuit carries continuously ({CIRCUIT_15A_CONTINUOUS_W:,} W: a continuous "
-                    f"load is held to 80% of the breaker, NEC 210.19(A)(1) and 210.20(A)); give it {circuits} or cap the "
-                    "GPUs' power",
-                    "hardware.inventory",
-                )
-            )
+            findings.append(Finding("warning", "wall-circuit", outlet, "hardware.inventory"))
         if pool.owned_nodes and bought:
             findings.append(
                 Finding(

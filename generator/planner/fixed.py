@@ -25,6 +25,7 @@ from generator.planner.nodes import BTU_PER_H_PER_W
 from generator.planner.option import pool_labels
 from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool, sorted_findings
 from generator.planner.setting_findings import unused_setting_findings
+from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine, layer_split_degree
 from generator.units import GIB, TB, seconds_text
@@ -194,6 +195,10 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
                 "hardware.fixed.psu_w",
             )
         )
+    cpu = catalog.cpus().get(fixed.cpu or "")
+    outlet = wall_circuit_advice("the machine", node.power_w)
+    if cpu is not None and cpu.dimm_type == "udimm" and outlet is not None:  # a desktop: a home's or office's outlet
+        notes.append(Finding("warning", "wall-circuit", outlet, "hardware.fixed"))  # newuser29 item 6
     for i in range(len(wl.deployments)):
         plan, found = _deployment(loaded, i, machine, name, consts)
         deployments.append(plan)
