@@ -17,6 +17,7 @@ from generator.calculator.model_source import model_weight_format, parse_config,
 from generator.errors import InputError
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
+from generator.sizing.kv_cache import size_kv_cache
 from generator.sizing.memory import inference_activation_bytes
 from generator.sizing.offload import Machine, plan_offload
 from generator.sizing.precision import WeightFormat, weight_format
@@ -440,3 +441,149 @@ def test_a_gguf_without_some_layers_tensors_is_refused(tmp_path: Path) -> None:
     write_gguf(path, {}, 0, missing_layers=(6, 7))
     with pytest.raises(InputError, match=r"holds no tensor of layer\(s\) 6, 7 of the 8 its llama\.block_count names"):
         resolve_model(str(path))
+
+
+def write_gpt_oss_20b_header(path: Path) -> None:
+    """A GGUF of gpt-oss-20b's metadata as llama.cpp's converter writes it (``gpt-oss.*`` keys, the 128-token window
+    and no per-layer pattern: https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json), with one small tensor
+    a layer (the KV cache is sized from the metadata alone)."""
+    writer = gguf.GGUFWriter(str(path), "gpt-oss")
+    writer.add_block_count(24)
+    writer.add_embedding_length(2880)
+    writer.add_feed_forward_length(2880)
+    writer.add_head_count(64)
+    writer.add_head_count_kv(8)
+    writer.add_key_length(64)
+    writer.add_value_length(64)
+    writer.add_context_length(131072)
+    writer.add_expert_count(32)
+    writer.add_expert_used_count(4)
+    writer.add_expert_feed_forward_length(2880)
+    writer.add_sliding_window(128)
+    writer.add_vocab_size(201088)
+    writer.add_file_type(gguf.LlamaFileType.MOSTLY_Q4_K_M)
+    for i in range(24):
+        writer.add_tensor(f"blk.{i}.attn_norm.weight", np.zeros((2880,), np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def test_a_gpt_oss_gguf_alternates_full_and_sliding_layers_as_llama_cpp_does(tmp_path: Path) -> None:
+    """newuser29 item 4: every layer of a gpt-oss GGUF was sized as a 128-token window (KV 6,291,456 B for a 131,072-
+    token request). llama.cpp's LLM_ARCH_OPENAI_MOE sets swa_pattern 2 (layers 0, 2, 4... slide), as the Hub config's
+    layer_types: 12 full layers x 131,072 tokens + 12 sliding x 128, at 8 KV heads x 64 x (K, V) x 2 bytes = 2,048 B a
+    token a layer = 3,224,371,200 B (3.00 GiB), the catalog model's figure."""
+    path = tmp_path / "gpt-oss-20b.gguf"
+    write_gpt_oss_20b_header(path)
+    from_file = resolve_model(str(path)).architecture
+    catalog = resolve_model("openai/gpt-oss-20b").architecture
+    assert [layer.window_tokens for layer in from_file.layers] == [128, None] * 12
+    assert [layer.window_tokens for layer in catalog.layers] == [128, None] * 12
+    kv = [size_kv_cache(a, 16, 131072).total_bytes for a in (from_file, catalog)]
+    assert kv == [12 * 131072 * 2048 + 12 * 128 * 2048] * 2 == [3_224_371_200] * 2
+
+
+def test_an_f32_gguf_is_sized_at_its_own_32_bits(tmp_path: Path) -> None:
+    """newuser29 item 5: an F32 GGUF (general.file_type ALL_F32) was sized as bf16, half its bytes (a 32.1 GB
+    Llama-3.1-8B file planned as 16.06 GB, -ngl 33 on a 24 GB card): llama.cpp keeps F32 tensors F32. The KV cache
+    stays llama.cpp's 16-bit default."""
+    path = tmp_path / "f32.gguf"
+    total = write_gguf(path, {}, gguf.LlamaFileType.ALL_F32)
+    params = 2 * 512 * 256 + 8 * sum(r * c for r, c in LAYER.values()) + (8 * 2 + 1) * 256
+    assert total == 4 * params == 19_940_352
+    result = estimate(EstimateRequest(model=str(path)))
+    assert result["precision"] == {"weights": "fp32", "kv_cache": "bf16"}
+    assert result["weights"]["bytes"] == total  # was 9,970,176 (bf16)
+
+
+def write_q4_k_m_workload(tmp_path: Path, inference: str) -> Path:
+    write_gguf(tmp_path / "m.gguf", q4_k_m_types(), gguf.LlamaFileType.MOSTLY_Q4_K_M)
+    workload = tmp_path / "w.yaml"
+    workload.write_text(
+        "version: 1\nname: gguf-home\ndeployments:\n  - name: chat\n    model: ./m.gguf\n    inference:\n"
+        f"{inference}      max_context_tokens: 2048\n      requests_per_second: 0.1\nhardware:\n  provider: baremetal\n"
+        "  fixed:\n    gpu: rtx-4090-24gb\n    gpu_count: 1\n    ram_gib: 32\n    cpu: ryzen-9-7950x\n"
+    )
+    return workload
+
+
+@pytest.mark.parametrize(
+    ("inference", "where", "message"),
+    [
+        pytest.param(
+            "      precision: q8_0\n",
+            r"w\.yaml:7:\d+: deployments\[0\]\.inference\.precision",
+            "is a GGUF file of q4_k_m weights, which llama.cpp runs as stored: it cannot be planned at q8_0",
+            id="precision",
+        ),
+        pytest.param(
+            "      precision: q4_k_m\n      allowed_precisions: [q2_k]\n",
+            r"w\.yaml:8:\d+: deployments\[0\]\.inference\.allowed_precisions\[0\]",
+            "a GGUF file is planned only at its own type: drop allowed_precisions",
+            id="allowed",
+        ),
+    ],
+)
+def test_a_gguf_file_is_planned_only_at_its_own_type(tmp_path: Path, inference: str, where: str, message: str) -> None:
+    """newuser29 item 1: allowed_precisions [q2_k] on a Q4_K_M file rendered n_gpu_layers 69 for bytes the file does
+    not have (~35 GB of its layers on a 24 GB card), and precision q8_0 planned a 69.82 GiB file that does not exist."""
+    from generator.api import plan_file
+
+    workload = write_q4_k_m_workload(tmp_path, inference)
+    with pytest.raises(InputError) as caught:
+        plan_file(str(workload))
+    assert re.search(where, str(caught.value)) and message in str(caught.value)
+
+
+def test_a_gguf_file_at_its_own_type_plans(tmp_path: Path) -> None:
+    from generator.api import plan_file
+
+    _, plan = plan_file(str(write_q4_k_m_workload(tmp_path, "      precision: q4_k_m\n")))
+    assert plan.deployments[0].precision == "q4_k_m"
+
+
+@pytest.mark.parametrize(
+    ("request_fields", "message"),
+    [
+        pytest.param({"precision": "q8_0"}, "--precision q8_0: ", id="precision"),
+        pytest.param({"allowed_precisions": ("q2_k",)}, "--allow-precision q2_k: ", id="allowed"),
+    ],
+)
+def test_an_estimate_of_a_gguf_file_is_refused_at_another_type(
+    tmp_path: Path, request_fields: dict[str, Any], message: str
+) -> None:
+    path = tmp_path / "m.gguf"
+    write_gguf(path, q4_k_m_types(), gguf.LlamaFileType.MOSTLY_Q4_K_M)
+    with pytest.raises(InputError, match=re.escape(message) + r".*GGUF file of q4_k_m weights"):
+        estimate(EstimateRequest(model=str(path), gpu="rtx-4090-24gb", **request_fields))
+    assert estimate(EstimateRequest(model=str(path), precision="q4_k_m"))["precision"]["weights"] == "q4_k_m"
+
+
+#: Published gpt-oss GGUF sizes, every type keeping the MXFP4 experts. unsloth/gpt-oss-120b-GGUF files as listed in
+#: GiB by https://ailocalcheck.com/model/unsloth/gpt-oss-120b-GGUF (its F16 row, 60.88, is the 65.4 GB the Hub
+#: shows); bartowski/openai_gpt-oss-20b-GGUF's Q6_K 12.04 GB (https://huggingface.co/bartowski/openai_gpt-oss-20b-GGUF).
+PUBLISHED_GPT_OSS = [
+    pytest.param("openai/gpt-oss-120b", "q2_k", 58.27 * 2**30, 62_461_847_808, id="120b-q2_k"),
+    pytest.param("openai/gpt-oss-120b", "q4_0", 58.32 * 2**30, 62_561_380_608, id="120b-q4_0"),
+    pytest.param("openai/gpt-oss-120b", "q4_k_m", 58.46 * 2**30, 62_711_739_648, id="120b-q4_k_m"),
+    pytest.param("openai/gpt-oss-120b", "q6_k", 58.94 * 2**30, 63_232_489_728, id="120b-q6_k"),
+    pytest.param("openai/gpt-oss-120b", "q8_0", 59.03 * 2**30, 63_335_340_288, id="120b-q8_0"),
+    pytest.param("openai/gpt-oss-20b", "q6_k", 12.04e9, 12_021_494_016, id="20b-q6_k"),
+]
+
+
+@pytest.mark.parametrize(("model", "precision", "published", "exact"), PUBLISHED_GPT_OSS)
+def test_gpt_oss_at_a_gguf_type_keeps_its_mxfp4_experts(model: str, precision: str, published: float, exact: int) -> None:
+    """newuser29 item 2: gpt-oss-120b "Q4_K_M" was sized at 81.76 GiB and "Q8_0" at 115.72 GiB, its experts re-quantized;
+    llama.cpp's converter writes them as GGUF MXFP4 and llama-quantize re-quantizes only the other tensors. Within
+    0.3% of every published file (the rest: llama.cpp keeps the routers F32, sized here at the file's type)."""
+    arch = resolve_model(model).architecture
+    sizes = size_weights(arch, weight_format(precision))
+    experts = sum(lin.weight_params for layer in arch.layers for lin in layer.linears if lin.group == "expert")
+    assert sizes.expert_bytes == experts * 17 // 32 + sum(
+        lin.bias_params * 4 for layer in arch.layers for lin in layer.linears if lin.group == "expert"
+    )  # MXFP4 blocks of 32 weights in 17 bytes, biases F32, whatever the type
+    assert sizes.total_bytes == exact
+    assert abs(sizes.total_bytes / published - 1) < 0.003

@@ -10,7 +10,13 @@ import math
 
 from generator import catalog
 from generator.calculator.model_limits import check_layout
-from generator.calculator.model_source import ResolvedModel, default_precision, model_weight_format, resolve_model
+from generator.calculator.model_source import (
+    ResolvedModel,
+    default_precision,
+    fixed_format_problem,
+    model_weight_format,
+    resolve_model,
+)
 from generator.catalog.host_cpu import REFERENCE_CPU_ID, host_time_scale
 from generator.errors import InfeasibleError, InputError
 from generator.named_tuple import NamedTuple
@@ -406,9 +412,19 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         from generator.sizing.offload import layer_split_degree
 
         par = Parallelism(pp=layer_split_degree(req.fixed.gpu_count, arch))
+    if req.precision and (fixed := fixed_format_problem(model, req.precision)):  # newuser29 item 1
+        raise InputError(f"--precision {req.precision}: {fixed}")
+    if req.allowed_precisions and arch.file_weights is not None and arch.file_weights.fixed_format:
+        name = req.allowed_precisions[0]
+        raise InputError(
+            f"--allow-precision {name}: {fixed_format_problem(model, name) or f'{model.id} already holds {name} weights'}; "
+            "a GGUF file is planned only at its own type: drop --allow-precision"
+        )
     precision = req.precision or default_precision(model)
     fmt = model_weight_format(arch, precision)
-    kv_name = req.kv_precision or auto_kv_cache_precision(precision)
+    # llama.cpp's KV cache is 16-bit (f16) whatever a GGUF file's weights are, an F32 file's too
+    fixed_fp32 = precision == "fp32" and arch.file_weights is not None and arch.file_weights.fixed_format
+    kv_name = req.kv_precision or auto_kv_cache_precision("bf16" if fixed_fp32 else precision)
     if kv_name == "int8" and req.fixed is None and not req.train:
         raise InputError(
             f"--kv-precision int8: {no_int8_kv_cache(ENGINE_NAMES.get(req.engine, req.engine))}; use fp8, or --ram-gib "
@@ -810,6 +826,7 @@ def _fixed_machine(
         alternatives,
         checklist,
         findings,
+        fixed_file,
         offload_summary,
         offload_unblock,
         runtime_settings,
@@ -826,7 +843,7 @@ def _fixed_machine(
     def place(on: Machine) -> OffloadPlan:
         # the decode step reads the KV of the context in use halfway through the answer, as the serving estimate's
         return plan_offload(
-            arch, formats, kv_cache_bits(kv_name), context, req.min_context_tokens, on, prompt, consts, alternatives(),
+            arch, formats, kv_cache_bits(kv_name), context, req.min_context_tokens, on, prompt, consts, alternatives(arch),
             prompt + output // 2,
         )  # fmt: skip
 
@@ -870,7 +887,10 @@ def _fixed_machine(
         "findings": [
             *({"level": level, "code": code, "message": msg} for level, code, _, msg in machine_findings(spec)),
             *({"level": numa_level, "code": numa_code, "message": w} for w in [numa] if w),
-            *({"level": lvl, "code": code, "message": msg} for lvl, code, msg in findings(plan, machine, None, consts)),
+            *(
+                {"level": lvl, "code": code, "message": msg}
+                for lvl, code, msg in findings(plan, machine, None, consts, fixed_file(arch))
+            ),
         ],
     }
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from generator.calculator.model_limits import DIMENSION_BOUNDS
 from generator.errors import InputError, Location
 from generator.input_files import short
 from generator.sizing.file_weights import group_tensor_bytes
@@ -45,6 +46,13 @@ FILE_TYPES = {
     "MOSTLY_Q3_K_M": "q3_k_m",
     "MOSTLY_Q2_K": "q2_k",
 }
+#: Architectures whose sliding-window layers llama.cpp places itself (the GGUF holds only the window): every
+#: ``n``-th layer full, the others sliding (``hparams.set_swa_pattern(n)``: layer ``il`` slides when
+#: ``il % n < n - 1``). gpt-oss: ``LLM_ARCH_OPENAI_MOE`` sets ``swa_type = LLAMA_SWA_TYPE_STANDARD`` and
+#: ``set_swa_pattern(2)`` in ``llama_model::load_hparams`` (https://github.com/ggml-org/llama.cpp/blob/master/
+#: src/llama-model.cpp), as the Hub config's ``layer_types`` alternate sliding (layer 0) and full attention
+#: (https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json). Gemma 2 / 3 have their default in the parser.
+SWA_PATTERNS = {"gpt-oss": 2}
 #: GGUF key suffix -> config.json field.
 _KEYS = {
     "block_count": "num_hidden_layers",
@@ -121,6 +129,12 @@ def gguf_config(
         config["num_local_experts"] = config.pop("num_experts")
     if any(name.endswith("attn_q.bias") for name in tensor_shapes):
         config["attention_bias"] = True
+    pattern = SWA_PATTERNS.get(arch)
+    layers = config.get("num_hidden_layers")
+    low, high = DIMENSION_BOUNDS["num_hidden_layers"]  # beyond them the parser refuses the count, naming it
+    if pattern and config.get("sliding_window") and isinstance(layers, int) and low <= layers <= high:
+        # newuser29 item 4: without it every gpt-oss layer was sized as a 128-token window (KV 0.01 GiB at 131k tokens)
+        config["layer_types"] = ["sliding_attention" if i % pattern < pattern - 1 else "full_attention" for i in range(layers)]
     return config
 
 
@@ -155,7 +169,7 @@ def resolve_gguf(ref: str, path: str, location: Location | None) -> ResolvedMode
         precision,
         f"GGUF tensor table of {os.path.basename(path)}",
         arch.tie_word_embeddings,
-    )
+    )._replace(fixed_format=True)
     if missing := [i for i, size in enumerate(files.layer_bytes) if not size]:
         # llama.cpp refuses such a file ("missing tensor 'blk.N...'"); a split file's first part also holds only some
         # layers (fuzz17 item 13: a file of 2 of its 4 layers was sized as the model)

@@ -194,13 +194,38 @@ def _from_path(ref: str, path: str, location: Location | None, root: str | None 
 
 
 def default_precision(model: ResolvedModel) -> str:
-    """The checkpoint's own format: its quantization, else its dtype (bf16 for fp32 checkpoints)."""
+    """The checkpoint's own format: its quantization, else its dtype (bf16 for fp32 safetensors checkpoints).
+
+    vLLM's ``dtype=auto`` serves an fp32 safetensors checkpoint in bf16; a GGUF file is run as stored, so an F32 GGUF
+    is fp32 (llama.cpp keeps F32 tensors F32: newuser29 item 5, a 32.1 GB Llama-3.1-8B F32 file was sized at its
+    16.06 GB bf16 half).
+    """
     arch = model.architecture
-    if arch.file_weights is not None and arch.file_weights.precision != "fp32":
-        return arch.file_weights.precision
+    files = arch.file_weights
+    if files is not None and (files.precision != "fp32" or files.fixed_format):
+        return files.precision
     if arch.quantization is not None:
         return arch.quantization.precision
     return "fp16" if arch.torch_dtype in ("float16", "fp16") else "bf16"
+
+
+def fixed_format_problem(model: ResolvedModel, name: str) -> str | None:
+    """Why ``model`` cannot be planned at precision ``name``: its file is run as stored in another format; else None.
+
+    A GGUF file holds one fixed mixture of tensor types, and llama.cpp computes with those (nothing re-quantizes it
+    as it loads): ``precision: q8_0`` or ``allowed_precisions: [q2_k]`` on a Q4_K_M file planned bytes the file does
+    not have (newuser29 item 1: ``-ngl 69`` of a 42.47 GB Q4_K_M file on a 24 GB card).
+    """
+    files = model.architecture.file_weights
+    if files is None or not files.fixed_format:
+        return None
+    own = default_precision(model)
+    if model_weight_format(model.architecture, name).name == own:
+        return None
+    return (
+        f"{model.id} is a GGUF file of {own} weights, which llama.cpp runs as stored: it cannot be planned at {name}; "
+        f"for {name}, point model at a {name} .gguf file (llama-quantize makes one from the 16-bit GGUF, or download it)"
+    )
 
 
 def model_weight_format(arch: Architecture, name: str) -> WeightFormat:

@@ -32,18 +32,25 @@ _UNBLOCK_REST = (
 ALTERNATIVES = ("fp8", "int8", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "int4", "q3_k_m", "q2_k")
 
 
+def fixed_file(arch: Architecture) -> bool:
+    """Whether the model is a file run as stored (a GGUF): a lower precision is then another file, not a setting."""
+    return arch.file_weights is not None and arch.file_weights.fixed_format
+
+
 def offload_unblock(arch: Architecture, formats: Sequence[WeightFormat]) -> str:
     """What would let a model that cannot be placed run: a GGUF precision below every one of ``formats`` where one exists."""
     steps = lower_precisions(arch, formats, GGUF_STEP_DOWNS)
     if not steps:
         return f"to unblock: {_UNBLOCK_REST}"
     pick = next((s for s in steps if s.name == "q4_k_m"), steps[0])  # llama.cpp's common default, else the next step down
-    return f"to unblock: allow a lower precision (e.g. {step_down_phrase(arch, formats, [pick])}), {_UNBLOCK_REST}"
+    lower = "a smaller .gguf file of the model" if fixed_file(arch) else "allow a lower precision"
+    return f"to unblock: {lower} (e.g. {step_down_phrase(arch, formats, [pick])}), {_UNBLOCK_REST}"
 
 
-def alternatives() -> tuple[Any, ...]:
-    """Weight formats tried as fallbacks that avoid offloading."""
-    return tuple(WEIGHT_FORMATS[name] for name in ALTERNATIVES)
+def alternatives(arch: Architecture | None = None) -> tuple[Any, ...]:
+    """Weight formats tried as fallbacks that avoid offloading: GGUF types alone for a GGUF file (another file of it)."""
+    gguf_only = arch is not None and fixed_file(arch)
+    return tuple(WEIGHT_FORMATS[name] for name in ALTERNATIVES if not gguf_only or WEIGHT_FORMATS[name].gguf)
 
 
 def tokens_per_s_text(tokens_per_s: float) -> str:
@@ -364,9 +371,12 @@ CPU_ATTENTION_WARN_SHARE = 0.25
 
 
 def findings(
-    plan: OffloadPlan, machine: Machine, demand_tokens_per_s: float | None, consts: Constants
+    plan: OffloadPlan, machine: Machine, demand_tokens_per_s: float | None, consts: Constants, file_run_as_stored: bool = False
 ) -> list[tuple[str, str, str]]:
-    """(level, code, message) warnings about a fixed-hardware placement."""
+    """(level, code, message) warnings about a fixed-hardware placement.
+
+    ``file_run_as_stored``: the model is a GGUF file, whose lower precision is another file to get, not one to allow.
+    """
     p, c = plan.placement, plan.cost
     out: list[tuple[str, str, str]] = []
     # the reserve itself is never planned into (place() raises instead); warn when little is left beyond it
@@ -450,7 +460,8 @@ def findings(
             (
                 "warning",
                 "quantize-instead",
-                f"at {name} the model would fit entirely in VRAM{quality_note(name)}; allow that precision",
+                f"at {name} the model would fit entirely in VRAM{quality_note(name)}; "
+                + (f"use a {name} .gguf file of it" if file_run_as_stored else "allow that precision"),
             )
         )
     elif plan.faster_alternatives:
@@ -460,7 +471,8 @@ def findings(
                 "warning",
                 "quantize-instead",
                 f"a lower precision decodes faster on this machine: {speeds} tokens/s, against "
-                f"{tokens_per_s_text(c.decode_tokens_per_s)} now{quality_note(plan.faster_alternatives[-1][0])}; allow one",
+                f"{tokens_per_s_text(c.decode_tokens_per_s)} now{quality_note(plan.faster_alternatives[-1][0])}; "
+                + ("use a .gguf file of it at one" if file_run_as_stored else "allow one"),
             )
         )
     return out

@@ -9,6 +9,7 @@ from generator.calculator.machine import FixedSpec, machine_findings, numa_note,
 from generator.calculator.offload_report import (
     checklist,
     findings,
+    fixed_file,
     offload_summary,
     runtime_settings,
     tokens_per_s_text,
@@ -104,7 +105,7 @@ def _deployment(
     demand = spec.requests_per_second * spec.avg_output_tokens
     notes = [
         Finding(level, code, message, f"deployments[{index}]")  # type: ignore[arg-type]
-        for level, code, message in findings(plan, machine, demand, consts)
+        for level, code, message in findings(plan, machine, demand, consts, fixed_file(arch))
     ]
     notes += _slo_findings(spec.slo, cost.ttft_s, cost.decode_tokens_per_s, index)
     fullest = max(plan.placement.per_gpu, key=lambda b: b.total)

@@ -63,7 +63,7 @@ def place_on_fixed(loaded: LoadedWorkload, index: int, machine: Machine, consts:
     try:
         return plan_offload(
             model.architecture, formats, kv_cache_bits(spec.kv_cache_precision), spec.max_context_tokens,
-            spec.min_context_tokens, machine, spec.avg_input_tokens, consts, alternatives(),
+            spec.min_context_tokens, machine, spec.avg_input_tokens, consts, alternatives(model.architecture),
             spec.avg_input_tokens + spec.avg_output_tokens // 2,  # the KV a decode step reads on average, as the estimate
         )  # fmt: skip
     except InfeasibleError as exc:

@@ -37,6 +37,9 @@ class FileWeights(NamedTuple):
     vision_bytes: int = 0
     #: Bytes of tensors of layers past ``num_hidden_layers`` (multi-token prediction), not counted.
     extra_layer_bytes: int = 0
+    #: The file is run as stored, in no other format (a GGUF: llama.cpp computes with each tensor's own type, and no
+    #: engine re-quantizes it as it loads); a safetensors checkpoint can be cast or quantized online.
+    fixed_format: bool = False
 
     @property
     def total_bytes(self) -> int:

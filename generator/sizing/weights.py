@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 _REPLICATED = {"q_a_proj", "kv_a_proj_with_mqa"}
+#: GGUF ``MXFP4``: 32 E2M1 weights and one E8M0 scale in 17 bytes (ggml-common.h ``block_mxfp4``), as OCP MXFP4.
+MXFP4_GGUF_BITS = Fraction(17 * 8, 32)
 
 
 class Parallelism(NamedTuple):
@@ -77,6 +79,14 @@ def _module(layer: int, linear: Linear) -> str:
 
 def _linear_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, linear: Linear) -> Fraction:
     quant = arch.quantization
+    if fmt.gguf and quant is not None and quant.precision == "mxfp4" and not quant.keeps(_module(layer.number, linear)):
+        # a GGUF of any type keeps an MXFP4 checkpoint's MXFP4 tensors (gpt-oss's routed experts, over 90% of its
+        # weights): llama.cpp's converter writes them as GGUF MXFP4 blocks unchanged (GptOssModel's repack_mxfp4, in
+        # https://github.com/ggml-org/llama.cpp/blob/master/convert_hf_to_gguf.py) and llama-quantize re-quantizes
+        # only the others (attention, embeddings, output); "All quants keep the feed forward networks at mxfp4"
+        # (https://huggingface.co/bartowski/openai_gpt-oss-20b-GGUF). newuser29 item 2: gpt-oss-120b "Q4_K_M" was
+        # 81.76 GiB, "Q8_0" 115.72 GiB, where the published files of every type are 58-61 GiB.
+        return MXFP4_GGUF_BITS
     if quant is not None and same_storage(quant.precision, fmt.name):
         if quant.keeps(_module(layer.number, linear)):
             return Fraction(fmt.high_bits)

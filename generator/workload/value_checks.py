@@ -97,11 +97,25 @@ def _not_lower_errors(doc: Document, at: Path, spec: InferenceSpec, model: Resol
 
     fuzz16 item 9: fp16 beside bf16 was taken as "the smallest allowed", and fp32 was accepted as a fallback.
     """
-    from generator.calculator.model_source import serving_format
+    from generator.calculator.model_source import fixed_format_problem, serving_format
     from generator.sizing.loadability import dense_format_problem
     from generator.sizing.weights import size_weights
 
     arch = model.architecture
+    if spec.precision and (fixed := fixed_format_problem(model, spec.precision)):  # newuser29 item 1: a GGUF's own type
+        return [InputError(fixed, doc.locate((*at, "precision")))]
+    if arch.file_weights is not None and arch.file_weights.fixed_format:
+        # a file has no lower precision to fall back to: each allowed one is another file (newuser29 item 1: -ngl 69 of
+        # a Q4_K_M file planned at q2_k)
+        return [
+            InputError(
+                f"{fixed_format_problem(model, name) or f'{model.id} already holds {name} weights'}; allowed_precisions "
+                "are fallbacks the planner quantizes to, and a GGUF file is planned only at its own type: drop "
+                "allowed_precisions",
+                doc.locate((*at, "allowed_precisions", j)),
+            )
+            for j, name in enumerate(spec.allowed_precisions)
+        ]
     asked = serving_format(model, spec.precision)
     asked_bytes = size_weights(arch, asked).total_bytes
     errors = []
