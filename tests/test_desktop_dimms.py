@@ -129,3 +129,16 @@ def test_more_ram_than_the_cpus_slots_hold_is_refused(
         load_workload(str(path))
     path.write_text(path.read_text().replace(f"ram_gib: {ram_gib}", f"ram_gib: {most_gib}"))
     load_workload(str(path))  # at the limit: accepted
+
+
+@pytest.mark.parametrize(("gpu", "count", "most_gib"), [("rtx-4090-24gb", 1, 256), ("h100-sxm5-80gb", 8, 4096)])
+def test_more_ram_than_the_assumed_machine_holds_is_refused(gpu: str, count: int, most_gib: int) -> None:
+    """newuser29 item 9: --ram-gib 64000 (MB typed as GiB) without a CPU planned a "desktop like i9-14900K" with 63,970
+    GiB free; the machine assumed holds what its CPU's slots hold (a desktop's 2 x 2 x 64 GiB UDIMMs; a server's
+    8 channels x 2 x 256 GiB RDIMMs of a Xeon Platinum 8480+ socket)."""
+    from generator.calculator.machine import FixedSpec, ram_beyond_slots
+
+    said = ram_beyond_slots(FixedSpec(gpu, count, 64000.0), "--ram-gib")
+    assert said is not None and said.startswith("--ram-gib 64000 is more than the machine assumed without a CPU (like")
+    assert said.endswith(f"= {most_gib:g} GiB; give the CPU, or the RAM in GiB")
+    assert ram_beyond_slots(FixedSpec(gpu, count, float(most_gib)), "--ram-gib") is None

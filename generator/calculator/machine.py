@@ -103,17 +103,21 @@ def ram_beyond_slots(spec: FixedSpec, ram: str) -> str | None:
     65,536 GiB on a Ryzen 9 7950X was planned, and its offload counted on RAM the machine cannot hold. ``ram`` names
     the RAM field as the user wrote it.
     """
-    cpu = _given_cpu(spec)
-    if cpu is None or cpu.ddr_generation != "ddr5":
+    given = _given_cpu(spec)
+    if spec.cpu and given is None:
+        return None  # an unknown CPU id: _memory_cpu refuses it
+    cpu = given or _memory_cpu(spec)  # none named: the machine assumed (newuser29 item 9: 64,000 GiB on a desktop)
+    if cpu.ddr_generation != "ddr5":
         return None
     channels, largest = socket_channels(spec, cpu), max(dimm_sizes_gib(cpu))
     most = spec.cpu_sockets * channels * DDR5_MOST_DIMMS_PER_CHANNEL * largest
     if spec.ram_gib <= most:
         return None
+    machine = f"a machine with the {cpu.name}" if given else f"the machine assumed without a CPU (like the {cpu.name})"
     return (
-        f"{ram} {spec.ram_gib:g} is more than a machine with the {cpu.name} holds: {spec.cpu_sockets} socket(s) x "
-        f"{channels} channels x {DDR5_MOST_DIMMS_PER_CHANNEL} DIMMs a channel x {largest} GiB, the largest "
-        f"{cpu.dimm_type.upper()} it takes = {most:g} GiB"
+        f"{ram} {spec.ram_gib:g} is more than {machine} holds: {spec.cpu_sockets} socket(s) x {channels} channels x "
+        f"{DDR5_MOST_DIMMS_PER_CHANNEL} DIMMs a channel x {largest} GiB, the largest {cpu.dimm_type.upper()} it takes = "
+        f"{most:g} GiB" + ("" if given else "; give the CPU, or the RAM in GiB")
     )
 
 
