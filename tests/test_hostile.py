@@ -484,3 +484,16 @@ def test_a_workload_linked_out_of_its_repository_is_refused(tmp_path: Path, caps
     assert "old.json: a symlink that resolves outside the repository" in out and "ghp_" not in out + err
     code, _, err, _, _ = run_cli(capsys, repo, "validate", "ok.yaml")
     assert code == 0, err
+
+
+def test_an_empty_or_cut_model_file_says_so(tmp_path: Path) -> None:
+    """newuser29 item 10: a 0-byte config.json and an 8-byte GGUF gave the JSON and numpy libraries' own words."""
+    from generator.calculator.model_source import resolve_model
+
+    (tmp_path / "m0").mkdir()
+    (tmp_path / "m0" / "config.json").write_text("")
+    with pytest.raises(InputError, match=r"m0/config\.json' is empty \(an incomplete download\?\)"):
+        resolve_model(str(tmp_path / "m0"))
+    (tmp_path / "cut.gguf").write_bytes(b"GGUF\x03\x00\x00\x00")
+    with pytest.raises(InputError, match=r"not a readable GGUF file \(8 bytes: cut short by an incomplete download"):
+        resolve_model(str(tmp_path / "cut.gguf"))

@@ -153,7 +153,12 @@ def resolve_gguf(ref: str, path: str, location: Location | None) -> ResolvedMode
     try:
         reader = gguf.GGUFReader(path)
     except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
-        raise InputError(f"{path}: not a readable GGUF file: {exc}", location) from None
+        # the reader's own words name an array, not the file (newuser29 item 10): say what it looks like
+        size = os.path.getsize(path)
+        raise InputError(
+            f"{path}: not a readable GGUF file ({size:,} bytes: cut short by an incomplete download, or damaged): {exc}",
+            location,
+        ) from None
     try:
         fields = {name: _value(field) for name, field in reader.fields.items()}
     except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError) as exc:

@@ -178,6 +178,8 @@ def _from_path(ref: str, path: str, location: Location | None, root: str | None 
     if root is not None:
         path = inside_root(path, root, path, location)
     text = read_text_limited(path, MAX_CONFIG_BYTES, f"model config {short(ref)}", location)
+    if not text.strip():  # newuser29 item 10: the JSON library's "Expecting value" said nothing of why
+        raise InputError(f"model config {short(path, 200)} is empty (an incomplete download?)", location)
     try:
         config = json.loads(text, parse_constant=_refuse_constant)
     except ValueError as exc:
