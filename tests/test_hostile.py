@@ -497,3 +497,17 @@ def test_an_empty_or_cut_model_file_says_so(tmp_path: Path) -> None:
     (tmp_path / "cut.gguf").write_bytes(b"GGUF\x03\x00\x00\x00")
     with pytest.raises(InputError, match=r"not a readable GGUF file \(8 bytes: cut short by an incomplete download"):
         resolve_model(str(tmp_path / "cut.gguf"))
+
+
+def test_a_checkpoint_without_its_layers_says_so() -> None:
+    """newuser29 item 11: a directory whose safetensors held only the embedding was "BF16 is not a known format"."""
+    from generator.calculator.safetensors_header import Tensor, with_file_weights
+    from generator.sizing.architecture import parse_architecture
+
+    arch = parse_architecture(catalog.find_model("meta-llama/Llama-3.1-8B-Instruct").config)
+    out = with_file_weights(arch, [Tensor("model.embed_tokens.weight", "BF16", 1_050_673_152)], "m")
+    assert out.file_weights is None
+    assert out.notes[-1] == (
+        "weights sized from the config: the checkpoint's files hold 1 tensor(s) and none of a decoder layer "
+        "(an incomplete download?)"
+    )

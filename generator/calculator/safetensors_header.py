@@ -160,6 +160,13 @@ def file_precision(arch: Architecture, tensors: Iterable[Tensor]) -> str | None:
 def with_file_weights(arch: Architecture, tensors: list[Tensor], source: str) -> Architecture:
     """``arch`` carrying the checkpoint's exact bytes (when its format is known), with notes on what differs."""
     precision = file_precision(arch, tensors)
+    if precision is None and not any(".layers." in t.name for t in tensors):
+        # newuser29 item 11: one embedding of 291 tensors read as "BF16 is not a known format"
+        note = (
+            f"weights sized from the config: the checkpoint's files hold {len(tensors):,} tensor(s) and none of a "
+            "decoder layer (an incomplete download?)"
+        )
+        return arch._replace(notes=(*arch.notes, note))
     if precision is None or precision not in WEIGHT_FORMATS:
         dtypes = ", ".join(sorted({t.dtype for t in tensors})) or "none"
         note = f"weights sized from the config: the checkpoint's tensor dtypes ({dtypes}) are not a known format"
