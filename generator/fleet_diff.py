@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from typing import Any
 
 from generator.errors import InputError, one_line
@@ -19,6 +20,8 @@ OWNED_FIELDS = ("capex_usd", "opex_usd_per_month")
 
 def load_plan_dict(path: str) -> dict[str, Any]:
     """A plan from a rendered ``spec.json`` or, for anything else, by planning the workload file."""
+    if os.path.isdir(path) and os.path.isfile(os.path.join(path, "spec.json")):  # a render tree (fuzz25 L5)
+        raise InputError(f"{path} is a directory (a render tree?): give its spec.json, {os.path.join(path, 'spec.json')}")
     if path.endswith(".json"):
         linked_inside(path)
         return plan_from_spec(read_text_limited(path, MAX_SPEC_BYTES, "spec.json"), path)

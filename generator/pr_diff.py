@@ -321,11 +321,15 @@ def compare_two(old_path: str, new_path: str) -> dict[str, Any]:
     A NEW that cannot be planned raises both files' errors (:class:`UnplannedFilesError`); an OLD that cannot be
     planned while NEW can is what a fixing change looks like: NEW's fleet is counted as added and ``old_errors`` says
     why OLD could not be planned (as ``diff --base`` does for a file fixed since its base). An OLD that is no file
-    at all is a typo more likely than a fix, and fails as NEW does (fuzz24 L11; ``diff --base`` says a file added).
+    at all is a typo more likely than a fix, and a spec.json that cannot be read is no workload a change fixes: both
+    fail as NEW does (fuzz24 L11, fuzz25 L4; ``diff --base`` says a file added).
     """
     old = _planned(partial(load_plan_dict, old_path))
     new = _planned(partial(load_plan_dict, new_path))
-    if isinstance(new, _Unplanned) or (isinstance(old, _Unplanned) and not os.path.lexists(old_path)):
+    damaged = isinstance(old, _Unplanned) and (
+        not os.path.lexists(old_path) or os.path.isdir(old_path) or old_path.endswith(".json")
+    )
+    if isinstance(new, _Unplanned) or damaged:
         failed = [result for result in (old, new) if isinstance(result, _Unplanned)]
         code = 1 if any(result.status == "invalid" for result in failed) else InfeasibleError.exit_code
         raise UnplannedFilesError([InputError(line) for result in failed for line in result.lines], code)

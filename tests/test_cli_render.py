@@ -186,6 +186,14 @@ def test_diff_plans_both_files_before_either_fails(tmp_path: Path) -> None:
     # fuzz24 L11: an OLD that is no file is a typo, not a fix: it fails as a NEW would
     typo = run_specgen("diff", "godo.yaml", "good.yaml", cwd=tmp_path)
     assert typo.returncode == 1 and typo.stdout == "" and "godo.yaml: file not found" in typo.stderr
+    # fuzz25 L4-L5: a spec.json that cannot be read, or a render tree given for its spec.json, is no workload a change
+    # fixes: it fails as a NEW would, the tree with where its spec.json is
+    (tmp_path / "s.json").write_text('{"plan": {"provider": "x", "pools": "y"}}')
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "spec.json").write_text("{}")
+    for old, said in (("s.json", "s.json: not a specgen spec.json"), ("tree", "give its spec.json, tree/spec.json")):
+        failed = run_specgen("diff", old, "good.yaml", cwd=tmp_path)
+        assert failed.returncode == 1 and failed.stdout == "" and said in failed.stderr
 
 
 def test_diff_of_a_machine_the_team_has_shows_its_speed_and_where_the_weights_live(tmp_path: Path) -> None:
