@@ -148,6 +148,7 @@ def render_files(
         read_manifest,
         read_tree,
         refuse_non_directory,
+        refuse_symlinks,
         with_manifest,
         write_tree,
     )
@@ -164,6 +165,7 @@ def render_files(
         rendered = output_files(results, single)
         if check:
             refuse_non_directory(output, output)  # fuzz14 item 7: a file read as an empty tree, "stale" (exit 4)
+            refuse_symlinks(output, files)  # fuzz25 L6: read only where a render would write
             # only the files specgen owns are compared (terraform state and the like are not read)
             current = read_tree(output)
             full = with_manifest(rendered)

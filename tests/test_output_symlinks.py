@@ -184,6 +184,9 @@ def test_the_reviewers_repro_through_the_cli(
     assert code == 1
     assert f"specgen: error: refusing to write ../B/out/infra: ../B/out is a symlink to {machine / 'elsewhere'} " in err
     _untouched(machine)
+    # fuzz25 L6: --check reads only where a render would write (it reported drift against the link's target)
+    code, err = specgen(capsys, "render", str(machine / "private" / "T" / "w.yaml"), "-o", "../B/out/infra", "--check")
+    assert code == 1 and "../B/out is a symlink to" in err
 
 
 @pytest.mark.parametrize("command", ["render", "plan"])
