@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from generator import catalog
 from generator.api import render_file
 from generator.calculator.estimate import EstimateRequest, estimate
 from generator.errors import InfeasibleError, InputError
 from generator.planner import plan_workload
+from generator.sizing.architecture import parse_architecture
 from generator.workload import load_workload
 from tests.helpers import ansible_reader
 
@@ -385,3 +387,16 @@ def test_fsdp_parameter_offload_takes_the_gradients_and_states_along(framework: 
     assert data["training"]["offload_optimizer"] is states_on_host
     assert (per_gpu["optimizer"] == 0) is states_on_host
     assert data["capacity"]["fits"] is states_on_host
+
+
+def test_many_long_lora_target_names_are_said_briefly() -> None:
+    """fuzz25 L7: 64 unknown names of 128 characters were quoted twice, whole, in a 2,045-character line."""
+    from generator.sizing.training import lora_targets
+
+    arch = parse_architecture(catalog.find_model("meta-llama/Llama-3.1-8B-Instruct").config)
+    names = tuple(f"x{i:02d}" + "y" * 125 for i in range(64))
+    with pytest.raises(InputError) as err:
+        lora_targets(arch, names)
+    said = str(err.value)
+    assert said.startswith(f"LoRA target modules ['{names[0][:60]}...'") and "] and 61 more match no linear layer" in said
+    assert names[0] not in said and len(said) < 1200

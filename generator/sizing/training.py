@@ -288,6 +288,10 @@ def _validate(setup: TrainingSetup, pipeline_parallel: int = 1) -> Optimizer:
         raise InputError(f"unknown optimizer '{setup.optimizer}'; choose one of {', '.join(sorted(OPTIMIZERS))}") from None
 
 
+#: Unmatched LoRA target names an error names (each cut to 60 characters).
+MAX_ENTRIES_SAID = 3
+
+
 def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[Linear]:
     """The matrices LoRA adapts, for ``all-linear`` or named modules; a name that matches none is refused.
 
@@ -307,9 +311,14 @@ def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[Linear]:
         return [module.linear for _, module, _ in _adapted(arch, targets)]
     unknown = unmatched(arch, targets)
     if unknown:
-        reasons = "; ".join(f"'{entry}': {why}" for entry, why in unknown.items())
+        # the first few entries, each cut to 60 characters (fuzz25 L7: 64 long names made a 2,045-character line)
+        shown = {
+            entry if len(entry) <= 60 else entry[:60] + "...": why for entry, why in list(unknown.items())[:MAX_ENTRIES_SAID]
+        }
+        reasons = "; ".join(f"'{entry}': {why}" for entry, why in shown.items())
+        more = f" and {len(unknown) - len(shown):,} more" if len(unknown) > len(shown) else ""
         raise InputError(
-            f"LoRA target modules {list(unknown)} match no linear layer of this model (its layers: "
+            f"LoRA target modules {list(shown)}{more} match no linear layer of this model (its layers: "
             f"{', '.join(sorted(module_names(arch) | {LM_HEAD}))}, or {LORA_ALL}): {reasons}. PEFT adapts a module whose "
             "full name equals an entry or ends with '.' and the entry: model.layers.N.self_attn.q_proj matches q_proj, "
             "self_attn.q_proj or the whole name"
