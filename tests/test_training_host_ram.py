@@ -91,7 +91,7 @@ GPU_SHORT = Blocked("h100-sxm5-80gb", "aws-p5-48xlarge", NO_LAYOUT, "does not fi
 @pytest.mark.parametrize(
     ("blocked", "starts", "has_gpu_advice"),
     [
-        pytest.param([RAM_SHORT], "to unblock: host RAM holds what is offloaded to the CPU", False, id="only-ram"),
+        pytest.param([RAM_SHORT], "to unblock: host RAM holds the checkpoint as it is loaded", False, id="only-ram"),
         pytest.param([GPU_SHORT, RAM_SHORT], "to unblock: allow a GPU with more memory", True, id="ram-and-gpu"),
         pytest.param([GPU_SHORT], "to unblock: allow a GPU with more memory", True, id="only-gpu"),
     ],

@@ -507,6 +507,9 @@ def format_text(result: dict[str, Any]) -> str:
     train = result.get("training")
     if train and train["host_ram_bytes_per_gpu"]:
         lines.append(f"  host RAM for offload: {_gib(train['host_ram_bytes_per_gpu'])} per GPU")
+    if train:  # the node's hard host RAM as `specgen plan` counts it (newuser29 item 3)
+        need, gpus = train["host_ram_gib_per_node"], train["host_ram_node_gpus"]
+        lines.append(f"  host RAM     {need:,} GiB a node holding the job's {gpus} GPU(s): {train['host_ram_text']}")
     if train and "max_sequence_length" in train:
         longest, whole = train["max_sequence_length"], train["max_sequence_length_without_margin"]
         margin = f" ({whole:,} in all of the GPU's memory, with no margin kept free)" if whole != longest else ""

@@ -588,6 +588,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             "host_ram_bytes_per_gpu": mem.host_ram_bytes_per_gpu,
             "activation_bytes_per_token": mem.activation_bytes_per_token,
         }
+        result["training"].update(_host_ram(arch, setup, mem.host_ram_bytes_per_gpu, setup.data_parallel * par.gpus, consts))
         loss, activation_offload, optimizer_in_backward = setup.techniques()
         from generator.sizing.frameworks import job_recipe
 
@@ -1050,3 +1051,19 @@ def longest_training_sequence(
 
 
 __all__ = ["EstimateRequest", "check_request", "estimate", "training_precision"]
+
+
+def _host_ram(arch: Architecture, setup: TrainingSetup, offloaded_per_gpu: int, gpus: int, consts: Constants) -> dict[str, Any]:
+    """The job's hard host RAM with all ``gpus`` on one node, as ``specgen plan`` counts a node (newuser29 item 3)."""
+    from generator.sizing.checkpoint_load import size_checkpoint_load, training_host_ram
+
+    load = size_checkpoint_load(arch, setup, consts)
+    host, text = training_host_ram(load, offloaded_per_gpu, gpus)
+    return {
+        "checkpoint_load_bytes": load.held_bytes,
+        "checkpoint_load_per_process": load.per_process,
+        "host_ram_bytes_per_node": host,
+        "host_ram_gib_per_node": math.ceil((consts.host_os_ram_bytes + host) / GIB),
+        "host_ram_node_gpus": gpus,
+        "host_ram_text": f"{consts.host_os_ram_bytes / GIB:g} GiB kept for the OS and its processes + {text}",
+    }

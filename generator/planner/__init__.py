@@ -173,11 +173,12 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: Resolved
     short_of_ram = [b for b in blocked if b.code == "ram-short"]
     if not short_of_ram:
         return general
-    # host RAM holds what the job offloads to the CPU, summed over a node's GPUs (training_candidates._training_needs)
+    # host RAM holds the checkpoint as it loads or what the job offloads to the CPU, summed over a node's GPUs
+    # (training_candidates._training_needs; the ram-short reason says which)
     ram = (
-        "host RAM holds what is offloaded to the CPU: turn offload_optimizer, offload_params or activation_offload off "
-        "where the GPUs can hold those states, allow a platform with more RAM per GPU, or one with fewer GPUs per node "
-        "(each node holds its own GPUs' share)"
+        "host RAM holds the checkpoint as it is loaded or what is offloaded to the CPU (the need says which): turn "
+        "offload_optimizer, offload_params or activation_offload off where the GPUs can hold those states, allow a "
+        "platform with more RAM per GPU, or one with fewer GPUs per node (each node holds its own GPUs' share)"
     )
     return f"to unblock: {ram}" if len(short_of_ram) == len(blocked) else f"{general}; where {ram}"
 

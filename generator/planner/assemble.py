@@ -785,6 +785,8 @@ def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tup
         "total_flops": shape.total_flops,
         "hours": round(shape.hours, 2) if shape.hours is not None else None,
         "host_ram_bytes_per_gpu": mem.host_ram_bytes_per_gpu,
+        # the hard host RAM of a node beyond the OS reserve: the checkpoint as it loads, or what is offloaded
+        "host_ram_bytes_per_node": opt.needs.host_ram_bytes,
         "checkpoint_bytes_per_node": opt.needs.checkpoint_bytes,
         "checkpoint_write_s": round(
             opt.needs.checkpoint_bytes / consts.checkpoints_kept / (opt.node.nvme_write_gb_per_s * 1e9), 1
@@ -799,6 +801,9 @@ def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tup
         f"per GPU: weights {_gib(per.weights)} + gradients {_gib(per.gradients)} + optimizer {_gib(per.optimizer)} + activations "
         f"{_gib(per.activations)} + overhead {_gib(per.overhead)} = {_gib(per.total)} of {_gib(shape.hardware.gpu.memory_bytes)}",
     ]
+    if opt.needs.host_ram_text:
+        reserve = f"{consts.host_os_ram_bytes / GIB:g} GiB kept for the OS and its processes"
+        reasons.append(f"host RAM per node: {reserve} + {opt.needs.host_ram_text}")
     if setup.offload_params:
         reasons.append(
             f"parameters offloaded: {_gib(mem.host_ram_bytes_per_gpu)} of host RAM per GPU holds what is offloaded (FSDP CPU "

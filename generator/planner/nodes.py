@@ -36,6 +36,8 @@ class NodeNeeds(NamedTuple):
     dataset_bytes: int
     checkpoint_bytes: int
     needs_fabric: bool
+    #: What ``host_ram_bytes`` is, as a refusal says it (empty: nothing beyond the OS reserve is named).
+    host_ram_text: str = ""
 
 
 def _round_up(value: float, step: float) -> float:
@@ -439,7 +441,10 @@ def assemble_node(
         ram_gib = int(platform.ram_gib or 0)  # as built: 0 where the catalog has no sourced figure
         memory_text = soldered_text(cpu, ram_gib, platform.hosts) if cpu and soldered_memory(cpu) else None
         if ram_gib and hard_gib > ram_gib:
-            findings.append(Finding("error", "ram-short", f"{platform.id} has {ram_gib} GiB RAM; {hard_gib} GiB needed"))
+            counted = ""
+            if needs.host_ram_text:  # what the deployments hold beyond the reserve, where they say it
+                counted = f": {consts.host_os_ram_bytes / GIB:g} GiB kept for the OS and its processes and {needs.host_ram_text}"
+            findings.append(Finding("error", "ram-short", f"{platform.id} has {ram_gib} GiB RAM; {hard_gib} GiB needed{counted}"))
         elif ram_gib and want_gib > ram_gib:
             findings.append(
                 Finding(

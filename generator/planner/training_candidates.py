@@ -27,10 +27,9 @@ from generator.planner.training import (
     training_tp_sizes,
 )
 from generator.planner.training_comm import StepComm, job_dp_traffic, step_links
+from generator.sizing.checkpoint_load import size_checkpoint_load, training_host_ram
 from generator.sizing.constants import Constants
-from generator.sizing.precision import weight_format
 from generator.sizing.training import OPTIMIZERS
-from generator.sizing.weights import size_weights
 from generator.workload.models import TrainingDeployment, TrainingSpec, Workload
 
 
@@ -39,18 +38,20 @@ def _training_needs(
 ) -> NodeNeeds:
     """Host RAM, dataset and checkpoint space of a training job, per node.
 
-    Host RAM that must be there: the weights read once through host memory as the job starts (one process
-    reads them and the rest receive their shards: FSDP's ``cpu_ram_efficient_loading``, Megatron's
-    distributed loading), or, where more, what the setup offloads to the CPU: optimizer states and fp32
-    gradients (``offload_optimizer``), parameters (``offload_params``), saved activations (``activation_offload``),
-    summed over the node's GPUs. Without offload a training job keeps its model states in GPU memory; data loaders and pinned
-    transfer buffers are covered by the OS reserve (``host_os_ram_bytes``) and the model files' page cache.
-    No multiple of the GPU memory is asked for: a fixed instance is ruled out only when what is offloaded
-    does not fit it.
+    Host RAM that must be there: what the job holds as it loads the checkpoint
+    (:func:`~generator.sizing.checkpoint_load.size_checkpoint_load`: about one shard a GPU's process for LoRA / QLoRA,
+    the memory-mapped files being page cache; the whole bf16 model once for full fine-tuning or ZeRO-3 / FSDP), or,
+    where more, what the setup offloads to the CPU: optimizer states and fp32 gradients (``offload_optimizer``),
+    parameters (``offload_params``), saved activations (``activation_offload``), summed over the node's GPUs. Without
+    offload a training job keeps its model states in GPU memory; the trainer processes, data loaders and pinned
+    transfer buffers are covered by the OS reserve (``host_os_ram_bytes``) and the model files' page cache is the
+    soft ``model_file_bytes``. No multiple of the GPU memory is asked for: a fixed instance is ruled out only when
+    what is loaded or offloaded does not fit it.
     """
     gpus_per_node, nodes = layout
     used_per_node = min(gpus_per_node, shape.world)
-    files = size_weights(model.architecture, weight_format("bf16")).total_bytes
+    load = size_checkpoint_load(model.architecture, shape.setup, consts)
+    files = load.checkpoint_bytes
     optimizer = OPTIMIZERS[shape.setup.optimizer]
     if shape.setup.method == "full":
         # a checkpoint holds the weights and the optimizer states (master copy and moments), sharded over the nodes
@@ -58,9 +59,10 @@ def _training_needs(
         checkpoint = shape.memory.trainable_params * per_param * consts.checkpoints_kept // max(nodes, 1)
     else:
         checkpoint = shape.memory.trainable_params * (4 + optimizer.moment_bytes) * consts.checkpoints_kept  # fp32 adapters
-    host = max(files, shape.memory.host_ram_bytes_per_gpu * used_per_node)
+    host, text = training_host_ram(load, shape.memory.host_ram_bytes_per_gpu, used_per_node)
     dataset = (dataset_tokens or 0) * consts.dataset_bytes_per_token
-    return NodeNeeds(files, host, dataset, checkpoint, needs_fabric=nodes > 1 and shape.setup.method == "full")
+    fabric = nodes > 1 and shape.setup.method == "full"
+    return NodeNeeds(files, host, dataset, checkpoint, needs_fabric=fabric, host_ram_text=text)
 
 
 #: A plan's training options on one hardware (:func:`training_options`) and the reasons layouts there were ruled

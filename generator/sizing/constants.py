@@ -10,7 +10,7 @@ import math
 
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
-from generator.units import GIB, MIB
+from generator.units import GB, GIB, MIB
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
@@ -72,6 +72,7 @@ class Constants(NamedTuple):
     nvswitch_power_w: float = 100.0
     fan_power_fraction: float = 0.10
     host_os_ram_bytes: int = 16 * GIB
+    checkpoint_shard_bytes: int = 5 * GB
     dataset_bytes_per_token: int = 4
     checkpoints_kept: int = 2
     amortization_months: int = 36
@@ -346,8 +347,17 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     ),
     "host_os_ram_bytes": (
         "RAM kept for the operating system, agents and page cache floor on every node (and a training job's data "
-        "loader workers and pinned transfer buffers).",
+        "loader workers, pinned transfer buffers and its processes' own resident memory: Python, PyTorch, the CUDA "
+        "runtime).",
         "planning value (kubelet + container runtime + monitoring agents + OS)",
+    ),
+    "checkpoint_shard_bytes": (
+        "Largest shard of a sharded safetensors checkpoint: what a LoRA / QLoRA trainer's process holds in host RAM "
+        "at once as it loads the model shard by shard (a tensor larger than it is a shard of its own; the whole "
+        "checkpoint where smaller).",
+        "transformers save_pretrained / huggingface_hub default max_shard_size '5GB' = 5 x 10^9 bytes "
+        "(https://huggingface.co/docs/transformers/big_models); low_cpu_mem_usage loading reads a sharded "
+        "checkpoint shard by shard (https://huggingface.co/docs/transformers/main_classes/model#large-model-loading)",
     ),
     "dataset_bytes_per_token": (
         "Bytes per token of a tokenized training dataset on disk.",

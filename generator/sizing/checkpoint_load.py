@@ -1,0 +1,90 @@
+"""Host RAM a training job holds while it loads the model's checkpoint (newuser29 item 3).
+
+Two ways a trainer reads the checkpoint:
+
+- **shard by shard** (LoRA and QLoRA with unsharded model states, ZeRO 0-2): each GPU's process loads the model
+  with a ``device_map`` or a ``quantization_config`` (bitsandbytes), which implies ``low_cpu_mem_usage``: the model is
+  created on the meta device and "the state dict is then loaded inside it (shard by shard in the case of a sharded
+  checkpoint)" (https://huggingface.co/docs/transformers/main_classes/model#large-model-loading); each tensor goes to
+  the GPU (and is quantized there) as its shard is read. The files are memory-mapped safetensors: their pages are
+  file cache (the plan's soft ``model_file_bytes``), so what a process holds at once is about one shard. A
+  checkpoint is sharded by ``save_pretrained``'s ``max_shard_size``, 5 GB by default
+  (https://huggingface.co/docs/transformers/big_models: "by default it is 5GB"), and a tensor larger than that gets
+  a shard of its own; a checkpoint smaller than a shard is one file, held whole.
+- **whole** (full fine-tuning, or model states sharded by ZeRO-3 / FSDP): the model is built in host memory
+  before it is moved or sharded: FSDP's ``cpu_ram_efficient_loading`` loads it on one process and the others
+  receive their shards, a full fine-tune without a device map materializes it on the CPU. Counted once a job, as
+  one process reads it and the rest receive their shards.
+
+The trainer processes' own resident memory (Python, PyTorch and the CUDA runtime), their data loaders and pinned
+transfer buffers are in the node's OS reserve (``host_os_ram_bytes``), as before.
+"""
+
+from __future__ import annotations
+
+from generator.named_tuple import NamedTuple
+from generator.sizing.architecture import Architecture
+from generator.sizing.constants import Constants
+from generator.sizing.precision import weight_format
+from generator.sizing.training import TrainingSetup
+from generator.sizing.weights import size_weights
+from generator.units import GB, GIB
+
+#: bf16 bytes a parameter of the checkpoint a trainer loads (the 16-bit weights the model is published in).
+_BF16_BYTES = 2
+
+
+class CheckpointLoad(NamedTuple):
+    """Host RAM held while the checkpoint is loaded, and what it is."""
+
+    #: Bytes held at the peak of the load, by one process (``per_process``) or by one process of the job.
+    held_bytes: int
+    #: Each GPU's process holds ``held_bytes`` at once (shard by shard), or one process per job (whole).
+    per_process: bool
+    #: The whole bf16 checkpoint.
+    checkpoint_bytes: int
+    #: What is counted, as a reason or a refusal says it.
+    text: str
+
+
+def _largest_tensor_bytes(arch: Architecture) -> int:
+    """bf16 bytes of the checkpoint's largest tensor: the embedding table or one weight matrix."""
+    matrices = (linear.in_features * linear.out_features for layer in arch.layers for linear in layer.linears)
+    return max(arch.embedding_params, max(matrices, default=0)) * _BF16_BYTES
+
+
+def size_checkpoint_load(arch: Architecture, setup: TrainingSetup, consts: Constants) -> CheckpointLoad:
+    """Host RAM ``setup`` holds while loading ``arch``'s checkpoint (see the module's docstring)."""
+    whole = size_weights(arch, weight_format("bf16")).total_bytes
+    if setup.method == "full" or setup.zero_stage >= 3:
+        why = "full fine-tuning" if setup.method == "full" else f"ZeRO-{setup.zero_stage} / FSDP"
+        text = f"{whole / GIB:.2f} GiB: the whole bf16 checkpoint, built in host memory by one process as the job starts ({why})"
+        return CheckpointLoad(whole, False, whole, text)
+    shard = max(consts.checkpoint_shard_bytes, _largest_tensor_bytes(arch))
+    if whole <= shard:
+        text = f"{whole / GIB:.2f} GiB a GPU's process holds loading the bf16 checkpoint: its one file"
+        return CheckpointLoad(whole, True, whole, text)
+    text = (
+        f"{shard / GIB:.2f} GiB a GPU's process holds loading the bf16 checkpoint: one {shard / GB:.3g} GB shard of its "
+        f"{whole / GIB:.2f} GiB at a time (memory-mapped: the rest is page cache)"
+    )
+    return CheckpointLoad(shard, True, whole, text)
+
+
+def training_host_ram(load: CheckpointLoad, offloaded_per_gpu: int, gpus: int) -> tuple[int, str]:
+    """Host RAM a node of ``gpus`` GPUs of the job must hold beyond its OS reserve, and what it is.
+
+    The larger of what loading the checkpoint holds (:func:`size_checkpoint_load`: per GPU's process, or once) and
+    what the setup offloads to the CPU over the node's GPUs: the shards are released once the weights are on the
+    GPUs, before the optimizer states or saved activations are offloaded.
+    """
+    loading = load.held_bytes * (gpus if load.per_process else 1)
+    offloaded = offloaded_per_gpu * gpus
+    if offloaded > loading:
+        text = (
+            f"{offloaded / GIB:.2f} GiB the setup offloads to the CPU (optimizer states, parameters or saved "
+            f"activations of {gpus} GPU(s)), more than loading the checkpoint holds"
+        )
+        return offloaded, text
+    each = f" x {gpus} GPUs" if load.per_process and gpus > 1 else ""
+    return loading, f"{load.text}{each}"
