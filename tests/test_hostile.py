@@ -105,7 +105,11 @@ CASES = [
     pytest.param(VALID + "  rack_power_kw: .inf\n", "not a finite number", id="rack-power-inf"),
     pytest.param(VALID + "  max_budget_usd_per_month: .nan\n", "not a finite number", id="budget-nan"),
     pytest.param(VALID + "  max_nodes: 10000000000\n", "out of range", id="max-nodes-huge"),
-    pytest.param(VALID + "constants:\n  pue: " + "1" * 400 + "\n", "too large for a number", id="constant-int-beyond-float"),
+    pytest.param(
+        VALID + "constants:\n  pue: " + "1" * 400 + "\n",
+        "is out of range: must be <= 1000000000000",
+        id="constant-int-beyond-float",
+    ),
     pytest.param(VALID + "constants:\n  pue: " + "1" * 5000 + "\n", "a number of 5,000 digits", id="constant-past-int-digits"),
     pytest.param(VALID + "prices:\n  dell-r760: .nan\n", "not a finite number", id="price-nan"),
     pytest.param(VALID + "prices:\n  Dell-R760: 3.0\n", "unknown platform 'Dell-R760'", id="price-id-case"),
@@ -479,9 +483,8 @@ def test_a_workload_linked_out_of_its_repository_is_refused(tmp_path: Path, caps
     os.symlink("real.yaml", repo / "ok.yaml")  # a link inside the repository is read
     code, _, err, _, _ = run_cli(capsys, repo, "validate", "w.yaml")
     assert code == 1 and "w.yaml: a symlink that resolves outside the repository" in err and "ghp_" not in err
-    # an OLD refused counts as an empty fleet, with why (as any OLD that cannot be planned)
-    code, out, err, _, _ = run_cli(capsys, repo, "diff", "old.json", "ok.yaml")
-    assert "old.json: a symlink that resolves outside the repository" in out and "ghp_" not in out + err
+    code, out, err, _, _ = run_cli(capsys, repo, "diff", "old.json", "ok.yaml")  # a spec.json not read fails diff
+    assert code == 1 and "old.json: a symlink that resolves outside the repository" in err and "ghp_" not in out + err
     code, _, err, _, _ = run_cli(capsys, repo, "validate", "ok.yaml")
     assert code == 0, err
 

@@ -464,11 +464,13 @@ def constant_docs() -> dict[str, dict[str, Any]]:
 
 #: Allowed range of each constant: (low, low inclusive, high, high inclusive); None is unbounded.
 #: Fractions of a peak are in [0.001, 1] (below a thousandth no layout is worth sizing, and the quotients of a smaller
-#: divisor overflow); shares of something else in [0, 1); divisors and counts > 0.
+#: divisor overflow); shares of something else in [0, 1); divisors and counts > 0; nothing above 10^12 (watts, bytes,
+#: seconds, dollars: fuzz25 M8, 1e308 watts overflowed the sizing to infinity, an error at no field).
+MOST_CONSTANT = 1e12
 _FRACTION_OF_PEAK = (0.001, True, 1, True)
 _SHARE = (0, True, 1, False)
-_POSITIVE = (0, False, None, False)
-_NON_NEGATIVE = (0, True, None, False)
+_POSITIVE = (0, False, MOST_CONSTANT, True)
+_NON_NEGATIVE = (0, True, MOST_CONSTANT, True)
 CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     **dict.fromkeys(Constants._fields, _NON_NEGATIVE),
     **dict.fromkeys(
@@ -493,9 +495,9 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
     ),
     **dict.fromkeys(("safety_margin_fraction", "fan_power_fraction"), _SHARE),
     "host_overlap_fraction": (0, True, 1, True),
-    "pue": (1, True, None, False),
+    "pue": (1, True, MOST_CONSTANT, True),
     # a 95th percentile is at least the mean; a GEMM reaches half its rate at one token or more
-    **dict.fromkeys(("ttft_p95_factor", "gemm_half_efficiency_tokens"), (1, True, None, False)),
+    **dict.fromkeys(("ttft_p95_factor", "gemm_half_efficiency_tokens"), (1, True, MOST_CONSTANT, True)),
     # the engine settings these fill are bounded as the workload's own fields (inference.max_num_batched_tokens,
     # inference.max_num_seqs), so a constant renders nothing a field would refuse
     "prefill_chunk_tokens": (0, False, 16777216, True),
