@@ -549,7 +549,7 @@ class _Options(NamedTuple):
     #: services on, the GPUs the services chosen before hold, and the owned servers free. A pass sharing servers, which
     #: reads only its first choice, keeps that alone, and the order its options take before any servers are shared
     #: (:class:`_BaseOrder`, by the kind, the owned servers free and the objective).
-    ranked: dict[tuple[object, ...], list[Option] | _BaseOrder]
+    ranked: dict[tuple[object, ...], list[Option] | _BaseOrder | None]
 
 
 #: Options per deployment index and owned servers still free (with and without those whose idle GPUs a service may take).
@@ -674,9 +674,12 @@ def _choose(
             )
             if shared is not None and runners_up is not None:  # the pass reads its first choice alone
                 base_at = ("shared-base", held_here, owned_free, objective)
-                base = cast("_BaseOrder", ranked[base_at]) if base_at in ranked else None
                 fits = functools.partial(_fits_owned, not_bought, free=free, busy=shared, whole=whole)
-                ranked[ranking], ranked[base_at] = _first_ranked(allowed, base, shared, by, fits)
+                if base_at not in ranked:  # most bases serve one pass (a kind held once): formed on the second
+                    ranked[ranking], ranked[base_at] = _first_ranked(allowed, None, shared, by, fits, form=False)
+                else:
+                    base = cast("_BaseOrder | None", ranked[base_at])
+                    ranked[ranking], ranked[base_at] = _first_ranked(allowed, base, shared, by, fits)
             else:
                 if shared:  # the idle GPUs of an owned server no more of are bought hold only so many replicas
                     allowed = [o for o in allowed if _fits_owned(not_bought, o, free, shared, whole)]
@@ -797,13 +800,24 @@ def _first_ranked(
     busy: dict[ServerKey, int],
     key: Callable[[Option], tuple[object, ...]],
     fits: Callable[[Option], bool],
-) -> tuple[list[Option], _BaseOrder]:
+    form: bool = True,
+) -> tuple[list[Option], _BaseOrder | None]:
     """``[sorted(fitting, key=key)[0]]`` of the options ``fits`` keeps of ``allowed`` ([] if none), and ``base``.
 
-    ``base`` is formed here where None. The options on no kind ``busy`` holds keep their place in ``base``: the first
-    of them there is their best. The others (and those ``base`` does not order) are ranked afresh; the least (key,
-    index) is the stable sort's first.
+    ``base`` is formed here where None (``form``; else none is formed: the least (key, index) of every option, those
+    on a kind ``busy`` holds where they fit, and None for ``base``). The options on no kind ``busy`` holds keep their
+    place in ``base``: the first of them there is their best. The others (and those ``base`` does not order) are
+    ranked afresh; the least (key, index) is the stable sort's first.
     """
+    if base is None and not form:
+        least: tuple[tuple[object, ...], int] | None = None
+        for i, opt in enumerate(allowed):
+            if any(busy.get(part.server_kind) for part in opt.pieces) and not fits(opt):
+                continue
+            ranked = (key(opt), i)
+            if least is None or ranked < least:
+                least = ranked
+        return ([] if least is None else [allowed[least[1]]]), None
     if base is None:
         on_kind: dict[ServerKey, list[int]] = {}
         for i, o in enumerate(allowed):

@@ -9,6 +9,7 @@ interleaved with decode (chunked prefill) stretch each decode step by the comput
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -116,7 +117,7 @@ def _points(
     def waited(chunk: int) -> float:
         chunk = min(chunk, spec.avg_input_tokens)
         if chunk not in alone:
-            tokens = consts._replace(prefill_chunk_tokens=chunk)
+            tokens = with_engine_tokens(consts, None, chunk)
             alone[chunk] = prefill_seconds(arch, par, acc, spec.avg_input_tokens, tokens, mem.weights)
         return alone[chunk]
 
@@ -362,7 +363,20 @@ def engine_constants(spec: InferenceSpec, gpu: GpuSpec, consts: Constants, whole
     """``consts`` with the engine's tokens a forward pass on ``gpu``: a prompt is prefilled in passes of that many."""
     if spec.engine != "vllm":
         return consts
-    return consts._replace(prefill_chunk_tokens=batched_tokens(spec, gpu, consts, whole))
+    return with_engine_tokens(consts, None, batched_tokens(spec, gpu, consts, whole))
+
+
+@functools.lru_cache(maxsize=4096)
+def with_engine_tokens(consts: Constants, max_num_seqs: int | None, prefill_chunk_tokens: int) -> Constants:
+    """``consts`` with the engine's tokens a forward pass (and its ``max_num_seqs`` where given), one copy per distinct set.
+
+    Sizing a layout forms these several times (its batch limits, its points, each chunk a prompt waits for): a copy of
+    the constants' many fields each time cost more than the arithmetic it feeds, and the sizing caches then compared
+    equal copies field by field.
+    """
+    if max_num_seqs is None:
+        return consts._replace(prefill_chunk_tokens=prefill_chunk_tokens)
+    return consts._replace(max_num_seqs=max_num_seqs, prefill_chunk_tokens=prefill_chunk_tokens)
 
 
 def max_running(spec: InferenceSpec, gpu: GpuSpec, consts: Constants) -> int:
@@ -560,7 +574,7 @@ def _layout_shape(
         return None, LayoutBlocked(f"TP{tp}" + (f" PP{pp}" if pp > 1 else "") + f": {problems[0]}"), True
     nvlink = nvlink_replica(gpu.interconnect_kind, gpu.nvlink_domain_gpus, par)
     for limit in limits:  # vLLM's profiling run samples, and its graphs capture, that many sequences
-        engine_consts = consts._replace(max_num_seqs=limit, prefill_chunk_tokens=tokens) if spec.engine == "vllm" else consts
+        engine_consts = with_engine_tokens(consts, limit, tokens) if spec.engine == "vllm" else consts
         if spec.pooling:  # vLLM profiles a pooling model's pooler, not a sampler: no rows of logits
             engine_consts = engine_consts._replace(sampler_bytes_per_logit=0)
         mem = size_inference(
