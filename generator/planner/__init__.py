@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from generator.planner.candidates import RankingMemo
     from generator.planner.inventory import ServerKey
     from generator.planner.option import Option
-    from generator.planner.plan import Candidate, Finding, Plan
+    from generator.planner.plan import Candidate, Finding, Plan, Pool
     from generator.planner.training_candidates import TrainingSizes
     from generator.sizing.constants import Constants
 
@@ -310,8 +310,13 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
     server_kinds = sorted({o.server_kind for _, best, rest in first for o in (best, *rest) if o.shares_servers})
     kinds: list[Kind] = [*(gpu_kinds if len(gpu_kinds) > 1 else []), *(server_kinds if len(server_kinds) > 1 else [])]
 
-    def sharing(orders: list[list[int] | None], withheld: frozenset[ServerKey] = frozenset()) -> None:
-        """The passes where services share servers: in each order, held to each kind, and the largest held alone."""
+    def sharing(
+        orders: list[list[int] | None], withheld: frozenset[ServerKey] = frozenset(), among: set[Kind] | None = None
+    ) -> None:
+        """The passes where services share servers: in each order, held to each kind, and the largest held alone.
+
+        ``among``: the kinds held to, where not every kind (those of the fleets built so far).
+        """
         runners_up = _RunnersUp.of([[best, *rest] for _, best, rest in passes[0]])
         for order in orders:
             try:
@@ -325,6 +330,8 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
             _choose, loaded, consts, enumerated, sizes, share=True, order=by_size, runners_up=runners_up, withheld=withheld
         )
         for kind in kinds:
+            if among is not None and kind not in among:
+                continue
             try:
                 add(held_to(on=kind), kind)
             except InfeasibleError:
@@ -332,6 +339,8 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         # the largest service on each server kind, the others sharing its idle GPUs or on their own best servers: its
         # best layout alone may leave none idle, or cost a little less on a kind the others cannot share
         for kind in server_kinds if len(server_kinds) > 1 else []:
+            if among is not None and kind not in among:
+                continue
             ceiling = min(_fleet_rank(wl.objective, f)[0] for f, _ in fleets) if fleets else None
             try:
                 add(held_to(on=kind, anchor=True, ceiling=ceiling), None)
@@ -356,12 +365,14 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
     if len(owned_kinds) > 1 and passes:
         # and owned kinds left off, the others used first: a greedy pass may place a service on a kind whose upkeep the
         # fleet need not pay (fuzz24 item H2: an owned R760 beside a DGX A100 cost $484 more); every set of kinds left
-        # off up to MAX_OWNED_KINDS_WITHHELD kinds, else each kind alone and all but each
+        # off up to MAX_OWNED_KINDS_WITHHELD kinds, else each kind alone and all but each; held to the kinds of the
+        # fleets built so far only (fuzz25 H3: every catalog kind in every set took 367 s and 2.5 GB for 8 owned kinds)
+        among: set[Kind] = {k for f, _ in fleets for p in f.pools for k in (p.node.gpu_id, _pool_kind(p))}
         for withheld in _withheld_sets(owned_kinds):
             with contextlib.suppress(InfeasibleError):
                 add(_choose(loaded, consts, enumerated, sizes, share=False, withheld=withheld), None)
             if services >= 2:
-                sharing([by_size], withheld)
+                sharing([by_size], withheld, among)
     if not fleets:
         raise _nearest(errors)
     objective = _fleet_objective(wl.objective, [f for f, _ in fleets])
@@ -466,6 +477,11 @@ def _fleet_figure(plan: Plan, objective: str) -> str:
 
 #: Up to this many owned kinds, every set of them is left off in a pass of its own (2^4 - 2 = 14 sets).
 MAX_OWNED_KINDS_WITHHELD = 4
+
+
+def _pool_kind(pool: Pool) -> ServerKey:
+    """The server kind a pool's nodes are (as :attr:`Option.server_kind` names an option's)."""
+    return (pool.node.platform_id, pool.node.gpu_id, pool.node.gpus)
 
 
 def _withheld_sets(kinds: list[ServerKey]) -> list[frozenset[ServerKey]]:
