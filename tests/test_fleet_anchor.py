@@ -8,6 +8,8 @@ else fits; the passes that hold every service to p5 put embed and rerank there t
 planner now also holds only the largest service to each server kind and ranks the others on every kind by what
 they add: agent (3 x TP1) and summarise (1 x TP1) take the 4 idle H100s, embed and rerank 3 + 3 g6e.xlarge.
 The pinned plan (chat, agent and summarise on aws-p5-48xlarge, embed and rerank on aws-g6e-xlarge) is the oracle.
+With the 1-GPU p5.4xlarge in the catalog the size order gave the last idle H100 to embed ($5.58/h alone) and rented
+summarise a p5.4xlarge ($6.88/h): $89,456; the anchor pass also takes the others dearest alone first.
 """
 
 from __future__ import annotations

@@ -200,8 +200,9 @@ def test_planner_choice_equals_exhaustive_optimum(
 
 
 def test_small_inference_deployments_share_a_node(tmp_path: Path) -> None:
+    # on the 8-GPU p5.48xlarge alone: two 1-GPU services share one (on AWS at large each rents a p5.4xlarge of its own)
     text = _inference_yaml("meta-llama/Llama-3.1-8B-Instruct", 0.5, 4096, ["h100-sxm5-80gb"], "aws", "cost", 200)
-    text = text.replace(
+    text = text.replace("  provider: aws\n", "  provider: aws\n  platforms: [aws-p5-48xlarge]\n").replace(
         "deployments:\n",
         "deployments:\n  - name: other\n    model: Qwen/Qwen2.5-7B-Instruct\n    inference: {max_context_tokens: 4096}\n",
     )

@@ -145,13 +145,15 @@ deployments:
 hardware:
   gpus: [h100-sxm5-80gb]
   provider: aws
+  platforms: [aws-p5-48xlarge]
   max_budget_usd_per_month: {cap}
 """
 
 
 @pytest.mark.parametrize(("cap", "feasible"), [(50000, True), (30000, False)])
 def test_a_rented_run_longer_than_a_month_counts_one_month(tmp_path: Path, cap: int, feasible: bool) -> None:
-    # 300B tokens of LoRA on one p5 ($55.04 an hour) take about 1,190 hours: the run costs about $65,700,
+    # (pinned: a p5.4xlarge's month is $5,022) 300B tokens of LoRA on one p5.48xlarge ($55.04 an hour) take about
+    # 1,190 hours: the run costs about $65,700,
     # a month of it $40,179. A monthly budget holds a month of the run: $50,000 suffices, $30,000 does not.
     job = _job_within_budget(_load(tmp_path, LONG_RUN.format(cap=cap)), feasible)
     if job is None:

@@ -151,6 +151,8 @@ def test_70b_chat_uses_the_nvlink_board_that_costs_less_per_replica(tmp_path: Pa
 
 def test_idle_gpus_are_counted_and_reported(tmp_path: Path) -> None:
     text = _chat("meta-llama/Llama-3.1-8B-Instruct", 0.5, ["h100-sxm5-80gb"], provider="aws")
+    # on the 8-GPU p5.48xlarge alone (AWS at large rents the 1-GPU p5.4xlarge for it, with no idle GPU)
+    text = text.replace("  provider: aws\n", "  provider: aws\n  platforms: [aws-p5-48xlarge]\n")
     # pinned to one GPU per replica: an unpinned plan fills the 8-GPU instance (TP8) rather than leave GPUs idle on a tie
     text = text.replace("    inference:\n", "    parallelism: {tp: 1, pp: 1}\n    inference:\n")
     plan = plan_workload(_load(tmp_path, text))
@@ -315,6 +317,7 @@ deployments:
 hardware:
   gpus: [h100-sxm5-80gb]
   provider: aws
+  platforms: [aws-p5-48xlarge]
 """
 
 
@@ -910,6 +913,8 @@ deployments:
                 slo: {ttft_p95_ms: 500, tpot_ms: 20}}
 hardware:
   provider: aws
+  # every AWS GPU but the H100, whose 1-GPU p5.4xlarge now serves each service alone for less ($25,112/month)
+  gpus: [a10g-24gb, a100-sxm4-40gb, a100-sxm4-80gb, b200-sxm-180gb, b300-sxm-270gb, h200-sxm-141gb, l4-24gb, l40s-48gb]
 """
 
 

@@ -115,13 +115,15 @@ deployments:
 hardware:
   gpus: [h100-sxm5-80gb]
   provider: aws
+  platforms: [aws-p5-48xlarge]
 """
 
 
 @pytest.mark.parametrize(
     ("text", "servers", "co_located"),
     [
-        # two small services: one 8-GPU instance shared (6 GPUs idle) beats two filled ones on cost
+        # two small services on the 8-GPU p5.48xlarge (pinned: AWS rents each a 1-GPU p5.4xlarge): one shared (6 GPUs
+        # idle) beats two filled ones on cost
         pytest.param(MIXED_SMALL, 1, True, id="sharing-wins-on-cost"),
         # different platforms: nothing to share, so the idle-free layouts stand
         pytest.param((REPO / "examples" / "rack-density.yaml").read_text(), 6, False, id="nothing-to-share"),

@@ -26,9 +26,12 @@ hardware:
 """
 
 
-def _plan(tmp_path: Path, precision: str) -> tuple[str, str, str | None]:
+def _plan(tmp_path: Path, precision: str, a100_only: bool = False) -> tuple[str, str, str | None]:
     path = tmp_path / "ap.yaml"
-    path.write_text(WORKLOAD.format(precision=precision), encoding="utf-8")
+    text = WORKLOAD.format(precision=precision)
+    if a100_only:
+        text = text.replace("  provider: aws\n", "  provider: aws\n  gpus: [a100-sxm4-40gb, a100-sxm4-80gb]\n")
+    path.write_text(text, encoding="utf-8")
     _, plan = plan_file(str(path))
     (dep,) = plan.deployments
     said = [f for f in plan.findings if f.code == "cheaper-allowed-precision"]
@@ -38,11 +41,22 @@ def _plan(tmp_path: Path, precision: str) -> tuple[str, str, str | None]:
 def test_an_allowed_cheaper_precision_is_costed_not_chosen(tmp_path: Path) -> None:
     precision, platform, message = _plan(tmp_path, "      allowed_precisions: [fp8, int4]\n")
     assert (precision, platform) == ("bf16", "aws-p4de-24xlarge")  # 2 x TP8 on 80 GB A100s at bf16
-    # each allowed format's own best layout, with its cost, against the one planned: fp8 and int4 weights fit two
-    # 40 GB p4d, which cost $32,058 a month against $40,073 for two p4de (int4 as 2 x TP8 since the A100's measured
-    # NCCL all-reduce share, benchmarks/CALIBRATION.md 2026-12-02 eighth entry: 4 x TP4 before, the same servers)
+    # each allowed format's own best layout, with its cost, against the one planned ($40,073 for two p4de): fp8 as
+    # 3 x TP1 PP2 on 6 x p5.4xlarge (1 H100 each, $6.88/h x 6 x 730 = $30,134.40), int4 as 5 x TP1 on 5 of them
+    # ($25,112); before the 1-GPU p5.4xlarge both were 2 x TP8 on two 40 GB p4d at $32,058
     fp8, int4 = (_plan(tmp_path, f"      precision: {p}\n") for p in ("fp8", "int4"))
+    assert fp8[1] == int4[1] == "aws-p5-4xlarge"
+    assert message is not None
+    assert message.startswith(
+        "deployment chat, on servers of its own: fp8 (allowed) would take 3 x TP1 PP2 on 6 x aws-p5-4xlarge (1 x "
+        "h100-sxm5-80gb) at $30,134/month; int4 (allowed) would take 5 x TP1 on 5 x aws-p5-4xlarge (1 x h100-sxm5-80gb) "
+        "at $25,112/month, against $40,073/month for 2 x TP8 on 2 x aws-p4de-24xlarge (8 x a100-sxm4-80gb) at bf16"
+    )
+    # on A100s alone (the catalog before p5.4xlarge): both on two 40 GB p4d at $32,058 (int4 as 2 x TP8 since the
+    # A100's measured NCCL all-reduce share, benchmarks/CALIBRATION.md 2026-12-02 eighth entry)
+    fp8, int4 = (_plan(tmp_path, f"      precision: {p}\n", a100_only=True) for p in ("fp8", "int4"))
     assert fp8[1] == int4[1] == "aws-p4d-24xlarge"
+    message = _plan(tmp_path, "      allowed_precisions: [fp8, int4]\n", a100_only=True)[2]
     assert message is not None
     assert message.startswith(
         "deployment chat, on servers of its own: fp8 (allowed) would take 2 x TP8 on 2 x aws-p4d-24xlarge (8 x "
@@ -54,12 +68,12 @@ def test_an_allowed_cheaper_precision_is_costed_not_chosen(tmp_path: Path) -> No
 @pytest.mark.parametrize(
     "precision",
     [
-        "      precision: fp8\n      allowed_precisions: [int4]\n",  # int4 buys the same two p4d: no saving
+        "      precision: fp8\n      allowed_precisions: [int4]\n",  # on A100s int4 buys the same two p4d: no saving
         "      allowed_precisions: [bf16]\n",  # the precision planned is not compared with itself
     ],
 )
 def test_no_finding_without_a_saving(tmp_path: Path, precision: str) -> None:
-    assert _plan(tmp_path, precision)[2] is None
+    assert _plan(tmp_path, precision, a100_only=True)[2] is None
 
 
 @pytest.mark.parametrize("allowed", ["fp32", "fp16"])

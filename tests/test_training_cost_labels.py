@@ -1,7 +1,8 @@
 """A training job's cost is labelled the way it is paid: per run when rented, per month when the servers are bought.
 
-Hand figures for examples/mixed.yaml (AWS g6e.xlarge on demand in us-east-1, $1.861 an hour in prices.json):
-the services run on 3 + 5 instances for a month, 8 x 1.861 x 730 = $10,868.24; the LoRA job rents 7 instances,
+Hand figures for examples/mixed.yaml (AWS on demand in us-east-1 in prices.json: g6e.xlarge $1.861, p5.4xlarge $6.88
+an hour): the services run on 3 g6e.xlarge and 1 p5.4xlarge for a month, (3 x 1.861 + 6.88) x 730 = $9,097.99
+($10,868.24 on 3 + 5 g6e.xlarge before the catalog had p5.4xlarge); the LoRA job rents 7 g6e.xlarge,
 7 x 1.861 = $13.027 an hour, for 22.13 h: $288.30 a run, and has no monthly figure of its own.
 """
 
@@ -26,7 +27,7 @@ def test_a_rented_training_job_reports_its_rate_hours_and_cost_per_run_not_a_mon
     assert costs == {"hours": 22.13, "capex_usd": None, "usd_per_hour": 13.03, "usd_per_job": 288.3, "gpu_hours_per_job": 154.9}
     (pool,) = [p for p in plan.pools if p.name in job.pools]
     assert pool.usd_per_hour == pytest.approx(7 * 1.861) and pool.opex_usd_per_month is None
-    assert plan.totals["usd_per_month"] == pytest.approx(8 * 1.861 * 730, abs=0.005)
+    assert plan.totals["usd_per_month"] == pytest.approx((3 * 1.861 + 6.88) * 730, abs=0.005)
     assert plan.totals["opex_usd_per_month"] == plan.totals["usd_per_month"]
     assert plan.totals["training_usd_per_job"] == job.details["usd_per_job"]
 
@@ -70,7 +71,7 @@ def test_training_on_owned_servers_pays_their_running_cost_not_a_purchase(tmp_pa
     "line",
     [
         pytest.param(
-            "assistant-platform: 15 GPUs on 15 node(s), 11.7 kW, $10,868/month + $288 per training run (rented per job)",
+            "assistant-platform: 11 GPUs on 11 node(s), 9.0 kW, $9,098/month + $288 per training run (rented per job)",
             id="text-total",
         ),
         pytest.param(
@@ -87,5 +88,5 @@ def test_text_report_labels_training_cost_per_run(line: str) -> None:
 
 def test_spec_md_total_matches_the_text_report() -> None:
     spec = render_file(MIXED)["SPEC.md"]
-    assert "| $10,868/month + $288 per training run (rented per job) |" in spec
+    assert "| $9,098/month + $288 per training run (rented per job) |" in spec
     assert "usd_per_month: 8,151" not in spec

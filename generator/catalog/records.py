@@ -504,6 +504,9 @@ class PlatformSpec(NamedTuple):
     psu_fault_tolerant: bool = False
     #: PCIe lanes its CPU gives each GPU slot, by GPUs fitted (:attr:`CpuSpec.gpu_slot_lanes`, set by the catalog).
     gpu_slot_lanes: tuple[tuple[int, int], ...] = ()
+    #: GPUs EC2 DescribeInstanceTypes reports for an AWS instance type where that differs from its GPUs (p5.4xlarge:
+    #: 0), which tools sizing instance types from that API (Karpenter) go by; None: the API's count is its GPUs.
+    ec2_api_gpus: int | None = None
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> PlatformSpec:
@@ -551,6 +554,7 @@ class PlatformSpec(NamedTuple):
             hosts=hosts,
             not_on_demand=(rec.get("not_on_demand") or {}).get("sold_through"),
             max_nvme_drives=(rec.get("max_nvme_drives") or {}).get("count"),
+            ec2_api_gpus=(rec.get("ec2_api_gpus") or {}).get("count"),
         )
 
     @property

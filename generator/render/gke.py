@@ -227,14 +227,19 @@ def gke_storage_vars(node: NodeSpec) -> dict[str, Any]:
 
 
 def gke_network_vars(node: NodeSpec) -> dict[str, Any]:
-    """A GKE node's NICs as group vars: gVNIC, and the GPUDirect transport of its GPU NICs (none, TCPX, TCPXO, RDMA)."""
+    """A GKE node's NICs as group vars: gVNIC, and the GPUDirect transport of its GPU NICs (none, TCPX, TCPXO, RDMA).
+
+    A machine type without GPU NICs has no GPUDirect transport, whatever its family's: a3-highgpu-1g/2g/4g have the
+    gVNIC alone (one physical NIC, https://docs.cloud.google.com/compute/docs/gpus), a3-highgpu-8g four GPU NICs more.
+    """
+    gpu_nics = any(n.role == "fabric" for n in node.nics)
     return {
         "nics": [
             {"role": n.role, "model": n.nic_id, "count": n.count, "port_gbps": n.port_gbps, "protocol": n.protocol}
             for n in node.nics
         ],
         "gvnic": True,
-        "gpudirect": gpudirect(str(node.instance_type)),
+        "gpudirect": gpudirect(str(node.instance_type)) if gpu_nics else None,
     }
 
 

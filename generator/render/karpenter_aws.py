@@ -274,6 +274,39 @@ def reserved_finding(pools: list[Pool]) -> Finding | None:
     )
 
 
+#: Where Karpenter's handling of an instance type whose EC2 API GPU count is wrong is tracked.
+KARPENTER_GPU_COUNT_ISSUE = "https://github.com/aws/karpenter-provider-aws/issues/8368"
+
+
+def api_gpu_count_finding(pools: list[Pool]) -> Finding | None:
+    """AWS NodePools of instance types whose GPU count in EC2 DescribeInstanceTypes is not their GPUs (p5.4xlarge: 0).
+
+    Karpenter reads an instance type's GPUs (its ``instance-gpu-count`` label and ``nvidia.com/gpu`` capacity) from that
+    API, so it matches no such NodePool's GPU-count requirement and launches no such node for a pod requesting GPUs.
+    """
+    wrong = [
+        (p, count)
+        for p in pools
+        if p.node.provider == "aws"
+        and (count := platforms()[p.node.platform_id].ec2_api_gpus) is not None
+        and count != p.node.gpus
+    ]
+    if not wrong:
+        return None
+    each = "; ".join(f"{dns_name(p)}: {p.node.instance_type} has {p.node.gpus}, the API says {count}" for p, count in wrong)
+    return Finding(
+        "warning",
+        "karpenter-api-gpu-count",
+        f"EC2 DescribeInstanceTypes reports a GPU count other than the instance's for these Karpenter NodePools ({each}), "
+        "and Karpenter takes an instance type's GPUs (its karpenter.k8s.aws/instance-gpu-count label and nvidia.com/gpu "
+        "capacity) from that API: it matches no node of the type to the NodePool and launches none for the pods' "
+        f"nvidia.com/gpu requests, which stay Pending ({KARPENTER_GPU_COUNT_ISSUE}, open). Run these pools as the EKS "
+        "managed node groups of terraform/eks-managed-node-groups.tfvars.json instead: their nodes join with the GPUs "
+        "the device plugin finds",
+        "kubernetes",
+    )
+
+
 def aks_os_disk_finding(plan: Plan, pools: list[Pool]) -> Finding | None:
     """AKS pools whose files and images outgrow the largest OS disk an AKSNodeClass asks for (2048 GB)."""
     short = [(p, disk) for p in pools if p.node.provider == "azure" and (disk := root_disk_gib(plan, p)) > AKS_MAX_OS_DISK_GB]
@@ -305,6 +338,7 @@ def with_karpenter_findings(plan: Plan, kubernetes: bool) -> Plan:
             replacement_slot_finding(pools, serving_pools(plan)),
             per_job_grace_finding(pools),
             reserved_finding(pools),
+            api_gpu_count_finding(pools),
             aks_os_disk_finding(plan, pools),
         )
         if f
