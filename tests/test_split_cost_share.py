@@ -192,3 +192,22 @@ def test_a_kind_left_off_is_planned_with_every_sharing_pass(tmp_path: Path) -> N
         path.write_text(text + extra)
         costs.append(round(plan_file(str(path))[1].totals["usd_per_month"], 2))
     assert costs == [13_065.66, 13_065.66]
+
+
+def test_one_owned_kind_is_also_left_off_whole(tmp_path: Path) -> None:
+    """fuzz25 H2: with one owned R760 the embedder took it ($484 of upkeep) beside a bought DGX H100 that holds all
+    three services alone: $10,767 against $10,283 owning nothing. With servers bought, the passes also leave every
+    owned kind off, in every order the sharing passes take."""
+    text = (
+        MIX.replace("requests_per_second: 12,", "requests_per_second: 4,")
+        .replace("requests_per_second: 30, slo: {ttft_p95_ms: 1000", "requests_per_second: 60, slo: {ttft_p95_ms: 1000")
+        .replace("requests_per_second: 50,", "requests_per_second: 200,")
+        .replace("    - {platform: dgx-a100, gpu: a100-sxm4-80gb, count: 1}\n", "")
+        .replace("  inventory:\n", "")
+    )
+    costs = []
+    for extra in ("", "  inventory:\n    - {platform: dell-r760, gpu: l40s-48gb, count: 1}\n"):
+        path = tmp_path / "w.yaml"
+        path.write_text(text + extra)
+        costs.append(round(plan_file(str(path))[1].totals["usd_per_month"], 2))
+    assert costs[1] <= costs[0] and costs[0] == pytest.approx(10_283, abs=1)

@@ -356,11 +356,11 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
                 except InfeasibleError:
                     continue
 
+    shared_orders = list(orders)
+    for order in (by_choice, by_size):
+        if order not in shared_orders:
+            shared_orders.append(order)
     if services >= 2 and passes:
-        shared_orders = list(orders)
-        for order in (by_choice, by_size):
-            if order not in shared_orders:
-                shared_orders.append(order)
         sharing(shared_orders)
     if wl.hardware.inventory and wl.hardware.buy and passes:
         # owned servers used first is a preference of each pass, not of the fleet: a fleet that leaves some off and
@@ -371,17 +371,19 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
             except InfeasibleError:
                 continue
     owned_kinds = sorted(free_servers(wl))
-    if len(owned_kinds) > 1 and passes:
+    if owned_kinds and passes:
         # and owned kinds left off, the others used first: a greedy pass may place a service on a kind whose upkeep the
         # fleet need not pay (fuzz24 item H2: an owned R760 beside a DGX A100 cost $484 more); every set of kinds left
-        # off up to MAX_OWNED_KINDS_WITHHELD kinds, else each kind alone and all but each; held to the kinds of the
-        # fleets built so far only (fuzz25 H3: every catalog kind in every set took 367 s and 2.5 GB for 8 owned kinds)
+        # off up to MAX_OWNED_KINDS_WITHHELD kinds, else each kind alone and all but each, and where servers are bought
+        # all of them (fuzz25 H2: one owned R760 took the embedder beside a bought DGX H100 that held all three alone),
+        # each in every order the sharing passes take; held to the kinds of the fleets built so far only (fuzz25 H3:
+        # every catalog kind in every set took 367 s and 2.5 GB for 8 owned kinds)
         among: set[Kind] = {k for f, _ in fleets for p in f.pools for k in (p.node.gpu_id, _pool_kind(p))}
-        for withheld in _withheld_sets(owned_kinds):
+        for withheld in _withheld_sets(owned_kinds, every=wl.hardware.buy):
             with contextlib.suppress(InfeasibleError):
                 add(_choose(loaded, consts, enumerated, sizes, share=False, withheld=withheld), None)
             if services >= 2:
-                sharing([by_size], withheld, among)
+                sharing(shared_orders, withheld, among)
     if not fleets:
         raise _nearest(errors)
     objective = _fleet_objective(wl.objective, [f for f, _ in fleets])
@@ -493,12 +495,16 @@ def _pool_kind(pool: Pool) -> ServerKey:
     return (pool.node.platform_id, pool.node.gpu_id, pool.node.gpus)
 
 
-def _withheld_sets(kinds: list[ServerKey]) -> list[frozenset[ServerKey]]:
-    """The sets of owned kinds the fleet passes leave off: each proper, non-empty subset of a few, else one or all but one."""
+def _withheld_sets(kinds: list[ServerKey], every: bool) -> list[frozenset[ServerKey]]:
+    """The sets of owned kinds the fleet passes leave off: each proper subset of a few, else one or all but one.
+
+    With ``every`` (servers are bought) all of them too: the fleet of a workload owning none.
+    """
+    whole = [frozenset(kinds)] if every else []
     if len(kinds) <= MAX_OWNED_KINDS_WITHHELD:
         sizes = range(1, len(kinds))
-        return [frozenset(c) for n in sizes for c in itertools.combinations(kinds, n)]
-    return [frozenset([k]) for k in kinds] + [frozenset(kinds) - {k} for k in kinds]
+        return [frozenset(c) for n in sizes for c in itertools.combinations(kinds, n)] + whole
+    return [frozenset([k]) for k in kinds] + [frozenset(kinds) - {k} for k in kinds] + whole
 
 
 def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
