@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from generator.planner import plan_workload
 from generator.planner.plan import Plan
-from generator.render import check_one_cloud_cluster, cloud_cluster, render_plan, render_plans
+from generator.render import check_one_cluster, pools_cluster, render_plan, render_plans
 from generator.workload import LoadedWorkload, load_workload, render_errors
 from generator.workload.loader import given_field
 
@@ -26,8 +26,8 @@ def render_file(path: str) -> dict[str, str]:
 def render_files(paths: list[str]) -> dict[str, str]:
     """Several workload files as one tree for one cluster: ``<workload>/...`` each plus the shared ``cluster/``."""
     planned = [plan_file(path, for_render=True) for path in paths]
-    clusters = [(path, cloud_cluster(plan, loaded.workload)) for path, (loaded, plan) in zip(paths, planned, strict=True)]
-    check_one_cloud_cluster(clusters, given_field)  # where the files differ (render_plans knows no files)
+    clusters = [(path, pools_cluster(plan, loaded.workload)) for path, (loaded, plan) in zip(paths, planned, strict=True)]
+    check_one_cluster(clusters, given_field)  # where the files differ (render_plans knows no files)
     return render_plans([(plan, loaded.workload) for loaded, plan in planned])
 
 

@@ -19,7 +19,7 @@ from generator.input_files import check_distinct_files
 from generator.named_tuple import NamedTuple
 
 if TYPE_CHECKING:
-    from generator.render import CloudCluster
+    from generator.render import PoolsCluster
     from generator.render.gpu_stack import GpuPoolStack
 
 
@@ -39,8 +39,8 @@ class Rendered(NamedTuple):
     #: across a tree's workloads.
     pools: tuple[str, ...] = ()
     hosts: tuple[str, ...] = ()
-    #: The cloud cluster its node pools name (:func:`~generator.render.cloud_cluster`), one across a tree's workloads.
-    cluster: CloudCluster | None = None
+    #: The cluster its node pools join (:func:`~generator.render.pools_cluster`), one across a tree's workloads.
+    cluster: PoolsCluster | None = None
 
 
 class _Failure(NamedTuple):
@@ -57,7 +57,7 @@ def render_one(path: str, alone: bool = True) -> Rendered:
     """
     from generator.api import plan_file
     from generator.findings import locate_findings
-    from generator.render import cloud_cluster, deployed, render_alone, render_workload
+    from generator.render import deployed, pools_cluster, render_alone, render_workload
     from generator.render.hosts import cluster_hosts
 
     loaded, planned = plan_file(path, for_render=True)
@@ -71,7 +71,7 @@ def render_one(path: str, alone: bool = True) -> Rendered:
     hosts = cluster_hosts(plan, wl)
     return Rendered(
         path, wl.name, dict(sorted(files.items())), located, tuple(stacks), "terraform" in wl.outputs, pools, hosts,
-        cloud_cluster(plan, wl),
+        pools_cluster(plan, wl),
     )  # fmt: skip
 
 
@@ -146,7 +146,7 @@ def output_files(results: list[Rendered], single: bool) -> dict[str, str]:
     files, so ``--check`` sees a tree that was added, removed or renamed; each workload tree also keeps
     its own manifest (``NAME/.specgen-manifest``), so it stays a valid output directory by itself.
     """
-    from generator.render import check_cluster_names, check_one_cloud_cluster, check_tree_name, render_shared
+    from generator.render import check_cluster_names, check_one_cluster, check_tree_name, render_shared
     from generator.workload.loader import given_field
     from generator.writer import MANIFEST, manifest_text
 
@@ -167,7 +167,7 @@ def output_files(results: list[Rendered], single: bool) -> dict[str, str]:
         for rel, text in result.files.items():
             files[f"{result.name}/{rel}"] = text
         files[f"{result.name}/{MANIFEST}"] = manifest_text(result.files)
-    check_one_cloud_cluster([(r.file, r.cluster) for r in results], given_field)
+    check_one_cluster([(r.file, r.cluster) for r in results], given_field)
     check_cluster_names([(r.file, r.pools, r.hosts) for r in results])
     files.update(render_shared([(r.name, r.stacks, r.terraform) for r in results]))
     return dict(sorted(files.items()))

@@ -100,7 +100,7 @@ def render_plans(rendered: Sequence[tuple[Plan, Workload]]) -> dict[str, str]:
     """Several workloads in one tree (one cluster): ``<workload>/...`` each, plus one merged ``cluster/`` layer."""
     files: dict[str, str] = {}
     parts: list[tuple[str, Sequence[GpuPoolStack], bool]] = []
-    check_one_cloud_cluster([(workload.name, cloud_cluster(plan, workload)) for plan, workload in rendered])
+    check_one_cluster([(workload.name, pools_cluster(plan, workload)) for plan, workload in rendered])
     for plan, workload in sorted(rendered, key=lambda planned: planned[1].name):  # not the order given
         check_tree_name(workload.name, [name for name, _, _ in parts])
         own, needs = render_workload(deployed(plan, workload, alone=False), workload, alone=False)
@@ -137,10 +137,10 @@ def check_cluster_names(workloads: Sequence[tuple[str, Sequence[str], Sequence[s
 
 
 #: The cluster node pools join: its provider, and on a cloud its name, GKE project and location (bare metal: "", None, None).
-CloudCluster = tuple[str, str, str | None, str | None]
+PoolsCluster = tuple[str, str, str | None, str | None]
 
 
-def cloud_cluster(plan: Plan, workload: Workload) -> CloudCluster | None:
+def pools_cluster(plan: Plan, workload: Workload) -> PoolsCluster | None:
     """The cluster ``workload``'s node pools join; None where it renders none (no Kubernetes).
 
     Bare metal's is its provider alone: its nodes join the kubeadm cluster of the tree, whatever it is called.
@@ -155,7 +155,7 @@ def cloud_cluster(plan: Plan, workload: Workload) -> CloudCluster | None:
 #: Where workload file ``file`` gives the first of ``paths`` it has (:func:`~generator.workload.loader.given_field`).
 FieldLocator = Callable[[str, Sequence[tuple[str, ...]]], Location]
 
-#: The fields of :data:`CloudCluster` in order, as a workload file spells them, and what each is of the cluster.
+#: The fields of :data:`PoolsCluster` in order, as a workload file spells them, and what each is of the cluster.
 _CLUSTER_FIELDS = (
     (("hardware", "provider"), "provider"),
     (("kubernetes", "cluster_name"), "name"),
@@ -164,10 +164,10 @@ _CLUSTER_FIELDS = (
 )
 
 
-def check_one_cloud_cluster(workloads: Sequence[tuple[str, CloudCluster | None]], locate: FieldLocator | None = None) -> None:
+def check_one_cluster(workloads: Sequence[tuple[str, PoolsCluster | None]], locate: FieldLocator | None = None) -> None:
     """Node pools of workloads rendered into one tree must join one cluster: one provider, on a cloud one name and region.
 
-    ``workloads``: (file or name, :func:`cloud_cluster`) each. The cluster name defaults to each workload's own name,
+    ``workloads``: (file or name, :func:`pools_cluster`) each. The cluster name defaults to each workload's own name,
     so workloads that do not set ``kubernetes.cluster_name`` would each target a cluster of their own (EKS discovery
     tags and node roles, GKE clusterRef). The error stands at the first field where a workload differs from the
     one before it (by name), located by ``locate`` where the workloads are files (fuzz24 M5): a cluster name left to
