@@ -284,8 +284,7 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     relocated = None if moved else _place_change(old, new, "region")
     # another provider's or region's pools are another cluster: none of them replaces a node in place (newuser26 item 9);
     # a region named on one side alone may be the other's (the provider configuration's), so pools still compare
-    known = relocated is not None and None not in relocated.values()
-    replacements = [] if moved or known else pool_replacements(old, new)
+    replacements = [] if moved or _named_both(relocated) else pool_replacements(old, new)
     out = {"totals": totals, "replacements": replacements, "pools": pools, "deployments": deployments}
     if said := new_findings(old, new):
         out["new_findings"] = said
@@ -296,6 +295,11 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         | ({"provider_change": moved} if moved else {})
         | ({"region_change": relocated} if relocated else {})
     )
+
+
+def _named_both(change: dict[str, str | None] | None) -> bool:
+    """Whether a change of place names both sides (a region unset on one may be the same region)."""
+    return change is not None and None not in change.values()
 
 
 #: Most new findings a diff lists (the comment stays bounded; the plan has them all).
@@ -845,7 +849,7 @@ def markdown_diff(result: dict[str, Any]) -> str:
             "none resized or replaced in place.",
             "",
         ]
-    if (moved := result.get("region_change")) and None in moved.values():
+    if (moved := result.get("region_change")) and not _named_both(moved):
         named = str(moved["old"] or moved["new"])
         lines += [
             f"**Region: {md_text(one_line(str(moved['old'] or '(unset)')))} → "
@@ -889,7 +893,6 @@ def markdown_diff(result: dict[str, Any]) -> str:
             for f in result["new_findings"]
         ]
     if not result["pools"] and not result["deployments"]:
-        region = result.get("region_change") or {}
-        moved = "provider_change" in result or (region and None not in region.values())
+        moved = "provider_change" in result or _named_both(result.get("region_change"))
         lines += ["", "The same pools and deployments where they move to." if moved else "No change to the fleet."]
     return "\n".join(lines) + "\n"
