@@ -523,7 +523,10 @@ def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
     # an unpriced fleet ranks as cost's fallback does: the power of the servers bought or rented, then of all
     bought = sum((p.nodes - p.owned_nodes) * (p.node.power_components_w or p.node.power_w) for p in plan.pools)
     unpriced = (bought, power) if usd == math.inf else (0, 0)
-    leads = {"gpus": (t["gpus"],), "power": (power,), "power-bought": (bought, power)}
+    # gpus: those bought, as each deployment's options rank them (an owned server's GPUs are had: a fleet leaving the
+    # owned kinds off must not win on a tie of all GPUs, fuzz25 H2's passes)
+    gpus_bought = sum((p.nodes - p.owned_nodes) * p.node.gpus for p in plan.pools)
+    leads = {"gpus": (gpus_bought, t["gpus"]), "power": (power,), "power-bought": (bought, power)}
     lead = leads.get(objective, (usd, jobs, *unpriced))
     return (*lead, t["idle_gpus"], t["nodes"], power)
 
