@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import tracemalloc
 from pathlib import Path
@@ -514,3 +515,24 @@ def test_a_checkpoint_without_its_layers_says_so() -> None:
         "weights sized from the config: the checkpoint's files hold 1 tensor(s) and none of a decoder layer "
         "(an incomplete download?)"
     )
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("tie_word_embeddings", "x", "config field 'tie_word_embeddings' must be true or false, got 'x'"),
+        ("tie_word_embeddings", 1e308, "config field 'tie_word_embeddings' must be true or false, got '1e+308'"),
+        ("torch_dtype", 5, "config field 'torch_dtype' must be a dtype name such as bfloat16, got '5'"),
+        ("torch_dtype", [], None),  # empty: no dtype given, bfloat16
+    ],
+)
+def test_a_config_field_of_the_wrong_type_is_refused(tmp_path: Path, field: str, value: object, said: str | None) -> None:
+    """fuzz25 L1: tie_word_embeddings "x" was read as true (the LM head left uncounted) and torch_dtype 5 as bfloat16."""
+    from generator.calculator.model_source import resolve_model
+
+    (tmp_path / "config.json").write_text(_config(**{field: value}))
+    if said is None:
+        assert resolve_model(str(tmp_path / "config.json")).architecture.torch_dtype == "bfloat16"
+        return
+    with pytest.raises(InputError, match=re.escape(said)):
+        resolve_model(str(tmp_path / "config.json"))

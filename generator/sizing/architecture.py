@@ -322,7 +322,7 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
         other_params=hidden,  # final norm
         vision_params=vision_params,
         rotary_dim=rotary_dim,
-        torch_dtype=str(text.get("torch_dtype") or text.get("dtype") or "bfloat16"),
+        torch_dtype=_dtype(text),
         quantization=parse_quantization_config(text.get("quantization_config")),
         notes=tuple(notes),
         max_model_len=served_context_tokens(text, model_type),
@@ -386,10 +386,21 @@ _UNTIED_BY_DEFAULT = frozenset(
 )
 
 
+def _dtype(text: Mapping[str, Any]) -> str:
+    """The config's ``torch_dtype`` (or ``dtype``), a name such as bfloat16; bfloat16 where it gives none."""
+    dtype = text.get("torch_dtype") or text.get("dtype") or "bfloat16"
+    if not isinstance(dtype, str):  # fuzz25 L1: 5, [] and {} were read as bfloat16 without a word
+        raise ArchitectureError(f"config field 'torch_dtype' must be a dtype name such as bfloat16, got {str(dtype)[:60]!r}")
+    return dtype
+
+
 def _tied(text: Mapping[str, Any], config: Mapping[str, Any], model_type: str) -> bool:
     for cfg in (text, config):
-        if cfg.get("tie_word_embeddings") is not None:
-            return bool(cfg["tie_word_embeddings"])
+        tied = cfg.get("tie_word_embeddings")
+        if tied is not None and not isinstance(tied, bool):  # fuzz25 L1: "x" was read as true, the head uncounted
+            raise ArchitectureError(f"config field 'tie_word_embeddings' must be true or false, got {str(tied)[:60]!r}")
+        if tied is not None:
+            return tied
     return model_type not in _UNTIED_BY_DEFAULT
 
 
