@@ -286,6 +286,9 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     # a region named on one side alone may be the other's (the provider configuration's), so pools still compare
     replacements = [] if moved or _named_both(relocated) else pool_replacements(old, new)
     out = {"totals": totals, "replacements": replacements, "pools": pools, "deployments": deployments}
+    unpriced = {side: found for side, plan in (("old", old), ("new", new)) if (found := _unpriced_pools(plan))}
+    if unpriced:
+        out["unpriced"] = unpriced
     if said := new_findings(old, new):
         out["new_findings"] = said
     payback = buy_vs_rent(old, new)
@@ -295,6 +298,32 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         | ({"provider_change": moved} if moved else {})
         | ({"region_change": relocated} if relocated else {})
     )
+
+
+def _unpriced_pools(plan: dict[str, Any]) -> list[dict[str, str]]:
+    """A plan's pools without a price and why: they leave its cost rows blank.
+
+    newuser28 item 8: a region move read "-" for the fleet's month without a word of the type the region does not price.
+    """
+    return [
+        {"pool": str(p["name"]), "why": str(p.get("price_basis") or "no price")}
+        for p in plan["pools"]
+        if _number(p.get("usd_per_hour")) is None
+    ]
+
+
+def _unpriced_lines(unpriced: dict[str, list[dict[str, str]]]) -> list[str]:
+    """Each side's unpriced pools, at most five named, with why each has no price."""
+    lines = []
+    for side, pools in unpriced.items():
+        named = "; ".join(f"{md_code(p['pool'])} ({md_text(_cut(one_line(p['why']), 200))})" for p in pools[:5])
+        more = f"; {len(pools) - 5} more" if len(pools) > 5 else ""
+        lines += ["", f"{side.upper()}'s fleet has no price for {named}{more}: its cost rows read `-`."]
+    return lines
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _named_both(change: dict[str, str | None] | None) -> bool:
@@ -876,6 +905,7 @@ def markdown_diff(result: dict[str, Any]) -> str:
     lines += ["| | old | new | change |", "|---|---:|---:|---:|"]
     for key, row in result["totals"].items():
         lines.append(f"| {md_text(key)} | {fmt_cell(row['old'])} | {fmt_cell(row['new'])} | {signed_cell(row['delta'])} |")
+    lines += _unpriced_lines(result.get("unpriced", {}))
     if result["pools"]:
         lines += _pool_lines(result["pools"])
     if result["deployments"]:

@@ -31,6 +31,7 @@ from generator.planner.early import early_checks
 from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import PSU_OVER_CAPACITY
 from generator.planner.options import allowed_hardware
+from generator.planner.price_region import pricing_region
 from generator.planner.ruled_out import why_left_free
 from generator.sizing.constants import with_overrides
 from generator.sizing.step_down import serving_precision_advice
@@ -671,7 +672,7 @@ def _choose(
             pinned_options, why_pinned = (every, None) if chain is not None else honour_pins(dep, every)
             within = [o for o in pinned_options if within_limits(wl, o)]
             said: list[Finding] = []
-            ranked_by = objective_for(wl.objective, within, i, said)
+            ranked_by = objective_for(wl.objective, within, i, said, pricing_region(wl))
             by_kind: dict[Kind, list[Option]] = {}
             for o in within:  # a split option is on a kind only where both of its parts are
                 kinds: list[set[Kind]] = [{p.gpu_id, p.server_kind} for p in o.pieces]
@@ -1013,7 +1014,7 @@ def _unpriced_label(c: Candidate, owned: frozenset[tuple[str, str]] = frozenset(
     return f"{c.platform_id} with {c.gpu_id}{more}"
 
 
-def objective_for(objective: str, options: list[Option], index: int, findings: list[Finding]) -> str:
+def objective_for(objective: str, options: list[Option], index: int, findings: list[Finding], region: str | None = None) -> str:
     """The objective the options are ranked by.
 
     ``cost`` stays ``cost`` while every unpriced candidate buys at least the GPUs, servers and power
@@ -1039,16 +1040,21 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
         if point not in beaten:
             beaten[point] = any(g <= point[0] and n <= point[1] and w <= point[2] for g, n, w in priced)
     undominated = [u for u in unpriced if not beaten[(u.gpus_bought, u.nodes, u.power_compared_w)]]
-    # an instance type not rented on demand has no on-demand price to form: ranked after priced ones, and said (where
-    # nothing is priced, nothing ranks by cost)
+    # an instance type not rented on demand has no on-demand price to form, and one rented only in other regions none
+    # here: ranked after priced ones, and said (where nothing is priced, nothing ranks by cost)
     off_demand = {u.platform_id: sold for u in undominated if priced and (sold := _sold_through(u.platform_id))}
-    if off_demand:
-        fewer = min((u for u in undominated if u.platform_id in off_demand), key=lambda u: (u.gpus_bought, u.summary))
+    elsewhere = [u for u in undominated if priced and u.platform_id not in off_demand and _rate_elsewhere(u.platform_id)]
+    if elsewhere:
+        findings.append(_priced_elsewhere_ranked(elsewhere, options, index, region))
+        off_demand.update((u.platform_id, "") for u in elsewhere)
+    sold_through = {p: sold for p, sold in off_demand.items() if sold}
+    if sold_through:
+        fewer = min((u for u in undominated if u.platform_id in sold_through), key=lambda u: (u.gpus_bought, u.summary))
         findings.append(
             Finding(
                 "info",
                 "not-on-demand-ranked",
-                "; ".join(f"{p} is sold through {sold}, not on demand" for p, sold in sorted(off_demand.items()))
+                "; ".join(f"{p} is sold through {sold}, not on demand" for p, sold in sorted(sold_through.items()))
                 + f", so no on-demand price ranks it: layouts there (such as {fewer.summary}, {fewer.gpus_bought} GPUs) "
                 "are ranked after priced ones; with a reservation, give its USD per node-hour under 'prices:' to rank "
                 "it by cost",
@@ -1103,6 +1109,49 @@ def _most_deadline_hours() -> float:
 
     training = workload_schema()["properties"]["deployments"]["items"]["properties"]["training"]
     return float(training["properties"]["deadline_hours"]["maximum"])
+
+
+def _rate_elsewhere(platform_id: str) -> tuple[str, float] | None:
+    """A cloud type's least catalog rent (region, USD per node-hour) where it is unpriced in the plan's region."""
+    from generator import catalog
+    from generator.planner.price_region import least_rate_elsewhere
+
+    platform = catalog.platforms().get(platform_id)
+    if platform is None or platform.provider == "baremetal":
+        return None
+    return least_rate_elsewhere(platform.provider, platform_id)
+
+
+def _priced_elsewhere_ranked(elsewhere: list[Candidate], options: list[Option], index: int, region: str | None) -> Finding:
+    """newuser28 item 8: types the catalog rents only in other regions are ranked after the priced layouts.
+
+    One such type made the deployment rank by nameplate power, which chose a type sold only as Spot; the least of
+    them at its other region's rate is set beside the cheapest priced layout, a warning where it would be cheaper.
+    """
+    from generator.planner.plan import Finding
+    from generator.planner.tco import cost_text, run_usd
+
+    def at_rate(c: Candidate) -> Candidate:
+        region, usd = _rate_elsewhere(c.platform_id) or ("", 0.0)
+        return c._replace(usd_per_hour=usd * c.nodes, summary=f"{c.summary} at the {region} rate")
+
+    def usd(c: Candidate) -> float:  # a run's cost for a training job, an hour's for a service
+        return run_usd(c) or c.usd_per_hour or 0.0
+
+    least = min((at_rate(c) for c in elsewhere), key=lambda c: (usd(c), c.summary))
+    cheapest = min((o.candidate for o in options if o.candidate.usd_per_hour is not None), key=lambda c: (usd(c), c.summary))
+    cheaper = usd(least) < usd(cheapest)
+    types = sorted({c.platform_id for c in elsewhere})
+    return Finding(
+        "warning" if cheaper else "info",
+        "priced-elsewhere-ranked",
+        f"{', '.join(types)} {'has' if len(types) == 1 else 'have'} no {region or 'catalog'} price, so layouts there are "
+        f"ranked after priced ones; the least of them for this deployment alone, {least.summary}, would cost {cost_text(least)} against "
+        f"{cost_text(cheapest)} for the cheapest priced, {cheapest.summary}; "
+        + ("cheaper at another region's rate: " if cheaper else "")
+        + f"give the type's USD per node-hour in {region or 'the plan region'} under 'prices:' to rank it by cost",
+        f"deployments[{index}]",
+    )
 
 
 def _sold_through(platform_id: str) -> str | None:

@@ -183,6 +183,22 @@ def _region_basis(wl: Workload, region: str) -> str:
     return f"kubernetes.location names no region; {rule}"
 
 
+def least_rate_elsewhere(provider: str, platform_id: str) -> tuple[str, float] | None:
+    """The region where the catalog rents ``platform_id`` for the least per node-hour, and that rate; None: nowhere.
+
+    Not a price of the plan's region: a yardstick for a type unpriced there (newuser28 item 8).
+    """
+    rates = [
+        (price.usd, price.region)
+        for price in catalog.prices().values()
+        if price.platform_id == platform_id and price.unit == "hour" and price.region
+    ]
+    if not rates or not priced_regions(provider, platform_id):
+        return None
+    usd, region = min(rates)
+    return region, usd
+
+
 def unpriced_in_region_why(provider: str, platform_id: str, region: str) -> str | None:
     """Why a type priced elsewhere has no rent in ``region``; None where it is priced there or nowhere."""
     regions = priced_regions(provider, platform_id)
@@ -211,9 +227,10 @@ def price_region_findings(wl: Workload, platform_ids: list[str]) -> list[Finding
             "info",
             "priced-elsewhere",
             f"every option is priced at {region} on-demand rates ({where}); the catalog has no {region} price for "
-            f"{', '.join(elsewhere)}, so {'it is' if one else 'they are'} unpriced here and ranked by what "
-            f"{'it buys' if one else 'they buy'}, not by another region's rent; give {'its' if one else 'their'} USD "
-            f"per node-hour in {region} under 'prices:' to rank {'it' if one else 'them'} by cost",
+            f"{', '.join(elsewhere)}, so {'it is' if one else 'they are'} unpriced here: ranked after the priced "
+            "layouts (by what they buy where none is priced), not by another region's rent; give "
+            f"{'its' if one else 'their'} USD per node-hour in {region} under 'prices:' to rank {'it' if one else 'them'} "
+            "by cost",
             "hardware",
         )
     ]
