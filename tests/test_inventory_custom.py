@@ -413,3 +413,17 @@ def test_idle_gpus_of_owned_servers_are_not_called_bought(tmp_path: Path) -> Non
     assert idle.endswith("; 1 more replica(s) of chat (TP2 x PP1) fit on them (min_replicas: 4 asks for them)")
     (pool,) = plan.pools
     assert pool.price_basis is not None and pool.price_basis.startswith("2 owned server(s): running costs only, per server (")
+
+
+def test_an_owned_server_beyond_the_rack_power_names_the_field(tmp_path: Path) -> None:
+    """fuzz25 L3: an owned 72 x L40S server was "not used" because "a 29922 W node exceeds the 17.3 kW rack power",
+    a limit the workload never set (hardware.rack_power_kw's default): the reason names the field to raise."""
+    text = (
+        "version: 1\nname: t\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 5}\nhardware:\n"
+        "  provider: baremetal\n  inventory:\n    - {custom: {gpu: l40s-48gb, gpus_per_server: 72, ram_gib: 1}, count: 2}\n"
+    )
+    path = tmp_path / "w.yaml"
+    path.write_text(text)
+    (free,) = [f.message for f in _plan(path).findings if f.code == "inventory-free"]
+    assert "not used by chat: a 29,922 W node exceeds the 17.3 kW rack power (hardware.rack_power_kw);" in free

@@ -78,7 +78,11 @@ def _node_checks(wl: Workload, hw: Hardware, gpus_per_node: int, needs: NodeNeed
     rack_power = tall = None
     if wl.hardware.provider == "baremetal":  # a cloud's racks are its own
         if node.power_w > wl.hardware.rack_power_kw * 1000:
-            rack_power = f"a {node.power_w} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power"
+            # fuzz25 L3: the limit is the workload's rack (its default 17.3 kW where unset): say which field it is
+            rack_power = (
+                f"a {node.power_w:,} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power "
+                "(hardware.rack_power_kw)"
+            )
         else:
             tall = height_blocked(node, wl.hardware.rack_units_reserved) or None
     owned_blocking = _BLOCKING - {PSU_OVER_CAPACITY}
