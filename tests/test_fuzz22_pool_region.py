@@ -165,7 +165,9 @@ hardware: {provider: azure}
         ),
     ],
 )
-def test_a_pin_the_user_prices_does_not_choose_the_region(tmp_path: Path, prices: str, elsewhere: bool, basis: str | None) -> None:
+def test_a_pin_the_user_prices_does_not_choose_the_region(
+    tmp_path: Path, prices: str, elsewhere: bool, basis: str | None
+) -> None:
     path = tmp_path / "az.yaml"
     path.write_text(AZURE + prices, encoding="utf-8")
     codes = {f["code"]: f["message"] for f in plan_of(str(path))["findings"]}

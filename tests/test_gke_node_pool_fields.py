@@ -153,6 +153,9 @@ SAME_VALUE = [
         "nodeConfig.guestAccelerator.0.gpuSharingConfig.gpuSharingStrategy",
     ),
     ("node_config.taint", "nodeConfig.taint"),
+    ("node_config.reservation_affinity.consume_reservation_type", "nodeConfig.reservationAffinity.consumeReservationType"),
+    ("node_config.reservation_affinity.key", "nodeConfig.reservationAffinity.key"),
+    ("node_config.reservation_affinity.values", "nodeConfig.reservationAffinity.values"),
 ]
 
 
@@ -172,9 +175,31 @@ def mixed_on_gke(tmp_path: Path) -> dict[str, str]:
     return write(tmp_path, text, "mixed-gcp.yaml")
 
 
-@pytest.mark.parametrize("source", ["chat-70b-fp8-gcp", "small-models-gke-sharing", "mixed-on-gke", "long-names"])
+#: H200 serving and a nightly LoRA job on GKE, whose a3-ultragpu-8g is sold through reservations (newuser28 item 5).
+RESERVED = """\
+version: 1
+name: startup-ai
+deployments:
+  - {name: chat, model: Qwen/Qwen3-30B-A3B, inference: {precision: fp8, max_context_tokens: 16384,
+     requests_per_second: 20, slo: {ttft_p95_ms: 1500, tpot_ms: 40}}}
+  - {name: nightly, model: meta-llama/Llama-3.1-70B-Instruct, training: {method: lora, lora_rank: 16,
+     sequence_length: 4096, dataset_tokens: 100000000, deadline_hours: 6, runs_per_month: 30}}
+hardware: {provider: gcp, gpus: [h200-sxm-141gb]}
+prices: {gcp-a3-ultragpu-8g: 84}
+kubernetes: {gcp_project: startup-ml, location: us-central1, zone: us-central1-a,
+  reservations: {gcp-a3-ultragpu-8g: projects/shared-cap/reservations/h200-res}}
+"""
+
+
+def reserved(tmp_path: Path) -> dict[str, str]:
+    return write(tmp_path, RESERVED, "reserved.yaml")
+
+
+@pytest.mark.parametrize("source", ["chat-70b-fp8-gcp", "small-models-gke-sharing", "mixed-on-gke", "long-names", "reserved"])
 def test_terraform_node_pools_carry_the_container_node_pools_values(source: str, tmp_path: Path) -> None:
-    files = {"mixed-on-gke": mixed_on_gke, "long-names": long_names}.get(source, lambda _: example(source))(tmp_path)
+    files = {"mixed-on-gke": mixed_on_gke, "long-names": long_names, "reserved": reserved}.get(source, lambda _: example(source))(
+        tmp_path
+    )
     kube, terraform = node_pools(files), tf_pools(files)
     assert kube.keys() == terraform.keys()
     for pool, node_pool in kube.items():
@@ -266,6 +291,21 @@ def test_a_terraform_only_gcp_workload_leaves_the_cluster_to_set(tmp_path: Path)
     given = {"gcp_project": "acme-ml", "gke_location": "europe-west4", "gke_zone": "europe-west4-a"}
     (pool,) = applied_pools(root, given).values()
     assert (pool["project"], pool["location"], pool["node_locations"]) == ("acme-ml", "europe-west4", ["europe-west4-a"])
+
+
+@pytest.mark.usefixtures("terraform_env")
+def test_a_reserved_pool_reaches_terraform_with_its_reservation(tmp_path: Path) -> None:
+    """newuser28 item 5: each pool on a3-ultragpu-8g consumes the named reservation alone; the others carry null."""
+    files = reserved(tmp_path)
+    affinity = {
+        "consume_reservation_type": "SPECIFIC_RESERVATION",
+        "key": "compute.googleapis.com/reservation-name",
+        "values": ["projects/shared-cap/reservations/h200-res"],
+    }
+    kept = applied_pools(terraform_dir(files, tmp_path / "tf"))
+    assert [pool["node_config"]["reservation_affinity"] for pool in kept.values()] == [affinity, affinity]
+    on_demand = applied_pools(terraform_dir(example("chat-70b-fp8-gcp"), tmp_path / "tf2"))
+    assert [pool["node_config"]["reservation_affinity"] for pool in on_demand.values()] == [None]
 
 
 def _set(path: str, value: Any) -> Any:

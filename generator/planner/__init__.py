@@ -1146,8 +1146,8 @@ def _priced_elsewhere_ranked(elsewhere: list[Candidate], options: list[Option], 
         "warning" if cheaper else "info",
         "priced-elsewhere-ranked",
         f"{', '.join(types)} {'has' if len(types) == 1 else 'have'} no {region or 'catalog'} price, so layouts there are "
-        f"ranked after priced ones; the least of them for this deployment alone, {least.summary}, would cost {cost_text(least)} against "
-        f"{cost_text(cheapest)} for the cheapest priced, {cheapest.summary}; "
+        f"ranked after priced ones; the least of them for this deployment alone, {least.summary}, would cost "
+        f"{cost_text(least)} against {cost_text(cheapest)} for the cheapest priced, {cheapest.summary}; "
         + ("cheaper at another region's rate: " if cheaper else "")
         + f"give the type's USD per node-hour in {region or 'the plan region'} under 'prices:' to rank it by cost",
         f"deployments[{index}]",

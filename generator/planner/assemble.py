@@ -29,7 +29,7 @@ from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds
 from generator.planner.online_quantization import quantized_online_from, served_file_bytes, unserved_precision_findings
 from generator.planner.option import Option, pool_labels
 from generator.planner.options import allowed_hardware, ties_before_headroom
-from generator.planner.plan import DeploymentPart, DeploymentPlan, Finding, Level, Plan, Pool, sorted_findings
+from generator.planner.plan import Candidate, DeploymentPart, DeploymentPlan, Finding, Level, Plan, Pool, sorted_findings
 from generator.planner.pool_names import (
     check_named_pools,
     derived_findings,
@@ -1040,7 +1040,7 @@ def build_plan(
             if part.hardware.platform.not_on_demand and pool_name in not_on_demand:
                 continue
             if not priced or part.hardware.platform.not_on_demand:
-                findings.append(_no_price(part.hardware.platform, part.hardware.gpu.id, index, priced))
+                findings.append(_no_price(wl, part.hardware.platform, part.candidate, index))
             if part.hardware.platform.not_on_demand:
                 not_on_demand.add(pool_name)
         deployments.append(
@@ -1826,14 +1826,32 @@ def _training_findings(
     return out
 
 
-def _no_price(platform: PlatformSpec, gpu_id: str, index: int, priced: bool) -> Finding:
+def _no_price(wl: Workload, platform: PlatformSpec, candidate: Candidate, index: int) -> Finding:
     """The finding of a chosen layout without an on-demand price: a warning where the instance is not rented on demand.
 
     Priced by the workload (a reservation's price), such an instance still launches only on reserved capacity, which
-    the rendered node pools do not request (fuzz16 item 1).
+    the rendered node pools do not request (fuzz16 item 1) unless ``kubernetes.reservations`` names the reservation
+    (GKE; newuser28 item 5); a training job there costed per run assumes capacity billed by the hour (item 6).
     """
+    priced = candidate.usd_per_hour is not None
+    price = "its price is the workload's" if priced else "no price is known; add yours under 'prices:' (USD per node-hour)"
+    if candidate.reserved:
+        reservation = (wl.kubernetes.reservations or {})[platform.id]
+        return Finding(
+            "info",
+            "reserved-capacity",
+            f"{platform.id} is sold through {platform.not_on_demand}, not on demand: its GKE node pools take their "
+            f"nodes from reservation {reservation} alone (reservationAffinity SPECIFIC_RESERVATION), billed by the "
+            f"month whether a job runs or not (kubernetes.reservations); {price}",
+            f"deployments[{index}]",
+        )
     if platform.not_on_demand:
-        price = "its price is the workload's" if priced else "no price is known; add yours under 'prices:' (USD per node-hour)"
+        hourly = (
+            "; a training job's cost per run assumes capacity billed by the hour (Flex-start or Spot): a reservation "
+            "bills its whole term, so name it under kubernetes.reservations to cost the pool by the month"
+            if platform.provider == "gcp" and billed_per_run(wl.hardware.provider, candidate)
+            else ""
+        )
         return Finding(
             "warning",
             "not-on-demand",
@@ -1844,14 +1862,14 @@ def _no_price(platform: PlatformSpec, gpu_id: str, index: int, priced: bool) -> 
                 if platform.provider == "aws"
                 else ""
             )
-            + ": point them at it (EKS capacity_type and the launch template's capacity reservation, GKE's "
-            f"reservationAffinity) before applying; {price}",
+            + ": point them at it (EKS capacity_type and the launch template's capacity reservation; on GKE name it "
+            f"under kubernetes.reservations) before applying; {price}{hourly}",
             f"deployments[{index}]",
         )
     return Finding(
         "info",
         "no-price",
-        f"no price for {platform.id} with {gpu_id} in the catalog; add one under 'prices:' (USD per node-hour)",
+        f"no price for {platform.id} with {candidate.gpu_id} in the catalog; add one under 'prices:' (USD per node-hour)",
         f"deployments[{index}]",
     )
 

@@ -80,8 +80,7 @@ def _node_checks(wl: Workload, hw: Hardware, gpus_per_node: int, needs: NodeNeed
         if node.power_w > wl.hardware.rack_power_kw * 1000:
             # fuzz25 L3: the limit is the workload's rack (its default 17.3 kW where unset): say which field it is
             rack_power = (
-                f"a {node.power_w:,} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power "
-                "(hardware.rack_power_kw)"
+                f"a {node.power_w:,} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power (hardware.rack_power_kw)"
             )
         else:
             tall = height_blocked(node, wl.hardware.rack_units_reserved) or None
@@ -173,6 +172,7 @@ def layout_option(
         owned_nodes=owned,
         power_compared_w=(node.power_components_w or node.power_w) * nodes,
         run_hours=run_hours,
+        reserved=hw.platform.id in (wl.kubernetes.reservations or ()) and wl.hardware.provider == "gcp",
     )
     return Option(candidate, hw, node, needs, shape)
 

@@ -150,6 +150,8 @@ class Candidate(NamedTuple):
     power_compared_w: int = 0
     #: A training job's wall-clock hours (it ends and is costed per run); None for a service.
     run_hours: float | None = None
+    #: Rented on a reservation the workload names (``kubernetes.reservations``): billed by the month, runs or not.
+    reserved: bool = False
 
 
 class DeploymentPart(NamedTuple):

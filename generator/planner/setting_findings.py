@@ -10,7 +10,7 @@ from generator.planner.plan import Finding
 from generator.workload.models import Workload
 
 #: Kubernetes settings that only GKE node pools read (``location`` is every cloud's region, bare metal's nothing).
-GKE_SETTINGS = ("gcp_project", "zone")
+GKE_SETTINGS = ("gcp_project", "reservations", "zone")
 
 
 #: Cost constants whose sourced default a value ten times larger or smaller most likely mistypes (cents as dollars,

@@ -29,8 +29,11 @@ HOURS_PER_MONTH = 730
 
 
 def billed_per_run(provider: str, candidate: Candidate) -> bool:
-    """Whether a candidate is a training job on rented servers: paid for its hours, not by the month."""
-    return provider != "baremetal" and bool(candidate.run_hours)
+    """Whether a candidate is a training job on rented servers: paid for its hours, not by the month.
+
+    A reservation bills its whole term whether a job runs or not (newuser28 item 6), so a job on one is not.
+    """
+    return provider != "baremetal" and bool(candidate.run_hours) and not candidate.reserved
 
 
 def run_usd(candidate: Candidate) -> float | None:

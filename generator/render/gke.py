@@ -130,13 +130,32 @@ def gke_node_pool_name(pool: Pool) -> str:
     return f"{name[: GKE_NODE_POOL_NAME_MAX - _NAME_HASH_CHARS - 1].rstrip('-')}-{digest}"
 
 
-def node_pool_spec(pool: Pool, workload: str, sharing: GpuSharing | None = None) -> dict[str, Any]:
+#: The reservation label key a node pool names a specific reservation by (reservationAffinity ``key``;
+#: terraform-provider-google ``reservation_affinity``: "To target a SPECIFIC_RESERVATION by name, specify
+#: compute.googleapis.com/reservation-name as the key").
+RESERVATION_NAME_KEY = "compute.googleapis.com/reservation-name"
+
+
+def reservation_affinity(reservation: str) -> dict[str, Any]:
+    """``nodeConfig.reservationAffinity`` of a pool whose nodes must come from the named reservation (no on-demand)."""
+    return {"consumeReservationType": "SPECIFIC_RESERVATION", "key": RESERVATION_NAME_KEY, "values": [reservation]}
+
+
+def pool_reservation(pool: Pool, settings: KubernetesSettings) -> str | None:
+    """The reservation ``kubernetes.reservations`` names for the pool's machine type, or None."""
+    return (settings.reservations or {}).get(pool.node.platform_id)
+
+
+def node_pool_spec(
+    pool: Pool, workload: str, sharing: GpuSharing | None = None, reservation: str | None = None
+) -> dict[str, Any]:
     """What a pool is on GKE, wherever it goes: its size, upgrades, machine, accelerators, labels, taints, local SSDs.
 
     A pool costed per training job scales from zero instead: ``autoscaling`` with ``initialNodeCount`` 0 and no
     ``nodeCount``, which the provider says not to set beside autoscaling (Config Connector would reconcile it back
     and could drain a running job; newuser16 M1). Every pool runs in one zone, so a pool of several nodes gets a
-    COMPACT placement policy (GKE places it within one zone).
+    COMPACT placement policy (GKE places it within one zone). A pool on a ``reservation`` takes its nodes from it
+    alone (newuser28 item 5: H200 and B200 machine types are not sold on demand, so a pool without one gets no node).
     """
     node = pool.node
     machine = str(node.instance_type)
@@ -164,6 +183,8 @@ def node_pool_spec(pool: Pool, workload: str, sharing: GpuSharing | None = None)
         del spec["nodeCount"]
         spec["initialNodeCount"] = 0
         spec["autoscaling"] = {"minNodeCount": 0, "maxNodeCount": pool.nodes}
+    if reservation is not None:
+        spec["nodeConfig"]["reservationAffinity"] = reservation_affinity(reservation)
     if node.nvme_drives > 0:  # the machine's bundled local SSDs, as kubelet and containerd ephemeral storage
         spec["nodeConfig"]["ephemeralStorageLocalSsdConfig"] = {"localSsdCount": node.nvme_drives}
     if pool.nodes > 1:
@@ -180,7 +201,7 @@ def container_node_pool(
         "clusterRef": {"external": f"projects/{project}/locations/{location}/clusters/{cluster}"},
         "location": location,
         "nodeLocations": [zone],
-        **node_pool_spec(pool, workload, sharing),
+        **node_pool_spec(pool, workload, sharing, pool_reservation(pool, settings)),
     }
     return {
         "apiVersion": "container.cnrm.cloud.google.com/v1beta1",
@@ -304,7 +325,7 @@ def with_gke_findings(plan: Plan, workload: Workload) -> Plan:
     """
     if plan.provider != "gcp":
         return plan
-    findings = [*driver_version_findings(workload)]
+    findings = [*driver_version_findings(workload), *unused_reservation_findings(plan, workload)]
     if "kubernetes" in workload.outputs or "terraform" in workload.outputs:  # both name the GKE node pools
         findings += pool_name_findings(plan)
     if "kubernetes" in workload.outputs:
@@ -314,6 +335,24 @@ def with_gke_findings(plan: Plan, workload: Workload) -> Plan:
             *single_node_upgrade_findings(plan, workload),
         ]
     return plan._replace(findings=sorted_findings([*plan.findings, *findings]))
+
+
+def unused_reservation_findings(plan: Plan, workload: Workload) -> list[Finding]:
+    """Reservations ``kubernetes.reservations`` names for machine types no pool runs on: paid for, used by nothing."""
+    used = {pool.node.platform_id for pool in plan.pools}
+    return [
+        Finding(
+            "warning",
+            "reservation-unused",
+            f"kubernetes.reservations names {name} for {platform_id}, on which no pool runs (the plan chose "
+            f"{', '.join(sorted(used)) or 'no pool'}): a reservation bills its whole term, and its cost is not in "
+            "this plan; give the reservation's USD per node-hour under 'prices:' (an unpriced type ranks after priced "
+            "ones), allow its GPU in hardware.gpus, or remove the entry",
+            f"kubernetes.reservations.{platform_id}",
+        )
+        for platform_id, name in sorted((workload.kubernetes.reservations or {}).items())
+        if platform_id not in used
+    ]
 
 
 def single_node_upgrade_findings(plan: Plan, workload: Workload) -> list[Finding]:

@@ -270,6 +270,11 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
                 )
     for key in wl.prices:
         _check_id(errors, doc, ("prices", key), key, catalog.platforms(), "platform", key_position=True)
+    for key in wl.kubernetes.reservations or ():
+        reserved_at: tuple[str | int, ...] = ("kubernetes", "reservations", key)
+        _check_id(errors, doc, reserved_at, key, catalog.platforms(), "platform", key_position=True)
+        if wl.hardware.provider == "gcp":  # elsewhere the setting is unused, said as such (setting-unused)
+            errors += _other_provider(doc, reserved_at, key, "gcp")
     for key, value in wl.constants.items():
         try:
             with_overrides({key: value})

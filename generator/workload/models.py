@@ -232,6 +232,8 @@ class KubernetesSettings(NamedTuple):
     gcp_project: str | None = None
     gpu_sharing: GpuSharing | None = None
     zone: str | None = None
+    #: GKE: the Compute Engine reservation each machine type's node pools consume, by catalog platform id.
+    reservations: Mapping[str, str] | None = None
 
 
 class ProvisioningSettings(NamedTuple):

@@ -46,6 +46,14 @@
 #           local_ssd_count = ephemeral_storage_local_ssd_config.value.local_ssd_count
 #         }
 #       }
+#       dynamic "reservation_affinity" {
+#         for_each = each.value.node_config.reservation_affinity[*]
+#         content {
+#           consume_reservation_type = reservation_affinity.value.consume_reservation_type
+#           key                      = reservation_affinity.value.key
+#           values                   = reservation_affinity.value.values
+#         }
+#       }
 #       dynamic "taint" {
 #         for_each = each.value.node_config.taint
 #         content {
@@ -135,6 +143,11 @@ variable "gke_node_pools" {
       ephemeral_storage_local_ssd_config = object({
         local_ssd_count = number
       })
+      reservation_affinity = object({
+        consume_reservation_type = string
+        key                      = string
+        values                   = list(string)
+      })
       taint = list(object({
         key    = string
         value  = string
@@ -154,7 +167,7 @@ variable "gke_node_pools" {
       }))
     })
   }))
-  default = { "assistant_a100_sxm4_80gb" : { "autoscaling" : null, "initial_node_count" : null, "management" : { "auto_repair" : true, "auto_upgrade" : true }, "name" : "assistant-a100-sxm4-80gb", "node_config" : { "ephemeral_storage_local_ssd_config" : { "local_ssd_count" : 1 }, "guest_accelerator" : [{ "count" : 1, "gpu_driver_installation_config" : { "gpu_driver_version" : "DEFAULT" }, "gpu_partition_size" : "3g.40gb", "gpu_sharing_config" : null, "type" : "nvidia-a100-80gb" }], "gvnic" : { "enabled" : true }, "labels" : { "specgen.dev/gpu" : "a100-sxm4-80gb", "specgen.dev/platform" : "gcp-a2-ultragpu-1g", "specgen.dev/pool" : "assistant-a100-sxm4-80gb" }, "machine_type" : "a2-ultragpu-1g", "resource_labels" : { "specgen-pool" : "assistant_a100_sxm4_80gb", "specgen-workload" : "small-models-gke" }, "taint" : [{ "effect" : "NO_SCHEDULE", "key" : "nvidia.com/gpu", "value" : "present" }] }, "node_count" : 1, "placement_policy" : null, "upgrade_settings" : { "max_surge" : 0, "max_unavailable" : 1 } } }
+  default = { "assistant_a100_sxm4_80gb" : { "autoscaling" : null, "initial_node_count" : null, "management" : { "auto_repair" : true, "auto_upgrade" : true }, "name" : "assistant-a100-sxm4-80gb", "node_config" : { "ephemeral_storage_local_ssd_config" : { "local_ssd_count" : 1 }, "guest_accelerator" : [{ "count" : 1, "gpu_driver_installation_config" : { "gpu_driver_version" : "DEFAULT" }, "gpu_partition_size" : "3g.40gb", "gpu_sharing_config" : null, "type" : "nvidia-a100-80gb" }], "gvnic" : { "enabled" : true }, "labels" : { "specgen.dev/gpu" : "a100-sxm4-80gb", "specgen.dev/platform" : "gcp-a2-ultragpu-1g", "specgen.dev/pool" : "assistant-a100-sxm4-80gb" }, "machine_type" : "a2-ultragpu-1g", "reservation_affinity" : null, "resource_labels" : { "specgen-pool" : "assistant_a100_sxm4_80gb", "specgen-workload" : "small-models-gke" }, "taint" : [{ "effect" : "NO_SCHEDULE", "key" : "nvidia.com/gpu", "value" : "present" }] }, "node_count" : 1, "placement_policy" : null, "upgrade_settings" : { "max_surge" : 0, "max_unavailable" : 1 } } }
 
   validation {
     condition     = alltrue([for p in values(var.gke_node_pools) : can(regex("^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$", p.name))])
