@@ -498,9 +498,24 @@ def test_an_empty_or_cut_model_file_says_so(tmp_path: Path) -> None:
     (tmp_path / "m0" / "config.json").write_text("")
     with pytest.raises(InputError, match=r"m0/config\.json' is empty \(an incomplete download\?\)"):
         resolve_model(str(tmp_path / "m0"))
-    (tmp_path / "cut.gguf").write_bytes(b"GGUF\x03\x00\x00\x00")
-    with pytest.raises(InputError, match=r"not a readable GGUF file \(8 bytes: cut short by an incomplete download"):
-        resolve_model(str(tmp_path / "cut.gguf"))
+    # fuzz25 L2: the 8-byte GGUF then ended in "not enough values to unpack (expected 2, got 0)", Python's words
+    for data, why in [
+        (b"GGUF\x03\x00\x00\x00", "the file ends early: its header and tensors need at least 24 bytes"),
+        (
+            b"GGUF\x03\x00\x00\x00" + bytes(8) + b"\x01" + bytes(7),
+            "the file ends early: its header and tensors need at least 32 bytes",
+        ),
+        (b"GGML" + bytes(20), "it does not begin with the GGUF magic bytes"),
+        (b"GGUF\x09\x00\x00\x00" + bytes(16), "it is GGUF version 9, which the gguf package cannot read"),
+        (b"", "the file is empty"),
+    ]:
+        (tmp_path / "cut.gguf").write_bytes(data)
+        with pytest.raises(InputError) as caught:
+            resolve_model(str(tmp_path / "cut.gguf"))
+        assert caught.value.message == (
+            f"{tmp_path / 'cut.gguf'}: not a readable GGUF file ({len(data)} bytes: cut short by an incomplete download, "
+            f"or damaged): {why}"
+        )
 
 
 def test_a_checkpoint_without_its_layers_says_so() -> None:
@@ -536,3 +551,211 @@ def test_a_config_field_of_the_wrong_type_is_refused(tmp_path: Path, field: str,
         return
     with pytest.raises(InputError, match=re.escape(said)):
         resolve_model(str(tmp_path / "config.json"))
+
+
+_GPTQ = {"quant_method": "gptq", "bits": 4, "group_size": 128}
+_FP8 = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
+_BNB = {"quant_method": "bitsandbytes", "load_in_4bit": True}
+_CT_INT4 = {"weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128}}
+
+
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        pytest.param({"model_type": 1e308}, "'model_type' must be a model type name such as llama, got '1e+308'", id="type-num"),
+        pytest.param({"model_type": True}, "'model_type' must be a model type name such as llama, got 'True'", id="type-bool"),
+        *(
+            pytest.param(
+                {"rope_scaling": {"rope_type": "linear", "factor": factor}},
+                f"'rope_scaling.factor' must be a number >= 1 for rope_type linear, got {shown!r}",
+                id=f"rope-factor-{shown}",
+            )
+            for factor, shown in ((-4, "-4"), (0, "0"), ("x", "x"), (0.5, "0.5"))
+        ),
+        pytest.param(
+            {"rope_scaling": "x"}, "'rope_scaling' must be a mapping such as {rope_type: yarn, factor: 4.0}, got 'x'", id="rope"
+        ),
+        *(
+            pytest.param(
+                {"quantization_config": {**_GPTQ, "group_size": group}},
+                f"'quantization_config.group_size' must be -1 (per channel) or a positive integer, got {shown!r}",
+                id=f"gptq-group-{shown}",
+            )
+            for group, shown in ((0, "0"), (-5, "-5"), ("x", "x"), (True, "True"))
+        ),
+        pytest.param(
+            {"quantization_config": {**_GPTQ, "bits": "4"}}, "'quantization_config.bits' must be an integer, got '4'", id="bits"
+        ),
+        *(
+            pytest.param(
+                {"quantization_config": {**_FP8, "weight_block_size": block}},
+                f"'quantization_config.weight_block_size' must be two positive integers such as [128, 128], got {shown!r}",
+                id=f"fp8-block-{shown}",
+            )
+            for block, shown in (([0, 0], "[0, 0]"), ([-1, -1], "[-1, -1]"), ("x", "x"), ([128], "[128]"))
+        ),
+        pytest.param(
+            {"quantization_config": {**_BNB, "load_in_8bit": True}},
+            "quantization_config sets both load_in_4bit and load_in_8bit: only one can be used",
+            id="bnb-both",
+        ),
+        pytest.param(
+            {"quantization_config": {**_BNB, "load_in_4bit": "yes"}},
+            "'quantization_config.load_in_4bit' must be true or false, got 'yes'",
+            id="bnb-yes",
+        ),
+        pytest.param(
+            {"intermediate_size": None},
+            "'intermediate_size' is null, but the feed-forward layers need their width (a whole number)",
+            id="intermediate-null",
+        ),
+        pytest.param(
+            {"quantization_config": {"quant_method": "compressed-tensors", "config_groups": "x"}},
+            "'quantization_config.config_groups' must map group names to groups, got 'x'",
+            id="ct-groups",
+        ),
+        pytest.param(
+            {"quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"group_0": "x"}}},
+            "'quantization_config.config_groups.group_0' must be a group with a 'weights' mapping, got 'x'",
+            id="ct-group",
+        ),
+    ],
+)
+def test_a_config_value_no_engine_loads_is_refused_naming_its_field(
+    tmp_path: Path, changes: dict[str, object], said: str
+) -> None:
+    """fuzz25 L1-L2: each was sized as the clean config (rc 0), or refused in Python's words ("'str' object has no
+    attribute 'values'"). transformers' rope validators: "factor field must be a float >= 1"; vLLM's GPTQ layers take a
+    group of -1 or a positive one, and integer bits; its Fp8Config a block of 2 dimensions; transformers'
+    BitsAndBytesConfig: "only one can be used at the same time"."""
+    from generator.calculator.model_source import resolve_model
+
+    path = tmp_path / "config.json"
+    path.write_text(_config(**changes))
+    with pytest.raises(InputError) as caught:
+        resolve_model(str(path))
+    field = "config field " if said.startswith("'") else ""
+    assert caught.value.message == f"{path}: {field}{said}"
+
+
+#: Llama-3.1-8B's decoder layer: q/o 4096 x 4096, k/v 4096 x 1,024, gate/up/down 4096 x 14,336 (218,103,808 weights)
+#: and two 4096-wide norms (16,384 bytes at 16 bit).
+_LAYER_WEIGHTS, _LAYER_NORM_BYTES = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336, 2 * 4096 * 2
+
+
+@pytest.mark.parametrize(
+    ("changes", "figure", "expected"),
+    [
+        pytest.param({"rope_scaling": {"rope_type": "linear", "factor": 1.0}}, "max_model_len", 131_072, id="linear-1.0"),
+        pytest.param({"rope_scaling": {"rope_type": "linear", "factor": 2}}, "max_model_len", 262_144, id="linear-int-2"),
+        pytest.param(
+            {"rope_scaling": {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 32_768}},
+            "max_model_len",
+            131_072,
+            id="yarn-4",
+        ),
+        pytest.param({"quantization_config": {**_GPTQ, "group_size": -1}}, "group_size", 0, id="gptq-per-channel"),
+        pytest.param({"quantization_config": _GPTQ}, "group_size", 128, id="gptq-128"),
+        pytest.param({"quantization_config": {**_GPTQ, "group_size": None}}, "group_size", None, id="gptq-default"),
+        # FP8 block: 8 bits a weight and one fp32 scale per block
+        pytest.param(
+            {"quantization_config": _FP8},
+            "layer_bytes",
+            _LAYER_WEIGHTS * 4 // 128**2 + _LAYER_WEIGHTS + _LAYER_NORM_BYTES,
+            id="fp8-128",
+        ),
+        pytest.param(
+            {"quantization_config": {**_FP8, "weight_block_size": [1, 1]}},
+            "layer_bytes",
+            _LAYER_WEIGHTS * 5 + _LAYER_NORM_BYTES,  # vLLM's Fp8Config takes any 2-D block; 1 x 1: a scale per weight
+            id="fp8-1x1",
+        ),
+        pytest.param({"quantization_config": {**_BNB, "bnb_4bit_use_double_quant": True}}, "precision", "nf4", id="bnb-nf4"),
+        pytest.param(
+            {"quantization_config": {**_BNB, "load_in_4bit": False, "load_in_8bit": True}}, "precision", "int8", id="bnb-8"
+        ),
+        pytest.param(
+            {"quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"group_0": _CT_INT4}}},
+            "group_size",
+            128,
+            id="ct-int4",
+        ),
+        pytest.param({"num_key_value_heads": None}, "num_kv_heads", 32, id="kv-heads-null"),  # transformers: the heads
+        pytest.param({"head_dim": None}, "head_dim", 128, id="head-dim-null"),  # transformers: hidden / heads
+    ],
+)
+def test_legal_edge_values_of_a_config_are_still_sized(
+    tmp_path: Path, changes: dict[str, object], figure: str, expected: object
+) -> None:
+    """The values engines load stay accepted, each sized as it is (fuzz25 L1's refusals stop short of them)."""
+    from generator.calculator.model_source import resolve_model
+    from generator.sizing.precision import weight_format
+    from generator.sizing.weights import size_weights
+
+    (tmp_path / "config.json").write_text(_config(**changes))
+    arch = resolve_model(str(tmp_path / "config.json")).architecture
+    quant = arch.quantization
+    got = {
+        "max_model_len": arch.max_model_len,
+        "group_size": quant.group_size if quant else None,
+        "precision": quant.precision if quant else None,
+        "layer_bytes": size_weights(arch, weight_format("fp8-block")).layer_bytes[0] if quant else None,
+        "num_kv_heads": arch.num_kv_heads,
+        "head_dim": arch.head_dim,
+    }[figure]
+    assert got == expected
+
+
+@pytest.mark.parametrize(
+    ("model", "field", "said"),
+    [
+        # every Qwen3-30B-A3B layer is MoE (decoder_sparse_step 1, no mlp_only_layers): transformers never reads the
+        # dense width, so a null there is sized as the clean config
+        pytest.param("Qwen/Qwen3-30B-A3B", "intermediate_size", None, id="qwen3-moe-dense-width-unused"),
+        pytest.param("Qwen/Qwen3-30B-A3B", "moe_intermediate_size", "moe_intermediate_size", id="qwen3-moe-expert-width"),
+        # Mixtral's experts are intermediate_size wide (it has no moe_intermediate_size)
+        pytest.param("mistralai/Mixtral-8x7B-v0.1", "intermediate_size", "intermediate_size", id="mixtral-expert-width"),
+    ],
+)
+def test_a_null_width_is_refused_where_a_layer_needs_it(tmp_path: Path, model: str, field: str, said: str | None) -> None:
+    """fuzz25 L1: ``intermediate_size: null`` was sized as 4 x hidden; a null moe_intermediate_size took the dense width."""
+    from generator.calculator.model_source import resolve_model
+    from generator.sizing.architecture import parse_architecture
+
+    config = {**catalog.find_model(model).config, field: None}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    if said is None:
+        clean = parse_architecture(catalog.find_model(model).config)
+        assert resolve_model(str(path)).architecture.params_total == clean.params_total
+        return
+    with pytest.raises(InputError) as caught:
+        resolve_model(str(path))
+    assert (
+        caught.value.message
+        == f"{path}: config field '{said}' is null, but the feed-forward layers need their width (a whole number)"
+    )
+
+
+@pytest.mark.parametrize(("block", "refused"), [(128, False), (512, True), (1, False)])
+def test_a_checkpoints_own_fp8_block_decides_its_tensor_parallel_split(tmp_path: Path, block: int, refused: bool) -> None:
+    """vLLM splits each rank's shard into the checkpoint's weight_block_size: Llama-3.1-8B's 14,336-wide MLP over TP 8
+    is 1,792 a rank, whole 128-wide blocks but not 512-wide ones (it was checked against 128 whatever the config said)."""
+    from generator.calculator.model_source import resolve_model
+    from generator.sizing.loadability import loadability_problems
+    from generator.sizing.precision import weight_format
+    from generator.sizing.weights import Parallelism
+
+    (tmp_path / "config.json").write_text(_config(quantization_config={**_FP8, "weight_block_size": [block, block]}))
+    arch = resolve_model(str(tmp_path / "config.json")).architecture
+    problems = loadability_problems(arch, weight_format("fp8-block"), Parallelism(tp=8))
+    assert [p for p in problems if "weight quantization block (512)" in p] == (
+        [
+            "gate_proj output width 14336 / TP 8 = 1792 is not divisible by the weight quantization block (512): the "
+            "intermediate size does not split into whole 512-wide blocks per rank (vLLM and SGLang refuse to load it); use "
+            "a TP whose shard is a multiple of 512"
+        ]
+        if refused
+        else []
+    )
+    assert bool(problems) == refused

@@ -10,6 +10,7 @@ rest). The weights are memory-mapped by the reader, never read.
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING, Any
 
 from generator.calculator.model_limits import DIMENSION_BOUNDS
@@ -138,6 +139,62 @@ def gguf_config(
     return config
 
 
+class _EndsEarlyError(Exception):
+    """The GGUF reader asked for bytes past the end of the file (kept inside this module)."""
+
+    def __init__(self, needed: int) -> None:
+        """Keep how many bytes the read needed the file to have."""
+        self.needed = needed
+        super().__init__(needed)
+
+
+#: The reader's own messages, in words a user can act on (gguf ``GGUFReader.__init__``); any other failure is reported as
+#: a damaged header, never in Python's words (fuzz25 L2: "not enough values to unpack (expected 2, got 0)").
+_READER_WORDS = (
+    "Bad type for general.alignment",
+    "Invalid alignment",
+    "Duplicate ",
+    "Found duplicated tensor",
+)
+
+
+def _unreadable(exc: BaseException, size: int) -> str:
+    """Why the reader gave up, in words: the file ends early, or what of its header is wrong."""
+    if isinstance(exc, _EndsEarlyError):
+        return f"the file ends early: its header and tensors need at least {exc.needed:,} bytes"
+    if not size:
+        return "the file is empty"
+    text = str(exc).strip("'\"")
+    if text == "GGUF magic invalid":
+        return "it does not begin with the GGUF magic bytes"
+    if (version := re.match(r"Sorry, file appears to be version (\d+)", text)) is not None:
+        return f"it is GGUF version {version[1]}, which the gguf package cannot read"
+    if isinstance(exc, OSError):
+        return exc.strerror or "the file cannot be read"
+    if text.startswith(_READER_WORDS):
+        return short(text, 120).strip("'")
+    return "its header is damaged: the gguf reader cannot decode it"
+
+
+def _reader(gguf: Any, path: str) -> Any:
+    """A ``GGUFReader`` whose every read past the end of the file raises :class:`_EndsEarlyError`.
+
+    The reader slices its memory map, and a slice past the end is only shorter: the error then came from whatever
+    used the missing values (an unpacking, an index), in Python's words.
+    """
+
+    class Reader(gguf.GGUFReader):  # type: ignore[misc]
+        def _get(self, offset: int, dtype: Any, count: int = 1, override_order: Any = None) -> Any:
+            import numpy as np
+
+            needed = int(offset) + np.dtype(dtype).itemsize * int(count)
+            if needed > len(self.data):
+                raise _EndsEarlyError(needed)
+            return super()._get(offset, dtype, count, override_order)
+
+    return Reader(path)
+
+
 def resolve_gguf(ref: str, path: str, location: Location | None) -> ResolvedModel:
     """Read a ``.gguf`` file's header and tensor table."""
     from generator.calculator.model_source import ResolvedModel, parse_config
@@ -151,12 +208,13 @@ def resolve_gguf(ref: str, path: str, location: Location | None) -> ResolvedMode
     if not os.path.isfile(path):
         raise InputError(f"GGUF file '{ref}' not found (looked for {path})", location)
     try:
-        reader = gguf.GGUFReader(path)
-    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+        reader = _reader(gguf, path)
+    except (OSError, ValueError, KeyError, IndexError, TypeError, _EndsEarlyError) as exc:
         # the reader's own words name an array, not the file (newuser29 item 10): say what it looks like
         size = os.path.getsize(path)
         raise InputError(
-            f"{path}: not a readable GGUF file ({size:,} bytes: cut short by an incomplete download, or damaged): {exc}",
+            f"{path}: not a readable GGUF file ({size:,} bytes: cut short by an incomplete download, or damaged): "
+            + _unreadable(exc, size),
             location,
         ) from None
     try:

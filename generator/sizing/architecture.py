@@ -228,6 +228,7 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
             if key in config and key not in text:
                 text[key] = config[key]
         vision_params = _vision_params(config, int(text.get("hidden_size") or 0))
+    _check_model_type(config)
     text = _with_transformers_defaults(text, str(text.get("model_type") or config.get("model_type") or ""))
     missing = [key for key in _REQUIRED if text.get(key) is None]
     if missing:
@@ -273,7 +274,9 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
     if _opt_int(text, "head_dim") is None and hidden % heads and text.get("kv_lora_rank") is None:
         raise ArchitectureError(f"hidden_size {hidden} is not a multiple of num_attention_heads {heads} and no head_dim is given")
     head_dim = _opt_int(text, "head_dim") or hidden // heads
-    intermediate = _opt_int(text, "intermediate_size", "ffn_dim") or 4 * hidden
+    intermediate = _opt_int(text, "intermediate_size", "ffn_dim") or None
+    if intermediate is None and not _given_null(text, "intermediate_size"):
+        intermediate = 4 * hidden  # absent: specgen's guess (a null is refused where a layer needs it, in _mlp)
     windows = [None] * n_layers if linear_kinds else _layer_windows(text, model_type, n_layers)
     biases = _attention_biases(text, model_type)
     mla = text.get("kv_lora_rank") is not None
@@ -386,6 +389,36 @@ _UNTIED_BY_DEFAULT = frozenset(
 )
 
 
+def _check_model_type(config: Mapping[str, Any]) -> None:
+    """Refuse a ``model_type`` (top level or ``text_config``'s) that is not a name such as llama."""
+    for where, cfg in (("", config), ("text_config.", config.get("text_config"))):
+        kind = cfg.get("model_type") if isinstance(cfg, Mapping) else None
+        if kind is not None and not isinstance(kind, str):  # fuzz25 L1: 1e308 and true were sized as the clean config
+            raise ArchitectureError(
+                f"config field '{where}model_type' must be a model type name such as llama, got {str(kind)[:60]!r}"
+            )
+
+
+def _given_null(cfg: Mapping[str, Any], key: str) -> bool:
+    """Whether the config holds ``key`` as null (which transformers keeps as None, where leaving it out takes a default)."""
+    return key in cfg and cfg[key] is None
+
+
+def _width(cfg: Mapping[str, Any], key: str, fallback: int | None) -> int:
+    """A feed-forward width: ``key``, else ``fallback``; refused when null where a layer needs it.
+
+    fuzz25 L1: ``intermediate_size: null`` was sized as 4 x hidden; transformers keeps a null as None (its class
+    default, 11,008 for LlamaConfig, applies only to a field left out) and cannot build the layer from it.
+    """
+    width = _opt_int(cfg, key)
+    if width:
+        return width
+    if fallback is None or _given_null(cfg, key):
+        null = key if _given_null(cfg, key) else "intermediate_size"
+        raise ArchitectureError(f"config field '{null}' is null, but the feed-forward layers need their width (a whole number)")
+    return fallback
+
+
 def _dtype(text: Mapping[str, Any]) -> str:
     """The config's ``torch_dtype`` (or ``dtype``), a name such as bfloat16; bfloat16 where it gives none."""
     dtype = text.get("torch_dtype") or text.get("dtype") or "bfloat16"
@@ -479,12 +512,12 @@ def _is_moe_layer(cfg: Mapping[str, Any], model_type: str, index: int) -> bool:
 
 
 def _mlp(
-    cfg: Mapping[str, Any], model_type: str, index: int, hidden: int, intermediate: int
+    cfg: Mapping[str, Any], model_type: str, index: int, hidden: int, intermediate: int | None
 ) -> tuple[tuple[Linear, ...], int, int]:
-    """Linears of the feed-forward block, its extra small tensors, and experts per token."""
+    """Linears of the feed-forward block, its extra small tensors, and experts per token (``intermediate``: None if null)."""
     mlp_bias = bool(cfg.get("mlp_bias", False))
     if not _is_moe_layer(cfg, model_type, index):
-        dense_inter = _opt_int(cfg, "intermediate_size_mlp") or intermediate
+        dense_inter = _width(cfg, "intermediate_size_mlp", intermediate)
         return _gated("", hidden, dense_inter, MLP, mlp_bias), 0, 0
     experts = _num_experts(cfg)
     top_k = _opt_int(cfg, "num_experts_per_tok", "experts_per_token", "moe_topk")
@@ -496,7 +529,7 @@ def _mlp(
         )
     if top_k > experts:
         raise ArchitectureError(f"num_experts_per_tok {top_k} is more than the {experts} routed experts")
-    expert_inter = _opt_int(cfg, "moe_intermediate_size") or intermediate
+    expert_inter = _width(cfg, "moe_intermediate_size", intermediate)
     expert_bias = model_type == "gpt_oss"
     linears = _gated("experts.", hidden, expert_inter, EXPERT, expert_bias, experts)
     router = Linear("router", hidden, experts, ROUTER, bias=expert_bias)

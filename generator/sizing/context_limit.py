@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from generator.errors import ArchitectureError
+
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
     from typing import Any
@@ -34,6 +36,12 @@ LENGTH_KEYS = (
 _MOST_TOKENS = 1 << 31
 #: RoPE scaling types whose ``max_position_embeddings`` is already the scaled length.
 _PRE_SCALED = ("su", "longrope", "llama3")
+#: RoPE scaling types that scale by a ``factor``, which transformers' validators (``_validate_linear_scaling_rope_
+#: parameters`` and the dynamic, yarn, longrope and llama3 ones in
+#: https://github.com/huggingface/transformers/blob/main/src/transformers/modeling_rope_utils.py) check as
+#: ``if factor is None or not isinstance(factor, float) or factor < 1.0``: "`rope_scaling`'s factor field must be a
+#: float >= 1". A JSON integer (DeepSeek-V3's yarn ``factor: 40``) is taken as the number it is.
+_FACTOR_TYPES = ("linear", "dynamic", "yarn", "longrope", "su", "llama3")
 
 
 def _length(value: Any) -> int | None:
@@ -45,11 +53,36 @@ def _factor(value: Any) -> float:
     return float(number) if math.isfinite(number) and number > 0 else 1.0
 
 
+def _rope_scaling(config: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The config's ``rope_scaling`` (or ``rope_parameters``); refused where its type or factor is malformed.
+
+    fuzz25 L1: a linear ``factor`` of -4, 0 or "x" was read as no scaling at all, without a word.
+    """
+    key = "rope_scaling" if config.get("rope_scaling") else "rope_parameters"
+    rope = config.get(key)
+    if not rope:
+        return None
+    if not isinstance(rope, Mapping):
+        raise ArchitectureError(
+            f"config field '{key}' must be a mapping such as {{rope_type: yarn, factor: 4.0}}, got {str(rope)[:60]!r}"
+        )
+    kind = rope.get("rope_type", rope.get("type"))
+    if kind is not None and not isinstance(kind, str):
+        raise ArchitectureError(f"config field '{key}.rope_type' must be a RoPE type name such as yarn, got {str(kind)[:60]!r}")
+    factor = rope.get("factor", 1.0)  # left out: no stretch, as before
+    bad = isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor) or factor < 1
+    if kind in _FACTOR_TYPES and bad:
+        raise ArchitectureError(
+            f"config field '{key}.factor' must be a number >= 1 for rope_type {kind}, got {str(factor)[:60]!r}"
+        )
+    return rope
+
+
 def served_context_tokens(config: Mapping[str, Any], model_type: str) -> int:
     """The longest sequence vLLM serves for this (text) config; 0 when the config says nothing."""
     lengths = [n for key in LENGTH_KEYS if (n := _length(config.get(key))) is not None]
     derived = _length(config.get("model_max_length")) or min(lengths, default=0)
-    rope = config.get("rope_scaling") or config.get("rope_parameters")
+    rope = _rope_scaling(config)
     if not derived or not isinstance(rope, Mapping) or "gemma3" in model_type:
         return derived
     kind = rope.get("rope_type", rope.get("type"))

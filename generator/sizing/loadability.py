@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import ATTENTION, EXPERT, Architecture
-from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat, storage_family
+from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat, same_storage, storage_family
 from generator.sizing.weights import Parallelism
 
 #: The MLP / expert matrices tensor parallelism splits (routers and norms are replicated).
@@ -161,7 +161,9 @@ def loadability_problems(arch: Architecture, fmt: WeightFormat, par: Parallelism
     if (dense := dense_format_problem(fmt, arch)) is not None:
         problems.append(dense)
     if fmt.block:
-        problems.extend(_block_problems(arch, fmt.block, par))
+        quant = arch.quantization
+        own = quant.block if quant is not None and same_storage(quant.precision, fmt.name) else None
+        problems.extend(_block_problems(arch, own or fmt.block, par))  # the checkpoint's own weight_block_size first
     return tuple(problems)
 
 

@@ -19,7 +19,8 @@ class QuantizationConfig(NamedTuple):
 
     ``precision`` is one of the weight-format names in :mod:`generator.sizing.precision`.
     ``group_size`` overrides the format's scale group (0: one scale per output row; None: the
-    format's default). ``keep_patterns`` are the modules left at 16 bit (``modules_to_not_convert``
+    format's default). ``block`` is a block-FP8 checkpoint's square ``weight_block_size`` (None: the format's 128).
+    ``keep_patterns`` are the modules left at 16 bit (``modules_to_not_convert``
     / ``ignore``): globs or module prefixes, or regular expressions written ``re:...`` (compressed-
     tensors), matched against names like ``model.layers.3.self_attn.q_proj`` or ``lm_head``.
     """
@@ -27,6 +28,7 @@ class QuantizationConfig(NamedTuple):
     precision: str
     group_size: int | None = None
     keep_patterns: tuple[str, ...] = ()
+    block: int | None = None
 
     def keeps(self, module_name: str) -> bool:
         """Whether ``module_name`` (or a parent of it) stays unquantized."""
@@ -39,12 +41,55 @@ class QuantizationConfig(NamedTuple):
         return False
 
 
-def _group_size(cfg: Mapping[str, Any]) -> int | None:
-    """The scale group of a config: -1 (GPTQ's per-channel) becomes 0, absent stays None."""
-    value = cfg.get("group_size", cfg.get("q_group_size"))
-    if not isinstance(value, int) or isinstance(value, bool):
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _group_size(cfg: Mapping[str, Any], where: str) -> int | None:
+    """The scale group of a config: -1 (GPTQ's per-channel) becomes 0, absent (or null) stays None.
+
+    fuzz25 L1: 0 and -5 were sized as per channel, "x" as the default 128. vLLM's GPTQ and AWQ layers take -1 (one
+    group per input row) or a positive group, which must divide the input size (gptq.py ``create_weights``).
+    """
+    key = "group_size" if "group_size" in cfg else "q_group_size"
+    value = cfg.get(key)
+    if value is None:
         return None
-    return 0 if value < 0 else value
+    if not _whole(value) or value == 0 or value < -1:
+        raise ArchitectureError(
+            f"config field '{where}.{key}' must be -1 (per channel) or a positive integer, got {str(value)[:60]!r}"
+        )
+    return 0 if value == -1 else value
+
+
+def _flag(cfg: Mapping[str, Any], key: str) -> bool:
+    """A true/false field of a quantization_config (absent or null: false)."""
+    value = cfg.get(key)
+    if value is not None and not isinstance(value, bool):  # fuzz25 L1: "yes" was read as true
+        raise ArchitectureError(f"config field 'quantization_config.{key}' must be true or false, got {str(value)[:60]!r}")
+    return bool(value)
+
+
+def _block_size(cfg: Mapping[str, Any]) -> int | None:
+    """An FP8 checkpoint's ``weight_block_size`` [rows, columns] as one square side; None where it gives none.
+
+    fuzz25 L1: [0, 0], [-1, -1] and "x" were sized as 128 x 128. vLLM's Fp8Config refuses any but two dimensions ("The
+    quantization block size of weight must have 2 dimensions") and divides each shard by them; any positive block, [1, 1]
+    included, loads, and is sized as it is.
+    """
+    block = cfg.get("weight_block_size")
+    if block is None:
+        return None
+    if not (isinstance(block, list) and len(block) == 2 and all(_whole(b) and b > 0 for b in block)):
+        raise ArchitectureError(
+            f"config field 'quantization_config.weight_block_size' must be two positive integers such as [128, 128], "
+            f"got {str(block)[:60]!r}"
+        )
+    if block[0] != block[1]:
+        raise ArchitectureError(
+            f"quantization_config.weight_block_size {block} is not square: specgen sizes square FP8 blocks only"
+        )
+    return int(block[0])
 
 
 def parse_quantization_config(cfg: Any) -> QuantizationConfig | None:
@@ -65,16 +110,24 @@ def parse_quantization_config(cfg: Any) -> QuantizationConfig | None:
     if method == "mxfp4":
         return QuantizationConfig("mxfp4", None, keep)
     if method == "fp8":
-        block = cfg.get("weight_block_size")
-        return QuantizationConfig("fp8-block" if block else "fp8", None, keep)
+        block = _block_size(cfg)
+        return QuantizationConfig("fp8-block", None, keep, block) if block else QuantizationConfig("fp8", None, keep)
     if method in ("gptq", "awq"):
-        bits = int(cfg.get("bits", cfg.get("w_bit", 4)))
+        key = "bits" if "bits" in cfg else "w_bit"
+        bits = cfg.get(key, 4)
+        if not _whole(bits):  # vLLM's GPTQConfig takes the integers 2, 3, 4 and 8 only; "4" was read as 4
+            raise ArchitectureError(f"config field 'quantization_config.{key}' must be an integer, got {str(bits)[:60]!r}")
         if bits not in (4, 8):
             raise ArchitectureError(f"{method} with {bits} bits is not supported (4 or 8)")
-        return QuantizationConfig("int4" if bits == 4 else "int8-gptq", _group_size(cfg), keep)
+        return QuantizationConfig("int4" if bits == 4 else "int8-gptq", _group_size(cfg, "quantization_config"), keep)
     if method == "bitsandbytes":
-        if cfg.get("load_in_4bit"):
-            double = bool(cfg.get("bnb_4bit_use_double_quant", False))
+        four, eight = _flag(cfg, "load_in_4bit"), _flag(cfg, "load_in_8bit")
+        # transformers' BitsAndBytesConfig: "load_in_4bit and load_in_8bit are both True, but only one can be used at the same
+        # time" (fuzz25 L1: both were sized as NF4)
+        if four and eight:
+            raise ArchitectureError("quantization_config sets both load_in_4bit and load_in_8bit: only one can be used")
+        if four:
+            double = _flag(cfg, "bnb_4bit_use_double_quant")
             return QuantizationConfig("nf4" if double else "nf4-no-double-quant", None, keep or ("lm_head",))
         return QuantizationConfig("int8", None, keep or ("lm_head",))
     if method == "compressed-tensors":
@@ -98,18 +151,29 @@ def _modelopt(cfg: Mapping[str, Any], keep: tuple[str, ...]) -> QuantizationConf
 
 def _compressed_tensors(cfg: Mapping[str, Any], keep: tuple[str, ...]) -> QuantizationConfig:
     groups = cfg.get("config_groups") or {}
-    for group in groups.values():
-        weights = (group or {}).get("weights") or {}
+    if not isinstance(groups, Mapping):  # fuzz25 L2: "x" said "'str' object has no attribute 'values'"
+        raise ArchitectureError(
+            f"config field 'quantization_config.config_groups' must map group names to groups, got {str(groups)[:60]!r}"
+        )
+    for name, group in groups.items():
+        weights = group.get("weights") or {} if isinstance(group, Mapping) else group
+        if not isinstance(weights, Mapping):
+            raise ArchitectureError(
+                f"config field 'quantization_config.config_groups.{str(name)[:40]}' must be a group with a 'weights' "
+                f"mapping, got {str(group)[:60]!r}"
+            )
         bits = weights.get("num_bits")
         kind = str(weights.get("type", "int"))
         if bits == 4 and kind == "float":
             return QuantizationConfig("nvfp4", None, keep)  # nvfp4-pack-quantized: E2M1, group 16, E4M3 scales
         if bits == 8 and kind == "float":
             strategy = str(weights.get("strategy", "tensor"))
-            name = {"channel": "fp8-channel", "block": "fp8-block"}.get(strategy, "fp8")
-            return QuantizationConfig(name, None, keep)
+            fp8 = {"channel": "fp8-channel", "block": "fp8-block"}.get(strategy, "fp8")
+            return QuantizationConfig(fp8, None, keep)
         if bits == 8:
             return QuantizationConfig("int8", None, keep)
         if bits == 4:
-            return QuantizationConfig("int4", _group_size(weights), keep)
+            return QuantizationConfig(
+                "int4", _group_size(weights, f"quantization_config.config_groups.{str(name)[:40]}.weights"), keep
+            )
     raise ArchitectureError("compressed-tensors quantization_config has no 4- or 8-bit weight group")

@@ -94,6 +94,8 @@ def _linear_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, linear: Li
         fmt = fmt._replace(fbgemm_recipe=False)
         if quant.group_size is not None:
             fmt = fmt._replace(group_size=quant.group_size or None)
+        if quant.block is not None and fmt.block:  # its own weight_block_size (fuzz25 L1: [1, 1] was sized as 128 x 128)
+            fmt = fmt._replace(block=quant.block)
     return fmt.linear_bits(linear, layer.number, arch.num_layers)
 
 
