@@ -172,8 +172,10 @@ def test_findings_go_to_stderr_with_the_deployment_location(tmp_path: Path, caps
     assert code == 0
     lines = [line for line in err.splitlines() if ": warning: " in line]
     assert lines, err
-    # the deployment 'assistant' starts at line 7, column 5 of the example
-    assert all(line.startswith(f"{HOME}:7:5: warning: ") for line in lines), lines
+    # the deployment 'assistant' starts at line 7, column 5 of the example; its rate, which takes two llama.cpp server
+    # slots, is at line 14
+    assert all(line.startswith((f"{HOME}:7:5: warning: ", f"{HOME}:14:28: warning: ")) for line in lines), lines
+    assert any(line.startswith(f"{HOME}:14:28: warning: ") and line.endswith("[parallel-slots]") for line in lines)
 
 
 @pytest.mark.parametrize(("level", "expected"), [("warning", 5), ("error", 0)])
@@ -192,7 +194,8 @@ def test_github_annotations_in_actions(
     _, out, err = specgen(capsys, "render", str(HOME), "-o", str(tmp_path / "out"))
     annotations = [line for line in err.splitlines() if line.startswith("::")]
     assert annotations
-    assert all(line.startswith(f"::warning file={HOME},line=7,col=5,title=specgen ") for line in annotations), annotations
+    at = (f"::warning file={HOME},line=7,col=5,title=specgen ", f"::warning file={HOME},line=14,col=28,title=specgen ")
+    assert all(line.startswith(at) for line in annotations), annotations
     assert "::" not in out
 
 
@@ -367,7 +370,7 @@ def test_gitlab_code_quality_report(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert all(i["location"]["path"] == "examples/home-70b-offload.yaml" for i in issues)
     lines = {i["check_name"]: i["location"]["lines"]["begin"] for i in issues}
     assert lines.pop("specgen/kubernetes-single-host") == 1  # a whole-workload finding; the file has no 'outputs:'
-    assert set(lines.values()) == {7}  # the deployment that caused them
+    assert set(lines.values()) == {7, 14}  # the deployment that caused them, and its rate (parallel-slots)
     assert len({i["fingerprint"] for i in issues}) == len(issues)
     assert gitlab_report([]) == "[]\n"
 

@@ -21,7 +21,7 @@ name: colo-235b
 deployments:
   - name: big
     model: Qwen/Qwen3-235B-A22B
-    inference: {max_context_tokens: 32768, avg_input_tokens: 4000, avg_output_tokens: 800, requests_per_second: 0.05}
+    inference: {max_context_tokens: 32768, avg_input_tokens: 4000, avg_output_tokens: 800, requests_per_second: 0.005}
 hardware:
   provider: baremetal
   fixed: {gpu: rtx-pro-6000-blackwell-96gb, gpu_count: 2, ram_gib: 768, reserved_ram_gib: 32, nvme_gib: 3000,

@@ -890,7 +890,7 @@ def _fixed_machine(
             *({"level": numa_level, "code": numa_code, "message": w} for w in [numa] if w),
             *(
                 {"level": lvl, "code": code, "message": msg}
-                for lvl, code, msg in findings(plan, machine, None, consts, fixed_file(arch))
+                for lvl, code, msg in findings(plan, machine, consts, fixed_file(arch))
             ),
         ],
     }

@@ -83,7 +83,7 @@ def llama_cpp_numa(p: Placement, spans_nodes: bool, wider: Machine | None) -> st
     return "numactl" if wider is not None and p.offloaded else None
 
 
-def llama_cpp_options(p: Placement, gpus: int, kv_precision: str, numa: str | None = None) -> dict[str, Any]:
+def llama_cpp_options(p: Placement, gpus: int, kv_precision: str, numa: str | None = None, streams: int = 1) -> dict[str, Any]:
     """llama.cpp's settings for a placement, as fields a deployment tool assembles (a regex can outgrow a YAML line).
 
     ``-ngl`` counts the output layer where it is on a GPU. ``-ts`` counts it on the last GPU: llama.cpp splits
@@ -91,6 +91,7 @@ def llama_cpp_options(p: Placement, gpus: int, kv_precision: str, numa: str | No
     those before it, exceeds its slot's (llama-model.cpp get_layer_buft_list), so the first would otherwise take one
     layer more (newuser19 item 3). A quantized KV cache type needs flash attention (newuser19 item 2). ``numa``: its
     ``--numa`` (:func:`llama_cpp_numa`), with the ``numactl`` arguments that bind it to one node where it is ``numactl``.
+    ``streams``: the server slots the rate needs (``-np``), beyond one sharing the ``-c`` tokens in one KV cache.
     """
     head_on_gpu = p.lm_head_device != "cpu"
     kv_type = LLAMA_CPP_KV_TYPES.get(kv_precision)
@@ -107,6 +108,9 @@ def llama_cpp_options(p: Placement, gpus: int, kv_precision: str, numa: str | No
         per_gpu = [sum(1 for d in p.layer_devices if d.startswith(f"gpu:{g}")) for g in range(gpus)]
         per_gpu[-1] += 1 if head_on_gpu else 0
         options["tensor_split"] = per_gpu
+    if streams > 1:
+        options["parallel"] = streams
+        options["kv_unified"] = True
     options["no_mmap"] = p.disk_bytes == 0 and p.offloaded
     if numa:
         options["numa"] = numa
@@ -128,6 +132,8 @@ def llama_cpp_args(options: dict[str, Any]) -> list[str]:
         args += ["-ot", f"blk\\.({'|'.join(map(str, layers))})\\.ffn_.*_exps\\.=CPU"]
     if split := options.get("tensor_split"):
         args += ["-ts", ",".join(map(str, split))]
+    if parallel := options.get("parallel"):
+        args += ["-np", str(parallel), "-kvu"]
     if numa := options.get("numa"):
         args += ["--numa", numa]
     return [*args, "--no-mmap"] if options["no_mmap"] else args
@@ -143,18 +149,20 @@ def runtime_settings(
     kv_precision: str,
     spans_nodes: bool = False,
     wider: Machine | None = None,
+    streams: int = 1,
 ) -> dict[str, Any]:
     """The same placement as settings of four common runtimes.
 
     ``gpu_name``: the machine's GPU, on which vLLM's defaults depend; ``batched_tokens``: vLLM's tokens a forward pass
     where the user gives them; ``kv_precision``: the KV cache's, which llama.cpp must be told (its default is f16);
     ``spans_nodes``: the offloaded weights fill more than one NUMA node's RAM; ``wider``: the machine with every
-    node's RAM, where one node's is what ``machine`` counts (a GGUF file placed for the note may need it).
+    node's RAM, where one node's is what ``machine`` counts (a GGUF file placed for the note may need it);
+    ``streams``: llama.cpp server slots the request rate needs.
     """
     p = plan.placement
     n = arch.num_layers
     on_gpu = p.layers_on_gpu
-    options = llama_cpp_options(p, machine.gpus, kv_precision, llama_cpp_numa(p, spans_nodes, wider))
+    options = llama_cpp_options(p, machine.gpus, kv_precision, llama_cpp_numa(p, spans_nodes, wider), streams)
     fmt = WEIGHT_FORMATS.get(p.precision)  # None: a GGUF file's own tensor types (gguf-iq2_m, ...)
     accelerate: dict[str, Any]
     deepspeed: dict[str, Any]
@@ -371,7 +379,7 @@ CPU_ATTENTION_WARN_SHARE = 0.25
 
 
 def findings(
-    plan: OffloadPlan, machine: Machine, demand_tokens_per_s: float | None, consts: Constants, file_run_as_stored: bool = False
+    plan: OffloadPlan, machine: Machine, consts: Constants, file_run_as_stored: bool = False
 ) -> list[tuple[str, str, str]]:
     """(level, code, message) warnings about a fixed-hardware placement.
 
@@ -448,11 +456,6 @@ def findings(
                 f"{tokens_per_s_text(c.decode_tokens_per_s)} tokens/s is below {consts.interactive_tokens_per_s:g} "
                 "tokens/s: not interactive",
             )
-        )
-    if demand_tokens_per_s and demand_tokens_per_s > c.decode_tokens_per_s:
-        need, have = demand_tokens_per_s, c.decode_tokens_per_s
-        out.append(
-            ("warning", "not-multi-user", f"the request rate needs {need:.1f} output tokens/s; one stream makes {have:.2f}")
         )
     if plan.fitting_alternative:
         name = plan.fitting_alternative

@@ -14,6 +14,7 @@ from generator.calculator.offload_report import (
     runtime_settings,
     tokens_per_s_text,
 )
+from generator.errors import InfeasibleError
 from generator.planner.assemble import (
     device_plugin_findings,
     gpu_taint,
@@ -28,7 +29,8 @@ from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool
 from generator.planner.setting_findings import unused_setting_findings
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
-from generator.sizing.offload import Machine, layer_split_degree
+from generator.sizing.offload import MAX_STREAMS, Machine, OffloadPlan, StreamCapacity, layer_split_degree, stream_capacity
+from generator.sizing.precision import kv_cache_bits
 from generator.units import GIB, TB, seconds_text
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, Slo, Workload
@@ -93,7 +95,7 @@ def _deployment(
     wl = loaded.workload
     assert wl.hardware.fixed is not None
     wider = wider_machine(machine, wl.hardware.fixed)
-    plan, machine, spans = place_over_nodes(
+    plan, on, spans = place_over_nodes(
         lambda on: place_on_fixed(loaded, index, on, consts), machine, wider, lambda placed: placed.placement.disk_bytes
     )
     dep = wl.deployments[index]
@@ -101,13 +103,23 @@ def _deployment(
     spec = dep.inference
     model = loaded.models[dep.name]
     arch = model.architecture
+    slots = _slots(loaded, index, plan, on, consts)
+    if slots is not None and slots.context_tokens > plan.placement.context_tokens:  # their requests' KV cache
+        plan, on, spans = place_over_nodes(
+            lambda on: place_on_fixed(loaded, index, on, consts, slots.context_tokens),
+            machine,
+            wider,
+            lambda placed: placed.placement.disk_bytes,
+        )
+    machine = on
     cost = plan.cost
-    demand = spec.requests_per_second * spec.avg_output_tokens
     notes = [
         Finding(level, code, message, f"deployments[{index}]")  # type: ignore[arg-type]
-        for level, code, message in findings(plan, machine, demand, consts, fixed_file(arch))
+        for level, code, message in findings(plan, machine, consts, fixed_file(arch))
     ]
-    notes += _slo_findings(spec.slo, cost.ttft_s, cost.decode_tokens_per_s, index)
+    if slots is not None:
+        notes.append(_slots_finding(spec, slots, cost.decode_tokens_per_s, index))
+    notes += _slo_findings(spec.slo, cost.ttft_s, slots or cost.decode_tokens_per_s, index)
     fullest = max(plan.placement.per_gpu, key=lambda b: b.total)
     details: dict[str, Any] = {
         "context_tokens": plan.placement.context_tokens,
@@ -127,6 +139,7 @@ def _deployment(
             spec.kv_cache_precision,
             spans,
             wider,
+            slots.streams if slots else 1,
         ),
         "checklist": checklist(plan, machine, wider),
     }
@@ -158,8 +171,64 @@ def _deployment(
     )
 
 
-def _slo_findings(slo: Slo, ttft_s: float, tokens_per_s: float, index: int) -> list[Finding]:
-    """The latency targets a machine of yours misses: it is placed as it is, so a miss is said, not planned away."""
+def _slots(loaded: LoadedWorkload, index: int, plan: OffloadPlan, machine: Machine, consts: Constants) -> StreamCapacity | None:
+    """The llama.cpp server slots the request rate needs where one stream is short of it; None where one is enough.
+
+    A rate beyond what the slots the machine's memory holds can make is refused at its field, as owned servers with
+    ``buy: false`` are (newuser29 item 7: 550 times one stream's speed exited 0).
+    """
+    dep = loaded.workload.deployments[index]
+    assert isinstance(dep, InferenceDeployment)
+    spec = dep.inference
+    demand = spec.requests_per_second * spec.avg_output_tokens
+    if demand <= plan.cost.decode_tokens_per_s:
+        return None
+    request = spec.avg_input_tokens + spec.avg_output_tokens
+    slots = stream_capacity(
+        loaded.models[dep.name].architecture, plan.weight_format, kv_cache_bits(spec.kv_cache_precision),
+        plan.placement.context_tokens, machine, consts, spec.avg_input_tokens + spec.avg_output_tokens // 2, request,
+        demand,
+    )  # fmt: skip
+    if slots.tokens_per_s >= demand:
+        return slots
+    where = loaded.document.locate(("deployments", index, "inference", "requests_per_second"))
+    why = (
+        "the best count that fits its memory, more KV cache leaving less of it to the weights"
+        if slots.memory_bound
+        else f"specgen looks no further than {MAX_STREAMS:,}"
+    )
+    raise InfeasibleError(
+        f"{where}: {spec.requests_per_second:g} req/s x {spec.avg_output_tokens:,} output tokens need "
+        f"{demand:,.1f} tokens/s; hardware.fixed makes at most {tokens_per_s_text(slots.tokens_per_s)} with "
+        f"{slots.streams} llama.cpp server slot(s) ({why}; a KV cache of {slots.context_tokens:,} tokens for "
+        f"requests of {request:,}; the weights read once a step for all of them, the CPU's arithmetic not counted, "
+        f"so at best): about {slots.tokens_per_s / spec.avg_output_tokens:.3g} req/s; lower requests_per_second, or "
+        "plan bought hardware (without hardware.fixed)"
+    )
+
+
+def _slots_finding(spec: Any, slots: StreamCapacity, single_tokens_per_s: float, index: int) -> Finding:
+    """How many llama.cpp server slots the rate takes, and each one's speed then."""
+    demand = spec.requests_per_second * spec.avg_output_tokens
+    return Finding(
+        "warning",
+        "parallel-slots",
+        f"the request rate needs {demand:,.1f} output tokens/s and one stream makes "
+        f"{tokens_per_s_text(single_tokens_per_s)}: {slots.streams} llama.cpp server slots (-np {slots.streams} -kvu, "
+        f"sharing a KV cache of {slots.context_tokens:,} tokens) decode together at about "
+        f"{tokens_per_s_text(slots.tokens_per_s)} tokens/s, "
+        f"{tokens_per_s_text(slots.stream_tokens_per_s)} each (the weights read once a step for all; the CPU's "
+        "arithmetic is not counted, so at best)",
+        f"deployments[{index}].inference.requests_per_second",
+    )
+
+
+def _slo_findings(slo: Slo, ttft_s: float, speed: float | StreamCapacity, index: int) -> list[Finding]:
+    """The latency targets a machine of yours misses: it is placed as it is, so a miss is said, not planned away.
+
+    ``speed``: a lone stream's tokens/s, or the server slots the rate takes (each one's).
+    """
+    tokens_per_s = speed.stream_tokens_per_s if isinstance(speed, StreamCapacity) else speed
     missed = []
     if slo.ttft_p95_ms is not None and ttft_s * 1000 > slo.ttft_p95_ms:
         missed.append(f"TTFT {seconds_text(ttft_s)} against ttft_p95_ms {slo.ttft_p95_ms:g}")
@@ -168,7 +237,8 @@ def _slo_findings(slo: Slo, ttft_s: float, tokens_per_s: float, index: int) -> l
         missed.append(f"TPOT {tpot_ms:,.1f} ms against tpot_ms {slo.tpot_ms:g}")
     if not missed:
         return []
-    message = f"this machine misses the latency targets: {'; '.join(missed)} (a single stream, at best)"
+    each = f"each of {speed.streams} server slots" if isinstance(speed, StreamCapacity) else "a single stream"
+    message = f"this machine misses the latency targets: {'; '.join(missed)} ({each}, at best)"
     return [Finding("warning", "slo-missed", message, f"deployments[{index}]")]
 
 

@@ -40,8 +40,13 @@ def fixed_machine(loaded: LoadedWorkload) -> tuple[Machine, GpuSpec, str]:
         raise InputError(exc.message, loaded.document.locate(("hardware", "fixed"))) from None
 
 
-def place_on_fixed(loaded: LoadedWorkload, index: int, machine: Machine, consts: Constants) -> OffloadPlan:
-    """Place deployment ``index`` on the machine, or raise the located reason it cannot run there."""
+def place_on_fixed(
+    loaded: LoadedWorkload, index: int, machine: Machine, consts: Constants, context: int | None = None
+) -> OffloadPlan:
+    """Place deployment ``index`` on the machine, or raise the located reason it cannot run there.
+
+    ``context``: the KV cache's tokens where the server's slots need more than ``max_context_tokens`` (a lone request's).
+    """
     dep = loaded.workload.deployments[index]
     if not isinstance(dep, InferenceDeployment):
         raise InputError(TRAINING_ON_FIXED, loaded.document.locate(("deployments", index, "training"), key=True))
@@ -62,7 +67,7 @@ def place_on_fixed(loaded: LoadedWorkload, index: int, machine: Machine, consts:
         formats += [fmt] if all(fmt.name != f.name for f in formats) else []
     try:
         return plan_offload(
-            model.architecture, formats, kv_cache_bits(spec.kv_cache_precision), spec.max_context_tokens,
+            model.architecture, formats, kv_cache_bits(spec.kv_cache_precision), context or spec.max_context_tokens,
             spec.min_context_tokens, machine, spec.avg_input_tokens, consts, alternatives(model.architecture),
             spec.avg_input_tokens + spec.avg_output_tokens // 2,  # the KV a decode step reads on average, as the estimate
         )  # fmt: skip

@@ -29,6 +29,7 @@ from generator.sizing.linear_attention import check_sized_use
 from generator.sizing.memory import MemoryBreakdown, inference_activation_bytes
 from generator.sizing.performance import (
     decode_weight_read_bytes,
+    expected_experts_touched,
     host_overlapped_seconds,
     layer_attention_flops,
     prefill_flops,
@@ -332,27 +333,31 @@ def offload_cost(
     prompt_tokens: int,
     consts: Constants,
     decode_context_tokens: int | None = None,
+    streams: int = 1,
 ) -> OffloadCost:
-    """Decode tokens/s, TTFT and cold start of a placement (batch 1).
+    """Decode tokens/s of each stream, TTFT and cold start of a placement (``streams`` decoded together; TTFT alone).
 
-    One decode model with the serving estimate (:class:`generator.sizing.performance.DecodeModel` at
-    batch 1): the weight bytes a token reads are :func:`decode_weight_read_bytes` (top-k of the routed
-    experts), the KV read is that of the ``decode_context_tokens`` in use (default: the prompt), and each
-    token pays the engine's per-step and per-sequence host time; offloaded parts are read from their tier.
+    One decode model with the serving estimate (:class:`generator.sizing.performance.DecodeModel`): a step reads
+    the weights once for all its ``streams`` (:func:`decode_weight_read_bytes`: the routed experts they touch), and
+    each stream's KV of the ``decode_context_tokens`` in use (default: the prompt), its attention and its host time;
+    offloaded parts are read from their tier. Many streams are llama.cpp's server slots (``-np``): the CPU's matrix
+    arithmetic, which grows with them, is not counted, so their speed is an upper bound.
     """
     sizes = size_weights(arch, fmt)
-    share = routed_share(arch, 1)
+    share = routed_share(arch, streams)
+    routed, top_k = arch.routed_experts
+    touched = expected_experts_touched(routed, top_k, streams)  # top_k at one stream
     cpu_read = disk_read = 0.0
-    cpu_expert_calls = 0  # routed experts a token runs on the CPU, each a small matrix product with its fixed cost
+    cpu_expert_calls = 0.0  # routed experts a step runs on the CPU, each a small matrix product with its fixed cost
     in_use = min(decode_context_tokens or prompt_tokens, placement.context_tokens)
     cpu_attention_flops = 0.0  # the scores and values of the layers the CPU runs, over the context in use
     for i, device in enumerate(placement.layer_devices):
         if runs_on_host(device):
-            cpu_attention_flops += layer_attention_flops(arch, arch.layers[i], in_use)
+            cpu_attention_flops += layer_attention_flops(arch, arch.layers[i], in_use) * streams
         dense = sizes.layer_bytes[i] - sizes.layer_expert_bytes[i]
         experts = sizes.layer_expert_bytes[i] * share
         on_host = runs_on_host(device) or "+experts:" in device
-        cpu_expert_calls += arch.layers[i].experts_per_token if on_host and arch.layers[i].is_moe else 0
+        cpu_expert_calls += touched if on_host and arch.layers[i].is_moe else 0.0
         if device == "cpu":
             cpu_read += dense + experts
         elif device == "disk":
@@ -368,17 +373,18 @@ def offload_cost(
     cpu_weights_read = cpu_read
     # what the GPUs read is the serving count less the layers and head read elsewhere (an untied input embedding
     # is a lookup wherever it lives: the count leaves it out, and a CPU-held table costs one row below)
-    gpu_read = decode_weight_read_bytes(arch, sizes, Parallelism(), 1) - cpu_read - disk_read
+    gpu_read = decode_weight_read_bytes(arch, sizes, Parallelism(), streams) - cpu_read - disk_read
     embedding_row = arch.hidden_size * 2
     kv_share = sum(_layer_kv(arch, kv_bits, max(in_use, 1))) / max(1, sum(_layer_kv(arch, kv_bits, placement.context_tokens)))
+    kv_share *= streams  # each stream reads its own
     gpu_read += placement.kv_gpu_bytes * kv_share
-    cpu_read += placement.kv_cpu_bytes * kv_share + (embedding_row if placement.embedding_device == "cpu" else 0)
+    cpu_read += placement.kv_cpu_bytes * kv_share + (embedding_row * streams if placement.embedding_device == "cpu" else 0)
     hbm = machine.gpu_bandwidth_gb_per_s * 1e9 * consts.decode_bandwidth_efficiency
     ddr = machine.ddr_gb_per_s * 1e9 * consts.ddr_bandwidth_efficiency
     pcie = machine.pcie_gb_per_s * 1e9 * consts.pcie_efficiency
     nvme = machine.nvme_read_gb_per_s * 1e9 * consts.nvme_efficiency
     # the engine's own time each token (scheduling, sampling, launches), as in the serving estimate
-    engine_s = host_overlapped_seconds(consts.decode_step_overhead_s, consts.decode_overhead_per_sequence_s, 1, consts)
+    engine_s = host_overlapped_seconds(consts.decode_step_overhead_s, consts.decode_overhead_per_sequence_s * streams, 1, consts)
     t_gpu = gpu_read / hbm
     expert_calls_s = cpu_expert_calls * consts.cpu_expert_call_overhead_s
     # the CPU's bytes at the DRAM rate, and again at the rate its kernels consume them: many channels saturate them
@@ -425,7 +431,7 @@ def offload_cost(
             + (disk_read + cpu_weights_read) / nvme
         )
     return OffloadCost(
-        decode_tokens_per_s=1.0 / total,
+        decode_tokens_per_s=1.0 / total,  # each stream's: ``streams`` tokens a step
         mode=mode,
         bound=bound,
         seconds_per_token=seconds,
@@ -441,11 +447,96 @@ def offload_cost(
     )
 
 
+class StreamCapacity(NamedTuple):
+    """llama.cpp server slots decoding together on a machine, and their output tokens/s."""
+
+    streams: int
+    tokens_per_s: float
+    #: Each stream's tokens/s at ``streams``.
+    stream_tokens_per_s: float
+    #: The KV cache's tokens (llama.cpp's ``-c``) that hold the slots' requests, a lone request's context at least.
+    context_tokens: int
+    #: Whether the search ended at the machine's memory (twice the slots do not fit): ``tokens_per_s`` is about its most.
+    memory_bound: bool = False
+
+
+#: The most llama.cpp server slots looked at.
+MAX_STREAMS = 1024
+
+
+def stream_capacity(
+    arch: Architecture,
+    fmt: WeightFormat,
+    kv_bits: int,
+    context: int,
+    machine: Machine,
+    consts: Constants,
+    decode_context_tokens: int,
+    request_tokens: int,
+    demand_tokens_per_s: float,
+) -> StreamCapacity:
+    """About the fewest server slots whose output tokens/s meet ``demand_tokens_per_s``, else the most the machine makes.
+
+    llama.cpp's server shares the ``-c`` tokens among its ``-np`` slots in one unified KV cache (``-kvu``; the default
+    where the slots are left to it: https://github.com/ggml-org/llama.cpp/pull/16736), so ``n`` slots of
+    ``request_tokens`` take a cache of ``n x request_tokens`` (``context`` at least, a lone request's), placed as the
+    model is (the cache's memory may push weights off the GPUs); a step reads the weights once for all of them
+    (newuser29 item 7: a home box 550 times short of its rate was planned as one stream short of it). Counts double
+    until one meets the demand or no longer fits, then halve to the fewest (the output rises with the slots while
+    the weights stay where they are).
+    """
+
+    def at(streams: int) -> StreamCapacity | None:
+        tokens = max(context, streams * request_tokens)
+        try:
+            placement = place(arch, fmt, kv_bits, tokens, machine, consts)
+        except InfeasibleError:
+            return None
+        each = offload_cost(
+            arch, fmt, kv_bits, placement, machine, decode_context_tokens, consts, decode_context_tokens, streams
+        ).decode_tokens_per_s
+        return StreamCapacity(streams, each * streams, each, tokens)
+
+    best = at(1)
+    if best is None:
+        raise InfeasibleError(f"the model does not fit this machine at {context:,} tokens")
+    if best.tokens_per_s >= demand_tokens_per_s:
+        return best
+    short, met, unfit = 1, None, None  # a count short of the demand, one that meets it, one that does not fit
+    while met is None and unfit is None and short < MAX_STREAMS:
+        streams = min(2 * short, MAX_STREAMS)
+        got = at(streams)
+        if got is None:
+            unfit = streams
+        elif got.tokens_per_s >= demand_tokens_per_s:
+            met = got
+        else:
+            best, short = max(best, got, key=lambda c: c.tokens_per_s), streams
+    if met is None:
+        while unfit is not None and unfit - short > 1:  # the most slots that fit, between the last two counts
+            mid = (short + unfit) // 2
+            got = at(mid)
+            if got is None:
+                unfit = mid
+            else:
+                best, short = max(best, got, key=lambda c: c.tokens_per_s), mid
+        return best._replace(memory_bound=unfit is not None)
+    while met.streams - short > 1:
+        got = at((short + met.streams) // 2)
+        if got is not None and got.tokens_per_s >= demand_tokens_per_s:
+            met = got
+        else:
+            short = (short + met.streams) // 2
+    return met
+
+
 class OffloadPlan(NamedTuple):
     """The decision for one model on a fixed machine, with the reasons in order."""
 
     placement: Placement
     cost: OffloadCost
+    #: The format placed (a GGUF file's own, where the model is one).
+    weight_format: WeightFormat
     decisions: tuple[str, ...]
     #: A precision outside the allowed ones that would fit entirely in VRAM, when offloading.
     fitting_alternative: str | None
@@ -530,4 +621,4 @@ def plan_offload(
                 faster.append((alt.name, speed.decode_tokens_per_s))
     on_host = any(runs_on_host(d) for d in placement.layer_devices)  # their attention grows with the context
     full = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, consts, ctx) if on_host else None
-    return OffloadPlan(placement, cost, tuple(decisions), alternative, tuple(faster), full)
+    return OffloadPlan(placement, cost, fmt, tuple(decisions), alternative, tuple(faster), full)
