@@ -46,7 +46,8 @@ LINKS: dict[str, tuple[int, float, float]] = {
     ],
 )
 def test_tp_link_is_what_the_collective_library_counts_on(gpu: str, expected: float) -> None:
-    acc = accelerator_for(find_gpu(gpu), "bf16", 2)
+    record = find_gpu(gpu)
+    acc = accelerator_for(record, "bf16", record.mesh_gpus or 2)  # a board's every GPU (test_mesh_links: fewer)
     assert acc.fast_link
     assert acc.link_gb_per_s == pytest.approx(expected, abs=1e-9)
 
@@ -55,7 +56,7 @@ def test_tp_link_is_what_the_collective_library_counts_on(gpu: str, expected: fl
 def test_a_link_without_a_library_figure_keeps_half_its_bidirectional_rate(gpu: str, expected: float) -> None:
     record = find_gpu(gpu)
     assert record.collective_gb_per_s is None
-    assert accelerator_for(record, "bf16", 2).link_gb_per_s == expected
+    assert accelerator_for(record, "bf16", record.mesh_gpus or 2).link_gb_per_s == expected
 
 
 def test_pcie_groups_are_unchanged() -> None:

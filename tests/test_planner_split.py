@@ -358,7 +358,7 @@ def test_runner_ups_count_only_the_gpus_bought() -> None:
 
     text = plan_text(plan_workload(load_workload(str(REPO / "examples" / "fleet-existing.yaml"))))
     assert (
-        "  runner-up: 4 x TP4 on 2 x dgx-h100 (8 x h100-sxm5-80gb) + 2 x TP2 PP2 on 2 x dell-xe8640 (4 x h100-sxm5-80gb) "
+        "  runner-up: 8 x TP2 on 2 x dgx-h100 (8 x h100-sxm5-80gb) + 4 x TP2 on 2 x dell-xe8640 (4 x h100-sxm5-80gb) "
         "(4 GPUs bought, 24 used," in text
     )
     # another layout on the chosen purchase (the same owned servers, nothing bought) is no alternative to list

@@ -13,6 +13,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+#: Scale-up links that join each pair of a board's GPUs directly (Infinity Fabric xGMI, Gaudi's RoCE ports).
+MESH_INTERCONNECTS = ("infinity-fabric", "ethernet")
+
+
 def _opt_float(value: Any) -> float | None:
     return None if value is None else float(value)
 
@@ -94,6 +98,10 @@ class GpuSpec(NamedTuple):
     #: PCIe lanes the machine's CPU gives each GPU slot, by GPUs fitted, as ``(gpus, lanes)`` pairs (a desktop CPU's
     #: x16 split x8/x8 for two: :attr:`CpuSpec.gpu_slot_lanes`); empty: each GPU gets its own ``pcie_lanes``.
     slot_lanes: tuple[tuple[int, int], ...] = ()
+    #: GPUs of the fully connected board this GPU sits on, each GPU's scale-up links split evenly among its peers (an
+    #: 8-GPU OAM board of MI300X or Gaudi 3; an HGX 4-GPU board of H100, set by :meth:`PlatformSpec.fitted_gpu`);
+    #: None: a switched fabric (NVSwitch), where a group of any size has each GPU's whole link.
+    mesh_gpus: int | None = None
 
     @property
     def bridged(self) -> bool:
@@ -108,7 +116,11 @@ class GpuSpec(NamedTuple):
         if bridge or not self.bridged:
             return self
         return self._replace(
-            interconnect_kind="none", interconnect_gb_per_s_bidir=0.0, nvlink_domain_gpus=1, collective_gb_per_s=None
+            interconnect_kind="none",
+            interconnect_gb_per_s_bidir=0.0,
+            nvlink_domain_gpus=1,
+            collective_gb_per_s=None,
+            mesh_gpus=None,
         )
 
     def link_name(self, fast: bool, gpus: int = 1) -> str:
@@ -169,6 +181,8 @@ class GpuSpec(NamedTuple):
             tdp_includes_host_cpu=bool(rec.get("tdp_includes_host_cpu", False)),
             host_link_gb_per_s_bidir=_opt_float((rec.get("host_link") or {}).get("bandwidth_gb_per_s_bidir")),
             package_gpus=int(rec.get("package_gpus") or 1),
+            # AMD's and Intel's scale-up links join every pair of the board's GPUs directly, no switch between them
+            mesh_gpus=int(ic.get("domain_gpus") or 1) if ic.get("kind") in MESH_INTERCONNECTS else None,
         )
 
     @property
@@ -565,9 +579,14 @@ class PlatformSpec(NamedTuple):
     def fitted_gpu(self, gpu: GpuSpec) -> GpuSpec:
         """``gpu`` as this platform holds it: bridged only where it says so, in slots as wide as its CPU gives them.
 
-        Two GPUs in an AM5 tower get x8 each (newuser25 item 12).
+        Two GPUs in an AM5 tower get x8 each (newuser25 item 12). SXM GPUs on an HGX 4-GPU board are linked to each
+        other directly, without NVSwitch (newuser30 item 1: a TP2 pair was timed at all 18 of an H100's NVLinks where 6
+        join it to its peer).
         """
-        return gpu.as_fitted(self.gpu_bridge is True).in_slots(self.gpu_slot_lanes)
+        fitted = gpu.as_fitted(self.gpu_bridge is True).in_slots(self.gpu_slot_lanes)
+        if self.kind == "hgx-4gpu" and fitted.interconnect_kind == "nvlink":
+            return fitted._replace(mesh_gpus=max(self.gpu_counts))
+        return fitted
 
 
 def _nvme_hosts(nvme: Mapping[str, Any], hosts: int) -> int:

@@ -59,7 +59,7 @@ from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
 from generator.sizing.memory import InferenceMemory
-from generator.sizing.performance import accelerator_for, saturated_throughput, step_budget_batch
+from generator.sizing.performance import accelerator_for, peer_link_share, saturated_throughput, step_budget_batch
 from generator.sizing.training_hardware import computes_bf16, fp16_note
 from generator.units import GIB, HOURS_PER_YEAR, hours_text
 from generator.workload import LoadedWorkload
@@ -393,8 +393,14 @@ def _inference_details(
     else:
         gpu = opt.hardware.gpu
         link = f"{acc.link_gb_per_s:g} GB/s per direction over {gpu.link_name(acc.fast_link, par.tp)}"
+        share = peer_link_share(par.tp, gpu.mesh_gpus)
         if acc.fast_link and gpu.collective_gb_per_s:
-            link += f" (what NCCL/RCCL count on; {gpu.interconnect_gb_per_s_bidir / 2:g} GB/s peak)"
+            link += f" (what NCCL/RCCL count on; {gpu.interconnect_gb_per_s_bidir / 2 * share:g} GB/s peak)"
+        if acc.fast_link and share < 1:  # newuser30 item 1
+            link += (
+                f"; the {gpu.mesh_gpus} GPUs of its board are linked pairwise, no switch between them, so a group of "
+                f"{par.tp} reaches {par.tp - 1}/{gpu.mesh_gpus - 1} of each GPU's links"
+            )
         if par.tp > 1 and (note := opt.hardware.bridge_note()):
             link += f"; {note}"
         case = f"split over {par.gpus} GPUs (TP{par.tp}" + (f" x PP{par.pp}" if par.pp > 1 else "") + f"), {link}"

@@ -409,13 +409,13 @@ def replica_shapes(
 
     The layouts depend on the GPU as fitted (bridged or not) and the TP degrees the platform allows, not on
     the platform itself: they are sized once per such GPU (and host CPU speed) and shared by every platform
-    that carries it. ``seen`` keeps them for one deployment's calls by (GPU, bridge, slot lanes, TP degrees, GPUs a
-    node holds, host speed).
+    that carries it. ``seen`` keeps them for one deployment's calls by (GPU, bridge, slot lanes, board, TP degrees, GPUs
+    a node holds, host speed).
     """
     sizes = tuple(tensor_parallel_sizes(hw, model.architecture.num_attention_heads))
     node_gpus = max(hw.platform.gpu_counts)
     host = platform_host_time_scale(hw.platform)
-    key = (hw.gpu.id, hw.gpu.bridged, hw.gpu.slot_lanes, sizes, node_gpus, host, pin)
+    key = (hw.gpu.id, hw.gpu.bridged, hw.gpu.slot_lanes, hw.gpu.mesh_gpus, sizes, node_gpus, host, pin)
     known = seen.get(key) if seen is not None else None
     if known is None:
         grid = (sizes, node_gpus)
@@ -425,7 +425,7 @@ def replica_shapes(
             spec,
             fmt,
             hw.gpu.id,
-            (hw.gpu.bridged, hw.gpu.slot_lanes),
+            (hw.gpu.bridged, hw.gpu.slot_lanes, hw.gpu.mesh_gpus),
             grid,
             consts,
             host,
@@ -467,10 +467,14 @@ def pipeline_depths(tp: int, grid: tuple[tuple[int, ...], int], num_layers: int,
     return tuple(pp for pp in PIPELINE_STAGES if pp == 1 or (pp <= num_layers and (tp == sizes[-1] or tp * pp <= node_gpus)))
 
 
-def _fitted_gpu(gpu_id: str, fitted: tuple[bool, tuple[tuple[int, int], ...]]) -> GpuSpec:
-    """The catalog GPU as a server fits it: bridged or not, at the PCIe lanes its slot gives (``fitted``)."""
-    bridged, slot_lanes = fitted
-    return catalog.gpus()[gpu_id].as_fitted(bridged).in_slots(slot_lanes)
+#: How a server fits a GPU: bridged or not, the PCIe lanes its slots give, the fully connected board it sits on.
+Fitted = tuple[bool, tuple[tuple[int, int], ...], "int | None"]
+
+
+def _fitted_gpu(gpu_id: str, fitted: Fitted) -> GpuSpec:
+    """The catalog GPU as a server fits it (``fitted``: :meth:`PlatformSpec.fitted_gpu`'s facts of it)."""
+    bridged, slot_lanes, mesh = fitted
+    return catalog.gpus()[gpu_id].as_fitted(bridged).in_slots(slot_lanes)._replace(mesh_gpus=mesh)
 
 
 @memoized
@@ -480,7 +484,7 @@ def _gpu_shapes(
     spec: InferenceSpec,
     fmt: WeightFormat,
     gpu_id: str,
-    fitted: tuple[bool, tuple[tuple[int, int], ...]],
+    fitted: Fitted,
     grid: tuple[tuple[int, ...], int],
     consts: Constants,
     host_time_scale: float = 1.0,
@@ -540,7 +544,7 @@ def _layout_shape(
     spec: InferenceSpec,
     fmt: WeightFormat,
     gpu_id: str,
-    fitted: tuple[bool, tuple[tuple[int, int], ...]],
+    fitted: Fitted,
     degrees: tuple[int, int],
     consts: Constants,
     host_time_scale: float,

@@ -87,8 +87,9 @@ def accelerator_for(gpu: GpuSpec, compute: str, tp: int, host_time_scale: float 
         tflops = gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or 0.0
     fast = gpu.interconnect_kind in ("nvlink", "nvlink-bridge", "infinity-fabric", "ethernet") and tp <= gpu.nvlink_domain_gpus
     if fast and gpu.interconnect_gb_per_s_bidir > 0:
-        # what the collective library counts on after protocol overheads where published, else half the bidirectional peak
-        link = gpu.collective_gb_per_s or gpu.interconnect_gb_per_s_bidir / 2
+        # what the collective library counts on after protocol overheads where published, else half the bidirectional
+        # peak; on a fully connected board, the links that join the group's GPUs
+        link = (gpu.collective_gb_per_s or gpu.interconnect_gb_per_s_bidir / 2) * peer_link_share(tp, gpu.mesh_gpus)
     else:
         fast = False
         link = pcie_gb_per_s(gpu.pcie_gen, gpu.lanes_with(tp))  # the slot's lanes with tp GPUs fitted (newuser25 12)
@@ -96,6 +97,20 @@ def accelerator_for(gpu: GpuSpec, compute: str, tp: int, host_time_scale: float 
     # the collective library's measured efficiency belongs to the fast link it was measured over, not to PCIe
     scale = gpu.allreduce_vs_reference if fast else ()
     return Accelerator(gpu.sustained_bandwidth_gb_per_s, tflops, link, fast, attention, compute, host_time_scale, scale)
+
+
+def peer_link_share(group: int, mesh_gpus: int | None) -> float:
+    """The share of a GPU's scale-up bandwidth a group of ``group`` GPUs reaches on a fully connected board.
+
+    Each GPU of a board of ``mesh_gpus`` has one equal share of its links to each of its ``mesh_gpus - 1`` peers, and
+    a collective inside the group crosses only those to the group's others: RCCL counts 4 MI300X of an 8-GPU board at
+    "maxBw 48.0 totalBw 144.0", 3 of 7 links (https://github.com/ROCm/rccl/issues/1210), where all 8 reach the 336 GB/s
+    the catalog's ``collective_gb_per_s`` holds; "When using less than 8 GPUs, one can only achieve a fraction of the
+    potential bandwidth" (https://github.com/ROCm/rccl/pull/1270). None: a switched fabric, the whole link.
+    """
+    if mesh_gpus is None or not 1 < group < mesh_gpus:
+        return 1.0
+    return (group - 1) / (mesh_gpus - 1)
 
 
 def pcie_gb_per_s(gen: int, lanes: int) -> float:
