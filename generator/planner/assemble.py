@@ -396,7 +396,7 @@ def _inference_details(
         share = peer_link_share(par.tp, gpu.mesh_gpus)
         if acc.fast_link and gpu.collective_gb_per_s:
             link += f" (what NCCL/RCCL count on; {gpu.interconnect_gb_per_s_bidir / 2 * share:g} GB/s peak)"
-        if acc.fast_link and share < 1:  # newuser30 item 1
+        if acc.fast_link and share < 1 and gpu.mesh_gpus:  # newuser30 item 1
             link += (
                 f"; the {gpu.mesh_gpus} GPUs of its board are linked pairwise, no switch between them, so a group of "
                 f"{par.tp} reaches {par.tp - 1}/{gpu.mesh_gpus - 1} of each GPU's links"
