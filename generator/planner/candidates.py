@@ -426,7 +426,9 @@ def _ranking_key(
 ) -> tuple[object, ...]:
     """:func:`ranking_key` of the option's candidate ``c`` as the pass ranks it (``share``: sharing servers)."""
     buys = c.nodes > c.owned_nodes
-    by_objective, *ties = rank(objective, c, share=share, sustained_rps=sustained_rps(opt))
+    # a training job takes a pool of its own, so the GPUs it leaves idle are no one's (newuser30 item 6)
+    alone = not isinstance(opt.shape, ReplicaShape)
+    by_objective, *ties = rank(objective, c, share=share, sustained_rps=sustained_rps(opt), alone=alone)
     # on the objective's tie, replicas on fewer Linux hosts first: a rack of 72 GPUs cost the same whether a 70B
     # service ran as TP4 on one compute tray or TP32 over eight, and fewer idle GPUs chose the second
     hosts = _hosts(opt) if not opt.parts else max(_hosts(part) for part in opt.parts)
