@@ -203,6 +203,7 @@ def _plan_workload(loaded: LoadedWorkload) -> Plan:
     (fewer idle GPUs, then servers, then power on a tie).
     """
     # the search's modules load here, not with the package: ``specgen validate`` needs only the early checks
+    from generator.planner.chain_hint import chain_hint_findings
     from generator.planner.fixed import plan_fixed
     from generator.planner.plan import sorted_findings
     from generator.planner.precision_choices import cheaper_precision_findings
@@ -213,7 +214,7 @@ def _plan_workload(loaded: LoadedWorkload) -> Plan:
         return plan_fixed(loaded, consts)  # its placement is the early check of a fixed machine (not run twice)
     early_checks(loaded, consts)
     plan = _plan_fleet_within_limits(loaded, consts)
-    said = cheaper_precision_findings(loaded, consts)
+    said = cheaper_precision_findings(loaded, consts) + chain_hint_findings(loaded, consts, plan, _plan_fleet_within_limits)
     return plan._replace(findings=sorted_findings([*plan.findings, *said])) if said else plan
 
 

@@ -1,0 +1,115 @@
+"""A training job that could run in turn on another job's servers, idle most of the month (newuser30 item 7).
+
+An owned 4 x A100 server ran one weekly fine-tune 6.7 h x 4 a month (96% idle) while a second weekly job bought a
+desktop of two RTX 5090s; with ``run_after`` the second ran after the first on the owned server: $633 a month and
+$6,398 of capex less, deadline met. Nothing said so. Here each such pair is planned again with ``run_after`` set, and
+where the fleet then ranks better on the objective the finding gives both figures.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from generator.errors import SpecgenError
+from generator.planner.plan import Finding, Plan
+from generator.planner.tco import HOURS_PER_MONTH
+from generator.workload.chains import chain_errors
+from generator.workload.models import TrainingDeployment
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from generator.sizing.constants import Constants
+    from generator.workload import LoadedWorkload
+
+#: A job's servers busy less than this share of the month are worth trying another job on in turn.
+IDLE_ENOUGH = 0.5
+#: Plans tried at most for one workload (each plans the whole fleet again).
+MAX_TRIES = 2
+
+
+def chain_hint_findings(
+    loaded: LoadedWorkload, consts: Constants, plan: Plan, replan: Callable[[LoadedWorkload, Constants], Plan]
+) -> list[Finding]:
+    """An info finding per training job that the fleet would hold better run after a job whose servers idle.
+
+    Only where no job runs after another yet (a chain given is the user's choice, and a plan planned here has one):
+    a job on servers paid by the month (owned or bought, not rented per run) busy under half of it, and another job
+    on other servers with the same runs a month. ``replan`` plans the workload with ``run_after`` set.
+    """
+    from generator.planner import _fleet_rank  # the fleet's sort key, as the fleet search ranks plans
+
+    wl = loaded.workload
+    jobs = {d.name: d for d in wl.deployments if isinstance(d, TrainingDeployment)}
+    if len(jobs) < 2 or any(d.training.run_after for d in jobs.values()):
+        return []
+    pools = {p.name: p for p in plan.pools}
+    planned = {d.name: d for d in plan.deployments}
+    held = {}
+    for name, job in jobs.items():
+        pool = pools.get(planned[name].pool) if name in planned else None
+        hours, runs = planned[name].details.get("hours") if name in planned else None, job.training.runs_per_month
+        if pool is None or pool.per_job or not hours or not runs or len(pool.deployments) != 1:
+            continue
+        busy = hours * runs / HOURS_PER_MONTH
+        if busy < IDLE_ENOUGH:
+            held[name] = (pool, busy)
+    out = []
+    best = _fleet_rank(wl.objective, plan)
+    tries = MAX_TRIES
+    for first, (pool, busy) in sorted(held.items()):
+        for name, dep in sorted(jobs.items()):
+            same_runs = dep.training.runs_per_month == jobs[first].training.runs_per_month
+            own = pools.get(planned[name].pool) if name in planned else None
+            # what the chain saves is the other job's servers: bought, or rented (a month or a run), not owned
+            pays = own is not None and (own.per_job or own.nodes > own.owned_nodes)
+            if name == first or own is None or own is pool or not pays or not same_runs or tries <= 0:
+                continue
+            tries -= 1
+            index = wl.deployments.index(dep)
+            chained = wl._replace(
+                deployments=tuple(
+                    d._replace(training=d.training._replace(run_after=first)) if d is dep else d for d in wl.deployments
+                )
+            )
+            if chain_errors(loaded.document, chained):
+                continue
+            try:
+                other = replan(loaded._replace(workload=chained), consts)
+            except SpecgenError:  # a chain the planner cannot hold (deadlines, limits) is no hint
+                continue
+            if _fleet_rank(wl.objective, other) >= best:
+                continue
+            out.append(
+                Finding(
+                    "info",
+                    "run-after-idle-servers",
+                    f"{name} could run after {first}, whose servers ({pool.nodes} x {pool.node.platform_id}) are busy "
+                    f"{busy:.0%} of the month at {_runs_text(jobs[first])}: with run_after: {first} on {name} the "
+                    f"two run in turn on {_chain_servers(other, name)} and the fleet plans at {_fleet_text(other)} "
+                    f"against {_fleet_text(plan)}",
+                    f"deployments[{index}].training",
+                )
+            )
+            break  # one hint a job of idle servers
+    return out
+
+
+def _runs_text(dep: TrainingDeployment) -> str:
+    runs = dep.training.runs_per_month or 0
+    return f"{runs:g} run{'' if runs == 1 else 's'} a month"
+
+
+def _chain_servers(plan: Plan, name: str) -> str:
+    """The servers the chain holding ``name`` runs on in ``plan``."""
+    pool = next(p for p in plan.pools if name in p.deployments)
+    return f"{pool.nodes} x {pool.node.platform_id}"
+
+
+def _fleet_text(plan: Plan) -> str:
+    """A fleet's month, capex and GPUs as a finding says them."""
+    t = plan.totals
+    usd = t.get("usd_per_month")
+    month = "unpriced" if usd is None else f"${usd + t.get('training_usd_per_month', 0.0):,.0f}/month"
+    capex = f", capex ${t['capex_usd']:,.0f}" if t.get("capex_usd") else ""
+    return f"{month}{capex}, {t['gpus']} GPUs"
