@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 
 from generator.catalog.records import (
@@ -198,7 +198,7 @@ def unknown_id_message(what: str, value: str, choices: Mapping[str, object]) -> 
     from generator.catalog.id_hints import id_hint
     from generator.input_files import short
 
-    tables = {"GPU": gpus, "platform": platforms, "CPU": cpus, "NIC": nics}
+    tables: dict[str, Callable[[], Mapping[str, object]]] = {"GPU": gpus, "platform": platforms, "CPU": cpus, "NIC": nics}
     size = len(tables[what]()) if what in tables else None
     return f"unknown {what} {short(value)}{id_hint(what, value, sorted(choices), size)}"
 
