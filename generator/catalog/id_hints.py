@@ -26,6 +26,8 @@ _SIZE = re.compile(r"\d+(?:g|gb|gib|b)")
 #: Ids listed that start with what was typed (``rtx`` starts 13 GPU ids), and ids of the model typed.
 MAX_PREFIXED = 6
 MAX_SAME_MODEL = 3
+#: The most characters of a typed id compared (the longest catalog id has 32).
+_MAX_CHARS = 100
 #: The ``specgen catalog`` table that lists each kind of id.
 LISTED_BY = {"GPU": "gpus", "platform": "platforms", "CPU": "cpus", "NIC": "nics"}
 
@@ -36,6 +38,7 @@ def id_hint(what: str, value: str, choices: Sequence[str], catalog_size: int | N
     ``choices`` are the ids known (in the order to list them); ``catalog_size`` how many the catalog holds (default:
     as many as ``choices``).
     """
+    value = value[:_MAX_CHARS]  # an id is short: a huge value (a hostile file's) is not matched at length
     prefixed = _prefixed(value, choices)
     model = _model_part(value)
     if model is None:
