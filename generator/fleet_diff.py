@@ -271,6 +271,12 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         a, b = old["totals"].get(key), new["totals"].get(key)
         delta = b - a if isinstance(a, (int, float)) and isinstance(b, (int, float)) else None
         totals[key] = {"old": _two_places(a), "new": _two_places(b), "delta": _two_places(delta)}
+    if any(_plan_figure(plan["totals"].get("training_usd_per_month")) is not None for plan in (old, new)):
+        # the month with the rented runs, as the planner ranks fleets (newuser30 item 4: a cloud plan of training jobs
+        # alone read a bare "usd_per_month 0" beside a bought fleet's $2,080)
+        a, b = _month_with_runs(old["totals"]), _month_with_runs(new["totals"])
+        delta = b - a if a is not None and b is not None else None
+        totals[MONTH_WITH_RUNS] = {"old": _two_places(a), "new": _two_places(b), "delta": _two_places(delta)}
     pools = _pool_changes(old, new)
     old_deps = {d["name"]: d for d in old["deployments"]}
     new_deps = {d["name"]: d for d in new["deployments"]}
@@ -298,6 +304,26 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         | ({"provider_change": moved} if moved else {})
         | ({"region_change": relocated} if relocated else {})
     )
+
+
+#: The totals row of a month with the rented training jobs' runs: ``usd_per_month`` + ``training_usd_per_month``.
+MONTH_WITH_RUNS = "usd_per_month_with_runs"
+
+
+def _month_with_runs(totals: dict[str, Any]) -> float | None:
+    """A plan's month with its rented training runs.
+
+    None where a figure is missing, or where a job's runs a month are not given (its runs cannot be counted).
+    """
+    month, runs = _plan_figure(totals.get("usd_per_month")), _plan_figure(totals.get("training_usd_per_month"))
+    if month is None or (runs is None and _rented_jobs(totals)):
+        return None
+    return month + (runs or 0.0)
+
+
+def _rented_jobs(totals: dict[str, Any]) -> bool:
+    """Whether a plan has training jobs rented per run (priced or not)."""
+    return any(totals.get(key) is not None for key in ("training_usd_per_job", "unpriced_training_pools"))
 
 
 def _unpriced_pools(plan: dict[str, Any]) -> list[dict[str, str]]:
@@ -370,41 +396,86 @@ def _place_change(old: dict[str, Any], new: dict[str, Any], key: str) -> dict[st
 def buy_vs_rent(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
     """Where one side buys its servers and the other rents them: the months after which buying has cost less.
 
-    Buying pays its capex once and its running cost (energy, colocation) each month; renting its monthly bill, so the
+    Buying pays its capex once and its running cost (energy, colocation) each month; renting its monthly bill and its
+    training jobs' runs a month (``training_usd_per_month``, as the planner's fleet ranking counts the month), so the
     two meet after capex / (rent - running) months; never where running the bought servers costs as much as the rent.
+    newuser30 item 4: the rented runs were left out, and a cloud plan of training jobs alone ($0 a month of standing
+    servers, $773 of runs) had no comparison at all. A rented side's jobs whose runs a month are not given are counted
+    at none, and said (``rent_training_usd_per_job_uncounted``).
     """
     sides = {"old": old["totals"], "new": new["totals"]}
-    buyer = [k for k, t in sides.items() if (_number(t.get("capex_usd")) or 0.0) > 0]
-    renter = [k for k, t in sides.items() if t.get("capex_usd") is None and _number(t.get("usd_per_month"))]
+    buyer = [k for k, t in sides.items() if (_plan_figure(t.get("capex_usd")) or 0.0) > 0]
+    renter = [k for k, t in sides.items() if t.get("capex_usd") is None and _rent(t)[0] > 0]
     if len(buyer) != 1 or len(renter) != 1:
         return None
     bought, rented = sides[buyer[0]], sides[renter[0]]
-    capex, running = _number(bought["capex_usd"]) or 0.0, _number(bought.get("opex_usd_per_month")) or 0.0
-    rent = _number(rented["usd_per_month"]) or 0.0
+    capex, running = _plan_figure(bought["capex_usd"]) or 0.0, _plan_figure(bought.get("opex_usd_per_month"))
+    if running is None:  # no running cost to set against the rent: no break-even to tell
+        return None
+    # rented runs on the bought side (none on bare metal, which pays its servers by the month) are paid monthly too
+    running += _plan_figure(bought.get("training_usd_per_month")) or 0.0
+    rent, services, runs = _rent(rented)
     saved = rent - running
+    uncounted = runs is None and _rented_jobs(rented)  # runs a month not given, or a job unpriced
     return {
         "bought": buyer[0],
         "capex_usd": _two_places(capex),
         "running_usd_per_month": _two_places(running),
         "rent_usd_per_month": _two_places(rent),
+        "rent_services_usd_per_month": _two_places(services),
+        "rent_training_usd_per_month": _two_places(runs),
+        # the rented jobs' runs the rent leaves out, with their cost a run where every job has a price
+        **(
+            {"rent_training_usd_per_job_uncounted": _two_places(_plan_figure(rented.get("training_usd_per_job")))}
+            if uncounted
+            else {}
+        ),
         "break_even_months": round(capex / saved, 1) if saved > 0 else None,
     }
+
+
+def _rent(totals: dict[str, Any]) -> tuple[float, float, float | None]:
+    """A rented side's month: (its servers by the month + its training runs a month, the servers', the runs').
+
+    The runs' figure is None where the plan has none (no rented job, or one whose runs a month are not given); a
+    figure no plan holds counts as none.
+    """
+    services = _plan_figure(totals.get("usd_per_month")) or 0.0
+    runs = _plan_figure(totals.get("training_usd_per_month"))
+    return services + (runs or 0.0), services, runs
 
 
 def buy_vs_rent_line(payback: dict[str, Any]) -> str:
     """The break-even of buying against renting, as the comment says it."""
     rented = "new" if payback["bought"] == "old" else "old"
-    when = (
-        f"buying has cost less after {payback['break_even_months']:,g} months"
-        if payback["break_even_months"] is not None
-        else "buying never costs less: running the bought servers costs as much as the rent"
-    )
+    rent, running = payback["rent_usd_per_month"], payback["running_usd_per_month"]
+    if payback["break_even_months"] is not None:
+        when = f"buying has cost less after {payback['break_even_months']:,g} months"
+    elif rent < running:
+        when = f"renting costs ${running - rent:,.0f}/month less than running the bought servers alone: buying never pays back"
+    else:
+        when = "running the bought servers costs as much as the rent: buying never pays back"
     return (
         f"Buy ({payback['bought']}) or rent ({rented}): ${payback['capex_usd']:,.0f} up front and "
-        f"${payback['running_usd_per_month']:,.0f}/month to run, against ${payback['rent_usd_per_month']:,.0f}/month "
-        f"rented: {when} (the bought side's monthly cost spreads its capex over amortization_months with no resale "
-        "value; the rent is on-demand list prices, which 1-3-year commitments lower)."
+        f"${running:,.0f}/month to run, against ${rent:,.0f}/month rented{_rent_parts(payback)}: {when} (the bought "
+        "side's monthly cost spreads its capex over amortization_months with no resale value; the rent is on-demand "
+        "list prices, which 1-3-year commitments lower)."
     )
+
+
+def _rent_parts(payback: dict[str, Any]) -> str:
+    """What the rent is made of, where rented training runs are part of it or left out of it."""
+    services, runs = payback.get("rent_services_usd_per_month"), payback.get("rent_training_usd_per_month")
+    if "rent_training_usd_per_job_uncounted" in payback:
+        run = payback["rent_training_usd_per_job_uncounted"]
+        if run is None:
+            return ", plus its training jobs' runs (not counted: a job has no price or no runs_per_month)"
+        return f", plus ${run:,.0f} a run of its training jobs (not counted: the workload gives no runs_per_month)"
+    if not runs:
+        return ""
+    if not services:
+        return " (its training jobs' runs a month, no servers rented by the month)"
+    return f" (${services:,.0f} of servers by the month + ${runs:,.0f} of training runs a month)"
 
 
 def _pool_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
@@ -716,6 +787,7 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
         row["task"] = details["task"]
     if "usd_per_job" in details or "hours" in details:  # a training job: its run's time and, rented, its price
         row["training"] = {"hours": details.get("hours"), "usd_per_job": details.get("usd_per_job")}
+        row["training"].update(_servers_by_month(details))
         # its runs a month and the optimizer step's batch (newuser28 items 1-2: 30 -> 60 runs read "unchanged")
         row["training"].update({k: details[k] for k in ("runs_per_month", "global_batch_size") if k in details})
         # its turn in a chain (run_after): a job that now waits for another is a change (review22 item 6)
@@ -723,6 +795,23 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
     if dep.get("split"):
         row["parts"] = [{k: part[k] for k in ("tp", "pp", "replicas", "pool")} for part in dep["split"]]
     return row
+
+
+def _servers_by_month(details: dict[str, Any]) -> dict[str, Any]:
+    """A training job on servers paid by the month (bought, owned or reserved): their month and how they are had.
+
+    Its ``usd_per_job`` is then its hours' share of that month, paid whether it runs or not, not what a run adds
+    (newuser30 item 12: beside a rented job's real cost a run, $5.51 against $60.76 read as renting costing 11x).
+    ``paid_by``: ``bought``, ``owned`` (their running cost alone) or ``month`` (rented by the month); ``share`` where
+    the month is the job's share of a sequence's servers (``run_after``). Nothing for a job rented per run, nor where
+    the spec.json holds no month a plan can hold.
+    """
+    month = _plan_figure(details.get("usd_per_month"))
+    if month is None or "usd_per_hour" in details:  # a job billed per run has its rate, no month
+        return {}
+    capex = _plan_figure(details.get("capex_usd"))
+    paid_by = "month" if capex is None else "bought" if capex > 0 else "owned"
+    return {"usd_per_month": _two_places(month), "paid_by": paid_by, **({"share": True} if "cost_share" in details else {})}
 
 
 def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None:
@@ -844,9 +933,11 @@ def _deployment_text(x: dict[str, Any] | None) -> str:
         )
     training = x.get("training")
     if training:
-        text += f"; {fmt_cell(training['hours'])} h a run" + (
-            "" if training["usd_per_job"] is None else f", ${fmt_cell(training['usd_per_job'])} a run"
-        )
+        text += f"; {fmt_cell(training['hours'])} h a run"
+        if training.get("usd_per_month") is not None:  # servers paid by the month: a run adds none of it
+            text += f", on {_month_text(training)}"
+        elif training["usd_per_job"] is not None:
+            text += f", ${fmt_cell(training['usd_per_job'])} a run"
         if training.get("runs_per_month") is not None:
             text += f", {fmt_cell(training['runs_per_month'])} runs a month"
         if training.get("global_batch_size") is not None:
@@ -863,6 +954,21 @@ def _deployment_text(x: dict[str, Any] | None) -> str:
             f"weights GPU {fmt_cell(gib['gpu'])} / RAM {fmt_cell(gib['ram'])} / NVMe {fmt_cell(gib['nvme'])} GiB"
         )
     return md_text(text)
+
+
+#: How a training job's servers paid by the month are had, as a deployment cell says it.
+_PAID_BY = {
+    "bought": "servers bought",
+    "owned": "owned servers' running cost",
+    "month": "servers rented by the month",
+}
+
+
+def _month_text(training: dict[str, Any]) -> str:
+    """``$603.49/month of owned servers' running cost, paid whatever runs``: what a job on monthly servers costs."""
+    share = "its share of " if training.get("share") else ""
+    paid = _PAID_BY.get(str(training.get("paid_by")), "servers")
+    return f"{share}${fmt_cell(training['usd_per_month'])}/month of {paid}, paid whatever runs"
 
 
 def markdown_diff(result: dict[str, Any]) -> str:

@@ -489,49 +489,258 @@ def _totals(**totals: Any) -> dict[str, Any]:
     return {"provider": "baremetal" if totals.get("capex_usd") else "gcp", "totals": totals, "pools": [], "deployments": []}
 
 
+#: newuser30 item 4's bare-metal side of two training jobs (tune32 on an RTX 5090 tower, full8 on an L4 server)
+TRAIN_BM = _totals(capex_usd=43669.0, opex_usd_per_month=867.31, usd_per_month=2080.34, training_usd_per_job=None)
+#: ... and its Azure side: the jobs rented per run, 4 runs a month each ($118.09 + $75.22 a run), no standing server
+TRAIN_AZ = _totals(
+    capex_usd=None, opex_usd_per_month=0, usd_per_month=0, training_usd_per_job=193.31, training_usd_per_month=773.24
+)
+_CAVEAT = (
+    " (the bought side's monthly cost spreads its capex over amortization_months with no resale value; the rent is "
+    "on-demand list prices, which 1-3-year commitments lower)."
+)
+
+
 @pytest.mark.parametrize(
-    ("old", "new", "expected"),
+    ("old", "new", "expected", "line"),
     [
-        # the user's office workstation ($66,318, $1,079/month to run) against GCP on-demand ($10,726/month)
+        # the user's office workstation ($66,318, $1,079/month to run) against GCP on-demand ($10,726/month):
+        # 66,318 / (10,726.28 - 1,079) = 6.87 months
         pytest.param(
             _totals(capex_usd=66318.0, opex_usd_per_month=1079.0, usd_per_month=2921.46),
             _totals(capex_usd=None, opex_usd_per_month=10726.28, usd_per_month=10726.28),
-            {"bought": "old", "break_even_months": 6.9},
-            id="workstation-vs-gcp",
+            {"bought": "old", "break_even_months": 6.9, "rent_usd_per_month": 10726.28},
+            "Buy (old) or rent (new): $66,318 up front and $1,079/month to run, against $10,726/month rented: buying "
+            "has cost less after 6.9 months",
+            id="services-only-pays-back",
         ),
         pytest.param(
             _totals(capex_usd=None, opex_usd_per_month=900.0, usd_per_month=900.0),
             _totals(capex_usd=50000.0, opex_usd_per_month=1200.0, usd_per_month=2588.89),
             {"bought": "new", "break_even_months": None},
+            "Buy (new) or rent (old): $50,000 up front and $1,200/month to run, against $900/month rented: renting "
+            "costs $300/month less than running the bought servers alone: buying never pays back",
             id="renting-costs-less-than-running",
         ),
         pytest.param(
-            _totals(capex_usd=None, usd_per_month=900.0), _totals(capex_usd=None, usd_per_month=800.0), None, id="two-clouds"
+            _totals(capex_usd=50000.0, opex_usd_per_month=900.0, usd_per_month=2288.89),
+            _totals(capex_usd=None, opex_usd_per_month=900.0, usd_per_month=900.0),
+            {"bought": "old", "break_even_months": None},
+            "against $900/month rented: running the bought servers costs as much as the rent: buying never pays back",
+            id="rent-equal-to-running",
+        ),
+        # newuser30 item 4: the cloud side's month is its runs alone ($0 of servers): the line was dropped
+        pytest.param(
+            TRAIN_BM,
+            TRAIN_AZ,
+            {"bought": "old", "break_even_months": None, "rent_usd_per_month": 773.24, "rent_services_usd_per_month": 0.0},
+            "Buy (old) or rent (new): $43,669 up front and $867/month to run, against $773/month rented (its training "
+            "jobs' runs a month, no servers rented by the month): renting costs $94/month less than running the bought "
+            "servers alone: buying never pays back",
+            id="runs-only-never-pays-back",
+        ),
+        pytest.param(
+            TRAIN_AZ,
+            TRAIN_BM,
+            {"bought": "new", "rent_usd_per_month": 773.24},
+            "Buy (new) or rent (old): $43,669 up front",
+            id="runs-only-either-side",
+        ),
+        # runs a month that cost more than running the servers bought: 10,000 / (1,100 - 100) = 10 months
+        pytest.param(
+            _totals(capex_usd=10000.0, opex_usd_per_month=100.0, usd_per_month=377.78),
+            _totals(capex_usd=None, usd_per_month=0, training_usd_per_job=275.0, training_usd_per_month=1100.0),
+            {"break_even_months": 10.0, "rent_usd_per_month": 1100.0},
+            "against $1,100/month rented (its training jobs' runs a month, no servers rented by the month): buying has "
+            "cost less after 10 months",
+            id="runs-only-pays-back",
+        ),
+        # newuser30 item 4 with the services: lab-nv.yaml against lab-az-nv.yaml; without the $773.24 of runs the
+        # break-even read 1,120,737.39 / (247,616 - 12,366.13) = 4.76 -> 4.8 months; with them 4.75 -> 4.7
+        pytest.param(
+            _totals(capex_usd=1120737.39, opex_usd_per_month=12366.13, usd_per_month=43497.72, training_usd_per_job=None),
+            _totals(
+                capex_usd=None,
+                opex_usd_per_month=247616.0,
+                usd_per_month=247616.0,
+                training_usd_per_job=193.31,
+                training_usd_per_month=773.24,
+            ),
+            {"break_even_months": 4.7, "rent_usd_per_month": 248389.24, "rent_training_usd_per_month": 773.24},
+            "against $248,389/month rented ($247,616 of servers by the month + $773 of training runs a month): buying "
+            "has cost less after 4.7 months",
+            id="services-and-runs",
+        ),
+        # rented jobs whose runs a month the workload does not give: the rent leaves them out, and says so
+        pytest.param(
+            _totals(capex_usd=40000.0, opex_usd_per_month=1000.0, usd_per_month=2111.11),
+            _totals(capex_usd=None, usd_per_month=5000.0, training_usd_per_job=193.31),
+            {"break_even_months": 10.0, "rent_usd_per_month": 5000.0, "rent_training_usd_per_job_uncounted": 193.31},
+            "against $5,000/month rented, plus $193 a run of its training jobs (not counted: the workload gives no "
+            "runs_per_month): buying has cost less after 10 months",
+            id="runs-a-month-not-given",
+        ),
+        pytest.param(
+            _totals(capex_usd=40000.0, opex_usd_per_month=1000.0, usd_per_month=2111.11),
+            _totals(capex_usd=None, usd_per_month=5000.0, training_usd_per_job=None, unpriced_training_pools=["sft"]),
+            {"break_even_months": 10.0, "rent_training_usd_per_job_uncounted": None},
+            "against $5,000/month rented, plus its training jobs' runs (not counted: a job has no price or no "
+            "runs_per_month): buying has cost less after 10 months",
+            id="a-rented-job-unpriced",
+        ),
+        # nothing rented by the month and no runs a month: no month to set against the capex
+        pytest.param(
+            TRAIN_BM, _totals(capex_usd=None, usd_per_month=0, training_usd_per_job=193.31), None, None, id="runs-without-a-month"
+        ),
+        pytest.param(
+            _totals(capex_usd=None, usd_per_month=900.0),
+            _totals(capex_usd=None, usd_per_month=800.0),
+            None,
+            None,
+            id="two-clouds",
         ),
         pytest.param(
             _totals(capex_usd=1000.0, opex_usd_per_month=10.0, usd_per_month=40.0),
             _totals(capex_usd=2000.0, opex_usd_per_month=10.0, usd_per_month=70.0),
             None,
+            None,
             id="both-bought",
+        ),
+        # a spec.json may hold anything: a running cost that is no figure tells no break-even
+        pytest.param(
+            _totals(capex_usd=10000.0, opex_usd_per_month="cheap", usd_per_month=377.78),
+            TRAIN_AZ,
+            None,
+            None,
+            id="running-cost-no-figure",
+        ),
+        pytest.param(
+            _totals(capex_usd=10000.0, opex_usd_per_month=-5000.0, usd_per_month=377.78),
+            TRAIN_AZ,
+            None,
+            None,
+            id="negative-running-cost",
         ),
     ],
 )
 def test_a_bought_fleet_against_a_rented_one_says_when_buying_pays_back(
-    old: dict[str, Any], new: dict[str, Any], expected: dict[str, Any] | None
+    old: dict[str, Any], new: dict[str, Any], expected: dict[str, Any] | None, line: str | None
 ) -> None:
     result = diff_plans(old, new)
     payback = result.get("buy_vs_rent")
     if expected is None:
         assert payback is None
+        assert "Buy (" not in markdown_diff(result)
         return
     assert payback is not None and {k: payback[k] for k in expected} == expected
     assert {"capex_usd", "opex_usd_per_month"} <= set(result["totals"])  # what buying costs, beside the month
     json.dumps(result, allow_nan=False)
     text = markdown_diff(result)
-    if expected["break_even_months"] is not None:
-        assert f"buying has cost less after {expected['break_even_months']:g} months" in text
-    else:
-        assert "buying never costs less" in text
+    assert line is not None and line in text
+    assert text.count(_CAVEAT) == 1
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "row"),
+    [
+        # newuser30 item 4: the cloud's headline month read a bare 0 beside the bought fleet's $2,080.34
+        pytest.param(TRAIN_BM, TRAIN_AZ, {"old": 2080.34, "new": 773.24, "delta": -1307.1}, id="bought-vs-runs"),
+        pytest.param(
+            _totals(capex_usd=None, usd_per_month=5000.0, training_usd_per_job=100.0, training_usd_per_month=400.0),
+            _totals(capex_usd=None, usd_per_month=5000.0, training_usd_per_job=100.0),
+            {"old": 5400.0, "new": None, "delta": None},
+            id="runs-a-month-no-longer-given",
+        ),
+        pytest.param(
+            TRAIN_BM,
+            _totals(capex_usd=None, usd_per_month=5000.0, training_usd_per_job=100.0),
+            None,
+            id="no-runs-a-month-either-side",
+        ),
+    ],
+)
+def test_the_month_with_the_rented_runs_is_a_row(old: dict[str, Any], new: dict[str, Any], row: dict[str, Any] | None) -> None:
+    totals = diff_plans(old, new)["totals"]
+    assert totals.get("usd_per_month_with_runs") == row
+
+
+# ---------------------------------------------------------------- newuser30 item 12: a run on servers paid by the month
+
+#: full8 of newuser30's lab-bm.yaml: 6.66 h a run on the owned 4 x A100 server, $603.49/month to run it
+_OWNED = {"hours": 6.66, "usd_per_job": 5.51, "capex_usd": 0, "opex_usd_per_month": 603.49, "usd_per_month": 603.49}
+
+
+@pytest.mark.parametrize(
+    ("details", "said", "unsaid"),
+    [
+        pytest.param(
+            _OWNED, "6.66 h a run, on $603.49/month of owned servers' running cost, paid whatever runs", "$5.51", id="owned"
+        ),
+        # its hours' share of a month of servers bought: 13.23 / 730 x $1,447.55 = $26.23 "a run"
+        pytest.param(
+            {"hours": 13.23, "usd_per_job": 26.23, "capex_usd": 37271, "opex_usd_per_month": 412.24, "usd_per_month": 1447.55},
+            "13.23 h a run, on $1,447.55/month of servers bought, paid whatever runs",
+            "$26.23",
+            id="bought",
+        ),
+        # a reservation bills its whole term (newuser28 item 6): no capex, a month, no hourly rate
+        pytest.param(
+            {"hours": 5.0, "usd_per_job": 275.21, "capex_usd": None, "opex_usd_per_month": 40180.0, "usd_per_month": 40180.0},
+            "5.00 h a run, on $40,180.00/month of servers rented by the month, paid whatever runs",
+            "$275.21",
+            id="reserved",
+        ),
+        # a job of a run_after sequence: its share of the sequence's servers (lab-bm-chain.yaml's full8)
+        pytest.param(
+            {**_OWNED, "usd_per_month": 233.87, "opex_usd_per_month": 233.87, "cost_share": "6.7 of the 17.2 h"},
+            "6.66 h a run, on its share of $233.87/month of owned servers' running cost, paid whatever runs",
+            "$5.51",
+            id="share-of-a-sequence",
+        ),
+        # rented per run: the run's cost is real, and stays (lab-az.yaml's full8)
+        pytest.param(
+            {
+                "hours": 1.27,
+                "usd_per_job": 60.76,
+                "capex_usd": None,
+                "usd_per_hour": 47.84,
+                "runs_per_month": 4.0,
+                "usd_per_month_of_runs": 243.04,
+            },
+            "1.27 h a run, $60.76 a run, 4.00 runs a month",
+            "/month",
+            id="rented-per-run",
+        ),
+        # a spec.json may hold anything: a month that is no figure reads as before
+        pytest.param({**_OWNED, "usd_per_month": "a lot"}, "6.66 h a run, $5.51 a run", "/month", id="month-no-figure"),
+        pytest.param({**_OWNED, "usd_per_month": -603.49}, "6.66 h a run, $5.51 a run", "/month", id="negative-month"),
+    ],
+)
+def test_a_run_on_servers_paid_by_the_month_says_their_month(details: dict[str, Any], said: str, unsaid: str) -> None:
+    job = _one(rate=None)
+    job["deployments"][0]["details"] = details
+    result = diff_plans(_fleet([], []), job)
+    text = markdown_diff(result)
+    (row,) = [line for line in text.splitlines() if line.startswith("| `chat` |") and "h a run" in line]
+    assert said in row and unsaid not in row
+    assert result["deployments"][0]["new"]["training"]["usd_per_job"] == details["usd_per_job"]  # the JSON keeps it
+    json.dumps(result, allow_nan=False)
+
+
+def test_a_run_on_servers_paid_by_the_month_through_a_spec_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same from two spec.json files through the command: bought (old) against rented per run (new)."""
+    job = _one(rate=None)
+    job["deployments"][0]["details"] = _OWNED
+    rented = _one(rate=None)
+    rented["deployments"][0]["details"] = {"hours": 1.27, "usd_per_job": 60.76, "usd_per_hour": 47.84, "runs_per_month": 4}
+    (tmp_path / "old.json").write_text(_spec(job))
+    (tmp_path / "new.json").write_text(_spec(rented))
+    with pytest.raises(SystemExit) as done:
+        main(["diff", str(tmp_path / "old.json"), str(tmp_path / "new.json")])
+    assert done.value.code in (0, None)
+    out = capsys.readouterr().out
+    assert "6.66 h a run, on $603.49/month of owned servers' running cost, paid whatever runs" in out
+    assert "1.27 h a run, $60.76 a run, 4 runs a month" in out
 
 
 # ---------------------------------------------------------------- fuzz22 item 5: model files at the revision

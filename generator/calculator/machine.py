@@ -281,7 +281,7 @@ def _memory_cpu(spec: FixedSpec) -> CpuSpec:
     if spec.cpu:
         cpu = catalog.cpus().get(spec.cpu)
         if cpu is None:
-            raise InputError(f"unknown CPU '{spec.cpu}'{catalog.suggest(spec.cpu, sorted(catalog.cpus()))}")
+            raise InputError(catalog.unknown_id_message("CPU", spec.cpu, catalog.cpus()))
         return cpu
     return catalog.cpus()[ASSUMED_CPU[machine_kind(spec, catalog.find_gpu(spec.gpu))]]
 

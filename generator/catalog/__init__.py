@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 
 from generator.catalog.records import (
@@ -190,10 +190,17 @@ def suggest(name: str, choices: list[str]) -> str:
 
 
 def unknown_id_message(what: str, value: str, choices: Mapping[str, object]) -> str:
-    """``unknown <what> '<value>'`` (quoted and shortened), with a ``did you mean`` suffix from ``choices``."""
+    """``unknown <what> '<value>'`` (quoted and shortened), with the ids of its model in ``choices``, or that none is.
+
+    ``what`` is ``GPU``, ``platform``, ``CPU`` or ``NIC``: the catalog table it names is counted (``choices`` may add
+    a workload's own server names); see :mod:`generator.catalog.id_hints`.
+    """
+    from generator.catalog.id_hints import id_hint
     from generator.input_files import short
 
-    return f"unknown {what} {short(value)}{suggest(value, sorted(choices))}"
+    tables: dict[str, Callable[[], Mapping[str, object]]] = {"GPU": gpus, "platform": platforms, "CPU": cpus, "NIC": nics}
+    size = len(tables[what]()) if what in tables else None
+    return f"unknown {what} {short(value)}{id_hint(what, value, sorted(choices), size)}"
 
 
 def find_model(name: str) -> ModelRecord:
@@ -209,7 +216,7 @@ def find_gpu(name: str) -> GpuSpec:
     table = gpus()
     gpu = table.get(name.lower())
     if gpu is None:
-        raise UnknownIdError(f"unknown GPU '{name}'{suggest(name, sorted(table))}")
+        raise UnknownIdError(unknown_id_message("GPU", name, table))
     return gpu
 
 
