@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from generator.api import plan_file, render_file
+from generator.calculator.report import plan_text
 from generator.fleet_diff import diff_plans, plan_from_spec
 from generator.planner.plan import NodeSpec, Pool, RackSpec
 from generator.planner.racks import RACK_UNITS, pack_racks, rack_id, rack_specs, racked_nodes
@@ -253,3 +254,13 @@ def test_rack_spec_is_written_as_an_object() -> None:
     plan = plan_file(str(EXAMPLES / "rack-density.yaml"))[1]
     data = plan.to_dict()["racks"][0]
     assert set(data) == set(RackSpec._fields) and set(data["pools"][0]) == {"pool", "nodes", "hosts"}
+
+
+def test_plan_text_lists_the_racks() -> None:
+    text = plan_text(plan_file(str(EXAMPLES / "fleet-existing.yaml"))[1])
+    assert (
+        "racks of 40 kW (hardware.rack_power_kw):\n  rack-01: 1 x assistant_h100_sxm5_80gb, 1 x "
+        "chat_dell_xe8640_h100_sxm5_80gb (hgx4-01), 2 x chat_dgx_h100_h100_sxm5_80gb (dgx-01, dgx-02); 28U of 40U, "
+        "34.8 kW, 118,839 BTU/h, air cooled\n"
+    ) in text
+    assert "racks of" not in plan_text(plan_file(str(EXAMPLES / "chat-70b-fp8-aws.yaml"))[1])
