@@ -393,7 +393,7 @@ TFVARS_MUTATIONS = [
     pytest.param(_set_top("rack_power_kw", 0), "rack_power_kw must be positive.", True, id="rack_power_0"),
     # type errors, raised by Terraform's own conversion of the value to the variable's type
     pytest.param(_set_pool("node_count", "many"), "a number is required", False, id="node_count_type"),
-    pytest.param(_drop_pool_key("racks"), 'attribute "racks" is required', False, id="racks_missing"),
+    pytest.param(_drop_pool_key("racks_spanned"), 'attribute "racks_spanned" is required', False, id="racks_missing"),
 ]
 
 

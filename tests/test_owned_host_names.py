@@ -16,6 +16,7 @@ from generator.planner import plan_workload
 from generator.planner.plan import Plan
 from generator.render import render_plan
 from generator.workload import load_workload
+from tests.helpers import ansible_reader
 
 WORKLOAD = """\
 version: 1
@@ -63,11 +64,13 @@ def test_the_plan_puts_the_owned_host_on_the_owned_pool(rendered: tuple[Plan, di
 
 def test_ansible_inventory_names_the_owned_host_in_its_pool(rendered: tuple[Plan, dict[str, str]]) -> None:
     _, files = rendered
-    children = YAML(typ="safe").load(files["ansible/inventory.yml"])["all"]["children"]
-    assert children[OWNED] == {"hosts": {"owned-h200": None}}
+    children = ansible_reader().load(files["ansible/inventory.yml"])["all"]["children"]
+    # each host carries the rack it stands in (newuser30 item 5): two ~10 kW servers in 17.3 kW racks, one a rack
+    assert children[OWNED] == {"hosts": {"owned-h200": {"specgen_rack": "rack-02"}}}
     assert children[BOUGHT] == {}
-    example = YAML(typ="safe").load(files["ansible/hosts.yml.example"])["all"]["children"]
-    assert example == {BOUGHT: {"hosts": {"a-h100-sxm5-80gb-01": None}}}  # only the bought server is a placeholder
+    example = ansible_reader().load(files["ansible/hosts.yml.example"])["all"]["children"]
+    # only the bought server is a placeholder
+    assert example == {BOUGHT: {"hosts": {"a-h100-sxm5-80gb-01": {"specgen_rack": "rack-01"}}}}
 
 
 def test_maas_allocates_the_owned_host_for_its_pool(rendered: tuple[Plan, dict[str, str]]) -> None:
@@ -125,7 +128,7 @@ def test_a_placeholder_never_takes_an_owned_hosts_name(tmp_path_factory: pytest.
     (pool,) = plan.pools
     assert (pool.nodes, pool.owned_hosts) == (2, ("chat-h100-sxm5-80gb-02",))
     files = render_plan(plan, loaded.workload)
-    example = YAML(typ="safe", pure=True).load(files["ansible/hosts.yml.example"])
+    example = ansible_reader().load(files["ansible/hosts.yml.example"])
     assert list(example["all"]["children"][pool.name]["hosts"]) == ["chat-h100-sxm5-80gb-03"]  # -02 is the owned one
     maas = json.loads(files["provisioning/maas/maas.auto.tfvars.json"])["maas_instances"]
     assert sorted(maas) == ["chat-h100-sxm5-80gb-02", "chat-h100-sxm5-80gb-03"]

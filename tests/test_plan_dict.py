@@ -12,14 +12,25 @@ import pytest
 
 from generator.api import plan_file
 from generator.planner import plan as plan_module
-from generator.planner.plan import Candidate, DeploymentPart, DeploymentPlan, Finding, Nic, NodeSpec, Plan, Pool
+from generator.planner.plan import (
+    Candidate,
+    DeploymentPart,
+    DeploymentPlan,
+    Finding,
+    Nic,
+    NodeSpec,
+    Plan,
+    Pool,
+    RackPool,
+    RackSpec,
+)
 from tests.conftest import REPO
 
 EXAMPLES = sorted(p for p in (REPO / "examples").glob("*.yaml"))
 
 
 #: The plan's records: objects in spec.json, as ``asdict`` made them when they were dataclasses.
-RECORDS = (Candidate, DeploymentPart, DeploymentPlan, Finding, Nic, NodeSpec, Plan, Pool)
+RECORDS = (Candidate, DeploymentPart, DeploymentPlan, Finding, Nic, NodeSpec, Plan, Pool, RackPool, RackSpec)
 
 
 def _reference(value: Any) -> Any:

@@ -312,7 +312,8 @@ def test_the_rendered_tree_carries_both_pools(tmp_path: Path) -> None:
     assert all(p.replace("_", "-") in device_plugin for p in pools)
     inventory = files["ansible/inventory.yml"]
     assert all(f"    {p}:" in inventory for p in pools)
-    assert "own-01: null" in inventory and "own-02: null" in inventory
+    # the owned hosts, each with the rack it stands in (newuser30 item 5)
+    assert all(f"{host}:\n          specgen_rack: !unsafe 'rack-" in inventory for host in ("own-01", "own-02"))
     for pool, (replicas, tp, rate) in zip(pools, [(2, 8, 16.0), (1, 8, 8.0)], strict=True):
         group_vars = files[f"ansible/group_vars/{pool}.yml"]
         assert f"replicas: {replicas}" in group_vars and f"tensor_parallel: {tp}" in group_vars

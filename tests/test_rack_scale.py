@@ -48,9 +48,10 @@ def test_hosts_in_terraform_ansible_and_kubeadm(rendered: tuple[object, dict[str
     assert (tf["node_count"], tf["gpus_per_node"], tf["cpu_cores"]) == (36, 4, 144)  # 2 x Grace x 72 cores per tray
     assert tf["rack_scale"] == {"systems": 2, "hosts_per_system": 18, "nvlink_domain_gpus": 72, "power_w_per_system": 120000}
     assert tf["power_w_per_node"] is None and tf["ram_gib"] is None
-    yaml = YAML(typ="safe")
-    hosts = yaml.load(files["ansible/hosts.yml.example"])["all"]["children"][POOL]["hosts"]
+    hosts = ansible_reader().load(files["ansible/hosts.yml.example"])["all"]["children"][POOL]["hosts"]
     assert len(hosts) == 36 and "llama405-gb200-186gb-36" in hosts
+    # each tray stands in its system's rack (newuser30 item 5): 18 in rack-01, 18 in rack-02
+    assert [h["specgen_rack"] for h in hosts.values()] == ["rack-01"] * 18 + ["rack-02"] * 18
     group = ansible_reader().load(files[f"ansible/group_vars/{POOL}.yml"])
     assert group["specgen_gpu"]["count"] == 4
     assert [n["count"] for n in group["specgen_network"]["nics"]] == [4, 1]  # 4 fabric NICs and 1 front-end per tray
@@ -110,8 +111,9 @@ def test_owned_racks_name_every_tray(tmp_path: Path) -> None:
     loaded = load_workload(str(path))
     files = render_plan(plan_workload(loaded), loaded.workload)
     assert "ansible/hosts.yml.example" not in files  # every host is named: no placeholders to fill in
-    hosts = YAML(typ="safe").load(files["ansible/inventory.yml"])["all"]["children"][POOL]["hosts"]
+    hosts = ansible_reader().load(files["ansible/inventory.yml"])["all"]["children"][POOL]["hosts"]
     assert list(hosts) == names
+    assert {name: h["specgen_rack"] for name, h in hosts.items()} == {n: f"rack-0{n[4]}" for n in names}
     spec = json.loads(files["spec.json"])["plan"]
     (pool,) = spec["pools"]
     assert (pool["owned_nodes"], pool["owned_hosts"]) == (2, names)  # the plan's allocation: 18 trays per rack

@@ -69,6 +69,14 @@ def plan_text(plan: Plan) -> str:
             lines.append(f"  host minimum: {n.host_minimum}")
         if pool.price_basis:
             lines.append(f"  cost: {pool.price_basis}")
+    if plan.racks:  # bare metal: what each rack holds and draws (newuser30 item 5)
+        lines += ["", f"racks of {plan.racks[0].rack_power_kw:g} kW (hardware.rack_power_kw):"]
+        for rack in plan.racks:
+            held = ", ".join(f"{s.nodes} x {s.pool}" + (f" ({', '.join(s.hosts)})" if s.hosts else "") for s in rack.pools)
+            lines.append(
+                f"  {rack.id}: {held}; {rack.units}U of {rack.usable_units}U, {rack.power_w / 1000:,.1f} kW, "
+                f"{rack.heat_btu_per_h:,} BTU/h, {rack.cooling} cooled"
+            )
     had = acquired(plan.provider)  # rented on a cloud, bought as bare metal
     for d in plan.deployments:
         parts = d.split or (d,)

@@ -47,7 +47,15 @@ from generator.planner.pooling import (
     pooling_pass_text,
 )
 from generator.planner.price_region import asked_region, pool_region_findings, price_region_findings
-from generator.planner.racks import Rack, assumed_height_findings, pack_racks, rack_findings, racked_nodes, too_tall
+from generator.planner.racks import (
+    Rack,
+    assumed_height_findings,
+    pack_racks,
+    rack_findings,
+    rack_specs,
+    racked_nodes,
+    too_tall,
+)
 from generator.planner.ruled_out import psu_ruled_out, why_left_free
 from generator.planner.setting_findings import implausible_setting_findings, unused_setting_findings
 from generator.planner.slo import effective_slo, replicas_needed, replicas_text
@@ -933,7 +941,7 @@ def build_plan(
                 "max_racks",
                 len(racks),
             )
-        pools = [p._replace(racks=sum(1 for r in racks if p.name in r.pools)) for p in pools]
+        pools = [p._replace(racks=sum(1 for r in racks if p.name in r.pools)) for p in pools]  # the racks it spans
     nodes = sum(p.nodes for p in pools)
     if wl.hardware.max_nodes is not None and nodes > wl.hardware.max_nodes:
         trained = sorted(d.name for d in wl.deployments if isinstance(d, TrainingDeployment))
@@ -1105,6 +1113,7 @@ def build_plan(
         totals=fleet | ({"inventory": inventory} if inventory else {}),
         findings=sorted_findings(findings + _idle_findings(pools, deployments, wl.hardware.provider)),
         constants=dict(sorted(wl.constants.items())),
+        racks=rack_specs(racks, pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved),
     )
 
 

@@ -99,6 +99,8 @@ class Pool(NamedTuple):
     node: NodeSpec
     nodes: int
     deployments: tuple[str, ...]
+    #: Racks holding some node of the pool: racks are shared by the pools, so these do not add up to the fleet's
+    #: (``Plan.racks`` lists them with what each holds).
     racks: int
     power_w: int
     usd_per_hour: float | None
@@ -244,6 +246,36 @@ class DeploymentPlan(NamedTuple):
         return next(((p.tp, p.pp, p.replicas, p.gpus) for p in self.split if p.pool == pool), None)
 
 
+class RackPool(NamedTuple):
+    """The nodes of one pool in one rack, and the names of those the workload names (``hardware.inventory[].hosts``)."""
+
+    pool: str
+    nodes: int
+    #: Linux host names of the owned nodes placed in this rack (a rack-scale system's compute trays); the bought
+    #: ones have none in the plan (the render's placeholders stand for them).
+    hosts: tuple[str, ...] = ()
+
+
+class RackSpec(NamedTuple):
+    """One colocation rack of a bare-metal fleet as the planner packed it (``generator.planner.racks``).
+
+    ``power_w`` and ``heat_btu_per_h`` are the nodes' planned figures (the fleet totals' basis: the racks of a fleet
+    sum to them, save owned workstations, which stay in the office); ``rack_power_kw`` is the limit it was packed
+    against, ``units`` the rack units its servers take of ``usable_units`` (42U less those reserved for switches).
+    """
+
+    id: str
+    pools: tuple[RackPool, ...]
+    nodes: int
+    units: int
+    usable_units: int
+    power_w: int
+    heat_btu_per_h: int
+    rack_power_kw: float
+    #: "air", "liquid" or "air+liquid": how its servers are cooled (the air-cooling limit applies to the air-cooled).
+    cooling: str
+
+
 class Plan(NamedTuple):
     """The whole resolved plan: the machine-readable source of truth (``spec.json``)."""
 
@@ -257,6 +289,8 @@ class Plan(NamedTuple):
     totals: dict[str, Any]
     findings: tuple[Finding, ...]
     constants: dict[str, Any]
+    #: The colocation racks of a bare-metal fleet, in packing order; none for a cloud plan or hardware.fixed.
+    racks: tuple[RackSpec, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able data (tuples become lists)."""
@@ -279,4 +313,6 @@ def _plain(value: Any) -> Any:
 
 
 #: The records ``spec.json`` writes as objects (other named tuples in the plan's data are lists).
-_RECORDS: frozenset[Any] = frozenset({Finding, Nic, NodeSpec, Pool, Candidate, DeploymentPart, DeploymentPlan, Plan})
+_RECORDS: frozenset[Any] = frozenset(
+    {Finding, Nic, NodeSpec, Pool, Candidate, DeploymentPart, DeploymentPlan, Plan, RackPool, RackSpec}
+)

@@ -6,7 +6,7 @@ rack with room for its power and height. Cloud plans have no racks.
 
 from __future__ import annotations
 
-from generator.planner.plan import Finding, NodeSpec, Pool
+from generator.planner.plan import Finding, NodeSpec, Pool, RackPool, RackSpec
 
 #: Rack units of a standard 42U rack.
 RACK_UNITS = 42
@@ -144,6 +144,57 @@ def pack_racks(pools: list[Pool], rack_power_kw: float, reserved_units: int | No
     return racks
 
 
+def rack_id(index: int, count: int) -> str:
+    """The name of the fleet's rack ``index`` (from 0) of ``count``: ``rack-01``, numbered in packing order."""
+    return f"rack-{index + 1:0{max(2, len(str(count)))}d}"
+
+
+def racked_host_names(pool: Pool) -> tuple[str, ...]:
+    """The named hosts of ``pool`` that stand in racks, in the order its racked nodes are placed.
+
+    The owned servers come first (their names in ``owned_hosts``, a rack-scale system's trays in system order); an
+    owned workstation stays in the office (:func:`racked_nodes`), so its names are in no rack.
+    """
+    return () if pool.node.kind == "workstation" else pool.owned_hosts
+
+
+def rack_specs(
+    racks: list[Rack], pools: list[Pool], rack_power_kw: float, reserved_units: int | None = None
+) -> tuple[RackSpec, ...]:
+    """The racks :func:`pack_racks` filled, as the plan carries them: what each holds, its units, power and heat.
+
+    A pool's named hosts (:func:`racked_host_names`) go to its first racked nodes, in rack order; its pools are
+    listed by name. Power and heat are the nodes' own planned figures, the basis of the fleet's totals. A rack-scale
+    system's rack is all its own (:func:`system_units`): its usable units are the whole 42U.
+    """
+    by_name = {p.name: p for p in pools}
+    names = {p.name: list(racked_host_names(p)) for p in pools}
+    out = []
+    for index, rack in enumerate(racks):
+        shares = []
+        for name in sorted(rack.pools):
+            count, node = rack.pools[name], by_name[name].node
+            taken = names[name][: count * node.hosts]
+            del names[name][: count * node.hosts]
+            shares.append(RackPool(pool=name, nodes=count, hosts=tuple(taken)))
+        liquid = rack.liquid
+        whole = any(by_name[s.pool].node.kind == "rack-scale" for s in shares)  # the system is the rack, switches and all
+        out.append(
+            RackSpec(
+                id=rack_id(index, len(racks)),
+                pools=tuple(shares),
+                nodes=sum(rack.pools.values()),
+                units=rack.units,
+                usable_units=RACK_UNITS if whole else usable_units(reserved_units),
+                power_w=rack.power_w,
+                heat_btu_per_h=sum(by_name[s.pool].node.heat_btu_per_h * s.nodes for s in shares),
+                rack_power_kw=float(rack_power_kw),
+                cooling=("air+liquid" if rack.air_power_w else "liquid") if liquid else "air",
+            )
+        )
+    return tuple(out)
+
+
 def assumed_height_findings(pools: list[Pool]) -> list[Finding]:
     """One note per pool packed at the assumed height because its platform publishes none."""
     return [
@@ -166,17 +217,18 @@ def rack_findings(racks: list[Rack]) -> list[Finding]:
     """
     out = []
     for i, rack in enumerate(racks):
+        name = rack_id(i, len(racks))
         if rack.air_power_w > AIR_COOLED_RACK_LIMIT_KW * 1000:
             out.append(
                 Finding(
                     "warning",
                     "rack-exceeds-air-cooling",
-                    f"rack {i + 1} draws {rack.air_power_w / 1000:.1f} kW of air-cooled servers, above the "
+                    f"{name} draws {rack.air_power_w / 1000:.1f} kW of air-cooled servers, above the "
                     f"{AIR_COOLED_RACK_LIMIT_KW:g} kW air cooling removes in practice: plan rear-door heat exchangers or "
                     f"liquid cooling, or lower rack_power_kw to spread the servers",
                     "hardware.rack_power_kw",
                 )
             )
         if rack.liquid:
-            out.append(Finding("info", "liquid-cooled-rack", f"rack {i + 1} holds liquid-cooled servers", "hardware.cooling"))
+            out.append(Finding("info", "liquid-cooled-rack", f"{name} holds liquid-cooled servers", "hardware.cooling"))
     return out

@@ -13,7 +13,7 @@ from generator.render.env import ansible_yaml, to_yaml
 from generator.render.gke import gke_driver_vars, gke_network_vars, gke_storage_vars
 from generator.render.gpu_sharing import pod_memory_fraction, pool_shares
 from generator.render.gpu_stack import driver_owner, driver_version
-from generator.render.hosts import host_heat_btu_per_h, host_node, host_power_w, placeholder_names
+from generator.render.hosts import host_heat_btu_per_h, host_node, host_power_w, host_racks, placeholder_names
 from generator.render.node_tags import NODE_TAG_KEYS
 from generator.sizing.constants import with_overrides
 from generator.workload.models import Workload
@@ -200,9 +200,15 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
 
     Hosts the workload does not name come from a dynamic inventory (cloud), or are placeholders in
     ``hosts.yml.example`` for the user's own ``hosts.yml`` (bare metal), never from the do-not-edit file. Named
-    hosts go to the pool the plan put them on (``Pool.owned_hosts``).
+    hosts go to the pool the plan put them on (``Pool.owned_hosts``). On bare metal each host in a rack carries the
+    rack's id (``Plan.racks``) as the host var ``specgen_rack``; an owned workstation (in the office) has none.
     """
-    children = {pool.name: {"hosts": dict.fromkeys(pool.owned_hosts)} for pool in plan.pools}
+    racks = host_racks(plan, workload)
+
+    def hosts_of(names: list[str] | tuple[str, ...]) -> dict[str, dict[str, str] | None]:
+        return {name: {"specgen_rack": racks[name]} if name in racks else None for name in names}
+
+    children = {pool.name: {"hosts": hosts_of(pool.owned_hosts)} for pool in plan.pools}
     children = {name: (group if group["hosts"] else {}) for name, group in children.items()}
     inventory = {"all": {"children": {"gpu_nodes": {"children": {name: {} for name in children}}, **children}}}
     files = {"ansible/inventory.yml": HEADER + ansible_yaml(inventory)}
@@ -211,7 +217,7 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
     else:
         missing = {pool.name: placeholder_names(pool, workload) for pool in plan.pools}
         if any(missing.values()):
-            example = {"all": {"children": {name: {"hosts": dict.fromkeys(hosts)} for name, hosts in missing.items() if hosts}}}
+            example = {"all": {"children": {name: {"hosts": hosts_of(hosts)} for name, hosts in missing.items() if hosts}}}
             files["ansible/hosts.yml.example"] = EXAMPLE_HEADER + ansible_yaml(example)
     utilization = with_overrides(dict(workload.constants)).gpu_memory_utilization
     sharing = workload.kubernetes.gpu_sharing if "kubernetes" in workload.outputs else None

@@ -69,6 +69,27 @@ def owned_hosts(pool: Pool, workload: Workload) -> list[InventoryHost]:
     return [described[name] for name in pool.owned_hosts]
 
 
+def host_racks(plan: Plan, workload: Workload) -> dict[str, str]:
+    """The rack (``Plan.racks`` id) each host of a bare-metal plan stands in, by host name: named and placeholder hosts.
+
+    A pool's hosts are its owned ones then its placeholders (:func:`placeholder_names`), the order the planner racks
+    its nodes in (owned first; an owned workstation stays in the office, in no rack); each rack takes the hosts of the
+    nodes it holds of the pool, in rack order. A cloud plan (no racks) gives none.
+    """
+    out: dict[str, str] = {}
+    for pool in plan.pools:
+        names = [*pool.owned_hosts, *placeholder_names(pool, workload)]
+        if pool.node.kind == "workstation":  # its owned hosts (named or not) come first and are in no rack
+            names = names[pool.owned_nodes * pool.node.hosts :]
+        for rack in plan.racks:
+            for share in rack.pools:
+                if share.pool == pool.name:
+                    taken = share.nodes * pool.node.hosts
+                    out.update(dict.fromkeys(names[:taken], rack.id))
+                    names = names[taken:]
+    return out
+
+
 def cluster_hosts(plan: Plan, workload: Workload) -> tuple[str, ...]:
     """The machines ``plan`` names, each one machine of the cluster a tree describes.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.planner.plan import Plan, Pool
+from generator.planner.plan import Plan, Pool, RackSpec
 from generator.render.eks import PATH as EKS_PATH
 from generator.render.eks import eks_managed_node_groups
 from generator.render.env import render_template, to_json
@@ -48,11 +48,25 @@ def pool_variables(pool: Pool, plan: Plan) -> dict[str, Any]:
         "power_w_per_node": host_power_w(node),
         **system,
         "cooling": node.cooling,
-        "racks": pool.racks,
+        "racks_spanned": pool.racks,  # racks holding some of its nodes, shared with other pools: var.racks lists them
         "deployments": list(pool.deployments),
         "requests_per_s": {name: rate for name, rate in rates.items() if rate is not None},
         "labels": dict(pool.labels),
         "taints": [{"key": k, "value": v, "effect": e} for k, v, e in pool.taints],
+    }
+
+
+def rack_variables(rack: RackSpec) -> dict[str, Any]:
+    """One rack of the plan as the ``racks`` object type declares it: each pool's nodes in it, the named hosts."""
+    return {
+        "id": rack.id,
+        "nodes": {share.pool: share.nodes for share in rack.pools},
+        "hosts": [host for share in rack.pools for host in share.hosts],
+        "units": rack.units,
+        "usable_units": rack.usable_units,
+        "power_w": rack.power_w,
+        "heat_btu_per_h": rack.heat_btu_per_h,
+        "cooling": rack.cooling,
     }
 
 
@@ -64,6 +78,7 @@ def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
     }
     if plan.provider == "baremetal":  # a cloud instance stands in the provider's racks
         values["rack_power_kw"] = workload.hardware.rack_power_kw
+        values["racks"] = [rack_variables(rack) for rack in plan.racks]
     elif plan.region is not None and plan.provider != "gcp":  # GKE's is gke_location
         values["region"] = plan.region
     gke = gke_terraform_values(plan, workload) if plan.provider == "gcp" else None

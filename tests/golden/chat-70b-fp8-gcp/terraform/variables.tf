@@ -9,7 +9,7 @@ variable "workload" {
 }
 
 variable "gpu_pools" {
-  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons); requests_per_s: the requests/s each inference deployment's replicas in the pool are sized for, routed evenly over all its replicas."
+  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons); requests_per_s: the requests/s each inference deployment's replicas in the pool are sized for, routed evenly over all its replicas; racks_spanned: the racks holding some of its nodes, shared with other pools (on bare metal, var.racks lists the fleet's; 0 on a cloud)."
   type = map(object({
     provider         = string
     platform         = string
@@ -22,7 +22,7 @@ variable "gpu_pools" {
     nvme_tb          = number
     power_w_per_node = number
     cooling          = string
-    racks            = number
+    racks_spanned    = number
     deployments      = list(string)
     requests_per_s   = map(number)
     labels           = map(string)
@@ -38,7 +38,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "chat_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 104, "deployments" : ["chat"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 8, "instance_type" : "a3-highgpu-8g", "labels" : { "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "gcp-a3-highgpu-8g", "specgen.dev/pool" : "chat-h100-sxm5-80gb" }, "node_count" : 2, "nvme_tb" : 6.44, "platform" : "gcp-a3-highgpu-8g", "power_w_per_node" : 7753, "provider" : "gcp", "racks" : 0, "ram_gib" : 1872, "requests_per_s" : { "chat" : 20.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "chat_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 104, "deployments" : ["chat"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 8, "instance_type" : "a3-highgpu-8g", "labels" : { "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "gcp-a3-highgpu-8g", "specgen.dev/pool" : "chat-h100-sxm5-80gb" }, "node_count" : 2, "nvme_tb" : 6.44, "platform" : "gcp-a3-highgpu-8g", "power_w_per_node" : 7753, "provider" : "gcp", "racks_spanned" : 0, "ram_gib" : 1872, "requests_per_s" : { "chat" : 20.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

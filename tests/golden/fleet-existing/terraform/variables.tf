@@ -19,8 +19,23 @@ variable "rack_power_kw" {
   }
 }
 
+variable "racks" {
+  description = "The racks the plan packs every pool's nodes into, in order (spec.json plan.racks): per rack the nodes of each pool, the hosts hardware.inventory names, rack units used of those usable, and its power (W) and heat (BTU/h) against rack_power_kw. A pool's racks_spanned counts the racks holding some of its nodes: racks are shared, so those do not add up to the fleet's."
+  type = list(object({
+    id             = string
+    nodes          = map(number)
+    hosts          = list(string)
+    units          = number
+    usable_units   = number
+    power_w        = number
+    heat_btu_per_h = number
+    cooling        = string
+  }))
+  default = [{ "cooling" : "air", "heat_btu_per_h" : 118839, "hosts" : ["hgx4-01", "dgx-01", "dgx-02"], "id" : "rack-01", "nodes" : { "assistant_h100_sxm5_80gb" : 1, "chat_dell_xe8640_h100_sxm5_80gb" : 1, "chat_dgx_h100_h100_sxm5_80gb" : 2 }, "power_w" : 34830, "units" : 28, "usable_units" : 40 }]
+}
+
 variable "gpu_pools" {
-  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons); requests_per_s: the requests/s each inference deployment's replicas in the pool are sized for, routed evenly over all its replicas."
+  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons); requests_per_s: the requests/s each inference deployment's replicas in the pool are sized for, routed evenly over all its replicas; racks_spanned: the racks holding some of its nodes, shared with other pools (on bare metal, var.racks lists the fleet's; 0 on a cloud)."
   type = map(object({
     provider         = string
     platform         = string
@@ -33,7 +48,7 @@ variable "gpu_pools" {
     nvme_tb          = number
     power_w_per_node = number
     cooling          = string
-    racks            = number
+    racks_spanned    = number
     deployments      = list(string)
     requests_per_s   = map(number)
     labels           = map(string)
@@ -49,7 +64,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "assistant_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["assistant"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "assistant-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "dgx-h100", "specgen.dev/pool" : "assistant-h100-sxm5-80gb" }, "node_count" : 1, "nvme_tb" : 30.72, "platform" : "dgx-h100", "power_w_per_node" : 10200, "provider" : "baremetal", "racks" : 1, "ram_gib" : 2048, "requests_per_s" : { "assistant" : 100.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] }, "chat_dell_xe8640_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 104, "deployments" : ["chat"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 4, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-dell-xe8640-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "dell-xe8640", "specgen.dev/pool" : "chat-dell-xe8640-h100-sxm5-80gb" }, "node_count" : 1, "nvme_tb" : 3.84, "platform" : "dell-xe8640", "power_w_per_node" : 4230, "provider" : "baremetal", "racks" : 1, "ram_gib" : 256, "requests_per_s" : { "chat" : 7.6 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] }, "chat_dgx_h100_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["chat"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-dgx-h100-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "dgx-h100", "specgen.dev/pool" : "chat-dgx-h100-h100-sxm5-80gb" }, "node_count" : 2, "nvme_tb" : 30.72, "platform" : "dgx-h100", "power_w_per_node" : 10200, "provider" : "baremetal", "racks" : 1, "ram_gib" : 2048, "requests_per_s" : { "chat" : 30.4 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "assistant_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["assistant"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "assistant-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "dgx-h100", "specgen.dev/pool" : "assistant-h100-sxm5-80gb" }, "node_count" : 1, "nvme_tb" : 30.72, "platform" : "dgx-h100", "power_w_per_node" : 10200, "provider" : "baremetal", "racks_spanned" : 1, "ram_gib" : 2048, "requests_per_s" : { "assistant" : 100.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] }, "chat_dell_xe8640_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 104, "deployments" : ["chat"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 4, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-dell-xe8640-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "dell-xe8640", "specgen.dev/pool" : "chat-dell-xe8640-h100-sxm5-80gb" }, "node_count" : 1, "nvme_tb" : 3.84, "platform" : "dell-xe8640", "power_w_per_node" : 4230, "provider" : "baremetal", "racks_spanned" : 1, "ram_gib" : 256, "requests_per_s" : { "chat" : 7.6 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] }, "chat_dgx_h100_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["chat"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "chat-dgx-h100-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "dgx-h100", "specgen.dev/pool" : "chat-dgx-h100-h100-sxm5-80gb" }, "node_count" : 2, "nvme_tb" : 30.72, "platform" : "dgx-h100", "power_w_per_node" : 10200, "provider" : "baremetal", "racks_spanned" : 1, "ram_gib" : 2048, "requests_per_s" : { "chat" : 30.4 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

@@ -19,8 +19,23 @@ variable "rack_power_kw" {
   }
 }
 
+variable "racks" {
+  description = "The racks the plan packs every pool's nodes into, in order (spec.json plan.racks): per rack the nodes of each pool, the hosts hardware.inventory names, rack units used of those usable, and its power (W) and heat (BTU/h) against rack_power_kw. A pool's racks_spanned counts the racks holding some of its nodes: racks are shared, so those do not add up to the fleet's."
+  type = list(object({
+    id             = string
+    nodes          = map(number)
+    hosts          = list(string)
+    units          = number
+    usable_units   = number
+    power_w        = number
+    heat_btu_per_h = number
+    cooling        = string
+  }))
+  default = [{ "cooling" : "liquid", "heat_btu_per_h" : 409440, "hosts" : [], "id" : "rack-01", "nodes" : { "llama405_gb200_186gb" : 1 }, "power_w" : 120000, "units" : 42, "usable_units" : 42 }, { "cooling" : "liquid", "heat_btu_per_h" : 409440, "hosts" : [], "id" : "rack-02", "nodes" : { "llama405_gb200_186gb" : 1 }, "power_w" : 120000, "units" : 42, "usable_units" : 42 }]
+}
+
 variable "gpu_pools" {
-  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons); requests_per_s: the requests/s each inference deployment's replicas in the pool are sized for, routed evenly over all its replicas."
+  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons); requests_per_s: the requests/s each inference deployment's replicas in the pool are sized for, routed evenly over all its replicas; racks_spanned: the racks holding some of its nodes, shared with other pools (on bare metal, var.racks lists the fleet's; 0 on a cloud)."
   type = map(object({
     provider         = string
     platform         = string
@@ -33,7 +48,7 @@ variable "gpu_pools" {
     nvme_tb          = number
     power_w_per_node = number
     cooling          = string
-    racks            = number
+    racks_spanned    = number
     deployments      = list(string)
     requests_per_s   = map(number)
     labels           = map(string)
@@ -49,7 +64,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "llama405_gb200_186gb" : { "cooling" : "liquid", "cpu_cores" : 144, "deployments" : ["llama405"], "gpu_model" : "gb200-186gb", "gpus_per_node" : 4, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "llama405-gb200-186gb", "specgen.dev/gpu" : "gb200-186gb", "specgen.dev/platform" : "gb200-nvl72", "specgen.dev/pool" : "llama405-gb200-186gb" }, "node_count" : 36, "nvme_tb" : 3.84, "platform" : "gb200-nvl72", "power_w_per_node" : null, "provider" : "baremetal", "rack_scale" : { "hosts_per_system" : 18, "nvlink_domain_gpus" : 72, "power_w_per_system" : 120000, "systems" : 2 }, "racks" : 2, "ram_gib" : null, "requests_per_s" : { "llama405" : 20.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "llama405_gb200_186gb" : { "cooling" : "liquid", "cpu_cores" : 144, "deployments" : ["llama405"], "gpu_model" : "gb200-186gb", "gpus_per_node" : 4, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "llama405-gb200-186gb", "specgen.dev/gpu" : "gb200-186gb", "specgen.dev/platform" : "gb200-nvl72", "specgen.dev/pool" : "llama405-gb200-186gb" }, "node_count" : 36, "nvme_tb" : 3.84, "platform" : "gb200-nvl72", "power_w_per_node" : null, "provider" : "baremetal", "rack_scale" : { "hosts_per_system" : 18, "nvlink_domain_gpus" : 72, "power_w_per_system" : 120000, "systems" : 2 }, "racks_spanned" : 2, "ram_gib" : null, "requests_per_s" : { "llama405" : 20.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

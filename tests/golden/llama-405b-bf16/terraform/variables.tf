@@ -19,8 +19,23 @@ variable "rack_power_kw" {
   }
 }
 
+variable "racks" {
+  description = "The racks the plan packs every pool's nodes into, in order (spec.json plan.racks): per rack the nodes of each pool, the hosts hardware.inventory names, rack units used of those usable, and its power (W) and heat (BTU/h) against rack_power_kw. A pool's racks_spanned counts the racks holding some of its nodes: racks are shared, so those do not add up to the fleet's."
+  type = list(object({
+    id             = string
+    nodes          = map(number)
+    hosts          = list(string)
+    units          = number
+    usable_units   = number
+    power_w        = number
+    heat_btu_per_h = number
+    cooling        = string
+  }))
+  default = [{ "cooling" : "air", "heat_btu_per_h" : 97584, "hosts" : [], "id" : "rack-01", "nodes" : { "llama405_b200_sxm_180gb" : 2 }, "power_w" : 28600, "units" : 20, "usable_units" : 40 }]
+}
+
 variable "gpu_pools" {
-  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons); requests_per_s: the requests/s each inference deployment's replicas in the pool are sized for, routed evenly over all its replicas."
+  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons); requests_per_s: the requests/s each inference deployment's replicas in the pool are sized for, routed evenly over all its replicas; racks_spanned: the racks holding some of its nodes, shared with other pools (on bare metal, var.racks lists the fleet's; 0 on a cloud)."
   type = map(object({
     provider         = string
     platform         = string
@@ -33,7 +48,7 @@ variable "gpu_pools" {
     nvme_tb          = number
     power_w_per_node = number
     cooling          = string
-    racks            = number
+    racks_spanned    = number
     deployments      = list(string)
     requests_per_s   = map(number)
     labels           = map(string)
@@ -49,7 +64,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "llama405_b200_sxm_180gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["llama405"], "gpu_model" : "b200-sxm-180gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "llama405-b200-sxm-180gb", "specgen.dev/gpu" : "b200-sxm-180gb", "specgen.dev/platform" : "dgx-b200", "specgen.dev/pool" : "llama405-b200-sxm-180gb" }, "node_count" : 2, "nvme_tb" : 30.72, "platform" : "dgx-b200", "power_w_per_node" : 14300, "provider" : "baremetal", "racks" : 1, "ram_gib" : 2048, "requests_per_s" : { "llama405" : 2.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "llama405_b200_sxm_180gb" : { "cooling" : "air", "cpu_cores" : 112, "deployments" : ["llama405"], "gpu_model" : "b200-sxm-180gb", "gpus_per_node" : 8, "instance_type" : null, "labels" : { "nvidia.com/device-plugin.config" : "llama405-b200-sxm-180gb", "specgen.dev/gpu" : "b200-sxm-180gb", "specgen.dev/platform" : "dgx-b200", "specgen.dev/pool" : "llama405-b200-sxm-180gb" }, "node_count" : 2, "nvme_tb" : 30.72, "platform" : "dgx-b200", "power_w_per_node" : 14300, "provider" : "baremetal", "racks_spanned" : 1, "ram_gib" : 2048, "requests_per_s" : { "llama405" : 2.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])

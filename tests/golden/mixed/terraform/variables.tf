@@ -9,7 +9,7 @@ variable "workload" {
 }
 
 variable "gpu_pools" {
-  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons); requests_per_s: the requests/s each inference deployment's replicas in the pool are sized for, routed evenly over all its replicas."
+  description = "GPU node pools sized by specgen, keyed by pool name (see spec.json for the reasons); requests_per_s: the requests/s each inference deployment's replicas in the pool are sized for, routed evenly over all its replicas; racks_spanned: the racks holding some of its nodes, shared with other pools (on bare metal, var.racks lists the fleet's; 0 on a cloud)."
   type = map(object({
     provider         = string
     platform         = string
@@ -22,7 +22,7 @@ variable "gpu_pools" {
     nvme_tb          = number
     power_w_per_node = number
     cooling          = string
-    racks            = number
+    racks_spanned    = number
     deployments      = list(string)
     requests_per_s   = map(number)
     labels           = map(string)
@@ -38,7 +38,7 @@ variable "gpu_pools" {
       effect = string
     }))
   }))
-  default = { "assistant_l40s_48gb" : { "cooling" : "air", "cpu_cores" : 2, "deployments" : ["assistant"], "gpu_model" : "l40s-48gb", "gpus_per_node" : 1, "instance_type" : "g6e.xlarge", "labels" : { "nvidia.com/device-plugin.config" : "assistant-l40s-48gb", "specgen.dev/gpu" : "l40s-48gb", "specgen.dev/platform" : "aws-g6e-xlarge", "specgen.dev/pool" : "assistant-l40s-48gb" }, "node_count" : 3, "nvme_tb" : 0.25, "platform" : "aws-g6e-xlarge", "power_w_per_node" : 778, "provider" : "aws", "racks" : 0, "ram_gib" : 32, "requests_per_s" : { "assistant" : 6.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] }, "assistant_lora_l40s_48gb" : { "cooling" : "air", "cpu_cores" : 2, "deployments" : ["assistant-lora"], "gpu_model" : "l40s-48gb", "gpus_per_node" : 1, "instance_type" : "g6e.xlarge", "labels" : { "nvidia.com/device-plugin.config" : "assistant-lora-l40s-48gb", "specgen.dev/gpu" : "l40s-48gb", "specgen.dev/platform" : "aws-g6e-xlarge", "specgen.dev/pool" : "assistant-lora-l40s-48gb" }, "node_count" : 7, "nvme_tb" : 0.25, "platform" : "aws-g6e-xlarge", "power_w_per_node" : 778, "provider" : "aws", "racks" : 0, "ram_gib" : 32, "requests_per_s" : {}, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] }, "coder_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 8, "deployments" : ["coder"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 1, "instance_type" : "p5.4xlarge", "labels" : { "nvidia.com/device-plugin.config" : "coder-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "aws-p5-4xlarge", "specgen.dev/pool" : "coder-h100-sxm5-80gb" }, "node_count" : 1, "nvme_tb" : 3.84, "platform" : "aws-p5-4xlarge", "power_w_per_node" : 1252, "provider" : "aws", "racks" : 0, "ram_gib" : 256, "requests_per_s" : { "coder" : 3.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
+  default = { "assistant_l40s_48gb" : { "cooling" : "air", "cpu_cores" : 2, "deployments" : ["assistant"], "gpu_model" : "l40s-48gb", "gpus_per_node" : 1, "instance_type" : "g6e.xlarge", "labels" : { "nvidia.com/device-plugin.config" : "assistant-l40s-48gb", "specgen.dev/gpu" : "l40s-48gb", "specgen.dev/platform" : "aws-g6e-xlarge", "specgen.dev/pool" : "assistant-l40s-48gb" }, "node_count" : 3, "nvme_tb" : 0.25, "platform" : "aws-g6e-xlarge", "power_w_per_node" : 778, "provider" : "aws", "racks_spanned" : 0, "ram_gib" : 32, "requests_per_s" : { "assistant" : 6.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] }, "assistant_lora_l40s_48gb" : { "cooling" : "air", "cpu_cores" : 2, "deployments" : ["assistant-lora"], "gpu_model" : "l40s-48gb", "gpus_per_node" : 1, "instance_type" : "g6e.xlarge", "labels" : { "nvidia.com/device-plugin.config" : "assistant-lora-l40s-48gb", "specgen.dev/gpu" : "l40s-48gb", "specgen.dev/platform" : "aws-g6e-xlarge", "specgen.dev/pool" : "assistant-lora-l40s-48gb" }, "node_count" : 7, "nvme_tb" : 0.25, "platform" : "aws-g6e-xlarge", "power_w_per_node" : 778, "provider" : "aws", "racks_spanned" : 0, "ram_gib" : 32, "requests_per_s" : {}, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] }, "coder_h100_sxm5_80gb" : { "cooling" : "air", "cpu_cores" : 8, "deployments" : ["coder"], "gpu_model" : "h100-sxm5-80gb", "gpus_per_node" : 1, "instance_type" : "p5.4xlarge", "labels" : { "nvidia.com/device-plugin.config" : "coder-h100-sxm5-80gb", "specgen.dev/gpu" : "h100-sxm5-80gb", "specgen.dev/platform" : "aws-p5-4xlarge", "specgen.dev/pool" : "coder-h100-sxm5-80gb" }, "node_count" : 1, "nvme_tb" : 3.84, "platform" : "aws-p5-4xlarge", "power_w_per_node" : 1252, "provider" : "aws", "racks_spanned" : 0, "ram_gib" : 256, "requests_per_s" : { "coder" : 3.0 }, "taints" : [{ "effect" : "NoSchedule", "key" : "nvidia.com/gpu", "value" : "present" }] } }
 
   validation {
     condition     = alltrue([for name in keys(var.gpu_pools) : can(regex("^[a-z0-9_]+$", name))])
