@@ -1047,22 +1047,21 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
     elsewhere = [u for u in undominated if priced and u.platform_id not in off_demand and _rate_elsewhere(u.platform_id)]
     if elsewhere:
         findings.append(_priced_elsewhere_ranked(elsewhere, options, index, region))
-        off_demand.update((u.platform_id, "") for u in elsewhere)
-    sold_through = {p: sold for p, sold in off_demand.items() if sold}
-    if sold_through:
-        fewer = min((u for u in undominated if u.platform_id in sold_through), key=lambda u: (u.gpus_bought, u.summary))
+    ranked_after = {*off_demand, *(u.platform_id for u in elsewhere)}
+    if off_demand:
+        fewer = min((u for u in undominated if u.platform_id in off_demand), key=lambda u: (u.gpus_bought, u.summary))
         findings.append(
             Finding(
                 "info",
                 "not-on-demand-ranked",
-                "; ".join(f"{p} is sold through {sold}, not on demand" for p, sold in sorted(sold_through.items()))
+                "; ".join(f"{p} is sold through {sold}, not on demand" for p, sold in sorted(off_demand.items()))
                 + f", so no on-demand price ranks it: layouts there (such as {fewer.summary}, {fewer.gpus_bought} GPUs) "
                 "are ranked after priced ones; with a reservation, give its USD per node-hour under 'prices:' to rank "
                 "it by cost",
                 f"deployments[{index}]",
             )
         )
-    open_ = sorted({_unpriced_label(u) for u in undominated if u.platform_id not in off_demand})
+    open_ = sorted({_unpriced_label(u) for u in undominated if u.platform_id not in ranked_after})
     if not open_:
         off = " (not sold on demand)"
         owned = frozenset((o.candidate.platform_id, o.candidate.gpu_id) for o in options if o.candidate.owned_nodes)
@@ -1070,7 +1069,7 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
             {
                 _unpriced_label(u, owned) + (off if _sold_through(u.platform_id) else "")
                 for u in unpriced
-                if u.platform_id not in off_demand
+                if u.platform_id not in ranked_after
             }
         )
         if dominated:
