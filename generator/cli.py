@@ -107,7 +107,11 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object]) -> Non
     from generator.errors import MultipleInputError, SpecgenError
     from generator.findings import locate_findings
     from generator.planner.early import early_checks
-    from generator.planner.setting_findings import implausible_setting_findings, unused_setting_findings
+    from generator.planner.setting_findings import (
+        config_model_findings,
+        implausible_setting_findings,
+        unused_setting_findings,
+    )
     from generator.workload import load_workload, render_errors
 
     failed: list[SpecgenError] = []
@@ -120,7 +124,11 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object]) -> Non
             failed.append(exc)
             continue
         # the warnings that read the workload alone, as plan says them (fuzz24 item M4); exit 0 still
-        said = [*unused_setting_findings(loaded.workload), *implausible_setting_findings(loaded.workload)]
+        said = [
+            *unused_setting_findings(loaded.workload),
+            *implausible_setting_findings(loaded.workload),
+            *config_model_findings(loaded.workload),
+        ]
         _print_findings(list(locate_findings(loaded, said)), None, ())
         echo(f"{path}: ok")
     if len(failed) == 1:

@@ -38,6 +38,8 @@ def plan_text(plan: Plan) -> str:
         cost += f" + ${t['training_usd_per_job']:,.0f} per training run (rented per job)"
         if t.get("training_usd_per_month") is not None:
             cost += f", ${t['training_usd_per_month']:,.0f}/month at the runs_per_month given"
+            if t.get("usd_per_month_with_runs") is not None:
+                cost += f": ${t['usd_per_month_with_runs']:,.0f}/month with the runs"
     elif t.get("unpriced_training_pools"):
         cost += (
             f" + ${t['priced_training_usd_per_job']:,.0f} per run of the priced training pools "

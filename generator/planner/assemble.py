@@ -57,7 +57,11 @@ from generator.planner.racks import (
     too_tall,
 )
 from generator.planner.ruled_out import psu_ruled_out, why_left_free
-from generator.planner.setting_findings import implausible_setting_findings, unused_setting_findings
+from generator.planner.setting_findings import (
+    config_model_findings,
+    implausible_setting_findings,
+    unused_setting_findings,
+)
 from generator.planner.slo import effective_slo, replicas_needed, replicas_text
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
 from generator.planner.spread import spread_findings, spread_floor
@@ -1082,6 +1086,7 @@ def build_plan(
         )
     findings += single_host_findings(wl, pools) + device_plugin_findings(wl, pools) + custom_power_findings(wl, consts)
     findings += unrated_findings(wl) + unused_setting_findings(wl) + implausible_setting_findings(wl)
+    findings += config_model_findings(wl)
     findings += _unpriced_fabric_findings(pools)
     findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
     findings += missing_gpu_findings(wl, chosen, ruled_out)
@@ -1698,6 +1703,13 @@ def totals(
         **(
             {"training_usd_per_month": round(math.fsum(m for m in run_months if m is not None), 2)}
             if rented_jobs and len(run_months) == len(rented_jobs) and None not in run_months
+            else {}
+        ),
+        # the month with the rented jobs' runs, what the budget holds (newuser28 item 10: "opex" and the headline
+        # left $34,626 of runs out of a $99,224 month)
+        **(
+            {"usd_per_month_with_runs": round(usd * HOURS_PER_MONTH + math.fsum(m for m in run_months if m is not None), 2)}
+            if usd is not None and rented_jobs and len(run_months) == len(rented_jobs) and None not in run_months
             else {}
         ),
         # what the priced pools cost where others are not: a reviewer keeps the rest of the bill (fuzz21 item 14)

@@ -26,7 +26,7 @@ from generator.planner.naming import pool_name
 from generator.planner.nodes import BTU_PER_H_PER_W
 from generator.planner.option import pool_labels
 from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool, sorted_findings
-from generator.planner.setting_findings import unused_setting_findings
+from generator.planner.setting_findings import config_model_findings, unused_setting_findings
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
 from generator.sizing.offload import MAX_STREAMS, Machine, OffloadPlan, StreamCapacity, layer_split_degree, stream_capacity
@@ -318,6 +318,7 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
                 *single_host_findings(wl, (pool,)),
                 *device_plugin_findings(wl, (pool,)),
                 *unused_setting_findings(wl),
+                *config_model_findings(wl),
             ]
         ),
         constants=dict(sorted(wl.constants.items())),

@@ -147,6 +147,27 @@ def unused_setting_findings(wl: Workload) -> list[Finding]:
     return gke + prices
 
 
+def config_model_findings(wl: Workload) -> list[Finding]:
+    """Deployments whose ``model`` is a config.json file: it sizes the model, but no engine serves it.
+
+    newuser28 item 12: the README's way to size a model the catalog lacks rendered ``model: ./cfg/config.json`` into
+    the engine's group vars, which vLLM, SGLang and llama.cpp cannot start from (they take a Hub id, a directory with
+    the weights, or a GGUF file).
+    """
+    return [
+        Finding(
+            "warning",
+            "model-config-only",
+            f"model {dep.model[:60]!r} is a config.json: it sizes the model, but the engine it is rendered for needs the "
+            "model's Hub id, a directory holding config.json and its weights, or a GGUF file; replace the rendered "
+            "model (group vars specgen_deployments) before serving, or give model: the directory",
+            f"deployments[{i}].model",
+        )
+        for i, dep in enumerate(wl.deployments)
+        if dep.model.lower().endswith(".json")
+    ]
+
+
 def _platform_provider(platform_id: str) -> str | None:
     """The provider of a catalog platform; None for one the catalog lacks (a custom server: the workload's own)."""
     platform = catalog.platforms().get(platform_id)

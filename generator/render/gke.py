@@ -333,6 +333,7 @@ def with_gke_findings(plan: Plan, workload: Workload) -> Plan:
             Finding("info", "gke-gpu-stack", GPU_STACK_FINDING, "kubernetes"),
             *gpu_network_findings(plan),
             *single_node_upgrade_findings(plan, workload),
+            *training_upgrade_findings(plan, workload),
         ]
     return plan._replace(findings=sorted_findings([*plan.findings, *findings]))
 
@@ -379,6 +380,35 @@ def single_node_upgrade_findings(plan: Plan, workload: Workload) -> list[Finding
                         f"deployments[{index_of[dep.name]}]",
                     )
                 )
+    return out
+
+
+def training_upgrade_findings(plan: Plan, workload: Workload) -> list[Finding]:
+    """Training jobs on GKE node pools that GKE upgrades one node at a time while they may be running.
+
+    newuser28 item 11: a nightly ZeRO-3 run over three nodes loses every rank when one node is drained for an upgrade
+    (autoUpgrade on, maxUnavailable 1, no surge), and the goodput planned does not cover rerunning hours of it. GKE
+    keeps node auto-upgrade on for clusters in a release channel, so the finding names what holds it off: a
+    maintenance window outside the runs' hours, or an exclusion (https://cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions).
+    """
+    index_of = {dep.name: index for index, dep in enumerate(workload.deployments)}
+    out = []
+    for dep in plan.deployments:
+        if dep.kind != "training":
+            continue
+        hours = dep.details.get("hours")
+        run = f" a {hours:,.1f} h run" if isinstance(hours, int | float) else " a run"
+        out.append(
+            Finding(
+                "warning",
+                "gke-training-upgrade",
+                f"{dep.name} runs on pool {dep.pool}, whose nodes GKE upgrades one at a time (autoUpgrade on, "
+                f"maxUnavailable 1): a node drained during{run} stops every rank of the job, which restarts from its "
+                "last checkpoint; set a maintenance window outside the runs' hours, or a maintenance exclusion over "
+                "them, on the cluster",
+                f"deployments[{index_of[dep.name]}]",
+            )
+        )
     return out
 
 

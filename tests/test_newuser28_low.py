@@ -1,0 +1,66 @@
+"""newuser28 items 10-12: the month with the runs said in one figure, GKE upgrades during a training run, a model
+given as a config.json that no engine serves."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator.api import plan_file, render_file
+from tests.conftest import REPO
+
+NIGHTLY_ON_GKE = """\
+version: 1
+name: startup-ai
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {max_context_tokens: 8192, requests_per_second: 2}
+  - name: nightly
+    model: meta-llama/Llama-3.1-8B-Instruct
+    training: {method: lora, lora_rank: 16, sequence_length: 4096, dataset_tokens: 50000000, deadline_hours: 6,
+      runs_per_month: 30}
+hardware: {provider: gcp, gpus: [h100-sxm5-80gb]}
+kubernetes: {gcp_project: startup-ml, location: us-central1, zone: us-central1-a}
+"""
+
+
+def test_the_month_with_the_runs_is_one_figure(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(NIGHTLY_ON_GKE)
+    totals = plan_file(str(path))[1].totals
+    assert totals["usd_per_month_with_runs"] == pytest.approx(
+        totals["usd_per_month"] + totals["training_usd_per_month"], abs=0.01
+    )
+    spec = render_file(str(path))["SPEC.md"]
+    assert f"${totals['usd_per_month_with_runs']:,.0f}/month with the runs" in spec
+
+
+def test_a_training_job_on_gke_is_warned_of_node_upgrades(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(NIGHTLY_ON_GKE)
+    findings = json.loads(render_file(str(path))["spec.json"])["plan"]["findings"]
+    (said,) = [f for f in findings if f["code"] == "gke-training-upgrade"]
+    assert said["path"] == "deployments[1]"
+    assert said["message"].startswith("nightly runs on pool ")
+    assert "set a maintenance window outside the runs' hours, or a maintenance exclusion over them" in said["message"]
+
+
+def test_a_model_given_as_a_config_json_is_said_to_need_its_weights(tmp_path: Path) -> None:
+    (tmp_path / "cfg").mkdir()
+    shutil.copy(REPO / "tests" / "data" / "encoders" / "bge-m3" / "config.json", tmp_path / "cfg" / "config.json")
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: t\ndeployments:\n  - name: embed\n    model: ./cfg/config.json\n    inference: {task: embed, "
+        "max_context_tokens: 8192, requests_per_second: 1}\nhardware: {provider: baremetal, gpus: [l4-24gb]}\n"
+    )
+    findings = plan_file(str(path))[1].findings
+    (said,) = [f for f in findings if f.code == "model-config-only"]
+    assert said.path == "deployments[0].model"
+    assert said.message.startswith("model './cfg/config.json' is a config.json: it sizes the model, but the engine")
+    # a directory (config and weights) is what an engine serves: no finding
+    path.write_text(path.read_text().replace("./cfg/config.json", "./cfg"))
+    assert not [f for f in plan_file(str(path))[1].findings if f.code == "model-config-only"]
