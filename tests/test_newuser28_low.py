@@ -11,6 +11,7 @@ import pytest
 
 from generator.api import plan_file, render_file
 from tests.conftest import REPO
+from tests.helpers import run_estimate
 
 NIGHTLY_ON_GKE = """\
 version: 1
@@ -64,3 +65,21 @@ def test_a_model_given_as_a_config_json_is_said_to_need_its_weights(tmp_path: Pa
     # a directory (config and weights) is what an engine serves: no finding
     path.write_text(path.read_text().replace("./cfg/config.json", "./cfg"))
     assert not [f for f in plan_file(str(path))[1].findings if f.code == "model-config-only"]
+
+
+@pytest.mark.parametrize("option", [("--lora-rank", "16"), ("--lora-dropout", "0"), ("--lora-targets", "all-linear")])
+def test_a_lora_option_at_its_default_is_refused_for_full_training(
+    option: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """newuser28 item 13: ``--train full --lora-rank 16`` dropped the rank without a word (16 is the default), where a
+    workload refuses ``lora_rank`` with ``method: full``."""
+    with pytest.raises(SystemExit) as refused:
+        run_estimate("Qwen/Qwen3-30B-A3B", "--train", "full", *option)
+    assert refused.value.code == 2
+    assert f"{option[0]} applies to --train lora / qlora, not --train full" in capsys.readouterr().err
+
+
+def test_lora_defaults_still_apply() -> None:
+    code, text = run_estimate("meta-llama/Llama-3.1-8B", "--train", "lora", "--json")
+    assert code == 0
+    assert '"lora_rank": 16' in text
