@@ -48,7 +48,7 @@ from generator.planner.pooling import (
 )
 from generator.planner.price_region import asked_region, pool_region_findings, price_region_findings
 from generator.planner.racks import Rack, assumed_height_findings, pack_racks, rack_findings, racked_nodes, too_tall
-from generator.planner.ruled_out import psu_ruled_out, why_left_free
+from generator.planner.ruled_out import left_free_message, psu_ruled_out, why_left_free
 from generator.planner.setting_findings import implausible_setting_findings, unused_setting_findings
 from generator.planner.slo import effective_slo, replicas_needed, replicas_text
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
@@ -1245,15 +1245,7 @@ def _place_on_inventory(
             )
         if free:
             why = why_left_free(group.gpu.id, group.platform.id, ruled_out, users, feasible_on.get(group.key, set()))
-            findings.append(
-                Finding(
-                    "info",
-                    "inventory-free",
-                    f"{free} of {group.count} owned {group.platform.id} server(s) ({group.gpus_per_node} x {group.gpu.id}) "
-                    "left free" + (f": {', '.join(free_hosts)}" if free_hosts else "") + (f"; not used by {why}" if why else ""),
-                    "hardware.inventory",
-                )
-            )
+            findings.append(Finding("info", "inventory-free", left_free_message(report[-1], why), "hardware.inventory"))
     for pool in out:
         bought = pool.nodes - pool.owned_nodes
         platform = catalog.platforms().get(pool.node.platform_id)
