@@ -227,7 +227,8 @@ def test_buy_false_over_two_owned_kinds_says_why_each_and_the_owned_ways_out(tmp
     with pytest.raises(InfeasibleError) as err:
         plan_workload(load_workload(str(path)))
     said = str(err.value)
-    assert "l4-24gb on dell-r760: " in said and "misses the latency SLO even at batch 1" in said
+    # newuser30 item 9: the owned 2-GPU R760's own layout says why, not an 8-GPU TP2 PP4 it cannot hold
+    assert "l4-24gb on dell-r760: TP2 PP1: needs 69.4 GiB per GPU of 20.2 GiB usable; " in said
     assert "h100-sxm5-80gb on dgx-h100: 4 x TP8 on 4 x dgx-h100 (8 x h100-sxm5-80gb) needs 4 servers; 2 owned" in said
     assert "to unblock: list more owned servers under hardware.inventory, let the plan buy" in said
     assert "faster memory" not in said

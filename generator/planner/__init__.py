@@ -28,6 +28,7 @@ from generator.planner.blocked import (
     RUNS_PAST_MONTH,
 )
 from generator.planner.early import early_checks
+from generator.planner.left_free import LeftFreeTrials, checked_left_free
 from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import PSU_OVER_CAPACITY
 from generator.planner.options import allowed_hardware
@@ -253,7 +254,8 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
     order and largest first; and the services on each allowed GPU kind alone and on each server kind alone. With
     owned servers (taken in the order the deployments are chosen) and at most
     :data:`MAX_DEPLOYMENTS_REORDERED` deployments, the first two in every order; with more, in the workload's order,
-    largest first and smallest first. A fleet that breaks a fleet limit
+    largest first and smallest first, and under ``gpus`` each deployment with a layout on owned servers alone first.
+    A fleet that breaks a fleet limit
     (racks, budget, nodes) is dropped; if every fleet fails, :func:`_nearest` says why.
     """
     from generator.planner.assemble import build_plan
@@ -268,6 +270,10 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
     errors: list[InfeasibleError] = []
     passes: list[_Chosen] = []
     built: set[tuple[int, ...]] = set()  # the options each pass chose, by identity (the passes hold them)
+    owned = free_servers(wl)  # the owned servers of each kind, which the floor of a fleet's GPUs bought leaves out
+    made: list[tuple[_Chosen, dict[str, list[Blocked]]]] = []  # each fleet's choices and layouts ruled out
+    same: dict[int, list[tuple[Option, ...]]] = {}  # the options of each fleet tried, by their candidates' hash
+    trials = LeftFreeTrials.empty()  # what became of the fleets running each deployment on owned servers
 
     def add(chosen: tuple[_Chosen, list[Finding], dict[int, str], dict[str, list[Blocked]]], on: Kind | None) -> None:
         choices = tuple(id(opt) for _, opt, _ in chosen[0])
@@ -275,13 +281,24 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
             return  # a fleet already built: the very same option for every deployment
         built.add(choices)
         passes.append(chosen[0])
-        floor = _fleet_floor(wl, [opt for _, opt, _ in chosen[0]]) if fleets else None
+        options = tuple(opt for _, opt, _ in chosen[0])
+        alike = same.setdefault(hash(tuple(opt.candidate for opt in options)), [])
+        if any(options == other for other in alike):
+            return  # the same options formed anew by another pass: a fleet alike, which would rank after it
+        alike.append(options)
+        on_owned = trials.on_owned(wl, chosen[0])
+        floor = _fleet_floor(wl, [opt for _, opt, _ in chosen[0]], owned) if fleets else None
         if floor is not None and floor > min(_fleet_rank(wl.objective, f)[0] for f, _ in fleets) + 0.005:
+            trials.record(on_owned, floored=True)
             return  # worse whatever its pools come to: not assembled
         try:
             fleets.append((build_plan(loaded, consts, *chosen), on))
         except InfeasibleError as exc:
             errors.append(exc)
+            trials.record(on_owned, failed=f"over hardware.{exc.limit}" if isinstance(exc, FleetLimitError) else str(exc))
+            return
+        made.append((chosen[0], chosen[3]))
+        trials.record(on_owned, plan=fleets[-1][0])
 
     count = len(wl.deployments)
     # owned servers go to the deployments in the order they are chosen: with a few deployments, every order is tried
@@ -303,7 +320,14 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
     dearest = sorted(range(count), key=lambda i: -spend[i]) if passes else []
     if wl.hardware.inventory and count > MAX_DEPLOYMENTS_REORDERED and passes:
         # too many for every order: the owned servers also go to the largest deployments first, and to the smallest
-        for order in (by_size, by_size[::-1]):
+        # and, where the objective counts the GPUs bought (an owned server's are had, whoever holds it), to each
+        # deployment with a layout on owned servers alone first: each is tried on them (newuser30 item 2: the first
+        # deployment a pass gives the owned server holds it)
+        owners = [
+            i for i in by_size if wl.objective == "gpus" and any(_buys_nothing(o) for o in (passes[0][i][1], *passes[0][i][2]))
+        ]
+        firsts = [[i, *(k for k in by_size if k != i)] for i in owners if i not in (by_size[0], by_size[-1])]
+        for order in (by_size, by_size[::-1], *firsts):
             orders.append(order)
             try:
                 add(_choose(loaded, consts, enumerated, sizes, share=False, order=order), None)
@@ -389,7 +413,10 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
     if not fleets:
         raise _nearest(errors)
     objective = _fleet_objective(wl.objective, [f for f, _ in fleets])
-    best, on_kind = min(fleets, key=lambda f: _fleet_rank(objective, f[0]))  # the first of equals wins
+    at = min(range(len(fleets)), key=lambda k: _fleet_rank(objective, fleets[k][0]))  # the first of equals wins
+    best, on_kind = fleets[at]
+    # owned servers it leaves free: what the fleets running each deployment there came to (newuser30 item 2)
+    best = checked_left_free(wl, best, *made[at], trials, functools.partial(_fleet_rank, objective))
     return best if on_kind is None else _on_one_kind(best, on_kind, fleets[0][0], objective)
 
 
@@ -445,23 +472,30 @@ def _on_one_kind(plan: Plan, kind: Kind, apart: Plan, objective: str) -> Plan:
     )
 
 
-def _fleet_floor(wl: Workload, options: list[Option]) -> float | None:
+def _fleet_floor(wl: Workload, options: list[Option], owned: dict[ServerKey, int]) -> float | None:
     """A floor under the lead of :func:`_fleet_rank` for the fleet of ``options``.
 
     None where a training job is paid per run (its cost is not the month's): such a fleet is assembled to be compared.
 
     Replicas that may share servers fill as few servers of their kind as their GPUs need, each at the least any of
     them costs, draws or holds per server; the rest take their own servers. Pools only grow once assembled.
+    Under ``gpus`` the lead counts the GPUs bought: an owned server's count none, and servers shared fill up to
+    ``owned`` (the owned servers of each kind) before any is bought (newuser30 item 2: the owned GPUs counted here
+    kept every fleet running a job on the owned A100 server from being assembled, though it bought 17 GPUs, not 18).
     """
     from generator.planner.tco import HOURS_PER_MONTH, billed_per_run
 
     own = 0.0
     shared: dict[ServerKey, list[tuple[float, int]]] = {}  # per server kind: (figure per server, GPUs) of each part
     once = {id(opt): opt for opt in options}.values()  # the jobs of a chain hold one option: its servers count once
+    gpus = wl.objective == "gpus"
     for part in (part for opt in once for part in opt.pieces):
         c = part.candidate
-        if wl.objective == "gpus":
+        if gpus:
             each = float(c.gpus_per_node)
+            if not part.shares_servers:  # its own servers: those owned are had
+                own += each * (c.nodes - c.owned_nodes)
+                continue
         elif wl.objective == "power":
             each = (c.power_compared_w or c.power_w) / c.nodes
         elif billed_per_run(wl.hardware.provider, c):
@@ -473,8 +507,9 @@ def _fleet_floor(wl: Workload, options: list[Option]) -> float | None:
         else:
             own += each * c.nodes
     return own + sum(
-        min(each for each, _ in parts) * math.ceil(sum(gpus for _, gpus in parts) / per_node)
-        for (_, _, per_node), parts in shared.items()
+        min(each for each, _ in parts)
+        * max(0, math.ceil(sum(n for _, n in parts) / kind[2]) - (owned.get(kind, 0) if gpus else 0))
+        for kind, parts in shared.items()
     )
 
 
@@ -640,6 +675,7 @@ def _choose(
     objectives: dict[int, str] = {}
     ruled_out: dict[str, list[Blocked]] = {}
     free = free_servers(wl)  # owned servers no deployment holds whole (in a shared pass, services' replicas aside)
+    every_owned = dict(free)  # all of them, for the floor under the fleet an anchor starts
     for key in withheld:  # owned kinds left off: the fleet without them
         free[key] = 0
     busy: dict[ServerKey, int] = {}  # GPUs in use by the inference deployments chosen so far, by server kind
@@ -793,7 +829,7 @@ def _choose(
             held = None  # the services after it are ranked on every kind
             if not any(part.shares_servers and part.candidate.idle_gpus for part in best.pieces):
                 raise InfeasibleError(f"deployment '{dep.name}' leaves no GPU idle on {_kind_text(on or '')}")
-            floor = _fleet_floor(wl, [best])
+            floor = _fleet_floor(wl, [best], every_owned)
             if ceiling is not None and floor is not None and floor > ceiling + 0.005:
                 raise InfeasibleError(f"deployment '{dep.name}' alone on {_kind_text(on or '')} exceeds the best fleet")
         for part in best.pieces:  # sharing, a service's replicas fill servers of their kind GPU by GPU (as pools do)

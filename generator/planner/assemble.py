@@ -56,7 +56,7 @@ from generator.planner.racks import (
     racked_nodes,
     too_tall,
 )
-from generator.planner.ruled_out import psu_ruled_out, why_left_free
+from generator.planner.ruled_out import left_free_message, psu_ruled_out, why_left_free
 from generator.planner.setting_findings import (
     config_model_findings,
     implausible_setting_findings,
@@ -1265,15 +1265,7 @@ def _place_on_inventory(
             )
         if free:
             why = why_left_free(group.gpu.id, group.platform.id, ruled_out, users, feasible_on.get(group.key, set()))
-            findings.append(
-                Finding(
-                    "info",
-                    "inventory-free",
-                    f"{free} of {group.count} owned {group.platform.id} server(s) ({group.gpus_per_node} x {group.gpu.id}) "
-                    "left free" + (f": {', '.join(free_hosts)}" if free_hosts else "") + (f"; not used by {why}" if why else ""),
-                    "hardware.inventory",
-                )
-            )
+            findings.append(Finding("info", "inventory-free", left_free_message(report[-1], why), "hardware.inventory"))
     for pool in out:
         bought = pool.nodes - pool.owned_nodes
         platform = catalog.platforms().get(pool.node.platform_id)

@@ -20,7 +20,7 @@ from generator.planner.blocked import (
     RACK_POWER,
     Blocked,
 )
-from generator.planner.inference import ReplicaShape, _GpuShapes, replica_shapes
+from generator.planner.inference import LayoutBlocked, ReplicaShape, _GpuShapes, replica_shapes
 from generator.planner.inventory import ServerKey
 from generator.planner.multi_host import replica_hosts
 from generator.planner.naming import MAX_NODES_PER_POOL
@@ -203,7 +203,11 @@ def inference_options(
     seen: dict[tuple[object, ...], _GpuShapes] = {}
     seen_nodes: dict[tuple[object, ...], object] = {}
     for hw in allowed_hardware(wl) if hardware is None else hardware:
-        for shape in _inference_shapes(serving, model, hw, consts, blocked, seen):
+        # of a kind no more of are bought, the owned servers free are all a layout may take (newuser30 item 9)
+        owned = None
+        if hw.not_bought and free is not None:
+            owned = sum(n * key[2] for key, n in free.items() if key[:2] == (hw.platform.id, hw.gpu.id))
+        for shape in _inference_shapes(serving, model, hw, consts, blocked, seen, owned):
             replicas = replicas_for(shape) if replicas_for else replicas_needed(serving.spec, shape.max_point.requests_per_s)
             layouts = node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas)
             if replicas_for is None:  # a split's parts run on servers of two kinds, so on two nodes at least
@@ -270,12 +274,17 @@ def _inference_shapes(
     consts: Constants,
     blocked: list[Blocked],
     seen: dict[tuple[object, ...], _GpuShapes] | None = None,
+    owned_gpus: int | None = None,
 ) -> list[ReplicaShape]:
-    """The replica layouts of an inference deployment on ``hw`` that the workload allows (why others not, to ``blocked``)."""
+    """The replica layouts of an inference deployment on ``hw`` that the workload allows (why others not, to ``blocked``).
+
+    Where none is feasible, the reason recorded is the nearest layout's; ``owned_gpus``: the GPUs of the owned servers
+    free where no more of ``hw`` are bought, which a layout must fit for its reason to be one they can act on.
+    """
     spec, fmt, mig, expert_parallel, pin = serving
     shapes, why = replica_shapes(model, spec, fmt, hw, consts, seen, expert_parallel=expert_parallel, pin=pin)
     if not shapes:
-        blocked += [blocked_on(hw, w.code, w.text, w.excess, w.missed) for w in why[-1:]]
+        blocked += [blocked_on(hw, w.code, w.text, w.excess, w.missed) for w in _nearest_owned(hw, why, owned_gpus)]
     kept = []
     for shape in shapes:
         if mig and shape.par.tp * shape.par.pp > 1:
@@ -283,6 +292,26 @@ def _inference_shapes(
             continue
         kept.append(shape)
     return kept
+
+
+def _nearest_owned(hw: Hardware, why: list[LayoutBlocked], owned_gpus: int | None) -> list[LayoutBlocked]:
+    """The reason to record of no layout on ``hw`` being feasible: the last (the nearest the latency targets).
+
+    Where ``owned_gpus`` (no more of ``hw`` are bought): of the layouts those GPUs hold, the nearest the latency targets,
+    else the widest (the last of equals); where they hold none, the nearest with the servers it takes said (newuser30
+    item 9: a 4-GPU owned server was explained by a 16-GPU TP2 PP8 layout).
+    """
+    if owned_gpus is None or not why or why[-1].gpus <= owned_gpus:
+        return why[-1:]
+    fits = [w for w in why if 0 < w.gpus <= owned_gpus]
+    if fits:
+        slow = [w for w in fits if w.excess is not None]
+        return [min(slow, key=lambda w: w.excess or 0.0) if slow else max(reversed(fits), key=lambda w: w.gpus)]
+    last = why[-1]
+    per_node = max(hw.platform.gpu_counts)
+    servers = math.ceil(last.gpus / per_node)
+    held = f"{owned_gpus // per_node} owned free" if owned_gpus else "none owned free"
+    return [last._replace(text=f"{last.text} (a replica of {last.gpus} GPUs takes {servers} servers of {per_node}; {held})")]
 
 
 def owned_fill_options(

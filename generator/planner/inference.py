@@ -447,6 +447,8 @@ class LayoutBlocked(NamedTuple):
     missed: tuple[str, ...] = ()
     #: The code it is recorded with (:mod:`generator.planner.blocked`).
     code: str = NO_LAYOUT
+    #: The GPUs a replica of the layout takes (TP x PP); 0 where the reason is of no one layout.
+    gpus: int = 0
 
 
 #: The feasible (parallelism, memory, KV bits, best point, reason, max_num_seqs) of one GPU, and why others are not.
@@ -523,7 +525,7 @@ def _gpu_shapes(
             if shape is not None:
                 shapes.append(shape)
             if why is not None:
-                blocked.append(why)
+                blocked.append(why._replace(gpus=tp * pp))
             if stop:  # what refuses to load does not depend on the stages: said once, no deeper pipeline tried
                 break
     missed = [b for b in blocked if b.excess is not None]

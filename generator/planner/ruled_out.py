@@ -8,6 +8,7 @@ Two of those reach the plan: a chosen platform's layouts dropped because their P
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence, Set
+from typing import Any
 
 from generator.planner.blocked import OWNED_SHORT, Blocked
 from generator.planner.nodes import PSU_OVER_CAPACITY
@@ -56,17 +57,17 @@ def why_left_free(
     blocked: Mapping[str, Sequence[Blocked]],
     users: Set[str] = frozenset(),
     feasible: Set[str] = frozenset(),
+    verdicts: Mapping[str, str] | None = None,
 ) -> str:
     """Why the deployments other than ``users`` took no owned server of one kind, or "" where none was dropped there.
 
-    Per deployment: that a layout there was feasible but the fleet is cheaper (by the objective) without it (those in
-    ``feasible``); else what rules the server out (RAM, network, PSU, SLO), else the first layout that needs more
-    servers than are owned and free (more of them are not bought).
+    Per deployment: of those in ``feasible`` (a layout there was feasible), what the fleet search found of the fleets
+    running it there (``verdicts``, by name; :mod:`generator.planner.left_free` checks it), or until it is checked that
+    the fleet ranks better by the objective without it; else what rules the server out (RAM, network, PSU, SLO), else
+    the first layout that needs more servers than are owned and free (more of them are not bought).
     """
-    parts = [
-        f"{name}: a layout on them was feasible, but the fleet ranks better by the objective without it"
-        for name in sorted(feasible - set(users))
-    ]
+    unchecked = "a layout on them was feasible, but the fleet ranks better by the objective without it"
+    parts = [f"{name}: {(verdicts or {}).get(name, unchecked)}" for name in sorted(feasible - set(users))]
     for name, found in blocked.items():
         reasons = _on(gpu_id, platform_id, found)
         if name in users or name in feasible or not reasons:
@@ -76,3 +77,12 @@ def why_left_free(
         more = f" (+{len(server) - MAX_REASONS} more)" if len(server) > MAX_REASONS else ""
         parts.append(f"{name}: {'; '.join(kept)}{more}")
     return " | ".join(parts)
+
+
+def left_free_message(entry: Mapping[str, Any], why: str) -> str:
+    """The ``inventory-free`` finding of an owned kind's entry in the plan's inventory report, with ``why`` (may be "")."""
+    hosts = f": {', '.join(entry['free_hosts'])}" if entry["free_hosts"] else ""
+    return (
+        f"{entry['free']} of {entry['owned']} owned {entry['platform']} server(s) ({entry['gpus_per_server']} x "
+        f"{entry['gpu']}) left free{hosts}" + (f"; not used by {why}" if why else "")
+    )

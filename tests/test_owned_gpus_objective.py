@@ -1,0 +1,335 @@
+"""``objective: gpus`` with an owned server: each deployment that fits it is tried on it (newuser30 item 2).
+
+And an owned server no more of are bought is explained by a layout it holds (item 9).
+
+The lab of newuser30: a 70B chat service, an embedder, a QLoRA and a full fine-tuning job, and one owned custom
+4 x A100 PCIe server. Before the fix the fleet floor counted the owned server's 4 GPUs as bought, so no fleet running
+a job on it was ever assembled: the plan bought an H200 NVL server for full8 (18 GPUs bought) and said the owned
+server was left free because "the fleet ranks better by the objective without it", while the fleet running full8
+on it buys 17.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import cast
+
+import pytest
+
+from generator import catalog
+from generator.errors import InfeasibleError
+from generator.planner import _fleet_rank, plan_workload
+from generator.planner.candidates import _nearest_owned
+from generator.planner.inference import LayoutBlocked
+from generator.planner.left_free import LeftFreeTrials
+from generator.planner.options import Hardware
+from generator.planner.plan import Plan
+from generator.workload import load_workload
+
+LAB = """\
+version: 1
+name: lab
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.3-70B-Instruct
+{chat}    inference:
+      precision: fp8
+      kv_cache_precision: fp8
+      max_context_tokens: 16384
+      avg_input_tokens: 6000
+      avg_output_tokens: 400
+      requests_per_second: 15
+      slo: {{ttft_p95_ms: 2000, tpot_ms: 50}}
+  - name: embed
+    model: BAAI/bge-m3
+{embed}    inference:
+      task: embed
+      max_context_tokens: 8192
+      avg_input_tokens: 512
+      requests_per_second: 50
+      slo: {{ttft_p95_ms: 500}}
+  - name: tune32
+    model: Qwen/Qwen3-32B
+{tune32}    training:
+      method: qlora
+      lora_rank: 16
+      sequence_length: 4096
+      global_batch_size: 32
+      dataset_tokens: 100000000
+      epochs: 1
+      deadline_hours: 48
+      runs_per_month: 4
+  - name: full8
+    model: meta-llama/Llama-3.1-8B
+{full8}    training:
+      method: full
+      sequence_length: 4096
+      global_batch_size: 64
+      dataset_tokens: 200000000
+      epochs: 1
+      deadline_hours: 24
+      runs_per_month: 4
+hardware:
+  provider: baremetal
+  rack_power_kw: 20
+{budget}  inventory:
+    - custom: {{name: old-a100, gpu: a100-pcie-80gb, gpus_per_server: 4, gpu_bridge: true, cpu_cores: 64,
+               cpu_sockets: 2, ram_gib: 512, nvme_tb: 7.68, nvme_drives: 2, rack_units: 4}}
+      count: 1
+objective: {objective}
+"""
+
+OWNED = ("old-a100", "a100-pcie-80gb", 4)
+
+
+@functools.cache
+def _plan(tmp: Path, objective: str, budget: int | None = None, **pins: str) -> Plan:
+    fields = {name: f"    platform: {pins[name]}\n" if name in pins else "" for name in ("chat", "embed", "tune32", "full8")}
+    text = LAB.format(
+        objective=objective,
+        budget=f"  max_budget_usd_per_month: {budget}\n" if budget else "",
+        **fields,
+    )
+    path = tmp / f"lab-{objective}-{budget}-{'-'.join(f'{k}={v}' for k, v in sorted(pins.items()))}.yaml"
+    path.write_text(text)
+    return plan_workload(load_workload(str(path)))
+
+
+@pytest.fixture(scope="module")
+def tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("owned-gpus")
+
+
+def _bought(plan: Plan) -> int:
+    return sum((p.nodes - p.owned_nodes) * p.node.gpus for p in plan.pools)
+
+
+def _pools(plan: Plan) -> dict[str, tuple[str, int]]:
+    """Each deployment -> (its pool, the owned servers in it)."""
+    return {d: (p.name, p.owned_nodes) for p in plan.pools for d in p.deployments}
+
+
+# what each plan buys, and where full8 runs; before the fix the two gpus rows were
+# 18 bought (18 GPUs, 5 idle), full8 on full8_h200_nvl_141gb, $39,033.11/month, capex $1,100,098.83, and
+# 26 bought (30 GPUs, 3 idle), embed on the owned server, full8 on an H200 NVL, $31,990.66/month, capex $781,098.83
+CASES = [
+    pytest.param(
+        "gpus",
+        None,
+        (17, 21, 7, 37903.64, 1052827.83),
+        {
+            "chat": ("chat_embed_b200_sxm_180gb", 0),
+            "embed": ("chat_embed_b200_sxm_180gb", 0),
+            "tune32": ("tune32_rtx_6000_ada_48gb", 0),
+            "full8": ("full8_a100_pcie_80gb", 1),
+        },
+        id="gpus-full8-on-owned",
+    ),
+    pytest.param(
+        "gpus",
+        35000,
+        (26, 30, 2, 30544.70, 737726.83),
+        {
+            "chat": ("chat_mi325x_256gb", 0),
+            "embed": ("embed_rtx_3090_24gb", 0),
+            "tune32": ("tune32_rtx_6000_ada_48gb", 0),
+            "full8": ("full8_a100_pcie_80gb", 1),
+        },
+        id="gpus-budget-full8-on-owned",
+    ),
+    # the cost objective's plans of the same inputs are unchanged by the fix (as planned before it)
+    pytest.param(
+        "cost",
+        None,
+        (27, 31, 0, 30291.30, 721297.0),
+        {
+            "chat": ("chat_mi325x_256gb", 0),
+            "embed": ("embed_rtx_3090_24gb", 0),
+            "tune32": ("tune32_rtx_5090_32gb", 0),
+            "full8": ("full8_a100_pcie_80gb", 1),
+        },
+        id="cost-unchanged",
+    ),
+    pytest.param(
+        "cost",
+        35000,
+        (27, 31, 0, 30291.30, 721297.0),
+        {
+            "chat": ("chat_mi325x_256gb", 0),
+            "embed": ("embed_rtx_3090_24gb", 0),
+            "tune32": ("tune32_rtx_5090_32gb", 0),
+            "full8": ("full8_a100_pcie_80gb", 1),
+        },
+        id="cost-budget-unchanged",
+    ),
+]
+
+
+@pytest.mark.parametrize(("objective", "budget", "figures", "pools"), CASES)
+def test_owned_server_runs_what_buys_fewest(
+    tmp: Path,
+    objective: str,
+    budget: int | None,
+    figures: tuple[int, int, int, float, float],
+    pools: dict[str, tuple[str, int]],
+) -> None:
+    plan = _plan(tmp, objective, budget)
+    t = plan.totals
+    assert (_bought(plan), t["gpus"], t["idle_gpus"], t["usd_per_month"], t["capex_usd"]) == pytest.approx(figures, abs=0.01)
+    assert _pools(plan) == pools
+    # the owned server is used: nothing says it was left free
+    assert not [f for f in plan.findings if f.code == "inventory-free"]
+
+
+@pytest.mark.parametrize(
+    ("budget", "pins"),
+    [
+        # newuser30's lab-bm-gpus-pin4.yaml and lab-bm-gpus-b35-pin2.yaml: the fleets the search now finds itself
+        pytest.param(None, {"chat": "dgx-b200", "embed": "dgx-b200", "full8": "old-a100"}, id="pin4"),
+        pytest.param(35000, {"embed": "lga1700-desktop-tower", "full8": "old-a100"}, id="b35-pin2"),
+    ],
+)
+def test_chosen_ranks_as_the_pinned_alternative(tmp: Path, budget: int | None, pins: dict[str, str]) -> None:
+    chosen, pinned = _plan(tmp, "gpus", budget), _plan(tmp, "gpus", budget, **pins)
+    assert _fleet_rank("gpus", chosen) <= _fleet_rank("gpus", pinned)
+    assert _bought(chosen) == _bought(pinned)
+
+
+def test_left_free_claim_is_verified(tmp: Path) -> None:
+    """With both jobs pinned to bought servers the owned server stays free; the embedder could run there.
+
+    The finding says the fleet ranks better by the objective without it: and so it does (18 GPUs bought either way,
+    22 in all with the owned server against 18).
+    """
+    plan = _plan(tmp, "gpus", None, tune32="wrx90-workstation", full8="dell-xe7740")
+    (free,) = [f.message for f in plan.findings if f.code == "inventory-free"]
+    assert free.startswith(
+        "1 of 1 owned old-a100 server(s) (4 x a100-pcie-80gb) left free; not used by embed: a layout on them was "
+        "feasible, but the fleet ranks better by the objective without it | chat: "
+    )
+    there = _plan(tmp, "gpus", None, tune32="wrx90-workstation", full8="dell-xe7740", embed="old-a100")
+    assert (_bought(plan), plan.totals["gpus"]) == (18, 18)
+    assert (_bought(there), there.totals["gpus"]) == (18, 22)
+    assert _fleet_rank("gpus", there)[:2] > _fleet_rank("gpus", plan)[:2]
+
+
+A, B = cast("Plan", object()), cast("Plan", object())
+FEASIBLE = "a layout on them was feasible, but "
+
+
+@pytest.mark.parametrize(
+    ("built", "floored", "failed", "clause"),
+    [
+        pytest.param((), False, (), "no fleet the search assembled ran it there", id="untried"),
+        pytest.param((B,), False, (), "the fleet ranks better by the objective without it", id="built-worse-lead"),
+        pytest.param((), True, (), "the fleet ranks better by the objective without it", id="floored"),
+        pytest.param(
+            (), False, ("over hardware.max_budget_usd_per_month",),
+            "no fleet running it there could be planned (over hardware.max_budget_usd_per_month)",
+            id="broke-a-limit",
+        ),
+        pytest.param(
+            (A,), False, (), "the fleet running it there ranks equal to the one chosen (the first found is kept)", id="tie"
+        ),
+    ],
+)  # fmt: skip
+def test_left_free_clause(built: tuple[Plan, ...], floored: bool, failed: tuple[str, ...], clause: str) -> None:
+    """What the finding says of a deployment on an owned kind, by what became of the fleets running it there."""
+    trials = LeftFreeTrials.empty()
+    trial = ("embed", OWNED)
+    for plan in built:
+        trials.record({trial}, plan=plan)
+    trials.record({trial} if floored else set(), floored=True)
+    for why in failed:
+        trials.record({trial}, failed=why)
+    ranks = {id(A): (17.0, 21.0, 7.0, 4.0, 25884.0), id(B): (18.0, 22.0, 2.0, 5.0, 26539.0)}
+    assert trials.clause(trial, A, lambda p: ranks[id(p)]) == FEASIBLE + clause
+
+
+@pytest.mark.parametrize(
+    ("theirs", "tie_break"),
+    [
+        pytest.param((17.0, 21.0, 8.0, 4.0, 25000.0), "fewer idle GPUs", id="idle"),
+        pytest.param((17.0, 21.0, 7.0, 5.0, 25000.0), "fewer servers", id="servers"),
+        pytest.param((17.0, 21.0, 7.0, 4.0, 26000.0), "less power", id="power"),
+    ],
+)
+def test_left_free_tie_on_objective(theirs: tuple[float, ...], tie_break: str) -> None:
+    """A fleet running it there that ties on the objective is said to, with the tie-break it lost on."""
+    trials = LeftFreeTrials.empty()
+    trials.record({("embed", OWNED)}, plan=B)
+    ranks = {id(A): (17.0, 21.0, 7.0, 4.0, 25884.0), id(B): theirs}
+    assert trials.clause(("embed", OWNED), A, lambda p: ranks[id(p)]) == (
+        f"{FEASIBLE}the fleet ties on the objective without it and has {tie_break}"
+    )
+
+
+# --- newuser30 item 9: an owned server no more of are bought is explained by a layout it holds ----------------------
+
+
+def test_buy_false_names_a_layout_the_owned_server_holds(tmp: Path) -> None:
+    """``buy: false`` with one owned 4 x A100 server: the chat service's refusal names a 4-GPU layout.
+
+    Before: "TP2 PP8: misses the latency SLO even at batch 1 (TTFT p95 2,299 ms against 2000, TPOT 53.0 ms against
+    50)", a 16-GPU layout on four servers the lab does not have. TP4 is no degree of its bridged pairs, so TP2 PP2 is
+    the widest the server holds.
+    """
+    path = tmp / "nobuy.yaml"
+    path.write_text(LAB.format(objective="cost", budget="  buy: false\n", chat="", embed="", tune32="", full8=""))
+    with pytest.raises(InfeasibleError) as err:
+        plan_workload(load_workload(str(path)))
+    said = str(err.value)
+    reason = (
+        "a100-pcie-80gb on old-a100: TP2 PP2: misses the latency SLO even at batch 1 (TTFT p95 3,581 ms against 2000, "
+        "TPOT 36.3 ms against 50)"
+    )
+    assert f"has no feasible plan: {reason}; to unblock: " in said
+    assert f"(a custom server is not bought; not usable by chat: {reason.split(': ', 1)[1]})" in said
+    assert "PP8" not in said
+    assert "deployments[0].inference.slo.ttft_p95_ms" in said  # the target that layout misses; TPOT it meets
+
+
+R760_L4 = Hardware(catalog.platforms()["dell-r760"], catalog.gpus()["l4-24gb"], "hardware.buy is false")  # 2 GPUs
+
+
+@pytest.mark.parametrize(
+    ("why", "owned_gpus", "said"),
+    [
+        pytest.param(
+            [LayoutBlocked("TP1 PP1: needs 70 GiB", gpus=1), LayoutBlocked("TP2 PP4: misses", 0.5, ("ttft",), gpus=8)],
+            None, "TP2 PP4: misses", id="bought-kind-nearest",
+        ),
+        pytest.param(
+            [LayoutBlocked("TP1 PP1: needs 70 GiB", gpus=1), LayoutBlocked("TP2 PP4: misses", 0.5, ("ttft",), gpus=8)],
+            8, "TP2 PP4: misses", id="nearest-fits",
+        ),
+        pytest.param(
+            [
+                LayoutBlocked("TP1 PP1: needs 70 GiB", gpus=1),
+                LayoutBlocked("TP2 PP1: needs 35 GiB", gpus=2),
+                LayoutBlocked("TP2 PP4: misses", 0.5, ("ttft",), gpus=8),
+            ],
+            2, "TP2 PP1: needs 35 GiB", id="widest-that-fits",
+        ),
+        pytest.param(
+            [
+                LayoutBlocked("TP1 PP2: misses", 0.9, ("ttft",), gpus=2),
+                LayoutBlocked("TP2 PP1: misses", 0.4, ("ttft",), gpus=2),
+                LayoutBlocked("TP2 PP4: misses", 0.1, ("ttft",), gpus=8),
+            ],
+            2, "TP2 PP1: misses", id="nearest-of-those-that-fit",
+        ),
+        pytest.param(
+            [LayoutBlocked("TP2 PP4: misses", 0.5, ("ttft",), gpus=8)],
+            0, "TP2 PP4: misses (a replica of 8 GPUs takes 4 servers of 2; none owned free)", id="none-free",
+        ),
+        pytest.param(
+            [LayoutBlocked("TP2 PP4: misses", 0.5, ("ttft",), gpus=8)],
+            2, "TP2 PP4: misses (a replica of 8 GPUs takes 4 servers of 2; 1 owned free)", id="too-few",
+        ),
+    ],
+)  # fmt: skip
+def test_owned_reason_is_of_a_layout_the_owned_gpus_hold(why: list[LayoutBlocked], owned_gpus: int | None, said: str) -> None:
+    (kept,) = _nearest_owned(R760_L4, why, owned_gpus)
+    assert kept.text == said
