@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from generator.api import plan_file, render_file
+from generator.errors import InfeasibleError
 from tests.conftest import REPO
 from tests.helpers import run_estimate
 
@@ -83,3 +84,15 @@ def test_lora_defaults_still_apply() -> None:
     code, text = run_estimate("meta-llama/Llama-3.1-8B", "--train", "lora", "--json")
     assert code == 0
     assert '"lora_rank": 16' in text
+
+
+def test_a_rented_jobs_month_counts_its_runs(tmp_path: Path) -> None:
+    """newuser28 item 14: the max_nodes error called one run of a nightly job "a month"."""
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: t\ndeployments:\n  - name: nightly\n    model: meta-llama/Llama-3.1-8B-Instruct\n    training: "
+        "{method: full, sequence_length: 4096, dataset_tokens: 200000000, deadline_hours: 0.5, runs_per_month: 30}\n"
+        "hardware: {provider: gcp, gpus: [h100-sxm5-80gb], max_nodes: 1}\n"
+    )
+    with pytest.raises(InfeasibleError, match=r"the cheapest priced layout costs \$[\d,]+ a month \(30 runs\)"):
+        plan_file(str(path))

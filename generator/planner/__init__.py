@@ -707,7 +707,8 @@ def _choose(
 
                 every = training_options(wl, dep, model, consts, found, whole, sizes)
             pinned_options, why_pinned = (every, None) if chain is not None else honour_pins(dep, every)
-            within = [o for o in pinned_options if within_limits(wl, o)]
+            runs = dep.training.runs_per_month if isinstance(dep, TrainingDeployment) else None
+            within = [o for o in pinned_options if within_limits(wl, o, runs)]
             said: list[Finding] = []
             ranked_by = objective_for(wl.objective, within, i, said, pricing_region(wl))
             by_kind: dict[Kind, list[Option]] = {}
@@ -785,8 +786,13 @@ def _choose(
             detail = detail or "; ".join(texts[:6]) or "no platform of this provider offers an allowed GPU"
             if options:
                 smallest = min(o.candidate.nodes for o in options)
-                priced = [usd for o in options if (usd := monthly_spend_usd(wl, o)) is not None]
-                cheapest = f"; the cheapest priced layout costs ${min(priced):,.0f} a month" if priced else ""
+                from generator.planner.tco import billed_per_run
+
+                runs = dep.training.runs_per_month if isinstance(dep, TrainingDeployment) else None
+                priced = [usd for o in options if (usd := monthly_spend_usd(wl, o, runs)) is not None]
+                per_run = runs and any(billed_per_run(wl.hardware.provider, o.candidate) for o in options)
+                with_runs = f" ({runs:g} runs)" if per_run else ""
+                cheapest = f"; the cheapest priced layout costs ${min(priced):,.0f} a month{with_runs}" if priced else ""
                 detail = (
                     f"every layout exceeds max_nodes or max_budget_usd_per_month, or has no price to hold against the "
                     f"budget (the smallest needs {smallest} node{'' if smallest == 1 else 's'}{cheapest})"

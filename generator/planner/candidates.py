@@ -472,26 +472,27 @@ def _ranking_key(
     )
 
 
-def monthly_spend_usd(wl: Workload, opt: Option) -> float | None:
+def monthly_spend_usd(wl: Workload, opt: Option, runs: float | None = None) -> float | None:
     """What an option costs in a month: the figure a monthly budget holds.
 
-    A month of its servers, or, for a rented training job (paid per run), one run: its hours at the
-    hourly price, at most a month.
+    A month of its servers, or, for a rented training job (paid per run), its ``runs`` a month (one where the
+    workload gives none; newuser28 item 14: a nightly job's $830 run was "a month" beside a fleet budget counting 30):
+    each its hours at the hourly price, at most a month.
     """
     c = opt.candidate
     if c.usd_per_hour is None:
         return None
     if billed_per_run(wl.hardware.provider, c) and c.run_hours:  # (run_hours again: narrows the type)
-        return c.usd_per_hour * min(c.run_hours, HOURS_PER_MONTH)
+        return c.usd_per_hour * min(c.run_hours, HOURS_PER_MONTH) * (runs or 1.0)
     return c.usd_per_hour * HOURS_PER_MONTH
 
 
-def within_limits(wl: Workload, opt: Option) -> bool:
-    """Whether an option alone respects max_nodes and the monthly budget."""
+def within_limits(wl: Workload, opt: Option, runs: float | None = None) -> bool:
+    """Whether an option alone respects max_nodes and the monthly budget (``runs``: a rented job's a month)."""
     hw = wl.hardware
     if hw.max_nodes is not None and opt.candidate.nodes > hw.max_nodes:
         return False
     if hw.max_budget_usd_per_month is None:
         return True
-    spend = monthly_spend_usd(wl, opt)
+    spend = monthly_spend_usd(wl, opt, runs)
     return spend is not None and spend <= hw.max_budget_usd_per_month
