@@ -112,7 +112,8 @@ def training_runner_up(opt: Option, rest: list[Option]) -> str | None:
                 "the servers bought, what they are ranked by)"
             )
     elif b.gpus_bought != a.gpus_bought:
-        text += f"; {b.gpus_bought} GPUs bought against {a.gpus_bought}"
+        # rented on a cloud, bought on bare metal (newuser28 item 14: a GKE pool's layouts read "88 GPUs bought")
+        text += f"; {b.gpus_bought} GPUs {other.hardware.platform.acquired} against {a.gpus_bought}"
     if shape.hours and other.shape.hours:
         text += f", {other.shape.hours:.1f} h against {shape.hours:.1f} h"
     return text
