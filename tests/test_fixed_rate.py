@@ -114,3 +114,13 @@ def test_the_spec_json_keeps_the_rate_and_the_slots(tmp_path: Path) -> None:
     spec = json.loads((out / "spec.json").read_text())
     assert spec["plan"]["deployments"][0]["details"]["requests_per_s"] == 0.01
     assert "-np 2 -kvu" in spec["plan"]["deployments"][0]["details"]["runtime_settings"]["llama.cpp"]
+
+
+def test_validate_refuses_the_rate_as_plan_does(tmp_path: Path) -> None:
+    """validate runs a fixed machine's placement (a calculation, not a search), so it says what plan would."""
+    from generator.planner.early import early_checks
+    from generator.workload import load_workload
+
+    path = _at(tmp_path, 5)
+    with pytest.raises(InfeasibleError, match=r"requests_per_second: 5 req/s x 300 output tokens need 1,500\.0"):
+        early_checks(load_workload(str(path)))

@@ -123,11 +123,11 @@ def _recurrent_state_checks(loaded: LoadedWorkload) -> None:
 
 
 def _fixed_checks(loaded: LoadedWorkload, consts: Constants) -> None:
-    from generator.planner.fixed_place import fixed_machine, place_on_fixed
+    from generator.planner.fixed_place import fixed_machine, place_for_rate
 
     machine = fixed_machine(loaded)[0]
     for i in range(len(loaded.workload.deployments)):
-        place_on_fixed(loaded, i, machine, consts)
+        place_for_rate(loaded, i, machine, consts)
 
 
 def _height_checks(loaded: LoadedWorkload, hardware: list[Hardware]) -> None:

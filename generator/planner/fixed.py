@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator import catalog
-from generator.calculator.machine import FixedSpec, machine_findings, numa_note, place_over_nodes, wider_machine
+from generator.calculator.machine import FixedSpec, machine_findings, numa_note, wider_machine
 from generator.calculator.offload_report import (
     checklist,
     findings,
@@ -14,14 +14,13 @@ from generator.calculator.offload_report import (
     runtime_settings,
     tokens_per_s_text,
 )
-from generator.errors import InfeasibleError
 from generator.planner.assemble import (
     device_plugin_findings,
     gpu_taint,
     single_host_findings,
     totals,
 )
-from generator.planner.fixed_place import fixed_machine, place_on_fixed
+from generator.planner.fixed_place import fixed_machine, place_for_rate
 from generator.planner.naming import pool_name
 from generator.planner.nodes import BTU_PER_H_PER_W
 from generator.planner.option import pool_labels
@@ -29,8 +28,7 @@ from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool
 from generator.planner.setting_findings import config_model_findings, unused_setting_findings
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
-from generator.sizing.offload import MAX_STREAMS, Machine, OffloadPlan, StreamCapacity, layer_split_degree, stream_capacity
-from generator.sizing.precision import kv_cache_bits
+from generator.sizing.offload import Machine, StreamCapacity, layer_split_degree
 from generator.units import GIB, TB, seconds_text
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, Slo, Workload
@@ -95,23 +93,12 @@ def _deployment(
     wl = loaded.workload
     assert wl.hardware.fixed is not None
     wider = wider_machine(machine, wl.hardware.fixed)
-    plan, on, spans = place_over_nodes(
-        lambda on: place_on_fixed(loaded, index, on, consts), machine, wider, lambda placed: placed.placement.disk_bytes
-    )
+    plan, machine, spans, slots = place_for_rate(loaded, index, machine, consts)
     dep = wl.deployments[index]
     assert isinstance(dep, InferenceDeployment)
     spec = dep.inference
     model = loaded.models[dep.name]
     arch = model.architecture
-    slots = _slots(loaded, index, plan, on, consts)
-    if slots is not None and slots.context_tokens > plan.placement.context_tokens:  # their requests' KV cache
-        plan, on, spans = place_over_nodes(
-            lambda on: place_on_fixed(loaded, index, on, consts, slots.context_tokens),
-            machine,
-            wider,
-            lambda placed: placed.placement.disk_bytes,
-        )
-    machine = on
     cost = plan.cost
     notes = [
         Finding(level, code, message, f"deployments[{index}]")  # type: ignore[arg-type]
@@ -168,42 +155,6 @@ def _deployment(
             reasons=tuple(reasons),
         ),
         notes,
-    )
-
-
-def _slots(loaded: LoadedWorkload, index: int, plan: OffloadPlan, machine: Machine, consts: Constants) -> StreamCapacity | None:
-    """The llama.cpp server slots the request rate needs where one stream is short of it; None where one is enough.
-
-    A rate beyond what the slots the machine's memory holds can make is refused at its field, as owned servers with
-    ``buy: false`` are (newuser29 item 7: 550 times one stream's speed exited 0).
-    """
-    dep = loaded.workload.deployments[index]
-    assert isinstance(dep, InferenceDeployment)
-    spec = dep.inference
-    demand = spec.requests_per_second * spec.avg_output_tokens
-    if demand <= plan.cost.decode_tokens_per_s:
-        return None
-    request = spec.avg_input_tokens + spec.avg_output_tokens
-    slots = stream_capacity(
-        loaded.models[dep.name].architecture, plan.weight_format, kv_cache_bits(spec.kv_cache_precision),
-        plan.placement.context_tokens, machine, consts, spec.avg_input_tokens + spec.avg_output_tokens // 2, request,
-        demand,
-    )  # fmt: skip
-    if slots.tokens_per_s >= demand:
-        return slots
-    where = loaded.document.locate(("deployments", index, "inference", "requests_per_second"))
-    why = (
-        "the best count that fits its memory, more KV cache leaving less of it to the weights"
-        if slots.memory_bound
-        else f"specgen looks no further than {MAX_STREAMS:,}"
-    )
-    raise InfeasibleError(
-        f"{where}: {spec.requests_per_second:g} req/s x {spec.avg_output_tokens:,} output tokens need "
-        f"{demand:,.1f} tokens/s; hardware.fixed makes at most {tokens_per_s_text(slots.tokens_per_s)} with "
-        f"{slots.streams} llama.cpp server slot(s) ({why}; a KV cache of {slots.context_tokens:,} tokens for "
-        f"requests of {request:,}; the weights read once a step for all of them, the CPU's arithmetic not counted, "
-        f"so at best): about {slots.tokens_per_s / spec.avg_output_tokens:.3g} req/s; lower requests_per_second, or "
-        "plan bought hardware (without hardware.fixed)"
     )
 
 

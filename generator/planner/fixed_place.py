@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from generator import catalog
-from generator.calculator.machine import build_machine
+from generator.calculator.machine import build_machine, place_over_nodes, wider_machine
 from generator.calculator.model_source import serving_format
-from generator.calculator.offload_report import alternatives, offload_unblock
+from generator.calculator.offload_report import alternatives, offload_unblock, tokens_per_s_text
 from generator.errors import InfeasibleError, InputError
 from generator.sizing.loadability import format_problems
-from generator.sizing.offload import plan_offload
+from generator.sizing.offload import MAX_STREAMS, StreamCapacity, plan_offload, stream_capacity
 from generator.sizing.precision import kv_cache_bits, weight_format
 from generator.workload.models import InferenceDeployment
 
@@ -75,3 +75,65 @@ def place_on_fixed(
         where = loaded.document.locate(("deployments", index, "model"))
         unblock = offload_unblock(model.architecture, formats)
         raise InfeasibleError(f"{where}: '{model.id}' cannot run on hardware.fixed: {exc}; {unblock}") from None
+
+
+def place_for_rate(
+    loaded: LoadedWorkload, index: int, machine: Machine, consts: Constants
+) -> tuple[OffloadPlan, Machine, bool, StreamCapacity | None]:
+    """Deployment ``index`` placed on the machine, and the llama.cpp server slots its rate takes.
+
+    Placed across the NUMA nodes' RAM where one node's would not hold it, again with the slots' KV cache. Returns
+    the placement, the machine it is on, whether it spans nodes, and the slots (None: one stream makes the rate).
+    ``validate`` runs it too: a rate beyond the machine is refused at its field by both (exit 3).
+    """
+    fixed = loaded.workload.hardware.fixed
+    assert fixed is not None
+    wider = wider_machine(machine, fixed)
+
+    def on_disk(placed: OffloadPlan) -> int:
+        return placed.placement.disk_bytes
+
+    plan, on, spans = place_over_nodes(lambda m: place_on_fixed(loaded, index, m, consts), machine, wider, on_disk)
+    slots = _rate_slots(loaded, index, plan, on, consts)
+    if slots is not None and slots.context_tokens > plan.placement.context_tokens:  # their requests' KV cache
+        tokens = slots.context_tokens
+        plan, on, spans = place_over_nodes(lambda m: place_on_fixed(loaded, index, m, consts, tokens), machine, wider, on_disk)
+    return plan, on, spans, slots
+
+
+def _rate_slots(
+    loaded: LoadedWorkload, index: int, plan: OffloadPlan, machine: Machine, consts: Constants
+) -> StreamCapacity | None:
+    """The llama.cpp server slots the request rate needs where one stream is short of it; None where one is enough.
+
+    A rate beyond what the slots the machine's memory holds can make is refused at its field, as owned servers with
+    ``buy: false`` are (newuser29 item 7: 550 times one stream's speed exited 0).
+    """
+    dep = loaded.workload.deployments[index]
+    assert isinstance(dep, InferenceDeployment)
+    spec = dep.inference
+    demand = spec.requests_per_second * spec.avg_output_tokens
+    if demand <= plan.cost.decode_tokens_per_s:
+        return None
+    request = spec.avg_input_tokens + spec.avg_output_tokens
+    slots = stream_capacity(
+        loaded.models[dep.name].architecture, plan.weight_format, kv_cache_bits(spec.kv_cache_precision),
+        plan.placement.context_tokens, machine, consts, spec.avg_input_tokens + spec.avg_output_tokens // 2, request,
+        demand,
+    )  # fmt: skip
+    if slots.tokens_per_s >= demand:
+        return slots
+    where = loaded.document.locate(("deployments", index, "inference", "requests_per_second"))
+    why = (
+        "the best count that fits its memory, more KV cache leaving less of it to the weights"
+        if slots.memory_bound
+        else f"specgen looks no further than {MAX_STREAMS:,}"
+    )
+    raise InfeasibleError(
+        f"{where}: {spec.requests_per_second:g} req/s x {spec.avg_output_tokens:,} output tokens need "
+        f"{demand:,.1f} tokens/s; hardware.fixed makes at most {tokens_per_s_text(slots.tokens_per_s)} with "
+        f"{slots.streams} llama.cpp server slot(s) ({why}; a KV cache of {slots.context_tokens:,} tokens for "
+        f"requests of {request:,}; the weights read once a step for all of them, the CPU's arithmetic not counted, "
+        f"so at best): about {slots.tokens_per_s / spec.avg_output_tokens:.3g} req/s; lower requests_per_second, or "
+        "plan bought hardware (without hardware.fixed)"
+    )
