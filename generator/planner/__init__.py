@@ -32,7 +32,7 @@ from generator.planner.left_free import LeftFreeTrials, checked_left_free
 from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import PSU_OVER_CAPACITY
 from generator.planner.options import allowed_hardware
-from generator.planner.price_region import pricing_region
+from generator.planner.price_region import least_rate_elsewhere, pricing_region
 from generator.planner.ruled_out import why_left_free
 from generator.sizing.constants import with_overrides
 from generator.sizing.step_down import serving_precision_advice
@@ -707,8 +707,7 @@ def _choose(
 
                 every = training_options(wl, dep, model, consts, found, whole, sizes)
             pinned_options, why_pinned = (every, None) if chain is not None else honour_pins(dep, every)
-            runs = dep.training.runs_per_month if isinstance(dep, TrainingDeployment) else None
-            within = [o for o in pinned_options if within_limits(wl, o, runs)]
+            within = [o for o in pinned_options if within_limits(wl, o, _runs_a_month(dep))]
             said: list[Finding] = []
             ranked_by = objective_for(wl.objective, within, i, said, pricing_region(wl))
             by_kind: dict[Kind, list[Option]] = {}
@@ -788,7 +787,7 @@ def _choose(
                 smallest = min(o.candidate.nodes for o in options)
                 from generator.planner.tco import billed_per_run
 
-                runs = dep.training.runs_per_month if isinstance(dep, TrainingDeployment) else None
+                runs = _runs_a_month(dep)
                 priced = [usd for o in options if (usd := monthly_spend_usd(wl, o, runs)) is not None]
                 per_run = runs and any(billed_per_run(wl.hardware.provider, o.candidate) for o in options)
                 with_runs = f" ({runs:g} runs)" if per_run else ""
@@ -1086,7 +1085,7 @@ def objective_for(objective: str, options: list[Option], index: int, findings: l
     # an instance type not rented on demand has no on-demand price to form, and one rented only in other regions none
     # here: ranked after priced ones, and said (where nothing is priced, nothing ranks by cost)
     off_demand = {u.platform_id: sold for u in undominated if priced and (sold := _sold_through(u.platform_id))}
-    elsewhere = [u for u in undominated if priced and u.platform_id not in off_demand and _rate_elsewhere(u.platform_id)]
+    elsewhere = [u for u in undominated if priced and u.platform_id not in off_demand and least_rate_elsewhere(u.platform_id)]
     if elsewhere:
         findings.append(_priced_elsewhere_ranked(elsewhere, options, index, region))
     ranked_after = {*off_demand, *(u.platform_id for u in elsewhere)}
@@ -1153,15 +1152,9 @@ def _most_deadline_hours() -> float:
     return float(training["properties"]["deadline_hours"]["maximum"])
 
 
-def _rate_elsewhere(platform_id: str) -> tuple[str, float] | None:
-    """A cloud type's least catalog rent (region, USD per node-hour) where it is unpriced in the plan's region."""
-    from generator import catalog
-    from generator.planner.price_region import least_rate_elsewhere
-
-    platform = catalog.platforms().get(platform_id)
-    if platform is None or platform.provider == "baremetal":
-        return None
-    return least_rate_elsewhere(platform.provider, platform_id)
+def _runs_a_month(dep: InferenceDeployment | TrainingDeployment) -> float | None:
+    """A training job's ``runs_per_month`` (None for a service, or where the job gives none)."""
+    return dep.training.runs_per_month if isinstance(dep, TrainingDeployment) else None
 
 
 def _priced_elsewhere_ranked(elsewhere: list[Candidate], options: list[Option], index: int, region: str | None) -> Finding:
@@ -1174,7 +1167,7 @@ def _priced_elsewhere_ranked(elsewhere: list[Candidate], options: list[Option], 
     from generator.planner.tco import cost_text, run_usd
 
     def at_rate(c: Candidate) -> Candidate:
-        region, usd = _rate_elsewhere(c.platform_id) or ("", 0.0)
+        region, usd = least_rate_elsewhere(c.platform_id) or ("", 0.0)
         return c._replace(usd_per_hour=usd * c.nodes, summary=f"{c.summary} at the {region} rate")
 
     def usd(c: Candidate) -> float:  # a run's cost for a training job, an hour's for a service

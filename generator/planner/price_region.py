@@ -183,17 +183,21 @@ def _region_basis(wl: Workload, region: str) -> str:
     return f"kubernetes.location names no region; {rule}"
 
 
-def least_rate_elsewhere(provider: str, platform_id: str) -> tuple[str, float] | None:
-    """The region where the catalog rents ``platform_id`` for the least per node-hour, and that rate; None: nowhere.
+@cache
+def least_rate_elsewhere(platform_id: str) -> tuple[str, float] | None:
+    """The region where the catalog rents cloud type ``platform_id`` for the least per node-hour, and that rate.
 
-    Not a price of the plan's region: a yardstick for a type unpriced there (newuser28 item 8).
+    None where no region prices it by the hour (bare metal, a custom server). Not a price of the plan's region: a
+    yardstick for a type unpriced there (newuser28 item 8); formed once per type (the ranking asks per layout).
     """
+    platform = catalog.platforms().get(platform_id)
+    regions = priced_regions(platform.provider, platform_id) if platform is not None else ()
     rates = [
         (price.usd, price.region)
         for price in catalog.prices().values()
-        if price.platform_id == platform_id and price.unit == "hour" and price.region
+        if price.platform_id == platform_id and price.unit == "hour" and price.region in regions
     ]
-    if not rates or not priced_regions(provider, platform_id):
+    if not rates:
         return None
     usd, region = min(rates)
     return region, usd
