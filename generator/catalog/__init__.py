@@ -134,7 +134,7 @@ def host_minimums() -> dict[str, HostMinimum]:
 
 @cache
 def throughput_gaps() -> dict[str, ThroughputGap]:
-    """Serving setups whose measured throughput the model over-predicts, by id (the plan warns; it does not derate)."""
+    """Serving setups whose measured throughput the model over-predicts, by id (the plan warns and plans at the margin)."""
     return _build("throughput_gaps", ThroughputGap.from_record)
 
 

@@ -285,6 +285,16 @@ def _load_text(point: OperatingPoint) -> str:
     return f"below one sequence in flight: busy in prefill {_percent(point.prefill_busy)} of the time"
 
 
+def _margin_text(shape: ReplicaShape) -> str:
+    """How the plan counts a replica whose setup public runs measured slower than the model (newuser30 item 3)."""
+    if shape.margin == 1.0:
+        return ""
+    return (
+        f"planned at {round(shape.planned_requests_per_s, 3):.2f} req/s, that over {shape.margin:g}: every public run "
+        "of this setup measured at least that much below the model (throughput-gap); "
+    )
+
+
 def _percent(share: float) -> str:
     return f"{share:.1%}" if share < 0.1 else f"{share:.0%}"
 
@@ -317,7 +327,7 @@ def idle_bound_note(dep: InferenceDeployment, opt: Option, replicas: int) -> str
     )
     if bound.looser_requests_per_s > 1.01 * point.requests_per_s:
         # the rate asked, not the replicas' capacity (which rounds up past it): what planning at that target gives
-        fewer = replicas_needed(dep.inference, bound.looser_requests_per_s)
+        fewer = replicas_needed(dep.inference, bound.looser_requests_per_s / shape.margin)
         text += (
             f"; at {bound.looser_ttft_p95_ms:,.0f} ms a replica would take {bound.looser_requests_per_s:.3g} req/s "
             f"instead of {point.requests_per_s:.3g} (about {fewer:,} replicas instead of {replicas:,})"
@@ -372,7 +382,7 @@ def _inference_details(
         "kv_cache_bytes_per_token": shape.memory.kv.bytes_per_token,
         "kv_cache_tokens_per_replica": cap.kv_cache_tokens,
         "max_concurrency_per_replica": round(cap.max_concurrency, 2),
-        "requests_per_s_per_replica_max": round(shape.max_point.requests_per_s, 3),
+        "requests_per_s_per_replica_max": round(shape.planned_requests_per_s, 3),
         "requests_per_s_per_replica": round(rate, 3),
         "batch_per_replica": point.batch,
         "max_num_seqs": running,
@@ -443,6 +453,7 @@ def _inference_details(
         f"{_gib(mem.overhead)} for {kv_for}; {fit}",
         # from the figure the details keep (3 decimals), so that SPEC.md and the diff print the same digits (newuser26 item 11)
         f"one replica sustains {round(shape.max_point.requests_per_s, 3):.2f} req/s within the SLOs ({most_load}); "
+        + _margin_text(shape)
         + (
             replicas_text(spec, replicas)
             if part_rate is None
@@ -529,7 +540,7 @@ _TIED_ON = {
 
 def _replicas_rate(opt: Option) -> str:
     """An option's sustained rate as its replicas make it: '23.44 req/s (2 x 11.72)'; a split's parts each."""
-    each = " + ".join(f"{p.candidate.replicas} x {p.replica_shape.max_point.requests_per_s:,.2f}" for p in opt.pieces)
+    each = " + ".join(f"{p.candidate.replicas} x {p.replica_shape.planned_requests_per_s:,.2f}" for p in opt.pieces)
     routed = ", routed evenly" if opt.parts else ""
     return f"{sustained_rps(opt):,.2f} req/s ({each}{routed})"
 

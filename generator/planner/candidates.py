@@ -208,7 +208,7 @@ def inference_options(
         if hw.not_bought and free is not None:
             owned = sum(n * key[2] for key, n in free.items() if key[:2] == (hw.platform.id, hw.gpu.id))
         for shape in _inference_shapes(serving, model, hw, consts, blocked, seen, owned):
-            replicas = replicas_for(shape) if replicas_for else replicas_needed(serving.spec, shape.max_point.requests_per_s)
+            replicas = replicas_for(shape) if replicas_for else replicas_needed(serving.spec, shape.planned_requests_per_s)
             layouts = node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas)
             if replicas_for is None:  # a split's parts run on servers of two kinds, so on two nodes at least
                 layouts = spread_layouts(layouts, replicas, serving.spec.min_replicas)
@@ -401,9 +401,9 @@ def sustained_rps(opt: Option) -> float:
     """
     if not opt.parts:  # one part (the common case, ranked for every pass): its replicas at their rate
         shape = opt.shape
-        return opt.candidate.replicas * shape.max_point.requests_per_s if isinstance(shape, ReplicaShape) else 0.0
+        return opt.candidate.replicas * shape.planned_requests_per_s if isinstance(shape, ReplicaShape) else 0.0
     rates = [
-        (part.candidate.replicas, part.shape.max_point.requests_per_s)
+        (part.candidate.replicas, part.shape.planned_requests_per_s)
         for part in opt.pieces
         if isinstance(part.shape, ReplicaShape)
     ]

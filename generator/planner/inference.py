@@ -31,6 +31,7 @@ from generator.planner.pooling import (
     pooling_times,
     requests_per_pass,
 )
+from generator.planner.throughput_gaps import planning_margin
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_replica
@@ -84,6 +85,19 @@ class ReplicaShape(NamedTuple):
     reason: str
     #: Most sequences a replica runs at once (the engine's --max-num-seqs the sizing counts on).
     max_num_seqs: int
+    #: The least a known gap's public runs measured below the model where this replica runs (its lowest ratio of
+    #: predicted to measured throughput, :mod:`generator.sizing.throughput_gaps`); 1.0 where no gap is known.
+    margin: float = 1.0
+
+    @property
+    def planned_requests_per_s(self) -> float:
+        """The rate a replica is planned at: its most within the SLOs, over the known gap's margin (newuser30 item 3).
+
+        A purchase ranked on a rate every public run of the setup measured below (MI325X under vLLM: 1.07-1.57x
+        over-predicted) could not be the cheapest that meets the SLOs; the gap's lowest ratio is what all of them
+        agree on. The model's figures themselves (``max_point``) are not derated.
+        """
+        return self.max_point.requests_per_s / self.margin
 
 
 #: An operating point of one replica shape: at a batch, at its Little's-law rate, or at a lower rate given.
@@ -435,7 +449,8 @@ def replica_shapes(
         if seen is not None:
             seen[key] = known
     found, blocked = known
-    return [ReplicaShape(hw, fmt, *shape) for shape in found], list(blocked)
+    margin = planning_margin(spec, hw.gpu, model.architecture)
+    return [ReplicaShape(hw, fmt, *shape, margin=margin) for shape in found], list(blocked)
 
 
 class LayoutBlocked(NamedTuple):

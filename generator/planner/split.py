@@ -56,7 +56,7 @@ def split_options(
                 continue  # the owned servers hold the whole service: not a split
 
             def rest_replicas(shape: ReplicaShape, held: int = held, owned_max: float = owned_max) -> int:
-                return max(1, replicas_needed(spec, owned_max, shape.max_point.requests_per_s) - held)
+                return max(1, replicas_needed(spec, owned_max, shape.planned_requests_per_s) - held)
 
             for rest in inference_options(wl, dep, model, consts, [], rest_free, rest_replicas, others):
                 # two owned kinds can each come first; the same two parts either way are one candidate
@@ -74,8 +74,8 @@ def _layout(opt: Option) -> tuple[object, ...]:
 
 
 def replica_max(opt: Option) -> float:
-    """Requests/s one replica of a part sustains within the SLOs."""
-    return opt.replica_shape.max_point.requests_per_s
+    """Requests/s one replica of a part is planned at (within the SLOs, over a known gap's margin)."""
+    return opt.replica_shape.planned_requests_per_s
 
 
 def part_rates(opt: Option, requests_per_s: float) -> list[float]:

@@ -10,6 +10,16 @@ from generator.catalog.records import GpuSpec
 from generator.planner.plan import Finding
 from generator.sizing.architecture import Architecture
 from generator.sizing.throughput_gaps import gap_text, matching_gap
+from generator.workload.models import InferenceSpec
+
+
+def planning_margin(spec: InferenceSpec, gpu: GpuSpec, arch: Architecture) -> float:
+    """The lowest ratio of predicted to measured throughput of the gap ``spec`` on ``gpu`` falls into; 1.0 if none.
+
+    The gaps were measured decoding: a pooling service (embed, score) runs none and takes no margin (review22).
+    """
+    gap = None if spec.pooling else matching_gap(spec.engine, gpu, arch)
+    return gap.predicted_over_measured[0] if gap else 1.0
 
 
 def throughput_gap_finding(
@@ -17,21 +27,27 @@ def throughput_gap_finding(
 ) -> Finding | None:
     """A warning when deployment ``index`` runs where measured throughput fell short of the model's, with the margin.
 
-    ``replicas`` of ``replica_rate`` req/s serve ``rate`` (a split part's share of the deployment's rate, review 20):
-    where they cover it even at the lowest measured ratio, the warning says so instead of advising more (fuzz15 item 5).
+    ``replica_rate``: the model's most a replica sustains (the plan counts on it over the gap's lowest ratio);
+    ``replicas`` of it serve ``rate`` (a split part's share of the deployment's rate, review 20): where they cover it
+    even at the highest measured ratio, the warning says so instead of advising more (fuzz15 item 5).
     """
     gap = matching_gap(engine, gpu, arch)
     if gap is None:
         return None
-    worst = replica_rate / gap.predicted_over_measured[1] * replicas
+    low, high = gap.predicted_over_measured
+    worst = replica_rate / high * replicas
     advice = (
-        f"its {replicas} replica(s) serve the {round(rate, 2):g} req/s even so"
+        f"its {replicas} replica(s) serve the {round(rate, 2):g} req/s even at the highest"
         if worst >= rate
-        else "plan with that margin (inference.max_utilization buys it) or measure this setup"
+        else (
+            f"at the highest its {replicas} replica(s) make {worst:,.2f} req/s: inference.max_utilization "
+            f"{low / high:.2f} plans at that, or measure this setup"
+        )
     )
     return Finding(
         "warning",
         "throughput-gap",
-        f"deployment {name}: {gap_text(gap, engine, gpu.id, replica_rate, 'req/s', arch=arch)}: {advice}",
+        f"deployment {name}: {gap_text(gap, engine, gpu.id, replica_rate, 'req/s', arch=arch)}; the plan counts on "
+        f"{replica_rate / low:,.2f} a replica (the lowest ratio): {advice}",
         f"deployments[{index}]",
     )

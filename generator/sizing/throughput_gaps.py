@@ -2,7 +2,8 @@
 
 A plan (a warning) and the estimate (a note) say so with the margin the public runs measured (newuser18 item 1: a
 DeepSeek-R1 service on H200 was planned on a rate those runs measured 2.4-3.9x lower; review 14 item 6: the estimate
-gave that rate without a word). The sizing is not derated: no factor per group of measurements enters the model.
+gave that rate without a word). No factor per group of measurements enters the model; the planner counts a replica at
+the gap's lowest ratio (:func:`generator.planner.throughput_gaps.planning_margin`, newuser30 item 3).
 """
 
 from __future__ import annotations
