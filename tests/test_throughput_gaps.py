@@ -4,6 +4,7 @@ figures are not derated by a per-group factor, the rate a replica is planned at 
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -232,3 +233,49 @@ def test_a_split_parts_gap_is_weighed_against_the_rate_routed_to_that_part(tmp_p
     assert worst * owned.replicas >= served  # covered for the part, not for the whole rate
     assert worst * owned.replicas < 22
     assert finding.message.endswith(f"its {owned.replicas} replica(s) serve the {round(served, 2):g} req/s even at the highest")
+
+
+def test_the_runs_compared_on_each_gpu_are_the_calibration_rows() -> None:
+    """``throughput_runs_compared`` in gpus.json is what the calibration data holds: a GPU gaining rows gains it."""
+    from collections import Counter
+
+    from tests.conftest import catalog_json
+
+    rows = json.loads((REPO / "tests" / "data" / "calibration.json").read_text())["throughput"]
+    runs: dict[str, Counter[str]] = {}
+    sources: dict[str, set[str]] = {}
+    for row in rows:
+        runs.setdefault(row["gpu"], Counter())[row["engine"]] += 1
+        sources.setdefault(row["gpu"], set()).add(row["source"])
+    recorded = {g["id"]: g["throughput_runs_compared"] for g in catalog_json("gpus")["gpus"] if "throughput_runs_compared" in g}
+    assert {gpu: dict(c) for gpu, c in runs.items()} == {gpu: r["runs_by_engine"] for gpu, r in recorded.items()}
+    assert {gpu: sorted(s) for gpu, s in sources.items()} == {gpu: r["source"] for gpu, r in recorded.items()}
+
+
+@pytest.mark.parametrize(
+    ("gpu", "rate_rps", "min_replicas", "said"),
+    [
+        ("gaudi3-128gb", 15, 1, True),  # newuser30 item 3: the lab's chosen Gaudi 3 servers
+        ("h100-nvl-94gb", 4, 1, True),
+        ("h100-sxm5-80gb", 15, 1, False),  # 60 runs compared
+        ("mi300x-192gb", 15, 1, False),
+        ("gaudi3-128gb", 0.1, 2, False),  # the replicas are the floor asked, not the rate's
+    ],
+)
+def test_replicas_the_rate_sets_on_a_gpu_no_run_checks_are_said_to_rest_on_the_model(
+    tmp_path: Path, gpu: str, rate_rps: float, min_replicas: int, said: bool
+) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(SERVICE.replace("MODEL", "meta-llama/Llama-3.1-70B-Instruct").replace("GPU", gpu)
+                    .replace("PROVIDER", "baremetal").replace("requests_per_second: 2", f"requests_per_second: {rate_rps}, "
+                    f"min_replicas: {min_replicas}"))  # fmt: skip
+    plan = plan_workload(load_workload(str(path)))
+    (dep,) = plan.deployments
+    found = [f for f in plan.findings if f.code == "throughput-unchecked"]
+    assert bool(found) == said
+    if said:
+        (finding,) = found
+        assert (finding.level, finding.path) == ("info", "deployments[0]")
+        assert f"no public serving run on {gpu} was compared" in finding.message
+        assert f"so its {dep.replicas} replica(s) rest on the model alone" in finding.message
+        assert "h100-sxm5-80gb, h200-sxm-141gb" in finding.message  # where runs were compared

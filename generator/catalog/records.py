@@ -102,6 +102,9 @@ class GpuSpec(NamedTuple):
     #: 8-GPU OAM board of MI300X or Gaudi 3; an HGX 4-GPU board of H100, set by :meth:`PlatformSpec.fitted_gpu`);
     #: None: a switched fabric (NVSwitch), where a group of any size has each GPU's whole link.
     mesh_gpus: int | None = None
+    #: Public serving runs compared with the throughput model on this GPU, by engine (``throughput_runs_compared``);
+    #: empty: none, so a plan on it rests on the model alone.
+    throughput_runs: Mapping[str, int] = {}
 
     @property
     def bridged(self) -> bool:
@@ -183,6 +186,7 @@ class GpuSpec(NamedTuple):
             package_gpus=int(rec.get("package_gpus") or 1),
             # AMD's and Intel's scale-up links join every pair of the board's GPUs directly, no switch between them
             mesh_gpus=int(ic.get("domain_gpus") or 1) if ic.get("kind") in MESH_INTERCONNECTS else None,
+            throughput_runs=dict((rec.get("throughput_runs_compared") or {}).get("runs_by_engine") or {}),
         )
 
     @property

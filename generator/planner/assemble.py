@@ -66,7 +66,7 @@ from generator.planner.slo import effective_slo, replicas_needed, replicas_text
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
 from generator.planner.spread import spread_findings, spread_floor
 from generator.planner.tco import HOURS_PER_MONTH, BuiltHost, billed_per_run, cost_text, fleet_cost, run_usd
-from generator.planner.throughput_gaps import throughput_gap_finding
+from generator.planner.throughput_gaps import throughput_gap_finding, unchecked_throughput_finding
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
@@ -1008,6 +1008,11 @@ def build_plan(
                 if not dep.inference.pooling  # the gaps were measured decoding; a pooling service runs none (review22)
             )  # fmt: skip
             findings += [gap] if (gap := next((g for g in gaps if g), None)) else []
+            # the rate sets the replicas on a GPU no public run checks the model on (newuser30 item 3): once, of its first
+            unchecked = [part for part in opt.pieces if not part.hardware.gpu.throughput_runs]
+            if unchecked and not dep.inference.pooling and opt.candidate.replicas > dep.inference.min_replicas:
+                gpu = unchecked[0].hardware.gpu
+                findings.append(unchecked_throughput_finding(index, dep.name, gpu, unchecked[0].candidate.replicas))
             wide_notes = [wide for part in opt.pieces if (wide := replica_note(part))]
             findings += [
                 Finding("warning", "replica-spans-hosts", f"deployment {dep.name}: {wide}", f"deployments[{index}]")

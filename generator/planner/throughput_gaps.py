@@ -6,6 +6,7 @@ rate even at the measured margin.
 
 from __future__ import annotations
 
+from generator import catalog
 from generator.catalog.records import GpuSpec
 from generator.planner.plan import Finding
 from generator.sizing.architecture import Architecture
@@ -49,5 +50,23 @@ def throughput_gap_finding(
         "throughput-gap",
         f"deployment {name}: {gap_text(gap, engine, gpu.id, replica_rate, 'req/s', arch=arch)}; the plan counts on "
         f"{replica_rate / low:,.2f} a replica (the lowest ratio): {advice}",
+        f"deployments[{index}]",
+    )
+
+
+def unchecked_throughput_finding(index: int, name: str, gpu: GpuSpec, replicas: int) -> Finding:
+    """An info finding: deployment ``index``'s replicas on ``gpu`` rest on a throughput no public run was compared with.
+
+    newuser30 item 3: a lab was told to buy four Gaudi 3 servers ranked on throughput that no measurement on the card
+    checks (its matrix rate assumed, no serving run compared), and nothing in the plan said so.
+    """
+    checked = sorted(g.id for g in catalog.gpus().values() if g.throughput_runs)
+    return Finding(
+        "info",
+        "throughput-unchecked",
+        f"deployment {name}: no public serving run on {gpu.id} was compared with specgen's throughput model (its "
+        f"matrix rate: {gpu.tensor_rate_basis()}), so its {replicas} replica(s) rest on the model alone; runs were "
+        f"compared on {', '.join(checked)} (benchmarks/CALIBRATION.md): measure one replica with a serving benchmark "
+        "at the planned prompt and output lengths before relying on the count",
         f"deployments[{index}]",
     )
