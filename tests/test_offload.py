@@ -167,7 +167,7 @@ def test_the_decision_says_how_many_offloaded_layers_are_in_ram_and_on_nvme() ->
     p = place(arch, weight_format("q8_0"), 16, 8192, machine(24, ram_gib=32, reserve_gib=4), CONSTS)
     cpu, disk = p.layer_devices.count("cpu"), p.layer_devices.count("disk")
     assert cpu > 0 and disk > 0
-    assert f"{cpu + disk} whole decoder layer(s) and the LM head off the GPU: {cpu} in system RAM, {disk} on NVMe" in (
+    assert f"the first {cpu + disk} decoder layer(s) and the LM head off the GPU: {cpu} in system RAM, {disk} on NVMe" in (
         " ".join(p.steps)
     )
 
@@ -358,7 +358,9 @@ def test_fixed_hardware_examples(example: str, offloaded: bool, precision: str) 
     _, plan = plan_file(example)
     dep = plan.deployments[0]
     assert dep.precision == precision
-    assert (dep.details["offload"]["bytes"]["cpu"] > 0) is offloaded
+    held = dep.details["offload"]["bytes"]
+    assert (held["cpu"] - held["embedding_cpu"] > 0) is offloaded
+    assert held["embedding_cpu"] > 0  # llama.cpp keeps the input embedding in system RAM whatever fits (newuser29 item 13)
     assert {row["item"] for row in dep.details["checklist"]} >= {"VRAM used per GPU", "decode tokens/s", "time to first token"}
     assert plan.pools[0].node.platform_id == "fixed"
 
@@ -751,7 +753,7 @@ def test_attention_on_the_cpu_at_a_long_context_is_warned() -> None:
 
     (message,) = warned("32768")
     assert message.startswith("44 of the 80 layers run their attention on the CPU under llama.cpp, which slows decode ")
-    assert "at the full 32,768 tokens it takes 525 of the 1,002 ms a token, 1.00 tokens/s against 2.49" in message
+    assert "at the full 32,768 tokens it takes 525 of the 1,001 ms a token, 1.00 tokens/s against 2.49" in message
     assert not warned("1024")
 
 
@@ -912,3 +914,37 @@ def test_a_machine_with_more_gpus_than_layers_splits_the_layers_over_as_many_gpu
     (dep,) = plan_file(str(tmp_path / "w.yaml"))[1].deployments
     assert (dep.tp, dep.pp, dep.gpus) == (1, 2, 16)
     assert dep.details["runtime_settings"]["vllm"]["--pipeline-parallel-size"] == 2
+
+
+@pytest.mark.parametrize(
+    ("model", "precision", "gpu_gib", "tied"),
+    [
+        ("meta-llama/Llama-3.3-70B-Instruct", "q4_k_m", 24, False),  # offloaded
+        ("Qwen/Qwen2.5-32B-Instruct", "q4_k_m", 24, False),  # fits in VRAM
+        ("meta-llama/Llama-3.2-3B-Instruct", "q4_k_m", 8, True),  # tied: the table is the output layer too
+    ],
+)
+def test_llama_cpp_keeps_the_input_embedding_in_ram_and_the_last_layers_on_the_gpu(
+    model: str, precision: str, gpu_gib: int, tied: bool
+) -> None:
+    """newuser29 item 13: llama.cpp never puts the input embedding on a GPU ("very little benefit to offloading the input
+    layer", llama-model.cpp load_tensors), and ``-ngl N`` holds the last N layers (i_gpu_start = n_layer - N); a tied
+    table is loaded again as the output layer (TENSOR_DUPLICATED). specgen counted the table in VRAM and put the last
+    layers in RAM."""
+    arch = arch_of(model)
+    assert arch.tie_word_embeddings is tied
+    fmt = weight_format(precision)
+    sizes = size_weights(arch, fmt)
+    p = place(arch, fmt, 16, 8192, machine(gpu_gib), CONSTS)
+    assert p.embedding_device == "cpu" and p.embedding_bytes == sizes.embedding_bytes > 0
+    on_gpu = [i for i, d in enumerate(p.layer_devices) if d.startswith("gpu")]
+    assert on_gpu == list(range(arch.num_layers - len(on_gpu), arch.num_layers))  # the last ones
+    head = sizes.lm_head_bytes + sizes.other_bytes + (sizes.embedding_bytes if tied else 0)
+    gpu_layers = sum(sizes.layer_bytes[i] for i in on_gpu)
+    assert p.gpu_bytes == gpu_layers + (head if p.lm_head_device != "cpu" else 0)
+    assert p.gpu_bytes + p.cpu_bytes + p.disk_bytes == sizes.total_bytes + (
+        sizes.embedding_bytes if tied and p.lm_head_device != "cpu" else 0
+    )
+    assert p.file_bytes == sizes.total_bytes
+    # the table alone in RAM is not offloading: the run is a GPU one (llama.cpp keeps memory-mapping the file)
+    assert p.offloaded == (len(on_gpu) < arch.num_layers)

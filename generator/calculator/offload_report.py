@@ -494,6 +494,7 @@ def offload_summary(plan: OffloadPlan, machine: Machine) -> dict[str, Any]:
             "disk": p.disk_bytes,
             "kv_gpu": p.kv_gpu_bytes,
             "kv_cpu": p.kv_cpu_bytes,
+            "embedding_cpu": p.embedding_bytes,
         },
         "layers": list(p.layer_devices),
         "embedding_device": p.embedding_device,
@@ -509,5 +510,5 @@ def offload_summary(plan: OffloadPlan, machine: Machine) -> dict[str, Any]:
         "pcie_stream_tokens_per_s": round(c.stream_mode_tokens_per_s, 3),
         "pcie_bytes_per_token": c.pcie_bytes_per_token,
         "cold_start_s": round(c.cold_start_s, 2),
-        "model_file_gb": round((p.gpu_bytes + p.cpu_bytes + p.disk_bytes) / GB, 2),
+        "model_file_gb": round(p.file_bytes / GB, 2),
     }

@@ -226,7 +226,9 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
         deployments.append(plan)
         notes += found
     # offloaded as Placement.offloaded counts it (weights or KV cache off the GPUs), as the estimate asks it
-    offloaded = any(d.details["offload"]["bytes"][k] for d in deployments for k in ("cpu", "disk", "kv_cpu"))
+    offloaded = any(
+        b["cpu"] - b["embedding_cpu"] + b["disk"] + b["kv_cpu"] for b in (d.details["offload"]["bytes"] for d in deployments)
+    )
     spans = any(d.details["runtime_settings"]["llama.cpp_options"].get("numa") == "distribute" for d in deployments)
     numa = numa_note(fixed, spans) if offloaded else None  # only what lives off the GPUs reads the sockets' memory
     if numa is not None:

@@ -2,9 +2,10 @@
 
 Order (issue #5): fit in VRAM as is; else the highest-quality allowed precision that fits; else a
 shorter context if the deployment allows one; else offload at the smallest allowed precision -
-the input embedding first (a lookup, almost free), then MoE routed experts (attention and KV stay
-on the GPU), then whole decoder layers from the last one backward, and, when system RAM (after
-the host's reserve) is full, those layers to NVMe (memory-mapped).
+MoE routed experts first (attention and KV stay on the GPU), then whole decoder layers from the
+first one forward (llama.cpp's ``-ngl N`` holds the last N on the GPU), and, when system RAM (after
+the host's reserve) is full, those layers to NVMe (memory-mapped). The input embedding is in system
+RAM whatever fits: llama.cpp never puts it on a GPU (a lookup, almost free).
 
 Cost per generated token, batch 1 (each tier is read once per token):
 - GPU-resident weights and KV stream from HBM;
@@ -86,11 +87,17 @@ class Placement(NamedTuple):
     ram_used_bytes: int
     ram_free_bytes: int
     steps: tuple[str, ...]
+    #: The input embedding table in system RAM (part of ``cpu_bytes``): llama.cpp keeps it there, "very little benefit
+    #: to offloading the input layer" (llama-model.cpp load_tensors; newuser29 item 13).
+    embedding_bytes: int = 0
+    #: The model file's bytes: a tied embedding is loaded twice, in RAM as the input and as the output layer beside the
+    #: last one (llama.cpp's TENSOR_DUPLICATED), so the tiers together hold more than the file.
+    file_bytes: int = 0
 
     @property
     def offloaded(self) -> bool:
-        """Whether anything lives off the GPUs."""
-        return self.cpu_bytes + self.disk_bytes + self.kv_cpu_bytes > 0
+        """Whether anything beyond the input embedding lives off the GPUs."""
+        return self.cpu_bytes - self.embedding_bytes + self.disk_bytes + self.kv_cpu_bytes > 0
 
     @property
     def layers_on_gpu(self) -> int:
@@ -190,7 +197,10 @@ def _offload_steps(experts_off: list[bool], layer_cpu: list[bool], disk: set[int
     if experts := [i for i, off in enumerate(experts_off) if off]:
         steps.append(f"routed experts of {len(experts)} MoE layer(s) {where(experts)}; attention and KV stay on the GPU")
     if layers := [i for i, off in enumerate(layer_cpu) if off]:
-        steps.append(f"{len(layers)} whole decoder layer(s) and the LM head {where(layers)}")
+        steps.append(
+            f"the first {len(layers)} decoder layer(s) and the LM head {where(layers)} (llama.cpp's -ngl holds the last "
+            "layers on the GPU)"
+        )
     return steps
 
 
@@ -217,16 +227,17 @@ def place(
     n = arch.num_layers
     experts_off = [False] * n
     layer_cpu = [False] * n
-    embed_cpu = False
-    steps: list[str] = []
+    steps = [f"input embedding ({sizes.embedding_bytes / 2**30:.2f} GiB) in system RAM, where llama.cpp keeps it (a lookup)"]
+    # the output layer with the last one: a tied embedding is loaded again as it (llama.cpp's TENSOR_DUPLICATED)
+    head = sizes.lm_head_bytes + sizes.other_bytes + (sizes.embedding_bytes if arch.tie_word_embeddings else 0)
 
     def gpu_items() -> list[tuple[str, int]]:
-        items = [] if embed_cpu else [("embedding", sizes.embedding_bytes)]
+        items = []
         for i in range(n):
             if not layer_cpu[i]:
                 items.append((str(i), sizes.layer_bytes[i] - (sizes.layer_expert_bytes[i] if experts_off[i] else 0) + kv[i]))
         if not any(layer_cpu):
-            items.append(("lm_head", sizes.lm_head_bytes + sizes.other_bytes))
+            items.append(("lm_head", head))
         return items
 
     def fits() -> bool:
@@ -234,10 +245,6 @@ def place(
 
     if not fits() and not allow_offload:
         raise InfeasibleError("does not fit the GPUs")
-    if not fits() and not arch.tie_word_embeddings:
-        # a tied embedding is also the LM head, read whole every token: it stays with the head
-        embed_cpu = True
-        steps.append("input embedding to system RAM (a lookup per token)")
     if not fits() and arch.is_moe:
         for i in reversed(range(n)):
             if fits():
@@ -245,7 +252,7 @@ def place(
             if sizes.layer_expert_bytes[i]:
                 experts_off[i] = True
     if not fits():
-        for i in reversed(range(n)):
+        for i in range(n):  # -ngl N holds the last N layers on the GPUs (llama-model.cpp: i_gpu_start = n_layer - N)
             if fits():
                 break
             layer_cpu[i] = True
@@ -261,7 +268,7 @@ def place(
     }
     kv_cpu = sum(kv[i] for i in range(n) if layer_cpu[i])
     head_cpu = any(layer_cpu)
-    base_cpu = (sizes.embedding_bytes if embed_cpu else 0) + (sizes.lm_head_bytes + sizes.other_bytes if head_cpu else 0)
+    base_cpu = sizes.embedding_bytes + (head if head_cpu else 0)
     staging = max(movable.values(), default=0)
     ram_budget = machine.ram_bytes - machine.reserved_ram_bytes - consts.runtime_host_bytes - staging - kv_cpu
     if ram_budget < base_cpu:
@@ -309,9 +316,9 @@ def place(
         precision=fmt.name,
         context_tokens=context,
         layer_devices=tuple(devices),
-        embedding_device="cpu" if embed_cpu else "gpu:0",
+        embedding_device="cpu",
         lm_head_device="cpu" if head_cpu else f"gpu:{where['lm_head']}",
-        gpu_bytes=sizes.total_bytes - cpu_weights - disk_bytes,
+        gpu_bytes=sum(loads) - sum(kv_per_gpu),
         cpu_bytes=cpu_weights,
         disk_bytes=disk_bytes,
         kv_gpu_bytes=sum(kv) - kv_cpu,
@@ -321,6 +328,8 @@ def place(
         ram_used_bytes=ram_used,
         ram_free_bytes=machine.ram_bytes - machine.reserved_ram_bytes - ram_used,
         steps=tuple(steps),
+        embedding_bytes=sizes.embedding_bytes,
+        file_bytes=sizes.total_bytes,
     )
 
 
@@ -395,8 +404,8 @@ def offload_cost(
     t_disk = disk_read / nvme if disk_read else 0.0
     cpu_mode = engine_s + t_gpu + t_cpu + t_attention + t_disk
     # streaming: every offloaded byte (all experts, not just the routed ones) crosses the host link each token, but
-    # an untied input embedding held on the host stays a lookup there: one row crosses, not the table
-    table = sizes.embedding_bytes if placement.embedding_device == "cpu" and not arch.tie_word_embeddings else 0
+    # the input embedding held on the host stays a lookup there: one row crosses, not the table
+    table = placement.embedding_bytes
     streamed_weights = placement.cpu_bytes + placement.disk_bytes - table + (embedding_row if table else 0)
     # and the KV cache the placement holds in RAM, read where the layers now run (review 19 item 1)
     streamed = streamed_weights + placement.kv_cpu_bytes * kv_share
