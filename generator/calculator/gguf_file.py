@@ -13,6 +13,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from generator.calculator import gguf_deepseek2
 from generator.calculator.model_limits import DIMENSION_BOUNDS
 from generator.errors import InputError, Location
 from generator.input_files import short
@@ -33,6 +34,7 @@ MODEL_TYPES = {
     "gemma3": "gemma3_text",
     "phi3": "phi3",
     "gpt-oss": "gpt_oss",
+    "deepseek2": "deepseek_v2",  # deepseek_v3 where the router is a sigmoid (gguf_deepseek2)
 }
 #: llama.cpp file types (``general.file_type``) that are specgen weight formats of the same name.
 FILE_TYPES = {
@@ -99,6 +101,16 @@ def _metadata_count(value: Any, what: str, label: str, location: Location | None
     return value
 
 
+def _arch_count(fields: dict[str, Any], arch: str, suffix: str, label: str, location: Location | None) -> int | None:
+    """The whole number ``{arch}.{suffix}`` holds (one per layer: the same for all), ``None`` where it is absent."""
+    value = fields.get(f"{arch}.{suffix}")
+    if isinstance(value, list):
+        if len({repr(v) for v in value}) != 1:
+            raise InputError(f"{label}: {arch}.{suffix} differs per layer, which specgen does not size from GGUF", location)
+        value = value[0]
+    return None if value is None else _metadata_count(value, f"key {arch}.{suffix}", label, location)
+
+
 def gguf_config(
     fields: dict[str, Any], tensor_shapes: dict[str, list[int]], label: str, location: Location | None = None
 ) -> dict[str, Any]:
@@ -112,13 +124,14 @@ def gguf_config(
         )
     config: dict[str, Any] = {"model_type": MODEL_TYPES[arch]}
     for suffix, key in _KEYS.items():
-        value = fields.get(f"{arch}.{suffix}")
-        if isinstance(value, list):
-            if len({repr(v) for v in value}) != 1:
-                raise InputError(f"{label}: {arch}.{suffix} differs per layer, which specgen does not size from GGUF", location)
-            value = value[0]
-        if value is not None:
-            config[key] = _metadata_count(value, f"key {arch}.{suffix}", label, location)
+        if arch == "deepseek2" and suffix in gguf_deepseek2.NOT_SHARED:
+            continue
+        if (value := _arch_count(fields, arch, suffix, label, location)) is not None:
+            config[key] = value
+    if arch == "deepseek2":
+        gguf_deepseek2.deepseek2_config(
+            lambda suffix: _arch_count(fields, arch, suffix, label, location), config, label, location
+        )
     if "vocab_size" not in config and "token_embd.weight" in tensor_shapes:
         shape = tensor_shapes["token_embd.weight"]
         if len(shape) != 2:
@@ -195,18 +208,14 @@ def _reader(gguf: Any, path: str) -> Any:
     return Reader(path)
 
 
-def resolve_gguf(ref: str, path: str, location: Location | None) -> ResolvedModel:
-    """Read a ``.gguf`` file's header and tensor table."""
-    from generator.calculator.model_source import ResolvedModel, parse_config
+#: gguf-split's part names, numbered from 1 (llama.cpp ``llama_split_path``: ``"%s-%05d-of-%05d.gguf"``); a part's
+#: ``split.no`` counts from 0, and its first part holds ``split.tensors.count``, the tensors of all parts (gguf-py
+#: ``Keys.Split``; llama-model-loader.cpp loads the others from the first: "model must be loaded with the first split").
+SPLIT_NAME = "{prefix}-{number:05d}-of-{count:05d}.gguf"
 
-    try:
-        import gguf
-    except ImportError:
-        raise InputError(f"reading {ref} needs the gguf package (pip install gguf)", location) from None
-    if os.path.isdir(path):
-        raise InputError(f"GGUF file '{ref}' is a directory ({path}); give the .gguf file", location)
-    if not os.path.isfile(path):
-        raise InputError(f"GGUF file '{ref}' not found (looked for {path})", location)
+
+def _open(gguf: Any, path: str, location: Location | None) -> tuple[Any, dict[str, Any]]:
+    """A file's reader and its metadata (key -> value); an unreadable file is an input error naming it."""
     try:
         reader = _reader(gguf, path)
     except (OSError, ValueError, KeyError, IndexError, TypeError, _EndsEarlyError) as exc:
@@ -218,33 +227,139 @@ def resolve_gguf(ref: str, path: str, location: Location | None) -> ResolvedMode
             location,
         ) from None
     try:
-        fields = {name: _value(field) for name, field in reader.fields.items()}
+        return reader, {name: _value(field) for name, field in reader.fields.items()}
     except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: malformed GGUF metadata: {exc}", location) from None
-    shapes = {t.name: [int(d) for d in t.shape] for t in reader.tensors}
+
+
+def _split_key(fields: dict[str, Any], key: str, path: str, location: Location | None, default: int | None = None) -> int:
+    """A ``split.*`` value of a file (``default`` where it lacks the key; without a default the key is required)."""
+    value = fields.get(key, default)
+    if value is None:
+        raise InputError(f"{path}: GGUF metadata lacks {key}, which every part of a split GGUF holds", location)
+    return _metadata_count(value, f"key {key}", path, location)
+
+
+def split_parts(path: str, fields: dict[str, Any], location: Location | None) -> list[str]:
+    """Every part of the model ``path`` begins (``[path]`` for a whole file), found as llama.cpp finds them.
+
+    newuser29 item 8: a first part was refused as a damaged file; llama.cpp loads ``name-00001-of-00004.gguf`` and reads
+    ``-00002-`` to ``-00004-`` itself. Any other part is refused, naming the first (llama.cpp refuses it too).
+    """
+    count = _split_key(fields, "split.count", path, location, 1)
+    if count <= 1:
+        return [path]
+    number = _split_key(fields, "split.no", path, location, 0)
+    if not 0 <= number < count:  # split.no counts from 0
+        raise InputError(f"{path}: GGUF split.no {number} is not one of the {count} parts its split.count names", location)
+    suffix = SPLIT_NAME.format(prefix="", number=number + 1, count=count)
+    if not path.endswith(suffix):
+        raise InputError(
+            f"{path}: part {number + 1} of a GGUF split into {count} files, but its name does not end in '{suffix}': "
+            f"llama.cpp finds the parts by their gguf-split names (name{SPLIT_NAME.format(prefix='', number=1, count=count)}"
+            "...); keep those names, or merge the parts (llama-gguf-split --merge)",
+            location,
+        )
+    prefix = path[: -len(suffix)]
+    parts = [SPLIT_NAME.format(prefix=prefix, number=i, count=count) for i in range(1, count + 1)]
+    if number:
+        raise InputError(
+            f"{path}: part {number + 1} of {count} of a split GGUF: give its first part, {parts[0]} (llama.cpp loads a "
+            "split model from its first part and reads the others itself)",
+            location,
+        )
+    return parts
+
+
+def _other_parts_tensors(gguf: Any, parts: list[str], location: Location | None) -> list[Any]:
+    """The tensors of every part after the first (headers and tensor tables only: the weights are never read)."""
+    first, count = parts[0], len(parts)
+    tensors: list[Any] = []
+    for number, part in enumerate(parts[1:], start=1):
+        if not os.path.isfile(part):
+            raise InputError(
+                f"{first}: part {number + 1} of its {count}, {part}, not found: llama.cpp loads every part of a "
+                "split GGUF from the first one's folder (download them all)",
+                location,
+            )
+        reader, fields = _open(gguf, part, location)
+        said = (_split_key(fields, "split.count", part, location), _split_key(fields, "split.no", part, location))
+        if said != (count, number):
+            raise InputError(
+                f"{part}: its metadata says part {said[1] + 1} of {said[0]}, but its name and {first} make it part "
+                f"{number + 1} of {count}: parts of different splits (download the set again)",
+                location,
+            )
+        tensors += reader.tensors
+    return tensors
+
+
+def resolve_gguf(ref: str, path: str, location: Location | None) -> ResolvedModel:
+    """Read a ``.gguf`` file's header and tensor table (and those of the other parts of a split file)."""
+    from generator.calculator.model_source import ResolvedModel, parse_config
+
+    try:
+        import gguf
+    except ImportError:
+        raise InputError(f"reading {ref} needs the gguf package (pip install gguf)", location) from None
+    if os.path.isdir(path):
+        raise InputError(f"GGUF file '{ref}' is a directory ({path}); give the .gguf file", location)
+    if not os.path.isfile(path):
+        raise InputError(f"GGUF file '{ref}' not found (looked for {path})", location)
+    reader, fields = _open(gguf, path, location)
+    parts = split_parts(path, fields, location)
+    tensors = [*reader.tensors, *_other_parts_tensors(gguf, parts, location)]
+    if len(parts) > 1:
+        _check_split_tensors(tensors, _split_key(fields, "split.tensors.count", path, location), parts, location)
+    shapes = {t.name: [int(d) for d in t.shape] for t in tensors}
     config = gguf_config(fields, shapes, path, location)
     arch = parse_config(config, path, location)
+    label = os.path.basename(path) + (f" and its {len(parts) - 1} other part(s)" if len(parts) > 1 else "")
+    if fields.get("general.architecture") == "deepseek2":
+        legacy = gguf_deepseek2.legacy_attention(
+            lambda suffix: _arch_count(fields, "deepseek2", suffix, path, location), arch.num_attention_heads
+        )
+        if legacy is not None:
+            arch = gguf_deepseek2.as_llama_cpp_runs(arch, legacy, os.path.basename(path))
     file_type = fields.get("general.file_type")
     precision = gguf_precision(file_type if isinstance(file_type, int) and not isinstance(file_type, bool) else None)
     files = group_tensor_bytes(
-        ((t.name, int(t.n_bytes)) for t in reader.tensors),
+        ((t.name, int(t.n_bytes)) for t in tensors),
         arch.num_layers,
         precision,
-        f"GGUF tensor table of {os.path.basename(path)}",
+        f"GGUF tensor table of {label}",
         arch.tie_word_embeddings,
     )._replace(fixed_format=True)
     if missing := [i for i, size in enumerate(files.layer_bytes) if not size]:
-        # llama.cpp refuses such a file ("missing tensor 'blk.N...'"); a split file's first part also holds only some
-        # layers (fuzz17 item 13: a file of 2 of its 4 layers was sized as the model)
+        # llama.cpp refuses such a file ("missing tensor 'blk.N...'"; fuzz17 item 13: a file of 2 of its 4 layers was
+        # sized as the model)
         shown = ", ".join(map(str, missing[:8])) + (", ..." if len(missing) > 8 else "")
         raise InputError(
             f"{path}: the tensor table holds no tensor of layer(s) {shown} of the {arch.num_layers} its "
-            f"{fields.get('general.architecture')}.block_count names: a damaged file, or one part of a split GGUF "
-            "(give a merged file: llama-gguf-split --merge)",
+            f"{fields.get('general.architecture')}.block_count names: a damaged or incomplete file (llama.cpp refuses "
+            "it: missing tensor)",
             location,
         )
-    types = sorted({gguf.GGMLQuantizationType(t.tensor_type).name for t in reader.tensors})
-    note = f"{os.path.basename(path)}: {len(reader.tensors)} tensors ({', '.join(types)}), {files.total_bytes:,} bytes"
+    types = sorted({gguf.GGMLQuantizationType(t.tensor_type).name for t in tensors})
+    note = f"{label}: {len(tensors)} tensors ({', '.join(types)}), {files.total_bytes:,} bytes"
     arch = arch._replace(file_weights=files, notes=(*arch.notes, note))
     name = str(fields.get("general.name") or os.path.basename(path))
     return ResolvedModel(ref, name, f"local GGUF: {ref}", arch)
+
+
+def _check_split_tensors(tensors: list[Any], expected: int, parts: list[str], location: Location | None) -> None:
+    """The parts together hold the ``split.tensors.count`` tensors the first names, each once.
+
+    A part of another cut of the model (another ``--split-max-size``) would count some tensors twice or not at all.
+    """
+    if len(tensors) != expected:
+        raise InputError(
+            f"{parts[0]}: its {len(parts)} parts hold {len(tensors):,} tensors, but its split.tensors.count is "
+            f"{expected:,}: a part is damaged or from another split (download the set again)",
+            location,
+        )
+    seen: set[str] = set()
+    for tensor in tensors:
+        if tensor.name in seen:
+            raise InputError(f"{parts[0]}: tensor {short(tensor.name)} is in more than one of its {len(parts)} parts", location)
+        seen.add(tensor.name)
