@@ -627,9 +627,11 @@ def test_the_llama_cpp_command_sets_the_kv_cache_type_planned(kv: str, flags: st
     if note is None:
         assert "llama.cpp_note" not in settings
     else:
-        # 32,768 tokens x 163,840 bytes at 8 bits: 5.00 GiB; q8_0 adds a sixteenth, 0.31 GiB
         assert settings["llama.cpp_note"].startswith(note)
-        assert settings["llama.cpp_note"].endswith("the KV cache takes 0.31 GiB more than the 8 bits planned here")
+        assert settings["llama.cpp_note"].endswith("(32 in 34 bytes), as the KV cache is sized here")
+        # 32,768 tokens x 80 layers x 2 x 1,024 elements in q8_0: 5.00 GiB at 8 bits and a sixteenth more, 5.31 GiB
+        held = data["offload"]["bytes"]
+        assert held["kv_gpu"] + held["kv_cpu"] == 32768 * 80 * 2 * 1024 // 32 * 34
 
 
 def test_several_sockets_count_one_sockets_memory_and_say_so(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from generator.errors import InfeasibleError
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import default_max_num_batched_tokens, default_max_num_seqs
-from generator.sizing.offload import Machine, OffloadPlan, Placement, layer_split_degree, place, runs_on_host
+from generator.sizing.offload import Q8_0_BLOCK, Machine, OffloadPlan, Placement, layer_split_degree, place, runs_on_host
 from generator.sizing.precision import KV_CACHE_BITS, WEIGHT_FORMATS, WeightFormat, kv_cache_bits
 from generator.sizing.step_down import GGUF_STEP_DOWNS, lower_precisions, quality_note, step_down_phrase
 from generator.sizing.vllm_reservation import vllm_reservation
@@ -65,9 +65,6 @@ def _gib(n: float) -> float:
 #: llama.cpp's KV cache type (``-ctk`` / ``-ctv``) for a planned KV precision; f16, its default, for 16-bit ones. It
 #: has no fp8 cache: q8_0 is the nearest (llama.cpp ``common/arg.cpp`` kv_cache_types).
 LLAMA_CPP_KV_TYPES = {"fp32": "f32", "int8": "q8_0", "fp8": "q8_0"}
-
-#: Bits q8_0 stores per element: 32 int8 values and one fp16 scale, 34 bytes a block.
-Q8_0_BITS = 8.5
 
 
 def llama_cpp_numa(p: Placement, spans_nodes: bool, wider: Machine | None) -> str | None:
@@ -197,11 +194,9 @@ def runtime_settings(
         line = settings["llama.cpp"]
         notes.append(_gguf_conversion(arch, p, fmt, (machine, wider), consts, kv_precision, spans_nodes, line))
     if options["cache_type"] == "q8_0":
-        extra = (p.kv_gpu_bytes + p.kv_cpu_bytes) * (Q8_0_BITS / 8 - 1)
         notes.append(
             ("llama.cpp has no fp8 KV cache; its " if kv_precision == "fp8" else "llama.cpp's ")
-            + f"q8_0 cache stores {Q8_0_BITS:g} bits an element, so the KV cache takes {_gib(extra)} GiB more than the "
-            "8 bits planned here"
+            + "q8_0 cache stores 8.5 bits an element (32 in 34 bytes), as the KV cache is sized here"
         )
     if notes:
         settings["llama.cpp_note"] = "; ".join(notes)
@@ -272,11 +267,13 @@ def _vllm_offload(
         "--pipeline-parallel-size": layer_split_degree(machine.gpus, arch),
         "--gpu-memory-utilization": consts.gpu_memory_utilization,
     }
-    kv_scale = 1.0
+    # the placement's KV is llama.cpp's (an 8-bit cache in q8_0, 34 bytes a block of 32): vLLM's elements at its bits
+    block, size = Q8_0_BLOCK
+    kv_scale = 1.0 if KV_CACHE_BITS[kv_precision] != 8 else block / size
     if kv_precision == "fp8":
         settings["--kv-cache-dtype"] = "fp8"
     elif kv_precision == "int8":
-        kv_scale = 16 / KV_CACHE_BITS["int8"]
+        kv_scale *= 16 / KV_CACHE_BITS["int8"]
         settings["note"] = "vLLM has no int8 KV cache: these settings are sized for its 16-bit cache (auto)"
     if p.disk_bytes:
         return _noted(settings, "vLLM offloads to CPU memory only; this placement also needs NVMe, use llama.cpp or DeepSpeed")
@@ -288,7 +285,7 @@ def _vllm_offload(
     reserved = vllm_reservation(arch, par, consts._replace(max_num_seqs=seqs), tokens, nvlink=False).total
     kv = math.ceil((p.kv_gpu_bytes + p.kv_cpu_bytes) * kv_scale / machine.gpus)
     room = consts.gpu_memory_utilization * machine.gpu_memory_bytes - reserved - kv
-    weights = (p.gpu_bytes + p.cpu_bytes) / machine.gpus
+    weights = p.file_bytes / machine.gpus  # vLLM loads the file's weights once (llama.cpp loads a tied table twice)
     if room <= 0:
         return _noted(
             settings,

@@ -133,10 +133,22 @@ def runs_on_host(device: str) -> bool:
     return device in ("cpu", "disk")
 
 
+#: llama.cpp's 8-bit cache type, q8_0: blocks of 32 elements in 34 bytes (an fp16 scale and 32 int8 values, ggml-common.h
+#: ``block_q8_0``), so 8.5 bits an element.
+Q8_0_BLOCK = (32, 34)
+
+
 def _layer_kv(arch: Architecture, kv_bits: int, context: int) -> list[int]:
-    """KV bytes of each layer for one sequence of ``context`` tokens."""
+    """KV bytes of each layer for one sequence of ``context`` tokens, in llama.cpp's cache types.
+
+    An 8-bit cache is q8_0 (:data:`Q8_0_BLOCK`): sized at 8 bits, a tight fit was short by 1/16 of its KV cache
+    (newuser29 item 13); each row of a layer's K and V (one token's elements) is whole blocks.
+    """
     check_sized_use(arch, "offload")  # llama.cpp keeps recurrent states in a cache of its own, not modelled
-    return [ceil_bytes(layer.kv_elements_per_token * tokens_held(layer, context) * kv_bits) for layer in arch.layers]
+    if kv_bits != 8:
+        return [ceil_bytes(layer.kv_elements_per_token * tokens_held(layer, context) * kv_bits) for layer in arch.layers]
+    block, size = Q8_0_BLOCK
+    return [-(-layer.kv_elements_per_token // block) * size * tokens_held(layer, context) for layer in arch.layers]
 
 
 def fits_on_gpus(arch: Architecture, fmt: WeightFormat, kv_bits: int, context: int, machine: Machine, consts: Constants) -> bool:
