@@ -92,14 +92,16 @@ class InfeasibleError(SpecgenError):
 class FleetLimitError(InfeasibleError):
     """The chosen fleet breaks a limit of the whole fleet (``max_racks``, ``max_nodes``, ``max_budget_usd_per_month``).
 
-    ``limit`` names the field and ``needed`` what the fleet needs of it (racks, nodes, USD a month; inf: unpriced),
-    so that of several fleets tried the one nearest the limit is the one reported.
+    ``limit`` names the field and ``needed`` what the fleet needs of it (racks, nodes, USD a month or up front; inf:
+    unpriced), so that of several fleets tried the one nearest the limit is the one reported. ``plan``: the fleet
+    itself where it was assembled (``max_capex_usd``: whether a fleet better by the objective broke the cap).
     """
 
-    def __init__(self, message: str, limit: str, needed: float) -> None:
+    def __init__(self, message: str, limit: str, needed: float, plan: object = None) -> None:
         super().__init__(message)
         self.limit = limit
         self.needed = needed
+        self.plan = plan
 
 
 class DriftError(SpecgenError):

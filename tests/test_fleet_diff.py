@@ -676,6 +676,13 @@ _OWNED = {"hours": 6.66, "usd_per_job": 5.51, "capex_usd": 0, "opex_usd_per_mont
         pytest.param(
             _OWNED, "6.66 h a run, on $603.49/month of owned servers' running cost, paid whatever runs", "$5.51", id="owned"
         ),
+        # newuser30 item 12: its runs a month, where the workload gives them, read as the rented side's do
+        pytest.param(
+            {**_OWNED, "runs_per_month": 4.0},
+            "6.66 h a run, on $603.49/month of owned servers' running cost, paid whatever runs, 4.00 runs a month",
+            "$5.51",
+            id="owned-runs-a-month",
+        ),
         # its hours' share of a month of servers bought: 13.23 / 730 x $1,447.55 = $26.23 "a run"
         pytest.param(
             {"hours": 13.23, "usd_per_job": 26.23, "capex_usd": 37271, "opex_usd_per_month": 412.24, "usd_per_month": 1447.55},

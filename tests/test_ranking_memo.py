@@ -100,7 +100,7 @@ def test_an_option_sharing_changes_is_not_kept(chat_options: list[Option]) -> No
         memo: RankingMemo = {}
         for opt in chat_options:
             ranking_key(opt, "cost", busy, False, memo=memo)
-            kept = (id(opt), "cost", True, False, False) in memo
+            kept = (id(opt), "cost", True, False, False, None) in memo
             assert kept == (on_shared_servers(opt, busy) is ranking_candidate(opt))
             changed += not kept
     assert changed  # a test of the test: some candidates change under sharing

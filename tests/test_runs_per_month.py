@@ -82,8 +82,13 @@ def test_bought_servers_take_the_gpus_that_fit_the_runs_in_a_month(tmp_path: Pat
     hours = tune["details"]["hours"]
     if runs is None:
         assert hours == pytest.approx(ONE_GPU_HOURS, abs=0.1)
+        assert "runs_per_month" not in tune["details"]
     else:
         assert hours * runs <= 730 < ONE_GPU_HOURS * runs or gpus == 1
+        # its runs a month, said beside its hours (newuser30 item 12: ``diff`` read a bought run with no runs a
+        # month beside a rented one's); they add nothing to the month of servers bought
+        assert tune["details"]["runs_per_month"] == runs and "usd_per_month_of_runs" not in tune["details"]
+        assert "training_usd_per_month" not in plan["totals"]
 
 
 def test_owned_servers_too_slow_for_the_runs_are_refused_at_runs_per_month(tmp_path: Path) -> None:

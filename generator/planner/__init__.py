@@ -61,17 +61,28 @@ def _count_fields(dep: InferenceDeployment | TrainingDeployment) -> list[str]:
     ]
 
 
+#: The fleet limits a layout alone may break, in the order an error is located at the first one set.
+_LIMITS = ("max_budget_usd_per_month", "max_capex_usd", "max_nodes")
+
+
 def _binding_field(
-    wl: Workload, dep: InferenceDeployment | TrainingDeployment, index: int, limited: bool, blocked: list[Blocked]
+    wl: Workload,
+    dep: InferenceDeployment | TrainingDeployment,
+    index: int,
+    limited: bool,
+    blocked: list[Blocked],
+    every_breaks: frozenset[str] = frozenset(),
 ) -> tuple[str | int, ...]:
     """The field an infeasible deployment's error is located at: the one that rules its layouts out, where one does.
 
     newuser26 item 6: every such error stood at ``model``, so a CI annotation marked the model line for a TPOT target,
-    a budget or a pinned TP. ``limited``: layouts exist, but none within max_nodes / max_budget_usd_per_month.
+    a budget or a pinned TP. ``limited``: layouts exist, but none within max_nodes / max_budget_usd_per_month /
+    max_capex_usd; ``every_breaks``: the limits every layout breaks, the first of which is the field (else the first
+    limit set).
     """
     at: tuple[str | int, ...] = ("deployments", index)
     if limited:
-        for field in ("max_budget_usd_per_month", "max_nodes"):
+        for field in (*(f for f in _LIMITS if f in every_breaks), *_LIMITS):
             if getattr(wl.hardware, field, None) is not None:
                 return ("hardware", field)
     elif blocked and all(b.code in (NO_PACKING, PINNED_DEGREE) for b in blocked) and dep.parallelism is not None:
@@ -220,34 +231,133 @@ def _plan_workload(loaded: LoadedWorkload) -> Plan:
 
 
 def _plan_fleet_within_limits(loaded: LoadedWorkload, consts: Constants) -> Plan:
-    """The best fleet (:func:`_plan_fleet`); where it breaks a fleet limit, the best fleet of one allowed GPU kind."""
+    """The best fleet (:func:`_plan_fleet`); where it breaks a fleet limit, the best fleet of one allowed GPU kind.
+
+    Where it breaks the capex cap, also the fleets with capex weighed in each deployment's ranking
+    (:data:`CAPEX_PRICES`): the best of all those within the limits wins.
+    """
     wl = loaded.workload
+    broke: list[InfeasibleError] = []
     try:
-        return _plan_fleet(loaded, consts)
-    except FleetLimitError:
-        # the objective's best choice per deployment breaks a fleet limit (racks, budget): a fleet of one allowed
-        # GPU kind may keep it; the best of those that do wins, else the first error stands
-        kinds = sorted({hw.gpu.id for hw in allowed_hardware(wl)})
-        if len(kinds) < 2:
-            raise
-        plans = []
-        for kind in kinds:
-            one = loaded._replace(workload=wl._replace(hardware=wl.hardware._replace(gpus=(kind,))))
-            try:
-                plans.append(_plan_fleet(one, consts))
-            except InfeasibleError:
-                continue
-        if not plans:
-            raise
+        best = _plan_fleet(loaded, consts, broke=broke)
+    except FleetLimitError as exc:
+        first = exc
+    else:
+        over = [e.plan for e in broke if isinstance(e, FleetLimitError) and e.limit == "max_capex_usd"]
+        objective = _fleet_objective(wl.objective, [best, *(cast("Plan", p) for p in over if p is not None)])
+        lead = _fleet_rank(objective, best)
+        if not any(p is not None and _fleet_rank(objective, cast("Plan", p)) < lead for p in over):
+            return best
+        # fleets better by the objective broke the capex cap: those with a price on capex may beat the one kept
+        plans = [best, *_plans_within_capex(loaded, consts, None)]
         objective = _fleet_objective(wl.objective, plans)
         return min(plans, key=lambda p: _fleet_rank(objective, p))
+    # the objective's best choice per deployment breaks a fleet limit (racks, budget): a fleet of one allowed
+    # GPU kind may keep it; the best of those that do wins, else the first error stands
+    kinds = sorted({hw.gpu.id for hw in allowed_hardware(wl)})
+    plans = []
+    for kind in kinds if len(kinds) >= 2 else ():
+        one = loaded._replace(workload=wl._replace(hardware=wl.hardware._replace(gpus=(kind,))))
+        try:
+            plans.append(_plan_fleet(one, consts))
+        except InfeasibleError:
+            continue
+    if first.limit == "max_capex_usd":
+        plans += _plans_within_capex(loaded, consts, first)
+    if not plans:
+        raise first
+    objective = _fleet_objective(wl.objective, plans)
+    return min(plans, key=lambda p: _fleet_rank(objective, p))
+
+
+#: newuser30 item 8: the fleets planned where the objective's best breaks ``hardware.max_capex_usd``: each deployment's
+#: layouts ranked with their capex counted this many times more over ``amortization_months`` in their cost an hour (a
+#: price on capex beside the amortisation the cost already holds), the least price that plans a fleet within the cap
+#: kept; then the least capex first, then the objective (alone under ``gpus`` or ``power``: a price in dollars does not
+#: add to a count of GPUs or watts).
+CAPEX_PRICES = (1.0, 3.0, 10.0, 30.0)
+
+
+class CapexPrice(NamedTuple):
+    """A price on capex in a fleet search (:data:`CAPEX_PRICES`).
+
+    Each layout's capex spread over ``months`` is added to its cost an hour (0: the least capex first), for the
+    deployments ``on`` (by index; None: every one).
+    """
+
+    months: float
+    on: frozenset[int] | None = None
+
+    def months_for(self, index: int) -> float | None:
+        """The months deployment ``index``'s layouts are ranked with (None: by the objective alone)."""
+        return self.months if self.on is None or index in self.on else None
+
+
+def _plans_within_capex(loaded: LoadedWorkload, consts: Constants, first: FleetLimitError | None) -> list[Plan]:
+    """Fleets that keep the capex cap, their layouts ranked with a price on capex (:data:`CAPEX_PRICES`).
+
+    At each price, the least first: every deployment priced so, and, with a few deployments
+    (:data:`MAX_DEPLOYMENTS_REORDERED`), each alone priced so (one moved to a layout of less capex may be enough);
+    the fleets of the least price that plans one. Where none does and ``first`` (the capex error of the objective's
+    fleets) is given, :class:`FleetLimitError` with the least capex of a fleet planned (the fleet of each deployment's
+    least-capex layout, as the greedy passes share servers), else none.
+    """
+    wl = loaded.workload
+    priced = wl.objective == "cost"
+    months = [*(consts.amortization_months / k for k in CAPEX_PRICES if priced), 0.0]
+    count = len(wl.deployments)
+    each: list[frozenset[int] | None] = [None]
+    each += [frozenset([i]) for i in range(count)] if 1 < count <= MAX_DEPLOYMENTS_REORDERED else []
+    nearest = first
+    for weight in months:
+        found = []
+        for on in each:
+            try:
+                found.append(_plan_fleet(loaded, consts, CapexPrice(weight, on)))
+            except FleetLimitError as exc:
+                if exc.limit == "max_capex_usd" and (nearest is None or exc.needed < nearest.needed):
+                    nearest = exc
+            except InfeasibleError:
+                continue
+        if found:
+            return found
+    if first is None or nearest is None:
+        return []
+    # the least capex a fleet needs: each deployment's layouts of least capex first, none left out for its capex alone
+    # (a layout over the cap alone may share its servers: two services on one 4-GPU server cost less than two servers)
+    from generator.planner.assemble import fleet_up_front_usd
+
+    wl = loaded.workload
+    uncapped = loaded._replace(workload=wl._replace(hardware=wl.hardware._replace(max_capex_usd=None)))
+    least = nearest.needed
+    with contextlib.suppress(InfeasibleError):
+        cheapest = _plan_fleet(uncapped, consts, CapexPrice(0.0))
+        up_front = fleet_up_front_usd(cheapest.totals)
+        if up_front is not None and up_front <= (wl.hardware.max_capex_usd or 0.0):
+            return [cheapest]  # within the cap, though a layout of it alone was not (reported as the capped plan is)
+        least = min(least, up_front if up_front is not None else math.inf)
+    if math.isinf(least):
+        return []
+    cap = wl.hardware.max_capex_usd or 0.0
+    raise FleetLimitError(
+        f"no fleet planned costs at most max_capex_usd ${cap:,.0f} up front: the least capex of one is ${least:,.0f} "
+        "(with each deployment's layouts of least capex first); to unblock: raise max_capex_usd, lower the request "
+        "rates, list servers you own under hardware.inventory, or allow hardware that costs less to buy",
+        "max_capex_usd",
+        least,
+    )
 
 
 #: With owned servers, fleets of at most this many deployments are planned in every order of them (4! = 24).
 MAX_DEPLOYMENTS_REORDERED = 4
 
 
-def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
+def _plan_fleet(
+    loaded: LoadedWorkload,
+    consts: Constants,
+    capex: CapexPrice | None = None,
+    broke: list[InfeasibleError] | None = None,
+) -> Plan:
     """The best of the fleets the objective's options make.
 
     Each deployment on its own best servers; the services sharing servers as they are chosen, in the workload's
@@ -256,18 +366,21 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
     :data:`MAX_DEPLOYMENTS_REORDERED` deployments, the first two in every order; with more, in the workload's order,
     largest first and smallest first, and under ``gpus`` each deployment with a layout on owned servers alone first.
     A fleet that breaks a fleet limit
-    (racks, budget, nodes) is dropped; if every fleet fails, :func:`_nearest` says why.
+    (racks, budget, nodes) is dropped; if every fleet fails, :func:`_nearest` says why. ``capex``: deployments'
+    layouts ranked with a price on capex (:class:`CapexPrice`); ``broke``: where the errors of the
+    fleets dropped go.
     """
     from generator.planner.assemble import build_plan
     from generator.planner.candidates import monthly_spend_usd
     from generator.planner.inventory import free_servers
 
     wl = loaded.workload
+    choose = functools.partial(_choose, capex=capex)
     enumerated: _Enumerated = {}
     sizes: TrainingSizes = {}  # the training jobs' timed layouts, shared by every order
     services = sum(isinstance(d, InferenceDeployment) for d in wl.deployments)
     fleets: list[tuple[Plan, Kind | None]] = []
-    errors: list[InfeasibleError] = []
+    errors: list[InfeasibleError] = [] if broke is None else broke
     passes: list[_Chosen] = []
     built: set[tuple[int, ...]] = set()  # the options each pass chose, by identity (the passes hold them)
     owned = free_servers(wl)  # the owned servers of each kind, which the floor of a fleet's GPUs bought leaves out
@@ -307,7 +420,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         orders += [list(p) for p in itertools.permutations(range(count))][1:]
     for order in orders:
         try:
-            add(_choose(loaded, consts, enumerated, sizes, share=False, order=order), None)
+            add(choose(loaded, consts, enumerated, sizes, share=False, order=order), None)
         except InfeasibleError as exc:
             errors.append(exc)
     # largest first, by the GPUs of each deployment's first choice; and by the fewest GPUs any of its options takes
@@ -330,7 +443,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         for order in (by_size, by_size[::-1], *firsts):
             orders.append(order)
             try:
-                add(_choose(loaded, consts, enumerated, sizes, share=False, order=order), None)
+                add(choose(loaded, consts, enumerated, sizes, share=False, order=order), None)
             except InfeasibleError as exc:
                 errors.append(exc)
 
@@ -351,13 +464,13 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         for order in orders:
             try:
                 add(
-                    _choose(loaded, consts, enumerated, sizes, share=True, order=order, runners_up=runners_up, withheld=withheld),
+                    choose(loaded, consts, enumerated, sizes, share=True, order=order, runners_up=runners_up, withheld=withheld),
                     None,
                 )
             except InfeasibleError as exc:
                 errors.append(exc)
         held_to = functools.partial(
-            _choose, loaded, consts, enumerated, sizes, share=True, order=by_size, runners_up=runners_up, withheld=withheld
+            choose, loaded, consts, enumerated, sizes, share=True, order=by_size, runners_up=runners_up, withheld=withheld
         )
         for kind in kinds:
             if among is not None and kind not in among:
@@ -393,7 +506,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         # buys cheaper servers is compared too (newuser27 item 5: a second owned A100 box made the plan $514 dearer)
         for share, order in ((False, None), *(((True, by_size),) if services >= 2 else ())):
             try:
-                add(_choose(loaded, consts, enumerated, sizes, share=share, order=order, owned_first=False), None)
+                add(choose(loaded, consts, enumerated, sizes, share=share, order=order, owned_first=False), None)
             except InfeasibleError:
                 continue
     owned_kinds = sorted(free_servers(wl))
@@ -407,7 +520,7 @@ def _plan_fleet(loaded: LoadedWorkload, consts: Constants) -> Plan:
         among: set[Kind] = {k for f, _ in fleets for p in f.pools for k in (p.node.gpu_id, _pool_kind(p))}
         for withheld in _withheld_sets(owned_kinds, every=wl.hardware.buy):
             with contextlib.suppress(InfeasibleError):
-                add(_choose(loaded, consts, enumerated, sizes, share=False, withheld=withheld), None)
+                add(choose(loaded, consts, enumerated, sizes, share=False, withheld=withheld), None)
             if services >= 2:
                 sharing(shared_orders, withheld, among)
     if not fleets:
@@ -641,6 +754,7 @@ def _choose(
     ceiling: float | None = None,
     owned_first: bool = True,
     withheld: frozenset[ServerKey] = frozenset(),
+    capex: CapexPrice | None = None,
 ) -> tuple[_Chosen, list[Finding], dict[int, str], dict[str, list[Blocked]]]:
     """The best option of each deployment in order (owned servers taken as they are chosen), with findings.
 
@@ -653,7 +767,8 @@ def _choose(
     (nothing can share them, and the other passes place the others beside its best layout) or its servers alone
     exceed ``ceiling`` (the lead of :func:`_fleet_rank` of the best fleet so far); ``owned_first``: layouts that buy
     nothing rank first (else by the objective alone, an owned server at its upkeep, so that a fleet leaving some owned
-    servers off is planned too); ``withheld``: owned kinds none of whose servers the pass uses.
+    servers off is planned too); ``withheld``: owned kinds none of whose servers the pass uses; ``capex``: the
+    layouts ranked with a price on capex (:class:`CapexPrice`).
     Also returns, by deployment name, the layouts ruled out and why (:class:`Blocked` records).
 
     ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
@@ -661,9 +776,13 @@ def _choose(
     owned servers left free do not change, for every state of them.
     """
     from generator.planner.candidates import (
+        broken_limits,
+        capex_cap_usd,
         inference_options,
+        limits_text,
         monthly_spend_usd,
         ranking_key,
+        up_front_usd,
         within_limits,
     )
     from generator.planner.inventory import free_servers, take_owned
@@ -742,7 +861,13 @@ def _choose(
         if ranking not in ranked:
             one_gpu_pods = service and wl.kubernetes.gpu_sharing is not None
             by = functools.partial(
-                ranking_key, objective=objective, busy=shared, owned_free=owned_free, one_gpu_pods=one_gpu_pods, memo=keys
+                ranking_key,
+                objective=objective,
+                busy=shared,
+                owned_free=owned_free,
+                one_gpu_pods=one_gpu_pods,
+                memo=keys,
+                capex_months=capex.months_for(i) if capex is not None else None,
             )
             if shared is not None and runners_up is not None:  # the pass reads its first choice alone
                 base_at = ("shared-base", held_here, owned_free, objective)
@@ -764,7 +889,11 @@ def _choose(
             i, blocked = chain_failure(loaded, chain, blocked, options)
             dep, model = wl.deployments[i], loaded.models[wl.deployments[i].name]
         if not feasible:
-            where = loaded.document.locate(_binding_field(wl, dep, i, bool(options), blocked))
+            runs = _runs_a_month(dep)
+            every_breaks = (
+                frozenset.intersection(*(frozenset(broken_limits(wl, o, runs)) for o in options)) if options else frozenset()
+            )
+            where = loaded.document.locate(_binding_field(wl, dep, i, bool(options), blocked, every_breaks))
             # owned servers alone could hold it, but too few are free and no more are bought (on kinds that are not
             # bought, every other reason is of a layout those servers cannot hold anyway: review 20 item 1)
             unbought = {(h.platform.id, h.gpu.id) for h in allowed_hardware(wl) if h.not_bought}
@@ -787,20 +916,23 @@ def _choose(
                 smallest = min(o.candidate.nodes for o in options)
                 from generator.planner.tco import billed_per_run
 
-                runs = _runs_a_month(dep)
                 priced = [usd for o in options if (usd := monthly_spend_usd(wl, o, runs)) is not None]
                 per_run = runs and any(billed_per_run(wl.hardware.provider, o.candidate) for o in options)
                 with_runs = f" ({runs:g} runs)" if per_run else ""
                 cheapest = f"; the cheapest priced layout costs ${min(priced):,.0f} a month{with_runs}" if priced else ""
+                # the least a layout pays up front for the servers it buys, where a capex cap holds (newuser30 item 8)
+                up_fronts = [usd for o in options if (usd := up_front_usd(o)) is not None]
+                capped = capex_cap_usd(wl) is not None and up_fronts
+                cheapest += f"; the least capex of a layout is ${min(up_fronts):,.0f}" if capped else ""
                 detail = (
-                    f"every layout exceeds max_nodes or max_budget_usd_per_month, or has no price to hold against the "
+                    f"every layout exceeds {limits_text(wl)}, or has no price to hold against the "
                     f"budget (the smallest needs {smallest} node{'' if smallest == 1 else 's'}{cheapest})"
                 )
                 unpriced = sorted({o.candidate.platform_id for o in options if monthly_spend_usd(wl, o) is None})
                 # the layouts exist: memory, precision and SLOs are not what blocks them
-                hint = "to unblock: raise max_nodes or max_budget_usd_per_month" + (
+                hint = f"to unblock: raise {limits_text(wl)}" + (
                     f", or price {', '.join(unpriced)} under prices: (USD per node-hour) so the budget can hold it"
-                    if unpriced and wl.hardware.max_budget_usd_per_month is not None
+                    if unpriced and (wl.hardware.max_budget_usd_per_month is not None or capex_cap_usd(wl) is not None)
                     else ""
                 )
                 hint += "".join(f", or {way}" for way in _count_fields(dep))  # they set the replicas (fuzz21 item 6)

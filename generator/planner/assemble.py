@@ -12,7 +12,7 @@ from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import GpuSpec, PlatformSpec, acquired
 from generator.errors import FleetLimitError, InfeasibleError, InputError
 from generator.planner.blocked import Blocked
-from generator.planner.candidates import ranking_candidate, sustained_rps
+from generator.planner.candidates import capex_cap_usd, limits_text, ranking_candidate, sustained_rps
 from generator.planner.custom import custom_power_findings
 from generator.planner.inference import (
     OperatingPoint,
@@ -732,7 +732,7 @@ def missing_gpu_findings(
             if gpu_id not in offered:
                 why = "no allowed platform of this provider offers it"
             elif not mine:
-                why = "every layout on it exceeds hardware.max_nodes or max_budget_usd_per_month"
+                why = f"every layout on it exceeds hardware.{limits_text(wl)}"
             else:
                 why = "; ".join(mine)
             findings.append(
@@ -1124,7 +1124,7 @@ def build_plan(
             "max_budget_usd_per_month",
             spend if spend is not None else math.inf,
         )
-    return Plan(
+    plan = Plan(
         workload=wl.name,
         objective=wl.objective,
         provider=wl.hardware.provider,
@@ -1136,6 +1136,18 @@ def build_plan(
         constants=dict(sorted(wl.constants.items())),
         racks=rack_specs(racks, pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved),
     )
+    capex_cap, up_front = capex_cap_usd(wl), fleet_up_front_usd(fleet)
+    if capex_cap is not None and (up_front is None or up_front > capex_cap):
+        paid = f"${up_front:,.0f} up front" if up_front is not None else "an unpriced fleet"
+        raise FleetLimitError(
+            f"the servers the deployments buy cost {paid}, above max_capex_usd ${capex_cap:,.0f}; to unblock: raise "
+            "max_capex_usd, lower the request rates, list servers you own under hardware.inventory, or allow hardware "
+            "that costs less to buy",
+            "max_capex_usd",
+            up_front if up_front is not None else math.inf,
+            plan,
+        )
+    return plan
 
 
 def _sequenced(wl: Workload, chosen: list[tuple[int, Option, list[Option]]]) -> dict[int, Sequenced]:
@@ -1595,17 +1607,21 @@ def _rented_jobs(pools: list[Pool], deployments: list[DeploymentPlan], per_run: 
 
 
 def _with_runs(wl: Workload, deployments: list[DeploymentPlan], per_run: set[str]) -> list[DeploymentPlan]:
-    """Training jobs rented per run whose workload says how often they run: their runs a month and what those cost.
+    """Training jobs whose workload says how often they run: their runs a month, and rented per run what those cost.
 
     newuser26 item 12: a nightly fine-tune was "$41 per training run" beside a monthly headline that left its 30 runs
-    out. On servers paid by the month the runs add no cost, and nothing is added.
+    out. On servers paid by the month the runs add no cost: their runs a month alone (newuser30 item 12: ``diff``'s
+    bought side read its hours a run with no runs a month beside the rented side's).
     """
     runs = {d.name: d.training.runs_per_month for d in wl.deployments if isinstance(d, TrainingDeployment)}
     out = []
     for d in deployments:
         times, job = runs.get(d.name), d.details.get("usd_per_job")
-        if times is None or d.name not in per_run:
+        if times is None:
             out.append(d)
+            continue
+        if d.name not in per_run:
+            out.append(d._replace(details={**d.details, "runs_per_month": times}))
             continue
         month = None if job is None else round(job * times, 2)
         out.append(d._replace(details={**d.details, "runs_per_month": times, "usd_per_month_of_runs": month}))
@@ -1617,7 +1633,8 @@ def _overlapping_runs(deployments: list[DeploymentPlan]) -> list[Finding]:
     out = []
     for i, d in enumerate(deployments):
         times, hours = d.details.get("runs_per_month"), d.details.get("hours")
-        if times and hours and times * hours > HOURS_PER_MONTH:
+        rented = "usd_per_month_of_runs" in d.details  # servers paid by the month run one job at a time
+        if rented and times and hours and times * hours > HOURS_PER_MONTH:
             at_once = math.ceil(times * hours / HOURS_PER_MONTH)
             out.append(
                 Finding(
@@ -1670,6 +1687,17 @@ def budget_spend_usd(
         for name, usd in rented_jobs.items()
     )
     return float(fleet["usd_per_month"]) + jobs
+
+
+def fleet_up_front_usd(fleet: dict[str, Any]) -> float | None:
+    """What a fleet pays up front for the servers it buys (its totals' capex): the figure max_capex_usd holds.
+
+    Owned servers and servers rented cost nothing up front; None for a fleet with an unpriced pool (its capex is not
+    known).
+    """
+    if fleet["usd_per_month"] is None:
+        return None
+    return float(fleet["capex_usd"] or 0.0)
 
 
 def totals(

@@ -413,7 +413,7 @@ def sustained_rps(opt: Option) -> float:
 #: Ranking keys already formed, by (id of the option, objective, ranked sharing servers, owned servers free, one-GPU
 #: pods): those of options whose candidate the servers shared leave as it is. Ids key it, so whoever holds the memo
 #: holds the options it ranks (an id is not reused while its option lives): one deployment's options, in one plan.
-RankingMemo = dict[tuple[int, str, bool, bool, bool], tuple[object, ...]]
+RankingMemo = dict[tuple[int, str, bool, bool, bool, float | None], tuple[object, ...]]
 
 
 def ranking_key(
@@ -423,6 +423,7 @@ def ranking_key(
     owned_free: bool,
     one_gpu_pods: bool = False,
     memo: RankingMemo | None = None,
+    capex_months: float | None = None,
 ) -> tuple[object, ...]:
     """Sort key of an option: with owned servers free, those that buy nothing new first; then the objective.
 
@@ -434,37 +435,53 @@ def ranking_key(
     layout comes first (fuzz14 item 6: a TP4 replica beat two TP1 at one cost, and the sharing was not rendered).
     ``memo``: the keys formed before (:data:`RankingMemo`); a pass whose sharing leaves an option's candidate as it
     is ranks it as the pass before did (most options: another kind's servers are shared, or none yet).
+    ``capex_months``: a price on capex, where the best fleet breaks the capex cap (newuser30 item 8): under ``cost``
+    the capex (of the servers the option adds) spread over so many months is added to its cost an hour; 0, or another
+    objective, ranks the least capex first, then the objective.
     """
     if memo is not None and (not busy or not busy.get(opt.server_kind)):  # sharing leaves its candidate as it is
-        known = memo.get((id(opt), objective, busy is not None, owned_free, one_gpu_pods))
+        known = memo.get((id(opt), objective, busy is not None, owned_free, one_gpu_pods, capex_months))
         if known is not None:
             return known
     own = ranking_candidate(opt)
     c = own if busy is None else _on_shared(opt, own, busy)
     if memo is None or c is not own:
-        return _ranking_key(opt, c, objective, busy is not None, owned_free, one_gpu_pods)
-    at = (id(opt), objective, busy is not None, owned_free, one_gpu_pods)
+        return _ranking_key(opt, c, objective, busy is not None, owned_free, one_gpu_pods, capex_months)
+    at = (id(opt), objective, busy is not None, owned_free, one_gpu_pods, capex_months)
     key = memo.get(at)
     if key is None:
-        key = memo[at] = _ranking_key(opt, c, objective, busy is not None, owned_free, one_gpu_pods)
+        key = memo[at] = _ranking_key(opt, c, objective, busy is not None, owned_free, one_gpu_pods, capex_months)
     return key
 
 
 def _ranking_key(
-    opt: Option, c: Candidate, objective: str, share: bool, owned_free: bool, one_gpu_pods: bool
+    opt: Option,
+    c: Candidate,
+    objective: str,
+    share: bool,
+    owned_free: bool,
+    one_gpu_pods: bool,
+    capex_months: float | None = None,
 ) -> tuple[object, ...]:
     """:func:`ranking_key` of the option's candidate ``c`` as the pass ranks it (``share``: sharing servers)."""
     buys = c.nodes > c.owned_nodes
     # a training job takes a pool of its own, so the GPUs it leaves idle are no one's (newuser30 item 6)
     alone = not isinstance(opt.shape, ReplicaShape)
     by_objective, *ties = rank(objective, c, share=share, sustained_rps=sustained_rps(opt), alone=alone)
+    lead: object = by_objective
+    if capex_months is not None:
+        up_front = c.capex_usd or 0.0
+        if capex_months > 0 and objective == "cost":
+            lead = by_objective + up_front / (capex_months * HOURS_PER_MONTH)
+        else:
+            lead = (up_front, by_objective)
     # on the objective's tie, replicas on fewer Linux hosts first: a rack of 72 GPUs cost the same whether a 70B
     # service ran as TP4 on one compute tray or TP32 over eight, and fewer idle GPUs chose the second
     hosts = _hosts(opt) if not opt.parts else max(_hosts(part) for part in opt.parts)
     return (
         owned_free and buys,
         owned_free and not buys and not c.owned_nodes,
-        by_objective,
+        lead,
         one_gpu_pods and any(p.candidate.tp * p.candidate.pp > 1 for p in opt.pieces),
         hosts,
         *ties,
@@ -487,12 +504,52 @@ def monthly_spend_usd(wl: Workload, opt: Option, runs: float | None = None) -> f
     return c.usd_per_hour * HOURS_PER_MONTH
 
 
-def within_limits(wl: Workload, opt: Option, runs: float | None = None) -> bool:
-    """Whether an option alone respects max_nodes and the monthly budget (``runs``: a rented job's a month)."""
+def capex_cap_usd(wl: Workload) -> float | None:
+    """``hardware.max_capex_usd`` where it holds: on bare metal (a cloud buys nothing: the setting is unused there)."""
+    return wl.hardware.max_capex_usd if wl.hardware.provider == "baremetal" else None
+
+
+def limits_text(wl: Workload) -> str:
+    """The fleet limits a layout may exceed, as an error names them (with the capex cap, those the workload sets)."""
+    if capex_cap_usd(wl) is None:
+        return "max_nodes or max_budget_usd_per_month"
     hw = wl.hardware
+    named = [f for f in ("max_nodes", "max_budget_usd_per_month") if getattr(hw, f) is not None] + ["max_capex_usd"]
+    return ", ".join(named[:-1]) + (" or " if len(named) > 1 else "") + named[-1]
+
+
+def up_front_usd(opt: Option) -> float | None:
+    """What an option pays up front: the purchase price of the servers it buys, the figure max_capex_usd holds.
+
+    Owned servers cost nothing up front, nor do servers rented or priced per hour under ``prices:``; None where the
+    option is unpriced (nothing to hold against the cap).
+    """
+    c = opt.candidate
+    if c.usd_per_hour is None:
+        return None
+    return c.capex_usd or 0.0
+
+
+def broken_limits(wl: Workload, opt: Option, runs: float | None = None) -> list[str]:
+    """The hardware limits an option alone breaks: max_nodes, the monthly budget, the capex cap.
+
+    ``runs``: a rented job's runs a month. An unpriced option breaks a budget given: it has no price to hold against it.
+    """
+    hw = wl.hardware
+    broken = []
     if hw.max_nodes is not None and opt.candidate.nodes > hw.max_nodes:
-        return False
-    if hw.max_budget_usd_per_month is None:
-        return True
-    spend = monthly_spend_usd(wl, opt, runs)
-    return spend is not None and spend <= hw.max_budget_usd_per_month
+        broken.append("max_nodes")
+    if hw.max_budget_usd_per_month is not None:
+        spend = monthly_spend_usd(wl, opt, runs)
+        if spend is None or spend > hw.max_budget_usd_per_month:
+            broken.append("max_budget_usd_per_month")
+    if (cap := capex_cap_usd(wl)) is not None:
+        up_front = up_front_usd(opt)
+        if up_front is None or up_front > cap:
+            broken.append("max_capex_usd")
+    return broken
+
+
+def within_limits(wl: Workload, opt: Option, runs: float | None = None) -> bool:
+    """Whether an option alone respects max_nodes, the monthly budget and the capex cap (``runs``: a rented job's a month)."""
+    return not broken_limits(wl, opt, runs)

@@ -124,6 +124,16 @@ def unused_setting_findings(wl: Workload) -> list[Finding]:
                 "kubernetes.location",
             )
         )
+    if provider != "baremetal" and wl.hardware.max_capex_usd is not None:  # nothing is bought (newuser30 item 8)
+        gke.append(
+            Finding(
+                "warning",
+                "setting-unused",
+                f"hardware.max_capex_usd holds what servers bought cost up front; {provider} instances are rented, so "
+                "nothing is bought and it has no effect: remove it, or hold the month with max_budget_usd_per_month",
+                "hardware.max_capex_usd",
+            )
+        )
     if wl.hardware.fixed is not None:  # the machine is had: nothing is priced (fuzz15 item 11)
         unread = dict.fromkeys(wl.prices, ": hardware.fixed plans the machine given, which nothing prices")
     else:

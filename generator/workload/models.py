@@ -207,6 +207,8 @@ class Hardware(NamedTuple):
     #: Rack units kept free in every rack for switches and PDUs; None: the planner's sourced default.
     rack_units_reserved: int | None = None
     max_budget_usd_per_month: float | None = None
+    #: Most paid up front for servers bought (bare metal); None: no cap.
+    max_capex_usd: float | None = None
     fixed: FixedSpec | None = None
     inventory: tuple[InventoryGroup, ...] = ()
     #: False: nothing is bought or rented; deployments are placed on ``inventory`` alone (newuser22 item 2).

@@ -242,7 +242,15 @@ def fixed_ram_errors(doc: Document, spec: FixedSpec) -> list[InputError]:
 
 #: Hardware fields that choose or describe servers to plan: with ``hardware.fixed`` the machine is given, so they say
 #: nothing (and a user who set them expects them to count).
-_NOT_WITH_FIXED = ("gpus", "platforms", "inventory", "max_nodes", "max_racks", "max_budget_usd_per_month")
+_NOT_WITH_FIXED = (
+    "gpus",
+    "platforms",
+    "inventory",
+    "max_nodes",
+    "max_racks",
+    "max_budget_usd_per_month",
+    "max_capex_usd",
+)
 
 
 #: Hardware fields about the racks servers stand in: a cloud instance stands in the provider's.
