@@ -470,7 +470,8 @@ def _build_cli() -> Any:
         from generator.render.env import to_json
 
         rows = listing_rows(kind) if kind in KINDS else catalog_rows(kind)
-        click.echo(to_json(rows) if as_json else catalog_text(rows), nl=as_json)
+        # purchases: whether each product is still sold new, after its price and date (newuser30 item 11)
+        click.echo(to_json(rows) if as_json else catalog_text(rows, 7 if kind == "purchases" else 6), nl=as_json)
 
     return cli
 

@@ -114,7 +114,10 @@ def _pools(plan: Plan) -> dict[str, tuple[str, int]]:
 # 18 bought (18 GPUs, 5 idle), full8 on full8_h200_nvl_141gb, $39,033.11/month, capex $1,100,098.83, and
 # 26 bought (30 GPUs, 3 idle), embed on the owned server, full8 on an H200 NVL, $31,990.66/month, capex $781,098.83.
 # full8 takes the owned server's 4 GPUs (a training job's servers are its own, newuser30 item 6: 7 idle -> 5), and a
-# TP4 group of MI325X reaches 3 of each GPU's 7 peer links (item 1), so chat buys Gaudi 3 where it bought MI325X
+# TP4 group of MI325X reaches 3 of each GPU's 7 peer links (item 1), so chat buys Gaudi 3 where it bought MI325X.
+# The embedding box is an RTX 4090 tower at the card's 2026 price ($2,200), not an RTX 3090 one at its 2020 launch
+# price ($1,499): the 3090 is not sold new (newuser30 item 11; test_not_sold_new.py); before, the budget row was
+# $34,456.50/month, capex $834,726.83, and the cost rows $34,203.10/month, capex $818,297.
 CASES = [
     pytest.param(
         "gpus",
@@ -131,10 +134,10 @@ CASES = [
     pytest.param(
         "gpus",
         35000,
-        (34, 38, 0, 34456.50, 834726.83),
+        (34, 38, 0, 34507.89, 835427.83),
         {
             "chat": ("chat_gaudi3_128gb", 0),
-            "embed": ("embed_rtx_3090_24gb", 0),
+            "embed": ("embed_rtx_4090_24gb", 0),
             "tune32": ("tune32_rtx_6000_ada_48gb", 0),
             "full8": ("full8_a100_pcie_80gb", 1),
         },
@@ -144,10 +147,10 @@ CASES = [
     pytest.param(
         "cost",
         None,
-        (35, 39, 0, 34203.10, 818297.0),
+        (35, 39, 0, 34254.49, 818998.0),
         {
             "chat": ("chat_gaudi3_128gb", 0),
-            "embed": ("embed_rtx_3090_24gb", 0),
+            "embed": ("embed_rtx_4090_24gb", 0),
             "tune32": ("tune32_rtx_5090_32gb", 0),
             "full8": ("full8_a100_pcie_80gb", 1),
         },
@@ -156,10 +159,10 @@ CASES = [
     pytest.param(
         "cost",
         35000,
-        (35, 39, 0, 34203.10, 818297.0),
+        (35, 39, 0, 34254.49, 818998.0),
         {
             "chat": ("chat_gaudi3_128gb", 0),
-            "embed": ("embed_rtx_3090_24gb", 0),
+            "embed": ("embed_rtx_4090_24gb", 0),
             "tune32": ("tune32_rtx_5090_32gb", 0),
             "full8": ("full8_a100_pcie_80gb", 1),
         },

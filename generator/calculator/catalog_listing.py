@@ -9,7 +9,7 @@ from typing import Any
 
 from generator import catalog
 from generator.calculator.report import rows_by_id
-from generator.catalog.records import dram_bandwidth_gb_per_s
+from generator.catalog.records import PurchaseRecord, dram_bandwidth_gb_per_s
 
 KINDS = ("cpus", "nics", "drives", "prices", "purchases")
 
@@ -78,13 +78,26 @@ def purchase_rows() -> list[dict[str, Any]]:
             + (f", {r.range_end} end" if r.range_end != "single" else "")
             + (f"; {r.stands_in}" if r.stands_in else ""),
             "as_of": r.as_of,
+            "available": _available(r),
             "estimated": r.estimated,
         },
         sourced=True,
     )
     rows += [
-        {"id": f"{key}-unpriced", "kind": "unpriced", "for": key, "usd": None, "basis": why, "as_of": "", "estimated": False}
-        | {"source": "unsourced"}
+        {"id": f"{key}-unpriced", "kind": "unpriced", "for": key, "usd": None, "basis": why, "as_of": "", "available": ""}
+        | {"estimated": False, "source": "unsourced"}
         for key, why in sorted(catalog.unpriced().items())
     ]
     return rows
+
+
+def _available(rec: PurchaseRecord) -> str:
+    """Whether the product is sold new, as its record says with the date of its sources (blank where not recorded).
+
+    A product not sold new is never bought by the planner (newuser30 item 11); one whose production ended says when.
+    """
+    a = rec.availability
+    if a is None:
+        return ""
+    ended = f", production ended {a.production_ended}" if a.production_ended else ""
+    return f"{'sold new' if a.sold_new else 'not sold new'}{ended} (as of {a.as_of}; {a.source[0]})"

@@ -173,11 +173,11 @@ def catalog_rows(kind: str) -> list[dict[str, Any]]:
     return rows_by_id(catalog.models(), model_row)
 
 
-def catalog_text(rows: list[dict[str, Any]]) -> str:
-    """Rows as an aligned table: id, name and the first few figures."""
+def catalog_text(rows: list[dict[str, Any]], columns: int = 6) -> str:
+    """Rows as an aligned table: id, name and the first few figures (``columns`` in all)."""
     if not rows:
         return "(empty)\n"
-    keys = [k for k in rows[0] if k not in ("aliases", "gpus", "gpu_counts")][:6]
+    keys = [k for k in rows[0] if k not in ("aliases", "gpus", "gpu_counts")][:columns]
     table = [[str(k) for k in keys]] + [
         ["" if r[k] is None else f"{r[k]:,}" if isinstance(r[k], int) else str(r[k]) for k in keys] for r in rows
     ]

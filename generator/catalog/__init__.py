@@ -126,6 +126,19 @@ def purchases() -> dict[str, PurchaseRecord]:
     return _build("purchases", PurchaseRecord.from_record)
 
 
+def not_sold_new(platform_id: str, gpu_id: str) -> PurchaseRecord | None:
+    """The purchase record that prices a node of ``gpu_id`` on ``platform_id`` and says it is not sold new, or None.
+
+    A node is priced by its system record where one matches (that record alone says), else by its host and GPU records.
+    """
+    records = purchases().values()
+    systems = [r for r in records if r.kind == "system" and r.platform_id == platform_id and r.gpu_id == gpu_id]
+    parts = systems or [
+        r for r in records if (r.kind, r.platform_id) == ("host", platform_id) or (r.kind, r.gpu_id) == ("gpu", gpu_id)
+    ]
+    return next((r for r in sorted(parts, key=lambda r: r.id) if not r.sold_new), None)
+
+
 @cache
 def host_minimums() -> dict[str, HostMinimum]:
     """Published minimums of host RAM and CPU cores per GPU, by record id."""

@@ -670,6 +670,38 @@ class PricedWith(NamedTuple):
         return f"priced with {cpu}{cores} and {ram}{extras}"
 
 
+class Availability(NamedTuple):
+    """Whether a purchased product is still sold new, and when its production ended, as its sources state them."""
+
+    sold_new: bool
+    #: Date of the latest source (YYYY-MM-DD, or YYYY-MM where it gives the month only).
+    as_of: str
+    #: What the sources state (shown in the plan and the catalog listing).
+    says: str
+    source: tuple[str, ...]
+    #: When production ended, as reported (YYYY-MM[-DD]); None where no date is sourced.
+    production_ended: str | None = None
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any]) -> Availability:
+        """Build from a purchase record's ``availability`` object (a source is required)."""
+        source = _sources(rec)
+        if not source:
+            raise ValueError("availability: needs a source")
+        ended = rec.get("production_ended")
+        return cls(
+            sold_new=bool(rec["sold_new"]),
+            as_of=str(rec["as_of"]),
+            says=str(rec["says"]),
+            source=source,
+            production_ended=str(ended) if ended is not None else None,
+        )
+
+    def text(self) -> str:
+        """How a plan and the catalog listing say it: what the sources state, the first of them and its date."""
+        return f"{self.says}; {self.source[0]}, {self.as_of}"
+
+
 class PurchaseRecord(NamedTuple):
     """A purchase price: a whole system, one GPU, or a host without its GPUs (``purchases.json``)."""
 
@@ -686,15 +718,33 @@ class PurchaseRecord(NamedTuple):
     source: tuple[str, ...]
     stands_in: str | None = None  # a comparable-system estimate: which system's price stands in for this host
     priced_with: PricedWith | None = None  # a comparable-system estimate: the configuration that system is priced with
+    #: Whether the product is still sold new (None: not recorded, taken as sold).
+    availability: Availability | None = None
+
+    @property
+    def sold_new(self) -> bool:
+        """Whether the price can still be paid for a new unit (False where the catalog sources that it cannot)."""
+        return self.availability is None or self.availability.sold_new
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> PurchaseRecord:
-        """Build from a ``purchases.json`` record (a comparable-system estimate must be an estimated host)."""
+        """Build from a ``purchases.json`` record (a comparable-system estimate must be an estimated host).
+
+        A product whose production ended and that is still sold new must be priced from a figure dated on or after the
+        end: its launch price is not what its remaining stock sells for (newuser29 item 12).
+        """
         comparable = rec.get("comparable")
         if comparable and (rec["estimated"] is not True or rec["kind"] != "host"):
             raise ValueError(
                 "comparable: a comparable-system estimate must have estimated: true and kind: host"
                 f" (has estimated: {json.dumps(rec['estimated'])}, kind: {json.dumps(rec['kind'])})"
+            )
+        availability = Availability.from_record(rec["availability"]) if rec.get("availability") else None
+        ended = availability.production_ended if availability else None
+        if availability and availability.sold_new and ended and str(rec["as_of"])[: len(ended)] < ended:
+            raise ValueError(
+                f"as_of: the price is dated {rec['as_of']}, before production ended ({ended}): price the product from a"
+                " figure dated after the end, or set availability.sold_new: false"
             )
         return cls(
             id=rec["id"],
@@ -710,6 +760,7 @@ class PurchaseRecord(NamedTuple):
             source=_sources(rec),
             stands_in=_stands_in(comparable) if comparable else None,
             priced_with=PricedWith.from_record(comparable["priced_with"]) if comparable else None,
+            availability=availability,
         )
 
 

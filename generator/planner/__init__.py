@@ -217,6 +217,7 @@ def _plan_workload(loaded: LoadedWorkload) -> Plan:
     # the search's modules load here, not with the package: ``specgen validate`` needs only the early checks
     from generator.planner.chain_hint import chain_hint_findings
     from generator.planner.fixed import plan_fixed
+    from generator.planner.not_sold_new import not_sold_new_findings
     from generator.planner.plan import sorted_findings
     from generator.planner.precision_choices import cheaper_precision_findings
 
@@ -227,6 +228,7 @@ def _plan_workload(loaded: LoadedWorkload) -> Plan:
     early_checks(loaded, consts)
     plan = _plan_fleet_within_limits(loaded, consts)
     said = cheaper_precision_findings(loaded, consts) + chain_hint_findings(loaded, consts, plan, _plan_fleet_within_limits)
+    said += not_sold_new_findings(loaded, consts, plan)
     return plan._replace(findings=sorted_findings([*plan.findings, *said])) if said else plan
 
 

@@ -79,7 +79,23 @@ def _refusals(wl: Workload, platform: PlatformSpec, gpu: GpuSpec) -> list[str]:
         why.append(f"it is liquid-cooled and hardware.cooling is {hw.cooling}")
     if gpu.unrated("bf16") is not None:
         why.append(f"{gpu.id} has no published dense bf16 tensor rate, so its speed cannot be estimated")
+    unsold = not_sold_new_why(platform, gpu) if hw.provider == "baremetal" else None
+    if unsold:
+        why.append(unsold)
     return why
+
+
+def not_sold_new_why(platform: PlatformSpec, gpu: GpuSpec) -> str | None:
+    """Why a bare-metal server of ``gpu`` on ``platform`` is not bought: its catalog price is of a product not sold new.
+
+    Such a price (a launch list price) cannot be paid (newuser30 item 11): the server is not bought, an owned one is
+    used (``hardware.inventory``, ``hardware.fixed``). None where the node's records say nothing of it.
+    """
+    rec = catalog.not_sold_new(platform.id, gpu.id)
+    if rec is None or rec.availability is None:
+        return None
+    what = gpu.id if rec.kind == "gpu" else platform.id
+    return f"{what} is not sold new ({rec.availability.text()})"
 
 
 def rank(

@@ -80,17 +80,19 @@ def training_options(
     blocked: list[Blocked],
     free: dict[ServerKey, int] | None = None,
     sizes: TrainingSizes | None = None,
+    hardware: list[Hardware] | None = None,
 ) -> list[Option]:
     """Every feasible (hardware, TP, ZeRO, data parallel, node size) of a training deployment.
 
     ``sizes`` keeps each hardware's options for the other passes of one plan (the same workload and constants); the
-    options and the reasons in ``blocked`` are the same with or without it.
+    options and the reasons in ``blocked`` are the same with or without it. ``hardware`` limits the search to some
+    servers (by default, those the workload allows).
     """
     spec = dep.training
     options: list[Option] = []
     seen_nodes: dict[tuple[object, ...], object] = {}
     pin_tp = dep.parallelism.tp if dep.parallelism else None
-    for hw in allowed_hardware(wl):
+    for hw in allowed_hardware(wl) if hardware is None else hardware:
         tps = training_tp_sizes(model.architecture, spec, hw)
         if pin_tp is not None and pin_tp not in tps:
             why = f"the pinned TP{pin_tp} is not a tensor-parallel size of {hw.platform.id} ({', '.join(map(str, tps))})"
