@@ -8,7 +8,7 @@ field is unused (``setting-unused``). Both budgets hold together.
 
 The figures are the catalog's purchase records (generator/catalog/purchases.json, each with its source):
 dell-xe7740-host $17,271, dell-r760-host $13,643.56, lga1700-desktop-tower-host and am5-desktop-tower-host $2,400;
-l4-24gb-gpu $2,500, l40s-48gb-gpu $8,500, rtx-4090-24gb-gpu $1,599. A long amortisation (120 months) lets the running
+l4-24gb-gpu $2,500, l40s-48gb-gpu $8,500, rtx-4090-24gb-gpu $2,200. A long amortisation (120 months) lets the running
 cost lead the monthly figure, so the layout cheapest a month is not the cheapest to buy.
 """
 
@@ -97,8 +97,8 @@ def test_no_layout_within_the_cap_exits_3_at_the_field_with_the_least_capex(
 
 # two 8B services (10 and 9 req/s), also on RTX 4090 towers: by cost a month they share one xe7740 with 4 x L40S
 # ($17,271 + 4 x $8,500 = $51,271, $1,102.50 a month). Under a cap $1 below that, the fleet with the 9 req/s service
-# moved to what costs least to buy (3 x lga1700 towers with one 4090: 3 x ($2,400 + $1,599) = $11,997) and the other
-# on its 8 x L4 xe7740 ($37,271): $49,268, $1,454.67 a month; not all on towers ($23,193, $1,562.86 a month)
+# moved to what costs least to buy (3 x lga1700 towers with one 4090: 3 x ($2,400 + $2,200) = $13,800) and the other
+# on its 8 x L4 xe7740 ($37,271): $51,071, $1,469.70 a month
 def test_a_fleet_over_the_cap_gives_way_to_the_best_fleet_within_it(tmp_path: Path) -> None:
     gpus = "l4-24gb, l40s-48gb, rtx-4090-24gb"
     uncapped = _plan(tmp_path, _workload(two=True, gpus=gpus))
@@ -107,21 +107,21 @@ def test_a_fleet_over_the_cap_gives_way_to_the_best_fleet_within_it(tmp_path: Pa
     capped = _plan(tmp_path, _workload("  max_capex_usd: 51270\n", two=True, gpus=gpus))
     assert _layout(capped) == [
         ("dell-xe7740", "l4-24gb", 8, 1, 37_271.0),
-        ("lga1700-desktop-tower", "rtx-4090-24gb", 1, 3, 11_997.0),
+        ("lga1700-desktop-tower", "rtx-4090-24gb", 1, 3, 13_800.0),
     ]
-    assert capped.totals["capex_usd"] == 49_268.0
-    assert capped.totals["usd_per_month"] == 1_454.67
+    assert capped.totals["capex_usd"] == 51_071.0
+    assert capped.totals["usd_per_month"] == 1_469.7
 
 
 def test_a_fleet_cap_below_any_fleet_names_the_least_capex_at_the_field(tmp_path: Path) -> None:
     gpus = "l4-24gb, l40s-48gb, rtx-4090-24gb"
     with pytest.raises(FleetLimitError) as caught:
         _plan(tmp_path, _workload("  max_capex_usd: 20000\n", two=True, gpus=gpus))
-    # both services on 2 x am5 towers with two 4090s each: 4 x ($2,400 + 2 x $1,599)
-    assert caught.value.limit == "max_capex_usd" and caught.value.needed == 22_392.0
+    # both services on 4 x am5 towers with two 4090s each: 4 x ($2,400 + 2 x $2,200)
+    assert caught.value.limit == "max_capex_usd" and caught.value.needed == 27_200.0
     assert str(caught.value).endswith(
         "/workload.yaml:23:18: hardware.max_capex_usd: no fleet planned costs at most max_capex_usd $20,000 up front: "
-        "the least capex of one is $22,392 (with each deployment's layouts of least capex first); to unblock: raise "
+        "the least capex of one is $27,200 (with each deployment's layouts of least capex first); to unblock: raise "
         "max_capex_usd, lower the request rates, list servers you own under hardware.inventory, or allow hardware that "
         "costs less to buy"
     )
