@@ -590,3 +590,43 @@ def test_gpt_oss_at_a_gguf_type_keeps_its_mxfp4_experts(model: str, precision: s
     )  # MXFP4 blocks of 32 weights in 17 bytes, biases F32, whatever the type
     assert sizes.total_bytes == exact
     assert abs(sizes.total_bytes / published - 1) < 0.003
+
+
+@pytest.mark.parametrize("name", ["ggml-model-q4_0.bin", "model"])
+def test_a_gguf_file_of_another_name_is_read_by_its_header(tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """newuser29 item 13: an old ``ggml-model-*.bin`` name was read as a config.json ("... bytes, more than specgen
+    reads"); the file's first four bytes (b"GGUF") say what it is, as a bare name in the folder or a path."""
+    total = write_gguf(tmp_path / name, {}, gguf.LlamaFileType.ALL_F32)
+    monkeypatch.chdir(tmp_path)
+    for ref in (name, f"./{name}"):
+        files = resolve_model(ref).architecture.file_weights
+        assert files is not None and files.total_bytes == total  # the header's tensors, not a config.json
+
+
+def test_a_folder_of_gguf_files_names_them(tmp_path: Path) -> None:
+    """newuser29 item 13: "model config 'gdir' not found (looked for 'gdir/config.json')" for a folder of .gguf files."""
+    folder = tmp_path / "gdir"
+    folder.mkdir()
+    for name in ("m-Q4_K_M.gguf", "m-Q8_0.gguf"):
+        write_gguf(folder / name, {}, gguf.LlamaFileType.ALL_F32)
+    with pytest.raises(InputError, match=r"is a folder without config.json that holds GGUF file\(s\): 'm-Q4_K_M.gguf', "
+                       r"'m-Q8_0.gguf'; give the path of one"):  # fmt: skip
+        resolve_model(str(folder))
+
+
+def test_a_bad_gguf_key_is_named_as_the_key(tmp_path: Path) -> None:
+    """newuser29 item 13: a file's ``llama.block_count = 0`` was said as "config field 'num_hidden_layers'"."""
+    writer = gguf.GGUFWriter(str(tmp_path / "bad.gguf"), "llama")
+    writer.add_block_count(0)
+    writer.add_embedding_length(256)
+    writer.add_feed_forward_length(512)
+    writer.add_head_count(4)
+    writer.add_head_count_kv(2)
+    writer.add_context_length(4096)
+    writer.add_tensor("token_embd.weight", np.zeros((512, 256), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    with pytest.raises(InputError, match=r"GGUF key 'llama.block_count' \(config field 'num_hidden_layers'\) = 0 is out"):
+        resolve_model(str(tmp_path / "bad.gguf"))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from generator.calculator import gguf_deepseek2
 from generator.calculator.model_limits import DIMENSION_BOUNDS
-from generator.errors import InputError, Location
+from generator.errors import ArchitectureError, InputError, Location
 from generator.input_files import short
 from generator.sizing.file_weights import group_tensor_bytes
 
@@ -72,6 +72,19 @@ _KEYS = {
     "attention.sliding_window": "sliding_window",
     "vocab_size": "vocab_size",
 }
+
+
+def _gguf_keys_named(message: str, arch: object) -> str:
+    """``message`` with each config field a GGUF key was read into named as that key.
+
+    newuser29 item 13: a file's ``llama.block_count = 0`` was said as "config field 'num_hidden_layers'", which the file
+    does not have.
+    """
+    for suffix, key in _KEYS.items():
+        if arch == "deepseek2" and suffix in gguf_deepseek2.NOT_SHARED:
+            continue  # read from other keys there
+        message = message.replace(f"config field '{key}'", f"GGUF key '{arch}.{suffix}' (config field '{key}')")
+    return message
 
 
 def _value(field: Any) -> Any:
@@ -313,7 +326,10 @@ def resolve_gguf(ref: str, path: str, location: Location | None) -> ResolvedMode
         _check_split_tensors(tensors, _split_key(fields, "split.tensors.count", path, location), parts, location)
     shapes = {t.name: [int(d) for d in t.shape] for t in tensors}
     config = gguf_config(fields, shapes, path, location)
-    arch = parse_config(config, path, location)
+    try:
+        arch = parse_config(config, path, location)
+    except ArchitectureError as exc:
+        raise ArchitectureError(_gguf_keys_named(exc.message, fields.get("general.architecture")), location) from None
     label = os.path.basename(path) + (f" and its {len(parts) - 1} other part(s)" if len(parts) > 1 else "")
     if fields.get("general.architecture") == "deepseek2":
         legacy = gguf_deepseek2.legacy_attention(

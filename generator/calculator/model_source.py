@@ -85,9 +85,13 @@ def resolve_model(
         if root is not None:
             path = inside_root(path, root, ref, location)
         return resolve_gguf(ref, path, location)
-    if _looks_like_path(ref) or os.path.isdir(path):
+    if _looks_like_path(ref) or os.path.isdir(path) or _gguf_magic(path):
         if root is not None:
             path = inside_root(path, root, ref, location)
+        if _gguf_magic(path):  # a GGUF file of another name (an old ggml-model-q4_k_m.bin): its header says so
+            from generator.calculator.gguf_file import resolve_gguf
+
+            return resolve_gguf(ref, path, location)
         return _from_path(ref, path, location, root)
     hub_id = _hub_id(ref, from_hub, location)
     if hub_id is not None:
@@ -101,6 +105,25 @@ def resolve_model(
     except ArchitectureError as exc:
         raise ArchitectureError(exc.message, location) from None
     return ResolvedModel(record.id, record.name, "catalog: " + (record.source[0] if record.source else "unsourced"), arch)
+
+
+def _listing(directory: str) -> list[str]:
+    """The names in ``directory``; none where it cannot be read."""
+    try:
+        return os.listdir(directory)
+    except OSError:
+        return []
+
+
+def _gguf_magic(path: str) -> bool:
+    """Whether ``path`` is a regular file that starts as a GGUF file does (b"GGUF"), whatever its name."""
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"GGUF"
+    except OSError:
+        return False
 
 
 @functools.cache
@@ -174,6 +197,14 @@ def _from_path(ref: str, path: str, location: Location | None, root: str | None 
         directory = path
         path = os.path.join(path, "config.json")
     if not os.path.lexists(path):
+        held = sorted(n for n in _listing(directory) if n.lower().endswith(".gguf")) if directory else []
+        if held:  # newuser29 item 13: a folder of GGUF files is not a model directory
+            names = ", ".join(short(n) for n in held[:5]) + (f" and {len(held) - 5} more" if len(held) > 5 else "")
+            raise InputError(
+                f"model {short(ref)} is a folder without config.json that holds GGUF file(s): {names}; give the path "
+                "of one (the first part of a split file)",
+                location,
+            )
         raise InputError(f"model config {short(ref)} not found (looked for {short(path, 200)})", location)
     if root is not None:
         path = inside_root(path, root, path, location)
