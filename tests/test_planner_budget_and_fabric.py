@@ -332,7 +332,7 @@ def test_a_budget_over_an_unpriced_platform_says_to_price_it(tmp_path: Path) -> 
     with pytest.raises(InfeasibleError) as error:
         plan_workload(loaded)
     message = str(error.value)
-    assert "to unblock: raise max_nodes or max_budget_usd_per_month, or price gcp-a4-highgpu-8g under prices:" in message
+    assert "to unblock: raise max_budget_usd_per_month, or price gcp-a4-highgpu-8g under prices:" in message
     assert "a GPU with more memory" not in message and "looser SLOs" not in message
 
 

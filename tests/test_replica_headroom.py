@@ -114,12 +114,12 @@ def test_an_existing_machine_runs_one_stream_and_refuses_them(tmp_path: Path) ->
     [
         pytest.param(
             1, "\n      min_replicas: 40", "  max_nodes: 2\n",
-            "to unblock: raise max_nodes or max_budget_usd_per_month, or a lower min_replicas (now 40)",
+            "to unblock: raise max_nodes, or a lower min_replicas (now 40)",
             id="floor-over-max-nodes",
         ),
         pytest.param(
             1, "\n      min_replicas: 40\n      max_utilization: 0.5", "  max_nodes: 2\n",
-            "to unblock: raise max_nodes or max_budget_usd_per_month, or a lower min_replicas (now 40), or a higher "
+            "to unblock: raise max_nodes, or a lower min_replicas (now 40), or a higher "
             "max_utilization (now 0.5)",
             id="floor-and-headroom-over-max-nodes",
         ),

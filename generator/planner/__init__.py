@@ -928,15 +928,17 @@ def _choose(
                 up_fronts = [usd for o in options if (usd := up_front_usd(o)) is not None]
                 capped = capex_cap_usd(wl) is not None and up_fronts
                 cheapest += f"; the least capex of a layout is ${min(up_fronts):,.0f}" if capped else ""
+                budget = wl.hardware.max_budget_usd_per_month is not None or capex_cap_usd(wl) is not None
                 detail = (
-                    f"every layout exceeds {limits_text(wl)}, or has no price to hold against the "
-                    f"budget (the smallest needs {smallest} node{'' if smallest == 1 else 's'}{cheapest})"
+                    f"every layout exceeds {limits_text(wl)}"
+                    + (", or has no price to hold against the budget" if budget else "")
+                    + f" (the smallest needs {smallest} node{'' if smallest == 1 else 's'}{cheapest})"
                 )
                 unpriced = sorted({o.candidate.platform_id for o in options if monthly_spend_usd(wl, o) is None})
                 # the layouts exist: memory, precision and SLOs are not what blocks them
                 hint = f"to unblock: raise {limits_text(wl)}" + (
                     f", or price {', '.join(unpriced)} under prices: (USD per node-hour) so the budget can hold it"
-                    if unpriced and (wl.hardware.max_budget_usd_per_month is not None or capex_cap_usd(wl) is not None)
+                    if unpriced and budget
                     else ""
                 )
                 hint += "".join(f", or {way}" for way in _count_fields(dep))  # they set the replicas (fuzz21 item 6)

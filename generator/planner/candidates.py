@@ -510,11 +510,11 @@ def capex_cap_usd(wl: Workload) -> float | None:
 
 
 def limits_text(wl: Workload) -> str:
-    """The fleet limits a layout may exceed, as an error names them (with the capex cap, those the workload sets)."""
-    if capex_cap_usd(wl) is None:
-        return "max_nodes or max_budget_usd_per_month"
+    """The fleet limits a layout may exceed that the workload sets, as an error names them (all where it sets none)."""
     hw = wl.hardware
-    named = [f for f in ("max_nodes", "max_budget_usd_per_month") if getattr(hw, f) is not None] + ["max_capex_usd"]
+    named = [f for f in ("max_nodes", "max_budget_usd_per_month") if getattr(hw, f) is not None]
+    named += ["max_capex_usd"] if capex_cap_usd(wl) is not None else []
+    named = named or ["max_nodes", "max_budget_usd_per_month"]
     return ", ".join(named[:-1]) + (" or " if len(named) > 1 else "") + named[-1]
 
 
