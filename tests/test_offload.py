@@ -950,3 +950,14 @@ def test_llama_cpp_keeps_the_input_embedding_in_ram_and_the_last_layers_on_the_g
     assert p.file_bytes == sizes.total_bytes
     # the table alone in RAM is not offloading: the run is a GPU one (llama.cpp keeps memory-mapping the file)
     assert p.offloaded == (len(on_gpu) < arch.num_layers)
+
+
+@pytest.mark.parametrize(("name", "ours"), [("q8_0", "int8"), ("F32", "fp32")])
+def test_a_llama_cpp_cache_name_is_told_its_name_here(name: str, ours: str) -> None:
+    """newuser29 item 13: ``--kv-precision q8_0`` (the type specgen itself prints in -ctk) was refused without a word."""
+    from generator.sizing.precision import kv_cache_bits
+
+    with pytest.raises(
+        InputError, match=rf"choose one of bf16, fp16, fp32, fp8, int8 \(llama.cpp's {name} cache is {ours} here\)"
+    ):
+        kv_cache_bits(name)

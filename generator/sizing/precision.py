@@ -290,6 +290,14 @@ def no_int8_kv_cache(engine_name: str) -> str:
     return f"{engine_name} has no int8 KV cache (its cache dtypes are bf16 / fp16 and fp8)"
 
 
+#: llama.cpp's cache type names (``-ctk``) and the KV cache precision each is here (newuser29 item 13).
+LLAMA_CPP_KV_NAMES = {"q8_0": "int8", "f16": "fp16", "f32": "fp32", "bf16": "bf16"}
+
+
 def kv_cache_bits(name: str) -> int:
-    """Bits per KV element for a KV-cache precision name."""
-    return lookup(KV_CACHE_BITS, name, "KV cache precision")
+    """Bits per KV element for a KV-cache precision name; llama.cpp's own names are told theirs here."""
+    try:
+        return lookup(KV_CACHE_BITS, name, "KV cache precision")
+    except InputError as exc:
+        ours = LLAMA_CPP_KV_NAMES.get(name.lower())
+        raise InputError(exc.message + (f" (llama.cpp's {name} cache is {ours} here)" if ours else "")) from None
