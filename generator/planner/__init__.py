@@ -329,7 +329,6 @@ def _plans_within_capex(loaded: LoadedWorkload, consts: Constants, first: FleetL
     # (a layout over the cap alone may share its servers: two services on one 4-GPU server cost less than two servers)
     from generator.planner.assemble import fleet_up_front_usd
 
-    wl = loaded.workload
     uncapped = loaded._replace(workload=wl._replace(hardware=wl.hardware._replace(max_capex_usd=None)))
     least = nearest.needed
     with contextlib.suppress(InfeasibleError):
