@@ -1315,7 +1315,9 @@ def _place_on_inventory(
                     "info",
                     "owned-build-assumed",
                     f"pool {pool.name}: the owned {pool.node.platform_id}'s CPU ({pool.node.cpu}), {pool.node.ram_gib} GiB "
-                    f"RAM and {pool.node.nvme_drives // pool.node.hosts} NVMe drive(s) a host{fabric} are the build "
+                    f"RAM, {pool.node.nvme_drives // pool.node.hosts} NVMe data drive(s) a host"
+                    + (f" beside {pool.node.boot_drives}" if pool.node.boot_drives else "")
+                    + f"{fabric} are the build "
                     "specgen would buy for the workload, not read from the server you own, and SPEC.md and the Ansible "
                     "group vars state them: check them, or describe the server under custom: with its real parts",
                     "hardware.inventory",
