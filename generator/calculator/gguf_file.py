@@ -80,11 +80,16 @@ def _gguf_keys_named(message: str, arch: object) -> str:
     newuser29 item 13: a file's ``llama.block_count = 0`` was said as "config field 'num_hidden_layers'", which the file
     does not have.
     """
-    for suffix, key in _KEYS.items():
-        if arch == "deepseek2" and suffix in gguf_deepseek2.NOT_SHARED:
-            continue  # read from other keys there
+    for suffix, key in _keys_read(arch).items():
         message = message.replace(f"config field '{key}'", f"GGUF key '{arch}.{suffix}' (config field '{key}')")
     return message
+
+
+def _keys_read(arch: object) -> dict[str, str]:
+    """:data:`_KEYS` as an architecture's file is read: a ``deepseek2`` file's MLA keys mean other fields there."""
+    if arch != "deepseek2":
+        return _KEYS
+    return {suffix: key for suffix, key in _KEYS.items() if suffix not in gguf_deepseek2.NOT_SHARED}
 
 
 def _value(field: Any) -> Any:
@@ -136,9 +141,7 @@ def gguf_config(
             location,
         )
     config: dict[str, Any] = {"model_type": MODEL_TYPES[arch]}
-    for suffix, key in _KEYS.items():
-        if arch == "deepseek2" and suffix in gguf_deepseek2.NOT_SHARED:
-            continue
+    for suffix, key in _keys_read(arch).items():
         if (value := _arch_count(fields, arch, suffix, label, location)) is not None:
             config[key] = value
     if arch == "deepseek2":

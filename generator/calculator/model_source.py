@@ -85,10 +85,11 @@ def resolve_model(
         if root is not None:
             path = inside_root(path, root, ref, location)
         return resolve_gguf(ref, path, location)
-    if _looks_like_path(ref) or os.path.isdir(path) or _gguf_magic(path):
+    gguf = _gguf_magic(path)  # a GGUF file of another name (an old ggml-model-q4_k_m.bin): its header says so
+    if _looks_like_path(ref) or os.path.isdir(path) or gguf:
         if root is not None:
-            path = inside_root(path, root, ref, location)
-        if _gguf_magic(path):  # a GGUF file of another name (an old ggml-model-q4_k_m.bin): its header says so
+            path = inside_root(path, root, ref, location)  # the same file, or refused
+        if gguf:
             from generator.calculator.gguf_file import resolve_gguf
 
             return resolve_gguf(ref, path, location)

@@ -17,7 +17,15 @@ from generator.errors import InfeasibleError
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import default_max_num_batched_tokens, default_max_num_seqs
-from generator.sizing.offload import Q8_0_BLOCK, Machine, OffloadPlan, Placement, layer_split_degree, place, runs_on_host
+from generator.sizing.offload import (
+    Machine,
+    OffloadPlan,
+    Placement,
+    layer_split_degree,
+    llama_cpp_kv_bits,
+    place,
+    runs_on_host,
+)
 from generator.sizing.precision import KV_CACHE_BITS, WEIGHT_FORMATS, WeightFormat, kv_cache_bits
 from generator.sizing.step_down import GGUF_STEP_DOWNS, lower_precisions, quality_note, step_down_phrase
 from generator.sizing.vllm_reservation import vllm_reservation
@@ -267,9 +275,9 @@ def _vllm_offload(
         "--pipeline-parallel-size": layer_split_degree(machine.gpus, arch),
         "--gpu-memory-utilization": consts.gpu_memory_utilization,
     }
-    # the placement's KV is llama.cpp's (an 8-bit cache in q8_0, 34 bytes a block of 32): vLLM's elements at its bits
-    block, size = Q8_0_BLOCK
-    kv_scale = 1.0 if KV_CACHE_BITS[kv_precision] != 8 else block / size
+    # the placement's KV is llama.cpp's (an 8-bit cache in q8_0, 8.5 bits an element): vLLM's elements at its bits
+    bits = KV_CACHE_BITS[kv_precision]
+    kv_scale = float(bits / llama_cpp_kv_bits(bits))
     if kv_precision == "fp8":
         settings["--kv-cache-dtype"] = "fp8"
     elif kv_precision == "int8":

@@ -520,7 +520,8 @@ def _plan_fleet(
         # passes' above: with each set of kinds off as well, 8 owned kinds took 128 s and 2.7 GB, fuzz25 H3); held to
         # the kinds of the fleets built so far only (every catalog kind in every set took 367 s)
         among: set[Kind] = {k for f, _ in fleets for p in f.pools for k in (p.node.gpu_id, _pool_kind(p))}
-        withheld_orders = [o for n, o in enumerate((None, by_size, by_choice)) if o not in (None, by_size, by_choice)[:n]]
+        firsts_three = (None, by_size, by_choice)
+        withheld_orders = [o for n, o in enumerate(firsts_three) if o not in firsts_three[:n]]
         for withheld in _withheld_sets(owned_kinds, every=wl.hardware.buy):
             with contextlib.suppress(InfeasibleError):
                 add(choose(loaded, consts, enumerated, sizes, share=False, withheld=withheld), None)

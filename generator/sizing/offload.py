@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 
 from generator.errors import InfeasibleError
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
-from generator.sizing.kv_cache import ceil_bytes, tokens_held
+from generator.sizing.kv_cache import tokens_held
 from generator.sizing.linear_attention import check_sized_use
 from generator.sizing.memory import MemoryBreakdown, inference_activation_bytes
 from generator.sizing.performance import (
@@ -36,7 +37,7 @@ from generator.sizing.performance import (
     prefill_flops,
     routed_share,
 )
-from generator.sizing.precision import WeightFormat
+from generator.sizing.precision import GGUF_TYPE_BITS, WeightFormat
 from generator.sizing.weights import Parallelism, size_weights
 
 
@@ -133,22 +134,23 @@ def runs_on_host(device: str) -> bool:
     return device in ("cpu", "disk")
 
 
-#: llama.cpp's 8-bit cache type, q8_0: blocks of 32 elements in 34 bytes (an fp16 scale and 32 int8 values, ggml-common.h
-#: ``block_q8_0``), so 8.5 bits an element.
-Q8_0_BLOCK = (32, 34)
-
-
 def _layer_kv(arch: Architecture, kv_bits: int, context: int) -> list[int]:
     """KV bytes of each layer for one sequence of ``context`` tokens, in llama.cpp's cache types.
 
-    An 8-bit cache is q8_0 (:data:`Q8_0_BLOCK`): sized at 8 bits, a tight fit was short by 1/16 of its KV cache
-    (newuser29 item 13); each row of a layer's K and V (one token's elements) is whole blocks.
+    An 8-bit cache is llama.cpp's q8_0 (:func:`llama_cpp_kv_bits`): sized at 8 bits, a tight fit was short by 1/16 of
+    its KV cache (newuser29 item 13).
     """
     check_sized_use(arch, "offload")  # llama.cpp keeps recurrent states in a cache of its own, not modelled
-    if kv_bits != 8:
-        return [ceil_bytes(layer.kv_elements_per_token * tokens_held(layer, context) * kv_bits) for layer in arch.layers]
-    block, size = Q8_0_BLOCK
-    return [-(-layer.kv_elements_per_token // block) * size * tokens_held(layer, context) for layer in arch.layers]
+    bits = llama_cpp_kv_bits(kv_bits)
+    return [math.ceil(layer.kv_elements_per_token * tokens_held(layer, context) * bits / 8) for layer in arch.layers]
+
+
+def llama_cpp_kv_bits(kv_bits: int) -> Fraction:
+    """Bits an element of the KV cache llama.cpp allocates for a planned ``kv_bits``; others as planned.
+
+    An 8-bit cache is its q8_0 type, 34 bytes a block of 32 elements (ggml-common.h ``block_q8_0``: 8.5 bits).
+    """
+    return GGUF_TYPE_BITS["Q8_0"] if kv_bits == 8 else Fraction(kv_bits)
 
 
 def fits_on_gpus(arch: Architecture, fmt: WeightFormat, kv_bits: int, context: int, machine: Machine, consts: Constants) -> bool:

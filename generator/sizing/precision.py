@@ -291,7 +291,7 @@ def no_int8_kv_cache(engine_name: str) -> str:
 
 
 #: llama.cpp's cache type names (``-ctk``) and the KV cache precision each is here (newuser29 item 13).
-LLAMA_CPP_KV_NAMES = {"q8_0": "int8", "f16": "fp16", "f32": "fp32", "bf16": "bf16"}
+LLAMA_CPP_KV_NAMES = {"q8_0": "int8", "f16": "fp16", "f32": "fp32"}
 
 
 def kv_cache_bits(name: str) -> int:
