@@ -28,7 +28,7 @@ from generator.planner.naming import MAX_NODES_PER_POOL, max_pool_name, unique_p
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, node_cpu
 from generator.planner.online_quantization import quantized_online_from, served_file_bytes, unserved_precision_findings
 from generator.planner.option import Option, pool_labels
-from generator.planner.options import allowed_hardware, not_sold_new_why, ties_before_headroom
+from generator.planner.options import allowed_hardware, ties_before_headroom, unsold_everywhere_why
 from generator.planner.plan import Candidate, DeploymentPart, DeploymentPlan, Finding, Level, Plan, Pool, sorted_findings
 from generator.planner.pool_names import (
     check_named_pools,
@@ -743,12 +743,8 @@ def missing_gpu_findings(
 
 def _not_offered_why(wl: Workload, gpu_id: str) -> str:
     """Why no allowed server holds a GPU the workload lists: none of the provider's platforms, or it is not sold new."""
-    gpu = catalog.gpus().get(gpu_id)
-    holders = [p for p in catalog.platforms().values() if p.provider == wl.hardware.provider and gpu_id in p.gpu_ids]
-    unsold = [why for p in holders if gpu is not None and (why := not_sold_new_why(p, gpu))]
-    if wl.hardware.provider == "baremetal" and holders and len(unsold) == len(holders):
-        return f"{unsold[0]}, so it is not bought"
-    return "no allowed platform of this provider offers it"
+    unsold = unsold_everywhere_why(wl, gpu_id)
+    return f"{unsold}, so it is not bought" if unsold else "no allowed platform of this provider offers it"
 
 
 def slo_default_reason(slo_defaults: list[str]) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from generator import catalog
 from generator.calculator.model_source import serving_format
 from generator.errors import InfeasibleError, InputError
-from generator.planner.options import Hardware, allowed_hardware, not_sold_new_why, tensor_parallel_sizes
+from generator.planner.options import Hardware, allowed_hardware, tensor_parallel_sizes, unsold_everywhere_why
 from generator.planner.racks import RACK_UNITS, taller_than_space
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.linear_attention import has_state, unsized_use_message
@@ -38,14 +38,13 @@ def _why_none(wl: Workload) -> str:
     for gpu_id in sorted({g.lower() for g in wl.hardware.gpus or ()} & set(gpus)):
         holders = [p for p in catalog.platforms().values() if p.provider == wl.hardware.provider and gpu_id in p.gpu_ids]
         liquid = sorted(p.id for p in holders if "liquid" in (p.cooling, gpus[gpu_id].cooling))
-        bought = wl.hardware.provider == "baremetal"
-        unsold = [why for p in holders if (why := not_sold_new_why(p, gpus[gpu_id]))] if bought else []
+        unsold = unsold_everywhere_why(wl, gpu_id)
         if not holders:
             reasons.append(f"no {wl.hardware.provider} platform holds {gpu_id}")
         elif liquid and wl.hardware.cooling != "liquid":
             reasons.append(f"{gpu_id} is in {', '.join(liquid)}, liquid-cooled")
-        elif unsold and len(unsold) == len(holders):  # a product not sold new is not bought (newuser30 item 11)
-            reasons.append(f"{unsold[0]}, so it is not bought (one you own is: list it under hardware.inventory)")
+        elif unsold:  # a product not sold new is not bought (newuser30 item 11)
+            reasons.append(f"{unsold}, so it is not bought (one you own is: list it under hardware.inventory)")
     if wl.hardware.gpus and wl.hardware.platforms:  # both lists given: they may not meet at all
         listed = {g.lower() for g in wl.hardware.gpus}
         for platform_id in sorted(wl.hardware.platforms):

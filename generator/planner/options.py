@@ -98,6 +98,16 @@ def not_sold_new_why(platform: PlatformSpec, gpu: GpuSpec) -> str | None:
     return f"{what} is not sold new ({rec.availability.text()})"
 
 
+def unsold_everywhere_why(wl: Workload, gpu_id: str) -> str | None:
+    """Why no server of ``gpu_id`` is bought on bare metal where every platform holding it is not sold new; else None."""
+    gpu = catalog.gpus().get(gpu_id)
+    holders = [p for p in catalog.platforms().values() if p.provider == wl.hardware.provider and gpu_id in p.gpu_ids]
+    if gpu is None or wl.hardware.provider != "baremetal" or not holders:
+        return None
+    unsold = [why for p in holders if (why := not_sold_new_why(p, gpu))]
+    return unsold[0] if len(unsold) == len(holders) else None
+
+
 def rank(
     objective: str, candidate: Candidate, *, share: bool = False, sustained_rps: float = 0.0, alone: bool = False
 ) -> tuple[float, ...]:
