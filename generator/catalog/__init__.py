@@ -126,6 +126,7 @@ def purchases() -> dict[str, PurchaseRecord]:
     return _build("purchases", PurchaseRecord.from_record)
 
 
+@cache
 def not_sold_new(platform_id: str, gpu_id: str) -> PurchaseRecord | None:
     """The purchase record that prices a node of ``gpu_id`` on ``platform_id`` and says it is not sold new, or None.
 

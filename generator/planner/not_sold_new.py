@@ -39,7 +39,7 @@ def unsold_hardware(wl: Workload) -> list[Hardware]:
             if gpu is None:
                 continue
             why = not_sold_new_why(platform, gpu)
-            if why is not None and _refusals(wl, platform, gpu) == [why]:
+            if why is not None and _refusals(wl.hardware, platform, gpu) == [why]:
                 out.append(Hardware(platform, platform.fitted_gpu(gpu)))
     return out
 

@@ -10,6 +10,7 @@ from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.custom import inventory_server
+from generator.workload.models import Hardware as HardwareLimits
 from generator.workload.models import Workload
 
 if TYPE_CHECKING:
@@ -44,14 +45,19 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
     Each GPU is the one its platform holds (:meth:`PlatformSpec.fitted_gpu`): a PCIe card's NVLink bridge counts
     only where the platform says one is fitted, so every later use (sizing, link text, training traffic) sees it.
     """
-    hw = wl.hardware
+    return list(_allowed_hardware(wl.hardware))
+
+
+@functools.lru_cache(maxsize=256)
+def _allowed_hardware(hw: HardwareLimits) -> tuple[Hardware, ...]:
+    """:func:`allowed_hardware` of a workload's hardware section, formed once per process (the planner asks often)."""
     gpus = catalog.gpus()
     out = [
         Hardware(platform, platform.fitted_gpu(gpus[gpu_id]))
         for platform in sorted(catalog.platforms().values(), key=lambda p: p.id)
         if platform.provider == hw.provider
         for gpu_id in platform.gpu_ids
-        if gpu_id in gpus and not _refusals(wl, platform, gpus[gpu_id])
+        if gpu_id in gpus and not _refusals(hw, platform, gpus[gpu_id])
     ]
     for group in hw.inventory if hw.provider == "baremetal" else ():
         platform, gpu = inventory_server(group)
@@ -59,15 +65,14 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
             if platform.custom:
                 why = "a custom server is not bought"
             else:
-                refusals = _refusals(wl, platform, gpu) or [f"{platform.id} with {gpu.id} is not offered"]
+                refusals = _refusals(hw, platform, gpu) or [f"{platform.id} with {gpu.id} is not offered"]
                 why = " and ".join(refusals) + ", so no more are bought"
             out.append(Hardware(platform, gpu, why))
-    return out
+    return tuple(out)
 
 
-def _refusals(wl: Workload, platform: PlatformSpec, gpu: GpuSpec) -> list[str]:
-    """Why the workload does not allow buying this server kind; empty when it does."""
-    hw = wl.hardware
+def _refusals(hw: HardwareLimits, platform: PlatformSpec, gpu: GpuSpec) -> list[str]:
+    """Why the workload's hardware section does not allow buying this server kind; empty when it does."""
     if not hw.buy:
         return ["hardware.buy is false"]
     why = []
