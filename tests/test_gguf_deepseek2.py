@@ -326,3 +326,36 @@ def test_split_errors_exit_1_without_a_traceback(tmp_path: Path, which: str) -> 
     assert "Traceback" not in done.stderr
     expected = {"missing": "m-00004-of-00004.gguf, not found", "second": "give its first part, "}[which]
     assert expected in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("count", [2**16, 10**9, 2**64 - 1])
+def test_a_split_count_no_gguf_split_writes_is_refused_at_once(tmp_path: Path, count: int) -> None:
+    """fuzz26 H1: a 700-byte first part whose split.count was 10^9 formed every part's name before looking for part 2
+    (>120 s, 5 GB). llama-gguf-split writes split.count as uint16: a larger count is refused, naming the key."""
+    path = tmp_path / f"m-00001-of-{count:05d}.gguf"
+    writer = gguf.GGUFWriter(str(path), "deepseek2")
+    add_deepseek2_metadata(writer, TINY_V3, True)
+    writer.add_uint64("split.count", count)
+    writer.add_uint16("split.no", 0)
+    writer.add_int32("split.tensors.count", 4)
+    writer.add_tensor("output.weight", np.zeros((8,), np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    with pytest.raises(InputError, match=rf"GGUF split.count {count:,} is more parts than llama-gguf-split writes"):
+        resolve_model(str(path))
+
+
+@pytest.mark.parametrize("part", [1, 3])
+def test_every_part_of_a_split_gguf_stays_inside_the_repository(tmp_path: Path, part: int) -> None:
+    """fuzz26 M1: only the first part was held inside the repository; a later part linked outside it was read."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    parts = split_set(repo, "a", 13)
+    outside = tmp_path / parts[part].name
+    parts[part].rename(outside)
+    parts[part].symlink_to(outside)
+    with pytest.raises(InputError, match=rf"model path .*{parts[part].name}' resolves outside the repository"):
+        resolve_model(str(parts[0]), root=str(repo))
+    resolve_model(str(parts[0]))  # read as given where no repository holds it

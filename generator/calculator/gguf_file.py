@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from generator.calculator import gguf_deepseek2
 from generator.calculator.model_limits import DIMENSION_BOUNDS
 from generator.errors import ArchitectureError, InputError, Location
-from generator.input_files import short
+from generator.input_files import inside_root, short
 from generator.sizing.file_weights import group_tensor_bytes
 
 if TYPE_CHECKING:
@@ -228,6 +228,10 @@ def _reader(gguf: Any, path: str) -> Any:
 #: ``split.no`` counts from 0, and its first part holds ``split.tensors.count``, the tensors of all parts (gguf-py
 #: ``Keys.Split``; llama-model-loader.cpp loads the others from the first: "model must be loaded with the first split").
 SPLIT_NAME = "{prefix}-{number:05d}-of-{count:05d}.gguf"
+#: The most parts a split GGUF has: llama-gguf-split writes ``split.count`` and ``split.no`` as uint16 (gguf-split.cpp
+#: ``gguf_set_val_u16(ctx_out, LLM_KV_SPLIT_COUNT, n_split)``); a larger count is no file it wrote (fuzz26 H1: a count
+#: of 10^9 formed a billion part names, 5 GB, before part 2 was looked for).
+MAX_SPLIT_PARTS = 2**16 - 1
 
 
 def _open(gguf: Any, path: str, location: Location | None) -> tuple[Any, dict[str, Any]]:
@@ -265,6 +269,12 @@ def split_parts(path: str, fields: dict[str, Any], location: Location | None) ->
     count = _split_key(fields, "split.count", path, location, 1)
     if count <= 1:
         return [path]
+    if count > MAX_SPLIT_PARTS:
+        raise InputError(
+            f"{path}: GGUF split.count {count:,} is more parts than llama-gguf-split writes (at most {MAX_SPLIT_PARTS:,}, "
+            "a uint16): a damaged or forged header",
+            location,
+        )
     number = _split_key(fields, "split.no", path, location, 0)
     if not 0 <= number < count:  # split.no counts from 0
         raise InputError(f"{path}: GGUF split.no {number} is not one of the {count} parts its split.count names", location)
@@ -287,8 +297,12 @@ def split_parts(path: str, fields: dict[str, Any], location: Location | None) ->
     return parts
 
 
-def _other_parts_tensors(gguf: Any, parts: list[str], location: Location | None) -> list[Any]:
-    """The tensors of every part after the first (headers and tensor tables only: the weights are never read)."""
+def _other_parts_tensors(gguf: Any, parts: list[str], location: Location | None, root: str | None) -> list[Any]:
+    """The tensors of every part after the first (headers and tensor tables only: the weights are never read).
+
+    Given a ``root``, each part resolves inside it, symlinks followed, as the first does (fuzz26 M1: a part linked
+    outside the repository was read).
+    """
     first, count = parts[0], len(parts)
     tensors: list[Any] = []
     for number, part in enumerate(parts[1:], start=1):
@@ -298,7 +312,8 @@ def _other_parts_tensors(gguf: Any, parts: list[str], location: Location | None)
                 "split GGUF from the first one's folder (download them all)",
                 location,
             )
-        reader, fields = _open(gguf, part, location)
+        held = part if root is None else inside_root(part, root, os.path.basename(part), location)
+        reader, fields = _open(gguf, held, location)
         said = (_split_key(fields, "split.count", part, location), _split_key(fields, "split.no", part, location))
         if said != (count, number):
             raise InputError(
@@ -310,8 +325,11 @@ def _other_parts_tensors(gguf: Any, parts: list[str], location: Location | None)
     return tensors
 
 
-def resolve_gguf(ref: str, path: str, location: Location | None) -> ResolvedModel:
-    """Read a ``.gguf`` file's header and tensor table (and those of the other parts of a split file)."""
+def resolve_gguf(ref: str, path: str, location: Location | None, root: str | None = None) -> ResolvedModel:
+    """Read a ``.gguf`` file's header and tensor table (and those of the other parts of a split file).
+
+    ``root``: the repository every part must resolve inside (``path``, the first, is checked by the caller).
+    """
     from generator.calculator.model_source import ResolvedModel, parse_config
 
     try:
@@ -324,7 +342,7 @@ def resolve_gguf(ref: str, path: str, location: Location | None) -> ResolvedMode
         raise InputError(f"GGUF file '{ref}' not found (looked for {path})", location)
     reader, fields = _open(gguf, path, location)
     parts = split_parts(path, fields, location)
-    tensors = [*reader.tensors, *_other_parts_tensors(gguf, parts, location)]
+    tensors = [*reader.tensors, *_other_parts_tensors(gguf, parts, location, root)]
     if len(parts) > 1:
         _check_split_tensors(tensors, _split_key(fields, "split.tensors.count", path, location), parts, location)
     shapes = {t.name: [int(d) for d in t.shape] for t in tensors}

@@ -84,7 +84,7 @@ def resolve_model(
 
         if root is not None:
             path = inside_root(path, root, ref, location)
-        return resolve_gguf(ref, path, location)
+        return resolve_gguf(ref, path, location, root)
     gguf = _gguf_magic(path)  # a GGUF file of another name (an old ggml-model-q4_k_m.bin): its header says so
     if _looks_like_path(ref) or os.path.isdir(path) or gguf:
         if root is not None:
@@ -92,7 +92,7 @@ def resolve_model(
         if gguf:
             from generator.calculator.gguf_file import resolve_gguf
 
-            return resolve_gguf(ref, path, location)
+            return resolve_gguf(ref, path, location, root)
         return _from_path(ref, path, location, root)
     hub_id = _hub_id(ref, from_hub, location)
     if hub_id is not None:
