@@ -404,3 +404,60 @@ def test_many_long_lora_target_names_are_said_briefly() -> None:
     said = str(err.value)
     assert said.startswith(f"LoRA target modules ['{names[0][:60]}...'") and "] and 61 more match no linear layer" in said
     assert names[0] not in said and len(said) < 1200
+
+
+# --- newuser31 item 1: frameworks whose kernels a GPU does not run, and QLoRA's bitsandbytes off NVIDIA -------------
+
+UNSLOTH_SOURCE = "https://github.com/unslothai/unsloth/blob/aca403f00e6e8f4babdaf339f94d8ad0656fc88c/README.md"
+LIGER_SOURCE = "https://huggingface.co/kernels-community/liger-kernels/blob/main/README.md"
+
+
+@pytest.mark.parametrize(
+    ("framework", "runs_on"),
+    [
+        ("unsloth", f"Unsloth runs on NVIDIA, AMD and Intel GPUs and on CPUs ({UNSLOTH_SOURCE})"),
+        ("trl+liger", f"Liger Kernel's Triton kernels are built for CUDA, ROCm and Intel XPU ({LIGER_SOURCE})"),
+        ("axolotl+liger", f"Liger Kernel's Triton kernels are built for CUDA, ROCm and Intel XPU ({LIGER_SOURCE})"),
+    ],
+)
+def test_a_framework_whose_kernels_gaudi_does_not_run_is_refused_there(framework: str, runs_on: str) -> None:
+    with pytest.raises(InputError) as err:
+        estimate(EstimateRequest(model=LLAMA_8B, train="qlora", framework=framework, gpu="gaudi3-128gb"))
+    assert str(err.value) == (
+        f"--gpu gaudi3-128gb: {framework} does not run on gaudi3-128gb: {runs_on}, not on Intel Gaudi's HPU; choose "
+        "another GPU, or a framework that runs there (hf, trl or deepspeed through Optimum for Intel Gaudi)"
+    )
+
+
+BNB_NOTE = (
+    "the NF4 base is bitsandbytes', which supports {gpu} from release {release} on "
+    "(https://huggingface.co/docs/bitsandbytes/v{doc}/installation): install a bitsandbytes {release} or later built "
+    "for it (serving engines do not run bitsandbytes there)"
+)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "framework", "method", "note"),
+    [
+        ("mi300x-192gb", "unsloth", "qlora", BNB_NOTE.format(gpu="mi300x-192gb", release="0.50", doc="0.50.0")),
+        ("mi300x-192gb", None, "qlora", BNB_NOTE.format(gpu="mi300x-192gb", release="0.50", doc="0.50.0")),
+        ("gaudi3-128gb", "trl", "qlora", BNB_NOTE.format(gpu="gaudi3-128gb", release="0.48", doc="0.48.1")),
+        ("mi300x-192gb", "torchtune", "qlora", None),  # torchtune's NF4 is torchao's
+        ("mi300x-192gb", "unsloth", "lora", None),
+        ("h100-sxm5-80gb", "unsloth", "qlora", None),
+    ],
+)
+def test_qlora_off_nvidia_names_the_bitsandbytes_release_that_supports_the_gpu(
+    gpu: str, framework: str | None, method: str, note: str | None
+) -> None:
+    notes = estimate(EstimateRequest(model=LLAMA_8B, train=method, framework=framework, gpu=gpu))["notes"]
+    assert [n for n in notes if "bitsandbytes" in n] == ([note] if note else [])
+
+
+def test_a_plan_leaves_out_gaudi_for_unsloth_and_says_what_qlora_needs_on_amd(tmp_path: Path) -> None:
+    text = QUAD.format(training="      framework: unsloth\n", inventory="").replace(LLAMA_70B, LLAMA_8B)
+    text = text.replace("  gpus: [rtx-3090-24gb]\n", "  gpus: [gaudi3-128gb]\n")
+    with pytest.raises(InfeasibleError, match="unsloth does not run on gaudi3-128gb"):
+        plan_workload(load_workload(_write(tmp_path, text)))
+    (dep,) = plan_workload(load_workload(_write(tmp_path, text.replace("gaudi3-128gb", "mi300x-192gb")))).deployments
+    assert BNB_NOTE.format(gpu="mi300x-192gb", release="0.50", doc="0.50.0") in dep.reasons

@@ -38,7 +38,7 @@ from generator.sizing.performance import (
 )
 from generator.sizing.precision import WeightFormat, auto_kv_cache_precision, kv_cache_bits, no_int8_kv_cache, weight_format
 from generator.sizing.throughput_gaps import gap_text, matching_gap
-from generator.sizing.training_hardware import fp16_note
+from generator.sizing.training_hardware import fp16_note, stack_note
 from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache
 from generator.sizing.weights import Parallelism, size_weights
 from generator.units import GIB
@@ -595,6 +595,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         recipe = job_recipe(setup.framework, setup.method, setup.data_parallel * par.gpus)
         if recipe and recipe.optimizer_in_backward and req.optimizer_in_backward is None and setup.accumulation_steps > 1:
             notes.append(recipe_accumulation_note(setup.framework or "", recipe.name, setup.accumulation_steps))
+        if gpu is not None and (stack := stack_note(gpu.id, gpu.vendor, setup.method, setup.framework)):
+            notes.append(stack)
         result["training"].update(
             framework=setup.framework,
             recipe=recipe.name if recipe else None,

@@ -72,7 +72,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
 from generator.sizing.memory import InferenceMemory
 from generator.sizing.performance import accelerator_for, peer_link_share, saturated_throughput, step_budget_batch
-from generator.sizing.training_hardware import computes_bf16, fp16_note
+from generator.sizing.training_hardware import computes_bf16, fp16_note, stack_note
 from generator.units import GIB, HOURS_PER_YEAR, hours_text
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, Workload
@@ -847,8 +847,11 @@ def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tup
         )
     if setup.paged_optimizer:
         reasons.append(paged_reason(setup, mem.host_ram_bytes_per_gpu))
-    if half := fp16_note(shape.hardware.gpu.id, shape.hardware.gpu.architecture):
+    gpu = shape.hardware.gpu
+    if half := fp16_note(gpu.id, gpu.architecture):
         reasons.append(half)
+    if stack := stack_note(gpu.id, gpu.vendor, setup.method, setup.framework):
+        reasons.append(stack)
     details["tensor_parallel"] = shape.par.tp
     details["pipeline_parallel"] = shape.par.pp
     details["gradient_accumulation_steps"] = shape.accumulation

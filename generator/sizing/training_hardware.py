@@ -26,10 +26,19 @@ dequantizing the model to bf16", ``quantizers/quantizer_finegrained_fp8.py``,
 https://github.com/huggingface/transformers/blob/main/src/transformers/quantizers/quantizer_finegrained_fp8.py): the
 base would take bf16's bytes, not FP8's. Refused there, as on the GPUs the serving rule refuses FP8 outright
 (:func:`~generator.sizing.loadability.format_problems`: Volta, CDNA2).
+
+Some frameworks run their own Triton kernels, built for some accelerators only (newuser31 item 1: an Unsloth QLoRA job
+was planned on Gaudi 3): Unsloth runs on "NVIDIA, AMD, Intel GPUs, CPUs" (its README), and Liger Kernel's backends are
+CUDA, ROCm and Intel XPU; neither on Gaudi's HPU (:data:`NOT_RUN_ON`). The QLoRA base of the frameworks built on
+PEFT is bitsandbytes' NF4, which serving engines do not run on AMD or Gaudi (vLLM's table) but training does: its
+documentation lists Intel Gaudi as supported from v0.48 and AMD GPUs from v0.50 (experimental before), which such a
+plan says (:func:`stack_note`).
 """
 
 from __future__ import annotations
 
+from generator.named_tuple import NamedTuple
+from generator.sizing.frameworks import framework_profile
 from generator.sizing.loadability import format_problems
 from generator.sizing.precision import storage_family, weight_format
 
@@ -45,6 +54,35 @@ BF16_OR_FP32_ONLY = frozenset({"torchtune"})
 FP16_RUNNABLE = "adamw, adamw-8bit, adamw-torch-amp, sgd or adafactor"
 
 
+class NotRunOn(NamedTuple):
+    """Accelerator architectures a framework's kernels are not built for, with what says where they run."""
+
+    architectures: frozenset[str]
+    #: Where the framework runs, as its source says it, and the accelerators of ``architectures`` by name.
+    runs_on: str
+    source: str
+    not_on: str = "Intel Gaudi's HPU"
+
+
+_UNSLOTH_README = "https://github.com/unslothai/unsloth/blob/aca403f00e6e8f4babdaf339f94d8ad0656fc88c/README.md"
+_LIGER_BACKENDS = NotRunOn(
+    frozenset({"gaudi3"}),
+    "Liger Kernel's Triton kernels are built for CUDA, ROCm and Intel XPU",
+    "https://huggingface.co/kernels-community/liger-kernels/blob/main/README.md",
+)
+#: Frameworks whose kernels do not run on some catalog architectures (Intel Gaudi's HPU runs no Triton kernels of theirs).
+NOT_RUN_ON: dict[str, NotRunOn] = {
+    "unsloth": NotRunOn(frozenset({"gaudi3"}), "Unsloth runs on NVIDIA, AMD and Intel GPUs and on CPUs", _UNSLOTH_README),
+    "trl+liger": _LIGER_BACKENDS,
+    "axolotl+liger": _LIGER_BACKENDS,
+}
+#: bitsandbytes' installation guide of the first release that lists each vendor's accelerators as supported.
+BNB_SUPPORT = {
+    "amd": ("0.50", "https://huggingface.co/docs/bitsandbytes/v0.50.0/installation"),
+    "intel": ("0.48", "https://huggingface.co/docs/bitsandbytes/v0.48.1/installation"),
+}
+
+
 def computes_bf16(architecture: str) -> bool:
     """Whether a GPU of this catalog architecture computes bf16 (Ampere and newer, CDNA2 and newer, Gaudi 3)."""
     return architecture not in NO_BF16
@@ -58,6 +96,12 @@ def precision_problem(
     ``framework`` is a resolved profile name (or None), ``optimizer`` the regime, ``base_precision`` the frozen base's
     format of LoRA (None for full training).
     """
+    reach = NOT_RUN_ON.get(framework or "")
+    if reach is not None and architecture in reach.architectures:
+        return (
+            f"{framework} does not run on {gpu_id}: {reach.runs_on} ({reach.source}), not on {reach.not_on}; "
+            "choose another GPU, or a framework that runs there (hf, trl or deepspeed through Optimum for Intel Gaudi)"
+        )
     if base_precision is not None and storage_family(weight_format(base_precision).name) == "fp8":
         if capability := BELOW_FP8_COMPUTE.get(architecture):
             return (
@@ -86,6 +130,22 @@ def precision_problem(
             "which runs as fp16 with loss scaling in the same bytes, or a GPU with bf16 (Ampere or newer)"
         )
     return None
+
+
+def stack_note(gpu_id: str, vendor: str, method: str, framework: str | None) -> str | None:
+    """What a QLoRA job's bitsandbytes NF4 base needs on a GPU not NVIDIA's; None where nothing is to be said.
+
+    ``framework``: a profile name or None (PEFT's bitsandbytes, as the sizing assumes); torchtune's NF4 is torchao's.
+    """
+    bnb = method == "qlora" and (framework is None or framework_profile(framework).nf4_library == "bitsandbytes")
+    supported = BNB_SUPPORT.get(vendor) if bnb else None
+    if supported is None:
+        return None
+    release, source = supported
+    return (
+        f"the NF4 base is bitsandbytes', which supports {gpu_id} from release {release} on ({source}): install a "
+        f"bitsandbytes {release} or later built for it (serving engines do not run bitsandbytes there)"
+    )
 
 
 def fp16_note(gpu_id: str, architecture: str) -> str | None:
