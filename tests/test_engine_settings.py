@@ -239,7 +239,19 @@ def test_a_pinned_expert_parallel_degree_is_sized_and_rendered(tmp_path: Path) -
     assert "the routed experts spread whole over each stage's 2 GPUs (expert parallelism, as pinned)" in with_ep.reasons[0]
     files = render_ansible(plan, loaded.workload)
     (group_vars,) = (ansible_reader().load(text) for name, text in files.items() if "group_vars" in name)
-    assert group_vars["specgen_deployments"][0]["engine"]["expert_parallel_size"] == 2
+    engine = group_vars["specgen_deployments"][0]["engine"]
+    assert engine["expert_parallel_size"] == 2
+    assert engine["args"] == ["--enable-expert-parallel"]  # newuser31 item 7: vLLM's flag, the size is TP x DP's
+
+
+def test_sglang_is_started_with_its_expert_parallel_size(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(QWEN_MOE.format(ep=", ep: 2").replace("precision: bf16,", "precision: bf16, engine: sglang,"))
+    loaded = load_workload(str(path))
+    files = render_ansible(plan_workload(loaded), loaded.workload)
+    (group_vars,) = (ansible_reader().load(text) for name, text in files.items() if "group_vars" in name)
+    engine = group_vars["specgen_deployments"][0]["engine"]
+    assert (engine["name"], engine["expert_parallel_size"], engine["args"]) == ("sglang", 2, ["--ep-size", "2"])
 
 
 @pytest.mark.parametrize(("precision", "kv"), [("fp32", "fp32"), ("fp16", "fp16"), ("bf16", "bf16"), ("fp8", "bf16")])

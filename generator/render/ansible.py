@@ -376,8 +376,12 @@ def _deployment_vars(
             # keep states at block boundaries (mamba_cache_mode "align" / "all") and hold more pages a sequence
             out["engine"]["enable_prefix_caching"] = False
             out["engine"]["args"] = [*out["engine"].get("args", []), "--no-enable-prefix-caching"]
-        if d.details.get("expert_parallel"):  # vLLM --enable-expert-parallel, SGLang --ep-size
-            out["engine"]["expert_parallel_size"] = d.details["expert_parallel"]
+        if ep := d.details.get("expert_parallel"):
+            # vLLM spreads the experts over TP x DP with one flag (no size of its own); SGLang takes the size
+            # (newuser31 item 7: the size alone was rendered, and a role starting vLLM from args split the experts by TP)
+            out["engine"]["expert_parallel_size"] = ep
+            flags = ["--enable-expert-parallel"] if out["engine"]["name"] == "vllm" else ["--ep-size", str(ep)]
+            out["engine"]["args"] = [*out["engine"].get("args", []), *flags]
     settings = d.details.get("runtime_settings")
     if settings is not None:  # hardware.fixed: one stream placed over GPU, RAM and NVMe, as each runtime's flags
         out["engine"] = {
