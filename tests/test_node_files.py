@@ -36,7 +36,7 @@ LLAMA_70B_BF16_BYTES = 70_553_706_496 * 2
 #: What :mod:`generator.render.node_disk` adds to a node's files: one engine image (vllm/vllm-openai 28.6 GB, rounded
 #: up), the OS's own share of the disk, and kubelet's 85 % image-collection threshold kept free of them.
 IMAGE = 30 * 10**9
-EKS_OS, AKS_OS = 20 * GIB, 30 * GIB
+EKS_OS, AKS_OS, GKE_OS = 20 * GIB, 30 * GIB, 10 * GIB
 
 
 def load(text: str) -> Any:
@@ -107,6 +107,40 @@ def test_the_aks_os_disk_is_never_below_the_default_nor_above_the_crd_maximum(ro
     (pool,) = plan_file(str(REPO / "examples" / "chat-70b-fp8-azure.yaml"))[1].pools
     spec = aks_node_class(pool, "w", NodeDisk(False, root_gib))["spec"]
     assert spec["osDiskSizeGB"] == os_disk_gb
+
+
+GKE_70B = """\
+version: 1
+name: gke70
+deployments:
+  - name: chat70
+    model: meta-llama/Llama-3.3-70B-Instruct
+    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 1, slo: {ttft_p95_ms: 3000, tpot_ms: 80}}
+hardware: {provider: gcp, gpus: [a100-sxm4-40gb]}
+kubernetes: {gcp_project: acme-ml, location: us-central1, zone: us-central1-a}
+"""
+
+
+def test_a_gke_pool_without_local_ssd_gets_a_boot_disk_for_its_files(tmp_path: Path) -> None:
+    """newuser31 item 2: a 141 GB checkpoint on a2-highgpu-8g (no local SSD) was left on GKE's 100 GB default boot disk.
+
+    The ContainerNodePool and the Terraform arguments carry the same size, in GB of 10^9 bytes."""
+    files = written(tmp_path, GKE_70B)
+    (pool,) = pools(files)
+    assert pool["files_bytes"] == LLAMA_70B_BF16_BYTES
+    node_pool = valid(files, "gcp", "kubernetes/gcp/containernodepool-")
+    size_gb = math.ceil(disk_gib(GKE_OS, LLAMA_70B_BF16_BYTES) * GIB / 10**9)
+    assert node_pool["spec"]["nodeConfig"]["diskSizeGb"] == size_gb == 215
+    (arguments,) = json.loads(files["terraform/specgen.auto.tfvars.json"])["gke_node_pools"].values()
+    assert arguments["node_config"]["disk_size_gb"] == size_gb
+
+
+def test_a_gke_pool_whose_files_fit_the_default_boot_disk_names_no_size(tmp_path: Path) -> None:
+    text = GKE_70B.replace("meta-llama/Llama-3.3-70B-Instruct", "meta-llama/Llama-3.1-8B-Instruct")
+    files = written(tmp_path, text)
+    assert "diskSizeGb" not in doc(files, "kubernetes/gcp/containernodepool-")["spec"]["nodeConfig"]
+    (arguments,) = json.loads(files["terraform/specgen.auto.tfvars.json"])["gke_node_pools"].values()
+    assert arguments["node_config"]["disk_size_gb"] is None
 
 
 def test_an_eks_node_group_stripes_the_instance_store_that_holds_its_files() -> None:

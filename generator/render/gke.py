@@ -27,6 +27,7 @@ from generator.errors import InputError
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import Finding, NodeSpec, Plan, Pool, sorted_findings
 from generator.render.kube_objects import crosses_nodes, dns_name, namespace_object
+from generator.render.node_disk import NodeDisk, gke_boot_disk_gb
 from generator.render.node_tags import node_tags
 from generator.workload.gke_zone import pool_zone, zone_problem
 from generator.workload.models import GpuSharing, KubernetesSettings, Workload
@@ -147,9 +148,16 @@ def pool_reservation(pool: Pool, settings: KubernetesSettings) -> str | None:
 
 
 def node_pool_spec(
-    pool: Pool, workload: str, sharing: GpuSharing | None = None, reservation: str | None = None
+    pool: Pool,
+    workload: str,
+    sharing: GpuSharing | None = None,
+    reservation: str | None = None,
+    disk: NodeDisk | None = None,
 ) -> dict[str, Any]:
     """What a pool is on GKE, wherever it goes: its size, upgrades, machine, accelerators, labels, taints, local SSDs.
+
+    ``disk``: where its nodes keep their model files and images; a boot disk larger than GKE's 100 GB default where
+    no local SSD holds them (:func:`~generator.render.node_disk.gke_boot_disk_gb`, newuser31 item 2).
 
     A pool costed per training job scales from zero instead: ``autoscaling`` with ``initialNodeCount`` 0 and no
     ``nodeCount``, which the provider says not to set beside autoscaling (Config Connector would reconcile it back
@@ -187,13 +195,15 @@ def node_pool_spec(
         spec["nodeConfig"]["reservationAffinity"] = reservation_affinity(reservation)
     if node.nvme_drives > 0:  # the machine's bundled local SSDs, as kubelet and containerd ephemeral storage
         spec["nodeConfig"]["ephemeralStorageLocalSsdConfig"] = {"localSsdCount": node.nvme_drives}
+    if disk is not None and (boot_gb := gke_boot_disk_gb(disk)) is not None:
+        spec["nodeConfig"]["diskSizeGb"] = boot_gb
     if pool.nodes > 1:
         spec["placementPolicy"] = {"type": "COMPACT"}
     return spec
 
 
 def container_node_pool(
-    pool: Pool, settings: KubernetesSettings, workload: str, sharing: GpuSharing | None = None
+    pool: Pool, settings: KubernetesSettings, workload: str, sharing: GpuSharing | None = None, disk: NodeDisk | None = None
 ) -> dict[str, Any]:
     """``ContainerNodePool`` of one pool, in the workload's namespace: :func:`node_pool_spec` in its cluster and zone."""
     project, location, cluster, zone = gke_placement(settings)
@@ -201,7 +211,7 @@ def container_node_pool(
         "clusterRef": {"external": f"projects/{project}/locations/{location}/clusters/{cluster}"},
         "location": location,
         "nodeLocations": [zone],
-        **node_pool_spec(pool, workload, sharing, pool_reservation(pool, settings)),
+        **node_pool_spec(pool, workload, sharing, pool_reservation(pool, settings), disk),
     }
     return {
         "apiVersion": "container.cnrm.cloud.google.com/v1beta1",
@@ -454,9 +464,17 @@ def config_connector_namespace(name: str, project: str) -> dict[str, Any]:
 
 
 def gke_objects(
-    pools: list[Pool], settings: KubernetesSettings, workload: str, *, shares: Mapping[str, GpuSharing | None]
+    pools: list[Pool],
+    settings: KubernetesSettings,
+    workload: str,
+    *,
+    shares: Mapping[str, GpuSharing | None],
+    disks: Mapping[str, NodeDisk],
 ) -> list[dict[str, Any]]:
-    """The workload's Namespace and one ContainerNodePool per pool (``shares``: each pool's GPU sharing, by name)."""
+    """The workload's Namespace and one ContainerNodePool per pool.
+
+    ``shares``, ``disks``: each pool's GPU sharing and node disk, by pool name.
+    """
     project = gke_placement(settings).project
-    pools_out = [container_node_pool(p, settings, workload, shares.get(p.name)) for p in pools]
+    pools_out = [container_node_pool(p, settings, workload, shares.get(p.name), disks.get(p.name)) for p in pools]
     return [config_connector_namespace(workload, project), *pools_out]

@@ -16,6 +16,7 @@ from generator.planner.plan import Plan
 from generator.render.env import render_template
 from generator.render.gke import gke_node_pool_name, node_pool_spec, pool_reservation
 from generator.render.gpu_sharing import pool_shares
+from generator.render.node_disk import node_disks
 from generator.workload.gke_zone import pool_zone
 from generator.workload.models import Workload
 
@@ -26,7 +27,7 @@ _DATA_MAPS = frozenset({"labels", "resourceLabels"})
 
 #: Arguments every pool object has (null where the pool has none), so the variable's object type is one shape.
 _OPTIONAL_POOL = ("node_count", "initial_node_count", "autoscaling", "placement_policy")
-_OPTIONAL_NODE_CONFIG = ("ephemeral_storage_local_ssd_config", "reservation_affinity")
+_OPTIONAL_NODE_CONFIG = ("disk_size_gb", "ephemeral_storage_local_ssd_config", "reservation_affinity")
 _OPTIONAL_ACCELERATOR = ("gpu_partition_size", "gpu_sharing_config")
 
 
@@ -61,9 +62,10 @@ def gke_node_pools(plan: Plan, workload: Workload) -> dict[str, dict[str, Any]]:
     """The arguments of every pool, keyed by pool name; GPU sharing as the Kubernetes rendering applies it."""
     sharing = workload.kubernetes.gpu_sharing if "kubernetes" in workload.outputs else None
     shares = pool_shares(plan, sharing)
+    disks = node_disks(plan)
     return {
         pool.name: node_pool_arguments(
-            node_pool_spec(pool, plan.workload, shares[pool.name], pool_reservation(pool, workload.kubernetes)),
+            node_pool_spec(pool, plan.workload, shares[pool.name], pool_reservation(pool, workload.kubernetes), disks[pool.name]),
             gke_node_pool_name(pool),
         )
         for pool in plan.pools

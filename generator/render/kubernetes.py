@@ -49,7 +49,7 @@ def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> 
             pools, str(settings.cluster_name), plan.workload, shares=shares, serving=serving_pools(plan), disks=node_disks(plan)
         )
     elif plan.provider == "gcp":
-        objects = gke_objects(pools, settings, plan.workload, shares=shares)
+        objects = gke_objects(pools, settings, plan.workload, shares=shares, disks=node_disks(plan))
     elif plan.provider == "azure":
         objects = aks_objects(pools, plan.workload, shares=shares, serving=serving_pools(plan), disks=node_disks(plan))
     elif alone and is_single_host(plan):

@@ -5,7 +5,8 @@ larger format), a training job's dataset and checkpoints (``Pool.files_bytes``, 
 for), and the engines' container images. Where the instance's local NVMe (instance store) holds them, the node
 class puts kubelet and containerd on it (Karpenter's ``instanceStorePolicy: RAID0``, nodeadm's ``localStorage``
 RAID0); otherwise the root / OS disk is sized to hold them: the providers' defaults (an EKS AL2023 node's 20 GiB
-root volume, an AKS node's 128 GB OS disk) do not hold a 70B checkpoint (newuser26 item 2).
+root volume, an AKS node's 128 GB OS disk, a GKE node's 100 GB boot disk) do not hold a 70B checkpoint (newuser26 item
+2, newuser31 item 2).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from generator.units import GIB
 ENGINE_IMAGE_BYTES = 30 * 10**9
 #: The OS and its agents on the root disk: the EKS AL2023 AMI's own root volume, 20 GiB ("Disk size in GiB for
 #: nodes. Defaults to `20`", terraform-aws-eks modules/eks-managed-node-group/variables.tf ``disk_size``); an AKS
-#: node's OS disk is at least 30 GB (``osDiskSizeGB`` minimum, karpenter.azure.com_aksnodeclasses.yaml).
-OS_BYTES = {"aws": 20 * GIB, "azure": 30 * GIB}
+#: node's OS disk is at least 30 GB (``osDiskSizeGB`` minimum, karpenter.azure.com_aksnodeclasses.yaml); a GKE node's
+#: boot disk at least 10 GB ("The smallest allowed disk size is 10GB", ContainerNodePool ``nodeConfig.diskSizeGb``).
+OS_BYTES = {"aws": 20 * GIB, "azure": 30 * GIB, "gcp": 10 * GIB}
 #: The share of its disk a node fills before kubelet deletes images to free it (``imageGCHighThresholdPercent``,
 #: default 85, https://kubernetes.io/docs/reference/config-api/kubelet-config.v1beta1/): sized so the files and
 #: images stay under it, the engines' images are not collected while their pods restart.
@@ -33,6 +35,9 @@ IMAGE_GC_HIGH_PERCENT = 85
 AKS_MAX_OS_DISK_GB = 2048
 #: An AKS node's OS disk where none is named (``osDiskSizeGB`` default 128): a class never asks for less.
 AKS_DEFAULT_OS_DISK_GB = 128
+#: A GKE node's boot disk where none is named ("disk_size_gb ... Defaults to 100GB", terraform-provider-google
+#: container_cluster ``node_config``): a pool whose files fit it keeps the default.
+GKE_DEFAULT_BOOT_DISK_GB = 100
 
 
 def node_images(plan: Plan, pool: Pool) -> int:
@@ -76,3 +81,14 @@ def node_disks(plan: Plan) -> dict[str, NodeDisk]:
         for pool in plan.pools
         if pool.node.provider in OS_BYTES
     }
+
+
+def gke_boot_disk_gb(disk: NodeDisk) -> int | None:
+    """A GKE pool's ``diskSizeGb`` where the default boot disk does not hold its files; None where it does.
+
+    Counted in GB of 10^9 bytes from :func:`root_disk_gib`'s GiB, the larger figure whichever unit GKE's "GB" means.
+    """
+    if disk.local:
+        return None
+    gb = math.ceil(disk.root_gib * GIB / 10**9)
+    return gb if gb > GKE_DEFAULT_BOOT_DISK_GB else None
