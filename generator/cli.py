@@ -199,6 +199,8 @@ def render_files(
             owned = (read_manifest(output) or []) if targets else []
             keep = set(owned) - set(_select(dict.fromkeys(owned, ""), targets, depth))
             wanted_files = _select(rendered, targets, depth)
+            if keep:
+                _refuse_another_plans_outputs(output, targets, keep, rendered)
             for note in write_tree(wanted_files, output, keep=keep, workloads=files):
                 echo(f"specgen: {note}", err=True)
             if single:
@@ -508,6 +510,29 @@ def _fail_on(located: list[tuple[str, str, str, str]], level: str | None) -> Non
 
     if level and (hits := at_least(located, level)):
         raise FindingsError(f"{len(hits)} finding(s) at level '{level}' or above (--fail-on {level})")
+
+
+def _refuse_another_plans_outputs(output: str, targets: tuple[str, ...], keep: set[str], rendered: dict[str, str]) -> None:
+    """Refuse a ``--target`` render into a tree of another plan whose other outputs it would leave (newuser31 item 5).
+
+    The outputs not asked for stay as they are on disk. Where the tree's ``spec.json`` is not the one this render
+    makes, they are another plan's: Terraform of the new plan beside the Kubernetes node pools of the old. Nothing is
+    written then. (A tree holding no ``spec.json`` cannot tell: its outputs are kept.)
+    """
+    from generator.errors import OutputError
+    from generator.writer import MANIFEST, read_tree
+
+    current = read_tree(output)
+    specs = sorted(rel for rel in rendered if rel.rpartition("/")[2] == "spec.json")
+    changed = [rel for rel in specs if rel in current and current[rel] != rendered[rel]]
+    if changed:
+        others = sorted({rel.split("/")[0] for rel in keep if rel != MANIFEST})
+        raise OutputError(
+            f"{output}: --target {' '.join(targets)}: {', '.join(changed)} in the tree is another plan's, and the "
+            f"outputs not asked for ({', '.join(others[:6])}{', ...' if len(others) > 6 else ''}) would stay that "
+            "plan's beside this one's; render every output (without --target), or into another directory; nothing "
+            "was written"
+        )
 
 
 def _select(files: dict[str, str], targets: tuple[str, ...], depth: int = 0) -> dict[str, str]:

@@ -462,7 +462,6 @@ def test_an_empty_directory_is_fine_to_render_into(tmp_path: Path) -> None:
     ("target", "gone"),
     [
         pytest.param((), [EMBED_VARS, "kubeadm/join-embed_l40s_48gb.yaml"], id="all"),
-        pytest.param(("--target", "ansible"), [EMBED_VARS], id="target-ansible"),
     ],
 )
 def test_a_removed_pool_removes_its_files(tmp_path: Path, target: tuple[str, ...], gone: list[str]) -> None:
@@ -478,6 +477,25 @@ def test_a_removed_pool_removes_its_files(tmp_path: Path, target: tuple[str, ...
     assert (out / "ansible" / "group_vars" / "chat_l40s_48gb.yml").is_file()
 
 
+def test_target_refuses_a_tree_of_another_plan_and_writes_nothing(tmp_path: Path) -> None:
+    """newuser31 item 5: a --target render of a changed plan left the other outputs of the old plan beside the new
+    one's (Terraform's node groups of the new plan, Kubernetes node pools of the old)."""
+    (tmp_path / "w.yaml").write_text(TWO_POOLS)
+    assert run_specgen("render", "w.yaml", "-o", "infra", cwd=tmp_path).returncode == 0
+    before = snapshot(tmp_path)
+    (tmp_path / "w.yaml").write_text(VALID)
+    result = run_specgen("render", "w.yaml", "-o", "infra", "--target", "ansible", cwd=tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().endswith(
+        "infra: --target ansible: spec.json in the tree is another plan's, and the outputs not asked for (SPEC.md, "
+        "cluster, kubeadm, spec.json, terraform) would stay that plan's beside this one's; render every output (without "
+        "--target), or into another directory; nothing was written"
+    )
+    assert {rel: e for rel, e in snapshot(tmp_path).items() if rel != "w.yaml"} == {
+        rel: e for rel, e in before.items() if rel != "w.yaml"
+    }
+
+
 @pytest.mark.parametrize("target", ["spec", "markdown", "terraform", "ansible", "kubernetes"])
 def test_target_keeps_other_owned_files_and_foreign_binaries(tmp_path: Path, target: str) -> None:
     (tmp_path / "w.yaml").write_text(VALID)
@@ -486,7 +504,10 @@ def test_target_keeps_other_owned_files_and_foreign_binaries(tmp_path: Path, tar
     manifest_before = (out / ".specgen-manifest").read_text()
     (out / "model.bin").write_bytes(BINARY)
     (out / "terraform" / "plan.bin").write_bytes(BINARY)
-    edited = {rel: f"edited {rel}\n" for rel in writer.read_manifest(str(out)) or [] if rel != ".specgen-manifest"}
+    # spec.json names the plan the tree is of: edited, the tree would be another plan's (refused above)
+    edited = {
+        rel: f"edited {rel}\n" for rel in writer.read_manifest(str(out)) or [] if rel not in (".specgen-manifest", "spec.json")
+    }
     for rel, text in edited.items():
         (out / rel).write_text(text)
     assert run_specgen("render", "w.yaml", "-o", "infra", "--target", target, cwd=tmp_path).returncode == 0
