@@ -359,3 +359,24 @@ def test_every_part_of_a_split_gguf_stays_inside_the_repository(tmp_path: Path, 
     with pytest.raises(InputError, match=rf"model path .*{parts[part].name}' resolves outside the repository"):
         resolve_model(str(parts[0]), root=str(repo))
     resolve_model(str(parts[0]))  # read as given where no repository holds it
+
+
+def test_a_split_gguf_is_refused_where_vllm_would_serve_it(tmp_path: Path) -> None:
+    """fuzz26 H2: a split GGUF on bought servers was rendered for vLLM, which loads a GGUF from one file only; on
+    hardware.fixed (llama.cpp, which loads every part) it is planned."""
+    (tmp_path / ".git").mkdir()
+    parts = split_set(tmp_path, "sp", 13)
+    rel = parts[0].relative_to(tmp_path)
+    served = (
+        f"version: 1\nname: wd\ndeployments:\n  - name: chat\n    model: ./{rel}\n"
+        "    inference: {max_context_tokens: 2048, requests_per_second: 1}\n"
+    )
+    (tmp_path / "w.yaml").write_text(served + "hardware: {provider: baremetal, gpus: [l40s-48gb]}\n")
+    done = run_specgen("validate", "w.yaml", cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"w.yaml:5:12: deployments[0].model: ./{rel} is the first of a GGUF split into 4 files, and vLLM loads" in (
+        done.stderr
+    )
+    fixed = "hardware: {provider: baremetal, fixed: {gpu: rtx-4090-24gb, gpu_count: 1, ram_gib: 64}}\n"
+    (tmp_path / "w.yaml").write_text(served + fixed)
+    assert run_specgen("validate", "w.yaml", cwd=tmp_path).returncode == 0

@@ -366,7 +366,7 @@ def resolve_gguf(ref: str, path: str, location: Location | None, root: str | Non
         precision,
         f"GGUF tensor table of {label}",
         arch.tie_word_embeddings,
-    )._replace(fixed_format=True)
+    )._replace(fixed_format=True, split_parts=len(parts))
     if missing := [i for i, size in enumerate(files.layer_bytes) if not size]:
         # llama.cpp refuses such a file ("missing tensor 'blk.N...'"; fuzz17 item 13: a file of 2 of its 4 layers was
         # sized as the model)

@@ -40,6 +40,8 @@ class FileWeights(NamedTuple):
     #: The file is run as stored, in no other format (a GGUF: llama.cpp computes with each tensor's own type, and no
     #: engine re-quantizes it as it loads); a safetensors checkpoint can be cast or quantized online.
     fixed_format: bool = False
+    #: Files the checkpoint is split into where an engine must be given them all (a GGUF split by llama-gguf-split).
+    split_parts: int = 1
 
     @property
     def total_bytes(self) -> int:

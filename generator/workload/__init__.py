@@ -38,6 +38,8 @@ from generator.workload.value_checks import (
     training_setting_errors,
 )
 
+#: vLLM's GGUF page: "Currently, vllm only supports loading single-file GGUF models" (same since v0.6.3).
+VLLM_GGUF_DOCS = "https://docs.vllm.ai/en/latest/features/quantization/gguf/"
 #: Inference fields of a batching engine's fleet, by what they are: an existing machine runs one stream.
 _NOT_ON_A_FIXED_MACHINE = {
     "max_num_seqs": "is a serving engine's setting",
@@ -172,6 +174,19 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
             errors += _forward_pass_errors(doc, i, dep.inference, wl.constants)
     hw = wl.hardware
     for i, dep in enumerate(wl.deployments):
+        resolved = models.get(dep.name)
+        files = resolved.architecture.file_weights if resolved is not None else None
+        served = isinstance(dep, InferenceDeployment) and hw.fixed is None and dep.inference.engine == "vllm"
+        if served and files and files.split_parts > 1:  # fuzz26 H2: rendered for vLLM, which does not start on it
+            errors.append(
+                InputError(
+                    f"{dep.model} is the first of a GGUF split into {files.split_parts} files, and vLLM loads a GGUF "
+                    f"model from one file only ({VLLM_GGUF_DOCS}): merge the parts into one (llama-gguf-split --merge "
+                    "FIRST-PART OUT.gguf) and point model at it, or plan the machine you run llama.cpp on "
+                    "(hardware.fixed), which loads every part",
+                    doc.locate(("deployments", i, "model")),
+                )
+            )
         if isinstance(dep, InferenceDeployment) and dep.inference.kv_cache_precision == "int8" and hw.fixed is None:
             errors.append(
                 InputError(
