@@ -149,7 +149,7 @@ def test_the_embedding_box_is_not_a_3090_bought_at_its_launch_price(tmp_path: Pa
     )
     assert (
         "https://www.phonandroid.com/nvidia-arrete-deja-de-vendre-ses-rtx-3000-pour-se-concentrer-sur-la-nouvelle-generation"
-        ".html, 2026-03-03); bought instead: embed_rtx_4090_24gb, 1 x lga1700-desktop-tower (1 x rtx-4090-24gb) at"
+        ".html, 2026-03-03); planned instead: embed_rtx_4090_24gb, 1 x lga1700-desktop-tower (1 x rtx-4090-24gb) at"
         " $338/month; one you own is used"
     ) in finding.message
     # no runner-up buys one either
@@ -195,6 +195,19 @@ def test_a_3090_alone_is_refused_with_why(tmp_path: Path) -> None:
     plan = _plan(tmp_path, "  gpus: [rtx-3090-24gb, rtx-4090-24gb]\n")
     (listed,) = [f for f in plan.findings if f.code == "gpu-no-layout"]
     assert listed.message.startswith("deployment embed: no layout on rtx-3090-24gb: rtx-3090-24gb is not sold new (")
+
+
+def test_a_server_priced_per_hour_under_prices_is_rented_whatever_its_availability(tmp_path: Path) -> None:
+    """fuzz26 M2: a 3090 box the workload rents by the hour (prices:, nothing bought) was refused as not sold new."""
+    path = tmp_path / "lab.yaml"
+    path.write_text(EMBED.format(hardware="  gpus: [rtx-3090-24gb]\n") + "prices: {am5-desktop-tower: 0.5}\n")
+    plan = plan_workload(load_workload(str(path)))
+    assert {p.node.platform_id for p in plan.pools} == {"am5-desktop-tower"}
+    assert {p.node.gpu_id for p in plan.pools} == {"rtx-3090-24gb"}
+    # the towers it does not price are still not bought: the info names the one that would rank first, not the one rented
+    (unsold,) = [f.message for f in plan.findings if f.code == "not-sold-new"]
+    assert unsold.startswith("deployment embed: 1 x TP1 on 1 x lga1700-desktop-tower (1 x rtx-3090-24gb)")
+    assert "planned instead: embed_rtx_3090_24gb, 1 x am5-desktop-tower (1 x rtx-3090-24gb) at $365/month" in unsold
 
 
 def test_the_catalog_listing_says_whether_sold_new() -> None:

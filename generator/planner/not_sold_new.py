@@ -30,6 +30,7 @@ def unsold_hardware(wl: Workload) -> list[Hardware]:
     if wl.hardware.provider != "baremetal" or not wl.hardware.buy:
         return []
     gpus = catalog.gpus()
+    priced = frozenset(wl.prices)
     out = []
     for platform in sorted(catalog.platforms().values(), key=lambda p: p.id):
         if platform.provider != "baremetal":
@@ -38,8 +39,8 @@ def unsold_hardware(wl: Workload) -> list[Hardware]:
             gpu = gpus.get(gpu_id)
             if gpu is None:
                 continue
-            why = not_sold_new_why(platform, gpu)
-            if why is not None and _refusals(wl.hardware, platform, gpu) == [why]:
+            why = not_sold_new_why(platform, gpu, priced)
+            if why is not None and _refusals(wl.hardware, platform, gpu, priced) == [why]:
                 out.append(Hardware(platform, platform.fitted_gpu(gpu)))
     return out
 
@@ -136,7 +137,7 @@ def _message(best: Option, rec: PurchaseRecord, planned: DeploymentPlan, pools: 
     return (
         f"deployment {planned.name}: {c.summary} at {cost_text(c)} is not bought: it is priced with {rec.id} "
         f"${rec.usd:,.0f} ({rec.basis}, {rec.as_of}), and the {gpu.name if rec.kind == 'gpu' else platform.name} is not "
-        f"sold new ({says}); bought instead: {instead}{cost}; one you own is used: list it under "
+        f"sold new ({says}); planned instead: {instead}{cost}; one you own is used: list it under "
         "hardware.inventory (or plan it as hardware.fixed)"
     )
 

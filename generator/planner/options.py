@@ -45,19 +45,22 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
     Each GPU is the one its platform holds (:meth:`PlatformSpec.fitted_gpu`): a PCIe card's NVLink bridge counts
     only where the platform says one is fitted, so every later use (sizing, link text, training traffic) sees it.
     """
-    return list(_allowed_hardware(wl.hardware))
+    return list(_allowed_hardware(wl.hardware, frozenset(wl.prices)))
 
 
 @functools.lru_cache(maxsize=256)
-def _allowed_hardware(hw: HardwareLimits) -> tuple[Hardware, ...]:
-    """:func:`allowed_hardware` of a workload's hardware section, formed once per process (the planner asks often)."""
+def _allowed_hardware(hw: HardwareLimits, priced: frozenset[str]) -> tuple[Hardware, ...]:
+    """:func:`allowed_hardware` of a workload's hardware section and the platforms it prices (``prices:``).
+
+    Formed once per process: the planner asks often.
+    """
     gpus = catalog.gpus()
     out = [
         Hardware(platform, platform.fitted_gpu(gpus[gpu_id]))
         for platform in sorted(catalog.platforms().values(), key=lambda p: p.id)
         if platform.provider == hw.provider
         for gpu_id in platform.gpu_ids
-        if gpu_id in gpus and not _refusals(hw, platform, gpus[gpu_id])
+        if gpu_id in gpus and not _refusals(hw, platform, gpus[gpu_id], priced)
     ]
     for group in hw.inventory if hw.provider == "baremetal" else ():
         platform, gpu = inventory_server(group)
@@ -65,14 +68,17 @@ def _allowed_hardware(hw: HardwareLimits) -> tuple[Hardware, ...]:
             if platform.custom:
                 why = "a custom server is not bought"
             else:
-                refusals = _refusals(hw, platform, gpu) or [f"{platform.id} with {gpu.id} is not offered"]
+                refusals = _refusals(hw, platform, gpu, priced) or [f"{platform.id} with {gpu.id} is not offered"]
                 why = " and ".join(refusals) + ", so no more are bought"
             out.append(Hardware(platform, gpu, why))
     return tuple(out)
 
 
-def _refusals(hw: HardwareLimits, platform: PlatformSpec, gpu: GpuSpec) -> list[str]:
-    """Why the workload's hardware section does not allow buying this server kind; empty when it does."""
+def _refusals(hw: HardwareLimits, platform: PlatformSpec, gpu: GpuSpec, priced: frozenset[str]) -> list[str]:
+    """Why the workload's hardware section does not allow buying this server kind; empty when it does.
+
+    ``priced``: the platforms the workload prices per hour (``prices:``), which are rented, not bought.
+    """
     if not hw.buy:
         return ["hardware.buy is false"]
     why = []
@@ -84,18 +90,21 @@ def _refusals(hw: HardwareLimits, platform: PlatformSpec, gpu: GpuSpec) -> list[
         why.append(f"it is liquid-cooled and hardware.cooling is {hw.cooling}")
     if gpu.unrated("bf16") is not None:
         why.append(f"{gpu.id} has no published dense bf16 tensor rate, so its speed cannot be estimated")
-    unsold = not_sold_new_why(platform, gpu) if hw.provider == "baremetal" else None
+    unsold = not_sold_new_why(platform, gpu, priced) if hw.provider == "baremetal" else None
     if unsold:
         why.append(unsold)
     return why
 
 
-def not_sold_new_why(platform: PlatformSpec, gpu: GpuSpec) -> str | None:
+def not_sold_new_why(platform: PlatformSpec, gpu: GpuSpec, priced: frozenset[str]) -> str | None:
     """Why a bare-metal server of ``gpu`` on ``platform`` is not bought: its catalog price is of a product not sold new.
 
     Such a price (a launch list price) cannot be paid (newuser30 item 11): the server is not bought, an owned one is
-    used (``hardware.inventory``, ``hardware.fixed``). None where the node's records say nothing of it.
+    used (``hardware.inventory``, ``hardware.fixed``). None where the node's records say nothing of it, or where the
+    workload prices the platform per hour (``priced``: it is rented or leased, not bought; fuzz26 M2).
     """
+    if platform.id in priced:
+        return None
     rec = catalog.not_sold_new(platform.id, gpu.id)
     if rec is None or rec.availability is None:
         return None
@@ -109,7 +118,7 @@ def unsold_everywhere_why(wl: Workload, gpu_id: str) -> str | None:
     holders = [p for p in catalog.platforms().values() if p.provider == wl.hardware.provider and gpu_id in p.gpu_ids]
     if gpu is None or wl.hardware.provider != "baremetal" or not holders:
         return None
-    unsold = [why for p in holders if (why := not_sold_new_why(p, gpu))]
+    unsold = [why for p in holders if (why := not_sold_new_why(p, gpu, frozenset(wl.prices)))]
     return unsold[0] if len(unsold) == len(holders) else None
 
 
