@@ -351,3 +351,32 @@ def test_an_aks_pool_whose_files_outgrow_the_largest_os_disk_is_warned_of(tmp_pa
     (pool,) = pools(files)
     (short,) = [f for f in json.loads(files["spec.json"])["plan"]["findings"] if f["code"] == "aks-os-disk-short"]
     assert f"{disk_gib(AKS_OS, pool['files_bytes']):,} GB wanted" in short["message"]
+
+
+MIXTRAL_FP8 = """\
+version: 1
+name: mix
+deployments:
+  - name: mix
+    model: mistralai/Mixtral-8x7B-Instruct-v0.1
+    inference: {precision: fp8, max_context_tokens: 32768, avg_input_tokens: 2000, avg_output_tokens: 500,
+                requests_per_second: 5, min_replicas: 2}
+hardware: {provider: aws, gpus: [h100-sxm5-80gb]}
+"""
+
+
+def test_a_checkpoint_quantized_online_whose_16_bit_shard_outgrows_the_gpu_is_warned_of(tmp_path: Path) -> None:
+    """newuser31 item 10: Mixtral's 87 GiB of BF16 quantized to FP8 on one 80 GB H100 loads only on a vLLM that
+    quantizes each layer as it streams in; the plan said nothing. A 70B at TP4 (35 GiB of BF16 a GPU) is not warned."""
+    path = tmp_path / "w.yaml"
+    path.write_text(MIXTRAL_FP8)
+    _, plan = plan_file(str(path))
+    (peak,) = [f for f in plan.findings if f.code == "online-quantization-peak"]
+    assert peak.level == "warning" and peak.path == "deployments[0].inference.precision"
+    assert peak.message.startswith(
+        "'mix' quantizes mistralai/Mixtral-8x7B-Instruct-v0.1's bf16 checkpoint to fp8 as vLLM loads it, and its bf16 "
+        "shard a GPU (87.0 GiB at TP1 PP1) is more than h100-sxm5-80gb's 79.6 GiB: it starts only on a vLLM that "
+        "quantizes each layer as it streams in (https://github.com/vllm-project/vllm/pull/31914"
+    )
+    _, fitting = plan_file(str(REPO / "examples" / "chat-70b-fp8-azure.yaml"))
+    assert not [f for f in fitting.findings if f.code == "online-quantization-peak"]

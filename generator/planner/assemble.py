@@ -26,7 +26,12 @@ from generator.planner.inventory import ServerKey, free_servers, owned_groups, t
 from generator.planner.multi_host import hosts_per_replica, multi_host_note
 from generator.planner.naming import MAX_NODES_PER_POOL, max_pool_name, unique_pool_names
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, node_cpu
-from generator.planner.online_quantization import quantized_online_from, served_file_bytes, unserved_precision_findings
+from generator.planner.online_quantization import (
+    online_peak_findings,
+    quantized_online_from,
+    served_file_bytes,
+    unserved_precision_findings,
+)
 from generator.planner.option import Option, pool_labels
 from generator.planner.options import allowed_hardware, ties_before_headroom, unsold_everywhere_why
 from generator.planner.plan import Candidate, DeploymentPart, DeploymentPlan, Finding, Level, Plan, Pool, sorted_findings
@@ -1119,6 +1124,7 @@ def build_plan(
     rented = _rented_jobs(pools, deployments, per_run)
     deployments = _with_runs(wl, deployments, per_run)
     findings += _overlapping_runs(deployments) + unserved_precision_findings(deployments, loaded.models)
+    findings += online_peak_findings(deployments, loaded.models, pools)
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None, per_job=True) if p.name in rented else p for p in pools]
     fleet = totals(pools, len(racks), rented, _monthly_runs(pools, deployments, rented))

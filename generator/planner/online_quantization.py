@@ -12,14 +12,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from generator import catalog
 from generator.calculator.model_source import ResolvedModel, default_precision, model_weight_format
-from generator.planner.plan import DeploymentPlan, Finding
-from generator.sizing.weights import size_weights
+from generator.planner.plan import DeploymentPlan, Finding, Pool
+from generator.sizing.weights import Parallelism, size_weights
+from generator.units import GIB
 
 #: Served formats an engine makes from a 16-bit checkpoint as it loads it (each is also its ``--quantization`` value).
 ONLINE_FORMATS = ("fp8",)
 #: Checkpoint formats online quantization starts from.
 SIXTEEN_BIT = ("bf16", "fp16")
+#: vLLM's FP8 weights made as the 16-bit ones stream in, each layer quantized as it is loaded: the load's peak stays near
+#: the FP8 size only from this change on (merged 2026-01-07); before it vLLM held the 16-bit weights whole, and its
+#: 0.13.0 and 0.14.0 ran out of memory loading Qwen3-30B-A3B so on one 80 GB GPU (vllm PR 32773).
+STREAMING_FP8 = "https://github.com/vllm-project/vllm/pull/31914"
+STREAMING_FP8_OOM = "https://github.com/vllm-project/vllm/pull/32773"
 #: vLLM's in-flight bitsandbytes NF4, which specgen does not render (fuzz24 L9).
 BNB_INFLIGHT = "https://docs.vllm.ai/en/latest/features/quantization/bnb/"
 
@@ -71,6 +78,43 @@ def unserved_precision_findings(deployments: list[DeploymentPlan], models: Mappi
                 f"and the plan's weights, KV cache and replicas are not what runs; point model at a checkpoint in "
                 f"{d.precision} (a Hub id, or a local config.json with its quantization_config) or plan a precision "
                 "it holds or is quantized to online",
+                f"deployments[{i}].inference.precision",
+            )
+        )
+    return out
+
+
+def online_peak_findings(
+    deployments: list[DeploymentPlan], models: Mapping[str, ResolvedModel], pools: list[Pool]
+) -> list[Finding]:
+    """Services vLLM quantizes online whose 16-bit shard a GPU is more than the GPU holds (newuser31 item 10).
+
+    Such a replica loads only on a vLLM that quantizes each layer as it streams in (:data:`STREAMING_FP8`): an older
+    one holds the 16-bit weights first (Mixtral 8x7B's 87 GiB of BF16 on one 80 GB H100), and does not start.
+    """
+    gpu_of = {p.name: p.node.gpu_id for p in pools}
+    out = []
+    for i, d in enumerate(deployments):
+        model = models.get(d.name)
+        if d.kind != "inference" or model is None or d.details.get("serving_engine", "vllm") != "vllm":
+            continue
+        own = quantized_online_from(model, d.precision)
+        gpu = catalog.gpus().get(gpu_of.get(d.pool, ""))
+        if own is None or gpu is None:
+            continue
+        arch = model.architecture
+        shard = size_weights(arch, model_weight_format(arch, own), Parallelism(d.tp, d.pp)).per_gpu_bytes
+        if shard <= gpu.memory_bytes:
+            continue
+        out.append(
+            Finding(
+                "warning",
+                "online-quantization-peak",
+                f"'{d.name}' quantizes {d.model_id}'s {own} checkpoint to {d.precision} as vLLM loads it, and its {own} "
+                f"shard a GPU ({shard / GIB:.1f} GiB at TP{d.tp} PP{d.pp}) is more than {gpu.id}'s "
+                f"{gpu.memory_bytes / GIB:.1f} GiB: it starts only on a vLLM that quantizes each layer as it streams in "
+                f"({STREAMING_FP8}, merged 2026-01-07; 0.13.0 and 0.14.0 ran out of memory so, {STREAMING_FP8_OOM}); run "
+                f"such a release, or point model at a checkpoint already in {d.precision}",
                 f"deployments[{i}].inference.precision",
             )
         )
