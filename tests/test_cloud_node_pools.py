@@ -432,3 +432,16 @@ def test_a_service_on_one_gke_node_is_warned_that_upgrades_take_it_down(tmp_path
     two = tree("chat-70b-fp8-gcp")  # 20 req/s: two a3-highgpu-8g
     assert json.loads(two["spec.json"])["plan"]["pools"][0]["nodes"] == 2
     assert "gke-single-node-upgrade" not in two["SPEC.md"]
+
+
+def test_a_gke_node_upgrade_that_leaves_less_than_the_rate_is_warned_of() -> None:
+    """newuser31 item 3: two 8-GPU nodes, one TP8 replica each at 11.96 req/s for 20 asked: an upgrade drains one node
+    (maxUnavailable 1, no surge) and leaves 11.96 req/s; at this layout 3 replicas keep the rate with a node down."""
+    plan = json.loads(tree("chat-70b-fp8-gcp")["spec.json"])["plan"]
+    (finding,) = [f for f in plan["findings"] if f["code"] == "gke-upgrade-capacity"]
+    assert finding["level"] == "warning" and finding["path"] == "deployments[0]"
+    assert finding["message"].startswith(
+        "while GKE upgrades a node of pool chat_h100_sxm5_80gb (maxUnavailable 1, no surge; autoUpgrade on), chat "
+        "keeps as few as 1 of its 2 replicas, 11.96 req/s of the 20 asked: set inference.min_replicas to at least 3 "
+        "(at this layout, the rate with a node's worth of replicas down;"
+    )

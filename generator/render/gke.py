@@ -19,6 +19,7 @@ them rather than provision them (:func:`gke_driver_vars`, :func:`gke_storage_var
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -343,6 +344,7 @@ def with_gke_findings(plan: Plan, workload: Workload) -> Plan:
             Finding("info", "gke-gpu-stack", GPU_STACK_FINDING, "kubernetes"),
             *gpu_network_findings(plan),
             *single_node_upgrade_findings(plan, workload),
+            *upgrade_capacity_findings(plan, workload),
             *training_upgrade_findings(plan, workload),
         ]
     return plan._replace(findings=sorted_findings([*plan.findings, *findings]))
@@ -390,6 +392,48 @@ def single_node_upgrade_findings(plan: Plan, workload: Workload) -> list[Finding
                         f"deployments[{index_of[dep.name]}]",
                     )
                 )
+    return out
+
+
+def upgrade_capacity_findings(plan: Plan, workload: Workload) -> list[Finding]:
+    """Services of a pool of several nodes whose replicas left while GKE upgrades one node serve less than is asked.
+
+    newuser31 item 3: 3 TP4 replicas of a 10 req/s service on two 8-GPU nodes; the node holding two of them drained
+    for an upgrade (maxUnavailable 1, no surge) left 3.46 req/s. A node holds at most as many of a service's replicas
+    as its GPUs take (the scheduler may pack them so), and a replica spanning nodes goes with any of them.
+    """
+    index_of = {dep.name: index for index, dep in enumerate(workload.deployments)}
+    pools = {p.name: p for p in plan.pools}
+    out = []
+    for dep in plan.deployments:
+        pool = pools.get(dep.pool)
+        per_replica = dep.details.get("requests_per_s_per_replica_max")
+        asked = dep.details.get("requests_per_s")
+        if dep.kind != "inference" or dep.split or pool is None or pool.nodes < 2 or pool.per_job:
+            continue
+        if not isinstance(per_replica, int | float) or not isinstance(asked, int | float):
+            continue
+        replica_gpus = dep.tp * dep.pp
+        node_holds = 1 if replica_gpus > pool.node.gpus else pool.node.gpus // replica_gpus
+        on_one_node = min(dep.replicas, node_holds)
+        left = (dep.replicas - on_one_node) * per_replica
+        if left >= asked:
+            continue
+        enough = math.ceil(asked / per_replica) + node_holds  # a node's worth more than the rate needs
+        out.append(
+            Finding(
+                "warning",
+                "gke-upgrade-capacity",
+                f"while GKE upgrades a node of pool {pool.name} (maxUnavailable 1, no surge; autoUpgrade on), "
+                f"{dep.name} keeps as few as {dep.replicas - on_one_node} of its {dep.replicas} replicas, "
+                f"{left:,.2f} req/s of the {asked:g} asked: set inference.min_replicas to at least {enough} (at this "
+                "layout, the rate with a node's worth of replicas down; the plan may then choose another layout: check "
+                "it again), a maintenance window outside busy hours, or surge upgrades "
+                "(upgradeSettings maxSurge 1, maxUnavailable 0: one node more while each upgrades, where GKE has the "
+                "capacity)",
+                f"deployments[{index_of[dep.name]}]",
+            )
+        )
     return out
 
 
