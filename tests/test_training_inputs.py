@@ -461,3 +461,32 @@ def test_a_plan_leaves_out_gaudi_for_unsloth_and_says_what_qlora_needs_on_amd(tm
         plan_workload(load_workload(_write(tmp_path, text)))
     (dep,) = plan_workload(load_workload(_write(tmp_path, text.replace("gaudi3-128gb", "mi300x-192gb")))).deployments
     assert BNB_NOTE.format(gpu="mi300x-192gb", release="0.50", doc="0.50.0") in dep.reasons
+
+
+def test_a_job_over_several_hosts_says_how_it_is_launched(tmp_path: Path) -> None:
+    """newuser31 item 12: a DDP job over 4 one-GPU instances was planned with no word of its multi-node launch; the
+    group vars say the hosts, and Unsloth's own multi-GPU route is named."""
+    text = f"""\
+version: 1
+name: tune
+deployments:
+  - name: tune8b
+    model: {LLAMA_8B}
+    training: {{method: qlora, framework: unsloth, lora_rank: 16, sequence_length: 4096, global_batch_size: 32,
+               dataset_tokens: 200000000, epochs: 2, deadline_hours: 12, runs_per_month: 4}}
+hardware: {{provider: aws, gpus: [l40s-48gb]}}
+kubernetes: {{location: us-east-1}}
+"""
+    plan = plan_workload(load_workload(_write(tmp_path, text)))
+    (dep,) = plan.deployments
+    hosts, world = dep.details.get("hosts", 1), dep.details["world_size"]
+    assert hosts > 1
+    (finding,) = [f for f in plan.findings if f.code == "job-spans-hosts"]
+    assert finding.level == "warning" and finding.path == "deployments[0]"
+    assert finding.message.startswith(
+        f"deployment tune8b: the job's {world} GPUs span {hosts} hosts: launch it multi-node (torchrun --nnodes {hosts}"
+    )
+    assert "Unsloth runs on several GPUs only through Accelerate or DeepSpeed" in finding.message
+    files = render_file(_write(tmp_path, text))
+    (group_vars,) = [text for name, text in files.items() if name.startswith("ansible/group_vars/")]
+    assert f"hosts: {hosts}\n" in group_vars

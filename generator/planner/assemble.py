@@ -23,7 +23,7 @@ from generator.planner.inference import (
     step_token_budget,
 )
 from generator.planner.inventory import ServerKey, free_servers, owned_groups, take_owned
-from generator.planner.multi_host import hosts_per_replica, multi_host_note
+from generator.planner.multi_host import hosts_per_replica, job_hosts_text, multi_host_note, replica_hosts
 from generator.planner.naming import MAX_NODES_PER_POOL, max_pool_name, unique_pool_names
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, node_cpu
 from generator.planner.online_quantization import (
@@ -810,6 +810,7 @@ def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tup
     shape = opt.shape
     assert isinstance(shape, TrainingShape)
     setup, mem = shape.setup, shape.memory
+    hosts = replica_hosts(opt.hardware.platform, opt.candidate.gpus_per_node, shape.world)
     details = {
         "method": setup.method,
         "optimizer": setup.optimizer,
@@ -859,6 +860,8 @@ def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tup
         reasons.append(stack)
     details["tensor_parallel"] = shape.par.tp
     details["pipeline_parallel"] = shape.par.pp
+    if hosts > 1:  # launched multi-node (job-spans-hosts); absent means one host
+        details["hosts"] = hosts
     details["gradient_accumulation_steps"] = shape.accumulation
     details["global_batch_size"] = shape.global_batch_size
     details.update(_technique_details(setup))
@@ -1867,6 +1870,9 @@ def _training_findings(
                 where,
             )
         )
+    if (hosts := details.get("hosts", 1)) > 1:
+        text = job_hosts_text(details["world_size"], hosts, dep.training.framework)
+        out.append(Finding("warning", "job-spans-hosts", f"deployment {dep.name}: {text}", f"deployments[{index}]"))
     hours = details.get("hours")
     dp, micro = details["data_parallel"], details["micro_batch_size"]
     if spec.global_batch_size is None and dp > 1:  # newuser28 item 1: a deadline took DP24 to DP752, the batch with it

@@ -25,6 +25,10 @@ VLLM_MULTI_NODE_URL = "https://docs.vllm.ai/en/stable/examples/online_serving/mu
 LEADER_WORKER_SET_URL = "https://docs.vllm.ai/en/latest/deployment/frameworks/lws.html"
 IMEX_URL = "https://docs.nvidia.com/multi-node-nvlink-systems/imex-guide"
 COMPUTE_DOMAIN_URL = "https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/dra-cds.html"
+TORCHRUN_URL = "https://docs.pytorch.org/docs/stable/elastic/run.html"
+#: Unsloth: "Unsloth currently supports multi-GPU setups through libraries like Accelerate and DeepSpeed ... the
+#: process can be complex and requires manual setup" (its DDP guide launches on one machine).
+UNSLOTH_MULTI_GPU_URL = "https://unsloth.ai/docs/basics/multi-gpu-training-with-unsloth"
 
 
 def hosts_per_replica(gpus_per_host: int, replica_gpus: int) -> int:
@@ -62,3 +66,21 @@ def multi_host_note(platform: PlatformSpec, gpus_per_node: int, replica_gpus: in
         f"Kubernetes, a ComputeDomain of the NVIDIA DRA driver for GPUs ({COMPUTE_DOMAIN_URL}); specgen renders "
         "neither (Ansible group vars say hosts_per_replica)"
     )
+
+
+def job_hosts_text(world_gpus: int, hosts: int, framework: str | None) -> str:
+    """What a training job over ``hosts`` Linux hosts takes to launch.
+
+    newuser31 item 12: a DDP job over 4 one-GPU instances was planned without a word of it.
+    """
+    text = (
+        f"the job's {world_gpus} GPUs span {hosts} hosts: launch it multi-node (torchrun --nnodes {hosts} with a "
+        f"rendezvous endpoint, {TORCHRUN_URL}, or the framework's own multi-node launcher; on Kubernetes a Kubeflow "
+        "PyTorchJob or a JobSet), which specgen does not render (Ansible group vars say hosts)"
+    )
+    if framework == "unsloth":
+        text += (
+            f"; Unsloth runs on several GPUs only through Accelerate or DeepSpeed, set up by hand ({UNSLOTH_MULTI_GPU_URL}): "
+            "a layout on one host avoids it (pin the deployment's platform to a server or instance type holding its GPUs)"
+        )
+    return text

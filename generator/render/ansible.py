@@ -241,6 +241,7 @@ TRAINING_LAYOUT_KEYS = (
     "optimizer",
     "zero_stage",
     "data_parallel",
+    "hosts",
     "micro_batch_size",
     "gradient_accumulation_steps",
     "global_batch_size",
