@@ -67,12 +67,21 @@ def test_gke_pool_runs_its_planned_nodes_in_exactly_one_zone(tmp_path: Path, kub
     assert spec["nodeLocations"] == [zone]
     assert spec["nodeCount"] == pool["nodes"]  # per zone, and there is one zone
     assert spec["location"] == load(kubernetes)["location"]
-    if rate == 80:
-        assert pool["nodes"] > 1  # the case the COMPACT policy is for
-        assert spec["placementPolicy"] == {"type": "COMPACT"}
-    else:
-        assert pool["nodes"] == 1
-        assert "placementPolicy" not in spec
+    # newuser31 item 15: replicas that each stay in one node need no COMPACT placement (it narrows where GKE finds
+    # capacity); only a pool whose GPUs talk across nodes gets it (test_a_gke_pool_whose_replica_spans_nodes_is_compact)
+    assert (pool["nodes"] == 1) == (rate == 10)
+    assert "placementPolicy" not in spec
+
+
+def test_a_gke_pool_whose_replica_spans_nodes_is_compact(tmp_path: Path) -> None:
+    kubernetes = "  gcp_project: acme-inference\n  location: us-central1\n  zone: us-central1-b\n"
+    path = gcp_variant(tmp_path, kubernetes)
+    path.write_text(path.read_text().replace("    inference:\n", "    parallelism: {tp: 8, pp: 2}\n    inference:\n", 1))
+    files = render_file(str(path))
+    (node_pool,) = documents(files, "kubernetes/gcp/containernodepool-")
+    assert node_pool["spec"]["placementPolicy"] == {"type": "COMPACT"}
+    (arguments,) = json.loads(files["terraform/specgen.auto.tfvars.json"])["gke_node_pools"].values()
+    assert arguments["placement_policy"] == {"type": "COMPACT"}
 
 
 def test_the_gke_examples_name_one_zone_for_every_pool() -> None:

@@ -154,6 +154,7 @@ def node_pool_spec(
     sharing: GpuSharing | None = None,
     reservation: str | None = None,
     disk: NodeDisk | None = None,
+    compact: bool = False,
 ) -> dict[str, Any]:
     """What a pool is on GKE, wherever it goes: its size, upgrades, machine, accelerators, labels, taints, local SSDs.
 
@@ -162,8 +163,10 @@ def node_pool_spec(
 
     A pool costed per training job scales from zero instead: ``autoscaling`` with ``initialNodeCount`` 0 and no
     ``nodeCount``, which the provider says not to set beside autoscaling (Config Connector would reconcile it back
-    and could drain a running job; newuser16 M1). Every pool runs in one zone, so a pool of several nodes gets a
-    COMPACT placement policy (GKE places it within one zone). A pool on a ``reservation`` takes its nodes from it
+    and could drain a running job; newuser16 M1). A pool of several nodes whose GPUs talk across nodes (``compact``:
+    a replica or training job wider than a node) gets a COMPACT placement policy, its nodes placed close together;
+    one whose replicas each stay in a node does not (newuser31 item 15: it only narrows where GKE finds capacity),
+    as on AWS, where only such a node group gets a cluster placement group. A pool on a ``reservation`` takes its nodes from it
     alone (newuser28 item 5: H200 and B200 machine types are not sold on demand, so a pool without one gets no node).
     """
     node = pool.node
@@ -198,13 +201,18 @@ def node_pool_spec(
         spec["nodeConfig"]["ephemeralStorageLocalSsdConfig"] = {"localSsdCount": node.nvme_drives}
     if disk is not None and (boot_gb := gke_boot_disk_gb(disk)) is not None:
         spec["nodeConfig"]["diskSizeGb"] = boot_gb
-    if pool.nodes > 1:
+    if compact and pool.nodes > 1:
         spec["placementPolicy"] = {"type": "COMPACT"}
     return spec
 
 
 def container_node_pool(
-    pool: Pool, settings: KubernetesSettings, workload: str, sharing: GpuSharing | None = None, disk: NodeDisk | None = None
+    pool: Pool,
+    settings: KubernetesSettings,
+    workload: str,
+    sharing: GpuSharing | None = None,
+    disk: NodeDisk | None = None,
+    compact: bool = False,
 ) -> dict[str, Any]:
     """``ContainerNodePool`` of one pool, in the workload's namespace: :func:`node_pool_spec` in its cluster and zone."""
     project, location, cluster, zone = gke_placement(settings)
@@ -212,7 +220,7 @@ def container_node_pool(
         "clusterRef": {"external": f"projects/{project}/locations/{location}/clusters/{cluster}"},
         "location": location,
         "nodeLocations": [zone],
-        **node_pool_spec(pool, workload, sharing, pool_reservation(pool, settings), disk),
+        **node_pool_spec(pool, workload, sharing, pool_reservation(pool, settings), disk, compact),
     }
     return {
         "apiVersion": "container.cnrm.cloud.google.com/v1beta1",
@@ -514,11 +522,15 @@ def gke_objects(
     *,
     shares: Mapping[str, GpuSharing | None],
     disks: Mapping[str, NodeDisk],
+    compact: frozenset[str] = frozenset(),
 ) -> list[dict[str, Any]]:
     """The workload's Namespace and one ContainerNodePool per pool.
 
-    ``shares``, ``disks``: each pool's GPU sharing and node disk, by pool name.
+    ``shares``, ``disks``: each pool's GPU sharing and node disk, by pool name; ``compact``: the pools whose GPUs
+    talk across nodes (:func:`~generator.render.kube_objects.crosses_nodes`).
     """
     project = gke_placement(settings).project
-    pools_out = [container_node_pool(p, settings, workload, shares.get(p.name), disks.get(p.name)) for p in pools]
+    pools_out = [
+        container_node_pool(p, settings, workload, shares.get(p.name), disks.get(p.name), p.name in compact) for p in pools
+    ]
     return [config_connector_namespace(workload, project), *pools_out]

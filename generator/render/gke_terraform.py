@@ -16,6 +16,7 @@ from generator.planner.plan import Plan
 from generator.render.env import render_template
 from generator.render.gke import gke_node_pool_name, node_pool_spec, pool_reservation
 from generator.render.gpu_sharing import pool_shares
+from generator.render.kube_objects import crosses_nodes
 from generator.render.node_disk import node_disks
 from generator.workload.gke_zone import pool_zone
 from generator.workload.models import Workload
@@ -65,7 +66,14 @@ def gke_node_pools(plan: Plan, workload: Workload) -> dict[str, dict[str, Any]]:
     disks = node_disks(plan)
     return {
         pool.name: node_pool_arguments(
-            node_pool_spec(pool, plan.workload, shares[pool.name], pool_reservation(pool, workload.kubernetes), disks[pool.name]),
+            node_pool_spec(
+                pool,
+                plan.workload,
+                shares[pool.name],
+                pool_reservation(pool, workload.kubernetes),
+                disks[pool.name],
+                crosses_nodes(plan, pool),
+            ),
             gke_node_pool_name(pool),
         )
         for pool in plan.pools

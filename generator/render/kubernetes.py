@@ -19,7 +19,7 @@ from generator.render.gke import gke_objects
 from generator.render.gpu_sharing import pool_shares
 from generator.render.gpu_stack import GpuPoolStack, pool_stacks
 from generator.render.karpenter_aws import karpenter_aws_objects, serving_pools
-from generator.render.kube_objects import kustomize_directory
+from generator.render.kube_objects import crosses_nodes, kustomize_directory
 from generator.render.kubeadm import render_kubeadm
 from generator.render.node_disk import node_disks
 from generator.workload.models import Workload
@@ -49,7 +49,8 @@ def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> 
             pools, str(settings.cluster_name), plan.workload, shares=shares, serving=serving_pools(plan), disks=node_disks(plan)
         )
     elif plan.provider == "gcp":
-        objects = gke_objects(pools, settings, plan.workload, shares=shares, disks=node_disks(plan))
+        compact = frozenset(p.name for p in pools if crosses_nodes(plan, p))
+        objects = gke_objects(pools, settings, plan.workload, shares=shares, disks=node_disks(plan), compact=compact)
     elif plan.provider == "azure":
         objects = aks_objects(pools, plan.workload, shares=shares, serving=serving_pools(plan), disks=node_disks(plan))
     elif alone and is_single_host(plan):
