@@ -21,7 +21,9 @@ import pytest
 
 from generator.api import render_file
 from generator.cli import main
-from generator.planner.spread import spread_layouts
+from generator.planner import plan_workload
+from generator.planner.spread import spread_layouts, strands_a_replica
+from generator.workload import load_workload
 
 HEAD = "version: 1\nname: w\ndeployments:\n"
 
@@ -243,3 +245,50 @@ def test_one_pool_on_servers_of_two_gpu_counts_names_the_count(tmp_path: Path) -
     hardware = "hardware:\n  gpus: [h100-nvl-94gb]\n  platforms: [dell-xe7740]\n  provider: baremetal\n"
     plan = plan_of(tmp_path, HEAD + service.format(name="a", tp=8) + service.format(name="b", tp=4) + hardware)
     assert (pool_of(plan, "a"), pool_of(plan, "b")) == ("p_h100_nvl_94gb", "p_dell_xe7740_4x_h100_nvl_94gb")
+
+
+PACKED = """\
+version: 1
+name: platform-eks
+deployments:
+  - name: chat70
+    model: meta-llama/Llama-3.3-70B-Instruct
+    inference: {precision: fp8, kv_cache_precision: fp8, max_context_tokens: 32768, avg_input_tokens: 3000,
+                avg_output_tokens: 400, requests_per_second: 10, slo: {ttft_p95_ms: 1500, tpot_ms: 35}}
+  - name: moe
+    model: Qwen/Qwen3-30B-A3B
+    inference: {precision: fp8, max_context_tokens: 32768, avg_input_tokens: 2000, avg_output_tokens: 500,
+                requests_per_second: 8, slo: {ttft_p95_ms: 1000, tpot_ms: 30}}
+hardware: {provider: aws, gpus: [h100-sxm5-80gb]}
+objective: cost
+kubernetes: {location: us-east-1}
+"""
+
+
+def test_replicas_of_different_widths_that_fit_only_packed_are_warned_of(tmp_path: Path) -> None:
+    """newuser31 item 4: 3 TP4 and 2 TP1 replicas on two 8-GPU nodes fit only as 4+4 and 4+1+1; the TP1 pods placed
+    first on different nodes leave 7 + 7 GPUs and the third TP4 replica Pending."""
+    path = tmp_path / "w.yaml"
+    path.write_text(PACKED)
+    plan = plan_workload(load_workload(str(path)))
+    (pool,) = plan.pools
+    widths = sorted({d.tp * d.pp for d in plan.deployments})
+    assert pool.nodes == 2 and widths == [1, 4]
+    (finding,) = [f for f in plan.findings if f.code == "pool-packing"]
+    assert finding.level == "warning"
+    assert finding.message.startswith(
+        f"pool {pool.name}: its 2 nodes hold the replicas of chat70, moe (4-GPU, 1-GPU) only packed as planned"
+    )
+    # one narrow replica placed first leaves 7 GPUs on its node: the three TP4 replicas still fit
+    path.write_text(PACKED.replace("requests_per_second: 8,", "requests_per_second: 2,"))
+    looser = plan_workload(load_workload(str(path)))
+    assert sorted((d.name, d.replicas) for d in looser.deployments) == [("chat70", 3), ("moe", 1)]
+    assert [f for f in looser.findings if f.code == "pool-packing"] == []
+
+
+@pytest.mark.parametrize(
+    ("widths", "nodes", "strands"),
+    [([4, 4, 4, 1, 1], 2, True), ([4, 4, 4, 1], 2, False), ([4, 4, 1, 1], 2, False), ([2, 2, 2, 4, 4, 1, 1], 2, True)],
+)
+def test_a_replica_is_stranded_where_narrow_pods_spread_first(widths: list[int], nodes: int, strands: bool) -> None:
+    assert strands_a_replica(widths, nodes, 8) is strands

@@ -69,7 +69,7 @@ from generator.planner.setting_findings import (
 )
 from generator.planner.slo import effective_slo, replicas_needed, replicas_text
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
-from generator.planner.spread import spread_findings, spread_floor
+from generator.planner.spread import packing_findings, spread_findings, spread_floor
 from generator.planner.tco import HOURS_PER_MONTH, BuiltHost, billed_per_run, cost_text, fleet_cost, run_usd
 from generator.planner.throughput_gaps import throughput_gap_finding, unchecked_throughput_finding
 from generator.planner.wall_circuit import wall_circuit_advice
@@ -1122,6 +1122,7 @@ def build_plan(
     findings += config_model_findings(wl)
     findings += _unpriced_fabric_findings(pools)
     findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
+    findings += packing_findings(deployments, pools)
     findings += missing_gpu_findings(wl, chosen, ruled_out)
     findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)]) + pool_region_findings(wl, pools)
     rented = _rented_jobs(pools, deployments, per_run)

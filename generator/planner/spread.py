@@ -29,6 +29,8 @@ SPREAD_CONSTRAINT = (
     "labelSelector: <the replicas' pod labels>}]"
 )
 SPREAD_DOCS = "https://kubernetes.io/docs/concepts/scheduling-eviction/topology-spread-constraints/"
+#: Scoring nodes by how full they are (NodeResourcesFit MostAllocated, extended resources weighted).
+BIN_PACKING_DOCS = "https://kubernetes.io/docs/concepts/scheduling-eviction/resource-bin-packing/"
 
 
 def spread_layouts(layouts: list[tuple[int, int]], replicas: int, min_replicas: int) -> list[tuple[int, int]]:
@@ -79,6 +81,59 @@ def spread_findings(wl: Workload, deployments: list[DeploymentPlan], pools: list
                 f"no serving workload: give its pods {SPREAD_CONSTRAINT} ({SPREAD_DOCS}) or a required podAntiAffinity "
                 "on kubernetes.io/hostname, or the scheduler may still put them on one node",
                 f"deployments[{index_of[dep.name]}].inference.min_replicas",
+            )
+        )
+    return out
+
+
+def strands_a_replica(widths: list[int], nodes: int, gpus_per_node: int) -> bool:
+    """Whether replicas of these widths (GPUs each), placed narrowest first each on the emptiest node, leave one out.
+
+    That is the order Kubernetes' default scoring (least allocated) can take when the narrow pods come first.
+    """
+    free = [gpus_per_node] * nodes
+    for width in sorted(widths):
+        emptiest = max(range(nodes), key=lambda n: free[n])
+        if free[emptiest] < width:
+            return True
+        free[emptiest] -= width
+    return False
+
+
+def packing_findings(deployments: list[DeploymentPlan], pools: list[Pool]) -> list[Finding]:
+    """Pools whose nodes hold their services' replicas of different widths only packed as planned (newuser31 item 4).
+
+    Three TP4 and two TP1 replicas fit two 8-GPU nodes as 4+4 and 4+1+1; Kubernetes' default scoring spreads pods by
+    CPU and memory, not GPUs, so the two TP1 pods placed first on different nodes leave 7 + 7 GPUs: the third TP4 stays
+    Pending (and a Karpenter NodePool launches a node more). Said where that order strands a replica
+    (:func:`strands_a_replica`).
+    """
+    out = []
+    for pool in pools:
+        names: list[str] = []
+        widths: list[int] = []
+        for dep in deployments:
+            layout = dep.in_pool(pool.name)
+            if dep.kind == "inference" and layout is not None:
+                names.append(dep.name)
+                widths += [layout[0] * layout[1]] * layout[2]
+        kinds = sorted(set(widths), reverse=True)
+        if pool.nodes < 2 or len(kinds) < 2 or kinds[0] > pool.node.gpus:
+            continue
+        if not strands_a_replica(widths, pool.nodes, pool.node.gpus):
+            continue
+        out.append(
+            Finding(
+                "warning",
+                "pool-packing",
+                f"pool {pool.name}: its {pool.nodes} nodes hold the replicas of {', '.join(sorted(names))} ("
+                + ", ".join(f"{w}-GPU" for w in kinds)
+                + f") only packed as planned, the {kinds[0]}-GPU replicas together; Kubernetes' default scheduler "
+                "scores nodes by CPU and memory, not GPUs, so narrower pods placed first on different nodes can leave "
+                f"none with {kinds[0]} GPUs free, and that replica stays Pending (a Karpenter NodePool launches a node "
+                "more): schedule the widest replicas first, score nodes MostAllocated with nvidia.com/gpu weighted "
+                f"({BIN_PACKING_DOCS}), or give the services pools of their own (pool:)",
+                "deployments",
             )
         )
     return out
