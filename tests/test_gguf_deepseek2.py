@@ -246,7 +246,8 @@ def test_a_split_gguf_sizes_as_the_merged_file(tmp_path: Path) -> None:
     split = resolve_model(str(parts[0])).architecture
     assert whole.file_weights is not None and split.file_weights is not None
     assert split._replace(file_weights=None, notes=()) == whole._replace(file_weights=None, notes=())
-    assert split.file_weights._replace(source="") == whole.file_weights._replace(source="")
+    assert split.file_weights._replace(source="", split_parts=1) == whole.file_weights._replace(source="")
+    assert split.file_weights.split_parts == 4
     assert split.file_weights.total_bytes == 4 * whole.params_total
     assert "DeepSeek-tiny-00001-of-00004.gguf and its 3 other part(s):" in split.file_weights.source + split.notes[-1]
 

@@ -1,19 +1,19 @@
 """A ``.gguf`` file as a model: architecture from its metadata, exact bytes from its tensor table.
 
-Read with the ``gguf`` package (llama.cpp's own reader, imported only here): the header's
-``{arch}.*`` keys (GGUF spec, https://github.com/ggml-org/ggml/blob/master/docs/gguf.md) become the
-config fields the architecture parser knows, and every tensor's type and element count give its
-bytes (``GGUFReader`` tensors' ``n_bytes``: blocks x block bytes for K-quants, IQ types and the
-rest). The weights are memory-mapped by the reader, never read.
+The header is read by :mod:`generator.calculator.gguf_header` (its token arrays walked over, not decoded); the
+``gguf`` package gives the ggml types' block sizes and names. The header's ``{arch}.*`` keys (GGUF spec,
+https://github.com/ggml-org/ggml/blob/master/docs/gguf.md) become the config fields the architecture parser knows,
+and every tensor's type and element count give its bytes (blocks x block bytes for K-quants, IQ types and the
+rest). The weights are never read.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from typing import TYPE_CHECKING, Any
 
 from generator.calculator import gguf_deepseek2
+from generator.calculator.gguf_header import GgufFormatError, GgufHeader, read_gguf_header
 from generator.calculator.model_limits import DIMENSION_BOUNDS
 from generator.errors import ArchitectureError, InputError, Location
 from generator.input_files import inside_root, short
@@ -92,11 +92,6 @@ def _keys_read(arch: object) -> dict[str, str]:
     return {suffix: key for suffix, key in _KEYS.items() if suffix not in gguf_deepseek2.NOT_SHARED}
 
 
-def _value(field: Any) -> Any:
-    """A reader field's value (a scalar, a string or a list)."""
-    return field.contents()
-
-
 def gguf_precision(file_type: int | None) -> str:
     """The weight-format name of a llama.cpp file type: a known format, else ``gguf-<type>``."""
     import gguf
@@ -168,62 +163,6 @@ def gguf_config(
     return config
 
 
-class _EndsEarlyError(Exception):
-    """The GGUF reader asked for bytes past the end of the file (kept inside this module)."""
-
-    def __init__(self, needed: int) -> None:
-        """Keep how many bytes the read needed the file to have."""
-        self.needed = needed
-        super().__init__(needed)
-
-
-#: The reader's own messages, in words a user can act on (gguf ``GGUFReader.__init__``); any other failure is reported as
-#: a damaged header, never in Python's words (fuzz25 L2: "not enough values to unpack (expected 2, got 0)").
-_READER_WORDS = (
-    "Bad type for general.alignment",
-    "Invalid alignment",
-    "Duplicate ",
-    "Found duplicated tensor",
-)
-
-
-def _unreadable(exc: BaseException, size: int) -> str:
-    """Why the reader gave up, in words: the file ends early, or what of its header is wrong."""
-    if isinstance(exc, _EndsEarlyError):
-        return f"the file ends early: its header and tensors need at least {exc.needed:,} bytes"
-    if not size:
-        return "the file is empty"
-    text = str(exc).strip("'\"")
-    if text == "GGUF magic invalid":
-        return "it does not begin with the GGUF magic bytes"
-    if (version := re.match(r"Sorry, file appears to be version (\d+)", text)) is not None:
-        return f"it is GGUF version {version[1]}, which the gguf package cannot read"
-    if isinstance(exc, OSError):
-        return exc.strerror or "the file cannot be read"
-    if text.startswith(_READER_WORDS):
-        return short(text, 120).strip("'")
-    return "its header is damaged: the gguf reader cannot decode it"
-
-
-def _reader(gguf: Any, path: str) -> Any:
-    """A ``GGUFReader`` whose every read past the end of the file raises :class:`_EndsEarlyError`.
-
-    The reader slices its memory map, and a slice past the end is only shorter: the error then came from whatever
-    used the missing values (an unpacking, an index), in Python's words.
-    """
-
-    class Reader(gguf.GGUFReader):  # type: ignore[misc]
-        def _get(self, offset: int, dtype: Any, count: int = 1, override_order: Any = None) -> Any:
-            import numpy as np
-
-            needed = int(offset) + np.dtype(dtype).itemsize * int(count)
-            if needed > len(self.data):
-                raise _EndsEarlyError(needed)
-            return super()._get(offset, dtype, count, override_order)
-
-    return Reader(path)
-
-
 #: gguf-split's part names, numbered from 1 (llama.cpp ``llama_split_path``: ``"%s-%05d-of-%05d.gguf"``); a part's
 #: ``split.no`` counts from 0, and its first part holds ``split.tensors.count``, the tensors of all parts (gguf-py
 #: ``Keys.Split``; llama-model-loader.cpp loads the others from the first: "model must be loaded with the first split").
@@ -234,22 +173,21 @@ SPLIT_NAME = "{prefix}-{number:05d}-of-{count:05d}.gguf"
 MAX_SPLIT_PARTS = 2**16 - 1
 
 
-def _open(gguf: Any, path: str, location: Location | None) -> tuple[Any, dict[str, Any]]:
-    """A file's reader and its metadata (key -> value); an unreadable file is an input error naming it."""
+def _open(gguf: Any, path: str, location: Location | None) -> tuple[GgufHeader, dict[str, Any]]:
+    """A file's header and its metadata (key -> value); an unreadable file is an input error naming it."""
+    sizes = {int(kind): size for kind, size in gguf.GGML_QUANT_SIZES.items()}
     try:
-        reader = _reader(gguf, path)
-    except (OSError, ValueError, KeyError, IndexError, TypeError, _EndsEarlyError) as exc:
-        # the reader's own words name an array, not the file (newuser29 item 10): say what it looks like
+        header = read_gguf_header(path, sizes)
+    except GgufFormatError as exc:
+        # in words of what the file looks like (newuser29 item 10), never Python's (fuzz25 L2)
         size = os.path.getsize(path)
         raise InputError(
-            f"{path}: not a readable GGUF file ({size:,} bytes: cut short by an incomplete download, or damaged): "
-            + _unreadable(exc, size),
+            f"{path}: not a readable GGUF file ({size:,} bytes: cut short by an incomplete download, or damaged): {exc}",
             location,
         ) from None
-    try:
-        return reader, {name: _value(field) for name, field in reader.fields.items()}
-    except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: malformed GGUF metadata: {exc}", location) from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read: {exc.strerror or exc}", location) from None
+    return header, header.fields
 
 
 def _split_key(fields: dict[str, Any], key: str, path: str, location: Location | None, default: int | None = None) -> int:
@@ -313,7 +251,7 @@ def _other_parts_tensors(gguf: Any, parts: list[str], location: Location | None,
                 location,
             )
         held = part if root is None else inside_root(part, root, os.path.basename(part), location)
-        reader, fields = _open(gguf, held, location)
+        header, fields = _open(gguf, held, location)
         said = (_split_key(fields, "split.count", part, location), _split_key(fields, "split.no", part, location))
         if said != (count, number):
             raise InputError(
@@ -321,7 +259,7 @@ def _other_parts_tensors(gguf: Any, parts: list[str], location: Location | None,
                 f"{number + 1} of {count}: parts of different splits (download the set again)",
                 location,
             )
-        tensors += reader.tensors
+        tensors += header.tensors
     return tensors
 
 
@@ -340,9 +278,9 @@ def resolve_gguf(ref: str, path: str, location: Location | None, root: str | Non
         raise InputError(f"GGUF file '{ref}' is a directory ({path}); give the .gguf file", location)
     if not os.path.isfile(path):
         raise InputError(f"GGUF file '{ref}' not found (looked for {path})", location)
-    reader, fields = _open(gguf, path, location)
+    header, fields = _open(gguf, path, location)
     parts = split_parts(path, fields, location)
-    tensors = [*reader.tensors, *_other_parts_tensors(gguf, parts, location, root)]
+    tensors = [*header.tensors, *_other_parts_tensors(gguf, parts, location, root)]
     if len(parts) > 1:
         _check_split_tensors(tensors, _split_key(fields, "split.tensors.count", path, location), parts, location)
     shapes = {t.name: [int(d) for d in t.shape] for t in tensors}
