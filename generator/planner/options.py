@@ -45,14 +45,16 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
     Each GPU is the one its platform holds (:meth:`PlatformSpec.fitted_gpu`): a PCIe card's NVLink bridge counts
     only where the platform says one is fitted, so every later use (sizing, link text, training traffic) sees it.
     """
-    return list(_allowed_hardware(wl.hardware, frozenset(wl.prices)))
+    # the catalog's records by identity: a record replaced in the catalog's tables forms the list anew
+    records = (tuple(map(id, catalog.platforms().values())), tuple(map(id, catalog.gpus().values())))
+    return list(_allowed_hardware(wl.hardware, frozenset(wl.prices), records))
 
 
 @functools.lru_cache(maxsize=256)
-def _allowed_hardware(hw: HardwareLimits, priced: frozenset[str]) -> tuple[Hardware, ...]:
+def _allowed_hardware(hw: HardwareLimits, priced: frozenset[str], _records: object) -> tuple[Hardware, ...]:
     """:func:`allowed_hardware` of a workload's hardware section and the platforms it prices (``prices:``).
 
-    Formed once per process: the planner asks often.
+    Formed once per process for the catalog's records (``_records``: their identities): the planner asks often.
     """
     gpus = catalog.gpus()
     out = [
