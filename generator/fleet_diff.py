@@ -5,11 +5,16 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Any
+import re
+from typing import TYPE_CHECKING, Any
 
 from generator.errors import InputError, one_line
 from generator.input_files import MAX_SPEC_BYTES, linked_inside, read_text_limited, short
 from generator.render.md_escape import md_code, md_text
+
+if TYPE_CHECKING:
+    from generator.planner.plan import Plan
+    from generator.workload.models import Workload
 
 FIELDS = ("gpus", "nodes", "racks", "power_w", "usd_per_month")
 #: Totals a plan has only with rented training jobs (each priced per run, not per month).
@@ -27,7 +32,24 @@ def load_plan_dict(path: str) -> dict[str, Any]:
         return plan_from_spec(read_text_limited(path, MAX_SPEC_BYTES, "spec.json"), path)
     from generator.api import plan_file
 
-    return plan_file(path)[1].to_dict()
+    loaded, plan = plan_file(path)
+    return deployed_dict(plan, loaded.workload)
+
+
+def deployed_dict(plan: Plan, workload: Workload, *, alone: bool = True) -> dict[str, Any]:
+    """A workload's plan as ``spec.json`` holds it: as deployed (:func:`generator.render.deployed`, with ``alone``).
+
+    newuser31 item 4: the plan alone lacked the findings a deployment adds (Karpenter, EKS, GKE, list prices, Cluster
+    API, GPU sharing), so a diff of two workloads missed the warnings a diff of their two rendered spec.json says.
+    ``zone``: the one zone GKE node pools run in (``nodeLocations``), where the workload places them in one; the
+    spec.json does not record it (item 10: a zone move read "No change to the fleet").
+    """
+    from generator.render import deployed
+    from generator.workload.gke_zone import pool_zone
+
+    out = deployed(plan, workload, alone=alone).to_dict()
+    zone = pool_zone(workload.kubernetes) if out.get("provider") == "gcp" else None
+    return out | ({"zone": zone} if zone else {})
 
 
 def plan_from_spec(text: str, path: str) -> dict[str, Any]:
@@ -138,6 +160,23 @@ def _check_echoed(path: str, where: str, value: Any) -> None:
     raise InputError(f"{path}: not a specgen spec.json: '{where}' must be a number or a short text, got {short(value)}")
 
 
+#: The context a deployment is sized for (vLLM's ``max_model_len``), as ``details`` names it.
+CONTEXT = "context_tokens"
+#: The sequences at that context a service's replica holds in its KV cache, as ``details`` names it.
+FULL_CONTEXT_SEQUENCES = "max_concurrency_per_replica"
+#: A training job's settings the diff shows (its method, framework, optimizer and step), as ``details`` names them.
+TRAINING_SETTINGS = (
+    "method",
+    "framework",
+    "optimizer",
+    "lora_rank",
+    "sequence_length",
+    "micro_batch_size",
+    "gradient_accumulation_steps",
+    "data_parallel",
+    "zero_stage",
+)
+
 #: What the diff echoes from a deployment's details (a service's engine settings, a fixed machine's speed).
 _ECHOED_DETAILS = (
     "hours",
@@ -157,6 +196,11 @@ _ECHOED_DETAILS = (
     "task",
     "runs_after",
     "starts_at_hours",
+    # a service's context (max_model_len) and the sequences at that context a replica holds (newuser31 item 3)
+    CONTEXT,
+    FULL_CONTEXT_SEQUENCES,
+    # a training job's method and step (newuser31 item 6)
+    *TRAINING_SETTINGS,
 )
 
 
@@ -165,6 +209,7 @@ def _check_plan(path: str, plan: Any) -> None:
     _require(path, "plan", plan, _PLAN_FIELDS)
     _check_echoed(path, "plan.provider", plan.get("provider"))
     _check_echoed(path, "plan.region", plan.get("region"))
+    _check_echoed(path, "plan.zone", plan.get("zone"))
     for key in (*FIELDS, *TRAINING_FIELDS):
         if plan["totals"].get(key) is not None:
             _check_figure(path, f"plan.totals.{key}", plan["totals"][key])
@@ -288,6 +333,10 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
             deployments.append({"deployment": name, "old": a, "new": b})
     moved = _place_change(old, new, "provider")
     relocated = None if moved else _place_change(old, new, "region")
+    # a GKE zone move keeps the cluster but drains and recreates every GPU node there (newuser31 item 10); a zone
+    # known on one side alone (a spec.json records none) says nothing
+    rezoned = None if moved or relocated else _place_change(old, new, "zone")
+    rezoned = rezoned if _named_both(rezoned) else None
     # another provider's or region's pools are another cluster: none of them replaces a node in place (newuser26 item 9);
     # a region named on one side alone may be the other's (the provider configuration's), so pools still compare
     replacements = [] if moved or _named_both(relocated) else pool_replacements(old, new)
@@ -295,6 +344,12 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     unpriced = {side: found for side, plan in (("old", old), ("new", new)) if (found := _unpriced_pools(plan))}
     if unpriced:
         out["unpriced"] = unpriced
+    if elsewhere := _priced_elsewhere(old, new):
+        out["priced_elsewhere"] = elsewhere
+        if not elsewhere["change_known"]:  # newuser31 item 2: a region move read "0.00"
+            for key in _unknown_costs(old, new, elsewhere["sides"]):
+                if key in totals:
+                    totals[key]["delta"] = None
     if said := new_findings(old, new):
         out["new_findings"] = said
     payback = buy_vs_rent(old, new)
@@ -303,6 +358,7 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         | ({"buy_vs_rent": payback} if payback else {})
         | ({"provider_change": moved} if moved else {})
         | ({"region_change": relocated} if relocated else {})
+        | ({"zone_change": rezoned} if rezoned else {})
     )
 
 
@@ -324,6 +380,73 @@ def _month_with_runs(totals: dict[str, Any]) -> float | None:
 def _rented_jobs(totals: dict[str, Any]) -> bool:
     """Whether a plan has training jobs rented per run (priced or not)."""
     return any(totals.get(key) is not None for key in ("training_usd_per_job", "unpriced_training_pools"))
+
+
+#: The planner's ``price-region`` finding: a pool priced at another region's list rate than its cluster's.
+_PRICED_AT = re.compile(r"pool (\S+) is priced at the (\S+) on-demand rate of ")
+
+
+def _priced_elsewhere(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
+    """Where either side prices pools at another region's list rates than its cluster's region, which the catalog lacks.
+
+    ``sides``: per side, its region and each such pool with the region priced (``price-region`` findings);
+    ``change_known``: whether the cost change is one at the same rates: where both sides have pools, only when they
+    are in the same region and priced in the same regions (a region move priced at the old region's rates read
+    "0.00": newuser31 item 2). None where neither side has such a pool.
+    """
+    sides = {side: found for side, plan in (("old", old), ("new", new)) if (found := _priced_at(plan))}
+    if not sides:
+        return None
+    bases = [{p["priced_in"] for p in sides[side]["pools"]} if side in sides else set() for side in ("old", "new")]
+    known = not (old["pools"] and new["pools"]) or (old.get("region") == new.get("region") and bases[0] == bases[1])
+    return {"sides": sides, "change_known": known}
+
+
+def _priced_at(plan: dict[str, Any]) -> dict[str, Any] | None:
+    """A plan's region and its pools priced at another region's rate (each with that region), or None where none is."""
+    names = {str(p["name"]) for p in plan["pools"]}
+    found = {
+        (m[1], _cut(m[2], _MAX_ECHOED_CHARS))  # a spec.json's finding may say anything
+        for f in _findings(plan)
+        if f["code"] == "price-region" and (m := _PRICED_AT.match(f["message"])) and m[1] in names
+    }
+    if not found:
+        return None
+    region = plan.get("region")
+    return {"region": region, "pools": [{"pool": pool, "priced_in": where} for pool, where in sorted(found)]}
+
+
+def _unknown_costs(old: dict[str, Any], new: dict[str, Any], sides: dict[str, Any]) -> set[str]:
+    """The cost totals that pools priced elsewhere count in: a per-run job's are the training rows, others the month."""
+    keys: set[str] = set()
+    for side, plan in (("old", old), ("new", new)):
+        per_job = {str(p["name"]): p.get("per_job") is True for p in plan["pools"]}
+        for pool in sides.get(side, {}).get("pools", []):
+            keys |= {*TRAINING_FIELDS, MONTH_WITH_RUNS} if per_job.get(pool["pool"]) else {"usd_per_month", MONTH_WITH_RUNS}
+    return keys
+
+
+def _priced_elsewhere_lines(elsewhere: dict[str, Any]) -> list[str]:
+    """Each side's pools priced at another region's list prices, and whether the change in cost is known."""
+    lines = []
+    sides = elsewhere["sides"]
+    for side, found in sides.items():
+        pools = found["pools"]
+        named = ", ".join(md_code(p["pool"]) for p in pools[:5]) + (f" and {len(pools) - 5} more" if len(pools) > 5 else "")
+        at = " / ".join(sorted({md_text(one_line(str(p["priced_in"]))) for p in pools}))
+        region = md_text(one_line(str(found["region"])))
+        text = (
+            f"{side.upper()}'s cost is at {at} on-demand list prices for {named}: its cluster is in {region}, "
+            "whose GPU VM prices are not in the catalog"
+        )
+        if side == "new" and not elsewhere["change_known"]:
+            text += f", so the change in cost is not known (`-`); give {region}'s rates under `prices:` to compare"
+        lines += ["", text + "."]
+    if elsewhere["change_known"] and len(sides) == 2:
+        lines += ["", "Both sides are priced at the same region's rates: the change in cost is at those prices."]
+    elif not elsewhere["change_known"] and "new" not in sides:  # OLD priced elsewhere, NEW at its own region's
+        lines += ["", "OLD's and NEW's costs are at different regions' prices: the change in cost is not known (`-`)."]
+    return lines
 
 
 def _unpriced_pools(plan: dict[str, Any]) -> list[dict[str, str]]:
@@ -367,23 +490,24 @@ def new_findings(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, str
     newuser28 item 4: a change to a precision the checkpoint does not hold read "85% of capacity" in the comment while
     the plan warned that what it sized is not what runs. A spec.json's findings are read only where well formed.
     """
-
-    def said(plan: dict[str, Any]) -> list[dict[str, str]]:
-        items = plan.get("findings")
-        fields = ("level", "code", "message")
-        return [
-            {k: f[k] for k in (*fields, "path") if isinstance(f.get(k), str)}
-            for f in (items if isinstance(items, list) else [])
-            if isinstance(f, dict) and all(isinstance(f.get(k), str) for k in fields)
-        ]
-
-    before = {(f["code"], f.get("path", "")) for f in said(old)}
-    fresh = [f for f in said(new) if f["level"] in ("warning", "error") and (f["code"], f.get("path", "")) not in before]
+    before = {(f["code"], f.get("path", "")) for f in _findings(old)}
+    fresh = [f for f in _findings(new) if f["level"] in ("warning", "error") and (f["code"], f.get("path", "")) not in before]
     return fresh[:MAX_NEW_FINDINGS]
 
 
+def _findings(plan: dict[str, Any]) -> list[dict[str, str]]:
+    """A plan's well-formed findings (a spec.json may hold anything): level, code, message and path where a text."""
+    items = plan.get("findings")
+    fields = ("level", "code", "message")
+    return [
+        {k: f[k] for k in (*fields, "path") if isinstance(f.get(k), str)}
+        for f in (items if isinstance(items, list) else [])
+        if isinstance(f, dict) and all(isinstance(f.get(k), str) for k in fields)
+    ]
+
+
 def _place_change(old: dict[str, Any], new: dict[str, Any], key: str) -> dict[str, str | None] | None:
-    """``{"old": ..., "new": ...}`` where both plans have pools and name different ``key`` (provider or region).
+    """``{"old": ..., "new": ...}`` where both plans have pools and name different ``key`` (provider, region or zone).
 
     A region one side leaves unset is None there (fuzz24 M2: the Terraform variable and the inventory's filter go).
     """
@@ -765,9 +889,13 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
     row = {k: dep[k] for k in ("model_id", "precision", "tp", "pp", "replicas", "gpus", "pool")}
     details = dep.get("details")
     details = details if isinstance(details, dict) else {}
+    if details.get(CONTEXT) is not None:  # what a request may hold (newuser31 item 3: 32k -> 128k read "No change")
+        row["max_model_len"] = details[CONTEXT]
     if "max_num_seqs" in details:  # a service: the engine settings it is sized with
         row["serving"] = {
             "kv_cache_precision": dep.get("kv_cache_precision"),
+            # how many requests of the whole context fit a replica's KV cache (newuser31 item 3)
+            "max_concurrency_at_max_model_len": details.get(FULL_CONTEXT_SEQUENCES),
             "max_num_seqs": details.get("max_num_seqs"),
             "max_num_batched_tokens": details.get("max_num_batched_tokens"),  # vLLM's; absent for SGLang
             "requests_per_s_per_replica_max": details.get("requests_per_s_per_replica_max"),
@@ -792,6 +920,9 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
         row["training"].update({k: details[k] for k in ("runs_per_month", "global_batch_size") if k in details})
         # its turn in a chain (run_after): a job that now waits for another is a change (review22 item 6)
         row["training"].update({k: details[k] for k in ("runs_after", "starts_at_hours") if k in details})
+        # how it trains: method, framework, optimizer, sequence, micro-batch x accumulation x DP, ZeRO (newuser31
+        # item 6: a change of framework or method read as hours moving for no reason)
+        row["training"].update({k: details[k] for k in TRAINING_SETTINGS if k in details})
     if dep.get("split"):
         row["parts"] = [{k: part[k] for k in ("tp", "pp", "replicas", "pool")} for part in dep["split"]]
     return row
@@ -925,14 +1056,20 @@ def _deployment_text(x: dict[str, Any] | None) -> str:
         text += f"; {_load_text(load)}"
     serving = x.get("serving")
     if serving:
-        tokens = serving.get("max_num_batched_tokens")
+        tokens, context = serving.get("max_num_batched_tokens"), _context_text(x)
         text += (
-            f"; KV {fmt_cell(serving['kv_cache_precision'])}, max_num_seqs {fmt_cell(serving['max_num_seqs'])}, "
+            f"; KV {fmt_cell(serving['kv_cache_precision'])}, "
+            + (f"{context}, " if context else "")
+            + f"max_num_seqs {fmt_cell(serving['max_num_seqs'])}, "
             + ("" if tokens is None else f"max_num_batched_tokens {fmt_cell(tokens)}, ")
             + f"at most {fmt_cell(serving['requests_per_s_per_replica_max'])} req/s a replica"
         )
+    elif x.get("max_model_len") is not None:  # a split service (its parts' engines), a machine: the context alone
+        text += f"; {_context_text(x)}"
     training = x.get("training")
     if training:
+        settings = ", ".join(_training_settings(training))
+        text += f"; {settings}" if settings else ""
         text += f"; {fmt_cell(training['hours'])} h a run"
         if training.get("usd_per_month") is not None:  # servers paid by the month: a run adds none of it
             text += f", on {_month_text(training)}"
@@ -954,6 +1091,41 @@ def _deployment_text(x: dict[str, Any] | None) -> str:
             f"weights GPU {fmt_cell(gib['gpu'])} / RAM {fmt_cell(gib['ram'])} / NVMe {fmt_cell(gib['nvme'])} GiB"
         )
     return md_text(text)
+
+
+def _context_text(x: dict[str, Any]) -> str:
+    """``max_model_len 32,768 (38.27 such sequences a replica)``: a deployment's context and what a replica holds of it."""
+    context = x.get("max_model_len")
+    fit = (x.get("serving") or {}).get("max_concurrency_at_max_model_len")
+    if context is None:  # a spec.json from before newuser31 item 3
+        return ""
+    return f"max_model_len {_plain(context)}" + ("" if fit is None else f" ({_plain(fit)} such sequences a replica)")
+
+
+def _training_settings(training: dict[str, Any]) -> list[str]:
+    """How a job trains, as far as its row has it (newuser31 item 6).
+
+    ``qlora rank 16``, ``unsloth``, ``adamw-8bit``, the sequence, ``micro-batch 8 x 1 accumulation x 4 DP`` and a ZeRO
+    stage above 0.
+    """
+    parts = []
+    if training.get("method") is not None:
+        rank = training.get("lora_rank")
+        parts.append(_plain(training["method"]) + ("" if rank is None else f" rank {_plain(rank)}"))
+    parts += [_plain(training[k]) for k in ("framework", "optimizer") if training.get(k) is not None]
+    if training.get("sequence_length") is not None:
+        parts.append(f"{_plain(training['sequence_length'])}-token sequences")
+    step = [training.get(k) for k in ("micro_batch_size", "gradient_accumulation_steps", "data_parallel")]
+    if None not in step:
+        parts.append(f"micro-batch {_plain(step[0])} x {_plain(step[1])} accumulation x {_plain(step[2])} DP")
+    if training.get("zero_stage") not in (None, 0):
+        parts.append(f"ZeRO-{_plain(training['zero_stage'])}")
+    return parts
+
+
+def _plain(value: Any) -> str:
+    """A value inside a deployment cell, which is escaped as a whole: a number as :func:`fmt_cell`, a text unescaped."""
+    return one_line(value) if isinstance(value, str) else fmt_cell(value)
 
 
 #: How a training job's servers paid by the month are had, as a deployment cell says it.
@@ -1005,6 +1177,13 @@ def markdown_diff(result: dict[str, Any]) -> str:
             "none resized or replaced in place; check that the region offers each instance type planned.",
             "",
         ]
+    if moved := result.get("zone_change"):
+        lines += [
+            f"**Zone changes: {md_text(one_line(str(moved['old'])))} → {md_text(one_line(str(moved['new'])))}.** "
+            "The GPU node pools move to another zone of the cluster (`nodeLocations`): each of their nodes is drained, "
+            "deleted and created again there, none kept in place; check that the zone offers each machine type planned.",
+            "",
+        ]
     lines += replacement_lines(result.get("replacements", []))
     if "buy_vs_rent" in result:
         lines += [md_text(buy_vs_rent_line(result["buy_vs_rent"])), ""]
@@ -1012,6 +1191,8 @@ def markdown_diff(result: dict[str, Any]) -> str:
     for key, row in result["totals"].items():
         lines.append(f"| {md_text(key)} | {fmt_cell(row['old'])} | {fmt_cell(row['new'])} | {signed_cell(row['delta'])} |")
     lines += _unpriced_lines(result.get("unpriced", {}))
+    if "priced_elsewhere" in result:
+        lines += _priced_elsewhere_lines(result["priced_elsewhere"])
     if result["pools"]:
         lines += _pool_lines(result["pools"])
     if result["deployments"]:
@@ -1029,6 +1210,6 @@ def markdown_diff(result: dict[str, Any]) -> str:
             for f in result["new_findings"]
         ]
     if not result["pools"] and not result["deployments"]:
-        moved = "provider_change" in result or _named_both(result.get("region_change"))
+        moved = "provider_change" in result or "zone_change" in result or _named_both(result.get("region_change"))
         lines += ["", "The same pools and deployments where they move to." if moved else "No change to the fleet."]
     return "\n".join(lines) + "\n"

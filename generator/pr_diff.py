@@ -29,6 +29,7 @@ from generator.errors import (
 )
 from generator.fleet_diff import (
     TRAINING_FIELDS,
+    deployed_dict,
     diff_plans,
     fmt_cell,
     load_plan_dict,
@@ -202,8 +203,11 @@ def check_revision(rev: str) -> None:
         raise InputError(f"--base {rev!r} is not a commit of the git repository here")
 
 
-def _plan_at(rev: str, rel: str, text: str) -> dict[str, Any]:
+def _plan_at(rev: str, rel: str, text: str, alone: bool) -> dict[str, Any]:
     """The plan of a workload as it was at ``rev``: its text, and the model files it names by path as they were there.
+
+    As deployed (:func:`generator.fleet_diff.deployed_dict`, ``alone`` as the render of the files given), as the
+    working tree's version is planned: newuser31 item 4.
 
     fuzz22 item 5: model paths were read from the working tree, so a changed local ``config.json`` read "unchanged".
     The repository-relative paths its deployments name are copied from ``rev`` into a scratch tree (a git work tree of
@@ -228,7 +232,8 @@ def _plan_at(rev: str, rel: str, text: str) -> dict[str, Any]:
                 os.symlink(os.path.relpath(os.path.join(scratch, target), os.path.dirname(link)), link)
         base_dir = os.path.join(scratch, folder)
         os.makedirs(base_dir, exist_ok=True)
-        return plan_workload(load_document(doc, file, base_dir)).to_dict()
+        loaded = load_document(doc, file, base_dir)
+        return deployed_dict(plan_workload(loaded), loaded.workload, alone=alone)
 
 
 def _model_paths(data: Any, folder: str) -> list[str]:
@@ -254,10 +259,12 @@ def _extract(rev: str, paths: list[str], into: str) -> None:
             tar.extractall(into, members=plain)
 
 
-def _plan_path(path: str) -> dict[str, Any]:
+def _plan_path(path: str, alone: bool) -> dict[str, Any]:
+    """The plan of a workload file in the working tree, as deployed (``alone``: the one file the tree renders)."""
     from generator.api import plan_file
 
-    return plan_file(path)[1].to_dict()
+    loaded, plan = plan_file(path)
+    return deployed_dict(plan, loaded.workload, alone=alone)
 
 
 def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
@@ -272,13 +279,14 @@ def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
     check_distinct_files(paths)  # a workload given twice would count twice in the fleet's totals
     files: list[dict[str, Any]] = []
     named: dict[str, str] = {}  # workload name -> the file naming it first
+    alone = len(paths) == 1  # as ``render`` of these files deploys them: one file is its own tree, several one cluster
     for path in paths:
         old_text = file_at(rev, path)
         exists = os.path.exists(path)
         if old_text is None and not exists:
             raise InputError(f"{path}: neither in the working tree nor at {rev}")
-        old = _planned(partial(_plan_at, rev, _repo_relative(path), old_text)) if old_text is not None else EMPTY_PLAN
-        new = _planned(partial(_plan_path, path)) if exists else EMPTY_PLAN
+        old = _planned(partial(_plan_at, rev, _repo_relative(path), old_text, alone)) if old_text is not None else EMPTY_PLAN
+        new = _planned(partial(_plan_path, path, alone)) if exists else EMPTY_PLAN
         if isinstance(new, _Unplanned):
             files.append({"file": path, "status": new.status, "errors": new.lines, "diff": None, "memory": []})
             continue
@@ -312,7 +320,11 @@ def _moves(diff: dict[str, Any]) -> bool:
     newuser28 item 2: 30 -> 60 nightly runs added $34,626 a month to the totals and the file read "unchanged".
     """
     totals = any(row["old"] != row["new"] for row in diff["totals"].values())
-    return bool(diff["pools"] or diff["deployments"] or totals or "provider_change" in diff or "region_change" in diff)
+    return bool(diff["pools"] or diff["deployments"] or totals or any(f"{k}_change" in diff for k in PLACES))
+
+
+#: Where a fleet runs, whose change a diff says (``provider_change``, ...).
+PLACES = ("provider", "region", "zone")
 
 
 def compare_two(old_path: str, new_path: str) -> dict[str, Any]:
@@ -397,13 +409,34 @@ def _sum_totals(files: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         new = [r["new"] for r in rows if r["new"] is not None]
         if not old and not new:
             continue
+        # a file whose change in cost is not known (priced at another region's list prices: newuser31 item 2)
+        unknown = any(r["old"] is not None and r["new"] is not None and r.get("delta", 0) is None for r in rows)
         if key in TRAINING_FIELDS:  # no rented job on a side is no figure, not a free one (fuzz15 item 11)
             a, b = (sum(side) if side else None for side in (old, new))
-            out[key] = {"old": a, "new": b, "delta": b - a if a is not None and b is not None else None}
+            out[key] = {"old": a, "new": b, "delta": b - a if a is not None and b is not None and not unknown else None}
             continue
         a, b = sum(old), sum(new)
-        out[key] = {"old": a, "new": b, "delta": b - a}
+        out[key] = {"old": a, "new": b, "delta": None if unknown else b - a}
     return out
+
+
+def _priced_elsewhere_headline(files: list[dict[str, Any]]) -> list[str]:
+    """The line under the headline where a file's change in cost is not known: its pools are priced elsewhere."""
+    unknown = [
+        f["file"]
+        for f in files
+        if f["diff"] is not None and (f["diff"].get("priced_elsewhere") or {"change_known": True})["change_known"] is False
+    ]
+    if not unknown:
+        return []
+    named = ", ".join(code_span(name) for name in unknown[:MAX_HEADLINE_UNPLANNED])
+    more = len(unknown) - MAX_HEADLINE_UNPLANNED
+    named += f" and {more} more" if more > 0 else ""
+    return [
+        "",
+        f"The change in cost is not known (`-`): {named} {'prices' if len(unknown) == 1 else 'price'} pools at another "
+        "region's on-demand list prices than their cluster's, which the catalog does not have (see below).",
+    ]
 
 
 def pool_memory(plan: dict[str, Any], diff: dict[str, Any]) -> list[dict[str, Any]]:
@@ -529,6 +562,7 @@ def markdown(result: dict[str, Any]) -> str:
         head += ["| | before | after | change |", "|---|---:|---:|---:|"]
         for key, row in result["totals"].items():
             head.append(f"| **{labels[key]}** | {fmt_cell(row['old'])} | {fmt_cell(row['new'])} | {signed_cell(row['delta'])} |")
+        head += _priced_elsewhere_headline(result["files"])
     failed = [f for f in result["files"] if f["status"] in UNPLANNED]
     changed = [f for f in result["files"] if f["status"] not in (*UNPLANNED, "unchanged")]
     unchanged = [f["file"] for f in result["files"] if f["status"] == "unchanged"]

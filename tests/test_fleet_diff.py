@@ -846,3 +846,259 @@ def test_the_warnings_a_change_brings_are_listed() -> None:
     assert "new_findings" not in diff_plans(_said(fresh), _said(fresh))
     many = [{**fresh, "path": f"p{i}"} for i in range(30)]
     assert len(diff_plans(_said(), _said(*many))["new_findings"]) == 20
+
+
+# ---------------------------------------------------------------- newuser31: what a diff compares and says
+
+#: newuser31's small AWS service with the Kubernetes outputs (Karpenter NodePools): L40S, or H100 on a p5.4xlarge.
+AWS_K8S = VALID.replace("gpus: [l40s-48gb]", "provider: aws\n  gpus: [l40s-48gb]\noutputs: [kubernetes]")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [pytest.param(("old.yaml", "new.yaml"), id="two-workloads"), pytest.param(("--base", "HEAD", "w.yaml"), id="base")],
+)
+def test_both_sides_are_planned_as_deployed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args: tuple[str, ...]
+) -> None:
+    """newuser31 item 4: L40S -> H100 moves the pool to p5.4xlarge, which Karpenter cannot launch (the EC2 API says 0
+    GPUs); plan and render warn (karpenter-api-gpu-count), the diff of the two workloads and the PR comment did not,
+    since they planned without ``deployed`` (the diff of the two rendered spec.json did say it)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "old.yaml").write_text(AWS_K8S)
+    (tmp_path / "w.yaml").write_text(AWS_K8S)
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    h100 = AWS_K8S.replace("gpus: [l40s-48gb]", "gpus: [h100-sxm5-80gb]")
+    (tmp_path / "new.yaml").write_text(h100)
+    (tmp_path / "w.yaml").write_text(h100)
+    code, out, err = specgen(capsys, "diff", *args, "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    diff = data["files"][0]["diff"] if "files" in data else data
+    assert [f["code"] for f in diff["new_findings"]] == ["karpenter-api-gpu-count"]
+    _, md, _ = specgen(capsys, "diff", *args)
+    assert "- **warning** `karpenter-api-gpu-count` (kubernetes): EC2 DescribeInstanceTypes reports" in md
+
+
+def _gke(zone: str) -> str:
+    return VALID.replace("gpus: [l40s-48gb]", "provider: gcp\n  gpus: [l4-24gb]") + (
+        f"kubernetes: {{gcp_project: acme-ml, location: us-central1, zone: {zone}}}\n"
+    )
+
+
+def test_a_gke_zone_move_is_said_like_a_region_move(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """newuser31 item 10: us-central1-a -> us-central1-c moves every GPU pool's nodeLocations (GKE drains and creates
+    each node there); the diff read "No change to the fleet."."""
+    from generator.fleet_diff import load_plan_dict
+    from generator.pr_diff import compare_two
+
+    for name, zone in (("a", "us-central1-a"), ("c", "us-central1-c")):
+        (tmp_path / f"{name}.yaml").write_text(_gke(zone))
+    assert load_plan_dict(str(tmp_path / "a.yaml"))["zone"] == "us-central1-a"
+    result = compare_two(str(tmp_path / "a.yaml"), str(tmp_path / "c.yaml"))
+    assert result["zone_change"] == {"old": "us-central1-a", "new": "us-central1-c"}
+    text = markdown_diff(result)
+    assert (
+        "**Zone changes: us-central1-a → us-central1-c.** The GPU node pools move to another zone of the cluster "
+        "(`nodeLocations`): each of their nodes is drained, deleted and created again there, none kept in place; check "
+        "that the zone offers each machine type planned.\n"
+    ) in text
+    assert "The same pools and deployments where they move to." in text and "No change to the fleet." not in text
+    assert "zone_change" not in compare_two(str(tmp_path / "a.yaml"), str(tmp_path / "a.yaml"))
+    # diff --base: the file changes (it reads "unchanged" where nothing but its zone moved)
+    monkeypatch.chdir(tmp_path)
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "a.yaml")
+    _git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / "a.yaml").write_text(_gke("us-central1-c"))
+    (entry,) = compare_with_base("HEAD", ["a.yaml"])["files"]
+    assert entry["status"] == "changed" and "zone_change" in entry["diff"]
+
+
+@pytest.mark.parametrize(
+    ("zones", "said"),
+    [
+        pytest.param(("us-central1-a", "us-central1-a"), False, id="same-zone"),
+        pytest.param((None, "us-central1-c"), False, id="a-spec-json-records-no-zone"),
+        pytest.param(("us-central1-a", "us-central1-c"), True, id="moved"),
+    ],
+)
+def test_a_zone_is_compared_where_both_sides_name_one(zones: tuple[str | None, str], said: bool) -> None:
+    old, new = _one(), _one()
+    for plan, zone in zip((old, new), zones, strict=True):
+        plan.update(region="us-central1", **({"zone": zone} if zone else {}))
+    assert ("zone_change" in diff_plans(old, new)) is said
+
+
+def _context(fleet: dict[str, Any], tokens: int, fit: float) -> dict[str, Any]:
+    fleet["deployments"][0]["details"].update(context_tokens=tokens, max_concurrency_per_replica=fit)
+    return fleet
+
+
+def test_a_context_change_alone_is_a_deployment_change() -> None:
+    """newuser31 item 3: chat70's max_context_tokens 32,768 -> 131,072 (vLLM's max_model_len), 38.27 -> 9.57 requests of
+    the whole context in a replica's KV cache: "No change to the fleet." and JSON ``"deployments": []``."""
+    result = diff_plans(_context(_one(), 32768, 38.27), _context(_one(), 131072, 9.57))
+    (row,) = result["deployments"]
+    assert (row["old"]["max_model_len"], row["new"]["max_model_len"]) == (32768, 131072)
+    assert row["new"]["serving"]["max_concurrency_at_max_model_len"] == 9.57
+    text = markdown_diff(result)
+    assert "No change to the fleet." not in text
+    engine = "max_num_seqs 1,024, max_num_batched_tokens 8,192, at most 17.75 req/s a replica"
+    assert f"; KV fp8, max_model_len 32,768 (38.27 such sequences a replica), {engine} |" in text
+    assert f"; KV fp8, max_model_len 131,072 (9.57 such sequences a replica), {engine} |" in text
+
+
+#: tune8b of newuser31's eks.yaml, as its spec.json holds it: QLoRA on Unsloth, 8 x 1 x 4 = 32 sequences a step.
+_TUNE = {
+    "hours": 11.61,
+    "usd_per_job": 86.43,
+    "usd_per_hour": 7.44,
+    "runs_per_month": 4.0,
+    "global_batch_size": 32,
+    "method": "qlora",
+    "framework": "unsloth",
+    "optimizer": "adamw-8bit",
+    "lora_rank": 16,
+    "sequence_length": 4096,
+    "micro_batch_size": 8,
+    "gradient_accumulation_steps": 1,
+    "data_parallel": 4,
+    "zero_stage": 0,
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        pytest.param(
+            {},
+            "qlora rank 16, unsloth, adamw-8bit, 4,096-token sequences, micro-batch 8 x 1 accumulation x 4 DP",
+            id="unsloth-qlora",
+        ),
+        # item 6: method lora, framework torchtune (FSDP: ZeRO-3) read as hours moving for no reason
+        pytest.param(
+            {"method": "lora", "framework": "torchtune", "optimizer": "adamw-bf16", "zero_stage": 3},
+            "lora rank 16, torchtune, adamw-bf16, 4,096-token sequences, micro-batch 8 x 1 accumulation x 4 DP, ZeRO-3",
+            id="torchtune-lora",
+        ),
+        pytest.param(
+            {
+                "method": "full",
+                "lora_rank": None,
+                "sequence_length": 8192,
+                "micro_batch_size": 2,
+                "gradient_accumulation_steps": 4,
+                "zero_stage": 2,
+            },
+            "full, unsloth, adamw-8bit, 8,192-token sequences, micro-batch 2 x 4 accumulation x 4 DP, ZeRO-2",
+            id="full-zero2",
+        ),
+        pytest.param({"framework": "trl"}, "qlora rank 16, trl, adamw-8bit, 4,096-token", id="framework-alone"),
+    ],
+)
+def test_a_training_row_says_how_the_job_trains(change: dict[str, Any], said: str) -> None:
+    old, new = _one(rate=None), _one(rate=None)
+    old["deployments"][0]["details"] = dict(_TUNE)
+    new["deployments"][0]["details"] = {k: v for k, v in {**_TUNE, **change}.items() if v is not None}
+    result = diff_plans(old, new)
+    if not change:
+        assert result["deployments"] == []
+        result = diff_plans(_fleet([], []), new)
+    (row,) = [line for line in markdown_diff(result).splitlines() if line.startswith("| `chat` |") and "h a run" in line]
+    assert f"(8 GPUs); {said}" in row.split(" | ")[-1]
+    assert row.endswith("; 11.61 h a run, $86.43 a run, 4.00 runs a month, a step of 32 sequences |")
+
+
+_PRICE_REGION = "pool {} is priced at the us-east-1 on-demand rate of aws-p5-48xlarge; the cluster is in {}, whose GPU VM prices differ and are not in the catalog"  # noqa: E501
+
+
+def _priced(region: str | None, elsewhere: bool = True, **totals: float) -> dict[str, Any]:
+    """``_one()`` with a region and the planner's price-region finding on its pool where ``elsewhere``."""
+    fleet = {**_one(), "region": region, "totals": {"usd_per_month": 40179.2, **totals}}
+    found = {"level": "info", "code": "price-region", "message": _PRICE_REGION.format("chat", region)}
+    return fleet | ({"findings": [found]} if elsewhere else {})
+
+
+_NEW_ELSEWHERE = (
+    "NEW's cost is at us-east-1 on-demand list prices for `chat`: its cluster is in eu-west-1, whose GPU VM prices are "
+    "not in the catalog"
+)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "delta", "said"),
+    [
+        # newuser31 item 2: us-east-1 -> eu-west-1 read "usd_per_month ... 0.00"
+        pytest.param(
+            _priced("us-east-1", False),
+            _priced("eu-west-1"),
+            None,
+            f"{_NEW_ELSEWHERE}, so the change in cost is not known (`-`); give eu-west-1's rates under `prices:` to compare.",
+            id="region-move",
+        ),
+        # both in eu-west-1 at us-east-1's rates (a rate change): a change at those prices, said
+        pytest.param(
+            _priced("eu-west-1"),
+            _priced("eu-west-1", usd_per_month=80358.4),
+            40179.2,
+            f"{_NEW_ELSEWHERE}.\n\nBoth sides are priced at the same region's rates: the change in cost is at those prices.",
+            id="same-region-both-elsewhere",
+        ),
+        # the PR gives eu-west-1's rate under prices: the old side's were us-east-1's
+        pytest.param(
+            _priced("eu-west-1"),
+            _priced("eu-west-1", False, usd_per_month=45000.0),
+            None,
+            "OLD's and NEW's costs are at different regions' prices: the change in cost is not known (`-`).",
+            id="prices-given-now",
+        ),
+        pytest.param(_fleet([], []), _priced("eu-west-1"), 40179.2, f"{_NEW_ELSEWHERE}.\n", id="added"),
+        pytest.param(_priced("us-east-1", False), _priced("us-east-1", False), 0.0, None, id="priced-at-home"),
+    ],
+)
+def test_a_cost_at_another_regions_list_prices_is_said(
+    old: dict[str, Any], new: dict[str, Any], delta: float | None, said: str | None
+) -> None:
+    old.setdefault("totals", {}).setdefault("usd_per_month", 0.0)
+    result = diff_plans(old, new)
+    assert result["totals"]["usd_per_month"]["delta"] == delta
+    text = markdown_diff(result)
+    assert ("priced_elsewhere" in result) is bool(said)
+    if said:
+        assert said in text
+    json.dumps(result, allow_nan=False)
+
+
+def test_only_the_rows_a_pool_priced_elsewhere_counts_in_are_unknown() -> None:
+    """A job rented per run priced elsewhere: its training rows are unknown, the month of priced-here servers is not."""
+    old, new = _priced("us-east-1", False), _priced("eu-west-1")
+    for plan in (old, new):
+        plan["pools"][0]["per_job"] = True
+        plan["totals"].update(training_usd_per_job=86.43, training_usd_per_month=345.72, usd_per_month=0.0)
+    totals = diff_plans(old, new)["totals"]
+    assert {key: row["delta"] for key, row in totals.items() if "usd" in key} == {
+        "usd_per_month": 0.0,
+        "training_usd_per_job": None,
+        "training_usd_per_month": None,
+        "usd_per_month_with_runs": None,
+    }
+
+
+def test_the_pr_headline_says_a_cost_change_not_known(pr: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """newuser31 item 2 through git: a's cluster moves us-east-1 -> eu-west-1; the headline's cost change reads `-`."""
+    aws = _workload("a").replace("gpus: [l40s-48gb]", "provider: aws\n  gpus: [l40s-48gb]")
+    (pr / "a.yaml").write_text(aws + "kubernetes: {location: us-east-1}\n")
+    _git(pr, "commit", "-qam", "aws")
+    (pr / "a.yaml").write_text(aws + "kubernetes: {location: eu-west-1}\n")
+    code, md, err = specgen(capsys, "diff", "--base", "HEAD", "a.yaml", "b.yaml")
+    assert code == 0, err
+    # b's bought server ($986.96 a month with its capex spread) and a's L40S ($1,358.53 at us-east-1's list price)
+    assert "| **cost (USD/month)** | 2,345.49 | 2,345.49 | - |" in md
+    assert (
+        "The change in cost is not known (`-`): `a.yaml` prices pools at another region's on-demand list prices than "
+        "their cluster's, which the catalog does not have (see below)."
+    ) in md
+    assert "NEW's cost is at us-east-1 on-demand list prices for `chat_l40s_48gb`: its cluster is in eu-west-1" in md

@@ -342,10 +342,10 @@ def test_diff_shows_the_parts_and_the_memory_of_each(tmp_path: Path) -> None:
     # go evenly to 3 replicas, so the H100 part's 8.688 req/s a replica binds: 24 / (3 x 8.688) = 92%
     assert (
         "| `chat` | meta-llama/Llama-3.1-70B-Instruct bf16 TP8xPP1 x3 (24 GPUs); 24.00 req/s asked, 87% of capacity "
-        "(TTFT p95 385 ms, TPOT 38.6 ms at that load); SLO TTFT p95 2,000 ms, TPOT 60 ms; KV bf16, max_num_seqs 1,024, "
-        "max_num_batched_tokens 8,192, at most 9.25 req/s a replica | meta-llama/Llama-3.1-70B-Instruct bf16 TP8xPP1 x2 "
-        "in chat_h100_sxm5_80gb + TP8xPP1 x1 in chat_h200_sxm_141gb (24 GPUs); 24.00 req/s asked, 92% of capacity; SLO "
-        "TTFT p95 2,000 ms, TPOT 60 ms |"
+        "(TTFT p95 385 ms, TPOT 38.6 ms at that load); SLO TTFT p95 2,000 ms, TPOT 60 ms; KV bf16, max_model_len 8,192 "
+        "(329.64 such sequences a replica), max_num_seqs 1,024, max_num_batched_tokens 8,192, at most 9.25 req/s a replica "
+        "| meta-llama/Llama-3.1-70B-Instruct bf16 TP8xPP1 x2 in chat_h100_sxm5_80gb + TP8xPP1 x1 in chat_h200_sxm_141gb "
+        "(24 GPUs); 24.00 req/s asked, 92% of capacity; SLO TTFT p95 2,000 ms, TPOT 60 ms; max_model_len 8,192 |"
     ) in text
     memory = pool_memory(split, result)
     assert [(m["deployment"], m["pool"]) for m in memory] == [("chat", "chat_h100_sxm5_80gb"), ("chat", "chat_h200_sxm_141gb")]
