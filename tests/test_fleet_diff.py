@@ -1102,3 +1102,21 @@ def test_the_pr_headline_says_a_cost_change_not_known(pr: Path, capsys: pytest.C
         "their cluster's, which the catalog does not have (see below)."
     ) in md
     assert "NEW's cost is at us-east-1 on-demand list prices for `chat_l40s_48gb`: its cluster is in eu-west-1" in md
+
+
+def test_the_diff_reads_the_price_region_finding_the_planner_writes(tmp_path: Path) -> None:
+    """The diff knows a cost is at another region's prices from the planner's price-region finding: the two agree on
+    its words (a pool in eu-west-1 priced at us-east-1's catalog rate)."""
+    from generator.api import plan_file
+    from generator.fleet_diff import _PRICED_AT
+
+    path = tmp_path / "eu.yaml"
+    path.write_text(
+        "version: 1\nname: eu\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    inference: {max_context_tokens: 8192, requests_per_second: 2}\n"
+        "hardware: {provider: aws, gpus: [l40s-48gb]}\nkubernetes: {location: eu-west-1}\n"
+    )
+    _, plan = plan_file(str(path))
+    (found,) = [f for f in plan.findings if f.code == "price-region"]
+    match = _PRICED_AT.match(found.message)
+    assert match is not None and (match[1], match[2]) == (plan.pools[0].name, "us-east-1")
