@@ -427,3 +427,13 @@ def test_an_owned_server_beyond_the_rack_power_names_the_field(tmp_path: Path) -
     path.write_text(text)
     (free,) = [f.message for f in _plan(path).findings if f.code == "inventory-free"]
     assert "not used by chat: a 29,922 W node exceeds the 17.3 kW rack power (hardware.rack_power_kw);" in free
+
+
+@pytest.mark.parametrize("name", ["box-", "box_", "box.", "-box"])
+def test_a_custom_server_name_is_a_kubernetes_label_value(tmp_path: Path, name: str) -> None:
+    """fuzz26 M3: a name ending in '-', '_' or '.' passed the schema and became specgen.dev/platform=box-, a label
+    value kubelet refuses (values begin and end with a letter or digit), so the node never joined."""
+    path = _write(tmp_path, LAB.format(extra="", count=1).replace("name: lab-a40", f'name: "{name}"'))
+    with pytest.raises((InputError, MultipleInputError)) as refused:
+        load_workload(str(path))
+    assert "hardware.inventory[0].custom.name: " in str(refused.value) and "does not match" in str(refused.value)
