@@ -381,3 +381,58 @@ def test_a_split_gguf_is_refused_where_vllm_would_serve_it(tmp_path: Path) -> No
     fixed = "hardware: {provider: baremetal, fixed: {gpu: rtx-4090-24gb, gpu_count: 1, ram_gib: 64}}\n"
     (tmp_path / "w.yaml").write_text(served + fixed)
     assert run_specgen("validate", "w.yaml", cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("changes", "mla", "extra", "message"),
+    [
+        pytest.param(
+            {"kv_lora_rank": 0}, True, {},
+            "GGUF key 'deepseek2.attention.kv_lora_rank' (config field 'kv_lora_rank') = 0 is out of range", id="kv-rank",
+        ),
+        pytest.param(
+            {"qk_nope_head_dim": 2**20}, True, {},
+            "GGUF keys 'deepseek2.attention.key_length_mla' minus 'deepseek2.rope.dimension_count' (config field "
+            "'qk_nope_head_dim') = 1048576 is out of range", id="key-width",
+        ),
+        pytest.param(
+            {"n_shared_experts": 2**20}, True, {},
+            "GGUF key 'deepseek2.expert_shared_count' (config field 'n_shared_experts') = 1048576", id="shared-experts",
+        ),
+        pytest.param(
+            {"num_key_value_heads": 2**31}, False, {},
+            "GGUF key deepseek2.attention.head_count_kv is 2,147,483,648: a file converted before MLA caching holds the "
+            "model's KV heads, from 1 to its 4 attention heads", id="legacy-kv-heads",
+        ),
+        pytest.param(
+            {"num_key_value_heads": 0}, False, {}, "GGUF key deepseek2.attention.head_count_kv is 0:", id="legacy-no-kv-heads"
+        ),
+        pytest.param(
+            {"scoring_func": "softmax"}, True, {"deepseek2.expert_gating_func": 99},
+            "GGUF key deepseek2.expert_gating_func is 99, not a router llama.cpp knows (1 softmax, 2 sigmoid)", id="gating",
+        ),
+        pytest.param(
+            {"first_k_dense_replace": 10}, True, {},
+            "GGUF key deepseek2.leading_dense_block_count is 10, not from 0 to the file's 3 layers", id="dense-layers",
+        ),
+    ],
+)  # fmt: skip
+def test_a_deepseek2_value_out_of_range_is_named_by_its_gguf_key(
+    tmp_path: Path, changes: dict[str, Any], mla: bool, extra: dict[str, int], message: str
+) -> None:
+    """fuzz26 L1, L2, L4: the MLA keys and widths made of them were named as config.json fields the file does not have;
+    a pre-MLA file's KV heads were unchecked; an unknown router was read as softmax; dense layers beyond the file's."""
+    path = tmp_path / "m.gguf"
+    writer = gguf.GGUFWriter(str(path), "deepseek2")
+    add_deepseek2_metadata(writer, TINY_V3 | changes, mla)
+    for key, value in extra.items():
+        writer.add_uint32(key, value)
+    for i in range(TINY_V3["num_hidden_layers"]):
+        writer.add_tensor(f"blk.{i}.attn_norm.weight", np.zeros((8,), np.float32))
+    writer.add_tensor("output.weight", np.zeros((8,), np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    with pytest.raises(InputError, match=re.escape(message)):
+        resolve_model(str(path))

@@ -43,6 +43,10 @@ NOT_SHARED = frozenset({"attention.head_count_kv", "attention.key_length", "expe
 #: ``expert_gating_func`` of a sigmoid router (gguf-py ``ExpertGatingFuncType.SIGMOID``): DeepSeek-V3 and R1
 #: (config.json ``scoring_func: sigmoid``); V2 routes by softmax, and llama.cpp takes an absent key as softmax.
 SIGMOID_GATING = 2
+#: gguf-py ``ExpertGatingFuncType``: the routers a file may name.
+GATING_FUNCS = {1: "softmax", SIGMOID_GATING: "sigmoid"}
+#: The widths a deepseek2 file may say of one head (its key, value): at least 1, at most config.json's bound.
+MAX_HEAD_WIDTH = 65_536
 
 #: A deepseek2 key's value as a whole number (``None`` where the file lacks it).
 Count = Callable[[str], int | None]
@@ -50,12 +54,26 @@ Count = Callable[[str], int | None]
 
 def deepseek2_config(count: Count, config: dict[str, Any], label: str, location: Location | None) -> None:
     """Add the MLA and DeepSeek-MoE fields of a deepseek2 header to ``config`` (which has the shared ones)."""
-    config["model_type"] = "deepseek_v3" if count("expert_gating_func") == SIGMOID_GATING else "deepseek_v2"
+    gating = count("expert_gating_func")
+    if gating not in (None, *GATING_FUNCS):  # fuzz26 L4: 99 was read as softmax
+        raise InputError(
+            f"{label}: GGUF key deepseek2.expert_gating_func is {gating}, not a router llama.cpp knows "
+            f"({', '.join(f'{n} {f}' for n, f in GATING_FUNCS.items())})",
+            location,
+        )
+    config["model_type"] = "deepseek_v3" if gating == SIGMOID_GATING else "deepseek_v2"
     if "num_attention_heads" in config:
         config["num_key_value_heads"] = config["num_attention_heads"]  # as DeepSeek's config.json files say
     for suffix, field in MLA_KEYS.items():
         if (number := count(suffix)) is not None:
             config[field] = number
+    dense, layers = config.get("first_k_dense_replace"), config.get("num_hidden_layers")
+    if isinstance(dense, int) and isinstance(layers, int) and not 0 <= dense <= layers:  # fuzz26 L4: 10 of 3 layers
+        raise InputError(
+            f"{label}: GGUF key deepseek2.leading_dense_block_count is {dense:,}, not from 0 to the file's {layers} layers "
+            "(deepseek2.block_count)",
+            location,
+        )
     if not config.get("q_lora_rank"):
         config.pop("q_lora_rank", None)  # V2-Lite projects queries directly (config.json: q_lora_rank null)
     key_suffix, value_suffix = _head_width_keys(count)
@@ -81,13 +99,39 @@ def _head_width_keys(count: Count) -> tuple[str, str]:
     return "attention.key_length", "attention.value_length"
 
 
-def legacy_attention(count: Count, heads: int) -> tuple[int, int, int] | None:
-    """(KV heads, key width, value width) llama.cpp caches for a file without the ``*_mla`` keys; ``None`` with them."""
+def head_width_sources(count: Count) -> dict[str, str]:
+    """The GGUF keys the head widths of a deepseek2 config are made of, by config field (for messages naming them)."""
+    key_suffix, value_suffix = _head_width_keys(count)
+    return {
+        "qk_nope_head_dim": f"GGUF keys 'deepseek2.{key_suffix}' minus 'deepseek2.rope.dimension_count'",
+        "v_head_dim": f"GGUF key 'deepseek2.{value_suffix}'",
+    }
+
+
+def legacy_attention(count: Count, heads: int, label: str, location: Location | None) -> tuple[int, int, int] | None:
+    """(KV heads, key width, value width) llama.cpp caches for a file without the ``*_mla`` keys; ``None`` with them.
+
+    fuzz26 L2: the KV head count was taken unchecked (2^31 sized a cache; 0 read silently as the head count).
+    """
     key_suffix, value_suffix = _head_width_keys(count)
     if key_suffix.endswith("_mla"):
         return None
-    kv_heads = count("attention.head_count_kv") or heads
-    return kv_heads, count(key_suffix) or 0, count(value_suffix) or 0
+    kv_heads = count("attention.head_count_kv")
+    if kv_heads is not None and not 1 <= kv_heads <= heads:
+        raise InputError(
+            f"{label}: GGUF key deepseek2.attention.head_count_kv is {kv_heads:,}: a file converted before MLA caching "
+            f"holds the model's KV heads, from 1 to its {heads} attention heads",
+            location,
+        )
+    widths = []
+    for suffix in (key_suffix, value_suffix):
+        width = count(suffix)
+        if width is None or not 1 <= width <= MAX_HEAD_WIDTH:
+            raise InputError(
+                f"{label}: GGUF key deepseek2.{suffix} is {width}: a head's width is from 1 to {MAX_HEAD_WIDTH:,}", location
+            )
+        widths.append(width)
+    return kv_heads or heads, widths[0], widths[1]
 
 
 def as_llama_cpp_runs(arch: Architecture, legacy: tuple[int, int, int], label: str) -> Architecture:

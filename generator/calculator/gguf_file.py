@@ -74,14 +74,18 @@ _KEYS = {
 }
 
 
-def _gguf_keys_named(message: str, arch: object) -> str:
-    """``message`` with each config field a GGUF key was read into named as that key.
+def _gguf_keys_named(message: str, arch: object, count: gguf_deepseek2.Count) -> str:
+    """``message`` with each config field a GGUF key was read into named as that key (``count``: the file's keys).
 
     newuser29 item 13: a file's ``llama.block_count = 0`` was said as "config field 'num_hidden_layers'", which the file
-    does not have.
+    does not have; fuzz26 L1: so were a deepseek2 file's MLA keys and the head widths made of them.
     """
-    for suffix, key in _keys_read(arch).items():
-        message = message.replace(f"config field '{key}'", f"GGUF key '{arch}.{suffix}' (config field '{key}')")
+    named = {key: f"GGUF key '{arch}.{suffix}'" for suffix, key in _keys_read(arch).items()}
+    if arch == "deepseek2":
+        named |= {key: f"GGUF key 'deepseek2.{suffix}'" for suffix, key in gguf_deepseek2.MLA_KEYS.items()}
+        named |= gguf_deepseek2.head_width_sources(count)
+    for key, source in named.items():
+        message = message.replace(f"config field '{key}'", f"{source} (config field '{key}')")
     return message
 
 
@@ -285,15 +289,18 @@ def resolve_gguf(ref: str, path: str, location: Location | None, root: str | Non
         _check_split_tensors(tensors, _split_key(fields, "split.tensors.count", path, location), parts, location)
     shapes = {t.name: [int(d) for d in t.shape] for t in tensors}
     config = gguf_config(fields, shapes, path, location)
+    name = fields.get("general.architecture")
+
+    def count(suffix: str) -> int | None:
+        return _arch_count(fields, str(name), suffix, path, location)
+
     try:
         arch = parse_config(config, path, location)
     except ArchitectureError as exc:
-        raise ArchitectureError(_gguf_keys_named(exc.message, fields.get("general.architecture")), location) from None
+        raise ArchitectureError(_gguf_keys_named(exc.message, name, count), location) from None
     label = os.path.basename(path) + (f" and its {len(parts) - 1} other part(s)" if len(parts) > 1 else "")
-    if fields.get("general.architecture") == "deepseek2":
-        legacy = gguf_deepseek2.legacy_attention(
-            lambda suffix: _arch_count(fields, "deepseek2", suffix, path, location), arch.num_attention_heads
-        )
+    if name == "deepseek2":
+        legacy = gguf_deepseek2.legacy_attention(count, arch.num_attention_heads, path, location)
         if legacy is not None:
             arch = gguf_deepseek2.as_llama_cpp_runs(arch, legacy, os.path.basename(path))
     file_type = fields.get("general.file_type")
