@@ -62,12 +62,17 @@ def nbytes(type_name: str, elements: int) -> int:
 
 
 def write_gguf(
-    path: Path, types: dict[str, str], file_type: int, tied: bool = False, missing_layers: tuple[int, ...] = ()
+    path: Path,
+    types: dict[str, str],
+    file_type: int,
+    tied: bool = False,
+    missing_layers: tuple[int, ...] = (),
+    extra_layers: int = 0,
 ) -> int:
     """A GGUF of CONFIG whose tensor ``name`` has ``types[name]`` (default F32); returns its tensor bytes.
 
     ``tied``: no ``output.weight`` (the embedding is the output projection too); ``missing_layers``: blocks whose
-    tensors the file leaves out (a damaged file, or one part of a split one).
+    tensors the file leaves out (a damaged file, or one part of a split one); ``extra_layers``: blocks past block_count.
     """
     writer = gguf.GGUFWriter(str(path), "llama")
     writer.add_block_count(CONFIG["num_hidden_layers"])
@@ -85,7 +90,7 @@ def write_gguf(
     }
     if tied:
         del shapes["output.weight"]
-    for i in (i for i in range(CONFIG["num_hidden_layers"]) if i not in missing_layers):
+    for i in (i for i in range(CONFIG["num_hidden_layers"] + extra_layers) if i not in missing_layers):
         shapes |= {f"blk.{i}.{name}.weight": shape for name, shape in LAYER.items()}
         shapes |= {f"blk.{i}.attn_norm.weight": (256,), f"blk.{i}.ffn_norm.weight": (256,)}
     total = 0
@@ -443,6 +448,14 @@ def test_a_gguf_without_some_layers_tensors_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "part.gguf"
     write_gguf(path, {}, 0, missing_layers=(6, 7))
     with pytest.raises(InputError, match=r"holds no tensor of layer\(s\) 6, 7 of the 8 its llama\.block_count names"):
+        resolve_model(str(path))
+
+
+def test_a_gguf_with_tensors_of_layers_past_its_block_count_is_refused(tmp_path: Path) -> None:
+    """fuzz26 L3: the tensors of a layer past block_count were dropped unsaid; llama.cpp refuses such a file."""
+    path = tmp_path / "more.gguf"
+    write_gguf(path, {}, 0, extra_layers=1)
+    with pytest.raises(InputError, match=r"bytes of tensors of layers past the 8 its llama\.block_count names"):
         resolve_model(str(path))
 
 

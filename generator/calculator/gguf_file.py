@@ -289,17 +289,17 @@ def resolve_gguf(ref: str, path: str, location: Location | None, root: str | Non
         _check_split_tensors(tensors, _split_key(fields, "split.tensors.count", path, location), parts, location)
     shapes = {t.name: [int(d) for d in t.shape] for t in tensors}
     config = gguf_config(fields, shapes, path, location)
-    name = fields.get("general.architecture")
+    arch_name = fields.get("general.architecture")
 
     def count(suffix: str) -> int | None:
-        return _arch_count(fields, str(name), suffix, path, location)
+        return _arch_count(fields, str(arch_name), suffix, path, location)
 
     try:
         arch = parse_config(config, path, location)
     except ArchitectureError as exc:
-        raise ArchitectureError(_gguf_keys_named(exc.message, name, count), location) from None
+        raise ArchitectureError(_gguf_keys_named(exc.message, arch_name, count), location) from None
     label = os.path.basename(path) + (f" and its {len(parts) - 1} other part(s)" if len(parts) > 1 else "")
-    if name == "deepseek2":
+    if arch_name == "deepseek2":
         legacy = gguf_deepseek2.legacy_attention(count, arch.num_attention_heads, path, location)
         if legacy is not None:
             arch = gguf_deepseek2.as_llama_cpp_runs(arch, legacy, os.path.basename(path))
@@ -318,8 +318,17 @@ def resolve_gguf(ref: str, path: str, location: Location | None, root: str | Non
         shown = ", ".join(map(str, missing[:8])) + (", ..." if len(missing) > 8 else "")
         raise InputError(
             f"{path}: the tensor table holds no tensor of layer(s) {shown} of the {arch.num_layers} its "
-            f"{fields.get('general.architecture')}.block_count names: a damaged or incomplete file (llama.cpp refuses "
+            f"{arch_name}.block_count names: a damaged or incomplete file (llama.cpp refuses "
             "it: missing tensor)",
+            location,
+        )
+    if files.extra_layer_bytes:
+        # fuzz26 L3: a third layer's tensors beside block_count 2 were dropped unsaid (llama.cpp: "wrong number of
+        # tensors")
+        raise InputError(
+            f"{path}: the tensor table holds {files.extra_layer_bytes:,} bytes of tensors of layers past the "
+            f"{arch.num_layers} its {arch_name}.block_count names: a damaged or mislabelled file (llama.cpp refuses it: wrong "
+            "number of tensors)",
             location,
         )
     types = sorted({gguf.GGMLQuantizationType(t.tensor_type).name for t in tensors})
