@@ -490,3 +490,31 @@ kubernetes: {{location: us-east-1}}
     files = render_file(_write(tmp_path, text))
     (group_vars,) = [text for name, text in files.items() if name.startswith("ansible/group_vars/")]
     assert f"hosts: {hosts}\n" in group_vars
+
+
+def test_a_job_run_at_a_rate_the_workload_gives_says_what_a_commitment_would_cost(tmp_path: Path) -> None:
+    """newuser31 item 5: a savings-plan rate under prices: costed a weekly job's runs as if paid only while it runs."""
+    text = f"""\
+version: 1
+name: tune
+deployments:
+  - name: tune8b
+    model: {LLAMA_8B}
+    training: {{method: qlora, lora_rank: 16, sequence_length: 4096, global_batch_size: 32,
+               dataset_tokens: 200000000, epochs: 2, deadline_hours: 12, runs_per_month: 4}}
+hardware: {{provider: aws, gpus: [h100-sxm5-80gb], platforms: [aws-p5-48xlarge]}}
+kubernetes: {{location: us-east-1}}
+prices: {{aws-p5-48xlarge: 35.0}}
+"""
+    plan = plan_workload(load_workload(_write(tmp_path, text)))
+    (dep,) = plan.deployments
+    (pool,) = plan.pools
+    (finding,) = [f for f in plan.findings if f.code == "run-at-given-rate"]
+    assert finding.level == "info" and finding.path == "prices.aws-p5-48xlarge"
+    hours, job = dep.details["hours"], dep.details["usd_per_job"]
+    assert finding.message == (
+        f"deployment tune8b: its runs are costed at prices.aws-p5-48xlarge, $35.00 a node-hour, {hours:,.2f} h a run "
+        f"(${job:,.2f}), paid only while it runs; a commitment's rate (a savings plan, reserved instances) is paid "
+        "whether the job runs or not, and hours beyond the committed ones bill on demand: where this rate is one, its "
+        f"pool costs ${35 * pool.nodes * 730:,.0f} a month, or give the rate the job's hours are billed at"
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from generator import catalog
@@ -1128,7 +1128,7 @@ def build_plan(
     rented = _rented_jobs(pools, deployments, per_run)
     deployments = _with_runs(wl, deployments, per_run)
     findings += _overlapping_runs(deployments) + unserved_precision_findings(deployments, loaded.models)
-    findings += online_peak_findings(deployments, loaded.models, pools)
+    findings += online_peak_findings(deployments, loaded.models, pools) + _given_rate_run_findings(wl, pools, deployments, rented)
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None, per_job=True) if p.name in rented else p for p in pools]
     fleet = totals(pools, len(racks), rented, _monthly_runs(pools, deployments, rented))
@@ -1611,6 +1611,39 @@ def _pool(
         owned_nodes=owned,
         files_bytes=needs.model_file_bytes + needs.dataset_bytes + needs.checkpoint_bytes,
     )
+
+
+def _given_rate_run_findings(
+    wl: Workload, pools: list[Pool], deployments: list[DeploymentPlan], rented: Mapping[str, float | None]
+) -> list[Finding]:
+    """Training jobs paid per run at a rate the workload gives (``prices:``), which may be a commitment's.
+
+    newuser31 item 5: a savings-plan rate given for the serving pool's instance type costed a weekly job's runs too, and
+    moved the job onto that type "$27 a run" cheaper, while a commitment is paid whether the job runs or not and hours
+    beyond it bill on demand.
+    """
+    out = []
+    for pool in pools:
+        rate = wl.prices.get(pool.node.platform_id)
+        if pool.name not in rented or rate is None:
+            continue
+        for dep in (d for d in deployments if pool.name in d.pools and d.kind == "training"):
+            hours, job = dep.details.get("hours"), dep.details.get("usd_per_job")
+            timed = isinstance(hours, int | float) and isinstance(job, int | float)
+            run = f", {hours:,.2f} h a run (${job:,.2f})" if timed else ""
+            out.append(
+                Finding(
+                    "info",
+                    "run-at-given-rate",
+                    f"deployment {dep.name}: its runs are costed at prices.{pool.node.platform_id}, ${rate:,.2f} a "
+                    f"node-hour{run}, paid only while it runs; a commitment's rate (a savings plan, reserved instances) "
+                    "is paid whether the job runs or not, and hours beyond the committed ones bill on demand: where "
+                    f"this rate is one, its pool costs ${rate * pool.nodes * HOURS_PER_MONTH:,.0f} a month, or give the "
+                    "rate the job's hours are billed at",
+                    f"prices.{pool.node.platform_id}",
+                )
+            )
+    return out
 
 
 def _rented_jobs(pools: list[Pool], deployments: list[DeploymentPlan], per_run: set[str]) -> dict[str, float | None]:
