@@ -433,6 +433,19 @@ def test_the_runs_batch_limits_are_used(tmp_path: Path) -> None:
     assert code == 1  # the command contradicts the run
 
 
+def test_a_run_setting_specgen_does_not_read_is_said(tmp_path: Path) -> None:
+    """fuzz26 L5: a kv_cache_dtype specgen does not know was compared at the default cache without a word."""
+    log = tmp_path / "run.log"
+    log.write_text(
+        "(APIServer pid=1) INFO 08-09 01:40:15 [api_utils.py:273] non-default args: {'model_tag': "
+        "'meta-llama/Llama-3.1-8B-Instruct', 'max_model_len': 8192, 'kv_cache_dtype': 'fp8_e9m9'}\n"
+        "(EngineCore_0 pid=2) INFO 08-09 01:41:00 [kv_cache_utils.py:849] GPU KV cache size: 450,000 tokens\n"
+    )
+    code, text = calibrate("meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm5-80gb", "--log", str(log))
+    assert code == 0
+    assert "the run's kv_cache_dtype 'fp8_e9m9' is not one specgen reads: compared with the command's --kv-precision" in text
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -327,6 +327,8 @@ _KV_DTYPES = {"fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
 _QUANTIZATIONS = {"fp8": "fp8", "awq": "int4", "awq_marlin": "int4", "gptq": "int4", "gptq_marlin": "int4"}
 
 
+#: Values of a run's setting that leave the engine's default (nothing to read into an option).
+_ENGINE_DEFAULTS = frozenset({"auto", "none", "null", ""})
 #: Figures that do not depend on the model served (the GPU's memory x the utilization).
 _MODEL_FREE = frozenset({"gpu_memory_used_gib"})
 
@@ -388,6 +390,12 @@ def apply_run_settings(
         except ValueError:
             line = short(settings[setting].line, 120)
             raise InputError(f"{label}: cannot read {setting} {short(settings[setting].value)} ({line})") from None
+        raw = str(settings[setting].value).strip("'\"").lower()
+        if value is None and raw not in _ENGINE_DEFAULTS:  # fuzz26 L5: an unknown dtype was compared unsaid
+            notes.append(
+                f"the run's {setting} {short(settings[setting].value)} is not one specgen reads: compared with the "
+                f"command's {flag} ({short(settings[setting].line, 120)})"
+            )
         if value is not None:
             bounds = _RUN_BOUNDS.get(setting)
             if bounds is not None and isinstance(value, int | float) and not bounds[0] <= value <= bounds[1]:
