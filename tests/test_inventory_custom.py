@@ -435,5 +435,5 @@ def test_a_custom_server_name_is_a_kubernetes_label_value(tmp_path: Path, name: 
     value kubelet refuses (values begin and end with a letter or digit), so the node never joined."""
     path = _write(tmp_path, LAB.format(extra="", count=1).replace("name: lab-a40", f'name: "{name}"'))
     with pytest.raises((InputError, MultipleInputError)) as refused:
-        load_workload(str(path))
+        load_workload(path)  # a pathlib.Path, as a library caller gives it (its message named it with a TypeError)
     assert "hardware.inventory[0].custom.name: " in str(refused.value) and "does not match" in str(refused.value)

@@ -347,9 +347,10 @@ def _check_id(
         errors.append(InputError(catalog.unknown_id_message(what, value, table), doc.locate(path, key=key_position)))
 
 
-def load_workload(path: str) -> LoadedWorkload:
+def load_workload(path: str | os.PathLike[str]) -> LoadedWorkload:
     """Read, validate and resolve one workload file; every problem names file:line:col."""
-    return load_document(read_yaml(path), path)
+    name = os.fspath(path)  # a pathlib.Path from a library caller: messages name it as text
+    return load_document(read_yaml(name), name)
 
 
 def load_document(doc: Document, path: str, base_dir: str | None = None) -> LoadedWorkload:
