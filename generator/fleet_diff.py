@@ -39,10 +39,10 @@ def load_plan_dict(path: str) -> dict[str, Any]:
 def deployed_dict(plan: Plan, workload: Workload, *, alone: bool = True) -> dict[str, Any]:
     """A workload's plan as ``spec.json`` holds it: as deployed (:func:`generator.render.deployed`, with ``alone``).
 
-    newuser31 item 4: the plan alone lacked the findings a deployment adds (Karpenter, EKS, GKE, list prices, Cluster
+    newuser31 item 1: the plan alone lacked the findings a deployment adds (Karpenter, EKS, GKE, list prices, Cluster
     API, GPU sharing), so a diff of two workloads missed the warnings a diff of their two rendered spec.json says.
     ``zone``: the one zone GKE node pools run in (``nodeLocations``), where the workload places them in one; the
-    spec.json does not record it (item 10: a zone move read "No change to the fleet").
+    spec.json does not record it (newuser31 item 14: a zone move read "No change to the fleet").
     """
     from generator.render import deployed
     from generator.workload.gke_zone import pool_zone
@@ -196,10 +196,10 @@ _ECHOED_DETAILS = (
     "task",
     "runs_after",
     "starts_at_hours",
-    # a service's context (max_model_len) and the sequences at that context a replica holds (newuser31 item 3)
+    # a service's context (max_model_len) and the sequences at that context a replica holds (newuser31 item 6)
     CONTEXT,
     FULL_CONTEXT_SEQUENCES,
-    # a training job's method and step (newuser31 item 6)
+    # a training job's method and step (newuser31 item 7)
     *TRAINING_SETTINGS,
 )
 
@@ -333,7 +333,7 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
             deployments.append({"deployment": name, "old": a, "new": b})
     moved = _place_change(old, new, "provider")
     relocated = None if moved else _place_change(old, new, "region")
-    # a GKE zone move keeps the cluster but drains and recreates every GPU node there (newuser31 item 10); a zone
+    # a GKE zone move keeps the cluster but drains and recreates every GPU node there (newuser31 item 14); a zone
     # known on one side alone (a spec.json records none) says nothing
     rezoned = None if moved or relocated else _place_change(old, new, "zone")
     rezoned = rezoned if _named_both(rezoned) else None
@@ -346,7 +346,7 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         out["unpriced"] = unpriced
     if elsewhere := _priced_elsewhere(old, new):
         out["priced_elsewhere"] = elsewhere
-        if not elsewhere["change_known"]:  # newuser31 item 2: a region move read "0.00"
+        if not elsewhere["change_known"]:  # newuser31 item 8: a region move read "0.00"
             for key in _unknown_costs(old, new, elsewhere["sides"]):
                 if key in totals:
                     totals[key]["delta"] = None
@@ -392,7 +392,7 @@ def _priced_elsewhere(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any
     ``sides``: per side, its region and each such pool with the region priced (``price-region`` findings);
     ``change_known``: whether the cost change is one at the same rates: where both sides have pools, only when they
     are in the same region and priced in the same regions (a region move priced at the old region's rates read
-    "0.00": newuser31 item 2). None where neither side has such a pool.
+    "0.00": newuser31 item 8). None where neither side has such a pool.
     """
     sides = {side: found for side, plan in (("old", old), ("new", new)) if (found := _priced_at(plan))}
     if not sides:
@@ -889,12 +889,12 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
     row = {k: dep[k] for k in ("model_id", "precision", "tp", "pp", "replicas", "gpus", "pool")}
     details = dep.get("details")
     details = details if isinstance(details, dict) else {}
-    if details.get(CONTEXT) is not None:  # what a request may hold (newuser31 item 3: 32k -> 128k read "No change")
+    if details.get(CONTEXT) is not None:  # what a request may hold (newuser31 item 6: 32k -> 128k read "No change")
         row["max_model_len"] = details[CONTEXT]
     if "max_num_seqs" in details:  # a service: the engine settings it is sized with
         row["serving"] = {
             "kv_cache_precision": dep.get("kv_cache_precision"),
-            # how many requests of the whole context fit a replica's KV cache (newuser31 item 3)
+            # how many requests of the whole context fit a replica's KV cache (newuser31 item 6)
             "max_concurrency_at_max_model_len": details.get(FULL_CONTEXT_SEQUENCES),
             "max_num_seqs": details.get("max_num_seqs"),
             "max_num_batched_tokens": details.get("max_num_batched_tokens"),  # vLLM's; absent for SGLang
@@ -921,7 +921,7 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
         # its turn in a chain (run_after): a job that now waits for another is a change (review22 item 6)
         row["training"].update({k: details[k] for k in ("runs_after", "starts_at_hours") if k in details})
         # how it trains: method, framework, optimizer, sequence, micro-batch x accumulation x DP, ZeRO (newuser31
-        # item 6: a change of framework or method read as hours moving for no reason)
+        # item 7: a change of framework or method read as hours moving for no reason)
         row["training"].update({k: details[k] for k in TRAINING_SETTINGS if k in details})
     if dep.get("split"):
         row["parts"] = [{k: part[k] for k in ("tp", "pp", "replicas", "pool")} for part in dep["split"]]
@@ -1097,13 +1097,13 @@ def _context_text(x: dict[str, Any]) -> str:
     """``max_model_len 32,768 (38.27 such sequences a replica)``: a deployment's context and what a replica holds of it."""
     context = x.get("max_model_len")
     fit = (x.get("serving") or {}).get("max_concurrency_at_max_model_len")
-    if context is None:  # a spec.json from before newuser31 item 3
+    if context is None:  # a spec.json from before newuser31 item 6
         return ""
     return f"max_model_len {_plain(context)}" + ("" if fit is None else f" ({_plain(fit)} such sequences a replica)")
 
 
 def _training_settings(training: dict[str, Any]) -> list[str]:
-    """How a job trains, as far as its row has it (newuser31 item 6).
+    """How a job trains, as far as its row has it (newuser31 item 7).
 
     ``qlora rank 16``, ``unsloth``, ``adamw-8bit``, the sequence, ``micro-batch 8 x 1 accumulation x 4 DP`` and a ZeRO
     stage above 0.

@@ -207,7 +207,7 @@ def _plan_at(rev: str, rel: str, text: str, alone: bool) -> dict[str, Any]:
     """The plan of a workload as it was at ``rev``: its text, and the model files it names by path as they were there.
 
     As deployed (:func:`generator.fleet_diff.deployed_dict`, ``alone`` as the render of the files given), as the
-    working tree's version is planned: newuser31 item 4.
+    working tree's version is planned: newuser31 item 1.
 
     fuzz22 item 5: model paths were read from the working tree, so a changed local ``config.json`` read "unchanged".
     The repository-relative paths its deployments name are copied from ``rev`` into a scratch tree (a git work tree of
@@ -409,7 +409,7 @@ def _sum_totals(files: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         new = [r["new"] for r in rows if r["new"] is not None]
         if not old and not new:
             continue
-        # a file whose change in cost is not known (priced at another region's list prices: newuser31 item 2)
+        # a file whose change in cost is not known (priced at another region's list prices: newuser31 item 8)
         unknown = any(r["old"] is not None and r["new"] is not None and r.get("delta", 0) is None for r in rows)
         if key in TRAINING_FIELDS:  # no rented job on a side is no figure, not a free one (fuzz15 item 11)
             a, b = (sum(side) if side else None for side in (old, new))

@@ -241,7 +241,7 @@ def test_a_pinned_expert_parallel_degree_is_sized_and_rendered(tmp_path: Path) -
     (group_vars,) = (ansible_reader().load(text) for name, text in files.items() if "group_vars" in name)
     engine = group_vars["specgen_deployments"][0]["engine"]
     assert engine["expert_parallel_size"] == 2
-    assert engine["args"] == ["--enable-expert-parallel"]  # newuser31 item 7: vLLM's flag, the size is TP x DP's
+    assert engine["args"] == ["--enable-expert-parallel"]  # newuser31 item 13: vLLM's flag, the size is TP x DP's
 
 
 def test_sglang_is_started_with_its_expert_parallel_size(tmp_path: Path) -> None:

@@ -861,7 +861,7 @@ AWS_K8S = VALID.replace("gpus: [l40s-48gb]", "provider: aws\n  gpus: [l40s-48gb]
 def test_both_sides_are_planned_as_deployed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args: tuple[str, ...]
 ) -> None:
-    """newuser31 item 4: L40S -> H100 moves the pool to p5.4xlarge, which Karpenter cannot launch (the EC2 API says 0
+    """newuser31 item 1: L40S -> H100 moves the pool to p5.4xlarge, which Karpenter cannot launch (the EC2 API says 0
     GPUs); plan and render warn (karpenter-api-gpu-count), the diff of the two workloads and the PR comment did not,
     since they planned without ``deployed`` (the diff of the two rendered spec.json did say it)."""
     monkeypatch.chdir(tmp_path)
@@ -889,7 +889,7 @@ def _gke(zone: str) -> str:
 
 
 def test_a_gke_zone_move_is_said_like_a_region_move(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """newuser31 item 10: us-central1-a -> us-central1-c moves every GPU pool's nodeLocations (GKE drains and creates
+    """newuser31 item 14: us-central1-a -> us-central1-c moves every GPU pool's nodeLocations (GKE drains and creates
     each node there); the diff read "No change to the fleet."."""
     from generator.fleet_diff import load_plan_dict
     from generator.pr_diff import compare_two
@@ -938,7 +938,7 @@ def _context(fleet: dict[str, Any], tokens: int, fit: float) -> dict[str, Any]:
 
 
 def test_a_context_change_alone_is_a_deployment_change() -> None:
-    """newuser31 item 3: chat70's max_context_tokens 32,768 -> 131,072 (vLLM's max_model_len), 38.27 -> 9.57 requests of
+    """newuser31 item 6: chat70's max_context_tokens 32,768 -> 131,072 (vLLM's max_model_len), 38.27 -> 9.57 requests of
     the whole context in a replica's KV cache: "No change to the fleet." and JSON ``"deployments": []``."""
     result = diff_plans(_context(_one(), 32768, 38.27), _context(_one(), 131072, 9.57))
     (row,) = result["deployments"]
@@ -1031,7 +1031,7 @@ _NEW_ELSEWHERE = (
 @pytest.mark.parametrize(
     ("old", "new", "delta", "said"),
     [
-        # newuser31 item 2: us-east-1 -> eu-west-1 read "usd_per_month ... 0.00"
+        # newuser31 item 8: us-east-1 -> eu-west-1 read "usd_per_month ... 0.00"
         pytest.param(
             _priced("us-east-1", False),
             _priced("eu-west-1"),
@@ -1088,7 +1088,7 @@ def test_only_the_rows_a_pool_priced_elsewhere_counts_in_are_unknown() -> None:
 
 
 def test_the_pr_headline_says_a_cost_change_not_known(pr: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """newuser31 item 2 through git: a's cluster moves us-east-1 -> eu-west-1; the headline's cost change reads `-`."""
+    """newuser31 item 8 through git: a's cluster moves us-east-1 -> eu-west-1; the headline's cost change reads `-`."""
     aws = _workload("a").replace("gpus: [l40s-48gb]", "provider: aws\n  gpus: [l40s-48gb]")
     (pr / "a.yaml").write_text(aws + "kubernetes: {location: us-east-1}\n")
     _git(pr, "commit", "-qam", "aws")

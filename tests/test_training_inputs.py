@@ -406,7 +406,7 @@ def test_many_long_lora_target_names_are_said_briefly() -> None:
     assert names[0] not in said and len(said) < 1200
 
 
-# --- newuser31 item 1: frameworks whose kernels a GPU does not run, and QLoRA's bitsandbytes off NVIDIA -------------
+# --- newuser31 item 11: frameworks whose kernels a GPU does not run, and QLoRA's bitsandbytes off NVIDIA -------------
 
 UNSLOTH_SOURCE = "https://github.com/unslothai/unsloth/blob/aca403f00e6e8f4babdaf339f94d8ad0656fc88c/README.md"
 LIGER_SOURCE = "https://huggingface.co/kernels-community/liger-kernels/blob/main/README.md"
@@ -493,7 +493,7 @@ kubernetes: {{location: us-east-1}}
 
 
 def test_a_job_run_at_a_rate_the_workload_gives_says_what_a_commitment_would_cost(tmp_path: Path) -> None:
-    """newuser31 item 5: a savings-plan rate under prices: costed a weekly job's runs as if paid only while it runs."""
+    """newuser31 item 9: a savings-plan rate under prices: costed a weekly job's runs as if paid only while it runs."""
     text = f"""\
 version: 1
 name: tune

@@ -1618,7 +1618,7 @@ def _given_rate_run_findings(
 ) -> list[Finding]:
     """Training jobs paid per run at a rate the workload gives (``prices:``), which may be a commitment's.
 
-    newuser31 item 5: a savings-plan rate given for the serving pool's instance type costed a weekly job's runs too, and
+    newuser31 item 9: a savings-plan rate given for the serving pool's instance type costed a weekly job's runs too, and
     moved the job onto that type "$27 a run" cheaper, while a commitment is paid whether the job runs or not and hours
     beyond it bill on demand.
     """

@@ -379,7 +379,7 @@ def _deployment_vars(
             out["engine"]["args"] = [*out["engine"].get("args", []), "--no-enable-prefix-caching"]
         if ep := d.details.get("expert_parallel"):
             # vLLM spreads the experts over TP x DP with one flag (no size of its own); SGLang takes the size
-            # (newuser31 item 7: the size alone was rendered, and a role starting vLLM from args split the experts by TP)
+            # (newuser31 item 13: the size alone was rendered, and a role starting vLLM from args split the experts by TP)
             out["engine"]["expert_parallel_size"] = ep
             flags = ["--enable-expert-parallel"] if out["engine"]["name"] == "vllm" else ["--ep-size", str(ep)]
             out["engine"]["args"] = [*out["engine"].get("args", []), *flags]

@@ -27,7 +27,7 @@ https://github.com/huggingface/transformers/blob/main/src/transformers/quantizer
 base would take bf16's bytes, not FP8's. Refused there, as on the GPUs the serving rule refuses FP8 outright
 (:func:`~generator.sizing.loadability.format_problems`: Volta, CDNA2).
 
-Some frameworks run their own Triton kernels, built for some accelerators only (newuser31 item 1: an Unsloth QLoRA job
+Some frameworks run their own Triton kernels, built for some accelerators only (newuser31 item 11: an Unsloth QLoRA job
 was planned on Gaudi 3): Unsloth runs on "NVIDIA, AMD, Intel GPUs, CPUs" (its README), and Liger Kernel's backends are
 CUDA, ROCm and Intel XPU; neither on Gaudi's HPU (:data:`NOT_RUN_ON`). The QLoRA base of the frameworks built on
 PEFT is bitsandbytes' NF4, which serving engines do not run on AMD or Gaudi (vLLM's table) but training does: its
