@@ -140,10 +140,13 @@ def write_deepseek2(path: Path, cfg: dict[str, Any], mla: bool = True, split_max
     return parts or [path]
 
 
-def write_deepseek2_header(path: Path, cfg: dict[str, Any], mla: bool = True) -> None:
-    """A deepseek2 GGUF of ``cfg``'s metadata with one small tensor a layer (the KV cache comes from the metadata)."""
+def write_deepseek2_header(path: Path, cfg: dict[str, Any], mla: bool = True, extra: dict[str, int] | None = None) -> None:
+    """A deepseek2 GGUF of ``cfg``'s metadata with one small tensor a layer (the KV cache comes from the metadata);
+    ``extra``: uint32 keys beside those the converter writes."""
     writer = gguf.GGUFWriter(str(path), "deepseek2")
     add_deepseek2_metadata(writer, cfg, mla)
+    for key, value in (extra or {}).items():
+        writer.add_uint32(key, value)
     for i in range(cfg["num_hidden_layers"]):
         writer.add_tensor(f"blk.{i}.attn_norm.weight", np.zeros((8,), np.float32))
     writer.add_tensor("output.weight", np.zeros((8,), np.float32))
@@ -423,16 +426,6 @@ def test_a_deepseek2_value_out_of_range_is_named_by_its_gguf_key(
     """fuzz26 L1, L2, L4: the MLA keys and widths made of them were named as config.json fields the file does not have;
     a pre-MLA file's KV heads were unchecked; an unknown router was read as softmax; dense layers beyond the file's."""
     path = tmp_path / "m.gguf"
-    writer = gguf.GGUFWriter(str(path), "deepseek2")
-    add_deepseek2_metadata(writer, TINY_V3 | changes, mla)
-    for key, value in extra.items():
-        writer.add_uint32(key, value)
-    for i in range(TINY_V3["num_hidden_layers"]):
-        writer.add_tensor(f"blk.{i}.attn_norm.weight", np.zeros((8,), np.float32))
-    writer.add_tensor("output.weight", np.zeros((8,), np.float32))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    write_deepseek2_header(path, TINY_V3 | changes, mla, extra)
     with pytest.raises(InputError, match=re.escape(message)):
         resolve_model(str(path))

@@ -463,20 +463,24 @@ def test_a_plan_leaves_out_gaudi_for_unsloth_and_says_what_qlora_needs_on_amd(tm
     assert BNB_NOTE.format(gpu="mi300x-192gb", release="0.50", doc="0.50.0") in dep.reasons
 
 
-def test_a_job_over_several_hosts_says_how_it_is_launched(tmp_path: Path) -> None:
-    """newuser31 item 12: a DDP job over 4 one-GPU instances was planned with no word of its multi-node launch; the
-    group vars say the hosts, and Unsloth's own multi-GPU route is named."""
-    text = f"""\
+#: A weekly 8B QLoRA job on AWS ({framework}: a framework field; {hardware}: the GPU list and the rest of the section).
+WEEKLY_TUNE = """\
 version: 1
 name: tune
 deployments:
   - name: tune8b
-    model: {LLAMA_8B}
-    training: {{method: qlora, framework: unsloth, lora_rank: 16, sequence_length: 4096, global_batch_size: 32,
+    model: meta-llama/Llama-3.1-8B
+    training: {{method: qlora,{framework} lora_rank: 16, sequence_length: 4096, global_batch_size: 32,
                dataset_tokens: 200000000, epochs: 2, deadline_hours: 12, runs_per_month: 4}}
-hardware: {{provider: aws, gpus: [l40s-48gb]}}
+hardware: {{provider: aws, gpus: {hardware}
 kubernetes: {{location: us-east-1}}
-"""
+{extra}"""
+
+
+def test_a_job_over_several_hosts_says_how_it_is_launched(tmp_path: Path) -> None:
+    """newuser31 item 12: a DDP job over 4 one-GPU instances was planned with no word of its multi-node launch; the
+    group vars say the hosts, and Unsloth's own multi-GPU route is named."""
+    text = WEEKLY_TUNE.format(framework=" framework: unsloth,", hardware="[l40s-48gb]}", extra="")
     plan = plan_workload(load_workload(_write(tmp_path, text)))
     (dep,) = plan.deployments
     hosts, world = dep.details.get("hosts", 1), dep.details["world_size"]
@@ -494,18 +498,9 @@ kubernetes: {{location: us-east-1}}
 
 def test_a_job_run_at_a_rate_the_workload_gives_says_what_a_commitment_would_cost(tmp_path: Path) -> None:
     """newuser31 item 9: a savings-plan rate under prices: costed a weekly job's runs as if paid only while it runs."""
-    text = f"""\
-version: 1
-name: tune
-deployments:
-  - name: tune8b
-    model: {LLAMA_8B}
-    training: {{method: qlora, lora_rank: 16, sequence_length: 4096, global_batch_size: 32,
-               dataset_tokens: 200000000, epochs: 2, deadline_hours: 12, runs_per_month: 4}}
-hardware: {{provider: aws, gpus: [h100-sxm5-80gb], platforms: [aws-p5-48xlarge]}}
-kubernetes: {{location: us-east-1}}
-prices: {{aws-p5-48xlarge: 35.0}}
-"""
+    text = WEEKLY_TUNE.format(
+        framework="", hardware="[h100-sxm5-80gb], platforms: [aws-p5-48xlarge]}", extra="prices: {aws-p5-48xlarge: 35.0}\n"
+    )
     plan = plan_workload(load_workload(_write(tmp_path, text)))
     (dep,) = plan.deployments
     (pool,) = plan.pools
