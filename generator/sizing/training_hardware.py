@@ -38,7 +38,6 @@ plan says (:func:`stack_note`).
 from __future__ import annotations
 
 from generator.named_tuple import NamedTuple
-from generator.sizing.frameworks import framework_profile
 from generator.sizing.loadability import format_problems
 from generator.sizing.precision import storage_family, weight_format
 
@@ -137,7 +136,11 @@ def stack_note(gpu_id: str, vendor: str, method: str, framework: str | None) -> 
 
     ``framework``: a profile name or None (PEFT's bitsandbytes, as the sizing assumes); torchtune's NF4 is torchao's.
     """
-    bnb = method == "qlora" and (framework is None or framework_profile(framework).nf4_library == "bitsandbytes")
+    if method != "qlora":
+        return None
+    from generator.sizing.frameworks import framework_profile  # a QLoRA job's alone (the estimate's cold start)
+
+    bnb = framework is None or framework_profile(framework).nf4_library == "bitsandbytes"
     supported = BNB_SUPPORT.get(vendor) if bnb else None
     if supported is None:
         return None
