@@ -396,6 +396,23 @@ def test_cost_inputs_ten_times_off_their_reference_are_said(tmp_path: Path) -> N
     assert not [f for f in plan_file(str(path))[1].findings if f.code == "setting-implausible"]
 
 
+def test_a_part_power_far_off_its_default_is_said(tmp_path: Path) -> None:
+    """fuzz25 M8: nic_power_w 1e6 (40,000x its 25 W) moved the plan to a server whose NIC power the catalog has."""
+    from generator.api import plan_file
+
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: t\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    inference: {max_context_tokens: 8192, requests_per_second: 1}\nhardware: {provider: baremetal}\n"
+        "constants: {nic_power_w: 1000000, dimm_power_w: 12}\n"
+    )
+    said = {f.path: f.message for f in plan_file(str(path))[1].findings if f.code == "setting-implausible"}
+    assert said == {
+        "constants.nic_power_w": "constants.nic_power_w 1e+06 is 4e+04x the sourced default 25: check the value and its "
+        "unit (specgen schema --constants gives each with its source)"
+    }
+
+
 @pytest.mark.parametrize(("nvme", "warned"), [("nvme_tb: 7680, nvme_drives: 2", True), ("nvme_tb: 7680", True),
                                               ("nvme_tb: 61.44, nvme_drives: 2", False), ("nvme_tb: 245.76", False)])  # fmt: skip
 def test_an_owned_servers_nvme_per_drive_far_past_any_drive_is_said(tmp_path: Path, nvme: str, warned: bool) -> None:

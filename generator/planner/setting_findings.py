@@ -15,7 +15,17 @@ GKE_SETTINGS = ("gcp_project", "reservations", "zone")
 
 #: Cost constants whose sourced default a value ten times larger or smaller most likely mistypes (cents as dollars,
 #: a monthly figure as an hourly one): said, not refused (newuser27 item 14).
-COST_CONSTANTS = ("energy_usd_per_kwh", "pue", "colocation_usd_per_kw_month")
+COST_CONSTANTS = (
+    "energy_usd_per_kwh",
+    "pue",
+    "colocation_usd_per_kw_month",
+    # a server's part powers set its watts, so what it costs to run and which servers a rack and a budget take
+    # (fuzz25 M8: nic_power_w 1e6, 40,000x its 25 W, moved the plan to a server whose NIC power the catalog has)
+    "dimm_power_w",
+    "nvme_power_w",
+    "nic_power_w",
+    "nvswitch_power_w",
+)
 #: How far from the reference (the sourced default, the catalog's list price) a cost input is said to be a likely slip.
 IMPLAUSIBLE_FACTOR = 10.0
 
