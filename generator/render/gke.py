@@ -419,7 +419,7 @@ def upgrade_capacity_findings(plan: Plan, workload: Workload) -> list[Finding]:
         asked = dep.details.get("requests_per_s")
         if dep.kind != "inference" or dep.split or pool is None or pool.nodes < 2 or pool.per_job:
             continue
-        if not isinstance(per_replica, int | float) or not isinstance(asked, int | float):
+        if not isinstance(per_replica, int | float) or not isinstance(asked, int | float) or per_replica <= 0:
             continue
         replica_gpus = dep.tp * dep.pp
         node_holds = 1 if replica_gpus > pool.node.gpus else pool.node.gpus // replica_gpus
