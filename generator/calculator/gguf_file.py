@@ -9,11 +9,12 @@ rest). The weights are never read.
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import TYPE_CHECKING, Any
 
 from generator.calculator import gguf_deepseek2
-from generator.calculator.gguf_header import GgufFormatError, GgufHeader, read_gguf_header
+from generator.calculator.gguf_header import GgufFormatError, GgufHeader, GgufTensor, read_gguf_header
 from generator.calculator.model_limits import DIMENSION_BOUNDS
 from generator.errors import ArchitectureError, InputError, Location
 from generator.input_files import inside_root, short
@@ -118,14 +119,18 @@ def _metadata_count(value: Any, what: str, label: str, location: Location | None
     return value
 
 
-def _arch_count(fields: dict[str, Any], arch: str, suffix: str, label: str, location: Location | None) -> int | None:
-    """The whole number ``{arch}.{suffix}`` holds (one per layer: the same for all), ``None`` where it is absent."""
-    value = fields.get(f"{arch}.{suffix}")
-    if isinstance(value, list):
-        if len({repr(v) for v in value}) != 1:
-            raise InputError(f"{label}: {arch}.{suffix} differs per layer, which specgen does not size from GGUF", location)
-        value = value[0]
-    return None if value is None else _metadata_count(value, f"key {arch}.{suffix}", label, location)
+def _counter(fields: dict[str, Any], arch: object, label: str, location: Location | None) -> gguf_deepseek2.Count:
+    """The whole number a file's ``{arch}.{suffix}`` holds (one per layer: the same for all), by suffix; None if absent."""
+
+    def count(suffix: str) -> int | None:
+        value = fields.get(f"{arch}.{suffix}")
+        if isinstance(value, list):
+            if len({repr(v) for v in value}) != 1:
+                raise InputError(f"{label}: {arch}.{suffix} differs per layer, which specgen does not size from GGUF", location)
+            value = value[0]
+        return None if value is None else _metadata_count(value, f"key {arch}.{suffix}", label, location)
+
+    return count
 
 
 def gguf_config(
@@ -140,13 +145,12 @@ def gguf_config(
             location,
         )
     config: dict[str, Any] = {"model_type": MODEL_TYPES[arch]}
+    count = _counter(fields, arch, label, location)
     for suffix, key in _keys_read(arch).items():
-        if (value := _arch_count(fields, arch, suffix, label, location)) is not None:
+        if (value := count(suffix)) is not None:
             config[key] = value
     if arch == "deepseek2":
-        gguf_deepseek2.deepseek2_config(
-            lambda suffix: _arch_count(fields, arch, suffix, label, location), config, label, location
-        )
+        gguf_deepseek2.deepseek2_config(count, config, label, location)
     if "vocab_size" not in config and "token_embd.weight" in tensor_shapes:
         shape = tensor_shapes["token_embd.weight"]
         if len(shape) != 2:
@@ -177,11 +181,18 @@ SPLIT_NAME = "{prefix}-{number:05d}-of-{count:05d}.gguf"
 MAX_SPLIT_PARTS = 2**16 - 1
 
 
-def _open(gguf: Any, path: str, location: Location | None) -> tuple[GgufHeader, dict[str, Any]]:
+@functools.cache
+def _block_sizes() -> dict[int, tuple[int, int]]:
+    """(elements, bytes) of a block of each ggml type, by its number (the gguf package's table)."""
+    import gguf
+
+    return {int(kind): size for kind, size in gguf.GGML_QUANT_SIZES.items()}
+
+
+def _open(path: str, location: Location | None) -> tuple[GgufHeader, dict[str, Any]]:
     """A file's header and its metadata (key -> value); an unreadable file is an input error naming it."""
-    sizes = {int(kind): size for kind, size in gguf.GGML_QUANT_SIZES.items()}
     try:
-        header = read_gguf_header(path, sizes)
+        header = read_gguf_header(path, _block_sizes())
     except GgufFormatError as exc:
         # in words of what the file looks like (newuser29 item 10), never Python's (fuzz25 L2)
         size = os.path.getsize(path)
@@ -239,14 +250,14 @@ def split_parts(path: str, fields: dict[str, Any], location: Location | None) ->
     return parts
 
 
-def _other_parts_tensors(gguf: Any, parts: list[str], location: Location | None, root: str | None) -> list[Any]:
+def _other_parts_tensors(parts: list[str], location: Location | None, root: str | None) -> list[GgufTensor]:
     """The tensors of every part after the first (headers and tensor tables only: the weights are never read).
 
     Given a ``root``, each part resolves inside it, symlinks followed, as the first does (fuzz26 M1: a part linked
     outside the repository was read).
     """
     first, count = parts[0], len(parts)
-    tensors: list[Any] = []
+    tensors: list[GgufTensor] = []
     for number, part in enumerate(parts[1:], start=1):
         if not os.path.isfile(part):
             raise InputError(
@@ -255,7 +266,7 @@ def _other_parts_tensors(gguf: Any, parts: list[str], location: Location | None,
                 location,
             )
         held = part if root is None else inside_root(part, root, os.path.basename(part), location)
-        header, fields = _open(gguf, held, location)
+        header, fields = _open(held, location)
         said = (_split_key(fields, "split.count", part, location), _split_key(fields, "split.no", part, location))
         if said != (count, number):
             raise InputError(
@@ -282,18 +293,15 @@ def resolve_gguf(ref: str, path: str, location: Location | None, root: str | Non
         raise InputError(f"GGUF file '{ref}' is a directory ({path}); give the .gguf file", location)
     if not os.path.isfile(path):
         raise InputError(f"GGUF file '{ref}' not found (looked for {path})", location)
-    header, fields = _open(gguf, path, location)
+    header, fields = _open(path, location)
     parts = split_parts(path, fields, location)
-    tensors = [*header.tensors, *_other_parts_tensors(gguf, parts, location, root)]
+    tensors = [*header.tensors, *_other_parts_tensors(parts, location, root)]
     if len(parts) > 1:
         _check_split_tensors(tensors, _split_key(fields, "split.tensors.count", path, location), parts, location)
-    shapes = {t.name: [int(d) for d in t.shape] for t in tensors}
+    shapes = {t.name: list(t.shape) for t in tensors}
     config = gguf_config(fields, shapes, path, location)
     arch_name = fields.get("general.architecture")
-
-    def count(suffix: str) -> int | None:
-        return _arch_count(fields, str(arch_name), suffix, path, location)
-
+    count = _counter(fields, arch_name, path, location)
     try:
         arch = parse_config(config, path, location)
     except ArchitectureError as exc:
@@ -306,7 +314,7 @@ def resolve_gguf(ref: str, path: str, location: Location | None, root: str | Non
     file_type = fields.get("general.file_type")
     precision = gguf_precision(file_type if isinstance(file_type, int) and not isinstance(file_type, bool) else None)
     files = group_tensor_bytes(
-        ((t.name, int(t.n_bytes)) for t in tensors),
+        ((t.name, t.n_bytes) for t in tensors),
         arch.num_layers,
         precision,
         f"GGUF tensor table of {label}",
@@ -338,7 +346,7 @@ def resolve_gguf(ref: str, path: str, location: Location | None, root: str | Non
     return ResolvedModel(ref, name, f"local GGUF: {ref}", arch)
 
 
-def _check_split_tensors(tensors: list[Any], expected: int, parts: list[str], location: Location | None) -> None:
+def _check_split_tensors(tensors: list[GgufTensor], expected: int, parts: list[str], location: Location | None) -> None:
     """The parts together hold the ``split.tensors.count`` tensors the first names, each once.
 
     A part of another cut of the model (another ``--split-max-size``) would count some tensors twice or not at all.

@@ -13,12 +13,14 @@ fastest first), type u32 and offset u64 from the data section, which starts at t
 
 from __future__ import annotations
 
-import mmap
 import os
 import struct
-from typing import Any
 
 from generator.named_tuple import NamedTuple
+
+TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start reads this module)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Value types by their number: struct format of a scalar (``s``: a string, ``a``: an array).
 _SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
@@ -28,6 +30,8 @@ MAX_KEPT_ARRAY = 4096
 #: ggml's most dimensions a tensor has (``GGML_MAX_DIMS``).
 MAX_DIMS = 4
 DEFAULT_ALIGNMENT = 32
+#: The bytes every GGUF file begins with.
+MAGIC = b"GGUF"
 
 
 class SkippedArray(NamedTuple):
@@ -53,7 +57,6 @@ class GgufTensor(NamedTuple):
 class GgufHeader(NamedTuple):
     """What sizing reads of a GGUF file."""
 
-    version: int
     fields: dict[str, Any]
     tensors: list[GgufTensor]
 
@@ -126,11 +129,24 @@ class _Cursor:
             raise GgufFormatError(f"metadata key {key} is an array of value type {element}, which GGUF does not define")
 
 
+def starts_as_gguf(path: str) -> bool:
+    """Whether ``path`` is a regular file that begins with :data:`MAGIC`, whatever its name."""
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(MAGIC)) == MAGIC
+    except OSError:
+        return False
+
+
 def read_gguf_header(path: str, block_sizes: dict[int, tuple[int, int]]) -> GgufHeader:
     """The header of the GGUF file ``path``; ``block_sizes``: (elements, bytes) of a block of each ggml type.
 
     Raises :class:`GgufFormatError` (a damaged or foreign file) or :class:`EndsEarlyError` (cut short), and ``OSError``.
     """
+    import mmap  # a file is read: not at start-up
+
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         if size == 0:
@@ -140,7 +156,7 @@ def read_gguf_header(path: str, block_sizes: dict[int, tuple[int, int]]) -> Gguf
 
 
 def _parse(cur: _Cursor, size: int, block_sizes: dict[int, tuple[int, int]]) -> GgufHeader:
-    if bytes(cur.data[: min(4, size)]) != b"GGUF":
+    if bytes(cur.data[: len(MAGIC)]) != MAGIC:
         raise GgufFormatError("it does not begin with the GGUF magic bytes")
     cur.take(4)
     version = cur.unpack("I")
@@ -181,7 +197,7 @@ def _parse(cur: _Cursor, size: int, block_sizes: dict[int, tuple[int, int]]) -> 
     needed = max((start + t.offset + t.n_bytes for t in tensors), default=cur.at)
     if needed > size:
         raise EndsEarlyError(needed)
-    return GgufHeader(version, fields, tensors)
+    return GgufHeader(fields, tensors)
 
 
 def _tensor_bytes(name: str, shape: tuple[int, ...], kind: int, block_sizes: dict[int, tuple[int, int]]) -> int:

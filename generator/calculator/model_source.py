@@ -15,6 +15,7 @@ import re
 from fractions import Fraction
 
 from generator import catalog
+from generator.calculator.gguf_header import starts_as_gguf
 from generator.calculator.model_limits import check_config_dimensions
 from generator.errors import ArchitectureError, InputError, Location, UnknownIdError
 from generator.input_files import MAX_CONFIG_BYTES, inside_root, read_text_limited, short
@@ -85,7 +86,7 @@ def resolve_model(
         if root is not None:
             path = inside_root(path, root, ref, location)
         return resolve_gguf(ref, path, location, root)
-    gguf = _gguf_magic(path)  # a GGUF file of another name (an old ggml-model-q4_k_m.bin): its header says so
+    gguf = starts_as_gguf(path)  # a GGUF file of another name (an old ggml-model-q4_k_m.bin): its header says so
     if _looks_like_path(ref) or os.path.isdir(path) or gguf:
         if root is not None:
             path = inside_root(path, root, ref, location)  # the same file, or refused
@@ -114,17 +115,6 @@ def _listing(directory: str) -> list[str]:
         return os.listdir(directory)
     except OSError:
         return []
-
-
-def _gguf_magic(path: str) -> bool:
-    """Whether ``path`` is a regular file that starts as a GGUF file does (b"GGUF"), whatever its name."""
-    if not os.path.isfile(path):
-        return False
-    try:
-        with open(path, "rb") as f:
-            return f.read(4) == b"GGUF"
-    except OSError:
-        return False
 
 
 @functools.cache

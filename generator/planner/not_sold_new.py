@@ -68,8 +68,9 @@ def not_sold_new_findings(loaded: LoadedWorkload, consts: Constants, plan: Plan)
             or (isinstance(dep, TrainingDeployment) and dep.training.run_after)
         ):
             continue
-        best = _best(loaded, dep, consts, hardware, planned.details.get("objective_used", wl.objective))
-        if best is None or not _ranks_before(best, planned, pools, planned.details.get("objective_used", wl.objective)):
+        objective = planned.details.get("objective_used", wl.objective)
+        best = _best(loaded, dep, consts, hardware, objective)
+        if best is None or not _ranks_before(best, planned, pools, objective):
             continue
         rec = catalog.not_sold_new(best.hardware.platform.id, best.hardware.gpu.id)
         if rec is not None and rec.availability is not None:  # only such servers are searched
