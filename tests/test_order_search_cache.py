@@ -1,9 +1,10 @@
-"""The order search over owned servers reads each training job's timed layouts once (fuzz20 item 14).
+"""The order search over owned servers sizes each deployment's options on a server kind once (fuzz20 item 14, fuzz26 H4).
 
-With owned servers and a few deployments every order of them is planned; the order changes only which owned
-servers are free, not a job's shapes or step times. ``training_options`` keeps those per plan
-(:data:`~generator.planner.training_candidates.TrainingSizes`): the plan must be the one the uncached search
-makes, byte for byte, and each (job, hardware, owned GPUs free) be sized once.
+With owned servers and a few deployments every order of them is planned, and with several owned kinds each set of
+them left off; these change only which owned servers are free, not a job's shapes or step times nor a service's
+options on a kind of which none are owned. ``training_options``, ``inference_options`` and ``split_options`` keep
+those per plan (:data:`~generator.planner.candidates.SizedOptions`): the plan must be the one the uncached search
+makes, byte for byte, and each (deployment, hardware, owned servers of its kind free) be sized once.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from generator import planner
-from generator.planner import MAX_DEPLOYMENTS_REORDERED, candidates, plan_workload, training_candidates
+from generator.planner import MAX_DEPLOYMENTS_REORDERED, candidates, plan_workload, split, training_candidates
 from generator.planner.inventory import free_servers
 from generator.planner.options import allowed_hardware
 from generator.planner.training import training_shapes
@@ -127,21 +128,35 @@ class _Forgetful(dict[tuple[object, ...], Any]):
         return False
 
 
+def _without_sizes(function: Any, positional: int) -> Any:
+    """``function`` called without its plan's cache (its ``sizes``, keyword or the argument after ``positional``)."""
+
+    def uncached(*args: Any, **kwargs: Any) -> Any:
+        kwargs.pop("sizes", None)
+        return function(*args[:positional], **kwargs)
+
+    return uncached
+
+
 def _uncached(monkeypatch: pytest.MonkeyPatch) -> None:
     """The search as it was before the caches: every call sizes every layout again, every pass sorts again."""
-    original = training_candidates.training_options
-
-    def without_sizes(*args: Any, **kwargs: Any) -> Any:
-        kwargs.pop("sizes", None)
-        return original(*args[:6], **kwargs)
-
-    monkeypatch.setattr(training_candidates, "training_options", without_sizes)
+    monkeypatch.setattr(training_candidates, "training_options", _without_sizes(training_candidates.training_options, 6))
+    uncached_inference = _without_sizes(candidates.inference_options, 8)
+    monkeypatch.setattr(candidates, "inference_options", uncached_inference)
+    monkeypatch.setattr(split, "inference_options", uncached_inference)
+    monkeypatch.setattr(split, "split_options", _without_sizes(split.split_options, 5))
     options: Any = planner._Options
 
     def unranked(*fields: Any) -> Any:
         return options(*fields[:-1], _Forgetful())
 
     monkeypatch.setattr(planner, "_Options", unranked)
+    choose: Any = planner._choose
+
+    def forgetting_keys(*args: Any, **kwargs: Any) -> Any:
+        return choose(*args, **{**kwargs, "ranking_keys": None})
+
+    monkeypatch.setattr(planner, "_choose", forgetting_keys)
 
 
 class _Run(NamedTuple):
@@ -150,6 +165,8 @@ class _Run(NamedTuple):
     plan_json: str
     shapes: list[tuple[object, ...]]
     ranking_keys: int
+    #: A service's options sized on one hardware: (service, platform, GPU, owned servers free there, split rest).
+    service_sizings: list[tuple[object, ...]]
 
 
 def _run(tmp_path: Path, *, cached: bool) -> _Run:
@@ -166,13 +183,21 @@ def _run(tmp_path: Path, *, cached: bool) -> _Run:
         keys.append(1)
         return ranking_key(opt, *args, **kwargs)
 
+    sizings: list[tuple[object, ...]] = []
+    options_on = candidates._options_on
+
+    def counted_options(wl: Any, serving: Any, model: Any, hw: Any, consts: Any, free: Any, rest: Any, seen: Any) -> Any:
+        sizings.append((model.id, serving.spec, hw.platform.id, hw.gpu.id, free[1], rest))
+        return options_on(wl, serving, model, hw, consts, free, rest, seen)
+
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(training_candidates, "training_shapes", counted_shapes)
         patch.setattr(candidates, "ranking_key", counted_key)
+        patch.setattr(candidates, "_options_on", counted_options)
         if not cached:
             _uncached(patch)
         plan_json = _plan_json(loaded)
-    return _Run(plan_json, shapes, len(keys))
+    return _Run(plan_json, shapes, len(keys), sizings)
 
 
 @pytest.fixture(scope="module")
@@ -202,6 +227,14 @@ def test_each_job_hardware_and_owned_gpus_is_sized_once(runs: tuple[_Run, _Run])
     assert len(slow.shapes) > len(cached.shapes)  # the orders sized them again before (a test of the test)
 
 
+def test_each_service_hardware_and_owned_servers_is_sized_once(runs: tuple[_Run, _Run]) -> None:
+    """A service's options on a kind are sized once per owned servers of that kind free, split rests included."""
+    cached, slow = runs
+    assert len(cached.service_sizings) == len(set(cached.service_sizings))
+    assert set(cached.service_sizings) == set(slow.service_sizings)
+    assert len(slow.service_sizings) > 2 * len(cached.service_sizings)  # every pass sized every kind before
+
+
 def test_a_pass_that_ranks_alike_reads_the_ranking(runs: tuple[_Run, _Run]) -> None:
     """Passes over the same owned servers free, with the services' servers alike, sort the options once."""
     cached, slow = runs
@@ -217,7 +250,7 @@ def test_options_and_reasons_match_across_free_states(tmp_path: Path) -> None:
     consts = with_overrides(dict(wl.constants))
     owned = free_servers(wl)
     states = [owned, dict.fromkeys(owned, 0), owned]
-    sizes: training_candidates.TrainingSizes = {}
+    sizes: candidates.SizedOptions = {}
     for free in states:
         fresh_blocked: list[Any] = []
         fresh = training_candidates.training_options(wl, dep, model, consts, fresh_blocked, free)

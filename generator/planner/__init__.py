@@ -42,11 +42,10 @@ from generator.workload.models import InferenceDeployment, TrainingDeployment, W
 if TYPE_CHECKING:
     from generator.calculator.model_source import ResolvedModel
     from generator.planner.blocked import Blocked
-    from generator.planner.candidates import RankingMemo
+    from generator.planner.candidates import RankingMemo, SizedOptions
     from generator.planner.inventory import ServerKey
     from generator.planner.option import Option
     from generator.planner.plan import Candidate, Finding, Plan, Pool
-    from generator.planner.training_candidates import TrainingSizes
     from generator.sizing.constants import Constants
 
 
@@ -376,9 +375,11 @@ def _plan_fleet(
     from generator.planner.inventory import free_servers
 
     wl = loaded.workload
-    choose = functools.partial(_choose, capex=capex)
     enumerated: _Enumerated = {}
-    sizes: TrainingSizes = {}  # the training jobs' timed layouts, shared by every order
+    # the ranking keys formed so far: the options of a kind bought are the same in every state of the owned servers
+    # (``sizes``), and the enumerated states hold every option they key by identity
+    choose = functools.partial(_choose, capex=capex, ranking_keys={})
+    sizes: SizedOptions = {}  # each deployment's options on each server kind, shared by every pass
     services = sum(isinstance(d, InferenceDeployment) for d in wl.deployments)
     fleets: list[tuple[Plan, Kind | None]] = []
     errors: list[InfeasibleError] = [] if broke is None else broke
@@ -731,8 +732,8 @@ class _Options(NamedTuple):
     findings: list[Finding]
     #: ``allowed`` by the GPU kind and by the server kind every part of an option runs on.
     by_kind: dict[Kind, list[Option]]
-    #: The ranking keys of ``allowed`` formed in the passes so far, for the passes that rank an option alike.
-    keys: RankingMemo
+    #: The kinds with an option of ``allowed`` that buys nothing, and None where ``allowed`` has one.
+    owned_only: frozenset[Kind | None]
     #: ``allowed`` sorted by :func:`ranking_key` for each pass that ranks them alike: by the kind a pass keeps the
     #: services on, the GPUs the services chosen before hold, and the owned servers free. A pass sharing servers, which
     #: reads only its first choice, keeps that alone, and the order its options take before any servers are shared
@@ -748,7 +749,7 @@ def _choose(
     loaded: LoadedWorkload,
     consts: Constants,
     enumerated: _Enumerated,
-    sizes: TrainingSizes,
+    sizes: SizedOptions,
     *,
     share: bool,
     on: Kind | None = None,
@@ -759,6 +760,7 @@ def _choose(
     owned_first: bool = True,
     withheld: frozenset[ServerKey] = frozenset(),
     capex: CapexPrice | None = None,
+    ranking_keys: RankingMemo | None = None,
 ) -> tuple[_Chosen, list[Finding], dict[int, str], dict[str, list[Blocked]]]:
     """The best option of each deployment in order (owned servers taken as they are chosen), with findings.
 
@@ -772,11 +774,12 @@ def _choose(
     exceed ``ceiling`` (the lead of :func:`_fleet_rank` of the best fleet so far); ``owned_first``: layouts that buy
     nothing rank first (else by the objective alone, an owned server at its upkeep, so that a fleet leaving some owned
     servers off is planned too); ``withheld``: owned kinds none of whose servers the pass uses; ``capex``: the
-    layouts ranked with a price on capex (:class:`CapexPrice`).
+    layouts ranked with a price on capex (:class:`CapexPrice`); ``ranking_keys``: the ranking keys formed in the
+    passes so far (:data:`~generator.planner.candidates.RankingMemo`), for the passes that rank an option alike.
     Also returns, by deployment name, the layouts ruled out and why (:class:`Blocked` records).
 
     ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
-    over the same choices does not size them again; ``sizes`` keeps each training job's timed layouts, which the
+    over the same choices does not size them again; ``sizes`` keeps each deployment's options on a server kind, which the
     owned servers left free do not change, for every state of them.
     """
     from generator.planner.candidates import (
@@ -820,7 +823,8 @@ def _choose(
         if state not in enumerated:
             found: list[Blocked] = []
             if isinstance(dep, InferenceDeployment):
-                every = inference_options(wl, dep, model, consts, found, seen) + split_options(wl, dep, model, consts, whole)
+                every = inference_options(wl, dep, model, consts, found, seen, sizes=sizes)
+                every += split_options(wl, dep, model, consts, whole, sizes)
             elif chain is not None:
                 from generator.planner.training_chain import chain_jobs, chain_options
 
@@ -838,8 +842,13 @@ def _choose(
                 kinds: list[set[Kind]] = [{p.gpu_id, p.server_kind} for p in o.pieces]
                 for kind in set.intersection(*kinds):
                     by_kind.setdefault(kind, []).append(o)
-            enumerated[state] = _Options(pinned_options, found, within, why_pinned, ranked_by, said, by_kind, {}, {})
-        options, blocked, allowed, pinned, objective, said, by_kind, keys, ranked = enumerated[state]
+            owned_only: set[Kind | None] = {kind for kind, on in by_kind.items() if any(_buys_nothing(o) for o in on)}
+            if any(_buys_nothing(o) for o in within):
+                owned_only.add(None)
+            enumerated[state] = _Options(
+                pinned_options, found, within, why_pinned, ranked_by, said, by_kind, frozenset(owned_only), {}
+            )
+        options, blocked, allowed, pinned, objective, said, by_kind, kinds_owned, ranked = enumerated[state]
         for k in chain or (i,):
             ruled_out[wl.deployments[k].name] = list(blocked)
             objectives[k] = objective
@@ -850,8 +859,8 @@ def _choose(
         # a training job keeps its own best servers, and so does a service with no layout on the kind held or one that
         # owned servers of another kind still free hold, where the kind held buys (bought servers cost more than upkeep)
         held_here = held if service and held is not None and by_kind.get(held) else None
-        if held_here is not None and free and any(_buys_nothing(o) for o in allowed):
-            held_here = held_here if any(_buys_nothing(o) for o in by_kind[held_here]) else None
+        if held_here is not None and free and None in kinds_owned:
+            held_here = held_here if held_here in kinds_owned else None
         if held_here is not None:
             allowed, held_any = by_kind[held_here], True
         # the ranking reads the kind, the servers the services chosen before use and the owned ones free, nothing else
@@ -870,7 +879,7 @@ def _choose(
                 busy=shared,
                 owned_free=owned_free,
                 one_gpu_pods=one_gpu_pods,
-                memo=keys,
+                memo=ranking_keys,
                 capex_months=capex.months_for(i) if capex is not None else None,
             )
             if shared is not None and runners_up is not None:  # the pass reads its first choice alone

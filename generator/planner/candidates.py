@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from generator import catalog
@@ -182,6 +181,36 @@ def layout_option(
 MIG_ONE_INSTANCE = "kubernetes.gpu_sharing mig gives each pod one MIG instance, which cannot span GPUs"
 
 
+#: A plan's options of one deployment on one hardware and the reasons layouts there were ruled out, in the order found,
+#: keyed by what they are sized from: the model, how it is served or trained, the platform and GPU, and how many servers of
+#: that kind are owned and free (by GPUs per server). The order the deployments are chosen in, and the owned kinds a pass
+#: leaves off, change only which owned servers are free: every pass over the servers of the other kinds reads them here.
+SizedOptions = dict[tuple[object, ...], tuple[tuple[Blocked, ...], tuple[Option, ...]]]
+
+
+def owned_of_kind(hw: Hardware, free: dict[ServerKey, int] | None) -> tuple[tuple[int, int], ...]:
+    """The servers of ``hw``'s kind owned and free, as (GPUs per server, servers), where any are."""
+    kind = (hw.platform.id, hw.gpu.id)
+    return tuple(sorted((per, n) for (p, g, per), n in (free or {}).items() if (p, g) == kind and n))
+
+
+class SplitRest(NamedTuple):
+    """The owned part of a split beside which a layout serves the rest (:mod:`generator.planner.split`).
+
+    Routing is even, so the rest's replicas at a layout are those the rate needs at the slower replica of the two parts,
+    less the ``held`` owned ones.
+    """
+
+    #: Requests/s one replica of the owned part is planned at.
+    owned_max: float
+    #: Replicas the owned part holds.
+    held: int
+
+    def replicas(self, spec: InferenceSpec, shape: ReplicaShape) -> int:
+        """The rest's replicas at ``shape``: one at least."""
+        return max(1, replicas_needed(spec, self.owned_max, shape.planned_requests_per_s) - self.held)
+
+
 def inference_options(
     wl: Workload,
     dep: InferenceDeployment,
@@ -189,36 +218,66 @@ def inference_options(
     consts: Constants,
     blocked: list[Blocked],
     free: dict[ServerKey, int] | None = None,
-    replicas_for: Callable[[ReplicaShape], int] | None = None,
+    rest: SplitRest | None = None,
     hardware: list[Hardware] | None = None,
+    sizes: SizedOptions | None = None,
 ) -> list[Option]:
     """Every feasible (hardware, TP x PP, replicas, node size) of an inference deployment.
 
-    ``replicas_for`` gives the replicas of a layout that serves part of the deployment (the rest served
-    elsewhere; by default the layout serves the whole rate); ``hardware`` limits the search to some of
-    the allowed servers.
+    ``rest``: the layouts serve the rest of a split beside its owned part (by default, the whole rate); ``hardware``
+    limits the search to some of the allowed servers. ``sizes`` keeps each hardware's options for the other passes of
+    one plan (the same workload and constants); the options and the reasons in ``blocked`` are the same with or
+    without it (fuzz26 H4: with four owned kinds, every pass sized the 45 kinds bought anew, 445,117 options in 79 s).
     """
     serving = _serving(wl, dep, model)
     options: list[Option] = []
     seen: dict[tuple[object, ...], _GpuShapes] = {}
     seen_nodes: dict[tuple[object, ...], object] = {}
     for hw in allowed_hardware(wl) if hardware is None else hardware:
-        # of a kind no more of are bought, the owned servers free are all a layout may take (newuser30 item 9)
-        owned = None
-        if hw.not_bought and free is not None:
-            owned = sum(n * key[2] for key, n in free.items() if key[:2] == (hw.platform.id, hw.gpu.id))
-        for shape in _inference_shapes(serving, model, hw, consts, blocked, seen, owned):
-            replicas = replicas_for(shape) if replicas_for else replicas_needed(serving.spec, shape.planned_requests_per_s)
-            layouts = node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas)
-            if replicas_for is None:  # a split's parts run on servers of two kinds, so on two nodes at least
-                layouts = spread_layouts(layouts, replicas, serving.spec.min_replicas)
-            if not layouts:
-                blocked.append(blocked_on(hw, NO_PACKING, does_not_pack(hw, shape.par.tp, shape.par.pp)))
-            for layout in layouts:
-                opt = _replica_option(wl, hw, layout, shape, replicas, consts, blocked, free, seen_nodes)
-                if opt is not None:
-                    options.append(opt)
+        owned = owned_of_kind(hw, free)
+        key = ("inference", model, serving, hw.platform.id, hw.gpu.id, owned, free is None, rest)
+        found = sizes.get(key) if sizes is not None else None
+        if found is None:
+            found = _options_on(wl, serving, model, hw, consts, (free, owned), rest, (seen, seen_nodes))
+            if sizes is not None:
+                sizes[key] = found
+        blocked += found[0]
+        options += found[1]
     return options
+
+
+def _options_on(
+    wl: Workload,
+    serving: _Serving,
+    model: ResolvedModel,
+    hw: Hardware,
+    consts: Constants,
+    free: tuple[dict[ServerKey, int] | None, tuple[tuple[int, int], ...]],
+    rest: SplitRest | None,
+    seen: tuple[dict[tuple[object, ...], _GpuShapes], dict[tuple[object, ...], object]],
+) -> tuple[tuple[Blocked, ...], tuple[Option, ...]]:
+    """The service's options on ``hw`` and why its other layouts there were ruled out.
+
+    ``free``: the owned servers free, and those of ``hw``'s kind (:func:`owned_of_kind`); ``seen``: the GPU shapes and
+    nodes sized during one enumeration.
+    """
+    free_servers, owned_here = free
+    blocked: list[Blocked] = []
+    options: list[Option] = []
+    # of a kind no more of are bought, the owned servers free are all a layout may take (newuser30 item 9)
+    owned = sum(per * n for per, n in owned_here) if hw.not_bought and free_servers is not None else None
+    for shape in _inference_shapes(serving, model, hw, consts, blocked, seen[0], owned):
+        replicas = rest.replicas(serving.spec, shape) if rest else replicas_needed(serving.spec, shape.planned_requests_per_s)
+        layouts = node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas)
+        if rest is None:  # a split's parts run on servers of two kinds, so on two nodes at least
+            layouts = spread_layouts(layouts, replicas, serving.spec.min_replicas)
+        if not layouts:
+            blocked.append(blocked_on(hw, NO_PACKING, does_not_pack(hw, shape.par.tp, shape.par.pp)))
+        for layout in layouts:
+            opt = _replica_option(wl, hw, layout, shape, replicas, consts, blocked, free_servers, seen[1])
+            if opt is not None:
+                options.append(opt)
+    return tuple(blocked), tuple(options)
 
 
 def _replica_option(

@@ -14,8 +14,7 @@ one homogeneous cluster.
 from __future__ import annotations
 
 from generator.calculator.model_source import ResolvedModel
-from generator.planner.candidates import inference_options, owned_fill_options
-from generator.planner.inference import ReplicaShape
+from generator.planner.candidates import SizedOptions, SplitRest, inference_options, owned_fill_options
 from generator.planner.inventory import ServerKey
 from generator.planner.option import Option
 from generator.planner.options import allowed_hardware
@@ -31,12 +30,19 @@ TRAINING_NOT_SPLIT = (
 
 
 def split_options(
-    wl: Workload, dep: InferenceDeployment, model: ResolvedModel, consts: Constants, free: dict[ServerKey, int]
+    wl: Workload,
+    dep: InferenceDeployment,
+    model: ResolvedModel,
+    consts: Constants,
+    free: dict[ServerKey, int],
+    sizes: SizedOptions | None = None,
 ) -> list[Option]:
     """Every split of the service: a full owned kind's replicas first, the rest of the replicas on another allowed kind.
 
     The rest may use free owned servers of that other kind before buying more of it; of a kind the workload does
     not allow buying, only its free owned servers (two owned kinds can hold a service that neither holds alone).
+    ``sizes`` keeps the parts' options and their splits for the other passes of one plan (:func:`inference_options`):
+    the same parts make the same split object, so its ranking is formed once (fuzz26 H4).
     """
     if not any(free.values()):
         return []
@@ -44,26 +50,30 @@ def split_options(
     hardware = allowed_hardware(wl)
     out: list[Option] = []
     seen: set[frozenset[tuple[object, ...]]] = set()
+    known: SizedOptions = {} if sizes is None else sizes
     for key, servers in sorted(free.items()):
         owned_hw = next((h for h in hardware if (h.platform.id, h.gpu.id) == key[:2]), None)
         if not servers or owned_hw is None:
             continue
         others = [h for h in hardware if (h.platform.id, h.gpu.id) != key[:2]]  # one not bought: its free owned servers
         rest_free = {k: n for k, n in free.items() if k != key}
-        for owned in owned_fill_options(wl, dep, model, consts, owned_hw, key[2], servers):
-            held, owned_max = owned.candidate.replicas, replica_max(owned)
-            if replicas_needed(spec, owned_max) <= held:
+        fill = ("owned-fill", model, dep.inference, dep.parallelism, owned_hw.platform.id, owned_hw.gpu.id, key[2], servers)
+        if fill not in known:
+            known[fill] = ((), tuple(owned_fill_options(wl, dep, model, consts, owned_hw, key[2], servers)))
+        for owned in known[fill][1]:
+            beside = SplitRest(replica_max(owned), owned.candidate.replicas)
+            if replicas_needed(spec, beside.owned_max) <= beside.held:
                 continue  # the owned servers hold the whole service: not a split
-
-            def rest_replicas(shape: ReplicaShape, held: int = held, owned_max: float = owned_max) -> int:
-                return max(1, replicas_needed(spec, owned_max, shape.planned_requests_per_s) - held)
-
-            for rest in inference_options(wl, dep, model, consts, [], rest_free, rest_replicas, others):
+            for rest in inference_options(wl, dep, model, consts, [], rest_free, beside, others, sizes):
                 # two owned kinds can each come first; the same two parts either way are one candidate
                 parts = frozenset(_layout(p) for p in (owned, rest))
                 if parts not in seen:
                     seen.add(parts)
-                    out.append(joined(owned, rest))
+                    # keyed by the parts' identities: the split holds both parts, so neither id is reused while it lives
+                    pair = ("split", id(owned), id(rest))
+                    if pair not in known:
+                        known[pair] = ((), (joined(owned, rest),))
+                    out += known[pair][1]
     return out
 
 

@@ -13,7 +13,7 @@ from generator.planner.blocked import (
     RUNS_PAST_MONTH,
     Blocked,
 )
-from generator.planner.candidates import blocked_on, layout_option
+from generator.planner.candidates import SizedOptions, blocked_on, layout_option, owned_of_kind
 from generator.planner.inventory import ServerKey
 from generator.planner.nodes import NodeNeeds, fabric_fits, node_fabric
 from generator.planner.option import Option
@@ -65,13 +65,6 @@ def _training_needs(
     return NodeNeeds(files, host, dataset, checkpoint, needs_fabric=fabric, host_ram_text=text)
 
 
-#: A plan's training options on one hardware (:func:`training_options`) and the reasons layouts there were ruled
-#: out, in the order found, keyed by what they are sized from: the model, the job, its parallelism pin, the platform
-#: and GPU, and how many servers of that kind are owned and free (by GPUs per server). The order the deployments are
-#: chosen in changes only which owned servers are free, so every order, and every job alike, reads them here.
-TrainingSizes = dict[tuple[object, ...], tuple[tuple[Blocked, ...], tuple[Option, ...]]]
-
-
 def training_options(
     wl: Workload,
     dep: TrainingDeployment,
@@ -79,7 +72,7 @@ def training_options(
     consts: Constants,
     blocked: list[Blocked],
     free: dict[ServerKey, int] | None = None,
-    sizes: TrainingSizes | None = None,
+    sizes: SizedOptions | None = None,
     hardware: list[Hardware] | None = None,
 ) -> list[Option]:
     """Every feasible (hardware, TP, ZeRO, data parallel, node size) of a training deployment.
@@ -98,9 +91,7 @@ def training_options(
             why = f"the pinned TP{pin_tp} is not a tensor-parallel size of {hw.platform.id} ({', '.join(map(str, tps))})"
             blocked.append(blocked_on(hw, PINNED_DEGREE, why))
             continue
-        kind = (hw.platform.id, hw.gpu.id)
-        owned = tuple(sorted((per, n) for (p, g, per), n in (free or {}).items() if (p, g) == kind and n))
-        key = (model, spec, dep.parallelism, *kind, owned)
+        key = (model, spec, dep.parallelism, hw.platform.id, hw.gpu.id, owned_of_kind(hw, free))
         found = sizes.get(key) if sizes is not None else None
         if found is None:
             found = _options_on(wl, dep, model, hw, consts, free, seen_nodes)

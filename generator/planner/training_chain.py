@@ -21,11 +21,12 @@ from generator.calculator.model_source import ResolvedModel
 from generator.errors import InfeasibleError
 from generator.named_tuple import NamedTuple
 from generator.planner.blocked import Blocked
+from generator.planner.candidates import SizedOptions
 from generator.planner.inventory import ServerKey
 from generator.planner.option import Option
 from generator.planner.tco import billed_per_run, run_usd
 from generator.planner.training import run_window
-from generator.planner.training_candidates import TrainingSizes, training_options
+from generator.planner.training_candidates import training_options
 from generator.sizing.constants import Constants
 from generator.sizing.performance import training_flops_per_token
 from generator.workload.models import TrainingDeployment, Workload
@@ -116,7 +117,7 @@ def _job_options(
     consts: Constants,
     blocked: list[Blocked],
     free: dict[ServerKey, int] | None,
-    sizes: TrainingSizes | None,
+    sizes: SizedOptions | None,
 ) -> list[Option]:
     """A job's options within its pins: sized for its own deadline and, where tighter, for its paced one."""
     from generator.planner import honour_pins  # the planner's package imports this module lazily
@@ -264,7 +265,7 @@ def chain_options(
     consts: Constants,
     blocked: list[Blocked],
     free: dict[ServerKey, int] | None = None,
-    sizes: TrainingSizes | None = None,
+    sizes: SizedOptions | None = None,
 ) -> list[Option]:
     """The chain's options: for each server kind every job can run on and each pool size, the best sequence there.
 
