@@ -146,8 +146,12 @@ def render_files(
     fail_on: str | None,
     gitlab_report: str | None,
     echo: Callable[..., object],
+    prune: bool = False,
 ) -> None:
-    """Validate, plan and render workload ``files`` into the tree at ``output`` (or compare with it); ``echo`` prints."""
+    """Validate, plan and render workload ``files`` into the tree at ``output`` (or compare with it); ``echo`` prints.
+
+    ``prune``: the workload trees of the output that no file given renders are removed (else the render is refused).
+    """
     from generator.batch import output_files, render_many, tree_summary, trees_in, unlisted_trees
     from generator.errors import DriftError, one_line
     from generator.writer import (
@@ -201,8 +205,13 @@ def render_files(
             wanted_files = _select(rendered, targets, depth)
             if keep:
                 _refuse_another_plans_outputs(output, targets, keep, rendered)
+            dropped = _dropped_trees(output, rendered, single)
+            if dropped and not prune:
+                _refuse_dropping(output, dropped, single)
             for note in write_tree(wanted_files, output, keep=keep, workloads=files):
                 echo(f"specgen: {note}", err=True)
+            for name in dropped:
+                echo(one_line(f"specgen: removed the tree of workload {name!r} ({os.path.join(output, name)})"), err=True)
             if single:
                 echo(one_line(f"wrote {len(wanted_files)} files to {output}"))  # a newline in -o stays on the line
             for result in [] if single else results:
@@ -323,6 +332,9 @@ def _build_cli() -> Any:
     )
     @click.option("--check", is_flag=True, help="Compare with the committed output instead of writing; exit 4 on drift.")
     @click.option(
+        "--prune", is_flag=True, help="Remove the workload trees of the output that no file given renders (else refused)."
+    )
+    @click.option(
         "--target", "targets", multiple=True, type=click.Choice(TARGETS), help="Render only these outputs (repeatable)."
     )
     @click.option(
@@ -340,13 +352,14 @@ def _build_cli() -> Any:
         files: tuple[str, ...],
         output: str,
         check: bool,
+        prune: bool,
         targets: tuple[str, ...],
         jobs: int,
         fail_on: str | None,
         gitlab_report: str | None,
     ) -> None:
         """Validate, plan and render workload FILES into an output tree."""
-        render_files(files, output, check, targets, jobs, fail_on, gitlab_report, click.echo)
+        render_files(files, output, check, targets, jobs, fail_on, gitlab_report, click.echo, prune)
 
     @cli.command()
     @click.argument("files", nargs=-1, required=True, type=click.Path())
@@ -510,6 +523,35 @@ def _fail_on(located: list[tuple[str, str, str, str]], level: str | None) -> Non
 
     if level and (hits := at_least(located, level)):
         raise FindingsError(f"{len(hits)} finding(s) at level '{level}' or above (--fail-on {level})")
+
+
+def _dropped_trees(output: str, rendered: dict[str, str], single: bool) -> list[str]:
+    """The workload trees of the multi-workload root at ``output`` that this render would remove (none given renders).
+
+    A render of one file makes the flat layout of one workload, so it removes every tree of such a root.
+    """
+    from generator.batch import trees_in
+    from generator.writer import read_manifest
+
+    current = trees_in(read_manifest(output) or ())
+    return sorted(current if single else current - trees_in(rendered))
+
+
+def _refuse_dropping(output: str, dropped: list[str], single: bool) -> None:
+    """Refuse a render that would remove workload trees no file given renders (newuser33 item 2).
+
+    Rendering the one file a change touched into the root of a cluster replaced every other workload's tree with that
+    workload's flat layout (66 files gone, exit 0); a root module applied from it destroys their node pools.
+    """
+    from generator.errors import OutputError
+
+    names = ", ".join(dropped[:6]) + (", ..." if len(dropped) > 6 else "")
+    layout = " (one file renders a tree of its own: its flat layout replaces the root's workload trees)" if single else ""
+    raise OutputError(
+        f"{output}: this render would remove the tree{'s' if len(dropped) > 1 else ''} of workload"
+        f"{'s' if len(dropped) > 1 else ''} {names}, which no file given renders{layout}; render every workload "
+        "file of the cluster together, or pass --prune to remove them; nothing was written"
+    )
 
 
 def _refuse_another_plans_outputs(output: str, targets: tuple[str, ...], keep: set[str], rendered: dict[str, str]) -> None:

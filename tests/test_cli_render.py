@@ -152,6 +152,38 @@ def test_several_files_render_into_named_subdirectories(tmp_path: Path) -> None:
     assert not (tmp_path / "out" / "demo" / "cluster").exists()
 
 
+@pytest.mark.parametrize(
+    ("again", "dropped"),
+    [
+        pytest.param(("a.yaml",), "trees of workloads demo, other", id="one-file-of-two"),
+        pytest.param(("a.yaml", "c.yaml"), "tree of workload other", id="one-file-swapped"),
+    ],
+)
+def test_a_render_that_drops_workload_trees_is_refused_unless_pruned(
+    tmp_path: Path, again: tuple[str, ...], dropped: str
+) -> None:
+    """newuser33 item 2: rendering only the file a change touched into a cluster's root removed every other
+    workload's tree (66 files) and printed "wrote 16 files", exit 0; the root's Terraform then destroys their pools."""
+    (tmp_path / "a.yaml").write_text(VALID)
+    (tmp_path / "b.yaml").write_text(VALID.replace("name: demo", "name: other").replace("- name: chat", "- name: assistant"))
+    (tmp_path / "c.yaml").write_text(VALID.replace("name: demo", "name: third").replace("- name: chat", "- name: coder"))
+    assert run_specgen("render", "a.yaml", "b.yaml", "-o", "out", cwd=tmp_path).returncode == 0
+    before = snapshot(tmp_path)
+    refused = run_specgen("render", *again, "-o", "out", cwd=tmp_path)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert f"out: this render would remove the {dropped}, which no file given renders" in refused.stderr
+    assert refused.stderr.strip().endswith(
+        "render every workload file of the cluster together, or pass --prune to remove them; nothing was written"
+    )
+    assert snapshot(tmp_path) == before
+    pruned = run_specgen("render", *again, "-o", "out", "--prune", cwd=tmp_path)
+    assert pruned.returncode == 0, pruned.stderr
+    assert "specgen: removed the tree of workload 'other' (out/other)" in pruned.stderr
+    assert not (tmp_path / "out" / "other").exists()
+    # the trees the files given render are no drop: rendering the same files again needs no --prune
+    assert run_specgen("render", *again, "-o", "out", cwd=tmp_path).returncode == 0
+
+
 def test_diff_summarises_the_fleet_change(tmp_path: Path) -> None:
     (tmp_path / "old.yaml").write_text(VALID)
     (tmp_path / "new.yaml").write_text(VALID.replace("requests_per_second: 2", "requests_per_second: 40"))

@@ -146,7 +146,7 @@ def _click_params(args: list[str]) -> dict[str, Any] | None:
 
 
 #: Words a render command line is made of: files, every option in its separate-word spelling, odd values.
-WORDS = st.sampled_from(["a.yaml", "b.yaml", "examples", "out", "-o", "--output", "--check", "--target", "spec",
+WORDS = st.sampled_from(["a.yaml", "b.yaml", "examples", "out", "-o", "--output", "--check", "--prune", "--target", "spec",
                          "markdown", "kubernetes", "bogus", "-j", "--jobs", "2", "0", "01", "--fail-on", "warning",
                          "error", "--gitlab-report", "report.json", "--", "-h", "--output=x", "-ox", "-", ""])  # fmt: skip
 
