@@ -1,20 +1,41 @@
-"""The library face of specgen: everything the CLI does, without the CLI."""
+"""The library face of specgen: everything the CLI does, without the CLI.
+
+A :class:`~generator.planner.plan.Plan` is a record; ``plan.to_dict()`` is the object ``spec.json`` holds (its
+``plan``), and :func:`locate_findings` gives each finding the ``file:line:col`` the CLI prints it at. Errors are
+:class:`~generator.errors.SpecgenError` subclasses with the CLI's ``exit_code`` and, where the problem is in a
+workload field, a ``location`` (file, line, column, field path).
+"""
 
 from __future__ import annotations
 
+from generator.findings import locate_findings
 from generator.planner import plan_workload
 from generator.planner.plan import Plan
-from generator.render import check_one_cluster, pools_cluster, render_plan, render_plans
+from generator.render import check_one_cluster, deployed, pools_cluster, render_plan, render_plans
 from generator.workload import LoadedWorkload, load_workload, render_errors
 from generator.workload.loader import given_field
 
 
 def plan_file(path: str, for_render: bool = False) -> tuple[LoadedWorkload, Plan]:
-    """Load, validate and plan one workload file (``for_render``: with what a render needs besides, checked first)."""
+    """Load, validate and plan one workload file (``for_render``: with what a render needs besides, checked first).
+
+    The planner's plan, before deployment: what deploying it adds (GPU sharing applied, the findings of the cluster's
+    provisioners: Karpenter, EKS, GKE, Cluster API, list prices) is in :func:`plan_as_deployed`'s.
+    """
     loaded = load_workload(path)
     if for_render:
         render_errors(loaded)
     return loaded, plan_workload(loaded)
+
+
+def plan_as_deployed(path: str) -> tuple[LoadedWorkload, Plan]:
+    """The plan of one workload file as ``specgen plan``, ``spec.json`` and SPEC.md show it.
+
+    With every finding the CLI reports and ``--fail-on`` gates on (newuser33 item 4: :func:`plan_file`'s plan lacked a
+    warning that ``render --fail-on warning`` failed on).
+    """
+    loaded, plan = plan_file(path)
+    return loaded, deployed(plan, loaded.workload)
 
 
 def render_file(path: str) -> dict[str, str]:
@@ -31,4 +52,13 @@ def render_files(paths: list[str]) -> dict[str, str]:
     return render_plans([(plan, loaded.workload) for loaded, plan in planned])
 
 
-__all__ = ["load_workload", "plan_file", "plan_workload", "render_file", "render_files", "render_plan"]
+__all__ = [
+    "load_workload",
+    "locate_findings",
+    "plan_as_deployed",
+    "plan_file",
+    "plan_workload",
+    "render_file",
+    "render_files",
+    "render_plan",
+]

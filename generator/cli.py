@@ -376,22 +376,17 @@ def _build_cli() -> Any:
     @boundary
     def plan(file: str, fmt: str, fail_on: str | None, gitlab_report: str | None) -> None:
         """Show the sizing of FILE: the choice, the runners-up and the reasons."""
-        from generator.api import plan_file
+        from generator.api import plan_as_deployed
         from generator.calculator.report import plan_text
         from generator.findings import locate_findings
-        from generator.render import deployed
         from generator.render.env import to_json
         from generator.render.markdown import render_markdown
-
-        def planned() -> tuple[Any, Any]:
-            loaded, plan = plan_file(file)
-            return loaded, deployed(plan, loaded.workload)  # the plan spec.json and SPEC.md hold
 
         if gitlab_report:
             from generator.writer import check_report_path
 
             check_report_path(gitlab_report, [file])
-        loaded, result = _errors_to_gitlab(gitlab_report, [file], planned)
+        loaded, result = _errors_to_gitlab(gitlab_report, [file], lambda: plan_as_deployed(file))
         located = list(locate_findings(loaded, result.findings))
         _print_findings(located, gitlab_report, [file])
         if fmt == "json":

@@ -9,9 +9,14 @@ from generator.named_tuple import NamedTuple
 
 
 class SpecgenError(Exception):
-    """Base class of every error specgen reports to a user (never shown as a traceback)."""
+    """Base class of every error specgen reports to a user (never shown as a traceback).
+
+    ``location``: where in which input file the problem is, where known (the message starts with it too), so that a
+    library caller annotating a pull request need not parse the message (newuser33 item 10).
+    """
 
     exit_code = 1
+    location: Location | None = None
 
 
 class Location(NamedTuple):
@@ -88,6 +93,11 @@ class InfeasibleError(SpecgenError):
 
     exit_code = 3
 
+    def __init__(self, message: str, location: Location | None = None) -> None:
+        """Keep the message and, when known, the field of the workload that binds (the message starts with it)."""
+        self.location = location
+        super().__init__(f"{location}: {message}" if location else message)
+
 
 class FleetLimitError(InfeasibleError):
     """The chosen fleet breaks a limit of the whole fleet (``max_racks``, ``max_nodes``, ``max_budget_usd_per_month``).
@@ -97,8 +107,8 @@ class FleetLimitError(InfeasibleError):
     itself where it was assembled (``max_capex_usd``: whether a fleet better by the objective broke the cap).
     """
 
-    def __init__(self, message: str, limit: str, needed: float, plan: object = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, limit: str, needed: float, plan: object = None, location: Location | None = None) -> None:
+        super().__init__(message, location)
         self.limit = limit
         self.needed = needed
         self.plan = plan

@@ -112,7 +112,12 @@ def test_a_user_file_beside_the_trees_is_not_drift(tmp_path: Path, root: Path, c
 def test_a_re_render_removes_the_tree_of_a_removed_workload(
     tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert specgen(capsys, "render", *workloads(tmp_path, "a", "b"), "-o", str(root))[0] == 0
+    # a workload's tree goes only where asked (newuser33 item 2: a render of some files dropped the others' trees)
+    code, _, err = specgen(capsys, "render", *workloads(tmp_path, "a", "b"), "-o", str(root))
+    assert code == 1 and "would remove the tree of workload c, which no file given renders" in err
+    assert (root / "c" / "spec.json").exists()
+    code, _, err = specgen(capsys, "render", *workloads(tmp_path, "a", "b"), "-o", str(root), "--prune")
+    assert code == 0 and f"removed the tree of workload 'c' ({root / 'c'})" in err
     assert not (root / "c").exists() and (root / "b" / "spec.json").exists()
     assert specgen(capsys, "render", *workloads(tmp_path, "a", "b"), "-o", str(root), "--check")[0] == 0
 

@@ -201,7 +201,7 @@ def plan_workload(loaded: LoadedWorkload) -> Plan:
         return _plan_workload(loaded)
     except FleetLimitError as exc:
         where = loaded.document.locate(("hardware", exc.limit))
-        raise FleetLimitError(f"{where}: {exc}", exc.limit, exc.needed) from None
+        raise FleetLimitError(str(exc), exc.limit, exc.needed, location=where) from None
 
 
 def _plan_workload(loaded: LoadedWorkload) -> Plan:
@@ -973,8 +973,8 @@ def _choose(
                 )
             )
             raise InfeasibleError(
-                f"{where}: deployment '{dep.name}' ({model.id}) has no feasible plan: {detail}; {hint}"
-                + (f"; {owned}" if owned else "")
+                f"deployment '{dep.name}' ({model.id}) has no feasible plan: {detail}; {hint}" + (f"; {owned}" if owned else ""),
+                where,
             )
         best = feasible[0]
         if anchor and held_here is not None:

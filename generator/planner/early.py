@@ -68,9 +68,10 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
         where = loaded.document.locate(("hardware",))
         liquid = "" if wl.hardware.cooling == "liquid" else ", hardware.cooling: liquid where the site has it"
         raise InfeasibleError(
-            f"{where}: no {wl.hardware.provider} platform in the catalog offers an allowed GPU "
+            f"no {wl.hardware.provider} platform in the catalog offers an allowed GPU "
             f"(with cooling '{wl.hardware.cooling}'){_why_none(wl)}; to unblock: allow more GPUs or platforms, another "
-            f"provider{liquid}, or describe a server you own or buy under hardware.inventory[].custom"
+            f"provider{liquid}, or describe a server you own or buy under hardware.inventory[].custom",
+            where,
         )
     _height_checks(loaded, hardware)
     for i, dep in enumerate(wl.deployments):
@@ -100,9 +101,10 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
             _, per_gpu, tp, pp = best
             precision = serving_precision_advice(arch, [fmt])
             raise InfeasibleError(
-                f"{where}: deployment '{dep.name}' ({model.id}) has no feasible plan: its {fmt.name} weights alone need "
+                f"deployment '{dep.name}' ({model.id}) has no feasible plan: its {fmt.name} weights alone need "
                 f"{per_gpu / GIB:.1f} GiB per GPU even split TP{tp} x PP{pp}, more than any allowed GPU can use; to unblock: "
-                f"allow a GPU with more memory{' or ' + precision if precision else ''}"
+                f"allow a GPU with more memory{' or ' + precision if precision else ''}",
+                where,
             )
 
 

@@ -74,7 +74,7 @@ def place_on_fixed(
     except InfeasibleError as exc:
         where = loaded.document.locate(("deployments", index, "model"))
         unblock = offload_unblock(model.architecture, formats)
-        raise InfeasibleError(f"{where}: '{model.id}' cannot run on hardware.fixed: {exc}; {unblock}") from None
+        raise InfeasibleError(f"'{model.id}' cannot run on hardware.fixed: {exc}; {unblock}", where) from None
 
 
 def place_for_rate(
@@ -130,10 +130,11 @@ def _rate_slots(
         else f"specgen looks no further than {MAX_STREAMS:,}"
     )
     raise InfeasibleError(
-        f"{where}: {spec.requests_per_second:g} req/s x {spec.avg_output_tokens:,} output tokens need "
+        f"{spec.requests_per_second:g} req/s x {spec.avg_output_tokens:,} output tokens need "
         f"{demand:,.1f} tokens/s; hardware.fixed makes at most {tokens_per_s_text(slots.tokens_per_s)} with "
         f"{slots.streams} llama.cpp server slot(s) ({why}; a KV cache of {slots.context_tokens:,} tokens for "
         f"requests of {request:,}; the weights read once a step for all of them, the CPU's arithmetic not counted, "
         f"so at best): about {slots.tokens_per_s / spec.avg_output_tokens:.3g} req/s; lower requests_per_second, or "
-        "plan bought hardware (without hardware.fixed)"
+        "plan bought hardware (without hardware.fixed)",
+        where,
     )

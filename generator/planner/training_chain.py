@@ -345,9 +345,10 @@ def chain_failure(
     where = loaded.document.locate(("deployments", late, "training", "runs_per_month" if month else "deadline_hours"))
     jobs = chain_jobs(loaded, chain)
     raise InfeasibleError(
-        f"{where}: the training sequence {chain_text(jobs)} (run_after) has no feasible plan: "
+        f"the training sequence {chain_text(jobs)} (run_after) has no feasible plan: "
         + "; ".join(b.text for b in misses[:3])
-        + f"; to unblock: {_deadline_ways(wl, dep, jobs, month)}"
+        + f"; to unblock: {_deadline_ways(wl, dep, jobs, month)}",
+        where,
     )
 
 
