@@ -47,7 +47,7 @@ def render_file(path: str) -> dict[str, str]:
 def render_files(paths: list[str]) -> dict[str, str]:
     """Several workload files as one tree for one cluster: ``<workload>/...`` each plus the shared ``cluster/``."""
     planned = [plan_file(path, for_render=True) for path in paths]
-    clusters = [(path, pools_cluster(plan, loaded.workload)) for path, (loaded, plan) in zip(paths, planned, strict=True)]
+    clusters = [(path, pools_cluster(loaded.workload)) for path, (loaded, _) in zip(paths, planned, strict=True)]
     check_one_cluster(clusters, given_field)  # where the files differ (render_plans knows no files)
     return render_plans([(plan, loaded.workload) for loaded, plan in planned])
 

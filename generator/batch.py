@@ -71,7 +71,7 @@ def render_one(path: str, alone: bool = True) -> Rendered:
     hosts = cluster_hosts(plan, wl)
     return Rendered(
         path, wl.name, dict(sorted(files.items())), located, tuple(stacks), "terraform" in wl.outputs, pools, hosts,
-        pools_cluster(plan, wl),
+        pools_cluster(wl),
     )  # fmt: skip
 
 
@@ -146,24 +146,16 @@ def output_files(results: list[Rendered], single: bool) -> dict[str, str]:
     files, so ``--check`` sees a tree that was added, removed or renamed; each workload tree also keeps
     its own manifest (``NAME/.specgen-manifest``), so it stays a valid output directory by itself.
     """
-    from generator.render import check_cluster_names, check_one_cluster, check_tree_name, render_shared
+    from generator.render import check_cluster_names, check_one_cluster, check_workload_names, render_shared
     from generator.workload.loader import given_field
     from generator.writer import MANIFEST, manifest_text
 
     if single:
         return dict(results[0].files)
     results = by_name(results)
+    check_workload_names([(r.file, r.name) for r in results], given_field)
     files: dict[str, str] = {}
-    seen: dict[str, str] = {}
     for result in results:
-        if result.name in seen:  # newuser27 item 9: at the second file's name
-            raise InputError(
-                f"'{result.name}' is also the name of {seen[result.name]}: names must differ to render together (each "
-                "is the directory of its tree under the output root)",
-                given_field(result.file, (("name",),)),
-            )
-        check_tree_name(result.name, ())
-        seen[result.name] = result.file
         for rel, text in result.files.items():
             files[f"{result.name}/{rel}"] = text
         files[f"{result.name}/{MANIFEST}"] = manifest_text(result.files)

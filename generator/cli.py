@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from typing import Any, TypeVar
 
     from generator.errors import SpecgenError
+    from generator.workload.models import Workload
 
     F = TypeVar("F", bound=Callable[..., Any])
     T = TypeVar("T")
@@ -115,6 +116,7 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object]) -> Non
     from generator.workload import load_workload, render_errors
 
     failed: list[SpecgenError] = []
+    valid: list[tuple[str, Workload]] = []
     for path in files:
         try:
             loaded = load_workload(path)
@@ -131,6 +133,14 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object]) -> Non
         ]
         _print_findings(list(locate_findings(loaded, said)), None, ())
         echo(f"{path}: ok")
+        valid.append((path, loaded.workload))
+    if not failed and len(valid) > 1:  # the files render into one tree: one cluster, names of their own (newuser33 item 9)
+        from generator.render import check_one_cluster, check_workload_names, pools_cluster
+        from generator.workload.loader import given_field
+
+        ordered = sorted(valid, key=lambda v: (v[1].name, v[0]))  # as render meets them
+        check_workload_names([(path, wl.name) for path, wl in ordered], given_field)
+        check_one_cluster([(path, pools_cluster(wl)) for path, wl in ordered], given_field)
     if len(failed) == 1:
         raise failed[0]
     if failed:

@@ -100,7 +100,7 @@ def render_plans(rendered: Sequence[tuple[Plan, Workload]]) -> dict[str, str]:
     """Several workloads in one tree (one cluster): ``<workload>/...`` each, plus one merged ``cluster/`` layer."""
     files: dict[str, str] = {}
     parts: list[tuple[str, Sequence[GpuPoolStack], bool]] = []
-    check_one_cluster([(workload.name, pools_cluster(plan, workload)) for plan, workload in rendered])
+    check_one_cluster([(workload.name, pools_cluster(workload)) for _, workload in rendered])
     for plan, workload in sorted(rendered, key=lambda planned: planned[1].name):  # not the order given
         check_tree_name(workload.name, [name for name, _, _ in parts])
         own, needs = render_workload(deployed(plan, workload, alone=False), workload, alone=False)
@@ -140,16 +140,18 @@ def check_cluster_names(workloads: Sequence[tuple[str, Sequence[str], Sequence[s
 PoolsCluster = tuple[str, str, str | None, str | None]
 
 
-def pools_cluster(plan: Plan, workload: Workload) -> PoolsCluster | None:
+def pools_cluster(workload: Workload) -> PoolsCluster | None:
     """The cluster ``workload``'s node pools join; None where it renders none (no Kubernetes).
 
-    Bare metal's is its provider alone: its nodes join the kubeadm cluster of the tree, whatever it is called.
+    Bare metal's is its provider alone: its nodes join the kubeadm cluster of the tree, whatever it is called. Read from
+    the workload alone, so that ``validate`` of several files checks it before any plan (newuser33 item 9).
     """
     if "kubernetes" not in workload.outputs:
         return None
-    if plan.provider not in ("aws", "azure", "gcp"):
-        return plan.provider, "", None, None
-    return plan.provider, cluster_name(workload), workload.kubernetes.gcp_project, workload.kubernetes.location
+    provider = workload.hardware.provider
+    if provider not in ("aws", "azure", "gcp"):
+        return provider, "", None, None
+    return provider, cluster_name(workload), workload.kubernetes.gcp_project, workload.kubernetes.location
 
 
 #: Where workload file ``file`` gives the first of ``paths`` it has (:func:`~generator.workload.loader.given_field`).
@@ -190,6 +192,23 @@ def check_one_cluster(workloads: Sequence[tuple[str, PoolsCluster | None]], loca
             if locate is None:
                 raise InputError(f"{name}: {'.'.join(path)}: {message}")
             raise InputError(message, locate(name, (path, ("name",)) if path[1] == "cluster_name" else (path,)))
+
+
+def check_workload_names(files: Sequence[tuple[str, str]], locate: FieldLocator) -> None:
+    """Workload files rendered into one tree must have names of their own (newuser27 item 9); ``files``: (file, name).
+
+    The error stands at the second file's ``name``.
+    """
+    seen: dict[str, str] = {}
+    for file, name in files:
+        if name in seen:
+            raise InputError(
+                f"'{name}' is also the name of {seen[name]}: names must differ to render together (each "
+                "is the directory of its tree under the output root)",
+                locate(file, (("name",),)),
+            )
+        check_tree_name(name, ())
+        seen[name] = file
 
 
 def check_tree_name(name: str, taken: Sequence[str]) -> None:
