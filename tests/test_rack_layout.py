@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from generator.api import plan_file, render_file
+from generator.api import plan_file, render_file, render_files
 from generator.calculator.report import plan_text
 from generator.fleet_diff import diff_plans, plan_from_spec
 from generator.planner.plan import NodeSpec, Pool, RackSpec
-from generator.planner.racks import RACK_UNITS, pack_racks, rack_id, rack_specs, racked_nodes
+from generator.planner.racks import RACK_UNITS, pack_racks, rack_id, rack_specs, racked_nodes, racks_named_for_workload
 from generator.render.hosts import host_racks
 from generator.render.markdown import render_markdown
 
@@ -264,3 +264,28 @@ def test_plan_text_lists_the_racks() -> None:
         "34.8 kW, 118,839 BTU/h, air cooled\n"
     ) in text
     assert "racks of" not in plan_text(plan_file(str(EXAMPLES / "chat-70b-fp8-aws.yaml"))[1])
+
+
+def test_racks_of_a_workload_rendered_with_others_are_named_after_it(tmp_path: Path) -> None:
+    """newuser33 item 1: ten bare-metal workloads rendered as one cluster each packed their servers into a `rack-01`,
+    and every host carried `specgen_rack: rack-01` (41.5 kW read as one 40 kW rack). Each file is a fleet of its own
+    in racks of its own: rendered together, its racks, the hosts in them and the findings naming them carry its name."""
+    plan = plan_file(str(EXAMPLES / "rack-density.yaml"))[1]
+    named = racks_named_for_workload(plan)
+    assert [r.id for r in named.racks] == [f"{plan.workload}-rack-01", f"{plan.workload}-rack-02"]
+    (hot,) = [f for f in named.findings if f.code == "rack-exceeds-air-cooling"]
+    assert hot.message.startswith(f"{plan.workload}-rack-01 draws 42.2 kW of air-cooled servers")
+    assert named._replace(racks=plan.racks, findings=plan.findings) == plan  # nothing else changes
+    (tmp_path / "other.yaml").write_text(
+        (EXAMPLES / "rack-density.yaml")
+        .read_text()
+        .replace(f"name: {plan.workload}", "name: other", 1)
+        .replace("- name: ", "- name: o")
+    )
+    files = render_files([str(EXAMPLES / "rack-density.yaml"), str(tmp_path / "other.yaml")])
+    racks = {
+        name: sorted({line.split("'")[1] for line in text.splitlines() if "specgen_rack" in line})
+        for name, text in files.items()
+        if "/ansible/" in name and "specgen_rack" in text
+    }
+    assert racks and all(ids and all(i.startswith(name.split("/")[0] + "-rack-") for i in ids) for name, ids in racks.items())

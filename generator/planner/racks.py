@@ -6,7 +6,7 @@ rack with room for its power and height. Cloud plans have no racks.
 
 from __future__ import annotations
 
-from generator.planner.plan import Finding, NodeSpec, Pool, RackPool, RackSpec
+from generator.planner.plan import Finding, NodeSpec, Plan, Pool, RackPool, RackSpec, sorted_findings
 
 #: Rack units of a standard 42U rack.
 RACK_UNITS = 42
@@ -147,6 +147,31 @@ def pack_racks(pools: list[Pool], rack_power_kw: float, reserved_units: int | No
 def rack_id(index: int, count: int) -> str:
     """The name of the fleet's rack ``index`` (from 0) of ``count``: ``rack-01``, numbered in packing order."""
     return f"rack-{index + 1:0{max(2, len(str(count)))}d}"
+
+
+#: The findings whose message opens with a rack's id (:func:`rack_findings`).
+_NAMING_A_RACK = ("rack-exceeds-air-cooling", "liquid-cooled-rack")
+
+
+def racks_named_for_workload(plan: Plan) -> Plan:
+    """``plan`` with its racks named after its workload (``<workload>-rack-01``), for a tree of several workloads.
+
+    Each workload file is planned as a fleet of its own, its servers packed into racks of its own; rendered together,
+    every workload's first rack was ``rack-01`` (newuser33 item 1: ten workloads' hosts all carried ``specgen_rack:
+    rack-01``, 41.5 kW in what read as one 40 kW rack). The findings that name a rack name it so too.
+    """
+    if not plan.racks:
+        return plan
+    named = {rack.id: f"{plan.workload}-{rack.id}" for rack in plan.racks}
+
+    def renamed(f: Finding) -> Finding:
+        rack, _, rest = f.message.partition(" ")
+        return f._replace(message=f"{named[rack]} {rest}") if f.code in _NAMING_A_RACK and rack in named else f
+
+    return plan._replace(
+        racks=tuple(rack._replace(id=named[rack.id]) for rack in plan.racks),
+        findings=sorted_findings([renamed(f) for f in plan.findings]),
+    )
 
 
 def racked_host_names(pool: Pool) -> tuple[str, ...]:

@@ -7,6 +7,7 @@ from itertools import pairwise
 
 from generator.errors import InputError, Location
 from generator.planner.plan import Finding, Plan, sorted_findings
+from generator.planner.racks import racks_named_for_workload
 from generator.render.ansible import render_ansible
 from generator.render.eks import with_eks_findings
 from generator.render.env import render_template
@@ -49,8 +50,9 @@ def joined_cluster(plan: Plan) -> Plan:
 
     The planner decides ``kubernetes-single-host`` ("no kubeadm join file and no GPU Operator are rendered") from one
     workload; rendered with others, the host gets a join file and the tree the cluster's GPU stack (fuzz20 item 10: the
-    SPEC.md said otherwise beside them).
+    SPEC.md said otherwise beside them). Its racks are named after it, beside the other workloads' racks.
     """
+    plan = racks_named_for_workload(plan)
     if not any(f.code == SINGLE_HOST_CODE for f in plan.findings):
         return plan
     joins = Finding(

@@ -31,7 +31,7 @@ variable "racks" {
     heat_btu_per_h = number
     cooling        = string
   }))
-  default = [{ "cooling" : "air", "heat_btu_per_h" : 97584, "hosts" : [], "id" : "rack-01", "nodes" : { "llama405_b200_sxm_180gb" : 2 }, "power_w" : 28600, "units" : 20, "usable_units" : 40 }]
+  default = [{ "cooling" : "air", "heat_btu_per_h" : 97584, "hosts" : [], "id" : "frontier-405b-rack-01", "nodes" : { "llama405_b200_sxm_180gb" : 2 }, "power_w" : 28600, "units" : 20, "usable_units" : 40 }]
 }
 
 variable "gpu_pools" {

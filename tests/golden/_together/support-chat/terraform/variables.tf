@@ -31,7 +31,7 @@ variable "racks" {
     heat_btu_per_h = number
     cooling        = string
   }))
-  default = [{ "cooling" : "air", "heat_btu_per_h" : 34802, "hosts" : [], "id" : "rack-01", "nodes" : { "chat_h100_sxm5_80gb" : 1 }, "power_w" : 10200, "units" : 8, "usable_units" : 40 }]
+  default = [{ "cooling" : "air", "heat_btu_per_h" : 34802, "hosts" : [], "id" : "support-chat-rack-01", "nodes" : { "chat_h100_sxm5_80gb" : 1 }, "power_w" : 10200, "units" : 8, "usable_units" : 40 }]
 }
 
 variable "gpu_pools" {

@@ -31,7 +31,7 @@ variable "racks" {
     heat_btu_per_h = number
     cooling        = string
   }))
-  default = [{ "cooling" : "air", "heat_btu_per_h" : 26996, "hosts" : [], "id" : "rack-01", "nodes" : { "tune_rtx_pro_6000_ws_96gb" : 4 }, "power_w" : 7912, "units" : 16, "usable_units" : 40 }]
+  default = [{ "cooling" : "air", "heat_btu_per_h" : 26996, "hosts" : [], "id" : "tune-8b-rack-01", "nodes" : { "tune_rtx_pro_6000_ws_96gb" : 4 }, "power_w" : 7912, "units" : 16, "usable_units" : 40 }]
 }
 
 variable "gpu_pools" {
