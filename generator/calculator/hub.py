@@ -17,16 +17,26 @@ import hashlib
 import json
 import logging
 import os
-from typing import TYPE_CHECKING
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
-from generator.calculator.safetensors_header import Tensor, checked_tensor
+from generator.calculator.safetensors_header import DTYPE_BITS, Tensor, checked_tensor
 from generator.errors import InputError, Location
+from generator.input_files import MAX_CONFIG_BYTES
 from generator.named_tuple import NamedTuple
 
 if TYPE_CHECKING:
     from typing import Any
 
+T = TypeVar("T")
+
 _TENSOR_TABLE = "safetensors-tensors.json"
+
+#: Seconds specgen waits for each read of a model from the Hub (its config, its safetensors headers) before it gives
+#: up (``SPECGEN_HUB_TIMEOUT_S`` sets another): a Hub or mirror that takes the connection and never answers held a run
+#: about 6.5 minutes a model in huggingface_hub's retries (fuzz27 H4).
+HUB_TIMEOUT_S = 60.0
 
 
 class HubRepoError(InputError):
@@ -56,6 +66,9 @@ class HubModel(NamedTuple):
 
 def fetch_hub_model(repo_id: str, revision: str | None, location: Location | None = None) -> HubModel:
     """Download ``config.json`` (through the Hub cache) and read the safetensors headers of ``repo_id``."""
+    given = os.environ.get("HF_ENDPOINT")
+    if given is not None:  # before huggingface_hub, which parses it as it loads (a bad port or IPv6 host: a traceback)
+        _check_endpoint(given.rstrip("/"), location)
     try:
         import huggingface_hub
         from huggingface_hub import errors as hub_errors
@@ -68,9 +81,15 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
     asked = revision or "main"
     where = f"'{repo_id}'" + (f" at revision '{revision}'" if revision else "")
     offline = huggingface_hub.constants.HF_HUB_OFFLINE
-    unresolved = None if offline else _unresolvable_host(huggingface_hub.constants.ENDPOINT)
+    endpoint = huggingface_hub.constants.ENDPOINT
+    unresolved = None if offline else _unresolvable_host(endpoint)
+    seconds = _timeout_s(location)
     try:
-        path = download(repo_id, "config.json", revision=revision, local_files_only=unresolved is not None)
+        path = _bounded(
+            lambda: download(repo_id, "config.json", revision=revision, local_files_only=unresolved is not None), seconds
+        )
+    except _StalledError:
+        raise InputError(_stalled_message(where, endpoint, seconds), location) from None
     except hub_errors.GatedRepoError:
         raise HubRepoError(
             f"{where} is a gated model on the Hub: accept its license on the model page, then set HF_TOKEN "
@@ -79,7 +98,7 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
         ) from None
     except hub_errors.RepositoryNotFoundError:
         raise InputError(
-            f"{where} is neither in the catalog nor on the Hub ({huggingface_hub.constants.ENDPOINT}); "
+            f"{where} is neither in the catalog nor on the Hub ({shown_endpoint(endpoint)}); "
             "check the id, or set HF_TOKEN if it is a private model (see 'specgen catalog models')",
             location,
         ) from None
@@ -89,9 +108,16 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
         raise InputError(_offline_message(where, huggingface_hub, unresolved), location) from None
     except hub_errors.EntryNotFoundError:
         raise HubRepoError(f"{where} has no config.json on the Hub: not a transformers model", location) from None
-    except (hub_errors.HfHubHTTPError, hub_errors.HFValidationError, OSError) as exc:
-        raise InputError(f"cannot read {where} from the Hub: {str(exc).splitlines()[0]}", location) from None
+    except Exception as exc:  # the HTTP client's own (too many redirects, a refused path): said, never a traceback
+        raise InputError(f"cannot read {where} from the Hub: {_said(exc)}", location) from None
     commit = os.path.basename(os.path.dirname(path))
+    if not _COMMIT.fullmatch(commit):  # the server's X-Repo-Commit names the cache folder and goes into spec.json
+        raise HubRepoError(f"cannot read {where} from the Hub: its commit id {commit[:80]!r} is not a commit", location)
+    size = os.path.getsize(path)
+    if size > MAX_CONFIG_BYTES:  # fuzz27 M4: read whole, a 300 MB config took 958 MB; a local one is capped so
+        raise HubRepoError(
+            f"{where}: config.json on the Hub is {size:,} bytes, more than the {MAX_CONFIG_BYTES:,} specgen reads", location
+        )
     with open(path, "rb") as fh:
         raw = fh.read()
     try:
@@ -100,8 +126,86 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
         raise HubRepoError(f"{where}: config.json on the Hub is not valid JSON", location) from None
     if not isinstance(config, dict):
         raise HubRepoError(f"{where}: config.json must hold a JSON object", location)
-    tensors, notes = _tensor_table(huggingface_hub, hub_errors, repo_id, commit, unresolved)
+    tensors, notes = _tensor_table(huggingface_hub, hub_errors, repo_id, commit, (unresolved, seconds))
     return HubModel(repo_id, asked, commit, config, hashlib.sha256(raw).hexdigest(), tensors, notes)
+
+
+#: A commit id as the Hub gives it (``X-Repo-Commit``): 40 hexadecimal digits.
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+class _StalledError(Exception):
+    """A read of the Hub did not finish within its time (:func:`_bounded`)."""
+
+
+def _bounded(call: Callable[[], T], seconds: float) -> T:
+    """``call()``, given up after ``seconds`` (:class:`_StalledError`): it runs in a daemon thread, left behind if it hangs."""
+    import threading
+
+    done: list[tuple[bool, Any]] = []
+
+    def run() -> None:
+        try:
+            done.append((True, call()))
+        except BaseException as exc:  # handed to the caller's thread as it is
+            done.append((False, exc))
+
+    worker = threading.Thread(target=run, name="specgen-hub", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if not done:
+        raise _StalledError
+    ok, value = done[0]
+    if not ok:
+        raise value
+    result: T = value
+    return result
+
+
+def _timeout_s(location: Location | None) -> float:
+    """:data:`HUB_TIMEOUT_S`, or ``SPECGEN_HUB_TIMEOUT_S`` where set (a positive number of seconds)."""
+    given = os.environ.get("SPECGEN_HUB_TIMEOUT_S")
+    if given is None:
+        return HUB_TIMEOUT_S
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < float("inf"):
+        raise InputError(f"SPECGEN_HUB_TIMEOUT_S {given[:40]!r} is not a positive number of seconds", location)
+    return seconds
+
+
+def _stalled_message(where: str, endpoint: str, seconds: float) -> str:
+    return (
+        f"the Hub ({shown_endpoint(endpoint)}) did not answer for {where} within {seconds:g} s (SPECGEN_HUB_TIMEOUT_S "
+        "sets the wait); on a runner without network set HF_HUB_OFFLINE=1 to read the Hub cache only"
+    )
+
+
+def _said(exc: BaseException) -> str:
+    """An HTTP client's error as one line: its first line, after its type where that says more (TooManyRedirects)."""
+    text = str(exc).splitlines()[0] if str(exc).strip() else ""
+    kind = type(exc).__name__
+    return f"{kind}: {text}" if text and kind not in ("OSError", "HfHubHTTPError") else text or kind
+
+
+def _check_endpoint(endpoint: str, location: Location | None) -> None:
+    """Refuse an ``HF_ENDPOINT`` that is no http(s) URL (empty, as a CI template leaves it; ``file://``; a bad port)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(endpoint)
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
+        valid = valid and (parts.port is None or parts.port > 0)  # reading the port checks its range
+    except ValueError:
+        valid = False
+    if not valid:
+        raise InputError(
+            f"HF_ENDPOINT {shown_endpoint(endpoint)[:200]!r} is not an http(s) URL of a Hub (such as "
+            "https://huggingface.co); unset it, or set HF_HUB_OFFLINE=1 to read the Hub cache only",
+            location,
+        )
 
 
 #: Environment variables that send requests through a proxy, which resolves the Hub's name itself.
@@ -132,34 +236,84 @@ def _offline_message(where: str, hub: Any, unresolved: str | None) -> str:
     cache = f"{where} is not in the Hub cache ({hub.constants.HF_HUB_CACHE})"
     if hub.constants.HF_HUB_OFFLINE:
         return f"HF_HUB_OFFLINE is set and {cache}; run once online"
-    reason = f": its name {unresolved} does not resolve" if unresolved else ""
-    return (
-        f"cannot reach the Hub ({hub.constants.ENDPOINT}{reason}) and {cache}; on a runner without network set "
-        "HF_HUB_OFFLINE=1 so that no request is tried"
-    )
+    shown = shown_endpoint(hub.constants.ENDPOINT)
+    if unresolved:
+        failed = f"cannot reach the Hub ({shown}: its name {unresolved} does not resolve)"
+    else:  # fuzz27 L5: a Hub answering 500 to every request was "cannot reach"
+        failed = f"cannot read from the Hub ({shown}: no answer, or an error after its retries)"
+    return f"{failed} and {cache}; on a runner without network set HF_HUB_OFFLINE=1 so that no request is tried"
+
+
+def shown_endpoint(endpoint: str) -> str:
+    """``endpoint`` as a message shows it: without a user name and password (fuzz27 L5: printed into CI logs)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(endpoint)
+        host = parts.hostname or ""
+        netloc = (f"[{host}]" if ":" in host else host) + (f":{parts.port}" if parts.port else "")
+    except ValueError:  # not a URL: as given, unless it may hold a password
+        return "(a URL with a user name)" if "@" in endpoint else endpoint
+    return urlunsplit(parts._replace(netloc=netloc)) if "@" in parts.netloc else endpoint
+
+
+#: The most bytes one cached tensor may take (2^50, a petabyte): more is a damaged or planted entry.
+_MAX_TENSOR_BYTES = 1 << 50
+
+
+def _cached_tensors(table: Any) -> list[Tensor] | None:
+    """The tensors of a cached table, or None where it is damaged: every row a name, a safetensors dtype and bytes.
+
+    fuzz27 M2: the rows were taken as read, so a planted entry on a shared ``HF_HOME`` sized a model at 10^23 bytes.
+    """
+    try:
+        rows = json.loads(table.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(rows, list):
+        return None
+    tensors = []
+    for row in rows:
+        if not (isinstance(row, list) and len(row) == 3):
+            return None
+        name, dtype, size = row
+        valid_size = isinstance(size, int) and not isinstance(size, bool) and 0 <= size <= _MAX_TENSOR_BYTES
+        if not (isinstance(name, str) and dtype in DTYPE_BITS and valid_size):
+            return None
+        tensors.append(Tensor(name, dtype, size))
+    return tensors
 
 
 def _tensor_table(
-    hub: Any, hub_errors: Any, repo_id: str, commit: str, unresolved: str | None
+    hub: Any, hub_errors: Any, repo_id: str, commit: str, reach: tuple[str | None, float]
 ) -> tuple[list[Tensor] | None, tuple[str, ...]]:
-    """The checkpoint's tensors: from the assets cache, else from the safetensors headers on the Hub."""
+    """The checkpoint's tensors: from the assets cache, else from the safetensors headers on the Hub.
+
+    ``reach``: the Hub's host where its name does not resolve (else None), and the seconds a read may take.
+    """
+    unresolved, seconds = reach
     cache = hub.cached_assets_path(library_name="specgen", namespace=repo_id.replace("/", "--"), subfolder=commit)
     table = cache / _TENSOR_TABLE
+    damaged = False
     if table.is_file():
-        try:
-            rows = json.loads(table.read_text(encoding="utf-8"))
-            return [Tensor(str(n), str(d), int(b)) for n, d, b in rows], ()
-        except (OSError, ValueError, TypeError):
-            pass  # a damaged cache entry is read again from the Hub
+        cached = _cached_tensors(table)
+        if cached is not None:
+            return cached, ()
+        damaged = True  # read again from the Hub where it answers
     if hub.constants.HF_HUB_OFFLINE or unresolved:
         why = "HF_HUB_OFFLINE" if hub.constants.HF_HUB_OFFLINE else f"{unresolved} does not resolve"
+        if damaged:  # fuzz27 M2: it was read online once; the cache entry is what is wrong
+            return None, (f"{why}: the cached tensor table {table} is damaged (delete it, or run online once); weights "
+                          "sized from the config",)  # fmt: skip
         return None, (f"{why}: the safetensors headers were never read online; weights sized from the config",)
     try:
-        meta = hub.HfApi().get_safetensors_metadata(repo_id, revision=commit)
+        meta = _bounded(lambda: hub.HfApi().get_safetensors_metadata(repo_id, revision=commit), seconds)
+    except _StalledError:
+        return None, (f"the Hub did not give the safetensors headers within {seconds:g} s; weights sized from the config",)
     except hub_errors.NotASafetensorsRepoError:
         return None, ("the Hub repository has no safetensors weights; weights sized from the config",)
-    except (hub_errors.HfHubHTTPError, hub_errors.SafetensorsParsingError, OSError) as exc:
-        return None, (f"safetensors headers could not be read ({str(exc).splitlines()[0]}); weights sized from the config",)
+    except Exception as exc:  # the HTTP client's own too (too many redirects): a note, the config still sizes it
+        return None, (f"safetensors headers could not be read ({_said(exc)}); weights sized from the config",)
     tensors = sorted(
         checked_tensor(f"{repo_id}/{file}", name, str(info.dtype), list(info.shape), list(info.data_offsets), None)
         for file, file_meta in sorted(meta.files_metadata.items())

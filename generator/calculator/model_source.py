@@ -78,6 +78,8 @@ def resolve_model(
 
     ``from_hub``: read an ``org/name`` id from the Hub even when the catalog has it.
     """
+    if "\x00" in ref:  # fuzz27 H3: os.path and git refuse a NUL with a ValueError, not as input
+        raise InputError(f"the model {short(ref)} holds a NUL character, which no file name or id may hold", location)
     path = os.path.expanduser(ref)
     path = path if base_dir in ("", ".") else os.path.join(base_dir, path)  # never "././model" in a message
     if ref.lower().endswith(".gguf"):
