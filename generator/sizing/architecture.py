@@ -457,7 +457,7 @@ def _gqa_attention(
         Linear("o_proj", q_dim, hidden, ATTENTION, o_bias),
     )
     other = 0
-    if model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "olmo2", "qwen3_next"):
+    if model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "olmo2", "qwen3_next", "exaone4"):
         other += 2 * head_dim  # q_norm and k_norm over head_dim
     if model_type == "gpt_oss":
         other += heads  # attention sinks, one per head
@@ -595,13 +595,45 @@ def _layer_windows(cfg: Mapping[str, Any], model_type: str, n_layers: int) -> li
         return [None] * n_layers
     if model_type == "gemma2":
         return [window if i % 2 == 0 else None for i in range(n_layers)]
-    if model_type.startswith("gemma3"):
-        pattern = int(cfg.get("sliding_window_pattern") or 6)
-        return [window if (i + 1) % pattern else None for i in range(n_layers)]
+    pattern = cfg.get("sliding_window_pattern")
+    if pattern is None:
+        pattern = _DEFAULT_WINDOW_PATTERN.get(model_type)
+        if pattern is None and model_type.startswith("gemma3"):
+            pattern = 6
+    if pattern is not None:
+        return _pattern_windows(pattern, window, n_layers)
     if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
         first = int(cfg.get("max_window_layers") or 0)
         return [window if i >= first else None for i in range(n_layers)]
     return [window] * n_layers
+
+
+#: ``sliding_window_pattern`` by model type where Transformers' config class defaults it and a published config may
+#: leave it out: ``Cohere2Config`` (Command R7B, Command A) defaults 4 (every 4th layer global).
+_DEFAULT_WINDOW_PATTERN: dict[str, int] = {"cohere2": 4}
+
+
+def _pattern_windows(pattern: object, window: int, n_layers: int) -> list[int | None]:
+    """Per layer from ``sliding_window_pattern``: a number N (every Nth layer global) or a string of L/G per layer.
+
+    newuser32 item 1: read for Gemma 3 only, Command A's 16 global layers were sized as 4,096-token windows (KV ~9x
+    short at 131k). A number N: layer i slides unless ``(i + 1) % N == 0`` (vLLM ``models/commandr.py``:
+    ``layer_has_sliding_window = ... (layer_idx + 1) % self.config.sliding_window_pattern != 0``; ``gemma3.py`` alike;
+    Transformers' ``Cohere2Config`` derives ``layer_types`` so). A string (EXAONE 4.0's ``"LLLG"``): character
+    ``i % len`` of it, ``L`` a local (sliding) layer, ``G`` a global one, the last layer always global (TensorRT-LLM
+    ``_torch/models/modeling_exaone4.py::check_is_sliding``). Any other form is refused: sized as all-sliding, the
+    global layers' KV would be lost.
+    """
+    if isinstance(pattern, int) and not isinstance(pattern, bool) and pattern >= 1:
+        return [window if (i + 1) % pattern else None for i in range(n_layers)]
+    if isinstance(pattern, str) and pattern and set(pattern) <= {"L", "G"}:
+        last = n_layers - 1  # the last layer is global whatever the pattern says (TensorRT-LLM exaone4.py check_is_sliding)
+        return [window if pattern[i % len(pattern)] == "L" and i != last else None for i in range(n_layers)]
+    raise ArchitectureError(
+        f"sliding_window_pattern {str(pattern)[:40]!r} is not read here: a whole number N >= 1 (every Nth layer global) or "
+        "a string of L (sliding) and G (global) layers such as 'LLLG' is; give 'layer_types' (full_attention / "
+        "sliding_attention per layer) instead"
+    )
 
 
 def _vision_params(config: Mapping[str, Any], text_hidden: int) -> int:

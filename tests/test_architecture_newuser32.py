@@ -1,0 +1,111 @@
+"""Architectures read from config.json that were sized wrong or silently (newuser32 items 1, 2, 4, 5, 6, 7, 11, 12).
+
+Each config below is a published config.json's fields (abbreviated to what sizing reads), with its source.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from generator.errors import ArchitectureError
+from generator.sizing.architecture import FULL, SLIDING, parse_architecture
+from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache
+from generator.units import GIB
+
+#: CohereLabs/c4ai-command-a-03-2025 config.json (https://huggingface.co/CohereLabs/c4ai-command-a-03-2025), no
+#: ``layer_types``, as published.
+COMMAND_A: dict[str, Any] = {
+    "model_type": "cohere2",
+    "hidden_size": 12288,
+    "num_attention_heads": 96,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "num_hidden_layers": 64,
+    "sliding_window": 4096,
+    "sliding_window_pattern": 4,
+    "intermediate_size": 36864,
+    "vocab_size": 256000,
+    "use_embedding_sharing": True,
+    "max_position_embeddings": 262144,
+}
+
+#: LGAI-EXAONE/EXAONE-4.0-32B's fields (https://huggingface.co/LGAI-EXAONE/EXAONE-4.0-32B), written without
+#: ``layer_types``.
+EXAONE4: dict[str, Any] = {
+    "model_type": "exaone4",
+    "hidden_size": 5120,
+    "num_attention_heads": 40,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "num_hidden_layers": 64,
+    "sliding_window": 4096,
+    "sliding_window_pattern": "LLLG",
+    "intermediate_size": 27392,
+    "vocab_size": 102400,
+    "tie_word_embeddings": False,
+    "max_position_embeddings": 131072,
+}
+
+
+def _global_layers(config: dict[str, Any]) -> list[int]:
+    return [layer.number for layer in parse_architecture(config).layers if layer.attention == FULL]
+
+
+# --- item 1: sliding_window_pattern read for every model type ---------------------------------------------------
+
+
+def test_command_a_every_fourth_layer_is_global() -> None:
+    """vLLM models/commandr.py: ``layer_has_sliding_window = getattr(config, "sliding_window_pattern", False) and
+    (layer_idx + 1) % self.config.sliding_window_pattern != 0``; Command A report (arXiv 2504.00698 §2): "interleaved
+    layers of sliding window attention and full attention in 3:1 ratio". Before: all 64 layers 4,096-token windows."""
+    assert _global_layers(COMMAND_A) == list(range(3, 64, 4))
+    arch = parse_architecture(COMMAND_A)
+    assert sum(layer.attention == SLIDING and layer.window_tokens == 4096 for layer in arch.layers) == 48
+
+
+def test_command_a_request_kv_at_131k() -> None:
+    """One 131,072-token request: 16 full layers x 65,536 B x 131,072 (8.0 GiB) + 48 windowed layers of ~4,096 +
+    8,192 batched tokens; before the fix the whole request needed 1.5 GiB (all 64 layers windowed)."""
+    arch = parse_architecture(COMMAND_A)
+    need = request_kv_bytes(arch, 16, 131072)
+    full = 16 * 8 * 128 * 2 * 2 * 131072
+    windowed = 48 * 8 * 128 * 2 * 2 * ((4096 - 1 + 8192 + 15) // 16 + 1) * 16
+    assert need == full + windowed
+    assert need / GIB == pytest.approx(10.25, abs=0.01)
+    assert vllm_kv_cache(arch, 16, 40 * GIB, 131072).groups > 1  # a hybrid pool, not one sliding group
+
+
+def test_cohere2_pattern_defaults_to_four() -> None:
+    """Transformers ``Cohere2Config`` defaults ``sliding_window_pattern`` to 4: left out, every 4th layer is global."""
+    config = {k: v for k, v in COMMAND_A.items() if k != "sliding_window_pattern"}
+    assert _global_layers(config) == list(range(3, 64, 4))
+
+
+def test_exaone4_string_pattern() -> None:
+    """EXAONE 4.0's ``"LLLG"``: L local (sliding), G global, repeated; the last layer always global (TensorRT-LLM
+    ``_torch/models/modeling_exaone4.py::check_is_sliding``). 16 global layers of 64; before: none."""
+    assert _global_layers(EXAONE4) == list(range(3, 64, 4))
+    assert _global_layers({**EXAONE4, "num_hidden_layers": 5}) == [3, 4]
+
+
+def test_exaone4_counts_its_qk_norms() -> None:
+    """EXAONE 4 normalises Q and K after their projections (QK-Reorder-Norm, Transformers docs model_doc/exaone4):
+    q_norm and k_norm of head_dim in every layer."""
+    with_norms = parse_architecture(EXAONE4).params_total
+    as_llama = parse_architecture({**EXAONE4, "model_type": "llama"}).params_total
+    assert with_norms - as_llama == 64 * 2 * 128
+
+
+@pytest.mark.parametrize("pattern", ["LLXG", "", [1, 0, 0, 1], 0, True, 2.5])
+def test_unreadable_pattern_is_refused(pattern: object) -> None:
+    with pytest.raises(ArchitectureError, match=r"sliding_window_pattern .* is not read here"):
+        parse_architecture({**COMMAND_A, "sliding_window_pattern": pattern})
+
+
+def test_gemma3_pattern_unchanged() -> None:
+    """Gemma 3 (every 6th layer global by default) is read as before."""
+    config = {**COMMAND_A, "model_type": "gemma3_text", "num_hidden_layers": 12}
+    del config["sliding_window_pattern"]
+    assert _global_layers(config) == [5, 11]
