@@ -109,3 +109,45 @@ def test_gemma3_pattern_unchanged() -> None:
     config = {**COMMAND_A, "model_type": "gemma3_text", "num_hidden_layers": 12}
     del config["sliding_window_pattern"]
     assert _global_layers(config) == [5, 11]
+
+
+# --- item 2: MiniMax lightning-attention hybrids refused -------------------------------------------------------
+
+#: MiniMaxAI/MiniMax-Text-01 config.json's fields (https://huggingface.co/MiniMaxAI/MiniMax-Text-01): every 8th layer
+#: softmax attention (1), the other 70 lightning attention (0). The model card: "456B total, 45.9B activated".
+MINIMAX_TEXT_01: dict[str, Any] = {
+    "model_type": "minimax_text_01",
+    "hidden_size": 6144,
+    "num_attention_heads": 64,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "num_hidden_layers": 80,
+    "num_local_experts": 32,
+    "num_experts_per_tok": 2,
+    "intermediate_size": 9216,
+    "vocab_size": 200064,
+    "attn_type_list": [0, 0, 0, 0, 0, 0, 0, 1] * 10,
+}
+
+
+@pytest.mark.parametrize("model_type", ["minimax_text_01", "MiniMaxText01", "minimax_m1", "minimax"])
+def test_minimax_lightning_hybrid_is_refused(model_type: str) -> None:
+    """vLLM models/minimax_text_01.py builds a linear (lightning) attention layer, a fixed state and no KV, for each 0
+    of ``attn_type_list``. Before: sized as 80 softmax layers, 327,680 B/token of KV (8x the 10 softmax layers')."""
+    with pytest.raises(ArchitectureError, match=r"lightning attention.*fixed recurrent state per sequence"):
+        parse_architecture({**MINIMAX_TEXT_01, "model_type": model_type})
+
+
+def test_minimax_m2_all_softmax_is_sized() -> None:
+    """MiniMax-M2 (https://huggingface.co/MiniMaxAI/MiniMax-M2) carries ``attn_type_list`` of all 1s: every layer
+    softmax attention, sized as today (62 full layers)."""
+    arch = parse_architecture(
+        {**MINIMAX_TEXT_01, "model_type": "minimax_m2", "num_hidden_layers": 62, "attn_type_list": [1] * 62}
+    )
+    assert [layer.attention for layer in arch.layers] == [FULL] * 62
+
+
+@pytest.mark.parametrize("types", [[0, 2], "01", [True, 1]])
+def test_malformed_attn_type_list_is_refused(types: object) -> None:
+    with pytest.raises(ArchitectureError, match="attn_type_list must list 0"):
+        parse_architecture({**MINIMAX_TEXT_01, "attn_type_list": types})
