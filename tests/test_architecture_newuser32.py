@@ -151,3 +151,71 @@ def test_minimax_m2_all_softmax_is_sized() -> None:
 def test_malformed_attn_type_list_is_refused(types: object) -> None:
     with pytest.raises(ArchitectureError, match="attn_type_list must list 0"):
         parse_architecture({**MINIMAX_TEXT_01, "attn_type_list": types})
+
+
+# --- item 4: ERNIE 4.5 MoE ------------------------------------------------------------------------------------
+
+#: baidu/ERNIE-4.5-21B-A3B-PT config.json's fields (https://huggingface.co/baidu/ERNIE-4.5-21B-A3B-PT): model card
+#: "Total Parameters 21B / Activated Parameters 3B"; the checkpoint's safetensors header: 21,825,436,160 parameters.
+ERNIE_21B: dict[str, Any] = {
+    "model_type": "ernie4_5_moe",
+    "hidden_size": 2560,
+    "intermediate_size": 12288,
+    "num_hidden_layers": 28,
+    "num_attention_heads": 20,
+    "num_key_value_heads": 4,
+    "head_dim": 128,
+    "vocab_size": 103424,
+    "tie_word_embeddings": True,
+    "use_bias": False,
+    "moe_num_experts": 64,
+    "moe_k": 6,
+    "moe_intermediate_size": 1536,
+    "moe_num_shared_experts": 2,
+    "moe_layer_start_index": 1,
+    "moe_layer_interval": 1,
+}
+
+
+def test_ernie_45_moe_counts_its_experts() -> None:
+    """vLLM models/ernie45_moe.py: layer i is MoE when ``(i + 1) % moe_layer_interval == 0`` and
+    ``moe_layer_start_index <= i <= moe_layer_end_index`` (default the last layer); ``moe_k`` experts a token; the
+    shared experts one MLP of ``moe_intermediate_size x moe_num_shared_experts``; the router hidden -> experts, no
+    bias. Layer 0 dense (12,288 wide), 27 MoE layers; ``e_score_correction_bias`` (a buffer, 64 a layer) aside, the
+    count equals the safetensors header's 21,825,436,160. Before: 3,347,724,800 total and active (dense)."""
+    arch = parse_architecture(ERNIE_21B)
+    assert [layer.is_moe for layer in arch.layers] == [False] + [True] * 27
+    assert arch.routed_experts == (64, 6)
+    assert arch.params_total == 21_825_436_160
+    assert arch.params_active == 21_825_436_160 - 27 * 58 * 3 * 2560 * 1536  # 3.35 B: the card's "3B activated"
+    assert arch.params_active == 3_352_148_480
+
+
+def test_ernie_moe_layer_end_index() -> None:
+    """``moe_layer_end_index`` bounds the MoE layers (the last layer when left out)."""
+    arch = parse_architecture({**ERNIE_21B, "moe_layer_end_index": 20, "moe_layer_interval": 2})
+    assert [layer.number for layer in arch.layers if layer.is_moe] == [1, 3, 5, 7, 9, 11, 13, 15, 17, 19]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"moe_expert_count": 64},
+        {"num_experts_in_each_layer": 8, "experts_top_k": 2},
+        {"moe_intermediate_size": 1536},
+    ],
+)
+def test_unread_expert_fields_are_refused_not_sized_dense(extra: dict[str, Any]) -> None:
+    """A config whose experts are named in fields this parser does not read is refused, not sized as a dense model
+    (before: ERNIE's names were such fields, and ERNIE-4.5-21B-A3B was sized as 3.35 B dense)."""
+    dense = {k: v for k, v in ERNIE_21B.items() if not k.startswith("moe_")}
+    assert not parse_architecture(dense).is_moe
+    with pytest.raises(ArchitectureError, match=r"names experts .* but no routed experts are read"):
+        parse_architecture({**dense, **extra})
+
+
+def test_zero_or_false_expert_fields_stay_dense() -> None:
+    """Fields that name no expert (0, false, null) leave a dense model dense."""
+    config = {**ERNIE_21B, "model_type": "llama", "moe_num_experts": 0, "moe_k": 0, "output_router_logits": False}
+    config.update(moe_num_shared_experts=0, moe_intermediate_size=None, moe_layer_start_index=0, moe_layer_interval=0)
+    assert not parse_architecture(config).is_moe

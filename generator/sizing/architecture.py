@@ -268,8 +268,8 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
     if kv_heads == 0 or (kv_heads is not None and heads % kv_heads):
         raise ArchitectureError(f"num_key_value_heads {kv_heads} must be positive and divide num_attention_heads {heads}")
     kv_heads = kv_heads or heads
-    top_k = _opt_int(text, "num_experts_per_tok", "experts_per_token", "moe_topk") or 0
-    if top_k and not _num_experts(text) and any(k in text for k in ("n_routed_experts", "num_local_experts", "num_experts")):
+    top_k = _opt_int(text, *_TOP_K_KEYS) or 0
+    if top_k and not _num_experts(text) and any(k in text for k in _EXPERT_COUNT_KEYS):
         raise ArchitectureError(f"num_experts_per_tok {top_k} names routed experts, but the config's expert count is 0")
     if _opt_int(text, "head_dim") is None and hidden % heads and text.get("kv_lora_rank") is None:
         raise ArchitectureError(f"hidden_size {hidden} is not a multiple of num_attention_heads {heads} and no head_dim is given")
@@ -305,6 +305,8 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
                 experts_per_token=top_k,
             )
         )
+    if not any(layer.is_moe for layer in layers):
+        _check_no_unread_experts(text, model_type)
     rotary_dim = _opt_int(text, "qk_rope_head_dim") or int(head_dim * float(text.get("partial_rotary_factor") or 1.0))
     notes: list[str] = []
     if text.get("num_nextn_predict_layers"):
@@ -441,6 +443,9 @@ def _attention_biases(cfg: Mapping[str, Any], model_type: str) -> tuple[bool, bo
     """(q/k/v bias, output bias)."""
     if model_type in ("qwen2", "qwen2_moe", "qwen2_vl"):
         return True, False
+    if model_type.startswith("ernie4_5"):
+        bias = bool(cfg.get("use_bias", False))  # ERNIE 4.5's qkv_proj and o_proj (vLLM models/ernie45_moe.py)
+        return bias, bias
     bias = bool(cfg.get("attention_bias", cfg.get("bias", False)))
     return bias, bias
 
@@ -495,7 +500,36 @@ def _gated(prefix: str, hidden: int, inter: int, group: str, bias: bool = False,
 
 
 def _num_experts(cfg: Mapping[str, Any]) -> int:
-    return _opt_int(cfg, "n_routed_experts", "num_local_experts", "num_experts") or 0
+    return _opt_int(cfg, *_EXPERT_COUNT_KEYS) or 0
+
+
+#: Routed experts per MoE layer, by the names configs give them (``moe_num_experts``: ERNIE 4.5).
+_EXPERT_COUNT_KEYS = ("n_routed_experts", "num_local_experts", "num_experts", "moe_num_experts")
+#: Experts each token is routed to (``moe_k``: ERNIE 4.5).
+_TOP_K_KEYS = ("num_experts_per_tok", "experts_per_token", "moe_topk", "moe_k")
+#: ERNIE 4.5's MoE layer placement (vLLM ``models/ernie45_moe.py``): layer i has experts when
+#: ``(i + 1) % moe_layer_interval == 0`` and ``moe_layer_start_index <= i <= moe_layer_end_index``.
+_ERNIE_MOE_PLACEMENT = ("moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval")
+
+
+def _check_no_unread_experts(cfg: Mapping[str, Any], model_type: str) -> None:
+    """Refuse a config sized dense that still names experts in a field not read here.
+
+    newuser32 item 4: ERNIE 4.5's ``moe_num_experts`` / ``moe_k`` were not read, so ERNIE-4.5-21B-A3B was sized as a
+    3.35 B dense model (21.8 B published). A field whose name holds ``moe`` or ``expert`` with a value that is not
+    empty, zero or false means experts this parser did not lay out.
+    """
+    unread = sorted(
+        key
+        for key, value in cfg.items()
+        if ("moe" in key.lower() or "expert" in key.lower()) and value not in (None, False, 0, "", [], {})
+    )
+    if unread:
+        raise ArchitectureError(
+            f"cannot size model_type '{model_type}': the config names experts ({', '.join(unread[:4])}) but no routed "
+            f"experts are read from it (their count is read from {', '.join(_EXPERT_COUNT_KEYS)}); sized as a dense "
+            "model, its parameters and weights would be a fraction of the real ones"
+        )
 
 
 def _is_moe_layer(cfg: Mapping[str, Any], model_type: str, index: int) -> bool:
@@ -503,6 +537,11 @@ def _is_moe_layer(cfg: Mapping[str, Any], model_type: str, index: int) -> bool:
         return False
     if index in (cfg.get("mlp_only_layers") or []):
         return False
+    if any(key in cfg for key in _ERNIE_MOE_PLACEMENT):
+        start = _opt_int(cfg, "moe_layer_start_index") or 0
+        end = _opt_int(cfg, "moe_layer_end_index")
+        interval = _opt_int(cfg, "moe_layer_interval") or 1
+        return (index + 1) % interval == 0 and start <= index and (end is None or index <= end)
     if "first_k_dense_replace" in cfg or model_type.startswith("deepseek"):
         first_dense = int(cfg.get("first_k_dense_replace") or 0)
         freq = int(cfg.get("moe_layer_freq") or 1)
@@ -520,7 +559,7 @@ def _mlp(
         dense_inter = _width(cfg, "intermediate_size_mlp", intermediate)
         return _gated("", hidden, dense_inter, MLP, mlp_bias), 0, 0
     experts = _num_experts(cfg)
-    top_k = _opt_int(cfg, "num_experts_per_tok", "experts_per_token", "moe_topk")
+    top_k = _opt_int(cfg, *_TOP_K_KEYS)
     if top_k is None:
         raise ArchitectureError("MoE config lacks 'num_experts_per_tok'")
     if top_k < 1:
@@ -535,7 +574,7 @@ def _mlp(
     router = Linear("router", hidden, experts, ROUTER, bias=expert_bias)
     other = 0  # DeepSeek-V3's e_score_correction_bias is a buffer, not a parameter
     shared: tuple[Linear, ...] = ()
-    n_shared = _opt_int(cfg, "n_shared_experts") or 0
+    n_shared = _opt_int(cfg, "n_shared_experts", "moe_num_shared_experts") or 0  # of the expert width each
     shared_inter = _opt_int(cfg, "shared_expert_intermediate_size")
     if model_type.startswith("llama4"):
         n_shared = 1  # one shared expert of the expert width in every MoE layer (transformers Llama4TextMoe)
