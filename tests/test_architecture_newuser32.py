@@ -219,3 +219,12 @@ def test_zero_or_false_expert_fields_stay_dense() -> None:
     config = {**ERNIE_21B, "model_type": "llama", "moe_num_experts": 0, "moe_k": 0, "output_router_logits": False}
     config.update(moe_num_shared_experts=0, moe_intermediate_size=None, moe_layer_start_index=0, moe_layer_interval=0)
     assert not parse_architecture(config).is_moe
+
+
+@pytest.mark.parametrize(("key", "value"), [("moe_layer_interval", 0), ("moe_num_experts", 9000), ("moe_k", -1)])
+def test_ernie_fields_are_bounded(key: str, value: int) -> None:
+    """ERNIE's expert fields get the bounds the other names have (a 0 interval would place no MoE layer)."""
+    from generator.calculator.model_limits import check_config_dimensions
+
+    with pytest.raises(ArchitectureError, match=f"'{key}' = {value} is out of range"):
+        check_config_dimensions({**ERNIE_21B, key: value})
