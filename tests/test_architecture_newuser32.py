@@ -228,3 +228,104 @@ def test_ernie_fields_are_bounded(key: str, value: int) -> None:
 
     with pytest.raises(ArchitectureError, match=f"'{key}' = {value} is out of range"):
         check_config_dimensions({**ERNIE_21B, key: value})
+
+
+# --- item 6: Qwen2-VL / Qwen2.5-VL vision towers and q/k/v biases ---------------------------------------------
+
+
+def _qwen25_text() -> dict[str, Any]:
+    from tests.conftest import reference_config
+
+    return dict(reference_config("qwen2.5-7b"))
+
+
+#: Qwen/Qwen2.5-VL-7B-Instruct's vision_config (https://huggingface.co/Qwen/Qwen2.5-VL-7B-Instruct/blob/main/config.json).
+QWEN25_VL_VISION = {
+    "depth": 32,
+    "hidden_size": 1280,
+    "intermediate_size": 3420,
+    "out_hidden_size": 3584,
+    "num_heads": 16,
+    "in_chans": 3,
+    "patch_size": 14,
+    "spatial_merge_size": 2,
+    "temporal_patch_size": 2,
+}
+#: Qwen/Qwen2-VL-7B-Instruct's vision_config (https://huggingface.co/Qwen/Qwen2-VL-7B-Instruct/blob/main/config.json).
+QWEN2_VL_VISION = {
+    "depth": 32,
+    "embed_dim": 1280,
+    "mlp_ratio": 4,
+    "num_heads": 16,
+    "in_chans": 3,
+    "hidden_size": 3584,
+    "patch_size": 14,
+    "spatial_merge_size": 2,
+    "temporal_patch_size": 2,
+}
+
+
+def test_qwen25_vl_7b_counts_its_tower_and_biases() -> None:
+    """Qwen2.5-VL-7B-Instruct: the Hub's safetensors metadata 8,292,166,656 BF16 parameters (index total_size
+    16,584,333,312 B) = Qwen2.5-7B's 7,615,616,512 + a 676,550,144 tower (patch Conv3d 1,505,280 + 32 blocks x
+    19,702,200 + merger 44,574,464; Transformers modeling_qwen2_5_vl.py). Before: 7,615,487,488 (tower dropped from
+    the flat config, and the 28 x 4,608 q/k/v biases lost as qwen2_5_vl was not in the bias list)."""
+    arch = parse_architecture({**_qwen25_text(), "model_type": "qwen2_5_vl", "vision_config": QWEN25_VL_VISION})
+    assert arch.vision_params == 676_550_144
+    assert arch.params_total == 8_292_166_656
+
+
+def test_qwen25_vl_wrapped_in_text_config() -> None:
+    """A Transformers re-save nests the text fields in ``text_config`` (model_type qwen2_5_vl_text): same count."""
+    text = {**_qwen25_text(), "model_type": "qwen2_5_vl_text"}
+    arch = parse_architecture({"model_type": "qwen2_5_vl", "text_config": text, "vision_config": QWEN25_VL_VISION})
+    assert arch.params_total == 8_292_166_656
+
+
+@pytest.mark.parametrize(
+    ("text_overrides", "total"),
+    [
+        # Qwen/Qwen2-VL-7B-Instruct: index total_size 16,582,751,232 B = 8,291,375,616 BF16 parameters
+        pytest.param({}, 8_291_375_616, id="qwen2-vl-7b"),
+        # Qwen/Qwen2-VL-2B-Instruct: 2,208,985,600 (Qwen2-1.5B's text model, tied, + the tower into 1,536)
+        pytest.param(
+            {
+                "hidden_size": 1536,
+                "intermediate_size": 8960,
+                "num_hidden_layers": 28,
+                "num_attention_heads": 12,
+                "num_key_value_heads": 2,
+                "vocab_size": 151936,
+                "tie_word_embeddings": True,
+            },
+            2_208_985_600,
+            id="qwen2-vl-2b",
+        ),
+    ],
+)
+def test_qwen2_vl_tower(text_overrides: dict[str, Any], total: int) -> None:
+    """Qwen2-VL's tower: LayerNorms with biases, an fc1/fc2 MLP of embed_dim x mlp_ratio, a LayerNorm merger into
+    vision_config.hidden_size (Transformers modeling_qwen2_vl.py)."""
+    config = {**_qwen25_text(), **text_overrides, "model_type": "qwen2_vl"}
+    vision = {**QWEN2_VL_VISION, "hidden_size": config["hidden_size"]}
+    assert parse_architecture({**config, "vision_config": vision}).params_total == total
+
+
+def test_qwen3_vl_refusal_says_its_tower_is_not_counted() -> None:
+    """Qwen3-VL (``text_config`` + a vision_config with ``depth``): refused, saying why (before: "vision_config lacks
+    or has a malformed field: 'num_hidden_layers'")."""
+    config = {
+        "model_type": "qwen3_vl",
+        "text_config": {**_qwen25_text(), "model_type": "qwen3_vl_text"},
+        "vision_config": {**QWEN25_VL_VISION, "deepstack_visual_indexes": [8, 16, 24]},
+    }
+    with pytest.raises(ArchitectureError, match=r"'qwen3_vl': its vision tower .* is not counted"):
+        parse_architecture(config)
+
+
+def test_other_flat_vision_config_is_noted() -> None:
+    """A flat config with another vision_config keeps its text count but says the tower is not counted."""
+    vision = {"hidden_size": 1152, "intermediate_size": 4304, "num_hidden_layers": 27, "patch_size": 14, "image_size": 980}
+    arch = parse_architecture({**_qwen25_text(), "vision_config": vision})
+    assert arch.params_total == 7_615_616_512
+    assert any("vision_config" in note and "not counted" in note for note in arch.notes)

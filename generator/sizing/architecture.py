@@ -222,13 +222,24 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
     """
     vision_params = 0
     text = config
+    top_type = str(config.get("model_type") or "")
+    vision_notes: list[str] = []
+    _check_model_type(config)
     if isinstance(config.get("text_config"), Mapping):
         text = {**config["text_config"]}
         for key in ("tie_word_embeddings", "torch_dtype", "quantization_config"):
             if key in config and key not in text:
                 text[key] = config[key]
-        vision_params = _vision_params(config, int(text.get("hidden_size") or 0))
-    _check_model_type(config)
+        vision_params = _vision_params(config, int(text.get("hidden_size") or 0), top_type)
+    elif isinstance(config.get("vision_config"), Mapping):
+        # a flat config (Qwen2-VL, Qwen2.5-VL as published): its tower was dropped without a word (newuser32 item 6)
+        if _is_qwen_vl_tower(config["vision_config"]):
+            vision_params = _vision_params(config, int(config.get("hidden_size") or 0), top_type)
+        else:
+            vision_notes.append(
+                "the config's vision_config (a vision tower beside a flat text config) is not counted in the parameters "
+                "or weights"
+            )
     text = _with_transformers_defaults(text, str(text.get("model_type") or config.get("model_type") or ""))
     missing = [key for key in _REQUIRED if text.get(key) is None]
     if missing:
@@ -308,7 +319,7 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
     if not any(layer.is_moe for layer in layers):
         _check_no_unread_experts(text, model_type)
     rotary_dim = _opt_int(text, "qk_rope_head_dim") or int(head_dim * float(text.get("partial_rotary_factor") or 1.0))
-    notes: list[str] = []
+    notes: list[str] = vision_notes
     if text.get("num_nextn_predict_layers"):
         notes.append(
             f"{text['num_nextn_predict_layers']} multi-token-prediction layer(s) are not counted "
@@ -441,7 +452,7 @@ def _tied(text: Mapping[str, Any], config: Mapping[str, Any], model_type: str) -
 
 def _attention_biases(cfg: Mapping[str, Any], model_type: str) -> tuple[bool, bool]:
     """(q/k/v bias, output bias)."""
-    if model_type in ("qwen2", "qwen2_moe", "qwen2_vl"):
+    if model_type in ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text", "qwen2_5_vl_text"):
         return True, False
     if model_type.startswith("ernie4_5"):
         bias = bool(cfg.get("use_bias", False))  # ERNIE 4.5's qkv_proj and o_proj (vLLM models/ernie45_moe.py)
@@ -675,11 +686,22 @@ def _pattern_windows(pattern: object, window: int, n_layers: int) -> list[int | 
     )
 
 
-def _vision_params(config: Mapping[str, Any], text_hidden: int) -> int:
+def _is_qwen_vl_tower(vision: Mapping[str, Any]) -> bool:
+    """Whether ``vision_config`` describes a Qwen-VL tower (``depth`` blocks, a patch merger), not a ViT/SigLIP one."""
+    return "depth" in vision
+
+
+#: Model types whose Qwen-VL vision tower is counted exactly (:func:`_qwen_vl_tower`).
+_QWEN_VL_TOWERS = ("qwen2_vl", "qwen2_5_vl")
+
+
+def _vision_params(config: Mapping[str, Any], text_hidden: int, model_type: str = "") -> int:
     """A ViT/SigLIP vision tower plus a linear projector to the text model, from ``vision_config``."""
     vision = config.get("vision_config")
     if not isinstance(vision, Mapping):
         return 0
+    if _is_qwen_vl_tower(vision):
+        return _qwen_vl_tower(vision, text_hidden, model_type)
     try:
         h = int(vision["hidden_size"])
         inter = int(vision["intermediate_size"])
@@ -693,3 +715,42 @@ def _vision_params(config: Mapping[str, Any], text_hidden: int) -> int:
     embeddings = channels * patch * patch * h + h + (image // patch) ** 2 * h
     projector = h * text_hidden + h  # projection and its input norm (Gemma 3 multi_modal_projector)
     return n_layers * per_layer + embeddings + 2 * h + projector
+
+
+def _qwen_vl_tower(vision: Mapping[str, Any], text_hidden: int, model_type: str) -> int:
+    """Parameters of a Qwen2-VL or Qwen2.5-VL vision tower: patch embedding, ``depth`` blocks and the patch merger.
+
+    Shapes from Transformers ``modeling_qwen2_vl.py`` / ``modeling_qwen2_5_vl.py`` (vLLM ``models/qwen2_vl.py``,
+    ``qwen2_5_vl.py``): a bias-free Conv3d patch embedding of ``in_channels x temporal_patch_size x patch_size^2``
+    per output channel; each block a fused biased ``qkv`` and ``proj``, then Qwen2-VL's LayerNorms (weight and bias)
+    and fc1/fc2 MLP of ``embed_dim x mlp_ratio``, or Qwen2.5-VL's RMSNorms and a biased gate/up/down MLP of
+    ``intermediate_size``; the merger a norm over the tower width (Qwen2-VL LayerNorm, Qwen2.5-VL RMSNorm) and two
+    biased linears, ``width x merge^2`` square, then to the text width (``out_hidden_size`` / Qwen2-VL's
+    ``hidden_size``). Qwen2.5-VL-7B: 1,505,280 + 32 x 19,702,200 + 44,574,464 = 676,550,144 (the Hub's 8,292,166,656
+    total less Qwen2.5-7B's 7,615,616,512). Other towers with ``depth`` (Qwen3-VL's, with a position table and
+    DeepStack mergers) are refused.
+    """
+    if model_type not in _QWEN_VL_TOWERS:
+        raise ArchitectureError(
+            f"cannot size model_type '{model_type}': its vision tower (vision_config with 'depth') is not counted; "
+            f"specgen counts the Qwen-VL towers of {', '.join(_QWEN_VL_TOWERS)} only (Qwen3-VL's adds a position table "
+            "and DeepStack mergers), and sized without it the parameters and weights would be short"
+        )
+    qwen25 = model_type == "qwen2_5_vl"
+    try:
+        depth = int(vision["depth"])
+        width = int(vision["hidden_size"] if qwen25 else vision["embed_dim"])
+        inter = int(vision["intermediate_size"]) if qwen25 else width * int(vision.get("mlp_ratio") or 4)
+        out = int(vision.get("out_hidden_size") or (text_hidden if qwen25 else vision.get("hidden_size") or text_hidden))
+        patch = int(vision.get("patch_size") or 14)
+        temporal = int(vision.get("temporal_patch_size") or 2)
+        channels = int(vision.get("in_channels") or vision.get("in_chans") or 3)
+        merge = int(vision.get("spatial_merge_size") or 2)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ArchitectureError(f"vision_config lacks or has a malformed field: {exc}") from None
+    norm = width if qwen25 else 2 * width  # RMSNorm weight; LayerNorm weight and bias
+    attention = (width * 3 * width + 3 * width) + (width * width + width)
+    mlp = 2 * (width * inter + inter) + (inter * width + width) if qwen25 else (width * inter + inter) + (inter * width + width)
+    merged = width * merge * merge
+    merger = norm + (merged * merged + merged) + (merged * out + out)
+    return channels * temporal * patch * patch * width + depth * (2 * norm + attention + mlp) + merger
