@@ -329,3 +329,110 @@ def test_other_flat_vision_config_is_noted() -> None:
     arch = parse_architecture({**_qwen25_text(), "vision_config": vision})
     assert arch.params_total == 7_615_616_512
     assert any("vision_config" in note and "not counted" in note for note in arch.notes)
+
+
+# --- items 5, 7, 12: layers not counted here are refused with the real reason ----------------------------------
+
+#: meta-llama/Llama-3.2-11B-Vision-Instruct config.json's fields (https://huggingface.co/meta-llama/Llama-3.2-11B-Vision-Instruct).
+MLLAMA_11B: dict[str, Any] = {
+    "model_type": "mllama",
+    "text_config": {
+        "model_type": "mllama_text_model",
+        "hidden_size": 4096,
+        "num_hidden_layers": 40,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "intermediate_size": 14336,
+        "vocab_size": 128256,
+        "cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38],
+    },
+    "vision_config": {
+        "hidden_size": 1280,
+        "intermediate_size": 5120,
+        "num_hidden_layers": 32,
+        "patch_size": 14,
+        "image_size": 560,
+    },
+}
+
+
+def test_mllama_is_refused_with_its_reason() -> None:
+    """Llama 3.2 Vision: 8 cross-attention layers (attending to image tokens only) were sized as self-attention
+    layers keeping KV for every text token (163,840 B/token instead of 131,072); vLLM removed encoder-decoder support
+    with V0 (vllm-project/vllm#24907) and Llama-3.2-11B-Vision fails to start on vLLM 0.11.0 (vllm#27198)."""
+    with pytest.raises(ArchitectureError, match=r"'mllama' \(Llama 3.2 Vision\): its cross-attention layers.*vllm/pull/24907"):
+        parse_architecture(MLLAMA_11B)
+
+
+def test_deepseek_v32_is_refused_not_sized_as_v3() -> None:
+    """deepseek-ai/DeepSeek-V3.2-Exp: a lightning indexer beside MLA (vLLM models/deepseek_v2.py
+    ``DeepseekV32IndexerCache(head_dim=self.head_dim + self.head_dim // self.quant_block_size * 4, dtype=torch.uint8)``:
+    128 + 4 = 132 B a token a layer) and ~0.85 B indexer parameters. Before: sized exactly as DeepSeek-V3
+    (671,026,404,352 parameters, 70,272 B/token)."""
+    from tests.conftest import reference_config
+
+    v3 = dict(reference_config("deepseek-v3"))
+    assert parse_architecture(v3).params_total == 671_026_404_352  # V3 itself is still sized
+    config = {**v3, "model_type": "deepseek_v32", "index_head_dim": 128, "index_n_heads": 64, "index_topk": 2048}
+    with pytest.raises(ArchitectureError, match=r"'deepseek_v32'.*lightning indexer.*132 B a token a layer"):
+        parse_architecture(config)
+
+
+def test_recurrent_gemma_is_refused() -> None:
+    """google/recurrentgemma-9b: ``block_types`` ["recurrent", "recurrent", "attention"] repeated, two thirds RG-LRU
+    recurrences with a fixed state. Before: 38 full-attention layers, 13,879,267,328 parameters, 38,912 B/token."""
+    config = {
+        "model_type": "recurrent_gemma",
+        "hidden_size": 4096,
+        "num_hidden_layers": 38,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 1,
+        "intermediate_size": 24576,
+        "vocab_size": 256000,
+        "attention_window_size": 2048,
+        "block_types": ["recurrent", "recurrent", "attention"],
+    }
+    with pytest.raises(ArchitectureError, match=r"'recurrent_gemma': its layers are listed in block_types"):
+        parse_architecture(config)
+
+
+@pytest.mark.parametrize("intermediate", [None, "absent"])
+def test_nemotron_nas_block_configs_named(intermediate: object) -> None:
+    """nvidia/Llama-3_3-Nemotron-Super-49B-v1 (``nemotron-nas``, per-layer ``block_configs``, intermediate_size and
+    num_key_value_heads null as published; 49.9 B). Before: null -> "config field 'intermediate_size' is null";
+    absent -> accepted as an 88.0 B MHA model."""
+    config: dict[str, Any] = {
+        "model_type": "nemotron-nas",
+        "hidden_size": 8192,
+        "num_hidden_layers": 80,
+        "num_attention_heads": 64,
+        "num_key_value_heads": None,
+        "vocab_size": 128256,
+        "block_configs": [{"attention": {"n_heads_in_group": 8, "no_op": False}, "ffn": {"ffn_mult": 2.625}}] * 80,
+    }
+    if intermediate is None:
+        config["intermediate_size"] = None
+    with pytest.raises(ArchitectureError, match=r"block_configs: per-layer"):
+        parse_architecture(config)
+
+
+def test_per_layer_moe_topk_named() -> None:
+    """tencent/Hunyuan-A13B-Instruct lists ``moe_topk`` per layer ([8, 8, ...]). Before: "'moe_topk' must be a
+    non-negative integer, got [8, 8, ...]"; now the per-layer list is named as the reason."""
+    config = {**ERNIE_21B, "model_type": "hunyuan_v1_moe", "moe_topk": [8] * 28}
+    with pytest.raises(ArchitectureError, match=r"'moe_topk' is a per-layer list"):
+        parse_architecture(config)
+
+
+# --- item 11: Llama 4's derived layer_types ---------------------------------------------------------------------
+
+
+def test_chunked_attention_layer_type_is_sized_as_full() -> None:
+    """Transformers ``Llama4TextConfig`` derives ``layer_types`` = "chunked_attention" where ``no_rope_layers`` is
+    1 (configuration_llama4.py); vLLM allocates those layers as full attention by default (the hybrid KV manager is
+    off for chunked local attention), as the original config without layer_types is sized. Before: refused."""
+    base = {k: v for k, v in COMMAND_A.items() if not k.startswith("sliding")}
+    types = ["chunked_attention", "chunked_attention", "chunked_attention", "full_attention"] * 16
+    arch = parse_architecture({**base, "model_type": "llama4_text", "layer_types": types, "attention_chunk_size": 8192})
+    assert [layer.attention for layer in arch.layers] == [FULL] * 64
+    assert arch == parse_architecture({**base, "model_type": "llama4_text", "attention_chunk_size": 8192})

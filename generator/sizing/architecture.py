@@ -241,6 +241,7 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
                 "or weights"
             )
     text = _with_transformers_defaults(text, str(text.get("model_type") or config.get("model_type") or ""))
+    _check_counted_layers(config, text)
     missing = [key for key in _REQUIRED if text.get(key) is None]
     if missing:
         kind = text.get("model_type") or config.get("model_type") or "unknown"
@@ -410,6 +411,65 @@ def _check_model_type(config: Mapping[str, Any]) -> None:
             raise ArchitectureError(
                 f"config field '{where}model_type' must be a model type name such as llama, got {str(kind)[:60]!r}"
             )
+
+
+#: Fields a published config gives per layer (a list) where this parser reads one value for every layer: Hunyuan-A13B's
+#: ``moe_topk``, per-layer widths or head counts.
+_PER_LAYER_LISTS = (
+    "moe_topk",
+    "moe_k",
+    "moe_num_experts",
+    "num_experts_per_tok",
+    "moe_intermediate_size",
+    "num_experts",
+    "num_local_experts",
+    "n_routed_experts",
+    "intermediate_size",
+    "num_key_value_heads",
+    "num_attention_heads",
+    "head_dim",
+)
+
+
+def _check_counted_layers(config: Mapping[str, Any], text: Mapping[str, Any]) -> None:
+    """Refuse a config whose layers are not the kinds counted here, naming the real reason (newuser32 items 5, 7, 12).
+
+    Each was sized as uniform attention layers without a word: Llama 3.2 Vision's cross-attention layers, DeepSeek-V3.2's
+    indexer, RecurrentGemma's RG-LRU blocks, Nemotron-NAS's per-layer ``block_configs``, per-layer lists of widths.
+    """
+    model_type = str(config.get("model_type") or text.get("model_type") or "unknown")
+    if model_type == "mllama" or text.get("model_type") == "mllama_text_model" or "cross_attention_layers" in text:
+        raise ArchitectureError(
+            f"cannot size model_type '{model_type}' (Llama 3.2 Vision): its cross-attention layers "
+            "(cross_attention_layers) attend to the image tokens, an encoder-decoder layout specgen does not size, and "
+            "vLLM no longer serves it natively (encoder-decoder support removed with its V0 engine, "
+            "https://github.com/vllm-project/vllm/pull/24907)"
+        )
+    if model_type == "deepseek_v32" or any(key in text for key in ("index_topk", "index_n_heads", "index_head_dim")):
+        raise ArchitectureError(
+            f"cannot size model_type '{model_type}' (DeepSeek-V3.2 sparse attention): its lightning indexer "
+            "(index_n_heads, index_head_dim, index_topk) adds per-layer linears and a key cache of its own (vLLM "
+            "models/deepseek_v2.py DeepseekV32IndexerCache: 132 B a token a layer beside the MLA latent) that specgen "
+            "does not count; sized as DeepSeek-V3 the parameters and the KV cache would be short"
+        )
+    if "block_types" in text or model_type == "recurrent_gemma":
+        raise ArchitectureError(
+            f"cannot size model_type '{model_type}': its layers are listed in block_types (RecurrentGemma: RG-LRU "
+            "recurrent blocks, which keep a fixed state per sequence, beside local-attention ones), which specgen does "
+            "not size; sized as attention layers the KV cache and the parameters would be wrong"
+        )
+    if "block_configs" in text:
+        raise ArchitectureError(
+            f"cannot size model_type '{model_type}': its layers differ one from another (block_configs: per-layer "
+            "attention, some removed, and feed-forward widths, as in Llama-3.3-Nemotron-Super-49B), which specgen does "
+            "not count; sized as uniform layers the parameters and KV cache would be wrong"
+        )
+    listed = next((key for key in _PER_LAYER_LISTS if isinstance(text.get(key), list)), None)
+    if listed is not None:
+        raise ArchitectureError(
+            f"cannot size model_type '{model_type}': config field '{listed}' is a per-layer list (layers that differ one "
+            "from another, as in Hunyuan-A13B), which specgen does not count; one whole number for every layer is read"
+        )
 
 
 def _given_null(cfg: Mapping[str, Any], key: str) -> bool:
@@ -617,8 +677,11 @@ def _with_transformers_defaults(text: Mapping[str, Any], model_type: str) -> Map
     return {**text, **missing} if missing else text
 
 
-#: The ``layer_types`` entries of Transformers' attention layers this engine sizes.
-_LAYER_TYPES = ("full_attention", "sliding_attention")
+#: The ``layer_types`` entries of Transformers' attention layers this engine sizes. ``chunked_attention`` (Llama 4's
+#: local layers, Transformers ``Llama4TextConfig`` derives it from ``no_rope_layers``) is sized as full attention, as
+#: vLLM allocates it by default (it turns the hybrid KV manager off for chunked local attention) and as the original
+#: config without ``layer_types`` is sized (newuser32 item 11).
+_LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention")
 
 
 def _layer_windows(cfg: Mapping[str, Any], model_type: str, n_layers: int) -> list[int | None]:
