@@ -3,10 +3,12 @@
 The layout is data (linear shapes, attention kind, KV elements per token) so that parameter
 counts, weight bytes under any format, KV cache and LoRA adapters are all derived from one
 structure. Supported: dense, GQA / MQA, ``head_dim`` != hidden / heads, tied embeddings,
-biases, MoE (routed + shared experts, dense-first layers, ``mlp_only_layers``), MLA
-(DeepSeek V2/V3), sliding-window and hybrid local/global layers, and ``text_config`` wrappers
-(Gemma 3, Llama 4) with their vision tower. Llama 4's chunked local attention is sized as full
-attention (an overestimate of its KV cache beyond the 8,192-token chunk). BERT / RoBERTa / XLM-RoBERTa encoders are
+biases, MoE (routed + shared experts, dense-first layers, ``mlp_only_layers``, ERNIE 4.5's names), MLA
+(DeepSeek V2/V3), sliding-window and hybrid local/global layers (``layer_types`` or ``sliding_window_pattern``), and
+``text_config`` wrappers (Gemma 3, Llama 4) with their vision tower, Qwen2-VL / Qwen2.5-VL towers. Layers of other
+kinds (cross-attention, DeepSeek-V3.2's indexer, per-layer ``block_configs`` / ``block_types``) are refused.
+Llama 4's chunked local attention is sized as full attention (an overestimate of its KV cache beyond the 8,192-token
+chunk). BERT / RoBERTa / XLM-RoBERTa encoders are
 laid out by :mod:`generator.sizing.encoder` in the same structure (no KV, no LM head). Qwen3-Next's Gated DeltaNet
 layers, which keep a recurrent state instead of KV, are built in :mod:`generator.sizing.linear_attention`; other
 state-space hybrids (Mamba-2: Nemotron-H, Granite-4.0-H, Jamba) are refused.
