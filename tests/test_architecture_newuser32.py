@@ -436,3 +436,14 @@ def test_chunked_attention_layer_type_is_sized_as_full() -> None:
     arch = parse_architecture({**base, "model_type": "llama4_text", "layer_types": types, "attention_chunk_size": 8192})
     assert [layer.attention for layer in arch.layers] == [FULL] * 64
     assert arch == parse_architecture({**base, "model_type": "llama4_text", "attention_chunk_size": 8192})
+
+
+# --- item 12: the vision tower is not "active per token" -------------------------------------------------------
+
+
+def test_active_per_token_leaves_the_vision_tower_out() -> None:
+    """A vision tower runs once per image, not per token: Qwen2.5-VL-7B's active parameters are its language model's
+    7,615,616,512 (LLaMA-Factory logs 7,615,616,512 trainable of 8,292,166,656 with the tower frozen), and Llama 4
+    Scout's "17B active" (Meta's model card) is its text path. Before: the tower counted as active, 8,292,166,656."""
+    arch = parse_architecture({**_qwen25_text(), "model_type": "qwen2_5_vl", "vision_config": QWEN25_VL_VISION})
+    assert arch.params_active == 7_615_616_512 == arch.params_total - arch.vision_params

@@ -146,7 +146,8 @@ class Architecture(NamedTuple):
 
     #: Every parameter, embeddings and vision tower included (set by :func:`parse_architecture`).
     params_total: int = 0
-    #: Parameters used per token: the total minus the routed experts a token skips.
+    #: Parameters used per token: the total minus the routed experts a token skips and the vision tower (run once per
+    #: image, not per token: newuser32 item 12, Llama 4 Scout's "17B active" is its text path).
     params_active: int = 0
     #: Exact bytes read from the checkpoint's files; used when weights are held in their format.
     file_weights: FileWeights | None = None
@@ -184,7 +185,8 @@ class Architecture(NamedTuple):
             + self.vision_params
             + sum(layer.params for layer in self.layers)
         )
-        return self._replace(params_total=total, params_active=total - sum(layer.inactive_params for layer in self.layers))
+        inactive = sum(layer.inactive_params for layer in self.layers)
+        return self._replace(params_total=total, params_active=total - self.vision_params - inactive)
 
 
 @memoized
