@@ -77,6 +77,16 @@ def test_command_a_request_kv_at_131k() -> None:
     assert vllm_kv_cache(arch, 16, 40 * GIB, 131072).groups > 1  # a hybrid pool, not one sliding group
 
 
+def test_command_a_parameters_one_norm_a_layer() -> None:
+    """Cohere's layer runs attention and MLP side by side after one input_layernorm (vLLM models/commandr.py
+    ``CohereDecoderLayer``): 64 x (q, o 12,288^2 + k, v 12,288 x 1,024 + 3 x 12,288 x 36,864 + one 12,288 norm) + the
+    tied 256,000 x 12,288 embedding + the final norm = 111,057,580,032 (the card's "111B"). Before: 111,058,366,464
+    (two norms a layer)."""
+    h = 12288
+    assert parse_architecture(COMMAND_A).params_total == 64 * (2 * h * h + 2 * h * 1024 + 3 * h * 36864 + h) + 256000 * h + h
+    assert parse_architecture(COMMAND_A).params_total == 111_057_580_032
+
+
 def test_cohere2_pattern_defaults_to_four() -> None:
     """Transformers ``Cohere2Config`` defaults ``sliding_window_pattern`` to 4: left out, every 4th layer is global."""
     config = {k: v for k, v in COMMAND_A.items() if k != "sliding_window_pattern"}

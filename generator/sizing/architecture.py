@@ -665,6 +665,10 @@ def _norm_params(model_type: str, hidden: int) -> int:
     """RMSNorm weights per layer: two (input, post-attention), four for Gemma 2/3's sandwich norms."""
     if model_type.startswith("gemma2") or model_type.startswith("gemma3"):
         return 4 * hidden  # pre/post attention and pre/post feed-forward norms
+    if model_type in ("cohere", "cohere2"):
+        # Command R / R7B / A: attention and MLP side by side after one input_layernorm (a weight-only LayerNorm;
+        # vLLM models/commandr.py CohereDecoderLayer, Transformers modeling_cohere2.py)
+        return hidden
     return 2 * hidden
 
 
