@@ -36,6 +36,12 @@ DIMENSION_BOUNDS: dict[str, tuple[int, int]] = {
     "n_routed_experts": (0, 8192),
     "n_shared_experts": (0, 256),
     "num_experts_per_tok": (0, 8192),
+    "moe_num_experts": (0, 8192),  # ERNIE 4.5's names
+    "moe_k": (0, 8192),
+    "moe_num_shared_experts": (0, 256),
+    "moe_layer_start_index": (0, 1024),
+    "moe_layer_end_index": (0, 1024),
+    "moe_layer_interval": (1, 1024),
     "kv_lora_rank": (1, 65_536),
     "q_lora_rank": (1, 65_536),
     "qk_rope_head_dim": (0, 65_536),
@@ -56,7 +62,7 @@ DIMENSION_BOUNDS: dict[str, tuple[int, int]] = {
 }
 #: Most entries in a per-layer list (``layer_types``, ``mlp_only_layers``).
 MAX_LAYER_LIST = 1024
-_EXPERT_COUNTS = ("num_experts", "num_local_experts", "n_routed_experts")
+_EXPERT_COUNTS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
 
 
 def _check_section(section: Mapping[str, Any], where: str) -> None:

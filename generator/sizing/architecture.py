@@ -3,10 +3,12 @@
 The layout is data (linear shapes, attention kind, KV elements per token) so that parameter
 counts, weight bytes under any format, KV cache and LoRA adapters are all derived from one
 structure. Supported: dense, GQA / MQA, ``head_dim`` != hidden / heads, tied embeddings,
-biases, MoE (routed + shared experts, dense-first layers, ``mlp_only_layers``), MLA
-(DeepSeek V2/V3), sliding-window and hybrid local/global layers, and ``text_config`` wrappers
-(Gemma 3, Llama 4) with their vision tower. Llama 4's chunked local attention is sized as full
-attention (an overestimate of its KV cache beyond the 8,192-token chunk). BERT / RoBERTa / XLM-RoBERTa encoders are
+biases, MoE (routed + shared experts, dense-first layers, ``mlp_only_layers``, ERNIE 4.5's names), MLA
+(DeepSeek V2/V3), sliding-window and hybrid local/global layers (``layer_types`` or ``sliding_window_pattern``), and
+``text_config`` wrappers (Gemma 3, Llama 4) with their vision tower, Qwen2-VL / Qwen2.5-VL towers. Layers of other
+kinds (cross-attention, DeepSeek-V3.2's indexer, per-layer ``block_configs`` / ``block_types``) are refused.
+Llama 4's chunked local attention is sized as full attention (an overestimate of its KV cache beyond the 8,192-token
+chunk). BERT / RoBERTa / XLM-RoBERTa encoders are
 laid out by :mod:`generator.sizing.encoder` in the same structure (no KV, no LM head). Qwen3-Next's Gated DeltaNet
 layers, which keep a recurrent state instead of KV, are built in :mod:`generator.sizing.linear_attention`; other
 state-space hybrids (Mamba-2: Nemotron-H, Granite-4.0-H, Jamba) are refused.
@@ -144,7 +146,8 @@ class Architecture(NamedTuple):
 
     #: Every parameter, embeddings and vision tower included (set by :func:`parse_architecture`).
     params_total: int = 0
-    #: Parameters used per token: the total minus the routed experts a token skips.
+    #: Parameters used per token: the total minus the routed experts a token skips and the vision tower (run once per
+    #: image, not per token: newuser32 item 12, Llama 4 Scout's "17B active" is its text path).
     params_active: int = 0
     #: Exact bytes read from the checkpoint's files; used when weights are held in their format.
     file_weights: FileWeights | None = None
@@ -182,7 +185,8 @@ class Architecture(NamedTuple):
             + self.vision_params
             + sum(layer.params for layer in self.layers)
         )
-        return self._replace(params_total=total, params_active=total - sum(layer.inactive_params for layer in self.layers))
+        inactive = sum(layer.inactive_params for layer in self.layers)
+        return self._replace(params_total=total, params_active=total - self.vision_params - inactive)
 
 
 @memoized
@@ -222,14 +226,26 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
     """
     vision_params = 0
     text = config
+    top_type = str(config.get("model_type") or "")
+    vision_notes: list[str] = []
+    _check_model_type(config)
     if isinstance(config.get("text_config"), Mapping):
         text = {**config["text_config"]}
         for key in ("tie_word_embeddings", "torch_dtype", "quantization_config"):
             if key in config and key not in text:
                 text[key] = config[key]
-        vision_params = _vision_params(config, int(text.get("hidden_size") or 0))
-    _check_model_type(config)
+        vision_params = _vision_params(config, int(text.get("hidden_size") or 0), top_type)
+    elif isinstance(config.get("vision_config"), Mapping):
+        # a flat config (Qwen2-VL, Qwen2.5-VL as published): its tower was dropped without a word (newuser32 item 6)
+        if _is_qwen_vl_tower(config["vision_config"]):
+            vision_params = _vision_params(config, int(config.get("hidden_size") or 0), top_type)
+        else:
+            vision_notes.append(
+                "the config's vision_config (a vision tower beside a flat text config) is not counted in the parameters "
+                "or weights"
+            )
     text = _with_transformers_defaults(text, str(text.get("model_type") or config.get("model_type") or ""))
+    _check_counted_layers(config, text)
     missing = [key for key in _REQUIRED if text.get(key) is None]
     if missing:
         kind = text.get("model_type") or config.get("model_type") or "unknown"
@@ -268,8 +284,8 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
     if kv_heads == 0 or (kv_heads is not None and heads % kv_heads):
         raise ArchitectureError(f"num_key_value_heads {kv_heads} must be positive and divide num_attention_heads {heads}")
     kv_heads = kv_heads or heads
-    top_k = _opt_int(text, "num_experts_per_tok", "experts_per_token", "moe_topk") or 0
-    if top_k and not _num_experts(text) and any(k in text for k in ("n_routed_experts", "num_local_experts", "num_experts")):
+    top_k = _opt_int(text, *_TOP_K_KEYS) or 0
+    if top_k and not _num_experts(text) and any(k in text for k in _EXPERT_COUNT_KEYS):
         raise ArchitectureError(f"num_experts_per_tok {top_k} names routed experts, but the config's expert count is 0")
     if _opt_int(text, "head_dim") is None and hidden % heads and text.get("kv_lora_rank") is None:
         raise ArchitectureError(f"hidden_size {hidden} is not a multiple of num_attention_heads {heads} and no head_dim is given")
@@ -305,8 +321,10 @@ def parse_architecture(config: Mapping[str, Any]) -> Architecture:
                 experts_per_token=top_k,
             )
         )
+    if not any(layer.is_moe for layer in layers):
+        _check_no_unread_experts(text, model_type)
     rotary_dim = _opt_int(text, "qk_rope_head_dim") or int(head_dim * float(text.get("partial_rotary_factor") or 1.0))
-    notes: list[str] = []
+    notes: list[str] = vision_notes
     if text.get("num_nextn_predict_layers"):
         notes.append(
             f"{text['num_nextn_predict_layers']} multi-token-prediction layer(s) are not counted "
@@ -399,6 +417,65 @@ def _check_model_type(config: Mapping[str, Any]) -> None:
             )
 
 
+#: Fields a published config gives per layer (a list) where this parser reads one value for every layer: Hunyuan-A13B's
+#: ``moe_topk``, per-layer widths or head counts.
+_PER_LAYER_LISTS = (
+    "moe_topk",
+    "moe_k",
+    "moe_num_experts",
+    "num_experts_per_tok",
+    "moe_intermediate_size",
+    "num_experts",
+    "num_local_experts",
+    "n_routed_experts",
+    "intermediate_size",
+    "num_key_value_heads",
+    "num_attention_heads",
+    "head_dim",
+)
+
+
+def _check_counted_layers(config: Mapping[str, Any], text: Mapping[str, Any]) -> None:
+    """Refuse a config whose layers are not the kinds counted here, naming the real reason (newuser32 items 5, 7, 12).
+
+    Each was sized as uniform attention layers without a word: Llama 3.2 Vision's cross-attention layers, DeepSeek-V3.2's
+    indexer, RecurrentGemma's RG-LRU blocks, Nemotron-NAS's per-layer ``block_configs``, per-layer lists of widths.
+    """
+    model_type = str(config.get("model_type") or text.get("model_type") or "unknown")
+    if model_type == "mllama" or text.get("model_type") == "mllama_text_model" or "cross_attention_layers" in text:
+        raise ArchitectureError(
+            f"cannot size model_type '{model_type}' (Llama 3.2 Vision): its cross-attention layers "
+            "(cross_attention_layers) attend to the image tokens, an encoder-decoder layout specgen does not size, and "
+            "vLLM no longer serves it natively (encoder-decoder support removed with its V0 engine, "
+            "https://github.com/vllm-project/vllm/pull/24907)"
+        )
+    if model_type == "deepseek_v32" or any(key in text for key in ("index_topk", "index_n_heads", "index_head_dim")):
+        raise ArchitectureError(
+            f"cannot size model_type '{model_type}' (DeepSeek-V3.2 sparse attention): its lightning indexer "
+            "(index_n_heads, index_head_dim, index_topk) adds per-layer linears and a key cache of its own (vLLM "
+            "models/deepseek_v2.py DeepseekV32IndexerCache: 132 B a token a layer beside the MLA latent) that specgen "
+            "does not count; sized as DeepSeek-V3 the parameters and the KV cache would be short"
+        )
+    if "block_types" in text or model_type == "recurrent_gemma":
+        raise ArchitectureError(
+            f"cannot size model_type '{model_type}': its layers are listed in block_types (RecurrentGemma: RG-LRU "
+            "recurrent blocks, which keep a fixed state per sequence, beside local-attention ones), which specgen does "
+            "not size; sized as attention layers the KV cache and the parameters would be wrong"
+        )
+    if "block_configs" in text:
+        raise ArchitectureError(
+            f"cannot size model_type '{model_type}': its layers differ one from another (block_configs: per-layer "
+            "attention, some removed, and feed-forward widths, as in Llama-3.3-Nemotron-Super-49B), which specgen does "
+            "not count; sized as uniform layers the parameters and KV cache would be wrong"
+        )
+    listed = next((key for key in _PER_LAYER_LISTS if isinstance(text.get(key), list)), None)
+    if listed is not None:
+        raise ArchitectureError(
+            f"cannot size model_type '{model_type}': config field '{listed}' is a per-layer list (layers that differ one "
+            "from another, as in Hunyuan-A13B), which specgen does not count; one whole number for every layer is read"
+        )
+
+
 def _given_null(cfg: Mapping[str, Any], key: str) -> bool:
     """Whether the config holds ``key`` as null (which transformers keeps as None, where leaving it out takes a default)."""
     return key in cfg and cfg[key] is None
@@ -439,8 +516,11 @@ def _tied(text: Mapping[str, Any], config: Mapping[str, Any], model_type: str) -
 
 def _attention_biases(cfg: Mapping[str, Any], model_type: str) -> tuple[bool, bool]:
     """(q/k/v bias, output bias)."""
-    if model_type in ("qwen2", "qwen2_moe", "qwen2_vl"):
+    if model_type in ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text", "qwen2_5_vl_text"):
         return True, False
+    if model_type.startswith("ernie4_5"):
+        bias = bool(cfg.get("use_bias", False))  # ERNIE 4.5's qkv_proj and o_proj (vLLM models/ernie45_moe.py)
+        return bias, bias
     bias = bool(cfg.get("attention_bias", cfg.get("bias", False)))
     return bias, bias
 
@@ -457,7 +537,7 @@ def _gqa_attention(
         Linear("o_proj", q_dim, hidden, ATTENTION, o_bias),
     )
     other = 0
-    if model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "olmo2", "qwen3_next"):
+    if model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "olmo2", "qwen3_next", "exaone4"):
         other += 2 * head_dim  # q_norm and k_norm over head_dim
     if model_type == "gpt_oss":
         other += heads  # attention sinks, one per head
@@ -495,7 +575,36 @@ def _gated(prefix: str, hidden: int, inter: int, group: str, bias: bool = False,
 
 
 def _num_experts(cfg: Mapping[str, Any]) -> int:
-    return _opt_int(cfg, "n_routed_experts", "num_local_experts", "num_experts") or 0
+    return _opt_int(cfg, *_EXPERT_COUNT_KEYS) or 0
+
+
+#: Routed experts per MoE layer, by the names configs give them (``moe_num_experts``: ERNIE 4.5).
+_EXPERT_COUNT_KEYS = ("n_routed_experts", "num_local_experts", "num_experts", "moe_num_experts")
+#: Experts each token is routed to (``moe_k``: ERNIE 4.5).
+_TOP_K_KEYS = ("num_experts_per_tok", "experts_per_token", "moe_topk", "moe_k")
+#: ERNIE 4.5's MoE layer placement (vLLM ``models/ernie45_moe.py``): layer i has experts when
+#: ``(i + 1) % moe_layer_interval == 0`` and ``moe_layer_start_index <= i <= moe_layer_end_index``.
+_ERNIE_MOE_PLACEMENT = ("moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval")
+
+
+def _check_no_unread_experts(cfg: Mapping[str, Any], model_type: str) -> None:
+    """Refuse a config sized dense that still names experts in a field not read here.
+
+    newuser32 item 4: ERNIE 4.5's ``moe_num_experts`` / ``moe_k`` were not read, so ERNIE-4.5-21B-A3B was sized as a
+    3.35 B dense model (21.8 B published). A field whose name holds ``moe`` or ``expert`` with a value that is not
+    empty, zero or false means experts this parser did not lay out.
+    """
+    unread = sorted(
+        key
+        for key, value in cfg.items()
+        if ("moe" in key.lower() or "expert" in key.lower()) and value not in (None, False, 0, "", [], {})
+    )
+    if unread:
+        raise ArchitectureError(
+            f"cannot size model_type '{model_type}': the config names experts ({', '.join(unread[:4])}) but no routed "
+            f"experts are read from it (their count is read from {', '.join(_EXPERT_COUNT_KEYS)}); sized as a dense "
+            "model, its parameters and weights would be a fraction of the real ones"
+        )
 
 
 def _is_moe_layer(cfg: Mapping[str, Any], model_type: str, index: int) -> bool:
@@ -503,6 +612,11 @@ def _is_moe_layer(cfg: Mapping[str, Any], model_type: str, index: int) -> bool:
         return False
     if index in (cfg.get("mlp_only_layers") or []):
         return False
+    if any(key in cfg for key in _ERNIE_MOE_PLACEMENT):
+        start = _opt_int(cfg, "moe_layer_start_index") or 0
+        end = _opt_int(cfg, "moe_layer_end_index")
+        interval = _opt_int(cfg, "moe_layer_interval") or 1
+        return (index + 1) % interval == 0 and start <= index and (end is None or index <= end)
     if "first_k_dense_replace" in cfg or model_type.startswith("deepseek"):
         first_dense = int(cfg.get("first_k_dense_replace") or 0)
         freq = int(cfg.get("moe_layer_freq") or 1)
@@ -520,7 +634,7 @@ def _mlp(
         dense_inter = _width(cfg, "intermediate_size_mlp", intermediate)
         return _gated("", hidden, dense_inter, MLP, mlp_bias), 0, 0
     experts = _num_experts(cfg)
-    top_k = _opt_int(cfg, "num_experts_per_tok", "experts_per_token", "moe_topk")
+    top_k = _opt_int(cfg, *_TOP_K_KEYS)
     if top_k is None:
         raise ArchitectureError("MoE config lacks 'num_experts_per_tok'")
     if top_k < 1:
@@ -535,7 +649,7 @@ def _mlp(
     router = Linear("router", hidden, experts, ROUTER, bias=expert_bias)
     other = 0  # DeepSeek-V3's e_score_correction_bias is a buffer, not a parameter
     shared: tuple[Linear, ...] = ()
-    n_shared = _opt_int(cfg, "n_shared_experts") or 0
+    n_shared = _opt_int(cfg, "n_shared_experts", "moe_num_shared_experts") or 0  # of the expert width each
     shared_inter = _opt_int(cfg, "shared_expert_intermediate_size")
     if model_type.startswith("llama4"):
         n_shared = 1  # one shared expert of the expert width in every MoE layer (transformers Llama4TextMoe)
@@ -551,6 +665,10 @@ def _norm_params(model_type: str, hidden: int) -> int:
     """RMSNorm weights per layer: two (input, post-attention), four for Gemma 2/3's sandwich norms."""
     if model_type.startswith("gemma2") or model_type.startswith("gemma3"):
         return 4 * hidden  # pre/post attention and pre/post feed-forward norms
+    if model_type in ("cohere", "cohere2"):
+        # Command R / R7B / A: attention and MLP side by side after one input_layernorm (a weight-only LayerNorm;
+        # vLLM models/commandr.py CohereDecoderLayer, Transformers modeling_cohere2.py)
+        return hidden
     return 2 * hidden
 
 
@@ -567,8 +685,11 @@ def _with_transformers_defaults(text: Mapping[str, Any], model_type: str) -> Map
     return {**text, **missing} if missing else text
 
 
-#: The ``layer_types`` entries of Transformers' attention layers this engine sizes.
-_LAYER_TYPES = ("full_attention", "sliding_attention")
+#: The ``layer_types`` entries of Transformers' attention layers this engine sizes. ``chunked_attention`` (Llama 4's
+#: local layers, Transformers ``Llama4TextConfig`` derives it from ``no_rope_layers``) is sized as full attention, as
+#: vLLM allocates it by default (it turns the hybrid KV manager off for chunked local attention) and as the original
+#: config without ``layer_types`` is sized (newuser32 item 11).
+_LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention")
 
 
 def _layer_windows(cfg: Mapping[str, Any], model_type: str, n_layers: int) -> list[int | None]:
@@ -595,20 +716,63 @@ def _layer_windows(cfg: Mapping[str, Any], model_type: str, n_layers: int) -> li
         return [None] * n_layers
     if model_type == "gemma2":
         return [window if i % 2 == 0 else None for i in range(n_layers)]
-    if model_type.startswith("gemma3"):
-        pattern = int(cfg.get("sliding_window_pattern") or 6)
-        return [window if (i + 1) % pattern else None for i in range(n_layers)]
+    pattern = cfg.get("sliding_window_pattern")
+    if pattern is None:
+        pattern = _DEFAULT_WINDOW_PATTERN.get(model_type)
+        if pattern is None and model_type.startswith("gemma3"):
+            pattern = 6
+    if pattern is not None:
+        return _pattern_windows(pattern, window, n_layers)
     if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
         first = int(cfg.get("max_window_layers") or 0)
         return [window if i >= first else None for i in range(n_layers)]
     return [window] * n_layers
 
 
-def _vision_params(config: Mapping[str, Any], text_hidden: int) -> int:
+#: ``sliding_window_pattern`` by model type where Transformers' config class defaults it and a published config may
+#: leave it out: ``Cohere2Config`` (Command R7B, Command A) defaults 4 (every 4th layer global).
+_DEFAULT_WINDOW_PATTERN: dict[str, int] = {"cohere2": 4}
+
+
+def _pattern_windows(pattern: object, window: int, n_layers: int) -> list[int | None]:
+    """Per layer from ``sliding_window_pattern``: a number N (every Nth layer global) or a string of L/G per layer.
+
+    newuser32 item 1: read for Gemma 3 only, Command A's 16 global layers were sized as 4,096-token windows (KV ~9x
+    short at 131k). A number N: layer i slides unless ``(i + 1) % N == 0`` (vLLM ``models/commandr.py``:
+    ``layer_has_sliding_window = ... (layer_idx + 1) % self.config.sliding_window_pattern != 0``; ``gemma3.py`` alike;
+    Transformers' ``Cohere2Config`` derives ``layer_types`` so). A string (EXAONE 4.0's ``"LLLG"``): character
+    ``i % len`` of it, ``L`` a local (sliding) layer, ``G`` a global one, the last layer always global (TensorRT-LLM
+    ``_torch/models/modeling_exaone4.py::check_is_sliding``). Any other form is refused: sized as all-sliding, the
+    global layers' KV would be lost.
+    """
+    if isinstance(pattern, int) and not isinstance(pattern, bool) and pattern >= 1:
+        return [window if (i + 1) % pattern else None for i in range(n_layers)]
+    if isinstance(pattern, str) and pattern and set(pattern) <= {"L", "G"}:
+        last = n_layers - 1  # the last layer is global whatever the pattern says (TensorRT-LLM exaone4.py check_is_sliding)
+        return [window if pattern[i % len(pattern)] == "L" and i != last else None for i in range(n_layers)]
+    raise ArchitectureError(
+        f"sliding_window_pattern {str(pattern)[:40]!r} is not read here: a whole number N >= 1 (every Nth layer global) or "
+        "a string of L (sliding) and G (global) layers such as 'LLLG' is; give 'layer_types' (full_attention / "
+        "sliding_attention per layer) instead"
+    )
+
+
+def _is_qwen_vl_tower(vision: Mapping[str, Any]) -> bool:
+    """Whether ``vision_config`` describes a Qwen-VL tower (``depth`` blocks, a patch merger), not a ViT/SigLIP one."""
+    return "depth" in vision
+
+
+#: Model types whose Qwen-VL vision tower is counted exactly (:func:`_qwen_vl_tower`).
+_QWEN_VL_TOWERS = ("qwen2_vl", "qwen2_5_vl")
+
+
+def _vision_params(config: Mapping[str, Any], text_hidden: int, model_type: str = "") -> int:
     """A ViT/SigLIP vision tower plus a linear projector to the text model, from ``vision_config``."""
     vision = config.get("vision_config")
     if not isinstance(vision, Mapping):
         return 0
+    if _is_qwen_vl_tower(vision):
+        return _qwen_vl_tower(vision, text_hidden, model_type)
     try:
         h = int(vision["hidden_size"])
         inter = int(vision["intermediate_size"])
@@ -622,3 +786,42 @@ def _vision_params(config: Mapping[str, Any], text_hidden: int) -> int:
     embeddings = channels * patch * patch * h + h + (image // patch) ** 2 * h
     projector = h * text_hidden + h  # projection and its input norm (Gemma 3 multi_modal_projector)
     return n_layers * per_layer + embeddings + 2 * h + projector
+
+
+def _qwen_vl_tower(vision: Mapping[str, Any], text_hidden: int, model_type: str) -> int:
+    """Parameters of a Qwen2-VL or Qwen2.5-VL vision tower: patch embedding, ``depth`` blocks and the patch merger.
+
+    Shapes from Transformers ``modeling_qwen2_vl.py`` / ``modeling_qwen2_5_vl.py`` (vLLM ``models/qwen2_vl.py``,
+    ``qwen2_5_vl.py``): a bias-free Conv3d patch embedding of ``in_channels x temporal_patch_size x patch_size^2``
+    per output channel; each block a fused biased ``qkv`` and ``proj``, then Qwen2-VL's LayerNorms (weight and bias)
+    and fc1/fc2 MLP of ``embed_dim x mlp_ratio``, or Qwen2.5-VL's RMSNorms and a biased gate/up/down MLP of
+    ``intermediate_size``; the merger a norm over the tower width (Qwen2-VL LayerNorm, Qwen2.5-VL RMSNorm) and two
+    biased linears, ``width x merge^2`` square, then to the text width (``out_hidden_size`` / Qwen2-VL's
+    ``hidden_size``). Qwen2.5-VL-7B: 1,505,280 + 32 x 19,702,200 + 44,574,464 = 676,550,144 (the Hub's 8,292,166,656
+    total less Qwen2.5-7B's 7,615,616,512). Other towers with ``depth`` (Qwen3-VL's, with a position table and
+    DeepStack mergers) are refused.
+    """
+    if model_type not in _QWEN_VL_TOWERS:
+        raise ArchitectureError(
+            f"cannot size model_type '{model_type}': its vision tower (vision_config with 'depth') is not counted; "
+            f"specgen counts the Qwen-VL towers of {', '.join(_QWEN_VL_TOWERS)} only (Qwen3-VL's adds a position table "
+            "and DeepStack mergers), and sized without it the parameters and weights would be short"
+        )
+    qwen25 = model_type == "qwen2_5_vl"
+    try:
+        depth = int(vision["depth"])
+        width = int(vision["hidden_size"] if qwen25 else vision["embed_dim"])
+        inter = int(vision["intermediate_size"]) if qwen25 else width * int(vision.get("mlp_ratio") or 4)
+        out = int(vision.get("out_hidden_size") or (text_hidden if qwen25 else vision.get("hidden_size") or text_hidden))
+        patch = int(vision.get("patch_size") or 14)
+        temporal = int(vision.get("temporal_patch_size") or 2)
+        channels = int(vision.get("in_channels") or vision.get("in_chans") or 3)
+        merge = int(vision.get("spatial_merge_size") or 2)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ArchitectureError(f"vision_config lacks or has a malformed field: {exc}") from None
+    norm = width if qwen25 else 2 * width  # RMSNorm weight; LayerNorm weight and bias
+    attention = (width * 3 * width + 3 * width) + (width * width + width)
+    mlp = 2 * (width * inter + inter) + (inter * width + width) if qwen25 else (width * inter + inter) + (inter * width + width)
+    merged = width * merge * merge
+    merger = norm + (merged * merged + merged) + (merged * out + out)
+    return channels * temporal * patch * patch * width + depth * (2 * norm + attention + mlp) + merger

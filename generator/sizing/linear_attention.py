@@ -90,7 +90,25 @@ STATE_MARKERS = (
 
 def is_linear_attention(config: Mapping[str, Any]) -> bool:
     """Whether a config names layers that keep a recurrent state (linear attention or Mamba) beside or instead of KV."""
-    return any(key in config for key in STATE_MARKERS)
+    return any(key in config for key in STATE_MARKERS) or _lightning_layers(config)
+
+
+def _lightning_layers(config: Mapping[str, Any]) -> bool:
+    """Whether ``attn_type_list`` (MiniMax) names a linear (lightning) attention layer: any entry that is not 1.
+
+    newuser32 item 2: MiniMax-Text-01 / MiniMax-M1 (``attn_type_list`` 0 = lightning attention, 1 = softmax attention,
+    https://huggingface.co/MiniMaxAI/MiniMax-Text-01; vLLM ``models/minimax_text_01.py`` builds a linear-attention
+    layer for each 0) were sized as 80 softmax layers, KV 8x too large. MiniMax-M2's list is all 1s (every layer
+    softmax attention), sized as attention. A list that is not one 0 / 1 per layer is refused as well.
+    """
+    types = config.get("attn_type_list")
+    if types is None:
+        return False
+    if not isinstance(types, list) or any(isinstance(t, bool) or t not in (0, 1) for t in types):
+        raise ArchitectureError(
+            f"attn_type_list must list 0 (linear attention) or 1 (softmax attention) per layer, got {str(types)[:60]}"
+        )
+    return any(t == 0 for t in types)
 
 
 def check_supported(config: Mapping[str, Any], model_type: str) -> None:
@@ -101,6 +119,9 @@ def check_supported(config: Mapping[str, Any], model_type: str) -> None:
         kind = "linear-attention (Gated DeltaNet)" if "linear_num_value_heads" in config else "state-space (Mamba)"
         if "full_attention_interval" in config and "linear_num_value_heads" not in config:
             kind = "linear-attention (Gated DeltaNet)"
+        if _lightning_layers(config):
+            kind = "linear-attention (lightning attention, attn_type_list 0)"
+            reason = "only qwen3_next is sized"
         raise ArchitectureError(
             f"cannot size model_type '{model_type}': its {kind} layers keep a fixed recurrent state per sequence "
             f"instead of a KV cache, which specgen sizes exactly only for Qwen3-Next ({reason}); sizing them as "
