@@ -128,6 +128,11 @@ CASES = [
         "workload.yaml:6:15: deployments[0].platform: 'dgx-h100' takes h100-sxm5-80gb, none of hardware.gpus (l40s-48gb)",
         id="pin-no-allowed-gpu",
     ),
+    pytest.param(  # fuzz27 H3: os.path raised "embedded null byte" through validate, plan, render and diff
+        VALID.replace("model: meta-llama/Llama-3.1-8B-Instruct", 'model: "./m\\0odel"', 1),
+        "workload.yaml:5:12: deployments[0].model: the model './m\\x00odel' holds a NUL character",
+        id="nul-in-model-path",
+    ),
     pytest.param(
         VALID + "constants:\n  gpu_memory_utilisation: 0.8\n",
         "workload.yaml:12:3: constants.gpu_memory_utilisation: unknown constant 'gpu_memory_utilisation'",

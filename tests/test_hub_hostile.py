@@ -85,9 +85,7 @@ class _Endpoint:
         pytest.param("redirect-loop", "cannot read 'fz/tiny' from the Hub: TooManyRedirects: ", id="redirect-loop"),
         pytest.param("bad-commit", "cannot read 'fz/tiny' from the Hub: its commit id 'zz' is not a commit", id="bad"),
         pytest.param("escaping-commit", "cannot read 'fz/tiny' from the Hub: ", id="escaping-commit"),
-        pytest.param(
-            "huge-config", "'fz/tiny': config.json on the Hub is 5,242,891 bytes, more than the 4,194,304", id="huge"
-        ),
+        pytest.param("huge-config", "'fz/tiny': config.json on the Hub is 5,242,891 bytes, more than the 4,194,304", id="huge"),
     ],
 )
 def test_a_misbehaving_hub_is_an_error_in_words(tmp_path: Path, mode: str, said: str) -> None:
