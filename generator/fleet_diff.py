@@ -253,7 +253,7 @@ def _pool_row(pool: dict[str, Any] | None, runs: list[dict[str, Any]]) -> dict[s
         "nodes": pool["nodes"],
         "gpus": pool["nodes"] * pool["node"]["gpus"],
         "power_w": pool["power_w"],
-        "usd_per_hour": _two_places(pool["usd_per_hour"]),
+        "usd_per_hour": two_places(pool["usd_per_hour"]),
         "usd_per_month": _pool_usd_per_month(pool),
         "runs": runs,
     }
@@ -292,7 +292,7 @@ def pool_runs(plan: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return {pool: sorted(entries, key=lambda e: str(e["deployment"])) for pool, entries in runs.items()}
 
 
-def _two_places(value: Any) -> Any:
+def two_places(value: Any) -> Any:
     """A float figure to two decimal places (cents, tenths of a kW), as the Markdown prints it; else unchanged.
 
     Differences of floats carry binary noise (``20565.660000000003``); rounding keeps the JSON exact to the byte.
@@ -315,13 +315,13 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     for key in (*(f for f in FIELDS if not (clouds and f == "racks")), *runs):
         a, b = old["totals"].get(key), new["totals"].get(key)
         delta = b - a if isinstance(a, (int, float)) and isinstance(b, (int, float)) else None
-        totals[key] = {"old": _two_places(a), "new": _two_places(b), "delta": _two_places(delta)}
+        totals[key] = {"old": two_places(a), "new": two_places(b), "delta": two_places(delta)}
     if any(_plan_figure(plan["totals"].get("training_usd_per_month")) is not None for plan in (old, new)):
         # the month with the rented runs, as the planner ranks fleets (newuser30 item 4: a cloud plan of training jobs
         # alone read a bare "usd_per_month 0" beside a bought fleet's $2,080)
         a, b = _month_with_runs(old["totals"]), _month_with_runs(new["totals"])
         delta = b - a if a is not None and b is not None else None
-        totals[MONTH_WITH_RUNS] = {"old": _two_places(a), "new": _two_places(b), "delta": _two_places(delta)}
+        totals[MONTH_WITH_RUNS] = {"old": two_places(a), "new": two_places(b), "delta": two_places(delta)}
     pools = _pool_changes(old, new)
     old_deps = {d["name"]: d for d in old["deployments"]}
     new_deps = {d["name"]: d for d in new["deployments"]}
@@ -475,6 +475,11 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def replaces_in_place(diff: dict[str, Any]) -> bool:
+    """Whether a diff's pools are compared in place: no move to another provider, nor to a region named on both sides."""
+    return "provider_change" not in diff and not _named_both(diff.get("region_change"))
+
+
 def _named_both(change: dict[str, str | None] | None) -> bool:
     """Whether a change of place names both sides (a region unset on one may be the same region)."""
     return change is not None and None not in change.values()
@@ -543,14 +548,14 @@ def buy_vs_rent(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | No
     uncounted = runs is None and _rented_jobs(rented)  # runs a month not given, or a job unpriced
     return {
         "bought": buyer[0],
-        "capex_usd": _two_places(capex),
-        "running_usd_per_month": _two_places(running),
-        "rent_usd_per_month": _two_places(rent),
-        "rent_services_usd_per_month": _two_places(services),
-        "rent_training_usd_per_month": _two_places(runs),
+        "capex_usd": two_places(capex),
+        "running_usd_per_month": two_places(running),
+        "rent_usd_per_month": two_places(rent),
+        "rent_services_usd_per_month": two_places(services),
+        "rent_training_usd_per_month": two_places(runs),
         # the rented jobs' runs the rent leaves out, with their cost a run where every job has a price
         **(
-            {"rent_training_usd_per_job_uncounted": _two_places(_plan_figure(rented.get("training_usd_per_job")))}
+            {"rent_training_usd_per_job_uncounted": two_places(_plan_figure(rented.get("training_usd_per_job")))}
             if uncounted
             else {}
         ),
@@ -764,7 +769,7 @@ def _replacement(
     # (newuser33 item 7b: "-$68,542 capex" for three 4-GPU servers bought and one 8-GPU server to buy)
     taken_out, put_in = (sum(_plan_figure(p.get("capex_usd")) or 0.0 for p in side) for side in (removed, added))
     if taken_out > 0 and not _same_hardware(was, (provider, platform, gpu, per_node)):
-        entry["capex_usd"] = {"taken_out": _two_places(taken_out), "put_in": _two_places(put_in)}
+        entry["capex_usd"] = {"taken_out": two_places(taken_out), "put_in": two_places(put_in)}
     return entry
 
 
@@ -976,7 +981,7 @@ def _servers_by_month(details: dict[str, Any]) -> dict[str, Any]:
         return {}
     capex = _plan_figure(details.get("capex_usd"))
     paid_by = "month" if capex is None else "bought" if capex > 0 else "owned"
-    return {"usd_per_month": _two_places(month), "paid_by": paid_by, **({"share": True} if "cost_share" in details else {})}
+    return {"usd_per_month": two_places(month), "paid_by": paid_by, **({"share": True} if "cost_share" in details else {})}
 
 
 def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None:
@@ -998,7 +1003,7 @@ def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None
         capacity = sum(n for n in replicas if n) * min(r for r in rates if r)
     share = rate / capacity if capacity else None
     return {
-        "requests_per_s": _two_places(rate),
+        "requests_per_s": two_places(rate),
         # review22 item 7: a hostile spec.json's 1e-320 capacity made an infinite share (a JSON traceback)
         "capacity_share": round(share, 4) + 0.0 if share is not None and share <= _MAX_FIGURE else None,
         "ttft_p95_s": details.get("ttft_p95_s"),

@@ -91,3 +91,136 @@ def test_a_pool_of_the_same_build_resized_is_no_replacement(
     monkeypatch.chdir(tmp_path)
     data = _diff(capsys, "w.yaml")
     assert data["replacements"] == [] and data["totals"]["nodes"] == {"old": 1, "new": 2, "delta": 1}
+
+
+def test_a_workload_renamed_with_its_file_across_files_is_a_replacement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """newuser33 item 7a: chat-eu.yaml -> chat-europe.yaml with its name and deployment: pool chat_eu_l40s_48gb 1 -> 0
+    in one file, chat_europe_l40s_48gb 0 -> 1 in the other, and no replacement (the same rename within one file had
+    the bold line): the server is released from one pool and joins the other either way."""
+    _commit(tmp_path, {"w/chat-eu.yaml": _workload("chat-eu"), "w/main.yaml": _workload("main")})
+    _git(tmp_path, "mv", "w/chat-eu.yaml", "w/chat-europe.yaml")
+    (tmp_path / "w" / "chat-europe.yaml").write_text(_workload("chat-europe"))
+    monkeypatch.chdir(tmp_path)
+    data = _diff(capsys, "w/chat-eu.yaml", "w/chat-europe.yaml", "w/main.yaml")
+    assert {f["file"]: f["status"] for f in data["files"]} == {
+        "w/chat-eu.yaml": "removed", "w/chat-europe.yaml": "added", "w/main.yaml": "unchanged"
+    }  # fmt: skip
+    (entry,) = data["replacements"]
+    assert entry["files"] == ["w/chat-eu.yaml", "w/chat-europe.yaml"] and entry["file"] == "w/chat-eu.yaml"
+    assert ([p["pool"] for p in entry["removed"]], [p["pool"] for p in entry["added"]]) == (
+        ["chat_eu_l40s_48gb"],
+        ["chat_europe_l40s_48gb"],
+    )
+    assert (entry["nodes_deleted"], entry["nodes_created"]) == (1, 1)
+    code, md, _ = specgen(capsys, "diff", "--base", "HEAD", "w/chat-eu.yaml", "w/chat-europe.yaml", "w/main.yaml")
+    assert code == 0
+    assert "**Node pools replaced, not resized: 1 node(s) deleted and 1 created.**" in md
+    assert "- `w/chat-eu.yaml`, `w/chat-europe.yaml`: `chat_eu_l40s_48gb` (1 node) replaced by" in md
+
+
+def test_a_pool_of_other_hardware_added_in_another_file_replaces_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pool removed in one file and one on other servers (another GPU) added in another: no replacement."""
+    _commit(tmp_path, {"a.yaml": _workload("a"), "b.yaml": _workload("b")})
+    (tmp_path / "a.yaml").unlink()
+    (tmp_path / "c.yaml").write_text(_workload("c").replace("gpus: [l40s-48gb]", "gpus: [h100-sxm5-80gb]"))
+    monkeypatch.chdir(tmp_path)
+    assert _diff(capsys, "a.yaml", "b.yaml", "c.yaml")["replacements"] == []
+
+
+def test_a_file_renamed_with_its_workload_name_kept_is_renamed_not_removed_and_added(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """newuser33 item 7c: `git mv chat-small.yaml chat-mini.yaml` (name kept; render --check: current) read
+    "2 workload file(s) change the fleet": one pool 0 -> 1 and the same pool 1 -> 0."""
+    _commit(tmp_path, {"chat-small.yaml": _workload("small"), "main.yaml": _workload("main")})
+    _git(tmp_path, "mv", "chat-small.yaml", "chat-mini.yaml")
+    monkeypatch.chdir(tmp_path)
+    files = ("chat-small.yaml", "chat-mini.yaml", "main.yaml")
+    data = _diff(capsys, *files)
+    assert [(f["file"], f["status"], f.get("renamed_from")) for f in data["files"]] == [
+        ("chat-mini.yaml", "renamed", "chat-small.yaml"), ("main.yaml", "unchanged", None)
+    ]  # fmt: skip
+    assert data["replacements"] == [] and data["totals"]["gpus"] == {"old": 2, "new": 2, "delta": 0}
+    code, md, _ = specgen(capsys, "diff", "--base", "HEAD", *files)
+    assert code == 0 and "0 workload file(s) change the fleet; 2 unchanged." in md
+    assert "Renamed, no change to the fleet (the same workload `name`): `chat-small.yaml` → `chat-mini.yaml`." in md
+    # renamed and changed: one section, the file's own diff against its old name's
+    (tmp_path / "chat-mini.yaml").write_text(_workload("small", rps=10))
+    data = _diff(capsys, *files)
+    (mini,) = [f for f in data["files"] if f["file"] == "chat-mini.yaml"]
+    assert (mini["status"], mini["renamed_from"]) == ("changed", "chat-small.yaml")
+    assert [p["status"] for p in mini["diff"]["pools"]] == ["changed"]
+    code, md, _ = specgen(capsys, "diff", "--base", "HEAD", *files)
+    assert "### `chat-mini.yaml` (changed; renamed from `chat-small.yaml`)" in md
+
+
+def test_git_runs_in_the_files_repository_not_the_current_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """newuser33 item 12: from /tmp, `diff --base HEAD /repo/w.yaml` said "'HEAD' is not a commit of the git
+    repository here" while render and validate of the same path worked."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _commit(repo, {"w/w.yaml": _workload("w")})
+    (repo / "w" / "w.yaml").write_text(_workload("w", rps=10))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    data = _diff(capsys, str(repo / "w" / "w.yaml"))
+    assert [f["status"] for f in data["files"]] == ["changed"]
+    code, _, err = specgen(capsys, "diff", "--base", "no-such-rev", str(repo / "w" / "w.yaml"))
+    assert code == 1 and f"--base 'no-such-rev' is not a commit of the git repository '{repo}'" in err
+    (elsewhere / "x.yaml").write_text(_workload("x"))
+    code, _, err = specgen(capsys, "diff", "--base", "HEAD", "x.yaml")
+    assert code == 1 and f"specgen: error: '{elsewhere}' is not in a git repository" in err
+
+
+def test_a_shallow_clone_is_said_with_how_to_fetch_the_base(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """newuser33 item 17: GitHub's checkout fetches one commit; `--base HEAD~1` said only "not a commit"."""
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    _commit(origin, {"w.yaml": _workload("w")})
+    (origin / "w.yaml").write_text(_workload("w", rps=10))
+    _git(origin, "commit", "-qam", "second")
+    _git(tmp_path, "clone", "-q", "--depth", "1", f"file://{origin}", "clone")
+    monkeypatch.chdir(tmp_path / "clone")
+    code, _, err = specgen(capsys, "diff", "--base", "HEAD~1", "w.yaml")
+    assert code == 1
+    assert "is not a commit of the git repository" in err and "the clone is shallow" in err
+    assert "`fetch-depth: 0`" in err and "`GIT_DEPTH: 0`" in err
+    monkeypatch.chdir(origin)  # a full clone: no word of shallowness
+    code, _, err = specgen(capsys, "diff", "--base", "HEAD~5", "w.yaml")
+    assert code == 1 and "is not a commit" in err and "the clone is shallow" not in err
+
+
+def test_files_of_two_clusters_are_refused_as_render_refuses_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """newuser33 item 13: a bare-metal file and an AWS file summed into one headline (colo capex + EKS rent)."""
+    aws = _workload("burst").replace("gpus: [l40s-48gb]", "gpus: [l40s-48gb]\n  provider: aws") + (
+        "outputs: [terraform, kubernetes]\nkubernetes:\n  cluster_name: burst\n  location: us-east-1\n"
+    )
+    colo = _workload("colo") + "outputs: [terraform, kubernetes]\n"
+    _commit(tmp_path, {"colo.yaml": colo, "aws.yaml": aws})
+    monkeypatch.chdir(tmp_path)
+    code, _, render_err = specgen(capsys, "render", "colo.yaml", "aws.yaml", "-o", str(tmp_path / "out"))
+    assert code == 1 and "render each provider's workloads into a tree of its own" in render_err
+    code, out, err = specgen(capsys, "diff", "--base", "HEAD", "colo.yaml", "aws.yaml")
+    assert code == 1 and out == "" and err == render_err
+
+
+def test_the_summed_totals_are_rounded_as_each_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """newuser33 item 14: "capex_usd": {"new": 828929.2400000001, ...}: a sum of the files' rounded figures."""
+    from generator.pr_diff import _sum_totals
+
+    rows = [{"diff": {"totals": {"capex_usd": {"old": o, "new": n, "delta": n - o}}}} for o, n in ((0.1, 0.2), (0.2, 0.4))]
+    assert 0.1 + 0.2 == 0.30000000000000004  # the noise a plain sum carries
+    assert _sum_totals(rows)["capex_usd"] == {"old": 0.3, "new": 0.6, "delta": 0.3}
