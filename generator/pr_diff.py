@@ -404,7 +404,47 @@ def _compare(rev: str, paths: list[str]) -> dict[str, Any]:
     planned = [f for f in files if f["diff"] is not None]
     # newuser33 item 7a: a pool removed in one file and one of its hardware added in another is replaced too
     replaced = set_replacements(compared)
-    return {"base": rev, "replacements": replaced, "totals": _sum_totals(planned), "files": files}
+    out = {"base": rev, "replacements": replaced, "totals": _sum_totals(planned), "files": files}
+    return out | ({"deleted_not_given": deleted} if (deleted := deleted_beside(rev, paths)) else {})
+
+
+#: Workload files a directory may hold that ``diff --base`` names as deleted and not given (the JSON has them all).
+MAX_DELETED_SHOWN = 10
+_WORKLOAD_SUFFIXES = (".yaml", ".yml")
+
+
+def deleted_beside(rev: str, paths: list[str]) -> list[str]:
+    """Workload files at ``rev`` in the directories of ``paths``, deleted in the working tree and not given.
+
+    newuser33 item 8: a shell glob (``workloads/*.yaml``) lists no deleted file, so a change deleting a workload read
+    "0 workload file(s) change the fleet". They are not compared (which files are one cluster is the caller's to say,
+    and a directory may hold two clusters'): the comment names them, to be given too (examples/ci give them). Files of
+    the suffixes given (``.yaml``, ``.yml``) that read at ``rev`` as workloads (a mapping with ``version`` and
+    ``deployments``); each path as the caller would give it (relative to the current directory, where ``paths`` are).
+    """
+    from generator.workload.loader import parse_yaml
+
+    top = _git(["rev-parse", "--show-toplevel"]).stdout.strip()
+    given = {_repo_relative(path) for path in paths}
+    suffixes = {suffix for path in paths for suffix in _WORKLOAD_SUFFIXES if path.endswith(suffix)}
+    relative = all(not os.path.isabs(path) for path in paths)
+    found = []
+    for folder in sorted({os.path.dirname(rel) for rel in given}):
+        spec = f"{folder}/" if folder else "."
+        listed = _git(["--literal-pathspecs", "ls-tree", "--full-tree", "-z", rev, "--", spec]).out.decode("utf-8", "replace")
+        for line in filter(None, listed.split("\0")):
+            meta, _, rel = line.partition("\t")
+            if meta.split(" ")[1:2] != ["blob"] or not rel.endswith(tuple(suffixes)) or rel in given:
+                continue
+            if os.path.lexists(os.path.join(top, rel)):
+                continue
+            try:
+                data = parse_yaml(_read_blob(rev, rel, rel), f"{rev}:{rel}").data
+            except SpecgenError:
+                continue
+            if isinstance(data, dict) and "version" in data and "deployments" in data:
+                found.append(os.path.relpath(os.path.join(top, rel)) if relative else os.path.join(top, rel))
+    return found
 
 
 def _moves(diff: dict[str, Any]) -> bool:
@@ -608,6 +648,23 @@ MAX_HEADLINE_UNPLANNED = 10
 MAX_SECTION_ERRORS = 5
 
 
+def _deleted_headline(result: dict[str, Any]) -> list[str]:
+    """The comment's warning where workload files beside those given were deleted and are not compared (item 8)."""
+    deleted = result.get("deleted_not_given") or []
+    if not deleted:
+        return []
+    named = ", ".join(code_span(path) for path in deleted[:MAX_DELETED_SHOWN])
+    more = len(deleted) - MAX_DELETED_SHOWN
+    named += f" and {more} more" if more > 0 else ""
+    return [
+        f"**Not compared: {named} {'was a workload' if len(deleted) == 1 else 'were workloads'} at "
+        f"{code_span(result['base'])} beside the files given and {'is' if len(deleted) == 1 else 'are'} deleted; "
+        "the totals leave the removal out. Give deleted files too (`git diff --no-renames --name-only "
+        '--diff-filter=D "$BASE"`, as examples/ci do).**',
+        "",
+    ]
+
+
 def _unplanned_headline(files: list[dict[str, Any]]) -> list[str]:
     """The comment's first lines when files of the change cannot be planned: which, and that CI fails on them."""
     failed = [f for f in files if f["status"] in UNPLANNED]
@@ -673,6 +730,7 @@ def markdown(result: dict[str, Any]) -> str:
     """
     head = [f"## specgen: fleet change against {code_span(result['base'])}", ""]
     head += _unplanned_headline(result["files"])
+    head += _deleted_headline(result)
     head += _replaced_headline(result.get("replacements", []))
     labels = dict(HEADLINE)
     if result["totals"]:

@@ -224,3 +224,37 @@ def test_the_summed_totals_are_rounded_as_each_files(
     rows = [{"diff": {"totals": {"capex_usd": {"old": o, "new": n, "delta": n - o}}}} for o, n in ((0.1, 0.2), (0.2, 0.4))]
     assert 0.1 + 0.2 == 0.30000000000000004  # the noise a plain sum carries
     assert _sum_totals(rows)["capex_usd"] == {"old": 0.3, "new": 0.6, "delta": 0.3}
+
+
+def test_a_deleted_workload_beside_the_files_given_is_named_not_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """newuser33 item 8: `git rm ft-lora.yaml; diff --base HEAD workloads/colo/*.yaml` (README's command) read "0
+    workload file(s) change the fleet": the glob lists no deleted file. The comment names it; given, it is removed."""
+    _commit(
+        tmp_path,
+        {"w/a.yaml": _workload("a"), "w/gone.yaml": _workload("gone"), "w/notes.yaml": "x: 1\n", "w/gone.txt": "t\n",
+         "other/far.yaml": _workload("far")},
+    )  # fmt: skip
+    for path in ("w/gone.yaml", "w/notes.yaml", "w/gone.txt", "other/far.yaml"):
+        _git(tmp_path, "rm", "-q", path)
+    monkeypatch.chdir(tmp_path)
+    data = _diff(capsys, "w/a.yaml")
+    assert data["deleted_not_given"] == ["w/gone.yaml"]  # not a file of another suffix, directory, or no workload
+    code, md, _ = specgen(capsys, "diff", "--base", "HEAD", "w/a.yaml")
+    assert code == 0 and md.startswith(
+        "## specgen: fleet change against `HEAD`\n\n**Not compared: `w/gone.yaml` was a workload at `HEAD` beside the "
+        "files given and is deleted; the totals leave the removal out."
+    )
+    data = _diff(capsys, "w/a.yaml", "w/gone.yaml")  # given, as README's "In CI" and examples/ci give it
+    assert "deleted_not_given" not in data and data["totals"]["gpus"] == {"old": 2, "new": 1, "delta": -1}
+    (tmp_path / "other").mkdir()
+    monkeypatch.chdir(tmp_path / "other")  # named as the caller gives paths: from the current directory
+    assert _diff(capsys, "../w/a.yaml")["deleted_not_given"] == ["../w/gone.yaml"]
+
+
+def test_readme_in_ci_gives_the_deleted_files_as_the_examples_do() -> None:
+    """newuser33 item 8: README's "In CI" command lost a deleted workload that examples/ci keep."""
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    section = readme.split("## In CI", 1)[1]
+    assert "--diff-filter=D origin/main -- 'workloads/*.yaml'" in section and "specgen diff --base origin/main $files" in section
