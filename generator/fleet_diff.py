@@ -253,7 +253,7 @@ def _pool_row(pool: dict[str, Any] | None, runs: list[dict[str, Any]]) -> dict[s
         "nodes": pool["nodes"],
         "gpus": pool["nodes"] * pool["node"]["gpus"],
         "power_w": pool["power_w"],
-        "usd_per_hour": _two_places(pool["usd_per_hour"]),
+        "usd_per_hour": two_places(pool["usd_per_hour"]),
         "usd_per_month": _pool_usd_per_month(pool),
         "runs": runs,
     }
@@ -292,7 +292,7 @@ def pool_runs(plan: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return {pool: sorted(entries, key=lambda e: str(e["deployment"])) for pool, entries in runs.items()}
 
 
-def _two_places(value: Any) -> Any:
+def two_places(value: Any) -> Any:
     """A float figure to two decimal places (cents, tenths of a kW), as the Markdown prints it; else unchanged.
 
     Differences of floats carry binary noise (``20565.660000000003``); rounding keeps the JSON exact to the byte.
@@ -315,13 +315,13 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     for key in (*(f for f in FIELDS if not (clouds and f == "racks")), *runs):
         a, b = old["totals"].get(key), new["totals"].get(key)
         delta = b - a if isinstance(a, (int, float)) and isinstance(b, (int, float)) else None
-        totals[key] = {"old": _two_places(a), "new": _two_places(b), "delta": _two_places(delta)}
+        totals[key] = {"old": two_places(a), "new": two_places(b), "delta": two_places(delta)}
     if any(_plan_figure(plan["totals"].get("training_usd_per_month")) is not None for plan in (old, new)):
         # the month with the rented runs, as the planner ranks fleets (newuser30 item 4: a cloud plan of training jobs
         # alone read a bare "usd_per_month 0" beside a bought fleet's $2,080)
         a, b = _month_with_runs(old["totals"]), _month_with_runs(new["totals"])
         delta = b - a if a is not None and b is not None else None
-        totals[MONTH_WITH_RUNS] = {"old": _two_places(a), "new": _two_places(b), "delta": _two_places(delta)}
+        totals[MONTH_WITH_RUNS] = {"old": two_places(a), "new": two_places(b), "delta": two_places(delta)}
     pools = _pool_changes(old, new)
     old_deps = {d["name"]: d for d in old["deployments"]}
     new_deps = {d["name"]: d for d in new["deployments"]}
@@ -475,6 +475,11 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def replaces_in_place(diff: dict[str, Any]) -> bool:
+    """Whether a diff's pools are compared in place: no move to another provider, nor to a region named on both sides."""
+    return "provider_change" not in diff and not _named_both(diff.get("region_change"))
+
+
 def _named_both(change: dict[str, str | None] | None) -> bool:
     """Whether a change of place names both sides (a region unset on one may be the same region)."""
     return change is not None and None not in change.values()
@@ -543,14 +548,14 @@ def buy_vs_rent(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | No
     uncounted = runs is None and _rented_jobs(rented)  # runs a month not given, or a job unpriced
     return {
         "bought": buyer[0],
-        "capex_usd": _two_places(capex),
-        "running_usd_per_month": _two_places(running),
-        "rent_usd_per_month": _two_places(rent),
-        "rent_services_usd_per_month": _two_places(services),
-        "rent_training_usd_per_month": _two_places(runs),
+        "capex_usd": two_places(capex),
+        "running_usd_per_month": two_places(running),
+        "rent_usd_per_month": two_places(rent),
+        "rent_services_usd_per_month": two_places(services),
+        "rent_training_usd_per_month": two_places(runs),
         # the rented jobs' runs the rent leaves out, with their cost a run where every job has a price
         **(
-            {"rent_training_usd_per_job_uncounted": _two_places(_plan_figure(rented.get("training_usd_per_job")))}
+            {"rent_training_usd_per_job_uncounted": two_places(_plan_figure(rented.get("training_usd_per_job")))}
             if uncounted
             else {}
         ),
@@ -617,14 +622,23 @@ def _pool_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, An
     return pools
 
 
-def _hardware(plan: dict[str, Any], pool: dict[str, Any]) -> tuple[Any, Any, Any]:
-    """A pool's (provider, platform, GPU): what its nodes are. A spec.json without a platform matches on the GPU."""
+#: What a pool's nodes are: (provider, platform, GPU, GPUs a node).
+Hardware = tuple[Any, Any, Any, Any]
+
+
+def _hardware(plan: dict[str, Any], pool: dict[str, Any]) -> Hardware:
+    """A pool's (provider, platform, GPU, GPUs a node): what its nodes are, the server build a node is bought as.
+
+    newuser33 item 7b: a pool going from 4 to 8 L40S a dell-xe7740 kept its name and read as resized (3 -> 1 nodes,
+    "-$68,542 capex"), while MAAS allocates a node by its ``gpus-<n>`` tag (ForceNew): every node is replaced, and
+    the servers taken out were bought. A spec.json without a platform matches on the GPU.
+    """
     node = pool["node"]
-    return (plan.get("provider") or node.get("provider"), node.get("platform_id"), node["gpu_id"])
+    return (plan.get("provider") or node.get("provider"), node.get("platform_id"), node["gpu_id"], node.get("gpus"))
 
 
-def _same_hardware(a: tuple[Any, Any, Any], b: tuple[Any, Any, Any]) -> bool:
-    """Whether two pools' (provider, platform, GPU) agree wherever both spec.json files say."""
+def _same_hardware(a: Hardware, b: Hardware) -> bool:
+    """Whether two pools' (provider, platform, GPU, GPUs a node) agree wherever both spec.json files say."""
     return all(x == y for x, y in zip(a, b, strict=True) if x is not None and y is not None)
 
 
@@ -644,7 +658,7 @@ def pool_replacements(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str
     old_pools = {p["name"]: p for p in old["pools"] if p.get("per_job") is not True}
     new_pools = {p["name"]: p for p in new["pools"] if p.get("per_job") is not True}
     removed, added = sorted(set(old_pools) - set(new_pools)), sorted(set(new_pools) - set(old_pools))
-    kinds: dict[tuple[Any, Any, Any], tuple[list[str], list[str]]] = {}
+    kinds: dict[Hardware, tuple[list[str], list[str]]] = {}
     for name in removed:
         kinds.setdefault(_hardware(old, old_pools[name]), ([], []))[0].append(name)
     for name in added:
@@ -721,8 +735,8 @@ def _replacement(
     """
     gone, come = {str(p["name"]) for p in removed}, {str(p["name"]) for p in added}
     # the hardware after and before is that of the pool keeping its name where one does (fuzz23 item 6)
-    provider, platform, gpu = _hardware(new, next((p for p in added if p["name"] in gone), added[0]))
-    was_provider, was_platform, was_gpu = _hardware(old, next((p for p in removed if p["name"] in come), removed[0]))
+    provider, platform, gpu, per_node = _hardware(new, next((p for p in added if p["name"] in gone), added[0]))
+    was = _hardware(old, next((p for p in removed if p["name"] in come), removed[0]))
     before, after = _deployment_pools(old), _deployment_pools(new)
     services = {name for name, pools in before.items() if pools & gone}
     services |= {name for name, pools in after.items() if pools & come}
@@ -736,11 +750,12 @@ def _replacement(
         for name, pools in before.items()
         if any(not _same_hardware(was_on[a], now_on[b]) for a in pools & gone for b in after.get(name, set()) & come)
     }
-    return {
+    entry = {
         "provider": provider,
         "platform": platform,
         "gpu": gpu,
-        "was": {"provider": was_provider, "platform": was_platform, "gpu": was_gpu},
+        "gpus_per_node": per_node,
+        "was": dict(zip(("provider", "platform", "gpu", "gpus_per_node"), was, strict=True)),
         "removed": [{"pool": p["name"], "nodes": p["nodes"]} for p in removed],
         "added": [{"pool": p["name"], "nodes": p["nodes"]} for p in added],
         "nodes_deleted": sum(p["nodes"] for p in removed),
@@ -750,6 +765,12 @@ def _replacement(
         # those whose workload names no pool (``pool``): the diff's advice to set one is for them (fuzz22 item 4)
         "unnamed": sorted(services - named),
     }
+    # servers of another build are bought: those taken out were paid for, and the capex change does not refund them
+    # (newuser33 item 7b: "-$68,542 capex" for three 4-GPU servers bought and one 8-GPU server to buy)
+    taken_out, put_in = (sum(_plan_figure(p.get("capex_usd")) or 0.0 for p in side) for side in (removed, added))
+    if taken_out > 0 and not _same_hardware(was, (provider, platform, gpu, per_node)):
+        entry["capex_usd"] = {"taken_out": two_places(taken_out), "put_in": two_places(put_in)}
+    return entry
 
 
 def _named_pools(plan: dict[str, Any]) -> set[str]:
@@ -788,9 +809,11 @@ def _cell(value: Any, plain: bool) -> str:
     return fmt_cell(value)
 
 
-def _hardware_text(kind: dict[str, Any], plain: bool) -> str:
-    """A GPU and, where known, its platform: ``h100-sxm5-80gb on aws-p5-48xlarge``."""
+def _hardware_text(kind: dict[str, Any], plain: bool, per_node: bool = False) -> str:
+    """A GPU and, where known, its platform: ``h100-sxm5-80gb on aws-p5-48xlarge``; ``per_node``: ``8 x`` before it."""
     gpu = _cell(kind["gpu"], plain)
+    if per_node and kind.get("gpus_per_node") is not None:
+        gpu = f"{_cell(kind['gpus_per_node'], plain)} x {gpu}"
     return gpu if kind["platform"] is None else f"{gpu} on {_cell(kind['platform'], plain)}"
 
 
@@ -800,8 +823,11 @@ def replacement_text(entry: dict[str, Any], plain: bool = False) -> str:
     Where the hardware changes, the hardware before and the services that move are said too.
     """
     removed, added = (_pools_text(entry[side], plain) for side in ("removed", "added"))
-    hardware = _hardware_text(entry, plain)
     moved = _moved(entry)
+    # the GPUs a node where they change (the same GPU on the same platform reads as no change otherwise)
+    was = entry.get("was") or {}
+    per_node = moved and was.get("gpus_per_node") not in (None, entry.get("gpus_per_node"))
+    hardware = _hardware_text(entry, plain, per_node)
     gone, come = ([p["pool"] for p in entry[side]] for side in ("removed", "added"))
     kept = [name for name in come if name in gone] if gone != come else []
     if moved:
@@ -810,7 +836,7 @@ def replacement_text(entry: dict[str, Any], plain: bool = False) -> str:
         names += f" and {len(services) - _MAX_NAMED_POOLS} more" if len(services) > _MAX_NAMED_POOLS else ""
         moves = f"; {names} {'moves' if len(services) == 1 else 'move'}" if services else ""
         which = f"{', '.join(_name(k, plain) for k in kept)} " if kept else ""
-        hardware += f" ({which}was {_hardware_text(entry['was'], plain)}{moves})"
+        hardware += f" ({which}was {_hardware_text(entry['was'], plain, per_node)}{moves})"
     deleted, created = entry["nodes_deleted"], entry["nodes_created"]
     if entry["provider"] not in (None, "baremetal"):
         effect = f"applying it deletes {_count(deleted, 'node', plain)} and creates {_cell(created, plain)}"
@@ -818,7 +844,7 @@ def replacement_text(entry: dict[str, Any], plain: bool = False) -> str:
         effect = (
             f"{_count(deleted, 'server', plain)} taken out and {_count(created, 'server', plain)} of the new hardware "
             "put in (Kubernetes nodes drained; the new ones provisioned and joined)"
-        )
+        ) + _capex_text(entry.get("capex_usd"))
     else:
         effect = (
             f"{_count(deleted, 'server', plain)} {'leaves' if deleted == 1 else 'leave'} the pool and "
@@ -830,12 +856,25 @@ def replacement_text(entry: dict[str, Any], plain: bool = False) -> str:
     return f"{removed} replaced by {added}, {hardware}: {effect}"
 
 
+def _capex_text(capex: dict[str, Any] | None) -> str:
+    """What a replacement onto servers of another build does to capex: those taken out are bought, not refunded."""
+    if not capex:
+        return ""
+    return (
+        f"; the servers taken out were bought (${capex['taken_out']:,.0f}): the capex change counts them as saved, but "
+        f"they are freed, not refunded (reuse or sell them), and the new ones are ${capex['put_in']:,.0f} to buy"
+    )
+
+
 def _moved(entry: dict[str, Any]) -> bool:
     """Whether a replacement puts its pools on other hardware (not only other names)."""
     was = entry.get("was")
-    return isinstance(was, dict) and not _same_hardware(
-        (was["provider"], was["platform"], was["gpu"]), (entry["provider"], entry["platform"], entry["gpu"])
-    )
+    return isinstance(was, dict) and not _same_hardware(_kind(was), _kind(entry))
+
+
+def _kind(kind: dict[str, Any]) -> Hardware:
+    """A replacement's hardware (or its ``was``) as :data:`Hardware`."""
+    return (kind["provider"], kind["platform"], kind["gpu"], kind.get("gpus_per_node"))
 
 
 def replacement_lines(replacements: list[dict[str, Any]]) -> list[str]:
@@ -942,7 +981,7 @@ def _servers_by_month(details: dict[str, Any]) -> dict[str, Any]:
         return {}
     capex = _plan_figure(details.get("capex_usd"))
     paid_by = "month" if capex is None else "bought" if capex > 0 else "owned"
-    return {"usd_per_month": _two_places(month), "paid_by": paid_by, **({"share": True} if "cost_share" in details else {})}
+    return {"usd_per_month": two_places(month), "paid_by": paid_by, **({"share": True} if "cost_share" in details else {})}
 
 
 def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None:
@@ -964,7 +1003,7 @@ def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None
         capacity = sum(n for n in replicas if n) * min(r for r in rates if r)
     share = rate / capacity if capacity else None
     return {
-        "requests_per_s": _two_places(rate),
+        "requests_per_s": two_places(rate),
         # review22 item 7: a hostile spec.json's 1e-320 capacity made an infinite share (a JSON traceback)
         "capacity_share": round(share, 4) + 0.0 if share is not None and share <= _MAX_FIGURE else None,
         "ttft_p95_s": details.get("ttft_p95_s"),

@@ -15,9 +15,11 @@ import re
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generator.errors import (
     InfeasibleError,
@@ -37,13 +39,18 @@ from generator.fleet_diff import (
     replacement_lines,
     replacement_text,
     signed_cell,
+    two_places,
 )
 from generator.input_files import MAX_WORKLOAD_BYTES, check_distinct_files, short
 from generator.named_tuple import NamedTuple
+from generator.pr_set import renamed_files, set_replacements
 from generator.render.md_escape import md_text
 from generator.render.md_escape import one_line as escape_controls
 from generator.units import GIB
 from generator.workload.loader import given_field
+
+if TYPE_CHECKING:
+    from generator.render import PoolsCluster
 
 MAX_MARKDOWN_CHARS = 60_000
 #: Replaced pools the comment's headline lists one by one (each file's section lists its own).
@@ -75,9 +82,15 @@ class _Git(NamedTuple):
         return self.out.decode("utf-8", errors="replace")
 
 
+#: Characters of a repository's directory an error quotes (a CI runner's checkout path fits).
+_DIR_CHARS = 200
+#: The top of the git repository holding the files compared (git runs there; None: the current directory).
+_REPOSITORY: ContextVar[str | None] = ContextVar("_REPOSITORY", default=None)
+
+
 def _git(args: list[str]) -> _Git:
     try:
-        done = subprocess.run(["git", *args], capture_output=True, check=False)
+        done = subprocess.run(["git", *args], capture_output=True, check=False, cwd=_REPOSITORY.get())
     except OSError as exc:
         raise InputError(f"cannot run git: {exc.strerror or exc}") from None
     # bytes: a non-UTF-8 blob, file name or link target is an input error, not a decoding traceback (fuzz13 item 1)
@@ -97,7 +110,8 @@ def file_at(rev: str, path: str) -> str | None:
     """
     rel = _repo_relative(path)
     if _outside(rel):
-        raise InputError(f"{short(path)} is outside the git repository here")
+        top = _git(["rev-parse", "--show-toplevel"]).stdout.strip()
+        raise InputError(f"{short(path)} is outside the git repository {short(top, _DIR_CHARS) if top else 'here'}")
     return _blob_at(rev, rel, path)
 
 
@@ -196,11 +210,47 @@ def _repo_relative(path: str) -> str:
     return os.path.relpath(resolved, top).replace(os.sep, "/")
 
 
+@contextmanager
+def _repository(paths: list[str]) -> Iterator[str]:
+    """Run git in the repository holding the files (its top), not the current directory's (newuser33 item 12).
+
+    The repository is that of the first file's directory that exists (a file removed may have taken its directory).
+    """
+    folders = [os.path.dirname(os.path.abspath(path)) for path in paths]
+    folder = next((f for f in folders if os.path.isdir(f)), os.getcwd())
+    token = _REPOSITORY.set(folder)
+    try:
+        done = _git(["rev-parse", "--show-toplevel"])
+        if done.returncode != 0:
+            raise InputError(
+                f"{short(folder, _DIR_CHARS)} is not in a git repository (diff --base reads the files at the revision with git "
+                f"there): {one_line(done.err.strip())}"
+            )
+        top = os.path.realpath(done.stdout.strip())
+        _REPOSITORY.set(top)
+        yield top
+    finally:
+        _REPOSITORY.reset(token)
+
+
 def check_revision(rev: str) -> None:
-    """Raise InputError unless ``rev`` names a commit of the repository in the current directory."""
+    """Raise InputError unless ``rev`` names a commit of the files' repository (the current directory's outside one).
+
+    newuser33 item 17: in a shallow clone (GitHub's checkout fetches one commit by default) the base is often not
+    there; the error says so, and how to fetch it.
+    """
     done = _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"])
     if done.returncode != 0:
-        raise InputError(f"--base {rev!r} is not a commit of the git repository here")
+        top = _git(["rev-parse", "--show-toplevel"]).stdout.strip()
+        where = short(top, _DIR_CHARS) if top else "here"
+        shallow = _git(["rev-parse", "--is-shallow-repository"]).stdout.strip() == "true"
+        why = (
+            ": the clone is shallow (it holds the last commits only); fetch the history (git fetch --unshallow), or "
+            "check out with depth 0 (GitHub actions/checkout `fetch-depth: 0`, GitLab `GIT_DEPTH: 0`)"
+            if shallow
+            else ""
+        )
+        raise InputError(f"--base {rev!r} is not a commit of the git repository {where}{why}")
 
 
 def _plan_at(rev: str, rel: str, text: str, alone: bool) -> dict[str, Any]:
@@ -259,59 +309,142 @@ def _extract(rev: str, paths: list[str], into: str) -> None:
             tar.extractall(into, members=plain)
 
 
-def _plan_path(path: str, alone: bool) -> dict[str, Any]:
-    """The plan of a workload file in the working tree, as deployed (``alone``: the one file the tree renders)."""
+def _plan_path(path: str, alone: bool, clusters: list[tuple[str, PoolsCluster | None]]) -> dict[str, Any]:
+    """The plan of a workload file in the working tree, as deployed (``alone``: the one file the tree renders).
+
+    The cluster its node pools join is added to ``clusters`` (file, :func:`~generator.render.pools_cluster`).
+    """
     from generator.api import plan_file
+    from generator.render import pools_cluster
 
     loaded, plan = plan_file(path)
+    clusters.append((path, pools_cluster(plan, loaded.workload)))
     return deployed_dict(plan, loaded.workload, alone=alone)
 
 
 def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
-    """Per file: status (added, removed, changed, unchanged), its fleet diff and both plans' pools' memory.
+    """Per file: status (added, removed, changed, unchanged, renamed), its fleet diff and both plans' pools' memory.
 
     A file that cannot be planned in the working tree (invalid or infeasible) is one of its own: status ``invalid``
     or ``infeasible``, its error lines, no diff, left out of the totals; the other files are still compared
     (newuser24 item 2: one infeasible file made the whole comment empty). :func:`unplanned_error` is the error the
     command exits with then. A file that could not be planned at ``rev`` and can now is ``fixed``: its fleet is added.
+
+    The files are one cluster, as ``render`` of them deploys them (newuser33 items 7, 13): files of two clusters are
+    refused as ``render`` refuses them; a file removed and a file added holding the workload of one name are one
+    workload renamed (``renamed_from``: status ``renamed`` where nothing else changes); ``replacements`` are the pools
+    replaced over the whole set. git runs in the repository holding the files, not the current directory's (item 12).
     """
-    check_revision(rev)
-    check_distinct_files(paths)  # a workload given twice would count twice in the fleet's totals
-    files: list[dict[str, Any]] = []
-    named: dict[str, str] = {}  # workload name -> the file naming it first
+    with _repository(paths):
+        check_revision(rev)
+        check_distinct_files(paths)  # a workload given twice would count twice in the fleet's totals
+        return _compare(rev, paths)
+
+
+def _compare(rev: str, paths: list[str]) -> dict[str, Any]:
+    """:func:`compare_with_base` in the files' repository."""
     alone = len(paths) == 1  # as ``render`` of these files deploys them: one file is its own tree, several one cluster
+    clusters: list[tuple[str, PoolsCluster | None]] = []
+    sides: list[tuple[str, str | None, dict[str, Any] | _Unplanned]] = []  # (file, its text at rev, its plan now)
     for path in paths:
         old_text = file_at(rev, path)
         exists = os.path.exists(path)
         if old_text is None and not exists:
             raise InputError(f"{path}: neither in the working tree nor at {rev}")
-        old = _planned(partial(_plan_at, rev, _repo_relative(path), old_text, alone)) if old_text is not None else EMPTY_PLAN
-        new = _planned(partial(_plan_path, path, alone)) if exists else EMPTY_PLAN
-        if isinstance(new, _Unplanned):
-            files.append({"file": path, "status": new.status, "errors": new.lines, "diff": None, "memory": []})
-            continue
+        sides.append((path, old_text, _planned(partial(_plan_path, path, alone, clusters)) if exists else EMPTY_PLAN))
+    from generator.render import check_one_cluster
+
+    check_one_cluster(clusters, given_field)  # newuser33 item 13: one headline over two clusters, which render refuses
+    named: dict[str, str] = {}  # workload name -> the file naming it first
+    for path, _, new in sides:
         # the change's own workloads must differ in name; two at the base alike are what a fixing change removes
-        name = new.get("workload")
-        if new is not EMPTY_PLAN and (first := named.setdefault(str(name), path)) != path:
+        name = new.get("workload") if isinstance(new, dict) else None
+        if isinstance(new, dict) and new is not EMPTY_PLAN and (first := named.setdefault(str(name), path)) != path:
             raise InputError(
                 f"'{name}' is also the name of {first}: as one cluster's workloads (render) their names must differ, "
                 "and the diff would count the fleet twice",
                 given_field(path, (("name",),)),
             )
-        status = "added" if old_text is None else "removed" if not exists else "changed"
+    olds = {
+        path: _planned(partial(_plan_at, rev, _repo_relative(path), text, alone)) if text is not None else EMPTY_PLAN
+        for path, text, new in sides
+        if not isinstance(new, _Unplanned)
+    }
+    # newuser33 item 7c: a `git mv` read as a fleet removed and one added; the workload's name is its tree's identity
+    renames = renamed_files(
+        {path: old["workload"] for path, _, new in sides if new is EMPTY_PLAN and isinstance(old := olds[path], dict)},
+        {path: new["workload"] for path, text, new in sides if text is None and isinstance(new, dict)},
+    )
+    moved_away = set(renames.values())
+    files: list[dict[str, Any]] = []
+    compared: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]] = []
+    for path, old_text, new in sides:
+        if isinstance(new, _Unplanned):
+            files.append({"file": path, "status": new.status, "errors": new.lines, "diff": None, "memory": []})
+            continue
+        if path in moved_away:
+            continue
+        renamed_from = renames.get(path)
+        old = olds[renamed_from or path]
+        status = "added" if old_text is None and not renamed_from else "removed" if new is EMPTY_PLAN else "changed"
         base_errors = old.lines if isinstance(old, _Unplanned) else []
-        diff = diff_plans(EMPTY_PLAN if isinstance(old, _Unplanned) else old, new)
-        if base_errors and exists:
+        old_plan = EMPTY_PLAN if isinstance(old, _Unplanned) else old
+        diff = diff_plans(old_plan, new)
+        if base_errors and new is not EMPTY_PLAN:
             status = "fixed"
         elif status == "changed" and not _moves(diff):
-            status = "unchanged"
+            status = "renamed" if renamed_from else "unchanged"
         entry = {"file": path, "status": status, "diff": diff, "memory": pool_memory(new, diff)}
+        if renamed_from:
+            entry["renamed_from"] = renamed_from
         if base_errors:
             entry["base_errors"] = base_errors
         files.append(entry)
+        compared.append((path, old_plan, new, diff))
     planned = [f for f in files if f["diff"] is not None]
-    replaced = [{"file": f["file"], **entry} for f in planned for entry in f["diff"]["replacements"]]
-    return {"base": rev, "replacements": replaced, "totals": _sum_totals(planned), "files": files}
+    # newuser33 item 7a: a pool removed in one file and one of its hardware added in another is replaced too
+    replaced = set_replacements(compared)
+    out = {"base": rev, "replacements": replaced, "totals": _sum_totals(planned), "files": files}
+    return out | ({"deleted_not_given": deleted} if (deleted := deleted_beside(rev, paths)) else {})
+
+
+#: Workload files a directory may hold that ``diff --base`` names as deleted and not given (the JSON has them all).
+MAX_DELETED_SHOWN = 10
+_WORKLOAD_SUFFIXES = (".yaml", ".yml")
+
+
+def deleted_beside(rev: str, paths: list[str]) -> list[str]:
+    """Workload files at ``rev`` in the directories of ``paths``, deleted in the working tree and not given.
+
+    newuser33 item 8: a shell glob (``workloads/*.yaml``) lists no deleted file, so a change deleting a workload read
+    "0 workload file(s) change the fleet". They are not compared (which files are one cluster is the caller's to say,
+    and a directory may hold two clusters'): the comment names them, to be given too (examples/ci give them). Files of
+    the suffixes given (``.yaml``, ``.yml``) that read at ``rev`` as workloads (a mapping with ``version`` and
+    ``deployments``); each path as the caller would give it (relative to the current directory, where ``paths`` are).
+    """
+    from generator.workload.loader import parse_yaml
+
+    top = _git(["rev-parse", "--show-toplevel"]).stdout.strip()
+    given = {_repo_relative(path) for path in paths}
+    suffixes = {suffix for path in paths for suffix in _WORKLOAD_SUFFIXES if path.endswith(suffix)}
+    relative = all(not os.path.isabs(path) for path in paths)
+    found = []
+    for folder in sorted({os.path.dirname(rel) for rel in given}):
+        spec = f"{folder}/" if folder else "."
+        listed = _git(["--literal-pathspecs", "ls-tree", "--full-tree", "-z", rev, "--", spec]).out.decode("utf-8", "replace")
+        for line in filter(None, listed.split("\0")):
+            meta, _, rel = line.partition("\t")
+            if meta.split(" ")[1:2] != ["blob"] or not rel.endswith(tuple(suffixes)) or rel in given:
+                continue
+            if os.path.lexists(os.path.join(top, rel)):
+                continue
+            try:
+                data = parse_yaml(_read_blob(rev, rel, rel), f"{rev}:{rel}").data
+            except SpecgenError:
+                continue
+            if isinstance(data, dict) and "version" in data and "deployments" in data:
+                found.append(os.path.relpath(os.path.join(top, rel)) if relative else os.path.join(top, rel))
+    return found
 
 
 def _moves(diff: dict[str, Any]) -> bool:
@@ -413,10 +546,12 @@ def _sum_totals(files: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         unknown = any(r["old"] is not None and r["new"] is not None and r.get("delta", 0) is None for r in rows)
         if key in TRAINING_FIELDS:  # no rented job on a side is no figure, not a free one (fuzz15 item 11)
             a, b = (sum(side) if side else None for side in (old, new))
-            out[key] = {"old": a, "new": b, "delta": b - a if a is not None and b is not None and not unknown else None}
-            continue
-        a, b = sum(old), sum(new)
-        out[key] = {"old": a, "new": b, "delta": None if unknown else b - a}
+            delta = b - a if a is not None and b is not None and not unknown else None
+        else:
+            a, b = sum(old), sum(new)
+            delta = None if unknown else b - a
+        # newuser33 item 14: sums of floats carry binary noise (828929.2400000001): rounded as each file's figures
+        out[key] = {"old": two_places(a), "new": two_places(b), "delta": two_places(delta)}
     return out
 
 
@@ -496,7 +631,11 @@ def _replaced_headline(replacements: list[dict[str, Any]]) -> list[str]:
         return []
     lines = replacement_lines(replacements)
     # each entry names its file: the bullets say which workload's pool is replaced (a few, within the size limit)
-    bullets = [f"- {code_span(r['file'])}: {replacement_text(r)}" for r in replacements[:MAX_HEADLINE_REPLACEMENTS]]
+    # an entry over several files names each (newuser33 item 7a: a pool removed in one, added in another)
+    bullets = [
+        f"- {', '.join(code_span(f) for f in r.get('files', [r['file']]))}: {replacement_text(r)}"
+        for r in replacements[:MAX_HEADLINE_REPLACEMENTS]
+    ]
     more = len(replacements) - MAX_HEADLINE_REPLACEMENTS
     if more > 0:
         bullets.append(f"- _{more} more; see each file below or the JSON report._")
@@ -507,6 +646,23 @@ def _replaced_headline(replacements: list[dict[str, Any]]) -> list[str]:
 MAX_HEADLINE_UNPLANNED = 10
 #: Error lines a file's section quotes (the JSON report and the job's log have all).
 MAX_SECTION_ERRORS = 5
+
+
+def _deleted_headline(result: dict[str, Any]) -> list[str]:
+    """The comment's warning where workload files beside those given were deleted and are not compared (item 8)."""
+    deleted = result.get("deleted_not_given") or []
+    if not deleted:
+        return []
+    named = ", ".join(code_span(path) for path in deleted[:MAX_DELETED_SHOWN])
+    more = len(deleted) - MAX_DELETED_SHOWN
+    named += f" and {more} more" if more > 0 else ""
+    return [
+        f"**Not compared: {named} {'was a workload' if len(deleted) == 1 else 'were workloads'} at "
+        f"{code_span(result['base'])} beside the files given and {'is' if len(deleted) == 1 else 'are'} deleted; "
+        "the totals leave the removal out. Give deleted files too (`git diff --no-renames --name-only "
+        '--diff-filter=D "$BASE"`, as examples/ci do).**',
+        "",
+    ]
 
 
 def _unplanned_headline(files: list[dict[str, Any]]) -> list[str]:
@@ -532,9 +688,27 @@ def _error_lines_md(lines: list[str]) -> list[str]:
     return shown
 
 
+#: Statuses of a file whose fleet does not change (a workload whose file was renamed, and nothing else).
+STILL = ("unchanged", "renamed")
+#: Renamed files the comment lists one by one.
+MAX_RENAMED = 10
+
+
+def _renamed_lines(files: list[dict[str, Any]]) -> list[str]:
+    """The line under the count naming the files renamed without a change to their fleet (newuser33 item 7c)."""
+    renamed = [f for f in files if f["status"] == "renamed"]
+    if not renamed:
+        return []
+    named = ", ".join(f"{code_span(f['renamed_from'])} → {code_span(f['file'])}" for f in renamed[:MAX_RENAMED])
+    more = len(renamed) - MAX_RENAMED
+    named += f" and {more} more" if more > 0 else ""
+    return ["", f"Renamed, no change to the fleet (the same workload `name`): {named}."]
+
+
 def _section(entry: dict[str, Any]) -> str:
     """One file's part of the comment: its error, or its fleet diff and the memory of each changed pool."""
-    lines = ["", f"### {code_span(entry['file'])} ({entry['status']})", ""]
+    renamed = f"; renamed from {code_span(entry['renamed_from'])}" if entry.get("renamed_from") else ""
+    lines = ["", f"### {code_span(entry['file'])} ({entry['status']}{renamed})", ""]
     if entry["status"] in UNPLANNED:
         what = "is infeasible" if entry["status"] == "infeasible" else "is invalid"
         lines += [f"As changed, this file {what}; specgen says:", "", *_error_lines_md(entry["errors"])]
@@ -556,6 +730,7 @@ def markdown(result: dict[str, Any]) -> str:
     """
     head = [f"## specgen: fleet change against {code_span(result['base'])}", ""]
     head += _unplanned_headline(result["files"])
+    head += _deleted_headline(result)
     head += _replaced_headline(result.get("replacements", []))
     labels = dict(HEADLINE)
     if result["totals"]:
@@ -564,10 +739,11 @@ def markdown(result: dict[str, Any]) -> str:
             head.append(f"| **{labels[key]}** | {fmt_cell(row['old'])} | {fmt_cell(row['new'])} | {signed_cell(row['delta'])} |")
         head += _priced_elsewhere_headline(result["files"])
     failed = [f for f in result["files"] if f["status"] in UNPLANNED]
-    changed = [f for f in result["files"] if f["status"] not in (*UNPLANNED, "unchanged")]
-    unchanged = [f["file"] for f in result["files"] if f["status"] == "unchanged"]
+    changed = [f for f in result["files"] if f["status"] not in (*UNPLANNED, *STILL)]
+    unchanged = [f["file"] for f in result["files"] if f["status"] in STILL]
     count = f"{len(changed)} workload file(s) change the fleet; {len(unchanged)} unchanged"
     head += ["", count + (f"; {len(failed)} cannot be planned." if failed else ".")]
+    head += _renamed_lines(result["files"])
     body = "\n".join(head) + "\n"
     left_out = 0
     for entry in [*failed, *changed]:

@@ -110,7 +110,7 @@ def test_the_diff_names_a_replaced_pool_first(tmp_path: Path, change: str, added
     new = _plan(tmp_path, "new", _variant(GKE, change))
     result = diff_plans(old, new)
     (entry,) = result["replacements"]
-    hardware = {"provider": "gcp", "platform": "gcp-a3-highgpu-8g", "gpu": "h100-sxm5-80gb"}
+    hardware = {"provider": "gcp", "platform": "gcp-a3-highgpu-8g", "gpu": "h100-sxm5-80gb", "gpus_per_node": 8}
     assert entry == {
         **hardware,
         "was": hardware,
