@@ -142,6 +142,8 @@ def _resolve_at(rev: str, rel: str, path: str) -> tuple[str, str] | None:
 
     ``path`` names it in errors: a link leaving the repository, absolute, dangling or in a loop is refused.
     """
+    if "\x00" in rel:  # fuzz27 H3: git's argument, which the OS refuses with a ValueError
+        raise InputError(f"{short(path)} at {rev} holds a NUL character, which no file name may hold")
     parts = rel.split("/")
     done: list[str] = []
     kind = "tree"  # the top
@@ -318,7 +320,7 @@ def _plan_path(path: str, alone: bool, clusters: list[tuple[str, PoolsCluster | 
     from generator.render import pools_cluster
 
     loaded, plan = plan_file(path)
-    clusters.append((path, pools_cluster(plan, loaded.workload)))
+    clusters.append((path, pools_cluster(loaded.workload)))
     return deployed_dict(plan, loaded.workload, alone=alone)
 
 
