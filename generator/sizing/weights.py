@@ -72,14 +72,49 @@ class WeightSizes(NamedTuple):
     layer_expert_bytes: tuple[int, ...] = ()
 
 
-def _module(layer: int, linear: Linear) -> str:
-    part = "self_attn" if linear.group == ATTENTION else "mlp"
-    return f"model.layers.{layer}.{part}.{linear.name}"
+#: Where multimodal checkpoints put the text model: Llama 4, LLaVA and older Gemma 3 / Mistral 3 checkpoints under
+#: ``language_model.`` (``language_model.model.layers.0.self_attn.q_proj``, ``language_model.lm_head``), Transformers
+#: 4.52 and later under ``model.language_model.`` (``model.language_model.layers.0...``); vLLM maps both onto the
+#: modules it builds (``hf_to_vllm_mapper``), so a checkpoint's ignore list names them so (newuser32 item 8).
+_WRAPPERS = (("model.", "language_model.model."), ("model.", "model.language_model."), ("lm_head", "language_model.lm_head"))
+
+
+def module_names(arch: Architecture, name: str) -> tuple[str, ...]:
+    """The names a checkpoint may give the text model's module ``name`` (``model.layers.3.mlp.down_proj``, ``lm_head``).
+
+    The text model's own, and the same under a multimodal wrapper (:data:`_WRAPPERS`).
+    """
+    names = [name]
+    for text, wrapped in _WRAPPERS:
+        if name.startswith(text):
+            names.append(wrapped + name[len(text) :])
+    return tuple(names)
+
+
+def linear_names(arch: Architecture, layer: int, linear: Linear) -> tuple[str, ...]:
+    """One matrix's names as checkpoints give them (:func:`module_names`).
+
+    Llama 4 names its feed-forward block ``feed_forward`` and its one shared expert ``shared_expert``
+    (``feed_forward.shared_expert.down_proj``, ``feed_forward.router``, ``feed_forward.experts``: transformers'
+    modeling_llama4.py ``Llama4TextMoe``, vLLM's llama4.py), not ``mlp`` / ``shared_experts``.
+    """
+    if arch.model_type.startswith("llama4"):
+        part = "self_attn" if linear.group == ATTENTION else "feed_forward"
+        name = linear.name.replace("shared_experts.", "shared_expert.")
+    else:
+        part = "self_attn" if linear.group == ATTENTION else "mlp"
+        name = linear.name
+    return module_names(arch, f"model.layers.{layer}.{part}.{name}")
 
 
 def _linear_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, linear: Linear) -> Fraction:
     quant = arch.quantization
-    if fmt.gguf and quant is not None and quant.precision == "mxfp4" and not quant.keeps(_module(layer.number, linear)):
+    if (
+        fmt.gguf
+        and quant is not None
+        and quant.precision == "mxfp4"
+        and not quant.keeps(*linear_names(arch, layer.number, linear))
+    ):
         # a GGUF of any type keeps an MXFP4 checkpoint's MXFP4 tensors (gpt-oss's routed experts, over 90% of its
         # weights): llama.cpp's converter writes them as GGUF MXFP4 blocks unchanged (GptOssModel's repack_mxfp4, in
         # https://github.com/ggml-org/llama.cpp/blob/master/convert_hf_to_gguf.py) and llama-quantize re-quantizes
@@ -88,12 +123,14 @@ def _linear_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, linear: Li
         # 81.76 GiB, "Q8_0" 115.72 GiB, where the published files of every type are 58-61 GiB.
         return MXFP4_GGUF_BITS
     if quant is not None and same_storage(quant.precision, fmt.name):
-        if quant.keeps(_module(layer.number, linear)):
+        if quant.keeps(*linear_names(arch, layer.number, linear)):
             return Fraction(fmt.high_bits)
         # the checkpoint's own list of 16-bit modules, not a recipe's, says what it quantized
         fmt = fmt._replace(fbgemm_recipe=False)
         if quant.group_size is not None:
             fmt = fmt._replace(group_size=quant.group_size or None)
+        if not quant.zero_point and fmt.zero_bits:  # a symmetric compressed-tensors scheme stores no zero point
+            fmt = fmt._replace(scale_bits=fmt.scale_bits - fmt.zero_bits, zero_bits=Fraction(0))
         if quant.block is not None and fmt.block:  # its own weight_block_size (fuzz25 L1: [1, 1] was sized as 128 x 128)
             fmt = fmt._replace(block=quant.block)
     return fmt.linear_bits(linear, layer.number, arch.num_layers)
@@ -305,6 +342,6 @@ def _sizes_from_files(
 
 def _top_bits(arch: Architecture, fmt: WeightFormat, module: str, default: Fraction) -> Fraction:
     quant = arch.quantization
-    if quant is not None and same_storage(quant.precision, fmt.name) and quant.keeps(module):
+    if quant is not None and same_storage(quant.precision, fmt.name) and quant.keeps(*module_names(arch, module)):
         return Fraction(fmt.high_bits)
     return default
