@@ -4,7 +4,7 @@ Sharding follows vLLM / Megatron: column- and row-parallel matrices split by TP;
 are replicated when TP exceeds the KV heads (each rank keeps ``ceil(kv_heads / tp)`` heads);
 MLA's down-projections (``q_a_proj``, ``kv_a_proj_with_mqa``) and MoE routers are replicated;
 routed experts split over ``max(tp, ep)`` GPUs; norms are replicated. Pipeline stages get
-contiguous layer ranges (the first ``num_layers % pp`` stages one layer more); the first stage
+contiguous layer ranges, the remainder layers where the engine puts them (:func:`stage_layers`); the first stage
 also holds the embeddings (and a vision tower), the last the LM head and final norm.
 """
 
@@ -39,6 +39,8 @@ class Parallelism(NamedTuple):
     tp: int = 1
     pp: int = 1
     ep: int = 1
+    #: Which stages get the layers ``pp`` leaves over (:data:`STAGE_RULES`): the engine's rule.
+    stages: str = "first"
 
     @property
     def gpus(self) -> int:
@@ -199,12 +201,45 @@ def _bytes(bits: Fraction) -> int:
     return math.ceil(bits / 8)
 
 
-def stage_layers(num_layers: int, pp: int) -> list[range]:
-    """Contiguous layer ranges of each pipeline stage."""
+#: Where each engine puts the ``num_layers % pp`` layers an even split leaves over:
+#: - ``vllm``: from the second-to-last stage backwards, never the last, nor the first while the middle ones suffice
+#:   (``get_pp_indices``, vllm/distributed/utils.py: ``partitions = [n // pp] * pp; for i in range(2, remaining + 2):
+#:   partitions[-i] += 1``; "The first and last partitions are excluded because they contain the input and output
+#:   embeddings ... we are attempting to reduce maximum memory consumption across partitions"): 61 layers over 4 stages
+#:   [15, 15, 16, 15];
+#: - ``sglang``: the last ones ("the last N partitions will have one extra layer, where N = remainder", ``get_pp_indices``
+#:   in python/sglang/srt/distributed/utils.py): [15, 15, 15, 16];
+#: - ``first``: the first ones, as ``torch.tensor_split`` (TensorRT-LLM ``Mapping.pp_layers``: "If num_layers % pp_size =
+#:   n != 0, first n ranks get one extra layer", tensorrt_llm/mapping.py): [16, 15, 15, 15]; also what training layouts
+#:   and llama.cpp's layer split are sized with here (their own splits are not modelled).
+STAGE_RULES = ("vllm", "sglang", "first")
+STAGE_RULES_SOURCES = (
+    "https://github.com/vllm-project/vllm/blob/main/vllm/distributed/utils.py",
+    "https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/distributed/utils.py",
+    "https://github.com/NVIDIA/TensorRT-LLM/blob/main/tensorrt_llm/mapping.py",
+)
+
+
+def engine_stages(engine: str) -> str:
+    """The :data:`STAGE_RULES` entry of a serving engine (vLLM's and SGLang's own; TensorRT-LLM and others ``first``)."""
+    return engine if engine in ("vllm", "sglang") else "first"
+
+
+def stage_layers(num_layers: int, pp: int, rule: str = "first") -> list[range]:
+    """Contiguous layer ranges of each pipeline stage, the remainder placed by ``rule`` (:data:`STAGE_RULES`)."""
     base, extra = divmod(num_layers, pp)
+    sizes = [base] * pp
+    if rule == "vllm":
+        for i in range(2, extra + 2):
+            sizes[-i] += 1
+    elif rule == "sglang":
+        for i in range(1, extra + 1):
+            sizes[-i] += 1
+    else:
+        for i in range(extra):
+            sizes[i] += 1
     ranges, start = [], 0
-    for stage in range(pp):
-        size = base + (1 if stage < extra else 0)
+    for size in sizes:
         ranges.append(range(start, start + size))
         start += size
     return ranges
@@ -286,7 +321,7 @@ def _fullest_stage(
     """
     tied_head = arch.tie_word_embeddings and lm_head
     held, read = [], []
-    for stage, layers in enumerate(stage_layers(arch.num_layers, par.pp)):
+    for stage, layers in enumerate(stage_layers(arch.num_layers, par.pp, par.stages)):
         stage_held = layer_sum(layers)
         lookup = Fraction(0)
         if stage == 0:
