@@ -130,7 +130,7 @@ def test_llama_3_1_8b_regex_ignore_prefix_matches_like_vllm() -> None:
         ("re:self_attn", "model.layers.0.self_attn.q_proj", False),  # re.match anchors at the start (not re.search)
         ("re:model\\.layers\\.1\\.", "model.layers.10.mlp.down_proj", False),
         ("model.layers.0.self_attn", "model.layers.0.self_attn.q_proj", True),  # a parent module
-        ("lm_head", "language_model.lm_head", False),  # one name; the wrappers are the caller's (module_names)
+        ("lm_head", "language_model.lm_head", False),  # one name; the wrappers are the caller's (checkpoint_names)
     ],
 )
 def test_keeps_matches_as_vllm(pattern: str, name: str, kept: bool) -> None:

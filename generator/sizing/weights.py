@@ -81,7 +81,7 @@ class WeightSizes(NamedTuple):
 _WRAPPERS = (("model.", "language_model.model."), ("model.", "model.language_model."), ("lm_head", "language_model.lm_head"))
 
 
-def module_names(arch: Architecture, name: str) -> tuple[str, ...]:
+def checkpoint_names(name: str) -> tuple[str, ...]:
     """The names a checkpoint may give the text model's module ``name`` (``model.layers.3.mlp.down_proj``, ``lm_head``).
 
     The text model's own, and the same under a multimodal wrapper (:data:`_WRAPPERS`).
@@ -94,7 +94,7 @@ def module_names(arch: Architecture, name: str) -> tuple[str, ...]:
 
 
 def linear_names(arch: Architecture, layer: int, linear: Linear) -> tuple[str, ...]:
-    """One matrix's names as checkpoints give them (:func:`module_names`).
+    """One matrix's names as checkpoints give them (:func:`checkpoint_names`).
 
     Llama 4 names its feed-forward block ``feed_forward`` and its one shared expert ``shared_expert``
     (``feed_forward.shared_expert.down_proj``, ``feed_forward.router``, ``feed_forward.experts``: transformers'
@@ -106,7 +106,7 @@ def linear_names(arch: Architecture, layer: int, linear: Linear) -> tuple[str, .
     else:
         part = "self_attn" if linear.group == ATTENTION else "mlp"
         name = linear.name
-    return module_names(arch, f"model.layers.{layer}.{part}.{name}")
+    return checkpoint_names(f"model.layers.{layer}.{part}.{name}")
 
 
 def _linear_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, linear: Linear) -> Fraction:
@@ -377,6 +377,6 @@ def _sizes_from_files(
 
 def _top_bits(arch: Architecture, fmt: WeightFormat, module: str, default: Fraction) -> Fraction:
     quant = arch.quantization
-    if quant is not None and same_storage(quant.precision, fmt.name) and quant.keeps(*module_names(arch, module)):
+    if quant is not None and same_storage(quant.precision, fmt.name) and quant.keeps(*checkpoint_names(module)):
         return Fraction(fmt.high_bits)
     return default
