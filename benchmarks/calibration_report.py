@@ -53,7 +53,7 @@ from generator.sizing.training import TrainingSetup, size_training  # noqa: E402
 from generator.sizing.training_mfu import attention_kernel_scale, training_utilisation  # noqa: E402
 from generator.sizing.training_step import StepLayout, training_step  # noqa: E402
 from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache  # noqa: E402
-from generator.sizing.weights import Parallelism, size_weights  # noqa: E402
+from generator.sizing.weights import Parallelism, engine_stages, size_weights  # noqa: E402
 from generator.units import GB, GIB  # noqa: E402
 
 DATA = REPO / "tests" / "data" / "calibration.json"
@@ -329,7 +329,7 @@ def predict_static_batch(row: dict[str, Any]) -> float:
     """Output tokens/s of a static batch of ``row['batch']`` prompts (a latency run: prefill, then every decode step)."""
     arch = parse_architecture(find_model(row["model"]).config)
     consts = with_overrides(dict(_row_constants(row)))
-    par = Parallelism(tp=row["tp"], pp=row["pp"], ep=row.get("ep", 1))
+    par = Parallelism(tp=row["tp"], pp=row["pp"], ep=row.get("ep", 1), stages=engine_stages(row["engine"]))
     fmt = weight_format(row["precision"])
     gpu = find_gpu(row["gpu"])
     weights = size_weights(arch, fmt, par)
@@ -358,6 +358,8 @@ def predict_throughput(row: dict[str, Any]) -> float:
         host_cpu=host_cpu(row),
         # SGLang rows size their KV cache SGLang's way; every other row keeps the estimate's default (vLLM's accounting)
         **({"engine": row["engine"]} if row["engine"] == "sglang" else {}),
+        # and each splits the layers PP leaves over as its engine does (newuser32 item 9)
+        pipeline_stages=engine_stages(row["engine"]),
     )
     result = estimate(req)
     if "throughput" not in result:

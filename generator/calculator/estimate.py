@@ -40,7 +40,7 @@ from generator.sizing.precision import WeightFormat, auto_kv_cache_precision, kv
 from generator.sizing.throughput_gaps import gap_text, matching_gap
 from generator.sizing.training_hardware import fp16_note, stack_note
 from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache
-from generator.sizing.weights import Parallelism, size_weights
+from generator.sizing.weights import Parallelism, engine_stages, size_weights
 from generator.units import GIB
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
@@ -89,6 +89,9 @@ class EstimateRequest(NamedTuple):
     gpu_memory_utilization: float | None = None
     #: Serving engine whose KV accounting sizes the cache (:data:`SERVING_ENGINES`).
     engine: str = "vllm"
+    #: Where the layers PP leaves over go (:data:`~generator.sizing.weights.STAGE_RULES`); None: the engine's. The
+    #: calibration's TensorRT-LLM rows, sized through the vLLM estimate, take TensorRT-LLM's (``first``).
+    pipeline_stages: str | None = None
     #: SGLang's ``--mem-fraction-static``; None: SGLang's default for the GPU.
     mem_fraction_static: float | None = None
     input_tokens: int | None = None
@@ -412,6 +415,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         from generator.sizing.offload import layer_split_degree
 
         par = Parallelism(pp=layer_split_degree(req.fixed.gpu_count, arch))
+    elif not req.train:  # the layers PP leaves over go where the engine puts them (newuser32 item 9)
+        par = par._replace(stages=req.pipeline_stages or engine_stages(req.engine))
     if req.precision and (fixed := fixed_format_problem(model, req.precision)):  # newuser29 item 1
         raise InputError(f"--precision {req.precision}: {fixed}")
     if req.allowed_precisions and arch.file_weights is not None and arch.file_weights.fixed_format:

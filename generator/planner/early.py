@@ -21,7 +21,7 @@ from generator.planner.racks import RACK_UNITS, taller_than_space
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.linear_attention import has_state, unsized_use_message
 from generator.sizing.step_down import serving_precision_advice
-from generator.sizing.weights import Parallelism, size_weights
+from generator.sizing.weights import Parallelism, engine_stages, size_weights
 from generator.units import GIB
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, Workload
@@ -87,7 +87,7 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
             for pp in PIPELINE_STAGES:
                 if pp > arch.num_layers:
                     continue
-                per_gpu = size_weights(arch, fmt, Parallelism(tp, pp)).per_gpu_bytes
+                per_gpu = size_weights(arch, fmt, Parallelism(tp, pp, stages=engine_stages(dep.inference.engine))).per_gpu_bytes
                 if per_gpu <= usable:
                     break
                 if best is None or usable - per_gpu > best[0]:

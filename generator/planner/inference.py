@@ -43,7 +43,7 @@ from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import Accelerator, accelerator_for, decode_model, prefill_seconds, step_budget_batch
 from generator.sizing.precision import WeightFormat, kv_cache_bits
 from generator.sizing.sglang_kv import sglang_inference_capacity
-from generator.sizing.weights import Parallelism
+from generator.sizing.weights import Parallelism, engine_stages
 from generator.units import GIB
 from generator.workload.models import InferenceSpec
 
@@ -580,13 +580,14 @@ def _layout_shape(
     # the engine's limit; where vLLM's larger default leaves no room for one sequence, its smaller one is tried too
     limits = _limits(spec, gpu, consts)
     tokens = batched_tokens(spec, gpu, consts, arch.encoder_only)
-    par = Parallelism(tp, pp, tp if expert_parallel else 1)
+    stages = engine_stages(spec.engine)  # where the engine puts the layers PP leaves over (newuser32 item 9)
+    par = Parallelism(tp, pp, tp if expert_parallel else 1, stages)
     problems = loadability_problems(arch, fmt, par)
     if problems and expert_parallel is None and tp > 1 and arch.is_moe:
         # what the engines advise where a TP split of the experts does not load (block-quantized expert widths
         # a TP rank does not divide into whole blocks): expert parallelism keeps each expert whole
         # (vLLM --enable-expert-parallel; newuser20 item 1: two servers were bought where one holds TP8 EP8)
-        with_ep = Parallelism(tp, pp, tp)
+        with_ep = Parallelism(tp, pp, tp, stages)
         if not loadability_problems(arch, fmt, with_ep):
             par, problems = with_ep, ()
     if problems:

@@ -60,9 +60,9 @@ def size_kv_cache(
 
     Per GPU, expert-parallel attention groups (``par.attention_dp``) split the sequences.
     """
-    per_token_elements, sequence_elements, stage_elements = _elements(arch, context_tokens, par.tp, par.pp)
+    per_token_elements, sequence_elements, stage_elements = _elements(arch, context_tokens, par.tp, par.pp, par.stages)
     sequences_per_gpu = -(-sequences // par.attention_dp)
-    state_total, state_stages = state_bytes(arch, par.tp, par.pp)
+    state_total, state_stages = state_bytes(arch, par.tp, par.pp, par.stages)
     return KvCacheSizes(
         bytes_per_token=ceil_bytes(per_token_elements * kv_bits),
         total_bytes=ceil_bytes(sequence_elements * kv_bits * sequences) + state_total * sequences,
@@ -78,23 +78,25 @@ def size_kv_cache(
 
 def token_bytes_per_gpu(arch: Architecture, kv_bits: int, par: Parallelism) -> int:
     """KV bytes of one token of one sequence on the fullest GPU (TP splits the KV heads, PP the layers; no state)."""
-    return ceil_bytes(max(_elements(arch, 1, par.tp, par.pp)[2]) * kv_bits)
+    return ceil_bytes(max(_elements(arch, 1, par.tp, par.pp, par.stages)[2]) * kv_bits)
 
 
-def stage_decode_bits(arch: Architecture, context_tokens: int, kv_bits: int, tp: int, pp: int) -> int:
+def stage_decode_bits(arch: Architecture, context_tokens: int, kv_bits: int, tp: int, pp: int, stages: str = "first") -> int:
     """Bits one decode step moves per sequence on the busiest stage's GPU: its KV read, and its recurrent state.
 
     A Gated DeltaNet step reads each state and writes it back updated (vLLM's ``fused_recurrent_gated_delta_rule``
     stores the final state in place; ``causal_conv1d_update`` shifts the conv state in place), so the state moves
     :data:`~generator.sizing.linear_attention.STATE_PASSES_PER_STEP` times; the KV of one new token is not counted.
     """
-    stages = _elements(arch, context_tokens, tp, pp)[2]
-    states = state_bytes(arch, tp, pp)[1]
-    return max(kv * kv_bits + 8 * STATE_PASSES_PER_STEP * state for kv, state in zip(stages, states, strict=True))
+    kvs = _elements(arch, context_tokens, tp, pp, stages)[2]
+    states = state_bytes(arch, tp, pp, stages)[1]
+    return max(kv * kv_bits + 8 * STATE_PASSES_PER_STEP * state for kv, state in zip(kvs, states, strict=True))
 
 
 @memoized
-def _elements(arch: Architecture, context_tokens: int, tp: int, pp: int) -> tuple[int, int, tuple[int, ...]]:
+def _elements(
+    arch: Architecture, context_tokens: int, tp: int, pp: int, stages: str = "first"
+) -> tuple[int, int, tuple[int, ...]]:
     """KV elements of one sequence: per token (all layers), for ``context_tokens`` tokens, and on each stage's GPU.
 
     Bytes for any precision and number of sequences are these times bits and sequences, so the walk
@@ -102,21 +104,21 @@ def _elements(arch: Architecture, context_tokens: int, tp: int, pp: int) -> tupl
     """
     per_token = sum(layer.kv_elements_per_token for layer in arch.layers)
     sequence = sum(layer.kv_elements_per_token * tokens_held(layer, context_tokens) for layer in arch.layers)
-    stages = tuple(
+    by_stage = tuple(
         sum(layer_elements_per_gpu(arch.layers[i], tp) * tokens_held(arch.layers[i], context_tokens) for i in layers)
-        for layers in stage_layers(arch.num_layers, pp)
+        for layers in stage_layers(arch.num_layers, pp, stages)
     )
-    return per_token, sequence, stages
+    return per_token, sequence, by_stage
 
 
 @memoized
-def state_bytes(arch: Architecture, tp: int, pp: int) -> tuple[int, tuple[int, ...]]:
+def state_bytes(arch: Architecture, tp: int, pp: int, stages: str = "first") -> tuple[int, tuple[int, ...]]:
     """Recurrent-state bytes of one sequence: whole model, and on each stage's GPU (zeros without linear attention)."""
     if not has_state(arch):
-        return 0, (0,) * len(stage_layers(arch.num_layers, pp))
+        return 0, (0,) * pp
     bits = state_bits(arch)
     total = sum(layer_state_bytes(layer, 1, bits) for layer in arch.layers)
-    stages = tuple(
-        sum(layer_state_bytes(arch.layers[i], tp, bits) for i in layers) for layers in stage_layers(arch.num_layers, pp)
+    by_stage = tuple(
+        sum(layer_state_bytes(arch.layers[i], tp, bits) for i in layers) for layers in stage_layers(arch.num_layers, pp, stages)
     )
-    return total, stages
+    return total, by_stage

@@ -10,6 +10,12 @@ Sources (vLLM ``vllm/config`` and ``model_executor/layers``; SGLang applies the 
   input per rank must be multiples of the block ("... is not divisible by weight quantization
   block_n = 128"); routed experts split this way under tensor parallelism, whole under expert
   parallelism;
+- group-quantized integer weights (GPTQ, AWQ, compressed-tensors ``group`` strategy, as the checkpoint's own
+  ``group_size``) must split into whole groups on every rank: a row-parallel matrix's input per rank (o_proj,
+  down_proj, a routed expert's down_proj under TP) must be a multiple of the group (vLLM's Marlin
+  ``verify_marlin_supports_shape``: "Weight input_size_per_partition = 14784 is not divisible by group_size = 128";
+  the non-Marlin GPTQ and AWQ kernels refuse the same shard: "The input size is not aligned with the quantized weight
+  shape"); per-channel (-1) has no group to split;
 - expert parallelism spreads whole experts: the routed experts must divide over the EP ranks, and
   an EP group is a multiple of the TP group.
 
@@ -24,10 +30,25 @@ from __future__ import annotations
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import ATTENTION, EXPERT, Architecture
 from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat, same_storage, storage_family
-from generator.sizing.weights import Parallelism
+from generator.sizing.weights import Parallelism, linear_names, replicated_on_every_rank
 
 #: The MLP / expert matrices tensor parallelism splits (routers and norms are replicated).
 _SPLIT_PROJECTIONS = ("gate_proj", "up_proj", "down_proj")
+#: Row-parallel matrices (vLLM ``RowParallelLinear``): tensor parallelism splits their input; every other split matrix
+#: is column parallel (its input whole on each rank).
+_ROW_PARALLEL = ("o_proj", "out_proj", "down_proj", "output.dense")
+#: Integer formats stored with one scale per group of input weights (GPTQ / AWQ / compressed-tensors WNA16).
+_GROUP_QUANTIZED = ("int4", "int8-gptq")
+#: vLLM's check of a group-quantized matrix's shard (Marlin, the kernel GPTQ, AWQ and compressed-tensors WNA16
+#: checkpoints run on CUDA); MoE: "size_k must divisible by BLOCK_SIZE_K" for Qwen3-30B-A3B-AWQ at TP 4 and 8
+#: (vllm#17604), "moe_intermediate_size // group_size = 6, so qwen3-30b-a3b gptq int4 cannot run with tp=4 or 8"
+#: (vllm PR #28829); dense: Qwen2-VL-72B GPTQ/AWQ (intermediate 29,568) at TP 2, 4, 8 (QwenLM/Qwen2-VL#231).
+MARLIN_SHAPE_SOURCES = (
+    "https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/layers/quantization/utils/marlin_utils.py",
+    "https://github.com/vllm-project/vllm/issues/17604",
+    "https://github.com/vllm-project/vllm/pull/28829",
+    "https://github.com/QwenLM/Qwen2-VL/issues/231",
+)
 
 
 #: vLLM's "Supported Hardware" table of quantization implementations by GPU architecture (v0.14.0).
@@ -164,7 +185,59 @@ def loadability_problems(arch: Architecture, fmt: WeightFormat, par: Parallelism
         quant = arch.quantization
         own = quant.block if quant is not None and same_storage(quant.precision, fmt.name) else None
         problems.extend(_block_problems(arch, own or fmt.block, par))  # the checkpoint's own weight_block_size first
+    if (group := checkpoint_group(arch, fmt)) is not None:
+        problems.extend(_group_problems(arch, group, par))
     return tuple(problems)
+
+
+def checkpoint_group(arch: Architecture, fmt: WeightFormat) -> int | None:
+    """The scale group of a group-quantized integer checkpoint held as it is stored (None: none, or per channel).
+
+    Only a checkpoint's own: quantizing a 16-bit model oneself picks a group that splits (Qwen publishes its 72B AWQ and
+    GPTQ builds with the intermediate size padded to 29,696 for this), so a format asked of a 16-bit model is not held
+    to its default group (newuser32 item 3).
+    """
+    quant = arch.quantization
+    if storage_family(fmt.name) not in _GROUP_QUANTIZED or quant is None or not same_storage(quant.precision, fmt.name):
+        return None
+    group = fmt.group_size if quant.group_size is None else quant.group_size
+    return group or None  # 0: one scale per output row (GPTQ's -1)
+
+
+def _group_problems(arch: Architecture, group: int, par: Parallelism) -> list[str]:
+    """A row-parallel matrix whose input shard is not a whole number of scale groups (empty when every one is).
+
+    Expert parallelism keeps a routed expert whole (vLLM's FusedMoE: "In EP, each device owns a set of experts fully.
+    There is no tensor parallel", fused_moe/config.py), so only TP splits its down_proj; matrices the checkpoint keeps
+    16-bit have no groups.
+    """
+    quant = arch.quantization
+    for layer in arch.layers:
+        for lin in layer.linears:
+            if replicated_on_every_rank(lin) or not lin.name.endswith(_ROW_PARALLEL):
+                continue
+            ranks = 1 if (lin.group == EXPERT and par.ep > 1) else par.tp
+            width = lin.in_features
+            if ranks == 1 or group >= width:  # Marlin: "group_size < input_size and ..."
+                continue
+            if not width % ranks and not (width // ranks) % group:
+                continue
+            if quant is not None and quant.keeps(*linear_names(arch, layer.number, lin)):
+                continue
+            kind = "expert intermediate size" if lin.group == EXPERT else "input width"
+            experts = arch.routed_experts[0]
+            whole = lin.group == EXPERT and experts and not experts % par.tp
+            said = (
+                'its fused MoE kernel fails: "size_k must divisible by BLOCK_SIZE_K", vllm#17604'
+                if lin.group == EXPERT
+                else f'"Weight input_size_per_partition = {width / ranks:g} is not divisible by group_size = {group}"'
+            )
+            return [
+                f"{lin.name} {kind} {width} / TP {ranks} = {width / ranks:g} is not divisible by the checkpoint's "
+                f"quantization group ({group}): vLLM refuses to load it ({said}); use a TP whose shard is a multiple of "
+                f"{group}" + (", or expert parallelism" if whole else ", or pipeline parallelism")
+            ]
+    return []
 
 
 def _block_problems(arch: Architecture, block: int, par: Parallelism) -> list[str]:

@@ -278,7 +278,9 @@ class DecodeModel:
         self._arch, self._weights, self._par, self._acc, self._consts = arch, weights, par, acc, consts
         self._bandwidth = acc.memory_bandwidth_gb_per_s * 1e9 * consts.decode_bandwidth_efficiency
         context = max(context_tokens, 1)
-        self._kv_stage_bits = stage_decode_bits(arch, context, kv_bits, par.tp, par.pp)  # KV read, state read + written
+        self._kv_stage_bits = stage_decode_bits(
+            arch, context, kv_bits, par.tp, par.pp, par.stages
+        )  # KV read, state read + written
         experts, _ = arch.routed_experts
         dense_read = not experts or weights.expert_bytes == 0
         self._dense_weight_read_s = decode_weight_read_bytes(arch, weights, par, 1) / self._bandwidth if dense_read else None

@@ -5,7 +5,10 @@ never go through integer division (the ``4 // 8 == 0`` trap).
 
 Sources for the metadata overheads:
 - GPTQ / AWQ: one fp16 scale and one packed 4-bit zero point per group of ``group_size``
-  input weights (AutoGPTQ ``qzeros`` / ``scales`` tensors; default group 128).
+  input weights (AutoGPTQ ``qzeros`` / ``scales`` tensors; default group 128); GPTQ stores ``qzeros`` even when
+  ``sym`` is true, AWQ's GEMM layout always. A symmetric compressed-tensors scheme (``pack-quantized``,
+  ``"symmetric": true``) stores no zero point: 4 + 16 / group bits (vLLM ``CompressedTensorsWNA16.create_weights``
+  registers ``weight_zero_point`` only ``if not self.symmetric``).
 - NF4: one fp32 absmax per 64 weights; with double quantization an 8-bit absmax plus one
   fp32 second-level scale per 256 blocks = 0.127 bits/param (QLoRA paper, arXiv:2305.14314 §3).
 - MXFP4: 4-bit E2M1 elements with one 8-bit E8M0 scale per block of 32 (OCP MX spec v1.0).
@@ -91,6 +94,9 @@ class WeightFormat(NamedTuple):
     #: An engine's padding of each rank's routed-expert matrices as loaded: (intermediate size multiple, hidden size
     #: multiple); None: held as stored (:mod:`generator.sizing.loaded_weights`).
     expert_padding: tuple[int, int] | None = None
+    #: Of ``scale_bits``, the zero point's: what a checkpoint that stores none (a symmetric compressed-tensors
+    #: scheme) does not hold.
+    zero_bits: Fraction = Fraction(0)
 
     def __hash__(self) -> int:
         """Hash of the name and group size, not the ``Fraction`` fields (slow to hash); equality compares every field."""
@@ -207,8 +213,22 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
         WeightFormat(
             "int8", "INT8 weights with one fp32 scale per output channel (w8a8)", Fraction(8), Fraction(32), compute="int8"
         ),
-        WeightFormat("int8-gptq", "GPTQ 8-bit, fp16 scale + 8-bit zero per 128 weights", Fraction(8), Fraction(24), 128),
-        WeightFormat("int4", "INT4 GPTQ/AWQ, fp16 scale + 4-bit zero per group of 128", Fraction(4), Fraction(20), 128),
+        WeightFormat(
+            "int8-gptq",
+            "GPTQ 8-bit, fp16 scale + 8-bit zero per 128 weights",
+            Fraction(8),
+            Fraction(24),
+            128,
+            zero_bits=Fraction(8),
+        ),
+        WeightFormat(
+            "int4",
+            "INT4 GPTQ/AWQ, fp16 scale + 4-bit zero per group of 128",
+            Fraction(4),
+            Fraction(20),
+            128,
+            zero_bits=Fraction(4),
+        ),
         WeightFormat(
             "nf4", "bitsandbytes NF4 with double quantization (QLoRA)", Fraction(4), Fraction(8) + Fraction(32, 256), 64
         ),

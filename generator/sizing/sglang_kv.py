@@ -55,7 +55,7 @@ def sglang_cell_bytes(arch: Architecture, kv_bits: int, par: Parallelism = Paral
     """One token's KV bytes on the rank that holds most (whole KV heads per TP rank; MLA latent replicated)."""
     return max(
         ceil_bytes(sum(layer_elements_per_gpu(arch.layers[index], par.tp) for index in stage) * kv_bits)
-        for stage in stage_layers(arch.num_layers, par.pp)
+        for stage in stage_layers(arch.num_layers, par.pp, "sglang")
     )
 
 

@@ -145,7 +145,7 @@ def vllm_kv_cache(
             tokens_from,
             bits,
         )
-        for stage in stage_layers(arch.num_layers, par.pp)
+        for stage in stage_layers(arch.num_layers, par.pp, "vllm")
     )
     return min(pools, key=lambda pool: (pool.logged_tokens, pool.max_concurrency))
 
@@ -270,4 +270,4 @@ def request_kv_bytes(
         page = ceil_bytes(layer_elements_per_gpu(layer, par.tp) * kv_bits) * block_tokens
         return _pages_per_request(kind, max_model_len, block_tokens, max_num_batched_tokens) * page
 
-    return max(sum(layer_bytes(arch.layers[i]) for i in stage) for stage in stage_layers(arch.num_layers, par.pp))
+    return max(sum(layer_bytes(arch.layers[i]) for i in stage) for stage in stage_layers(arch.num_layers, par.pp, "vllm"))

@@ -4,7 +4,7 @@ Sharding follows vLLM / Megatron: column- and row-parallel matrices split by TP;
 are replicated when TP exceeds the KV heads (each rank keeps ``ceil(kv_heads / tp)`` heads);
 MLA's down-projections (``q_a_proj``, ``kv_a_proj_with_mqa``) and MoE routers are replicated;
 routed experts split over ``max(tp, ep)`` GPUs; norms are replicated. Pipeline stages get
-contiguous layer ranges (the first ``num_layers % pp`` stages one layer more); the first stage
+contiguous layer ranges, the remainder layers where the engine puts them (:func:`stage_layers`); the first stage
 also holds the embeddings (and a vision tower), the last the LM head and final norm.
 """
 
@@ -39,6 +39,8 @@ class Parallelism(NamedTuple):
     tp: int = 1
     pp: int = 1
     ep: int = 1
+    #: Which stages get the layers ``pp`` leaves over (:data:`STAGE_RULES`): the engine's rule.
+    stages: str = "first"
 
     @property
     def gpus(self) -> int:
@@ -72,14 +74,49 @@ class WeightSizes(NamedTuple):
     layer_expert_bytes: tuple[int, ...] = ()
 
 
-def _module(layer: int, linear: Linear) -> str:
-    part = "self_attn" if linear.group == ATTENTION else "mlp"
-    return f"model.layers.{layer}.{part}.{linear.name}"
+#: Where multimodal checkpoints put the text model: Llama 4, LLaVA and older Gemma 3 / Mistral 3 checkpoints under
+#: ``language_model.`` (``language_model.model.layers.0.self_attn.q_proj``, ``language_model.lm_head``), Transformers
+#: 4.52 and later under ``model.language_model.`` (``model.language_model.layers.0...``); vLLM maps both onto the
+#: modules it builds (``hf_to_vllm_mapper``), so a checkpoint's ignore list names them so (newuser32 item 8).
+_WRAPPERS = (("model.", "language_model.model."), ("model.", "model.language_model."), ("lm_head", "language_model.lm_head"))
+
+
+def checkpoint_names(name: str) -> tuple[str, ...]:
+    """The names a checkpoint may give the text model's module ``name`` (``model.layers.3.mlp.down_proj``, ``lm_head``).
+
+    The text model's own, and the same under a multimodal wrapper (:data:`_WRAPPERS`).
+    """
+    names = [name]
+    for text, wrapped in _WRAPPERS:
+        if name.startswith(text):
+            names.append(wrapped + name[len(text) :])
+    return tuple(names)
+
+
+def linear_names(arch: Architecture, layer: int, linear: Linear) -> tuple[str, ...]:
+    """One matrix's names as checkpoints give them (:func:`checkpoint_names`).
+
+    Llama 4 names its feed-forward block ``feed_forward`` and its one shared expert ``shared_expert``
+    (``feed_forward.shared_expert.down_proj``, ``feed_forward.router``, ``feed_forward.experts``: transformers'
+    modeling_llama4.py ``Llama4TextMoe``, vLLM's llama4.py), not ``mlp`` / ``shared_experts``.
+    """
+    if arch.model_type.startswith("llama4"):
+        part = "self_attn" if linear.group == ATTENTION else "feed_forward"
+        name = linear.name.replace("shared_experts.", "shared_expert.")
+    else:
+        part = "self_attn" if linear.group == ATTENTION else "mlp"
+        name = linear.name
+    return checkpoint_names(f"model.layers.{layer}.{part}.{name}")
 
 
 def _linear_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, linear: Linear) -> Fraction:
     quant = arch.quantization
-    if fmt.gguf and quant is not None and quant.precision == "mxfp4" and not quant.keeps(_module(layer.number, linear)):
+    if (
+        fmt.gguf
+        and quant is not None
+        and quant.precision == "mxfp4"
+        and not quant.keeps(*linear_names(arch, layer.number, linear))
+    ):
         # a GGUF of any type keeps an MXFP4 checkpoint's MXFP4 tensors (gpt-oss's routed experts, over 90% of its
         # weights): llama.cpp's converter writes them as GGUF MXFP4 blocks unchanged (GptOssModel's repack_mxfp4, in
         # https://github.com/ggml-org/llama.cpp/blob/master/convert_hf_to_gguf.py) and llama-quantize re-quantizes
@@ -88,12 +125,14 @@ def _linear_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, linear: Li
         # 81.76 GiB, "Q8_0" 115.72 GiB, where the published files of every type are 58-61 GiB.
         return MXFP4_GGUF_BITS
     if quant is not None and same_storage(quant.precision, fmt.name):
-        if quant.keeps(_module(layer.number, linear)):
+        if quant.keeps(*linear_names(arch, layer.number, linear)):
             return Fraction(fmt.high_bits)
         # the checkpoint's own list of 16-bit modules, not a recipe's, says what it quantized
         fmt = fmt._replace(fbgemm_recipe=False)
         if quant.group_size is not None:
             fmt = fmt._replace(group_size=quant.group_size or None)
+        if not quant.zero_point and fmt.zero_bits:  # a symmetric compressed-tensors scheme stores no zero point
+            fmt = fmt._replace(scale_bits=fmt.scale_bits - fmt.zero_bits, zero_bits=Fraction(0))
         if quant.block is not None and fmt.block:  # its own weight_block_size (fuzz25 L1: [1, 1] was sized as 128 x 128)
             fmt = fmt._replace(block=quant.block)
     return fmt.linear_bits(linear, layer.number, arch.num_layers)
@@ -162,12 +201,45 @@ def _bytes(bits: Fraction) -> int:
     return math.ceil(bits / 8)
 
 
-def stage_layers(num_layers: int, pp: int) -> list[range]:
-    """Contiguous layer ranges of each pipeline stage."""
+#: Where each engine puts the ``num_layers % pp`` layers an even split leaves over:
+#: - ``vllm``: from the second-to-last stage backwards, never the last, nor the first while the middle ones suffice
+#:   (``get_pp_indices``, vllm/distributed/utils.py: ``partitions = [n // pp] * pp; for i in range(2, remaining + 2):
+#:   partitions[-i] += 1``; "The first and last partitions are excluded because they contain the input and output
+#:   embeddings ... we are attempting to reduce maximum memory consumption across partitions"): 61 layers over 4 stages
+#:   [15, 15, 16, 15];
+#: - ``sglang``: the last ones ("the last N partitions will have one extra layer, where N = remainder", ``get_pp_indices``
+#:   in python/sglang/srt/distributed/utils.py): [15, 15, 15, 16];
+#: - ``first``: the first ones, as ``torch.tensor_split`` (TensorRT-LLM ``Mapping.pp_layers``: "If num_layers % pp_size =
+#:   n != 0, first n ranks get one extra layer", tensorrt_llm/mapping.py): [16, 15, 15, 15]; also what training layouts
+#:   and llama.cpp's layer split are sized with here (their own splits are not modelled).
+STAGE_RULES = ("vllm", "sglang", "first")
+STAGE_RULES_SOURCES = (
+    "https://github.com/vllm-project/vllm/blob/main/vllm/distributed/utils.py",
+    "https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/distributed/utils.py",
+    "https://github.com/NVIDIA/TensorRT-LLM/blob/main/tensorrt_llm/mapping.py",
+)
+
+
+def engine_stages(engine: str) -> str:
+    """The :data:`STAGE_RULES` entry of a serving engine (vLLM's and SGLang's own; TensorRT-LLM and others ``first``)."""
+    return engine if engine in ("vllm", "sglang") else "first"
+
+
+def stage_layers(num_layers: int, pp: int, rule: str = "first") -> list[range]:
+    """Contiguous layer ranges of each pipeline stage, the remainder placed by ``rule`` (:data:`STAGE_RULES`)."""
     base, extra = divmod(num_layers, pp)
+    sizes = [base] * pp
+    if rule == "vllm":
+        for i in range(2, extra + 2):
+            sizes[-i] += 1
+    elif rule == "sglang":
+        for i in range(1, extra + 1):
+            sizes[-i] += 1
+    else:
+        for i in range(extra):
+            sizes[i] += 1
     ranges, start = [], 0
-    for stage in range(pp):
-        size = base + (1 if stage < extra else 0)
+    for size in sizes:
         ranges.append(range(start, start + size))
         start += size
     return ranges
@@ -249,7 +321,7 @@ def _fullest_stage(
     """
     tied_head = arch.tie_word_embeddings and lm_head
     held, read = [], []
-    for stage, layers in enumerate(stage_layers(arch.num_layers, par.pp)):
+    for stage, layers in enumerate(stage_layers(arch.num_layers, par.pp, par.stages)):
         stage_held = layer_sum(layers)
         lookup = Fraction(0)
         if stage == 0:
@@ -305,6 +377,6 @@ def _sizes_from_files(
 
 def _top_bits(arch: Architecture, fmt: WeightFormat, module: str, default: Fraction) -> Fraction:
     quant = arch.quantization
-    if quant is not None and same_storage(quant.precision, fmt.name) and quant.keeps(module):
+    if quant is not None and same_storage(quant.precision, fmt.name) and quant.keeps(*checkpoint_names(module)):
         return Fraction(fmt.high_bits)
     return default
