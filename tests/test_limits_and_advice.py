@@ -181,13 +181,15 @@ def test_weights_too_large_for_any_gpu_name_the_real_factors(tmp_path: Path, cap
     # Llama-3.1-405B by hand: 126 layers of 3,187,671,040 linear weights (q, o 16,384^2; k, v 16,384 x 1,024;
     # gate, up, down 16,384 x 53,248) = 401,646,551,040, plus 4,206,837,760 at 16 bits (embedding and lm_head
     # 128,256 x 16,384 each, 4,145,152 norm weights). bf16 811,706,777,600 bytes; fp8 410,060,226,560 (0.5052);
-    # int4 401,646,551,040 x 133 / 256 + 8,413,675,520 = 217,081,610,240 (0.2674)
+    # int4 401,646,551,040 x 133 / 256 + 8,413,675,520 = 217,081,610,240 (0.2674). At TP4 x PP8 vLLM gives the six
+    # layers over 120 to stages 2-7 (get_pp_indices: [15, 16, 16, 16, 16, 16, 16, 15]): the heaviest holds 16 layers,
+    # 16 x 3,187,671,040 x 2 / 4 = 25,501,368,320 bytes a GPU, 23.75 GiB (the first, 15 layers and the embedding, 23.24)
     text = SLO_BOUND.replace("meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-405B-Instruct")
     text = text.replace("      slo:\n        tpot_ms: 0.5\n", "").replace("l40s-48gb", "rtx-4090-24gb")
     (tmp_path / "workload.yaml").write_text(text.format(precision="bf16"))
     assert call_cli(tmp_path, ("validate", "workload.yaml")) == 3
     assert capsys.readouterr().err.endswith(
-        "its bf16 weights alone need 24.7 GiB per GPU even split TP4 x PP8, more than any allowed GPU can use; to unblock: "
+        "its bf16 weights alone need 23.8 GiB per GPU even split TP4 x PP8, more than any allowed GPU can use; to unblock: "
         "allow a GPU with more memory or a lower precision (fp8 stores the bf16 weights in 0.51x the bytes, int4 in 0.27x)\n"
     )
 
