@@ -759,3 +759,18 @@ def test_a_checkpoints_own_fp8_block_decides_its_tensor_parallel_split(tmp_path:
         else []
     )
     assert bool(problems) == refused
+
+
+def test_a_tensor_in_two_shards_is_refused_not_counted_twice(tmp_path: Path) -> None:
+    """fuzz27 M3: two shards each holding every tensor were summed: +99.8% against the config, "the files are used"."""
+    from generator.calculator.safetensors_header import shard_tensors
+    from tests.test_gguf import write_safetensors
+
+    for shard in ("a.safetensors", "b.safetensors"):
+        write_safetensors(tmp_path / shard, {"model.norm.weight": ("BF16", [8], 16), f"{shard}.bias": ("BF16", [4], 8)})
+    with pytest.raises(InputError) as info:
+        shard_tensors([str(tmp_path / "a.safetensors"), str(tmp_path / "b.safetensors")])
+    assert str(info.value) == (
+        "tensor 'model.norm.weight' is in both a.safetensors and b.safetensors: a checkpoint holds each tensor once"
+    )
+    assert len(shard_tensors([str(tmp_path / "a.safetensors")])) == 2

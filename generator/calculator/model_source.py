@@ -274,7 +274,7 @@ def serving_format(model: ResolvedModel, precision: str | None) -> WeightFormat:
 
 def _with_directory_weights(arch: Architecture, directory: str, root: str | None, location: Location | None) -> Architecture:
     """A model directory's safetensors headers (not the weights) give its exact bytes; each file inside ``root``."""
-    from generator.calculator.safetensors_header import INDEX_FILE, directory_weight_files, read_header, with_file_weights
+    from generator.calculator.safetensors_header import INDEX_FILE, directory_weight_files, shard_tensors, with_file_weights
 
     index = os.path.join(directory, INDEX_FILE)
     if root is not None and os.path.lexists(index):
@@ -283,7 +283,7 @@ def _with_directory_weights(arch: Architecture, directory: str, root: str | None
         files = directory_weight_files(directory)
         if root is not None:
             files = [inside_root(f, root, f, location) for f in files]
-        tensors = [t for f in files for t in read_header(f)]
+        tensors = shard_tensors(files)
     except InputError as exc:  # at the workload's model field, as a config.json's (fuzz25 M6)
         raise type(exc)(exc.message, exc.location or location) from None
     if not files:

@@ -126,6 +126,26 @@ def read_header(path: str) -> list[Tensor]:
     return tensors_of_header(header, path, size - 8 - length)
 
 
+def shard_tensors(files: list[str]) -> list[Tensor]:
+    """The tensors of a checkpoint's files; a name in two of them is refused.
+
+    An engine loads a tensor name once (a later one overwrites the parameter), so one named in two shards would be
+    counted twice (fuzz27 M3: +99.8% against the config, and "the files are used").
+    """
+    out: list[Tensor] = []
+    first: dict[str, str] = {}
+    for path in files:
+        for tensor in read_header(path):
+            if tensor.name in first:
+                raise InputError(
+                    f"tensor {short(tensor.name)} is in both {os.path.basename(first[tensor.name])} and "
+                    f"{os.path.basename(path)}: a checkpoint holds each tensor once"
+                )
+            first[tensor.name] = path
+            out.append(tensor)
+    return out
+
+
 def directory_weight_files(directory: str) -> list[str]:
     """The safetensors files holding a model directory's weights (the index's shards, else ``model.safetensors``)."""
     index = os.path.join(directory, INDEX_FILE)
