@@ -281,9 +281,7 @@ def test_a_constants_block_is_written_to_a_new_path_or_a_regular_file_only(tmp_p
     assert (tmp_path / "new.yaml").read_text().startswith("# specgen detect:")
 
 
-def test_detect_output_that_is_a_non_utf8_byte_is_read_not_a_traceback(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_detect_output_that_is_a_non_utf8_byte_is_read_not_a_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """fuzz27 M1: a command detect runs printing a byte that is not UTF-8 (a Latin-1 locale) was a traceback."""
     from generator.calculator.detect import run_command
 
