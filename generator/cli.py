@@ -301,6 +301,11 @@ def _build_cli() -> Any:
             raise click.BadParameter("is empty: name the output directory")
         return value
 
+    def _no_empty_report(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is not None and not value.strip():  # fuzz27 L7: "" wrote no report, without a word
+            raise click.BadParameter("is empty: name the report's file")
+        return value
+
     def boundary(func: F) -> F:
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -333,6 +338,7 @@ def _build_cli() -> Any:
         "--gitlab-report",
         type=click.Path(dir_okay=False),
         help="Also write the findings as a GitLab code-quality report (JSON) to this file.",
+        callback=_no_empty_report,
     )
 
     @cli.command()

@@ -1,0 +1,43 @@
+"""Small refusals of fuzz27 (LOW items): each an input the tool took without a word, or a library trap."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator import api
+from tests.helpers import run_specgen
+
+EXAMPLE = str(Path(__file__).resolve().parents[1] / "examples" / "chat-70b.yaml")
+
+
+def test_an_empty_gitlab_report_path_is_refused(tmp_path: Path) -> None:
+    """L7: ``--gitlab-report ""`` wrote no report and said nothing (rc 0)."""
+    run = run_specgen("render", EXAMPLE, "-o", str(tmp_path / "out"), "--gitlab-report", "")
+    assert run.returncode == 2 and "'--gitlab-report': is empty: name the report's file" in run.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_more_sequences_than_tokens_a_pass_is_refused_by_the_estimate() -> None:
+    """L3: the workload schema refuses it (vLLM does not start so); the estimate sized it."""
+    run = run_specgen(
+        "estimate", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm5-80gb", "--max-batched-tokens", "16",
+        "--max-num-seqs", "64",
+    )  # fmt: skip
+    assert run.returncode == 2
+    assert "--max-num-seqs 64 is more than --max-batched-tokens 16: vLLM refuses to start" in run.stderr
+
+
+def test_an_nvidia_smi_csv_using_more_than_its_total_is_refused(tmp_path: Path) -> None:
+    """L1: the table form was refused, the CSV form fitted 97,656,250 GiB used."""
+    log = tmp_path / "smi.csv"
+    log.write_text("index, name, memory.used [MiB], memory.total [MiB]\n0, H100, 99999999999 MiB, 0 MiB\n")
+    run = run_specgen("calibrate", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm5-80gb", "--log", str(log))
+    assert run.returncode == 1 and f"{log}:2: 99,999,999,999 MiB used of a 0 MiB GPU" in run.stderr
+
+
+def test_render_files_refuses_one_path_given_as_a_string() -> None:
+    """L8: a str was iterated character by character ("w: file not found")."""
+    with pytest.raises(TypeError, match="render_files takes a list of workload paths"):
+        api.render_files(EXAMPLE)  # type: ignore[arg-type]
