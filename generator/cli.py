@@ -109,8 +109,8 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object]) -> Non
     from generator.findings import locate_findings
     from generator.planner.early import early_checks
     from generator.planner.setting_findings import (
-        config_model_findings,
         implausible_setting_findings,
+        model_findings,
         unused_setting_findings,
     )
     from generator.workload import load_workload, render_errors
@@ -129,7 +129,7 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object]) -> Non
         said = [
             *unused_setting_findings(loaded.workload),
             *implausible_setting_findings(loaded.workload),
-            *config_model_findings(loaded.workload),
+            *model_findings(loaded),
         ]
         _print_findings(list(locate_findings(loaded, said)), None, ())
         echo(f"{path}: ok")

@@ -137,6 +137,16 @@ def parse_hub_id(ref: str) -> tuple[str, str | None] | None:
     return match.group("repo"), match.group("revision")
 
 
+#: A Hub model's source (:attr:`generator.calculator.hub.HubModel.source`): its repository and the commit read.
+_HUB_SOURCE = re.compile(r"hf: (?P<repo>[^@\s]+)@(?P<commit>[0-9a-f]{40})\b")
+
+
+def hub_commit(source: str) -> str | None:
+    """The commit a model read from the Hub was sized at (its ``source``), or None for a model of another source."""
+    match = _HUB_SOURCE.match(source)
+    return match.group("commit") if match else None
+
+
 def _hub_id(ref: str, from_hub: bool, location: Location | None) -> tuple[str, str | None, str | None] | None:
     """``(repo, revision, catalog miss)`` when ``ref`` is to be read from the Hub, else ``None`` (a catalog id).
 
