@@ -185,7 +185,7 @@ def _from_hub(repo_id: str, revision: str | None, catalog_miss: str | None, loca
         raise UnknownIdError(f"{catalog_miss}; not read from the Hub either: {exc.message}", location) from None
     arch = parse_config(hub.config, f"{repo_id} config.json", location)
     if hub.tensors is not None:
-        arch = with_file_weights(arch, hub.tensors, f"safetensors headers of {repo_id}@{hub.commit}")
+        arch = with_file_weights(arch, hub.tensors, f"safetensors headers of {repo_id}@{hub.commit}", location)
     arch = arch._replace(notes=(*arch.notes, *hub.notes))
     return ResolvedModel(repo_id, repo_id, hub.source, arch)
 
@@ -298,4 +298,4 @@ def _with_directory_weights(arch: Architecture, directory: str, root: str | None
         raise type(exc)(exc.message, exc.location or location) from None
     if not files:
         return arch
-    return with_file_weights(arch, tensors, f"safetensors headers in {directory}")
+    return with_file_weights(arch, tensors, f"safetensors headers in {directory}", location)
