@@ -180,9 +180,7 @@ def file_precision(arch: Architecture, tensors: Iterable[Tensor]) -> str | None:
     return DTYPE_PRECISION.get(max(sorted(by_dtype), key=lambda d: by_dtype[d]))
 
 
-def with_file_weights(
-    arch: Architecture, tensors: list[Tensor], source: str, location: Location | None = None
-) -> Architecture:
+def with_file_weights(arch: Architecture, tensors: list[Tensor], source: str, location: Location | None = None) -> Architecture:
     """``arch`` carrying the checkpoint's exact bytes (when its format is known), with notes on what differs.
 
     Files holding far more than the config names are refused (at ``location``, the workload's ``model``).
