@@ -41,3 +41,20 @@ def test_render_files_refuses_one_path_given_as_a_string() -> None:
     """L8: a str was iterated character by character ("w: file not found")."""
     with pytest.raises(TypeError, match="render_files takes a list of workload paths"):
         api.render_files(EXAMPLE)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("dtype", "read"), [("float128", None), ("torch.float16", "float16"), ("bfloat16", "bfloat16")])
+def test_a_torch_dtype_no_checkpoint_is_stored_in_is_refused(dtype: str, read: str | None) -> None:
+    """L4: ``torch_dtype: "float128"`` was sized as bf16 without a word."""
+    import json
+
+    from generator.errors import ArchitectureError
+    from generator.sizing.architecture import parse_architecture
+
+    config = json.loads((Path(__file__).parent / "data" / "hub" / "llama-3.1-8b.config.json").read_text())
+    config["torch_dtype"] = dtype
+    if read is None:
+        with pytest.raises(ArchitectureError, match="config field 'torch_dtype' is 'float128', not a PyTorch dtype"):
+            parse_architecture(config)
+    else:
+        assert parse_architecture(config).torch_dtype == read
