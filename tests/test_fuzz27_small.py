@@ -58,3 +58,11 @@ def test_a_torch_dtype_no_checkpoint_is_stored_in_is_refused(dtype: str, read: s
             parse_architecture(config)
     else:
         assert parse_architecture(config).torch_dtype == read
+
+
+def test_a_key_that_only_looks_like_a_known_one_is_shown_as_it_differs(tmp_path: Path) -> None:
+    """L9: ``n\u0430me`` (a Cyrillic a) read "unknown field 'n\u0430me'; did you mean 'name'?" with the two looking alike."""
+    path = tmp_path / "w.yaml"
+    path.write_text("version: 1\nn\u0430me: fz\ndeployments: []\n", encoding="utf-8")
+    run = run_specgen("validate", str(path))
+    assert run.returncode == 1 and "unknown field 'n\\u0430me'; did you mean 'name'?" in run.stderr
