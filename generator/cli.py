@@ -115,8 +115,12 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object]) -> Non
     )
     from generator.workload import load_workload, render_errors
 
+    if len(files) > 1:  # a file given twice under two names, as render refuses it first (fuzz27 L11)
+        from generator.input_files import check_distinct_files
+
+        check_distinct_files(list(files))
     failed: list[SpecgenError] = []
-    valid: list[tuple[str, Workload]] = []
+    valid: list[tuple[str, Workload, list[Any]]] = []
     for path in files:
         try:
             loaded = load_workload(path)
@@ -131,16 +135,17 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object]) -> Non
             *implausible_setting_findings(loaded.workload),
             *model_findings(loaded),
         ]
-        _print_findings(list(locate_findings(loaded, said)), None, ())
-        echo(f"{path}: ok")
-        valid.append((path, loaded.workload))
+        valid.append((path, loaded.workload, list(locate_findings(loaded, said))))
     if not failed and len(valid) > 1:  # the files render into one tree: one cluster, names of their own (newuser33 item 9)
         from generator.render import check_one_cluster, check_workload_names, pools_cluster
         from generator.workload.loader import given_field
 
         ordered = sorted(valid, key=lambda v: (v[1].name, v[0]))  # as render meets them
-        check_workload_names([(path, wl.name) for path, wl in ordered], given_field)
-        check_one_cluster([(path, pools_cluster(wl)) for path, wl in ordered], given_field)
+        check_workload_names([(path, wl.name) for path, wl, _ in ordered], given_field)
+        check_one_cluster([(path, pools_cluster(wl)) for path, wl, _ in ordered], given_field)
+    for path, _, located in valid:  # "ok" only for files no error then names (fuzz27 L11)
+        _print_findings(located, None, ())
+        echo(f"{path}: ok")
     if len(failed) == 1:
         raise failed[0]
     if failed:

@@ -66,3 +66,17 @@ def test_a_key_that_only_looks_like_a_known_one_is_shown_as_it_differs(tmp_path:
     path.write_text("version: 1\nn\u0430me: fz\ndeployments: []\n", encoding="utf-8")
     run = run_specgen("validate", str(path))
     assert run.returncode == 1 and "unknown field 'n\\u0430me'; did you mean 'name'?" in run.stderr
+
+
+def test_validate_refuses_one_file_given_twice_as_render_does_and_says_ok_of_no_file_an_error_names(
+    tmp_path: Path,
+) -> None:
+    """L11: ``validate w.yaml hard.yaml`` (a hard link) said "ok" of both, then that their names clash; render said
+    they are one file."""
+    (tmp_path / "w.yaml").write_text(Path(EXAMPLE).read_text())
+    (tmp_path / "hard.yaml").hardlink_to(tmp_path / "w.yaml")
+    run = run_specgen("validate", "w.yaml", "hard.yaml", cwd=tmp_path)
+    assert run.returncode == 1 and "w.yaml and hard.yaml are the same file; give each workload once" in run.stderr
+    (tmp_path / "copy.yaml").write_text(Path(EXAMPLE).read_text())  # another file of the same workload name
+    run = run_specgen("validate", "w.yaml", "copy.yaml", cwd=tmp_path)
+    assert run.returncode == 1 and "is also the name of" in run.stderr and ": ok" not in run.stdout
