@@ -80,3 +80,14 @@ def test_validate_refuses_one_file_given_twice_as_render_does_and_says_ok_of_no_
     (tmp_path / "copy.yaml").write_text(Path(EXAMPLE).read_text())  # another file of the same workload name
     run = run_specgen("validate", "w.yaml", "copy.yaml", cwd=tmp_path)
     assert run.returncode == 1 and "is also the name of" in run.stderr and ": ok" not in run.stdout
+
+
+@pytest.mark.parametrize("name", ["all", "ungrouped"])
+def test_a_host_named_as_an_ansible_built_in_group_is_refused(tmp_path: Path, name: str) -> None:
+    """L12: a host named all or ungrouped was rendered into the inventory, where Ansible reads the name as its group."""
+    example = Path(EXAMPLE).parent / "fleet-existing.yaml"
+    path = tmp_path / "w.yaml"
+    path.write_text(example.read_text().replace("- name: dgx-01", f"- name: {name}", 1))
+    run = run_specgen("validate", str(path))
+    assert run.returncode == 1
+    assert f"hosts[0].name: host name '{name}' is one of Ansible's built-in groups (all, ungrouped)" in run.stderr
