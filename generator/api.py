@@ -46,6 +46,8 @@ def render_file(path: str) -> dict[str, str]:
 
 def render_files(paths: list[str]) -> dict[str, str]:
     """Several workload files as one tree for one cluster: ``<workload>/...`` each plus the shared ``cluster/``."""
+    if isinstance(paths, str):  # fuzz27 L8: its characters were read as paths ("w: file not found")
+        raise TypeError("render_files takes a list of workload paths; render_file(path) renders one")
     planned = [plan_file(path, for_render=True) for path in paths]
     clusters = [(path, pools_cluster(loaded.workload)) for path, (loaded, _) in zip(paths, planned, strict=True)]
     check_one_cluster(clusters, given_field)  # where the files differ (render_plans knows no files)

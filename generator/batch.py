@@ -33,8 +33,8 @@ class Rendered(NamedTuple):
     findings: tuple[tuple[str, str, str, str], ...]
     #: In a tree of several workloads: what its pools need from the shared cluster layer.
     stacks: tuple[GpuPoolStack, ...] = ()
-    #: Whether the workload renders Terraform (a module of the root's ``terraform/main.tf``).
-    terraform: bool = False
+    #: The provider of the workload's Terraform (a module of the root's ``terraform/main.tf``); None where it renders none.
+    terraform: str | None = None
     #: Its pools' names and its hosts' (:func:`~generator.render.hosts.cluster_hosts`): cluster-wide objects, unique
     #: across a tree's workloads.
     pools: tuple[str, ...] = ()
@@ -69,9 +69,9 @@ def render_one(path: str, alone: bool = True) -> Rendered:
     files, stacks = render_workload(plan, wl, alone=False)
     pools = tuple(p.name for p in plan.pools)
     hosts = cluster_hosts(plan, wl)
+    provider = wl.hardware.provider if "terraform" in wl.outputs else None
     return Rendered(
-        path, wl.name, dict(sorted(files.items())), located, tuple(stacks), "terraform" in wl.outputs, pools, hosts,
-        pools_cluster(wl),
+        path, wl.name, dict(sorted(files.items())), located, tuple(stacks), provider, pools, hosts, pools_cluster(wl),
     )  # fmt: skip
 
 

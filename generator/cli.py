@@ -109,14 +109,18 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object]) -> Non
     from generator.findings import locate_findings
     from generator.planner.early import early_checks
     from generator.planner.setting_findings import (
-        config_model_findings,
         implausible_setting_findings,
+        model_findings,
         unused_setting_findings,
     )
     from generator.workload import load_workload, render_errors
 
+    if len(files) > 1:  # a file given twice under two names, as render refuses it first (fuzz27 L11)
+        from generator.input_files import check_distinct_files
+
+        check_distinct_files(list(files))
     failed: list[SpecgenError] = []
-    valid: list[tuple[str, Workload]] = []
+    valid: list[tuple[str, Workload, list[Any]]] = []
     for path in files:
         try:
             loaded = load_workload(path)
@@ -129,18 +133,19 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object]) -> Non
         said = [
             *unused_setting_findings(loaded.workload),
             *implausible_setting_findings(loaded.workload),
-            *config_model_findings(loaded.workload),
+            *model_findings(loaded),
         ]
-        _print_findings(list(locate_findings(loaded, said)), None, ())
-        echo(f"{path}: ok")
-        valid.append((path, loaded.workload))
+        valid.append((path, loaded.workload, list(locate_findings(loaded, said))))
     if not failed and len(valid) > 1:  # the files render into one tree: one cluster, names of their own (newuser33 item 9)
         from generator.render import check_one_cluster, check_workload_names, pools_cluster
         from generator.workload.loader import given_field
 
         ordered = sorted(valid, key=lambda v: (v[1].name, v[0]))  # as render meets them
-        check_workload_names([(path, wl.name) for path, wl in ordered], given_field)
-        check_one_cluster([(path, pools_cluster(wl)) for path, wl in ordered], given_field)
+        check_workload_names([(path, wl.name) for path, wl, _ in ordered], given_field)
+        check_one_cluster([(path, pools_cluster(wl)) for path, wl, _ in ordered], given_field)
+    for path, _, located in valid:  # "ok" only for files no error then names (fuzz27 L11)
+        _print_findings(located, None, ())
+        echo(f"{path}: ok")
     if len(failed) == 1:
         raise failed[0]
     if failed:
@@ -301,6 +306,11 @@ def _build_cli() -> Any:
             raise click.BadParameter("is empty: name the output directory")
         return value
 
+    def _no_empty_report(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is not None and not value.strip():  # fuzz27 L7: "" wrote no report, without a word
+            raise click.BadParameter("is empty: name the report's file")
+        return value
+
     def boundary(func: F) -> F:
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -333,6 +343,7 @@ def _build_cli() -> Any:
         "--gitlab-report",
         type=click.Path(dir_okay=False),
         help="Also write the findings as a GitLab code-quality report (JSON) to this file.",
+        callback=_no_empty_report,
     )
 
     @cli.command()

@@ -66,7 +66,7 @@ def render_params(args: list[str], targets: tuple[str, ...], levels: tuple[str, 
                 params["jobs"] = int(value)
             elif name == "fail_on" and value in levels:
                 params["fail_on"] = value
-            elif name == "gitlab_report" and _file(value):
+            elif name == "gitlab_report" and _file(value) and value.strip():  # an empty one is click's to refuse
                 params["gitlab_report"] = value
             elif name == "output" and value.strip():  # an empty one is click's to refuse
                 params["output"] = value

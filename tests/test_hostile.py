@@ -759,3 +759,33 @@ def test_a_checkpoints_own_fp8_block_decides_its_tensor_parallel_split(tmp_path:
         else []
     )
     assert bool(problems) == refused
+
+
+def test_a_tensor_in_two_shards_is_refused_not_counted_twice(tmp_path: Path) -> None:
+    """fuzz27 M3: two shards each holding every tensor were summed: +99.8% against the config, "the files are used"."""
+    from generator.calculator.safetensors_header import shard_tensors
+    from tests.test_gguf import write_safetensors
+
+    for shard in ("a.safetensors", "b.safetensors"):
+        write_safetensors(tmp_path / shard, {"model.norm.weight": ("BF16", [8], 16), f"{shard}.bias": ("BF16", [4], 8)})
+    with pytest.raises(InputError) as info:
+        shard_tensors([str(tmp_path / "a.safetensors"), str(tmp_path / "b.safetensors")])
+    assert str(info.value) == (
+        "tensor 'model.norm.weight' is in both a.safetensors and b.safetensors: a checkpoint holds each tensor once"
+    )
+    assert len(shard_tensors([str(tmp_path / "a.safetensors")])) == 2
+
+
+def test_files_holding_far_more_than_the_config_names_are_refused(tmp_path: Path) -> None:
+    """newuser32 item 4: ERNIE 4.5's experts, unread, made a 21.8 B MoE a 3.35 B dense model; its files held +552%,
+    which was a note ("the files are used") while its KV cache, experts and decode reads came from the misread config."""
+    from generator.calculator.model_source import resolve_model
+    from tests.test_gguf import CONFIG, bf16_tensors, write_safetensors
+
+    (tmp_path / "config.json").write_text(json.dumps(CONFIG))
+    unread = {f"model.layers.0.mlp.experts.{i}.weight": ("BF16", [64, 64], 64 * 64 * 2) for i in range(2048)}
+    write_safetensors(tmp_path / "model.safetensors", {**bf16_tensors(), **unread})
+    with pytest.raises(InputError, match=r"x the [0-9,]+ its config gives: specgen does not read this config as the"):
+        resolve_model(str(tmp_path))
+    write_safetensors(tmp_path / "model.safetensors", bf16_tensors())  # the checkpoint the config describes
+    assert resolve_model(str(tmp_path)).architecture.file_weights is not None

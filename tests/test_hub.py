@@ -248,3 +248,32 @@ def test_workload_model_from_the_hub_is_recorded_in_spec_json(hub: FakeHub, tmp_
     assert run.returncode == 0, run.stderr
     spec = (tmp_path / "out" / "spec.json").read_text()
     assert f"acme/qwen-7b-chat@{C1} (revision v1); config.json sha256:" in spec
+
+
+@pytest.mark.parametrize(
+    ("model", "commit", "unpinned"),
+    [
+        pytest.param("acme/qwen-7b-chat", C2, True, id="unpinned"),
+        pytest.param("hf:acme/qwen-7b-chat@v1", C1, False, id="pinned"),
+    ],
+)
+def test_the_engine_loads_the_commit_sized_and_an_unpinned_model_is_warned(
+    hub: FakeHub, tmp_path: Path, model: str, commit: str, unpinned: bool
+) -> None:
+    """newuser33 item 5: the group vars named the repository without its revision (the engine loaded HEAD, not the
+    checkpoint sized), and an unpinned id made the tree depend on the runner's Hub cache without a word."""
+    workload = tmp_path / "workload.yaml"
+    workload.write_text(
+        f"version: 1\nname: hub-chat\ndeployments:\n  - name: chat\n    model: {model}\n    inference:\n"
+        "      max_context_tokens: 8192\n      requests_per_second: 1\nhardware:\n  gpus: [h100-sxm5-80gb]\n"
+    )
+    run = specgen(hub, tmp_path / "home", "render", str(workload), "-o", str(tmp_path / "out"))
+    assert run.returncode == 0, run.stderr
+    warned = f"workload.yaml:5:12: warning: model '{model}' is read from the Hub at its newest commit, {commit[:12]}"
+    assert (warned in run.stderr) is unpinned
+    if unpinned:
+        assert f"pin it: model: hf:acme/qwen-7b-chat@{commit} [model-unpinned]" in run.stderr
+    (group_vars,) = (tmp_path / "out" / "ansible" / "group_vars").glob("chat_*.yml")
+    text = group_vars.read_text()
+    assert f"    revision: '{commit}'\n" in text  # the deployment's, and the engine's argument
+    assert f"        - !unsafe '--revision'\n        - '{commit}'\n" in text

@@ -63,9 +63,14 @@ def test_a_model_given_as_a_config_json_is_said_to_need_its_weights(tmp_path: Pa
     (said,) = [f for f in findings if f.code == "model-config-only"]
     assert said.path == "deployments[0].model"
     assert said.message.startswith("model './cfg/config.json' is a config.json: it sizes the model, but the engine")
-    # a directory (config and weights) is what an engine serves: no finding
+    # a directory (config and weights) is what an engine serves, but at a path the nodes have (newuser33 item 15: the
+    # group vars carried the path relative to the workload file, with no word)
     path.write_text(path.read_text().replace("./cfg/config.json", "./cfg"))
-    assert not [f for f in plan_file(str(path))[1].findings if f.code == "model-config-only"]
+    findings = plan_file(str(path))[1].findings
+    assert not [f for f in findings if f.code == "model-config-only"]
+    (local,) = [f for f in findings if f.code == "model-local-path"]
+    assert local.path == "deployments[0].model" and local.level == "warning"
+    assert local.message.startswith("model './cfg' is a directory of this repository, rendered as the workload gives it")
 
 
 @pytest.mark.parametrize("option", [("--lora-rank", "16"), ("--lora-dropout", "0"), ("--lora-targets", "all-linear")])

@@ -1347,3 +1347,36 @@ def test_maas_allocations_type_check_and_use_only_provider_fields(stem: str, tmp
     for name, instance in values.items():
         kept = seen["instances"][name]["allocate_params"]
         assert {k: kept[k] for k in instance["allocate_params"]} == instance["allocate_params"], name
+
+
+@pytest.mark.parametrize("provider", ["aws", "gcp"])
+def test_a_clusters_root_module_merges_the_node_groups_of_its_workloads(tmp_path: Path, provider: str) -> None:
+    """newuser33 item 11: the root of a tree of several workloads output only gpu_pools and gpu_count, so feeding the
+    EKS module (or GKE node pools) needed a hand-written merge of every workload's output, edited at each one added.
+    Terraform itself applies the root (its child modules hold outputs only) and reads the merged output back."""
+    from generator.api import render_files
+    from tests.test_iac_outputs import AWS_SMALL
+
+    paths = []
+    for name in ("chat-a", "chat-b"):
+        text = AWS_SMALL.format(name=name, kubernetes="kubernetes: {cluster_name: prod, location: us-east-1}\n")
+        if provider == "gcp":
+            text = (
+                text.replace("provider: aws", "provider: gcp")
+                .replace("[l40s-48gb]", "[l4-24gb]")
+                .replace("location: us-east-1", "location: us-central1, zone: us-central1-a, gcp_project: acme-ml")
+            )
+        (tmp_path / f"{name}.yaml").write_text(text)
+        paths.append(str(tmp_path / f"{name}.yaml"))
+    files = render_files(paths)
+    merged = {"aws": "eks_managed_node_groups", "gcp": "gke_node_pools"}[provider]
+    for name in ("chat-a", "chat-b"):
+        write_tree(files, tmp_path / "tree", f"{name}/terraform/")
+    root = write_tree(files, tmp_path / "tree", "terraform/")
+    tf = TerraformCommand(str(root))
+    assert (init := tf.init()).retcode == 0, _tf_failure("init", init)
+    assert (applied := tf.apply()).retcode == 0, _tf_failure("apply", applied)
+    outputs = tf.output()
+    assert outputs.retcode == 0, _tf_failure("output", outputs)
+    pools = {name: json.loads(files[f"{name}/terraform/specgen.auto.tfvars.json"])["gpu_pools"] for name in ("chat-a", "chat-b")}
+    assert sorted(outputs.value[merged]["value"]) == sorted([*pools["chat-a"], *pools["chat-b"]])

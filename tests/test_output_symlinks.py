@@ -269,8 +269,27 @@ def test_a_constants_block_is_written_to_a_new_path_or_a_regular_file_only(tmp_p
     with pytest.raises(OutputError, match="it is an input read"):
         write_block(str(log), "constants: {}\n", [str(log)])
     assert log.read_text() == "INFO GPU KV cache size: 100000 tokens\n"
-    write_block(str(tmp_path / "new.yaml"), "constants: {}\n", [str(log)])
-    assert (tmp_path / "new.yaml").read_text() == "constants: {}\n"
+    write_block(str(tmp_path / "new.yaml"), "# specgen calibrate: fitted\nconstants: {}\n", [str(log)])
+    assert (tmp_path / "new.yaml").read_text() == "# specgen calibrate: fitted\nconstants: {}\n"
+    # fuzz27 M5: -o naming the workload replaced it with the block; a block specgen wrote is written over again
+    workload = tmp_path / "workload.yaml"
+    workload.write_text(VALID)
+    with pytest.raises(OutputError, match="it exists and is not a block specgen wrote"):
+        write_block(str(workload), "# specgen detect: this machine\nhardware: {}\n")
+    assert workload.read_text() == VALID
+    write_block(str(tmp_path / "new.yaml"), "# specgen detect: this machine\nhardware: {}\n")
+    assert (tmp_path / "new.yaml").read_text().startswith("# specgen detect:")
+
+
+def test_detect_output_that_is_a_non_utf8_byte_is_read_not_a_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """fuzz27 M1: a command detect runs printing a byte that is not UTF-8 (a Latin-1 locale) was a traceback."""
+    from generator.calculator.detect import run_command
+
+    tool = tmp_path / "nvidia-smi"
+    tool.write_bytes(b"#!/bin/sh\nprintf 'x\\377y'\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    assert run_command(("nvidia-smi",)) == "x\ufffdy"
 
 
 def test_a_link_the_user_may_not_read_is_an_error_not_a_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

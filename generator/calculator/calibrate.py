@@ -168,12 +168,16 @@ def _nvidia_smi(text: str, label: str) -> list[Measurement]:
     column = next((i for i, h in enumerate(header) if "memory.used" in h), None)
     if column is None:  # "memory.used" in the first line, but in no cell of its own
         return []
+    total_column = next((i for i, h in enumerate(header) if "memory.total" in h), None)
     out = []
     for number, line in lines[1:]:
         cells = [c.strip() for c in line.split(",")]
         match = re.match(r"(\d+)", cells[column]) if len(cells) > column else None
         if match:
             mib = _figure(match.group(1), f"{label}:{number}", line)
+            total = re.match(r"(\d+)", cells[total_column]) if total_column is not None and len(cells) > total_column else None
+            if total and mib > (of := _figure(total.group(1), f"{label}:{number}", line)):  # as the table form (fuzz27 L1)
+                raise InputError(f"{label}:{number}: {mib:,.0f} MiB used of a {of:,.0f} MiB GPU ({short(line.strip(), 120)})")
             out.append(Measurement("gpu_memory_used_gib", mib * 2**20 / GIB, line.strip()))
     return out[:1] if out else []
 

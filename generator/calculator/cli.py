@@ -589,6 +589,11 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
                 f"--batch {args.batch} is more than --max-num-seqs {args.max_num_seqs}: the engine never runs more sequences "
                 "at once than its max-num-seqs"
             )
+        if args.max_num_seqs and args.max_batched_tokens and args.max_num_seqs > args.max_batched_tokens:
+            parser.error(  # as the workload schema refuses it (vllm SchedulerConfig._verify_args)
+                f"--max-num-seqs {args.max_num_seqs} is more than --max-batched-tokens {args.max_batched_tokens}: vLLM "
+                "refuses to start with more sequences than the tokens of a forward pass"
+            )
         if args.gpus is not None and args.ram_gib is None:
             parser.error(
                 "--gpus is the GPU count of a training job (--train) or of an existing machine (--ram-gib); "

@@ -89,7 +89,8 @@ def run_command(argv: tuple[str, ...]) -> str | None:
     if shutil.which(argv[0]) is None:
         return None
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
+        # a byte that is not UTF-8 (a Latin-1 locale, a garbled driver string) is replaced, not a traceback (fuzz27 M1)
+        done = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=20, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None
@@ -599,11 +600,24 @@ def fixed_block(facts: Mapping[str, Fact]) -> str:
     return "\n".join(lines) + "\n" + out.getvalue()
 
 
+#: How a block ``detect`` or ``calibrate`` writes begins: a file that does not is not overwritten.
+_BLOCK_MARK = "# specgen "
+
+
+def _written_block(path: str) -> bool:
+    """Whether ``path`` begins as a block specgen writes (:data:`_BLOCK_MARK`)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(_BLOCK_MARK)) == _BLOCK_MARK.encode()
+    except OSError:
+        return False
+
+
 def write_block(path: str, text: str, inputs: Collection[str] = ()) -> None:
     """Write ``text`` to ``path`` whole or not at all (a temporary file renamed over it).
 
-    Only a new path or a regular file is written: a symlink, device, FIFO or directory there is refused, and so is
-    one of the ``inputs`` read (a log the constants come from).
+    Only a new path or a regular file specgen wrote is written: a symlink, device, FIFO or directory there is refused,
+    and so is one of the ``inputs`` read (a log the constants come from) and a file of other text (a workload).
     """
     from generator.errors import OutputError
 
@@ -611,6 +625,11 @@ def write_block(path: str, text: str, inputs: Collection[str] = ()) -> None:
         raise OutputError(f"cannot write {path}: it exists and is not a regular file (a symlink, directory or device)")
     if any(os.path.exists(given) and os.path.samefile(given, path) for given in inputs if os.path.lexists(path)):
         raise OutputError(f"cannot write {path}: it is an input read (give the output a path of its own)")
+    if os.path.lexists(path) and not _written_block(path):  # fuzz27 M5: -o naming the workload replaced it
+        raise OutputError(
+            f"cannot write {path}: it exists and is not a block specgen wrote (its first line is not '{_BLOCK_MARK}...'); "
+            "give a new path: the block goes into the workload by hand"
+        )
     tmp = f"{path}.specgen-tmp"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o666)

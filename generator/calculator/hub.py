@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from generator.calculator.safetensors_header import DTYPE_BITS, Tensor, checked_tensor
-from generator.errors import InputError, Location
+from generator.errors import InputError, Location, one_line
 from generator.input_files import MAX_CONFIG_BYTES
 from generator.named_tuple import NamedTuple
 
@@ -103,7 +103,7 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
             location,
         ) from None
     except hub_errors.RevisionNotFoundError:
-        raise HubRepoError(f"revision '{revision}' of '{repo_id}' does not exist on the Hub", location) from None
+        raise HubRepoError(f"revision '{asked}' of '{repo_id}' does not exist on the Hub", location) from None
     except hub_errors.LocalEntryNotFoundError:  # before EntryNotFoundError, its base class
         raise InputError(_offline_message(where, huggingface_hub, unresolved), location) from None
     except hub_errors.EntryNotFoundError:
@@ -185,7 +185,7 @@ def _stalled_message(where: str, endpoint: str, seconds: float) -> str:
 
 def _said(exc: BaseException) -> str:
     """An HTTP client's error as one line: its first line, after its type where that says more (TooManyRedirects)."""
-    text = str(exc).splitlines()[0] if str(exc).strip() else ""
+    text = one_line(str(exc).splitlines()[0]) if str(exc).strip() else ""  # the server's words, escapes shown
     kind = type(exc).__name__
     return f"{kind}: {text}" if text and kind not in ("OSError", "HfHubHTTPError") else text or kind
 

@@ -137,6 +137,16 @@ def parse_hub_id(ref: str) -> tuple[str, str | None] | None:
     return match.group("repo"), match.group("revision")
 
 
+#: A Hub model's source (:attr:`generator.calculator.hub.HubModel.source`): its repository and the commit read.
+_HUB_SOURCE = re.compile(r"hf: (?P<repo>[^@\s]+)@(?P<commit>[0-9a-f]{40})\b")
+
+
+def hub_commit(source: str) -> str | None:
+    """The commit a model read from the Hub was sized at (its ``source``), or None for a model of another source."""
+    match = _HUB_SOURCE.match(source)
+    return match.group("commit") if match else None
+
+
 def _hub_id(ref: str, from_hub: bool, location: Location | None) -> tuple[str, str | None, str | None] | None:
     """``(repo, revision, catalog miss)`` when ``ref`` is to be read from the Hub, else ``None`` (a catalog id).
 
@@ -175,7 +185,7 @@ def _from_hub(repo_id: str, revision: str | None, catalog_miss: str | None, loca
         raise UnknownIdError(f"{catalog_miss}; not read from the Hub either: {exc.message}", location) from None
     arch = parse_config(hub.config, f"{repo_id} config.json", location)
     if hub.tensors is not None:
-        arch = with_file_weights(arch, hub.tensors, f"safetensors headers of {repo_id}@{hub.commit}")
+        arch = with_file_weights(arch, hub.tensors, f"safetensors headers of {repo_id}@{hub.commit}", location)
     arch = arch._replace(notes=(*arch.notes, *hub.notes))
     return ResolvedModel(repo_id, repo_id, hub.source, arch)
 
@@ -274,7 +284,7 @@ def serving_format(model: ResolvedModel, precision: str | None) -> WeightFormat:
 
 def _with_directory_weights(arch: Architecture, directory: str, root: str | None, location: Location | None) -> Architecture:
     """A model directory's safetensors headers (not the weights) give its exact bytes; each file inside ``root``."""
-    from generator.calculator.safetensors_header import INDEX_FILE, directory_weight_files, read_header, with_file_weights
+    from generator.calculator.safetensors_header import INDEX_FILE, directory_weight_files, shard_tensors, with_file_weights
 
     index = os.path.join(directory, INDEX_FILE)
     if root is not None and os.path.lexists(index):
@@ -283,9 +293,9 @@ def _with_directory_weights(arch: Architecture, directory: str, root: str | None
         files = directory_weight_files(directory)
         if root is not None:
             files = [inside_root(f, root, f, location) for f in files]
-        tensors = [t for f in files for t in read_header(f)]
+        tensors = shard_tensors(files)
     except InputError as exc:  # at the workload's model field, as a config.json's (fuzz25 M6)
         raise type(exc)(exc.message, exc.location or location) from None
     if not files:
         return arch
-    return with_file_weights(arch, tensors, f"safetensors headers in {directory}")
+    return with_file_weights(arch, tensors, f"safetensors headers in {directory}", location)

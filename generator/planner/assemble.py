@@ -63,8 +63,8 @@ from generator.planner.racks import (
 )
 from generator.planner.ruled_out import left_free_message, psu_ruled_out, why_left_free
 from generator.planner.setting_findings import (
-    config_model_findings,
     implausible_setting_findings,
+    model_findings,
     unused_setting_findings,
 )
 from generator.planner.slo import effective_slo, replicas_needed, replicas_text
@@ -1119,7 +1119,7 @@ def build_plan(
         )
     findings += single_host_findings(wl, pools) + device_plugin_findings(wl, pools) + custom_power_findings(wl, consts)
     findings += unrated_findings(wl) + unused_setting_findings(wl) + implausible_setting_findings(wl)
-    findings += config_model_findings(wl)
+    findings += model_findings(loaded)
     findings += _unpriced_fabric_findings(pools)
     findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
     findings += packing_findings(deployments, pools)

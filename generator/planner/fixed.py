@@ -25,7 +25,7 @@ from generator.planner.naming import pool_name
 from generator.planner.nodes import BTU_PER_H_PER_W
 from generator.planner.option import pool_labels
 from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool, sorted_findings
-from generator.planner.setting_findings import config_model_findings, unused_setting_findings
+from generator.planner.setting_findings import model_findings, unused_setting_findings
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
 from generator.sizing.offload import Machine, StreamCapacity, layer_split_degree
@@ -271,7 +271,7 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
                 *single_host_findings(wl, (pool,)),
                 *device_plugin_findings(wl, (pool,)),
                 *unused_setting_findings(wl),
-                *config_model_findings(wl),
+                *model_findings(loaded),
             ]
         ),
         constants=dict(sorted(wl.constants.items())),

@@ -6,8 +6,13 @@ Light on imports: ``specgen validate`` says them without loading the planner's s
 from __future__ import annotations
 
 from generator import catalog
+from generator.calculator.model_source import hub_commit
 from generator.planner.plan import Finding
 from generator.workload.models import Workload
+
+TYPE_CHECKING = False  # typing is not imported at run time (validate's cold start)
+if TYPE_CHECKING:
+    from generator.workload import LoadedWorkload
 
 #: Kubernetes settings that only GKE node pools read (``location`` is every cloud's region, bare metal's nothing).
 GKE_SETTINGS = ("gcp_project", "reservations", "zone")
@@ -167,25 +172,55 @@ def unused_setting_findings(wl: Workload) -> list[Finding]:
     return gke + prices
 
 
-def config_model_findings(wl: Workload) -> list[Finding]:
-    """Deployments whose ``model`` is a config.json file: it sizes the model, but no engine serves it.
+def model_findings(loaded: LoadedWorkload) -> list[Finding]:
+    """Deployments whose ``model`` sizes well but is not what an engine on the nodes can start from as rendered.
 
-    newuser28 item 12: the README's way to size a model the catalog lacks rendered ``model: ./cfg/config.json`` into
-    the engine's group vars, which vLLM, SGLang and llama.cpp cannot start from (they take a Hub id, a directory with
-    the weights, or a GGUF file).
+    ``model-config-only``: a config.json file sizes the model, but vLLM, SGLang and llama.cpp take a Hub id, a directory
+    with the weights, or a GGUF file (newuser28 item 12). ``model-local-path``: a directory of the repository is
+    rendered as the workload gives it, relative to the workload file, a path the nodes do not have (newuser33 item 15).
+    ``model-unpinned``: a model read from the Hub at no revision is sized, and its commit recorded, as the Hub or the
+    local Hub cache gives it at each run, so two runners render other bytes for one commit (newuser33 item 5).
     """
-    return [
-        Finding(
-            "warning",
-            "model-config-only",
-            f"model {dep.model[:60]!r} is a config.json: it sizes the model, but the engine it is rendered for needs the "
-            "model's Hub id, a directory holding config.json and its weights, or a GGUF file; replace the rendered "
-            "model (group vars specgen_deployments) before serving, or give model: the directory",
-            f"deployments[{i}].model",
-        )
-        for i, dep in enumerate(wl.deployments)
-        if dep.model.lower().endswith(".json")
-    ]
+    out = []
+    for i, dep in enumerate(loaded.workload.deployments):
+        where = f"deployments[{i}].model"
+        shown = repr(dep.model[:60])
+        source = loaded.models[dep.name].source
+        if dep.model.lower().endswith(".json"):
+            out.append(
+                Finding(
+                    "warning",
+                    "model-config-only",
+                    f"model {shown} is a config.json: it sizes the model, but the engine it is rendered for needs the "
+                    "model's Hub id, a directory holding config.json and its weights, or a GGUF file; replace the rendered "
+                    "model (group vars specgen_deployments) before serving, or give model: the directory",
+                    where,
+                )
+            )
+        elif source.startswith("local config: "):
+            out.append(
+                Finding(
+                    "warning",
+                    "model-local-path",
+                    f"model {shown} is a directory of this repository, rendered as the workload gives it (relative to "
+                    "the workload file), a path the nodes do not have: put the directory on every node and replace the "
+                    "rendered model (group vars specgen_deployments) with its path there, or give model: its Hub id",
+                    where,
+                )
+            )
+        elif (commit := hub_commit(source)) is not None and "@" not in dep.model:
+            repo = source.removeprefix("hf: ").split("@", 1)[0]
+            out.append(
+                Finding(
+                    "warning",
+                    "model-unpinned",
+                    f"model {shown} is read from the Hub at its newest commit, {commit[:12]} this run: another runner, "
+                    "or this one later, sizes and renders the commit its Hub cache or the Hub gives it (render --check "
+                    f"then drifts with no change); pin it: model: hf:{repo}@{commit}",
+                    where,
+                )
+            )
+    return out
 
 
 def _platform_provider(platform_id: str) -> str | None:

@@ -101,13 +101,13 @@ SHARED_DIRECTORIES = ("cluster", "terraform")
 def render_plans(rendered: Sequence[tuple[Plan, Workload]]) -> dict[str, str]:
     """Several workloads in one tree (one cluster): ``<workload>/...`` each, plus one merged ``cluster/`` layer."""
     files: dict[str, str] = {}
-    parts: list[tuple[str, Sequence[GpuPoolStack], bool]] = []
+    parts: list[tuple[str, Sequence[GpuPoolStack], str | None]] = []
     check_one_cluster([(workload.name, pools_cluster(workload)) for _, workload in rendered])
     for plan, workload in sorted(rendered, key=lambda planned: planned[1].name):  # not the order given
         check_tree_name(workload.name, [name for name, _, _ in parts])
         own, needs = render_workload(deployed(plan, workload, alone=False), workload, alone=False)
         files.update({f"{workload.name}/{path}": text for path, text in own.items()})
-        parts.append((workload.name, needs, "terraform" in workload.outputs))
+        parts.append((workload.name, needs, plan.provider if "terraform" in workload.outputs else None))
     check_cluster_names([(w.name, tuple(p.name for p in plan.pools), cluster_hosts(plan, w)) for plan, w in rendered])
     files.update(render_shared(parts))
     return dict(sorted(files.items()))
@@ -222,15 +222,24 @@ def check_tree_name(name: str, taken: Sequence[str]) -> None:
         )
 
 
-def render_shared(parts: Sequence[tuple[str, Sequence[GpuPoolStack], bool]]) -> dict[str, str]:
+#: What every module of one provider outputs that the root merges: the node groups or node pools a cluster module takes
+#: (newuser33 item 11: wiring them into the EKS module needed a hand-written merge, edited at each workload added).
+ROOT_MERGED_OUTPUTS = {"aws": "eks_managed_node_groups", "gcp": "gke_node_pools"}
+
+
+def render_shared(parts: Sequence[tuple[str, Sequence[GpuPoolStack], str | None]]) -> dict[str, str]:
     """The files of a tree of several workloads that belong to none of them.
 
-    ``parts``: (workload name, its pools' GPU-stack needs, whether it renders Terraform), in name order.
-    The merged ``cluster/`` layer and a root ``terraform/main.tf`` with one module per workload.
+    ``parts``: (workload name, its pools' GPU-stack needs, the provider of its Terraform or None), in name order.
+    The merged ``cluster/`` layer and a root ``terraform/main.tf`` with one module per workload, whose outputs also
+    merge the modules' node groups or node pools (:data:`ROOT_MERGED_OUTPUTS`; one tree is one provider's cluster, and
+    its pool names are unique across workloads, so the keys never collide).
     """
     files = render_cluster([stack for _, stacks, _ in parts for stack in stacks])
-    with_terraform = [name for name, _, terraform in parts if terraform]
+    with_terraform = [name for name, _, provider in parts if provider]
     if with_terraform:
         width = max(len(name) + 2 for name in with_terraform)  # quoted keys, aligned as terraform fmt does
-        files["terraform/main.tf"] = render_template("terraform/root.tf.j2", workloads=with_terraform, width=width)
+        providers = {provider for _, _, provider in parts if provider}
+        merged = ROOT_MERGED_OUTPUTS.get(providers.pop()) if len(providers) == 1 else None
+        files["terraform/main.tf"] = render_template("terraform/root.tf.j2", workloads=with_terraform, width=width, merged=merged)
     return files

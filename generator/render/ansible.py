@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator import catalog
+from generator.calculator.model_source import hub_commit
 from generator.catalog import software
 from generator.planner.multi_host import hosts_per_replica
 from generator.planner.plan import DeploymentPlan, NodeSpec, Plan, Pool
@@ -347,6 +348,9 @@ def _deployment_vars(
         "pipeline_parallel": pp,
         "replicas": replicas,
     }
+    revision = hub_commit(d.model_source)
+    if revision is not None:  # the commit sized: HEAD of a repository moves (newuser33 item 5: the engine loaded HEAD)
+        out["revision"] = revision
     if d.kind == "inference" and (hosts := hosts_per_replica(gpus_per_host, tp * pp)) > 1:
         out["hosts_per_replica"] = hosts
     if d.kind == "training":  # a launcher run with another stage or micro-batch would not fit the memory sized (newuser16 L2)
@@ -372,6 +376,8 @@ def _deployment_vars(
         if quantized := quantization_engine_vars(d, str(out["engine"]["name"])):  # --quantization, --kv-cache-dtype
             args = [*out["engine"].get("args", []), *quantized.pop("args")]
             out["engine"].update(quantized, args=args)
+        if revision is not None and out["engine"]["name"] in ("vllm", "sglang"):  # both take --revision
+            out["engine"]["args"] = [*out["engine"].get("args", []), "--revision", revision]
         if d.details.get("recurrent_state_bytes_per_sequence"):
             # the hybrid pool was sized with one state page a sequence (mamba_cache_mode "none"); prefix caching would
             # keep states at block boundaries (mamba_cache_mode "align" / "all") and hold more pages a sequence

@@ -496,12 +496,23 @@ def _width(cfg: Mapping[str, Any], key: str, fallback: int | None) -> int:
     return fallback
 
 
+#: The ``torch_dtype`` names a checkpoint's config gives (PyTorch's, with and without ``torch.``; ``auto`` leaves it to
+#: the loader, which reads bfloat16 for the checkpoints sized here).
+_TORCH_DTYPES = frozenset({"float32", "float", "float16", "half", "bfloat16", "float64", "double", "float8_e4m3fn",
+                           "float8_e5m2", "auto"})  # fmt: skip
+
+
 def _dtype(text: Mapping[str, Any]) -> str:
     """The config's ``torch_dtype`` (or ``dtype``), a name such as bfloat16; bfloat16 where it gives none."""
     dtype = text.get("torch_dtype") or text.get("dtype") or "bfloat16"
     if not isinstance(dtype, str):  # fuzz25 L1: 5, [] and {} were read as bfloat16 without a word
         raise ArchitectureError(f"config field 'torch_dtype' must be a dtype name such as bfloat16, got {str(dtype)[:60]!r}")
-    return dtype
+    if dtype.removeprefix("torch.") not in _TORCH_DTYPES:  # fuzz27 L4: "float128" was sized as bfloat16 without a word
+        raise ArchitectureError(
+            f"config field 'torch_dtype' is {dtype[:60]!r}, not a PyTorch dtype a checkpoint is stored in "
+            f"({', '.join(sorted(_TORCH_DTYPES))})"
+        )
+    return dtype.removeprefix("torch.")
 
 
 def _tied(text: Mapping[str, Any], config: Mapping[str, Any], model_type: str) -> bool:

@@ -58,6 +58,11 @@ class LoadedWorkload(NamedTuple):
     models: dict[str, ResolvedModel]
 
 
+#: The groups every Ansible inventory has (https://docs.ansible.com/ansible/latest/inventory_guide/intro_inventory.html
+#: "Default groups"): no host may take their names.
+ANSIBLE_GROUPS = ("all", "ungrouped")
+
+
 def _pin_errors(doc: Document, i: int, platform: PlatformSpec, wl: Workload) -> list[InputError]:
     """A deployment pinned to a catalog platform of another provider, or to one that takes none of the allowed GPUs."""
     where = doc.locate(("deployments", i, "platform"))
@@ -259,6 +264,14 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
             where = doc.locate(("hardware", "inventory", j, "hosts"))
             errors.append(InputError(_too_many_hosts(len(group.hosts), group.count, hosts_per_system), where))
         for k, host in enumerate(group.hosts):
+            if host.name in ANSIBLE_GROUPS:  # fuzz27 L12: the inventory's host would be read as Ansible's group
+                errors.append(
+                    InputError(
+                        f"host name '{host.name}' is one of Ansible's built-in groups ({', '.join(ANSIBLE_GROUPS)}), which "
+                        "the rendered inventory cannot also name as a host; give the host another name",
+                        doc.locate(("hardware", "inventory", j, "hosts", k, "name")),
+                    )
+                )
             if host.name in host_names:
                 errors.append(
                     InputError(

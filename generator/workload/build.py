@@ -88,7 +88,7 @@ def _model(cls: type, value: Any, path: Path) -> Any:
     for key, item in value.items():
         spec = fields.get(key)
         if spec is None:
-            raise ShapeError(f"unknown field '{key}'", (*path, key))
+            raise ShapeError(f"unknown field {key!a}", (*path, key))
         kwargs[spec.name] = _convert(spec.hint, item, (*path, key))
     for key, spec in fields.items():
         if spec.required and key not in value:

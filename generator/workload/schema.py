@@ -109,7 +109,8 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
         known = sorted(schema.get("properties", {}))
         extra = [k for k in instance if k not in known]
         return [
-            InputError(f"unknown field '{key}'{_hint(path, key) or suggest(key, known)}", doc.locate((*path, key), key=True))
+            # ascii: a key that looks like a known one but is not ('n\u0430me', a Cyrillic a) shows what differs (fuzz27 L9)
+            InputError(f"unknown field {key!a}{_hint(path, key) or suggest(key, known)}", doc.locate((*path, key), key=True))
             for key in extra
         ]
     if error.validator == "required":
