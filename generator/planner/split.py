@@ -57,7 +57,17 @@ def split_options(
             continue
         others = [h for h in hardware if (h.platform.id, h.gpu.id) != key[:2]]  # one not bought: its free owned servers
         rest_free = {k: n for k, n in free.items() if k != key}
-        fill = ("owned-fill", model, dep.inference, dep.parallelism, owned_hw.platform.id, owned_hw.gpu.id, key[2], servers)
+        fill = (
+            "owned-fill",
+            dep.name,
+            model,
+            dep.inference,
+            dep.parallelism,
+            owned_hw.platform.id,
+            owned_hw.gpu.id,
+            key[2],
+            servers,
+        )
         if fill not in known:
             known[fill] = ((), tuple(owned_fill_options(wl, dep, model, consts, owned_hw, key[2], servers)))
         for owned in known[fill][1]:
