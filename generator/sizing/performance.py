@@ -71,6 +71,7 @@ class Accelerator(NamedTuple):
         return self.attention_tflops or self.dense_tflops
 
 
+@memoized  # keyed by the GPU record's identity: a training job's layouts ask it 480,608 times of a few GPUs (fuzz27 M7)
 def accelerator_for(gpu: GpuSpec, compute: str, tp: int, host_time_scale: float = 1.0) -> Accelerator:
     """Roofline inputs for ``gpu`` computing in ``compute`` precision in a TP group of ``tp``.
 
