@@ -91,3 +91,13 @@ def test_a_host_named_as_an_ansible_built_in_group_is_refused(tmp_path: Path, na
     run = run_specgen("validate", str(path))
     assert run.returncode == 1
     assert f"hosts[0].name: host name '{name}' is one of Ansible's built-in groups (all, ungrouped)" in run.stderr
+
+
+def test_a_log_of_two_runs_is_refused_not_fitted_across_both(tmp_path: Path) -> None:
+    """L2: a log appended after a restart with other settings was fitted across both runs, and the refusal quoted the
+    figure that agreed."""
+    log = tmp_path / "twice.log"
+    log.write_text("INFO GPU KV cache size: 425,024 tokens\nINFO restarted\nINFO GPU KV cache size: 12 tokens\n")
+    run = run_specgen("calibrate", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm5-80gb", "--log", str(log))
+    assert run.returncode == 1
+    assert f"{log} holds the KV cache sizes of 2 runs (line 1: 425,024; line 3: 12): give each run a log" in run.stderr

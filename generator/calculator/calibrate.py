@@ -80,6 +80,7 @@ def parse_log(text: str, label: str) -> list[Measurement]:
     """Every known figure in ``text`` (a vLLM log, llama.cpp output, llama-bench table, nvidia-smi CSV or table)."""
     found: list[Measurement] = []
     bench_header: list[str] = []
+    kv_sizes: dict[float, int] = {}  # each KV cache size the log prints, and its first line
     for number, line in enumerate(text.splitlines(), 1):
         # one excerpt a line, shared by its figures (a copy of a long line for each of its matches grew as its square)
         quoted = line.strip()[:_QUOTED_CHARS]
@@ -92,12 +93,13 @@ def parse_log(text: str, label: str) -> list[Measurement]:
         for name, key, pattern in _PATTERNS:
             match = pattern.search(line) if key in line else None
             if match:
-                value = figure(match.group(1))
+                value, measured = figure(match.group(1)), name
                 if name == "gpu_blocks":
                     figure(str(int(value) * VLLM_BLOCK_TOKENS))  # the tokens they hold, within a figure's bound
-                    found.append(Measurement("kv_cache_tokens", value * VLLM_BLOCK_TOKENS, quoted))
-                else:
-                    found.append(Measurement(name, value, quoted))
+                    value, measured = value * VLLM_BLOCK_TOKENS, "kv_cache_tokens"
+                if measured == "kv_cache_tokens":
+                    kv_sizes.setdefault(value, number)
+                found.append(Measurement(measured, value, quoted))
         if _PER_SECOND in line and _EVAL.search(line):
             digits = _number_before(line, line.rfind(_PER_SECOND))
             if digits:
@@ -118,6 +120,9 @@ def parse_log(text: str, label: str) -> list[Measurement]:
             bench = re.match(r"([\d.]+)\s*±", speed)
             if bench and not _kv_cache_in_host_memory(bench_header, cells):
                 found.append(Measurement("decode_tokens_per_s", figure(bench.group(1)), quoted))
+    if len(kv_sizes) > 1:  # fuzz27 L2: appended logs of two runs were fitted across both
+        sizes = "; ".join(f"line {n}: {v:,.0f}" for v, n in sorted(kv_sizes.items(), key=lambda item: item[1])[:3])
+        raise InputError(f"{label} holds the KV cache sizes of {len(kv_sizes)} runs ({sizes}): give each run a log of its own")
     found += _nvidia_smi(text, label)
     if not found:
         raise InputError(f"{label}: no vLLM, llama.cpp, nvidia-smi or torch memory-summary figure found")
