@@ -100,10 +100,12 @@ def _standalone(run: Callable[[], None]) -> int:
     return 0
 
 
-def validate_files(files: tuple[str, ...], echo: Callable[[str], object]) -> None:
+def validate_files(files: tuple[str, ...], echo: Callable[[str], object], together: bool = False) -> None:
     """Check each workload file (schema, catalog, early feasibility) and ``echo`` its ok line; then raise their errors.
 
     Every bad file's errors, exiting as the first bad file does (newuser27 item 13: CI learnt of one bad file a push).
+    ``together``: the files are also checked as ``render`` checks a tree of them (newuser33 item 9): each file once, one
+    cluster, names of their own; files validated one by one (a folder of unrelated workloads) need not be one cluster.
     """
     from generator.errors import MultipleInputError, SpecgenError
     from generator.findings import locate_findings
@@ -115,7 +117,7 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object]) -> Non
     )
     from generator.workload import load_workload, render_errors
 
-    if len(files) > 1:  # a file given twice under two names, as render refuses it first (fuzz27 L11)
+    if together and len(files) > 1:  # a file given twice under two names, as render refuses it first (fuzz27 L11)
         from generator.input_files import check_distinct_files
 
         check_distinct_files(list(files))
@@ -136,7 +138,7 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object]) -> Non
             *model_findings(loaded),
         ]
         valid.append((path, loaded.workload, list(locate_findings(loaded, said))))
-    if not failed and len(valid) > 1:  # the files render into one tree: one cluster, names of their own (newuser33 item 9)
+    if together and not failed and len(valid) > 1:  # as render checks the one tree they make (newuser33 item 9)
         from generator.render import check_one_cluster, check_workload_names, pools_cluster
         from generator.workload.loader import given_field
 
@@ -384,10 +386,15 @@ def _build_cli() -> Any:
 
     @cli.command()
     @click.argument("files", nargs=-1, required=True, type=click.Path())
+    @click.option(
+        "--together",
+        is_flag=True,
+        help="Also check the files as render checks the one tree they make: each file once, one cluster, own names.",
+    )
     @boundary
-    def validate(files: tuple[str, ...]) -> None:
+    def validate(files: tuple[str, ...], together: bool) -> None:
         """Check workload FILES: schema, catalog and every feasibility check decidable without the planner's search."""
-        validate_files(files, click.echo)
+        validate_files(files, click.echo, together)
 
     @cli.command()
     @click.argument("file", type=click.Path())

@@ -481,8 +481,10 @@ def test_diff_base_errors(repo: Path, capsys: pytest.CaptureFixture[str]) -> Non
     (repo / "copy.yaml").write_text((repo / "a.yaml").read_text())  # another file of the same workload name
     code, _, err = specgen(capsys, "diff", "--base", "HEAD", "a.yaml", "copy.yaml")
     assert code == 1 and "copy.yaml:2:7: name: 'a' is also the name of a.yaml" in err
-    code, _, err = specgen(capsys, "validate", "a.yaml", "copy.yaml")  # newuser33 item 9: as render and diff refuse
+    code, _, err = specgen(capsys, "validate", "--together", "a.yaml", "copy.yaml")  # newuser33 item 9: as render refuses
     assert code == 1 and "copy.yaml:2:7: name: 'a' is also the name of a.yaml" in err
+    code, out, _ = specgen(capsys, "validate", "a.yaml", "copy.yaml")  # one by one: two workloads, each valid
+    assert code == 0 and out == "a.yaml: ok\ncopy.yaml: ok\n"
 
 
 def test_a_path_that_was_a_directory_at_the_base_is_said_so_and_a_link_is_followed(

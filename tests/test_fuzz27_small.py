@@ -75,10 +75,10 @@ def test_validate_refuses_one_file_given_twice_as_render_does_and_says_ok_of_no_
     they are one file."""
     (tmp_path / "w.yaml").write_text(Path(EXAMPLE).read_text())
     (tmp_path / "hard.yaml").hardlink_to(tmp_path / "w.yaml")
-    run = run_specgen("validate", "w.yaml", "hard.yaml", cwd=tmp_path)
+    run = run_specgen("validate", "--together", "w.yaml", "hard.yaml", cwd=tmp_path)
     assert run.returncode == 1 and "w.yaml and hard.yaml are the same file; give each workload once" in run.stderr
     (tmp_path / "copy.yaml").write_text(Path(EXAMPLE).read_text())  # another file of the same workload name
-    run = run_specgen("validate", "w.yaml", "copy.yaml", cwd=tmp_path)
+    run = run_specgen("validate", "--together", "w.yaml", "copy.yaml", cwd=tmp_path)
     assert run.returncode == 1 and "is also the name of" in run.stderr and ": ok" not in run.stdout
 
 

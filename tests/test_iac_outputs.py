@@ -369,7 +369,7 @@ def test_workloads_of_two_clouds_are_not_one_cluster(tmp_path: Path, capsys: pyt
     assert call_cli(tmp_path, ("render", "aws-a.yaml", "az-b.yaml", "-o", "out")) == 1
     said = "az-b.yaml:8:13: hardware.provider: the cluster's provider is azure here but aws in aws-a.yaml"
     assert said in capsys.readouterr().err
-    assert call_cli(tmp_path, ("validate", "aws-a.yaml", "az-b.yaml")) == 1  # newuser33 item 9: as render refuses
+    assert call_cli(tmp_path, ("validate", "--together", "aws-a.yaml", "az-b.yaml")) == 1  # newuser33 item 9: as render
     assert said in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
@@ -397,7 +397,7 @@ def test_cloud_workloads_in_one_tree_must_name_one_cluster(
         path.write_text(AWS_SMALL.format(name=name, kubernetes=kubernetes))
         paths.append(str(path))
     # newuser33 item 9: validate of the files passed what render of them refused (the fast CI step green, the next red)
-    assert call_cli(tmp_path, ("validate", "aws-a.yaml", "aws-b.yaml")) == (0 if error is None else 1)
+    assert call_cli(tmp_path, ("validate", "--together", "aws-a.yaml", "aws-b.yaml")) == (0 if error is None else 1)
     assert error is None or error in capsys.readouterr().err
     if error is None:
         files = render_files(paths)
