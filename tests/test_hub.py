@@ -254,7 +254,8 @@ def test_workload_model_from_the_hub_is_recorded_in_spec_json(hub: FakeHub, tmp_
     ("model", "commit", "unpinned"),
     [
         pytest.param("acme/qwen-7b-chat", C2, True, id="unpinned"),
-        pytest.param("hf:acme/qwen-7b-chat@v1", C1, False, id="pinned"),
+        pytest.param("hf:acme/qwen-7b-chat@v1", C1, True, id="branch"),  # review24 L4: a branch or tag moves too
+        pytest.param(f"hf:acme/qwen-7b-chat@{C1}", C1, False, id="pinned"),
     ],
 )
 def test_the_engine_loads_the_commit_sized_and_an_unpinned_model_is_warned(
@@ -269,7 +270,9 @@ def test_the_engine_loads_the_commit_sized_and_an_unpinned_model_is_warned(
     )
     run = specgen(hub, tmp_path / "home", "render", str(workload), "-o", str(tmp_path / "out"))
     assert run.returncode == 0, run.stderr
-    warned = f"workload.yaml:5:12: warning: model '{model}' is read from the Hub at its newest commit, {commit[:12]}"
+    warned = (
+        f"workload.yaml:5:12: warning: model '{model}' is read from the Hub at the commit its branch names now, {commit[:12]}"
+    )
     assert (warned in run.stderr) is unpinned
     if unpinned:
         assert f"pin it: model: hf:acme/qwen-7b-chat@{commit} [model-unpinned]" in run.stderr

@@ -146,3 +146,13 @@ def test_a_damaged_cached_tensor_table_is_not_read(tmp_path: Path, rows: object)
     data = json.loads(run.stdout)
     assert data["weights"]["bytes"] == 2 * 7_615_616_512  # from the config
     assert f"the cached tensor table {table} is damaged" in run.stdout + run.stderr
+
+
+def test_an_empty_endpoint_is_not_read_offline(tmp_path: Path) -> None:
+    """review24 M2: an empty HF_ENDPOINT (a CI template's) was refused with HF_HUB_OFFLINE=1 set, telling the user to
+    set HF_HUB_OFFLINE=1; offline, the endpoint is not read, and the cache answers as it did."""
+    with serve(make_hub()) as hub:
+        assert specgen(hub, tmp_path, "estimate", "acme/qwen-7b-chat", "--json").returncode == 0
+    run = specgen(_Endpoint(""), tmp_path, "estimate", "acme/qwen-7b-chat", "--json", HF_HUB_OFFLINE="1")  # type: ignore[arg-type]
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["model"]["source"].startswith(f"hf: acme/qwen-7b-chat@{C2}")

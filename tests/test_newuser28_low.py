@@ -71,6 +71,9 @@ def test_a_model_given_as_a_config_json_is_said_to_need_its_weights(tmp_path: Pa
     (local,) = [f for f in findings if f.code == "model-local-path"]
     assert local.path == "deployments[0].model" and local.level == "warning"
     assert local.message.startswith("model './cfg' is a directory of this repository, rendered as the workload gives it")
+    # an absolute path may be the nodes' own (a shared mount): rendered as given, not warned (review24 M3)
+    path.write_text(path.read_text().replace("./cfg", str(tmp_path / "cfg")))
+    assert not [f for f in plan_file(str(path))[1].findings if f.code == "model-local-path"]
 
 
 @pytest.mark.parametrize("option", [("--lora-rank", "16"), ("--lora-dropout", "0"), ("--lora-targets", "all-linear")])

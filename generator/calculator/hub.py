@@ -67,16 +67,20 @@ class HubModel(NamedTuple):
 def fetch_hub_model(repo_id: str, revision: str | None, location: Location | None = None) -> HubModel:
     """Download ``config.json`` (through the Hub cache) and read the safetensors headers of ``repo_id``."""
     given = os.environ.get("HF_ENDPOINT")
-    if given is not None:  # before huggingface_hub, which parses it as it loads (a bad port or IPv6 host: a traceback)
+    offline_asked = os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE")  # the library's reading
+    if given is not None and not offline_asked:  # before huggingface_hub, which parses it as it loads (a bad port: a traceback)
         _check_endpoint(given.rstrip("/"), location)
     try:
         import huggingface_hub
         from huggingface_hub import errors as hub_errors
+
+        download = huggingface_hub.hf_hub_download  # loads the library's logging setup, which a line below overrides
+    except ValueError:  # offline, the endpoint is not read but still parsed as the library loads (review24 M2)
+        raise InputError(f"HF_ENDPOINT {shown_endpoint(given or '')!r} cannot be parsed as a URL; unset it", location) from None
     except ImportError:
         raise InputError(
             f"reading '{repo_id}' from the Hub needs huggingface_hub (pip install huggingface_hub)", location
         ) from None
-    download = huggingface_hub.hf_hub_download  # loads the library's logging setup, which the next line overrides
     logging.getLogger("huggingface_hub").setLevel(logging.ERROR)  # its warnings would repeat what the error says
     asked = revision or "main"
     where = f"'{repo_id}'" + (f" at revision '{revision}'" if revision else "")

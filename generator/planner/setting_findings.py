@@ -5,6 +5,8 @@ Light on imports: ``specgen validate`` says them without loading the planner's s
 
 from __future__ import annotations
 
+import re
+
 from generator import catalog
 from generator.calculator.model_source import hub_commit
 from generator.planner.plan import Finding
@@ -172,6 +174,10 @@ def unused_setting_findings(wl: Workload) -> list[Finding]:
     return gke + prices
 
 
+#: A model reference pinned to a commit: ``@`` and its 40 hexadecimal digits.
+_COMMIT_PINNED = re.compile(r"@[0-9a-f]{40}$")
+
+
 def model_findings(loaded: LoadedWorkload) -> list[Finding]:
     """Deployments whose ``model`` sizes well but is not what an engine on the nodes can start from as rendered.
 
@@ -197,7 +203,8 @@ def model_findings(loaded: LoadedWorkload) -> list[Finding]:
                     where,
                 )
             )
-        elif source.startswith("local config: "):
+        elif source.startswith("local config: ") and not dep.model.startswith(("/", "~")):  # an absolute path may be
+            # the nodes' too (a shared mount): rendered as given (review24 M3)
             out.append(
                 Finding(
                     "warning",
@@ -208,15 +215,16 @@ def model_findings(loaded: LoadedWorkload) -> list[Finding]:
                     where,
                 )
             )
-        elif (commit := hub_commit(source)) is not None and "@" not in dep.model:
+        elif (commit := hub_commit(source)) is not None and not _COMMIT_PINNED.search(dep.model):
+            # a branch or tag moves as a repository's HEAD does (review24 L4: hf:org/name@main was not warned)
             repo = source.removeprefix("hf: ").split("@", 1)[0]
             out.append(
                 Finding(
                     "warning",
                     "model-unpinned",
-                    f"model {shown} is read from the Hub at its newest commit, {commit[:12]} this run: another runner, "
-                    "or this one later, sizes and renders the commit its Hub cache or the Hub gives it (render --check "
-                    f"then drifts with no change); pin it: model: hf:{repo}@{commit}",
+                    f"model {shown} is read from the Hub at the commit its branch names now, {commit[:12]} this run: "
+                    "another runner, or this one later, sizes and renders the commit its Hub cache or the Hub gives it "
+                    f"(render --check then drifts with no change); pin it: model: hf:{repo}@{commit}",
                     where,
                 )
             )
