@@ -222,13 +222,15 @@ def render_files(
             wanted_files = _select(rendered, targets, depth)
             if keep:
                 _refuse_another_plans_outputs(output, targets, keep, rendered)
-            dropped = _dropped_trees(output, rendered, single)
+            names = {r.name for r in results}
+            dropped, flat = _dropped_trees(output, names, single)
             if dropped and not prune:
-                _refuse_dropping(output, dropped, single)
+                _refuse_dropping(output, dropped, results[0].name if single else None)
             for note in write_tree(wanted_files, output, keep=keep, workloads=files):
                 echo(f"specgen: {note}", err=True)
             for name in dropped:
-                echo(one_line(f"specgen: removed the tree of workload {name!r} ({os.path.join(output, name)})"), err=True)
+                where = output if flat else os.path.join(output, name)
+                echo(one_line(f"specgen: removed the tree of workload {name!r} ({where})"), err=True)
             if single:
                 echo(one_line(f"wrote {len(wanted_files)} files to {output}"))  # a newline in -o stays on the line
             for result in [] if single else results:
@@ -548,32 +550,55 @@ def _fail_on(located: list[tuple[str, str, str, str]], level: str | None) -> Non
         raise FindingsError(f"{len(hits)} finding(s) at level '{level}' or above (--fail-on {level})")
 
 
-def _dropped_trees(output: str, rendered: dict[str, str], single: bool) -> list[str]:
-    """The workload trees of the multi-workload root at ``output`` that this render would remove (none given renders).
+def _dropped_trees(output: str, names: set[str], single: bool) -> tuple[list[str], bool]:
+    """The workloads whose trees at ``output`` a render of workloads ``names`` would remove; whether the tree is flat.
 
-    A render of one file makes the flat layout of one workload, so it removes every tree of such a root.
+    A render of one file makes the flat layout of one workload, so it removes every tree of a cluster's root; a flat
+    tree is removed by a render that does not render its workload (review24 L5: rendering two files over another
+    workload's flat tree removed it without a word).
     """
     from generator.batch import trees_in
     from generator.writer import read_manifest
 
-    current = trees_in(read_manifest(output) or ())
-    return sorted(current if single else current - trees_in(rendered))
+    listed = read_manifest(output) or []
+    current = trees_in(listed)
+    if current:
+        return sorted(current if single else current - names), False
+    flat = _flat_workload(output) if "spec.json" in listed else None
+    return ([] if flat is None or flat in names else [flat]), True
 
 
-def _refuse_dropping(output: str, dropped: list[str], single: bool) -> None:
+def _flat_workload(output: str) -> str | None:
+    """The workload whose flat tree ``output`` holds, from its ``spec.json``; None where it cannot be read."""
+    import json
+
+    from generator.input_files import MAX_SPEC_BYTES, read_text_limited
+
+    try:
+        name = json.loads(read_text_limited(os.path.join(output, "spec.json"), MAX_SPEC_BYTES, "spec.json"))["plan"]["workload"]
+    except (SpecgenError, ValueError, KeyError, TypeError, RecursionError):
+        return None
+    return name if isinstance(name, str) else None
+
+
+def _refuse_dropping(output: str, dropped: list[str], single: str | None) -> None:
     """Refuse a render that would remove workload trees no file given renders (newuser33 item 2).
 
     Rendering the one file a change touched into the root of a cluster replaced every other workload's tree with that
-    workload's flat layout (66 files gone, exit 0); a root module applied from it destroys their node pools.
+    workload's flat layout (66 files gone, exit 0); a root module applied from it destroys their node pools. ``single``:
+    the one workload rendered, whose flat tree would take the root's place.
     """
     from generator.errors import OutputError
 
     names = ", ".join(dropped[:6]) + (", ..." if len(dropped) > 6 else "")
-    layout = " (one file renders a tree of its own: its flat layout replaces the root's workload trees)" if single else ""
+    trees = f"tree{'s' if len(dropped) > 1 else ''} of workload{'s' if len(dropped) > 1 else ''} {names}"
+    if single is not None:
+        what = f"a render of one file writes the flat tree of workload {single!r} in place of the {trees} there"
+    else:
+        what = f"this render would remove the {trees}, which no file given renders"
     raise OutputError(
-        f"{output}: this render would remove the tree{'s' if len(dropped) > 1 else ''} of workload"
-        f"{'s' if len(dropped) > 1 else ''} {names}, which no file given renders{layout}; render every workload "
-        "file of the cluster together, or pass --prune to remove them; nothing was written"
+        f"{output}: {what}; render every workload file of the cluster together, or pass --prune to remove them; "
+        "nothing was written"
     )
 
 

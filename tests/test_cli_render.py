@@ -155,8 +155,16 @@ def test_several_files_render_into_named_subdirectories(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("again", "dropped"),
     [
-        pytest.param(("a.yaml",), "trees of workloads demo, other", id="one-file-of-two"),
-        pytest.param(("a.yaml", "c.yaml"), "tree of workload other", id="one-file-swapped"),
+        pytest.param(
+            ("a.yaml",),
+            "a render of one file writes the flat tree of workload 'demo' in place of the trees of workloads demo, other there",
+            id="one-file-of-two",
+        ),
+        pytest.param(
+            ("a.yaml", "c.yaml"),
+            "this render would remove the tree of workload other, which no file given renders",
+            id="one-file-swapped",
+        ),
     ],
 )
 def test_a_render_that_drops_workload_trees_is_refused_unless_pruned(
@@ -171,7 +179,7 @@ def test_a_render_that_drops_workload_trees_is_refused_unless_pruned(
     before = snapshot(tmp_path)
     refused = run_specgen("render", *again, "-o", "out", cwd=tmp_path)
     assert refused.returncode == 1 and "Traceback" not in refused.stderr
-    assert f"out: this render would remove the {dropped}, which no file given renders" in refused.stderr
+    assert f"out: {dropped}; " in refused.stderr
     assert refused.stderr.strip().endswith(
         "render every workload file of the cluster together, or pass --prune to remove them; nothing was written"
     )
@@ -182,6 +190,23 @@ def test_a_render_that_drops_workload_trees_is_refused_unless_pruned(
     assert not (tmp_path / "out" / "other").exists()
     # the trees the files given render are no drop: rendering the same files again needs no --prune
     assert run_specgen("render", *again, "-o", "out", cwd=tmp_path).returncode == 0
+
+
+def test_a_render_over_another_workloads_flat_tree_is_refused_unless_pruned(tmp_path: Path) -> None:
+    """review24 L5: two files rendered over a third workload's flat tree removed it, exit 0, with no word."""
+    (tmp_path / "a.yaml").write_text(VALID)
+    (tmp_path / "b.yaml").write_text(VALID.replace("name: demo", "name: other").replace("- name: chat", "- name: assistant"))
+    (tmp_path / "c.yaml").write_text(VALID.replace("name: demo", "name: third").replace("- name: chat", "- name: coder"))
+    assert run_specgen("render", "c.yaml", "-o", "out", cwd=tmp_path).returncode == 0
+    refused = run_specgen("render", "a.yaml", "b.yaml", "-o", "out", cwd=tmp_path)
+    assert refused.returncode == 1
+    assert "out: this render would remove the tree of workload third, which no file given renders" in refused.stderr
+    assert (tmp_path / "out" / "spec.json").exists()
+    pruned = run_specgen("render", "a.yaml", "b.yaml", "-o", "out", "--prune", cwd=tmp_path)
+    assert pruned.returncode == 0 and "specgen: removed the tree of workload 'third' (out)" in pruned.stderr
+    # the flat tree of the workload rendered, into its trees of a cluster: nothing dropped
+    assert run_specgen("render", "a.yaml", "-o", "flat", cwd=tmp_path).returncode == 0
+    assert run_specgen("render", "a.yaml", "b.yaml", "-o", "flat", cwd=tmp_path).returncode == 0
 
 
 def test_diff_summarises_the_fleet_change(tmp_path: Path) -> None:
