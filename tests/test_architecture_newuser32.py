@@ -457,3 +457,9 @@ def test_active_per_token_leaves_the_vision_tower_out() -> None:
     Scout's "17B active" (Meta's model card) is its text path. Before: the tower counted as active, 8,292,166,656."""
     arch = parse_architecture({**_qwen25_text(), "model_type": "qwen2_5_vl", "vision_config": QWEN25_VL_VISION})
     assert arch.params_active == 7_615_616_512 == arch.params_total - arch.vision_params
+
+
+def test_ernie_moe_layer_end_index_minus_one_is_the_last_layer() -> None:
+    """review24 L11: Transformers' Ernie4_5_MoeConfig reads moe_layer_end_index -1 as the last layer; it was refused."""
+    config = {**ERNIE_21B, "moe_layer_end_index": -1}
+    assert parse_architecture(config).params_total == parse_architecture(ERNIE_21B).params_total

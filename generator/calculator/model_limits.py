@@ -40,7 +40,7 @@ DIMENSION_BOUNDS: dict[str, tuple[int, int]] = {
     "moe_k": (0, 8192),
     "moe_num_shared_experts": (0, 256),
     "moe_layer_start_index": (0, 1024),
-    "moe_layer_end_index": (0, 1024),
+    "moe_layer_end_index": (-1, 1024),  # -1: the last layer (Transformers' Ernie4_5_MoeConfig)
     "moe_layer_interval": (1, 1024),
     "kv_lora_rank": (1, 65_536),
     "q_lora_rank": (1, 65_536),

@@ -200,17 +200,17 @@ class SplitRest(NamedTuple):
     """The owned part of a split beside which a layout serves the rest (:mod:`generator.planner.split`).
 
     Routing is even, so the rest's replicas at a layout are those the rate needs at the slower replica of the two parts,
-    less the ``held`` owned ones.
+    less the ``held_replicas`` owned ones.
     """
 
     #: Requests/s one replica of the owned part is planned at.
-    owned_max: float
+    owned_requests_per_s: float
     #: Replicas the owned part holds.
-    held: int
+    held_replicas: int
 
     def replicas(self, spec: InferenceSpec, shape: ReplicaShape) -> int:
         """The rest's replicas at ``shape``: one at least."""
-        return max(1, replicas_needed(spec, self.owned_max, shape.planned_requests_per_s) - self.held)
+        return max(1, replicas_needed(spec, self.owned_requests_per_s, shape.planned_requests_per_s) - self.held_replicas)
 
 
 def inference_options(

@@ -72,7 +72,7 @@ def split_options(
             known[fill] = ((), tuple(owned_fill_options(wl, dep, model, consts, owned_hw, key[2], servers)))
         for owned in known[fill][1]:
             beside = SplitRest(replica_max(owned), owned.candidate.replicas)
-            if replicas_needed(spec, beside.owned_max) <= beside.held:
+            if replicas_needed(spec, beside.owned_requests_per_s) <= beside.held_replicas:
                 continue  # the owned servers hold the whole service: not a split
             for rest in inference_options(wl, dep, model, consts, [], rest_free, beside, others, sizes):
                 # two owned kinds can each come first; the same two parts either way are one candidate

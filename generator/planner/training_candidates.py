@@ -91,7 +91,7 @@ def training_options(
             why = f"the pinned TP{pin_tp} is not a tensor-parallel size of {hw.platform.id} ({', '.join(map(str, tps))})"
             blocked.append(blocked_on(hw, PINNED_DEGREE, why))
             continue
-        key = (dep.name, model, spec, dep.parallelism, hw.platform.id, hw.gpu.id, owned_of_kind(hw, free))
+        key = ("training", dep.name, model, spec, dep.parallelism, hw.platform.id, hw.gpu.id, owned_of_kind(hw, free))
         found = sizes.get(key) if sizes is not None else None
         if found is None:
             found = _options_on(wl, dep, model, hw, consts, free, seen_nodes)

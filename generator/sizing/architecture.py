@@ -625,7 +625,8 @@ def _is_moe_layer(cfg: Mapping[str, Any], model_type: str, index: int) -> bool:
         return False
     if any(key in cfg for key in _ERNIE_MOE_PLACEMENT):
         start = _opt_int(cfg, "moe_layer_start_index") or 0
-        end = _opt_int(cfg, "moe_layer_end_index")
+        # -1: the last layer, as Transformers' Ernie4_5_MoeConfig reads it (review24 L11: refused as negative)
+        end = None if cfg.get("moe_layer_end_index") == -1 else _opt_int(cfg, "moe_layer_end_index")
         interval = _opt_int(cfg, "moe_layer_interval") or 1
         return (index + 1) % interval == 0 and start <= index and (end is None or index <= end)
     if "first_k_dense_replace" in cfg or model_type.startswith("deepseek"):

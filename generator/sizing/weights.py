@@ -235,9 +235,11 @@ def stage_layers(num_layers: int, pp: int, rule: str = "first") -> list[range]:
     elif rule == "sglang":
         for i in range(1, extra + 1):
             sizes[-i] += 1
-    else:
+    elif rule == "first":
         for i in range(extra):
             sizes[i] += 1
+    else:  # a caller's typo would otherwise read as "first" (review24 L6)
+        raise ValueError(f"unknown pipeline stage rule {rule!r}")
     ranges, start = [], 0
     for size in sizes:
         ranges.append(range(start, start + size))
