@@ -557,6 +557,12 @@ def _sum_totals(files: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _first_named(named: list[str], most: int) -> str:
+    """The first ``most`` of ``named`` (as a line shows them), and how many more."""
+    more = len(named) - most
+    return ", ".join(named[:most]) + (f" and {more} more" if more > 0 else "")
+
+
 def _priced_elsewhere_headline(files: list[dict[str, Any]]) -> list[str]:
     """The line under the headline where a file's change in cost is not known: its pools are priced elsewhere."""
     unknown = [
@@ -566,9 +572,7 @@ def _priced_elsewhere_headline(files: list[dict[str, Any]]) -> list[str]:
     ]
     if not unknown:
         return []
-    named = ", ".join(code_span(name) for name in unknown[:MAX_HEADLINE_UNPLANNED])
-    more = len(unknown) - MAX_HEADLINE_UNPLANNED
-    named += f" and {more} more" if more > 0 else ""
+    named = _first_named([code_span(name) for name in unknown], MAX_HEADLINE_UNPLANNED)
     return [
         "",
         f"The change in cost is not known (`-`): {named} {'prices' if len(unknown) == 1 else 'price'} pools at another "
@@ -655,9 +659,7 @@ def _deleted_headline(result: dict[str, Any]) -> list[str]:
     deleted = result.get("deleted_not_given") or []
     if not deleted:
         return []
-    named = ", ".join(code_span(path) for path in deleted[:MAX_DELETED_SHOWN])
-    more = len(deleted) - MAX_DELETED_SHOWN
-    named += f" and {more} more" if more > 0 else ""
+    named = _first_named([code_span(path) for path in deleted], MAX_DELETED_SHOWN)
     return [
         f"**Not compared: {named} {'was a workload' if len(deleted) == 1 else 'were workloads'} at "
         f"{code_span(result['base'])} beside the files given and {'is' if len(deleted) == 1 else 'are'} deleted; "
@@ -672,9 +674,7 @@ def _unplanned_headline(files: list[dict[str, Any]]) -> list[str]:
     failed = [f for f in files if f["status"] in UNPLANNED]
     if not failed:
         return []
-    named = ", ".join(f"{code_span(f['file'])} ({f['status']})" for f in failed[:MAX_HEADLINE_UNPLANNED])
-    more = len(failed) - MAX_HEADLINE_UNPLANNED
-    named += f" and {more} more" if more > 0 else ""
+    named = _first_named([f"{code_span(f['file'])} ({f['status']})" for f in failed], MAX_HEADLINE_UNPLANNED)
     return [
         f"**{len(failed)} workload file(s) cannot be planned as changed: {named}.** `specgen render` fails on them "
         "too, and so does this check; each is explained below and left out of the totals.",
@@ -701,9 +701,7 @@ def _renamed_lines(files: list[dict[str, Any]]) -> list[str]:
     renamed = [f for f in files if f["status"] == "renamed"]
     if not renamed:
         return []
-    named = ", ".join(f"{code_span(f['renamed_from'])} → {code_span(f['file'])}" for f in renamed[:MAX_RENAMED])
-    more = len(renamed) - MAX_RENAMED
-    named += f" and {more} more" if more > 0 else ""
+    named = _first_named([f"{code_span(f['renamed_from'])} → {code_span(f['file'])}" for f in renamed], MAX_RENAMED)
     return ["", f"Renamed, no change to the fleet (the same workload `name`): {named}."]
 
 

@@ -108,3 +108,14 @@ def check_calibration_groups(
     for name in pinned:
         assert name in groups, name
         assert groups[name]["median_abs_error"] > target(name)[0] or groups[name]["p90_abs_error"] > target(name)[1], name
+
+
+def specgen_in_process(capsys: Any, *args: str) -> tuple[int, str, str]:
+    """Run the CLI in this process: (exit code, stdout, stderr); ``capsys``: pytest's capture fixture."""
+    import pytest
+
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out, err = capsys.readouterr()
+    code = done.value.code
+    return (code if isinstance(code, int) else 0 if code is None else 1), out, err

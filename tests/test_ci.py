@@ -15,22 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator.api import plan_file
-from generator.cli import STALE_OUTPUT, main
+from generator.cli import STALE_OUTPUT
 from generator.findings import github_annotation, github_error, gitlab_error_report, gitlab_report, parse_path, text_line
 from generator.planner.inference import little_rate
 from tests.conftest import REPO, catalog_json
 from tests.helpers import VALID
+from tests.helpers import specgen_in_process as specgen
 
 HOME = REPO / "examples" / "home-70b-offload.yaml"
-
-
-def specgen(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """Run the CLI in this process: (exit code, stdout, stderr)."""
-    with pytest.raises(SystemExit) as done:
-        main(list(args))
-    out, err = capsys.readouterr()
-    code = done.value.code
-    return (code if isinstance(code, int) else 0 if code is None else 1), out, err
 
 
 def workloads(tmp_path: Path, *names: str) -> list[str]:

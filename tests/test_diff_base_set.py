@@ -13,17 +13,8 @@ from typing import Any
 
 import pytest
 
-from generator.cli import main
 from tests.helpers import VALID
-
-
-def specgen(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """Run the CLI in this process: (exit code, stdout, stderr)."""
-    with pytest.raises(SystemExit) as done:
-        main(list(args))
-    out, err = capsys.readouterr()
-    code = done.value.code
-    return (code if isinstance(code, int) else 0 if code is None else 1), out, err
+from tests.helpers import specgen_in_process as specgen
 
 
 def _git(cwd: Path, *args: str) -> str:

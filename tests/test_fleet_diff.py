@@ -23,6 +23,7 @@ from generator.cli import main
 from generator.fleet_diff import diff_plans, drift_replacement_lines, markdown_diff, pool_replacements
 from generator.pr_diff import compare_with_base, markdown, unplanned_error
 from tests.helpers import VALID
+from tests.helpers import specgen_in_process as specgen
 
 EXAMPLES = Path(__file__).parents[1] / "examples" / "ci"
 
@@ -247,14 +248,6 @@ def _git(cwd: Path, *args: str) -> None:
     env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.org", "PATH": "/usr/bin:/bin", "HOME": str(cwd)}  # fmt: skip
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env)
-
-
-def specgen(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as done:
-        main(list(args))
-    out, err = capsys.readouterr()
-    code = done.value.code
-    return (code if isinstance(code, int) else 0 if code is None else 1), out, err
 
 
 def _workload(name: str, rate: str = "2", slo: str = "") -> str:

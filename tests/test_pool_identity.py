@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from generator.api import plan_file
-from generator.cli import main
 from generator.fleet_diff import diff_plans, markdown_diff
 from generator.planner.naming import GKE_POOL_NAME_MAX, MAX_POOL_NAME, named_pool_problem
 from generator.pr_diff import MAX_MARKDOWN_CHARS, markdown
 from generator.render.gke import GKE_NODE_POOL_NAME_MAX
+from tests.helpers import specgen_in_process as specgen
 
 #: newuser23's GKE serving workload: chat (Llama 3.3 70B FP8, 30 req/s), small and moe share 3 x a3-highgpu-8g.
 GKE = """\
@@ -199,15 +199,6 @@ def _git(cwd: Path, *args: str) -> None:
     env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.org", "PATH": "/usr/bin:/bin", "HOME": str(cwd)}  # fmt: skip
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env)
-
-
-def specgen(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """Run the CLI in this process: (exit code, stdout, stderr)."""
-    with pytest.raises(SystemExit) as done:
-        main(list(args))
-    out, err = capsys.readouterr()
-    code = done.value.code
-    return (code if isinstance(code, int) else 0 if code is None else 1), out, err
 
 
 def test_the_merge_request_comment_opens_with_the_replacement(
