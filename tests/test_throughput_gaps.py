@@ -37,20 +37,29 @@ def _plan(tmp_path: Path, model: str, gpu: str, provider: str) -> object:
 
 
 @pytest.mark.parametrize(
-    ("model", "gpu", "engine", "gap"),
+    ("model", "gpu", "engine", "gap", "precision"),
     [
-        ("deepseek-ai/DeepSeek-R1", "h200-sxm-141gb", "vllm", "mla-moe-hopper"),
-        ("deepseek-ai/DeepSeek-V3", "h100-sxm5-80gb", "sglang", "mla-moe-hopper"),
-        ("deepseek-ai/DeepSeek-R1", "h200-sxm-141gb", "tensorrt-llm", None),  # not measured short with TensorRT-LLM
-        ("deepseek-ai/DeepSeek-R1", "b200-sxm-180gb", "vllm", None),  # nor on Blackwell
-        ("meta-llama/Llama-3.1-70B-Instruct", "h200-sxm-141gb", "vllm", None),  # GQA, not MLA
-        ("deepseek-ai/DeepSeek-V2-Lite", "h100-sxm5-80gb", "vllm", "mla-moe-hopper"),  # MLA and routed experts
-        ("meta-llama/Llama-3.1-70B-Instruct", "mi300x-192gb", "vllm", "vllm-cdna3"),
-        ("meta-llama/Llama-3.1-70B-Instruct", "mi325x-256gb", "vllm", "vllm-cdna3"),
+        ("deepseek-ai/DeepSeek-R1", "h200-sxm-141gb", "vllm", "mla-moe-hopper", "fp8"),
+        ("deepseek-ai/DeepSeek-V3", "h100-sxm5-80gb", "sglang", "mla-moe-hopper", "fp8"),
+        ("deepseek-ai/DeepSeek-R1", "h200-sxm-141gb", "tensorrt-llm", None, "fp8"),  # not measured short with TRT-LLM
+        ("deepseek-ai/DeepSeek-R1", "b200-sxm-180gb", "vllm", None, "fp8"),  # nor on Blackwell
+        ("meta-llama/Llama-3.1-70B-Instruct", "h200-sxm-141gb", "vllm", None, "bf16"),  # GQA, not MLA
+        ("deepseek-ai/DeepSeek-V2-Lite", "h100-sxm5-80gb", "vllm", "mla-moe-hopper", "bf16"),  # MLA and routed experts
+        ("meta-llama/Llama-3.1-70B-Instruct", "mi300x-192gb", "vllm", "vllm-cdna3", "fp8"),
+        ("meta-llama/Llama-3.1-70B-Instruct", "mi325x-256gb", "vllm", "vllm-cdna3", "bf16"),
+        # newuser34 items 1, 2: gpt-oss's MXFP4 took the Llama 405B FP8 runs' 1.07x on MI300X, none on Hopper
+        ("openai/gpt-oss-120b", "mi300x-192gb", "vllm", "vllm-cdna3-mxfp4", "mxfp4"),
+        ("openai/gpt-oss-120b", "mi300x-192gb", "vllm", "vllm-cdna3", "bf16"),  # another format: the engine's gap
+        ("openai/gpt-oss-120b", "h100-sxm5-80gb", "vllm", "vllm-hopper-mxfp4", "mxfp4"),
+        ("openai/gpt-oss-120b", "h200-sxm-141gb", "vllm", "vllm-hopper-mxfp4", "mxfp4"),
+        ("openai/gpt-oss-120b", "h100-sxm5-80gb", "sglang", None, "mxfp4"),  # not measured with SGLang
+        ("openai/gpt-oss-120b", "b200-sxm-180gb", "vllm", None, "mxfp4"),  # nor on Blackwell
     ],
 )
-def test_a_setup_falls_in_the_gap_of_its_architecture_engine_and_gpu(model: str, gpu: str, engine: str, gap: str | None) -> None:
-    found = matching_gap(engine, find_gpu(gpu), parse_architecture(find_model(model).config))
+def test_a_setup_falls_in_the_gap_of_its_architecture_engine_and_gpu(
+    model: str, gpu: str, engine: str, gap: str | None, precision: str
+) -> None:
+    found = matching_gap(engine, find_gpu(gpu), parse_architecture(find_model(model).config), precision)
     assert (found.id if found else None) == gap
 
 
@@ -109,8 +118,8 @@ def test_a_pooling_service_takes_no_margin() -> None:
 
     arch = parse_architecture(find_model("meta-llama/Llama-3.1-70B-Instruct").config)
     spec = InferenceSpec(max_context_tokens=4096, engine="vllm")
-    assert planning_margin(spec, find_gpu("mi300x-192gb"), arch) == 1.074
-    assert planning_margin(spec._replace(task="embed"), find_gpu("mi300x-192gb"), arch) == 1.0
+    assert planning_margin(spec, find_gpu("mi300x-192gb"), arch, "fp8") == 1.074
+    assert planning_margin(spec._replace(task="embed"), find_gpu("mi300x-192gb"), arch, "fp8") == 1.0
 
 
 def test_a_service_outside_every_gap_gets_no_warning() -> None:

@@ -794,6 +794,8 @@ class ThroughputGap(NamedTuple):
     #: Catalog ids of the runs' models, and their weights' precisions: a service of another is extrapolated to.
     measured_models: tuple[str, ...] = ()
     measured_precisions: tuple[str, ...] = ()
+    #: The serving formats the gap is of (empty: any): such a gap is matched before one of any format.
+    precisions: tuple[str, ...] = ()
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> ThroughputGap:
@@ -814,6 +816,7 @@ class ThroughputGap(NamedTuple):
             routed_experts=bool(rec.get("routed_experts", False)),
             measured_models=tuple(str(m) for m in rec.get("measured_models", ())),
             measured_precisions=tuple(str(m) for m in rec.get("measured_precisions", ())),
+            precisions=tuple(str(m) for m in rec.get("precisions", ())),
         )
 
 

@@ -449,7 +449,7 @@ def replica_shapes(
         if seen is not None:
             seen[key] = known
     found, blocked = known
-    margin = planning_margin(spec, hw.gpu, model.architecture)
+    margin = planning_margin(spec, hw.gpu, model.architecture, fmt.name)
     return [ReplicaShape(hw, fmt, *shape, margin=margin) for shape in found], list(blocked)
 
 

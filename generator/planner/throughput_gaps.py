@@ -14,25 +14,33 @@ from generator.sizing.throughput_gaps import gap_text, matching_gap
 from generator.workload.models import InferenceSpec
 
 
-def planning_margin(spec: InferenceSpec, gpu: GpuSpec, arch: Architecture) -> float:
+def planning_margin(spec: InferenceSpec, gpu: GpuSpec, arch: Architecture, precision: str) -> float:
     """The lowest ratio of predicted to measured throughput of the gap ``spec`` on ``gpu`` falls into; 1.0 if none.
 
-    The gaps were measured decoding: a pooling service (embed, score) runs none and takes no margin (review22).
+    ``precision``: the weight format the replica serves. The gaps were measured decoding: a pooling service (embed,
+    score) runs none and takes no margin (review22).
     """
-    gap = None if spec.pooling else matching_gap(spec.engine, gpu, arch)
+    gap = None if spec.pooling else matching_gap(spec.engine, gpu, arch, precision)
     return gap.predicted_over_measured[0] if gap else 1.0
 
 
 def throughput_gap_finding(
-    index: int, name: str, engine: str, gpu: GpuSpec, arch: Architecture, replica_rate: float, replicas: int, rate: float
+    index: int,
+    name: str,
+    setup: tuple[str, GpuSpec, Architecture, str],
+    replica_rate: float,
+    replicas: int,
+    rate: float,
 ) -> Finding | None:
     """A warning when deployment ``index`` runs where measured throughput fell short of the model's, with the margin.
 
-    ``replica_rate``: the model's most a replica sustains (the plan counts on it over the gap's lowest ratio);
-    ``replicas`` of it serve ``rate`` (a split part's share of the deployment's rate, review 20): where they cover it
-    even at the highest measured ratio, the warning says so instead of advising more (fuzz15 item 5).
+    ``setup``: the engine, GPU, model and weight format served. ``replica_rate``: the model's most a replica sustains
+    (the plan counts on it over the gap's lowest ratio); ``replicas`` of it serve ``rate`` (a split part's share of the
+    deployment's rate, review 20): where they cover it even at the highest measured ratio, the warning says so instead
+    of advising more (fuzz15 item 5).
     """
-    gap = matching_gap(engine, gpu, arch)
+    engine, gpu, arch, precision = setup
+    gap = matching_gap(engine, gpu, arch, precision)
     if gap is None:
         return None
     low, high = gap.predicted_over_measured
