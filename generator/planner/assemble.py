@@ -27,6 +27,7 @@ from generator.planner.multi_host import hosts_per_replica, job_hosts_text, mult
 from generator.planner.naming import MAX_NODES_PER_POOL, max_pool_name, unique_pool_names
 from generator.planner.nodes import NodeNeeds, assemble_node, model_load_seconds, node_cpu
 from generator.planner.online_quantization import (
+    gaudi_fp8_findings,
     online_peak_findings,
     quantized_online_from,
     served_file_bytes,
@@ -1130,6 +1131,7 @@ def build_plan(
     deployments = _with_runs(wl, deployments, per_run)
     findings += _overlapping_runs(deployments) + unserved_precision_findings(deployments, loaded.models)
     findings += online_peak_findings(deployments, loaded.models, pools) + _given_rate_run_findings(wl, pools, deployments, rented)
+    findings += gaudi_fp8_findings(deployments, pools)
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None, per_job=True) if p.name in rented else p for p in pools]
     fleet = totals(pools, len(racks), rented, _monthly_runs(pools, deployments, rented))

@@ -119,3 +119,35 @@ def online_peak_findings(
             )
         )
     return out
+
+
+#: vLLM on Intel Gaudi (the vllm-gaudi plugin) runs FP8 weights and KV cache through Intel Neural Compressor, from a
+#: calibration run of the model on the same Gaudi generation ("Currently, quantization is validated only on Llama
+#: models"; ``vllm serve ... --quantization inc --kv-cache-dtype fp8_inc`` with ``QUANT_CONFIG`` set).
+GAUDI_FP8 = "https://docs.vllm.ai/projects/gaudi/en/latest/configuration/quantization/inc.html"
+
+
+def gaudi_fp8_findings(deployments: list[DeploymentPlan], pools: list[Pool]) -> list[Finding]:
+    """Services vLLM runs on Gaudi in FP8 (weights or KV cache): they need a calibration run first (newuser34 item 6)."""
+    gpu_of = {p.name: p.node.gpu_id for p in pools}
+    out = []
+    for i, d in enumerate(deployments):
+        gpu = catalog.gpus().get(gpu_of.get(d.pool, ""))
+        engine = d.details.get("serving_engine", "vllm")
+        if d.kind != "inference" or engine != "vllm" or gpu is None or not gpu.architecture.startswith("gaudi"):
+            continue
+        if "fp8" not in (d.precision, d.kv_cache_precision):
+            continue
+        out.append(
+            Finding(
+                "warning",
+                "gaudi-fp8-calibration",
+                f"'{d.name}' serves FP8 on {gpu.id}: vLLM on Gaudi runs it through Intel Neural Compressor "
+                "(--quantization inc, --kv-cache-dtype fp8_inc, as the group vars say), from a calibration run of the "
+                "model on the same Gaudi generation (vllm-gaudi's calibrate_model.sh) with QUANT_CONFIG pointing at its "
+                f"measurements, and validates it on Llama models only ({GAUDI_FP8}); without them the engine does not "
+                "start in FP8",
+                f"deployments[{i}].inference.precision",
+            )
+        )
+    return out

@@ -40,6 +40,7 @@ def group_vars(
     """
     node = host_node(pool.node)
     vendor = catalog.gpus()[node.gpu_id].vendor
+    gaudi = catalog.gpus()[node.gpu_id].architecture.startswith("gaudi")
     deployments = [(d, share) for d in plan.deployments if (share := d.in_pool(pool.name))]
     return {
         "specgen_pool": pool.name,
@@ -65,7 +66,7 @@ def group_vars(
             "node_taints": [f"{k}={v}:{e}" for k, v, e in pool.taints],
         },
         "specgen_deployments": [
-            _deployment_vars(d, pool.name, tp, pp, replicas, node.gpus, gpu_memory_utilization)
+            _deployment_vars(d, pool.name, tp, pp, replicas, node.gpus, gpu_memory_utilization, gaudi=gaudi)
             for d, (tp, pp, replicas, _) in deployments
         ],
     }
@@ -289,7 +290,11 @@ def pooling_engine_vars(task: str, engine: str, model_id: str) -> dict[str, Any]
 FP8_KV_CACHE_DTYPE = {"vllm": "fp8", "sglang": "fp8_e4m3"}
 
 
-def quantization_engine_vars(d: DeploymentPlan, engine: str) -> dict[str, Any]:
+#: vLLM on Intel Gaudi: FP8 through Intel Neural Compressor (:data:`~generator.planner.online_quantization.GAUDI_FP8`).
+GAUDI_FP8_FLAGS = {"quantization": "inc", "kv_cache_dtype": "fp8_inc"}
+
+
+def quantization_engine_vars(d: DeploymentPlan, engine: str, gaudi: bool = False) -> dict[str, Any]:
     """The quantization a service's sizing counts on, as its engine's flags (newuser26 item 4).
 
     A 16-bit checkpoint served in FP8 is quantized as the engine loads it only when started with
@@ -298,9 +303,16 @@ def quantization_engine_vars(d: DeploymentPlan, engine: str) -> dict[str, Any]:
     https://docs.sglang.io/advanced_features/server_arguments.html); without it the
     engine loads the 16-bit weights and the plan's KV pool is not there. An FP8 KV cache is ``--kv-cache-dtype``
     (both engines default to the model's dtype). A checkpoint already quantized says so in its config: no flag.
+    ``gaudi``: on Intel Gaudi, vLLM runs FP8 through Intel Neural Compressor, ``--quantization inc`` and
+    ``--kv-cache-dtype fp8_inc`` (newuser34 item 6: the CUDA flags were rendered; the plan's ``gaudi-fp8-calibration``).
     """
     out: dict[str, Any] = {}
     args: list[str] = []
+    if gaudi and engine == "vllm":
+        fp8 = {"quantization": d.precision == "fp8", "kv_cache_dtype": d.kv_cache_precision == "fp8"}
+        out = {key: value for key, value in GAUDI_FP8_FLAGS.items() if fp8[key]}
+        args = [arg for key, value in out.items() for arg in (f"--{key.replace('_', '-')}", value)]
+        return {**out, "args": args} if args else {}
     if d.details.get("quantized_online_from") is not None:
         out["quantization"] = d.precision
         args += ["--quantization", d.precision]
@@ -322,7 +334,15 @@ SEQUENCE_KEYS = {
 
 
 def _deployment_vars(
-    d: DeploymentPlan, pool: str, tp: int, pp: int, replicas: int, gpus_per_host: int, gpu_memory_utilization: float
+    d: DeploymentPlan,
+    pool: str,
+    tp: int,
+    pp: int,
+    replicas: int,
+    gpus_per_host: int,
+    gpu_memory_utilization: float,
+    *,
+    gaudi: bool = False,
 ) -> dict[str, Any]:
     """One deployment's entry in a pool's group vars; an inference service also says the rate its replicas here serve.
 
@@ -373,7 +393,7 @@ def _deployment_vars(
             out["engine"]["gpu_memory_utilization"] = gpu_memory_utilization  # vLLM --gpu-memory-utilization
         if (task := d.details.get("task")) is not None:  # a pooling service: vLLM --runner pooling, SGLang --is-embedding
             out["engine"].update(pooling_engine_vars(str(task), str(out["engine"]["name"]), d.model_id))
-        if quantized := quantization_engine_vars(d, str(out["engine"]["name"])):  # --quantization, --kv-cache-dtype
+        if quantized := quantization_engine_vars(d, str(out["engine"]["name"]), gaudi):  # --quantization, --kv-cache-dtype
             args = [*out["engine"].get("args", []), *quantized.pop("args")]
             out["engine"].update(quantized, args=args)
         if revision is not None and out["engine"]["name"] in ("vllm", "sglang"):  # both take --revision
