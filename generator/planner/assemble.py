@@ -1067,6 +1067,9 @@ def build_plan(
             reasons += _sequence_turn(wl, job, next(p for p in pools if p.name == dep_pools[0]), details)
         else:
             reasons += [colocation[(index, part.server_kind)] for part in opt.pieces]
+        if isinstance(dep, InferenceDeployment) and (token_cost := _token_cost(dep.inference, opt, details)) is not None:
+            details.update(token_cost[0])
+            reasons.append(token_cost[1])
         ranked_as = job.chain if job is not None else opt  # a chain's job is ranked, and its runners-up said, as the chain
         for part in ranked_as.pieces:
             if part.hardware.not_bought and not part.hardware.platform.custom and wl.hardware.buy:
@@ -1475,6 +1478,32 @@ def _cost_details(opt: Option, objective: str, provider: str) -> dict[str, Any]:
         out["usd_per_job"] = round(run, 2)
         out["gpu_hours_per_job"] = round((c.gpus + c.idle_gpus) * c.run_hours, 1)  # every GPU of its servers, owned or not
     return out
+
+
+def _token_cost(spec: InferenceSpec, opt: Option, details: dict[str, Any]) -> tuple[dict[str, float], str] | None:
+    """What a million output tokens cost a generating service: at its rate, and at what its replicas sustain.
+
+    Its month's cost (its share of a co-located pool) over the tokens it generates in a month, and over those its
+    replicas make within the SLOs at their planned rate (newuser34 item 8: a capacity planner compares GPUs by it).
+    None for a pooling service (no output tokens) or one with no price.
+    """
+    usd = details.get("usd_per_month")
+    if usd is None or spec.pooling or not spec.avg_output_tokens:
+        return None
+    tokens_per_rps = spec.avg_output_tokens * 3600 * HOURS_PER_MONTH / 1e6  # millions a month of one request a second
+    capacity = sustained_rps(opt)
+    at_rate = usd / (spec.requests_per_second * tokens_per_rps)
+    at_capacity = usd / (capacity * tokens_per_rps)
+    figures = {
+        "usd_per_million_output_tokens": round(at_rate, 4),
+        "usd_per_million_output_tokens_at_capacity": round(at_capacity, 4),
+    }
+    text = (
+        f"costs ${at_rate:,.2f} per million output tokens at {spec.requests_per_second:g} req/s of "
+        f"{spec.avg_output_tokens:,} tokens (${at_capacity:,.2f} at the {capacity:,.2f} req/s its replicas sustain "
+        "within the SLOs)"
+    )
+    return figures, text
 
 
 def _pool_share(pool: Pool, gpus: int) -> dict[str, Any]:
