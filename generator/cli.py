@@ -170,7 +170,7 @@ def render_files(
     ``prune``: the workload trees of the output that no file given renders are removed (else the render is refused).
     """
     from generator.batch import output_files, render_many, tree_summary, trees_in, unlisted_trees
-    from generator.errors import DriftError, one_line
+    from generator.errors import DriftError, OutputError, one_line
     from generator.writer import (
         check_report_path,
         diff_trees,
@@ -226,6 +226,12 @@ def render_files(
             dropped, flat = _dropped_trees(output, names, single)
             if dropped and not prune:
                 _refuse_dropping(output, dropped, results[0].name if single else None)
+            if dropped and targets:  # fuzz28 H1: the other outputs of a dropped tree stayed, said removed
+                raise OutputError(
+                    f"{output}: --prune removes whole workload trees ({', '.join(dropped[:6])}), and --target "
+                    f"{' '.join(targets)} renders only some outputs, which would leave the rest of them; render every "
+                    "output with --prune (without --target); nothing was written"
+                )
             for note in write_tree(wanted_files, output, keep=keep, workloads=files):
                 echo(f"specgen: {note}", err=True)
             for name in dropped:
@@ -572,6 +578,7 @@ def _flat_workload(output: str) -> str | None:
     """The workload whose flat tree ``output`` holds, from its ``spec.json``; None where it cannot be read."""
     import json
 
+    from generator.errors import SpecgenError
     from generator.input_files import MAX_SPEC_BYTES, read_text_limited
 
     try:

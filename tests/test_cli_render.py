@@ -192,6 +192,20 @@ def test_a_render_that_drops_workload_trees_is_refused_unless_pruned(
     assert run_specgen("render", *again, "-o", "out", cwd=tmp_path).returncode == 0
 
 
+def test_prune_with_target_is_refused(tmp_path: Path) -> None:
+    """fuzz28 H1: --prune --target spec said it removed a tree whose other outputs stayed (the root module still called
+    it), exit 0."""
+    (tmp_path / "a.yaml").write_text(VALID)
+    (tmp_path / "b.yaml").write_text(VALID.replace("name: demo", "name: other").replace("- name: chat", "- name: assistant"))
+    (tmp_path / "c.yaml").write_text(VALID.replace("name: demo", "name: third").replace("- name: chat", "- name: coder"))
+    assert run_specgen("render", "a.yaml", "b.yaml", "-o", "out", cwd=tmp_path).returncode == 0
+    before = snapshot(tmp_path)
+    for again in (("a.yaml",), ("a.yaml", "c.yaml")):
+        refused = run_specgen("render", *again, "-o", "out", "--prune", "--target", "spec", cwd=tmp_path)
+        assert refused.returncode == 1 and "--prune removes whole workload trees (" in refused.stderr
+        assert snapshot(tmp_path) == before
+
+
 def test_a_render_over_another_workloads_flat_tree_is_refused_unless_pruned(tmp_path: Path) -> None:
     """review24 L5: two files rendered over a third workload's flat tree removed it, exit 0, with no word."""
     (tmp_path / "a.yaml").write_text(VALID)

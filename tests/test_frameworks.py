@@ -128,7 +128,8 @@ def test_peft_kbit_preparation_holds_the_unquantized_parameters_in_fp32(
     assert setup._replace(base_precision="int8").upcasts_unquantized() is (upcast or (framework, method) == ("hf", "lora"))
     fp32 = size_training(arch, setup, Parallelism(), Constants(), nvlink=False)
     monkeypatch.setitem(FRAMEWORKS, framework, framework_profile(framework)._replace(kbit_fp32_upcast=False))
-    bf16_kept = size_training(arch, setup, Parallelism(), Constants(), nvlink=False)
+    # a copy of the architecture: size_training is memoized by its identity, and the profiles are patched here only
+    bf16_kept = size_training(arch._replace(), setup, Parallelism(), Constants(), nvlink=False)
     parts, plain = dict(fp32.weight_parts), dict(bf16_kept.weight_parts)
     if not upcast:
         assert "autocast_copy" not in parts
