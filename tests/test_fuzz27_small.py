@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,38 @@ def test_a_log_of_two_runs_is_refused_not_fitted_across_both(tmp_path: Path) -> 
     run = run_specgen("calibrate", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm5-80gb", "--log", str(log))
     assert run.returncode == 1
     assert f"{log} holds the KV cache sizes of 2 runs (line 1: 425,024; line 3: 12): give each run a log" in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("ignore", "said"),
+    [
+        (["re:("], "quantization_config's unquantized module 0 're:(' is not a regular expression: missing )"),
+        (["lm_head", "re:(?<=a+)b"], "unquantized module 1 're:(?<=a+)b' is not a regular expression"),
+        (["re:(.*.*)*x$"], "repeats a group that repeats itself"),
+        (["re:(\\w+\\.?)+$X"], "repeats a group that repeats itself"),
+        ([f"re:x{i}" for i in range(300)], "hold more than 256 patterns (re: or globs); list the modules by name"),
+    ],
+)
+def test_an_unquantized_module_list_that_cannot_be_matched_in_bounded_time_is_refused(ignore: list[str], said: str) -> None:
+    """fuzz28 H2, H3: a bad regular expression was a traceback in every command; a nested repetition or 20,000
+    patterns hung specgen (every pattern tried on every module name of every layer at every sizing)."""
+    import json
+
+    from generator.errors import ArchitectureError
+    from generator.sizing.architecture import parse_architecture
+
+    config = json.loads((Path(__file__).parent / "data" / "hub" / "llama-3.1-8b.config.json").read_text())
+    config["quantization_config"] = {"quant_method": "fp8", "ignore": ignore}
+    with pytest.raises(ArchitectureError, match=re.escape(said)):
+        parse_architecture(config)
+
+
+def test_a_long_list_of_module_names_is_matched_quickly() -> None:
+    """Names listed whole (Llama 405B's 504 attention projections) are looked up, not tried one by one."""
+    from generator.sizing.quantization import QuantizationConfig
+
+    names = tuple(f"model.layers.{n}.self_attn.{m}" for n in range(126) for m in ("q_proj", "k_proj", "v_proj", "o_proj"))
+    config = QuantizationConfig("fp8", keep_patterns=(*names, "lm_head", "re:.*router"))
+    assert config.keeps("model.layers.125.self_attn.o_proj") and config.keeps("lm_head")
+    assert config.keeps("model.layers.3.mlp.router") and not config.keeps("model.layers.3.mlp.down_proj")
+    assert config.keeps("model.layers.7.self_attn") is False  # a parent is not kept by its children

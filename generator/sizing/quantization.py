@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from collections.abc import Mapping
 
@@ -41,14 +42,63 @@ class QuantizationConfig(NamedTuple):
         quantization/compressed_tensors/utils.py), so ``re:.*self_attn`` keeps ``model.layers.0.self_attn.q_proj``
         (newuser32 item 8: it was full-matched, and Llama-3.1-8B FP8 with attention kept BF16 read 8.46 GiB, not 9.71).
         """
-        for pattern in self.keep_patterns:
-            for name in module_names:
-                if pattern.startswith("re:"):
-                    if re.match(pattern[3:], name):
-                        return True
-                elif fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(name, pattern + ".*"):
-                    return True
-        return False
+        return any(_kept(self.keep_patterns, name) for name in module_names)
+
+
+#: Most ``re:`` patterns and globs a list of unquantized modules may hold (names listed whole are not counted): each is
+#: tried on every module name, and vLLM's lists hold a few (fuzz28 H3: 20,000 took over a minute).
+MAX_KEEP_PATTERNS = 256
+#: A group that repeats and holds a repetition itself ((.*.*)*, (\w+\.?)+): Python's ``re`` backtracks over it
+#: exponentially on a name that does not match (fuzz28 H3: ``re:(.*.*)*x$`` hung specgen).
+_NESTED_REPEAT = re.compile(r"\((?:[^()\\]|\\.)*[*+}](?:[^()\\]|\\.)*\)[*+{]")
+
+
+@functools.lru_cache(maxsize=65_536)
+def _kept(patterns: tuple[str, ...], name: str) -> bool:
+    """Whether ``name`` or a parent module of it is listed, or matches a glob or a ``re:`` pattern of ``patterns``."""
+    listed, matched = _split_patterns(patterns)
+    parts = name.split(".")
+    if any(".".join(parts[:n]) in listed for n in range(1, len(parts) + 1)):
+        return True
+    for pattern in matched:
+        if isinstance(pattern, re.Pattern):
+            if pattern.match(name):
+                return True
+        elif fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(name, pattern + ".*"):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=256)
+def _split_patterns(patterns: tuple[str, ...]) -> tuple[frozenset[str], tuple[str | re.Pattern[str], ...]]:
+    """``patterns`` as names listed whole (a set) and globs and compiled ``re:`` patterns (checked at parsing)."""
+    listed = frozenset(p for p in patterns if not p.startswith("re:") and not any(c in p for c in "*?["))
+    matched = tuple(re.compile(p[3:]) if p.startswith("re:") else p for p in patterns if p not in listed)
+    return listed, matched
+
+
+def _checked_patterns(listed: list[Any] | tuple[Any, ...]) -> tuple[str, ...]:
+    """The list of unquantized modules, each ``re:`` pattern compiled once to find it is one, and a bounded few."""
+    keep = tuple(str(p) for p in listed)
+    for i, pattern in enumerate(keep):
+        if not pattern.startswith("re:"):
+            continue
+        where = f"quantization_config's unquantized module {i} {pattern[:80]!r}"
+        try:
+            re.compile(pattern[3:])
+        except re.error as exc:  # fuzz28 H2: a traceback in every command
+            raise ArchitectureError(f"{where} is not a regular expression: {exc}") from None
+        if _NESTED_REPEAT.search(pattern[3:]):
+            raise ArchitectureError(
+                f"{where} repeats a group that repeats itself, which a regular expression matcher can take hours over "
+                "on a name it does not match; write it without the nested repetition"
+            )
+    if len(_split_patterns(keep)[1]) > MAX_KEEP_PATTERNS:
+        raise ArchitectureError(
+            f"quantization_config's unquantized modules hold more than {MAX_KEEP_PATTERNS} patterns (re: or globs); "
+            "list the modules by name"
+        )
+    return keep
 
 
 def _whole(value: Any) -> bool:
@@ -116,7 +166,7 @@ def parse_quantization_config(cfg: Any) -> QuantizationConfig | None:
     )
     if not isinstance(listed, (list, tuple)):
         raise ArchitectureError("quantization_config's list of unquantized modules must be a list of names")
-    keep = tuple(str(p) for p in listed)
+    keep = _checked_patterns(listed)
     if method == "mxfp4":
         return QuantizationConfig("mxfp4", None, keep)
     if method == "fp8":
