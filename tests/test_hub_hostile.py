@@ -156,3 +156,12 @@ def test_an_empty_endpoint_is_not_read_offline(tmp_path: Path) -> None:
     run = specgen(_Endpoint(""), tmp_path, "estimate", "acme/qwen-7b-chat", "--json", HF_HUB_OFFLINE="1")  # type: ignore[arg-type]
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["model"]["source"].startswith(f"hf: acme/qwen-7b-chat@{C2}")
+
+
+def test_a_hub_answering_another_commit_than_the_one_pinned_is_refused(tmp_path: Path) -> None:
+    """fuzz28 M3: a model pinned to a commit was sized, and its engine told to load, the other commit a Hub answered."""
+    pinned = "a" * 40
+    with _hub("plain") as url:
+        run = specgen(_Endpoint(url), tmp_path, "estimate", f"fz/tiny@{pinned}", "--from-hub")  # type: ignore[arg-type]
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    assert f"cannot read 'fz/tiny' at revision '{pinned}' from the Hub: it answered commit {COMMIT}, not the one" in run.stderr

@@ -117,6 +117,8 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
     commit = os.path.basename(os.path.dirname(path))
     if not _COMMIT.fullmatch(commit):  # the server's X-Repo-Commit names the cache folder and goes into spec.json
         raise HubRepoError(f"cannot read {where} from the Hub: its commit id {commit[:80]!r} is not a commit", location)
+    if revision is not None and _COMMIT.fullmatch(revision) and commit != revision:  # fuzz28 M3: sized another commit
+        raise HubRepoError(f"cannot read {where} from the Hub: it answered commit {commit}, not the one pinned", location)
     size = os.path.getsize(path)
     if size > MAX_CONFIG_BYTES:  # fuzz27 M4: read whole, a 300 MB config took 958 MB; a local one is capped so
         raise HubRepoError(
