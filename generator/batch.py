@@ -166,10 +166,16 @@ def output_files(results: list[Rendered], single: bool) -> dict[str, str]:
 
 
 def trees_in(paths: Iterable[str]) -> set[str]:
-    """Workload trees of a root, from its manifest's paths (``NAME/.specgen-manifest``)."""
+    """Workload trees of a root, from its manifest's paths (``NAME/.specgen-manifest``); the shared layers are none.
+
+    fuzz28 L1: a manifest listing ``cluster/.specgen-manifest`` made ``--prune`` say it removed the tree of workload
+    'cluster', which the render writes again.
+    """
+    from generator.render import SHARED_DIRECTORIES
     from generator.writer import MANIFEST
 
-    return {p.split("/", 1)[0] for p in paths if p.count("/") == 1 and p.endswith("/" + MANIFEST)}
+    heads = {p.split("/", 1)[0] for p in paths if p.count("/") == 1 and p.endswith("/" + MANIFEST)}
+    return heads - set(SHARED_DIRECTORIES)
 
 
 def unlisted_trees(root: str, listed: set[str]) -> list[str]:

@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import re
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -146,8 +147,6 @@ class _StalledError(Exception):
 
 def _bounded(call: Callable[[], T], seconds: float) -> T:
     """``call()``, given up after ``seconds`` (:class:`_StalledError`): it runs in a daemon thread, left behind if it hangs."""
-    import threading
-
     done: list[tuple[bool, Any]] = []
 
     def run() -> None:
@@ -177,8 +176,11 @@ def _timeout_s(location: Location | None) -> float:
         seconds = float(given)
     except ValueError:
         seconds = 0.0
-    if not 0 < seconds < float("inf"):
-        raise InputError(f"SPECGEN_HUB_TIMEOUT_S {given[:40]!r} is not a positive number of seconds", location)
+    if not 0 < seconds <= threading.TIMEOUT_MAX:  # fuzz28 L2: 1e10 overflowed the wait ("timestamp out of range")
+        raise InputError(
+            f"SPECGEN_HUB_TIMEOUT_S {given[:40]!r} is not a number of seconds from 0 to {threading.TIMEOUT_MAX:,.0f}",
+            location,
+        )
     return seconds
 
 
@@ -201,6 +203,8 @@ def _check_endpoint(endpoint: str, location: Location | None) -> None:
     from urllib.parse import urlsplit
 
     try:
+        if not endpoint.isprintable() or endpoint != endpoint.strip():  # fuzz28 L2: a space or newline pasted with it
+            raise ValueError(endpoint)
         parts = urlsplit(endpoint)
         valid = parts.scheme in ("http", "https") and bool(parts.hostname)
         valid = valid and (parts.port is None or parts.port > 0)  # reading the port checks its range
@@ -279,13 +283,15 @@ def _cached_tensors(table: Any) -> list[Tensor] | None:
     if not isinstance(rows, list):
         return None
     tensors = []
+    names: set[str] = set()
     for row in rows:
         if not (isinstance(row, list) and len(row) == 3):
             return None
         name, dtype, size = row
         valid_size = isinstance(size, int) and not isinstance(size, bool) and 0 <= size <= _MAX_TENSOR_BYTES
-        if not (isinstance(name, str) and dtype in DTYPE_BITS and valid_size):
+        if not (isinstance(name, str) and dtype in DTYPE_BITS and valid_size) or name in names:  # fuzz28 L3: twice
             return None
+        names.add(name)
         tensors.append(Tensor(name, dtype, size))
     return tensors
 

@@ -79,7 +79,9 @@ def _split_patterns(patterns: tuple[str, ...]) -> tuple[frozenset[str], tuple[st
 
 def _checked_patterns(listed: list[Any] | tuple[Any, ...]) -> tuple[str, ...]:
     """The list of unquantized modules, each ``re:`` pattern compiled once to find it is one, and a bounded few."""
-    keep = tuple(str(p) for p in listed)
+    if not all(isinstance(p, str) and p for p in listed):  # fuzz28 L4: 1 and null were names "1" and "None"
+        raise ArchitectureError("quantization_config's list of unquantized modules must hold module names (strings)")
+    keep = tuple(listed)
     for i, pattern in enumerate(keep):
         if not pattern.startswith("re:"):
             continue
@@ -233,7 +235,10 @@ def _compressed_tensors(cfg: Mapping[str, Any], keep: tuple[str, ...]) -> Quanti
         where = f"quantization_config.config_groups.{str(name)[:40]}.weights"
         # a symmetric scheme (compressed-tensors' default) stores weight_packed and weight_scale only: vLLM's
         # CompressedTensorsWNA16.create_weights registers weight_zero_point "if not self.symmetric" (newuser32 item 10)
-        zero_point = weights.get("symmetric", True) is False
+        symmetric = weights.get("symmetric", True)
+        if not isinstance(symmetric, bool):  # fuzz28 L4: "false" and 0 were read as symmetric
+            raise ArchitectureError(f"quantization_config's weights.symmetric must be true or false, got {symmetric!r:.40}")
+        zero_point = not symmetric
         # one scale per output row: no group to size (it was sized as the format's group of 128)
         per_row = weights.get("strategy") == "channel"
         scale_group = 0 if per_row else _group_size(weights, where)

@@ -1,0 +1,69 @@
+"""Small refusals of fuzz28 (LOW items): settings and files taken loosely, or blamed on the wrong thing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from generator.errors import ArchitectureError
+from generator.sizing.architecture import parse_architecture
+from tests.hub_server import serve
+from tests.test_hub import make_hub, specgen
+from tests.test_hub_hostile import _Endpoint
+
+LLAMA = json.loads((Path(__file__).parent / "data" / "hub" / "llama-3.1-8b.config.json").read_text())
+
+
+def test_the_shared_layers_are_no_workload_trees() -> None:
+    """L1: a manifest listing cluster/.specgen-manifest made --prune say it removed workload 'cluster'."""
+    from generator.batch import trees_in
+
+    listed = ["a/.specgen-manifest", "cluster/.specgen-manifest", "terraform/.specgen-manifest", "a/spec.json"]
+    assert trees_in(listed) == {"a"}
+
+
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        ({"SPECGEN_HUB_TIMEOUT_S": "1e10"}, "SPECGEN_HUB_TIMEOUT_S '1e10' is not a number of seconds from 0 to"),
+        ({"HF_ENDPOINT": " http://127.0.0.1:9"}, "HF_ENDPOINT ' http://127.0.0.1:9' is not an http(s) URL"),
+        ({"HF_ENDPOINT": "http://127.0.0.1:9\n"}, "HF_ENDPOINT 'http://127.0.0.1:9\\n' is not an http(s) URL"),
+    ],
+)
+def test_a_hub_setting_out_of_range_is_named(tmp_path: Path, env: dict[str, str], said: str) -> None:
+    """L2: 1e10 s overflowed the wait and blamed the Hub; a space or newline pasted with the endpoint failed in the
+    HTTP client without naming HF_ENDPOINT."""
+    url = env.pop("HF_ENDPOINT", "http://127.0.0.1:9")
+    run = specgen(_Endpoint(url), tmp_path, "estimate", "fz/tiny", "--from-hub", **env)  # type: ignore[arg-type]
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    assert said in run.stderr
+
+
+def test_a_cached_tensor_table_naming_a_tensor_twice_is_damaged(tmp_path: Path) -> None:
+    """L3: the duplicate-tensor check of the files was not the cache's."""
+    with serve(make_hub()) as hub:
+        assert specgen(hub, tmp_path, "estimate", "acme/qwen-7b-chat", "--json").returncode == 0
+        (table,) = tmp_path.rglob("safetensors-tensors.json")
+        rows = json.loads(table.read_text())
+        table.write_text(json.dumps([*rows, rows[0]]))
+        run = specgen(hub, tmp_path, "estimate", "acme/qwen-7b-chat", "--json", HF_HUB_OFFLINE="1")
+    assert run.returncode == 0 and f"the cached tensor table {table} is damaged" in run.stdout + run.stderr
+
+
+@pytest.mark.parametrize(
+    ("quantization", "said"),
+    [
+        (
+            {"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {"g": {"targets": ["Linear"],
+             "weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128, "symmetric": "false"}}}},
+            "weights.symmetric must be true or false, got 'false'",
+        ),
+        ({"quant_method": "fp8", "ignore": [1, None]}, "must hold module names (strings)"),
+    ],
+)  # fmt: skip
+def test_quantization_values_of_the_wrong_type_are_refused(quantization: dict[str, object], said: str) -> None:
+    """L4: "symmetric": "false" read as symmetric; ignore: [1, null] read as names "1" and "None"."""
+    with pytest.raises(ArchitectureError, match=said.replace("(", r"\(").replace(")", r"\)")):
+        parse_architecture({**LLAMA, "quantization_config": quantization})
