@@ -67,3 +67,29 @@ def test_quantization_values_of_the_wrong_type_are_refused(quantization: dict[st
     """L4: "symmetric": "false" read as symmetric; ignore: [1, null] read as names "1" and "None"."""
     with pytest.raises(ArchitectureError, match=said.replace("(", r"\(").replace(")", r"\)")):
         parse_architecture({**LLAMA, "quantization_config": quantization})
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"sliding_window": "4096"}, "sliding_window must be a whole number of tokens (or null), got '4096'"),
+        ({"model_type": "qwen2", "sliding_window": 4096, "use_sliding_window": True, "max_window_layers": "abc"},
+         "config field 'max_window_layers' must be a non-negative integer"),
+    ],
+)  # fmt: skip
+def test_a_window_field_of_the_wrong_type_is_refused_naming_it(change: dict[str, object], said: str) -> None:
+    """L5: a window given as a string was sized as full attention; max_window_layers "abc" named no field."""
+    with pytest.raises(ArchitectureError, match=said.replace("(", r"\(").replace(")", r"\)")):
+        parse_architecture({**LLAMA, **change})
+
+
+def test_ernies_use_bias_and_a_qwen_vl_towers_figures_are_typed() -> None:
+    """L5: ERNIE's use_bias "false" counted the biases; a Qwen2.5-VL tower of depth 1.5 was taken."""
+    from tests.test_architecture_newuser32 import ERNIE_21B
+
+    with pytest.raises(ArchitectureError, match="config field 'use_bias' must be true or false, got 'false'"):
+        parse_architecture({**ERNIE_21B, "use_bias": "false"})
+    qwen = json.loads((Path(__file__).parent / "data" / "hub" / "qwen2.5-7b.config.json").read_text())
+    vision = {"depth": 1.5, "hidden_size": 1280, "intermediate_size": 3420, "out_hidden_size": 3584}
+    with pytest.raises(ArchitectureError, match=r"vision_config field 'depth' must be a whole number above 0, got '1\.5'"):
+        parse_architecture({**qwen, "model_type": "qwen2_5_vl", "vision_config": vision})

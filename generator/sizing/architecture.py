@@ -211,6 +211,14 @@ def _int(cfg: Mapping[str, Any], key: str, default: int | None = None) -> int:
     return value
 
 
+def _flag(cfg: Mapping[str, Any], key: str) -> bool:
+    """A config's boolean field (absent: false); a string or number there is refused (fuzz28 L5: "false" was true)."""
+    value = cfg.get(key, False)
+    if not isinstance(value, bool):
+        raise ArchitectureError(f"config field '{key}' must be true or false, got {str(value)[:40]!r}")
+    return value
+
+
 def _opt_int(cfg: Mapping[str, Any], *keys: str) -> int | None:
     for key in keys:
         value = cfg.get(key)
@@ -530,7 +538,7 @@ def _attention_biases(cfg: Mapping[str, Any], model_type: str) -> tuple[bool, bo
     if model_type in ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text", "qwen2_5_vl_text"):
         return True, False
     if model_type.startswith("ernie4_5"):
-        bias = bool(cfg.get("use_bias", False))  # ERNIE 4.5's qkv_proj and o_proj (vLLM models/ernie45_moe.py)
+        bias = _flag(cfg, "use_bias")  # ERNIE 4.5's qkv_proj and o_proj (vLLM models/ernie45_moe.py)
         return bias, bias
     bias = bool(cfg.get("attention_bias", cfg.get("bias", False)))
     return bias, bias
@@ -709,6 +717,8 @@ def _layer_windows(cfg: Mapping[str, Any], model_type: str, n_layers: int) -> li
     window = cfg.get("sliding_window")
     if isinstance(window, bool):  # JSON true is an int to Python: a 1-token window (fuzz13 item 5)
         raise ArchitectureError(f"sliding_window is {str(window).lower()}: it must be a window in tokens (or null)")
+    if window is not None and not isinstance(window, int):  # fuzz28 L5: "4096" was sized as full attention
+        raise ArchitectureError(f"sliding_window must be a whole number of tokens (or null), got {str(window)[:40]!r}")
     types = cfg.get("layer_types")
     if types is not None and not isinstance(types, list):
         raise ArchitectureError("layer_types must be a list with one entry per layer")
@@ -736,7 +746,7 @@ def _layer_windows(cfg: Mapping[str, Any], model_type: str, n_layers: int) -> li
     if pattern is not None:
         return _pattern_windows(pattern, window, n_layers)
     if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
-        first = int(cfg.get("max_window_layers") or 0)
+        first = _opt_int(cfg, "max_window_layers") or 0
         return [window if i >= first else None for i in range(n_layers)]
     return [window] * n_layers
 
@@ -820,17 +830,24 @@ def _qwen_vl_tower(vision: Mapping[str, Any], text_hidden: int, model_type: str)
             "and DeepStack mergers), and sized without it the parameters and weights would be short"
         )
     qwen25 = model_type == "qwen2_5_vl"
-    try:
-        depth = int(vision["depth"])
-        width = int(vision["hidden_size"] if qwen25 else vision["embed_dim"])
-        inter = int(vision["intermediate_size"]) if qwen25 else width * int(vision.get("mlp_ratio") or 4)
-        out = int(vision.get("out_hidden_size") or (text_hidden if qwen25 else vision.get("hidden_size") or text_hidden))
-        patch = int(vision.get("patch_size") or 14)
-        temporal = int(vision.get("temporal_patch_size") or 2)
-        channels = int(vision.get("in_channels") or vision.get("in_chans") or 3)
-        merge = int(vision.get("spatial_merge_size") or 2)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ArchitectureError(f"vision_config lacks or has a malformed field: {exc}") from None
+
+    def count(key: str, default: int | None = None) -> int:
+        """A whole positive figure of the tower (fuzz28 L5: depth 1.5 and a negative out_hidden_size were taken)."""
+        value = vision.get(key)
+        value = default if value is None else value
+        if isinstance(value, float) and value.is_integer():  # 4.0 as some configs write a ratio
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ArchitectureError(f"vision_config field '{key}' must be a whole number above 0, got {str(value)[:40]!r}")
+        return value
+
+    depth = count("depth")
+    width = count("hidden_size" if qwen25 else "embed_dim")
+    inter = count("intermediate_size") if qwen25 else width * count("mlp_ratio", 4)
+    out = count("out_hidden_size", text_hidden if qwen25 else vision.get("hidden_size") or text_hidden)
+    patch, temporal = count("patch_size", 14), count("temporal_patch_size", 2)
+    channels = count("in_channels" if "in_channels" in vision else "in_chans", 3)
+    merge = count("spatial_merge_size", 2)
     norm = width if qwen25 else 2 * width  # RMSNorm weight; LayerNorm weight and bias
     attention = (width * 3 * width + 3 * width) + (width * width + width)
     mlp = 2 * (width * inter + inter) + (inter * width + width) if qwen25 else (width * inter + inter) + (inter * width + width)
