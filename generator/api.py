@@ -8,6 +8,9 @@ workload field, a ``location`` (file, line, column, field path).
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
+
 from generator.findings import locate_findings
 from generator.planner import plan_workload
 from generator.planner.plan import Plan
@@ -44,12 +47,15 @@ def render_file(path: str) -> dict[str, str]:
     return render_plan(plan, loaded.workload)
 
 
-def render_files(paths: list[str]) -> dict[str, str]:
+def render_files(paths: Iterable[str | os.PathLike[str]]) -> dict[str, str]:
     """Several workload files as one tree for one cluster: ``<workload>/...`` each plus the shared ``cluster/``."""
-    if isinstance(paths, str):  # fuzz27 L8: its characters were read as paths ("w: file not found")
+    if isinstance(paths, str | os.PathLike):  # fuzz27 L8: its characters were read as paths ("w: file not found")
         raise TypeError("render_files takes a list of workload paths; render_file(path) renders one")
-    planned = [plan_file(path, for_render=True) for path in paths]
-    clusters = [(path, pools_cluster(loaded.workload)) for path, (loaded, _) in zip(paths, planned, strict=True)]
+    given = [os.fspath(path) for path in paths]  # fuzz28 L7: a generator, and a Path beside a str, failed inside
+    if not given:
+        raise ValueError("render_files needs one workload path at least")
+    planned = [plan_file(path, for_render=True) for path in given]
+    clusters = [(path, pools_cluster(loaded.workload)) for path, (loaded, _) in zip(given, planned, strict=True)]
     check_one_cluster(clusters, given_field)  # where the files differ (render_plans knows no files)
     return render_plans([(plan, loaded.workload) for loaded, plan in planned])
 

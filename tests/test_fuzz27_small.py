@@ -41,7 +41,7 @@ def test_an_nvidia_smi_csv_using_more_than_its_total_is_refused(tmp_path: Path) 
 def test_render_files_refuses_one_path_given_as_a_string() -> None:
     """L8: a str was iterated character by character ("w: file not found")."""
     with pytest.raises(TypeError, match="render_files takes a list of workload paths"):
-        api.render_files(EXAMPLE)  # type: ignore[arg-type]
+        api.render_files(EXAMPLE)
 
 
 @pytest.mark.parametrize(("dtype", "read"), [("float128", None), ("torch.float16", "float16"), ("bfloat16", "bfloat16")])

@@ -93,3 +93,14 @@ def test_ernies_use_bias_and_a_qwen_vl_towers_figures_are_typed() -> None:
     vision = {"depth": 1.5, "hidden_size": 1280, "intermediate_size": 3420, "out_hidden_size": 3584}
     with pytest.raises(ArchitectureError, match=r"vision_config field 'depth' must be a whole number above 0, got '1\.5'"):
         parse_architecture({**qwen, "model_type": "qwen2_5_vl", "vision_config": vision})
+
+
+def test_render_files_takes_any_iterable_of_paths_and_refuses_none(tmp_path: Path) -> None:
+    """L7: a generator gave an internal ValueError, a Path beside a str a TypeError, [] returned {} silently."""
+    from generator import api
+
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    as_list = api.render_files([str(examples / "chat-70b.yaml"), str(examples / "rag-embed.yaml")])
+    assert api.render_files(p for p in (examples / "chat-70b.yaml", str(examples / "rag-embed.yaml"))) == as_list
+    with pytest.raises(ValueError, match="render_files needs one workload path at least"):
+        api.render_files([])
