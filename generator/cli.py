@@ -139,12 +139,15 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object], togeth
         ]
         valid.append((path, loaded.workload, list(locate_findings(loaded, said))))
     if together and not failed and len(valid) > 1:  # as render checks the one tree they make (newuser33 item 9)
-        from generator.render import check_one_cluster, check_workload_names, pools_cluster
+        from generator.render import check_cluster_names, check_one_cluster, check_workload_names, pools_cluster
         from generator.workload.loader import given_field
 
         ordered = sorted(valid, key=lambda v: (v[1].name, v[0]))  # as render meets them
         check_workload_names([(path, wl.name) for path, wl, _ in ordered], given_field)
         check_one_cluster([(path, pools_cluster(wl)) for path, wl, _ in ordered], given_field)
+        # the hosts the workloads name (fuzz28 M1); pool names and placeholder hosts come of the plan, which render checks
+        owned = [(path, (), [h.name for g in wl.hardware.inventory for h in g.hosts]) for path, wl, _ in ordered]
+        check_cluster_names(owned)
     for path, _, located in valid:  # "ok" only for files no error then names (fuzz27 L11)
         _print_findings(located, None, ())
         echo(f"{path}: ok")

@@ -104,3 +104,16 @@ def test_render_files_takes_any_iterable_of_paths_and_refuses_none(tmp_path: Pat
     assert api.render_files(p for p in (examples / "chat-70b.yaml", str(examples / "rag-embed.yaml"))) == as_list
     with pytest.raises(ValueError, match="render_files needs one workload path at least"):
         api.render_files([])
+
+
+def test_validate_together_refuses_a_host_two_workloads_name(tmp_path: Path) -> None:
+    """M1: validate --together said ok of two files naming the same owned host, which render refuses."""
+    from tests.helpers import run_specgen
+
+    fleet = (Path(__file__).resolve().parents[1] / "examples" / "fleet-custom.yaml").read_text()
+    (tmp_path / "fc1.yaml").write_text(fleet)
+    other = fleet.replace("- name: assistant", "- name: assistant2").replace("- name: chat", "- name: chat2")
+    (tmp_path / "fc2.yaml").write_text(other.replace("name: fleet-custom", "name: fc-two", 1))
+    run = run_specgen("validate", "--together", "fc1.yaml", "fc2.yaml", cwd=tmp_path)
+    assert run.returncode == 1 and "fc2.yaml and fc1.yaml both have host 'lab-01'" in run.stderr
+    assert run_specgen("validate", "fc1.yaml", "fc2.yaml", cwd=tmp_path).returncode == 0  # one by one: each valid
