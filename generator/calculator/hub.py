@@ -17,11 +17,11 @@ import hashlib
 import json
 import logging
 import os
-import re
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
+from generator.calculator.model_source import COMMIT
 from generator.calculator.safetensors_header import DTYPE_BITS, Tensor, checked_tensor
 from generator.errors import InputError, Location, one_line
 from generator.input_files import MAX_CONFIG_BYTES
@@ -116,9 +116,9 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
     except Exception as exc:  # the HTTP client's own (too many redirects, a refused path): said, never a traceback
         raise InputError(f"cannot read {where} from the Hub: {_said(exc)}", location) from None
     commit = os.path.basename(os.path.dirname(path))
-    if not _COMMIT.fullmatch(commit):  # the server's X-Repo-Commit names the cache folder and goes into spec.json
+    if not COMMIT.fullmatch(commit):  # the server's X-Repo-Commit names the cache folder and goes into spec.json
         raise HubRepoError(f"cannot read {where} from the Hub: its commit id {commit[:80]!r} is not a commit", location)
-    if revision is not None and _COMMIT.fullmatch(revision) and commit != revision:  # fuzz28 M3: sized another commit
+    if revision is not None and COMMIT.fullmatch(revision) and commit != revision:  # fuzz28 M3: sized another commit
         raise HubRepoError(f"cannot read {where} from the Hub: it answered commit {commit}, not the one pinned", location)
     size = os.path.getsize(path)
     if size > MAX_CONFIG_BYTES:  # fuzz27 M4: read whole, a 300 MB config took 958 MB; a local one is capped so
@@ -135,10 +135,6 @@ def fetch_hub_model(repo_id: str, revision: str | None, location: Location | Non
         raise HubRepoError(f"{where}: config.json must hold a JSON object", location)
     tensors, notes = _tensor_table(huggingface_hub, hub_errors, repo_id, commit, (unresolved, seconds))
     return HubModel(repo_id, asked, commit, config, hashlib.sha256(raw).hexdigest(), tensors, notes)
-
-
-#: A commit id as the Hub gives it (``X-Repo-Commit``): 40 hexadecimal digits.
-_COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
 class _StalledError(Exception):

@@ -137,14 +137,16 @@ def parse_hub_id(ref: str) -> tuple[str, str | None] | None:
     return match.group("repo"), match.group("revision")
 
 
+#: A commit id as the Hub gives it (``X-Repo-Commit``): 40 hexadecimal digits.
+COMMIT = re.compile(r"[0-9a-f]{40}")
 #: A Hub model's source (:attr:`generator.calculator.hub.HubModel.source`): its repository and the commit read.
-_HUB_SOURCE = re.compile(r"hf: (?P<repo>[^@\s]+)@(?P<commit>[0-9a-f]{40})\b")
+_HUB_SOURCE = re.compile(rf"hf: (?P<repo>[^@\s]+)@(?P<commit>{COMMIT.pattern})\b")
 
 
-def hub_commit(source: str) -> str | None:
-    """The commit a model read from the Hub was sized at (its ``source``), or None for a model of another source."""
+def hub_source(source: str) -> tuple[str, str] | None:
+    """(repository, commit) a model read from the Hub was sized at (its ``source``); None for another source."""
     match = _HUB_SOURCE.match(source)
-    return match.group("commit") if match else None
+    return (match.group("repo"), match.group("commit")) if match else None
 
 
 def _hub_id(ref: str, from_hub: bool, location: Location | None) -> tuple[str, str | None, str | None] | None:

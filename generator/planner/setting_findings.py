@@ -5,10 +5,8 @@ Light on imports: ``specgen validate`` says them without loading the planner's s
 
 from __future__ import annotations
 
-import re
-
 from generator import catalog
-from generator.calculator.model_source import hub_commit
+from generator.calculator.model_source import COMMIT, hub_source, parse_hub_id
 from generator.planner.plan import Finding
 from generator.workload.models import Workload
 
@@ -174,8 +172,10 @@ def unused_setting_findings(wl: Workload) -> list[Finding]:
     return gke + prices
 
 
-#: A model reference pinned to a commit: ``@`` and its 40 hexadecimal digits.
-_COMMIT_PINNED = re.compile(r"@[0-9a-f]{40}$")
+def _pinned(model: str) -> bool:
+    """Whether a Hub reference names a commit: a branch or tag moves as a repository's HEAD does (review24 L4)."""
+    revision = (parse_hub_id(model) or ("", None))[1]
+    return revision is not None and COMMIT.fullmatch(revision) is not None
 
 
 def model_findings(loaded: LoadedWorkload) -> list[Finding]:
@@ -215,9 +215,8 @@ def model_findings(loaded: LoadedWorkload) -> list[Finding]:
                     where,
                 )
             )
-        elif (commit := hub_commit(source)) is not None and not _COMMIT_PINNED.search(dep.model):
-            # a branch or tag moves as a repository's HEAD does (review24 L4: hf:org/name@main was not warned)
-            repo = source.removeprefix("hf: ").split("@", 1)[0]
+        elif (read := hub_source(source)) is not None and not _pinned(dep.model):
+            repo, commit = read
             out.append(
                 Finding(
                     "warning",

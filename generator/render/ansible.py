@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator import catalog
-from generator.calculator.model_source import hub_commit
+from generator.calculator.model_source import hub_source
 from generator.catalog import software
 from generator.planner.multi_host import hosts_per_replica
 from generator.planner.plan import DeploymentPlan, NodeSpec, Plan, Pool
@@ -368,7 +368,7 @@ def _deployment_vars(
         "pipeline_parallel": pp,
         "replicas": replicas,
     }
-    revision = hub_commit(d.model_source)
+    revision = read[1] if (read := hub_source(d.model_source)) else None
     if revision is not None:  # the commit sized: HEAD of a repository moves (newuser33 item 5: the engine loaded HEAD)
         out["revision"] = revision
     if d.kind == "inference" and (hosts := hosts_per_replica(gpus_per_host, tp * pp)) > 1:
