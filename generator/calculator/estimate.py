@@ -701,8 +701,10 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             }
             if req.input_tokens is not None or req.output_tokens is not None:
                 result["throughput"] = _throughput(req, arch, gpu, held, kv_bits, par, inference, consts)
-                if gap := matching_gap(req.engine, gpu, arch, held.name):  # review 14 item 6: only the plan said so
-                    rate = result["throughput"]["max_output_tokens_per_s"]
+                rated = result["throughput"]
+                tokens = (rated["input_tokens"], rated["output_tokens"])
+                if gap := matching_gap(req.engine, gpu, arch, held.name, tokens):  # review 14 item 6: the plan's only
+                    rate = rated["max_output_tokens_per_s"]
                     notes.append(gap_text(gap, req.engine, gpu.id, rate, "output tokens/s", arch=arch, precision=held.name))
     result["constants"] = {
         "gpu_memory_utilization": consts.gpu_memory_utilization,

@@ -783,7 +783,8 @@ class ThroughputGap(NamedTuple):
     gpu_architectures: tuple[str, ...]
     #: An attention kind the model must have layers of (``mla``); None: any model.
     attention: str | None
-    #: Lowest and highest prediction / measurement over the runs.
+    #: Lowest and highest prediction / measurement over the runs (the lowest may be at or below 1: some runs measured
+    #: as much as the model or more).
     predicted_over_measured: tuple[float, float]
     runs: int
     source: tuple[str, ...]
@@ -796,13 +797,18 @@ class ThroughputGap(NamedTuple):
     measured_precisions: tuple[str, ...] = ()
     #: The serving formats the gap is of (empty: any): such a gap is matched before one of any format.
     precisions: tuple[str, ...] = ()
+    #: The services' prompt tokens per output token the gap is of: at least the first (None: any), below the second.
+    input_per_output: tuple[float | None, float | None] = (None, None)
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> ThroughputGap:
         """Build from a ``throughput_gaps.json`` record."""
         low, high = (float(x) for x in rec["predicted_over_measured"])
-        if not 1 < low <= high:
-            raise ValueError("predicted_over_measured must be an increasing pair above 1")
+        if not 0 < low <= high or high <= 1:
+            raise ValueError("predicted_over_measured must be an increasing pair of positive ratios, the highest above 1")
+        least, below = (rec.get(k) for k in ("min_input_per_output", "max_input_per_output"))
+        if least is not None and below is not None and not least < below:
+            raise ValueError("min_input_per_output must be below max_input_per_output")
         return cls(
             id=rec["id"],
             description=str(rec["description"]),
@@ -817,7 +823,17 @@ class ThroughputGap(NamedTuple):
             measured_models=tuple(str(m) for m in rec.get("measured_models", ())),
             measured_precisions=tuple(str(m) for m in rec.get("measured_precisions", ())),
             precisions=tuple(str(m) for m in rec.get("precisions", ())),
+            input_per_output=(
+                None if least is None else float(least),
+                None if below is None else float(below),
+            ),
         )
+
+    def covers_shape(self, input_tokens: float, output_tokens: float) -> bool:
+        """Whether a service of ``input_tokens`` a prompt and ``output_tokens`` generated is of the gap's shape."""
+        least, below = self.input_per_output
+        ratio = input_tokens / max(output_tokens, 1)
+        return (least is None or ratio >= least) and (below is None or ratio < below)
 
 
 class HostMinimum(NamedTuple):

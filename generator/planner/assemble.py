@@ -1019,8 +1019,8 @@ def build_plan(
             # whose replicas are checked against the share of the rate routed to them (review20)
             gaps = (
                 throughput_gap_finding(
-                    index, dep.name,
-                    (dep.inference.engine, part.hardware.gpu, model.architecture, part.replica_shape.fmt.name),
+                    index, dep.inference, dep.name,
+                    (part.hardware.gpu, model.architecture, part.replica_shape.fmt.name),
                     part.replica_shape.max_point.requests_per_s, part.candidate.replicas, part_rate,
                 )
                 for part, part_rate in zip(opt.pieces, part_rates(opt, dep.inference.requests_per_second), strict=True)

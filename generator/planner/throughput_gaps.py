@@ -17,33 +17,42 @@ from generator.workload.models import InferenceSpec
 def planning_margin(spec: InferenceSpec, gpu: GpuSpec, arch: Architecture, precision: str) -> float:
     """The lowest ratio of predicted to measured throughput of the gap ``spec`` on ``gpu`` falls into; 1.0 if none.
 
-    ``precision``: the weight format the replica serves. The gaps were measured decoding: a pooling service (embed,
-    score) runs none and takes no margin (review22).
+    ``precision``: the weight format the replica serves. A gap some of whose runs measured the model's rate or more
+    takes none: the least all of them agree on is the model's own (newuser34 item 3). The gaps were measured decoding:
+    a pooling service (embed, score) runs none and takes no margin (review22).
     """
-    gap = None if spec.pooling else matching_gap(spec.engine, gpu, arch, precision)
-    return gap.predicted_over_measured[0] if gap else 1.0
+    tokens = (spec.avg_input_tokens, spec.avg_output_tokens)
+    gap = None if spec.pooling else matching_gap(spec.engine, gpu, arch, precision, tokens)
+    return max(1.0, gap.predicted_over_measured[0]) if gap else 1.0
 
 
 def throughput_gap_finding(
     index: int,
+    spec: InferenceSpec,
     name: str,
-    setup: tuple[str, GpuSpec, Architecture, str],
+    setup: tuple[GpuSpec, Architecture, str],
     replica_rate: float,
     replicas: int,
     rate: float,
 ) -> Finding | None:
     """A warning when deployment ``index`` runs where measured throughput fell short of the model's, with the margin.
 
-    ``setup``: the engine, GPU, model and weight format served. ``replica_rate``: the model's most a replica sustains
-    (the plan counts on it over the gap's lowest ratio); ``replicas`` of it serve ``rate`` (a split part's share of the
-    deployment's rate, review 20): where they cover it even at the highest measured ratio, the warning says so instead
-    of advising more (fuzz15 item 5).
+    ``spec``: the deployment's service; ``setup``: the GPU, model and weight format a replica serves. ``replica_rate``:
+    the model's most a replica sustains (the plan counts on it over the gap's lowest ratio, where above 1); ``replicas``
+    of it serve ``rate`` (a split part's share of the deployment's rate, review 20): where they cover it even at the
+    highest measured ratio, the warning says so instead of advising more (fuzz15 item 5).
     """
-    engine, gpu, arch, precision = setup
-    gap = matching_gap(engine, gpu, arch, precision)
+    gpu, arch, precision = setup
+    engine = spec.engine
+    gap = matching_gap(engine, gpu, arch, precision, (spec.avg_input_tokens, spec.avg_output_tokens))
     if gap is None:
         return None
     low, high = gap.predicted_over_measured
+    counted = (
+        f"the plan counts on {replica_rate / low:,.2f} a replica (the lowest ratio)"
+        if low > 1
+        else f"some runs measured the model's rate or more, so the plan counts on its {replica_rate:,.2f} a replica"
+    )
     worst = replica_rate / high * replicas
     advice = (
         f"its {replicas} replica(s) serve the {round(rate, 2):g} req/s even at the highest"
@@ -56,8 +65,7 @@ def throughput_gap_finding(
     return Finding(
         "warning",
         "throughput-gap",
-        f"deployment {name}: {gap_text(gap, engine, gpu.id, replica_rate, 'req/s', arch=arch)}; the plan counts on "
-        f"{replica_rate / low:,.2f} a replica (the lowest ratio): {advice}",
+        f"deployment {name}: {gap_text(gap, engine, gpu.id, replica_rate, 'req/s', arch=arch)}; {counted}: {advice}",
         f"deployments[{index}]",
     )
 

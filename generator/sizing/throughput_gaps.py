@@ -15,11 +15,16 @@ from generator.catalog.records import GpuSpec, ThroughputGap
 from generator.sizing.architecture import Architecture, parse_architecture
 
 
-def matching_gap(engine: str, gpu: GpuSpec, arch: Architecture, precision: str | None = None) -> ThroughputGap | None:
+def matching_gap(
+    engine: str, gpu: GpuSpec, arch: Architecture, precision: str | None, tokens: tuple[float, float]
+) -> ThroughputGap | None:
     """The known gap a service of ``arch`` in weight format ``precision`` on ``engine`` and ``gpu`` falls into, if any.
 
-    A gap of some formats is matched before one of any (newuser34 item 1: gpt-oss's MXFP4 on MI300X fell into the
-    gap of Llama 405B FP8 runs, 1.07x, where its own runs measured 1.37-2.09x).
+    ``tokens``: the service's prompt and output tokens a request; a gap of a shape (prompt tokens per output token)
+    takes only services of it (newuser34 item 3: DeepSeek-R1 runs on H200 measured 1.6-2.5x below the model with
+    prompts 20-320x their outputs, while 1k/1k runs of a newer engine measured up to 1.3x above it). A gap of some
+    formats is matched before one of any (newuser34 item 1: gpt-oss's MXFP4 on MI300X fell into the gap of Llama 405B
+    FP8 runs, 1.07x, where its own runs measured 1.37-2.09x).
     """
     kinds = {layer.attention for layer in arch.layers}
     gaps = sorted(catalog.throughput_gaps().values(), key=lambda gap: not gap.precisions)  # stable: by id within
@@ -30,6 +35,7 @@ def matching_gap(engine: str, gpu: GpuSpec, arch: Architecture, precision: str |
             and gap.attention in (None, *kinds)
             and (arch.is_moe or not gap.routed_experts)
             and (not gap.precisions or precision in gap.precisions)
+            and gap.covers_shape(*tokens)
         ):
             return gap
     return None
