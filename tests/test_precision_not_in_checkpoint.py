@@ -58,3 +58,30 @@ def test_a_checkpoint_quantized_to_the_format_is_served_as_it_is(tmp_path: Path)
     config["quantization_config"] = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"}
     (folder / "config.json").write_text(json.dumps(config))
     assert _warnings(tmp_path, "./Qwen3-32B-AWQ", "int4") == []
+
+
+@pytest.mark.parametrize(
+    ("precision", "served"), [("fp8", "fp8-block"), ("fp8-block", "fp8-block"), ("fp8-channel", "fp8-channel")]
+)
+def test_fp8_on_a_checkpoint_of_another_fp8_layout_is_that_layout(tmp_path: Path, precision: str, served: str) -> None:
+    """newuser34 item 10: ``precision: fp8`` on DeepSeek-R1 (128 x 128 block-scaled FP8) was sized per tensor and
+    warned that the checkpoint was not what the plan sized; the engine loads the checkpoint's FP8 as stored. Another
+    FP8 layout named exactly is still one the checkpoint does not hold."""
+    from tests.helpers import estimate_json
+
+    model = "deepseek-ai/DeepSeek-V2-Lite"  # a small MLA model, given DeepSeek-R1's block-FP8 quantization_config
+    folder = tmp_path / "V2-Lite-FP8"
+    folder.mkdir()
+    config = dict(catalog.find_model(model).config)
+    config["quantization_config"] = catalog.find_model("deepseek-ai/DeepSeek-R1").config["quantization_config"]
+    (folder / "config.json").write_text(json.dumps(config))
+    path = tmp_path / "w.yaml"
+    path.write_text(WORKLOAD.format(model="./V2-Lite-FP8", precision=precision))
+    plan = plan_file(str(path))[1].to_dict()
+    (dep,) = plan["deployments"]
+    assert dep["precision"] == served
+    warned = [f for f in plan["findings"] if f["code"] == "precision-not-in-checkpoint"]
+    assert bool(warned) == (served != "fp8-block")
+    # the estimate sizes it so too: fp8 626.77 GiB per tensor, 626.92 GiB in the checkpoint's blocks
+    data = estimate_json("deepseek-ai/DeepSeek-R1", "--precision", precision, "--gpu", "h200-sxm-141gb", "--tp", "8")
+    assert data["precision"]["weights"] == served

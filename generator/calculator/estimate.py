@@ -12,10 +12,10 @@ from generator import catalog
 from generator.calculator.model_limits import check_layout
 from generator.calculator.model_source import (
     ResolvedModel,
-    default_precision,
     fixed_format_problem,
     model_weight_format,
     resolve_model,
+    served_precision,
 )
 from generator.catalog.host_cpu import REFERENCE_CPU_ID, host_time_scale
 from generator.errors import InfeasibleError, InputError
@@ -425,7 +425,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             f"--allow-precision {name}: {fixed_format_problem(model, name) or f'{model.id} already holds {name} weights'}; "
             "a GGUF file is planned only at its own type: drop --allow-precision"
         )
-    precision = req.precision or default_precision(model)
+    precision = served_precision(model, req.precision)
     fmt = model_weight_format(arch, precision)
     # llama.cpp's KV cache is 16-bit (f16) whatever a GGUF file's weights are, an F32 file's too
     fixed_fp32 = precision == "fp32" and arch.file_weights is not None and arch.file_weights.fixed_format

@@ -21,7 +21,7 @@ from generator.errors import ArchitectureError, InputError, Location, UnknownIdE
 from generator.input_files import MAX_CONFIG_BYTES, inside_root, read_text_limited, short
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture, parse_architecture
-from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat, weight_format
+from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat, storage_family, weight_format
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
@@ -279,9 +279,22 @@ def model_weight_format(arch: Architecture, name: str) -> WeightFormat:
     return weight_format(name)
 
 
+def served_precision(model: ResolvedModel, precision: str | None) -> str:
+    """The format name a service asking for ``precision`` (None: the checkpoint's own) is served in.
+
+    ``fp8`` on a checkpoint stored in another FP8 layout (DeepSeek-R1's 128 x 128 blocks, a per-channel or fbgemm one)
+    is that layout: the engine loads the checkpoint's FP8 as stored (newuser34 item 10: sized per tensor, and warned
+    that the checkpoint was not what the plan sized).
+    """
+    own = default_precision(model)
+    if precision == "fp8" and storage_family(own) == "fp8":
+        return own
+    return precision or own
+
+
 def serving_format(model: ResolvedModel, precision: str | None) -> WeightFormat:
-    """The weight format a deployment serves: its ``precision``, else the checkpoint's own."""
-    return model_weight_format(model.architecture, precision or default_precision(model))
+    """The weight format a deployment serves: its ``precision``, else the checkpoint's own (:func:`served_precision`)."""
+    return model_weight_format(model.architecture, served_precision(model, precision))
 
 
 def _with_directory_weights(arch: Architecture, directory: str, root: str | None, location: Location | None) -> Architecture:
