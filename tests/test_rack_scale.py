@@ -227,3 +227,27 @@ def test_on_a_rack_bought_whole_a_replica_stays_on_one_compute_tray_when_the_cos
     (dep,) = plan.deployments
     assert dep.tp * dep.pp <= 4  # within one 4-GPU compute tray
     assert not any(f.code == "replica-spans-hosts" for f in plan.findings)
+
+
+@pytest.mark.parametrize("rack", ["", "rack_power_kw: 40\n  "])
+def test_a_rack_scale_system_over_the_racks_power_is_refused_for_that_alone(tmp_path: Path, rack: str) -> None:
+    """newuser34 item 9: a 70B model on GB200 NVL72 under the default 17.3 kW rack was told of five "TP64 PPn" layouts
+    that fit no NVL72 before the one reason (the 120 kW rack), with hints about memory and context."""
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: gb\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.3-70B-Instruct\n"
+        "    inference: {precision: nvfp4, max_context_tokens: 8192, requests_per_second: 2}\n"
+        f"hardware:\n  provider: baremetal\n  cooling: liquid\n  {rack}gpus: [gb200-186gb]\n"
+    )
+    with pytest.raises(InfeasibleError) as caught:
+        plan_workload(load_workload(str(path)))
+    watts = round(catalog.platforms()["gb200-nvl72"].max_power_w or 0)
+    kw = "40" if rack else "17.3"
+    assert str(caught.value).endswith(
+        f"has no feasible plan: gb200-186gb on gb200-nvl72: a {watts:,} W node exceeds the {kw} kW rack power "
+        "(hardware.rack_power_kw); to unblock: set hardware.rack_power_kw to at least the node's power said above, or "
+        "allow a GPU whose servers fit the rack"
+    )
+    assert "TP64" not in str(caught.value)
+    assert caught.value.location is not None
+    assert caught.value.location.line == (10 if rack else 8)  # at the rack_power_kw given, else at hardware

@@ -84,6 +84,8 @@ def _binding_field(
         for field in (*(f for f in _LIMITS if f in every_breaks), *_LIMITS):
             if getattr(wl.hardware, field, None) is not None:
                 return ("hardware", field)
+    elif blocked and all(b.code == RACK_POWER for b in blocked):  # every server drawn is over the rack (newuser34 item 9)
+        return ("hardware", "rack_power_kw")
     elif blocked and all(b.code in (NO_PACKING, PINNED_DEGREE) for b in blocked) and dep.parallelism is not None:
         return (*at, "parallelism")
     elif blocked and any(b.code == RUNS_PAST_MONTH for b in blocked) and isinstance(dep, TrainingDeployment):
@@ -99,6 +101,12 @@ def _binding_field(
 
 
 def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: ResolvedModel, blocked: list[Blocked]) -> str:
+    if blocked and all(b.code == RACK_POWER for b in blocked):
+        # every server that holds the GPUs draws more than a rack is given: nothing of the model is the issue
+        return (
+            "to unblock: set hardware.rack_power_kw to at least the node's power said above, or allow a GPU whose "
+            "servers fit the rack"
+        )
     if blocked and all(b.code == PSU_OVER_CAPACITY for b in blocked):
         # nothing but the servers' power supplies rules the layouts out: memory, precision and SLOs are not the issue
         return (
@@ -902,6 +910,10 @@ def _choose(
             i, blocked = chain_failure(loaded, chain, blocked, options)
             dep, model = wl.deployments[i], loaded.models[wl.deployments[i].name]
         if not feasible:
+            # a server over the rack's power takes no layout of its kind: those too wide for it are no reason (newuser34
+            # item 9: a 70B model on GB200 NVL72 was told of five TP64 layouts before the 120 kW rack it needs)
+            over_rack = {(b.gpu_id, b.platform_id) for b in blocked if b.code == RACK_POWER}
+            blocked = [b for b in blocked if b.code != NO_PACKING or (b.gpu_id, b.platform_id) not in over_rack]
             runs = _runs_a_month(dep)
             every_breaks = (
                 frozenset.intersection(*(frozenset(broken_limits(wl, o, runs)) for o in options)) if options else frozenset()
