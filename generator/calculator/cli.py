@@ -481,12 +481,17 @@ def format_text(result: dict[str, Any]) -> str:
     thr = result.get("throughput")
     if thr and "max_output_tokens_per_s" in thr:
         starts = cap is None or (cap["fits"] and cap.get("vllm_log", {}).get("starts", True))
+        running = thr["steady_batch"]  # a batch above the saturated one: the replica runs that many, the rest wait
+        steady = f"{running} of them run at once, " if running < result["kv_cache"]["sequences"] else ""
+        whole = f" of all {result['kv_cache']['sequences']}" if steady else ""
         lines.append(
             f"  throughput   {'' if starts else 'if it ran: '}{thr['max_output_tokens_per_s']:,.0f} output tokens/s at "
             "saturation "
             f"(batch {thr['saturation_batch']}, {_SATURATION_LIMITS[thr['saturation_limit']]}); "
             f"at batch {result['kv_cache']['sequences']}: TTFT {thr['ttft_s'] * 1000:.0f} ms (p95 "
             f"{thr['ttft_p95_alone_s'] * 1000:.0f} ms as a plan checks it, before queueing), TPOT {thr['tpot_s'] * 1000:.1f} ms "
+            f"at steady state ({steady}the prompts they bring take {thr['prefill_share']:.0%} of the time in prefill; "
+            f"{thr['decode_tokens_per_s']:,.0f} output tokens/s), decode-only step{whole} {thr['decode_step_s'] * 1000:.1f} ms "
             f"({thr['decode_step_bound']}-bound)"
         )
     off = result.get("offload")

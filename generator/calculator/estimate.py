@@ -37,6 +37,7 @@ from generator.sizing.performance import (
     step_budget_batch,
 )
 from generator.sizing.precision import WeightFormat, auto_kv_cache_precision, kv_cache_bits, no_int8_kv_cache, weight_format
+from generator.sizing.serving_queue import steady_state
 from generator.sizing.throughput_gaps import gap_text, matching_gap
 from generator.sizing.training_hardware import fp16_note, stack_note
 from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache
@@ -787,7 +788,17 @@ def _throughput(
     held_tokens = cap.sequences_held(isl + osl) * (isl + osl)  # whole sequences: a recurrent state takes pages of its own
     sat = saturated_throughput(arch, inference.weights, kv_bits, par, acc, held_tokens, isl, osl, consts, budget)
     step = decode_step(arch, inference.weights, kv_bits, par, acc, req.batch, isl + osl // 2, consts)
-    ttft = prefill_seconds(arch, par, acc, isl, consts, inference.weights) + step.seconds
+    alone = prefill_seconds(arch, par, acc, isl, consts, inference.weights)
+    ttft = alone + step.seconds
+    # the batch at steady state, as a plan states it: each finished sequence's place taken by a new prompt, whose
+    # prefill takes its share of every second from the decode steps (newuser34 item 7: the decode-only step was the
+    # TPOT); a batch above the saturated one waits for admission: the replica runs the saturated batch, no more
+    running = min(req.batch, sat.batch)
+    runs = (
+        step if running == req.batch else decode_step(arch, inference.weights, kv_bits, par, acc, running, isl + osl // 2, consts)
+    )
+    prefill = prefill_seconds(arch, par, acc, isl, consts, fill=False)
+    state = steady_state(running, alone + runs.seconds, runs.seconds, osl, prefill)
     # what stops the saturated batch, as the plan's reasons say it (review 10 item 6)
     limits = {
         "max_num_batched_tokens": step_budget_batch(budget * par.attention_dp * par.pp, isl, osl) if budget else None,
@@ -803,8 +814,14 @@ def _throughput(
         "ttft_s": round(ttft, 5),
         # the TTFT p95 a plan holds against slo.ttft_p95_ms for a prompt alone (queueing under load comes on top)
         "ttft_p95_alone_s": round(ttft * consts.ttft_p95_factor, 5),
-        "tpot_s": round(step.seconds, 6),
-        "decode_tokens_per_s": round(step.tokens_per_s, 1),
+        # at --batch with the prompts its sequences bring (the plan's TPOT), and the decode-only step beside it
+        "tpot_s": round(state.tpot_s, 6),
+        "decode_tokens_per_s": round(state.requests_per_s * osl, 1),
+        "requests_per_s": round(state.requests_per_s, 4),
+        "steady_batch": running,
+        "prefill_share": round(state.prefill_busy, 4),
+        "decode_step_s": round(step.seconds, 6),
+        "decode_step_tokens_per_s": round(step.tokens_per_s, 1),
         # what limits the decode step at --batch (tpot_s), not the saturated rate beside it (newuser13 item 7)
         "decode_step_bound": "compute" if step.compute_seconds > step.memory_seconds else "memory bandwidth",
         "dense_tflops": gpu.tflops(acc.compute),
