@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from generator.api import plan_file
-from generator.errors import SpecgenError
+from generator.errors import InputError, SpecgenError
 from generator.sizing.serving_queue import (
     PromptMix,
     least_spread_mix,
@@ -279,3 +279,36 @@ def test_the_rate_at_a_batch_never_passes_the_saturated_one(setup: tuple[Any, ..
         assert thr["decode_tokens_per_s"] <= thr["max_output_tokens_per_s"], (batch, thr)
         assert thr["steady_batch"] == min(batch, top)
         assert batch > top or thr["tpot_s"] >= thr["decode_step_s"]  # the decode-only step is of all the batch
+
+
+def test_estimate_takes_the_tail() -> None:
+    """``--p95-input-tokens 30000``: the 30k prompt alone takes the report's 1,841 ms on TP4 H100 FP8, the TTFT p95 a
+    plan checks before queueing; the mix's larger mean prefill takes more of each second than 3,900-token prompts."""
+    args = (
+        "meta-llama/Llama-3.3-70B-Instruct", "--precision", "fp8", "--kv-precision", "fp8", "--gpu", "h100-sxm5-80gb",
+        "--tp", "4", "--input-tokens", "3900", "--output-tokens", "300", "--context", "32768",
+    )  # fmt: skip
+    flat, tail = (estimate_json(*args)["throughput"], estimate_json(*args, "--p95-input-tokens", "30000")["throughput"])
+    assert (tail["p95_input_tokens"], tail["ttft_p95_prompt_s"], tail["ttft_p95_alone_s"]) == (30000, 1.84088, 1.84088)
+    assert flat["ttft_p95_alone_s"] == pytest.approx(2 * flat["ttft_s"], abs=1e-5) and "ttft_p95_prompt_s" not in flat
+    assert tail["prefill_share"] > flat["prefill_share"] and tail["tpot_s"] > flat["tpot_s"]
+
+
+@pytest.mark.parametrize(
+    ("tail", "context", "message"),
+    [
+        pytest.param(3000, None, "--p95-input-tokens (3,000) is less than the average prompt", id="below"),
+        pytest.param(78001, None, "--p95-input-tokens (78,001) is more than 20 x", id="markov"),
+        pytest.param(30000, 16384, "--p95-input-tokens + --output-tokens (30,300) is more than --context 16,384", id="context"),
+    ],
+)
+def test_estimate_refuses_a_tail_that_describes_no_mix(tail: int, context: int | None, message: str) -> None:
+    from generator.calculator.estimate import EstimateRequest, estimate
+
+    req = EstimateRequest(
+        "meta-llama/Llama-3.3-70B-Instruct", gpu="h100-sxm5-80gb", tp=4, input_tokens=3900, output_tokens=300,
+        p95_input_tokens=tail, context_tokens=context,
+    )  # fmt: skip
+    with pytest.raises(InputError) as refused:
+        estimate(req)
+    assert message in str(refused.value)
