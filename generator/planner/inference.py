@@ -123,6 +123,12 @@ def _points(
 
     ``point(batch, rate)`` gives the latencies at a ``rate`` below the batch's own (a replica loaded less than one
     sequence in flight on average, or the planned load of a replica that could take more).
+
+    The TTFT p95 is ``ttft_p95_factor`` times the average prompt's TTFT plus its M/D/1 wait, every prompt taken as
+    ``avg_input_tokens`` long. Where the workload gives ``p95_input_tokens``, the prompts are assumed two lengths, 5%
+    at the p95 and 95% at the length that keeps the mean (:func:`least_spread_mix`: the least spread the two figures
+    allow), and the TTFT p95 is the larger of that rule (its wait with the mix's spread) and the p95 over the mix of
+    each prompt's own TTFT plus its M/G/1 wait (:func:`ttft_p95_over_mix`); the prefill share takes the mix's mean.
     """
     par, mem, kv_bits, acc = shape
     arch = model.architecture
