@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from generator.api import plan_file
 from generator.cli import STALE_OUTPUT
 from generator.findings import github_annotation, github_error, gitlab_error_report, gitlab_report, parse_path, text_line
-from generator.planner.inference import little_rate
+from generator.sizing.serving_queue import little_rate
 from tests.conftest import REPO, catalog_json
 from tests.helpers import VALID
 from tests.helpers import specgen_in_process as specgen

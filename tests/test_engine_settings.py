@@ -390,7 +390,7 @@ def test_the_estimate_says_what_stops_the_saturated_batch(options: dict[str, int
 def test_the_p95_ttft_waits_for_the_prompts_queued_ahead() -> None:
     """newuser15 item 1: the TTFT p95 was twice the unloaded TTFT at any rate; 16,000-token prompts on one H100
     (0.535 s of prefill each) at 1.26 req/s wait 2.47 s at the 95th percentile in a simulated M/D/1 queue."""
-    from generator.planner.inference import prefill_wait_p95
+    from generator.sizing.serving_queue import prefill_wait_p95
 
     assert prefill_wait_p95(0.04, 0.535) == 0.0  # fewer than one prompt in twenty waits at all
     # the wait and the prompt's own prefill, against the simulation's TTFT p95 (a little above it: conservative)

@@ -474,8 +474,17 @@ def predicted(result: dict[str, Any]) -> dict[str, float]:
         out["max_concurrency"] = cap["max_concurrency_per_dp_rank"]
         out["gpu_memory_used_gib"] = cap["gpu_memory_bytes"] * result["constants"]["gpu_memory_utilization"] / GIB
     if "decode_tokens_per_s" in (result.get("throughput") or {}):
-        out["decode_tokens_per_s"] = result["throughput"]["decode_tokens_per_s"]
+        out["decode_tokens_per_s"] = decode_speed(result)
     return out
+
+
+def decode_speed(result: dict[str, Any]) -> float:
+    """The decode tokens/s a log's figure is compared with: on GPUs the decode-only step's, else the machine's stream.
+
+    A log's decode figure is a benchmark's decode (llama-bench ``tg``, a generation throughput), no prompts riding along.
+    """
+    thr = result["throughput"]
+    return float(thr.get("decode_step_tokens_per_s", thr["decode_tokens_per_s"]))
 
 
 def compare(measured: list[Measurement], result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -551,7 +560,7 @@ def fitted_constants(
         name = "decode_bandwidth_efficiency" if mode in ("gpu", "pcie-stream") else "ddr_bandwidth_efficiency"
         e0 = getattr(consts, name)
         t0 = 1 / speed["predicted"]
-        t1 = 1 / predict({**current, name: e0 / 2})["throughput"]["decode_tokens_per_s"]
+        t1 = 1 / decode_speed(predict({**current, name: e0 / 2}))
         a = (t1 - t0) * e0  # t(e) = a / e + b: t1 - t0 = a / e0
         b = t0 - a / e0
         target = 1 / speed["measured"]
@@ -571,7 +580,7 @@ def _fit_gemm_half_efficiency(
     give the slope and the ``h`` that yields the measured time follows; at least 0.
     """
     t0 = 1 / speed["predicted"]
-    t1 = 1 / predict({**current, "gemm_half_efficiency_tokens": 2 * h0})["throughput"]["decode_tokens_per_s"]
+    t1 = 1 / decode_speed(predict({**current, "gemm_half_efficiency_tokens": 2 * h0}))
     slope = (t1 - t0) / h0
     if slope <= 0:
         return {}

@@ -67,8 +67,8 @@ EPILOG = (
     "or --max-batched-tokens with --engine sglang); "
     "3 the model cannot run on the given machine or does not fit the GPU given (the breakdown is still printed). "
     "Counts (--context, --batch, --tp, --pp, --ep, --gpus, "
-    "--input-tokens, --output-tokens, --max-batched-tokens, --micro-batch, --accumulation, --seq-len, --lora-rank, "
-    "--min-context, --dataset-tokens) "
+    "--input-tokens, --output-tokens, --p95-input-tokens, --max-batched-tokens, --micro-batch, --accumulation, --seq-len, "
+    "--lora-rank, --min-context, --dataset-tokens) "
     "must be at least 1 (--dataset-tokens at most 10^15); --epochs in (0, 1000]; --gpu-memory-utilization in (0, 1]; "
     "--ram-gib above 0; --nvme-read-gb-per-s at least 0.01; "
     "--reserved-ram-gib, --swap-gib and --nvme-gib at least 0; --reserved-ram-gib (default 8) less than --ram-gib "
@@ -91,12 +91,12 @@ MACHINE_OPTIONS = (
 )  # fmt: skip
 #: Inference options a training estimate does not read, and those placement on an existing machine does not read.
 INFERENCE_ONLY_OPTIONS = (
-    "kv_precision", "batch", "input_tokens", "output_tokens", "max_batched_tokens", "max_num_seqs", "engine",
-    "mem_fraction_static",
+    "kv_precision", "batch", "input_tokens", "output_tokens", "p95_input_tokens", "max_batched_tokens", "max_num_seqs",
+    "engine", "mem_fraction_static",
 )  # fmt: skip
 NOT_FOR_MACHINE_OPTIONS = (
     "tp", "pp", "ep", "batch", "max_batched_tokens", "max_num_seqs", "gpu_memory_utilization", "engine",
-    "mem_fraction_static",
+    "mem_fraction_static", "p95_input_tokens",
 )  # fmt: skip
 
 
@@ -190,6 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--input-tokens", type=_whole, help="average prompt tokens: adds throughput (needs --gpu)")
     p.add_argument("--output-tokens", type=_whole, help="average generated tokens: adds throughput (needs --gpu)")
+    p.add_argument(
+        "--p95-input-tokens",
+        type=_whole,
+        help="95th-percentile prompt tokens (a long-prompt tail, as a workload's p95_input_tokens): adds that prompt's "
+        "TTFT alone, in the TTFT p95 (needs --gpu)",
+    )
     p.add_argument(
         "--max-batched-tokens",
         type=_whole,
@@ -481,12 +487,23 @@ def format_text(result: dict[str, Any]) -> str:
     thr = result.get("throughput")
     if thr and "max_output_tokens_per_s" in thr:
         starts = cap is None or (cap["fits"] and cap.get("vllm_log", {}).get("starts", True))
+        running = thr["steady_batch"]  # a batch above the saturated one: the replica runs that many, the rest wait
+        steady = f"{running} of them run at once, " if running < result["kv_cache"]["sequences"] else ""
+        whole = f" of all {result['kv_cache']['sequences']}" if steady else ""
+        tail = (
+            f"; the {thr['p95_input_tokens']:,}-token p95 prompt alone {thr['ttft_p95_prompt_s'] * 1000:.0f} ms"
+            if "p95_input_tokens" in thr
+            else ""
+        )
         lines.append(
             f"  throughput   {'' if starts else 'if it ran: '}{thr['max_output_tokens_per_s']:,.0f} output tokens/s at "
             "saturation "
             f"(batch {thr['saturation_batch']}, {_SATURATION_LIMITS[thr['saturation_limit']]}); "
             f"at batch {result['kv_cache']['sequences']}: TTFT {thr['ttft_s'] * 1000:.0f} ms (p95 "
-            f"{thr['ttft_p95_alone_s'] * 1000:.0f} ms as a plan checks it, before queueing), TPOT {thr['tpot_s'] * 1000:.1f} ms "
+            f"{thr['ttft_p95_alone_s'] * 1000:.0f} ms as a plan checks it, before queueing{tail}), "
+            f"TPOT {thr['tpot_s'] * 1000:.1f} ms "
+            f"at steady state ({steady}the prompts they bring take {thr['prefill_share']:.0%} of the time in prefill; "
+            f"{thr['decode_tokens_per_s']:,.0f} output tokens/s), decode-only step{whole} {thr['decode_step_s'] * 1000:.1f} ms "
             f"({thr['decode_step_bound']}-bound)"
         )
     off = result.get("offload")
@@ -604,7 +621,9 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
     else:
         refuse(NOT_FOR_MACHINE_OPTIONS, "is not read when planning placement on an existing machine (--ram-gib)")
     if not args.gpu:
-        refuse(("input_tokens", "output_tokens", "gpu_memory_utilization", "mem_fraction_static"), "needs --gpu")
+        refuse(
+            ("input_tokens", "output_tokens", "p95_input_tokens", "gpu_memory_utilization", "mem_fraction_static"), "needs --gpu"
+        )
     if args.engine != "sglang":
         refuse(("mem_fraction_static",), "is SGLang's setting: add --engine sglang")
     else:
@@ -677,6 +696,7 @@ def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         mem_fraction_static=args.mem_fraction_static,
         input_tokens=args.input_tokens,
         output_tokens=args.output_tokens,
+        p95_input_tokens=args.p95_input_tokens,
         max_batched_tokens=args.max_batched_tokens,
         max_num_seqs=args.max_num_seqs,
         train=args.train,

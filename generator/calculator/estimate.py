@@ -37,6 +37,7 @@ from generator.sizing.performance import (
     step_budget_batch,
 )
 from generator.sizing.precision import WeightFormat, auto_kv_cache_precision, kv_cache_bits, no_int8_kv_cache, weight_format
+from generator.sizing.serving_queue import least_spread_mix, mix_moments, steady_state
 from generator.sizing.throughput_gaps import gap_text, matching_gap
 from generator.sizing.training_hardware import fp16_note, stack_note
 from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache
@@ -96,6 +97,8 @@ class EstimateRequest(NamedTuple):
     mem_fraction_static: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    #: 95th-percentile prompt tokens (a long-prompt tail, as a workload's ``p95_input_tokens``); None: none given.
+    p95_input_tokens: int | None = None
     max_batched_tokens: int | None = None
     #: Most sequences a replica runs at once (vLLM --max-num-seqs); None: the engine's default on the GPU.
     max_num_seqs: int | None = None
@@ -211,6 +214,7 @@ _MAXIMUM = {
     "context_tokens": 1 << 24,
     "input_tokens": 1 << 24,
     "output_tokens": 1 << 24,
+    "p95_input_tokens": 1 << 24,
     "max_batched_tokens": 1 << 24,
     "max_num_seqs": 65_536,
     "gpus": 1_000_000,
@@ -306,6 +310,7 @@ def check_request(req: EstimateRequest) -> None:
         context_tokens=req.context_tokens,
         input_tokens=req.input_tokens,
         output_tokens=req.output_tokens,
+        p95_input_tokens=req.p95_input_tokens,
         max_batched_tokens=req.max_batched_tokens,
         max_num_seqs=req.max_num_seqs,
         gpus=req.gpus,
@@ -314,6 +319,7 @@ def check_request(req: EstimateRequest) -> None:
         dataset_tokens=req.dataset_tokens,
     )
     _check_number("--lora-dropout", req.lora_dropout, 0, 0.99)
+    _check_tail(req)
     _check_number("--epochs", req.epochs, 0, MAX_EPOCHS, low_inclusive=False)
     if req.host_cpu is not None and req.host_cpu not in catalog.cpus():
         raise InputError(f"unknown host CPU '{req.host_cpu}'; choose a cpus.json id such as {REFERENCE_CPU_ID}")
@@ -334,6 +340,20 @@ def check_request(req: EstimateRequest) -> None:
         raise InputError("--dataset-tokens applies to training: add --train full, lora or qlora")
     if req.dataset_tokens is not None and req.gpu is None:
         raise InputError(DATASET_NEEDS_GPU)
+
+
+def _check_tail(req: EstimateRequest) -> None:
+    """``--p95-input-tokens`` describes a mix with the prompts' mean (the workload's ``p95_input_tokens`` checks)."""
+    tail, (isl, _) = req.p95_input_tokens, _sequence_tokens(req)
+    if tail is None:
+        return
+    if tail < isl:
+        raise InputError(f"--p95-input-tokens ({tail:,}) is less than the average prompt ({isl:,}, --input-tokens)")
+    if tail > 20 * isl:
+        raise InputError(
+            f"--p95-input-tokens ({tail:,}) is more than 20 x the average prompt ({20 * isl:,}): with an average of "
+            f"{isl:,} tokens fewer than one prompt in twenty can be that long (Markov's inequality)"
+        )
 
 
 def training_precision(req: EstimateRequest, half: str = "bf16") -> tuple[str, str]:
@@ -440,12 +460,15 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     # were sized at the default 4,096 and said to fit)
     # (the speed figures' own tokens: either given, the other at its default, review 11 item 6)
     asked = sum(_sequence_tokens(req)) if not req.train and (req.input_tokens or req.output_tokens) else 0
+    if req.p95_input_tokens is not None and not req.train:  # the p95 prompt's request must fit too
+        asked = req.p95_input_tokens + _sequence_tokens(req)[1]
     if req.context_tokens is not None:
         context = req.context_tokens
     else:
         context = max(min(DEFAULT_CONTEXT_TOKENS, arch.max_model_len or DEFAULT_CONTEXT_TOKENS), asked)
     if asked > context:
-        raise InputError(f"--input-tokens + --output-tokens ({asked:,}) is more than --context {context:,}: one such "
+        sizes = "--p95-input-tokens" if req.p95_input_tokens is not None else "--input-tokens"
+        raise InputError(f"{sizes} + --output-tokens ({asked:,}) is more than --context {context:,}: one such "
                          "request does not fit the context sized; raise --context")  # fmt: skip
     if req.min_context_tokens and req.min_context_tokens > context:
         # as min_context_tokens above max_context_tokens in a workload
@@ -789,7 +812,28 @@ def _throughput(
     held_tokens = cap.sequences_held(isl + osl) * (isl + osl)  # whole sequences: a recurrent state takes pages of its own
     sat = saturated_throughput(arch, inference.weights, kv_bits, par, acc, held_tokens, isl, osl, consts, budget)
     step = decode_step(arch, inference.weights, kv_bits, par, acc, req.batch, isl + osl // 2, consts)
-    ttft = prefill_seconds(arch, par, acc, isl, consts, inference.weights) + step.seconds
+    alone = prefill_seconds(arch, par, acc, isl, consts, inference.weights)
+    ttft = alone + step.seconds
+    ttft_p95 = ttft * consts.ttft_p95_factor  # as a plan checks it before queueing: every prompt of the average length
+    # the batch at steady state, as a plan states it: each finished sequence's place taken by a new prompt, whose
+    # prefill takes its share of every second from the decode steps (newuser34 item 7: the decode-only step was the
+    # TPOT); a batch above the saturated one waits for admission: the replica runs the saturated batch, no more
+    running = min(req.batch, sat.batch)
+    runs = (
+        step if running == req.batch else decode_step(arch, inference.weights, kv_bits, par, acc, running, isl + osl // 2, consts)
+    )
+    prefill = prefill_seconds(arch, par, acc, isl, consts, fill=False)
+    mean_ttft = alone + runs.seconds
+    tail: dict[str, Any] = {}
+    if req.p95_input_tokens is not None:  # a long-prompt tail: the plan's mix (newuser34 item 4)
+        mix = least_spread_mix(isl, req.p95_input_tokens)
+        lengths = (mix.short_tokens, mix.long_tokens)
+        prefill, _ = mix_moments(mix, *(prefill_seconds(arch, par, acc, n, consts, fill=False) for n in lengths))
+        short, long = (prefill_seconds(arch, par, acc, n, consts, inference.weights) for n in lengths)
+        mean_ttft = (1 - mix.long_share) * short + mix.long_share * long + runs.seconds
+        ttft_p95 = max(ttft_p95, long + step.seconds)  # one prompt in twenty takes that long alone
+        tail = {"p95_input_tokens": mix.long_tokens, "ttft_p95_prompt_s": round(long + step.seconds, 5)}
+    state = steady_state(running, mean_ttft, runs.seconds, osl, prefill)
     # what stops the saturated batch, as the plan's reasons say it (review 10 item 6)
     limits = {
         "max_num_batched_tokens": step_budget_batch(budget * par.attention_dp * par.pp, isl, osl) if budget else None,
@@ -804,9 +848,16 @@ def _throughput(
         "saturation_limit": next((name for name, n in limits.items() if n == sat.batch), "kv_cache"),
         "ttft_s": round(ttft, 5),
         # the TTFT p95 a plan holds against slo.ttft_p95_ms for a prompt alone (queueing under load comes on top)
-        "ttft_p95_alone_s": round(ttft * consts.ttft_p95_factor, 5),
-        "tpot_s": round(step.seconds, 6),
-        "decode_tokens_per_s": round(step.tokens_per_s, 1),
+        "ttft_p95_alone_s": round(ttft_p95, 5),
+        **tail,
+        # at --batch with the prompts its sequences bring (the plan's TPOT), and the decode-only step beside it
+        "tpot_s": round(state.tpot_s, 6),
+        "decode_tokens_per_s": round(state.requests_per_s * osl, 1),
+        "requests_per_s": round(state.requests_per_s, 4),
+        "steady_batch": running,
+        "prefill_share": round(state.prefill_busy, 4),
+        "decode_step_s": round(step.seconds, 6),
+        "decode_step_tokens_per_s": round(step.tokens_per_s, 1),
         # what limits the decode step at --batch (tpot_s), not the saturated rate beside it (newuser13 item 7)
         "decode_step_bound": "compute" if step.compute_seconds > step.memory_seconds else "memory bandwidth",
         "dense_tflops": gpu.tflops(acc.compute),

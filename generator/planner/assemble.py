@@ -21,6 +21,7 @@ from generator.planner.inference import (
     max_running,
     point_for_rate,
     step_token_budget,
+    ttft_basis_text,
 )
 from generator.planner.inventory import ServerKey, free_servers, owned_groups, take_owned
 from generator.planner.multi_host import hosts_per_replica, job_hosts_text, multi_host_note, replica_hosts
@@ -78,6 +79,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
 from generator.sizing.memory import InferenceMemory
 from generator.sizing.performance import accelerator_for, peer_link_share, saturated_throughput, step_budget_batch
+from generator.sizing.serving_queue import least_spread_mix
 from generator.sizing.training_hardware import computes_bf16, fp16_note, stack_note
 from generator.units import GIB, HOURS_PER_YEAR, hours_text
 from generator.workload import LoadedWorkload
@@ -400,6 +402,14 @@ def _inference_details(
         "slo_ttft_p95_ms": spec.slo.ttft_p95_ms,
         "slo_tpot_ms": spec.slo.tpot_ms,
     }
+    if spec.p95_input_tokens is not None:  # the TTFT p95 is over a prompt mix (newuser34 item 4)
+        mix = least_spread_mix(spec.avg_input_tokens, spec.p95_input_tokens)
+        details["p95_input_tokens"] = spec.p95_input_tokens
+        details["ttft_p95_prompt_mix"] = {
+            "short_tokens": mix.short_tokens,
+            "long_tokens": mix.long_tokens,
+            "long_share": mix.long_share,
+        }
     if spec.pooling:  # one forward pass a request: its latency, its compute, no decode figures
         details.update(pooling_details(model, spec, point, shape.max_point))
         for key in ("ttft_p95_s", "tpot_s", "max_output_tokens_per_s_per_replica", "slo_ttft_p95_ms", "slo_tpot_ms"):
@@ -465,7 +475,7 @@ def _inference_details(
             if part_rate is None
             else f"{replicas} replica(s) here serve {part_rate:.2f} req/s, this part's share"
         ),
-        pooling_load_text(point) if spec.pooling else f"at the planned load: {planned}",
+        pooling_load_text(point) if spec.pooling else f"at the planned load: {planned}; {ttft_basis_text(spec)}",
     ]
     if wide := replica_note(opt):
         reasons.insert(1, wide)

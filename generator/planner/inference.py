@@ -42,6 +42,13 @@ from generator.sizing.memo import memoized
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import Accelerator, accelerator_for, decode_model, prefill_seconds, step_budget_batch
 from generator.sizing.precision import WeightFormat, kv_cache_bits
+from generator.sizing.serving_queue import (
+    least_spread_mix,
+    mix_moments,
+    prefill_wait_p95,
+    steady_state,
+    ttft_p95_over_mix,
+)
 from generator.sizing.sglang_kv import sglang_inference_capacity
 from generator.sizing.weights import Parallelism, engine_stages
 from generator.units import GIB
@@ -116,6 +123,12 @@ def _points(
 
     ``point(batch, rate)`` gives the latencies at a ``rate`` below the batch's own (a replica loaded less than one
     sequence in flight on average, or the planned load of a replica that could take more).
+
+    The TTFT p95 is ``ttft_p95_factor`` times the average prompt's TTFT plus its M/D/1 wait, every prompt taken as
+    ``avg_input_tokens`` long. Where the workload gives ``p95_input_tokens``, the prompts are assumed two lengths, 5%
+    at the p95 and 95% at the length that keeps the mean (:func:`least_spread_mix`: the least spread the two figures
+    allow), and the TTFT p95 is the larger of that rule (its wait with the mix's spread) and the p95 over the mix of
+    each prompt's own TTFT plus its M/G/1 wait (:func:`ttft_p95_over_mix`); the prefill share takes the mix's mean.
     """
     par, mem, kv_bits, acc = shape
     arch = model.architecture
@@ -123,31 +136,61 @@ def _points(
     # a prompt waits for its passes, each reading the weights; under load its tokens share the steps' weight reads,
     # and the stages work on different prompts, so the time it takes from the replica is its compute in one stage's turn
     prefill = prefill_seconds(arch, par, acc, spec.avg_input_tokens, consts, fill=False)
+    scv = 0.0  # every prompt of the average length: an M/D/1 queue
+    mix = None if spec.p95_input_tokens is None else least_spread_mix(spec.avg_input_tokens, spec.p95_input_tokens)
+    if mix is not None:  # the prompts' mean time from the replica and its spread, over the mix (newuser34 item 4)
+        taken = (prefill_seconds(arch, par, acc, n, consts, fill=False) for n in (mix.short_tokens, mix.long_tokens))
+        prefill, scv = mix_moments(mix, *taken)
     output_tokens, ttft_p95_factor = spec.avg_output_tokens, consts.ttft_p95_factor
     shared = spec.engine == "vllm"  # vLLM fills a step with the running decodes first, a prompt's chunk with the rest
 
-    alone: dict[int, float] = {}  # a prompt's TTFT by its chunk (every chunk of at least the prompt is one pass)
+    alone: dict[tuple[int, int], float] = {}  # a prompt's TTFT by its length and chunk (a chunk of the prompt: one pass)
 
-    def waited(chunk: int) -> float:
-        chunk = min(chunk, spec.avg_input_tokens)
-        if chunk not in alone:
+    def waited(chunk: int, prompt: int = spec.avg_input_tokens) -> float:
+        chunk = min(chunk, prompt)
+        if (prompt, chunk) not in alone:
             tokens = with_engine_tokens(consts, None, chunk)
-            alone[chunk] = prefill_seconds(arch, par, acc, spec.avg_input_tokens, tokens, mem.weights)
-        return alone[chunk]
+            alone[prompt, chunk] = prefill_seconds(arch, par, acc, prompt, tokens, mem.weights)
+        return alone[prompt, chunk]
 
     def point(batch: int, at_rate: float | None = None) -> OperatingPoint:
         step_s = decode.step(batch).seconds
         # each stage's step holds its share of the decodes; a waiting prompt's chunk is what they leave of the budget
-        left = consts.prefill_chunk_tokens - math.ceil(batch / par.pp)
-        ttft = waited(max(1, left) if shared else consts.prefill_chunk_tokens) + step_s
-        rate = little_rate(batch, ttft, output_tokens * step_s, prefill)
-        rate = rate if at_rate is None else min(rate, at_rate)
-        stretch = max(1e-9, 1.0 - rate * prefill)
-        # prompts queue for the replica's prefill time (first come, first served): the p95 adds that wait
-        wait = prefill_wait_p95(rate * prefill, prefill)
-        return OperatingPoint(batch, rate, ttft * ttft_p95_factor + wait, step_s / stretch, rate * prefill)
+        chunk = max(1, consts.prefill_chunk_tokens - math.ceil(batch / par.pp)) if shared else consts.prefill_chunk_tokens
+        ttft = waited(chunk) + step_s
+        if mix is None:
+            state = steady_state(batch, ttft, step_s, output_tokens, prefill, at_rate)
+            # prompts queue for the replica's prefill time (first come, first served): the p95 adds that wait
+            wait = prefill_wait_p95(state.prefill_busy, prefill)
+            return OperatingPoint(batch, state.requests_per_s, ttft * ttft_p95_factor + wait, state.tpot_s, state.prefill_busy)
+        own = (waited(chunk, mix.short_tokens) + step_s, waited(chunk, mix.long_tokens) + step_s)
+        mean_ttft = (1 - mix.long_share) * own[0] + mix.long_share * own[1]
+        state = steady_state(batch, mean_ttft, step_s, output_tokens, prefill, at_rate)
+        # the larger of the average prompt's rule (its factor, the queue's wait with the mix's spread) and the p95
+        # over the mix (the p95 prompt's own TTFT and the wait it meets)
+        ttft_p95 = max(
+            ttft * ttft_p95_factor + prefill_wait_p95(state.prefill_busy, prefill, scv),
+            ttft_p95_over_mix(own, mix.long_share, state.prefill_busy, prefill, scv),
+        )
+        return OperatingPoint(batch, state.requests_per_s, ttft_p95, state.tpot_s, state.prefill_busy)
 
     return point
+
+
+def ttft_basis_text(spec: InferenceSpec) -> str:
+    """What prompt lengths a generating service's TTFT p95 is taken over (newuser34 item 4), for its plan's reasons."""
+    if spec.p95_input_tokens is None:
+        return (
+            f"the TTFT p95 assumes every prompt has the average length ({spec.avg_input_tokens:,} tokens): give "
+            "p95_input_tokens for a long-prompt tail"
+        )
+    mix = least_spread_mix(spec.avg_input_tokens, spec.p95_input_tokens)
+    return (
+        f"the TTFT p95 is taken over prompts assumed {1 - mix.long_share:.0%} of {mix.short_tokens:,} and "
+        f"{mix.long_share:.0%} of {mix.long_tokens:,} tokens (the least spread an average of {spec.avg_input_tokens:,} "
+        f"and a p95 of {spec.p95_input_tokens:,} allow): the p95 prompt's own TTFT and an M/G/1 queue wait with that "
+        "spread, never below the average prompt's figure"
+    )
 
 
 def _pooling_operating_point(times: PoolingTimes, rate: float, consts: Constants) -> OperatingPoint:
@@ -162,34 +205,6 @@ def _best_pooling_point(times: PoolingTimes, spec: InferenceSpec, consts: Consta
     if rate is None:
         return None
     return _pooling_operating_point(times, rate, consts)._replace(batch=times.per_pass)
-
-
-def prefill_wait_p95(utilisation: float, prefill_s: float) -> float:
-    """95th-percentile wait of a prompt for the prompts ahead of it, at ``utilisation`` of the replica in prefill.
-
-    Poisson arrivals and prefills of one length are an M/D/1 queue: its mean wait is ``rho P / (2 (1 - rho))``
-    (Pollaczek-Khinchine), and its tail ``P(W > t) ~ rho exp(-t rho / W)``, so the 95th percentile is
-    ``P ln(rho / 0.05) / (2 (1 - rho))`` (0 while no more than one prompt in twenty waits). With the prompt's own
-    prefill, against a simulation of 300,000 arrivals of 0.535 s prefills (newuser15): 2.67 s at rho 0.67 (simulated
-    2.47), 1.90 at 0.54 (1.74).
-    """
-    rho = min(utilisation, 0.999)
-    return prefill_s * math.log(rho / 0.05) / (2 * (1 - rho)) if rho > 0.05 else 0.0
-
-
-def little_rate(batch: int, ttft_s: float, decode_s: float, prefill_s: float) -> float:
-    """Requests/s ``r`` at which ``batch`` sequences are in flight: ``r x W(r) = batch`` (Little's law).
-
-    A request spends ``W(r) = ttft + decode / (1 - r x prefill)`` in the system: prefills interleaved with
-    decode take ``r x prefill`` of every second, stretching the decode steps. ``r x W(r)`` rises from 0 to
-    infinity on ``[0, 1 / prefill)``, so the answer is the smaller root of
-    ``ttft x prefill x r^2 - (ttft + decode + batch x prefill) x r + batch = 0``, written in the form that
-    does not cancel: ``r = 2 batch / (b + sqrt(b^2 - 4 ttft x prefill x batch))`` with ``b = ttft + decode +
-    batch x prefill``.
-    """
-    linear = ttft_s + decode_s + batch * prefill_s
-    discriminant = max(0.0, linear * linear - 4.0 * ttft_s * prefill_s * batch)
-    return 2.0 * batch / (linear + math.sqrt(discriminant))
 
 
 def _meets_slo(point: OperatingPoint, spec: InferenceSpec) -> bool:

@@ -9,7 +9,7 @@ decode step runs. So, with the prefill model generation uses (:func:`~generator.
   sustains at most one request per that time: sustained compute over the prefill FLOPs of a request;
 - a request's latency is its own pass (several, past ``max_num_batched_tokens``) times the TTFT p95 factor generation
   plans with, and its wait for the requests ahead of it (the M/D/1 tail of
-  :func:`~generator.planner.inference.prefill_wait_p95`): a generating prompt's TTFT less its first decode step;
+  :func:`~generator.sizing.serving_queue.prefill_wait_p95`): a generating prompt's TTFT less its first decode step;
 - its KV cache holds only the tokens in flight: a request frees its blocks after its pass, so a replica needs room for
   one ``max_context_tokens`` request (what vLLM checks at start-up) and holds one pass's requests at a time; no batch
   of sequences decoding for many steps sizes it.
@@ -29,6 +29,7 @@ from generator.named_tuple import NamedTuple
 from generator.sizing.constants import Constants
 from generator.sizing.memory import InferenceMemory
 from generator.sizing.performance import Accelerator, prefill_flops, prefill_seconds
+from generator.sizing.serving_queue import prefill_wait_p95  # the queue generation's prompts wait in
 from generator.sizing.weights import Parallelism
 from generator.workload.models import InferenceSpec
 
@@ -144,8 +145,6 @@ def pooling_latency_p95_s(times: PoolingTimes, rate: float, consts: Constants) -
     first token: its prefill alone times ``ttft_p95_factor``, plus the p95 wait for the requests ahead of it at a share
     ``rate x busy`` of the replica in prefill (packed in its pass or in the passes before, each taking its share).
     """
-    from generator.planner.inference import prefill_wait_p95  # the queue generation's prompts wait in
-
     rho = min(rate * times.busy_s, _MOST_BUSY)
     return times.lone_s * consts.ttft_p95_factor + prefill_wait_p95(rho, times.busy_s)
 

@@ -35,6 +35,7 @@ from generator.workload.value_checks import (
     given_in,
     inference_limit_errors,
     pooling_field_errors,
+    prompt_tail_errors,
     training_setting_errors,
 )
 
@@ -149,6 +150,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
         if isinstance(dep, InferenceDeployment):
             errors += pooling_field_errors(doc, i, dep.inference, fixed=wl.hardware.fixed is not None)
             errors += inference_limit_errors(doc, i, dep.inference, models.get(dep.name))
+            errors += prompt_tail_errors(doc, i, dep.inference, fixed=wl.hardware.fixed is not None)
         expert_errors = _expert_parallel_errors(doc, i, dep, models.get(dep.name))
         errors += expert_errors or _pinned_layout_errors(doc, i, dep, models.get(dep.name))
         if (

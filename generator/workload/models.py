@@ -34,6 +34,8 @@ class InferenceSpec(NamedTuple):
     min_context_tokens: int | None = None
     avg_input_tokens: int = 1000
     avg_output_tokens: int = 200
+    #: 95th-percentile prompt length (a long-prompt tail); None: every prompt taken as ``avg_input_tokens`` long.
+    p95_input_tokens: int | None = None
     requests_per_second: float = 1.0
     slo: Slo = Slo()
     service_class: Literal["interactive", "batch"] = "interactive"

@@ -8,6 +8,8 @@ Every problem is located at the field that causes it (file:line:col):
   SGLang refuse a longer context unless told to by an environment variable, so the rendered servers would not start
   (and the model was not trained on such positions);
 - ``task: generate`` with an encoder-only model (BERT / RoBERTa / XLM-RoBERTa: no LM head to generate with);
+- ``p95_input_tokens`` below ``avg_input_tokens``, above 20 times it, or with ``avg_output_tokens`` past
+  ``max_context_tokens``; on a pooling service or ``hardware.fixed``, where it is not planned;
 - ``allowed_precisions`` naming one format twice, through an alias (``fp4`` and ``nvfp4``);
 - ``hardware.fixed.reserved_ram_gib`` (8 GiB when not given) at or above ``ram_gib`` leaves no RAM to plan with;
 - ``hardware.buy: false`` with no owned servers (``inventory``) to plan on, or ``buy: true`` on an existing machine;
@@ -219,6 +221,46 @@ def inference_limit_errors(doc: Document, i: int, spec: InferenceSpec, model: Re
             )
         )
     return errors
+
+
+def prompt_tail_errors(doc: Document, i: int, spec: InferenceSpec, *, fixed: bool) -> list[InputError]:
+    """Deployment ``i``'s ``p95_input_tokens`` against its average prompt and its context window, at the field.
+
+    The TTFT p95 is taken over a mix of two prompt lengths with the given mean and p95
+    (:func:`generator.sizing.serving_queue.least_spread_mix`): a p95 below the mean, or above 20 times it (Markov's
+    inequality: a mean of ``avg`` leaves fewer than one prompt in twenty ``20 avg`` long), describes no such mix; a p95
+    prompt with the average output must fit ``max_context_tokens``, or the engine refuses those requests.
+    """
+    tail = spec.p95_input_tokens
+    if tail is None:
+        return []
+    at: Path = ("deployments", i, "inference", "p95_input_tokens")
+    where = doc.locate(at)
+    if spec.pooling or fixed:
+        kind = f"a pooling service (task: {spec.task})" if spec.pooling else "hardware.fixed (one llama.cpp-style stream)"
+        why = f"p95_input_tokens is not planned for {kind}: its latency is sized for the average input; drop it"
+        return [InputError(why, where)]
+    avg = spec.avg_input_tokens
+    if tail < avg:
+        why = f"p95_input_tokens ({tail:,}) is less than avg_input_tokens ({avg:,}): a p95 is at least the mean here"
+        return [InputError(why, where)]
+    if tail > 20 * avg:
+        return [
+            InputError(
+                f"p95_input_tokens ({tail:,}) is more than 20 x avg_input_tokens ({20 * avg:,}): with an average of "
+                f"{avg:,} tokens fewer than one prompt in twenty can be that long (Markov's inequality)",
+                where,
+            )
+        ]
+    if tail + spec.avg_output_tokens > spec.max_context_tokens:
+        return [
+            InputError(
+                f"p95_input_tokens + avg_output_tokens ({tail + spec.avg_output_tokens:,}) exceeds max_context_tokens "
+                f"({spec.max_context_tokens:,}): one request in twenty would not fit its context window",
+                where,
+            )
+        ]
+    return []
 
 
 def fixed_ram_errors(doc: Document, spec: FixedSpec) -> list[InputError]:

@@ -1,0 +1,314 @@
+"""A long-prompt tail in the TTFT p95, and the batch's steady state in ``estimate --batch`` (newuser34 items 4 and 7).
+
+Item 4: a mix of 90% 1k-token and 10% 30k-token prompts (mean 3,900) was planned on 2 x TP4 H100 with a TTFT p95 of
+664 ms against 1,500, while a 30k prompt alone takes 1,841 ms there (``specgen estimate ... --tp 4 --input-tokens
+30000``): the p95 was the average prompt's. ``inference.p95_input_tokens`` gives the tail.
+
+Item 7: ``estimate --batch 44`` said TPOT 18.8 ms (the decode-only step) where the plan's batch 44 takes 34.7 ms (the
+step stretched by the prefills the batch's new prompts bring); its rate at a batch could pass its saturated maximum.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.api import plan_file
+from generator.errors import InputError, SpecgenError
+from generator.sizing.serving_queue import (
+    PromptMix,
+    least_spread_mix,
+    mix_moments,
+    prefill_wait_p95,
+    steady_state,
+    ttft_p95_over_mix,
+)
+from tests.helpers import estimate_json
+
+TAIL = """\
+version: 1
+name: tail
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.3-70B-Instruct
+{pin}    inference:
+      precision: fp8
+      kv_cache_precision: fp8
+      max_context_tokens: {context}
+      avg_input_tokens: 3900
+      avg_output_tokens: 300
+{tail}      requests_per_second: 4
+      slo: {{ttft_p95_ms: 1500, tpot_ms: 40}}
+hardware: {{gpus: [h100-sxm5-80gb], provider: baremetal}}
+"""
+
+
+def _workload(tmp_path: Path, tail: int | None = None, pin: str = "", context: int = 32768) -> str:
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        TAIL.format(
+            tail="" if tail is None else f"      p95_input_tokens: {tail}\n",
+            pin=f"    parallelism: {pin}\n" if pin else "",
+            context=context,
+        )
+    )
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("avg", "p95", "mix"),
+    [
+        pytest.param(3900, 30000, PromptMix(2526, 30000), id="newuser34-mix"),  # (3900 - 1500) / 0.95 = 2526.3
+        pytest.param(1000, 1000, PromptMix(1000, 1000), id="no-spread"),
+        pytest.param(1000, 20000, PromptMix(1, 20000), id="markov-limit"),  # every token of the mean in the tail
+    ],
+)
+def test_the_least_spread_mix_keeps_the_mean_and_puts_one_prompt_in_twenty_at_the_p95(avg: int, p95: int, mix: PromptMix) -> None:
+    assert least_spread_mix(avg, p95) == mix
+
+
+def test_the_mix_moments() -> None:
+    # 95% of 0.1 s and 5% of 1.0 s: mean 0.145 s, E[S^2] 0.0595, c^2 = 0.0595 / 0.145^2 - 1
+    assert mix_moments(PromptMix(1, 2), 0.1, 1.0) == pytest.approx((0.145, 0.0595 / 0.145**2 - 1))
+    assert mix_moments(PromptMix(5, 5), 0.4, 0.4) == pytest.approx((0.4, 0.0), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        pytest.param((10, 1.0, 0.01, 100, 0.0), (5.0, 0.01, 0.0), id="no-prefill"),  # 10 in flight for 2 s each
+        # r x (1 + 1 / (1 - 0.1 r)) = 10: r = 20 / (3 + sqrt(5)); the step over 1 - 0.1 r, the golden ratio's inverse
+        pytest.param((10, 1.0, 0.01, 100, 0.1), (3.81966, 0.0161803, 0.381966), id="prefill-rides-along"),
+        pytest.param((10, 1.0, 0.01, 100, 0.1, 2.0), (2.0, 0.0125, 0.2), id="at-a-lower-rate"),
+    ],
+)
+def test_the_steady_state(args: tuple[Any, ...], expected: tuple[float, float, float]) -> None:
+    assert steady_state(*args) == pytest.approx(expected, rel=1e-5)
+
+
+def test_without_a_spread_the_wait_is_the_m_d_1_one() -> None:
+    """The M/D/1 figure every plan without a tail keeps: ``P ln(rho / 0.05) / (2 (1 - rho))``, to the bit."""
+    for rho in (0.06, 0.3, 0.5, 0.9):
+        assert prefill_wait_p95(rho, 0.535) == prefill_wait_p95(rho, 0.535, 0.0)
+    assert prefill_wait_p95(0.5, 1.0) == pytest.approx(2.302585, rel=1e-6)  # ln(10)
+    assert prefill_wait_p95(0.5, 1.0, 1.0) == pytest.approx(2 * 2.302585, rel=1e-6)  # c^2 1 (M/M/1): twice the wait
+
+
+def _simulated(rho: float, short: float, long: float, arrivals: int = 200_000) -> tuple[float, float]:
+    """The p95 wait and the p95 TTFT (wait + own prefill) of a FCFS queue of Poisson arrivals (Lindley's recursion)."""
+    rng = random.Random(34)
+    rate = rho / (0.95 * short + 0.05 * long)
+    wait, waits, ttfts = 0.0, [], []
+    for _ in range(arrivals):
+        service = long if rng.random() < 0.05 else short
+        waits.append(wait)
+        ttfts.append(wait + service)
+        wait = max(0.0, wait + service - rng.expovariate(rate))
+    at = int(0.95 * arrivals)
+    return sorted(waits)[at], sorted(ttfts)[at]
+
+
+@pytest.mark.parametrize(
+    ("rho", "short", "wait_low", "wait_high", "ttft_tolerance"),
+    [
+        # the exponential tail of the wait is short of a very spread queue at low load (0.53 s against 0.69 simulated)
+        pytest.param(0.3, 0.1, 0.7, 1.1, 0.02, id="rho-0.3"),
+        pytest.param(0.5, 0.1, 0.85, 1.1, 0.05, id="rho-0.5"),
+        pytest.param(0.8, 0.1, 0.85, 1.1, 0.1, id="rho-0.8"),
+        pytest.param(0.5, 0.3, 0.9, 1.1, 0.05, id="rho-0.5-less-spread"),
+        pytest.param(0.8, 0.3, 0.9, 1.1, 0.05, id="rho-0.8-less-spread"),
+    ],
+)
+def test_the_m_g_1_figures_against_a_simulated_queue(
+    rho: float, short: float, wait_low: float, wait_high: float, ttft_tolerance: float
+) -> None:
+    """The wait's p95 and the TTFT p95 over a two-length mix (1 s long prompts) against 200,000 simulated arrivals."""
+    mean, scv = mix_moments(PromptMix(1, 2), short, 1.0)
+    wait, ttft = _simulated(rho, short, 1.0)
+    assert wait_low * wait <= prefill_wait_p95(rho, mean, scv) <= wait_high * wait
+    assert ttft_p95_over_mix((short, 1.0), 0.05, rho, mean, scv) == pytest.approx(ttft, rel=ttft_tolerance)
+    # never below the long prompt alone (one in twenty takes that long), never above it plus the wait's p95
+    assert 1.0 <= ttft_p95_over_mix((short, 1.0), 0.05, rho, mean, scv) <= 1.0 + prefill_wait_p95(rho, mean, scv)
+
+
+def _chat(path: str) -> Any:
+    (dep,) = plan_file(path)[1].deployments
+    return dep
+
+
+def test_the_long_tail_mix_misses_on_two_tp4_replicas(tmp_path: Path) -> None:
+    """The mix's 30k prompt alone takes 1,841 ms on TP4 H100 FP8 (its estimate at batch 1): no load of TP4 meets 1,500."""
+    with pytest.raises(SpecgenError) as refused:
+        plan_file(_workload(tmp_path, 30000, "{tp: 4, pp: 1}"))
+    assert "TP4 PP1: misses the latency SLO even at batch 1 (TTFT p95 1,841 ms against 1500" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("pin", "layout", "ttft_p95_s", "replica_rate"),
+    [
+        # pipelined chunks halve the long prompt's TTFT on one 8-GPU server (the price of 2 x TP4)
+        pytest.param("", (4, 2, 1, 8), 1.1743, 4.814, id="chosen-tp4-pp2"),
+        pytest.param("{tp: 8, pp: 1}", (8, 1, 2, 16), 1.1469, 3.799, id="tp8-two-replicas"),
+    ],
+)
+def test_the_long_tail_mix_is_planned_on_a_layout_that_meets_it(
+    tmp_path: Path, pin: str, layout: tuple[int, int, int, int], ttft_p95_s: float, replica_rate: float
+) -> None:
+    dep = _chat(_workload(tmp_path, 30000, pin))
+    assert (dep.tp, dep.pp, dep.replicas, dep.gpus) == layout
+    assert (dep.details["ttft_p95_s"], dep.details["requests_per_s_per_replica_max"]) == (ttft_p95_s, replica_rate)
+    assert dep.details["ttft_p95_s"] * 1000 <= 1500
+    assert dep.details["ttft_p95_prompt_mix"] == {"short_tokens": 2526, "long_tokens": 30000, "long_share": 0.05}
+    assert any("prompts assumed 95% of 2,526 and 5% of 30,000 tokens" in reason for reason in dep.reasons)
+
+
+def test_without_a_tail_the_plan_is_the_one_before(tmp_path: Path) -> None:
+    """The figures of the report's plan before the tail existed (2 x TP4, TTFT p95 664 ms), and the sentence saying so."""
+    dep = _chat(_workload(tmp_path))
+    assert (dep.tp, dep.pp, dep.replicas) == (4, 1, 2)
+    assert (dep.details["ttft_p95_s"], dep.details["tpot_s"], dep.details["requests_per_s_per_replica_max"]) == (
+        0.6635,
+        0.02504,
+        3.058,
+    )
+    assert "p95_input_tokens" not in dep.details and "ttft_p95_prompt_mix" not in dep.details
+    assert (
+        "at the planned load: batch 16, TTFT p95 664 ms, TPOT 25.0 ms; the TTFT p95 assumes every prompt has the "
+        "average length (3,900 tokens): give p95_input_tokens for a long-prompt tail"
+    ) in dep.reasons
+
+
+def test_a_tail_of_the_average_length_changes_nothing_planned(tmp_path: Path) -> None:
+    dep, flat = _chat(_workload(tmp_path, 3900)), _chat(_workload(tmp_path))
+    assert (dep.tp, dep.pp, dep.replicas) == (flat.tp, flat.pp, flat.replicas)
+    assert dep.details["ttft_p95_s"] == pytest.approx(flat.details["ttft_p95_s"], rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("tail", "context", "extra", "message"),
+    [
+        pytest.param(3000, 32768, "", "p95_input_tokens (3,000) is less than avg_input_tokens (3,900)", id="below-mean"),
+        pytest.param(78001, 131072, "", "p95_input_tokens (78,001) is more than 20 x avg_input_tokens (78,000)", id="markov"),
+        pytest.param(
+            32600, 32768, "", "p95_input_tokens + avg_output_tokens (32,900) exceeds max_context_tokens (32,768)", id="context"
+        ),
+        pytest.param(5000, 32768, "      task: embed\n", "p95_input_tokens is not planned for a pooling service", id="pooling"),
+    ],
+)
+def test_a_tail_that_describes_no_mix_is_refused_at_the_field(
+    tmp_path: Path, tail: int, context: int, extra: str, message: str
+) -> None:
+    text = Path(_workload(tmp_path, tail, context=context)).read_text()
+    if extra:  # a pooling service: no output tokens, no TPOT target
+        text = text.replace("      avg_output_tokens: 300\n", extra).replace(", tpot_ms: 40", "")
+    Path(tmp_path / "w.yaml").write_text(text)
+    with pytest.raises(SpecgenError) as refused:
+        plan_file(str(tmp_path / "w.yaml"))
+    assert f"w.yaml:12:25: deployments[0].inference.p95_input_tokens: {message}" in str(refused.value)
+
+
+ESTIMATE = (
+    "meta-llama/Llama-3.3-70B-Instruct", "--precision", "fp8", "--kv-precision", "fp8", "--gpu", "h100-sxm5-80gb",
+    "--tp", "4", "--input-tokens", "4000", "--output-tokens", "500", "--context", "16384",
+)  # fmt: skip
+
+
+def test_estimate_at_a_batch_states_the_plans_steady_state_tpot(tmp_path: Path) -> None:
+    """The report's batch 44: the plan of that service (10 req/s, 4 x TP4) runs batch 44 at TPOT 34.7 ms."""
+    thr = estimate_json(*ESTIMATE, "--batch", "44")["throughput"]
+    assert (thr["tpot_s"], thr["decode_step_s"], thr["decode_step_tokens_per_s"]) == (0.034731, 0.018772, 2344.0)
+    assert (thr["decode_tokens_per_s"], thr["requests_per_s"], thr["prefill_share"], thr["steady_batch"]) == (
+        1252.3,
+        2.5046,
+        0.4595,
+        44,
+    )
+    # the one formula: the decode-only step stretched by the share of each second the batch's new prompts take
+    assert thr["tpot_s"] == pytest.approx(thr["decode_step_s"] / (1 - thr["prefill_share"]), rel=1e-4)
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        TAIL.format(pin="", tail="", context=16384)
+        .replace("3900", "4000")
+        .replace("avg_output_tokens: 300", "avg_output_tokens: 500")
+        .replace("requests_per_second: 4", "requests_per_second: 10")
+        .replace("ttft_p95_ms: 1500", "ttft_p95_ms: 2000")
+    )
+    dep = _chat(str(path))
+    assert (dep.tp, dep.replicas, dep.details["batch_per_replica"], dep.details["tpot_s"]) == (4, 4, 44, 0.03468)
+    # the plan's batch 44 at its planned 2.5 req/s a replica, a shade below the 2.5046 that batch 44 sustains
+    assert dep.details["tpot_s"] == pytest.approx(thr["tpot_s"], rel=0.002)
+
+
+def test_the_estimate_text_labels_the_decode_only_step(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.helpers import run_estimate
+
+    code, text = run_estimate(*ESTIMATE, "--batch", "44")
+    assert code == 0
+    assert (
+        "at batch 44: TTFT 202 ms (p95 404 ms as a plan checks it, before queueing), TPOT 34.7 ms at steady state (the "
+        "prompts they bring take 46% of the time in prefill; 1,252 output tokens/s), decode-only step 18.8 ms (memory "
+        "bandwidth-bound)"
+    ) in text
+
+
+SETUPS = [
+    pytest.param(("meta-llama/Llama-3.3-70B-Instruct", "fp8", "h100-sxm5-80gb", 4, 4000, 500, 16384), id="70b-h100-tp4"),
+    pytest.param(("meta-llama/Llama-3.3-70B-Instruct", "fp8", "gaudi3-128gb", 8, 2048, 2048, 8192), id="70b-gaudi3-tp8"),
+    pytest.param(("openai/gpt-oss-120b", None, "h200-sxm-141gb", 1, 1000, 1000, 2048), id="gpt-oss-h200"),
+    pytest.param(("meta-llama/Llama-3.1-8B-Instruct", "bf16", "l40s-48gb", 1, 128, 2048, 4096), id="8b-l40s"),
+    pytest.param(("Qwen/Qwen3-30B-A3B", None, "mi300x-192gb", 1, 8000, 200, 16384), id="qwen3-moe-mi300x"),
+    pytest.param(("meta-llama/Llama-3.3-70B-Instruct", "fp8", "b200-sxm-180gb", 2, 32000, 300, 65536), id="70b-b200-32k"),
+]
+
+
+@pytest.mark.parametrize("setup", SETUPS)
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_the_rate_at_a_batch_never_passes_the_saturated_one(setup: tuple[Any, ...], engine: str) -> None:
+    """At every batch (beyond the saturated one too: the rest wait for admission), the steady-state output rate is at
+    most the saturated maximum, and the TPOT at least the decode-only step; the decode-only rate alone passed it."""
+    model, precision, gpu, tp, isl, osl, context = setup
+    args = [model, "--gpu", gpu, "--tp", str(tp), "--engine", engine, "--kv-precision", "fp8"]
+    args += ["--input-tokens", str(isl), "--output-tokens", str(osl), "--context", str(context)]
+    args += ["--precision", precision] if precision else []
+    top = estimate_json(*args)["throughput"]["saturation_batch"]
+    for batch in sorted({1, 8, 44, max(1, top - 1), top, top + 1, 4 * top}):
+        thr = estimate_json(*args, "--batch", str(batch))["throughput"]
+        assert thr["decode_tokens_per_s"] <= thr["max_output_tokens_per_s"], (batch, thr)
+        assert thr["steady_batch"] == min(batch, top)
+        assert batch > top or thr["tpot_s"] >= thr["decode_step_s"]  # the decode-only step is of all the batch
+
+
+def test_estimate_takes_the_tail() -> None:
+    """``--p95-input-tokens 30000``: the 30k prompt alone takes the report's 1,841 ms on TP4 H100 FP8, the TTFT p95 a
+    plan checks before queueing; the mix's larger mean prefill takes more of each second than 3,900-token prompts."""
+    args = (
+        "meta-llama/Llama-3.3-70B-Instruct", "--precision", "fp8", "--kv-precision", "fp8", "--gpu", "h100-sxm5-80gb",
+        "--tp", "4", "--input-tokens", "3900", "--output-tokens", "300", "--context", "32768",
+    )  # fmt: skip
+    flat, tail = (estimate_json(*args)["throughput"], estimate_json(*args, "--p95-input-tokens", "30000")["throughput"])
+    assert (tail["p95_input_tokens"], tail["ttft_p95_prompt_s"], tail["ttft_p95_alone_s"]) == (30000, 1.84088, 1.84088)
+    assert flat["ttft_p95_alone_s"] == pytest.approx(2 * flat["ttft_s"], abs=1e-5) and "ttft_p95_prompt_s" not in flat
+    assert tail["prefill_share"] > flat["prefill_share"] and tail["tpot_s"] > flat["tpot_s"]
+
+
+@pytest.mark.parametrize(
+    ("tail", "context", "message"),
+    [
+        pytest.param(3000, None, "--p95-input-tokens (3,000) is less than the average prompt", id="below"),
+        pytest.param(78001, None, "--p95-input-tokens (78,001) is more than 20 x", id="markov"),
+        pytest.param(30000, 16384, "--p95-input-tokens + --output-tokens (30,300) is more than --context 16,384", id="context"),
+    ],
+)
+def test_estimate_refuses_a_tail_that_describes_no_mix(tail: int, context: int | None, message: str) -> None:
+    from generator.calculator.estimate import EstimateRequest, estimate
+
+    req = EstimateRequest(
+        "meta-llama/Llama-3.3-70B-Instruct", gpu="h100-sxm5-80gb", tp=4, input_tokens=3900, output_tokens=300,
+        p95_input_tokens=tail, context_tokens=context,
+    )  # fmt: skip
+    with pytest.raises(InputError) as refused:
+        estimate(req)
+    assert message in str(refused.value)
