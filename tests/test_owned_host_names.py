@@ -66,11 +66,16 @@ def test_ansible_inventory_names_the_owned_host_in_its_pool(rendered: tuple[Plan
     _, files = rendered
     children = ansible_reader().load(files["ansible/inventory.yml"])["all"]["children"]
     # each host carries the rack it stands in (newuser30 item 5): two ~10 kW servers in 17.3 kW racks, one a rack
-    assert children[OWNED] == {"hosts": {"owned-h200": {"specgen_rack": "rack-02"}}}
+    # and the replicas it runs (newuser36 item 6)
+    owned = children[OWNED]["hosts"]["owned-h200"]
+    assert owned["specgen_rack"] == "rack-02"
+    assert [r["gpus"] for r in owned["specgen_replicas"]] == [[0, 1, 2, 3], [4, 5, 6, 7]]
     assert children[BOUGHT] == {}
     example = ansible_reader().load(files["ansible/hosts.yml.example"])["all"]["children"]
     # only the bought server is a placeholder
-    assert example == {BOUGHT: {"hosts": {"a-h100-sxm5-80gb-01": {"specgen_rack": "rack-01"}}}}
+    assert list(example) == [BOUGHT]
+    assert list(example[BOUGHT]["hosts"]) == ["a-h100-sxm5-80gb-01"]
+    assert example[BOUGHT]["hosts"]["a-h100-sxm5-80gb-01"]["specgen_rack"] == "rack-01"
 
 
 def test_maas_allocates_the_owned_host_for_its_pool(rendered: tuple[Plan, dict[str, str]]) -> None:

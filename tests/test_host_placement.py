@@ -1,0 +1,116 @@
+"""Which serving replicas each bare-metal host runs, on which GPUs (newuser36 item 6).
+
+A pool's group vars give each service's pool-wide ``replicas``; a role starting services host by host (systemd or
+podman, without a Kubernetes scheduler) read 8 chat replicas on each of two 8-GPU hosts the plan had packed as 4 + 4
+beside a TP4 replica. Each host now carries ``specgen_replicas`` (:mod:`generator.render.placement`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.planner import plan_workload
+from generator.render import render_plan
+from generator.render.hosts import host_node
+from generator.workload import load_workload
+from tests.helpers import ansible_reader
+
+REPO = Path(__file__).resolve().parents[1]
+
+SHARED = """\
+version: 1
+name: colo
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    platform: dell-xe9680-hgx-h100-h200
+    parallelism: {tp: 1}
+    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: RATE, min_replicas: MIN,
+                slo: {ttft_p95_ms: 2000, tpot_ms: 50}}
+  - name: moe
+    model: Qwen/Qwen3-30B-A3B
+    platform: dell-xe9680-hgx-h100-h200
+    parallelism: {tp: 4}
+    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 1, slo: {ttft_p95_ms: 2000, tpot_ms: 50}}
+hardware: {provider: baremetal, gpus: [h100-sxm5-80gb]}
+outputs: [ansible]
+"""
+
+
+def _hosts(text: str, tmp_path: Path) -> tuple[Any, dict[str, dict[str, Any]]]:
+    path = tmp_path / "w.yaml"
+    path.write_text(text)
+    loaded = load_workload(str(path))
+    plan = plan_workload(loaded)
+    files = render_plan(plan, loaded.workload)
+    hosts: dict[str, dict[str, Any]] = {}
+    for name in ("ansible/inventory.yml", "ansible/hosts.yml.example"):
+        if name in files:
+            groups = ansible_reader().load(files[name].split("---\n", 1)[1])["all"]["children"]
+            for group in groups.values():
+                hosts.update({h: v or {} for h, v in ((group or {}).get("hosts") or {}).items()})
+    return plan, hosts
+
+
+def test_a_shared_pool_packs_the_widest_replicas_first_on_aligned_gpus(tmp_path: Path) -> None:
+    plan, hosts = _hosts(SHARED.replace("RATE", "200").replace("MIN", "1"), tmp_path)
+    chat = next(d for d in plan.deployments if d.name == "chat")
+    (pool,) = plan.pools
+    assert pool.nodes == 2 and chat.replicas > 4  # both hosts hold chat replicas
+    first, second = (hosts[h]["specgen_replicas"] for h in sorted(hosts))
+    assert first[0] == {"deployment": "moe", "replica": 1, "gpus": [0, 1, 2, 3]}
+    assert [r["gpus"] for r in first[1:]] == [[4], [5], [6], [7]]
+    assert [r["gpus"] for r in second] == [[g] for g in range(chat.replicas - 4)]
+    assert [r["replica"] for r in first[1:] + second] == list(range(1, chat.replicas + 1))
+
+
+def test_a_service_with_min_replicas_is_placed_on_two_hosts(tmp_path: Path) -> None:
+    """Two TP1 replicas planned on two nodes for min_replicas 2 (spread.py) went both to the first host with room."""
+    plan, hosts = _hosts(SHARED.replace("RATE", "1").replace("MIN", "2"), tmp_path)
+    chat = next(d for d in plan.deployments if d.name == "chat")
+    assert chat.replicas == 2
+    holding = [h for h, v in hosts.items() if any(r["deployment"] == "chat" for r in v["specgen_replicas"])]
+    assert len(holding) == 2
+
+
+def _examples() -> list[str]:
+    return sorted(p.name for p in (REPO / "examples").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("example", _examples())
+def test_every_replica_is_placed_once_within_its_hosts_gpus(example: str) -> None:
+    """A property over every shipped example: on bare metal, each serving replica of a pool is on its hosts once,
+    each on GPUs of its own; a pool with a training job (or shared GPUs) is placed by its launcher, not here."""
+    loaded = load_workload(str(REPO / "examples" / example))
+    plan = plan_workload(loaded)
+    if plan.provider != "baremetal":
+        pytest.skip("a cloud's hosts come and go: no per-host vars (dynamic inventory)")
+    files = render_plan(plan, loaded.workload)
+    hosts: dict[str, dict[str, Any]] = {}
+    for name in ("ansible/inventory.yml", "ansible/hosts.yml.example"):
+        if name in files:
+            groups = ansible_reader().load(files[name].split("---\n", 1)[1])["all"]["children"]
+            for group, members in groups.items():
+                hosts.update({h: {**(v or {}), "pool": group} for h, v in ((members or {}).get("hosts") or {}).items()})
+    for pool in plan.pools:
+        mine = {h: v for h, v in hosts.items() if v["pool"] == pool.name}
+        assert len(mine) == pool.hosts
+        training = any(d.kind != "inference" and d.in_pool(pool.name) for d in plan.deployments)
+        if training:
+            assert not any("specgen_replicas" in v for v in mine.values())
+            continue
+        per_host = host_node(pool.node).gpus
+        placed: Counter[tuple[str, int]] = Counter()
+        for v in mine.values():
+            gpus = [g for r in v["specgen_replicas"] for g in r["gpus"]]
+            assert len(gpus) == len(set(gpus)) and all(0 <= g < per_host for g in gpus)
+            placed.update((r["deployment"], r["replica"]) for r in v["specgen_replicas"])
+        for d in plan.deployments:
+            if (share := d.in_pool(pool.name)) is not None:
+                tp, pp, replicas, _ = share
+                span = -(-tp * pp // per_host)  # hosts a replica spans
+                assert {n: placed[(d.name, n)] for n in range(1, replicas + 1)} == dict.fromkeys(range(1, replicas + 1), span)
