@@ -104,6 +104,9 @@ def _finite_float(text: str) -> float:
 #: What ``diff_plans`` reads from a plan: field -> the JSON type it must have (None: any).
 _NUMBER = (int, float)
 _PLAN_FIELDS: dict[str, tuple[type, ...] | None] = {"totals": (dict,), "pools": (list,), "deployments": (list,)}
+#: What the diff reads of a rack (``Plan.racks``) and of each pool's nodes in it.
+_RACK_FIELDS: dict[str, tuple[type, ...] | None] = {"id": (str,), "pools": (list,), "power_w": _NUMBER}
+_RACK_POOL_FIELDS: dict[str, tuple[type, ...] | None] = {"pool": (str,), "nodes": _NUMBER}
 _POOL_FIELDS: dict[str, tuple[type, ...] | None] = {
     "name": (str,),
     "node": (dict,),
@@ -219,6 +222,13 @@ def _check_plan(path: str, plan: Any) -> None:
         _check_echoed(path, f"plan.pools[{i}].usd_per_hour", pool["usd_per_hour"])
         for key in ("platform_id", "provider"):  # what a replaced pool's hardware is told by
             _check_echoed(path, f"plan.pools[{i}].node.{key}", pool["node"].get(key))
+    if "racks" in plan:  # a spec.json from before the rack list has none (test_rack_layout)
+        _require(path, "plan", plan, {"racks": (list,)})
+        for i, rack in enumerate(plan["racks"]):
+            _require(path, f"plan.racks[{i}]", rack, _RACK_FIELDS)
+            _check_echoed(path, f"plan.racks[{i}].id", rack["id"])
+            for j, share in enumerate(rack["pools"]):
+                _require(path, f"plan.racks[{i}].pools[{j}]", share, _RACK_POOL_FIELDS)
     for i, dep in enumerate(plan["deployments"]):
         where = f"plan.deployments[{i}]"
         _require(path, where, dep, _DEPLOYMENT_FIELDS)
@@ -341,6 +351,8 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     # a region named on one side alone may be the other's (the provider configuration's), so pools still compare
     replacements = [] if moved or _named_both(relocated) else pool_replacements(old, new)
     out = {"totals": totals, "replacements": replacements, "pools": pools, "deployments": deployments}
+    if racks := rack_changes(old, new):
+        out["racks"] = racks
     unpriced = {side: found for side, plan in (("old", old), ("new", new)) if (found := _unpriced_pools(plan))}
     if unpriced:
         out["unpriced"] = unpriced
@@ -360,6 +372,39 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         | ({"region_change": relocated} if relocated else {})
         | ({"zone_change": rezoned} if rezoned else {})
     )
+
+
+def rack_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each rack whose servers or power change: the nodes of each pool in it and its watts, before and after.
+
+    newuser36 item 11: a rack limit raised from 17.3 to 40 kW moved a server into the first rack (two racks -> one),
+    a de-rack, re-cable and new PDU outlets, and the diff said "No change to the fleet.". A side without racks (a
+    cloud plan, or a spec.json from before the rack list) compares none.
+    """
+    if "racks" not in old or "racks" not in new:
+        return []
+    sides = [{r["id"]: r for r in plan["racks"]} for plan in (old, new)]
+
+    def held(rack: dict[str, Any] | None) -> dict[str, Any] | None:
+        if rack is None:
+            return None
+        pools = {share["pool"]: share["nodes"] for share in sorted(rack["pools"], key=lambda share: share["pool"])}
+        return {"pools": pools, "power_w": rack["power_w"]}
+
+    out = []
+    for rack in sorted(set(sides[0]) | set(sides[1])):
+        a, b = (held(side.get(rack)) for side in sides)
+        if a != b:
+            out.append({"rack": rack, "old": a, "new": b})
+    return out
+
+
+def _rack_text(held: dict[str, Any] | None) -> str:
+    """A rack's side of the racks table: each pool's servers in it, and its power."""
+    if held is None:
+        return "-"
+    pools = ", ".join(f"{fmt_cell(n)} x {md_code(p, cell=True)}" for p, n in held["pools"].items()) or "empty"
+    return f"{pools} ({held['power_w'] / 1000:,.1f} kW)"
 
 
 #: The totals row of a month with the rented training jobs' runs: ``usd_per_month`` + ``training_usd_per_month``.
@@ -1248,7 +1293,15 @@ def markdown_diff(result: dict[str, Any]) -> str:
             + f": {md_text(one_line(f['message']))}"
             for f in result["new_findings"]
         ]
+    if result.get("racks"):
+        moved = "a server moved to another rack is de-racked, re-cabled and re-powered"
+        lines += ["", f"Racks whose servers or power change ({moved}):", ""]
+        lines += ["| rack | old | new |", "|---|---|---|"]
+        lines += [
+            f"| {md_code(r['rack'], cell=True)} | {_rack_text(r['old'])} | {_rack_text(r['new'])} |" for r in result["racks"]
+        ]
     if not result["pools"] and not result["deployments"]:
         moved = "provider_change" in result or "zone_change" in result or _named_both(result.get("region_change"))
-        lines += ["", "The same pools and deployments where they move to." if moved else "No change to the fleet."]
+        same = "The same pools and deployments where they move to." if moved else "No change to the fleet."
+        lines += ["", "The same pools and deployments, racked as above." if result.get("racks") else same]
     return "\n".join(lines) + "\n"

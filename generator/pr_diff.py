@@ -450,12 +450,13 @@ def deleted_beside(rev: str, paths: list[str]) -> list[str]:
 
 
 def _moves(diff: dict[str, Any]) -> bool:
-    """Whether a file's diff changes anything: a pool, a deployment, a total (its runs' cost) or where it runs.
+    """Whether a file's diff changes anything: a pool, a deployment, a total (its runs' cost), a rack or where it runs.
 
     newuser28 item 2: 30 -> 60 nightly runs added $34,626 a month to the totals and the file read "unchanged".
     """
     totals = any(row["old"] != row["new"] for row in diff["totals"].values())
-    return bool(diff["pools"] or diff["deployments"] or totals or any(f"{k}_change" in diff for k in PLACES))
+    moved = any(f"{k}_change" in diff for k in PLACES)
+    return bool(diff["pools"] or diff["deployments"] or totals or diff.get("racks") or moved)
 
 
 #: Where a fleet runs, whose change a diff says (``provider_change``, ...).

@@ -145,6 +145,56 @@ def test_the_same_plan_is_still_no_change() -> None:
     assert "No change to the fleet." in markdown_diff(diff_plans(_one(), _one()))
 
 
+def _racked(*racks: dict[str, int]) -> dict[str, Any]:
+    """A bare-metal fleet of one 2-node pool ``chat`` racked as given: {pool: nodes} a rack, 10.2 kW a node."""
+    fleet = _one(_pool("chat", platform="dgx-h100", nodes=2))
+    fleet["provider"] = "baremetal"
+    fleet["racks"] = [
+        {"id": f"rack-{i:02d}", "pools": [{"pool": p, "nodes": n, "hosts": []} for p, n in held.items()],
+         "power_w": 10200 * sum(held.values())}
+        for i, held in enumerate(racks, start=1)
+    ]  # fmt: skip
+    return fleet
+
+
+def test_a_server_moving_to_another_rack_is_a_change() -> None:
+    """newuser36 item 11: rack_power_kw 17.3 -> 40 put both servers in one rack; the diff said "No change"."""
+    result = diff_plans(_racked({"chat": 1}, {"chat": 1}), _racked({"chat": 2}))
+    assert result["pools"] == [] and result["deployments"] == []
+    assert result["racks"] == [
+        {"rack": "rack-01", "old": {"pools": {"chat": 1}, "power_w": 10200}, "new": {"pools": {"chat": 2}, "power_w": 20400}},
+        {"rack": "rack-02", "old": {"pools": {"chat": 1}, "power_w": 10200}, "new": None},
+    ]
+    text = markdown_diff(result)
+    assert "No change to the fleet." not in text
+    assert "| `rack-01` | 1 x `chat` (10.2 kW) | 2 x `chat` (20.4 kW) |" in text
+    assert "| `rack-02` | 1 x `chat` (10.2 kW) | - |" in text
+    assert "The same pools and deployments, racked as above." in text
+    # the same racks, or a side without a rack list (a spec.json from before it): nothing to say
+    assert "racks" not in diff_plans(_racked({"chat": 2}), _racked({"chat": 2}))
+    assert "racks" not in diff_plans(_one(_pool("chat", nodes=2)), _racked({"chat": 2}))
+
+
+@pytest.mark.parametrize(
+    ("racks", "said"),
+    [
+        ("a list", "'plan.racks' must be a list"),
+        ([{"id": "r", "pools": []}], "'plan.racks[0]' has no 'power_w'"),
+        ([{"id": "r", "pools": [{"pool": "p", "nodes": -1}], "power_w": 1}], "'plan.racks[0].pools[0].nodes' must be"),
+    ],
+)
+def test_a_spec_json_with_bad_racks_is_refused_naming_the_field(tmp_path: Path, racks: Any, said: str) -> None:
+    from generator.errors import InputError
+    from generator.fleet_diff import load_plan_dict
+
+    fleet = _racked({"chat": 2})
+    fleet["racks"] = racks
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps({"plan": fleet}))
+    with pytest.raises(InputError, match=said.replace("[", r"\[").replace("]", r"\]")):
+        load_plan_dict(str(path))
+
+
 # ---------------------------------------------------------------- item 3: a service moving to other hardware
 
 
