@@ -410,7 +410,9 @@ MI325X_70B = (
 
 def test_mi325x_is_planned_on_the_xe9680_with_a_power_brake_warning(tmp_path: Path) -> None:
     # newuser24 item 1: 8 x MI325X summed at 11,018 W were ruled out on 3 of 6 x 3,200 W; the XE9680's 3+3
-    # fault-tolerant redundancy (StorageReview) runs on all six (19,200 W) and power-brakes the GPUs past two lost
+    # fault-tolerant redundancy (StorageReview) runs on all six (19,200 W) and power-brakes the GPUs past one lost.
+    # newuser36 item 1: no published maximum for the build, so its sum x 1.257 (DGX B200: 14,300 W published over
+    # 11,374 W summed, the most of the catalog's 8-GPU systems) = 13,852 W; 13,021 W DC needs 5 of the 6 PSUs
     path = tmp_path / "w.yaml"
     path.write_text(MI325X_70B)
     plan = plan_file(str(path))[1]
@@ -418,10 +420,11 @@ def test_mi325x_is_planned_on_the_xe9680_with_a_power_brake_warning(tmp_path: Pa
         ("dell-xe9680-mi300x", "mi325x-256gb", 8, "6x 3200 W (3+3 fault-tolerant)")
     ]
     (brake,) = {f.message for f in plan.findings if f.code == "psu-power-brake"}
-    assert (
-        "draws 11,018 W at the wall (sum of components), a DC load of 10,356 W" in brake
-        and "keeps full speed with up to 2 PSU(s) lost" in brake
+    drawn = (
+        "draws 13,852 W at the wall (sum of components x 1.257, the most a published 8-GPU maximum is over its parts "
+        "(dgx-b200)), a DC load of 13,021 W"
     )
+    assert drawn in brake and "keeps full speed with up to 1 PSU(s) lost" in brake
 
 
 def test_layouts_ruled_out_only_by_psus_get_a_psu_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

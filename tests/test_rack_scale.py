@@ -54,7 +54,8 @@ def test_hosts_in_terraform_ansible_and_kubeadm(rendered: tuple[object, dict[str
     assert [h["specgen_rack"] for h in hosts.values()] == ["rack-01"] * 18 + ["rack-02"] * 18
     group = ansible_reader().load(files[f"ansible/group_vars/{POOL}.yml"])
     assert group["specgen_gpu"]["count"] == 4
-    assert [n["count"] for n in group["specgen_network"]["nics"]] == [4, 1]  # 4 fabric NICs and 1 front-end per tray
+    # 4 fabric CX-7s and 2 BlueField-3 (storage / management) per tray: the DGX GB200 user guide (newuser36 item 4)
+    assert [n["count"] for n in group["specgen_network"]["nics"]] == [4, 2]
     assert group["specgen_ram_gib"] is None
     # 36 Grace CPUs per rack (platforms.json cpu.sockets), 2 per tray: the description follows the 144 cores
     cpu = group["specgen_cpu"]

@@ -108,6 +108,15 @@ def node_fabric(platform: PlatformSpec, gpu: GpuSpec, gpus: int, needs_fabric: b
     return None
 
 
+def fixed_system(platform: PlatformSpec) -> bool:
+    """A vendor's complete system sold as one build (a DGX, a GB200 NVL72): its I/O is the vendor's, not a choice.
+
+    The catalog marks it by the system maximum power the vendor publishes for the build as sold (``max_power_w``);
+    no default NIC is added to it where the catalog lists none (newuser36 item 4: a 25 GbE NIC the DGX H100 lacks).
+    """
+    return platform.provider == "baremetal" and not platform.custom and platform.max_power_w is not None
+
+
 def _nics(platform: PlatformSpec, gpu: GpuSpec, gpus: int, needs_fabric: bool, findings: list[Finding]) -> tuple[Nic, ...]:
     table = catalog.nics()
     out: list[Nic] = []
@@ -128,7 +137,7 @@ def _nics(platform: PlatformSpec, gpu: GpuSpec, gpus: int, needs_fabric: bool, f
         nic = table[fabric.nic_id]
         out.append(Nic("fabric", nic.id, nic.name, fabric.nics, nic.port_gbps, nic.protocol, nic.gpudirect_rdma))
     front_id, front_count = platform.frontend_nic_id, platform.frontend_nic_count
-    if not front_id and configurable:
+    if not front_id and configurable and not fixed_system(platform):
         front_id, front_count = DEFAULT_FRONTEND_NIC, platform.hosts  # one per host
     if front_id:
         nic = table[front_id]
@@ -189,6 +198,66 @@ def reference_system(platform: PlatformSpec, gpu: GpuSpec) -> PlatformSpec | Non
 
 #: The basis of a node's power figure summed from its parts (no published maximum, its own or borrowed).
 SUMMED = "sum of components"
+#: Servers built on an 8-GPU baseboard (HGX, OAM UBB): the reference systems a published maximum is borrowed from.
+BASEBOARD_KINDS = ("hgx-8gpu", "oam-8gpu")
+#: The warning on a full 8-GPU baseboard server with no published maximum: planned on its parts summed, scaled.
+POWER_SUMMED = "power-summed"
+
+
+class UnderRead(NamedTuple):
+    """How much more than their summed parts the catalog's 8-GPU baseboard systems with a published maximum draw.
+
+    ``high`` / ``high_id``: the largest published / summed ratio and whose; ``low`` / ``low_id``: the smallest.
+    """
+
+    high: float
+    high_id: str
+    low: float
+    low_id: str
+
+
+@functools.cache
+def baseboard_under_read(consts: Constants) -> UnderRead | None:
+    """Published maximum over the parts summed, for each full 8-GPU baseboard system with a published maximum.
+
+    newuser36 item 1: the parts sum under-reads every published 8-GPU system maximum (DGX A100 / H100 / H200 /
+    B200 / B300: 1.159-1.257x at the default constants), so a server on such a baseboard with no published figure of
+    its own or its GPU's reference (the XE9680 with 8 x MI300X: 8,677 W summed, beside 10,200 W for the same chassis
+    with 8 x 700 W H100) is planned on its sum scaled by the largest of them, the safer figure for racks and PSUs.
+    Each system is summed as the catalog lists it (its own RAM, data drives and NICs).
+    """
+    ratios: list[tuple[float, str]] = []
+    for p in catalog.platforms().values():
+        if not p.max_power_w or p.kind not in BASEBOARD_KINDS or p.custom:
+            continue
+        most = max(p.gpu_counts)
+        for gpu_id in p.gpu_ids:
+            gpu = catalog.gpus()[gpu_id]
+            nics = _nics(p, gpu, most, False, [])
+            summed = component_power_w(gpu, most, p, int(p.ram_gib or 0), p.nvme_count or 0, nics, consts)
+            ratios.append((p.max_power_w / summed, p.id))
+    if not ratios:
+        return None
+    (low, low_id), (high, high_id) = min(ratios), max(ratios)
+    return UnderRead(high, high_id, low, low_id)
+
+
+def scaled_basis(under: UnderRead) -> str:
+    """The basis of a summed 8-GPU baseboard figure scaled by :func:`baseboard_under_read`."""
+    return f"sum of components x {under.high:.3f}, the most a published 8-GPU maximum is over its parts ({under.high_id})"
+
+
+def power_summed(platform: PlatformSpec, gpu: GpuSpec, gpus: int, summed_w: int, power: NodePower, under: UnderRead) -> Finding:
+    """The warning on a full 8-GPU baseboard server planned on its parts summed and scaled (no published maximum)."""
+    return Finding(
+        "warning",
+        POWER_SUMMED,
+        f"{platform.id} with {gpus} x {gpu.id}: no published system maximum in the catalog (its own, or an 8-GPU "
+        f"system with {gpu.id}), and its parts sum to {summed_w:,} W; the catalog's 8-GPU systems with a published "
+        f"maximum draw {under.low:.3f}x ({under.low_id}) to {under.high:.3f}x ({under.high_id}) their summed parts, "
+        f"so it is planned, racked and costed at {power.watts:,} W: check the vendor's power calculator for this "
+        "configuration before filling racks",
+    )
 
 
 class NodePower(NamedTuple):
@@ -223,6 +292,10 @@ def node_power_w(
         basis = f"published maximum of {reference.id} (same baseboard)"
         return NodePower(int(reference.max_power_w), wall_to_dc_w(reference.max_power_w, consts), basis, reference.id)
     dc_load = component_dc_load_w(gpu, gpus, platform, ram_gib, drives, nics, consts)
+    under = baseboard_under_read(consts) if full and platform.kind in BASEBOARD_KINDS else None
+    if under is not None:  # an 8-GPU baseboard with no published figure: its sum under-reads as every one published
+        wall = round(dc_load / consts.psu_efficiency * under.high)
+        return NodePower(wall, wall_to_dc_w(wall, consts), scaled_basis(under), under.high_id)
     return NodePower(round(dc_load / consts.psu_efficiency), round(dc_load), SUMMED)
 
 
@@ -320,7 +393,7 @@ def psu_overload(
         )
     if owned and power.borrowed_from:
         why = (
-            "kept because the server is owned and runs, and the power figure is another system's: check the "
+            f"kept because the server is owned and runs, and the power figure is {_not_own(power)}: check the "
             "chassis' PSU rating for this configuration"
         )
         return Finding("warning", PSU_HEADROOM, f"{over}; {why}")
@@ -341,9 +414,16 @@ def psu_overload(
     return Finding(
         "warning",
         PSU_HEADROOM,
-        f"{over}; not ruled out because the power figure is another system's: check the chassis' PSU rating "
+        f"{over}; not ruled out because the power figure is {_not_own(power)}: check the chassis' PSU rating "
         "for this configuration before buying",
     )
+
+
+def _not_own(power: NodePower) -> str:
+    """What a power figure that is not the node's own is: another system's maximum, or its parts scaled as one's."""
+    if power.basis.startswith(f"{SUMMED} x "):
+        return f"its parts summed and scaled as {power.borrowed_from}'s published maximum is over its own, an estimate"
+    return "another system's"
 
 
 def psu_unknown(platform: PlatformSpec, gpu: GpuSpec, gpus: int, power: NodePower) -> Finding:
@@ -539,15 +619,24 @@ def assemble_node(
     # one basis for comparing layouts: every node's components summed (the published maximum, where
     # there is one, stays the figure racks and PSUs are provisioned for)
     components = component_power_w(gpu, gpus, platform, ram_gib, drives, nics, consts)
+    under = baseboard_under_read(consts)
+    scaled = under is not None and power_figure.basis == scaled_basis(under)  # summed and scaled: an estimate
+    if under is not None and scaled:
+        findings.append(power_summed(platform, gpu, gpus, components, power_figure, under))
     psu = None
     if platform.psu_count and platform.psu_rating_w:
         redundant = redundant_psus(platform)
         tolerant = " fault-tolerant" if platform.psu_fault_tolerant else ""
         psu = f"{platform.psu_count}x {platform.psu_rating_w:g} W ({platform.psu_count - redundant}+{redundant}{tolerant})"
         over = psu_overload(platform, gpu, gpus, power_figure, owned, node_build_text(nics))
+        if over is not None and over.level != "error" and scaled:
+            # a scaled estimate keeps the layout with a warning, unless its own parts summed already overload the PSUs
+            dc_load = component_dc_load_w(gpu, gpus, platform, ram_gib, drives, nics, consts)
+            own = psu_overload(platform, gpu, gpus, NodePower(components, round(dc_load), SUMMED), owned, node_build_text(nics))
+            over = own if own is not None and own.level == "error" else over
         if over is not None:
             findings.append(over)
-    elif configurable and not owned and power_figure.basis == SUMMED:
+    elif configurable and not owned and (power_figure.basis == SUMMED or scaled):
         findings.append(psu_unknown(platform, gpu, gpus, power_figure))
     cooling = "liquid" if "liquid" in (platform.cooling, gpu.cooling) else "air"
     return NodeSpec(

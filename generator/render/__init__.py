@@ -145,15 +145,23 @@ PoolsCluster = tuple[str, str, str | None, str | None]
 def pools_cluster(workload: Workload) -> PoolsCluster | None:
     """The cluster ``workload``'s node pools join; None where it renders none (no Kubernetes).
 
-    Bare metal's is its provider alone: its nodes join the kubeadm cluster of the tree, whatever it is called. Read from
-    the workload alone, so that ``validate`` of several files checks it before any plan (newuser33 item 9).
+    Bare metal's is its provider alone: its nodes join the kubeadm cluster of the tree, whatever it is called; where
+    Cluster API provisions them (``provisioning.tools`` capi), its MachineDeployments name their ``Cluster``
+    (``spec.clusterName``: ``kubernetes.cluster_name``, else the workload's name), so the name is the cluster's too
+    (newuser36 item 5: two names in one tree, and the second file's Machines waited for a Cluster of their own). Read
+    from the workload alone, so that ``validate`` of several files checks it before any plan (newuser33 item 9).
     """
-    if "kubernetes" not in workload.outputs:
-        return None
     provider = workload.hardware.provider
-    if provider not in ("aws", "azure", "gcp"):
-        return provider, "", None, None
+    capi = provider not in CLOUDS and "capi" in workload.provisioning.tools
+    if "kubernetes" not in workload.outputs and not capi:
+        return None
+    if provider not in CLOUDS:
+        return provider, cluster_name(workload) if capi else "", None, None
     return provider, cluster_name(workload), workload.kubernetes.gcp_project, workload.kubernetes.location
+
+
+#: The providers whose node pools join a cluster named in the cloud (bare metal's join the tree's kubeadm cluster).
+CLOUDS = ("aws", "azure", "gcp")
 
 
 #: Where workload file ``file`` gives the first of ``paths`` it has (:func:`~generator.workload.loader.given_field`).
@@ -175,25 +183,37 @@ def check_one_cluster(workloads: Sequence[tuple[str, PoolsCluster | None]], loca
     so workloads that do not set ``kubernetes.cluster_name`` would each target a cluster of their own (EKS discovery
     tags and node roles, GKE clusterRef). The error stands at the first field where a workload differs from the
     one before it (by name), located by ``locate`` where the workloads are files (fuzz24 M5): a cluster name left to
-    default stands at the workload's ``name``.
+    default stands at the workload's ``name``. A bare-metal workload without Cluster API names no cluster (its name
+    is ""): it joins whichever the others name, so its name is compared with none.
     """
     clusters = sorted(((name, key) for name, key in workloads if key is not None), key=lambda item: item[0])
     for (first, first_key), (name, key) in pairwise(clusters):
         for (path, what), here, there in zip(_CLUSTER_FIELDS, key, first_key, strict=True):
-            if here == there:
-                continue
-            if path[1] == "provider":  # newuser26 item 3: AWS and Azure Karpenter objects, one GPU operator layer
-                fix = "one cluster runs on one provider; render each provider's workloads into a tree of its own (-o)"
-            else:
-                fix = (
-                    "a tree's node pools join one cluster: set kubernetes.cluster_name (it defaults to the workload's "
-                    "name), location (the cluster's region) and on GKE gcp_project the same in every file, or render "
-                    "them into trees of their own (-o)"
-                )
-            message = f"the cluster's {what} is {here or '(unset)'} here but {there or '(unset)'} in {first}: {fix}"
-            if locate is None:
-                raise InputError(f"{name}: {'.'.join(path)}: {message}")
-            raise InputError(message, locate(name, (path, ("name",)) if path[1] == "cluster_name" else (path,)))
+            if here != there and not (path[1] == "cluster_name" and key[0] not in CLOUDS):
+                _different_cluster(first, name, path, what, here, there, locate)
+    # bare metal: the names Cluster API gives (newuser36 item 5), each compared with the first given
+    named = [(name, key[1]) for name, key in clusters if key[0] not in CLOUDS and key[1]]
+    for name, here in named[1:]:
+        if here != named[0][1]:
+            _different_cluster(named[0][0], name, ("kubernetes", "cluster_name"), "name", here, named[0][1], locate)
+
+
+def _different_cluster(
+    first: str, name: str, path: tuple[str, ...], what: str, here: str | None, there: str | None, locate: FieldLocator | None
+) -> None:
+    """Raise :func:`check_one_cluster`'s error: workload ``name``'s cluster ``what`` is not ``first``'s."""
+    if path[1] == "provider":  # newuser26 item 3: AWS and Azure Karpenter objects, one GPU operator layer
+        fix = "one cluster runs on one provider; render each provider's workloads into a tree of its own (-o)"
+    else:
+        fix = (
+            "a tree's node pools join one cluster: set kubernetes.cluster_name (it defaults to the workload's "
+            "name), location (the cluster's region) and on GKE gcp_project the same in every file, or render "
+            "them into trees of their own (-o)"
+        )
+    message = f"the cluster's {what} is {here or '(unset)'} here but {there or '(unset)'} in {first}: {fix}"
+    if locate is None:
+        raise InputError(f"{name}: {'.'.join(path)}: {message}")
+    raise InputError(message, locate(name, (path, ("name",)) if path[1] == "cluster_name" else (path,)))
 
 
 def check_workload_names(files: Sequence[tuple[str, str]], locate: FieldLocator) -> None:

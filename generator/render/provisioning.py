@@ -57,23 +57,46 @@ def maas_instances(plan: Plan, workload: Workload) -> dict[str, Any]:
     return instances
 
 
+#: The pool labels a BareMetalHost carries: what the machine is and the pool the plan puts it on (newuser36 item 2).
+HOST_LABELS = ("specgen.dev/pool", "specgen.dev/gpu", "specgen.dev/platform")
+
+
+def host_labels(pool: Pool) -> dict[str, str]:
+    """A pool's BareMetalHost labels: its pool, GPU and platform, as its nodes are labelled."""
+    return {key: value for key, value in sorted(pool.labels) if key in HOST_LABELS}
+
+
+def host_selector(pool: Pool) -> dict[str, str]:
+    """``spec.template.spec.hostSelector.matchLabels`` of a pool's Metal3MachineTemplate: its BareMetalHosts only.
+
+    Without a hostSelector CAPM3 claims any available BareMetalHost of the namespace, another pool's server included.
+    """
+    return {"specgen.dev/pool": dns_name(pool)}
+
+
+def described_hosts(pool: Pool, workload: Workload) -> list[str]:
+    """The pool's inventory hosts a BareMetalHost is rendered for: those with BMC address, credentials and boot MAC."""
+    return [
+        host.name
+        for host in owned_hosts(pool, workload)
+        if host.bmc_address and host.bmc_credentials_secret and host.boot_mac_address
+    ]
+
+
 def bare_metal_hosts(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
     """Namespace plus a BareMetalHost per fully described inventory host."""
     namespace = workload.provisioning.namespace
     objects: list[dict[str, Any]] = []
     for pool in plan.pools:
+        described = set(described_hosts(pool, workload))
         for host in owned_hosts(pool, workload):
-            if not (host.bmc_address and host.bmc_credentials_secret and host.boot_mac_address):
+            if host.name not in described:
                 continue
             objects.append(
                 {
                     "apiVersion": "metal3.io/v1alpha1",
                     "kind": "BareMetalHost",
-                    "metadata": {
-                        "name": host.name,
-                        "namespace": namespace,
-                        "labels": {"specgen.dev/pool": pool.name.replace("_", "-")},
-                    },
+                    "metadata": {"name": host.name, "namespace": namespace, "labels": host_labels(pool)},
                     "spec": {
                         "online": True,
                         "bootMACAddress": host.boot_mac_address,
@@ -143,6 +166,44 @@ def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
     return objects
 
 
+#: The warning on a MachineDeployment that asks for more machines than BareMetalHosts are rendered for its pool.
+HOSTS_SHORT = "cluster-api-hosts-short"
+
+
+def hosts_short(plan: Plan, workload: Workload) -> list[Finding]:
+    """A warning per pool whose MachineDeployment asks for more machines than it has BareMetalHosts (newuser36 item 3).
+
+    CAPM3 gives each Machine an available BareMetalHost its template selects; with fewer, the rest stay Provisioning.
+    Only where specgen renders the BareMetalHosts (``metal3`` beside ``capi``): otherwise the site registers them.
+    """
+    tools = workload.provisioning.tools
+    if "capi" not in tools or "metal3" not in tools:
+        return []
+    found: list[Finding] = []
+    for pool in plan.pools:
+        hosts = described_hosts(pool, workload)
+        if len(hosts) >= pool.hosts:
+            continue
+        rendered = f"{len(hosts)} BareMetalHost(s) rendered ({', '.join(hosts)})" if hosts else "no BareMetalHost rendered"
+        missing = pool.hosts - len(hosts)
+        found.append(
+            Finding(
+                "warning",
+                HOSTS_SHORT,
+                f"{dns_name(pool)}: its MachineDeployment asks for {pool.hosts} machine(s) and {rendered}: register the "
+                f"other {missing} server(s) as BareMetalHosts labelled {_labels_text(host_labels(pool))} (list them "
+                "under hardware.inventory[].hosts with bmc_address, bmc_credentials_secret and boot_mac_address), or "
+                f"{missing} Machine(s) wait in Provisioning for a host",
+                "provisioning.tools",
+            )
+        )
+    return found
+
+
+def _labels_text(labels: dict[str, str]) -> str:
+    return ",".join(f"{key}={value}" for key, value in labels.items())
+
+
 def with_cluster_api_findings(plan: Plan, workload: Workload) -> Plan:
     """The plan with what its Cluster API MachineDeployments need that specgen does not render (newuser11 item 5)."""
     if "capi" not in workload.provisioning.tools or not plan.pools:
@@ -151,16 +212,24 @@ def with_cluster_api_findings(plan: Plan, workload: Workload) -> Plan:
         f"{dns_name(pool)}: node-labels {node_labels_arg(pool)}, taints " + ",".join(f"{k}={v}:{e}" for k, v, e in pool.taints)
         for pool in plan.pools
     )
+    selectors = "; ".join(f"{dns_name(pool)}: {_labels_text(host_selector(pool))}" for pool in plan.pools)
+    labelled = (
+        "the BareMetalHosts under provisioning/metal3 carry these labels"
+        if "metal3" in workload.provisioning.tools
+        else "label each pool's BareMetalHosts so"
+    )
     message = (
         "provisioning/cluster-api: each MachineDeployment names a KubeadmConfigTemplate and a Metal3MachineTemplate of "
         f"its own name in namespace {workload.provisioning.namespace}, which hold the site's OS image and kubeadm "
-        "settings and are not rendered; without them no Machine is created. Each KubeadmConfigTemplate's "
+        "settings and are not rendered; without them no Machine is created. Each Metal3MachineTemplate needs the "
+        "site's spec.template.spec.image (url, checksum) and userData, and spec.template.spec.hostSelector.matchLabels "
+        "selecting its pool's BareMetalHosts, or CAPM3 claims any available BareMetalHost in the namespace, another "
+        f"pool's server included ({labelled}): {selectors}. Each KubeadmConfigTemplate's "
         "joinConfiguration.nodeRegistration must carry its pool's node labels (kubeletExtraArgs node-labels) and taints, "
         f"or the nodes miss the device-plugin config label and the GPU taint: {carried}"
     )
-    return plan._replace(
-        findings=sorted_findings([*plan.findings, Finding("info", "cluster-api-templates", message, "provisioning.tools")])
-    )
+    findings = [*plan.findings, Finding("info", "cluster-api-templates", message, "provisioning.tools")]
+    return plan._replace(findings=sorted_findings([*findings, *hosts_short(plan, workload)]))
 
 
 def render_provisioning(plan: Plan, workload: Workload) -> dict[str, str]:
