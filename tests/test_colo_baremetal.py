@@ -207,29 +207,6 @@ def test_each_pools_hosts_are_selected_by_its_own_template_only(tmp_path: Path) 
     assert not [f for f in spec["plan"]["findings"] if f["code"] == HOSTS_SHORT]
 
 
-def test_a_metal3_machine_template_with_the_selector_matches_its_crd(tmp_path: Path) -> None:
-    """The hostSelector the finding names, in a template the site completes, against the CAPM3 CRD where shared has it."""
-    from tests.test_oracles import crd_errors, crds, needs_crds
-
-    needs_crds()
-    if not any(kind == "Metal3MachineTemplate" for _, _, kind in crds()):
-        pytest.skip(f"no Metal3MachineTemplate CRD under {SHARED / 'crds'} (only metal3.io BareMetalHost is vendored)")
-    template = {
-        "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
-        "kind": "Metal3MachineTemplate",
-        "metadata": {"name": "chat-h100-sxm5-80gb", "namespace": "metal3"},
-        "spec": {
-            "template": {
-                "spec": {
-                    "image": {"url": "http://images/ubuntu.img", "checksum": "http://images/ubuntu.img.sha256sum"},
-                    "hostSelector": {"matchLabels": {"specgen.dev/pool": "chat-h100-sxm5-80gb"}},
-                }
-            }
-        },
-    }
-    assert crd_errors(template) == []
-
-
 def test_bare_metal_hosts_validate_against_the_metal3_crd(tmp_path: Path) -> None:
     from tests.test_oracles import crd_errors
 
