@@ -2,7 +2,7 @@
 
 A pool's group vars give each service's pool-wide ``replicas``; a role starting services host by host (systemd or
 podman, without a Kubernetes scheduler) read 8 chat replicas on each of two 8-GPU hosts the plan had packed as 4 + 4
-beside a TP4 replica. Each host now carries ``specgen_replicas`` (:mod:`generator.render.placement`).
+beside a TP4 replica. Each host now carries ``specgen_replicas`` (:mod:`generator.planner.placement`).
 """
 
 from __future__ import annotations
@@ -114,3 +114,75 @@ def test_every_replica_is_placed_once_within_its_hosts_gpus(example: str) -> Non
                 tp, pp, replicas, _ = share
                 span = -(-tp * pp // per_host)  # hosts a replica spans
                 assert {n: placed[(d.name, n)] for n in range(1, replicas + 1)} == dict.fromkeys(range(1, replicas + 1), span)
+
+
+GB200 = """\
+version: 1
+name: gb
+deployments:
+DEPLOYMENTS
+hardware: {gpus: [gb200-186gb], provider: baremetal, cooling: liquid, rack_power_kw: 130}
+outputs: [ansible]
+"""
+
+
+def _gb200(tmp_path: Path, deployments: str) -> tuple[Any, dict[str, dict[str, Any]]]:
+    return _hosts(GB200.replace("DEPLOYMENTS", deployments), tmp_path)
+
+
+def test_min_replicas_on_a_rack_scale_system_spreads_over_its_trays(tmp_path: Path) -> None:
+    """fuzz29 item 2: min_replicas bought a second $3M NVL72 rack, which then stood empty; a tray is a host."""
+    plan, hosts = _gb200(
+        tmp_path,
+        "  - name: small\n    model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 50, min_replicas: 3,\n"
+        "                slo: {ttft_p95_ms: 1000, tpot_ms: 30}}\n",
+    )
+    (pool,) = plan.pools
+    assert pool.nodes == 1 and pool.hosts == 18
+    holding = [h for h, v in hosts.items() if v.get("specgen_replicas")]
+    assert len(holding) == plan.deployments[0].replicas >= 3  # one replica a tray
+    assert not [f for f in plan.findings if f.code == "replicas-not-spread"]
+
+
+@pytest.mark.parametrize(("tp", "pp", "rate"), [(4, 4, 30), (2, 3, 240)])
+def test_a_replica_on_rack_scale_systems_stays_in_one_system_and_trays_are_shared(
+    tmp_path: Path, tp: int, pp: int, rate: int
+) -> None:
+    """fuzz29 items 3 and 4: a TP4 x PP4 replica ran on trays of two NVL72 racks; TP2 x PP3 replicas, 12 to an NVL72 as
+    the planner counts them (GPU by GPU), took whole trays each and the pool got no placement at all."""
+    model = "meta-llama/Llama-3.1-405B-Instruct" if tp * pp == 16 else "meta-llama/Llama-3.1-70B-Instruct"
+    plan, hosts = _gb200(
+        tmp_path,
+        f"  - name: m\n    model: {model}\n    parallelism: {{tp: {tp}, pp: {pp}}}\n"
+        f"    inference: {{precision: bf16, max_context_tokens: 8192, requests_per_second: {rate}}}\n",
+    )
+    (pool,) = plan.pools
+    (dep,) = plan.deployments
+    names = sorted(hosts)  # <pool>-01 ... in the inventory's order: 18 trays a system
+    where: dict[int, set[int]] = {}  # replica -> systems its hosts are in
+    gpus = 0
+    for index, name in enumerate(names):
+        for r in hosts[name]["specgen_replicas"]:
+            where.setdefault(r["replica"], set()).add(index // 18)
+            gpus += len(r["gpus"])
+    assert sorted(where) == list(range(1, dep.replicas + 1))
+    assert all(len(systems) == 1 for systems in where.values())
+    assert gpus == dep.replicas * tp * pp
+    assert pool.nodes == -(-dep.replicas // (72 // (tp * pp)))  # the planner's count, which the placement holds
+
+
+def test_a_spread_the_pools_gpus_cannot_hold_is_warned(tmp_path: Path) -> None:
+    """fuzz29 item 1: two TP1 replicas (min_replicas 2) beside three TP4 ones on two 8-GPU servers: one server holds
+    two TP4, so both TP1 share the other; the plan said "min_replicas spreads them"."""
+    text = SHARED.replace("RATE", "1").replace("MIN", "2").replace(
+        "requests_per_second: 1, slo: {ttft_p95_ms: 2000, tpot_ms: 50}}\nhardware",
+        "requests_per_second: 1, min_replicas: 3, slo: {ttft_p95_ms: 2000, tpot_ms: 50}}\nhardware",
+    )
+    plan, hosts = _hosts(text, tmp_path)
+    (finding,) = [f for f in plan.findings if f.code == "replicas-not-spread"]
+    assert (finding.level, finding.path) == ("warning", "deployments[0].inference.min_replicas")
+    assert "deployment chat: min_replicas 2 asks for its replicas on two hosts or more" in finding.message
+    holding = [h for h, v in hosts.items() if any(r["deployment"] == "chat" for r in v["specgen_replicas"])]
+    assert len(holding) == 1
+    assert not [f for f in plan.findings if f.code == "replicas-spread" and "deployment chat:" in f.message]

@@ -272,7 +272,7 @@ def _options_on(
         replicas = rest.replicas(serving.spec, shape) if rest else replicas_needed(serving.spec, shape.planned_requests_per_s)
         layouts = node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas)
         if rest is None:  # a split's parts run on servers of two kinds, so on two nodes at least
-            layouts = spread_layouts(layouts, replicas, serving.spec.min_replicas)
+            layouts = spread_layouts(layouts, replicas, serving.spec.min_replicas, hw.platform.hosts)
         if not layouts:
             blocked.append(blocked_on(hw, NO_PACKING, does_not_pack(hw, shape.par.tp, shape.par.pp)))
         for layout in layouts:

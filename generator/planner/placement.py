@@ -1,0 +1,113 @@
+"""Which serving replicas each Linux host of a pool runs, and on which of its GPUs.
+
+newuser36 item 6: a pool's group vars list each service with its pool-wide ``replicas``, so a role starting the
+services host by host (systemd or podman, the air-gapped colo path without a Kubernetes scheduler) started every
+replica on every host: 8 chat replicas on each of two 8-GPU hosts that the plan had packed as 4 + 4 beside a TP4
+replica. The planner counts a shared pool's nodes from the GPUs its replicas take (:mod:`generator.planner.spread`
+says where only one packing holds them); this is that packing, made explicit, node by node (a node is what is
+bought and racked: a server, or a rack-scale system whose compute trays are its hosts, one NVLink domain):
+
+- the widest replicas first; one wider than a node takes whole nodes of its own (the engine launched multi-node);
+- one that fits a host goes to the first host with as many GPUs free, on its lowest free GPUs (a TP4 replica gets
+  GPUs 0-3 or 4-7 of an 8-GPU host: power-of-two widths stay aligned); a service with ``min_replicas`` of 2 or more
+  to the host holding the fewest of its replicas among those with room (the plan spreads it: ``spread.py``);
+- one wider than a host (a rack-scale system's tray) takes the lowest free GPUs of the first node with room, over
+  as many of its trays as that takes: a replica never spans two nodes it fits one of (fuzz29 item 3: replica 5 of
+  a TP4 x PP4 service ran on trays of two NVL72 racks), and trays are shared GPU by GPU as the planner counts them
+  (fuzz29 item 4: whole trays a replica left the pool's 11 TP2 x PP3 replicas without a placement).
+
+A pool that holds a training job (jobs of a chain take the same GPUs one after another) gets none: its launcher
+places it; so does one whose GPUs Kubernetes shares (the render's decision, ``kubernetes.gpu_sharing``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import ceil
+
+from generator.named_tuple import NamedTuple
+from generator.planner.plan import DeploymentPlan, Pool
+
+
+class HostReplica(NamedTuple):
+    """One replica (or one host's part of a replica over several hosts) a host runs."""
+
+    deployment: str
+    #: The replica's number among the service's replicas in the pool, from 1.
+    replica: int
+    #: The host's GPUs (indices from 0) the replica takes there.
+    gpus: tuple[int, ...]
+    #: For a replica over several hosts: this host's place among them, from 1 (the engine's node rank + 1).
+    host_of_replica: int | None = None
+
+    def as_vars(self) -> dict[str, object]:
+        """The host var entry (``specgen_replicas``): a replica over several hosts also says its place among them."""
+        out: dict[str, object] = {"deployment": self.deployment, "replica": self.replica, "gpus": list(self.gpus)}
+        return out if self.host_of_replica is None else {**out, "host_of_replica": self.host_of_replica}
+
+
+def pool_placement(deployments: Sequence[DeploymentPlan], pool: Pool, spread: frozenset[str]) -> list[list[HostReplica]] | None:
+    """The replicas each host of ``pool`` runs, host by host (node by node, each node's hosts in turn); None: none.
+
+    ``spread``: the services whose replicas the plan spreads (``min_replicas`` 2 or more). The hosts are in the
+    inventory's order: the pool's owned ones, then its bought ones (:func:`generator.render.hosts.host_racks`).
+    """
+    replicas: list[tuple[int, int, str, int]] = []  # (-width, order, name, replica number)
+    for order, dep in enumerate(deployments):
+        share = dep.in_pool(pool.name)
+        if share is None:
+            continue
+        if dep.kind != "inference":
+            return None
+        tp, pp, count, _ = share
+        replicas += [(-(tp * pp), order, dep.name, number) for number in range(1, count + 1)]
+    if not replicas:
+        return None
+    node_gpus, per_node = pool.node.gpus, pool.node.hosts
+    per_host = node_gpus // per_node
+    free = [list(range(node_gpus)) for _ in range(pool.nodes)]  # each node's free GPUs, in its GPU space
+    placed: list[list[HostReplica]] = [[] for _ in range(pool.nodes * per_node)]
+
+    def on_host(host: int) -> list[int]:
+        node, first = divmod(host, per_node)
+        return [g for g in free[node] if first * per_host <= g < (first + 1) * per_host]
+
+    def fewest(hosts: list[int], name: str) -> list[int]:
+        """``hosts`` with those holding the fewest of ``name``'s replicas first (stable: in order within)."""
+        return sorted(hosts, key=lambda h: sum(r.deployment == name for r in placed[h]))
+
+    for negative_width, _, name, number in sorted(replicas):
+        width = -negative_width
+        if width > node_gpus:  # whole nodes of its own, the next empty ones
+            empty = [n for n in range(pool.nodes) if len(free[n]) == node_gpus][: ceil(width / node_gpus)]
+            if node_gpus * len(empty) < width:
+                return None
+            gpus = [n * node_gpus + g for n in empty for g in range(node_gpus)][:width]
+            for n in empty:
+                free[n] = []
+        else:
+            hosts = [h for h in range(len(placed)) if len(on_host(h)) >= width] if width <= per_host else []
+            if hosts:  # within one host
+                host = (fewest(hosts, name) if name in spread else hosts)[0]
+                node = host // per_node
+                taken = on_host(host)[:width]
+            else:  # over several hosts of one node (a rack-scale system's trays)
+                nodes = [n for n in range(pool.nodes) if len(free[n]) >= width]
+                if not nodes:
+                    return None  # the planner's GPU count holds these widths; never expected
+                node = nodes[0]
+                taken = free[node][:width]
+            free[node] = [g for g in free[node] if g not in taken]
+            gpus = [node * node_gpus + g for g in taken]
+        by_host: dict[int, list[int]] = {}
+        for g in gpus:  # pool-wide GPU index -> (host, its GPU)
+            by_host.setdefault(g // per_host, []).append(g % per_host)
+        several = len(by_host) > 1
+        for rank, (host, local) in enumerate(sorted(by_host.items()), start=1):
+            placed[host].append(HostReplica(name, number, tuple(local), rank if several else None))
+    return placed
+
+
+def hosts_holding(placement: list[list[HostReplica]], name: str) -> int:
+    """Hosts of a placement that run some replica of ``name``."""
+    return sum(any(r.deployment == name for r in host) for host in placement)
