@@ -175,9 +175,13 @@ def test_a_replica_on_rack_scale_systems_stays_in_one_system_and_trays_are_share
 def test_a_spread_the_pools_gpus_cannot_hold_is_warned(tmp_path: Path) -> None:
     """fuzz29 item 1: two TP1 replicas (min_replicas 2) beside three TP4 ones on two 8-GPU servers: one server holds
     two TP4, so both TP1 share the other; the plan said "min_replicas spreads them"."""
-    text = SHARED.replace("RATE", "1").replace("MIN", "2").replace(
-        "requests_per_second: 1, slo: {ttft_p95_ms: 2000, tpot_ms: 50}}\nhardware",
-        "requests_per_second: 1, min_replicas: 3, slo: {ttft_p95_ms: 2000, tpot_ms: 50}}\nhardware",
+    text = (
+        SHARED.replace("RATE", "1")
+        .replace("MIN", "2")
+        .replace(
+            "requests_per_second: 1, slo: {ttft_p95_ms: 2000, tpot_ms: 50}}\nhardware",
+            "requests_per_second: 1, min_replicas: 3, slo: {ttft_p95_ms: 2000, tpot_ms: 50}}\nhardware",
+        )
     )
     plan, hosts = _hosts(text, tmp_path)
     (finding,) = [f for f in plan.findings if f.code == "replicas-not-spread"]
