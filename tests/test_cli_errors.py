@@ -26,6 +26,11 @@ CASES = [
         "workload.yaml:7:27: deployments[0].inference.max_context_tokens: 0 is out of range: must be >= 1",
         id="out-of-range",
     ),
+    pytest.param(  # fuzz29 item 5: a subnormal rate overflowed the cost per token (a traceback in plan --format json)
+        VALID.replace("requests_per_second: 2", "requests_per_second: 1e-320"),
+        "workload.yaml:8:28: deployments[0].inference.requests_per_second: 1e-320 is out of range: must be >= 1e-06",
+        id="rate-below-floor",
+    ),
     pytest.param(
         VALID.replace("max_context_tokens: 8192", "max_context_tokens: 8192\n      precision: fp9"),
         "workload.yaml:8:18: deployments[0].inference.precision: 'fp9' is not one of",

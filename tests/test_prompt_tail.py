@@ -294,6 +294,15 @@ def test_estimate_takes_the_tail() -> None:
     assert tail["prefill_share"] > flat["prefill_share"] and tail["tpot_s"] > flat["tpot_s"]
 
 
+def test_the_tail_alone_rates_the_default_prompt() -> None:
+    """fuzz29 item 6: ``--p95-input-tokens`` without ``--input-tokens`` / ``--output-tokens`` sized the context for it
+    and printed no throughput (exit 0); the default prompt (1,000 tokens) and output (200) are rated with it."""
+    data = estimate_json("meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm5-80gb", "--p95-input-tokens", "5000")
+    thr = data["throughput"]
+    assert (thr["input_tokens"], thr["output_tokens"], thr["p95_input_tokens"]) == (1000, 200, 5000)
+    assert thr["ttft_p95_prompt_s"] > 2 * thr["ttft_s"]
+
+
 @pytest.mark.parametrize(
     ("tail", "context", "message"),
     [

@@ -252,3 +252,22 @@ def test_a_rack_scale_system_over_the_racks_power_is_refused_for_that_alone(tmp_
     assert "TP64" not in str(caught.value)
     assert caught.value.location is not None
     assert caught.value.location.line == (10 if rack else 8)  # at the rack_power_kw given, else at hardware
+
+
+def test_owned_servers_over_the_racks_power_are_refused_for_that_alone(tmp_path: Path) -> None:
+    """fuzz29 item 8: with two owned DGX H100 (no more bought) and a 5 kW rack, the error stood at ``model``, listed
+    "needs 3..8 servers" layouts of the owned kind and led with memory and precision advice."""
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: own\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-70B-Instruct\n"
+        "    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 6}\n"
+        "hardware:\n  gpus: [h200-sxm-141gb]\n  provider: baremetal\n  rack_power_kw: 5\n  inventory:\n"
+        "    - {platform: dgx-h100, gpu: h100-sxm5-80gb, count: 2}\n"
+    )
+    with pytest.raises(InfeasibleError) as caught:
+        plan_workload(load_workload(str(path)))
+    message = str(caught.value)
+    assert "h100-sxm5-80gb on dgx-h100: a 10,200 W node exceeds the 5 kW rack power" in message
+    assert "needs 3 servers" not in message and "more memory" not in message
+    assert "to unblock: set hardware.rack_power_kw to at least the node's power said above" in message
+    assert caught.value.location is not None and caught.value.location.line == 10

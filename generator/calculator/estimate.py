@@ -722,7 +722,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 and any(layer.window_tokens is not None and layer.window_tokens < context for layer in arch.layers),
                 **engine_log,
             }
-            if req.input_tokens is not None or req.output_tokens is not None:
+            if req.input_tokens is not None or req.output_tokens is not None or req.p95_input_tokens is not None:
                 result["throughput"] = _throughput(req, arch, gpu, held, kv_bits, par, inference, consts)
                 rated = result["throughput"]
                 tokens = (rated["input_tokens"], rated["output_tokens"])

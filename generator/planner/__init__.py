@@ -912,8 +912,11 @@ def _choose(
         if not feasible:
             # a server over the rack's power takes no layout of its kind: those too wide for it are no reason (newuser34
             # item 9: a 70B model on GB200 NVL72 was told of five TP64 layouts before the 120 kW rack it needs)
+            # nor are more owned servers of a kind over the rack (fuzz29 item 8)
             over_rack = {(b.gpu_id, b.platform_id) for b in blocked if b.code == RACK_POWER}
-            blocked = [b for b in blocked if b.code != NO_PACKING or (b.gpu_id, b.platform_id) not in over_rack]
+            blocked = [
+                b for b in blocked if b.code not in (NO_PACKING, OWNED_SHORT) or (b.gpu_id, b.platform_id) not in over_rack
+            ]
             runs = _runs_a_month(dep)
             every_breaks = (
                 frozenset.intersection(*(frozenset(broken_limits(wl, o, runs)) for o in options)) if options else frozenset()
