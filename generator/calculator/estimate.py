@@ -486,7 +486,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             notes.append(f"no --seq-len given: sized for {sequence}-token sequences")
     elif arch.max_model_len and context > arch.max_model_len:
         # as a workload's max_context_tokens above it: vLLM and SGLang do not start, llama-server caps each slot at it
-        given = "--context" if req.context_tokens is not None else "--input-tokens + --output-tokens"
+        sizes = "--p95-input-tokens" if req.p95_input_tokens is not None else "--input-tokens"  # fuzz29 item 10
+        given = "--context" if req.context_tokens is not None else f"{sizes} + --output-tokens"
         raise InputError(f"{given} {context:,} is more than {served}; {LONGER_REFUSED}")
     if not req.train and req.context_tokens is None:
         notes.append(f"no --context given: sized for {context} tokens")
@@ -812,16 +813,17 @@ def _throughput(
     held_tokens = cap.sequences_held(isl + osl) * (isl + osl)  # whole sequences: a recurrent state takes pages of its own
     sat = saturated_throughput(arch, inference.weights, kv_bits, par, acc, held_tokens, isl, osl, consts, budget)
     step = decode_step(arch, inference.weights, kv_bits, par, acc, req.batch, isl + osl // 2, consts)
-    alone = prefill_seconds(arch, par, acc, isl, consts, inference.weights)
-    ttft = alone + step.seconds
-    ttft_p95 = ttft * consts.ttft_p95_factor  # as a plan checks it before queueing: every prompt of the average length
     # the batch at steady state, as a plan states it: each finished sequence's place taken by a new prompt, whose
     # prefill takes its share of every second from the decode steps (newuser34 item 7: the decode-only step was the
-    # TPOT); a batch above the saturated one waits for admission: the replica runs the saturated batch, no more
+    # TPOT); a batch above the saturated one waits for admission: the replica runs the saturated batch, no more, and a
+    # prompt's first token comes with a step of that batch (fuzz29 item 9: a step of all 100,000 was counted)
     running = min(req.batch, sat.batch)
     runs = (
         step if running == req.batch else decode_step(arch, inference.weights, kv_bits, par, acc, running, isl + osl // 2, consts)
     )
+    alone = prefill_seconds(arch, par, acc, isl, consts, inference.weights)
+    ttft = alone + runs.seconds
+    ttft_p95 = ttft * consts.ttft_p95_factor  # as a plan checks it before queueing: every prompt of the average length
     prefill = prefill_seconds(arch, par, acc, isl, consts, fill=False)
     mean_ttft = alone + runs.seconds
     tail: dict[str, Any] = {}
@@ -831,8 +833,8 @@ def _throughput(
         prefill, _ = mix_moments(mix, *(prefill_seconds(arch, par, acc, n, consts, fill=False) for n in lengths))
         short, long = (prefill_seconds(arch, par, acc, n, consts, inference.weights) for n in lengths)
         mean_ttft = (1 - mix.long_share) * short + mix.long_share * long + runs.seconds
-        ttft_p95 = max(ttft_p95, long + step.seconds)  # one prompt in twenty takes that long alone
-        tail = {"p95_input_tokens": mix.long_tokens, "ttft_p95_prompt_s": round(long + step.seconds, 5)}
+        ttft_p95 = max(ttft_p95, long + runs.seconds)  # one prompt in twenty takes that long alone
+        tail = {"p95_input_tokens": mix.long_tokens, "ttft_p95_prompt_s": round(long + runs.seconds, 5)}
     state = steady_state(running, mean_ttft, runs.seconds, osl, prefill)
     # what stops the saturated batch, as the plan's reasons say it (review 10 item 6)
     limits = {

@@ -62,10 +62,11 @@ def throughput_gap_finding(
             f"{low / high:.2f} plans at that, or measure this setup"
         )
     )
+    said = gap_text(gap, engine, gpu.id, replica_rate, "req/s", arch=arch, precision=precision)
     return Finding(
         "warning",
         "throughput-gap",
-        f"deployment {name}: {gap_text(gap, engine, gpu.id, replica_rate, 'req/s', arch=arch)}; {counted}: {advice}",
+        f"deployment {name}: {said}; {counted}: {advice}",
         f"deployments[{index}]",
     )
 
