@@ -419,8 +419,11 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
     for row in cal["throughput"]:
         pipe = " pp>1" if row["pp"] > 1 else ""
         static = " static batch" if "batch" in row else ""
-        group = f"throughput {row['engine']} {row['gpu']} {row['precision']}{pipe}{static}"
-        label = f"{row['model'].split('/')[-1]} tp{row['tp']} pp{row['pp']} {row['input_tokens']}/{row['output_tokens']}"
+        # attention data parallelism (EP over more GPUs than the attention's TP: DEP layouts) apart
+        dp = " attention-dp" if row.get("ep", 1) > row["tp"] else ""
+        group = f"throughput {row['engine']} {row['gpu']} {row['precision']}{pipe}{static}{dp}"
+        ep = f" ep{row['ep']}" if row.get("ep", 1) > 1 else ""
+        label = f"{row['model'].split('/')[-1]} tp{row['tp']}{ep} pp{row['pp']} {row['input_tokens']}/{row['output_tokens']}"
         if static:
             label += f" b{row['batch']}"
         predict = predict_static_batch if static else predict_throughput

@@ -75,6 +75,19 @@ PINNED: dict[str, tuple[float, float]] = {
     # 2026-12-01 sixth entry): over-predicted more than the lab's vLLM rows, while the lab's A100 rows of both engines meet
     # the target, so the H100 gap is not vLLM's (block-FP8 GEMMs or that lab's H100 setup)
     "throughput tensorrt-llm-serve h100-sxm5-80gb fp8": (1.2533, 1.2744),
+    # newuser34 item 5 (CALIBRATION.md, 2026-12-03 attention-DP entry): TensorRT-LLM's DEP rows (perf-overview @ 03e27c7d,
+    # attention data-parallel, experts over all GPUs), in sample. The busiest expert rank (the imbalance TensorRT-LLM
+    # published for DeepSeek-R1 at EP32) took them from 37.4 / 77.4, 29.5 / 50.9, 97.0 / 99.6, 110.1 / 146.2 and
+    # 43.5 / 126.0; the 1k/1k rows of DEP4 / DEP8 stay 24-80% over while the same page's TP rows fit; DeepSeek-R1 on H200
+    # (+80%) is the Hopper MLA/MoE gap the TP8 rows of other engines show too; gpt-oss on H100 is MXFP4 on Hopper
+    # (W4A8 through Triton, newuser34 item 2), over-predicted at TP as well
+    "throughput tensorrt-llm b200-sxm-180gb nvfp4 attention-dp": (0.3363, 0.5551),
+    "throughput tensorrt-llm gb200-186gb nvfp4 attention-dp": (0.1839, 0.3827),
+    "throughput tensorrt-llm h100-sxm5-80gb fp8 attention-dp": (0.5073, 0.5227),
+    "throughput tensorrt-llm h100-sxm5-80gb mxfp4 attention-dp": (0.8571, 1.1648),
+    "throughput tensorrt-llm h200-sxm-141gb fp8 attention-dp": (0.2383, 0.7993),
+    # the RTX PRO 6000's DEP8 rows (PCIe, no NVLink): 32.7 / 68.9 -> 15.5 / 21.7, the median just over the target
+    "throughput tensorrt-llm rtx-pro-6000-blackwell-96gb nvfp4 attention-dp": (0.1545, 0.2172),
 }
 
 #: Tolerance on a pinned figure (rounding of the report's four decimals).

@@ -60,6 +60,7 @@ class Constants(NamedTuple):
     gemm_half_efficiency_tokens: float = 16.0
     fp4_gemm_efficiency_ratio: float = 0.8
     decode_overhead_per_sequence_s: float = 2e-5
+    expert_popularity_cv: float = 2.17
     host_overlap_fraction: float = 0.55
     max_batch_size: int = 2048
     ttft_p95_factor: float = 2.0
@@ -301,6 +302,18 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "(cpus.json host_dispatch_us, generator/catalog/host_cpu.py).",
         "grows with the batch in vLLM / TensorRT-LLM PyTorch-backend step profiles; 20 us fitted across all calibration "
         "groups at once with GB200's Grace host scaled by its measured host time (benchmarks/calibration_report.py --fit)",
+    ),
+    "expert_popularity_cv": (
+        "Spread (coefficient of variation) of the routed experts' popularity across experts, which sets how many more "
+        "tokens the busiest expert-parallel rank draws than the mean rank (performance.busiest_expert_rank_load).",
+        "derived, not fitted to specgen's rows: TensorRT-LLM measured DeepSeek-R1 on 32 GB200 GPUs (EP32, 8 of 256 experts "
+        "a rank, 1,024 routed tokens a rank) at an average imbalance ratio (busiest rank / mean - 1, per layer and "
+        "iteration) of 1.564 "
+        "(https://github.com/NVIDIA/TensorRT-LLM/blob/1d263f15a979ef2902c60de3f6238bcc0952bb29/docs/source/blogs/tech_blog/"
+        "blog4_Scaling_Expert_Parallelism_in_TensorRT-LLM.md, 'The effect of EP Load Balancer'; ratio as "
+        "examples/ep_load_balancer/report_load_statistics.py computes it); the busiest-rank model reproduces it at "
+        "sqrt((1.564 / z_32)^2 - 1/1024) / sqrt(31/256) = 2.17 (z_32 = 2.067, Blom); the same runs' standard deviation "
+        "(491.7 of 1,024) alone would give 1.38, but the busiest rank, not the spread, sets the time",
     ),
     "host_overlap_fraction": (
         "Share of the per-sequence host time that runs while the GPUs compute (an overlap scheduler prepares the next "

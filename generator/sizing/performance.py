@@ -15,7 +15,8 @@ absorbed form attends over the ``kv_lora_rank + rope`` latent) at the bf16 rate;
 its materialized form, ``2 x heads x (query-key width + value width)`` per pair of tokens. Then come the
 tensor-parallel all-reduces (two per layer) and the expert-parallel dispatch and combine (two per MoE
 layer), each with a latency and a bandwidth term, and the engine's own time per iteration and per
-running sequence.
+running sequence. Where expert parallelism places whole experts on ranks, every MoE layer waits for the rank whose
+experts draw the most tokens (:func:`busiest_expert_rank_load`): its expert GEMMs and its share of the all-to-all.
 
 Offline throughput is in-flight batching at steady state: every step decodes the batch and prefills as
 many prompt tokens as finishing sequences free (``batch x input / output``), sharing the step's weight
@@ -323,7 +324,8 @@ class DecodeModel:
             message = tokens / attention_dp * arch.hidden_size * 2
             comm_s = self._allreduce_scale * allreduce_seconds(message, par.tp, link, latency, acc.allreduce_time_scale)
         if self._expert_comm:
-            comm_s += expert_alltoall_seconds(arch, par, tokens, link, latency)
+            busiest = busiest_expert_rank_load(*arch.routed_experts, par.ep, tokens, consts.expert_popularity_cv)
+            comm_s += expert_alltoall_seconds(arch, par, tokens, link, latency, busiest)
         stage_s = max(weight_read_s, matmul_s) + max(kv_read_s, attention_s) + prefill_attention_s + comm_s
         stages = par.pp
         # every micro-batch is an engine iteration of its own (scheduling, launches, sampling)
@@ -346,21 +348,58 @@ def host_overlapped_seconds(device_s: float, host_s: float, pp: int, consts: Con
     return max(device_s, hidden * host_s) + (1.0 - hidden) * host_s
 
 
-def expert_alltoall_seconds(arch: Architecture, par: Parallelism, tokens: float, link_gb_per_s: float, latency_s: float) -> float:
+def expert_alltoall_seconds(
+    arch: Architecture, par: Parallelism, tokens: float, link_gb_per_s: float, latency_s: float, busiest: float = 1.0
+) -> float:
     """Expert-parallel dispatch and combine of one forward over ``tokens`` tokens (one stage's MoE layers).
 
     Each GPU sends the hidden state (bf16) of each of its tokens to the ``top_k`` experts it routes to;
     ``(ep - 1) / ep`` of them live on other GPUs. The results come back the same way (combine). Only with
     attention data parallelism: where the EP group is the TP group, every rank already holds every token, runs its
     own experts on them, and the TP all-reduce combines them (vLLM's all2all kernels run only with
-    ``--data-parallel-size`` above 1, ``FusedMoEParallelConfig.use_all2all_kernels``).
+    ``--data-parallel-size`` above 1, ``FusedMoEParallelConfig.use_all2all_kernels``). ``busiest``: the rank whose
+    experts draw the most tokens over the mean rank (:func:`busiest_expert_rank_load`), which receives that much more
+    in the dispatch and sends that much more back in the combine; the collective ends with it.
     """
     experts, top_k = arch.routed_experts
     if par.ep <= 1 or not experts or par.attention_dp <= 1:
         return 0.0
     moe_layers = sum(1 for layer in arch.layers if layer.experts_per_token) / par.pp
     sent = tokens / par.attention_dp * top_k * arch.hidden_size * 2 * (par.ep - 1) / par.ep
-    return 2 * moe_layers * (sent / (link_gb_per_s * 1e9) + latency_s)
+    return 2 * moe_layers * (busiest * sent / (link_gb_per_s * 1e9) + latency_s)
+
+
+def busiest_expert_rank_load(experts: int, top_k: int, ep: int, tokens: float, popularity_cv: float) -> float:
+    """Routed tokens of the busiest of ``ep`` expert-parallel ranks over the mean rank's, for a step over ``tokens`` tokens.
+
+    Expert parallelism places whole experts on ranks (``experts / ep`` each), and every MoE layer waits for its slowest
+    rank, so the rank whose experts draw the most tokens sets the layer's expert time (TensorRT-LLM's tech blog 4,
+    https://github.com/NVIDIA/TensorRT-LLM/blob/1d263f15a979ef2902c60de3f6238bcc0952bb29/docs/source/blogs/tech_blog/blog4_Scaling_Expert_Parallelism_in_TensorRT-LLM.md,
+    measures it on DeepSeek-R1; DeepSeek's EPLB, https://github.com/deepseek-ai/EPLB, replicates hot experts to spread
+    it). A rank's share of the
+    ``tokens x top_k`` routed pairs varies with its experts' popularity (coefficient of variation ``popularity_cv``
+    across experts: a relative spread of ``cv x sqrt((ep - 1) / experts)`` over ranks, drawn without replacement) and
+    with routing's sampling (``1 / sqrt(pairs per rank)``); the largest of ``ep`` such ranks lies ``z_ep`` spreads above
+    the mean (the expected maximum of ``ep`` standard normals, Blom's approximation), and no rank draws more than all.
+    Tensor-parallel experts (every rank a slice of every expert, ``ep`` 1) do equal work: 1.
+    """
+    if ep <= 1 or experts <= 1:
+        return 1.0
+    pairs_per_rank = max(tokens * top_k / ep, 1.0)
+    spread = math.sqrt(popularity_cv**2 * (ep - 1) / experts + 1.0 / pairs_per_rank)
+    return min(float(ep), 1.0 + spread * expected_normal_max(ep))
+
+
+def expected_normal_max(draws: int) -> float:
+    """Expected largest of ``draws`` standard normal draws (Blom's plotting position, ``Phi^-1((n - 0.375) / (n + 0.25))``)."""
+    if draws <= 1:
+        return 0.0
+    share = (draws - 0.375) / (draws + 0.25)
+    low, high = 0.0, 10.0  # the normal quantile of ``share`` by bisection (math alone: the estimate's cold start)
+    for _ in range(64):
+        middle = (low + high) / 2
+        low, high = (middle, high) if 0.5 * (1.0 + math.erf(middle / math.sqrt(2.0))) < share else (low, middle)
+    return (low + high) / 2
 
 
 def prompt_attention_flops_per_token(arch: Architecture, prompt_tokens: int) -> float:
@@ -452,6 +491,10 @@ class _GemmParts(NamedTuple):
     replicated_flops_per_token: float = 0.0
     #: What divides them: the attention data-parallel groups (each its own tokens) and the pipeline stages.
     replicated_split: int = 1
+    #: Expert-parallel ranks the routed experts are placed on whole (1: every rank a slice of each), and the spread of
+    #: the experts' popularity (:func:`busiest_expert_rank_load`).
+    expert_ranks: int = 1
+    popularity_cv: float = 0.0
 
 
 @memoized
@@ -485,6 +528,8 @@ def _gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, consts: 
         top_k,
         2.0 * replicated,
         par.attention_dp * par.pp,
+        par.ep,
+        consts.expert_popularity_cv,
     )
 
 
@@ -501,7 +546,9 @@ def _gemm_at(parts: _GemmParts, tokens: float, logits: float, consts: Constants)
         return dense_s
     touched = max(1.0, expected_experts_touched(parts.experts, parts.top_k, tokens))
     per_expert_tokens = tokens * parts.top_k / touched
-    return dense_s + parts.expert_flops_per_token * tokens / parts.gpus / (peak * gemm_efficiency(per_expert_tokens, consts))
+    busiest = busiest_expert_rank_load(parts.experts, parts.top_k, parts.expert_ranks, tokens, parts.popularity_cv)
+    expert_s = busiest * parts.expert_flops_per_token * tokens / parts.gpus
+    return dense_s + expert_s / (peak * gemm_efficiency(per_expert_tokens, consts))
 
 
 def layer_attention_flops(arch: Architecture, layer: Layer, context_tokens: int) -> float:

@@ -1,0 +1,149 @@
+"""Attention data parallelism with expert parallelism (TensorRT-LLM's DEP layouts): the busiest expert rank, the
+all-to-all in the decode step, and the published DEP rows of TensorRT-LLM's perf overview in the calibration data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from generator.catalog import find_gpu, find_model
+from generator.sizing.architecture import Architecture, parse_architecture
+from generator.sizing.constants import Constants
+from generator.sizing.performance import (
+    accelerator_for,
+    busiest_expert_rank_load,
+    decode_step,
+    expected_normal_max,
+    expert_alltoall_seconds,
+    gemm_seconds,
+)
+from generator.sizing.precision import weight_format
+from generator.sizing.weights import Parallelism, size_weights
+
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "calibration.json"
+PERF_OVERVIEW = (
+    "https://github.com/NVIDIA/TensorRT-LLM/blob/03e27c7d5ff0c6e89f8328838c0a8e64f1b34f9d/"
+    "docs/source/developer-guide/perf-overview.md"
+)
+
+
+def _arch(model: str) -> Architecture:
+    return parse_architecture(find_model(model).config)
+
+
+def test_the_busiest_rank_reproduces_the_published_ep32_imbalance() -> None:
+    # TensorRT-LLM's large-EP blog: DeepSeek-R1 (256 experts, top 8) on 32 GPUs, 1,024 routed tokens a rank, average
+    # imbalance ratio (busiest / mean - 1) 1.564; the constant is derived from it (constants.py expert_popularity_cv)
+    tokens = 1024 * 32 / 8
+    assert busiest_expert_rank_load(256, 8, 32, tokens, Constants().expert_popularity_cv) == pytest.approx(2.564, abs=0.005)
+    # Blom's expected maximum of n standard normals (exact: 0.564, 1.029, 1.424, 2.070)
+    assert [round(expected_normal_max(n), 3) for n in (1, 2, 4, 8, 32)] == [0.0, 0.589, 1.049, 1.434, 2.067]
+
+
+@pytest.mark.parametrize(
+    ("ep", "tokens", "cv", "expected"),
+    [
+        pytest.param(1, 4096, 2.17, 1.0, id="tensor-parallel-experts-do-equal-work"),
+        pytest.param(2, 4096, 2.17, 1.1132, id="dep2"),
+        pytest.param(4, 4096, 2.17, 1.3487, id="dep4"),
+        pytest.param(8, 4096, 2.17, 1.7281, id="dep8"),
+        # uniform routing: only the sampling spread of 4,096 x 8 / ep pairs a rank
+        pytest.param(8, 4096, 0.0, 1.0224, id="dep8-uniform-routing"),
+        # one token's 8 experts over 8 ranks: the busiest rank holds 2.6 of them, never more than all 8
+        pytest.param(8, 1, 2.17, 2.6083, id="dep8-one-token"),
+    ],
+)
+def test_busiest_expert_rank_grows_with_the_ranks(ep: int, tokens: int, cv: float, expected: float) -> None:
+    # Qwen3-235B-A22B's routing: 128 experts, top 8
+    assert busiest_expert_rank_load(128, 8, ep, tokens, cv) == pytest.approx(expected, abs=1e-4)
+
+
+def _dep_step(cv: float, par: Parallelism, batch: int = 1024) -> tuple[float, float]:
+    """(step seconds, comm seconds) of Qwen3-235B FP8 on H100 at ``batch`` sequences of 1k/1k, prefill riding along."""
+    arch = _arch("Qwen/Qwen3-235B-A22B")
+    fmt = weight_format("fp8")
+    weights = size_weights(arch, fmt, par)
+    acc = accelerator_for(find_gpu("h100-sxm5-80gb"), fmt.compute, par.tp)
+    consts = Constants()._replace(expert_popularity_cv=cv)
+    step = decode_step(arch, weights, 8, par, acc, batch, 1500, consts, float(batch), 1000)
+    return step.seconds, step.comm_seconds
+
+
+def test_the_dp_step_counts_the_all_to_all_at_the_busiest_rank() -> None:
+    arch = _arch("Qwen/Qwen3-235B-A22B")
+    dep8 = Parallelism(tp=1, ep=8)
+    acc = accelerator_for(find_gpu("h100-sxm5-80gb"), "fp8", 1)
+    consts = Constants()
+    tokens = 2048.0  # 1,024 decodes and the 1,024 prompt tokens finishing sequences bring
+    busiest = busiest_expert_rank_load(128, 8, 8, tokens, consts.expert_popularity_cv)
+    latency = consts.allreduce_latency_nvlink_s
+    alltoall = expert_alltoall_seconds(arch, dep8, tokens, acc.link_gb_per_s, latency, busiest)
+    _, comm = _dep_step(consts.expert_popularity_cv, dep8)
+    # DEP has no TP all-reduce: its step's communication is the dispatch and combine, at the busiest rank's volume
+    assert comm == pytest.approx(alltoall, rel=1e-9)
+    # 94 MoE layers x 2 x (the busiest rank's bf16 hidden states to the 7 of 8 other GPUs + 32 us)
+    sent = tokens / 8 * 8 * 4096 * 2 * 7 / 8
+    assert alltoall == pytest.approx(2 * 94 * (busiest * sent / (acc.link_gb_per_s * 1e9) + latency), rel=1e-9)
+    assert alltoall > expert_alltoall_seconds(arch, dep8, tokens, acc.link_gb_per_s, latency)
+    # EP over the TP group (TP8 EP8, no attention DP) sends nothing: every rank already holds every token
+    assert expert_alltoall_seconds(arch, Parallelism(tp=8, ep=8), tokens, acc.link_gb_per_s, latency, busiest) == 0.0
+
+
+def test_the_busiest_rank_slows_the_dep_step() -> None:
+    dep8 = Parallelism(tp=1, ep=8)
+    uniform, _ = _dep_step(0.0, dep8)
+    skewed, _ = _dep_step(Constants().expert_popularity_cv, dep8)
+    # 1,024 sequences of 1k/1k on 8 x H100 (Qwen3-235B FP8): 40.6 ms with uniform routing, 46.6 ms at the busiest rank
+    assert (round(uniform * 1e3, 1), round(skewed * 1e3, 1)) == (40.6, 46.6)
+
+
+def test_expert_gemms_wait_for_the_busiest_rank_only_where_experts_are_placed_whole() -> None:
+    arch = _arch("Qwen/Qwen3-235B-A22B")
+    acc = accelerator_for(find_gpu("h100-sxm5-80gb"), "fp8", 1)
+    skewed, uniform = Constants(), Constants()._replace(expert_popularity_cv=0.0)
+    # tensor-parallel experts (every rank a slice of each): no busiest rank
+    tp8 = Parallelism(tp=8)
+    assert gemm_seconds(arch, tp8, acc, 4096, skewed) == gemm_seconds(arch, tp8, acc, 4096, uniform)
+    # expert-parallel: the busiest rank's experts take longer than the mean rank's
+    dep8 = Parallelism(tp=1, ep=8)
+    assert gemm_seconds(arch, dep8, acc, 4096, skewed) > gemm_seconds(arch, dep8, acc, 4096, uniform) * 1.2
+
+
+def _dep_rows() -> list[dict[str, object]]:
+    return [r for r in json.loads(DATA.read_text())["throughput"] if r.get("ep", 1) > r["tp"] and r["engine"] == "tensorrt-llm"]
+
+
+def test_the_perf_overview_dep_rows_carry_the_page_and_the_whole_replica() -> None:
+    rows = _dep_rows()
+    # DeepSeek-R1 14, gpt-oss-120b 11, Qwen3-235B 27, Qwen3-30B 7 (Llama-4-Maverick's 17 need a catalog model)
+    assert len(rows) == 59
+    for row in rows:
+        assert row["source"] == PERF_OVERVIEW and row["version"] and row["setup"], row
+        assert row["tp"] == 1
+        gpus = int(row["ep"]) * int(row["pp"])  # type: ignore[call-overload]
+        assert row["output_tokens_per_s"] == int(row["output_tokens_per_s_per_gpu"]) * gpus, row  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "ep", "pp", "isl", "osl", "per_gpu"),
+    [
+        # the page's tables (output tokens per second per GPU)
+        pytest.param("deepseek-ai/DeepSeek-R1", "h200-sxm-141gb", 8, 1, 1000, 1000, 1627, id="dsr1-h200-dep8"),
+        pytest.param("deepseek-ai/DeepSeek-R1", "b200-sxm-180gb", 4, 1, 8192, 1024, 1168, id="dsr1-b200-dep4"),
+        pytest.param("openai/gpt-oss-120b", "b200-sxm-180gb", 2, 1, 1000, 1000, 25943, id="gptoss-b200-dep2"),
+        pytest.param("openai/gpt-oss-120b", "h100-sxm5-80gb", 4, 1, 32768, 1024, 333, id="gptoss-h100-dep4"),
+        pytest.param("Qwen/Qwen3-235B-A22B", "h100-sxm5-80gb", 8, 1, 1000, 1000, 1932, id="qwen235-h100-dep8"),
+        pytest.param("Qwen/Qwen3-235B-A22B", "h200-sxm-141gb", 4, 1, 32768, 1024, 134, id="qwen235-h200-dep4"),
+        pytest.param("Qwen/Qwen3-235B-A22B", "rtx-pro-6000-blackwell-96gb", 2, 2, 1000, 1000, 1731, id="qwen235-rtx-dep2pp2"),
+        pytest.param("Qwen/Qwen3-30B-A3B", "rtx-pro-6000-blackwell-96gb", 8, 1, 32768, 1024, 180, id="qwen30-rtx-dep8"),
+    ],
+)
+def test_dep_rows_match_the_page(model: str, gpu: str, ep: int, pp: int, isl: int, osl: int, per_gpu: int) -> None:
+    (row,) = [
+        r
+        for r in _dep_rows()
+        if (r["model"], r["gpu"], r["ep"], r["pp"], r["input_tokens"], r["output_tokens"]) == (model, gpu, ep, pp, isl, osl)
+    ]
+    assert row["output_tokens_per_s"] == per_gpu * ep * pp
