@@ -233,14 +233,15 @@ deployments:
 hardware:
   gpus: [mi300x-192gb]
   provider: baremetal
-  rack_power_kw: 10
+  rack_power_kw: 12
   max_racks: 2
 """
 
 
 def test_max_racks_holds_when_the_deployments_share_servers(tmp_path: Path) -> None:
-    # on separate servers chat needs 2 MI300X servers and small 1: 3 racks of 10 kW (8,677 W each); sharing, the
-    # two fit on 2 servers in 2 racks, which the limit allows (the separate fleet's failure used to end the search)
+    # on separate servers chat needs 2 MI300X servers and small 1: 3 racks of 12 kW (10,909 W each: 8,677 W summed
+    # from parts, power-summed); sharing, the two fit on 2 servers in 2 racks, which the limit allows (the separate
+    # fleet's failure used to end the search)
     path = tmp_path / "w.yaml"
     path.write_text(SHARED_WITHIN_MAX_RACKS)
     plan = plan_workload(load_workload(str(path)))
@@ -248,12 +249,12 @@ def test_max_racks_holds_when_the_deployments_share_servers(tmp_path: Path) -> N
 
 
 def test_a_fleet_limit_the_cheapest_gpu_breaks_is_kept_by_another_allowed_gpu(tmp_path: Path) -> None:
-    # cheapest per deployment is Gaudi 3 (2 x 9.4 kW OAM servers: 2 racks of 13 kW); max_racks 1 holds for an all-H100
+    # cheapest per deployment is Gaudi 3 (2 x 11.8 kW OAM servers: 2 racks of 13 kW); max_racks 1 holds for an all-H100
     # fleet (3 x 4.2 kW XE8640 in one 13 kW rack), which the planner now finds instead of failing (chat at 16 req/s:
     # the XE8640's TP2 pairs reach a third of each H100's NVLinks, newuser30 item 1, so 20 req/s take a fourth)
     text = SHARED_WITHIN_MAX_RACKS.replace("gpus: [mi300x-192gb]", "gpus: [gaudi3-128gb, h100-sxm5-80gb]")
     text = text.replace("requests_per_second: 20", "requests_per_second: 16")
-    text = text.replace("rack_power_kw: 10", "rack_power_kw: 13").replace("max_racks: 2", "max_racks: 1")
+    text = text.replace("rack_power_kw: 12", "rack_power_kw: 13").replace("max_racks: 2", "max_racks: 1")
     path = tmp_path / "w.yaml"
     path.write_text(text)
     plan = plan_workload(load_workload(str(path)))

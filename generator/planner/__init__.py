@@ -273,10 +273,36 @@ def _plan_fleet_within_limits(loaded: LoadedWorkload, consts: Constants) -> Plan
             continue
     if first.limit == "max_capex_usd":
         plans += _plans_within_capex(loaded, consts, first)
+    if first.limit == "max_budget_usd_per_month" and wl.objective != "cost":
+        plans += _plans_within_budget(loaded, consts)
     if not plans:
         raise first
     objective = _fleet_objective(wl.objective, plans)
     return min(plans, key=lambda p: _fleet_rank(objective, p))
+
+
+def _plans_within_budget(loaded: LoadedWorkload, consts: Constants) -> list[Plan]:
+    """Fleets of a ``gpus`` or ``power`` objective whose best breaks ``max_budget_usd_per_month``: cheaper ones.
+
+    The cheapest fleet (the ``cost`` objective's) holds the budget whenever any fleet does; with a few deployments
+    (:data:`MAX_DEPLOYMENTS_REORDERED`) also each deployment, and each all but one, on its layouts of least capex with
+    the rest by the objective (a fleet as cheap but for one deployment's GPUs). The caller ranks them by the objective
+    with the others. A lab's gpus plan broke a $37,100 budget its $36,888 cost plan keeps, once its Gaudi 3 servers
+    drew their summed power (power-summed), and a $37,141 fleet of one GPU fewer held $37,500.
+    """
+    wl = loaded.workload
+    found = []
+    with contextlib.suppress(InfeasibleError):  # ranked as the objective's, whose label the plan keeps
+        found.append(
+            _plan_fleet(loaded._replace(workload=wl._replace(objective="cost")), consts)._replace(objective=wl.objective)
+        )
+    count = len(wl.deployments)
+    everyone = frozenset(range(count))
+    subsets = {frozenset([i]) for i in range(count)} | {everyone - {i} for i in range(count)}
+    for on in sorted(subsets - {frozenset(), everyone}, key=sorted) if 1 < count <= MAX_DEPLOYMENTS_REORDERED else ():
+        with contextlib.suppress(InfeasibleError):
+            found.append(_plan_fleet(loaded, consts, CapexPrice(0.0, on)))
+    return found
 
 
 #: newuser30 item 8: the fleets planned where the objective's best breaks ``hardware.max_capex_usd``: each deployment's
