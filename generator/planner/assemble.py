@@ -36,7 +36,17 @@ from generator.planner.online_quantization import (
 )
 from generator.planner.option import Option, pool_labels
 from generator.planner.options import allowed_hardware, ties_before_headroom, unsold_everywhere_why
-from generator.planner.plan import Candidate, DeploymentPart, DeploymentPlan, Finding, Level, Plan, Pool, sorted_findings
+from generator.planner.plan import (
+    Candidate,
+    DeploymentPart,
+    DeploymentPlan,
+    Finding,
+    Level,
+    Plan,
+    Pool,
+    nvme_drives_text,
+    sorted_findings,
+)
 from generator.planner.pool_names import (
     check_named_pools,
     derived_findings,
@@ -1340,7 +1350,7 @@ def _place_on_inventory(
                     "info",
                     "owned-build-assumed",
                     f"pool {pool.name}: the owned {pool.node.platform_id}'s CPU ({pool.node.cpu}), {pool.node.ram_gib} GiB "
-                    f"RAM, {pool.node.nvme_drives // pool.node.hosts} NVMe data drive(s) a host"
+                    f"RAM, {nvme_drives_text(pool.node)}"
                     + (f" beside {pool.node.boot_drives}" if pool.node.boot_drives else "")
                     + f"{fabric} are the build "
                     "specgen would buy for the workload, not read from the server you own, and SPEC.md and the Ansible "

@@ -92,6 +92,17 @@ class NodeSpec(NamedTuple):
     host_cpu: str | None = None
 
 
+def nvme_drives_text(node: NodeSpec) -> str:
+    """A node's NVMe data drives a host, as findings say them.
+
+    A capacity the catalog sources without a drive count is said as such (newuser36 item 9: "0 NVMe data drive(s)"
+    beside 3.0 TB of them).
+    """
+    if not node.nvme_drives and node.nvme_tb:
+        return f"{node.nvme_tb / node.hosts:g} TB of NVMe data drives a host (how many drives: not in the catalog)"
+    return f"{node.nvme_drives // node.hosts} NVMe data drive(s) a host"
+
+
 class Pool(NamedTuple):
     """Identical nodes serving one or more deployments."""
 

@@ -102,7 +102,8 @@ def host_vars(node: NodeSpec, vendor: str, driver_override: str | None, ubuntu_r
         "specgen_cpu": {"description": node.cpu, "cores": node.cpu_cores, "governor": "performance"},
         "specgen_nvme": {
             "capacity_tb": node.nvme_tb,  # null: drives counted, capacity unsourced
-            "drives": node.nvme_drives,
+            # null: a capacity sourced without its drive count (newuser36 item 9: 0 drives beside 3.0 TB)
+            "drives": None if not node.nvme_drives and node.nvme_tb else node.nvme_drives,
             "raid_level": 0 if node.nvme_drives > 1 else None,
             "mount_point": "/var/lib/specgen",
             "model_cache_dir": "/var/lib/specgen/models",
