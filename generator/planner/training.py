@@ -527,6 +527,15 @@ def training_shapes(
                 )
                 continue
             fillings = _node_filling(dp, tp * pp, hw, spec.global_batch_size, total_flops is not None)
+            splits: dict[int, tuple[int, int, StepTime] | str] = {}
+            if total_flops and window:
+                # the estimate's MFU is not the step's: every smaller DP whose own step meets the window is tried too
+                # (newuser35 item 1: DP9 at 35.9% rounded to DP16 where DP8 at the step's 37.6% meets 260 h)
+                low = _smallest_dp(model, job, hw, zero, par, budget, consts, start=_unaccumulated_dp(spec)) or found
+                faster = _faster_dps(model, job, hw, zero, par, budget, consts, (low, dp), window, splits)
+                fillings = sorted(
+                    {*fillings, *(f for d in faster for f in _node_filling(d, tp * pp, hw, spec.global_batch_size, True))}
+                )
             if cautious_dp > dp and (most := _data_parallel_for_batch(cautious_dp, spec.global_batch_size)):
                 gbs = spec.global_batch_size
                 between = [d for d in _divisors(gbs or most) if dp < d <= most]
@@ -537,7 +546,7 @@ def training_shapes(
                 if why := _stage_refusal(job, zero, pp, each_dp):
                     blocked.append(f"{name} ZeRO-{zero} x DP{each_dp}: {why}")
                     continue
-                split = _batch_split(model, job, hw, zero, par, each_dp, budget, consts)
+                split = splits.get(each_dp) or _batch_split(model, job, hw, zero, par, each_dp, budget, consts)
                 if isinstance(split, str):
                     blocked.append(f"{name} ZeRO-{zero} x DP{each_dp}: {split}")
                     continue
@@ -565,6 +574,71 @@ def training_shapes(
             # the framework has a pipeline schedule
             layouts += [(tp, stages) for stages in pipeline_sizes(arch.num_layers)]
     return shapes, blocked
+
+
+#: Most data-parallel degrees below the estimate's tried without a global batch (evenly spread between the fewest
+#: that meet the window on their own step and the estimate's).
+MAX_FASTER_DPS = 8
+
+
+def _faster_dps(
+    model: ResolvedModel,
+    spec: TrainingSpec,
+    hw: Hardware,
+    zero: int,
+    par: Parallelism,
+    budget: float,
+    consts: Constants,
+    span: tuple[int, int],
+    window: float,
+    splits: dict[int, tuple[int, int, StepTime] | str],
+) -> list[int]:
+    """Data-parallel degrees in ``span`` = [fewest that fit memory, the estimate's) whose own step meets ``window``.
+
+    The estimate's DP comes from the layout's modelled MFU (:func:`layout_mfu`), which the step of the micro-batch the
+    search then picks may beat: a looser deadline must never cost more than a tighter one (newuser35 item 1). Each DP is
+    timed by its node-free step (:func:`node_free_step`, no data-parallel traffic: a lower bound on the placed step's
+    time), so one that misses the window here misses it placed on nodes too; those that meet it are candidates, and the
+    placed step (``training_candidates``) keeps the ones that still do. With a global batch the divisors below the
+    estimate are tried from the largest down, stopping at the first that misses (fewer ranks only take longer); without
+    one the step does not depend on DP, so the fewest that meet it follow from one step, and at most
+    :data:`MAX_FASTER_DPS` degrees from there to the estimate's are tried. ``splits`` keeps each DP's batch split.
+    """
+    low, estimate = span
+    if low >= estimate or not spec.dataset_tokens:
+        return []
+    gbs = spec.global_batch_size
+
+    def hours(dp: int) -> float | None:
+        split = splits.setdefault(dp, _batch_split(model, spec, hw, zero, par, dp, budget, consts))
+        if isinstance(split, str):
+            return None
+        micro_batch, accumulation, step = split
+        layout = StepLayout(par.tp, par.pp, dp, micro_batch, accumulation, spec.sequence_length)
+        return run_hours(spec.dataset_tokens or 0, spec.epochs, layout, step, consts)
+
+    out: list[int] = []
+    if gbs is not None:
+        for dp in reversed([d for d in _divisors(gbs) if low <= d < estimate]):
+            took = hours(dp)
+            if took is not None and took > window * (1 + 1e-9):
+                break
+            if took is not None:
+                out.append(dp)
+        return sorted(out)
+    took = hours(estimate)
+    if took is None:
+        return []
+    fewest = max(low, math.ceil(estimate * took / window * (1 - 1e-9)))
+    if fewest >= estimate:
+        return []
+    count = estimate - fewest
+    picks = (
+        range(fewest, estimate)
+        if count <= MAX_FASTER_DPS
+        else (fewest + i * count // MAX_FASTER_DPS for i in range(MAX_FASTER_DPS))
+    )
+    return sorted(set(picks))
 
 
 def _unaccumulated_dp(spec: TrainingSpec) -> int:
