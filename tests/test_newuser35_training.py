@@ -241,3 +241,59 @@ def test_the_estimate_refuses_megatron_zero_2(capsys: pytest.CaptureFixture[str]
         )  # fmt: skip
     assert exited.value.code == 2
     assert "megatron has no ZeRO-2" in capsys.readouterr().err
+
+
+NIGHTLY_AND_ONE_OFF = """\
+version: 1
+name: nightly2
+deployments:
+  - name: nightly-lora-70b
+    model: meta-llama/Llama-3.3-70B-Instruct
+    training:
+      method: qlora
+      framework: axolotl+liger
+      lora_rank: 32
+      sequence_length: 8192
+      global_batch_size: 32
+      dataset_tokens: 200000000
+      epochs: 1
+      deadline_hours: 8
+{runs}  - name: quarterly
+    model: meta-llama/Llama-3.1-8B
+    training:
+      method: full
+      framework: fsdp2
+      sequence_length: 4096
+      dataset_tokens: 200000000
+hardware:
+  gpus: [h100-sxm5-80gb]
+  provider: aws
+"""
+
+
+def test_a_rented_job_without_runs_a_month_keeps_the_others_month(tmp_path: Path) -> None:
+    # newuser35 item 7: the nightly QLoRA's 30 runs a month ($12,138) vanished from the totals and the headline as
+    # soon as a one-off job without runs_per_month joined; now summed, with the one-off named and priced a run
+    from generator.calculator.report import plan_text
+    from generator.render.markdown import render_markdown
+
+    path = tmp_path / "nightly2.yaml"
+    path.write_text(NIGHTLY_AND_ONE_OFF.format(runs="      runs_per_month: 30\n"))
+    plan = plan_workload(load_workload(str(path)))
+    nightly, quarterly = (d.details for d in plan.deployments)
+    totals = plan.totals
+    assert totals["training_usd_per_month"] == pytest.approx(nightly["usd_per_month_of_runs"], abs=0.01)
+    assert totals["usd_per_month_with_runs"] == pytest.approx(totals["usd_per_month"] + nightly["usd_per_month_of_runs"])
+    assert totals["training_pools_without_runs"] == ["quarterly_h100_sxm5_80gb"]
+    assert totals["training_usd_per_job_without_runs"] == pytest.approx(quarterly["usd_per_job"], abs=0.01)
+    run = f"+ ${quarterly['usd_per_job']:,.0f} per run of"
+    assert f"({run} quarterly_h100_sxm5_80gb: runs_per_month not given)" in plan_text(plan).splitlines()[0]
+    assert f"({run} `quarterly_h100_sxm5_80gb`: runs_per_month not given)" in render_markdown(plan)["SPEC.md"]
+
+
+def test_without_any_runs_a_month_there_is_no_month_of_runs(tmp_path: Path) -> None:
+    path = tmp_path / "nightly2.yaml"
+    path.write_text(NIGHTLY_AND_ONE_OFF.format(runs=""))
+    totals = plan_workload(load_workload(str(path))).totals
+    assert "training_usd_per_month" not in totals
+    assert "training_pools_without_runs" not in totals
