@@ -169,6 +169,12 @@ class FrameworkProfile(NamedTuple):
     #: forward, one backward and one reduce-scatter per ``fully_shard`` unit, a decoder layer), ``megatron`` (Megatron
     #: DDP's grad-buffer buckets).
     dp_collectives: str = "deepspeed"
+    #: Activation checkpointing its recipes turn on where a job leaves ``gradient_checkpointing`` out (None: none by
+    #: default, so the planner searches none / selective / full). torchtune's configs set
+    #: ``enable_activation_checkpointing: True``; Unsloth's ``use_gradient_checkpointing="unsloth"`` is its offloaded
+    #: checkpointing. The Hugging Face Trainer's ``gradient_checkpointing`` defaults to False and Megatron-LM recomputes
+    #: nothing without ``--recompute-granularity`` (newuser35 item 6).
+    checkpointing: str | None = None
 
 
 #: torchtune trains ``dtype: bf16`` (or fp32) with no fp32 master copy and no autocast (recipes/configs; its
@@ -197,6 +203,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             dp_collectives="fsdp",
             has_optimizer_in_backward=True,
             offload_needs_checkpointing=True,
+            checkpointing="full",
             regimes=TORCHTUNE_REGIMES,
             regimes_note="it trains pure bf16 weights and states, with no fp32 master copy or autocast",
             single_device_full=TORCHTUNE_SINGLE_DEVICE_FULL,
@@ -209,6 +216,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             fused_kernels=True,
             optimizer="adamw-8bit",
             offload_needs_checkpointing=True,
+            checkpointing="full",
         ),
         FrameworkProfile("axolotl", "axolotl without Liger"),
         FrameworkProfile(
