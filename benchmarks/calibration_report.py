@@ -35,7 +35,7 @@ from generator.catalog.host_cpu import host_time_scale  # noqa: E402
 from generator.catalog.records import GpuSpec  # noqa: E402
 from generator.errors import SpecgenError  # noqa: E402
 from generator.planner.training import framework_attention_mfu, operator_bytes_scale  # noqa: E402
-from generator.planner.training_comm import dp_traffic, links_between  # noqa: E402
+from generator.planner.training_comm import dp_calls, dp_traffic, links_between  # noqa: E402
 from generator.sizing.architecture import Architecture, parse_architecture  # noqa: E402
 from generator.sizing.constants import with_overrides  # noqa: E402
 from generator.sizing.distributed_runtime import nvlink_collectives  # noqa: E402
@@ -217,6 +217,15 @@ def step_shape(
     }
 
 
+def _dp_kind(row: dict[str, Any]) -> str:
+    """How a row's framework cuts its data-parallel traffic (:func:`generator.planner.training_comm.dp_calls`).
+
+    FSDP rows (llm-foundry / Composer wrap each decoder block, ``FULL_SHARD``) gather and reduce per block; the
+    others (Meta's 4D-parallel Llama 3 runs at ZeRO-1) keep torch DDP's buckets.
+    """
+    return "fsdp" if "FSDP" in row.get("framework", "") else "ddp"
+
+
 def predict_training_mfu(row: dict[str, Any]) -> float:
     """MFU of a training step with the row's layout, in the row's own FLOP counting (see ``mfu_definition``).
 
@@ -251,7 +260,14 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         flops_per_token=flops_per_token,
         base_efficiency=util.compute,
         dense_tflops=accelerator_for(gpu, "bf16", tp).dense_tflops,  # the rate the planner's step runs at
-        dp_traffic=dp_traffic(per_replica, 2 * per_replica, row["zero_stage"], dp, row["accumulation"]),
+        dp_traffic=dp_traffic(
+            per_replica,
+            2 * per_replica,
+            row["zero_stage"],
+            dp,
+            row["accumulation"],
+            calls=dp_calls(_dp_kind(row), row["zero_stage"], dp, per_replica, per_replica, layers, hidden),
+        ),
     )
     counted = 6.0 * params + (12.0 * layers * hidden * seq if row["mfu_definition"].startswith("llm-foundry") else 0.0)
     return counted * layout.tokens_per_step / (step.total_s * layout.world * dense * 1e12)

@@ -326,7 +326,7 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         a, b = old["totals"].get(key), new["totals"].get(key)
         delta = b - a if isinstance(a, (int, float)) and isinstance(b, (int, float)) else None
         totals[key] = {"old": two_places(a), "new": two_places(b), "delta": two_places(delta)}
-    if any(_plan_figure(plan["totals"].get("training_usd_per_month")) is not None for plan in (old, new)):
+    if any(_counted_runs(plan["totals"]) is not None for plan in (old, new)):
         # the month with the rented runs, as the planner ranks fleets (newuser30 item 4: a cloud plan of training jobs
         # alone read a bare "usd_per_month 0" beside a bought fleet's $2,080)
         a, b = _month_with_runs(old["totals"]), _month_with_runs(new["totals"])
@@ -416,10 +416,21 @@ def _month_with_runs(totals: dict[str, Any]) -> float | None:
 
     None where a figure is missing, or where a job's runs a month are not given (its runs cannot be counted).
     """
-    month, runs = _plan_figure(totals.get("usd_per_month")), _plan_figure(totals.get("training_usd_per_month"))
+    month, runs = _plan_figure(totals.get("usd_per_month")), _counted_runs(totals)
     if month is None or (runs is None and _rented_jobs(totals)):
         return None
     return month + (runs or 0.0)
+
+
+def _counted_runs(totals: dict[str, Any]) -> float | None:
+    """A plan's rented training runs a month where every rented job gives its runs a month; None otherwise.
+
+    A plan may sum the runs of the jobs that give them beside jobs that do not (``training_pools_without_runs``,
+    newuser35 item 7); the diff counts a month of runs only where it is the whole of it.
+    """
+    if totals.get("training_pools_without_runs"):
+        return None
+    return _plan_figure(totals.get("training_usd_per_month"))
 
 
 def _rented_jobs(totals: dict[str, Any]) -> bool:
@@ -587,7 +598,7 @@ def buy_vs_rent(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | No
     if running is None:  # no running cost to set against the rent: no break-even to tell
         return None
     # rented runs on the bought side (none on bare metal, which pays its servers by the month) are paid monthly too
-    running += _plan_figure(bought.get("training_usd_per_month")) or 0.0
+    running += _counted_runs(bought) or 0.0
     rent, services, runs = _rent(rented)
     saved = rent - running
     uncounted = runs is None and _rented_jobs(rented)  # runs a month not given, or a job unpriced
@@ -615,7 +626,7 @@ def _rent(totals: dict[str, Any]) -> tuple[float, float, float | None]:
     figure no plan holds counts as none.
     """
     services = _plan_figure(totals.get("usd_per_month")) or 0.0
-    runs = _plan_figure(totals.get("training_usd_per_month"))
+    runs = _counted_runs(totals)
     return services + (runs or 0.0), services, runs
 
 

@@ -29,6 +29,7 @@ deployments:
     model: {MODEL}
 {extra}    training:
       method: {method}
+      gradient_checkpointing: full
       micro_batch_size: {micro_batch}
       sequence_length: {sequence}
       dataset_tokens: {tokens}

@@ -30,6 +30,7 @@ deployments:
     model: meta-llama/Llama-3.3-70B-Instruct
 {extra}    training:
       method: lora
+      gradient_checkpointing: full
       lora_rank: 16
       sequence_length: 4096
       global_batch_size: 64

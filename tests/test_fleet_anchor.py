@@ -39,7 +39,7 @@ deployments:
   - {{name: summarise, model: meta-llama/Llama-3.1-8B-Instruct, {p5} inference: {{service_class: batch,
                  max_context_tokens: 16384, avg_input_tokens: 6000, avg_output_tokens: 500, requests_per_second: 2}}}}
   - {{name: nightly-lora, model: meta-llama/Llama-3.1-8B-Instruct, training: {{method: lora, lora_rank: 16,
-                 sequence_length: 4096, dataset_tokens: 200000000, epochs: 1, deadline_hours: 6}}}}
+                 gradient_checkpointing: full, sequence_length: 4096, dataset_tokens: 200000000, epochs: 1, deadline_hours: 6}}}}
 hardware: {{provider: aws}}
 objective: cost
 kubernetes: {{cluster_name: ml-prod-use1}}

@@ -69,10 +69,24 @@ def _size(setup: TrainingSetup, par: Parallelism | None = None, model: str = "me
             id="pp-zero3",
         ),
         pytest.param(
-            {"framework": "megatron", "zero_stage": 2, "pipeline_parallel": 4},
+            {"zero_stage": 2, "pipeline_parallel": 4},
             "zero_stage",
             "a pipeline (PP4) runs with ZeRO-0 or ZeRO-1 only",
+            id="pp-zero2",
+        ),
+        # Megatron-LM's distributed optimizer shards the optimizer states only: no ZeRO-2/3, with or without a pipeline
+        # (https://docs.nvidia.com/megatron-core/developer-guide/latest/distrib_optimizer.html, newuser35 item 2)
+        pytest.param(
+            {"framework": "megatron", "zero_stage": 2, "pipeline_parallel": 4},
+            "zero_stage",
+            "megatron has no ZeRO-2: its distributed optimizer (--use-distributed-optimizer) shards the optimizer states",
             id="pp-zero2-megatron",
+        ),
+        pytest.param(
+            {"framework": "megatron", "zero_stage": 3, "data_parallel": 8},
+            "zero_stage",
+            "Megatron-FSDP (--use-megatron-fsdp), which specgen does not model",
+            id="zero3-megatron",
         ),
         pytest.param(
             {"framework": "deepspeed", "zero_stage": 3, "expert_parallel": 8},
@@ -136,7 +150,7 @@ def test_a_combination_a_framework_refuses_is_a_conflict(settings: dict[str, obj
         pytest.param({"framework": "megatron", "zero_stage": 1, "pipeline_parallel": 8}, id="pp-distributed-optimizer"),
         pytest.param({"zero_stage": 3, "pipeline_parallel": 1}, id="zero3-no-pipeline"),
         pytest.param({"framework": "deepspeed", "zero_stage": 2, "expert_parallel": 8}, id="deepspeed-ep-zero2"),
-        pytest.param({"framework": "megatron", "zero_stage": 3, "expert_parallel": 8}, id="megatron-ep"),
+        pytest.param({"framework": "megatron", "zero_stage": 1, "expert_parallel": 8}, id="megatron-ep"),
         pytest.param({"framework": "torchtune", "activation_offload": True, "checkpointing": "full"}, id="tt-offload"),
         pytest.param({"framework": "trl", "activation_offload": True, "checkpointing": "none"}, id="trl-saved-tensors"),
         pytest.param({"zero_stage": 0, "data_parallel": 1, "offload_optimizer": True}, id="paged-one-gpu"),
@@ -179,7 +193,10 @@ def test_unsloth_offloads_nothing_with_checkpointing_off() -> None:
             "deepspeed steps the optimizer after the whole backward",
             id="in-backward-deepspeed",
         ),
-        pytest.param(TrainingSetup(framework="megatron", zero_stage=3, data_parallel=2), Parallelism(4, 4), "PP4", id="pp-zero3"),
+        pytest.param(TrainingSetup(zero_stage=3, data_parallel=2), Parallelism(4, 4), "PP4", id="pp-zero3"),
+        pytest.param(
+            TrainingSetup(framework="megatron", zero_stage=3, data_parallel=2), Parallelism(4), "no ZeRO-3", id="megatron-zero3"
+        ),
         pytest.param(
             TrainingSetup(zero_stage=0, data_parallel=8, offload_optimizer=True),
             Parallelism(),
@@ -212,7 +229,7 @@ def test_deepspeed_moe_at_zero_3_is_refused() -> None:
         pytest.param(("--framework", "hf", "--optimizer-in-backward"), "hf steps the optimizer", id="hf-in-bwd"),
         pytest.param(("--zero", "0", "--gpus", "8", "--offload-optimizer"), "ZeRO-Offload", id="zero0-offload"),
         pytest.param(("--framework", "torchtune", "--optimizer", "adamw", "--gpus", "8"), "no 'adamw' regime", id="tt-amp"),
-        pytest.param(("--framework", "megatron", "--tp", "4", "--pp", "4", "--gpus", "32", "--zero", "3"), "PP4", id="pp-zero3"),
+        pytest.param(("--tp", "4", "--pp", "4", "--gpus", "32", "--zero", "3"), "PP4", id="pp-zero3"),
     ],
 )
 def test_the_estimate_refuses_them(capsys: pytest.CaptureFixture[str], args: tuple[str, ...], message: str) -> None:
@@ -274,8 +291,8 @@ deployments:
         pytest.param(
             "full",
             "      framework: megatron\n      zero_stage: 3\n    parallelism: {pp: 4}\n",
-            "11:19: deployments[0].training.zero_stage: a pipeline (PP4) runs with ZeRO-0 or ZeRO-1 only",
-            id="pp-zero3",
+            "11:19: deployments[0].training.zero_stage: megatron has no ZeRO-3",
+            id="megatron-zero3-pp",
         ),
         pytest.param(
             "lora",

@@ -332,7 +332,8 @@ def _planned_memory(tmp_path: Path, extra: str) -> dict[str, int]:
 
 
 def test_workload_framework_applies_its_defaults(tmp_path: Path) -> None:
-    plain = _planned_memory(tmp_path, "")
+    # full checkpointing: Unsloth's own default ("unsloth" checkpointing), searched where no framework sets one
+    plain = _planned_memory(tmp_path, "      gradient_checkpointing: full\n")
     unsloth = _planned_memory(tmp_path, "      framework: unsloth\n")
     own = _planned_memory(
         tmp_path,

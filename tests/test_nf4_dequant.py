@@ -94,7 +94,7 @@ def test_a_qlora_step_is_slower_than_the_lora_step_by_the_dequantization() -> No
     hw = Hardware(catalog.platforms()["am5-desktop-tower"], catalog.gpus()["rtx-4090-24gb"])
 
     def steps(method: str) -> dict[tuple[int, int, int], float]:
-        spec = TrainingSpec(method=method, sequence_length=2048, micro_batch_size=1, zero_stage=0)  # type: ignore[arg-type]
+        spec = TrainingSpec(method=method, sequence_length=2048, micro_batch_size=1, zero_stage=0, gradient_checkpointing="full")  # type: ignore[arg-type]
         shapes, blocked = training_shapes(model, spec, hw, CONSTS)
         assert shapes, blocked
         out = {}

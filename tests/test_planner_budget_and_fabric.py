@@ -91,7 +91,7 @@ name: t
 deployments:
   - name: tune
     model: meta-llama/Llama-3.1-8B
-    training: {{method: lora, sequence_length: 2048, dataset_tokens: 20000000, deadline_hours: 24}}
+    training: {{method: lora, gradient_checkpointing: full, sequence_length: 2048, dataset_tokens: 20000000, deadline_hours: 24}}
 hardware:
   gpus: [h100-sxm5-80gb]
   provider: {provider}
@@ -141,7 +141,7 @@ name: t
 deployments:
   - name: tune
     model: meta-llama/Llama-3.1-8B
-    training: {{method: lora, sequence_length: 2048, dataset_tokens: 300000000000}}
+    training: {{method: lora, gradient_checkpointing: full, sequence_length: 2048, dataset_tokens: 300000000000}}
 hardware:
   gpus: [h100-sxm5-80gb]
   provider: aws
@@ -173,7 +173,8 @@ deployments:
     inference: {{precision: bf16, max_context_tokens: 4096, requests_per_second: 0.5}}
   - name: tune
     model: meta-llama/Llama-3.1-8B
-    training: {{method: lora, sequence_length: 2048, dataset_tokens: 2000000000, deadline_hours: 48}}
+    training: {{method: lora, gradient_checkpointing: full, sequence_length: 2048, dataset_tokens: 2000000000,
+               deadline_hours: 48}}
 hardware:
   gpus: [l40s-48gb, h100-sxm5-80gb]
   provider: aws
@@ -201,7 +202,8 @@ name: t
 deployments:
   - name: tune
     model: meta-llama/Llama-3.1-70B-Instruct
-    training: {{method: {method}, zero_stage: 3, sequence_length: 2048, dataset_tokens: 200000000, deadline_hours: 10}}
+    training: {{method: {method}, gradient_checkpointing: full, zero_stage: 3, sequence_length: 2048,
+               dataset_tokens: 200000000, deadline_hours: 10}}
 hardware:
   gpus: [l40s-48gb]
   platforms: [{platform}]

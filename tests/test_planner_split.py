@@ -75,6 +75,7 @@ TUNE = """\
     model: meta-llama/Llama-3.1-8B
     training:
       method: full
+      gradient_checkpointing: full
       sequence_length: 4096
       global_batch_size: 64
       dataset_tokens: 2000000000

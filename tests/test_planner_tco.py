@@ -313,7 +313,7 @@ deployments:
     inference: {precision: bf16, max_context_tokens: 4096, requests_per_second: 0.5}
   - name: tune
     model: meta-llama/Llama-3.1-8B
-    training: {method: lora, sequence_length: 2048, dataset_tokens: 20000000, deadline_hours: 24}
+    training: {method: lora, sequence_length: 2048, dataset_tokens: 20000000, deadline_hours: 24, gradient_checkpointing: full}
 hardware:
   gpus: [h100-sxm5-80gb]
   provider: aws

@@ -343,6 +343,10 @@ def test_owned_server_left_free_blames_the_servers_to_buy(tmp_path: Path) -> Non
     """The job needs 2 x 4-GPU WRX90 and 1 is owned: the second, to buy, is over its PSU, so 4 x 2-GPU are
     bought; the owned one is not what the PSU rules out."""
     path = _one_owned_wrx90(tmp_path, "finetune-8b-qlora.yaml", "  gpus: [l40s-48gb, h100-sxm5-80gb, rtx-pro-6000-ws-96gb]\n")
+    # the figures of full checkpointing (the example leaves it out: searched since newuser35 item 6)
+    path.write_text(
+        path.read_text().replace("      method: qlora\n", "      method: qlora\n      gradient_checkpointing: full\n")
+    )
     plan = plan_file(str(path))[1]
     assert [(p.nodes, p.owned_nodes, p.node.gpus) for p in plan.pools] == [(4, 0, 2)]
     assert [r for r in plan.deployments[0].reasons if "ruled out" in r] == [

@@ -21,7 +21,8 @@ deployments:
     inference: {max_context_tokens: 8192, requests_per_second: 1}
   - name: tune
     model: meta-llama/Llama-3.1-8B-Instruct
-    training: {method: lora, sequence_length: 4096, dataset_tokens: 200000000, deadline_hours: 6RUNS}
+    training: {method: lora, sequence_length: 4096, dataset_tokens: 200000000, gradient_checkpointing: full,
+               deadline_hours: 6RUNS}
 hardware: {provider: aws}
 """
 
@@ -62,7 +63,7 @@ name: weekly
 deployments:
   - name: tune
     model: meta-llama/Llama-3.1-8B
-    training: {{method: lora, sequence_length: 2048, dataset_tokens: 2000000000{runs}}}
+    training: {{method: lora, sequence_length: 2048, dataset_tokens: 2000000000{runs}, gradient_checkpointing: full}}
 hardware:
   gpus: [l40s-48gb]
 {hardware}"""
@@ -174,11 +175,11 @@ deployments:
   - name: a
     model: meta-llama/Llama-3.1-8B
     training: {{method: lora, lora_rank: 16, sequence_length: 4096, global_batch_size: 32,
-               dataset_tokens: 200000000, epochs: 1, runs_per_month: {runs}}}
+               dataset_tokens: 200000000, epochs: 1, runs_per_month: {runs}, gradient_checkpointing: full}}
   - name: b
     model: meta-llama/Llama-3.1-8B
     training: {{method: lora, lora_rank: 16, sequence_length: 4096, global_batch_size: 32,
-               dataset_tokens: 200000000, epochs: 1, run_after: a, runs_per_month: {runs}}}
+               dataset_tokens: 200000000, epochs: 1, run_after: a, runs_per_month: {runs}, gradient_checkpointing: full}}
 hardware:
 {hardware}"""
 

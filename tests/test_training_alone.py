@@ -22,7 +22,7 @@ deployments:
     model: meta-llama/Llama-3.1-8B
     platform: old-a100
     training: {{method: full, sequence_length: 4096, global_batch_size: 64, dataset_tokens: 200000000, epochs: 1,
-      deadline_hours: 24, runs_per_month: 4}}
+      gradient_checkpointing: full, deadline_hours: 24, runs_per_month: 4}}
 hardware:
   provider: baremetal
   inventory:

@@ -2,8 +2,9 @@
 
 Hand figures for examples/mixed.yaml (AWS on demand in us-east-1 in prices.json: g6e.xlarge $1.861, p5.4xlarge $6.88
 an hour): the services run on 3 g6e.xlarge and 1 p5.4xlarge for a month, (3 x 1.861 + 6.88) x 730 = $9,097.99
-($10,868.24 on 3 + 5 g6e.xlarge before the catalog had p5.4xlarge); the LoRA job rents 7 g6e.xlarge,
-7 x 1.861 = $13.027 an hour, for 22.13 h: $288.30 a run, and has no monthly figure of its own.
+($10,868.24 on 3 + 5 g6e.xlarge before the catalog had p5.4xlarge); the LoRA job rents one p6-b200.48xlarge,
+$113.9328 an hour, for 1.91 h: $217.53 a run, and has no monthly figure of its own. Its checkpointing is searched
+(newuser35 item 6): none; at full it rented 7 g6e.xlarge, 7 x 1.861 = $13.027 an hour, for 22.13 h: $288.30.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ def test_a_rented_training_job_reports_its_rate_hours_and_cost_per_run_not_a_mon
     plan = plan_file(MIXED)[1]
     (job,) = [d for d in plan.deployments if d.kind == "training"]
     costs = {k: v for k, v in job.details.items() if "usd" in k or "hour" in k}
-    assert costs == {"hours": 22.13, "capex_usd": None, "usd_per_hour": 13.03, "usd_per_job": 288.3, "gpu_hours_per_job": 154.9}
+    assert costs == {"hours": 1.91, "capex_usd": None, "usd_per_hour": 113.93, "usd_per_job": 217.53, "gpu_hours_per_job": 15.3}
     (pool,) = [p for p in plan.pools if p.name in job.pools]
-    assert pool.usd_per_hour == pytest.approx(7 * 1.861) and pool.opex_usd_per_month is None
+    assert pool.usd_per_hour == pytest.approx(113.9328) and pool.opex_usd_per_month is None
     assert plan.totals["usd_per_month"] == pytest.approx((3 * 1.861 + 6.88) * 730, abs=0.005)
     assert plan.totals["opex_usd_per_month"] == plan.totals["usd_per_month"]
     assert plan.totals["training_usd_per_job"] == job.details["usd_per_job"]
@@ -71,13 +72,13 @@ def test_training_on_owned_servers_pays_their_running_cost_not_a_purchase(tmp_pa
     "line",
     [
         pytest.param(
-            "assistant-platform: 11 GPUs on 11 node(s), 9.0 kW, $9,098/month + $288 per training run (rented per job)",
+            "assistant-platform: 12 GPUs on 5 node(s), 14.1 kW, $9,098/month + $218 per training run (rented per job)",
             id="text-total",
         ),
         pytest.param(
             # the best of another GPU (newuser14 item 4), its layouts on the chosen servers being the layout reason's
-            "  runner-up: TP1 ZeRO-0 x DP8, micro-batch 2 x 1 accumulation step on 1 x aws-p6-b200-48xlarge "
-            "(8 x b200-sxm-180gb), 2.8 h (8 GPUs rented, 8 used, 10.5 kW, $318 per run)",
+            "  runner-up: TP1 ZeRO-3 x DP8, micro-batch 2 x 1 accumulation step, none activation checkpointing (searched) "
+            "on 1 x aws-p5-48xlarge (8 x h100-sxm5-80gb), 4.3 h (8 GPUs rented, 8 used, 8.4 kW, $239 per run)",
             id="text-training-runner-up",
         ),
     ],
@@ -88,5 +89,5 @@ def test_text_report_labels_training_cost_per_run(line: str) -> None:
 
 def test_spec_md_total_matches_the_text_report() -> None:
     spec = render_file(MIXED)["SPEC.md"]
-    assert "| $9,098/month + $288 per training run (rented per job) |" in spec
+    assert "| $9,098/month + $218 per training run (rented per job) |" in spec
     assert "usd_per_month: 8,151" not in spec

@@ -53,7 +53,9 @@ hardware:
 def test_training_host_ram_is_the_weights_read_once_or_the_offloaded_states(offload: bool, world: int, host_bytes: int) -> None:
     model = resolve_model(LLAMA_70B)
     hw = Hardware(catalog.platforms()["aws-p6-b200-48xlarge"], catalog.gpus()["b200-sxm-180gb"])
-    spec = TrainingSpec(method="full", sequence_length=4096, zero_stage=3, offload_optimizer=offload)
+    spec = TrainingSpec(
+        method="full", sequence_length=4096, zero_stage=3, offload_optimizer=offload, gradient_checkpointing="full"
+    )
     shapes, _ = training_shapes(model, spec, hw, CONSTS)
     shape = next(s for s in shapes if s.par.tp == 1 and s.par.pp == 1)
     assert shape.world == world

@@ -32,7 +32,8 @@ deployments:
       method: qlora
       sequence_length: 4096
       dataset_tokens: 20000000
-{training}hardware:
+{training}      gradient_checkpointing: full
+hardware:
   provider: baremetal
   gpus: [rtx-3090-24gb]
   max_nodes: 1

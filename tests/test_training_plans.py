@@ -309,6 +309,7 @@ def test_a_deadline_search_starts_from_the_rate_the_step_runs_at(tmp_path: Path)
     # since the memory-bound operators scale with the MI300X's FLOPs per byte, 0.647 of the H100's; 16.4 h before)
     assert catalog.gpus()["mi300x-192gb"].sustained_tflops("bf16") == pytest.approx(708 * 989 / 794.5)
     training = {"method": "full", "sequence_length": 4096, "zero_stage": 3, "dataset_tokens": 5_000_000_000, "deadline_hours": 24}
+    training["gradient_checkpointing"] = "full"
     body = "\n".join(f"      {k}: {v}" for k, v in training.items())
     path = tmp_path / "w.yaml"
     mi300x = {"gpu": "mi300x-192gb", "platform": "dell-xe9680-mi300x"}

@@ -25,6 +25,14 @@ def unpriced_text(totals: dict[str, Any]) -> str:
     )
 
 
+def without_runs_text(totals: dict[str, Any]) -> str:
+    """The rented training pools a month of runs leaves out, and their cost a run (newuser35 item 7)."""
+    names = ", ".join(totals["training_pools_without_runs"])
+    run = totals.get("training_usd_per_job_without_runs")
+    each = f"+ ${run:,.0f} per run of {names}" if run is not None else f"+ the runs of {names}"
+    return f"{each}: runs_per_month not given"
+
+
 def plan_text(plan: Plan) -> str:
     """The choice, the runners-up and the reasons, for a terminal."""
     from generator.planner.plan import nvme_text, ram_text  # the planner loads only where a plan is shown
@@ -40,6 +48,8 @@ def plan_text(plan: Plan) -> str:
             cost += f", ${t['training_usd_per_month']:,.0f}/month at the runs_per_month given"
             if t.get("usd_per_month_with_runs") is not None:
                 cost += f": ${t['usd_per_month_with_runs']:,.0f}/month with the runs"
+            if t.get("training_pools_without_runs"):
+                cost += f" ({without_runs_text(t)})"
     elif t.get("unpriced_training_pools"):
         cost += (
             f" + ${t['priced_training_usd_per_job']:,.0f} per run of the priced training pools "

@@ -98,7 +98,11 @@ def lighter_states(setup: TrainingSetup) -> str:
     parts = []
     if states := flags_off(state_levers(setup)):
         parts.append(f"shrink the model states ({states})")
-    parts.append(f"shard {'them' if parts else 'the model states'} (--zero 3 with more --gpus)")
+    profile = framework_profile(setup.framework) if setup.framework else None
+    stages = profile.zero_stages if profile is not None and profile.zero_stages is not None else (3,)
+    # Megatron-LM shards its optimizer states only (ZeRO-1): the rest splits by --tp / --pp (newuser35 item 2)
+    how = "--zero 3 with more --gpus" if 3 in stages else f"--zero {max(stages)} with more --gpus, or more --tp / --pp"
+    parts.append(f"shard {'them' if parts else 'the model states'} ({how})")
     if offload := flags_off(offload_levers(setup)):
         parts.append(f"offload them ({offload.replace(' or ', ', ')})")
     return ", ".join(parts)

@@ -1815,12 +1815,17 @@ def totals(
     """Fleet totals: GPUs (bought and idle), nodes, racks, power, heat and cost (else the priced pools' and the others).
 
     Rented pools that only run finite training jobs are costed per job (``training_usd_per_job``), not per month;
-    where every such pool's jobs say how often they run (``monthly_runs``), their runs a month too
-    (``training_usd_per_month``).
+    the runs a month of the pools whose jobs say how often they run (``monthly_runs``) too (``training_usd_per_month``),
+    and the month with them (``usd_per_month_with_runs``). A pool whose jobs do not say is named with its cost a run
+    (``training_pools_without_runs``, ``training_usd_per_job_without_runs``): newuser35 item 7, one one-off job
+    without ``runs_per_month`` dropped a nightly job's $12,138 a month from the fleet's month.
     """
     rented_jobs = rented_jobs or {}
     runs = monthly_runs or {}
     run_months = [runs[name] for name in rented_jobs if name in runs]
+    without_runs = sorted(name for name in rented_jobs if name not in runs)
+    counted = bool(run_months) and None not in run_months
+    left_out = [rented_jobs[name] for name in without_runs]
     monthly = [p for p in pools if p.name not in rented_jobs]
     priced = [p.usd_per_hour for p in monthly if p.usd_per_hour is not None]
     usd = sum(priced) if len(priced) == len(monthly) else None
@@ -1842,16 +1847,23 @@ def totals(
         "usd_per_hour": round(usd, 2) if usd is not None else None,
         "usd_per_month": round(usd * HOURS_PER_MONTH, 2) if usd is not None else None,
         "training_usd_per_job": round(sum(j for j in jobs if j is not None), 2) if jobs and None not in jobs else None,
-        **(
-            {"training_usd_per_month": round(math.fsum(m for m in run_months if m is not None), 2)}
-            if rented_jobs and len(run_months) == len(rented_jobs) and None not in run_months
-            else {}
-        ),
+        **({"training_usd_per_month": round(math.fsum(m for m in run_months if m is not None), 2)} if counted else {}),
         # the month with the rented jobs' runs, what the budget holds (newuser28 item 10: "opex" and the headline
         # left $34,626 of runs out of a $99,224 month)
         **(
             {"usd_per_month_with_runs": round(usd * HOURS_PER_MONTH + math.fsum(m for m in run_months if m is not None), 2)}
-            if usd is not None and rented_jobs and len(run_months) == len(rented_jobs) and None not in run_months
+            if usd is not None and counted
+            else {}
+        ),
+        # the rented jobs whose runs a month are not given, beside those counted
+        **(
+            {
+                "training_pools_without_runs": without_runs,
+                "training_usd_per_job_without_runs": round(math.fsum(j for j in left_out if j is not None), 2)
+                if None not in left_out
+                else None,
+            }
+            if counted and without_runs
             else {}
         ),
         # what the priced pools cost where others are not: a reviewer keeps the rest of the bill (fuzz21 item 14)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from generator.calculator.model_source import ResolvedModel
 from generator.catalog import REFERENCE_GPU_ID, find_gpu
@@ -114,7 +115,7 @@ def _setup(
         data_parallel=dp,
         micro_batch_size=micro_batch or _first_micro_batch(spec, dp),
         sequence_length=spec.sequence_length,
-        checkpointing=spec.gradient_checkpointing,
+        checkpointing=spec.checkpointing,
         flash_attention=spec.flash_attention,
         lora_rank=spec.lora_rank,
         lora_dropout=spec.lora_dropout,
@@ -182,12 +183,12 @@ def layout_mfu(
 
 def _step_shape(arch: Architecture, spec: TrainingSpec, gpu: GpuSpec) -> dict[str, Any]:
     """What :func:`training_utilisation` sets the step's attention against on ``gpu``: its kernels and the GEMM FLOPs."""
-    flops = training_flops_per_token(arch, spec.method, spec.gradient_checkpointing)
+    flops = training_flops_per_token(arch, spec.method, spec.checkpointing)
     return {
         "attention_scale": attention_kernel_scale(gpu.architecture),
         "attention_mfu": framework_attention_mfu(spec.framework, spec.flash_attention, gpu),
         "gemm_flops_per_param": flops / max(1, arch.flop_params),
-        "recompute": spec.gradient_checkpointing == "full",
+        "recompute": spec.checkpointing == "full",
         "operator_bytes_scale": operator_bytes_scale(gpu),
     }
 
@@ -266,7 +267,7 @@ def node_free_step(model: ResolvedModel, spec: TrainingSpec, hw: Hardware, layou
 def _dequant_bytes(arch: Architecture, spec: TrainingSpec, model_parallel: int, base_precision: str | None = None) -> float:
     """HBM bytes a GPU moves dequantizing the base each micro-batch: ``base_precision``, else its method's (nf4 for QLoRA)."""
     base = weight_format(TrainingSetup(method=spec.method, base_precision=base_precision).base_precision_name)
-    return dequant_bytes_per_micro_batch(arch, base, spec.gradient_checkpointing, model_parallel)
+    return dequant_bytes_per_micro_batch(arch, base, spec.checkpointing, model_parallel)
 
 
 def _compute_share(
@@ -288,7 +289,7 @@ def _compute_share(
     if not dequant_bytes or not tflops or mfu <= 0:
         return 1.0
     tokens = micro_batch * spec.sequence_length
-    flops = training_flops_per_token(arch, spec.method, spec.gradient_checkpointing) * tokens
+    flops = training_flops_per_token(arch, spec.method, spec.checkpointing) * tokens
     compute_s = flops / (model_parallel * tflops * 1e12 * mfu)
     return compute_s / (compute_s + nf4_dequant_seconds(dequant_bytes, hw.gpu.sustained_bandwidth_gb_per_s, consts))
 
@@ -327,7 +328,7 @@ def gpu_step(
         consts,
         hidden_size=arch.hidden_size,
         num_layers=arch.num_layers,
-        flops_per_token=training_flops_per_token(arch, spec.method, spec.gradient_checkpointing),
+        flops_per_token=training_flops_per_token(arch, spec.method, spec.checkpointing),
         base_efficiency=compute_efficiency(model, spec, consts, gpu),
         dense_tflops=accelerator_for(gpu, "bf16", layout.tp).dense_tflops,
         dp_traffic=dp,
@@ -444,7 +445,67 @@ def run_window(spec: TrainingSpec, provider: str) -> tuple[float | None, str]:
     return deadline, f"the {deadline:g} h deadline" if deadline else ""
 
 
+Checkpointing = Literal["none", "selective", "full"]
+
+#: Activation checkpointing levels the planner tries where a job leaves ``gradient_checkpointing`` out, least recompute
+#: first. Megatron-LM recomputes nothing unless ``--recompute-granularity`` is given and Hugging Face's
+#: ``gradient_checkpointing`` defaults to False (newuser35 item 6): full recomputation costs a third more FLOPs, and a
+#: layout that holds the activations without it trains faster on the same GPUs.
+CHECKPOINTING_LEVELS: tuple[Checkpointing, ...] = ("none", "selective", "full")
+
+
+def sized_spec(spec: TrainingSpec, setup: TrainingSetup) -> TrainingSpec:
+    """``spec`` at the activation checkpointing level ``setup`` is sized at (the one searched, or its own)."""
+    level = next(lv for lv in CHECKPOINTING_LEVELS if lv == setup.checkpointing)
+    return spec._replace(gradient_checkpointing=level)
+
+
+def checkpointing_levels(spec: TrainingSpec) -> tuple[Checkpointing, ...]:
+    """The activation checkpointing levels a job is sized at: its own, else every level its framework runs with it."""
+    if spec.gradient_checkpointing is not None:
+        return (spec.gradient_checkpointing,)
+    own = framework_profile(spec.framework).checkpointing if spec.framework else None
+    if own is not None:
+        return tuple(level for level in CHECKPOINTING_LEVELS if level == own)
+    return tuple(
+        level
+        for level in CHECKPOINTING_LEVELS
+        if not training_conflicts(
+            method=spec.method,
+            framework=spec.framework,
+            activation_offload=spec.activation_offload,
+            checkpointing=level,
+        )
+    ) or ("full",)
+
+
 def training_shapes(
+    model: ResolvedModel,
+    spec: TrainingSpec,
+    hw: Hardware,
+    consts: Constants,
+    pin: ParallelismPin | None = None,
+    owned_gpus: int = 0,
+) -> tuple[list[TrainingShape], list[str]]:
+    """Feasible layouts on ``hw`` (:func:`_shapes_at`) at each activation checkpointing level the job may take.
+
+    A level the job gives is the one sized; left out, each of :func:`checkpointing_levels` is, and the plan's ranking
+    picks among them (on one cost, the faster run: the least recompute that fits). Why nothing fitted is said at the
+    last level tried, full recomputation's, which holds the least.
+    """
+    shapes: list[TrainingShape] = []
+    blocked: list[str] = []
+    levels = checkpointing_levels(spec)
+    for level in levels:
+        found, why = _shapes_at(model, spec._replace(gradient_checkpointing=level), hw, consts, pin, owned_gpus)
+        if len(levels) > 1:
+            found = [dataclasses.replace(s, reason=f"{s.reason}, {level} activation checkpointing (searched)") for s in found]
+        shapes += found
+        blocked += why
+    return shapes, blocked
+
+
+def _shapes_at(
     model: ResolvedModel,
     spec: TrainingSpec,
     hw: Hardware,
@@ -467,7 +528,7 @@ def training_shapes(
     tflops = hw.gpu.sustained_tflops("bf16") or 0.0
     total_flops = None
     if spec.dataset_tokens:
-        total_flops = training_flops_per_token(arch, spec.method, spec.gradient_checkpointing) * spec.dataset_tokens * spec.epochs
+        total_flops = training_flops_per_token(arch, spec.method, spec.checkpointing) * spec.dataset_tokens * spec.epochs
     # the stage the workload or its framework shards to (FSDP2's fully_shard is ZeRO-3); else each is tried
     profile = framework_profile(spec.framework) if spec.framework else None
     regime = resolved_regime(spec.framework, spec.optimizer, spec.zero_stage, 1)[0]
@@ -527,6 +588,15 @@ def training_shapes(
                 )
                 continue
             fillings = _node_filling(dp, tp * pp, hw, spec.global_batch_size, total_flops is not None)
+            splits: dict[int, tuple[int, int, StepTime] | str] = {}
+            if total_flops and window:
+                # the estimate's MFU is not the step's: every smaller DP whose own step meets the window is tried too
+                # (newuser35 item 1: DP9 at 35.9% rounded to DP16 where DP8 at the step's 37.6% meets 260 h)
+                low = _smallest_dp(model, job, hw, zero, par, budget, consts, start=_unaccumulated_dp(spec)) or found
+                faster = _faster_dps(model, job, hw, zero, par, budget, consts, (low, dp), window, splits)
+                fillings = sorted(
+                    {*fillings, *(f for d in faster for f in _node_filling(d, tp * pp, hw, spec.global_batch_size, True))}
+                )
             if cautious_dp > dp and (most := _data_parallel_for_batch(cautious_dp, spec.global_batch_size)):
                 gbs = spec.global_batch_size
                 between = [d for d in _divisors(gbs or most) if dp < d <= most]
@@ -537,7 +607,7 @@ def training_shapes(
                 if why := _stage_refusal(job, zero, pp, each_dp):
                     blocked.append(f"{name} ZeRO-{zero} x DP{each_dp}: {why}")
                     continue
-                split = _batch_split(model, job, hw, zero, par, each_dp, budget, consts)
+                split = splits.get(each_dp) or _batch_split(model, job, hw, zero, par, each_dp, budget, consts)
                 if isinstance(split, str):
                     blocked.append(f"{name} ZeRO-{zero} x DP{each_dp}: {split}")
                     continue
@@ -565,6 +635,71 @@ def training_shapes(
             # the framework has a pipeline schedule
             layouts += [(tp, stages) for stages in pipeline_sizes(arch.num_layers)]
     return shapes, blocked
+
+
+#: Most data-parallel degrees below the estimate's tried without a global batch (evenly spread between the fewest
+#: that meet the window on their own step and the estimate's).
+MAX_FASTER_DPS = 8
+
+
+def _faster_dps(
+    model: ResolvedModel,
+    spec: TrainingSpec,
+    hw: Hardware,
+    zero: int,
+    par: Parallelism,
+    budget: float,
+    consts: Constants,
+    span: tuple[int, int],
+    window: float,
+    splits: dict[int, tuple[int, int, StepTime] | str],
+) -> list[int]:
+    """Data-parallel degrees in ``span`` = [fewest that fit memory, the estimate's) whose own step meets ``window``.
+
+    The estimate's DP comes from the layout's modelled MFU (:func:`layout_mfu`), which the step of the micro-batch the
+    search then picks may beat: a looser deadline must never cost more than a tighter one (newuser35 item 1). Each DP is
+    timed by its node-free step (:func:`node_free_step`, no data-parallel traffic: a lower bound on the placed step's
+    time), so one that misses the window here misses it placed on nodes too; those that meet it are candidates, and the
+    placed step (``training_candidates``) keeps the ones that still do. With a global batch the divisors below the
+    estimate are tried from the largest down, stopping at the first that misses (fewer ranks only take longer); without
+    one the step does not depend on DP, so the fewest that meet it follow from one step, and at most
+    :data:`MAX_FASTER_DPS` degrees from there to the estimate's are tried. ``splits`` keeps each DP's batch split.
+    """
+    low, estimate = span
+    if low >= estimate or not spec.dataset_tokens:
+        return []
+    gbs = spec.global_batch_size
+
+    def hours(dp: int) -> float | None:
+        split = splits.setdefault(dp, _batch_split(model, spec, hw, zero, par, dp, budget, consts))
+        if isinstance(split, str):
+            return None
+        micro_batch, accumulation, step = split
+        layout = StepLayout(par.tp, par.pp, dp, micro_batch, accumulation, spec.sequence_length)
+        return run_hours(spec.dataset_tokens or 0, spec.epochs, layout, step, consts)
+
+    out: list[int] = []
+    if gbs is not None:
+        for dp in reversed([d for d in _divisors(gbs) if low <= d < estimate]):
+            took = hours(dp)
+            if took is not None and took > window * (1 + 1e-9):
+                break
+            if took is not None:
+                out.append(dp)
+        return sorted(out)
+    took = hours(estimate)
+    if took is None:
+        return []
+    fewest = max(low, math.ceil(estimate * took / window * (1 - 1e-9)))
+    if fewest >= estimate:
+        return []
+    count = estimate - fewest
+    picks = (
+        range(fewest, estimate)
+        if count <= MAX_FASTER_DPS
+        else (fewest + i * count // MAX_FASTER_DPS for i in range(MAX_FASTER_DPS))
+    )
+    return sorted(set(picks))
 
 
 def _unaccumulated_dp(spec: TrainingSpec) -> int:

@@ -23,6 +23,7 @@ from generator.planner.training import (
     layout_step,
     run_hours,
     run_window,
+    sized_spec,
     training_shapes,
     training_tp_sizes,
 )
@@ -154,6 +155,7 @@ def _with_communication(
     """
     gpus_per_node, nodes = layout
     setup, mem = shape.setup, shape.memory
+    spec = sized_spec(spec, setup)  # at the checkpointing level the shape is sized at (searched or given)
     sent = job_dp_traffic(model.architecture, setup, mem.trainable_params, shape.par.gpus, shape.accumulation)
     if hw.platform.provider == "baremetal" and not fabric_fits(hw.platform, hw.gpu):
         needs = needs._replace(needs_fabric=False)  # a tower: over its front-end network, or ruled out below

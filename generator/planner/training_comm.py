@@ -26,8 +26,10 @@ from dataclasses import dataclass
 
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
+from generator.named_tuple import NamedTuple
 from generator.planner.nodes import DEFAULT_FRONTEND_NIC, node_fabric
 from generator.sizing.constants import Constants
+from generator.sizing.frameworks import framework_profile
 from generator.sizing.performance import accelerator_for
 from generator.sizing.precision import weight_format
 from generator.sizing.training_step import DDP_BUCKET_BYTES, NO_DP, DpTraffic, StepLinks, StepTime
@@ -72,7 +74,15 @@ class StepComm:
         return self.step.dominates
 
 
-def dp_bytes_per_gpu(trainable_params: int, weight_bytes_total: int, zero_stage: int, dp: int, accumulation: int = 1) -> float:
+def dp_bytes_per_gpu(
+    trainable_params: int,
+    weight_bytes_total: int,
+    zero_stage: int,
+    dp: int,
+    accumulation: int = 1,
+    *,
+    grad_bytes: int = WIRE_BYTES_PER_ELEMENT,
+) -> float:
     """Bytes each GPU sends per optimizer step for data parallelism over ``dp`` ranks.
 
     ZeRO 0-1 accumulate whole gradients locally and all-reduce once per step (ZeRO-1's
@@ -80,17 +90,86 @@ def dp_bytes_per_gpu(trainable_params: int, weight_bytes_total: int, zero_stage:
     reduce-scatters after every micro-batch, then all-gathers the updated weights once. ZeRO-3 also
     all-gathers the weights in every micro-batch's forward and backward pass (DeepSpeed ZeRO paper,
     arXiv:1910.02054 section 7: 1.5x DP's volume per micro-batch).
+
+    ``grad_bytes``: bytes of a gradient element on the wire, bf16 by default; Megatron-LM reduces its fp32 main
+    gradients (4, :attr:`~generator.sizing.frameworks.FrameworkProfile.main_grad_bytes`): an fp32 all-reduce at ZeRO-0,
+    and at ZeRO-1 (its distributed optimizer) an fp32 reduce-scatter and a bf16 all-gather of the updated parameters.
     """
     if dp <= 1:
         return 0.0
     share = (dp - 1) / dp
-    grads = trainable_params * WIRE_BYTES_PER_ELEMENT
+    grads = trainable_params * grad_bytes
     micro = max(1, accumulation)
-    if zero_stage < 2:
+    if zero_stage == 0:
         return 2 * share * grads  # all-reduce
+    if zero_stage == 1:
+        return share * grads + share * trainable_params * WIRE_BYTES_PER_ELEMENT  # reduce-scatter + weight all-gather
     if zero_stage == 2:
-        return micro * share * grads + share * grads  # reduce-scatter per micro-batch + weight all-gather
+        return micro * share * grads + share * trainable_params * WIRE_BYTES_PER_ELEMENT  # + weight all-gather
     return micro * (share * grads + 2 * share * weight_bytes_total)  # per micro-batch: reduce-scatter + two all-gathers
+
+
+#: DeepSpeed's default ``allgather_bucket_size`` (elements) of ZeRO-1/2's weight all-gather and ``reduce_bucket_size``
+#: of their gradient reduction: "allgather_bucket_size ... 5e8", "reduce_bucket_size ... 5e8"
+#: (https://www.deepspeed.ai/docs/config-json/, "ZeRO Optimizations for FP16 Training").
+DEEPSPEED_BUCKET_ELEMENTS = 500_000_000
+#: The Hugging Face Trainer's ``"auto"`` ZeRO-3 buckets over a model of hidden size ``h``: ``reduce_bucket_size`` h^2 and
+#: ``stage3_prefetch_bucket_size`` 0.9 h^2 elements (transformers ``HfTrainerDeepSpeedConfig.trainer_config_finalize``,
+#: https://github.com/huggingface/transformers/blob/main/src/transformers/integrations/deepspeed.py; its documented
+#: ZeRO-3 configs set both to "auto", https://huggingface.co/docs/transformers/deepspeed).
+ZERO3_PREFETCH_SHARE = 0.9
+#: Megatron DDP's default bucket, elements: ``max(40000000, 1000000 * dp)`` "to ensure that chunks used in NCCL
+#: ring-reduce implementations are large enough to remain bandwidth-bound rather than latency-bound"
+#: (megatron/core/distributed/distributed_data_parallel.py, https://github.com/NVIDIA/Megatron-LM).
+MEGATRON_BUCKET_MIN_ELEMENTS = 40_000_000
+MEGATRON_BUCKET_ELEMENTS_PER_RANK = 1_000_000
+
+
+class DpCalls(NamedTuple):
+    """Collectives of one pass over a GPU's data-parallel traffic: over its gradients, and gathering its weights."""
+
+    grads: int
+    gather: int
+
+
+def dp_calls(
+    kind: str, zero_stage: int, dp: int, trainable_params: int, gathered_params: int, num_layers: int, hidden_size: int
+) -> DpCalls:
+    """How a GPU's data-parallel traffic is cut into collectives under its framework's ``kind`` (newuser35 item 3).
+
+    ``trainable_params`` and ``gathered_params`` (the weights ZeRO-3 gathers: the whole model, or a LoRA job's frozen
+    base with its adapters) are the GPU's model-parallel share.
+
+    - torch DDP (ZeRO-0 outside Megatron-LM): one all-reduce per ``bucket_cap_mb`` of bf16 gradients
+      (:data:`~generator.sizing.training_step.DDP_BUCKET_BYTES`);
+    - ``fsdp`` (FSDP2 ``fully_shard`` per decoder layer, torchtune, a plain FSDP2 loop): "fully_shard groups parameters
+      together for a single all-gather" (https://docs.pytorch.org/docs/stable/distributed.fsdp.fully_shard.html), so
+      each unit, the decoder layers and the root (embeddings, final norm, LM head), takes one all-gather a pass and one
+      reduce-scatter: 3 x (layers + 1) a ZeRO-3 micro-batch, whatever the bytes;
+    - ``deepspeed`` (DeepSpeed ZeRO under the Hugging Face Trainer family, or no framework named): ZeRO-3 reduces in
+      ``reduce_bucket_size`` buckets and prefetches in ``stage3_prefetch_bucket_size`` ones, the Trainer's "auto"
+      h^2 and 0.9 h^2 elements, at least one gather per layer (parameters are fetched by module); ZeRO-1/2 by DeepSpeed's
+      5e8-element buckets;
+    - ``megatron`` (Megatron-LM's DDP over its contiguous grad buffer): buckets of max(4e7, 1e6 x dp) elements.
+    """
+    if kind == "megatron":
+        bucket = max(MEGATRON_BUCKET_MIN_ELEMENTS, MEGATRON_BUCKET_ELEMENTS_PER_RANK * dp)
+        calls = max(1, math.ceil(trainable_params / bucket))
+        return DpCalls(calls, calls)
+    if zero_stage == 0 or kind not in ("fsdp", "deepspeed"):
+        buckets = max(1, math.ceil(trainable_params * WIRE_BYTES_PER_ELEMENT / DDP_BUCKET_BYTES))
+        return DpCalls(buckets, buckets)
+    if kind == "fsdp":
+        units = num_layers + 1
+        return DpCalls(units, units)
+    if zero_stage < 3:
+        return DpCalls(
+            max(1, math.ceil(trainable_params / DEEPSPEED_BUCKET_ELEMENTS)),
+            max(1, math.ceil(trainable_params / DEEPSPEED_BUCKET_ELEMENTS)),
+        )
+    square = hidden_size * hidden_size
+    gathers = max(num_layers, math.ceil(gathered_params / (ZERO3_PREFETCH_SHARE * square)))
+    return DpCalls(max(1, math.ceil(trainable_params / square)), gathers)
 
 
 def job_dp_traffic(
@@ -98,25 +177,51 @@ def job_dp_traffic(
 ) -> DpTraffic:
     """What data parallelism moves for a job split over ``model_parallel`` GPUs a replica (:func:`dp_traffic`).
 
-    Each GPU's share of the trainable parameters and of the base weights in the job's own format.
+    Each GPU's share of the trainable parameters and of the base weights in the job's own format; the gradients in
+    the framework's own precision on the wire, and cut into its framework's collectives (:func:`dp_calls`).
     """
-    weights = size_weights(arch, weight_format(setup.base_precision_name)).total_bytes // model_parallel
-    return dp_traffic(trainable_params // model_parallel, weights, setup.zero_stage, setup.data_parallel, accumulation)
+    fmt = weight_format(setup.base_precision_name)
+    weights = size_weights(arch, fmt).total_bytes // model_parallel
+    profile = framework_profile(setup.framework) if setup.framework else None
+    grad_bytes = (profile.main_grad_bytes if profile else None) or WIRE_BYTES_PER_ELEMENT
+    kind = profile.dp_collectives if profile else "deepspeed"
+    gathered = arch.params_total // model_parallel
+    trainable = trainable_params // model_parallel
+    calls = dp_calls(kind, setup.zero_stage, setup.data_parallel, trainable, gathered, arch.num_layers, arch.hidden_size)
+    return dp_traffic(trainable, weights, setup.zero_stage, setup.data_parallel, accumulation, grad_bytes=grad_bytes, calls=calls)
 
 
-def dp_traffic(trainable_params: int, weight_bytes_total: int, zero_stage: int, dp: int, accumulation: int = 1) -> DpTraffic:
+def dp_traffic(
+    trainable_params: int,
+    weight_bytes_total: int,
+    zero_stage: int,
+    dp: int,
+    accumulation: int = 1,
+    *,
+    grad_bytes: int = WIRE_BYTES_PER_ELEMENT,
+    calls: DpCalls | None = None,
+) -> DpTraffic:
     """Data-parallel bytes per GPU (:func:`dp_bytes_per_gpu`) and the collectives that carry them.
 
-    Gradients travel in buckets of :data:`DDP_BUCKET_BYTES` of gradient (not wire) bytes, one collective
-    per bucket and per pass over them: one all-reduce under ZeRO 0-1; a reduce-scatter per micro-batch
-    plus one weight all-gather under ZeRO-2; a reduce-scatter and two all-gathers per micro-batch under ZeRO-3.
+    ``calls`` (:func:`dp_calls`): the collectives of one pass over the gradients and of one weight gather; by default
+    torch DDP's buckets of :data:`DDP_BUCKET_BYTES` of bf16 gradients for both. One gradient pass under ZeRO 0-1 (an
+    all-reduce, or its reduce-scatter + all-gather, timed as one); a gradient pass per micro-batch plus one weight
+    gather under ZeRO-2; a gradient pass and two weight gathers per micro-batch under ZeRO-3.
     """
     if dp <= 1:
         return NO_DP
-    buckets = math.ceil(trainable_params * WIRE_BYTES_PER_ELEMENT / DDP_BUCKET_BYTES)
+    if calls is None:
+        buckets = math.ceil(trainable_params * WIRE_BYTES_PER_ELEMENT / DDP_BUCKET_BYTES)
+        calls = DpCalls(buckets, buckets)
     micro = max(1, accumulation)
-    passes = 1 if zero_stage < 2 else micro + 1 if zero_stage == 2 else 3 * micro
-    return DpTraffic(dp_bytes_per_gpu(trainable_params, weight_bytes_total, zero_stage, dp, accumulation), buckets * passes)
+    if zero_stage < 2:
+        count = calls.grads
+    elif zero_stage == 2:
+        count = micro * calls.grads + calls.gather
+    else:
+        count = micro * (calls.grads + 2 * calls.gather)
+    sent = dp_bytes_per_gpu(trainable_params, weight_bytes_total, zero_stage, dp, accumulation, grad_bytes=grad_bytes)
+    return DpTraffic(sent, count)
 
 
 def node_link(platform: PlatformSpec, gpu: GpuSpec, gpus_per_node: int, fabric: bool) -> tuple[float, str]:

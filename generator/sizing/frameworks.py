@@ -151,6 +151,30 @@ class FrameworkProfile(NamedTuple):
     regimes_note: str = ""
     #: Defaults of its one-GPU full fine-tune recipe where they differ from the profile's (None: the profile's apply).
     single_device_full: Recipe | None = None
+    #: ZeRO stages it runs (None: 0-3). Megatron-LM's distributed optimizer (``--use-distributed-optimizer``) shards the
+    #: optimizer states only: "[yes] distribute all 'non-overlapping' optimizer state ... [no] distribute model
+    #: gradients, [no] distribute model parameters"
+    #: (https://docs.nvidia.com/megatron-core/developer-guide/latest/distrib_optimizer.html); gradient and parameter
+    #: sharding is Megatron-FSDP (``--use-megatron-fsdp``), another data-parallel engine, not modelled (newuser35 item 2).
+    zero_stages: tuple[int, ...] | None = None
+    #: Bytes of each full fine-tune's gradient where the framework keeps its own main gradients (None: the optimizer
+    #: regime's). Megatron-LM under ``--bf16`` accumulates and reduces gradients in fp32: "bfloat16 requires gradient
+    #: accumulation and all-reduce to be done in fp32" sets ``accumulate_allreduce_grads_in_fp32 = True`` unless
+    #: ``--grad-reduce-in-bf16`` (https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/training/arguments.py,
+    #: ``validate_args``): bf16 params with fp32 grads take 18 bytes a parameter, 6 + 12/d with the distributed
+    #: optimizer (the table of the distributed-optimizer page above).
+    main_grad_bytes: int | None = None
+    #: How its data-parallel traffic is cut into collectives (:func:`generator.planner.training_comm.dp_calls`):
+    #: ``deepspeed`` (ZeRO's reduce / prefetch buckets; torch DDP's 25 MiB buckets at ZeRO-0), ``fsdp`` (one all-gather
+    #: forward, one backward and one reduce-scatter per ``fully_shard`` unit, a decoder layer), ``megatron`` (Megatron
+    #: DDP's grad-buffer buckets).
+    dp_collectives: str = "deepspeed"
+    #: Activation checkpointing its recipes turn on where a job leaves ``gradient_checkpointing`` out (None: none by
+    #: default, so the planner searches none / selective / full). torchtune's configs set
+    #: ``enable_activation_checkpointing: True``; Unsloth's ``use_gradient_checkpointing="unsloth"`` is its offloaded
+    #: checkpointing. The Hugging Face Trainer's ``gradient_checkpointing`` defaults to False and Megatron-LM recomputes
+    #: nothing without ``--recompute-granularity`` (newuser35 item 6).
+    checkpointing: str | None = None
 
 
 #: torchtune trains ``dtype: bf16`` (or fp32) with no fp32 master copy and no autocast (recipes/configs; its
@@ -176,8 +200,10 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             zero_stage=3,
             tensor_parallel=True,
             fsdp_cpu_offload=True,
+            dp_collectives="fsdp",
             has_optimizer_in_backward=True,
             offload_needs_checkpointing=True,
+            checkpointing="full",
             regimes=TORCHTUNE_REGIMES,
             regimes_note="it trains pure bf16 weights and states, with no fp32 master copy or autocast",
             single_device_full=TORCHTUNE_SINGLE_DEVICE_FULL,
@@ -190,6 +216,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             fused_kernels=True,
             optimizer="adamw-8bit",
             offload_needs_checkpointing=True,
+            checkpointing="full",
         ),
         FrameworkProfile("axolotl", "axolotl without Liger"),
         FrameworkProfile(
@@ -207,6 +234,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             "PyTorch FSDP2 (fully_shard) with a plain training loop",
             zero_stage=3,
             fsdp_cpu_offload=True,
+            dp_collectives="fsdp",
             has_optimizer_in_backward=True,
         ),
         FrameworkProfile(
@@ -218,6 +246,9 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             flash_attention_2=False,
             regimes=MEGATRON_REGIMES,
             regimes_note="its --optimizer is adam or sgd over fp32 main parameters",
+            zero_stages=(0, 1),
+            main_grad_bytes=4,
+            dp_collectives="megatron",
         ),
     )
 }

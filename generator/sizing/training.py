@@ -19,6 +19,9 @@ adafactor           2        2      4 (fp32 master) + factored second moment (ro
                                     matrix, fp32), no first moment: ~8.
 ==================  =======  =====  ==========================================================
 
+Megatron-LM keeps fp32 main gradients under ``--bf16`` whatever the regime (4 bytes, not 2: 18 bytes/param for
+adamw, 6 + 12/d with its distributed optimizer, ZeRO-1; :attr:`FrameworkProfile.main_grad_bytes`).
+
 LoRA adapters are kept in fp32 (PEFT's default under autocast): 4 + 4 + the optimizer's moment
 bytes. ZeRO-1 shards optimizer states, ZeRO-2 also gradients, ZeRO-3 / FSDP full-shard also
 weights (the frozen base of LoRA too), over the data-parallel GPUs; ZeRO-3 then holds
@@ -520,7 +523,9 @@ def size_training(
         weights = params * opt.weight_bytes
         if setup.zero_stage >= 3:
             weights = zero3(weights, unsplit * opt.weight_bytes / dp, root_unit_bytes(full_shard, par), largest_layer)
-        grads = held(params * opt.grad_bytes, unsplit * opt.grad_bytes, setup.zero_stage >= 2)
+        # a framework's own main gradients where it keeps them (Megatron-LM's fp32 grad buffer under --bf16)
+        grad_bytes = (framework_profile(setup.framework).main_grad_bytes if setup.framework else None) or opt.grad_bytes
+        grads = held(params * grad_bytes, unsplit * grad_bytes, setup.zero_stage >= 2)
         states = held(params * opt.state_bytes, unsplit * opt.state_bytes, setup.zero_stage >= 1)
         if opt.factored:
             factored = _factored_state_bytes(arch)

@@ -57,6 +57,12 @@ def training_conflicts(
                 f"forward); it has no ZeRO-{zero_stage} path: give 2 or 3, or leave it out",
             )
         )
+    stages = profile.zero_stages if profile is not None else None
+    if stages is not None and zero_stage is not None and zero_stage not in stages:
+        # the framework's own refusal, before the pipeline's: dropping the pipeline would not give it the stage
+        out.append(("zero_stage", ZERO_STAGES_OF.format(framework=framework, zero=zero_stage)))
+    elif why := layout_stage_refusal(profile, zero_stage, pipeline_parallel or 1, expert_parallel or 1):
+        out.append(("zero_stage", why))
     if offload_params and zero_stage is not None and zero_stage != 3:
         out.append(
             (
@@ -65,8 +71,6 @@ def training_conflicts(
                 f"ZeRO-{zero_stage}: give zero_stage 3 (--zero 3) or leave the parameter offload out",
             )
         )
-    if why := layout_stage_refusal(profile, zero_stage, pipeline_parallel or 1, expert_parallel or 1):
-        out.append(("zero_stage", why))
     if zero_stage == 0 and offload_optimizer and data_parallel is not None and data_parallel > 1:
         out.append(("offload_optimizer", OPTIMIZER_OFFLOAD_AT_ZERO_0.format(dp=data_parallel)))
     out += _technique_conflicts(profile, optimizer_in_backward, accumulation_steps, activation_offload, checkpointing)
@@ -100,6 +104,16 @@ def _precision_conflicts(method: str, profile: FrameworkProfile | None, base_pre
         )
     return out
 
+
+#: Why Megatron-LM runs no ZeRO-2/3 (newuser35 item 2): its distributed optimizer shards the optimizer states only
+#: (https://docs.nvidia.com/megatron-core/developer-guide/latest/distrib_optimizer.html: "[no] distribute model
+#: gradients, [no] distribute model parameters"); Megatron-FSDP (``--use-megatron-fsdp``) is another engine.
+ZERO_STAGES_OF = (
+    "{framework} has no ZeRO-{zero}: its distributed optimizer (--use-distributed-optimizer) shards the optimizer "
+    "states only (ZeRO-1), with whole fp32 gradients and bf16 parameters on every rank; sharding those is "
+    "Megatron-FSDP (--use-megatron-fsdp), which specgen does not model: give zero_stage 0 or 1 (--zero 0/1), or leave "
+    "it out"
+)
 
 #: Why ZeRO-2/3 never runs under a pipeline (fuzz20 item 9). DeepSpeed's ``PipelineEngine.__init__`` asserts
 #: ``zero_optimization_stage() < 2``, "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"

@@ -79,7 +79,8 @@ class TrainingSpec(NamedTuple):
     #: Sequences per optimizer step over all data-parallel ranks (Megatron-LM --global-batch-size,
     #: DeepSpeed train_batch_size); None: micro_batch_size per rank, no accumulation.
     global_batch_size: int | None = None
-    gradient_checkpointing: Literal["none", "selective", "full"] = "full"
+    #: None: searched, none / selective / full, as the planner searches the micro-batch (newuser35 item 6).
+    gradient_checkpointing: Literal["none", "selective", "full"] | None = None
     flash_attention: bool = True
     offload_optimizer: bool = False
     #: Parameters (LoRA: the frozen base) in host RAM at ZeRO-3; None: tried on owned servers where nothing fits without.
@@ -102,6 +103,11 @@ class TrainingSpec(NamedTuple):
     def micro_batch_pinned(self) -> bool:
         """The workload sets ``micro_batch_size`` (otherwise the planner may choose it under a global batch)."""
         return self.micro_batch_size is not None
+
+    @property
+    def checkpointing(self) -> str:
+        """The set activation checkpointing, else full (what the estimate and the sizing take where none is given)."""
+        return self.gradient_checkpointing or "full"
 
     @property
     def micro_batch(self) -> int:
