@@ -43,21 +43,28 @@ def test_the_busiest_rank_reproduces_the_published_ep32_imbalance() -> None:
 
 
 @pytest.mark.parametrize(
-    ("ep", "tokens", "cv", "expected"),
+    ("experts", "top_k", "ep", "tokens", "cv", "expected"),
     [
-        pytest.param(1, 4096, 2.17, 1.0, id="tensor-parallel-experts-do-equal-work"),
-        pytest.param(2, 4096, 2.17, 1.1132, id="dep2"),
-        pytest.param(4, 4096, 2.17, 1.3487, id="dep4"),
-        pytest.param(8, 4096, 2.17, 1.7281, id="dep8"),
+        # Qwen3-235B-A22B's routing: 128 experts, top 8
+        pytest.param(128, 8, 1, 4096, 2.17, 1.0, id="tensor-parallel-experts-do-equal-work"),
+        pytest.param(128, 8, 2, 4096, 2.17, 1.1132, id="dep2"),
+        pytest.param(128, 8, 4, 4096, 2.17, 1.3487, id="dep4"),
+        pytest.param(128, 8, 8, 4096, 2.17, 1.7281, id="dep8"),
         # uniform routing: only the sampling spread of 4,096 x 8 / ep pairs a rank
-        pytest.param(8, 4096, 0.0, 1.0224, id="dep8-uniform-routing"),
+        pytest.param(128, 8, 8, 4096, 0.0, 1.0224, id="dep8-uniform-routing"),
         # one token's 8 experts over 8 ranks: the busiest rank holds 2.6 of them, never more than all 8
-        pytest.param(8, 1, 2.17, 2.6083, id="dep8-one-token"),
+        pytest.param(128, 8, 8, 1, 2.17, 2.6083, id="dep8-one-token"),
+        # review25 B: Mixtral (8 experts, top 2) at EP8, one expert a rank: its routing allows a CV of sqrt(3) = 1.73 at
+        # most (was 4.25 at a CV of 2.17, capped at ep)
+        pytest.param(8, 2, 8, 4096, 2.17, 3.3241, id="mixtral-ep8"),
+        # 8 experts, top 4, one a rank: a token's 4 pairs on 4 ranks, a rank holds 1 of them at most: twice the mean
+        pytest.param(8, 4, 8, 1, 2.17, 2.0, id="one-expert-a-rank-most"),
     ],
 )
-def test_busiest_expert_rank_grows_with_the_ranks(ep: int, tokens: int, cv: float, expected: float) -> None:
-    # Qwen3-235B-A22B's routing: 128 experts, top 8
-    assert busiest_expert_rank_load(128, 8, ep, tokens, cv) == pytest.approx(expected, abs=1e-4)
+def test_busiest_expert_rank_grows_with_the_ranks(
+    experts: int, top_k: int, ep: int, tokens: int, cv: float, expected: float
+) -> None:
+    assert busiest_expert_rank_load(experts, top_k, ep, tokens, cv) == pytest.approx(expected, abs=1e-4)
 
 
 def _dep_step(cv: float, par: Parallelism, batch: int = 1024) -> tuple[float, float]:

@@ -376,18 +376,23 @@ def busiest_expert_rank_load(experts: int, top_k: int, ep: int, tokens: float, p
     rank, so the rank whose experts draw the most tokens sets the layer's expert time (TensorRT-LLM's tech blog 4,
     https://github.com/NVIDIA/TensorRT-LLM/blob/1d263f15a979ef2902c60de3f6238bcc0952bb29/docs/source/blogs/tech_blog/blog4_Scaling_Expert_Parallelism_in_TensorRT-LLM.md,
     measures it on DeepSeek-R1; DeepSeek's EPLB, https://github.com/deepseek-ai/EPLB, replicates hot experts to spread
-    it). A rank's share of the
-    ``tokens x top_k`` routed pairs varies with its experts' popularity (coefficient of variation ``popularity_cv``
-    across experts: a relative spread of ``cv x sqrt((ep - 1) / experts)`` over ranks, drawn without replacement) and
-    with routing's sampling (``1 / sqrt(pairs per rank)``); the largest of ``ep`` such ranks lies ``z_ep`` spreads above
-    the mean (the expected maximum of ``ep`` standard normals, Blom's approximation), and no rank draws more than all.
+    it). A rank's share of the ``tokens x top_k`` routed pairs varies with its experts' popularity (coefficient of
+    variation ``popularity_cv`` across experts, at most the ``sqrt(experts / top_k - 1)`` top-k routing allows, every
+    token's pairs on distinct experts: a relative spread of ``cv x sqrt((ep - 1) / experts)`` over ranks, drawn without
+    replacement) and with routing's sampling (``1 / sqrt(pairs per rank)``); the largest of ``ep`` such ranks lies
+    ``z_ep`` spreads above the mean (the expected maximum of ``ep`` standard normals, Blom's approximation). No rank
+    draws more of a token's ``top_k`` pairs than it holds experts, ``min(top_k, experts / ep)``: ``ep x that / top_k``
+    times the mean at most (review25 B: Mixtral, 8 experts and top 2, at EP8 was put at 4.25x the mean, more than the
+    4x its routing allows, from a CV of 2.17 its routing cannot reach, 1.73 at most).
     Tensor-parallel experts (every rank a slice of every expert, ``ep`` 1) do equal work: 1.
     """
     if ep <= 1 or experts <= 1:
         return 1.0
+    cv = min(popularity_cv, math.sqrt(max(experts / top_k - 1.0, 0.0)))
     pairs_per_rank = max(tokens * top_k / ep, 1.0)
-    spread = math.sqrt(popularity_cv**2 * (ep - 1) / experts + 1.0 / pairs_per_rank)
-    return min(float(ep), 1.0 + spread * expected_normal_max(ep))
+    spread = math.sqrt(cv**2 * (ep - 1) / experts + 1.0 / pairs_per_rank)
+    most = ep * min(float(top_k), experts / ep) / top_k
+    return min(most, 1.0 + spread * expected_normal_max(ep))
 
 
 def expected_normal_max(draws: int) -> float:
