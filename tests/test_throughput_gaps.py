@@ -353,3 +353,21 @@ def test_a_gaps_ratios_are_those_of_the_calibration_rows_it_names(gap: Throughpu
     ]
     assert len(ratios) == gap.runs
     assert (min(ratios), max(ratios)) == pytest.approx(gap.predicted_over_measured, abs=0.0015)
+
+
+def test_the_advice_plans_at_the_highest_ratio_of_the_rate_counted_on() -> None:
+    """review25 J: where the lowest ratio is at or below 1 the plan counts on the model's rate, so the utilisation that
+    plans at the highest ratio is 1 / highest (0.26 for DeepSeek-R1 1k/1k on H200), not lowest / highest (0.13)."""
+    from generator.planner.throughput_gaps import throughput_gap_finding
+    from generator.workload.models import InferenceSpec
+
+    spec = InferenceSpec(max_context_tokens=16384, engine="sglang", avg_input_tokens=922, avg_output_tokens=922)
+    arch = parse_architecture(find_model("deepseek-ai/DeepSeek-R1").config)
+    finding = throughput_gap_finding(0, spec, "r1", (find_gpu("h200-sxm-141gb"), arch, "fp8-block"), 8.89, 1, 8.0)
+    assert finding is not None
+    low, high = throughput_gaps()["mla-moe-hopper-decode"].predicted_over_measured
+    assert low < 1
+    assert finding.message.endswith(
+        f"at the highest its 1 replica(s) make {8.89 / high:,.2f} req/s: inference.max_utilization {1 / high:.2f} plans "
+        "at that, or measure this setup"
+    )
