@@ -190,3 +190,27 @@ def test_a_spread_the_pools_gpus_cannot_hold_is_warned(tmp_path: Path) -> None:
     holding = [h for h, v in hosts.items() if any(r["deployment"] == "chat" for r in v["specgen_replicas"])]
     assert len(holding) == 1
     assert not [f for f in plan.findings if f.code == "replicas-spread" and "deployment chat:" in f.message]
+
+
+def test_a_spread_is_repaired_by_moving_a_narrower_replica_of_another_service(tmp_path: Path) -> None:
+    """review25 G: four TP2 replicas filled the one host with room and both TP1 replicas of a min_replicas 2 service
+    shared the third, with a warning that no packing spread them; one TP2 replica moved frees a GPU for one of them."""
+    plan, hosts = _hosts(
+        "version: 1\nname: pack4\ndeployments:\n"
+        "  - name: a\n    model: meta-llama/Llama-3.1-70B-Instruct\n    pool: shared\n    parallelism: {tp: 4}\n"
+        "    inference: {precision: fp8, max_context_tokens: 8192, requests_per_second: 20}\n"
+        "  - name: b\n    model: meta-llama/Llama-3.1-8B-Instruct\n    pool: shared\n    parallelism: {tp: 2}\n"
+        "    inference: {max_context_tokens: 8192, requests_per_second: 120}\n"
+        "  - name: c\n    model: meta-llama/Llama-3.1-8B-Instruct\n    pool: shared\n    parallelism: {tp: 1}\n"
+        "    inference: {max_context_tokens: 8192, requests_per_second: 1, min_replicas: 2}\n"
+        "hardware:\n  provider: baremetal\n  gpus: [h100-sxm5-80gb]\n  buy: false\n"
+        "  inventory:\n    - {platform: dgx-h100, gpu: h100-sxm5-80gb, count: 4}\noutputs: [ansible]\n",
+        tmp_path,
+    )
+    placed = {h: [(r["deployment"], r["gpus"]) for r in v.get("specgen_replicas", [])] for h, v in hosts.items()}
+    assert sum(any(d == "c" for d, _ in on) for on in placed.values()) == 2
+    assert not [f for f in plan.findings if f.code == "replicas-not-spread"]
+    for on in placed.values():  # each on GPUs of its own, a TP2 replica on an aligned pair
+        gpus = [g for _, gs in on for g in gs]
+        assert len(gpus) == len(set(gpus))
+        assert all(gs[0] % len(gs) == 0 for d, gs in on if d == "b")

@@ -105,6 +105,60 @@ def pool_placement(deployments: Sequence[DeploymentPlan], pool: Pool, spread: fr
         several = len(by_host) > 1
         for rank, (host, local) in enumerate(sorted(by_host.items()), start=1):
             placed[host].append(HostReplica(name, number, tuple(local), rank if several else None))
+
+    def release(host: int, replica: HostReplica) -> None:
+        node, first = divmod(host, per_node)
+        placed[host].remove(replica)
+        free[node] = sorted([*free[node], *(first * per_host + g for g in replica.gpus)])
+
+    def take(host: int, replica: HostReplica) -> None:
+        """Put ``replica`` on ``host``: on a free block aligned to its width where one is, else the lowest free GPUs."""
+        node, first = divmod(host, per_node)
+        width, base = len(replica.gpus), first * per_host
+        room = on_host(host)
+        aligned = [
+            block
+            for start in range(0, per_host - width + 1, width)
+            if set(block := list(range(base + start, base + start + width))) <= set(room)
+        ]
+        taken = aligned[0] if aligned else room[:width]
+        free[node] = [g for g in free[node] if g not in taken]
+        placed[host].append(replica._replace(gpus=tuple(g - base for g in taken)))
+
+    # a spread service the greedy pass left on one host: one of its replicas moves to another host, swapped there with
+    # another service's replica where that host has no room (review25 G: four TP2 replicas filled the one host with
+    # room, and both TP1 replicas of a min_replicas 2 service shared the third)
+    for name in sorted(spread):
+        on = [h for h in range(len(placed)) if any(r.deployment == name for r in placed[h])]
+        if len(on) != 1 or sum(r.deployment == name for r in placed[on[0]]) < 2:
+            continue
+        home = on[0]
+        moving = next(r for r in reversed(placed[home]) if r.deployment == name and r.host_of_replica is None)
+        width = len(moving.gpus)
+        room = len(on_host(home)) + width  # the home host's GPUs once the spread replica leaves
+        spare = [h for h in range(len(placed)) if h != home and len(on_host(h)) >= width]
+        swaps = [
+            (len(r.gpus), h, i)
+            for h in range(len(placed))
+            if h != home
+            for i, r in enumerate(placed[h])
+            if r.host_of_replica is None
+            and r.deployment not in spread
+            and len(r.gpus) <= room
+            and len(on_host(h)) + len(r.gpus) >= width
+        ]
+        if spare:
+            release(home, moving)
+            take(spare[0], moving)
+        elif swaps:
+            _, other, index = min(swaps)  # the narrowest replica moved, on the first host
+            swap = placed[other][index]
+            release(home, moving)
+            release(other, swap)
+            take(other, moving)
+            take(home, swap)
+    for host in placed:
+        host.sort(key=lambda r: (r.gpus, r.deployment, r.replica))
     return placed
 
 
