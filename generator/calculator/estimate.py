@@ -835,7 +835,7 @@ def _throughput(
         mean_ttft = (1 - mix.long_share) * short + mix.long_share * long + runs.seconds
         ttft_p95 = max(ttft_p95, long + runs.seconds)  # one prompt in twenty takes that long alone
         tail = {"p95_input_tokens": mix.long_tokens, "ttft_p95_prompt_s": round(long + runs.seconds, 5)}
-    state = steady_state(running, mean_ttft, runs.seconds, osl, prefill)
+    state = steady_state(running, mean_ttft, runs.seconds, osl, prefill, closed=True)  # --batch: a fixed concurrency
     # what stops the saturated batch, as the plan's reasons say it (review 10 item 6)
     limits = {
         "max_num_batched_tokens": step_budget_batch(budget * par.attention_dp * par.pp, isl, osl) if budget else None,
