@@ -348,7 +348,12 @@ def _check_tail(req: EstimateRequest) -> None:
     if tail is None:
         return
     if tail < isl:
-        raise InputError(f"--p95-input-tokens ({tail:,}) is less than the average prompt ({isl:,}, --input-tokens)")
+        given = "--input-tokens" if req.input_tokens is not None else "the default --input-tokens"
+        raise InputError(
+            f"--p95-input-tokens ({tail:,}) is less than the average prompt ({isl:,}, {given}): the TTFT p95 is sized over "
+            "a mix of the p95 prompt (one in twenty) and shorter ones keeping the average, which needs it at least the "
+            "average; for a few very long prompts among short ones, give their length"
+        )
     if tail > 20 * isl:
         raise InputError(
             f"--p95-input-tokens ({tail:,}) is more than 20 x the average prompt ({20 * isl:,}): with an average of "

@@ -157,8 +157,8 @@ def pool_placement(deployments: Sequence[DeploymentPlan], pool: Pool, spread: fr
             release(other, swap)
             take(other, moving)
             take(home, swap)
-    for host in placed:
-        host.sort(key=lambda r: (r.gpus, r.deployment, r.replica))
+    for replicas_on in placed:
+        replicas_on.sort(key=lambda r: (r.gpus, r.deployment, r.replica))
     return placed
 
 

@@ -195,15 +195,27 @@ def check_one_cluster(workloads: Sequence[tuple[str, PoolsCluster | None]], loca
     named = [(name, key[1]) for name, key in clusters if key[0] not in CLOUDS and key[1]]
     for name, here in named[1:]:
         if here != named[0][1]:
-            _different_cluster(named[0][0], name, ("kubernetes", "cluster_name"), "name", here, named[0][1], locate)
+            _different_cluster(named[0][0], name, ("kubernetes", "cluster_name"), "name", here, named[0][1], locate, True)
 
 
 def _different_cluster(
-    first: str, name: str, path: tuple[str, ...], what: str, here: str | None, there: str | None, locate: FieldLocator | None
+    first: str,
+    name: str,
+    path: tuple[str, ...],
+    what: str,
+    here: str | None,
+    there: str | None,
+    locate: FieldLocator | None,
+    first_bare: bool = False,
 ) -> None:
     """Raise :func:`check_one_cluster`'s error: workload ``name``'s cluster ``what`` is not ``first``'s."""
     if path[1] == "provider":  # newuser26 item 3: AWS and Azure Karpenter objects, one GPU operator layer
         fix = "one cluster runs on one provider; render each provider's workloads into a tree of its own (-o)"
+    elif path[1] == "cluster_name" and first_bare:  # review25 F: Cluster API's name on bare metal, no region there
+        fix = (
+            "a tree's Cluster API machines join one cluster: set kubernetes.cluster_name (it defaults to the "
+            "workload's name) the same in every file that provisions with capi, or render them into trees of their own (-o)"
+        )
     else:
         fix = (
             "a tree's node pools join one cluster: set kubernetes.cluster_name (it defaults to the workload's "

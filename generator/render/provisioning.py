@@ -132,7 +132,7 @@ def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
     cluster = cluster_name(workload)
     objects: list[dict[str, Any]] = [namespace_object(namespace)]
     for pool in plan.pools:
-        selector = {"specgen.dev/pool": dns_name(pool)}
+        selector = host_selector(pool)  # the Machines' labels: the BareMetalHosts' selector names the same pool
         objects.append(
             {
                 "apiVersion": "cluster.x-k8s.io/v1beta2",

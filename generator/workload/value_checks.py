@@ -242,7 +242,11 @@ def prompt_tail_errors(doc: Document, i: int, spec: InferenceSpec, *, fixed: boo
         return [InputError(why, where)]
     avg = spec.avg_input_tokens
     if tail < avg:
-        why = f"p95_input_tokens ({tail:,}) is less than avg_input_tokens ({avg:,}): a p95 is at least the mean here"
+        why = (
+            f"p95_input_tokens ({tail:,}) is less than avg_input_tokens ({avg:,}): the TTFT p95 is sized over a mix of "
+            "the p95 prompt (one in twenty) and shorter ones keeping the average, which needs it at least the average; "
+            "for a few very long prompts among short ones (the mean above most prompts), give their length"
+        )
         return [InputError(why, where)]
     if tail > 20 * avg:
         return [
