@@ -1145,7 +1145,7 @@ def build_plan(
     findings += single_host_findings(wl, pools) + device_plugin_findings(wl, pools) + custom_power_findings(wl, consts)
     findings += unrated_findings(wl) + unused_setting_findings(wl) + implausible_setting_findings(wl)
     findings += model_findings(loaded)
-    findings += _unpriced_fabric_findings(pools)
+    findings += _unpriced_fabric_findings(pools, deployments)
     findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
     findings += packing_findings(deployments, pools)
     findings += missing_gpu_findings(wl, chosen, ruled_out)
@@ -2058,24 +2058,47 @@ def _no_price(wl: Workload, platform: PlatformSpec, candidate: Candidate, index:
     )
 
 
-def _unpriced_fabric_findings(pools: list[Pool]) -> list[Finding]:
-    """Pools whose servers the plan fits with a GPU fabric their platform does not list.
+def _unpriced_fabric_findings(pools: list[Pool], deployments: list[DeploymentPlan]) -> list[Finding]:
+    """Pools whose GPU fabric has parts the plan does not count: NICs their platform does not list, and switches.
 
-    The NICs and the fabric's switches are in no price the catalog has, so capex leaves them out.
+    The NICs a server gets fitted and the fabric's switches are in no price the catalog has, so capex leaves them out.
+    A system whose fabric NICs come with it (a DGX) needs the switches too where a replica or a training job spans its
+    servers (newuser35 item 4: four DGX B200 of one job, 32 x 400G ports, and no switch, optic, power or rack unit in
+    the plan, with nothing said).
     """
     out = []
     for pool in pools:
         platform = catalog.platforms().get(pool.node.platform_id)
-        fitted = [n for n in pool.node.nics if n.role == "fabric"]
-        if platform is None or platform.provider != "baremetal" or platform.fabric_nic_id or not fitted:
+        fabric = [n for n in pool.node.nics if n.role == "fabric"]
+        if platform is None or platform.provider != "baremetal" or not fabric:
             continue
-        nics = ", ".join(f"{n.count} x {n.name}" for n in fitted)
-        out.append(
-            Finding(
-                "info",
-                "fabric-unpriced",
-                f"pool {pool.name}: the GPU fabric fitted to its {pool.nodes} server(s) ({nics} each) and the fabric's "
-                "switches are not in capex: the catalog has no sourced price for them",
+        nics = ", ".join(f"{n.count} x {n.name}" for n in fabric)
+        if not platform.fabric_nic_id:
+            out.append(
+                Finding(
+                    "info",
+                    "fabric-unpriced",
+                    f"pool {pool.name}: the GPU fabric fitted to its {pool.nodes} server(s) ({nics} each) and the "
+                    "fabric's switches are not in capex: the catalog has no sourced price for them",
+                )
             )
+            continue
+        spanning = sorted(
+            d.name
+            for d in deployments
+            if (share := d.in_pool(pool.name)) is not None
+            and (share[0] * share[1] if d.kind == "inference" else share[3]) > pool.node.gpus
         )
+        if spanning and pool.nodes > 1:
+            links = pool.nodes * sum(n.count for n in fabric)
+            out.append(
+                Finding(
+                    "info",
+                    "fabric-switches-unpriced",
+                    f"pool {pool.name}: {', '.join(spanning)} spans its {pool.nodes} servers over their GPU fabric "
+                    f"({nics} each, {links} in all): the fabric's switches, optics and cables are not in the plan's "
+                    "capex, power or rack units (the catalog has no sourced figures for them); size them for those "
+                    "links, non-blocking, before buying",
+                )
+            )
     return out
