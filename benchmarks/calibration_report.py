@@ -359,6 +359,21 @@ def predict_static_batch(row: dict[str, Any]) -> float:
 
 def predict_throughput(row: dict[str, Any]) -> float:
     """Predicted total output tokens/s of one replica at full load."""
+    return float(_saturated(row)["max_output_tokens_per_s"])
+
+
+def row_batch(row: dict[str, Any]) -> int:
+    """The sequences a replica runs at once in a row: a static batch's ``batch``, else the batch the model saturates at.
+
+    A load-bound row's batch is bounded by its ``max_num_seqs`` / client concurrency (the predictor's limits) and by
+    the KV cache; the batch the model predicts it at is the one a plan's replica is compared by (a gap's batch range,
+    generator/catalog/throughput_gaps.json, review25 C).
+    """
+    return int(row["batch"]) if "batch" in row else int(_saturated(row)["saturation_batch"])
+
+
+def _saturated(row: dict[str, Any]) -> dict[str, Any]:
+    """The estimate's throughput of one replica of a row at full load."""
     req = EstimateRequest(
         constants=_row_constants(row),
         model=row["model"],
@@ -380,7 +395,7 @@ def predict_throughput(row: dict[str, Any]) -> float:
     result = estimate(req)
     if "throughput" not in result:
         raise SpecgenError("the model does not fit this layout")
-    return float(result["throughput"]["max_output_tokens_per_s"])
+    return dict(result["throughput"])
 
 
 #: From this context on, an offload row is in a long-context group: the CPU's attention sets much of its time.

@@ -34,7 +34,9 @@ PINNED: dict[str, tuple[float, float]] = {
     # than TensorRT-LLM reaches of the H100's. 2026-12-02 eighth entry: RCCL's measured all-reduce share of the links,
     # below NCCL's on the H100 (one suite's all_reduce_perf curves), took the offline rows from 49.1 / 54.3% to
     # 39.2 / 45.1% and the static-batch group into the target (18.3 / 55.4% -> 4.4 / 37.8%; batch 128-256 still +38-44%)
-    "throughput vllm mi300x-192gb fp8": (0.3918, 0.4512),
+    # 2026-12-03 (newuser37 item 1): AMD's own 16 runs (ROCm performance results, vLLM 0.10.2 and 0.11.1, Llama 3.1
+    # 70B / 405B FP8 with FP8 KV cache, TP8, 500-3,200 sequences at once) joined: +22% to +60%, the group 36.2 / 47.7%
+    "throughput vllm mi300x-192gb fp8": (0.3616, 0.4769),
     # out of sample (TensorRT-LLM v0.6.1 C++ runtime, Llama-2-7B FP16 on one A100, static batches): 14-25% low even
     # without per-sequence host time (generator/sizing/engine_runtime.py); 20% low since the A100's measured GEMM share
     # over the H100's BF16 one (MAMF 86.9% vs 80.3%) counts (2026-12-02 fifth entry)
@@ -85,6 +87,9 @@ PINNED: dict[str, tuple[float, float]] = {
     "throughput tensorrt-llm gb200-186gb nvfp4 attention-dp": (0.1839, 0.3827),
     "throughput tensorrt-llm h100-sxm5-80gb fp8 attention-dp": (0.5073, 0.5227),
     "throughput tensorrt-llm h100-sxm5-80gb mxfp4 attention-dp": (0.8571, 1.1648),
+    # newuser37 item 2: the same page's gpt-oss-120b H200 TP1 column (Triton MXFP4 MoE on Hopper, bf16 KV cache):
+    # +97% / +98% at 1k/1k, +58% / +60% at 1k/8k and 8k/1k, +15% at 32k/1k; the throughput gap tensorrt-llm-hopper-mxfp4
+    "throughput tensorrt-llm h200-sxm-141gb mxfp4": (0.5994, 0.9759),
     "throughput tensorrt-llm h200-sxm-141gb fp8 attention-dp": (0.2383, 0.7993),
     # the RTX PRO 6000's DEP8 rows (PCIe, no NVLink): 32.7 / 68.9 -> 15.5 / 21.7, the median just over the target
     "throughput tensorrt-llm rtx-pro-6000-blackwell-96gb nvfp4 attention-dp": (0.1545, 0.2172),

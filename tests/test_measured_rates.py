@@ -59,6 +59,8 @@ BANDWIDTH = [
     pytest.param("mi300x-192gb", 4090 * 3350 / 2970, id="mi300x"),
     pytest.param("a100-sxm4-80gb", 1700 * 3350 / 2970, id="a100-80gb"),
     pytest.param("h200-sxm-141gb", 4150 * 3350 / 2970, id="h200"),
+    # newuser37 item 3: its CDNA3 sibling's share (4.09 of 5.3) of its own 6.0 TB/s, not the reference's 0.887
+    pytest.param("mi325x-256gb", 4090 / 5300 * 6000 * 3350 / 2970, id="mi325x-measured-like-mi300x"),
     pytest.param("b200-sxm-180gb", 7700.0, id="unmeasured-its-datasheet"),
 ]
 
@@ -77,6 +79,37 @@ def test_a_gpu_measured_like_the_reference_is_not_scaled() -> None:
     twin = twin._replace(measured_memory_gb_per_s=2970 * 2, memory_bandwidth_gb_per_s=3350.0 * 2).relative_to(reference)
     assert dict(twin.tflops_vs_reference or {}) == pytest.approx({"bf16": 1.0})
     assert twin.bandwidth_vs_reference == pytest.approx(1.0)
+
+
+def test_a_gpu_measured_like_its_sibling_takes_its_shares_and_all_reduce() -> None:
+    """newuser37 item 3: the MI325X took the H100's bandwidth share and NCCL's all-reduce, decoding 1.27x as fast as its
+    CDNA3 sibling for 1.13x the peak; it takes the MI300X's measured shares (same die, xGMI links, ROCm / RCCL)."""
+    mi300x, mi325x = find_gpu("mi300x-192gb"), find_gpu("mi325x-256gb")
+    assert mi325x.measured_like == "mi300x-192gb"
+    assert mi325x.measured_memory_gb_per_s == pytest.approx(4090 / 5300 * 6000)  # 4,630.2 GB/s assumed
+    assert mi325x.bandwidth_vs_reference == pytest.approx(mi300x.bandwidth_vs_reference) == pytest.approx(0.8704, abs=1e-4)
+    # the same links (336 GB/s): the same all-reduce factors, RCCL's 131.57 GB/s at 8 MB against NCCL's 172.13
+    assert mi325x.allreduce_vs_reference == mi300x.allreduce_vs_reference
+    assert dict(mi325x.allreduce_vs_reference)[8388608] == pytest.approx((172.13 / 370.8) / (131.57 / 336.0))
+    # a sibling must be of the same architecture
+    from generator.catalog.records import borrow_sibling_measurements
+
+    orphan = mi325x._replace(id="a", measured_like="h100", measured_memory_gb_per_s=None)
+    wrong = {"a": orphan, "h100": find_gpu(REFERENCE_GPU_ID)}
+    with pytest.raises(ValueError, match="measured_like must name a measured GPU of its own architecture"):
+        borrow_sibling_measurements(wrong)
+
+
+def test_an_mi325x_decodes_as_much_faster_as_its_bandwidth() -> None:
+    """Batch-1 decode of Llama-3.3-70B FP8 at TP1: MI325X over MI300X is its peak bandwidth ratio, 6000/5300 (it was 1.27)."""
+    from generator.calculator.estimate import EstimateRequest, estimate
+
+    def step(gpu: str) -> float:
+        req = EstimateRequest(model="meta-llama/Llama-3.3-70B-Instruct", precision="fp8", kv_precision="fp8", tp=1, gpu=gpu,
+                              input_tokens=1000, output_tokens=1000, context_tokens=2000, batch=1)  # fmt: skip
+        return float(estimate(req)["throughput"]["decode_step_s"])
+
+    assert step("mi300x-192gb") / step("mi325x-256gb") == pytest.approx(6000 / 5300, rel=0.02)
 
 
 def _records() -> list[dict[str, object]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,8 @@ CHAT, PROMPTS = (2000, 1000), (4000, 200)
     ("model", "gpu", "engine", "gap", "precision", "tokens"),
     [
         ("deepseek-ai/DeepSeek-R1", "h200-sxm-141gb", "vllm", "mla-moe-hopper", "fp8", PROMPTS),
+        # newuser37 item 2: TensorRT-LLM's own gpt-oss runs on Hopper
+        ("openai/gpt-oss-120b", "h200-sxm-141gb", "tensorrt-llm", "tensorrt-llm-hopper-mxfp4", "mxfp4", CHAT),
         ("deepseek-ai/DeepSeek-R1", "h200-sxm-141gb", "vllm", "mla-moe-hopper-decode", "fp8", CHAT),
         ("deepseek-ai/DeepSeek-R1", "h200-sxm-141gb", "sglang", "mla-moe-hopper-decode", "fp8", (9999, 1000)),
         ("deepseek-ai/DeepSeek-R1", "h200-sxm-141gb", "sglang", "mla-moe-hopper", "fp8", (10000, 1000)),  # 10 a token
@@ -69,8 +72,93 @@ CHAT, PROMPTS = (2000, 1000), (4000, 200)
 def test_a_setup_falls_in_the_gap_of_its_architecture_engine_gpu_and_shape(
     model: str, gpu: str, engine: str, gap: str | None, precision: str, tokens: tuple[int, int]
 ) -> None:
-    found = matching_gap(engine, find_gpu(gpu), parse_architecture(find_model(model).config), precision, tokens)
+    found = matching_gap(engine, find_gpu(gpu), parse_architecture(find_model(model).config), precision, tokens, 1)
     assert (found.id if found else None) == gap
+
+
+@pytest.mark.parametrize(
+    ("batch", "gap", "margin"),
+    [
+        (1, "vllm-cdna3", 1.0),  # batch 1 measured above the model: its rate
+        (63, "vllm-cdna3", 1.0),  # the runs of 1-32 (0.961-1.046)
+        (64, "vllm-cdna3-batch64", 1.152),  # Oracle's static batch of 64
+        (127, "vllm-cdna3-batch64", 1.152),
+        (128, "vllm-cdna3-large-batch", 1.224),  # AMD's 405B 2048/2048 at 500 sequences (0.11.1 image)
+        (260, "vllm-cdna3-large-batch", 1.224),  # newuser37 item 1: the MI325X plan's replica
+    ],
+)
+def test_a_cdna3_replica_takes_the_gap_of_the_batch_it_runs_at(batch: int, gap: str, margin: float) -> None:
+    """review25 C: a batch-1 run (0.961) dropped the margin of MI300X services planned at batch 164-260, where every run
+    at 128 sequences or more measured 1.22-1.60x below the model (Oracle b128/b256 and offline, AMD's 16 runs)."""
+    from generator.planner.throughput_gaps import planning_margin
+    from generator.workload.models import InferenceSpec
+
+    arch = parse_architecture(find_model("meta-llama/Llama-3.1-70B-Instruct").config)
+    for gpu in ("mi300x-192gb", "mi325x-256gb"):
+        found = matching_gap("vllm", find_gpu(gpu), arch, "fp8", CHAT, batch)
+        assert found is not None and found.id == gap
+        spec = InferenceSpec(max_context_tokens=4096, engine="vllm", avg_input_tokens=2000, avg_output_tokens=1000)
+        assert planning_margin(spec, find_gpu(gpu), arch, "fp8", batch) == margin
+
+
+def test_a_large_batch_mi300x_service_is_planned_at_the_large_batch_runs_margin(tmp_path: Path) -> None:
+    """review25 C (its m1.yaml): Llama-3.1-70B FP8 on MI300X at 15 req/s was planned as 8 replicas of batch 164 at the
+    model's rate (2.12 req/s each) because a batch-1 run measured above the model; at 128 sequences and more every run
+    measured 1.224x or more below it, so a replica counts 1/1.224 of its rate and the plan buys enough for that."""
+    path = tmp_path / "m1.yaml"
+    path.write_text("""\
+version: 1
+name: mi
+deployments:
+  - name: svc
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference: {precision: fp8, max_context_tokens: 8192, avg_input_tokens: 1000, avg_output_tokens: 1000,
+                requests_per_second: 15, slo: {ttft_p95_ms: 3000, tpot_ms: 100}}
+hardware: {provider: baremetal, gpus: [mi300x-192gb]}
+""")
+    plan = plan_workload(load_workload(str(path)))
+    (dep,) = plan.deployments
+    (finding,) = [f for f in plan.findings if f.code == "throughput-gap"]
+    assert "at 128 or more sequences at once" in finding.message and "1.22-1.60x what 20 public runs" in finding.message
+    rated = float(finding.message.split("a replica rated ")[1].split(" req/s")[0])
+    planned = dep.details["requests_per_s_per_replica_max"]
+    assert rated / 1.224 == pytest.approx(planned, abs=0.006)
+    assert dep.replicas == math.ceil(15 / planned) == 4  # 4 x TP4 (batch 477) on 2 servers; before: 8 x TP1 on 1
+    assert dep.replicas * planned >= 15
+
+
+def test_the_estimate_names_the_gap_of_its_saturation_batch() -> None:
+    """The estimate's rate is at its saturation batch; the gap it states is the one of that batch (review25 C)."""
+    from tests.helpers import estimate_json
+
+    args = ("meta-llama/Llama-3.1-70B-Instruct", "--gpu", "mi300x-192gb", "--tp", "1", "--precision", "fp8",
+            "--input-tokens", "1000", "--output-tokens", "1000")  # fmt: skip
+    data = estimate_json(*args)
+    assert data["throughput"]["saturation_batch"] >= 128
+    assert [n for n in data["notes"] if "at 128 or more sequences at once" in n and "1.22-1.60x" in n]
+
+
+def test_a_gap_records_batch_must_be_a_range() -> None:
+    record = {"id": "x", "description": "d", "engines": ["vllm"], "gpu_architectures": ["hopper"], "measured_on": "m",
+              "predicted_over_measured": [0.9, 1.2], "runs": 1, "source": ["https://example.org"],
+              "min_batch": 64, "max_batch": 64}  # fmt: skip
+    with pytest.raises(ValueError, match="min_batch must be below max_batch"):
+        ThroughputGap.from_record(record)
+    with pytest.raises(ValueError, match="measured_engines must be among engines"):
+        ThroughputGap.from_record({**record, "max_batch": 128, "measured_engines": ["sglang"]})
+
+
+def test_a_vllm_service_is_told_the_sglang_runs_ratios_are_extrapolated() -> None:
+    """review25 D: mla-moe-hopper-decode's 8 runs are SGLang's; a vLLM DeepSeek service took them without a word."""
+    record = throughput_gaps()["mla-moe-hopper-decode"]
+    arch = parse_architecture(find_model("deepseek-ai/DeepSeek-R1").config)
+    assert extrapolated_to(record, arch, "fp8", "sglang") is None
+    assert extrapolated_to(record, arch, "fp8", "vllm") == "this engine"
+    assert extrapolated_to(record, arch, "bf16", "vllm") == "this engine and this precision"
+    small = parse_architecture(find_model("deepseek-ai/DeepSeek-V2-Lite").config)
+    assert extrapolated_to(record, small, "bf16", "vllm") == "this engine, this model and this precision"
+    text = gap_text(record, "vllm", "h200-sxm-141gb", 10.0, "req/s", arch=arch, precision="fp8")
+    assert "the runs did not measure this engine: their ratios are extrapolated to it" in text
 
 
 def test_a_deepseek_service_on_h200_is_planned_with_the_measured_margin(tmp_path: Path) -> None:
@@ -147,8 +235,8 @@ def test_a_pooling_service_takes_no_margin() -> None:
 
     arch = parse_architecture(find_model("openai/gpt-oss-120b").config)
     spec = InferenceSpec(max_context_tokens=4096, engine="vllm")
-    assert planning_margin(spec, find_gpu("mi300x-192gb"), arch, "mxfp4") == 1.372
-    assert planning_margin(spec._replace(task="embed"), find_gpu("mi300x-192gb"), arch, "mxfp4") == 1.0
+    assert planning_margin(spec, find_gpu("mi300x-192gb"), arch, "mxfp4", 64) == 1.372
+    assert planning_margin(spec._replace(task="embed"), find_gpu("mi300x-192gb"), arch, "mxfp4", 64) == 1.0
 
 
 def test_a_service_outside_every_gap_gets_no_warning() -> None:
@@ -183,8 +271,8 @@ def test_a_dense_mla_model_is_not_in_the_moe_gap() -> None:
         layers=tuple(layer._replace(linears=tuple(x for x in layer.linears if x.group != EXPERT)) for layer in arch.layers)
     )
     assert not dense.is_moe
-    assert matching_gap("vllm", find_gpu("h100-sxm5-80gb"), dense, "bf16", CHAT) is None
-    assert matching_gap("vllm", find_gpu("h100-sxm5-80gb"), dense, "bf16", PROMPTS) is None
+    assert matching_gap("vllm", find_gpu("h100-sxm5-80gb"), dense, "bf16", CHAT, 1) is None
+    assert matching_gap("vllm", find_gpu("h100-sxm5-80gb"), dense, "bf16", PROMPTS, 1) is None
 
 
 @pytest.mark.parametrize(
@@ -332,27 +420,54 @@ def test_replicas_the_rate_sets_on_a_gpu_no_run_checks_are_said_to_rest_on_the_m
         assert "h100-sxm5-80gb, h200-sxm-141gb" in finding.message  # where runs were compared
 
 
+@cache
+def _rows_by_gap() -> dict[str, list[dict[str, object]]]:
+    """Every throughput calibration row under the gap a service of its setup falls into (:func:`matching_gap`).
+
+    A row's batch (a gap of a batch range takes only replicas in it) is its static ``batch``, else the batch the model
+    saturates it at (``row_batch``: bounded by its ``max_num_seqs`` / client concurrency and the KV cache), as the plan
+    takes its replica's batch; a row is assigned by its setup, not by the record's sources (review25 D).
+    """
+    from generator.sizing.precision import weight_format
+
+    report = _report()
+    rows = json.loads((REPO / "tests" / "data" / "calibration.json").read_text())["throughput"]
+    gaps = throughput_gaps().values()
+    out: dict[str, list[dict[str, object]]] = {}
+    for row in rows:
+        gpu = find_gpu(row["gpu"])
+        if not any(row["engine"] in g.engines and gpu.architecture in g.gpu_architectures for g in gaps):
+            continue
+        arch = parse_architecture(find_model(row["model"]).config)
+        tokens = (row["input_tokens"], row["output_tokens"])
+        gap = matching_gap(row["engine"], gpu, arch, weight_format(row["precision"]).name, tokens, report.row_batch(row))
+        if gap is not None:
+            out.setdefault(gap.id, []).append(row)
+    return out
+
+
 @pytest.mark.parametrize("gap", sorted(throughput_gaps().values()), ids=lambda gap: gap.id)
 def test_a_gaps_ratios_are_those_of_the_calibration_rows_it_names(gap: ThroughputGap) -> None:
-    """Each record's runs and ratios are the calibration rows of its sources, engines, GPUs, models and shape.
+    """Each record's runs, ratios, engines, GPUs, models, precisions and sources are those of the rows that fall in it.
 
     newuser34 item 3: the DeepSeek H200 gap took 6 prefill-bound and 2024 runs while 8 newer 1k/1k runs of the same
     setup sat beside them in the data, measured up to 1.3x above the model: a record now has to agree with every row.
+    review25 C/D: rows are assigned by setup and batch (the MI300X runs of 1-32 sequences apart from those of 128 and
+    more), and a record may list no engine its rows did not measure unless it names the measured ones.
     """
     report = _report()
-    rows = json.loads((REPO / "tests" / "data" / "calibration.json").read_text())["throughput"]
+    rows = _rows_by_gap().get(gap.id, [])
     ratios = [
         (report.predict_static_batch if "batch" in row else report.predict_throughput)(row) / row["output_tokens_per_s"]
         for row in rows
-        if row["source"] in gap.source
-        and row["engine"] in gap.engines
-        and find_gpu(row["gpu"]).architecture in gap.gpu_architectures
-        and (not gap.measured_models or row["model"] in gap.measured_models)
-        and (not gap.measured_precisions or row["precision"].split("-")[0] in gap.measured_precisions)
-        and gap.covers_shape(row["input_tokens"], row["output_tokens"])
     ]
     assert len(ratios) == gap.runs
     assert (min(ratios), max(ratios)) == pytest.approx(gap.predicted_over_measured, abs=0.0015)
+    assert {row["engine"] for row in rows} == set(gap.measured_engines or gap.engines)
+    assert {find_gpu(str(row["gpu"])).architecture for row in rows} == set(gap.gpu_architectures)
+    assert {row["model"] for row in rows} == set(gap.measured_models)
+    assert {str(row["precision"]).split("-")[0] for row in rows} == set(gap.measured_precisions)
+    assert {row["source"] for row in rows} == set(gap.source)
 
 
 def test_the_advice_plans_at_the_highest_ratio_of_the_rate_counted_on() -> None:
@@ -363,7 +478,8 @@ def test_the_advice_plans_at_the_highest_ratio_of_the_rate_counted_on() -> None:
 
     spec = InferenceSpec(max_context_tokens=16384, engine="sglang", avg_input_tokens=922, avg_output_tokens=922)
     arch = parse_architecture(find_model("deepseek-ai/DeepSeek-R1").config)
-    finding = throughput_gap_finding(0, spec, "r1", (find_gpu("h200-sxm-141gb"), arch, "fp8-block"), 8.89, 1, 8.0)
+    setup = (find_gpu("h200-sxm-141gb"), arch, "fp8-block")
+    finding = throughput_gap_finding(0, spec, "r1", setup, 8.89, 1, 8.0, batch=492)
     assert finding is not None
     low, high = throughput_gaps()["mla-moe-hopper-decode"].predicted_over_measured
     assert low < 1

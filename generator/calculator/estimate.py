@@ -732,7 +732,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 result["throughput"] = _throughput(req, arch, gpu, held, kv_bits, par, inference, consts)
                 rated = result["throughput"]
                 tokens = (rated["input_tokens"], rated["output_tokens"])
-                if gap := matching_gap(req.engine, gpu, arch, held.name, tokens):  # review 14 item 6: the plan's only
+                batch = rated["saturation_batch"]  # where max_output_tokens_per_s runs (review25 C)
+                if gap := matching_gap(req.engine, gpu, arch, held.name, tokens, batch):  # review 14 item 6: the plan's only
                     rate = rated["max_output_tokens_per_s"]
                     notes.append(gap_text(gap, req.engine, gpu.id, rate, "output tokens/s", arch=arch, precision=held.name))
     result["constants"] = {

@@ -24,6 +24,7 @@ from generator.catalog.records import (
     PurchaseRecord,
     ThroughputGap,
     borrow_class_shares,
+    borrow_sibling_measurements,
 )
 from generator.errors import CatalogError, UnknownIdError
 
@@ -81,7 +82,7 @@ def _build(kind: str, factory: Any) -> dict[str, Any]:
 @cache
 def gpus() -> dict[str, GpuSpec]:
     """Every accelerator, by id, its measured rates expressed over the reference GPU's (:data:`REFERENCE_GPU_ID`)."""
-    built: dict[str, GpuSpec] = _build("gpus", GpuSpec.from_record)
+    built: dict[str, GpuSpec] = borrow_sibling_measurements(_build("gpus", GpuSpec.from_record))
     reference = built[REFERENCE_GPU_ID]
     return borrow_class_shares({gpu_id: gpu.relative_to(reference) for gpu_id, gpu in built.items()})
 

@@ -95,6 +95,10 @@ class GpuSpec(NamedTuple):
     #: The measured GPU whose shares over the reference this unmeasured one is assumed to have (a GeForce card takes its
     #: class's: :func:`borrow_class_shares`); None: measured itself, or assumed to share the reference's.
     shares_assumed_from: str | None = None
+    #: A measured sibling of the same architecture (``gpus.json`` ``measured_like``) whose stream-bandwidth share of its
+    #: peak and collective share of its link this GPU takes where it has no measurement of its own
+    #: (:func:`borrow_sibling_measurements`); None: its own, or the reference's.
+    measured_like: str | None = None
     #: PCIe lanes the machine's CPU gives each GPU slot, by GPUs fitted, as ``(gpus, lanes)`` pairs (a desktop CPU's
     #: x16 split x8/x8 for two: :attr:`CpuSpec.gpu_slot_lanes`); empty: each GPU gets its own ``pcie_lanes``.
     slot_lanes: tuple[tuple[int, int], ...] = ()
@@ -187,6 +191,7 @@ class GpuSpec(NamedTuple):
             # AMD's and Intel's scale-up links join every pair of the board's GPUs directly, no switch between them
             mesh_gpus=int(ic.get("domain_gpus") or 1) if ic.get("kind") in MESH_INTERCONNECTS else None,
             throughput_runs=dict((rec.get("throughput_runs_compared") or {}).get("runs_by_engine") or {}),
+            measured_like=str(rec["measured_like"]) if rec.get("measured_like") else None,
         )
 
     @property
@@ -304,6 +309,32 @@ class GpuSpec(NamedTuple):
         if self.tflops_vs_reference:
             return "measured"
         return "unmeasured: assumed to sustain the reference GPU's share of its peak"
+
+
+def borrow_sibling_measurements(gpus: Mapping[str, GpuSpec]) -> dict[str, GpuSpec]:
+    """``gpus`` with each GPU that names a ``measured_like`` sibling given the sibling's measured shares it lacks.
+
+    The sibling's stream bandwidth as a share of its peak, applied to this GPU's peak, and its all-reduce bus bandwidth
+    as a share of its link figure, applied to this GPU's link. newuser37 item 3: the MI325X (CDNA3 like the MI300X,
+    same xGMI links, same ROCm / RCCL) had no measurement and took the reference H100's shares (0.887 of peak
+    bandwidth, NCCL's all-reduce), decoding 1.27x as fast as the MI300X for 1.13x its peak bandwidth.
+    """
+    out = dict(gpus)
+    for gpu_id, gpu in gpus.items():
+        if gpu.measured_like is None:
+            continue
+        donor = gpus[gpu.measured_like]
+        if donor.architecture != gpu.architecture or donor.measured_like is not None:
+            raise ValueError(f"{gpu_id}: measured_like must name a measured GPU of its own architecture")
+        memory = gpu.measured_memory_gb_per_s
+        if memory is None and donor.measured_memory_gb_per_s:
+            memory = donor.measured_memory_gb_per_s / donor.memory_bandwidth_gb_per_s * gpu.memory_bandwidth_gb_per_s
+        busbw = gpu.measured_allreduce_busbw
+        own_link, donor_link = gpu.fast_link_gb_per_s, donor.fast_link_gb_per_s
+        if not busbw and own_link and donor_link:
+            busbw = tuple((size, gb * own_link / donor_link) for size, gb in donor.measured_allreduce_busbw)
+        out[gpu_id] = gpu._replace(measured_memory_gb_per_s=memory, measured_allreduce_busbw=busbw)
+    return out
 
 
 def borrow_class_shares(gpus: Mapping[str, GpuSpec]) -> dict[str, GpuSpec]:
@@ -799,6 +830,11 @@ class ThroughputGap(NamedTuple):
     precisions: tuple[str, ...] = ()
     #: The services' prompt tokens per output token the gap is of: at least the first (None: any), below the second.
     input_per_output: tuple[float | None, float | None] = (None, None)
+    #: The sequences a replica runs at once the gap is of: at least the first (None: any), below the second (review25
+    #: C: MI300X runs at batch 1-32 measured the model's rate, those at 128 and more 1.22-1.60x below it).
+    batch: tuple[int | None, int | None] = (None, None)
+    #: The engines the runs measured, where the gap takes services of more (``engines``): those take it by extrapolation.
+    measured_engines: tuple[str, ...] = ()
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> ThroughputGap:
@@ -809,10 +845,17 @@ class ThroughputGap(NamedTuple):
         least, below = (rec.get(k) for k in ("min_input_per_output", "max_input_per_output"))
         if least is not None and below is not None and not least < below:
             raise ValueError("min_input_per_output must be below max_input_per_output")
+        fewest, under = (rec.get(k) for k in ("min_batch", "max_batch"))
+        if fewest is not None and under is not None and not fewest < under:
+            raise ValueError("min_batch must be below max_batch")
+        engines = tuple(str(e) for e in rec["engines"])
+        measured_engines = tuple(str(e) for e in rec.get("measured_engines", ()))
+        if not set(measured_engines) <= set(engines):
+            raise ValueError("measured_engines must be among engines")
         return cls(
             id=rec["id"],
             description=str(rec["description"]),
-            engines=tuple(str(e) for e in rec["engines"]),
+            engines=engines,
             gpu_architectures=tuple(str(a) for a in rec["gpu_architectures"]),
             attention=str(rec["attention"]) if rec.get("attention") else None,
             predicted_over_measured=(low, high),
@@ -827,6 +870,8 @@ class ThroughputGap(NamedTuple):
                 None if least is None else float(least),
                 None if below is None else float(below),
             ),
+            batch=(None if fewest is None else int(fewest), None if under is None else int(under)),
+            measured_engines=measured_engines,
         )
 
     def covers_shape(self, input_tokens: float, output_tokens: float) -> bool:
@@ -834,6 +879,11 @@ class ThroughputGap(NamedTuple):
         least, below = self.input_per_output
         ratio = input_tokens / max(output_tokens, 1)
         return (least is None or ratio >= least) and (below is None or ratio < below)
+
+    def covers_batch(self, batch: float) -> bool:
+        """Whether a replica running ``batch`` sequences at once is of the gap's batch range."""
+        fewest, under = self.batch
+        return (fewest is None or batch >= fewest) and (under is None or batch < under)
 
 
 class HostMinimum(NamedTuple):

@@ -464,8 +464,10 @@ def replica_shapes(
         if seen is not None:
             seen[key] = known
     found, blocked = known
-    margin = planning_margin(spec, hw.gpu, model.architecture, fmt.name)
-    return [ReplicaShape(hw, fmt, *shape, margin=margin) for shape in found], list(blocked)
+    shapes = [ReplicaShape(hw, fmt, *shape) for shape in found]
+    # each at the margin of the batch it runs (review25 C: a gap's runs differ by batch)
+    arch = model.architecture
+    return [s._replace(margin=planning_margin(spec, hw.gpu, arch, fmt.name, s.max_point.batch)) for s in shapes], list(blocked)
 
 
 class LayoutBlocked(NamedTuple):

@@ -14,15 +14,16 @@ from generator.sizing.throughput_gaps import gap_text, matching_gap
 from generator.workload.models import InferenceSpec
 
 
-def planning_margin(spec: InferenceSpec, gpu: GpuSpec, arch: Architecture, precision: str) -> float:
+def planning_margin(spec: InferenceSpec, gpu: GpuSpec, arch: Architecture, precision: str, batch: int) -> float:
     """The lowest ratio of predicted to measured throughput of the gap ``spec`` on ``gpu`` falls into; 1.0 if none.
 
-    ``precision``: the weight format the replica serves. A gap some of whose runs measured the model's rate or more
+    ``precision``: the weight format the replica serves; ``batch``: the sequences it runs at once (a gap of a batch
+    range takes only replicas in it, review25 C). A gap some of whose runs measured the model's rate or more
     takes none: the least all of them agree on is the model's own (newuser34 item 3). The gaps were measured decoding:
     a pooling service (embed, score) runs none and takes no margin (review22).
     """
     tokens = (spec.avg_input_tokens, spec.avg_output_tokens)
-    gap = None if spec.pooling else matching_gap(spec.engine, gpu, arch, precision, tokens)
+    gap = None if spec.pooling else matching_gap(spec.engine, gpu, arch, precision, tokens, batch)
     return max(1.0, gap.predicted_over_measured[0]) if gap else 1.0
 
 
@@ -34,17 +35,20 @@ def throughput_gap_finding(
     replica_rate: float,
     replicas: int,
     rate: float,
+    *,
+    batch: int,
 ) -> Finding | None:
     """A warning when deployment ``index`` runs where measured throughput fell short of the model's, with the margin.
 
     ``spec``: the deployment's service; ``setup``: the GPU, model and weight format a replica serves. ``replica_rate``:
     the model's most a replica sustains (the plan counts on it over the gap's lowest ratio, where above 1); ``replicas``
     of it serve ``rate`` (a split part's share of the deployment's rate, review 20): where they cover it even at the
-    highest measured ratio, the warning says so instead of advising more (fuzz15 item 5).
+    highest measured ratio, the warning says so instead of advising more (fuzz15 item 5). ``batch``: the sequences a
+    replica runs at once, which picks a gap of a batch range (review25 C).
     """
     gpu, arch, precision = setup
     engine = spec.engine
-    gap = matching_gap(engine, gpu, arch, precision, (spec.avg_input_tokens, spec.avg_output_tokens))
+    gap = matching_gap(engine, gpu, arch, precision, (spec.avg_input_tokens, spec.avg_output_tokens), batch)
     if gap is None:
         return None
     low, high = gap.predicted_over_measured

@@ -16,7 +16,7 @@ from generator.sizing.architecture import Architecture, parse_architecture
 
 
 def matching_gap(
-    engine: str, gpu: GpuSpec, arch: Architecture, precision: str | None, tokens: tuple[float, float]
+    engine: str, gpu: GpuSpec, arch: Architecture, precision: str | None, tokens: tuple[float, float], batch: float
 ) -> ThroughputGap | None:
     """The known gap a service of ``arch`` in weight format ``precision`` on ``engine`` and ``gpu`` falls into, if any.
 
@@ -25,6 +25,10 @@ def matching_gap(
     prompts 20-320x their outputs, while 1k/1k runs of a newer engine measured up to 1.3x above it). A gap of some
     formats is matched before one of any (newuser34 item 1: gpt-oss's MXFP4 on MI300X fell into the gap of Llama 405B
     FP8 runs, 1.07x, where its own runs measured 1.37-2.09x).
+
+    ``batch``: the sequences a replica runs at once (the plan's batch of the replica, the estimate's saturation batch);
+    a gap of a batch range takes only replicas in it (review25 C: MI300X runs at batch 1-32 measured the model's rate,
+    every run at 128 and more 1.22-1.60x below it, so a batch-1 run had dropped the margin of a service planned at 260).
     """
     kinds = {layer.attention for layer in arch.layers}
     gaps = sorted(catalog.throughput_gaps().values(), key=lambda gap: not gap.precisions)  # stable: by id within
@@ -36,6 +40,7 @@ def matching_gap(
             and (arch.is_moe or not gap.routed_experts)
             and (not gap.precisions or precision in gap.precisions)
             and gap.covers_shape(*tokens)
+            and gap.covers_batch(batch)
         ):
             return gap
     return None
@@ -52,18 +57,23 @@ def _measured_fingerprints(models: tuple[str, ...]) -> frozenset[tuple[object, .
     return frozenset(_fingerprint(parse_architecture(catalog.find_model(m).config)) for m in models)
 
 
-def extrapolated_to(gap: ThroughputGap, arch: Architecture | None, precision: str | None) -> str | None:
-    """What of a service the runs did not measure (``this model``, ``this precision`` or both); None: all of it was.
+def extrapolated_to(
+    gap: ThroughputGap, arch: Architecture | None, precision: str | None, engine: str | None = None
+) -> str | None:
+    """What of a service the runs did not measure (``this engine``, ``this model``, ``this precision``); None: all of it was.
 
-    ``arch`` / ``precision`` (the weights' format name, e.g. ``fp8-block``): None where the caller does not know it.
-    A record without ``measured_models`` / ``measured_precisions`` compares nothing.
+    ``arch`` / ``precision`` (the weights' format name, e.g. ``fp8-block``) / ``engine``: None where the caller does not
+    know it. A record without ``measured_models`` / ``measured_precisions`` / ``measured_engines`` compares nothing
+    (review25 D: a vLLM service was told SGLang runs' ratios without a word).
     """
     measured = _measured_fingerprints(gap.measured_models) if gap.measured_models else None
     other_model = arch is not None and measured is not None and _fingerprint(arch) not in measured
     family = precision.split("-")[0] if precision else None  # fp8-block, fp8-channel: FP8 as the runs were
     other_precision = bool(family and gap.measured_precisions) and family not in gap.measured_precisions
-    what = [w for w, other in (("this model", other_model), ("this precision", other_precision)) if other]
-    return " and ".join(what) or None
+    other_engine = engine is not None and bool(gap.measured_engines) and engine not in gap.measured_engines
+    named = (("this engine", other_engine), ("this model", other_model), ("this precision", other_precision))
+    what = [w for w, other in named if other]
+    return (", ".join(what[:-1]) + " and " + what[-1] if len(what) > 1 else "".join(what)) or None
 
 
 def gap_text(
@@ -82,7 +92,7 @@ def gap_text(
     the ratios are extrapolated from them (newuser24 item 12: an 8B BF16 router took a 405B FP8 run's ratios verbatim).
     """
     low, high = gap.predicted_over_measured
-    other = extrapolated_to(gap, arch, precision)
+    other = extrapolated_to(gap, arch, precision, engine)
     reach = f"; the runs did not measure {other}: their ratios are extrapolated to it" if other else ""
     return (
         f"for {gap.description} with {engine} on {gpu_id}, specgen's throughput model predicted {low:.2f}-{high:.2f}x "
