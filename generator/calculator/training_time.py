@@ -183,7 +183,8 @@ def training_speed_lines(speed: dict[str, Any]) -> list[str]:
         f"{speed['data_parallel']} = {speed['sequences_per_step']:,} {seqs} ({speed['tokens_per_step']:,} tokens) per "
         "optimizer step",
         f"               {speed['tokens_per_second']:,.0f} tokens/s ({speed['tokens_per_second_per_gpu']:,.0f} per GPU), "
-        f"{speed['model_flops_utilization']:.1%} MFU (model FLOPs over the GPUs' dense peak); {speed['basis']}",
+        f"{speed['model_flops_utilization']:.1%} MFU (model FLOPs: the weights' 6N a token, 4N for LoRA, without "
+        f"attention's, over the GPUs' dense peak); {speed['basis']}",
     ]
     lines += [f"               not counted: {n}" for n in speed["not_counted"]]
     run = speed.get("run")

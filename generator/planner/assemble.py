@@ -916,7 +916,8 @@ def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tup
             flops += f" ({shape.model_flops:.3g} model FLOPs, the rest the forward passes activation checkpointing recomputes)"
         reasons.append(
             f"{flops} take {hours_text(shape.hours, 1)}{goodput} on {shape.world} GPU(s) at {shape.step_mfu:.1%} MFU "
-            "(model FLOPs over the GPUs' dense peak), communication and pipeline bubble included"
+            "(model FLOPs: the weights' 6N a token, 4N for LoRA, without attention's, over the GPUs' dense peak), "
+            "communication and pipeline bubble included"
             if shape.step is not None
             else f"{flops} take {hours_text(shape.hours, 1)}{goodput} on {shape.world} GPU(s) at the planned MFU"
         )
