@@ -46,14 +46,18 @@ def _hosts(text: str, tmp_path: Path) -> tuple[Any, dict[str, dict[str, Any]]]:
     path.write_text(text)
     loaded = load_workload(str(path))
     plan = plan_workload(loaded)
-    files = render_plan(plan, loaded.workload)
+    return plan, _inventory_hosts(render_plan(plan, loaded.workload))
+
+
+def _inventory_hosts(files: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Each host of the rendered inventory and hosts.yml.example: its host vars and its group (``pool``)."""
     hosts: dict[str, dict[str, Any]] = {}
     for name in ("ansible/inventory.yml", "ansible/hosts.yml.example"):
         if name in files:
             groups = ansible_reader().load(files[name].split("---\n", 1)[1])["all"]["children"]
-            for group in groups.values():
-                hosts.update({h: v or {} for h, v in ((group or {}).get("hosts") or {}).items()})
-    return plan, hosts
+            for group, members in groups.items():
+                hosts.update({h: {**(v or {}), "pool": group} for h, v in ((members or {}).get("hosts") or {}).items()})
+    return hosts
 
 
 def test_a_shared_pool_packs_the_widest_replicas_first_on_aligned_gpus(tmp_path: Path) -> None:
@@ -90,13 +94,7 @@ def test_every_replica_is_placed_once_within_its_hosts_gpus(example: str) -> Non
     each on GPUs of its own; a pool with a training job (or shared GPUs) is placed by its launcher, not here."""
     loaded = load_workload(str(REPO / "examples" / example))
     plan = plan_workload(loaded)
-    files = render_plan(plan, loaded.workload)
-    hosts: dict[str, dict[str, Any]] = {}
-    for name in ("ansible/inventory.yml", "ansible/hosts.yml.example"):
-        if name in files:
-            groups = ansible_reader().load(files[name].split("---\n", 1)[1])["all"]["children"]
-            for group, members in groups.items():
-                hosts.update({h: {**(v or {}), "pool": group} for h, v in ((members or {}).get("hosts") or {}).items()})
+    hosts = _inventory_hosts(render_plan(plan, loaded.workload))
     for pool in plan.pools:
         mine = {h: v for h, v in hosts.items() if v["pool"] == pool.name}
         assert len(mine) == pool.hosts

@@ -37,7 +37,7 @@ from generator.sizing.performance import (
     step_budget_batch,
 )
 from generator.sizing.precision import WeightFormat, auto_kv_cache_precision, kv_cache_bits, no_int8_kv_cache, weight_format
-from generator.sizing.serving_queue import least_spread_mix, mix_moments, steady_state
+from generator.sizing.serving_queue import least_spread_mix, mix_moments, steady_state, tail_problem
 from generator.sizing.throughput_gaps import gap_text, matching_gap
 from generator.sizing.training_hardware import fp16_note, stack_note
 from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache
@@ -347,18 +347,9 @@ def _check_tail(req: EstimateRequest) -> None:
     tail, (isl, _) = req.p95_input_tokens, _sequence_tokens(req)
     if tail is None:
         return
-    if tail < isl:
-        given = "--input-tokens" if req.input_tokens is not None else "the default --input-tokens"
-        raise InputError(
-            f"--p95-input-tokens ({tail:,}) is less than the average prompt ({isl:,}, {given}): the TTFT p95 is sized over "
-            "a mix of the p95 prompt (one in twenty) and shorter ones keeping the average, which needs it at least the "
-            "average; for a few very long prompts among short ones, give their length"
-        )
-    if tail > 20 * isl:
-        raise InputError(
-            f"--p95-input-tokens ({tail:,}) is more than 20 x the average prompt ({20 * isl:,}): with an average of "
-            f"{isl:,} tokens fewer than one prompt in twenty can be that long (Markov's inequality)"
-        )
+    said = ", --input-tokens" if req.input_tokens is not None else ", the default --input-tokens"
+    if why := tail_problem(tail, isl, "--p95-input-tokens", "the average prompt", said):
+        raise InputError(why)
 
 
 def training_precision(req: EstimateRequest, half: str = "bf16") -> tuple[str, str]:
@@ -467,12 +458,12 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     asked = sum(_sequence_tokens(req)) if not req.train and (req.input_tokens or req.output_tokens) else 0
     if req.p95_input_tokens is not None and not req.train:  # the p95 prompt's request must fit too
         asked = req.p95_input_tokens + _sequence_tokens(req)[1]
+    sizes = "--p95-input-tokens" if req.p95_input_tokens is not None else "--input-tokens"  # what sized the context
     if req.context_tokens is not None:
         context = req.context_tokens
     else:
         context = max(min(DEFAULT_CONTEXT_TOKENS, arch.max_model_len or DEFAULT_CONTEXT_TOKENS), asked)
     if asked > context:
-        sizes = "--p95-input-tokens" if req.p95_input_tokens is not None else "--input-tokens"
         raise InputError(f"{sizes} + --output-tokens ({asked:,}) is more than --context {context:,}: one such "
                          "request does not fit the context sized; raise --context")  # fmt: skip
     if req.min_context_tokens and req.min_context_tokens > context:
@@ -491,7 +482,6 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             notes.append(f"no --seq-len given: sized for {sequence}-token sequences")
     elif arch.max_model_len and context > arch.max_model_len:
         # as a workload's max_context_tokens above it: vLLM and SGLang do not start, llama-server caps each slot at it
-        sizes = "--p95-input-tokens" if req.p95_input_tokens is not None else "--input-tokens"  # fuzz29 item 10
         given = "--context" if req.context_tokens is not None else f"{sizes} + --output-tokens"
         raise InputError(f"{given} {context:,} is more than {served}; {LONGER_REFUSED}")
     if not req.train and req.context_tokens is None:
@@ -828,17 +818,16 @@ def _throughput(
         step if running == req.batch else decode_step(arch, inference.weights, kv_bits, par, acc, running, isl + osl // 2, consts)
     )
     alone = prefill_seconds(arch, par, acc, isl, consts, inference.weights)
-    ttft = alone + runs.seconds
+    ttft = mean_ttft = alone + runs.seconds
     ttft_p95 = ttft * consts.ttft_p95_factor  # as a plan checks it before queueing: every prompt of the average length
     prefill = prefill_seconds(arch, par, acc, isl, consts, fill=False)
-    mean_ttft = alone + runs.seconds
     tail: dict[str, Any] = {}
     if req.p95_input_tokens is not None:  # a long-prompt tail: the plan's mix (newuser34 item 4)
         mix = least_spread_mix(isl, req.p95_input_tokens)
         lengths = (mix.short_tokens, mix.long_tokens)
         prefill, _ = mix_moments(mix, *(prefill_seconds(arch, par, acc, n, consts, fill=False) for n in lengths))
         short, long = (prefill_seconds(arch, par, acc, n, consts, inference.weights) for n in lengths)
-        mean_ttft = (1 - mix.long_share) * short + mix.long_share * long + runs.seconds
+        mean_ttft = mix_moments(mix, short, long)[0] + runs.seconds
         ttft_p95 = max(ttft_p95, long + runs.seconds)  # one prompt in twenty takes that long alone
         tail = {"p95_input_tokens": mix.long_tokens, "ttft_p95_prompt_s": round(long + runs.seconds, 5)}
     state = steady_state(running, mean_ttft, runs.seconds, osl, prefill, closed=True)  # --batch: a fixed concurrency

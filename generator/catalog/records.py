@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from generator.named_tuple import NamedTuple
 from generator.units import GB, MIB
@@ -842,12 +842,8 @@ class ThroughputGap(NamedTuple):
         low, high = (float(x) for x in rec["predicted_over_measured"])
         if not 0 < low <= high or high <= 1:
             raise ValueError("predicted_over_measured must be an increasing pair of positive ratios, the highest above 1")
-        least, below = (rec.get(k) for k in ("min_input_per_output", "max_input_per_output"))
-        if least is not None and below is not None and not least < below:
-            raise ValueError("min_input_per_output must be below max_input_per_output")
-        fewest, under = (rec.get(k) for k in ("min_batch", "max_batch"))
-        if fewest is not None and under is not None and not fewest < under:
-            raise ValueError("min_batch must be below max_batch")
+        input_per_output = _half_open(rec, "input_per_output", float)
+        batch = _half_open(rec, "batch", int)
         engines = tuple(str(e) for e in rec["engines"])
         measured_engines = tuple(str(e) for e in rec.get("measured_engines", ()))
         if not set(measured_engines) <= set(engines):
@@ -866,24 +862,40 @@ class ThroughputGap(NamedTuple):
             measured_models=tuple(str(m) for m in rec.get("measured_models", ())),
             measured_precisions=tuple(str(m) for m in rec.get("measured_precisions", ())),
             precisions=tuple(str(m) for m in rec.get("precisions", ())),
-            input_per_output=(
-                None if least is None else float(least),
-                None if below is None else float(below),
-            ),
-            batch=(None if fewest is None else int(fewest), None if under is None else int(under)),
+            input_per_output=input_per_output,
+            batch=batch,
             measured_engines=measured_engines,
         )
 
+    @property
+    def margin(self) -> float:
+        """What a plan divides a replica's modelled rate by: the lowest ratio, or 1 (the least all runs agree on).
+
+        Where some run measured the model's rate or more, the lowest ratio is at or below 1 (newuser34 item 3).
+        """
+        return max(1.0, self.predicted_over_measured[0])
+
     def covers_shape(self, input_tokens: float, output_tokens: float) -> bool:
         """Whether a service of ``input_tokens`` a prompt and ``output_tokens`` generated is of the gap's shape."""
-        least, below = self.input_per_output
-        ratio = input_tokens / max(output_tokens, 1)
-        return (least is None or ratio >= least) and (below is None or ratio < below)
+        return _within(input_tokens / max(output_tokens, 1), self.input_per_output)
 
     def covers_batch(self, batch: float) -> bool:
         """Whether a replica running ``batch`` sequences at once is of the gap's batch range."""
-        fewest, under = self.batch
-        return (fewest is None or batch >= fewest) and (under is None or batch < under)
+        return _within(batch, self.batch)
+
+
+def _half_open(rec: Mapping[str, Any], name: str, kind: Callable[[Any], Any]) -> tuple[Any, Any]:
+    """A record's ``min_<name>`` (at least) and ``max_<name>`` (below) as ``kind``, each None where not given."""
+    least, below = rec.get(f"min_{name}"), rec.get(f"max_{name}")
+    if least is not None and below is not None and not least < below:
+        raise ValueError(f"min_{name} must be below max_{name}")
+    return (None if least is None else kind(least), None if below is None else kind(below))
+
+
+def _within(value: float, bounds: tuple[float | None, float | None]) -> bool:
+    """Whether ``value`` lies in the half-open range ``[least, below)`` (an end of None: open)."""
+    least, below = bounds
+    return (least is None or value >= least) and (below is None or value < below)
 
 
 class HostMinimum(NamedTuple):

@@ -164,7 +164,7 @@ def _points(
             wait = prefill_wait_p95(state.prefill_busy, prefill)
             return OperatingPoint(batch, state.requests_per_s, ttft * ttft_p95_factor + wait, state.tpot_s, state.prefill_busy)
         own = (waited(chunk, mix.short_tokens) + step_s, waited(chunk, mix.long_tokens) + step_s)
-        mean_ttft = (1 - mix.long_share) * own[0] + mix.long_share * own[1]
+        mean_ttft, _ = mix_moments(mix, *own)
         state = steady_state(batch, mean_ttft, step_s, output_tokens, prefill, at_rate)
         # the larger of the average prompt's rule (its factor, the queue's wait with the mix's spread) and the p95
         # over the mix (the p95 prompt's own TTFT and the wait it meets)

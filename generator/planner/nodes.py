@@ -244,7 +244,7 @@ def baseboard_under_read(consts: Constants) -> UnderRead | None:
 
 def scaled_basis(under: UnderRead) -> str:
     """The basis of a summed 8-GPU baseboard figure scaled by :func:`baseboard_under_read`."""
-    return f"sum of components x {under.high:.3f}, the most a published 8-GPU maximum is over its parts ({under.high_id})"
+    return f"{SUMMED} x {under.high:.3f}, the most a published 8-GPU maximum is over its parts ({under.high_id})"
 
 
 def power_summed(platform: PlatformSpec, gpu: GpuSpec, gpus: int, summed_w: int, power: NodePower, under: UnderRead) -> Finding:
@@ -271,6 +271,11 @@ class NodePower(NamedTuple):
     dc_load_w: int
     basis: str
     borrowed_from: str = ""
+
+    @property
+    def scaled(self) -> bool:
+        """Whether the figure is the node's parts summed and scaled as a published system's (:func:`scaled_basis`)."""
+        return self.basis.startswith(f"{SUMMED} x ")
 
 
 def node_power_w(
@@ -421,7 +426,7 @@ def psu_overload(
 
 def _not_own(power: NodePower) -> str:
     """What a power figure that is not the node's own is: another system's maximum, or its parts scaled as one's."""
-    if power.basis.startswith(f"{SUMMED} x "):
+    if power.scaled:
         return f"its parts summed and scaled as {power.borrowed_from}'s published maximum is over its own, an estimate"
     return "another system's"
 
@@ -620,8 +625,7 @@ def assemble_node(
     # there is one, stays the figure racks and PSUs are provisioned for)
     components = component_power_w(gpu, gpus, platform, ram_gib, drives, nics, consts)
     under = baseboard_under_read(consts)
-    scaled = under is not None and power_figure.basis == scaled_basis(under)  # summed and scaled: an estimate
-    if under is not None and scaled:
+    if under is not None and power_figure.scaled:  # summed and scaled: an estimate
         findings.append(power_summed(platform, gpu, gpus, components, power_figure, under))
     psu = None
     if platform.psu_count and platform.psu_rating_w:
@@ -629,14 +633,14 @@ def assemble_node(
         tolerant = " fault-tolerant" if platform.psu_fault_tolerant else ""
         psu = f"{platform.psu_count}x {platform.psu_rating_w:g} W ({platform.psu_count - redundant}+{redundant}{tolerant})"
         over = psu_overload(platform, gpu, gpus, power_figure, owned, node_build_text(nics))
-        if over is not None and over.level != "error" and scaled:
+        if over is not None and over.level != "error" and power_figure.scaled:
             # a scaled estimate keeps the layout with a warning, unless its own parts summed already overload the PSUs
             dc_load = component_dc_load_w(gpu, gpus, platform, ram_gib, drives, nics, consts)
             own = psu_overload(platform, gpu, gpus, NodePower(components, round(dc_load), SUMMED), owned, node_build_text(nics))
             over = own if own is not None and own.level == "error" else over
         if over is not None:
             findings.append(over)
-    elif configurable and not owned and (power_figure.basis == SUMMED or scaled):
+    elif configurable and not owned and (power_figure.basis == SUMMED or power_figure.scaled):
         findings.append(psu_unknown(platform, gpu, gpus, power_figure))
     cooling = "liquid" if "liquid" in (platform.cooling, gpu.cooling) else "air"
     return NodeSpec(

@@ -7,7 +7,7 @@ rate even at the measured margin.
 from __future__ import annotations
 
 from generator import catalog
-from generator.catalog.records import GpuSpec
+from generator.catalog.records import GpuSpec, ThroughputGap
 from generator.planner.plan import Finding
 from generator.sizing.architecture import Architecture
 from generator.sizing.throughput_gaps import gap_text, matching_gap
@@ -22,9 +22,15 @@ def planning_margin(spec: InferenceSpec, gpu: GpuSpec, arch: Architecture, preci
     takes none: the least all of them agree on is the model's own (newuser34 item 3). The gaps were measured decoding:
     a pooling service (embed, score) runs none and takes no margin (review22).
     """
+    gap = _service_gap(spec, (gpu, arch, precision), batch)
+    return gap.margin if gap else 1.0
+
+
+def _service_gap(spec: InferenceSpec, setup: tuple[GpuSpec, Architecture, str], batch: int) -> ThroughputGap | None:
+    """The gap a generating service falls into on ``setup`` (GPU, model, weight format) at ``batch``; a pooling one none."""
+    gpu, arch, precision = setup
     tokens = (spec.avg_input_tokens, spec.avg_output_tokens)
-    gap = None if spec.pooling else matching_gap(spec.engine, gpu, arch, precision, tokens, batch)
-    return max(1.0, gap.predicted_over_measured[0]) if gap else 1.0
+    return None if spec.pooling else matching_gap(spec.engine, gpu, arch, precision, tokens, batch)
 
 
 def throughput_gap_finding(
@@ -46,15 +52,14 @@ def throughput_gap_finding(
     highest measured ratio, the warning says so instead of advising more (fuzz15 item 5). ``batch``: the sequences a
     replica runs at once, which picks a gap of a batch range (review25 C).
     """
-    gpu, arch, precision = setup
-    engine = spec.engine
-    gap = matching_gap(engine, gpu, arch, precision, (spec.avg_input_tokens, spec.avg_output_tokens), batch)
+    gap = _service_gap(spec, setup, batch)
     if gap is None:
         return None
-    low, high = gap.predicted_over_measured
+    gpu, arch, precision = setup
+    high = gap.predicted_over_measured[1]
     counted = (
-        f"the plan counts on {replica_rate / low:,.2f} a replica (the lowest ratio)"
-        if low > 1
+        f"the plan counts on {replica_rate / gap.margin:,.2f} a replica (the lowest ratio)"
+        if gap.margin > 1
         else f"some runs measured the model's rate or more, so the plan counts on its {replica_rate:,.2f} a replica"
     )
     worst = replica_rate / high * replicas
@@ -65,10 +70,10 @@ def throughput_gap_finding(
         # advised 0.13 where 0.26 plans at the highest)
         else (
             f"at the highest its {replicas} replica(s) make {worst:,.2f} req/s: inference.max_utilization "
-            f"{max(low, 1.0) / high:.2f} plans at that, or measure this setup"
+            f"{gap.margin / high:.2f} plans at that, or measure this setup"
         )
     )
-    said = gap_text(gap, engine, gpu.id, replica_rate, "req/s", arch=arch, precision=precision)
+    said = gap_text(gap, spec.engine, gpu.id, replica_rate, "req/s", arch=arch, precision=precision)
     return Finding(
         "warning",
         "throughput-gap",

@@ -17,7 +17,7 @@ from generator.render.gpu_stack import GpuPoolStack, render_cluster
 from generator.render.hosts import cluster_hosts
 from generator.render.karpenter_aws import with_karpenter_findings
 from generator.render.kubernetes import cluster_name, gpu_stacks, is_single_host, render_node_pools
-from generator.render.list_prices import with_list_price_finding
+from generator.render.list_prices import CLOUD_PROVIDERS, with_list_price_finding
 from generator.render.markdown import render_markdown
 from generator.render.provisioning import render_provisioning, with_cluster_api_findings
 from generator.render.spec import render_spec
@@ -152,16 +152,12 @@ def pools_cluster(workload: Workload) -> PoolsCluster | None:
     from the workload alone, so that ``validate`` of several files checks it before any plan (newuser33 item 9).
     """
     provider = workload.hardware.provider
-    capi = provider not in CLOUDS and "capi" in workload.provisioning.tools
+    capi = provider not in CLOUD_PROVIDERS and "capi" in workload.provisioning.tools
     if "kubernetes" not in workload.outputs and not capi:
         return None
-    if provider not in CLOUDS:
+    if provider not in CLOUD_PROVIDERS:
         return provider, cluster_name(workload) if capi else "", None, None
     return provider, cluster_name(workload), workload.kubernetes.gcp_project, workload.kubernetes.location
-
-
-#: The providers whose node pools join a cluster named in the cloud (bare metal's join the tree's kubeadm cluster).
-CLOUDS = ("aws", "azure", "gcp")
 
 
 #: Where workload file ``file`` gives the first of ``paths`` it has (:func:`~generator.workload.loader.given_field`).
@@ -189,10 +185,10 @@ def check_one_cluster(workloads: Sequence[tuple[str, PoolsCluster | None]], loca
     clusters = sorted(((name, key) for name, key in workloads if key is not None), key=lambda item: item[0])
     for (first, first_key), (name, key) in pairwise(clusters):
         for (path, what), here, there in zip(_CLUSTER_FIELDS, key, first_key, strict=True):
-            if here != there and not (path[1] == "cluster_name" and key[0] not in CLOUDS):
+            if here != there and not (path[1] == "cluster_name" and key[0] not in CLOUD_PROVIDERS):
                 _different_cluster(first, name, path, what, here, there, locate)
     # bare metal: the names Cluster API gives (newuser36 item 5), each compared with the first given
-    named = [(name, key[1]) for name, key in clusters if key[0] not in CLOUDS and key[1]]
+    named = [(name, key[1]) for name, key in clusters if key[0] not in CLOUD_PROVIDERS and key[1]]
     for name, here in named[1:]:
         if here != named[0][1]:
             _different_cluster(named[0][0], name, ("kubernetes", "cluster_name"), "name", here, named[0][1], locate, True)

@@ -119,6 +119,32 @@ def ttft_p95_over_mix(own_s: tuple[float, float], long_share: float, utilisation
     return high
 
 
+#: The most times the average prompt the p95 one may be: a mean of ``avg`` leaves at most one prompt in twenty
+#: ``20 avg`` long (Markov's inequality).
+MOST_TAIL_OVER_MEAN = round(1 / TAIL_SHARE)
+
+
+def tail_problem(p95_tokens: int, avg_tokens: int, p95_name: str, avg_name: str, avg_said: str = "") -> str | None:
+    """Why a p95 prompt length and an average describe no mix :func:`least_spread_mix` takes; None where they do.
+
+    ``p95_name`` / ``avg_name``: the figures as the input names them (a workload's fields, the estimate's flags);
+    ``avg_said``: where the average came from, said beside its value (the estimate's default).
+    """
+    if p95_tokens < avg_tokens:
+        return (
+            f"{p95_name} ({p95_tokens:,}) is less than {avg_name} ({avg_tokens:,}{avg_said}): the TTFT p95 is sized over "
+            "a mix of the p95 prompt (one in twenty) and shorter ones keeping the average, which needs it at least the "
+            "average; for a few very long prompts among short ones (the mean above most prompts), give their length"
+        )
+    if p95_tokens > MOST_TAIL_OVER_MEAN * avg_tokens:
+        return (
+            f"{p95_name} ({p95_tokens:,}) is more than {MOST_TAIL_OVER_MEAN} x {avg_name} "
+            f"({MOST_TAIL_OVER_MEAN * avg_tokens:,}): with an average of {avg_tokens:,} tokens fewer than one prompt in "
+            "twenty can be that long (Markov's inequality)"
+        )
+    return None
+
+
 class PromptMix(NamedTuple):
     """Prompts of two lengths: ``1 - long_share`` of them ``short_tokens`` long, ``long_share`` ``long_tokens`` long."""
 

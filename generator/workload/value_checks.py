@@ -35,6 +35,7 @@ from generator.errors import InputError
 from generator.sizing.context_limit import LONGER_REFUSED, served_limit_phrase
 from generator.sizing.encoder import ENCODER_LONGER_REFUSED
 from generator.sizing.precision import WEIGHT_FORMAT_ALIASES
+from generator.sizing.serving_queue import tail_problem
 from generator.sizing.training_conflicts import training_conflicts
 from generator.workload.loader import Document
 from generator.workload.models import Hardware, InferenceSpec, TrainingSpec, Workload
@@ -238,24 +239,10 @@ def prompt_tail_errors(doc: Document, i: int, spec: InferenceSpec, *, fixed: boo
     where = doc.locate(at)
     if spec.pooling or fixed:
         kind = f"a pooling service (task: {spec.task})" if spec.pooling else "hardware.fixed (one llama.cpp-style stream)"
-        why = f"p95_input_tokens is not planned for {kind}: its latency is sized for the average input; drop it"
+        unplanned = f"p95_input_tokens is not planned for {kind}: its latency is sized for the average input; drop it"
+        return [InputError(unplanned, where)]
+    if why := tail_problem(tail, spec.avg_input_tokens, "p95_input_tokens", "avg_input_tokens"):
         return [InputError(why, where)]
-    avg = spec.avg_input_tokens
-    if tail < avg:
-        why = (
-            f"p95_input_tokens ({tail:,}) is less than avg_input_tokens ({avg:,}): the TTFT p95 is sized over a mix of "
-            "the p95 prompt (one in twenty) and shorter ones keeping the average, which needs it at least the average; "
-            "for a few very long prompts among short ones (the mean above most prompts), give their length"
-        )
-        return [InputError(why, where)]
-    if tail > 20 * avg:
-        return [
-            InputError(
-                f"p95_input_tokens ({tail:,}) is more than 20 x avg_input_tokens ({20 * avg:,}): with an average of "
-                f"{avg:,} tokens fewer than one prompt in twenty can be that long (Markov's inequality)",
-                where,
-            )
-        ]
     if tail + spec.avg_output_tokens > spec.max_context_tokens:
         return [
             InputError(
