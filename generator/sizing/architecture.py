@@ -162,8 +162,8 @@ class Architecture(NamedTuple):
 
     @property
     def is_moe(self) -> bool:
-        """Whether any layer has routed experts."""
-        return any(layer.is_moe for layer in self.layers)
+        """Whether any layer has routed experts (found once per architecture: the planner asks it of every option)."""
+        return _routed_experts(self) != (0, 0)
 
     @property
     def routed_experts(self) -> tuple[int, int]:

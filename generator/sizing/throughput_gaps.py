@@ -13,6 +13,7 @@ from functools import cache
 from generator import catalog
 from generator.catalog.records import GpuSpec, ThroughputGap
 from generator.sizing.architecture import Architecture, parse_architecture
+from generator.sizing.memo import memoized
 
 
 def matching_gap(
@@ -30,9 +31,8 @@ def matching_gap(
     a gap of a batch range takes only replicas in it (review25 C: MI300X runs at batch 1-32 measured the model's rate,
     every run at 128 and more 1.22-1.60x below it, so a batch-1 run had dropped the margin of a service planned at 260).
     """
-    kinds = {layer.attention for layer in arch.layers}
-    gaps = sorted(catalog.throughput_gaps().values(), key=lambda gap: not gap.precisions)  # stable: by id within
-    for gap in gaps:
+    kinds = _attention_kinds(arch)
+    for gap in _gaps_by_precision_first():
         if (
             engine in gap.engines
             and gpu.architecture in gap.gpu_architectures
@@ -44,6 +44,18 @@ def matching_gap(
         ):
             return gap
     return None
+
+
+@memoized
+def _attention_kinds(arch: Architecture) -> frozenset[str]:
+    """The kinds of attention ``arch``'s layers use."""
+    return frozenset(layer.attention for layer in arch.layers)
+
+
+@cache
+def _gaps_by_precision_first() -> tuple[ThroughputGap, ...]:
+    """The catalog's gaps, those of some formats before those of any (stable: by id within each)."""
+    return tuple(sorted(catalog.throughput_gaps().values(), key=lambda gap: not gap.precisions))
 
 
 def _fingerprint(arch: Architecture) -> tuple[object, ...]:
