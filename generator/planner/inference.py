@@ -451,7 +451,7 @@ def replica_shapes(
         known = _gpu_shapes(
             model.architecture,
             model,
-            spec,
+            _layout_spec(spec),
             fmt,
             hw.gpu.id,
             (hw.gpu.bridged, hw.gpu.slot_lanes, hw.gpu.mesh_gpus),
@@ -468,6 +468,22 @@ def replica_shapes(
     # each at the margin of the batch it runs (review25 C: a gap's runs differ by batch)
     arch = model.architecture
     return [s._replace(margin=planning_margin(spec, hw.gpu, arch, fmt.name, s.max_point.batch)) for s in shapes], list(blocked)
+
+
+def _layout_spec(spec: InferenceSpec) -> InferenceSpec:
+    """``spec`` less what no layout's sizing reads (the rate, the replicas' floor and utilisation, the precisions asked).
+
+    A layout's memory and best operating point depend on the model, the traffic's shape, the SLOs and the engine, not
+    on the rate the replicas share: services alike but for their rate size their layouts once (the memo's key).
+    """
+    return spec._replace(
+        requests_per_second=1.0,
+        min_replicas=1,
+        max_utilization=1.0,
+        precision=None,
+        allowed_precisions=(),
+        min_context_tokens=None,
+    )
 
 
 class LayoutBlocked(NamedTuple):
