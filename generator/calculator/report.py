@@ -10,7 +10,7 @@ from generator.catalog.records import acquired
 from generator.units import GIB
 
 if TYPE_CHECKING:
-    from generator.planner.plan import Plan
+    from generator.planner.plan import Plan, RackSpec
 
 
 def unpriced_text(totals: dict[str, Any]) -> str:
@@ -82,12 +82,13 @@ def plan_text(plan: Plan) -> str:
         if pool.price_basis:
             lines.append(f"  cost: {pool.price_basis}")
     if plan.racks:  # bare metal: what each rack holds and draws (newuser30 item 5)
-        lines += ["", f"racks of {plan.racks[0].rack_power_kw:g} kW (hardware.rack_power_kw):"]
+        field = "rack_power_kw" if plan.rack_supply is None else "rack_circuits"
+        lines += ["", f"racks of {plan.racks[0].rack_power_kw:g} kW (hardware.{field}):"]
         for rack in plan.racks:
             held = ", ".join(f"{s.nodes} x {s.pool}" + (f" ({', '.join(s.hosts)})" if s.hosts else "") for s in rack.pools)
             lines.append(
                 f"  {rack.id}: {held}; {rack.units}U of {rack.usable_units}U, {rack.power_w / 1000:,.1f} kW, "
-                f"{rack.heat_btu_per_h:,} BTU/h, {rack.cooling} cooled"
+                f"{rack.heat_btu_per_h:,} BTU/h, {rack.cooling} cooled" + _circuit_text(plan, rack)
             )
     had = acquired(plan.provider)  # rented on a cloud, bought as bare metal
     for d in plan.deployments:
@@ -108,6 +109,18 @@ def plan_text(plan: Plan) -> str:
         lines.append("")
         lines += [f"{f.level}: {f.code}: {f.message}" + (f" ({f.path})" if f.path else "") for f in plan.findings]
     return "\n".join(lines) + "\n"
+
+
+def _circuit_text(plan: Plan, rack: RackSpec) -> str:
+    """A rack's load on its circuits (``hardware.rack_circuits``), or "" where the workload gives rack_power_kw."""
+    load, supply = rack.circuit_load, plan.rack_supply
+    if load is None or supply is None:
+        return ""
+    failover = f", {load.failover_phase_current_a:,.1f} A with one side lost" if load.failover_phase_current_a is not None else ""
+    return (
+        f"; {load.apparent_power_kva:,.1f} kVA, {load.phase_current_a:,.1f} A a phase on each circuit{failover}, "
+        f"of {supply.breaker_a:g} A breakers ({supply.continuous_limit_a:g} A continuous)"
+    )
 
 
 def _memory_text(mem: Mapping[str, int], *, pooling: bool = False) -> str:

@@ -85,7 +85,7 @@ def _binding_field(
             if getattr(wl.hardware, field, None) is not None:
                 return ("hardware", field)
     elif blocked and all(b.code == RACK_POWER for b in blocked):  # every server drawn is over the rack (newuser34 item 9)
-        return ("hardware", "rack_power_kw")
+        return ("hardware", wl.hardware.rack_power_field)
     elif blocked and all(b.code in (NO_PACKING, PINNED_DEGREE) for b in blocked) and dep.parallelism is not None:
         return (*at, "parallelism")
     elif blocked and any(b.code == RUNS_PAST_MONTH for b in blocked) and isinstance(dep, TrainingDeployment):
@@ -100,13 +100,21 @@ def _binding_field(
     return (*at, "model")
 
 
-def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: ResolvedModel, blocked: list[Blocked]) -> str:
+def _unblock_hint(
+    dep: InferenceDeployment | TrainingDeployment,
+    model: ResolvedModel,
+    blocked: list[Blocked],
+    power_field: str = "rack_power_kw",
+) -> str:
+    """What would unblock a deployment ``blocked`` so; ``power_field``: the hardware field that sets a rack's power."""
     if blocked and all(b.code == RACK_POWER for b in blocked):
         # every server that holds the GPUs draws more than a rack is given: nothing of the model is the issue
-        return (
-            "to unblock: set hardware.rack_power_kw to at least the node's power said above, or allow a GPU whose "
-            "servers fit the rack"
+        raise_it = (
+            "set hardware.rack_power_kw to at least the node's power said above"
+            if power_field == "rack_power_kw"
+            else "give hardware.rack_circuits more or larger circuits, so a rack carries at least the node's power said above"
         )
+        return f"to unblock: {raise_it}, or allow a GPU whose servers fit the rack"
     if blocked and all(b.code == PSU_OVER_CAPACITY for b in blocked):
         # nothing but the servers' power supplies rules the layouts out: memory, precision and SLOs are not the issue
         return (
@@ -149,7 +157,7 @@ def _unblock_hint(dep: InferenceDeployment | TrainingDeployment, model: Resolved
                 + f"to unblock: looser SLOs, {', '.join(faster)}"
                 + (f", {precision}" if precision and "tpot" in missed else "")
                 + ("" if widest else ", or more GPUs a replica (TP) where the link is fast")
-                + (f"; {', '.join(racked)} ruled out by rack_power_kw" if racked else "")
+                + (f"; {', '.join(racked)} ruled out by {power_field}" if racked else "")
                 + (
                     f"; the layouts that meet the targets need more than the {MAX_NODES_PER_POOL:,} nodes one pool may "
                     f"have: {', '.join([*_count_fields(dep), 'split the rate over several deployments'])}"
@@ -1000,7 +1008,7 @@ def _choose(
                 detail = "; ".join([*([pinned] if pinned else []), *(b.text for _, b in sorted(fewest.items()))])
                 hint = _owned_short_hint(wl, dep, chosen, replicas_fit=any(b.pp == 1 and b.owned for b in fewest.values()))
             else:
-                hint = _unblock_hint(dep, model, blocked)
+                hint = _unblock_hint(dep, model, blocked, wl.hardware.rack_power_field)
             # and what kept this deployment off each owned kind, as the inventory-free finding says it (newuser22 item 2),
             # unless too few of them is all that did (the detail says how many each needs)
             owned = (

@@ -44,6 +44,7 @@ from generator.planner.plan import (
     Level,
     Plan,
     Pool,
+    RackSupply,
     nvme_drives_text,
     sorted_findings,
 )
@@ -64,6 +65,7 @@ from generator.planner.pooling import (
     pooling_pass_text,
 )
 from generator.planner.price_region import asked_region, pool_region_findings, price_region_findings
+from generator.planner.rack_supply import feed_loss_findings, rack_supply, voltage_findings, with_circuit_loads
 from generator.planner.racks import (
     Rack,
     assumed_height_findings,
@@ -94,6 +96,7 @@ from generator.sizing.training_hardware import computes_bf16, fp16_note, stack_n
 from generator.units import GIB, HOURS_PER_YEAR, hours_text
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, Workload
+from generator.workload.value_checks import given_in
 
 if TYPE_CHECKING:
     from generator.planner.training_chain import Sequenced, Turn
@@ -982,16 +985,25 @@ def build_plan(
             feasible_on.setdefault(part.server_kind, set()).add(wl.deployments[index].name)
     pools, inventory = _place_on_inventory(wl, pools, findings, ruled_out, feasible_on)
     racks: list[Rack] = []
+    supply: RackSupply | None = None
     if wl.hardware.provider == "baremetal":
         if (why := too_tall(pools, wl.hardware.rack_units_reserved)) is not None:
             raise InputError(why, loaded.document.locate(("hardware", "rack_units_reserved")))
         racks = pack_racks(pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved)
-        findings.extend(rack_findings(racks))
+        findings.extend(rack_findings(racks, wl.hardware.rack_power_field))
         findings.extend(assumed_height_findings(pools))
+        if (circuits := wl.hardware.rack_circuits) is not None:
+            supply = rack_supply(
+                circuits,
+                given_in(loaded.document, ("hardware", "rack_circuits", "continuous_load_fraction")),
+                given_in(loaded.document, ("hardware", "rack_circuits", "power_factor")),
+            )
+            findings.extend(feed_loss_findings(pools, supply, consts) + voltage_findings(supply))
         if wl.hardware.max_racks is not None and len(racks) > wl.hardware.max_racks:
             raise FleetLimitError(
                 f"the fleet needs {len(racks)} racks of {wl.hardware.rack_power_kw:g} kW but hardware.max_racks is "
-                f"{wl.hardware.max_racks}; to unblock: raise max_racks or rack_power_kw, or allow denser or fewer GPUs",
+                f"{wl.hardware.max_racks}; to unblock: raise max_racks or {wl.hardware.rack_power_field}, or allow "
+                "denser or fewer GPUs",
                 "max_racks",
                 len(racks),
             )
@@ -1181,7 +1193,8 @@ def build_plan(
         totals=fleet | ({"inventory": inventory} if inventory else {}),
         findings=sorted_findings(findings + _idle_findings(pools, deployments, wl.hardware.provider)),
         constants=dict(sorted(wl.constants.items())),
-        racks=rack_specs(racks, pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved),
+        racks=with_circuit_loads(rack_specs(racks, pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved), supply),
+        rack_supply=supply,
     )
     capex_cap, up_front = capex_cap_usd(wl), fleet_up_front_usd(fleet)
     if capex_cap is not None and (up_front is None or up_front > capex_cap):

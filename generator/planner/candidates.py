@@ -79,7 +79,8 @@ def _node_checks(wl: Workload, hw: Hardware, gpus_per_node: int, needs: NodeNeed
         if node.power_w > wl.hardware.rack_power_kw * 1000:
             # fuzz25 L3: the limit is the workload's rack (its default 17.3 kW where unset): say which field it is
             rack_power = (
-                f"a {node.power_w:,} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power (hardware.rack_power_kw)"
+                f"a {node.power_w:,} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power "
+                f"(hardware.{wl.hardware.rack_power_field})"
             )
         else:
             tall = height_blocked(node, wl.hardware.rack_units_reserved) or None

@@ -267,6 +267,49 @@ class RackPool(NamedTuple):
     hosts: tuple[str, ...] = ()
 
 
+class RackSupply(NamedTuple):
+    """The circuits each rack is fed with (``hardware.rack_circuits``) and what a rack may draw from them.
+
+    ``usable_kw`` is what the racks are packed against (``RackSpec.rack_power_kw``): the ``serving_circuits`` (one
+    side's with 2N, all of them without redundancy) each at ``circuit_usable_kva``, times the power factor.
+    """
+
+    voltage_v: float
+    phases: int
+    breaker_a: float
+    circuits: int
+    redundancy: str
+    serving_circuits: int
+    continuous_load_fraction: float
+    #: Where the fraction comes from: as given, or the default and its rule.
+    continuous_load_basis: str
+    power_factor: float
+    #: Where the power factor comes from: as given, or the default and its source.
+    power_factor_basis: str
+    #: The most one circuit may carry continuously, on each phase: its breaker times the continuous-load fraction.
+    continuous_limit_a: float
+    #: One circuit at its breaker's rating, and at its continuous limit.
+    circuit_kva: float
+    circuit_usable_kva: float
+    usable_kva: float
+    usable_kw: float
+
+
+class RackCircuitLoad(NamedTuple):
+    """What one rack draws from its circuits (``Plan.rack_supply``): apparent power and the current on each phase.
+
+    The load is taken as balanced over a three-phase circuit's phases and shared equally by the circuits; at failover
+    (2N) one side's circuits carry the whole rack. The percentages are of the breaker's rating.
+    """
+
+    apparent_power_kva: float
+    phase_current_a: float
+    breaker_percent: float
+    #: None without redundancy: losing a circuit drops what it feeds, nothing fails over.
+    failover_phase_current_a: float | None
+    failover_breaker_percent: float | None
+
+
 class RackSpec(NamedTuple):
     """One colocation rack of a bare-metal fleet as the planner packed it (``generator.planner.racks``).
 
@@ -285,6 +328,9 @@ class RackSpec(NamedTuple):
     rack_power_kw: float
     #: "air", "liquid" or "air+liquid": how its servers are cooled (the air-cooling limit applies to the air-cooled).
     cooling: str
+    #: Its kVA and currents where the workload gives its circuits (``hardware.rack_circuits``); None (and left out of
+    #: ``spec.json``) where it gives rack_power_kw.
+    circuit_load: RackCircuitLoad | None = None
 
 
 class Plan(NamedTuple):
@@ -302,6 +348,9 @@ class Plan(NamedTuple):
     constants: dict[str, Any]
     #: The colocation racks of a bare-metal fleet, in packing order; none for a cloud plan or hardware.fixed.
     racks: tuple[RackSpec, ...] = ()
+    #: The circuits each rack is fed with, where the workload gives them (``hardware.rack_circuits``); None (and left
+    #: out of ``spec.json``) where it gives rack_power_kw.
+    rack_supply: RackSupply | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able data (tuples become lists)."""
@@ -313,7 +362,11 @@ def _plain(value: Any) -> Any:
     """Plain JSON-able data: records as objects (fields in order), dict keys as text, tuples as lists, floats to 6 places."""
     kind = type(value)
     if kind in _RECORDS:
-        return {name: _plain(v) for name, v in zip(kind._fields, value, strict=True)}
+        return {
+            name: _plain(v)
+            for name, v in zip(kind._fields, value, strict=True)
+            if v is not None or (kind, name) not in _LEFT_OUT_WHEN_NONE
+        }
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -325,5 +378,21 @@ def _plain(value: Any) -> Any:
 
 #: The records ``spec.json`` writes as objects (other named tuples in the plan's data are lists).
 _RECORDS: frozenset[Any] = frozenset(
-    {Finding, Nic, NodeSpec, Pool, Candidate, DeploymentPart, DeploymentPlan, Plan, RackPool, RackSpec}
+    {
+        Finding,
+        Nic,
+        NodeSpec,
+        Pool,
+        Candidate,
+        DeploymentPart,
+        DeploymentPlan,
+        Plan,
+        RackPool,
+        RackSpec,
+        RackSupply,
+        RackCircuitLoad,
+    }
 )
+#: Fields ``spec.json`` leaves out where they are None: the circuits of a workload that gives rack_power_kw instead,
+#: whose plan is as it was before circuits could be given.
+_LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset({(RackSpec, "circuit_load"), (Plan, "rack_supply")})

@@ -235,11 +235,13 @@ def assumed_height_findings(pools: list[Pool]) -> list[Finding]:
     ]
 
 
-def rack_findings(racks: list[Rack]) -> list[Finding]:
+def rack_findings(racks: list[Rack], power_field: str = "rack_power_kw") -> list[Finding]:
     """Warnings for racks whose air-cooled servers draw more than air cooling removes; liquid-cooled racks flagged.
 
-    A rack that also holds liquid-cooled servers is judged by its air-cooled servers alone.
+    A rack that also holds liquid-cooled servers is judged by its air-cooled servers alone. ``power_field``: the
+    hardware field that sets the rack's power (``rack_circuits`` where the workload gives its circuits).
     """
+    spread = "lower rack_power_kw" if power_field == "rack_power_kw" else f"feed racks with smaller {power_field}"
     out = []
     for i, rack in enumerate(racks):
         name = rack_id(i, len(racks))
@@ -250,8 +252,8 @@ def rack_findings(racks: list[Rack]) -> list[Finding]:
                     "rack-exceeds-air-cooling",
                     f"{name} draws {rack.air_power_w / 1000:.1f} kW of air-cooled servers, above the "
                     f"{AIR_COOLED_RACK_LIMIT_KW:g} kW air cooling removes in practice: plan rear-door heat exchangers or "
-                    f"liquid cooling, or lower rack_power_kw to spread the servers",
-                    "hardware.rack_power_kw",
+                    f"liquid cooling, or {spread} to spread the servers",
+                    f"hardware.{power_field}",
                 )
             )
         if rack.liquid:

@@ -13,6 +13,7 @@ from generator.errors import InputError, MultipleInputError, ShapeError
 from generator.input_files import repository_root
 from generator.named_tuple import NamedTuple
 from generator.sizing.constants import with_overrides
+from generator.sizing.electrical import usable_power_w
 from generator.sizing.engine_runtime import ENGINE_NAMES
 from generator.sizing.loadability import loadability_problems
 from generator.sizing.precision import WEIGHT_FORMATS, auto_kv_cache_precision, no_int8_kv_cache
@@ -36,6 +37,7 @@ from generator.workload.value_checks import (
     inference_limit_errors,
     pooling_field_errors,
     prompt_tail_errors,
+    rack_circuit_errors,
     training_setting_errors,
 )
 
@@ -216,7 +218,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
         if named is None or (why := named.unrated("bf16")) is None or (path[:2] == ("hardware", "gpus") and timed_allowed):
             continue
         errors.append(InputError(why, doc.locate(path)))
-    errors += cloud_rack_errors(doc, hw) + buy_errors(doc, hw)
+    errors += cloud_rack_errors(doc, hw) + rack_circuit_errors(doc, hw) + buy_errors(doc, hw)
     if hw.fixed is not None:
         _check_id(errors, doc, ("hardware", "fixed", "gpu"), hw.fixed.gpu, catalog.gpus(), "GPU")
         errors += fixed_ram_errors(doc, hw.fixed) + fixed_conflict_errors(doc, hw) + fixed_pool_errors(doc, wl)
@@ -378,7 +380,24 @@ def load_document(doc: Document, path: str, base_dir: str | None = None) -> Load
         wl = build(Workload, doc.data)
     except ShapeError as exc:
         raise InputError(exc.message, doc.locate(exc.path)) from None
-    return LoadedWorkload(path, _serving_defaults(doc, wl), doc, _semantic_checks(doc, wl, base_dir))
+    models = _semantic_checks(doc, wl, base_dir)  # first: the rack's circuits are checked before their kW are derived
+    return LoadedWorkload(path, _rack_power(_serving_defaults(doc, wl)), doc, models)
+
+
+def _rack_power(wl: Workload) -> Workload:
+    """``wl`` with ``hardware.rack_power_kw`` derived from ``hardware.rack_circuits`` where those are given.
+
+    What every rack limit reads (the packing, a node too large for a rack, Terraform's ``rack_power_kw``) is then the
+    circuits' usable power: one side's circuits with 2N, at their continuous limit and power factor
+    (:func:`generator.sizing.electrical.usable_power_w`).
+    """
+    c = wl.hardware.rack_circuits
+    if c is None:
+        return wl
+    watts = usable_power_w(
+        c.voltage_v, c.phases, c.breaker_a, c.circuits, c.redundancy, c.continuous_load_fraction, c.power_factor
+    )
+    return wl._replace(hardware=wl.hardware._replace(rack_power_kw=watts / 1000))
 
 
 def _constant_batch_limit(constants: Mapping[str, Any]) -> tuple[int, str] | None:

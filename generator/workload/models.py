@@ -15,6 +15,7 @@ from typing import Literal, TypeAlias
 
 from generator.calculator.machine import FixedSpec
 from generator.named_tuple import NamedTuple
+from generator.sizing.electrical import DEFAULT_CONTINUOUS_LOAD_FRACTION, DEFAULT_POWER_FACTOR
 
 
 class Slo(NamedTuple):
@@ -202,13 +203,32 @@ class InventoryGroup(NamedTuple):
         return self.custom.platform_id if self.custom is not None else str(self.platform)
 
 
+class RackCircuits(NamedTuple):
+    """The circuits a colocation contract feeds each rack with (``hardware.rack_circuits``): what its power is derived from.
+
+    ``voltage_v`` is line-to-line on three phases; ``redundancy`` 2N splits the circuits into an A and a B side, either
+    of which alone carries the rack. The defaults are :mod:`generator.sizing.electrical`'s, with their sources.
+    """
+
+    voltage_v: float
+    phases: Literal[1, 3]
+    breaker_a: float
+    circuits: int
+    redundancy: Literal["2N", "N+N", "none"]
+    continuous_load_fraction: float = DEFAULT_CONTINUOUS_LOAD_FRACTION
+    power_factor: float = DEFAULT_POWER_FACTOR
+
+
 class Hardware(NamedTuple):
     """Allowed hardware and site limits."""
 
     gpus: tuple[str, ...] | None = None
     platforms: tuple[str, ...] | None = None
     provider: Literal["baremetal", "aws", "gcp", "azure"] = "baremetal"
+    #: Power a rack may draw; derived from ``rack_circuits`` where those are given (the loader sets it).
     rack_power_kw: float = 17.3
+    #: The circuits each rack is fed with, or None: racks of ``rack_power_kw`` as given.
+    rack_circuits: RackCircuits | None = None
     cooling: Literal["air", "liquid"] = "air"
     max_nodes: int | None = None
     max_racks: int | None = None
@@ -221,6 +241,11 @@ class Hardware(NamedTuple):
     inventory: tuple[InventoryGroup, ...] = ()
     #: False: nothing is bought or rented; deployments are placed on ``inventory`` alone (newuser22 item 2).
     buy: bool = True
+
+    @property
+    def rack_power_field(self) -> str:
+        """The field that sets what a rack may draw: ``rack_circuits`` where given, else ``rack_power_kw``."""
+        return "rack_power_kw" if self.rack_circuits is None else "rack_circuits"
 
 
 class GpuSharing(NamedTuple):

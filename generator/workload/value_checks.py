@@ -287,7 +287,7 @@ _NOT_WITH_FIXED = (
 
 
 #: Hardware fields about the racks servers stand in: a cloud instance stands in the provider's.
-_RACK_FIELDS = ("rack_power_kw", "rack_units_reserved", "max_racks")
+_RACK_FIELDS = ("rack_power_kw", "rack_circuits", "rack_units_reserved", "max_racks")
 
 
 def cloud_rack_errors(doc: Document, hardware: Hardware) -> list[InputError]:
@@ -303,6 +303,33 @@ def cloud_rack_errors(doc: Document, hardware: Hardware) -> list[InputError]:
         for field in _RACK_FIELDS
         if given_in(doc, at := ("hardware", field))
     ]
+
+
+def rack_circuit_errors(doc: Document, hardware: Hardware) -> list[InputError]:
+    """``hardware.rack_circuits`` where it cannot hold: beside ``rack_power_kw``, or 2N over circuits it cannot halve.
+
+    The rack's power is given once: as kW, or as the circuits it is derived from. 2N feeds a rack from an A and a B
+    side of equal circuits, either of which carries it alone.
+    """
+    at: Path = ("hardware", "rack_circuits")
+    circuits = hardware.rack_circuits
+    if circuits is None or not given_in(doc, at):
+        return []
+    errors = []
+    if given_in(doc, ("hardware", "rack_power_kw")):
+        why = (
+            "rack_circuits and rack_power_kw both give what a rack may draw: keep rack_circuits (the kW are derived "
+            "from its circuits) or rack_power_kw, not both"
+        )
+        errors.append(InputError(why, doc.locate(at)))
+    if circuits.redundancy != "none" and (circuits.circuits < 2 or circuits.circuits % 2):
+        why = (
+            f"redundancy {circuits.redundancy} feeds a rack from an A and a B side of equal circuits, either of which "
+            f"carries it alone: {circuits.circuits} circuit(s) do not split so; give an even count (2: one circuit a side), or "
+            "redundancy: none"
+        )
+        errors.append(InputError(why, doc.locate((*at, "circuits"))))
+    return errors
 
 
 def buy_errors(doc: Document, hardware: Hardware) -> list[InputError]:
