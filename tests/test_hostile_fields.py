@@ -42,6 +42,8 @@ def _string_fields(schema: dict[str, Any], path: Path_) -> Iterator[Path_]:
         yield from _string_fields(items, (*path, 0))
 
 
+#: Fields only Tinkerbell's Hardware write: the example that renders them.
+TINKERBELL_FIELDS = ("ip_address", "netmask", "gateway", "boot_disk", "tinkerbell_namespace")
 FIELDS = sorted(set(_string_fields(workload_schema(), ())), key=lambda path: [str(p) for p in path])
 EXAMPLES = REPO / "examples"
 
@@ -56,6 +58,8 @@ def _base(path: Path_) -> str:
         return "home-70b-offload.yaml"
     if "custom" in path:
         return "fleet-custom.yaml"
+    if path[-1] in TINKERBELL_FIELDS:
+        return "colo-tinkerbell.yaml"
     if path[0] in ("hardware", "provisioning"):
         return "chat-70b-maas.yaml"
     return "chat-70b.yaml"

@@ -22,6 +22,7 @@ from generator.render.markdown import render_markdown
 from generator.render.provisioning import render_provisioning, with_cluster_api_findings
 from generator.render.spec import render_spec
 from generator.render.terraform import render_terraform
+from generator.render.tinkerbell import with_tinkerbell_findings
 from generator.workload.models import Workload
 
 
@@ -29,7 +30,8 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
     """The plan as it is deployed: GPU sharing applied, and what the cluster must provide itself said.
 
     Sharing gives MIG-config pool labels and its findings; GKE's GPU stack, AWS's two alternative provisioners, what
-    Karpenter's limits and idle grace allow, the cloud's list prices, and the Cluster API templates a site writes are findings.
+    Karpenter's limits and idle grace allow, the cloud's list prices, the Cluster API templates a site writes and the hosts
+    Tinkerbell gets no Hardware for are findings.
 
     The one plan ``spec.json``, SPEC.md, ``specgen plan`` and the findings a render reports all show.
     ``alone``: the workload is the whole tree (a single host is then its own cluster and joins nothing).
@@ -38,7 +40,8 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
     if not alone:
         shared = joined_cluster(shared)
     shared = with_list_price_finding(with_karpenter_findings(shared, "kubernetes" in workload.outputs))
-    return with_cluster_api_findings(with_eks_findings(with_gke_findings(shared, workload), workload), workload)
+    shared = with_eks_findings(with_gke_findings(shared, workload), workload)
+    return with_cluster_api_findings(with_tinkerbell_findings(shared, workload), workload)
 
 
 #: The planner's finding that a single host is its own cluster (``planner.assemble.single_host_findings``).

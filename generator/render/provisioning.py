@@ -1,4 +1,4 @@
-"""Bare-metal provisioning (``provisioning/``): MAAS allocation parameters and Metal3 BareMetalHosts.
+"""Bare-metal provisioning (``provisioning/``): MAAS allocations, Metal3 or Tinkerbell hosts, Cluster API MachineDeployments.
 
 * MAAS: one ``maas_instance`` allocation per node as a typed Terraform variable and its values, for a root
   module that holds ``resource "maas_instance"`` with ``for_each = var.maas_instances`` (terraform-provider-maas
@@ -7,6 +7,10 @@
   nodes by cores, memory and hardware tags (``gpu-<id>``, ``gpus-<n>``: tags the site gives its machines in MAAS).
 * Metal3: a ``BareMetalHost`` for every inventory host the plan uses that gives its BMC address, BMC credentials
   secret and boot MAC; nothing is invented for hosts without them.
+* Tinkerbell: a ``Hardware`` for every inventory host the plan uses that gives its boot MAC, address, netmask and boot
+  disk (:mod:`generator.render.tinkerbell`).
+* Cluster API: a ``MachineDeployment`` per pool, whose infrastructure template (Metal3's, or with Tinkerbell CAPT's)
+  and bootstrap template are the site's to write (the ``cluster-api-templates`` finding says what they need).
 """
 
 from __future__ import annotations
@@ -17,10 +21,13 @@ from generator.catalog import gpus
 from generator.errors import InputError
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.env import render_template, to_json
+from generator.render.host_labels import host_labels, host_selector, labels_text
 from generator.render.hosts import host_node, owned_hosts, placeholder_names
 from generator.render.kube_objects import dns_name, kustomize_directory, namespace_object, node_labels_arg
 from generator.render.kubernetes import cluster_name
-from generator.workload.models import Workload
+from generator.render.tinkerbell import affinity_text, render_tinkerbell, tinkerbell_hosts
+from generator.words import listed
+from generator.workload.models import METAL3_HOST_FIELDS, TINKERBELL_HOST_FIELDS, Workload
 
 MIB_PER_GIB = 1024
 
@@ -57,30 +64,9 @@ def maas_instances(plan: Plan, workload: Workload) -> dict[str, Any]:
     return instances
 
 
-#: The pool labels a BareMetalHost carries: what the machine is and the pool the plan puts it on (newuser36 item 2).
-HOST_LABELS = ("specgen.dev/pool", "specgen.dev/gpu", "specgen.dev/platform")
-
-
-def host_labels(pool: Pool) -> dict[str, str]:
-    """A pool's BareMetalHost labels: its pool, GPU and platform, as its nodes are labelled."""
-    return {key: value for key, value in sorted(pool.labels) if key in HOST_LABELS}
-
-
-def host_selector(pool: Pool) -> dict[str, str]:
-    """``spec.template.spec.hostSelector.matchLabels`` of a pool's Metal3MachineTemplate: its BareMetalHosts only.
-
-    Without a hostSelector CAPM3 claims any available BareMetalHost of the namespace, another pool's server included.
-    """
-    return {"specgen.dev/pool": dns_name(pool)}
-
-
 def described_hosts(pool: Pool, workload: Workload) -> list[str]:
     """The pool's inventory hosts a BareMetalHost is rendered for: those with BMC address, credentials and boot MAC."""
-    return [
-        host.name
-        for host in owned_hosts(pool, workload)
-        if host.bmc_address and host.bmc_credentials_secret and host.boot_mac_address
-    ]
+    return [host.name for host in owned_hosts(pool, workload) if not host.missing(METAL3_HOST_FIELDS)]
 
 
 def bare_metal_hosts(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
@@ -122,17 +108,23 @@ def _host_description(pool: Pool) -> str:
     return f"compute tray of {node.platform_name}, {node.gpus // node.hosts}x {gpu}"
 
 
+def infrastructure_template(workload: Workload) -> str:
+    """The kind of machine template a MachineDeployment names: CAPT's where Tinkerbell registers the hosts, else CAPM3's."""
+    return "TinkerbellMachineTemplate" if "tinkerbell" in workload.provisioning.tools else "Metal3MachineTemplate"
+
+
 def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
     """Namespace plus a Cluster API ``MachineDeployment`` (v1beta2) per pool, sized by the plan.
 
-    It references a ``KubeadmConfigTemplate`` and a ``Metal3MachineTemplate`` named after the pool, which hold the
-    site's own image and kubeadm settings.
+    It references a ``KubeadmConfigTemplate`` and a ``Metal3MachineTemplate`` (``TinkerbellMachineTemplate`` with
+    tinkerbell) named after the pool, which hold the site's own image and kubeadm settings.
     """
     namespace = workload.provisioning.namespace
+    infrastructure = infrastructure_template(workload)
     cluster = cluster_name(workload)
     objects: list[dict[str, Any]] = [namespace_object(namespace)]
     for pool in plan.pools:
-        selector = host_selector(pool)  # the Machines' labels: the BareMetalHosts' selector names the same pool
+        selector = host_selector(pool)  # the Machines' labels: the hosts' selector names the same pool
         objects.append(
             {
                 "apiVersion": "cluster.x-k8s.io/v1beta2",
@@ -155,7 +147,7 @@ def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
                             },
                             "infrastructureRef": {
                                 "apiGroup": "infrastructure.cluster.x-k8s.io",
-                                "kind": "Metal3MachineTemplate",
+                                "kind": infrastructure,
                                 "name": dns_name(pool),
                             },
                         },
@@ -166,42 +158,43 @@ def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
     return objects
 
 
-#: The warning on a MachineDeployment that asks for more machines than BareMetalHosts are rendered for its pool.
+#: The warning on a MachineDeployment that asks for more machines than hosts (BareMetalHosts, Hardware) are rendered for.
 HOSTS_SHORT = "cluster-api-hosts-short"
 
 
 def hosts_short(plan: Plan, workload: Workload) -> list[Finding]:
-    """A warning per pool whose MachineDeployment asks for more machines than it has BareMetalHosts (newuser36 item 3).
+    """A warning per pool whose MachineDeployment asks for more machines than it has hosts rendered (newuser36 item 3).
 
-    CAPM3 gives each Machine an available BareMetalHost its template selects; with fewer, the rest stay Provisioning.
-    Only where specgen renders the BareMetalHosts (``metal3`` beside ``capi``): otherwise the site registers them.
+    CAPM3 gives each Machine an available BareMetalHost its template selects, CAPT an unclaimed Hardware; with fewer,
+    the rest stay Provisioning. Only where specgen renders the hosts (``metal3`` or ``tinkerbell`` beside ``capi``):
+    otherwise the site registers them.
     """
     tools = workload.provisioning.tools
-    if "capi" not in tools or "metal3" not in tools:
+    if "capi" not in tools or not {"metal3", "tinkerbell"} & set(tools):
         return []
+    tinkerbell = "tinkerbell" in tools
+    # the host object, as counted and as plural, and what an inventory host gives to get one
+    one, many = ("Hardware", "Hardware") if tinkerbell else ("BareMetalHost(s)", "BareMetalHosts")
+    fields = TINKERBELL_HOST_FIELDS if tinkerbell else METAL3_HOST_FIELDS
     found: list[Finding] = []
     for pool in plan.pools:
-        hosts = described_hosts(pool, workload)
+        hosts = [h.name for h in tinkerbell_hosts(pool, workload)] if tinkerbell else described_hosts(pool, workload)
         if len(hosts) >= pool.hosts:
             continue
-        rendered = f"{len(hosts)} BareMetalHost(s) rendered ({', '.join(hosts)})" if hosts else "no BareMetalHost rendered"
+        rendered = f"{len(hosts)} {one} rendered ({', '.join(hosts)})" if hosts else f"no {one.removesuffix('(s)')} rendered"
         missing = pool.hosts - len(hosts)
         found.append(
             Finding(
                 "warning",
                 HOSTS_SHORT,
                 f"{dns_name(pool)}: its MachineDeployment asks for {pool.hosts} machine(s) and {rendered}: register the "
-                f"other {missing} server(s) as BareMetalHosts labelled {_labels_text(host_labels(pool))} (list them "
-                "under hardware.inventory[].hosts with bmc_address, bmc_credentials_secret and boot_mac_address), or "
+                f"other {missing} server(s) as {many} labelled {labels_text(host_labels(pool))} (list them "
+                f"under hardware.inventory[].hosts with {listed(fields)}), or "
                 f"{missing} Machine(s) wait in Provisioning for a host",
                 "provisioning.tools",
             )
         )
     return found
-
-
-def _labels_text(labels: dict[str, str]) -> str:
-    return ",".join(f"{key}={value}" for key, value in labels.items())
 
 
 def with_cluster_api_findings(plan: Plan, workload: Workload) -> Plan:
@@ -212,28 +205,36 @@ def with_cluster_api_findings(plan: Plan, workload: Workload) -> Plan:
         f"{dns_name(pool)}: node-labels {node_labels_arg(pool)}, taints " + ",".join(f"{k}={v}:{e}" for k, v, e in pool.taints)
         for pool in plan.pools
     )
-    selectors = "; ".join(f"{dns_name(pool)}: {_labels_text(host_selector(pool))}" for pool in plan.pools)
-    labelled = (
-        "the BareMetalHosts under provisioning/metal3 carry these labels"
-        if "metal3" in workload.provisioning.tools
-        else "label each pool's BareMetalHosts so"
-    )
     message = (
-        "provisioning/cluster-api: each MachineDeployment names a KubeadmConfigTemplate and a Metal3MachineTemplate of "
-        f"its own name in namespace {workload.provisioning.namespace}, which hold the site's OS image and kubeadm "
-        "settings and are not rendered; without them no Machine is created. Each Metal3MachineTemplate needs the "
-        "site's spec.template.spec.image (url, checksum) and userData, and spec.template.spec.hostSelector.matchLabels "
-        "selecting its pool's BareMetalHosts, or CAPM3 claims any available BareMetalHost in the namespace, another "
-        f"pool's server included ({labelled}): {selectors}. Each KubeadmConfigTemplate's "
-        "joinConfiguration.nodeRegistration must carry its pool's node labels (kubeletExtraArgs node-labels) and taints, "
-        f"or the nodes miss the device-plugin config label and the GPU taint: {carried}"
+        "provisioning/cluster-api: each MachineDeployment names a KubeadmConfigTemplate and a "
+        f"{infrastructure_template(workload)} of its own name in namespace {workload.provisioning.namespace}, which "
+        "hold the site's OS image and kubeadm settings and are not rendered; without them no Machine is created. "
+        + (affinity_text(plan, workload) if "tinkerbell" in workload.provisioning.tools else _host_selector_text(plan, workload))
+        + " Each KubeadmConfigTemplate's joinConfiguration.nodeRegistration must carry its pool's node labels "
+        "(kubeletExtraArgs node-labels) and taints, or the nodes miss the device-plugin config label and the GPU taint: "
+        f"{carried}"
     )
     findings = [*plan.findings, Finding("info", "cluster-api-templates", message, "provisioning.tools")]
     return plan._replace(findings=sorted_findings([*findings, *hosts_short(plan, workload)]))
 
 
+def _host_selector_text(plan: Plan, workload: Workload) -> str:
+    """The ``cluster-api-templates`` finding's words on each pool's Metal3MachineTemplate and the hosts it selects."""
+    selectors = "; ".join(f"{dns_name(pool)}: {labels_text(host_selector(pool))}" for pool in plan.pools)
+    labelled = (
+        "the BareMetalHosts under provisioning/metal3 carry these labels"
+        if "metal3" in workload.provisioning.tools
+        else "label each pool's BareMetalHosts so"
+    )
+    return (
+        "Each Metal3MachineTemplate needs the site's spec.template.spec.image (url, checksum) and userData, and "
+        "spec.template.spec.hostSelector.matchLabels selecting its pool's BareMetalHosts, or CAPM3 claims any available "
+        f"BareMetalHost in the namespace, another pool's server included ({labelled}): {selectors}."
+    )
+
+
 def render_provisioning(plan: Plan, workload: Workload) -> dict[str, str]:
-    """``provisioning/maas/``, ``provisioning/metal3/`` and/or ``provisioning/cluster-api/`` as the workload asks."""
+    """``provisioning/maas/``, ``provisioning/metal3/`` or ``provisioning/tinkerbell/``, and/or ``provisioning/cluster-api/``."""
     tools = workload.provisioning.tools
     if not tools:
         return {}
@@ -245,6 +246,8 @@ def render_provisioning(plan: Plan, workload: Workload) -> dict[str, str]:
         files["provisioning/maas/maas.auto.tfvars.json"] = to_json({"maas_instances": maas_instances(plan, workload)}) + "\n"
     if "metal3" in tools:
         files.update(kustomize_directory("provisioning/metal3", bare_metal_hosts(plan, workload)))
+    if "tinkerbell" in tools:
+        files.update(render_tinkerbell(plan, workload))
     if "capi" in tools:
         files.update(kustomize_directory("provisioning/cluster-api", machine_deployments(plan, workload)))
     return files

@@ -18,12 +18,22 @@ from generator.sizing.engine_runtime import ENGINE_NAMES
 from generator.sizing.loadability import loadability_problems
 from generator.sizing.precision import WEIGHT_FORMATS, auto_kv_cache_precision, no_int8_kv_cache
 from generator.sizing.weights import Parallelism
+from generator.words import listed
 from generator.workload.build import build
 from generator.workload.chains import chain_errors
 from generator.workload.custom_servers import custom_server_errors
 from generator.workload.gke_zone import gke_cluster_errors, gke_zone_errors
+from generator.workload.host_network import host_network_errors
 from generator.workload.loader import Document, read_yaml
-from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, TrainingSpec, Workload
+from generator.workload.models import (
+    METAL3_HOST_FIELDS,
+    TINKERBELL_HOST_FIELDS,
+    InferenceDeployment,
+    InferenceSpec,
+    TrainingDeployment,
+    TrainingSpec,
+    Workload,
+)
 from generator.workload.schema import validate_document
 from generator.workload.sharing import named_gpus, sharing_errors
 from generator.workload.value_checks import (
@@ -253,6 +263,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
         if hw.fixed.cpu:
             _check_id(errors, doc, ("hardware", "fixed", "cpu"), hw.fixed.cpu, catalog.cpus(), "CPU")
     errors += _provisioning_errors(doc, wl)
+    errors += host_network_errors(doc, wl)
     host_names: set[str] = set()
     bmc_addresses: set[str] = set()
     metal3 = "metal3" in wl.provisioning.tools
@@ -569,13 +580,30 @@ def _provisioning_errors(doc: Document, wl: Workload) -> list[InputError]:
     where = doc.locate(("provisioning", "tools"))
     if wl.hardware.provider != "baremetal":
         return [InputError(f"{', '.join(tools)} provision bare metal, but hardware.provider is {wl.hardware.provider}", where)]
-    bmc = [h for g in wl.hardware.inventory for h in g.hosts if h.bmc_address and h.bmc_credentials_secret and h.boot_mac_address]
-    if "metal3" in tools and not bmc:
-        return [
+    hosts = [h for g in wl.hardware.inventory for h in g.hosts]
+    errors: list[InputError] = []
+    if "metal3" in tools and "tinkerbell" in tools:
+        errors.append(
+            InputError(
+                "metal3 and tinkerbell would both provision the owned hosts (each answers DHCP for their boot MACs and "
+                "drives their BMCs): pick one",
+                where,
+            )
+        )
+    if "metal3" in tools and all(host.missing(METAL3_HOST_FIELDS) for host in hosts):
+        errors.append(
             InputError(
                 "metal3 needs owned hosts (hardware.inventory[].hosts) with bmc_address, bmc_credentials_secret and "
                 "boot_mac_address; none has all three (specgen does not invent them)",
                 where,
             )
-        ]
-    return []
+        )
+    if "tinkerbell" in tools and all(host.missing(TINKERBELL_HOST_FIELDS) for host in hosts):
+        errors.append(
+            InputError(
+                f"tinkerbell needs owned hosts (hardware.inventory[].hosts) with {listed(TINKERBELL_HOST_FIELDS)}; none "
+                "gives them all (specgen does not invent them)",
+                where,
+            )
+        )
+    return errors

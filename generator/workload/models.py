@@ -151,12 +151,29 @@ Deployment: TypeAlias = InferenceDeployment | TrainingDeployment
 
 
 class InventoryHost(NamedTuple):
-    """One owned server as provisioning tools know it (BMC and boot MAC only where given)."""
+    """One owned server as provisioning tools know it (BMC, boot NIC, address and disk only where given)."""
 
     name: str
     bmc_address: str | None = None
     bmc_credentials_secret: str | None = None
     boot_mac_address: str | None = None
+    #: IPv4 address, netmask and gateway DHCP gives the boot NIC (Tinkerbell's Hardware ``dhcp.ip``).
+    ip_address: str | None = None
+    netmask: str | None = None
+    gateway: str | None = None
+    #: Device the OS is written to (Tinkerbell's Hardware ``disks``), e.g. ``/dev/nvme0n1``.
+    boot_disk: str | None = None
+
+    def missing(self, fields: tuple[str, ...]) -> tuple[str, ...]:
+        """Those of ``fields`` the host does not give."""
+        return tuple(field for field in fields if getattr(self, field) is None)
+
+
+#: What a host gives for Metal3 to write its BareMetalHost: the BMC Ironic drives and the NIC it boots.
+METAL3_HOST_FIELDS = ("bmc_address", "bmc_credentials_secret", "boot_mac_address")
+#: What a host gives for Tinkerbell to write its Hardware: the NIC Smee answers by DHCP, the address it hands out,
+#: and the disk the OS is written to (CAPT refuses a Hardware without its first interface's IP or a disk).
+TINKERBELL_HOST_FIELDS = ("boot_mac_address", "ip_address", "netmask", "boot_disk")
 
 
 class CustomServer(NamedTuple):
@@ -274,11 +291,13 @@ class KubernetesSettings(NamedTuple):
 class ProvisioningSettings(NamedTuple):
     """Bare-metal provisioning outputs."""
 
-    tools: tuple[Literal["capi", "maas", "metal3"], ...] = ()
+    tools: tuple[Literal["capi", "maas", "metal3", "tinkerbell"], ...] = ()
     maas_pool: str | None = None
     maas_zone: str | None = None
     distro_series: str = "noble"
     namespace: str = "metal3"
+    #: Namespace of the Tinkerbell Hardware: the one the Tinkerbell Helm chart installs into by default.
+    tinkerbell_namespace: str = "tinkerbell"
 
 
 class Workload(NamedTuple):
