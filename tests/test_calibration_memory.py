@@ -31,6 +31,7 @@ TARGETS: tuple[tuple[str, float, float], ...] = (
     ("training-mfu ", 0.15, 0.40),
     ("training-throughput ", 0.15, 0.40),
     ("offload-decode ", 0.15, 0.40),
+    ("offload-prefill ", 0.15, 0.40),
 )
 
 #: group -> (median, p90) |error| today, for groups that miss their target.
@@ -90,6 +91,12 @@ PINNED: dict[str, tuple[float, float]] = {
     "offload-decode llama.cpp (cpu-only, long context, fa off)": (0.4303, 0.4303),
     "offload-decode llama.cpp (cpu-only, DeepSeek before llama.cpp's MLA)": (0.2064, 0.2219),
     "offload-decode ik_llama.cpp (cpu-only, long context)": (0.3510, 0.6817),
+    # prompt passes copying gpt-oss-120b's experts from pinned memory (--no-mmap), two rows of one 12600K box, not fitted
+    # (pcie_efficiency is a measured copy rate): its 5,501-token server prompt at -ub 2048 ran at 191.7 tokens/s, +268%
+    # (52 GB of pinned buffers asked of a 64 GB machine at DDR5-2000; a failed cudaMallocHost falls back to pageable
+    # memory unlogged), its pp512 at DDR5-6000 at 429.9, -46% (gpt-oss routes a 512-token pass to fewer experts than
+    # uniform routing does, and llama.cpp copies only those: ik_llama.cpp PR #698 measured 1.3-1.7x) (2026-12-04 entry)
+    "offload-prefill llama.cpp (experts-cpu, no-mmap)": (1.5693, 2.6774),
 }
 
 #: Tolerance on a pinned figure (rounding of the report's four decimals).

@@ -64,7 +64,10 @@ def test_a_desktop_is_only_given_udimm_sizes(cpu_id: str, wanted_gib: int) -> No
 def test_desktop_cpus_carry_a_sourced_or_flagged_two_dimm_rate() -> None:
     records = json.loads((REPO / "generator" / "catalog" / "cpus.json").read_text())["cpus"]
     desktops = [r for r in records if r.get("dimm_type") == "udimm"]
-    assert {r["id"] for r in desktops} == {"core-i9-14900k", "ryzen-9-7950x"}
+    assert {r["id"] for r in desktops} == {
+        "core-i5-12600k", "core-i9-13900k", "core-i9-14900k", "ryzen-7-7700x", "ryzen-7-7800x3d", "ryzen-9-7950x",
+        "ryzen-9-9950x",
+    }  # fmt: skip
     for rec in desktops:
         cpu = catalog.cpus()[rec["id"]]
         assert cpu.dimm_type == "udimm" and max(dimm_sizes_gib(cpu)) == 64

@@ -18,6 +18,8 @@ from tests.helpers import estimate_json
 
 #: The catalog CPUs with a vendor-sourced socket count, and the vendor site each is sourced from.
 MAX_SOCKETS = {
+    "core-i5-12600k": (1, "https://www.intel.com/"),
+    "core-i9-13900k": (1, "https://www.intel.com/"),
     "core-i9-14900k": (1, "https://www.intel.com/"),
     "epyc-7742": (2, "https://www.amd.com/"),
     "epyc-9354": (2, "https://www.amd.com/"),

@@ -21,21 +21,23 @@ QWEN = ("Qwen/Qwen3-235B-A22B", "--precision", "q4_k_m", "--gpu", "rtx-4090-24gb
         "--context", "8192", "--cpu", "epyc-9654")  # fmt: skip
 #: 94 layers, 93 - 11 + 1 = 83 of them with their routed experts on the CPU; -ngl 95 counts the output layer
 EXPERTS = "-ot 'blk\\.(" + "|".join(map(str, range(11, 94))) + ")\\.ffn_.*_exps\\.=CPU'"
+#: the estimate's 1,000-token prompt in one pass of 1,024 (newuser38 item 7: the free VRAM holds its compute buffer)
+PASSES = "-b 1024 -ub 1024"
 
 
 @pytest.mark.parametrize(
     ("ram_gib", "sockets", "line", "numa"),
     [
         pytest.param(
-            "256", "2", f"-ngl 95 -c 8192 {EXPERTS} --numa numactl --no-mmap",
+            "256", "2", f"-ngl 95 -c 8192 {EXPERTS} {PASSES} --numa numactl --no-mmap",
             {"numa": "numactl", "numactl": "-N 0 -m 0"}, id="bound-to-one-of-two-nodes",
         ),
         # 256 GiB over 4 sockets: one node's 64 GiB does not hold the experts, so they spread (unchanged)
         pytest.param(
-            "256", "4", f"-ngl 95 -c 8192 {EXPERTS} --numa distribute --no-mmap", {"numa": "distribute"},
+            "256", "4", f"-ngl 95 -c 8192 {EXPERTS} {PASSES} --numa distribute --no-mmap", {"numa": "distribute"},
             id="spread-over-four-nodes",
         ),
-        pytest.param("256", "1", f"-ngl 95 -c 8192 {EXPERTS} --no-mmap", {}, id="one-socket"),
+        pytest.param("256", "1", f"-ngl 95 -c 8192 {EXPERTS} {PASSES} --no-mmap", {}, id="one-socket"),
     ],
 )  # fmt: skip
 def test_the_llama_cpp_line_carries_the_numa_binding(ram_gib: str, sockets: str, line: str, numa: dict[str, str]) -> None:

@@ -472,10 +472,12 @@ def test_the_llama_cpp_setting_says_when_the_weights_need_a_gguf_first(precision
     ("checkpoint", "gguf", "args", "run"),
     [
         # Llama 3.3 70B on one A100 40GB: int4 (37.04 GiB) places 81 slots; its q4_k_m file (39.55 GiB) 75
-        ("int4", "q4_k_m", ("--gpu", "a100-pcie-40gb", "--context", "4096"), "run it with -ngl 75 -c 4096 --no-mmap"),
+        # (both with the 1,000-token prompt's passes in one -ub 1024: the file's own plan sizes them as the note does)
+        ("int4", "q4_k_m", ("--gpu", "a100-pcie-40gb", "--context", "4096"),
+         "run it with -ngl 75 -c 4096 -b 1024 -ub 1024 --no-mmap"),
         # fp8 (67.67 GiB) over two: -ngl 81 -ts 40,41; q8_0 (69.82 GiB) -ngl 79 -ts 39,40
         ("fp8", "q8_0", ("--gpu", "a100-pcie-40gb", "--gpus", "2", "--context", "16384"),
-         "run it with -ngl 79 -c 16384 -ts 39,40 --no-mmap"),
+         "run it with -ngl 79 -c 16384 -ts 39,40 -b 1024 -ub 1024 --no-mmap"),
     ],
 )  # fmt: skip
 def test_the_gguf_conversion_note_gives_the_gguf_files_own_line(
@@ -844,7 +846,10 @@ def test_the_gguf_note_spreads_the_file_over_the_nodes_where_one_nodes_ram_is_sh
                          "--reserved-ram-gib", "4")  # fmt: skip
     note = data["runtime_settings"]["llama.cpp_note"]
     assert "--numa distribute" not in data["runtime_settings"]["llama.cpp"]  # the checkpoint fits one node
-    assert "convert to q4_k_m (39.55 GiB against 37.04) and run it with -ngl 44 -c 4096 --numa distribute --no-mmap" in note
+    assert (
+        "convert to q4_k_m (39.55 GiB against 37.04) and run it with -ngl 44 -c 4096 -b 1024 -ub 1024 --numa distribute "
+        "--no-mmap" in note
+    )
 
 
 def test_an_allowed_precision_without_a_kernel_on_the_machines_gpu_is_refused() -> None:

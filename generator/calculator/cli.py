@@ -515,7 +515,8 @@ def format_text(result: dict[str, Any]) -> str:
             f"of weights at {off['precision']}; "
             f"{_gib(off['ram_free_after_reserve_bytes'])} RAM free after the reserve",
             f"  speed        {result['throughput']['decode_tokens_per_s']:.2f} tokens/s ({off['bound']}-bound, {off['mode']}); "
-            f"TTFT {seconds_text(result['throughput']['ttft_s'])}; cold start {seconds_text(off['cold_start_s'])}",
+            f"TTFT {seconds_text(result['throughput']['ttft_s'])} for {_ttft_prompt(result['throughput'])}; "
+            f"cold start {seconds_text(off['cold_start_s'])}",
         ]
         lines.append(f"  machine      {result['machine']['bandwidths']}")
         lines += [f"  decision     {d}" for d in off["decisions"]]
@@ -542,6 +543,15 @@ def format_text(result: dict[str, Any]) -> str:
         lines += training_speed_lines(result["training_speed"])
     lines += [f"  note: {n}" for n in result["notes"]]
     return "\n".join(lines) + "\n"
+
+
+def _ttft_prompt(throughput: dict[str, Any]) -> str:
+    """The prompt a machine of yours' TTFT is of: its tokens and prefill rate, at the -ub chosen where not llama.cpp's."""
+    from generator.calculator.offload_report import LLAMA_CPP_UBATCH, tokens_per_s_text
+
+    rate = tokens_per_s_text(throughput["prefill_tokens_per_s"])
+    passes = f" at -ub {throughput['ubatch_tokens']}" if throughput["ubatch_tokens"] != LLAMA_CPP_UBATCH else ""
+    return f"{throughput['ttft_prompt_tokens']:,} prompt tokens (prefill {rate} tokens/s{passes})"
 
 
 def _fixed_machine(args: argparse.Namespace) -> FixedSpec | None:

@@ -920,6 +920,10 @@ def _fixed_machine(
         "throughput": {
             "decode_tokens_per_s": round(plan.cost.decode_tokens_per_s, 3),
             "ttft_s": round(plan.cost.ttft_s, 3),
+            # the prompt the TTFT is of, its prefill rate (llama.cpp's "prompt eval") and its passes' -ub (newuser38 10)
+            "ttft_prompt_tokens": plan.cost.prompt_tokens,
+            "prefill_tokens_per_s": round(plan.cost.prefill_tokens_per_s, 3),
+            "ubatch_tokens": plan.ubatch_tokens,
             "bound": plan.cost.bound,
             "mode": plan.cost.mode,
         },

@@ -78,9 +78,9 @@ def ddr_assumption(spec: FixedSpec) -> str | None:
     else:
         assumed = f"DDR-{cpu.ddr_mt_per_s}, {cpu.memory_channels} channels a socket"
     return (
-        f"no CPU given: system-RAM bandwidth assumed for a {kind} ({assumed}, like {cpu.name}); give the CPU (a catalog "
-        "id, see 'specgen catalog cpus') or memory_channels and ddr_mt_per_s (`specgen detect` reads them) for offload "
-        "speeds of this machine"
+        f"no CPU given: system-RAM bandwidth assumed for a {kind} ({assumed}, like {cpu.name}) and its "
+        f"{cpu.llama_cpp_cores} cores for llama.cpp's threads; give the CPU (a catalog id, see 'specgen catalog cpus') or "
+        "memory_channels and ddr_mt_per_s (`specgen detect` reads them) for offload speeds of this machine"
     )
 
 
@@ -420,6 +420,7 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
     if mts < cpu.ddr_mt_per_s and not spec.ddr_mt_per_s:
         ddr_basis += f" at 2 DIMMs a channel, DDR-{cpu.ddr_mt_per_s} at 1"
     link, link_name = host_link(spec, gpu)
+    cores = 0 if given and not spec.cpu else cpu.llama_cpp_cores  # an unknown CPU: its memory alone (cores_basis)
     machine = Machine(
         gpus=spec.gpu_count,
         gpu_memory_bytes=gpu.memory_bytes,
@@ -435,5 +436,14 @@ def build_machine(spec: FixedSpec) -> tuple[Machine, GpuSpec, str]:
         nvme_bytes=int(spec.nvme_gib * GIB),
         nvme_read_gb_per_s=spec.nvme_read_gb_per_s,
         ddr_gb_per_s=ddr,
+        cpu_cores=cores,
     )
-    return machine, gpu, f"{ddr:.1f} GB/s ({ddr_basis}); {link_name}: {link:.1f} GB/s per direction"
+    return machine, gpu, f"{ddr:.1f} GB/s ({ddr_basis}); {cores_basis(cpu, cores)}; {link_name}: {link:.1f} GB/s per direction"
+
+
+def cores_basis(cpu: CpuSpec, cores: int) -> str:
+    """What the CPU's time counts of its cores: those llama.cpp's threads run on, or none where the CPU is not known."""
+    if not cores:
+        return "CPU not given: its cores assumed to keep up with the memory"
+    kind = "P-cores" if cpu.performance_cores else "cores"
+    return f"{cores} {kind} for llama.cpp's threads"

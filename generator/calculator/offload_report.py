@@ -21,8 +21,10 @@ from generator.sizing.offload import (
     Machine,
     OffloadPlan,
     Placement,
+    larger_ubatch,
     layer_split_degree,
     llama_cpp_kv_bits,
+    offload_cost,
     place,
     runs_on_host,
 )
@@ -74,6 +76,9 @@ def _gib(n: float) -> float:
 #: has no fp8 cache: q8_0 is the nearest (llama.cpp ``common/arg.cpp`` kv_cache_types).
 LLAMA_CPP_KV_TYPES = {"fp32": "f32", "int8": "q8_0", "fp8": "q8_0"}
 
+#: llama.cpp's prompt tokens a pass when -ub is not given (common.h n_ubatch = 512).
+LLAMA_CPP_UBATCH = 512
+
 
 def llama_cpp_numa(p: Placement, spans_nodes: bool, wider: Machine | None) -> str | None:
     """llama.cpp's ``--numa`` for a placement, as the offload speed counts the machine's NUMA nodes.
@@ -88,7 +93,9 @@ def llama_cpp_numa(p: Placement, spans_nodes: bool, wider: Machine | None) -> st
     return "numactl" if wider is not None and p.offloaded else None
 
 
-def llama_cpp_options(p: Placement, gpus: int, kv_precision: str, numa: str | None = None, streams: int = 1) -> dict[str, Any]:
+def llama_cpp_options(
+    p: Placement, gpus: int, kv_precision: str, numa: str | None = None, streams: int = 1, ubatch: int = 512
+) -> dict[str, Any]:
     """llama.cpp's settings for a placement, as fields a deployment tool assembles (a regex can outgrow a YAML line).
 
     ``-ngl`` counts the output layer where it is on a GPU. ``-ts`` counts it on the last GPU: llama.cpp splits
@@ -97,6 +104,8 @@ def llama_cpp_options(p: Placement, gpus: int, kv_precision: str, numa: str | No
     layer more (newuser19 item 3). A quantized KV cache type needs flash attention (newuser19 item 2). ``numa``: its
     ``--numa`` (:func:`llama_cpp_numa`), with the ``numactl`` arguments that bind it to one node where it is ``numactl``.
     ``streams``: the server slots the rate needs (``-np``), beyond one sharing the ``-c`` tokens in one KV cache.
+    ``ubatch``: a prompt pass's tokens (``-b`` and ``-ub``) where the plan chose more than llama.cpp's 512
+    (``OffloadPlan.ubatch_tokens``).
     """
     head_on_gpu = p.lm_head_device != "cpu"
     kv_type = LLAMA_CPP_KV_TYPES.get(kv_precision)
@@ -116,6 +125,8 @@ def llama_cpp_options(p: Placement, gpus: int, kv_precision: str, numa: str | No
     if streams > 1:
         options["parallel"] = streams
         options["kv_unified"] = True
+    if ubatch != LLAMA_CPP_UBATCH:
+        options["batch_size"] = options["ubatch_size"] = ubatch  # -b at least -ub: llama.cpp clamps -ub to -b
     options["no_mmap"] = p.disk_bytes == 0 and p.offloaded
     if numa:
         options["numa"] = numa
@@ -139,6 +150,8 @@ def llama_cpp_args(options: dict[str, Any]) -> list[str]:
         args += ["-ts", ",".join(map(str, split))]
     if parallel := options.get("parallel"):
         args += ["-np", str(parallel), "-kvu"]
+    if ubatch := options.get("ubatch_size"):
+        args += ["-b", str(options["batch_size"]), "-ub", str(ubatch)]
     if numa := options.get("numa"):
         args += ["--numa", numa]
     return [*args, "--no-mmap"] if options["no_mmap"] else args
@@ -167,7 +180,8 @@ def runtime_settings(
     p = plan.placement
     n = arch.num_layers
     on_gpu = p.layers_on_gpu
-    options = llama_cpp_options(p, machine.gpus, kv_precision, llama_cpp_numa(p, spans_nodes, wider), streams)
+    numa = llama_cpp_numa(p, spans_nodes, wider)
+    options = llama_cpp_options(p, machine.gpus, kv_precision, numa, streams, plan.ubatch_tokens)
     fmt = WEIGHT_FORMATS.get(p.precision)  # None: a GGUF file's own tensor types (gguf-iq2_m, ...)
     accelerate: dict[str, Any]
     deepspeed: dict[str, Any]
@@ -200,7 +214,9 @@ def runtime_settings(
     notes = []
     if fmt is not None and fmt.gguf is None and fmt.name not in GGUF_NATIVE_FORMATS:
         line = settings["llama.cpp"]
-        notes.append(_gguf_conversion(arch, p, fmt, (machine, wider), consts, kv_precision, spans_nodes, line))
+        notes.append(
+            _gguf_conversion(arch, p, fmt, (machine, wider), consts, kv_precision, spans_nodes, line, plan.cost.prompt_tokens)
+        )
     if options["cache_type"] == "q8_0":
         notes.append(
             ("llama.cpp has no fp8 KV cache; its " if kv_precision == "fp8" else "llama.cpp's ")
@@ -220,6 +236,7 @@ def _gguf_conversion(
     kv_precision: str,
     spans_nodes: bool,
     line: str,
+    prompt_tokens: int,
 ) -> str:
     """What llama.cpp needs for a checkpoint it cannot load: the GGUF type of about its bits, and that file's own line.
 
@@ -228,23 +245,27 @@ def _gguf_conversion(
     q4_k_m file at ``-ngl 75``); the file is placed on the same machine at the same context, and its line is given
     where it differs. ``machines``: the machine the checkpoint was placed on, and the one with every NUMA node's RAM
     where that counts one node's (None otherwise): the file spreads over the nodes where one node's RAM would not
-    hold it, as the checkpoint's placement does (review 17 item M1).
+    hold it, as the checkpoint's placement does (review 17 item M1). Its prompt passes are sized for ``prompt_tokens`` as
+    the file's own plan sizes them (:func:`larger_ubatch`).
     """
     machine, wider = machines
     gguf = WEIGHT_FORMATS["q4_k_m" if fmt.bits <= 5 else "q8_0"]
     sizes = f"{_gib(size_weights(arch, gguf).total_bytes)} GiB against {_gib(size_weights(arch, fmt).total_bytes)}"
     head = f"llama.cpp loads GGUF files, not {fmt.name} checkpoints: convert to {gguf.name} ({sizes})"
+    kv_bits = kv_cache_bits(kv_precision)
     try:
-        there, _, spread = place_over_nodes(
-            lambda on: place(arch, gguf, kv_cache_bits(kv_precision), p.context_tokens, on, consts),
+        there, on, spread = place_over_nodes(
+            lambda on: place(arch, gguf, kv_bits, p.context_tokens, on, consts),
             machine,
             None if spans_nodes else wider,  # a placement already over every node's RAM has no wider machine
             lambda placed: placed.disk_bytes,
         )
     except InfeasibleError:
         return f"{head}, which does not fit this machine at {p.context_tokens:,} tokens; or use the vLLM / Accelerate settings"
+    timed = (there, offload_cost(arch, gguf, kv_bits, there, on, prompt_tokens, consts))
+    there, _, ubatch = larger_ubatch(arch, gguf, kv_bits, on, prompt_tokens, consts, timed)
     numa = llama_cpp_numa(there, spans_nodes or spread, wider)
-    own = shlex.join(llama_cpp_args(llama_cpp_options(there, machine.gpus, kv_precision, numa)))
+    own = shlex.join(llama_cpp_args(llama_cpp_options(there, machine.gpus, kv_precision, numa, ubatch=ubatch)))
     run = "run it with the same line" if own == line else f"run it with {own} (it places differently)"
     return f"{head} and {run}, or use the vLLM / Accelerate settings"
 
@@ -366,7 +387,11 @@ def checklist(plan: OffloadPlan, machine: Machine, wider: Machine | None = None)
             "nvidia-smi dmon -s t (rxpci) divided by tokens/s",
             f"{c.pcie_bytes_per_token / 1e6:.2f} MB",
         ),
-        ("time to first token", "time the first streamed token of a typical prompt", seconds_text(c.ttft_s)),
+        (
+            "time to first token",
+            f"llama.cpp prompt eval time of {c.prompt_tokens:,} prompt tokens (-ub {c.ubatch_tokens})",
+            f"{seconds_text(c.ttft_s)} ({tokens_per_s_text(c.prefill_tokens_per_s)} prompt tokens/s)",
+        ),
         (
             "decode tokens/s",
             "llama.cpp eval time / vLLM metrics, batch 1",
@@ -417,6 +442,17 @@ def findings(
                 f"beside them): evicted, it reads those from NVMe too, {evicted} tokens/s instead of {now}"
             )
         out.append(("warning", "nvme-offload", f"{_gib(p.disk_bytes)} GiB of weights live on NVMe: {read}"))
+    if p.offloaded and c.mode == "cpu-compute" and not machine.cpu_cores:
+        out.append(
+            (
+                "info",
+                "cpu-cores-unknown",
+                f"no CPU given: the {tokens_per_s_text(c.decode_tokens_per_s)} tokens/s counts the CPU's memory "
+                "bandwidth alone, as if it had the cores to read at it; a CPU of few cores multiplies slower (llama.cpp's "
+                f"threads, one a core, {consts.cpu_core_gparams_per_s:g} billion weights a second each): give the CPU "
+                "(--cpu, hardware.fixed.cpu; see 'specgen catalog cpus') to count its cores",
+            )
+        )
     # as the context fills, under llama.cpp (whose line is printed), which computes the RAM layers on the CPU
     full = plan.full_context or c
     attention_s, full_speed = full.cpu_attention_s, full.cpu_mode_tokens_per_s

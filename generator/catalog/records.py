@@ -413,6 +413,10 @@ class CpuSpec(NamedTuple):
     dimm_type: str = "rdimm"
     #: The DDR rate its vendor rates it for with two DIMMs in every channel, MT/s; None where no figure was found.
     ddr_mt_per_s_2dpc: int | None = None
+    #: Hardware threads (SMT siblings included); None where not recorded.
+    threads: int | None = None
+    #: Performance cores of a hybrid part (Intel's P-cores beside its E-cores); None: every core is one.
+    performance_cores: int | None = None
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> CpuSpec:
@@ -434,7 +438,19 @@ class CpuSpec(NamedTuple):
             gpu_slot_lanes=tuple(sorted((int(n), int(lanes)) for n, lanes in dict(rec.get("gpu_slot_lanes") or {}).items())),
             dimm_type=str(rec.get("dimm_type") or "rdimm"),
             ddr_mt_per_s_2dpc=None if rec.get("ddr_mt_per_s_2dpc") is None else int(rec["ddr_mt_per_s_2dpc"]),
+            threads=None if rec.get("threads") is None else int(rec["threads"]),
+            performance_cores=None if rec.get("performance_cores") is None else int(rec["performance_cores"]),
         )
+
+    @property
+    def llama_cpp_cores(self) -> int:
+        """The cores llama.cpp's default threads run on, one thread a core: a hybrid part's P-cores, else every core.
+
+        common.cpp ``cpu_get_num_math``: on a hybrid x86 CPU it counts the cores that are not efficiency cores
+        ("efficiency cores harm lockstep threading") and skips their SMT siblings ("hyperthreading isn't useful for
+        linear algebra"); elsewhere ``cpu_get_num_physical_cores``.
+        """
+        return self.performance_cores or self.cores
 
     @property
     def memory_bandwidth_gb_per_s(self) -> float:

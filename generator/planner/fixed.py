@@ -114,6 +114,9 @@ def _deployment(
         "requests_per_s": spec.requests_per_second,
         "decode_tokens_per_s": round(cost.decode_tokens_per_s, 3),
         "ttft_s": round(cost.ttft_s, 3),
+        "ttft_prompt_tokens": cost.prompt_tokens,
+        "prefill_tokens_per_s": round(cost.prefill_tokens_per_s, 3),
+        "ubatch_tokens": plan.ubatch_tokens,
         "cold_start_s": round(cost.cold_start_s, 2),
         "offload": offload_summary(plan, machine),
         "runtime_settings": runtime_settings(
@@ -133,7 +136,9 @@ def _deployment(
     reasons = [
         *plan.decisions,
         f"decode {tokens_per_s_text(cost.decode_tokens_per_s)} tokens/s ({cost.bound}-bound, {cost.mode}); "
-        f"TTFT {seconds_text(cost.ttft_s)}; cold start {seconds_text(cost.cold_start_s)}",
+        f"TTFT {seconds_text(cost.ttft_s)} for {cost.prompt_tokens:,} prompt tokens (prefill "
+        f"{tokens_per_s_text(cost.prefill_tokens_per_s)} tokens/s at -ub {cost.ubatch_tokens}); "
+        f"cold start {seconds_text(cost.cold_start_s)}",
     ]
     return (
         DeploymentPlan(

@@ -84,9 +84,12 @@ class Constants(NamedTuple):
     cpu_weight_read_ceiling_gb_per_s: float = 300.0
     cpu_expert_call_overhead_s: float = 10e-6
     cpu_attention_gflops_per_s: float = 90.0
+    cpu_core_gparams_per_s: float = 24.0
     pcie_efficiency: float = 0.8
+    offload_pageable_copy_efficiency: float = 0.6
     nvme_efficiency: float = 0.8
     offload_ubatch_tokens: int = 512
+    offload_min_batch_tokens: int = 32
     runtime_host_bytes: int = 2 * GIB
     interactive_tokens_per_s: float = 10.0
 
@@ -422,6 +425,41 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "https://www.reddit.com/r/LocalLLaMA/comments/1mieqcb/comment/n736v47/): the kernel sets it, not the cores; "
         "194 with flash attention off (the 9B14), and ik_llama.cpp 227-447 for GQA models and 856-903 for MLA",
     ),
+    "cpu_core_gparams_per_s": (
+        "Billions of weights a second one core's llama.cpp kernels multiply by a token's activations in decode (a "
+        "matrix-vector product; a step of several tokens multiplies each weight once a token): a CPU layer's weight time "
+        "is the larger of its bytes over the DRAM rate and its weights over this rate times the cores llama.cpp's "
+        "threads run on (Machine.cpu_cores: a hybrid Intel's P-cores, else its physical cores, one thread a core; "
+        "SMT siblings and E-cores count nothing, as llama.cpp's default threads leave them idle).",
+        "fitted with the other CPU constants across the offload groups at once (benchmarks/calibration_report.py "
+        "--fit-offload; benchmarks/CALIBRATION.md, 2026-12-04 entry): 24, set by llama.cpp's decode of gpt-oss-120b's "
+        "experts in RAM on an i5-12600K's 6 P-cores (23.85 tokens/s at DDR5-6000, "
+        "https://github.com/carteakey/carteakey.dev/blob/0f6a50ab271526bdef351a6625c892696d7430bb/src/posts/"
+        "2025-09-21-optimizing-gpt-oss-120b-local-inference.md) and an i9-14900K's 8 (25.62, "
+        "https://www.reddit.com/r/LocalLLaMA/comments/1mke7ef/120b_runs_awesome_on_just_8gb_vram); every CPU-only row of "
+        "12 cores or more reads at its memory's rate below it (its groups' figures unchanged from 12 up). A lower rate "
+        "was not fitted: the 12600K's 9.7 tokens/s that read as a 6-core limit (newuser38 item 2) ran at DDR5-2000, as "
+        "its author found later (the post's changelog, 2026-02-15)",
+    ),
+    "offload_pageable_copy_efficiency": (
+        "Fraction of the pinned copy rate (pcie_efficiency of the host link) that llama.cpp's prompt passes reach "
+        "copying the routed experts of RAM layers to the GPU from pageable memory: a memory-mapped model file (its "
+        "default, and specgen's command where layers are read from NVMe). With --no-mmap the weights are loaded into "
+        "pinned CUDA_Host buffers and copy at the pinned rate.",
+        "fitted across the offload groups at once (benchmarks/calibration_report.py --fit-offload; "
+        "benchmarks/CALIBRATION.md, 2026-12-04 entry): 0.6 over llama.cpp's and ik_llama.cpp's memory-mapped prompt "
+        "passes of gpt-oss-120b on an RTX 3090, 4080, 4070 and 5090 (10 rows, tests/data/calibration.json "
+        "offload_prefill); CUDA copies pageable memory through pinned staging buffers, a CPU memcpy each",
+    ),
+    "offload_min_batch_tokens": (
+        "Tokens a prompt pass needs before llama.cpp runs the layers held in RAM on the GPU, copying their weights "
+        "(or, for a layer whose routed experts alone are in RAM, the experts the pass routes to) over the host link; "
+        "a shorter pass runs them on the CPU.",
+        "llama.cpp's CUDA backend: ggml_backend_cuda_device_offload_op returns get_op_batch_size(op) >= min_batch_size "
+        "with min_batch_size = 32 (ggml/src/ggml-cuda/ggml-cuda.cu; MUL_MAT_ID's batch is its ne[2], the tokens); the "
+        "scheduler copies only the experts the pass routes to (ggml/src/ggml-backend.cpp, 'copying only the experts "
+        "that are used', https://github.com/ggml-org/llama.cpp/pull/15346)",
+    ),
     "pcie_efficiency": (
         "Fraction of the host link's rate (PCIe, or a superchip's NVLink-C2C) reached by pinned host-to-device copies.",
         "PyTorch / NVIDIA bandwidthTest pinned copies reach ~80% of the link (e.g. ~25 of 31.5 GB/s on Gen4 x16); "
@@ -432,7 +470,9 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "planning value; mmap page-ins reach less than the drive's sequential benchmark",
     ),
     "offload_ubatch_tokens": (
-        "Prompt tokens processed per pass when offloaded weights are streamed to the GPU for prefill.",
+        "Prompt tokens processed per pass (llama.cpp's -ub) when offloaded weights are copied to the GPU for prefill; "
+        "a plan on a machine of yours sets a larger -b / -ub where the GPU's free memory holds the larger compute "
+        "buffer and it shortens the prompt's time.",
         "llama.cpp default n_ubatch=512",
     ),
     "runtime_host_bytes": (
@@ -501,6 +541,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "psu_efficiency",
             "ddr_bandwidth_efficiency",
             "pcie_efficiency",
+            "offload_pageable_copy_efficiency",
             "nvme_efficiency",
             "power_utilization",
         ),
@@ -527,6 +568,8 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             # rates: zero would divide (review 15 item 8)
             "cpu_weight_read_ceiling_gb_per_s",
             "cpu_attention_gflops_per_s",
+            "cpu_core_gparams_per_s",
+            "offload_min_batch_tokens",
         ),
         _POSITIVE,
     ),

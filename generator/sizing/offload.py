@@ -24,10 +24,11 @@ from fractions import Fraction
 
 from generator.errors import InfeasibleError
 from generator.named_tuple import NamedTuple
-from generator.sizing.architecture import Architecture
+from generator.sizing.architecture import EXPERT, Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import tokens_held
 from generator.sizing.linear_attention import check_sized_use
+from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, inference_activation_bytes
 from generator.sizing.performance import (
     decode_weight_read_bytes,
@@ -66,6 +67,9 @@ class Machine(NamedTuple):
     nvme_bytes: int
     nvme_read_gb_per_s: float
     ddr_gb_per_s: float
+    #: Cores of one socket llama.cpp's threads run the CPU's share on (``CpuSpec.llama_cpp_cores``); 0: not known, and
+    #: the CPU's time counts its memory alone, as if it had the cores to read at the DRAM rate.
+    cpu_cores: float = 0.0
 
 
 class Placement(NamedTuple):
@@ -127,6 +131,16 @@ class OffloadCost(NamedTuple):
     evicted_tokens_per_s: float | None = None
     #: Seconds a token spends in the attention of the layers the CPU runs (computing them there, as llama.cpp does).
     cpu_attention_s: float = 0.0
+    #: The prompt ``ttft_s`` is of, the passes it is processed in (llama.cpp's -ub) and the seconds they take (the
+    #: GPUs' compute and the weights held off them): ``prompt_tokens / prefill_s`` is the prefill rate llama.cpp prints.
+    prompt_tokens: int = 0
+    ubatch_tokens: int = 512
+    prefill_s: float = 0.0
+
+    @property
+    def prefill_tokens_per_s(self) -> float:
+        """Prompt tokens a second while the prompt is processed (llama.cpp's "prompt eval" rate)."""
+        return self.prompt_tokens / self.prefill_s if self.prefill_s > 0 else 0.0
 
 
 def runs_on_host(device: str) -> bool:
@@ -347,6 +361,103 @@ def place(
     )
 
 
+@memoized
+def layer_params(arch: Architecture) -> tuple[tuple[int, int], ...]:
+    """Each decoder layer's weights a token multiplies: (those of every token, those of its routed experts).
+
+    The routed experts' are a token's ``top_k`` of them (``Layer.experts_per_token``), not all the layer holds.
+    """
+    out = []
+    for layer in arch.layers:
+        experts = [lin for lin in layer.linears if lin.group == EXPERT]
+        held = sum(lin.weight_params + lin.bias_params for lin in experts)
+        used = sum((lin.weight_params + lin.bias_params) // lin.copies * layer.experts_per_token for lin in experts)
+        out.append((layer.params - held, used))
+    return tuple(out)
+
+
+def cpu_weight_seconds(read_bytes: float, multiplied_params: float, machine: Machine, consts: Constants) -> tuple[float, str]:
+    """Seconds the CPU spends on ``read_bytes`` (weights, and KV) multiplying ``multiplied_params`` weights; and its bound.
+
+    The bound is ``ddr`` or ``cpu-cores``. Its memory reads the bytes at the DRAM rate (``ddr_bandwidth_efficiency``)
+    and its kernels at most at ``cpu_weight_read_ceiling_gb_per_s`` (a sum: many channels are capped by the kernels);
+    its cores multiply ``cpu_core_gparams_per_s`` weights a second each, the cores llama.cpp's threads run on
+    (``Machine.cpu_cores``): the slower of the memory and the cores sets the time (newuser38 item 2: the speed had no
+    term for the cores; a desktop of 6 P-cores reads dual-channel DDR5-6000 at about the rate its cores multiply). A
+    machine whose CPU is not known (``cpu_cores`` 0) is counted at its memory alone.
+    """
+    ddr = machine.ddr_gb_per_s * 1e9 * consts.ddr_bandwidth_efficiency
+    memory_s = read_bytes / ddr
+    cores_s = multiplied_params / (machine.cpu_cores * consts.cpu_core_gparams_per_s * 1e9) if machine.cpu_cores else 0.0
+    ceiling_s = read_bytes / (consts.cpu_weight_read_ceiling_gb_per_s * 1e9)
+    return max(memory_s, cores_s) + ceiling_s, ("cpu-cores" if cores_s > memory_s else "ddr")
+
+
+def prefill_host_seconds(
+    arch: Architecture,
+    fmt: WeightFormat,
+    placement: Placement,
+    machine: Machine,
+    consts: Constants,
+    prompt_tokens: int,
+    memory_mapped: bool,
+) -> float:
+    """Seconds a prompt's passes spend on the weights held off the GPUs, beyond the GPUs' compute (llama.cpp).
+
+    llama.cpp takes a prompt in passes of ``offload_ubatch_tokens`` (its -ub). In a pass of at least
+    ``offload_min_batch_tokens`` tokens the CUDA backend runs the layers held in RAM on the GPU
+    (``ggml_backend_cuda_device_offload_op``) and the scheduler copies their weights over the host link before each one
+    runs, waiting for the copy (``ggml_backend_sched_compute_splits``): a whole layer's tensors, and of routed experts
+    those the pass routes to (it reads the router's choices back first; ``expected_experts_touched``). The copy runs at
+    ``pcie_efficiency`` of the link from pinned memory (``--no-mmap`` loads the weights into CUDA_Host buffers), at
+    ``offload_pageable_copy_efficiency`` of that from a memory-mapped file (pageable); layers on NVMe are paged in
+    first. A shorter pass (a short prompt, or the remainder of a long one) runs those layers on the CPU: their weights
+    read once, every token multiplied (:func:`cpu_weight_seconds`), and each routed expert's call. The LM head, where it
+    is in RAM, multiplies the last token alone, on the CPU.
+    """
+    if prompt_tokens <= 0:
+        return 0.0
+    sizes = size_weights(arch, fmt)
+    params = layer_params(arch)
+    routed, top_k = arch.routed_experts
+    link = machine.pcie_gb_per_s * 1e9 * consts.pcie_efficiency
+    link *= consts.offload_pageable_copy_efficiency if memory_mapped else 1.0
+    nvme = machine.nvme_read_gb_per_s * 1e9 * consts.nvme_efficiency
+
+    def one_pass(tokens: int) -> float:
+        touched = expected_experts_touched(routed, top_k, tokens)
+        share = touched / routed if routed else 1.0
+        in_ram, on_disk, multiplied, calls = 0.0, 0.0, 0.0, 0.0
+        for i, device in enumerate(placement.layer_devices):
+            experts = sizes.layer_expert_bytes[i] * share
+            every_token, routed_params = params[i]
+            if runs_on_host(device):
+                moved, work = sizes.layer_bytes[i] - sizes.layer_expert_bytes[i] + experts, float(every_token + routed_params)
+            elif "+experts:" in device:
+                moved, work = experts, float(routed_params)
+            else:
+                continue
+            if device.endswith("disk"):
+                on_disk += moved
+            else:
+                in_ram += moved
+            multiplied += work * tokens
+            calls += touched if arch.layers[i].is_moe else 0.0
+        paged_s = on_disk / nvme if on_disk else 0.0
+        if tokens >= consts.offload_min_batch_tokens:
+            return (in_ram + on_disk) / link + paged_s if link else paged_s
+        cpu_s, _ = cpu_weight_seconds(in_ram, multiplied, machine, consts)
+        return cpu_s + paged_s + calls * consts.cpu_expert_call_overhead_s
+
+    ubatch = consts.offload_ubatch_tokens
+    full, rest = divmod(prompt_tokens, ubatch)
+    seconds = full * one_pass(ubatch) + (one_pass(rest) if rest else 0.0)
+    if placement.lm_head_device == "cpu":
+        head = sizes.embedding_bytes if arch.tie_word_embeddings else sizes.lm_head_bytes
+        seconds += cpu_weight_seconds(head, arch.logits_params, machine, consts)[0]
+    return seconds
+
+
 def offload_cost(
     arch: Architecture,
     fmt: WeightFormat,
@@ -357,20 +468,26 @@ def offload_cost(
     consts: Constants,
     decode_context_tokens: int | None = None,
     streams: int = 1,
+    memory_mapped: bool | None = None,
 ) -> OffloadCost:
     """Decode tokens/s of each stream, TTFT and cold start of a placement (``streams`` decoded together; TTFT alone).
 
     One decode model with the serving estimate (:class:`generator.sizing.performance.DecodeModel`): a step reads
     the weights once for all its ``streams`` (:func:`decode_weight_read_bytes`: the routed experts they touch), and
     each stream's KV of the ``decode_context_tokens`` in use (default: the prompt), its attention and its host time;
-    offloaded parts are read from their tier. Many streams are llama.cpp's server slots (``-np``): the CPU's matrix
-    arithmetic, which grows with them, is not counted, so their speed is an upper bound.
+    offloaded parts are read from their tier. Many streams are llama.cpp's server slots (``-np``): the CPU multiplies
+    each weight it reads once a stream (:func:`cpu_weight_seconds`), as matrix-vector products (its batched kernels
+    may do better). The TTFT is of ``prompt_tokens`` in passes of ``offload_ubatch_tokens``
+    (:func:`prefill_host_seconds`), the weights copied from pinned memory unless ``memory_mapped`` (default: as the
+    planned llama.cpp command runs, memory-mapped where layers are on NVMe, else ``--no-mmap``).
     """
     sizes = size_weights(arch, fmt)
     share = routed_share(arch, streams)
     routed, top_k = arch.routed_experts
     touched = expected_experts_touched(routed, top_k, streams)  # top_k at one stream
     cpu_read = disk_read = 0.0
+    multiplied = 0.0  # weights the CPU multiplies a step's token by (RAM and NVMe layers, a token's routed experts)
+    params = layer_params(arch)
     cpu_expert_calls = 0.0  # routed experts a step runs on the CPU, each a small matrix product with its fixed cost
     in_use = min(decode_context_tokens or prompt_tokens, placement.context_tokens)
     cpu_attention_flops = 0.0  # the scores and values of the layers the CPU runs, over the context in use
@@ -381,6 +498,8 @@ def offload_cost(
         experts = sizes.layer_expert_bytes[i] * share
         on_host = runs_on_host(device) or "+experts:" in device
         cpu_expert_calls += touched if on_host and arch.layers[i].is_moe else 0.0
+        every_token, routed_params = params[i]
+        multiplied += (every_token if runs_on_host(device) else 0) + (routed_params if on_host else 0)
         if device == "cpu":
             cpu_read += dense + experts
         elif device == "disk":
@@ -393,6 +512,8 @@ def offload_cost(
     head = sizes.embedding_bytes if arch.tie_word_embeddings else sizes.lm_head_bytes
     if placement.lm_head_device == "cpu":
         cpu_read += head
+        multiplied += arch.logits_params
+    multiplied *= streams  # each stream's token multiplies every weight read
     cpu_weights_read = cpu_read
     # what the GPUs read is the serving count less the layers and head read elsewhere (an untied input embedding
     # is a lookup wherever it lives: the count leaves it out, and a CPU-held table costs one row below)
@@ -403,16 +524,15 @@ def offload_cost(
     gpu_read += placement.kv_gpu_bytes * kv_share
     cpu_read += placement.kv_cpu_bytes * kv_share + (embedding_row * streams if placement.embedding_device == "cpu" else 0)
     hbm = machine.gpu_bandwidth_gb_per_s * 1e9 * consts.decode_bandwidth_efficiency
-    ddr = machine.ddr_gb_per_s * 1e9 * consts.ddr_bandwidth_efficiency
     pcie = machine.pcie_gb_per_s * 1e9 * consts.pcie_efficiency
     nvme = machine.nvme_read_gb_per_s * 1e9 * consts.nvme_efficiency
     # the engine's own time each token (scheduling, sampling, launches), as in the serving estimate
     engine_s = host_overlapped_seconds(consts.decode_step_overhead_s, consts.decode_overhead_per_sequence_s * streams, 1, consts)
     t_gpu = gpu_read / hbm
     expert_calls_s = cpu_expert_calls * consts.cpu_expert_call_overhead_s
-    # the CPU's bytes at the DRAM rate, and again at the rate its kernels consume them: many channels saturate them
-    per_cpu_byte_s = 1 / ddr + 1 / (consts.cpu_weight_read_ceiling_gb_per_s * 1e9)
-    t_cpu = cpu_read * per_cpu_byte_s + expert_calls_s
+    # the CPU's bytes at the slower of its memory and its cores, and again at the rate its kernels consume them
+    weights_s, cpu_bound = cpu_weight_seconds(cpu_read, multiplied, machine, consts)
+    t_cpu = weights_s + expert_calls_s
     # the scores and values of the CPU's layers: compute that grows with the context, beyond the KV bytes read
     t_attention = cpu_attention_flops / (consts.cpu_attention_gflops_per_s * 1e9)
     t_disk = disk_read / nvme if disk_read else 0.0
@@ -428,7 +548,7 @@ def offload_cost(
     if not placement.offloaded:
         mode, seconds = "gpu", {"hbm": t_gpu, "engine": engine_s}
     elif cpu_mode <= stream_mode:
-        mode, seconds = "cpu-compute", {"hbm": t_gpu, "ddr": t_cpu, "nvme": t_disk, "engine": engine_s}
+        mode, seconds = "cpu-compute", {"hbm": t_gpu, cpu_bound: t_cpu, "nvme": t_disk, "engine": engine_s}
         if t_attention:
             seconds["cpu-attention"] = t_attention
     else:
@@ -438,21 +558,17 @@ def offload_cost(
     boundaries = sum(1 for a, b in itertools.pairwise(placement.layer_devices) if a[:3] != b[:3])
     pcie_per_token = int(streamed) if mode == "pcie-stream" else 2 * arch.hidden_size * 2 * (boundaries + 1)
     compute = prefill_flops(arch, prompt_tokens) / (machine.gpu_tflops * 1e12 * consts.prefill_compute_efficiency)
-    passes = math.ceil(prompt_tokens / consts.offload_ubatch_tokens)
-    ttft = compute + passes * (streamed_weights / pcie + (placement.disk_bytes / nvme if placement.disk_bytes else 0.0)) + total
+    mapped = placement.disk_bytes > 0 if memory_mapped is None else memory_mapped
+    prefill = compute + prefill_host_seconds(arch, fmt, placement, machine, consts, prompt_tokens, mapped)
+    ttft = prefill + total
     file_bytes = sizes.total_bytes
     cold = file_bytes / nvme if nvme else 0.0
     cold += placement.gpu_bytes / pcie
     evicted = None
     if mode == "cpu-compute" and disk_read:
-        evicted = 1.0 / (
-            cpu_mode
-            - t_cpu
-            - t_disk
-            + expert_calls_s
-            + (cpu_read - cpu_weights_read) * per_cpu_byte_s
-            + (disk_read + cpu_weights_read) / nvme
-        )
+        # the RAM tier's weights read from NVMe as well: the CPU still multiplies them, and reads the KV from RAM
+        kv_s = cpu_weight_seconds(cpu_read - cpu_weights_read, multiplied, machine, consts)[0]
+        evicted = 1.0 / (cpu_mode - t_cpu - t_disk + expert_calls_s + kv_s + (disk_read + cpu_weights_read) / nvme)
     return OffloadCost(
         decode_tokens_per_s=1.0 / total,  # each stream's: ``streams`` tokens a step
         mode=mode,
@@ -467,6 +583,9 @@ def offload_cost(
         ram_weight_bytes_per_token=int(cpu_weights_read),
         evicted_tokens_per_s=evicted,
         cpu_attention_s=t_attention,
+        prompt_tokens=prompt_tokens,
+        ubatch_tokens=consts.offload_ubatch_tokens,
+        prefill_s=prefill,
     )
 
 
@@ -568,6 +687,51 @@ class OffloadPlan(NamedTuple):
     faster_alternatives: tuple[tuple[str, float], ...] = ()
     #: The cost when a request has filled the whole context (the CPU's attention grows with it); None: as ``cost``.
     full_context: OffloadCost | None = None
+    #: Prompt tokens a pass (llama.cpp's -b and -ub) the placement keeps GPU memory for and the TTFT is timed at.
+    ubatch_tokens: int = 512
+
+
+#: The -ub (and -b) a plan on a machine of yours tries beyond llama.cpp's 512 where weights live off the GPUs: each pass
+#: copies the weights held in RAM once, so a larger one cuts a long prompt's copies (newuser38 item 7: DeepSeek-V3 with
+#: 8,000 tokens of prompt at -ub 4096 took 37 s, 252 at 512), its compute buffer permitting.
+UBATCH_CHOICES = (1024, 2048, 4096)
+
+
+def larger_ubatch(
+    arch: Architecture,
+    fmt: WeightFormat,
+    kv_bits: int,
+    machine: Machine,
+    prompt_tokens: int,
+    consts: Constants,
+    placed: tuple[Placement, OffloadCost],
+    decode_context_tokens: int | None = None,
+) -> tuple[Placement, OffloadCost, int]:
+    """The -ub whose prompt passes take the shortest TTFT, with its placement and cost.
+
+    Of :data:`UBATCH_CHOICES` and the default, where the GPUs' free memory holds its compute buffer without moving a
+    weight off them. A pass's activations grow with its tokens (``inference_activation_bytes`` at ``offload_ubatch_tokens``, what
+    :func:`place` keeps room for), so each size is placed again and kept only where every layer stays where it was. A
+    size at or beyond twice the prompt gains nothing over the one below it and is not tried.
+    """
+    placement, cost = placed
+    best = (placement, cost, consts.offload_ubatch_tokens)
+    if not placement.offloaded:
+        return best
+    for ubatch in UBATCH_CHOICES:
+        if ubatch <= consts.offload_ubatch_tokens or ubatch >= 2 * prompt_tokens:
+            continue
+        wider = consts._replace(offload_ubatch_tokens=ubatch)
+        try:
+            there = place(arch, fmt, kv_bits, placement.context_tokens, machine, wider)
+        except InfeasibleError:
+            break
+        if there.layer_devices != placement.layer_devices:
+            break  # the larger buffer pushed weights off the GPUs: no larger size keeps them either
+        timed = offload_cost(arch, fmt, kv_bits, there, machine, prompt_tokens, wider, decode_context_tokens)
+        if timed.ttft_s < best[1].ttft_s:
+            best = (there, timed, ubatch)
+    return best
 
 
 #: How much faster a precision the user did not allow must decode to be suggested when offloading.
@@ -624,6 +788,14 @@ def plan_offload(
     placement = place(arch, fmt, kv_bits, ctx, machine, consts)
     decisions += list(placement.steps)
     cost = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, consts, decode_context_tokens)
+    placement, cost, ubatch = larger_ubatch(
+        arch, fmt, kv_bits, machine, prompt_tokens, consts, (placement, cost), decode_context_tokens
+    )
+    if ubatch != consts.offload_ubatch_tokens:
+        decisions.append(
+            f"prompt passes of {ubatch:,} tokens (llama.cpp -b/-ub {ubatch}): the weights held off the GPUs are copied "
+            f"to them once a pass, and the GPUs' free memory holds the larger compute buffer"
+        )
     alternative, faster = None, []
     if placement.offloaded:
         others = sorted(
@@ -643,5 +815,6 @@ def plan_offload(
             if speed.decode_tokens_per_s >= FASTER_BY * cost.decode_tokens_per_s:
                 faster.append((alt.name, speed.decode_tokens_per_s))
     on_host = any(runs_on_host(d) for d in placement.layer_devices)  # their attention grows with the context
-    full = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, consts, ctx) if on_host else None
-    return OffloadPlan(placement, cost, fmt, tuple(decisions), alternative, tuple(faster), full)
+    passes = consts._replace(offload_ubatch_tokens=ubatch)
+    full = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, passes, ctx) if on_host else None
+    return OffloadPlan(placement, cost, fmt, tuple(decisions), alternative, tuple(faster), full, ubatch)
