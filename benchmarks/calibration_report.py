@@ -40,7 +40,7 @@ from generator.sizing.architecture import Architecture, parse_architecture  # no
 from generator.sizing.constants import with_overrides  # noqa: E402
 from generator.sizing.distributed_runtime import nvlink_collectives  # noqa: E402
 from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E402
-from generator.sizing.loaded_weights import MARLIN_MXFP4_EXPERT_PADDING  # noqa: E402
+from generator.sizing.loaded_weights import MARLIN_MXFP4_EXPERT_PADDING, llama_cpp_format  # noqa: E402
 from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch  # noqa: E402
 from generator.sizing.performance import (  # noqa: E402
     accelerator_for,
@@ -421,7 +421,7 @@ def _offload_setup(row: dict[str, Any], context: int) -> tuple[Any, ...]:
     from generator.sizing.offload import Placement, _layer_kv
 
     arch = parse_architecture(find_model(row["model"]).config)
-    fmt = weight_format(row["precision"])
+    fmt = llama_cpp_format(weight_format(row["precision"]))  # the GGUF the row ran: gpt-oss's MXFP4_MOE file
     spec = FixedSpec(
         gpu=row["gpu"] or CPU_ONLY_STAND_IN_GPU, gpu_count=max(1, row["gpus"]), ram_gib=4096,
         memory_channels=row["memory_channels"], ddr_mt_per_s=row["ddr_mt_per_s"], cpu_sockets=row["sockets"],
@@ -696,13 +696,18 @@ def fit_memory() -> dict[str, float]:
 
 
 #: The grid ``--fit-offload`` searches: the CPU side of an offloaded decode (2026-12-02 entry of CALIBRATION.md) and,
-#: since newuser38, the cores' rate and the pageable copies of a prompt's passes (2026-12-04 entry).
+#: since newuser38, the cores' rate and the pageable copies of a prompt's passes (offload entry of 2026-12-03).
 OFFLOAD_FIT_GRID: dict[str, tuple[float, ...]] = {
     # held at 0.95: at 0.9 (the in-sample argmin with the cores' rate, 0.4401 against 0.4461) ik_llama.cpp's CPU-only
     # group leaves its target (14.8% / 25.7% -> 17.9% / 28.7%) for the four desktop rows of the experts-in-RAM group
     # (13.3% / 39.4% -> 10.4% / 33.9%), two of them run at DDR5-2000
     "ddr_bandwidth_efficiency": (0.95,),
-    "cpu_weight_read_ceiling_gb_per_s": (250.0, 300.0, 350.0),
+    # held at 300: with gpt-oss's rows sized as the MXFP4_MOE GGUF they ran (ggufq entry: its attention Q8_0 on the GPU,
+    # read faster than the checkpoint's BF16), the argmin moved to 250 with 20 for the cores (score 0.4516), which takes
+    # ik_llama.cpp's CPU-only group off its target (14.6% / 23.0% -> 18.5% / 30.2%) and DeepSeek's and ktransformers'
+    # rows 5-6 points further for the experts-in-RAM group's two rows at DDR5-2000 (XMP off); at 300 the cores' rate
+    # goes from 24 (fitted on the BF16 sizing) to 20 (0.4570 -> 0.4535)
+    "cpu_weight_read_ceiling_gb_per_s": (300.0,),
     "cpu_expert_call_overhead_s": (5e-6, 10e-6, 15e-6),
     "cpu_attention_gflops_per_s": (80.0, 90.0, 100.0),
     "cpu_core_gparams_per_s": (12.0, 16.0, 20.0, 24.0, 28.0, 32.0, 1e6),

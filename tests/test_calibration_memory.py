@@ -80,23 +80,29 @@ PINNED: dict[str, tuple[float, float]] = {
     "training-throughput torchtune rtx-a6000-48gb (full, tokens/s/GPU)": (0.3441, 0.3441),
     "training-throughput torchtune rtx-a6000-48gb (lora, tokens/s/GPU)": (0.4694, 0.4694),
     # two sockets read slower than one (2026-12-02 entry): the plan counts one socket's memory and says to bind to one
-    "offload-decode ik_llama.cpp (cpu-only, 2 sockets)": (0.3654, 0.7934),
+    "offload-decode ik_llama.cpp (cpu-only, 2 sockets)": (0.3295, 0.7758),
     # one socket's short-context rows: five, whose p90 is the AVX2 Threadripper PRO 5975WX's Llama-3.1-8B Q4_0 (+51%:
     # 73 GB/s of its 205 at an empty context, its dot products rather than its memory binding, cause not modelled)
-    "offload-decode llama.cpp (cpu-only)": (0.0543, 0.5142),
+    "offload-decode llama.cpp (cpu-only)": (0.0545, 0.5142),
     # the CPU's attention at long context (2026-12-02 third entry) is fitted to mainline llama.cpp with flash attention:
-    # gpt-oss-120b's row (-48%) runs it faster than the GQA models; ik_llama.cpp's kernels are 2.8-11 times as fast,
-    # flash attention off about twice, DeepSeek before llama.cpp's MLA computed a quarter of the FLOPs a cached token
-    "offload-decode llama.cpp (cpu-only, long context)": (0.1440, 0.4790),
-    "offload-decode llama.cpp (cpu-only, long context, fa off)": (0.4303, 0.4303),
-    "offload-decode llama.cpp (cpu-only, DeepSeek before llama.cpp's MLA)": (0.2064, 0.2219),
-    "offload-decode ik_llama.cpp (cpu-only, long context)": (0.3510, 0.6817),
+    # ik_llama.cpp's kernels are 2.8-11 times as fast, flash attention off about twice, DeepSeek before llama.cpp's MLA
+    # computed a quarter of the FLOPs a cached token. newuser38 item 5: gpt-oss's rows sized as the MXFP4_MOE GGUF they
+    # ran (attention Q8_0, not the checkpoint's BF16) brought mainline's long-context group to its target (0.1440 /
+    # 0.4790 before: gpt-oss-120b's row -48%, now -39%) and ik_llama.cpp's closer (0.3510 / 0.6817); llama.cpp's F32
+    # routers, read whole every token (sized at the file's type before), moved DeepSeek's rows away (0.2064 / 0.2219)
+    "offload-decode llama.cpp (cpu-only, long context, fa off)": (0.4322, 0.4322),
+    "offload-decode llama.cpp (cpu-only, DeepSeek before llama.cpp's MLA)": (0.2125, 0.2267),
+    "offload-decode ik_llama.cpp (cpu-only, long context)": (0.3173, 0.6826),
     # prompt passes copying gpt-oss-120b's experts from pinned memory (--no-mmap), two rows of one 12600K box, not fitted
     # (pcie_efficiency is a measured copy rate): its 5,501-token server prompt at -ub 2048 ran at 191.7 tokens/s, +268%
     # (52 GB of pinned buffers asked of a 64 GB machine at DDR5-2000; a failed cudaMallocHost falls back to pageable
     # memory unlogged), its pp512 at DDR5-6000 at 429.9, -46% (gpt-oss routes a 512-token pass to fewer experts than
-    # uniform routing does, and llama.cpp copies only those: ik_llama.cpp PR #698 measured 1.3-1.7x) (2026-12-04 entry)
-    "offload-prefill llama.cpp (experts-cpu, no-mmap)": (1.5693, 2.6774),
+    # uniform routing does, and llama.cpp copies only those: ik_llama.cpp PR #698 measured 1.3-1.7x) (offload entry of 2026-12-03)
+    "offload-prefill llama.cpp (experts-cpu, no-mmap)": (1.5677, 2.6736),
+    # gpt-oss-120b's experts in RAM beside a GPU: an i5-12600K at DDR5-6000 +3%, an i9-14900K +10%, the 12600K's two runs
+    # at DDR5-2000 (XMP off) +31% and +48%: its memory then ran below 0.95 of its rate (the cores' rate refitted at 20
+    # with the GGUF's Q8_0 attention, offload entry of 2026-12-03 and its ggufq note)
+    "offload-decode llama.cpp (experts-cpu)": (0.2028, 0.4832),
 }
 
 #: Tolerance on a pinned figure (rounding of the report's four decimals).

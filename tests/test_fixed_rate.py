@@ -62,7 +62,7 @@ def test_a_rate_beyond_the_machine_is_refused_at_its_field(tmp_path: Path, capsy
         f"{path}:14:28: deployments[0].inference.requests_per_second: 5 req/s x 300 output tokens need 1,500.0"
     )
     assert (
-        "makes at most 38.56 with 64 llama.cpp server slot(s) (the best count that fits its memory, more KV cache leaving "
+        "makes at most 38.53 with 64 llama.cpp server slot(s) (the best count that fits its memory, more KV cache leaving "
         "less of it to the weights; a KV cache of 70,400 tokens for requests of 1,100;" in said
     )
     with pytest.raises(SystemExit) as exited:

@@ -14,7 +14,7 @@ from generator import catalog
 from generator.errors import UnknownIdError
 from tests.helpers import VALID, call_cli, run_estimate
 
-NO_GPU = "; no GPU of that model is in the catalog (41 GPUs: `specgen catalog gpus` lists them)"
+NO_GPU = "; no GPU of that model is in the catalog (48 GPUs: `specgen catalog gpus` lists them)"
 NO_PLATFORM = "; no platform of that model is in the catalog (86 platforms: `specgen catalog platforms` lists them)"
 
 
@@ -47,13 +47,13 @@ PRO_6000 = ("rtx-pro-6000-blackwell-96gb", "rtx-pro-6000-max-q-96gb", "rtx-pro-6
         pytest.param(
             "rtx",
             _mean(
+                "rtx-3060-12gb",
                 "rtx-3090-24gb",
                 "rtx-3090-ti-24gb",
-                "rtx-4090-24gb",
-                "rtx-5090-32gb",
-                "rtx-6000-ada-48gb",
-                "rtx-a4000-16gb",
-                more=5,
+                "rtx-4060-ti-16gb",
+                "rtx-4070-12gb",
+                "rtx-4070-ti-super-16gb",
+                more=12,
             ),
             id="rtx-many",
         ),
@@ -79,7 +79,10 @@ PRO_6000 = ("rtx-pro-6000-blackwell-96gb", "rtx-pro-6000-max-q-96gb", "rtx-pro-6
         pytest.param("h1000", _mean("h100-pcie-80gb", "h100-sxm5-80gb", "h100-nvl-94gb"), id="doubled"),
         # another product: a digit changed, a letter added, is not a slip
         pytest.param("mi355x", NO_GPU, id="mi355x-is-no-mi325x"),
-        pytest.param("rtx-4080-16gb", NO_GPU, id="rtx-4080"),
+        pytest.param("rtx-4080-16gb", NO_GPU, id="rtx-4080"),  # the RTX 4080 SUPER is another card
+        pytest.param("rtx-4070-super-12gb", NO_GPU, id="rtx-4070-super-is-no-4070"),
+        pytest.param("rtx-4080-super", _mean("rtx-4080-super-16gb"), id="rtx-4080-super"),
+        pytest.param("4070-ti-super", _mean("rtx-4070-ti-super-16gb"), id="rtx-4070-ti-super-by-its-words"),
         pytest.param("rtx-3080-10gb", NO_GPU, id="rtx-3080"),
         pytest.param("rtx-4090d", NO_GPU, id="rtx-4090d"),
         pytest.param("rtx-a4500-20gb", NO_GPU, id="rtx-a4500"),

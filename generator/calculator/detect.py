@@ -39,6 +39,9 @@ _FORM_WORDS = {"pcie", "nvl", "max", "q"}
 #: Architecture words of GPU names: a bare model number ('6000') names a different card in each generation (Quadro RTX
 #: 6000 is Turing, RTX 6000 Ada Generation, RTX PRO 6000 Blackwell), so it matches only beside the catalog's word.
 _GENERATION_WORDS = {"volta", "turing", "ampere", "ada", "hopper", "blackwell"}
+#: Words that make another card of one model number: an RTX 4070 SUPER or 4070 Ti is no RTX 4070 (56 or 60 SMs against
+#: 46, the same 12 GB), an RTX 4080 no RTX 4080 SUPER; a reading and a catalog name must have the same of them.
+_VARIANT_WORDS = {"ti", "super", "d"}
 #: MiB in a GB (10^9 bytes).
 GB_MIB = 1000**3 / 2**20
 #: GDDR memory with ECC on holds the check bits in the memory itself: "the available DRAM is reduced by 6.25%"
@@ -182,6 +185,8 @@ def match_gpu(reading: GpuReading) -> tuple[str | None, str]:
             continue
         generation_missing = all(w.isdigit() for w in numbers) and (words & _GENERATION_WORDS) - seen
         if generation_missing or (_form(seen) and _form(words) and _form(seen) != _form(words)):
+            continue
+        if (words ^ seen) & _VARIANT_WORDS:  # another card of the model number (a 4070 SUPER read, a 4070 listed)
             continue
         if not memory_fits(gpu, reading.memory_mib):
             refused.append(

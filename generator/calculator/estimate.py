@@ -27,7 +27,7 @@ from generator.sizing.engine_runtime import ENGINE_NAMES, batch_limits, default_
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
 from generator.sizing.kv_cache import token_bytes_per_gpu
 from generator.sizing.loadability import dense_format_problem, format_problems, loadability_problems
-from generator.sizing.loaded_weights import loaded_format
+from generator.sizing.loaded_weights import llama_cpp_format, loaded_format
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import (
     accelerator_for,
@@ -511,6 +511,13 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         if problems:
             # the layout options do not split this model (heads, experts, quantization blocks): an invalid value, exit 1
             raise InputError(f"{model.id} in {fmt.name} at TP {par.tp} / EP {par.ep} will not load: {'; '.join(problems)}")
+    if req.fixed is not None and (gguf := llama_cpp_format(fmt)) is not fmt:
+        # a machine of yours is planned for llama.cpp, which runs the checkpoint's GGUF (newuser38 item 5: gpt-oss-120b
+        # was sized at its 60.77 GiB checkpoint where llama.cpp's file holds 59.02)
+        from generator.calculator.offload_report import llama_cpp_file_note
+
+        notes.append(llama_cpp_file_note(arch, fmt, gguf))
+        fmt = gguf
     nvlink = gpu is not None and nvlink_replica(gpu.interconnect_kind, gpu.nvlink_domain_gpus, par)
     memory_bytes = gpu.memory_bytes if gpu else None
     # as the engine holds the weights on that GPU (Marlin's MXFP4 padding); a machine of yours runs llama.cpp's file
@@ -894,8 +901,10 @@ def _fixed_machine(
     spec = req.fixed
     assert spec is not None
     machine, _gpu, basis = build_machine(spec)
-    allowed = (weight_format(p) for p in req.allowed_precisions if p != fmt.name)
-    formats = [fmt, *allowed]
+    formats = [fmt]
+    for name in req.allowed_precisions:  # each as llama.cpp holds it, once
+        allowed = llama_cpp_format(weight_format(name))
+        formats += [allowed] if all(allowed.name != f.name for f in formats) else []
     prompt, output = _sequence_tokens(req)
 
     def place(on: Machine) -> OffloadPlan:

@@ -19,6 +19,7 @@ from generator.calculator.model_limits import DIMENSION_BOUNDS
 from generator.errors import ArchitectureError, InputError, Location
 from generator.input_files import inside_root, short
 from generator.sizing.file_weights import group_tensor_bytes
+from generator.sizing.gguf_mixture import FTYPE_DEFAULTS
 
 if TYPE_CHECKING:
     from generator.calculator.model_source import ResolvedModel
@@ -37,18 +38,13 @@ MODEL_TYPES = {
     "gpt-oss": "gpt_oss",
     "deepseek2": "deepseek_v2",  # deepseek_v3 where the router is a sigmoid (gguf_deepseek2)
 }
-#: llama.cpp file types (``general.file_type``) that are specgen weight formats of the same name.
+#: llama.cpp file types (``general.file_type``) that are specgen weight formats: the float types, and every GGUF file
+#: type specgen sizes, by its name in lower case (``MOSTLY_IQ1_S``: ``iq1_s``, ``MOSTLY_MXFP4_MOE``: ``mxfp4_moe``).
 FILE_TYPES = {
     "ALL_F32": "fp32",
     "MOSTLY_F16": "fp16",
     "MOSTLY_BF16": "bf16",
-    "MOSTLY_Q8_0": "q8_0",
-    "MOSTLY_Q6_K": "q6_k",
-    "MOSTLY_Q5_K_M": "q5_k_m",
-    "MOSTLY_Q4_K_M": "q4_k_m",
-    "MOSTLY_Q4_0": "q4_0",
-    "MOSTLY_Q3_K_M": "q3_k_m",
-    "MOSTLY_Q2_K": "q2_k",
+    **{f"MOSTLY_{ftype}": ftype.lower() for ftype in FTYPE_DEFAULTS},
 }
 #: Architectures whose sliding-window layers llama.cpp places itself (the GGUF holds only the window): every
 #: ``n``-th layer full, the others sliding (``hparams.set_swa_pattern(n)``: layer ``il`` slides when

@@ -48,13 +48,43 @@ def fixed_file(arch: Architecture) -> bool:
 
 
 def offload_unblock(arch: Architecture, formats: Sequence[WeightFormat]) -> str:
-    """What would let a model that cannot be placed run: a GGUF precision below every one of ``formats`` where one exists."""
+    """What would let a model that cannot be placed run: a GGUF precision below every one of ``formats`` where one exists.
+
+    Not for a model every GGUF of which keeps its routed experts MXFP4 (gpt-oss): a lower type re-quantizes only the
+    rest, a few percent of the bytes (newuser38 item 5: "q3_k_m stores the mxfp4 weights in 0.96x the bytes" was the
+    first lever offered for a 2 GiB shortfall of gpt-oss-120b, whose q2_k file is 0.75 GiB smaller); that saving is
+    said instead, for the user to weigh against what is missing.
+    """
     steps = lower_precisions(arch, formats, GGUF_STEP_DOWNS)
     if not steps:
         return f"to unblock: {_UNBLOCK_REST}"
+    if keeps_mxfp4_experts(arch):
+        tried = min(formats, key=lambda f: size_weights(arch, f).total_bytes)
+        sizes = size_weights(arch, tried)
+        smallest = min(steps, key=lambda s: s.weight_ratio)
+        saved = sizes.total_bytes * (1 - smallest.weight_ratio)
+        return (
+            f"to unblock: {_UNBLOCK_REST} (a lower GGUF type is no lever here: every GGUF of it keeps the MXFP4 routed "
+            f"experts, {sizes.expert_bytes / sizes.total_bytes:.0%} of the {tried.name} weights, and {smallest.name}, "
+            f"the smallest, re-quantizes the rest into {_gib(saved):.2f} GiB less)"
+        )
     pick = next((s for s in steps if s.name == "q4_k_m"), steps[0])  # llama.cpp's common default, else the next step down
     lower = "a smaller .gguf file of the model" if fixed_file(arch) else "allow a lower precision"
     return f"to unblock: {lower} (e.g. {step_down_phrase(arch, formats, [pick])}), {_UNBLOCK_REST}"
+
+
+def keeps_mxfp4_experts(arch: Architecture) -> bool:
+    """Whether the model is an MXFP4 checkpoint, whose routed experts every GGUF type keeps MXFP4 (gpt-oss)."""
+    return arch.quantization is not None and arch.quantization.precision == "mxfp4"
+
+
+def llama_cpp_file_note(arch: Architecture, checkpoint: WeightFormat, gguf: WeightFormat) -> str:
+    """That the plan sizes llama.cpp's GGUF of the checkpoint (:func:`~generator.sizing.loaded_weights.llama_cpp_format`)."""
+    ours, theirs = size_weights(arch, gguf).total_bytes, size_weights(arch, checkpoint).total_bytes
+    return (
+        f"llama.cpp runs the {checkpoint.name} checkpoint as its GGUF, {gguf.name} (the routed experts MXFP4 as stored, "
+        f"every other matrix Q8_0): {_gib(ours)} GiB of weights, where the checkpoint vLLM loads holds {_gib(theirs)}"
+    )
 
 
 def alternatives(arch: Architecture | None = None) -> tuple[Any, ...]:
@@ -182,7 +212,10 @@ def runtime_settings(
     on_gpu = p.layers_on_gpu
     numa = llama_cpp_numa(p, spans_nodes, wider)
     options = llama_cpp_options(p, machine.gpus, kv_precision, numa, streams, plan.ubatch_tokens)
-    fmt = WEIGHT_FORMATS.get(p.precision)  # None: a GGUF file's own tensor types (gguf-iq2_m, ...)
+    # None: a GGUF file's own tensor types (gguf-q4_k_s, ...); llama.cpp's GGUF of an MXFP4 checkpoint is planned, but
+    # vLLM, Accelerate and DeepSpeed load the checkpoint itself
+    checkpoint = "mxfp4" if p.precision == "mxfp4_moe" and not fixed_file(arch) else p.precision
+    fmt = WEIGHT_FORMATS.get(checkpoint)
     accelerate: dict[str, Any]
     deepspeed: dict[str, Any]
     if fmt is None or fmt.gguf is not None:
@@ -194,7 +227,9 @@ def runtime_settings(
         deepspeed = {"note": f"{dequantized}: use llama.cpp, or a bf16 checkpoint with DeepSpeed ZeRO-Inference"}
     else:
         max_memory = {str(g): f"{_gib(b.weights + b.kv_cache)}GiB" for g, b in enumerate(p.per_gpu)}
-        max_memory["cpu"] = f"{_gib(p.cpu_bytes + p.kv_cpu_bytes)}GiB"
+        # the checkpoint's bytes beyond the GGUF placed (an MXFP4 checkpoint's BF16 attention) in CPU memory too
+        beyond = size_weights(arch, fmt).total_bytes - p.file_bytes if checkpoint != p.precision else 0
+        max_memory["cpu"] = f"{_gib(p.cpu_bytes + p.kv_cpu_bytes + max(0, beyond))}GiB"
         accelerate = {"device_map": "auto", "max_memory": max_memory}
         if p.disk_bytes:
             accelerate["offload_folder"] = "/var/lib/specgen/offload"
@@ -207,7 +242,7 @@ def runtime_settings(
         "llama.cpp": shlex.join(llama_cpp_args(options)),
         "llama.cpp_options": options,
         "accelerate": accelerate,
-        "vllm": _vllm_offload(arch, p, machine, consts, gpu_name, batched_tokens, kv_precision),
+        "vllm": _vllm_offload(arch, p, machine, consts, gpu_name, batched_tokens, kv_precision, fmt),
         "deepspeed_zero_inference": deepspeed,
         "layers": {"total": n, "on_gpu": on_gpu, "cpu": p.layer_devices.count("cpu"), "disk": p.layer_devices.count("disk")},
     }
@@ -283,8 +318,9 @@ def _vllm_offload(
     gpu_name: str,
     batched_tokens: int | None,
     kv_precision: str,
+    fmt: WeightFormat | None = None,
 ) -> dict[str, Any]:
-    """The placement as vLLM settings, or why vLLM cannot serve it.
+    """The placement as vLLM settings, or why vLLM cannot serve it (``fmt``: the checkpoint vLLM loads, where not the file).
 
     ``--cpu-offload-gb`` (GiB of weights per GPU kept in CPU memory) is what leaves room on each GPU, within its
     ``--gpu-memory-utilization``, for the profiling reservation and one ``--max-model-len`` request's KV cache of the
@@ -314,7 +350,9 @@ def _vllm_offload(
     reserved = vllm_reservation(arch, par, consts._replace(max_num_seqs=seqs), tokens, nvlink=False).total
     kv = math.ceil((p.kv_gpu_bytes + p.kv_cpu_bytes) * kv_scale / machine.gpus)
     room = consts.gpu_memory_utilization * machine.gpu_memory_bytes - reserved - kv
-    weights = p.file_bytes / machine.gpus  # vLLM loads the file's weights once (llama.cpp loads a tied table twice)
+    # vLLM loads the file's weights once (llama.cpp loads a tied table twice), an MXFP4 checkpoint's as stored
+    held = size_weights(arch, fmt).total_bytes if fmt is not None and fmt.name != p.precision else p.file_bytes
+    weights = held / machine.gpus
     if room <= 0:
         return _noted(
             settings,

@@ -6,7 +6,8 @@ Here a hint names only ids of the model typed:
 
 1. ids that start with what was typed (``h100`` -> ``h100-nvl-94gb``, ``h100-pcie-80gb``, ``h100-sxm5-80gb``), those
    whose first parts are exactly what was typed first;
-2. ids with the typed name's model part (its first part with a digit that is no memory size: ``h100`` in
+2. ids with the typed name's model part and its variant words (``ti``, ``super``: a 4080 SUPER is no 4080; the
+   model part is its first part with a digit that is no memory size: ``h100`` in
    ``nvidia-h100-80gb``, ``4090`` in ``rtx-4090``); where none has it, those with a part it begins (``mi300`` of
    ``mi300x``); where none, those with a slip of it (two neighbouring characters swapped, a character doubled or typed
    once: ``4900``, ``h1000``); most of the typed parts shared first;
@@ -28,6 +29,9 @@ MAX_PREFIXED = 6
 MAX_SAME_MODEL = 3
 #: The most characters of a typed id compared (the longest catalog id has 32).
 _MAX_CHARS = 100
+#: Words that make another product of a model number (``rtx-4080-super`` is no ``rtx-4080``, ``rtx-4070-ti`` no
+#: ``rtx-4070``): an id of the model typed is offered only with the same of them.
+VARIANT_WORDS = frozenset({"ti", "super"})
 #: The ``specgen catalog`` table that lists each kind of id.
 LISTED_BY = {"GPU": "gpus", "platform": "platforms", "CPU": "cpus", "NIC": "nics"}
 
@@ -104,11 +108,12 @@ def _same_model(value: str, model: str, choices: Sequence[str]) -> list[str]:
     Most typed parts shared first, then the closest by difflib.
     """
     typed = _parts(value)
+    variant = set(typed) & VARIANT_WORDS
     for matches in (lambda a, b: a == b, _begins, _slip):
         ranked = []
         for choice in choices:
             parts = _parts(choice)
-            if not any(matches(model, part) for part in parts):
+            if not any(matches(model, part) for part in parts) or set(parts) & VARIANT_WORDS != variant:
                 continue
             shared = sum(any(_similar(t, part) for part in parts) for t in typed)
             ratio = difflib.SequenceMatcher(None, value.lower(), choice.lower()).ratio()

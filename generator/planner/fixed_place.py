@@ -16,6 +16,7 @@ from generator.calculator.model_source import serving_format
 from generator.calculator.offload_report import alternatives, offload_unblock, tokens_per_s_text
 from generator.errors import InfeasibleError, InputError
 from generator.sizing.loadability import format_problems
+from generator.sizing.loaded_weights import llama_cpp_format
 from generator.sizing.offload import MAX_STREAMS, StreamCapacity, plan_offload, stream_capacity
 from generator.sizing.precision import kv_cache_bits, weight_format
 from generator.workload.models import InferenceDeployment
@@ -59,11 +60,12 @@ def place_on_fixed(
     if unserved := format_problems(first, architecture):  # no kernel for it on this GPU, as a bought GPU is ruled out
         field = ("deployments", index, "inference", "precision") if spec.precision else ("hardware", "fixed", "gpu")
         raise InputError(unserved[0], loaded.document.locate(field))
-    formats = [first]
+    formats = [llama_cpp_format(first)]  # the machine runs llama.cpp, an MXFP4 checkpoint as its GGUF (newuser38 item 5)
     for j, name in enumerate(spec.allowed_precisions):  # an alias (fp4 for nvfp4) names a format already listed
         fmt = weight_format(name)
         if unserved := format_problems(fmt, architecture):  # refused as the precision is (fuzz18 item 3)
             raise InputError(unserved[0], loaded.document.locate(("deployments", index, "inference", "allowed_precisions", j)))
+        fmt = llama_cpp_format(fmt)
         formats += [fmt] if all(fmt.name != f.name for f in formats) else []
     try:
         return plan_offload(

@@ -84,7 +84,7 @@ class Constants(NamedTuple):
     cpu_weight_read_ceiling_gb_per_s: float = 300.0
     cpu_expert_call_overhead_s: float = 10e-6
     cpu_attention_gflops_per_s: float = 90.0
-    cpu_core_gparams_per_s: float = 24.0
+    cpu_core_gparams_per_s: float = 20.0
     pcie_efficiency: float = 0.8
     offload_pageable_copy_efficiency: float = 0.6
     nvme_efficiency: float = 0.8
@@ -432,12 +432,13 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "threads run on (Machine.cpu_cores: a hybrid Intel's P-cores, else its physical cores, one thread a core; "
         "SMT siblings and E-cores count nothing, as llama.cpp's default threads leave them idle).",
         "fitted with the other CPU constants across the offload groups at once (benchmarks/calibration_report.py "
-        "--fit-offload; benchmarks/CALIBRATION.md, 2026-12-04 entry): 24, set by llama.cpp's decode of gpt-oss-120b's "
-        "experts in RAM on an i5-12600K's 6 P-cores (23.85 tokens/s at DDR5-6000, "
+        "--fit-offload; benchmarks/CALIBRATION.md, offload entry of 2026-12-03 and its ggufq note): 20, set by "
+        "llama.cpp's decode of gpt-oss-120b's experts in RAM on an i5-12600K's 6 P-cores (23.85 tokens/s at DDR5-6000, "
         "https://github.com/carteakey/carteakey.dev/blob/0f6a50ab271526bdef351a6625c892696d7430bb/src/posts/"
         "2025-09-21-optimizing-gpt-oss-120b-local-inference.md) and an i9-14900K's 8 (25.62, "
-        "https://www.reddit.com/r/LocalLLaMA/comments/1mke7ef/120b_runs_awesome_on_just_8gb_vram); every CPU-only row of "
-        "12 cores or more reads at its memory's rate below it (its groups' figures unchanged from 12 up). A lower rate "
+        "https://www.reddit.com/r/LocalLLaMA/comments/1mke7ef/120b_runs_awesome_on_just_8gb_vram), with the GGUF's Q8_0 "
+        "attention on the GPU (24 with the checkpoint's BF16 sizing); the CPU-only rows of 12 cores or more read at "
+        "their memory's rate but for ik_llama.cpp's two-socket and Threadripper rows. A lower rate "
         "was not fitted: the 12600K's 9.7 tokens/s that read as a 6-core limit (newuser38 item 2) ran at DDR5-2000, as "
         "its author found later (the post's changelog, 2026-02-15)",
     ),
@@ -447,7 +448,7 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "default, and specgen's command where layers are read from NVMe). With --no-mmap the weights are loaded into "
         "pinned CUDA_Host buffers and copy at the pinned rate.",
         "fitted across the offload groups at once (benchmarks/calibration_report.py --fit-offload; "
-        "benchmarks/CALIBRATION.md, 2026-12-04 entry): 0.6 over llama.cpp's and ik_llama.cpp's memory-mapped prompt "
+        "benchmarks/CALIBRATION.md, offload entry of 2026-12-03): 0.6 over llama.cpp's and ik_llama.cpp's memory-mapped prompt "
         "passes of gpt-oss-120b on an RTX 3090, 4080, 4070 and 5090 (10 rows, tests/data/calibration.json "
         "offload_prefill); CUDA copies pageable memory through pinned staging buffers, a CPU memcpy each",
     ),

@@ -156,7 +156,7 @@ def dense_format_problem(fmt: WeightFormat, arch: Architecture) -> str | None:
     vLLM's and SGLang's MXFP4 method quantizes the fused MoE layers (gpt-oss), and llama.cpp's quantize type is
     MXFP4_MOE: a dense model's linear layers stay 16-bit, so the 4-bit sizes are not what runs (newuser20 item 7).
     """
-    if fmt.name == "mxfp4" and not arch.is_moe:
+    if fmt.name in ("mxfp4", "mxfp4_moe") and not arch.is_moe:
         return (
             "MXFP4 holds a mixture of experts' routed experts only (vLLM, SGLang, llama.cpp's MXFP4_MOE); a dense model has none"
         )

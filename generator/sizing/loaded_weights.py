@@ -8,11 +8,16 @@ allocates the experts, and keeps the padding after repacking
 gpt-oss-120b (hidden and expert width 2,880) then holds 65.90 GiB on one GPU where its checkpoint is 60.77; vLLM
 logged 65.97 (benchmarks/CALIBRATION.md, vllm_weights). On Hopper the newest Triton path loads about the
 checkpoint (61.29 logged); Blackwell's FlashInfer paddings have no log to check them against, so they are left out.
+
+llama.cpp runs no safetensors checkpoint: it runs the GGUF its converter writes. Of an MXFP4 checkpoint that is the
+MXFP4_MOE file type, the routed experts MXFP4 as stored and every other matrix (attention, embeddings, output) Q8_0
+where the checkpoint holds them in BF16: ggml-org/gpt-oss-120b-GGUF's file is 63,387,346,208 bytes, 59.02 GiB of
+tensors in llama-bench, where the checkpoint is 60.77 GiB (newuser38 item 5).
 """
 
 from __future__ import annotations
 
-from generator.sizing.precision import WeightFormat
+from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat
 
 #: GPU architectures (catalog names) on which vLLM runs MXFP4 experts through Marlin.
 MARLIN_MXFP4_ARCHITECTURES = frozenset({"ampere", "ada-lovelace"})
@@ -25,3 +30,8 @@ def loaded_format(fmt: WeightFormat, gpu_architecture: str, engine: str) -> Weig
     if engine == "vllm" and fmt.name == "mxfp4" and gpu_architecture in MARLIN_MXFP4_ARCHITECTURES:
         return fmt._replace(expert_padding=MARLIN_MXFP4_EXPERT_PADDING)
     return fmt
+
+
+def llama_cpp_format(fmt: WeightFormat) -> WeightFormat:
+    """``fmt`` as llama.cpp holds it: an MXFP4 checkpoint as its MXFP4_MOE GGUF; any other format as it is."""
+    return WEIGHT_FORMATS["mxfp4_moe"] if fmt.name == "mxfp4" else fmt

@@ -24,11 +24,8 @@ dense tensor rate of that precision when it has one; weight-only formats (GPTQ/A
 vLLM runs gpt-oss, GGUF) dequantize to bf16 and run at the bf16 rate. A GPU without the format's
 rate (NVFP4 on Hopper: Marlin W4A16; FP8 on Ampere: W8A16) falls back to its bf16 rate.
 - FP8 block (DeepSeek-V3): one fp32 scale per 128x128 block (``weight_block_size``).
-- GGUF: block sizes from ggml (``ggml-common.h``): Q8_0 34 B/32, Q4_0 18 B/32,
-  Q2_K 84 B/256, Q3_K 110 B/256, Q4_K 144 B/256, Q5_K 176 B/256, Q6_K 210 B/256;
-  the K-quant "_M" mixtures follow llama.cpp's ``llama_tensor_get_type`` (attn_v and ffn_down
-  get more bits in the first and last eighth of layers and every third layer between;
-  ``output.weight`` is Q6_K); 1-D tensors stay F32.
+- GGUF: ggml's block sizes and llama.cpp's type of each tensor per file type (K-quants, i-quants, MXFP4_MOE), in
+  :mod:`generator.sizing.gguf_mixture`; 1-D tensors stay F32.
 """
 
 from __future__ import annotations
@@ -38,33 +35,19 @@ from fractions import Fraction
 
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
+from generator.sizing import gguf_mixture
 from generator.sizing.architecture import ATTENTION, EXPERT, ROUTER, Linear
+from generator.sizing.gguf_mixture import (
+    NO_MODEL_FACTS,
+    GgufModel,
+    gguf_base,
+    output_type,
+    tensor_type,
+    token_embd_type,
+)
 
-#: Bits per element of the GGUF block types (bytes per block * 8 / weights per block).
-GGUF_TYPE_BITS: dict[str, Fraction] = {
-    "F32": Fraction(32),
-    "F16": Fraction(16),
-    "Q8_0": Fraction(34 * 8, 32),
-    "Q6_K": Fraction(210 * 8, 256),
-    "Q5_K": Fraction(176 * 8, 256),
-    "Q4_K": Fraction(144 * 8, 256),
-    "Q4_0": Fraction(18 * 8, 32),
-    "Q3_K": Fraction(110 * 8, 256),
-    "Q2_K": Fraction(84 * 8, 256),
-    "Q5_0": Fraction(22 * 8, 32),
-    "Q5_1": Fraction(24 * 8, 32),
-    "IQ4_NL": Fraction(18 * 8, 32),
-}
-#: K-quant blocks span 256 weights of a row: a row of another length takes llama.cpp's fallback type instead
-#: (``llama_tensor_get_type``, "convert_incompatible_tensor":
-#: https://github.com/ggml-org/llama.cpp/blob/master/src/llama-quant.cpp).
-K_QUANT_ROW = 256
-K_QUANT_FALLBACK = {"Q2_K": "IQ4_NL", "Q3_K": "IQ4_NL", "Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0"}
-
-
-def gguf_row_type(block_type: str, row: int) -> str:
-    """The GGUF type a tensor of rows ``row`` weights long is stored in when ``block_type`` is wanted."""
-    return K_QUANT_FALLBACK.get(block_type, block_type) if row % K_QUANT_ROW else block_type
+#: Bits per weight of each ggml block type (:mod:`generator.sizing.gguf_mixture`'s, read from here as well).
+GGUF_TYPE_BITS = gguf_mixture.GGUF_TYPE_BITS
 
 
 class WeightFormat(NamedTuple):
@@ -107,10 +90,10 @@ class WeightFormat(NamedTuple):
         """Whether linear weights are stored below 16 bit."""
         return self.bits < 16
 
-    def linear_bits(self, linear: Linear, layer_index: int, n_layers: int) -> Fraction:
-        """Effective bits per weight of one matrix, metadata included."""
+    def linear_bits(self, linear: Linear, layer_index: int, n_layers: int, model: GgufModel = NO_MODEL_FACTS) -> Fraction:
+        """Effective bits per weight of one matrix, metadata included (``model``: what a GGUF type reads of the model)."""
         if self.gguf:
-            return GGUF_TYPE_BITS[gguf_row_type(_gguf_type(self.gguf, linear, layer_index, n_layers), linear.in_features)]
+            return GGUF_TYPE_BITS[tensor_type(self.gguf, linear, layer_index, n_layers, model)]
         if not self.is_quantized:
             return self.bits
         if linear.group == ROUTER:
@@ -130,13 +113,13 @@ class WeightFormat(NamedTuple):
         if self.gguf and tied:  # llama.cpp quantizes a tied token_embd as the output tensor it also is
             return self.lm_head_bits(hidden)
         if self.gguf:
-            return GGUF_TYPE_BITS[gguf_row_type("Q8_0" if self.gguf == "Q8_0" else _gguf_base(self.gguf), hidden)]
+            return GGUF_TYPE_BITS[token_embd_type(self.gguf, hidden)]
         return Fraction(self.high_bits)  # GPTQ/AWQ, bitsandbytes, FP8 and MXFP4 checkpoints keep embeddings unquantized
 
     def lm_head_bits(self, hidden: int) -> Fraction:
         """Bits per weight of the output projection (rows of ``hidden``)."""
         if self.gguf:
-            return GGUF_TYPE_BITS[gguf_row_type("Q8_0" if self.gguf == "Q8_0" else "Q6_K", hidden)]
+            return GGUF_TYPE_BITS[output_type(self.gguf, hidden)]
         return self.embedding_bits(hidden)
 
     def other_bits(self) -> Fraction:
@@ -144,41 +127,9 @@ class WeightFormat(NamedTuple):
         return Fraction(self.high_bits)
 
 
-def _gguf_base(mixture: str) -> str:
-    return {"Q4_K_M": "Q4_K", "Q5_K_M": "Q5_K", "Q3_K_M": "Q3_K", "Q2_K": "Q2_K", "Q4_0": "Q4_0", "Q6_K": "Q6_K"}[mixture]
-
-
-def _use_more_bits(i: int, n: int) -> bool:
-    """llama.cpp's ``use_more_bits``: first and last eighth of layers, and every third between."""
-    return i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
-
-
-def _gguf_type(mixture: str, linear: Linear, i: int, n: int) -> str:
-    if mixture in ("Q8_0", "Q6_K", "Q4_0"):
-        return mixture
-    is_v = linear.name in ("v_proj",)
-    is_down = linear.name.endswith("down_proj")
-    if mixture in ("Q4_K_M", "Q5_K_M"):
-        if (is_v or is_down) and _use_more_bits(i, n):
-            return "Q6_K"
-        return _gguf_base(mixture)
-    if mixture == "Q3_K_M":
-        if is_v:
-            return "Q5_K" if i < 2 else "Q4_K"
-        if is_down:
-            return "Q5_K" if i < n // 16 else "Q4_K"  # Q3_K only on Falcon (llama.cpp llama_tensor_get_type)
-        if linear.name == "o_proj":
-            return "Q4_K"
-        return "Q3_K"
-    if mixture == "Q2_K":
-        return "Q3_K" if (is_v or is_down) else "Q2_K"
-    raise KeyError(mixture)
-
-
-def _gguf(name: str, mixture: str, text: str) -> WeightFormat:
-    return WeightFormat(
-        name, text, GGUF_TYPE_BITS[_gguf_base(mixture) if mixture != "Q8_0" else "Q8_0"], gguf=mixture, high_bits=32
-    )
+def _gguf(name: str, ftype: str, text: str) -> WeightFormat:
+    """A GGUF file type (llama-quantize's), its bits those of its default tensor type."""
+    return WeightFormat(name, text, GGUF_TYPE_BITS[gguf_base(ftype)], gguf=ftype, high_bits=32)
 
 
 #: Every weight format specgen knows, by the name users write.
@@ -250,6 +201,21 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
         _gguf("q4_0", "Q4_0", "GGUF Q4_0"),
         _gguf("q3_k_m", "Q3_K_M", "GGUF Q3_K_M mixture"),
         _gguf("q2_k", "Q2_K", "GGUF Q2_K mixture"),
+        # llama.cpp's i-quants (importance-matrix quants), most bits first
+        _gguf("iq4_nl", "IQ4_NL", "GGUF IQ4_NL mixture (4.5-bit non-linear blocks of 32)"),
+        _gguf("iq4_xs", "IQ4_XS", "GGUF IQ4_XS mixture (4.25 bits)"),
+        _gguf("iq3_m", "IQ3_M", "GGUF IQ3_M mixture (IQ3_S, attn_v and attn_output Q4_K)"),
+        _gguf("iq3_s", "IQ3_S", "GGUF IQ3_S mixture (3.4375 bits)"),
+        _gguf("iq3_xs", "IQ3_XS", "GGUF IQ3_XS mixture (IQ3_S with IQ3_XXS in the middle layers)"),
+        _gguf("iq3_xxs", "IQ3_XXS", "GGUF IQ3_XXS mixture (3.0625 bits)"),
+        _gguf("iq2_m", "IQ2_M", "GGUF IQ2_M mixture (IQ2_S, 2.5625 bits)"),
+        _gguf("iq2_s", "IQ2_S", "GGUF IQ2_S mixture (IQ2_XS with IQ3_S ffn_down in the first eighth)"),
+        _gguf("iq2_xs", "IQ2_XS", "GGUF IQ2_XS mixture (2.3125 bits)"),
+        _gguf("iq2_xxs", "IQ2_XXS", "GGUF IQ2_XXS mixture (2.0625 bits)"),
+        _gguf("iq1_m", "IQ1_M", "GGUF IQ1_M mixture (1.75 bits)"),
+        _gguf("iq1_s", "IQ1_S", "GGUF IQ1_S mixture (1.5625 bits)"),
+        # llama.cpp's gpt-oss file: routed experts MXFP4, every other matrix Q8_0
+        _gguf("mxfp4_moe", "MXFP4_MOE", "GGUF MXFP4_MOE: MXFP4 routed experts, Q8_0 other matrices"),
     )
 }
 

@@ -16,6 +16,7 @@ from fractions import Fraction
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import ATTENTION, EXPERT, ROUTER, Architecture, Layer, Linear
 from generator.sizing.file_weights import FileWeights
+from generator.sizing.gguf_mixture import GGUF_TYPE_BITS, NO_MODEL_FACTS, gguf_model
 from generator.sizing.memo import memoized
 from generator.sizing.precision import WeightFormat, same_storage
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 _REPLICATED = {"q_a_proj", "kv_a_proj_with_mqa"}
 #: GGUF ``MXFP4``: 32 E2M1 weights and one E8M0 scale in 17 bytes (ggml-common.h ``block_mxfp4``), as OCP MXFP4.
-MXFP4_GGUF_BITS = Fraction(17 * 8, 32)
+MXFP4_GGUF_BITS = GGUF_TYPE_BITS["MXFP4"]
 
 
 class Parallelism(NamedTuple):
@@ -135,7 +136,7 @@ def _linear_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, linear: Li
             fmt = fmt._replace(scale_bits=fmt.scale_bits - fmt.zero_bits, zero_bits=Fraction(0))
         if quant.block is not None and fmt.block:  # its own weight_block_size (fuzz25 L1: [1, 1] was sized as 128 x 128)
             fmt = fmt._replace(block=quant.block)
-    return fmt.linear_bits(linear, layer.number, arch.num_layers)
+    return fmt.linear_bits(linear, layer.number, arch.num_layers, gguf_model(arch) if fmt.gguf else NO_MODEL_FACTS)
 
 
 def replicated_on_every_rank(linear: Linear) -> bool:
