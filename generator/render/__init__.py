@@ -19,6 +19,7 @@ from generator.render.karpenter_aws import with_karpenter_findings
 from generator.render.kubernetes import cluster_name, gpu_stacks, is_single_host, render_node_pools
 from generator.render.list_prices import CLOUD_PROVIDERS, with_list_price_finding
 from generator.render.markdown import render_markdown
+from generator.render.mirrors import with_mirror_findings
 from generator.render.provisioning import render_provisioning, with_cluster_api_findings
 from generator.render.spec import render_spec
 from generator.render.terraform import render_terraform
@@ -31,7 +32,7 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
 
     Sharing gives MIG-config pool labels and its findings; GKE's GPU stack, AWS's two alternative provisioners, what
     Karpenter's limits and idle grace allow, the cloud's list prices, the Cluster API templates a site writes and the hosts
-    Tinkerbell gets no Hardware for are findings.
+    Tinkerbell gets no Hardware for are findings, as is what an air-gapped site's mirrors leave to it.
 
     The one plan ``spec.json``, SPEC.md, ``specgen plan`` and the findings a render reports all show.
     ``alone``: the workload is the whole tree (a single host is then its own cluster and joins nothing).
@@ -41,7 +42,8 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
         shared = joined_cluster(shared)
     shared = with_list_price_finding(with_karpenter_findings(shared, "kubernetes" in workload.outputs))
     shared = with_eks_findings(with_gke_findings(shared, workload), workload)
-    return with_cluster_api_findings(with_tinkerbell_findings(shared, workload), workload)
+    shared = with_cluster_api_findings(with_tinkerbell_findings(shared, workload), workload)
+    return with_mirror_findings(shared, workload)
 
 
 #: The planner's finding that a single host is its own cluster (``planner.assemble.single_host_findings``).

@@ -25,6 +25,7 @@ from generator.render.gpu_sharing import (
     pool_shares,
 )
 from generator.render.kube_objects import HEADER, dns_name, kustomize_directory, namespace_object
+from generator.render.mirrors import ClusterMirror, driver_images, gpu_operator_values, helm_install_lines, merge_values
 from generator.render.yaml_emit import Block
 from generator.workload.models import GpuSharing
 
@@ -65,6 +66,7 @@ class GpuPoolStack(NamedTuple):
     rdma: bool
     device_plugin_config: str | None  # None where the provider runs its own device plugin (GKE: no operator at all)
     mig_config: str | None = None  # the MIG manager's config for the pool's nodes (their nvidia.com/mig.config label)
+    mirror: ClusterMirror | None = None  # the site's registry, pull secret and Helm repository (workload's mirrors)
 
 
 def driver_owner(provider: str, *, ansible_owns_driver: bool) -> DriverOwner:
@@ -75,9 +77,14 @@ def driver_owner(provider: str, *, ansible_owns_driver: bool) -> DriverOwner:
 
 
 def pool_stacks(
-    plan: Plan, *, ansible_owns_driver: bool, driver_override: str | None, sharing: GpuSharing | None = None
+    plan: Plan,
+    *,
+    ansible_owns_driver: bool,
+    driver_override: str | None,
+    sharing: GpuSharing | None = None,
+    mirror: ClusterMirror | None = None,
 ) -> list[GpuPoolStack]:
-    """The GPU-stack needs of a plan's NVIDIA pools (``sharing``: the workload's GPU sharing, if any)."""
+    """The GPU-stack needs of a plan's NVIDIA pools (``sharing``: the workload's GPU sharing; ``mirror``: its mirrors)."""
     table = gpus()
     shares = pool_shares(plan, sharing)
     stacks = []
@@ -96,6 +103,7 @@ def pool_stacks(
                 rdma=owner == "operator" and any(n.role == "fabric" and n.gpudirect_rdma for n in pool.node.nics),
                 device_plugin_config=None if pool.node.provider in CLOUD_GPU_STACK else device_plugin_config(shares[pool.name]),
                 mig_config=labels.get(MIG_CONFIG_LABEL),
+                mirror=mirror,
             )
         )
     return stacks
@@ -124,14 +132,29 @@ def merge_stacks(stacks: list[GpuPoolStack]) -> list[GpuPoolStack]:
                 "rename a deployment so their pools differ"
             )
         merged.setdefault(stack.key, stack)
+    for stack in stacks[1:]:  # one cluster pulls its GPU stack from one place (newuser36 item 7)
+        if stack.mirror != stacks[0].mirror:
+            raise InputError(
+                f"workloads '{stacks[0].workload}' and '{stack.workload}' share one cluster, whose GPU Operator pulls "
+                f"from one registry, but their mirrors differ ({_mirror_words(stacks[0].mirror)} against "
+                f"{_mirror_words(stack.mirror)}): give every file the same mirrors.container_registry, "
+                "image_pull_secret and helm_repository"
+            )
     providers = sorted({s.provider for s in merged.values()})
     if len(providers) > 1:
         raise InputError(f"workloads rendered into one tree share one cluster, but their pools run on {', '.join(providers)}")
     return [merged[key] for key in sorted(merged)]
 
 
+def _mirror_words(mirror: ClusterMirror | None) -> str:
+    """A cluster mirror as a reader compares it: its registry, secret and Helm repository, or that it has none."""
+    if mirror is None:
+        return "none"
+    return ", ".join(f"{name} {value or '(unset)'}" for name, value in zip(("registry", "secret", "Helm"), mirror, strict=True))
+
+
 def helm_values(stacks: list[GpuPoolStack]) -> dict[str, Any]:
-    """GPU Operator chart values for these pools."""
+    """GPU Operator chart values for these pools (their images on the site's mirror, where it has one)."""
     operator_versions = sorted({str(s.driver_version) for s in stacks if s.driver_owner == "operator"})
     per_pool = len(operator_versions) > 1
     driver: dict[str, Any] = {
@@ -160,7 +183,8 @@ def helm_values(stacks: list[GpuPoolStack]) -> dict[str, Any]:
         values["migManager"]["config"] = {"create": False, "name": MIG_PARTED_CONFIG, "default": MIG_DISABLED}
     if plugin:
         values["devicePlugin"]["config"] = {"create": False, "name": DEVICE_PLUGIN_CONFIG, "default": DEFAULT_CONFIG_KEY}
-    return values
+    mirror = stacks[0].mirror if stacks else None
+    return merge_values(values, gpu_operator_values(mirror)) if mirror is not None else values
 
 
 def device_plugin_config_map(stacks: list[GpuPoolStack]) -> dict[str, Any]:
@@ -184,7 +208,7 @@ def nvidia_driver(stack: GpuPoolStack) -> dict[str, Any]:
         "spec": {
             "default": False,
             "driverType": "gpu",
-            "repository": "nvcr.io/nvidia",
+            **driver_images(stack.mirror),
             "image": "driver",
             "version": str(stack.driver_version),
             "nodeSelector": {CONFIG_LABEL: stack.key},
@@ -218,10 +242,10 @@ def render_cluster(stacks: list[GpuPoolStack]) -> dict[str, str]:
     if values["driver"]["nvidiaDriverCRD"]["enabled"]:
         objects += [nvidia_driver(s) for s in stacks if s.driver_owner == "operator"]
     chart = software("nvidia-gpu-operator")["version"]
-    usage = (
-        f"# Helm values for the NVIDIA GPU Operator chart {chart}.\n"
-        f"# kubectl apply -k {MANIFESTS_DIR.rpartition('/')[2]}/, then\n"
-        f"#   helm upgrade --install gpu-operator nvidia/gpu-operator \\\n"
-        f"#     --version {chart} -n {NAMESPACE} -f values.yaml\n"
-    )
+    lines = [
+        f"# Helm values for the NVIDIA GPU Operator chart {chart}.",
+        f"# kubectl apply -k {MANIFESTS_DIR.rpartition('/')[2]}/, then",
+        *helm_install_lines(stacks[0].mirror, NAMESPACE),
+    ]
+    usage = "\n".join(lines) + "\n"
     return {VALUES_PATH: usage + HEADER + to_yaml(values), **kustomize_directory(MANIFESTS_DIR, objects)}

@@ -21,6 +21,7 @@ from generator.render.gpu_stack import GpuPoolStack, pool_stacks
 from generator.render.karpenter_aws import karpenter_aws_objects, serving_pools
 from generator.render.kube_objects import crosses_nodes, kustomize_directory
 from generator.render.kubeadm import render_kubeadm
+from generator.render.mirrors import cluster_mirror
 from generator.render.node_disk import node_disks
 from generator.workload.models import Workload
 
@@ -69,4 +70,5 @@ def gpu_stacks(plan: Plan, workload: Workload, *, alone: bool = True) -> list[Gp
         ansible_owns_driver="ansible" in workload.outputs,
         driver_override=workload.kubernetes.driver_version,
         sharing=workload.kubernetes.gpu_sharing,
+        mirror=cluster_mirror(workload.mirrors),
     )

@@ -25,6 +25,7 @@ from generator.workload.custom_servers import custom_server_errors
 from generator.workload.gke_zone import gke_cluster_errors, gke_zone_errors
 from generator.workload.host_network import host_network_errors
 from generator.workload.loader import Document, read_yaml
+from generator.workload.mirrors import mirror_errors
 from generator.workload.models import (
     METAL3_HOST_FIELDS,
     TINKERBELL_HOST_FIELDS,
@@ -263,6 +264,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
         if hw.fixed.cpu:
             _check_id(errors, doc, ("hardware", "fixed", "cpu"), hw.fixed.cpu, catalog.cpus(), "CPU")
     errors += _provisioning_errors(doc, wl)
+    errors += mirror_errors(doc, wl.mirrors)
     errors += host_network_errors(doc, wl)
     host_names: set[str] = set()
     bmc_addresses: set[str] = set()

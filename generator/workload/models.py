@@ -300,6 +300,23 @@ class ProvisioningSettings(NamedTuple):
     tinkerbell_namespace: str = "tinkerbell"
 
 
+class Mirrors(NamedTuple):
+    """An air-gapped site's own copies of what the rendered stack would otherwise pull from the internet."""
+
+    #: ``host[:port][/path]`` of the registry holding every image at its upstream path (registry host left out).
+    container_registry: str | None = None
+    #: Path on the nodes of the CA bundle that signs the registry's certificate (containerd's ``hosts.toml`` ``ca``).
+    registry_ca_file: str | None = None
+    #: Kubernetes Secret (``kubernetes.io/dockerconfigjson``) the GPU Operator's pods pull with.
+    image_pull_secret: str | None = None
+    #: Helm chart repository serving the GPU Operator chart: an ``https://`` index or an ``oci://`` registry path.
+    helm_repository: str | None = None
+    #: A Hugging Face Hub mirror the engines download models from (``HF_ENDPOINT``).
+    huggingface_endpoint: str | None = None
+    #: Or a Hub cache on the hosts, filled beforehand, read offline (``HF_HUB_CACHE`` with ``HF_HUB_OFFLINE=1``).
+    huggingface_cache: str | None = None
+
+
 class Workload(NamedTuple):
     """A whole workload file."""
 
@@ -315,4 +332,6 @@ class Workload(NamedTuple):
     constants: Mapping[str, float] = MappingProxyType({})
     kubernetes: KubernetesSettings = KubernetesSettings()
     provisioning: ProvisioningSettings = ProvisioningSettings()
+    #: None: the rendered files pull from the public registries, Helm repository and Hub (the output of today).
+    mirrors: Mirrors | None = None
     outputs: tuple[Literal["terraform", "ansible", "kubernetes"], ...] = ("terraform", "ansible", "kubernetes")
