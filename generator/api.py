@@ -11,11 +11,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from generator.errors import MultipleInputError
 from generator.findings import locate_findings
 from generator.planner import plan_workload
 from generator.planner.plan import Plan
 from generator.render import check_one_cluster, deployed, pools_cluster, render_plan, render_plans
+from generator.render.provisioned_hosts import provisioning_plan_errors
 from generator.workload import LoadedWorkload, load_workload, render_errors
+from generator.workload.host_network import host_addresses, tree_address_errors
 from generator.workload.loader import given_field
 
 
@@ -28,7 +31,10 @@ def plan_file(path: str, for_render: bool = False) -> tuple[LoadedWorkload, Plan
     loaded = load_workload(path)
     if for_render:
         render_errors(loaded)
-    return loaded, plan_workload(loaded)
+    plan = plan_workload(loaded)
+    if for_render:  # the hosts Metal3 or Tinkerbell get objects for are the plan's (fuzz30 item 6)
+        provisioning_plan_errors(loaded.document, plan, loaded.workload)
+    return loaded, plan
 
 
 def plan_as_deployed(path: str) -> tuple[LoadedWorkload, Plan]:
@@ -38,6 +44,7 @@ def plan_as_deployed(path: str) -> tuple[LoadedWorkload, Plan]:
     warning that ``render --fail-on warning`` failed on).
     """
     loaded, plan = plan_file(path)
+    provisioning_plan_errors(loaded.document, plan, loaded.workload)  # as render refuses it (fuzz30 item 6)
     return loaded, deployed(plan, loaded.workload)
 
 
@@ -57,6 +64,11 @@ def render_files(paths: Iterable[str | os.PathLike[str]]) -> dict[str, str]:
     planned = [plan_file(path, for_render=True) for path in given]
     clusters = [(path, pools_cluster(loaded.workload)) for path, (loaded, _) in zip(given, planned, strict=True)]
     check_one_cluster(clusters, given_field)  # where the files differ (render_plans knows no files)
+    # a host's MAC or address in two files, at the second's field (fuzz30 item 2), in the order render meets them
+    met = sorted(zip(given, planned, strict=True), key=lambda item: (item[1][0].workload.name, item[0]))
+    clashes = tree_address_errors([(path, host_addresses(loaded.workload)) for path, (loaded, _) in met])
+    if clashes:
+        raise clashes[0] if len(clashes) == 1 else MultipleInputError(clashes)
     return render_plans([(plan, loaded.workload) for loaded, plan in planned])
 
 

@@ -19,8 +19,12 @@ from generator.input_files import check_distinct_files
 from generator.named_tuple import NamedTuple
 
 if TYPE_CHECKING:
+    from generator.planner.plan import Plan
     from generator.render import PoolsCluster
     from generator.render.gpu_stack import GpuPoolStack
+    from generator.workload import LoadedWorkload
+    from generator.workload.host_network import HostAddress
+    from generator.workload.models import Workload
 
 
 class Rendered(NamedTuple):
@@ -41,6 +45,8 @@ class Rendered(NamedTuple):
     hosts: tuple[str, ...] = ()
     #: The cluster its node pools join (:func:`~generator.render.pools_cluster`), one across a tree's workloads.
     cluster: PoolsCluster | None = None
+    #: Every address its owned hosts give (boot MACs, IPs, gateways, BMCs): one cluster's, none given twice in a tree.
+    addresses: tuple[HostAddress, ...] = ()
 
 
 class _Failure(NamedTuple):
@@ -58,7 +64,7 @@ def render_one(path: str, alone: bool = True) -> Rendered:
     from generator.api import plan_file
     from generator.findings import locate_findings
     from generator.render import deployed, pools_cluster, render_alone, render_workload
-    from generator.render.hosts import cluster_hosts
+    from generator.workload.host_network import host_addresses
 
     loaded, planned = plan_file(path, for_render=True)
     wl = loaded.workload
@@ -67,12 +73,34 @@ def render_one(path: str, alone: bool = True) -> Rendered:
     if alone:
         return Rendered(path, wl.name, render_alone(plan, wl), located)
     files, stacks = render_workload(plan, wl, alone=False)
-    pools = tuple(p.name for p in plan.pools)
-    hosts = cluster_hosts(plan, wl)
+    pools, hosts = cluster_names(plan, wl)
     provider = wl.hardware.provider if "terraform" in wl.outputs else None
     return Rendered(
         path, wl.name, dict(sorted(files.items())), located, tuple(stacks), provider, pools, hosts, pools_cluster(wl),
+        host_addresses(wl),
     )  # fmt: skip
+
+
+def cluster_names(plan: Plan, workload: Workload) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The names a workload's deployed plan takes in a tree's one cluster: its pools' and its hosts' (owned, bought)."""
+    from generator.render.hosts import cluster_hosts
+
+    return tuple(p.name for p in plan.pools), cluster_hosts(plan, workload)
+
+
+def planned_cluster_names(loaded: LoadedWorkload) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """:func:`cluster_names` of a validated workload planned as render plans it; None where the planner refuses it.
+
+    For ``validate --together`` (fuzz30 item 12): a pool's name is ``<pool or deployment>_<gpu>``, the GPU the plan's.
+    """
+    from generator.planner import plan_workload
+    from generator.render import deployed
+
+    try:
+        planned = plan_workload(loaded)
+    except SpecgenError:
+        return None  # the planner's error is plan's and render's to report, as validate of the one file leaves it
+    return cluster_names(deployed(planned, loaded.workload, alone=False), loaded.workload)
 
 
 def _work(path: str, alone: bool) -> Rendered | _Failure:
@@ -147,6 +175,7 @@ def output_files(results: list[Rendered], single: bool) -> dict[str, str]:
     its own manifest (``NAME/.specgen-manifest``), so it stays a valid output directory by itself.
     """
     from generator.render import check_cluster_names, check_one_cluster, check_workload_names, render_shared
+    from generator.workload.host_network import tree_address_errors
     from generator.workload.loader import given_field
     from generator.writer import MANIFEST, manifest_text
 
@@ -161,6 +190,9 @@ def output_files(results: list[Rendered], single: bool) -> dict[str, str]:
         files[f"{result.name}/{MANIFEST}"] = manifest_text(result.files)
     check_one_cluster([(r.file, r.cluster) for r in results], given_field)
     check_cluster_names([(r.file, r.pools, r.hosts) for r in results])
+    clashes = tree_address_errors([(r.file, r.addresses) for r in results])  # fuzz30 item 2
+    if clashes:
+        raise clashes[0] if len(clashes) == 1 else MultipleInputError(clashes)
     files.update(render_shared([(r.name, r.stacks, r.terraform) for r in results]))
     return dict(sorted(files.items()))
 

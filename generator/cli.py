@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from typing import Any, TypeVar
 
     from generator.errors import SpecgenError
-    from generator.workload.models import Workload
+    from generator.workload import LoadedWorkload
 
     F = TypeVar("F", bound=Callable[..., Any])
     T = TypeVar("T")
@@ -122,7 +122,7 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object], togeth
 
         check_distinct_files(list(files))
     failed: list[SpecgenError] = []
-    valid: list[tuple[str, Workload, list[Any]]] = []
+    valid: list[tuple[str, LoadedWorkload, list[Any]]] = []
     for path in files:
         try:
             loaded = load_workload(path)
@@ -137,17 +137,9 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object], togeth
             *implausible_setting_findings(loaded.workload),
             *model_findings(loaded),
         ]
-        valid.append((path, loaded.workload, list(locate_findings(loaded, said))))
+        valid.append((path, loaded, list(locate_findings(loaded, said))))
     if together and not failed and len(valid) > 1:  # as render checks the one tree they make (newuser33 item 9)
-        from generator.render import check_cluster_names, check_one_cluster, check_workload_names, pools_cluster
-        from generator.workload.loader import given_field
-
-        ordered = sorted(valid, key=lambda v: (v[1].name, v[0]))  # as render meets them
-        check_workload_names([(path, wl.name) for path, wl, _ in ordered], given_field)
-        check_one_cluster([(path, pools_cluster(wl)) for path, wl, _ in ordered], given_field)
-        # the hosts the workloads name (fuzz28 M1); pool names and placeholder hosts come of the plan, which render checks
-        owned = [(path, (), [h.name for g in wl.hardware.inventory for h in g.hosts]) for path, wl, _ in ordered]
-        check_cluster_names(owned)
+        _check_together([(path, loaded) for path, loaded, _ in valid])
     for path, _, located in valid:  # "ok" only for files no error then names (fuzz27 L11)
         _print_findings(located, None, ())
         echo(f"{path}: ok")
@@ -155,6 +147,32 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object], togeth
         raise failed[0]
     if failed:
         raise MultipleInputError(failed)
+
+
+def _check_together(valid: list[tuple[str, LoadedWorkload]]) -> None:
+    """Raise what render refuses of valid workload files rendered into one tree (one cluster).
+
+    Names of their own, one cluster, no owned host or address in two files (fuzz30 item 2: a boot MAC, an address, a
+    BMC); then the pool names and bought hosts' placeholders, which come of each file's plan: each is planned as
+    render plans it (fuzz30 item 12), and one the planner refuses is left to plan and render to report.
+    """
+    from generator.batch import planned_cluster_names
+    from generator.errors import MultipleInputError
+    from generator.render import check_cluster_names, check_one_cluster, check_workload_names, pools_cluster
+    from generator.workload.host_network import host_addresses, tree_address_errors
+    from generator.workload.loader import given_field
+
+    ordered = sorted(valid, key=lambda v: (v[1].workload.name, v[0]))  # as render meets them
+    check_workload_names([(path, loaded.workload.name) for path, loaded in ordered], given_field)
+    check_one_cluster([(path, pools_cluster(loaded.workload)) for path, loaded in ordered], given_field)
+    # the hosts the workloads name (fuzz28 M1), before any plan
+    check_cluster_names([(path, (), [h.name for g in loaded.workload.hardware.inventory for h in g.hosts])
+                         for path, loaded in ordered])  # fmt: skip
+    clashes = tree_address_errors([(path, host_addresses(loaded.workload)) for path, loaded in ordered])
+    if clashes:
+        raise clashes[0] if len(clashes) == 1 else MultipleInputError(clashes)
+    planned = [(path, planned_cluster_names(loaded)) for path, loaded in ordered]
+    check_cluster_names([(path, *names) for path, names in planned if names is not None])
 
 
 def render_files(
@@ -400,7 +418,8 @@ def _build_cli() -> Any:
     @click.option(
         "--together",
         is_flag=True,
-        help="Also check the files as render checks the one tree they make: each file once, one cluster, own names.",
+        help="Also check the files as render checks the one tree they make: each file once, one cluster, own names, "
+        "no host's MAC or address in two files; pool names come of each file's plan, so the files are planned too.",
     )
     @boundary
     def validate(files: tuple[str, ...], together: bool) -> None:

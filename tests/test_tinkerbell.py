@@ -221,11 +221,11 @@ def _refused(path: Path) -> str:
     ("host", "field", "value", "error"),
     [
         pytest.param(0, "boot_mac_address", '"b8:ca:3a:6e:20"', r"'b8:ca:3a:6e:20' does not match", id="short-mac"),
-        pytest.param(0, "ip_address", "10.20.0.256", r"'10\.20\.0\.256' does not match", id="octet-over-255"),
-        pytest.param(0, "ip_address", "10.20.0.021", r"'10\.20\.0\.021' does not match", id="leading-zero"),
-        pytest.param(0, "ip_address", "10.20.0.21/24", r"'10\.20\.0\.21/24' does not match", id="cidr"),
-        pytest.param(0, "netmask", "255.255.0.255", r"'255\.255\.0\.255' does not match", id="netmask-not-contiguous"),
-        pytest.param(0, "netmask", "255.255.255.254", r"'255\.255\.255\.254' does not match", id="netmask-31"),
+        pytest.param(0, "ip_address", "10.20.0.256", r"'10\.20\.0\.256' is not an IPv4 address: 256 is", id="octet-over-255"),
+        pytest.param(0, "ip_address", "10.20.0.021", r"'10\.20\.0\.021' has a number with a leading zero", id="leading-zero"),
+        pytest.param(0, "ip_address", "10.20.0.21/24", r"'10\.20\.0\.21/24' is in CIDR form", id="cidr"),
+        pytest.param(0, "netmask", "255.255.0.255", r"'255\.255\.0\.255' is not a netmask", id="netmask-not-contiguous"),
+        pytest.param(0, "netmask", "255.255.255.254", r"'255\.255\.255\.254' is a /31 mask", id="netmask-31"),
         pytest.param(0, "boot_disk", "/dev/../etc/passwd", r"'/dev/\.\./etc/passwd' does not match", id="disk-outside-dev"),
         pytest.param(
             0,

@@ -8,7 +8,8 @@ from __future__ import annotations
 from generator import catalog
 from generator.calculator.model_source import COMMIT, hub_source, parse_hub_id
 from generator.planner.plan import Finding
-from generator.workload.models import Workload
+from generator.words import listed
+from generator.workload.models import ProvisioningSettings, Workload
 
 TYPE_CHECKING = False  # typing is not imported at run time (validate's cold start)
 if TYPE_CHECKING:
@@ -169,7 +170,62 @@ def unused_setting_findings(wl: Workload) -> list[Finding]:
     prices = [
         Finding("warning", "setting-unused", f"prices.{p}{why}: remove it", f"prices.{p}") for p, why in sorted(unread.items())
     ]
-    return gke + prices
+    return gke + prices + _provisioning_findings(wl)
+
+
+#: Provisioning settings each read by some tools only: field -> (the tools that read it, what it is to them).
+PROVISIONING_READERS = {
+    "maas_pool": (("maas",), "the MAAS resource pool machines are allocated from"),
+    "maas_zone": (("maas",), "the MAAS zone machines are allocated in"),
+    "distro_series": (("maas",), "the Ubuntu series MAAS deploys"),
+    "namespace": (("metal3", "capi"), "the namespace of the Metal3 BareMetalHosts and the Cluster API MachineDeployments"),
+    "tinkerbell_namespace": (("tinkerbell",), "the namespace of the Tinkerbell Hardware"),
+}
+#: Host fields only Tinkerbell's Hardware read (the boot MAC and the BMC are Metal3's too).
+TINKERBELL_ONLY_HOST_FIELDS = ("ip_address", "netmask", "gateway", "boot_disk")
+
+
+def _provisioning_findings(wl: Workload) -> list[Finding]:
+    """Provisioning settings that no tool of ``provisioning.tools`` reads (fuzz30 L5: they were dropped without a word).
+
+    A setting at its default is not told apart from one left out, and says nothing either way.
+    """
+    settings, default = wl.provisioning, ProvisioningSettings()
+    tools = f"tools [{', '.join(settings.tools)}]" if settings.tools else "no tools"
+    out = [
+        Finding(
+            "warning",
+            "setting-unused",
+            f"provisioning.{field} is {what}, read only with provisioning.tools {' or '.join(readers)}; with {tools} "
+            "it has no effect: remove it, or add the tool",
+            f"provisioning.{field}",
+        )
+        for field, (readers, what) in PROVISIONING_READERS.items()
+        if getattr(settings, field) != getattr(default, field) and not set(readers) & set(settings.tools)
+    ]
+    if "tinkerbell" in settings.tools:
+        return out
+    hosts = [
+        (f"hardware.inventory[{j}].hosts[{k}]", host.name, given)
+        for j, group in enumerate(wl.hardware.inventory)
+        for k, host in enumerate(group.hosts)
+        if (given := [f for f in TINKERBELL_ONLY_HOST_FIELDS if getattr(host, f) is not None])
+    ]
+    if hosts:
+        fields = [f for f in TINKERBELL_ONLY_HOST_FIELDS if any(f in given for _, _, given in hosts)]
+        names = [name for _, name, _ in hosts]
+        shown = ", ".join(names[:8]) + (f" and {len(names) - 8:,} more" if len(names) > 8 else "")
+        out.append(
+            Finding(
+                "warning",
+                "setting-unused",
+                f"{listed(fields)} of owned hosts ({shown}) are read only for Tinkerbell's Hardware "
+                "(provisioning.tools: tinkerbell), which this workload does not render: they have no effect; remove "
+                "them, or add tinkerbell",
+                hosts[0][0],
+            )
+        )
+    return out
 
 
 def _pinned(model: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from itertools import pairwise
 
-from generator.errors import InputError, Location
+from generator.errors import InputError, Location, MultipleInputError
 from generator.planner.plan import Finding, Plan, sorted_findings
 from generator.planner.racks import racks_named_for_workload
 from generator.render.ansible import render_ansible
@@ -24,6 +24,7 @@ from generator.render.provisioning import render_provisioning, with_cluster_api_
 from generator.render.spec import render_spec
 from generator.render.terraform import render_terraform
 from generator.render.tinkerbell import with_tinkerbell_findings
+from generator.workload.host_network import address_clashes, host_addresses, path_text
 from generator.workload.models import Workload
 
 
@@ -114,8 +115,21 @@ def render_plans(rendered: Sequence[tuple[Plan, Workload]]) -> dict[str, str]:
         files.update({f"{workload.name}/{path}": text for path, text in own.items()})
         parts.append((workload.name, needs, plan.provider if "terraform" in workload.outputs else None))
     check_cluster_names([(w.name, tuple(p.name for p in plan.pools), cluster_hosts(plan, w)) for plan, w in rendered])
+    check_tree_addresses([workload for _, workload in rendered])
     files.update(render_shared(parts))
     return dict(sorted(files.items()))
+
+
+def check_tree_addresses(workloads: Sequence[Workload]) -> None:
+    """Refuse a host's boot MAC, address or BMC that two workloads of one tree both give (fuzz30 item 2), by name.
+
+    :func:`~generator.workload.host_network.tree_address_errors` says it at the files' fields, where there are files.
+    """
+    ordered = sorted(workloads, key=lambda w: w.name)
+    clashes = address_clashes([(w.name, host_addresses(w)) for w in ordered], lambda name, path: f"{name}: {path_text(path)}")
+    errors = [InputError(f"{name}: {path_text(address.path)}: {message}") for (name, address), message in clashes]
+    if errors:
+        raise errors[0] if len(errors) == 1 else MultipleInputError(errors)
 
 
 def check_cluster_names(workloads: Sequence[tuple[str, Sequence[str], Sequence[str]]]) -> None:

@@ -25,6 +25,7 @@ from generator.render.host_labels import host_labels, host_selector, labels_text
 from generator.render.hosts import host_node, owned_hosts, placeholder_names
 from generator.render.kube_objects import dns_name, kustomize_directory, namespace_object, node_labels_arg
 from generator.render.kubernetes import cluster_name
+from generator.render.provisioned_hosts import no_host_message, provisioned_hosts
 from generator.render.tinkerbell import affinity_text, render_tinkerbell, tinkerbell_hosts
 from generator.words import listed
 from generator.workload.models import METAL3_HOST_FIELDS, TINKERBELL_HOST_FIELDS, Workload
@@ -66,7 +67,7 @@ def maas_instances(plan: Plan, workload: Workload) -> dict[str, Any]:
 
 def described_hosts(pool: Pool, workload: Workload) -> list[str]:
     """The pool's inventory hosts a BareMetalHost is rendered for: those with BMC address, credentials and boot MAC."""
-    return [host.name for host in owned_hosts(pool, workload) if not host.missing(METAL3_HOST_FIELDS)]
+    return [host.name for host in provisioned_hosts("metal3", pool, workload)]
 
 
 def bare_metal_hosts(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
@@ -91,11 +92,8 @@ def bare_metal_hosts(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
                     },
                 }
             )
-    if not objects:
-        raise InputError(
-            "provisioning.tools: metal3 needs owned hosts the plan uses (hardware.inventory[].hosts) with bmc_address, "
-            "bmc_credentials_secret and boot_mac_address; none has all three (specgen does not invent them)"
-        )
+    if (message := no_host_message("metal3", plan, workload)) is not None:  # a plan not checked by plan_file
+        raise InputError(f"provisioning.tools: {message}")
     return [namespace_object(namespace), *objects]
 
 
@@ -122,7 +120,8 @@ def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
     namespace = workload.provisioning.namespace
     infrastructure = infrastructure_template(workload)
     cluster = cluster_name(workload)
-    objects: list[dict[str, Any]] = [namespace_object(namespace)]
+    # the Tinkerbell install's namespace is not this directory's to create (and delete -k): shares_tinkerbell_namespace
+    objects: list[dict[str, Any]] = [] if shares_tinkerbell_namespace(workload) else [namespace_object(namespace)]
     for pool in plan.pools:
         selector = host_selector(pool)  # the Machines' labels: the hosts' selector names the same pool
         objects.append(
@@ -156,6 +155,39 @@ def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
             }
         )
     return objects
+
+
+def shares_tinkerbell_namespace(workload: Workload) -> bool:
+    """Whether Cluster API's objects go into the namespace of the Tinkerbell Hardware (fuzz30 item 7).
+
+    That namespace is the Tinkerbell install's (``provisioning.tinkerbell_namespace``): ``provisioning/cluster-api``
+    then renders no Namespace object, or ``kubectl delete -k`` of it would delete the Tinkerbell stack and every
+    Hardware with it. CAPT claims Hardware in any namespace, its own Machines' included, so the setting is not refused.
+    """
+    settings = workload.provisioning
+    return {"capi", "tinkerbell"} <= set(settings.tools) and settings.namespace == settings.tinkerbell_namespace
+
+
+#: The finding that provisioning/cluster-api leaves the namespace it shares with the Tinkerbell Hardware uncreated.
+SHARED_NAMESPACE = "cluster-api-namespace-shared"
+
+
+def shared_namespace_finding(workload: Workload) -> list[Finding]:
+    """Why ``provisioning/cluster-api`` holds no Namespace object, where it shares the Tinkerbell install's namespace."""
+    if not shares_tinkerbell_namespace(workload):
+        return []
+    namespace = workload.provisioning.namespace
+    return [
+        Finding(
+            "info",
+            SHARED_NAMESPACE,
+            f"provisioning.namespace is provisioning.tinkerbell_namespace ({namespace}), the namespace the Tinkerbell "
+            "install runs in and owns: provisioning/cluster-api renders no Namespace object for it, so that kubectl "
+            "delete -k provisioning/cluster-api cannot delete the Tinkerbell stack and every Hardware with it; the "
+            f"MachineDeployments go into {namespace} as it exists",
+            "provisioning.namespace",
+        )
+    ]
 
 
 #: The warning on a MachineDeployment that asks for more machines than hosts (BareMetalHosts, Hardware) are rendered for.
@@ -215,7 +247,7 @@ def with_cluster_api_findings(plan: Plan, workload: Workload) -> Plan:
         f"{carried}"
     )
     findings = [*plan.findings, Finding("info", "cluster-api-templates", message, "provisioning.tools")]
-    return plan._replace(findings=sorted_findings([*findings, *hosts_short(plan, workload)]))
+    return plan._replace(findings=sorted_findings([*findings, *hosts_short(plan, workload), *shared_namespace_finding(workload)]))
 
 
 def _host_selector_text(plan: Plan, workload: Workload) -> str:

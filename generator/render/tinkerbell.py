@@ -26,6 +26,7 @@ from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.host_labels import host_labels, host_selector, labels_text
 from generator.render.hosts import owned_hosts
 from generator.render.kube_objects import dns_name, kustomize_directory
+from generator.render.provisioned_hosts import no_host_message, provisioned_hosts
 from generator.words import listed
 from generator.workload.models import TINKERBELL_HOST_FIELDS, InventoryHost, Workload
 
@@ -39,18 +40,15 @@ UNDESCRIBED = "tinkerbell-host-undescribed"
 
 def tinkerbell_hosts(pool: Pool, workload: Workload) -> list[InventoryHost]:
     """The pool's inventory hosts a Hardware is rendered for: those that give every one of TINKERBELL_HOST_FIELDS."""
-    return [host for host in owned_hosts(pool, workload) if not host.missing(TINKERBELL_HOST_FIELDS)]
+    return provisioned_hosts("tinkerbell", pool, workload)
 
 
 def hardware_objects(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
     """A Hardware per fully described inventory host of the plan, pool by pool."""
     namespace = workload.provisioning.tinkerbell_namespace
     objects = [_hardware(host, pool, namespace) for pool in plan.pools for host in tinkerbell_hosts(pool, workload)]
-    if not objects:
-        raise InputError(
-            f"provisioning.tools: tinkerbell needs owned hosts the plan uses (hardware.inventory[].hosts) with "
-            f"{listed(TINKERBELL_HOST_FIELDS)}; none gives them all (specgen does not invent them)"
-        )
+    if (message := no_host_message("tinkerbell", plan, workload)) is not None:  # a plan plan_file did not check
+        raise InputError(f"provisioning.tools: {message}")
     return objects
 
 

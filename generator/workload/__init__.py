@@ -54,6 +54,9 @@ from generator.workload.value_checks import (
 
 #: vLLM's GGUF page: "Currently, vllm only supports loading single-file GGUF models" (same since v0.6.3).
 VLLM_GGUF_DOCS = "https://docs.vllm.ai/en/latest/features/quantization/gguf/"
+#: MAAS's "How to manage DHCP" page: MAAS enlists and commissions machines by network boot from its own DHCP server, on
+#: an untagged VLAN (an external one is unsupported for that).
+MAAS_DHCP_DOCS = "https://discourse.maas.io/t/managing-dhcp/2909"
 #: Inference fields of a batching engine's fleet, by what they are: an existing machine runs one stream.
 _NOT_ON_A_FIXED_MACHINE = {
     "max_num_seqs": "is a serving engine's setting",
@@ -267,7 +270,6 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
     errors += mirror_errors(doc, wl.mirrors)
     errors += host_network_errors(doc, wl)
     host_names: set[str] = set()
-    bmc_addresses: set[str] = set()
     metal3 = "metal3" in wl.provisioning.tools
     errors += custom_server_errors(doc, wl)
     for j, group in enumerate(hw.inventory):
@@ -296,12 +298,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
                     )
                 )
             host_names.add(host.name)
-            at = ("hardware", "inventory", j, "hosts", k)
-            if host.bmc_address is not None:
-                if host.bmc_address in bmc_addresses:
-                    # Ironic would power-cycle one machine for two hosts
-                    errors.append(InputError(f"BMC address '{host.bmc_address}' is used twice", doc.locate((*at, "bmc_address"))))
-                bmc_addresses.add(host.bmc_address)
+            at = ("hardware", "inventory", j, "hosts", k)  # a BMC address given twice: host_network_errors
             bmc = {"bmc_address": host.bmc_address, "bmc_credentials_secret": host.bmc_credentials_secret,
                    "boot_mac_address": host.boot_mac_address}  # fmt: skip
             missing = [field for field, value in bmc.items() if value is None]
@@ -589,6 +586,16 @@ def _provisioning_errors(doc: Document, wl: Workload) -> list[InputError]:
             InputError(
                 "metal3 and tinkerbell would both provision the owned hosts (each answers DHCP for their boot MACs and "
                 "drives their BMCs): pick one",
+                where,
+            )
+        )
+    if "maas" in tools and "tinkerbell" in tools:  # fuzz30 item 8: refused as metal3 with tinkerbell is
+        errors.append(
+            InputError(
+                "maas and tinkerbell would both provision the owned hosts (MAAS boots the machines it commissions and "
+                "deploys over the network from its own DHCP server, powers them through their BMCs and writes their OS, "
+                f"{MAAS_DHCP_DOCS}; Tinkerbell's Smee answers DHCP for the boot MACs its Hardware list, and CAPT writes "
+                "the OS to their disks): pick one",
                 where,
             )
         )

@@ -15,6 +15,7 @@ from generator.catalog import suggest
 from generator.errors import InputError, Location
 from generator.input_files import short
 from generator.paths import schema_path
+from generator.workload.host_network import ADDRESS_FIELDS, address_form_problem
 from generator.workload.loader import Document
 from generator.workload.schema_subset import canonical, conforms, supported
 
@@ -141,6 +142,10 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
                 doc.locate(path),
             )
         ]
+    # fuzz30 L7: an address field's regular expression told a reader less than words do
+    problem = address_form_problem(str(path[-1]), instance) if _is_host_address(path) and isinstance(instance, str) else None
+    if error.validator == "pattern" and problem is not None:
+        return [InputError(f"{short(instance)} {problem}", doc.locate(path))]
     if error.validator == "pattern":
         # the pattern as a reader writes it: its trailing-newline guard is the matcher's detail (fuzz22 item 10)
         pattern = str(error.validator_value).removesuffix(NO_TRAILING_NEWLINE)
@@ -160,6 +165,11 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
         message = f"{short(instance)} is {text}" if isinstance(instance, str) else f"{text} ({len(instance):,})"
         return [InputError(message, doc.locate(path))]
     return [InputError(short(error.message, 200), doc.locate(path))]
+
+
+def _is_host_address(path: tuple[object, ...]) -> bool:
+    """Whether ``path`` is an owned host's IPv4 field: ``hardware.inventory[j].hosts[k].<ADDRESS_FIELDS>``."""
+    return len(path) == 6 and path[:2] == ("hardware", "inventory") and path[3] == "hosts" and path[5] in ADDRESS_FIELDS
 
 
 def _oversized(doc: Document, schema: Any, data: Any, path: tuple[str | int, ...]) -> Iterator[InputError]:
