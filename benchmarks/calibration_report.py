@@ -8,7 +8,9 @@ Usage (from the repository root):
 Groups: throughput by engine, GPU, precision and pipeline (PP > 1 apart; static-batch latency runs apart,
 predicted by ``static_batch_seconds``); weights per GPU (BF16 rows by GPU; the ``vllm_weights`` rows of quantized and
 MoE checkpoints by storage family and kernel path, those whose loaded tensors specgen does not model apart) and
-KV-cache tokens by engine and GPU; fine-tuning peak memory by framework. Each group reports the
+KV-cache tokens by engine and GPU; fine-tuning peak memory by framework; offloaded decode by engine and placement
+(the rows whose RAM was short of the weights off the GPU, read from NVMe, one group of every engine: ``--fit-nvme``
+sets its paged read rate). Each group reports the
 median and the 90th percentile of |predicted / measured - 1|. A row the engine cannot answer
 (unknown precision, refused layout) counts as ``failed`` in its group. Constants are the engine's
 defaults: nothing here is fitted per row. ``--fit`` searches ``FIT_GRID`` over the groups of
@@ -404,6 +406,10 @@ LONG_CONTEXT_TOKENS = 2048
 #: Bits a KV element takes in llama.cpp's cache types a row names (``-ctk`` / ``-ctv``), as the product sizes them.
 LLAMA_CPP_CACHE_BITS = {"f16": 16, "q8_0": 8}
 
+#: The group of the offload rows whose RAM was short of the weights held off the GPU, the rest memory-mapped from NVMe
+#: (engines together: every one pages the file through the kernel's page cache).
+NVME_GROUP = "offload-decode NVMe (weights beyond RAM, memory-mapped)"
+
 #: A GPU to build the machine of a CPU-only row with: nothing is placed on it, so its figures do not enter the time.
 CPU_ONLY_STAND_IN_GPU = "rtx-4090-24gb"
 
@@ -422,8 +428,10 @@ def _offload_setup(row: dict[str, Any], context: int) -> tuple[Any, ...]:
 
     arch = parse_architecture(find_model(row["model"]).config)
     fmt = llama_cpp_format(weight_format(row["precision"]))  # the GGUF the row ran: gpt-oss's MXFP4_MOE file
+    # the RAM and NVMe of a row that gives them (RAM short of the weights held off the GPU), else RAM without a limit
+    memory = {"ram_gib": 4096, **{key: row[key] for key in ("ram_gib", "reserved_ram_gib", "nvme_read_gb_per_s") if key in row}}
     spec = FixedSpec(
-        gpu=row["gpu"] or CPU_ONLY_STAND_IN_GPU, gpu_count=max(1, row["gpus"]), ram_gib=4096,
+        gpu=row["gpu"] or CPU_ONLY_STAND_IN_GPU, gpu_count=max(1, row["gpus"]), **memory,
         memory_channels=row["memory_channels"], ddr_mt_per_s=row["ddr_mt_per_s"], cpu_sockets=row["sockets"],
     )  # fmt: skip
     machine, _, _ = build_machine(spec)
@@ -443,7 +451,36 @@ def _offload_setup(row: dict[str, Any], context: int) -> tuple[Any, ...]:
         disk_bytes=0, kv_gpu_bytes=0 if cpu_only else kv, kv_cpu_bytes=kv if cpu_only else 0,
         per_gpu=(), gpu_budget_bytes=0, ram_used_bytes=0, ram_free_bytes=0, steps=(),
     )  # fmt: skip
+    if "ram_gib" in row:  # the row's RAM is short of the weights held off the GPU: the rest memory-mapped from NVMe
+        placement = _memory_mapped(arch, fmt, placement, machine)
     return arch, fmt, kv_bits, machine, placement
+
+
+def _memory_mapped(arch: Architecture, fmt: Any, placement: Any, machine: Any) -> Any:
+    """A row's placement on a machine whose RAM is short of the weights held off the GPU, as ``place`` splits them:
+    what the RAM after the reserve, the runtime, a staging layer and the CPU's KV cache holds (the input embedding and,
+    on the CPU, the LM head first), the rest of the offloaded layers' weights on NVMe, the last layers first."""
+    from generator.sizing.offload import spill_to_nvme
+
+    consts = with_overrides(dict(OVERRIDES))
+    sizes = size_weights(arch, fmt)
+    on_host = [i for i, device in enumerate(placement.layer_devices) if device == "cpu" or "+experts:" in device]
+    movable = {i: sizes.layer_bytes[i] if placement.layer_devices[i] == "cpu" else sizes.layer_expert_bytes[i] for i in on_host}
+    movable = {i: size for i, size in movable.items() if size}
+    head = sizes.lm_head_bytes + sizes.other_bytes + (sizes.embedding_bytes if arch.tie_word_embeddings else 0)
+    embedding = sizes.embedding_bytes if placement.embedding_device == "cpu" else 0
+    resident = embedding + (head if placement.lm_head_device == "cpu" else 0)
+    staging = max(movable.values(), default=0)
+    budget = machine.ram_bytes - machine.reserved_ram_bytes - consts.runtime_host_bytes - staging - placement.kv_cpu_bytes
+    disk = spill_to_nvme(movable, resident, budget)
+    devices = tuple(device.replace("cpu", "disk") if i in disk else device for i, device in enumerate(placement.layer_devices))
+    cpu_bytes = resident + sum(size for i, size in movable.items() if i not in disk)
+    used = cpu_bytes + placement.kv_cpu_bytes + consts.runtime_host_bytes + staging
+    return placement._replace(
+        layer_devices=devices, cpu_bytes=cpu_bytes, disk_bytes=sum(movable[i] for i in disk), embedding_bytes=embedding,
+        ram_used_bytes=used, ram_free_bytes=machine.ram_bytes - machine.reserved_ram_bytes - used,
+        file_bytes=sizes.total_bytes,
+    )  # fmt: skip
 
 
 def predict_offload_decode(row: dict[str, Any]) -> float:
@@ -522,6 +559,10 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
         out.append((group, label, float(row["tokens_per_gpu_per_sec"]), predict_finetune_throughput, row))
     for row in cal.get("offload_decode", []):
         label = f"{row['model'].split('/')[-1]} {row['precision']} {row['memory_channels']}ch {row['cpu_as_reported'][:24]}"
+        if "ram_gib" in row:  # RAM short of the weights off the GPU: the rest paged from NVMe, whatever the engine
+            label = f"{row['engine']} {row['placement']} {label}"
+            out.append((NVME_GROUP, label, float(row["tokens_per_s"]), predict_offload_decode, row))
+            continue
         sockets = f", {row['sockets']} sockets" if row["sockets"] > 1 else ""
         # at a long context the CPU's attention sets much of the time (CALIBRATION.md, 2026-12-02 third entry): those
         # rows apart, and the runs with flash attention off (llama.cpp's CPU attention is faster without it) apart
@@ -762,6 +803,19 @@ def fit_offload() -> dict[str, float]:
     return _grid_search(prefill_grid, score)
 
 
+#: The grid ``--fit-nvme`` searches: the rate a decode step pages in what the page cache of a memory-mapped model lacks
+#: (nvme entry of 2026-12-03 in CALIBRATION.md). Only the NVMe group reads it; the CPU constants that group reads too are the
+#: offload fit's, held, and the expert popularity is the expert-parallel model's derived CV, not fitted here.
+NVME_FIT_GRID: dict[str, tuple[float, ...]] = {
+    "nvme_paged_read_efficiency": tuple(round(0.05 * i, 2) for i in range(2, 21)),
+}
+
+
+def fit_nvme() -> dict[str, float]:
+    """Grid search minimising (median + p90) |error| of the NVMe group (the only one with weights beyond RAM)."""
+    return _grid_search(NVME_FIT_GRID, lambda: _mean_group_score(lambda name: name == NVME_GROUP))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the report (or save the BEFORE figures, or fit the performance constants)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -771,7 +825,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fit-training", action="store_true", help="grid-search the training-utilisation constants")
     parser.add_argument("--fit-memory", action="store_true", help="grid-search the fine-tuning memory constants")
     parser.add_argument("--fit-offload", action="store_true", help="grid-search the CPU constants of offloaded decode")
+    parser.add_argument("--fit-nvme", action="store_true", help="grid-search the paged read rate of weights beyond RAM")
     args = parser.parse_args(argv)
+    if args.fit_nvme:
+        print(json.dumps(fit_nvme(), sort_keys=True))
+        return 0
     if args.fit_offload:
         print(json.dumps(fit_offload(), sort_keys=True))
         return 0

@@ -19,6 +19,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import default_max_num_batched_tokens, default_max_num_seqs
 from generator.sizing.offload import (
     Machine,
+    OffloadCost,
     OffloadPlan,
     Placement,
     larger_ubatch,
@@ -28,6 +29,7 @@ from generator.sizing.offload import (
     place,
     runs_on_host,
 )
+from generator.sizing.page_cache import PagedReads
 from generator.sizing.precision import KV_CACHE_BITS, WEIGHT_FORMATS, WeightFormat, kv_cache_bits
 from generator.sizing.step_down import GGUF_STEP_DOWNS, lower_precisions, quality_note, step_down_phrase
 from generator.sizing.vllm_reservation import vllm_reservation
@@ -465,21 +467,8 @@ def findings(
                 f"only {_gib(p.ram_free_bytes)} GiB of RAM stay free beyond the reserve: a spike means {risk}",
             )
         )
-    if p.disk_bytes:
-        read = (
-            "all of them are paged in from NVMe on every token"
-            if c.nvme_bytes_per_token >= p.disk_bytes
-            else f"{_gib(c.nvme_bytes_per_token)} GiB of them (the routed experts a token uses) are paged in from NVMe on "
-            "every token"
-        )
-        if c.evicted_tokens_per_s is not None:
-            evicted, now = tokens_per_s_text(c.evicted_tokens_per_s), tokens_per_s_text(c.decode_tokens_per_s)
-            read += (
-                f"; the {_gib(c.ram_weight_bytes_per_token)} GiB a token reads from RAM stay there only while the page "
-                f"cache keeps them (llama.cpp memory-maps the whole file; {_gib(p.ram_free_bytes)} GiB of RAM stay free "
-                f"beside them): evicted, it reads those from NVMe too, {evicted} tokens/s instead of {now}"
-            )
-        out.append(("warning", "nvme-offload", f"{_gib(p.disk_bytes)} GiB of weights live on NVMe: {read}"))
+    if p.disk_bytes and c.paged is not None:
+        out.append(("warning", "nvme-offload", nvme_text(plan, machine, consts, c.paged)))
     if p.offloaded and c.mode == "cpu-compute" and not machine.cpu_cores:
         out.append(
             (
@@ -560,6 +549,58 @@ def findings(
     return out
 
 
+#: The source that found the page cache's buffered I/O, not the drive, the limit of a model paged from NVMe.
+PAGE_CACHE_LIMIT_SOURCE = "https://github.com/ubergarm/r1-ktransformers-guide"
+
+
+def nvme_text(plan: OffloadPlan, machine: Machine, consts: Constants, paged: PagedReads) -> str:
+    """The warning of a placement with weights on NVMe.
+
+    It says the page cache and the hit rate assumed, what a token pages in and at what rate, that buffered I/O may be
+    the limit, and the speed if the page cache kept none of the weights.
+    """
+    p, c = plan.placement, plan.cost
+    drive = machine.nvme_read_gb_per_s
+    text = (
+        f"{_gib(p.disk_bytes)} GiB of weights live on NVMe, in the memory-mapped model file: the page cache, the "
+        f"{_gib(c.page_cache_bytes)} GiB of RAM the weights held off the GPUs may take ({_gib(max(p.ram_free_bytes, 0))} "
+        "GiB of it beyond the weights placed in RAM), keeps the pages read most"
+    )
+    if paged.routed_bytes:
+        text += (
+            f", the most used routed experts of every layer among them: {paged.expert_cached_share:.0%} of the experts' "
+            f"bytes, assumed to serve {paged.hit_rate:.0%} of a token's expert reads (popularity lognormal at "
+            f"expert_popularity_cv {paged.popularity_cv:g}; {paged.expert_cached_share:.0%} if every expert were used "
+            "alike)"
+        )
+    dense, experts = paged.dense_nvme_bytes, c.nvme_bytes_per_token - paged.dense_nvme_bytes
+    parts = [
+        (size, f"{what} at {drive * share:.1f} GB/s ({name} {share:g} of the drive's {drive:g} GB/s)")
+        for size, what, name, share in (
+            (dense, "dense weights read in order", "nvme_efficiency", consts.nvme_efficiency),
+            (experts, "routed experts faulted in at random", "nvme_paged_read_efficiency", consts.nvme_paged_read_efficiency),
+        )
+        if size >= 0.005 * GIB
+    ]
+    text += f"; {_gib(c.nvme_bytes_per_token)} GiB a token are paged in from NVMe"
+    if len(parts) == 1:
+        text += f", {parts[0][1]}"
+    elif parts:
+        text += ": " + ", ".join(f"{_gib(size)} GiB of {what}" for size, what in parts)
+    text += (
+        ". Page faults go through the kernel's page cache, whose buffered I/O, not the drive, may be the limit (a "
+        f"4-drive RAID0 gave no gain: {PAGE_CACHE_LIMIT_SOURCE})"
+    )
+    if c.evicted_tokens_per_s is not None:
+        evicted, now = tokens_per_s_text(c.evicted_tokens_per_s), tokens_per_s_text(c.decode_tokens_per_s)
+        text += (
+            f"; if the page cache kept none of them (other programs' files, a second model), a token reads its "
+            f"{_gib(c.nvme_bytes_per_token + c.ram_weight_bytes_per_token)} GiB of weights from NVMe: {evicted} "
+            f"tokens/s instead of {now}"
+        )
+    return text
+
+
 def offload_summary(plan: OffloadPlan, machine: Machine) -> dict[str, Any]:
     """The placement and its cost as JSON-able data."""
     p, c = plan.placement, plan.cost
@@ -590,4 +631,17 @@ def offload_summary(plan: OffloadPlan, machine: Machine) -> dict[str, Any]:
         "pcie_bytes_per_token": c.pcie_bytes_per_token,
         "cold_start_s": round(c.cold_start_s, 2),
         "model_file_gb": round(p.file_bytes / GB, 2),
+        **({"page_cache": page_cache_summary(c, c.paged)} if c.paged is not None else {}),
+    }
+
+
+def page_cache_summary(cost: OffloadCost, paged: PagedReads) -> dict[str, Any]:
+    """The page cache a placement with weights on NVMe assumed, and what a token reads past it, as JSON-able data."""
+    return {
+        "bytes": cost.page_cache_bytes,
+        "expert_cached_share": round(paged.expert_cached_share, 4),
+        "expert_hit_rate": round(paged.hit_rate, 4),
+        "popularity_cv": paged.popularity_cv,
+        "nvme_bytes_per_token": cost.nvme_bytes_per_token,
+        "cached_bytes_per_token": int(paged.cached_bytes),
     }

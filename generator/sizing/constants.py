@@ -88,6 +88,7 @@ class Constants(NamedTuple):
     pcie_efficiency: float = 0.8
     offload_pageable_copy_efficiency: float = 0.6
     nvme_efficiency: float = 0.8
+    nvme_paged_read_efficiency: float = 0.45
     offload_ubatch_tokens: int = 512
     offload_min_batch_tokens: int = 32
     runtime_host_bytes: int = 2 * GIB
@@ -308,7 +309,10 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
     ),
     "expert_popularity_cv": (
         "Spread (coefficient of variation) of the routed experts' popularity across experts, which sets how many more "
-        "tokens the busiest expert-parallel rank draws than the mean rank (performance.busiest_expert_rank_load).",
+        "tokens the busiest expert-parallel rank draws than the mean rank (performance.busiest_expert_rank_load), and "
+        "which experts the page cache keeps of a model memory-mapped from NVMe: popularity lognormal at this CV, the "
+        "most popular share c of the experts serving Phi(Phi^-1(c) + sqrt(ln(1 + CV^2))) of a token's expert reads "
+        "(page_cache.expert_cache_hit_rate); both capped at the sqrt(experts / top_k - 1) top-k routing allows.",
         "derived, not fitted to specgen's rows: TensorRT-LLM measured DeepSeek-R1 on 32 GB200 GPUs (EP32, 8 of 256 experts "
         "a rank, 1,024 routed tokens a rank) at an average imbalance ratio (busiest rank / mean - 1, per layer and "
         "iteration) of 1.564 "
@@ -467,8 +471,26 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "assumed the same for NVLink-C2C, for which no measured fraction was found",
     ),
     "nvme_efficiency": (
-        "Fraction of an NVMe drive's sequential read rate reached when offloaded weights are paged in.",
-        "planning value; mmap page-ins reach less than the drive's sequential benchmark",
+        "Fraction of an NVMe drive's sequential read rate reached reading the model file in order: the cold start, and a "
+        "prompt pass paging in whole layers held on NVMe.",
+        "planning value; a memory-mapped file read in order reaches most of the drive's sequential rate: 'NVMe reads "
+        "appear to be intense (5-6 GiB/s)' while llama.cpp ran the prompt of a 143 GiB memory-mapped Llama 4 Maverick "
+        "on 64 GB of RAM (r/LocalLLaMA, 2025-04-13, https://www.reddit.com/r/LocalLLaMA/s/DNJXzOHKJV; mirror read: "
+        "https://reddit.wdas.io/r/LocalLLaMA/s/DNJXzOHKJV)",
+    ),
+    "nvme_paged_read_efficiency": (
+        "Fraction of an NVMe drive's sequential read rate a decode step reaches paging in the weights of the "
+        "memory-mapped model file that the page cache lacks (generator/sizing/page_cache.py): page faults on the "
+        "routed experts a token uses, random reads of the kernel's 128-256 KiB read-around within an expert's "
+        "MiB-scale contiguous slice of each tensor, through the page cache's buffered I/O (its page allocation and "
+        "reclaim: kswapd), not the drive's queue-deep sequential stream.",
+        "fitted to the NVMe group (benchmarks/calibration_report.py --fit-nvme; benchmarks/CALIBRATION.md, nvme entry of "
+        "2026-12-03) at expert_popularity_cv 2.17: 0.45, 5.6 GB/s of a Crucial T700's 12.4, over DeepSeek-R1 at 2.5-2.9 bits "
+        "on a 9950X with 96 GB of DDR5-6400 under ktransformers (3.2 tokens/s), ik_llama.cpp (about 3) and llama.cpp "
+        "CPU-only (2.13); one machine. The source found the page cache, not the drive, the limit: 'no advantage to "
+        "using a quad Gen 5 NVMe RAID0 striped array as the bottleneck appears to be Linux Kernel Page Cache buffered "
+        "i/o and not raw O_DIRECT disk speeds' (https://github.com/ubergarm/r1-ktransformers-guide), so a faster or "
+        "striped drive may not raise it",
     ),
     "offload_ubatch_tokens": (
         "Prompt tokens processed per pass (llama.cpp's -ub) when offloaded weights are copied to the GPU for prefill; "
@@ -544,6 +566,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "pcie_efficiency",
             "offload_pageable_copy_efficiency",
             "nvme_efficiency",
+            "nvme_paged_read_efficiency",
             "power_utilization",
         ),
         _FRACTION_OF_PEAK,

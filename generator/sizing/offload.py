@@ -12,7 +12,9 @@ Cost per generated token, batch 1 (each tier is read once per token):
 - RAM-resident layers either run on the CPU, bounded by DDR bandwidth (llama.cpp's way), or are
   copied to the GPU every token, bounded by PCIe (Accelerate, vLLM ``--cpu-offload-gb``,
   DeepSpeed ZeRO-Inference); the faster of the two is reported, the other beside it;
-- NVMe-resident layers are paged in every token, bounded by the drive's read rate.
+- weights beyond RAM stay in the memory-mapped model file on NVMe: the page cache (the RAM the placed weights may
+  take) keeps the dense weights of the CPU's layers and the most popular routed experts of every layer, and a token
+  pages in from NVMe the experts it uses that are not kept (``generator.sizing.page_cache``), at the paged read rate.
 MoE layers read only the routed experts a token uses (``top_k / experts`` of them).
 """
 
@@ -30,6 +32,7 @@ from generator.sizing.kv_cache import tokens_held
 from generator.sizing.linear_attention import check_sized_use
 from generator.sizing.memo import memoized
 from generator.sizing.memory import MemoryBreakdown, inference_activation_bytes
+from generator.sizing.page_cache import PagedReads, paged_reads, routing_popularity_cv
 from generator.sizing.performance import (
     decode_weight_read_bytes,
     expected_experts_touched,
@@ -122,11 +125,11 @@ class OffloadCost(NamedTuple):
     pcie_bytes_per_token: int
     ttft_s: float
     cold_start_s: float
-    #: Weight bytes read from NVMe each token (a MoE model: only the routed experts a token uses).
+    #: Weight bytes read from NVMe each token (a MoE model: the routed experts a token uses that the page cache lacks).
     nvme_bytes_per_token: int = 0
-    #: With an NVMe tier, the weight bytes a token reads from the RAM tier, and the decode speed if the page cache
-    #: kept none of them: llama.cpp memory-maps the whole file, so the RAM tier is page cache the NVMe tier's reads
-    #: pass through (Linux keeps a cyclic scan larger than memory resident only in part).
+    #: With an NVMe tier, the weight bytes a token finds in RAM (the page cache), and the decode speed if the page
+    #: cache kept none of them: llama.cpp memory-maps the whole file, so the RAM tier is page cache the NVMe tier's
+    #: reads pass through, and other programs' files compete for it.
     ram_weight_bytes_per_token: int = 0
     evicted_tokens_per_s: float | None = None
     #: Seconds a token spends in the attention of the layers the CPU runs (computing them there, as llama.cpp does).
@@ -136,11 +139,27 @@ class OffloadCost(NamedTuple):
     prompt_tokens: int = 0
     ubatch_tokens: int = 512
     prefill_s: float = 0.0
+    #: With an NVMe tier, where a token finds the memory-mapped weights (:func:`generator.sizing.page_cache.paged_reads`)
+    #: and the page cache it assumed, in bytes; None without one.
+    paged: PagedReads | None = None
+    page_cache_bytes: int = 0
 
     @property
     def prefill_tokens_per_s(self) -> float:
         """Prompt tokens a second while the prompt is processed (llama.cpp's "prompt eval" rate)."""
         return self.prompt_tokens / self.prefill_s if self.prefill_s > 0 else 0.0
+
+
+def page_cache_bytes(arch: Architecture, fmt: WeightFormat, placement: Placement) -> int:
+    """RAM the memory-mapped weights held off the GPUs may take as page cache.
+
+    What the placement holds of them in RAM and what it leaves free after the reserve; the input embedding and an LM
+    head on the CPU stay resident apart.
+    """
+    sizes = size_weights(arch, fmt)
+    head = sizes.lm_head_bytes + sizes.other_bytes + (sizes.embedding_bytes if arch.tie_word_embeddings else 0)
+    resident = placement.embedding_bytes + (head if placement.lm_head_device == "cpu" else 0)
+    return max(0, placement.cpu_bytes - resident) + max(0, placement.ram_free_bytes)
 
 
 def runs_on_host(device: str) -> bool:
@@ -212,24 +231,42 @@ def _split_gpus(items: list[tuple[str, int]], capacity: int, gpus: int) -> tuple
 def _offload_steps(experts_off: list[bool], layer_cpu: list[bool], disk: set[int]) -> list[str]:
     """What left the GPU and where it went, one line per kind (routed experts, whole layers)."""
 
-    def where(layers: list[int]) -> str:
+    def where(layers: list[int], kept: str = "") -> str:
         on_disk = sum(i in disk for i in layers)
         if not on_disk:
             return "to system RAM"
+        worth = " layers' worth" if kept else ""
         return (
-            f"off the GPU: {len(layers) - on_disk} in system RAM, {on_disk} on NVMe (memory-mapped: system RAM is full "
-            "after the reserve)"
+            f"off the GPU: {len(layers) - on_disk}{worth} in system RAM, {on_disk} on NVMe "
+            f"(memory-mapped: system RAM is full after the reserve{kept})"
         )
 
     steps = []
     if experts := [i for i, off in enumerate(experts_off) if off]:
-        steps.append(f"routed experts of {len(experts)} MoE layer(s) {where(experts)}; attention and KV stay on the GPU")
+        kept = "; the page cache keeps the most used experts of every layer, not whole layers"
+        steps.append(f"routed experts of {len(experts)} MoE layer(s) {where(experts, kept)}; attention and KV stay on the GPU")
     if layers := [i for i, off in enumerate(layer_cpu) if off]:
         steps.append(
             f"the first {len(layers)} decoder layer(s) and the LM head {where(layers)} (llama.cpp's -ngl holds the last "
             "layers on the GPU)"
         )
     return steps
+
+
+def spill_to_nvme(movable: dict[int, int], resident_bytes: int, ram_budget_bytes: int) -> set[int]:
+    """The layers whose offloaded weights stay on NVMe, memory-mapped, so that the rest fit RAM.
+
+    ``movable``: layer -> bytes; the rest fit ``ram_budget_bytes`` beside the ``resident_bytes`` always in RAM. The
+    last layers go first, until the rest fit.
+    """
+    disk: set[int] = set()
+    in_ram = resident_bytes + sum(movable.values())
+    for i in sorted(movable, reverse=True):
+        if in_ram <= ram_budget_bytes:
+            break
+        disk.add(i)
+        in_ram -= movable[i]
+    return disk
 
 
 def place(
@@ -308,13 +345,7 @@ def place(
             f"other services, {consts.runtime_host_bytes / gib:.1f} GiB for the runtime, {staging / gib:.1f} GiB staging "
             f"a layer{kv_part}"
         )
-    disk: set[int] = set()
-    in_ram = base_cpu + sum(movable.values())
-    for i in sorted(movable, reverse=True):
-        if in_ram <= ram_budget:
-            break
-        disk.add(i)
-        in_ram -= movable[i]
+    disk = spill_to_nvme(movable, base_cpu, ram_budget)
     steps += _offload_steps(experts_off, layer_cpu, disk)
     disk_bytes = sum(movable[i] for i in disk)
     if disk and sizes.total_bytes > machine.nvme_bytes:
@@ -491,12 +522,16 @@ def offload_cost(
     cpu_expert_calls = 0.0  # routed experts a step runs on the CPU, each a small matrix product with its fixed cost
     in_use = min(decode_context_tokens or prompt_tokens, placement.context_tokens)
     cpu_attention_flops = 0.0  # the scores and values of the layers the CPU runs, over the context in use
+    host_dense = host_experts = host_routed = 0.0  # the weights held off the GPUs: every token's, the experts, read
     for i, device in enumerate(placement.layer_devices):
         if runs_on_host(device):
             cpu_attention_flops += layer_attention_flops(arch, arch.layers[i], in_use) * streams
         dense = sizes.layer_bytes[i] - sizes.layer_expert_bytes[i]
         experts = sizes.layer_expert_bytes[i] * share
         on_host = runs_on_host(device) or "+experts:" in device
+        host_dense += dense if runs_on_host(device) else 0
+        host_experts += sizes.layer_expert_bytes[i] if on_host else 0
+        host_routed += experts if on_host else 0
         cpu_expert_calls += touched if on_host and arch.layers[i].is_moe else 0.0
         every_token, routed_params = params[i]
         multiplied += (every_token if runs_on_host(device) else 0) + (routed_params if on_host else 0)
@@ -509,6 +544,14 @@ def offload_cost(
                 disk_read += experts
             else:
                 cpu_read += experts
+    paged, cache = None, 0
+    if placement.disk_bytes:
+        # the whole file is memory-mapped: the split into RAM and NVMe layers is the page cache's size, not which
+        # pages it keeps (the most used of every layer)
+        cache = page_cache_bytes(arch, fmt, placement)
+        cv = routing_popularity_cv(consts.expert_popularity_cv, routed, top_k)
+        paged = paged_reads(host_dense, host_experts, host_routed, cache, cv, (routed, top_k), streams)
+        cpu_read, disk_read = paged.cached_bytes, paged.nvme_bytes
     head = sizes.embedding_bytes if arch.tie_word_embeddings else sizes.lm_head_bytes
     if placement.lm_head_device == "cpu":
         cpu_read += head
@@ -526,6 +569,8 @@ def offload_cost(
     hbm = machine.gpu_bandwidth_gb_per_s * 1e9 * consts.decode_bandwidth_efficiency
     pcie = machine.pcie_gb_per_s * 1e9 * consts.pcie_efficiency
     nvme = machine.nvme_read_gb_per_s * 1e9 * consts.nvme_efficiency
+    # a routed expert's pages are faulted in at random, the dense weights of NVMe layers in order
+    paged_rate = machine.nvme_read_gb_per_s * 1e9 * consts.nvme_paged_read_efficiency
     # the engine's own time each token (scheduling, sampling, launches), as in the serving estimate
     engine_s = host_overlapped_seconds(consts.decode_step_overhead_s, consts.decode_overhead_per_sequence_s * streams, 1, consts)
     t_gpu = gpu_read / hbm
@@ -535,7 +580,7 @@ def offload_cost(
     t_cpu = weights_s + expert_calls_s
     # the scores and values of the CPU's layers: compute that grows with the context, beyond the KV bytes read
     t_attention = cpu_attention_flops / (consts.cpu_attention_gflops_per_s * 1e9)
-    t_disk = disk_read / nvme if disk_read else 0.0
+    t_disk = paged.dense_nvme_bytes / nvme + (disk_read - paged.dense_nvme_bytes) / paged_rate if paged is not None else 0.0
     cpu_mode = engine_s + t_gpu + t_cpu + t_attention + t_disk
     # streaming: every offloaded byte (all experts, not just the routed ones) crosses the host link each token, but
     # the input embedding held on the host stays a lookup there: one row crosses, not the table
@@ -568,7 +613,8 @@ def offload_cost(
     if mode == "cpu-compute" and disk_read:
         # the RAM tier's weights read from NVMe as well: the CPU still multiplies them, and reads the KV from RAM
         kv_s = cpu_weight_seconds(cpu_read - cpu_weights_read, multiplied, machine, consts)[0]
-        evicted = 1.0 / (cpu_mode - t_cpu - t_disk + expert_calls_s + kv_s + (disk_read + cpu_weights_read) / nvme)
+        evicted_s = (disk_read + cpu_weights_read - host_routed) / nvme + host_routed / paged_rate
+        evicted = 1.0 / (cpu_mode - t_cpu - t_disk + expert_calls_s + kv_s + evicted_s)
     return OffloadCost(
         decode_tokens_per_s=1.0 / total,  # each stream's: ``streams`` tokens a step
         mode=mode,
@@ -586,6 +632,8 @@ def offload_cost(
         prompt_tokens=prompt_tokens,
         ubatch_tokens=consts.offload_ubatch_tokens,
         prefill_s=prefill,
+        paged=paged,
+        page_cache_bytes=cache,
     )
 
 
