@@ -474,7 +474,9 @@ def _layout_spec(spec: InferenceSpec) -> InferenceSpec:
     """``spec`` less what no layout's sizing reads (the rate, the replicas' floor and utilisation, the precisions asked).
 
     A layout's memory and best operating point depend on the model, the traffic's shape, the SLOs and the engine, not
-    on the rate the replicas share: services alike but for their rate size their layouts once (the memo's key).
+    on the rate the replicas share: services alike but for their rate size their layouts once (the memo's key). The
+    fields dropped stand at placeholder values inside the layout sizing, which must not read them:
+    tests/test_layout_memo_key.py sizes layouts with them and without and fails where the two differ (review26 item 4).
     """
     return spec._replace(
         requests_per_second=1.0,
