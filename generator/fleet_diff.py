@@ -8,6 +8,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from generator.circuit_diff import check_circuits, load_text, rack_load, supply_change, supply_lines
 from generator.errors import InputError, one_line
 from generator.input_files import MAX_SPEC_BYTES, linked_inside, read_text_limited, short
 from generator.render.md_escape import md_code, md_text
@@ -229,6 +230,7 @@ def _check_plan(path: str, plan: Any) -> None:
             _check_echoed(path, f"plan.racks[{i}].id", rack["id"])
             for j, share in enumerate(rack["pools"]):
                 _require(path, f"plan.racks[{i}].pools[{j}]", share, _RACK_POOL_FIELDS)
+        check_circuits(path, plan)
     for i, dep in enumerate(plan["deployments"]):
         where = f"plan.deployments[{i}]"
         _require(path, where, dep, _DEPLOYMENT_FIELDS)
@@ -353,6 +355,8 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     out = {"totals": totals, "replacements": replacements, "pools": pools, "deployments": deployments}
     if racks := rack_changes(old, new):
         out["racks"] = racks
+    if supply := supply_change(old, new):  # fuzz30 item 10: circuits changed, servers in place
+        out["rack_supply"] = supply
     unpriced = {side: found for side, plan in (("old", old), ("new", new)) if (found := _unpriced_pools(plan))}
     if unpriced:
         out["unpriced"] = unpriced
@@ -375,11 +379,15 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 
 def rack_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each rack whose servers or power change: the nodes of each pool in it and its watts, before and after.
+    """Each rack whose servers, power or currents change, before and after.
+
+    Per rack: the nodes of each pool in it, its watts and, where the workload gives its circuits, the amperes of its
+    most loaded line (shared and with a side lost).
 
     newuser36 item 11: a rack limit raised from 17.3 to 40 kW moved a server into the first rack (two racks -> one),
-    a de-rack, re-cable and new PDU outlets, and the diff said "No change to the fleet.". A side without racks (a
-    cloud plan, or a spec.json from before the rack list) compares none.
+    a de-rack, re-cable and new PDU outlets, and the diff said "No change to the fleet.". fuzz30 item 10: circuits
+    halved with the same packing said so too. A side without racks (a cloud plan, or a spec.json from before the rack
+    list) compares none.
     """
     if "racks" not in old or "racks" not in new:
         return []
@@ -389,7 +397,7 @@ def rack_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any
         if rack is None:
             return None
         pools = {share["pool"]: share["nodes"] for share in sorted(rack["pools"], key=lambda share: share["pool"])}
-        return {"pools": pools, "power_w": rack["power_w"]}
+        return {"pools": pools, "power_w": rack["power_w"], **rack_load(rack)}
 
     out = []
     for rack in sorted(set(sides[0]) | set(sides[1])):
@@ -404,7 +412,7 @@ def _rack_text(held: dict[str, Any] | None) -> str:
     if held is None:
         return "-"
     pools = ", ".join(f"{fmt_cell(n)} x {md_code(p, cell=True)}" for p, n in held["pools"].items()) or "empty"
-    return f"{pools} ({held['power_w'] / 1000:,.1f} kW)"
+    return f"{pools} ({held['power_w'] / 1000:,.1f} kW{load_text(held)})"
 
 
 #: The totals row of a month with the rented training jobs' runs: ``usd_per_month`` + ``training_usd_per_month``.
@@ -1304,9 +1312,12 @@ def markdown_diff(result: dict[str, Any]) -> str:
             + f": {md_text(one_line(f['message']))}"
             for f in result["new_findings"]
         ]
+    if "rack_supply" in result:
+        lines += ["", *supply_lines(result["rack_supply"])][:-1]
     if result.get("racks"):
         moved = "a server moved to another rack is de-racked, re-cabled and re-powered"
-        lines += ["", f"Racks whose servers or power change ({moved}):", ""]
+        currents = any("phase_current_a" in (r["old"] or r["new"] or {}) for r in result["racks"])
+        lines += ["", f"Racks whose servers{', power or currents' if currents else ' or power'} change ({moved}):", ""]
         lines += ["| rack | old | new |", "|---|---|---|"]
         lines += [
             f"| {md_code(r['rack'], cell=True)} | {_rack_text(r['old'])} | {_rack_text(r['new'])} |" for r in result["racks"]
@@ -1314,5 +1325,7 @@ def markdown_diff(result: dict[str, Any]) -> str:
     if not result["pools"] and not result["deployments"]:
         moved = "provider_change" in result or "zone_change" in result or _named_both(result.get("region_change"))
         same = "The same pools and deployments where they move to." if moved else "No change to the fleet."
-        lines += ["", "The same pools and deployments, racked as above." if result.get("racks") else same]
+        fed = " and fed" if "rack_supply" in result else ""
+        racked = result.get("racks") or "rack_supply" in result
+        lines += ["", f"The same pools and deployments, racked{fed} as above." if racked else same]
     return "\n".join(lines) + "\n"

@@ -20,7 +20,7 @@ from generator.api import plan_file, render_file
 from generator.calculator.report import plan_text
 from generator.errors import InfeasibleError, InputError, MultipleInputError
 from generator.planner.plan import NodeSpec, Pool, RackSpec, RackSupply
-from generator.planner.rack_supply import circuit_load, feed_loss_findings, rack_supply, voltage_findings
+from generator.planner.rack_supply import circuit_load, feed_loss_findings, rack_feeds, rack_supply, voltage_findings
 from generator.sizing.constants import Constants
 from generator.sizing.electrical import (
     DEFAULT_CONTINUOUS_LOAD_FRACTION,
@@ -31,6 +31,7 @@ from generator.sizing.electrical import (
     usable_apparent_va,
     usable_power_w,
 )
+from generator.sizing.psu_feeds import no_load, with_server
 from generator.workload import load_workload
 from generator.workload.models import RackCircuits
 from tests.conftest import REPO
@@ -168,8 +169,8 @@ def test_each_rack_carries_its_circuit_load(tmp_path: Path) -> None:
     assert supply == RackSupply(
         voltage_v=415.0, phases=3, breaker_a=32.0, circuits=2, redundancy="2N", serving_circuits=1,
         continuous_load_fraction=0.8, continuous_load_basis=supply.continuous_load_basis, power_factor=0.95,
-        power_factor_basis=supply.power_factor_basis, continuous_limit_a=25.6, circuit_kva=23.002,
-        circuit_usable_kva=18.401, usable_kva=18.401, usable_kw=17.481,
+        power_factor_basis=supply.power_factor_basis, continuous_limit_a=25.6, outlet_connection="line-to-neutral",
+        outlet_voltage_v=239.6, circuit_kva=23.002, circuit_usable_kva=18.401, usable_kva=18.401, usable_kw=17.481,
     )  # fmt: skip
     assert supply.continuous_load_basis.startswith("the default: NEC 210.19(A)(1)")
     assert "80_Plus" in supply.power_factor_basis
@@ -185,11 +186,15 @@ def test_each_rack_carries_its_circuit_load(tmp_path: Path) -> None:
 
 
 def test_no_redundancy_has_no_failover() -> None:
-    supply = rack_supply(RackCircuits(230, 1, 32, 2, "none"), False, False)
-    load = circuit_load(supply, 10_000)
+    circuits = RackCircuits(230, 1, 32, 2, "none")
+    supply, feeds = rack_supply(circuits, False, False), rack_feeds(circuits)
+    load = circuit_load(supply, feeds, with_server(feeds, no_load(feeds), 10_000, None), 10_000)
     assert load.failover_phase_current_a is None and load.failover_breaker_percent is None
-    # 10,000 W / 0.95 / 230 V = 45.77 A, shared by two circuits
+    # 10,000 W / 0.95 / 230 V = 45.77 A, spread over two circuits (PSUs unknown: evenly)
     assert load.phase_current_a == pytest.approx(22.88, abs=0.01)
+    # on one PSU it is all on one circuit (fuzz30 item 1)
+    one = circuit_load(supply, feeds, with_server(feeds, no_load(feeds), 10_000, 1), 10_000)
+    assert one.phase_current_a == pytest.approx(45.77, abs=0.01)
     assert feed_loss_findings([_pool("dgx-b200", 14_300)], supply, Constants()) == []
 
 
@@ -221,6 +226,13 @@ def test_spec_md_gives_each_rack_its_currents(tmp_path: Path) -> None:
         "415 V line-to-line x 32 A) and 18.4 kVA at its continuous limit, 25.6 A (80% of the breaker;"
     ) in text
     assert "| rack-01 | 11.6 kW | 12.2 kVA | 8.5 A (26%) | 16.9 A (53%) | 32 A (25.6 A continuous) |" in text
+    # fuzz30 item 1: the currents are where the PSUs plug in, the most loaded line, not an even share of every circuit
+    assert "| rack | power | apparent power | most loaded line, shared | at failover (one side alone) | breaker |" in text
+    assert (
+        "Each server PSU is a single-phase load on an outlet of its own (a circuit has one a phase, fed line-to-neutral "
+        "at 239.6 V); its PSUs are split over the A and B sides, the larger half on one, and with a side lost the other "
+        "side's carry it whole"
+    ) in text
     assert render_file(str(path)) == render_file(str(path))  # deterministic to the byte
 
 
@@ -373,7 +385,7 @@ def test_plan_text_gives_each_rack_its_currents(tmp_path: Path) -> None:
     text = plan_text(plan_file(str(_workload(tmp_path, CIRCUITS_2N)))[1])
     assert "racks of 17.481 kW (hardware.rack_circuits):\n" in text
     assert (
-        "11.6 kW, 39,453 BTU/h, air cooled; 12.2 kVA, 8.5 A a phase on each circuit, 16.9 A with one side lost, of 32 A "
+        "11.6 kW, 39,453 BTU/h, air cooled; 12.2 kVA, 8.5 A on its most loaded line, 16.9 A with one side lost, of 32 A "
         "breakers (25.6 A continuous)\n"
     ) in text
 
@@ -387,5 +399,6 @@ def test_a_server_beyond_the_circuits_is_refused_at_them(tmp_path: Path) -> None
     with pytest.raises(InfeasibleError) as caught:
         plan_file(str(path))
     message = str(caught.value).replace(str(tmp_path) + "/", "")
-    assert message.startswith("w.yaml:27:18: hardware.rack_circuits: deployment 'chat'")
+    # decided before the search (fuzz30 item 11): no allowed server's smallest node fits, so validate says it too
+    assert message.startswith("w.yaml:27:18: hardware.rack_circuits: no allowed server fits a rack")
     assert "a 10,200 W node exceeds the 2.796 kW rack power (hardware.rack_circuits); to unblock: give " in message

@@ -244,10 +244,12 @@ def test_a_rack_scale_system_over_the_racks_power_is_refused_for_that_alone(tmp_
         plan_workload(load_workload(str(path)))
     watts = round(catalog.platforms()["gb200-nvl72"].max_power_w or 0)
     kw = "40" if rack else "17.3"
+    # fuzz30 item 11: decided before the search (the system's one node is its smallest), so validate says it too
     assert str(caught.value).endswith(
-        f"has no feasible plan: gb200-186gb on gb200-nvl72: a {watts:,} W node exceeds the {kw} kW rack power "
-        "(hardware.rack_power_kw); to unblock: set hardware.rack_power_kw to at least the node's power said above, or "
-        "allow a GPU whose servers fit the rack"
+        f"hardware.rack_power_kw: no allowed server fits a rack, even with its fewest GPUs: gb200-186gb on gb200-nvl72: "
+        f"a {watts:,} W node exceeds the {kw} kW rack power (hardware.rack_power_kw); to unblock: set "
+        f"hardware.rack_power_kw to at least the smallest node's power said above ({watts / 1000:g} kW), or allow a GPU "
+        "whose servers fit the rack"
     )
     assert "TP64" not in str(caught.value)
     assert caught.value.location is not None
@@ -269,5 +271,6 @@ def test_owned_servers_over_the_racks_power_are_refused_for_that_alone(tmp_path:
     message = str(caught.value)
     assert "h100-sxm5-80gb on dgx-h100: a 10,200 W node exceeds the 5 kW rack power" in message
     assert "needs 3 servers" not in message and "more memory" not in message
-    assert "to unblock: set hardware.rack_power_kw to at least the node's power said above" in message
+    # fuzz30 item 11: decided before the search, the owned kind named among the allowed servers none of which fits
+    assert "to unblock: set hardware.rack_power_kw to at least the smallest node's power said above (10.2 kW)" in message
     assert caught.value.location is not None and caught.value.location.line == 10

@@ -117,8 +117,9 @@ def _circuit_text(plan: Plan, rack: RackSpec) -> str:
     if load is None or supply is None:
         return ""
     failover = f", {load.failover_phase_current_a:,.1f} A with one side lost" if load.failover_phase_current_a is not None else ""
+    # the most loaded line with each PSU on its outlet, not an even share of every circuit (fuzz30 item 1)
     return (
-        f"; {load.apparent_power_kva:,.1f} kVA, {load.phase_current_a:,.1f} A a phase on each circuit{failover}, "
+        f"; {load.apparent_power_kva:,.1f} kVA, {load.phase_current_a:,.1f} A on its most loaded line{failover}, "
         f"of {supply.breaker_a:g} A breakers ({supply.continuous_limit_a:g} A continuous)"
     )
 

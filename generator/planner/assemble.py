@@ -65,7 +65,7 @@ from generator.planner.pooling import (
     pooling_pass_text,
 )
 from generator.planner.price_region import asked_region, pool_region_findings, price_region_findings
-from generator.planner.rack_supply import feed_loss_findings, rack_supply, voltage_findings, with_circuit_loads
+from generator.planner.rack_supply import feed_loss_findings, rack_feeds, rack_supply, voltage_findings, with_circuit_loads
 from generator.planner.racks import (
     Rack,
     assumed_height_findings,
@@ -91,6 +91,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
 from generator.sizing.memory import InferenceMemory
 from generator.sizing.performance import accelerator_for, peer_link_share, saturated_throughput, step_budget_batch
+from generator.sizing.psu_feeds import Feeds
 from generator.sizing.serving_queue import least_spread_mix
 from generator.sizing.training_hardware import computes_bf16, fp16_note, stack_note
 from generator.units import GIB, HOURS_PER_YEAR, hours_text
@@ -986,10 +987,13 @@ def build_plan(
     pools, inventory = _place_on_inventory(wl, pools, findings, ruled_out, feasible_on)
     racks: list[Rack] = []
     supply: RackSupply | None = None
+    feeds: Feeds | None = None
     if wl.hardware.provider == "baremetal":
         if (why := too_tall(pools, wl.hardware.rack_units_reserved)) is not None:
             raise InputError(why, loaded.document.locate(("hardware", "rack_units_reserved")))
-        racks = pack_racks(pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved)
+        if wl.hardware.rack_circuits is not None:
+            feeds = rack_feeds(wl.hardware.rack_circuits)
+        racks = pack_racks(pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved, feeds)
         findings.extend(rack_findings(racks, wl.hardware.rack_power_field))
         findings.extend(assumed_height_findings(pools))
         if (circuits := wl.hardware.rack_circuits) is not None:
@@ -1002,8 +1006,13 @@ def build_plan(
         if wl.hardware.max_racks is not None and len(racks) > wl.hardware.max_racks:
             raise FleetLimitError(
                 f"the fleet needs {len(racks)} racks of {wl.hardware.rack_power_kw:g} kW but hardware.max_racks is "
-                f"{wl.hardware.max_racks}; to unblock: raise max_racks or {wl.hardware.rack_power_field}, or allow "
-                "denser or fewer GPUs",
+                f"{wl.hardware.max_racks}; to unblock: "
+                + (
+                    "raise max_racks or rack_power_kw"
+                    if wl.hardware.rack_circuits is None
+                    else "raise max_racks, feed racks with more or larger circuits (rack_circuits)"  # fuzz30 L3
+                )
+                + ", or allow denser or fewer GPUs",
                 "max_racks",
                 len(racks),
             )
@@ -1193,7 +1202,9 @@ def build_plan(
         totals=fleet | ({"inventory": inventory} if inventory else {}),
         findings=sorted_findings(findings + _idle_findings(pools, deployments, wl.hardware.provider)),
         constants=dict(sorted(wl.constants.items())),
-        racks=with_circuit_loads(rack_specs(racks, pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved), supply),
+        racks=with_circuit_loads(
+            rack_specs(racks, pools, wl.hardware.rack_power_kw, wl.hardware.rack_units_reserved), racks, supply, feeds
+        ),
         rack_supply=supply,
     )
     capex_cap, up_front = capex_cap_usd(wl), fleet_up_front_usd(fleet)

@@ -27,6 +27,7 @@ from generator.planner.nodes import PSU_OVER_CAPACITY, NodeNeeds, assemble_node
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, does_not_pack, node_counts, rank
 from generator.planner.plan import Candidate, Finding, NodeSpec
+from generator.planner.rack_supply import node_rack_problem
 from generator.planner.racks import height_blocked
 from generator.planner.slo import effective_slo, replicas_needed
 from generator.planner.spread import spread_floor, spread_layouts, spread_note
@@ -76,13 +77,10 @@ def _node_checks(wl: Workload, hw: Hardware, gpus_per_node: int, needs: NodeNeed
     node, scratch = _assembled(hw.platform, hw.gpu.id, gpus_per_node, needs, consts)
     rack_power = tall = None
     if wl.hardware.provider == "baremetal":  # a cloud's racks are its own
-        if node.power_w > wl.hardware.rack_power_kw * 1000:
-            # fuzz25 L3: the limit is the workload's rack (its default 17.3 kW where unset): say which field it is
-            rack_power = (
-                f"a {node.power_w:,} W node exceeds the {wl.hardware.rack_power_kw:g} kW rack power "
-                f"(hardware.{wl.hardware.rack_power_field})"
-            )
-        else:
+        # fuzz25 L3: the limit is the workload's rack (its default 17.3 kW where unset): the message says which field
+        # it is; in whole watts (fuzz30 item 3) and, with circuits, on the line its PSUs load most (fuzz30 item 1)
+        rack_power = node_rack_problem(wl.hardware, node)
+        if rack_power is None:
             tall = height_blocked(node, wl.hardware.rack_units_reserved) or None
     owned_blocking = _BLOCKING - {PSU_OVER_CAPACITY}
     bought = next((f for f in scratch if f.code in _BLOCKING), None)

@@ -7,8 +7,10 @@ the same error, at the same place, for every problem found here:
 - ``hardware.fixed``: the machine can be built from the catalog, no deployment is a training job, and each
   deployment's offload placement (a direct computation, not a search) fits the machine's GPUs, RAM and NVMe;
 - otherwise: the provider, GPU and platform lists and the site's cooling leave some (platform, GPU)
-  pair, and every inference deployment's weights fit the usable memory of some allowed GPU when split
-  as far as the planner ever splits them (a necessary condition of every layout the search tries).
+  pair, every inference deployment's weights fit the usable memory of some allowed GPU when split
+  as far as the planner ever splits them (a necessary condition of every layout the search tries), and on bare
+  metal some allowed server's smallest node fits a rack's power and circuits (every node the search forms is at
+  least as large: fuzz30 item 11).
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ from __future__ import annotations
 from generator import catalog
 from generator.calculator.model_source import serving_format
 from generator.errors import InfeasibleError, InputError
+from generator.planner.nodes import NodeNeeds, assemble_node
 from generator.planner.options import Hardware, allowed_hardware, tensor_parallel_sizes, unsold_everywhere_why
+from generator.planner.plan import NodeSpec
+from generator.planner.rack_supply import node_rack_problem
 from generator.planner.racks import RACK_UNITS, taller_than_space
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.linear_attention import has_state, unsized_use_message
@@ -106,6 +111,7 @@ def early_checks(loaded: LoadedWorkload, consts: Constants | None = None) -> Non
                 f"allow a GPU with more memory{' or ' + precision if precision else ''}",
                 where,
             )
+    _rack_power_checks(loaded, hardware, consts)
 
 
 def _recurrent_state_checks(loaded: LoadedWorkload) -> None:
@@ -156,3 +162,51 @@ def _height_checks(loaded: LoadedWorkload, hardware: list[Hardware]) -> None:
             f"{needed}U: reserve at most {RACK_UNITS - needed}U",
             loaded.document.locate(("hardware", "rack_units_reserved")),
         )
+
+
+#: What a node needs of its host at the least: no model files, host memory, data or fabric (every need adds parts).
+_NO_NEEDS = NodeNeeds(0, 0, 0, 0, needs_fabric=False)
+#: The allowed server kinds a rack refusal names, smallest first; the rest are counted.
+_NAMED_KINDS = 4
+
+
+def smallest_node(hw: Hardware, consts: Constants) -> NodeSpec:
+    """The node of ``hw`` that draws least of one of each GPU count it takes, built for no needs.
+
+    Every node the search forms of ``hw`` holds one of those GPU counts and needs at least nothing, so draws at least
+    as much: a rack that does not take this node takes none of ``hw``.
+    """
+    nodes = [assemble_node(hw.platform, hw.gpu, gpus, _NO_NEEDS, consts, []) for gpus in hw.platform.gpu_counts]
+    return min(nodes, key=lambda node: (node.power_w, node.gpus))
+
+
+def _rack_power_checks(loaded: LoadedWorkload, hardware: list[Hardware], consts: Constants) -> None:
+    """Refuse, at the rack's field, a rack power or circuits that no allowed server's smallest node fits.
+
+    fuzz30 item 11: ``validate`` passed circuits worth 0 W and a 1 kW rack under 4 kW servers, which ``plan`` then
+    refused after its search.
+    """
+    wl = loaded.workload
+    if wl.hardware.provider != "baremetal" or not hardware:
+        return
+    refused = []
+    for hw in hardware:
+        node = smallest_node(hw, consts)
+        why = node_rack_problem(wl.hardware, node)
+        if why is None:
+            return
+        refused.append((node.power_w, f"{hw.gpu.id} on {hw.platform.id}: {why}"))
+    refused.sort()
+    named = "; ".join(text for _, text in refused[:_NAMED_KINDS])
+    more = f"; and {len(refused) - _NAMED_KINDS} more server kind(s)" if len(refused) > _NAMED_KINDS else ""
+    field = wl.hardware.rack_power_field
+    raise_it = (
+        f"set hardware.rack_power_kw to at least the smallest node's power said above ({refused[0][0] / 1000:g} kW)"
+        if field == "rack_power_kw"
+        else "give hardware.rack_circuits more or larger circuits, so a rack carries the smallest node said above"
+    )
+    raise InfeasibleError(
+        f"no allowed server fits a rack, even with its fewest GPUs: {named}{more}; to unblock: {raise_it}, or allow a "
+        "GPU whose servers fit the rack",
+        loaded.document.locate(("hardware", field)),
+    )

@@ -175,6 +175,12 @@ def component_power_w(
     return round(component_dc_load_w(gpu, gpus, platform, ram_gib, drives, nics, consts) / consts.psu_efficiency)
 
 
+def psu_count(node: NodeSpec) -> int | None:
+    """The PSUs of ``node``'s platform where the catalog gives them; None for a custom server or a platform without."""
+    platform = catalog.platforms().get(node.platform_id)
+    return platform.psu_count if platform is not None else None
+
+
 def wall_to_dc_w(wall_w: float, consts: Constants) -> int:
     """The DC load a PSU delivers for a wall (AC) draw: what its rating (a DC output) is compared with.
 

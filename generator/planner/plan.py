@@ -288,6 +288,10 @@ class RackSupply(NamedTuple):
     power_factor_basis: str
     #: The most one circuit may carry continuously, on each phase: its breaker times the continuous-load fraction.
     continuous_limit_a: float
+    #: How a PSU is fed: "single-phase"; on three phases "line-to-neutral" (a 400/415/480 V supply's 230/240/277 V)
+    #: or "line-to-line" (208 V), at ``outlet_voltage_v``.
+    outlet_connection: str
+    outlet_voltage_v: float
     #: One circuit at its breaker's rating, and at its continuous limit.
     circuit_kva: float
     circuit_usable_kva: float
@@ -296,10 +300,11 @@ class RackSupply(NamedTuple):
 
 
 class RackCircuitLoad(NamedTuple):
-    """What one rack draws from its circuits (``Plan.rack_supply``): apparent power and the current on each phase.
+    """What one rack draws from its circuits (``Plan.rack_supply``): apparent power and its most loaded line's current.
 
-    The load is taken as balanced over a three-phase circuit's phases and shared equally by the circuits; at failover
-    (2N) one side's circuits carry the whole rack. The percentages are of the breaker's rating.
+    The line is the most loaded of any circuit, each server's PSUs plugged in one to an outlet as the packing placed
+    them (:mod:`generator.sizing.psu_feeds`): shared with every circuit up, and at failover (2N) with the worse side
+    carrying the rack alone. The percentages are of the breaker's rating.
     """
 
     apparent_power_kva: float

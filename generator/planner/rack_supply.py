@@ -1,26 +1,42 @@
 """The circuits each rack is fed with (``hardware.rack_circuits``): what a rack may draw, each rack's load on them.
 
-The physics is :mod:`generator.sizing.electrical`'s; this turns the workload's circuits into the plan's records
-(``Plan.rack_supply``, ``RackSpec.circuit_load``) and says which servers a lost feed stops: with 2N feeds a server's
-PSUs are split over the A and B sides, and on one side only its half of them powers it.
+The physics is :mod:`generator.sizing.electrical`'s and :mod:`generator.sizing.psu_feeds`'s; this turns the
+workload's circuits into the plan's records (``Plan.rack_supply``, ``RackSpec.circuit_load``), says which node no rack
+of them carries (its PSUs on too few outlets), and which servers a lost feed stops: with 2N feeds a server's PSUs are
+split over the A and B sides, and on one side only its half of them powers it.
 """
 
 from __future__ import annotations
 
+import math
+
 from generator import catalog
-from generator.planner.nodes import believed_psu_fields, wall_to_dc_w
-from generator.planner.plan import Finding, Pool, RackCircuitLoad, RackSpec, RackSupply
-from generator.planner.racks import racked_nodes
+from generator.planner.nodes import believed_psu_fields, psu_count, wall_to_dc_w
+from generator.planner.plan import Finding, NodeSpec, Pool, RackCircuitLoad, RackSpec, RackSupply
+from generator.planner.racks import Rack, racked_nodes
 from generator.sizing.constants import Constants
 from generator.sizing.electrical import (
+    HIGHEST_PSU_INPUT_V,
     SPLIT_FEEDS,
     apparent_power_va,
     continuous_current_a,
-    load_current_a,
+    line_to_neutral_outlets,
+    outlet_voltage_v,
     serving_circuits,
     usable_power_w,
 )
-from generator.workload.models import RackCircuits
+from generator.sizing.psu_feeds import (
+    FeedLoads,
+    Feeds,
+    carried,
+    no_load,
+    side_split,
+    with_server,
+    worst_carrying_a,
+    worst_failover_a,
+    worst_shared_a,
+)
+from generator.workload.models import Hardware, RackCircuits
 
 #: Where the default continuous-load fraction and power factor come from, as the plan states them.
 CONTINUOUS_LOAD_RULE = (
@@ -62,9 +78,17 @@ def rack_supply(circuits: RackCircuits, fraction_given: bool, factor_given: bool
         power_factor=c.power_factor,
         power_factor_basis=f"as given ({FIELD}.power_factor)" if factor_given else POWER_FACTOR_SOURCE,
         continuous_limit_a=round(limit_a, 3),
+        outlet_connection=(
+            "single-phase"
+            if c.phases == 1
+            else "line-to-neutral"
+            if line_to_neutral_outlets(c.voltage_v, c.phases)
+            else "line-to-line"
+        ),
+        outlet_voltage_v=round(outlet_voltage_v(c.voltage_v, c.phases), 1),
         circuit_kva=round(apparent_power_va(c.voltage_v, c.phases, c.breaker_a) / 1000, 3),
-        circuit_usable_kva=round(apparent_power_va(c.voltage_v, c.phases, limit_a) / 1000, 3),
-        usable_kva=round(usable_va / 1000, 3),
+        circuit_usable_kva=_whole_va(apparent_power_va(c.voltage_v, c.phases, limit_a)) / 1000,
+        usable_kva=_whole_va(usable_va) / 1000,
         usable_kw=usable_power_w(
             c.voltage_v, c.phases, c.breaker_a, c.circuits, c.redundancy, c.continuous_load_fraction, c.power_factor
         )
@@ -72,16 +96,37 @@ def rack_supply(circuits: RackCircuits, fraction_given: bool, factor_given: bool
     )
 
 
-def circuit_load(supply: RackSupply, power_w: int) -> RackCircuitLoad:
-    """What a rack drawing ``power_w`` puts on its circuits: kVA, and the current on each phase, shared and at failover.
+def _whole_va(va: float) -> int:
+    """Volt-amperes a rack may draw in whole VA, rounded down as its watts are.
 
-    Shared: every circuit carries an equal part. Failover (2N): one side's circuits carry the whole rack.
+    fuzz30 L4: rounded to the nearest VA, at power factor 1 the kW read 1 W under the kVA.
     """
-    v, phases, pf = supply.voltage_v, supply.phases, supply.power_factor
-    shared = load_current_a(power_w, pf, v, phases, supply.circuits)
-    failover = load_current_a(power_w, pf, v, phases, supply.serving_circuits) if supply.redundancy in SPLIT_FEEDS else None
+    return int(va + 1e-6)
+
+
+def rack_feeds(circuits: RackCircuits) -> Feeds:
+    """The circuits of one rack as its servers' PSUs plug into them (:class:`generator.sizing.psu_feeds.Feeds`)."""
+    split = circuits.redundancy in SPLIT_FEEDS
+    return Feeds(
+        voltage_v=circuits.voltage_v,
+        phases=circuits.phases,
+        sides=2 if split else 1,
+        circuits_per_side=serving_circuits(circuits.circuits, circuits.redundancy),
+        limit_a=continuous_current_a(circuits.breaker_a, circuits.continuous_load_fraction),
+        power_factor=circuits.power_factor,
+    )
+
+
+def circuit_load(supply: RackSupply, feeds: Feeds, loads: FeedLoads, power_w: int) -> RackCircuitLoad:
+    """What a rack drawing ``power_w`` through PSUs plugged in as ``loads`` puts on its circuits.
+
+    Its kVA, and the current on the most loaded line of any circuit, shared and at failover (2N: the worse side left
+    alone).
+    """
+    shared = worst_shared_a(feeds, loads)
+    failover = worst_failover_a(feeds, loads)
     return RackCircuitLoad(
-        apparent_power_kva=round(power_w / pf / 1000, 3),
+        apparent_power_kva=round(power_w / supply.power_factor / 1000, 3),
         phase_current_a=round(shared, 2),
         breaker_percent=round(100 * shared / supply.breaker_a, 1),
         failover_phase_current_a=None if failover is None else round(failover, 2),
@@ -89,24 +134,70 @@ def circuit_load(supply: RackSupply, power_w: int) -> RackCircuitLoad:
     )
 
 
-def with_circuit_loads(racks: tuple[RackSpec, ...], supply: RackSupply | None) -> tuple[RackSpec, ...]:
-    """``racks`` each with its :func:`circuit_load`; as they are where the workload gives no circuits."""
-    if supply is None:
-        return racks
-    return tuple(rack._replace(circuit_load=circuit_load(supply, rack.power_w)) for rack in racks)
+def with_circuit_loads(
+    specs: tuple[RackSpec, ...], racks: list[Rack], supply: RackSupply | None, feeds: Feeds | None
+) -> tuple[RackSpec, ...]:
+    """``specs`` each with its :func:`circuit_load` (from the rack packed into it); as they are without circuits."""
+    if supply is None or feeds is None:
+        return specs
+    return tuple(
+        spec._replace(circuit_load=circuit_load(supply, feeds, rack.feed_loads or no_load(feeds), spec.power_w))
+        for spec, rack in zip(specs, racks, strict=True)
+    )
+
+
+def _psus_text(count: int, feeds: Feeds, redundancy: str) -> str:
+    """How a node's ``count`` PSUs stand on the circuits, as a refusal says it."""
+    plural = "" if count == 1 else "s"
+    if feeds.sides == 1:
+        return f"its {count} PSU{plural} on {min(count, feeds.outlets_per_side)} outlet(s)"
+    if count == 1:
+        return f"its one PSU on one side of the {redundancy} feeds"
+    larger, smaller = side_split(count, 2)[0]
+    return f"its {count} PSUs split {larger} + {smaller} over the A and B sides, with a side lost {smaller} carrying it alone"
+
+
+def node_rack_problem(hardware: Hardware, node: NodeSpec) -> str | None:
+    """Why no rack of ``hardware``'s can hold ``node`` alone, or None.
+
+    Its power above the rack's (in whole watts), or, with circuits, its PSUs putting more than a line's continuous limit
+    on one.
+    The racks are packed so that no line exceeds it (:func:`generator.planner.racks.pack_racks`); a node no empty rack
+    carries is refused here, before any layout holds it (fuzz30 item 1: a 2-PSU server put 11 A on a 10 A breaker).
+    """
+    field = f"hardware.{hardware.rack_power_field}"
+    if node.power_w > hardware.rack_power_w:
+        return f"a {node.power_w:,} W node exceeds the {hardware.rack_power_kw:g} kW rack power ({field})"
+    circuits = hardware.rack_circuits
+    if circuits is None:
+        return None
+    feeds = rack_feeds(circuits)
+    psus = psu_count(node)
+    loads = with_server(feeds, no_load(feeds), node.power_w, psus)
+    if carried(feeds, loads):
+        return None
+    amps = worst_carrying_a(feeds, loads)
+    placed = "spread evenly over its outlets" if not psus else _psus_text(psus, feeds, circuits.redundancy)
+    platform = catalog.platforms().get(node.platform_id)
+    believed = "psu.count" in (platform.unsourced_fields if platform is not None else ())
+    return (
+        f"a {node.power_w:,} W node ({node.platform_id}, {placed}{'; psu.count believed, not sourced' if believed else ''}) "
+        f"puts {amps:,.1f} A on one line of a {circuits.breaker_a:g} A circuit, above the {feeds.limit_a:g} A it carries "
+        f"continuously ({field})"
+    )
 
 
 def feed_loss_findings(pools: list[Pool], supply: RackSupply, consts: Constants) -> list[Finding]:
-    """With 2N feeds, one finding per racked pool whose server one side's PSUs cannot keep running, or cannot be checked.
+    """One finding per racked pool whose server one side's PSUs cannot keep running (2N), or whose PSUs are unknown.
 
     A server's PSUs are split over the A and B sides (the larger half on one): losing a side leaves it the smaller
     half, ``count // 2``, which must deliver its DC load (its wall draw after the PSU loss, as ``psu_overload``
     compares). A single PSU stands on one side and goes down with it; fault-tolerant PSUs (Dell's FTR) cap the GPUs'
     power instead of shutting down. A chassis whose PSUs the catalog lacks (a custom server, most catalog platforms) is
-    an info: nothing checks it.
+    an info, with or without redundancy: its load is taken as spread evenly over the rack's outlets, and nothing checks
+    one side's PSUs.
     """
-    if supply.redundancy not in SPLIT_FEEDS:
-        return []
+    two_sides = supply.redundancy in SPLIT_FEEDS
     out = []
     for pool in pools:
         if not racked_nodes(pool):
@@ -116,20 +207,30 @@ def feed_loss_findings(pools: list[Pool], supply: RackSupply, consts: Constants)
         dc_w = wall_to_dc_w(node.power_w, consts)
         count = platform.psu_count if platform is not None else None
         rating = platform.psu_rating_w if platform is not None else None
-        if platform is None or not count or not rating:
-            out.append(
-                Finding(
-                    "info",
-                    "psu-feeds-unknown",
-                    f"{pool.name}: the catalog gives no PSU count and rating for {node.platform_id}, so nothing checks "
-                    f"that it keeps running on one side of the {supply.redundancy} feeds: check that its PSUs are split "
-                    f"over the A and B sides and that one side's deliver its {dc_w:,} W DC load ({node.power_w:,} W at "
-                    "the wall)",
-                    FIELD,
+        if platform is None or not count or (two_sides and not rating):
+            lacks = "PSU rating" if count else ("PSU count and rating" if two_sides else "PSU count")
+            said = f"{pool.name}: the catalog gives no {lacks} for {node.platform_id}"
+            if not count:
+                said += (
+                    f": its {node.power_w:,} W are taken as spread evenly over every circuit and phase of its rack (the "
+                    "currents planned)"
                 )
-            )
+            if two_sides:
+                said += (
+                    f"{', and' if not count else ', so'} nothing checks that it keeps running on one side of the "
+                    f"{supply.redundancy} feeds: check that its PSUs are split over the A and B sides"
+                    f"{' and spread so' if not count else ''}, and that one side's deliver its {dc_w:,} W DC load "
+                    f"({node.power_w:,} W at the wall)"
+                )
+            else:
+                said += "; check that its PSUs spread so"
+            out.append(Finding("info", "psu-feeds-unknown", said, FIELD))
             continue
-        believed = f"; {', '.join(fields)} believed, not sourced" if (fields := believed_psu_fields(platform)) else ""
+        if not two_sides or not rating:
+            continue
+        # the split reads the PSUs' count and rating, not which of them the catalog holds redundant (fuzz30 L1)
+        fields = [f for f in believed_psu_fields(platform) if f != "psu.redundant"]
+        believed = f"; {', '.join(fields)} believed, not sourced" if fields else ""
         if count == 1:
             out.append(
                 Finding(
@@ -180,17 +281,42 @@ def feed_loss_findings(pools: list[Pool], supply: RackSupply, consts: Constants)
 
 
 def voltage_findings(supply: RackSupply) -> list[Finding]:
-    """A note where a three-phase voltage is a wye supply's line-to-neutral one: the figures take it line-to-line."""
+    """Notes on a voltage the figures may misread.
+
+    A three-phase one that is a wye supply's line-to-neutral (taken line-to-line), and one whose outlets feed PSUs more
+    than any server PSU takes (fuzz30 L2: single-phase 415 V).
+    """
+    out = []
     line_v = _LINE_TO_NEUTRAL_V.get(supply.voltage_v) if supply.phases == 3 else None
-    if line_v is None:
-        return []
-    return [
-        Finding(
-            "info",
-            "rack-voltage-line-to-line",
-            f"three-phase voltage_v {supply.voltage_v:g} V is taken line-to-line (a {supply.voltage_v:g} V delta "
-            f"supply); where it is the line-to-neutral voltage of a {supply.voltage_v:g}/{line_v} V supply, give "
-            f"{line_v}: its circuits then carry sqrt(3) times the power planned here",
-            f"{FIELD}.voltage_v",
+    if line_v is not None:
+        out.append(
+            Finding(
+                "info",
+                "rack-voltage-line-to-line",
+                f"three-phase voltage_v {supply.voltage_v:g} V is taken line-to-line (a {supply.voltage_v:g} V delta "
+                f"supply); where it is the line-to-neutral voltage of a {supply.voltage_v:g}/{line_v} V supply, give "
+                f"{line_v}: its circuits then carry sqrt(3) times the power planned here",
+                f"{FIELD}.voltage_v",
+            )
         )
-    ]
+    outlet_v = outlet_voltage_v(supply.voltage_v, supply.phases)
+    if round(outlet_v) > HIGHEST_PSU_INPUT_V:  # 480 V's 277.1 V line-to-neutral is the nominal 277 V
+        fed = " line-to-neutral" if line_to_neutral_outlets(supply.voltage_v, supply.phases) else ""
+        phase_v = supply.voltage_v / math.sqrt(3)
+        fix = (
+            f"where {supply.voltage_v:g} V is the line-to-line voltage of a three-phase supply, give phases: 3 (its PSUs "
+            f"then get {phase_v:.0f} V line-to-neutral)"
+            if supply.phases == 1 and phase_v <= HIGHEST_PSU_INPUT_V
+            else "give the voltage of the circuits the rack's PDUs are fed with, after any transformer"
+        )
+        out.append(
+            Finding(
+                "warning",
+                "rack-voltage-above-psus",
+                f"{'three' if supply.phases == 3 else 'single'}-phase voltage_v {supply.voltage_v:g} V feeds each PSU "
+                f"{outlet_v:.0f} V{fed}, more than the {HIGHEST_PSU_INPUT_V:g} V any server PSU takes (they are rated "
+                f"100-127 V or 200-240 V, some 277 V): {fix}",
+                f"{FIELD}.voltage_v",
+            )
+        )
+    return out

@@ -1,12 +1,16 @@
 """Racks across the whole fleet: every pool's servers packed together by power and rack units.
 
 First-fit decreasing over nodes (largest power first, then pool name): a node goes into the first
-rack with room for its power and height. Cloud plans have no racks.
+rack with room for its power and height, and, where the workload gives the rack's circuits, whose
+circuits carry it with its PSUs plugged in (:mod:`generator.sizing.psu_feeds`). Cloud plans have no racks.
 """
 
 from __future__ import annotations
 
+from generator.planner.nodes import psu_count
 from generator.planner.plan import Finding, NodeSpec, Plan, Pool, RackPool, RackSpec, sorted_findings
+from generator.sizing.electrical import whole_watts
+from generator.sizing.psu_feeds import FeedLoads, Feeds, carried, no_load, with_server
 
 #: Rack units of a standard 42U rack.
 RACK_UNITS = 42
@@ -31,9 +35,9 @@ DEFAULT_NODE_RACK_UNITS = 4
 class Rack:
     """One rack: its power, height used and the nodes of each pool in it (filled in as servers are placed)."""
 
-    __slots__ = ("air_power_w", "liquid", "pools", "power_w", "units")
+    __slots__ = ("air_power_w", "feed_loads", "liquid", "pools", "power_w", "units")
 
-    def __init__(self) -> None:
+    def __init__(self, feeds: Feeds | None = None) -> None:
         self.power_w = 0
         self.units = 0
         self.liquid = False
@@ -41,6 +45,8 @@ class Rack:
         #: reject most of their heat to their coolant loop).
         self.air_power_w = 0
         self.pools: dict[str, int] = {}
+        #: What its servers' PSUs put on each outlet of its circuits, where the workload gives them.
+        self.feed_loads: FeedLoads | None = None if feeds is None else no_load(feeds)
 
 
 def node_units(pool: Pool) -> int:
@@ -116,32 +122,57 @@ def racked_nodes(pool: Pool) -> int:
     return pool.nodes - pool.owned_nodes if pool.node.kind == "workstation" else pool.nodes
 
 
-def pack_racks(pools: list[Pool], rack_power_kw: float, reserved_units: int | None = None) -> list[Rack]:
+def pack_racks(
+    pools: list[Pool], rack_power_kw: float, reserved_units: int | None = None, feeds: Feeds | None = None
+) -> list[Rack]:
     """Pack every racked node (:func:`racked_nodes`) of the bare-metal pools into racks of ``rack_power_kw``.
+
+    The budget is compared in whole watts (:func:`whole_watts`: 2.002 kW holds two 1,001 W nodes, fuzz30 item 3).
 
     A rack holds 42U less ``reserved_units``.
 
     ``reserved_units`` (default :data:`RACK_UNITS_RESERVED`) stay free in every rack for its switches; a rack-scale
-    system brings its own and fills a rack alone.
+    system brings its own and fills a rack alone. With ``feeds`` (the rack's circuits), a node goes into a rack only
+    where its PSUs, plugged in beside those already there, leave every line within its continuous limit.
     """
-    budget_w = rack_power_kw * 1000
+    budget_w = whole_watts(rack_power_kw)
     usable = usable_units(reserved_units)
     nodes = sorted(
-        ((p.node.power_w, node_units(p), p.name, p.node.cooling == "liquid") for p in pools for _ in range(racked_nodes(p))),
+        (
+            (p.node.power_w, node_units(p), p.name, p.node.cooling == "liquid", psu_count(p.node))
+            for p in pools
+            for _ in range(racked_nodes(p))
+        ),
         key=lambda n: (-n[0], -n[1], n[2]),
     )
     racks: list[Rack] = []
-    for power, units, name, liquid in nodes:
-        target = next((r for r in racks if r.power_w + power <= budget_w and r.units + units <= usable), None)
-        if target is None:  # a node above the rack budget or height is refused earlier (a rack-scale system is its rack)
-            target = Rack()
+    for power, units, name, liquid, psus in nodes:
+        target, loads = None, None
+        for rack in racks:
+            if rack.power_w + power > budget_w or rack.units + units > usable:
+                continue
+            loads = _plugged_in(rack, feeds, power, psus)
+            if loads is None or (feeds is not None and carried(feeds, loads)):
+                target = rack
+                break
+        if target is None:  # a node over a rack's budget, circuits or height is refused earlier (a rack-scale system is its rack)
+            target = Rack(feeds)
             racks.append(target)
+            loads = _plugged_in(target, feeds, power, psus)
+        target.feed_loads = loads
         target.power_w += power
         target.units += units
         target.liquid = target.liquid or liquid
         target.air_power_w += 0 if liquid else power
         target.pools[name] = target.pools.get(name, 0) + 1
     return racks
+
+
+def _plugged_in(rack: Rack, feeds: Feeds | None, power_w: int, psus: int | None) -> FeedLoads | None:
+    """``rack``'s outlets with a node of ``power_w`` and ``psus`` PSUs plugged in; None where no circuits are given."""
+    if feeds is None or rack.feed_loads is None:
+        return None
+    return with_server(feeds, rack.feed_loads, power_w, psus)
 
 
 def rack_id(index: int, count: int) -> str:

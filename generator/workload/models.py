@@ -15,7 +15,7 @@ from typing import Literal, TypeAlias
 
 from generator.calculator.machine import FixedSpec
 from generator.named_tuple import NamedTuple
-from generator.sizing.electrical import DEFAULT_CONTINUOUS_LOAD_FRACTION, DEFAULT_POWER_FACTOR
+from generator.sizing.electrical import DEFAULT_CONTINUOUS_LOAD_FRACTION, DEFAULT_POWER_FACTOR, whole_watts
 
 
 class Slo(NamedTuple):
@@ -258,6 +258,11 @@ class Hardware(NamedTuple):
     inventory: tuple[InventoryGroup, ...] = ()
     #: False: nothing is bought or rented; deployments are placed on ``inventory`` alone (newuser22 item 2).
     buy: bool = True
+
+    @property
+    def rack_power_w(self) -> int:
+        """What a rack may draw in whole watts, the figure every rack limit is compared with (:func:`whole_watts`)."""
+        return whole_watts(self.rack_power_kw)
 
     @property
     def rack_power_field(self) -> str:

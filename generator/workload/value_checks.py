@@ -33,6 +33,7 @@ from generator.calculator.machine import (
 from generator.calculator.model_source import ResolvedModel
 from generator.errors import InputError
 from generator.sizing.context_limit import LONGER_REFUSED, served_limit_phrase
+from generator.sizing.electrical import usable_power_w
 from generator.sizing.encoder import ENCODER_LONGER_REFUSED
 from generator.sizing.precision import WEIGHT_FORMAT_ALIASES
 from generator.sizing.serving_queue import tail_problem
@@ -288,6 +289,9 @@ _NOT_WITH_FIXED = (
 
 #: Hardware fields about the racks servers stand in: a cloud instance stands in the provider's.
 _RACK_FIELDS = ("rack_power_kw", "rack_circuits", "rack_units_reserved", "max_racks")
+#: The rack fields that say nothing of an existing machine, which stands on an outlet, in no rack (fuzz30 item 9: a
+#: 726 W machine on circuits worth 91 W planned with exit 0); ``max_racks`` is among :data:`_NOT_WITH_FIXED`.
+_RACK_FIELDS_NOT_WITH_FIXED = ("rack_power_kw", "rack_circuits", "rack_units_reserved")
 
 
 def cloud_rack_errors(doc: Document, hardware: Hardware) -> list[InputError]:
@@ -329,6 +333,18 @@ def rack_circuit_errors(doc: Document, hardware: Hardware) -> list[InputError]:
             "redundancy: none"
         )
         errors.append(InputError(why, doc.locate((*at, "circuits"))))
+        return errors
+    c = circuits
+    watts = usable_power_w(
+        c.voltage_v, c.phases, c.breaker_a, c.circuits, c.redundancy, c.continuous_load_fraction, c.power_factor
+    )
+    if watts < 1:  # fuzz30 item 11: breaker_a 0.001 gave "0 kW rack power", which rack_power_kw itself may not be
+        why = (
+            f"these circuits give a rack under a watt ({c.voltage_v:g} V x {c.breaker_a:g} A at "
+            f"{c.continuous_load_fraction:g} of the breaker and power factor {c.power_factor:g}): no server runs on them; "
+            "breaker_a is each circuit's rating in amperes"
+        )
+        errors.append(InputError(why, doc.locate((*at, "breaker_a"))))
     return errors
 
 
@@ -359,6 +375,15 @@ def fixed_conflict_errors(doc: Document, hardware: Hardware) -> list[InputError]
     errors = [
         InputError(f"{field} does not go with hardware.fixed (the machine is given there); drop one of them", doc.locate(at))
         for field in _NOT_WITH_FIXED
+        if given_in(doc, at := ("hardware", field))
+    ]
+    errors += [
+        InputError(
+            f"{field} describes the colocation racks servers are packed into; hardware.fixed is one machine on an outlet, "
+            "in no rack (the plan says what wall circuit it needs): drop one of them",
+            doc.locate(at),
+        )
+        for field in _RACK_FIELDS_NOT_WITH_FIXED
         if given_in(doc, at := ("hardware", field))
     ]
     if hardware.provider != "baremetal":

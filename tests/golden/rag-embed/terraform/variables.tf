@@ -88,7 +88,7 @@ variable "gpu_pools" {
 
   validation {
     condition = alltrue([for p in values(var.gpu_pools) :
-      coalesce(p.power_w_per_node, 0) <= var.rack_power_kw * 1000 && try(p.rack_scale.power_w_per_system, 0) <= var.rack_power_kw * 1000
+      coalesce(p.power_w_per_node, 0) <= floor(var.rack_power_kw * 1000 + 0.000001) && try(p.rack_scale.power_w_per_system, 0) <= floor(var.rack_power_kw * 1000 + 0.000001)
     ])
     error_message = "A node draws more power than one rack provides."
   }
