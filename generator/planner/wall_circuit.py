@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-#: What a 120 V / 15 A branch circuit carries continuously (three hours or more): 80% of the breaker, as conductors and
-#: breakers are sized at 125% of a continuous load (NEC 210.19(A)(1), 210.20(A); quoted at
-#: https://forums.mikeholt.com/threads/coffee-pot-question.103218/page-2): 12 A x 120 V.
-CIRCUIT_15A_CONTINUOUS_W = 1440
+from generator.sizing.electrical import DEFAULT_CONTINUOUS_LOAD_FRACTION, DEFAULT_POWER_FACTOR, usable_power_w
+
+
+def _continuous_w(volts: int, amps: int) -> int:
+    """What one single-phase branch circuit carries continuously (three hours or more), as a rack's circuits are counted.
+
+    The NEC's 80% of its breaker (:data:`~generator.sizing.electrical.DEFAULT_CONTINUOUS_LOAD_FRACTION`) at the PSUs'
+    power factor (review26 item 5: 12 A x 120 V read 1,440 W here where a rack's circuit read 1,368 W).
+    """
+    return usable_power_w(volts, 1, amps, 1, "none", DEFAULT_CONTINUOUS_LOAD_FRACTION, DEFAULT_POWER_FACTOR)
+
+
+#: A 120 V / 15 A circuit, the outlet a machine is plugged into by default.
+CIRCUIT_15A_CONTINUOUS_W = _continuous_w(120, 15)
 #: Larger circuits at the same 80%: 120 V / 20 A, 240 V / 20 A, 240 V / 30 A.
-CIRCUITS_CONTINUOUS_W = (("120 V / 20 A", 1920), ("240 V / 20 A", 3840), ("240 V / 30 A", 5760))
+CIRCUITS_CONTINUOUS_W = tuple((f"{v} V / {a} A", _continuous_w(v, a)) for v, a in ((120, 20), (240, 20), (240, 30)))
 
 
 def wall_circuit_advice(machine: str, watts: int) -> str | None:
@@ -16,12 +26,13 @@ def wall_circuit_advice(machine: str, watts: int) -> str | None:
         return None
     enough = [f"{name}: {carried:,} W" for name, carried in CIRCUITS_CONTINUOUS_W if carried >= watts]
     circuits = (
-        f"a circuit that carries it ({', '.join(enough)} at that 80%; elsewhere as the local rule allows)"
+        f"a circuit that carries it ({', '.join(enough)} at that 80% and power factor {DEFAULT_POWER_FACTOR:g}; "
+        "elsewhere as the local rule allows)"
         if enough
         else "a supply beyond a 240 V / 30 A circuit"
     )
     return (
         f"{machine} draws up to {watts:,} W at the wall, more than a 120 V / 15 A circuit carries continuously "
         f"({CIRCUIT_15A_CONTINUOUS_W:,} W: a continuous load is held to 80% of the breaker, NEC 210.19(A)(1) and "
-        f"210.20(A)); give it {circuits} or cap the GPUs' power"
+        f"210.20(A), at the PSUs' power factor {DEFAULT_POWER_FACTOR:g}); give it {circuits} or cap the GPUs' power"
     )
