@@ -8,6 +8,7 @@ key the layout sizing is memoised by. These tests size the same layouts with tho
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,7 +44,9 @@ hardware:
 """
 
 
-def _shapes(tmp_path: Path, keep_whole: bool, monkeypatch: pytest.MonkeyPatch, **fields: object) -> list[object]:
+def _shapes(
+    tmp_path: Path, keep_whole: bool, monkeypatch: pytest.MonkeyPatch, **fields: object
+) -> list[tuple[list[Any], list[Any]]]:
     path = tmp_path / f"w-{keep_whole}-{abs(hash(tuple(sorted(fields.items()))))}.yaml"
     path.write_text(WORKLOAD.format(**fields), encoding="utf-8")
     loaded = load_workload(str(path))
@@ -54,7 +57,7 @@ def _shapes(tmp_path: Path, keep_whole: bool, monkeypatch: pytest.MonkeyPatch, *
     fmt = weight_format(spec.precision or default_precision(model))
     if keep_whole:  # the memo keyed by the whole spec: each distinct spec sized afresh
         monkeypatch.setattr(inference, "_layout_spec", lambda whole: whole)
-    out: list[object] = []
+    out: list[tuple[list[Any], list[Any]]] = []
     for hw in allowed_hardware(loaded.workload):
         shapes, blocked = inference.replica_shapes(model, spec, fmt, hw, Constants())
         out.append((shapes, blocked))

@@ -23,6 +23,7 @@ from generator.sizing.electrical import (
     line_to_neutral_outlets,
     outlet_voltage_v,
     serving_circuits,
+    usable_apparent_va,
     usable_power_w,
 )
 from generator.sizing.psu_feeds import (
@@ -65,7 +66,7 @@ def rack_supply(circuits: RackCircuits, fraction_given: bool, factor_given: bool
     c = circuits
     limit_a = continuous_current_a(c.breaker_a, c.continuous_load_fraction)
     serving = serving_circuits(c.circuits, c.redundancy)
-    usable_va = apparent_power_va(c.voltage_v, c.phases, limit_a) * serving
+    usable_va = usable_apparent_va(c.voltage_v, c.phases, c.breaker_a, c.circuits, c.redundancy, c.continuous_load_fraction)
     return RackSupply(
         voltage_v=c.voltage_v,
         phases=c.phases,

@@ -64,10 +64,15 @@ def phase_current_a(apparent_va: float, voltage_v: float, phases: int) -> float:
     return apparent_va / (line_factor(phases) * voltage_v)
 
 
+def splits_evenly(circuits: int, redundancy: str) -> bool:
+    """Whether ``circuits`` form the equal A and B sides 2N feeds need (always, without redundancy)."""
+    return redundancy not in SPLIT_FEEDS or (circuits >= 2 and circuits % 2 == 0)
+
+
 def serving_circuits(circuits: int, redundancy: str) -> int:
     """The circuits that together must carry a rack: one side's (half) with 2N feeds, every one without redundancy."""
     if redundancy in SPLIT_FEEDS:
-        if circuits < 2 or circuits % 2:
+        if not splits_evenly(circuits, redundancy):
             raise ValueError(f"{redundancy} splits a rack's circuits into two equal sides: {circuits} circuit(s) do not")
         return circuits // 2
     if redundancy == REDUNDANCY_NONE:

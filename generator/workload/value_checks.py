@@ -33,7 +33,7 @@ from generator.calculator.machine import (
 from generator.calculator.model_source import ResolvedModel
 from generator.errors import InputError
 from generator.sizing.context_limit import LONGER_REFUSED, served_limit_phrase
-from generator.sizing.electrical import usable_power_w
+from generator.sizing.electrical import splits_evenly, usable_power_w
 from generator.sizing.encoder import ENCODER_LONGER_REFUSED
 from generator.sizing.precision import WEIGHT_FORMAT_ALIASES
 from generator.sizing.serving_queue import tail_problem
@@ -326,7 +326,7 @@ def rack_circuit_errors(doc: Document, hardware: Hardware) -> list[InputError]:
             "from its circuits) or rack_power_kw, not both"
         )
         errors.append(InputError(why, doc.locate(at)))
-    if circuits.redundancy != "none" and (circuits.circuits < 2 or circuits.circuits % 2):
+    if not splits_evenly(circuits.circuits, circuits.redundancy):
         why = (
             f"redundancy {circuits.redundancy} feeds a rack from an A and a B side of equal circuits, either of which "
             f"carries it alone: {circuits.circuits} circuit(s) do not split so; give an even count (2: one circuit a side), or "
