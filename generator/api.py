@@ -15,7 +15,8 @@ from generator.errors import MultipleInputError
 from generator.findings import locate_findings
 from generator.planner import plan_workload
 from generator.planner.plan import Plan
-from generator.render import check_one_cluster, deployed, pools_cluster, render_plan, render_plans
+from generator.render import check_one_cluster, check_same_mirrors, deployed, pools_cluster, render_plan, render_plans
+from generator.render.mirrors import cluster_mirror
 from generator.render.provisioned_hosts import provisioning_plan_errors
 from generator.workload import LoadedWorkload, load_workload, render_errors
 from generator.workload.host_network import host_addresses, tree_address_errors
@@ -64,6 +65,9 @@ def render_files(paths: Iterable[str | os.PathLike[str]]) -> dict[str, str]:
     planned = [plan_file(path, for_render=True) for path in given]
     clusters = [(path, pools_cluster(loaded.workload)) for path, (loaded, _) in zip(given, planned, strict=True)]
     check_one_cluster(clusters, given_field)  # where the files differ (render_plans knows no files)
+    mirrors = [(path, pools_cluster(loaded.workload), cluster_mirror(loaded.workload.mirrors))
+               for path, (loaded, _) in zip(given, planned, strict=True)]  # fmt: skip
+    check_same_mirrors(mirrors, given_field)
     # a host's MAC or address in two files, at the second's field (fuzz30 item 2), in the order render meets them
     met = sorted(zip(given, planned, strict=True), key=lambda item: (item[1][0].workload.name, item[0]))
     clashes = tree_address_errors([(path, host_addresses(loaded.workload)) for path, (loaded, _) in met])

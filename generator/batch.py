@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from generator.planner.plan import Plan
     from generator.render import PoolsCluster
     from generator.render.gpu_stack import GpuPoolStack
+    from generator.render.mirrors import ClusterMirror
     from generator.workload import LoadedWorkload
     from generator.workload.host_network import HostAddress
     from generator.workload.models import Workload
@@ -47,6 +48,8 @@ class Rendered(NamedTuple):
     cluster: PoolsCluster | None = None
     #: Every address its owned hosts give (boot MACs, IPs, gateways, BMCs): one cluster's, none given twice in a tree.
     addresses: tuple[HostAddress, ...] = ()
+    #: Where the cluster's stack is pulled from (:func:`~generator.render.mirrors.cluster_mirror`), one across a tree.
+    mirror: ClusterMirror | None = None
 
 
 class _Failure(NamedTuple):
@@ -64,6 +67,7 @@ def render_one(path: str, alone: bool = True) -> Rendered:
     from generator.api import plan_file
     from generator.findings import locate_findings
     from generator.render import deployed, pools_cluster, render_alone, render_workload
+    from generator.render.mirrors import cluster_mirror
     from generator.workload.host_network import host_addresses
 
     loaded, planned = plan_file(path, for_render=True)
@@ -77,7 +81,7 @@ def render_one(path: str, alone: bool = True) -> Rendered:
     provider = wl.hardware.provider if "terraform" in wl.outputs else None
     return Rendered(
         path, wl.name, dict(sorted(files.items())), located, tuple(stacks), provider, pools, hosts, pools_cluster(wl),
-        host_addresses(wl),
+        host_addresses(wl), cluster_mirror(wl.mirrors),
     )  # fmt: skip
 
 
@@ -174,7 +178,13 @@ def output_files(results: list[Rendered], single: bool) -> dict[str, str]:
     files, so ``--check`` sees a tree that was added, removed or renamed; each workload tree also keeps
     its own manifest (``NAME/.specgen-manifest``), so it stays a valid output directory by itself.
     """
-    from generator.render import check_cluster_names, check_one_cluster, check_workload_names, render_shared
+    from generator.render import (
+        check_cluster_names,
+        check_one_cluster,
+        check_same_mirrors,
+        check_workload_names,
+        render_shared,
+    )
     from generator.workload.host_network import tree_address_errors
     from generator.workload.loader import given_field
     from generator.writer import MANIFEST, manifest_text
@@ -189,6 +199,7 @@ def output_files(results: list[Rendered], single: bool) -> dict[str, str]:
             files[f"{result.name}/{rel}"] = text
         files[f"{result.name}/{MANIFEST}"] = manifest_text(result.files)
     check_one_cluster([(r.file, r.cluster) for r in results], given_field)
+    check_same_mirrors([(r.file, r.cluster, r.mirror) for r in results], given_field)  # review26 item 2
     check_cluster_names([(r.file, r.pools, r.hosts) for r in results])
     clashes = tree_address_errors([(r.file, r.addresses) for r in results])  # fuzz30 item 2
     if clashes:

@@ -152,19 +152,30 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object], togeth
 def _check_together(valid: list[tuple[str, LoadedWorkload]]) -> None:
     """Raise what render refuses of valid workload files rendered into one tree (one cluster).
 
-    Names of their own, one cluster, no owned host or address in two files (fuzz30 item 2: a boot MAC, an address, a
-    BMC); then the pool names and bought hosts' placeholders, which come of each file's plan: each is planned as
-    render plans it (fuzz30 item 12), and one the planner refuses is left to plan and render to report.
+    Names of their own, one cluster pulling from one registry, no owned host or address in two files (fuzz30 item 2:
+    a boot MAC, an address, a BMC); then the pool names and bought hosts' placeholders, which come of each file's plan:
+    each is planned as render plans it (fuzz30 item 12), and one the planner refuses is left to plan and render to
+    report.
     """
     from generator.batch import planned_cluster_names
     from generator.errors import MultipleInputError
-    from generator.render import check_cluster_names, check_one_cluster, check_workload_names, pools_cluster
+    from generator.render import (
+        check_cluster_names,
+        check_one_cluster,
+        check_same_mirrors,
+        check_workload_names,
+        pools_cluster,
+    )
+    from generator.render.mirrors import cluster_mirror
     from generator.workload.host_network import host_addresses, tree_address_errors
     from generator.workload.loader import given_field
 
     ordered = sorted(valid, key=lambda v: (v[1].workload.name, v[0]))  # as render meets them
     check_workload_names([(path, loaded.workload.name) for path, loaded in ordered], given_field)
     check_one_cluster([(path, pools_cluster(loaded.workload)) for path, loaded in ordered], given_field)
+    # one registry for the cluster's stack, as render refuses it (review26 item 2)
+    check_same_mirrors([(path, pools_cluster(loaded.workload), cluster_mirror(loaded.workload.mirrors))
+                        for path, loaded in ordered], given_field)  # fmt: skip
     # the hosts the workloads name (fuzz28 M1), before any plan
     check_cluster_names([(path, (), [h.name for g in loaded.workload.hardware.inventory for h in g.hosts])
                          for path, loaded in ordered])  # fmt: skip

@@ -6,5 +6,7 @@ from collections.abc import Sequence
 
 
 def listed(words: Sequence[str], conjunction: str = "and") -> str:
-    """``words`` joined as a sentence joins them, the last two by ``conjunction`` (``and``, ``or``)."""
-    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} {conjunction} {words[-1]}"
+    """``words`` joined as a sentence joins them, the last two by ``conjunction`` (``and``, ``or``); "" for none."""
+    if len(words) <= 1:
+        return "".join(words)
+    return f"{', '.join(words[:-1])} {conjunction} {words[-1]}"

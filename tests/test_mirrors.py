@@ -28,7 +28,7 @@ from generator.render.gpu_stack import GpuPoolStack, render_cluster
 from generator.render.mirrors import NOT_COVERED, ClusterMirror, containerd_hosts, mirrored, split_registry
 from generator.workload import load_workload
 from tests.conftest import REPO, SHARED, require_shared
-from tests.helpers import ansible_reader
+from tests.helpers import ansible_reader, specgen_in_process
 
 EXAMPLE = REPO / "examples" / "colo-airgap.yaml"
 REGISTRY = "reg.colo.example:5000/mirror"
@@ -391,12 +391,93 @@ def test_one_cluster_pulls_from_one_place(tmp_path: Path) -> None:
     text = EXAMPLE.read_text().replace("name: colo-airgap", "name: colo-airgap-b").replace("gpu-a0", "gpu-b0")
     text = text.replace("  - name: chat\n", "  - name: chat-b\n").replace("  - name: summarise\n", "  - name: summarise-b\n")
     other.write_text(text.replace("image_pull_secret: colo-registry", "image_pull_secret: other-secret"), encoding="utf-8")
-    with pytest.raises(InputError, match=r"secret colo-registry, Helm https://charts\.colo\.example/nvidia against"):
+    with pytest.raises(InputError, match=r"the cluster's pull secret is (other-secret|colo-registry) here but"):
         render_files([str(EXAMPLE), str(other)])
     same = tmp_path / "same.yaml"
     same.write_text(text, encoding="utf-8")
     together = render_files([str(EXAMPLE), str(same)])
     assert public_pulls(together) == [] and image_keys_off_mirror(together) == []
+
+
+#: Two workloads of one tree: an 8B service each on bare metal, the second's GPU and registry given by the test.
+TREE_FILE = """version: 1
+name: {name}
+deployments:
+  - name: {deployment}
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {{precision: bf16, max_context_tokens: 8192, requests_per_second: 2}}
+hardware:
+  gpus: [{gpu}]
+  provider: baremetal
+mirrors:
+  container_registry: {registry}
+"""
+
+
+def _tree_file(tmp_path: Path, file: str, name: str, gpu: str, registry: str) -> Path:
+    path = tmp_path / file
+    path.write_text(TREE_FILE.format(name=name, deployment=f"chat-{name}", gpu=gpu, registry=registry), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("gpu", ["h100-sxm5-80gb", "mi300x-192gb"], ids=["nvidia", "amd"])
+def test_validate_together_refuses_mirrors_two_files_differ_in_as_render_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], gpu: str
+) -> None:
+    """review26 item 2: validate --together passed two files whose registries differ, which render refused at no file
+    or line (and a tree whose second workload's pools are AMD's was not compared at all)."""
+    a = _tree_file(tmp_path, "a.yaml", "aa", "h100-sxm5-80gb", "reg.a.example")
+    b = _tree_file(tmp_path, "b.yaml", "bb", gpu, "reg.b.example")
+    expected = (
+        f"{b}:11:23: mirrors.container_registry: the cluster's registry is reg.b.example here but reg.a.example in {a}: "
+        "workloads rendered into one tree share one cluster, whose GPU stack is pulled from one registry: give every "
+        "file the same mirrors.container_registry, image_pull_secret and helm_repository, or render them into trees of "
+        "their own (-o)"
+    )
+    code, out, err = specgen_in_process(capsys, "validate", "--together", str(a), str(b))
+    assert (code, out, err) == (1, "", f"specgen: error: {expected}\n")
+    output = tmp_path / "out"
+    code, _, err = specgen_in_process(capsys, "render", str(a), str(b), "-o", str(output))
+    assert (code, err.splitlines()[-1]) == (1, f"specgen: error: {expected}")  # after the plans' warnings, if any
+    assert not output.exists()  # nothing half-written
+    with pytest.raises(InputError) as refused:  # the library's render of several files, as the CLI's
+        render_files([str(a), str(b)])
+    assert str(refused.value) == expected
+    # each alone is valid, and with the same registry they render together
+    code, out, _ = specgen_in_process(capsys, "validate", str(a), str(b))
+    assert (code, out.splitlines()) == (0, [f"{a}: ok", f"{b}: ok"])
+    same = _tree_file(tmp_path, "c.yaml", "cc", gpu, "reg.a.example")
+    code, out, _ = specgen_in_process(capsys, "validate", "--together", str(a), str(same))
+    assert (code, out.splitlines()) == (0, [f"{a}: ok", f"{same}: ok"])
+
+
+def test_a_file_without_the_field_is_refused_at_its_mirrors_or_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = _tree_file(tmp_path, "a.yaml", "aa", "h100-sxm5-80gb", "reg.a.example")
+    b = tmp_path / "b.yaml"
+    b.write_text(a.read_text().replace("name: aa", "name: bb").replace("chat-aa", "chat-bb").split("mirrors:")[0])
+    code, _, err = specgen_in_process(capsys, "validate", "--together", str(a), str(b))
+    assert code == 1 and err.startswith(
+        f"specgen: error: {b}:2:7: name: the cluster's registry is (unset) here but reg.a.example in {a}: "
+    )
+    secret = tmp_path / "b2.yaml"
+    secret.write_text(a.read_text().replace("name: aa", "name: bb").replace("chat-aa", "chat-bb") + "  image_pull_secret: s\n")
+    code, _, err = specgen_in_process(capsys, "validate", "--together", str(a), str(secret))
+    assert code == 1 and err.startswith(
+        f"specgen: error: {secret}:12:22: mirrors.image_pull_secret: the cluster's pull secret is s here but (unset) in {a}: "
+    )
+
+
+def test_plans_rendered_together_by_the_library_say_the_workload_and_field(tmp_path: Path) -> None:
+    from generator.api import plan_file
+    from generator.render import render_plans
+
+    paths = [_tree_file(tmp_path, f"{n}.yaml", n, "h100-sxm5-80gb", f"reg.{n}.example") for n in ("bb", "aa")]
+    planned = [plan_file(str(path), for_render=True) for path in paths]
+    with pytest.raises(InputError) as refused:
+        render_plans([(plan, loaded.workload) for loaded, plan in planned])
+    assert str(refused.value).startswith(
+        "bb: mirrors.container_registry: the cluster's registry is reg.bb.example here but reg.aa.example in aa: "
+    )
 
 
 def _crd_spec(name: str) -> dict[str, Any]:
@@ -492,6 +573,15 @@ REFUSED = [
         "reach: give the site's own mirror",
         id="registry-public",
     ),
+    *(
+        pytest.param(
+            f"  container_registry: {registry}\n",
+            f"w.yaml:10:23: mirrors.container_registry: {registry.partition('/')[0]} is a public registry, which an "
+            "air-gapped site does not reach: give the site's own mirror",
+            id=f"registry-public-{registry.partition('/')[0]}",
+        )
+        for registry in ("mirror.gcr.io/library", "k8s.gcr.io", "public.ecr.aws/nvidia", "mcr.microsoft.com/x")
+    ),
     pytest.param(
         "  container_registry: registry.colo.example/Mirror\n",
         "w.yaml:10:23: mirrors.container_registry: 'registry.colo.example/Mirror' does not match",
@@ -577,8 +667,13 @@ def test_bad_mirrors_are_refused_at_their_field(tmp_path: Path, block: str, expe
 
 @pytest.mark.parametrize(
     "registry",
-    ["localhost:5000", "localhost/mirror", "10.20.0.5:5000/a/b_c", "registry.colo.example", "reg.example/a--b/c.d"],
-)
+    [
+        "localhost:5000", "localhost/mirror", "10.20.0.5:5000/a/b_c", "registry.colo.example", "reg.example/a--b/c.d",
+        # a cloud's per-project registries are private (review26 item 6: Artifact Registry and GCR were refused as public)
+        "europe-docker.pkg.dev/my-proj/mirror", "gcr.io/my-proj", "eu.gcr.io/my-proj",
+        "123456789012.dkr.ecr.eu-west-1.amazonaws.com/mirror", "colo.azurecr.io/mirror",
+    ],
+)  # fmt: skip
 def test_registries_an_image_reference_reads_as_registries_are_taken(tmp_path: Path, registry: str) -> None:
     path = tmp_path / "w.yaml"
     path.write_text(BASE + f"  container_registry: {registry}\n", encoding="utf-8")
@@ -626,6 +721,26 @@ def test_what_the_mirrors_leave_to_the_site_is_said(tmp_path: Path, tree: dict[s
     assert "(set helm_repository)" in partial and "(set huggingface_endpoint or huggingface_cache)" in partial
     operator_driver = _example_with(tmp_path, ("mirrors:\n", "outputs: [terraform, kubernetes]\nmirrors:\n"))["message"]
     assert "driver.repoConfig.configMapName" in operator_driver and "specgen_nvidia_driver" not in operator_driver
+
+
+@pytest.mark.parametrize(
+    ("removed", "opening"),
+    [
+        ((), "mirrors redirect the images, the GPU Operator chart and the model downloads the rendered files name; "),
+        # review26 item 10: a Hub mirror alone was said to redirect the images and the chart as well
+        (
+            ("container_registry", "registry_ca_file", "image_pull_secret", "helm_repository"),
+            "mirrors redirect the model downloads the rendered files name; the site still provides: container images "
+            "come from their public registries (set container_registry); ",
+        ),
+        (("huggingface_endpoint", "helm_repository"), "mirrors redirect the images the rendered files name; "),
+    ],
+)
+def test_the_finding_says_what_the_mirrors_given_redirect(tmp_path: Path, removed: tuple[str, ...], opening: str) -> None:
+    lines = [line for line in EXAMPLE.read_text(encoding="utf-8").splitlines(keepends=True) if line.startswith("  ")]
+    cut = [(line, "") for line in lines if line.strip().split(":")[0] in removed]
+    assert len(cut) == len(removed)
+    assert _example_with(tmp_path, *cut)["message"].startswith(opening)
 
 
 def test_gke_nodes_get_no_containerd_files_to_write(tmp_path: Path) -> None:

@@ -546,12 +546,14 @@ def format_text(result: dict[str, Any]) -> str:
 
 
 def _ttft_prompt(throughput: dict[str, Any]) -> str:
-    """The prompt a machine of yours' TTFT is of: its tokens and prefill rate, at the -ub chosen where not llama.cpp's."""
-    from generator.calculator.offload_report import LLAMA_CPP_UBATCH, tokens_per_s_text
+    """The prompt a machine of yours' TTFT is of: its tokens, prefill rate and passes' -ub.
+
+    llama.cpp's 512 is said too, as the plan's reasons and the checklist say it (review26 item 10).
+    """
+    from generator.calculator.offload_report import tokens_per_s_text
 
     rate = tokens_per_s_text(throughput["prefill_tokens_per_s"])
-    passes = f" at -ub {throughput['ubatch_tokens']}" if throughput["ubatch_tokens"] != LLAMA_CPP_UBATCH else ""
-    return f"{throughput['ttft_prompt_tokens']:,} prompt tokens (prefill {rate} tokens/s{passes})"
+    return f"{throughput['ttft_prompt_tokens']:,} prompt tokens (prefill {rate} tokens/s at -ub {throughput['ubatch_tokens']})"
 
 
 def _fixed_machine(args: argparse.Namespace) -> FixedSpec | None:

@@ -26,8 +26,13 @@ from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_repl
 from generator.sizing.engine_runtime import ENGINE_NAMES, batch_limits, default_max_num_batched_tokens, per_sequence_host_scale
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
 from generator.sizing.kv_cache import token_bytes_per_gpu
-from generator.sizing.loadability import dense_format_problem, format_problems, loadability_problems
-from generator.sizing.loaded_weights import llama_cpp_format, loaded_format
+from generator.sizing.loadability import (
+    dense_format_problem,
+    engine_gguf_problem,
+    format_problems,
+    loadability_problems,
+)
+from generator.sizing.loaded_weights import llama_cpp_format, llama_cpp_formats, loaded_format
 from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import (
     accelerator_for,
@@ -501,6 +506,11 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             raise InputError(f"--allow-precision {name}: {model.id} in {name} will not load: {dense}")
         if gpu is not None and (unserved := format_problems(weight_format(name), gpu.architecture)):  # review 17 M2
             raise InputError(f"--allow-precision {name}: {model.id} in {name} on {gpu.name} will not load: {unserved[0]}")
+        by_engine = not req.train and req.fixed is None  # vLLM or SGLang, whose GGUF loaders lack MXFP4 (review26 item 3)
+        if by_engine and (unloaded := engine_gguf_problem(weight_format(name), arch, "--ram-gib")):
+            raise InputError(f"--allow-precision {name}: {model.id} in {name} will not load under vLLM or SGLang: {unloaded}")
+    if not req.train and req.fixed is None and (unloaded := engine_gguf_problem(fmt, arch, "--ram-gib")):
+        raise InputError(f"{model.id} in {fmt.name} will not load under vLLM or SGLang: {unloaded}")
     if not req.train and gpu is not None:  # on a machine of yours as well: no engine there has the kernel either
         unserved = format_problems(fmt, gpu.architecture)
         if unserved:
@@ -901,10 +911,7 @@ def _fixed_machine(
     spec = req.fixed
     assert spec is not None
     machine, _gpu, basis = build_machine(spec)
-    formats = [fmt]
-    for name in req.allowed_precisions:  # each as llama.cpp holds it, once
-        allowed = llama_cpp_format(weight_format(name))
-        formats += [allowed] if all(allowed.name != f.name for f in formats) else []
+    formats = llama_cpp_formats(fmt, [weight_format(name) for name in req.allowed_precisions])  # as llama.cpp holds them
     prompt, output = _sequence_tokens(req)
 
     def place(on: Machine) -> OffloadPlan:

@@ -469,6 +469,8 @@ def findings(
         )
     if p.disk_bytes and c.paged is not None:
         out.append(("warning", "nvme-offload", nvme_text(plan, machine, consts, c.paged)))
+    if c.pinned_fallback_bytes and c.pinned_ttft_s is not None:
+        out.append(("warning", "pinned-buffers-large", pinned_text(c, machine, consts)))
     if p.offloaded and c.mode == "cpu-compute" and not machine.cpu_cores:
         out.append(
             (
@@ -547,6 +549,27 @@ def findings(
             )
         )
     return out
+
+
+def pinned_text(c: OffloadCost, machine: Machine, consts: Constants) -> str:
+    """The warning of a ``--no-mmap`` placement whose pinned buffers are taken not to be granted (review26 item 1).
+
+    llama.cpp falls back to pageable memory without saying so above its debug log; the plan's TTFT is timed at that
+    rate, and the pinned path's TTFT is given beside it, with what to read in the load log to tell them apart.
+    """
+    share = c.pinned_fallback_bytes / machine.ram_bytes
+    return (
+        f"llama.cpp's --no-mmap asks for {_gib(c.pinned_fallback_bytes)} GiB of pinned (page-locked) host buffers, "
+        f"{share:.0%} of the machine's {_gib(machine.ram_bytes):g} GiB of RAM, more than the "
+        f"{consts.pinned_host_ram_share:.0%} taken to be granted (pinned_host_ram_share: Windows grants about half of "
+        "RAM, Linux what is free when the model loads); where cudaMallocHost fails llama.cpp holds the weights in "
+        f"pageable memory instead, logged at debug level only, and copies them to the GPU at "
+        f"{consts.offload_pageable_copy_efficiency:g} of the pinned rate: the TTFT of {seconds_text(c.ttft_s)} is "
+        f"timed so, {seconds_text(c.pinned_ttft_s or 0.0)} if they are pinned (the pinned path's timing rests on 2 "
+        "published prompt runs, not fitted: +268% and -46%). The load log tells: 'CUDA_Host model buffer size' where "
+        "they were pinned, 'CPU model buffer size' where not; on a machine that pins them, set pinned_host_ram_share "
+        "to 1 (constants:, --set)"
+    )
 
 
 #: The source that found the page cache's buffered I/O, not the drive, the limit of a model paged from NVMe.

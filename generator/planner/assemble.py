@@ -95,6 +95,7 @@ from generator.sizing.psu_feeds import Feeds
 from generator.sizing.serving_queue import least_spread_mix
 from generator.sizing.training_hardware import computes_bf16, fp16_note, stack_note
 from generator.units import GIB, HOURS_PER_YEAR, hours_text
+from generator.words import listed
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, Workload
 from generator.workload.value_checks import given_in
@@ -693,7 +694,7 @@ def twin_reasons(chosen: Option, shown: list[Option], rest: list[Option]) -> lis
     """
     if chosen.candidate.run_hours is not None:
         return []
-    listed = [(option, _offer_key(option)) for option in (chosen, *shown)]
+    offered = [(option, _offer_key(option)) for option in (chosen, *shown)]
     # an offer's power is its key's last field: the options of another power (most of ``rest``) are not keyed
     powers = {option.candidate.power_w for option in (chosen, *shown)}
     chassis: dict[tuple[object, ...], set[str]] = {}  # each listed offer's chassis, over ``rest`` once
@@ -701,7 +702,7 @@ def twin_reasons(chosen: Option, shown: list[Option], rest: list[Option]) -> lis
         if o.candidate.power_w in powers:
             chassis.setdefault(_offer_key(o), set()).add(o.candidate.platform_id)
     groups: dict[tuple[str, ...], list[str]] = {}
-    for n, (option, offer) in enumerate(listed):
+    for n, (option, offer) in enumerate(offered):
         others = tuple(sorted(chassis.get(offer, set()) - {option.candidate.platform_id}))
         if others:
             groups.setdefault(others, []).append("the choice" if n == 0 else str(n))
@@ -712,14 +713,9 @@ def twin_reasons(chosen: Option, shown: list[Option], rest: list[Option]) -> lis
         numbers = [w for w in whose if w != "the choice"]
         named = ["the choice"] if "the choice" in whose else []
         if numbers:
-            named.append(("runner-up " if len(numbers) == 1 else "runners-up ") + _and(numbers))
+            named.append(("runner-up " if len(numbers) == 1 else "runners-up ") + listed(numbers))
         parts.append(f"{' and '.join(named)} also on {', '.join(others)}")
     return ["the same GPUs, servers, price and power on other chassis: " + "; ".join(parts)]
-
-
-def _and(items: list[str]) -> str:
-    """'1', '1 and 2', '1, 2 and 3'."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 #: Reasons that rule out only layouts spanning servers: named after those that rule out a single server's layout.
@@ -746,8 +742,8 @@ def missing_gpu_findings(
     MI325X, its only chassis ruled out by its PSUs, absent from a buy plan over four GPUs). The reason is the one the
     infeasible message would give first for that GPU (its layout nearest the latency targets where they are why).
     """
-    listed = wl.hardware.gpus or ()
-    if len(listed) < 2:
+    given = wl.hardware.gpus or ()
+    if len(given) < 2:
         return []
     offered = {hw.gpu.id for hw in allowed_hardware(wl)}
     findings = []
@@ -755,7 +751,7 @@ def missing_gpu_findings(
         name = wl.deployments[index].name
         planned = {part.gpu_id for option in (best, *rest) for part in option.pieces}
         blocked = ruled_out.get(name, [])
-        for j, gpu_id in enumerate(listed):
+        for j, gpu_id in enumerate(given):
             if gpu_id in planned:
                 continue
             mine = ranked_reasons([b for b in blocked if b.gpu_id == gpu_id])

@@ -16,7 +16,7 @@ from generator.calculator.model_source import serving_format
 from generator.calculator.offload_report import alternatives, offload_unblock, tokens_per_s_text
 from generator.errors import InfeasibleError, InputError
 from generator.sizing.loadability import format_problems
-from generator.sizing.loaded_weights import llama_cpp_format
+from generator.sizing.loaded_weights import llama_cpp_formats
 from generator.sizing.offload import MAX_STREAMS, StreamCapacity, plan_offload, stream_capacity
 from generator.sizing.precision import kv_cache_bits, weight_format
 from generator.workload.models import InferenceDeployment
@@ -60,13 +60,11 @@ def place_on_fixed(
     if unserved := format_problems(first, architecture):  # no kernel for it on this GPU, as a bought GPU is ruled out
         field = ("deployments", index, "inference", "precision") if spec.precision else ("hardware", "fixed", "gpu")
         raise InputError(unserved[0], loaded.document.locate(field))
-    formats = [llama_cpp_format(first)]  # the machine runs llama.cpp, an MXFP4 checkpoint as its GGUF (newuser38 item 5)
-    for j, name in enumerate(spec.allowed_precisions):  # an alias (fp4 for nvfp4) names a format already listed
-        fmt = weight_format(name)
+    allowed = [weight_format(name) for name in spec.allowed_precisions]
+    for j, fmt in enumerate(allowed):
         if unserved := format_problems(fmt, architecture):  # refused as the precision is (fuzz18 item 3)
             raise InputError(unserved[0], loaded.document.locate(("deployments", index, "inference", "allowed_precisions", j)))
-        fmt = llama_cpp_format(fmt)
-        formats += [fmt] if all(fmt.name != f.name for f in formats) else []
+    formats = llama_cpp_formats(first, allowed)  # the machine runs llama.cpp, an MXFP4 checkpoint as its GGUF (newuser38 item 5)
     try:
         return plan_offload(
             model.architecture, formats, kv_cache_bits(spec.kv_cache_precision), context or spec.max_context_tokens,

@@ -19,7 +19,7 @@ from generator.render.karpenter_aws import with_karpenter_findings
 from generator.render.kubernetes import cluster_name, gpu_stacks, is_single_host, render_node_pools
 from generator.render.list_prices import CLOUD_PROVIDERS, with_list_price_finding
 from generator.render.markdown import render_markdown
-from generator.render.mirrors import with_mirror_findings
+from generator.render.mirrors import ClusterMirror, cluster_mirror, with_mirror_findings
 from generator.render.provisioning import render_provisioning, with_cluster_api_findings
 from generator.render.spec import render_spec
 from generator.render.terraform import render_terraform
@@ -109,6 +109,7 @@ def render_plans(rendered: Sequence[tuple[Plan, Workload]]) -> dict[str, str]:
     files: dict[str, str] = {}
     parts: list[tuple[str, Sequence[GpuPoolStack], str | None]] = []
     check_one_cluster([(workload.name, pools_cluster(workload)) for _, workload in rendered])
+    check_same_mirrors([(w.name, pools_cluster(w), cluster_mirror(w.mirrors)) for _, w in rendered])
     for plan, workload in sorted(rendered, key=lambda planned: planned[1].name):  # not the order given
         check_tree_name(workload.name, [name for name, _, _ in parts])
         own, needs = render_workload(deployed(plan, workload, alone=False), workload, alone=False)
@@ -241,6 +242,49 @@ def _different_cluster(
     if locate is None:
         raise InputError(f"{name}: {'.'.join(path)}: {message}")
     raise InputError(message, locate(name, (path, ("name",)) if path[1] == "cluster_name" else (path,)))
+
+
+#: The fields of :class:`~generator.render.mirrors.ClusterMirror` in order, as a workload file spells them under
+#: ``mirrors``, and what each is of the cluster.
+_MIRROR_FIELDS = (
+    ("container_registry", "registry"),
+    ("image_pull_secret", "pull secret"),
+    ("helm_repository", "Helm repository"),
+)
+
+
+def check_same_mirrors(
+    workloads: Sequence[tuple[str, PoolsCluster | None, ClusterMirror | None]], locate: FieldLocator | None = None
+) -> None:
+    """Workloads whose node pools join one tree's cluster must pull its stack from one place.
+
+    README: "their registry, secret and Helm repository must agree".
+    ``workloads``: (file or name, :func:`pools_cluster`, :func:`~generator.render.mirrors.cluster_mirror`) each; one
+    rendering no node pools (cluster None) joins no cluster and is not compared. The cluster's GPU Operator is one chart
+    from one registry, and every pool's containerd is sent to its workload's registry, whatever its GPUs' vendor
+    (review26 item 2: only NVIDIA pools were compared, when the cluster layer was merged, at no file or line). Read
+    from the workloads alone, so that ``validate --together`` refuses what ``render`` does. The error stands at the
+    first field where a workload differs from the first (by file or name), in that workload's file where ``locate``
+    finds it: the field, else its ``mirrors``, else its ``name``.
+    """
+    joined = sorted(((name, mirror) for name, cluster, mirror in workloads if cluster is not None), key=lambda item: item[0])
+    if not joined:
+        return
+    first, there = joined[0]
+    for name, here in joined[1:]:
+        for index, (field, what) in enumerate(_MIRROR_FIELDS):
+            mine, theirs = (here[index] if here else None), (there[index] if there else None)
+            if mine == theirs:
+                continue
+            message = (
+                f"the cluster's {what} is {mine or '(unset)'} here but {theirs or '(unset)'} in {first}: workloads rendered "
+                "into one tree share one cluster, whose GPU stack is pulled from one registry: give every file the same "
+                "mirrors.container_registry, image_pull_secret and helm_repository, or render them into trees of their "
+                "own (-o)"
+            )
+            if locate is None:
+                raise InputError(f"{name}: mirrors.{field}: {message}")
+            raise InputError(message, locate(name, (("mirrors", field), ("mirrors",), ("name",))))
 
 
 def check_workload_names(files: Sequence[tuple[str, str]], locate: FieldLocator) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 from generator.catalog import gpus, software
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import Finding, Plan, sorted_findings
+from generator.words import listed
 from generator.workload.models import Mirrors, Workload
 
 #: Where containerd looks for ``<registry>/hosts.toml`` once its CRI registry ``config_path`` names it (containerd 2.x:
@@ -275,12 +276,29 @@ def not_covered(plan: Plan, workload: Workload, mirrors: Mirrors) -> list[str]:
     return gaps
 
 
+def redirected(plan: Plan, workload: Workload, mirrors: Mirrors) -> list[str]:
+    """What of the rendered files' pulls ``mirrors`` send to the site (review26 item 10: all three were said of any)."""
+    vendors = {gpus()[pool.node.gpu_id].vendor for pool in plan.pools}
+    out = []
+    if mirrors.container_registry is not None:
+        out.append("the images")
+    if mirrors.helm_repository is not None and "kubernetes" in workload.outputs and "nvidia" in vendors:
+        out.append("the GPU Operator chart")
+    if mirrors.huggingface_endpoint is not None:
+        out.append("the model downloads")
+    elif mirrors.huggingface_cache is not None:
+        out.append("the model loads (read offline from the hosts' Hub cache)")
+    return out
+
+
 def with_mirror_findings(plan: Plan, workload: Workload) -> Plan:
-    """The plan with what the workload's ``mirrors`` leave to the site (``mirrors-not-covered``), where it gives them."""
+    """The plan with what the workload's ``mirrors`` leave to the site (``mirrors-not-covered``), where it gives them.
+
+    It opens with what they do redirect, as given (:func:`redirected`), then lists what they do not (:func:`not_covered`).
+    """
     if workload.mirrors is None or not (gaps := not_covered(plan, workload, workload.mirrors)):
         return plan
-    message = (
-        "mirrors redirect the images, the GPU Operator chart and the model downloads the rendered files name; the site "
-        "still provides: " + "; ".join(gaps)
-    )
+    done = redirected(plan, workload, workload.mirrors)
+    head = f"mirrors redirect {listed(done)} the rendered files name; the site still provides: " if done else ""
+    message = (head or "the site provides: ") + "; ".join(gaps)
     return plan._replace(findings=sorted_findings([*plan.findings, Finding("info", NOT_COVERED, message, "mirrors")]))

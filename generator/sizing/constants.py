@@ -87,6 +87,7 @@ class Constants(NamedTuple):
     cpu_core_gparams_per_s: float = 20.0
     pcie_efficiency: float = 0.8
     offload_pageable_copy_efficiency: float = 0.6
+    pinned_host_ram_share: float = 0.5
     nvme_efficiency: float = 0.8
     nvme_paged_read_efficiency: float = 0.45
     offload_ubatch_tokens: int = 512
@@ -444,7 +445,9 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "attention on the GPU (24 with the checkpoint's BF16 sizing); the CPU-only rows of 12 cores or more read at "
         "their memory's rate but for ik_llama.cpp's two-socket and Threadripper rows. A lower rate "
         "was not fitted: the 12600K's 9.7 tokens/s that read as a 6-core limit (newuser38 item 2) ran at DDR5-2000, as "
-        "its author found later (the post's changelog, 2026-02-15)",
+        "its author found later (the post's changelog, 2026-02-15). Both rows are MXFP4 experts: the rate is applied to every "
+        "GGUF type unmeasured, and K- and i-quants dequantize more work a weight (an iq2 / iq3 file on few cores is "
+        "likely slower than it predicts)",
     ),
     "offload_pageable_copy_efficiency": (
         "Fraction of the pinned copy rate (pcie_efficiency of the host link) that llama.cpp's prompt passes reach "
@@ -469,6 +472,21 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "Fraction of the host link's rate (PCIe, or a superchip's NVLink-C2C) reached by pinned host-to-device copies.",
         "PyTorch / NVIDIA bandwidthTest pinned copies reach ~80% of the link (e.g. ~25 of 31.5 GB/s on Gen4 x16); "
         "assumed the same for NVLink-C2C, for which no measured fraction was found",
+    ),
+    "pinned_host_ram_share": (
+        "Share of the machine's RAM above which the pinned buffers llama.cpp's --no-mmap asks for (the weights held in "
+        "RAM, one CUDA_Host buffer) are taken not to be granted: cudaMallocHost fails and llama.cpp falls back to an "
+        "ordinary pageable CPU buffer, logged at debug level only (ggml-cuda.cu ggml_backend_cuda_host_buffer_type_alloc_"
+        "buffer, 'fallback to cpu buffer'; https://github.com/ggml-org/llama.cpp/pull/1233). Above it the prompt's copies "
+        "are timed at offload_pageable_copy_efficiency, and the plan warns (pinned-buffers-large). Set 1 where the "
+        "load log shows the buffers pinned ('CUDA_Host model buffer size', not 'CPU model buffer size').",
+        "estimated, not documented by NVIDIA or llama.cpp: Windows' WDDM grants page-locked memory up to about half "
+        "of RAM (13.8 GB of a 32 GB machine measured, https://github.com/FlashML-org/FreeToken/issues/55; 28 GB of a "
+        "64 GB one in a bare process and a 52.2 GiB request never granted, "
+        "https://github.com/GenerelSchwerz/llama.cpp/pull/84); Linux pins what is free when the model loads, for which "
+        "no figure is published. The only published --no-mmap prompt run whose buffers were most of RAM (52 GB of 64, "
+        "an i5-12600K, tests/data/calibration.json offload_prefill) ran 3.7 times slower than the pinned rate "
+        "predicts (benchmarks/CALIBRATION.md, offload entry of 2026-12-03)",
     ),
     "nvme_efficiency": (
         "Fraction of an NVMe drive's sequential read rate reached reading the model file in order: the cold start, and a "
@@ -565,6 +583,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "ddr_bandwidth_efficiency",
             "pcie_efficiency",
             "offload_pageable_copy_efficiency",
+            "pinned_host_ram_share",
             "nvme_efficiency",
             "nvme_paged_read_efficiency",
             "power_utilization",

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import ATTENTION, EXPERT, Architecture
+from generator.sizing.gguf_mixture import gguf_model, output_type, tensor_type, token_embd_type
 from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat, same_storage, storage_family
 from generator.sizing.weights import Parallelism, linear_names, replicated_on_every_rank
 
@@ -148,6 +149,64 @@ def format_problems(fmt: WeightFormat, architecture: str) -> tuple[str, ...]:
             where = rule.where or column
             return (f"{fmt.name} weights cannot be served on {where}: " + rule.reason.format(column=column),)
     return ()
+
+
+#: The ggml tensor types vLLM's GGUF loader has a kernel for (``UNQUANTIZED_TYPES`` and ``DEQUANT_TYPES``); a tensor of
+#: another type fails as the model loads ("Unsupported GGUF quantization type MXFP4 in layer ...",
+#: ``GGUFLinearMethod.process_weights_after_loading``). SGLang's GGUF method lists the same types.
+ENGINE_GGUF_TYPES = frozenset(
+    {"F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ1_M",
+     "IQ1_S", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S", "IQ4_XS", "IQ4_NL"}
+)  # fmt: skip
+#: Where those lists are (vLLM at v0.10-era main; SGLang's port).
+ENGINE_GGUF_SOURCES = (
+    "https://github.com/vllm-project/vllm/blob/00620f91ea186ca295a1eb69f4acba9d0efaaaaa/vllm/model_executor/layers/"
+    "quantization/gguf.py",
+    "https://github.com/sgl-project/sglang/blob/0137a1e736a63cc3bc7c81f7084dc3f049d34b15/python/sglang/srt/layers/"
+    "quantization/gguf.py",
+)
+
+
+def gguf_tensor_types(fmt: WeightFormat, arch: Architecture) -> frozenset[str]:
+    """The ggml types a GGUF of ``arch`` at ``fmt`` stores its matrices in (empty for a format that is no GGUF type).
+
+    llama.cpp's choice per tensor (:mod:`generator.sizing.gguf_mixture`), and MXFP4 where the model is an MXFP4
+    checkpoint, whose MXFP4 tensors every GGUF keeps (gpt-oss's routed experts; :mod:`generator.sizing.weights`).
+    """
+    if not fmt.gguf:
+        return frozenset()
+    model = gguf_model(arch)
+    types = {
+        tensor_type(fmt.gguf, linear, layer.number, arch.num_layers, model) for layer in arch.layers for linear in layer.linears
+    }
+    types |= {output_type(fmt.gguf, arch.hidden_size), token_embd_type(fmt.gguf, arch.hidden_size)}
+    if arch.quantization is not None and arch.quantization.precision == "mxfp4":
+        types.add("MXFP4")
+    return frozenset(types)
+
+
+def engine_gguf_problem(fmt: WeightFormat, arch: Architecture, machine_field: str = "hardware.fixed") -> str | None:
+    """Why vLLM and SGLang cannot load a GGUF of ``arch`` at ``fmt``: a tensor type their GGUF loaders lack.
+
+    ``machine_field``: what plans a machine of the user's instead (the workload's field, or the estimate's flag).
+
+    MXFP4 (ggml type 39): llama.cpp's MXFP4_MOE file type, and any GGUF of an MXFP4 checkpoint (review26 item 3:
+    gpt-oss-120b at mxfp4_moe was planned under vLLM on H100s). llama.cpp runs them, on a machine of yours.
+    """
+    missing = sorted(gguf_tensor_types(fmt, arch) - ENGINE_GGUF_TYPES)
+    if not missing:
+        return None
+    mxfp4_checkpoint = arch.quantization is not None and arch.quantization.precision == "mxfp4"
+    served = (
+        "they serve the checkpoint itself, precision mxfp4 (their MXFP4 method)"
+        if mxfp4_checkpoint
+        else "they serve checkpoint formats (fp8, int4, ...) and the GGUF types whose tensors they have kernels for (q4_k_m, ...)"
+    )
+    return (
+        f"a GGUF of this model at {fmt.name} holds {', '.join(missing)} tensors, which vLLM's and SGLang's GGUF loaders "
+        f"have no kernel for ({ENGINE_GGUF_SOURCES[0]}): llama.cpp runs it, on a machine of yours ({machine_field}); "
+        f"{served}"
+    )
 
 
 def dense_format_problem(fmt: WeightFormat, arch: Architecture) -> str | None:

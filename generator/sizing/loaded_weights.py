@@ -17,6 +17,8 @@ tensors in llama-bench, where the checkpoint is 60.77 GiB (newuser38 item 5).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from generator.sizing.precision import WEIGHT_FORMATS, WeightFormat
 
 #: GPU architectures (catalog names) on which vLLM runs MXFP4 experts through Marlin.
@@ -35,3 +37,16 @@ def loaded_format(fmt: WeightFormat, gpu_architecture: str, engine: str) -> Weig
 def llama_cpp_format(fmt: WeightFormat) -> WeightFormat:
     """``fmt`` as llama.cpp holds it: an MXFP4 checkpoint as its MXFP4_MOE GGUF; any other format as it is."""
     return WEIGHT_FORMATS["mxfp4_moe"] if fmt.name == "mxfp4" else fmt
+
+
+def llama_cpp_formats(first: WeightFormat, allowed: Iterable[WeightFormat]) -> list[WeightFormat]:
+    """The formats a machine of yours is planned at: ``first``, then each of ``allowed``, as llama.cpp holds them.
+
+    :func:`llama_cpp_format` of each, each once (an alias, ``fp4`` for ``nvfp4``, or ``mxfp4`` beside ``mxfp4_moe``, names a
+    format already listed).
+    """
+    formats = [llama_cpp_format(first)]
+    for fmt in map(llama_cpp_format, allowed):
+        if all(fmt.name != f.name for f in formats):
+            formats.append(fmt)
+    return formats

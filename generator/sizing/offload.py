@@ -143,6 +143,10 @@ class OffloadCost(NamedTuple):
     #: and the page cache it assumed, in bytes; None without one.
     paged: PagedReads | None = None
     page_cache_bytes: int = 0
+    #: Where the --no-mmap command's pinned buffers are taken not to be granted (:func:`pinned_falls_back`): the bytes
+    #: it asks to pin, and the TTFT were they pinned (``ttft_s`` is timed at the pageable rate); 0 and None otherwise.
+    pinned_fallback_bytes: int = 0
+    pinned_ttft_s: float | None = None
 
     @property
     def prefill_tokens_per_s(self) -> float:
@@ -160,6 +164,24 @@ def page_cache_bytes(arch: Architecture, fmt: WeightFormat, placement: Placement
     head = sizes.lm_head_bytes + sizes.other_bytes + (sizes.embedding_bytes if arch.tie_word_embeddings else 0)
     resident = placement.embedding_bytes + (head if placement.lm_head_device == "cpu" else 0)
     return max(0, placement.cpu_bytes - resident) + max(0, placement.ram_free_bytes)
+
+
+def pinned_bytes(placement: Placement) -> int:
+    """Bytes llama.cpp's ``--no-mmap`` (the planned command where no layer is on NVMe) asks to pin.
+
+    The weights held in RAM, loaded into one CUDA_Host buffer; 0 where nothing is offloaded or the file is memory-mapped.
+    """
+    return placement.cpu_bytes if placement.offloaded and not placement.disk_bytes else 0
+
+
+def pinned_falls_back(placement: Placement, machine: Machine, consts: Constants) -> bool:
+    """Whether the pinned buffers of ``--no-mmap`` are taken not to be granted.
+
+    They are where they are more than ``pinned_host_ram_share`` of the machine's RAM: cudaMallocHost then fails and
+    llama.cpp loads the weights into a pageable CPU buffer instead, logged at debug level only (ggml-cuda.cu
+    ``ggml_backend_cuda_host_buffer_type_alloc_buffer``), so its prompt passes copy them at the pageable rate.
+    """
+    return pinned_bytes(placement) > consts.pinned_host_ram_share * machine.ram_bytes
 
 
 def runs_on_host(device: str) -> bool:
@@ -431,7 +453,7 @@ def prefill_host_seconds(
     machine: Machine,
     consts: Constants,
     prompt_tokens: int,
-    memory_mapped: bool,
+    pageable: bool,
 ) -> float:
     """Seconds a prompt's passes spend on the weights held off the GPUs, beyond the GPUs' compute (llama.cpp).
 
@@ -441,10 +463,13 @@ def prefill_host_seconds(
     runs, waiting for the copy (``ggml_backend_sched_compute_splits``): a whole layer's tensors, and of routed experts
     those the pass routes to (it reads the router's choices back first; ``expected_experts_touched``). The copy runs at
     ``pcie_efficiency`` of the link from pinned memory (``--no-mmap`` loads the weights into CUDA_Host buffers), at
-    ``offload_pageable_copy_efficiency`` of that from a memory-mapped file (pageable); layers on NVMe are paged in
-    first. A shorter pass (a short prompt, or the remainder of a long one) runs those layers on the CPU: their weights
-    read once, every token multiplied (:func:`cpu_weight_seconds`), and each routed expert's call. The LM head, where it
-    is in RAM, multiplies the last token alone, on the CPU.
+    ``offload_pageable_copy_efficiency`` of that from pageable memory (``pageable``: a memory-mapped file, or the CPU
+    buffer llama.cpp falls back to where the pinned one is not granted); layers on NVMe are paged in first. The experts
+    a pass copies are counted under uniform routing (``expected_experts_touched``): an upper bound, as a model whose
+    router favours some experts touches fewer (gpt-oss-120b's pp512 on an i5-12600K is predicted 46% below its
+    measured rate, benchmarks/CALIBRATION.md). A shorter pass (a short prompt, or the remainder of a long one) runs
+    those layers on the CPU: their weights read once, every token multiplied (:func:`cpu_weight_seconds`), and each
+    routed expert's call. The LM head, where it is in RAM, multiplies the last token alone, on the CPU.
     """
     if prompt_tokens <= 0:
         return 0.0
@@ -452,7 +477,7 @@ def prefill_host_seconds(
     params = layer_params(arch)
     routed, top_k = arch.routed_experts
     link = machine.pcie_gb_per_s * 1e9 * consts.pcie_efficiency
-    link *= consts.offload_pageable_copy_efficiency if memory_mapped else 1.0
+    link *= consts.offload_pageable_copy_efficiency if pageable else 1.0
     nvme = machine.nvme_read_gb_per_s * 1e9 * consts.nvme_efficiency
 
     def one_pass(tokens: int) -> float:
@@ -510,7 +535,9 @@ def offload_cost(
     each weight it reads once a stream (:func:`cpu_weight_seconds`), as matrix-vector products (its batched kernels
     may do better). The TTFT is of ``prompt_tokens`` in passes of ``offload_ubatch_tokens``
     (:func:`prefill_host_seconds`), the weights copied from pinned memory unless ``memory_mapped`` (default: as the
-    planned llama.cpp command runs, memory-mapped where layers are on NVMe, else ``--no-mmap``).
+    planned llama.cpp command runs, memory-mapped where layers are on NVMe, else ``--no-mmap``) or unless the pinned
+    buffers ``--no-mmap`` asks for are more of the RAM than is taken to be granted (:func:`pinned_falls_back`: llama.cpp
+    then holds them in pageable memory; ``pinned_ttft_s`` is the TTFT were they pinned).
     """
     sizes = size_weights(arch, fmt)
     share = routed_share(arch, streams)
@@ -604,8 +631,12 @@ def offload_cost(
     pcie_per_token = int(streamed) if mode == "pcie-stream" else 2 * arch.hidden_size * 2 * (boundaries + 1)
     compute = prefill_flops(arch, prompt_tokens) / (machine.gpu_tflops * 1e12 * consts.prefill_compute_efficiency)
     mapped = placement.disk_bytes > 0 if memory_mapped is None else memory_mapped
-    prefill = compute + prefill_host_seconds(arch, fmt, placement, machine, consts, prompt_tokens, mapped)
+    fallback = not mapped and pinned_falls_back(placement, machine, consts)
+    prefill = compute + prefill_host_seconds(arch, fmt, placement, machine, consts, prompt_tokens, mapped or fallback)
     ttft = prefill + total
+    pinned_ttft = None
+    if fallback:
+        pinned_ttft = compute + prefill_host_seconds(arch, fmt, placement, machine, consts, prompt_tokens, False) + total
     file_bytes = sizes.total_bytes
     cold = file_bytes / nvme if nvme else 0.0
     cold += placement.gpu_bytes / pcie
@@ -634,6 +665,8 @@ def offload_cost(
         prefill_s=prefill,
         paged=paged,
         page_cache_bytes=cache,
+        pinned_fallback_bytes=pinned_bytes(placement) if fallback else 0,
+        pinned_ttft_s=pinned_ttft,
     )
 
 

@@ -41,6 +41,7 @@ from generator.workload.value_checks import (
     Path,
     buy_errors,
     cloud_rack_errors,
+    engine_gguf_errors,
     fixed_conflict_errors,
     fixed_pool_errors,
     fixed_ram_errors,
@@ -199,8 +200,10 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
     for i, dep in enumerate(wl.deployments):
         resolved = models.get(dep.name)
         files = resolved.architecture.file_weights if resolved is not None else None
-        served = isinstance(dep, InferenceDeployment) and hw.fixed is None and dep.inference.engine == "vllm"
-        if served and files and files.split_parts > 1:  # fuzz26 H2: rendered for vLLM, which does not start on it
+        # served by vLLM or SGLang: an inference deployment on servers bought, rented or owned (not hardware.fixed)
+        served = dep.inference if isinstance(dep, InferenceDeployment) and hw.fixed is None else None
+        if served is not None and served.engine == "vllm" and files and files.split_parts > 1:
+            # fuzz26 H2: rendered for vLLM, which does not start on it
             errors.append(
                 InputError(
                     f"{dep.model} is the first of a GGUF split into {files.split_parts} files, and vLLM loads a GGUF "
@@ -210,6 +213,8 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
                     doc.locate(("deployments", i, "model")),
                 )
             )
+        if served is not None and resolved is not None:
+            errors += engine_gguf_errors(doc, i, served, resolved)
         if isinstance(dep, InferenceDeployment) and dep.inference.kv_cache_precision == "int8" and hw.fixed is None:
             errors.append(
                 InputError(

@@ -21,7 +21,12 @@ from generator.errors import InputError
 from generator.workload.loader import Document
 from generator.workload.models import Mirrors
 
-#: Registries, Helm repositories and Hubs on the internet (a host is public when it is one of these or under one).
+#: Registries, Helm repositories and Hubs on the internet that are public by nature (a host is public when it is one of
+#: these or under one). A cloud's per-project registry is not: Google's Artifact Registry (``<region>-docker.pkg.dev/
+#: <project>/<repository>``) and Container Registry (``gcr.io/<project>``, ``eu.gcr.io``, ...), like AWS's private ECR
+#: (``<account>.dkr.ecr.<region>.amazonaws.com``) and Azure's ACR (``<name>.azurecr.io``), are private registries a
+#: site with no internet route reaches over the cloud's private access (review26 item 6: ``*.pkg.dev`` and ``gcr.io``
+#: were refused as public); of Google's hosts only the old Kubernetes registry and the Docker Hub mirror are public.
 PUBLIC_HOSTS = (
     "docker.io",
     "docker.com",
@@ -30,8 +35,7 @@ PUBLIC_HOSTS = (
     "quay.io",
     "registry.k8s.io",
     "k8s.gcr.io",
-    "gcr.io",
-    "pkg.dev",
+    "mirror.gcr.io",
     "public.ecr.aws",
     "mcr.microsoft.com",
     "huggingface.co",

@@ -140,6 +140,31 @@ def _not_lower_errors(doc: Document, at: Path, spec: InferenceSpec, model: Resol
     return errors
 
 
+def engine_gguf_errors(doc: Document, i: int, spec: InferenceSpec, model: ResolvedModel) -> list[InputError]:
+    """Deployment ``i``'s precisions that vLLM and SGLang cannot load as GGUF files, each at its field (review26 item 3).
+
+    For a service those engines run (servers bought, rented or owned; not ``hardware.fixed``, which llama.cpp runs):
+    ``mxfp4_moe``, llama.cpp's gpt-oss file type, and any GGUF of an MXFP4 checkpoint hold MXFP4 tensors their GGUF
+    loaders have no kernel for (:func:`~generator.sizing.loadability.engine_gguf_problem`). The precision asked stands
+    at ``precision`` (a GGUF file's own type, none given, at ``model``); each fallback at its ``allowed_precisions`` item.
+    """
+    from generator.calculator.model_source import serving_format
+    from generator.sizing.loadability import engine_gguf_problem
+
+    at: Path = ("deployments", i, "inference")
+    arch = model.architecture
+    errors = []
+    if problem := engine_gguf_problem(serving_format(model, spec.precision), arch):
+        where = (*at, "precision") if spec.precision else ("deployments", i, "model")
+        errors.append(InputError(problem, doc.locate(where)))
+    if arch.file_weights is not None and arch.file_weights.fixed_format:
+        return errors  # a file has no fallback precisions (refused at allowed_precisions already)
+    for j, name in enumerate(spec.allowed_precisions):
+        if problem := engine_gguf_problem(serving_format(model, name), arch):
+            errors.append(InputError(problem, doc.locate((*at, "allowed_precisions", j))))
+    return errors
+
+
 #: Fields of a generating service that a pooling one (task embed / score) has no use for, and why.
 DECODE_FIELDS: dict[tuple[str, ...], str] = {
     ("avg_output_tokens",): "a pooling request generates no tokens",
