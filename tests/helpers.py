@@ -36,6 +36,17 @@ hardware:
 """
 
 
+def edited_copy(source: Path, folder: Path, *replacements: tuple[str, str], name: str = "w.yaml") -> Path:
+    """``source`` with each (old, new) replaced (each old must be there), written to ``folder / name``."""
+    text = source.read_text(encoding="utf-8")
+    for old, new in replacements:
+        assert old in text, old
+        text = text.replace(old, new)
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 def run_specgen(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``specgen ARGS`` in a subprocess (offline, with a bare environment plus ``env``), its output captured as text."""
     return subprocess.run(

@@ -28,7 +28,7 @@ from generator.render.gpu_stack import GpuPoolStack, render_cluster
 from generator.render.mirrors import NOT_COVERED, ClusterMirror, containerd_hosts, mirrored, split_registry
 from generator.workload import load_workload
 from tests.conftest import REPO, SHARED, require_shared
-from tests.helpers import ansible_reader, specgen_in_process
+from tests.helpers import ansible_reader, edited_copy, specgen_in_process
 
 EXAMPLE = REPO / "examples" / "colo-airgap.yaml"
 REGISTRY = "reg.colo.example:5000/mirror"
@@ -694,12 +694,7 @@ def test_the_hub_cache_is_read_offline(tmp_path: Path) -> None:
 
 
 def _example_with(tmp_path: Path, *replacements: tuple[str, str]) -> dict[str, Any]:
-    text = EXAMPLE.read_text(encoding="utf-8")
-    for old, new in replacements:
-        assert old in text, old
-        text = text.replace(old, new)
-    path = tmp_path / "w.yaml"
-    path.write_text(text, encoding="utf-8")
+    path = edited_copy(EXAMPLE, tmp_path, *replacements)
     (finding,) = [f for f in json.loads(render_file(str(path))["spec.json"])["plan"]["findings"] if f["code"] == NOT_COVERED]
     assert finding["level"] == "info" and finding["path"] == "mirrors"
     message: str = finding["message"]

@@ -26,6 +26,7 @@ from generator.render.provisioning import HOSTS_SHORT
 from generator.render.tinkerbell import UNDESCRIBED
 from generator.workload.schema import workload_schema
 from tests.conftest import REPO, SHARED, require_shared
+from tests.helpers import edited_copy
 
 EXAMPLE = REPO / "examples" / "colo-tinkerbell.yaml"
 TINKERBELL_CRD = SHARED / "crds" / "tinkerbell" / "v1alpha1" / "tinkerbell.org_hardware.yaml"
@@ -56,13 +57,7 @@ def _docs(files: dict[str, str], prefix: str) -> list[dict[str, Any]]:
 
 
 def _example(tmp_path: Path, *replacements: tuple[str, str]) -> Path:
-    text = EXAMPLE.read_text(encoding="utf-8")
-    for old, new in replacements:
-        assert old in text, old
-        text = text.replace(old, new)
-    path = tmp_path / "w.yaml"
-    path.write_text(text, encoding="utf-8")
-    return path
+    return edited_copy(EXAMPLE, tmp_path, *replacements)
 
 
 def _findings(files: dict[str, str], code: str) -> list[dict[str, str]]:
