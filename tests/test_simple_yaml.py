@@ -141,3 +141,14 @@ def test_a_document_past_the_value_budget_is_declined() -> None:
     for reader in (read_simple_document, read_libyaml_document):
         assert reader(text, 11) is not None  # the root, the list and nine items
         assert reader(text, 10) is None
+
+
+@pytest.mark.parametrize("value", ["10.20.0.21", "255.255.255.0", "0.0.0.0", "01.2.3", "1.2.3.4.5.6", "1.2", "1.2.x"])
+@pytest.mark.parametrize("reader", READERS)
+def test_dotted_numbers_read_as_ruamel(reader: Reader, value: str) -> None:
+    """An address or netmask (fuzz30's Tinkerbell hosts) read on the fast path as ruamel reads it, a string."""
+    text = f"version: 1\nhosts:\n  - ip_address: {value}\n    flow: {{netmask: {value}}}\n"
+    got = _read(reader, text)
+    assert got is None or got == _ruamel(text)
+    if value.count(".") >= 2 and value.replace(".", "").isdigit():
+        assert got is not None  # read here, not left to libyaml

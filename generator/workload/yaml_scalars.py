@@ -11,6 +11,8 @@ _FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]+")
 _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _NULL = frozenset({"null", "Null", "NULL", "~"})
 _STRING_START = re.compile(r"[A-Za-z_/]")
+#: Numbers joined by two or more dots (an IPv4 address, a netmask, a version): a string in YAML 1.1 and 1.2 alike.
+_DOTTED = re.compile(r"[0-9]+(?:\.[0-9]+){2,}")
 
 Path = tuple[str | int, ...]
 Positions = dict[Path, tuple[int, int]]
@@ -43,6 +45,8 @@ def plain_scalar(value: str) -> Any:
             raise Declined from None
     if _FLOAT.fullmatch(value):
         return float(value)
+    if _DOTTED.fullmatch(value):
+        return value
     if _STRING_START.match(value) and value.lower() not in ("true", "false", "null"):
         return value
     raise Declined
