@@ -26,7 +26,7 @@ from generator.render.provisioning import HOSTS_SHORT
 from generator.render.tinkerbell import UNDESCRIBED
 from generator.workload.schema import workload_schema
 from tests.conftest import REPO, SHARED, require_shared
-from tests.helpers import edited_copy
+from tests.helpers import ansible_reader, edited_copy
 
 EXAMPLE = REPO / "examples" / "colo-tinkerbell.yaml"
 TINKERBELL_CRD = SHARED / "crds" / "tinkerbell" / "v1alpha1" / "tinkerbell.org_hardware.yaml"
@@ -272,3 +272,12 @@ def test_the_netmask_pattern_takes_exactly_the_masks_of_a_subnet_with_hosts(pref
     mask = str(IPv4Network(f"0.0.0.0/{prefix}").netmask)
     accepted = re.search(HOST_SCHEMA["properties"]["netmask"]["pattern"], mask) is not None
     assert accepted == (1 <= prefix <= 30), mask  # /31 and /32 leave no network and broadcast address; /0 is no subnet
+
+
+def test_a_hosts_address_is_where_ansible_connects() -> None:
+    """The address a host is given (Tinkerbell's DHCP hands it out) is its ``ansible_host``, not a name DNS may miss."""
+    from generator.api import render_file
+
+    inventory = ansible_reader().load(render_file(str(EXAMPLE))["ansible/inventory.yml"])
+    hosts = inventory["all"]["children"]["chat_h100_sxm5_80gb"]["hosts"]
+    assert {name: host["ansible_host"] for name, host in hosts.items()} == {"gpu-t01": "10.20.0.21", "gpu-t02": "10.20.0.22"}

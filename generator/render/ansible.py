@@ -232,8 +232,12 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
             names = [*pool.owned_hosts, *placeholder_names(pool, workload)]
             placed.update(zip(names, ([r.as_vars() for r in on] for on in hosts or ()), strict=False))
 
+    # the address an owned host is given (Tinkerbell's DHCP hands it out): Ansible connects to it, not to a name the
+    # site's DNS may not resolve
+    addresses = {h.name: h.ip_address for group in workload.hardware.inventory for h in group.hosts if h.ip_address}
+
     def hosts_of(names: list[str] | tuple[str, ...]) -> dict[str, dict[str, Any] | None]:
-        return {name: _host_entry(racks.get(name), placed.get(name)) for name in names}
+        return {name: _host_entry(racks.get(name), placed.get(name), addresses.get(name)) for name in names}
 
     children = {pool.name: {"hosts": hosts_of(pool.owned_hosts)} for pool in plan.pools}
     children = {name: (group if group["hosts"] else {}) for name, group in children.items()}
@@ -260,9 +264,13 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
     return files
 
 
-def _host_entry(rack: str | None, replicas: list[dict[str, object]] | None) -> dict[str, Any] | None:
-    """A host's vars in the inventory: its rack, and the serving replicas it runs (:mod:`generator.planner.placement`)."""
+def _host_entry(rack: str | None, replicas: list[dict[str, object]] | None, address: str | None = None) -> dict[str, Any] | None:
+    """A host's vars in the inventory: its address, its rack, the serving replicas it runs (:mod:`~.placement`).
+
+    ``address``: the host's ``ip_address`` where the workload gives one (``ansible_host``).
+    """
     entry = {
+        **({"ansible_host": address} if address is not None else {}),
         **({"specgen_rack": rack} if rack is not None else {}),
         **({"specgen_replicas": replicas} if replicas is not None else {}),
     }
