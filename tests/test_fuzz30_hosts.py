@@ -471,6 +471,16 @@ def test_cluster_api_in_a_namespace_of_its_own_still_creates_it() -> None:
     assert SHARED_NAMESPACE not in files["spec.json"]
 
 
+def test_cluster_api_beside_metal3_leaves_the_namespace_to_the_bare_metal_hosts() -> None:
+    """The BareMetalHosts' directory creates the namespace both share: a delete -k of the MachineDeployments' directory
+    deleted it, and Ironic deprovisions a deleted BareMetalHost."""
+    files = render_file(str(REPO / "examples" / "chat-70b-maas.yaml"))
+    assert "provisioning/metal3/namespace-metal3.yaml" in files
+    assert not [p for p in files if p.startswith("provisioning/cluster-api/namespace-")]
+    (found,) = [f for f in json.loads(files["spec.json"])["plan"]["findings"] if f["code"] == SHARED_NAMESPACE]
+    assert "provisioning/metal3 creates it" in found["message"] and "apply provisioning/metal3 first" in found["message"]
+
+
 # --- item 8: two provisioners of the same hosts -----------------------------------------------------------------------
 
 

@@ -120,8 +120,8 @@ def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
     namespace = workload.provisioning.namespace
     infrastructure = infrastructure_template(workload)
     cluster = cluster_name(workload)
-    # the Tinkerbell install's namespace is not this directory's to create (and delete -k): shares_tinkerbell_namespace
-    objects: list[dict[str, Any]] = [] if shares_tinkerbell_namespace(workload) else [namespace_object(namespace)]
+    # a namespace the hosts' objects live in is not this directory's to create (and delete -k): namespace_owner
+    objects: list[dict[str, Any]] = [] if namespace_owner(workload) else [namespace_object(namespace)]
     for pool in plan.pools:
         selector = host_selector(pool)  # the Machines' labels: the hosts' selector names the same pool
         objects.append(
@@ -157,37 +157,48 @@ def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
     return objects
 
 
-def shares_tinkerbell_namespace(workload: Workload) -> bool:
-    """Whether Cluster API's objects go into the namespace of the Tinkerbell Hardware (fuzz30 item 7).
+def namespace_owner(workload: Workload) -> str | None:
+    """Which other directory owns the namespace Cluster API's objects go into, if one does (fuzz30 item 7).
 
-    That namespace is the Tinkerbell install's (``provisioning.tinkerbell_namespace``): ``provisioning/cluster-api``
-    then renders no Namespace object, or ``kubectl delete -k`` of it would delete the Tinkerbell stack and every
-    Hardware with it. CAPT claims Hardware in any namespace, its own Machines' included, so the setting is not refused.
+    ``tinkerbell``: the namespace is the Tinkerbell install's (``provisioning.tinkerbell_namespace``), which no
+    directory of the tree creates, or ``kubectl delete -k`` of it would delete the Tinkerbell stack and every Hardware
+    with it (CAPT claims Hardware in any namespace, so the setting is not refused). ``metal3``: the BareMetalHosts share
+    ``provisioning.namespace`` and ``provisioning/metal3`` creates it; were ``provisioning/cluster-api`` to create it
+    too, its ``delete -k`` would delete the BareMetalHosts, which Ironic then deprovisions. None: Cluster API's own.
     """
     settings = workload.provisioning
-    return {"capi", "tinkerbell"} <= set(settings.tools) and settings.namespace == settings.tinkerbell_namespace
+    if "capi" not in settings.tools:
+        return None
+    if "tinkerbell" in settings.tools and settings.namespace == settings.tinkerbell_namespace:
+        return "tinkerbell"
+    return "metal3" if "metal3" in settings.tools else None
 
 
-#: The finding that provisioning/cluster-api leaves the namespace it shares with the Tinkerbell Hardware uncreated.
+#: The finding that provisioning/cluster-api leaves the namespace it shares with the hosts' objects uncreated.
 SHARED_NAMESPACE = "cluster-api-namespace-shared"
 
 
 def shared_namespace_finding(workload: Workload) -> list[Finding]:
-    """Why ``provisioning/cluster-api`` holds no Namespace object, where it shares the Tinkerbell install's namespace."""
-    if not shares_tinkerbell_namespace(workload):
+    """Why ``provisioning/cluster-api`` holds no Namespace object, where it shares the hosts' namespace."""
+    owner = namespace_owner(workload)
+    if owner is None:
         return []
     namespace = workload.provisioning.namespace
-    return [
-        Finding(
-            "info",
-            SHARED_NAMESPACE,
+    if owner == "tinkerbell":
+        why = (
             f"provisioning.namespace is provisioning.tinkerbell_namespace ({namespace}), the namespace the Tinkerbell "
             "install runs in and owns: provisioning/cluster-api renders no Namespace object for it, so that kubectl "
             "delete -k provisioning/cluster-api cannot delete the Tinkerbell stack and every Hardware with it; the "
-            f"MachineDeployments go into {namespace} as it exists",
-            "provisioning.namespace",
+            f"MachineDeployments go into {namespace} as it exists"
         )
-    ]
+    else:
+        why = (
+            f"the MachineDeployments share namespace {namespace} with the BareMetalHosts, and provisioning/metal3 "
+            "creates it: provisioning/cluster-api renders no Namespace object, so that kubectl delete -k "
+            "provisioning/cluster-api cannot delete the BareMetalHosts (Ironic deprovisions a deleted host); apply "
+            "provisioning/metal3 first"
+        )
+    return [Finding("info", SHARED_NAMESPACE, why, "provisioning.namespace")]
 
 
 #: The warning on a MachineDeployment that asks for more machines than hosts (BareMetalHosts, Hardware) are rendered for.
