@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from generator.named_tuple import NamedTuple
 from generator.sizing.frameworks import framework_profile
+from generator.words import listed
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ def _eight_bit_regime(setup: TrainingSetup) -> str | None:
 def flags_off(levers: list[Lever]) -> str:
     """The options of the levers that are off, as a list ending in 'or'; empty where every one is on."""
     flags = [lever.flag for lever in levers if not lever.on]
-    return flags[0] if len(flags) == 1 else f"{', '.join(flags[:-1])} or {flags[-1]}" if flags else ""
+    return listed(flags, "or")
 
 
 def already_on(setup: TrainingSetup, *, activations: bool = True, states: bool = True) -> str:

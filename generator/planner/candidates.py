@@ -33,6 +33,7 @@ from generator.planner.slo import effective_slo, replicas_needed
 from generator.planner.spread import spread_floor, spread_layouts, spread_note
 from generator.planner.tco import HOURS_PER_MONTH, NodeCost, billed_per_run, fleet_cost, run_usd
 from generator.sizing.constants import Constants
+from generator.words import listed
 from generator.workload.models import InferenceDeployment, Workload
 
 if TYPE_CHECKING:
@@ -575,7 +576,7 @@ def limits_text(wl: Workload) -> str:
     named = [f for f in ("max_nodes", "max_budget_usd_per_month") if getattr(hw, f) is not None]
     named += ["max_capex_usd"] if capex_cap_usd(wl) is not None else []
     named = named or ["max_nodes", "max_budget_usd_per_month"]
-    return ", ".join(named[:-1]) + (" or " if len(named) > 1 else "") + named[-1]
+    return listed(named, "or")
 
 
 def up_front_usd(opt: Option) -> float | None:

@@ -14,6 +14,7 @@ from generator import catalog
 from generator.catalog.records import GpuSpec, ThroughputGap
 from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.memo import memoized
+from generator.words import listed
 
 
 def matching_gap(
@@ -85,7 +86,7 @@ def extrapolated_to(
     other_engine = engine is not None and bool(gap.measured_engines) and engine not in gap.measured_engines
     named = (("this engine", other_engine), ("this model", other_model), ("this precision", other_precision))
     what = [w for w, other in named if other]
-    return (", ".join(what[:-1]) + " and " + what[-1] if len(what) > 1 else "".join(what)) or None
+    return listed(what) or None
 
 
 def gap_text(

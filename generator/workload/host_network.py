@@ -21,27 +21,31 @@ or any host's BMC, nor a gateway a BMC.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from ipaddress import AddressValueError, IPv4Address, IPv4Network
-from urllib.parse import urlsplit
 
 from generator.errors import InputError, Location
 from generator.named_tuple import NamedTuple
 from generator.workload.loader import Document, read_yaml
 from generator.workload.models import InventoryHost, Workload
 
+TYPE_CHECKING = False  # ipaddress and urllib.parse are imported where an address is read: most workloads give none
+if TYPE_CHECKING:
+    from ipaddress import IPv4Address
+
 Path = tuple[str | int, ...]
 
 #: "This network" (RFC 1122 section 3.2.1.3; RFC 6890's registry: a source address, never a destination).
-THIS_NETWORK = IPv4Network("0.0.0.0/8")
+THIS_NETWORK = "0.0.0.0/8"
 #: The limited broadcast address (RFC 919), in the reserved 240.0.0.0/4.
-LIMITED_BROADCAST = IPv4Address("255.255.255.255")
+LIMITED_BROADCAST = "255.255.255.255"
 
 
 def unusable_ip(address: IPv4Address) -> str | None:
     """Why ``address`` can be no host's address nor a router's (None where it can), by :mod:`ipaddress`'s predicates."""
+    from ipaddress import IPv4Address, IPv4Network
+
     if address.is_unspecified:
         return "the unspecified address"
-    if address in THIS_NETWORK:
+    if address in IPv4Network(THIS_NETWORK):
         return "an address of 'this network' (0.0.0.0/8), which is only ever a source address, never one a host is reached at"
     if address.is_loopback:
         return "a loopback address (127.0.0.0/8): packets to it never leave the machine that sends them"
@@ -52,7 +56,7 @@ def unusable_ip(address: IPv4Address) -> str | None:
         )
     if address.is_multicast:
         return "a multicast address (224.0.0.0/4): it names a group of receivers, not one host"
-    if address == LIMITED_BROADCAST:
+    if address == IPv4Address(LIMITED_BROADCAST):
         return "the limited broadcast address: it reaches every host of the link, and is none of them"
     if address.is_reserved:
         return "a reserved address (240.0.0.0/4, kept for future use): hosts and routers do not take it"
@@ -99,6 +103,8 @@ def address_form_problem(field: str, value: str) -> str | None:
         return f"has a number with a leading zero, which some tools read as octal: write {plain}"
     if field != "netmask":
         return None
+    from ipaddress import IPv4Address
+
     bits = int(IPv4Address(value))
     prefix = bin(bits).count("1")
     if bits != (0xFFFFFFFF << (32 - prefix)) & 0xFFFFFFFF:
@@ -115,6 +121,8 @@ def address_form_problem(field: str, value: str) -> str | None:
 
 def _cidr_problem(field: str, value: str) -> str:
     """A value written in CIDR form (``10.20.0.21/24``, ``/24``), and the fields it gives."""
+    from ipaddress import AddressValueError, IPv4Address, IPv4Network
+
     address, _, prefix = value.partition("/")
     if not (prefix.isdigit() and prefix.isascii() and int(prefix) in PREFIXES):
         return "is in CIDR form, which these fields do not take: give the address and the netmask apart, both dotted"
@@ -172,6 +180,8 @@ def _position(error: InputError) -> tuple[int, int]:
 
 def _value_errors(doc: Document, at: Path, host: InventoryHost) -> list[InputError]:
     """The host's boot MAC, address and gateway, each one a host or router can have."""
+    from ipaddress import IPv4Address
+
     errors = []
     if host.boot_mac_address is not None and (why := unusable_mac(host.boot_mac_address)) is not None:
         message = f"{host.boot_mac_address} is {why}: give the MAC address of the NIC the host boots from"
@@ -188,6 +198,8 @@ def _subnet_errors(doc: Document, at: Path, host: InventoryHost) -> list[InputEr
     """The host's address is neither its subnet's network nor its broadcast address, and its gateway is beside it."""
     if host.ip_address is None or host.netmask is None:
         return []  # nothing to hold the other against: a host missing one gets no Tinkerbell Hardware, and is told so
+    from ipaddress import IPv4Address, IPv4Network
+
     address = IPv4Address(host.ip_address)
     if unusable_ip(address) is not None:
         return []  # said by _value_errors
@@ -252,6 +264,9 @@ def host_addresses(wl: Workload) -> tuple[HostAddress, ...]:
 
 def bmc_ip(address: str) -> str | None:
     """The IPv4 address a BMC address (``redfish://10.0.0.5/...``, ``ipmi://10.0.0.5:623``) names, where it names one."""
+    from ipaddress import AddressValueError, IPv4Address
+    from urllib.parse import urlsplit
+
     host = urlsplit(address).hostname
     try:
         return str(IPv4Address(host or ""))

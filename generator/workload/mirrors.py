@@ -15,8 +15,6 @@ refuses what a shape cannot say:
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from generator.errors import InputError
 from generator.workload.loader import Document
 from generator.workload.models import Mirrors
@@ -77,6 +75,8 @@ def registry_problem(registry: str) -> str | None:
 
 def url_problem(url: str, what: str) -> str | None:
     """What is wrong with a schema-valid URL of a mirror (``what``: what it serves); None when nothing is."""
+    from urllib.parse import urlsplit  # imported where a mirror is given: most workloads give none
+
     parts = urlsplit(url)
     host, _, port = parts.netloc.partition(":")
     if port and (problem := _port_problem(port)):
