@@ -20,10 +20,11 @@ from generator.named_tuple import NamedTuple
 
 if TYPE_CHECKING:
     from generator.planner.plan import Plan
-    from generator.render import PoolsCluster
+    from generator.render import ClusterNames, PoolsCluster
     from generator.render.gpu_stack import GpuPoolStack
     from generator.render.mirrors import ClusterMirror
     from generator.workload import LoadedWorkload
+    from generator.workload.build import Path as FieldPath
     from generator.workload.host_network import HostAddress
     from generator.workload.models import Workload
 
@@ -50,6 +51,8 @@ class Rendered(NamedTuple):
     addresses: tuple[HostAddress, ...] = ()
     #: Where the cluster's stack is pulled from (:func:`~generator.render.mirrors.cluster_mirror`), one across a tree.
     mirror: ClusterMirror | None = None
+    #: Where the file gives each of those names (:attr:`~generator.render.ClusterNames.fields`).
+    name_fields: tuple[tuple[str, tuple[FieldPath, ...]], ...] = ()
 
 
 class _Failure(NamedTuple):
@@ -77,22 +80,47 @@ def render_one(path: str, alone: bool = True) -> Rendered:
     if alone:
         return Rendered(path, wl.name, render_alone(plan, wl), located)
     files, stacks = render_workload(plan, wl, alone=False)
-    pools, hosts = cluster_names(plan, wl)
+    names = cluster_names(path, plan, wl)
     provider = wl.hardware.provider if "terraform" in wl.outputs else None
     return Rendered(
-        path, wl.name, dict(sorted(files.items())), located, tuple(stacks), provider, pools, hosts, pools_cluster(wl),
-        host_addresses(wl), cluster_mirror(wl.mirrors),
+        path, wl.name, dict(sorted(files.items())), located, tuple(stacks), provider, tuple(names.pools),
+        tuple(names.hosts), pools_cluster(wl), host_addresses(wl), cluster_mirror(wl.mirrors), names.fields,
     )  # fmt: skip
 
 
-def cluster_names(plan: Plan, workload: Workload) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The names a workload's deployed plan takes in a tree's one cluster: its pools' and its hosts' (owned, bought)."""
-    from generator.render.hosts import cluster_hosts
+def cluster_names(file: str, plan: Plan, workload: Workload) -> ClusterNames:
+    """The names a workload's deployed plan takes in a tree's one cluster: its pools' and its hosts' (owned, bought).
 
-    return tuple(p.name for p in plan.pools), cluster_hosts(plan, workload)
+    Each with where ``file`` gives it: a pool at its first deployment's ``pool`` field, else that deployment's name
+    (``<pool or deployment>_<gpu>``); a host it buys as its pool (``<pool>-NN``); an owned host at its name.
+    """
+    from generator.render import ClusterNames
+    from generator.render.hosts import cluster_hosts, placeholder_names
+
+    index = {dep.name: i for i, dep in enumerate(workload.deployments)}
+    fields: dict[str, tuple[FieldPath, ...]] = {}
+    for pool in plan.pools:
+        i = index.get(pool.deployments[0]) if pool.deployments else None
+        if i is not None:
+            at = (("deployments", i, "pool"), ("deployments", i, "name"))
+            fields[pool.name] = at
+            fields.update((host, at) for host in placeholder_names(pool, workload) if plan.provider == "baremetal")
+    fields.update(owned_host_fields(workload))
+    hosts = cluster_hosts(plan, workload)
+    located = tuple((name, fields[name]) for name in (*(p.name for p in plan.pools), *hosts) if name in fields)
+    return ClusterNames(file, tuple(p.name for p in plan.pools), hosts, located)
 
 
-def planned_cluster_names(loaded: LoadedWorkload) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+def owned_host_fields(workload: Workload) -> dict[str, tuple[FieldPath, ...]]:
+    """Where the workload names each owned host (``hardware.inventory[g].hosts[h].name``)."""
+    return {
+        host.name: (("hardware", "inventory", g, "hosts", h, "name"),)
+        for g, group in enumerate(workload.hardware.inventory)
+        for h, host in enumerate(group.hosts)
+    }
+
+
+def planned_cluster_names(file: str, loaded: LoadedWorkload) -> ClusterNames | None:
     """:func:`cluster_names` of a validated workload planned as render plans it; None where the planner refuses it.
 
     For ``validate --together`` (fuzz30 item 12): a pool's name is ``<pool or deployment>_<gpu>``, the GPU the plan's.
@@ -104,7 +132,7 @@ def planned_cluster_names(loaded: LoadedWorkload) -> tuple[tuple[str, ...], tupl
         planned = plan_workload(loaded)
     except SpecgenError:
         return None  # the planner's error is plan's and render's to report, as validate of the one file leaves it
-    return cluster_names(deployed(planned, loaded.workload, alone=False), loaded.workload)
+    return cluster_names(file, deployed(planned, loaded.workload, alone=False), loaded.workload)
 
 
 def _work(path: str, alone: bool) -> Rendered | _Failure:
@@ -179,6 +207,7 @@ def output_files(results: list[Rendered], single: bool) -> dict[str, str]:
     its own manifest (``NAME/.specgen-manifest``), so it stays a valid output directory by itself.
     """
     from generator.render import (
+        ClusterNames,
         check_cluster_names,
         check_one_cluster,
         check_same_mirrors,
@@ -200,7 +229,7 @@ def output_files(results: list[Rendered], single: bool) -> dict[str, str]:
         files[f"{result.name}/{MANIFEST}"] = manifest_text(result.files)
     check_one_cluster([(r.file, r.cluster) for r in results], given_field)
     check_same_mirrors([(r.file, r.cluster, r.mirror) for r in results], given_field)  # review26 item 2
-    check_cluster_names([(r.file, r.pools, r.hosts) for r in results])
+    check_cluster_names([ClusterNames(r.file, r.pools, r.hosts, r.name_fields) for r in results], given_field)
     clashes = tree_address_errors([(r.file, r.addresses) for r in results])  # fuzz30 item 2
     if clashes:
         raise clashes[0] if len(clashes) == 1 else MultipleInputError(clashes)

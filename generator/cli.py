@@ -157,9 +157,10 @@ def _check_together(valid: list[tuple[str, LoadedWorkload]]) -> None:
     each is planned as render plans it (fuzz30 item 12), and one the planner refuses is left to plan and render to
     report.
     """
-    from generator.batch import planned_cluster_names
+    from generator.batch import owned_host_fields, planned_cluster_names
     from generator.errors import MultipleInputError
     from generator.render import (
+        ClusterNames,
         check_cluster_names,
         check_one_cluster,
         check_same_mirrors,
@@ -177,13 +178,13 @@ def _check_together(valid: list[tuple[str, LoadedWorkload]]) -> None:
     check_same_mirrors([(path, pools_cluster(loaded.workload), cluster_mirror(loaded.workload.mirrors))
                         for path, loaded in ordered], given_field)  # fmt: skip
     # the hosts the workloads name (fuzz28 M1), before any plan
-    check_cluster_names([(path, (), [h.name for g in loaded.workload.hardware.inventory for h in g.hosts])
-                         for path, loaded in ordered])  # fmt: skip
+    owned = [(path, owned_host_fields(loaded.workload)) for path, loaded in ordered]
+    check_cluster_names([ClusterNames(path, (), list(hosts), tuple(hosts.items())) for path, hosts in owned], given_field)
     clashes = tree_address_errors([(path, host_addresses(loaded.workload)) for path, loaded in ordered])
     if clashes:
         raise clashes[0] if len(clashes) == 1 else MultipleInputError(clashes)
-    planned = [(path, planned_cluster_names(loaded)) for path, loaded in ordered]
-    check_cluster_names([(path, *names) for path, names in planned if names is not None])
+    planned = [planned_cluster_names(path, loaded) for path, loaded in ordered]
+    check_cluster_names([names for names in planned if names is not None], given_field)
 
 
 def render_files(

@@ -116,4 +116,7 @@ def test_validate_together_refuses_a_host_two_workloads_name(tmp_path: Path) -> 
     (tmp_path / "fc2.yaml").write_text(other.replace("name: fleet-custom", "name: fc-two", 1))
     run = run_specgen("validate", "--together", "fc1.yaml", "fc2.yaml", cwd=tmp_path)
     assert run.returncode == 1 and "fc2.yaml and fc1.yaml both have host 'lab-01'" in run.stderr
+    # at the host's name in the second file met (by workload name: fc-two, then fleet-custom)
+    line = fleet.splitlines().index("        - name: lab-01") + 1
+    assert f"error: fc1.yaml:{line}:17: hardware.inventory[0].hosts[0].name: " in run.stderr
     assert run_specgen("validate", "fc1.yaml", "fc2.yaml", cwd=tmp_path).returncode == 0  # one by one: each valid

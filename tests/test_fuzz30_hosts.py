@@ -188,11 +188,27 @@ def test_validate_together_refuses_a_pool_name_two_plans_share_as_render_does(
     code, _, rendered = specgen_in_process(capsys, "render", str(a), str(b), "-o", str(tmp_path / "out"))
     assert code == 1
     expected = (
-        f"specgen: error: {a} and {b} both have pool 'chat_h100_sxm5_80gb'; rendered into one tree they share one cluster, "
+        f"specgen: error: {b}:6:11: deployments[0].name: {a} and {b} both have pool 'chat_h100_sxm5_80gb'; rendered into "
+        "one tree they share one cluster, "
         "where it would be one object for both: give one of them another name: its deployments' pool field where they set "
         "one, else a deployment's name\n"
     )
     assert validated == rendered == expected
+
+
+def test_a_pool_two_files_name_is_refused_at_the_second_files_pool_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """fuzz30's left-out: the clash named both files and no line; a deployment's ``pool`` field is where it is set."""
+    pooled = "  - name: chat2\n    pool: serving\n"
+    a = _write(tmp_path, "a.yaml", FIRST.replace("  - name: chat\n", "  - name: chat\n    pool: serving\n"))
+    b = _write(tmp_path, "b.yaml", SECOND.replace("  - name: chat2\n", pooled))
+    line = SECOND.splitlines().index("  - name: chat2") + 2
+    for command in (["validate", "--together", str(a), str(b)], ["render", str(a), str(b), "-o", str(tmp_path / "out")]):
+        code, _, err = specgen_in_process(capsys, *command)
+        assert code == 1
+        assert err.startswith(f"specgen: error: {b}:{line}:11: deployments[0].pool: {a} and {b} both have pool 'serving_")
+    assert not (tmp_path / "out").exists()
 
 
 def test_validate_together_leaves_a_plan_the_planner_refuses_to_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

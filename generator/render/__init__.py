@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from itertools import pairwise
 
 from generator.errors import InputError, Location, MultipleInputError
+from generator.named_tuple import NamedTuple
 from generator.planner.plan import Finding, Plan, sorted_findings
 from generator.planner.racks import racks_named_for_workload
 from generator.render.ansible import render_ansible
@@ -115,7 +116,7 @@ def render_plans(rendered: Sequence[tuple[Plan, Workload]]) -> dict[str, str]:
         own, needs = render_workload(deployed(plan, workload, alone=False), workload, alone=False)
         files.update({f"{workload.name}/{path}": text for path, text in own.items()})
         parts.append((workload.name, needs, plan.provider if "terraform" in workload.outputs else None))
-    check_cluster_names([(w.name, tuple(p.name for p in plan.pools), cluster_hosts(plan, w)) for plan, w in rendered])
+    check_cluster_names([ClusterNames(w.name, tuple(p.name for p in plan.pools), cluster_hosts(plan, w)) for plan, w in rendered])
     check_tree_addresses([workload for _, workload in rendered])
     files.update(render_shared(parts))
     return dict(sorted(files.items()))
@@ -133,12 +134,24 @@ def check_tree_addresses(workloads: Sequence[Workload]) -> None:
         raise errors[0] if len(errors) == 1 else MultipleInputError(errors)
 
 
-def check_cluster_names(workloads: Sequence[tuple[str, Sequence[str], Sequence[str]]]) -> None:
+class ClusterNames(NamedTuple):
+    """The names a workload takes in a tree's one cluster (:func:`check_cluster_names`)."""
+
+    #: The workload file (or, rendering plans in a library call, the workload's name).
+    file: str
+    pools: Sequence[str]
+    #: Its owned hosts and the placeholders of those it buys (:func:`~generator.render.hosts.cluster_hosts`).
+    hosts: Sequence[str]
+    #: Where the file gives each name, as field paths (the first it has is the one): an error stands there.
+    fields: tuple[tuple[str, tuple[tuple[str | int, ...], ...]], ...] = ()
+
+
+def check_cluster_names(workloads: Sequence[ClusterNames], locate: FieldLocator | None = None) -> None:
     """Refuse two workloads of one tree that name the same pool or host.
 
-    ``workloads``: (file or name, its pools' names, its hosts: :func:`~generator.render.hosts.cluster_hosts`). A tree
-    is one cluster: a pool's node pool, node group and Ansible group, and a host, would be one object for both, and
-    applying the second would replace or double-book the first.
+    A tree is one cluster: a pool's node pool, node group and Ansible group, and a host, would be one object for both,
+    and applying the second would replace or double-book the first. With ``locate`` the error stands at the second
+    workload's field that gives the name (fuzz30: it named the two files only).
     """
     hosts_fix = (
         "list each owned host in one workload only, and name none like another workload's pool (<pool>-NN is the "
@@ -146,16 +159,19 @@ def check_cluster_names(workloads: Sequence[tuple[str, Sequence[str], Sequence[s
     )
     # a pool is named <pool>_<gpu> where its deployments set pool:, else <deployment>_<gpu> (fuzz21 item 13)
     pool_fix = "give one of them another name: its deployments' pool field where they set one, else a deployment's name"
-    for what, index, fix in (("pool", 1, pool_fix), ("host", 2, hosts_fix)):
+    for what, fix in (("pool", pool_fix), ("host", hosts_fix)):
         owner: dict[str, str] = {}
         for workload in workloads:
-            for name in workload[index]:
-                first = owner.setdefault(name, workload[0])
-                if first != workload[0]:
-                    raise InputError(
-                        f"{first} and {workload[0]} both have {what} '{name}'; rendered into one tree they share one "
-                        f"cluster, where it would be one object for both: {fix}"
-                    )
+            for name in workload.pools if what == "pool" else workload.hosts:
+                first = owner.setdefault(name, workload.file)
+                if first == workload.file:
+                    continue
+                paths = dict(workload.fields).get(name)
+                raise InputError(
+                    f"{first} and {workload.file} both have {what} '{name}'; rendered into one tree they share one "
+                    f"cluster, where it would be one object for both: {fix}",
+                    locate(workload.file, paths) if locate is not None and paths else None,
+                )
 
 
 #: The cluster node pools join: its provider, and on a cloud its name, GKE project and location (bare metal: "", None, None).
@@ -181,7 +197,7 @@ def pools_cluster(workload: Workload) -> PoolsCluster | None:
 
 
 #: Where workload file ``file`` gives the first of ``paths`` it has (:func:`~generator.workload.loader.given_field`).
-FieldLocator = Callable[[str, Sequence[tuple[str, ...]]], Location]
+FieldLocator = Callable[[str, Sequence[tuple[str | int, ...]]], Location]
 
 #: The fields of :data:`PoolsCluster` in order, as a workload file spells them, and what each is of the cluster.
 _CLUSTER_FIELDS = (

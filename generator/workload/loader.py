@@ -399,7 +399,12 @@ def given_field(file: str, paths: Sequence[Path]) -> Location:
     for path in paths:
         node = document.data
         for part in path:
-            node = node.get(part) if isinstance(node, dict) else None
+            if isinstance(node, dict):
+                node = node.get(part)
+            elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+                node = node[part]
+            else:
+                node = None
         if node is not None:
             return document.locate(path)
     return document.locate(paths[-1])
