@@ -42,6 +42,7 @@ from generator.sizing.architecture import Architecture, parse_architecture  # no
 from generator.sizing.constants import with_overrides  # noqa: E402
 from generator.sizing.distributed_runtime import nvlink_collectives  # noqa: E402
 from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E402
+from generator.sizing.frameworks import framework_profile  # noqa: E402
 from generator.sizing.loaded_weights import MARLIN_MXFP4_EXPERT_PADDING, llama_cpp_format  # noqa: E402
 from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch  # noqa: E402
 from generator.sizing.performance import (  # noqa: E402
@@ -53,6 +54,14 @@ from generator.sizing.performance import (  # noqa: E402
 from generator.sizing.precision import kv_cache_bits, storage_family, weight_format  # noqa: E402
 from generator.sizing.training import TrainingSetup, size_training  # noqa: E402
 from generator.sizing.training_mfu import attention_kernel_scale, training_utilisation  # noqa: E402
+from generator.sizing.training_offload import (  # noqa: E402
+    NO_OFFLOAD,
+    HostOffload,
+    assumed_host,
+    host_offload,
+    offload_bytes,
+    platform_cpu,
+)
 from generator.sizing.training_step import StepLayout, training_step  # noqa: E402
 from generator.sizing.vllm_kv import request_kv_bytes, vllm_kv_cache  # noqa: E402
 from generator.sizing.weights import Parallelism, engine_stages, size_weights  # noqa: E402
@@ -276,8 +285,9 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
 
 
 def predict_finetune_throughput(row: dict[str, Any]) -> float:
-    """Tokens per GPU per second of a fine-tuning run: the planner's step (its compute ceiling, fill, links, and a
-    QLoRA base's NF4 dequantization per micro-batch), with the row's checkpointing."""
+    """Tokens per GPU per second of a fine-tuning run: the planner's step (its compute ceiling, fill, links, a
+    QLoRA base's NF4 dequantization per micro-batch, and its CPU offload's copies and CPU optimizer step), with the row's
+    checkpointing."""
     consts = with_overrides(dict(OVERRIDES))
     gpu = find_gpu(row["gpu"])
     arch = parse_architecture(find_model(row["model"]).config)
@@ -299,8 +309,33 @@ def predict_finetune_throughput(row: dict[str, Any]) -> float:
         dp_traffic=dp_traffic(0, 0, 0, dp, row["accumulation"]),
         dequant_bytes_per_micro_batch=dequant_bytes_per_micro_batch(arch, base, row["checkpointing"], 1),
         memory_gb_per_s=gpu.sustained_bandwidth_gb_per_s,  # the planner's (planner.training.gpu_step)
+        host=finetune_offload(row, arch, gpu, consts),
     )
     return layout.tokens_per_step / (step.total_s * layout.world)
+
+
+def finetune_offload(row: dict[str, Any], arch: Architecture, gpu: GpuSpec, consts: Any) -> HostOffload:
+    """A fine-tuning row's CPU offload (``offload_params``: FSDP's, with the gradients and the optimizer step on the
+    CPU), on the host it names (``host_platform``), else the one the estimate assumes for the GPU."""
+    if not row.get("offload_params"):
+        return NO_OFFLOAD
+    profile = framework_profile(row["framework"])
+    setup = TrainingSetup(
+        method=row["method"],
+        optimizer=profile.optimizer,
+        zero_stage=3,
+        data_parallel=row["gpus"],
+        micro_batch_size=row["micro_batch"],
+        sequence_length=row["seq_len"],
+        checkpointing=row["checkpointing"],
+        lora_rank=max(1, row["lora_rank"]),
+        offload_params=True,
+        framework=row["framework"],
+    )
+    moved = offload_bytes(arch, setup, Parallelism(), row["accumulation"])
+    host = platforms()[row["host_platform"]] if "host_platform" in row else assumed_host(gpu)
+    cpu, sockets = platform_cpu(host) if host is not None else (None, 1)
+    return host_offload(moved, gpu, row["gpus"], cpu, sockets, consts)
 
 
 #: Constants overridden while fitting (``--fit``); empty for the report.
@@ -554,7 +589,7 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
     for row in cal.get("training_throughput", []):
         label = f"{row['model'].split('/')[-1]} {row['method']} s{row['seq_len']} x{row['gpus']}"
         group = f"training-throughput {row['framework']} {row['gpu']} ({row['method']}, tokens/s/GPU)"
-        if row.get("not_modelled"):  # a technique whose time the step does not count (FSDP's CPU offload): apart
+        if row.get("not_modelled"):  # a technique the step does not time (none today): apart
             group += f" ({row['not_modelled']} not modelled)"
         out.append((group, label, float(row["tokens_per_gpu_per_sec"]), predict_finetune_throughput, row))
     for row in cal.get("offload_decode", []):

@@ -263,7 +263,12 @@ def test_no_speed_without_a_gpu_and_the_text_shows_it_with_one() -> None:
 def test_what_the_step_does_not_count_is_said() -> None:
     speed = _speed("--train", "lora", "--gpus", "2", "--zero", "3", "--offload-params", "--offload-optimizer")
     said = " ".join(speed["not_counted"])
-    assert "offloaded parameters' PCIe copies" in said and "offloaded optimizer's step on the CPU" in said
+    # issue 9: the offload's copies and CPU optimizer step are counted now, and their share said
+    assert "PCIe copies" not in said and "step on the CPU" not in said
+    offload = speed["cpu_offload"]
+    assert offload["seconds"] == speed["step_time"]["cpu_offload_s"] > 0
+    assert offload["share_of_step"] == pytest.approx(offload["seconds"] / speed["step_time"]["total_s"], abs=1e-3)
+    assert "CPU offload" in speed["step_summary"] and "CPU optimizer step" in speed["step_summary"]
     assert _speed("--train", "lora")["not_counted"] == []
     # more cards than any catalog server holds: the step is one server's, and says so
     many = _speed("--train", "lora", "--gpus", "16")

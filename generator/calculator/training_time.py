@@ -19,6 +19,14 @@ from generator.planner.training import gpu_step, run_hours
 from generator.planner.training_comm import StepComm, gpu_link, job_dp_traffic, links_between
 from generator.planner.training_report import step_split_text
 from generator.sizing.performance import training_flops_per_token
+from generator.sizing.training_offload import (
+    UNKNOWN_HOST_DRAM_GB_PER_S,
+    assumed_host,
+    host_link_name,
+    host_offload,
+    offload_bytes,
+    platform_cpu,
+)
 from generator.sizing.training_step import StepLayout, model_flops_utilisation
 from generator.units import HOURS_PER_YEAR, hours_text
 from generator.workload.models import TrainingSpec
@@ -66,7 +74,12 @@ def one_server_step(
     world = layout.world
     links = links_between(gpu, world, 1, 0.0, par.tp, par.pp, setup.data_parallel, consts)
     sent = job_dp_traffic(model.architecture, setup, mem.trainable_params, par.gpus, layout.accumulation)
-    step = gpu_step(model, _spec(setup), gpu, layout, links, sent, consts, setup.base_precision)
+    # the job's CPU offload over the GPU's host link and the DRAM of the server assumed for it (offload_host)
+    host_spec = assumed_host(gpu)
+    cpu, sockets = platform_cpu(host_spec) if host_spec is not None else (None, 1)
+    moved = offload_bytes(model.architecture, setup, par, layout.accumulation)
+    host = host_offload(moved, gpu, world, cpu, sockets, consts)
+    step = gpu_step(model, _spec(setup), gpu, layout, links, sent, consts, setup.base_precision, host)
     dp_link = f"{gpu_link(gpu, world)[1]} inside one server" if links.dp_intra_gbps else "none (one replica)"
     return StepComm(step, dp_link, gpu_link(gpu, par.tp)[1], gpu_link(gpu, par.tp * par.pp)[1])
 
@@ -74,10 +87,6 @@ def one_server_step(
 def _not_counted(setup: TrainingSetup, expert_parallel: int, world: int, gpu: GpuSpec) -> list[str]:
     """What the step leaves out for this job (the plan says the same of parameter offload)."""
     out = []
-    if setup.offload_params:
-        out.append("the offloaded parameters' PCIe copies to the GPU for each layer's forward and backward")
-    if setup.offloads_optimizer():
-        out.append("the offloaded optimizer's step on the CPU and the gradients' PCIe copies")
     if setup.paged_optimizer:
         out.append("the paged optimizer states' PCIe copies from host RAM to the GPU and back for each step")
     if setup.techniques()[1]:
@@ -92,6 +101,18 @@ def _not_counted(setup: TrainingSetup, expert_parallel: int, world: int, gpu: Gp
             "(specgen plan) for a multi-server job"
         )
     return out
+
+
+def offload_host_text(gpu: GpuSpec, world: int) -> str:
+    """Where the estimate's CPU offload is timed: the GPU's host link and the DRAM of the server assumed for it."""
+    platform = assumed_host(gpu)
+    if platform is None:
+        dram = f"{UNKNOWN_HOST_DRAM_GB_PER_S:g} GB/s of DRAM a socket assumed (no catalog server of {gpu.id} names its CPU)"
+    else:
+        cpu, sockets = platform_cpu(platform)
+        name = cpu.name if cpu is not None else platform.cpu_id
+        dram = f"{platform.id}'s {sockets} x {name} DRAM (assumed: the catalog's largest server of {gpu.id})"
+    return f"over {host_link_name(gpu, world)} a GPU and {dram}, {world} GPU(s) sharing it"
 
 
 def _figure(value: float) -> float:
@@ -142,6 +163,13 @@ def training_speed(
         "model_flops_utilization": round(model_flops_utilisation(step, layout, model_flops, gpu.tflops("bf16") or 0.0), 4),
         "not_counted": _not_counted(setup, expert_parallel, layout.world, gpu),
     }
+    if step.offload_s or step.offload_link_s:
+        out["cpu_offload"] = {
+            "host": offload_host_text(gpu, layout.world),
+            "host_link_gb_per_step": round(step.offload_bytes / 1e9, 3),
+            "seconds": round(step.offload_s, 4),
+            "share_of_step": round(step.offload_s / step.total_s, 4),
+        }
     if dataset_tokens is not None:
         hours = run_hours(dataset_tokens, epochs, layout, step, consts)
         out["run"] = {
@@ -186,6 +214,12 @@ def training_speed_lines(speed: dict[str, Any]) -> list[str]:
         f"{speed['model_flops_utilization']:.1%} MFU (model FLOPs: the weights' 6N a token, 4N for LoRA, without "
         f"attention's, over the GPUs' dense peak); {speed['basis']}",
     ]
+    offload = speed.get("cpu_offload")
+    if offload:
+        lines.append(
+            f"               CPU offload {offload['seconds']:.3f} s of the step ({offload['share_of_step']:.0%}): "
+            f"{offload['host_link_gb_per_step']:,.1f} GB per GPU over the host link, {offload['host']}"
+        )
     lines += [f"               not counted: {n}" for n in speed["not_counted"]]
     run = speed.get("run")
     if run:

@@ -869,8 +869,8 @@ def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tup
     if setup.offload_params:
         reasons.append(
             f"parameters offloaded: {_gib(mem.host_ram_bytes_per_gpu)} of host RAM per GPU holds what is offloaded (FSDP CPU "
-            "offload / ZeRO-3 offload_param); each layer is copied to the GPU for its forward and backward, PCIe copies "
-            "the step time does not count"
+            "offload / ZeRO-3 offload_param); each GPU copies its shard from host RAM before each layer's forward and backward "
+            "gathers, counted in the step time where they outlast the compute (the step's CPU offload term)"
         )
     if setup.paged_optimizer:
         reasons.append(paged_reason(setup, mem.host_ram_bytes_per_gpu))

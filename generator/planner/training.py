@@ -24,6 +24,7 @@ from generator.sizing.training import TrainingMemory, TrainingSetup, size_traini
 from generator.sizing.training_conflicts import IN_BACKWARD_ACCUMULATION, training_conflicts
 from generator.sizing.training_hardware import precision_problem
 from generator.sizing.training_mfu import attention_kernel_scale, flash_attention_2_share, training_utilisation
+from generator.sizing.training_offload import NO_OFFLOAD, HostOffload, host_offload, offload_bytes, platform_cpu
 from generator.sizing.training_step import (
     NO_DP,
     DpTraffic,
@@ -249,7 +250,25 @@ def compute_efficiency(model: ResolvedModel, spec: TrainingSpec, consts: Constan
     return util.compute
 
 
-def node_free_step(model: ResolvedModel, spec: TrainingSpec, hw: Hardware, layout: StepLayout, consts: Constants) -> StepTime:
+def job_host_offload(
+    arch: Architecture, setup: TrainingSetup, par: Parallelism, accumulation: int, hw: Hardware, host_gpus: int, consts: Constants
+) -> HostOffload:
+    """What ``setup``'s CPU offload moves per GPU and step, over ``hw``'s host link and its CPU's DRAM.
+
+    ``host_gpus`` of the job's GPUs share one host (:mod:`generator.sizing.training_offload`).
+    """
+    cpu, sockets = platform_cpu(hw.platform)
+    return host_offload(offload_bytes(arch, setup, par, accumulation), hw.gpu, host_gpus, cpu, sockets, consts)
+
+
+def node_free_step(
+    model: ResolvedModel,
+    spec: TrainingSpec,
+    hw: Hardware,
+    layout: StepLayout,
+    consts: Constants,
+    host: HostOffload = NO_OFFLOAD,
+) -> StepTime:
     """A step with every link inside the TP group's GPU link (before the layout is placed on nodes)."""
     gbps = accelerator_for(hw.gpu, "bf16", layout.tp).link_gb_per_s * 8
     latency = gpu_link_latency_s(hw.gpu, layout.tp, consts)
@@ -261,7 +280,7 @@ def node_free_step(model: ResolvedModel, spec: TrainingSpec, hw: Hardware, layou
         stage_latency_s=latency,
         dp_latency_s=latency,
     )
-    return layout_step(model, spec, hw, layout, links, NO_DP, consts)
+    return layout_step(model, spec, hw, layout, links, NO_DP, consts, host)
 
 
 def _dequant_bytes(arch: Architecture, spec: TrainingSpec, model_parallel: int, base_precision: str | None = None) -> float:
@@ -302,9 +321,10 @@ def layout_step(
     links: StepLinks,
     dp: DpTraffic,
     consts: Constants,
+    host: HostOffload = NO_OFFLOAD,
 ) -> StepTime:
-    """The step of ``layout`` over ``links``."""
-    return gpu_step(model, spec, hw.gpu, layout, links, dp, consts)
+    """The step of ``layout`` over ``links``; ``host``: the job's CPU offload (:func:`job_host_offload`)."""
+    return gpu_step(model, spec, hw.gpu, layout, links, dp, consts, host=host)
 
 
 def gpu_step(
@@ -316,10 +336,12 @@ def gpu_step(
     dp: DpTraffic,
     consts: Constants,
     base_precision: str | None = None,
+    host: HostOffload = NO_OFFLOAD,
 ) -> StepTime:
     """The step of ``layout`` on ``gpu`` over ``links``, no server needed (what ``specgen estimate`` times).
 
-    ``base_precision``: the frozen base's format where it is not the method's own (the estimate's ``--precision``).
+    ``base_precision``: the frozen base's format where it is not the method's own (the estimate's ``--precision``);
+    ``host``: the job's CPU offload, its copies and CPU optimizer step.
     """
     arch = model.architecture
     return training_step(
@@ -334,6 +356,7 @@ def gpu_step(
         dp_traffic=dp,
         dequant_bytes_per_micro_batch=_dequant_bytes(arch, spec, layout.tp * layout.pp, base_precision),
         memory_gb_per_s=gpu.sustained_bandwidth_gb_per_s,
+        host=host,
     )
 
 
@@ -385,10 +408,14 @@ def _batch_split(
     for mb, accumulation in options:
         if mb > MAX_MICRO_BATCH:
             break
-        if not _fits(_memory(arch, _setup(spec, zero, dp, par, mb, accumulation), par, hw, consts), budget):
+        setup = _setup(spec, zero, dp, par, mb, accumulation)
+        if not _fits(_memory(arch, setup, par, hw, consts), budget):
             continue  # a larger micro-batch may still fit: accumulating fewer of them holds fewer gradients across them
         layout = StepLayout(par.tp, par.pp, dp, mb, accumulation, spec.sequence_length)
-        step = node_free_step(model, spec, hw, layout, consts)
+        # the CPU optimizer step is one a step: fewer, larger micro-batches spread it over more tokens
+        host_gpus = min(layout.world, max(hw.platform.gpu_counts, default=1))
+        host = job_host_offload(arch, setup, par, accumulation, hw, host_gpus, consts)
+        step = node_free_step(model, spec, hw, layout, consts, host)
         per_token = step.total_s / layout.tokens_per_step
         if best is None or per_token < best[0] * (1 - 1e-9) or (per_token <= best[0] * (1 + 1e-9) and mb > best[1]):
             best = (per_token, mb, accumulation, step)

@@ -20,6 +20,7 @@ from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, node_counts
 from generator.planner.training import (
     TrainingShape,
+    job_host_offload,
     layout_step,
     run_hours,
     run_window,
@@ -176,7 +177,8 @@ def _with_communication(
             consts,
             setup.zero_stage,
         )
-        step = layout_step(model, spec, hw, shape.layout, links, sent, consts)
+        host = job_host_offload(model.architecture, setup, shape.par, shape.accumulation, hw, gpus_per_node, consts)
+        step = layout_step(model, spec, hw, shape.layout, links, sent, consts, host)
         return StepComm(step, dp_link, tp_link, stage_link)
 
     comm = placed(needs.needs_fabric)

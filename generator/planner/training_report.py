@@ -18,6 +18,7 @@ STEP_TERMS: tuple[tuple[str, str], ...] = (
     ("pp_transfer_s", "PP activation transfers"),
     ("pp_bubble_s", "PP bubble"),
     ("dp_exposed_s", "exposed DP/ZeRO communication"),
+    ("offload_s", "CPU offload (host-link copies and the CPU optimizer step)"),
 )
 
 
@@ -44,6 +45,13 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
             )
         parts.append(
             f"DP/ZeRO {step.dp_exposed_s:.3f} s exposed of {step.dp_comm_s:.3f} s ({step.dp_bytes / 1e9:.2f} GB per GPU{over})"
+        )
+    if step.offload_s or step.offload_link_s:
+        after = f" + {step.offload_after_step_s:.3f} s after it" if step.offload_after_step_s else ""
+        parts.append(
+            f"CPU offload {step.offload_s:.3f} s ({step.offload_s / step.total_s:.0%} of the step: CPU optimizer step "
+            f"{step.cpu_optimizer_s:.3f} s{after}, host-link copies {step.offload_exposed_s:.3f} s exposed of "
+            f"{step.offload_link_s:.3f} s, {step.offload_bytes / 1e9:.1f} GB per GPU)"
         )
     latency = f"; per-collective latency {step.latency_s:.3f} s of the communication" if step.latency_s >= 0.0005 else ""
     return f"one step takes {step.total_s:.3f} s: " + " + ".join(parts) + latency

@@ -30,6 +30,11 @@ GPU link: ``allreduce_latency_nvlink_s`` or ``allreduce_latency_pcie_s``) per ca
 (forward activation and backward gradient at every chunk boundary), DP / ZeRO one per gradient
 bucket of :data:`DDP_BUCKET_BYTES` and pass over the gradients (:class:`DpTraffic`).
 
+- **CPU offload** (:mod:`generator.sizing.training_offload`): the parameter shards' copies to the GPU before each
+  gather and the gradient shards' copies back, over the GPU's host link, prefetched behind compute with the DP / ZeRO
+  collectives they feed (only what outlasts the compute shows); the CPU optimizer step over the host's DRAM and
+  ZeRO-Offload's copy of the updated parameters back after it, in series.
+
 Every argument is a plain number so the planner and the calibration report share this arithmetic.
 """
 
@@ -40,6 +45,7 @@ from dataclasses import dataclass
 
 from generator.sizing.constants import Constants
 from generator.sizing.pipeline_schedule import pipeline_bubble_fraction, virtual_stages_for
+from generator.sizing.training_offload import NO_OFFLOAD, HostOffload
 from generator.units import MIB
 
 #: Bytes per activation or activation-gradient element on a TP or PP wire (bf16).
@@ -127,17 +133,42 @@ class StepTime:
     dequant_s: float = 0.0
     #: HBM bytes each GPU moves per step dequantizing (0 for any other base).
     dequant_bytes: float = 0.0
+    #: Seconds of the CPU offload's host-link copies that overlap compute (the busier direction).
+    offload_link_s: float = 0.0
+    #: Seconds of the CPU optimizer step and of the copy that follows it (ZeRO-Offload), in series.
+    cpu_optimizer_s: float = 0.0
+    offload_after_step_s: float = 0.0
+    #: Host-link bytes each GPU moves per step for its CPU offload (both directions).
+    offload_bytes: float = 0.0
+
+    @property
+    def _busy_s(self) -> float:
+        return self.compute_s + self.dequant_s + self.tp_allreduce_s
 
     @property
     def dp_exposed_s(self) -> float:
         """DP / ZeRO time not hidden behind the micro-batches' compute (and dequantization)."""
-        return max(0.0, self.dp_comm_s - (self.compute_s + self.dequant_s + self.tp_allreduce_s))
+        return max(0.0, self.dp_comm_s - self._busy_s)
+
+    @property
+    def offload_exposed_s(self) -> float:
+        """The CPU offload's copies not hidden behind compute.
+
+        A shard's copy-in comes before the gather it feeds, so the two share the compute they hide behind.
+        """
+        if not self.offload_link_s:
+            return 0.0
+        return max(0.0, self.dp_comm_s + self.offload_link_s - self._busy_s) - self.dp_exposed_s
+
+    @property
+    def offload_s(self) -> float:
+        """What CPU offload adds to the step: exposed copies, the CPU optimizer step and the copy after it."""
+        return self.offload_exposed_s + self.cpu_optimizer_s + self.offload_after_step_s
 
     @property
     def total_s(self) -> float:
         """Wall-clock of one step."""
-        busy = self.compute_s + self.dequant_s + self.tp_allreduce_s
-        return busy + self.pp_transfer_s + self.pp_bubble_s + self.dp_exposed_s
+        return self._busy_s + self.pp_transfer_s + self.pp_bubble_s + self.dp_exposed_s + self.offload_s
 
     @property
     def inter_node_s(self) -> float:
@@ -157,6 +188,16 @@ class StepTime:
             "dp_zero_comm_s": round(self.dp_comm_s, 4),
             "dp_zero_exposed_s": round(self.dp_exposed_s, 4),
             **({"nf4_dequant_s": round(self.dequant_s, 4)} if self.dequant_s else {}),
+            **(
+                {
+                    "cpu_offload_s": round(self.offload_s, 4),
+                    "cpu_optimizer_step_s": round(self.cpu_optimizer_s, 4),
+                    "host_link_copies_s": round(self.offload_link_s + self.offload_after_step_s, 4),
+                    "host_link_exposed_s": round(self.offload_exposed_s + self.offload_after_step_s, 4),
+                }
+                if self.offload_s or self.offload_link_s
+                else {}
+            ),
             "pp_bubble_s": round(self.pp_bubble_s, 4),
             "pp_transfer_s": round(self.pp_transfer_s, 4),
             "tp_allreduce_s": round(self.tp_allreduce_s, 4),
@@ -195,11 +236,13 @@ def training_step(
     dp_traffic: DpTraffic,
     dequant_bytes_per_micro_batch: float = 0.0,
     memory_gb_per_s: float = 0.0,
+    host: HostOffload = NO_OFFLOAD,
 ) -> StepTime:
     """One step of ``layout``: ``base_efficiency`` is the compute ceiling (MFU without communication).
 
     ``dequant_bytes_per_micro_batch``: HBM bytes one GPU moves per micro-batch dequantizing an NF4 base
-    (:func:`generator.sizing.nf4_dequant.dequant_bytes_per_micro_batch`), at ``memory_gb_per_s``.
+    (:func:`generator.sizing.nf4_dequant.dequant_bytes_per_micro_batch`), at ``memory_gb_per_s``. ``host``: what the
+    job's CPU offload moves and at what rates (:mod:`generator.sizing.training_offload`).
     """
     tokens = layout.tokens_per_rank
     fill = microbatch_fill(layout.micro_batch_size * layout.sequence_length, consts)
@@ -239,6 +282,10 @@ def training_step(
         latency_s=tp_latency_s + pp_calls * links.stage_latency_s + (dp_latency_s if intra_s or inter_s else 0.0),
         dequant_s=dequant_s,
         dequant_bytes=dequant_bytes,
+        offload_link_s=host.link_s,
+        cpu_optimizer_s=host.cpu_step_s,
+        offload_after_step_s=host.after_step_s,
+        offload_bytes=host.bytes.h2d_bytes + host.bytes.d2h_bytes + host.bytes.h2d_after_step_bytes,
     )
 
 

@@ -1,0 +1,211 @@
+"""What a training step's CPU offload moves over the host link and through host memory, per GPU and optimizer step.
+
+Parameter offload (FSDP's ``CPUOffload(offload_params=True)`` / FSDP2's ``CPUOffloadPolicy``, DeepSpeed ZeRO-3's
+``offload_param``) keeps each GPU's parameter shard in host RAM: "Sharded parameters are copied host-to-device before
+all-gather. The all-gathered parameters are freed according to ``reshard_after_forward``. Sharded gradients are copied
+device-to-host in backward, and the optimizer step runs on CPU with CPU optimizer states"
+(https://docs.pytorch.org/docs/stable/distributed.fsdp.fully_shard.html, ``CPUOffloadPolicy``). Each rank copies its
+own shard, then all-gathers over the GPU link (already the DP / ZeRO term), so per micro-batch a GPU copies its shard
+in twice: for the forward's gather and again for the backward's, as the forward's gathered parameters were freed
+(``reshard_after_forward``, FSDP's full sharding); activation checkpointing recomputes the forward inside that
+backward gather. Its gradient shard goes out once per micro-batch, as backward reduce-scatters it.
+
+Optimizer offload without parameter offload (DeepSpeed's ZeRO-Offload, ``offload_optimizer``) copies the gradient
+shard out the same way, steps the optimizer on the CPU, then copies the updated parameter shard back to the GPU.
+
+Overlap, as the frameworks run them: FSDP issues the copy-in on its all-gather stream and prefetches the next unit
+while the current one computes (pinned memory "allows ... for the copies to overlap with compute", the same page), and
+the gradient copies ride the reduce-scatter stream behind backward: these copies count only where they, with the DP
+collectives they feed, last longer than the compute. The CPU optimizer step runs after backward, while the GPU waits,
+and ZeRO-Offload's copy of the updated parameters back follows it: both count in full.
+
+The CPU step reads each trainable parameter's gradient and reads and writes its weight and optimizer states (the
+regime's bytes: :data:`~generator.sizing.training.OPTIMIZERS`): a streaming kernel (PyTorch's fused / foreach AdamW on
+CPU tensors, DeepSpeed's CPU Adam) whose time is its bytes over the host's DRAM rate, which the host's ranks share.
+torchtune spreads the host's CPUs over its ranks for it (``training.set_torch_num_threads``: ``os.cpu_count() //
+world_size`` threads each), so the memory, not the cores, sets it.
+
+Every argument is a plain number or a sizing record so the planner, the estimate and the calibration report share it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator import catalog
+from generator.catalog.records import CpuSpec, GpuSpec, PlatformSpec
+from generator.sizing.architecture import Architecture
+from generator.sizing.constants import Constants
+from generator.sizing.frameworks import framework_profile
+from generator.sizing.performance import pcie_gb_per_s
+from generator.sizing.precision import weight_format
+from generator.sizing.training import OPTIMIZERS, TrainingSetup, adapter_targets, lora_params_split
+from generator.sizing.weights import Parallelism, size_weights
+
+#: Passes over a unit's parameters per micro-batch that gather them onto the GPU: forward, and backward (the forward's
+#: gathered copy freed by ``reshard_after_forward``; a checkpointed layer recomputes inside the backward gather).
+GATHERS_PER_MICRO_BATCH = 2
+
+
+@dataclass(frozen=True)
+class OffloadBytes:
+    """Bytes one GPU moves per optimizer step for its CPU offload."""
+
+    #: Host to GPU, prefetched behind compute (the parameter shard before each gather).
+    h2d_bytes: float = 0.0
+    #: GPU to host, behind backward (the gradient shard as it is reduced).
+    d2h_bytes: float = 0.0
+    #: Host to GPU after the CPU step, in series (ZeRO-Offload's updated parameter shard).
+    h2d_after_step_bytes: float = 0.0
+    #: Host DRAM bytes of this GPU's share of the CPU optimizer step (read and written).
+    cpu_step_bytes: float = 0.0
+
+    @property
+    def any(self) -> bool:
+        """Whether anything is offloaded."""
+        return bool(self.h2d_bytes or self.d2h_bytes or self.h2d_after_step_bytes or self.cpu_step_bytes)
+
+
+@dataclass(frozen=True)
+class HostOffload:
+    """:class:`OffloadBytes` and the rates they move at: the GPU's host link and the host's DRAM."""
+
+    bytes: OffloadBytes = OffloadBytes()
+    #: Pinned-copy rate of one GPU's host link per direction (the link x ``pcie_efficiency``), GB/s.
+    link_gb_per_s: float = 0.0
+    #: The host's DRAM rate as a streaming CPU kernel reads it, all sockets, GB/s.
+    host_dram_gb_per_s: float = 0.0
+    #: GPUs of the job on one host, whose CPU steps share its DRAM at once.
+    host_gpus: int = 1
+
+    @property
+    def link_s(self) -> float:
+        """Seconds of the copies that overlap compute: the busier direction (the link is full duplex)."""
+        return _seconds(max(self.bytes.h2d_bytes, self.bytes.d2h_bytes), self.link_gb_per_s)
+
+    @property
+    def after_step_s(self) -> float:
+        """Seconds of the copy that follows the CPU step."""
+        return _seconds(self.bytes.h2d_after_step_bytes, self.link_gb_per_s)
+
+    @property
+    def cpu_step_s(self) -> float:
+        """Seconds of the CPU optimizer step: every rank of the host streams its shard through the host's DRAM at once."""
+        return _seconds(self.bytes.cpu_step_bytes * self.host_gpus, self.host_dram_gb_per_s)
+
+
+#: Nothing offloaded.
+NO_OFFLOAD = HostOffload()
+
+
+def _seconds(nbytes: float, gb_per_s: float) -> float:
+    if nbytes <= 0:
+        return 0.0
+    return nbytes / (gb_per_s * 1e9) if gb_per_s > 0 else float("inf")
+
+
+def cpu_step_bytes_per_param(grad_bytes: float, weight_bytes: float, state_bytes: float) -> float:
+    """DRAM bytes the CPU optimizer step moves per trainable parameter: the gradient read, weight and states read and written."""
+    return grad_bytes + 2 * (weight_bytes + state_bytes)
+
+
+def offload_bytes(arch: Architecture, setup: TrainingSetup, par: Parallelism, accumulation: int) -> OffloadBytes:
+    """Per GPU and step, what ``setup``'s CPU offload moves (nothing where it offloads neither parameters nor optimizer).
+
+    The parameters are the GPU's model-parallel share as the memory model holds them (full training: the regime's
+    working weights; LoRA / QLoRA: the frozen base in its format and the adapters), sharded over data parallelism
+    (parameter offload is ZeRO-3's). Paged optimizer states and offloaded activations are not counted here.
+    """
+    optimizer = setup.offloads_optimizer()
+    if not (setup.offload_params or optimizer):
+        return OffloadBytes()
+    opt = OPTIMIZERS[setup.optimizer]
+    dp, micro = max(1, setup.data_parallel), max(1, accumulation)
+    share = 1 / (par.tp * par.pp)  # the GPU's model-parallel share (an even split of the layers' parameters)
+    if setup.method == "full":
+        trainable = arch.params_total * share
+        main = framework_profile(setup.framework).main_grad_bytes if setup.framework else None
+        weight_bytes, grad_bytes, state_bytes = opt.weight_bytes, main or opt.grad_bytes, opt.state_bytes
+        param_bytes = trainable * weight_bytes
+    else:
+        targets = adapter_targets(arch, setup.lora_targets, setup.framework)
+        trainable = sum(lora_params_split(arch, setup.lora_rank, targets)) * share
+        weight_bytes = grad_bytes = opt.adapter_bytes
+        state_bytes = opt.moment_bytes
+        base = size_weights(arch, weight_format(setup.base_precision_name), Parallelism(tp=par.tp, pp=par.pp))
+        param_bytes = base.per_gpu_bytes + trainable * weight_bytes
+    h2d = GATHERS_PER_MICRO_BATCH * micro * param_bytes / dp if setup.offload_params else 0.0
+    if not optimizer:
+        return OffloadBytes(h2d_bytes=h2d)
+    shard = trainable / dp
+    return OffloadBytes(
+        h2d_bytes=h2d,
+        d2h_bytes=micro * shard * grad_bytes,
+        h2d_after_step_bytes=0.0 if setup.offload_params else shard * weight_bytes,
+        cpu_step_bytes=shard * cpu_step_bytes_per_param(grad_bytes, weight_bytes, state_bytes),
+    )
+
+
+def socket_dram_read_gb_per_s(theoretical_gb_per_s: float, consts: Constants) -> float:
+    """GB/s one socket's DRAM delivers to a streaming CPU kernel: the rate the offload model reads host memory at.
+
+    Its theoretical rate at ``ddr_bandwidth_efficiency``, and at most ``cpu_weight_read_ceiling_gb_per_s`` (a sum of
+    the two times, as :func:`generator.sizing.offload.cpu_weight_seconds` counts a CPU layer's read): an 8-channel
+    DDR4-3200 EPYC (204.8 GB/s) reads at 118 GB/s.
+    """
+    if theoretical_gb_per_s <= 0:
+        return 0.0
+    return 1 / (1 / (theoretical_gb_per_s * consts.ddr_bandwidth_efficiency) + 1 / consts.cpu_weight_read_ceiling_gb_per_s)
+
+
+def host_link_gb_per_s(gpu: GpuSpec, host_gpus: int, consts: Constants) -> float:
+    """One GPU's pinned-copy rate to host memory per direction, GB/s, at ``pcie_efficiency``.
+
+    A superchip's NVLink-C2C, else its PCIe slot: the catalog's generation, the lanes the host gives each of
+    ``host_gpus`` slots.
+    """
+    if gpu.host_link_gb_per_s_bidir:
+        return gpu.host_link_gb_per_s_bidir / 2 * consts.pcie_efficiency
+    return pcie_gb_per_s(gpu.pcie_gen, gpu.lanes_with(host_gpus)) * consts.pcie_efficiency
+
+
+def host_link_name(gpu: GpuSpec, host_gpus: int) -> str:
+    """The link :func:`host_link_gb_per_s` times, by name."""
+    if gpu.host_link_gb_per_s_bidir:
+        return "NVLink-C2C"
+    return f"PCIe Gen{gpu.pcie_gen} x{gpu.lanes_with(host_gpus)}"
+
+
+def host_offload(
+    moved: OffloadBytes, gpu: GpuSpec, host_gpus: int, cpu: CpuSpec | None, sockets: int, consts: Constants
+) -> HostOffload:
+    """``moved`` at ``gpu``'s host link and the DRAM of ``sockets`` x ``cpu`` (None: :data:`UNKNOWN_HOST_DRAM_GB_PER_S`)."""
+    if not moved.any:
+        return NO_OFFLOAD
+    theoretical = cpu.memory_bandwidth_gb_per_s if cpu is not None else UNKNOWN_HOST_DRAM_GB_PER_S
+    return HostOffload(
+        bytes=moved,
+        link_gb_per_s=host_link_gb_per_s(gpu, host_gpus, consts),
+        host_dram_gb_per_s=max(1, sockets) * socket_dram_read_gb_per_s(theoretical, consts),
+        host_gpus=max(1, host_gpus),
+    )
+
+
+#: One socket's theoretical DRAM rate where the host's CPU is not known and the catalog names no server of the GPU:
+#: 8 channels of DDR4-3200 (an EPYC 7002 / 7003 or a Xeon Ice Lake socket), the older of the catalog's GPU servers'
+#: memories, so that the CPU step is not counted at a newer server's rate (GB/s).
+UNKNOWN_HOST_DRAM_GB_PER_S = 8 * 3200 * 8 / 1000
+
+
+def platform_cpu(platform: PlatformSpec) -> tuple[CpuSpec | None, int]:
+    """The platform's CPU (None where it names none, or one the catalog lacks) and its sockets."""
+    return catalog.cpus().get(platform.cpu_id or ""), max(1, platform.cpu_sockets)
+
+
+def assumed_host(gpu: GpuSpec) -> PlatformSpec | None:
+    """The server a job that names only ``gpu`` is assumed to run in, for its CPU offload.
+
+    The catalog server of the GPU with the most GPUs among those that name their CPU, the first by id (None: none).
+    """
+    held = [p for p in catalog.platforms().values() if gpu.id in p.gpu_ids and p.cpu_id in catalog.cpus()]
+    return min(held, key=lambda p: (-max(p.gpu_counts, default=0), p.id), default=None)
