@@ -519,13 +519,14 @@ def _memory_mapped(arch: Architecture, fmt: Any, placement: Any, machine: Any) -
 
 
 def predict_offload_decode(row: dict[str, Any]) -> float:
-    """Decode tokens/s of a model placed as the row ran it (``_offload_setup``), timed by ``offload_cost``."""
+    """Decode tokens/s of a model placed as the row ran it (``_offload_setup``), timed by ``offload_cost`` for the
+    row's engine (its CPU attention's rate: llama.cpp's or ik_llama.cpp's kernels)."""
     from generator.sizing.offload import offload_cost
 
     context = row["context_tokens"] + 1
     arch, fmt, kv_bits, machine, placement = _offload_setup(row, context)
     consts = with_overrides(dict(OVERRIDES))
-    return offload_cost(arch, fmt, kv_bits, placement, machine, context, consts).decode_tokens_per_s
+    return offload_cost(arch, fmt, kv_bits, placement, machine, context, consts, engine=row["engine"]).decode_tokens_per_s
 
 
 def predict_offload_prefill(row: dict[str, Any]) -> float:
@@ -536,7 +537,7 @@ def predict_offload_prefill(row: dict[str, Any]) -> float:
     prompt = row["prompt_tokens"]
     arch, fmt, kv_bits, machine, placement = _offload_setup(row, prompt + 1)
     consts = with_overrides({**OVERRIDES, "offload_ubatch_tokens": row["ubatch_tokens"]})
-    cost = offload_cost(arch, fmt, kv_bits, placement, machine, prompt, consts, memory_mapped=row["mmap"])
+    cost = offload_cost(arch, fmt, kv_bits, placement, machine, prompt, consts, memory_mapped=row["mmap"], engine=row["engine"])
     return cost.prefill_tokens_per_s
 
 
@@ -786,6 +787,9 @@ OFFLOAD_FIT_GRID: dict[str, tuple[float, ...]] = {
     "cpu_weight_read_ceiling_gb_per_s": (300.0,),
     "cpu_expert_call_overhead_s": (5e-6, 10e-6, 15e-6),
     "cpu_attention_gflops_per_s": (80.0, 90.0, 100.0),
+    # ik_llama.cpp's own CPU attention kernels (query heads sharing a KV head multiplied together): set by its
+    # long-context rows alone, which read the other constants too (2026-12-03 ik attention entry)
+    "ik_llama_cpp_cpu_attention_gflops_per_s": tuple(float(r) for r in range(300, 1001, 100)),
     "cpu_core_gparams_per_s": (12.0, 16.0, 20.0, 24.0, 28.0, 32.0, 1e6),
 }
 #: The prompt passes' constant: no prefill row has a pass below ``offload_min_batch_tokens`` nor its LM head in RAM, so
@@ -798,8 +802,9 @@ OFFLOAD_PREFILL_FIT_GRID: dict[str, tuple[float, ...]] = {
 
 #: The offload groups the fit sees: one socket's CPU-only decode of llama.cpp (whose command specgen prints) and of
 #: ik_llama.cpp (a fork that reads GGUF weights the same way: nine rows on five machines) at short context, and
-#: llama.cpp's at long context, which sets its attention rate (ik_llama.cpp's attention kernels are its own, 2.8-11
-#: times as fast: its long-context group is out of sample); llama.cpp's decode with the routed experts in RAM on
+#: each one's at long context, which sets its attention rate (ik_llama.cpp's attention kernels are its own: the query
+#: heads that share a KV head multiplied together, ``generator.sizing.offload.cpu_attention_gflops_per_s``; in the fit
+#: since the 2026-12-03 ik attention entry); llama.cpp's decode with the routed experts in RAM on
 #: desktops of 6 and 8 P-cores, which sets the cores' rate; the prompt passes of llama.cpp and ik_llama.cpp with the
 #: experts in RAM copied from a memory-mapped file (the pinned group, two rows of one machine, is reported, not fitted:
 #: its rate is pcie_efficiency's, a measured copy rate). Two sockets, ktransformers and the configurations the
@@ -808,6 +813,7 @@ OFFLOAD_FIT_GROUPS = (
     "offload-decode llama.cpp (cpu-only)",
     "offload-decode ik_llama.cpp (cpu-only)",
     "offload-decode llama.cpp (cpu-only, long context)",
+    "offload-decode ik_llama.cpp (cpu-only, long context)",
     "offload-decode llama.cpp (experts-cpu)",
     "offload-prefill llama.cpp (experts-cpu, mmap)",
     "offload-prefill ik_llama.cpp (experts-cpu, mmap)",

@@ -84,6 +84,7 @@ class Constants(NamedTuple):
     cpu_weight_read_ceiling_gb_per_s: float = 300.0
     cpu_expert_call_overhead_s: float = 10e-6
     cpu_attention_gflops_per_s: float = 90.0
+    ik_llama_cpp_cpu_attention_gflops_per_s: float = 500.0
     cpu_core_gparams_per_s: float = 20.0
     pcie_efficiency: float = 0.8
     offload_pageable_copy_efficiency: float = 0.6
@@ -428,7 +429,22 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "Ryzen 9 7950X in a GGUF type specgen does not size (https://github.com/ikawrakow/ik_llama.cpp/pull/332, "
         "https://github.com/ikawrakow/ik_llama.cpp/discussions/357, "
         "https://www.reddit.com/r/LocalLLaMA/comments/1mieqcb/comment/n736v47/): the kernel sets it, not the cores; "
-        "194 with flash attention off (the 9B14), and ik_llama.cpp 227-447 for GQA models and 856-903 for MLA",
+        "194 with flash attention off (the 9B14), and ik_llama.cpp 227-447 for GQA models and 856-903 for MLA (its own "
+        "rate since the 2026-12-03 ik attention entry: ik_llama_cpp_cpu_attention_gflops_per_s)",
+    ),
+    "ik_llama_cpp_cpu_attention_gflops_per_s": (
+        "Attention FLOPs a second (counted as cpu_attention_gflops_per_s counts them) that ik_llama.cpp's CPU kernels "
+        "reach for a layer the CPU runs: they multiply the query heads sharing a KV head together, a matrix product "
+        "where mainline's flash attention runs one matrix-vector product a head (https://github.com/ikawrakow/"
+        "ik_llama.cpp/pull/207, 'Faster CPU TG for GQA models'; PRs #332 and #351), and MLA's heads share one cached "
+        "latent (FlashMLA, https://github.com/ikawrakow/ik_llama.cpp/pull/243).",
+        "fitted with the other CPU constants across the offload groups at once, its 14 long-context CPU-only rows among "
+        "them (benchmarks/calibration_report.py --fit-offload; benchmarks/CALIBRATION.md, ik attention entry of "
+        "2026-12-03): 500, 5.6 times mainline's 90. The rows' added time a token, less the KV bytes read, gives "
+        "395-1,131 GFLOP/s for GQA models (Llama-3.1-8B, Qwen3-14B, gpt-oss-20b on a Ryzen 7950X / 9950X and "
+        "Threadripper PRO 5975WX / 7965WX; https://github.com/ikawrakow/ik_llama.cpp/pull/332, /pull/602, /pull/757) "
+        "and 1,128-1,211 for DeepSeek-V2-Lite's MLA (-mla 3, /pull/410): one rate, not one a model; the MLA rows, "
+        "whose 16 heads share a latent, want about 1,000",
     ),
     "cpu_core_gparams_per_s": (
         "Billions of weights a second one core's llama.cpp kernels multiply by a token's activations in decode (a "
@@ -611,6 +627,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             # rates: zero would divide (review 15 item 8)
             "cpu_weight_read_ceiling_gb_per_s",
             "cpu_attention_gflops_per_s",
+            "ik_llama_cpp_cpu_attention_gflops_per_s",
             "cpu_core_gparams_per_s",
             "offload_min_batch_tokens",
         ),

@@ -184,6 +184,30 @@ def pinned_falls_back(placement: Placement, machine: Machine, consts: Constants)
     return pinned_bytes(placement) > consts.pinned_host_ram_share * machine.ram_bytes
 
 
+#: The engines an offloaded decode is timed for: llama.cpp (the command specgen plans and prints), and the two whose
+#: published CPU rows the calibration holds beside it (tests/data/calibration.json ``offload_decode``).
+OFFLOAD_ENGINES = ("llama.cpp", "ik_llama.cpp", "ktransformers")
+
+
+def cpu_attention_gflops_per_s(engine: str, consts: Constants) -> float | None:
+    """Attention FLOPs a second ``engine``'s CPU kernels reach for a decoded token over its cached context.
+
+    llama.cpp's flash attention runs each query head as its own dot products with the cached keys and values
+    (``cpu_attention_gflops_per_s``). ik_llama.cpp's multiplies the query heads that share a KV head together, a
+    matrix product rather than one matrix-vector product a head (ik_llama.cpp PR #207, "Faster CPU TG for GQA
+    models"; PRs #332 and #351), and MLA's heads share one cached latent (FlashMLA, PRs #240 / #243):
+    ``ik_llama_cpp_cpu_attention_gflops_per_s``. ktransformers runs attention on the GPU and its routed experts on the
+    CPU: no row measures its CPU attention, and None says so (:func:`offload_cost` refuses a placement that would need it).
+    """
+    if engine == "llama.cpp":
+        return consts.cpu_attention_gflops_per_s
+    if engine == "ik_llama.cpp":
+        return consts.ik_llama_cpp_cpu_attention_gflops_per_s
+    if engine == "ktransformers":
+        return None
+    raise ValueError(f"unknown offload engine '{engine}'; one of {', '.join(OFFLOAD_ENGINES)}")
+
+
 def runs_on_host(device: str) -> bool:
     """Whether a layer placed on ``device`` runs on the CPU: held in RAM, or read from NVMe into it."""
     return device in ("cpu", "disk")
@@ -525,6 +549,7 @@ def offload_cost(
     decode_context_tokens: int | None = None,
     streams: int = 1,
     memory_mapped: bool | None = None,
+    engine: str = "llama.cpp",
 ) -> OffloadCost:
     """Decode tokens/s of each stream, TTFT and cold start of a placement (``streams`` decoded together; TTFT alone).
 
@@ -537,7 +562,9 @@ def offload_cost(
     (:func:`prefill_host_seconds`), the weights copied from pinned memory unless ``memory_mapped`` (default: as the
     planned llama.cpp command runs, memory-mapped where layers are on NVMe, else ``--no-mmap``) or unless the pinned
     buffers ``--no-mmap`` asks for are more of the RAM than is taken to be granted (:func:`pinned_falls_back`: llama.cpp
-    then holds them in pageable memory; ``pinned_ttft_s`` is the TTFT were they pinned).
+    then holds them in pageable memory; ``pinned_ttft_s`` is the TTFT were they pinned). ``engine`` (one of
+    :data:`OFFLOAD_ENGINES`; llama.cpp, whose command specgen plans) sets the rate the CPU's attention runs at
+    (:func:`cpu_attention_gflops_per_s`).
     """
     sizes = size_weights(arch, fmt)
     share = routed_share(arch, streams)
@@ -605,8 +632,14 @@ def offload_cost(
     # the CPU's bytes at the slower of its memory and its cores, and again at the rate its kernels consume them
     weights_s, cpu_bound = cpu_weight_seconds(cpu_read, multiplied, machine, consts)
     t_cpu = weights_s + expert_calls_s
-    # the scores and values of the CPU's layers: compute that grows with the context, beyond the KV bytes read
-    t_attention = cpu_attention_flops / (consts.cpu_attention_gflops_per_s * 1e9)
+    # the scores and values of the CPU's layers: compute that grows with the context, beyond the KV bytes read, at the
+    # rate of the engine's kernels
+    attention_rate = cpu_attention_gflops_per_s(engine, consts)
+    if attention_rate is None:
+        if cpu_attention_flops:
+            raise ValueError(f"{engine} runs attention on the GPU: a placement with layers on the CPU is not its")
+        attention_rate = math.inf
+    t_attention = cpu_attention_flops / (attention_rate * 1e9)
     t_disk = paged.dense_nvme_bytes / nvme + (disk_read - paged.dense_nvme_bytes) / paged_rate if paged is not None else 0.0
     cpu_mode = engine_s + t_gpu + t_cpu + t_attention + t_disk
     # streaming: every offloaded byte (all experts, not just the routed ones) crosses the host link each token, but
