@@ -204,6 +204,7 @@ def render_files(
     """
     from generator.batch import output_files, render_many, tree_summary, trees_in, unlisted_trees
     from generator.errors import DriftError, OutputError, one_line
+    from generator.tree_moves import refuse_stranding, tree_moves
     from generator.writer import (
         check_report_path,
         diff_trees,
@@ -225,6 +226,7 @@ def render_files(
         single = len(files) == 1
         depth = 0 if single else 1
         rendered = output_files(results, single)
+        _refuse_empty_targets(output, targets, rendered, depth)
         if check:
             refuse_non_directory(output, output)  # fuzz14 item 7: a file read as an empty tree, "stale" (exit 4)
             refuse_symlinks(output, files)  # fuzz25 L6: read only where a render would write
@@ -256,7 +258,7 @@ def render_files(
             if keep:
                 _refuse_another_plans_outputs(output, targets, keep, rendered)
             names = {r.name for r in results}
-            dropped, flat = _dropped_trees(output, names, single)
+            dropped, _ = _dropped_trees(output, names, single)
             if dropped and not prune:
                 _refuse_dropping(output, dropped, results[0].name if single else None)
             if dropped and targets:  # fuzz28 H1: the other outputs of a dropped tree stayed, said removed
@@ -265,11 +267,21 @@ def render_files(
                     f"{' '.join(targets)} renders only some outputs, which would leave the rest of them; render every "
                     "output with --prune (without --target); nothing was written"
                 )
+            # fuzz31 item 3: a tree moved or removed left the user's Terraform state behind, and was said "removed"
+            listed = read_manifest(output) or []
+            moves = tree_moves(trees_in(listed), _flat_workload(output) if "spec.json" in listed else None, names, single)
+            moved = refuse_stranding(output, listed, moves, results[0].name if single else None, rendered)
             for note in write_tree(wanted_files, output, keep=keep, workloads=files):
                 echo(f"specgen: {note}", err=True)
-            for name in dropped:
-                where = output if flat else os.path.join(output, name)
-                echo(one_line(f"specgen: removed the tree of workload {name!r} ({where})"), err=True)
+            for note in moved:
+                echo(one_line(f"specgen: {note}"), err=True)
+            for move in moves:
+                old = os.path.join(output, move.old) if move.old else output
+                if move.new is None:
+                    echo(one_line(f"specgen: removed the tree of workload {move.workload!r} ({old})"), err=True)
+                else:
+                    new = os.path.join(output, move.new) if move.new else output
+                    echo(one_line(f"specgen: moved the tree of workload {move.workload!r} from {old} to {new}"), err=True)
             if single:
                 echo(one_line(f"wrote {len(wanted_files)} files to {output}"))  # a newline in -o stays on the line
             for result in [] if single else results:
@@ -648,7 +660,8 @@ def _refuse_another_plans_outputs(output: str, targets: tuple[str, ...], keep: s
 
     The outputs not asked for stay as they are on disk. Where the tree's ``spec.json`` is not the one this render
     makes, they are another plan's: Terraform of the new plan beside the Kubernetes node pools of the old. Nothing is
-    written then. (A tree holding no ``spec.json`` cannot tell: its outputs are kept.)
+    written then. A tree holding no ``spec.json`` is told by the outputs it keeps: any not as this plan renders it is
+    another plan's (or was edited), and is refused alike.
     """
     from generator.errors import OutputError
     from generator.writer import MANIFEST, read_tree
@@ -656,14 +669,49 @@ def _refuse_another_plans_outputs(output: str, targets: tuple[str, ...], keep: s
     current = read_tree(output)
     specs = sorted(rel for rel in rendered if rel.rpartition("/")[2] == "spec.json")
     changed = [rel for rel in specs if rel in current and current[rel] != rendered[rel]]
+    others = sorted({rel.split("/")[0] for rel in keep if rel != MANIFEST})
+    fix = (
+        f"the outputs not asked for ({', '.join(others[:6])}{', ...' if len(others) > 6 else ''}) would stay that "
+        "plan's beside this one's; render every output (without --target), or into another directory; nothing was "
+        "written"
+    )
     if changed:
-        others = sorted({rel.split("/")[0] for rel in keep if rel != MANIFEST})
         raise OutputError(
-            f"{output}: --target {' '.join(targets)}: {', '.join(changed)} in the tree is another plan's, and the "
-            f"outputs not asked for ({', '.join(others[:6])}{', ...' if len(others) > 6 else ''}) would stay that "
-            "plan's beside this one's; render every output (without --target), or into another directory; nothing "
-            "was written"
+            f"{output}: --target {' '.join(targets)}: {', '.join(changed)} in the tree is another plan's, and {fix}"
         )
+    # fuzz31 item 1: a tree without its spec.json (rendered with targets that write none, or deleted) took another
+    # workload's partial render. Its kept outputs tell: where they are not what this plan renders, they are another's.
+    trees = {rel.split("/")[0] for rel in current if rel.count("/") == 1 and rel.endswith("/" + MANIFEST)}
+    # a tree of the same layout that lacks it (another layout is no tree of this render's: refused as such later)
+    unnamed = [rel for rel in specs if rel not in current and (rel.partition("/")[0] in trees if "/" in rel else not trees)]
+    if unnamed:
+        from generator.render import SHARED_DIRECTORIES
+
+        trees = {rel.rpartition("/")[0] for rel in unnamed}
+        told = [rel for rel in keep if rel.split("/")[0] in SHARED_DIRECTORIES or "" in trees or rel.split("/")[0] in trees]
+        differ = sorted(
+            rel for rel in told if rel in current and rel.rpartition("/")[2] != MANIFEST and current[rel] != rendered.get(rel)
+        )
+        if differ:
+            raise OutputError(
+                f"{output}: --target {' '.join(targets)}: the tree holds no {', '.join(unnamed)} to name the plan it "
+                f"is of, and {', '.join(differ[:6])}{', ...' if len(differ) > 6 else ''} in it "
+                f"{'is' if len(differ) == 1 else 'are'} not what this plan renders: another plan's (or edited), and {fix}"
+            )
+
+
+def _refuse_empty_targets(output: str, targets: tuple[str, ...], rendered: dict[str, str], depth: int) -> None:
+    """Refuse a ``--target`` the plan renders no file of (fuzz31 item 12: "wrote 0 files", a tree of a manifest alone)."""
+    from generator.errors import InputError
+    from generator.writer import MANIFEST
+
+    for target in targets:
+        if not any(rel.rpartition("/")[2] != MANIFEST for rel in _select(rendered, (target,), depth)):
+            raise InputError(
+                f"{output}: --target {target}: this plan renders no {target} output (no {', '.join(_TARGET_PREFIX[target])} "
+                "in its tree: a bare-metal plan without a Kubernetes cluster has none, nor an output the workload's "
+                "outputs leave out); give the targets it renders, or none; nothing was written"
+            )
 
 
 def _select(files: dict[str, str], targets: tuple[str, ...], depth: int = 0) -> dict[str, str]:

@@ -105,6 +105,10 @@ def _finite_float(text: str) -> float:
 #: What ``diff_plans`` reads from a plan: field -> the JSON type it must have (None: any).
 _NUMBER = (int, float)
 _PLAN_FIELDS: dict[str, tuple[type, ...] | None] = {"totals": (dict,), "pools": (list,), "deployments": (list,)}
+#: The totals every plan has that the diff compares (``usd_per_month`` is null where a pool is unpriced).
+_TOTALS_FIELDS: dict[str, tuple[type, ...] | None] = dict.fromkeys(FIELDS)
+#: Of those, the figures every plan has (a number, never null).
+_TOTALS_FIGURES = ("gpus", "nodes", "racks", "power_w")
 #: What the diff reads of a rack (``Plan.racks``) and of each pool's nodes in it.
 _RACK_FIELDS: dict[str, tuple[type, ...] | None] = {"id": (str,), "pools": (list,), "power_w": _NUMBER}
 _RACK_POOL_FIELDS: dict[str, tuple[type, ...] | None] = {"pool": (str,), "nodes": _NUMBER}
@@ -211,11 +215,15 @@ _ECHOED_DETAILS = (
 def _check_plan(path: str, plan: Any) -> None:
     """Check that ``plan`` has every field ``diff_plans`` and ``markdown_diff`` read, and that what they echo is small."""
     _require(path, "plan", plan, _PLAN_FIELDS)
+    # fuzz31 item 17: totals without their figures read as every total gone, and "No change to the fleet"
+    _require(path, "plan.totals", plan["totals"], _TOTALS_FIELDS)
+    if not isinstance(plan.get("provider"), str | None):  # fuzz31 item 17: a provider of 5 was echoed as one
+        raise InputError(f"{path}: not a specgen spec.json: 'plan.provider' must be a string, got {short(plan['provider'])}")
     _check_echoed(path, "plan.provider", plan.get("provider"))
     _check_echoed(path, "plan.region", plan.get("region"))
     _check_echoed(path, "plan.zone", plan.get("zone"))
     for key in (*FIELDS, *TRAINING_FIELDS):
-        if plan["totals"].get(key) is not None:
+        if plan["totals"].get(key) is not None or key in _TOTALS_FIGURES:
             _check_figure(path, f"plan.totals.{key}", plan["totals"][key])
     for i, pool in enumerate(plan["pools"]):
         _require(path, f"plan.pools[{i}]", pool, _POOL_FIELDS)

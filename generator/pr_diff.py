@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import stat
 import subprocess
 import tarfile
 import tempfile
@@ -337,6 +338,12 @@ def compare_with_base(rev: str, paths: list[str]) -> dict[str, Any]:
     workload renamed (``renamed_from``: status ``renamed`` where nothing else changes); ``replacements`` are the pools
     replaced over the whole set. git runs in the repository holding the files, not the current directory's (item 12).
     """
+    for path in paths:  # fuzz31 item 6: `diff --base HEAD .` said the parent "is not in a git repository"
+        if os.path.isdir(path):
+            raise InputError(
+                f"{path}: a directory; diff --base compares workload files: give them (for example "
+                f"{os.path.join(path, '*.yaml')})"
+            )
     with _repository(paths):
         check_revision(rev)
         check_distinct_files(paths)  # a workload given twice would count twice in the fleet's totals
@@ -469,14 +476,13 @@ def compare_two(old_path: str, new_path: str) -> dict[str, Any]:
     A NEW that cannot be planned raises both files' errors (:class:`UnplannedFilesError`); an OLD that cannot be
     planned while NEW can is what a fixing change looks like: NEW's fleet is counted as added and ``old_errors`` says
     why OLD could not be planned (as ``diff --base`` does for a file fixed since its base). An OLD that is no file
-    at all is a typo more likely than a fix, and a spec.json that cannot be read is no workload a change fixes: both
-    fail as NEW does (fuzz24 L11, fuzz25 L4; ``diff --base`` says a file added).
+    at all is a typo more likely than a fix, and a spec.json that cannot be read, a device, a FIFO or an empty file is
+    no workload a change fixes: all fail as NEW does (fuzz24 L11, fuzz25 L4, fuzz31 item 11; ``diff --base`` says a
+    file added).
     """
     old = _planned(partial(load_plan_dict, old_path))
     new = _planned(partial(load_plan_dict, new_path))
-    damaged = isinstance(old, _Unplanned) and (
-        not os.path.lexists(old_path) or os.path.isdir(old_path) or old_path.endswith(".json")
-    )
+    damaged = isinstance(old, _Unplanned) and (not _a_file_with_text(old_path) or old_path.endswith(".json"))
     if isinstance(new, _Unplanned) or damaged:
         failed = [result for result in (old, new) if isinstance(result, _Unplanned)]
         code = 1 if any(result.status == "invalid" for result in failed) else InfeasibleError.exit_code
@@ -484,6 +490,19 @@ def compare_two(old_path: str, new_path: str) -> dict[str, Any]:
     if isinstance(old, _Unplanned):
         return {**diff_plans(EMPTY_PLAN, new), "old_errors": old.lines}
     return diff_plans(old, new)
+
+
+def _a_file_with_text(path: str) -> bool:
+    """Whether ``path`` is a regular file (through links) that holds something: an OLD a change may have fixed.
+
+    fuzz31 item 11: ``/dev/null``, a FIFO and an empty file were counted as an empty fleet (exit 0) where a missing file
+    or a directory was refused; none is a workload a change fixes.
+    """
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size > 0
 
 
 #: Error lines kept for a file that cannot be planned (the CLI prints as many for one failure).
