@@ -87,7 +87,7 @@ LORA_OPTIONS = ("lora_rank", "lora_dropout", "lora_targets")
 LORA_DEFAULTS: dict[str, Any] = {"lora_rank": 16, "lora_dropout": 0.0, "lora_targets": "all-linear"}
 MACHINE_OPTIONS = (
     "reserved_ram_gib", "swap_gib", "nvme_gib", "nvme_read_gb_per_s", "pcie_gen", "pcie_lanes", "cpu", "memory_channels",
-    "ddr_mt_per_s", "cpu_sockets", "allow_precision", "min_context",
+    "ddr_mt_per_s", "cpu_sockets", "allow_precision", "min_context", "offload_engine",
 )  # fmt: skip
 #: Inference options a training estimate does not read, and those placement on an existing machine does not read.
 INFERENCE_ONLY_OPTIONS = (
@@ -326,6 +326,12 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--cpu-sockets", type=_whole, default=1, help="CPU sockets; offload counts one socket's memory (default 1)")
     o.add_argument("--allow-precision", action="append", default=[], help="a lower precision the plan may use (repeatable)")
     o.add_argument("--min-context", type=_whole, help="shortest context acceptable if memory is tight")
+    o.add_argument(
+        "--offload-engine",
+        choices=("llama.cpp", "ik_llama.cpp"),
+        help="the llama.cpp-family server the machine runs, whose figures and llama-server line are planned: llama.cpp "
+        "(default) or ik_llama.cpp (its faster CPU attention); ktransformers is not planned (attention on the GPU)",
+    )
     p.add_argument("--set", action="append", type=_constant, default=[], metavar="NAME=VALUE", help="override an engine constant")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return p
@@ -516,13 +522,14 @@ def format_text(result: dict[str, Any]) -> str:
             f"{_gib(off['ram_free_after_reserve_bytes'])} RAM free after the reserve",
             f"  speed        {result['throughput']['decode_tokens_per_s']:.2f} tokens/s ({off['bound']}-bound, {off['mode']}); "
             f"TTFT {seconds_text(result['throughput']['ttft_s'])} for {_ttft_prompt(result['throughput'])}; "
-            f"cold start {seconds_text(off['cold_start_s'])}",
+            f"cold start {seconds_text(off['cold_start_s'])}; timed for {off['engine']}",
         ]
         lines.append(f"  machine      {result['machine']['bandwidths']}")
         lines += [f"  decision     {d}" for d in off["decisions"]]
-        lines.append(f"  llama.cpp    {result['runtime_settings']['llama.cpp']}")
-        if "llama.cpp_note" in result["runtime_settings"]:
-            lines.append(f"               {result['runtime_settings']['llama.cpp_note']}")
+        engine, settings = off["engine"], result["runtime_settings"]
+        lines.append(f"  {engine:<12} {settings[engine]}")
+        if f"{engine}_note" in settings:
+            lines.append(f"               {settings[f'{engine}_note']}")
         lines += [f"  {f['level']}: {f['message']}" for f in result["findings"]]
     train = result.get("training")
     if train and train["host_ram_bytes_per_gpu"]:
@@ -567,6 +574,7 @@ def _fixed_machine(args: argparse.Namespace) -> FixedSpec | None:
         reserved_ram_gib=args.reserved_ram_gib, swap_gib=args.swap_gib, nvme_gib=args.nvme_gib,
         nvme_read_gb_per_s=args.nvme_read_gb_per_s, pcie_gen=args.pcie_gen, pcie_lanes=args.pcie_lanes, cpu=args.cpu,
         memory_channels=args.memory_channels, ddr_mt_per_s=args.ddr_mt_per_s, cpu_sockets=args.cpu_sockets,
+        offload_engine=args.offload_engine or "llama.cpp",
     )  # fmt: skip
 
 

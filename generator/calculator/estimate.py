@@ -918,7 +918,7 @@ def _fixed_machine(
         # the decode step reads the KV of the context in use halfway through the answer, as the serving estimate's
         return plan_offload(
             arch, formats, kv_cache_bits(kv_name), context, req.min_context_tokens, on, prompt, consts, alternatives(arch),
-            prompt + output // 2,
+            prompt + output // 2, spec.offload_engine,
         )  # fmt: skip
 
     try:

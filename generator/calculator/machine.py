@@ -305,6 +305,9 @@ class FixedSpec(NamedTuple):
     cpu_sockets: int = 1
     #: The power supply's rating, where given: the machine's draw at full load is checked against it.
     psu_w: float | None = None
+    #: The llama.cpp-family server the machine runs (``generator.sizing.offload.PLANNED_OFFLOAD_ENGINES``): the offload
+    #: figures are timed for it and its own command line is planned (the schema and ``--offload-engine`` hold the choices).
+    offload_engine: str = "llama.cpp"
 
 
 #: numactl's binding of a process to one NUMA node, as offload counts a machine of several sockets: its threads on

@@ -14,7 +14,7 @@ from typing import Any
 
 from generator.calculator.machine import NUMACTL_ONE_NODE, place_over_nodes
 from generator.errors import InfeasibleError
-from generator.sizing.architecture import Architecture
+from generator.sizing.architecture import MLA, Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import default_max_num_batched_tokens, default_max_num_seqs
 from generator.sizing.offload import (
@@ -22,12 +22,14 @@ from generator.sizing.offload import (
     OffloadCost,
     OffloadPlan,
     Placement,
+    cpu_attention_gflops_per_s,
     larger_ubatch,
     layer_split_degree,
     llama_cpp_kv_bits,
     offload_cost,
     place,
     runs_on_host,
+    splits_context_over_slots,
 )
 from generator.sizing.page_cache import PagedReads
 from generator.sizing.precision import KV_CACHE_BITS, WEIGHT_FORMATS, WeightFormat, kv_cache_bits
@@ -125,8 +127,32 @@ def llama_cpp_numa(p: Placement, spans_nodes: bool, wider: Machine | None) -> st
     return "numactl" if wider is not None and p.offloaded else None
 
 
+#: ik_llama.cpp's MLA mode for DeepSeek-style models, with flash attention: FlashMLA-3, the form its CPU attention rate
+#: was fitted on (every MLA row of the calibration ran ``-mla 3 -fa``; ``-mla, --mla-use``: 0 / 1 / 2 / 3,
+#: https://github.com/ikawrakow/ik_llama.cpp/blob/main/docs/parameters.md, PR 273 "FlashMLA-3: fastest CPU-only
+#: inference for DeepSeek models").
+IK_LLAMA_CPP_MLA = 3
+
+#: What ik_llama.cpp's planned line leaves out of its own flags, and why (said beside the line).
+IK_LLAMA_CPP_NOTE = (
+    "ik_llama.cpp's llama-server: no -rtr (run-time repack), which repacks the tensors held in RAM to row-interleaved "
+    "types, of which the k-quants have no CUDA kernel, so that their products stay on the CPU even in prompt passes "
+    "(https://github.com/ikawrakow/ik_llama.cpp#readme: do not use -rtr with experts left on the CPU), where the TTFT "
+    "is timed with them copied to the GPU; no -fmoe, fused MoE being its default (--no-fmoe turns it off); no -kvu, "
+    "which it lacks: -c is split equally over the -np slots "
+    "(https://github.com/ikawrakow/ik_llama.cpp/blob/main/docs/parameters.md)"
+)
+
+
 def llama_cpp_options(
-    p: Placement, gpus: int, kv_precision: str, numa: str | None = None, streams: int = 1, ubatch: int = 512
+    p: Placement,
+    gpus: int,
+    kv_precision: str,
+    numa: str | None = None,
+    streams: int = 1,
+    ubatch: int = 512,
+    engine: str = "llama.cpp",
+    mla: bool = False,
 ) -> dict[str, Any]:
     """llama.cpp's settings for a placement, as fields a deployment tool assembles (a regex can outgrow a YAML line).
 
@@ -137,7 +163,9 @@ def llama_cpp_options(
     ``--numa`` (:func:`llama_cpp_numa`), with the ``numactl`` arguments that bind it to one node where it is ``numactl``.
     ``streams``: the server slots the rate needs (``-np``), beyond one sharing the ``-c`` tokens in one KV cache.
     ``ubatch``: a prompt pass's tokens (``-b`` and ``-ub``) where the plan chose more than llama.cpp's 512
-    (``OffloadPlan.ubatch_tokens``).
+    (``OffloadPlan.ubatch_tokens``). ``engine``: the llama.cpp-family server the line is for: ik_llama.cpp takes
+    mainline's flags but ``-kvu`` (its slots split ``-c``: :func:`splits_context_over_slots`), and runs flash attention
+    (``-fa on``, the kernels its CPU attention rate is of) and, for a model of MLA attention (``mla``), ``-mla 3``.
     """
     head_on_gpu = p.lm_head_device != "cpu"
     kv_type = LLAMA_CPP_KV_TYPES.get(kv_precision)
@@ -146,8 +174,11 @@ def llama_cpp_options(
         "ctx_size": p.context_tokens,
         "cache_type": kv_type or "f16",  # llama.cpp's default cache type
     }
-    if kv_type:
+    ik = engine == "ik_llama.cpp"
+    if kv_type or ik:
         options["flash_attn"] = "on"
+    if ik and mla:
+        options["mla"] = IK_LLAMA_CPP_MLA
     if expert_layers := [i for i, d in enumerate(p.layer_devices) if "+experts:" in d]:
         options["cpu_expert_layers"] = expert_layers
     if gpus > 1:
@@ -156,7 +187,8 @@ def llama_cpp_options(
         options["tensor_split"] = per_gpu
     if streams > 1:
         options["parallel"] = streams
-        options["kv_unified"] = True
+        if not splits_context_over_slots(engine):
+            options["kv_unified"] = True
     if ubatch != LLAMA_CPP_UBATCH:
         options["batch_size"] = options["ubatch_size"] = ubatch  # -b at least -ub: llama.cpp clamps -ub to -b
     options["no_mmap"] = p.disk_bytes == 0 and p.offloaded
@@ -176,12 +208,14 @@ def llama_cpp_args(options: dict[str, Any]) -> list[str]:
     args = ["-ngl", str(options["n_gpu_layers"]), "-c", str(options["ctx_size"])]
     if "flash_attn" in options:
         args += ["-fa", options["flash_attn"], "-ctk", options["cache_type"], "-ctv", options["cache_type"]]
+    if mla := options.get("mla"):
+        args += ["-mla", str(mla)]
     if layers := options.get("cpu_expert_layers"):
         args += ["-ot", f"blk\\.({'|'.join(map(str, layers))})\\.ffn_.*_exps\\.=CPU"]
     if split := options.get("tensor_split"):
         args += ["-ts", ",".join(map(str, split))]
     if parallel := options.get("parallel"):
-        args += ["-np", str(parallel), "-kvu"]
+        args += ["-np", str(parallel), *(["-kvu"] if options.get("kv_unified") else [])]
     if ubatch := options.get("ubatch_size"):
         args += ["-b", str(options["batch_size"]), "-ub", str(ubatch)]
     if numa := options.get("numa"):
@@ -207,13 +241,15 @@ def runtime_settings(
     where the user gives them; ``kv_precision``: the KV cache's, which llama.cpp must be told (its default is f16);
     ``spans_nodes``: the offloaded weights fill more than one NUMA node's RAM; ``wider``: the machine with every
     node's RAM, where one node's is what ``machine`` counts (a GGUF file placed for the note may need it);
-    ``streams``: llama.cpp server slots the request rate needs.
+    ``streams``: llama.cpp server slots the request rate needs. The llama.cpp-family line is the plan's engine's
+    (``plan.engine``), under its own name (``settings[plan.engine]``, ``settings[plan.engine + "_options"]``).
     """
     p = plan.placement
     n = arch.num_layers
     on_gpu = p.layers_on_gpu
     numa = llama_cpp_numa(p, spans_nodes, wider)
-    options = llama_cpp_options(p, machine.gpus, kv_precision, numa, streams, plan.ubatch_tokens)
+    engine = plan.engine
+    options = llama_cpp_options(p, machine.gpus, kv_precision, numa, streams, plan.ubatch_tokens, engine, uses_mla(arch))
     # None: a GGUF file's own tensor types (gguf-q4_k_s, ...); llama.cpp's GGUF of an MXFP4 checkpoint is planned, but
     # vLLM, Accelerate and DeepSpeed load the checkpoint itself
     checkpoint = "mxfp4" if p.precision == "mxfp4_moe" and not fixed_file(arch) else p.precision
@@ -241,27 +277,30 @@ def runtime_settings(
             zero["offload_param"]["nvme_path"] = "/var/lib/specgen/offload"
         deepspeed = {"zero_optimization": zero}
     settings: dict[str, Any] = {
-        "llama.cpp": shlex.join(llama_cpp_args(options)),
-        "llama.cpp_options": options,
+        engine: shlex.join(llama_cpp_args(options)),
+        f"{engine}_options": options,
         "accelerate": accelerate,
         "vllm": _vllm_offload(arch, p, machine, consts, gpu_name, batched_tokens, kv_precision, fmt),
         "deepspeed_zero_inference": deepspeed,
         "layers": {"total": n, "on_gpu": on_gpu, "cpu": p.layer_devices.count("cpu"), "disk": p.layer_devices.count("disk")},
     }
-    notes = []
+    notes = [IK_LLAMA_CPP_NOTE] if engine == "ik_llama.cpp" else []
     if fmt is not None and fmt.gguf is None and fmt.name not in GGUF_NATIVE_FORMATS:
-        line = settings["llama.cpp"]
-        notes.append(
-            _gguf_conversion(arch, p, fmt, (machine, wider), consts, kv_precision, spans_nodes, line, plan.cost.prompt_tokens)
-        )
+        line = settings[engine]
+        notes.append(_gguf_conversion(arch, p, fmt, (machine, wider), consts, kv_precision, spans_nodes, line, plan))
     if options["cache_type"] == "q8_0":
         notes.append(
-            ("llama.cpp has no fp8 KV cache; its " if kv_precision == "fp8" else "llama.cpp's ")
+            (f"{engine} has no fp8 KV cache; its " if kv_precision == "fp8" else f"{engine}'s ")
             + "q8_0 cache stores 8.5 bits an element (32 in 34 bytes), as the KV cache is sized here"
         )
     if notes:
-        settings["llama.cpp_note"] = "; ".join(notes)
+        settings[f"{engine}_note"] = "; ".join(notes)
     return settings
+
+
+def uses_mla(arch: Architecture) -> bool:
+    """Whether the model's attention is MLA (DeepSeek-style), which ik_llama.cpp runs as ``-mla 3``."""
+    return any(layer.attention == MLA for layer in arch.layers)
 
 
 def _gguf_conversion(
@@ -273,7 +312,7 @@ def _gguf_conversion(
     kv_precision: str,
     spans_nodes: bool,
     line: str,
-    prompt_tokens: int,
+    plan: OffloadPlan,
 ) -> str:
     """What llama.cpp needs for a checkpoint it cannot load: the GGUF type of about its bits, and that file's own line.
 
@@ -282,13 +321,14 @@ def _gguf_conversion(
     q4_k_m file at ``-ngl 75``); the file is placed on the same machine at the same context, and its line is given
     where it differs. ``machines``: the machine the checkpoint was placed on, and the one with every NUMA node's RAM
     where that counts one node's (None otherwise): the file spreads over the nodes where one node's RAM would not
-    hold it, as the checkpoint's placement does (review 17 item M1). Its prompt passes are sized for ``prompt_tokens`` as
-    the file's own plan sizes them (:func:`larger_ubatch`).
+    hold it, as the checkpoint's placement does (review 17 item M1). Its prompt passes are sized for the plan's prompt as
+    the file's own plan sizes them (:func:`larger_ubatch`), for the plan's engine.
     """
+    prompt_tokens, engine = plan.cost.prompt_tokens, plan.engine
     machine, wider = machines
     gguf = WEIGHT_FORMATS["q4_k_m" if fmt.bits <= 5 else "q8_0"]
     sizes = f"{_gib(size_weights(arch, gguf).total_bytes)} GiB against {_gib(size_weights(arch, fmt).total_bytes)}"
-    head = f"llama.cpp loads GGUF files, not {fmt.name} checkpoints: convert to {gguf.name} ({sizes})"
+    head = f"{engine} loads GGUF files, not {fmt.name} checkpoints: convert to {gguf.name} ({sizes})"
     kv_bits = kv_cache_bits(kv_precision)
     try:
         there, on, spread = place_over_nodes(
@@ -299,10 +339,11 @@ def _gguf_conversion(
         )
     except InfeasibleError:
         return f"{head}, which does not fit this machine at {p.context_tokens:,} tokens; or use the vLLM / Accelerate settings"
-    timed = (there, offload_cost(arch, gguf, kv_bits, there, on, prompt_tokens, consts))
-    there, _, ubatch = larger_ubatch(arch, gguf, kv_bits, on, prompt_tokens, consts, timed)
+    timed = (there, offload_cost(arch, gguf, kv_bits, there, on, prompt_tokens, consts, engine=engine))
+    there, _, ubatch = larger_ubatch(arch, gguf, kv_bits, on, prompt_tokens, consts, timed, engine=engine)
     numa = llama_cpp_numa(there, spans_nodes or spread, wider)
-    own = shlex.join(llama_cpp_args(llama_cpp_options(there, machine.gpus, kv_precision, numa, ubatch=ubatch)))
+    options = llama_cpp_options(there, machine.gpus, kv_precision, numa, ubatch=ubatch, engine=engine, mla=uses_mla(arch))
+    own = shlex.join(llama_cpp_args(options))
     run = "run it with the same line" if own == line else f"run it with {own} (it places differently)"
     return f"{head} and {run}, or use the vLLM / Accelerate settings"
 
@@ -429,12 +470,12 @@ def checklist(plan: OffloadPlan, machine: Machine, wider: Machine | None = None)
         ),
         (
             "time to first token",
-            f"llama.cpp prompt eval time of {c.prompt_tokens:,} prompt tokens (-ub {c.ubatch_tokens})",
+            f"{plan.engine} prompt eval time of {c.prompt_tokens:,} prompt tokens (-ub {c.ubatch_tokens})",
             f"{seconds_text(c.ttft_s)} ({tokens_per_s_text(c.prefill_tokens_per_s)} prompt tokens/s)",
         ),
         (
             "decode tokens/s",
-            "llama.cpp eval time / vLLM metrics, batch 1",
+            f"{plan.engine} eval time / vLLM metrics, batch 1",
             f"{tokens_per_s_text(c.decode_tokens_per_s)} tokens/s ({c.bound}-bound)",
         ),
         ("cold start (load from NVMe)", "time from process start to ready", seconds_text(c.cold_start_s)),
@@ -497,12 +538,11 @@ def findings(
             (
                 "warning",
                 "cpu-attention",
-                f"{on_host} of the {len(p.layer_devices)} layers run their attention on the CPU under llama.cpp, which "
-                f"slows decode as the context fills: at the full {p.context_tokens:,} tokens it takes "
+                f"{on_host} of the {len(p.layer_devices)} layers run their attention on the CPU under {plan.engine}, "
+                f"which slows decode as the context fills: at the full {p.context_tokens:,} tokens it takes "
                 f"{attention_s * 1e3:,.0f} of the {1e3 / full_speed:,.0f} ms a token, {tokens_per_s_text(full_speed)} "
-                f"tokens/s against {tokens_per_s_text(c.cpu_mode_tokens_per_s)} at the average context (llama.cpp's "
-                f"CPU attention with flash attention on, its default: {consts.cpu_attention_gflops_per_s:g} GFLOP/s); "
-                f"with an f16 cache llama.cpp ran it about twice as fast with flash attention off (-fa off){streamed}",
+                f"tokens/s against {tokens_per_s_text(c.cpu_mode_tokens_per_s)} at the average context "
+                f"{_attention_rate_text(plan.engine, consts)}{streamed}",
             )
         )
     file_bytes = p.gpu_bytes + p.cpu_bytes + p.disk_bytes
@@ -549,6 +589,20 @@ def findings(
             )
         )
     return out
+
+
+def _attention_rate_text(engine: str, consts: Constants) -> str:
+    """The CPU attention rate a plan's engine is timed at, and what else it says of it (the cpu-attention warning)."""
+    rate = cpu_attention_gflops_per_s(engine, consts)
+    if engine == "ik_llama.cpp":
+        return (
+            f"(ik_llama.cpp's CPU flash attention, whose query heads sharing a KV head multiply together: {rate:g} "
+            f"GFLOP/s, against llama.cpp's {consts.cpu_attention_gflops_per_s:g})"
+        )
+    return (
+        f"(llama.cpp's CPU attention with flash attention on, its default: {rate:g} GFLOP/s); with an f16 cache "
+        "llama.cpp ran it about twice as fast with flash attention off (-fa off)"
+    )
 
 
 def pinned_text(c: OffloadCost, machine: Machine, consts: Constants) -> str:
@@ -628,6 +682,8 @@ def offload_summary(plan: OffloadPlan, machine: Machine) -> dict[str, Any]:
     """The placement and its cost as JSON-able data."""
     p, c = plan.placement, plan.cost
     return {
+        # the engine the figures are timed for and whose command the settings give
+        "engine": plan.engine,
         "precision": p.precision,
         "context_tokens": p.context_tokens,
         "decisions": list(plan.decisions),

@@ -28,7 +28,7 @@ from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool
 from generator.planner.setting_findings import model_findings, unused_setting_findings
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
-from generator.sizing.offload import Machine, StreamCapacity, layer_split_degree
+from generator.sizing.offload import Machine, StreamCapacity, layer_split_degree, splits_context_over_slots
 from generator.units import GIB, TB, seconds_text
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, Slo, Workload
@@ -105,7 +105,7 @@ def _deployment(
         for level, code, message in findings(plan, machine, consts, fixed_file(arch))
     ]
     if slots is not None:
-        notes.append(_slots_finding(spec, slots, cost.decode_tokens_per_s, index))
+        notes.append(_slots_finding(spec, slots, cost.decode_tokens_per_s, index, plan.engine))
     notes += _slo_findings(spec.slo, cost.ttft_s, slots or cost.decode_tokens_per_s, index)
     fullest = max(plan.placement.per_gpu, key=lambda b: b.total)
     details: dict[str, Any] = {
@@ -163,15 +163,20 @@ def _deployment(
     )
 
 
-def _slots_finding(spec: Any, slots: StreamCapacity, single_tokens_per_s: float, index: int) -> Finding:
-    """How many llama.cpp server slots the rate takes, and each one's speed then."""
+def _slots_finding(spec: Any, slots: StreamCapacity, single_tokens_per_s: float, index: int, engine: str) -> Finding:
+    """How many server slots of ``engine`` the rate takes, and each one's speed then."""
     demand = spec.requests_per_second * spec.avg_output_tokens
+    cache = (
+        f"-np {slots.streams}, each holding {slots.context_tokens // slots.streams:,} of a KV cache of "
+        f"{slots.context_tokens:,} tokens"
+        if splits_context_over_slots(engine)
+        else f"-np {slots.streams} -kvu, sharing a KV cache of {slots.context_tokens:,} tokens"
+    )
     return Finding(
         "warning",
         "parallel-slots",
         f"the request rate needs {demand:,.1f} output tokens/s and one stream makes "
-        f"{tokens_per_s_text(single_tokens_per_s)}: {slots.streams} llama.cpp server slots (-np {slots.streams} -kvu, "
-        f"sharing a KV cache of {slots.context_tokens:,} tokens) decode together at about "
+        f"{tokens_per_s_text(single_tokens_per_s)}: {slots.streams} {engine} server slots ({cache}) decode together at about "
         f"{tokens_per_s_text(slots.tokens_per_s)} tokens/s, "
         f"{tokens_per_s_text(slots.stream_tokens_per_s)} each (the weights read once a step for all; the CPU's "
         "arithmetic is not counted, so at best)",
@@ -234,7 +239,10 @@ def plan_fixed(loaded: LoadedWorkload, consts: Constants) -> Plan:
     offloaded = any(
         b["cpu"] - b["embedding_cpu"] + b["disk"] + b["kv_cpu"] for b in (d.details["offload"]["bytes"] for d in deployments)
     )
-    spans = any(d.details["runtime_settings"]["llama.cpp_options"].get("numa") == "distribute" for d in deployments)
+    spans = any(
+        d.details["runtime_settings"][f"{d.details['offload']['engine']}_options"].get("numa") == "distribute"
+        for d in deployments
+    )
     numa = numa_note(fixed, spans) if offloaded else None  # only what lives off the GPUs reads the sockets' memory
     if numa is not None:
         where = "hardware.fixed.cpu_sockets"

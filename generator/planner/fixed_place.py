@@ -17,7 +17,7 @@ from generator.calculator.offload_report import alternatives, offload_unblock, t
 from generator.errors import InfeasibleError, InputError
 from generator.sizing.loadability import format_problems
 from generator.sizing.loaded_weights import llama_cpp_formats
-from generator.sizing.offload import MAX_STREAMS, StreamCapacity, plan_offload, stream_capacity
+from generator.sizing.offload import MAX_STREAMS, StreamCapacity, plan_offload, splits_context_over_slots, stream_capacity
 from generator.sizing.precision import kv_cache_bits, weight_format
 from generator.workload.models import InferenceDeployment
 
@@ -70,6 +70,7 @@ def place_on_fixed(
             model.architecture, formats, kv_cache_bits(spec.kv_cache_precision), context or spec.max_context_tokens,
             spec.min_context_tokens, machine, spec.avg_input_tokens, consts, alternatives(model.architecture),
             spec.avg_input_tokens + spec.avg_output_tokens // 2,  # the KV a decode step reads on average, as the estimate
+            fixed.offload_engine,
         )  # fmt: skip
     except InfeasibleError as exc:
         where = loaded.document.locate(("deployments", index, "model"))
@@ -119,11 +120,13 @@ def _rate_slots(
     slots = stream_capacity(
         loaded.models[dep.name].architecture, plan.weight_format, kv_cache_bits(spec.kv_cache_precision),
         plan.placement.context_tokens, machine, consts, spec.avg_input_tokens + spec.avg_output_tokens // 2, request,
-        demand,
+        demand, plan.engine,
     )  # fmt: skip
     if slots.tokens_per_s >= demand:
         return slots
     where = loaded.document.locate(("deployments", index, "inference", "requests_per_second"))
+    # an engine that splits -c over its slots holds a whole request in each (ik_llama.cpp)
+    each = f", {slots.context_tokens // slots.streams:,} a slot," if splits_context_over_slots(plan.engine) else ""
     why = (
         "the best count that fits its memory, more KV cache leaving less of it to the weights"
         if slots.memory_bound
@@ -132,7 +135,7 @@ def _rate_slots(
     raise InfeasibleError(
         f"{spec.requests_per_second:g} req/s x {spec.avg_output_tokens:,} output tokens need "
         f"{demand:,.1f} tokens/s; hardware.fixed makes at most {tokens_per_s_text(slots.tokens_per_s)} with "
-        f"{slots.streams} llama.cpp server slot(s) ({why}; a KV cache of {slots.context_tokens:,} tokens for "
+        f"{slots.streams} {plan.engine} server slot(s) ({why}; a KV cache of {slots.context_tokens:,} tokens{each} for "
         f"requests of {request:,}; the weights read once a step for all of them, the CPU's arithmetic not counted, "
         f"so at best): about {slots.tokens_per_s / spec.avg_output_tokens:.3g} req/s; lower requests_per_second, or "
         "plan bought hardware (without hardware.fixed)",

@@ -457,10 +457,11 @@ def _deployment_vars(
             out["engine"]["args"] = [*out["engine"].get("args", []), *flags]
     settings = d.details.get("runtime_settings")
     if settings is not None:  # hardware.fixed: one stream placed over GPU, RAM and NVMe, as each runtime's flags
+        engine = d.details["offload"]["engine"]  # llama.cpp or ik_llama.cpp, whose options these are
         out["engine"] = {
-            "name": "llama.cpp",
+            "name": engine,
             "max_model_len": d.details["context_tokens"],
-            "llama_cpp": settings["llama.cpp_options"],
+            "llama_cpp": settings[f"{engine}_options"],
             "vllm_args": settings["vllm"],
         }
     return out

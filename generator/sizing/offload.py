@@ -184,9 +184,27 @@ def pinned_falls_back(placement: Placement, machine: Machine, consts: Constants)
     return pinned_bytes(placement) > consts.pinned_host_ram_share * machine.ram_bytes
 
 
-#: The engines an offloaded decode is timed for: llama.cpp (the command specgen plans and prints), and the two whose
-#: published CPU rows the calibration holds beside it (tests/data/calibration.json ``offload_decode``).
+#: The engines an offloaded decode is timed for: llama.cpp and ik_llama.cpp (the commands specgen plans and prints), and
+#: ktransformers, whose published CPU rows the calibration holds beside them (tests/data/calibration.json
+#: ``offload_decode``).
 OFFLOAD_ENGINES = ("llama.cpp", "ik_llama.cpp", "ktransformers")
+
+#: The engines a machine of yours may be planned for (``hardware.fixed.offload_engine``, ``--offload-engine``): those
+#: whose whole path specgen times, the weights' reads, the CPU's attention and the prompt passes (the calibration's
+#: ``offload_decode`` and ``offload_prefill`` rows of both). Not ktransformers: it runs attention on the GPU, and no
+#: row times its prompt passes nor the GPU's share of its decode, so no plan of it is timed end to end.
+PLANNED_OFFLOAD_ENGINES = ("llama.cpp", "ik_llama.cpp")
+
+
+def splits_context_over_slots(engine: str) -> bool:
+    """Whether ``engine``'s server divides its ``-c`` tokens equally among its ``-np`` slots.
+
+    llama.cpp shares them in one unified KV cache (``-kvu``, https://github.com/ggml-org/llama.cpp/pull/16736);
+    ik_llama.cpp has no ``-kvu`` and splits them ("If you use parallel slots, this context size will be split across
+    the slots": https://github.com/ikawrakow/ik_llama.cpp/blob/main/docs/parameters.md, ``-c``), so each slot holds
+    ``-c / -np`` tokens, and every slot must hold a whole request.
+    """
+    return engine == "ik_llama.cpp"
 
 
 def cpu_attention_gflops_per_s(engine: str, consts: Constants) -> float | None:
@@ -730,6 +748,7 @@ def stream_capacity(
     decode_context_tokens: int,
     request_tokens: int,
     demand_tokens_per_s: float,
+    engine: str = "llama.cpp",
 ) -> StreamCapacity:
     """About the fewest server slots whose output tokens/s meet ``demand_tokens_per_s``, else the most the machine makes.
 
@@ -739,18 +758,21 @@ def stream_capacity(
     model is (the cache's memory may push weights off the GPUs); a step reads the weights once for all of them
     (newuser29 item 7: a home box 550 times short of its rate was planned as one stream short of it). Counts double
     until one meets the demand or no longer fits, then halve to the fewest (the output rises with the slots while
-    the weights stay where they are).
+    the weights stay where they are). ``engine`` times the slots (:func:`offload_cost`); where it splits ``-c`` over
+    them (:func:`splits_context_over_slots`: ik_llama.cpp), every slot holds ``context`` tokens, a lone request's.
     """
 
     def at(streams: int) -> StreamCapacity | None:
-        tokens = max(context, streams * request_tokens)
+        split = splits_context_over_slots(engine)
+        tokens = streams * max(context, request_tokens) if split else max(context, streams * request_tokens)
         try:
             placement = place(arch, fmt, kv_bits, tokens, machine, consts)
         except InfeasibleError:
             return None
         each = offload_cost(
-            arch, fmt, kv_bits, placement, machine, decode_context_tokens, consts, decode_context_tokens, streams
-        ).decode_tokens_per_s
+            arch, fmt, kv_bits, placement, machine, decode_context_tokens, consts, decode_context_tokens, streams,
+            engine=engine,
+        ).decode_tokens_per_s  # fmt: skip
         return StreamCapacity(streams, each * streams, each, tokens)
 
     best = at(1)
@@ -803,6 +825,8 @@ class OffloadPlan(NamedTuple):
     full_context: OffloadCost | None = None
     #: Prompt tokens a pass (llama.cpp's -b and -ub) the placement keeps GPU memory for and the TTFT is timed at.
     ubatch_tokens: int = 512
+    #: The engine the figures are timed for and whose command is planned (:data:`PLANNED_OFFLOAD_ENGINES`).
+    engine: str = "llama.cpp"
 
 
 #: The -ub (and -b) a plan on a machine of yours tries beyond llama.cpp's 512 where weights live off the GPUs: each pass
@@ -820,6 +844,7 @@ def larger_ubatch(
     consts: Constants,
     placed: tuple[Placement, OffloadCost],
     decode_context_tokens: int | None = None,
+    engine: str = "llama.cpp",
 ) -> tuple[Placement, OffloadCost, int]:
     """The -ub whose prompt passes take the shortest TTFT, with its placement and cost.
 
@@ -842,7 +867,7 @@ def larger_ubatch(
             break
         if there.layer_devices != placement.layer_devices:
             break  # the larger buffer pushed weights off the GPUs: no larger size keeps them either
-        timed = offload_cost(arch, fmt, kv_bits, there, machine, prompt_tokens, wider, decode_context_tokens)
+        timed = offload_cost(arch, fmt, kv_bits, there, machine, prompt_tokens, wider, decode_context_tokens, engine=engine)
         if timed.ttft_s < best[1].ttft_s:
             best = (there, timed, ubatch)
     return best
@@ -863,8 +888,16 @@ def plan_offload(
     consts: Constants,
     alternatives: tuple[WeightFormat, ...] = (),
     decode_context_tokens: int | None = None,
+    engine: str = "llama.cpp",
 ) -> OffloadPlan:
-    """Run the issue-#5 order over ``formats`` (the allowed precisions) and return the placement and its cost."""
+    """Run the issue-#5 order over ``formats`` (the allowed precisions) and return the placement and its cost.
+
+    ``engine`` (one of :data:`PLANNED_OFFLOAD_ENGINES`) times every cost of the plan: its CPU attention's rate
+    (:func:`cpu_attention_gflops_per_s`); the weights' reads and the prompt passes are one model for both, as the
+    calibration times both engines' rows (``offload_decode``, ``offload_prefill``).
+    """
+    if engine not in PLANNED_OFFLOAD_ENGINES:
+        raise ValueError(f"offload is planned for {' or '.join(PLANNED_OFFLOAD_ENGINES)}, not '{engine}'")
     requested = size_weights(arch, formats[0]).total_bytes
     # never "upgrade" past the requested precision: only the requested one and smaller ones are candidates
     ranked = sorted(
@@ -901,13 +934,13 @@ def plan_offload(
     fmt, ctx = chosen
     placement = place(arch, fmt, kv_bits, ctx, machine, consts)
     decisions += list(placement.steps)
-    cost = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, consts, decode_context_tokens)
+    cost = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, consts, decode_context_tokens, engine=engine)
     placement, cost, ubatch = larger_ubatch(
-        arch, fmt, kv_bits, machine, prompt_tokens, consts, (placement, cost), decode_context_tokens
+        arch, fmt, kv_bits, machine, prompt_tokens, consts, (placement, cost), decode_context_tokens, engine
     )
     if ubatch != consts.offload_ubatch_tokens:
         decisions.append(
-            f"prompt passes of {ubatch:,} tokens (llama.cpp -b/-ub {ubatch}): the weights held off the GPUs are copied "
+            f"prompt passes of {ubatch:,} tokens ({engine} -b/-ub {ubatch}): the weights held off the GPUs are copied "
             f"to them once a pass, and the GPUs' free memory holds the larger compute buffer"
         )
     alternative, faster = None, []
@@ -925,10 +958,10 @@ def plan_offload(
                 there = place(arch, alt, kv_bits, ctx, machine, consts)
             except InfeasibleError:
                 continue
-            speed = offload_cost(arch, alt, kv_bits, there, machine, prompt_tokens, consts, decode_context_tokens)
+            speed = offload_cost(arch, alt, kv_bits, there, machine, prompt_tokens, consts, decode_context_tokens, engine=engine)
             if speed.decode_tokens_per_s >= FASTER_BY * cost.decode_tokens_per_s:
                 faster.append((alt.name, speed.decode_tokens_per_s))
     on_host = any(runs_on_host(d) for d in placement.layer_devices)  # their attention grows with the context
     passes = consts._replace(offload_ubatch_tokens=ubatch)
-    full = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, passes, ctx) if on_host else None
-    return OffloadPlan(placement, cost, fmt, tuple(decisions), alternative, tuple(faster), full, ubatch)
+    full = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, passes, ctx, engine=engine) if on_host else None
+    return OffloadPlan(placement, cost, fmt, tuple(decisions), alternative, tuple(faster), full, ubatch, engine)
