@@ -388,7 +388,7 @@ def predict_static_batch(row: dict[str, Any]) -> float:
     weights = size_weights(arch, fmt, par)
     # the runtime's host loop: per-sequence host time only where it handles every sequence each step
     host_scale = per_sequence_host_scale(row["engine"], host_time_scale(host_cpu(row)))
-    acc = accelerator_for(gpu, fmt.compute, par.tp, host_scale)
+    acc = accelerator_for(gpu, fmt.compute, par.tp, host_scale, fmt)
     kv_bits = kv_cache_bits(row["kv_precision"])
     isl, osl, batch = row["input_tokens"], row["output_tokens"], row["batch"]
     return float(batch * osl / static_batch_seconds(arch, weights, kv_bits, par, acc, batch, isl, osl, consts))
@@ -705,6 +705,9 @@ FIT_GRID: dict[str, tuple[float, ...]] = {
     "allreduce_latency_nvlink_s": (24e-6, 32e-6),
     "decode_overhead_per_sequence_s": (1.5e-5, 2e-5, 2.5e-5),
     "host_overlap_fraction": (0.5, 0.55, 0.6, 0.7),
+    # the routed experts' grouped GEMMs where the kernels dequantize the weights in the main loop (MXFP4 on Hopper and
+    # MI300X: gpt-oss's rows); the dense ratio is held at Marlin's measured large-batch figure (no dense row bears on it)
+    "dequant_expert_gemm_efficiency_ratio": (0.25, 0.3, 0.35, 0.4, 0.5, 1.0),
 }
 
 #: Engines whose throughput rows the fit sees; rows of other engines (vLLM on MI300X, TensorRT-LLM's older C++

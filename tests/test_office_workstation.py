@@ -44,7 +44,9 @@ deployments:
       avg_input_tokens: 2000
       avg_output_tokens: 400
       requests_per_second: 0.3
-      slo: {ttft_p95_ms: 4000, tpot_ms: 80}
+      # 6 s since the w4a16 entry (CALIBRATION.md): int4 prefill dequantizes in the GEMMs' main loop, TTFT p95 3,567 ms
+      # at batch 1, so 4 s held a replica to batch 1 and bought 4 towers; the licence warning is what these tests are about
+      slo: {ttft_p95_ms: 6000, tpot_ms: 80}
 hardware:
   provider: baremetal
   gpus: [rtx-5090-32gb]

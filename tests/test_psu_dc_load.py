@@ -33,7 +33,9 @@ deployments:
       avg_input_tokens: 2000
       avg_output_tokens: 400
       requests_per_second: 0.3
-      slo: {{ttft_p95_ms: 4000, tpot_ms: 80}}
+      # 6 s since the w4a16 entry (CALIBRATION.md): int4 prefill dequantizes in the GEMMs' main loop, TTFT p95 3,567 ms
+      # at batch 1, so 4 s held a replica to batch 1 and bought 4 towers; the PSU figures are what this test is about
+      slo: {{ttft_p95_ms: 6000, tpot_ms: 80}}
 hardware:
   provider: baremetal
   gpus: [rtx-4090-24gb, rtx-5090-32gb]
@@ -155,7 +157,7 @@ def test_a_2u_server_without_a_psu_figure_is_chosen_with_a_note(tmp_path: Path) 
         .replace("gpus: [rtx-4090-24gb, rtx-5090-32gb]", "gpus: [rtx-pro-6000-blackwell-96gb]\n  platforms: [dell-r760xa]")
         .replace("precision: int4", "precision: fp8")
         .replace("requests_per_second: 0.3", "requests_per_second: 1")
-        .replace("ttft_p95_ms: 4000, tpot_ms: 80", "ttft_p95_ms: 3000, tpot_ms: 60")
+        .replace("ttft_p95_ms: 6000, tpot_ms: 80", "ttft_p95_ms: 3000, tpot_ms: 60")
     )
     plan = plan_file(str(path))[1]
     assert [(p.node.platform_id, p.node.gpus) for p in plan.pools] == [("dell-r760xa", 4)]

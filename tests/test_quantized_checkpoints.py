@@ -278,4 +278,6 @@ def test_the_planner_splits_an_awq_model_whose_tp_shards_do_not_load_into_pipeli
         encoding="utf-8",
     )
     (dep,) = plan_workload(load_workload(str(path))).deployments
-    assert (dep.tp, dep.pp) == (1, 2)
+    # TP1 with the layers over pipeline stages: PP2 before the w4a16 entry, PP4 since its int4 GEMMs dequantize in the
+    # main loop (0.66 of the L40S's BF16 rate once compute-bound, benchmarks/CALIBRATION.md)
+    assert (dep.tp, dep.pp) == (1, 4)

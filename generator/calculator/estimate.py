@@ -819,7 +819,8 @@ def _throughput(
     """Roofline throughput of one replica: saturated output rate, and TTFT / TPOT at ``--batch``."""
     isl, osl = _sequence_tokens(req)
     # per-sequence host time as the engine's host loop does it, on the serving host's CPU
-    acc = accelerator_for(gpu, fmt.compute, par.tp, per_sequence_host_scale(req.engine, host_time_scale(req.host_cpu)))
+    host_scale = per_sequence_host_scale(req.engine, host_time_scale(req.host_cpu))
+    acc = accelerator_for(gpu, fmt.compute, par.tp, host_scale, fmt)
     cap = inference.capacity
     assert cap is not None
     budget = consts.prefill_chunk_tokens if req.engine == "vllm" else None  # SGLang prefills in batches of their own

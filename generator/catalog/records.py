@@ -851,6 +851,9 @@ class ThroughputGap(NamedTuple):
     batch: tuple[int | None, int | None] = (None, None)
     #: The engines the runs measured, where the gap takes services of more (``engines``): those take it by extrapolation.
     measured_engines: tuple[str, ...] = ()
+    #: Serving formats the gap does not take: their own runs of the setup measured the model's rate or more (gpt-oss's
+    #: MXFP4 on MI300X since the model dequantizes its experts in the GEMMs' main loop, CALIBRATION.md w4a16 entry).
+    except_precisions: tuple[str, ...] = ()
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> ThroughputGap:
@@ -881,6 +884,7 @@ class ThroughputGap(NamedTuple):
             input_per_output=input_per_output,
             batch=batch,
             measured_engines=measured_engines,
+            except_precisions=tuple(str(m) for m in rec.get("except_precisions", ())),
         )
 
     @property

@@ -371,7 +371,8 @@ def _inference_details(
     spec, slo_defaults = effective_slo(dep.inference)
     model = loaded.models[dep.name]
     replicas = opt.candidate.replicas
-    acc = accelerator_for(opt.hardware.gpu, shape.fmt.compute, shape.par.tp, platform_host_time_scale(opt.hardware.platform))
+    host_scale = platform_host_time_scale(opt.hardware.platform)
+    acc = accelerator_for(opt.hardware.gpu, shape.fmt.compute, shape.par.tp, host_scale, shape.fmt)
     rate = (spec.requests_per_second if part_rate is None else part_rate) / replicas
     gpu = opt.hardware.gpu
     whole = model.architecture.encoder_only  # an encoder's request runs in one pass (no chunked prefill)

@@ -650,7 +650,7 @@ def _layout_shape(
         need = mem.per_gpu.total / GIB
         usable = cap.budget_bytes / GIB if cap else 0.0
         return None, LayoutBlocked(f"TP{tp} PP{pp}: needs {need:.1f} GiB per GPU of {usable:.1f} GiB usable"), False
-    acc = accelerator_for(gpu, fmt.compute, tp, host_time_scale)
+    acc = accelerator_for(gpu, fmt.compute, tp, host_time_scale, fmt)
     if spec.pooling:  # one forward pass a request, no decode (generator.planner.pooling)
         layout = f"TP{tp} PP{pp}"
         pooled = _pooling_shape(

@@ -59,6 +59,8 @@ class Constants(NamedTuple):
     decode_step_overhead_s: float = 0.002
     gemm_half_efficiency_tokens: float = 16.0
     fp4_gemm_efficiency_ratio: float = 0.8
+    dequant_gemm_efficiency_ratio: float = 0.66
+    dequant_expert_gemm_efficiency_ratio: float = 0.3
     decode_overhead_per_sequence_s: float = 2e-5
     expert_popularity_cv: float = 2.17
     host_overlap_fraction: float = 0.55
@@ -301,6 +303,33 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "W4A4 GEMMs quantize their activations into 16-element blocks with E4M3 scales on the fly (TensorRT-LLM "
         "fp4_quantize before every FP4 GEMM) and run at the power limit; 0.8 fitted across all calibration groups at once "
         "(benchmarks/calibration_report.py --fit)",
+    ),
+    "dequant_gemm_efficiency_ratio": (
+        "Share of the 16-bit rate a GEMM over dense (or replicated) matrices reaches where its kernel dequantizes "
+        "weight-only weights inside its main loop (GPTQ / AWQ int4 and int8 through Marlin; MXFP4 without FP4 tensor "
+        "cores; NVFP4 on Hopper and FP8 on Ampere, Marlin W4A16 / W8A16), once compute-bound (large batches, prefill); "
+        "a memory-bound step still reads the quantized bytes. Matrices a checkpoint keeps at 16 bits run as plain GEMMs.",
+        "Marlin's FP16xINT4 GEMM holds 141 TFLOP/s from 128 rows on, 0.74 / 0.73 / 0.66 / 0.60 / 0.61 of torch's FP16 "
+        "GEMM at 256 / 512 / 1,024 / 2,048 / 4,000 rows (IST-DASLab/marlin bench.py, "
+        "https://github.com/vllm-project/vllm/pull/2497); 0.66, their median: derived, not fitted, as no calibration row "
+        "multiplies quantized dense matrices (gpt-oss keeps its attention BF16). Past 128 tokens 'weight-only "
+        "quantization can generally not be faster' (Marlin's author, https://github.com/IST-DASLab/marlin/issues/21). "
+        "Hopper's Machete is said to beat Marlin at high load (https://csail.mit.edu/event/"
+        "scale-ml-lucas-wilkinson-machete-cutting-edge-mixed-input-gemm-gpu-kernel-targeting-nvidia): a dense W4A16 "
+        "model's large batches on H100 may run up to 1 / 0.66 faster than planned",
+    ),
+    "dequant_expert_gemm_efficiency_ratio": (
+        "Share of the 16-bit rate the routed experts' grouped GEMMs reach where their kernels dequantize the weights "
+        "inside the main loop (MXFP4 experts on Hopper and MI300X: OpenAI's Triton matmul_ogs, Marlin MoE, aiter's "
+        "W4A16), before each expert's token-count efficiency (gemm_half_efficiency_tokens); Blackwell's FP4 tensor cores "
+        "multiply MXFP4 as stored.",
+        "0.3 fitted across all calibration groups at once (benchmarks/calibration_report.py --fit): gpt-oss-120b under "
+        "TensorRT-LLM on H200 TP1 and H100 DEP4 in sample, vLLM on H100 and MI300X out of sample; below the dense "
+        "figure, as each expert's weight tiles are dequantized for the few rows routed to it. The kernels differ widely "
+        "at load: FlashInfer's CUTLASS W4A16 MXFP4 MoE served 43% more than Marlin's at 96 sequences on H20 "
+        "(https://github.com/lightseekorg/tokenspeed/pull/1664), vLLM's CUTLASS bf16 x mxfp4 MoE on Hopper less than "
+        "Triton's (https://github.com/vllm-project/vllm/pull/23696); the H100 DEP4 rows also carry the Hopper "
+        "attention-DP gap (H100 FP8 DEP8 over-predicted 50%), which pulls the fit down",
     ),
     "decode_overhead_per_sequence_s": (
         "Per-step engine time for each running sequence (scheduling, sampling, detokenization bookkeeping) on the "
@@ -588,6 +617,8 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "gpu_memory_utilization",
             "decode_bandwidth_efficiency",
             "fp4_gemm_efficiency_ratio",
+            "dequant_gemm_efficiency_ratio",
+            "dequant_expert_gemm_efficiency_ratio",
             "prefill_compute_efficiency",
             "training_mfu",
             "training_attention_mfu",

@@ -37,11 +37,12 @@ from generator.sizing.architecture import EXPERT, MLA, Architecture, Layer
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import ceil_bytes, stage_decode_bits
 from generator.sizing.memo import memoized
-from generator.sizing.weights import Parallelism, WeightSizes, replicated_on_every_rank
+from generator.sizing.weights import Parallelism, WeightSizes, dequantized_flop_shares, replicated_on_every_rank
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
     from generator.catalog.records import GpuSpec
+    from generator.sizing.precision import WeightFormat
 
 #: PCIe x16 bandwidth per direction, GB/s, by generation (hardware_facts.json, PCIe fact record).
 PCIE_X16_GB_PER_S = {3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}
@@ -65,6 +66,9 @@ class Accelerator(NamedTuple):
     #: A TP all-reduce's time over the modelled one by message size, ``(bytes, factor)`` pairs (the GPU's collective
     #: library measured against the reference GPU's over the fast link: :attr:`GpuSpec.allreduce_vs_reference`); empty: 1.
     allreduce_time_scale: tuple[tuple[int, float], ...] = ()
+    #: The weight format whose quantized matrices the linear layers' kernels dequantize inside the GEMM's main loop
+    #: (W4A16 / W8A16 mixed-input kernels: :func:`accelerator_for`); None: every matrix multiplied as stored.
+    dequantized: WeightFormat | None = None
 
     @property
     def attention_rate_tflops(self) -> float:
@@ -73,10 +77,15 @@ class Accelerator(NamedTuple):
 
 
 @memoized  # keyed by the GPU record's identity: a training job's layouts ask it 480,608 times of a few GPUs (fuzz27 M7)
-def accelerator_for(gpu: GpuSpec, compute: str, tp: int, host_time_scale: float = 1.0) -> Accelerator:
+def accelerator_for(
+    gpu: GpuSpec, compute: str, tp: int, host_time_scale: float = 1.0, weights: WeightFormat | None = None
+) -> Accelerator:
     """Roofline inputs for ``gpu`` computing in ``compute`` precision in a TP group of ``tp``.
 
     ``host_time_scale``: the serving host's per-sequence host time relative to the reference host's.
+    ``weights``: the weight format, where its kernels may dequantize it inside the GEMM's main loop: a weight-only
+    format unless the GPU has the tensor rate that multiplies it as stored (:attr:`WeightFormat.dequantized_unless`),
+    and a W8A8 / W4A4 format on a GPU without its rate (NVFP4 on Hopper: Marlin W4A16; FP8 on Ampere: W8A16).
     """
     # attention, and any format without tensor cores of its own, run at the bf16 rate: a rate the vendor does not
     # publish is null in the catalog, never guessed, so such a GPU cannot be timed in any format
@@ -84,7 +93,10 @@ def accelerator_for(gpu: GpuSpec, compute: str, tp: int, host_time_scale: float 
         raise InputError(why)
     # the rate a dense GEMM sustains (the vendor's max-achievable figure where published, else the datasheet peak)
     tflops = gpu.sustained_tflops(compute)
+    native = weights.dequantized_unless if weights is not None else None
+    dequantizes = native is not None and not (native and gpu.sustained_tflops(native))
     if not tflops:  # no tensor rate of that format: the kernels dequantize to bf16 (NVFP4 on Hopper: Marlin W4A16)
+        dequantizes = dequantizes or (weights is not None and weights.is_quantized)
         compute = "bf16"
         tflops = gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or 0.0
     fast = gpu.interconnect_kind in ("nvlink", "nvlink-bridge", "infinity-fabric", "ethernet") and tp <= gpu.nvlink_domain_gpus
@@ -98,7 +110,17 @@ def accelerator_for(gpu: GpuSpec, compute: str, tp: int, host_time_scale: float 
     attention = gpu.sustained_tflops("bf16") or gpu.sustained_tflops("fp16") or tflops
     # the collective library's measured efficiency belongs to the fast link it was measured over, not to PCIe
     scale = gpu.allreduce_vs_reference if fast else ()
-    return Accelerator(gpu.sustained_bandwidth_gb_per_s, tflops, link, fast, attention, compute, host_time_scale, scale)
+    return Accelerator(
+        gpu.sustained_bandwidth_gb_per_s,
+        tflops,
+        link,
+        fast,
+        attention,
+        compute,
+        host_time_scale,
+        scale,
+        weights if dequantizes else None,
+    )
 
 
 def peer_link_share(group: int, mesh_gpus: int | None) -> float:
@@ -500,6 +522,11 @@ class _GemmParts(NamedTuple):
     #: the experts' popularity (:func:`busiest_expert_rank_load`).
     expert_ranks: int = 1
     popularity_cv: float = 0.0
+    #: The rates the dense, replicated and routed-expert GEMMs reach before their token-count efficiency: ``peak_flops``
+    #: but where their kernels dequantize the weights in the main loop (:func:`dequantized_peak`); 0: ``peak_flops``.
+    dense_peak_flops: float = 0.0
+    replicated_peak_flops: float = 0.0
+    expert_peak_flops: float = 0.0
 
 
 @memoized
@@ -516,6 +543,12 @@ def _replicated_flop_params(arch: Architecture) -> int:
 @memoized
 def _gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, consts: Constants) -> _GemmParts:
     peak = acc.dense_tflops * 1e12 * (consts.fp4_gemm_efficiency_ratio if acc.compute == "fp4" else 1.0)
+    dense_peak = replicated_peak = expert_peak = peak
+    if acc.dequantized is not None:  # the quantized matrices' tiles converted to 16-bit in the main loop, beside the MMAs
+        dense_share, replicated_share, expert_share = dequantized_flop_shares(arch, acc.dequantized)
+        dense_peak = dequantized_peak(peak, dense_share, consts.dequant_gemm_efficiency_ratio)
+        replicated_peak = dequantized_peak(peak, replicated_share, consts.dequant_gemm_efficiency_ratio)
+        expert_peak = dequantized_peak(peak, expert_share, consts.dequant_expert_gemm_efficiency_ratio)
     expert = _expert_flop_params(arch)
     head = arch.logits_params
     experts, top_k = arch.routed_experts
@@ -535,16 +568,29 @@ def _gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, consts: 
         par.attention_dp * par.pp,
         par.ep,
         consts.expert_popularity_cv,
+        dense_peak,
+        replicated_peak,
+        expert_peak,
     )
+
+
+def dequantized_peak(peak_flops: float, share: float, ratio: float) -> float:
+    """The rate of GEMMs ``share`` of whose multiply-adds run at ``ratio`` of ``peak_flops``, the rest at ``peak_flops``.
+
+    Those are the matrices whose weights are dequantized in the main loop; the two kinds run one after another, so the
+    rates blend harmonically.
+    """
+    return peak_flops / (1.0 - share + share / ratio)
 
 
 def _gemm_at(parts: _GemmParts, tokens: float, logits: float, consts: Constants) -> float:
     """:func:`gemm_seconds` at ``tokens`` tokens, ``logits`` of them through the LM head."""
     peak = parts.peak_flops
-    dense_s = parts.dense_flops_per_token * tokens / parts.gpus / (peak * gemm_efficiency(tokens, consts))
+    dense_peak = parts.dense_peak_flops or peak
+    dense_s = parts.dense_flops_per_token * tokens / parts.gpus / (dense_peak * gemm_efficiency(tokens, consts))
     if parts.replicated_flops_per_token:
         replicated = parts.replicated_flops_per_token * tokens / parts.replicated_split
-        dense_s += replicated / (peak * gemm_efficiency(tokens, consts))
+        dense_s += replicated / ((parts.replicated_peak_flops or peak) * gemm_efficiency(tokens, consts))
     if logits > 0:
         dense_s += parts.head_flops_per_token * logits / parts.head_split / (peak * gemm_efficiency(logits, consts))
     if not parts.expert_flops_per_token:
@@ -553,7 +599,7 @@ def _gemm_at(parts: _GemmParts, tokens: float, logits: float, consts: Constants)
     per_expert_tokens = tokens * parts.top_k / touched
     busiest = busiest_expert_rank_load(parts.experts, parts.top_k, parts.expert_ranks, tokens, parts.popularity_cv)
     expert_s = busiest * parts.expert_flops_per_token * tokens / parts.gpus
-    return dense_s + expert_s / (peak * gemm_efficiency(per_expert_tokens, consts))
+    return dense_s + expert_s / ((parts.expert_peak_flops or peak) * gemm_efficiency(per_expert_tokens, consts))
 
 
 def layer_attention_flops(arch: Architecture, layer: Layer, context_tokens: int) -> float:

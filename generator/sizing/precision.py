@@ -22,7 +22,10 @@ Sources for the metadata overheads:
 Compute path (``compute``): W8A8 and W4A4 formats (``fp8*``, ``int8``, ``nvfp4``) run at the GPU's
 dense tensor rate of that precision when it has one; weight-only formats (GPTQ/AWQ, NF4, MXFP4 as
 vLLM runs gpt-oss, GGUF) dequantize to bf16 and run at the bf16 rate. A GPU without the format's
-rate (NVFP4 on Hopper: Marlin W4A16; FP8 on Ampere: W8A16) falls back to its bf16 rate.
+rate (NVFP4 on Hopper: Marlin W4A16; FP8 on Ampere: W8A16) falls back to its bf16 rate. Where the
+dequantization happens inside the GEMM's main loop (``dequantized_unless``: GPTQ/AWQ always, MXFP4
+without FP4 tensor cores, and every fallback) the GEMM reaches ``dequant_gemm_efficiency_ratio`` of
+the rate (:func:`generator.sizing.performance.accelerator_for`).
 - FP8 block (DeepSeek-V3): one fp32 scale per 128x128 block (``weight_block_size``).
 - GGUF: ggml's block sizes and llama.cpp's type of each tensor per file type (K-quants, i-quants, MXFP4_MOE), in
   :mod:`generator.sizing.gguf_mixture`; 1-D tensors stay F32.
@@ -80,6 +83,11 @@ class WeightFormat(NamedTuple):
     #: Of ``scale_bits``, the zero point's: what a checkpoint that stores none (a symmetric compressed-tensors
     #: scheme) does not hold.
     zero_bits: Fraction = Fraction(0)
+    #: Weight-only formats the serving engines multiply with mixed-input kernels (Marlin, Machete, Triton
+    #: ``matmul_ogs``): each weight tile is dequantized to 16-bit inside the GEMM's main loop, unless the GPU has the
+    #: tensor rate named here, with which it multiplies the format as stored ("": on every GPU). None: the weights are
+    #: multiplied as stored, or dequantized apart from the GEMM (bitsandbytes NF4, llama.cpp's GGUF kernels).
+    dequantized_unless: str | None = None
 
     def __hash__(self) -> int:
         """Hash of the name and group size, not the ``Fraction`` fields (slow to hash); equality compares every field."""
@@ -171,6 +179,7 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
             Fraction(24),
             128,
             zero_bits=Fraction(8),
+            dequantized_unless="",
         ),
         WeightFormat(
             "int4",
@@ -179,12 +188,15 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
             Fraction(20),
             128,
             zero_bits=Fraction(4),
+            dequantized_unless="",
         ),
         WeightFormat(
             "nf4", "bitsandbytes NF4 with double quantization (QLoRA)", Fraction(4), Fraction(8) + Fraction(32, 256), 64
         ),
         WeightFormat("nf4-no-double-quant", "bitsandbytes NF4, fp32 absmax per 64", Fraction(4), Fraction(32), 64),
-        WeightFormat("mxfp4", "OCP MXFP4: E2M1 + E8M0 scale per 32", Fraction(4), Fraction(8), 32),
+        # Blackwell multiplies MXFP4 on its FP4 / FP8 tensor cores (TensorRT-LLM's W4A8_MXFP4_MXFP8); Hopper and CDNA3
+        # dequantize it in the loop (Triton matmul_ogs, Marlin MXFP4, aiter's W4A16)
+        WeightFormat("mxfp4", "OCP MXFP4: E2M1 + E8M0 scale per 32", Fraction(4), Fraction(8), 32, dequantized_unless="fp4"),
         WeightFormat(
             "nvfp4",
             "NVIDIA NVFP4: E2M1 + E4M3 scale per 16 + fp32 per tensor (w4a4)",

@@ -40,6 +40,7 @@ def matching_gap(
             and gap.attention in (None, *kinds)
             and (arch.is_moe or not gap.routed_experts)
             and (not gap.precisions or precision in gap.precisions)
+            and precision not in gap.except_precisions
             and gap.covers_shape(*tokens)
             and gap.covers_batch(batch)
         ):

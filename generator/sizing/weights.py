@@ -139,6 +139,30 @@ def _linear_bits(fmt: WeightFormat, arch: Architecture, layer: Layer, linear: Li
     return fmt.linear_bits(linear, layer.number, arch.num_layers, gguf_model(arch) if fmt.gguf else NO_MODEL_FACTS)
 
 
+@memoized
+def dequantized_flop_shares(arch: Architecture, fmt: WeightFormat) -> tuple[float, float, float]:
+    """Shares of a token's multiply-adds in the (dense, replicated, routed-expert) matrices that ``fmt`` stores quantized.
+
+    What a kernel that dequantizes in the GEMM's main loop multiplies: the matrices the checkpoint's keep-list and the
+    format leave at 16 bits (gpt-oss keeps its attention BF16, every format its routers) run as plain GEMMs. Dense and
+    replicated matrices as :func:`generator.sizing.performance.gemm_seconds` splits them; the LM head is neither (its bits
+    are the embedding's, 16 but in GGUF).
+    """
+    totals = [0, 0, 0]
+    quantized = [0, 0, 0]
+    for layer in arch.layers:
+        for lin in layer.linears:
+            if lin.group == EXPERT:
+                kind, params = 2, lin.in_features * lin.out_features * layer.experts_per_token
+            else:
+                kind, params = (1 if replicated_on_every_rank(lin) else 0), lin.in_features * lin.out_features * lin.copies
+            totals[kind] += params
+            if _linear_bits(fmt, arch, layer, lin) < fmt.high_bits:
+                quantized[kind] += params
+    dense, replicated, expert = (q / t if t else 0.0 for q, t in zip(quantized, totals, strict=True))
+    return dense, replicated, expert
+
+
 def replicated_on_every_rank(linear: Linear) -> bool:
     """Whether every tensor-parallel rank holds (and multiplies) the whole matrix: MLA's down-projections, routers.
 
