@@ -234,6 +234,7 @@ REFERENCES = [
     pytest.param("platforms", ("nics", "frontend", "nic_id"), "nics", id="platform-frontend-nic"),
     pytest.param("platforms", ("nvme", "drive_id"), "drives", id="platform-nvme-drive"),
     pytest.param("prices", ("platform_id",), "platforms", id="price-platform"),
+    pytest.param("prices", ("gpu_id",), "gpus", id="price-gpu"),
     pytest.param("purchases", ("platform_id",), "platforms", id="purchase-platform"),
     pytest.param("purchases", ("gpu_id",), "gpus", id="purchase-gpu"),
     pytest.param("host_minimums", ("gpu_ids", "*"), "gpus", id="host-minimum-gpu_ids"),

@@ -44,7 +44,12 @@ def _plans(tmp_path: Path, new_text: str) -> tuple[dict[str, object], dict[str, 
 def test_redundancy_lost_is_a_change(tmp_path: Path) -> None:
     old, new = _plans(tmp_path, BASE.replace("redundancy: 2N", "redundancy: none"))
     diff = diff_plans(old, new)
-    assert not diff["pools"] and not diff["deployments"]
+    # the same servers; the rack's contract is billed at its usable kW (newuser39 item 5): 17.481 kW more at $184
+    (pool,) = diff["pools"]
+    moved = {k for k in pool["old"] if pool["old"][k] != pool["new"][k]}
+    assert moved == {"usd_per_hour", "usd_per_month"}
+    assert pool["new"]["usd_per_month"] - pool["old"]["usd_per_month"] == pytest.approx((34.962 - 17.481) * 184, abs=0.02)
+    assert not diff["deployments"]
     supply = diff["rack_supply"]
     assert (supply["old"]["redundancy"], supply["new"]["redundancy"]) == ("2N", "none")
     assert (supply["old"]["usable_kw"], supply["new"]["usable_kw"]) == (17.481, 34.962)
@@ -63,7 +68,7 @@ def test_redundancy_lost_is_a_change(tmp_path: Path) -> None:
         "| `rack-01` | 3 x `chat_h100_sxm5_80gb` (12.7 kW; 9.3 A on its most loaded line, 18.6 A with one side lost) "
         "| 3 x `chat_h100_sxm5_80gb` (12.7 kW; 9.3 A on its most loaded line) |"
     ) in text
-    assert text.endswith("The same pools and deployments, racked and fed as above.\n")
+    assert "`chat_h100_sxm5_80gb`" in text.split("Rack circuits", 1)[0]  # its cost moved with the contract
     assert json.loads(json.dumps(diff)) == diff  # the --format json output carries the same
 
 

@@ -125,8 +125,11 @@ def _plan(tmp_path: Path, hardware: str = "") -> Plan:
 
 
 def test_the_embedding_box_is_not_a_3090_bought_at_its_launch_price(tmp_path: Path) -> None:
-    """newuser30's embed service: 1 x RTX 3090 tower, $287.01/month (capex $2,400 + $1,499) -> an RTX 4090 tower."""
-    plan = _plan(tmp_path)
+    """newuser30's embed service: 1 x RTX 3090 tower, $287.01/month (capex $2,400 + $1,499) -> an RTX 4090 tower.
+
+    Its GeForce cards are named: colocation is charged, where GeForce is otherwise left out (newuser39 item 8).
+    """
+    plan = _plan(tmp_path, "  gpus: [rtx-3090-24gb, rtx-4090-24gb]\n")
     (pool,) = plan.pools
     assert (pool.name, pool.nodes, pool.node.platform_id, pool.node.gpu_id, pool.owned_nodes) == (
         "embed_rtx_4090_24gb",

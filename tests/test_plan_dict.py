@@ -37,7 +37,7 @@ RECORDS = (
     RackSupply,
 )  # fmt: skip
 #: Fields left out where None: a workload without ``hardware.rack_circuits`` keeps the spec.json it had before them.
-LEFT_OUT = {(RackSpec, "circuit_load"), (Plan, "rack_supply")}
+LEFT_OUT = {(RackSpec, "circuit_load"), (Plan, "rack_supply"), (Pool, "rented"), (Candidate, "rented")}
 
 
 def _reference(value: Any) -> Any:

@@ -68,7 +68,8 @@ def test_owned_node_monthly_cost_is_capex_over_amortization_plus_energy_and_colo
     [
         pytest.param("dgx-h100", "h100-sxm5-80gb", 8, 270000, False, id="system-record"),
         pytest.param("dgx-b200", "b200-sxm-180gb", 8, 515000, False, id="system-record-b200"),
-        pytest.param("dgx-a100", "a100-sxm4-80gb", 8, 199000, False, id="legacy-purchase-price"),
+        # the 2020 launch price is of the DGX A100 320GB (40 GB GPUs) alone (newuser39 item 4)
+        pytest.param("dgx-a100", "a100-sxm4-40gb", 8, 199000, False, id="legacy-purchase-price"),
         pytest.param("dell-xe8640", "h100-sxm5-80gb", 4, 77000 + 4 * 30000, True, id="host-plus-gpus"),
         pytest.param("am5-desktop-tower", "rtx-5090-32gb", 2, 2400 + 2 * 1999, True, id="workstation-components"),
     ],

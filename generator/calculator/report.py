@@ -6,7 +6,6 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from generator import catalog
-from generator.catalog.records import acquired
 from generator.units import GIB
 
 if TYPE_CHECKING:
@@ -36,7 +35,7 @@ def without_runs_text(totals: dict[str, Any]) -> str:
 def plan_text(plan: Plan) -> str:
     """The choice, the runners-up and the reasons, for a terminal."""
     from generator.planner.plan import nvme_text, ram_text  # the planner loads only where a plan is shown
-    from generator.planner.tco import cost_text
+    from generator.planner.tco import acquired_as, cost_text
 
     t = plan.totals
     cost = f"${t['usd_per_month']:,.0f}/month" if t["usd_per_month"] is not None else unpriced_text(t)
@@ -59,6 +58,7 @@ def plan_text(plan: Plan) -> str:
     lines = [
         f"{plan.workload}: {t['gpus']:,} GPUs{idle} on {t['nodes']:,} node(s)"
         + (f" in {t['racks']:,} rack(s)" if plan.provider == "baremetal" else "")  # a cloud's instances: no rack of yours
+        + _rented_text(plan)
         + ", "
         f"{t['power_w'] / 1000:,.1f} kW, {cost}",
         "",
@@ -90,7 +90,6 @@ def plan_text(plan: Plan) -> str:
                 f"  {rack.id}: {held}; {rack.units}U of {rack.usable_units}U, {rack.power_w / 1000:,.1f} kW, "
                 f"{rack.heat_btu_per_h:,} BTU/h, {rack.cooling} cooled" + _circuit_text(plan, rack)
             )
-    had = acquired(plan.provider)  # rented on a cloud, bought as bare metal
     for d in plan.deployments:
         parts = d.split or (d,)
         layout = " + ".join(f"TP{p.tp} x PP{p.pp} x {p.replicas} replica(s) in {p.pool}" for p in parts)
@@ -102,6 +101,7 @@ def plan_text(plan: Plan) -> str:
         lines += [f"  - {r}" for r in d.reasons]
         for c in d.runners_up:
             price = cost_text(c)
+            had = acquired_as(plan.provider, c)  # rented on a cloud or from a provider, else bought
             lines.append(
                 f"  runner-up: {c.summary} ({c.gpus_bought} GPUs {had}, {c.gpus} used, {c.power_w / 1000:,.1f} kW, {price})"
             )
@@ -109,6 +109,12 @@ def plan_text(plan: Plan) -> str:
         lines.append("")
         lines += [f"{f.level}: {f.code}: {f.message}" + (f" ({f.path})" if f.path else "") for f in plan.findings]
     return "\n".join(lines) + "\n"
+
+
+def _rented_text(plan: Plan) -> str:
+    """The bare-metal nodes rented from a provider, which stand in its datacentre, not in the racks counted ('' if none)."""
+    rented = sum(p.nodes for p in plan.pools if p.rented)
+    return f" ({rented:,} of them rented, in the provider's datacentre)" if rented else ""
 
 
 def _circuit_text(plan: Plan, rack: RackSpec) -> str:

@@ -666,6 +666,15 @@ class PriceRecord(NamedTuple):
     source: tuple[str, ...]
     #: The cloud region the price is for (None: a dedicated server's, or not stated).
     region: str | None = None
+    #: The GPU and GPU count the price is for, where the platform takes more than one (a bare-metal server rented or
+    #: bought with one GPU of several): a price with a GPU prices that GPU alone (newuser39 item 4: Lambda's 8 x A100
+    #: 40GB rent priced A100 80GB servers too). None: the platform's only configuration (a cloud instance type).
+    gpu_id: str | None = None
+    gpu_count: int | None = None
+
+    def prices(self, gpu_id: str, gpus: int) -> bool:
+        """Whether this price is for ``gpus`` x ``gpu_id`` on its platform (a price naming no GPU is for any)."""
+        return (self.gpu_id is None or self.gpu_id == gpu_id) and (self.gpu_count is None or self.gpu_count == gpus)
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any]) -> PriceRecord:
@@ -677,6 +686,8 @@ class PriceRecord(NamedTuple):
             usd=float(rec["usd"]),
             source=_sources(rec),
             region=rec.get("region"),
+            gpu_id=rec.get("gpu_id"),
+            gpu_count=int(rec["gpu_count"]) if "gpu_count" in rec else None,
         )
 
 

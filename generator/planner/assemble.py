@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from generator import catalog
@@ -13,6 +13,7 @@ from generator.catalog.records import GpuSpec, PlatformSpec, acquired
 from generator.errors import FleetLimitError, InfeasibleError, InputError
 from generator.planner.blocked import Blocked
 from generator.planner.candidates import capex_cap_usd, limits_text, ranking_candidate, sustained_rps
+from generator.planner.colocation import billed_per_rack, colocation_findings, undrawn_contract_usd
 from generator.planner.custom import custom_power_findings
 from generator.planner.inference import (
     OperatingPoint,
@@ -35,7 +36,7 @@ from generator.planner.online_quantization import (
     unserved_precision_findings,
 )
 from generator.planner.option import Option, pool_labels
-from generator.planner.options import allowed_hardware, ties_before_headroom, unsold_everywhere_why
+from generator.planner.options import allowed_hardware, geforce_left_out, ties_before_headroom, unsold_everywhere_why
 from generator.planner.plan import (
     Candidate,
     DeploymentPart,
@@ -84,7 +85,15 @@ from generator.planner.setting_findings import (
 from generator.planner.slo import effective_slo, replicas_needed, replicas_text
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
 from generator.planner.spread import packing_findings, spread_findings, spread_floor
-from generator.planner.tco import HOURS_PER_MONTH, BuiltHost, billed_per_run, cost_text, fleet_cost, run_usd
+from generator.planner.tco import (
+    HOURS_PER_MONTH,
+    BuiltHost,
+    acquired_as,
+    billed_per_run,
+    cost_text,
+    fleet_cost,
+    run_usd,
+)
 from generator.planner.throughput_gaps import throughput_gap_finding, unchecked_throughput_finding
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
@@ -983,6 +992,7 @@ def build_plan(
             feasible_on.setdefault(part.server_kind, set()).add(wl.deployments[index].name)
     pools, inventory = _place_on_inventory(wl, pools, findings, ruled_out, feasible_on)
     racks: list[Rack] = []
+    undrawn: dict[str, float] = {}  # pool -> USD a month of its racks' contracted kW left undrawn (rack_circuits)
     supply: RackSupply | None = None
     feeds: Feeds | None = None
     if wl.hardware.provider == "baremetal":
@@ -1014,6 +1024,11 @@ def build_plan(
                 len(racks),
             )
         pools = [p._replace(racks=sum(1 for r in racks if p.name in r.pools)) for p in pools]  # the racks it spans
+        by_circuits = wl.hardware.rack_circuits is not None
+        if by_circuits:  # the contract bills each rack's circuits, drawn or not (newuser39 item 5)
+            undrawn = undrawn_contract_usd(pools, racks, wl.hardware.rack_power_kw, consts, frozenset(wl.prices))
+            pools = billed_per_rack(pools, undrawn)
+        findings.extend(colocation_findings(racks, wl.hardware.rack_power_kw, by_circuits, consts))
     nodes = sum(p.nodes for p in pools)
     if wl.hardware.max_nodes is not None and nodes > wl.hardware.max_nodes:
         trained = sorted(d.name for d in wl.deployments if isinstance(d, TrainingDeployment))
@@ -1099,6 +1114,8 @@ def build_plan(
         if billed_per_run(wl.hardware.provider, opt.candidate):
             per_run.add(dep.name)
         details["co_located"] = job is None and any(len(p.deployments) > 1 for p in pools if p.name in dep_pools)
+        if job is None and not details["co_located"]:  # its own pools: theirs is its share of the racks' contract
+            _add_undrawn_contract(details, undrawn, dep_pools)
         if details["co_located"] and len(dep_pools) == 1:
             details.update(_pool_share(next(p for p in pools if p.name == dep_pools[0]), opt.candidate.gpus))
         elif details["co_located"]:  # a split service, a part of it co-located: each part's share (newuser27 item 4)
@@ -1167,6 +1184,7 @@ def build_plan(
     findings += model_findings(loaded)
     findings += _unpriced_fabric_findings(pools, deployments)
     findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
+    findings += _geforce_left_out_findings(wl, consts)
     findings += packing_findings(deployments, pools)
     findings += missing_gpu_findings(wl, chosen, ruled_out)
     findings += price_region_findings(wl, [h.platform.id for h in allowed_hardware(wl)]) + pool_region_findings(wl, pools)
@@ -1225,6 +1243,16 @@ def _sequenced(wl: Workload, chosen: list[tuple[int, Option, list[Option]]]) -> 
     from generator.planner.training_chain import sequenced_jobs
 
     return sequenced_jobs(wl, chosen)
+
+
+def _add_undrawn_contract(details: dict[str, Any], undrawn: Mapping[str, float], pools: Sequence[str]) -> None:
+    """A deployment's own pools' share of their racks' undrawn contracted kW (:mod:`generator.planner.colocation`)."""
+    usd = sum(undrawn.get(name, 0.0) for name in pools)
+    if not usd:
+        return
+    for key in ("opex_usd_per_month", "usd_per_month"):
+        if details.get(key) is not None:
+            details[key] = round(details[key] + usd, 2)
 
 
 def _sequence_turn(wl: Workload, job: Sequenced, pool: Pool, details: dict[str, Any]) -> list[str]:
@@ -1292,7 +1320,7 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option], co_located: 
     text = f"{chosen}: {c.summary}" + (" (figures as a pool of its own)" if co_located else "")
     if c.usd_per_hour is not None:
         text += f", {cost_text(c, 'sequence' if opt.sequence else 'job')}"
-    had = opt.hardware.platform.acquired  # rented on a cloud, bought as bare metal
+    had = acquired_as(opt.hardware.platform.provider, c)  # rented on a cloud or from a provider, else bought
     text += (
         f", {c.gpus_bought} GPUs {had} ({c.idle_gpus} idle), {c.nodes} server(s), {c.power_w / 1000:.1f} kW "
         f"({c.power_compared_w / 1000:.1f} kW summed from components, the basis compared)"
@@ -1301,7 +1329,7 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option], co_located: 
     if rest:
         r = rest[0].candidate
         cost = cost_text(r, "sequence" if rest[0].sequence else "job")
-        had = rest[0].hardware.platform.acquired
+        had = acquired_as(rest[0].hardware.platform.provider, r)
         text += f"; runner-up {r.summary} ({cost}, {r.gpus_bought} GPUs {had}, {r.idle_gpus} idle, {r.power_w / 1000:.1f} kW)"
     return text
 
@@ -1599,7 +1627,7 @@ def _idle_findings(pools: list[Pool], deployments: list[DeploymentPlan], provide
         idle = pool.node.gpus * pool.nodes - used
         if idle > 0:
             # owned servers were not bought: their GPUs are idle, not idle purchases
-            how = "owned" if pool.owned_nodes == pool.nodes else acquired(provider)
+            how = "owned" if pool.owned_nodes == pool.nodes else "rented" if pool.rented else acquired(provider)
             out.append(
                 Finding(
                     "info",
@@ -1685,6 +1713,7 @@ def _pool(
         idle_gpus=node.gpus * nodes - used,
         owned_nodes=owned,
         files_bytes=needs.model_file_bytes + needs.dataset_bytes + needs.checkpoint_bytes,
+        rented=cost.rented,
     )
 
 
@@ -1925,6 +1954,24 @@ def serving_memory(memory: InferenceMemory) -> dict[str, int]:
 
 #: NVIDIA's GeForce driver licence, whose section 2.1.3 ("No Datacenter Deployment") covers colocated servers.
 GEFORCE_LICENCE = "https://www.nvidia.com/en-us/drivers/geforce-license/"
+
+
+def _geforce_left_out_findings(wl: Workload, consts: Constants) -> list[Finding]:
+    """What GeForce cards the servers bought leave out where colocation is charged, and how to allow them (newuser39 item 8)."""
+    left_out = geforce_left_out(wl)
+    if not left_out:
+        return []
+    return [
+        Finding(
+            "info",
+            "geforce-left-out",
+            f"no server is bought with a GeForce card ({listed(left_out)}): NVIDIA's GeForce driver licence "
+            f"excludes datacenter deployment (section 2.1.3, {GEFORCE_LICENCE}) and the plan charges colocation "
+            f"(${consts.colocation_usd_per_kw_month:g}/kW-month, a datacenter); in an office or home set constants "
+            "colocation_usd_per_kw_month: 0 and pue: 1, or name the card in hardware.gpus to plan it anyway",
+            "hardware.gpus",
+        )
+    ]
 
 
 def _consumer_gpu_findings(pools: list[Pool], consts: Constants, priced: frozenset[str] = frozenset()) -> list[Finding]:

@@ -10,6 +10,7 @@ from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.custom import inventory_server
+from generator.sizing.constants import Constants
 from generator.workload.models import Hardware as HardwareLimits
 from generator.workload.models import Workload
 
@@ -47,14 +48,52 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
     """
     # the catalog's records by identity: a record replaced in the catalog's tables forms the list anew
     records = (tuple(map(id, catalog.platforms().values())), tuple(map(id, catalog.gpus().values())))
-    return list(_allowed_hardware(wl.hardware, frozenset(wl.prices), records))
+    return list(_allowed_hardware(wl.hardware, frozenset(wl.prices), records, colocation_charged(wl)))
+
+
+def colocation_charged(wl: Workload) -> bool:
+    """Whether the servers bought pay colocation (``constants.colocation_usd_per_kw_month`` above 0): a datacenter."""
+    default = Constants._field_defaults["colocation_usd_per_kw_month"]
+    return float(wl.constants.get("colocation_usd_per_kw_month", default)) > 0
+
+
+def geforce_in_colocation(hw: HardwareLimits, gpu: GpuSpec, colocation: bool) -> bool:
+    """Whether a GeForce ``gpu`` would be bought into colocation the workload did not ask for by name.
+
+    NVIDIA's GeForce driver licence excludes datacenter deployment (section 2.1.3), and a plan that charges colocation
+    racks what it buys in one: such a card is not bought unless ``hardware.gpus`` names it (newuser39 item 8: the
+    cheapest fleet bought an RTX 5090 while warning ``consumer-gpu-licence``). Owned servers and ``hardware.fixed``
+    keep theirs; an office or home plan sets colocation_usd_per_kw_month: 0.
+    """
+    named = {g.lower() for g in hw.gpus or ()}
+    return hw.provider == "baremetal" and colocation and gpu.consumer and gpu.vendor == "nvidia" and gpu.id not in named
+
+
+def geforce_left_out(wl: Workload) -> list[str]:
+    """The GeForce cards no server is bought with only because colocation is charged (:func:`geforce_in_colocation`)."""
+    hw, priced = wl.hardware, frozenset(wl.prices)
+    gpus = catalog.gpus()
+    return sorted(
+        {
+            gpu_id
+            for platform in catalog.platforms().values()
+            if platform.provider == hw.provider and platform.id not in priced
+            for gpu_id in platform.gpu_ids
+            if gpu_id in gpus
+            and geforce_in_colocation(hw, gpus[gpu_id], colocation_charged(wl))
+            and not _refusals(hw, platform, gpus[gpu_id], priced)
+        }
+    )
 
 
 @functools.lru_cache(maxsize=256)
-def _allowed_hardware(hw: HardwareLimits, priced: frozenset[str], _records: object) -> tuple[Hardware, ...]:
+def _allowed_hardware(
+    hw: HardwareLimits, priced: frozenset[str], _records: object, colocation: bool = False
+) -> tuple[Hardware, ...]:
     """:func:`allowed_hardware` of a workload's hardware section and the platforms it prices (``prices:``).
 
     Formed once per process for the catalog's records (``_records``: their identities): the planner asks often.
+    ``colocation``: whether the servers bought pay colocation (:func:`geforce_in_colocation`).
     """
     gpus = catalog.gpus()
     out = [
@@ -62,7 +101,7 @@ def _allowed_hardware(hw: HardwareLimits, priced: frozenset[str], _records: obje
         for platform in sorted(catalog.platforms().values(), key=lambda p: p.id)
         if platform.provider == hw.provider
         for gpu_id in platform.gpu_ids
-        if gpu_id in gpus and not _refusals(hw, platform, gpus[gpu_id], priced)
+        if gpu_id in gpus and not _refusals(hw, platform, gpus[gpu_id], priced, colocation)
     ]
     for group in hw.inventory if hw.provider == "baremetal" else ():
         platform, gpu = inventory_server(group)
@@ -70,16 +109,19 @@ def _allowed_hardware(hw: HardwareLimits, priced: frozenset[str], _records: obje
             if platform.custom:
                 why = "a custom server is not bought"
             else:
-                refusals = _refusals(hw, platform, gpu, priced) or [f"{platform.id} with {gpu.id} is not offered"]
+                refusals = _refusals(hw, platform, gpu, priced, colocation) or [f"{platform.id} with {gpu.id} is not offered"]
                 why = " and ".join(refusals) + ", so no more are bought"
             out.append(Hardware(platform, gpu, why))
     return tuple(out)
 
 
-def _refusals(hw: HardwareLimits, platform: PlatformSpec, gpu: GpuSpec, priced: frozenset[str]) -> list[str]:
+def _refusals(
+    hw: HardwareLimits, platform: PlatformSpec, gpu: GpuSpec, priced: frozenset[str], colocation: bool = False
+) -> list[str]:
     """Why the workload's hardware section does not allow buying this server kind; empty when it does.
 
     ``priced``: the platforms the workload prices per hour (``prices:``), which are rented, not bought.
+    ``colocation``: whether what is bought pays colocation (a GeForce card is then bought only where named).
     """
     if not hw.buy:
         return ["hardware.buy is false"]
@@ -95,6 +137,8 @@ def _refusals(hw: HardwareLimits, platform: PlatformSpec, gpu: GpuSpec, priced: 
     unsold = not_sold_new_why(platform, gpu, priced) if hw.provider == "baremetal" else None
     if unsold:
         why.append(unsold)
+    if platform.id not in priced and geforce_in_colocation(hw, gpu, colocation):
+        why.append(f"{gpu.id} is a GeForce card, whose driver licence excludes datacenter deployment (colocation is charged)")
     return why
 
 

@@ -129,6 +129,10 @@ class Pool(NamedTuple):
     #: Bytes of files one node keeps on its disks: the model files of its deployments (a checkpoint quantized as it
     #: loads is kept in its own format), a training job's dataset and checkpoints (what its local NVMe is sized for).
     files_bytes: int = 0
+    #: On bare metal, how servers rented from a provider (a catalog rental record, e.g. Lambda's) are billed: ``"hour"``
+    #: or ``"month"``. They stand in the provider's datacentre: bought by no one, in no rack of the plan (newuser39
+    #: item 3). None (left out of ``spec.json``): bought or owned, or a cloud's.
+    rented: str | None = None
 
     @property
     def hosts(self) -> int:
@@ -165,6 +169,8 @@ class Candidate(NamedTuple):
     run_hours: float | None = None
     #: Rented on a reservation the workload names (``kubernetes.reservations``): billed by the month, runs or not.
     reserved: bool = False
+    #: On bare metal, a server rented from a provider (:attr:`Pool.rented`): ``"hour"`` or ``"month"``; None otherwise.
+    rented: str | None = None
 
 
 class DeploymentPart(NamedTuple):
@@ -400,4 +406,8 @@ _RECORDS: frozenset[Any] = frozenset(
 )
 #: Fields ``spec.json`` leaves out where they are None: the circuits of a workload that gives rack_power_kw instead,
 #: whose plan is as it was before circuits could be given.
-_LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset({(RackSpec, "circuit_load"), (Plan, "rack_supply")})
+#: A bare-metal pool or layout's ``rented`` is left out where None (bought or owned: every plan before servers could be
+#: rented on bare metal).
+_LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
+    {(RackSpec, "circuit_load"), (Plan, "rack_supply"), (Pool, "rented"), (Candidate, "rented")}
+)

@@ -117,8 +117,11 @@ def racked_nodes(pool: Pool) -> int:
     """The nodes of a bare-metal pool that stand in colocation racks: all but the workstations already owned.
 
     An owned workstation stays at home or in the office, where its costs place it (``tco.in_colocation``): it is
-    packed into no rack (newuser25 item 10: an office workstation counted "in 1 rack(s)").
+    packed into no rack (newuser25 item 10: an office workstation counted "in 1 rack(s)"). A server rented from a
+    provider (``Pool.rented``) stands in the provider's datacentre: in no rack of the plan (newuser39 item 3).
     """
+    if pool.rented:
+        return 0
     return pool.nodes - pool.owned_nodes if pool.node.kind == "workstation" else pool.nodes
 
 

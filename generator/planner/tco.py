@@ -7,6 +7,14 @@ the colocation racks it packs, towers on a rack shelf, and pays their rent and P
 already owns (a home or office server) pays its energy alone, at PUE 1 (:func:`in_colocation`). The purchase
 price is a whole-system record where one matches the platform, GPU and GPU count, else a component estimate:
 host + GPUs x GPU price.
+
+A bare-metal server the catalog prices only by a rental record (``prices.json``, e.g. Lambda's on-demand GH200) is
+rented, not bought (newuser39 item 3): it stands in the provider's datacentre, so it has no capex, is packed into no
+rack of the plan (no rack, circuit, ``max_racks`` or colocation of the user's) and pays no energy of the user's: its
+rent is all its cost (:attr:`NodeCost.rented`). A rental record prices the GPU it names alone (``gpu_id``): an
+unmatched GPU is unpriced. Billed by the hour (``unit: hour``), a training job on it costs its runs' hours, like a
+job on a cloud (:func:`billed_per_run`); a record billed by the month (``unit: month``) holds the server for the
+month, and the job's line says so.
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
 from generator import catalog
-from generator.catalog.records import GpuSpec, PlatformSpec, PricedWith, PriceRecord, PurchaseRecord
+from generator.catalog.records import GpuSpec, PlatformSpec, PricedWith, PriceRecord, PurchaseRecord, acquired
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import ram_text
 from generator.planner.price_region import pricing_region, unpriced_in_region_why
@@ -31,9 +39,16 @@ HOURS_PER_MONTH = 730
 def billed_per_run(provider: str, candidate: Candidate) -> bool:
     """Whether a candidate is a training job on rented servers: paid for its hours, not by the month.
 
-    A reservation bills its whole term whether a job runs or not (newuser28 item 6), so a job on one is not.
+    A reservation bills its whole term whether a job runs or not (newuser28 item 6), so a job on one is not. On bare
+    metal, a job on a server rented by the hour from a provider (:attr:`NodeCost.rented`) is, as on a cloud.
     """
-    return provider != "baremetal" and bool(candidate.run_hours) and not candidate.reserved
+    rented = provider != "baremetal" or candidate.rented == "hour"
+    return rented and bool(candidate.run_hours) and not candidate.reserved
+
+
+def acquired_as(provider: str, candidate: Candidate) -> str:
+    """How a layout's servers are had: ``rented`` on a cloud or from a provider on bare metal, else ``bought``."""
+    return "rented" if candidate.rented else acquired(provider)
 
 
 def run_usd(candidate: Candidate) -> float | None:
@@ -84,6 +99,9 @@ class NodeCost(NamedTuple):
     basis: str | None
     estimated: bool = False
     why: str | None = None
+    #: On bare metal, how a server rented from a provider (a catalog rental record) is billed: ``"hour"`` or
+    #: ``"month"``; None for a server bought or owned (and on a cloud, where every server is rented).
+    rented: str | None = None
 
     @property
     def usd_per_month(self) -> float | None:
@@ -113,7 +131,7 @@ def _purchase_price(
     legacy = [
         p
         for p in sorted(catalog.prices().values(), key=lambda r: r.id)
-        if p.platform_id == platform_id and p.unit == "purchase" and gpus == max_gpus
+        if p.platform_id == platform_id and p.unit == "purchase" and gpus == max_gpus and p.prices(gpu_id, gpus)
     ]
     if legacy:
         return legacy[0].usd, f"catalog {legacy[0].id} (purchase)", False
@@ -176,6 +194,17 @@ def in_colocation(platform: PlatformSpec, owned: bool) -> bool:
     return platform.kind != "workstation" or not owned
 
 
+#: What the default colocation rent is (:data:`generator.sizing.constants.CONSTANT_DOCS`): CBRE's average asking rent
+#: for 250-500 kW requirements, a wholesale figure a one-rack retail contract may not get (newuser39 item 5).
+COLOCATION_SCOPE = "CBRE's average asking rent for 250-500 kW"
+
+
+def colocation_scope(consts: Constants) -> str:
+    """`` (<scope>)`` where the colocation rent is the default, whose source is a wholesale asking rent; else ``''``."""
+    default = Constants._field_defaults["colocation_usd_per_kw_month"]
+    return f" ({COLOCATION_SCOPE})" if consts.colocation_usd_per_kw_month == default else ""
+
+
 def owned_opex_usd_per_month(platform: PlatformSpec, power_w: int, consts: Constants, owned: bool = False) -> tuple[float, str]:
     """Energy and colocation of one bare-metal node per month, and how they were formed (``owned``: already owned)."""
     kw = power_w / 1000
@@ -188,7 +217,10 @@ def owned_opex_usd_per_month(platform: PlatformSpec, power_w: int, consts: Const
         f" x ${consts.energy_usd_per_kwh:g}/kWh = ${energy:,.0f}/month"
     )
     if racked:
-        text += f"; colocation {kw:.2f} kW x ${consts.colocation_usd_per_kw_month:g}/kW-month = ${colo:,.0f}/month"
+        text += (
+            f"; colocation {kw:.2f} kW drawn x ${consts.colocation_usd_per_kw_month:g}/kW-month"
+            f"{colocation_scope(consts)} = ${colo:,.0f}/month"
+        )
     else:
         text += " (an owned workstation: at home or in an office, no colocation)"
     return energy + colo, text
@@ -222,7 +254,7 @@ def _catalog_node_cost(
     A cloud instance is rented at its price in ``region`` alone (:func:`~generator.planner.price_region.pricing_region`),
     so that every option of a plan is priced in one region; one the catalog prices only elsewhere is unpriced.
     """
-    rent = _rent_records(platform.id, region)
+    rent = _rent_records(platform.id, gpu_id, gpus, region)
     baremetal = platform.provider == "baremetal"
     bought = _purchase_price(platform.id, max(platform.gpu_counts), gpu_id, gpus, built) if baremetal else None
     if bought is None or (rent and isinstance(bought, str)):
@@ -231,7 +263,15 @@ def _catalog_node_cost(
             return NodeCost(None, None, None, None, why=elsewhere or f"no published price for {platform.id}")
         rec = rent[0]
         per_hour = rec.usd if rec.unit == "hour" else rec.usd / HOURS_PER_MONTH
-        return NodeCost(per_hour, None, per_hour * HOURS_PER_MONTH, f"catalog {rec.id} ({rec.unit})")
+        basis = f"catalog {rec.id} ({rec.unit})"
+        if not baremetal:
+            return NodeCost(per_hour, None, per_hour * HOURS_PER_MONTH, basis)
+        billed = "by the hour" if rec.unit == "hour" else "by the month"
+        basis += (
+            f": rented {billed}, not bought: the provider's server in its datacentre, in no rack of this plan "
+            "(no capex, colocation or energy of yours)"
+        )
+        return NodeCost(per_hour, None, per_hour * HOURS_PER_MONTH, basis, rented=rec.unit)
     if isinstance(bought, str):
         return NodeCost(None, None, None, None, why=bought)
     capex, capex_basis, estimated = bought
@@ -242,17 +282,30 @@ def _catalog_node_cost(
 
 
 @cache
-def _rent_records(platform_id: str, region: str | None = None) -> tuple[PriceRecord, ...]:
-    """The catalog's rental prices of ``platform_id`` in ``region`` (None: any), by record id.
+def _rent_records(platform_id: str, gpu_id: str, gpus: int, region: str | None = None) -> tuple[PriceRecord, ...]:
+    """The catalog's rental prices of ``platform_id`` with ``gpus`` x ``gpu_id`` in ``region`` (None: any), by record id.
 
     The catalog is loaded once per process. A record without a region (a dedicated server's monthly rent) is kept
-    only where no region is asked.
+    only where no region is asked. A record that names its GPU prices that GPU alone (newuser39 item 4).
     """
     return tuple(
         p
         for p in sorted(catalog.prices().values(), key=lambda r: r.id)
-        if p.platform_id == platform_id and p.unit != "purchase" and (region is None or p.region == region)
+        if p.platform_id == platform_id
+        and p.unit != "purchase"
+        and p.prices(gpu_id, gpus)
+        and (region is None or p.region == region)
     )
+
+
+def rented_server(platform: PlatformSpec, gpu_id: str, gpus: int) -> bool:
+    """Whether a bare-metal server of ``gpus`` x ``gpu_id`` is rented from a provider (the catalog has only its rent).
+
+    Such a server stands in the provider's datacentre: the workload's racks do not limit it (newuser39 item 3).
+    """
+    if platform.provider != "baremetal":
+        return False
+    return _catalog_node_cost(platform, gpu_id, gpus, 0, Constants()).rented is not None
 
 
 def fleet_cost(
@@ -310,5 +363,11 @@ def _times(cost: NodeCost, nodes: int) -> NodeCost:
         return value * nodes if value is not None else None
 
     return NodeCost(
-        scaled(cost.usd_per_hour), scaled(cost.capex_usd), scaled(cost.opex_usd_per_month), cost.basis, cost.estimated, cost.why
+        scaled(cost.usd_per_hour),
+        scaled(cost.capex_usd),
+        scaled(cost.opex_usd_per_month),
+        cost.basis,
+        cost.estimated,
+        cost.why,
+        cost.rented,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from generator.planner.option import Option
 from generator.planner.plan import Finding
-from generator.planner.tco import HOURS_PER_MONTH, run_usd
+from generator.planner.tco import HOURS_PER_MONTH, acquired_as, run_usd
 from generator.planner.training import TrainingShape
 from generator.planner.training_comm import StepComm
 from generator.sizing.context_limit import CONTEXT_EXTENSION, served_limit_phrase
@@ -121,7 +121,7 @@ def training_runner_up(opt: Option, rest: list[Option]) -> str | None:
             )
     elif b.gpus_bought != a.gpus_bought:
         # rented on a cloud, bought on bare metal (newuser28 item 14: a GKE pool's layouts read "88 GPUs bought")
-        text += f"; {b.gpus_bought} GPUs {other.hardware.platform.acquired} against {a.gpus_bought}"
+        text += f"; {b.gpus_bought} GPUs {acquired_as(other.hardware.platform.provider, b)} against {a.gpus_bought}"
     if shape.hours and other.shape.hours:
         text += f", {other.shape.hours:.1f} h against {shape.hours:.1f} h"
     return text

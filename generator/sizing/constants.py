@@ -583,7 +583,8 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "below their published maximum on average; shown in every plan's cost basis; override with constants.power_utilization",
     ),
     "colocation_usd_per_kw_month": (
-        "Colocation rent per kW of planned server power per month (space, power and cooling capacity; energy billed apart).",
+        "Colocation rent per kW per month (space, power and cooling capacity; energy billed apart): billed per kW the "
+        "servers draw, or, where hardware.rack_circuits gives the contract, per rack at its circuits' usable kW.",
         "CBRE North America Data Center Trends H2 2024 "
         "(https://www.cbre.com/insights/reports/north-america-data-center-trends-h2-2024): "
         "average asking rent $184.06 per kW per month for 250-500 kW; an owned workstation pays none",

@@ -1,0 +1,182 @@
+"""Bare metal: servers rented from a provider, rent matched on its GPU, colocation per rack, GeForce in colocation.
+
+newuser39 (a FinOps lead comparing buying into a colo rack with renting):
+- item 3: Lambda's hourly GH200 rental (prices.json) was "6 GPUs bought", packed into the user's colo rack, and a LoRA
+  on it was "$12 per run" while the fleet billed a month of it ($1,671.70);
+- item 4: Lambda's 8 x A100 40GB rent ($10.32/h, "40 GB GPUs only") priced A100 80GB servers too;
+- item 5: colocation was billed on the 7.64 kW the servers draw although the workload gave the contract's circuits
+  (17.48 kW usable a rack), and the $184/kW-month constant (a 250-500 kW asking rent) was printed without its scope;
+- item 8: the cheapest bought fleet had an RTX 5090 while warning its licence excludes the datacenter it pays for.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator import catalog
+from generator.calculator.report import plan_text
+from generator.planner import plan_workload
+from generator.planner.tco import HOURS_PER_MONTH, node_cost, purchase_price
+from generator.sizing.constants import Constants
+from generator.workload import load_workload
+from generator.workload.models import Workload
+
+#: Lambda's on-demand rates the catalog holds (prices.json, sources there): gpu_1x_gh200, gpu_8x_a100 (40 GB),
+#: gpu_8x_a100_80gb_sxm4.
+GH200_USD_PER_HOUR = 2.29
+A100_40GB_NODE_USD_PER_HOUR = 10.32
+A100_80GB_NODE_USD_PER_HOUR = 14.32
+
+LORA = """\
+  - name: lora8b
+    model: meta-llama/Llama-3.1-8B
+    training: {method: lora, lora_rank: 16, sequence_length: 4096, global_batch_size: 32, dataset_tokens: 200000000,
+               epochs: 1, deadline_hours: 24, runs_per_month: 3}
+"""
+CHAT = """\
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {precision: bf16, max_context_tokens: 8192, avg_input_tokens: 1000, avg_output_tokens: 200,
+                requests_per_second: 2}
+"""
+
+
+def _plan(tmp_path: Path, deployments: str, hardware: str, constants: str = "") -> tuple[dict, str]:  # type: ignore[type-arg]
+    path = tmp_path / "w.yaml"
+    path.write_text(f"version: 1\nname: t\ndeployments:\n{deployments}hardware:\n{hardware}{constants}")
+    plan = plan_workload(load_workload(str(path)))
+    return plan.to_dict(), plan_text(plan)
+
+
+def _empty() -> Workload:
+    return Workload(version=1, name="x", deployments=())
+
+
+# --- item 4: a rent record prices the GPU it names ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("gpu_id", "usd_per_hour", "three_nodes_usd_per_month"),
+    [
+        # the report's figures: 3 x $10.32 x 730 = $22,600.80 was charged for 80 GB nodes too; theirs is 3 x $14.32 x 730
+        pytest.param("a100-sxm4-40gb", A100_40GB_NODE_USD_PER_HOUR, 22600.80, id="40gb-at-its-own-rent"),
+        pytest.param("a100-sxm4-80gb", A100_80GB_NODE_USD_PER_HOUR, 31360.80, id="80gb-at-its-own-rent"),
+    ],
+)
+def test_a_rent_record_prices_only_the_gpu_it_names(gpu_id: str, usd_per_hour: float, three_nodes_usd_per_month: float) -> None:
+    platform = catalog.platforms()["hgx-a100-8gpu-oem"]
+    cost = node_cost(_empty(), platform, catalog.gpus()[gpu_id], 8, 6500, Constants())
+    assert cost.usd_per_hour == pytest.approx(usd_per_hour)
+    assert cost.capex_usd is None and cost.rented == "hour"
+    assert 3 * (cost.usd_per_month or 0.0) == pytest.approx(three_nodes_usd_per_month)
+
+
+def test_every_bare_metal_rent_of_a_platform_with_several_gpus_names_its_gpu() -> None:
+    platforms = catalog.platforms()
+    vague = [
+        p.id
+        for p in catalog.prices().values()
+        if p.unit != "purchase" and platforms[p.platform_id].provider == "baremetal"
+        if len(platforms[p.platform_id].gpu_ids) > 1 and p.gpu_id is None
+    ]
+    assert vague == []
+
+
+def test_the_dgx_a100_launch_price_is_of_the_40gb_system_alone() -> None:
+    rec = catalog.prices()["dgx-a100-list-purchase-2020"]
+    assert (rec.gpu_id, rec.gpu_count) == ("a100-sxm4-40gb", 8)
+    assert rec.prices("a100-sxm4-40gb", 8) and not rec.prices("a100-sxm4-80gb", 8)
+    unpriced = purchase_price(catalog.platforms()["dgx-a100"], catalog.gpus()["a100-sxm4-80gb"], 8)
+    assert isinstance(unpriced, str) and "640GB" in unpriced
+
+
+# --- item 3: a server rented on bare metal ----------------------------------------------------------------------------
+
+
+def test_a_rented_gh200_is_not_bought_nor_racked_and_its_training_job_pays_its_runs(tmp_path: Path) -> None:
+    plan, text = _plan(tmp_path, LORA, "  provider: baremetal\n  gpus: [gh200-96gb]\n")
+    (pool,) = plan["pools"]
+    assert pool["rented"] == "hour" and pool["per_job"] is True
+    assert plan["racks"] == [] and plan["totals"]["racks"] == 0
+    (dep,) = plan["deployments"]
+    hours = dep["details"]["hours"]
+    # a run is its hours at the hourly rent; the month holds runs_per_month of them, not 730 h of the server
+    assert dep["details"]["usd_per_job"] == pytest.approx(hours * GH200_USD_PER_HOUR, abs=0.01)
+    assert plan["totals"]["training_usd_per_month"] == pytest.approx(3 * dep["details"]["usd_per_job"], abs=0.02)
+    assert plan["totals"]["usd_per_month"] != pytest.approx(GH200_USD_PER_HOUR * HOURS_PER_MONTH)
+    assert "GPUs rented" in text and "GPUs bought" not in text
+    assert "rented by the hour, not bought" in text and "rented, in the provider's datacentre" in text
+
+
+def test_a_rented_service_leaves_the_bought_servers_alone_in_the_racks(tmp_path: Path) -> None:
+    on_gh200 = CHAT.replace("    inference:", "    platform: supermicro-ars-111gl-nhr\n    inference:")
+    plan, text = _plan(
+        tmp_path,
+        on_gh200 + CHAT.replace("name: chat", "name: chat2"),
+        "  provider: baremetal\n  gpus: [gh200-96gb, l40s-48gb]\n  max_racks: 1\n",
+    )
+    rented = {p["name"] for p in plan["pools"] if p.get("rented")}
+    racked = {s["pool"] for r in plan["racks"] for s in r["pools"]}
+    assert rented and racked and not rented & racked
+    assert plan["totals"]["racks"] == len(plan["racks"]) == 1
+    assert "GPUs rented" in text and "GPUs bought" in text
+    bought = [p for p in plan["pools"] if not p.get("rented")]
+    assert all("rented" not in p for p in bought)  # left out of spec.json where bought
+
+
+# --- item 5: colocation per rack where the circuits are given ------------------------------------------------------
+
+CIRCUITS = "  rack_circuits: {circuits: 2, breaker_a: 32, phases: 3, voltage_v: 415, redundancy: 2N}\n"
+
+
+def test_racks_fed_by_circuits_are_billed_at_their_usable_kw(tmp_path: Path) -> None:
+    hardware = "  provider: baremetal\n  gpus: [l40s-48gb]\n"
+    by_kw, _ = _plan(tmp_path, CHAT, hardware)
+    by_rack, text = _plan(tmp_path, CHAT, hardware + CIRCUITS)
+    assert by_kw["pools"][0]["node"] == by_rack["pools"][0]["node"] and len(by_rack["racks"]) == 1
+    usable_kw = by_rack["racks"][0]["rack_power_kw"]
+    drawn_kw = by_rack["totals"]["power_w"] / 1000
+    rate = Constants().colocation_usd_per_kw_month
+    # 2 x 32 A at 415 V three-phase, 2N: one side's circuit, 80% continuous, power factor 0.95 (the report: 17.481 kW)
+    assert usable_kw == pytest.approx(17.481, abs=0.001)
+    added = (usable_kw - drawn_kw) * rate
+    assert by_rack["totals"]["usd_per_month"] == pytest.approx(by_kw["totals"]["usd_per_month"] + added, abs=0.05)
+    assert by_rack["totals"]["opex_usd_per_month"] == pytest.approx(by_kw["totals"]["opex_usd_per_month"] + added, abs=0.05)
+    (dep,) = by_rack["deployments"]
+    assert dep["details"]["usd_per_month"] == pytest.approx(by_rack["totals"]["usd_per_month"], abs=0.05)
+    assert f"1 rack(s) x {usable_kw:g} kW x $184/kW-month (CBRE's average asking rent for 250-500 kW) = " in text
+    assert f"${usable_kw * rate:,.2f}/month" in text
+
+
+def test_colocation_by_kw_drawn_says_what_a_rack_contract_would_cost(tmp_path: Path) -> None:
+    plan, text = _plan(tmp_path, CHAT, "  provider: baremetal\n  gpus: [l40s-48gb]\n")
+    drawn_kw = plan["totals"]["power_w"] / 1000
+    assert f"colocation is billed per kW the servers draw: {drawn_kw:.3f} kW x $184/kW-month" in text
+    assert f"1 rack(s) x 17.3 kW = ${17.3 * 184:,.2f}/month" in text  # $3,183.20
+    assert "kW drawn x $184/kW-month (CBRE's average asking rent for 250-500 kW)" in text
+
+
+def test_an_overridden_colocation_rent_is_not_given_the_defaults_scope(tmp_path: Path) -> None:
+    _, text = _plan(
+        tmp_path, CHAT, "  provider: baremetal\n  gpus: [l40s-48gb]\n", "constants:\n  colocation_usd_per_kw_month: 250\n"
+    )
+    assert "kW drawn x $250/kW-month = " in text and "CBRE" not in text
+
+
+# --- item 8: GeForce cards in colocation ----------------------------------------------------------------------------
+
+
+def test_geforce_is_not_bought_into_colocation_unless_named(tmp_path: Path) -> None:
+    plan, text = _plan(tmp_path, LORA, "  provider: baremetal\n")
+    assert not any(catalog.gpus()[p["node"]["gpu_id"]].consumer for p in plan["pools"])
+    assert "geforce-left-out" in text and "rtx-5090-32gb" in text
+    named, named_text = _plan(tmp_path, LORA, "  provider: baremetal\n  gpus: [rtx-5090-32gb]\n")
+    assert named["pools"][0]["node"]["gpu_id"] == "rtx-5090-32gb" and "geforce-left-out" not in named_text
+
+
+def test_an_office_plan_without_colocation_still_buys_geforce(tmp_path: Path) -> None:
+    plan, text = _plan(tmp_path, LORA, "  provider: baremetal\n", "constants:\n  colocation_usd_per_kw_month: 0\n  pue: 1\n")
+    assert any(catalog.gpus()[p["node"]["gpu_id"]].consumer for p in plan["pools"])
+    assert "geforce-left-out" not in text
