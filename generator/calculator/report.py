@@ -36,7 +36,7 @@ def without_runs_text(totals: dict[str, Any]) -> str:
 def plan_text(plan: Plan) -> str:
     """The choice, the runners-up and the reasons, for a terminal."""
     from generator.planner.plan import nvme_text, ram_text  # the planner loads only where a plan is shown
-    from generator.planner.tco import cost_text
+    from generator.planner.tco import cost_text, job_runs_per_month
 
     t = plan.totals
     cost = f"${t['usd_per_month']:,.0f}/month" if t["usd_per_month"] is not None else unpriced_text(t)
@@ -100,8 +100,9 @@ def plan_text(plan: Plan) -> str:
             label = f" in {p.pool}" if d.split else ""
             lines.append(f"  per GPU{label}: " + _memory_text(p.memory_per_gpu, pooling=task is not None))
         lines += [f"  - {r}" for r in d.reasons]
+        runs = job_runs_per_month(d.details)
         for c in d.runners_up:
-            price = cost_text(c)
+            price = cost_text(c, runs_per_month=runs)
             lines.append(
                 f"  runner-up: {c.summary} ({c.gpus_bought} GPUs {had}, {c.gpus} used, {c.power_w / 1000:,.1f} kW, {price})"
             )
