@@ -8,16 +8,22 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from generator import catalog
 from generator.circuit_diff import check_circuits, load_text, rack_load, supply_change, supply_lines
 from generator.errors import InputError, one_line
 from generator.input_files import MAX_SPEC_BYTES, linked_inside, read_text_limited, short
+from generator.planner.capex_scope import capex_excludes_text
 from generator.render.md_escape import md_code, md_text
+from generator.sizing.constants import Constants
 
 if TYPE_CHECKING:
     from generator.planner.plan import Plan
     from generator.workload.models import Workload
 
 FIELDS = ("gpus", "nodes", "racks", "power_w", "usd_per_month")
+#: The engine's constants at their defaults: a plan's ``constants`` holds the workload's overrides of them alone.
+DEFAULT_CONSTANTS: dict[str, float] = Constants()._asdict()
+CONSTANT_NAMES = frozenset(DEFAULT_CONSTANTS)
 #: Totals a plan has only with rented training jobs (each priced per run, not per month).
 TRAINING_FIELDS = ("training_usd_per_job", "training_usd_per_month")
 #: Totals of servers bought (their price, and their energy and colocation a month): shown where either side buys.
@@ -225,6 +231,10 @@ def _check_plan(path: str, plan: Any) -> None:
     for key in (*FIELDS, *TRAINING_FIELDS):
         if plan["totals"].get(key) is not None or key in _TOTALS_FIGURES:
             _check_figure(path, f"plan.totals.{key}", plan["totals"][key])
+    if "constants" in plan:  # the workload's constants: the diff names those that changed (newuser39 item 10)
+        _require(path, "plan", plan, {"constants": (dict,)})
+        for key in CONSTANT_NAMES & set(plan["constants"]):
+            _check_figure(path, f"plan.constants.{key}", plan["constants"][key])
     for i, pool in enumerate(plan["pools"]):
         _require(path, f"plan.pools[{i}]", pool, _POOL_FIELDS)
         _require(path, f"plan.pools[{i}].node", pool["node"], _NODE_FIELDS)
@@ -376,6 +386,8 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
                     totals[key]["delta"] = None
     if said := new_findings(old, new):
         out["new_findings"] = said
+    if changed := constants_changed(old, new):
+        out["constants_changed"] = changed
     payback = buy_vs_rent(old, new)
     return (
         out
@@ -603,6 +615,11 @@ def buy_vs_rent(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | No
     newuser30 item 4: the rented runs were left out, and a cloud plan of training jobs alone ($0 a month of standing
     servers, $773 of runs) had no comparison at all. A rented side's jobs whose runs a month are not given are counted
     at none, and said (``rent_training_usd_per_job_uncounted``).
+
+    newuser39 item 1: a break-even of 48.6 months read as a win for buying, while the bought servers are costed as
+    worth nothing after the bought side's ``amortization_months`` (36): both sides' totals over that period
+    (``total_usd_over_amortization``) and whether buying pays back within it (``within_amortization``). Item 2: what
+    each rented pool's rate is (``rent_basis``): the catalog's on-demand list price, or the workload's own (``prices:``).
     """
     sides = {"old": old["totals"], "new": new["totals"]}
     buyer = [k for k, t in sides.items() if (_plan_figure(t.get("capex_usd")) or 0.0) > 0]
@@ -618,6 +635,8 @@ def buy_vs_rent(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | No
     rent, services, runs = _rent(rented)
     saved = rent - running
     uncounted = runs is None and _rented_jobs(rented)  # runs a month not given, or a job unpriced
+    months = constants_of(old if buyer[0] == "old" else new)["amortization_months"]
+    break_even = round(capex / saved, 1) if saved > 0 else None
     return {
         "bought": buyer[0],
         "capex_usd": two_places(capex),
@@ -631,8 +650,94 @@ def buy_vs_rent(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | No
             if uncounted
             else {}
         ),
-        "break_even_months": round(capex / saved, 1) if saved > 0 else None,
+        "break_even_months": break_even,
+        "amortization_months": months,
+        "within_amortization": saved > 0 and capex / saved <= months,
+        "total_usd_over_amortization": {
+            buyer[0]: two_places(capex + months * running),
+            renter[0]: two_places(months * rent),
+        },
+        "rent_basis": rent_basis(old if renter[0] == "old" else new),
+        "capex_excludes": capex_excludes_text(),
     }
+
+
+def constants_of(plan: dict[str, Any]) -> dict[str, float]:
+    """A plan's engine constants: the workload's overrides (``constants``) over the defaults.
+
+    A spec.json's are checked figures (:func:`_check_plan`); a name the engine does not know is left out.
+    """
+    given = plan.get("constants")
+    overrides = {k: v for k, v in given.items() if k in CONSTANT_NAMES} if isinstance(given, dict) else {}
+    return DEFAULT_CONSTANTS | overrides
+
+
+def constants_changed(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """The engine constants whose value differs between two plans, by name: what moved the figures on the same fleet.
+
+    newuser39 item 10: two bare-metal files differing in their cost constants alone showed $1,929/month saved with no
+    cause. A side with no ``constants`` (an empty plan, an older spec.json) is compared with nothing.
+    """
+    if not (isinstance(old.get("constants"), dict) and isinstance(new.get("constants"), dict)):
+        return []
+    a, b = constants_of(old), constants_of(new)
+    return [{"name": name, "old": a[name], "new": b[name]} for name in sorted(CONSTANT_NAMES) if a[name] != b[name]]
+
+
+def constants_line(changed: list[dict[str, Any]], totals: dict[str, Any]) -> str:
+    """The constants that changed (old -> new), and where the capex is the same, what the amortisation moved."""
+    named = ", ".join(f"{c['name']} {_constant_text(c['old'])} → {_constant_text(c['new'])}" for c in changed)
+    text = f"Constants changed (the workload's constants:): {named}."
+    months = next((c for c in changed if c["name"] == "amortization_months"), None)
+    capex = totals.get("capex_usd") or {}
+    same = _number(capex.get("old")) is not None and capex.get("old") == capex.get("new") and capex["old"] > 0
+    if months and same and months["old"] and months["new"]:
+        moved = capex["new"] / months["new"] - capex["old"] / months["old"]
+        text += (
+            f" The same ${capex['old']:,.0f} of capex spread over {_constant_text(months['new'])} months instead of "
+            f"{_constant_text(months['old'])}: {'+' if moved > 0 else '-'}${abs(moved):,.2f}/month of the change."
+        )
+    return text
+
+
+def _constant_text(value: float) -> str:
+    """A constant as the workload writes it: a whole number without a point, else its shortest float form."""
+    return f"{int(value)}" if float(value).is_integer() and abs(value) < 1e15 else repr(float(value))
+
+
+#: What a rented pool's ``price_basis`` says where the workload gives its price (``planner.tco.node_cost``).
+_GIVEN_PRICE = "workload prices"
+#: ... and where the catalog's rent record prices it: ``catalog <price id> (<unit>)``.
+_CATALOG_PRICE = re.compile(r"catalog (\S+) \((hour|month)\)")
+
+
+def rent_basis(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each priced pool of a rented fleet with the rate it is at, a node-hour.
+
+    ``basis``: ``prices`` (the workload's own, which may be a commitment's), ``list`` (the catalog's on-demand list
+    price of one region, named), or ``catalog`` (another catalog rent, by its record).
+    """
+    out = []
+    for pool in plan["pools"]:
+        rate = _plan_figure(pool.get("usd_per_hour"))
+        if rate is None:
+            continue
+        nodes = _plan_figure(pool.get("nodes")) or 1.0
+        basis = str(pool.get("price_basis") or "")
+        entry: dict[str, Any] = {
+            "pool": str(pool["name"]),
+            "platform_id": _cut(str(pool["node"].get("platform_id")), _MAX_ECHOED_CHARS),
+            "usd_per_node_hour": round(rate / nodes, 4) if nodes else None,
+        }
+        record = _CATALOG_PRICE.match(basis)
+        if basis.startswith(_GIVEN_PRICE):
+            entry["basis"] = "prices"
+        elif record and record[2] == "hour" and (priced := catalog.prices().get(record[1])) and priced.region:
+            entry |= {"basis": "list", "price_id": priced.id, "region": priced.region}
+        else:
+            entry |= {"basis": "catalog", "price_id": _cut(record[1], _MAX_ECHOED_CHARS) if record else None}
+        out.append(entry)
+    return out
 
 
 def _rent(totals: dict[str, Any]) -> tuple[float, float, float | None]:
@@ -647,21 +752,58 @@ def _rent(totals: dict[str, Any]) -> tuple[float, float, float | None]:
 
 
 def buy_vs_rent_line(payback: dict[str, Any]) -> str:
-    """The break-even of buying against renting, as the comment says it."""
+    """The break-even of buying against renting, as the comment says it, with both sides' totals over the amortisation."""
     rented = "new" if payback["bought"] == "old" else "old"
     rent, running = payback["rent_usd_per_month"], payback["running_usd_per_month"]
-    if payback["break_even_months"] is not None:
-        when = f"buying has cost less after {payback['break_even_months']:,g} months"
+    months = payback["amortization_months"]
+    totals = payback["total_usd_over_amortization"]
+    buy_total, rent_total = totals[payback["bought"]], totals[rented]
+    span = f"the {months:g}-month amortisation"
+    over = f"over {months:g} months buying costs ${buy_total:,.0f} and renting ${rent_total:,.0f}"
+    if payback["break_even_months"] is not None and payback["within_amortization"]:
+        when = f"buying has cost less after {payback['break_even_months']:,g} months, within {span}: {over}"
+    elif payback["break_even_months"] is not None:
+        # newuser39 item 1: past the amortisation the bought servers are costed as worth nothing: no win for buying
+        when = (
+            f"buying does not pay back within {span} (it would after {payback['break_even_months']:,g} months, "
+            f"past the {months:g} months its servers are costed over): renting costs ${buy_total - rent_total:,.0f} "
+            f"less over {months:g} months (${rent_total:,.0f} rented against ${buy_total:,.0f} bought)"
+        )
     elif rent < running:
-        when = f"renting costs ${running - rent:,.0f}/month less than running the bought servers alone: buying never pays back"
+        when = (
+            f"renting costs ${running - rent:,.0f}/month less than running the bought servers alone: buying never "
+            f"pays back; {over}"
+        )
     else:
-        when = "running the bought servers costs as much as the rent: buying never pays back"
+        when = f"running the bought servers costs as much as the rent: buying never pays back; {over}"
     return (
         f"Buy ({payback['bought']}) or rent ({rented}): ${payback['capex_usd']:,.0f} up front and "
         f"${running:,.0f}/month to run, against ${rent:,.0f}/month rented{_rent_parts(payback)}: {when} (the bought "
-        "side's monthly cost spreads its capex over amortization_months with no resale value; the rent is on-demand "
-        "list prices, which 1-3-year commitments lower)."
+        f"side's capex is its servers alone, without {payback['capex_excludes']}, and is spread over "
+        f"amortization_months with no resale value{_rent_basis_text(payback['rent_basis'])})."
     )
+
+
+def _rent_basis_text(basis: list[dict[str, Any]]) -> str:
+    """``; the rent of a and b is ...``: the rate each rented pool is at, pools at the same rate together."""
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for entry in basis:
+        key = (entry["basis"], entry["platform_id"], entry["usd_per_node_hour"], entry.get("region"), entry.get("price_id"))
+        groups.setdefault(key, []).append(entry["pool"])
+    parts = []
+    for (kind, platform, rate, region, price_id), pools in groups.items():
+        named = " and ".join(pools) if len(pools) < 3 else ", ".join(pools[:-1]) + " and " + pools[-1]
+        at = f"{platform} ${rate:,.2f}/h" if rate is not None else str(platform)
+        if kind == "prices":
+            what = f"the rate given under prices: ({at})"
+        elif kind == "list":
+            what = f"the on-demand list price of {region} ({at})"
+        else:
+            what = f"the catalog's rent {price_id} ({at})" if price_id else f"its catalog price ({at})"
+        parts.append(f"the rent of {named} is {what}")
+    if any(entry["basis"] == "list" for entry in basis):
+        parts.append("on-demand list prices are what 1-3-year commitments lower")
+    return "".join(f"; {part}" for part in parts)
 
 
 def _rent_parts(payback: dict[str, Any]) -> str:
@@ -1298,6 +1440,8 @@ def markdown_diff(result: dict[str, Any]) -> str:
     lines += replacement_lines(result.get("replacements", []))
     if "buy_vs_rent" in result:
         lines += [md_text(buy_vs_rent_line(result["buy_vs_rent"])), ""]
+    if result.get("constants_changed"):
+        lines += [md_text(constants_line(result["constants_changed"], result["totals"])), ""]
     lines += ["| | old | new | change |", "|---|---:|---:|---:|"]
     for key, row in result["totals"].items():
         lines.append(f"| {md_text(key)} | {fmt_cell(row['old'])} | {fmt_cell(row['new'])} | {signed_cell(row['delta'])} |")

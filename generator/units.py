@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 MIB = 2**20
 GIB = 2**30
 GB = 10**9
@@ -31,3 +33,15 @@ def hours_text(hours: float, places: int = 2) -> str:
         return f"{hours:,.{places}f} h"
     minutes = hours * 60
     return f"{minutes:.1f} min" if minutes >= 1 else seconds_text(hours * 3600)
+
+
+def usd_text(usd: float) -> str:
+    """Dollars to at least three significant figures and at least the cent: $3.82, $0.871, $0.0437, $12.30.
+
+    newuser39 item 11: $0.0437 per million tokens printed as "$0.04", 9% off, and $0.04 against $0.05 could not tell
+    layouts apart.
+    """
+    if usd <= 0 or usd >= 100:
+        return f"${usd:,.2f}"
+    places = max(2, 2 - math.floor(math.log10(usd)))
+    return f"${usd:,.{places}f}"

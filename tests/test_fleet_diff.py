@@ -544,8 +544,9 @@ TRAIN_AZ = _totals(
     capex_usd=None, opex_usd_per_month=0, usd_per_month=0, training_usd_per_job=193.31, training_usd_per_month=773.24
 )
 _CAVEAT = (
-    " (the bought side's monthly cost spreads its capex over amortization_months with no resale value; the rent is "
-    "on-demand list prices, which 1-3-year commitments lower)."
+    " (the bought side's capex is its servers alone, without the top-of-rack and management switches, optics and "
+    "cables, PDUs, installation and remote hands, support or warranty beyond what comes with each server, spares or "
+    "the cost of capital (no discount rate), and is spread over amortization_months with no resale value)."
 )
 
 

@@ -183,7 +183,10 @@ def test_a_cloud_plan_has_no_racks() -> None:
 def test_spec_md_lists_the_racks_and_no_per_pool_rack_column() -> None:
     files = render_file(str(EXAMPLES / "fleet-existing.yaml"))
     text = files["SPEC.md"]
-    assert "| pool | nodes | platform | GPUs per node | CPU | RAM | NVMe | NICs | power per node | cost |" in text
+    assert (
+        "| pool | nodes | platform | GPUs per node | CPU | RAM | NVMe | NICs | power per node | cost (pool) | capex (pool) |"
+        in text
+    )
     assert "| rack | servers | rack units | power | heat | cooling |" in text
     assert (
         "| rack-01 | 1 x `assistant_h100_sxm5_80gb`, 1 x `chat_dell_xe8640_h100_sxm5_80gb` (`hgx4-01`), "

@@ -35,7 +35,7 @@ def without_runs_text(totals: dict[str, Any]) -> str:
 def plan_text(plan: Plan) -> str:
     """The choice, the runners-up and the reasons, for a terminal."""
     from generator.planner.plan import nvme_text, ram_text  # the planner loads only where a plan is shown
-    from generator.planner.tco import acquired_as, cost_text
+    from generator.planner.tco import acquired_as, cost_text, job_runs_per_month
 
     t = plan.totals
     cost = f"${t['usd_per_month']:,.0f}/month" if t["usd_per_month"] is not None else unpriced_text(t)
@@ -99,8 +99,9 @@ def plan_text(plan: Plan) -> str:
             label = f" in {p.pool}" if d.split else ""
             lines.append(f"  per GPU{label}: " + _memory_text(p.memory_per_gpu, pooling=task is not None))
         lines += [f"  - {r}" for r in d.reasons]
+        runs = job_runs_per_month(d.details)
         for c in d.runners_up:
-            price = cost_text(c)
+            price = cost_text(c, runs_per_month=runs)
             had = acquired_as(plan.provider, c)  # rented on a cloud or from a provider, else bought
             lines.append(
                 f"  runner-up: {c.summary} ({c.gpus_bought} GPUs {had}, {c.gpus} used, {c.power_w / 1000:,.1f} kW, {price})"

@@ -13,6 +13,7 @@ from generator.catalog.records import GpuSpec, PlatformSpec, acquired
 from generator.errors import FleetLimitError, InfeasibleError, InputError
 from generator.planner.blocked import Blocked
 from generator.planner.candidates import capex_cap_usd, limits_text, ranking_candidate, sustained_rps
+from generator.planner.capex_scope import capex_excludes_finding
 from generator.planner.colocation import billed_per_rack, colocation_findings, undrawn_contract_usd
 from generator.planner.custom import custom_power_findings
 from generator.planner.inference import (
@@ -95,6 +96,7 @@ from generator.planner.tco import (
     run_usd,
 )
 from generator.planner.throughput_gaps import throughput_gap_finding, unchecked_throughput_finding
+from generator.planner.training_energy import training_energy_findings
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
@@ -103,7 +105,7 @@ from generator.sizing.performance import accelerator_for, peer_link_share, satur
 from generator.sizing.psu_feeds import Feeds
 from generator.sizing.serving_queue import least_spread_mix
 from generator.sizing.training_hardware import computes_bf16, fp16_note, stack_note
-from generator.units import GIB, HOURS_PER_YEAR, hours_text
+from generator.units import GIB, HOURS_PER_YEAR, hours_text, usd_text
 from generator.words import listed
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, Workload
@@ -834,7 +836,9 @@ def _split_frameworks_reason(method: str, tp: int, pp: int) -> str:
     )
 
 
-def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tuple[dict[str, Any], list[str]]:
+def _training_details(
+    opt: Option, rest: list[Option], consts: Constants, runs: float | None = None
+) -> tuple[dict[str, Any], list[str]]:
     from generator.planner.training import TrainingShape  # the training modules load only for a training deployment
     from generator.planner.training_report import step_split_text, training_runner_up
 
@@ -931,7 +935,7 @@ def _training_details(opt: Option, rest: list[Option], consts: Constants) -> tup
             if shape.step is not None
             else f"{flops} take {hours_text(shape.hours, 1)}{goodput} on {shape.world} GPU(s) at the planned MFU"
         )
-    runner = training_runner_up(opt, rest)
+    runner = training_runner_up(opt, rest, runs)
     if runner:
         reasons.append(runner)
     return details, reasons
@@ -1096,7 +1100,9 @@ def build_plan(
             mem = serving_memory(shape_inf.memory)
             precision, kv = shape_inf.fmt.name, dep.inference.kv_cache_precision
         else:
-            details, reasons = _training_details(opt, [] if index in sequenced else rest, consts)  # a chain's: its own
+            chained = index in sequenced
+            runs = None if chained else dep.training.runs_per_month
+            details, reasons = _training_details(opt, [] if chained else rest, consts, runs)  # a chain's: its own
             findings += _training_findings(index, dep, model, details, opt.candidate.gpus)
             if opt.candidate.nodes > opt.candidate.owned_nodes and any(n and k != opt.server_kind for k, n in free.items()):
                 reasons.append(TRAINING_NOT_SPLIT)  # servers are bought although owned ones of another kind are free
@@ -1144,7 +1150,9 @@ def build_plan(
         rate = dep.inference.requests_per_second if isinstance(dep, InferenceDeployment) else None
         tie = tie_break_reason(objective, ranked_as, rest, rate) if rate is not None else None
         ranked_shown = sorted(shown, key=lambda o: next(i for i, r in enumerate(rest) if r is o))
-        reasons.append(_choice_reason(objective, ranked_as, ranked_shown, details["co_located"], tie))
+        # a job on servers of its own paid by the month: a run is the month over its runs a month (newuser39 item 7)
+        runs = dep.training.runs_per_month if isinstance(dep, TrainingDeployment) and job is None else None
+        reasons.append(_choice_reason(objective, ranked_as, ranked_shown, details["co_located"], tie, runs))
         if objective != wl.objective:
             reasons.append(f"ranked by {objective}, not {wl.objective}: a candidate had no price (see findings)")
         for part in ranked_as.pieces:
@@ -1192,7 +1200,8 @@ def build_plan(
     deployments = _with_runs(wl, deployments, per_run)
     findings += _overlapping_runs(deployments) + unserved_precision_findings(deployments, loaded.models)
     findings += online_peak_findings(deployments, loaded.models, pools) + _given_rate_run_findings(wl, pools, deployments, rented)
-    findings += gaudi_fp8_findings(deployments, pools)
+    findings += gaudi_fp8_findings(deployments, pools) + training_energy_findings(wl, pools, deployments, consts)
+    findings += [found] if (found := capex_excludes_finding(pools)) else []
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None, per_job=True) if p.name in rented else p for p in pools]
     fleet = totals(pools, len(racks), rented, _monthly_runs(pools, deployments, rented))
@@ -1306,10 +1315,13 @@ def _chain_share(job: Sequenced, pool: Pool, said: Turn, chain: dict[str, Any]) 
     return out
 
 
-def _choice_reason(objective: str, opt: Option, rest: list[Option], co_located: bool, tie: str | None = None) -> str:
+def _choice_reason(
+    objective: str, opt: Option, rest: list[Option], co_located: bool, tie: str | None = None, runs: float | None = None
+) -> str:
     """Why this option won (``tie``: how it beat an equal layout), with its runner-up.
 
-    A co-located option's figures are those of a pool of its own.
+    A co-located option's figures are those of a pool of its own; ``runs``: a training job's runs a month, where its
+    servers are its own (:func:`~generator.planner.tco.cost_text`).
     """
     c = opt.candidate
     alone, runner = c.usd_per_hour, (rest[0].candidate.usd_per_hour if rest else None)
@@ -1319,7 +1331,7 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option], co_located: 
     chosen = "chosen for the fleet, not as a pool of its own" if cheaper_alone else f"chosen by {objective}"
     text = f"{chosen}: {c.summary}" + (" (figures as a pool of its own)" if co_located else "")
     if c.usd_per_hour is not None:
-        text += f", {cost_text(c, 'sequence' if opt.sequence else 'job')}"
+        text += f", {cost_text(c, 'sequence' if opt.sequence else 'job', runs)}"
     had = acquired_as(opt.hardware.platform.provider, c)  # rented on a cloud or from a provider, else bought
     text += (
         f", {c.gpus_bought} GPUs {had} ({c.idle_gpus} idle), {c.nodes} server(s), {c.power_w / 1000:.1f} kW "
@@ -1328,7 +1340,7 @@ def _choice_reason(objective: str, opt: Option, rest: list[Option], co_located: 
     text += f"; {tie}" if tie else ""
     if rest:
         r = rest[0].candidate
-        cost = cost_text(r, "sequence" if rest[0].sequence else "job")
+        cost = cost_text(r, "sequence" if rest[0].sequence else "job", runs)
         had = acquired_as(rest[0].hardware.platform.provider, r)
         text += f"; runner-up {r.summary} ({cost}, {r.gpus_bought} GPUs {had}, {r.idle_gpus} idle, {r.power_w / 1000:.1f} kW)"
     return text
@@ -1570,8 +1582,8 @@ def _token_cost(spec: InferenceSpec, opt: Option, details: dict[str, Any]) -> tu
         "usd_per_million_output_tokens_at_capacity": round(at_capacity, 4),
     }
     text = (
-        f"costs ${at_rate:,.2f} per million output tokens at {spec.requests_per_second:g} req/s of "
-        f"{spec.avg_output_tokens:,} tokens (${at_capacity:,.2f} at the {capacity:,.2f} req/s its replicas sustain "
+        f"costs {usd_text(at_rate)} per million output tokens at {spec.requests_per_second:g} req/s of "
+        f"{spec.avg_output_tokens:,} tokens ({usd_text(at_capacity)} at the {capacity:,.2f} req/s its replicas sustain "
         "within the SLOs)"
     )
     return figures, text
@@ -1779,11 +1791,25 @@ def _with_runs(wl: Workload, deployments: list[DeploymentPlan], per_run: set[str
             out.append(d)
             continue
         if d.name not in per_run:
-            out.append(d._replace(details={**d.details, "runs_per_month": times}))
+            out.append(d._replace(details={**d.details, "runs_per_month": times, **_month_per_run(d.details, times)}))
             continue
         month = None if job is None else round(job * times, 2)
         out.append(d._replace(details={**d.details, "runs_per_month": times, "usd_per_month_of_runs": month}))
     return out
+
+
+def _month_per_run(details: dict[str, Any], times: float) -> dict[str, Any]:
+    """A job's run on servers paid by the month that it alone holds: the month over its runs a month.
+
+    newuser39 item 7: one LoRA run a month on a $372.92/month tower read ``usd_per_job: 12.05`` (its 23.6 h's share of
+    the month, as if the tower ran jobs all 730 h) while the month is paid whatever runs: $372.92 a run. The hours'
+    share stays beside it (``usd_per_job_hours_share``). A job sharing its servers (a ``run_after`` sequence's, whose
+    ``cost_share`` splits them) keeps its hours' share.
+    """
+    month, job = details.get("usd_per_month"), details.get("usd_per_job")
+    if "cost_share" in details or details.get("co_located") or month is None or job is None or times <= 0:
+        return {}
+    return {"usd_per_job": round(month / times, 2), "usd_per_job_hours_share": job}
 
 
 def _overlapping_runs(deployments: list[DeploymentPlan]) -> list[Finding]:

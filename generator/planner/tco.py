@@ -19,8 +19,9 @@ month, and the job's line says so.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache, lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec, PricedWith, PriceRecord, PurchaseRecord, acquired
@@ -58,16 +59,62 @@ def run_usd(candidate: Candidate) -> float | None:
     return candidate.usd_per_hour * candidate.run_hours
 
 
-def cost_text(candidate: Candidate, what: str = "job") -> str:
+def paid_by_the_month(candidate: Candidate) -> bool:
+    """Whether a candidate's servers are paid by the month whatever runs: bought, owned, or rented on a reservation."""
+    return candidate.capex_usd is not None or candidate.reserved
+
+
+def month_run_usd(candidate: Candidate, runs_per_month: float | None) -> float | None:
+    """A training job's run on servers paid by the month that it alone uses: their month over its runs a month.
+
+    newuser39 item 7: one run a month on a $372.92/month server read "$12 per run" (its 23.6 h's share of the month,
+    as if the server ran jobs all 730 h), while the month is paid whatever runs. None for a service, a job rented per
+    run, an unpriced one, or one whose runs a month are not given.
+    """
+    if not runs_per_month or runs_per_month <= 0 or candidate.usd_per_hour is None or not candidate.run_hours:
+        return None
+    if not paid_by_the_month(candidate):
+        return None
+    return candidate.usd_per_hour * HOURS_PER_MONTH / runs_per_month
+
+
+def job_runs_per_month(details: Mapping[str, Any]) -> float | None:
+    """A planned training job's runs a month where its servers are its own (a deployment's ``details``); else None.
+
+    A job of a ``run_after`` sequence shares its servers (``cost_share``): its runs do not divide their month alone.
+    """
+    runs = details.get("runs_per_month")
+    if "cost_share" in details or details.get("co_located") or not isinstance(runs, int | float):
+        return None
+    return float(runs)
+
+
+def cost_text(candidate: Candidate, what: str = "job", runs_per_month: float | None = None) -> str:
     """What a candidate costs: per run for a training job (it ends), per month for a service.
 
     ``what`` runs: a ``"job"``, or a ``"sequence"`` of jobs in turn (``run_after``), whose run is all of theirs.
+    ``runs_per_month``: the job's, where it gives them and uses its servers alone: a run on servers paid by the month
+    is then the month over its runs (:func:`month_run_usd`), its hours' share beside.
     """
     if candidate.usd_per_hour is None:
         return "unpriced"
     run = run_usd(candidate)
     month = f"${candidate.usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
     per_run = "per run" if what == "job" else f"per run of the {what}"
+    monthly = month_run_usd(candidate, runs_per_month)
+    if run is not None and monthly is not None and runs_per_month:
+        paid = (
+            "the servers reserved"
+            if candidate.capex_usd is None
+            else "the owned servers' running cost"
+            if not candidate.capex_usd
+            else "the servers bought"
+        )
+        times = f"{runs_per_month:g} run{'' if runs_per_month == 1 else 's'}"
+        return (
+            f"${monthly:,.0f} {per_run}: {month} of {paid}, paid whatever runs, over its {times} a month, "
+            f"${run:,.0f} as its {candidate.run_hours:,.1f} h's share"
+        )
     if run is not None and candidate.capex_usd is not None:
         # bought servers stay after the run, and are ranked by their month (review 10 item 8a); a run's share of the
         # month assumes they keep running jobs over their amortization, which a one-off job does not (newuser17 L2):

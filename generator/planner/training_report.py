@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from generator.planner.option import Option
 from generator.planner.plan import Finding
-from generator.planner.tco import HOURS_PER_MONTH, acquired_as, run_usd
+from generator.planner.tco import HOURS_PER_MONTH, acquired_as, month_run_usd, run_usd
 from generator.planner.training import TrainingShape
 from generator.planner.training_comm import StepComm
 from generator.sizing.context_limit import CONTEXT_EXTENSION, served_limit_phrase
@@ -68,8 +68,11 @@ def _layout_key(shape: TrainingShape) -> tuple[int, ...]:
     return (shape.par.tp, shape.par.pp, s.data_parallel, s.zero_stage, s.micro_batch_size, shape.accumulation)
 
 
-def training_runner_up(opt: Option, rest: list[Option]) -> str | None:
-    """Why the best other layout (on the same servers where one exists) lost to the chosen one."""
+def training_runner_up(opt: Option, rest: list[Option], runs: float | None = None) -> str | None:
+    """Why the best other layout (on the same servers where one exists) lost to the chosen one.
+
+    ``runs``: the job's runs a month, where it gives them: a run on servers paid by the month is then the month over them.
+    """
     shape, comm = opt.shape, opt.comm
     if not isinstance(shape, TrainingShape) or comm is None:
         return None
@@ -104,10 +107,14 @@ def training_runner_up(opt: Option, rest: list[Option]) -> str | None:
             text += "; tied, the layout searched first (smaller TP, PP, ZeRO stage) is kept"
     else:
         text += ", less GPU time per token but ranked lower by the objective"
-    mine_usd, theirs_usd = run_usd(a), run_usd(b)
+    monthly = month_run_usd(a, runs), month_run_usd(b, runs)
+    mine_usd, theirs_usd = monthly[0] or run_usd(a), monthly[1] or run_usd(b)
     if mine_usd is not None and theirs_usd is not None:
         text += f"; ${theirs_usd:,.0f} against ${mine_usd:,.0f} per run"
-        if (
+        if None not in monthly and runs:
+            # a month paid whatever runs, over the job's runs a month (newuser39 item 7)
+            text += f" (a month of the servers over its {runs:g} run{'' if runs == 1 else 's'} a month, what they are ranked by)"
+        elif (
             a.capex_usd is not None
             and b.capex_usd is not None
             and a.usd_per_hour

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from generator import __version__
 from generator.catalog.records import acquired
 from generator.planner.plan import Candidate, Plan
-from generator.planner.tco import HOURS_PER_MONTH, run_usd
+from generator.planner.tco import HOURS_PER_MONTH, job_runs_per_month, month_run_usd, run_usd
 from generator.render.env import render_template
 
 
@@ -14,15 +17,17 @@ def detail_label(key: str, provider: str) -> str:
     return key.replace("_bought", f"_{acquired(provider)}")
 
 
-def candidate_cost(candidate: Candidate) -> str:
+def candidate_cost(candidate: Candidate, details: Mapping[str, Any] | None = None) -> str:
     """A runner-up's cost in the unit of the chosen layout's (a month, or a training job's run), its hourly rate beside.
 
     newuser24 item 12: the chosen layout read $/month and the runners-up below it $/h. A run on servers bought is
-    its hours' share of their month here; the reasons above say what buying them for one job alone costs.
+    the month over the job's runs a month where ``details`` (the deployment's) gives them and the servers are its own
+    (newuser39 item 7), else its hours' share of their month; the reasons above say what buying them for one job
+    alone costs.
     """
     if candidate.usd_per_hour is None:
         return "unpriced"
-    run = run_usd(candidate)
+    run = month_run_usd(candidate, job_runs_per_month(details or {})) or run_usd(candidate)
     cost = f"${run:,.0f} per run" if run is not None else f"${candidate.usd_per_hour * HOURS_PER_MONTH:,.0f}/month"
     return f"{cost} (${candidate.usd_per_hour:,.2f}/h)"
 
