@@ -35,7 +35,8 @@ _P5_LISTED = "catalog aws-p5-48xlarge-on-demand-us-east-1 (hour)"
 
 def _bought(**constants: Any) -> dict[str, Any]:
     """The report's bare-metal fleet (baremetal.yaml): its totals, and its constants as the plan records them."""
-    totals = {"capex_usd": 236212.0, "opex_usd_per_month": 2084.94, "usd_per_month": 8646.38, "training_usd_per_job": None}
+    totals = {"capex_usd": 236212.0, "opex_usd_per_month": 2084.94, "usd_per_month": 8646.38, "training_usd_per_job": None,
+              "gpus": 7, "nodes": 4, "racks": 1, "power_w": 7642}  # fmt: skip
     return {"provider": "baremetal", "totals": totals, "pools": [], "deployments": [], "constants": constants}
 
 
