@@ -129,6 +129,9 @@ class Pool(NamedTuple):
     #: Bytes of files one node keeps on its disks: the model files of its deployments (a checkpoint quantized as it
     #: loads is kept in its own format), a training job's dataset and checkpoints (what its local NVMe is sized for).
     files_bytes: int = 0
+    #: Pods each GPU of the pool holds (MIG instances, time-slicing or MPS replicas), where its GPUs are shared
+    #: (``kubernetes.gpu_sharing``); None (left out of ``spec.json``): whole GPUs.
+    shares_per_gpu: int | None = None
 
     @property
     def hosts(self) -> int:
@@ -165,6 +168,9 @@ class Candidate(NamedTuple):
     run_hours: float | None = None
     #: Rented on a reservation the workload names (``kubernetes.reservations``): billed by the month, runs or not.
     reserved: bool = False
+    #: Replicas one GPU holds where each runs in a share of one (``kubernetes.gpu_sharing``); ``gpus`` is then the GPUs
+    #: they fill, packed. None (left out of ``spec.json``): whole GPUs.
+    shares_per_gpu: int | None = None
 
 
 class DeploymentPart(NamedTuple):
@@ -400,4 +406,6 @@ _RECORDS: frozenset[Any] = frozenset(
 )
 #: Fields ``spec.json`` leaves out where they are None: the circuits of a workload that gives rack_power_kw instead,
 #: whose plan is as it was before circuits could be given.
-_LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset({(RackSpec, "circuit_load"), (Plan, "rack_supply")})
+_LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
+    {(RackSpec, "circuit_load"), (Plan, "rack_supply"), (Candidate, "shares_per_gpu"), (Pool, "shares_per_gpu")}
+)
