@@ -46,7 +46,7 @@ def test_with_engine_tokens_keeps_constants_apart() -> None:
 
 
 class _Part(NamedTuple):
-    """What ``_first_ranked`` reads of an option: its parts and each part's server kind."""
+    """What ``_first_ranked`` reads of an option: its parts and each part's server kind (whole GPUs: its busy kind)."""
 
     server_kind: tuple[str, str, int]
     label: int
@@ -54,6 +54,10 @@ class _Part(NamedTuple):
     @property
     def pieces(self) -> tuple[_Part, ...]:
         return (self,)
+
+    @property
+    def busy_kind(self) -> tuple[str, str, int]:
+        return self.server_kind
 
 
 KINDS = [("p1", "g1", 8), ("p2", "g1", 4), ("p3", "g2", 8)]

@@ -17,6 +17,7 @@ from generator.catalog.records import (
     DriveSpec,
     GpuSpec,
     HostMinimum,
+    MigProfile,
     ModelRecord,
     NicSpec,
     PlatformSpec,
@@ -238,4 +239,25 @@ def find_gpu(name: str) -> GpuSpec:
 @cache
 def mig_profiles() -> dict[str, tuple[str, ...]]:
     """MIG profile names each MIG-capable GPU supports, by GPU id (a GPU missing here has no list)."""
-    return {rec["id"]: tuple(rec["profiles"]) for rec in _records("mig_profiles")}
+    return {gpu: tuple(profiles) for gpu, profiles in mig_profile_specs().items()}
+
+
+@cache
+def mig_profile_specs() -> dict[str, dict[str, MigProfile]]:
+    """Each MIG-capable GPU's profiles by name, by GPU id: the MIG user guide's table of it (``mig_profiles.json``)."""
+    from fractions import Fraction  # not on the estimate's cold start unless MIG is asked for
+
+    out: dict[str, dict[str, MigProfile]] = {}
+    for rec in _records("mig_profiles"):
+        out[rec["id"]] = {
+            p["name"]: MigProfile(
+                p["name"],
+                Fraction(p["memory_fraction"]),
+                Fraction(p["sm_fraction"]),
+                int(p["instances"]),
+                p.get("memory_gib"),
+                tuple(rec["source"]),
+            )
+            for p in rec["profiles"]
+        }
+    return out

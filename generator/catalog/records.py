@@ -10,6 +10,7 @@ from generator.units import GB, MIB
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
+    from fractions import Fraction
     from typing import Any
 
 
@@ -42,6 +43,22 @@ _HALF_TWIN = {"bf16": "fp16", "fp16": "bf16"}
 #: The extended resource each vendor's Kubernetes device plugin advertises (NVIDIA k8s-device-plugin, AMD ROCm
 #: k8s-device-plugin, Intel Gaudi device plugin): what a GPU node is tainted and scheduled by.
 DEVICE_RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu", "intel": "habana.ai/gaudi"}
+
+
+class MigProfile(NamedTuple):
+    """One MIG profile of a GPU, as the MIG user guide's Supported MIG Profiles table gives it (``mig_profiles.json``)."""
+
+    name: str
+    #: The instance's share of the GPU's memory: memory slices over the GPU's (8, or 4 on a GPU of 4 compute slices).
+    #: Its memory bandwidth is the same share: each memory slice is its own memory controllers and DRAM.
+    memory_fraction: Fraction
+    #: The instance's share of the GPU's SMs: compute slices over the GPU's (7, or 4).
+    sm_fraction: Fraction
+    #: Instances of the profile one GPU holds.
+    instances: int
+    #: Memory of one instance as ``nvidia-smi mig -lgip`` reports it, GiB; None where no source gives it.
+    memory_gib: float | None
+    source: tuple[str, ...]
 
 
 class GpuSpec(NamedTuple):

@@ -10,7 +10,8 @@ import contextlib
 import functools
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from fractions import Fraction
 from typing import TYPE_CHECKING, cast
 
 from generator.calculator.model_source import serving_format
@@ -646,7 +647,7 @@ def _fleet_floor(wl: Workload, options: list[Option], owned: dict[ServerKey, int
     from generator.planner.tco import HOURS_PER_MONTH, billed_per_run
 
     own = 0.0
-    shared: dict[ServerKey, list[tuple[float, int]]] = {}  # per server kind: (figure per server, GPUs) of each part
+    shared: dict[ServerKey, list[tuple[float, Fraction]]] = {}  # per server kind: (figure per server, GPUs) of each part
     once = {id(opt): opt for opt in options}.values()  # the jobs of a chain hold one option: its servers count once
     gpus = wl.objective == "gpus"
     for part in (part for opt in once for part in opt.pieces):
@@ -663,7 +664,7 @@ def _fleet_floor(wl: Workload, options: list[Option], owned: dict[ServerKey, int
         else:  # an unpriced fleet ranks as infinitely dear
             each = math.inf if c.usd_per_hour is None else c.usd_per_hour * HOURS_PER_MONTH / c.nodes
         if part.shares_servers:
-            shared.setdefault(part.server_kind, []).append((each, c.gpus))
+            shared.setdefault(part.busy_kind, []).append((each, part.gpus_used))
         else:
             own += each * c.nodes
     return own + sum(
@@ -846,7 +847,7 @@ def _choose(
     every_owned = dict(free)  # all of them, for the floor under the fleet an anchor starts
     for key in withheld:  # owned kinds left off: the fleet without them
         free[key] = 0
-    busy: dict[ServerKey, int] = {}  # GPUs in use by the inference deployments chosen so far, by server kind
+    busy: dict[ServerKey, Fraction] = {}  # GPUs in use by the inference deployments chosen so far, by server kind
     not_bought = {(h.platform.id, h.gpu.id) for h in allowed_hardware(wl) if h.not_bought} if share and free else set()
     chains = _chains_by_job(wl)  # training jobs run one after another on one pool: chosen together, at the first
     held = on  # the kind the services are held to (with ``anchor``, until the first is chosen)
@@ -1035,7 +1036,7 @@ def _choose(
                 raise InfeasibleError(f"deployment '{dep.name}' alone on {_kind_text(on or '')} exceeds the best fleet")
         for part in best.pieces:  # sharing, a service's replicas fill servers of their kind GPU by GPU (as pools do)
             if share and part.shares_servers:
-                busy[part.server_kind] = busy.get(part.server_kind, 0) + part.candidate.gpus
+                busy[part.busy_kind] = busy.get(part.busy_kind, Fraction(0)) + part.gpus_used
             else:
                 take_owned(free, (part.candidate,))
         chosen.append((i, best, runners_up.without(i, best) if runners_up else feasible[1:]))
@@ -1070,7 +1071,7 @@ class _BaseOrder(NamedTuple):
 def _first_ranked(
     allowed: list[Option],
     base: _BaseOrder | None,
-    busy: dict[ServerKey, int],
+    busy: Mapping[ServerKey, Fraction | int],
     key: Callable[[Option], tuple[object, ...]],
     fits: Callable[[Option], bool],
     form: bool = True,
@@ -1085,7 +1086,7 @@ def _first_ranked(
     if base is None and not form:
         least: tuple[tuple[object, ...], int] | None = None
         for i, opt in enumerate(allowed):
-            if any(busy.get(part.server_kind) for part in opt.pieces) and not fits(opt):
+            if any(busy.get(part.busy_kind) for part in opt.pieces) and not fits(opt):
                 continue
             ranked = (key(opt), i)
             if least is None or ranked < least:
@@ -1095,7 +1096,7 @@ def _first_ranked(
         on_kind: dict[ServerKey, list[int]] = {}
         for i, o in enumerate(allowed):
             for part in o.pieces:
-                on_kind.setdefault(part.server_kind, []).append(i)
+                on_kind.setdefault(part.busy_kind, []).append(i)
         held = {i for kind, gpus in busy.items() if gpus for i in on_kind.get(kind, ())}
         # by key, then index: equal keys keep the options' order, as a stable sort of ``allowed`` does
         order = sorted((key(o), i) for i, o in enumerate(allowed) if i not in held)
@@ -1165,7 +1166,7 @@ def _owned_short_hint(
 
 
 def _left_free(
-    not_bought: set[tuple[str, str]], free: dict[ServerKey, int], busy: dict[ServerKey, int], *, idle_too: bool
+    not_bought: set[tuple[str, str]], free: dict[ServerKey, int], busy: dict[ServerKey, Fraction], *, idle_too: bool
 ) -> dict[ServerKey, int]:
     """Owned servers a deployment may be placed on in a pass where services share servers.
 
@@ -1176,8 +1177,12 @@ def _left_free(
     """
     left = {}
     for key, count in free.items():
-        gpus, per_node = busy.get(key, 0), key[2]
-        held = gpus // per_node if idle_too and key[:2] in not_bought else math.ceil(gpus / per_node)
+        gpus, per_node = busy.get(key, Fraction(0)), key[2]
+        shared = busy.get((key[0], f"{key[1]}+shared", per_node), Fraction(0))  # GPUs shared between pods: apart
+        if idle_too and key[:2] in not_bought:
+            held = int(gpus // per_node) + int(shared // per_node)
+        else:
+            held = math.ceil(gpus / per_node) + math.ceil(shared / per_node)
         left[key] = max(0, count - held)
     return left
 
@@ -1186,7 +1191,7 @@ def _fits_owned(
     not_bought: set[tuple[str, str]],
     opt: Option,
     free: dict[ServerKey, int],
-    busy: dict[ServerKey, int],
+    busy: dict[ServerKey, Fraction],
     whole: dict[ServerKey, int],
 ) -> bool:
     """Whether a service's replicas on owned servers no more of are bought fit beside the services already there.
@@ -1196,10 +1201,10 @@ def _fits_owned(
     """
     for part in opt.pieces:
         key = part.server_kind
-        if not busy.get(key) or key[:2] not in not_bought:
+        if not busy.get(part.busy_kind) or key[:2] not in not_bought:
             continue
         if part.shares_servers:
-            if math.ceil((busy[key] + part.candidate.gpus) / key[2]) > free.get(key, 0):
+            if math.ceil((busy[part.busy_kind] + part.gpus_used) / key[2]) > free.get(key, 0):
                 return False
         elif part.candidate.owned_nodes > whole.get(key, 0):
             return False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from generator import catalog
@@ -11,7 +12,7 @@ from generator.calculator.model_source import ResolvedModel
 from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import GpuSpec, PlatformSpec, acquired
 from generator.errors import FleetLimitError, InfeasibleError, InputError
-from generator.planner.blocked import Blocked
+from generator.planner.blocked import SHARE_TOO_SMALL, Blocked
 from generator.planner.candidates import capex_cap_usd, limits_text, ranking_candidate, sustained_rps
 from generator.planner.capex_scope import capex_excludes_finding
 from generator.planner.colocation import billed_per_rack, colocation_findings, undrawn_contract_usd
@@ -453,7 +454,12 @@ def _inference_details(
         details["recurrent_state_bytes_per_sequence"] = shape.memory.kv.state_bytes_per_sequence
     mem = shape.memory.per_gpu
     par = shape.par
-    if par.gpus == 1:
+    if shape.share is not None:  # sized against its share: memory, KV, rates and cost are the share's
+        details["gpu_share"] = shape.share.text(opt.hardware.gpu.id)
+        case = f"fits one pod's share of a GPU ({details['gpu_share']}); its memory, KV cache, rates and cost are the share's" + (
+            "" if shape.share.strategy == "mig" else ", each replica on the GPU assumed at full load"
+        )
+    elif par.gpus == 1:
         case = "fits one GPU: no model split needed"
     else:
         gpu = opt.hardware.gpu
@@ -962,7 +968,9 @@ def build_plan(
     for index, opt, _ in chosen:
         for part in opt.pieces:  # a split deployment's parts go to pools of their own server kinds
             first = sequenced[index].first if index in sequenced else index
-            kind = "inference" if part.shares_servers else f"solo-{first}"
+            # replicas in shares of GPUs (gpu_sharing) fill nodes of their own: a node's GPUs are all shared or all whole
+            kind = "inference-shared" if part.candidate.shares_per_gpu else "inference"
+            kind = kind if part.shares_servers else f"solo-{first}"
             groups.setdefault((*part.server_kind, kind), []).append((index, part))
     colocation = {**_colocation_reasons(wl, groups), **_named_pool_reasons(wl, groups)}
     units: list[tuple[list[tuple[int, Option]], int]] = []
@@ -995,6 +1003,7 @@ def build_plan(
         for part in (part for o in (best, *rest) for part in o.pieces):
             feasible_on.setdefault(part.server_kind, set()).add(wl.deployments[index].name)
     pools, inventory = _place_on_inventory(wl, pools, findings, ruled_out, feasible_on)
+    in_use = {name: sum((part.gpus_used for _, part in unit), Fraction(0)) for (unit, _), name in zip(units, names, strict=True)}
     racks: list[Rack] = []
     undrawn: dict[str, float] = {}  # pool -> USD a month of its racks' contracted kW left undrawn (rack_circuits)
     supply: RackSupply | None = None
@@ -1091,6 +1100,7 @@ def build_plan(
             if unchecked and not dep.inference.pooling and opt.candidate.replicas > dep.inference.min_replicas:
                 gpu = unchecked[0].hardware.gpu
                 findings.append(unchecked_throughput_finding(index, dep.name, gpu, unchecked[0].candidate.replicas))
+            findings += _kept_off_shares(wl, index, opt, dep_pools, ruled_out.get(dep.name, ()))
             wide_notes = [wide for part in opt.pieces if (wide := replica_note(part))]
             findings += [
                 Finding("warning", "replica-spans-hosts", f"deployment {dep.name}: {wide}", f"deployments[{index}]")
@@ -1123,7 +1133,7 @@ def build_plan(
         if job is None and not details["co_located"]:  # its own pools: theirs is its share of the racks' contract
             _add_undrawn_contract(details, undrawn, dep_pools)
         if details["co_located"] and len(dep_pools) == 1:
-            details.update(_pool_share(next(p for p in pools if p.name == dep_pools[0]), opt.candidate.gpus))
+            details.update(_pool_share(next(p for p in pools if p.name == dep_pools[0]), opt.gpus_used, in_use))
         elif details["co_located"]:  # a split service, a part of it co-located: each part's share (newuser27 item 4)
             details.update(_split_share(opt, [next(p for p in pools if p.name == name) for name in dep_pools], objective, wl))
         if job is not None:
@@ -1243,6 +1253,33 @@ def build_plan(
             plan,
         )
     return plan
+
+
+def _kept_off_shares(wl: Workload, index: int, opt: Option, pools: list[str], blocked: Sequence[Blocked]) -> list[Finding]:
+    """Where a service's replicas of one GPU keep whole GPUs though the workload shares them: why a share cannot hold them.
+
+    newuser40 item 3: a model too big for its MIG instance was rendered into one, where it could not start.
+    """
+    sharing = wl.kubernetes.gpu_sharing
+    out = []
+    for part, pool in zip(opt.pieces, pools, strict=True):
+        if sharing is None or part.candidate.shares_per_gpu or part.replica_shape.par.gpus > 1:
+            continue
+        why = next((b.text for b in blocked if b.code == SHARE_TOO_SMALL and b.gpu_id == part.gpu_id), None)
+        if why is None:
+            continue
+        fix = "a larger MIG profile" if sharing.strategy == "mig" else "fewer replicas_per_gpu"
+        out.append(
+            Finding(
+                "warning",
+                "gpu-share-too-small",
+                f"deployment {wl.deployments[index].name} keeps whole GPUs in pool {pool}, without {sharing.strategy}: "
+                f"no layout of it is feasible in its share ({why}); for it to share GPUs, choose {fix}, a shorter "
+                "max_context_tokens, a lower precision or looser SLOs",
+                f"deployments[{index}]",
+            )
+        )
+    return out
 
 
 def _sequenced(wl: Workload, chosen: list[tuple[int, Option, list[Option]]]) -> dict[int, Sequenced]:
@@ -1466,7 +1503,7 @@ def _named_pool_reasons(
     """Where a deployment's servers are chosen by its pool's name (``pool``), whom it shares them with, and why."""
     out: dict[tuple[int, ServerKey], str] = {}
     for (platform, gpu, per_node, kind), members in groups.items():
-        if kind != "inference" or all(wl.deployments[i].pool is None for i, _ in members):
+        if not kind.startswith("inference") or all(wl.deployments[i].pool is None for i, _ in members):
             continue  # a pool of its own (a training job, whole servers a replica) keeps the reason it has one
         for unit, nodes in _group_units(wl, members, per_node):
             pool = unit_pool(wl, unit)
@@ -1485,7 +1522,7 @@ def _named_pool_reasons(
 def _servers_apart_and_together(members: list[tuple[int, Option]], per_node: int) -> tuple[int, int]:
     """Servers the members of one co-location group take each in its own pool, and all in one."""
     separate = sum(o.candidate.nodes for _, o in members)
-    merged = math.ceil(sum(o.candidate.gpus for _, o in members) / per_node)
+    merged = math.ceil(sum(o.gpus_used for _, o in members) / per_node)
     return separate, max([merged, *(spread_floor(o) for _, o in members)])  # a spread service keeps its nodes
 
 
@@ -1522,7 +1559,7 @@ def _colocation_reasons(
                     f"not co-located{considered}: a training job gets its own pool so its memory, interconnect and power "
                     "peaks cannot break an inference service's latency targets"
                 )
-            elif kind != "inference":
+            elif not kind.startswith("inference"):
                 gpus = opt.replica_shape.par.gpus
                 held = (
                     f"spans {gpus // per_node} of the {per_node}-GPU {platform} servers"
@@ -1530,6 +1567,11 @@ def _colocation_reasons(
                     else f"leaves {per_node % gpus} GPU(s) of a {per_node}-GPU {platform} server over"
                 )
                 out[(index, at)] = f"not co-located: each replica ({gpus} GPUs) {held}, so it takes whole servers"
+            elif same_servers and kind == "inference-shared":
+                out[(index, at)] = (
+                    f"not co-located with {', '.join(same_servers)}: its GPUs are shared between pods (gpu_sharing), "
+                    "theirs are whole, and a node's GPUs are all one or the other"
+                )
             elif same_servers:
                 out[(index, at)] = f"not co-located with {', '.join(same_servers)}: they run a different kind of work"
             else:
@@ -1589,13 +1631,14 @@ def _token_cost(spec: InferenceSpec, opt: Option, details: dict[str, Any]) -> tu
     return figures, text
 
 
-def _pool_share(pool: Pool, gpus: int) -> dict[str, Any]:
+def _pool_share(pool: Pool, gpus: Fraction, in_use: Mapping[str, Fraction]) -> dict[str, Any]:
     """A co-located deployment's cost: its share of the pool by the GPUs it uses (the shares add up to the pool).
 
-    The servers, GPUs bought and idle GPUs are the pool's, which the deployments share.
+    The servers, GPUs bought and idle GPUs are the pool's, which the deployments share. ``gpus``: the deployment's
+    GPUs there, a share of one a replica where the pool's GPUs are shared; ``in_use``: every deployment's, by pool.
     """
-    used = pool.nodes * pool.node.gpus - pool.idle_gpus
-    share = gpus / used if used else 0.0
+    used = in_use.get(pool.name) or Fraction(pool.nodes * pool.node.gpus - pool.idle_gpus)
+    share = float(gpus / used) if used else 0.0
     usd = None if pool.usd_per_hour is None else pool.usd_per_hour * HOURS_PER_MONTH
     return {
         "cost_share": f"{gpus} of the {used} GPUs in use in pool {pool.name}",
@@ -1618,7 +1661,7 @@ def _split_share(opt: Option, pools: list[Pool], objective: str, wl: Workload) -
     The deployments' figures then add up to the fleet's, as a co-located service's do.
     """
     parts = [
-        _pool_share(pool, part.candidate.gpus)
+        _pool_share(pool, part.gpus_used, {})
         if len(pool.deployments) > 1
         else {**_cost_details(part, objective, wl.hardware.provider), "cost_share": f"the whole of pool {pool.name}"}
         for part, pool in zip(opt.pieces, pools, strict=True)
@@ -1636,7 +1679,7 @@ def _idle_findings(pools: list[Pool], deployments: list[DeploymentPlan], provide
         shares = [(d.kind, share[3]) for d in deployments if (share := d.in_pool(pool.name))]
         in_turn = len(shares) > 1 and all(kind == "training" for kind, _ in shares)  # a chain (run_after) in turn
         used = max(g for _, g in shares) if in_turn else sum(g for _, g in shares)
-        idle = pool.node.gpus * pool.nodes - used
+        idle = pool.idle_gpus if pool.shares_per_gpu else pool.node.gpus * pool.nodes - used  # shares pack GPUs
         if idle > 0:
             # owned servers were not bought: their GPUs are idle, not idle purchases
             how = "owned" if pool.owned_nodes == pool.nodes else "rented" if pool.rented else acquired(provider)
@@ -1707,7 +1750,7 @@ def _pool(
     built = BuiltHost(cpu_text, node.cpu_cores, node.ram_gib)  # what a comparable-system estimate is compared with
     cost = fleet_cost(wl, hw.platform, hw.gpu, node.gpus, node.power_w, consts, nodes, owned, built)
     labels = pool_labels(name, hw.gpu, hw.platform.id, hw.platform.provider)
-    used = add(o.candidate.gpus for _, o in unit)
+    used = math.ceil(add(o.gpus_used for _, o in unit))  # replicas in shares of GPUs pack onto as few as they fill
     return Pool(
         name=name,
         node=node,
@@ -1726,6 +1769,7 @@ def _pool(
         owned_nodes=owned,
         files_bytes=needs.model_file_bytes + needs.dataset_bytes + needs.checkpoint_bytes,
         rented=cost.rented,
+        shares_per_gpu=first.candidate.shares_per_gpu,
     )
 
 

@@ -48,8 +48,8 @@ NO_LAYOUT = "no-layout"
 NO_PACKING = "no-packing"
 #: A pinned degree the platform's servers do not give a replica.
 PINNED_DEGREE = "pinned-degree"
-#: MIG confines a replica to one GPU.
-MIG_ONE_GPU = "mig-one-gpu"
+#: A replica of one GPU is not feasible in one pod's share of it (``kubernetes.gpu_sharing``): it keeps whole GPUs.
+SHARE_TOO_SMALL = "share-too-small"
 #: Training communication over the cloud network dominates the step.
 COMMUNICATION_DOMINATES = "communication-dominates"
 #: The training job, with its communication, ends past the deadline.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
+from fractions import Fraction
 from typing import TYPE_CHECKING, cast
 
 from generator import catalog
@@ -11,12 +13,12 @@ from generator.calculator.model_source import ResolvedModel, serving_format
 from generator.catalog.records import PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.blocked import (
-    MIG_ONE_GPU,
     NO_PACKING,
     OWNED_SHORT,
     POOL_TOO_LARGE,
     RACK_HEIGHT,
     RACK_POWER,
+    SHARE_TOO_SMALL,
     Blocked,
 )
 from generator.planner.inference import LayoutBlocked, ReplicaShape, _GpuShapes, replica_shapes
@@ -33,8 +35,9 @@ from generator.planner.slo import effective_slo, replicas_needed
 from generator.planner.spread import spread_floor, spread_layouts, spread_note
 from generator.planner.tco import HOURS_PER_MONTH, NodeCost, billed_per_run, fleet_cost, rented_server, run_usd
 from generator.sizing.constants import Constants
+from generator.sizing.gpu_share import gpu_share
 from generator.words import listed
-from generator.workload.models import InferenceDeployment, Workload
+from generator.workload.models import GpuSharing, InferenceDeployment, Workload
 
 if TYPE_CHECKING:
     from generator.planner.training import TrainingShape  # training modules load only for a training deployment
@@ -149,7 +152,8 @@ def layout_option(
         cost = seen[cost_key] = fleet_cost(wl, hw.platform, hw.gpu, gpus_per_node, node.power_w, consts, nodes, owned)
     cost = cast("NodeCost", cost)
     total_usd = cost.usd_per_hour
-    gpus = replicas * shape.par.tp * shape.par.pp
+    share = shape.share if isinstance(shape, ReplicaShape) else None
+    gpus = replicas * shape.par.tp * shape.par.pp if share is None else shared_gpus(replicas, share.per_gpu)
     power = node.power_w * nodes
     run_hours = None if isinstance(shape, ReplicaShape) else shape.hours
     # tie-break latency: TTFT p95 at the replica's sized load; a training job's wall-clock
@@ -176,13 +180,19 @@ def layout_option(
         run_hours=run_hours,
         reserved=hw.platform.id in (wl.kubernetes.reservations or ()) and wl.hardware.provider == "gcp",
         rented=cost.rented,
+        shares_per_gpu=None if share is None else share.per_gpu,
     )
     return Option(candidate, hw, node, needs, shape)
 
 
-# MIG instances have no GPU-to-GPU P2P (PCIe or NVLink) and each pod gets one instance, so a replica
-# cannot span GPUs (https://docs.nvidia.com/datacenter/tesla/mig-user-guide/deployment-considerations.html)
-MIG_ONE_INSTANCE = "kubernetes.gpu_sharing mig gives each pod one MIG instance, which cannot span GPUs"
+def shared_gpus(replicas: int, per_gpu: int) -> int:
+    """GPUs ``replicas`` pods fill, ``per_gpu`` to a shared GPU."""
+    return -(-replicas // per_gpu)
+
+
+# MIG instances have no GPU-to-GPU P2P (PCIe or NVLink) and each pod gets one instance, so a replica of several GPUs
+# cannot run in shares (https://docs.nvidia.com/datacenter/tesla/mig-user-guide/deployment-considerations.html): it
+# keeps whole GPUs in a pool of its own, as under time-slicing and MPS (the render's gpu-sharing-whole-gpus)
 
 
 #: A plan's options of one deployment on one hardware and the reasons layouts there were ruled out, in the order found,
@@ -274,7 +284,10 @@ def _options_on(
     owned = sum(per * n for per, n in owned_here) if hw.not_bought and free_servers is not None else None
     for shape in _inference_shapes(serving, model, hw, consts, blocked, seen[0], owned):
         replicas = rest.replicas(serving.spec, shape) if rest else replicas_needed(serving.spec, shape.planned_requests_per_s)
-        layouts = node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas)
+        if shape.share is not None:  # replicas in shares of GPUs: the GPUs they fill, packed
+            layouts = node_counts(hw.platform, 1, 1, shared_gpus(replicas, shape.share.per_gpu))
+        else:
+            layouts = node_counts(hw.platform, shape.par.tp, shape.par.pp, replicas)
         if rest is None:  # a split's parts run on servers of two kinds, so on two nodes at least
             layouts = spread_layouts(layouts, replicas, serving.spec.min_replicas, hw.platform.hosts)
         if not layouts:
@@ -303,6 +316,8 @@ def _replica_option(
     needs = spanning if shape.par.gpus > gpus_per_node else within
     par = shape.par  # expert parallelism named where it runs, pinned or needed to load (fuzz16 item 5)
     layout_text = f"TP{par.tp}" + (f" EP{par.ep}" if par.ep > 1 else "") + (f" PP{par.pp}" if par.pp > 1 else "")
+    if shape.share is not None:
+        layout_text += f" in {shape.share.label} shares ({shape.share.per_gpu} a GPU)"
     spread = spread_note(replicas, par.gpus, gpus_per_node, nodes)
     summary = f"{replicas:,} x {layout_text} on {nodes:,} x {hw.platform.id} ({gpus_per_node} x {hw.gpu.id}){spread}"
     return layout_option(wl, hw, layout, needs, shape, replicas, summary, consts, blocked, free, seen)
@@ -313,8 +328,8 @@ class _Serving(NamedTuple):
 
     spec: InferenceSpec  # SLO defaults filled in
     fmt: WeightFormat
-    #: MIG confines a replica to one GPU.
-    mig: bool
+    #: How the workload shares GPUs between pods (``kubernetes.gpu_sharing`` where Kubernetes is rendered); None: not.
+    sharing: GpuSharing | None
     #: The deployment pins expert parallelism on (``parallelism.ep`` above 1) or off (``ep: 1``); None: not pinned.
     expert_parallel: bool | None
     #: The TP and PP degrees the deployment pins (None: searched).
@@ -322,14 +337,14 @@ class _Serving(NamedTuple):
 
 
 def _serving(wl: Workload, dep: InferenceDeployment, model: ResolvedModel) -> _Serving:
-    """An inference deployment's spec, weight format, whether MIG confines a replica to one GPU, and its pins."""
+    """An inference deployment's spec, weight format, the GPU sharing its replicas of one GPU run in, and its pins."""
     spec, _ = effective_slo(dep.inference)
     fmt = serving_format(model, spec.precision)
-    sharing = wl.kubernetes.gpu_sharing
+    sharing = wl.kubernetes.gpu_sharing if "kubernetes" in wl.outputs else None
     pin = dep.parallelism
     ep = None if pin is None or pin.ep is None else pin.ep > 1
     pinned = (pin.tp, pin.pp) if pin is not None else (None, None)
-    return _Serving(spec, fmt, sharing is not None and sharing.strategy == "mig", ep, pinned)
+    return _Serving(spec, fmt, sharing, ep, pinned)
 
 
 def _inference_shapes(
@@ -346,17 +361,21 @@ def _inference_shapes(
     Where none is feasible, the reason recorded is the nearest layout's; ``owned_gpus``: the GPUs of the owned servers
     free where no more of ``hw`` are bought, which a layout must fit for its reason to be one they can act on.
     """
-    spec, fmt, mig, expert_parallel, pin = serving
+    spec, fmt, sharing, expert_parallel, pin = serving
     shapes, why = replica_shapes(model, spec, fmt, hw, consts, seen, expert_parallel=expert_parallel, pin=pin)
+    share = gpu_share(hw.gpu, sharing) if sharing is not None and hw.gpu.vendor == "nvidia" else None
+    if share is not None and pin[0] in (None, 1) and pin[1] in (None, 1):
+        # a replica of one GPU runs in one pod's share of it, sized against the share; where none is feasible there,
+        # it keeps whole GPUs in a pool without sharing (newuser40 item 3: a model too big for its MIG instance was
+        # rendered into it, and could not start), and why is said (the finding gpu-share-too-small)
+        shared, why_shared = replica_shapes(model, spec, fmt, hw, consts, seen, expert_parallel=expert_parallel, share=share)
+        if shared:  # whole GPUs stay options too: beside a pool that must keep them, its idle GPUs cost nothing
+            shapes = [*shared, *shapes]
+        elif why_shared:
+            blocked.append(blocked_on(hw, SHARE_TOO_SMALL, f"in {share.text(hw.gpu.id)}: {why_shared[-1].text}"))
     if not shapes:
         blocked += [blocked_on(hw, w.code, w.text, w.excess, w.missed) for w in _nearest_owned(hw, why, owned_gpus)]
-    kept = []
-    for shape in shapes:
-        if mig and shape.par.tp * shape.par.pp > 1:
-            blocked.append(blocked_on(hw, MIG_ONE_GPU, f"TP{shape.par.tp} PP{shape.par.pp}: {MIG_ONE_INSTANCE}"))
-            continue
-        kept.append(shape)
-    return kept
+    return shapes
 
 
 def _nearest_owned(hw: Hardware, why: list[LayoutBlocked], owned_gpus: int | None) -> list[LayoutBlocked]:
@@ -394,7 +413,9 @@ def owned_fill_options(
     free = {(hw.platform.id, hw.gpu.id, gpus_per_node): servers}
     for shape in _inference_shapes(_serving(wl, dep, model), model, hw, consts, scratch):
         size = shape.par.tp * shape.par.pp
-        if size <= gpus_per_node:  # as many whole replicas as a server holds (review 12 item 3)
+        if shape.share is not None:  # as many shares as the servers' GPUs hold
+            replicas, nodes = servers * gpus_per_node * shape.share.per_gpu, servers
+        elif size <= gpus_per_node:  # as many whole replicas as a server holds (review 12 item 3)
             replicas, nodes = servers * (gpus_per_node // size), servers
         elif size % gpus_per_node == 0:
             replicas = servers // (size // gpus_per_node)
@@ -420,7 +441,7 @@ def ranking_candidate(opt: Option) -> Candidate:
     return c if run is None else c._replace(usd_per_hour=run)
 
 
-def on_shared_servers(opt: Option, busy_gpus: dict[ServerKey, int]) -> Candidate:
+def on_shared_servers(opt: Option, busy_gpus: Mapping[ServerKey, Fraction | int]) -> Candidate:
     """The candidate as the fleet pays for it where its replicas may take idle GPUs of servers chosen before.
 
     ``busy_gpus``: GPUs in use, by server kind, by the inference deployments already chosen. Sharing their
@@ -431,13 +452,13 @@ def on_shared_servers(opt: Option, busy_gpus: dict[ServerKey, int]) -> Candidate
     return _on_shared(opt, ranking_candidate(opt), busy_gpus)
 
 
-def _on_shared(opt: Option, c: Candidate, busy_gpus: dict[ServerKey, int]) -> Candidate:
+def _on_shared(opt: Option, c: Candidate, busy_gpus: Mapping[ServerKey, Fraction | int]) -> Candidate:
     """:func:`on_shared_servers` of the option's ranking candidate ``c``: ``c`` itself where sharing changes nothing."""
-    busy = busy_gpus.get(opt.server_kind, 0)
+    busy = busy_gpus.get(opt.busy_kind, Fraction(0))
     if not busy or opt.parts or not opt.shares_servers or c.owned_nodes:
         return c
     per_node = c.gpus_per_node
-    extra = max(math.ceil((busy + c.gpus) / per_node), spread_floor(opt)) - math.ceil(busy / per_node)
+    extra = max(math.ceil((busy + opt.gpus_used) / per_node), spread_floor(opt)) - math.ceil(busy / per_node)
     if extra >= c.nodes:
         return c
     share = extra / c.nodes
@@ -484,7 +505,7 @@ RankingMemo = dict[tuple[int, str, bool, bool, bool, float | None], tuple[object
 def ranking_key(
     opt: Option,
     objective: str,
-    busy: dict[ServerKey, int] | None,
+    busy: Mapping[ServerKey, Fraction | int] | None,
     owned_free: bool,
     one_gpu_pods: bool = False,
     memo: RankingMemo | None = None,
@@ -504,7 +525,7 @@ def ranking_key(
     the capex (of the servers the option adds) spread over so many months is added to its cost an hour; 0, or another
     objective, ranks the least capex first, then the objective.
     """
-    if memo is not None and (not busy or not busy.get(opt.server_kind)):  # sharing leaves its candidate as it is
+    if memo is not None and (not busy or not busy.get(opt.busy_kind)):  # sharing leaves its candidate as it is
         known = memo.get((id(opt), objective, busy is not None, owned_free, one_gpu_pods, capex_months))
         if known is not None:
             return known
@@ -548,6 +569,7 @@ def _ranking_key(
         owned_free and not buys and not c.owned_nodes,
         lead,
         one_gpu_pods and any(p.candidate.tp * p.candidate.pp > 1 for p in opt.pieces),
+        one_gpu_pods and not all(p.candidate.shares_per_gpu for p in opt.pieces),  # the sharing asked for, on a tie
         hosts,
         *ties,
         opt.candidate.summary,

@@ -36,6 +36,7 @@ from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.distributed_runtime import nvlink_replica
 from generator.sizing.engine_runtime import batch_limits, default_max_num_batched_tokens
+from generator.sizing.gpu_share import GpuShare, shared_gpu
 from generator.sizing.loadability import format_problems, loadability_problems
 from generator.sizing.loaded_weights import loaded_format
 from generator.sizing.memo import memoized
@@ -95,6 +96,8 @@ class ReplicaShape(NamedTuple):
     #: The least a known gap's public runs measured below the model where this replica runs (its lowest ratio of
     #: predicted to measured throughput, :mod:`generator.sizing.throughput_gaps`); 1.0 where no gap is known.
     margin: float = 1.0
+    #: The share of one GPU a replica runs in (``kubernetes.gpu_sharing``), which it was sized against; None: whole GPUs.
+    share: GpuShare | None = None
 
     @property
     def planned_requests_per_s(self) -> float:
@@ -429,6 +432,7 @@ def replica_shapes(
     *,
     expert_parallel: bool | None = None,
     pin: tuple[int | None, int | None] = (None, None),
+    share: GpuShare | None = None,
 ) -> tuple[list[ReplicaShape], list[LayoutBlocked]]:
     """Feasible TP x PP layouts on ``hw`` and, when none, why not.
 
@@ -439,12 +443,14 @@ def replica_shapes(
     The layouts depend on the GPU as fitted (bridged or not) and the TP degrees the platform allows, not on
     the platform itself: they are sized once per such GPU (and host CPU speed) and shared by every platform
     that carries it. ``seen`` keeps them for one deployment's calls by (GPU, bridge, slot lanes, board, TP degrees, GPUs
-    a node holds, host speed).
+    a node holds, host speed). ``share``: a replica of one GPU sized against one pod's share of it (TP1 PP1 only).
     """
     sizes = tuple(tensor_parallel_sizes(hw, model.architecture.num_attention_heads))
     node_gpus = max(hw.platform.gpu_counts)
     host = platform_host_time_scale(hw.platform)
-    key = (hw.gpu.id, hw.gpu.bridged, hw.gpu.slot_lanes, hw.gpu.mesh_gpus, sizes, node_gpus, host, pin)
+    if share is not None:
+        sizes, pin = (1,), (1, 1)
+    key = (hw.gpu.id, hw.gpu.bridged, hw.gpu.slot_lanes, hw.gpu.mesh_gpus, sizes, node_gpus, host, pin, share)
     known = seen.get(key) if seen is not None else None
     if known is None:
         grid = (sizes, node_gpus)
@@ -454,7 +460,7 @@ def replica_shapes(
             _layout_spec(spec),
             fmt,
             hw.gpu.id,
-            (hw.gpu.bridged, hw.gpu.slot_lanes, hw.gpu.mesh_gpus),
+            (hw.gpu.bridged, hw.gpu.slot_lanes, hw.gpu.mesh_gpus, share),
             grid,
             consts,
             host,
@@ -464,7 +470,7 @@ def replica_shapes(
         if seen is not None:
             seen[key] = known
     found, blocked = known
-    shapes = [ReplicaShape(hw, fmt, *shape) for shape in found]
+    shapes = [ReplicaShape(hw, fmt, *shape, share=share) for shape in found]
     # each at the margin of the batch it runs (review25 C: a gap's runs differ by batch)
     arch = model.architecture
     return [s._replace(margin=planning_margin(spec, hw.gpu, arch, fmt.name, s.max_point.batch)) for s in shapes], list(blocked)
@@ -519,14 +525,16 @@ def pipeline_depths(tp: int, grid: tuple[tuple[int, ...], int], num_layers: int,
     return tuple(pp for pp in PIPELINE_STAGES if pp == 1 or (pp <= num_layers and (tp == sizes[-1] or tp * pp <= node_gpus)))
 
 
-#: How a server fits a GPU: bridged or not, the PCIe lanes its slots give, the fully connected board it sits on.
-Fitted = tuple[bool, tuple[tuple[int, int], ...], "int | None"]
+#: How a server fits a GPU: bridged or not, the PCIe lanes its slots give, the fully connected board it sits on; and the
+#: share of it one pod gets where the workload shares GPUs (None: the whole GPU).
+Fitted = tuple[bool, tuple[tuple[int, int], ...], "int | None", "GpuShare | None"]
 
 
 def _fitted_gpu(gpu_id: str, fitted: Fitted) -> GpuSpec:
-    """The catalog GPU as a server fits it (``fitted``: :meth:`PlatformSpec.fitted_gpu`'s facts of it)."""
-    bridged, slot_lanes, mesh = fitted
-    return catalog.gpus()[gpu_id].as_fitted(bridged).in_slots(slot_lanes)._replace(mesh_gpus=mesh)
+    """The catalog GPU as a server fits it (``fitted``: :meth:`PlatformSpec.fitted_gpu`'s facts of it), or one share of it."""
+    bridged, slot_lanes, mesh, share = fitted
+    gpu = catalog.gpus()[gpu_id].as_fitted(bridged).in_slots(slot_lanes)._replace(mesh_gpus=mesh)
+    return gpu if share is None else shared_gpu(gpu, share)
 
 
 @memoized

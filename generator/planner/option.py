@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from generator.catalog.cloud_gpu_stack import CLOUD_GPU_STACK
 from generator.catalog.records import GpuSpec
 from generator.named_tuple import NamedTuple
@@ -42,6 +44,22 @@ class Option(NamedTuple):
     def server_kind(self) -> ServerKey:
         """(platform, GPU, GPUs per server) of the servers this option's (part's) replicas run on."""
         return (self.hardware.platform.id, self.hardware.gpu.id, self.candidate.gpus_per_node)
+
+    @property
+    def busy_kind(self) -> ServerKey:
+        """The server kind whose GPUs in use this option's (part's) replicas count towards, as services share servers.
+
+        Replicas in shares of GPUs (``kubernetes.gpu_sharing``) fill GPUs of their own: a node's GPUs are all shared or
+        all whole (the pool's one device-plugin config or MIG partition), so they are counted apart.
+        """
+        platform, gpu, per_node = self.server_kind
+        return (platform, f"{gpu}+shared", per_node) if self.candidate.shares_per_gpu else (platform, gpu, per_node)
+
+    @property
+    def gpus_used(self) -> Fraction:
+        """GPUs this option's (part's) replicas take: whole ones, or a share of one each (1/N of a GPU)."""
+        c = self.candidate
+        return Fraction(c.replicas, c.shares_per_gpu) if c.shares_per_gpu else Fraction(c.gpus)
 
     @property
     def gpu_id(self) -> str:

@@ -133,6 +133,9 @@ class Pool(NamedTuple):
     #: or ``"month"``. They stand in the provider's datacentre: bought by no one, in no rack of the plan (newuser39
     #: item 3). None (left out of ``spec.json``): bought or owned, or a cloud's.
     rented: str | None = None
+    #: Pods each GPU of the pool holds (MIG instances, time-slicing or MPS replicas), where its GPUs are shared
+    #: (``kubernetes.gpu_sharing``); None (left out of ``spec.json``): whole GPUs.
+    shares_per_gpu: int | None = None
 
     @property
     def hosts(self) -> int:
@@ -171,6 +174,9 @@ class Candidate(NamedTuple):
     reserved: bool = False
     #: On bare metal, a server rented from a provider (:attr:`Pool.rented`): ``"hour"`` or ``"month"``; None otherwise.
     rented: str | None = None
+    #: Replicas one GPU holds where each runs in a share of one (``kubernetes.gpu_sharing``); ``gpus`` is then the GPUs
+    #: they fill, packed. None (left out of ``spec.json``): whole GPUs.
+    shares_per_gpu: int | None = None
 
 
 class DeploymentPart(NamedTuple):
@@ -407,7 +413,14 @@ _RECORDS: frozenset[Any] = frozenset(
 #: Fields ``spec.json`` leaves out where they are None: the circuits of a workload that gives rack_power_kw instead,
 #: whose plan is as it was before circuits could be given.
 #: A bare-metal pool or layout's ``rented`` is left out where None (bought or owned: every plan before servers could be
-#: rented on bare metal).
+#: rented on bare metal), and so is ``shares_per_gpu`` (whole GPUs: every plan without kubernetes.gpu_sharing).
 _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
-    {(RackSpec, "circuit_load"), (Plan, "rack_supply"), (Pool, "rented"), (Candidate, "rented")}
+    {
+        (RackSpec, "circuit_load"),
+        (Plan, "rack_supply"),
+        (Pool, "rented"),
+        (Candidate, "rented"),
+        (Candidate, "shares_per_gpu"),
+        (Pool, "shares_per_gpu"),
+    }
 )

@@ -1,8 +1,9 @@
 """GPU sharing (``kubernetes.gpu_sharing``) at deployment time: pool labels, findings and the GPU stack's configs.
 
-The planner sizes whole GPUs; sharing only changes how the cluster advertises them. GKE takes it natively
-(:mod:`generator.render.gke`); everywhere else the GPU Operator does: time-slicing and MPS through the pool's
-device-plugin config (``sharing.timeSlicing`` / ``sharing.mps`` replicas), MIG through the MIG manager, which
+The planner sizes each replica of one GPU against its share (:mod:`generator.sizing.gpu_share`) and packs the shares
+onto GPUs; a pool whose GPUs it shares carries ``shares_per_gpu``. Here the cluster is told to advertise them.
+GKE takes it natively (:mod:`generator.render.gke`); everywhere else the GPU Operator does: time-slicing and MPS
+through the pool's device-plugin config (``sharing.timeSlicing`` / ``sharing.mps`` replicas), MIG through the MIG manager, which
 partitions every node labelled ``nvidia.com/mig.config`` with the matching entry of a mig-parted config.
 """
 
@@ -10,11 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.catalog import gpus, mig_profiles, software
+from generator.catalog import gpus, mig_profile_specs, software
 from generator.errors import InputError
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.env import to_yaml
-from generator.sizing.constants import with_overrides
 from generator.workload.models import GpuSharing, Workload
 from generator.workload.sharing import mig_problem
 
@@ -32,19 +32,8 @@ def mig_config_name(gpu_id: str, profile: str) -> str:
 
 
 def mig_instances(gpu_id: str, profile: str) -> int:
-    """How many ``profile`` instances fit one GPU: compute slices and memory slices both bound it.
-
-    A GPU with 7 compute slices has 8 memory slices, one with 4 has 4 (MIG user guide); a profile's memory
-    slices are its memory over one slice of the largest profile's memory.
-    """
-    slices = int(gpus()[gpu_id].mig_max_instances or 0)
-    memory_slices = 8 if slices == 7 else slices
-    largest_gb = max(int(p.split(".")[1].removesuffix("gb")) for p in mig_profiles()[gpu_id])
-    compute, memory_gb = profile.split(".")
-    per_slice_gb = largest_gb / memory_slices
-    return min(
-        slices // int(compute.removesuffix("g")), memory_slices // max(1, round(int(memory_gb.removesuffix("gb")) / per_slice_gb))
-    )
+    """How many ``profile`` instances fit one GPU: the MIG user guide's Number of Instances Available (the catalog's)."""
+    return mig_profile_specs()[gpu_id][profile].instances
 
 
 def advertised_per_gpu(pool: Pool, sharing: GpuSharing | None) -> int:
@@ -61,20 +50,19 @@ def advertised_per_gpu(pool: Pool, sharing: GpuSharing | None) -> int:
 
 
 def pool_shares(plan: Plan, sharing: GpuSharing | None) -> dict[str, GpuSharing | None]:
-    """The sharing each pool's GPUs get, by pool name: any only where every pod on it takes one GPU.
+    """The sharing each pool's GPUs get, by pool name: any only where the planner packed shares of GPUs onto it.
 
-    That is an inference replica of TP1 x PP1: a pod of several shared GPUs could be handed slices of one GPU, and a
-    training job plans whole GPUs with their links (newuser16 H1; review 13 item 3: MIG split a LoRA job's GPUs).
+    That is inference replicas of TP1 x PP1 sized against their share: a pod of several shared GPUs could be handed
+    slices of one GPU, a training job plans whole GPUs with their links (newuser16 H1; review 13 item 3: MIG split a
+    LoRA job's GPUs), and a replica too big for its share keeps whole GPUs (newuser40 item 3).
     """
     whole = whole_gpu_pools(plan)
     return {pool.name: None if pool.name in whole else sharing for pool in plan.pools}
 
 
 def whole_gpu_pools(plan: Plan) -> set[str]:
-    """Pools with a pod of more than one GPU or a training job on them: they keep whole GPUs under any sharing."""
-    return {
-        part.pool for dep in plan.deployments for part in dep.split or (dep,) if dep.kind != "inference" or part.tp * part.pp > 1
-    }
+    """Pools the planner did not share (a pod of more than one GPU, a training job, a replica too big for its share)."""
+    return {pool.name for pool in plan.pools if not pool.shares_per_gpu}
 
 
 def device_plugin_config(sharing: GpuSharing | None) -> str:
@@ -100,7 +88,7 @@ def _with_label(pool: Pool, key: str, value: str) -> Pool:
 def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) -> Plan:
     """The plan as rendered with GPU sharing: MIG-config labels on pools the GPU Operator partitions, and findings.
 
-    The planner's sizing is unchanged (whole GPUs); a MIG profile the chosen GPU lacks is refused here too.
+    The planner sized the shares; a MIG profile the chosen GPU lacks is refused here too.
     ``single_host``: one machine on its own, which gets no GPU stack (so no sharing config either).
     """
     sharing = workload.kubernetes.gpu_sharing
@@ -121,13 +109,7 @@ def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) 
                 pools.append(_with_label(pool, MIG_CONFIG_LABEL, mig_config_name(gpu, str(sharing.mig_profile))))
                 continue
         pools.append(pool)
-    findings = sorted_findings(
-        [
-            *plan.findings,
-            *sharing_findings(plan, sharing, single_host=single_host),
-            *share_too_small(plan, sharing, with_overrides(dict(workload.constants)).gpu_memory_utilization),
-        ]
-    )
+    findings = sorted_findings([*plan.findings, *sharing_findings(plan, sharing, single_host=single_host)])
     return plan._replace(pools=tuple(pools), findings=findings)
 
 
@@ -144,50 +126,6 @@ def pod_memory_fraction(gpu_memory_utilization: float, sharing: GpuSharing | Non
     return round(gpu_memory_utilization / (sharing.replicas_per_gpu or 1), 4)
 
 
-def share_bytes(gpu_id: str, sharing: GpuSharing) -> int:
-    """The GPU memory one pod gets: its MIG instance's (the profile names it, in GB), else the GPU's over the replicas."""
-    if sharing.strategy == "mig":
-        return int(str(sharing.mig_profile).split(".")[1].removesuffix("gb")) * 10**9
-    return gpus()[gpu_id].memory_bytes // (sharing.replicas_per_gpu or 1)
-
-
-def share_too_small(plan: Plan, sharing: GpuSharing, gpu_memory_utilization: float) -> list[Finding]:
-    """Deployments that cannot start in one pod's share of a GPU: what they need with one sequence of their context.
-
-    Weights, one ``max_context_tokens`` sequence's KV cache, activations and runtime (the plan's "total to start"),
-    against the share, of which vLLM takes ``gpu_memory_utilization`` (fuzz15 item 3: weights alone were compared with
-    the whole share, so a 2g.20gb instance vLLM could not start an 8,192-token 8B model in passed).
-    """
-    out = []
-    gpu_of = {pool.name: pool.node.gpu_id for pool in plan.pools}
-    whole = whole_gpu_pools(plan)
-    for i, dep in enumerate(plan.deployments):
-        if dep.kind != "inference":  # (a fixed machine, one llama.cpp stream, takes no gpu_sharing)
-            continue
-        needs = dep.memory_per_gpu["total"]
-        vllm = "serving_engine" not in dep.details
-        for pool in dep.pools:
-            gpu = gpu_of[pool]
-            share = share_bytes(gpu, sharing)
-            usable = share * gpu_memory_utilization if vllm else share
-            if pool in whole or gpus()[gpu].vendor != "nvidia" or needs <= usable:
-                continue
-            taken = f", of which vLLM takes {gpu_memory_utilization:g}, {usable / 2**30:.1f} GiB" if vllm else ""
-            out.append(
-                Finding(
-                    "warning",
-                    "gpu-share-too-small",
-                    f"deployment {dep.name} needs {needs / 2**30:.1f} GiB per GPU to start (weights, one "
-                    f"{dep.details['context_tokens']:,}-token sequence's KV cache, activations, runtime) but one pod's "
-                    f"share of one {gpu} under {sharing.strategy} is {share / 2**30:.1f} GiB{taken}: it cannot start; "
-                    + ("choose a larger MIG profile" if sharing.strategy == "mig" else "give fewer replicas_per_gpu")
-                    + ", a shorter max_context_tokens, or leave this deployment's GPUs unshared",
-                    f"deployments[{i}]",
-                )
-            )
-    return out
-
-
 def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = False) -> list[Finding]:
     """What the user must know about the sharing they asked for."""
     if sharing.strategy == "mig":
@@ -198,9 +136,9 @@ def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = Fal
         Finding(
             "info",
             "gpu-sharing",
-            f"GPU sharing configured ({how}); the sizing assumes whole GPUs, so each deployment's replicas, memory and "
-            "throughput figures are for whole GPUs; a model that cannot start in its share is the warning "
-            "gpu-share-too-small",
+            f"GPU sharing configured ({how}); each replica of one GPU is sized against its share (memory; SMs and memory "
+            "bandwidth: the MIG instance's slices, or 1/replicas_per_gpu each with every replica at full load) and the "
+            "shares are packed onto GPUs; a replica that does not fit its share keeps whole GPUs (gpu-share-too-small)",
             "kubernetes.gpu_sharing",
         )
     ]
@@ -221,7 +159,8 @@ def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = Fal
                 "info",
                 "gpu-sharing-whole-gpus",
                 f"pool(s) {', '.join(whole)} keep whole GPUs (no {sharing.strategy}): a pod there takes several GPUs "
-                "(tensor or pipeline parallel) or runs a training job, and shared GPUs could hand one pod slices of one GPU",
+                "(tensor or pipeline parallel), runs a training job, or does not fit its share (gpu-share-too-small), "
+                "and shared GPUs could hand one pod slices of one GPU",
                 "kubernetes.gpu_sharing",
             )
         )

@@ -1,0 +1,114 @@
+"""One pod's share of a GPU under ``kubernetes.gpu_sharing``: its memory, SMs and memory bandwidth.
+
+The planner sizes an inference replica of one GPU against its share when the workload shares GPUs, and the render
+gives vLLM the same memory; both read it here (one implementation).
+
+- MIG: the instance's memory as ``nvidia-smi mig -lgip`` reports it where the catalog has it, its fraction of the SMs
+  (compute slices g of 7) and its fraction of the memory bandwidth (memory slices of 8: each slice is its own memory
+  controllers and DRAM, MIG user guide). Where no ``-lgip`` figure is sourced, the memory is the profile's fraction of
+  the GPU's memory times the lowest ratio of measured instance memory to that fraction on the GPUs measured (an
+  instance reports less than its fraction: the H100 NVL's 1g.12gb 10.62 GiB of 11.70), so a derived share never
+  exceeds what a measured GPU gives.
+- Time-slicing and MPS: the GPU's memory over ``replicas_per_gpu`` (the render gives each vLLM pod its fraction of it),
+  and, assumed, 1/``replicas_per_gpu`` of its compute and memory bandwidth each: every replica on the GPU at full load
+  at once (time slices, or MPS clients' concurrent kernels, split the SMs and the DRAM bandwidth between them). A
+  lightly loaded neighbour leaves more: the figures are a floor.
+"""
+
+from __future__ import annotations
+
+from generator import catalog
+from generator.catalog.records import GpuSpec
+from generator.named_tuple import NamedTuple
+from generator.units import GIB, MIB
+from generator.workload.models import GpuSharing
+
+
+class GpuShare(NamedTuple):
+    """What one pod of a shared GPU gets (the figures a replica of one GPU is sized against)."""
+
+    strategy: str
+    #: The MIG profile, or "1/N" of a time-sliced or MPS GPU.
+    label: str
+    #: Pods (MIG instances, time-slicing or MPS replicas) one GPU holds.
+    per_gpu: int
+    memory_bytes: int
+    #: Shares of the GPU's SMs and of its memory bandwidth, as fractions in text ("3/7") and as numbers.
+    sm_fraction: str
+    bandwidth_fraction: str
+    #: Where the memory figure comes from.
+    memory_basis: str
+
+    @property
+    def sm_share(self) -> float:
+        """The share of the GPU's SMs, as a number."""
+        return _ratio(self.sm_fraction)
+
+    @property
+    def bandwidth_share(self) -> float:
+        """The share of the GPU's memory bandwidth, as a number."""
+        return _ratio(self.bandwidth_fraction)
+
+    def text(self, gpu_id: str) -> str:
+        """The share as plan text says it."""
+        what = f"one {self.label} MIG instance" if self.strategy == "mig" else f"one of {self.per_gpu} {self.strategy} replicas"
+        return (
+            f"{what} of one {gpu_id} ({self.per_gpu} a GPU): {self.memory_bytes / GIB:.2f} GiB ({self.memory_basis}), "
+            f"{self.sm_fraction} of its SMs and {self.bandwidth_fraction} of its memory bandwidth"
+        )
+
+
+def _ratio(text: str) -> float:
+    top, _, bottom = text.partition("/")
+    return int(top) / int(bottom)
+
+
+def _derived_memory_ratio() -> float:
+    """The lowest measured instance memory over its fraction of the GPU's memory, of every GPU the catalog measured."""
+    gpus = catalog.gpus()
+    ratios = [
+        profile.memory_gib * GIB / (float(profile.memory_fraction) * gpus[gpu_id].memory_bytes)
+        for gpu_id, profiles in catalog.mig_profile_specs().items()
+        for profile in profiles.values()
+        if profile.memory_gib is not None and gpu_id in gpus
+    ]
+    return min(ratios)
+
+
+def gpu_share(gpu: GpuSpec, sharing: GpuSharing) -> GpuShare | None:
+    """One pod's share of ``gpu`` under ``sharing``; None where the GPU has no such MIG profile (refused at load)."""
+    if sharing.strategy != "mig":
+        n = sharing.replicas_per_gpu or 1
+        return GpuShare(sharing.strategy, f"1/{n}", n, gpu.memory_bytes // n, f"1/{n}", f"1/{n}", f"the GPU's memory over {n}")
+    profile = catalog.mig_profile_specs().get(gpu.id, {}).get(str(sharing.mig_profile))
+    if profile is None:
+        return None
+    if profile.memory_gib is not None:
+        memory = round(profile.memory_gib * GIB / MIB) * MIB
+        basis = "nvidia-smi mig -lgip"
+    else:
+        memory = int(float(profile.memory_fraction) * gpu.memory_bytes * _derived_memory_ratio()) // MIB * MIB
+        basis = f"{profile.memory_fraction} of the GPU's memory, less what measured GPUs' instances lack"
+    return GpuShare(
+        "mig",
+        profile.name,
+        profile.instances,
+        memory,
+        f"{profile.sm_fraction.numerator}/{profile.sm_fraction.denominator}",
+        f"{profile.memory_fraction.numerator}/{profile.memory_fraction.denominator}",
+        basis,
+    )
+
+
+def shared_gpu(gpu: GpuSpec, share: GpuShare) -> GpuSpec:
+    """``gpu`` as one pod of ``share`` sees it: its memory, and its tensor rates and bandwidth scaled by the share."""
+    sm, bandwidth = share.sm_share, share.bandwidth_share
+    achievable = gpu.max_achievable_tflops
+    return gpu._replace(
+        memory_usable_mib=share.memory_bytes // MIB,
+        memory_gb=share.memory_bytes / 1e9,
+        dense_tflops={k: None if v is None else v * sm for k, v in gpu.dense_tflops.items()},
+        max_achievable_tflops=None if achievable is None else {k: v * sm for k, v in achievable.items()},
+        memory_bandwidth_gb_per_s=gpu.memory_bandwidth_gb_per_s * bandwidth,
+        measured_memory_gb_per_s=None if gpu.measured_memory_gb_per_s is None else gpu.measured_memory_gb_per_s * bandwidth,
+    )
