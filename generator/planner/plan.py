@@ -129,6 +129,9 @@ class Pool(NamedTuple):
     #: Bytes of files one node keeps on its disks: the model files of its deployments (a checkpoint quantized as it
     #: loads is kept in its own format), a training job's dataset and checkpoints (what its local NVMe is sized for).
     files_bytes: int = 0
+    #: The GPU sharing its GPUs get as deployed (``mig 3g.40gb``, ``time-slicing x4``, ``mps x4``; None: whole GPUs),
+    #: part of the pool's identity where the provider cannot change it in place (a GKE node pool's name, Karpenter drift).
+    gpu_sharing: str | None = None
 
     @property
     def hosts(self) -> int:
@@ -399,5 +402,7 @@ _RECORDS: frozenset[Any] = frozenset(
     }
 )
 #: Fields ``spec.json`` leaves out where they are None: the circuits of a workload that gives rack_power_kw instead,
-#: whose plan is as it was before circuits could be given.
-_LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset({(RackSpec, "circuit_load"), (Plan, "rack_supply")})
+#: whose plan is as it was before circuits could be given; a pool's GPU sharing where its GPUs are whole.
+_LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
+    {(RackSpec, "circuit_load"), (Plan, "rack_supply"), (Pool, "gpu_sharing")}
+)
