@@ -278,7 +278,7 @@ def _pool_row(pool: dict[str, Any] | None, runs: list[dict[str, Any]]) -> dict[s
     """What a diff compares of a pool: its hardware, size, power, price and what runs on it (``runs``)."""
     if pool is None:
         return {"gpu": None, "nodes": 0, "gpus": 0, "power_w": 0, "usd_per_hour": None, "usd_per_month": None, "runs": []}
-    return {
+    row = {
         "gpu": pool["node"]["gpu_id"],
         "nodes": pool["nodes"],
         "gpus": pool["nodes"] * pool["node"]["gpus"],
@@ -287,6 +287,8 @@ def _pool_row(pool: dict[str, Any] | None, runs: list[dict[str, Any]]) -> dict[s
         "usd_per_month": _pool_usd_per_month(pool),
         "runs": runs,
     }
+    # how its GPUs are shared, where they are (newuser40 item 4: MIG 1g.10gb -> 3g.40gb read "No change to the fleet")
+    return row | ({"gpu_sharing": pool["gpu_sharing"]} if pool.get("gpu_sharing") is not None else {})
 
 
 def _pool_usd_per_month(pool: dict[str, Any]) -> float | None:
@@ -371,6 +373,8 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     # a region named on one side alone may be the other's (the provider configuration's), so pools still compare
     replacements = [] if moved or _named_both(relocated) else pool_replacements(old, new)
     out = {"totals": totals, "replacements": replacements, "pools": pools, "deployments": deployments}
+    if not moved and not _named_both(relocated) and (shared := sharing_changes(old, new)):
+        out["sharing_changes"] = shared
     if racks := rack_changes(old, new):
         out["racks"] = racks
     if supply := supply_change(old, new):  # fuzz30 item 10: circuits changed, servers in place
@@ -889,7 +893,69 @@ def pool_replacements(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str
     moves = _service_moves(old, new, gone, [n for n in added if n not in used[1]] + kept)
     groups = _merged(groups + moves)
     out = [_replacement(old, new, [old_pools[n] for n in gone], [new_pools[n] for n in come]) for gone, come in groups]
+    grouped = {name for gone, come in groups for name in (*gone, *come)}
+    out += [
+        _replacement(old, new, [old_pools[change["pool"]]], [new_pools[change["pool"]]]) | {"gpu_sharing": change}
+        for change in sharing_changes(old, new)
+        if change["effect"] == "replaced" and change["pool"] not in grouped and change["pool"] in old_pools
+    ]
     return sorted(out, key=lambda entry: (str(entry["removed"][0]["pool"]), str(entry["added"][0]["pool"])))
+
+
+#: Providers whose GPU pools deploy as Karpenter NodePools (``kubernetes/<provider>/``), as the renderer's.
+KARPENTER_PROVIDERS = ("aws", "azure")
+#: The pool label the GPU Operator's MIG manager partitions a node's GPUs by (``generator.render.gpu_sharing``).
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+
+
+def _sharing(pool: dict[str, Any]) -> str | None:
+    value = pool.get("gpu_sharing")
+    return None if value is None else str(value)
+
+
+def _mig_label(pool: dict[str, Any]) -> Any:
+    """A pool's ``nvidia.com/mig.config`` label value (None without one), from its ``labels`` pairs."""
+    labels = pool.get("labels")
+    pairs = [pair for pair in labels if isinstance(pair, list) and len(pair) == 2] if isinstance(labels, list) else []
+    return next((value for key, value in pairs if key == MIG_CONFIG_LABEL), None)
+
+
+def sharing_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """Pools that keep their name and hardware while their GPU sharing changes, and what applying that does.
+
+    newuser40 item 4: MIG 1g.10gb -> 3g.40gb, or MIG -> time-slicing, read "No change to the fleet". ``effect``:
+
+    - ``replaced`` on GKE: a node pool's ``guestAccelerator`` (``gpuPartitionSize``, ``gpuSharingConfig``) cannot
+      change in place (Config Connector: Immutable; Terraform replaces the resource), so the sharing is part of the
+      node pool's name (``node_pool``: old and new) and a new node pool is created beside the old one;
+    - ``drift`` on AWS and Azure where the pool's ``nvidia.com/mig.config`` label changes: it is a label of the
+      Karpenter NodePool's template, so Karpenter replaces every node of the pool (and a MIG repartition would evict
+      every GPU pod anyway);
+    - ``in place`` otherwise: the device plugin's config changes on the nodes as they are (time-slicing or MPS
+      replicas), or, on servers, the MIG manager repartitions their GPUs (``mig``: whether it does).
+    """
+    old_pools = {p["name"]: p for p in old["pools"]}
+    new_pools = {p["name"]: p for p in new["pools"]}
+    out = []
+    for name in sorted(set(old_pools) & set(new_pools)):
+        a, b = old_pools[name], new_pools[name]
+        was, now = _sharing(a), _sharing(b)
+        relabelled = _mig_label(a) != _mig_label(b)
+        if (was == now and not relabelled) or not _same_hardware(_hardware(old, a), _hardware(new, b)):
+            continue
+        provider = _hardware(new, b)[0]
+        mig = relabelled or any(text is not None and text.startswith("mig") for text in (was, now))
+        entry: dict[str, Any] = {"pool": name, "provider": provider, "nodes": a["nodes"], "old": was, "new": now}
+        if provider == "gcp":
+            from generator.render.gke import node_pool_name
+
+            entry |= {"effect": "replaced", "node_pool": {"old": node_pool_name(name, was), "new": node_pool_name(name, now)}}
+        elif provider in KARPENTER_PROVIDERS and relabelled:
+            entry |= {"effect": "drift", "mig": True}
+        else:
+            entry |= {"effect": "in place", "mig": mig}
+        out.append(entry)
+    return out
 
 
 def _merged(groups: list[tuple[list[str], list[str]]]) -> list[tuple[list[str], list[str]]]:
@@ -1065,9 +1131,63 @@ def replacement_text(entry: dict[str, Any], plain: bool = False) -> str:
             f"{_cell(created, plain)} join the new one (Ansible group, node labels and Terraform keys renamed; "
             "Kubernetes nodes drained and rejoined)"
         )
+    if isinstance(entry.get("gpu_sharing"), dict):  # a kept name and hardware, GPUs shared otherwise (GKE)
+        return f"{added}, {hardware}: {_gke_sharing_text(entry['gpu_sharing'], plain)}: {effect}"
     if gone == come:  # a kept name, other hardware
         return f"{added} keeps its name on other hardware, {hardware}: {effect}"
     return f"{removed} replaced by {added}, {hardware}: {effect}"
+
+
+def _sharing_side(text: Any) -> str:
+    return "whole GPUs" if text is None else str(text)
+
+
+def _gke_sharing_text(change: dict[str, Any], plain: bool) -> str:
+    """Why a GKE pool whose GPU sharing changes is replaced: its node pool's accelerator is immutable."""
+    names = change.get("node_pool") or {}
+    return (
+        f"its GPU sharing changes ({_cell(_sharing_side(change.get('old')), plain)} → "
+        f"{_cell(_sharing_side(change.get('new')), plain)}), which GKE cannot change in place (guestAccelerator "
+        f"is immutable), so node pool {_name(names.get('old'), plain)} is replaced by {_name(names.get('new'), plain)}, "
+        "created beside it (under Terraform only where the resource has lifecycle create_before_destroy; "
+        "otherwise the old one is deleted first)"
+    )
+
+
+def sharing_lines(changes: list[dict[str, Any]]) -> list[str]:
+    """The warning on pools whose GPU sharing changes on Karpenter (drift) or in place; GKE's are replacements."""
+    shown = [c for c in changes if c.get("effect") != "replaced"]
+    if not shown:
+        return []
+    drift = [c for c in shown if c.get("effect") == "drift"]
+    lines = []
+    if drift:
+        nodes = sum(c["nodes"] for c in drift if isinstance(c.get("nodes"), int))
+        lines.append(f"**Karpenter drift: {fmt_cell(nodes)} node(s) replaced, one at a time, where GPU sharing changes.**")
+    else:
+        lines.append("**GPU sharing changes in place.**")
+    lines.append("")
+    for c in shown:
+        pool = f"{md_code(str(c['pool']))} ({_count(c.get('nodes'), 'node', False)})"
+        change = f"{md_text(_sharing_side(c.get('old')))} → {md_text(_sharing_side(c.get('new')))}"
+        if c.get("effect") == "drift":
+            effect = (
+                f"its Karpenter NodePool's template label `{MIG_CONFIG_LABEL}` changes, which Karpenter treats as drift: "
+                "it launches a replacement for every node of the pool and drains the old one once the new one is "
+                "ready (the MIG manager partitions the new node's GPUs first), so every pod on the pool restarts"
+            )
+        elif c.get("mig"):
+            effect = (
+                "the GPU Operator's MIG manager repartitions every GPU of the pool's nodes in place, evicting every "
+                "GPU pod there first: no node is replaced, but every pod on the pool restarts"
+            )
+        else:
+            effect = (
+                "the device plugin takes its new config on each node (its sharing replicas): no node is replaced; "
+                "pods already running keep their GPU until they restart"
+            )
+        lines.append(f"- {pool}: GPU sharing {change}: {effect}")
+    return [*lines, ""]
 
 
 def _capex_text(capex: dict[str, Any] | None) -> str:
@@ -1099,7 +1219,7 @@ def replacement_lines(replacements: list[dict[str, Any]]) -> list[str]:
     created = sum(r["nodes_created"] for r in replacements)
     # the pool: advice only where a name changed on the same hardware (fuzz21 item 8: a kept name was told to set it)
     # (and where a pool whose deployments all name it takes another removed pool's services: fuzz23 item 6)
-    renamed = [r for r in replacements if not _moved(r) or _takes_over(r)]
+    renamed = [r for r in replacements if (not _moved(r) or _takes_over(r)) and "gpu_sharing" not in r]
     lines = [
         f"**Node pools replaced, not resized: {fmt_cell(deleted)} node(s) deleted and {fmt_cell(created)} created.**"
         + _pool_advice(renamed),
@@ -1264,6 +1384,9 @@ def _pool_status(p: dict[str, Any]) -> str:
     """A pool row's status; a changed pool of the same size says that what runs on it changed."""
     if p["status"] == "changed" and p["old"]["runs"] != p["new"]["runs"] and p["old"]["nodes"] == p["new"]["nodes"]:
         return "changed (what runs on it)"
+    sharing = [str(side.get("gpu_sharing") or "whole GPUs") for side in (p["old"], p["new"])]
+    if p["status"] == "changed" and sharing[0] != sharing[1]:
+        return f"changed (GPU sharing {md_text(sharing[0])} → {md_text(sharing[1])})"
     return str(p["status"])
 
 
@@ -1438,6 +1561,7 @@ def markdown_diff(result: dict[str, Any]) -> str:
             "",
         ]
     lines += replacement_lines(result.get("replacements", []))
+    lines += sharing_lines(result.get("sharing_changes", []))
     if "buy_vs_rent" in result:
         lines += [md_text(buy_vs_rent_line(result["buy_vs_rent"])), ""]
     if result.get("constants_changed"):

@@ -39,6 +39,7 @@ from generator.fleet_diff import (
     markdown_diff,
     replacement_lines,
     replacement_text,
+    sharing_lines,
     signed_cell,
     two_places,
 )
@@ -668,6 +669,18 @@ def _replaced_headline(replacements: list[dict[str, Any]]) -> list[str]:
     return [*lines[:2], *bullets, ""]
 
 
+def _drift_headline(files: list[dict[str, Any]]) -> list[str]:
+    """The comment's lines on pools whose GPU sharing change Karpenter treats as drift (newuser40 item 4), by file."""
+    drift = [
+        (f["file"], c) for f in files if f.get("diff") for c in f["diff"].get("sharing_changes", []) if c.get("effect") == "drift"
+    ]
+    if not drift:
+        return []
+    lines = sharing_lines([c for _, c in drift])
+    bullets = [f"- {code_span(file)}: {line[2:]}" for (file, _), line in zip(drift, lines[2:], strict=False)]
+    return [*lines[:2], *bullets[:MAX_HEADLINE_REPLACEMENTS], ""]
+
+
 #: Files the headline names one by one as not plannable (each has its section below with the error).
 MAX_HEADLINE_UNPLANNED = 10
 #: Error lines a file's section quotes (the JSON report and the job's log have all).
@@ -752,6 +765,7 @@ def markdown(result: dict[str, Any]) -> str:
     head += _unplanned_headline(result["files"])
     head += _deleted_headline(result)
     head += _replaced_headline(result.get("replacements", []))
+    head += _drift_headline(result["files"])
     labels = dict(HEADLINE)
     if result["totals"]:
         head += ["| | before | after | change |", "|---|---:|---:|---:|"]

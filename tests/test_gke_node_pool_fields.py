@@ -84,14 +84,46 @@ def long_names(tmp_path: Path) -> dict[str, str]:
     ],
 )
 def test_a_gke_node_pool_name_is_within_gkes_limit_and_stable(pool: str, gke: str) -> None:
-    name = gke_node_pool_name(cast(Pool, SimpleNamespace(name=pool)))
+    name = gke_node_pool_name(cast(Pool, SimpleNamespace(name=pool, gpu_sharing=None)))
     assert name == gke  # a literal: the same name on every render and every machine
     assert len(name) <= 40 and GKE_NODE_POOL_NAME.fullmatch(name)
 
 
+@pytest.mark.parametrize(
+    ("pool", "sharing", "gke"),
+    [
+        pytest.param("chat_h100_sxm5_80gb", "mig 1g.10gb", "chat-h100-sxm5-80gb-mig-1g-10gb", id="mig-said"),
+        pytest.param("chat_h100_sxm5_80gb", "time-slicing x4", "chat-h100-sxm5-80gb-time-slicing-x4", id="ts-said"),
+        # newuser40 item 4: the report's pool, already at GKE's 40 characters: the hash covers its sharing too
+        pytest.param(
+            "llama8b_qwen14b_embed_rerank_h1_339e8b63", "mig 1g.10gb", "llama8b-qwen14b-embed-rerank-h1-534b1497", id="mig-1g"
+        ),
+        pytest.param(
+            "llama8b_qwen14b_embed_rerank_h1_339e8b63", "mig 3g.40gb", "llama8b-qwen14b-embed-rerank-h1-2371cdf7", id="mig-3g"
+        ),
+        pytest.param(
+            "llama8b_qwen14b_embed_rerank_h1_339e8b63", None, "llama8b-qwen14b-embed-rerank-h1-339e8b63", id="unshared-kept"
+        ),
+    ],
+)
+def test_a_shared_pools_gke_name_carries_its_sharing(pool: str, sharing: str | None, gke: str) -> None:
+    """newuser40 item 4: GKE cannot change a node pool's gpuPartitionSize or gpuSharingConfig in place (Config Connector
+    marks them Immutable), so a change of sharing must name a new node pool; whole GPUs keep the name they had."""
+    name = gke_node_pool_name(cast(Pool, SimpleNamespace(name=pool, gpu_sharing=sharing)))
+    assert name == gke
+    assert len(name) <= 40 and GKE_NODE_POOL_NAME.fullmatch(name)
+
+
+def test_every_sharing_names_another_gke_node_pool() -> None:
+    sharings = [None, "mig 1g.10gb", "mig 2g.20gb", "mig 3g.40gb", "time-slicing x2", "time-slicing x4", "mps x4"]
+    for pool in ("chat_h100_sxm5_80gb", "llama8b_qwen14b_embed_rerank_h1_339e8b63"):
+        names = {gke_node_pool_name(cast(Pool, SimpleNamespace(name=pool, gpu_sharing=s))) for s in sharings}
+        assert len(names) == len(sharings) and all(len(n) <= 40 and GKE_NODE_POOL_NAME.fullmatch(n) for n in names)
+
+
 def test_pools_sharing_a_long_start_get_different_gke_names() -> None:
     names = {
-        gke_node_pool_name(cast(Pool, SimpleNamespace(name=f"{'serving_' * 5}{suffix}_h100_sxm5_80gb")))
+        gke_node_pool_name(cast(Pool, SimpleNamespace(name=f"{'serving_' * 5}{suffix}_h100_sxm5_80gb", gpu_sharing=None)))
         for suffix in ("chat", "chat2", "embed")
     }
     assert len(names) == 3 and all(len(n) <= 40 for n in names)

@@ -350,7 +350,8 @@ def test_gke_pool_labels_agree_across_outputs() -> None:
     assert json.loads(files["terraform/specgen.auto.tfvars.json"])["gpu_pools"][pool]["labels"] == expected
     group = ansible_reader().load(files[f"ansible/group_vars/{pool}.yml"])
     assert group["specgen_kubernetes"]["node_labels"] == expected
-    node_pool = load(files["kubernetes/gcp/containernodepool-assistant-a100-sxm4-80gb.yaml"])
+    # the node pool's name adds its sharing: GKE cannot change it in place (newuser40 item 4)
+    node_pool = load(files["kubernetes/gcp/containernodepool-assistant-a100-sxm4-80gb-mig-3g-40gb.yaml"])
     assert node_pool["spec"]["nodeConfig"]["labels"] == expected
 
 
@@ -376,7 +377,12 @@ def test_a_karpenter_gpu_limit_counts_what_shared_nodes_advertise(
         pool = pools[node_pool["spec"]["template"]["metadata"]["labels"]["specgen.dev/pool"].replace("-", "_")]
         # a serving pool keeps one node for a replacement or a rollout's surge (newuser24 item 5), shared like the others
         nodes = pool["nodes"] + 1
-        assert node_pool["spec"]["limits"] == {"nvidia.com/gpu": str(nodes * pool["node"]["gpus"] * per_gpu)}
+        # and limits.nodes: a launching node counts its physical GPUs, so the GPU limit alone let a burst launch
+        # per_gpu times the nodes (newuser40 item 1)
+        assert node_pool["spec"]["limits"] == {
+            "nvidia.com/gpu": str(nodes * pool["node"]["gpus"] * per_gpu),
+            "nodes": str(nodes),
+        }
 
 
 @pytest.mark.parametrize(

@@ -136,6 +136,9 @@ class Pool(NamedTuple):
     #: Pods each GPU of the pool holds (MIG instances, time-slicing or MPS replicas), where its GPUs are shared
     #: (``kubernetes.gpu_sharing``); None (left out of ``spec.json``): whole GPUs.
     shares_per_gpu: int | None = None
+    #: The GPU sharing its GPUs get as deployed (``mig 3g.40gb``, ``time-slicing x4``, ``mps x4``; None: whole GPUs),
+    #: part of the pool's identity where the provider cannot change it in place (a GKE node pool's name, Karpenter drift).
+    gpu_sharing: str | None = None
 
     @property
     def hosts(self) -> int:
@@ -413,7 +416,8 @@ _RECORDS: frozenset[Any] = frozenset(
 #: Fields ``spec.json`` leaves out where they are None: the circuits of a workload that gives rack_power_kw instead,
 #: whose plan is as it was before circuits could be given.
 #: A bare-metal pool or layout's ``rented`` is left out where None (bought or owned: every plan before servers could be
-#: rented on bare metal), and so is ``shares_per_gpu`` (whole GPUs: every plan without kubernetes.gpu_sharing).
+#: rented on bare metal), and so are ``shares_per_gpu`` and a pool's ``gpu_sharing`` (whole GPUs: every plan without
+#: kubernetes.gpu_sharing).
 _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
     {
         (RackSpec, "circuit_load"),
@@ -422,5 +426,6 @@ _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
         (Candidate, "rented"),
         (Candidate, "shares_per_gpu"),
         (Pool, "shares_per_gpu"),
+        (Pool, "gpu_sharing"),
     }
 )

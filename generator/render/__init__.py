@@ -42,7 +42,9 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
     shared = apply_sharing(plan, workload, single_host=alone and is_single_host(plan))
     if not alone:
         shared = joined_cluster(shared)
-    shared = with_list_price_finding(with_karpenter_findings(shared, "kubernetes" in workload.outputs))
+    shared = with_list_price_finding(
+        with_karpenter_findings(shared, "kubernetes" in workload.outputs, workload.kubernetes.gpu_sharing)
+    )
     shared = with_eks_findings(with_gke_findings(shared, workload), workload)
     shared = with_cluster_api_findings(with_tinkerbell_findings(shared, workload), workload)
     return with_mirror_findings(shared, workload)

@@ -120,15 +120,29 @@ _NAME_HASH_CHARS = 8
 
 
 def gke_node_pool_name(pool: Pool) -> str:
-    """The pool's GKE node pool name (and ContainerNodePool ``metadata.name``): its DNS name, at most 40 characters.
+    """The pool's GKE node pool name (and ContainerNodePool ``metadata.name``): :func:`node_pool_name` of the pool."""
+    return node_pool_name(pool.name, pool.gpu_sharing)
 
-    A longer name keeps its start and ends in a hash of the whole pool name, so it is the same on every render of the
-    same pool and differs between pools; a name within the limit is the pool's DNS name unchanged.
+
+def node_pool_name(pool_name: str, sharing: str | None = None) -> str:
+    """A GKE node pool name: the pool's DNS name, with its GPU sharing (``Pool.gpu_sharing``), at most 40 characters.
+
+    A shared pool's name ends in its sharing (``-mig-1g-10gb``, ``-time-slicing-x4``): GKE cannot change a node pool's
+    ``guestAccelerator`` (``gpuPartitionSize``, ``gpuSharingConfig``) in place (Config Connector marks them Immutable;
+    Terraform replaces the node pool), so a change of sharing names a new node pool, which can be created beside the
+    old one (newuser40 item 4: under the same name Config Connector refused the change, and a replacement under one
+    name must delete the old pool, and every model on it, before it creates the new one). A longer name
+    keeps its start and ends in a hash of the whole pool name and sharing, so it is the same on every render of the
+    same pool and differs between pools; a name within the limit is kept as it is.
     """
-    name = dns_name(pool)
+    name = pool_name.replace("_", "-")
+    hashed = pool_name
+    if sharing is not None:
+        name = f"{name}-{re.sub(r'[^a-z0-9]+', '-', sharing.lower()).strip('-')}"
+        hashed = f"{pool_name}\0{sharing}"
     if len(name) <= GKE_NODE_POOL_NAME_MAX:
         return name
-    digest = hashlib.sha256(pool.name.encode("utf-8")).hexdigest()[:_NAME_HASH_CHARS]
+    digest = hashlib.sha256(hashed.encode("utf-8")).hexdigest()[:_NAME_HASH_CHARS]
     return f"{name[: GKE_NODE_POOL_NAME_MAX - _NAME_HASH_CHARS - 1].rstrip('-')}-{digest}"
 
 
@@ -323,7 +337,14 @@ def pool_name_findings(plan: Plan) -> list[Finding]:
             "gke-pool-name",
             f"GKE node pools are named as the pools, with - for _ ({named}{more}): `gcloud container node-pools list` "
             f"shows these names; a pool name has at most the {GKE_NODE_POOL_NAME_MAX} characters GKE allows, a longer "
-            "one keeps its start and ends in a hash of the whole (the same on every render)",
+            "one keeps its start and ends in a hash of the whole (the same on every render)"
+            + (
+                "; a pool with shared GPUs adds its sharing (kubernetes.gpu_sharing): GKE cannot change a node pool's "
+                "gpuPartitionSize or gpuSharingConfig in place, so a change of sharing is a new node pool, created "
+                "beside the old one, which goes with its nodes (specgen diff lists it as replaced)"
+                if any(pool.gpu_sharing is not None for pool in plan.pools)
+                else ""
+            ),
             "deployments",
         )
     ]

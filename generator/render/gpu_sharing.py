@@ -81,12 +81,22 @@ def device_plugin_config(sharing: GpuSharing | None) -> str:
     return to_yaml(config)
 
 
+def sharing_text(sharing: GpuSharing) -> str:
+    """A sharing request as a pool records it (``Pool.gpu_sharing``): ``mig 3g.40gb``, ``time-slicing x4``, ``mps x4``."""
+    if sharing.strategy == "mig":
+        return f"mig {sharing.mig_profile}"
+    return f"{sharing.strategy} x{sharing.replicas_per_gpu}"
+
+
 def _with_label(pool: Pool, key: str, value: str) -> Pool:
     return pool._replace(labels=tuple(sorted({**dict(pool.labels), key: value}.items())))
 
 
 def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) -> Plan:
-    """The plan as rendered with GPU sharing: MIG-config labels on pools the GPU Operator partitions, and findings.
+    """The plan as rendered with GPU sharing: shared pools' ``gpu_sharing`` and MIG-config labels, and findings.
+
+    Each pool whose GPUs are shared records its sharing (:func:`sharing_text`); pools the GPU Operator partitions get
+    the MIG-config label.
 
     The planner sized the shares; a MIG profile the chosen GPU lacks is refused here too.
     ``single_host``: one machine on its own, which gets no GPU stack (so no sharing config either).
@@ -101,14 +111,15 @@ def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) 
         if gpus()[gpu].vendor != "nvidia" or pool.name in whole:
             pools.append(pool)
             continue
+        shared = pool._replace(gpu_sharing=sharing_text(sharing))
         if sharing.strategy == "mig":
             problem = mig_problem(gpu, str(sharing.mig_profile))
             if problem is not None:
                 raise InputError(f"kubernetes.gpu_sharing: pool '{pool.name}': {problem}")
             if plan.provider != "gcp":
-                pools.append(_with_label(pool, MIG_CONFIG_LABEL, mig_config_name(gpu, str(sharing.mig_profile))))
+                pools.append(_with_label(shared, MIG_CONFIG_LABEL, mig_config_name(gpu, str(sharing.mig_profile))))
                 continue
-        pools.append(pool)
+        pools.append(shared)
     findings = sorted_findings([*plan.findings, *sharing_findings(plan, sharing, single_host=single_host)])
     return plan._replace(pools=tuple(pools), findings=findings)
 

@@ -117,6 +117,24 @@ def limit_nodes(pool: Pool, serving: bool) -> int:
     return pool.nodes + (REPLACEMENT_NODES if serving else 0)
 
 
+def node_pool_limits(pool: Pool, serving: bool, devices_per_gpu: int = 1) -> dict[str, str]:
+    """A NodePool's ``spec.limits``: the GPUs of :func:`limit_nodes` nodes, and on shared GPUs the nodes themselves.
+
+    The GPU resource counts what a node advertises once it is initialized: shared GPUs (time-slicing, MPS, MIG) count
+    ``devices_per_gpu`` times. But Karpenter charges a node it is still launching, and every NodeClaim its scheduler
+    creates, the instance type's physical GPUs ("if !in.Initialized() && in.NodeClaim != nil ... return
+    in.NodeClaim.Status.Capacity", karpenter ``StateNode.Capacity``), so a limit of 112 shared GPUs let a burst launch
+    14 8-GPU nodes where the plan allows 2 (newuser40 item 1), and a limit of the physical GPUs would block every
+    launch once one node advertises its shared ones. So a shared pool is also capped by ``nodes`` (both pinned
+    NodePool CRDs, AWS v1.14.1 and Azure, accept ``limits.nodes``; Karpenter counts it per node from v1.11.1,
+    kubernetes-sigs/karpenter#2526): the GPU limit stays as the ceiling within one provisioning pass, which does not
+    count ``nodes`` (kubernetes-sigs/karpenter#2915, open).
+    """
+    nodes = limit_nodes(pool, serving)
+    limits = {gpu_resource(pool): str(nodes * pool.node.gpus * devices_per_gpu)}
+    return limits | ({"nodes": str(nodes)} if devices_per_gpu > 1 else {})
+
+
 #: The tag an EC2 capacity reservation (a Capacity Block for ML is one) carries for a pool's EC2NodeClass to select it:
 #: its value is the pool's NodePool name. Karpenter selects reservations by tag or id (``capacityReservationSelectorTerms``)
 #: and launches ``reserved`` capacity on them with its ``ReservedCapacity`` feature gate, Capacity Blocks since v1.6
@@ -163,8 +181,7 @@ def karpenter_node_pool(
                     "expireAfter": "Never",
                 },
             },
-            # the resource counts what the nodes advertise: shared GPUs (time-slicing, MPS, MIG) count several times
-            "limits": {gpu_resource(pool): str(limit_nodes(pool, serving) * node.gpus * devices_per_gpu)},
+            "limits": node_pool_limits(pool, serving, devices_per_gpu),
             "disruption": {
                 "consolidationPolicy": "WhenEmpty",
                 "consolidateAfter": PER_JOB_NODE_GRACE if pool.per_job else EMPTY_NODE_GRACE,
@@ -214,12 +231,19 @@ def _node_rate(pool: Pool) -> str:
     return f"{pool.node.instance_type} at ${rate:,.2f}/h" if rate is not None else f"{pool.node.instance_type}, unpriced"
 
 
-def replacement_slot_finding(pools: list[Pool], serving_names: frozenset[str]) -> Finding | None:
-    """What the serving NodePools' one node beyond the plan allows, costs, and how to take it away (newuser24 item 5)."""
+def replacement_slot_finding(
+    pools: list[Pool], serving_names: frozenset[str], shared: frozenset[str] = frozenset()
+) -> Finding | None:
+    """What the serving NodePools' one node beyond the plan allows, costs, and how to take it away (newuser24 item 5).
+
+    ``shared``: the pools whose GPUs are shared, capped by ``limits.nodes`` as well (:func:`node_pool_limits`).
+    """
     serving = [p for p in pools if p.name in serving_names]
     if not serving:
         return None
     limits = "; ".join(f"{dns_name(p)} {limit_nodes(p, True)} for {p.nodes}, {_node_rate(p)}" for p in serving)
+    capped = [dns_name(p) for p in serving if p.name in shared]
+    nodes = f" (and, on shared GPUs, limits.nodes to the planned nodes: {', '.join(capped)})" if capped else ""
     return Finding(
         "info",
         "karpenter-replacement-slot",
@@ -228,9 +252,62 @@ def replacement_slot_finding(pools: list[Pool], serving_names: frozenset[str]) -
         "RollingUpdate's surge pod needs a node of its own, so limits at the plan would keep a drifted node forever and "
         "leave the surge pod Pending (https://karpenter.sh/v1.14/concepts/disruption/). The extra node bills only while "
         "it runs beside the one it replaces, outside the plan's cost; limits cap and reserve nothing, so a replica added "
-        "beyond the plan gets it too. To forbid it, set spec.limits to the planned GPUs and roll with maxSurge 0: a "
-        "one-replica service is then down while its node is replaced",
+        f"beyond the plan gets it too. To forbid it, set spec.limits to the planned GPUs{nodes} and roll with "
+        "maxSurge 0: a one-replica service is then down while its node is replaced",
         "kubernetes",
+    )
+
+
+#: Where Karpenter's ignorance of shared GPUs is tracked: it sizes nodes by the instance type's physical GPUs.
+KARPENTER_SHARING_ISSUES = (
+    "https://github.com/kubernetes-sigs/karpenter/issues/729",
+    "https://github.com/kubernetes-sigs/karpenter/issues/2140",
+)
+#: Karpenter's NodeOverlay (karpenter.sh/v1alpha1, alpha, behind the NodeOverlay feature gate): what would tell it a
+#: node's shared capacity. Not rendered: no NodeOverlay CRD is pinned to check one against.
+NODE_OVERLAY_DOCS = "https://karpenter.sh/v1.13/concepts/nodeoverlays/"
+
+
+def pool_pods(plan: Plan, pool: str) -> int:
+    """Serving pods (replicas) in ``pool``: each takes one GPU resource where the pool's GPUs are shared."""
+    return sum(
+        part.replicas for dep in plan.deployments if dep.kind == "inference" for part in dep.split or (dep,) if part.pool == pool
+    )
+
+
+def shared_gpu_finding(plan: Plan, pools: list[Pool], per_gpu: Mapping[str, int]) -> Finding | None:
+    """That Karpenter launches a shared-GPU pool's nodes by physical GPUs (newuser40 item 1).
+
+    ``per_gpu``: GPU resources each pool's nodes advertise per physical GPU (:func:`advertised_per_gpu`). Karpenter's
+    instance types carry the physical GPUs as ``nvidia.com/gpu``, so ``n`` pending one-GPU pods ask it for
+    ``ceil(n / GPUs a node)`` nodes though one node, once up, takes ``GPUs x per_gpu`` of them. A warning where the
+    plan's own pods would ask for more nodes than it has.
+    """
+    shared = [p for p in pools if per_gpu.get(p.name, 1) > 1]
+    if not shared:
+        return None
+    each, extra = [], False
+    for pool in shared:
+        gpus, pods = pool.node.gpus, pool_pods(plan, pool.name)
+        wanted = -(-pods // gpus)
+        extra = extra or wanted > pool.nodes
+        each.append(
+            f"{dns_name(pool)}: {pool.node.instance_type} counts {gpus} GPUs where its nodes advertise "
+            f"{gpus * per_gpu[pool.name]}; its {pods} pod(s) ask for {wanted} node(s), the plan has {pool.nodes}"
+        )
+    return Finding(
+        "warning" if extra else "info",
+        "karpenter-shared-gpus",
+        "Karpenter sizes a NodePool's nodes by the instance type's physical GPUs: it does not know that the device "
+        "plugin advertises each shared GPU several times (time-slicing, MPS replicas, MIG instances), so it launches a node "
+        "for each batch of pending pods as large as a node's physical GPU count, though a node already up takes more "
+        f"({', '.join(KARPENTER_SHARING_ISSUES)}; {'; '.join(each)}). A node launched that no pod needs once the first is "
+        f"up bills until it has been empty for {EMPTY_NODE_GRACE} (consolidateAfter); limits.nodes caps the pool at the "
+        "plan plus one node between provisioning passes, its GPU limit within one pass "
+        "(https://github.com/kubernetes-sigs/karpenter/issues/2915). A Karpenter NodeOverlay (karpenter.sh/v1alpha1, "
+        f"alpha, NodeOverlay feature gate, {NODE_OVERLAY_DOCS}) can give the instance type the nvidia.com/gpu its nodes "
+        "advertise; specgen renders none (no NodeOverlay CRD is pinned to check it against)",
+        "kubernetes.gpu_sharing",
     )
 
 
@@ -324,18 +401,21 @@ def aks_os_disk_finding(plan: Plan, pools: list[Pool]) -> Finding | None:
     )
 
 
-def with_karpenter_findings(plan: Plan, kubernetes: bool) -> Plan:
+def with_karpenter_findings(plan: Plan, kubernetes: bool, sharing: GpuSharing | None = None) -> Plan:
     """The plan with what its Karpenter NodePools' limits and idle grace allow and cost (AWS and Azure).
 
-    ``kubernetes``: the workload renders its node pools.
+    ``kubernetes``: the workload renders its node pools; ``sharing``: its GPU sharing, which the pools it applies to
+    record (``Pool.gpu_sharing``).
     """
     if plan.provider not in KARPENTER_PROVIDERS or not kubernetes or not plan.pools:
         return plan
     pools = [p for p in plan.pools if p.node.provider == plan.provider]
+    per_gpu = {p.name: advertised_per_gpu(p, sharing if p.gpu_sharing is not None else None) for p in pools}
     found = [
         f
         for f in (
-            replacement_slot_finding(pools, serving_pools(plan)),
+            replacement_slot_finding(pools, serving_pools(plan), frozenset(n for n, k in per_gpu.items() if k > 1)),
+            shared_gpu_finding(plan, pools, per_gpu),
             per_job_grace_finding(pools),
             reserved_finding(pools),
             api_gpu_count_finding(pools),
