@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from generator.errors import MultipleInputError
 from generator.findings import locate_findings
+from generator.input_files import check_distinct_files
 from generator.planner import plan_workload
 from generator.planner.plan import Plan
 from generator.render import check_one_cluster, check_same_mirrors, deployed, pools_cluster, render_plan, render_plans
@@ -62,6 +63,7 @@ def render_files(paths: Iterable[str | os.PathLike[str]]) -> dict[str, str]:
     given = [os.fspath(path) for path in paths]  # fuzz28 L7: a generator, and a Path beside a str, failed inside
     if not given:
         raise ValueError("render_files needs one workload path at least")
+    check_distinct_files(given)  # as the CLI: "X and Y are the same file" (fuzz31 item 13), before any is read
     planned = [plan_file(path, for_render=True) for path in given]
     clusters = [(path, pools_cluster(loaded.workload)) for path, (loaded, _) in zip(given, planned, strict=True)]
     check_one_cluster(clusters, given_field)  # where the files differ (render_plans knows no files)

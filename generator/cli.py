@@ -542,7 +542,8 @@ def _build_cli() -> Any:
     @boundary
     def detect(output: str | None) -> None:
         """Describe this machine as a hardware.fixed block (GPUs, CPU, RAM, swap, NVMe, PCIe links)."""
-        from generator.calculator.detect import detect_machine, fixed_block, this_machine, write_block
+        from generator.calculator.block_file import write_block
+        from generator.calculator.detect import detect_machine, fixed_block, this_machine
 
         text = fixed_block(detect_machine(this_machine()))
         if output:

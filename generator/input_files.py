@@ -42,8 +42,16 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def refuse_nul(path: str, what: str, location: Location | None = None) -> None:
+    """An InputError for a path holding NUL, which ``os`` calls refuse with a ValueError (fuzz31 item 13)."""
+    if "\0" in path:
+        shown = path.replace("\0", "\\0")
+        raise InputError(f"the {what} path holds a NUL character, which no file name may hold", location or Location(shown))
+
+
 def read_limited(path: str, limit_bytes: int, what: str, location: Location | None = None) -> bytes:
     """The bytes of the regular file ``path``; an InputError for anything else or anything larger than the limit."""
+    refuse_nul(path, what, location)
     where = location or Location(path)
     try:
         before = os.stat(path)
@@ -95,6 +103,42 @@ def read_text_limited(path: str, limit_bytes: int, what: str, location: Location
         raise InputError(f"{what} is not UTF-8 text (byte {exc.start}){utf16}", where) from None
 
 
+#: Byte-order marks a text file may begin with, and the encoding each says (UTF-32 before UTF-16: FF FE 00 00).
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+_RESAVE = "save it as UTF-8 (PowerShell: '| Out-File -Encoding utf8' instead of '>')"
+
+
+def decode_log(data: bytes, path: str) -> str:
+    """A run log's text: UTF-8 (a byte that is not read as U+FFFD), or UTF-16/32 with a byte-order mark.
+
+    PowerShell 5's ``>`` writes UTF-16 with a byte-order mark: read as UTF-8, its figures were found nowhere (fuzz31
+    item 5). Text with NUL bytes between its characters and no mark is UTF-16 too: refused, saying so.
+    """
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data[len(bom) :].decode(encoding, errors="strict" if encoding != "utf-8" else "replace")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"log begins with a {encoding.upper()} byte-order mark but does not decode as {encoding.upper()} "
+                    f"(byte {exc.start + len(bom)}): {_RESAVE}",
+                    Location(path),
+                ) from None
+    head = data[:4096]
+    if len(head) >= 4 and head.count(b"\x00") * 4 >= len(head):
+        raise InputError(
+            f"log is not UTF-8 text: NUL bytes between its characters (UTF-16 without a byte-order mark?): {_RESAVE}",
+            Location(path),
+        )
+    return data.decode("utf-8", errors="replace")
+
+
 def git_work_tree(directory: str) -> str | None:
     """The git work tree holding the real path ``directory`` (the nearest parent with a ``.git`` entry of any kind)."""
     probe = directory
@@ -134,6 +178,7 @@ def linked_inside(path: str) -> None:
     errors then quote into the job's log. The rule is the model paths' (:func:`inside_root`); a file outside any
     repository, or reached without a symlink, is read as given.
     """
+    refuse_nul(path, "file")
     lexical = os.path.normpath(os.path.abspath(path))
     real = os.path.realpath(path)
     if real == lexical or allow_outside_paths.get():
@@ -172,8 +217,8 @@ def check_distinct_files(paths: list[str]) -> None:
         try:  # the file itself, whatever names it
             found = os.stat(path)
             same: object = (found.st_dev, found.st_ino)
-        except OSError:
-            same = os.path.realpath(path)  # reading it will say what is wrong
+        except (OSError, ValueError):  # ValueError: a NUL in the name
+            same = path  # reading it will say what is wrong
         if same in given:
             raise InputError(f"{given[same]} and {path} are the same file; give each workload once")
         given[same] = path

@@ -249,7 +249,8 @@ def test_a_csv_whose_memory_used_column_is_not_first_in_its_cell_is_read(tmp_pat
         # fuzz11 items 7, 8: a TP the model does not take, named as the log's; digits int() takes and vLLM's log never prints
         pytest.param(
             "vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 3\nGPU KV cache size: 1000 tokens\n",
-            "(with --tp 3 (the run's tensor_parallel_size, from the log))",
+            # fuzz31 item 15: said of the log's line, not of an option never typed
+            "run.log:1: the run's tensor_parallel_size 3 does not divide the model's 64 attention heads",
             id="tp-3-from-the-log",
         ),
         pytest.param(
@@ -269,7 +270,7 @@ def test_calibrate_errors_name_what_is_wrong(tmp_path: Path, capsys: pytest.Capt
     """fuzz10 item 11: a TP from the log was blamed on --tp; with --gpu given, the hint said to give --gpu."""
     log = tmp_path / "run.log"
     log.write_text(text)
-    given_tp = () if "--tp 3" in message else ("--tp", "4")
+    given_tp = () if "tensor_parallel_size 3 does not divide" in message else ("--tp", "4")
     code, _ = calibrate("meta-llama/Llama-3.1-70B-Instruct", "--gpu", "h100-sxm5-80gb", *given_tp, "--log", str(log))
     assert code == 1
     assert message in capsys.readouterr().err

@@ -26,8 +26,9 @@ CASES = [
         "workload.yaml:7:27: deployments[0].inference.max_context_tokens: 0 is out of range: must be >= 1",
         id="out-of-range",
     ),
-    pytest.param(  # fuzz29 item 5: a subnormal rate overflowed the cost per token (a traceback in plan --format json)
-        VALID.replace("requests_per_second: 2", "requests_per_second: 1e-320"),
+    pytest.param(  # fuzz29 item 5: a subnormal rate overflowed the cost per token (a traceback in plan --format json);
+        # written as YAML 1.1 reads a float too (a point, a signed exponent): 1e-320 is text there (fuzz31 item 10)
+        VALID.replace("requests_per_second: 2", "requests_per_second: 1.0e-320"),
         "workload.yaml:8:28: deployments[0].inference.requests_per_second: 1e-320 is out of range: must be >= 1e-06",
         id="rate-below-floor",
     ),

@@ -237,7 +237,7 @@ def test_intel_client_fixture_has_two_channels_and_names_the_mixed_gpus() -> Non
     assert (facts["memory_channels"].value, facts["ddr_mt_per_s"].value) == (2, 5200)
     assert (facts["gpu"].value, facts["gpu_count"].value) == ("rtx-4090-24gb", 2)
     assert facts["mixed_gpus"].value == "2 x NVIDIA GeForce RTX 4090, 24564 MiB; 1 x NVIDIA GeForce RTX 3090, 24576 MiB"
-    assert facts["pcie_lanes"].value == 8  # the narrowest link of all GPUs
+    assert facts["pcie_lanes"].value == 8  # the narrowest link of the GPUs described (the two RTX 4090s)
     text = fixed_block(facts)
     assert "# mixed GPUs: nvidia-smi lists 2 x NVIDIA GeForce RTX 4090" in text
     assert "the other 1 GPU(s) are left out" in text

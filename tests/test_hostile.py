@@ -95,9 +95,10 @@ CASES = [
         for v, why in [
             (".inf", "not a finite number"),
             (".nan", "not a finite number"),
-            ("1e308", "out of range"),
-            ("1e400", "not a finite number"),
-            ("1e8", "out of range"),
+            # written as YAML 1.1 reads a float too: 1e308 is text there, refused as such (fuzz31 item 10)
+            ("1.0e+308", "out of range"),
+            ("1e400", "1e400 is too large for a number (it reads as infinity)"),
+            ("1.0e+8", "out of range"),
             ("-.inf", "not a finite number"),
         ]
     ],
@@ -143,9 +144,9 @@ CASES = [
         for line, why, tag in [
             ("epochs: 2147483648", "out of range", "epochs-2^31"),
             ("epochs: .nan", "not a finite number", "epochs-nan"),
-            ("deadline_hours: 1e-300", "out of range", "deadline-tiny"),
+            ("deadline_hours: 1.0e-300", "out of range", "deadline-tiny"),
             # fuzz24 L8: planned as 0.0 runs a month, $0 of training in spec.json
-            ("runs_per_month: 1e-300", "runs_per_month: 1e-300 is out of range: must be >= 0.01", "runs-tiny"),
+            ("runs_per_month: 1.0e-300", "runs_per_month: 1e-300 is out of range: must be >= 0.01", "runs-tiny"),
             ("deadline_hours: .inf", "not a finite number", "deadline-inf"),
             ("sequence_length: 1000000000", "out of range", "seq-len-1e9"),
             ("micro_batch_size: 100000", "out of range", "micro-batch-1e5"),
@@ -158,13 +159,13 @@ CASES = [
         pytest.param(_sub(FIXED, "ram_gib: 64", f"ram_gib: 64\n    {line}"), why, id=tag)
         for line, why, tag in [
             ("nvme_gib: .inf", "not a finite number", "fixed-nvme-inf"),
-            ("swap_gib: 1e308", "out of range", "fixed-swap-1e308"),
+            ("swap_gib: 1.0e+308", "out of range", "fixed-swap-1e308"),
             ("reserved_ram_gib: .nan", "not a finite number", "fixed-reserved-nan"),
-            ("nvme_read_gb_per_s: 1e400", "not a finite number", "fixed-read-1e400"),
-            ("nvme_read_gb_per_s: 5e-324", "5e-324 is out of range: must be >= 0.01", "fixed-read-5e-324"),  # fuzz10 item 6
+            ("nvme_read_gb_per_s: 1e400", "1e400 is too large for a number", "fixed-read-1e400"),
+            ("nvme_read_gb_per_s: 5.0e-324", "5e-324 is out of range: must be >= 0.01", "fixed-read-5e-324"),  # fuzz10 item 6
         ]
     ],
-    pytest.param(_sub(FIXED, "ram_gib: 64", "ram_gib: 1e308"), "out of range", id="fixed-ram-1e308"),
+    pytest.param(_sub(FIXED, "ram_gib: 64", "ram_gib: 1.0e+308"), "out of range", id="fixed-ram-1e308"),
     pytest.param(
         _sub(VALID, "[l40s-48gb]", "[" + ", ".join(["1", "a", "1.5", "[]", "{}", "true"] * 1000) + "]"),
         "more than the 5,000 a workload may have",

@@ -638,7 +638,7 @@ REFUSED = [
     ),
     pytest.param(
         "  container_registry: registry.colo.example\n  image_pull_secret: Colo_Registry\n",
-        "w.yaml:11:22: mirrors.image_pull_secret: 'Colo_Registry' does not match",
+        "w.yaml:11:22: mirrors.image_pull_secret: 'Colo_Registry' is not a Kubernetes Secret name: lower-case letters, digits",
         id="secret-not-a-name",
     ),
     pytest.param(

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from generator import writer
+from generator.calculator.block_file import CALIBRATE_HEADER, CALIBRATE_NO_FIT_HEADER, CALIBRATE_NONE_HEADER, DETECT_HEADER
 from generator.cli import main
 from generator.errors import OutputError
 from tests.helpers import VALID
@@ -257,7 +258,7 @@ def test_the_gitlab_report_never_replaces_a_workload_or_lands_in_the_output_tree
 
 
 def test_a_constants_block_is_written_to_a_new_path_or_a_regular_file_only(tmp_path: Path) -> None:
-    from generator.calculator.detect import write_block
+    from generator.calculator.block_file import write_block
 
     log = tmp_path / "v.log"
     log.write_text("INFO GPU KV cache size: 100000 tokens\n")
@@ -269,16 +270,81 @@ def test_a_constants_block_is_written_to_a_new_path_or_a_regular_file_only(tmp_p
     with pytest.raises(OutputError, match="it is an input read"):
         write_block(str(log), "constants: {}\n", [str(log)])
     assert log.read_text() == "INFO GPU KV cache size: 100000 tokens\n"
-    write_block(str(tmp_path / "new.yaml"), "# specgen calibrate: fitted\nconstants: {}\n", [str(log)])
-    assert (tmp_path / "new.yaml").read_text() == "# specgen calibrate: fitted\nconstants: {}\n"
+    block = f"{CALIBRATE_HEADER}\nconstants:\n  non_torch_bytes: 1\n"
+    write_block(str(tmp_path / "new.yaml"), block, [str(log)])
+    assert (tmp_path / "new.yaml").read_text() == block
     # fuzz27 M5: -o naming the workload replaced it with the block; a block specgen wrote is written over again
     workload = tmp_path / "workload.yaml"
     workload.write_text(VALID)
     with pytest.raises(OutputError, match="it exists and is not a block specgen wrote"):
-        write_block(str(workload), "# specgen detect: this machine\nhardware: {}\n")
+        write_block(str(workload), f"{DETECT_HEADER}\nhardware: {{}}\n")
     assert workload.read_text() == VALID
-    write_block(str(tmp_path / "new.yaml"), "# specgen detect: this machine\nhardware: {}\n")
+    write_block(str(tmp_path / "new.yaml"), f"{DETECT_HEADER}\nhardware: {{}}\n")
     assert (tmp_path / "new.yaml").read_text().startswith("# specgen detect:")
+
+
+@pytest.mark.parametrize(
+    ("text", "ours"),
+    [
+        # fuzz31 item 2: the first 10 bytes '# specgen ' were the whole test, so this workload was replaced
+        pytest.param("# specgen workload for the chat team\n" + VALID, False, id="workload-with-specgen-comment"),
+        pytest.param("# specgen detect: my notes\nhardware:\n  fixed: {}\n", False, id="not-the-exact-header"),
+        pytest.param(f"{DETECT_HEADER}\n" + VALID, False, id="detect-header-over-a-workload"),
+        pytest.param(f"{DETECT_HEADER}\nhardware:\n  fixed: {{}}\nname: x\n", False, id="detect-block-and-more"),
+        pytest.param(f"{CALIBRATE_HEADER}\nhardware:\n  fixed: {{}}\n", False, id="calibrate-header-detect-body"),
+        pytest.param(f"{DETECT_HEADER}\nhardware:\n  fixed:\n    gpu: h100-sxm5-80gb  # measured\n", True, id="detect"),
+        pytest.param(f"{DETECT_HEADER}\r\nhardware:\r\n  fixed: {{}}\r\n", True, id="detect-crlf"),
+        pytest.param(f"{CALIBRATE_HEADER}\n# a note\nconstants:\n  non_torch_bytes: 1\n", True, id="calibrate"),
+        pytest.param(f"{CALIBRATE_NONE_HEADER}\n# a note\n", True, id="calibrate-none"),
+        pytest.param(f"{CALIBRATE_NO_FIT_HEADER}\n", True, id="calibrate-no-fit"),
+    ],
+)
+def test_only_a_block_detect_or_calibrate_wrote_is_written_over(tmp_path: Path, text: str, ours: bool) -> None:
+    from generator.calculator.block_file import write_block
+
+    target = tmp_path / "mywl.yaml"
+    target.write_bytes(text.encode())
+    block = f"{DETECT_HEADER}\nhardware:\n  fixed: {{}}\n"
+    if ours:
+        write_block(str(target), block)
+        assert target.read_text() == block
+    else:
+        with pytest.raises(OutputError, match=r"cannot write .*mywl.yaml: it exists and is not a block specgen wrote"):
+            write_block(str(target), block)
+        assert target.read_bytes() == text.encode()
+
+
+def test_the_blocks_detect_and_calibrate_write_are_recognised_as_theirs() -> None:
+    from generator.calculator.block_file import is_written_block
+    from generator.calculator.calibrate import constants_block
+    from generator.calculator.detect import Fact, fixed_block
+
+    facts = {"gpu": Fact("h100-sxm5-80gb", "measured"), "gpu_count": Fact(8, "measured"), "mixed_gpus": Fact("2", "x")}
+    for text in (
+        fixed_block(facts),
+        fixed_block({}),
+        constants_block({"non_torch_bytes": 1e9}, ["a note"]),
+        constants_block({}, ["a note"]),
+        constants_block({}),
+    ):
+        assert is_written_block(text), text
+
+
+def test_detect_and_calibrate_o_refuse_a_workload_beginning_with_a_specgen_comment(tmp_path: Path) -> None:
+    """fuzz31 item 2, end to end: both commands exit 1 naming the file, which is left as it was."""
+    from generator.calculator.calibrate import main as calibrate_main
+
+    workload = tmp_path / "mywl.yaml"
+    text = "# specgen workload for the chat team\n" + VALID
+    workload.write_text(text)
+    log = tmp_path / "v1.log"
+    log.write_text("INFO Loading model weights took 14.99 GiB\nINFO GPU KV cache size: 400,000 tokens\n")
+    args = ["meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100-sxm5-80gb", "--log", str(log), "-o", str(workload)]
+    assert calibrate_main(args) == 1
+    with pytest.raises(SystemExit) as exit_:
+        main(["detect", "-o", str(workload)])
+    assert exit_.value.code == 1
+    assert workload.read_text() == text
 
 
 def test_detect_output_that_is_a_non_utf8_byte_is_read_not_a_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -86,7 +86,7 @@ def test_a_floor_of_replicas_holds_whatever_the_rate(tmp_path: Path) -> None:
         ("\n      max_utilization: 0", "max_utilization"),
         ("\n      max_utilization: 1.2", "max_utilization"),
         # fuzz21 item 6: 1e-300 planned 10^300 replicas, refused at the model with a 7 kB message
-        ("\n      max_utilization: 1e-300", r"max_utilization: 1e-300 is out of range: must be >= 0\.05"),
+        ("\n      max_utilization: 1.0e-300", r"max_utilization: 1e-300 is out of range: must be >= 0\.05"),
         ("\n      max_utilization: 0.049", "max_utilization"),
         ("\n      min_replicas: 0", "min_replicas"),
     ],

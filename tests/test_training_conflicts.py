@@ -186,7 +186,7 @@ def test_a_lora_target_that_matches_no_layer_is_refused_beside_ones_that_do(
     assert call_cli(tmp_path, ("validate", "workload.yaml")) == 1
     err = capsys.readouterr().err
     assert err.startswith("specgen: error: workload.yaml:9:28: deployments[0].training.lora_target_modules: LoRA target")
-    assert "['v_porj'] match no linear layer of this model (its layers: down_proj, gate_proj, k_proj" in err
+    assert "['v_porj'] match no linear layer of this model (its layers: down_proj, embed_tokens, gate_proj, k_proj" in err
 
 
 def test_a_job_longer_than_a_year_without_a_deadline_is_warned(tmp_path: Path) -> None:

@@ -33,6 +33,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from generator.calculator.block_file import CALIBRATE_HEADER, CALIBRATE_NO_FIT_HEADER, CALIBRATE_NONE_HEADER
+from generator.calculator.smi_csv import memory_used_bytes
 from generator.errors import InputError, SpecgenError, arithmetic_error, one_line
 from generator.input_files import ascii_count, short
 from generator.named_tuple import NamedTuple
@@ -165,26 +167,8 @@ def _kv_cache_in_host_memory(header: list[str], cells: list[str]) -> bool:
 
 
 def _nvidia_smi(text: str, label: str) -> list[Measurement]:
-    """``memory.used`` of each GPU from ``nvidia-smi --query-gpu`` CSV with a header line."""
-    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-    if not lines or "memory.used" not in lines[0][1]:
-        return []
-    header = [h.strip() for h in lines[0][1].split(",")]
-    column = next((i for i, h in enumerate(header) if "memory.used" in h), None)
-    if column is None:  # "memory.used" in the first line, but in no cell of its own
-        return []
-    total_column = next((i for i, h in enumerate(header) if "memory.total" in h), None)
-    out = []
-    for number, line in lines[1:]:
-        cells = [c.strip() for c in line.split(",")]
-        match = re.match(r"(\d+)", cells[column]) if len(cells) > column else None
-        if match:
-            mib = _figure(match.group(1), f"{label}:{number}", line)
-            total = re.match(r"(\d+)", cells[total_column]) if total_column is not None and len(cells) > total_column else None
-            if total and mib > (of := _figure(total.group(1), f"{label}:{number}", line)):  # as the table form (fuzz27 L1)
-                raise InputError(f"{label}:{number}: {mib:,.0f} MiB used of a {of:,.0f} MiB GPU ({short(line.strip(), 120)})")
-            out.append(Measurement("gpu_memory_used_gib", mib * 2**20 / GIB, line.strip()))
-    return out[:1] if out else []
+    """``memory.used`` of the first GPU of ``nvidia-smi --query-gpu`` CSV with a header line (see :mod:`.smi_csv`)."""
+    return [Measurement("gpu_memory_used_gib", used / GIB, line) for used, line in memory_used_bytes(text, label)[:1]]
 
 
 #: Option of the run -> (where vLLM prints it: command-line flags, ``non-default args`` key, engine-config key).
@@ -224,10 +208,35 @@ def _settings_text(line: str, column: int) -> str | None:
 
 
 class RunSetting(NamedTuple):
-    """One setting of the run a log describes, and the line it was read from."""
+    """One setting of the run a log describes, the line it was read from and that line's 1-based number."""
 
     value: str
     line: str
+    number: int = 0
+
+
+class TakenSetting(NamedTuple):
+    """An estimate option filled from the run's log: ``--tp 3`` from ``tensor_parallel_size`` at ``v3.log:1``."""
+
+    flag: str
+    value: Any
+    setting: str
+    where: str
+
+    @property
+    def note(self) -> str:
+        """What a report's notes say of it."""
+        return f"{self.flag} {self.value} (the run's {self.setting}, from the log)"
+
+    def blamed(self, message: str) -> str | None:
+        """``message`` (an estimate error naming this option) said of the log's line, or None if it names no such option.
+
+        fuzz31 item 15: "--tp 3 does not divide ..." was said of an option never typed, without the log's file and line.
+        """
+        said = re.compile(rf"{re.escape(self.flag)} {re.escape(str(self.value))}(?![\w.])")
+        if said.search(message) is None:
+            return None
+        return f"{self.where}: " + said.sub(lambda _: f"the run's {self.setting} {self.value}", message, count=1)
 
 
 def parse_run_settings(text: str) -> dict[str, RunSetting]:
@@ -242,9 +251,9 @@ def parse_run_settings(text: str) -> dict[str, RunSetting]:
 
     def put(name: str, value: str, line: str) -> None:
         if name not in found and value not in ("", "None"):
-            found[name] = RunSetting(value, line.strip())
+            found[name] = RunSetting(value, line.strip(), number)
 
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), 1):  # noqa: B007 (put reads number)
         if len(line) > _SETTINGS_LINE_CHARS:
             continue
         if (at := line.find(_CONCURRENCY)) >= 0:  # "for 2048 tokens per request": the run's max_model_len (fuzz21 item 3)
@@ -368,14 +377,17 @@ def _decimal(text: str) -> float:
 
 def apply_run_settings(
     args: Any, defaults: dict[str, Any], settings: dict[str, RunSetting], label: str, figures: set[str]
-) -> list[str]:
-    """Fill the estimate options the command left at their defaults from the run's settings; notes of what was taken.
+) -> tuple[list[TakenSetting], list[str]]:
+    """Fill the estimate options the command left at their defaults from the run's settings.
+
+    Returns the options taken, and notes of the settings not read.
 
     An option the command gives that the run contradicts (another model, utilization, context, TP, KV dtype,
     quantization, tokens a forward pass or sequences) is an input error: the comparison would be of two different
     setups. The model is checked where one of the log's ``figures`` depends on it.
     """
-    notes = []
+    notes: list[str] = []
+    taken: list[TakenSetting] = []
     model_matters = bool(figures - _MODEL_FREE)
     if model_matters and "model" in settings and model_key(settings["model"].value) != model_key(args.model):
         raise InputError(
@@ -420,8 +432,8 @@ def apply_run_settings(
             )
         if given != value:
             setattr(args, dest, value)
-            notes.append(f"{flag} {value} (the run's {setting}, from the log)")
-    return notes
+            taken.append(TakenSetting(flag, value, setting, f"{label}:{settings[setting].number}"))
+    return taken, notes
 
 
 #: A measured weights figure further than this from the prediction means another model or format was loaded.
@@ -618,17 +630,29 @@ def identifiable(constants: dict[str, float]) -> tuple[dict[str, float], list[st
     return kept, notes
 
 
+def yaml_number(value: float) -> str:
+    """``value`` as YAML 1.1 and YAML 1.2 both read it: ``1e-05`` is text to YAML 1.1, ``1.0e-05`` the number.
+
+    The workload loader refuses a number the two read differently (fuzz31 item 10), so a pasted block must not hold one.
+    """
+    text = json.dumps(value)
+    mantissa, e, exponent = text.partition("e")
+    if not e:
+        return text
+    return f"{mantissa if '.' in mantissa else mantissa + '.0'}e{exponent if exponent[0] in '+-' else '+' + exponent}"
+
+
 def constants_block(constants: dict[str, float], notes: list[str] | None = None) -> str:
     """A ``constants:`` block for a workload file (JSON scalars are valid YAML); a comment when none is fitted."""
     comments = [f"# {note}" for note in notes or []]
     if not constants:
         if comments:
-            return "\n".join(["# specgen calibrate: no constant is recommended", *comments]) + "\n"
-        return "# specgen calibrate: none of these figures fits an engine constant (only KV tokens and decode speed do)\n"
-    lines = ["# specgen calibrate: engine constants fitted to the measured run; commit at the workload's top level"]
+            return "\n".join([CALIBRATE_NONE_HEADER, *comments]) + "\n"
+        return CALIBRATE_NO_FIT_HEADER + "\n"
+    lines = [CALIBRATE_HEADER]
     lines += comments
     lines.append("constants:")
-    lines += [f"  {name}: {json.dumps(value)}" for name, value in sorted(constants.items())]
+    lines += [f"  {name}: {yaml_number(value)}" for name, value in sorted(constants.items())]
     return "\n".join(lines) + "\n"
 
 
@@ -672,7 +696,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run ``specgen calibrate``; returns the exit code."""
     from generator.calculator import cli as estimate_cli
     from generator.calculator.estimate import estimate
-    from generator.input_files import MAX_LOG_BYTES, read_limited
+    from generator.input_files import MAX_LOG_BYTES, decode_log, read_limited
 
     parser = estimate_cli.build_parser()
     parser.prog = "specgen calibrate"
@@ -687,25 +711,30 @@ def main(argv: list[str] | None = None) -> int:
     try:
         estimate_cli.build_request(parser, args)  # usage errors (exit 2) before any log is read
         measured = []
-        taken: list[str] = []
+        taken: list[TakenSetting] = []
         unread: list[str] = []
         defaults = {dest: parser.get_default(dest) for dest in vars(args)}
         for path in args.log:
             # regular files only, size-limited: a device reads forever and a FIFO blocks (as for workload files)
             data = read_limited(path, MAX_LOG_BYTES, "log")
-            text = data.decode("utf-8", errors="replace")
+            text = decode_log(data, path)
             found = parse_log(text, path)
             measured += found
-            taken += apply_run_settings(args, defaults, parse_run_settings(text), path, {m.name for m in found})
-            unread += unread_settings_lines(text, path)
+            took, unknown = apply_run_settings(args, defaults, parse_run_settings(text), path, {m.name for m in found})
+            taken += took
+            unread += unknown + unread_settings_lines(text, path)
         try:
             request = estimate_cli.build_request(parser, args)
             result = estimate(request)
         except InputError as exc:
             if not taken:
                 raise
-            # a value the log gave may be what the model does not take: say which values came from it
-            raise InputError(f"{exc.message} (with {'; '.join(taken)})") from None
+            # a value the log gave may be what the model does not take: say it of the log's line, else which came from it
+            blamed = [said for setting in taken if (said := setting.blamed(exc.message)) is not None]
+            if len(blamed) == 1:
+                raise InputError(blamed[0]) from None
+            located = "; ".join(f"{t.flag} {t.value} (the run's {t.setting}, {t.where})" for t in taken)
+            raise InputError(f"{exc.message} (with {located})") from None
         rows = compare(measured, result)
         if not rows:
             raise InputError(f"none of the measured figures has a prediction: {_why_none_compared(measured, args)}")
@@ -724,7 +753,7 @@ def main(argv: list[str] | None = None) -> int:
     except SpecgenError as exc:
         print(f"specgen calibrate: error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
-    notes = [*(f"predicted with {n}" for n in taken), *unread]
+    notes = [*(f"predicted with {t.note}" for t in taken), *unread]
     if args.json:
         sys.stdout.write(json_report(rows, fitted, fit_notes, notes))
     else:
@@ -732,7 +761,7 @@ def main(argv: list[str] | None = None) -> int:
         if notes:
             sys.stdout.write("\n" + "".join(f"note: {n}\n" for n in notes))
     if args.output:
-        from generator.calculator.detect import write_block
+        from generator.calculator.block_file import write_block
 
         try:
             write_block(args.output, block, args.log)

@@ -10,15 +10,14 @@ runs on this machine (``/`` and real commands) and on recorded fixtures.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
-import stat
 import subprocess
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 
 from generator import catalog
+from generator.calculator.block_file import DETECT_HEADER
 from generator.catalog.records import GpuSpec
 from generator.input_files import ascii_count
 from generator.named_tuple import NamedTuple
@@ -416,17 +415,28 @@ def nvme_drives(src: Sources) -> dict[str, int]:
     return drives
 
 
+def _gpu_groups(gpus: list[GpuReading]) -> dict[str, list[GpuReading]]:
+    """nvidia-smi's rows by GPU type (name and memory), in the order listed."""
+    groups: dict[str, list[GpuReading]] = {}
+    for gpu in gpus:
+        groups.setdefault(f"{gpu.name}, {gpu.memory_mib} MiB", []).append(gpu)
+    return groups
+
+
+def described_gpus(gpus: list[GpuReading]) -> tuple[str, list[GpuReading]]:
+    """The GPU type the block describes (the most numerous; the first listed wins a tie) and its rows."""
+    return max(_gpu_groups(gpus).items(), key=lambda item: len(item[1]))
+
+
 def gpu_facts(gpus: list[GpuReading]) -> dict[str, Fact]:
     """``gpu`` and ``gpu_count`` of nvidia-smi's rows; a machine of mixed GPUs is described by its most numerous type.
 
     ``hardware.fixed`` holds one GPU type, so the others are left out and named in ``mixed_gpus``
     (printed as a comment), never silently.
     """
-    groups: dict[str, list[GpuReading]] = {}
-    for gpu in gpus:
-        groups.setdefault(f"{gpu.name}, {gpu.memory_mib} MiB", []).append(gpu)
+    groups = _gpu_groups(gpus)
     facts: dict[str, Fact] = {}
-    label, chosen = max(groups.items(), key=lambda item: len(item[1]))  # first listed wins a tie
+    label, chosen = described_gpus(gpus)
     gpu_id, how = match_gpu(chosen[0])
     facts["gpu" if gpu_id else "gpu_unknown"] = Fact(gpu_id or chosen[0].name, how)
     if len(groups) == 1:
@@ -449,16 +459,60 @@ def gpu_facts(gpus: list[GpuReading]) -> dict[str, Fact]:
 PCIE_GENERATIONS = (3, 6)
 PCIE_LANE_COUNTS = (1, 4, 8, 16)
 OLD_PCIE_X16_GB_PER_S = {1: 4.0, 2: 8.0}
+#: Generations a GPU's link can report (PCIe 1.0 to 6.0, the newest any GPU links at) and the link widths the PCIe
+#: specification defines: any other reading is a misread, never written (fuzz31 item 14: Gen99 was written as Gen6).
+LINK_GENERATIONS = range(1, 7)
+LINK_WIDTHS = (1, 2, 4, 8, 12, 16, 32)
+
+
+def pcie_facts(gpus: list[GpuReading], mixed: bool) -> dict[str, Fact]:
+    """``pcie_gen`` and ``pcie_lanes`` of the slowest and narrowest link of ``gpus`` (the GPUs the block describes).
+
+    A reading no GPU link can have (Gen99, x3) leaves the field out with a comment saying why. A width PCIe has but
+    hardware.fixed does not take (x2, x12, x32) is written as the nearest count below it that it takes.
+    """
+    link = f"link of the {len(gpus)} GPU(s) described" if mixed else "GPU link"
+    facts: dict[str, Fact] = {}
+    gens = [g.pcie_gen for g in gpus if g.pcie_gen is not None]
+    widths = [g.pcie_width for g in gpus if g.pcie_width is not None]
+    odd_gens = sorted({g for g in gens if g not in LINK_GENERATIONS})
+    odd_widths = sorted({w for w in widths if w not in LINK_WIDTHS})
+    if odd_widths:
+        facts["omitted_pcie_lanes"] = Fact(
+            ", ".join(f"x{w}" for w in odd_widths),
+            "measured: nvidia-smi pcie.link.width.max; no PCIe link is that wide "
+            f"(x{', x'.join(map(str, LINK_WIDTHS))}): misread",
+        )
+    elif widths:
+        narrowest = min(widths)
+        stated = max(n for n in PCIE_LANE_COUNTS if n <= narrowest)
+        how = f"measured: nvidia-smi pcie.link.width.max, narrowest {link}"
+        if stated != narrowest:
+            how += f" (x{narrowest}); written as x{stated}, the nearest below it hardware.fixed takes"
+        facts["pcie_lanes"] = Fact(stated, how)
+    if odd_gens:
+        facts["omitted_pcie_gen"] = Fact(
+            ", ".join(f"Gen{g}" for g in odd_gens),
+            "measured: nvidia-smi pcie.link.gen.max; no PCIe generation a GPU links at (Gen1 to Gen6): misread",
+        )
+    elif gens:
+        facts["pcie_gen"] = Fact(min(gens), f"measured: nvidia-smi pcie.link.gen.max, slowest {link}")
+        if min(gens) < PCIE_GENERATIONS[0] and odd_widths:
+            facts["omitted_pcie_gen"] = Fact(
+                f"Gen{min(gens)}", "measured: nvidia-smi pcie.link.gen.max; an old link is stated by its width, which is misread"
+            )
+            del facts["pcie_gen"]
+        elif min(gens) < PCIE_GENERATIONS[0]:
+            facts.update(_within_pcie_range(min(gens), min(widths, default=16)))
+    return facts
 
 
 def _within_pcie_range(gen: int, lanes: int) -> dict[str, Fact]:
     """A link hardware.fixed cannot state as it is (``gen``, ``lanes`` as nvidia-smi reads them), as one it takes.
 
     An older generation becomes the Gen3 link with the most lanes that carries no more than it (x1 where even that
-    carries more, and the comment says so); a generation past Gen6 becomes Gen6. Empty where the link is stated as is.
+    carries more, and the comment says so). Empty where the link is stated as is.
     """
-    if gen > PCIE_GENERATIONS[1]:
-        return {"pcie_gen": Fact(PCIE_GENERATIONS[1], f"measured: nvidia-smi Gen{gen}; written as Gen6, the newest taken")}
     if gen >= PCIE_GENERATIONS[0] or gen not in OLD_PCIE_X16_GB_PER_S:
         return {}
     rate = OLD_PCIE_X16_GB_PER_S[gen] * lanes / 16
@@ -505,14 +559,8 @@ def detect_machine(src: Sources) -> dict[str, Fact]:
     gpus = parse_nvidia_smi(smi) if smi else []
     if gpus:
         facts.update(gpu_facts(gpus))
-        gens = [g.pcie_gen for g in gpus if g.pcie_gen]
-        widths = [g.pcie_width for g in gpus if g.pcie_width in PCIE_LANE_COUNTS]
-        if gens:
-            facts["pcie_gen"] = Fact(min(gens), "measured: nvidia-smi pcie.link.gen.max, slowest GPU link")
-        if widths:
-            facts["pcie_lanes"] = Fact(min(widths), "measured: nvidia-smi pcie.link.width.max, narrowest GPU link")
-        if gens:
-            facts.update(_within_pcie_range(min(gens), min((g.pcie_width for g in gpus if g.pcie_width), default=16)))
+        # the links of the GPUs described, not of those a mixed machine's block leaves out (fuzz31 item 7)
+        facts.update(pcie_facts(described_gpus(gpus)[1], "mixed_gpus" in facts))
     cpuinfo = src.read("/proc/cpuinfo")
     cpu = parse_cpuinfo(cpuinfo) if cpuinfo else None
     if cpu is not None:
@@ -578,7 +626,7 @@ def fixed_block(facts: Mapping[str, Fact]) -> str:
             fixed[key] = facts[key].value
             fixed.yaml_add_eol_comment(facts[key].how, key, column=30)
     doc = CommentedMap(hardware=CommentedMap(fixed=fixed))
-    lines = ["# specgen detect: this machine as hardware.fixed; each value says whether it was measured or assumed"]
+    lines = [DETECT_HEADER]
     if "gpu_unknown" in facts:
         lines.append(f"# gpu not written: {facts['gpu_unknown'].how}")
     elif "gpu" not in facts:
@@ -603,45 +651,3 @@ def fixed_block(facts: Mapping[str, Fact]) -> str:
     yaml.default_flow_style = False
     yaml.dump(doc, out)
     return "\n".join(lines) + "\n" + out.getvalue()
-
-
-#: How a block ``detect`` or ``calibrate`` writes begins: a file that does not is not overwritten.
-_BLOCK_MARK = "# specgen "
-
-
-def _written_block(path: str) -> bool:
-    """Whether ``path`` begins as a block specgen writes (:data:`_BLOCK_MARK`)."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(len(_BLOCK_MARK)) == _BLOCK_MARK.encode()
-    except OSError:
-        return False
-
-
-def write_block(path: str, text: str, inputs: Collection[str] = ()) -> None:
-    """Write ``text`` to ``path`` whole or not at all (a temporary file renamed over it).
-
-    Only a new path or a regular file specgen wrote is written: a symlink, device, FIFO or directory there is refused,
-    and so is one of the ``inputs`` read (a log the constants come from) and a file of other text (a workload).
-    """
-    from generator.errors import OutputError
-
-    if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
-        raise OutputError(f"cannot write {path}: it exists and is not a regular file (a symlink, directory or device)")
-    if any(os.path.exists(given) and os.path.samefile(given, path) for given in inputs if os.path.lexists(path)):
-        raise OutputError(f"cannot write {path}: it is an input read (give the output a path of its own)")
-    if os.path.lexists(path) and not _written_block(path):  # fuzz27 M5: -o naming the workload replaced it
-        raise OutputError(
-            f"cannot write {path}: it exists and is not a block specgen wrote (its first line is not '{_BLOCK_MARK}...'); "
-            "give a new path: the block goes into the workload by hand"
-        )
-    tmp = f"{path}.specgen-tmp"
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o666)
-        with open(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None

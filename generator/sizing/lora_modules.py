@@ -55,6 +55,15 @@ _ADAPTABLE = (ATTENTION, MLP, EXPERT, SHARED_EXPERT)
 DECODER_LAYERS = ("model", "layers")
 LM_HEAD = "lm_head"
 
+#: The input embedding (``LlamaForCausalLM.model.embed_tokens``, an ``nn.Embedding``). PEFT's LoRA adapts it when it is
+#: named (fuzz31 item 16), with ``peft.tuners.lora.layer.Embedding``: ``lora_embedding_A`` is ``(r, in_features)`` and
+#: ``lora_embedding_B`` ``(out_features, r)``, where in_features is the embedding's ``num_embeddings`` (the vocabulary)
+#: and out_features its ``embedding_dim`` (the hidden size): ``r x (vocab + hidden)`` parameters
+#: (``Embedding.update_layer``, https://github.com/huggingface/peft/blob/main/src/peft/tuners/lora/layer.py).
+#: ``all-linear`` leaves it out: it is no linear layer.
+EMBED_TOKENS = "embed_tokens"
+EMBED_TOKENS_PATH = ("model", EMBED_TOKENS)
+
 #: Placeholders in a module's path for its decoder layer's number and its routed expert's.
 LAYER_NO = "N"
 EXPERT_NO = "E"
@@ -152,17 +161,25 @@ def matches_lm_head(entry: str) -> bool:
     return entry == LM_HEAD
 
 
+def matches_embedding(entry: str) -> bool:
+    """Whether an entry names the input embedding (``model.embed_tokens`` ends with it, PEFT's way)."""
+    parts = tuple(entry.split("."))
+    return len(parts) <= len(EMBED_TOKENS_PATH) and EMBED_TOKENS_PATH[len(EMBED_TOKENS_PATH) - len(parts) :] == parts
+
+
 def unmatched(arch: Architecture, entries: tuple[str, ...]) -> dict[str, str]:
     """Each entry that matches no linear module of the model, with why (what its last component is, or is not)."""
     why: dict[str, str] = {}
     for entry in entries:
-        if matches_lm_head(entry) or adapted_modules(arch, (entry,)):
+        if matches_lm_head(entry) or matches_embedding(entry) or adapted_modules(arch, (entry,)):
             continue
         last = entry.rsplit(".", 1)[-1]
         if "" in entry.split("."):
             why[entry] = f"an empty component: PEFT looks for a module name ending in '.{entry}', which none has"
         elif last == LM_HEAD:
             why[entry] = "the output layer is top-level lm_head, under no parent module"
+        elif last == EMBED_TOKENS:
+            why[entry] = "the input embedding is model.embed_tokens"
         elif last in module_names(arch):
             why[entry] = f"{last} is {_paths_of(arch, last)}"
         else:  # its last component, cut as the entry is (fuzz25 L7)
@@ -224,7 +241,7 @@ def from_torchtune_names(arch: Architecture, entries: tuple[str, ...]) -> tuple[
     A dotted entry is a Transformers path and is kept as written (torchtune's paths, ``layers.N.attn.output_proj``,
     are not PEFT's).
     """
-    own = module_names(arch) | {LM_HEAD}
+    own = module_names(arch) | {LM_HEAD, EMBED_TOKENS}
     return tuple(entry if entry in own else TORCHTUNE_NAMES.get(entry, entry) for entry in entries)
 
 
@@ -250,6 +267,11 @@ def torchtune_granularity_problem(entries: tuple[str, ...]) -> str | None:
             f"torchtune applies LoRA to every layer alike (lora_attn_modules, apply_lora_to_mlp, apply_lora_to_output), "
             f"not to a module path: {', '.join(paths)}; give plain names (q_proj, k_proj, v_proj, output_proj, w1, w2, w3, "
             "output)"
+        )
+    if EMBED_TOKENS in entries:  # torchtune's LoRA builders have no embedding adapter
+        return (
+            "torchtune applies LoRA to no embedding (lora_attn_modules, apply_lora_to_mlp, apply_lora_to_output): "
+            "leave out embed_tokens, or train it with PEFT (another framework)"
         )
     mlp = {TORCHTUNE_MLP[entry] for entry in entries if entry in TORCHTUNE_MLP}
     if mlp and len(mlp) < len(set(TORCHTUNE_MLP.values())):

@@ -64,12 +64,14 @@ from generator.sizing.expert_parallel import check_ep_divides_data_parallel, che
 from generator.sizing.frameworks import FrameworkProfile, Recipe, framework_profile, logits_bytes_per_element
 from generator.sizing.linear_attention import check_sized_use
 from generator.sizing.lora_modules import (
+    EMBED_TOKENS,
     LM_HEAD,
     TORCHTUNE_NAMES,
     TORCHTUNE_NAMES_TEXT,
     PeftModule,
     adapted_modules,
     from_torchtune_names,
+    matches_embedding,
     matches_lm_head,
     module_names,
     peft_modules,
@@ -322,7 +324,8 @@ def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[Linear]:
         more = f" and {len(unknown) - len(shown):,} more" if len(unknown) > len(shown) else ""
         raise InputError(
             f"LoRA target modules {list(shown)}{more} match no linear layer of this model (its layers: "
-            f"{', '.join(sorted(module_names(arch) | {LM_HEAD}))}, or {LORA_ALL}): {reasons}. PEFT adapts a module whose "
+            f"{', '.join(sorted(module_names(arch) | {LM_HEAD, EMBED_TOKENS}))}, or {LORA_ALL}): {reasons}. PEFT adapts a "
+            "module whose "
             "full name equals an entry or ends with '.' and the entry: model.layers.N.self_attn.q_proj matches q_proj, "
             "self_attn.q_proj or the whole name"
         )
@@ -330,6 +333,9 @@ def lora_targets(arch: Architecture, targets: tuple[str, ...]) -> list[Linear]:
     if any(matches_lm_head(entry) for entry in targets):
         # the output layer is a linear module PEFT adapts when named (its all-linear leaves it out; review 14 item 8)
         picked.append(Linear(LM_HEAD, arch.hidden_size, arch.vocab_size, LM_HEAD))
+    if any(matches_embedding(entry) for entry in targets):
+        # PEFT's LoRA Embedding: A is r x vocab, B hidden x r (lora_modules.EMBED_TOKENS), as a linear vocab -> hidden
+        picked.append(Linear(EMBED_TOKENS, arch.vocab_size, arch.hidden_size, EMBED_TOKENS))
     return picked
 
 

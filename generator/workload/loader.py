@@ -14,6 +14,13 @@ from typing import Any
 from generator.errors import InputError, Location
 from generator.input_files import MAX_WORKLOAD_BYTES, linked_inside, read_text_limited
 from generator.workload.fast_yaml import read_plain_document
+from generator.workload.yaml_numbers import (
+    PlainNumberText,
+    float_form_problem,
+    int_form_problem,
+    number_keeping_constructor,
+    text_form_problem,
+)
 from generator.workload.yaml_scalars import MAX_NESTING
 
 #: A path into the document: mapping keys and sequence indexes.
@@ -176,10 +183,11 @@ def _plain(
         _check_plain_int(node, path, doc_file, positions)
         return int(node)
     if isinstance(node, float):
-        if not math.isfinite(node):
-            line, col = positions.get(path, (1, 1))
-            raise InputError(f"{node!r} is not a finite number", Location(doc_file, line, col, format_path(path)))
+        _check_plain_float(node, path, doc_file, positions)
         return float(node)
+    if isinstance(node, PlainNumberText) and (problem := text_form_problem(node)) is not None:
+        line, col = positions.get(path, (1, 1))
+        raise InputError(problem, Location(doc_file, line, col, format_path(path)))
     if isinstance(node, str):
         return str(node)
     line, col = positions.get(path, (1, 1))
@@ -187,29 +195,22 @@ def _plain(
 
 
 def _check_plain_int(node: int, path: Path, doc_file: str, positions: dict[Path, tuple[int, int]]) -> None:
-    """Refuse an integer YAML 1.1 and YAML 1.2 readers read differently (fuzz22 item 12, fuzz23 item 5).
+    """Refuse an integer YAML 1.1 and YAML 1.2 readers read differently (:func:`~.yaml_numbers.int_form_problem`)."""
+    problem = int_form_problem(node)
+    if problem is not None:
+        line, col = positions.get(path, (1, 1))
+        raise InputError(problem, Location(doc_file, line, col, format_path(path)))
 
-    ruamel reads ``2_0`` as 20 and ``0b10`` as 2 (YAML 1.1 forms), where YAML 1.2 readers (editors, JSON Schema tools)
-    read the texts "2_0" and "0b10": a typo of 2 planned ten times the replicas. The other way round, ``0o10`` is 8 to
-    YAML 1.2 and the text "0o10" to YAML 1.1 readers (PyYAML, Ansible), and ``010`` is 10 to YAML 1.2 but octal 8 to
-    YAML 1.1. Hexadecimal is read alike by both.
-    """
-    kind = type(node).__name__
-    digits = str(abs(int(node))).zfill(getattr(node, "_width", None) or 0)
-    if getattr(node, "_underscore", None):
-        how = f"with digit separators is read as {int(node):,} by YAML 1.1 but as text by YAML 1.2 (editors, JSON Schema tools)"
-    elif kind == "BinaryInt":
-        how = f"in binary is read as {int(node):,} by YAML 1.1 but as text by YAML 1.2 (editors, JSON Schema tools)"
-    elif kind == "OctalInt":
-        how = f"in octal is read as {int(node):,} by YAML 1.2 but as text by YAML 1.1 (PyYAML, Ansible)"
-    elif kind == "ScalarInt" and len(digits) > 1 and digits.startswith("0"):
-        sign = -1 if int(node) < 0 else 1
-        old = f"as octal {sign * int(digits, 8):,}" if set(digits) <= set("01234567") else "as text"
-        how = f"with a leading zero is read as {int(node):,} by YAML 1.2 but {old} by YAML 1.1 (PyYAML, Ansible)"
-    else:
-        return
-    line, col = positions.get(path, (1, 1))
-    raise InputError(f"a number written {how}: write it in plain digits", Location(doc_file, line, col, format_path(path)))
+
+def _check_plain_float(node: float, path: Path, doc_file: str, positions: dict[Path, tuple[int, int]]) -> None:
+    """Refuse a float YAML 1.1 and 1.2 readers read differently, or one out of a float's range (fuzz31 items 4, 10)."""
+    text = getattr(node, "yaml_text", None)
+    problem = float_form_problem(text, node) if text is not None else None
+    if problem is None and not math.isfinite(node):
+        problem = f"{node!r} is not a finite number"
+    if problem is not None:
+        line, col = positions.get(path, (1, 1))
+        raise InputError(problem, Location(doc_file, line, col, format_path(path)))
 
 
 #: Characters libyaml and ruamel break lines at (YAML 1.1) that YAML 1.2, editors and review diffs do not: NEL, LS, PS.
@@ -250,6 +251,7 @@ def parse_yaml(text: str, file: str) -> Document:
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     yaml = YAML(typ="rt")
+    yaml.Constructor = number_keeping_constructor()
     yaml.allow_duplicate_keys = False
     try:
         docs = list(yaml.load_all(text))

@@ -132,7 +132,8 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
         hint = suggest(str(instance), choices)
         return [InputError(f"{short(instance)} is not one of {', '.join(choices)}{hint}", doc.locate(path))]
     if error.validator == "type":
-        text = f"expected {error.validator_value}, got {_type_name(instance)} {short(instance)}{_unquote_hint(error)}"
+        got = "null" if instance is None else f"{_type_name(instance)} {short(instance)}"  # fuzz31 item 10: "null None"
+        text = f"expected {error.validator_value}, got {got}{_unquote_hint(error)}"
         return [InputError(text, doc.locate(path))]
     if error.validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
         words = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
@@ -146,6 +147,8 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
     problem = address_form_problem(str(path[-1]), instance) if _is_host_address(path) and isinstance(instance, str) else None
     if error.validator == "pattern" and problem is not None:
         return [InputError(f"{short(instance)} {problem}", doc.locate(path))]
+    if error.validator == "pattern" and path and path[-1] in SECRET_NAME_FIELDS:  # fuzz31 item 9: 'a..b' passed
+        return [InputError(f"{short(instance)} is not a Kubernetes Secret name: {SECRET_NAME_RULE}", doc.locate(path))]
     if error.validator == "pattern":
         # the pattern as a reader writes it: its trailing-newline guard is the matcher's detail (fuzz22 item 10)
         pattern = str(error.validator_value).removesuffix(NO_TRAILING_NEWLINE)
@@ -165,6 +168,15 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
         message = f"{short(instance)} is {text}" if isinstance(instance, str) else f"{text} ({len(instance):,})"
         return [InputError(message, doc.locate(path))]
     return [InputError(short(error.message, 200), doc.locate(path))]
+
+
+#: Fields naming a Kubernetes Secret, and the rule such a name follows (a DNS-1123 subdomain, as the API server checks
+#: object names: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#dns-subdomain-names).
+SECRET_NAME_FIELDS = frozenset({"image_pull_secret", "bmc_credentials_secret"})
+SECRET_NAME_RULE = (
+    "lower-case letters, digits, '-' and '.', each part between dots starting and ending with a letter or digit "
+    "(a DNS-1123 subdomain, at most 253 characters)"
+)
 
 
 def _is_host_address(path: tuple[object, ...]) -> bool:

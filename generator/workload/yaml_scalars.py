@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
 #: Plain scalars read here (anything else goes to ruamel): YAML 1.2 core-schema forms without ambiguity.
 _INT = re.compile(r"[-+]?(0|[1-9][0-9]*)")  # a leading zero reads differently in YAML 1.1: left to ruamel
 _FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]+")
+_NONZERO = re.compile(r"[1-9]")
 _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _NULL = frozenset({"null", "Null", "NULL", "~"})
 _STRING_START = re.compile(r"[A-Za-z_/]")
@@ -44,7 +46,10 @@ def plain_scalar(value: str) -> Any:
         except ValueError:  # more digits than Python converts: ruamel's reading refuses it with the place
             raise Declined from None
     if _FLOAT.fullmatch(value):
-        return float(value)
+        number = float(value)
+        if not math.isfinite(number) or (number == 0 and _NONZERO.search(value)):  # out of range: ruamel refuses it
+            raise Declined
+        return number
     if _DOTTED.fullmatch(value):
         return value
     if _STRING_START.match(value) and value.lower() not in ("true", "false", "null"):
