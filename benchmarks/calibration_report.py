@@ -389,6 +389,9 @@ def predict_static_batch(row: dict[str, Any]) -> float:
     # the runtime's host loop: per-sequence host time only where it handles every sequence each step
     host_scale = per_sequence_host_scale(row["engine"], host_time_scale(host_cpu(row)))
     acc = accelerator_for(gpu, fmt.compute, par.tp, host_scale, fmt)
+    if "dequant_kernel" in row and acc.dequantized is not None:
+        # the row's quantization method runs its own kernel (vLLM's RTN: Marlin on every GPU, not Machete on Hopper)
+        acc = acc._replace(dequant_kernel=row["dequant_kernel"])
     kv_bits = kv_cache_bits(row["kv_precision"])
     isl, osl, batch = row["input_tokens"], row["output_tokens"], row["batch"]
     return float(batch * osl / static_batch_seconds(arch, weights, kv_bits, par, acc, batch, isl, osl, consts))
@@ -550,7 +553,9 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
         static = " static batch" if "batch" in row else ""
         # attention data parallelism (EP over more GPUs than the attention's TP: DEP layouts) apart
         dp = " attention-dp" if row.get("ep", 1) > row["tp"] else ""
-        group = f"throughput {row['engine']} {row['gpu']} {row['precision']}{pipe}{static}{dp}"
+        # a row whose quantization method names its own in-loop kernel (vLLM's RTN through Marlin on an H100) apart
+        kernel = f" {row['dequant_kernel']}" if "dequant_kernel" in row else ""
+        group = f"throughput {row['engine']} {row['gpu']} {row['precision']}{pipe}{static}{dp}{kernel}"
         ep = f" ep{row['ep']}" if row.get("ep", 1) > 1 else ""
         label = f"{row['model'].split('/')[-1]} tp{row['tp']}{ep} pp{row['pp']} {row['input_tokens']}/{row['output_tokens']}"
         if static:

@@ -173,8 +173,9 @@ def test_sglang_rows_size_their_kv_cache_the_sglang_way() -> None:
     ("engine", "count"),
     # fifth entry: 11 vLLM and 3 SGLang rows on H100/H200; sixth entry: 5 vLLM rows on A100, 7 trtllm-serve rows; eighth
     # entry: 6 vLLM rows on H100 (gpt-oss-120b, Qwen3-8B), 10 vLLM static-batch rows on A100 (Mixtral), 3 SGLang on H200;
-    # 2026-12-03: 12 SGLang rows of InferenceX on H200 / B200 (its 4 vLLM rows are on MI300X, which this count leaves out)
-    [("vllm", 32), ("sglang", 18), ("tensorrt-llm-serve", 7)],
+    # 2026-12-03: 12 SGLang rows of InferenceX on H200 / B200 (its 4 vLLM rows are on MI300X, which this count leaves out);
+    # w4a16b entry: 16 vLLM static-batch rows on H100 (PR #23197's BF16 and RTN int4, PR #26051's RTN int4)
+    [("vllm", 48), ("sglang", 18), ("tensorrt-llm-serve", 7)],
 )
 def test_out_of_sample_serving_rows_state_their_version_and_source(engine: str, count: int) -> None:
     report = _report()

@@ -27,6 +27,7 @@ from generator.sizing.engine_runtime import ENGINE_NAMES, batch_limits, default_
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
 from generator.sizing.kv_cache import token_bytes_per_gpu
 from generator.sizing.loadability import (
+    default_group_problem,
     dense_format_problem,
     engine_gguf_problem,
     format_problems,
@@ -521,6 +522,9 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         if problems:
             # the layout options do not split this model (heads, experts, quantization blocks): an invalid value, exit 1
             raise InputError(f"{model.id} in {fmt.name} at TP {par.tp} / EP {par.ep} will not load: {'; '.join(problems)}")
+        if (unsplit := default_group_problem(arch, fmt, par)) is not None:
+            # a 16-bit model asked in a group-quantized format: accepted, but the checkpoints published would not load
+            notes.append(f"warning: {unsplit}")
     if req.fixed is not None and (gguf := llama_cpp_format(fmt)) is not fmt:
         # a machine of yours is planned for llama.cpp, which runs the checkpoint's GGUF (newuser38 item 5: gpt-oss-120b
         # was sized at its 60.77 GiB checkpoint where llama.cpp's file holds 59.02)

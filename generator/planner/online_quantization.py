@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from generator import catalog
 from generator.calculator.model_source import ResolvedModel, default_precision, model_weight_format
 from generator.planner.plan import DeploymentPlan, Finding, Pool
+from generator.sizing.loadability import default_group_problem
+from generator.sizing.precision import weight_format
 from generator.sizing.weights import Parallelism, size_weights
 from generator.units import GIB
 
@@ -81,6 +83,10 @@ def unserved_precision_findings(deployments: list[DeploymentPlan], models: Mappi
                 f"deployments[{i}].inference.precision",
             )
         )
+        par = Parallelism(d.tp, d.pp, int(d.details.get("expert_parallel") or 1))
+        if (unsplit := default_group_problem(model.architecture, weight_format(d.precision), par)) is not None:
+            field = f"deployments[{i}].inference.precision"
+            out.append(Finding("warning", "default-group-does-not-split", f"'{d.name}': {unsplit}", field))
     return out
 
 

@@ -60,6 +60,7 @@ class Constants(NamedTuple):
     gemm_half_efficiency_tokens: float = 16.0
     fp4_gemm_efficiency_ratio: float = 0.8
     dequant_gemm_efficiency_ratio: float = 0.66
+    machete_gemm_efficiency_ratio: float = 1.0
     dequant_expert_gemm_efficiency_ratio: float = 0.3
     decode_overhead_per_sequence_s: float = 2e-5
     expert_popularity_cv: float = 2.17
@@ -305,18 +306,30 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "(benchmarks/calibration_report.py --fit)",
     ),
     "dequant_gemm_efficiency_ratio": (
-        "Share of the 16-bit rate a GEMM over dense (or replicated) matrices reaches where its kernel dequantizes "
-        "weight-only weights inside its main loop (GPTQ / AWQ int4 and int8 through Marlin; MXFP4 without FP4 tensor "
-        "cores; NVFP4 on Hopper and FP8 on Ampere, Marlin W4A16 / W8A16), once compute-bound (large batches, prefill); "
-        "a memory-bound step still reads the quantized bytes. Matrices a checkpoint keeps at 16 bits run as plain GEMMs.",
+        "Share of the 16-bit rate a GEMM over dense (or replicated) matrices reaches where vLLM's Marlin kernel "
+        "dequantizes weight-only weights inside its main loop (GPTQ / AWQ / compressed-tensors int4 and int8 on Ampere, "
+        "Ada and Blackwell; MXFP4 without FP4 tensor cores; NVFP4 on Hopper and FP8 on Ampere, Marlin W4A16 / W8A16), "
+        "once compute-bound (large batches, prefill); a memory-bound step still reads the quantized bytes. Hopper's "
+        "integer formats run Machete instead (machete_gemm_efficiency_ratio). Matrices a checkpoint keeps at 16 bits "
+        "run as plain GEMMs.",
         "Marlin's FP16xINT4 GEMM holds 141 TFLOP/s from 128 rows on, 0.74 / 0.73 / 0.66 / 0.60 / 0.61 of torch's FP16 "
-        "GEMM at 256 / 512 / 1,024 / 2,048 / 4,000 rows (IST-DASLab/marlin bench.py, "
-        "https://github.com/vllm-project/vllm/pull/2497); 0.66, their median: derived, not fitted, as no calibration row "
-        "multiplies quantized dense matrices (gpt-oss keeps its attention BF16). Past 128 tokens 'weight-only "
-        "quantization can generally not be faster' (Marlin's author, https://github.com/IST-DASLab/marlin/issues/21). "
-        "Hopper's Machete is said to beat Marlin at high load (https://csail.mit.edu/event/"
-        "scale-ml-lucas-wilkinson-machete-cutting-edge-mixed-input-gemm-gpu-kernel-targeting-nvidia): a dense W4A16 "
-        "model's large batches on H100 may run up to 1 / 0.66 faster than planned",
+        "GEMM at 256 / 512 / 1,024 / 2,048 / 4,000 rows on an A100-class GPU (IST-DASLab/marlin bench.py, "
+        "https://github.com/vllm-project/vllm/pull/2497); 0.66, their median: derived, not fitted. Past 128 tokens "
+        "'weight-only quantization can generally not be faster' (Marlin's author, "
+        "https://github.com/IST-DASLab/marlin/issues/21). Out of sample: vLLM's RTN int4 (Marlin on an H100, "
+        "https://github.com/vllm-project/vllm/pull/23197 and /pull/26051) measured 2,048 more prompt tokens at BF16's "
+        "cost in one build and at about half its rate in the merged one; 0.66 lies between (benchmarks/CALIBRATION.md, "
+        "2026-12-03 w4a16b entry)",
+    ),
+    "machete_gemm_efficiency_ratio": (
+        "Share of the 16-bit rate a GEMM over dense (or replicated) matrices reaches on Hopper where vLLM runs integer "
+        "weight-only formats (GPTQ / AWQ / compressed-tensors int4 and int8) through its Machete kernel, once "
+        "compute-bound; vLLM's choose_mp_linear_kernel tries Machete first and Machete needs compute capability 9.0.",
+        "Machete uses Hopper's wgmma instructions, without which mma-based kernels such as Marlin reach 'at best ~75% of "
+        "peak' (https://github.com/vllm-project/vllm/pull/7174); integrated for GPTQ and compressed-tensors W4A16 in "
+        "https://github.com/vllm-project/vllm/pull/7701; Meta found it 'starts to do quite well for BS=64 and above' with "
+        "'similar speedups over bf16' (https://github.com/pytorch/FBGEMM/pull/3259). 1.0, the 16-bit rate: derived, not "
+        "fitted, as no calibration row runs Machete (the H100 int4 rows of vLLM's RTN run Marlin)",
     ),
     "dequant_expert_gemm_efficiency_ratio": (
         "Share of the 16-bit rate the routed experts' grouped GEMMs reach where their kernels dequantize the weights "
@@ -619,6 +632,7 @@ CONSTANT_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
             "decode_bandwidth_efficiency",
             "fp4_gemm_efficiency_ratio",
             "dequant_gemm_efficiency_ratio",
+            "machete_gemm_efficiency_ratio",
             "dequant_expert_gemm_efficiency_ratio",
             "prefill_compute_efficiency",
             "training_mfu",

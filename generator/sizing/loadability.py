@@ -263,6 +263,30 @@ def checkpoint_group(arch: Architecture, fmt: WeightFormat) -> int | None:
     return group or None  # 0: one scale per output row (GPTQ's -1)
 
 
+def default_group_problem(arch: Architecture, fmt: WeightFormat, par: Parallelism) -> str | None:
+    """Why a checkpoint at the format's default group would not load at this layout, where the model is not one.
+
+    None when it would, or where the model already is such a checkpoint (:func:`loadability_problems` refuses that).
+
+    Quantizing a 16-bit model oneself may pick a group that splits, so the layout stays allowed (newuser32 item 3); but
+    the builds published are at the default group (Qwen3-235B-A22B-GPTQ-Int4 and Qwen3-30B-A3B-GPTQ-Int4: 128), and those
+    fail at the layouts whose shard it does not divide (vllm PR #28829, vllm#17604): newuser41 item 3.
+    """
+    if storage_family(fmt.name) not in _GROUP_QUANTIZED or not fmt.group_size or checkpoint_group(arch, fmt) is not None:
+        return None
+    quant = arch.quantization
+    if quant is not None and same_storage(quant.precision, fmt.name):
+        return None  # the checkpoint's own format, per channel: nothing to split
+    problems = _group_problems(arch, fmt.group_size, par)
+    if not problems:
+        return None
+    return (
+        f"a checkpoint in {fmt.name} at the usual group of {fmt.group_size} (the GPTQ / AWQ builds published, such as "
+        f"Qwen's own) would not load at TP {par.tp} / EP {par.ep}: {problems[0]}; sized here as quantized to a group "
+        f"that splits ({', '.join(MARLIN_SHAPE_SOURCES[1:3])})"
+    )
+
+
 def _group_problems(arch: Architecture, group: int, par: Parallelism) -> list[str]:
     """A row-parallel matrix whose input shard is not a whole number of scale groups (empty when every one is).
 

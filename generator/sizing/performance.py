@@ -37,6 +37,7 @@ from generator.sizing.architecture import EXPERT, MLA, Architecture, Layer
 from generator.sizing.constants import Constants
 from generator.sizing.kv_cache import ceil_bytes, stage_decode_bits
 from generator.sizing.memo import memoized
+from generator.sizing.precision import storage_family
 from generator.sizing.weights import Parallelism, WeightSizes, dequantized_flop_shares, replicated_on_every_rank
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
@@ -69,6 +70,9 @@ class Accelerator(NamedTuple):
     #: The weight format whose quantized matrices the linear layers' kernels dequantize inside the GEMM's main loop
     #: (W4A16 / W8A16 mixed-input kernels: :func:`accelerator_for`); None: every matrix multiplied as stored.
     dequantized: WeightFormat | None = None
+    #: The mixed-input kernel the engine runs the dense (non-expert) dequantized matrices with (:func:`dense_dequant_kernel`):
+    #: ``machete`` or ``marlin``; "": none dequantized.
+    dequant_kernel: str = ""
 
     @property
     def attention_rate_tflops(self) -> float:
@@ -120,7 +124,32 @@ def accelerator_for(
         host_time_scale,
         scale,
         weights if dequantizes else None,
+        dense_dequant_kernel(gpu.architecture, weights) if dequantizes and weights is not None else "",
     )
+
+
+#: Integer weight-only formats vLLM multiplies through its mixed-precision linear kernels (GPTQ, AWQ and compressed-tensors
+#: WNA16 all ask ``choose_mp_linear_kernel``), which tries them "in priority/performance order": ``MacheteLinearKernel``
+#: first, which needs compute capability 9.0 exactly ("Machete requires compute capability of 90 (Hopper)"), then
+#: ``MarlinLinearKernel`` (vllm/model_executor/layers/quantization/kernels/mixed_precision/__init__.py and machete.py,
+#: https://github.com/vllm-project/vllm/pull/7701). Every other in-loop dequantization (MXFP4 on Hopper, NVFP4 on Hopper,
+#: FP8 on Ampere) and every other architecture (Ampere, Ada, Blackwell) runs Marlin.
+MACHETE_FORMATS = ("int4", "int8-gptq")
+#: The GPU architecture Machete runs on (``gpus.json`` ``architecture``).
+MACHETE_ARCHITECTURE = "hopper"
+
+
+def dense_dequant_kernel(architecture: str, weights: WeightFormat) -> str:
+    """The kernel vLLM multiplies a format's dequantized dense matrices with on a GPU architecture: machete or marlin."""
+    machete = architecture == MACHETE_ARCHITECTURE and storage_family(weights.name) in MACHETE_FORMATS
+    return "machete" if machete else "marlin"
+
+
+def dense_dequant_ratio(acc: Accelerator, consts: Constants) -> float:
+    """Share of the 16-bit rate the dense dequantizing GEMMs of ``acc`` reach once compute-bound, by their kernel."""
+    if acc.dequant_kernel == "machete":
+        return consts.machete_gemm_efficiency_ratio
+    return consts.dequant_gemm_efficiency_ratio
 
 
 def peer_link_share(group: int, mesh_gpus: int | None) -> float:
@@ -546,8 +575,9 @@ def _gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, consts: 
     dense_peak = replicated_peak = expert_peak = peak
     if acc.dequantized is not None:  # the quantized matrices' tiles converted to 16-bit in the main loop, beside the MMAs
         dense_share, replicated_share, expert_share = dequantized_flop_shares(arch, acc.dequantized)
-        dense_peak = dequantized_peak(peak, dense_share, consts.dequant_gemm_efficiency_ratio)
-        replicated_peak = dequantized_peak(peak, replicated_share, consts.dequant_gemm_efficiency_ratio)
+        dense_ratio = dense_dequant_ratio(acc, consts)
+        dense_peak = dequantized_peak(peak, dense_share, dense_ratio)
+        replicated_peak = dequantized_peak(peak, replicated_share, dense_ratio)
         expert_peak = dequantized_peak(peak, expert_share, consts.dequant_expert_gemm_efficiency_ratio)
     expert = _expert_flop_params(arch)
     head = arch.logits_params
