@@ -688,6 +688,9 @@ class PriceRecord(NamedTuple):
     #: 40GB rent priced A100 80GB servers too). None: the platform's only configuration (a cloud instance type).
     gpu_id: str | None = None
     gpu_count: int | None = None
+    #: The provider a bare-metal server priced by the hour or month is rented from (``Lambda``), where the user launches
+    #: it; None for a cloud's price (its provider is its platform's) or a purchase.
+    rented_from: str | None = None
 
     def prices(self, gpu_id: str, gpus: int) -> bool:
         """Whether this price is for ``gpus`` x ``gpu_id`` on its platform (a price naming no GPU is for any)."""
@@ -705,6 +708,7 @@ class PriceRecord(NamedTuple):
             region=rec.get("region"),
             gpu_id=rec.get("gpu_id"),
             gpu_count=int(rec["gpu_count"]) if "gpu_count" in rec else None,
+            rented_from=rec.get("rented_from"),
         )
 
 

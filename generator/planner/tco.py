@@ -355,6 +355,16 @@ def rented_server(platform: PlatformSpec, gpu_id: str, gpus: int) -> bool:
     return _catalog_node_cost(platform, gpu_id, gpus, 0, Constants()).rented is not None
 
 
+def server_rent(platform_id: str, gpu_id: str, gpus: int) -> PriceRecord | None:
+    """The catalog rental record a bare-metal server of ``gpus`` x ``gpu_id`` is rented at (:attr:`Pool.rented`), or None.
+
+    The one :func:`node_cost` prices it by (the first by record id): its provider (``rented_from``) and source say
+    where the user launches the server.
+    """
+    rent = _rent_records(platform_id, gpu_id, gpus)
+    return rent[0] if rent else None
+
+
 def fleet_cost(
     wl: Workload,
     platform: PlatformSpec,

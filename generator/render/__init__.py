@@ -22,6 +22,7 @@ from generator.render.list_prices import CLOUD_PROVIDERS, with_list_price_findin
 from generator.render.markdown import render_markdown
 from generator.render.mirrors import ClusterMirror, cluster_mirror, with_mirror_findings
 from generator.render.provisioning import render_provisioning, with_cluster_api_findings
+from generator.render.rented import SINGLE_HOST_CODE, with_rented_findings
 from generator.render.spec import render_spec
 from generator.render.terraform import render_terraform
 from generator.render.tinkerbell import with_tinkerbell_findings
@@ -34,7 +35,8 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
 
     Sharing gives MIG-config pool labels and its findings; GKE's GPU stack, AWS's two alternative provisioners, what
     Karpenter's limits and idle grace allow, the cloud's list prices, the Cluster API templates a site writes and the hosts
-    Tinkerbell gets no Hardware for are findings, as is what an air-gapped site's mirrors leave to it.
+    Tinkerbell gets no Hardware for are findings, as is what an air-gapped site's mirrors leave to it and what the user
+    does for servers rented from a provider on bare metal.
 
     The one plan ``spec.json``, SPEC.md, ``specgen plan`` and the findings a render reports all show.
     ``alone``: the workload is the whole tree (a single host is then its own cluster and joins nothing).
@@ -47,11 +49,7 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
     )
     shared = with_eks_findings(with_gke_findings(shared, workload), workload)
     shared = with_cluster_api_findings(with_tinkerbell_findings(shared, workload), workload)
-    return with_mirror_findings(shared, workload)
-
-
-#: The planner's finding that a single host is its own cluster (``planner.assemble.single_host_findings``).
-SINGLE_HOST_CODE = "kubernetes-single-host"
+    return with_rented_findings(with_mirror_findings(shared, workload), workload)
 
 
 def joined_cluster(plan: Plan) -> Plan:

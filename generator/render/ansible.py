@@ -19,6 +19,7 @@ from generator.render.gpu_stack import driver_owner, driver_version
 from generator.render.hosts import host_heat_btu_per_h, host_node, host_power_w, host_racks, placeholder_names
 from generator.render.mirrors import engine_image, mirror_group_vars
 from generator.render.node_tags import NODE_TAG_KEYS
+from generator.render.rented import RENTED_GROUP, example_header_lines, rented_pools, rented_vars
 from generator.sizing.constants import with_overrides
 from generator.workload.models import Mirrors, Workload
 
@@ -217,7 +218,10 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
     Hosts the workload does not name come from a dynamic inventory (cloud), or are placeholders in
     ``hosts.yml.example`` for the user's own ``hosts.yml`` (bare metal), never from the do-not-edit file. Named
     hosts go to the pool the plan put them on (``Pool.owned_hosts``). On bare metal each host in a rack carries the
-    rack's id (``Plan.racks``) as the host var ``specgen_rack``; an owned workstation (in the office) has none.
+    rack's id (``Plan.racks``) as the host var ``specgen_rack``; an owned workstation (in the office) has none, nor
+    has a server rented from a provider, whose pool is also a child of ``rented_nodes`` with ``specgen_rented`` in its
+    group_vars and whose placeholders ``hosts.yml.example``'s header says where to get the addresses of
+    (:mod:`generator.render.rented`).
     """
     racks = host_racks(plan, workload)
     utilization = with_overrides(dict(workload.constants)).gpu_memory_utilization
@@ -241,7 +245,10 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
 
     children = {pool.name: {"hosts": hosts_of(pool.owned_hosts)} for pool in plan.pools}
     children = {name: (group if group["hosts"] else {}) for name, group in children.items()}
-    inventory = {"all": {"children": {"gpu_nodes": {"children": {name: {} for name in children}}, **children}}}
+    # the pools rented from a provider, as a group of their own (a play can target or skip them: rented-hosts)
+    rented_ones = rented_pools(plan)
+    rented: dict[str, Any] = {RENTED_GROUP: {"children": {p.name: {} for p in rented_ones}}} if rented_ones else {}
+    inventory = {"all": {"children": {"gpu_nodes": {"children": {name: {} for name in children}}, **children, **rented}}}
     files = {"ansible/inventory.yml": HEADER + ansible_yaml(inventory)}
     if plan.provider != "baremetal":
         files.update(dynamic_inventory(plan, workload))
@@ -249,7 +256,8 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
         missing = {pool.name: placeholder_names(pool, workload) for pool in plan.pools}
         if any(missing.values()):
             example = {"all": {"children": {name: {"hosts": hosts_of(hosts)} for name, hosts in missing.items() if hosts}}}
-            files["ansible/hosts.yml.example"] = EXAMPLE_HEADER + ansible_yaml(example)
+            header = EXAMPLE_HEADER.removesuffix("---\n") + "".join(f"{line}\n" for line in example_header_lines(plan, workload))
+            files["ansible/hosts.yml.example"] = header + "---\n" + ansible_yaml(example)
     for pool in plan.pools:
         files[f"ansible/group_vars/{pool.name}.yml"] = HEADER + ansible_yaml(
             group_vars(
@@ -260,6 +268,7 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
                 pod_memory_fraction(utilization, shares[pool.name]),
                 workload.mirrors,
             )
+            | (rented_vars(pool) if pool.rented and plan.provider == "baremetal" else {})
         )
     return files
 

@@ -63,6 +63,20 @@ def placeholder_names(pool: Pool, workload: Workload) -> list[str]:
     return names
 
 
+def rented_hosts(pool: Pool, workload: Workload) -> list[str]:
+    """The pool's hosts rented from a provider on bare metal (:attr:`Pool.rented`): its placeholders, none owned.
+
+    They are the provider's servers in its datacentre (newuser39 item 3): no MAAS, Ironic or Tinkerbell of the site
+    knows or can boot them, so no provisioning object is rendered for them (:mod:`generator.render.rented`).
+    """
+    return placeholder_names(pool, workload) if pool.rented else []
+
+
+def site_hosts(pool: Pool) -> int:
+    """Hosts of the pool the site's own provisioning boots: all but the ones it rents from a provider."""
+    return len(pool.owned_hosts) if pool.rented else pool.hosts
+
+
 def owned_hosts(pool: Pool, workload: Workload) -> list[InventoryHost]:
     """The inventory hosts the plan put on ``pool`` (its ``owned_hosts``: the planner's one allocation), as described."""
     described = {host.name: host for group in workload.hardware.inventory for host in group.hosts}
@@ -93,7 +107,8 @@ def host_racks(plan: Plan, workload: Workload) -> dict[str, str]:
 def cluster_hosts(plan: Plan, workload: Workload) -> tuple[str, ...]:
     """The machines ``plan`` names, each one machine of the cluster a tree describes.
 
-    Its owned hosts and, on bare metal, the placeholders of the hosts it buys (hosts.yml.example, MAAS).
+    Its owned hosts and, on bare metal, the placeholders of the hosts it buys (hosts.yml.example, MAAS) or rents from a
+    provider (hosts.yml.example alone).
     """
     placeholders = [h for p in plan.pools for h in placeholder_names(p, workload)] if plan.provider == "baremetal" else []
     return (*(h for p in plan.pools for h in p.owned_hosts), *placeholders)

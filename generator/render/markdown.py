@@ -7,14 +7,28 @@ from typing import Any
 
 from generator import __version__
 from generator.catalog.records import acquired
-from generator.planner.plan import Candidate, Plan
+from generator.planner.plan import Candidate, DeploymentPlan, Plan
 from generator.planner.tco import HOURS_PER_MONTH, job_runs_per_month, month_run_usd, run_usd
 from generator.render.env import render_template
 
 
-def detail_label(key: str, provider: str) -> str:
-    """A deployment detail's name as SPEC.md lists it: GPUs on a cloud are rented, not bought (newuser24 item 12)."""
-    return key.replace("_bought", f"_{acquired(provider)}")
+def detail_label(key: str, provider: str, rented: bool = False) -> str:
+    """A deployment detail's name as SPEC.md lists it: GPUs on a cloud are rented, not bought (newuser24 item 12).
+
+    ``rented``: the deployment's servers on bare metal are rented from a provider (``Pool.rented``), as the plan's
+    text says (:func:`~generator.planner.tco.acquired_as`): ``gpus_rented``, not ``gpus_bought``.
+    """
+    return key.replace("_bought", f"_{'rented' if rented else acquired(provider)}")
+
+
+def rents(plan: Plan, deployment: DeploymentPlan) -> bool:
+    """Whether the servers a deployment's GPUs are paid for on are rented from a provider (on bare metal).
+
+    Those of every pool it runs in that has servers not owned (a split one's owned part buys nothing).
+    """
+    pools = {pool.name: pool for pool in plan.pools}
+    paid = [pools[name] for name in deployment.pools if name in pools and pools[name].owned_nodes < pools[name].nodes]
+    return bool(paid) and all(pool.rented for pool in paid)
 
 
 def candidate_cost(candidate: Candidate, details: Mapping[str, Any] | None = None) -> str:
@@ -35,6 +49,11 @@ def candidate_cost(candidate: Candidate, details: Mapping[str, Any] | None = Non
 def render_markdown(plan: Plan) -> dict[str, str]:
     """``SPEC.md``."""
     text = render_template(
-        "markdown/SPEC.md.j2", plan=plan, version=__version__, detail_label=detail_label, candidate_cost=candidate_cost
+        "markdown/SPEC.md.j2",
+        plan=plan,
+        version=__version__,
+        detail_label=detail_label,
+        candidate_cost=candidate_cost,
+        rents=rents,
     )
     return {"SPEC.md": text}

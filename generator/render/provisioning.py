@@ -11,6 +11,10 @@
   disk (:mod:`generator.render.tinkerbell`).
 * Cluster API: a ``MachineDeployment`` per pool, whose infrastructure template (Metal3's, or with Tinkerbell CAPT's)
   and bootstrap template are the site's to write (the ``cluster-api-templates`` finding says what they need).
+
+A host rented from a provider (:mod:`generator.render.rented`) gets none of them: the site's MAAS, Ironic and
+Tinkerbell cannot boot it, so it has no allocation, and a MachineDeployment counts the site's own hosts alone
+(a pool rented whole has none).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from generator.errors import InputError
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.env import render_template, to_json
 from generator.render.host_labels import host_labels, host_selector, labels_text
-from generator.render.hosts import host_node, owned_hosts, placeholder_names
+from generator.render.hosts import host_node, owned_hosts, placeholder_names, rented_hosts, site_hosts
 from generator.render.kube_objects import dns_name, kustomize_directory, namespace_object, node_labels_arg
 from generator.render.kubernetes import cluster_name
 from generator.render.provisioned_hosts import no_host_message, provisioned_hosts
@@ -40,7 +44,10 @@ def maas_instances(plan: Plan, workload: Workload) -> dict[str, Any]:
     for pool in plan.pools:
         node = host_node(pool.node)  # MAAS allocates Linux hosts: a rack-scale system's compute trays
         owned = set(pool.owned_hosts)  # the plan's allocation of the inventory's names
+        rented = set(rented_hosts(pool, workload))  # the provider's servers: not in the site's MAAS
         for name in (*pool.owned_hosts, *placeholder_names(pool, workload)):
+            if name in rented:
+                continue
             # the machine's hardware, not its pool: allocate_params are ForceNew, and a pool's name follows the
             # deployments it holds, so a pool tag would release and redeploy a running host when co-location
             # changes (newuser16 H2)
@@ -111,18 +118,25 @@ def infrastructure_template(workload: Workload) -> str:
     return "TinkerbellMachineTemplate" if "tinkerbell" in workload.provisioning.tools else "Metal3MachineTemplate"
 
 
-def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
-    """Namespace plus a Cluster API ``MachineDeployment`` (v1beta2) per pool, sized by the plan.
+def site_pools(plan: Plan) -> list[Pool]:
+    """The pools with hosts the site's provisioning boots: all but those rented whole from a provider."""
+    return [pool for pool in plan.pools if site_hosts(pool)]
 
-    It references a ``KubeadmConfigTemplate`` and a ``Metal3MachineTemplate`` (``TinkerbellMachineTemplate`` with
-    tinkerbell) named after the pool, which hold the site's own image and kubeadm settings.
+
+def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
+    """Namespace plus a Cluster API ``MachineDeployment`` (v1beta2) per pool with site hosts, sized by the plan.
+
+    Its replicas are the pool's hosts less those rented from a provider (:func:`~generator.render.hosts.site_hosts`),
+    which no infrastructure provider of the site can make. It references a ``KubeadmConfigTemplate`` and a
+    ``Metal3MachineTemplate`` (``TinkerbellMachineTemplate`` with tinkerbell) named after the pool, which hold the
+    site's own image and kubeadm settings.
     """
     namespace = workload.provisioning.namespace
     infrastructure = infrastructure_template(workload)
     cluster = cluster_name(workload)
     # a namespace the hosts' objects live in is not this directory's to create (and delete -k): namespace_owner
     objects: list[dict[str, Any]] = [] if namespace_owner(workload) else [namespace_object(namespace)]
-    for pool in plan.pools:
+    for pool in site_pools(plan):
         selector = host_selector(pool)  # the Machines' labels: the hosts' selector names the same pool
         objects.append(
             {
@@ -131,7 +145,7 @@ def machine_deployments(plan: Plan, workload: Workload) -> list[dict[str, Any]]:
                 "metadata": {"name": dns_name(pool), "namespace": namespace, "labels": dict(selector)},
                 "spec": {
                     "clusterName": cluster,
-                    "replicas": pool.hosts,
+                    "replicas": site_hosts(pool),
                     "selector": {"matchLabels": dict(selector)},
                     "template": {
                         "metadata": {"labels": dict(selector)},
@@ -220,17 +234,18 @@ def hosts_short(plan: Plan, workload: Workload) -> list[Finding]:
     one, many = ("Hardware", "Hardware") if tinkerbell else ("BareMetalHost(s)", "BareMetalHosts")
     fields = TINKERBELL_HOST_FIELDS if tinkerbell else METAL3_HOST_FIELDS
     found: list[Finding] = []
-    for pool in plan.pools:
+    for pool in site_pools(plan):
         hosts = [h.name for h in tinkerbell_hosts(pool, workload)] if tinkerbell else described_hosts(pool, workload)
-        if len(hosts) >= pool.hosts:
+        wanted = site_hosts(pool)
+        if len(hosts) >= wanted:
             continue
         rendered = f"{len(hosts)} {one} rendered ({', '.join(hosts)})" if hosts else f"no {one.removesuffix('(s)')} rendered"
-        missing = pool.hosts - len(hosts)
+        missing = wanted - len(hosts)
         found.append(
             Finding(
                 "warning",
                 HOSTS_SHORT,
-                f"{dns_name(pool)}: its MachineDeployment asks for {pool.hosts} machine(s) and {rendered}: register the "
+                f"{dns_name(pool)}: its MachineDeployment asks for {wanted} machine(s) and {rendered}: register the "
                 f"other {missing} server(s) as {many} labelled {labels_text(host_labels(pool))} (list them "
                 f"under hardware.inventory[].hosts with {listed(fields)}), or "
                 f"{missing} Machine(s) wait in Provisioning for a host",
@@ -242,11 +257,12 @@ def hosts_short(plan: Plan, workload: Workload) -> list[Finding]:
 
 def with_cluster_api_findings(plan: Plan, workload: Workload) -> Plan:
     """The plan with what its Cluster API MachineDeployments need that specgen does not render (newuser11 item 5)."""
-    if "capi" not in workload.provisioning.tools or not plan.pools:
+    pools = site_pools(plan)  # a pool rented whole from a provider has no MachineDeployment (rented-hosts says so)
+    if "capi" not in workload.provisioning.tools or not pools:
         return plan
     carried = "; ".join(
         f"{dns_name(pool)}: node-labels {node_labels_arg(pool)}, taints " + ",".join(f"{k}={v}:{e}" for k, v, e in pool.taints)
-        for pool in plan.pools
+        for pool in pools
     )
     message = (
         "provisioning/cluster-api: each MachineDeployment names a KubeadmConfigTemplate and a "
@@ -263,7 +279,7 @@ def with_cluster_api_findings(plan: Plan, workload: Workload) -> Plan:
 
 def _host_selector_text(plan: Plan, workload: Workload) -> str:
     """The ``cluster-api-templates`` finding's words on each pool's Metal3MachineTemplate and the hosts it selects."""
-    selectors = "; ".join(f"{dns_name(pool)}: {labels_text(host_selector(pool))}" for pool in plan.pools)
+    selectors = "; ".join(f"{dns_name(pool)}: {labels_text(host_selector(pool))}" for pool in site_pools(plan))
     labelled = (
         "the BareMetalHosts under provisioning/metal3 carry these labels"
         if "metal3" in workload.provisioning.tools

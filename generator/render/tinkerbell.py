@@ -24,7 +24,7 @@ from typing import Any
 from generator.errors import InputError
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.host_labels import host_labels, host_selector, labels_text
-from generator.render.hosts import owned_hosts
+from generator.render.hosts import owned_hosts, site_hosts
 from generator.render.kube_objects import dns_name, kustomize_directory
 from generator.render.provisioned_hosts import no_host_message, provisioned_hosts
 from generator.words import listed
@@ -148,7 +148,8 @@ def with_tinkerbell_findings(plan: Plan, workload: Workload) -> Plan:
 
 def affinity_text(plan: Plan, workload: Workload) -> str:
     """The ``cluster-api-templates`` finding's words on each pool's TinkerbellMachineTemplate and the Hardware it selects."""
-    selectors = "; ".join(f"{dns_name(pool)}: {labels_text(host_selector(pool))}" for pool in plan.pools)
+    # the pools with a MachineDeployment: not one rented whole from a provider (a Hardware is the site's server)
+    selectors = "; ".join(f"{dns_name(pool)}: {labels_text(host_selector(pool))}" for pool in plan.pools if site_hosts(pool))
     return (
         "Each TinkerbellMachineTemplate names the site's OS image (spec.template.spec.imageLookupBaseRegistry, "
         "imageLookupOSDistro and imageLookupOSVersion, or a templateOverride) and needs "

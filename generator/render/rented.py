@@ -1,0 +1,146 @@
+"""Servers rented from a provider on bare metal: what the outputs render for them, and the ``rented-hosts`` finding.
+
+The planner rents a bare-metal server the catalog prices only by a rental record (``prices.json``, e.g. Lambda's
+on-demand GH200, whose ``rented_from`` names the provider): the provider's machine in its datacentre, in no rack of
+the plan (:attr:`~generator.planner.plan.Pool.rented`, newuser39 item 3). The site's MAAS, Ironic (Metal3) and
+Tinkerbell do not know it and cannot PXE-boot it: the provider provisions it and hands over SSH access to it. So:
+
+* ``provisioning/``: nothing for its hosts: no ``maas_instance`` allocation, BareMetalHost, Hardware, nor a Cluster
+  API MachineDeployment (which would ask CAPM3 or CAPT for machines they cannot make);
+* Ansible: the pool keeps its group and group_vars (the roles reach a rented host over SSH as any other), with
+  ``specgen_rented`` (the provider and the billing) in them; the group is a child of ``rented_nodes`` in
+  ``inventory.yml``; its hosts are placeholders in ``hosts.yml.example`` that the user names and addresses
+  (``ansible_host``) from the provider's console;
+* kubeadm: the pool's join file, as every pool's; the route from the provider's network to the control plane is the
+  user's to arrange;
+* racks (SPEC.md, ``specgen_rack``, Terraform's ``racks``): none, as the planner racks it nowhere.
+
+``max_nodes`` and the plan's node and host counts include rented servers (the plan uses them all); the provisioning
+counts (a MachineDeployment's replicas, the hosts it is short of) are of the site's own hosts alone
+(:func:`~generator.render.hosts.site_hosts`). The ``rented-hosts`` finding says all this per pool.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.catalog.records import PriceRecord
+from generator.planner.plan import Finding, Plan, Pool, sorted_findings
+from generator.planner.tco import server_rent
+from generator.render.hosts import rented_hosts
+from generator.words import listed
+from generator.workload.models import Workload
+
+#: The finding on a bare-metal plan's rented servers.
+RENTED_HOSTS = "rented-hosts"
+#: The Ansible group whose children are the rented pools' groups.
+RENTED_GROUP = "rented_nodes"
+#: The planner's finding that a single host is its own cluster (``planner.assemble.single_host_findings``): no kubeadm
+#: join file is rendered.
+SINGLE_HOST_CODE = "kubernetes-single-host"
+#: What each provisioning tool would render for a host, by tool.
+TOOL_OBJECTS = {
+    "maas": "maas_instance allocation",
+    "metal3": "BareMetalHost",
+    "tinkerbell": "Hardware",
+    "capi": "Cluster API MachineDeployment",
+}
+#: The site's systems that boot a machine, by tool (Cluster API drives one of them).
+TOOL_SYSTEMS = {"maas": "MAAS", "metal3": "Ironic (Metal3)", "tinkerbell": "Tinkerbell"}
+
+
+def rented_pools(plan: Plan) -> list[Pool]:
+    """The pools of a bare-metal plan whose servers are rented from a provider."""
+    return [pool for pool in plan.pools if pool.rented] if plan.provider == "baremetal" else []
+
+
+def pool_rent(pool: Pool) -> PriceRecord | None:
+    """The rental record a rented pool's servers are priced by (its provider and source), or None."""
+    node = pool.node
+    return server_rent(node.platform_id, node.gpu_id, node.gpus)
+
+
+def provider_name(pool: Pool) -> str:
+    """Who a rented pool's servers are rented from: the record's ``rented_from``, else the record's id."""
+    rent = pool_rent(pool)
+    if rent is None:
+        return "the provider"
+    return rent.rented_from or f"the provider of catalog price {rent.id}"
+
+
+def rented_vars(pool: Pool) -> dict[str, Any]:
+    """``specgen_rented`` of a rented pool's group_vars: who provisions its hosts and how they are billed."""
+    rent = pool_rent(pool)
+    return {
+        "specgen_rented": {
+            "from": provider_name(pool),
+            "billed_by_the": pool.rented,
+            "price": None if rent is None else rent.id,
+            "source": None if rent is None else rent.source[0],
+        }
+    }
+
+
+def example_header_lines(plan: Plan, workload: Workload) -> list[str]:
+    """``hosts.yml.example``'s comment lines on the rented pools' placeholders: where the user gets their addresses."""
+    lines: list[str] = []
+    for pool in rented_pools(plan):
+        names = rented_hosts(pool, workload)
+        if not names:
+            continue
+        provider = provider_name(pool)
+        lines += [
+            f"# {pool.name}: {len(names)} host(s) RENTED by the {pool.rented} from {provider}, not bought (in group "
+            f"{RENTED_GROUP}, inventory.yml):",
+            f"#   launch them at {provider}, then give each placeholder its instance's address from {provider}'s console",
+            "#   as ansible_host (and ansible_user, the login it gives); no MAAS, Metal3 or Tinkerbell object is rendered",
+        ]
+    return lines
+
+
+def rented_findings(plan: Plan, workload: Workload) -> list[Finding]:
+    """The ``rented-hosts`` finding: each rented pool, its provider, and what the user does for its hosts."""
+    pools = rented_pools(plan)
+    if not pools:
+        return []
+    said = []
+    for pool in pools:
+        rent = pool_rent(pool)
+        where = "" if rent is None else f", catalog price {rent.id}, {rent.source[0]}"
+        said.append(
+            f"{pool.name}: {pool.hosts} host(s) of {pool.node.gpus} x {pool.node.gpu_name}, rented by the {pool.rented} "
+            f"from {provider_name(pool)}{where}"
+        )
+    providers = sorted({provider_name(pool) for pool in pools})
+    at = listed(providers, "or")
+    tools = workload.provisioning.tools
+    parts = [
+        f"{'; '.join(said)}. They are the provider's servers in its datacentre, in no rack of this plan, which {at} "
+        "provisions and hands over by SSH: launch them there"
+    ]
+    systems = [TOOL_SYSTEMS[t] for t in tools if t in TOOL_SYSTEMS]
+    if tools:
+        objects = listed([TOOL_OBJECTS[t] for t in tools], "or")
+        booted = f"the site's {listed(systems)} cannot PXE-boot them, so " if systems else ""
+        parts.append(f"{booted}provisioning/ renders no {objects} for them")
+    if "ansible" in workload.outputs:
+        parts.append(
+            f"copy their placeholders from ansible/hosts.yml.example (their pools are children of group {RENTED_GROUP} in "
+            f"ansible/inventory.yml) into your hosts.yml, each "
+            f"with ansible_host the instance's address from {at}'s console; their group_vars carry specgen_rented, "
+            "and the instance runs the provider's image: check its OS and GPU driver against the group_vars before the "
+            "roles change them"
+        )
+    if "kubernetes" in workload.outputs and not any(f.code == SINGLE_HOST_CODE for f in plan.findings):
+        joins = listed([f"kubeadm/join-{pool.name}.yaml" for pool in pools])
+        parts.append(
+            f"they join the cluster with {joins} from the provider's network: the route to the control plane (the "
+            "public internet or a VPN) and its firewall are yours to arrange"
+        )
+    return [Finding("info", RENTED_HOSTS, "; ".join(parts), "hardware.provider")]
+
+
+def with_rented_findings(plan: Plan, workload: Workload) -> Plan:
+    """The plan with the ``rented-hosts`` finding where a bare-metal plan rents servers from a provider."""
+    found = rented_findings(plan, workload)
+    return plan._replace(findings=sorted_findings([*plan.findings, *found])) if found else plan
