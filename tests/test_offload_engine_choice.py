@@ -164,8 +164,17 @@ def test_a_workload_on_ik_llama_cpp_plans_its_line_and_says_so(tmp_path: Path) -
     assert (mainline["decode_tokens_per_s"], details["decode_tokens_per_s"]) == (2.729, 2.81)
     line = details["runtime_settings"]["ik_llama.cpp"]
     assert line == "-ngl 43 -c 8192 -fa on -ctk f16 -ctv f16 -b 1024 -ub 1024 --no-mmap"
-    assert f"\nik_llama.cpp: {line}\n" in (out / "SPEC.md").read_text()
-    assert "- Decode (ik_llama.cpp): " in (out / "SPEC.md").read_text()
+    spec = (out / "SPEC.md").read_text()
+    assert f"\nik_llama.cpp: {line}\n" in spec
+    assert "- Decode (ik_llama.cpp): " in spec
+    # review 27 item 7: SPEC.md says why the line has no -rtr / -kvu, as spec.json does, and names the engine that
+    # keeps the input embedding in RAM
+    note = details["runtime_settings"]["ik_llama.cpp_note"]
+    assert "no -rtr (run-time repack)" in note and "no -kvu" in note
+    assert "\nNote on the ik_llama.cpp line: ik_llama.cpp's llama-server: no -rtr (run-time repack)" in spec
+    assert "where ik_llama.cpp keeps it (a lookup)" in spec and "where llama.cpp keeps it" not in spec
+    assert any("where ik_llama.cpp keeps it (a lookup)" in d for d in details["offload"]["decisions"])
+    assert any("where llama.cpp keeps it (a lookup)" in d for d in mainline["offload"]["decisions"])
     (group,) = (out / "ansible" / "group_vars").glob("home_70b_*.yml")
     (dep,) = ansible_reader().load(group.read_text())["specgen_deployments"]
     assert dep["engine"]["name"] == "ik_llama.cpp"

@@ -210,6 +210,7 @@ hardware:
   platforms: [supermicro-ars-111gl-nhr]
   provider: baremetal
   rack_circuits: {voltage_v: 120, phases: 1, breaker_a: 10, circuits: 4, redundancy: 2N}
+prices: {supermicro-ars-111gl-nhr: 3}
 """
 REPRO_B = """\
 version: 1
@@ -227,7 +228,11 @@ hardware:
 
 
 def test_repro_a_is_refused_before_the_search(tmp_path: Path) -> None:
-    """Its one server kind's smallest node (1,229 W, no more than any layout's) puts 10.8 A on a line held to 8 A."""
+    """Its one server kind's smallest node (1,229 W, no more than any layout's) puts 10.8 A on a line held to 8 A.
+
+    Priced by the workload (``prices:``), the server is its own and stands in its racks: the catalog only rents it
+    (Lambda), and rented it stands in the provider's racks, which the circuits do not limit (review 27 item 1).
+    """
     path = tmp_path / "gh.yaml"
     path.write_text(REPRO_A)
     with pytest.raises(InfeasibleError) as caught:

@@ -11,13 +11,16 @@ newuser39 (a FinOps lead comparing buying into a colo rack with renting):
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from generator import catalog
 from generator.calculator.report import plan_text
-from generator.planner import plan_workload
+from generator.errors import InfeasibleError
+from generator.planner import plan_workload, tco
 from generator.planner.tco import HOURS_PER_MONTH, node_cost, purchase_price
 from generator.sizing.constants import Constants
 from generator.workload import load_workload
@@ -126,6 +129,56 @@ def test_a_rented_service_leaves_the_bought_servers_alone_in_the_racks(tmp_path:
     assert all("rented" not in p for p in bought)  # left out of spec.json where bought
 
 
+#: Lambda's GH200 rent as if billed by the month (the catalog holds no month record: review 27 item 5 covers the rule).
+GH200_USD_PER_MONTH = round(GH200_USD_PER_HOUR * HOURS_PER_MONTH, 2)  # $1,671.70
+
+
+def _clear_costs() -> None:
+    for cached in (tco._rent_records, tco._catalog_node_cost, tco._catalog_fleet_cost):
+        cached.cache_clear()
+
+
+@pytest.fixture
+def gh200_by_the_month(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    prices = catalog.prices()
+    (rent,) = (p for p in prices.values() if p.platform_id == "supermicro-ars-111gl-nhr" and p.unit == "hour")
+    monkeypatch.setitem(prices, rent.id, rent._replace(unit="month", usd=GH200_USD_PER_MONTH))
+    _clear_costs()
+    yield
+    monkeypatch.undo()
+    _clear_costs()
+
+
+@pytest.mark.usefixtures("gh200_by_the_month")
+def test_a_job_on_a_server_rented_by_the_month_costs_the_month_over_its_runs(tmp_path: Path) -> None:
+    # review 27 item 5: as for servers bought (newuser39 item 7), a run is the month paid whatever runs over the job's
+    # 3 runs a month ($557.23), not its hours' share of the month read as "per run"
+    plan, text = _plan(tmp_path, LORA, "  provider: baremetal\n  gpus: [gh200-96gb]\n")
+    (pool,) = plan["pools"]
+    assert pool["rented"] == "month" and pool["per_job"] is False and plan["racks"] == []
+    (dep,) = plan["deployments"]
+    assert dep["details"]["usd_per_job"] == pytest.approx(GH200_USD_PER_MONTH / 3, abs=0.01)
+    assert plan["totals"]["usd_per_month"] == pytest.approx(GH200_USD_PER_MONTH)
+    assert "$1,672/month of the servers rented by the month, paid whatever runs, over its 3 runs a month" in text
+    assert "rented by the month, not bought" in text and "GPUs bought" not in text
+
+
+def test_a_rented_fleet_is_not_refused_for_the_users_rack(tmp_path: Path) -> None:
+    # review 27 item 1: the early checks refused the 1,229 W GH200 node for a 0.5 kW rack the plan never puts it in
+    plan, text = _plan(tmp_path, CHAT, "  provider: baremetal\n  gpus: [gh200-96gb]\n  rack_power_kw: 0.5\n")
+    (pool,) = plan["pools"]
+    assert pool["rented"] == "hour" and pool["node"]["power_w"] > 500
+    assert plan["racks"] == [] and "rented, in the provider's datacentre" in text
+
+
+def test_a_bought_server_beside_a_rented_one_is_still_refused_for_the_rack(tmp_path: Path) -> None:
+    # the rack still limits what would stand in it: an L40S server bought is refused at 0.5 kW, so the GH200 is rented
+    plan, _ = _plan(tmp_path, CHAT, "  provider: baremetal\n  gpus: [gh200-96gb, l40s-48gb]\n  rack_power_kw: 0.5\n")
+    assert [p["node"]["gpu_id"] for p in plan["pools"]] == ["gh200-96gb"]
+    with pytest.raises(InfeasibleError, match="no allowed server fits a rack"):
+        _plan(tmp_path, CHAT, "  provider: baremetal\n  gpus: [l40s-48gb]\n  rack_power_kw: 0.5\n")
+
+
 # --- item 5: colocation per rack where the circuits are given ------------------------------------------------------
 
 CIRCUITS = "  rack_circuits: {circuits: 2, breaker_a: 32, phases: 3, voltage_v: 415, redundancy: 2N}\n"
@@ -148,6 +201,48 @@ def test_racks_fed_by_circuits_are_billed_at_their_usable_kw(tmp_path: Path) -> 
     assert dep["details"]["usd_per_month"] == pytest.approx(by_rack["totals"]["usd_per_month"], abs=0.05)
     assert f"1 rack(s) x {usable_kw:g} kW x $184/kW-month (CBRE's average asking rent for 250-500 kW) = " in text
     assert f"${usable_kw * rate:,.2f}/month" in text
+
+
+ALL_IN = "prices: {dell-r760xa: 5}\n"
+
+
+def _carried_usd(text: str) -> float:
+    """The undrawn contract the colocation-per-rack finding says the pools' costs carry."""
+    found = re.search(r"the pools' costs carry the \$([\d,.]+) the racks leave undrawn", text)
+    assert found, text
+    return float(found.group(1).replace(",", ""))
+
+
+def test_a_rack_of_only_all_in_servers_is_billed_no_undrawn_contract(tmp_path: Path) -> None:
+    # review 27 item 2: the finding said the pools carried $2,890.27 the rack left undrawn; its all-in pool carries none
+    on_xa = CHAT.replace("    inference:", "    platform: dell-r760xa\n    inference:")
+    plan, text = _plan(tmp_path, on_xa, "  provider: baremetal\n  gpus: [l40s-48gb]\n" + CIRCUITS, ALL_IN)
+    (pool,) = plan["pools"]
+    assert plan["totals"]["usd_per_month"] == pytest.approx(5 * HOURS_PER_MONTH) == pool["opex_usd_per_month"]
+    assert "leave undrawn" not in text and "no rack holds a server billed here" in text
+    assert f"pool(s) {pool['name']}, priced all-in under prices:" in text and "1 rack(s) hold only them" in text
+
+
+def test_beside_an_all_in_server_the_pools_carry_what_the_finding_says(tmp_path: Path) -> None:
+    # a bought L40S server shares the rack with an all-in one: it carries the usable kW less its own draw, not less both
+    deployments = CHAT.replace("    inference:", "    platform: dell-r760xa\n    inference:") + CHAT.replace(
+        "name: chat\n", "name: chat2\n    platform: dell-r760\n"
+    )
+    hardware = "  provider: baremetal\n  gpus: [l40s-48gb]\n"
+    by_rack, text = _plan(tmp_path, deployments, hardware + CIRCUITS, ALL_IN)
+    by_kw, _ = _plan(tmp_path, deployments, hardware + "  rack_power_kw: 17.481\n", ALL_IN)
+    assert len(by_rack["racks"]) == 1 and len(by_rack["pools"]) == 2
+    bought = next(p for p in by_rack["pools"] if p["capex_usd"])
+    rate = Constants().colocation_usd_per_kw_month
+    carried = _carried_usd(text)
+    assert carried == pytest.approx((17.481 - bought["power_w"] / 1000) * rate, abs=0.01)
+    # what spec.json's pools and totals carry over the same fleet billed per kW drawn is the finding's figure
+    added = {p["name"]: p["opex_usd_per_month"] for p in by_rack["pools"]}
+    for pool in by_kw["pools"]:
+        added[pool["name"]] -= pool["opex_usd_per_month"]
+    assert sum(added.values()) == pytest.approx(carried, abs=0.02)
+    assert by_rack["totals"]["usd_per_month"] - by_kw["totals"]["usd_per_month"] == pytest.approx(carried, abs=0.02)
+    assert f"draw {bought['power_w'] / 1000:.3f} kW" in text and "priced all-in under prices:" in text
 
 
 def test_colocation_by_kw_drawn_says_what_a_rack_contract_would_cost(tmp_path: Path) -> None:

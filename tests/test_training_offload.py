@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from generator.catalog import find_gpu, find_model
+from generator.planner import plan_workload
 from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.constants import Constants
 from generator.sizing.training import TrainingSetup
@@ -27,8 +28,9 @@ from generator.sizing.training_offload import (
     offload_bytes,
     socket_dram_read_gb_per_s,
 )
-from generator.sizing.training_step import NO_DP, DpTraffic, StepLayout, StepLinks, training_step
+from generator.sizing.training_step import NO_DP, DpTraffic, StepLayout, StepLinks, StepTime, training_step
 from generator.sizing.weights import Parallelism
+from generator.workload import load_workload
 
 CONSTS = Constants()
 REPO = Path(__file__).resolve().parents[1]
@@ -37,24 +39,11 @@ PARAMS_70B = 70_553_706_496
 GB = 1e9
 
 
-def _step(host: HostOffload, dp_bytes: float = 0.0) -> float:
+def _run(host: HostOffload, dp_bytes: float) -> StepTime:
     """A step of 1e15 FLOPs at 100 TFLOPS x efficiency 1 x fill: 10 s / fill of compute, one GPU replica, DP 8."""
-    layout = StepLayout(1, 1, 8, 1, 1, 4096)
-    links = StepLinks(tp_gbps=0.0, stage_gbps=0.0, dp_intra_gbps=8 * 100.0)  # 100 GB/s
-    step = training_step(
-        layout,
-        links,
-        CONSTS,
-        hidden_size=4096,
-        num_layers=32,
-        flops_per_token=1e15 / 4096,
-        base_efficiency=1.0,
-        dense_tflops=100.0,
-        dp_traffic=DpTraffic(dp_bytes, 0) if dp_bytes else NO_DP,
-    )
-    with_host = training_step(
-        layout,
-        links,
+    return training_step(
+        StepLayout(1, 1, 8, 1, 1, 4096),
+        StepLinks(tp_gbps=0.0, stage_gbps=0.0, dp_intra_gbps=8 * 100.0),  # 100 GB/s
         CONSTS,
         hidden_size=4096,
         num_layers=32,
@@ -64,6 +53,11 @@ def _step(host: HostOffload, dp_bytes: float = 0.0) -> float:
         dp_traffic=DpTraffic(dp_bytes, 0) if dp_bytes else NO_DP,
         host=host,
     )
+
+
+def _step(host: HostOffload, dp_bytes: float = 0.0) -> float:
+    """What ``host``'s offload adds to :func:`_run`'s step, whose compute it leaves alone."""
+    step, with_host = _run(NO_OFFLOAD, dp_bytes), _run(host, dp_bytes)
     assert with_host.compute_s == step.compute_s
     return with_host.total_s - step.total_s
 
@@ -87,6 +81,16 @@ COMPUTE_S = 10 / FILL
         ),
         # ZeRO-Offload: the updated parameters' 10 GB come back after the CPU step, in series (0.4 s); 30 GB x 2 at 100
         pytest.param(OffloadBytes(0, 5 * GB, 10 * GB, 30 * GB), 25.0, 100.0, 2, 0.0, 0.4 + 0.6, id="zero-offload"),
+        # ZeRO-3 offload_param alone: 100 GB in hidden (4 s); the updated 17.6 GB out after the GPU's step, in series
+        pytest.param(
+            OffloadBytes(100 * GB, 0, 0, 0, d2h_after_step_bytes=17.6 * GB),
+            25.2,
+            100.0,
+            8,
+            0.0,
+            17.6 / 25.2,
+            id="offload-param-only",
+        ),
     ],
 )
 def test_offload_adds_its_bytes_over_its_bandwidths(
@@ -102,7 +106,7 @@ def _arch_70b() -> Architecture:
 
 
 @pytest.mark.parametrize(
-    ("setup", "h2d", "d2h", "after", "cpu_per_param"),
+    ("setup", "h2d", "d2h", "after", "cpu_per_param", "out_after"),
     [
         # torchtune's 70B full fine-tune: bf16 weights, grads, m and v; two gathers a micro-batch of the 1/8 shard
         pytest.param(
@@ -111,6 +115,7 @@ def _arch_70b() -> Architecture:
             PARAMS_70B * 2 / 8,
             0.0,
             2 + 2 * (2 + 4),
+            0.0,
             id="torchtune-fsdp-full",
         ),
         # two micro-batches a step: the copies twice, the CPU step once
@@ -127,6 +132,7 @@ def _arch_70b() -> Architecture:
             2 * PARAMS_70B * 2 / 8,
             0.0,
             14,
+            0.0,
             id="fsdp2-accumulating",
         ),
         # DeepSpeed ZeRO-Offload (ZeRO-2): grads out, fp32 master + m + v stepped on the CPU, bf16 weights back
@@ -136,24 +142,30 @@ def _arch_70b() -> Architecture:
             PARAMS_70B * 2 / 8,
             PARAMS_70B * 2 / 8,
             2 + 2 * (2 + 12),
+            0.0,
             id="deepspeed-zero-offload",
         ),
-        # DeepSpeed's offload_param alone: the optimizer stays on the GPU
+        # DeepSpeed's offload_param alone: the optimizer stays on the GPU, which writes its updated bf16 partition back
+        # to the host copy after each step (review 27 item 6: 70.55e9 x 2 / 8 = 17.6 GB), no gradient out
         pytest.param(
             TrainingSetup(optimizer="adamw", zero_stage=3, data_parallel=8, offload_params=True, framework="deepspeed"),
             2 * PARAMS_70B * 2 / 8,
             0.0,
             0.0,
             0,
+            PARAMS_70B * 2 / 8,
             id="deepspeed-offload-param-only",
         ),
     ],
 )
-def test_offload_bytes_per_gpu_and_step(setup: TrainingSetup, h2d: float, d2h: float, after: float, cpu_per_param: int) -> None:
+def test_offload_bytes_per_gpu_and_step(
+    setup: TrainingSetup, h2d: float, d2h: float, after: float, cpu_per_param: int, out_after: float
+) -> None:
     got = offload_bytes(_arch_70b(), setup, Parallelism(), setup.accumulation_steps)
     assert got.h2d_bytes == pytest.approx(h2d)
     assert got.d2h_bytes == pytest.approx(d2h)
     assert got.h2d_after_step_bytes == pytest.approx(after)
+    assert got.d2h_after_step_bytes == pytest.approx(out_after)
     assert got.cpu_step_bytes == pytest.approx(PARAMS_70B / 8 * cpu_per_param)
 
 
@@ -203,3 +215,23 @@ def test_the_torchtune_70b_offload_row_within_what_the_model_reaches() -> None:
     assert host.link_s == pytest.approx(2 * PARAMS_70B * 2 / 8 / (25.2 * GB))
     assert host.cpu_step_s == pytest.approx(PARAMS_70B / 8 * 14 * 8 / (2 * 118.02 * GB), rel=1e-3)
     assert 4096 / got - 4096 / without == pytest.approx(host.cpu_step_s)
+
+
+def test_a_deepspeed_param_offload_plan_counts_the_updated_parameters_copied_out(tmp_path: Path) -> None:
+    """review 27 item 6: the GPU's optimizer writes its updated bf16 partition back to the host copy, in series."""
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "version: 1\nname: ds\ndeployments:\n  - name: ft\n    model: meta-llama/Llama-3.1-70B-Instruct\n"
+        "    training: {method: full, framework: deepspeed, zero_stage: 3, offload_params: true, sequence_length: 2048,\n"
+        "               global_batch_size: 16, dataset_tokens: 20000000, epochs: 1}\n"
+        "hardware:\n  provider: baremetal\n  gpus: [a100-sxm4-80gb]\n"
+    )
+    (dep,) = plan_workload(load_workload(str(path))).deployments
+    details = dep.details
+    assert details["offload_params"] and not details["offload_optimizer"]
+    link = host_link_gb_per_s(find_gpu("a100-sxm4-80gb"), 8, CONSTS)  # 31.5 x 0.8 = 25.2 GB/s
+    after_s = PARAMS_70B * 2 / details["data_parallel"] / (link * GB)  # 8.8 GB at DP16: 0.350 s
+    step = details["step_time"]
+    assert step["cpu_optimizer_step_s"] == 0.0 and step["cpu_offload_s"] == pytest.approx(after_s, abs=1e-4)
+    said = f"the updated parameters copied to host memory after the GPU's optimizer step {after_s:.3f} s"
+    assert any(said in reason for reason in dep.reasons)

@@ -517,6 +517,8 @@ def format_text(result: dict[str, Any]) -> str:
             f"{thr['decode_tokens_per_s']:,.0f} output tokens/s), decode-only step{whole} {thr['decode_step_s'] * 1000:.1f} ms "
             f"({thr['decode_step_bound']}-bound)"
         )
+        if "dequantized_in_gemm" in thr:  # review 27 item 3
+            lines.append(f"  GEMM rate    {thr['dequantized_in_gemm']['basis']}")
     off = result.get("offload")
     if off:
         b = off["bytes"]

@@ -38,6 +38,7 @@ from generator.sizing.memory import InferenceMemory, size_inference
 from generator.sizing.performance import (
     accelerator_for,
     decode_step,
+    dequantized_rates,
     prefill_seconds,
     saturated_throughput,
     step_budget_batch,
@@ -854,6 +855,7 @@ def _throughput(
         tail = {"p95_input_tokens": mix.long_tokens, "ttft_p95_prompt_s": round(long + runs.seconds, 5)}
     state = steady_state(running, mean_ttft, runs.seconds, osl, prefill, closed=True)  # --batch: a fixed concurrency
     # what stops the saturated batch, as the plan's reasons say it (review 10 item 6)
+    rates = dequantized_rates(arch, par, acc, consts)
     limits = {
         "max_num_batched_tokens": step_budget_batch(budget * par.attention_dp * par.pp, isl, osl) if budget else None,
         "max_num_seqs": consts.max_batch_size * par.attention_dp,
@@ -886,6 +888,8 @@ def _throughput(
         # measured, borrowed from a measured card of its class, or the reference's share (newuser25 item 2)
         "sustained_tflops_basis": gpu.tensor_rate_basis(),
         "sustained_memory_bandwidth_gb_per_s": round(acc.memory_bandwidth_gb_per_s, 1),
+        # the quantized matrices' compute-bound rate where their kernels dequantize in the main loop (review 27 item 3)
+        **({"dequantized_in_gemm": rates.to_dict(gpu.architecture == "hopper")} if rates is not None else {}),
     }
 
 

@@ -332,7 +332,7 @@ def _gguf_conversion(
     kv_bits = kv_cache_bits(kv_precision)
     try:
         there, on, spread = place_over_nodes(
-            lambda on: place(arch, gguf, kv_bits, p.context_tokens, on, consts),
+            lambda on: place(arch, gguf, kv_bits, p.context_tokens, on, consts, engine=engine),
             machine,
             None if spans_nodes else wider,  # a placement already over every node's RAM has no wider machine
             lambda placed: placed.disk_bytes,

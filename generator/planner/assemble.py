@@ -15,7 +15,7 @@ from generator.errors import FleetLimitError, InfeasibleError, InputError
 from generator.planner.blocked import SHARE_TOO_SMALL, Blocked
 from generator.planner.candidates import capex_cap_usd, limits_text, ranking_candidate, sustained_rps
 from generator.planner.capex_scope import capex_excludes_finding
-from generator.planner.colocation import billed_per_rack, colocation_findings, undrawn_contract_usd
+from generator.planner.colocation import billed_per_rack, colocation_findings, rack_bill
 from generator.planner.custom import custom_power_findings
 from generator.planner.inference import (
     OperatingPoint,
@@ -102,7 +102,13 @@ from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
 from generator.sizing.memory import InferenceMemory
-from generator.sizing.performance import accelerator_for, peer_link_share, saturated_throughput, step_budget_batch
+from generator.sizing.performance import (
+    accelerator_for,
+    dequantized_rates,
+    peer_link_share,
+    saturated_throughput,
+    step_budget_batch,
+)
 from generator.sizing.psu_feeds import Feeds
 from generator.sizing.serving_queue import least_spread_mix
 from generator.sizing.training_hardware import computes_bf16, fp16_note, stack_note
@@ -545,6 +551,8 @@ def _inference_details(
             f"set inference.max_num_seqs higher ({engine}'s {MAX_SEQUENCES_FLAG[spec.engine]}) where the latency SLOs "
             "allow a larger batch"
         )
+    if (rates := dequantized_rates(model.architecture, shape.par, acc, consts)) is not None:  # review 27 item 3
+        reasons.append(f"the replica's rates count on its GEMMs' dequantization: {rates.text(gpu.architecture == 'hopper')}")
     if slo_defaults and part_rate is None:
         reasons.append(slo_default_reason(slo_defaults))
     return details, reasons
@@ -1038,10 +1046,12 @@ def build_plan(
             )
         pools = [p._replace(racks=sum(1 for r in racks if p.name in r.pools)) for p in pools]  # the racks it spans
         by_circuits = wl.hardware.rack_circuits is not None
-        if by_circuits:  # the contract bills each rack's circuits, drawn or not (newuser39 item 5)
-            undrawn = undrawn_contract_usd(pools, racks, wl.hardware.rack_power_kw, consts, frozenset(wl.prices))
-            pools = billed_per_rack(pools, undrawn)
-        findings.extend(colocation_findings(racks, wl.hardware.rack_power_kw, by_circuits, consts))
+        # the contract bills each rack's circuits, drawn or not (newuser39 item 5): what the pools carry and what the
+        # finding says are one computation (review 27 item 2)
+        bill = rack_bill(pools, racks, wl.hardware.rack_power_kw, consts, frozenset(wl.prices), by_circuits)
+        undrawn = bill.undrawn_usd
+        pools = billed_per_rack(pools, undrawn)
+        findings.extend(colocation_findings(bill, wl.hardware.rack_power_kw, by_circuits, consts))
     nodes = sum(p.nodes for p in pools)
     if wl.hardware.max_nodes is not None and nodes > wl.hardware.max_nodes:
         trained = sorted(d.name for d in wl.deployments if isinstance(d, TrainingDeployment))

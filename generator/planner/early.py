@@ -10,7 +10,8 @@ the same error, at the same place, for every problem found here:
   pair, every inference deployment's weights fit the usable memory of some allowed GPU when split
   as far as the planner ever splits them (a necessary condition of every layout the search tries), and on bare
   metal some allowed server's smallest node fits a rack's power and circuits (every node the search forms is at
-  least as large: fuzz30 item 11).
+  least as large: fuzz30 item 11); a server rented from a provider stands in its racks, not the workload's, and is
+  not measured against them (review 27 item 1).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from generator.planner.options import Hardware, allowed_hardware, tensor_paralle
 from generator.planner.plan import NodeSpec
 from generator.planner.rack_supply import node_rack_problem
 from generator.planner.racks import RACK_UNITS, taller_than_space
+from generator.planner.tco import in_workload_racks
 from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.linear_attention import has_state, unsized_use_message
 from generator.sizing.step_down import serving_precision_advice
@@ -150,7 +152,12 @@ def _height_checks(loaded: LoadedWorkload, hardware: list[Hardware]) -> None:
     reserved = wl.hardware.rack_units_reserved
     if wl.hardware.provider != "baremetal" or reserved is None:
         return
-    tall = {h.platform.id: taller_than_space(h.platform.kind, h.platform.rack_units, reserved) for h in hardware}
+    # a platform is too tall where each allowed server of it would stand in the workload's racks and is too tall for
+    # them: one rented from a provider stands in the provider's (review 27 item 1)
+    tall: dict[str, int | None] = {}
+    for h in hardware:
+        units = taller_than_space(h.platform.kind, h.platform.rack_units, reserved) if _racked_counts(wl, h) else None
+        tall[h.platform.id] = units if tall.get(h.platform.id, units) is not None else None
     pinned = sorted({p for dep in wl.deployments if (p := dep.platform) is not None and tall.get(p)})
     if pinned or all(tall.values()):
         heights = {tall[p] or 0 for p in pinned} if pinned else {u or 0 for u in tall.values()}
@@ -170,13 +177,21 @@ _NO_NEEDS = NodeNeeds(0, 0, 0, 0, needs_fabric=False)
 _NAMED_KINDS = 4
 
 
-def smallest_node(hw: Hardware, consts: Constants) -> NodeSpec:
-    """The node of ``hw`` that draws least of one of each GPU count it takes, built for no needs.
+def _racked_counts(wl: Workload, hw: Hardware) -> tuple[int, ...]:
+    """The GPU counts of ``hw`` whose nodes would stand in ``wl``'s racks (:func:`~generator.planner.tco.in_workload_racks`).
+
+    The candidates' node checks apply the racks' limits to these alone, so the early checks do too (review 27 item 1).
+    """
+    return tuple(n for n in hw.platform.gpu_counts if in_workload_racks(wl, hw.platform, hw.gpu.id, n))
+
+
+def smallest_node(hw: Hardware, consts: Constants, counts: tuple[int, ...] | None = None) -> NodeSpec:
+    """The node of ``hw`` that draws least of one of each GPU count it takes (or of ``counts``), built for no needs.
 
     Every node the search forms of ``hw`` holds one of those GPU counts and needs at least nothing, so draws at least
     as much: a rack that does not take this node takes none of ``hw``.
     """
-    nodes = [assemble_node(hw.platform, hw.gpu, gpus, _NO_NEEDS, consts, []) for gpus in hw.platform.gpu_counts]
+    nodes = [assemble_node(hw.platform, hw.gpu, gpus, _NO_NEEDS, consts, []) for gpus in counts or hw.platform.gpu_counts]
     return min(nodes, key=lambda node: (node.power_w, node.gpus))
 
 
@@ -191,7 +206,10 @@ def _rack_power_checks(loaded: LoadedWorkload, hardware: list[Hardware], consts:
         return
     refused = []
     for hw in hardware:
-        node = smallest_node(hw, consts)
+        counts = _racked_counts(wl, hw)
+        if not counts:  # rented from a provider at every count: in its racks, not the workload's
+            return
+        node = smallest_node(hw, consts, counts)
         why = node_rack_problem(wl.hardware, node)
         if why is None:
             return

@@ -14,7 +14,8 @@ rack of the plan (no rack, circuit, ``max_racks`` or colocation of the user's) a
 rent is all its cost (:attr:`NodeCost.rented`). A rental record prices the GPU it names alone (``gpu_id``): an
 unmatched GPU is unpriced. Billed by the hour (``unit: hour``), a training job on it costs its runs' hours, like a
 job on a cloud (:func:`billed_per_run`); a record billed by the month (``unit: month``) holds the server for the
-month, and the job's line says so.
+month whatever runs, as a reservation does (:func:`paid_by_the_month`): a job's run is then that month over its runs a
+month, and its line says the servers are rented by the month (review 27 item 5).
 """
 
 from __future__ import annotations
@@ -60,8 +61,12 @@ def run_usd(candidate: Candidate) -> float | None:
 
 
 def paid_by_the_month(candidate: Candidate) -> bool:
-    """Whether a candidate's servers are paid by the month whatever runs: bought, owned, or rented on a reservation."""
-    return candidate.capex_usd is not None or candidate.reserved
+    """Whether a candidate's servers are paid by the month whatever runs: bought, owned, reserved or rented monthly.
+
+    A bare-metal server rented by the month (``unit: month``) is held for the month as a reservation is: one rule for
+    all of them (review 27 item 5).
+    """
+    return candidate.capex_usd is not None or candidate.reserved or candidate.rented == "month"
 
 
 def month_run_usd(candidate: Candidate, runs_per_month: float | None) -> float | None:
@@ -104,7 +109,9 @@ def cost_text(candidate: Candidate, what: str = "job", runs_per_month: float | N
     monthly = month_run_usd(candidate, runs_per_month)
     if run is not None and monthly is not None and runs_per_month:
         paid = (
-            "the servers reserved"
+            "the servers rented by the month"
+            if candidate.rented == "month"
+            else "the servers reserved"
             if candidate.capex_usd is None
             else "the owned servers' running cost"
             if not candidate.capex_usd
@@ -363,6 +370,18 @@ def server_rent(platform_id: str, gpu_id: str, gpus: int) -> PriceRecord | None:
     """
     rent = _rent_records(platform_id, gpu_id, gpus)
     return rent[0] if rent else None
+
+
+def in_workload_racks(wl: Workload, platform: PlatformSpec, gpu_id: str, gpus: int) -> bool:
+    """Whether a node of ``gpus`` x ``gpu_id`` on ``platform`` stands in ``wl``'s racks, so that their limits apply.
+
+    A cloud's racks are its own, as are those of a provider a bare-metal server is rented from (newuser39 item 3);
+    a server the workload prices itself (``prices:``) is its own, racked. The candidates' node checks and the early
+    rack checks both ask this (review 27 item 1), as packing does through ``Pool.rented``.
+    """
+    if wl.hardware.provider != "baremetal":
+        return False
+    return platform.id in wl.prices or not rented_server(platform, gpu_id, gpus)
 
 
 def fleet_cost(

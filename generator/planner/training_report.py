@@ -48,10 +48,16 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
         )
     if step.offload_s or step.offload_link_s:
         after = f" + {step.offload_after_step_s:.3f} s after it" if step.offload_after_step_s else ""
+        stepped = (
+            f"CPU optimizer step {step.cpu_optimizer_s:.3f} s{after}"
+            if step.cpu_optimizer_s or not step.offload_after_step_s
+            # ZeRO-3 offload_param alone: the GPU steps, then writes its updated partition back (review 27 item 6)
+            else f"the updated parameters copied to host memory after the GPU's optimizer step {step.offload_after_step_s:.3f} s"
+        )
         parts.append(
-            f"CPU offload {step.offload_s:.3f} s ({step.offload_s / step.total_s:.0%} of the step: CPU optimizer step "
-            f"{step.cpu_optimizer_s:.3f} s{after}, host-link copies {step.offload_exposed_s:.3f} s exposed of "
-            f"{step.offload_link_s:.3f} s, {step.offload_bytes / 1e9:.1f} GB per GPU)"
+            f"CPU offload {step.offload_s:.3f} s ({step.offload_s / step.total_s:.0%} of the step: {stepped}, host-link "
+            f"copies {step.offload_exposed_s:.3f} s exposed of {step.offload_link_s:.3f} s, "
+            f"{step.offload_bytes / 1e9:.1f} GB per GPU)"
         )
     latency = f"; per-collective latency {step.latency_s:.3f} s of the communication" if step.latency_s >= 0.0005 else ""
     return f"one step takes {step.total_s:.3f} s: " + " + ".join(parts) + latency

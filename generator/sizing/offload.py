@@ -341,8 +341,13 @@ def place(
     machine: Machine,
     consts: Constants,
     allow_offload: bool = True,
+    engine: str = "llama.cpp",
 ) -> Placement:
-    """Place one model on ``machine`` at ``fmt`` and ``context``; raises InfeasibleError if impossible."""
+    """Place one model on ``machine`` at ``fmt`` and ``context``; raises InfeasibleError if impossible.
+
+    ``engine``: the llama.cpp-family server the decisions name (ik_llama.cpp places the tensors as llama.cpp does:
+    review 27 item 7, an ik_llama.cpp plan said "where llama.cpp keeps it").
+    """
     sizes = size_weights(arch, fmt)
     kv = _layer_kv(arch, kv_bits, context)
     # each GPU keeps room for activations, the runtime and the safety margin besides weights and KV
@@ -356,7 +361,7 @@ def place(
     n = arch.num_layers
     experts_off = [False] * n
     layer_cpu = [False] * n
-    steps = [f"input embedding ({sizes.embedding_bytes / 2**30:.2f} GiB) in system RAM, where llama.cpp keeps it (a lookup)"]
+    steps = [f"input embedding ({sizes.embedding_bytes / 2**30:.2f} GiB) in system RAM, where {engine} keeps it (a lookup)"]
     # the output layer with the last one: a tied embedding is loaded again as it (llama.cpp's TENSOR_DUPLICATED)
     head = sizes.lm_head_bytes + sizes.other_bytes + (sizes.embedding_bytes if arch.tie_word_embeddings else 0)
 
@@ -766,7 +771,7 @@ def stream_capacity(
         split = splits_context_over_slots(engine)
         tokens = streams * max(context, request_tokens) if split else max(context, streams * request_tokens)
         try:
-            placement = place(arch, fmt, kv_bits, tokens, machine, consts)
+            placement = place(arch, fmt, kv_bits, tokens, machine, consts, engine=engine)
         except InfeasibleError:
             return None
         each = offload_cost(
@@ -862,7 +867,7 @@ def larger_ubatch(
             continue
         wider = consts._replace(offload_ubatch_tokens=ubatch)
         try:
-            there = place(arch, fmt, kv_bits, placement.context_tokens, machine, wider)
+            there = place(arch, fmt, kv_bits, placement.context_tokens, machine, wider, engine=engine)
         except InfeasibleError:
             break
         if there.layer_devices != placement.layer_devices:
@@ -932,7 +937,7 @@ def plan_offload(
         chosen = (smallest, context)
         decisions.append(f"does not fit in VRAM at any allowed precision: offloading at {smallest.name}, the smallest allowed")
     fmt, ctx = chosen
-    placement = place(arch, fmt, kv_bits, ctx, machine, consts)
+    placement = place(arch, fmt, kv_bits, ctx, machine, consts, engine=engine)
     decisions += list(placement.steps)
     cost = offload_cost(arch, fmt, kv_bits, placement, machine, prompt_tokens, consts, decode_context_tokens, engine=engine)
     placement, cost, ubatch = larger_ubatch(
@@ -955,7 +960,7 @@ def plan_offload(
         here = size_weights(arch, fmt).total_bytes
         for alt in (alt for alt in others if alt.gguf and size_weights(arch, alt).total_bytes < here):
             try:
-                there = place(arch, alt, kv_bits, ctx, machine, consts)
+                there = place(arch, alt, kv_bits, ctx, machine, consts, engine=engine)
             except InfeasibleError:
                 continue
             speed = offload_cost(arch, alt, kv_bits, there, machine, prompt_tokens, consts, decode_context_tokens, engine=engine)

@@ -604,6 +604,90 @@ def _gemm_parts(arch: Architecture, par: Parallelism, acc: Accelerator, consts: 
     )
 
 
+class DequantizedRates(NamedTuple):
+    """The rates a replica's compute-bound GEMMs are timed at where their kernels dequantize weights in the main loop.
+
+    What :func:`gemm_seconds` divides by (review 27 item 3: the 0.66 / 0.3 derate was applied but no figure said it).
+    """
+
+    #: The weight format dequantized (``int4``, ``mxfp4``, ``nvfp4``, ``fp8``...).
+    format: str
+    #: The 16-bit tensor rate the kernels multiply in, TFLOP/s (the accelerator's sustained rate).
+    rate_tflops: float
+    #: Shares of the dense (non-expert, non-head) and routed-expert multiply-adds whose weights are quantized.
+    dense_share: float
+    expert_share: float
+    #: ``dequant_gemm_efficiency_ratio`` and ``dequant_expert_gemm_efficiency_ratio``.
+    dense_ratio: float
+    expert_ratio: float
+    #: The dense and the routed-expert GEMMs' rates once compute-bound, TFLOP/s (the shares blended harmonically);
+    #: the experts' None for a model without routed experts.
+    effective_tflops: float
+    expert_effective_tflops: float | None
+
+    def to_dict(self, hopper: bool) -> dict[str, object]:
+        """The estimate's ``throughput.dequantized_in_gemm``, with :meth:`text` as its ``basis``."""
+        out: dict[str, object] = {
+            "format": self.format,
+            "dense_share": round(self.dense_share, 4),
+            "dense_ratio": self.dense_ratio,
+            "effective_tflops": round(self.effective_tflops, 1),
+            "basis": self.text(hopper),
+        }
+        if self.expert_effective_tflops is not None:
+            out |= {
+                "expert_share": round(self.expert_share, 4),
+                "expert_ratio": self.expert_ratio,
+                "expert_effective_tflops": round(self.expert_effective_tflops, 1),
+            }
+        return out
+
+    def text(self, hopper: bool) -> str:
+        """Why the quantized matrices' GEMMs run below the 16-bit rate, with the rates (``hopper``: Machete's caveat)."""
+        rates = []
+        if self.dense_share:
+            rates.append(
+                f"the dense matrices' at {self.effective_tflops:,.0f} TFLOP/s ({self.dense_share:.0%} of their "
+                f"multiply-adds quantized, at dequant_gemm_efficiency_ratio {self.dense_ratio:g})"
+            )
+        if self.expert_effective_tflops is not None and self.expert_share:
+            rates.append(
+                f"the routed experts' at {self.expert_effective_tflops:,.0f} TFLOP/s ({self.expert_share:.0%} quantized, "
+                f"at dequant_expert_gemm_efficiency_ratio {self.expert_ratio:g}), before each expert's token-count "
+                "efficiency"
+            )
+        machete = (
+            f"; on Hopper, Machete is said to beat Marlin at high load: a large batch may run up to "
+            f"{1 / self.dense_ratio:.2f}x faster than planned"
+            if hopper and self.dense_share and self.dense_ratio > 0
+            else ""
+        )
+        return (
+            f"{self.format} weights are dequantized to 16 bits inside the GEMMs' main loop (mixed-input W4A16 / W8A16 "
+            f"kernels: this GPU has no tensor rate that multiplies them as stored), so once compute-bound (large "
+            f"batches, prefill) the GEMMs run below the {self.rate_tflops:,.0f} TFLOP/s 16-bit rate: "
+            f"{' and '.join(rates)}; a memory-bound decode step still reads the quantized bytes{machete}"
+        )
+
+
+def dequantized_rates(arch: Architecture, par: Parallelism, acc: Accelerator, consts: Constants) -> DequantizedRates | None:
+    """The rates :func:`gemm_seconds` times the quantized matrices at, or None where none is dequantized in the GEMM."""
+    if acc.dequantized is None:
+        return None
+    parts = _gemm_parts(arch, par, acc, consts)
+    dense_share, _, expert_share = dequantized_flop_shares(arch, acc.dequantized)
+    return DequantizedRates(
+        format=acc.dequantized.name,
+        rate_tflops=parts.peak_flops / 1e12,
+        dense_share=dense_share,
+        expert_share=expert_share,
+        dense_ratio=consts.dequant_gemm_efficiency_ratio,
+        expert_ratio=consts.dequant_expert_gemm_efficiency_ratio,
+        effective_tflops=(parts.dense_peak_flops or parts.peak_flops) / 1e12,
+        expert_effective_tflops=(parts.expert_peak_flops or parts.peak_flops) / 1e12 if parts.expert_flops_per_token else None,
+    )
+
+
 def dequantized_peak(peak_flops: float, share: float, ratio: float) -> float:
     """The rate of GEMMs ``share`` of whose multiply-adds run at ``ratio`` of ``peak_flops``, the rest at ``peak_flops``.
 

@@ -13,11 +13,21 @@ backward gather. Its gradient shard goes out once per micro-batch, as backward r
 Optimizer offload without parameter offload (DeepSpeed's ZeRO-Offload, ``offload_optimizer``) copies the gradient
 shard out the same way, steps the optimizer on the CPU, then copies the updated parameter shard back to the GPU.
 
+Parameter offload without optimizer offload (DeepSpeed ZeRO-3's ``offload_param`` alone) is the other way round: the
+16-bit parameter partition lives in pinned host memory (``param_groups_fp16_flat_cpu_memory``, built by
+``_create_fp16_partitions_with_defragmentation`` where ``offload_param`` is set) while the fp32 partition and the
+optimizer stay on the GPU; after each sub-group's step, ``_reassign_or_swap_out_partitioned_parameters`` copies the
+updated fp32 partition into that 16-bit host partition (``fp16_partitioned_groups_flat[i].data.copy_(
+fp32_partitioned_groups_flat[i].data)``, deepspeed/runtime/zero/stage3.py, https://github.com/deepspeedai/DeepSpeed/blob/master/deepspeed/runtime/zero/stage3.py):
+the GPU's shard at the working weights' bytes, device to host, once a step (review 27 item 6: 70.55e9 x 2 / 8 =
+17.6 GB for 70B over 8 A100s, 0.70 s at 25.2 GB/s, had been left out). No gradient leaves the GPU.
+
 Overlap, as the frameworks run them: FSDP issues the copy-in on its all-gather stream and prefetches the next unit
 while the current one computes (pinned memory "allows ... for the copies to overlap with compute", the same page), and
 the gradient copies ride the reduce-scatter stream behind backward: these copies count only where they, with the DP
 collectives they feed, last longer than the compute. The CPU optimizer step runs after backward, while the GPU waits,
-and ZeRO-Offload's copy of the updated parameters back follows it: both count in full.
+and ZeRO-Offload's copy of the updated parameters back follows it: both count in full, as does ``offload_param``'s
+copy of the updated partition out to the host, which follows the GPU's optimizer step before the next forward.
 
 The CPU step reads each trainable parameter's gradient and reads and writes its weight and optimizer states (the
 regime's bytes: :data:`~generator.sizing.training.OPTIMIZERS`): a streaming kernel (PyTorch's fused / foreach AdamW on
@@ -59,11 +69,19 @@ class OffloadBytes:
     h2d_after_step_bytes: float = 0.0
     #: Host DRAM bytes of this GPU's share of the CPU optimizer step (read and written).
     cpu_step_bytes: float = 0.0
+    #: GPU to host after the GPU's optimizer step, in series (ZeRO-3 ``offload_param`` alone: the updated 16-bit
+    #: partition written back to its host copy).
+    d2h_after_step_bytes: float = 0.0
 
     @property
     def any(self) -> bool:
         """Whether anything is offloaded."""
-        return bool(self.h2d_bytes or self.d2h_bytes or self.h2d_after_step_bytes or self.cpu_step_bytes)
+        return bool(self.link_bytes or self.cpu_step_bytes)
+
+    @property
+    def link_bytes(self) -> float:
+        """Bytes over the host link, both directions, overlapped or not."""
+        return self.h2d_bytes + self.d2h_bytes + self.h2d_after_step_bytes + self.d2h_after_step_bytes
 
 
 @dataclass(frozen=True)
@@ -85,8 +103,8 @@ class HostOffload:
 
     @property
     def after_step_s(self) -> float:
-        """Seconds of the copy that follows the CPU step."""
-        return _seconds(self.bytes.h2d_after_step_bytes, self.link_gb_per_s)
+        """Seconds of the copy that follows the optimizer step (in at most one direction: the other is never set)."""
+        return _seconds(self.bytes.h2d_after_step_bytes + self.bytes.d2h_after_step_bytes, self.link_gb_per_s)
 
     @property
     def cpu_step_s(self) -> float:
@@ -135,9 +153,9 @@ def offload_bytes(arch: Architecture, setup: TrainingSetup, par: Parallelism, ac
         base = size_weights(arch, weight_format(setup.base_precision_name), Parallelism(tp=par.tp, pp=par.pp))
         param_bytes = base.per_gpu_bytes + trainable * weight_bytes
     h2d = GATHERS_PER_MICRO_BATCH * micro * param_bytes / dp if setup.offload_params else 0.0
-    if not optimizer:
-        return OffloadBytes(h2d_bytes=h2d)
     shard = trainable / dp
+    if not optimizer:  # ZeRO-3 offload_param alone: the GPU's optimizer writes its updated partition back to the host
+        return OffloadBytes(h2d_bytes=h2d, d2h_after_step_bytes=shard * weight_bytes)
     return OffloadBytes(
         h2d_bytes=h2d,
         d2h_bytes=micro * shard * grad_bytes,

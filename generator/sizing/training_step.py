@@ -135,7 +135,8 @@ class StepTime:
     dequant_bytes: float = 0.0
     #: Seconds of the CPU offload's host-link copies that overlap compute (the busier direction).
     offload_link_s: float = 0.0
-    #: Seconds of the CPU optimizer step and of the copy that follows it (ZeRO-Offload), in series.
+    #: Seconds of the CPU optimizer step and of the copy that follows the optimizer step (ZeRO-Offload's in, ZeRO-3
+    #: ``offload_param``'s out), in series.
     cpu_optimizer_s: float = 0.0
     offload_after_step_s: float = 0.0
     #: Host-link bytes each GPU moves per step for its CPU offload (both directions).
@@ -285,7 +286,7 @@ def training_step(
         offload_link_s=host.link_s,
         cpu_optimizer_s=host.cpu_step_s,
         offload_after_step_s=host.after_step_s,
-        offload_bytes=host.bytes.h2d_bytes + host.bytes.d2h_bytes + host.bytes.h2d_after_step_bytes,
+        offload_bytes=host.bytes.link_bytes,
     )
 
 
