@@ -1041,7 +1041,7 @@ def build_plan(
         if by_circuits:  # the contract bills each rack's circuits, drawn or not (newuser39 item 5)
             undrawn = undrawn_contract_usd(pools, racks, wl.hardware.rack_power_kw, consts, frozenset(wl.prices))
             pools = billed_per_rack(pools, undrawn)
-        findings.extend(colocation_findings(racks, wl.hardware.rack_power_kw, by_circuits, consts))
+        findings.extend(colocation_findings(racks, wl.hardware.rack_power_kw, by_circuits, consts, pools, frozenset(wl.prices)))
     nodes = sum(p.nodes for p in pools)
     if wl.hardware.max_nodes is not None and nodes > wl.hardware.max_nodes:
         trained = sorted(d.name for d in wl.deployments if isinstance(d, TrainingDeployment))

@@ -33,7 +33,15 @@ from generator.planner.rack_supply import node_rack_problem
 from generator.planner.racks import height_blocked
 from generator.planner.slo import effective_slo, replicas_needed
 from generator.planner.spread import spread_floor, spread_layouts, spread_note
-from generator.planner.tco import HOURS_PER_MONTH, NodeCost, billed_per_run, fleet_cost, rented_server, run_usd
+from generator.planner.tco import (
+    HOURS_PER_MONTH,
+    NodeCost,
+    billed_per_run,
+    fleet_cost,
+    rented_at_given_rate,
+    rented_server,
+    run_usd,
+)
 from generator.sizing.constants import Constants
 from generator.sizing.gpu_share import gpu_share
 from generator.words import listed
@@ -80,9 +88,12 @@ def _node_checks(wl: Workload, hw: Hardware, gpus_per_node: int, needs: NodeNeed
     """The node of ``gpus_per_node`` GPUs of ``hw`` for ``needs``, and what rules it out in ``wl``'s racks."""
     node, scratch = _assembled(hw.platform, hw.gpu.id, gpus_per_node, needs, consts)
     rack_power = tall = None
-    # a cloud's racks are its own, as are those of a provider a bare-metal server is rented from (newuser39 item 3)
-    if wl.hardware.provider == "baremetal" and (
-        hw.platform.id in wl.prices or not rented_server(hw.platform, hw.gpu.id, gpus_per_node)
+    # a cloud's racks are its own, as are those of a provider a bare-metal server is rented from (newuser39 item 3),
+    # from the catalog's rental record or at the workload's hourly rate under prices: (fuzz32 item 2)
+    if wl.hardware.provider == "baremetal" and not (
+        rented_at_given_rate(wl, hw.platform.id)
+        if hw.platform.id in wl.prices
+        else rented_server(hw.platform, hw.gpu.id, gpus_per_node)
     ):
         # fuzz25 L3: the limit is the workload's rack (its default 17.3 kW where unset): the message says which field
         # it is; in whole watts (fuzz30 item 3) and, with circuits, on the line its PSUs load most (fuzz30 item 1)

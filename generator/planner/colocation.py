@@ -12,6 +12,8 @@ at the same rate would cost.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from generator.planner.plan import Finding, Pool
 from generator.planner.racks import Rack
 from generator.planner.tco import HOURS_PER_MONTH, colocation_scope
@@ -59,12 +61,25 @@ def billed_per_rack(pools: list[Pool], undrawn: dict[str, float]) -> list[Pool]:
     return out
 
 
-def colocation_findings(racks: list[Rack], rack_kw: float, circuits: bool, consts: Constants) -> list[Finding]:
-    """How the fleet's colocation is billed, with the figures: per rack (circuits given) or per kW drawn."""
+def colocation_findings(
+    racks: list[Rack],
+    rack_kw: float,
+    circuits: bool,
+    consts: Constants,
+    pools: Sequence[Pool] = (),
+    priced: frozenset[str] = frozenset(),
+) -> list[Finding]:
+    """How the fleet's colocation is billed, with the figures: per rack (circuits given) or per kW drawn.
+
+    A racked pool priced by ``prices:`` (``priced``: platform ids; an owned platform's all-in rate) pays no colocation
+    of the plan's: its kW are left out of the figures, as the pools' costs leave them out (fuzz32 item 2: the line
+    claimed $2,392/month of colocation that the $7,300 total did not hold).
+    """
     rate = consts.colocation_usd_per_kw_month
-    if not racks or rate <= 0:
+    all_in = {p.name: p.node.power_w for p in pools if p.node.platform_id in priced}
+    drawn_kw = sum(r.power_w - sum(c * all_in.get(n, 0) for n, c in r.pools.items()) for r in racks) / 1000
+    if not racks or rate <= 0 or drawn_kw <= 0:
         return []
-    drawn_kw = sum(r.power_w for r in racks) / 1000
     drawn_usd = drawn_kw * rate
     contract_usd = len(racks) * rack_kw * rate
     scope = colocation_scope(consts)
