@@ -11,8 +11,9 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
 if TYPE_CHECKING:
@@ -269,7 +270,10 @@ def render_files(
                 )
             # fuzz31 item 3: a tree moved or removed left the user's Terraform state behind, and was said "removed"
             listed = read_manifest(output) or []
-            moves = tree_moves(trees_in(listed), _flat_workload(output) if "spec.json" in listed else None, names, single)
+            flat = None if trees_in(listed) else _flat_workload(output, listed)
+            if flat is None and not trees_in(listed):
+                _refuse_unnamed_state(output, listed, wanted_files)
+            moves = tree_moves(trees_in(listed), flat, names, single)
             moved = refuse_stranding(output, listed, moves, results[0].name if single else None, rendered)
             for note in write_tree(wanted_files, output, keep=keep, workloads=files):
                 echo(f"specgen: {note}", err=True)
@@ -617,22 +621,70 @@ def _dropped_trees(output: str, names: set[str], single: bool) -> tuple[list[str
     current = trees_in(listed)
     if current:
         return sorted(current if single else current - names), False
-    flat = _flat_workload(output) if "spec.json" in listed else None
+    flat = _flat_workload(output, listed)
     return ([] if flat is None or flat in names else [flat]), True
 
 
-def _flat_workload(output: str) -> str | None:
-    """The workload whose flat tree ``output`` holds, from its ``spec.json``; None where it cannot be read."""
+#: The name a rendered file records its workload by, past ``spec.json``: Ansible's group vars, Kubernetes' node labels.
+_WORKLOAD_LINE = re.compile(r"^\s*(?:specgen_workload|specgen-workload): (?:!unsafe )?['\"]?([^'\"\s]+)['\"]?\s*$", re.M)
+
+
+def _flat_workload(output: str, listed: Collection[str] | None = None) -> str | None:
+    """The workload whose flat tree ``output`` holds; None where no file of it names one.
+
+    Its ``spec.json`` names it; a tree rendered without one (``--target``, or the file deleted) names it in the files
+    it holds (fuzz32 item 3: a render of another workload replaced such a tree and left its Terraform state beside the
+    new module): the Terraform values' ``workload``, then the Ansible group vars' ``specgen_workload``, then the
+    Kubernetes node labels' ``specgen-workload``. ``listed``: the manifest's paths (None: read it).
+    """
     import json
 
     from generator.errors import SpecgenError
     from generator.input_files import MAX_SPEC_BYTES, read_text_limited
+    from generator.writer import read_manifest
 
-    try:
-        name = json.loads(read_text_limited(os.path.join(output, "spec.json"), MAX_SPEC_BYTES, "spec.json"))["plan"]["workload"]
-    except (SpecgenError, ValueError, KeyError, TypeError, RecursionError):
-        return None
-    return name if isinstance(name, str) else None
+    listed = (read_manifest(output) or []) if listed is None else listed
+    tfvars = "terraform/specgen.auto.tfvars.json"
+    for rel, key in (("spec.json", ("plan", "workload")), (tfvars, ("workload",))):
+        if rel not in listed:
+            continue
+        try:
+            value = json.loads(read_text_limited(os.path.join(output, *rel.split("/")), MAX_SPEC_BYTES, rel))
+            for part in key:
+                value = value[part]
+        except (SpecgenError, ValueError, KeyError, TypeError, RecursionError):
+            continue
+        if isinstance(value, str):
+            return value
+    tagged = [rel for rel in listed if rel.startswith(("ansible/group_vars/", "kubernetes/")) and rel.endswith((".yml", ".yaml"))]
+    for rel in sorted(tagged):
+        try:
+            text = read_text_limited(os.path.join(output, *rel.split("/")), MAX_SPEC_BYTES, rel)
+        except SpecgenError:
+            continue
+        if found := _WORKLOAD_LINE.search(text):
+            return found.group(1)
+    return None
+
+
+def _refuse_unnamed_state(output: str, listed: Collection[str], written: Collection[str]) -> None:
+    """Refuse a render over a flat tree no file of which names its workload, beside Terraform state it would move under.
+
+    fuzz32 item 3: the tree cannot be shown to be this workload's, and a ``terraform apply`` of another workload's
+    module over that state destroys the fleet it holds. Nothing is written then.
+    """
+    from generator.errors import OutputError
+
+    state = os.path.join(output, "terraform", "terraform.tfstate")
+    replaced = sorted(rel for rel in written if rel in listed and rel.startswith("terraform/"))
+    if not replaced or not os.path.lexists(state):
+        return
+    raise OutputError(
+        f"{output}: no file of the tree names the workload it is of (no spec.json, and no workload in "
+        f"{', '.join(replaced[:3])}), and {state} holds Terraform state beside the module this render would replace: "
+        "a terraform apply of another workload's module there destroys the fleet the state holds; render into the "
+        "tree of this workload, or into another directory; nothing was written"
+    )
 
 
 def _refuse_dropping(output: str, dropped: list[str], single: str | None) -> None:

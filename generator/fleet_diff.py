@@ -640,7 +640,7 @@ def buy_vs_rent(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | No
     saved = rent - running
     uncounted = runs is None and _rented_jobs(rented)  # runs a month not given, or a job unpriced
     months = constants_of(old if buyer[0] == "old" else new)["amortization_months"]
-    break_even = round(capex / saved, 1) if saved > 0 else None
+    break_even = _months_either_side(capex / saved, months) if saved > 0 else None
     return {
         "bought": buyer[0],
         "capex_usd": two_places(capex),
@@ -755,6 +755,24 @@ def _rent(totals: dict[str, Any]) -> tuple[float, float, float | None]:
     return services + (runs or 0.0), services, runs
 
 
+def _months_either_side(months: float, limit: float) -> float:
+    """``months`` to one decimal, or to as many more as keep it on its side of ``limit`` (at most 6).
+
+    fuzz32 item 7: a break-even of 36.04 months was rounded to 36.0, and read "it would after 36 months, past the 36
+    months": the figure said must show which side of the amortisation it falls on, as ``within_amortization`` does.
+    """
+    for places in range(1, 7):
+        shown = round(months, places)
+        if (shown > limit) == (months > limit) and (shown == limit) == (months == limit):
+            return shown
+    return round(months, 6)
+
+
+def months_text(months: float) -> str:
+    """A count of months as the comment says it: ``36``, ``36.04``, ``1,000,000,000,000`` (never ``1e+12``)."""
+    return f"{int(months):,}" if months == int(months) else f"{months:,}"
+
+
 def buy_vs_rent_line(payback: dict[str, Any]) -> str:
     """The break-even of buying against renting, as the comment says it, with both sides' totals over the amortisation."""
     rented = "new" if payback["bought"] == "old" else "old"
@@ -762,16 +780,18 @@ def buy_vs_rent_line(payback: dict[str, Any]) -> str:
     months = payback["amortization_months"]
     totals = payback["total_usd_over_amortization"]
     buy_total, rent_total = totals[payback["bought"]], totals[rented]
-    span = f"the {months:g}-month amortisation"
-    over = f"over {months:g} months buying costs ${buy_total:,.0f} and renting ${rent_total:,.0f}"
-    if payback["break_even_months"] is not None and payback["within_amortization"]:
-        when = f"buying has cost less after {payback['break_even_months']:,g} months, within {span}: {over}"
-    elif payback["break_even_months"] is not None:
+    span = f"the {months_text(months)}-month amortisation"
+    over = f"over {months_text(months)} months buying costs ${buy_total:,.0f} and renting ${rent_total:,.0f}"
+    break_even = payback["break_even_months"]
+    if break_even is not None and payback["within_amortization"]:
+        when = f"buying has cost less after {months_text(break_even)} months, within {span}: {over}"
+    elif break_even is not None:
         # newuser39 item 1: past the amortisation the bought servers are costed as worth nothing: no win for buying
         when = (
-            f"buying does not pay back within {span} (it would after {payback['break_even_months']:,g} months, "
-            f"past the {months:g} months its servers are costed over): renting costs ${buy_total - rent_total:,.0f} "
-            f"less over {months:g} months (${rent_total:,.0f} rented against ${buy_total:,.0f} bought)"
+            f"buying does not pay back within {span} (it would after {months_text(break_even)} months, "
+            f"past the {months_text(months)} months its servers are costed over): renting costs "
+            f"${buy_total - rent_total:,.0f} less over {months_text(months)} months (${rent_total:,.0f} rented against "
+            f"${buy_total:,.0f} bought)"
         )
     elif rent < running:
         when = (
@@ -1281,6 +1301,15 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
             "ttft_s": details.get("ttft_s"),
             "weights_gib": {tier: _gib(where.get(key)) for tier, key in (("gpu", "gpu"), ("ram", "cpu"), ("nvme", "disk"))},
         }
+        # fuzz32 item 8: llama.cpp -> ik_llama.cpp moved the decode 43% (and changed DeepSeek-R1's -mla 3 -fa on line
+        # under "No change to the fleet") without a word: the engine and its planned command line are its settings
+        engine = offload.get("engine")
+        settings = details.get("runtime_settings")
+        if isinstance(engine, str):
+            row["machine"]["engine"] = engine
+            command = settings.get(engine) if isinstance(settings, dict) else None
+            if isinstance(command, str):
+                row["machine"]["command"] = command
     load = _load(dep, details)
     if load is not None:
         row["load"] = load
@@ -1318,6 +1347,23 @@ def _servers_by_month(details: dict[str, Any]) -> dict[str, Any]:
     return {"usd_per_month": two_places(month), "paid_by": paid_by, **({"share": True} if "cost_share" in details else {})}
 
 
+def _rate_places(rate: float) -> int:
+    """Decimal places that show a rate: two, or below 0.1 req/s as many as give three significant figures.
+
+    fuzz32 item 8: 0.001 req/s read "0.00 req/s asked" (and 0.0 in the JSON).
+    """
+    if rate == 0 or not math.isfinite(rate) or abs(rate) >= 0.1:
+        return 2
+    return min(15, 2 - math.floor(math.log10(abs(rate))))
+
+
+def rate_text(rate: Any) -> str:
+    """A rate as a cell: ``12.35``, ``0.001`` (three significant figures below 0.1), ``-`` where there is none."""
+    if not isinstance(rate, float) or isinstance(rate, bool) or (places := _rate_places(rate)) == 2:
+        return fmt_cell(rate)
+    return f"{rate:.{places}f}".rstrip("0")
+
+
 def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None:
     """A service's requested rate, the share of its replicas' capacity that takes, and its latency at that load.
 
@@ -1337,7 +1383,7 @@ def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None
         capacity = sum(n for n in replicas if n) * min(r for r in rates if r)
     share = rate / capacity if capacity else None
     return {
-        "requests_per_s": two_places(rate),
+        "requests_per_s": round(rate, _rate_places(rate)) + 0.0,
         # review22 item 7: a hostile spec.json's 1e-320 capacity made an infinite share (a JSON traceback)
         "capacity_share": round(share, 4) + 0.0 if share is not None and share <= _MAX_FIGURE else None,
         "ttft_p95_s": details.get("ttft_p95_s"),
@@ -1406,7 +1452,7 @@ def _pool_lines(pools: list[dict[str, Any]]) -> list[str]:
 def _load_text(load: dict[str, Any]) -> str:
     """A service's rate and how much of its capacity that is: ``15 req/s asked, 85% of capacity; TTFT p95 177 ms ...``."""
     share = load["capacity_share"]
-    text = f"{fmt_cell(load['requests_per_s'])} req/s asked" + (
+    text = f"{rate_text(load['requests_per_s'])} req/s asked" + (
         "" if _number(share) is None else f", {float(share):.0%} of capacity"
     )
     ttft, tpot, latency = (_number(load.get(k)) for k in ("ttft_p95_s", "tpot_s", "latency_p95_s"))
@@ -1466,6 +1512,9 @@ def _deployment_text(x: dict[str, Any] | None) -> str:
             f"; {fmt_cell(machine['decode_tokens_per_s'])} tokens/s, TTFT {fmt_cell(machine['ttft_s'])} s; "
             f"weights GPU {fmt_cell(gib['gpu'])} / RAM {fmt_cell(gib['ram'])} / NVMe {fmt_cell(gib['nvme'])} GiB"
         )
+        if machine.get("engine") is not None:
+            # plain: the row is made inert Markdown as a whole (a cell's own escape would be escaped again)
+            text += f"; {machine['engine']}" + (f" {machine['command']}" if machine.get("command") else "")
     return md_text(text)
 
 

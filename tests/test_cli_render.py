@@ -279,7 +279,10 @@ def test_diff_of_a_machine_the_team_has_shows_its_speed_and_where_the_weights_li
     assert old["decode_tokens_per_s"] > 30 * new["decode_tokens_per_s"]
     assert old["weights_gib"]["nvme"] == 0 < new["weights_gib"]["nvme"]
     md = run_specgen("diff", "old.yaml", "new.yaml", cwd=tmp_path).stdout
-    assert f"; {old['decode_tokens_per_s']:.2f} tokens/s, TTFT " in md and "/ NVMe 0.00 GiB |" in md
+    assert f"; {old['decode_tokens_per_s']:.2f} tokens/s, TTFT " in md
+    # fuzz32 item 8: the engine and its planned command line follow, the settings the figures are timed for
+    assert f"/ NVMe 0.00 GiB; llama.cpp {old['command']} |" in md and old["engine"] == "llama.cpp"
+    assert old["command"].startswith("-ngl ") and old["command"] != new["command"]
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "markdown"])

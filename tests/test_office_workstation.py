@@ -84,12 +84,6 @@ LICENCE = (
             "datacenter, or choose a data-center GPU",
             id="colocation-free",
         ),
-        pytest.param(
-            "prices: {am5-desktop-tower: 0.5}\n",
-            "the plan's cost for it is the workload's own price (prices:): run it in an office or home, not a "
-            "datacenter, or choose a data-center GPU",
-            id="own-price",
-        ),
     ],
 )
 def test_the_licence_warning_follows_the_cost_used(tmp_path: Path, constants: str, where: str) -> None:
@@ -99,3 +93,17 @@ def test_the_licence_warning_follows_the_cost_used(tmp_path: Path, constants: st
     assert [(p.node.platform_id, p.nodes) for p in plan.pools] == [("am5-desktop-tower", 1)]
     (licence,) = [f.message for f in plan.findings if f.code == "consumer-gpu-licence"]
     assert licence == LICENCE + where
+
+
+def test_a_geforce_tower_rented_at_an_hourly_rate_is_the_providers_in_no_rack(tmp_path: Path) -> None:
+    """fuzz32 item 2: a platform priced per hour under prices: on bare metal is rented (the README's Budgets), as a
+    catalog rental is: it stands in the provider's datacentre, in no rack of the plan, and the licence warning (whose
+    point is a datacenter of yours) is not given. 0.5 x 730 = $365/month, all of its cost."""
+    path = tmp_path / "w.yaml"
+    path.write_text(BOUGHT + "prices: {am5-desktop-tower: 0.5}\n")
+    plan = plan_file(str(path))[1]
+    assert [(p.node.platform_id, p.nodes, p.racks, p.rented, p.capex_usd) for p in plan.pools] == [
+        ("am5-desktop-tower", 1, 0, "hour", None)
+    ]
+    assert plan.totals["usd_per_month"] == 365.0 and plan.totals["racks"] == 0
+    assert not [f for f in plan.findings if f.code in ("consumer-gpu-licence", "colocation-per-kw-drawn")]

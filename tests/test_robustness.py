@@ -325,7 +325,7 @@ def test_every_constant_has_bounds_its_default_meets() -> None:
     [
         pytest.param(
             "kv_block_tokens: 0",
-            "workload.yaml:12:3: constants.kv_block_tokens: constant 'kv_block_tokens' must be in (0, 1,000,000,000,000], got 0",
+            "workload.yaml:12:20: constants.kv_block_tokens: constant 'kv_block_tokens' must be in (0, 1,000,000,000,000], got 0",
             id="kv_block_tokens-0",
         ),
         pytest.param(
@@ -333,8 +333,20 @@ def test_every_constant_has_bounds_its_default_meets() -> None:
             "workload.yaml:12:27: constants.gpu_memory_utilization: nan is not a finite number",
             id="utilization-nan",
         ),
-        pytest.param("psu_efficiency: 0", "workload.yaml:12:3: constants.psu_efficiency: ", id="psu_efficiency-0"),
-        pytest.param("amortization_months: 0", "workload.yaml:12:3: constants.amortization_months: ", id="amortization-0"),
+        pytest.param("psu_efficiency: 0", "workload.yaml:12:19: constants.psu_efficiency: ", id="psu_efficiency-0"),
+        # fuzz32 item 10: at the value, as -3 is (the schema's bound for every constant speaks the constant's own range)
+        pytest.param(
+            "amortization_months: 0",
+            "workload.yaml:12:24: constants.amortization_months: constant 'amortization_months' must be in (0, "
+            "1,000,000,000,000], got 0",
+            id="amortization-0",
+        ),
+        pytest.param(
+            "amortization_months: -3",
+            "workload.yaml:12:24: constants.amortization_months: constant 'amortization_months' must be in (0, "
+            "1,000,000,000,000], got -3",
+            id="amortization-negative",
+        ),
     ],
 )
 def test_constant_in_a_workload_is_located(tmp_path: Path, line: str, message: str) -> None:

@@ -45,11 +45,12 @@ GIB = 2**30
 
 
 class Measurement(NamedTuple):
-    """One figure a run printed: what, its value, and the line it came from."""
+    """One figure a run printed: what, its value, the line it came from and where (``file:line``; '' where not known)."""
 
     name: str
     value: float
     line: str
+    where: str = ""
 
 
 #: (figure, text every line that prints it holds, pattern). The text is looked for first, and each pattern matches in
@@ -101,27 +102,27 @@ def parse_log(text: str, label: str) -> list[Measurement]:
                     value, measured = value * VLLM_BLOCK_TOKENS, "kv_cache_tokens"
                 if measured == "kv_cache_tokens":
                     kv_sizes.setdefault(value, number)
-                found.append(Measurement(measured, value, quoted))
+                found.append(Measurement(measured, value, quoted, f"{label}:{number}"))
         if _PER_SECOND in line and _EVAL.search(line):
             digits = _number_before(line, line.rfind(_PER_SECOND))
             if digits:
-                found.append(Measurement("decode_tokens_per_s", figure(digits), quoted))
+                found.append(Measurement("decode_tokens_per_s", figure(digits), quoted, f"{label}:{number}"))
         torch_peak = _TORCH_ALLOCATED.match(line)
         if torch_peak:
             size = figure(torch_peak.group(1)) * _UNIT_BYTES[torch_peak.group(2)] / GIB
-            found.append(Measurement("torch_peak_allocated_gib", size, quoted))
+            found.append(Measurement("torch_peak_allocated_gib", size, quoted, f"{label}:{number}"))
         for usage in itertools.islice(_SMI_USAGE.finditer(line), _MOST_USAGES_A_LINE):  # a GPU a table row; prose quotes more
             used, total = figure(usage.group(1)), figure(usage.group(2))
             if used > total:
                 raise InputError(f"{label}:{number}: {used:,.0f} MiB used of a {total:,.0f} MiB GPU ({short(quoted, 120)})")
-            found.append(Measurement("gpu_memory_used_gib", used * 2**20 / GIB, quoted))
+            found.append(Measurement("gpu_memory_used_gib", used * 2**20 / GIB, quoted, f"{label}:{number}"))
         # llama-bench names the test "tg128" (2024 on) or "tg 128" (2023 builds); its t/s cell follows: "150.23 ± 0.50"
         if line.startswith("|") and "±" in line:
             cells = _cells(line)
             speed = next((cells[i + 1] for i, c in enumerate(cells[:-1]) if re.fullmatch(r"tg ?\d+", c)), "")
             bench = re.match(r"([\d.]+)\s*±", speed)
             if bench and not _kv_cache_in_host_memory(bench_header, cells):
-                found.append(Measurement("decode_tokens_per_s", figure(bench.group(1)), quoted))
+                found.append(Measurement("decode_tokens_per_s", figure(bench.group(1)), quoted, f"{label}:{number}"))
     if len(kv_sizes) > 1:  # fuzz27 L2: appended logs of two runs were fitted across both
         sizes = "; ".join(f"line {n}: {v:,.0f}" for v, n in sorted(kv_sizes.items(), key=lambda item: item[1])[:3])
         raise InputError(f"{label} holds the KV cache sizes of {len(kv_sizes)} runs ({sizes}): give each run a log of its own")
@@ -167,8 +168,17 @@ def _kv_cache_in_host_memory(header: list[str], cells: list[str]) -> bool:
 
 
 def _nvidia_smi(text: str, label: str) -> list[Measurement]:
-    """``memory.used`` of the first GPU of ``nvidia-smi --query-gpu`` CSV with a header line (see :mod:`.smi_csv`)."""
-    return [Measurement("gpu_memory_used_gib", used / GIB, line) for used, line in memory_used_bytes(text, label)[:1]]
+    """``memory.used`` of the GPU using the most in an ``nvidia-smi --query-gpu`` CSV with a header line (:mod:`.smi_csv`).
+
+    fuzz32 item 11: the first row alone was read, so an idle GPU 0 beside the model on GPU 1 was taken for the run's.
+    The row holding the most is the GPU serving the model (a tensor-parallel run's GPUs hold the same); the first of
+    equal rows is kept.
+    """
+    rows = memory_used_bytes(text, label)
+    if not rows:
+        return []
+    used, line, where = max(rows, key=lambda row: row[0])  # max keeps the first of equal rows
+    return [Measurement("gpu_memory_used_gib", used / GIB, line, where)]
 
 
 #: Option of the run -> (where vLLM prints it: command-line flags, ``non-default args`` key, engine-config key).
@@ -499,6 +509,11 @@ def decode_speed(result: dict[str, Any]) -> float:
     return float(thr.get("decode_step_tokens_per_s", thr["decode_tokens_per_s"]))
 
 
+def _at(m: Measurement) -> str:
+    """``s7.csv:2: ``: where a measurement was read, as the other log errors begin (fuzz32 item 11); '' where unknown."""
+    return f"{m.where}: " if m.where else ""
+
+
 def compare(measured: list[Measurement], result: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per measured figure the prediction has: measured, predicted, error (predicted / measured - 1)."""
     pred = predicted(result)
@@ -507,13 +522,13 @@ def compare(measured: list[Measurement], result: dict[str, Any]) -> list[dict[st
         if m.name == "gpu_memory_used_gib" and "gpu_memory_used_gib" in pred and m.value < pred["weights_gib"]:
             # a GPU serving the model holds at least its weights: the CSV was taken when it was not loaded
             raise InputError(
-                f"nvidia-smi shows {m.value:.2f} GiB used ({short(m.line, 120)}), less than this model's weights alone "
+                f"{_at(m)}nvidia-smi shows {m.value:.2f} GiB used ({short(m.line, 120)}), less than this model's weights alone "
                 f"({pred['weights_gib']:.2f} GiB a GPU): take the CSV while the model is served"
             )
         if m.name == "torch_peak_allocated_gib" and "weights_gib" in pred and m.value < pred["weights_gib"]:
             # torch's allocated peak holds the weights it loaded: a smaller one is another run's, or no run's
             raise InputError(
-                f"the torch memory summary's allocated peak is {m.value:.2f} GiB ({short(m.line, 120)}), less than this "
+                f"{_at(m)}the torch memory summary's allocated peak is {m.value:.2f} GiB ({short(m.line, 120)}), less than this "
                 f"model's weights alone ({pred['weights_gib']:.2f} GiB a GPU): not a run of this model"
             )
         if m.name in pred and m.value:

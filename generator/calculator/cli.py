@@ -606,6 +606,13 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
             parser.error(f"{'MODEL' if dest == 'model' else _flag(dest)} is empty")
     if args.ram_gib is not None and not args.gpu:
         parser.error("--ram-gib plans for an existing machine and needs --gpu")
+    if args.offload_engine and args.gpu:
+        from generator import catalog
+        from generator.sizing.offload import engine_gpu_problem
+
+        gpu = catalog.gpus().get(args.gpu)  # an unknown id is refused with the catalog's suggestions
+        if gpu is not None and (why := engine_gpu_problem(args.offload_engine, gpu.id, gpu.vendor, gpu.architecture)):
+            parser.error(f"--offload-engine {args.offload_engine}: {why}")
     if args.train:
         if args.ram_gib is not None:
             parser.error("--ram-gib plans inference on an existing machine; it cannot be combined with --train")

@@ -77,8 +77,8 @@ def _bytes(cell: str, unit: str | None, where: str, line: str) -> float | None:
     return number * UNIT_BYTES[chosen]
 
 
-def memory_used_bytes(text: str, label: str) -> list[tuple[float, str]]:
-    """(memory.used in bytes, the row) of each GPU of an nvidia-smi CSV with a header line; [] for other text.
+def memory_used_bytes(text: str, label: str) -> list[tuple[float, str, str]]:
+    """(memory.used in bytes, the row, its ``file:line``) of each GPU of an nvidia-smi CSV with a header line; [] else.
 
     A row using more than its ``memory.total`` is refused, as the table form is (fuzz27 L1).
     """
@@ -112,5 +112,5 @@ def memory_used_bytes(text: str, label: str) -> list[tuple[float, str]]:
             raise InputError(
                 f"{where}: {used / 2**20:,.0f} MiB used of a {total / 2**20:,.0f} MiB GPU ({short(line.strip(), 120)})"
             )
-        out.append((used, line.strip()))
+        out.append((used, line.strip(), where))
     return out

@@ -15,7 +15,9 @@ rent is all its cost (:attr:`NodeCost.rented`). A rental record prices the GPU i
 unmatched GPU is unpriced. Billed by the hour (``unit: hour``), a training job on it costs its runs' hours, like a
 job on a cloud (:func:`billed_per_run`); a record billed by the month (``unit: month``) holds the server for the
 month whatever runs, as a reservation does (:func:`paid_by_the_month`): a job's run is then that month over its runs a
-month, and its line says the servers are rented by the month (review 27 item 5).
+month, and its line says the servers are rented by the month (review 27 item 5). A bare-metal platform priced per
+hour under the workload's ``prices:`` is rented the same way, by the hour (fuzz32 item 2, :func:`rented_at_given_rate`),
+unless the workload owns servers of it.
 """
 
 from __future__ import annotations
@@ -280,6 +282,30 @@ def owned_opex_usd_per_month(platform: PlatformSpec, power_w: int, consts: Const
     return energy + colo, text
 
 
+#: The price basis of a node priced by the workload's ``prices:`` map.
+GIVEN_RATE = "workload prices (USD per node-hour, all-in)"
+#: What a bare-metal server rented from a provider is said to be (a catalog rental record, or a ``prices:`` rate).
+RENTED_BY_THE_HOUR = (
+    ": rented by the hour, not bought: the provider's server in its datacentre, in no rack of this plan "
+    "(no capex, colocation or energy of yours)"
+)
+
+
+def rented_at_given_rate(wl: Workload, platform_id: str) -> bool:
+    """Whether bare-metal servers of ``platform_id`` are rented by the hour at the workload's ``prices:`` rate.
+
+    fuzz32 item 2: the README says a platform priced per hour under ``prices:`` is rented, not bought (Budgets): on bare
+    metal such a server is the provider's, treated as a catalog rental record billed by the hour is (no capex, no rack,
+    colocation or energy of the user's; a training job on it paid per run). A platform the workload also owns
+    (``hardware.inventory``) is the user's: its rate is their own all-in cost of a server in their rack.
+    """
+    return (
+        wl.hardware.provider == "baremetal"
+        and platform_id in wl.prices
+        and not any(g.platform_id == platform_id for g in wl.hardware.inventory)
+    )
+
+
 def node_cost(
     wl: Workload, platform: PlatformSpec, gpu: GpuSpec, gpus: int, power_w: int, consts: Constants, built: BuiltHost | None = None
 ) -> NodeCost:
@@ -289,7 +315,10 @@ def node_cost(
     """
     if platform.id in wl.prices:
         usd = wl.prices[platform.id]
-        return NodeCost(usd, None, usd * HOURS_PER_MONTH, "workload prices (USD per node-hour, all-in)")
+        if not rented_at_given_rate(wl, platform.id):
+            return NodeCost(usd, None, usd * HOURS_PER_MONTH, GIVEN_RATE)
+        # fuzz32 item 2: on bare metal an hourly rate is a rental, as a catalog rental record billed by the hour is
+        return NodeCost(usd, None, usd * HOURS_PER_MONTH, f"{GIVEN_RATE}{RENTED_BY_THE_HOUR}", rented="hour")
     return _catalog_node_cost(platform, gpu.id, gpus, power_w, consts, built, pricing_region(wl))
 
 
@@ -320,11 +349,7 @@ def _catalog_node_cost(
         basis = f"catalog {rec.id} ({rec.unit})"
         if not baremetal:
             return NodeCost(per_hour, None, per_hour * HOURS_PER_MONTH, basis)
-        billed = "by the hour" if rec.unit == "hour" else "by the month"
-        basis += (
-            f": rented {billed}, not bought: the provider's server in its datacentre, in no rack of this plan "
-            "(no capex, colocation or energy of yours)"
-        )
+        basis += RENTED_BY_THE_HOUR if rec.unit == "hour" else RENTED_BY_THE_HOUR.replace("by the hour", "by the month")
         return NodeCost(per_hour, None, per_hour * HOURS_PER_MONTH, basis, rented=rec.unit)
     if isinstance(bought, str):
         return NodeCost(None, None, None, None, why=bought)
@@ -376,12 +401,15 @@ def in_workload_racks(wl: Workload, platform: PlatformSpec, gpu_id: str, gpus: i
     """Whether a node of ``gpus`` x ``gpu_id`` on ``platform`` stands in ``wl``'s racks, so that their limits apply.
 
     A cloud's racks are its own, as are those of a provider a bare-metal server is rented from (newuser39 item 3);
-    a server the workload prices itself (``prices:``) is its own, racked. The candidates' node checks and the early
+    a server the workload prices itself (``prices:``) is rented unless it owns servers of that platform (then its
+    own all-in rate, racked). The candidates' node checks and the early
     rack checks both ask this (review 27 item 1), as packing does through ``Pool.rented``.
     """
     if wl.hardware.provider != "baremetal":
         return False
-    return platform.id in wl.prices or not rented_server(platform, gpu_id, gpus)
+    if platform.id in wl.prices:  # at the workload's hourly rate: rented unless it owns such servers (fuzz32 item 2)
+        return not rented_at_given_rate(wl, platform.id)
+    return not rented_server(platform, gpu_id, gpus)
 
 
 def fleet_cost(

@@ -196,6 +196,29 @@ OFFLOAD_ENGINES = ("llama.cpp", "ik_llama.cpp", "ktransformers")
 PLANNED_OFFLOAD_ENGINES = ("llama.cpp", "ik_llama.cpp")
 
 
+#: NVIDIA architectures ik_llama.cpp's CUDA backend supports: Turing (sm_75) or newer. Its README: "The only fully
+#: functional and performant compute backends are CPU (AVX2 or better, ARM_NEON or better) and CUDA (Turing or newer).
+#: Please do not enter issues related to ROCm, Vulkan, Metal, old Nvidia GPUs" (https://github.com/ikawrakow/ik_llama.cpp#readme).
+IK_LLAMA_CPP_ARCHITECTURES = frozenset({"turing", "ampere", "ada-lovelace", "hopper", "blackwell"})
+
+
+def engine_gpu_problem(engine: str, gpu_id: str, vendor: str, architecture: str) -> str | None:
+    """Why ``engine`` cannot run on a GPU of ``vendor`` and ``architecture`` (the catalog's fields), or None.
+
+    fuzz32 item 4: ik_llama.cpp was planned on an MI300X (AMD) and a V100 (Volta, before Turing), which its README
+    says it does not support (:data:`IK_LLAMA_CPP_ARCHITECTURES`).
+    """
+    if engine != "ik_llama.cpp" or (vendor == "nvidia" and architecture in IK_LLAMA_CPP_ARCHITECTURES):
+        return None
+    maker = {"amd": "an AMD", "intel": "an Intel"}.get(vendor, f"a {vendor}")
+    what = f"{maker} GPU" if vendor != "nvidia" else f"a {architecture.title()} GPU, older than Turing"
+    return (
+        f'ik_llama.cpp does not run on {gpu_id} ({what}): its README says "The only fully functional and performant '
+        'compute backends are CPU (AVX2 or better, ARM_NEON or better) and CUDA (Turing or newer)" '
+        "(https://github.com/ikawrakow/ik_llama.cpp#readme); plan llama.cpp on it"
+    )
+
+
 def splits_context_over_slots(engine: str) -> bool:
     """Whether ``engine``'s server divides its ``-c`` tokens equally among its ``-np`` slots.
 

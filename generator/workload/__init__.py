@@ -12,10 +12,11 @@ from generator.catalog.records import PlatformSpec
 from generator.errors import InputError, MultipleInputError, ShapeError
 from generator.input_files import repository_root
 from generator.named_tuple import NamedTuple
-from generator.sizing.constants import with_overrides
+from generator.sizing.constants import Constants, with_overrides
 from generator.sizing.electrical import usable_power_w
 from generator.sizing.engine_runtime import ENGINE_NAMES
 from generator.sizing.loadability import loadability_problems
+from generator.sizing.offload import engine_gpu_problem
 from generator.sizing.precision import WEIGHT_FORMATS, auto_kv_cache_precision, no_int8_kv_cache
 from generator.sizing.weights import Parallelism
 from generator.words import listed
@@ -271,6 +272,11 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
                 )
         if hw.fixed.cpu:
             _check_id(errors, doc, ("hardware", "fixed", "cpu"), hw.fixed.cpu, catalog.cpus(), "CPU")
+        fixed_gpu = catalog.gpus().get(hw.fixed.gpu)  # an unknown id is reported by its id check
+        if fixed_gpu is not None and (
+            why := engine_gpu_problem(hw.fixed.offload_engine, fixed_gpu.id, fixed_gpu.vendor, fixed_gpu.architecture)
+        ):
+            errors.append(InputError(why, doc.locate(("hardware", "fixed", "offload_engine"))))
     errors += _provisioning_errors(doc, wl)
     errors += mirror_errors(doc, wl.mirrors)
     errors += host_network_errors(doc, wl)
@@ -326,7 +332,8 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
         try:
             with_overrides({key: value})
         except InputError as exc:
-            errors.append(InputError(exc.message, doc.locate(("constants", key), key=True)))
+            # a known constant's value is what is wrong: located at it, as the schema's bounds are (fuzz32 item 10)
+            errors.append(InputError(exc.message, doc.locate(("constants", key), key=key not in Constants._field_defaults)))
     errors += sharing_errors(doc, wl)
     errors += chain_errors(doc, wl)
     errors += gke_zone_errors(doc, wl)

@@ -102,6 +102,25 @@ def _hint(path: tuple[object, ...], key: str) -> str:
     return f"; the cluster's {key.lower()} is set as {where} (the cloud region that prices the plan)"
 
 
+def _constant_range_error(path: tuple[object, ...], value: object) -> str | None:
+    """A named constant's own range, where the schema's bounds for every constant refuse its value; else None.
+
+    fuzz32 item 10: ``amortization_months: -3`` read "must be >= 0" (the schema's bound for all constants) though 0
+    is refused too, by the constant's own range, and at another column: one check speaks, at the value.
+    """
+    from generator.sizing.constants import Constants, with_overrides
+
+    if len(path) != 2 or path[0] != "constants" or path[1] not in Constants._field_defaults:
+        return None
+    try:
+        with_overrides({str(path[1]): value})
+    except InputError as exc:
+        return exc.message
+    except (OverflowError, ValueError):  # an integer past a float's range: the schema's own bound says it
+        return None
+    return None
+
+
 def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
     path = tuple(error.absolute_path)
     schema = error.schema if isinstance(error.schema, dict) else {}
@@ -136,6 +155,8 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
         text = f"expected {error.validator_value}, got {got}{_unquote_hint(error)}"
         return [InputError(text, doc.locate(path))]
     if error.validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        if (ranged := _constant_range_error(path, instance)) is not None:
+            return [InputError(ranged, doc.locate(path))]
         words = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
         return [
             InputError(
