@@ -210,6 +210,8 @@ hardware:
   platforms: [supermicro-ars-111gl-nhr]
   provider: baremetal
   rack_circuits: {voltage_v: 120, phases: 1, breaker_a: 10, circuits: 4, redundancy: 2N}
+  inventory:
+    - {platform: supermicro-ars-111gl-nhr, gpu: gh200-96gb, count: 1}
 prices: {supermicro-ars-111gl-nhr: 3}
 """
 REPRO_B = """\

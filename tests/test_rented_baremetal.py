@@ -203,6 +203,8 @@ def test_racks_fed_by_circuits_are_billed_at_their_usable_kw(tmp_path: Path) -> 
     assert f"${usable_kw * rate:,.2f}/month" in text
 
 
+#: An owned R760xa priced all-in under prices: (fuzz32 item 2: a priced platform the workload owns is its own, racked).
+OWNED_XA = "  inventory:\n    - {platform: dell-r760xa, gpu: l40s-48gb, count: 1}\n"
 ALL_IN = "prices: {dell-r760xa: 5}\n"
 
 
@@ -216,7 +218,7 @@ def _carried_usd(text: str) -> float:
 def test_a_rack_of_only_all_in_servers_is_billed_no_undrawn_contract(tmp_path: Path) -> None:
     # review 27 item 2: the finding said the pools carried $2,890.27 the rack left undrawn; its all-in pool carries none
     on_xa = CHAT.replace("    inference:", "    platform: dell-r760xa\n    inference:")
-    plan, text = _plan(tmp_path, on_xa, "  provider: baremetal\n  gpus: [l40s-48gb]\n" + CIRCUITS, ALL_IN)
+    plan, text = _plan(tmp_path, on_xa, "  provider: baremetal\n  gpus: [l40s-48gb]\n" + OWNED_XA + CIRCUITS, ALL_IN)
     (pool,) = plan["pools"]
     assert plan["totals"]["usd_per_month"] == pytest.approx(5 * HOURS_PER_MONTH) == pool["opex_usd_per_month"]
     assert "leave undrawn" not in text and "no rack holds a server billed here" in text
@@ -228,7 +230,7 @@ def test_beside_an_all_in_server_the_pools_carry_what_the_finding_says(tmp_path:
     deployments = CHAT.replace("    inference:", "    platform: dell-r760xa\n    inference:") + CHAT.replace(
         "name: chat\n", "name: chat2\n    platform: dell-r760\n"
     )
-    hardware = "  provider: baremetal\n  gpus: [l40s-48gb]\n"
+    hardware = "  provider: baremetal\n  gpus: [l40s-48gb]\n" + OWNED_XA
     by_rack, text = _plan(tmp_path, deployments, hardware + CIRCUITS, ALL_IN)
     by_kw, _ = _plan(tmp_path, deployments, hardware + "  rack_power_kw: 17.481\n", ALL_IN)
     assert len(by_rack["racks"]) == 1 and len(by_rack["pools"]) == 2
