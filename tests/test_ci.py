@@ -296,7 +296,7 @@ def test_an_unlocated_error_is_reported_at_the_first_file() -> None:
         pytest.param(
             ("finetune-8b-qlora", "small-models-gke-sharing"),
             "hardware.provider: the cluster's provider is gcp here but baremetal in",
-            ("small-models-gke-sharing", 19),
+            ("small-models-gke-sharing", 20),
             id="providers",
         ),
     ],

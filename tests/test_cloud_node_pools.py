@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from generator.render.eks import PATH as EKS_PATH
 from generator.render.gke import gke_placement
 from generator.workload import load_workload
 from generator.workload.models import KubernetesSettings
-from tests.conftest import REPO
+from tests.conftest import REPO, SHARED, require_shared
 
 GCP = REPO / "examples" / "chat-70b-fp8-gcp.yaml"
 
@@ -455,3 +456,20 @@ def test_a_gke_node_upgrade_that_leaves_less_than_the_rate_is_warned_of() -> Non
         "keeps as few as 1 of its 2 replicas, 11.96 req/s of the 20 asked: set inference.min_replicas to at least 3 "
         "(at this layout, the rate with a node's worth of replicas down;"
     )
+
+
+#: terraform-aws-modules/eks v21's managed node group module: its ``aws_eks_node_group`` has
+#: ``lifecycle { create_before_destroy = true }`` and, with ``use_name_prefix`` (default true), ``node_group_name_prefix
+#: = "${var.name}-"`` (modules/eks-managed-node-group/main.tf,
+#: https://github.com/terraform-aws-modules/terraform-aws-eks/blob/master/modules/eks-managed-node-group/main.tf).
+EKS_NODE_GROUP_VARIABLES = SHARED / "iac-reference/terraform/terraform-aws-eks/modules/eks-managed-node-group/variables.tf"
+
+
+def test_eks_node_groups_keep_unique_names_so_a_replacement_is_created_first() -> None:
+    """A node group replaced (another instance type) is created before the old one is deleted only under a name of its
+    own: the rendered groups leave use_name_prefix at the module's default, true (a fixed name cannot be created twice)."""
+    require_shared(EKS_NODE_GROUP_VARIABLES)
+    block = EKS_NODE_GROUP_VARIABLES.read_text().split('variable "use_name_prefix" {')[1].split("}")[0]
+    assert re.search(r"default\s*=\s*true", block)
+    groups = json.loads(tree("chat-70b-fp8-aws")[EKS_PATH])["eks_managed_node_groups"]
+    assert groups and all("use_name_prefix" not in group for group in groups.values())

@@ -379,6 +379,28 @@ def test_terraform_rejects_what_gke_would(mutate: Any, message: str, tmp_path: P
     assert planned.retcode != 0 and message in messages(planned), messages(planned)
 
 
+def usage_example(module: str) -> str:
+    """The ``google_container_node_pool`` the file's header shows the calling module, uncommented."""
+    lines = [line.removeprefix("#   ") for line in module.splitlines() if line.startswith("#   ")]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.usefixtures("terraform_env")
+@pytest.mark.parametrize("stem", ["chat-70b-fp8-gcp", "small-models-gke-sharing"])
+def test_the_node_pool_example_creates_a_replacement_before_it_destroys_the_old_pool(stem: str, tmp_path: Path) -> None:
+    """A sharing change renames a GKE node pool (newuser40 item 4), which Terraform replaces: the example resource creates
+    the new pool before it deletes the old one (it deleted the old pool, and every model on it, first). The example is
+    canonical HCL by real ``terraform fmt``, the lifecycle block at the resource's top level."""
+    example_tf = usage_example(example(stem)[GKE_TF])
+    assert example_tf.startswith('resource "google_container_node_pool" "gpu" {\n')
+    assert example_tf.endswith("  lifecycle {\n    create_before_destroy = true\n  }\n}\n")
+    root = tmp_path / "example"
+    root.mkdir()
+    (root / "main.tf").write_text(example_tf, encoding="utf-8")
+    result = TerraformCommand(str(root)).fmt(check_input=True, diff=True, list=True, write=False)
+    assert result.retcode == 0 and not str(result.value).strip(), f"{result.value}{result.error}"
+
+
 # ---------------------------------------------------------------- item 7: the provider's own argument names
 
 
@@ -409,7 +431,8 @@ def test_every_rendered_argument_is_one_the_google_provider_documents() -> None:
     # and the names the usage example in the file's header writes into the resource
     example_lines = [line.removeprefix("#").strip() for line in files[GKE_TF].splitlines() if line.startswith("#  ")]
     names |= {m.group(1) for line in example_lines if (m := re.match(r'(?:dynamic ")?([a-z_]+)"? *[={]', line))}
-    names -= {"for_each", "content", "resource"}  # Terraform's own meta-arguments and the example's resource keyword
+    # Terraform's own meta-arguments and blocks, and the example's resource keyword
+    names -= {"for_each", "content", "resource", "lifecycle", "create_before_destroy"}
     assert names - documented == set()
 
 

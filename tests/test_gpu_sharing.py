@@ -489,12 +489,22 @@ def test_an_owned_platform_without_a_gpu_field_has_its_mig_profile_checked_at_it
     assert any(expected in m for m in messages(info.value)), messages(info.value)
 
 
-def test_a_pinned_multi_gpu_replica_under_mig_is_refused_at_its_pin(tmp_path: Path) -> None:
-    """fuzz16 item 4: MIG with parallelism tp 2 passed validate, then plan exited 3 with memory and SLO advice."""
-    text = workload_text("    strategy: mig\n    mig_profile: 3g.40gb\n", gpus="h100-sxm5-80gb")
-    text = text.replace("    inference:\n", "    parallelism: {tp: 2}\n    inference:\n", 1)
-    with pytest.raises((InputError, MultipleInputError)) as info:
-        load_workload(str(write(tmp_path, text)))
-    assert any(
-        "deployments[0].parallelism.tp: tp 2: with strategy mig each pod gets one MIG instance" in m for m in messages(info.value)
-    ), messages(info.value)
+@pytest.mark.parametrize(("pin", "field"), [("{tp: 2}", "tp"), ("{pp: 2}", "pp"), ("{tp: 2, pp: 1}", "tp")])
+def test_a_pinned_multi_gpu_replica_under_mig_keeps_whole_gpus(tmp_path: Path, pin: str, field: str) -> None:
+    """A replica pinned to two GPUs under MIG is planned on whole GPUs in a pool left unpartitioned, as an unpinned one
+    is (newuser40 item 5); it was refused at its pin (fuzz16 item 4), though MIG is a per-pool setting."""
+    text = workload_text("    strategy: mig\n    mig_profile: 3g.40gb\n", gpus="h100-sxm5-80gb", provider="aws")
+    text = text.replace("    inference:\n", f"    parallelism: {pin}\n    inference:\n", 1)
+    path = write(tmp_path, text)
+    load_workload(str(path))  # no error at the pin
+    _, plan = plan_file(str(path))
+    (dep,) = plan.deployments
+    assert getattr(dep, field) == 2
+    (pool,) = plan.pools
+    assert pool.shares_per_gpu is None
+    files = render_file(str(path))
+    (rendered,) = json.loads(files["spec.json"])["plan"]["pools"]
+    assert "nvidia.com/mig.config" not in rendered["labels"] and "gpu_sharing" not in rendered
+    assert f"pool(s) {pool.name} keep whole GPUs (no mig)" in files["SPEC.md"]
+    plugin = load(files["cluster/gpu-operator/manifests/configmap-specgen-device-plugin.yaml"])
+    assert load(plugin["data"][pool.name.replace("_", "-")])["flags"] == {"migStrategy": "none"}

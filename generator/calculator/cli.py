@@ -14,7 +14,14 @@ import os
 import re
 import sys
 
-from generator.calculator.estimate import DATASET_NEEDS_GPU, SERVING_ENGINES, EstimateRequest, estimate
+from generator.calculator.estimate import (
+    DATASET_NEEDS_GPU,
+    SERVING_ENGINES,
+    SHARE_REPLICAS,
+    SHARE_STRATEGIES,
+    EstimateRequest,
+    estimate,
+)
 from generator.errors import SpecgenError, arithmetic_error, one_line
 from generator.units import GIB, seconds_text
 
@@ -70,7 +77,11 @@ EPILOG = (
     "--precision with --train full, a training option without --train, a machine option without --ram-gib, "
     "--max-seq-len or --dataset-tokens without --gpu, --epochs without --dataset-tokens, --offload-params without --zero 3 "
     "or --max-batched-tokens with --engine sglang); "
-    "3 the model cannot run on the given machine or does not fit the GPU given (the breakdown is still printed). "
+    "3 the model cannot run on the given machine or does not fit the GPU given, or its share of it with --mig / --share "
+    "(the breakdown is still printed). --mig or --share (not both) size one replica of one GPU (no --tp, --pp or --ep "
+    "above 1, no --train or --ram-gib) in one pod's share of --gpu, as a plan does under kubernetes.gpu_sharing; "
+    f"--share {SHARE_REPLICAS[0]} to {SHARE_REPLICAS[1]}; an unknown MIG profile, or a GPU without MIG or not NVIDIA's, "
+    "exits 1. "
     "Counts (--context, --batch, --tp, --pp, --ep, --gpus, "
     "--input-tokens, --output-tokens, --p95-input-tokens, --max-batched-tokens, --micro-batch, --accumulation, --seq-len, "
     "--lora-rank, --min-context, --dataset-tokens) "
@@ -97,11 +108,11 @@ MACHINE_OPTIONS = (
 #: Inference options a training estimate does not read, and those placement on an existing machine does not read.
 INFERENCE_ONLY_OPTIONS = (
     "kv_precision", "batch", "input_tokens", "output_tokens", "p95_input_tokens", "max_batched_tokens", "max_num_seqs",
-    "engine", "mem_fraction_static",
+    "engine", "mem_fraction_static", "mig", "share", "share_strategy",
 )  # fmt: skip
 NOT_FOR_MACHINE_OPTIONS = (
     "tp", "pp", "ep", "batch", "max_batched_tokens", "max_num_seqs", "gpu_memory_utilization", "engine",
-    "mem_fraction_static", "p95_input_tokens",
+    "mem_fraction_static", "p95_input_tokens", "mig", "share", "share_strategy",
 )  # fmt: skip
 
 
@@ -212,6 +223,26 @@ def build_parser() -> argparse.ArgumentParser:
         type=_whole,
         help="most sequences a replica runs at once, vLLM's --max-num-seqs (default: the engine's on the GPU; vLLM 1024 on "
         "GPUs of 70 GiB or more other than A100, else 256)",
+    )
+    s = p.add_argument_group("a share of the GPU (with --gpu): a replica of one GPU sized as a plan under gpu_sharing does")
+    s.add_argument(
+        "--mig",
+        metavar="PROFILE",
+        help="size in one MIG instance of --gpu (e.g. 1g.20gb, 3g.40gb: a profile the GPU lacks is refused with those it "
+        "has): its memory as nvidia-smi mig -lgip reports it, its SMs and memory bandwidth",
+    )
+    s.add_argument(
+        "--share",
+        type=_whole,
+        metavar="N",
+        help=f"size in one of N ({SHARE_REPLICAS[0]}-{SHARE_REPLICAS[1]}) replicas sharing --gpu by time-slicing or MPS: "
+        "1/N of its memory, compute and bandwidth (every replica at full load)",
+    )
+    s.add_argument(
+        "--share-strategy",
+        choices=SHARE_STRATEGIES,
+        help="how --share shares the GPU (default time-slicing): the sizing is the same; the vLLM setting differs (each "
+        "time-sliced pod's --gpu-memory-utilization is its fraction of the whole GPU)",
     )
     t = p.add_argument_group("training (with --train)")
     t.add_argument("--train", choices=("full", "lora", "qlora"), help="size a training / fine-tuning job instead of inference")
@@ -434,13 +465,22 @@ def format_text(result: dict[str, Any]) -> str:
         if key == "activations" and training:  # newuser17 L1: the row is not the logits and saved tensors in full
             lines.append("    (beyond the gradients: backward frees a layer's activations as it allocates its gradients)")
     cap = result.get("capacity")
+    share = result.get("gpu_share")
     if cap:
         lines.append("")
         verdict = "fits" if cap["fits"] else "does NOT fit"
+        where = cap["gpu"] if share is None else f"one pod's share of {cap['gpu']}"
         lines.append(
-            f"  on {cap['gpu']} ({_gib(cap['gpu_memory_bytes'])}; {_gib(cap['usable_bytes'])} usable at "
+            f"  on {where} ({_gib(cap['gpu_memory_bytes'])}; {_gib(cap['usable_bytes'])} usable at "
             f"{cap['usable_basis']}): {verdict}"
         )
+        if share is not None:
+            lines.append(f"  share        {share['text']}; KV cache, concurrency and rates below are the share's")
+            if share["pod_gpu_memory_utilization"] != result["constants"]["gpu_memory_utilization"]:
+                lines.append(
+                    f"               each pod sees the whole GPU: start vLLM with --gpu-memory-utilization "
+                    f"{share['pod_gpu_memory_utilization']:g} (its share of the GPU's memory)"
+                )
         if "kv_cache_tokens" in cap:
             # one engine rank's pool (vLLM's 'GPU KV cache size' is per DP rank): its TP x PP GPUs hold it together
             ranks = cap["attention_dp_ranks"]
@@ -485,11 +525,16 @@ def format_text(result: dict[str, Any]) -> str:
                 )
             if not log["starts"]:
                 # with no KV memory left the weights themselves are the problem: a shorter context cannot help
+                more = "a larger share (--mig, --share)" if share is not None else "GPUs"  # a share is of one GPU
                 remedy = (
-                    "lower --context or add GPUs"
+                    f"lower --context or add {more}"
                     if cap["kv_cache_bytes"] > 0
-                    else f"the weights ({_gib(result['memory']['per_gpu']['weights'])} per GPU) leave none: add GPUs "
-                    "(--tp), a smaller --precision, or --ram-gib to plan offload to system RAM"
+                    else f"the weights ({_gib(result['memory']['per_gpu']['weights'])} per GPU) leave none: "
+                    + (
+                        "a larger share (--mig, a smaller --share), a smaller --precision, or whole GPUs (drop it)"
+                        if share is not None
+                        else "add GPUs (--tp), a smaller --precision, or --ram-gib to plan offload to system RAM"
+                    )
                 )
                 lines.append(
                     f"  vLLM refuses to start: one {result['kv_cache']['context_tokens']:,}-token request needs "
@@ -658,12 +703,35 @@ def check_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace
         refuse(
             ("input_tokens", "output_tokens", "p95_input_tokens", "gpu_memory_utilization", "mem_fraction_static"), "needs --gpu"
         )
+    _check_share(parser, args)
     if args.engine != "sglang":
         refuse(("mem_fraction_static",), "is SGLang's setting: add --engine sglang")
     else:
         refuse(("gpu_memory_utilization",), "is vLLM's setting; SGLang's is --mem-fraction-static")
         # as a workload's max_num_batched_tokens beside engine: sglang (SGLang's --chunked-prefill-size is not modelled)
         refuse(("max_batched_tokens",), "is vLLM's setting (--engine vllm)")
+
+
+def _check_share(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exit 2 where --mig / --share go with options they cannot (one replica of one GPU given)."""
+    if args.mig is not None and args.share is not None:
+        parser.error(
+            "--mig and --share do not go together: a GPU is split into MIG instances, or shared between time-slicing / "
+            "MPS replicas"
+        )
+    if args.share_strategy is not None and args.share is None:
+        parser.error("--share-strategy needs --share: the replicas a GPU is shared between")
+    asked = f"--mig {args.mig}" if args.mig is not None else f"--share {args.share}" if args.share is not None else None
+    if asked is None:
+        return
+    if not args.gpu:
+        parser.error(f"{asked} needs --gpu: a share of which GPU")
+    for name, degree in (("--tp", args.tp), ("--pp", args.pp), ("--ep", args.ep)):
+        if degree > 1:
+            parser.error(
+                f"{asked} sizes a replica in one pod's share of one GPU; {name} {degree} makes a replica of several "
+                "GPUs, which keeps whole GPUs (a plan gives it a pool without sharing: gpu-sharing-whole-gpus)"
+            )
 
 
 def _refuse_training_conflicts(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -760,6 +828,9 @@ def build_request(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         allowed_precisions=tuple(args.allow_precision),
         min_context_tokens=args.min_context,
         from_hub=args.from_hub,
+        mig=args.mig,
+        share=args.share,
+        share_strategy=args.share_strategy or "time-slicing",
     )
 
 

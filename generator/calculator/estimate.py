@@ -58,7 +58,9 @@ if TYPE_CHECKING:
     from generator.calculator.machine import FixedSpec
     from generator.catalog.records import GpuSpec
     from generator.sizing.architecture import Architecture
+    from generator.sizing.gpu_share import GpuShare
     from generator.sizing.training import TrainingMemory, TrainingSetup
+    from generator.workload.models import GpuSharing
 
 #: Context sized when none is given: never a model's full 128k unless asked.
 DEFAULT_CONTEXT_TOKENS = 4096
@@ -80,6 +82,11 @@ DATASET_NEEDS_GPU = (
 
 #: Serving engines whose KV-cache accounting the estimate and the planner know.
 SERVING_ENGINES = ("vllm", "sglang")
+
+#: ``--share-strategy`` choices, and ``--share``'s range: ``kubernetes.gpu_sharing`` strategies other than mig and
+#: ``replicas_per_gpu``'s range in the workload schema.
+SHARE_STRATEGIES = ("time-slicing", "mps")
+SHARE_REPLICAS = (2, 48)
 
 
 class EstimateRequest(NamedTuple):
@@ -148,6 +155,11 @@ class EstimateRequest(NamedTuple):
     #: ``training.epochs``): with ``gpu``, the run's hours and GPU-hours.
     dataset_tokens: int | None = None
     epochs: float = 1.0
+    #: One pod's share of ``gpu`` a replica of one GPU is sized in, as a plan under ``kubernetes.gpu_sharing`` sizes it:
+    #: a MIG profile (``--mig``), or ``share`` time-slicing / MPS replicas a GPU (``--share``, ``--share-strategy``).
+    mig: str | None = None
+    share: int | None = None
+    share_strategy: str = "time-slicing"
 
 
 def _constants(req: EstimateRequest) -> Constants:
@@ -347,6 +359,81 @@ def check_request(req: EstimateRequest) -> None:
         raise InputError("--dataset-tokens applies to training: add --train full, lora or qlora")
     if req.dataset_tokens is not None and req.gpu is None:
         raise InputError(DATASET_NEEDS_GPU)
+    _check_share(req)
+
+
+def _check_share(req: EstimateRequest) -> None:
+    """``--mig`` / ``--share``: one of them, for an inference replica of one GPU given (the command line exits 2 first)."""
+    if req.mig is None and req.share is None:
+        if req.share_strategy != "time-slicing":
+            raise InputError("--share-strategy needs --share: the replicas a GPU is shared between")
+        return
+    option = f"--mig {req.mig}" if req.mig is not None else f"--share {req.share}"
+    if req.mig is not None and req.share is not None:
+        raise InputError(
+            "--mig and --share do not go together: a GPU is split into MIG instances, or shared between time-slicing / "
+            "MPS replicas"
+        )
+    if req.share is not None:
+        low, high = SHARE_REPLICAS
+        if isinstance(req.share, bool) or not isinstance(req.share, int) or not low <= req.share <= high:
+            raise InputError(f"--share must be a whole number from {low} to {high} (replicas_per_gpu), got {req.share!r}")
+        if req.share_strategy not in SHARE_STRATEGIES:
+            raise InputError(f"--share-strategy must be one of {', '.join(SHARE_STRATEGIES)}, got {req.share_strategy!r}")
+    elif req.share_strategy != "time-slicing":
+        raise InputError("--share-strategy is for --share (time-slicing or MPS replicas), not --mig")
+    if req.gpu is None:
+        raise InputError(f"{option} needs --gpu: a share of which GPU")
+    if req.train:
+        raise InputError(f"{option} sizes a serving replica; a training job keeps whole GPUs (drop --train or {option})")
+    if req.fixed is not None:
+        raise InputError(f"{option} cannot be combined with --ram-gib: a machine of yours is planned with whole GPUs")
+    for name, degree in (("--tp", req.tp), ("--pp", req.pp), ("--ep", req.ep)):
+        if degree > 1:
+            raise InputError(
+                f"{option} sizes a replica in one pod's share of one GPU; {name} {degree} makes a replica of several "
+                "GPUs, which keeps whole GPUs (a plan gives it a pool without sharing: gpu-sharing-whole-gpus)"
+            )
+
+
+def _gpu_share(req: EstimateRequest, gpu: GpuSpec) -> tuple[GpuSharing, GpuShare]:
+    """The share of ``gpu`` that ``--mig`` / ``--share`` ask for, as a plan sizes a replica in it (exit 1 where none)."""
+    from generator.sizing.gpu_share import gpu_share
+    from generator.workload.models import GpuSharing
+
+    option = f"--mig {req.mig}" if req.mig is not None else f"--share {req.share}"
+    if gpu.vendor != "nvidia":
+        raise InputError(f"{option}: GPU '{gpu.id}' is not an NVIDIA GPU: MIG, time-slicing and MPS share NVIDIA GPUs")
+    if req.mig is not None:
+        from generator.workload.sharing import mig_problem
+
+        if problem := mig_problem(gpu.id, req.mig, "choose a MIG-capable GPU, or --share"):
+            raise InputError(f"{option}: {problem}")
+        sharing = GpuSharing("mig", mig_profile=req.mig)
+    else:
+        sharing = GpuSharing(req.share_strategy, replicas_per_gpu=req.share)  # type: ignore[arg-type]
+    share = gpu_share(gpu, sharing)
+    if share is None:
+        raise InputError(f"{option}: the catalog has no such share of GPU '{gpu.id}'")
+    return sharing, share
+
+
+def _share_result(sharing: GpuSharing, share: GpuShare, gpu_id: str, consts: Constants) -> dict[str, Any]:
+    """The share an estimate is sized in, as JSON: what one pod gets, and vLLM's setting for the pod."""
+    from generator.sizing.gpu_share import pod_memory_fraction
+
+    return {
+        "strategy": share.strategy,
+        "mig_profile": sharing.mig_profile,
+        "per_gpu": share.per_gpu,
+        "memory_bytes": share.memory_bytes,
+        "memory_basis": share.memory_basis,
+        "sm_fraction": share.sm_fraction,
+        "bandwidth_fraction": share.bandwidth_fraction,
+        # time-sliced pods each see the whole GPU: vLLM's fraction of it is the share's fraction (the render's)
+        "pod_gpu_memory_utilization": pod_memory_fraction(consts.gpu_memory_utilization, sharing),
+        "text": share.text(gpu_id),
+    }
 
 
 def _check_tail(req: EstimateRequest) -> None:
@@ -427,6 +514,11 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     check_expert_parallel_model(arch, req.ep, model.id, advice)
     consts = _constants(req)
     gpu = catalog.find_gpu(req.gpu) if req.gpu else None
+    shared = _gpu_share(req, gpu) if gpu is not None and (req.mig is not None or req.share is not None) else None
+    if gpu is not None and shared is not None:  # one pod's share of the GPU: its memory, SMs and bandwidth (the planner's)
+        from generator.sizing.gpu_share import shared_gpu
+
+        gpu = shared_gpu(gpu, shared[1])
     batches = _engine_batches(req, gpu, consts) if gpu is not None and not req.train else [consts]
     consts = batches[0]
     # serving spreads the experts of one replica over EP GPUs (attention data-parallel beside TP); training
@@ -748,6 +840,16 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 if gap := matching_gap(req.engine, gpu, arch, held.name, tokens, batch):  # review 14 item 6: the plan's only
                     rate = rated["max_output_tokens_per_s"]
                     notes.append(gap_text(gap, req.engine, gpu.id, rate, "output tokens/s", arch=arch, precision=held.name))
+    if shared is not None:
+        sharing, share = shared
+        result["gpu_share"] = _share_result(sharing, share, gpu.id if gpu is not None else str(req.gpu), consts)
+        if share.strategy != "mig":
+            isolation = ", and no memory is isolated between the pods" if share.strategy == "time-slicing" else ""
+            notes.append(
+                f"{share.strategy} x{share.per_gpu}: the share's rates assume all {share.per_gpu} replicas on the GPU at "
+                f"full load at once (1/{share.per_gpu} of its compute and memory bandwidth each, as a plan takes them); a "
+                f"lightly loaded neighbour leaves more{isolation}"
+            )
     result["constants"] = {
         "gpu_memory_utilization": consts.gpu_memory_utilization,
         "prefill_chunk_tokens": consts.prefill_chunk_tokens,

@@ -101,6 +101,7 @@ from generator.planner.training_energy import training_energy_findings
 from generator.planner.wall_circuit import wall_circuit_advice
 from generator.sizing.constants import Constants
 from generator.sizing.engine_runtime import ENGINE_NAMES, MAX_SEQUENCES_FLAG
+from generator.sizing.gpu_share import shared_gpu
 from generator.sizing.memory import InferenceMemory
 from generator.sizing.performance import (
     accelerator_for,
@@ -390,9 +391,11 @@ def _inference_details(
     model = loaded.models[dep.name]
     replicas = opt.candidate.replicas
     host_scale = platform_host_time_scale(opt.hardware.platform)
-    acc = accelerator_for(opt.hardware.gpu, shape.fmt.compute, shape.par.tp, host_scale, shape.fmt)
+    # a replica in a share of a GPU runs at the share's rates, with the engine defaults of the memory it sees, as it
+    # was sized (the TTFT, TPOT and rates said were the whole GPU's, and vLLM's default max_num_seqs compared with it)
+    gpu = opt.hardware.gpu if shape.share is None else shared_gpu(opt.hardware.gpu, shape.share)
+    acc = accelerator_for(gpu, shape.fmt.compute, shape.par.tp, host_scale, shape.fmt)
     rate = (spec.requests_per_second if part_rate is None else part_rate) / replicas
-    gpu = opt.hardware.gpu
     whole = model.architecture.encoder_only  # an encoder's request runs in one pass (no chunked prefill)
     engine_consts = engine_constants(spec, gpu, consts, whole)  # a prompt prefilled in passes of the engine's tokens
     point = point_for_rate(model, (shape.par, shape.memory, shape.kv_bits, acc), spec, rate, shape.max_point.batch, engine_consts)
@@ -521,7 +524,7 @@ def _inference_details(
     engine = ENGINE_NAMES[spec.engine]
     if spec.pooling:  # a pooling replica's batch is its passes' requests (said above), not decodes a step holds
         reasons.append(pooling_engine_text(spec, "ansible" in loaded.workload.outputs, model.id))
-    elif running < (default := max_running(spec, opt.hardware.gpu, consts)):
+    elif running < (default := max_running(spec, gpu, consts)):
         reasons.append(
             f"max_num_seqs {running}: at {engine}'s default of {default} on {opt.hardware.gpu.id} its profiling run samples "
             f"{default} sequences' logits and leaves no room for one {spec.max_context_tokens:,}-token sequence; the "

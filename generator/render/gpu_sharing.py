@@ -124,19 +124,6 @@ def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) 
     return plan._replace(pools=tuple(pools), findings=findings)
 
 
-def pod_memory_fraction(gpu_memory_utilization: float, sharing: GpuSharing | None) -> float:
-    """The ``--gpu-memory-utilization`` one vLLM pod of a pool is given.
-
-    Under time-slicing every pod sees the whole GPU and vLLM's fraction is of its total memory, so each of the
-    ``replicas_per_gpu`` pods takes its share of it (vLLM's docs: two instances on one GPU at 0.5 each); whole GPUs,
-    MIG instances and MPS clients keep the fraction (fuzz17 item 12: the second pod on a time-sliced GPU found 8 GB
-    free where it asked for 72).
-    """
-    if sharing is None or sharing.strategy != "time-slicing":
-        return gpu_memory_utilization
-    return round(gpu_memory_utilization / (sharing.replicas_per_gpu or 1), 4)
-
-
 def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = False) -> list[Finding]:
     """What the user must know about the sharing they asked for."""
     if sharing.strategy == "mig":

@@ -1,7 +1,8 @@
 """One pod's share of a GPU under ``kubernetes.gpu_sharing``: its memory, SMs and memory bandwidth.
 
-The planner sizes an inference replica of one GPU against its share when the workload shares GPUs, and the render
-gives vLLM the same memory; both read it here (one implementation).
+The planner sizes an inference replica of one GPU against its share when the workload shares GPUs, ``specgen estimate
+--mig`` / ``--share`` sizes one there, and the render gives vLLM the same memory; all read it here (one
+implementation).
 
 - MIG: the instance's memory as ``nvidia-smi mig -lgip`` reports it where the catalog has it, its fraction of the SMs
   (compute slices g of 7) and its fraction of the memory bandwidth (memory slices of 8: each slice is its own memory
@@ -112,3 +113,16 @@ def shared_gpu(gpu: GpuSpec, share: GpuShare) -> GpuSpec:
         memory_bandwidth_gb_per_s=gpu.memory_bandwidth_gb_per_s * bandwidth,
         measured_memory_gb_per_s=None if gpu.measured_memory_gb_per_s is None else gpu.measured_memory_gb_per_s * bandwidth,
     )
+
+
+def pod_memory_fraction(gpu_memory_utilization: float, sharing: GpuSharing | None) -> float:
+    """The ``--gpu-memory-utilization`` one vLLM pod of a pool is given.
+
+    Under time-slicing every pod sees the whole GPU and vLLM's fraction is of its total memory, so each of the
+    ``replicas_per_gpu`` pods takes its share of it (vLLM's docs: two instances on one GPU at 0.5 each); whole GPUs,
+    MIG instances and MPS clients keep the fraction (fuzz17 item 12: the second pod on a time-sliced GPU found 8 GB
+    free where it asked for 72).
+    """
+    if sharing is None or sharing.strategy != "time-slicing":
+        return gpu_memory_utilization
+    return round(gpu_memory_utilization / (sharing.replicas_per_gpu or 1), 4)

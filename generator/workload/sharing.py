@@ -5,7 +5,7 @@ from __future__ import annotations
 from generator import catalog
 from generator.errors import InputError
 from generator.workload.loader import Document
-from generator.workload.models import GpuSharing, InferenceDeployment, Workload
+from generator.workload.models import GpuSharing, Workload
 
 WHERE = ("kubernetes", "gpu_sharing")
 
@@ -26,13 +26,13 @@ def named_gpus(wl: Workload) -> list[tuple[tuple[str | int, ...], str]]:
     return found
 
 
-def mig_problem(gpu_id: str, profile: str) -> str | None:
-    """Why MIG ``profile`` cannot run on ``gpu_id``, or None when it can."""
+def mig_problem(gpu_id: str, profile: str, asked: str = "kubernetes.gpu_sharing.strategy mig") -> str | None:
+    """Why MIG ``profile`` cannot run on ``gpu_id``, or None when it can (``asked``: what asked for MIG, as said)."""
     spec = catalog.gpus().get(gpu_id)
     if spec is None:
         return None  # the unknown id is reported by the id check
     if not spec.mig_max_instances:
-        return f"GPU '{gpu_id}' does not support MIG (kubernetes.gpu_sharing.strategy mig)"
+        return f"GPU '{gpu_id}' does not support MIG ({asked})"
     profiles = catalog.mig_profiles().get(gpu_id)
     if profiles is None:
         return f"GPU '{gpu_id}' supports MIG but the catalog has no MIG profile list for it"
@@ -77,19 +77,8 @@ def sharing_errors(doc: Document, wl: Workload) -> list[InputError]:
             problem = mig_problem(gpu, sharing.mig_profile)
             if problem is not None:
                 errors.append(InputError(problem, doc.locate(path)))
-    if mig:  # a pod gets one MIG instance, which spans no GPUs: a pinned multi-GPU replica cannot run (fuzz16 item 4)
-        for i, dep in enumerate(wl.deployments):
-            pin = dep.parallelism if isinstance(dep, InferenceDeployment) else None  # training keeps whole GPUs
-            for field in ("tp", "pp"):
-                degree = getattr(pin, field) if pin is not None else None
-                if degree is not None and degree > 1:
-                    errors.append(
-                        InputError(
-                            f"{field} {degree}: with strategy mig each pod gets one MIG instance, which cannot span GPUs; "
-                            "drop the pin, or share the GPUs by time-slicing or mps",
-                            doc.locate(("deployments", i, "parallelism", field)),
-                        )
-                    )
+    # a replica pinned wider than one GPU (parallelism tp or pp > 1) is not refused under MIG: it keeps whole GPUs in a
+    # pool the MIG manager leaves unpartitioned, as an unpinned one and a training job do (gpu-sharing-whole-gpus)
     if mig and not named:
         errors.append(
             InputError(
