@@ -73,7 +73,9 @@ REFUSED = [
     (
         "    strategy: mig\n    mig_profile: 1g.5gb\n",
         "a100-sxm4-80gb",
-        "small.yaml:14:10: hardware.gpus[0]: MIG profile '1g.5gb' does not exist on GPU 'a100-sxm4-80gb' (it has 1g.10gb,",
+        # fuzz32 item 12: at the profile, which is what is wrong, with the GPU's field named
+        "small.yaml:19:18: kubernetes.gpu_sharing.mig_profile: MIG profile '1g.5gb' does not exist on GPU 'a100-sxm4-80gb' "
+        "(it has 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb); the GPU from hardware.gpus[0]",
     ),
     (
         "    strategy: mig\n    mig_profile: 1g.10gb\n",
@@ -331,9 +333,27 @@ def test_gke_time_sharing_renders_gpu_sharing_config(tmp_path: Path) -> None:
 
 
 def test_a_single_host_is_told_that_no_sharing_config_is_rendered(tmp_path: Path) -> None:
-    files = render_file(str(write(tmp_path, workload_text("    strategy: mps\n    replicas_per_gpu: 2\n", gpus="l4-24gb"))))
+    files = render_file(str(write(tmp_path, workload_text("    strategy: mps\n    replicas_per_gpu: 2\n"))))
+    assert json.loads(files["spec.json"])["plan"]["pools"][0]["shares_per_gpu"] == 2
     assert not [p for p in files if p.startswith("cluster/")]
     assert "gpu-sharing-single-host" in files["spec.json"]
+
+
+def test_no_sharing_findings_where_no_pool_shares(tmp_path: Path) -> None:
+    """fuzz32 item 13: the 8B fp8 service does not fit half an L4 (12 GB), so its one host keeps a whole GPU; the plan
+    said "GPU sharing configured" and told the user to partition that host's GPUs themselves."""
+    files = render_file(str(write(tmp_path, workload_text("    strategy: mps\n    replicas_per_gpu: 2\n", gpus="l4-24gb"))))
+    spec = json.loads(files["spec.json"])
+    (pool,) = spec["plan"]["pools"]
+    assert "shares_per_gpu" not in pool and "gpu_sharing" not in pool
+    codes = {f["code"]: f["message"] for f in spec["plan"]["findings"]}
+    assert "gpu-sharing-single-host" not in codes
+    assert codes["gpu-sharing"] == (
+        "GPU sharing asked (mps x2) but no pool shares its GPUs, so none is configured: every pool keeps whole GPUs "
+        "(gpu-sharing-whole-gpus)"
+    )
+    assert codes["gpu-sharing-whole-gpus"].startswith(f"pool(s) {pool['name']} keep whole GPUs (no mps)")
+    assert "gpu-share-too-small" in codes
 
 
 def test_gke_pool_labels_agree_across_outputs() -> None:
@@ -478,15 +498,19 @@ def test_shared_gpus_break_a_cost_tie_toward_one_gpu_pods(tmp_path: Path, sharin
     assert (dep.tp, plan.pools[0].node.platform_id, plan.pools[0].nodes) == (tp, "dell-xe8640", 1)
 
 
-def test_an_owned_platform_without_a_gpu_field_has_its_mig_profile_checked_at_its_line(tmp_path: Path) -> None:
+def test_an_owned_platform_without_a_gpu_field_has_its_mig_profile_checked(tmp_path: Path) -> None:
     """fuzz15 item 2: an owned dgx-h100 (its GPU implied) passed validate with an A100 profile, then render failed with
-    no file, line or field."""
+    no file, line or field. fuzz32 item 12: said at the profile, the platform's field named."""
     text = workload_text("    strategy: mig\n    mig_profile: 1g.5gb\n", gpus="a100-sxm4-40gb")
     text = text.replace("  provider: baremetal\n", "  provider: baremetal\n  inventory:\n    - {platform: dgx-h100, count: 2}\n")
     with pytest.raises((InputError, MultipleInputError)) as info:
         load_workload(str(write(tmp_path, text)))
-    expected = "small.yaml:15:18: hardware.inventory[0].platform: MIG profile '1g.5gb' does not exist on GPU 'h100-sxm5-80gb'"
-    assert any(expected in m for m in messages(info.value)), messages(info.value)
+    expected = (
+        "small.yaml:21:18: kubernetes.gpu_sharing.mig_profile: MIG profile '1g.5gb' does not exist on GPU 'h100-sxm5-80gb' "
+        "(it has 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb); the GPU from hardware.inventory[0].platform"
+    )
+    (message,) = messages(info.value)
+    assert message.endswith(f"/{expected}")
 
 
 @pytest.mark.parametrize(("pin", "field"), [("{tp: 2}", "tp"), ("{pp: 2}", "pp"), ("{tp: 2, pp: 1}", "tp")])

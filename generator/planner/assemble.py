@@ -13,7 +13,7 @@ from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import GpuSpec, PlatformSpec, acquired
 from generator.errors import FleetLimitError, InfeasibleError, InputError
 from generator.planner.blocked import SHARE_TOO_SMALL, Blocked
-from generator.planner.candidates import capex_cap_usd, limits_text, ranking_candidate, sustained_rps
+from generator.planner.candidates import capex_cap_usd, limits_text, ranking_candidate, shared_gpus_held, sustained_rps
 from generator.planner.capex_scope import capex_excludes_finding
 from generator.planner.colocation import billed_per_rack, colocation_findings, rack_bill
 from generator.planner.custom import custom_power_findings
@@ -1278,9 +1278,13 @@ def _kept_off_shares(wl: Workload, index: int, opt: Option, pools: list[str], bl
     for part, pool in zip(opt.pieces, pools, strict=True):
         if sharing is None or part.candidate.shares_per_gpu or part.replica_shape.par.gpus > 1:
             continue
-        why = next((b.text for b in blocked if b.code == SHARE_TOO_SMALL and b.gpu_id == part.gpu_id), None)
-        if why is None:
+        # the share is the GPU's, whichever server holds it: the reason recorded on the chosen server, with the GPU
+        # alone named (fuzz32 item 6: the first server recorded was named, one the plan did not choose)
+        small = [b for b in blocked if b.code == SHARE_TOO_SMALL and b.gpu_id == part.gpu_id]
+        if not small:
             continue
+        chosen = next((b for b in small if b.platform_id == part.hardware.platform.id), small[0])
+        why = chosen.why
         fix = "a larger MIG profile" if sharing.strategy == "mig" else "fewer replicas_per_gpu"
         out.append(
             Finding(
@@ -1692,7 +1696,7 @@ def _idle_findings(pools: list[Pool], deployments: list[DeploymentPlan], provide
         shares = [(d.kind, share[3]) for d in deployments if (share := d.in_pool(pool.name))]
         in_turn = len(shares) > 1 and all(kind == "training" for kind, _ in shares)  # a chain (run_after) in turn
         used = max(g for _, g in shares) if in_turn else sum(g for _, g in shares)
-        idle = pool.idle_gpus if pool.shares_per_gpu else pool.node.gpus * pool.nodes - used  # shares pack GPUs
+        idle = pool.idle_gpus if pool.shares_per_gpu else pool.node.gpus * pool.nodes - used  # no share in use on them
         if idle > 0:
             # owned servers were not bought: their GPUs are idle, not idle purchases
             how = "owned" if pool.owned_nodes == pool.nodes else "rented" if pool.rented else acquired(provider)
@@ -1702,10 +1706,24 @@ def _idle_findings(pools: list[Pool], deployments: list[DeploymentPlan], provide
                     "idle-gpus",
                     f"pool {pool.name}: {idle} of {pool.node.gpus * pool.nodes} GPUs {how} are idle "
                     f"({pool.nodes} x {pool.node.gpus}-GPU {pool.node.platform_id}); their cost is counted"
-                    + _spare_replicas_text(pool, deployments),
+                    + (
+                        _unused_shares_text(pool, sum(s[2] for d in deployments if (s := d.in_pool(pool.name))))
+                        if pool.shares_per_gpu
+                        else _spare_replicas_text(pool, deployments)
+                    ),
                 )
             )
     return out
+
+
+def _unused_shares_text(pool: Pool, shares: int) -> str:
+    """The shares the GPUs in use of a shared pool leave unused, apart from its idle GPUs ('' where none)."""
+    per_gpu = pool.shares_per_gpu or 1
+    in_use = pool.node.gpus * pool.nodes - pool.idle_gpus
+    unused = in_use * per_gpu - shares
+    if unused <= 0:
+        return ""
+    return f"; the {in_use} GPU(s) in use hold {shares} of their {in_use * per_gpu} shares ({per_gpu} a GPU), {unused} unused"
 
 
 def _spare_replicas_text(pool: Pool, deployments: list[DeploymentPlan]) -> str:
@@ -1763,7 +1781,11 @@ def _pool(
     built = BuiltHost(cpu_text, node.cpu_cores, node.ram_gib)  # what a comparable-system estimate is compared with
     cost = fleet_cost(wl, hw.platform, hw.gpu, node.gpus, node.power_w, consts, nodes, owned, built)
     labels = pool_labels(name, hw.gpu, hw.platform.id, hw.platform.provider)
-    used = math.ceil(add(o.gpus_used for _, o in unit))  # replicas in shares of GPUs pack onto as few as they fill
+    per_gpu = first.candidate.shares_per_gpu
+    if per_gpu:  # replicas in shares of GPUs: the GPUs holding one or more (packed, or spread over the nodes)
+        used = shared_gpus_held(sum(o.candidate.replicas for _, o in unit), per_gpu, (node.gpus, nodes))
+    else:
+        used = math.ceil(add(o.gpus_used for _, o in unit))
     return Pool(
         name=name,
         node=node,
@@ -1782,7 +1804,7 @@ def _pool(
         owned_nodes=owned,
         files_bytes=needs.model_file_bytes + needs.dataset_bytes + needs.checkpoint_bytes,
         rented=cost.rented,
-        shares_per_gpu=first.candidate.shares_per_gpu,
+        shares_per_gpu=per_gpu,
     )
 
 

@@ -150,7 +150,7 @@ def layout_option(
     cost = cast("NodeCost", cost)
     total_usd = cost.usd_per_hour
     share = shape.share if isinstance(shape, ReplicaShape) else None
-    gpus = replicas * shape.par.tp * shape.par.pp if share is None else shared_gpus(replicas, share.per_gpu)
+    gpus = replicas * shape.par.tp * shape.par.pp if share is None else shared_gpus_held(replicas, share.per_gpu, layout)
     power = node.power_w * nodes
     run_hours = None if isinstance(shape, ReplicaShape) else shape.hours
     # tie-break latency: TTFT p95 at the replica's sized load; a training job's wall-clock
@@ -185,6 +185,22 @@ def layout_option(
 def shared_gpus(replicas: int, per_gpu: int) -> int:
     """GPUs ``replicas`` pods fill, ``per_gpu`` to a shared GPU."""
     return -(-replicas // per_gpu)
+
+
+def shared_gpus_held(shares: int, per_gpu: int, layout: tuple[int, int]) -> int:
+    """GPUs that hold one of ``shares`` pods or more, ``per_gpu`` to a GPU, on ``layout`` (GPUs per node, nodes).
+
+    The pods pack onto as few GPUs as they fill; where the nodes are more than those GPUs fill (``min_replicas``
+    spreads them over nodes), they stand evenly over the nodes, on as few of each node's GPUs as they fill there.
+    fuzz32 item 5: two 3g.40gb replicas on two 1-GPU nodes, one a GPU, were counted "2 GPUs (1 idle)", and an
+    operator reading it would remove a node in use.
+    """
+    gpus_per_node, nodes = layout
+    packed = shared_gpus(shares, per_gpu)
+    if nodes <= -(-packed // gpus_per_node):
+        return packed
+    each, more = divmod(shares, nodes)
+    return sum(min(gpus_per_node, shared_gpus(each + (node < more), per_gpu)) for node in range(nodes))
 
 
 # MIG instances have no GPU-to-GPU P2P (PCIe or NVLink) and each pod gets one instance, so a replica of several GPUs

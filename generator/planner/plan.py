@@ -178,7 +178,8 @@ class Candidate(NamedTuple):
     #: On bare metal, a server rented from a provider (:attr:`Pool.rented`): ``"hour"`` or ``"month"``; None otherwise.
     rented: str | None = None
     #: Replicas one GPU holds where each runs in a share of one (``kubernetes.gpu_sharing``); ``gpus`` is then the GPUs
-    #: they fill, packed. None (left out of ``spec.json``): whole GPUs.
+    #: holding one or more, packed (spread over the nodes where ``min_replicas`` spreads them). None (left out of
+    #: ``spec.json``): whole GPUs.
     shares_per_gpu: int | None = None
 
 

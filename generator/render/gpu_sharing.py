@@ -130,6 +130,16 @@ def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = Fal
         how = f"MIG: every GPU split into {sharing.mig_profile} instances, each pod gets one instance"
     else:
         how = f"{sharing.strategy}: each GPU advertised as {sharing.replicas_per_gpu} GPUs, pods share its memory and compute"
+    whole = sorted(whole_gpu_pools(plan))
+    if whole and len(whole) == len(plan.pools):  # fuzz32 item 13: no pool shares, so nothing is configured or to do
+        asked = Finding(
+            "info",
+            "gpu-sharing",
+            f"GPU sharing asked ({sharing_text(sharing)}) but no pool shares its GPUs, so none is configured: every pool "
+            "keeps whole GPUs (gpu-sharing-whole-gpus)",
+            "kubernetes.gpu_sharing",
+        )
+        return [asked, _whole_gpus_finding(whole, sharing)]
     findings = [
         Finding(
             "info",
@@ -150,18 +160,8 @@ def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = Fal
                 "kubernetes.gpu_sharing",
             )
         )
-    whole = sorted(whole_gpu_pools(plan))
     if whole:
-        findings.append(
-            Finding(
-                "info",
-                "gpu-sharing-whole-gpus",
-                f"pool(s) {', '.join(whole)} keep whole GPUs (no {sharing.strategy}): a pod there takes several GPUs "
-                "(tensor or pipeline parallel), runs a training job, or does not fit its share (gpu-share-too-small), "
-                "and shared GPUs could hand one pod slices of one GPU",
-                "kubernetes.gpu_sharing",
-            )
-        )
+        findings.append(_whole_gpus_finding(whole, sharing))
     if sharing.strategy == "mig" and plan.provider == "azure":
         findings.append(
             Finding(
@@ -175,6 +175,18 @@ def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = Fal
             )
         )
     return findings
+
+
+def _whole_gpus_finding(whole: list[str], sharing: GpuSharing) -> Finding:
+    """The pools that keep whole GPUs under the sharing asked, and why a pool may."""
+    return Finding(
+        "info",
+        "gpu-sharing-whole-gpus",
+        f"pool(s) {', '.join(whole)} keep whole GPUs (no {sharing.strategy}): a pod there takes several GPUs "
+        "(tensor or pipeline parallel), runs a training job, or does not fit its share (gpu-share-too-small), "
+        "and shared GPUs could hand one pod slices of one GPU",
+        "kubernetes.gpu_sharing",
+    )
 
 
 def mig_parted_config(names: list[str]) -> str:

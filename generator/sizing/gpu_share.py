@@ -89,7 +89,9 @@ def gpu_share(gpu: GpuSpec, sharing: GpuSharing) -> GpuShare | None:
         basis = "nvidia-smi mig -lgip"
     else:
         memory = int(float(profile.memory_fraction) * gpu.memory_bytes * _derived_memory_ratio()) // MIB * MIB
-        basis = f"{profile.memory_fraction} of the GPU's memory, less what measured GPUs' instances lack"
+        part = profile.memory_fraction
+        of = "all" if part == 1 else f"{part.numerator}/{part.denominator}"  # fuzz32 item 13: "1 of the GPU's memory"
+        basis = f"{of} of the GPU's memory, less what measured GPUs' instances lack"
     return GpuShare(
         "mig",
         profile.name,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from generator import catalog
 from generator.errors import InputError
-from generator.workload.loader import Document
+from generator.workload.loader import Document, format_path
 from generator.workload.models import GpuSharing, Workload
 
 WHERE = ("kubernetes", "gpu_sharing")
@@ -75,7 +75,11 @@ def sharing_errors(doc: Document, wl: Workload) -> list[InputError]:
             )
         elif mig and sharing.mig_profile is not None:
             problem = mig_problem(gpu, sharing.mig_profile)
-            if problem is not None:
+            if problem is None:
+                continue
+            if gpu in catalog.mig_profiles():  # the GPU takes MIG, not this profile: said at it (fuzz32 item 12)
+                errors.append(InputError(f"{problem}; the GPU from {format_path(path)}", doc.locate((*WHERE, "mig_profile"))))
+            else:  # the GPU takes no MIG at all: said at the GPU
                 errors.append(InputError(problem, doc.locate(path)))
     # a replica pinned wider than one GPU (parallelism tp or pp > 1) is not refused under MIG: it keeps whole GPUs in a
     # pool the MIG manager leaves unpartitioned, as an unpinned one and a training job do (gpu-sharing-whole-gpus)
