@@ -12,6 +12,10 @@ if TYPE_CHECKING:
     from generator.planner.plan import Plan, RackSpec
 
 
+#: What the fleet's month between two figures means: the serving pools that scale at their fewest nodes, and at the peak's.
+FLOOR_WHY = "the pools that autoscale at the nodes their services' average rates need all month, and at the peak's"
+
+
 def unpriced_text(totals: dict[str, Any]) -> str:
     """The fleet's cost where some pools have no price: the priced pools' sum and which are left out."""
     if "unpriced_pools" not in totals:
@@ -39,6 +43,8 @@ def plan_text(plan: Plan) -> str:
 
     t = plan.totals
     cost = f"${t['usd_per_month']:,.0f}/month" if t["usd_per_month"] is not None else unpriced_text(t)
+    if t.get("usd_per_month_floor") is not None:  # serving pools that scale to their services' average rates
+        cost = f"between ${t['usd_per_month_floor']:,.0f} and {cost} ({FLOOR_WHY})"
     if t.get("capex_usd") is not None:
         cost += f" (capex ${t['capex_usd']:,.0f}, opex ${t['opex_usd_per_month']:,.0f}/month)"
     if t.get("training_usd_per_job") is not None:
@@ -65,7 +71,8 @@ def plan_text(plan: Plan) -> str:
     ]
     for pool in plan.pools:
         n = pool.node
-        lines.append(f"pool {pool.name}: {pool.nodes:,} x {n.platform_name} with {n.gpus} x {n.gpu_name}")
+        nodes = f"{pool.nodes:,}" if pool.min_nodes is None else f"{pool.min_nodes:,} to {pool.nodes:,} (autoscaled)"
+        lines.append(f"pool {pool.name}: {nodes} x {n.platform_name} with {n.gpus} x {n.gpu_name}")
         lines.append(
             f"  {n.cpu}, {ram_text(n.ram_gib)}, {nvme_text(n.nvme_tb, n.nvme_drives)}, {n.power_w:,} W per node ({n.power_basis}"
             + (

@@ -39,6 +39,18 @@ from generator.planner.online_quantization import (
 )
 from generator.planner.option import Option, pool_labels
 from generator.planner.options import allowed_hardware, geforce_left_out, ties_before_headroom, unsold_everywhere_why
+from generator.planner.peak import (
+    CLOUD_PROVIDERS,
+    PoolAtAverage,
+    average_findings,
+    average_replicas,
+    floor_share_usd_per_month,
+    floor_usd_per_hour,
+    held_text,
+    pool_at_average,
+    scaled_pools,
+    token_cost_at_average,
+)
 from generator.planner.plan import (
     Candidate,
     DeploymentPart,
@@ -1014,6 +1026,9 @@ def build_plan(
         for part in (part for o in (best, *rest) for part in o.pieces):
             feasible_on.setdefault(part.server_kind, set()).add(wl.deployments[index].name)
     pools, inventory = _place_on_inventory(wl, pools, findings, ruled_out, feasible_on)
+    # services whose rate varies (average_requests_per_second): their pools at the average, which a cloud scales down to
+    at_average = {name: at for (unit, n), name in zip(units, names, strict=True) if (at := pool_at_average(wl, unit, n))}
+    pools = scaled_pools(wl, pools, at_average)
     in_use = {name: sum((part.gpus_used for _, part in unit), Fraction(0)) for (unit, _), name in zip(units, names, strict=True)}
     racks: list[Rack] = []
     undrawn: dict[str, float] = {}  # pool -> USD a month of its racks' contracted kW left undrawn (rack_circuits)
@@ -1153,7 +1168,13 @@ def build_plan(
             reasons += _sequence_turn(wl, job, next(p for p in pools if p.name == dep_pools[0]), details)
         else:
             reasons += [colocation[(index, part.server_kind)] for part in opt.pieces]
-        if isinstance(dep, InferenceDeployment) and (token_cost := _token_cost(dep.inference, opt, details)) is not None:
+        cloud = wl.hardware.provider in CLOUD_PROVIDERS
+        dep_pool_list = [p for p in pools if p.name in dep_pools]
+        if isinstance(dep, InferenceDeployment) and dep.inference.average_requests_per_second is not None:
+            details.update(_average_details(dep.inference, index, opt, dep_pool_list, at_average))
+        if isinstance(dep, InferenceDeployment) and (
+            token_cost := _token_cost(dep.name, dep.inference, opt, details, cloud=cloud, pools=dep_pool_list)
+        ):
             details.update(token_cost[0])
             reasons.append(token_cost[1])
         ranked_as = job.chain if job is not None else opt  # a chain's job is ranked, and its runners-up said, as the chain
@@ -1228,6 +1249,7 @@ def build_plan(
     # a pool rented per job has no monthly running cost (its rate and cost per job are on the deployment)
     pools = [p._replace(opex_usd_per_month=None, per_job=True) if p.name in rented else p for p in pools]
     fleet = totals(pools, len(racks), rented, _monthly_runs(pools, deployments, rented))
+    findings += average_findings(wl, pools, fleet)
     cap = wl.hardware.max_budget_usd_per_month
     spend = budget_spend_usd(fleet, pools, rented, _monthly_runs(pools, deployments, rented, capped=True))
     if cap is not None and (spend is None or spend > cap):
@@ -1622,8 +1644,13 @@ def _cost_details(opt: Option, objective: str, provider: str) -> dict[str, Any]:
     return out
 
 
-def _token_cost(spec: InferenceSpec, opt: Option, details: dict[str, Any]) -> tuple[dict[str, float], str] | None:
+def _token_cost(
+    name: str, spec: InferenceSpec, opt: Option, details: dict[str, Any], *, cloud: bool = False, pools: Sequence[Pool] = ()
+) -> tuple[dict[str, float], str] | None:
     """What a million output tokens cost a generating service: at its rate, and at what its replicas sustain.
+
+    Where its rate varies (``average_requests_per_second``) at its average first, beside the peak's
+    (:func:`generator.planner.peak.token_cost_at_average`; ``cloud``: its servers are rented by the hour, in ``pools``).
 
     Its month's cost (its share of a co-located pool) over the tokens it generates in a month, and over those its
     replicas make within the SLOs at their planned rate (newuser34 item 8: a capacity planner compares GPUs by it).
@@ -1640,12 +1667,30 @@ def _token_cost(spec: InferenceSpec, opt: Option, details: dict[str, Any]) -> tu
         "usd_per_million_output_tokens": round(at_rate, 4),
         "usd_per_million_output_tokens_at_capacity": round(at_capacity, 4),
     }
+    sustained = f"({usd_text(at_capacity)} at the {capacity:,.2f} req/s its replicas sustain within the SLOs)"
+    if spec.average_requests_per_second is not None:  # the rate varies: the average's figure first, the peak's beside it
+        peak = f"{usd_text(at_rate)} at the {spec.requests_per_second:g} req/s peak it is sized for {sustained}"
+        floor = details.get("usd_per_month_floor")
+        held = held_text(name, spec, opt.candidate.replicas, details.get("replicas_at_average"), pools)
+        average, text = token_cost_at_average(spec, usd, floor, peak, cloud=cloud, held=held)
+        return {**figures, **average}, text
     text = (
         f"costs {usd_text(at_rate)} per million output tokens at {spec.requests_per_second:g} req/s of "
-        f"{spec.avg_output_tokens:,} tokens ({usd_text(at_capacity)} at the {capacity:,.2f} req/s its replicas sustain "
-        "within the SLOs)"
+        f"{spec.avg_output_tokens:,} tokens {sustained}"
     )
     return figures, text
+
+
+def _average_details(
+    spec: InferenceSpec, index: int, opt: Option, pools: list[Pool], at_average: Mapping[str, PoolAtAverage]
+) -> dict[str, Any]:
+    """A service's figures at its average rate: the rate, the replicas it needs, and on a cloud its month's floor."""
+    out: dict[str, Any] = {"average_requests_per_s": spec.average_requests_per_second}
+    if (replicas := average_replicas(spec, opt)) is not None:
+        out["replicas_at_average"] = replicas
+    if (floor := floor_share_usd_per_month(pools, index, at_average)) is not None:
+        out["usd_per_month_floor"] = floor
+    return out
 
 
 def _pool_share(pool: Pool, gpus: Fraction, in_use: Mapping[str, Fraction]) -> dict[str, Any]:
@@ -2003,6 +2048,13 @@ def totals(
         "heat_btu_per_h": sum(p.node.heat_btu_per_h * p.nodes for p in pools),
         "usd_per_hour": round(usd, 2) if usd is not None else None,
         "usd_per_month": round(usd * HOURS_PER_MONTH, 2) if usd is not None else None,
+        # the month with a cloud's serving pools at the nodes their services' average rates need all month: the floor
+        # of a month that depends on the day's profile (newuser39 item 9)
+        **(
+            {"usd_per_month_floor": round(math.fsum(floor_usd_per_hour(p) or 0.0 for p in monthly) * HOURS_PER_MONTH, 2)}
+            if usd is not None and any(p.min_nodes is not None for p in monthly)
+            else {}
+        ),
         "training_usd_per_job": round(sum(j for j in jobs if j is not None), 2) if jobs and None not in jobs else None,
         **({"training_usd_per_month": round(math.fsum(m for m in run_months if m is not None), 2)} if counted else {}),
         # the month with the rented jobs' runs, what the budget holds (newuser28 item 10: "opex" and the headline

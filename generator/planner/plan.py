@@ -139,6 +139,9 @@ class Pool(NamedTuple):
     #: The GPU sharing its GPUs get as deployed (``mig 3g.40gb``, ``time-slicing x4``, ``mps x4``; None: whole GPUs),
     #: part of the pool's identity where the provider cannot change it in place (a GKE node pool's name, Karpenter drift).
     gpu_sharing: str | None = None
+    #: On a cloud, the fewest nodes the pool scales down to off-peak: those its services' replicas take at their
+    #: ``average_requests_per_second`` (``nodes`` is the peak's); None (left out of ``spec.json``): a fixed size.
+    min_nodes: int | None = None
 
     @property
     def hosts(self) -> int:
@@ -418,7 +421,7 @@ _RECORDS: frozenset[Any] = frozenset(
 #: whose plan is as it was before circuits could be given.
 #: A bare-metal pool or layout's ``rented`` is left out where None (bought or owned: every plan before servers could be
 #: rented on bare metal), and so are ``shares_per_gpu`` and a pool's ``gpu_sharing`` (whole GPUs: every plan without
-#: kubernetes.gpu_sharing).
+#: kubernetes.gpu_sharing), and a pool's ``min_nodes`` (a fixed size: every plan without average_requests_per_second).
 _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
     {
         (RackSpec, "circuit_load"),
@@ -428,5 +431,6 @@ _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
         (Candidate, "shares_per_gpu"),
         (Pool, "shares_per_gpu"),
         (Pool, "gpu_sharing"),
+        (Pool, "min_nodes"),
     }
 )

@@ -177,7 +177,9 @@ def node_pool_spec(
 
     A pool costed per training job scales from zero instead: ``autoscaling`` with ``initialNodeCount`` 0 and no
     ``nodeCount``, which the provider says not to set beside autoscaling (Config Connector would reconcile it back
-    and could drain a running job; newuser16 M1). A pool of several nodes whose GPUs talk across nodes (``compact``:
+    and could drain a running job; newuser16 M1). A serving pool whose services give an average rate
+    (``Pool.min_nodes``) scales between the average's nodes and the peak's the same way, starting at the peak's (the
+    cluster autoscaler removes the nodes no pod needs). A pool of several nodes whose GPUs talk across nodes (``compact``:
     a replica or training job wider than a node) gets a COMPACT placement policy, its nodes placed close together;
     one whose replicas each stay in a node does not (newuser31 item 15: it only narrows where GKE finds capacity),
     as on AWS, where only such a node group gets a cluster placement group. A pool on a ``reservation`` takes its nodes from it
@@ -209,6 +211,10 @@ def node_pool_spec(
         del spec["nodeCount"]
         spec["initialNodeCount"] = 0
         spec["autoscaling"] = {"minNodeCount": 0, "maxNodeCount": pool.nodes}
+    elif pool.min_nodes is not None:  # serving a varying rate: between the average's nodes and the peak's (newuser40 item 8)
+        del spec["nodeCount"]
+        spec["initialNodeCount"] = pool.nodes
+        spec["autoscaling"] = {"minNodeCount": pool.min_nodes, "maxNodeCount": pool.nodes}
     if reservation is not None:
         spec["nodeConfig"]["reservationAffinity"] = reservation_affinity(reservation)
     if node.nvme_drives > 0:  # the machine's bundled local SSDs, as kubelet and containerd ephemeral storage

@@ -112,7 +112,9 @@ def limit_nodes(pool: Pool, serving: bool) -> int:
     """Nodes a pool's NodePool limits allow: the plan, plus :data:`REPLACEMENT_NODES` for a ``serving`` pool.
 
     A training pool is capped at the plan: a job is not rolled, and the cap bounds what a run can bill (review22
-    item 10: one billed by the month was given the serving pools' extra node).
+    item 10: one billed by the month was given the serving pools' extra node). The plan's nodes are the peak's where
+    a service's rate varies (``average_requests_per_second``): Karpenter launches nodes for pending replicas up to them
+    and removes empty ones, so the NodePool scales between its services' average and peak with no bound of its own.
     """
     return pool.nodes + (REPLACEMENT_NODES if serving else 0)
 

@@ -40,6 +40,7 @@ from generator.workload.schema import validate_document
 from generator.workload.sharing import named_gpus, sharing_errors
 from generator.workload.value_checks import (
     Path,
+    average_rate_errors,
     buy_errors,
     cloud_rack_errors,
     engine_gguf_errors,
@@ -65,6 +66,7 @@ _NOT_ON_A_FIXED_MACHINE = {
     "max_num_batched_tokens": "is a serving engine's setting",
     "min_replicas": "sizes a fleet of replicas",
     "max_utilization": "sizes a fleet of replicas",
+    "average_requests_per_second": "prices and scales a fleet of replicas sized for the peak",
 }
 
 
@@ -169,6 +171,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
             errors += pooling_field_errors(doc, i, dep.inference, fixed=wl.hardware.fixed is not None)
             errors += inference_limit_errors(doc, i, dep.inference, models.get(dep.name))
             errors += prompt_tail_errors(doc, i, dep.inference, fixed=wl.hardware.fixed is not None)
+            errors += average_rate_errors(doc, i, dep.inference)
         expert_errors = _expert_parallel_errors(doc, i, dep, models.get(dep.name))
         errors += expert_errors or _pinned_layout_errors(doc, i, dep, models.get(dep.name))
         if (

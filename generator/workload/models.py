@@ -38,6 +38,10 @@ class InferenceSpec(NamedTuple):
     #: 95th-percentile prompt length (a long-prompt tail); None: every prompt taken as ``avg_input_tokens`` long.
     p95_input_tokens: int | None = None
     requests_per_second: float = 1.0
+    #: The average rate where the rate varies over the day (``requests_per_second`` its peak, the rate sized for): the
+    #: cost per token is stated at it too, and on a cloud the serving pools scale down to the nodes it needs; None: not
+    #: given (the rate is taken as sustained all month).
+    average_requests_per_second: float | None = None
     slo: Slo = Slo()
     service_class: Literal["interactive", "batch"] = "interactive"
     #: Serving engine whose KV accounting sizes the cache; SGLang's ``mem_fraction_static`` (None: its default).

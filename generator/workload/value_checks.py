@@ -10,6 +10,7 @@ Every problem is located at the field that causes it (file:line:col):
 - ``task: generate`` with an encoder-only model (BERT / RoBERTa / XLM-RoBERTa: no LM head to generate with);
 - ``p95_input_tokens`` below ``avg_input_tokens``, above 20 times it, or with ``avg_output_tokens`` past
   ``max_context_tokens``; on a pooling service or ``hardware.fixed``, where it is not planned;
+- ``average_requests_per_second`` above ``requests_per_second`` (the peak the replicas are sized for);
 - ``allowed_precisions`` naming one format twice, through an alias (``fp4`` and ``nvfp4``);
 - ``hardware.fixed.reserved_ram_gib`` (8 GiB when not given) at or above ``ram_gib`` leaves no RAM to plan with;
 - ``hardware.buy: false`` with no owned servers (``inventory``) to plan on, or ``buy: true`` on an existing machine;
@@ -278,6 +279,26 @@ def prompt_tail_errors(doc: Document, i: int, spec: InferenceSpec, *, fixed: boo
             )
         ]
     return []
+
+
+def average_rate_errors(doc: Document, i: int, spec: InferenceSpec) -> list[InputError]:
+    """Deployment ``i``'s ``average_requests_per_second`` above its ``requests_per_second``, at the average's field.
+
+    ``requests_per_second`` is the rate the replicas are sized for, the peak where the rate varies: an average above
+    it would price tokens the fleet cannot serve.
+    """
+    average = spec.average_requests_per_second
+    if average is None or average <= spec.requests_per_second:
+        return []
+    at: Path = ("deployments", i, "inference", "average_requests_per_second")
+    return [
+        InputError(
+            f"average_requests_per_second {average:g} is more than requests_per_second {spec.requests_per_second:g}: "
+            "requests_per_second is the rate the replicas are sized for (the peak), the average at most that; raise "
+            "requests_per_second to the peak or lower the average",
+            doc.locate(at),
+        )
+    ]
 
 
 def fixed_ram_errors(doc: Document, spec: FixedSpec) -> list[InputError]:
