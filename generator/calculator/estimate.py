@@ -991,7 +991,7 @@ def _throughput(
         "sustained_tflops_basis": gpu.tensor_rate_basis(),
         "sustained_memory_bandwidth_gb_per_s": round(acc.memory_bandwidth_gb_per_s, 1),
         # the quantized matrices' compute-bound rate where their kernels dequantize in the main loop (review 27 item 3)
-        **({"dequantized_in_gemm": rates.to_dict(gpu.architecture == "hopper")} if rates is not None else {}),
+        **({"dequantized_in_gemm": rates.to_dict()} if rates is not None else {}),
     }
 
 

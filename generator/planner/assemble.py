@@ -567,7 +567,7 @@ def _inference_details(
             "allow a larger batch"
         )
     if (rates := dequantized_rates(model.architecture, shape.par, acc, consts)) is not None:  # review 27 item 3
-        reasons.append(f"the replica's rates count on its GEMMs' dequantization: {rates.text(gpu.architecture == 'hopper')}")
+        reasons.append(f"the replica's rates count on its GEMMs' dequantization: {rates.text()}")
     if slo_defaults and part_rate is None:
         reasons.append(slo_default_reason(slo_defaults))
     return details, reasons

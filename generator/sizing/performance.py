@@ -624,15 +624,18 @@ class DequantizedRates(NamedTuple):
     #: the experts' None for a model without routed experts.
     effective_tflops: float
     expert_effective_tflops: float | None
+    #: The dense matrices' mixed-input kernel (:func:`dense_dequant_kernel`): ``machete`` or ``marlin``.
+    dense_kernel: str = "marlin"
 
-    def to_dict(self, hopper: bool) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         """The estimate's ``throughput.dequantized_in_gemm``, with :meth:`text` as its ``basis``."""
         out: dict[str, object] = {
             "format": self.format,
             "dense_share": round(self.dense_share, 4),
             "dense_ratio": self.dense_ratio,
+            "dense_kernel": self.dense_kernel,
             "effective_tflops": round(self.effective_tflops, 1),
-            "basis": self.text(hopper),
+            "basis": self.text(),
         }
         if self.expert_effective_tflops is not None:
             out |= {
@@ -642,13 +645,14 @@ class DequantizedRates(NamedTuple):
             }
         return out
 
-    def text(self, hopper: bool) -> str:
-        """Why the quantized matrices' GEMMs run below the 16-bit rate, with the rates (``hopper``: Machete's caveat)."""
+    def text(self) -> str:
+        """Why the quantized matrices' GEMMs run below the 16-bit rate, with the rates."""
         rates = []
         if self.dense_share:
             rates.append(
                 f"the dense matrices' at {self.effective_tflops:,.0f} TFLOP/s ({self.dense_share:.0%} of their "
-                f"multiply-adds quantized, at dequant_gemm_efficiency_ratio {self.dense_ratio:g})"
+                f"multiply-adds quantized, {self.dense_kernel}'s kernel at {_KERNEL_RATIO[self.dense_kernel]} "
+                f"{self.dense_ratio:g})"
             )
         if self.expert_effective_tflops is not None and self.expert_share:
             rates.append(
@@ -656,18 +660,16 @@ class DequantizedRates(NamedTuple):
                 f"at dequant_expert_gemm_efficiency_ratio {self.expert_ratio:g}), before each expert's token-count "
                 "efficiency"
             )
-        machete = (
-            f"; on Hopper, Machete is said to beat Marlin at high load: a large batch may run up to "
-            f"{1 / self.dense_ratio:.2f}x faster than planned"
-            if hopper and self.dense_share and self.dense_ratio > 0
-            else ""
-        )
         return (
             f"{self.format} weights are dequantized to 16 bits inside the GEMMs' main loop (mixed-input W4A16 / W8A16 "
             f"kernels: this GPU has no tensor rate that multiplies them as stored), so once compute-bound (large "
             f"batches, prefill) the GEMMs run below the {self.rate_tflops:,.0f} TFLOP/s 16-bit rate: "
-            f"{' and '.join(rates)}; a memory-bound decode step still reads the quantized bytes{machete}"
+            f"{' and '.join(rates)}; a memory-bound decode step still reads the quantized bytes"
         )
+
+
+#: The constant each dense mixed-input kernel's ratio is (:func:`dense_dequant_ratio`).
+_KERNEL_RATIO = {"machete": "machete_gemm_efficiency_ratio", "marlin": "dequant_gemm_efficiency_ratio"}
 
 
 def dequantized_rates(arch: Architecture, par: Parallelism, acc: Accelerator, consts: Constants) -> DequantizedRates | None:
@@ -681,7 +683,8 @@ def dequantized_rates(arch: Architecture, par: Parallelism, acc: Accelerator, co
         rate_tflops=parts.peak_flops / 1e12,
         dense_share=dense_share,
         expert_share=expert_share,
-        dense_ratio=consts.dequant_gemm_efficiency_ratio,
+        dense_ratio=dense_dequant_ratio(acc, consts),
+        dense_kernel=acc.dequant_kernel or "marlin",
         expert_ratio=consts.dequant_expert_gemm_efficiency_ratio,
         effective_tflops=(parts.dense_peak_flops or parts.peak_flops) / 1e12,
         expert_effective_tflops=(parts.expert_peak_flops or parts.peak_flops) / 1e12 if parts.expert_flops_per_token else None,
