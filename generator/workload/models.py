@@ -275,7 +275,7 @@ class Hardware(NamedTuple):
 
 
 class GpuSharing(NamedTuple):
-    """Sharing of each GPU between pods (deployment-time; the sizing counts whole GPUs)."""
+    """Sharing of each GPU between pods: TP1 inference replicas sized on their share and packed."""
 
     strategy: Literal["time-slicing", "mps", "mig"]
     replicas_per_gpu: int | None = None
