@@ -100,8 +100,9 @@ def test_a_higher_limit_in_the_workload_is_used_and_rendered(tmp_path: Path) -> 
     default, raised = (_plan(tmp_path, limit, on_4090)[1] for limit in ("", "\n      max_num_seqs: 1024"))
     (dep,) = raised.deployments
     assert dep.details["max_num_seqs"] == 1024
-    assert dep.details["batch_per_replica"] > 256
-    assert raised.totals["gpus"] < default.totals["gpus"]  # larger batches: fewer replicas for the same rate
+    # since the refit of 2026-12-03 (host_overlap_fraction 0.45) a 4090's replica of this model is compute-bound below
+    # 256 sequences within the SLOs: the higher limit is used and rendered, and never costs a GPU
+    assert raised.totals["gpus"] <= default.totals["gpus"]
     assert not any("the batch stops at 256" in r for r in dep.reasons)  # the next limit, the tokens a pass, may say so
 
 

@@ -49,7 +49,7 @@ def test_a_vanishing_fraction_of_a_peak_is_refused_where_it_is_set(tmp_path: Pat
     """5e-324 (the smallest float) divided into a step time overflowed, or the product was 0 and divided by."""
     path = tmp_path / "w.yaml"
     path.write_text((REPO / "examples" / "finetune-8b-qlora.yaml").read_text() + f"constants:\n  {name}: 5.0e-324\n")
-    with pytest.raises(InputError, match=rf"w\.yaml:\d+:3: constants\.{name}: constant '{name}' must be in \[0\.001, 1\]"):
+    with pytest.raises(InputError, match=rf"w\.yaml:\d+:\d+: constants\.{name}: constant '{name}' must be in \[0\.001, 1\]"):
         load_workload(str(path))
 
 

@@ -73,6 +73,7 @@ deployments:
 hardware:
   provider: baremetal
   rack_power_kw: 20
+  gpus: [{every_gpu}]
 {budget}  inventory:
     - custom: {{name: old-a100, gpu: a100-pcie-80gb, gpus_per_server: 4, gpu_bridge: true, cpu_cores: 64,
                cpu_sockets: 2, ram_gib: 512, nvme_tb: 7.68, nvme_drives: 2, rack_units: 4}}
@@ -81,12 +82,16 @@ objective: {objective}
 """
 
 OWNED = ("old-a100", "a100-pcie-80gb", 4)
+#: Every catalog GPU, named: the lab buys into colocation, where GeForce cards are left out unless hardware.gpus names
+#: them (newuser39 item 8); the lab's plans were made with them.
+EVERY_GPU = ", ".join(sorted(catalog.gpus()))
 
 
 @functools.cache
 def _plan(tmp: Path, objective: str, budget: int | None = None, **pins: str) -> Plan:
     fields = {name: f"    platform: {pins[name]}\n" if name in pins else "" for name in ("chat", "embed", "tune32", "full8")}
     text = LAB.format(
+        every_gpu=EVERY_GPU,
         objective=objective,
         budget=f"  max_budget_usd_per_month: {budget}\n" if budget else "",
         **fields,
@@ -138,11 +143,12 @@ CASES = [
     pytest.param(
         "gpus",
         37500,
-        (34, 38, 0, 37141.21, 835427.83),
+        # since rented bare-metal servers (newuser39 item 3): the services share a DGX B200 and tune32 rents a GH200
+        (17, 21, 5, 37017.44, 1030000.0),
         {
-            "chat": ("chat_gaudi3_128gb", 0),
-            "embed": ("embed_rtx_4090_24gb", 0),
-            "tune32": ("tune32_rtx_6000_ada_48gb", 0),
+            "chat": ("chat_embed_b200_sxm_180gb", 0),
+            "embed": ("chat_embed_b200_sxm_180gb", 0),
+            "tune32": ("tune32_gh200_96gb", 0),
             "full8": ("full8_a100_pcie_80gb", 1),
         },
         id="gpus-budget-full8-on-owned",
@@ -202,7 +208,7 @@ def test_owned_server_runs_what_buys_fewest(
 def test_chosen_ranks_as_the_pinned_alternative(tmp: Path, budget: int | None, pins: dict[str, str]) -> None:
     chosen, pinned = _plan(tmp, "gpus", budget), _plan(tmp, "gpus", budget, **pins)
     assert _fleet_rank("gpus", chosen) <= _fleet_rank("gpus", pinned)
-    assert _bought(chosen) == _bought(pinned)
+    assert _bought(chosen) <= _bought(pinned)  # the search may find fewer bought than the pinned alternative
 
 
 def test_left_free_claim_is_verified(tmp: Path) -> None:
@@ -285,7 +291,9 @@ def test_buy_false_names_a_layout_the_owned_server_holds(tmp: Path) -> None:
     the widest the server holds.
     """
     path = tmp / "nobuy.yaml"
-    path.write_text(LAB.format(objective="cost", budget="  buy: false\n", chat="", embed="", tune32="", full8=""))
+    path.write_text(
+        LAB.format(every_gpu=EVERY_GPU, objective="cost", budget="  buy: false\n", chat="", embed="", tune32="", full8="")
+    )
     with pytest.raises(InfeasibleError) as err:
         plan_workload(load_workload(str(path)))
     said = str(err.value)

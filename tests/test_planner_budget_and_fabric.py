@@ -316,11 +316,12 @@ hardware:
 """
 
 
-@pytest.mark.parametrize("rps", [10, 11.5])
+@pytest.mark.parametrize("rps", [9.3, 10])
 def test_the_unpriced_fallback_does_not_buy_a_server_for_each_gpu_it_saves(tmp_path: Path, rps: float) -> None:
     """newuser20 item 4: with no price for an RTX PRO 6000 server, 10 req/s bought 7 one-GPU dual-socket servers
     (10.8 kW) to save one GPU, and 11.5 req/s one 8-GPU server (6.5 kW). Ranked by the power of what is bought,
-    both loads take the one 8-GPU server."""
+    both loads take the one 8-GPU server (11.5 req/s needs more than 8 GPUs since fp4_gemm_efficiency_ratio was refitted
+    at 0.65: 9.3 stands in for it)."""
     plan = plan_workload(_load(tmp_path, UNPRICED_RTX.format(rps=rps)))
     assert plan.deployments[0].details["objective_used"] == "power-bought"
     assert [(p.nodes, p.node.gpus) for p in plan.pools] == [(1, 8)]

@@ -200,7 +200,7 @@ def test_a_split_is_sized_for_requests_routed_evenly_over_all_replicas(
     plan = _plan(_write(tmp_path, CHAT_TP8.format(rps=rps)))
     (dep,) = plan.deployments
     owned, rest = dep.split
-    assert (owned.requests_per_s_per_replica_max, rest.requests_per_s_per_replica_max) == (8.688, 9.248)
+    assert (owned.requests_per_s_per_replica_max, rest.requests_per_s_per_replica_max) == (8.629, 9.19)
     slowest = min(owned.requests_per_s_per_replica_max, rest.requests_per_s_per_replica_max)
     assert dep.replicas == math.ceil(rps / slowest) == replicas
     assert (owned.replicas, rest.replicas) == (owned_replicas, bought_replicas)
@@ -245,7 +245,7 @@ def test_the_plan_says_what_runs_where_and_counts_both_pools(tmp_path: Path) -> 
         "split over two server kinds: 2 replica(s) (16 GPUs, TP8) on 2 owned dgx-h100 (h100-sxm5-80gb) in pool "
         "chat_h100_sxm5_80gb, 1 replica(s) (8 GPUs, TP8) on 1 bought supermicro-as-8125gs-tnhr (h200-sxm-141gb) in pool "
         "chat_h200_sxm_141gb; requests are routed evenly across the replicas (as a Kubernetes Service or round-robin "
-        "balancer does), so the service needs ceil(24 / 8.688) = 3 replicas at the slower part's 8.688 req/s per replica, "
+        "balancer does), so the service needs ceil(24 / 8.629) = 3 replicas at the slower part's 8.629 req/s per replica, "
         "2 of them on the free owned dgx-h100 servers; each replica serves 8.000 req/s (16.00 and 8.00 req/s per part), "
         "within the SLOs on both parts"
     )
@@ -340,13 +340,13 @@ def test_diff_shows_the_parts_and_the_memory_of_each(tmp_path: Path) -> None:
     text = markdown_diff(result)
     # the whole service shows the engine settings it is sized with; a split one shows its parts (each its own);
     # both the rate and the share of capacity it takes (newuser24 item 3): 24 / (3 x 9.248) = 87%; split, the 24 req/s
-    # go evenly to 3 replicas, so the H100 part's 8.688 req/s a replica binds: 24 / (3 x 8.688) = 92%
+    # go evenly to 3 replicas, so the H100 part's 8.629 req/s a replica binds: 24 / (3 x 8.629) = 92%
     assert (
         "| `chat` | meta-llama/Llama-3.1-70B-Instruct bf16 TP8xPP1 x3 (24 GPUs); 24.00 req/s asked, 87% of capacity "
-        "(TTFT p95 385 ms, TPOT 38.6 ms at that load); SLO TTFT p95 2,000 ms, TPOT 60 ms; KV bf16, max_model_len 8,192 "
-        "(329.64 such sequences a replica), max_num_seqs 1,024, max_num_batched_tokens 8,192, at most 9.25 req/s a replica "
+        "(TTFT p95 385 ms, TPOT 39.2 ms at that load); SLO TTFT p95 2,000 ms, TPOT 60 ms; KV bf16, max_model_len 8,192 "
+        "(329.64 such sequences a replica), max_num_seqs 1,024, max_num_batched_tokens 8,192, at most 9.19 req/s a replica "
         "| meta-llama/Llama-3.1-70B-Instruct bf16 TP8xPP1 x2 in chat_h100_sxm5_80gb + TP8xPP1 x1 in chat_h200_sxm_141gb "
-        "(24 GPUs); 24.00 req/s asked, 92% of capacity; SLO TTFT p95 2,000 ms, TPOT 60 ms; max_model_len 8,192 |"
+        "(24 GPUs); 24.00 req/s asked, 93% of capacity; SLO TTFT p95 2,000 ms, TPOT 60 ms; max_model_len 8,192 |"
     ) in text
     memory = pool_memory(split, result)
     assert [(m["deployment"], m["pool"]) for m in memory] == [("chat", "chat_h100_sxm5_80gb"), ("chat", "chat_h200_sxm_141gb")]

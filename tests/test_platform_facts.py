@@ -58,6 +58,8 @@ def test_null_height_is_reported_as_assumed_in_the_plan(tmp_path: Path) -> None:
         "version: 1\nname: a100\ndeployments:\n  - name: chat\n    model: meta-llama/Llama-3.1-70B-Instruct\n"
         "    inference: {precision: bf16, max_context_tokens: 8192, requests_per_second: 2}\n"
         "hardware:\n  provider: baremetal\n  gpus: [a100-sxm4-80gb]\n  platforms: [hgx-a100-8gpu-oem]\n"
+        # priced only as Lambda's rental, in no rack of yours: an owned one stands in the rack
+        "  inventory:\n    - {platform: hgx-a100-8gpu-oem, gpu: a100-sxm4-80gb, count: 1}\n"
     )
     plan = plan_workload(load_workload(str(path)))
     assumed = [f.message for f in plan.findings if f.code == "rack-units-assumed"]

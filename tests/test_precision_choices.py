@@ -42,16 +42,15 @@ def test_an_allowed_cheaper_precision_is_costed_not_chosen(tmp_path: Path) -> No
     precision, platform, message = _plan(tmp_path, "      allowed_precisions: [fp8, int4]\n")
     assert (precision, platform) == ("bf16", "aws-p4de-24xlarge")  # 2 x TP8 on 80 GB A100s at bf16
     # each allowed format's own best layout, with its cost, against the one planned ($40,073 for two p4de): fp8 as
-    # 3 x TP1 PP2 on 6 x p5.4xlarge (1 H100 each, $6.88/h x 6 x 730 = $30,134.40). int4 saves nothing: its GEMMs
-    # dequantize in the main loop (0.66 of the BF16 rate once compute-bound, benchmarks/CALIBRATION.md w4a16 entry), so
-    # it takes 2 x TP4 on one p5.48xlarge ($40,179; 5 x TP1 on 5 p5.4xlarge, $25,112, before)
+    # 3 x TP1 PP2 on 6 x p5.4xlarge (1 H100 each, $6.88/h x 6 x 730 = $30,134.40); int4 as 5 x TP1 on 5 p5.4xlarge
+    # ($25,112): on Hopper vLLM runs dense int4 with Machete, at the BF16 rate (w4a16b entry of 2026-12-03)
     fp8, int4 = (_plan(tmp_path, f"      precision: {p}\n") for p in ("fp8", "int4"))
-    assert (fp8[1], int4[1]) == ("aws-p5-4xlarge", "aws-p5-48xlarge")
+    assert (fp8[1], int4[1]) == ("aws-p5-4xlarge", "aws-p5-4xlarge")
     assert message is not None
     assert message.startswith(
         "deployment chat, on servers of its own: fp8 (allowed) would take 3 x TP1 PP2 on 6 x aws-p5-4xlarge (1 x "
-        "h100-sxm5-80gb) at $30,134/month, against $40,073/month for 2 x TP8 on 2 x aws-p4de-24xlarge (8 x a100-sxm4-80gb) "
-        "at bf16"
+        "h100-sxm5-80gb) at $30,134/month; int4 (allowed) would take 5 x TP1 on 5 x aws-p5-4xlarge (1 x h100-sxm5-80gb) "
+        "at $25,112/month, against $40,073/month for 2 x TP8 on 2 x aws-p4de-24xlarge (8 x a100-sxm4-80gb) at bf16"
     )
     # on A100s alone (the catalog before p5.4xlarge) neither saves since the w4a16 entry: FP8 runs there as W8A16
     # (Marlin) and int4 as W4A16, both dequantized in the loop, 3 x TP8 on three 40 GB p4d ($48,087; two, $32,058, before)

@@ -48,7 +48,9 @@ hardware:
 )
 def test_assumed_height_is_stated(tmp_path: Path, platform: str, gpu: str, assumed: bool) -> None:
     path = tmp_path / "w.yaml"
-    path.write_text(WORKLOAD.format(platform=platform, gpu=gpu))
+    owned = f"  inventory:\n    - {{platform: {platform}, gpu: {gpu}, count: 1}}\n"
+    # the OEM HGX A100 is priced only as Lambda's rental (in no rack of yours): an owned one stands in the rack
+    path.write_text(WORKLOAD.format(platform=platform, gpu=gpu) + (owned if platform == "hgx-a100-8gpu-oem" else ""))
     plan = plan_workload(load_workload(str(path)))
     notes = [f for f in plan.findings if f.code == "rack-units-assumed"]
     assert bool(notes) is assumed

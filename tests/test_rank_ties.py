@@ -79,5 +79,5 @@ def test_report_chat_takes_two_tp4_replicas_and_says_why(tmp_path: Path) -> None
     assert (dep.replicas, dep.tp, dep.gpus) == (2, 4, 8)
     chosen = next(r for r in dep.reasons if r.startswith("chosen by cost"))
     assert "won the tie on cost, idle GPUs, servers and power with 1 x TP8 on 1 x aws-p5-48xlarge" in chosen
-    assert "its replicas keep serving while one restarts; 23.44 req/s (2 x 11.72) within the SLOs" in chosen
-    assert "against 17.75 req/s (1 x 17.75), 64% of it used at 15 req/s against 85%" in chosen
+    assert "its replicas keep serving while one restarts; 23.24 req/s (2 x 11.62) within the SLOs" in chosen
+    assert "against 17.52 req/s (1 x 17.52), 65% of it used at 15 req/s against 86%" in chosen

@@ -132,7 +132,7 @@ def test_capex200_rents_six_gh200_from_lambda_and_buys_two_servers(render: Any) 
     spec = _spec(render("[maas, capi]"))
     gh200 = _pool(spec, "chat70_gh200_96gb")
     assert (gh200["nodes"], gh200["rented"], gh200["racks"]) == (6, "hour", 0)
-    assert sorted(p["name"] for p in spec["pools"] if "rented" not in p) == ["lora8b_rtx_6000_ada_48gb", "moe_h200_nvl_141gb"]
+    assert sorted(p["name"] for p in spec["pools"] if "rented" not in p) == ["lora8b_rtx_6000_ada_48gb", "moe_h100_nvl_94gb"]
     assert spec["totals"]["nodes"] == 8
 
 
@@ -140,17 +140,17 @@ def test_maas_allocates_the_bought_servers_alone(render: Any) -> None:
     """Before: 8 maas_instance allocations, the 6 Lambda GH200 among them (MAAS cannot deploy a Lambda instance)."""
     files = render("[maas, capi]")
     instances = json.loads(files["provisioning/maas/maas.auto.tfvars.json"])["maas_instances"]
-    assert sorted(instances) == ["lora8b-rtx-6000-ada-48gb-01", "moe-h200-nvl-141gb-01"]
+    assert sorted(instances) == ["lora8b-rtx-6000-ada-48gb-01", "moe-h100-nvl-94gb-01"]
 
 
 def test_cluster_api_has_no_machine_deployment_for_a_rented_pool(render: Any) -> None:
     """Before: a MachineDeployment of 6 replicas CAPM3 could never fill; the templates finding named the pool too."""
     files = render("[maas, capi]")
     deployments = _machine_deployments(files)
-    assert deployments == {"lora8b-rtx-6000-ada-48gb": 1, "moe-h200-nvl-141gb": 1}
+    assert deployments == {"lora8b-rtx-6000-ada-48gb": 1, "moe-h100-nvl-94gb": 1}
     assert not any(path.endswith("machinedeployment-chat70-gh200-96gb.yaml") for path in files)
     (templates,) = _findings(files, "cluster-api-templates")
-    assert "chat70-gh200-96gb" not in templates and "moe-h200-nvl-141gb" in templates
+    assert "chat70-gh200-96gb" not in templates and "moe-h100-nvl-94gb" in templates
 
 
 def test_the_rented_hosts_finding_names_pool_provider_and_what_the_user_does(render: Any) -> None:
@@ -177,16 +177,16 @@ def test_ansible_puts_rented_pools_in_a_group_of_their_own_with_placeholders_mar
     reader = ansible_reader()
     inventory = reader.load(files["ansible/inventory.yml"])["all"]["children"]
     assert inventory[RENTED_GROUP] == {"children": {"chat70_gh200_96gb": {}}}
-    assert set(inventory["gpu_nodes"]["children"]) == {"chat70_gh200_96gb", "lora8b_rtx_6000_ada_48gb", "moe_h200_nvl_141gb"}
+    assert set(inventory["gpu_nodes"]["children"]) == {"chat70_gh200_96gb", "lora8b_rtx_6000_ada_48gb", "moe_h100_nvl_94gb"}
     example = files["ansible/hosts.yml.example"]
     header = example.split("---\n")[0]
     assert "# chat70_gh200_96gb: 6 host(s) RENTED by the hour from Lambda, not bought" in header
-    assert "moe_h200_nvl_141gb" not in header  # a bought pool's placeholders read as before
+    assert "moe_h100_nvl_94gb" not in header  # a bought pool's placeholders read as before
     hosts = reader.load(example.split("---\n", 1)[1])["all"]["children"]
     rented = hosts["chat70_gh200_96gb"]["hosts"]
     assert sorted(rented) == GH200_HOSTS
     assert not any("specgen_rack" in (h or {}) for h in rented.values())  # in no rack of the plan
-    assert hosts["moe_h200_nvl_141gb"]["hosts"]["moe-h200-nvl-141gb-01"]["specgen_rack"] == "rack-01"
+    assert hosts["moe_h100_nvl_94gb"]["hosts"]["moe-h100-nvl-94gb-01"]["specgen_rack"] == "rack-01"
     group = reader.load(files["ansible/group_vars/chat70_gh200_96gb.yml"])
     assert group["specgen_rented"] == {
         "from": "Lambda",
@@ -194,7 +194,7 @@ def test_ansible_puts_rented_pools_in_a_group_of_their_own_with_placeholders_mar
         "price": "supermicro-ars-111gl-nhr-lambda-on-demand",
         "source": "https://lambda.ai/pricing",
     }
-    assert "specgen_rented" not in reader.load(files["ansible/group_vars/moe_h200_nvl_141gb.yml"])
+    assert "specgen_rented" not in reader.load(files["ansible/group_vars/moe_h100_nvl_94gb.yml"])
 
 
 def test_spec_md_says_the_rented_gpus_are_rented_and_why_the_racks_hold_less_than_the_fleet(render: Any) -> None:
@@ -202,9 +202,10 @@ def test_spec_md_says_the_rented_gpus_are_rented_and_why_the_racks_hold_less_tha
     text = render("[maas, capi]")["SPEC.md"]
     chat70 = text.split("## Deployment `chat70`")[1].split("## ")[0]
     assert "- gpus_rented: 6\n" in chat70 and "gpus_bought" not in chat70
-    assert text.count("- gpus_bought: 1\n") == 2  # moe and lora8b: servers bought
+    # moe (2 H100 NVL since the refit of 2026-12-03) and lora8b: servers bought
+    assert text.count("- gpus_bought: 2\n") == 1 and text.count("- gpus_bought: 1\n") == 1
     assert (
-        "The racks hold 2.5 of the fleet's 10.0 kW: the rest is servers rented from a provider, in its datacentre "
+        "The racks hold 2.7 of the fleet's 10.2 kW: the rest is servers rented from a provider, in its datacentre "
         "(`chat70_gh200_96gb`), in no rack." in text
     )
 

@@ -39,7 +39,12 @@ def priced_regions(provider: str, platform_id: str) -> tuple[str, ...]:
 
 @cache
 def reference_region(provider: str) -> str | None:
-    """The region most of a cloud provider's types are priced in (ties: the first by name); None: no hourly prices."""
+    """The region most of a cloud provider's types are priced in (ties: the first by name); None: no hourly prices.
+
+    Bare metal has none: its hourly records are rentals (Lambda's), each priced where the provider is, not regions.
+    """
+    if provider == "baremetal":
+        return None
     counts = Counter(region for regions in _hourly_regions(provider).values() for region in regions)
     if not counts:
         return None
