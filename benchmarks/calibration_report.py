@@ -47,6 +47,7 @@ from generator.sizing.loaded_weights import MARLIN_MXFP4_EXPERT_PADDING, llama_c
 from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch  # noqa: E402
 from generator.sizing.performance import (  # noqa: E402
     accelerator_for,
+    recomputed_params,
     static_batch_seconds,
     training_flops_per_token,
     training_hours,
@@ -249,15 +250,18 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
     if row.get("model"):
         arch = parse_architecture(find_model(row["model"]).config)
         params, hidden, layers = arch.flop_params, arch.hidden_size, arch.num_layers
+        recomputed = recomputed_params(arch)
     else:
         params, hidden, layers = row["params"], row["hidden_size"], row["num_layers"]
+        # the checkpointed blocks: the LM head (vocab x hidden, tied in MPT) is not recomputed
+        recomputed = params - row["vocab_size"] * hidden
     seq, tp, pp, dp = row["sequence_length"], row["tp"], row["pp"], row["dp"]
     layout = StepLayout(tp, pp, dp, row["micro_batch"], row["accumulation"], seq)
     nodes = max(1, row["gpus"] // row["gpus_per_node"])
     links = links_between(
         gpu, row["gpus_per_node"], nodes, float(row["inter_node_gbps"] or 0), tp, pp, dp, consts, row["zero_stage"]
     )
-    flops_per_token = 6.0 * params + (2.0 * params if row["checkpointing"] == "full" else 0.0)
+    flops_per_token = 6.0 * params + (2.0 * recomputed if row["checkpointing"] == "full" else 0.0)
     shape = step_shape(params, gpu, flops_per_token, row["checkpointing"])
     util = training_utilisation(hidden, layers, params, seq, consts, **shape)
     per_replica = params // (tp * pp)

@@ -230,8 +230,9 @@ def test_fsdp_70b_meets_6_hours_on_256_gpus_as_the_estimate_says(tmp_path: Path)
         "--gpus", "256", "--seq-len", "4096", "--micro-batch", "2", "--dataset-tokens", "4000000000",
     )  # fmt: skip
     assert code == 0
-    assert "5.45 h" in out
-    assert job["hours"] == pytest.approx(5.45, rel=0.02)
+    # 5.45 h before the recomputed forward left out the LM head (trainacc entry of 2026-12-04 in CALIBRATION.md)
+    assert "5.43 h" in out
+    assert job["hours"] == pytest.approx(5.43, rel=0.02)
 
 
 def test_the_estimate_refuses_megatron_zero_2(capsys: pytest.CaptureFixture[str]) -> None:

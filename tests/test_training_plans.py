@@ -305,8 +305,9 @@ def test_a_deadline_search_starts_from_the_rate_the_step_runs_at(tmp_path: Path)
     # MI300X's step runs at its sustained BF16 rate (AMD's measured 708 of 1,307 TFLOPS, over the H100's measured share:
     # 881), not the datasheet peak. Sizing the data-parallel degree for the deadline at the peak started the search at
     # too few ranks: every TP1 layout then missed the 24 h deadline once timed and the plan fell back to TP8 x 2 replicas
-    # (17.6 h on 16 GPUs); started at the sustained rate, the search finds TP1 x 16 replicas on the same two servers (15.9 h
-    # since the memory-bound operators scale with the MI300X's FLOPs per byte, 0.647 of the H100's; 16.4 h before)
+    # (17.6 h on 16 GPUs); started at the sustained rate, the search finds TP1 x 16 replicas on the same two servers (15.65 h
+    # since full checkpointing recomputes the decoder blocks and not the LM head, trainacc entry of 2026-12-04; 15.9 h since
+    # the memory-bound operators scale with the MI300X's FLOPs per byte, 0.647 of the H100's; 16.4 h before)
     assert catalog.gpus()["mi300x-192gb"].sustained_tflops("bf16") == pytest.approx(708 * 989 / 794.5)
     training = {"method": "full", "sequence_length": 4096, "zero_stage": 3, "dataset_tokens": 5_000_000_000, "deadline_hours": 24}
     training["gradient_checkpointing"] = "full"
@@ -316,11 +317,12 @@ def test_a_deadline_search_starts_from_the_rate_the_step_runs_at(tmp_path: Path)
     path.write_text(TRAINING.format(model="meta-llama/Llama-3.1-8B", training=body, extra="", **mi300x))
     (deployment,) = plan_workload(load_workload(str(path))).deployments
     assert (deployment.tp, deployment.replicas) == (1, 16)
-    assert deployment.details["hours"] == pytest.approx(15.9, abs=0.05)
+    assert deployment.details["hours"] == pytest.approx(15.65, abs=0.05)
 
 
 def test_a_deadline_beyond_any_data_parallel_degree_says_how_many_gpus_it_needs(tmp_path: Path) -> None:
-    # 6 x 8.03e9 x 1e15 = 4.8e25 model FLOPs (6e25 with full recompute) in 6 minutes: hundreds of millions of GPUs;
+    # 6 x 8.03e9 x 1e15 = 4.8e25 model FLOPs (5.9e25 with the decoder blocks recomputed) in 6 minutes: hundreds of
+    # millions of GPUs (474,166,772 at 40% while the recompute counted the LM head too);
     # the search says so instead of timing a DP of 421 million, and the advice names the deadline's levers
     training = {"method": "full", "dataset_tokens": 10**15, "deadline_hours": 0.1}
     body = "\n".join(f"      {k}: {v}" for k, v in training.items())
@@ -333,7 +335,7 @@ def test_a_deadline_beyond_any_data_parallel_degree_says_how_many_gpus_it_needs(
     with pytest.raises(InfeasibleError) as caught:
         plan_workload(load_workload(str(path)))
     message = str(caught.value)
-    assert "dgx-h100: TP8: the 0.1 h deadline needs 474,166,772 GPUs at the modelled 40% MFU" in message
+    assert "dgx-h100: TP8: the 0.1 h deadline needs 466,749,399 GPUs at the modelled 39% MFU" in message
     assert "more than 4,096 data-parallel replicas" in message
     assert message.endswith("for the deadline: a later deadline_hours, fewer dataset_tokens or epochs, or a faster GPU")
 

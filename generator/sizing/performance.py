@@ -908,11 +908,25 @@ def training_flops_per_token(arch: Architecture, method: str, checkpointing: str
     """FLOPs per training token from the active parameters N.
 
     6 N for full training (2 forward + 4 backward), 4 N for LoRA (no weight gradients of the
-    frozen base), plus 2 N of recomputed forward under full activation checkpointing.
+    frozen base), plus the recomputed forward of the checkpointed decoder blocks under full activation checkpointing
+    (:func:`recomputed_params`: 2 FLOPs a parameter of the blocks, not of the LM head).
     """
     n = arch.flop_params
     base = 6.0 * n if method == "full" else 4.0 * n
-    return base + (2.0 * n if checkpointing == "full" else 0.0)
+    return base + (2.0 * recomputed_params(arch) if checkpointing == "full" else 0.0)
+
+
+def recomputed_params(arch: Architecture) -> int:
+    """Parameters whose forward full activation checkpointing runs twice: the decoder blocks' (N less the LM head).
+
+    Every framework checkpoints the decoder blocks, not the output projection and loss that follow them: torchtune
+    ``set_activation_checkpointing(model, auto_wrap_policy={modules.TransformerSelfAttentionLayer})``, llm-foundry's
+    ``activation_checkpointing_fn`` ``isinstance(module, MPTBlock)``, Megatron-LM's recomputation of its transformer
+    layers, whose FLOPs formula counts the logit layer's ``6 B s h V`` once against ``96 B s l h^2`` (four passes) for
+    the layers (Narayanan et al., https://arxiv.org/abs/2104.04473). The LM head multiplies each token by
+    ``vocab x hidden`` weights, tied or not (:attr:`Architecture.logits_params`).
+    """
+    return max(0, arch.flop_params - arch.logits_params)
 
 
 def training_hours(total_flops: float, gpus: int, dense_tflops: float, consts: Constants, mfu: float | None = None) -> float:

@@ -124,7 +124,8 @@ def training_utilisation(
     """The MFU of one layout; every argument is a plain number, so calls are cheap and hashable.
 
     ``attention_scale``: :func:`attention_kernel_scale` of the GPU's architecture. ``gemm_flops_per_param``: the
-    step's weight-GEMM FLOPs per parameter and token (6 full, 4 with a frozen base, 2 more under full checkpointing:
+    step's weight-GEMM FLOPs per parameter and token (6 full, 4 with a frozen base, up to 2 more under full
+    checkpointing, which recomputes the decoder blocks and not the LM head:
     :func:`generator.sizing.performance.training_flops_per_token` over N), the work the attention share is set
     against; ``recompute``: full checkpointing reruns the forward, its attention included. The defaults (6, no
     recompute) give a full step's share; a caller scaling that ceiling by the step's own FLOPs per token counts a full
