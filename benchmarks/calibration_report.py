@@ -45,8 +45,11 @@ from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E40
 from generator.sizing.frameworks import framework_profile  # noqa: E402
 from generator.sizing.loaded_weights import MARLIN_MXFP4_EXPERT_PADDING, llama_cpp_format  # noqa: E402
 from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch  # noqa: E402
+from generator.sizing.offline_wave import one_wave, one_wave_output_tokens_per_s  # noqa: E402
 from generator.sizing.performance import (  # noqa: E402
+    Accelerator,
     accelerator_for,
+    decode_model,
     recomputed_params,
     static_batch_seconds,
     training_flops_per_token,
@@ -364,6 +367,23 @@ ENGINE_SETTINGS: dict[str, dict[str, float]] = {
 #: Any other engine: its own max batch (constants.py ``max_batch_size``), the reservation sized as above.
 OTHER_ENGINE_SETTINGS: dict[str, float] = {"max_batch_size": 2048, "max_num_seqs": 256}
 
+#: A vLLM engine loop that hides none of its host work behind the GPU's: before async scheduling became vLLM's default
+#: (PR #27614, "[Core] Enable async scheduling by default", merged in the week to 2026-01-02,
+#: https://github.com/vllm-project/vllm/pull/27614; experimental behind ``--async-scheduling`` since PR #19970,
+#: https://github.com/vllm-project/vllm/pull/19970), V1's EngineCore ran ``schedule()``, ``execute_model()`` and
+#: ``update_from_output()`` one after another: its batch queue exists only where the executor takes more than one batch
+#: at once (``max_concurrent_batches``: 2 with async scheduling, else the PP size; ``step_fn`` is ``step`` without a
+#: queue, vllm/v1/engine/core.py and vllm/v1/executor/multiproc_executor.py), and V0 scheduled and prepared each
+#: step's inputs on the critical path too. Every vLLM row ran such a build but those that say ``async_scheduling``
+#: (vLLM v0.17.0): ``host_overlap_fraction`` (the share TensorRT-LLM's overlap scheduler hides) is 0 for them. A
+#: setting of the engine version, as ``max_num_seqs`` is, not a fitted value: it stands over a fitting override.
+SYNCHRONOUS_HOST_LOOP: dict[str, float] = {"host_overlap_fraction": 0.0}
+
+
+def synchronous_host_loop(row: dict[str, Any]) -> bool:
+    """Whether the row's engine ran its host loop serially with the GPU (vLLM without async scheduling)."""
+    return row["engine"] == "vllm" and not row.get("async_scheduling", False)
+
 
 def _row_constants(row: dict[str, Any]) -> tuple[tuple[str, float], ...]:
     """The constants a row runs under: the engine's documented settings, the row's version default, then fitting overrides."""
@@ -373,7 +393,8 @@ def _row_constants(row: dict[str, Any]) -> tuple[tuple[str, float], ...]:
         settings.update(max_batch_size=row["max_num_seqs"], max_num_seqs=row["max_num_seqs"])
     if "max_num_batched_tokens" in row:
         settings["prefill_chunk_tokens"] = row["max_num_batched_tokens"]
-    return tuple(sorted({**settings, **OVERRIDES}.items()))
+    loop = SYNCHRONOUS_HOST_LOOP if synchronous_host_loop(row) else {}
+    return tuple(sorted({**settings, **OVERRIDES, **loop}.items()))
 
 
 def host_cpu(row: dict[str, Any]) -> str | None:
@@ -382,8 +403,8 @@ def host_cpu(row: dict[str, Any]) -> str | None:
     return platforms()[platform].cpu_id if platform else None
 
 
-def predict_static_batch(row: dict[str, Any]) -> float:
-    """Output tokens/s of a static batch of ``row['batch']`` prompts (a latency run: prefill, then every decode step)."""
+def _replica(row: dict[str, Any]) -> tuple[Architecture, Any, Parallelism, Accelerator, int, Any]:
+    """The roofline inputs of one replica of a row: architecture, weights, layout, accelerator, KV bits, constants."""
     arch = parse_architecture(find_model(row["model"]).config)
     consts = with_overrides(dict(_row_constants(row)))
     par = Parallelism(tp=row["tp"], pp=row["pp"], ep=row.get("ep", 1), stages=engine_stages(row["engine"]))
@@ -396,14 +417,41 @@ def predict_static_batch(row: dict[str, Any]) -> float:
     if "dequant_kernel" in row and acc.dequantized is not None:
         # the row's quantization method runs its own kernel (vLLM's RTN: Marlin on every GPU, not Machete on Hopper)
         acc = acc._replace(dequant_kernel=row["dequant_kernel"])
-    kv_bits = kv_cache_bits(row["kv_precision"])
+    return arch, weights, par, acc, kv_cache_bits(row["kv_precision"]), consts
+
+
+def predict_static_batch(row: dict[str, Any]) -> float:
+    """Output tokens/s of a static batch of ``row['batch']`` prompts (a latency run: prefill, then every decode step)."""
+    arch, weights, par, acc, kv_bits, consts = _replica(row)
     isl, osl, batch = row["input_tokens"], row["output_tokens"], row["batch"]
     return float(batch * osl / static_batch_seconds(arch, weights, kv_bits, par, acc, batch, isl, osl, consts))
 
 
+def one_wave_row(row: dict[str, Any]) -> bool:
+    """Whether an offline row ran its prompts as one wave: all queued at once, no more of them than ``max_num_seqs``."""
+    return "batch" not in row and "num_prompts" in row and row["num_prompts"] <= row.get("max_num_seqs", 0)
+
+
 def predict_throughput(row: dict[str, Any]) -> float:
-    """Predicted total output tokens/s of one replica at full load."""
-    return float(_saturated(row)["max_output_tokens_per_s"])
+    """Predicted total output tokens/s of one replica at full load; a one-wave offline run as that wave runs."""
+    saturated = _saturated(row)
+    if not one_wave_row(row):
+        return float(saturated["max_output_tokens_per_s"])
+    # the wave's steps at the run's mean context, on the KV cache the estimate sizes (vLLM's logged tokens, in blocks)
+    arch, weights, par, acc, kv_bits, consts = _replica(row)
+    isl, osl, prompts = row["input_tokens"], row["output_tokens"], row["num_prompts"]
+    model = decode_model(arch, weights, kv_bits, par, acc, isl + osl // 2, consts, isl)
+    blocks = int(saturated["kv_cache_tokens"]) // consts.kv_block_tokens
+    wave = one_wave(
+        lambda batch, prefill: model.step(batch, prefill).seconds,
+        prompts,
+        isl,
+        osl,
+        blocks,
+        consts.kv_block_tokens,
+        consts.prefill_chunk_tokens,
+    )
+    return one_wave_output_tokens_per_s(wave, prompts, osl)
 
 
 def row_batch(row: dict[str, Any]) -> int:
@@ -439,7 +487,7 @@ def _saturated(row: dict[str, Any]) -> dict[str, Any]:
     result = estimate(req)
     if "throughput" not in result:
         raise SpecgenError("the model does not fit this layout")
-    return dict(result["throughput"])
+    return {**result["throughput"], "kv_cache_tokens": result["capacity"]["kv_cache_tokens_per_dp_rank"]}
 
 
 #: From this context on, an offload row is in a long-context group: the CPU's attention sets much of its time.
