@@ -483,7 +483,7 @@ def test_a_training_pool_keeps_whole_gpus_under_mig(tmp_path: Path) -> None:
     assert "nvidia.com/mig.config" not in pool["labels"]
     plugin = load(files["cluster/gpu-operator/manifests/configmap-specgen-device-plugin.yaml"])
     assert load(plugin["data"][pool["name"].replace("_", "-")])["flags"] == {"migStrategy": "none"}
-    assert f"pool(s) {pool['name']} keep whole GPUs (no mig)" in files["SPEC.md"]
+    assert f"pool(s) {pool['name']} keep whole GPUs (no mig). In {pool['name']}, assistant: a training job" in files["SPEC.md"]
 
 
 @pytest.mark.parametrize(("sharing", "tp"), [("", 4), ("    strategy: time-slicing\n    replicas_per_gpu: 4\n", 1)])
@@ -532,3 +532,70 @@ def test_a_pinned_multi_gpu_replica_under_mig_keeps_whole_gpus(tmp_path: Path, p
     assert f"pool(s) {pool.name} keep whole GPUs (no mig)" in files["SPEC.md"]
     plugin = load(files["cluster/gpu-operator/manifests/configmap-specgen-device-plugin.yaml"])
     assert load(plugin["data"][pool.name.replace("_", "-")])["flags"] == {"migStrategy": "none"}
+
+
+SHARING_COSTS_MORE = """\
+version: 1
+name: share-avg
+deployments:
+  - name: a
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {precision: fp8, max_context_tokens: 4096, requests_per_second: 40, average_requests_per_second: 2}
+hardware: {provider: gcp, gpus: [h100-sxm5-80gb]}
+kubernetes:
+  gcp_project: acme-proj
+  location: us-central1
+  zone: us-central1-a
+  gpu_sharing: {strategy: mig, mig_profile: 1g.20gb}
+prices:
+  gcp-a3-highgpu-1g: 5
+"""
+
+
+def test_whole_gpus_that_cost_less_are_said_to_cost_less(tmp_path: Path) -> None:
+    """fuzz33 item 5: the replica fits its 1g.20gb instance (9 of them are the runner-up), but 2 whole GPUs cost less;
+    the finding said a pod there "takes several GPUs, runs a training job, or does not fit its share"."""
+    files = render_file(str(write(tmp_path, SHARING_COSTS_MORE)))
+    spec = json.loads(files["spec.json"])
+    codes = {f["code"]: f["message"] for f in spec["plan"]["findings"]}
+    (pool,) = spec["plan"]["pools"]
+    (dep,) = spec["plan"]["deployments"]
+    shared = next(c for c in dep["runners_up"] if c.get("shares_per_gpu"))
+    assert (dep["details"]["usd_per_month"], shared["usd_per_hour"] * 730) == (7300, 10950)
+    assert codes["gpu-sharing-whole-gpus"] == (
+        f"pool(s) {pool['name']} keep whole GPUs (no mig). In {pool['name']}, a: whole GPUs cost less ($7,300/month for "
+        f"2 GPUs, against $10,950/month for 3 GPUs in its best layout with shares, {shared['summary']})"
+    )
+    assert "gpu-share-too-small" not in codes
+
+
+REASONS = ("its replica takes", "a training job", "no layout of it fits its share", "whole GPUs cost less")
+
+
+@pytest.mark.parametrize(
+    ("edit", "sharing", "gpus", "reason"),
+    [
+        (
+            lambda t: t.replace("    inference:\n", "    parallelism: {tp: 2, pp: 1}\n    inference:\n", 1),
+            "    strategy: mig\n    mig_profile: 3g.40gb\n",
+            "h100-sxm5-80gb",
+            "assistant: its replica takes 2 GPUs (TP2), and shares could hand one pod slices of one GPU",
+        ),
+        (
+            lambda t: t,
+            "    strategy: mps\n    replicas_per_gpu: 2\n",
+            "l4-24gb",
+            "assistant: no layout of it fits its share (gpu-share-too-small)",
+        ),
+    ],
+    ids=["tensor-parallel", "share-too-small"],
+)
+def test_a_whole_gpu_pool_gives_only_the_reason_that_applies(
+    tmp_path: Path, edit: Any, sharing: str, gpus: str, reason: str
+) -> None:
+    """fuzz33 item 5: each deployment's own reason, none of the others."""
+    files = render_file(str(write(tmp_path, edit(workload_text(sharing, gpus=gpus, provider="aws")))))
+    codes = {f["code"]: f["message"] for f in json.loads(files["spec.json"])["plan"]["findings"]}
+    message = codes["gpu-sharing-whole-gpus"]
+    assert message.endswith(reason)
+    assert [r for r in REASONS if r in message] == [next(r for r in REASONS if r in reason)]

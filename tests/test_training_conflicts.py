@@ -92,8 +92,15 @@ def test_settings_that_agree_are_sized(capsys: pytest.CaptureFixture[str], args:
             "10:19: deployments[0].training.zero_stage: torchtune shards data-parallel ranks with FSDP2",
         ),
         ("full", "      framework: fsdp2\n      zero_stage: 1\n", "10:19: deployments[0].training.zero_stage: fsdp2 shards"),
+        # fuzz33 item 8: planned without a finding, whatever GPU count the planner would choose
+        (
+            "lora",
+            "      framework: deepspeed\n      zero_stage: 0\n      offload_optimizer: true\n",
+            "11:26: deployments[0].training.offload_optimizer: DeepSpeed's optimizer offload is ZeRO-Offload, which "
+            "DeepSpeed runs at ZeRO stage 1, 2 or 3 (offload_optimizer is 'Valid for ZeRO stage 1, 2, 3')",
+        ),
     ],
-    ids=["rank-on-full", "dropout-on-full", "targets-on-full", "torchtune-zero0", "fsdp2-zero1"],
+    ids=["rank-on-full", "dropout-on-full", "targets-on-full", "torchtune-zero0", "fsdp2-zero1", "deepspeed-zero0-offload"],
 )
 def test_a_workload_is_refused_at_the_field_that_contradicts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], method: str, extra: str, where: str
@@ -102,6 +109,22 @@ def test_a_workload_is_refused_at_the_field_that_contradicts(
     assert call_cli(tmp_path, ("validate", "workload.yaml")) == 1
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith(f"specgen: error: workload.yaml:{where}")
+
+
+@pytest.mark.parametrize("gpus", ["1", "2"])
+def test_deepspeed_refuses_optimizer_offload_at_zero_0_on_any_gpu_count(capsys: pytest.CaptureFixture[str], gpus: str) -> None:
+    """fuzz33 item 8: on one GPU it was sized as offloaded (optimizer 0 GiB on the GPU), on two refused: DeepSpeed's
+    offload_optimizer is 'Valid for ZeRO stage 1, 2, 3' (https://www.deepspeed.ai/docs/config-json/) whatever the count."""
+    args = ("--train", "full", "--framework", "deepspeed", "--zero", "0", "--offload-optimizer", "--gpu", "h100-sxm5-80gb")
+    code, out = run_estimate("llama-3.1-8b", *args, "--seq-len", "2048", "--gpus", gpus)
+    assert (code, out) == (1, "")
+    assert "at ZeRO stage 1, 2 or 3 (offload_optimizer is 'Valid for ZeRO stage 1, 2, 3')" in capsys.readouterr().err
+
+
+def test_optimizer_offload_at_zero_0_on_one_gpu_stays_a_paged_optimizer_elsewhere() -> None:
+    """Outside DeepSpeed the flag also stands for bitsandbytes' paged optimizer on one GPU: still sized."""
+    code, _ = run_estimate("llama-3.1-8b", "--train", "full", "--zero", "0", "--offload-optimizer", "--seq-len", "2048")
+    assert code == 0
 
 
 def test_a_workload_that_agrees_is_valid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -52,21 +52,42 @@ def _sub(text: str, old: str, new: str) -> str:
 REFUSED = [
     pytest.param(
         _sub(VALID, RPS, RPS + "      avg_input_tokens: 8000\n"),
-        "workload.yaml:9:25: deployments[0].inference.avg_input_tokens: avg_input_tokens + avg_output_tokens (8,200) "
-        "exceeds max_context_tokens (8,192): an average request would not fit its context window",
+        # fuzz33 item 11: the default avg_output_tokens is said to be one, not quoted as the user's
+        "workload.yaml:9:25: deployments[0].inference.avg_input_tokens: avg_input_tokens (8,000) + avg_output_tokens "
+        "(default 200, not given) = 8,200 exceeds max_context_tokens (8,192): an average request would not fit its "
+        "context window",
         id="prompt-longer-than-window",
     ),
     pytest.param(
         _sub(VALID, RPS, RPS + "      avg_output_tokens: 7500\n"),
-        "workload.yaml:9:26: deployments[0].inference.avg_output_tokens: avg_input_tokens + avg_output_tokens (8,500) "
-        "exceeds max_context_tokens (8,192): an average request would not fit its context window",
+        "workload.yaml:9:26: deployments[0].inference.avg_output_tokens: avg_input_tokens (default 1,000, not given) + "
+        "avg_output_tokens (7,500) = 8,500 exceeds max_context_tokens (8,192): an average request would not fit its "
+        "context window",
         id="output-given-input-default",
     ),
     pytest.param(
         _sub(VALID, WINDOW, "      max_context_tokens: 1000\n"),
-        "workload.yaml:7:27: deployments[0].inference.max_context_tokens: avg_input_tokens + avg_output_tokens (1,200) "
-        "exceeds max_context_tokens (1,000): an average request would not fit its context window",
+        "workload.yaml:7:27: deployments[0].inference.max_context_tokens: avg_input_tokens (default 1,000, not given) + "
+        "avg_output_tokens (default 200, not given) = 1,200 exceeds max_context_tokens (1,000): an average request "
+        "would not fit its context window; give avg_input_tokens and avg_output_tokens",
         id="defaults-exceed-small-window",
+    ),
+    # fuzz33 item 11: an embedding service's window below the default prompt quoted "avg_input_tokens (1,000)" as given
+    pytest.param(
+        _sub(
+            _sub(VALID, "meta-llama/Llama-3.1-8B-Instruct", "BAAI/bge-m3"),
+            WINDOW,
+            "      task: embed\n      max_context_tokens: 512\n",
+        ),
+        "workload.yaml:8:27: deployments[0].inference.max_context_tokens: avg_input_tokens (default 1,000, not given) "
+        "exceeds max_context_tokens (512): an average request would not fit its context window; give avg_input_tokens",
+        id="embed-default-prompt-exceeds-window",
+    ),
+    pytest.param(
+        _sub(VALID, RPS, RPS + "      avg_input_tokens: 8000\n      avg_output_tokens: 300\n"),
+        "workload.yaml:9:25: deployments[0].inference.avg_input_tokens: avg_input_tokens + avg_output_tokens (8,300) "
+        "exceeds max_context_tokens (8,192): an average request would not fit its context window",
+        id="both-given-exceed-window",
     ),
     pytest.param(
         _sub(VALID, WINDOW, "      max_context_tokens: 1000000\n"),

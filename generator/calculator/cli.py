@@ -476,7 +476,15 @@ def format_text(result: dict[str, Any]) -> str:
         )
         if share is not None:
             lines.append(f"  share        {share['text']}; KV cache, concurrency and rates below are the share's")
-            if share["pod_gpu_memory_utilization"] != result["constants"]["gpu_memory_utilization"]:
+            if "pod_max_total_tokens" in share:  # SGLang's fraction is of the memory free as it starts (fuzz33 item 4)
+                lines.append(
+                    f"               SGLang's fraction is of the memory free when it starts, not of its share: start it with "
+                    f"--mem-fraction-static {share['pod_mem_fraction_static']:g} --max-total-tokens "
+                    f"{share['pod_max_total_tokens']} (the pool sized here, whichever pod starts first)"
+                )
+            elif "pod_mem_fraction_static" not in share and (
+                share["pod_gpu_memory_utilization"] != result["constants"]["gpu_memory_utilization"]
+            ):
                 lines.append(
                     f"               each pod sees the whole GPU: start vLLM with --gpu-memory-utilization "
                     f"{share['pod_gpu_memory_utilization']:g} (its share of the GPU's memory)"

@@ -436,6 +436,20 @@ def _share_result(sharing: GpuSharing, share: GpuShare, gpu_id: str, consts: Con
     }
 
 
+def _sglang_pod_settings(sharing: GpuSharing, sglang_log: dict[str, Any]) -> dict[str, Any]:
+    """An SGLang pod's settings in its share, as the render gives them (:func:`~generator.render.ansible.sglang_engine_vars`).
+
+    The fraction sized with and, time-sliced or MPS-shared, the pool's tokens as ``--max-total-tokens``: SGLang's fraction
+    is of the memory free when it starts, not of the GPU's (fuzz33 item 4: the estimate told the user to start vLLM).
+    """
+    from generator.sizing.gpu_share import sglang_pool_capped
+
+    out: dict[str, Any] = {"pod_mem_fraction_static": sglang_log["mem_fraction_static"]}
+    if sglang_pool_capped(sharing):
+        out["pod_max_total_tokens"] = sglang_log["max_total_num_tokens"]
+    return out
+
+
 def _check_tail(req: EstimateRequest) -> None:
     """``--p95-input-tokens`` describes a mix with the prompts' mean (the workload's ``p95_input_tokens`` checks)."""
     tail, (isl, _) = req.p95_input_tokens, _sequence_tokens(req)
@@ -843,6 +857,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     if shared is not None:
         sharing, share = shared
         result["gpu_share"] = _share_result(sharing, share, gpu.id if gpu is not None else str(req.gpu), consts)
+        if (sglang_log := result.get("capacity", {}).get("sglang_log")) is not None:
+            result["gpu_share"].update(_sglang_pod_settings(sharing, sglang_log))
         if share.strategy != "mig":
             isolation = ", and no memory is isolated between the pods" if share.strategy == "time-slicing" else ""
             notes.append(

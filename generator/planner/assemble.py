@@ -124,6 +124,7 @@ from generator.sizing.performance import (
 )
 from generator.sizing.psu_feeds import Feeds
 from generator.sizing.serving_queue import least_spread_mix
+from generator.sizing.sglang_kv import sglang_mem_fraction
 from generator.sizing.training_hardware import computes_bf16, fp16_note, stack_note
 from generator.units import GIB, HOURS_PER_YEAR, hours_text, usd_text
 from generator.words import listed
@@ -303,6 +304,7 @@ def _serving_details(
             memory_per_gpu=serving_memory(part.replica_shape.memory),
             weights_bytes=details["weights_bytes"],
             kv_cache_tokens_per_replica=details["kv_cache_tokens_per_replica"],
+            mem_fraction_static=details.get("mem_fraction_static"),
         )
         for part, rate, pool, (details, _) in zip(opt.parts, rates, pools, sized, strict=True)
     )
@@ -467,6 +469,8 @@ def _inference_details(
         details["quantized_online_from"] = own
     if spec.engine != "vllm":
         details["serving_engine"] = spec.engine
+        if spec.engine == "sglang":  # the fraction its pool is sized with, rendered as --mem-fraction-static (fuzz33 item 3)
+            details["mem_fraction_static"] = sglang_mem_fraction(gpu.memory_bytes, shape.par, spec.mem_fraction_static)
     else:  # vLLM --max-num-batched-tokens: its profiling run reserves memory for that many tokens
         details["max_num_batched_tokens"] = budget
     if shape.par.ep > 1:

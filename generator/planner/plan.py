@@ -215,6 +215,9 @@ class DeploymentPart(NamedTuple):
     memory_per_gpu: dict[str, int]
     weights_bytes: int
     kv_cache_tokens_per_replica: int
+    #: SGLang's --mem-fraction-static the part is sized with (the one given, else SGLang's default for the memory it
+    #: sees); None (left out of ``spec.json``): vLLM.
+    mem_fraction_static: float | None = None
 
 
 class DeploymentPlan(NamedTuple):
@@ -262,6 +265,16 @@ class DeploymentPlan(NamedTuple):
     def max_num_batched_tokens_in(self, pool: str) -> int | None:
         """The tokens a forward pass of this deployment's replicas in ``pool`` runs; None for a training job or SGLang."""
         tokens = self._serving_figure_in(pool, "max_num_batched_tokens")
+        return None if tokens is None else int(tokens)
+
+    def mem_fraction_static_in(self, pool: str) -> float | None:
+        """SGLang's ``--mem-fraction-static`` this deployment's replicas in ``pool`` are sized with; None for vLLM."""
+        fraction = self._serving_figure_in(pool, "mem_fraction_static")
+        return None if fraction is None else float(fraction)
+
+    def kv_cache_tokens_per_replica_in(self, pool: str) -> int | None:
+        """The KV tokens one replica of this deployment in ``pool`` holds; None for a training job."""
+        tokens = self._serving_figure_in(pool, "kv_cache_tokens_per_replica")
         return None if tokens is None else int(tokens)
 
     def max_num_seqs_in(self, pool: str) -> int | None:
@@ -432,5 +445,6 @@ _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
         (Pool, "shares_per_gpu"),
         (Pool, "gpu_sharing"),
         (Pool, "min_nodes"),
+        (DeploymentPart, "mem_fraction_static"),
     }
 )

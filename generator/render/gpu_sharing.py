@@ -15,6 +15,7 @@ from generator.catalog import gpus, mig_profile_specs, software
 from generator.errors import InputError
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.env import to_yaml
+from generator.render.whole_gpu_reasons import whole_gpu_reasons
 from generator.workload.models import GpuSharing, Workload
 from generator.workload.sharing import mig_problem
 
@@ -139,7 +140,7 @@ def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = Fal
             "keeps whole GPUs (gpu-sharing-whole-gpus)",
             "kubernetes.gpu_sharing",
         )
-        return [asked, _whole_gpus_finding(whole, sharing)]
+        return [asked, _whole_gpus_finding(plan, whole, sharing)]
     findings = [
         Finding(
             "info",
@@ -161,7 +162,7 @@ def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = Fal
             )
         )
     if whole:
-        findings.append(_whole_gpus_finding(whole, sharing))
+        findings.append(_whole_gpus_finding(plan, whole, sharing))
     if sharing.strategy == "mig" and plan.provider == "azure":
         findings.append(
             Finding(
@@ -177,14 +178,14 @@ def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = Fal
     return findings
 
 
-def _whole_gpus_finding(whole: list[str], sharing: GpuSharing) -> Finding:
-    """The pools that keep whole GPUs under the sharing asked, and why a pool may."""
+def _whole_gpus_finding(plan: Plan, whole: list[str], sharing: GpuSharing) -> Finding:
+    """The pools that keep whole GPUs under the sharing asked, and why each does (:mod:`~.whole_gpu_reasons`)."""
+    pools = {pool.name: pool for pool in plan.pools}
+    why = ". ".join(f"In {name}, {'; '.join(whole_gpu_reasons(plan, pools[name], sharing))}" for name in whole)
     return Finding(
         "info",
         "gpu-sharing-whole-gpus",
-        f"pool(s) {', '.join(whole)} keep whole GPUs (no {sharing.strategy}): a pod there takes several GPUs "
-        "(tensor or pipeline parallel), runs a training job, or does not fit its share (gpu-share-too-small), "
-        "and shared GPUs could hand one pod slices of one GPU",
+        f"pool(s) {', '.join(whole)} keep whole GPUs (no {sharing.strategy}). {why}",
         "kubernetes.gpu_sharing",
     )
 

@@ -128,3 +128,24 @@ def pod_memory_fraction(gpu_memory_utilization: float, sharing: GpuSharing | Non
     if sharing is None or sharing.strategy != "time-slicing":
         return gpu_memory_utilization
     return round(gpu_memory_utilization / (sharing.replicas_per_gpu or 1), 4)
+
+
+#: Sharing strategies whose pods do not see their share as the memory free when they start (time-slicing: the whole
+#: GPU, less what the pods started before took; MPS: its client limit, or the GPU where a client is not limited).
+CAPPED_POOL_STRATEGIES = ("time-slicing", "mps")
+
+
+def sglang_pool_capped(sharing: GpuSharing | None) -> bool:
+    """Whether an SGLang pod in ``sharing`` is also given ``--max-total-tokens``: its pool as sized, whatever it sees.
+
+    SGLang's ``--mem-fraction-static`` is the share of the memory *free when it starts* that its weights and KV pool
+    take, the rest being left to activations and CUDA graphs (``total`` in :mod:`generator.sizing.sglang_kv`); vLLM's
+    ``--gpu-memory-utilization`` is a share of the GPU's *total* memory that holds everything. On a time-sliced GPU the
+    first SGLang pod would take that fraction of the whole GPU and those started after it a fraction of what is left,
+    so no fraction gives each pod its share (split like vLLM's, the pods after the first get a smaller pool than
+    planned or none). The fraction the replica is sized with, over the share's memory, reaches the planned pool on any
+    pod that finds its share free; ``--max-total-tokens`` (a cap on the pool's tokens, SGLang's ``min`` with what it
+    profiles) holds a pod that finds more free at the planned pool, so that its neighbours find their shares free.
+    Under MPS the cap also holds a pod whose client limit SGLang's free-memory reading does not show.
+    """
+    return sharing is not None and sharing.strategy in CAPPED_POOL_STRATEGIES

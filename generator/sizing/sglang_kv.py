@@ -84,6 +84,13 @@ def sglang_default_mem_fraction_static(gpu_memory_bytes: int, tp: int = 1, pp: i
     return round((gpu_mib - reserved_mib) / gpu_mib, 3)
 
 
+def sglang_mem_fraction(gpu_memory_bytes: int, par: Parallelism, mem_fraction_static: float | None = None) -> float:
+    """The ``--mem-fraction-static`` a replica runs with: the one given, else SGLang's default for the GPU's memory."""
+    if mem_fraction_static is not None:
+        return mem_fraction_static
+    return sglang_default_mem_fraction_static(gpu_memory_bytes, par.tp, par.pp)
+
+
 class SglangCapacity(NamedTuple):
     """SGLang's KV capacity on one GPU: the fraction used, its pool, and the planner's capacity view of it."""
 
@@ -108,11 +115,7 @@ def sglang_capacity(
     load after it. Each token costs every layer's K and V, sliding-window layers included.
     """
     check_sized_use(arch, "sglang")  # SGLang keeps linear-attention states in a mamba pool of its own, not modelled
-    fraction = (
-        mem_fraction_static
-        if mem_fraction_static is not None
-        else sglang_default_mem_fraction_static(gpu_memory_bytes, par.tp, par.pp)
-    )
+    fraction = sglang_mem_fraction(gpu_memory_bytes, par, mem_fraction_static)
     free_before = max(0, gpu_memory_bytes - runtime_bytes)
     pool = sglang_kv_pool(arch, kv_bits, free_before, free_before - weights_per_gpu_bytes, fraction, par)
     budget = int(free_before * fraction)

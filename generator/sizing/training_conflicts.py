@@ -40,11 +40,12 @@ def training_conflicts(
 
     Fields: ``precision``, ``framework``, ``zero_stage``, ``offload_params`` (parameter offload is ZeRO-3's: FSDP's
     ``CPUOffloadPolicy`` on a fully sharded model, DeepSpeed's ``offload_param`` at stage 3), ``optimizer_in_backward``,
-    ``activation_offload``, ``offload_optimizer`` and ``optimizer``. Optimizer offload at ZeRO-0 is refused only over
-    several data-parallel ranks: it also stands for bitsandbytes' paged optimizers (8-bit states paged to host RAM, at
-    ZeRO-0 on one GPU: torchtune's single-device recipes), so neither an 8-bit optimizer nor stage 0 on one GPU
-    contradicts it. The layout's degrees (``pipeline_parallel``, ``expert_parallel``, ``accumulation_steps``) are
-    checked where given: by the estimate and the sizing, and by the planner's search before it sizes a layout.
+    ``activation_offload``, ``offload_optimizer`` and ``optimizer``. Optimizer offload at ZeRO-0 is refused over
+    several data-parallel ranks, and under DeepSpeed on any number: elsewhere it also stands for bitsandbytes' paged
+    optimizers (8-bit states paged to host RAM, at ZeRO-0 on one GPU: torchtune's single-device recipes), so neither an
+    8-bit optimizer nor stage 0 on one GPU contradicts it. The layout's degrees (``pipeline_parallel``,
+    ``expert_parallel``, ``accumulation_steps``) are checked where given: by the estimate and the sizing, and by the
+    planner's search before it sizes a layout.
     """
     profile = framework_profile(framework) if framework is not None else None
     out = _precision_conflicts(method, profile, base_precision)
@@ -71,8 +72,12 @@ def training_conflicts(
                 f"ZeRO-{zero_stage}: give zero_stage 3 (--zero 3) or leave the parameter offload out",
             )
         )
+    deepspeed = profile is not None and profile.name == "deepspeed"
     if zero_stage == 0 and offload_optimizer and data_parallel is not None and data_parallel > 1:
         out.append(("offload_optimizer", OPTIMIZER_OFFLOAD_AT_ZERO_0.format(dp=data_parallel)))
+    elif zero_stage == 0 and offload_optimizer and deepspeed:
+        # DeepSpeed's rule is the stage's, whatever the GPU count (fuzz33 item 8: one GPU was sized as offloaded)
+        out.append(("offload_optimizer", DEEPSPEED_OFFLOAD_AT_ZERO_0))
     out += _technique_conflicts(profile, optimizer_in_backward, accumulation_steps, activation_offload, checkpointing)
     if optimizer_in_backward and method in ("lora", "qlora") and profile is not None and profile.name == "torchtune":
         out.append(("optimizer_in_backward", TORCHTUNE_LORA_IN_BACKWARD))
@@ -155,6 +160,15 @@ OPTIMIZER_OFFLOAD_AT_ZERO_0 = (
     "optimizer offload over {dp} data-parallel ranks is ZeRO-Offload, which DeepSpeed runs at ZeRO stage 1, 2 or 3 "
     "(offload_optimizer is 'Valid for ZeRO stage 1, 2, 3'); at ZeRO-0 each rank would keep the whole optimizer in host "
     "RAM: give zero_stage 1-3 (--zero 1), or leave zero_stage out"
+)
+
+#: Under ``framework: deepspeed`` optimizer offload is its ``offload_optimizer``, refused at ZeRO-0 on any number of
+#: GPUs (the same source as :data:`OPTIMIZER_OFFLOAD_AT_ZERO_0`; a paged 8-bit optimizer on one GPU is bitsandbytes',
+#: which DeepSpeed's config does not set).
+DEEPSPEED_OFFLOAD_AT_ZERO_0 = (
+    "DeepSpeed's optimizer offload is ZeRO-Offload, which DeepSpeed runs at ZeRO stage 1, 2 or 3 (offload_optimizer "
+    "is 'Valid for ZeRO stage 1, 2, 3'), on one GPU as on several: give zero_stage 1-3 (--zero 1), or leave zero_stage "
+    "out"
 )
 
 

@@ -85,6 +85,7 @@ def training_setting_errors(doc: Document, i: int, spec: TrainingSpec) -> list[I
         activation_offload=spec.activation_offload,
         checkpointing=spec.gradient_checkpointing,
         optimizer=spec.optimizer,
+        offload_optimizer=bool(spec.offload_optimizer),  # data parallel unknown: refused here under DeepSpeed only
     )
     errors += [InputError(why, doc.locate((*at, field))) for field, why in conflicts]
     return errors
@@ -209,14 +210,7 @@ def inference_limit_errors(doc: Document, i: int, spec: InferenceSpec, model: Re
     request = spec.avg_input_tokens + (0 if spec.pooling else spec.avg_output_tokens)
     if request > spec.max_context_tokens:
         where = _first_given(doc, ((*at, "avg_input_tokens"), (*at, "avg_output_tokens"), (*at, "max_context_tokens")))
-        counted = "avg_input_tokens" if spec.pooling else "avg_input_tokens + avg_output_tokens"  # pooling: no output
-        errors.append(
-            InputError(
-                f"{counted} ({request:,}) exceeds max_context_tokens "
-                f"({spec.max_context_tokens:,}): an average request would not fit its context window",
-                doc.locate(where),
-            )
-        )
+        errors.append(InputError(_request_over_window(doc, at, spec, request), doc.locate(where)))
     seen: dict[str, str] = {}
     for j, name in enumerate(spec.allowed_precisions):
         canonical = WEIGHT_FORMAT_ALIASES.get(name, name)
@@ -249,6 +243,26 @@ def inference_limit_errors(doc: Document, i: int, spec: InferenceSpec, model: Re
             )
         )
     return errors
+
+
+def _request_over_window(doc: Document, at: Path, spec: InferenceSpec, request: int) -> str:
+    """An average request longer than the context window, each count said as given or as the default it fell back to.
+
+    fuzz33 item 11: a default the user never wrote was quoted as theirs ("avg_input_tokens (1,000) exceeds ...").
+    """
+    counted = {"avg_input_tokens": spec.avg_input_tokens}
+    if not spec.pooling:  # a pooling request has no output
+        counted["avg_output_tokens"] = spec.avg_output_tokens
+    defaults = [name for name in counted if not given_in(doc, (*at, name))]
+    window = f"max_context_tokens ({spec.max_context_tokens:,}): an average request would not fit its context window"
+    if not defaults:
+        return f"{' + '.join(counted)} ({request:,}) exceeds {window}"
+    terms = " + ".join(
+        f"{name} (default {value:,}, not given)" if name in defaults else f"{name} ({value:,})" for name, value in counted.items()
+    )
+    total = f" = {request:,}" if len(counted) > 1 else ""
+    give = f"; give {' and '.join(defaults)}" if len(defaults) == len(counted) else ""  # the window alone is the user's
+    return f"{terms}{total} exceeds {window}{give}"
 
 
 def prompt_tail_errors(doc: Document, i: int, spec: InferenceSpec, *, fixed: bool) -> list[InputError]:
