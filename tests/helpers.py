@@ -17,6 +17,8 @@ from ruamel.yaml import YAML
 
 from generator.calculator.cli import main as estimate_main
 from generator.cli import main
+from generator.errors import InputError, MultipleInputError
+from generator.workload import load_workload
 from tests.conftest import REPO
 
 PYYAML: Any = importlib.import_module("yaml")
@@ -34,6 +36,17 @@ deployments:
 hardware:
   gpus: [l40s-48gb]
 """
+
+
+def load_errors(path: Path) -> list[str]:
+    """The located errors loading the workload at ``path`` gives, one message each; none where it loads."""
+    try:
+        load_workload(str(path))
+    except MultipleInputError as exc:
+        return [str(e) for e in exc.errors]
+    except InputError as exc:
+        return [str(exc)]
+    return []
 
 
 def newuser39_services(moe_average: str | None = None) -> str:
