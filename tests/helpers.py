@@ -17,6 +17,8 @@ from ruamel.yaml import YAML
 
 from generator.calculator.cli import main as estimate_main
 from generator.cli import main
+from generator.errors import InputError, MultipleInputError
+from generator.workload import load_workload
 from tests.conftest import REPO
 
 PYYAML: Any = importlib.import_module("yaml")
@@ -33,6 +35,51 @@ deployments:
       requests_per_second: 2
 hardware:
   gpus: [l40s-48gb]
+"""
+
+
+def load_errors(path: Path) -> list[str]:
+    """The located errors loading the workload at ``path`` gives, one message each; none where it loads."""
+    try:
+        load_workload(str(path))
+    except MultipleInputError as exc:
+        return [str(e) for e in exc.errors]
+    except InputError as exc:
+        return [str(exc)]
+    return []
+
+
+def newuser39_services(moe_average: str | None = None) -> str:
+    """The start of newuser39's workloads (a FinOps lead's, buy into a colo rack against rent over 36 months).
+
+    ``version``, ``name`` and ``deployments:`` with its two services: a 70B chat at 10 req/s and a MoE peaking at 30 req/s
+    of 400 output tokens. A test adds its own deployments and ``hardware:``. ``moe_average``: the MoE's
+    ``average_requests_per_second`` as written (None: none), on line 22.
+    """
+    average = "" if moe_average is None else f"\n      average_requests_per_second: {moe_average}"
+    return f"""\
+version: 1
+name: finops
+deployments:
+  - name: chat70
+    model: meta-llama/Llama-3.1-70B-Instruct
+    inference:
+      precision: fp8
+      kv_cache_precision: fp8
+      max_context_tokens: 16384
+      avg_input_tokens: 1500
+      avg_output_tokens: 300
+      requests_per_second: 10
+      slo: {{ttft_p95_ms: 2000, tpot_ms: 50}}
+  - name: moe
+    model: Qwen/Qwen3-30B-A3B
+    inference:
+      precision: fp8
+      max_context_tokens: 16384
+      avg_input_tokens: 1000
+      avg_output_tokens: 400
+      requests_per_second: 30{average}
+      slo: {{ttft_p95_ms: 2000, tpot_ms: 50}}
 """
 
 

@@ -22,38 +22,19 @@ from generator.api import render_file
 from generator.cli import main
 from generator.planner.spread import packed_nodes
 from tests.conftest import SHARED, require_shared
+from tests.helpers import newuser39_services
 
 #: Seconds in the planner's month (730 h): the tokens a month of one request a second, per output token.
 SECONDS_PER_MONTH = 730 * 3600
 
-#: newuser39's workload, two services co-located on bare metal or AWS (its baremetal.yaml / aws.yaml, the training
-#: job left out): the MoE one peaks at 30 req/s of 400 output tokens.
-NEWUSER39 = """\
-version: 1
-name: finops
-deployments:
-  - name: chat70
-    model: meta-llama/Llama-3.1-70B-Instruct
-    inference:
-      precision: fp8
-      kv_cache_precision: fp8
-      max_context_tokens: 16384
-      avg_input_tokens: 1500
-      avg_output_tokens: 300
-      requests_per_second: 10
-      slo: {{ttft_p95_ms: 2000, tpot_ms: 50}}
-  - name: moe
-    model: Qwen/Qwen3-30B-A3B
-    inference:
-      precision: fp8
-      max_context_tokens: 16384
-      avg_input_tokens: 1000
-      avg_output_tokens: 400
-      requests_per_second: 30{average}
-      slo: {{ttft_p95_ms: 2000, tpot_ms: 50}}
-hardware:
-  provider: {provider}
-"""
+
+def newuser39(provider: str, average: str | None = None) -> str:
+    """newuser39's workload on ``provider``: its two services co-located (its baremetal.yaml / aws.yaml, no training job).
+
+    The MoE one peaks at 30 req/s of 400 output tokens and averages ``average`` (None: not given).
+    """
+    return newuser39_services(average) + f"hardware:\n  provider: {provider}\n"
+
 
 #: One 70B service alone on a cloud, peaking at {peak} req/s: its pool has several nodes to scale over.
 ALONE = """\
@@ -103,8 +84,8 @@ def deployment(plan: dict[str, Any], name: str) -> dict[str, Any]:
 @pytest.mark.parametrize("provider", ["baremetal", "aws"])
 def test_newuser39_cost_per_token_at_the_average_is_the_month_over_the_averages_tokens(tmp_path: Path, provider: str) -> None:
     """12 req/s x 400 tokens x 2.628e6 s = 12,614 M tokens a month: the same month over them, beside the peak's figure."""
-    plain = spec_of(render_file(str(write(tmp_path, NEWUSER39.format(average="", provider=provider), "plain.yaml"))))
-    text = NEWUSER39.format(average="\n      average_requests_per_second: 12", provider=provider)
+    plain = spec_of(render_file(str(write(tmp_path, newuser39(provider), "plain.yaml"))))
+    text = newuser39(provider, "12")
     files = render_file(str(write(tmp_path, text)))
     plan = spec_of(files)
     moe, before = deployment(plan, "moe")["details"], deployment(plain, "moe")["details"]
@@ -235,7 +216,7 @@ def test_aws_node_groups_and_karpenter_bound_the_pool_by_the_average_and_the_pea
 
 
 def test_an_average_above_the_peak_is_refused_at_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = write(tmp_path, NEWUSER39.format(average="\n      average_requests_per_second: 31", provider="aws"))
+    path = write(tmp_path, newuser39("aws", "31"))
     with pytest.raises(SystemExit) as exited:
         main(["plan", str(path)])
     err = capsys.readouterr().err
@@ -248,7 +229,7 @@ def test_an_average_above_the_peak_is_refused_at_its_line(tmp_path: Path, capsys
 def test_an_average_of_zero_or_less_is_refused_by_the_schema(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, expected: str
 ) -> None:
-    path = write(tmp_path, NEWUSER39.format(average=f"\n      average_requests_per_second: {value}", provider="aws"))
+    path = write(tmp_path, newuser39("aws", value))
     with pytest.raises(SystemExit) as exited:
         main(["plan", str(path)])
     err = capsys.readouterr().err

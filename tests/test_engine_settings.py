@@ -94,15 +94,22 @@ def test_a_replica_never_counts_on_more_sequences_than_vllm_runs(tmp_path: Path)
 
 
 def test_a_higher_limit_in_the_workload_is_used_and_rendered(tmp_path: Path) -> None:
-    # on a 4090 (vLLM's default is 256 there too): an L4 sustains 0.49 of its tensor peak under a large GEMM, so its
-    # compute, not the 256 sequences, bounds a replica of this 1B model within the SLOs
-    on_4090 = TINY_ON_L4.replace("[l4-24gb]", "[rtx-4090-24gb]")
-    default, raised = (_plan(tmp_path, limit, on_4090)[1] for limit in ("", "\n      max_num_seqs: 1024"))
+    """On an L40S (vLLM's default is 256 there too) at 300 req/s the 256 sequences, not the SLOs, bound a replica of
+    this 1B model: 8 GPUs. At 1,024 a one-GPU replica batches 675 (a pass's 2,048 tokens stop it at 819), so 4 GPUs
+    serve the rate and the plan costs less ($3,490.77 -> $2,099.44 a month).
+
+    (A 4090 at 124 req/s, this test's case before the refit of 2026-12-03, is compute-bound below 256 sequences within
+    the SLOs since; an L4 sustains 0.49 of its tensor peak under a large GEMM, so its compute binds too.)
+    """
+    on_l40s = TINY_ON_L4.replace("[l4-24gb]", "[l40s-48gb]").replace("requests_per_second: 124", "requests_per_second: 300")
+    default, raised = (_plan(tmp_path, limit, on_l40s)[1] for limit in ("", "\n      max_num_seqs: 1024"))
+    assert any("the batch stops at 256 sequences" in r for r in default.deployments[0].reasons)  # the limit binds
     (dep,) = raised.deployments
     assert dep.details["max_num_seqs"] == 1024
-    # since the refit of 2026-12-03 (host_overlap_fraction 0.45) a 4090's replica of this model is compute-bound below
-    # 256 sequences within the SLOs: the higher limit is used and rendered, and never costs a GPU
-    assert raised.totals["gpus"] <= default.totals["gpus"]
+    assert dep.details["batch_per_replica"] > 256
+    # larger batches: fewer GPUs for the same rate, and a cheaper plan
+    assert raised.totals["gpus"] < default.totals["gpus"]
+    assert raised.totals["usd_per_month"] < default.totals["usd_per_month"]
     assert not any("the batch stops at 256" in r for r in dep.reasons)  # the next limit, the tokens a pass, may say so
 
 

@@ -8,11 +8,9 @@ from pathlib import Path
 import pytest
 
 from generator.batch import output_files, render_many
-from generator.errors import InputError, MultipleInputError
 from generator.paths import schema_path
 from generator.sizing.frameworks import FRAMEWORK_ALIASES, FRAMEWORKS, framework_profile
-from generator.workload import load_workload
-from tests.helpers import estimate_json
+from tests.helpers import estimate_json, load_errors
 
 TRAIN = """\
 version: 1
@@ -35,13 +33,7 @@ hardware:
 def errors_of(tmp_path: Path, text: str) -> list[str]:
     path = tmp_path / "w.yaml"
     path.write_text(text, encoding="utf-8")
-    try:
-        load_workload(str(path))
-    except MultipleInputError as exc:
-        return [str(e) for e in exc.errors]
-    except InputError as exc:
-        return [str(exc)]
-    return []
+    return load_errors(path)
 
 
 def test_a_quoted_number_gets_one_error_that_says_to_unquote_it(tmp_path: Path) -> None:

@@ -10,8 +10,9 @@ import pytest
 from generator import catalog
 from generator.api import plan_file
 from generator.calculator.machine import FixedSpec, build_machine, machine_findings
-from generator.errors import InputError, MultipleInputError
+from generator.errors import InputError
 from generator.workload import load_workload
+from tests.helpers import load_errors
 
 RYZEN = {"gpu": "rtx-4090-24gb", "gpu_count": 1, "ram_gib": 64.0, "cpu": "ryzen-9-7950x"}
 
@@ -131,13 +132,7 @@ hardware:
 def custom_errors(tmp_path: Path, gpu: str, count: int, extra: str) -> list[str]:
     path = tmp_path / "k.yaml"
     path.write_text(CUSTOM.format(gpu=gpu, count=count, extra=extra), encoding="utf-8")
-    try:
-        load_workload(str(path))
-    except MultipleInputError as exc:
-        return [str(e) for e in exc.errors]
-    except InputError as exc:
-        return [str(exc)]
-    return []
+    return load_errors(path)
 
 
 @pytest.mark.parametrize(

@@ -316,15 +316,32 @@ hardware:
 """
 
 
-@pytest.mark.parametrize("rps", [9.3, 10])
-def test_the_unpriced_fallback_does_not_buy_a_server_for_each_gpu_it_saves(tmp_path: Path, rps: float) -> None:
+@pytest.mark.parametrize(
+    ("rps", "tp1", "replicas", "idle_gpus"),
+    [
+        # 7 one-GPU replicas of 1.41 req/s suffice: 7 one-GPU servers would save a GPU (the planner runs 4 x TP2)
+        pytest.param(9.3, False, 4, 0, id="7-gpus-suffice"),
+        pytest.param(9.3, True, 7, 1, id="7-gpus-suffice-tp1"),  # pinned to them: 7 GPUs of the 8-GPU server
+        pytest.param(10, False, 8, 0, id="8-gpus-needed"),
+    ],
+)
+def test_the_unpriced_fallback_does_not_buy_a_server_for_each_gpu_it_saves(
+    tmp_path: Path, rps: float, tp1: bool, replicas: int, idle_gpus: int
+) -> None:
     """newuser20 item 4: with no price for an RTX PRO 6000 server, 10 req/s bought 7 one-GPU dual-socket servers
     (10.8 kW) to save one GPU, and 11.5 req/s one 8-GPU server (6.5 kW). Ranked by the power of what is bought,
-    both loads take the one 8-GPU server (11.5 req/s needs more than 8 GPUs since fp4_gemm_efficiency_ratio was refitted
-    at 0.65: 9.3 stands in for it)."""
-    plan = plan_workload(_load(tmp_path, UNPRICED_RTX.format(rps=rps)))
-    assert plan.deployments[0].details["objective_used"] == "power-bought"
-    assert [(p.nodes, p.node.gpus) for p in plan.pools] == [(1, 8)]
+    both loads take the one 8-GPU server.
+
+    Since fp4_gemm_efficiency_ratio was refitted at 0.65 a one-GPU replica sustains 1.41 req/s: 9.3 req/s is the load
+    7 GPUs serve (10 req/s was), and 10 req/s the one that needs all 8 (11.5 req/s was; it now needs more than 8).
+    """
+    pin = "    parallelism: {tp: 1, pp: 1}\n" if tp1 else ""
+    text = UNPRICED_RTX.format(rps=rps).replace("    inference:", f"{pin}    inference:")
+    plan = plan_workload(_load(tmp_path, text))
+    (dep,) = plan.deployments
+    assert dep.details["objective_used"] == "power-bought"
+    assert dep.replicas == replicas
+    assert [(p.nodes, p.node.gpus, p.idle_gpus) for p in plan.pools] == [(1, 8, idle_gpus)]
     assert plan.totals["power_w"] < 7000
 
 

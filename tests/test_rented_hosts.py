@@ -22,32 +22,12 @@ from generator import catalog
 from generator.api import render_file
 from generator.render.markdown import detail_label
 from generator.render.rented import RENTED_GROUP, RENTED_HOSTS
-from tests.helpers import ansible_reader
+from tests.helpers import ansible_reader, newuser39_services
 
 #: The report's /tmp/newuser39/capex200.yaml (a FinOps lead's 3 services, bare metal, capex capped at $200,000).
-CAPEX200 = """\
-version: 1
-name: finops
-deployments:
-  - name: chat70
-    model: meta-llama/Llama-3.1-70B-Instruct
-    inference:
-      precision: fp8
-      kv_cache_precision: fp8
-      max_context_tokens: 16384
-      avg_input_tokens: 1500
-      avg_output_tokens: 300
-      requests_per_second: 10
-      slo: {ttft_p95_ms: 2000, tpot_ms: 50}
-  - name: moe
-    model: Qwen/Qwen3-30B-A3B
-    inference:
-      precision: fp8
-      max_context_tokens: 16384
-      avg_input_tokens: 1000
-      avg_output_tokens: 400
-      requests_per_second: 30
-      slo: {ttft_p95_ms: 2000, tpot_ms: 50}
+CAPEX200 = (
+    newuser39_services()
+    + """\
   - name: lora8b
     model: meta-llama/Llama-3.1-8B
     training:
@@ -63,6 +43,7 @@ hardware:
   provider: baremetal
   max_capex_usd: 200000
 """
+)
 #: Metal3 and Tinkerbell need an owned host to describe: the same workload with an office tower for the LoRA (30
 #: runs a month, so owning beats renting it per run) and nothing to buy ($1,000 capex), so both services rent GH200.
 OWNED_TOWER = """\

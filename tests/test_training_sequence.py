@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from generator.calculator.model_source import resolve_model
-from generator.errors import InfeasibleError, InputError, MultipleInputError
+from generator.errors import InfeasibleError
 from generator.planner import plan_workload
 from generator.planner.training_chain import ChainJob, paced_deadlines
 from generator.workload import load_workload
 from generator.workload.models import TrainingDeployment, TrainingSpec
-from tests.helpers import ansible_reader, call_cli
+from tests.helpers import ansible_reader, call_cli, load_errors
 
 JOB = """\
   - name: {name}
@@ -73,16 +73,6 @@ SERVICE = """\
 """
 
 
-def _errors(path: Path) -> list[str]:
-    try:
-        load_workload(str(path))
-    except MultipleInputError as exc:
-        return [str(e) for e in exc.errors]
-    except InputError as exc:
-        return [str(exc)]
-    return []
-
-
 ERRORS = [
     pytest.param("tune-x", "", "", r"w\.yaml:20:18: deployments\[1\]\.training\.run_after: run_after 'tune-x' names no "
                  r"deployment of this workload \(training deployments: tune-a\); did you mean 'tune-a'\?", id="unknown"),
@@ -103,7 +93,7 @@ def test_run_after_naming_no_other_training_job_is_a_located_error(
     text = path.read_text()
     text = text.replace("      deadline_hours: 8\n", "      deadline_hours: 8\n" + first_extra, 1)
     path.write_text(text.replace("hardware:\n", more + "hardware:\n", 1))
-    errors = _errors(path)
+    errors = load_errors(path)
     assert len(errors) == 1, errors
     assert re.search(message, errors[0]), errors[0]
 
@@ -145,14 +135,14 @@ def test_jobs_of_a_chain_fork_or_pin_different_servers_is_a_located_error(
         head, _, tail = text.partition(old)
         text = head + first + tail.replace(old, second, 1)
     path.write_text(text)
-    errors = _errors(path)
+    errors = load_errors(path)
     assert len(errors) == 1, errors
     assert re.search(message, errors[0]), errors[0]
 
 
 def test_run_after_on_a_fixed_machine_is_a_located_error(tmp_path: Path) -> None:
     fixed = "hardware:\n  provider: baremetal\n  fixed:\n    gpu: rtx-4090-24gb\n    gpu_count: 1\n    ram_gib: 64\n"
-    errors = _errors(_workload(tmp_path, hardware=fixed))
+    errors = load_errors(_workload(tmp_path, hardware=fixed))
     assert any(
         re.search(r"w\.yaml:20:18: deployments\[1\]\.training\.run_after: run_after places a training job on another job's "
                  "servers; hardware.fixed plans no training job", e)
@@ -163,7 +153,7 @@ def test_run_after_on_a_fixed_machine_is_a_located_error(tmp_path: Path) -> None
 def test_a_deadline_after_a_job_of_unknown_hours_is_a_located_error(tmp_path: Path) -> None:
     path = _workload(tmp_path)
     path.write_text(path.read_text().replace("      dataset_tokens: 200000000\n", "", 1))  # tune-a's
-    errors = _errors(path)
+    errors = load_errors(path)
     assert len(errors) == 1, errors
     assert re.search(
         r"w\.yaml:18:23: deployments\[1\]\.training\.deadline_hours: 'tune-a' run\(s\) before this job in its chain "

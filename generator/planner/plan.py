@@ -138,6 +138,10 @@ class Pool(NamedTuple):
     shares_per_gpu: int | None = None
     #: The GPU sharing its GPUs get as deployed (``mig 3g.40gb``, ``time-slicing x4``, ``mps x4``; None: whole GPUs),
     #: part of the pool's identity where the provider cannot change it in place (a GKE node pool's name, Karpenter drift).
+    #: Both fields stay: neither follows from the other alone. The count does not say the strategy or MIG profile
+    #: (``mps x4`` and ``time-slicing x4`` both hold 4), and the planner packs by the count before any render runs
+    #: (the text is the render's, ``generator.render.gpu_sharing.apply_sharing``, which sets it from the workload's
+    #: setting on exactly the pools with a count); ``spec.json`` writes both, so neither can become a property.
     gpu_sharing: str | None = None
     #: On a cloud, the fewest nodes the pool scales down to off-peak: those its services' replicas take at their
     #: ``average_requests_per_second`` (``nodes`` is the peak's); None (left out of ``spec.json``): a fixed size.

@@ -16,8 +16,8 @@ unmatched GPU is unpriced. Billed by the hour (``unit: hour``), a training job o
 job on a cloud (:func:`billed_per_run`); a record billed by the month (``unit: month``) holds the server for the
 month whatever runs, as a reservation does (:func:`paid_by_the_month`): a job's run is then that month over its runs a
 month, and its line says the servers are rented by the month (review 27 item 5). A bare-metal platform priced per
-hour under the workload's ``prices:`` is rented the same way, by the hour (fuzz32 item 2, :func:`rented_at_given_rate`),
-unless the workload owns servers of it.
+hour under the workload's ``prices:`` is rented the same way, by the hour (fuzz32 item 2), unless the workload owns
+servers of it. :func:`rented_on_bare_metal` is that one rule.
 """
 
 from __future__ import annotations
@@ -291,19 +291,23 @@ RENTED_BY_THE_HOUR = (
 )
 
 
-def rented_at_given_rate(wl: Workload, platform_id: str) -> bool:
-    """Whether bare-metal servers of ``platform_id`` are rented by the hour at the workload's ``prices:`` rate.
+def rented_on_bare_metal(wl: Workload, platform: PlatformSpec, gpu_id: str, gpus: int) -> bool:
+    """Whether ``wl``'s bare-metal servers of ``gpus`` x ``gpu_id`` on ``platform`` are rented from a provider.
 
-    fuzz32 item 2: the README says a platform priced per hour under ``prices:`` is rented, not bought (Budgets): on bare
-    metal such a server is the provider's, treated as a catalog rental record billed by the hour is (no capex, no rack,
-    colocation or energy of the user's; a training job on it paid per run). A platform the workload also owns
-    (``hardware.inventory``) is the user's: its rate is their own all-in cost of a server in their rack.
+    The one rule of what is rented rather than bought or owned: such a server is the provider's, in its datacentre
+    (no capex, no rack, circuit, ``max_racks``, colocation or energy of the user's; newuser39 item 3). On a cloud
+    nothing is rented in this sense (its racks are the cloud's; its price is rent anyway): False.
+
+    - Priced under the workload's ``prices:``: rented by the hour (fuzz32 item 2: the README says a platform priced per
+      hour is rented, not bought, Budgets), unless the workload owns servers of the platform (``hardware.inventory``):
+      its rate is then their own all-in cost of a server in their rack.
+    - Else rented where the catalog has only the server's rent (a rental record, e.g. Lambda's on-demand GH200).
     """
-    return (
-        wl.hardware.provider == "baremetal"
-        and platform_id in wl.prices
-        and not any(g.platform_id == platform_id for g in wl.hardware.inventory)
-    )
+    if wl.hardware.provider != "baremetal":
+        return False
+    if platform.id in wl.prices:
+        return not any(g.platform_id == platform.id for g in wl.hardware.inventory)
+    return _catalog_node_cost(platform, gpu_id, gpus, 0, Constants()).rented is not None
 
 
 def node_cost(
@@ -315,7 +319,7 @@ def node_cost(
     """
     if platform.id in wl.prices:
         usd = wl.prices[platform.id]
-        if not rented_at_given_rate(wl, platform.id):
+        if not rented_on_bare_metal(wl, platform, gpu.id, gpus):
             return NodeCost(usd, None, usd * HOURS_PER_MONTH, GIVEN_RATE)
         # fuzz32 item 2: on bare metal an hourly rate is a rental, as a catalog rental record billed by the hour is
         return NodeCost(usd, None, usd * HOURS_PER_MONTH, f"{GIVEN_RATE}{RENTED_BY_THE_HOUR}", rented="hour")
@@ -377,16 +381,6 @@ def _rent_records(platform_id: str, gpu_id: str, gpus: int, region: str | None =
     )
 
 
-def rented_server(platform: PlatformSpec, gpu_id: str, gpus: int) -> bool:
-    """Whether a bare-metal server of ``gpus`` x ``gpu_id`` is rented from a provider (the catalog has only its rent).
-
-    Such a server stands in the provider's datacentre: the workload's racks do not limit it (newuser39 item 3).
-    """
-    if platform.provider != "baremetal":
-        return False
-    return _catalog_node_cost(platform, gpu_id, gpus, 0, Constants()).rented is not None
-
-
 def server_rent(platform_id: str, gpu_id: str, gpus: int) -> PriceRecord | None:
     """The catalog rental record a bare-metal server of ``gpus`` x ``gpu_id`` is rented at (:attr:`Pool.rented`), or None.
 
@@ -400,16 +394,11 @@ def server_rent(platform_id: str, gpu_id: str, gpus: int) -> PriceRecord | None:
 def in_workload_racks(wl: Workload, platform: PlatformSpec, gpu_id: str, gpus: int) -> bool:
     """Whether a node of ``gpus`` x ``gpu_id`` on ``platform`` stands in ``wl``'s racks, so that their limits apply.
 
-    A cloud's racks are its own, as are those of a provider a bare-metal server is rented from (newuser39 item 3);
-    a server the workload prices itself (``prices:``) is rented unless it owns servers of that platform (then its
-    own all-in rate, racked). The candidates' node checks and the early
-    rack checks both ask this (review 27 item 1), as packing does through ``Pool.rented``.
+    A cloud's racks are its own, as are those of a provider a bare-metal server is rented from
+    (:func:`rented_on_bare_metal`). The candidates' node checks and the early rack checks both ask this (review 27
+    item 1), as packing does through ``Pool.rented``.
     """
-    if wl.hardware.provider != "baremetal":
-        return False
-    if platform.id in wl.prices:  # at the workload's hourly rate: rented unless it owns such servers (fuzz32 item 2)
-        return not rented_at_given_rate(wl, platform.id)
-    return not rented_server(platform, gpu_id, gpus)
+    return wl.hardware.provider == "baremetal" and not rented_on_bare_metal(wl, platform, gpu_id, gpus)
 
 
 def fleet_cost(

@@ -40,10 +40,9 @@ Every argument is a plain number or a sizing record so the planner, the estimate
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from generator import catalog
 from generator.catalog.records import CpuSpec, GpuSpec, PlatformSpec
+from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
 from generator.sizing.frameworks import framework_profile
@@ -57,8 +56,7 @@ from generator.sizing.weights import Parallelism, size_weights
 GATHERS_PER_MICRO_BATCH = 2
 
 
-@dataclass(frozen=True)
-class OffloadBytes:
+class OffloadBytes(NamedTuple):
     """Bytes one GPU moves per optimizer step for its CPU offload."""
 
     #: Host to GPU, prefetched behind compute (the parameter shard before each gather).
@@ -84,8 +82,7 @@ class OffloadBytes:
         return self.h2d_bytes + self.d2h_bytes + self.h2d_after_step_bytes + self.d2h_after_step_bytes
 
 
-@dataclass(frozen=True)
-class HostOffload:
+class HostOffload(NamedTuple):
     """:class:`OffloadBytes` and the rates they move at: the GPU's host link and the host's DRAM."""
 
     bytes: OffloadBytes = OffloadBytes()
