@@ -1,6 +1,6 @@
 """The search's shortcuts rank and explain options as the full computation does (a 200-workload render 24.5 -> ~21 s).
 
-A pass ranks an option as the pass before did where sharing servers leaves its candidate as it is
+A pass ranks an option as the pass before did where it finds as many GPUs in use on the option's kind
 (:data:`~generator.planner.candidates.RankingMemo`); an option of one part has its sustained rate without the split's
 general formula; the runner-up reasons key only the options that can be the offer or purchase asked about.
 """
@@ -92,17 +92,21 @@ def test_memoized_keys_are_the_keys_formed_afresh(chat_options: list[Option]) ->
     assert memo
 
 
-def test_an_option_sharing_changes_is_not_kept(chat_options: list[Option]) -> None:
-    """Where the servers shared change an option's candidate, its key is formed for that pass, never kept."""
+def test_a_key_is_kept_under_the_gpus_in_use_on_its_kind(chat_options: list[Option]) -> None:
+    """Sharing changes an option's candidate by the GPUs in use on its own kind alone: its key is kept under them.
+
+    The key kept is the key formed afresh with only those GPUs in use (the other kinds' servers shared or not).
+    """
     changed = 0
     for busy in _busy_states(chat_options)[2:]:
         assert busy is not None
         memo: RankingMemo = {}
         for opt in chat_options:
-            ranking_key(opt, "cost", busy, False, memo=memo)
-            kept = (id(opt), "cost", True, False, False, None) in memo
-            assert kept == (on_shared_servers(opt, busy) is ranking_candidate(opt))
-            changed += not kept
+            key = ranking_key(opt, "cost", busy, False, memo=memo)
+            held = busy.get(opt.busy_kind) or None
+            assert memo[(id(opt), "cost", True, False, False, None, held)] == key
+            assert ranking_key(opt, "cost", {opt.busy_kind: held} if held else {}, False) == key
+            changed += on_shared_servers(opt, busy) is not ranking_candidate(opt)
     assert changed  # a test of the test: some candidates change under sharing
 
 

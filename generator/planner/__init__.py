@@ -1085,8 +1085,9 @@ def _first_ranked(
     """
     if base is None and not form:
         least: tuple[tuple[object, ...], int] | None = None
+        in_use = {kind for kind, gpus in busy.items() if gpus}  # the kinds busy holds: ``busy.get(kind)`` is true
         for i, opt in enumerate(allowed):
-            if any(busy.get(part.busy_kind) for part in opt.pieces) and not fits(opt):
+            if in_use and any(part.busy_kind in in_use for part in opt.pieces) and not fits(opt):
                 continue
             ranked = (key(opt), i)
             if least is None or ranked < least:

@@ -467,7 +467,11 @@ def on_shared_servers(opt: Option, busy_gpus: Mapping[ServerKey, Fraction | int]
 
 def _on_shared(opt: Option, c: Candidate, busy_gpus: Mapping[ServerKey, Fraction | int]) -> Candidate:
     """:func:`on_shared_servers` of the option's ranking candidate ``c``: ``c`` itself where sharing changes nothing."""
-    busy = busy_gpus.get(opt.busy_kind, Fraction(0))
+    return _shared_candidate(opt, c, busy_gpus.get(opt.busy_kind, Fraction(0)))
+
+
+def _shared_candidate(opt: Option, c: Candidate, busy: Fraction | int) -> Candidate:
+    """:func:`_on_shared` given ``busy``, the GPUs in use on the option's kind (``busy_kind``): all it reads of them."""
     if not busy or opt.parts or not opt.shares_servers or c.owned_nodes:
         return c
     per_node = c.gpus_per_node
@@ -510,9 +514,11 @@ def sustained_rps(opt: Option) -> float:
 
 
 #: Ranking keys already formed, by (id of the option, objective, ranked sharing servers, owned servers free, one-GPU
-#: pods): those of options whose candidate the servers shared leave as it is. Ids key it, so whoever holds the memo
-#: holds the options it ranks (an id is not reused while its option lives): one deployment's options, in one plan.
-RankingMemo = dict[tuple[int, str, bool, bool, bool, float | None], tuple[object, ...]]
+#: pods, capex months, the GPUs in use on the option's kind or None): the servers shared change an option's candidate
+#: only by the GPUs in use on its own kind (:func:`_shared_candidate`), so a key formed under them holds wherever they
+#: are the same. Ids key it, so whoever holds the memo holds the options it ranks (an id is not reused while its option
+#: lives): one deployment's options, in one plan.
+RankingMemo = dict[tuple[int, str, bool, bool, bool, float | None, Fraction | int | None], tuple[object, ...]]
 
 
 def ranking_key(
@@ -532,24 +538,23 @@ def ranking_key(
     :func:`on_shared_servers`); None when each deployment is ranked on its own. ``one_gpu_pods``: the GPUs are
     shared between pods (time-slicing or MPS), which only a pod of one GPU can use: on the objective's tie, such a
     layout comes first (fuzz14 item 6: a TP4 replica beat two TP1 at one cost, and the sharing was not rendered).
-    ``memo``: the keys formed before (:data:`RankingMemo`); a pass whose sharing leaves an option's candidate as it
-    is ranks it as the pass before did (most options: another kind's servers are shared, or none yet).
+    ``memo``: the keys formed before (:data:`RankingMemo`); a pass that finds as many GPUs in use on an option's kind
+    as a pass before (most options: another kind's servers are shared, or none yet) ranks it as that pass did.
     ``capex_months``: a price on capex, where the best fleet breaks the capex cap (newuser30 item 8): under ``cost``
     the capex (of the servers the option adds) spread over so many months is added to its cost an hour; 0, or another
     objective, ranks the least capex first, then the objective.
     """
-    if memo is not None and (not busy or not busy.get(opt.busy_kind)):  # sharing leaves its candidate as it is
-        known = memo.get((id(opt), objective, busy is not None, owned_free, one_gpu_pods, capex_months))
+    held = (busy.get(opt.busy_kind) or None) if busy else None  # all sharing reads: the GPUs in use on its kind
+    if memo is not None:
+        at = (id(opt), objective, busy is not None, owned_free, one_gpu_pods, capex_months, held)
+        known = memo.get(at)
         if known is not None:
             return known
     own = ranking_candidate(opt)
-    c = own if busy is None else _on_shared(opt, own, busy)
-    if memo is None or c is not own:
-        return _ranking_key(opt, c, objective, busy is not None, owned_free, one_gpu_pods, capex_months)
-    at = (id(opt), objective, busy is not None, owned_free, one_gpu_pods, capex_months)
-    key = memo.get(at)
-    if key is None:
-        key = memo[at] = _ranking_key(opt, c, objective, busy is not None, owned_free, one_gpu_pods, capex_months)
+    c = own if held is None else _shared_candidate(opt, own, held)
+    key = _ranking_key(opt, c, objective, busy is not None, owned_free, one_gpu_pods, capex_months)
+    if memo is not None:
+        memo[at] = key
     return key
 
 

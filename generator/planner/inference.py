@@ -470,10 +470,11 @@ def replica_shapes(
         if seen is not None:
             seen[key] = known
     found, blocked = known
-    shapes = [ReplicaShape(hw, fmt, *shape, share=share) for shape in found]
-    # each at the margin of the batch it runs (review25 C: a gap's runs differ by batch)
+    # each at the margin of the batch it runs (review25 C: a gap's runs differ by batch); a shape is
+    # (parallelism, memory, KV bits, best point, reason, max_num_seqs): :data:`_GpuShapes`
     arch = model.architecture
-    return [s._replace(margin=planning_margin(spec, hw.gpu, arch, fmt.name, s.max_point.batch)) for s in shapes], list(blocked)
+    margin = functools.partial(planning_margin, spec, hw.gpu, arch, fmt.name)
+    return [ReplicaShape(hw, fmt, *shape, margin=margin(shape[3].batch), share=share) for shape in found], list(blocked)
 
 
 def _layout_spec(spec: InferenceSpec) -> InferenceSpec:

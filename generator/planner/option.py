@@ -52,8 +52,10 @@ class Option(NamedTuple):
         Replicas in shares of GPUs (``kubernetes.gpu_sharing``) fill GPUs of their own: a node's GPUs are all shared or
         all whole (the pool's one device-plugin config or MIG partition), so they are counted apart.
         """
-        platform, gpu, per_node = self.server_kind
-        return (platform, f"{gpu}+shared", per_node) if self.candidate.shares_per_gpu else (platform, gpu, per_node)
+        # :attr:`server_kind` inlined: the ranking of the passes that share servers asks it about a million times
+        c, hw = self.candidate, self.hardware
+        gpu = hw.gpu.id
+        return (hw.platform.id, f"{gpu}+shared" if c.shares_per_gpu else gpu, c.gpus_per_node)
 
     @property
     def gpus_used(self) -> Fraction:
