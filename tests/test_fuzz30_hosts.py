@@ -563,7 +563,9 @@ def test_a_provisioning_setting_no_listed_tool_reads_is_said(
 
 def test_an_ip_address_the_ansible_inventory_reads_is_not_said_unused(tmp_path: Path) -> None:
     """newuser42 item 5: hosts giving only ``ip_address``, no Tinkerbell: it is each host's ``ansible_host``, not unused."""
-    text = EXAMPLE.replace("          netmask: 255.255.255.0\n          gateway: 10.20.0.1\n          boot_disk: /dev/nvme0n1\n", "")
+    text = EXAMPLE.replace(
+        "          netmask: 255.255.255.0\n          gateway: 10.20.0.1\n          boot_disk: /dev/nvme0n1\n", ""
+    )
     path = _write(tmp_path, "w.yaml", text.replace("tools: [tinkerbell, capi]", "tools: [metal3, capi]"))
     found = [f.message for f in unused_setting_findings(load_workload(path).workload) if f.code == "setting-unused"]
     assert found == []

@@ -226,7 +226,9 @@ def _provisioning_findings(wl: Workload) -> list[Finding]:
         names = [name for _, name, _ in hosts]
         shown = ", ".join(names[:8]) + (f" and {len(names) - 8:,} more" if len(names) > 8 else "")
         # an ip_address said unused because Ansible output is not rendered either: name its other reader
-        also = " (and ip_address as the Ansible inventory's ansible_host, with outputs: ansible)" if "ip_address" in fields else ""
+        also = (
+            " (and ip_address as the Ansible inventory's ansible_host, with outputs: ansible)" if "ip_address" in fields else ""
+        )
         out.append(
             Finding(
                 "warning",
