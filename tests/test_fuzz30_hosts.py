@@ -528,10 +528,18 @@ def test_tinkerbell_with_another_provisioner_of_the_hosts_is_refused_at_the_tool
                      [("provisioning.tinkerbell_namespace", "provisioning.tinkerbell_namespace is the namespace of the "
                        "Tinkerbell Hardware, read only with provisioning.tools tinkerbell; with tools [metal3, capi] it has "
                        "no effect: remove it, or add the tool"),
-                      ("hardware.inventory[0].hosts[0]", "ip_address, netmask, gateway and boot_disk of owned hosts "
+                      ("hardware.inventory[0].hosts[0]", "netmask, gateway and boot_disk of owned hosts "
                        "(gpu-t01, gpu-t02) are read only for Tinkerbell's Hardware (provisioning.tools: tinkerbell), which "
                        "this workload does not render: they have no effect; remove them, or add tinkerbell")],
                      id="tinkerbell-settings-without-tinkerbell"),
+        # newuser42 item 5: ip_address is the Ansible inventory's ansible_host, so it is unused only without ansible
+        pytest.param("provisioning:\n  tools: [tinkerbell, capi]",
+                     "outputs: [terraform, kubernetes]\nprovisioning:\n  tools: [metal3, capi]",
+                     [("hardware.inventory[0].hosts[0]", "ip_address, netmask, gateway and boot_disk of owned hosts "
+                       "(gpu-t01, gpu-t02) are read only for Tinkerbell's Hardware (provisioning.tools: tinkerbell) (and "
+                       "ip_address as the Ansible inventory's ansible_host, with outputs: ansible), which this workload "
+                       "does not render: they have no effect; remove them, or add tinkerbell")],
+                     id="host-addresses-without-tinkerbell-or-ansible"),
         pytest.param("tools: [tinkerbell, capi]", "tools: [tinkerbell, capi]\n  maas_pool: gpu",
                      [("provisioning.maas_pool", "provisioning.maas_pool is the MAAS resource pool machines are allocated "
                        "from, read only with provisioning.tools maas; with tools [tinkerbell, capi] it has no effect: "
@@ -551,6 +559,18 @@ def test_a_provisioning_setting_no_listed_tool_reads_is_said(
     loaded = load_workload(_write(tmp_path, "w.yaml", EXAMPLE.replace(before, after)))
     found = [(f.path, f.message) for f in unused_setting_findings(loaded.workload) if f.code == "setting-unused"]
     assert sorted(found) == sorted(unused)
+
+
+def test_an_ip_address_the_ansible_inventory_reads_is_not_said_unused(tmp_path: Path) -> None:
+    """newuser42 item 5: hosts giving only ``ip_address``, no Tinkerbell: it is each host's ``ansible_host``, not unused."""
+    text = EXAMPLE.replace(
+        "          netmask: 255.255.255.0\n          gateway: 10.20.0.1\n          boot_disk: /dev/nvme0n1\n", ""
+    )
+    path = _write(tmp_path, "w.yaml", text.replace("tools: [tinkerbell, capi]", "tools: [metal3, capi]"))
+    found = [f.message for f in unused_setting_findings(load_workload(path).workload) if f.code == "setting-unused"]
+    assert found == []
+    inventory = render_file(str(path))["ansible/inventory.yml"]
+    assert "ansible_host: !unsafe '10.20.0.21'" in inventory and "ansible_host: !unsafe '10.20.0.22'" in inventory
 
 
 # --- L7: address fields' schema errors in words -----------------------------------------------------------------------

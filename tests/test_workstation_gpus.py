@@ -163,9 +163,11 @@ def test_estimate_llama_8b_serving_on_an_a6000() -> None:
     assert capacity["gpu_memory_bytes"] == 49140 * MIB == 51_527_024_640
     assert capacity["usable_bytes"] == 46_374_322_176  # vLLM's 0.9 of it, rounded down
     assert (throughput["dense_tflops"], throughput["memory_bandwidth_gb_per_s"]) == (154.8, 768.0)
-    # what the roofline uses: the datasheet's 154.8 scaled by the A6000's measured share over the H100's (review 20 item 6)
-    assert throughput["sustained_tflops"] == round(123.34 * 989 / 794.5, 1)
-    assert throughput["sustained_memory_bandwidth_gb_per_s"] == 768.0
+    # the A6000's measured max-achievable rate (review 20 item 6), not the roofline's 154.8 x (123.34/154.8) / (794.5/989)
+    # normalised to the H100 the efficiencies were fitted on (newuser42 item 9); its bandwidth is unmeasured: its peak
+    # at the H100's measured share of its own (2,970 of 3,350 GB/s)
+    assert throughput["sustained_tflops"] == 123.3
+    assert throughput["sustained_memory_bandwidth_gb_per_s"] == round(768.0 * 2970 / 3350, 1)
 
 
 def test_estimate_llama_8b_lora_on_an_a6000() -> None:

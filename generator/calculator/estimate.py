@@ -1001,11 +1001,14 @@ def _throughput(
         "decode_step_bound": "compute" if step.compute_seconds > step.memory_seconds else "memory bandwidth",
         "dense_tflops": gpu.tflops(acc.compute),
         "memory_bandwidth_gb_per_s": gpu.memory_bandwidth_gb_per_s,
-        # what the roofline applies its efficiencies to: the datasheet scaled by the measured share over the H100's
-        "sustained_tflops": round(acc.dense_tflops, 1),
+        # the dense GEMM rate the GPU is modelled to reach: its measured max-achievable rate where measured (the basis
+        # below), not the rate normalised to the H100 the efficiencies were fitted on, which the roofline applies them to
+        # (newuser42 item 9: an A100's 337.6 beside its 312 dense peak, "measured")
+        "sustained_tflops": round(acc.physical_tflops, 1),
         # measured, borrowed from a measured card of its class, or the reference's share (newuser25 item 2)
         "sustained_tflops_basis": gpu.tensor_rate_basis(),
-        "sustained_memory_bandwidth_gb_per_s": round(acc.memory_bandwidth_gb_per_s, 1),
+        # the same for memory bandwidth: the stream measurement where measured, not the H100-normalised figure
+        "sustained_memory_bandwidth_gb_per_s": round(acc.memory_bandwidth_gb_per_s * gpu.reference_bandwidth_share, 1),
         # the quantized matrices' compute-bound rate where their kernels dequantize in the main loop (review 27 item 3)
         **({"dequantized_in_gemm": rates.to_dict()} if rates is not None else {}),
     }

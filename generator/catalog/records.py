@@ -93,6 +93,13 @@ class GpuSpec(NamedTuple):
     tflops_vs_reference: Mapping[str, float] | None = None
     #: The same for memory bandwidth (1 where either is unmeasured).
     bandwidth_vs_reference: float = 1.0
+    #: The reference GPU's own measured share of its peak, by precision, as ``(precision, share)`` pairs (set by the
+    #: catalog): what turns the rates normalised to it (:meth:`sustained_tflops`) into the rates this GPU is modelled
+    #: to reach (:meth:`physical_tflops`); empty: not set, 1.
+    reference_tflops_shares: tuple[tuple[str, float], ...] = ()
+    #: The reference GPU's measured stream bandwidth over its peak (set by the catalog; 1: not set): the same for
+    #: :attr:`sustained_bandwidth_gb_per_s`.
+    reference_bandwidth_share: float = 1.0
     #: Per-direction bandwidth NCCL / RCCL count on over the scale-up link (after protocol overheads), GB/s; None: not published.
     collective_gb_per_s: float | None = None
     #: All-reduce bus bandwidth the collective library's own test measured over the scale-up link (8 GPUs), GB/s, as
@@ -258,10 +265,42 @@ class GpuSpec(NamedTuple):
                 return peak * scale[name]
         return peak
 
+    def reference_share(self, compute: str) -> float:
+        """The reference GPU's measured share of its peak that :meth:`sustained_tflops` normalised ``compute`` to; 1: none.
+
+        The precision :meth:`sustained_tflops` took its scale from where it took one, else (an unmeasured GPU, assumed to
+        share the reference's) the first of ``compute`` and the 16-bit formats the reference measured.
+        """
+        shares = dict(self.reference_tflops_shares)
+        scale = self.tflops_vs_reference or {}
+        names = (compute, "bf16", "fp16")
+        name = next((n for n in names if n in scale), None) or next((n for n in names if n in shares), None)
+        return shares.get(name, 1.0) if name is not None else 1.0
+
+    def physical_tflops(self, compute: str) -> float | None:
+        """The dense GEMM rate this GPU is modelled to reach in ``compute``, TFLOPS, as output says it.
+
+        Its measured max-achievable rate where it is measured; else its peak times the share it is assumed to have (its
+        class card's, or the reference's). :meth:`sustained_tflops` is this over the reference's share: the rate the
+        efficiencies fitted on the reference apply to, which can exceed the peak (an A100's 337.6 against its 312
+        dense BF16: newuser42 item 9) and is never said as a rate of the GPU.
+        """
+        sustained = self.sustained_tflops(compute)
+        return None if sustained is None else sustained * self.reference_share(compute)
+
     @property
     def sustained_bandwidth_gb_per_s(self) -> float:
         """Memory bandwidth the decode efficiency applies to: the peak, scaled by the measured share over the reference's."""
         return self.memory_bandwidth_gb_per_s * self.bandwidth_vs_reference
+
+    @property
+    def physical_bandwidth_gb_per_s(self) -> float:
+        """The memory bandwidth this GPU is modelled to reach, as output says it, GB/s.
+
+        Its stream measurement where measured, else its peak times the share assumed (its sibling's, or the
+        reference's): :attr:`sustained_bandwidth_gb_per_s` times the reference's share.
+        """
+        return self.sustained_bandwidth_gb_per_s * self.reference_bandwidth_share
 
     def measured_share(self, compute: str) -> float | None:
         """Measured max-achievable GEMM rate over the peak in ``compute`` (bf16 and fp16 stand in for each other)."""
@@ -283,9 +322,16 @@ class GpuSpec(NamedTuple):
         if self.measured_memory_gb_per_s and reference.measured_memory_gb_per_s:
             own_bw = self.measured_memory_gb_per_s / self.memory_bandwidth_gb_per_s
             bandwidth = own_bw / (reference.measured_memory_gb_per_s / reference.memory_bandwidth_gb_per_s)
+        shares = ((c, share) for c in sorted(reference.dense_tflops) if (share := reference.measured_share(c)) is not None)
         return self._replace(
             tflops_vs_reference=scale or None,
             bandwidth_vs_reference=bandwidth,
+            reference_tflops_shares=tuple(shares),
+            reference_bandwidth_share=(
+                reference.measured_memory_gb_per_s / reference.memory_bandwidth_gb_per_s
+                if reference.measured_memory_gb_per_s
+                else 1.0
+            ),
             allreduce_vs_reference=self._allreduce_over(reference),
         )
 

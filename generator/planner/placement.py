@@ -8,9 +8,11 @@ says where only one packing holds them); this is that packing, made explicit, no
 bought and racked: a server, or a rack-scale system whose compute trays are its hosts, one NVLink domain):
 
 - the widest replicas first; one wider than a node takes whole nodes of its own (the engine launched multi-node);
-- one that fits a host goes to the first host with as many GPUs free, on its lowest free GPUs (a TP4 replica gets
-  GPUs 0-3 or 4-7 of an 8-GPU host: power-of-two widths stay aligned); a service with ``min_replicas`` of 2 or more
+- one that fits a host goes to the first host with as many GPUs free; a service with ``min_replicas`` of 2 or more
   to the host holding the fewest of its replicas among those with room (the plan spreads it: ``spread.py``);
+- once every host's replicas are known (after a spread service's replica moved between hosts), each host's are laid
+  out on its GPUs widest first, each on the first free block aligned to its width (a TP4 replica gets GPUs 0-3 or
+  4-7 of an 8-GPU host, a TP2 one 0-1 or 2-3 of a 4-GPU one), TP1 replicas on the GPUs left (``gpu_block``);
 - one wider than a host (a rack-scale system's tray) takes the lowest free GPUs of the first node with room, over
   as many of its trays as that takes: a replica never spans two nodes it fits one of (fuzz29 item 3: replica 5 of
   a TP4 x PP4 service ran on trays of two NVL72 racks), and trays are shared GPU by GPU as the planner counts them
@@ -112,18 +114,12 @@ def pool_placement(deployments: Sequence[DeploymentPlan], pool: Pool, spread: fr
         free[node] = sorted([*free[node], *(first * per_host + g for g in replica.gpus)])
 
     def take(host: int, replica: HostReplica) -> None:
-        """Put ``replica`` on ``host``: on a free block aligned to its width where one is, else the lowest free GPUs."""
+        """Put ``replica`` on ``host`` (which GPUs there: :func:`_lay_out`, once every host's replicas are known)."""
         node, first = divmod(host, per_node)
-        width, base = len(replica.gpus), first * per_host
-        room = on_host(host)
-        aligned = [
-            block
-            for start in range(0, per_host - width + 1, width)
-            if set(block := list(range(base + start, base + start + width))) <= set(room)
-        ]
-        taken = aligned[0] if aligned else room[:width]
-        free[node] = [g for g in free[node] if g not in taken]
-        placed[host].append(replica._replace(gpus=tuple(g - base for g in taken)))
+        base = first * per_host
+        taken = gpu_block([g - base for g in on_host(host)], len(replica.gpus), per_host)
+        free[node] = [g for g in free[node] if g - base not in taken]
+        placed[host].append(replica._replace(gpus=tuple(taken)))
 
     # a spread service the greedy pass left on one host: one of its replicas moves to another host, swapped there with
     # another service's replica where that host has no room (review25 G: four TP2 replicas filled the one host with
@@ -157,9 +153,42 @@ def pool_placement(deployments: Sequence[DeploymentPlan], pool: Pool, spread: fr
             release(other, swap)
             take(other, moving)
             take(home, swap)
-    for replicas_on in placed:
-        replicas_on.sort(key=lambda r: (r.gpus, r.deployment, r.replica))
-    return placed
+    sort_key = {(name, number): (negative_width, order) for negative_width, order, name, number in replicas}
+    return [_lay_out(on, per_host, sort_key) for on in placed]
+
+
+def gpu_block(room: Sequence[int], width: int, size: int) -> tuple[int, ...]:
+    """The GPUs of a ``size``-GPU host a ``width``-GPU replica takes among the free ones, ``room``.
+
+    The first free block aligned to its width (a TP2 replica on GPUs 0-1 or 2-3, the pairs a PCIe server puts on one
+    CPU or switch, an SXM board's TP4 on one half), else the first free contiguous block, else the lowest free GPUs.
+    """
+    free = set(room)
+    for step in (width, 1):
+        for start in range(0, size - width + 1, step):
+            if free.issuperset(range(start, start + width)):
+                return tuple(range(start, start + width))
+    return tuple(sorted(free)[:width])
+
+
+def _lay_out(on: list[HostReplica], per_host: int, sort_key: dict[tuple[str, int], tuple[int, int]]) -> list[HostReplica]:
+    """One host's replicas on its GPUs: the widest first, each on the first aligned free block (:func:`gpu_block`).
+
+    The host's share of a replica over several hosts keeps its GPUs (it is laid out across them); the others are laid
+    out afresh, widest first and in deployment order within a width, so that moving a replica between hosts to spread
+    a service (newuser42 item 6: a TP2 replica swapped onto GPUs [1, 3] of a 4-GPU host) leaves no replica on GPUs a
+    narrower one split.
+    """
+    spanning = [r for r in on if r.host_of_replica is not None]
+    room = [g for g in range(per_host) if not any(g in r.gpus for r in spanning)]
+    laid = list(spanning)
+    for replica in sorted(
+        (r for r in on if r.host_of_replica is None), key=lambda r: (*sort_key[(r.deployment, r.replica)], r.replica)
+    ):
+        taken = gpu_block(room, len(replica.gpus), per_host)
+        room = [g for g in room if g not in taken]
+        laid.append(replica._replace(gpus=taken))
+    return sorted(laid, key=lambda r: (r.gpus, r.deployment, r.replica))
 
 
 def hosts_holding(placement: list[list[HostReplica]], name: str) -> int:

@@ -181,8 +181,19 @@ PROVISIONING_READERS = {
     "namespace": (("metal3", "capi"), "the namespace of the Metal3 BareMetalHosts and the Cluster API MachineDeployments"),
     "tinkerbell_namespace": (("tinkerbell",), "the namespace of the Tinkerbell Hardware"),
 }
-#: Host fields only Tinkerbell's Hardware read (the boot MAC and the BMC are Metal3's too).
+#: Host fields only Tinkerbell's Hardware read (the boot MAC and the BMC are Metal3's too), but for
+#: :data:`ANSIBLE_HOST_FIELDS` where Ansible output is rendered.
 TINKERBELL_ONLY_HOST_FIELDS = ("ip_address", "netmask", "gateway", "boot_disk")
+#: Host fields the Ansible inventory also reads: ``ip_address`` is the host's ``ansible_host`` (newuser42 item 5).
+ANSIBLE_HOST_FIELDS = ("ip_address",)
+
+
+def _unused_host_fields(wl: Workload) -> tuple[str, ...]:
+    """The host fields no output of ``wl`` reads: Tinkerbell's alone, less the Ansible inventory's when it is rendered."""
+    if "tinkerbell" in wl.provisioning.tools:
+        return ()
+    read = ANSIBLE_HOST_FIELDS if "ansible" in wl.outputs else ()
+    return tuple(f for f in TINKERBELL_ONLY_HOST_FIELDS if f not in read)
 
 
 def _provisioning_findings(wl: Workload) -> list[Finding]:
@@ -203,25 +214,28 @@ def _provisioning_findings(wl: Workload) -> list[Finding]:
         for field, (readers, what) in PROVISIONING_READERS.items()
         if getattr(settings, field) != getattr(default, field) and not set(readers) & set(settings.tools)
     ]
-    if "tinkerbell" in settings.tools:
-        return out
+    unused = _unused_host_fields(wl)
     hosts = [
         (f"hardware.inventory[{j}].hosts[{k}]", host.name, given)
         for j, group in enumerate(wl.hardware.inventory)
         for k, host in enumerate(group.hosts)
-        if (given := [f for f in TINKERBELL_ONLY_HOST_FIELDS if getattr(host, f) is not None])
+        if (given := [f for f in unused if getattr(host, f) is not None])
     ]
     if hosts:
-        fields = [f for f in TINKERBELL_ONLY_HOST_FIELDS if any(f in given for _, _, given in hosts)]
+        fields = [f for f in unused if any(f in given for _, _, given in hosts)]
         names = [name for _, name, _ in hosts]
         shown = ", ".join(names[:8]) + (f" and {len(names) - 8:,} more" if len(names) > 8 else "")
+        # an ip_address said unused because Ansible output is not rendered either: name its other reader
+        also = (
+            " (and ip_address as the Ansible inventory's ansible_host, with outputs: ansible)" if "ip_address" in fields else ""
+        )
         out.append(
             Finding(
                 "warning",
                 "setting-unused",
                 f"{listed(fields)} of owned hosts ({shown}) are read only for Tinkerbell's Hardware "
-                "(provisioning.tools: tinkerbell), which this workload does not render: they have no effect; remove "
-                "them, or add tinkerbell",
+                f"(provisioning.tools: tinkerbell){also}, which this workload does not render: they have no effect; "
+                "remove them, or add tinkerbell",
                 hosts[0][0],
             )
         )

@@ -73,6 +73,15 @@ class Accelerator(NamedTuple):
     #: The mixed-input kernel the engine runs the dense (non-expert) dequantized matrices with (:func:`dense_dequant_kernel`):
     #: ``machete`` or ``marlin``; "": none dequantized.
     dequant_kernel: str = ""
+    #: The reference GPU's measured share of its peak in ``compute`` (:meth:`GpuSpec.reference_share`): ``dense_tflops``
+    #: and the rates derived from it are normalised to the reference GPU the efficiencies were fitted on, and times this
+    #: are the rates the GPU is modelled to reach, the ones output says (newuser42 item 9); the sizing never reads it.
+    reference_share: float = 1.0
+
+    @property
+    def physical_tflops(self) -> float:
+        """``dense_tflops`` as the GPU is modelled to reach it (its measured max-achievable rate where measured)."""
+        return self.dense_tflops * self.reference_share
 
     @property
     def attention_rate_tflops(self) -> float:
@@ -125,6 +134,7 @@ def accelerator_for(
         scale,
         weights if dequantizes else None,
         dense_dequant_kernel(gpu.architecture, weights) if dequantizes and weights is not None else "",
+        gpu.reference_share(compute),
     )
 
 
@@ -612,7 +622,8 @@ class DequantizedRates(NamedTuple):
 
     #: The weight format dequantized (``int4``, ``mxfp4``, ``nvfp4``, ``fp8``...).
     format: str
-    #: The 16-bit tensor rate the kernels multiply in, TFLOP/s (the accelerator's sustained rate).
+    #: The 16-bit tensor rate the kernels multiply in, TFLOP/s, as the GPU reaches it (:attr:`Accelerator.physical_tflops`;
+    #: this and the rates below are the ones :func:`gemm_seconds` divides by times :attr:`Accelerator.reference_share`).
     rate_tflops: float
     #: Shares of the dense (non-expert, non-head) and routed-expert multiply-adds whose weights are quantized.
     dense_share: float
@@ -678,16 +689,19 @@ def dequantized_rates(arch: Architecture, par: Parallelism, acc: Accelerator, co
         return None
     parts = _gemm_parts(arch, par, acc, consts)
     dense_share, _, expert_share = dequantized_flop_shares(arch, acc.dequantized)
+    physical = acc.reference_share / 1e12  # the rates as the GPU reaches them, not as normalised to the reference's
     return DequantizedRates(
         format=acc.dequantized.name,
-        rate_tflops=parts.peak_flops / 1e12,
+        rate_tflops=parts.peak_flops * physical,
         dense_share=dense_share,
         expert_share=expert_share,
         dense_ratio=dense_dequant_ratio(acc, consts),
         dense_kernel=acc.dequant_kernel or "marlin",
         expert_ratio=consts.dequant_expert_gemm_efficiency_ratio,
-        effective_tflops=(parts.dense_peak_flops or parts.peak_flops) / 1e12,
-        expert_effective_tflops=(parts.expert_peak_flops or parts.peak_flops) / 1e12 if parts.expert_flops_per_token else None,
+        effective_tflops=(parts.dense_peak_flops or parts.peak_flops) * physical,
+        expert_effective_tflops=(
+            (parts.expert_peak_flops or parts.peak_flops) * physical if parts.expert_flops_per_token else None
+        ),
     )
 
 
