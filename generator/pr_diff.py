@@ -43,7 +43,7 @@ from generator.fleet_diff import (
     signed_cell,
     two_places,
 )
-from generator.input_files import MAX_WORKLOAD_BYTES, check_distinct_files, short
+from generator.input_files import MAX_WORKLOAD_BYTES, check_distinct_files, read_text_limited, short
 from generator.named_tuple import NamedTuple
 from generator.pr_set import renamed_files, set_replacements
 from generator.render.md_escape import md_text
@@ -497,13 +497,21 @@ def _a_file_with_text(path: str) -> bool:
     """Whether ``path`` is a regular file (through links) that holds something: an OLD a change may have fixed.
 
     fuzz31 item 11: ``/dev/null``, a FIFO and an empty file were counted as an empty fleet (exit 0) where a missing file
-    or a directory was refused; none is a workload a change fixes.
+    or a directory was refused; none is a workload a change fixes. fuzz33 item 10: nor is a file whose text cannot be
+    read (not UTF-8, or more than a workload file may hold): a binary OLD was counted as an empty fleet where an empty
+    one was refused.
     """
     try:
         info = os.stat(path)
     except (OSError, ValueError):
         return False
-    return stat.S_ISREG(info.st_mode) and info.st_size > 0
+    if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
+        return False
+    try:
+        read_text_limited(path, MAX_WORKLOAD_BYTES, "file")
+    except InputError:
+        return False
+    return True
 
 
 #: Error lines kept for a file that cannot be planned (the CLI prints as many for one failure).

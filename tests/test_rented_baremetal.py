@@ -231,8 +231,12 @@ def test_beside_an_all_in_server_the_pools_carry_what_the_finding_says(tmp_path:
         "name: chat\n", "name: chat2\n    platform: dell-r760\n"
     )
     hardware = "  provider: baremetal\n  gpus: [l40s-48gb]\n" + OWNED_XA
-    by_rack, text = _plan(tmp_path, deployments, hardware + CIRCUITS, ALL_IN)
-    by_kw, _ = _plan(tmp_path, deployments, hardware + "  rack_power_kw: 17.481\n", ALL_IN)
+    # fuzz33 item 1: at $5/h the owned server costs more than a bought one, so the plan buys one at the catalog price
+    # (at the rate, it was "bought" for nothing up front); at $1/h the owned one is used, all-in
+    all_in = "prices: {dell-r760xa: 1}\n"
+    by_rack, text = _plan(tmp_path, deployments, hardware + CIRCUITS, all_in)
+    by_kw, _ = _plan(tmp_path, deployments, hardware + "  rack_power_kw: 17.481\n", all_in)
+    assert sorted((p["owned_nodes"], p["capex_usd"] is None) for p in by_rack["pools"]) == [(0, False), (1, True)]
     assert len(by_rack["racks"]) == 1 and len(by_rack["pools"]) == 2
     bought = next(p for p in by_rack["pools"] if p["capex_usd"])
     rate = Constants().colocation_usd_per_kw_month

@@ -49,14 +49,18 @@ def rack_bill(
 
     Per rack, the contracted kW the billed servers leave undrawn go to their pools, each its share by the kW it draws.
     A pool priced by prices: is all-in (its price holds its own rack space and power): it takes none, and the others
-    are billed as if it were not there, so an all-in server's size never moves the others' bill.
+    are billed as if it were not there, so an all-in server's size never moves the others' bill. Servers bought beyond
+    the owned ones of such a pool are billed like any bought server (:func:`_bought_share`).
     """
     by_name = {p.name: p for p in pools}
     undrawn: dict[str, float] = {}
-    billed_racks, drawn_w, all_in_racks = 0, 0, 0
-    all_in = sorted({n for r in racks for n in r.pools if by_name[n].node.platform_id in priced})
+    billed_racks, all_in_racks = 0, 0
+    drawn_w = 0.0
+    all_in = sorted({n for r in racks for n in r.pools if _bought_share(by_name[n], priced) == 0})
     for rack in racks:
-        own = {n: c * by_name[n].node.power_w for n, c in rack.pools.items() if n not in all_in}
+        own = {
+            n: c * by_name[n].node.power_w * _bought_share(by_name[n], priced) for n, c in rack.pools.items() if n not in all_in
+        }
         rack_w = sum(own.values())
         if not rack_w:
             all_in_racks += 1
@@ -78,6 +82,17 @@ def rack_bill(
         all_in=tuple(all_in),
         all_in_racks=all_in_racks,
     )
+
+
+def _bought_share(pool: Pool, priced: frozenset[str]) -> float:
+    """The share of ``pool``'s servers whose colocation the plan bills.
+
+    All of them, but on a platform priced all-in under ``prices:`` only those bought beyond the owned ones (fuzz33
+    item 1: they are bought at the catalog's purchase price and racked).
+    """
+    if pool.node.platform_id not in priced or pool.nodes == 0:
+        return 1.0
+    return (pool.nodes - pool.owned_nodes) / pool.nodes
 
 
 def billed_per_rack(pools: list[Pool], undrawn: dict[str, float]) -> list[Pool]:

@@ -16,7 +16,7 @@ from generator.planner.candidates import inference_options, ranking_candidate, w
 from generator.planner.option import Option
 from generator.planner.options import Hardware, _refusals, not_sold_new_why, rank
 from generator.planner.plan import Candidate, DeploymentPlan, Finding, Plan, Pool
-from generator.planner.tco import HOURS_PER_MONTH, cost_text
+from generator.planner.tco import HOURS_PER_MONTH, cost_text, rented_at_given_rates
 from generator.sizing.constants import Constants
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
@@ -30,7 +30,7 @@ def unsold_hardware(wl: Workload) -> list[Hardware]:
     if wl.hardware.provider != "baremetal" or not wl.hardware.buy:
         return []
     gpus = catalog.gpus()
-    priced = frozenset(wl.prices)
+    priced = rented_at_given_rates(wl)
     out = []
     for platform in sorted(catalog.platforms().values(), key=lambda p: p.id):
         if platform.provider != "baremetal":

@@ -10,6 +10,7 @@ from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.custom import inventory_server
+from generator.planner.tco import rented_at_given_rates
 from generator.sizing.constants import Constants
 from generator.workload.models import Hardware as HardwareLimits
 from generator.workload.models import Workload
@@ -48,7 +49,7 @@ def allowed_hardware(wl: Workload) -> list[Hardware]:
     """
     # the catalog's records by identity: a record replaced in the catalog's tables forms the list anew
     records = (tuple(map(id, catalog.platforms().values())), tuple(map(id, catalog.gpus().values())))
-    return list(_allowed_hardware(wl.hardware, frozenset(wl.prices), records, colocation_charged(wl)))
+    return list(_allowed_hardware(wl.hardware, rented_at_given_rates(wl), records, colocation_charged(wl)))
 
 
 def colocation_charged(wl: Workload) -> bool:
@@ -71,7 +72,7 @@ def geforce_in_colocation(hw: HardwareLimits, gpu: GpuSpec, colocation: bool) ->
 
 def geforce_left_out(wl: Workload) -> list[str]:
     """The GeForce cards no server is bought with only because colocation is charged (:func:`geforce_in_colocation`)."""
-    hw, priced = wl.hardware, frozenset(wl.prices)
+    hw, priced = wl.hardware, rented_at_given_rates(wl)
     gpus = catalog.gpus()
     return sorted(
         {
@@ -120,7 +121,7 @@ def _refusals(
 ) -> list[str]:
     """Why the workload's hardware section does not allow buying this server kind; empty when it does.
 
-    ``priced``: the platforms the workload prices per hour (``prices:``), which are rented, not bought.
+    ``priced``: the platforms the workload rents at its ``prices:`` rate (:func:`~generator.planner.tco.rented_at_given_rates`).
     ``colocation``: whether what is bought pays colocation (a GeForce card is then bought only where named).
     """
     if not hw.buy:
@@ -164,7 +165,7 @@ def unsold_everywhere_why(wl: Workload, gpu_id: str) -> str | None:
     holders = [p for p in catalog.platforms().values() if p.provider == wl.hardware.provider and gpu_id in p.gpu_ids]
     if gpu is None or wl.hardware.provider != "baremetal" or not holders:
         return None
-    unsold = [why for p in holders if (why := not_sold_new_why(p, gpu, frozenset(wl.prices)))]
+    unsold = [why for p in holders if (why := not_sold_new_why(p, gpu, rented_at_given_rates(wl)))]
     return unsold[0] if len(unsold) == len(holders) else None
 
 

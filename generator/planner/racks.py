@@ -100,10 +100,11 @@ def height_blocked(node: NodeSpec, reserved_units: int | None = None) -> str | N
 def too_tall(pools: list[Pool], reserved_units: int | None = None) -> str | None:
     """Why a pool's node cannot go in a rack once ``reserved_units`` are kept free, or None when every node fits.
 
-    The search drops such layouts (:func:`height_blocked`); this holds servers placed without it (owned ones).
+    The search drops such layouts (:func:`height_blocked`); this holds servers placed without it (owned ones). A pool
+    whose nodes go in no rack of the plan (:func:`racked_nodes`: rented from a provider) is not held (fuzz33 item 6).
     """
     usable = usable_units(reserved_units)
-    for pool in pools:
+    for pool in (p for p in pools if racked_nodes(p)):
         units = taller_than_space(pool.node.kind, pool.node.rack_units, reserved_units)
         if units is not None:
             return (

@@ -9,7 +9,7 @@ from generator import catalog
 from generator.calculator.model_source import COMMIT, hub_source, parse_hub_id
 from generator.planner.plan import Finding
 from generator.words import listed
-from generator.workload.models import ProvisioningSettings, Workload
+from generator.workload.models import Hardware, ProvisioningSettings, Workload
 
 TYPE_CHECKING = False  # typing is not imported at run time (validate's cold start)
 if TYPE_CHECKING:
@@ -170,7 +170,53 @@ def unused_setting_findings(wl: Workload) -> list[Finding]:
     prices = [
         Finding("warning", "setting-unused", f"prices.{p}{why}: remove it", f"prices.{p}") for p, why in sorted(unread.items())
     ]
-    return gke + prices + _provisioning_findings(wl)
+    return gke + prices + _rented_rack_findings(wl) + _provisioning_findings(wl)
+
+
+def all_rented_at_given_rates(wl: Workload) -> tuple[str, ...]:
+    """The platforms ``hardware.platforms`` allows where every one is rented at the workload's ``prices:`` rate; else ().
+
+    On bare metal a platform priced per hour under ``prices:`` that the workload owns none of is rented from a provider
+    (:func:`~generator.planner.tco.rented_at_given_rates`): where every platform allowed is so, and nothing is owned or
+    given (``hardware.fixed``), no server of the plan stands in a rack of the user's or is provisioned by them.
+    """
+    hw = wl.hardware
+    if hw.provider != "baremetal" or hw.fixed is not None or hw.inventory or not hw.platforms:
+        return ()
+    platforms = tuple(sorted({p.lower() for p in hw.platforms}))
+    return platforms if all(p in wl.prices for p in platforms) else ()
+
+
+def _rented_rack_findings(wl: Workload) -> list[Finding]:
+    """Rack limits where every server the plan may use is rented, in a provider's rack (fuzz33 item 7).
+
+    They were accepted without a word while no rack of the plan could hold a server (``0 rack(s)``), as a cloud's are
+    refused. A field at its default is not told apart from one left out; ``rack_power_kw`` is said only where
+    ``rack_circuits`` does not set it.
+    """
+    rented = all_rented_at_given_rates(wl)
+    if not rented:
+        return []
+    hw, default = wl.hardware, Hardware._field_defaults["rack_power_kw"]
+    given = {
+        "rack_power_kw": hw.rack_circuits is None and hw.rack_power_kw != default,
+        "rack_circuits": hw.rack_circuits is not None,
+        "rack_units_reserved": hw.rack_units_reserved is not None,
+        "max_racks": hw.max_racks is not None,
+    }
+    return [
+        Finding(
+            "warning",
+            "setting-unused",
+            f"hardware.{field} describes racks of your own; every platform hardware.platforms allows "
+            f"({', '.join(rented)}) is priced per hour under prices: and none is owned (hardware.inventory), so each "
+            "server is rented from a provider and stands in its racks, in no rack of this plan: it has no effect; "
+            "remove it, or own or buy servers (hardware.inventory, or a platform not priced under prices:)",
+            f"hardware.{field}",
+        )
+        for field, on in given.items()
+        if on
+    ]
 
 
 #: Provisioning settings each read by some tools only: field -> (the tools that read it, what it is to them).

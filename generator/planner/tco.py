@@ -17,7 +17,8 @@ job on a cloud (:func:`billed_per_run`); a record billed by the month (``unit: m
 month whatever runs, as a reservation does (:func:`paid_by_the_month`): a job's run is then that month over its runs a
 month, and its line says the servers are rented by the month (review 27 item 5). A bare-metal platform priced per
 hour under the workload's ``prices:`` is rented the same way, by the hour (fuzz32 item 2), unless the workload owns
-servers of it. :func:`rented_on_bare_metal` is that one rule.
+servers of it: then the rate is its owned servers' all-in cost, and servers beyond them are bought at the catalog's
+purchase price (fuzz33 item 1, :func:`fleet_cost`). :func:`rented_on_bare_metal` is the one rule of what is rented.
 """
 
 from __future__ import annotations
@@ -306,8 +307,26 @@ def rented_on_bare_metal(wl: Workload, platform: PlatformSpec, gpu_id: str, gpus
     if wl.hardware.provider != "baremetal":
         return False
     if platform.id in wl.prices:
-        return not any(g.platform_id == platform.id for g in wl.hardware.inventory)
+        return _rented_at_given_rate(wl, platform.id)
     return _catalog_node_cost(platform, gpu_id, gpus, 0, Constants()).rented is not None
+
+
+def _rented_at_given_rate(wl: Workload, platform_id: str) -> bool:
+    """A bare-metal platform priced under ``prices:`` that the workload owns no server of (:func:`rented_on_bare_metal`)."""
+    return (
+        wl.hardware.provider == "baremetal"
+        and platform_id in wl.prices
+        and not any(g.platform_id == platform_id for g in wl.hardware.inventory)
+    )
+
+
+def rented_at_given_rates(wl: Workload) -> frozenset[str]:
+    """The platforms rented at the workload's ``prices:`` rate: those a server beyond the owned ones is not bought of.
+
+    fuzz33 item 1: an owned platform priced under ``prices:`` buys the servers beyond the owned ones (at the catalog's
+    purchase price), so what forbids buying a server (not sold new, a GeForce card in colocation) holds for it.
+    """
+    return frozenset(p for p in wl.prices if _rented_at_given_rate(wl, p))
 
 
 def node_cost(
@@ -415,22 +434,33 @@ def fleet_cost(
     """Cost of ``nodes`` servers of which ``owned`` are already owned (they cost their running costs only).
 
     ``built`` (the node's CPUs and RAM) lets a comparable-system estimate say how it differs from the node.
+    On a platform the workload owns and prices under ``prices:`` (its own all-in rate, not in
+    :func:`rented_at_given_rates`), the owned servers cost that rate and the servers beyond them are bought at the
+    catalog's purchase price, as on an owned platform it does not price (fuzz33 item 1: they cost nothing up front and passed
+    ``max_capex_usd: 1``).
     """
     bought = nodes - owned
-    if owned == 0 and platform.id not in wl.prices:
+    rate = wl.prices.get(platform.id)
+    # fuzz33 item 1: a bare-metal platform the workload owns and prices buys its servers beyond the owned ones
+    owned_at_rate = rate is not None and wl.hardware.provider == "baremetal" and not _rented_at_given_rate(wl, platform.id)
+    if owned == 0 and (rate is None or owned_at_rate):
         return _catalog_fleet_cost(platform, gpu.id, gpus, power_w, consts, nodes, built, pricing_region(wl))
-    per_node = node_cost(wl, platform, gpu, gpus, power_w, consts, built)
-    if owned == 0 or platform.id in wl.prices:
-        return _times(per_node, nodes)
-    opex, opex_basis = owned_opex_usd_per_month(platform, power_w, consts, owned=True)
-    owned_basis = f"{owned} owned server(s): running costs only, per server ({opex_basis})"
-    if bought == 0:
-        return NodeCost(opex * nodes / HOURS_PER_MONTH, 0.0, opex * nodes, owned_basis)
+    if rate is not None and not (owned_at_rate and bought):
+        return _times(node_cost(wl, platform, gpu, gpus, power_w, consts, built), nodes)
+    if rate is not None:  # fuzz33 item 1: the owned ones at the workload's all-in rate, the rest bought
+        owned_month, owned_basis = rate * HOURS_PER_MONTH * owned, f"{owned} owned server(s) at {GIVEN_RATE}"
+        per_node = _catalog_node_cost(platform, gpu.id, gpus, power_w, consts, built, pricing_region(wl))
+    else:
+        opex, opex_basis = owned_opex_usd_per_month(platform, power_w, consts, owned=True)
+        owned_month, owned_basis = opex * owned, f"{owned} owned server(s): running costs only, per server ({opex_basis})"
+        if bought == 0:
+            return NodeCost(opex * nodes / HOURS_PER_MONTH, 0.0, opex * nodes, owned_basis)
+        per_node = node_cost(wl, platform, gpu, gpus, power_w, consts, built)
     if per_node.usd_per_hour is None or per_node.capex_usd is None or per_node.opex_usd_per_month is None:
         return NodeCost(None, None, None, None, why=f"{bought} server(s) to buy: {per_node.why or 'no purchase price'}")
     capex = per_node.capex_usd * bought
     # the servers bought run at their own opex: a bought tower is racked, an owned one is not (in_colocation)
-    running = opex * owned + per_node.opex_usd_per_month * bought
+    running = owned_month + per_node.opex_usd_per_month * bought
     per_month = capex / consts.amortization_months + running
     basis = f"{owned_basis}; {bought} bought: {per_node.basis}"
     return NodeCost(per_month / HOURS_PER_MONTH, capex, running, basis, per_node.estimated)

@@ -21,7 +21,7 @@ from generator.render.kubernetes import cluster_name, gpu_stacks, is_single_host
 from generator.render.list_prices import CLOUD_PROVIDERS, with_list_price_finding
 from generator.render.markdown import render_markdown
 from generator.render.mirrors import ClusterMirror, cluster_mirror, with_mirror_findings
-from generator.render.provisioning import render_provisioning, with_cluster_api_findings
+from generator.render.provisioning import render_provisioning, with_cluster_api_findings, with_unprovisioned_findings
 from generator.render.rented import SINGLE_HOST_CODE, with_rented_findings
 from generator.render.spec import render_spec
 from generator.render.terraform import render_terraform
@@ -49,6 +49,7 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
     )
     shared = with_eks_findings(with_gke_findings(shared, workload), workload)
     shared = with_cluster_api_findings(with_tinkerbell_findings(shared, workload), workload)
+    shared = with_unprovisioned_findings(shared, workload)  # fuzz33 item 9
     return with_rented_findings(with_mirror_findings(shared, workload), workload)
 
 

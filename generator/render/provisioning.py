@@ -292,6 +292,38 @@ def _host_selector_text(plan: Plan, workload: Workload) -> str:
     )
 
 
+#: The provisioning tools that render for the pools, not for inventory hosts described (Metal3's, Tinkerbell's).
+POOL_TOOLS = ("maas", "capi")
+
+
+def idle_pool_tools(plan: Plan, workload: Workload) -> list[str]:
+    """The pool tools of ``provisioning.tools`` with no host of the plan to provision: every pool is rented whole.
+
+    fuzz33 item 9: ``{"maas_instances": {}}`` and a Cluster API kustomization holding only its namespace were written
+    for a fleet rented from a provider, without a word. Such a tool renders nothing (as a tool renders nothing where it
+    is not named) and :func:`with_unprovisioned_findings` says so.
+    """
+    if plan.provider != "baremetal" or site_pools(plan):
+        return []
+    return [tool for tool in POOL_TOOLS if tool in workload.provisioning.tools]
+
+
+def with_unprovisioned_findings(plan: Plan, workload: Workload) -> Plan:
+    """The plan with ``setting-unused`` at ``provisioning.tools`` where a pool tool has nothing to provision."""
+    idle = idle_pool_tools(plan, workload)
+    if not idle:
+        return plan
+    said = {"maas": "maas (no maas_instance allocation)", "capi": "capi (no Cluster API MachineDeployment)"}
+    message = (
+        f"provisioning.tools {listed([said[t] for t in idle])}: every server of this plan is rented from a provider, "
+        "which provisions it and hands it over by SSH (rented-hosts), so the site has nothing to provision and "
+        f"provisioning/ renders nothing for {'it' if len(idle) == 1 else 'them'}: remove "
+        f"{'it' if len(idle) == 1 else 'them'}, or own or buy servers"
+    )
+    finding = Finding("warning", "setting-unused", message, "provisioning.tools")
+    return plan._replace(findings=sorted_findings([*plan.findings, finding]))
+
+
 def render_provisioning(plan: Plan, workload: Workload) -> dict[str, str]:
     """``provisioning/maas/``, ``provisioning/metal3/`` or ``provisioning/tinkerbell/``, and/or ``provisioning/cluster-api/``."""
     tools = workload.provisioning.tools
@@ -299,6 +331,7 @@ def render_provisioning(plan: Plan, workload: Workload) -> dict[str, str]:
         return {}
     if plan.provider != "baremetal":
         raise InputError(f"provisioning.tools: {', '.join(tools)} provision bare metal, but hardware.provider is {plan.provider}")
+    tools = tuple(t for t in tools if t not in idle_pool_tools(plan, workload))  # nothing to provision (fuzz33 item 9)
     files: dict[str, str] = {}
     if "maas" in tools:
         files["provisioning/maas/variables.tf"] = render_template("terraform/maas.tf.j2", workload=plan.workload)
