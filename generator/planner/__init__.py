@@ -842,14 +842,15 @@ class _Options(NamedTuple):
     by_kind: dict[Kind, list[Option]]
     #: The kinds with an option of ``allowed`` that buys nothing, and None where ``allowed`` has one.
     owned_only: frozenset[Kind | None]
-    #: ``allowed`` sorted by :func:`ranking_key` for each pass that ranks them alike: by the kind a pass keeps the
-    #: services on, the GPUs the services chosen before hold, and the owned servers free. A pass sharing servers, which
-    #: reads only its first choice, keeps that alone, and the order its options take before any servers are shared
-    #: (:class:`_BaseOrder`, by the kind, the owned servers free and the objective).
-    ranked: dict[tuple[object, ...], list[Option] | _BaseOrder | None]
     #: Layouts the pins or the fleet limits dropped (:data:`~generator.planner.blocked.PINNED_OUT`,
     #: :data:`~generator.planner.blocked.OVER_LIMIT`), one record of each reason on each (GPU, platform).
     dropped: list[Blocked]
+    #: ``allowed`` sorted by :func:`ranking_key` for each pass that ranks them alike: by the kind a pass keeps the
+    #: services on, the GPUs the services chosen before hold, and the owned servers free. A pass sharing servers, which
+    #: reads only its first choice, keeps that alone, and the order its options take before any servers are shared
+    #: (:class:`_BaseOrder`, by the kind, the owned servers free and the objective). The last field
+    #: (tests/test_order_search_cache.py replaces it).
+    ranked: dict[tuple[object, ...], list[Option] | _BaseOrder | None]
 
 
 #: Options per deployment index and owned servers still free (with and without those whose idle GPUs a service may take).
@@ -998,10 +999,10 @@ def _choose(
                 said,
                 by_kind,
                 frozenset(owned_only),
-                {},
                 list(dict.fromkeys(dropped)),
+                {},
             )
-        options, blocked, allowed, pinned, objective, said, by_kind, kinds_owned, ranked, dropped = enumerated[state]
+        options, blocked, allowed, pinned, objective, said, by_kind, kinds_owned, dropped, ranked = enumerated[state]
         for k in chain or (i,):
             ruled_out[wl.deployments[k].name] = [*blocked, *dropped]
             objectives[k] = objective
