@@ -22,7 +22,7 @@ from generator.errors import InfeasibleError
 from generator.planner import _fleet_rank, plan_workload
 from generator.planner.candidates import _nearest_owned
 from generator.planner.inference import LayoutBlocked
-from generator.planner.left_free import LeftFreeTrials
+from generator.planner.left_free import LeftFreeTrials, Ranking
 from generator.planner.options import Hardware
 from generator.planner.plan import Plan
 from generator.workload import load_workload
@@ -220,14 +220,15 @@ def test_chosen_ranks_as_the_pinned_alternative(tmp: Path, budget: int | None, p
 def test_left_free_claim_is_verified(tmp: Path) -> None:
     """With both jobs pinned to bought servers the owned server stays free; the embedder could run there.
 
-    The finding says the fleet ranks better by the objective without it: and so it does (18 GPUs bought either way,
-    22 in all with the owned server against 18).
+    The finding says the fleet with it there ranks worse by the objective, with the figures compared: and so it does
+    (18 GPUs bought either way, 22 in all with the owned server against 18).
     """
     plan = _plan(tmp, "gpus", None, tune32="wrx90-workstation", full8="dell-xe7740")
     (free,) = [f.message for f in plan.findings if f.code == "inventory-free"]
     assert free.startswith(
         "1 of 1 owned old-a100 server(s) (4 x a100-pcie-80gb) left free; not used by embed: a layout on them was "
-        "feasible, but the fleet ranks better by the objective without it | chat: "
+        "feasible, but the best fleet the search assembled with it there ranks worse by the objective: 22 GPUs in all "
+        "against 18 GPUs in all for the one chosen | chat: "
     )
     there = _plan(tmp, "gpus", None, tune32="wrx90-workstation", full8="dell-xe7740", embed="old-a100")
     assert (_bought(plan), plan.totals["gpus"]) == (18, 18)
@@ -243,8 +244,24 @@ FEASIBLE = "a layout on them was feasible, but "
     ("built", "floored", "failed", "clause"),
     [
         pytest.param((), False, (), "no fleet the search assembled ran it there", id="untried"),
-        pytest.param((B,), False, (), "the fleet ranks better by the objective without it", id="built-worse-lead"),
-        pytest.param((), True, (), "the fleet ranks better by the objective without it", id="floored"),
+        pytest.param(
+            (B,), False, (),
+            "the best fleet the search assembled with it there ranks worse by the objective: 18 GPUs bought against 17 "
+            "GPUs bought for the one chosen",
+            id="built-worse-lead",
+        ),
+        pytest.param(
+            (), True, (),
+            "every fleet the search formed with it there ranks worse by the objective: at least 19 GPUs bought against "
+            "17 GPUs bought for the one chosen",
+            id="floored",
+        ),
+        pytest.param(
+            (B,), True, (),
+            "the best fleet the search assembled with it there ranks worse by the objective: 18 GPUs bought against 17 "
+            "GPUs bought for the one chosen",
+            id="built-and-floored",
+        ),
         pytest.param(
             (), False, ("over hardware.max_budget_usd_per_month",),
             "no fleet running it there could be planned (over hardware.max_budget_usd_per_month)",
@@ -261,11 +278,11 @@ def test_left_free_clause(built: tuple[Plan, ...], floored: bool, failed: tuple[
     trial = ("embed", OWNED)
     for plan in built:
         trials.record({trial}, plan=plan)
-    trials.record({trial} if floored else set(), floored=True)
+    trials.record({trial} if floored else set(), floor=19.0)
     for why in failed:
         trials.record({trial}, failed=why)
     ranks = {id(A): (17.0, 21.0, 7.0, 4.0, 25884.0), id(B): (18.0, 22.0, 2.0, 5.0, 26539.0)}
-    assert trials.clause(trial, A, lambda p: ranks[id(p)]) == FEASIBLE + clause
+    assert trials.clause(trial, A, Ranking("gpus", lambda p: ranks[id(p)])) == FEASIBLE + clause
 
 
 @pytest.mark.parametrize(
@@ -281,7 +298,7 @@ def test_left_free_tie_on_objective(theirs: tuple[float, ...], tie_break: str) -
     trials = LeftFreeTrials.empty()
     trials.record({("embed", OWNED)}, plan=B)
     ranks = {id(A): (17.0, 21.0, 7.0, 4.0, 25884.0), id(B): theirs}
-    assert trials.clause(("embed", OWNED), A, lambda p: ranks[id(p)]) == (
+    assert trials.clause(("embed", OWNED), A, Ranking("gpus", lambda p: ranks[id(p)])) == (
         f"{FEASIBLE}the fleet ties on the objective without it and has {tie_break}"
     )
 

@@ -29,7 +29,7 @@ from generator.planner.blocked import (
     RUNS_PAST_MONTH,
 )
 from generator.planner.early import early_checks
-from generator.planner.left_free import LeftFreeTrials, checked_left_free
+from generator.planner.left_free import LeftFreeTrials, Ranking, checked_left_free
 from generator.planner.naming import MAX_NODES_PER_POOL
 from generator.planner.nodes import PSU_OVER_CAPACITY
 from generator.planner.options import allowed_hardware
@@ -429,11 +429,11 @@ def _plan_fleet(
     passes: list[_Chosen] = []
     built: set[tuple[int, ...]] = set()  # the options each pass chose, by identity (the passes hold them)
     owned = free_servers(wl)  # the owned servers of each kind, which the floor of a fleet's GPUs bought leaves out
-    made: list[tuple[_Chosen, dict[str, list[Blocked]]]] = []  # each fleet's choices and layouts ruled out
+    made: list[tuple[_Pass, bool]] = []  # each fleet's pass, and whether its services shared servers
     same: dict[int, list[tuple[Option, ...]]] = {}  # the options of each fleet tried, by their candidates' hash
     trials = LeftFreeTrials.empty()  # what became of the fleets running each deployment on owned servers
 
-    def add(chosen: tuple[_Chosen, list[Finding], dict[int, str], dict[str, list[Blocked]]], on: Kind | None) -> None:
+    def add(chosen: _Pass, on: Kind | None, share: bool = False) -> None:
         choices = tuple(id(opt) for _, opt, _ in chosen[0])
         if choices in built:
             return  # a fleet already built: the very same option for every deployment
@@ -447,7 +447,7 @@ def _plan_fleet(
         on_owned = trials.on_owned(wl, chosen[0])
         floor = _fleet_floor(wl, [opt for _, opt, _ in chosen[0]], owned) if fleets else None
         if floor is not None and floor > min(_fleet_rank(wl.objective, f)[0] for f, _ in fleets) + 0.005:
-            trials.record(on_owned, floored=True)
+            trials.record(on_owned, floor=floor)
             return  # worse whatever its pools come to: not assembled
         try:
             fleets.append((build_plan(loaded, consts, *chosen), on))
@@ -455,7 +455,7 @@ def _plan_fleet(
             errors.append(exc)
             trials.record(on_owned, failed=f"over hardware.{exc.limit}" if isinstance(exc, FleetLimitError) else str(exc))
             return
-        made.append((chosen[0], chosen[3]))
+        made.append((chosen, share))
         trials.record(on_owned, plan=fleets[-1][0])
 
     count = len(wl.deployments)
@@ -511,6 +511,7 @@ def _plan_fleet(
                 add(
                     choose(loaded, consts, enumerated, sizes, share=True, order=order, runners_up=runners_up, withheld=withheld),
                     None,
+                    share=True,
                 )
             except InfeasibleError as exc:
                 errors.append(exc)
@@ -521,7 +522,7 @@ def _plan_fleet(
             if among is not None and kind not in among:
                 continue
             try:
-                add(held_to(on=kind), kind)
+                add(held_to(on=kind), kind, share=True)
             except InfeasibleError:
                 continue
         # the largest service on each server kind, the others sharing its idle GPUs or on their own best servers: its
@@ -536,7 +537,7 @@ def _plan_fleet(
             for order in [o for n, o in enumerate(anchored) if o not in anchored[:n]]:
                 ceiling = min(_fleet_rank(wl.objective, f)[0] for f, _ in fleets) if fleets else None
                 try:
-                    add(held_to(on=kind, anchor=True, ceiling=ceiling, order=order), None)
+                    add(held_to(on=kind, anchor=True, ceiling=ceiling, order=order), None, share=True)
                 except InfeasibleError:
                     continue
 
@@ -551,7 +552,7 @@ def _plan_fleet(
         # buys cheaper servers is compared too (newuser27 item 5: a second owned A100 box made the plan $514 dearer)
         for share, order in ((False, None), *(((True, by_size),) if services >= 2 else ())):
             try:
-                add(choose(loaded, consts, enumerated, sizes, share=share, order=order, owned_first=False), None)
+                add(choose(loaded, consts, enumerated, sizes, share=share, order=order, owned_first=False), None, share)
             except InfeasibleError:
                 continue
     owned_kinds = sorted(free_servers(wl))
@@ -571,14 +572,64 @@ def _plan_fleet(
                 add(choose(loaded, consts, enumerated, sizes, share=False, withheld=withheld), None)
             if services >= 2:
                 sharing(withheld_orders, withheld, among)
+
+    def best_at() -> int:
+        objective = _fleet_objective(wl.objective, [f for f, _ in fleets])
+        return min(range(len(fleets)), key=lambda k: _fleet_rank(objective, fleets[k][0]))  # the first of equals wins
+
+    # each deployment of the best fleet moved, the others' choices kept, onto each owned kind and to its best layout
+    # beside them: no pass above keeps the others as they are (newuser42 item 1: the fleet left 4 owned A100 servers
+    # free and bought a $81,719 server for a job one of them ran for $979 a month less); again from a better fleet
+    moved_from: list[int] = []
+    while owned_kinds and fleets and passes and len(moved_from) < MAX_MOVE_ROUNDS and best_at() not in moved_from:
+        moved_from.append(best_at())
+        kept, share = made[moved_from[-1]]
+        runners_up = _RunnersUp.of([[best, *rest] for _, best, rest in passes[0]])
+        chains = _chains_by_job(wl)
+        for moved, to, owned_before in _moves(wl, kept, owned_kinds):
+            members = {k for i in moved for k in chains.get(i, (i,))}
+            order = [*(k for k in range(count) if k not in members), *moved]
+            move = functools.partial(choose, share=share, order=order, runners_up=runners_up, owned_first=owned_before)
+            with contextlib.suppress(InfeasibleError):
+                add(move(loaded, consts, enumerated, sizes, kept=kept, moved=moved, moved_to=to), None, share)
     if not fleets:
         raise _nearest(errors)
     objective = _fleet_objective(wl.objective, [f for f, _ in fleets])
-    at = min(range(len(fleets)), key=lambda k: _fleet_rank(objective, fleets[k][0]))  # the first of equals wins
+    at = best_at()
     best, on_kind = fleets[at]
     # owned servers it leaves free: what the fleets running each deployment there came to (newuser30 item 2)
-    best = checked_left_free(wl, best, *made[at], trials, functools.partial(_fleet_rank, objective))
+    chosen, _ = made[at]
+    ranking, floors = (Ranking(o, functools.partial(_fleet_rank, o)) for o in (objective, wl.objective))
+    best = checked_left_free(wl, best, chosen.chosen, chosen.ruled_out, trials, ranking, floors)
     return best if on_kind is None else _on_one_kind(best, on_kind, fleets[0][0], objective)
+
+
+#: The best fleet's deployments are moved (:func:`_moves`) from at most this many fleets, each better than the last.
+MAX_MOVE_ROUNDS = 4
+
+
+def _moves(wl: Workload, chosen: _Pass, owned_kinds: list[ServerKey]) -> list[tuple[tuple[int, ...], ServerKey | None, bool]]:
+    """The moves tried from a fleet: (deployments re-chosen, the kind the first is held to, owned servers first).
+
+    Each deployment (a chain's first job moves the chain), the others' choices kept: to its best layout beside them
+    (by the objective alone, an owned server at its upkeep), and onto each owned kind it runs no owned server of (its
+    layouts there, those that buy nothing first); where other deployments hold that kind's owned servers, also with
+    those re-chosen after it, owned servers first and by the objective alone (a swap: a service on the owned H100
+    server and a job on a bought one cost $3 a month more than the other way round).
+    """
+    chains = _chains_by_job(wl)
+    heads = [(i, opt) for i, opt, _ in chosen.chosen if chains.get(i, (i,))[0] == i]
+    owned_on = {i: {part.server_kind for part in opt.pieces if part.candidate.owned_nodes} for i, opt in heads}
+    moves: list[tuple[tuple[int, ...], ServerKey | None, bool]] = []
+    for i, _ in heads:
+        moves.append(((i,), None, False))
+        for kind in owned_kinds:
+            if kind in owned_on[i]:
+                continue
+            moves.append(((i,), kind, True))
+            holders = tuple(k for k, _ in heads if k != i and kind in owned_on[k])
+            moves += [((i, *holders), kind, first) for first in (True, False) if holders]
+    return moves
 
 
 def _fleet_objective(objective: str, plans: list[Plan]) -> str:
@@ -731,6 +782,20 @@ def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
 
 #: Each deployment's index, chosen option and runners-up, in the workload's order.
 _Chosen = list[tuple[int, "Option", list["Option"]]]
+
+
+class _Pass(NamedTuple):
+    """What one pass of :func:`_choose` chose, and what a fleet is assembled from."""
+
+    chosen: _Chosen
+    #: The findings of ranking each deployment's options (each on its ``deployments[i]`` path).
+    findings: list[Finding]
+    #: The objective each deployment's options were ranked by, by index.
+    objectives: dict[int, str]
+    #: The layouts ruled out and why, by deployment name.
+    ruled_out: dict[str, list[Blocked]]
+
+
 #: What a fleet's services may be restricted to: a GPU id, or a server kind.
 Kind = str | tuple[str, str, int]
 
@@ -777,10 +842,14 @@ class _Options(NamedTuple):
     by_kind: dict[Kind, list[Option]]
     #: The kinds with an option of ``allowed`` that buys nothing, and None where ``allowed`` has one.
     owned_only: frozenset[Kind | None]
+    #: Layouts the pins or the fleet limits dropped (:data:`~generator.planner.blocked.PINNED_OUT`,
+    #: :data:`~generator.planner.blocked.OVER_LIMIT`), one record of each reason on each (GPU, platform).
+    dropped: list[Blocked]
     #: ``allowed`` sorted by :func:`ranking_key` for each pass that ranks them alike: by the kind a pass keeps the
     #: services on, the GPUs the services chosen before hold, and the owned servers free. A pass sharing servers, which
     #: reads only its first choice, keeps that alone, and the order its options take before any servers are shared
-    #: (:class:`_BaseOrder`, by the kind, the owned servers free and the objective).
+    #: (:class:`_BaseOrder`, by the kind, the owned servers free and the objective). The last field
+    #: (tests/test_order_search_cache.py replaces it).
     ranked: dict[tuple[object, ...], list[Option] | _BaseOrder | None]
 
 
@@ -804,7 +873,10 @@ def _choose(
     withheld: frozenset[ServerKey] = frozenset(),
     capex: CapexPrice | None = None,
     ranking_keys: RankingMemo | None = None,
-) -> tuple[_Chosen, list[Finding], dict[int, str], dict[str, list[Blocked]]]:
+    kept: _Pass | None = None,
+    moved: tuple[int, ...] = (),
+    moved_to: ServerKey | None = None,
+) -> _Pass:
     """The best option of each deployment in order (owned servers taken as they are chosen), with findings.
 
     ``on``: each service's best option on that GPU or server kind only (a training job keeps its own, and so does a
@@ -818,7 +890,10 @@ def _choose(
     nothing rank first (else by the objective alone, an owned server at its upkeep, so that a fleet leaving some owned
     servers off is planned too); ``withheld``: owned kinds none of whose servers the pass uses; ``capex``: the
     layouts ranked with a price on capex (:class:`CapexPrice`); ``ranking_keys``: the ranking keys formed in the
-    passes so far (:data:`~generator.planner.candidates.RankingMemo`), for the passes that rank an option alike.
+    passes so far (:data:`~generator.planner.candidates.RankingMemo`), for the passes that rank an option alike;
+    ``kept``: a pass whose choices every deployment but those ``moved`` (by index; a chain's first job moves the chain)
+    keeps, with their findings and reasons, those moved chosen last (in ``order``) among the owned servers they leave
+    free, the first of them on ``moved_to`` (a server kind) where given (:func:`_moves`).
     Also returns, by deployment name, the layouts ruled out and why (:class:`Blocked` records).
 
     ``enumerated`` keeps each deployment's options for the owned servers left free, so a second pass
@@ -831,9 +906,9 @@ def _choose(
         inference_options,
         limits_text,
         monthly_spend_usd,
+        over_limit,
         ranking_key,
         up_front_usd,
-        within_limits,
     )
     from generator.planner.inventory import free_servers, take_owned
     from generator.planner.split import split_options
@@ -852,11 +927,30 @@ def _choose(
     chains = _chains_by_job(wl)  # training jobs run one after another on one pool: chosen together, at the first
     held = on  # the kind the services are held to (with ``anchor``, until the first is chosen)
     held_any = on is None  # whether a service was held to it (else the pass plans no fleet of its own)
+    keeps = {k: (opt, rest) for k, opt, rest in kept.chosen} if kept is not None else {}
+
+    def hold(best: Option) -> None:
+        """Mark the servers ``best`` runs on as held: sharing, a service's replicas fill them GPU by GPU (as pools do)."""
+        for part in best.pieces:
+            if share and part.shares_servers:
+                busy[part.busy_kind] = busy.get(part.busy_kind, Fraction(0)) + part.gpus_used
+            else:
+                take_owned(free, (part.candidate,))
+
     for step in order or range(len(wl.deployments)):
         chain = chains.get(step)
         if chain is not None and any(k == chain[0] for k, _, _ in chosen):
             continue  # chosen with an earlier job of its chain
         i = step if chain is None else chain[0]  # a chain is planned as its first job
+        if kept is not None and i not in moved:  # its choice kept, as the pass ``kept`` made it
+            best, rest = keeps[i]
+            for k in chain or (i,):
+                ruled_out[wl.deployments[k].name] = kept.ruled_out[wl.deployments[k].name]
+                objectives[k] = kept.objectives[k]
+            findings += [f for f in kept.findings if f.path == f"deployments[{i}]"]
+            hold(best)
+            chosen += [(k, best, rest) for k in chain or (i,)]
+            continue
         dep = wl.deployments[i]
         model = loaded.models[dep.name]
         service = isinstance(dep, InferenceDeployment)
@@ -877,7 +971,15 @@ def _choose(
 
                 every = training_options(wl, dep, model, consts, found, whole, sizes)
             pinned_options, why_pinned = (every, None) if chain is not None else honour_pins(dep, every)
-            within = [o for o in pinned_options if within_limits(wl, o, _runs_a_month(dep))]
+            # what the pins and the fleet limits drop, as reasons the plan gives (not the infeasible error's)
+            dropped = _dropped(i, dep, every, pinned_options) if chain is None else []
+            within = []
+            for o in pinned_options:
+                broken = broken_limits(wl, o, _runs_a_month(dep))
+                if not broken:
+                    within.append(o)
+                elif not o.parts:
+                    dropped.append(over_limit(wl, o, broken))
             said: list[Finding] = []
             ranked_by = objective_for(wl.objective, within, i, said, pricing_region(wl))
             by_kind: dict[Kind, list[Option]] = {}
@@ -889,11 +991,20 @@ def _choose(
             if any(_buys_nothing(o) for o in within):
                 owned_only.add(None)
             enumerated[state] = _Options(
-                pinned_options, found, within, why_pinned, ranked_by, said, by_kind, frozenset(owned_only), {}
+                pinned_options,
+                found,
+                within,
+                why_pinned,
+                ranked_by,
+                said,
+                by_kind,
+                frozenset(owned_only),
+                list(dict.fromkeys(dropped)),
+                {},
             )
-        options, blocked, allowed, pinned, objective, said, by_kind, kinds_owned, ranked = enumerated[state]
+        options, blocked, allowed, pinned, objective, said, by_kind, kinds_owned, dropped, ranked = enumerated[state]
         for k in chain or (i,):
-            ruled_out[wl.deployments[k].name] = list(blocked)
+            ruled_out[wl.deployments[k].name] = [*blocked, *dropped]
             objectives[k] = objective
         findings += said
         # owned servers first: layouts that buy nothing new, then the objective (owned servers cost only their upkeep);
@@ -906,6 +1017,12 @@ def _choose(
             held_here = held_here if held_here in kinds_owned else None
         if held_here is not None:
             allowed, held_any = by_kind[held_here], True
+        # a deployment moved to a server kind: its options with a part there
+        to = moved_to if moved and i == moved[0] else None
+        if to is not None:
+            allowed = [o for o in allowed if any(part.server_kind == to for part in o.pieces)]
+            if not allowed:
+                raise InfeasibleError(f"deployment '{dep.name}' has no layout on {_kind_text(to)}")
         # the ranking reads the kind, the servers the services chosen before use and the owned ones free, nothing else
         owned_free = bool(free) and owned_first
         ranking = (
@@ -913,6 +1030,7 @@ def _choose(
             None if shared is None else tuple(sorted(shared.items())),
             tuple(sorted(free.items())) if shared else bool(free),
             owned_first,
+            to,
         )
         if ranking not in ranked:
             one_gpu_pods = service and wl.kubernetes.gpu_sharing is not None
@@ -926,7 +1044,7 @@ def _choose(
                 capex_months=capex.months_for(i) if capex is not None else None,
             )
             if shared is not None and runners_up is not None:  # the pass reads its first choice alone
-                base_at = ("shared-base", held_here, owned_free, objective)
+                base_at = ("shared-base", held_here, owned_free, objective, to)
                 fits = functools.partial(_fits_owned, not_bought, free=free, busy=shared, whole=whole)
                 if base_at not in ranked:  # most bases serve one pass (a kind held once): formed on the second
                     ranked[ranking], ranked[base_at] = _first_ranked(allowed, None, shared, by, fits, form=False)
@@ -1034,17 +1152,13 @@ def _choose(
             floor = _fleet_floor(wl, [best], every_owned)
             if ceiling is not None and floor is not None and floor > ceiling + 0.005:
                 raise InfeasibleError(f"deployment '{dep.name}' alone on {_kind_text(on or '')} exceeds the best fleet")
-        for part in best.pieces:  # sharing, a service's replicas fill servers of their kind GPU by GPU (as pools do)
-            if share and part.shares_servers:
-                busy[part.busy_kind] = busy.get(part.busy_kind, Fraction(0)) + part.gpus_used
-            else:
-                take_owned(free, (part.candidate,))
+        hold(best)
         chosen.append((i, best, runners_up.without(i, best) if runners_up else feasible[1:]))
         # every job of a chain holds the chain's option (its own layout is in ``sequence``)
         chosen += [(k, best, chosen[-1][2]) for k in chain or () if k != i]
     if not held_any:
         raise InfeasibleError(f"no service has a feasible layout on {_kind_text(on or '')}")
-    return sorted(chosen, key=lambda c: c[0]), findings, objectives, ruled_out  # in the workload's order
+    return _Pass(sorted(chosen, key=lambda c: c[0]), findings, objectives, ruled_out)  # in the workload's order
 
 
 def _buys_nothing(opt: Option) -> bool:
@@ -1223,6 +1337,29 @@ def _not_bought(wl: Workload, key: ServerKey) -> str | None:
     return next((h.not_bought for h in allowed_hardware(wl) if (h.platform.id, h.gpu.id) == key[:2]), None)
 
 
+def _pins_text(dep: InferenceDeployment | TrainingDeployment) -> str:
+    """The deployment's pins, as ``platform=..., tp=...``."""
+    pin = dep.parallelism
+    return ", ".join(
+        f"{k}={v}" for k, v in (("platform", dep.platform), *((pin._asdict().items()) if pin else ())) if v is not None
+    )
+
+
+def _dropped(
+    index: int, dep: InferenceDeployment | TrainingDeployment, every: list[Option], pinned: list[Option]
+) -> list[Blocked]:
+    """A record of each (GPU, platform) whose layouts the pins of deployment ``index`` all left out.
+
+    newuser42 item 3: a job pinned to the A100 servers was said to leave the owned H100 servers free for want of servers.
+    """
+    from generator.planner.blocked import PINNED_OUT, Blocked
+
+    kept = {(p.gpu_id, p.hardware.platform.id) for o in pinned for p in o.pieces}
+    left = sorted({(p.gpu_id, p.hardware.platform.id) for o in every for p in o.pieces} - kept)
+    why = f"the deployment is pinned to {_pins_text(dep)} (deployments[{index}])"
+    return [Blocked(gpu, platform, PINNED_OUT, why) for gpu, platform in left]
+
+
 def honour_pins(dep: InferenceDeployment | TrainingDeployment, options: list[Option]) -> tuple[list[Option], str | None]:
     """Only the options on the pinned platform with the pinned TP / PP / EP degrees; why none are left, if so."""
     pin = dep.parallelism
@@ -1242,10 +1379,7 @@ def honour_pins(dep: InferenceDeployment | TrainingDeployment, options: list[Opt
     ]
     if kept or not options:
         return kept, None
-    wanted = ", ".join(
-        f"{k}={v}" for k, v in (("platform", dep.platform), *((pin._asdict().items()) if pin else ())) if v is not None
-    )
-    return kept, f"no feasible layout with the pinned {wanted}"
+    return kept, f"no feasible layout with the pinned {_pins_text(dep)}"
 
 
 def _unpriced_label(c: Candidate, owned: frozenset[tuple[str, str]] = frozenset()) -> str:

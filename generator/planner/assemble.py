@@ -12,7 +12,7 @@ from generator.calculator.model_source import ResolvedModel
 from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import GpuSpec, PlatformSpec, acquired
 from generator.errors import FleetLimitError, InfeasibleError, InputError
-from generator.planner.blocked import SHARE_TOO_SMALL, Blocked
+from generator.planner.blocked import OVER_LIMIT, PINNED_OUT, SHARE_TOO_SMALL, Blocked
 from generator.planner.candidates import capex_cap_usd, limits_text, ranking_candidate, shared_gpus_held, sustained_rps
 from generator.planner.capex_scope import capex_excludes_finding
 from generator.planner.colocation import billed_per_rack, colocation_findings, rack_bill
@@ -90,7 +90,7 @@ from generator.planner.racks import (
     racked_nodes,
     too_tall,
 )
-from generator.planner.ruled_out import left_free_message, psu_ruled_out, why_left_free
+from generator.planner.ruled_out import left_free_message, owned_build, psu_ruled_out, why_left_free
 from generator.planner.setting_findings import (
     implausible_setting_findings,
     model_findings,
@@ -799,17 +799,40 @@ def missing_gpu_findings(
         for j, gpu_id in enumerate(given):
             if gpu_id in planned:
                 continue
-            mine = ranked_reasons([b for b in blocked if b.gpu_id == gpu_id])
+            on_gpu = [b for b in blocked if b.gpu_id == gpu_id]
+            mine = ranked_reasons([b for b in on_gpu if b.code not in (PINNED_OUT, OVER_LIMIT)])
             if gpu_id not in offered:
                 why = _not_offered_why(wl, gpu_id)
-            elif not mine:
-                why = f"every layout on it exceeds hardware.{limits_text(wl)}"
-            else:
+            elif mine:
                 why = "; ".join(mine)
+            else:
+                why = _dropped_why(wl, on_gpu)
             findings.append(
                 Finding("info", "gpu-no-layout", f"deployment {name}: no layout on {gpu_id}: {why}", f"hardware.gpus[{j}]")
             )
     return findings
+
+
+def _dropped_why(wl: Workload, blocked: list[Blocked]) -> str:
+    """Why a GPU's layouts, none ruled out by what they are, were left out: the pins, else the fleet limits.
+
+    An unpriced one says so, with the platforms it has no price on (newuser42 item 4: an RTX PRO 6000 server with no
+    purchase price "exceeds hardware.max_capex_usd" of $400,000).
+    """
+    pinned = [b.why for b in blocked if b.code == PINNED_OUT]
+    if pinned:
+        return pinned[0]
+    over = list(dict.fromkeys(b for b in blocked if b.code == OVER_LIMIT))
+    if not over:
+        return f"every layout on it exceeds hardware.{limits_text(wl)}"
+    # one line for each reason, naming the platforms it holds on where several do
+    by_why: dict[str, list[str]] = {}
+    for b in over:
+        by_why.setdefault(b.why, []).append(b.platform_id)
+    return "; ".join(
+        f"on {listed(sorted(set(platforms)))}: {why}" if len(by_why) > 1 or why.startswith("no ") else f"every layout on it {why}"
+        for why, platforms in by_why.items()
+    )
 
 
 def _not_offered_why(wl: Workload, gpu_id: str) -> str:
@@ -1480,7 +1503,8 @@ def _place_on_inventory(
                 )
             )
         if free:
-            why = why_left_free(group.gpu.id, group.platform.id, ruled_out, users, feasible_on.get(group.key, set()))
+            feasible = feasible_on.get(group.key, set())
+            why = why_left_free(group.gpu.id, group.platform.id, ruled_out, users, feasible, build=owned_build(report[-1]))
             findings.append(Finding("info", "inventory-free", left_free_message(report[-1], why), "hardware.inventory"))
     for pool in out:
         bought = pool.nodes - pool.owned_nodes

@@ -27,6 +27,8 @@ class Blocked(NamedTuple):
     excess: float | None = None
     #: The latency targets that layout misses ("ttft", "tpot").
     missed: tuple[str, ...] = ()
+    #: The layout dropped, as the plan names a layout (where ``nodes`` is recorded for owned servers too few).
+    layout: str = ""
 
     @property
     def text(self) -> str:
@@ -38,6 +40,11 @@ class Blocked(NamedTuple):
 POOL_TOO_LARGE = "pool-too-large"
 #: The layout needs more owned servers than are free, and more of them are not bought.
 OWNED_SHORT = "owned-short"
+#: The deployment's pins (``platform``, ``parallelism``) leave the layout out.
+PINNED_OUT = "pinned-out"
+#: The layout alone breaks a fleet limit (max_nodes, the monthly budget, the capex cap), or has no price to hold
+#: against the budget or cap given.
+OVER_LIMIT = "over-limit"
 #: One node draws more than a rack delivers.
 RACK_POWER = "rack-power"
 #: One node is taller than a rack leaves once ``hardware.rack_units_reserved`` are kept.

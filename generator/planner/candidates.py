@@ -14,6 +14,7 @@ from generator.catalog.records import PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.blocked import (
     NO_PACKING,
+    OVER_LIMIT,
     OWNED_SHORT,
     POOL_TOO_LARGE,
     RACK_HEIGHT,
@@ -123,9 +124,17 @@ def layout_option(
         return None
     owned = min(nodes, (free or {}).get((hw.platform.id, hw.gpu.id, gpus_per_node), 0))
     if hw.not_bought and owned < nodes:
-        why = f"{summary} needs {nodes} server{'' if nodes == 1 else 's'}; {owned} owned are free and {hw.not_bought}"
+        builds = owned_of_kind(hw, free)
+        if builds and all(per != gpus_per_node for per, _ in builds):
+            # newuser42 item 3: "32 x dell-xe7740 (1 x h100-pcie-80gb) needs 32 servers; 0 owned are free" of two free
+            # 8-GPU servers: an owned server has its own GPU count, so a layout of another count never runs on it
+            held = listed([f"{n} x {per}-GPU" for per, n in builds], "and")
+            why = f"{summary} is a layout of {gpus_per_node}-GPU servers; the owned {hw.platform.id} free are {held}"
+            why += f", and {hw.not_bought}"
+        else:
+            why = f"{summary} needs {nodes} server{'' if nodes == 1 else 's'}; {owned} owned are free and {hw.not_bought}"
         short = blocked_on(hw, OWNED_SHORT, why)
-        blocked.append(short._replace(gpus_per_node=gpus_per_node, nodes=nodes, owned=owned, pp=shape.par.pp))
+        blocked.append(short._replace(gpus_per_node=gpus_per_node, nodes=nodes, owned=owned, pp=shape.par.pp, layout=summary))
         return None
     node_key = (id(hw), gpus_per_node, needs)
     assembled = seen.get(node_key)
@@ -653,6 +662,28 @@ def broken_limits(wl: Workload, opt: Option, runs: float | None = None) -> list[
         if up_front is None or up_front > cap:
             broken.append("max_capex_usd")
     return broken
+
+
+def over_limit(wl: Workload, opt: Option, broken: list[str]) -> Blocked:
+    """The record of an option dropped for the fleet limits it alone breaks (:func:`broken_limits`).
+
+    An unpriced option breaks a budget or capex cap because it has no price to hold against it, not because it costs
+    more (newuser42 item 4: an unpriced RTX PRO 6000 server "exceeds hardware.max_capex_usd" of $400,000).
+    """
+    c = opt.candidate
+    money = [limit for limit in broken if limit in ("max_capex_usd", "max_budget_usd_per_month")]
+    if c.usd_per_hour is None and money:
+        what = "purchase price" if wl.hardware.provider == "baremetal" else "price"
+        why = (
+            f"no {what} in the catalog (unpriced: specgen catalog purchases), so it cannot be checked against "
+            f"hardware.{listed(money, 'or')}; "
+            "give your rate under prices: (USD per node-hour, keyed by platform"
+            + ("; a server priced so is rented by the hour, not bought" if wl.hardware.provider == "baremetal" else "")
+            + ")"
+        )
+    else:
+        why = f"exceeds hardware.{listed(broken, 'and')}"
+    return Blocked(c.gpu_id, c.platform_id, OVER_LIMIT, why)
 
 
 def within_limits(wl: Workload, opt: Option, runs: float | None = None) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
+from generator.named_tuple import NamedTuple
 from generator.planner.blocked import OWNED_SHORT, Blocked
 from generator.planner.nodes import PSU_OVER_CAPACITY
 
@@ -51,6 +52,38 @@ def _left_free_reason(b: Blocked) -> str:
     )
 
 
+class OwnedBuild(NamedTuple):
+    """The owned servers of one kind, as the plan's inventory report counts them."""
+
+    servers: int
+    gpus_per_server: int
+    #: Those the plan leaves free.
+    free: int
+    #: Why no more of them are bought (None: more may be).
+    not_bought: str | None
+
+
+def _too_few(reasons: Sequence[Blocked], build: OwnedBuild | None) -> str:
+    """Why layouts needing more owned servers than are free were dropped, in terms of the owned build where known.
+
+    The fewest servers of the build's GPU count a layout needed (newuser42 item 3: "32 x dell-xe7740 (1 x
+    h100-pcie-80gb) needs 32 servers; 0 owned are free" was said of two free 8-GPU servers).
+    """
+    if build is None:
+        return reasons[0].why
+    on_build = [r for r in reasons if r.code == OWNED_SHORT and r.gpus_per_node == build.gpus_per_server and r.nodes]
+    if not on_build:
+        return reasons[0].why
+    least = min(on_build, key=lambda r: (r.nodes, r.pp, r.why))
+    per = build.gpus_per_server
+    layout = f", {least.layout}," if least.layout else ""
+    return (
+        f"its smallest layout on {per}-GPU servers{layout} needs {least.nodes} of them ({least.nodes * per} GPUs), and "
+        f"{build.servers} x {per} GPUs ({build.servers * per} in all) are owned, {build.free} free"
+        + (f"; {build.not_bought}" if build.not_bought else "")
+    )
+
+
 def why_left_free(
     gpu_id: str,
     platform_id: str,
@@ -58,13 +91,14 @@ def why_left_free(
     users: Set[str] = frozenset(),
     feasible: Set[str] = frozenset(),
     verdicts: Mapping[str, str] | None = None,
+    build: OwnedBuild | None = None,
 ) -> str:
     """Why the deployments other than ``users`` took no owned server of one kind, or "" where none was dropped there.
 
     Per deployment: of those in ``feasible`` (a layout there was feasible), what the fleet search found of the fleets
     running it there (``verdicts``, by name; :mod:`generator.planner.left_free` checks it), or until it is checked that
-    the fleet ranks better by the objective without it; else what rules the server out (RAM, network, PSU, SLO), else
-    the first layout that needs more servers than are owned and free (more of them are not bought).
+    the fleet ranks better by the objective without it; else what rules the server out (its pins, RAM, network, PSU,
+    SLO), else the fewest servers of the owned ``build`` its layouts need (more of them are not bought).
     """
     unchecked = "a layout on them was feasible, but the fleet ranks better by the objective without it"
     parts = [f"{name}: {(verdicts or {}).get(name, unchecked)}" for name in sorted(feasible - set(users))]
@@ -73,10 +107,15 @@ def why_left_free(
         if name in users or name in feasible or not reasons:
             continue
         server = list(dict.fromkeys(_left_free_reason(r) for r in reasons if r.code != OWNED_SHORT))
-        kept = server[:MAX_REASONS] if server else [reasons[0].why]
+        kept = server[:MAX_REASONS] if server else [_too_few(reasons, build)]
         more = f" (+{len(server) - MAX_REASONS} more)" if len(server) > MAX_REASONS else ""
         parts.append(f"{name}: {'; '.join(kept)}{more}")
     return " | ".join(parts)
+
+
+def owned_build(entry: Mapping[str, Any]) -> OwnedBuild:
+    """The owned build of an owned kind's entry in the plan's inventory report."""
+    return OwnedBuild(entry["owned"], entry["gpus_per_server"], entry["free"], entry["not_bought"])
 
 
 def left_free_message(entry: Mapping[str, Any], why: str) -> str:
