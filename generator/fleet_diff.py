@@ -288,7 +288,18 @@ def _pool_row(pool: dict[str, Any] | None, runs: list[dict[str, Any]]) -> dict[s
         "runs": runs,
     }
     # how its GPUs are shared, where they are (newuser40 item 4: MIG 1g.10gb -> 3g.40gb read "No change to the fleet")
-    return row | ({"gpu_sharing": pool["gpu_sharing"]} if pool.get("gpu_sharing") is not None else {})
+    if pool.get("gpu_sharing") is not None:
+        row["gpu_sharing"] = pool["gpu_sharing"]
+    # the nodes it scales down to at the services' average rate, where it scales (a move of the minimum alone read
+    # "No change to the fleet"); a plan without one is a pool of a fixed size
+    if _number(pool.get("min_nodes")) is not None:
+        row["min_nodes"] = pool["min_nodes"]
+    return row
+
+
+def minimum_nodes(row: dict[str, Any]) -> Any:
+    """The nodes a pool row scales down to: its ``min_nodes``, else (a fixed size) its nodes."""
+    return row.get("min_nodes", row["nodes"])
 
 
 def _pool_usd_per_month(pool: dict[str, Any]) -> float | None:
@@ -1433,6 +1444,9 @@ def _pool_status(p: dict[str, Any]) -> str:
     sharing = [str(side.get("gpu_sharing") or "whole GPUs") for side in (p["old"], p["new"])]
     if p["status"] == "changed" and sharing[0] != sharing[1]:
         return f"changed (GPU sharing {md_text(sharing[0])} → {md_text(sharing[1])})"
+    low = [minimum_nodes(side) for side in (p["old"], p["new"])]
+    if p["status"] == "changed" and low[0] != low[1]:  # the autoscaler's minimum (EKS min_size, GKE autoscaling)
+        return f"changed (minimum nodes {fmt_cell(low[0])} → {fmt_cell(low[1])}, in place)"
     return str(p["status"])
 
 
@@ -1443,10 +1457,21 @@ def _pool_lines(pools: list[dict[str, Any]]) -> list[str]:
         o, n = p["old"], p["new"]
         gpu = n["gpu"] or o["gpu"]
         cells = " | ".join(
-            f"{fmt_cell(o.get(key))} → {fmt_cell(n.get(key))}" for key in ("nodes", "gpus", "power_w", "usd_per_month")
+            f"{_nodes_cell(o, p) if key == 'nodes' else fmt_cell(o.get(key))} → "
+            f"{_nodes_cell(n, p) if key == 'nodes' else fmt_cell(n.get(key))}"
+            for key in ("nodes", "gpus", "power_w", "usd_per_month")
         )
         lines.append(f"| {md_code(p['pool'], cell=True)} | {_pool_status(p)} | {fmt_cell(gpu)} | {cells} |")
     return lines
+
+
+def _nodes_cell(side: dict[str, Any], pool: dict[str, Any]) -> str:
+    """A side's nodes, as the range it scales over (``1–3``) where either side of ``pool`` scales, else the count."""
+    scales = "min_nodes" in pool["old"] or "min_nodes" in pool["new"]
+    low = minimum_nodes(side)
+    if not scales or low == side["nodes"]:
+        return fmt_cell(side["nodes"])
+    return f"{fmt_cell(low)}–{fmt_cell(side['nodes'])}"
 
 
 def _load_text(load: dict[str, Any]) -> str:
