@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from generator.planner.plan import Plan, Pool, RackSpec
+from generator.render.aks_terraform import PATH as AKS_PATH
+from generator.render.aks_terraform import aks_node_pools, render_aks_terraform
 from generator.render.eks import PATH as EKS_PATH
 from generator.render.eks import eks_managed_node_groups
 from generator.render.env import render_template, to_json
@@ -99,7 +101,7 @@ def rack_variables(rack: RackSpec) -> dict[str, Any]:
 
 
 def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
-    """``terraform/variables.tf`` and ``terraform/specgen.auto.tfvars.json``, plus the EKS node groups or GKE node pools."""
+    """``terraform/variables.tf`` and ``.auto.tfvars.json``, plus EKS node groups, GKE node pools or AKS MIG node pools."""
     rented = rented_pools(plan)
     values: dict[str, Any] = {
         "gpu_pools": {
@@ -120,6 +122,9 @@ def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
     if gke is not None:  # the google_container_node_pool arguments, declared in terraform/gke-node-pools.tf
         values.update(gke)
     eks = eks_managed_node_groups(plan) if plan.provider == "aws" else None
+    aks = aks_node_pools(plan, workload) if plan.provider == "azure" else {}
+    if aks:  # the MIG pools AKS partitions, declared in terraform/aks-node-pools.tf
+        values["aks_node_pools"] = aks
     files = {
         "terraform/variables.tf": render_template("terraform/variables.tf.j2", workload=plan.workload, values=values),
         "terraform/outputs.tf": render_template(
@@ -135,4 +140,6 @@ def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
         files[EKS_PATH] = to_json(eks) + "\n"
     if gke is not None:
         files[GKE_PATH] = render_gke_terraform(gke, plan.workload)
+    if aks:
+        files[AKS_PATH] = render_aks_terraform(aks, plan.workload)
     return files
