@@ -937,6 +937,8 @@ def pool_replacements(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str
 KARPENTER_PROVIDERS = ("aws", "azure")
 #: The pool label the GPU Operator's MIG manager partitions a node's GPUs by (``generator.render.gpu_sharing``).
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+#: The label that keeps the MIG manager off an AKS node pool whose GPUs AKS partitions (``generator.render.gpu_sharing``).
+MIG_MANAGER_DEPLOY_LABEL = "nvidia.com/gpu.deploy.mig-manager"
 
 
 def _sharing(pool: dict[str, Any]) -> str | None:
@@ -951,6 +953,24 @@ def _mig_label(pool: dict[str, Any]) -> Any:
     return next((value for key, value in pairs if key == MIG_CONFIG_LABEL), None)
 
 
+def _aks_native(pool: dict[str, Any]) -> bool:
+    """Whether a pool is an AKS node pool whose GPUs AKS partitions (``generator.render.gpu_sharing.aks_mig_pools``)."""
+    labels = pool.get("labels")
+    pairs = [pair for pair in labels if isinstance(pair, list) and len(pair) == 2] if isinstance(labels, list) else []
+    return any(key == MIG_MANAGER_DEPLOY_LABEL and value == "false" for key, value in pairs)
+
+
+def _aks_pool_name(pool: dict[str, Any], sharing: str | None) -> str:
+    """What runs a pool's nodes on Azure: its AKS node pool's name (MIG), else its Karpenter NodePool's."""
+    from generator.render.aks_terraform import aks_node_pool_name
+    from generator.workload.aks_mig import aks_gpu_instance
+
+    name = str(pool["name"])
+    profile = (sharing or "").removeprefix("mig ")
+    value = aks_gpu_instance(str(pool["node"]["gpu_id"]), profile) if _aks_native(pool) else None
+    return f"AKS node pool {aks_node_pool_name(name, value)}" if value else f"Karpenter NodePool {name.replace('_', '-')}"
+
+
 def sharing_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
     """Pools that keep their name and hardware while their GPU sharing changes, and what applying that does.
 
@@ -959,6 +979,8 @@ def sharing_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, 
     - ``replaced`` on GKE: a node pool's ``guestAccelerator`` (``gpuPartitionSize``, ``gpuSharingConfig``) cannot
       change in place (Config Connector: Immutable; Terraform replaces the resource), so the sharing is part of the
       node pool's name (``node_pool``: old and new) and a new node pool is created beside the old one;
+    - ``replaced`` on Azure where either side is an AKS node pool whose GPUs AKS partitions (``gpu_instance``, fixed
+      at creation; its name holds the profile): a new node pool, or a Karpenter NodePool, is created beside the old;
     - ``drift`` on AWS and Azure where the pool's ``nvidia.com/mig.config`` label changes: it is a label of the
       Karpenter NodePool's template, so Karpenter replaces every node of the pool (and a MIG repartition would evict
       every GPU pod anyway);
@@ -981,6 +1003,9 @@ def sharing_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, 
             from generator.render.gke import node_pool_name
 
             entry |= {"effect": "replaced", "node_pool": {"old": node_pool_name(name, was), "new": node_pool_name(name, now)}}
+        elif provider == "azure" and (_aks_native(a) or _aks_native(b)):  # an AKS node pool's gpu_instance is fixed
+            sides = {"old": _aks_pool_name(a, was), "new": _aks_pool_name(b, now)}
+            entry |= {"effect": "replaced", "node_pool": sides}
         elif provider in KARPENTER_PROVIDERS and relabelled:
             entry |= {"effect": "drift", "mig": True}
         else:
@@ -1174,8 +1199,15 @@ def _sharing_side(text: Any) -> str:
 
 
 def _gke_sharing_text(change: dict[str, Any], plain: bool) -> str:
-    """Why a GKE pool whose GPU sharing changes is replaced: its node pool's accelerator is immutable."""
+    """Why a GKE or AKS pool whose GPU sharing changes is replaced: its node pool's accelerator is immutable."""
     names = change.get("node_pool") or {}
+    if change.get("provider") == "azure":  # AKS: gpu_instance forces a new node pool (azurerm), Karpenter has no MIG
+        return (
+            f"its GPU sharing changes ({_cell(_sharing_side(change.get('old')), plain)} → "
+            f"{_cell(_sharing_side(change.get('new')), plain)}), which AKS cannot change in place (a node pool's "
+            f"gpu_instance is fixed when it is created), so {_cell(names.get('old'), plain)} is replaced by "
+            f"{_cell(names.get('new'), plain)}, created beside it (terraform/aks-node-pools.tf: create_before_destroy)"
+        )
     return (
         f"its GPU sharing changes ({_cell(_sharing_side(change.get('old')), plain)} → "
         f"{_cell(_sharing_side(change.get('new')), plain)}), which GKE cannot change in place (guestAccelerator "

@@ -195,3 +195,40 @@ def test_a_profile_aks_cannot_make_is_refused_at_mig_profile(
         _render(tmp_path, gpus, profile)
     text = str(refused.value)
     assert where in text and said in text and "gpu-multi-instance" in text
+
+
+def _diff(tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str) -> tuple[dict[str, Any], str]:
+    from tests.helpers import specgen_in_process as specgen
+
+    paths = []
+    for side, text in (("old", old), ("new", new)):
+        path = tmp_path / f"{side}.yaml"
+        path.write_text(text)
+        paths.append(str(path))
+    code, out, err = specgen(capsys, "diff", *paths, "--format", "json")
+    assert code == 0, err
+    code, md, err = specgen(capsys, "diff", *paths)
+    assert code == 0, err
+    return json.loads(out), md
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "names"),
+    [
+        pytest.param("    mig_profile: 3g.40gb\n", "    mig_profile: 2g.20gb\n", ("AKS node pool mig3g", "AKS node pool mig2g"),
+                     id="another-profile"),
+        pytest.param("    mig_profile: 3g.40gb\n", None, ("AKS node pool mig3g", "Karpenter NodePool "), id="mig-to-whole-gpus"),
+    ],
+)  # fmt: skip
+def test_diff_says_a_mig_change_replaces_the_aks_node_pool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str | None, names: tuple[str, str]
+) -> None:
+    """gpu_instance cannot change in place: the diff lists the pool under replacements, not as Karpenter drift."""
+    before = WORKLOAD.format(gpus="h100-sxm5-80gb", profile="3g.40gb")
+    after = before.replace("    mig_profile: 3g.40gb\n", new) if new else before.split("  gpu_sharing:\n")[0]
+    result, md = _diff(tmp_path, capsys, before, after)
+    (replaced,) = result["replacements"]
+    sides = replaced["gpu_sharing"]["node_pool"]
+    assert sides["old"].startswith(names[0]) and sides["new"].startswith(names[1])
+    assert "sharing_changes" not in result or all(c["effect"] == "replaced" for c in result["sharing_changes"])
+    assert "which AKS cannot change in place" in md and "Karpenter drift" not in md

@@ -33,9 +33,9 @@ PATH = "terraform/aks-node-pools.tf"
 _DIGEST_CHARS = 7
 
 
-def aks_node_pool_name(pool: Pool, gpu_instance: str) -> str:
-    """The pool's AKS name: its profile (``mig3g``) and a digest of its specgen name, 12 lowercase letters and digits."""
-    digest = hashlib.sha256(f"{pool.name}\n{gpu_instance}".encode()).hexdigest()[:_DIGEST_CHARS]
+def aks_node_pool_name(pool_name: str, gpu_instance: str) -> str:
+    """A pool's AKS name: its profile (``mig3g``) and a digest of its specgen name, 12 lowercase letters and digits."""
+    digest = hashlib.sha256(f"{pool_name}\n{gpu_instance}".encode()).hexdigest()[:_DIGEST_CHARS]
     return f"{gpu_instance.lower()}{digest}"
 
 
@@ -46,7 +46,7 @@ def aks_node_pool(pool: Pool, workload: str, profile: str, disk: NodeDisk) -> di
         raise AssertionError(f"no AKS GPU instance profile for {profile} on {pool.node.gpu_id}")
     scales = pool.min_nodes is not None
     return {
-        "name": aks_node_pool_name(pool, gpu_instance),
+        "name": aks_node_pool_name(pool.name, gpu_instance),
         "vm_size": str(pool.node.instance_type),
         "gpu_instance": gpu_instance,
         "gpu_driver": "Install",
