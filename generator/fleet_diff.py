@@ -288,7 +288,18 @@ def _pool_row(pool: dict[str, Any] | None, runs: list[dict[str, Any]]) -> dict[s
         "runs": runs,
     }
     # how its GPUs are shared, where they are (newuser40 item 4: MIG 1g.10gb -> 3g.40gb read "No change to the fleet")
-    return row | ({"gpu_sharing": pool["gpu_sharing"]} if pool.get("gpu_sharing") is not None else {})
+    if pool.get("gpu_sharing") is not None:
+        row["gpu_sharing"] = pool["gpu_sharing"]
+    # the nodes it scales down to at the services' average rate, where it scales (a move of the minimum alone read
+    # "No change to the fleet"); a plan without one is a pool of a fixed size
+    if _number(pool.get("min_nodes")) is not None:
+        row["min_nodes"] = pool["min_nodes"]
+    return row
+
+
+def minimum_nodes(row: dict[str, Any]) -> Any:
+    """The nodes a pool row scales down to: its ``min_nodes``, else (a fixed size) its nodes."""
+    return row.get("min_nodes", row["nodes"])
 
 
 def _pool_usd_per_month(pool: dict[str, Any]) -> float | None:
@@ -926,6 +937,8 @@ def pool_replacements(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str
 KARPENTER_PROVIDERS = ("aws", "azure")
 #: The pool label the GPU Operator's MIG manager partitions a node's GPUs by (``generator.render.gpu_sharing``).
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+#: The label that keeps the MIG manager off an AKS node pool whose GPUs AKS partitions (``generator.render.gpu_sharing``).
+MIG_MANAGER_DEPLOY_LABEL = "nvidia.com/gpu.deploy.mig-manager"
 
 
 def _sharing(pool: dict[str, Any]) -> str | None:
@@ -940,6 +953,24 @@ def _mig_label(pool: dict[str, Any]) -> Any:
     return next((value for key, value in pairs if key == MIG_CONFIG_LABEL), None)
 
 
+def _aks_native(pool: dict[str, Any]) -> bool:
+    """Whether a pool is an AKS node pool whose GPUs AKS partitions (``generator.render.gpu_sharing.aks_mig_pools``)."""
+    labels = pool.get("labels")
+    pairs = [pair for pair in labels if isinstance(pair, list) and len(pair) == 2] if isinstance(labels, list) else []
+    return any(key == MIG_MANAGER_DEPLOY_LABEL and value == "false" for key, value in pairs)
+
+
+def _aks_pool_name(pool: dict[str, Any], sharing: str | None) -> str:
+    """What runs a pool's nodes on Azure: its AKS node pool's name (MIG), else its Karpenter NodePool's."""
+    from generator.render.aks_terraform import aks_node_pool_name
+    from generator.workload.aks_mig import aks_gpu_instance
+
+    name = str(pool["name"])
+    profile = (sharing or "").removeprefix("mig ")
+    value = aks_gpu_instance(str(pool["node"]["gpu_id"]), profile) if _aks_native(pool) else None
+    return f"AKS node pool {aks_node_pool_name(name, value)}" if value else f"Karpenter NodePool {name.replace('_', '-')}"
+
+
 def sharing_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
     """Pools that keep their name and hardware while their GPU sharing changes, and what applying that does.
 
@@ -948,6 +979,8 @@ def sharing_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, 
     - ``replaced`` on GKE: a node pool's ``guestAccelerator`` (``gpuPartitionSize``, ``gpuSharingConfig``) cannot
       change in place (Config Connector: Immutable; Terraform replaces the resource), so the sharing is part of the
       node pool's name (``node_pool``: old and new) and a new node pool is created beside the old one;
+    - ``replaced`` on Azure where either side is an AKS node pool whose GPUs AKS partitions (``gpu_instance``, fixed
+      at creation; its name holds the profile): a new node pool, or a Karpenter NodePool, is created beside the old;
     - ``drift`` on AWS and Azure where the pool's ``nvidia.com/mig.config`` label changes: it is a label of the
       Karpenter NodePool's template, so Karpenter replaces every node of the pool (and a MIG repartition would evict
       every GPU pod anyway);
@@ -970,6 +1003,9 @@ def sharing_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, 
             from generator.render.gke import node_pool_name
 
             entry |= {"effect": "replaced", "node_pool": {"old": node_pool_name(name, was), "new": node_pool_name(name, now)}}
+        elif provider == "azure" and (_aks_native(a) or _aks_native(b)):  # an AKS node pool's gpu_instance is fixed
+            sides = {"old": _aks_pool_name(a, was), "new": _aks_pool_name(b, now)}
+            entry |= {"effect": "replaced", "node_pool": sides}
         elif provider in KARPENTER_PROVIDERS and relabelled:
             entry |= {"effect": "drift", "mig": True}
         else:
@@ -1163,8 +1199,15 @@ def _sharing_side(text: Any) -> str:
 
 
 def _gke_sharing_text(change: dict[str, Any], plain: bool) -> str:
-    """Why a GKE pool whose GPU sharing changes is replaced: its node pool's accelerator is immutable."""
+    """Why a GKE or AKS pool whose GPU sharing changes is replaced: its node pool's accelerator is immutable."""
     names = change.get("node_pool") or {}
+    if change.get("provider") == "azure":  # AKS: gpu_instance forces a new node pool (azurerm), Karpenter has no MIG
+        return (
+            f"its GPU sharing changes ({_cell(_sharing_side(change.get('old')), plain)} → "
+            f"{_cell(_sharing_side(change.get('new')), plain)}), which AKS cannot change in place (a node pool's "
+            f"gpu_instance is fixed when it is created), so {_cell(names.get('old'), plain)} is replaced by "
+            f"{_cell(names.get('new'), plain)}, created beside it (terraform/aks-node-pools.tf: create_before_destroy)"
+        )
     return (
         f"its GPU sharing changes ({_cell(_sharing_side(change.get('old')), plain)} → "
         f"{_cell(_sharing_side(change.get('new')), plain)}), which GKE cannot change in place (guestAccelerator "
@@ -1433,6 +1476,9 @@ def _pool_status(p: dict[str, Any]) -> str:
     sharing = [str(side.get("gpu_sharing") or "whole GPUs") for side in (p["old"], p["new"])]
     if p["status"] == "changed" and sharing[0] != sharing[1]:
         return f"changed (GPU sharing {md_text(sharing[0])} → {md_text(sharing[1])})"
+    low = [minimum_nodes(side) for side in (p["old"], p["new"])]
+    if p["status"] == "changed" and low[0] != low[1]:  # the autoscaler's minimum (EKS min_size, GKE autoscaling)
+        return f"changed (minimum nodes {fmt_cell(low[0])} → {fmt_cell(low[1])}, in place)"
     return str(p["status"])
 
 
@@ -1443,10 +1489,21 @@ def _pool_lines(pools: list[dict[str, Any]]) -> list[str]:
         o, n = p["old"], p["new"]
         gpu = n["gpu"] or o["gpu"]
         cells = " | ".join(
-            f"{fmt_cell(o.get(key))} → {fmt_cell(n.get(key))}" for key in ("nodes", "gpus", "power_w", "usd_per_month")
+            f"{_nodes_cell(o, p) if key == 'nodes' else fmt_cell(o.get(key))} → "
+            f"{_nodes_cell(n, p) if key == 'nodes' else fmt_cell(n.get(key))}"
+            for key in ("nodes", "gpus", "power_w", "usd_per_month")
         )
         lines.append(f"| {md_code(p['pool'], cell=True)} | {_pool_status(p)} | {fmt_cell(gpu)} | {cells} |")
     return lines
+
+
+def _nodes_cell(side: dict[str, Any], pool: dict[str, Any]) -> str:
+    """A side's nodes, as the range it scales over (``1–3``) where either side of ``pool`` scales, else the count."""
+    scales = "min_nodes" in pool["old"] or "min_nodes" in pool["new"]
+    low = minimum_nodes(side)
+    if not scales or low == side["nodes"]:
+        return fmt_cell(side["nodes"])
+    return f"{fmt_cell(low)}–{fmt_cell(side['nodes'])}"
 
 
 def _load_text(load: dict[str, Any]) -> str:

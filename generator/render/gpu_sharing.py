@@ -16,10 +16,15 @@ from generator.errors import InputError
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.env import to_yaml
 from generator.render.whole_gpu_reasons import whole_gpu_reasons
+from generator.workload.aks_mig import aks_gpu_instance
 from generator.workload.models import GpuSharing, Workload
-from generator.workload.sharing import mig_problem
+from generator.workload.sharing import aks_native_mig, mig_problem
 
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+#: The GPU Operator deploys its MIG manager to a MIG-capable node unless the node carries this label already: "false"
+#: keeps it off a node whose GPUs AKS partitions (NVIDIA/gpu-operator controllers/state_manager.go, addGPUStateLabels
+#: honours a label already there), which would otherwise set them to its default, all-disabled.
+MIG_MANAGER_DEPLOY_LABEL = "nvidia.com/gpu.deploy.mig-manager"
 MIG_DISABLED = "all-disabled"
 #: The extended resource the device plugin advertises for whole GPUs and, under the single MIG strategy, MIG devices.
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -117,16 +122,27 @@ def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) 
             problem = mig_problem(gpu, str(sharing.mig_profile))
             if problem is not None:
                 raise InputError(f"kubernetes.gpu_sharing: pool '{pool.name}': {problem}")
+            if plan.provider == "azure" and aks_native_mig(workload):  # AKS partitions it: an agent pool in Terraform
+                pools.append(_with_label(shared, MIG_MANAGER_DEPLOY_LABEL, "false"))
+                continue
             if plan.provider != "gcp":
                 pools.append(_with_label(shared, MIG_CONFIG_LABEL, mig_config_name(gpu, str(sharing.mig_profile))))
                 continue
         pools.append(shared)
-    findings = sorted_findings([*plan.findings, *sharing_findings(plan, sharing, single_host=single_host)])
-    return plan._replace(pools=tuple(pools), findings=findings)
+    applied = plan._replace(pools=tuple(pools))
+    said = sharing_findings(applied, sharing, single_host=single_host, aks_native=aks_native_mig(workload))
+    return applied._replace(findings=sorted_findings([*plan.findings, *said]))
 
 
-def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = False) -> list[Finding]:
-    """What the user must know about the sharing they asked for."""
+def aks_mig_pools(plan: Plan) -> list[Pool]:
+    """The pools AKS partitions with a node pool's GPU instance profile (rendered in Terraform, not by Karpenter)."""
+    if plan.provider != "azure":
+        return []
+    return [pool for pool in plan.pools if dict(pool.labels).get(MIG_MANAGER_DEPLOY_LABEL) == "false"]
+
+
+def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = False, aks_native: bool = False) -> list[Finding]:
+    """What the user must know about the sharing they asked for (``aks_native``: AKS node pools partition the GPUs)."""
     if sharing.strategy == "mig":
         how = f"MIG: every GPU split into {sharing.mig_profile} instances, each pod gets one instance"
     else:
@@ -163,19 +179,41 @@ def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = Fal
         )
     if whole:
         findings.append(_whole_gpus_finding(plan, whole, sharing))
-    if sharing.strategy == "mig" and plan.provider == "azure":
+    if sharing.strategy == "mig" and plan.provider == "azure" and aks_native:
+        findings.append(_aks_native_finding(plan, sharing))
+    elif sharing.strategy == "mig" and plan.provider == "azure":
         findings.append(
             Finding(
                 "warning",
                 "gpu-sharing-aks-mig",
                 "Karpenter for Azure (AKSNodeClass, NodePool) has no MIG field: the GPU Operator's MIG manager partitions "
                 f"the nodes from their {MIG_CONFIG_LABEL} label instead. AKS's native MIG is a node pool's "
-                "gpuInstanceProfile (MIG1g..MIG7g, ManagedClustersAgentPool), which specgen does not render: "
-                "use it only if you create the GPU node pools with AKS agent pools instead of Karpenter",
+                "gpuInstanceProfile (MIG1g..MIG7g, azurerm gpu_instance), which specgen renders as AKS node pools in "
+                "terraform/aks-node-pools.tf where the workload's outputs include terraform",
                 "kubernetes.gpu_sharing.mig_profile",
             )
         )
     return findings
+
+
+def _aks_native_finding(plan: Plan, sharing: GpuSharing) -> Finding:
+    """The MIG pools AKS partitions: where they are rendered, what AKS does, and what cannot change in place."""
+    said = [
+        f"{pool.name} ({pool.node.instance_type}, gpu_instance {aks_gpu_instance(pool.node.gpu_id, str(sharing.mig_profile))})"
+        for pool in aks_mig_pools(plan)
+    ]
+    return Finding(
+        "info",
+        "gpu-sharing-aks-mig",
+        f"AKS partitions the GPUs of {'; '.join(said)} itself: they are AKS node pools with a GPU instance profile "
+        "(azurerm_kubernetes_cluster_node_pool arguments in terraform/aks-node-pools.tf), not Karpenter NodePools, "
+        "which have no MIG field. Every GPU is split into "
+        f"{sharing.mig_profile} instances at the node's boot; the GPU Operator's device plugin advertises each as "
+        f"{GPU_RESOURCE} (single strategy, the pool's device-plugin config) and its MIG manager is kept off them "
+        f"({MIG_MANAGER_DEPLOY_LABEL}=false). AKS cannot change a pool's profile: another mig_profile replaces the "
+        "node pool (a new name), and MIG node pools do not run Azure Linux (os_sku Ubuntu2204)",
+        "kubernetes.gpu_sharing.mig_profile",
+    )
 
 
 def _whole_gpus_finding(plan: Plan, whole: list[str], sharing: GpuSharing) -> Finding:

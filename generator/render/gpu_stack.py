@@ -20,6 +20,7 @@ from generator.render.env import to_yaml
 from generator.render.gpu_sharing import (
     MIG_CONFIG_LABEL,
     MIG_DISABLED,
+    MIG_MANAGER_DEPLOY_LABEL,
     device_plugin_config,
     mig_parted_config,
     pool_shares,
@@ -66,6 +67,8 @@ class GpuPoolStack(NamedTuple):
     rdma: bool
     device_plugin_config: str | None  # None where the provider runs its own device plugin (GKE: no operator at all)
     mig_config: str | None = None  # the MIG manager's config for the pool's nodes (their nvidia.com/mig.config label)
+    #: The cloud partitions the pool's GPUs with MIG itself (an AKS node pool's GPU instance profile), not the MIG manager.
+    cloud_mig: bool = False
     mirror: ClusterMirror | None = None  # the site's registry, pull secret and Helm repository (workload's mirrors)
 
 
@@ -103,6 +106,7 @@ def pool_stacks(
                 rdma=owner == "operator" and any(n.role == "fabric" and n.gpudirect_rdma for n in pool.node.nics),
                 device_plugin_config=None if pool.node.provider in CLOUD_GPU_STACK else device_plugin_config(shares[pool.name]),
                 mig_config=labels.get(MIG_CONFIG_LABEL),
+                cloud_mig=labels.get(MIG_MANAGER_DEPLOY_LABEL) == "false",
                 mirror=mirror,
             )
         )
@@ -120,12 +124,14 @@ def merge_stacks(stacks: list[GpuPoolStack]) -> list[GpuPoolStack]:
             seen.device_plugin_config,
             seen.rdma,
             seen.mig_config,
+            seen.cloud_mig,
         ) != (
             stack.driver_owner,
             stack.driver_version,
             stack.device_plugin_config,
             stack.rdma,
             stack.mig_config,
+            stack.cloud_mig,
         ):
             raise InputError(
                 f"workloads '{seen.workload}' and '{stack.workload}' both define GPU pool '{stack.key}' differently; "
@@ -178,8 +184,9 @@ def helm_values(stacks: list[GpuPoolStack]) -> dict[str, Any]:
         "dcgmExporter": {"enabled": True},
         "nfd": {"enabled": True},
     }
-    if any(s.mig_config for s in stacks):
+    if any(s.mig_config or s.cloud_mig for s in stacks):  # GPU feature discovery's labels: one MIG device a GPU
         values["mig"]["strategy"] = "single"
+    if any(s.mig_config for s in stacks):
         values["migManager"]["config"] = {"create": False, "name": MIG_PARTED_CONFIG, "default": MIG_DISABLED}
     if plugin:
         values["devicePlugin"]["config"] = {"create": False, "name": DEVICE_PLUGIN_CONFIG, "default": DEFAULT_CONFIG_KEY}

@@ -16,7 +16,7 @@ from typing import Any
 from generator.planner.plan import Plan
 from generator.render.aks import aks_objects
 from generator.render.gke import gke_objects
-from generator.render.gpu_sharing import pool_shares
+from generator.render.gpu_sharing import aks_mig_pools, pool_shares
 from generator.render.gpu_stack import GpuPoolStack, pool_stacks
 from generator.render.karpenter_aws import karpenter_aws_objects, serving_pools
 from generator.render.kube_objects import crosses_nodes, kustomize_directory
@@ -52,8 +52,10 @@ def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> 
     elif plan.provider == "gcp":
         compact = frozenset(p.name for p in pools if crosses_nodes(plan, p))
         objects = gke_objects(pools, settings, plan.workload, shares=shares, disks=node_disks(plan), compact=compact)
-    elif plan.provider == "azure":
-        objects = aks_objects(pools, plan.workload, shares=shares, serving=serving_pools(plan), disks=node_disks(plan))
+    elif plan.provider == "azure":  # the pools AKS partitions with MIG are AKS node pools, in Terraform
+        native = {pool.name for pool in aks_mig_pools(plan)}
+        karpenter = [pool for pool in pools if pool.name not in native]
+        objects = aks_objects(karpenter, plan.workload, shares=shares, serving=serving_pools(plan), disks=node_disks(plan))
     elif alone and is_single_host(plan):
         return {}
     else:

@@ -13,7 +13,10 @@ Tinkerbell do not know it and cannot PXE-boot it: the provider provisions it and
   (``ansible_host``) from the provider's console;
 * kubeadm: the pool's join file, as every pool's; the route from the provider's network to the control plane is the
   user's to arrange;
-* racks (SPEC.md, ``specgen_rack``, Terraform's ``racks``): none, as the planner racks it nowhere.
+* racks (SPEC.md, ``specgen_rack``, Terraform's ``racks``): none, as the planner racks it nowhere;
+* Terraform: not in ``gpu_pools`` (what the site provisions: its ``node_count`` is the site's hosts, and a pool rented
+  whole is left out), but in ``rented_gpu_pools`` with the provider, the billing and the placeholder host names, so a
+  calling module sees them without a ``for_each`` over ``gpu_pools`` allocating them (:mod:`generator.render.terraform`).
 
 ``max_nodes`` and the plan's node and host counts include rented servers (the plan uses them all); the provisioning
 counts (a MachineDeployment's replicas, the hosts it is short of) are of the site's own hosts alone

@@ -1,21 +1,30 @@
-"""Terraform: typed, validated variables for the GPU pools and their values as ``*.auto.tfvars.json``."""
+"""Terraform: typed, validated variables for the GPU pools and their values as ``*.auto.tfvars.json``.
+
+``gpu_pools`` is what the site provisions (a ``for_each`` over it allocates machines): on bare metal, a pool's servers
+rented from a provider (:mod:`generator.render.rented`) are not in its ``node_count``, and a pool rented whole is not
+in it at all. They are in ``rented_gpu_pools`` instead, with who provisions them and how they are billed, so a
+calling module still sees them (a firewall rule or VPN route for their join to the control plane, the GPU count).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from generator.planner.plan import Plan, Pool, RackSpec
+from generator.render.aks_terraform import PATH as AKS_PATH
+from generator.render.aks_terraform import aks_node_pools, render_aks_terraform
 from generator.render.eks import PATH as EKS_PATH
 from generator.render.eks import eks_managed_node_groups
 from generator.render.env import render_template, to_json
 from generator.render.gke_terraform import PATH as GKE_PATH
 from generator.render.gke_terraform import gke_terraform_values, render_gke_terraform
-from generator.render.hosts import host_node, host_power_w
+from generator.render.hosts import host_node, host_power_w, rented_hosts, site_hosts
+from generator.render.rented import rented_pools, rented_vars
 from generator.workload.models import Workload
 
 
 def pool_variables(pool: Pool, plan: Plan) -> dict[str, Any]:
-    """One pool as the ``gpu_pools`` object type declares it.
+    """One pool as the ``gpu_pools`` object type declares it: ``node_count`` is the hosts the site provisions.
 
     Nodes are Linux hosts, as they are provisioned: a rack-scale system's compute trays, each with its share of
     GPUs, cores, RAM and drives; its power (no per-tray figure is published) and NVLink domain are in
@@ -41,7 +50,7 @@ def pool_variables(pool: Pool, plan: Plan) -> dict[str, Any]:
         "instance_type": node.instance_type,
         "gpu_model": node.gpu_id,
         "gpus_per_node": node.gpus,
-        "node_count": pool.hosts,
+        "node_count": site_hosts(pool) if plan.provider == "baremetal" else pool.hosts,
         "cpu_cores": node.cpu_cores,
         "ram_gib": node.ram_gib,
         "nvme_tb": node.nvme_tb,
@@ -51,6 +60,27 @@ def pool_variables(pool: Pool, plan: Plan) -> dict[str, Any]:
         "racks_spanned": pool.racks,  # racks holding some of its nodes, shared with other pools: var.racks lists them
         "deployments": list(pool.deployments),
         "requests_per_s": {name: rate for name, rate in rates.items() if rate is not None},
+        "labels": dict(pool.labels),
+        "taints": [{"key": k, "value": v, "effect": e} for k, v, e in pool.taints],
+    }
+
+
+def rented_variables(pool: Pool, workload: Workload) -> dict[str, Any]:
+    """One bare-metal pool's servers rented from a provider, as the ``rented_gpu_pools`` object type declares it."""
+    rented = rented_vars(pool)["specgen_rented"]
+    hosts = rented_hosts(pool, workload)
+    node = host_node(pool.node)
+    return {
+        "rented_from": rented["from"],
+        "billed_by_the": rented["billed_by_the"],
+        "price": rented["price"],
+        "source": rented["source"],
+        "platform": node.platform_id,
+        "gpu_model": node.gpu_id,
+        "gpus_per_node": node.gpus,
+        "node_count": len(hosts),
+        "hosts": hosts,
+        "deployments": list(pool.deployments),
         "labels": dict(pool.labels),
         "taints": [{"key": k, "value": v, "effect": e} for k, v, e in pool.taints],
     }
@@ -71,11 +101,18 @@ def rack_variables(rack: RackSpec) -> dict[str, Any]:
 
 
 def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
-    """``terraform/variables.tf`` and ``terraform/specgen.auto.tfvars.json``, plus the EKS node groups or GKE node pools."""
+    """``terraform/variables.tf`` and ``.auto.tfvars.json``, plus EKS node groups, GKE node pools or AKS MIG node pools."""
+    rented = rented_pools(plan)
     values: dict[str, Any] = {
-        "gpu_pools": {pool.name: pool_variables(pool, plan) for pool in plan.pools},
+        "gpu_pools": {
+            pool.name: pool_variables(pool, plan)
+            for pool in plan.pools
+            if plan.provider != "baremetal" or site_hosts(pool) > 0  # a pool rented whole: the provider's alone
+        },
         "workload": plan.workload,
     }
+    if rented:
+        values["rented_gpu_pools"] = {pool.name: rented_variables(pool, workload) for pool in rented}
     if plan.provider == "baremetal":  # a cloud instance stands in the provider's racks
         values["rack_power_kw"] = workload.hardware.rack_power_kw
         values["racks"] = [rack_variables(rack) for rack in plan.racks]
@@ -85,6 +122,9 @@ def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
     if gke is not None:  # the google_container_node_pool arguments, declared in terraform/gke-node-pools.tf
         values.update(gke)
     eks = eks_managed_node_groups(plan) if plan.provider == "aws" else None
+    aks = aks_node_pools(plan, workload) if plan.provider == "azure" else {}
+    if aks:  # the MIG pools AKS partitions, declared in terraform/aks-node-pools.tf
+        values["aks_node_pools"] = aks
     files = {
         "terraform/variables.tf": render_template("terraform/variables.tf.j2", workload=plan.workload, values=values),
         "terraform/outputs.tf": render_template(
@@ -92,6 +132,7 @@ def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
             workload=plan.workload,
             eks=eks and eks["eks_managed_node_groups"],
             region=values.get("region"),
+            rented=bool(rented),
         ),
         "terraform/specgen.auto.tfvars.json": to_json(values) + "\n",
     }
@@ -99,4 +140,6 @@ def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
         files[EKS_PATH] = to_json(eks) + "\n"
     if gke is not None:
         files[GKE_PATH] = render_gke_terraform(gke, plan.workload)
+    if aks:
+        files[AKS_PATH] = render_aks_terraform(aks, plan.workload)
     return files

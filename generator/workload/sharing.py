@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from generator import catalog
 from generator.errors import InputError
+from generator.workload.aks_mig import aks_mig_problem
 from generator.workload.loader import Document, format_path
 from generator.workload.models import GpuSharing, Workload
 
@@ -41,6 +42,17 @@ def mig_problem(gpu_id: str, profile: str, asked: str = "kubernetes.gpu_sharing.
     return None
 
 
+def aks_native_mig(wl: Workload) -> bool:
+    """Whether the workload's MIG pools are AKS node pools with a GPU instance profile (Terraform, on Azure)."""
+    sharing = wl.kubernetes.gpu_sharing
+    return (
+        sharing is not None
+        and sharing.strategy == "mig"
+        and wl.hardware.provider == "azure"
+        and {"kubernetes", "terraform"} <= set(wl.outputs)
+    )
+
+
 def sharing_errors(doc: Document, wl: Workload) -> list[InputError]:
     """Every problem of the workload's GPU-sharing request, located in the document."""
     sharing: GpuSharing | None = wl.kubernetes.gpu_sharing
@@ -75,6 +87,11 @@ def sharing_errors(doc: Document, wl: Workload) -> list[InputError]:
             )
         elif mig and sharing.mig_profile is not None:
             problem = mig_problem(gpu, sharing.mig_profile)
+            if problem is None and aks_native_mig(wl):  # an AKS node pool's GPU instance profile partitions it
+                problem = aks_mig_problem(gpu, sharing.mig_profile)
+                if problem is not None:
+                    errors.append(InputError(f"{problem}; the GPU from {format_path(path)}", doc.locate((*WHERE, "mig_profile"))))
+                continue
             if problem is None:
                 continue
             if gpu in catalog.mig_profiles():  # the GPU takes MIG, not this profile: said at it (fuzz32 item 12)
