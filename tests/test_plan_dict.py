@@ -39,7 +39,7 @@ RECORDS = (
 #: Fields left out where None: a workload without ``hardware.rack_circuits`` keeps the spec.json it had before them.
 LEFT_OUT = {
     (RackSpec, "circuit_load"), (Plan, "rack_supply"), (Pool, "rented"), (Candidate, "rented"), (Pool, "shares_per_gpu"),
-    (Candidate, "shares_per_gpu"), (Pool, "gpu_sharing"), (Pool, "min_nodes"),
+    (Candidate, "shares_per_gpu"), (Pool, "gpu_sharing"), (Pool, "min_nodes"), (Pool, "build_assumed"),
 }  # fmt: skip
 
 
