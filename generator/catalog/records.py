@@ -617,6 +617,9 @@ class PlatformSpec(NamedTuple):
     #: An owned server described in the workload (``hardware.inventory[].custom``): its parts are as
     #: given, never chosen or added by the planner, and no more of it can be bought.
     custom: bool = False
+    #: A catalog platform whose NICs an owned group states (``hardware.inventory[].fabric_nic`` ...): the fabric is as
+    #: stated, never one the planner fits (``fabric_nic_id`` None: it has none).
+    nics_as_owned: bool = False
     #: Whether NVLink bridges join its bridge-capable PCIe GPUs: True where a source says so; False or None
     #: (no source says, or an option the quote leaves out): they talk over PCIe.
     gpu_bridge: bool | None = None

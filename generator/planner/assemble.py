@@ -39,6 +39,7 @@ from generator.planner.online_quantization import (
 )
 from generator.planner.option import Option, pool_labels
 from generator.planner.options import allowed_hardware, geforce_left_out, ties_before_headroom, unsold_everywhere_why
+from generator.planner.owned_build import build_assumed, owned_build_findings, owned_fabric_findings, stated_kind
 from generator.planner.peak import (
     CLOUD_PROVIDERS,
     PoolAtAverage,
@@ -60,7 +61,6 @@ from generator.planner.plan import (
     Plan,
     Pool,
     RackSupply,
-    nvme_drives_text,
     sorted_findings,
 )
 from generator.planner.pool_names import (
@@ -1261,7 +1261,7 @@ def build_plan(
     findings += single_host_findings(wl, pools) + device_plugin_findings(wl, pools) + custom_power_findings(wl, consts)
     findings += unrated_findings(wl) + unused_setting_findings(wl) + implausible_setting_findings(wl)
     findings += model_findings(loaded)
-    findings += _unpriced_fabric_findings(pools, deployments)
+    findings += _unpriced_fabric_findings(wl, pools, deployments) + owned_fabric_findings(wl, pools, deployments)
     findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
     findings += _geforce_left_out_findings(wl, consts)
     findings += packing_findings(deployments, pools)
@@ -1506,25 +1506,10 @@ def _place_on_inventory(
             feasible = feasible_on.get(group.key, set())
             why = why_left_free(group.gpu.id, group.platform.id, ruled_out, users, feasible, build=owned_build(report[-1]))
             findings.append(Finding("info", "inventory-free", left_free_message(report[-1], why), "hardware.inventory"))
+    out = [pool._replace(build_assumed=build_assumed(wl, pool)) for pool in out]
+    findings += owned_build_findings(wl, out)
     for pool in out:
         bought = pool.nodes - pool.owned_nodes
-        platform = catalog.platforms().get(pool.node.platform_id)
-        if pool.owned_nodes and platform is not None and platform.provider == "baremetal" and not platform.custom:
-            # newuser27 item 7: the parts were chosen as for a purchase, not read off the server owned
-            fabric = "".join(f", {n.count} x {n.nic_id} fabric NICs" for n in pool.node.nics if n.role == "fabric")
-            findings.append(
-                Finding(
-                    "info",
-                    "owned-build-assumed",
-                    f"pool {pool.name}: the owned {pool.node.platform_id}'s CPU ({pool.node.cpu}), {pool.node.ram_gib} GiB "
-                    f"RAM, {nvme_drives_text(pool.node)}"
-                    + (f" beside {pool.node.boot_drives}" if pool.node.boot_drives else "")
-                    + f"{fabric} are the build "
-                    "specgen would buy for the workload, not read from the server you own, and SPEC.md and the Ansible "
-                    "group vars state them: check them, or describe the server under custom: with its real parts",
-                    "hardware.inventory",
-                )
-            )
         outlet = wall_circuit_advice(f"pool {pool.name}: the owned {pool.node.platform_id}", pool.node.power_w)
         if pool.owned_nodes and pool.node.kind == "workstation" and outlet is not None:
             # an owned workstation stays in its office or home (tco.in_colocation): a wall outlet feeds it (newuser27 item 8)
@@ -2313,7 +2298,7 @@ def _no_price(wl: Workload, platform: PlatformSpec, candidate: Candidate, index:
     )
 
 
-def _unpriced_fabric_findings(pools: list[Pool], deployments: list[DeploymentPlan]) -> list[Finding]:
+def _unpriced_fabric_findings(wl: Workload, pools: list[Pool], deployments: list[DeploymentPlan]) -> list[Finding]:
     """Pools whose GPU fabric has parts the plan does not count: NICs their platform does not list, and switches.
 
     The NICs a server gets fitted and the fabric's switches are in no price the catalog has, so capex leaves them out.
@@ -2328,7 +2313,9 @@ def _unpriced_fabric_findings(pools: list[Pool], deployments: list[DeploymentPla
         if platform is None or platform.provider != "baremetal" or not fabric:
             continue
         nics = ", ".join(f"{n.count} x {n.name}" for n in fabric)
-        if not platform.fabric_nic_id:
+        # owned servers whose fabric the inventory states have their NICs; those of a stated kind bought do not
+        owned_nics = pool.owned_nodes == pool.nodes and stated_kind(wl, platform.id, pool.node.gpu_id)
+        if not platform.fabric_nic_id and not owned_nics:
             out.append(
                 Finding(
                     "info",

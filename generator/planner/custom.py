@@ -7,6 +7,8 @@ on it like on a catalog platform but never adds parts to it and never buys more 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.planner.nodes import NodeNeeds, assemble_node
@@ -70,10 +72,51 @@ def custom_platform(spec: CustomServer) -> PlatformSpec:
 
 
 def inventory_platform(group: InventoryGroup) -> PlatformSpec:
-    """The platform of an owned group: its catalog record, or its custom description."""
+    """The platform of an owned group: its catalog record (with the NICs it states), or its custom description."""
     if group.custom is not None:
         return custom_platform(group.custom)
-    return catalog.platforms()[str(group.platform)]
+    return owned_catalog_platform(catalog.platforms()[str(group.platform)], group)
+
+
+def owned_catalog_platform(platform: PlatformSpec, group: InventoryGroup) -> PlatformSpec:
+    """A catalog platform with the NICs an owned group states it has (newuser42 item 2); the record itself otherwise.
+
+    A stated fabric (a NIC and its count, or ``fabric_nic_count: 0``: none) replaces the catalog's and any the
+    planner would fit (``nics_as_owned``); a stated front end replaces the catalog's. The aggregate network is then
+    the stated NICs' ports, as a custom server's is.
+    """
+    if not group.nics_stated:
+        return platform
+    fabric: tuple[str | None, int] = (platform.fabric_nic_id, platform.fabric_nic_count)
+    if group.fabric_stated:
+        fabric = (group.fabric_nic, group.fabric_nic_count or 0)
+    front: tuple[str | None, int] = (platform.frontend_nic_id, platform.frontend_nic_count)
+    if group.frontend_nic:
+        front = (group.frontend_nic, group.frontend_nic_count or 1)
+    table = catalog.nics()
+    network = sum(table[nic].port_gbps * table[nic].ports * (count or 1) for nic, count in (fabric, front) if nic)
+    return platform._replace(
+        fabric_nic_id=fabric[0],
+        fabric_nic_count=fabric[1] if fabric[0] else 0,
+        frontend_nic_id=front[0],
+        frontend_nic_count=front[1] if front[0] else 0,
+        network_gbps_total=network or platform.network_gbps_total,
+        nics_as_owned=group.fabric_stated or platform.nics_as_owned,
+    )
+
+
+def stated_platforms(groups: Iterable[InventoryGroup]) -> dict[tuple[str, str], PlatformSpec]:
+    """The catalog platforms whose owned groups state their NICs, by (platform id, GPU id): the build of that kind.
+
+    The stated NICs hold for every server of the kind in the plan, those bought too, so that owned and bought ones of
+    one kind share a pool and one parts list.
+    """
+    out = {}
+    for group in groups:
+        if group.custom is None and group.nics_stated and group.platform in catalog.platforms():
+            record = catalog.platforms()[str(group.platform)]
+            out[(record.id, group.gpu or record.gpu_ids[0])] = owned_catalog_platform(record, group)
+    return out
 
 
 def inventory_server(group: InventoryGroup) -> tuple[PlatformSpec, GpuSpec]:

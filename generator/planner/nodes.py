@@ -94,10 +94,11 @@ def node_fabric(platform: PlatformSpec, gpu: GpuSpec, gpus: int, needs_fabric: b
     - any other platform that lists a fabric (a DGX, a cloud instance, a custom server as owned) has it;
     - a bare-metal server whose parts are chosen and that lists none is fitted one where ``needs_fabric`` asks and
       it takes one (:func:`fabric_fits`): one NIC a GPU, one a tower (:func:`fitted_fabric_nics`);
-    - an owned custom server without one, a cloud instance without one, or a tower that takes none has none.
+    - an owned custom server without one, an owned catalog server whose inventory states none
+      (``fabric_nic_count: 0``), a cloud instance without one, or a tower that takes none has none.
     """
     listed_id, listed_count = platform.fabric_nic_id, platform.fabric_nic_count
-    configurable = platform.provider == "baremetal" and not platform.custom  # parts are chosen, not as owned
+    configurable = fabric_chosen(platform)
     if listed_id and configurable and len(platform.gpu_counts) > 1:
         most = max(platform.gpu_counts)
         return FabricNics(listed_id, math.ceil((listed_count or most) * gpus / most)) if needs_fabric else None
@@ -106,6 +107,11 @@ def node_fabric(platform: PlatformSpec, gpu: GpuSpec, gpus: int, needs_fabric: b
     if needs_fabric and configurable and fabric_fits(platform, gpu):
         return FabricNics(DEFAULT_FABRIC_NIC, fitted_fabric_nics(platform, gpus))
     return None
+
+
+def fabric_chosen(platform: PlatformSpec) -> bool:
+    """Whether the planner chooses a bare-metal server's GPU fabric: not a custom server's, nor one an owned group states."""
+    return platform.provider == "baremetal" and not platform.custom and not platform.nics_as_owned
 
 
 def fixed_system(platform: PlatformSpec) -> bool:
@@ -122,15 +128,16 @@ def _nics(platform: PlatformSpec, gpu: GpuSpec, gpus: int, needs_fabric: bool, f
     out: list[Nic] = []
     configurable = platform.provider == "baremetal" and not platform.custom  # parts are chosen, not as owned
     if needs_fabric and not platform.fabric_nic_id:
-        if configurable and not fabric_fits(platform, gpu):  # a tower: its front end is all it has between nodes
+        if fabric_chosen(platform) and not fabric_fits(platform, gpu):  # a tower: its front end is all it has between nodes
             findings.append(
                 Finding("error", "no-gpu-fabric", f"{platform.id} with {gpu.id} takes no GPU fabric ({TOWER_NO_FABRIC}), "
                         f"and multi-node work needs at least {MIN_FABRIC_GBPS} Gb/s between nodes")
             )  # fmt: skip
-        elif not configurable and (platform.network_gbps_total or 0) < MIN_FABRIC_GBPS:
+        elif not fabric_chosen(platform) and (platform.network_gbps_total or 0) < MIN_FABRIC_GBPS:
+            owned = " (no GPU fabric, as hardware.inventory states)" if platform.nics_as_owned else ""
             findings.append(
-                Finding("error", "no-gpu-fabric", f"{platform.id} has {platform.network_gbps_total or 0:g} Gb/s between nodes; "
-                        f"multi-node work needs at least {MIN_FABRIC_GBPS} Gb/s")
+                Finding("error", "no-gpu-fabric", f"{platform.id} has {platform.network_gbps_total or 0:g} Gb/s between nodes"
+                        f"{owned}; multi-node work needs at least {MIN_FABRIC_GBPS} Gb/s")
             )  # fmt: skip
     fabric = node_fabric(platform, gpu, gpus, needs_fabric)
     if fabric is not None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.named_tuple import NamedTuple
-from generator.planner.custom import inventory_server
+from generator.planner.custom import inventory_server, stated_platforms
 from generator.planner.tco import rented_at_given_rates
 from generator.sizing.constants import Constants
 from generator.workload.models import Hardware as HardwareLimits
@@ -97,8 +97,10 @@ def _allowed_hardware(
     ``colocation``: whether the servers bought pay colocation (:func:`geforce_in_colocation`).
     """
     gpus = catalog.gpus()
+    # a kind whose owned servers state their NICs is built so, bought ones too (they share the owned ones' pool)
+    stated = stated_platforms(hw.inventory) if hw.provider == "baremetal" else {}
     out = [
-        Hardware(platform, platform.fitted_gpu(gpus[gpu_id]))
+        Hardware(built := stated.get((platform.id, gpu_id), platform), built.fitted_gpu(gpus[gpu_id]))
         for platform in sorted(catalog.platforms().values(), key=lambda p: p.id)
         if platform.provider == hw.provider
         for gpu_id in platform.gpu_ids

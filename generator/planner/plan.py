@@ -146,6 +146,9 @@ class Pool(NamedTuple):
     #: On a cloud, the fewest nodes the pool scales down to off-peak: those its services' replicas take at their
     #: ``average_requests_per_second`` (``nodes`` is the peak's); None (left out of ``spec.json``): a fixed size.
     min_nodes: int | None = None
+    #: Parts of its owned catalog servers the plan assumed as for a purchase (``cpu``, ``ram``, ``nvme``, ``psu``,
+    #: ``fabric``, ``frontend``), not read off the servers; None (left out of ``spec.json``): no owned catalog server.
+    build_assumed: tuple[str, ...] | None = None
 
     @property
     def hosts(self) -> int:
@@ -438,7 +441,8 @@ _RECORDS: frozenset[Any] = frozenset(
 #: whose plan is as it was before circuits could be given.
 #: A bare-metal pool or layout's ``rented`` is left out where None (bought or owned: every plan before servers could be
 #: rented on bare metal), and so are ``shares_per_gpu`` and a pool's ``gpu_sharing`` (whole GPUs: every plan without
-#: kubernetes.gpu_sharing), and a pool's ``min_nodes`` (a fixed size: every plan without average_requests_per_second).
+#: kubernetes.gpu_sharing), and a pool's ``min_nodes`` (a fixed size: every plan without average_requests_per_second)
+#: and ``build_assumed`` (no owned catalog server in it).
 _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
     {
         (RackSpec, "circuit_load"),
@@ -450,5 +454,6 @@ _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
         (Pool, "gpu_sharing"),
         (Pool, "min_nodes"),
         (DeploymentPart, "mem_fraction_static"),
+        (Pool, "build_assumed"),
     }
 )

@@ -68,6 +68,10 @@ def group_vars(
         },
         **host_vars(node, vendor, driver_override, ubuntu_release),
         "specgen_ram_gib": node.ram_gib,  # null: no sourced figure
+        # the parts of owned catalog servers the plan chose as for a purchase, not read off them (newuser42 item 10):
+        # cpu, ram, nvme, psu, fabric, frontend name specgen_cpu, specgen_ram_gib, specgen_nvme, specgen_power.psu and
+        # the specgen_network.nics of that role, so that a role can refuse to act on them
+        **({"specgen_build_assumed": list(pool.build_assumed)} if pool.build_assumed else {}),
         "specgen_power": {
             "node_w": host_power_w(node),
             "heat_btu_per_h": host_heat_btu_per_h(node),

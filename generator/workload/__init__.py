@@ -36,6 +36,7 @@ from generator.workload.models import (
     TrainingSpec,
     Workload,
 )
+from generator.workload.owned_nics import owned_nic_errors
 from generator.workload.schema import validate_document
 from generator.workload.sharing import named_gpus, sharing_errors
 from generator.workload.value_checks import (
@@ -285,7 +286,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
     errors += host_network_errors(doc, wl)
     host_names: set[str] = set()
     metal3 = "metal3" in wl.provisioning.tools
-    errors += custom_server_errors(doc, wl)
+    errors += custom_server_errors(doc, wl) + owned_nic_errors(doc, wl)
     for j, group in enumerate(hw.inventory):
         if group.platform is not None:
             _check_id(errors, doc, ("hardware", "inventory", j, "platform"), group.platform, catalog.platforms(), "platform")

@@ -217,11 +217,28 @@ class InventoryGroup(NamedTuple):
     custom: CustomServer | None = None
     hosts: tuple[InventoryHost, ...] = ()
     gpu: str | None = None
+    #: A catalog platform's GPU fabric as owned (``fabric_nic_count`` 0 without a NIC: none); None: not stated, the
+    #: planner assumes the build it would buy.
+    fabric_nic: str | None = None
+    fabric_nic_count: int | None = None
+    #: A catalog platform's front-end NICs as owned; None: the catalog's (or the one the planner fits).
+    frontend_nic: str | None = None
+    frontend_nic_count: int | None = None
 
     @property
     def platform_id(self) -> str:
         """The catalog platform id, or the custom server's id."""
         return self.custom.platform_id if self.custom is not None else str(self.platform)
+
+    @property
+    def fabric_stated(self) -> bool:
+        """Whether a catalog platform's group says what GPU fabric its servers have (a NIC, or none)."""
+        return self.fabric_nic is not None or self.fabric_nic_count is not None
+
+    @property
+    def nics_stated(self) -> bool:
+        """Whether a catalog platform's group says any of its NICs (fabric or front end)."""
+        return self.fabric_stated or self.frontend_nic is not None
 
 
 class RackCircuits(NamedTuple):

@@ -1,0 +1,192 @@
+"""What the plan assumes of owned catalog servers: the parts it chose as for a purchase, not read off the servers.
+
+An owned server of a catalog platform (``hardware.inventory[].platform``) is planned with the build specgen would
+buy: its CPU, RAM, NVMe, PSUs and NICs, unless the platform is a vendor's complete system (a DGX), whose parts the
+catalog records, or the inventory states them (its NICs: ``fabric_nic`` / ``fabric_nic_count``, ``frontend_nic``).
+The pool records which of its group vars are so assumed (``Pool.build_assumed``), so that a role can fail closed
+rather than size RAID, hugepages or NCCL from invented hardware (newuser42 item 10), and a job or replica that spans
+owned servers over a GPU fabric they were only assumed to have is a warning naming the field to state the real one
+(newuser42 item 2).
+"""
+
+from __future__ import annotations
+
+from generator import catalog
+from generator.catalog.records import PlatformSpec
+from generator.planner.custom import stated_platforms
+from generator.planner.nodes import fixed_system
+from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Pool, nvme_drives_text
+from generator.words import listed
+from generator.workload.models import InventoryGroup, Workload
+
+#: The parts a build may assume, in the order the group vars list them (``specgen_build_assumed``): the CPU
+#: (``specgen_cpu``), RAM (``specgen_ram_gib``), NVMe data drives (``specgen_nvme``), PSUs (``specgen_power.psu``) and
+#: the NICs of each role (``specgen_network.nics``).
+BUILD_PARTS = ("cpu", "ram", "nvme", "psu", "fabric", "frontend")
+
+
+def _owned_catalog_platform(wl: Workload, pool: Pool) -> PlatformSpec | None:
+    """The catalog record of a pool's owned bare-metal servers; None where it has none (bought, custom, cloud)."""
+    platform = catalog.platforms().get(pool.node.platform_id)
+    if not pool.owned_nodes or platform is None or platform.provider != "baremetal" or wl.hardware.provider != "baremetal":
+        return None
+    return platform
+
+
+def _group_of(wl: Workload, node: NodeSpec) -> tuple[int, InventoryGroup] | None:
+    """The first inventory group (its index) of the node's catalog platform and GPU."""
+    for j, group in enumerate(wl.hardware.inventory):
+        record = catalog.platforms().get(group.platform or "")
+        if (
+            group.custom is None
+            and record is not None
+            and (record.id, group.gpu or record.gpu_ids[0]) == (node.platform_id, node.gpu_id)
+        ):
+            return j, group
+    return None
+
+
+def build_assumed(wl: Workload, pool: Pool) -> tuple[str, ...] | None:
+    """The parts of a pool's owned catalog servers the plan assumed (:data:`BUILD_PARTS`); None: no owned catalog server.
+
+    A configurable server's parts are all chosen; a vendor's complete system's only where the catalog lacks them. A
+    part the node does not state (no RAM figure, no PSU, no NIC of a role) is not assumed; NICs the inventory states
+    are not.
+    """
+    platform = _owned_catalog_platform(wl, pool)
+    if platform is None:
+        return None
+    node = pool.node
+    found = _group_of(wl, node)
+    group = found[1] if found is not None else None
+    fixed = fixed_system(platform)
+    roles = {n.role for n in node.nics}
+    stated = {"fabric": group is not None and group.fabric_stated, "frontend": group is not None and bool(group.frontend_nic)}
+    listed_by_catalog = {
+        "cpu": platform.cpu_id is not None,
+        "ram": platform.ram_gib is not None,
+        "nvme": bool(platform.nvme_count or platform.nvme_total_tb),
+        "psu": platform.psu_count is not None,
+        "fabric": platform.fabric_nic_id is not None,
+        "frontend": platform.frontend_nic_id is not None,
+    }
+    stated_by_node = {
+        "cpu": bool(node.cpu),
+        "ram": node.ram_gib is not None,
+        "nvme": True,
+        "psu": node.psu is not None,
+        "fabric": "fabric" in roles,
+        "frontend": "frontend" in roles,
+    }
+    return tuple(
+        part for part in BUILD_PARTS if stated_by_node[part] and not stated.get(part) and not (fixed and listed_by_catalog[part])
+    )
+
+
+def _parts_text(pool: Pool, parts: tuple[str, ...]) -> str:
+    """The assumed parts of a pool's node as the finding names them."""
+    node = pool.node
+    words = {
+        "cpu": f"CPU ({node.cpu})",
+        "ram": f"{node.ram_gib} GiB RAM",
+        "nvme": nvme_drives_text(node) + (f" beside {node.boot_drives}" if node.boot_drives else ""),
+        "psu": f"PSUs ({node.psu})",
+        "fabric": ", ".join(f"{n.count} x {n.nic_id} fabric NICs" for n in node.nics if n.role == "fabric"),
+        "frontend": ", ".join(f"{n.count} x {n.nic_id} front-end NICs" for n in node.nics if n.role == "frontend"),
+    }
+    return ", ".join(words[part] for part in parts)
+
+
+def owned_build_findings(wl: Workload, pools: list[Pool]) -> list[Finding]:
+    """An ``owned-build-assumed`` info finding for each pool of owned catalog servers with assumed parts.
+
+    newuser27 item 7: the parts were chosen as for a purchase, not read off the server owned.
+    """
+    out = []
+    for pool in pools:
+        parts = pool.build_assumed
+        if not parts:
+            continue
+        found = _group_of(wl, pool.node)
+        at = f"hardware.inventory[{found[0]}]" if found is not None else "hardware.inventory"
+        out.append(
+            Finding(
+                "info",
+                "owned-build-assumed",
+                f"pool {pool.name}: the owned {pool.node.platform_id}'s {_parts_text(pool, parts)} are the build specgen "
+                "would buy for the workload, not read from the server you own; SPEC.md states them and the Ansible group "
+                f"vars list them under specgen_build_assumed ({', '.join(parts)}): check them, state the NICs under {at} "
+                "(fabric_nic / fabric_nic_count, frontend_nic), or describe the server under custom: with its real parts",
+                "hardware.inventory",
+            )
+        )
+    return out
+
+
+def _spanning(pool: Pool, deployments: list[DeploymentPlan]) -> list[DeploymentPlan]:
+    """The deployments with a replica (a service) or a job (training) wider than one of the pool's servers."""
+    return [
+        d
+        for d in deployments
+        if (share := d.in_pool(pool.name)) is not None
+        and (share[0] * share[1] if d.kind == "inference" else share[3]) > pool.node.gpus
+    ]
+
+
+def _over_fabric_text(d: DeploymentPlan, pool: Pool) -> str:
+    """What a spanning deployment's plan takes from the fabric: a training step's time between nodes, or a replica's span."""
+    details = d.details
+    if d.kind == "training" and details.get("comm_s_per_step") is not None:
+        hours = f", {details['hours']:.1f} h a run" if details.get("hours") is not None else ""
+        fabric_gbps = sum(n.port_gbps * n.count for n in pool.node.nics if n.role == "fabric")
+        front_gbps = sum(n.port_gbps * n.count for n in pool.node.nics if n.role == "frontend")
+        alone = ""
+        if fabric_gbps and front_gbps:
+            # the same bytes over the front end: the bandwidth term scales, the per-collective latency does not
+            alone = (
+                f" (over the front end alone, {front_gbps:g} Gb/s, about "
+                f"{details['comm_s_per_step'] * fabric_gbps / front_gbps:.0f} s)"
+            )
+        return (
+            f"{d.name} (training) is timed at {details['comm_s_per_step']:.3f} s between nodes a step over "
+            f"{details.get('inter_node_link')}{alone}, against {details.get('compute_s_per_step'):.3f} s of compute{hours}"
+        )
+    tp, pp, _, _ = d.in_pool(pool.name) or (d.tp, d.pp, 0, 0)
+    return f"{d.name} runs TP{tp} x PP{pp} replicas of {tp * pp} GPUs across {pool.node.gpus}-GPU servers over it"
+
+
+def owned_fabric_findings(wl: Workload, pools: list[Pool], deployments: list[DeploymentPlan]) -> list[Finding]:
+    """A ``owned-fabric-assumed`` warning where work spans owned catalog servers over a GPU fabric only assumed.
+
+    newuser42 item 2: a two-node fine-tune on owned Dell R760xa was timed over 4 x 400 Gb/s InfiniBand they do not
+    have (one 25 GbE port) at capex $0, with two info lines; with the real link it misses its deadline.
+    """
+    out = []
+    for pool in pools:
+        if "fabric" not in (pool.build_assumed or ()) or pool.nodes < 2:
+            continue
+        spanning = _spanning(pool, deployments)
+        if not spanning:
+            continue
+        found = _group_of(wl, pool.node)
+        at = f"hardware.inventory[{found[0]}]" if found is not None else "hardware.inventory"
+        fabric = [n for n in pool.node.nics if n.role == "fabric"]
+        nics = ", ".join(f"{n.count} x {n.name}" for n in fabric)
+        out.append(
+            Finding(
+                "warning",
+                "owned-fabric-assumed",
+                f"pool {pool.name}: {listed([_over_fabric_text(d, pool) for d in spanning])}: the GPU fabric of its "
+                f"{pool.owned_nodes} owned {pool.node.platform_id} server(s) is assumed ({nics} each, the build specgen "
+                "would buy), not read from the servers you own, and the plan holds only over it; state their real "
+                f"fabric under {at}: fabric_nic and fabric_nic_count, or fabric_nic_count: 0 where they have only "
+                "front-end Ethernet (frontend_nic gives its NICs)",
+                f"{at}.fabric_nic",
+            )
+        )
+    return out
+
+
+def stated_kind(wl: Workload, platform_id: str, gpu_id: str) -> bool:
+    """Whether the inventory states the NICs of owned ``platform_id`` servers with ``gpu_id``."""
+    return wl.hardware.provider == "baremetal" and (platform_id, gpu_id) in stated_platforms(wl.hardware.inventory)

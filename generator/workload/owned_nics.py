@@ -1,0 +1,107 @@
+"""Checks of the NICs an owned catalog platform's group states (``hardware.inventory[].fabric_nic`` and the rest).
+
+A group of a catalog platform may say what GPU fabric and front end its servers really have (newuser42 item 2). Every
+problem is located at the field that causes it (file:line:col): an unknown NIC id, a count without its NIC or a NIC
+without its count, more fabric NICs than the servers take, NIC fields on a custom server (which names them under
+``custom``), and two groups of one server kind that state different NICs (the plan builds a kind one way).
+"""
+
+from __future__ import annotations
+
+from generator import catalog
+from generator.catalog.records import PlatformSpec
+from generator.errors import InputError
+from generator.workload.loader import Document
+from generator.workload.models import InventoryGroup, Workload
+
+Path = tuple[str | int, ...]
+
+#: The NIC fields an owned catalog platform's group may give.
+NIC_FIELDS = ("fabric_nic", "fabric_nic_count", "frontend_nic", "frontend_nic_count")
+
+
+def most_fabric_nics(platform: PlatformSpec) -> int:
+    """The most GPU fabric NICs one server of ``platform`` is taken to hold: one a GPU (the catalog's, where more).
+
+    GPU servers are built with one scale-out NIC a GPU (the DGX and HGX systems: 8 for 8 GPUs); a workstation tower
+    has the PCIe lanes for one at most (the planner fits no more, :func:`generator.planner.nodes.fitted_fabric_nics`).
+    """
+    if platform.kind == "workstation":
+        return max(1, platform.fabric_nic_count)
+    return max(*platform.gpu_counts, platform.fabric_nic_count)
+
+
+def _stated(group: InventoryGroup) -> tuple[object, ...]:
+    return tuple(getattr(group, field) for field in NIC_FIELDS)
+
+
+def _group_errors(group: InventoryGroup, at: Path) -> list[tuple[Path, str]]:
+    """(field path, message) for each problem of one group's stated NICs."""
+    out: list[tuple[Path, str]] = []
+    given = [field for field in NIC_FIELDS if getattr(group, field) is not None]
+    if group.custom is not None:
+        return [((*at, field), f"a custom server names its NICs under 'custom.{field}'") for field in given]
+    nics = catalog.nics()
+    for field in ("fabric_nic", "frontend_nic"):
+        nic = getattr(group, field)
+        if nic is not None and nic not in nics:
+            out.append(((*at, field), catalog.unknown_id_message("NIC", nic, nics)))
+    if group.fabric_nic in nics and not group.fabric_nic_count:
+        out.append(
+            (
+                (*at, "fabric_nic_count" if group.fabric_nic_count == 0 else "fabric_nic"),
+                f"fabric_nic {group.fabric_nic} is given: say how many each server has in fabric_nic_count (at least 1; "
+                "0 with no fabric_nic: the servers have no GPU fabric)",
+            )
+        )
+    if group.fabric_nic is None and group.fabric_nic_count:
+        out.append(
+            (
+                (*at, "fabric_nic_count"),
+                f"{group.fabric_nic_count} fabric NIC(s) counted but no fabric_nic named (0: the servers have no GPU fabric)",
+            )
+        )
+    if group.frontend_nic is None and group.frontend_nic_count is not None:
+        out.append(
+            ((*at, "frontend_nic_count"), f"{group.frontend_nic_count} front-end NIC(s) counted but no frontend_nic named")
+        )
+    platform = catalog.platforms().get(group.platform or "")
+    if platform is not None and group.fabric_nic_count:
+        most = most_fabric_nics(platform)
+        if group.fabric_nic_count > most:
+            holds = (
+                "a workstation tower has the PCIe lanes for one"
+                if platform.kind == "workstation"
+                else (f"one a GPU, {most} in its {most}-GPU build")
+            )
+            out.append(
+                (
+                    (*at, "fabric_nic_count"),
+                    f"{group.fabric_nic_count} fabric NICs: a {platform.id} server takes at most {most} ({holds})",
+                )
+            )
+    return out
+
+
+def owned_nic_errors(doc: Document, wl: Workload) -> list[InputError]:
+    """Every problem of the NICs owned groups state, located in the document."""
+    found: list[tuple[Path, str]] = []
+    kinds: dict[tuple[str, str], tuple[int, tuple[object, ...]]] = {}
+    for j, group in enumerate(wl.hardware.inventory):
+        at: Path = ("hardware", "inventory", j)
+        found += _group_errors(group, at)
+        platform = catalog.platforms().get(group.platform or "")
+        if group.custom is not None or platform is None:
+            continue
+        kind = (platform.id, group.gpu or platform.gpu_ids[0])
+        first, stated = kinds.setdefault(kind, (j, _stated(group)))
+        if stated != _stated(group):
+            field = next((f for f in NIC_FIELDS if getattr(group, f) is not None), None)
+            found.append(
+                (
+                    (*at, field) if field else at,
+                    f"hardware.inventory[{first}] owns {kind[0]} servers with {kind[1]} too and states their NICs "
+                    "otherwise: the plan builds one server kind one way, so give both groups the same NIC fields",
+                )
+            )
+    return [InputError(message, doc.locate(path)) for path, message in found]
