@@ -92,7 +92,7 @@ def test_an_assumed_fabric_under_a_two_node_job_is_a_warning_with_its_time_and_f
     assert "2.294 s between nodes a step over 4 x 400 Gb/s GPU fabric" in message
     # 337.27 GB per GPU at 1,600 Gb/s takes 2.294 s; at 25 Gb/s 64 times that (per-collective latency aside)
     assert "over the front end alone, 25 Gb/s, about 147 s" in message
-    assert "53.1 h a run" in message
+    assert "52.4 h a run" in message  # 53.1 h before full checkpointing recomputed the blocks only (trainacc)
     assert "hardware.inventory[0]: fabric_nic and fabric_nic_count, or fabric_nic_count: 0" in message
 
 
