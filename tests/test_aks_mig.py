@@ -26,32 +26,17 @@ from generator.render.aks_terraform import PATH
 from generator.workload.aks_mig import aks_gpu_instance
 from tests import test_oracles
 from tests.conftest import SHARED
+from tests.test_gpu_sharing import workload_text
 
 AZURERM = SHARED / "iac-reference" / "terraform" / "terraform-provider-azurerm"
 AZURERM_NODE_POOL = AZURERM / "kubernetes_cluster_node_pool.html.markdown"
 
-WORKLOAD = """\
-version: 1
-name: small
-deployments:
-  - name: assistant
-    model: meta-llama/Llama-3.1-8B-Instruct
-    inference:
-      precision: fp8
-      max_context_tokens: 8192
-      avg_input_tokens: 800
-      avg_output_tokens: 200
-      requests_per_second: 2
-hardware:
-  provider: azure
-  gpus: [{gpus}]
-outputs: [terraform, ansible, kubernetes]
-kubernetes:
-  location: eastus2
-  gpu_sharing:
-    strategy: mig
-    mig_profile: {profile}
-"""
+
+def workload(gpus: str, profile: str) -> str:
+    """One 8B service on Azure sharing its GPUs with MIG ``profile`` (test_gpu_sharing's workload)."""
+    return workload_text(
+        f"    strategy: mig\n    mig_profile: {profile}\n", gpus=gpus, provider="azure", extra="  location: eastus2\n"
+    )
 
 
 def load(text: str) -> Any:
@@ -60,7 +45,7 @@ def load(text: str) -> Any:
 
 def _render(tmp_path: Path, gpus: str, profile: str) -> dict[str, str]:
     path = tmp_path / "small.yaml"
-    path.write_text(WORKLOAD.format(gpus=gpus, profile=profile))
+    path.write_text(workload(gpus, profile))
     return render_file(str(path))
 
 
@@ -224,7 +209,7 @@ def test_diff_says_a_mig_change_replaces_the_aks_node_pool(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str | None, names: tuple[str, str]
 ) -> None:
     """gpu_instance cannot change in place: the diff lists the pool under replacements, not as Karpenter drift."""
-    before = WORKLOAD.format(gpus="h100-sxm5-80gb", profile="3g.40gb")
+    before = workload("h100-sxm5-80gb", "3g.40gb")
     after = before.replace("    mig_profile: 3g.40gb\n", new) if new else before.split("  gpu_sharing:\n")[0]
     result, md = _diff(tmp_path, capsys, before, after)
     (replaced,) = result["replacements"]
