@@ -581,12 +581,12 @@ def _plan_fleet(
     # beside them: no pass above keeps the others as they are (newuser42 item 1: the fleet left 4 owned A100 servers
     # free and bought a $81,719 server for a job one of them ran for $979 a month less); again from a better fleet
     moved_from: list[int] = []
+    chains = _chains_by_job(wl)
+    runners_up = _RunnersUp.of([[best, *rest] for _, best, rest in passes[0]]) if passes else None
     while owned_kinds and fleets and passes and len(moved_from) < MAX_MOVE_ROUNDS and best_at() not in moved_from:
         moved_from.append(best_at())
         kept, share = made[moved_from[-1]]
-        runners_up = _RunnersUp.of([[best, *rest] for _, best, rest in passes[0]])
-        chains = _chains_by_job(wl)
-        for moved, to, owned_before in _moves(wl, kept, owned_kinds):
+        for moved, to, owned_before in _moves(kept, owned_kinds, chains):
             members = {k for i in moved for k in chains.get(i, (i,))}
             order = [*(k for k in range(count) if k not in members), *moved]
             move = functools.partial(choose, share=share, order=order, runners_up=runners_up, owned_first=owned_before)
@@ -608,7 +608,9 @@ def _plan_fleet(
 MAX_MOVE_ROUNDS = 4
 
 
-def _moves(wl: Workload, chosen: _Pass, owned_kinds: list[ServerKey]) -> list[tuple[tuple[int, ...], ServerKey | None, bool]]:
+def _moves(
+    chosen: _Pass, owned_kinds: list[ServerKey], chains: dict[int, tuple[int, ...]]
+) -> list[tuple[tuple[int, ...], ServerKey | None, bool]]:
     """The moves tried from a fleet: (deployments re-chosen, the kind the first is held to, owned servers first).
 
     Each deployment (a chain's first job moves the chain), the others' choices kept: to its best layout beside them
@@ -617,7 +619,6 @@ def _moves(wl: Workload, chosen: _Pass, owned_kinds: list[ServerKey]) -> list[tu
     those re-chosen after it, owned servers first and by the objective alone (a swap: a service on the owned H100
     server and a job on a bought one cost $3 a month more than the other way round).
     """
-    chains = _chains_by_job(wl)
     heads = [(i, opt) for i, opt, _ in chosen.chosen if chains.get(i, (i,))[0] == i]
     owned_on = {i: {part.server_kind for part in opt.pieces if part.candidate.owned_nodes} for i, opt in heads}
     moves: list[tuple[tuple[int, ...], ServerKey | None, bool]] = []
