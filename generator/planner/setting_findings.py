@@ -8,6 +8,7 @@ from __future__ import annotations
 from generator import catalog
 from generator.calculator.model_source import COMMIT, hub_source, parse_hub_id
 from generator.planner.plan import Finding
+from generator.planner.tco import rented_at_given_rates
 from generator.words import listed
 from generator.workload.models import Hardware, ProvisioningSettings, Workload
 
@@ -184,7 +185,7 @@ def all_rented_at_given_rates(wl: Workload) -> tuple[str, ...]:
     if hw.provider != "baremetal" or hw.fixed is not None or hw.inventory or not hw.platforms:
         return ()
     platforms = tuple(sorted({p.lower() for p in hw.platforms}))
-    return platforms if all(p in wl.prices for p in platforms) else ()
+    return platforms if set(platforms) <= rented_at_given_rates(wl) else ()
 
 
 def _rented_rack_findings(wl: Workload) -> list[Finding]:
