@@ -73,6 +73,9 @@ def test_a_pool_rented_by_the_hour_is_in_rented_gpu_pools_not_gpu_pools(tmp_path
     assert (rented["billed_by_the"], rented["gpus_per_node"], rented["node_count"]) == ("hour", 8, 2)
     assert rented["hosts"] == [f"{name.replace('_', '-')}-01", f"{name.replace('_', '-')}-02"]
     assert rented["platform"] == "hgx-a100-8gpu-oem" and rented["deployments"] == ["chat"]
+    # the rate is the workload's: no catalog provider or record is claimed (before: Lambda's on-demand A100 record)
+    rate = {"rented_from": None, "price": None, "source": "workload prices: hgx-a100-8gpu-oem"}
+    assert {key: rented[key] for key in rate} == rate
     # the same hosts Ansible's rented_nodes group and hosts.yml.example name
     assert all(host in files["ansible/hosts.yml.example"] for host in rented["hosts"])
     planned = _terraform_plan(files, tmp_path / "tree", monkeypatch)
@@ -93,6 +96,32 @@ def test_lambdas_gh200_rented_by_the_catalog_record_are_out_of_gpu_pools(tmp_pat
     assert {p["rented_from"] for p in values["rented_gpu_pools"].values()} == {"Lambda"}
     planned = _terraform_plan(files, tmp_path / "tree", monkeypatch)
     assert f"+ gpu_count        = {spec['totals']['gpus']}" in planned
+
+
+def test_a_pool_rented_at_the_workloads_rate_names_no_catalog_provider_anywhere(tmp_path: Path) -> None:
+    """The rate and the provider are the user's: Ansible, hosts.yml.example and the finding name the prices: entry.
+
+    Before, the catalog's record for the server (Lambda's on-demand A100) was named as the provider and source of a
+    rate it does not set: ``from: Lambda``, ``price: hgx-a100-8gpu-oem-a100-80gb-lambda-on-demand``.
+    """
+    files = _render(tmp_path, BY_THE_HOUR)
+    assert all("Lambda" not in files[name] and "lambda" not in files[name] for name in files), "a catalog provider named"
+    group_vars = files["ansible/group_vars/chat_a100_sxm4_80gb.yml"]
+    assert (
+        "specgen_rented:\n  billed_by_the: !unsafe 'hour'\n  from: null\n  price: null\n"
+        "  source: !unsafe 'workload prices: hgx-a100-8gpu-oem'\n"
+    ) in group_vars
+    assert (
+        "# chat_a100_sxm4_80gb: 2 host(s) RENTED by the hour from your provider, not bought (in group rented_nodes, "
+        "inventory.yml):\n#   launch them at your provider, then give each placeholder its instance's address from your "
+        "provider's console\n"
+    ) in files["ansible/hosts.yml.example"]
+    (finding,) = [f for f in json.loads(files["spec.json"])["plan"]["findings"] if f["code"] == "rented-hosts"]
+    assert finding["message"].startswith(
+        "chat_a100_sxm4_80gb: 2 host(s) of 8 x NVIDIA A100 SXM4 80GB, rented by the hour from your provider, at the "
+        "workload's rate (prices: hgx-a100-8gpu-oem: 5 USD per node-hour). They are the provider's servers in its "
+        "datacentre, in no rack of this plan, which your provider provisions and hands over by SSH: launch them there; "
+    )
 
 
 def test_a_pool_partly_rented_counts_its_site_hosts_in_gpu_pools(tmp_path: Path) -> None:

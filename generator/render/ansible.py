@@ -283,7 +283,7 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
                 workload.mirrors,
                 shares[pool.name],
             )
-            | (rented_vars(pool) if pool.rented and plan.provider == "baremetal" else {})
+            | (rented_vars(pool, workload) if pool.rented and plan.provider == "baremetal" else {})
         )
     return files
 

@@ -1,14 +1,15 @@
 """Servers rented from a provider on bare metal: what the outputs render for them, and the ``rented-hosts`` finding.
 
 The planner rents a bare-metal server the catalog prices only by a rental record (``prices.json``, e.g. Lambda's
-on-demand GH200, whose ``rented_from`` names the provider): the provider's machine in its datacentre, in no rack of
-the plan (:attr:`~generator.planner.plan.Pool.rented`, newuser39 item 3). The site's MAAS, Ironic (Metal3) and
+on-demand GH200, whose ``rented_from`` names the provider), or one the workload prices at its own hourly rate under
+``prices:`` (whose provider it does not name: :func:`pool_rent`): the provider's machine in its datacentre, in no
+rack of the plan (:attr:`~generator.planner.plan.Pool.rented`, newuser39 item 3). The site's MAAS, Ironic (Metal3) and
 Tinkerbell do not know it and cannot PXE-boot it: the provider provisions it and hands over SSH access to it. So:
 
 * ``provisioning/``: nothing for its hosts: no ``maas_instance`` allocation, BareMetalHost, Hardware, nor a Cluster
   API MachineDeployment (which would ask CAPM3 or CAPT for machines they cannot make);
 * Ansible: the pool keeps its group and group_vars (the roles reach a rented host over SSH as any other), with
-  ``specgen_rented`` (the provider and the billing) in them; the group is a child of ``rented_nodes`` in
+  ``specgen_rented`` (the provider, the billing and the rate's source) in them; the group is a child of ``rented_nodes`` in
   ``inventory.yml``; its hosts are placeholders in ``hosts.yml.example`` that the user names and addresses
   (``ansible_host``) from the provider's console;
 * kubeadm: the pool's join file, as every pool's; the route from the provider's network to the control plane is the
@@ -25,11 +26,10 @@ counts (a MachineDeployment's replicas, the hosts it is short of) are of the sit
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
-from generator.catalog.records import PriceRecord
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
-from generator.planner.tco import server_rent
+from generator.planner.tco import rented_at_given_rates, server_rent
 from generator.render.hosts import rented_hosts
 from generator.words import listed
 from generator.workload.models import Workload
@@ -38,6 +38,9 @@ from generator.workload.models import Workload
 RENTED_HOSTS = "rented-hosts"
 #: The Ansible group whose children are the rented pools' groups.
 RENTED_GROUP = "rented_nodes"
+#: Who provisions servers rented at the workload's own ``prices:`` rate: the provider the user rents from, which the
+#: workload does not name.
+YOUR_PROVIDER = "your provider"
 #: The planner's finding that a single host is its own cluster (``planner.assemble.single_host_findings``): no kubeadm
 #: join file is rendered.
 SINGLE_HOST_CODE = "kubernetes-single-host"
@@ -57,29 +60,56 @@ def rented_pools(plan: Plan) -> list[Pool]:
     return [pool for pool in plan.pools if pool.rented] if plan.provider == "baremetal" else []
 
 
-def pool_rent(pool: Pool) -> PriceRecord | None:
-    """The rental record a rented pool's servers are priced by (its provider and source), or None."""
+class Rent(NamedTuple):
+    """Where a rented pool's rate comes from, and who its servers are rented from as far as the data says."""
+
+    #: The provider the catalog's rental record names (``rented_from``); None at the workload's own rate, which
+    #: names none.
+    provider: str | None
+    #: The catalog rental record's id; None at the workload's own rate.
+    price: str | None
+    #: The record's source (where its rate is published), or the workload's ``prices:`` entry.
+    source: str | None
+    #: Who the text says provisions the servers: the provider, else "your provider" (the rate is the user's).
+    who: str
+    #: What the ``rented-hosts`` finding says of the rate after the provider.
+    where: str
+
+
+def pool_rent(pool: Pool, workload: Workload) -> Rent:
+    """Where a rented pool's rate comes from: the workload's ``prices:`` entry, else the catalog's rental record.
+
+    A platform the workload rents at its own ``prices:`` rate (:func:`~generator.planner.tco.rented_at_given_rates`)
+    is priced by that entry and no record (:func:`~generator.planner.tco.node_cost`), so no catalog provider is
+    named, even where the catalog has a record for the server (Lambda's on-demand A100): the user chose the rate and
+    the provider. Else the record :func:`~generator.planner.tco.server_rent` finds: its ``rented_from`` and source.
+    """
     node = pool.node
-    return server_rent(node.platform_id, node.gpu_id, node.gpus)
-
-
-def provider_name(pool: Pool) -> str:
-    """Who a rented pool's servers are rented from: the record's ``rented_from``, else the record's id."""
-    rent = pool_rent(pool)
+    if node.platform_id in rented_at_given_rates(workload):
+        entry = f"prices: {node.platform_id}"
+        usd = workload.prices[node.platform_id]
+        return Rent(
+            None, None, f"workload {entry}", YOUR_PROVIDER, f", at the workload's rate ({entry}: {usd:g} USD per node-hour)"
+        )
+    rent = server_rent(node.platform_id, node.gpu_id, node.gpus)
     if rent is None:
-        return "the provider"
-    return rent.rented_from or f"the provider of catalog price {rent.id}"
+        return Rent(None, None, None, "the provider", "")
+    who = rent.rented_from or f"the provider of catalog price {rent.id}"
+    return Rent(rent.rented_from, rent.id, rent.source[0], who, f", catalog price {rent.id}, {rent.source[0]}")
 
 
-def rented_vars(pool: Pool) -> dict[str, Any]:
-    """``specgen_rented`` of a rented pool's group_vars: who provisions its hosts and how they are billed."""
-    rent = pool_rent(pool)
+def rented_vars(pool: Pool, workload: Workload) -> dict[str, Any]:
+    """``specgen_rented`` of a rented pool's group_vars: who provisions its hosts and how they are billed.
+
+    ``from`` is null where the workload's own rate names no provider; ``source`` then is its ``prices:`` entry.
+    """
+    rent = pool_rent(pool, workload)
     return {
         "specgen_rented": {
-            "from": provider_name(pool),
+            "from": rent.provider,
             "billed_by_the": pool.rented,
-            "price": None if rent is None else rent.id,
-            "source": None if rent is None else rent.source[0],
+            "price": rent.price,
+            "source": rent.source,
         }
     }
 
@@ -91,7 +121,7 @@ def example_header_lines(plan: Plan, workload: Workload) -> list[str]:
         names = rented_hosts(pool, workload)
         if not names:
             continue
-        provider = provider_name(pool)
+        provider = pool_rent(pool, workload).who
         lines += [
             f"# {pool.name}: {len(names)} host(s) RENTED by the {pool.rented} from {provider}, not bought (in group "
             f"{RENTED_GROUP}, inventory.yml):",
@@ -108,13 +138,12 @@ def rented_findings(plan: Plan, workload: Workload) -> list[Finding]:
         return []
     said = []
     for pool in pools:
-        rent = pool_rent(pool)
-        where = "" if rent is None else f", catalog price {rent.id}, {rent.source[0]}"
+        rent = pool_rent(pool, workload)
         said.append(
             f"{pool.name}: {pool.hosts} host(s) of {pool.node.gpus} x {pool.node.gpu_name}, rented by the {pool.rented} "
-            f"from {provider_name(pool)}{where}"
+            f"from {rent.who}{rent.where}"
         )
-    providers = sorted({provider_name(pool) for pool in pools})
+    providers = sorted({pool_rent(pool, workload).who for pool in pools})
     at = listed(providers, "or")
     tools = workload.provisioning.tools
     parts = [

@@ -67,7 +67,7 @@ def pool_variables(pool: Pool, plan: Plan) -> dict[str, Any]:
 
 def rented_variables(pool: Pool, workload: Workload) -> dict[str, Any]:
     """One bare-metal pool's servers rented from a provider, as the ``rented_gpu_pools`` object type declares it."""
-    rented = rented_vars(pool)["specgen_rented"]
+    rented = rented_vars(pool, workload)["specgen_rented"]
     hosts = rented_hosts(pool, workload)
     node = host_node(pool.node)
     return {
