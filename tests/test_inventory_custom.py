@@ -104,17 +104,66 @@ BAD = [
         (14, "custom.fabric_nic", "unknown NIC 'cx9'"),
         id="unknown-nic",
     ),
+    # the NIC rule an owned catalog platform's group follows (generator.workload.nic_pairs), its messages word for word
     pytest.param(
         "    - custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64, frontend_nic: connectx-6-lx-2p-25gbe}\n      count: 1\n",
         {},
-        (14, "custom.frontend_nic_count", "say how many"),
+        (
+            14,
+            "custom.frontend_nic: ",
+            "frontend_nic connectx-6-lx-2p-25gbe is given: say how many each server has in frontend_nic_count (at least 1)",
+        ),
         id="nic-without-count",
+    ),
+    pytest.param(
+        "    - custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64, fabric_nic: connectx-7-400g-ib, fabric_nic_count: 0}\n"
+        "      count: 1\n",
+        {},
+        (
+            14,
+            "custom.fabric_nic_count: ",
+            "fabric_nic connectx-7-400g-ib is given: say how many each server has in fabric_nic_count (at least 1; 0 with "
+            "no fabric_nic: the servers have no GPU fabric)",
+        ),
+        id="nic-with-count-0",
     ),
     pytest.param(
         "    - custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64, fabric_nic_count: 2}\n      count: 1\n",
         {},
-        (14, "custom.fabric_nic_count", "no 'fabric_nic' named"),
+        (
+            14,
+            "custom.fabric_nic_count: ",
+            "2 fabric NIC(s) counted but no fabric_nic named (0: the servers have no GPU fabric)",
+        ),
         id="count-without-nic",
+    ),
+    pytest.param(
+        "    - custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64, frontend_nic_count: 2}\n      count: 1\n",
+        {},
+        (14, "custom.frontend_nic_count: ", "2 front-end NIC(s) counted but no frontend_nic named"),
+        id="frontend-count-without-nic",
+    ),
+    pytest.param(
+        "    - custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64, fabric_nic: connectx-7-400g-ib, fabric_nic_count: 5}\n"
+        "      count: 1\n",
+        {},
+        (
+            14,
+            "custom.fabric_nic_count: ",
+            "5 fabric NICs: a custom-4x-a40-48gb server takes at most 4 (one a GPU, 4 in its 4-GPU build)",
+        ),
+        id="more-fabric-nics-than-gpus",
+    ),
+    pytest.param(
+        "    - custom: {gpu: rtx-4090-24gb, gpus_per_server: 2, ram_gib: 64, kind: workstation, fabric_nic: connectx-7-400g-ib,"
+        " fabric_nic_count: 2}\n      count: 1\n",
+        {},
+        (
+            14,
+            "custom.fabric_nic_count: ",
+            "2 fabric NICs: a custom-2x-rtx-4090-24gb server takes at most 1 (a workstation tower has the PCIe lanes for one)",
+        ),
+        id="workstation-with-two-fabric-nics",
     ),
     pytest.param(
         "    - custom: {gpu: a40-48gb, gpus_per_server: 4, ram_gib: 64, nvme_drives: 2}\n      count: 1\n",

@@ -137,27 +137,45 @@ BAD = [
     ),
     pytest.param(
         "fabric_nic: connectx-7-400g-ib",
-        (NIC_LINE, "hardware.inventory[0].fabric_nic", "say how many each server has in fabric_nic_count"),
+        (
+            NIC_LINE,
+            "hardware.inventory[0].fabric_nic",
+            "fabric_nic connectx-7-400g-ib is given: say how many each server has in fabric_nic_count (at least 1; 0 with "
+            "no fabric_nic: the servers have no GPU fabric)",
+        ),
         id="nic-without-count",
     ),
     pytest.param(
         "fabric_nic: connectx-7-400g-ib\nfabric_nic_count: 0",
-        (NIC_LINE + 1, "hardware.inventory[0].fabric_nic_count", "say how many each server has"),
+        (
+            NIC_LINE + 1,
+            "hardware.inventory[0].fabric_nic_count",
+            "fabric_nic connectx-7-400g-ib is given: say how many each server has in fabric_nic_count (at least 1; 0 with "
+            "no fabric_nic: the servers have no GPU fabric)",
+        ),
         id="nic-with-count-0",
     ),
     pytest.param(
         "fabric_nic_count: 2",
-        (NIC_LINE, "hardware.inventory[0].fabric_nic_count", "2 fabric NIC(s) counted but no fabric_nic named"),
+        (
+            NIC_LINE,
+            "hardware.inventory[0].fabric_nic_count",
+            "2 fabric NIC(s) counted but no fabric_nic named (0: the servers have no GPU fabric)",
+        ),
         id="count-without-nic",
     ),
     pytest.param(
         "fabric_nic: connectx-7-400g-ib\nfabric_nic_count: 5",
-        (NIC_LINE + 1, "hardware.inventory[0].fabric_nic_count", "5 fabric NICs: a dell-r760xa server takes at most 4"),
+        (
+            NIC_LINE + 1,
+            "hardware.inventory[0].fabric_nic_count",
+            "5 fabric NICs: a dell-r760xa server takes at most 4 (one a GPU, 4 in its 4-GPU build)",
+        ),
         id="more-nics-than-the-server-takes",
     ),
     pytest.param(
         "frontend_nic_count: 2",
-        (NIC_LINE, "hardware.inventory[0].frontend_nic_count", "counted but no frontend_nic named"),
+        (NIC_LINE, "hardware.inventory[0].frontend_nic_count", "2 front-end NIC(s) counted but no frontend_nic named"),
         id="frontend-count-without-nic",
     ),
 ]

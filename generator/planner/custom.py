@@ -32,8 +32,8 @@ def custom_platform(spec: CustomServer) -> PlatformSpec:
     """The platform record of one custom server kind."""
     gpu = catalog.gpus()[spec.gpu]
     nics = {
-        "fabric": (spec.fabric_nic, spec.fabric_nic_count if spec.fabric_nic else 0),
-        "frontend": (spec.frontend_nic, spec.frontend_nic_count if spec.frontend_nic else 0),
+        "fabric": (spec.fabric_nic, (spec.fabric_nic_count or 0) if spec.fabric_nic else 0),
+        "frontend": (spec.frontend_nic, (spec.frontend_nic_count or 0) if spec.frontend_nic else 0),
     }
     table = catalog.nics()
     network = sum(table[nic].port_gbps * table[nic].ports * count for nic, count in nics.values() if nic)

@@ -10,8 +10,7 @@ from generator.catalog.records import GpuSpec
 from generator.errors import InputError
 from generator.workload.loader import Document
 from generator.workload.models import CustomServer, Workload
-
-Path = tuple[str | int, ...]
+from generator.workload.nic_pairs import FabricRoom, Path, nic_pair_errors
 
 #: Baseboard kinds a custom server may declare: the GPUs per server, form factor and GPU link each one holds
 #: (an HGX board carries SXM GPUs on NVLink; an OAM baseboard carries OCP Accelerator Modules), as the planner's
@@ -103,7 +102,10 @@ def _bridge_error(spec: CustomServer) -> str | None:
 
 
 def _part_errors(spec: CustomServer, where: Path) -> list[tuple[Path, str]]:
-    """(field path, message) for every part id the catalog lacks and every count without its part."""
+    """(field path, message) for every part id the catalog lacks and every count without its part.
+
+    The NICs follow the rule an owned catalog platform's group's do (:func:`~generator.workload.nic_pairs.nic_pair_errors`).
+    """
     out: list[tuple[Path, str]] = []
     if spec.gpu not in catalog.gpus():
         out.append(((*where, "gpu"), catalog.unknown_id_message("GPU", spec.gpu, catalog.gpus())))
@@ -111,14 +113,8 @@ def _part_errors(spec: CustomServer, where: Path) -> list[tuple[Path, str]]:
         out.append(((*where, "cpu"), catalog.unknown_id_message("CPU", spec.cpu, catalog.cpus())))
     if spec.cpu is not None and spec.cpu_cores is not None:
         out.append(((*where, "cpu_cores"), "give either 'cpu' (a catalog CPU) or 'cpu_cores', not both"))
-    for field, count_field in (("fabric_nic", "fabric_nic_count"), ("frontend_nic", "frontend_nic_count")):
-        nic, count = getattr(spec, field), getattr(spec, count_field)
-        if nic is not None and nic not in catalog.nics():
-            out.append(((*where, field), catalog.unknown_id_message("NIC", nic, catalog.nics())))
-        elif nic is not None and count == 0:
-            out.append(((*where, count_field), f"'{field}' is given: say how many each server has (at least 1)"))
-        elif nic is None and count:
-            out.append(((*where, count_field), f"{count} NIC(s) counted but no '{field}' named"))
+    room = FabricRoom(spec.platform_id, 1 if spec.kind == "workstation" else spec.gpus_per_server, spec.kind == "workstation")
+    out += nic_pair_errors(where, spec, room)
     gpu = catalog.gpus().get(spec.gpu)
     gpus_w = gpu.tdp_w * spec.gpus_per_server if gpu is not None else 0.0
     if gpu is not None and spec.max_power_w is not None and spec.max_power_w < gpus_w:

@@ -192,10 +192,11 @@ class CustomServer(NamedTuple):
     cpu_cores: int | None = None
     nvme_tb: float = 0.0
     nvme_drives: int = 0
+    #: NICs and their counts per server; a count not given is None (:mod:`~generator.workload.nic_pairs`).
     fabric_nic: str | None = None
-    fabric_nic_count: int = 0
+    fabric_nic_count: int | None = None
     frontend_nic: str | None = None
-    frontend_nic_count: int = 0
+    frontend_nic_count: int | None = None
     max_power_w: int | None = None
     rack_units: int | None = None
     kind: Literal["pcie-server", "hgx-4gpu", "hgx-8gpu", "oam-8gpu", "workstation"] | None = None

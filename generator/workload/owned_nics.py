@@ -13,11 +13,7 @@ from generator.catalog.records import PlatformSpec
 from generator.errors import InputError
 from generator.workload.loader import Document
 from generator.workload.models import InventoryGroup, Workload
-
-Path = tuple[str | int, ...]
-
-#: The NIC fields an owned catalog platform's group may give.
-NIC_FIELDS = ("fabric_nic", "fabric_nic_count", "frontend_nic", "frontend_nic_count")
+from generator.workload.nic_pairs import NIC_FIELDS, FabricRoom, Path, nic_pair_errors
 
 
 def most_fabric_nics(platform: PlatformSpec) -> int:
@@ -36,51 +32,13 @@ def _stated(group: InventoryGroup) -> tuple[object, ...]:
 
 
 def _group_errors(group: InventoryGroup, at: Path) -> list[tuple[Path, str]]:
-    """(field path, message) for each problem of one group's stated NICs."""
-    out: list[tuple[Path, str]] = []
+    """(field path, message) for each problem of one group's stated NICs (the rule a custom server's follow too)."""
     given = [field for field in NIC_FIELDS if getattr(group, field) is not None]
     if group.custom is not None:
         return [((*at, field), f"a custom server names its NICs under 'custom.{field}'") for field in given]
-    nics = catalog.nics()
-    for field in ("fabric_nic", "frontend_nic"):
-        nic = getattr(group, field)
-        if nic is not None and nic not in nics:
-            out.append(((*at, field), catalog.unknown_id_message("NIC", nic, nics)))
-    if group.fabric_nic in nics and not group.fabric_nic_count:
-        out.append(
-            (
-                (*at, "fabric_nic_count" if group.fabric_nic_count == 0 else "fabric_nic"),
-                f"fabric_nic {group.fabric_nic} is given: say how many each server has in fabric_nic_count (at least 1; "
-                "0 with no fabric_nic: the servers have no GPU fabric)",
-            )
-        )
-    if group.fabric_nic is None and group.fabric_nic_count:
-        out.append(
-            (
-                (*at, "fabric_nic_count"),
-                f"{group.fabric_nic_count} fabric NIC(s) counted but no fabric_nic named (0: the servers have no GPU fabric)",
-            )
-        )
-    if group.frontend_nic is None and group.frontend_nic_count is not None:
-        out.append(
-            ((*at, "frontend_nic_count"), f"{group.frontend_nic_count} front-end NIC(s) counted but no frontend_nic named")
-        )
     platform = catalog.platforms().get(group.platform or "")
-    if platform is not None and group.fabric_nic_count:
-        most = most_fabric_nics(platform)
-        if group.fabric_nic_count > most:
-            holds = (
-                "a workstation tower has the PCIe lanes for one"
-                if platform.kind == "workstation"
-                else (f"one a GPU, {most} in its {most}-GPU build")
-            )
-            out.append(
-                (
-                    (*at, "fabric_nic_count"),
-                    f"{group.fabric_nic_count} fabric NICs: a {platform.id} server takes at most {most} ({holds})",
-                )
-            )
-    return out
+    room = None if platform is None else FabricRoom(platform.id, most_fabric_nics(platform), platform.kind == "workstation")
+    return nic_pair_errors(at, group, room, frontend_default=True)
 
 
 def owned_nic_errors(doc: Document, wl: Workload) -> list[InputError]:
