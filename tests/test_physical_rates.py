@@ -14,7 +14,8 @@ import pytest
 
 from generator.calculator.cli import format_text
 from generator.calculator.estimate import EstimateRequest, estimate
-from generator.catalog import gpus
+from generator.catalog import gpus, reference_tflops_shares
+from generator.catalog.records import GpuSpec
 
 A100_FP8 = EstimateRequest(
     model="meta-llama/Llama-3.3-70B-Instruct", gpu="a100-sxm4-80gb", tp=2, precision="fp8", input_tokens=1500,
@@ -61,3 +62,22 @@ def test_a_measured_gpus_rate_is_its_measurement(gpu_id: str) -> None:
         assert gpu.physical_tflops(compute) == pytest.approx(measured, rel=1e-9)
     if gpu.measured_memory_gb_per_s and gpu.measured_like is None:
         assert gpu.physical_bandwidth_gb_per_s == pytest.approx(gpu.measured_memory_gb_per_s, rel=1e-9)
+
+
+def test_the_reference_share_is_looked_up_on_the_reference_gpu_not_copied_into_each_record() -> None:
+    """The H100 SXM's measured shares (794.5 / 989 BF16, fp16 its twin; 1,402.6 / 1,979 FP8), read off its record.
+
+    Each GPU record carried a copy of them (``reference_tflops_shares``, set by the catalog): gone, and every GPU's
+    ``reference_share`` is the reference's share of the precision it was normalised in (an L4 measured in BF16 alone
+    is normalised in BF16 at FP8 too: its 141.78 FP8 TFLOPS are 176.49 x 0.8033).
+    """
+    assert reference_tflops_shares() == {
+        "bf16": pytest.approx(794.5 / 989, rel=1e-12),
+        "fp16": pytest.approx(794.5 / 989, rel=1e-12),
+        "fp8": pytest.approx(1402.6 / 1979, rel=1e-12),
+    }
+    assert "reference_tflops_shares" not in GpuSpec._fields
+    l4 = gpus()["l4-24gb"]
+    assert l4.reference_share("fp8") == l4.reference_share("bf16") == pytest.approx(794.5 / 989, rel=1e-12)
+    assert l4.physical_tflops("fp8") == pytest.approx(141.78, abs=0.005)
+    assert gpus()["h100-sxm5-80gb"].reference_share("fp8") == pytest.approx(1402.6 / 1979, rel=1e-12)

@@ -89,6 +89,16 @@ def gpus() -> dict[str, GpuSpec]:
 
 
 @cache
+def reference_tflops_shares() -> dict[str, float]:
+    """The reference GPU's (:data:`REFERENCE_GPU_ID`) measured share of its peak, by precision it is measured in.
+
+    What :meth:`GpuSpec.reference_share` turns a rate normalised to the reference into the GPU's modelled rate by.
+    """
+    reference = gpus()[REFERENCE_GPU_ID]
+    return {c: share for c in sorted(reference.dense_tflops) if (share := reference.measured_share(c)) is not None}
+
+
+@cache
 def platforms() -> dict[str, PlatformSpec]:
     """Every server platform and cloud instance, by id, with the PCIe lanes its CPU gives each GPU slot."""
     built: dict[str, PlatformSpec] = _build("platforms", PlatformSpec.from_record)

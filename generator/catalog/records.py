@@ -93,10 +93,6 @@ class GpuSpec(NamedTuple):
     tflops_vs_reference: Mapping[str, float] | None = None
     #: The same for memory bandwidth (1 where either is unmeasured).
     bandwidth_vs_reference: float = 1.0
-    #: The reference GPU's own measured share of its peak, by precision, as ``(precision, share)`` pairs (set by the
-    #: catalog): what turns the rates normalised to it (:meth:`sustained_tflops`) into the rates this GPU is modelled
-    #: to reach (:meth:`physical_tflops`); empty: not set, 1.
-    reference_tflops_shares: tuple[tuple[str, float], ...] = ()
     #: The reference GPU's measured stream bandwidth over its peak (set by the catalog; 1: not set): the same for
     #: :attr:`sustained_bandwidth_gb_per_s`.
     reference_bandwidth_share: float = 1.0
@@ -268,10 +264,14 @@ class GpuSpec(NamedTuple):
     def reference_share(self, compute: str) -> float:
         """The reference GPU's measured share of its peak that :meth:`sustained_tflops` normalised ``compute`` to; 1: none.
 
-        The precision :meth:`sustained_tflops` took its scale from where it took one, else (an unmeasured GPU, assumed to
-        share the reference's) the first of ``compute`` and the 16-bit formats the reference measured.
+        What turns the rates normalised to the reference into the rates this GPU is modelled to reach
+        (:meth:`physical_tflops`). The precision :meth:`sustained_tflops` took its scale from where it took one, else (an
+        unmeasured GPU, assumed to share the reference's) the first of ``compute`` and the 16-bit formats the reference
+        measured. The shares are the catalog's reference GPU's (:func:`generator.catalog.reference_tflops_shares`).
         """
-        shares = dict(self.reference_tflops_shares)
+        from generator.catalog import reference_tflops_shares  # the catalog imports this module
+
+        shares = reference_tflops_shares()
         scale = self.tflops_vs_reference or {}
         names = (compute, "bf16", "fp16")
         name = next((n for n in names if n in scale), None) or next((n for n in names if n in shares), None)
@@ -322,11 +322,9 @@ class GpuSpec(NamedTuple):
         if self.measured_memory_gb_per_s and reference.measured_memory_gb_per_s:
             own_bw = self.measured_memory_gb_per_s / self.memory_bandwidth_gb_per_s
             bandwidth = own_bw / (reference.measured_memory_gb_per_s / reference.memory_bandwidth_gb_per_s)
-        shares = ((c, share) for c in sorted(reference.dense_tflops) if (share := reference.measured_share(c)) is not None)
         return self._replace(
             tflops_vs_reference=scale or None,
             bandwidth_vs_reference=bandwidth,
-            reference_tflops_shares=tuple(shares),
             reference_bandwidth_share=(
                 reference.measured_memory_gb_per_s / reference.memory_bandwidth_gb_per_s
                 if reference.measured_memory_gb_per_s
