@@ -237,7 +237,8 @@ def test_the_share_range_is_the_workload_schemas() -> None:
                     return found
         return None
 
-    sharing = find(workload_schema())
+    # the workload's kubernetes.gpu_sharing (a deployment's own adds strategy none: whole GPUs, no share to size)
+    sharing = find(workload_schema()["properties"]["kubernetes"])
     replicas = sharing["properties"]["replicas_per_gpu"]
     assert (replicas["minimum"], replicas["maximum"]) == SHARE_REPLICAS
     assert set(SHARE_STRATEGIES) == set(sharing["properties"]["strategy"]["enum"]) - {"mig"}

@@ -39,6 +39,7 @@ from generator.sizing.constants import with_overrides
 from generator.sizing.step_down import serving_precision_advice
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
+from generator.workload.sharing import deployment_sharing
 
 if TYPE_CHECKING:
     from generator.calculator.model_source import ResolvedModel
@@ -236,6 +237,7 @@ def _plan_workload(loaded: LoadedWorkload) -> Plan:
     from generator.planner.not_sold_new import not_sold_new_findings
     from generator.planner.plan import sorted_findings
     from generator.planner.precision_choices import cheaper_precision_findings
+    from generator.planner.sharing_cost import sharing_cost_findings
 
     wl = loaded.workload
     consts = with_overrides(dict(wl.constants))
@@ -245,6 +247,7 @@ def _plan_workload(loaded: LoadedWorkload) -> Plan:
     plan = _plan_fleet_within_limits(loaded, consts)
     said = cheaper_precision_findings(loaded, consts) + chain_hint_findings(loaded, consts, plan, _plan_fleet_within_limits)
     said += not_sold_new_findings(loaded, consts, plan)
+    said += sharing_cost_findings(loaded, consts, plan, _plan_fleet_within_limits)
     return plan._replace(findings=sorted_findings([*plan.findings, *said])) if said else plan
 
 
@@ -1034,7 +1037,7 @@ def _choose(
             to,
         )
         if ranking not in ranked:
-            one_gpu_pods = service and wl.kubernetes.gpu_sharing is not None
+            one_gpu_pods = service and deployment_sharing(wl, dep) is not None
             by = functools.partial(
                 ranking_key,
                 objective=objective,
@@ -1294,11 +1297,15 @@ def _left_free(
     left = {}
     for key, count in free.items():
         gpus, per_node = busy.get(key, Fraction(0)), key[2]
-        shared = busy.get((key[0], f"{key[1]}+shared", per_node), Fraction(0))  # GPUs shared between pods: apart
+        from generator.planner.option import SHARED_MARK  # the search's module: loaded with it, not the package
+
+        # GPUs shared between pods, each sharing on nodes of its own: apart
+        mark = f"{key[1]}{SHARED_MARK} "
+        shared = [v for (p, g, n), v in busy.items() if (p, n) == (key[0], per_node) and g.startswith(mark)]
         if idle_too and key[:2] in not_bought:
-            held = int(gpus // per_node) + int(shared // per_node)
+            held = int(gpus // per_node) + sum(int(s // per_node) for s in shared)
         else:
-            held = math.ceil(gpus / per_node) + math.ceil(shared / per_node)
+            held = math.ceil(gpus / per_node) + sum(math.ceil(s / per_node) for s in shared)
         left[key] = max(0, count - held)
     return left
 

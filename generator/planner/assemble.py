@@ -130,6 +130,7 @@ from generator.units import GIB, HOURS_PER_YEAR, hours_text, usd_text
 from generator.words import listed
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, Workload
+from generator.workload.sharing import deployment_sharing
 from generator.workload.value_checks import given_in
 
 if TYPE_CHECKING:
@@ -142,6 +143,9 @@ DEVICE_PLUGIN = {
     "amd": "the AMD GPU device plugin",
     "intel": "the Intel Gaudi device plugin",
 }
+
+#: The co-location group of inference replicas in shares of GPUs, followed by how they share them.
+SHARED_GROUP = "inference-shared"
 
 
 def gpu_taint(gpu: GpuSpec) -> tuple[str, str, str]:
@@ -1018,8 +1022,9 @@ def build_plan(
     for index, opt, _ in chosen:
         for part in opt.pieces:  # a split deployment's parts go to pools of their own server kinds
             first = sequenced[index].first if index in sequenced else index
-            # replicas in shares of GPUs (gpu_sharing) fill nodes of their own: a node's GPUs are all shared or all whole
-            kind = "inference-shared" if part.candidate.shares_per_gpu else "inference"
+            # replicas in shares of GPUs (gpu_sharing) fill nodes of their own: a node's GPUs are all whole or all
+            # shared one way (a pool has one device-plugin config or MIG partition)
+            kind = f"{SHARED_GROUP} {part.sharing_key}" if part.candidate.shares_per_gpu else "inference"
             kind = kind if part.shares_servers else f"solo-{first}"
             groups.setdefault((*part.server_kind, kind), []).append((index, part))
     colocation = {**_colocation_reasons(wl, groups), **_named_pool_reasons(wl, groups)}
@@ -1322,7 +1327,7 @@ def _kept_off_shares(wl: Workload, index: int, opt: Option, pools: list[str], bl
 
     newuser40 item 3: a model too big for its MIG instance was rendered into one, where it could not start.
     """
-    sharing = wl.kubernetes.gpu_sharing
+    sharing = deployment_sharing(wl, wl.deployments[index])
     out = []
     for part, pool in zip(opt.pieces, pools, strict=True):
         if sharing is None or part.candidate.shares_per_gpu or part.replica_shape.par.gpus > 1:
@@ -1619,10 +1624,10 @@ def _colocation_reasons(
                     else f"leaves {per_node % gpus} GPU(s) of a {per_node}-GPU {platform} server over"
                 )
                 out[(index, at)] = f"not co-located: each replica ({gpus} GPUs) {held}, so it takes whole servers"
-            elif same_servers and kind == "inference-shared":
+            elif same_servers and kind.startswith(SHARED_GROUP):
                 out[(index, at)] = (
                     f"not co-located with {', '.join(same_servers)}: its GPUs are shared between pods (gpu_sharing), "
-                    "theirs are whole, and a node's GPUs are all one or the other"
+                    "theirs are whole or shared otherwise, and a node's GPUs have one sharing config"
                 )
             elif same_servers:
                 out[(index, at)] = f"not co-located with {', '.join(same_servers)}: they run a different kind of work"

@@ -39,6 +39,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.gpu_share import gpu_share
 from generator.words import listed
 from generator.workload.models import GpuSharing, InferenceDeployment, Workload
+from generator.workload.sharing import deployment_sharing
 
 if TYPE_CHECKING:
     from generator.planner.training import TrainingShape  # training modules load only for a training deployment
@@ -350,7 +351,8 @@ class _Serving(NamedTuple):
 
     spec: InferenceSpec  # SLO defaults filled in
     fmt: WeightFormat
-    #: How the workload shares GPUs between pods (``kubernetes.gpu_sharing`` where Kubernetes is rendered); None: not.
+    #: How the deployment's GPUs are shared between pods (its ``gpu_sharing``, else ``kubernetes.gpu_sharing``, where
+    #: Kubernetes is rendered); None: not.
     sharing: GpuSharing | None
     #: The deployment pins expert parallelism on (``parallelism.ep`` above 1) or off (``ep: 1``); None: not pinned.
     expert_parallel: bool | None
@@ -362,7 +364,7 @@ def _serving(wl: Workload, dep: InferenceDeployment, model: ResolvedModel) -> _S
     """An inference deployment's spec, weight format, the GPU sharing its replicas of one GPU run in, and its pins."""
     spec, _ = effective_slo(dep.inference)
     fmt = serving_format(model, spec.precision)
-    sharing = wl.kubernetes.gpu_sharing if "kubernetes" in wl.outputs else None
+    sharing = deployment_sharing(wl, dep) if "kubernetes" in wl.outputs else None
     pin = dep.parallelism
     ep = None if pin is None or pin.ep is None else pin.ep > 1
     pinned = (pin.tp, pin.pp) if pin is not None else (None, None)

@@ -49,13 +49,25 @@ class Option(NamedTuple):
     def busy_kind(self) -> ServerKey:
         """The server kind whose GPUs in use this option's (part's) replicas count towards, as services share servers.
 
-        Replicas in shares of GPUs (``kubernetes.gpu_sharing``) fill GPUs of their own: a node's GPUs are all shared or
-        all whole (the pool's one device-plugin config or MIG partition), so they are counted apart.
+        Replicas in shares of GPUs (``gpu_sharing``) fill GPUs of their own: a node's GPUs are all shared one way or
+        all whole (the pool's one device-plugin config or MIG partition), so they are counted apart, each sharing
+        (:func:`shared_kind`) on its own.
         """
         # :attr:`server_kind` inlined: the ranking of the passes that share servers asks it about a million times
         c, hw = self.candidate, self.hardware
         gpu = hw.gpu.id
-        return (hw.platform.id, f"{gpu}+shared" if c.shares_per_gpu else gpu, c.gpus_per_node)
+        if not c.shares_per_gpu:
+            return (hw.platform.id, gpu, c.gpus_per_node)
+        return (hw.platform.id, shared_kind(gpu, self.sharing_key), c.gpus_per_node)
+
+    @property
+    def sharing_key(self) -> str:
+        """How this option's (part's) replicas share their GPUs (``mig 3g.40gb``, ``mps 1/4``); "": whole GPUs.
+
+        Deployments of different sharing never share a pool: a pool has one device-plugin config or MIG partition.
+        """
+        share = self.shape.share if self.candidate.shares_per_gpu and isinstance(self.shape, ReplicaShape) else None
+        return "" if share is None else f"{share.strategy} {share.label}"
 
     @property
     def gpus_used(self) -> Fraction:
@@ -84,6 +96,15 @@ class Option(NamedTuple):
         shape = self.shape
         assert isinstance(shape, ReplicaShape), "a training option has no replica layout"
         return shape
+
+
+#: What :func:`shared_kind` adds to a GPU id: a server kind's GPUs in shares are counted apart from its whole ones.
+SHARED_MARK = "+shared"
+
+
+def shared_kind(gpu_id: str, sharing_key: str) -> str:
+    """The GPU part of the server kind that replicas in ``sharing_key`` shares of ``gpu_id`` count their GPUs under."""
+    return f"{gpu_id}{SHARED_MARK} {sharing_key}"
 
 
 def pool_labels(name: str, gpu: GpuSpec, platform_id: str, provider: str) -> tuple[tuple[str, str], ...]:

@@ -13,7 +13,7 @@ from generator.render.ansible import render_ansible
 from generator.render.eks import with_eks_findings
 from generator.render.env import render_template
 from generator.render.gke import with_gke_findings
-from generator.render.gpu_sharing import apply_sharing
+from generator.render.gpu_sharing import apply_sharing, pool_shares
 from generator.render.gpu_stack import GpuPoolStack, render_cluster
 from generator.render.hosts import cluster_hosts
 from generator.render.karpenter_aws import with_karpenter_findings
@@ -45,7 +45,7 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
     if not alone:
         shared = joined_cluster(shared)
     shared = with_list_price_finding(
-        with_karpenter_findings(shared, "kubernetes" in workload.outputs, workload.kubernetes.gpu_sharing)
+        with_karpenter_findings(shared, "kubernetes" in workload.outputs, pool_shares(shared, workload))
     )
     shared = with_eks_findings(with_gke_findings(shared, workload), workload)
     shared = with_cluster_api_findings(with_tinkerbell_findings(shared, workload), workload)

@@ -22,11 +22,11 @@ from typing import Any
 
 from generator.planner.plan import Plan, Pool
 from generator.render.env import render_template
-from generator.render.gpu_sharing import aks_mig_pools
+from generator.render.gpu_sharing import aks_mig_pools, pool_shares
 from generator.render.node_disk import AKS_DEFAULT_OS_DISK_GB, AKS_MAX_OS_DISK_GB, NodeDisk, node_disks
 from generator.render.node_tags import node_tags
 from generator.workload.aks_mig import aks_gpu_instance
-from generator.workload.models import Workload
+from generator.workload.models import GpuSharing, Workload
 
 PATH = "terraform/aks-node-pools.tf"
 #: Digest characters after the profile in a node pool's name (12 in all, AKS's limit for a Linux pool).
@@ -64,12 +64,18 @@ def aks_node_pool(pool: Pool, workload: str, profile: str, disk: NodeDisk) -> di
 
 def aks_node_pools(plan: Plan, workload: Workload) -> dict[str, dict[str, Any]]:
     """The MIG pools' arguments, keyed by specgen pool name (none where the plan has no AKS MIG pool)."""
-    sharing = workload.kubernetes.gpu_sharing
     pools = aks_mig_pools(plan)
-    if sharing is None or not pools:
+    if not pools:
         return {}
     disks = node_disks(plan)
-    return {pool.name: aks_node_pool(pool, plan.workload, str(sharing.mig_profile), disks[pool.name]) for pool in pools}
+    shares = pool_shares(plan, workload)
+    return {pool.name: aks_node_pool(pool, plan.workload, _mig_profile(shares[pool.name]), disks[pool.name]) for pool in pools}
+
+
+def _mig_profile(sharing: GpuSharing | None) -> str:
+    """The MIG profile of an AKS MIG pool's sharing (one it has: the pool is one because it shares by MIG)."""
+    assert sharing is not None, "an AKS MIG pool shares its GPUs by MIG"
+    return str(sharing.mig_profile)
 
 
 def render_aks_terraform(pools: dict[str, dict[str, Any]], workload: str) -> str:

@@ -239,8 +239,7 @@ def render_ansible(plan: Plan, workload: Workload) -> dict[str, str]:
     """
     racks = host_racks(plan, workload)
     utilization = with_overrides(dict(workload.constants)).gpu_memory_utilization
-    sharing = workload.kubernetes.gpu_sharing if "kubernetes" in workload.outputs else None
-    shares = pool_shares(plan, sharing)
+    shares = pool_shares(plan, workload)
     # the replicas each bare-metal host runs, by host name (newuser36 item 6: each host read the pool-wide count)
     placed: dict[str, list[dict[str, object]]] = {}
     if plan.provider == "baremetal":

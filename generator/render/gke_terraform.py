@@ -61,8 +61,7 @@ def node_pool_arguments(spec: dict[str, Any], name: str) -> dict[str, Any]:
 
 def gke_node_pools(plan: Plan, workload: Workload) -> dict[str, dict[str, Any]]:
     """The arguments of every pool, keyed by pool name; GPU sharing as the Kubernetes rendering applies it."""
-    sharing = workload.kubernetes.gpu_sharing if "kubernetes" in workload.outputs else None
-    shares = pool_shares(plan, sharing)
+    shares = pool_shares(plan, workload)
     disks = node_disks(plan)
     return {
         pool.name: node_pool_arguments(

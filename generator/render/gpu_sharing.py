@@ -1,7 +1,10 @@
 """GPU sharing (``kubernetes.gpu_sharing``) at deployment time: pool labels, findings and the GPU stack's configs.
 
 The planner sizes each replica of one GPU against its share (:mod:`generator.sizing.gpu_share`) and packs the shares
-onto GPUs; a pool whose GPUs it shares carries ``shares_per_gpu``. Here the cluster is told to advertise them.
+onto GPUs; a pool whose GPUs it shares carries ``shares_per_gpu``. Here the cluster is told to advertise them. A
+deployment's own ``gpu_sharing`` overrides the workload's (:func:`~generator.workload.sharing.deployment_sharing`);
+the planner never packs deployments of different sharing into one pool, so each pool has one sharing
+(:func:`pool_sharing`), read from its deployments.
 GKE takes it natively (:mod:`generator.render.gke`); everywhere else the GPU Operator does: time-slicing and MPS
 through the pool's device-plugin config (``sharing.timeSlicing`` / ``sharing.mps`` replicas), MIG through the MIG manager, which
 partitions every node labelled ``nvidia.com/mig.config`` with the matching entry of a mig-parted config.
@@ -17,8 +20,9 @@ from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.env import to_yaml
 from generator.render.whole_gpu_reasons import whole_gpu_reasons
 from generator.workload.aks_mig import aks_gpu_instance
+from generator.workload.loader import format_path
 from generator.workload.models import GpuSharing, Workload
-from generator.workload.sharing import aks_native_mig, mig_problem
+from generator.workload.sharing import WHERE, aks_native_mig, deployment_sharing, mig_problem, sharing_where
 
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 #: The GPU Operator deploys its MIG manager to a MIG-capable node unless the node carries this label already: "false"
@@ -55,15 +59,37 @@ def advertised_per_gpu(pool: Pool, sharing: GpuSharing | None) -> int:
     return sharing.replicas_per_gpu or 1  # the schema requires it for time-slicing and MPS
 
 
-def pool_shares(plan: Plan, sharing: GpuSharing | None) -> dict[str, GpuSharing | None]:
+def pool_shares(plan: Plan, workload: Workload) -> dict[str, GpuSharing | None]:
     """The sharing each pool's GPUs get, by pool name: any only where the planner packed shares of GPUs onto it.
 
     That is inference replicas of TP1 x PP1 sized against their share: a pod of several shared GPUs could be handed
     slices of one GPU, a training job plans whole GPUs with their links (newuser16 H1; review 13 item 3: MIG split a
     LoRA job's GPUs), and a replica too big for its share keeps whole GPUs (newuser40 item 3).
     """
-    whole = whole_gpu_pools(plan)
-    return {pool.name: None if pool.name in whole else sharing for pool in plan.pools}
+    return {pool.name: pool_sharing(workload, pool) for pool in plan.pools}
+
+
+def pool_sharing(workload: Workload, pool: Pool) -> GpuSharing | None:
+    """The sharing of ``pool``'s GPUs: its deployments' (one for all: the planner packs each sharing apart); None: whole."""
+    if not pool.shares_per_gpu:
+        return None
+    by_name = {d.name: d for d in workload.deployments}
+    return next(
+        (deployment_sharing(workload, by_name[name]) for name in pool.deployments if name in by_name),
+        workload.kubernetes.gpu_sharing,
+    )
+
+
+def requested_sharings(workload: Workload) -> dict[GpuSharing, tuple[str | int, ...]]:
+    """Each sharing the workload asks for, with the field that first asks it (the workload's first), in file order."""
+    asked: dict[GpuSharing, tuple[str | int, ...]] = {}
+    if workload.kubernetes.gpu_sharing is not None:
+        asked[workload.kubernetes.gpu_sharing] = WHERE
+    for index, dep in enumerate(workload.deployments):
+        sharing = deployment_sharing(workload, dep)
+        if sharing is not None:
+            asked.setdefault(sharing, sharing_where(workload, index))
+    return asked
 
 
 def whole_gpu_pools(plan: Plan) -> set[str]:
@@ -107,22 +133,22 @@ def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) 
     The planner sized the shares; a MIG profile the chosen GPU lacks is refused here too.
     ``single_host``: one machine on its own, which gets no GPU stack (so no sharing config either).
     """
-    sharing = workload.kubernetes.gpu_sharing
-    if sharing is None or "kubernetes" not in workload.outputs:
+    asked = requested_sharings(workload)
+    if not asked or "kubernetes" not in workload.outputs:
         return plan
     pools = []
-    whole = whole_gpu_pools(plan)
     for pool in plan.pools:
         gpu = pool.node.gpu_id
-        if gpus()[gpu].vendor != "nvidia" or pool.name in whole:
+        sharing = pool_sharing(workload, pool)
+        if gpus()[gpu].vendor != "nvidia" or sharing is None:
             pools.append(pool)
             continue
         shared = pool._replace(gpu_sharing=sharing_text(sharing))
         if sharing.strategy == "mig":
             problem = mig_problem(gpu, str(sharing.mig_profile))
             if problem is not None:
-                raise InputError(f"kubernetes.gpu_sharing: pool '{pool.name}': {problem}")
-            if plan.provider == "azure" and aks_native_mig(workload):  # AKS partitions it: an agent pool in Terraform
+                raise InputError(f"{format_path(asked[sharing])}: pool '{pool.name}': {problem}")
+            if plan.provider == "azure" and aks_native_mig(workload, sharing):  # AKS partitions it: Terraform's pool
                 pools.append(_with_label(shared, MIG_MANAGER_DEPLOY_LABEL, "false"))
                 continue
             if plan.provider != "gcp":
@@ -130,7 +156,22 @@ def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) 
                 continue
         pools.append(shared)
     applied = plan._replace(pools=tuple(pools))
-    said = sharing_findings(applied, sharing, single_host=single_host, aks_native=aks_native_mig(workload))
+    said: list[Finding] = []
+    several = len(asked) > 1 or any(d.gpu_sharing is not None for d in workload.deployments)
+    for sharing, where in asked.items():
+        # the pools of the deployments under this sharing: those sharing by it, and those of them keeping whole GPUs
+        names = {d.name for d in workload.deployments if deployment_sharing(workload, d) == sharing}
+        own = [p for p in pools if (pool_sharing(workload, p) or sharing) == sharing and names & set(p.deployments)]
+        if not own:
+            continue
+        said += sharing_findings(
+            applied._replace(pools=tuple(own)),
+            sharing,
+            single_host=single_host and not said,
+            aks_native=aks_native_mig(workload, sharing),
+            field=format_path(where),
+            names=frozenset(names) if several else None,
+        )
     return applied._replace(findings=sorted_findings([*plan.findings, *said]))
 
 
@@ -141,8 +182,21 @@ def aks_mig_pools(plan: Plan) -> list[Pool]:
     return [pool for pool in plan.pools if dict(pool.labels).get(MIG_MANAGER_DEPLOY_LABEL) == "false"]
 
 
-def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = False, aks_native: bool = False) -> list[Finding]:
-    """What the user must know about the sharing they asked for (``aks_native``: AKS node pools partition the GPUs)."""
+def sharing_findings(
+    plan: Plan,
+    sharing: GpuSharing,
+    *,
+    single_host: bool = False,
+    aks_native: bool = False,
+    field: str = "kubernetes.gpu_sharing",
+    names: frozenset[str] | None = None,
+) -> list[Finding]:
+    """What the user must know about the sharing they asked for (``aks_native``: AKS node pools partition the GPUs).
+
+    ``plan``: its pools of the deployments under ``sharing``; ``field``: the field that asks it; ``names``: where
+    deployments share GPUs differently, those under it (said, and the only ones a whole-GPU pool's reasons name).
+    """
+    for_whom = "" if names is None else f" for {', '.join(sorted(names))}"
     if sharing.strategy == "mig":
         how = f"MIG: every GPU split into {sharing.mig_profile} instances, each pod gets one instance"
     else:
@@ -152,19 +206,19 @@ def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = Fal
         asked = Finding(
             "info",
             "gpu-sharing",
-            f"GPU sharing asked ({sharing_text(sharing)}) but no pool shares its GPUs, so none is configured: every pool "
-            "keeps whole GPUs (gpu-sharing-whole-gpus)",
-            "kubernetes.gpu_sharing",
+            f"GPU sharing asked ({sharing_text(sharing)}){for_whom} but no pool shares its GPUs, so none is configured: "
+            "every pool keeps whole GPUs (gpu-sharing-whole-gpus)",
+            field,
         )
-        return [asked, _whole_gpus_finding(plan, whole, sharing)]
+        return [asked, _whole_gpus_finding(plan, whole, sharing, field, names)]
     findings = [
         Finding(
             "info",
             "gpu-sharing",
-            f"GPU sharing configured ({how}); each replica of one GPU is sized against its share (memory; SMs and memory "
-            "bandwidth: the MIG instance's slices, or 1/replicas_per_gpu each with every replica at full load) and the "
-            "shares are packed onto GPUs; a replica that does not fit its share keeps whole GPUs (gpu-share-too-small)",
-            "kubernetes.gpu_sharing",
+            f"GPU sharing configured ({how}){for_whom}; each replica of one GPU is sized against its share (memory; SMs "
+            "and memory bandwidth: the MIG instance's slices, or 1/replicas_per_gpu each with every replica at full load) and "
+            "the shares are packed onto GPUs; a replica that does not fit its share keeps whole GPUs (gpu-share-too-small)",
+            field,
         )
     ]
     if single_host:
@@ -174,13 +228,13 @@ def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = Fal
                 "gpu-sharing-single-host",
                 "A single host gets no GPU stack, so no sharing config is rendered for it: give its NVIDIA device "
                 "plugin a config with sharing.timeSlicing or sharing.mps replicas, or partition its GPUs with MIG yourself",
-                "kubernetes.gpu_sharing",
+                field,
             )
         )
     if whole:
-        findings.append(_whole_gpus_finding(plan, whole, sharing))
+        findings.append(_whole_gpus_finding(plan, whole, sharing, field, names))
     if sharing.strategy == "mig" and plan.provider == "azure" and aks_native:
-        findings.append(_aks_native_finding(plan, sharing))
+        findings.append(_aks_native_finding(plan, sharing, field))
     elif sharing.strategy == "mig" and plan.provider == "azure":
         findings.append(
             Finding(
@@ -190,13 +244,13 @@ def sharing_findings(plan: Plan, sharing: GpuSharing, *, single_host: bool = Fal
                 f"the nodes from their {MIG_CONFIG_LABEL} label instead. AKS's native MIG is a node pool's "
                 "gpuInstanceProfile (MIG1g..MIG7g, azurerm gpu_instance), which specgen renders as AKS node pools in "
                 "terraform/aks-node-pools.tf where the workload's outputs include terraform",
-                "kubernetes.gpu_sharing.mig_profile",
+                f"{field}.mig_profile",
             )
         )
     return findings
 
 
-def _aks_native_finding(plan: Plan, sharing: GpuSharing) -> Finding:
+def _aks_native_finding(plan: Plan, sharing: GpuSharing, field: str) -> Finding:
     """The MIG pools AKS partitions: where they are rendered, what AKS does, and what cannot change in place."""
     said = [
         f"{pool.name} ({pool.node.instance_type}, gpu_instance {aks_gpu_instance(pool.node.gpu_id, str(sharing.mig_profile))})"
@@ -212,19 +266,19 @@ def _aks_native_finding(plan: Plan, sharing: GpuSharing) -> Finding:
         f"{GPU_RESOURCE} (single strategy, the pool's device-plugin config) and its MIG manager is kept off them "
         f"({MIG_MANAGER_DEPLOY_LABEL}=false). AKS cannot change a pool's profile: another mig_profile replaces the "
         "node pool (a new name), and MIG node pools do not run Azure Linux (os_sku Ubuntu2204)",
-        "kubernetes.gpu_sharing.mig_profile",
+        f"{field}.mig_profile",
     )
 
 
-def _whole_gpus_finding(plan: Plan, whole: list[str], sharing: GpuSharing) -> Finding:
+def _whole_gpus_finding(plan: Plan, whole: list[str], sharing: GpuSharing, field: str, names: frozenset[str] | None) -> Finding:
     """The pools that keep whole GPUs under the sharing asked, and why each does (:mod:`~.whole_gpu_reasons`)."""
     pools = {pool.name: pool for pool in plan.pools}
-    why = ". ".join(f"In {name}, {'; '.join(whole_gpu_reasons(plan, pools[name], sharing))}" for name in whole)
+    why = ". ".join(f"In {name}, {'; '.join(whole_gpu_reasons(plan, pools[name], sharing, names))}" for name in whole)
     return Finding(
         "info",
         "gpu-sharing-whole-gpus",
         f"pool(s) {', '.join(whole)} keep whole GPUs (no {sharing.strategy}). {why}",
-        "kubernetes.gpu_sharing",
+        field,
     )
 
 

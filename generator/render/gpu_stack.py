@@ -9,6 +9,7 @@ no bare ``ClusterPolicy``: the Helm chart creates and owns it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from generator.catalog import gpus, software
@@ -23,7 +24,6 @@ from generator.render.gpu_sharing import (
     MIG_MANAGER_DEPLOY_LABEL,
     device_plugin_config,
     mig_parted_config,
-    pool_shares,
 )
 from generator.render.kube_objects import HEADER, dns_name, kustomize_directory, namespace_object
 from generator.render.mirrors import ClusterMirror, driver_images, gpu_operator_values, helm_install_lines, merge_values
@@ -84,12 +84,12 @@ def pool_stacks(
     *,
     ansible_owns_driver: bool,
     driver_override: str | None,
-    sharing: GpuSharing | None = None,
+    shares: Mapping[str, GpuSharing | None] | None = None,
     mirror: ClusterMirror | None = None,
 ) -> list[GpuPoolStack]:
-    """The GPU-stack needs of a plan's NVIDIA pools (``sharing``: the workload's GPU sharing; ``mirror``: its mirrors)."""
+    """The GPU-stack needs of a plan's NVIDIA pools (``shares``: each pool's GPU sharing, by name; ``mirror``: its mirrors)."""
     table = gpus()
-    shares = pool_shares(plan, sharing)
+    shares = shares or {}
     stacks = []
     for pool in plan.pools:
         if table[pool.node.gpu_id].vendor != "nvidia":
@@ -104,7 +104,9 @@ def pool_stacks(
                 driver_owner=owner,
                 driver_version=None if owner == "node-image" else driver_version(driver_override),
                 rdma=owner == "operator" and any(n.role == "fabric" and n.gpudirect_rdma for n in pool.node.nics),
-                device_plugin_config=None if pool.node.provider in CLOUD_GPU_STACK else device_plugin_config(shares[pool.name]),
+                device_plugin_config=(
+                    None if pool.node.provider in CLOUD_GPU_STACK else device_plugin_config(shares.get(pool.name))
+                ),
                 mig_config=labels.get(MIG_CONFIG_LABEL),
                 cloud_mig=labels.get(MIG_MANAGER_DEPLOY_LABEL) == "false",
                 mirror=mirror,

@@ -403,16 +403,16 @@ def aks_os_disk_finding(plan: Plan, pools: list[Pool]) -> Finding | None:
     )
 
 
-def with_karpenter_findings(plan: Plan, kubernetes: bool, sharing: GpuSharing | None = None) -> Plan:
+def with_karpenter_findings(plan: Plan, kubernetes: bool, shares: Mapping[str, GpuSharing | None] | None = None) -> Plan:
     """The plan with what its Karpenter NodePools' limits and idle grace allow and cost (AWS and Azure).
 
-    ``kubernetes``: the workload renders its node pools; ``sharing``: its GPU sharing, which the pools it applies to
-    record (``Pool.gpu_sharing``).
+    ``kubernetes``: the workload renders its node pools; ``shares``: each pool's GPU sharing, by name
+    (:func:`~generator.render.gpu_sharing.pool_shares`).
     """
     if plan.provider not in KARPENTER_PROVIDERS or not kubernetes or not plan.pools:
         return plan
     pools = [p for p in plan.pools if p.node.provider == plan.provider]
-    per_gpu = {p.name: advertised_per_gpu(p, sharing if p.gpu_sharing is not None else None) for p in pools}
+    per_gpu = {p.name: advertised_per_gpu(p, (shares or {}).get(p.name)) for p in pools}
     found = [
         f
         for f in (

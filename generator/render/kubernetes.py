@@ -43,7 +43,7 @@ def render_node_pools(plan: Plan, workload: Workload, *, alone: bool = True) -> 
     """
     pools = list(plan.pools)
     settings = workload.kubernetes._replace(cluster_name=cluster_name(workload))
-    shares = pool_shares(plan, settings.gpu_sharing)
+    shares = pool_shares(plan, workload)
     objects: list[dict[str, Any]]
     if plan.provider == "aws":
         objects = karpenter_aws_objects(
@@ -71,6 +71,6 @@ def gpu_stacks(plan: Plan, workload: Workload, *, alone: bool = True) -> list[Gp
         plan,
         ansible_owns_driver="ansible" in workload.outputs,
         driver_override=workload.kubernetes.driver_version,
-        sharing=workload.kubernetes.gpu_sharing,
+        shares=pool_shares(plan, workload),
         mirror=cluster_mirror(workload.mirrors),
     )

@@ -25,8 +25,11 @@ from generator.workload.sharing import mig_problem
 SHARE_TOO_SMALL_CODE = "gpu-share-too-small"
 
 
-def whole_gpu_reasons(plan: Plan, pool: Pool, sharing: GpuSharing) -> list[str]:
-    """One reason per deployment with replicas in ``pool``, which the planner did not share: why it keeps whole GPUs."""
+def whole_gpu_reasons(plan: Plan, pool: Pool, sharing: GpuSharing, names: frozenset[str] | None = None) -> list[str]:
+    """One reason per deployment with replicas in ``pool``, which the planner did not share: why it keeps whole GPUs.
+
+    ``names``: the deployments asking ``sharing`` where others ask another or none (the only ones said); None: all.
+    """
     gpu = catalog.gpus()[pool.node.gpu_id]
     if gpu.vendor != "nvidia":
         return [f"its {gpu.id} GPUs are not NVIDIA's (MIG, time-slicing and MPS share NVIDIA GPUs)"]
@@ -36,7 +39,7 @@ def whole_gpu_reasons(plan: Plan, pool: Pool, sharing: GpuSharing) -> list[str]:
     reasons = []
     for index, d in enumerate(plan.deployments):
         layout = d.in_pool(pool.name)
-        if layout is None:
+        if layout is None or (names is not None and d.name not in names):
             continue
         tp, pp, _, _ = layout
         if d.kind == "training":

@@ -128,6 +128,17 @@ class ParallelismPin(NamedTuple):
     ep: int | None = None
 
 
+class GpuSharing(NamedTuple):
+    """Sharing of each GPU between pods: TP1 inference replicas sized on their share and packed.
+
+    ``none`` (a deployment's own ``gpu_sharing`` only, refused by the schema at the workload's): whole GPUs.
+    """
+
+    strategy: Literal["time-slicing", "mps", "mig", "none"]
+    replicas_per_gpu: int | None = None
+    mig_profile: str | None = None
+
+
 class InferenceDeployment(NamedTuple):
     """A model served online: its name, its model, how it is served, and optionally a platform and a replica layout."""
 
@@ -137,6 +148,9 @@ class InferenceDeployment(NamedTuple):
     platform: str | None = None
     parallelism: ParallelismPin | None = None
     pool: str | None = None
+    #: This deployment's GPU sharing, over ``kubernetes.gpu_sharing`` (strategy ``none``: whole GPUs); None: the
+    #: workload's (:func:`generator.workload.sharing.deployment_sharing`).
+    gpu_sharing: GpuSharing | None = None
 
 
 class TrainingDeployment(NamedTuple):
@@ -148,6 +162,9 @@ class TrainingDeployment(NamedTuple):
     platform: str | None = None
     parallelism: ParallelismPin | None = None
     pool: str | None = None
+    #: This deployment's GPU sharing, over ``kubernetes.gpu_sharing`` (strategy ``none``: whole GPUs); None: the
+    #: workload's (:func:`generator.workload.sharing.deployment_sharing`).
+    gpu_sharing: GpuSharing | None = None
 
 
 #: A deployment is built as the kind whose section (``inference`` or ``training``) it has.
@@ -290,14 +307,6 @@ class Hardware(NamedTuple):
     def rack_power_field(self) -> str:
         """The field that sets what a rack may draw: ``rack_circuits`` where given, else ``rack_power_kw``."""
         return "rack_power_kw" if self.rack_circuits is None else "rack_circuits"
-
-
-class GpuSharing(NamedTuple):
-    """Sharing of each GPU between pods: TP1 inference replicas sized on their share and packed."""
-
-    strategy: Literal["time-slicing", "mps", "mig"]
-    replicas_per_gpu: int | None = None
-    mig_profile: str | None = None
 
 
 class KubernetesSettings(NamedTuple):

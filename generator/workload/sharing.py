@@ -1,4 +1,9 @@
-"""Checks of ``kubernetes.gpu_sharing`` against the GPUs the workload allows (MIG profiles from the catalog)."""
+"""Checks of ``kubernetes.gpu_sharing`` and a deployment's own ``gpu_sharing`` against the GPUs the workload allows.
+
+A deployment's ``gpu_sharing`` overrides the workload's for its replicas (strategy ``none``: whole GPUs); what each
+deployment runs under is :func:`deployment_sharing`, which the planner sizes and packs by and the render configures
+(one implementation). MIG profiles come from the catalog.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,29 @@ from generator import catalog
 from generator.errors import InputError
 from generator.workload.aks_mig import aks_mig_problem
 from generator.workload.loader import Document, format_path
-from generator.workload.models import GpuSharing, Workload
+from generator.workload.models import Deployment, GpuSharing, ParallelismPin, TrainingDeployment, Workload
 
 WHERE = ("kubernetes", "gpu_sharing")
+#: A deployment's ``gpu_sharing`` strategy for whole GPUs where the workload's shares them.
+NO_SHARING = "none"
+
+
+def deployment_sharing(wl: Workload, dep: Deployment) -> GpuSharing | None:
+    """The GPU sharing ``dep``'s replicas run under: its own ``gpu_sharing``, else the workload's; None: whole GPUs."""
+    own = dep.gpu_sharing
+    if own is None:
+        return wl.kubernetes.gpu_sharing
+    return None if own.strategy == NO_SHARING else own
+
+
+def sharing_where(wl: Workload, index: int) -> tuple[str | int, ...]:
+    """The document path of the sharing deployment ``index`` runs under (its own field, else the workload's)."""
+    return WHERE if wl.deployments[index].gpu_sharing is None else ("deployments", index, "gpu_sharing")
+
+
+def sharing_field(wl: Workload, index: int) -> str:
+    """:func:`sharing_where` as text (``deployments[1].gpu_sharing``, ``kubernetes.gpu_sharing``)."""
+    return format_path(sharing_where(wl, index))
 
 
 def named_gpus(wl: Workload) -> list[tuple[tuple[str | int, ...], str]]:
@@ -42,9 +67,8 @@ def mig_problem(gpu_id: str, profile: str, asked: str = "kubernetes.gpu_sharing.
     return None
 
 
-def aks_native_mig(wl: Workload) -> bool:
-    """Whether the workload's MIG pools are AKS node pools with a GPU instance profile (Terraform, on Azure)."""
-    sharing = wl.kubernetes.gpu_sharing
+def aks_native_mig(wl: Workload, sharing: GpuSharing | None) -> bool:
+    """Whether MIG pools of ``sharing`` are AKS node pools with a GPU instance profile (Terraform, on Azure)."""
     return (
         sharing is not None
         and sharing.strategy == "mig"
@@ -54,48 +78,110 @@ def aks_native_mig(wl: Workload) -> bool:
 
 
 def sharing_errors(doc: Document, wl: Workload) -> list[InputError]:
-    """Every problem of the workload's GPU-sharing request, located in the document."""
-    sharing: GpuSharing | None = wl.kubernetes.gpu_sharing
+    """Every problem of the workload's GPU-sharing requests (the workload's and each deployment's), located."""
+    errors = _sharing_errors(doc, wl, wl.kubernetes.gpu_sharing, WHERE, named_gpus(wl))
+    for index, dep in enumerate(wl.deployments):
+        own = dep.gpu_sharing
+        if own is None or own == GpuSharing("none"):
+            continue
+        where = ("deployments", index, "gpu_sharing")
+        if own.strategy == NO_SHARING:  # whole GPUs: nothing to size a share by
+            extra = "replicas_per_gpu" if own.replicas_per_gpu is not None else "mig_profile"
+            errors.append(InputError(f"{extra} is not for strategy none (whole GPUs)", doc.locate((*where, extra))))
+            continue
+        if isinstance(dep, TrainingDeployment):
+            errors.append(
+                InputError(
+                    "not for a training job: it is planned on whole GPUs with their links; remove gpu_sharing or give it "
+                    "strategy none",
+                    doc.locate(where),
+                )
+            )
+            continue
+        pin = dep.parallelism or ParallelismPin()
+        wide = [f"{k} {v}" for k, v in (("tp", pin.tp), ("pp", pin.pp)) if v is not None and v > 1]
+        if wide:
+            errors.append(
+                InputError(
+                    f"not with parallelism {' and '.join(wide)}: a replica of several GPUs keeps whole GPUs (MIG "
+                    "instances have no P2P, and shares could hand one pod slices of one GPU); remove gpu_sharing or pin "
+                    "tp and pp 1",
+                    doc.locate(where),
+                )
+            )
+            continue
+        errors += _sharing_errors(doc, wl, own, where, _deployment_gpus(wl, index))
+    return errors
+
+
+def _deployment_gpus(wl: Workload, index: int) -> list[tuple[tuple[str | int, ...], str]]:
+    """The GPUs deployment ``index`` may run on, with their paths: those named its pinned platform takes, else all named.
+
+    Where the workload names none its platform takes, the platform's own GPUs (at ``deployments[i].platform``).
+    """
+    named = named_gpus(wl)
+    dep = wl.deployments[index]
+    platform = catalog.platforms().get(dep.platform) if dep.platform is not None else None
+    if platform is None:
+        return named
+    on_it = [(path, gpu) for path, gpu in named if gpu in platform.gpu_ids]
+    return on_it or [(("deployments", index, "platform"), gpu) for gpu in platform.gpu_ids]
+
+
+def _sharing_errors(
+    doc: Document,
+    wl: Workload,
+    sharing: GpuSharing | None,
+    where: tuple[str | int, ...],
+    named: list[tuple[tuple[str | int, ...], str]],
+) -> list[InputError]:
+    """Problems of one sharing request at ``where`` on the GPUs it may run on (``named``, with their paths)."""
     if sharing is None:
         return []
+    own = where != WHERE  # a deployment's: said at its field, the GPU's path in the text
+    field = format_path(where)
     errors: list[InputError] = []
     if wl.hardware.fixed is not None:  # fuzz17 item 10: a model too large for its share passed, and a MIG label rendered
         return [
             InputError(
                 "not with hardware.fixed: a machine of yours is planned as one model's placement over its GPUs, RAM and "
                 "NVMe (llama.cpp), with nothing sized for pods sharing a GPU; remove gpu_sharing",
-                doc.locate(WHERE),
+                doc.locate(where),
             )
         ]
     mig = sharing.strategy == "mig"
     if mig and sharing.mig_profile is None:
-        errors.append(InputError("strategy mig needs mig_profile", doc.locate((*WHERE, "strategy"))))
+        errors.append(InputError("strategy mig needs mig_profile", doc.locate((*where, "strategy"))))
     if not mig and sharing.replicas_per_gpu is None:
-        errors.append(InputError(f"strategy {sharing.strategy} needs replicas_per_gpu", doc.locate((*WHERE, "strategy"))))
+        errors.append(InputError(f"strategy {sharing.strategy} needs replicas_per_gpu", doc.locate((*where, "strategy"))))
     if mig and sharing.replicas_per_gpu is not None:
         errors.append(
-            InputError("replicas_per_gpu is for time-slicing and mps, not mig", doc.locate((*WHERE, "replicas_per_gpu")))
+            InputError("replicas_per_gpu is for time-slicing and mps, not mig", doc.locate((*where, "replicas_per_gpu")))
         )
     if not mig and sharing.mig_profile is not None:
-        errors.append(InputError(f"mig_profile is for strategy mig, not {sharing.strategy}", doc.locate((*WHERE, "mig_profile"))))
-    named = named_gpus(wl)
+        errors.append(InputError(f"mig_profile is for strategy mig, not {sharing.strategy}", doc.locate((*where, "mig_profile"))))
     for path, gpu in named:
         spec = catalog.gpus().get(gpu)
         if spec is not None and spec.vendor != "nvidia":
+            said = f"GPU '{gpu}' is not an NVIDIA GPU: {field} needs NVIDIA GPUs"
             errors.append(
-                InputError(f"GPU '{gpu}' is not an NVIDIA GPU: kubernetes.gpu_sharing needs NVIDIA GPUs", doc.locate(path))
+                InputError(f"{said}; the GPU from {format_path(path)}", doc.locate(where))
+                if own
+                else InputError(said, doc.locate(path))
             )
         elif mig and sharing.mig_profile is not None:
-            problem = mig_problem(gpu, sharing.mig_profile)
-            if problem is None and aks_native_mig(wl):  # an AKS node pool's GPU instance profile partitions it
+            problem = mig_problem(gpu, sharing.mig_profile, f"{field}.strategy mig")
+            if problem is None and aks_native_mig(wl, sharing):  # an AKS node pool's GPU instance profile partitions it
                 problem = aks_mig_problem(gpu, sharing.mig_profile)
                 if problem is not None:
-                    errors.append(InputError(f"{problem}; the GPU from {format_path(path)}", doc.locate((*WHERE, "mig_profile"))))
+                    errors.append(InputError(f"{problem}; the GPU from {format_path(path)}", doc.locate((*where, "mig_profile"))))
                 continue
             if problem is None:
                 continue
             if gpu in catalog.mig_profiles():  # the GPU takes MIG, not this profile: said at it (fuzz32 item 12)
-                errors.append(InputError(f"{problem}; the GPU from {format_path(path)}", doc.locate((*WHERE, "mig_profile"))))
+                errors.append(InputError(f"{problem}; the GPU from {format_path(path)}", doc.locate((*where, "mig_profile"))))
+            elif own:  # a deployment's: said at its field, whose request it is
+                errors.append(InputError(f"{problem}; the GPU from {format_path(path)}", doc.locate((*where, "strategy"))))
             else:  # the GPU takes no MIG at all: said at the GPU
                 errors.append(InputError(problem, doc.locate(path)))
     # a replica pinned wider than one GPU (parallelism tp or pp > 1) is not refused under MIG: it keeps whole GPUs in a
@@ -103,7 +189,7 @@ def sharing_errors(doc: Document, wl: Workload) -> list[InputError]:
     if mig and not named:
         errors.append(
             InputError(
-                "strategy mig needs hardware.gpus naming the MIG-capable GPUs to plan on", doc.locate((*WHERE, "strategy"))
+                "strategy mig needs hardware.gpus naming the MIG-capable GPUs to plan on", doc.locate((*where, "strategy"))
             )
         )
     return errors
