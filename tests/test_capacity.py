@@ -275,3 +275,26 @@ def test_the_plan_text_says_what_the_budget_buys(tmp_path: Path, capsys: pytest.
         "searched to 1%); capex $398,366 spent ($1,634 left), $17,354/month (opex $6,288/month)",
         "  chat: 147.5 req/s (given 10), 147,500 input + 29,500 output tokens/s",
     ]
+
+
+def test_a_limit_that_binds_before_the_cap_is_named(tmp_path: Path) -> None:
+    # max_nodes 5: 5 R760 servers (5 x $30,643.56 = $153,217.80) hold 10 replicas, 56.8 req/s: 5.68 x, well within $400,000
+    plan = _plan(tmp_path, _text(R760 + "  max_capex_usd: 400000\n  max_nodes: 5\n"))
+    c = plan.capacity
+    assert c is not None
+    assert (c.factor, c.tried_factor, c.bound_by, c.capex_usd) == (5.65625, 5.6875, "hardware.max_nodes", 153217.8)
+    assert 10 * REPLICA_RPS / 10 / (1 + RESOLUTION) <= c.factor <= 10 * REPLICA_RPS / 10 < c.tried_factor
+
+
+def test_capacity_on_an_existing_machine_is_refused_at_objective(tmp_path: Path) -> None:
+    text = CHAT.format(more="", objective="capacity", provider="baremetal", hardware="").replace(
+        "  provider: baremetal\n  gpus: [l40s-48gb]\n", "  fixed:\n    gpu: rtx-4090-24gb\n    gpu_count: 1\n    ram_gib: 64\n"
+    )
+    (tmp_path / "workload.yaml").write_text(text)
+    with pytest.raises(InputError) as caught:
+        load_workload(str(tmp_path / "workload.yaml"))
+    assert str(caught.value) == (
+        f"{tmp_path / 'workload.yaml'}:12:12: objective: objective capacity finds the largest scale of the inference "
+        "request rates a fleet within max_capex_usd serves; hardware.fixed is one machine already there, nothing is "
+        "bought: drop objective capacity or hardware.fixed"
+    )
