@@ -14,6 +14,8 @@ from generator.api import plan_file
 from generator.planner import plan as plan_module
 from generator.planner.plan import (
     Candidate,
+    Capacity,
+    CapacityServed,
     DeploymentPart,
     DeploymentPlan,
     Finding,
@@ -34,13 +36,13 @@ EXAMPLES = sorted(p for p in (REPO / "examples").glob("*.yaml"))
 #: The plan's records: objects in spec.json, as ``asdict`` made them when they were dataclasses.
 RECORDS = (
     Candidate, DeploymentPart, DeploymentPlan, Finding, Nic, NodeSpec, Plan, Pool, RackCircuitLoad, RackPool, RackSpec,
-    RackSupply,
+    RackSupply, Capacity, CapacityServed,
 )  # fmt: skip
 #: Fields left out where None: a workload without ``hardware.rack_circuits`` keeps the spec.json it had before them.
 LEFT_OUT = {
     (RackSpec, "circuit_load"), (Plan, "rack_supply"), (Pool, "rented"), (Candidate, "rented"), (Pool, "shares_per_gpu"),
     (Candidate, "shares_per_gpu"), (Pool, "gpu_sharing"), (Pool, "min_nodes"), (DeploymentPart, "mem_fraction_static"),
-    (Pool, "build_assumed"),
+    (Pool, "build_assumed"), (Plan, "capacity"),
 }  # fmt: skip
 
 

@@ -38,7 +38,7 @@ def without_runs_text(totals: dict[str, Any]) -> str:
 
 def plan_text(plan: Plan) -> str:
     """The choice, the runners-up and the reasons, for a terminal."""
-    from generator.planner.plan import nvme_text, ram_text  # the planner loads only where a plan is shown
+    from generator.planner.plan import capacity_lines, nvme_text, ram_text  # the planner loads only where a plan is shown
     from generator.planner.tco import acquired_as, cost_text, job_runs_per_month
 
     t = plan.totals
@@ -69,6 +69,8 @@ def plan_text(plan: Plan) -> str:
         f"{t['power_w'] / 1000:,.1f} kW, {cost}",
         "",
     ]
+    if plan.capacity is not None:  # objective: capacity: what the capex cap buys
+        lines += [*capacity_lines(plan.capacity, any(d.kind == "training" for d in plan.deployments)), ""]
     for pool in plan.pools:
         n = pool.node
         nodes = f"{pool.nodes:,}" if pool.min_nodes is None else f"{pool.min_nodes:,} to {pool.nodes:,} (autoscaled)"

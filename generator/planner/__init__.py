@@ -243,6 +243,10 @@ def _plan_workload(loaded: LoadedWorkload) -> Plan:
     consts = with_overrides(dict(wl.constants))
     if wl.hardware.fixed is not None:
         return plan_fixed(loaded, consts)  # its placement is the early check of a fixed machine (not run twice)
+    if wl.objective == "capacity":  # the largest scale of the rates the capex cap buys, the planner its inner solver
+        from generator.planner.capacity import plan_capacity
+
+        return plan_capacity(loaded, consts, _plan_fleet_within_limits, _plan_workload)
     early_checks(loaded, consts)
     plan = _plan_fleet_within_limits(loaded, consts)
     said = cheaper_precision_findings(loaded, consts) + chain_hint_findings(loaded, consts, plan, _plan_fleet_within_limits)

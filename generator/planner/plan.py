@@ -377,6 +377,63 @@ class RackSpec(NamedTuple):
     circuit_load: RackCircuitLoad | None = None
 
 
+class CapacityServed(NamedTuple):
+    """What one inference deployment serves at a capacity plan's scale (``objective: capacity``)."""
+
+    name: str
+    #: The workload's ``requests_per_second``, and the rate planned: it times the plan's factor.
+    given_requests_per_second: float
+    requests_per_second: float
+    #: Prompt and output tokens a second at the rate planned (its requests times ``avg_input_tokens`` /
+    #: ``avg_output_tokens``; a pooling service's output is none).
+    input_tokens_per_second: float
+    output_tokens_per_second: float
+
+
+class Capacity(NamedTuple):
+    """What ``hardware.max_capex_usd`` buys (``objective: capacity``, :mod:`generator.planner.capacity`).
+
+    ``factor``: the largest common scale of the inference deployments' request rates found that a fleet within the cap
+    serves; ``tried_factor``: the least scale found that none does (within ``resolution`` of ``factor``, relative), and
+    ``bound_by`` the workload field that stopped it (``hardware.max_capex_usd``, or another limit that binds first).
+    ``capex_usd`` is what the fleet's servers bought cost, ``usd_per_month`` and ``opex_usd_per_month`` its month
+    (amortised capex + running costs, and the running costs alone), as in the plan's totals.
+    """
+
+    factor: float
+    resolution: float
+    tried_factor: float
+    bound_by: str
+    max_capex_usd: float
+    capex_usd: float
+    usd_per_month: float | None
+    opex_usd_per_month: float | None
+    served: tuple[CapacityServed, ...]
+
+
+def capacity_lines(c: Capacity, training: bool = False) -> list[str]:
+    """What the capex cap buys, as the plan text and SPEC.md say it (``training``: the workload has training jobs)."""
+    month = "unpriced" if c.usd_per_month is None else f"${c.usd_per_month:,.0f}/month"
+    opex = "" if c.opex_usd_per_month is None else f" (opex ${c.opex_usd_per_month:,.0f}/month)"
+    beyond = (
+        c.bound_by
+        if c.bound_by.startswith("the search")
+        else f"{c.tried_factor:,.4g} x breaks {c.bound_by}, searched to {c.resolution:.0%}"
+    )
+    lines = [
+        f"capacity: max_capex_usd ${c.max_capex_usd:,.0f} buys {c.factor:,.4g} x the request rates given ({beyond}); "
+        f"capex ${c.capex_usd:,.0f} spent (${c.max_capex_usd - c.capex_usd:,.0f} left), {month}{opex}"
+    ]
+    for s in c.served:
+        lines.append(
+            f"  {s.name}: {s.requests_per_second:,.4g} req/s (given {s.given_requests_per_second:,.4g}), "
+            f"{s.input_tokens_per_second:,.0f} input + {s.output_tokens_per_second:,.0f} output tokens/s"
+        )
+    if training:
+        lines.append("  training deployments: their jobs as given (not scaled)")
+    return lines
+
+
 class Plan(NamedTuple):
     """The whole resolved plan: the machine-readable source of truth (``spec.json``)."""
 
@@ -395,6 +452,8 @@ class Plan(NamedTuple):
     #: The circuits each rack is fed with, where the workload gives them (``hardware.rack_circuits``); None (and left
     #: out of ``spec.json``) where it gives rack_power_kw.
     rack_supply: RackSupply | None = None
+    #: What the capex cap buys, under ``objective: capacity``; None (and left out of ``spec.json``) otherwise.
+    capacity: Capacity | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able data (tuples become lists)."""
@@ -435,6 +494,8 @@ _RECORDS: frozenset[Any] = frozenset(
         RackSpec,
         RackSupply,
         RackCircuitLoad,
+        Capacity,
+        CapacityServed,
     }
 )
 #: Fields ``spec.json`` leaves out where they are None: the circuits of a workload that gives rack_power_kw instead,
@@ -447,6 +508,7 @@ _LEFT_OUT_WHEN_NONE: frozenset[tuple[Any, str]] = frozenset(
     {
         (RackSpec, "circuit_load"),
         (Plan, "rack_supply"),
+        (Plan, "capacity"),
         (Pool, "rented"),
         (Candidate, "rented"),
         (Candidate, "shares_per_gpu"),

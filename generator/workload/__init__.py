@@ -43,6 +43,7 @@ from generator.workload.value_checks import (
     Path,
     average_rate_errors,
     buy_errors,
+    capacity_errors,
     cloud_rack_errors,
     engine_gguf_errors,
     fixed_conflict_errors,
@@ -242,7 +243,7 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
         if named is None or (why := named.unrated("bf16")) is None or (path[:2] == ("hardware", "gpus") and timed_allowed):
             continue
         errors.append(InputError(why, doc.locate(path)))
-    errors += cloud_rack_errors(doc, hw) + rack_circuit_errors(doc, hw) + buy_errors(doc, hw)
+    errors += cloud_rack_errors(doc, hw) + rack_circuit_errors(doc, hw) + buy_errors(doc, hw) + capacity_errors(doc, wl)
     if hw.fixed is not None:
         _check_id(errors, doc, ("hardware", "fixed", "gpu"), hw.fixed.gpu, catalog.gpus(), "GPU")
         errors += fixed_ram_errors(doc, hw.fixed) + fixed_conflict_errors(doc, hw) + fixed_pool_errors(doc, wl)

@@ -362,7 +362,9 @@ class Workload(NamedTuple):
     #: The document's ``$schema`` key.
     schema_: str | None = None
     hardware: Hardware = Hardware()
-    objective: Literal["cost", "gpus", "power"] = "cost"
+    #: ``capacity``: the largest common scale of the inference rates a fleet within ``hardware.max_capex_usd`` serves
+    #: (:mod:`generator.planner.capacity`); the others are minimised at the rates given.
+    objective: Literal["cost", "gpus", "power", "capacity"] = "cost"
     #: Read-only mappings: the empty default is one object shared by every workload that leaves the key out.
     prices: Mapping[str, float] = MappingProxyType({})
     constants: Mapping[str, float] = MappingProxyType({})

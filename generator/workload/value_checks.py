@@ -40,7 +40,7 @@ from generator.sizing.precision import WEIGHT_FORMAT_ALIASES
 from generator.sizing.serving_queue import tail_problem
 from generator.sizing.training_conflicts import training_conflicts
 from generator.workload.loader import Document
-from generator.workload.models import Hardware, InferenceSpec, TrainingSpec, Workload
+from generator.workload.models import Hardware, InferenceDeployment, InferenceSpec, TrainingSpec, Workload
 
 Path = tuple[str | int, ...]
 
@@ -426,6 +426,36 @@ def buy_errors(doc: Document, hardware: Hardware) -> list[InputError]:
     else:
         return []
     return [InputError(why, doc.locate(at))]
+
+
+def capacity_errors(doc: Document, wl: Workload) -> list[InputError]:
+    """``objective: capacity`` where nothing bounds it: no capex cap, or nothing bought for one to bound.
+
+    newuser42 item 8: capacity asks what ``hardware.max_capex_usd`` buys (:mod:`generator.planner.capacity`). A cloud
+    rents, ``hardware.fixed`` is a machine already there and ``buy: false`` buys nothing, so no capex bounds their rates
+    (a cap there would leave the scale unbounded); a workload of training jobs alone has no rate to scale. The first
+    that applies is said, at ``objective``.
+    """
+    if wl.objective != "capacity":
+        return []
+    hw = wl.hardware
+    why = "objective capacity finds the largest scale of the inference request rates a fleet within max_capex_usd serves"
+    if hw.fixed is not None:
+        why += "; hardware.fixed is one machine already there, nothing is bought: drop objective capacity or hardware.fixed"
+    elif hw.provider != "baremetal":
+        why += (
+            f"; {hw.provider} instances are rented, nothing is bought, so no capex bounds the fleet: plan bare metal "
+            "(provider: baremetal), or cap a cloud's month with objective cost and hardware.max_budget_usd_per_month"
+        )
+    elif not hw.buy:
+        why += "; buy: false buys nothing, so no capex bounds the fleet: drop buy: false, or use another objective"
+    elif not any(isinstance(dep, InferenceDeployment) for dep in wl.deployments):
+        why += "; the workload has no inference deployment (training jobs keep their runs as given): use objective cost"
+    elif hw.max_capex_usd is None:
+        why += ": set hardware.max_capex_usd, the most the servers bought may cost up front"
+    else:
+        return []
+    return [InputError(why, doc.locate(("objective",)))]
 
 
 def fixed_conflict_errors(doc: Document, hardware: Hardware) -> list[InputError]:

@@ -1,0 +1,175 @@
+"""``objective: capacity``: what ``hardware.max_capex_usd`` buys (newuser42 item 8: "we have $400k to spend").
+
+The question turned round: not the cheapest fleet for the rates given, but how much of the workload a capital budget
+serves. Every inference deployment's ``requests_per_second`` (and ``average_requests_per_second``) is multiplied by
+one common factor; training deployments keep their jobs as given. The planner at those rates, under ``cost`` and with
+the cap held as ever (:func:`generator.planner.plan_workload`), is the inner solver: a factor is served where it plans
+a fleet. The largest factor served is searched for deterministically:
+
+- from 1 (the rates given), doubled while served (at most :data:`MOST_DOUBLINGS` times) or halved while not, which
+  brackets it between a factor served and one not;
+- then bisected until the factor not served is within :data:`RESOLUTION` (relative) of the one served.
+
+The plan is the fleet at the factor served (the cheapest a month there), with :class:`~generator.planner.plan.Capacity`:
+the factor, each deployment's rate and tokens a second at it, what the servers bought cost against the cap, the month,
+and the field that stopped the next factor (``hardware.max_capex_usd``, or a limit that binds before it). A fleet that
+buys nothing at the rates given, with no servers owned, rents its servers: no capex bounds it, and it is refused
+(a cloud, ``hardware.fixed`` and ``buy: false`` are refused as the workload is loaded:
+:func:`generator.workload.value_checks.capacity_errors`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from generator.errors import FleetLimitError, InfeasibleError, InputError
+from generator.planner.plan import Capacity, CapacityServed
+from generator.workload.models import InferenceDeployment
+
+if TYPE_CHECKING:
+    from generator.planner.plan import Plan
+    from generator.sizing.constants import Constants
+    from generator.workload import LoadedWorkload
+
+#: The bisection stops once the least factor found not served is within this share of the largest served (1%).
+RESOLUTION = 0.01
+#: The bracket's search doubles (or halves) the factor from 1 at most this many times: 1,024 times the rates given at
+#: most, 1/1,024 at least.
+MOST_DOUBLINGS = 10
+
+
+def scaled(loaded: LoadedWorkload, factor: float) -> LoadedWorkload:
+    """``loaded`` with every inference deployment's rates times ``factor``, planned by cost (the inner solver's)."""
+    wl = loaded.workload
+    deployments = tuple(
+        dep._replace(
+            inference=dep.inference._replace(
+                requests_per_second=dep.inference.requests_per_second * factor,
+                average_requests_per_second=(
+                    None
+                    if dep.inference.average_requests_per_second is None
+                    else dep.inference.average_requests_per_second * factor
+                ),
+            )
+        )
+        if isinstance(dep, InferenceDeployment)
+        else dep
+        for dep in wl.deployments
+    )
+    return loaded._replace(workload=wl._replace(deployments=deployments, objective="cost"))
+
+
+def plan_capacity(
+    loaded: LoadedWorkload,
+    consts: Constants,
+    probe: Callable[[LoadedWorkload, Constants], Plan],
+    whole: Callable[[LoadedWorkload], Plan],
+) -> Plan:
+    """The fleet within ``hardware.max_capex_usd`` that serves the largest common scale of the inference rates.
+
+    ``probe``: the planner's fleet search at given rates (a factor is served where it returns a plan, not where it
+    raises :class:`InfeasibleError`); ``whole``: the whole planner (findings included), run once at the factor found.
+    """
+    wl = loaded.workload
+    cap = wl.hardware.max_capex_usd
+    if cap is None:  # refused as the workload is loaded (capacity_errors); a library caller's workload is checked here
+        raise InputError("objective capacity needs hardware.max_capex_usd", loaded.document.locate(("objective",)))
+
+    def serves(factor: float) -> InfeasibleError | None:
+        try:
+            plan = probe(scaled(loaded, factor), consts)
+        except InfeasibleError as exc:
+            return exc
+        if factor == 1.0 and not wl.hardware.inventory and not _capex(plan):
+            raise InputError(_RENTED, loaded.document.locate(("objective",)))
+        return None
+
+    low, high, stop = _bracket(serves)
+    while high is not None and high > low * (1 + RESOLUTION):
+        middle = (low + high) / 2
+        if (missed := serves(middle)) is None:
+            low = middle
+        else:
+            high, stop = middle, missed
+    plan = whole(scaled(loaded, low))
+    spent = _capex(plan)
+    if not spent:  # owned servers alone, and more rented past them: the cap bounded nothing bought
+        raise InputError(_RENTED, loaded.document.locate(("objective",)))
+    served = tuple(
+        CapacityServed(
+            dep.name,
+            given.inference.requests_per_second,
+            dep.inference.requests_per_second,
+            dep.inference.requests_per_second * dep.inference.avg_input_tokens,
+            dep.inference.requests_per_second * dep.inference.avg_output_tokens,
+        )
+        for given, dep in zip(wl.deployments, scaled(loaded, low).workload.deployments, strict=True)
+        if isinstance(given, InferenceDeployment) and isinstance(dep, InferenceDeployment)
+    )
+    totals = plan.totals
+    capacity = Capacity(
+        factor=low,
+        resolution=RESOLUTION,
+        tried_factor=high if high is not None else low,
+        bound_by=_field(stop),
+        max_capex_usd=cap,
+        capex_usd=spent,
+        usd_per_month=totals.get("usd_per_month"),
+        opex_usd_per_month=totals.get("opex_usd_per_month"),
+        served=served,
+    )
+    return plan._replace(objective="capacity", capacity=capacity)
+
+
+def _bracket(serves: Callable[[float], InfeasibleError | None]) -> tuple[float, float | None, InfeasibleError | None]:
+    """A factor served, the least factor tried above it that is not (None: the search's top is served), and its error.
+
+    From 1, doubled while served; else halved until served. None served down to 1/1,024 of the rates: the last
+    factor's error, at its field, said as capacity's (a latency target no layout meets at any rate says so too).
+    """
+    missed = serves(1.0)
+    if missed is None:
+        low = 1.0
+        for _ in range(MOST_DOUBLINGS):
+            if (missed := serves(low * 2)) is not None:
+                return low, low * 2, missed
+            low *= 2
+        return low, None, None
+    high, stop = 1.0, missed
+    for _ in range(MOST_DOUBLINGS):
+        if (missed := serves(high / 2)) is None:
+            return high / 2, high, stop
+        high, stop = high / 2, missed
+    said = str(stop)
+    if stop.location is not None and said.startswith(f"{stop.location}: "):
+        said = said[len(f"{stop.location}: ") :]
+    why = f"objective capacity: no fleet serves even 1/{2**MOST_DOUBLINGS:,} of the request rates given: {said}"
+    if isinstance(stop, FleetLimitError):
+        raise FleetLimitError(why, stop.limit, stop.needed)
+    raise InfeasibleError(why, stop.location)
+
+
+def _capex(plan: Plan) -> float:
+    """What the plan's servers bought cost up front (0: none bought)."""
+    from generator.planner.assemble import fleet_up_front_usd
+
+    return fleet_up_front_usd(plan.totals) or 0.0
+
+
+def _field(stop: InfeasibleError | None) -> str:
+    """The workload field that stopped the factor above the one found (the search's top where none did)."""
+    if stop is None:
+        return f"the search's largest factor ({2**MOST_DOUBLINGS:,} x the rates given)"
+    if isinstance(stop, FleetLimitError):
+        return f"hardware.{stop.limit}"
+    return stop.location.path if stop.location is not None and stop.location.path else "the planner's search"
+
+
+#: Why a fleet of rented servers is refused under ``objective: capacity``.
+_RENTED = (
+    "objective capacity finds the largest scale of the inference request rates a fleet within max_capex_usd serves; "
+    "the fleet planned buys no server (those it rents, priced per hour under prices: or by the catalog's rental "
+    "records, cost nothing up front), so max_capex_usd bounds no scale of it: allow servers that are bought "
+    "(hardware.gpus / hardware.platforms), or use objective cost"
+)

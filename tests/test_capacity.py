@@ -1,0 +1,300 @@
+"""newuser42 item 8: ``objective: capacity`` answers "what does $400k buy" (:mod:`generator.planner.capacity`).
+
+The largest common factor of the inference rates that a fleet within ``hardware.max_capex_usd`` serves, found by
+bisection to 1% with the planner (under ``cost``) as the inner solver; training jobs keep their runs as given.
+
+The figures are worked by hand from the catalog's purchase records (generator/catalog/purchases.json):
+dell-r760-host $13,643.56 and l40s-48gb-gpu $8,500, so an R760 with 2 x L40S costs $30,643.56 to buy and one with
+1 x L40S $22,143.56. Llama 3.1 8B in BF16 fits one L40S (TP1): one replica a GPU, and one replica sustains 5.68
+req/s within the default interactive SLOs (the plan says so at the rates given: "one replica sustains 5.68 req/s").
+A bought deployment runs on one server kind (servers of two kinds only where owned ones are used first), so a budget B
+buys the most GPUs as 2-GPU servers (floor(B / 30,643.56)) or 1-GPU ones (floor(B / 22,143.56)), whichever gives more;
+the factor that fleet serves is GPUs x 5.68 / 10 req/s given, and the search finds it within 1%: the factor reported
+is served, the factor tried above it is not, and they are within 1% of each other.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from generator.api import render_file
+from generator.errors import InfeasibleError, InputError
+from generator.planner import plan_workload
+from generator.planner.capacity import RESOLUTION
+from generator.planner.plan import Plan
+from generator.workload import load_workload
+from tests.helpers import call_cli
+
+CHAT = """\
+version: 1
+name: capacity
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference:
+      precision: bf16
+      max_context_tokens: 8192
+      avg_input_tokens: 1000
+      avg_output_tokens: 200
+      requests_per_second: 10
+{more}objective: {objective}
+hardware:
+  provider: {provider}
+  gpus: [l40s-48gb]
+{hardware}"""
+
+R760 = "  platforms: [dell-r760]\n"
+OWNED = "  inventory:\n    - platform: dell-r760\n      gpu: l40s-48gb\n      count: 2\n"
+TWO_GPU_SERVER = 13_643.56 + 2 * 8_500
+#: One TP1 replica of the 8B service on an L40S, req/s within the SLOs (the plan's reason at the rates given).
+REPLICA_RPS = 5.68
+
+
+def _text(hardware: str, *, objective: str = "capacity", provider: str = "baremetal", more: str = "") -> str:
+    return CHAT.format(objective=objective, provider=provider, hardware=hardware, more=more)
+
+
+def _plan(tmp_path: Path, text: str) -> Plan:
+    path = tmp_path / "workload.yaml"
+    path.write_text(text)
+    return plan_workload(load_workload(str(path)))
+
+
+def test_one_replica_sustains_the_rate_the_hand_figures_take(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, _text(R760, objective="cost"))
+    assert plan.deployments[0].details["requests_per_s_per_replica_max"] == REPLICA_RPS
+    assert f"one replica sustains {REPLICA_RPS} req/s" in " ".join(plan.deployments[0].reasons)
+
+
+# (cap, owned 2-GPU servers, 2-GPU servers bought, factor found)
+HAND = [
+    # $35,000: one 2-GPU server ($30,643.56): 2 replicas, 11.36 req/s, 1.136 x
+    pytest.param(35_000, 0, 1, 1.133, id="one-server"),
+    # $60,000: 3 GPUs would take a 2-GPU and a 1-GPU server ($52,787.12), two kinds for one deployment; of one kind,
+    # 2 x 2-GPU ($61,287.12) and 3 x 1-GPU ($66,430.68) are over: 2 replicas still, 1.136 x
+    pytest.param(60_000, 0, 1, 1.133, id="one-kind-a-deployment"),
+    # $400,000: 13 2-GPU servers ($398,366.28; a 14th or a 1-GPU one more is over): 26 replicas, 147.68 req/s, 14.768 x
+    pytest.param(400_000, 0, 13, 14.75, id="400k"),
+    # the same with 2 owned 2-GPU servers used first at no capex: 30 replicas, 170.4 req/s, 17.04 x
+    pytest.param(400_000, 2, 13, 17.0, id="400k-and-owned"),
+]
+
+
+@pytest.mark.parametrize(("cap", "owned", "two", "factor"), HAND)
+def test_the_factor_is_what_the_budget_buys_worked_by_hand(tmp_path: Path, cap: int, owned: int, two: int, factor: float) -> None:
+    plan = _plan(tmp_path, _text(R760 + f"  max_capex_usd: {cap}\n" + (OWNED if owned else "")))
+    c = plan.capacity
+    assert c is not None
+    gpus = 2 * (owned + two)
+    exact = gpus * REPLICA_RPS / 10  # the factor the fleet serves, by hand
+    assert c.factor == pytest.approx(factor, abs=5e-4)
+    assert exact / (1 + RESOLUTION) <= c.factor <= exact < c.tried_factor <= c.factor * (1 + RESOLUTION)
+    assert c.bound_by == "hardware.max_capex_usd"
+    capex = round(two * TWO_GPU_SERVER, 2)
+    assert (c.capex_usd, c.max_capex_usd) == (capex, cap)
+    assert plan.totals["capex_usd"] == capex
+    assert (c.usd_per_month, c.opex_usd_per_month) == (plan.totals["usd_per_month"], plan.totals["opex_usd_per_month"])
+    assert [(p.node.gpus, p.nodes) for p in plan.pools] == [(2, owned + two)]
+    assert plan.objective == "capacity"
+    served = c.served[0]
+    assert served.name == "chat"
+    assert served.given_requests_per_second == 10
+    assert served.requests_per_second == pytest.approx(10 * c.factor)
+    assert (served.input_tokens_per_second, served.output_tokens_per_second) == pytest.approx(
+        (served.requests_per_second * 1000, served.requests_per_second * 200)
+    )
+    assert plan.deployments[0].details["requests_per_s"] == pytest.approx(served.requests_per_second)
+
+
+def test_the_400k_plan_states_the_factor_rates_capex_and_month(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, _text(R760 + "  max_capex_usd: 400000\n"))
+    assert plan.to_dict()["capacity"] == {
+        "factor": 14.75,
+        "resolution": 0.01,
+        "tried_factor": 14.875,
+        "bound_by": "hardware.max_capex_usd",
+        "max_capex_usd": 400000.0,
+        "capex_usd": 398366.28,
+        "usd_per_month": 17354.11,
+        "opex_usd_per_month": 6288.38,
+        "served": [
+            {
+                "name": "chat",
+                "given_requests_per_second": 10.0,
+                "requests_per_second": 147.5,
+                "input_tokens_per_second": 147500.0,
+                "output_tokens_per_second": 29500.0,
+            }
+        ],
+    }
+
+
+def test_a_plan_of_another_objective_has_no_capacity_key(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, _text(R760 + "  max_capex_usd: 400000\n", objective="cost"))
+    assert plan.capacity is None
+    assert "capacity" not in plan.to_dict()
+
+
+def test_the_search_is_deterministic(tmp_path: Path) -> None:
+    text = _text(R760 + "  max_capex_usd: 400000\n" + OWNED)
+    first, second = (_plan(tmp_path, text).to_dict() for _ in range(2))
+    assert first == second
+    (tmp_path / "w.yaml").write_text(text)
+    assert render_file(str(tmp_path / "w.yaml")) == render_file(str(tmp_path / "w.yaml"))
+
+
+TRAINING = """\
+  - name: tune
+    model: meta-llama/Llama-3.1-8B
+    training:
+      method: qlora
+      lora_rank: 16
+      sequence_length: 4096
+      global_batch_size: 16
+      dataset_tokens: 100000000
+      epochs: 1
+"""
+
+
+def test_training_jobs_keep_their_runs_and_the_rates_scale(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, _text(R760 + "  max_capex_usd: 400000\n", more=TRAINING))
+    c = plan.capacity
+    assert c is not None
+    assert [s.name for s in c.served] == ["chat"]  # the training job is not scaled
+    tune = next(d for d in plan.deployments if d.name == "tune")
+    alone = _plan(tmp_path, _text(R760, objective="cost", more=TRAINING))
+    assert (tune.gpus, tune.replicas) == next((d.gpus, d.replicas) for d in alone.deployments if d.name == "tune")
+    # the job's servers come out of the same $400,000: fewer are left for the service than in the 400k row
+    assert 1 < c.factor < 14.75
+    assert c.capex_usd <= 400_000
+
+
+# (hardware, provider, more, message after "objective: ") - each refused at the objective field (line 12)
+REFUSED = [
+    pytest.param(
+        R760,
+        "baremetal",
+        "",
+        "objective capacity finds the largest scale of the inference request rates a fleet within max_capex_usd "
+        "serves: set hardware.max_capex_usd, the most the servers bought may cost up front",
+        id="no-cap",
+    ),
+    pytest.param(
+        "  max_capex_usd: 400000\n",
+        "aws",
+        "",
+        "objective capacity finds the largest scale of the inference request rates a fleet within max_capex_usd "
+        "serves; aws instances are rented, nothing is bought, so no capex bounds the fleet: plan bare metal "
+        "(provider: baremetal), or cap a cloud's month with objective cost and hardware.max_budget_usd_per_month",
+        id="cloud",
+    ),
+    pytest.param(
+        R760 + "  max_capex_usd: 400000\n" + OWNED + "  buy: false\n",
+        "baremetal",
+        "",
+        "objective capacity finds the largest scale of the inference request rates a fleet within max_capex_usd "
+        "serves; buy: false buys nothing, so no capex bounds the fleet: drop buy: false, or use another objective",
+        id="buy-false",
+    ),
+]
+
+
+@pytest.mark.parametrize(("hardware", "provider", "more", "message"), REFUSED)
+def test_capacity_without_a_capex_to_bound_is_refused_at_objective(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], hardware: str, provider: str, more: str, message: str
+) -> None:
+    (tmp_path / "workload.yaml").write_text(_text(hardware, provider=provider, more=more))
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 1
+    assert capsys.readouterr().err == f"specgen: error: workload.yaml:12:12: objective: {message}\n"
+
+
+def test_capacity_of_training_jobs_alone_is_refused_at_objective(tmp_path: Path) -> None:
+    text = "version: 1\nname: t\ndeployments:\n" + TRAINING + "objective: capacity\nhardware:\n  max_capex_usd: 400000\n"
+    (tmp_path / "workload.yaml").write_text(text)
+    with pytest.raises(InputError) as caught:
+        load_workload(str(tmp_path / "workload.yaml"))
+    assert str(caught.value) == (
+        f"{tmp_path / 'workload.yaml'}:13:12: objective: objective capacity finds the largest scale of the inference "
+        "request rates a fleet within max_capex_usd serves; the workload has no inference deployment (training jobs "
+        "keep their runs as given): use objective cost"
+    )
+
+
+def test_capacity_on_rented_servers_alone_is_refused_at_objective(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # an R760 priced per hour under prices: and not owned is rented from a provider: nothing bought, no capex
+    (tmp_path / "workload.yaml").write_text(_text(R760 + "  max_capex_usd: 400000\n") + "prices:\n  dell-r760: 3.0\n")
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 1
+    assert capsys.readouterr().err == (
+        "specgen: error: workload.yaml:12:12: objective: objective capacity finds the largest scale of the inference "
+        "request rates a fleet within max_capex_usd serves; the fleet planned buys no server (those it rents, priced "
+        "per hour under prices: or by the catalog's rental records, cost nothing up front), so max_capex_usd bounds "
+        "no scale of it: allow servers that are bought (hardware.gpus / hardware.platforms), or use objective cost\n"
+    )
+
+
+def test_a_cap_below_any_server_exits_3_at_the_cap(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "workload.yaml").write_text(_text(R760 + "  max_capex_usd: 20000\n"))
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3
+    assert capsys.readouterr().err == (
+        "specgen: error: workload.yaml:17:18: hardware.max_capex_usd: objective capacity: no fleet serves even 1/1,024 "
+        "of the request rates given: deployment 'chat' (meta-llama/Llama-3.1-8B-Instruct) has no feasible plan: every "
+        "layout exceeds max_capex_usd, or has no price to hold against the budget (the smallest needs 1 node; the "
+        "cheapest priced layout costs $987 a month; the least capex of a layout is $22,144); to unblock: raise "
+        "max_capex_usd\n"
+    )
+    with pytest.raises(InfeasibleError):
+        _plan(tmp_path, _text(R760 + "  max_capex_usd: 20000\n"))
+
+
+def test_a_capacity_plan_renders_its_fleet(tmp_path: Path) -> None:
+    (tmp_path / "workload.yaml").write_text(_text(R760 + "  max_capex_usd: 400000\n"))
+    files = render_file(str(tmp_path / "workload.yaml"))
+    tfvars = json.loads(files["terraform/specgen.auto.tfvars.json"])
+    pools = tfvars["gpu_pools"]
+    assert {name: (p["node_count"], p["gpus_per_node"]) for name, p in pools.items()} == {"chat_l40s_48gb": (13, 2)}
+    assert "chat_l40s_48gb: {}" in files["ansible/inventory.yml"]
+    assert json.loads(files["spec.json"])["plan"]["capacity"]["factor"] == 14.75
+    spec_md = files["SPEC.md"]
+    assert (
+        "`objective: capacity`: `hardware.max_capex_usd` $400,000 buys **14.75 x** the request rates given: a fleet "
+        "within the cap serves that factor, none found serves 14.88 x (it breaks `hardware.max_capex_usd`; searched to "
+        "1 percent). Capex spent: $398,366 ($1,634 left); the fleet's month: $17,354/month (opex $6,288/month).\n"
+    ) in spec_md
+    assert "| `chat` | 10 | 147.5 | 147,500 | 29,500 |\n" in spec_md
+
+
+def test_the_plan_text_says_what_the_budget_buys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "workload.yaml").write_text(_text(R760 + "  max_capex_usd: 400000\n"))
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2:4] == [
+        "capacity: max_capex_usd $400,000 buys 14.75 x the request rates given (14.88 x breaks hardware.max_capex_usd, "
+        "searched to 1%); capex $398,366 spent ($1,634 left), $17,354/month (opex $6,288/month)",
+        "  chat: 147.5 req/s (given 10), 147,500 input + 29,500 output tokens/s",
+    ]
+
+
+def test_a_limit_that_binds_before_the_cap_is_named(tmp_path: Path) -> None:
+    # max_nodes 5: 5 R760 servers (5 x $30,643.56 = $153,217.80) hold 10 replicas, 56.8 req/s: 5.68 x, well within $400,000
+    plan = _plan(tmp_path, _text(R760 + "  max_capex_usd: 400000\n  max_nodes: 5\n"))
+    c = plan.capacity
+    assert c is not None
+    assert (c.factor, c.tried_factor, c.bound_by, c.capex_usd) == (5.65625, 5.6875, "hardware.max_nodes", 153217.8)
+    assert 10 * REPLICA_RPS / 10 / (1 + RESOLUTION) <= c.factor <= 10 * REPLICA_RPS / 10 < c.tried_factor
+
+
+def test_capacity_on_an_existing_machine_is_refused_at_objective(tmp_path: Path) -> None:
+    text = CHAT.format(more="", objective="capacity", provider="baremetal", hardware="").replace(
+        "  provider: baremetal\n  gpus: [l40s-48gb]\n", "  fixed:\n    gpu: rtx-4090-24gb\n    gpu_count: 1\n    ram_gib: 64\n"
+    )
+    (tmp_path / "workload.yaml").write_text(text)
+    with pytest.raises(InputError) as caught:
+        load_workload(str(tmp_path / "workload.yaml"))
+    assert str(caught.value) == (
+        f"{tmp_path / 'workload.yaml'}:12:12: objective: objective capacity finds the largest scale of the inference "
+        "request rates a fleet within max_capex_usd serves; hardware.fixed is one machine already there, nothing is "
+        "bought: drop objective capacity or hardware.fixed"
+    )
