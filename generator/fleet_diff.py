@@ -17,6 +17,8 @@ from generator.render.md_escape import md_code, md_text
 from generator.sizing.constants import Constants
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from generator.planner.plan import Plan
     from generator.workload.models import Workload
 
@@ -131,6 +133,15 @@ _DEPLOYMENT_FIELDS: dict[str, tuple[type, ...] | None] = {
     **dict.fromkeys(("model_id", "precision", "pool")),
     **dict.fromkeys(("tp", "pp", "replicas", "gpus"), _NUMBER),
 }
+#: What the diff echoes from each part of a split deployment beside its layout: the engine settings it is sized with.
+_ECHOED_PART_SETTINGS = (
+    "requests_per_s_per_replica_max",
+    "max_num_seqs",
+    "max_num_batched_tokens",
+    "mem_fraction_static",
+    "ttft_p95_s",
+    "tpot_s",
+)
 #: What ``diff_plans`` reads from each part of a deployment split over two server kinds.
 _PART_FIELDS: dict[str, tuple[type, ...] | None] = {"pool": None, **dict.fromkeys(("tp", "pp", "replicas"), _NUMBER)}
 _TYPE_NAMES = {dict: "an object", list: "a list", str: "a string", int: "a number"}
@@ -208,6 +219,8 @@ _ECHOED_DETAILS = (
     "slo_tpot_ms",
     "slo_latency_p95_ms",
     "task",
+    "serving_engine",
+    "mem_fraction_static",
     "runs_after",
     "starts_at_hours",
     # a service's context (max_model_len) and the sequences at that context a replica holds (newuser31 item 6)
@@ -266,7 +279,7 @@ def _check_plan(path: str, plan: Any) -> None:
             _require(path, where, dep, {"split": (list,)})
             for j, part in enumerate(dep["split"]):
                 _require(path, f"{where}.split[{j}]", part, _PART_FIELDS)
-                for key in (*_PART_FIELDS, "requests_per_s_per_replica_max"):
+                for key in (*_PART_FIELDS, *_ECHOED_PART_SETTINGS):
                     _check_echoed(path, f"{where}.split[{j}].{key}", part.get(key))
 
 
@@ -1327,15 +1340,9 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
     details = details if isinstance(details, dict) else {}
     if details.get(CONTEXT) is not None:  # what a request may hold (newuser31 item 6: 32k -> 128k read "No change")
         row["max_model_len"] = details[CONTEXT]
-    if "max_num_seqs" in details:  # a service: the engine settings it is sized with
-        row["serving"] = {
-            "kv_cache_precision": dep.get("kv_cache_precision"),
-            # how many requests of the whole context fit a replica's KV cache (newuser31 item 6)
-            "max_concurrency_at_max_model_len": details.get(FULL_CONTEXT_SEQUENCES),
-            "max_num_seqs": details.get("max_num_seqs"),
-            "max_num_batched_tokens": details.get("max_num_batched_tokens"),  # vLLM's; absent for SGLang
-            "requests_per_s_per_replica_max": details.get("requests_per_s_per_replica_max"),
-        }
+    sized = dep.get("split") or ([details] if "max_num_seqs" in details else [])
+    if sized:  # a service: the engine settings it is sized with, each part's where it is split (fuzz34 item 2)
+        row["serving"] = _agreed([_serving(dep, details, part) for part in sized])
     offload = details.get("offload")
     if isinstance(offload, dict):  # a machine the team has: its speed and where the weights live are what change
         where = offload["bytes"] if isinstance(offload.get("bytes"), dict) else {}
@@ -1373,6 +1380,31 @@ def _deployment_row(dep: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def _serving(dep: dict[str, Any], details: dict[str, Any], sized: dict[str, Any]) -> dict[str, Any]:
+    """A service's engine and the settings it is sized with, from ``sized``: its details, or one part of a split one.
+
+    fuzz34 item 5: sglang -> vllm (and SGLang's ``mem_fraction_static``) changed the rendered engine and showed only
+    through the concurrency figures.
+    """
+    serving = {
+        "engine": details.get("serving_engine", "vllm"),  # the planner names an engine other than vLLM
+        "kv_cache_precision": dep.get("kv_cache_precision"),
+        # how many requests of the whole context fit a replica's KV cache (newuser31 item 6); a part holds none
+        "max_concurrency_at_max_model_len": sized.get(FULL_CONTEXT_SEQUENCES),
+        "max_num_seqs": sized.get("max_num_seqs"),
+        "max_num_batched_tokens": sized.get("max_num_batched_tokens"),  # vLLM's; absent for SGLang
+        "requests_per_s_per_replica_max": sized.get("requests_per_s_per_replica_max"),
+    }
+    if sized.get("mem_fraction_static") is not None:  # SGLang's, rendered as --mem-fraction-static
+        serving["mem_fraction_static"] = sized["mem_fraction_static"]
+    return serving
+
+
+def _agreed(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One record of ``parts``' settings: a value where they agree, the list of each part's (in order) where not."""
+    return {k: parts[0][k] if all(p.get(k) == parts[0][k] for p in parts) else [p.get(k) for p in parts] for k in parts[0]}
+
+
 def _servers_by_month(details: dict[str, Any]) -> dict[str, Any]:
     """A training job on servers paid by the month (bought, owned or reserved): their month and how they are had.
 
@@ -1407,6 +1439,14 @@ def rate_text(rate: Any) -> str:
     return f"{rate:.{places}f}".rstrip("0")
 
 
+def _slowest(dep: dict[str, Any], details: dict[str, Any], key: str) -> Any:
+    """``details[key]``, or the largest of a split deployment's parts' (fuzz34 item 2: a split service showed none)."""
+    figures = [_plan_figure(part.get(key)) for part in dep.get("split") or []]
+    if not figures or None in figures:
+        return details.get(key)
+    return max(f for f in figures if f is not None)
+
+
 def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None:
     """A service's requested rate, the share of its replicas' capacity that takes, and its latency at that load.
 
@@ -1429,8 +1469,9 @@ def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None
         "requests_per_s": round(rate, _rate_places(rate)) + 0.0,
         # review22 item 7: a hostile spec.json's 1e-320 capacity made an infinite share (a JSON traceback)
         "capacity_share": round(share, 4) + 0.0 if share is not None and share <= _MAX_FIGURE else None,
-        "ttft_p95_s": details.get("ttft_p95_s"),
-        "tpot_s": details.get("tpot_s"),
+        # a split service's requests meet either part's replicas: the slower part's latency is the service's
+        "ttft_p95_s": _slowest(dep, details, "ttft_p95_s"),
+        "tpot_s": _slowest(dep, details, "tpot_s"),
         # a pooling service's whole request (review22 item 6: its latency was not shown)
         "latency_p95_s": details.get("latency_p95_s"),
         # the targets it is sized for: a tighter SLO that keeps the layout is still a change to review
@@ -1535,15 +1576,16 @@ def _deployment_text(x: dict[str, Any] | None) -> str:
         text += f"; {_load_text(load)}"
     serving = x.get("serving")
     if serving:
-        tokens, context = serving.get("max_num_batched_tokens"), _context_text(x)
+        tokens, fraction, context = serving.get("max_num_batched_tokens"), serving.get("mem_fraction_static"), _context_text(x)
         text += (
-            f"; KV {fmt_cell(serving['kv_cache_precision'])}, "
+            f"; {_each(serving.get('engine'), _plain)}, KV {_each(serving['kv_cache_precision'])}, "
             + (f"{context}, " if context else "")
-            + f"max_num_seqs {fmt_cell(serving['max_num_seqs'])}, "
-            + ("" if tokens is None else f"max_num_batched_tokens {fmt_cell(tokens)}, ")
-            + f"at most {fmt_cell(serving['requests_per_s_per_replica_max'])} req/s a replica"
+            + ("" if fraction is None else f"mem_fraction_static {_each(fraction, _fraction)}, ")
+            + f"max_num_seqs {_each(serving['max_num_seqs'])}, "
+            + ("" if tokens is None else f"max_num_batched_tokens {_each(tokens)}, ")
+            + f"at most {_each(serving['requests_per_s_per_replica_max'])} req/s a replica"
         )
-    elif x.get("max_model_len") is not None:  # a split service (its parts' engines), a machine: the context alone
+    elif x.get("max_model_len") is not None:  # a machine: the context alone
         text += f"; {_context_text(x)}"
     training = x.get("training")
     if training:
@@ -1573,6 +1615,16 @@ def _deployment_text(x: dict[str, Any] | None) -> str:
             # plain: the row is made inert Markdown as a whole (a cell's own escape would be escaped again)
             text += f"; {machine['engine']}" + (f" {machine['command']}" if machine.get("command") else "")
     return md_text(text)
+
+
+def _each(value: Any, text: Callable[[Any], str] = fmt_cell) -> str:
+    """A setting as a cell; a split deployment's parts that differ as ``1,024 / 512`` (in the layout's order)."""
+    return " / ".join(text(v) for v in value) if isinstance(value, list) else text(value)
+
+
+def _fraction(value: Any) -> str:
+    """A memory fraction as rendered (three places: 0.817, not 0.82), anything else as :func:`fmt_cell`."""
+    return f"{value:.3f}" if isinstance(value, float) else fmt_cell(value)
 
 
 def _context_text(x: dict[str, Any]) -> str:

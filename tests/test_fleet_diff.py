@@ -996,8 +996,8 @@ def test_a_context_change_alone_is_a_deployment_change() -> None:
     text = markdown_diff(result)
     assert "No change to the fleet." not in text
     engine = "max_num_seqs 1,024, max_num_batched_tokens 8,192, at most 17.75 req/s a replica"
-    assert f"; KV fp8, max_model_len 32,768 (38.27 such sequences a replica), {engine} |" in text
-    assert f"; KV fp8, max_model_len 131,072 (9.57 such sequences a replica), {engine} |" in text
+    assert f"; vllm, KV fp8, max_model_len 32,768 (38.27 such sequences a replica), {engine} |" in text
+    assert f"; vllm, KV fp8, max_model_len 131,072 (9.57 such sequences a replica), {engine} |" in text
 
 
 #: tune8b of newuser31's eks.yaml, as its spec.json holds it: QLoRA on Unsloth, 8 x 1 x 4 = 32 sequences a step.
