@@ -145,3 +145,47 @@ def test_calibration_moe_row_needs_the_mechanism(monkeypatch):
     assert calibration_report.predict_training_mfu(row) / row["mfu"] - 1 == pytest.approx(-0.0751, abs=0.001)
     monkeypatch.setattr(calibration_report, "moe_step", lambda *a, **k: NO_MOE)
     assert calibration_report.predict_training_mfu(row) / row["mfu"] - 1 == pytest.approx(0.2265, abs=0.001)
+
+
+PLAN = """version: 1
+name: moe
+deployments:
+  - name: qwen-moe-lora
+    model: MODEL
+    training: {method: lora, framework: FRAMEWORK, sequence_length: 4096, dataset_tokens: 100000000, epochs: 1}
+hardware:
+  gpus: [a100-sxm4-80gb]
+  provider: baremetal
+  buy: false
+  inventory:
+    - {platform: dgx-a100, gpu: a100-sxm4-80gb, count: 2, hosts: [{name: a100-01}, {name: a100-02}]}
+"""
+
+
+@pytest.mark.parametrize(
+    ("model", "framework", "said"),
+    [
+        (MOE, "trl", "loop"),
+        (MOE, "unsloth", "model"),
+        ("meta-llama/Llama-3.1-8B", "trl", None),
+    ],
+)
+def test_plan_warns_of_the_moe_step(tmp_path: Path, model: str, framework: str, said: str | None) -> None:
+    """newuser43 item 5: the plan's MoE LoRA (w1.yaml) said nothing of what its 0.5 h leaves out."""
+    from generator.api import plan_file
+
+    path = tmp_path / "w.yaml"
+    path.write_text(PLAN.replace("MODEL", model).replace("FRAMEWORK", framework))
+    found = [f for f in plan_file(str(path))[1].findings if f.code == "moe-training-step"]
+    if said is None:
+        assert not found
+        return
+    (finding,) = found
+    assert finding.level == "warning" and finding.path == "deployments[0].training"
+    assert finding.message.startswith(
+        "deployment qwen-moe-lora: mixture of experts: 128 routed experts, top 8; the experts' GEMMs are timed at their "
+        "tokens per expert"
+    )
+    assert ("not counted under trl: the host time of running the routed experts as a per-expert" in finding.message) is (
+        said == "loop"
+    )
