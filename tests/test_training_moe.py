@@ -8,16 +8,16 @@ framework changes in the step.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from generator.catalog import find_model
-from generator.sizing.architecture import parse_architecture
+from generator.sizing.architecture import Architecture, parse_architecture
 from generator.sizing.constants import with_overrides
 from generator.sizing.training_moe import (
     NO_MOE,
+    MoeStep,
     alltoall_bytes,
     alltoall_calls,
     expert_compute_factor,
@@ -25,7 +25,8 @@ from generator.sizing.training_moe import (
     routed_expert_params,
     tokens_per_expert,
 )
-from generator.sizing.training_step import NO_DP, StepLayout, StepLinks, training_step
+from generator.sizing.training_step import NO_DP, StepLayout, StepLinks, StepTime, training_step
+from tests.conftest import calibration_report as _report
 from tests.helpers import run_estimate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,11 +34,13 @@ MOE = "Qwen/Qwen3-30B-A3B"
 
 
 @pytest.fixture(scope="module")
-def arch():
+def arch() -> Architecture:
     return parse_architecture(find_model(MOE).config)
 
 
-def _step(arch, moe, micro_batch=1, seq=4096, accumulation=1, dp=1):
+def _step(
+    arch: Architecture, moe: MoeStep, micro_batch: int = 1, seq: int = 4096, accumulation: int = 1, dp: int = 1
+) -> StepTime:
     layout = StepLayout(1, 1, dp, micro_batch, accumulation, seq)
     return training_step(
         layout,
@@ -53,7 +56,7 @@ def _step(arch, moe, micro_batch=1, seq=4096, accumulation=1, dp=1):
     )
 
 
-def test_routed_share_and_tokens_per_expert(arch):
+def test_routed_share_and_tokens_per_expert(arch: Architecture) -> None:
     moe = moe_step(arch)
     # 48 MoE layers x 8 of 128 experts x (gate, up, down: 3 x 2048 x 768)
     assert routed_expert_params(arch) == 48 * 8 * 3 * 2048 * 768
@@ -66,7 +69,7 @@ def test_routed_share_and_tokens_per_expert(arch):
     ("micro_tokens", "factor"),
     [(4096, 1.0347665), (1024, 1.1374615), (256, 1.5255883)],
 )
-def test_moe_slower_per_token_than_dense_of_its_active_size(arch, micro_tokens, factor):
+def test_moe_slower_per_token_than_dense_of_its_active_size(arch: Architecture, micro_tokens: int, factor: float) -> None:
     """The same FLOPs at the same micro-batch take longer: the experts' GEMMs see tokens x 8 / 128 rows each."""
     consts = with_overrides({})
     assert expert_compute_factor(moe_step(arch), micro_tokens, consts) == pytest.approx(factor, abs=1e-6)
@@ -76,7 +79,7 @@ def test_moe_slower_per_token_than_dense_of_its_active_size(arch, micro_tokens, 
     assert expert_compute_factor(NO_MOE, micro_tokens, consts) == 1.0
 
 
-def test_alltoall_scales_with_ep_and_link(arch):
+def test_alltoall_scales_with_ep_and_link(arch: Architecture) -> None:
     assert alltoall_bytes(moe_step(arch), 4096) == 0.0  # no EP: no all-to-all
     by_ep = {ep: alltoall_bytes(moe_step(arch, expert_parallel=ep), 4096) for ep in (2, 4, 8)}
     assert by_ep == pytest.approx({2: 12926859174.39, 4: 19439368118.02, 8: 22727228691.97}, abs=1.0)
@@ -98,7 +101,7 @@ def _estimate(*args: str) -> str:
     return out
 
 
-def test_estimate_counts_the_ep_alltoall():
+def test_estimate_counts_the_ep_alltoall() -> None:
     out = _estimate(
         MOE, "--train", "full", "--framework", "deepspeed", "--zero", "2", "--ep", "8",
         "--gpu", "a100-sxm4-80gb", "--gpus", "8", "--seq-len", "4096",
@@ -112,14 +115,14 @@ def test_estimate_counts_the_ep_alltoall():
 
 
 @pytest.mark.parametrize(("framework", "loop"), [("trl", True), ("hf", True), ("unsloth", False), ("fsdp2", False)])
-def test_expert_loop_named_where_the_framework_runs_one(framework, loop):
+def test_expert_loop_named_where_the_framework_runs_one(framework: str, loop: bool) -> None:
     args = ["--train", "lora", "--framework", framework, "--gpu", "a100-sxm4-80gb", "--seq-len", "4096"]
     out = _estimate(MOE, *args)
     assert ("not counted: the host time of running the routed experts as a per-expert Python loop" in out) is loop
     assert "note: mixture of experts: 128 routed experts, top 8; the experts' GEMMs are timed at their tokens" in out
 
 
-def test_speed_block_says_the_framework_is_not_timed():
+def test_speed_block_says_the_framework_is_not_timed() -> None:
     """newuser43 item 3: every framework gave the same tokens/s, and nothing said so."""
     rates = set()
     for framework in ("hf", "unsloth"):
@@ -134,11 +137,9 @@ def test_speed_block_says_the_framework_is_not_timed():
     assert len(rates) == 1
 
 
-def test_calibration_moe_row_needs_the_mechanism(monkeypatch):
+def test_calibration_moe_row_needs_the_mechanism(monkeypatch: pytest.MonkeyPatch) -> None:
     """The Megatron-Core Qwen3-235B-A22B row: -7.5% with the experts' terms, +22.6% timed as a dense model."""
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    import calibration_report
-
+    calibration_report = _report()
     rows = json.loads((REPO / "tests" / "data" / "calibration_training_mfu.json").read_text())["rows"]
     row = next(r for r in rows if r.get("ep"))
     assert row["mfu"] == 0.2436
