@@ -38,7 +38,7 @@ from generator.catalog.records import GpuSpec  # noqa: E402
 from generator.errors import SpecgenError  # noqa: E402
 from generator.planner.training import framework_attention_mfu, operator_bytes_scale  # noqa: E402
 from generator.planner.training_comm import dp_calls, dp_traffic, links_between  # noqa: E402
-from generator.sizing.architecture import Architecture, parse_architecture  # noqa: E402
+from generator.sizing.architecture import EXPERT, Architecture, parse_architecture  # noqa: E402
 from generator.sizing.constants import with_overrides  # noqa: E402
 from generator.sizing.distributed_runtime import nvlink_collectives  # noqa: E402
 from generator.sizing.engine_runtime import per_sequence_host_scale  # noqa: E402
@@ -58,6 +58,7 @@ from generator.sizing.performance import (  # noqa: E402
 from generator.sizing.precision import kv_cache_bits, storage_family, weight_format  # noqa: E402
 from generator.sizing.training import TrainingSetup, size_training  # noqa: E402
 from generator.sizing.training_mfu import attention_kernel_scale, training_utilisation  # noqa: E402
+from generator.sizing.training_moe import NO_MOE, moe_step  # noqa: E402
 from generator.sizing.training_offload import (  # noqa: E402
     NO_OFFLOAD,
     HostOffload,
@@ -250,10 +251,14 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
     """
     consts = with_overrides(dict(OVERRIDES))
     gpu = find_gpu(row["gpu"])
+    moe, sharded, ep = NO_MOE, 0, row.get("ep", 1)
     if row.get("model"):
         arch = parse_architecture(find_model(row["model"]).config)
         params, hidden, layers = arch.flop_params, arch.hidden_size, arch.num_layers
         recomputed = recomputed_params(arch)
+        if arch.is_moe:
+            # what a rank holds and moves: every weight, the routed experts split EP ways (the step's FLOPs: ``params``)
+            sharded = arch.params_total - round(routed_total_params(arch) * (1 - 1 / ep))
     else:
         params, hidden, layers = row["params"], row["hidden_size"], row["num_layers"]
         # the checkpointed blocks: the LM head (vocab x hidden, tied in MPT) is not recomputed
@@ -267,7 +272,15 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
     flops_per_token = 6.0 * params + (2.0 * recomputed if row["checkpointing"] == "full" else 0.0)
     shape = step_shape(params, gpu, flops_per_token, row["checkpointing"])
     util = training_utilisation(hidden, layers, params, seq, consts, **shape)
-    per_replica = params // (tp * pp)
+    per_replica = (sharded or params) // (tp * pp)
+    if sharded:  # an MoE row: its experts over the EP group, carved out of the data-parallel ranks of one node
+        moe = moe_step(
+            arch,
+            expert_parallel=ep,
+            link_gbps=links.dp_intra_gbps or links.dp_inter_gbps,
+            latency_s=links.dp_latency_s,
+            recompute=row["checkpointing"] == "full",
+        )
     dense = gpu.tflops("bf16") or 0.0  # MFU is counted against the datasheet peak
     step = training_step(
         layout,
@@ -286,9 +299,15 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
             row["accumulation"],
             calls=dp_calls(_dp_kind(row), row["zero_stage"], dp, per_replica, per_replica, layers, hidden),
         ),
+        moe=moe,
     )
     counted = 6.0 * params + (12.0 * layers * hidden * seq if row["mfu_definition"].startswith("llm-foundry") else 0.0)
     return counted * layout.tokens_per_step / (step.total_s * layout.world * dense * 1e12)
+
+
+def routed_total_params(arch: Architecture) -> int:
+    """Every routed expert's parameters (all copies): what expert parallelism splits."""
+    return sum(lin.weight_params + lin.bias_params for layer in arch.layers for lin in layer.linears if lin.group == EXPERT)
 
 
 def predict_finetune_throughput(row: dict[str, Any]) -> float:
@@ -642,6 +661,9 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
     for row in json.loads(TRAINING_MFU.read_text())["rows"]:
         label = f"{row['model_as_reported']} s{row['sequence_length']} tp{row['tp']} pp{row['pp']} dp{row['dp']}"
         layout = "FSDP" if row["tp"] == 1 and row["pp"] == 1 else "3D-parallel"
+        if row.get("ep", 1) > 1:  # mixture-of-experts rows (expert parallelism, all-to-alls) apart
+            layout = f"MoE EP{row['ep']}"
+            label += f" ep{row['ep']}"
         group = f"training-mfu {layout} {row['gpu']}"
         out.append((group, label, float(row["mfu"]), predict_training_mfu, row))
     for row in cal.get("training_throughput", []):

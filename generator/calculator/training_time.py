@@ -18,7 +18,9 @@ from generator import catalog
 from generator.planner.training import gpu_step, run_hours
 from generator.planner.training_comm import StepComm, gpu_link, job_dp_traffic, links_between
 from generator.planner.training_report import step_split_text
+from generator.sizing.frameworks import framework_profile
 from generator.sizing.performance import training_flops_per_token
+from generator.sizing.training_moe import EXPERT_LOOP_NOT_COUNTED, moe_step, moe_step_assumptions
 from generator.sizing.training_offload import (
     UNKNOWN_HOST_DRAM_GB_PER_S,
     assumed_host,
@@ -67,9 +69,18 @@ def _spec(setup: TrainingSetup) -> TrainingSpec:
 
 
 def one_server_step(
-    model: ResolvedModel, setup: TrainingSetup, mem: TrainingMemory, par: Parallelism, gpu: GpuSpec, consts: Constants
+    model: ResolvedModel,
+    setup: TrainingSetup,
+    mem: TrainingMemory,
+    par: Parallelism,
+    gpu: GpuSpec,
+    consts: Constants,
+    expert_parallel: int = 1,
 ) -> StepComm:
-    """The planner's step of the estimate's layout with every GPU in one server, and the link of each term."""
+    """The planner's step of the estimate's layout with every GPU in one server, and the link of each term.
+
+    ``expert_parallel``: an MoE model's EP degree; its all-to-alls cross the GPU link of the server, as the DP traffic.
+    """
     layout = step_layout(setup, par)
     world = layout.world
     links = links_between(gpu, world, 1, 0.0, par.tp, par.pp, setup.data_parallel, consts)
@@ -79,20 +90,20 @@ def one_server_step(
     cpu, sockets = platform_cpu(host_spec) if host_spec is not None else (None, 1)
     moved = offload_bytes(model.architecture, setup, par, layout.accumulation)
     host = host_offload(moved, gpu, world, cpu, sockets, consts)
-    step = gpu_step(model, _spec(setup), gpu, layout, links, sent, consts, setup.base_precision, host)
+    step = gpu_step(model, _spec(setup), gpu, layout, links, sent, consts, setup.base_precision, host, expert_parallel)
     dp_link = f"{gpu_link(gpu, world)[1]} inside one server" if links.dp_intra_gbps else "none (one replica)"
     return StepComm(step, dp_link, gpu_link(gpu, par.tp)[1], gpu_link(gpu, par.tp * par.pp)[1])
 
 
-def _not_counted(setup: TrainingSetup, expert_parallel: int, world: int, gpu: GpuSpec) -> list[str]:
+def _not_counted(model: ResolvedModel, setup: TrainingSetup, world: int, gpu: GpuSpec) -> list[str]:
     """What the step leaves out for this job (the plan says the same of parameter offload)."""
     out = []
+    if model.architecture.is_moe and setup.framework and framework_profile(setup.framework).expert_loop:
+        out.append(EXPERT_LOOP_NOT_COUNTED)
     if setup.paged_optimizer:
         out.append("the paged optimizer states' PCIe copies from host RAM to the GPU and back for each step")
     if setup.techniques()[1]:
         out.append("the offloaded activations' PCIe copies to host RAM and back")
-    if expert_parallel > 1:
-        out.append(f"the experts' all-to-all exchanges of expert parallel EP {expert_parallel}")
     largest = largest_server_gpus(gpu)
     if world > largest:
         held = f"the largest catalog server of {gpu.id} holds {largest}" if largest else f"no catalog server holds {gpu.id}"
@@ -101,6 +112,20 @@ def _not_counted(setup: TrainingSetup, expert_parallel: int, world: int, gpu: Gp
             "(specgen plan) for a multi-server job"
         )
     return out
+
+
+#: What the step takes from the framework (newuser43 item 3): the rest of a framework's speed is not modelled.
+FRAMEWORK_SPEED_NOTE = (
+    "step time depends on --framework only through what is modelled: its attention kernels (FlashAttention-2 or not), "
+    "its default activation checkpointing, CPU offload and optimizer, a QLoRA base's dequantization; its own "
+    "kernels' speed (Unsloth's Triton kernels, Liger's fused ones) is not, so frameworks are not compared on this line"
+)
+
+
+def speed_notes(model: ResolvedModel, setup: TrainingSetup, expert_parallel: int) -> list[str]:
+    """What the speed block says it assumes: an MoE step's model and what it leaves out, and the framework's part."""
+    moe = moe_step(model.architecture, expert_parallel=expert_parallel)
+    return [*moe_step_assumptions(moe), FRAMEWORK_SPEED_NOTE]
 
 
 def offload_host_text(gpu: GpuSpec, world: int) -> str:
@@ -142,7 +167,7 @@ def training_speed(
 
     ``epochs`` passes over ``dataset_tokens`` tokens, as a workload's ``training.epochs`` and ``dataset_tokens``.
     """
-    comm = one_server_step(model, setup, mem, par, gpu, consts)
+    comm = one_server_step(model, setup, mem, par, gpu, consts, expert_parallel)
     step, layout = comm.step, step_layout(setup, par)
     tokens_per_s = layout.tokens_per_step / step.total_s
     model_flops = training_flops_per_token(model.architecture, setup.method, "none")  # 6N (4N adapters), what MFU counts
@@ -161,7 +186,8 @@ def training_speed(
         "tokens_per_second_per_gpu": round(tokens_per_s / layout.world, 1),
         # model FLOPs per second over the GPUs' dense bf16 peak, as the plan's step MFU
         "model_flops_utilization": round(model_flops_utilisation(step, layout, model_flops, gpu.tflops("bf16") or 0.0), 4),
-        "not_counted": _not_counted(setup, expert_parallel, layout.world, gpu),
+        "not_counted": _not_counted(model, setup, layout.world, gpu),
+        "notes": speed_notes(model, setup, expert_parallel),
     }
     if step.offload_s or step.offload_link_s:
         out["cpu_offload"] = {
@@ -221,6 +247,7 @@ def training_speed_lines(speed: dict[str, Any]) -> list[str]:
             f"{offload['host_link_gb_per_step']:,.1f} GB per GPU over the host link, {offload['host']}"
         )
     lines += [f"               not counted: {n}" for n in speed["not_counted"]]
+    lines += [f"               note: {n}" for n in speed["notes"]]
     run = speed.get("run")
     if run:
         epochs = f"{run['epochs']:g} epoch{'' if run['epochs'] == 1 else 's'}"

@@ -2187,6 +2187,21 @@ def _consumer_gpu_findings(pools: list[Pool], consts: Constants, priced: frozens
     return out
 
 
+def moe_training_findings(index: int, dep: TrainingDeployment, model: ResolvedModel) -> list[Finding]:
+    """What the step of a mixture-of-experts training job assumes and leaves out (newuser43 item 5)."""
+    from generator.sizing.frameworks import framework_profile
+    from generator.sizing.training_moe import EXPERT_LOOP_NOT_COUNTED, moe_step, moe_step_assumptions
+
+    said = moe_step_assumptions(moe_step(model.architecture))
+    if not said:
+        return []
+    framework = dep.training.framework
+    if framework and framework_profile(framework).expert_loop:
+        said.append(f"not counted under {framework}: {EXPERT_LOOP_NOT_COUNTED}")
+    text = f"deployment {dep.name}: " + "; ".join(said)
+    return [Finding("warning", "moe-training-step", text, f"deployments[{index}].training")]
+
+
 def _training_findings(
     index: int, dep: TrainingDeployment, model: ResolvedModel, details: dict[str, Any], gpus: int
 ) -> list[Finding]:
@@ -2213,6 +2228,7 @@ def _training_findings(
                 where,
             )
         )
+    out += moe_training_findings(index, dep, model)
     if (hosts := details.get("hosts", 1)) > 1:
         text = job_hosts_text(details["world_size"], hosts, dep.training.framework)
         out.append(Finding("warning", "job-spans-hosts", f"deployment {dep.name}: {text}", f"deployments[{index}]"))

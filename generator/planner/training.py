@@ -24,6 +24,7 @@ from generator.sizing.training import TrainingMemory, TrainingSetup, size_traini
 from generator.sizing.training_conflicts import IN_BACKWARD_ACCUMULATION, training_conflicts
 from generator.sizing.training_hardware import precision_problem
 from generator.sizing.training_mfu import attention_kernel_scale, flash_attention_2_share, training_utilisation
+from generator.sizing.training_moe import moe_step
 from generator.sizing.training_offload import NO_OFFLOAD, HostOffload, host_offload, offload_bytes, platform_cpu
 from generator.sizing.training_step import (
     NO_DP,
@@ -337,13 +338,22 @@ def gpu_step(
     consts: Constants,
     base_precision: str | None = None,
     host: HostOffload = NO_OFFLOAD,
+    expert_parallel: int = 1,
 ) -> StepTime:
     """The step of ``layout`` on ``gpu`` over ``links``, no server needed (what ``specgen estimate`` times).
 
     ``base_precision``: the frozen base's format where it is not the method's own (the estimate's ``--precision``);
-    ``host``: the job's CPU offload, its copies and CPU optimizer step.
+    ``host``: the job's CPU offload, its copies and CPU optimizer step; ``expert_parallel``: the EP degree of an MoE
+    model's routed experts, its groups carved out of the data-parallel ranks, so its all-to-alls cross their link.
     """
     arch = model.architecture
+    moe = moe_step(
+        arch,
+        expert_parallel=expert_parallel,
+        link_gbps=links.dp_intra_gbps or links.dp_inter_gbps,
+        latency_s=links.dp_latency_s,
+        recompute=spec.checkpointing == "full",
+    )
     return training_step(
         layout,
         links,
@@ -357,6 +367,7 @@ def gpu_step(
         dequant_bytes_per_micro_batch=_dequant_bytes(arch, spec, layout.tp * layout.pp, base_precision),
         memory_gb_per_s=gpu.sustained_bandwidth_gb_per_s,
         host=host,
+        moe=moe,
     )
 
 

@@ -175,6 +175,13 @@ class FrameworkProfile(NamedTuple):
     #: checkpointing. The Hugging Face Trainer's ``gradient_checkpointing`` defaults to False and Megatron-LM recomputes
     #: nothing without ``--recompute-granularity`` (newuser35 item 6).
     checkpointing: str | None = None
+    #: Whether it runs a mixture-of-experts model's routed experts as a Python loop over per-expert ``nn.Linear``
+    #: modules: the Hugging Face Transformers 4.x MoE blocks the Trainer family trains ("notoriously slow, because it
+    #: uses a for loop to access the experts", https://github.com/woct0rdho/transformers-qwen3-moe-fused; Unsloth's
+    #: grouped-GEMM kernels and Transformers 5's ``torch._grouped_mm`` replace it, https://unsloth.ai/docs/basics/faster-moe).
+    #: Megatron-Core (``--moe-grouped-gemm``) and Unsloth run grouped GEMMs; torchtune and a plain FSDP2 loop depend on
+    #: the model code they are given (not stated).
+    expert_loop: bool = False
 
 
 #: torchtune trains ``dtype: bf16`` (or fp32) with no fp32 master copy and no autocast (recipes/configs; its
@@ -188,9 +195,9 @@ MEGATRON_REGIMES = ("adamw", "sgd")
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     f.name: f
     for f in (
-        FrameworkProfile("hf", "Hugging Face Trainer / PEFT", kbit_fp32_upcast=True),
-        FrameworkProfile("trl", "TRL SFTTrainer (Hugging Face Trainer underneath)"),
-        FrameworkProfile("trl+liger", "TRL with use_liger_kernel=True", loss="fused", fused_kernels=True),
+        FrameworkProfile("hf", "Hugging Face Trainer / PEFT", kbit_fp32_upcast=True, expert_loop=True),
+        FrameworkProfile("trl", "TRL SFTTrainer (Hugging Face Trainer underneath)", expert_loop=True),
+        FrameworkProfile("trl+liger", "TRL with use_liger_kernel=True", loss="fused", fused_kernels=True, expert_loop=True),
         FrameworkProfile(
             "torchtune",
             "torchtune recipes (CEWithChunkedOutputLoss, pure bf16 weights and AdamW states, FSDP2 full sharding)",
@@ -218,16 +225,21 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
             offload_needs_checkpointing=True,
             checkpointing="full",
         ),
-        FrameworkProfile("axolotl", "axolotl without Liger"),
+        FrameworkProfile("axolotl", "axolotl without Liger", expert_loop=True),
         FrameworkProfile(
-            "axolotl+liger", "axolotl with the Liger plugin (fused linear cross-entropy)", loss="fused", fused_kernels=True
+            "axolotl+liger",
+            "axolotl with the Liger plugin (fused linear cross-entropy)",
+            loss="fused",
+            fused_kernels=True,
+            expert_loop=True,
         ),
-        FrameworkProfile("llama-factory", "LLaMA-Factory (Hugging Face Trainer)"),
+        FrameworkProfile("llama-factory", "LLaMA-Factory (Hugging Face Trainer)", expert_loop=True),
         FrameworkProfile(
             "deepspeed",
             "DeepSpeed ZeRO through the Hugging Face Trainer",
             expert_parallel=True,
             offload_needs_checkpointing=True,
+            expert_loop=True,
         ),
         FrameworkProfile(
             "fsdp2",

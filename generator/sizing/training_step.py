@@ -30,6 +30,10 @@ GPU link: ``allreduce_latency_nvlink_s`` or ``allreduce_latency_pcie_s``) per ca
 (forward activation and backward gradient at every chunk boundary), DP / ZeRO one per gradient
 bucket of :data:`DDP_BUCKET_BYTES` and pass over the gradients (:class:`DpTraffic`).
 
+- **mixture of experts** (:mod:`generator.sizing.training_moe`): the routed experts' share of the compute runs at the
+  fill of their tokens per expert (and the busiest EP rank's load), not the micro-batch's; under expert parallelism
+  four all-to-alls a MoE layer and micro-batch (dispatch and combine, forward and backward; six with full checkpointing)
+  over the EP group's link, in series with the compute, each with the link's latency.
 - **CPU offload** (:mod:`generator.sizing.training_offload`): the parameter shards' copies to the GPU before each
   gather and the gradient shards' copies back, over the GPU's host link, prefetched behind compute with the DP / ZeRO
   collectives they feed (only what outlasts the compute shows); the CPU optimizer step over the host's DRAM and
@@ -45,6 +49,7 @@ from dataclasses import dataclass
 
 from generator.sizing.constants import Constants
 from generator.sizing.pipeline_schedule import pipeline_bubble_fraction, virtual_stages_for
+from generator.sizing.training_moe import NO_MOE, MoeStep, alltoall_bytes, alltoall_calls, expert_compute_factor
 from generator.sizing.training_offload import NO_OFFLOAD, HostOffload
 from generator.units import MIB
 
@@ -141,10 +146,13 @@ class StepTime:
     offload_after_step_s: float = 0.0
     #: Host-link bytes each GPU moves per step for its CPU offload (both directions).
     offload_bytes: float = 0.0
+    #: Seconds and bytes per GPU of an MoE step's expert-parallel all-to-alls (in series with the compute).
+    expert_alltoall_s: float = 0.0
+    expert_alltoall_bytes: float = 0.0
 
     @property
     def _busy_s(self) -> float:
-        return self.compute_s + self.dequant_s + self.tp_allreduce_s
+        return self.compute_s + self.dequant_s + self.tp_allreduce_s + self.expert_alltoall_s
 
     @property
     def dp_exposed_s(self) -> float:
@@ -188,6 +196,7 @@ class StepTime:
             "compute_s": round(self.compute_s, 4),
             "dp_zero_comm_s": round(self.dp_comm_s, 4),
             "dp_zero_exposed_s": round(self.dp_exposed_s, 4),
+            **({"expert_alltoall_s": round(self.expert_alltoall_s, 4)} if self.expert_alltoall_s else {}),
             **({"nf4_dequant_s": round(self.dequant_s, 4)} if self.dequant_s else {}),
             **(
                 {
@@ -238,17 +247,25 @@ def training_step(
     dequant_bytes_per_micro_batch: float = 0.0,
     memory_gb_per_s: float = 0.0,
     host: HostOffload = NO_OFFLOAD,
+    moe: MoeStep = NO_MOE,
 ) -> StepTime:
     """One step of ``layout``: ``base_efficiency`` is the compute ceiling (MFU without communication).
 
     ``dequant_bytes_per_micro_batch``: HBM bytes one GPU moves per micro-batch dequantizing an NF4 base
     (:func:`generator.sizing.nf4_dequant.dequant_bytes_per_micro_batch`), at ``memory_gb_per_s``. ``host``: what the
-    job's CPU offload moves and at what rates (:mod:`generator.sizing.training_offload`).
+    job's CPU offload moves and at what rates (:mod:`generator.sizing.training_offload`). ``moe``: the model's routed
+    experts, their EP degree and link (:func:`generator.sizing.training_moe.moe_step`; a dense model by default).
     """
     tokens = layout.tokens_per_rank
-    fill = microbatch_fill(layout.micro_batch_size * layout.sequence_length, consts)
+    micro_tokens = layout.micro_batch_size * layout.sequence_length
+    fill = microbatch_fill(micro_tokens, consts)
     gpus_per_replica = layout.tp * layout.pp
     compute_s = flops_per_token * tokens / (gpus_per_replica * dense_tflops * 1e12 * base_efficiency * fill)
+    compute_s *= expert_compute_factor(moe, micro_tokens, consts)
+    # the micro-batches' EP all-to-alls: each stage's MoE layers, its tokens split by TP (sequence parallel)
+    a2a_bytes = alltoall_bytes(moe, micro_tokens) * layout.accumulation / (layout.tp * layout.pp)
+    a2a_calls = alltoall_calls(moe) * layout.accumulation
+    a2a_s = _seconds(a2a_bytes, moe.link_gbps) + a2a_calls * moe.latency_s if a2a_bytes else 0.0
     dequant_bytes = dequant_bytes_per_micro_batch * layout.accumulation
     dequant_s = nf4_dequant_seconds(dequant_bytes, memory_gb_per_s, consts)
     tp_bytes = 0.0
@@ -265,7 +282,7 @@ def training_step(
     pp_bytes = 2 * tokens * hidden_size * WIRE_BYTES / layout.tp if layout.pp > 1 else 0.0
     pp_s = _seconds(pp_bytes, links.stage_gbps) + pp_calls * links.stage_latency_s
     bubble = pipeline_bubble_fraction(layout.pp, layout.accumulation, virtual)
-    bubble_s = (compute_s + dequant_s + tp_s + pp_s) * bubble / (1 - bubble)
+    bubble_s = (compute_s + dequant_s + tp_s + pp_s + a2a_s) * bubble / (1 - bubble)
     dp_latency_s = dp_calls * links.dp_latency_s
     intra_s = _seconds(dp_bytes, links.dp_intra_gbps) + dp_latency_s if links.dp_intra_gbps else 0.0
     inter_s = _seconds(dp_bytes, links.dp_inter_gbps) + dp_latency_s if links.dp_inter_gbps else 0.0
@@ -280,13 +297,18 @@ def training_step(
         pp_bytes=pp_bytes,
         dp_bytes=dp_bytes,
         stages_cross_nodes=links.stages_cross_nodes,
-        latency_s=tp_latency_s + pp_calls * links.stage_latency_s + (dp_latency_s if intra_s or inter_s else 0.0),
+        latency_s=tp_latency_s
+        + pp_calls * links.stage_latency_s
+        + (dp_latency_s if intra_s or inter_s else 0.0)
+        + (a2a_calls * moe.latency_s if a2a_s else 0.0),
         dequant_s=dequant_s,
         dequant_bytes=dequant_bytes,
         offload_link_s=host.link_s,
         cpu_optimizer_s=host.cpu_step_s,
         offload_after_step_s=host.after_step_s,
         offload_bytes=host.bytes.link_bytes,
+        expert_alltoall_s=a2a_s,
+        expert_alltoall_bytes=a2a_bytes,
     )
 
 
