@@ -105,7 +105,7 @@ def plan_text(plan: Plan) -> str:
         for p in parts:
             label = f" in {p.pool}" if d.split else ""
             lines.append(f"  per GPU{label}: " + _memory_text(p.memory_per_gpu, pooling=task is not None))
-        lines += [f"  - {r}" for r in d.reasons]
+        lines += [f"  - {r}" for r in d.listed_reasons]
         runs = job_runs_per_month(d.details)
         for c in d.runners_up:
             price = cost_text(c, runs_per_month=runs)
