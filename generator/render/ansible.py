@@ -303,7 +303,7 @@ def _host_entry(rack: str | None, replicas: list[dict[str, object]] | None, addr
 
 #: A training plan's details its launcher must run with: the layout its memory and step time are sized for.
 #: What a training job's ``replicas`` in the group vars are (newuser43 item 10).
-TRAINING_REPLICAS = "data-parallel ranks of one job (training.data_parallel), not copies of it"
+TRAINING_REPLICAS = "data-parallel ranks of one job"
 
 TRAINING_LAYOUT_KEYS = (
     "method",
