@@ -106,3 +106,101 @@ def test_an_accumulation_that_fits_at_no_width_asks_for_a_lower_batch(tmp_path: 
         "or a shorter sequence_length; for the global batch of 64: a lower global_batch_size (fewer micro-batches a "
         "rank accumulates, whose gradients it holds across them), or leave it out"
     )
+
+
+#: The report's ``w4.yaml``: an 8B full fine-tune, FSDP2, DP16 over two owned DGX A100.
+W4 = """\
+version: 1
+name: ft-8b-full
+deployments:
+  - name: llama8-full
+    model: meta-llama/Llama-3.1-8B
+    training: {method: full, framework: fsdp2, sequence_length: 8192, global_batch_size: BATCH,
+               dataset_tokens: 1000000000, epochs: 1, deadline_hours: 12}
+hardware:
+  gpus: [a100-sxm4-80gb]
+  provider: baremetal
+  buy: false
+  inventory:
+    - {platform: dgx-a100, gpu: a100-sxm4-80gb, count: 2, hosts: [{name: a100-01}, {name: a100-02}]}
+outputs: [ansible, terraform]
+"""
+
+
+def test_a_training_job_reads_as_data_parallel_ranks_not_replicas(tmp_path: Path) -> None:
+    """Item 10: "TP1 x PP1 x 16 replica(s)" for a ZeRO-3 job, which replicates nothing."""
+    from generator.api import render_file
+    from generator.calculator.report import plan_text
+    from tests.helpers import ansible_reader
+
+    path = tmp_path / "w4.yaml"
+    path.write_text(W4.replace("BATCH", "128"), encoding="utf-8")
+    plan = plan_workload(load_workload(str(path)))
+    text = plan_text(plan)
+    assert (
+        "deployment llama8-full (training): meta-llama/Llama-3.1-8B, bf16, TP1 x PP1 x DP16 in llama8_full_a100_sxm4_80gb"
+        in text.splitlines()
+    )
+    assert "replica(s)" not in text
+    files = render_file(str(path))
+    (entry,) = ansible_reader().load(files["ansible/group_vars/llama8_full_a100_sxm4_80gb.yml"])["specgen_deployments"]
+    # the count stays for roles reading TP x PP x replicas GPUs; what it is, is said beside it
+    assert (entry["replicas"], entry["replicas_are"], entry["training"]["data_parallel"]) == (
+        16,
+        "data-parallel ranks of one job",
+        16,
+    )
+    assert "Layout: TP 1 x PP 1 x DP 16 (data-parallel ranks of one job), 16 GPU(s) in pool" in files["SPEC.md"]
+
+
+def test_the_diff_marks_what_changed_in_a_training_row(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Items 10 and 11: a batch of 128 -> 256 was buried in two near-identical cells, the layout read "x16"."""
+    from tests.helpers import specgen_in_process
+
+    (tmp_path / "old.yaml").write_text(W4.replace("BATCH", "128"), encoding="utf-8")
+    (tmp_path / "new.yaml").write_text(W4.replace("BATCH", "256"), encoding="utf-8")
+    code, out, _ = specgen_in_process(capsys, "diff", str(tmp_path / "old.yaml"), str(tmp_path / "new.yaml"))
+    assert code == 0
+    (row,) = [line for line in out.splitlines() if line.startswith("| `llama8-full` |")]
+    _, old, new = row.strip("|").split(" | ")
+    assert old.strip().startswith("meta-llama/Llama-3.1-8B bf16 TP1xPP1xDP16 (16 GPUs); full, fsdp2, adamw, ")
+    assert new.strip().startswith(
+        "**changed: global batch 128 → 256, accumulation 8 → 16**; meta-llama/Llama-3.1-8B bf16 TP1xPP1xDP16 (16 GPUs)"
+    )
+    assert "changed:" not in old
+
+
+def test_the_plan_text_names_the_runner_up_once(tmp_path: Path) -> None:
+    """Item 11: the runner-up ended the "chosen by" line and had a line of its own with the same figures."""
+    from generator.calculator.report import plan_text
+
+    path = tmp_path / "w5.yaml"
+    path.write_text(
+        """\
+version: 1
+name: ft-70b-lora
+deployments:
+  - name: l70
+    model: meta-llama/Llama-3.3-70B-Instruct
+    training: {method: qlora, framework: trl, sequence_length: 4096, global_batch_size: 16,
+               dataset_tokens: 50000000, epochs: 1, deadline_hours: 24}
+hardware:
+  gpus: [a100-sxm4-80gb, h100-sxm5-80gb]
+  provider: baremetal
+  inventory:
+    - {platform: dgx-a100, gpu: a100-sxm4-80gb, count: 2, hosts: [{name: a100-01}, {name: a100-02}]}
+prices:
+  dgx-h100: 20
+""",
+        encoding="utf-8",
+    )
+    plan = plan_workload(load_workload(str(path)))
+    text = plan_text(plan)
+    runner = "TP1 ZeRO-0 x DP4, micro-batch 2 x 2 accumulation steps, full activation checkpointing (searched) on 1 x dell-xe8640"
+    assert text.count(runner) == 1
+    (chosen,) = [line for line in text.splitlines() if line.startswith("  - chosen by cost: ")]
+    assert chosen.endswith("6.5 kW (5.5 kW summed from components, the basis compared)")
+    assert f"  runner-up: {runner} (4 x h100-sxm5-80gb), 3.8 h (4 GPUs bought, 4 used, 4.2 kW, $34 per run" in text
+    # the plan's own reasons (JSON) keep it beside the choice
+    (reason,) = [r for r in plan.deployments[0].reasons if r.startswith("chosen by cost: ")]
+    assert f"; runner-up {runner}" in reason

@@ -100,8 +100,10 @@ def plan_text(plan: Plan) -> str:
     for d in plan.deployments:
         parts = d.split or (d,)
         # a training job's copies are the data-parallel ranks of one job, not replicas (newuser43 item 10)
-        copies = (lambda n: f"DP{n}") if d.kind == "training" else (lambda n: f"{n} replica(s)")
-        layout = " + ".join(f"TP{p.tp} x PP{p.pp} x {copies(p.replicas)} in {p.pool}" for p in parts)
+        training = d.kind == "training"
+        layout = " + ".join(
+            f"TP{p.tp} x PP{p.pp} x {f'DP{p.replicas}' if training else f'{p.replicas} replica(s)'} in {p.pool}" for p in parts
+        )
         task = d.details.get("task")  # a pooling service: its task, and its KV for one pass (not one sequence)
         lines += ["", f"deployment {d.name} ({d.kind}{f', {task}' if task else ''}): {d.model_id}, {d.precision}, {layout}"]
         for p in parts:
