@@ -1485,9 +1485,15 @@ def _gib(value: Any) -> Any:
 
 
 def deployment_layout(x: dict[str, Any]) -> str:
-    """A deployment's replicas as text: ``TP8xPP1 x6`` or, split, ``TP8xPP1 x2 in pool_a + TP4xPP1 x4 in pool_b``."""
+    """A deployment's replicas as text: ``TP8xPP1 x6`` or, split, ``TP8xPP1 x2 in pool_a + TP4xPP1 x4 in pool_b``.
+
+    A training job's are the data-parallel ranks of one job: ``TP1xPP1xDP16`` (newuser43 item 10: "x16" read as 16
+    replicas of a ZeRO-3 job, which replicates nothing).
+    """
     if x.get("parts"):
         return " + ".join(f"TP{p['tp']}xPP{p['pp']} x{p['replicas']} in {p['pool']}" for p in x["parts"])
+    if x.get("training"):
+        return f"TP{x['tp']}xPP{x['pp']}xDP{x['replicas']}"
     return f"TP{x['tp']}xPP{x['pp']} x{x['replicas']}"
 
 
@@ -1657,6 +1663,53 @@ def _training_settings(training: dict[str, Any]) -> list[str]:
     return parts
 
 
+#: A training row's fields a changed row names, as its cell labels them: (where in the row, label).
+_TRAINING_CHANGES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("model_id",), "model"),
+    (("precision",), "precision"),
+    (("training", "method"), "method"),
+    (("training", "lora_rank"), "LoRA rank"),
+    (("training", "framework"), "framework"),
+    (("training", "optimizer"), "optimizer"),
+    (("training", "sequence_length"), "sequence"),
+    (("training", "global_batch_size"), "global batch"),
+    (("tp",), "TP"),
+    (("pp",), "PP"),
+    (("replicas",), "DP"),
+    (("training", "micro_batch_size"), "micro-batch"),
+    (("training", "gradient_accumulation_steps"), "accumulation"),
+    (("training", "zero_stage"), "ZeRO stage"),
+    (("training", "hours"), "hours a run"),
+    (("training", "usd_per_job"), "$ a run"),
+    (("training", "usd_per_month"), "$/month"),
+    (("training", "runs_per_month"), "runs a month"),
+    (("training", "runs_after"), "runs after"),
+)
+
+
+def _training_changes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
+    """``changed: global batch 128 → 256, accumulation 8 → 16``: what moved between two sides of a training row.
+
+    newuser43 item 11: a changed field was buried in two near-identical 300-character cells. "" where either side is
+    no training job (added, removed, a service) or nothing it names moved.
+    """
+    if not (old and new and isinstance(old.get("training"), dict) and isinstance(new.get("training"), dict)):
+        return ""
+
+    def at(side: dict[str, Any], path: tuple[str, ...]) -> Any:
+        value: Any = side
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        return value
+
+    moved = [
+        f"{label} {_plain(was)} → {_plain(now)}"
+        for path, label in _TRAINING_CHANGES
+        if (was := at(old, path)) != (now := at(new, path))
+    ]
+    return f"changed: {', '.join(moved)}" if moved else ""
+
+
 def _plain(value: Any) -> str:
     """A value inside a deployment cell, which is escaped as a whole: a number as :func:`fmt_cell`, a text unescaped."""
     return one_line(value) if isinstance(value, str) else fmt_cell(value)
@@ -1735,8 +1788,10 @@ def markdown_diff(result: dict[str, Any]) -> str:
     if result["deployments"]:
         lines += ["", "| deployment | old | new |", "|---|---|---|"]
         for d in result["deployments"]:
+            changed = _training_changes(d["old"], d["new"])
+            marked = f"**{md_text(changed)}**; " if changed else ""
             lines.append(
-                f"| {md_code(d['deployment'], cell=True)} | {_deployment_text(d['old'])} | {_deployment_text(d['new'])} |"
+                f"| {md_code(d['deployment'], cell=True)} | {_deployment_text(d['old'])} | {marked}{_deployment_text(d['new'])} |"
             )
     if result.get("new_findings"):
         lines += ["", "New in NEW's plan:", ""]

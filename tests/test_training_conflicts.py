@@ -255,6 +255,12 @@ def test_the_unblock_hint_offers_only_what_the_job_does_not_do_yet(tmp_path: Pat
     path.write_text(text.replace("provider: aws", "provider: aws\n  gpus: [l4-24gb]"))
     with pytest.raises(InfeasibleError) as refused:
         plan_workload(load_workload(str(path)))
+    # on a cloud, whose racks are the provider's, no rack power is offered (newuser43 item 1)
+    cloud = ways.replace(", a shorter sequence_length", ", or a shorter sequence_length")
+    assert str(refused.value).endswith(f"to unblock: allow {cloud}")
+    path.write_text(path.read_text().replace("provider: aws", "provider: baremetal"))
+    with pytest.raises(InfeasibleError) as refused:
+        plan_workload(load_workload(str(path)))
     assert f"to unblock: allow {ways}, or more rack power / max_nodes" in str(refused.value)
 
 

@@ -101,13 +101,17 @@ def plan_text(plan: Plan) -> str:
             )
     for d in plan.deployments:
         parts = d.split or (d,)
-        layout = " + ".join(f"TP{p.tp} x PP{p.pp} x {p.replicas} replica(s) in {p.pool}" for p in parts)
+        # a training job's copies are the data-parallel ranks of one job, not replicas (newuser43 item 10)
+        training = d.kind == "training"
+        layout = " + ".join(
+            f"TP{p.tp} x PP{p.pp} x {f'DP{p.replicas}' if training else f'{p.replicas} replica(s)'} in {p.pool}" for p in parts
+        )
         task = d.details.get("task")  # a pooling service: its task, and its KV for one pass (not one sequence)
         lines += ["", f"deployment {d.name} ({d.kind}{f', {task}' if task else ''}): {d.model_id}, {d.precision}, {layout}"]
         for p in parts:
             label = f" in {p.pool}" if d.split else ""
             lines.append(f"  per GPU{label}: " + _memory_text(p.memory_per_gpu, pooling=task is not None))
-        lines += [f"  - {r}" for r in d.reasons]
+        lines += [f"  - {r}" for r in d.listed_reasons]
         runs = job_runs_per_month(d.details)
         for c in d.runners_up:
             price = cost_text(c, runs_per_month=runs)

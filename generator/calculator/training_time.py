@@ -1,9 +1,12 @@
 """How fast a training estimate runs on the GPU it names: the planner's step, tokens per second, MFU, a run's hours.
 
 The step is the planner's own (:func:`generator.planner.training.gpu_step`) for the estimate's layout: TP x PP x DP,
-micro-batch x accumulation steps, sequence length. The estimate names a GPU, not a server, so every GPU of the job is
-placed in one server and talks over the GPU's own link (NVLink where the card has it, else PCIe); the data-parallel
-traffic is the planner's (:func:`generator.planner.training_comm.job_dp_traffic`). A run's hours are the planner's too
+micro-batch x accumulation steps, sequence length. The estimate names a GPU, not a server, so a job that one catalog
+server of the GPU holds is placed in one server and talks over the GPU's own link (NVLink where the card has it, else
+PCIe); more GPUs than the largest holds are placed, as the plan places them, on as many of that server as they take
+and timed over its links between nodes (:func:`generator.planner.training_comm.step_links`, newuser43 item 8: 16 H100
+were timed "in one server, over PCIe"). The data-parallel traffic is the planner's
+(:func:`generator.planner.training_comm.job_dp_traffic`). A run's hours are the planner's too
 (:func:`generator.planner.training.run_hours`): ``dataset_tokens x epochs`` over the tokens of a step, at the step's
 time, over ``training_goodput``; as a workload's ``training.dataset_tokens`` and ``training.epochs`` mean them.
 
@@ -15,8 +18,10 @@ from __future__ import annotations
 import math
 
 from generator import catalog
+from generator.named_tuple import NamedTuple
+from generator.planner.nodes import fabric_fits
 from generator.planner.training import gpu_step, run_hours
-from generator.planner.training_comm import StepComm, gpu_link, job_dp_traffic, links_between
+from generator.planner.training_comm import StepComm, gpu_link, job_dp_traffic, links_between, step_links
 from generator.planner.training_report import step_split_text
 from generator.sizing.frameworks import framework_profile
 from generator.sizing.performance import training_flops_per_token
@@ -38,7 +43,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from generator.calculator.model_source import ResolvedModel
-    from generator.catalog.records import GpuSpec
+    from generator.catalog.records import GpuSpec, PlatformSpec
     from generator.sizing.constants import Constants
     from generator.sizing.training import TrainingMemory, TrainingSetup
     from generator.sizing.weights import Parallelism
@@ -68,7 +73,30 @@ def _spec(setup: TrainingSetup) -> TrainingSpec:
     )
 
 
-def one_server_step(
+class Servers(NamedTuple):
+    """Where an estimate with more GPUs than one catalog server holds is placed: ``nodes`` x ``platform``."""
+
+    platform: PlatformSpec
+    gpus_per_node: int
+    nodes: int
+
+
+def multi_server(gpu: GpuSpec, world: int) -> Servers | None:
+    """The servers ``world`` GPUs of ``gpu`` take where the largest catalog server of it holds fewer; None otherwise.
+
+    The server the CPU offload is timed on (:func:`assumed_host`) where it is among the largest, else the first of them
+    by id; as many of it as the GPUs fill (the last one partly).
+    """
+    largest = largest_server_gpus(gpu)
+    if not largest or world <= largest:
+        return None
+    held = [p for p in catalog.platforms().values() if gpu.id in p.gpu_ids and largest in p.gpu_counts]
+    assumed = assumed_host(gpu)
+    platform = assumed if assumed in held else min(held, key=lambda p: p.id)
+    return Servers(platform, largest, math.ceil(world / largest))
+
+
+def estimate_step(
     model: ResolvedModel,
     setup: TrainingSetup,
     mem: TrainingMemory,
@@ -77,22 +105,42 @@ def one_server_step(
     consts: Constants,
     expert_parallel: int = 1,
 ) -> StepComm:
-    """The planner's step of the estimate's layout with every GPU in one server, and the link of each term.
+    """The planner's step of the estimate's layout, and the link of each term.
 
-    ``expert_parallel``: an MoE model's EP degree; its all-to-alls cross the GPU link of the server, as the DP traffic.
+    In one server (:func:`multi_server` None), else over the nodes it takes: a full fine-tune over the server's GPU
+    fabric, a lighter job over its front end unless the communication then dominates the step and a fabric fits, as
+    the plan builds the nodes (``training_candidates``). ``expert_parallel``: an MoE model's EP degree; its all-to-alls
+    cross the GPU link of a server, as the DP traffic.
     """
     layout = step_layout(setup, par)
     world = layout.world
-    links = links_between(gpu, world, 1, 0.0, par.tp, par.pp, setup.data_parallel, consts)
+    servers = multi_server(gpu, world)
     sent = job_dp_traffic(model.architecture, setup, mem.trainable_params, par.gpus, layout.accumulation)
     # the job's CPU offload over the GPU's host link and the DRAM of the server assumed for it (offload_host)
     host_spec = assumed_host(gpu)
     cpu, sockets = platform_cpu(host_spec) if host_spec is not None else (None, 1)
     moved = offload_bytes(model.architecture, setup, par, layout.accumulation)
-    host = host_offload(moved, gpu, world, cpu, sockets, consts)
-    step = gpu_step(model, _spec(setup), gpu, layout, links, sent, consts, setup.base_precision, host, expert_parallel)
-    dp_link = f"{gpu_link(gpu, world)[1]} inside one server" if links.dp_intra_gbps else "none (one replica)"
-    return StepComm(step, dp_link, gpu_link(gpu, par.tp)[1], gpu_link(gpu, par.tp * par.pp)[1])
+    host = host_offload(moved, gpu, min(world, servers.gpus_per_node if servers else world), cpu, sockets, consts)
+    spec = _spec(setup)
+    if servers is None:
+        links = links_between(gpu, world, 1, 0.0, par.tp, par.pp, setup.data_parallel, consts)
+        step = gpu_step(model, spec, gpu, layout, links, sent, consts, setup.base_precision, host, expert_parallel)
+        dp_link = f"{gpu_link(gpu, world)[1]} inside one server" if links.dp_intra_gbps else "none (one replica)"
+        return StepComm(step, dp_link, gpu_link(gpu, par.tp)[1], gpu_link(gpu, par.tp * par.pp)[1])
+
+    def placed(fabric: bool) -> StepComm:
+        links, dp_link, tp_link, stage_link = step_links(
+            servers.platform, gpu, servers.gpus_per_node, servers.nodes, fabric, par.tp, par.pp, setup.data_parallel,
+            consts, setup.zero_stage,
+        )  # fmt: skip
+        step = gpu_step(model, spec, gpu, layout, links, sent, consts, setup.base_precision, host, expert_parallel)
+        return StepComm(step, dp_link, tp_link, stage_link)
+
+    fabric = setup.method == "full"
+    comm = placed(fabric)
+    if comm.dominates and not fabric and fabric_fits(servers.platform, gpu):
+        comm = placed(True)
+    return comm
 
 
 def _not_counted(model: ResolvedModel, setup: TrainingSetup, world: int, gpu: GpuSpec) -> list[str]:
@@ -104,12 +152,10 @@ def _not_counted(model: ResolvedModel, setup: TrainingSetup, world: int, gpu: Gp
         out.append("the paged optimizer states' PCIe copies from host RAM to the GPU and back for each step")
     if setup.techniques()[1]:
         out.append("the offloaded activations' PCIe copies to host RAM and back")
-    largest = largest_server_gpus(gpu)
-    if world > largest:
-        held = f"the largest catalog server of {gpu.id} holds {largest}" if largest else f"no catalog server holds {gpu.id}"
+    if world > 1 and not largest_server_gpus(gpu):
         out.append(
-            f"traffic between servers: the {world:,} GPUs are timed as if in one server ({held}); plan a workload "
-            "(specgen plan) for a multi-server job"
+            f"traffic between servers: the {world:,} GPUs are timed as if in one server (no catalog server holds "
+            f"{gpu.id}); plan a workload (specgen plan) for a multi-server job"
         )
     return out
 
@@ -129,7 +175,12 @@ def speed_notes(model: ResolvedModel, setup: TrainingSetup, expert_parallel: int
 
 
 def offload_host_text(gpu: GpuSpec, world: int) -> str:
-    """Where the estimate's CPU offload is timed: the GPU's host link and the DRAM of the server assumed for it."""
+    """Where the estimate's CPU offload is timed: the GPU's host link and the DRAM of the server assumed for it.
+
+    ``world`` GPUs share one server's host unless they take several (:func:`multi_server`): a server's GPUs then.
+    """
+    servers = multi_server(gpu, world)
+    world = min(world, servers.gpus_per_node) if servers else world
     platform = assumed_host(gpu)
     if platform is None:
         dram = f"{UNKNOWN_HOST_DRAM_GB_PER_S:g} GB/s of DRAM a socket assumed (no catalog server of {gpu.id} names its CPU)"
@@ -145,11 +196,20 @@ def _figure(value: float) -> float:
     return float(f"{value:.6g}")
 
 
-def _basis(gpu: GpuSpec, world: int) -> str:
+def _basis(gpu: GpuSpec, world: int, comm: StepComm) -> str:
     """Where the step places the job's GPUs."""
     if world == 1:
         return "one GPU, no communication"
-    return f"all {world} GPUs in one server, over {gpu_link(gpu, world)[1]}"
+    servers = multi_server(gpu, world)
+    if servers is None:
+        return f"all {world} GPUs in one server, over {gpu_link(gpu, world)[1]}"
+    last = world - (servers.nodes - 1) * servers.gpus_per_node
+    filled = "" if last == servers.gpus_per_node else f", the last with {last}"
+    return (
+        f"{world} GPUs on {servers.nodes} x {servers.platform.id} ({servers.gpus_per_node} GPUs each{filled}: the largest "
+        f"catalog server of {gpu.id}, assumed), over {gpu_link(gpu, servers.gpus_per_node)[1]} inside a server and "
+        f"{comm.link if comm.step.dp_inter_node_s else 'no data-parallel traffic'} between them"
+    )
 
 
 def training_speed(
@@ -167,12 +227,12 @@ def training_speed(
 
     ``epochs`` passes over ``dataset_tokens`` tokens, as a workload's ``training.epochs`` and ``dataset_tokens``.
     """
-    comm = one_server_step(model, setup, mem, par, gpu, consts, expert_parallel)
+    comm = estimate_step(model, setup, mem, par, gpu, consts, expert_parallel)
     step, layout = comm.step, step_layout(setup, par)
     tokens_per_s = layout.tokens_per_step / step.total_s
     model_flops = training_flops_per_token(model.architecture, setup.method, "none")  # 6N (4N adapters), what MFU counts
     out: dict[str, Any] = {
-        "basis": _basis(gpu, layout.world),
+        "basis": _basis(gpu, layout.world, comm),
         "links": {"data_parallel": comm.link, "pipeline_stages": comm.stage_link, "tensor_parallel": comm.tp_link},
         "micro_batch_size": layout.micro_batch_size,
         "accumulation_steps": layout.accumulation,

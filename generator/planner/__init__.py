@@ -19,7 +19,9 @@ from generator.errors import FleetLimitError, InfeasibleError
 from generator.named_tuple import NamedTuple
 from generator.planner.blocked import (
     DEADLINE_NEEDS,
+    MORE_RANKS_THAN_BATCH,
     NO_LAYOUT,
+    NO_MICRO_BATCH,
     NO_PACKING,
     OWNED_SHORT,
     PAST_DEADLINE,
@@ -107,8 +109,15 @@ def _unblock_hint(
     model: ResolvedModel,
     blocked: list[Blocked],
     power_field: str = "rack_power_kw",
+    racks: bool = True,
 ) -> str:
-    """What would unblock a deployment ``blocked`` so; ``power_field``: the hardware field that sets a rack's power."""
+    """What would unblock a deployment ``blocked`` so; ``power_field``: the hardware field that sets a rack's power.
+
+    ``racks``: the servers stand in racks of the workload's own (bare metal); a cloud's instances stand in the
+    provider's, whose power is no setting (newuser43 item 1: "more rack power" was offered on AWS, which refuses it).
+    """
+    # what the search's limits leave to the workload: max_nodes rules layouts out later, with its own hint
+    servers = ", or more rack power / max_nodes" if racks else ""
     if blocked and all(b.code == RACK_POWER for b in blocked):
         # every server that holds the GPUs draws more than a rack is given: nothing of the model is the issue
         raise_it = (
@@ -175,7 +184,8 @@ def _unblock_hint(
         )
         return (
             f"to unblock: {''.join(f'{way}, ' for way in fewer)}allow a GPU with more memory, "
-            f"{precision + ', ' if precision else ''}a shorter max_context_tokens, looser SLOs, or more rack power / max_nodes"
+            f"{precision + ', ' if precision else ''}a shorter max_context_tokens, "
+            + ("looser SLOs" + servers if racks else "or looser SLOs")
         )
     # only what the job does not already do (fuzz14 item 7: LoRA at ZeRO-3 was told to use ZeRO-3 or LoRA)
     from generator.sizing.frameworks import framework_profile
@@ -193,7 +203,23 @@ def _unblock_hint(
         *([lighter] if lighter else []),
         *offload,
     ]
-    general = f"to unblock: allow {', '.join(ways)}, a shorter sequence_length, or more rack power / max_nodes"
+    general = f"to unblock: allow {', '.join(ways)}, " + (
+        "a shorter sequence_length" + servers if racks else "or a shorter sequence_length"
+    )
+    batch = training.global_batch_size
+    if batch is not None and any(MORE_RANKS_THAN_BATCH in b.why for b in blocked):
+        # the fewest GPUs that hold the job are more data-parallel ranks than the batch has sequences
+        general += (
+            f"; for the global batch of {batch:,}: a global_batch_size of at least one sequence for each of the "
+            "data-parallel ranks said above (a multiple of them), or leave it out"
+        )
+    if batch is not None and any(NO_MICRO_BATCH in b.why for b in blocked):
+        # each rank accumulates its share of the batch and holds the gradients across its micro-batches; wider
+        # data parallelism was searched up to the batch's own size
+        general += (
+            f"; for the global batch of {batch:,}: a lower global_batch_size (fewer micro-batches a rank accumulates, "
+            "whose gradients it holds across them), or leave it out"
+        )
     if any(b.code == PAST_DEADLINE or DEADLINE_NEEDS in b.why for b in blocked):
         # a later deadline only below the schema's maximum (fuzz15 item 11)
         later = "a later deadline_hours, " if (training.deadline_hours or 0) < _most_deadline_hours() else ""
@@ -1135,7 +1161,7 @@ def _choose(
                 detail = "; ".join([*([pinned] if pinned else []), *(b.text for _, b in sorted(fewest.items()))])
                 hint = _owned_short_hint(wl, dep, chosen, replicas_fit=any(b.pp == 1 and b.owned for b in fewest.values()))
             else:
-                hint = _unblock_hint(dep, model, blocked, wl.hardware.rack_power_field)
+                hint = _unblock_hint(dep, model, blocked, wl.hardware.rack_power_field, racks=wl.hardware.provider == "baremetal")
             # and what kept this deployment off each owned kind, as the inventory-free finding says it (newuser22 item 2),
             # unless too few of them is all that did (the detail says how many each needs)
             owned = (

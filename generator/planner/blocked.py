@@ -65,3 +65,7 @@ PAST_DEADLINE = "past-deadline"
 RUNS_PAST_MONTH = "runs-past-month"
 #: How a layout whose deadline needs more data-parallel replicas than the search tries says so.
 DEADLINE_NEEDS = "deadline needs"
+#: How a layout says the global batch's accumulation a rank runs does not fit at any micro-batch (newuser43 item 1).
+NO_MICRO_BATCH = "no micro-batch of"
+#: How a layout says the fewest data-parallel ranks that hold the job outnumber the global batch's sequences.
+MORE_RANKS_THAN_BATCH = "more ranks than the global batch"

@@ -258,6 +258,16 @@ class DeploymentPlan(NamedTuple):
         """The pools this deployment's replicas run in (two when it is split)."""
         return tuple(p.pool for p in self.split) or (self.pool,)
 
+    @property
+    def listed_reasons(self) -> tuple[str, ...]:
+        """``reasons`` as a view that lists ``runners_up`` on their own shows them: the choice less its runner-up.
+
+        The choice's reason ends with its runner-up (:func:`~generator.planner.assemble._choice_reason`), which a
+        view's runner-up lines or table list again with the same figures (newuser43 item 11: the plan text printed it
+        twice); the plan's JSON keeps the reasons whole.
+        """
+        return tuple(_without_runner_up(r, self.runners_up) for r in self.reasons)
+
     def _serving_figure_in(self, pool: str, name: str) -> Any:
         """A service's figure ``name`` for its replicas in ``pool``: the part's when split, else the details'; None if none."""
         if self.split:
@@ -294,6 +304,15 @@ class DeploymentPlan(NamedTuple):
         if not self.split:
             return (self.tp, self.pp, self.replicas, self.gpus) if pool == self.pool else None
         return next(((p.tp, p.pp, p.replicas, p.gpus) for p in self.split if p.pool == pool), None)
+
+
+def _without_runner_up(reason: str, runners_up: tuple[Candidate, ...]) -> str:
+    """``reason`` cut before the ``; runner-up <summary> (...)`` it ends with where that runner-up is listed."""
+    for candidate in runners_up:
+        cut = reason.find(f"; runner-up {candidate.summary} (")
+        if cut >= 0:
+            return reason[:cut]
+    return reason
 
 
 class RackPool(NamedTuple):

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from generator.calculator.model_source import ResolvedModel
 from generator.catalog import REFERENCE_GPU_ID, find_gpu
 from generator.catalog.records import GpuSpec
+from generator.planner.blocked import MORE_RANKS_THAN_BATCH, NO_MICRO_BATCH
 from generator.planner.options import Hardware, tensor_parallel_sizes
 from generator.planner.tco import HOURS_PER_MONTH
 from generator.planner.training_comm import gpu_link_latency_s
@@ -431,7 +432,7 @@ def _batch_split(
         if best is None or per_token < best[0] * (1 - 1e-9) or (per_token <= best[0] * (1 + 1e-9) and mb > best[1]):
             best = (per_token, mb, accumulation, step)
     if best is None:
-        return f"no micro-batch of {', '.join(str(mb) for mb, _ in options[:6])} sequence(s) fits"
+        return f"{NO_MICRO_BATCH} {', '.join(str(mb) for mb, _ in options[:6])} sequence(s) fits"
     return best[1], best[2], best[3]
 
 
@@ -453,6 +454,36 @@ def _node_filling(dp: int, replica_gpus: int, hw: Hardware, gbs: int | None, tim
         if filled <= MAX_DATA_PARALLEL and (gbs is None or gbs % filled == 0) and filled not in out:
             out.append(filled)
     return sorted(out)
+
+
+def _batch_dp(
+    model: ResolvedModel,
+    spec: TrainingSpec,
+    hw: Hardware,
+    zero: int,
+    par: Parallelism,
+    budget: float,
+    consts: Constants,
+    dp: int,
+    splits: dict[int, tuple[int, int, StepTime] | str],
+) -> int:
+    """The smallest DP >= ``dp`` that splits the global batch into micro-batches that fit; ``dp`` where none does.
+
+    ``dp`` fits memory at one micro-batch a step (:func:`_smallest_dp`); a global batch may have each of its ranks
+    accumulate several, which holds the gradients across them. Wider degrees that split the batch evenly, up to
+    :data:`MAX_DATA_PARALLEL`, give each rank fewer sequences; the first whose split fits is the job's (none: ``dp``
+    stays, and its split says why). ``splits`` keeps each DP's batch split.
+    """
+    gbs = spec.global_batch_size
+    if gbs is None:
+        return dp
+    for each_dp in (d for d in _divisors(gbs) if dp <= d <= MAX_DATA_PARALLEL):
+        split = splits.setdefault(each_dp, _batch_split(model, spec, hw, zero, par, each_dp, budget, consts))
+        if not isinstance(split, str):
+            return each_dp
+        if _stage_refusal(spec, zero, par.pp, each_dp):
+            break  # no framework runs the stage wider (a pipeline's, an accumulation-free one): its refusal says why
+    return dp
 
 
 def _data_parallel_for_batch(dp: int, gbs: int | None) -> int | None:
@@ -621,12 +652,14 @@ def _shapes_at(
                 )
                 continue
             if dp is None:
-                blocked.append(
-                    f"{name} ZeRO-{zero}: DP{found} is more ranks than the global batch of {spec.global_batch_size} sequences"
-                )
+                blocked.append(f"{name} ZeRO-{zero}: DP{found} is {MORE_RANKS_THAN_BATCH} of {spec.global_batch_size} sequences")
                 continue
-            fillings = _node_filling(dp, tp * pp, hw, spec.global_batch_size, total_flops is not None)
             splits: dict[int, tuple[int, int, StepTime] | str] = {}
+            # the smallest DP that fits was sized without accumulation; where the batch's accumulation is what breaks it,
+            # the wider DPs that split the batch into fewer steps a rank are tried (newuser43 item 1: a 32B job at a
+            # batch of 64 broke DP8 at 8 steps a rank and was refused, where DP16 over two servers fits at 4)
+            dp = _batch_dp(model, job, hw, zero, par, budget, consts, dp, splits)
+            fillings = _node_filling(dp, tp * pp, hw, spec.global_batch_size, total_flops is not None)
             if total_flops and window:
                 # the estimate's MFU is not the step's: every smaller DP whose own step meets the window is tried too
                 # (newuser35 item 1: DP9 at 35.9% rounded to DP16 where DP8 at the step's 37.6% meets 260 h)

@@ -301,6 +301,9 @@ def _host_entry(rack: str | None, replicas: list[dict[str, object]] | None, addr
 
 
 #: A training plan's details its launcher must run with: the layout its memory and step time are sized for.
+#: What a training job's ``replicas`` in the group vars are (newuser43 item 10).
+TRAINING_REPLICAS = "data-parallel ranks of one job"
+
 TRAINING_LAYOUT_KEYS = (
     "method",
     "optimizer",
@@ -460,6 +463,9 @@ def _deployment_vars(
     if d.kind == "inference" and (hosts := hosts_per_replica(gpus_per_host, tp * pp)) > 1:
         out["hosts_per_replica"] = hosts
     if d.kind == "training":  # a launcher run with another stage or micro-batch would not fit the memory sized (newuser16 L2)
+        # ``replicas`` stays, the same figure for every kind (a role reading TP x PP x replicas GPUs keeps working); a
+        # job's are the data-parallel ranks of one run, which a reviewer read as copies of it (newuser43 item 10)
+        out["replicas_are"] = TRAINING_REPLICAS
         out["training"] = {key: d.details[key] for key in TRAINING_LAYOUT_KEYS if d.details.get(key) is not None}
     if d.details.get("sequence") is not None:  # run_after: the pool's jobs run in turn, this one between these hours
         out["sequence"] = {name: d.details[key] for name, key in SEQUENCE_KEYS.items()}
