@@ -121,10 +121,50 @@ def test_deepspeed_refuses_optimizer_offload_at_zero_0_on_any_gpu_count(capsys: 
     assert "at ZeRO stage 1, 2 or 3 (offload_optimizer is 'Valid for ZeRO stage 1, 2, 3')" in capsys.readouterr().err
 
 
-def test_optimizer_offload_at_zero_0_on_one_gpu_stays_a_paged_optimizer_elsewhere() -> None:
-    """Outside DeepSpeed the flag also stands for bitsandbytes' paged optimizer on one GPU: still sized."""
-    code, _ = run_estimate("llama-3.1-8b", "--train", "full", "--zero", "0", "--offload-optimizer", "--seq-len", "2048")
-    assert code == 0
+HF_ZERO_OFFLOAD = (
+    "{fw} offloads the optimizer through DeepSpeed's ZeRO-Offload, which DeepSpeed runs at ZeRO stage 1, 2 or 3 "
+    "(offload_optimizer is 'Valid for ZeRO stage 1, 2, 3'), on one GPU as on several: give zero_stage 1-3 (--zero 1; "
+    "on one GPU it holds the same memory)"
+)
+
+
+@pytest.mark.parametrize(
+    ("framework", "zero", "expected"),
+    [
+        # newuser43 item 7: sized and labelled "ZeRO-0" on one GPU, refused over two; the HF Trainer's offload is DeepSpeed's
+        (("--framework", "hf"), (), HF_ZERO_OFFLOAD.format(fw="hf")),
+        (("--framework", "hf"), ("--zero", "0"), HF_ZERO_OFFLOAD.format(fw="hf")),
+        (("--framework", "trl"), (), HF_ZERO_OFFLOAD.format(fw="trl")),
+        ((), ("--zero", "0"), HF_ZERO_OFFLOAD.format(fw="hf")),
+        (("--framework", "hf"), ("--zero", "1"), None),  # ZeRO-Offload at stage 1, one GPU
+        (("--framework", "torchtune"), (), None),  # torchao's CPUOffloadOptimizer in the single-device recipe
+    ],
+    ids=["hf-default", "hf-zero0", "trl-default", "none-zero0", "hf-zero1", "torchtune"],
+)
+def test_optimizer_offload_at_zero_0_on_one_gpu(
+    capsys: pytest.CaptureFixture[str], framework: tuple[str, ...], zero: tuple[str, ...], expected: str | None
+) -> None:
+    args = ("--train", "full", *framework, *zero, "--offload-optimizer", "--gpu", "rtx-4090-24gb", "--seq-len", "2048")
+    code, out = run_estimate("llama-3.1-8b", *args)
+    err = capsys.readouterr().err
+    if expected is None:
+        assert code == 0, err
+        stage = "ZeRO-1" if zero else "ZeRO-0"
+        assert f"  training     full, adamw{'-8bit-bf16' if not zero else ''}, {stage}," in out
+        return
+    assert (code, out) == (1, "")
+    assert err.strip().endswith(f"error: {expected}")
+
+
+def test_workload_optimizer_offload_at_zero_0_is_refused_at_its_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """newuser43 item 7: the workload agrees with the estimate (zero_stage 0 and offload_optimizer under hf)."""
+    extra = "      framework: hf\n      zero_stage: 0\n      offload_optimizer: true\n"
+    (tmp_path / "workload.yaml").write_text(TRAINING.format(method="full", extra=extra))
+    assert call_cli(tmp_path, ("validate", "workload.yaml")) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == f"specgen: error: workload.yaml:11:26: deployments[0].training.offload_optimizer: {HF_ZERO_OFFLOAD.format(fw='hf')}"
 
 
 def test_a_workload_that_agrees_is_valid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
