@@ -156,15 +156,16 @@ def test_optimizer_offload_at_zero_0_on_one_gpu(
     assert err.strip().endswith(f"error: {expected}")
 
 
-def test_workload_optimizer_offload_at_zero_0_is_refused_at_its_field(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_workload_optimizer_offload_at_zero_0_is_refused_at_its_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """newuser43 item 7: the workload agrees with the estimate (zero_stage 0 and offload_optimizer under hf)."""
     extra = "      framework: hf\n      zero_stage: 0\n      offload_optimizer: true\n"
     (tmp_path / "workload.yaml").write_text(TRAINING.format(method="full", extra=extra))
     assert call_cli(tmp_path, ("validate", "workload.yaml")) == 1
     (line,) = capsys.readouterr().err.strip().splitlines()
-    assert line == f"specgen: error: workload.yaml:11:26: deployments[0].training.offload_optimizer: {HF_ZERO_OFFLOAD.format(fw='hf')}"
+    assert (
+        line
+        == f"specgen: error: workload.yaml:11:26: deployments[0].training.offload_optimizer: {HF_ZERO_OFFLOAD.format(fw='hf')}"
+    )
 
 
 def test_a_workload_that_agrees_is_valid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
