@@ -162,10 +162,8 @@ def test_workload_optimizer_offload_at_zero_0_is_refused_at_its_field(tmp_path: 
     (tmp_path / "workload.yaml").write_text(TRAINING.format(method="full", extra=extra))
     assert call_cli(tmp_path, ("validate", "workload.yaml")) == 1
     (line,) = capsys.readouterr().err.strip().splitlines()
-    assert (
-        line
-        == f"specgen: error: workload.yaml:11:26: deployments[0].training.offload_optimizer: {HF_ZERO_OFFLOAD.format(fw='hf')}"
-    )
+    field = "deployments[0].training.offload_optimizer"
+    assert line == f"specgen: error: workload.yaml:11:26: {field}: {HF_ZERO_OFFLOAD.format(fw='hf')}"
 
 
 def test_a_workload_that_agrees_is_valid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

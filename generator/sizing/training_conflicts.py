@@ -42,9 +42,9 @@ def training_conflicts(
     ``CPUOffloadPolicy`` on a fully sharded model, DeepSpeed's ``offload_param`` at stage 3), ``optimizer_in_backward``,
     ``activation_offload``, ``offload_optimizer`` and ``optimizer``. Optimizer offload at ZeRO-0 is refused over
     several data-parallel ranks, and on one GPU too outside :data:`OWN_OPTIMIZER_OFFLOAD` (the Hugging Face Trainer
-    family offloads through DeepSpeed's ZeRO-Offload, stage 1-3; a recipe's paged optimizer is sized apart from it). The layout's degrees (``pipeline_parallel``,
-    ``expert_parallel``, ``accumulation_steps``) are checked where given: by the estimate and the sizing, and by the
-    planner's search before it sizes a layout.
+    family offloads through DeepSpeed's ZeRO-Offload, stage 1-3; a recipe's paged optimizer is sized apart from it).
+    The layout's degrees (``pipeline_parallel``, ``expert_parallel``, ``accumulation_steps``) are checked where given:
+    by the estimate and the sizing, and by the planner's search before it sizes a layout.
     """
     profile = framework_profile(framework) if framework is not None else None
     out = _precision_conflicts(method, profile, base_precision)
