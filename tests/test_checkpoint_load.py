@@ -3,8 +3,9 @@
 LoRA / QLoRA load the checkpoint shard by shard (``low_cpu_mem_usage``, implied by a ``device_map`` or a
 bitsandbytes ``quantization_config``: https://huggingface.co/docs/transformers/main_classes/model#large-model-loading)
 from memory-mapped safetensors, so a GPU's process holds about one shard, 5 GB by ``save_pretrained``'s default
-``max_shard_size`` (https://huggingface.co/docs/transformers/big_models); full fine-tuning and ZeRO-3 / FSDP build
-the whole model in host memory once.
+``max_shard_size`` (https://huggingface.co/docs/transformers/big_models); ZeRO-3 / FSDP build the whole model in
+host memory once, and so does a full fine-tune on one GPU; at ZeRO-0/1/2 under the Hugging Face Trainer family or
+DeepSpeed every rank builds it (newuser43 item 4).
 """
 
 from __future__ import annotations

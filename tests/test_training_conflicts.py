@@ -552,3 +552,21 @@ def test_optimizer_in_backward_says_when_the_batch_sets_the_gpus(tmp_path: Path)
     path.write_text(text.replace("INB", "false"))
     plan = plan_file(str(path))[1]
     assert not [f for f in plan.findings if f.code == "batch-sets-the-gpus"] and plan.deployments[0].gpus < dp
+
+
+def test_the_planner_labels_zero_offload_on_one_gpu_with_its_stage(tmp_path: Path) -> None:
+    """newuser43 item 7: an unpinned stage with optimizer offload under hf is searched at 1-3 and, on one GPU, was
+    labelled ZeRO-0 (group vars ``zero_stage: 0, offload_optimizer: true``, which DeepSpeed does not run)."""
+    from generator.planner import plan_workload
+    from generator.workload import load_workload
+
+    (tmp_path / "w.yaml").write_text(
+        "version: 1\nname: ws\ndeployments:\n  - name: q7\n    model: Qwen/Qwen2.5-7B-Instruct\n    training:\n"
+        "      method: full\n      framework: hf\n      offload_optimizer: true\n      sequence_length: 2048\n"
+        "      dataset_tokens: 5000000\n      epochs: 1\nhardware:\n  provider: baremetal\n  buy: false\n  inventory:\n"
+        "    - custom: {name: homebox, kind: workstation, gpu: rtx-4090-24gb, gpus_per_server: 1, cpu: ryzen-9-7950x,"
+        " ram_gib: 192, nvme_tb: 2, nvme_drives: 1}\n      count: 1\n"
+    )
+    (dep,) = plan_workload(load_workload(str(tmp_path / "w.yaml"))).deployments
+    (runner_up,) = [r for r in dep.reasons if r.startswith("runner-up layout")]
+    assert runner_up.startswith("runner-up layout on the same servers: TP1 ZeRO-1 x DP1, micro-batch 1 x 1")
