@@ -3,8 +3,9 @@
 LoRA / QLoRA load the checkpoint shard by shard (``low_cpu_mem_usage``, implied by a ``device_map`` or a
 bitsandbytes ``quantization_config``: https://huggingface.co/docs/transformers/main_classes/model#large-model-loading)
 from memory-mapped safetensors, so a GPU's process holds about one shard, 5 GB by ``save_pretrained``'s default
-``max_shard_size`` (https://huggingface.co/docs/transformers/big_models); full fine-tuning and ZeRO-3 / FSDP build
-the whole model in host memory once.
+``max_shard_size`` (https://huggingface.co/docs/transformers/big_models); ZeRO-3 / FSDP build the whole model in
+host memory once, and so does a full fine-tune on one GPU; at ZeRO-0/1/2 under the Hugging Face Trainer family or
+DeepSpeed every rank builds it (newuser43 item 4).
 """
 
 from __future__ import annotations
@@ -147,3 +148,48 @@ def test_a_home_box_that_truly_lacks_ram_is_still_refused_saying_what_is_counted
     assert (
         "homebox has 20 GiB RAM; 21 GiB needed: 16 GiB kept for the OS and its processes and " + SHARD_TEXT.format(whole="27.51")
     ) in message
+
+
+EACH_RANK = (
+    "{whole} GiB: the whole bf16 checkpoint, built in host memory by each GPU's process as the job starts (full "
+    "fine-tuning at ZeRO-{zero}: every rank's from_pretrained without a device_map; only ZeRO-3's zero.Init and FSDP's "
+    "cpu_ram_efficient_loading build it once) x 8 GPUs"
+)
+ONCE = "{whole} GiB: the whole bf16 checkpoint, built in host memory by one process as the job starts (full fine-tuning)"
+
+
+@pytest.mark.parametrize(
+    ("model", "framework", "zero", "ep", "gib", "text"),
+    [
+        # newuser43 item 4: 16 + 8 x 56.87 = 471 GiB (was 16 + 56.87 = 73)
+        ("Qwen/Qwen3-30B-A3B", "deepspeed", 2, 8, 471, EACH_RANK.format(whole="56.87", zero=2)),
+        # 16 + 8 x 14.96 = 136 GiB at ZeRO-0/1/2 under the HF Trainer (was 31)
+        ("llama-3.1-8b", None, 0, 1, 136, EACH_RANK.format(whole="14.96", zero=0)),
+        ("llama-3.1-8b", "trl", 1, 1, 136, EACH_RANK.format(whole="14.96", zero=1)),
+        ("llama-3.1-8b", "hf", 2, 1, 136, EACH_RANK.format(whole="14.96", zero=2)),
+        # ZeRO-3's zero.Init and FSDP2 (at ZeRO-2 too) build it once
+        ("llama-3.1-8b", "deepspeed", 3, 1, 31, ONCE.format(whole="14.96")),
+        ("llama-3.1-8b", "fsdp2", 2, 1, 31, ONCE.format(whole="14.96")),
+        ("llama-3.1-8b", "torchtune", 2, 1, 31, ONCE.format(whole="14.96")),
+    ],
+    ids=["moe-deepspeed-zero2", "hf-zero0", "trl-zero1", "hf-zero2", "zero3", "fsdp2-zero2", "torchtune-zero2"],
+)
+def test_a_full_fine_tune_below_zero_3_builds_the_checkpoint_in_every_rank(
+    model: str, framework: str | None, zero: int, ep: int, gib: int, text: str
+) -> None:
+    req = EstimateRequest(
+        model=model, train="full", gpu="a100-sxm4-80gb", gpus=8, zero_stage=zero, ep=ep, seq_len=4096, framework=framework
+    )
+    train = estimate(req)["training"]
+    assert (train["host_ram_gib_per_node"], train["host_ram_node_gpus"]) == (gib, 8)
+    assert train["host_ram_text"] == f"16 GiB kept for the OS and its processes + {text}"
+    assert train["checkpoint_load_per_process"] is (text != ONCE.format(whole="14.96"))
+
+
+def test_one_gpu_full_fine_tune_still_loads_once() -> None:
+    arch = resolve_model("Qwen/Qwen3-14B").architecture
+    load = size_checkpoint_load(arch, TrainingSetup(method="full", zero_stage=0, data_parallel=1), CONSTS)
+    assert (load.held_bytes, load.per_process) == (QWEN3_14B, False)
+    eight = size_checkpoint_load(arch, TrainingSetup(method="full", zero_stage=1, data_parallel=8), CONSTS)
+    assert (eight.held_bytes, eight.per_process) == (QWEN3_14B, True)
+    assert training_host_ram(eight, 0, 8)[0] == 8 * QWEN3_14B

@@ -112,6 +112,18 @@ def _size(setup: TrainingSetup, par: Parallelism | None = None, model: str = "me
             "'Valid for ZeRO stage 1, 2, 3'",
             id="offload-optimizer-zero0-dp8",
         ),
+        pytest.param(  # newuser43 item 7: on one GPU as on several, and in a workload (data parallel not known)
+            {"framework": "axolotl", "zero_stage": 0, "data_parallel": 1, "offload_optimizer": True},
+            "offload_optimizer",
+            "axolotl offloads the optimizer through DeepSpeed's ZeRO-Offload, which DeepSpeed runs at ZeRO stage 1, 2 or 3",
+            id="offload-optimizer-zero0-one-gpu",
+        ),
+        pytest.param(
+            {"framework": "llama-factory", "zero_stage": 0, "offload_optimizer": True},
+            "offload_optimizer",
+            "llama-factory offloads the optimizer through DeepSpeed's ZeRO-Offload",
+            id="offload-optimizer-zero0-workload",
+        ),
         pytest.param(
             {"framework": "torchtune", "optimizer": "adamw"},
             "optimizer",
@@ -153,7 +165,9 @@ def test_a_combination_a_framework_refuses_is_a_conflict(settings: dict[str, obj
         pytest.param({"framework": "megatron", "zero_stage": 1, "expert_parallel": 8}, id="megatron-ep"),
         pytest.param({"framework": "torchtune", "activation_offload": True, "checkpointing": "full"}, id="tt-offload"),
         pytest.param({"framework": "trl", "activation_offload": True, "checkpointing": "none"}, id="trl-saved-tensors"),
-        pytest.param({"zero_stage": 0, "data_parallel": 1, "offload_optimizer": True}, id="paged-one-gpu"),
+        pytest.param(  # torchao's CPUOffloadOptimizer in torchtune's single-device recipe (newuser43 item 7)
+            {"framework": "torchtune", "zero_stage": 0, "data_parallel": 1, "offload_optimizer": True}, id="torchtune-one-gpu"
+        ),
         pytest.param({"zero_stage": 1, "data_parallel": 8, "offload_optimizer": True}, id="zero-offload"),
         pytest.param({"framework": "torchtune", "optimizer": "adamw-8bit-bf16"}, id="tt-8bit"),
         pytest.param({"framework": "megatron", "optimizer": "sgd"}, id="megatron-sgd"),

@@ -434,3 +434,41 @@ def test_an_owned_servers_nvme_per_drive_far_past_any_drive_is_said(tmp_path: Pa
     if warned:
         per_drive = "3,840 TB a drive over 2 drive(s), 125x" if "drives" in nvme else "7,680 TB a drive over 1 drive(s), 250x"
         assert f"nvme_tb 7,680 is {per_drive} the largest NVMe drive the catalog lists (30.72 TB" in said[0].message
+
+
+@pytest.mark.parametrize(
+    ("extra", "first_line", "rate"),
+    [
+        # newuser43 item 9: 1,592 tokens/s, the 2,048-token default's, was printed under a 71,687-token answer
+        (
+            (),
+            "  speed        at the longest sequence that fits, 71,687 tokens: one step takes 199.018 s: compute 198.705 s "
+            "+ NF4 dequantization 0.313 s (94.6 GB per GPU read and written)",
+            "               360 tokens/s (360 per GPU), 6.6% MFU",
+        ),
+        # accumulation is in the step now (the README's example passes --accumulation 8)
+        (
+            ("--accumulation", "8"),
+            "  speed        at the longest sequence that fits, 70,992 tokens: one step takes 1563.695 s: compute "
+            "1561.193 s + NF4 dequantization 2.501 s (756.4 GB per GPU read and written)",
+            "               363 tokens/s (363 per GPU), 6.6% MFU",
+        ),
+    ],
+    ids=["default", "accumulation-8"],
+)
+def test_the_longest_sequence_is_the_one_timed(extra: tuple[str, ...], first_line: str, rate: str) -> None:
+    """The speed block under --max-seq-len is the answer's: the same step as a job sized at that --seq-len."""
+    from tests.helpers import estimate_json
+
+    args = ("llama-3.1-8b", "--train", "qlora", "--framework", "unsloth", "--gpu", "rtx-4090-24gb", *extra)
+    code, out = run_estimate(*args, "--max-seq-len")
+    assert code == 0
+    speed = out.splitlines()[[line.startswith("  speed") for line in out.splitlines()].index(True) :]
+    assert speed[0] == first_line
+    assert speed[2].startswith(rate)
+    found = estimate_json(*args, "--max-seq-len")
+    longest = found["training"]["max_sequence_length"]
+    sized = estimate_json(*args, "--seq-len", str(longest))["training_speed"]
+    assert found["training_speed"]["timed_at_longest_sequence"] == longest
+    assert found["training_speed"]["step_seconds"] == sized["step_seconds"]
+    assert found["training_speed"]["tokens_per_step"] == sized["tokens_per_step"] == longest * (8 if extra else 1)

@@ -528,6 +528,13 @@ H100 = ("--gpu", "h100-sxm5-80gb")
             id="batch-above-max-num-seqs",
         ),
         pytest.param(("--train", "qlora", "--kv-precision", "fp8"), 2, "--kv-precision is an inference option", id="kv+train"),
+        pytest.param(  # newuser43 item 6: it was read by nothing and a "fits" printed against the full budget
+            ("--train", "lora", "--gpu", "a100-sxm4-80gb", "--gpu-memory-utilization", "0.5"),
+            2,
+            "--gpu-memory-utilization is an inference option; a training estimate does not read it (see --micro-batch, "
+            "--seq-len)",
+            id="gpu-memory-utilization+train",
+        ),
         pytest.param(
             (
                 "--micro-batch",

@@ -121,10 +121,49 @@ def test_deepspeed_refuses_optimizer_offload_at_zero_0_on_any_gpu_count(capsys: 
     assert "at ZeRO stage 1, 2 or 3 (offload_optimizer is 'Valid for ZeRO stage 1, 2, 3')" in capsys.readouterr().err
 
 
-def test_optimizer_offload_at_zero_0_on_one_gpu_stays_a_paged_optimizer_elsewhere() -> None:
-    """Outside DeepSpeed the flag also stands for bitsandbytes' paged optimizer on one GPU: still sized."""
-    code, _ = run_estimate("llama-3.1-8b", "--train", "full", "--zero", "0", "--offload-optimizer", "--seq-len", "2048")
-    assert code == 0
+HF_ZERO_OFFLOAD = (
+    "{fw} offloads the optimizer through DeepSpeed's ZeRO-Offload, which DeepSpeed runs at ZeRO stage 1, 2 or 3 "
+    "(offload_optimizer is 'Valid for ZeRO stage 1, 2, 3'), on one GPU as on several: give zero_stage 1-3 (--zero 1; "
+    "on one GPU it holds the same memory)"
+)
+
+
+@pytest.mark.parametrize(
+    ("framework", "zero", "expected"),
+    [
+        # newuser43 item 7: sized and labelled "ZeRO-0" on one GPU, refused over two; the HF Trainer's offload is DeepSpeed's
+        (("--framework", "hf"), (), HF_ZERO_OFFLOAD.format(fw="hf")),
+        (("--framework", "hf"), ("--zero", "0"), HF_ZERO_OFFLOAD.format(fw="hf")),
+        (("--framework", "trl"), (), HF_ZERO_OFFLOAD.format(fw="trl")),
+        ((), ("--zero", "0"), HF_ZERO_OFFLOAD.format(fw="hf")),
+        (("--framework", "hf"), ("--zero", "1"), None),  # ZeRO-Offload at stage 1, one GPU
+        (("--framework", "torchtune"), (), None),  # torchao's CPUOffloadOptimizer in the single-device recipe
+    ],
+    ids=["hf-default", "hf-zero0", "trl-default", "none-zero0", "hf-zero1", "torchtune"],
+)
+def test_optimizer_offload_at_zero_0_on_one_gpu(
+    capsys: pytest.CaptureFixture[str], framework: tuple[str, ...], zero: tuple[str, ...], expected: str | None
+) -> None:
+    args = ("--train", "full", *framework, *zero, "--offload-optimizer", "--gpu", "rtx-4090-24gb", "--seq-len", "2048")
+    code, out = run_estimate("llama-3.1-8b", *args)
+    err = capsys.readouterr().err
+    if expected is None:
+        assert code == 0, err
+        stage = "ZeRO-1" if zero else "ZeRO-0"
+        assert f"  training     full, adamw{'-8bit-bf16' if not zero else ''}, {stage}," in out
+        return
+    assert (code, out) == (1, "")
+    assert err.strip().endswith(f"error: {expected}")
+
+
+def test_workload_optimizer_offload_at_zero_0_is_refused_at_its_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """newuser43 item 7: the workload agrees with the estimate (zero_stage 0 and offload_optimizer under hf)."""
+    extra = "      framework: hf\n      zero_stage: 0\n      offload_optimizer: true\n"
+    (tmp_path / "workload.yaml").write_text(TRAINING.format(method="full", extra=extra))
+    assert call_cli(tmp_path, ("validate", "workload.yaml")) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    field = "deployments[0].training.offload_optimizer"
+    assert line == f"specgen: error: workload.yaml:11:26: {field}: {HF_ZERO_OFFLOAD.format(fw='hf')}"
 
 
 def test_a_workload_that_agrees_is_valid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -519,3 +558,21 @@ def test_optimizer_in_backward_says_when_the_batch_sets_the_gpus(tmp_path: Path)
     path.write_text(text.replace("INB", "false"))
     plan = plan_file(str(path))[1]
     assert not [f for f in plan.findings if f.code == "batch-sets-the-gpus"] and plan.deployments[0].gpus < dp
+
+
+def test_the_planner_labels_zero_offload_on_one_gpu_with_its_stage(tmp_path: Path) -> None:
+    """newuser43 item 7: an unpinned stage with optimizer offload under hf is searched at 1-3 and, on one GPU, was
+    labelled ZeRO-0 (group vars ``zero_stage: 0, offload_optimizer: true``, which DeepSpeed does not run)."""
+    from generator.planner import plan_workload
+    from generator.workload import load_workload
+
+    (tmp_path / "w.yaml").write_text(
+        "version: 1\nname: ws\ndeployments:\n  - name: q7\n    model: Qwen/Qwen2.5-7B-Instruct\n    training:\n"
+        "      method: full\n      framework: hf\n      offload_optimizer: true\n      sequence_length: 2048\n"
+        "      dataset_tokens: 5000000\n      epochs: 1\nhardware:\n  provider: baremetal\n  buy: false\n  inventory:\n"
+        "    - custom: {name: homebox, kind: workstation, gpu: rtx-4090-24gb, gpus_per_server: 1, cpu: ryzen-9-7950x,"
+        " ram_gib: 192, nvme_tb: 2, nvme_drives: 1}\n      count: 1\n"
+    )
+    (dep,) = plan_workload(load_workload(str(tmp_path / "w.yaml"))).deployments
+    (runner_up,) = [r for r in dep.reasons if r.startswith("runner-up layout")]
+    assert runner_up.startswith("runner-up layout on the same servers: TP1 ZeRO-1 x DP1, micro-batch 1 x 1")

@@ -108,7 +108,7 @@ MACHINE_OPTIONS = (
 #: Inference options a training estimate does not read, and those placement on an existing machine does not read.
 INFERENCE_ONLY_OPTIONS = (
     "kv_precision", "batch", "input_tokens", "output_tokens", "p95_input_tokens", "max_batched_tokens", "max_num_seqs",
-    "engine", "mem_fraction_static", "mig", "share", "share_strategy",
+    "engine", "mem_fraction_static", "gpu_memory_utilization", "mig", "share", "share_strategy",
 )  # fmt: skip
 NOT_FOR_MACHINE_OPTIONS = (
     "tp", "pp", "ep", "batch", "max_batched_tokens", "max_num_seqs", "gpu_memory_utilization", "engine",

@@ -793,7 +793,14 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                     )
                 if arch.max_model_len and longest > arch.max_model_len:
                     notes.append(f"memory allows {longest:,}-token sequences, more than {served}; {CONTEXT_EXTENSION}")
-            _add_speed(result, req, model, setup, mem, par, gpu, consts)
+                if longest > 0:
+                    # the speed of the answer's sequence, not of --seq-len's (newuser43 item 9: 1,592 tokens/s at 2,048
+                    # printed under a 71,687-token answer); it fits the usable memory by construction
+                    timed = setup._replace(sequence_length=longest)
+                    _add_speed(result, req, model, timed, at_longest, par, gpu, consts, fits=True)
+                    result["training_speed"]["timed_at_longest_sequence"] = longest
+            else:
+                _add_speed(result, req, model, setup, mem, par, gpu, consts)
         elif req.max_seq_len:
             raise InputError("--max-seq-len needs --gpu: the longest sequence that fits which GPU")
     else:
@@ -882,9 +889,14 @@ def _add_speed(
     par: Parallelism,
     gpu: GpuSpec,
     consts: Constants,
+    *,
+    fits: bool | None = None,
 ) -> None:
-    """The training job's speed on ``gpu`` (and a run's hours) where it fits; where it does not, why none is given."""
-    if not result["capacity"]["fits"]:
+    """The training job's speed on ``gpu`` (and a run's hours) where it fits; where it does not, why none is given.
+
+    ``fits``: whether ``setup`` fits, where it is not the job the capacity was found for (``--max-seq-len``'s answer).
+    """
+    if not (result["capacity"]["fits"] if fits is None else fits):
         if req.dataset_tokens is not None:
             result["notes"].append(f"no step time or run hours: the job does not fit {gpu.id}")
         return

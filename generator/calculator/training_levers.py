@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from generator.named_tuple import NamedTuple
 from generator.sizing.frameworks import framework_profile
+from generator.sizing.training_conflicts import OWN_OPTIMIZER_OFFLOAD
 from generator.words import listed
 
 TYPE_CHECKING = False  # typing is not imported at run time (the estimate's cold start)
@@ -58,8 +59,14 @@ def state_levers(setup: TrainingSetup) -> list[Lever]:
 def offload_levers(setup: TrainingSetup) -> list[Lever]:
     """Optimizer and parameter offload to host RAM (paged optimizer states count as offloaded)."""
     states = "paged optimizer states" if setup.paged_optimizer else "optimizer offload"
+    # at ZeRO-0 it is ZeRO-Offload's, stage 1-3, outside torchtune's / a PyTorch loop's own (newuser43 item 7)
+    zero_offload = setup.zero_stage == 0 and setup.framework not in OWN_OPTIMIZER_OFFLOAD
     return [
-        Lever("--offload-optimizer", states, setup.offloads_optimizer() or setup.paged_optimizer),
+        Lever(
+            "--zero 1 --offload-optimizer" if zero_offload else "--offload-optimizer",
+            states,
+            setup.offloads_optimizer() or setup.paged_optimizer,
+        ),
         Lever("--offload-params", "parameter offload", setup.offload_params),
     ]
 

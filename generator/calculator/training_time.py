@@ -291,8 +291,10 @@ def training_speed_lines(speed: dict[str, Any]) -> list[str]:
     """The estimate's text of :func:`training_speed`: the plan's step line, the batch, the rates, a run's hours."""
     seqs = "sequence" if speed["sequences_per_step"] == 1 else "sequences"
     accumulation = "accumulation step" if speed["accumulation_steps"] == 1 else "accumulation steps"
+    longest = speed.get("timed_at_longest_sequence")
+    at = f"at the longest sequence that fits, {longest:,} tokens: " if longest is not None else ""
     lines = [
-        f"  speed        {speed['step_summary']}",
+        f"  speed        {at}{speed['step_summary']}",
         f"               micro-batch {speed['micro_batch_size']} x {speed['accumulation_steps']} {accumulation} x DP "
         f"{speed['data_parallel']} = {speed['sequences_per_step']:,} {seqs} ({speed['tokens_per_step']:,} tokens) per "
         "optimizer step",

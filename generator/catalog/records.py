@@ -618,6 +618,9 @@ class PlatformSpec(NamedTuple):
     #: A catalog platform whose NICs an owned group states (``hardware.inventory[].fabric_nic`` ...): the fabric is as
     #: stated, never one the planner fits (``fabric_nic_id`` None: it has none).
     nics_as_owned: bool = False
+    #: A catalog platform whose RAM an owned group states (``hardware.inventory[].ram_gib``): ``ram_gib`` is as owned,
+    #: never sized from the workload (newuser43 item 2).
+    ram_as_owned: bool = False
     #: Whether NVLink bridges join its bridge-capable PCIe GPUs: True where a source says so; False or None
     #: (no source says, or an option the quote leaves out): they talk over PCIe.
     gpu_bridge: bool | None = None

@@ -33,7 +33,7 @@ from generator.planner.blocked import (
 from generator.planner.early import early_checks
 from generator.planner.left_free import LeftFreeTrials, Ranking, checked_left_free
 from generator.planner.naming import MAX_NODES_PER_POOL
-from generator.planner.nodes import PSU_OVER_CAPACITY
+from generator.planner.nodes import OWNED_RAM, PSU_OVER_CAPACITY
 from generator.planner.options import allowed_hardware
 from generator.planner.price_region import least_rate_elsewhere, pricing_region
 from generator.planner.ruled_out import why_left_free
@@ -1156,7 +1156,9 @@ def _choose(
             elif owned_short:  # the fewest servers each kind needs, and who holds the owned ones
                 fewest: dict[str, Blocked] = {}
                 # a kind's fewest servers short, whole replicas before a pipeline; else why its layouts do not fit
-                for b in sorted(blocked, key=lambda b: (b.code != OWNED_SHORT, b.nodes, b.pp, b.text)):
+                # owned servers short of the RAM the inventory states say so first (newuser43 item 2)
+                stated_ram = f"({OWNED_RAM})"
+                for b in sorted(blocked, key=lambda b: (stated_ram not in b.text, b.code != OWNED_SHORT, b.nodes, b.pp, b.text)):
                     fewest.setdefault(b.platform_id, b)
                 detail = "; ".join([*([pinned] if pinned else []), *(b.text for _, b in sorted(fewest.items()))])
                 hint = _owned_short_hint(wl, dep, chosen, replicas_fit=any(b.pp == 1 and b.owned for b in fewest.values()))

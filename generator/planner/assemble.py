@@ -39,7 +39,13 @@ from generator.planner.online_quantization import (
 )
 from generator.planner.option import Option, pool_labels
 from generator.planner.options import allowed_hardware, geforce_left_out, ties_before_headroom, unsold_everywhere_why
-from generator.planner.owned_build import build_assumed, owned_build_findings, owned_fabric_findings, stated_kind
+from generator.planner.owned_build import (
+    build_assumed,
+    owned_build_findings,
+    owned_fabric_findings,
+    owned_ram_finding,
+    stated_kind,
+)
 from generator.planner.peak import (
     CLOUD_PROVIDERS,
     PoolAtAverage,
@@ -1837,6 +1843,8 @@ def _pool(
     add = max if in_turn else sum
     owned = min(nodes, add(o.candidate.owned_nodes for _, o in unit))
     node = assemble_node(hw.platform, hw.gpu, first.candidate.gpus_per_node, needs, consts, findings, owned == nodes)
+    if owned and (short := owned_ram_finding(wl, hw.platform, hw.gpu, node, needs.host_ram_bytes, consts, name)):
+        findings.append(short)
     # a node's findings point at the pool's first deployment (where a reviewer can act on them)
     findings[before:] = [f if f.path else f._replace(path=f"deployments[{unit[0][0]}]") for f in findings[before:]]
     cpu = node_cpu(hw.platform, hw.gpu, node.gpus, consts)

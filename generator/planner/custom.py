@@ -79,12 +79,16 @@ def inventory_platform(group: InventoryGroup) -> PlatformSpec:
 
 
 def owned_catalog_platform(platform: PlatformSpec, group: InventoryGroup) -> PlatformSpec:
-    """A catalog platform with the NICs an owned group states it has (newuser42 item 2); the record itself otherwise.
+    """A catalog platform with the NICs and RAM an owned group states it has; the record itself otherwise.
 
     A stated fabric (a NIC and its count, or ``fabric_nic_count: 0``: none) replaces the catalog's and any the
-    planner would fit (``nics_as_owned``); a stated front end replaces the catalog's. The aggregate network is then
-    the stated NICs' ports, as a custom server's is.
+    planner would fit (``nics_as_owned``, newuser42 item 2); a stated front end replaces the catalog's. The aggregate
+    network is then the stated NICs' ports, as a custom server's is. Stated RAM (``ram_gib``, newuser43 item 2) is the
+    servers' RAM, as built (``ram_as_owned``): a job needing more host RAM is refused on them, not given a bigger build.
     """
+    if group.ram_gib is not None:
+        stated = float(group.ram_gib)
+        platform = platform._replace(ram_gib=stated, ram_max_gib=stated, ram_as_owned=True)
     if not group.nics_stated:
         return platform
     fabric: tuple[str | None, int] = (platform.fabric_nic_id, platform.fabric_nic_count)
@@ -106,14 +110,14 @@ def owned_catalog_platform(platform: PlatformSpec, group: InventoryGroup) -> Pla
 
 
 def stated_platforms(groups: Iterable[InventoryGroup]) -> dict[tuple[str, str], PlatformSpec]:
-    """The catalog platforms whose owned groups state their NICs, by (platform id, GPU id): the build of that kind.
+    """The catalog platforms whose owned groups state their NICs or RAM, by (platform id, GPU id): the build of that kind.
 
-    The stated NICs hold for every server of the kind in the plan, those bought too, so that owned and bought ones of
+    The stated NICs and RAM hold for every server of the kind in the plan, those bought too, so that owned and bought ones of
     one kind share a pool and one parts list.
     """
     out = {}
     for group in groups:
-        if group.custom is None and group.nics_stated and group.platform in catalog.platforms():
+        if group.custom is None and group.build_stated and group.platform in catalog.platforms():
             record = catalog.platforms()[str(group.platform)]
             out[(record.id, group.gpu or record.gpu_ids[0])] = owned_catalog_platform(record, group)
     return out

@@ -44,6 +44,9 @@ def _round_up(value: float, step: float) -> float:
     return math.ceil(value / step) * step if value > 0 else 0.0
 
 
+#: Where RAM an owned group states is given, as a ram-short reason says it (newuser43 item 2).
+OWNED_RAM = "as owned: hardware.inventory[].ram_gib"
+
 #: Why a tower takes no GPU fabric, as messages say it.
 TOWER_NO_FABRIC = "a tower's PCIe lanes go to its GPUs, or the card has no GPUDirect RDMA"
 #: PCIe lanes a GPU and a fabric NIC each take (x16).
@@ -522,7 +525,7 @@ def assemble_node(
     want_gib = math.ceil((consts.host_os_ram_bytes + needs.host_ram_bytes + needs.model_file_bytes) / GIB)
     floor_gib = minimum_ram_gib(platform, gpu, gpus)  # the published minimum per GPU (0 where none)
     memory_text = None
-    if configurable and not soldered_memory(cpu):
+    if configurable and not soldered_memory(cpu) and not platform.ram_as_owned:
         ram_gib = int(max(platform.ram_gib or 0, _round_up(want_gib, 64), floor_gib))
         if cpu is not None:
             wanted = int(max(platform.ram_gib or 0, want_gib, floor_gib))
@@ -542,7 +545,11 @@ def assemble_node(
             counted = ""
             if needs.host_ram_text:  # what the deployments hold beyond the reserve, where they say it
                 counted = f": {consts.host_os_ram_bytes / GIB:g} GiB kept for the OS and its processes and {needs.host_ram_text}"
-            findings.append(Finding("error", "ram-short", f"{platform.id} has {ram_gib} GiB RAM; {hard_gib} GiB needed{counted}"))
+            # RAM an owned group states says where it is given (newuser43 item 2)
+            owned_ram = f" ({OWNED_RAM})" if platform.ram_as_owned else ""
+            findings.append(
+                Finding("error", "ram-short", f"{platform.id} has {ram_gib} GiB RAM{owned_ram}; {hard_gib} GiB needed{counted}")
+            )
         elif ram_gib and want_gib > ram_gib:
             findings.append(
                 Finding(

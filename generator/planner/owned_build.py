@@ -2,7 +2,8 @@
 
 An owned server of a catalog platform (``hardware.inventory[].platform``) is planned with the build specgen would
 buy: its CPU, RAM, NVMe, PSUs and NICs, unless the platform is a vendor's complete system (a DGX), whose parts the
-catalog records, or the inventory states them (its NICs: ``fabric_nic`` / ``fabric_nic_count``, ``frontend_nic``).
+catalog records, or the inventory states them (its NICs: ``fabric_nic`` / ``fabric_nic_count``, ``frontend_nic``; its
+RAM: ``ram_gib``).
 The pool records which of its group vars are so assumed (``Pool.build_assumed``), so that a role can fail closed
 rather than size RAID, hugepages or NCCL from invented hardware (newuser42 item 10), and a job or replica that spans
 owned servers over a GPU fabric they were only assumed to have is a warning naming the field to state the real one
@@ -12,10 +13,13 @@ owned servers over a GPU fabric they were only assumed to have is a warning nami
 from __future__ import annotations
 
 from generator import catalog
-from generator.catalog.records import PlatformSpec
+from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.planner.custom import stated_platforms
+from generator.planner.host_minimums import minimum_ram_gib
 from generator.planner.nodes import fixed_system
 from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Pool, nvme_drives_text
+from generator.sizing.constants import Constants
+from generator.units import GIB
 from generator.words import listed
 from generator.workload.models import InventoryGroup, Workload
 
@@ -23,6 +27,10 @@ from generator.workload.models import InventoryGroup, Workload
 #: (``specgen_cpu``), RAM (``specgen_ram_gib``), NVMe data drives (``specgen_nvme``), PSUs (``specgen_power.psu``) and
 #: the NICs of each role (``specgen_network.nics``).
 BUILD_PARTS = ("cpu", "ram", "nvme", "psu", "fabric", "frontend")
+
+#: RAM of the smallest build the planner configures, GiB (:func:`generator.planner.nodes.assemble_node` rounds a
+#: configurable server's RAM up to 64 GiB steps).
+SMALLEST_BUILD_GIB = 64
 
 
 def _owned_catalog_platform(wl: Workload, pool: Pool) -> PlatformSpec | None:
@@ -61,7 +69,11 @@ def build_assumed(wl: Workload, pool: Pool) -> tuple[str, ...] | None:
     group = found[1] if found is not None else None
     fixed = fixed_system(platform)
     roles = {n.role for n in node.nics}
-    stated = {"fabric": group is not None and group.fabric_stated, "frontend": group is not None and bool(group.frontend_nic)}
+    stated = {
+        "fabric": group is not None and group.fabric_stated,
+        "frontend": group is not None and bool(group.frontend_nic),
+        "ram": group is not None and group.ram_gib is not None,
+    }
     listed_by_catalog = {
         "cpu": platform.cpu_id is not None,
         "ram": platform.ram_gib is not None,
@@ -80,6 +92,39 @@ def build_assumed(wl: Workload, pool: Pool) -> tuple[str, ...] | None:
     }
     return tuple(
         part for part in BUILD_PARTS if stated_by_node[part] and not stated.get(part) and not (fixed and listed_by_catalog[part])
+    )
+
+
+def owned_ram_finding(
+    wl: Workload, platform: PlatformSpec, gpu: GpuSpec, node: NodeSpec, host_ram_bytes: int, consts: Constants, pool: str
+) -> Finding | None:
+    """An ``owned-ram-assumed`` warning: owned RAM not stated, and the work needs more than the default build.
+
+    newuser43 item 2; None where the RAM is stated, or the work fits the platform's default build. The build specgen
+    would buy is sized from the workload up to the platform's most RAM: the same owned desktop was 64 GiB in one plan
+    and 192 GiB in another, so a 113 GiB optimizer offload "fitted" it. The default is the catalog's build
+    (``ram_gib``; 64 GiB, the smallest build the planner rounds to, where it has none) or the published per-GPU minimum
+    where higher. A vendor's complete system whose RAM the catalog lists is not assumed.
+    """
+    if platform.provider != "baremetal" or platform.custom or platform.ram_as_owned or wl.hardware.provider != "baremetal":
+        return None
+    if fixed_system(platform) and platform.ram_gib is not None:
+        return None
+    needed = consts.host_os_ram_bytes + host_ram_bytes
+    default = max(int(platform.ram_gib or SMALLEST_BUILD_GIB), minimum_ram_gib(platform, gpu, node.gpus))
+    if needed <= default * GIB:
+        return None
+    found = _group_of(wl, node)
+    at = f"hardware.inventory[{found[0]}]" if found is not None else "hardware.inventory"
+    return Finding(
+        "warning",
+        "owned-ram-assumed",
+        f"pool {pool}: its work needs {needed / GIB:.1f} GiB of host RAM a server ({consts.host_os_ram_bytes / GIB:g} GiB "
+        f"kept for the OS and its processes and {host_ram_bytes / GIB:.2f} GiB the deployments hold in host memory), more "
+        f"than the {default} GiB of {platform.id}'s default build; the {node.ram_gib} GiB planned is the build specgen "
+        f"would buy, not read from the servers you own: state their RAM under {at}.ram_gib, and the plan refuses the work "
+        "where it does not fit",
+        f"{at}.ram_gib",
     )
 
 
@@ -115,8 +160,9 @@ def owned_build_findings(wl: Workload, pools: list[Pool]) -> list[Finding]:
                 "owned-build-assumed",
                 f"pool {pool.name}: the owned {pool.node.platform_id}'s {_parts_text(pool, parts)} are the build specgen "
                 "would buy for the workload, not read from the server you own; SPEC.md states them and the Ansible group "
-                f"vars list them under specgen_build_assumed ({', '.join(parts)}): check them, state the NICs under {at} "
-                "(fabric_nic / fabric_nic_count, frontend_nic), or describe the server under custom: with its real parts",
+                f"vars list them under specgen_build_assumed ({', '.join(parts)}): check them, state the RAM and NICs under "
+                f"{at} (ram_gib, fabric_nic / fabric_nic_count, frontend_nic), or describe the server under custom: with its "
+                "real parts",
                 "hardware.inventory",
             )
         )
@@ -188,5 +234,6 @@ def owned_fabric_findings(wl: Workload, pools: list[Pool], deployments: list[Dep
 
 
 def stated_kind(wl: Workload, platform_id: str, gpu_id: str) -> bool:
-    """Whether the inventory states the NICs of owned ``platform_id`` servers with ``gpu_id``."""
-    return wl.hardware.provider == "baremetal" and (platform_id, gpu_id) in stated_platforms(wl.hardware.inventory)
+    """Whether the inventory states the NICs of owned ``platform_id`` servers with ``gpu_id`` (not their RAM alone)."""
+    stated = stated_platforms(group for group in wl.hardware.inventory if group.nics_stated)
+    return wl.hardware.provider == "baremetal" and (platform_id, gpu_id) in stated

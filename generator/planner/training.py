@@ -22,7 +22,7 @@ from generator.sizing.nf4_dequant import dequant_bytes_per_micro_batch
 from generator.sizing.performance import accelerator_for, gpus_for_deadline, training_flops_per_token, training_hours
 from generator.sizing.precision import weight_format
 from generator.sizing.training import TrainingMemory, TrainingSetup, size_training, with_recipe
-from generator.sizing.training_conflicts import IN_BACKWARD_ACCUMULATION, training_conflicts
+from generator.sizing.training_conflicts import IN_BACKWARD_ACCUMULATION, OWN_OPTIMIZER_OFFLOAD, training_conflicts
 from generator.sizing.training_hardware import precision_problem
 from generator.sizing.training_mfu import attention_kernel_scale, flash_attention_2_share, training_utilisation
 from generator.sizing.training_moe import moe_step
@@ -685,7 +685,9 @@ def _shapes_at(
                 micro_batch, accumulation, step = split
                 # a framework's sharding over one data-parallel GPU shards nothing: it is ZeRO-0 there (as the estimate
                 # says), unless it offloads the parameters, which FSDP does on one GPU as well
-                stage = zero if spec.zero_stage is not None or each_dp > 1 or job.offload_params else 0
+                # (newuser43 item 7: nor where it offloads the optimizer through ZeRO-Offload, stage 1-3 on one GPU too)
+                zero_offload = spec.offload_optimizer and framework not in OWN_OPTIMIZER_OFFLOAD
+                stage = zero if spec.zero_stage is not None or each_dp > 1 or job.offload_params or zero_offload else 0
                 setup = _setup(job, stage, each_dp, par, micro_batch, accumulation)
                 mem = _memory(arch, setup, par, hw, consts)
                 world = each_dp * tp * pp

@@ -11,10 +11,19 @@ Two ways a trainer reads the checkpoint:
   checkpoint is sharded by ``save_pretrained``'s ``max_shard_size``, 5 GB by default
   (https://huggingface.co/docs/transformers/big_models: "by default it is 5GB"), and a tensor larger than that gets
   a shard of its own; a checkpoint smaller than a shard is one file, held whole.
-- **whole** (full fine-tuning, or model states sharded by ZeRO-3 / FSDP): the model is built in host memory
-  before it is moved or sharded: FSDP's ``cpu_ram_efficient_loading`` loads it on one process and the others
-  receive their shards, a full fine-tune without a device map materializes it on the CPU. Counted once a job, as
-  one process reads it and the rest receive their shards.
+- **whole, once** (model states sharded by ZeRO-3 / FSDP, and Megatron-LM): the model is built in host memory
+  before it is sharded, by one process: FSDP's ``cpu_ram_efficient_loading`` "only the first process loads the
+  pretrained model checkpoint while all other processes have empty weights"
+  (https://huggingface.co/docs/accelerate/usage_guides/fsdp), and under ZeRO-3 ``from_pretrained`` builds it inside
+  ``deepspeed.zero.Init``, each parameter partitioned as it is created
+  (https://huggingface.co/docs/transformers/main/en/deepspeed, "Constructing massive models"). torchtune and a
+  plain FSDP2 loop shard with FSDP2 at ZeRO-2 as at ZeRO-3 (:data:`ONCE_A_JOB_FRAMEWORKS`). Megatron-LM builds its
+  model on the GPUs from its own checkpoint and is counted once, as before.
+- **whole, by each GPU's process** (full fine-tuning at ZeRO-0/1/2 under the Hugging Face Trainer family and
+  DeepSpeed, newuser43 item 4): each rank of ``torchrun`` / ``deepspeed`` / ``accelerate launch`` calls
+  ``from_pretrained`` without a ``device_map`` and materializes the whole model on the CPU before ``.to(device)``:
+  "if you are using torch.distributed to launch a distributed training, each process will load the pretrained
+  model" (https://huggingface.co/docs/transformers/v4.18.0/en/big_models). Counted once a GPU on the node.
 
 The trainer processes' own resident memory (Python, PyTorch and the CUDA runtime), their data loaders and pinned
 transfer buffers are in the node's OS reserve (``host_os_ram_bytes``), as before.
@@ -25,6 +34,7 @@ from __future__ import annotations
 from generator.named_tuple import NamedTuple
 from generator.sizing.architecture import Architecture
 from generator.sizing.constants import Constants
+from generator.sizing.frameworks import framework_profile
 from generator.sizing.precision import weight_format
 from generator.sizing.training import TrainingSetup
 from generator.sizing.weights import size_weights
@@ -32,6 +42,13 @@ from generator.units import GB, GIB
 
 #: bf16 bytes a parameter of the checkpoint a trainer loads (the 16-bit weights the model is published in).
 _BF16_BYTES = 2
+
+#: Frameworks whose full fine-tune builds the model in host memory once a job at any ZeRO stage: torchtune and a
+#: plain FSDP2 loop shard with FSDP2 (ZeRO-2 is ``reshard_after_forward=False``) and load the state dict on one
+#: process (``cpu_ram_efficient_loading``); Megatron-LM loads its own checkpoint onto the GPUs (counted once as before).
+#: The Hugging Face Trainer family (hf, trl, axolotl, llama-factory, unsloth) and DeepSpeed build it in each rank below
+#: ZeRO-3 (the module's docstring).
+ONCE_A_JOB_FRAMEWORKS = ("torchtune", "fsdp2", "megatron")
 
 
 class CheckpointLoad(NamedTuple):
@@ -56,6 +73,16 @@ def _largest_tensor_bytes(arch: Architecture) -> int:
 def size_checkpoint_load(arch: Architecture, setup: TrainingSetup, consts: Constants) -> CheckpointLoad:
     """Host RAM ``setup`` holds while loading ``arch``'s checkpoint (see the module's docstring)."""
     whole = size_weights(arch, weight_format("bf16")).total_bytes
+    framework = framework_profile(setup.framework).name if setup.framework else None
+    # on one GPU the one process is the job's: the text below says "once" (the Trainer family has no TP / PP)
+    each_rank = framework not in ONCE_A_JOB_FRAMEWORKS and setup.zero_stage < 3 and setup.data_parallel > 1
+    if setup.method == "full" and each_rank:
+        text = (
+            f"{whole / GIB:.2f} GiB: the whole bf16 checkpoint, built in host memory by each GPU's process as the job "
+            f"starts (full fine-tuning at ZeRO-{setup.zero_stage}: every rank's from_pretrained without a device_map; "
+            "only ZeRO-3's zero.Init and FSDP's cpu_ram_efficient_loading build it once)"
+        )
+        return CheckpointLoad(whole, True, whole, text)
     if setup.method == "full" or setup.zero_stage >= 3:
         why = "full fine-tuning" if setup.method == "full" else f"ZeRO-{setup.zero_stage} / FSDP"
         text = f"{whole / GIB:.2f} GiB: the whole bf16 checkpoint, built in host memory by one process as the job starts ({why})"

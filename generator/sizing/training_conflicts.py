@@ -41,11 +41,10 @@ def training_conflicts(
     Fields: ``precision``, ``framework``, ``zero_stage``, ``offload_params`` (parameter offload is ZeRO-3's: FSDP's
     ``CPUOffloadPolicy`` on a fully sharded model, DeepSpeed's ``offload_param`` at stage 3), ``optimizer_in_backward``,
     ``activation_offload``, ``offload_optimizer`` and ``optimizer``. Optimizer offload at ZeRO-0 is refused over
-    several data-parallel ranks, and under DeepSpeed on any number: elsewhere it also stands for bitsandbytes' paged
-    optimizers (8-bit states paged to host RAM, at ZeRO-0 on one GPU: torchtune's single-device recipes), so neither an
-    8-bit optimizer nor stage 0 on one GPU contradicts it. The layout's degrees (``pipeline_parallel``,
-    ``expert_parallel``, ``accumulation_steps``) are checked where given: by the estimate and the sizing, and by the
-    planner's search before it sizes a layout.
+    several data-parallel ranks, and on one GPU too outside :data:`OWN_OPTIMIZER_OFFLOAD` (the Hugging Face Trainer
+    family offloads through DeepSpeed's ZeRO-Offload, stage 1-3; a recipe's paged optimizer is sized apart from it).
+    The layout's degrees (``pipeline_parallel``, ``expert_parallel``, ``accumulation_steps``) are checked where given:
+    by the estimate and the sizing, and by the planner's search before it sizes a layout.
     """
     profile = framework_profile(framework) if framework is not None else None
     out = _precision_conflicts(method, profile, base_precision)
@@ -78,6 +77,9 @@ def training_conflicts(
     elif zero_stage == 0 and offload_optimizer and deepspeed:
         # DeepSpeed's rule is the stage's, whatever the GPU count (fuzz33 item 8: one GPU was sized as offloaded)
         out.append(("offload_optimizer", DEEPSPEED_OFFLOAD_AT_ZERO_0))
+    elif zero_stage == 0 and offload_optimizer and (profile is None or profile.name not in OWN_OPTIMIZER_OFFLOAD):
+        # newuser43 item 7: on one GPU it was sized and labelled ZeRO-0, a config DeepSpeed does not run
+        out.append(("offload_optimizer", OFFLOAD_AT_ZERO_0_WITHOUT_DEEPSPEED.format(framework=profile.name if profile else "hf")))
     out += _technique_conflicts(profile, optimizer_in_backward, accumulation_steps, activation_offload, checkpointing)
     if optimizer_in_backward and method in ("lora", "qlora") and profile is not None and profile.name == "torchtune":
         out.append(("optimizer_in_backward", TORCHTUNE_LORA_IN_BACKWARD))
@@ -169,6 +171,20 @@ DEEPSPEED_OFFLOAD_AT_ZERO_0 = (
     "DeepSpeed's optimizer offload is ZeRO-Offload, which DeepSpeed runs at ZeRO stage 1, 2 or 3 (offload_optimizer "
     "is 'Valid for ZeRO stage 1, 2, 3'), on one GPU as on several: give zero_stage 1-3 (--zero 1), or leave zero_stage "
     "out"
+)
+
+
+#: Frameworks that offload the optimizer in one process at ZeRO-0: torchtune's single-device recipes take torchao's
+#: ``CPUOffloadOptimizer`` (https://docs.pytorch.org/torchtune/stable/tutorials/memory_optimizations.html, "Optimizer
+#: offloading"), which a plain PyTorch (FSDP2) loop can wrap its optimizer in as well. The Hugging Face Trainer family
+#: (hf, trl, axolotl, llama-factory, unsloth) offloads the optimizer only through DeepSpeed's ZeRO-Offload.
+OWN_OPTIMIZER_OFFLOAD = ("torchtune", "fsdp2")
+
+#: Optimizer offload at ZeRO-0 on one GPU outside :data:`OWN_OPTIMIZER_OFFLOAD` (newuser43 item 7), as over several.
+OFFLOAD_AT_ZERO_0_WITHOUT_DEEPSPEED = (
+    "{framework} offloads the optimizer through DeepSpeed's ZeRO-Offload, which DeepSpeed runs at ZeRO stage 1, 2 or 3 "
+    "(offload_optimizer is 'Valid for ZeRO stage 1, 2, 3'), on one GPU as on several: give zero_stage 1-3 (--zero 1; "
+    "on one GPU it holds the same memory)"
 )
 
 

@@ -242,6 +242,8 @@ class InventoryGroup(NamedTuple):
     #: A catalog platform's front-end NICs as owned; None: the catalog's (or the one the planner fits).
     frontend_nic: str | None = None
     frontend_nic_count: int | None = None
+    #: A catalog platform's RAM as owned, GiB a server (newuser43 item 2); None: the build specgen would buy.
+    ram_gib: int | None = None
 
     @property
     def platform_id(self) -> str:
@@ -257,6 +259,11 @@ class InventoryGroup(NamedTuple):
     def nics_stated(self) -> bool:
         """Whether a catalog platform's group says any of its NICs (fabric or front end)."""
         return self.fabric_stated or self.frontend_nic is not None
+
+    @property
+    def build_stated(self) -> bool:
+        """Whether a catalog platform's group says any part of its build: its NICs or its RAM."""
+        return self.nics_stated or self.ram_gib is not None
 
 
 class RackCircuits(NamedTuple):
