@@ -59,7 +59,7 @@ def test_the_scheduler_engines_and_the_constant() -> None:
 
 def _row(predicate: Any) -> dict[str, Any]:
     report = calibration_report()
-    rows = [row for group, _, _, _, row in report._rows() if predicate(group, row)]
+    rows: list[dict[str, Any]] = [row for group, _, _, _, row in report._rows() if predicate(group, row)]
     assert len(rows) == 1
     return rows[0]
 
