@@ -867,7 +867,8 @@ def fit_memory() -> dict[str, float]:
 
 
 #: The grid ``--fit-offload`` searches: the CPU side of an offloaded decode (2026-12-02 entry of CALIBRATION.md) and,
-#: since newuser38, the cores' rate and the pageable copies of a prompt's passes (offload entry of 2026-12-03).
+#: since newuser38, the cores' rate and the pageable copies of a prompt's passes (offload entry of 2026-12-03), and
+#: the scheduler's switches between the GPU and the CPU (accoff entry of 2026-12-04).
 OFFLOAD_FIT_GRID: dict[str, tuple[float, ...]] = {
     # held at 0.95: at 0.9 (the in-sample argmin with the cores' rate, 0.4401 against 0.4461) ik_llama.cpp's CPU-only
     # group leaves its target (14.8% / 25.7% -> 17.9% / 28.7%) for the four desktop rows of the experts-in-RAM group
@@ -884,7 +885,17 @@ OFFLOAD_FIT_GRID: dict[str, tuple[float, ...]] = {
     # ik_llama.cpp's own CPU attention kernels (query heads sharing a KV head multiplied together): set by its
     # long-context rows alone, which read the other constants too (2026-12-03 ik attention entry)
     "ik_llama_cpp_cpu_attention_gflops_per_s": tuple(float(r) for r in range(300, 1001, 100)),
-    "cpu_core_gparams_per_s": (12.0, 16.0, 20.0, 24.0, 28.0, 32.0, 1e6),
+    # held at 20 (accoff entry of 2026-12-04): with the switches between the GPU and the CPU counted and both free, the
+    # in-sample argmin is 28 with 200 us a switch (score 0.4224), which takes the out-of-sample two-socket 6980P row at
+    # 86 threads, bound by its cores, from +15.8% to +20.2% (its group 33.0% -> 35.2%) and the 14900K's experts-in-RAM
+    # row to -21.9%
+    "cpu_core_gparams_per_s": (20.0,),
+    # llama.cpp's scheduler switching between the GPU and the CPU, two a MoE layer whose experts are in RAM
+    # (generator.sizing.offload.backend_switches; accoff entry of 2026-12-04). Held at 50 us: the argmin over
+    # 0-250 us is 150 (score 0.4300 against 0.4443 at 50), set by the 12600K's two runs at DDR5-2000 (XMP off, their
+    # memory below 0.95 of its rate), and takes the two rows at their memory's rated speed from +3.1% / +9.7% to -16.1%
+    # / -15.9%; at 50 they are -4.2% / -0.4% (they leave 20 and 48 us a switch)
+    "offload_backend_switch_s": (50e-6,),
 }
 #: The prompt passes' constant: no prefill row has a pass below ``offload_min_batch_tokens`` nor its LM head in RAM, so
 #: the prefill groups read none of the decode constants and the decode groups not this one: the grid of both at once

@@ -165,7 +165,8 @@ def test_without_an_nvme_tier_nothing_is_paged_and_the_command_loads_the_weights
 def test_the_warning_says_the_hit_rate_assumed_and_that_buffered_io_may_be_the_limit() -> None:
     code, out = run_estimate(*RIG)
     assert code == 0
-    assert "speed        3.52 tokens/s (nvme-bound, cpu-compute)" in out  # 2.10 with no page cache hits
+    assert "speed        3.45 tokens/s (nvme-bound, cpu-compute)" in out  # 2.10 with no page cache hits (3.52 before 110
+    # switches between the GPU and the CPU were counted, accoff entry of 2026-12-04)
     warning = next(line for line in out.splitlines() if "GiB of weights live on NVMe" in line)
     for said in (
         "129.23 GiB of weights live on NVMe, in the memory-mapped model file: the page cache, the 81.92 GiB of RAM",
@@ -175,7 +176,7 @@ def test_the_warning_says_the_hit_rate_assumed_and_that_buffered_io_may_be_the_l
         "(nvme_paged_read_efficiency 0.45 of the drive's 12.4 GB/s)",
         "whose buffered I/O, not the drive, may be the limit (a 4-drive RAID0 gave no gain: "
         "https://github.com/ubergarm/r1-ktransformers-guide)",
-        "0.79 tokens/s instead of 3.52",
+        "0.78 tokens/s instead of 3.45",
     ):
         assert said in warning, warning
     decision = next(line for line in out.splitlines() if "routed experts of 55 MoE layer(s)" in line)

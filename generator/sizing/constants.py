@@ -89,6 +89,7 @@ class Constants(NamedTuple):
     cpu_attention_gflops_per_s: float = 90.0
     ik_llama_cpp_cpu_attention_gflops_per_s: float = 500.0
     cpu_core_gparams_per_s: float = 20.0
+    offload_backend_switch_s: float = 50e-6
     pcie_efficiency: float = 0.8
     offload_pageable_copy_efficiency: float = 0.6
     pinned_host_ram_share: float = 0.5
@@ -514,6 +515,21 @@ CONSTANT_DOCS: dict[str, tuple[str, str]] = {
         "its author found later (the post's changelog, 2026-02-15). Both rows are MXFP4 experts: the rate is applied to every "
         "GGUF type unmeasured, and K- and i-quants dequantize more work a weight (an iq2 / iq3 file on few cores is "
         "likely slower than it predicts)",
+    ),
+    "offload_backend_switch_s": (
+        "Seconds a decoded token spends at each switch between the GPU and the CPU under llama.cpp's scheduler "
+        "(llama.cpp, ik_llama.cpp): the split's activations copied across and its stream synchronised, the CPU's "
+        "threads started, and the next GPU split's kernels launched one by one, as CUDA graphs are turned off under "
+        "partial offload; two a MoE layer whose routed experts are in RAM (generator.sizing.offload.backend_switches).",
+        "held at 50 us in the offload fit (benchmarks/calibration_report.py --fit-offload; benchmarks/CALIBRATION.md, "
+        "accoff entry of 2026-12-04): llama.cpp's decode of gpt-oss-120b with the experts of 31 / 36 layers in RAM (62 / "
+        "72 switches a token; llama.cpp logs 'graph splits' 4 + 2 x --n-cpu-moe, "
+        "https://github.com/nibor1896/Crow/issues/159) at the memory's rated speed leaves 20 us a switch on an "
+        "i5-12600K at DDR5-6000 and 48 us on an i9-14900K; the grid's argmin, 150 us, is set by the 12600K's two runs "
+        "at DDR5-2000 (XMP off) and takes both of those rows to -16%. The count is llama.cpp's (ggml-backend.cpp "
+        "ggml_backend_sched_compute_splits; ggml-cuda.cu turns CUDA graphs off after 4 consecutive updates, and 'with "
+        "partial offload CUDA graphs get disabled after just a few splits', "
+        "https://github.com/ikawrakow/ik_llama.cpp/pull/1040); the time a switch takes is fitted, not measured",
     ),
     "offload_pageable_copy_efficiency": (
         "Fraction of the pinned copy rate (pcie_efficiency of the host link) that llama.cpp's prompt passes reach "

@@ -249,6 +249,31 @@ def cpu_attention_gflops_per_s(engine: str, consts: Constants) -> float | None:
     raise ValueError(f"unknown offload engine '{engine}'; one of {', '.join(OFFLOAD_ENGINES)}")
 
 
+#: The engines whose decode runs as ggml-backend's scheduler splits (llama.cpp and its fork ik_llama.cpp): each switch
+#: between the GPU and the CPU within a token costs ``offload_backend_switch_s`` (:func:`backend_switches`). ktransformers
+#: runs its own loop, not these splits.
+GGML_SCHEDULER_ENGINES = ("llama.cpp", "ik_llama.cpp")
+
+
+def backend_switches(engine: str, layer_devices: tuple[str, ...], moe_layers: tuple[bool, ...] | None = None) -> int:
+    """Switches between the GPU and the CPU a decoded token makes under llama.cpp's scheduler.
+
+    ggml-backend.cpp ``ggml_backend_sched_compute_splits`` runs one split a run of nodes on one backend, its inputs
+    copied across and the stream synchronised before the next runs. A layer whose routed experts are in RAM
+    (``gpu:N+experts:cpu``) runs its attention and router on the GPU, its experts on the CPU and hands the result back:
+    two switches (a dense layer, ``moe_layers`` false, has no experts to move: none; every layer is taken to be MoE
+    where not given). Whole layers on the host (``cpu``, ``disk``) next to GPU layers switch where the run of them
+    begins and ends. A placement on one side only (every layer on the CPU, or on the GPUs) switches none; nor does an
+    engine not in :data:`GGML_SCHEDULER_ENGINES`.
+    """
+    if engine not in GGML_SCHEDULER_ENGINES:
+        return 0
+    moe = moe_layers if moe_layers is not None else (True,) * len(layer_devices)
+    experts = sum(2 for device, routed in zip(layer_devices, moe, strict=True) if "+experts:" in device and routed)
+    sides = [runs_on_host(device) for device in layer_devices]
+    return experts + sum(1 for a, b in itertools.pairwise(sides) if a != b)
+
+
 def runs_on_host(device: str) -> bool:
     """Whether a layer placed on ``device`` runs on the CPU: held in RAM, or read from NVMe into it."""
     return device in ("cpu", "disk")
@@ -678,6 +703,9 @@ def offload_cost(
     # the CPU's bytes at the slower of its memory and its cores, and again at the rate its kernels consume them
     weights_s, cpu_bound = cpu_weight_seconds(cpu_read, multiplied, machine, consts)
     t_cpu = weights_s + expert_calls_s
+    # the scheduler's switches between the GPU and the CPU within the token (CUDA graphs off under partial offload)
+    switches = backend_switches(engine, placement.layer_devices, tuple(layer.is_moe for layer in arch.layers))
+    t_switch = switches * consts.offload_backend_switch_s
     # the scores and values of the CPU's layers: compute that grows with the context, beyond the KV bytes read, at the
     # rate of the engine's kernels
     attention_rate = cpu_attention_gflops_per_s(engine, consts)
@@ -687,7 +715,7 @@ def offload_cost(
         attention_rate = math.inf
     t_attention = cpu_attention_flops / (attention_rate * 1e9)
     t_disk = paged.dense_nvme_bytes / nvme + (disk_read - paged.dense_nvme_bytes) / paged_rate if paged is not None else 0.0
-    cpu_mode = engine_s + t_gpu + t_cpu + t_attention + t_disk
+    cpu_mode = engine_s + t_gpu + t_cpu + t_attention + t_disk + t_switch
     # streaming: every offloaded byte (all experts, not just the routed ones) crosses the host link each token, but
     # the input embedding held on the host stays a lookup there: one row crosses, not the table
     table = placement.embedding_bytes
@@ -702,6 +730,8 @@ def offload_cost(
         mode, seconds = "cpu-compute", {"hbm": t_gpu, cpu_bound: t_cpu, "nvme": t_disk, "engine": engine_s}
         if t_attention:
             seconds["cpu-attention"] = t_attention
+        if t_switch:
+            seconds["gpu-cpu-switch"] = t_switch
     else:
         mode, seconds = "pcie-stream", {"hbm": t_gpu + streamed / hbm, "pcie": t_stream, "nvme": t_disk, "engine": engine_s}
     total = sum(seconds.values())
