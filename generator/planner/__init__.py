@@ -432,6 +432,7 @@ def _plan_fleet(
     made: list[tuple[_Pass, bool]] = []  # each fleet's pass, and whether its services shared servers
     same: dict[int, list[tuple[Option, ...]]] = {}  # the options of each fleet tried, by their candidates' hash
     trials = LeftFreeTrials.empty()  # what became of the fleets running each deployment on owned servers
+    capped_fleets: dict[int, tuple[ServerKey, list[str]]] = {}  # fleets using an owned kind in part, and the caps why
 
     def add(chosen: _Pass, on: Kind | None, share: bool = False) -> None:
         choices = tuple(id(opt) for _, opt, _ in chosen[0])
@@ -499,24 +500,46 @@ def _plan_fleet(
     kinds: list[Kind] = [*(gpu_kinds if len(gpu_kinds) > 1 else []), *(server_kinds if len(server_kinds) > 1 else [])]
 
     def sharing(
-        orders: list[list[int] | None], withheld: frozenset[ServerKey] = frozenset(), among: set[Kind] | None = None
+        orders: list[list[int] | None],
+        withheld: frozenset[ServerKey] = frozenset(),
+        among: set[Kind] | None = None,
+        capped: tuple[tuple[ServerKey, int], ...] = (),
     ) -> None:
         """The passes where services share servers: in each order, held to each kind, and the largest held alone.
 
         ``among``: the kinds held to, where not every kind (those of the fleets built so far).
         """
-        runners_up = _RunnersUp.of([[best, *rest] for _, best, rest in passes[0]])
+        runners_up = _RunnersUp.of([[best, *rest] for _, best, rest in passes[0]]) if passes else None
         for order in orders:
             try:
                 add(
-                    choose(loaded, consts, enumerated, sizes, share=True, order=order, runners_up=runners_up, withheld=withheld),
+                    choose(
+                        loaded,
+                        consts,
+                        enumerated,
+                        sizes,
+                        share=True,
+                        order=order,
+                        runners_up=runners_up,
+                        withheld=withheld,
+                        capped=capped,
+                    ),
                     None,
                     share=True,
                 )
             except InfeasibleError as exc:
                 errors.append(exc)
         held_to = functools.partial(
-            choose, loaded, consts, enumerated, sizes, share=True, order=by_size, runners_up=runners_up, withheld=withheld
+            choose,
+            loaded,
+            consts,
+            enumerated,
+            sizes,
+            share=True,
+            order=by_size,
+            runners_up=runners_up,
+            withheld=withheld,
+            capped=capped,
         )
         for kind in kinds:
             if among is not None and kind not in among:
@@ -545,7 +568,9 @@ def _plan_fleet(
     for order in (by_choice, by_size):
         if order not in shared_orders:
             shared_orders.append(order)
-    if services >= 2 and passes:
+    # with no pass of each deployment on its own servers (owned servers too few for that, none bought), the services
+    # may still share the owned servers' GPUs (fuzz34 item 1: two 1-GPU services and one owned 8-GPU DGX, buy: false)
+    if services >= 2 and (passes or wl.hardware.inventory):
         sharing(shared_orders)
     if wl.hardware.inventory and wl.hardware.buy and passes:
         # owned servers used first is a preference of each pass, not of the fleet: a fleet that leaves some off and
@@ -572,6 +597,26 @@ def _plan_fleet(
                 add(choose(loaded, consts, enumerated, sizes, share=False, withheld=withheld), None)
             if services >= 2:
                 sharing(withheld_orders, withheld, among)
+        # and where a fleet broke a cap on racks or nodes, each owned kind used in part, as many of its servers as
+        # the caps allow first: a pass uses all of a kind's free servers or (withheld) none, and a service the owned
+        # servers hold whole never buys beside them (fuzz34 item 3: 4 owned DGX H100 held a service on 2 servers, 2
+        # racks of 20 kW over max_racks 1, and the fleet bought 3 XE8640 for $591,000; 1 owned DGX and 1 bought
+        # XE8640 fit the rack for $197,000)
+        # (the runners-up named are the first pass's, every owned server free: a layout on the owned servers the pass
+        # leaves off is no purchase)
+        over_cap = sorted({e.limit for e in errors if isinstance(e, FleetLimitError) and e.limit in ("max_racks", "max_nodes")})
+        first_ranked = _RunnersUp.of([[best, *rest] for _, best, rest in passes[0]])
+        for kind in owned_kinds if over_cap else []:
+            for most in range(owned[kind] - 1, 0, -1)[:MAX_OWNED_SUBSETS]:
+                before = len(fleets)
+                capped = ((kind, most),)
+                with contextlib.suppress(InfeasibleError):
+                    add(choose(loaded, consts, enumerated, sizes, share=False, capped=capped, runners_up=first_ranked), None)
+                if services >= 2:
+                    sharing(withheld_orders, frozenset(), among, capped)
+                capped_fleets.update(dict.fromkeys(range(before, len(fleets)), (kind, over_cap)))
+                if len(fleets) > before:
+                    break  # the most of the kind a fleet within the caps was planned with
 
     def best_at() -> int:
         objective = _fleet_objective(wl.objective, [f for f, _ in fleets])
@@ -601,8 +646,24 @@ def _plan_fleet(
     chosen, _ = made[at]
     ranking, floors = (Ranking(o, functools.partial(_fleet_rank, o)) for o in (objective, wl.objective))
     best = checked_left_free(wl, best, chosen.chosen, chosen.ruled_out, trials, ranking, floors)
+    if at in capped_fleets:
+        best = _capped_said(best, *capped_fleets[at])
     return best if on_kind is None else _on_one_kind(best, on_kind, fleets[0][0], objective)
 
+
+def _capped_said(plan: Plan, kind: ServerKey, limits: list[str]) -> Plan:
+    """``plan`` (a fleet using owned servers of ``kind`` in part) with its ``inventory-free`` finding of the kind saying why."""
+    head = f" owned {kind[0]} server(s) ({kind[2]} x {kind[1]}) left free"
+    caps = " and ".join(f"hardware.{limit}" for limit in limits)
+    why = f"; the fleets that used more of them were over {caps}, so the rest of the replicas are bought"
+    findings = tuple(
+        f._replace(message=f.message + why) if f.code == "inventory-free" and head in f.message else f for f in plan.findings
+    )
+    return plan._replace(findings=findings)
+
+
+#: Under a cap on racks or nodes, at most this many counts of an owned kind's servers below all of them are tried.
+MAX_OWNED_SUBSETS = 8
 
 #: The best fleet's deployments are moved (:func:`_moves`) from at most this many fleets, each better than the last.
 MAX_MOVE_ROUNDS = 4
@@ -872,6 +933,7 @@ def _choose(
     ceiling: float | None = None,
     owned_first: bool = True,
     withheld: frozenset[ServerKey] = frozenset(),
+    capped: tuple[tuple[ServerKey, int], ...] = (),
     capex: CapexPrice | None = None,
     ranking_keys: RankingMemo | None = None,
     kept: _Pass | None = None,
@@ -889,7 +951,8 @@ def _choose(
     (nothing can share them, and the other passes place the others beside its best layout) or its servers alone
     exceed ``ceiling`` (the lead of :func:`_fleet_rank` of the best fleet so far); ``owned_first``: layouts that buy
     nothing rank first (else by the objective alone, an owned server at its upkeep, so that a fleet leaving some owned
-    servers off is planned too); ``withheld``: owned kinds none of whose servers the pass uses; ``capex``: the
+    servers off is planned too); ``withheld``: owned kinds none of whose servers the pass uses; ``capped``: owned
+    kinds of which the pass uses at most so many servers (the rest bought where more are needed); ``capex``: the
     layouts ranked with a price on capex (:class:`CapexPrice`); ``ranking_keys``: the ranking keys formed in the
     passes so far (:data:`~generator.planner.candidates.RankingMemo`), for the passes that rank an option alike;
     ``kept``: a pass whose choices every deployment but those ``moved`` (by index; a chain's first job moves the chain)
@@ -923,6 +986,8 @@ def _choose(
     every_owned = dict(free)  # all of them, for the floor under the fleet an anchor starts
     for key in withheld:  # owned kinds left off: the fleet without them
         free[key] = 0
+    for key, most in capped:  # owned kinds used in part: a fleet limit may hold fewer of them (fuzz34 item 3)
+        free[key] = min(free.get(key, 0), most)
     busy: dict[ServerKey, Fraction] = {}  # GPUs in use by the inference deployments chosen so far, by server kind
     not_bought = {(h.platform.id, h.gpu.id) for h in allowed_hardware(wl) if h.not_bought} if share and free else set()
     chains = _chains_by_job(wl)  # training jobs run one after another on one pool: chosen together, at the first
