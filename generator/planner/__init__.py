@@ -263,13 +263,13 @@ def _plan_fleet_within_limits(loaded: LoadedWorkload, consts: Constants) -> Plan
     else:
         over = [e.plan for e in broke if isinstance(e, FleetLimitError) and e.limit == "max_capex_usd"]
         objective = _fleet_objective(wl.objective, [best, *(cast("Plan", p) for p in over if p is not None)])
-        lead = _fleet_rank(objective, best)
-        if not any(p is not None and _fleet_rank(objective, cast("Plan", p)) < lead for p in over):
+        lead = _fleet_rank(objective, best, wl)
+        if not any(p is not None and _fleet_rank(objective, cast("Plan", p), wl) < lead for p in over):
             return best
         # fleets better by the objective broke the capex cap: those with a price on capex may beat the one kept
         plans = [best, *_plans_within_capex(loaded, consts, None)]
         objective = _fleet_objective(wl.objective, plans)
-        return min(plans, key=lambda p: _fleet_rank(objective, p))
+        return min(plans, key=lambda p: _fleet_rank(objective, p, wl))
     # the objective's best choice per deployment breaks a fleet limit (racks, budget): a fleet of one allowed
     # GPU kind may keep it; the best of those that do wins, else the first error stands
     kinds = sorted({hw.gpu.id for hw in allowed_hardware(wl)})
@@ -287,7 +287,7 @@ def _plan_fleet_within_limits(loaded: LoadedWorkload, consts: Constants) -> Plan
     if not plans:
         raise first
     objective = _fleet_objective(wl.objective, plans)
-    return min(plans, key=lambda p: _fleet_rank(objective, p))
+    return min(plans, key=lambda p: _fleet_rank(objective, p, wl))
 
 
 def _plans_within_budget(loaded: LoadedWorkload, consts: Constants) -> list[Plan]:
@@ -447,7 +447,7 @@ def _plan_fleet(
         alike.append(options)
         on_owned = trials.on_owned(wl, chosen[0])
         floor = _fleet_floor(wl, [opt for _, opt, _ in chosen[0]], owned) if fleets else None
-        if floor is not None and floor > min(_fleet_rank(wl.objective, f)[0] for f, _ in fleets) + 0.005:
+        if floor is not None and floor > min(_fleet_rank(wl.objective, f, wl)[0] for f, _ in fleets) + 0.005:
             trials.record(on_owned, floor=floor)
             return  # worse whatever its pools come to: not assembled
         try:
@@ -558,7 +558,7 @@ def _plan_fleet(
             if among is not None and kind not in among:
                 continue
             for order in [o for n, o in enumerate(anchored) if o not in anchored[:n]]:
-                ceiling = min(_fleet_rank(wl.objective, f)[0] for f, _ in fleets) if fleets else None
+                ceiling = min(_fleet_rank(wl.objective, f, wl)[0] for f, _ in fleets) if fleets else None
                 try:
                     add(held_to(on=kind, anchor=True, ceiling=ceiling, order=order), None, share=True)
                 except InfeasibleError:
@@ -620,7 +620,7 @@ def _plan_fleet(
 
     def best_at() -> int:
         objective = _fleet_objective(wl.objective, [f for f, _ in fleets])
-        return min(range(len(fleets)), key=lambda k: _fleet_rank(objective, fleets[k][0]))  # the first of equals wins
+        return min(range(len(fleets)), key=lambda k: _fleet_rank(objective, fleets[k][0], wl))  # the first of equals wins
 
     # each deployment of the best fleet moved, the others' choices kept, onto each owned kind and to its best layout
     # beside them: no pass above keeps the others as they are (newuser42 item 1: the fleet left 4 owned A100 servers
@@ -644,7 +644,7 @@ def _plan_fleet(
     best, on_kind = fleets[at]
     # owned servers it leaves free: what the fleets running each deployment there came to (newuser30 item 2)
     chosen, _ = made[at]
-    ranking, floors = (Ranking(o, functools.partial(_fleet_rank, o)) for o in (objective, wl.objective))
+    ranking, floors = (Ranking(o, functools.partial(_fleet_rank, o, wl=wl)) for o in (objective, wl.objective))
     best = checked_left_free(wl, best, chosen.chosen, chosen.ruled_out, trials, ranking, floors)
     if at in capped_fleets:
         best = _capped_said(best, *capped_fleets[at])
@@ -818,15 +818,18 @@ def _withheld_sets(kinds: list[ServerKey], every: bool) -> list[frozenset[Server
     return [frozenset([k]) for k in kinds] + [frozenset(kinds) - {k} for k in kinds] + whole
 
 
-def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
+def _fleet_rank(objective: str, plan: Plan, wl: Workload | None = None) -> tuple[float, ...]:
     """Sort key of a whole plan: the objective over the fleet, then idle GPUs, servers and power.
 
     A missing price never reads as free: an unpriced fleet or job counts as infinitely dear, and
     unpriced fleets are compared as the objective ``cost`` falls back to (``power-bought``).
+    With ``wl``, its owned servers priced under ``prices:`` and left free count their rate too
+    (:func:`idle_owned_usd_per_month`).
     """
     t = plan.totals
     # the rented jobs' runs a month, where the workload says how often they run, are the month's too
     usd = t["usd_per_month"] + t.get("training_usd_per_month", 0.0) if t["usd_per_month"] is not None else math.inf
+    usd += idle_owned_usd_per_month(wl, plan) if wl is not None else 0.0
     jobs = t["training_usd_per_job"] if t["training_usd_per_job"] is not None else math.inf
     # power on the basis deployments are ranked by: each server's components summed (its published maximum where
     # the catalog has no parts list), so that fleets of published and built servers compare alike
@@ -840,6 +843,27 @@ def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
     leads = {"gpus": (gpus_bought, t["gpus"]), "power": (power,), "power-bought": (bought, power)}
     lead = leads.get(objective, (usd, jobs, *unpriced))
     return (*lead, t["idle_gpus"], t["nodes"], power)
+
+
+def idle_owned_usd_per_month(wl: Workload, plan: Plan) -> float:
+    """What the owned servers a fleet leaves free cost a month at the workload's ``prices:`` rate of their platform.
+
+    README: an owned platform priced under ``prices:`` is costed at that rate "as your own all-in cost for the servers
+    you own": a cost paid whether they run or not, so the fleets are compared with it counted for the owned servers
+    they leave free as well as for those they use (fuzz34 item 4: at $20/h for the two owned DGX H100, $14,600 a month
+    each where used and $0 left free, the plan bought 3 new DGX H100 for $810,000 and left the owned two idle). The
+    plan's own totals still count the servers it uses: what the rate of idle ones adds is the same for every fleet
+    that leaves them so.
+    """
+    from generator.planner.tco import HOURS_PER_MONTH
+
+    if wl.hardware.provider != "baremetal" or not wl.prices:
+        return 0.0
+    return sum(
+        e["free"] * wl.prices[e["platform"]] * HOURS_PER_MONTH
+        for e in plan.totals.get("inventory", ())
+        if e["free"] and e["platform"] in wl.prices
+    )
 
 
 #: Each deployment's index, chosen option and runners-up, in the workload's order.
@@ -1315,6 +1339,7 @@ def _owned_short_hint(
     ``replicas_fit``: a layout of whole replicas inside a server found some owned free, too few: a lower rate needs fewer.
     """
     held = []
+    apart = False  # a holder a training job where ``dep`` is a service, or the other way round
     told: set[int] = set()  # the jobs of a chain hold one option: its servers are said once, by its first job
     for i, opt, _ in chosen:
         if id(opt) in told:
@@ -1322,6 +1347,8 @@ def _owned_short_hint(
         told.add(id(opt))
         servers = [f"{p.candidate.owned_nodes} x {p.hardware.platform.id}" for p in opt.pieces if p.candidate.owned_nodes]
         held += [f"'{wl.deployments[i].name}' holds {' and '.join(servers)}"] if servers else []
+        training = isinstance(wl.deployments[i], TrainingDeployment)
+        apart = apart or bool(servers and training != isinstance(dep, TrainingDeployment))
     ways = [
         "list more owned servers under hardware.inventory",
         "let the plan buy (drop hardware.buy: false)" if not wl.hardware.buy else "allow buying more of the kind",
@@ -1342,7 +1369,13 @@ def _owned_short_hint(
         ways += [f"fewer than its {job.runs_per_month:g} runs_per_month"] if job.runs_per_month else []
         ways += ["a later deadline_hours"] if job.deadline_hours else []
     if held:
-        ways.append(f"place a deployment before it elsewhere ({'; '.join(held)})")
+        # fuzz34 item 1: a service and a 1-GPU LoRA job on one owned 8-GPU server: the job takes a server of its own
+        why = (
+            "; a training job shares servers only with the jobs it runs in turn with (run_after), never with a service"
+            if apart
+            else ""
+        )
+        ways.append(f"place a deployment before it elsewhere ({'; '.join(held)}{why})")
     return f"to unblock: {', '.join(ways[:-1])}, or {ways[-1]}"
 
 
