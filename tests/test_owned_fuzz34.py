@@ -193,3 +193,17 @@ def test_a_training_job_beside_a_service_on_the_one_owned_server_says_why(tmp_pa
         "or place a deployment before it elsewhere ('a' holds 1 x dgx-h100; a training job shares servers only with "
         "the jobs it runs in turn with (run_after), never with a service)"
     )
+
+
+@pytest.mark.parametrize("count", [2, 4])
+@pytest.mark.parametrize("pin", ["dell-xe8640", "dgx-h100", "supermicro-as-8125gs-tnhr"])
+def test_pinning_never_beats_the_search_under_max_racks(tmp_path: Path, count: int, pin: str) -> None:
+    """Property-style: the fleet searched is never worse by the objective than one pinned to a platform."""
+    text = RACK.format(count=count, caps="  max_racks: 1\n")
+    searched = _plan(tmp_path, text)
+    pinned_text = text.replace("    inference:", f"    platform: {pin}\n    inference:")
+    try:
+        pinned = _plan(tmp_path, pinned_text, "pinned.yaml")
+    except InfeasibleError:
+        return  # nothing within the caps on that platform alone
+    assert searched.totals["usd_per_month"] <= pinned.totals["usd_per_month"] + 0.005

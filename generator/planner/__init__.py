@@ -859,10 +859,12 @@ def idle_owned_usd_per_month(wl: Workload, plan: Plan) -> float:
 
     if wl.hardware.provider != "baremetal" or not wl.prices:
         return 0.0
-    return sum(
-        e["free"] * wl.prices[e["platform"]] * HOURS_PER_MONTH
-        for e in plan.totals.get("inventory", ())
-        if e["free"] and e["platform"] in wl.prices
+    return float(
+        sum(
+            e["free"] * wl.prices[e["platform"]] * HOURS_PER_MONTH
+            for e in plan.totals.get("inventory", ())
+            if e["free"] and e["platform"] in wl.prices
+        )
     )
 
 
@@ -1193,8 +1195,8 @@ def _choose(
                 cheapest = f"; the cheapest priced layout costs ${min(priced):,.0f} a month{with_runs}" if priced else ""
                 # the least a layout pays up front for the servers it buys, where a capex cap holds (newuser30 item 8)
                 up_fronts = [usd for o in options if (usd := up_front_usd(o)) is not None]
-                capped = capex_cap_usd(wl) is not None and up_fronts
-                cheapest += f"; the least capex of a layout is ${min(up_fronts):,.0f}" if capped else ""
+                capex_capped = capex_cap_usd(wl) is not None and up_fronts
+                cheapest += f"; the least capex of a layout is ${min(up_fronts):,.0f}" if capex_capped else ""
                 budget = wl.hardware.max_budget_usd_per_month is not None or capex_cap_usd(wl) is not None
                 detail = (
                     f"every layout exceeds {limits_text(wl)}"
