@@ -296,13 +296,13 @@ def _plan_fleet_within_limits(loaded: LoadedWorkload, consts: Constants) -> Plan
     else:
         over = [e.plan for e in broke if isinstance(e, FleetLimitError) and e.limit == "max_capex_usd"]
         objective = _fleet_objective(wl.objective, [best, *(cast("Plan", p) for p in over if p is not None)])
-        lead = _fleet_rank(objective, best)
-        if not any(p is not None and _fleet_rank(objective, cast("Plan", p)) < lead for p in over):
+        lead = _fleet_rank(objective, best, wl)
+        if not any(p is not None and _fleet_rank(objective, cast("Plan", p), wl) < lead for p in over):
             return best
         # fleets better by the objective broke the capex cap: those with a price on capex may beat the one kept
         plans = [best, *_plans_within_capex(loaded, consts, None)]
         objective = _fleet_objective(wl.objective, plans)
-        return min(plans, key=lambda p: _fleet_rank(objective, p))
+        return min(plans, key=lambda p: _fleet_rank(objective, p, wl))
     # the objective's best choice per deployment breaks a fleet limit (racks, budget): a fleet of one allowed
     # GPU kind may keep it; the best of those that do wins, else the first error stands
     kinds = sorted({hw.gpu.id for hw in allowed_hardware(wl)})
@@ -320,7 +320,7 @@ def _plan_fleet_within_limits(loaded: LoadedWorkload, consts: Constants) -> Plan
     if not plans:
         raise first
     objective = _fleet_objective(wl.objective, plans)
-    return min(plans, key=lambda p: _fleet_rank(objective, p))
+    return min(plans, key=lambda p: _fleet_rank(objective, p, wl))
 
 
 def _plans_within_budget(loaded: LoadedWorkload, consts: Constants) -> list[Plan]:
@@ -465,6 +465,7 @@ def _plan_fleet(
     made: list[tuple[_Pass, bool]] = []  # each fleet's pass, and whether its services shared servers
     same: dict[int, list[tuple[Option, ...]]] = {}  # the options of each fleet tried, by their candidates' hash
     trials = LeftFreeTrials.empty()  # what became of the fleets running each deployment on owned servers
+    capped_fleets: dict[int, tuple[ServerKey, list[str]]] = {}  # fleets using an owned kind in part, and the caps why
 
     def add(chosen: _Pass, on: Kind | None, share: bool = False) -> None:
         choices = tuple(id(opt) for _, opt, _ in chosen[0])
@@ -479,7 +480,7 @@ def _plan_fleet(
         alike.append(options)
         on_owned = trials.on_owned(wl, chosen[0])
         floor = _fleet_floor(wl, [opt for _, opt, _ in chosen[0]], owned) if fleets else None
-        if floor is not None and floor > min(_fleet_rank(wl.objective, f)[0] for f, _ in fleets) + 0.005:
+        if floor is not None and floor > min(_fleet_rank(wl.objective, f, wl)[0] for f, _ in fleets) + 0.005:
             trials.record(on_owned, floor=floor)
             return  # worse whatever its pools come to: not assembled
         try:
@@ -532,24 +533,46 @@ def _plan_fleet(
     kinds: list[Kind] = [*(gpu_kinds if len(gpu_kinds) > 1 else []), *(server_kinds if len(server_kinds) > 1 else [])]
 
     def sharing(
-        orders: list[list[int] | None], withheld: frozenset[ServerKey] = frozenset(), among: set[Kind] | None = None
+        orders: list[list[int] | None],
+        withheld: frozenset[ServerKey] = frozenset(),
+        among: set[Kind] | None = None,
+        capped: tuple[tuple[ServerKey, int], ...] = (),
     ) -> None:
         """The passes where services share servers: in each order, held to each kind, and the largest held alone.
 
         ``among``: the kinds held to, where not every kind (those of the fleets built so far).
         """
-        runners_up = _RunnersUp.of([[best, *rest] for _, best, rest in passes[0]])
+        runners_up = _RunnersUp.of([[best, *rest] for _, best, rest in passes[0]]) if passes else None
         for order in orders:
             try:
                 add(
-                    choose(loaded, consts, enumerated, sizes, share=True, order=order, runners_up=runners_up, withheld=withheld),
+                    choose(
+                        loaded,
+                        consts,
+                        enumerated,
+                        sizes,
+                        share=True,
+                        order=order,
+                        runners_up=runners_up,
+                        withheld=withheld,
+                        capped=capped,
+                    ),
                     None,
                     share=True,
                 )
             except InfeasibleError as exc:
                 errors.append(exc)
         held_to = functools.partial(
-            choose, loaded, consts, enumerated, sizes, share=True, order=by_size, runners_up=runners_up, withheld=withheld
+            choose,
+            loaded,
+            consts,
+            enumerated,
+            sizes,
+            share=True,
+            order=by_size,
+            runners_up=runners_up,
+            withheld=withheld,
+            capped=capped,
         )
         for kind in kinds:
             if among is not None and kind not in among:
@@ -568,7 +591,7 @@ def _plan_fleet(
             if among is not None and kind not in among:
                 continue
             for order in [o for n, o in enumerate(anchored) if o not in anchored[:n]]:
-                ceiling = min(_fleet_rank(wl.objective, f)[0] for f, _ in fleets) if fleets else None
+                ceiling = min(_fleet_rank(wl.objective, f, wl)[0] for f, _ in fleets) if fleets else None
                 try:
                     add(held_to(on=kind, anchor=True, ceiling=ceiling, order=order), None, share=True)
                 except InfeasibleError:
@@ -578,7 +601,9 @@ def _plan_fleet(
     for order in (by_choice, by_size):
         if order not in shared_orders:
             shared_orders.append(order)
-    if services >= 2 and passes:
+    # with no pass of each deployment on its own servers (owned servers too few for that, none bought), the services
+    # may still share the owned servers' GPUs (fuzz34 item 1: two 1-GPU services and one owned 8-GPU DGX, buy: false)
+    if services >= 2 and (passes or wl.hardware.inventory):
         sharing(shared_orders)
     if wl.hardware.inventory and wl.hardware.buy and passes:
         # owned servers used first is a preference of each pass, not of the fleet: a fleet that leaves some off and
@@ -605,10 +630,30 @@ def _plan_fleet(
                 add(choose(loaded, consts, enumerated, sizes, share=False, withheld=withheld), None)
             if services >= 2:
                 sharing(withheld_orders, withheld, among)
+        # and where a fleet broke a cap on racks or nodes, each owned kind used in part, as many of its servers as
+        # the caps allow first: a pass uses all of a kind's free servers or (withheld) none, and a service the owned
+        # servers hold whole never buys beside them (fuzz34 item 3: 4 owned DGX H100 held a service on 2 servers, 2
+        # racks of 20 kW over max_racks 1, and the fleet bought 3 XE8640 for $591,000; 1 owned DGX and 1 bought
+        # XE8640 fit the rack for $197,000)
+        # (the runners-up named are the first pass's, every owned server free: a layout on the owned servers the pass
+        # leaves off is no purchase)
+        over_cap = sorted({e.limit for e in errors if isinstance(e, FleetLimitError) and e.limit in ("max_racks", "max_nodes")})
+        first_ranked = _RunnersUp.of([[best, *rest] for _, best, rest in passes[0]])
+        for kind in owned_kinds if over_cap else []:
+            for most in range(owned[kind] - 1, 0, -1)[:MAX_OWNED_SUBSETS]:
+                before = len(fleets)
+                capped = ((kind, most),)
+                with contextlib.suppress(InfeasibleError):
+                    add(choose(loaded, consts, enumerated, sizes, share=False, capped=capped, runners_up=first_ranked), None)
+                if services >= 2:
+                    sharing(withheld_orders, frozenset(), among, capped)
+                capped_fleets.update(dict.fromkeys(range(before, len(fleets)), (kind, over_cap)))
+                if len(fleets) > before:
+                    break  # the most of the kind a fleet within the caps was planned with
 
     def best_at() -> int:
         objective = _fleet_objective(wl.objective, [f for f, _ in fleets])
-        return min(range(len(fleets)), key=lambda k: _fleet_rank(objective, fleets[k][0]))  # the first of equals wins
+        return min(range(len(fleets)), key=lambda k: _fleet_rank(objective, fleets[k][0], wl))  # the first of equals wins
 
     # each deployment of the best fleet moved, the others' choices kept, onto each owned kind and to its best layout
     # beside them: no pass above keeps the others as they are (newuser42 item 1: the fleet left 4 owned A100 servers
@@ -632,10 +677,26 @@ def _plan_fleet(
     best, on_kind = fleets[at]
     # owned servers it leaves free: what the fleets running each deployment there came to (newuser30 item 2)
     chosen, _ = made[at]
-    ranking, floors = (Ranking(o, functools.partial(_fleet_rank, o)) for o in (objective, wl.objective))
+    ranking, floors = (Ranking(o, functools.partial(_fleet_rank, o, wl=wl)) for o in (objective, wl.objective))
     best = checked_left_free(wl, best, chosen.chosen, chosen.ruled_out, trials, ranking, floors)
+    if at in capped_fleets:
+        best = _capped_said(best, *capped_fleets[at])
     return best if on_kind is None else _on_one_kind(best, on_kind, fleets[0][0], objective)
 
+
+def _capped_said(plan: Plan, kind: ServerKey, limits: list[str]) -> Plan:
+    """``plan`` (a fleet using owned servers of ``kind`` in part) with its ``inventory-free`` finding of the kind saying why."""
+    head = f" owned {kind[0]} server(s) ({kind[2]} x {kind[1]}) left free"
+    caps = " and ".join(f"hardware.{limit}" for limit in limits)
+    why = f"; the fleets that used more of them were over {caps}, so the rest of the replicas are bought"
+    findings = tuple(
+        f._replace(message=f.message + why) if f.code == "inventory-free" and head in f.message else f for f in plan.findings
+    )
+    return plan._replace(findings=findings)
+
+
+#: Under a cap on racks or nodes, at most this many counts of an owned kind's servers below all of them are tried.
+MAX_OWNED_SUBSETS = 8
 
 #: The best fleet's deployments are moved (:func:`_moves`) from at most this many fleets, each better than the last.
 MAX_MOVE_ROUNDS = 4
@@ -790,15 +851,18 @@ def _withheld_sets(kinds: list[ServerKey], every: bool) -> list[frozenset[Server
     return [frozenset([k]) for k in kinds] + [frozenset(kinds) - {k} for k in kinds] + whole
 
 
-def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
+def _fleet_rank(objective: str, plan: Plan, wl: Workload | None = None) -> tuple[float, ...]:
     """Sort key of a whole plan: the objective over the fleet, then idle GPUs, servers and power.
 
     A missing price never reads as free: an unpriced fleet or job counts as infinitely dear, and
     unpriced fleets are compared as the objective ``cost`` falls back to (``power-bought``).
+    With ``wl``, its owned servers priced under ``prices:`` and left free count their rate too
+    (:func:`idle_owned_usd_per_month`).
     """
     t = plan.totals
     # the rented jobs' runs a month, where the workload says how often they run, are the month's too
     usd = t["usd_per_month"] + t.get("training_usd_per_month", 0.0) if t["usd_per_month"] is not None else math.inf
+    usd += idle_owned_usd_per_month(wl, plan) if wl is not None else 0.0
     jobs = t["training_usd_per_job"] if t["training_usd_per_job"] is not None else math.inf
     # power on the basis deployments are ranked by: each server's components summed (its published maximum where
     # the catalog has no parts list), so that fleets of published and built servers compare alike
@@ -812,6 +876,29 @@ def _fleet_rank(objective: str, plan: Plan) -> tuple[float, ...]:
     leads = {"gpus": (gpus_bought, t["gpus"]), "power": (power,), "power-bought": (bought, power)}
     lead = leads.get(objective, (usd, jobs, *unpriced))
     return (*lead, t["idle_gpus"], t["nodes"], power)
+
+
+def idle_owned_usd_per_month(wl: Workload, plan: Plan) -> float:
+    """What the owned servers a fleet leaves free cost a month at the workload's ``prices:`` rate of their platform.
+
+    README: an owned platform priced under ``prices:`` is costed at that rate "as your own all-in cost for the servers
+    you own": a cost paid whether they run or not, so the fleets are compared with it counted for the owned servers
+    they leave free as well as for those they use (fuzz34 item 4: at $20/h for the two owned DGX H100, $14,600 a month
+    each where used and $0 left free, the plan bought 3 new DGX H100 for $810,000 and left the owned two idle). The
+    plan's own totals still count the servers it uses: what the rate of idle ones adds is the same for every fleet
+    that leaves them so.
+    """
+    from generator.planner.tco import HOURS_PER_MONTH
+
+    if wl.hardware.provider != "baremetal" or not wl.prices:
+        return 0.0
+    return float(
+        sum(
+            e["free"] * wl.prices[e["platform"]] * HOURS_PER_MONTH
+            for e in plan.totals.get("inventory", ())
+            if e["free"] and e["platform"] in wl.prices
+        )
+    )
 
 
 #: Each deployment's index, chosen option and runners-up, in the workload's order.
@@ -905,6 +992,7 @@ def _choose(
     ceiling: float | None = None,
     owned_first: bool = True,
     withheld: frozenset[ServerKey] = frozenset(),
+    capped: tuple[tuple[ServerKey, int], ...] = (),
     capex: CapexPrice | None = None,
     ranking_keys: RankingMemo | None = None,
     kept: _Pass | None = None,
@@ -922,7 +1010,8 @@ def _choose(
     (nothing can share them, and the other passes place the others beside its best layout) or its servers alone
     exceed ``ceiling`` (the lead of :func:`_fleet_rank` of the best fleet so far); ``owned_first``: layouts that buy
     nothing rank first (else by the objective alone, an owned server at its upkeep, so that a fleet leaving some owned
-    servers off is planned too); ``withheld``: owned kinds none of whose servers the pass uses; ``capex``: the
+    servers off is planned too); ``withheld``: owned kinds none of whose servers the pass uses; ``capped``: owned
+    kinds of which the pass uses at most so many servers (the rest bought where more are needed); ``capex``: the
     layouts ranked with a price on capex (:class:`CapexPrice`); ``ranking_keys``: the ranking keys formed in the
     passes so far (:data:`~generator.planner.candidates.RankingMemo`), for the passes that rank an option alike;
     ``kept``: a pass whose choices every deployment but those ``moved`` (by index; a chain's first job moves the chain)
@@ -956,6 +1045,8 @@ def _choose(
     every_owned = dict(free)  # all of them, for the floor under the fleet an anchor starts
     for key in withheld:  # owned kinds left off: the fleet without them
         free[key] = 0
+    for key, most in capped:  # owned kinds used in part: a fleet limit may hold fewer of them (fuzz34 item 3)
+        free[key] = min(free.get(key, 0), most)
     busy: dict[ServerKey, Fraction] = {}  # GPUs in use by the inference deployments chosen so far, by server kind
     not_bought = {(h.platform.id, h.gpu.id) for h in allowed_hardware(wl) if h.not_bought} if share and free else set()
     chains = _chains_by_job(wl)  # training jobs run one after another on one pool: chosen together, at the first
@@ -1137,8 +1228,8 @@ def _choose(
                 cheapest = f"; the cheapest priced layout costs ${min(priced):,.0f} a month{with_runs}" if priced else ""
                 # the least a layout pays up front for the servers it buys, where a capex cap holds (newuser30 item 8)
                 up_fronts = [usd for o in options if (usd := up_front_usd(o)) is not None]
-                capped = capex_cap_usd(wl) is not None and up_fronts
-                cheapest += f"; the least capex of a layout is ${min(up_fronts):,.0f}" if capped else ""
+                capex_capped = capex_cap_usd(wl) is not None and up_fronts
+                cheapest += f"; the least capex of a layout is ${min(up_fronts):,.0f}" if capex_capped else ""
                 budget = wl.hardware.max_budget_usd_per_month is not None or capex_cap_usd(wl) is not None
                 detail = (
                     f"every layout exceeds {limits_text(wl)}"
@@ -1285,6 +1376,7 @@ def _owned_short_hint(
     ``replicas_fit``: a layout of whole replicas inside a server found some owned free, too few: a lower rate needs fewer.
     """
     held = []
+    apart = False  # a holder a training job where ``dep`` is a service, or the other way round
     told: set[int] = set()  # the jobs of a chain hold one option: its servers are said once, by its first job
     for i, opt, _ in chosen:
         if id(opt) in told:
@@ -1292,6 +1384,8 @@ def _owned_short_hint(
         told.add(id(opt))
         servers = [f"{p.candidate.owned_nodes} x {p.hardware.platform.id}" for p in opt.pieces if p.candidate.owned_nodes]
         held += [f"'{wl.deployments[i].name}' holds {' and '.join(servers)}"] if servers else []
+        training = isinstance(wl.deployments[i], TrainingDeployment)
+        apart = apart or bool(servers and training != isinstance(dep, TrainingDeployment))
     ways = [
         "list more owned servers under hardware.inventory",
         "let the plan buy (drop hardware.buy: false)" if not wl.hardware.buy else "allow buying more of the kind",
@@ -1312,7 +1406,13 @@ def _owned_short_hint(
         ways += [f"fewer than its {job.runs_per_month:g} runs_per_month"] if job.runs_per_month else []
         ways += ["a later deadline_hours"] if job.deadline_hours else []
     if held:
-        ways.append(f"place a deployment before it elsewhere ({'; '.join(held)})")
+        # fuzz34 item 1: a service and a 1-GPU LoRA job on one owned 8-GPU server: the job takes a server of its own
+        why = (
+            "; a training job shares servers only with the jobs it runs in turn with (run_after), never with a service"
+            if apart
+            else ""
+        )
+        ways.append(f"place a deployment before it elsewhere ({'; '.join(held)}{why})")
     return f"to unblock: {', '.join(ways[:-1])}, or {ways[-1]}"
 
 

@@ -1460,6 +1460,36 @@ def _choice_reason(
     return text
 
 
+def _owned_idle_while_bought(wl: Workload, key: tuple[str, str, int], entry: dict[str, Any], pools: list[Pool]) -> list[Finding]:
+    """A warning where owned servers of a kind are left free while the fleet buys more of that kind (fuzz34 item 4).
+
+    Where the owned platform is priced under ``prices:``, the rate of the free ones, which the fleets were compared with
+    (:func:`~generator.planner.idle_owned_usd_per_month`) but the plan's monthly figure leaves out, is said too.
+    """
+    from generator.planner.tco import HOURS_PER_MONTH
+
+    bought = [p for p in pools if (p.node.platform_id, p.node.gpu_id, p.node.gpus) == key and p.nodes > p.owned_nodes]
+    if not bought:
+        return []
+    count = sum(p.nodes - p.owned_nodes for p in bought)
+    up_front = [p.capex_usd for p in bought if p.capex_usd is not None]  # a pool's capex is its bought servers'
+    capex = f" (${sum(up_front):,.0f} capex)" if len(up_front) == len(bought) else ""
+    hosts = f" ({', '.join(entry['free_hosts'])})" if entry["free_hosts"] else ""
+    text = (
+        f"{entry['free']} of {entry['owned']} owned {key[0]} server(s) ({key[2]} x {key[1]}){hosts} are left free "
+        f"while the plan buys {count} more {key[0]}{capex} in pool(s) {', '.join(p.name for p in bought)}"
+    )
+    rate = wl.prices.get(key[0])
+    if rate is not None:  # the fleets were compared with it (idle_owned_usd_per_month); the plan's month leaves it out
+        idle = entry["free"] * rate * HOURS_PER_MONTH
+        text += (
+            f": at prices: {key[0]} ${rate:,.2f}/node-hour the free ones cost ${idle:,.0f} a month that the plan's "
+            "monthly figure leaves out (an all-in rate of servers you own is paid whether they run or not)"
+        )
+    text += "; check why the inventory-free finding says they are not used, or set hardware.buy: false"
+    return [Finding("warning", "owned-idle-while-bought", text, "hardware.inventory")]
+
+
 def _place_on_inventory(
     wl: Workload,
     pools: list[Pool],
@@ -1517,6 +1547,7 @@ def _place_on_inventory(
             feasible = feasible_on.get(group.key, set())
             why = why_left_free(group.gpu.id, group.platform.id, ruled_out, users, feasible, build=owned_build(report[-1]))
             findings.append(Finding("info", "inventory-free", left_free_message(report[-1], why), "hardware.inventory"))
+            findings += _owned_idle_while_bought(wl, group.key, report[-1], out)
     out = [pool._replace(build_assumed=build_assumed(wl, pool)) for pool in out]
     findings += owned_build_findings(wl, out)
     for pool in out:
