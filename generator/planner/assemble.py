@@ -39,7 +39,13 @@ from generator.planner.online_quantization import (
 )
 from generator.planner.option import Option, pool_labels
 from generator.planner.options import allowed_hardware, geforce_left_out, ties_before_headroom, unsold_everywhere_why
-from generator.planner.owned_build import build_assumed, owned_build_findings, owned_fabric_findings, stated_kind
+from generator.planner.owned_build import (
+    build_assumed,
+    owned_build_findings,
+    owned_fabric_findings,
+    slow_fabric_findings,
+    stated_kind,
+)
 from generator.planner.peak import (
     CLOUD_PROVIDERS,
     PoolAtAverage,
@@ -1267,6 +1273,7 @@ def build_plan(
     findings += unrated_findings(wl) + unused_setting_findings(wl) + implausible_setting_findings(wl)
     findings += model_findings(loaded)
     findings += _unpriced_fabric_findings(wl, pools, deployments) + owned_fabric_findings(wl, pools, deployments)
+    findings += slow_fabric_findings(wl, pools, deployments)
     findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
     findings += _geforce_left_out_findings(wl, consts)
     findings += packing_findings(deployments, pools)
@@ -2338,14 +2345,20 @@ def _unpriced_fabric_findings(wl: Workload, pools: list[Pool], deployments: list
         )
         if spanning and pool.nodes > 1:
             links = pool.nodes * sum(n.count for n in fabric)
+            # fuzz34 item 7: servers all owned buy nothing; the plan still holds only where the site's fabric joins them
+            advice = (
+                "the plan assumes your site's fabric connects them: check that its switches join these servers on "
+                "those links, non-blocking (their power and rack units are not in the plan either)"
+                if pool.owned_nodes == pool.nodes
+                else "the fabric's switches, optics and cables are not in the plan's capex, power or rack units (the "
+                "catalog has no sourced figures for them); size them for those links, non-blocking, before buying"
+            )
             out.append(
                 Finding(
                     "info",
                     "fabric-switches-unpriced",
                     f"pool {pool.name}: {', '.join(spanning)} spans its {pool.nodes} servers over their GPU fabric "
-                    f"({nics} each, {links} in all): the fabric's switches, optics and cables are not in the plan's "
-                    "capex, power or rack units (the catalog has no sourced figures for them); size them for those "
-                    "links, non-blocking, before buying",
+                    f"({nics} each, {links} in all): {advice}",
                 )
             )
     return out
