@@ -191,8 +191,15 @@ def test_the_fabric_switch_advice_for_servers_all_owned_is_to_check_the_site(tmp
 
 def _totals(capex: float | None, month: float | None) -> dict[str, object]:
     return {
-        "totals": {"gpus": 8, "nodes": 1, "racks": 0, "power_w": 10200, "usd_per_month": month, "capex_usd": capex,
-                   "opex_usd_per_month": month},
+        "totals": {
+            "gpus": 8,
+            "nodes": 1,
+            "racks": 0,
+            "power_w": 10200,
+            "usd_per_month": month,
+            "capex_usd": capex,
+            "opex_usd_per_month": month,
+        },
         "pools": [],
         "deployments": [],
     }
