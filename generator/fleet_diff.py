@@ -358,6 +358,19 @@ def two_places(value: Any) -> Any:
     return value
 
 
+def _known_capex(totals: dict[str, Any]) -> Any:
+    """A plan's capex, 0 where it buys nothing and its cost is known (a fleet rented whole), else as the plan gives it.
+
+    A plan's total capex is None both where no pool is bought (a rented fleet: nothing is paid up front) and where some
+    pool has no price (unknown); its month tells them apart. fuzz34 item 9d: a rented fleet against the same bought
+    read capex "-" (not known) where it is $0.
+    """
+    capex = totals.get("capex_usd")
+    if capex is None and _number(totals.get("usd_per_month")) is not None:
+        return 0.0
+    return capex
+
+
 def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """Totals before/after/delta, and every pool and deployment that changed."""
     totals = {}
@@ -369,7 +382,7 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     # racks are bare metal's: two cloud plans have none to compare (review 10 item 8b)
     clouds = all(plan.get("provider") not in (None, "baremetal") for plan in (old, new) if plan["pools"])
     for key in (*(f for f in FIELDS if not (clouds and f == "racks")), *runs):
-        a, b = old["totals"].get(key), new["totals"].get(key)
+        a, b = (_known_capex(plan["totals"]) if key == "capex_usd" else plan["totals"].get(key) for plan in (old, new))
         delta = b - a if isinstance(a, (int, float)) and isinstance(b, (int, float)) else None
         totals[key] = {"old": two_places(a), "new": two_places(b), "delta": two_places(delta)}
     if any(_counted_runs(plan["totals"]) is not None for plan in (old, new)):

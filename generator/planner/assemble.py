@@ -44,6 +44,7 @@ from generator.planner.owned_build import (
     owned_build_findings,
     owned_fabric_findings,
     owned_ram_finding,
+    slow_fabric_findings,
     stated_kind,
 )
 from generator.planner.peak import (
@@ -102,6 +103,7 @@ from generator.planner.setting_findings import (
     model_findings,
     unused_setting_findings,
 )
+from generator.planner.sglang_fraction import sglang_fraction_findings
 from generator.planner.slo import effective_slo, replicas_needed, replicas_text
 from generator.planner.split import TRAINING_NOT_SPLIT, part_rates
 from generator.planner.spread import packing_findings, spread_findings, spread_floor
@@ -691,6 +693,24 @@ def _gpu_kind(option: Option) -> tuple[str, ...]:
     return tuple(sorted({p.gpu_id for p in option.pieces}))
 
 
+#: A service's runner-up using more than this many times the GPUs of the choice or of a better-ranked option on its
+#: GPU, and no cheaper nor lower in power, says nothing a reader would act on (fuzz34 item 9a: an 8B service in one
+#: MIG share, runner-up TP8 x PP2 on 16 GPUs at twice the month).
+OUTCLASSED_GPUS = 4
+
+
+def _outclassed(best: Option, other: Option) -> bool:
+    """Whether ``other`` is worse than ``best`` (the best-ranked option of its GPU kind) on every figure, on > 4x the GPUs.
+
+    The figures are its month (price per hour), its power and the GPUs its replicas use; an unpriced side is not
+    compared (kept). The best option of each GPU kind is kept (it is its own best): it is what a reader compares.
+    """
+    c, o = best.candidate, other.candidate
+    if best is other or c.usd_per_hour is None or o.usd_per_hour is None:
+        return False
+    return o.gpus > OUTCLASSED_GPUS * max(c.gpus, 1) and o.usd_per_hour >= c.usd_per_hour and o.power_w >= c.power_w
+
+
 def distinct_runners_up(chosen: Option, rest: list[Option], count: int = 3) -> list[Option]:
     """The first ``count`` of ``rest`` that read differently from the choice and from each other.
 
@@ -706,6 +726,8 @@ def distinct_runners_up(chosen: Option, rest: list[Option], count: int = 3) -> l
     """
     if chosen.candidate.run_hours is not None:
         return _distinct(chosen, rest, [(purchase, count)], count)
+    best: dict[tuple[str, ...], Option] = {_gpu_kind(chosen): chosen}  # the best-ranked option of each GPU kind
+    rest = [o for o in rest if not _outclassed(best.setdefault(_gpu_kind(o), o), o)]
     passes: list[tuple[Callable[[Option], object], int]] = [
         (purchase, 1), (_gpu_kind, count), (purchase, count), (lambda o: o.candidate, count),
     ]  # fmt: skip
@@ -1273,6 +1295,7 @@ def build_plan(
     findings += unrated_findings(wl) + unused_setting_findings(wl) + implausible_setting_findings(wl)
     findings += model_findings(loaded)
     findings += _unpriced_fabric_findings(wl, pools, deployments) + owned_fabric_findings(wl, pools, deployments)
+    findings += slow_fabric_findings(wl, pools, deployments) + sglang_fraction_findings(wl, pools, deployments)
     findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
     findings += _geforce_left_out_findings(wl, consts)
     findings += packing_findings(deployments, pools)
@@ -2393,14 +2416,20 @@ def _unpriced_fabric_findings(wl: Workload, pools: list[Pool], deployments: list
         )
         if spanning and pool.nodes > 1:
             links = pool.nodes * sum(n.count for n in fabric)
+            # fuzz34 item 7: servers all owned buy nothing; the plan still holds only where the site's fabric joins them
+            advice = (
+                "the plan assumes your site's fabric connects them: check that its switches join these servers on "
+                "those links, non-blocking (their power and rack units are not in the plan either)"
+                if pool.owned_nodes == pool.nodes
+                else "the fabric's switches, optics and cables are not in the plan's capex, power or rack units (the "
+                "catalog has no sourced figures for them); size them for those links, non-blocking, before buying"
+            )
             out.append(
                 Finding(
                     "info",
                     "fabric-switches-unpriced",
                     f"pool {pool.name}: {', '.join(spanning)} spans its {pool.nodes} servers over their GPU fabric "
-                    f"({nics} each, {links} in all): the fabric's switches, optics and cables are not in the plan's "
-                    "capex, power or rack units (the catalog has no sourced figures for them); size them for those "
-                    "links, non-blocking, before buying",
+                    f"({nics} each, {links} in all): {advice}",
                 )
             )
     return out

@@ -22,6 +22,7 @@ from generator.sizing.constants import Constants
 from generator.units import GIB
 from generator.words import listed
 from generator.workload.models import InventoryGroup, Workload
+from generator.workload.nic_pairs import slow_fabric
 
 #: The parts a build may assume, in the order the group vars list them (``specgen_build_assumed``): the CPU
 #: (``specgen_cpu``), RAM (``specgen_ram_gib``), NVMe data drives (``specgen_nvme``), PSUs (``specgen_power.psu``) and
@@ -209,13 +210,40 @@ def owned_fabric_findings(wl: Workload, pools: list[Pool], deployments: list[Dep
     """
     out = []
     for pool in pools:
-        if "fabric" not in (pool.build_assumed or ()) or pool.nodes < 2:
-            continue
-        spanning = _spanning(pool, deployments)
-        if not spanning:
+        if pool.nodes < 2 or not (spanning := _spanning(pool, deployments)):
             continue
         found = _group_of(wl, pool.node)
         at = f"hardware.inventory[{found[0]}]" if found is not None else "hardware.inventory"
+        front = [n for n in pool.node.nics if n.role == "frontend"]
+        if (
+            _owned_catalog_platform(wl, pool) is not None
+            and found is not None
+            and found[1].fabric_stated
+            and not any(n.role == "fabric" for n in pool.node.nics)
+            and found[1].frontend_nic is None
+            and front
+        ):
+            # fuzz34 item 8: no fabric stated (fabric_nic_count: 0), so the work crosses the front end, not stated
+            nics = ", ".join(f"{n.count} x {n.name} ({n.port_gbps:g} Gb/s)" for n in front)
+            whose = (
+                "the build specgen would buy"
+                if "frontend" in (pool.build_assumed or ())
+                else f"the catalog's {pool.node.platform_id} record"
+            )
+            out.append(
+                Finding(
+                    "warning",
+                    "owned-frontend-assumed",
+                    f"pool {pool.name}: its {pool.owned_nodes} owned {pool.node.platform_id} server(s) have no GPU "
+                    "fabric (fabric_nic_count: 0), so work between them crosses their front end, which is assumed "
+                    f"({nics} each, {whose}), not read from the servers you own: "
+                    f"{listed([_over_fabric_text(d, pool) for d in spanning])}, and the plan holds only over it; state "
+                    f"their real front end under {at}: frontend_nic and frontend_nic_count",
+                    f"{at}.frontend_nic",
+                )
+            )
+        if "fabric" not in (pool.build_assumed or ()):
+            continue
         fabric = [n for n in pool.node.nics if n.role == "fabric"]
         nics = ", ".join(f"{n.count} x {n.name}" for n in fabric)
         out.append(
@@ -227,6 +255,51 @@ def owned_fabric_findings(wl: Workload, pools: list[Pool], deployments: list[Dep
                 "would buy), not read from the servers you own, and the plan holds only over it; state their real "
                 f"fabric under {at}: fabric_nic and fabric_nic_count, or fabric_nic_count: 0 where they have only "
                 "front-end Ethernet (frontend_nic gives its NICs)",
+                f"{at}.fabric_nic",
+            )
+        )
+    return out
+
+
+def _stated_at(wl: Workload, node: NodeSpec) -> str:
+    """Where the inventory states a node's NICs: its catalog group's fields, or its custom server's."""
+    for j, group in enumerate(wl.hardware.inventory):
+        if group.custom is not None and group.custom.platform_id == node.platform_id:
+            return f"hardware.inventory[{j}].custom"
+    found = _group_of(wl, node)
+    return f"hardware.inventory[{found[0]}]" if found is not None else "hardware.inventory"
+
+
+def slow_fabric_findings(wl: Workload, pools: list[Pool], deployments: list[DeploymentPlan]) -> list[Finding]:
+    """A ``fabric-without-rdma`` warning for each pool of owned servers whose stated GPU fabric NIC lacks GPUDirect RDMA.
+
+    fuzz34 item 6: a front-end 25 GbE NIC stated as an owned server's fabric (catalog or custom, the one rule of
+    :func:`~generator.workload.nic_pairs.slow_fabric`) was taken without a word. Work between the servers is timed at
+    the NICs' line rate; without GPUDirect RDMA each transfer is staged through host memory, so it runs slower.
+    """
+    out = []
+    for pool in pools:
+        slow = [n for n in pool.node.nics if n.role == "fabric" and slow_fabric(n.nic_id)]
+        if not pool.owned_nodes or not slow:
+            continue
+        at = _stated_at(wl, pool.node)
+        gbps = sum(n.port_gbps * n.count for n in slow)
+        nics = ", ".join(f"{n.count} x {n.nic_id} ({n.protocol}, {n.port_gbps:g} Gb/s)" for n in slow)
+        spanning = _spanning(pool, deployments)
+        timed = (
+            f"{listed([_over_fabric_text(d, pool) for d in spanning])}, planned at its line rate"
+            if spanning
+            else "no replica or job spans its servers now; one that did would be planned at its line rate"
+        )
+        out.append(
+            Finding(
+                "warning",
+                "fabric-without-rdma",
+                f"pool {pool.name}: the GPU fabric stated for its {pool.owned_nodes} owned {pool.node.platform_id} "
+                f"server(s) is {nics} each, {gbps:g} Gb/s a server without GPUDirect RDMA: {timed}, but without RDMA "
+                "each transfer between servers is staged through host memory and runs slower than timed; state an RDMA "
+                f"NIC (InfiniBand or RoCE) in {at}.fabric_nic where the servers have one, or fabric_nic_count: 0 where "
+                "they have only front-end Ethernet",
                 f"{at}.fabric_nic",
             )
         )

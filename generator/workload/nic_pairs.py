@@ -7,7 +7,10 @@ NIC, each as an id and a count per server. Each problem is located at the field 
 * an id the catalog lacks: at the NIC field;
 * a NIC named without a count: at the count where one of 0 is given, else at the NIC (no count field to point at);
 * a count without a NIC: at the count (``fabric_nic_count: 0`` without a NIC says the servers have no GPU fabric);
-* more fabric NICs than the server takes (one a GPU; one in a workstation tower): at the count.
+* more fabric NICs than the server takes (one a GPU; one in a workstation tower): at the count;
+* an InfiniBand-only NIC as the front end, which carries the servers' IP over Ethernet (SSH, Kubernetes, the
+  API): at the front-end NIC (fuzz34 item 6). A fabric NIC without GPUDirect RDMA is possible but slow: a warning of
+  the plan (:func:`~generator.planner.owned_build.slow_fabric_findings`, :func:`slow_fabric`), not an error here.
 
 A count not given is None (a custom server's as an owned group's, not 0). Without one, an owned catalog platform's
 front end takes one NIC (its group's ``frontend_nic`` alone replaces the catalog's NIC:
@@ -26,6 +29,17 @@ Path = tuple[str | int, ...]
 NIC_FIELDS = ("fabric_nic", "fabric_nic_count", "frontend_nic", "frontend_nic_count")
 #: What a fabric count of 0 without a NIC says.
 NO_FABRIC = "the servers have no GPU fabric"
+
+
+def slow_fabric(nic_id: str) -> bool:
+    """Whether a catalog NIC, taken as a GPU fabric, moves GPU memory without GPUDirect RDMA (through host memory)."""
+    nic = catalog.nics().get(nic_id)
+    return nic is not None and not nic.gpudirect_rdma
+
+
+def _ethernet_nics() -> str:
+    """The catalog's NICs that can carry a front end (not InfiniBand-only), as an error lists them."""
+    return ", ".join(sorted(i for i, n in catalog.nics().items() if n.protocol != "infiniband"))
 
 
 class FabricRoom(NamedTuple):
@@ -60,6 +74,15 @@ def nic_pair_errors(
                 (
                     (*at, nic_field if count is None else count_field),
                     f"{nic_field} {nic} is given: say how many each server has in {count_field} ({least})",
+                )
+            )
+        elif not fabric and nic is not None and nics[nic].protocol == "infiniband":
+            out.append(
+                (
+                    (*at, nic_field),
+                    f"frontend_nic {nic} is an InfiniBand-only NIC: the front end carries the servers' IP over Ethernet "
+                    "(SSH, Kubernetes, the API), so name an Ethernet NIC (one of "
+                    f"{_ethernet_nics()}); an InfiniBand NIC goes in fabric_nic",
                 )
             )
         elif nic is None and count:
