@@ -226,12 +226,13 @@ def test_capacity_of_training_jobs_alone_is_refused_at_objective(tmp_path: Path)
 def test_capacity_on_rented_servers_alone_is_refused_at_objective(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # an R760 priced per hour under prices: and not owned is rented from a provider: nothing bought, no capex
     (tmp_path / "workload.yaml").write_text(_text(R760 + "  max_capex_usd: 400000\n") + "prices:\n  dell-r760: 3.0\n")
-    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 1
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3
     assert capsys.readouterr().err == (
         "specgen: error: workload.yaml:12:12: objective: objective capacity finds the largest scale of the inference "
-        "request rates a fleet within max_capex_usd serves; the fleet planned buys no server (those it rents, priced "
-        "per hour under prices: or by the catalog's rental records, cost nothing up front), so max_capex_usd bounds "
-        "no scale of it: allow servers that are bought (hardware.gpus / hardware.platforms), or use objective cost\n"
+        "request rates a fleet within max_capex_usd serves; the fleet planned buys no server (owned servers and those "
+        "it rents, priced per hour under prices: or by the catalog's rental records, cost nothing up front), so "
+        "max_capex_usd bounds no scale of it: allow servers that are bought (hardware.gpus / hardware.platforms), or "
+        "use objective cost\n"
     )
 
 
