@@ -17,29 +17,7 @@ import pytest
 from generator.fleet_diff import diff_plans
 from tests.conftest import REPO
 from tests.helpers import specgen_in_process as specgen
-
-SGLANG = """\
-version: 1
-name: small
-deployments:
-  - name: assistant
-    model: meta-llama/Llama-3.1-8B-Instruct
-    inference:
-      precision: fp8
-      max_context_tokens: 8192
-      avg_input_tokens: 800
-      avg_output_tokens: 200
-      requests_per_second: 2
-{engine}
-hardware:
-  provider: aws
-  gpus: [h100-sxm5-80gb]
-outputs: [terraform, ansible, kubernetes]
-kubernetes:
-  gpu_sharing:
-    strategy: time-slicing
-    replicas_per_gpu: 4
-"""
+from tests.test_fuzz34_wording import SERVICE, SLICED
 
 
 def _diff(capsys: Any, tmp_path: Path, old: str, new: str) -> tuple[dict[str, Any], str]:
@@ -122,7 +100,7 @@ def test_parts_that_differ_show_each_part_s_setting() -> None:
     [
         # the engine itself (item 5): SGLang's fraction of the memory free at its start, then vLLM's batched-token budget
         (
-            "      engine: sglang",
+            "      engine: sglang\n",
             "",
             (
                 "; sglang, KV bf16, max_model_len 8,192 (7.40 such sequences a replica), mem_fraction_static 0.817, "
@@ -133,8 +111,8 @@ def test_parts_that_differ_show_each_part_s_setting() -> None:
         ),
         # SGLang's fraction as rendered (three places)
         (
-            "      engine: sglang\n      mem_fraction_static: 0.8",
-            "      engine: sglang\n      mem_fraction_static: 0.7",
+            "      engine: sglang\n      mem_fraction_static: 0.8\n",
+            "      engine: sglang\n      mem_fraction_static: 0.7\n",
             ("mem_fraction_static 0.800, max_num_seqs 2,048", "mem_fraction_static 0.700, max_num_seqs 2,048"),
         ),
     ],
@@ -142,7 +120,8 @@ def test_parts_that_differ_show_each_part_s_setting() -> None:
 def test_the_engine_and_its_memory_fraction_are_said(
     capsys: Any, tmp_path: Path, old: str, new: str, said: tuple[str, str]
 ) -> None:
-    result, text = _diff(capsys, tmp_path, SGLANG.format(engine=old), SGLANG.format(engine=new))
+    old, new = (SERVICE.format(engine=engine, provider="aws", gpus="h100-sxm5-80gb", sharing=SLICED) for engine in (old, new))
+    result, text = _diff(capsys, tmp_path, old, new)
     (row,) = result["deployments"]
     (line,) = [line for line in text.splitlines() if line.startswith("| `assistant` |")]
     old_cell, new_cell = line.split(" | ")[1:3]
