@@ -266,9 +266,12 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
     seq, tp, pp, dp = row["sequence_length"], row["tp"], row["pp"], row["dp"]
     layout = StepLayout(tp, pp, dp, row["micro_batch"], row["accumulation"], seq)
     nodes = max(1, row["gpus"] // row["gpus_per_node"])
+    # Megatron's EP group with ETP 1 (experts not split by TP) is ``ep`` GPUs: ep / tp replicas side by side
+    ep_replicas = max(1, ep // tp)
     links = links_between(
-        gpu, row["gpus_per_node"], nodes, float(row["inter_node_gbps"] or 0), tp, pp, dp, consts, row["zero_stage"]
-    )
+        gpu, row["gpus_per_node"], nodes, float(row["inter_node_gbps"] or 0), tp, pp, dp, consts, row["zero_stage"],
+        ep_replicas,
+    )  # fmt: skip
     flops_per_token = 6.0 * params + (2.0 * recomputed if row["checkpointing"] == "full" else 0.0)
     shape = step_shape(params, gpu, flops_per_token, row["checkpointing"])
     util = training_utilisation(hidden, layers, params, seq, consts, **shape)
@@ -277,8 +280,8 @@ def predict_training_mfu(row: dict[str, Any]) -> float:
         moe = moe_step(
             arch,
             expert_parallel=ep,
-            link_gbps=links.dp_intra_gbps or links.dp_inter_gbps,
-            latency_s=links.dp_latency_s,
+            link_gbps=links.ep_gbps,
+            latency_s=links.ep_latency_s,
             recompute=row["checkpointing"] == "full",
         )
     dense = gpu.tflops("bf16") or 0.0  # MFU is counted against the datasheet peak

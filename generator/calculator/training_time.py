@@ -21,7 +21,7 @@ from generator import catalog
 from generator.named_tuple import NamedTuple
 from generator.planner.nodes import fabric_fits
 from generator.planner.training import gpu_step, run_hours
-from generator.planner.training_comm import StepComm, gpu_link, job_dp_traffic, links_between, step_links
+from generator.planner.training_comm import StepComm, ep_link_name, gpu_link, job_dp_traffic, links_between, step_links
 from generator.planner.training_report import step_split_text
 from generator.sizing.frameworks import framework_profile
 from generator.sizing.performance import training_flops_per_token
@@ -110,7 +110,7 @@ def estimate_step(
     In one server (:func:`multi_server` None), else over the nodes it takes: a full fine-tune over the server's GPU
     fabric, a lighter job over its front end unless the communication then dominates the step and a fabric fits, as
     the plan builds the nodes (``training_candidates``). ``expert_parallel``: an MoE model's EP degree; its all-to-alls
-    cross the GPU link of a server, as the DP traffic.
+    cross the GPU link of a server, or the nodes' network where an EP group spans servers.
     """
     layout = step_layout(setup, par)
     world = layout.world
@@ -123,18 +123,19 @@ def estimate_step(
     host = host_offload(moved, gpu, min(world, servers.gpus_per_node if servers else world), cpu, sockets, consts)
     spec = _spec(setup)
     if servers is None:
-        links = links_between(gpu, world, 1, 0.0, par.tp, par.pp, setup.data_parallel, consts)
+        links = links_between(gpu, world, 1, 0.0, par.tp, par.pp, setup.data_parallel, consts, ep=expert_parallel)
         step = gpu_step(model, spec, gpu, layout, links, sent, consts, setup.base_precision, host, expert_parallel)
         dp_link = f"{gpu_link(gpu, world)[1]} inside one server" if links.dp_intra_gbps else "none (one replica)"
-        return StepComm(step, dp_link, gpu_link(gpu, par.tp)[1], gpu_link(gpu, par.tp * par.pp)[1])
+        ep_link = ep_link_name(gpu, links, min(expert_parallel * par.gpus, world), "")
+        return StepComm(step, dp_link, gpu_link(gpu, par.tp)[1], gpu_link(gpu, par.tp * par.pp)[1], ep_link)
 
     def placed(fabric: bool) -> StepComm:
-        links, dp_link, tp_link, stage_link = step_links(
+        links, dp_link, tp_link, stage_link, ep_link = step_links(
             servers.platform, gpu, servers.gpus_per_node, servers.nodes, fabric, par.tp, par.pp, setup.data_parallel,
-            consts, setup.zero_stage,
+            consts, setup.zero_stage, expert_parallel,
         )  # fmt: skip
         step = gpu_step(model, spec, gpu, layout, links, sent, consts, setup.base_precision, host, expert_parallel)
-        return StepComm(step, dp_link, tp_link, stage_link)
+        return StepComm(step, dp_link, tp_link, stage_link, ep_link)
 
     fabric = setup.method == "full"
     comm = placed(fabric)

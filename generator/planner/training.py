@@ -351,8 +351,8 @@ def gpu_step(
     moe = moe_step(
         arch,
         expert_parallel=expert_parallel,
-        link_gbps=links.dp_intra_gbps or links.dp_inter_gbps,
-        latency_s=links.dp_latency_s,
+        link_gbps=links.ep_gbps,
+        latency_s=links.ep_latency_s,
         recompute=spec.checkpointing == "full",
     )
     return training_step(
@@ -478,7 +478,9 @@ def _batch_dp(
     if gbs is None:
         return dp
     for each_dp in (d for d in _divisors(gbs) if dp <= d <= MAX_DATA_PARALLEL):
-        split = splits.setdefault(each_dp, _batch_split(model, spec, hw, zero, par, each_dp, budget, consts))
+        if each_dp not in splits:
+            splits[each_dp] = _batch_split(model, spec, hw, zero, par, each_dp, budget, consts)
+        split = splits[each_dp]
         if not isinstance(split, str):
             return each_dp
         if _stage_refusal(spec, zero, par.pp, each_dp):
@@ -744,7 +746,9 @@ def _faster_dps(
     gbs = spec.global_batch_size
 
     def hours(dp: int) -> float | None:
-        split = splits.setdefault(dp, _batch_split(model, spec, hw, zero, par, dp, budget, consts))
+        if dp not in splits:
+            splits[dp] = _batch_split(model, spec, hw, zero, par, dp, budget, consts)
+        split = splits[dp]
         if isinstance(split, str):
             return None
         micro_batch, accumulation, step = split

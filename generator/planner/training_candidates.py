@@ -165,7 +165,7 @@ def _with_communication(
 
     def placed(fabric: bool) -> StepComm:
         # timed over the links the node is built with for this ask (node_fabric decides both)
-        links, dp_link, tp_link, stage_link = step_links(
+        links, dp_link, tp_link, stage_link, _ = step_links(
             hw.platform,
             hw.gpu,
             gpus_per_node,

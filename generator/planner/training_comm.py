@@ -52,6 +52,8 @@ class StepComm:
     link: str
     tp_link: str
     stage_link: str
+    #: The EP all-to-alls' link (:func:`ep_link_name`; empty without expert parallelism).
+    ep_link: str = ""
 
     @property
     def bytes_per_gpu(self) -> float:
@@ -274,16 +276,25 @@ def step_links(
     dp: int,
     consts: Constants,
     zero_stage: int,
-) -> tuple[StepLinks, str, str, str]:
-    """The links of a (TP, PP, DP) job on ``nodes`` nodes of ``gpus_per_node``: (links, DP, TP, stage link names)."""
+    ep: int = 1,
+) -> tuple[StepLinks, str, str, str, str]:
+    """The links of a (TP, PP, DP, EP) job on ``nodes`` nodes of ``gpus_per_node``: (links, DP, TP, stage, EP link names)."""
     node_gbps, node_name = node_link(platform, gpu, gpus_per_node, fabric)
-    links = links_between(gpu, gpus_per_node, nodes, node_gbps, tp, pp, dp, consts, zero_stage)
+    links = links_between(gpu, gpus_per_node, nodes, node_gbps, tp, pp, dp, consts, zero_stage, ep)
     tp_name = gpu_link(gpu, tp)[1]
     stage_name = node_name if tp * pp > gpus_per_node else gpu_link(gpu, min(tp * pp, gpus_per_node))[1]
     crosses = links.dp_inter_gbps > 0
     intra_name = gpu_link(gpu, gpus_per_node)[1]
     dp_name = node_name if crosses else (f"{intra_name} inside one node" if links.dp_intra_gbps else "none (one replica)")
-    return links, dp_name, tp_name, stage_name
+    return links, dp_name, tp_name, stage_name, ep_link_name(gpu, links, min(ep * tp * pp, gpus_per_node), node_name)
+
+
+def ep_link_name(gpu: GpuSpec, links: StepLinks, group: int, node_name: str) -> str:
+    """What the EP all-to-alls cross, as :func:`links_between` chose (``links.ep_crosses_nodes``).
+
+    ``node_name`` past one node, else the GPU link of the ``group`` GPUs of a node they span.
+    """
+    return node_name if links.ep_crosses_nodes else gpu_link(gpu, group)[1]
 
 
 def dp_collective_latency_s(gpu: GpuSpec, gpus_per_node: int, ranks_per_node: int, dp_nodes: int, zero_stage: int,
@@ -315,11 +326,14 @@ def links_between(
     dp: int,
     consts: Constants,
     zero_stage: int = 0,
+    ep: int = 1,
 ) -> StepLinks:
     """Gb/s per GPU and per-collective latency of each term of a (TP, PP, DP) step.
 
     Nodes hold ``gpus_per_node`` GPUs and send ``node_gbps`` each; ``zero_stage`` says which collectives carry the
-    data-parallel traffic (:func:`dp_collective_latency_s`).
+    data-parallel traffic (:func:`dp_collective_latency_s`). ``ep``: an MoE step's EP degree, its groups ``ep``
+    replicas side by side (``ep x tp x pp`` GPUs): past one node their all-to-alls cross the fabric at a GPU's share of
+    the node's network, as the stages do, else the node's GPU link (review 28 item 1).
     """
     tp_gbps = gpu_link(gpu, tp)[0]
     replica = tp * pp
@@ -329,6 +343,9 @@ def links_between(
     intra_gbps = gpu_link(gpu, gpus_per_node)[0] if dp > 1 and replicas_per_node > 1 else 0.0
     inter_gbps = node_gbps if nodes > 1 and dp > replicas_per_node else 0.0
     dp_nodes = -(-dp // replicas_per_node) if inter_gbps else 1
+    dp_latency_s = dp_collective_latency_s(gpu, gpus_per_node, min(dp, replicas_per_node), dp_nodes, zero_stage, consts)
+    ep_group = ep * replica
+    ep_crosses = nodes > 1 and ep_group > gpus_per_node
     return StepLinks(
         tp_gbps,
         stage_gbps,
@@ -337,5 +354,8 @@ def links_between(
         stages_cross_nodes=stages_cross and nodes > 1,
         tp_latency_s=gpu_link_latency_s(gpu, tp, consts),
         stage_latency_s=gpu_link_latency_s(gpu, min(replica, gpus_per_node), consts),
-        dp_latency_s=dp_collective_latency_s(gpu, gpus_per_node, min(dp, replicas_per_node), dp_nodes, zero_stage, consts),
+        dp_latency_s=dp_latency_s,
+        ep_gbps=node_gbps / gpus_per_node if ep_crosses else gpu_link(gpu, min(ep_group, gpus_per_node))[0],
+        ep_latency_s=dp_latency_s if ep_crosses else gpu_link_latency_s(gpu, min(ep_group, gpus_per_node), consts),
+        ep_crosses_nodes=ep_crosses,
     )

@@ -36,9 +36,8 @@ def step_split_text(comm: StepComm, tp: int, pp: int, dp: int) -> str:
         parts.append(f"PP activations {step.pp_transfer_s:.3f} s ({step.pp_bytes / 1e9:.3f} GB per GPU over {comm.stage_link})")
         parts.append(f"PP bubble {step.pp_bubble_s:.3f} s")
     if step.expert_alltoall_s:
-        parts.append(
-            f"EP all-to-all {step.expert_alltoall_s:.3f} s ({step.expert_alltoall_bytes / 1e9:.2f} GB per GPU over {comm.link})"
-        )
+        moved = f"{step.expert_alltoall_bytes / 1e9:.2f} GB per GPU over {comm.ep_link}"
+        parts.append(f"EP all-to-all {step.expert_alltoall_s:.3f} s ({moved})")
     if dp > 1:
         # replicas side by side in a node reduce over its GPU link too: the slower leg bounds the step's DP time
         over = f" over {comm.link}"

@@ -103,6 +103,11 @@ class StepLinks:
     tp_latency_s: float = 0.0
     stage_latency_s: float = 0.0
     dp_latency_s: float = 0.0
+    #: The EP all-to-alls' link (an MoE step's expert groups, carved out of the data-parallel ranks): Gb/s per GPU,
+    #: fixed seconds per collective, and whether the group spans nodes (the fabric) rather than one node's GPU link.
+    ep_gbps: float = 0.0
+    ep_latency_s: float = 0.0
+    ep_crosses_nodes: bool = False
 
 
 @dataclass(frozen=True)
