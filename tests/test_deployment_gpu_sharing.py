@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from ruamel.yaml import YAML
 
 from generator.api import plan_file, render_file
 from generator.errors import MultipleInputError, SpecgenError
+from generator.planner.plan import Plan
+from generator.planner.sharing_cost import _more
 from generator.workload import load_workload
+from generator.workload.models import Workload
 
 VALIDATED = """\
 version: 1
@@ -222,7 +226,8 @@ def test_two_sharings_are_never_packed_into_one_pool(tmp_path: Path) -> None:
     said = findings(files)
     assert [p for p, _ in said["gpu-sharing"]] == ["deployments[0].gpu_sharing", "deployments[1].gpu_sharing"]
     ((path, message),) = said["gpu-sharing-costs-more"]
-    assert path == "kubernetes.gpu_sharing"  # two fields ask: the workload's sharing setting as a whole
+    # two fields ask and no kubernetes.gpu_sharing is in the file: the first one's (review28 item 2)
+    assert path == "deployments[0].gpu_sharing"
     assert message.startswith(
         "GPU sharing makes this fleet cost more (+100%): $14,491/month with GPUs shared against $7,246/month on whole GPUs"
     )
@@ -254,3 +259,45 @@ def test_strategy_none_keeps_a_deployment_off_the_workloads_sharing_on_gke(tmp_p
     assert said["gpu-sharing"][0][0] == "kubernetes.gpu_sharing"
     assert "for chat-a;" in said["gpu-sharing"][0][1]
     assert "gpu-sharing-costs-more" not in said
+
+
+def _fleet(usd: float, training: float = 0.0, free: int = 0) -> Plan:
+    """A fleet's totals as the fleet ranking reads them: one 8-GPU server of 10 kW, ``free`` owned DGX H100 left free."""
+    node = SimpleNamespace(power_components_w=10_000.0, power_w=10_200.0, gpus=8)
+    totals = {
+        "usd_per_month": usd,
+        "training_usd_per_month": training,
+        "training_usd_per_job": 0.0,
+        "gpus": 8,
+        "idle_gpus": 0,
+        "nodes": 1,
+        "power_w": 10_200.0,
+        "inventory": [{"platform": "dgx-h100", "free": free}],
+    }
+    return cast("Plan", SimpleNamespace(totals=totals, pools=[SimpleNamespace(nodes=1, owned_nodes=0, node=node)]))
+
+
+@pytest.mark.parametrize(
+    ("shared", "whole", "said"),
+    [
+        # the month alone: as before
+        (_fleet(3168.0), _fleet(2529.0), ("cost more (+25%)", "")),
+        (_fleet(2529.0), _fleet(3168.0), None),
+        # rented training runs a month: $1,000 + $500 against $1,100 ranks worse (before: $1,000 <= $1,100, silent)
+        (
+            _fleet(1000.0, training=500.0),
+            _fleet(1100.0),
+            (
+                "cost more (+36%)",
+                " (as ranked: $1,500 against $1,100 a month with rented training runs and owned servers left free)",
+            ),
+        ),
+        # the whole-GPU fleet leaves an owned DGX H100 free at $1/h ($730 a month): $1,200 against $1,730 ranks
+        # better (before: $1,200 > $1,000 warned)
+        (_fleet(1200.0), _fleet(1000.0, free=1), None),
+    ],
+)
+def test_costs_more_compares_as_the_fleet_ranking(shared: Plan, whole: Plan, said: tuple[str, str] | None) -> None:
+    """review28 item 2: the warning compares the figure the fleet search ranked the fleets by, not the month alone."""
+    wl = cast("Workload", SimpleNamespace(hardware=SimpleNamespace(provider="baremetal"), prices={"dgx-h100": 1.0}))
+    assert _more(shared, whole, "cost", wl) == said

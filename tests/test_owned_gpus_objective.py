@@ -25,7 +25,7 @@ from generator.planner.inference import LayoutBlocked
 from generator.planner.left_free import LeftFreeTrials, Ranking
 from generator.planner.options import Hardware
 from generator.planner.plan import Plan
-from generator.workload import load_workload
+from generator.workload import LoadedWorkload, load_workload
 
 LAB = """\
 version: 1
@@ -89,6 +89,10 @@ EVERY_GPU = ", ".join(sorted(catalog.gpus()))
 
 @functools.cache
 def _plan(tmp: Path, objective: str, budget: int | None = None, **pins: str) -> Plan:
+    return plan_workload(_loaded(tmp, objective, budget, **pins))
+
+
+def _loaded(tmp: Path, objective: str, budget: int | None = None, **pins: str) -> LoadedWorkload:
     fields = {name: f"    platform: {pins[name]}\n" if name in pins else "" for name in ("chat", "embed", "tune32", "full8")}
     text = LAB.format(
         every_gpu=EVERY_GPU,
@@ -98,7 +102,7 @@ def _plan(tmp: Path, objective: str, budget: int | None = None, **pins: str) -> 
     )
     path = tmp / f"lab-{objective}-{budget}-{'-'.join(f'{k}={v}' for k, v in sorted(pins.items()))}.yaml"
     path.write_text(text)
-    return plan_workload(load_workload(str(path)))
+    return load_workload(str(path))
 
 
 @pytest.fixture(scope="module")
@@ -213,7 +217,8 @@ def test_owned_server_runs_what_buys_fewest(
 )
 def test_chosen_ranks_as_the_pinned_alternative(tmp: Path, budget: int | None, pins: dict[str, str]) -> None:
     chosen, pinned = _plan(tmp, "gpus", budget), _plan(tmp, "gpus", budget, **pins)
-    assert _fleet_rank("gpus", chosen) <= _fleet_rank("gpus", pinned)
+    wl = _loaded(tmp, "gpus", budget).workload  # the pins change no price nor owned server: one rank for both
+    assert _fleet_rank("gpus", chosen, wl=wl) <= _fleet_rank("gpus", pinned, wl=wl)
     assert _bought(chosen) == _bought(pinned)
 
 
@@ -233,7 +238,8 @@ def test_left_free_claim_is_verified(tmp: Path) -> None:
     there = _plan(tmp, "gpus", None, tune32="wrx90-workstation", full8="dell-xe7740", embed="old-a100")
     assert (_bought(plan), plan.totals["gpus"]) == (18, 18)
     assert (_bought(there), there.totals["gpus"]) == (18, 22)
-    assert _fleet_rank("gpus", there)[:2] > _fleet_rank("gpus", plan)[:2]
+    wl = _loaded(tmp, "gpus").workload
+    assert _fleet_rank("gpus", there, wl=wl)[:2] > _fleet_rank("gpus", plan, wl=wl)[:2]
 
 
 A, B = cast("Plan", object()), cast("Plan", object())

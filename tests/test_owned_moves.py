@@ -91,7 +91,8 @@ def test_full_fine_tune_runs_on_a_free_owned_server(tmp: Path) -> None:
     assert (round(t["usd_per_month"]), round(t["capex_usd"])) == (13094, 137271)
     # the fleet the job pinned there makes is the one found
     pinned = _research(tmp, "supermicro-as-4124go-nart")
-    assert _fleet_rank("cost", plan) == _fleet_rank("cost", pinned)
+    wl = load_workload(str(tmp / "research-free.yaml")).workload  # the pin changes no price nor owned server
+    assert _fleet_rank("cost", plan, wl=wl) == _fleet_rank("cost", pinned, wl=wl)
 
 
 def test_left_free_reason_gives_the_figures_compared(tmp: Path) -> None:
@@ -166,13 +167,15 @@ def test_a_pin_never_beats_the_search(tmp: Path, seed: int) -> None:
     text = _fleet_text(seed)
     free = _plan_text(tmp, text.format(chat="", tune=""), f"fleet-{seed}")
     assert free is not None
+    wl = load_workload(str(tmp / f"fleet-{seed}.yaml")).workload  # the pins change no price nor owned server
     platforms = sorted({p.node.platform_id for p in free.pools} | {p for p, _ in OWNED if p in text})
     for name in ("chat", "tune"):
         for platform in platforms:
             pins = {"chat": "", "tune": "", name: f"    platform: {platform}\n"}
             pinned = _plan_text(tmp, text.format(**pins), f"fleet-{seed}-{name}-{platform}")
             if pinned is not None:
-                assert _fleet_rank("cost", free)[:4] <= _fleet_rank("cost", pinned)[:4], (name, platform)
+                rank = functools.partial(_fleet_rank, "cost", wl=wl)
+                assert rank(free)[:4] <= rank(pinned)[:4], (name, platform)
 
 
 # --- newuser42 items 3 and 4: what the reasons say ---------------------------------------------------------------

@@ -296,13 +296,13 @@ def _plan_fleet_within_limits(loaded: LoadedWorkload, consts: Constants) -> Plan
     else:
         over = [e.plan for e in broke if isinstance(e, FleetLimitError) and e.limit == "max_capex_usd"]
         objective = _fleet_objective(wl.objective, [best, *(cast("Plan", p) for p in over if p is not None)])
-        lead = _fleet_rank(objective, best, wl)
-        if not any(p is not None and _fleet_rank(objective, cast("Plan", p), wl) < lead for p in over):
+        lead = _fleet_rank(objective, best, wl=wl)
+        if not any(p is not None and _fleet_rank(objective, cast("Plan", p), wl=wl) < lead for p in over):
             return best
         # fleets better by the objective broke the capex cap: those with a price on capex may beat the one kept
         plans = [best, *_plans_within_capex(loaded, consts, None)]
         objective = _fleet_objective(wl.objective, plans)
-        return min(plans, key=lambda p: _fleet_rank(objective, p, wl))
+        return min(plans, key=lambda p: _fleet_rank(objective, p, wl=wl))
     # the objective's best choice per deployment breaks a fleet limit (racks, budget): a fleet of one allowed
     # GPU kind may keep it; the best of those that do wins, else the first error stands
     kinds = sorted({hw.gpu.id for hw in allowed_hardware(wl)})
@@ -320,7 +320,7 @@ def _plan_fleet_within_limits(loaded: LoadedWorkload, consts: Constants) -> Plan
     if not plans:
         raise first
     objective = _fleet_objective(wl.objective, plans)
-    return min(plans, key=lambda p: _fleet_rank(objective, p, wl))
+    return min(plans, key=lambda p: _fleet_rank(objective, p, wl=wl))
 
 
 def _plans_within_budget(loaded: LoadedWorkload, consts: Constants) -> list[Plan]:
@@ -480,7 +480,7 @@ def _plan_fleet(
         alike.append(options)
         on_owned = trials.on_owned(wl, chosen[0])
         floor = _fleet_floor(wl, [opt for _, opt, _ in chosen[0]], owned) if fleets else None
-        if floor is not None and floor > min(_fleet_rank(wl.objective, f, wl)[0] for f, _ in fleets) + 0.005:
+        if floor is not None and floor > min(_fleet_rank(wl.objective, f, wl=wl)[0] for f, _ in fleets) + 0.005:
             trials.record(on_owned, floor=floor)
             return  # worse whatever its pools come to: not assembled
         try:
@@ -591,7 +591,7 @@ def _plan_fleet(
             if among is not None and kind not in among:
                 continue
             for order in [o for n, o in enumerate(anchored) if o not in anchored[:n]]:
-                ceiling = min(_fleet_rank(wl.objective, f, wl)[0] for f, _ in fleets) if fleets else None
+                ceiling = min(_fleet_rank(wl.objective, f, wl=wl)[0] for f, _ in fleets) if fleets else None
                 try:
                     add(held_to(on=kind, anchor=True, ceiling=ceiling, order=order), None, share=True)
                 except InfeasibleError:
@@ -653,7 +653,7 @@ def _plan_fleet(
 
     def best_at() -> int:
         objective = _fleet_objective(wl.objective, [f for f, _ in fleets])
-        return min(range(len(fleets)), key=lambda k: _fleet_rank(objective, fleets[k][0], wl))  # the first of equals wins
+        return min(range(len(fleets)), key=lambda k: _fleet_rank(objective, fleets[k][0], wl=wl))  # the first of equals wins
 
     # each deployment of the best fleet moved, the others' choices kept, onto each owned kind and to its best layout
     # beside them: no pass above keeps the others as they are (newuser42 item 1: the fleet left 4 owned A100 servers
@@ -851,18 +851,18 @@ def _withheld_sets(kinds: list[ServerKey], every: bool) -> list[frozenset[Server
     return [frozenset([k]) for k in kinds] + [frozenset(kinds) - {k} for k in kinds] + whole
 
 
-def _fleet_rank(objective: str, plan: Plan, wl: Workload | None = None) -> tuple[float, ...]:
+def _fleet_rank(objective: str, plan: Plan, *, wl: Workload) -> tuple[float, ...]:
     """Sort key of a whole plan: the objective over the fleet, then idle GPUs, servers and power.
 
     A missing price never reads as free: an unpriced fleet or job counts as infinitely dear, and
     unpriced fleets are compared as the objective ``cost`` falls back to (``power-bought``).
-    With ``wl``, its owned servers priced under ``prices:`` and left free count their rate too
+    The workload's owned servers priced under ``prices:`` and left free count their rate too
     (:func:`idle_owned_usd_per_month`).
     """
     t = plan.totals
     # the rented jobs' runs a month, where the workload says how often they run, are the month's too
     usd = t["usd_per_month"] + t.get("training_usd_per_month", 0.0) if t["usd_per_month"] is not None else math.inf
-    usd += idle_owned_usd_per_month(wl, plan) if wl is not None else 0.0
+    usd += idle_owned_usd_per_month(wl, plan)
     jobs = t["training_usd_per_job"] if t["training_usd_per_job"] is not None else math.inf
     # power on the basis deployments are ranked by: each server's components summed (its published maximum where
     # the catalog has no parts list), so that fleets of published and built servers compare alike
@@ -888,15 +888,13 @@ def idle_owned_usd_per_month(wl: Workload, plan: Plan) -> float:
     plan's own totals still count the servers it uses: what the rate of idle ones adds is the same for every fleet
     that leaves them so.
     """
-    from generator.planner.tco import HOURS_PER_MONTH
+    from generator.planner.tco import idle_owned_usd
 
-    if wl.hardware.provider != "baremetal" or not wl.prices:
-        return 0.0
     return float(
         sum(
-            e["free"] * wl.prices[e["platform"]] * HOURS_PER_MONTH
+            usd
             for e in plan.totals.get("inventory", ())
-            if e["free"] and e["platform"] in wl.prices
+            if e["free"] and (usd := idle_owned_usd(wl, e["platform"], e["free"])) is not None
         )
     )
 
@@ -1426,14 +1424,13 @@ def _left_free(
     more of its kind are bought (``not_bought``: (platform, GPU) pairs), so that another service takes its idle GPUs
     (:func:`_fits_owned` bounds what fits).
     """
+    from generator.planner.option import is_shared_of  # the search's module: loaded with it, not the package
+
     left = {}
     for key, count in free.items():
         gpus, per_node = busy.get(key, Fraction(0)), key[2]
-        from generator.planner.option import SHARED_MARK  # the search's module: loaded with it, not the package
-
         # GPUs shared between pods, each sharing on nodes of its own: apart
-        mark = f"{key[1]}{SHARED_MARK} "
-        shared = [v for (p, g, n), v in busy.items() if (p, n) == (key[0], per_node) and g.startswith(mark)]
+        shared = [v for (p, g, n), v in busy.items() if (p, n) == (key[0], per_node) and is_shared_of(g, key[1])]
         if idle_too and key[:2] in not_bought:
             held = int(gpus // per_node) + sum(int(s // per_node) for s in shared)
         else:

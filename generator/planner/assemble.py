@@ -114,6 +114,7 @@ from generator.planner.tco import (
     billed_per_run,
     cost_text,
     fleet_cost,
+    idle_owned_usd,
     run_usd,
 )
 from generator.planner.throughput_gaps import throughput_gap_finding, unchecked_throughput_finding
@@ -1489,8 +1490,6 @@ def _owned_idle_while_bought(wl: Workload, key: tuple[str, str, int], entry: dic
     Where the owned platform is priced under ``prices:``, the rate of the free ones, which the fleets were compared with
     (:func:`~generator.planner.idle_owned_usd_per_month`) but the plan's monthly figure leaves out, is said too.
     """
-    from generator.planner.tco import HOURS_PER_MONTH
-
     bought = [p for p in pools if (p.node.platform_id, p.node.gpu_id, p.node.gpus) == key and p.nodes > p.owned_nodes]
     if not bought:
         return []
@@ -1502,11 +1501,10 @@ def _owned_idle_while_bought(wl: Workload, key: tuple[str, str, int], entry: dic
         f"{entry['free']} of {entry['owned']} owned {key[0]} server(s) ({key[2]} x {key[1]}){hosts} are left free "
         f"while the plan buys {count} more {key[0]}{capex} in pool(s) {', '.join(p.name for p in bought)}"
     )
-    rate = wl.prices.get(key[0])
-    if rate is not None:  # the fleets were compared with it (idle_owned_usd_per_month); the plan's month leaves it out
-        idle = entry["free"] * rate * HOURS_PER_MONTH
+    idle = idle_owned_usd(wl, key[0], entry["free"])
+    if idle is not None:  # the fleets were compared with it (idle_owned_usd_per_month); the plan's month leaves it out
         text += (
-            f": at prices: {key[0]} ${rate:,.2f}/node-hour the free ones cost ${idle:,.0f} a month that the plan's "
+            f": at prices: {key[0]} ${wl.prices[key[0]]:,.2f}/node-hour the free ones cost ${idle:,.0f} a month that the plan's "
             "monthly figure leaves out (an all-in rate of servers you own is paid whether they run or not)"
         )
     text += "; check why the inventory-free finding says they are not used, or set hardware.buy: false"

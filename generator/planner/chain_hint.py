@@ -55,7 +55,7 @@ def chain_hint_findings(
         if busy < IDLE_ENOUGH:
             held[name] = (pool, busy)
     out = []
-    best = _fleet_rank(wl.objective, plan, wl)
+    best = _fleet_rank(wl.objective, plan, wl=wl)
     tries = MAX_TRIES
     for first, (pool, busy) in sorted(held.items()):
         for name, dep in sorted(jobs.items()):
@@ -78,7 +78,7 @@ def chain_hint_findings(
                 other = replan(loaded._replace(workload=chained), consts)
             except SpecgenError:  # a chain the planner cannot hold (deadlines, limits) is no hint
                 continue
-            if _fleet_rank(wl.objective, other, wl) >= best:
+            if _fleet_rank(wl.objective, other, wl=wl) >= best:
                 continue
             out.append(
                 Finding(

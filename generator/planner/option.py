@@ -107,6 +107,11 @@ def shared_kind(gpu_id: str, sharing_key: str) -> str:
     return f"{gpu_id}{SHARED_MARK} {sharing_key}"
 
 
+def is_shared_of(gpu_field: str, gpu_id: str) -> bool:
+    """Whether ``gpu_field``, a server kind's GPU part, counts shares of ``gpu_id`` (built by :func:`shared_kind`)."""
+    return gpu_field.startswith(f"{gpu_id}{SHARED_MARK} ")
+
+
 def pool_labels(name: str, gpu: GpuSpec, platform_id: str, provider: str) -> tuple[tuple[str, str], ...]:
     """Kubernetes node labels of a pool; NVIDIA pools also select their device-plugin configuration.
 

@@ -41,6 +41,17 @@ if TYPE_CHECKING:
 HOURS_PER_MONTH = 730
 
 
+def idle_owned_usd(wl: Workload, platform_id: str, free: int) -> float | None:
+    """What ``free`` owned servers of ``platform_id`` left free cost a month at the workload's ``prices:`` rate.
+
+    README: an owned platform priced under ``prices:`` is costed at that rate "as your own all-in cost for the servers
+    you own", paid whether they run or not. None where servers are not owned (a cloud) or the platform has no rate.
+    """
+    if wl.hardware.provider != "baremetal" or platform_id not in wl.prices:
+        return None
+    return free * wl.prices[platform_id] * HOURS_PER_MONTH
+
+
 def billed_per_run(provider: str, candidate: Candidate) -> bool:
     """Whether a candidate is a training job on rented servers: paid for its hours, not by the month.
 
