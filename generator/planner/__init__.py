@@ -599,7 +599,7 @@ def _plan_fleet(
 
     shared_orders = list(orders)
     for order in (by_choice, by_size):
-        if order not in shared_orders:
+        if order and order not in shared_orders:  # none without a first pass: the workload's order, tried already
             shared_orders.append(order)
     # with no pass of each deployment on its own servers (owned servers too few for that, none bought), the services
     # may still share the owned servers' GPUs (fuzz34 item 1: two 1-GPU services and one owned 8-GPU DGX, buy: false)
