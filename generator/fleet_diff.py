@@ -364,6 +364,11 @@ def _known_capex(totals: dict[str, Any]) -> Any:
     A plan's total capex is None both where no pool is bought (a rented fleet: nothing is paid up front) and where some
     pool has no price (unknown); its month tells them apart. fuzz34 item 9d: a rented fleet against the same bought
     read capex "-" (not known) where it is $0.
+
+    The planner's :func:`generator.planner.assemble.fleet_up_front_usd` (the figure ``max_capex_usd`` holds) reads the
+    same 0 where the capex is None and the month known. It differs where the month is None and the capex is not (a
+    priced purchase beside an unpriced rented pool): it holds the fleet's up-front cost unknown, where the diff shows
+    the capex the plan gives, a figure known (review28 item 11).
     """
     capex = totals.get("capex_usd")
     if capex is None and _number(totals.get("usd_per_month")) is not None:
@@ -1454,10 +1459,11 @@ def rate_text(rate: Any) -> str:
 
 def _slowest(dep: dict[str, Any], details: dict[str, Any], key: str) -> Any:
     """``details[key]``, or the largest of a split deployment's parts' (fuzz34 item 2: a split service showed none)."""
-    figures = [_plan_figure(part.get(key)) for part in dep.get("split") or []]
-    if not figures or None in figures:
-        return details.get(key)
-    return max(f for f in figures if f is not None)
+    parts = dep.get("split") or []
+    figures = [f for part in parts if (f := _plan_figure(part.get(key))) is not None]
+    if not parts or len(figures) < len(parts):
+        return details.get(key)  # a part without the figure: the deployment's own
+    return max(figures)
 
 
 def _load(dep: dict[str, Any], details: dict[str, Any]) -> dict[str, Any] | None:

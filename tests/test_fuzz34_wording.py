@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from generator import catalog
 from generator.planner import plan_workload
 from generator.planner.plan import Plan
@@ -77,6 +79,43 @@ def test_a_fraction_too_small_for_one_gpu_says_what_it_leaves_and_what_is_needed
         "weights and KV cache, where one GPU holding the replica needs 9.46 GiB (weights 8.46 GiB and one 8,192-token "
         "sequence's KV 1.00 GiB); SGLang's default for the GPU, 0.835, leaves 66.51 GiB, so the fraction alone spreads "
         "each replica over 16 GPUs (TP8 x PP2): raise it, or leave it out for the default"
+    )
+
+
+@pytest.mark.parametrize(
+    ("context", "at_default", "why"),
+    [
+        # the planner's own sizing holds a TP1 replica at SGLang's default: the fraction alone spread it
+        (20480, (1, 1), ", so the fraction alone spreads each replica over 4 GPUs (TP4 x PP1)"),
+        # 66.28 GiB under the default's 66.51, but the runtime and KV pages besides leave no TP1 replica at the
+        # default either (review28 item 4: "alone" was said of it)
+        (21504, (4, 1), "; the fraction leaves less than one GPU needs, and the plan spreads each replica over 4 GPUs "
+         "(TP4 x PP1)"),
+    ],
+)  # fmt: skip
+def test_the_fraction_alone_is_said_only_where_the_sizing_holds_one_gpu_at_the_default(
+    tmp_path: Path, context: int, at_default: tuple[int, int], why: str
+) -> None:
+    def text(engine: str) -> str:
+        return (
+            SERVICE.format(engine=engine, provider="baremetal", gpus="h100-sxm5-80gb", sharing=SLICED)
+            .replace("meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-32B-Instruct")
+            .replace("precision: fp8", "precision: bf16")
+            .replace("max_context_tokens: 8192", f"max_context_tokens: {context}")
+        )
+
+    (default,) = _plan(tmp_path, text("      engine: sglang\n")).deployments
+    assert (default.tp, default.pp) == at_default
+    plan = _plan(tmp_path, text("      engine: sglang\n      mem_fraction_static: 0.5\n"))
+    (dep,) = plan.deployments
+    assert (dep.tp, dep.pp) == (4, 1)
+    (message,) = [f.message for f in plan.findings if f.code == "mem-fraction-too-small"]
+    kv = context * 256 / 1024**2
+    assert message == (
+        "deployment assistant: mem_fraction_static 0.5 leaves 39.82 GiB of each h100-sxm5-80gb (79.6 GiB) for the "
+        f"weights and KV cache, where one GPU holding the replica needs {61.03 + kv:.2f} GiB (weights 61.03 GiB and one "
+        f"{context:,}-token sequence's KV {kv:.2f} GiB); SGLang's default for the GPU, 0.835, leaves 66.51 GiB{why}: "
+        "raise it, or leave it out for the default"
     )
 
 

@@ -207,3 +207,35 @@ def test_pinning_never_beats_the_search_under_max_racks(tmp_path: Path, count: i
     except InfeasibleError:
         return  # nothing within the caps on that platform alone
     assert searched.totals["usd_per_month"] <= pinned.totals["usd_per_month"] + 0.005
+
+
+@pytest.mark.parametrize(
+    ("count", "rps", "rack_kw", "racks", "dgx", "capex", "usd_per_month"),
+    [
+        (20, 40, 20, 1, 1, 197000, 9409),  # review28 item 5: the counts 19..12 tried only; $591,000 all bought before
+        (10, 40, 20, 1, 1, 197000, 9409),  # the one count below the 8 tried one by one
+        (13, 200, 40, 2, 6, 197000, 23323),  # 6 of 13 found one by one (12..5): the same fleet owning 30 below
+        (30, 200, 40, 2, 6, 197000, 23323),  # bisected below 29..22: 6 planned, then 9, 8 and 7 over the racks
+    ],
+)
+def test_many_owned_servers_used_in_part_under_max_racks(
+    tmp_path: Path, count: int, rps: int, rack_kw: int, racks: int, dgx: int, capex: int, usd_per_month: int
+) -> None:
+    """review28 item 5: the most owned servers a fleet within the caps uses is found however many are owned."""
+    text = (
+        RACK.format(count=count, caps=f"  max_racks: {racks}\n")
+        .replace("requests_per_second: 40", f"requests_per_second: {rps}")
+        .replace("rack_power_kw: 20", f"rack_power_kw: {rack_kw}")
+    )
+    plan = _plan(tmp_path, text)
+    t = plan.totals
+    assert (len(plan.racks), t["capex_usd"], round(t["usd_per_month"])) == (racks, capex, usd_per_month)
+    assert sorted((p.node.platform_id, p.nodes, p.owned_nodes) for p in plan.pools) == [
+        ("dell-xe8640", 1, 0),
+        ("dgx-h100", dgx, dgx),
+    ]
+    free = [f.message for f in plan.findings if f.code == "inventory-free"]
+    assert free == [
+        f"{count - dgx} of {count} owned dgx-h100 server(s) (8 x h100-sxm5-80gb) left free; the fleets that used more "
+        "of them were over hardware.max_racks, so the rest of the replicas are bought"
+    ]

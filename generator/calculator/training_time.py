@@ -96,6 +96,11 @@ def multi_server(gpu: GpuSpec, world: int) -> Servers | None:
     return Servers(platform, largest, math.ceil(world / largest))
 
 
+def host_gpus(servers: Servers | None, world: int) -> int:
+    """The GPUs of ``world`` that share one server's host: all of them in one server, else a server's (``servers``)."""
+    return min(world, servers.gpus_per_node) if servers else world
+
+
 def estimate_step(
     model: ResolvedModel,
     setup: TrainingSetup,
@@ -120,7 +125,7 @@ def estimate_step(
     host_spec = assumed_host(gpu)
     cpu, sockets = platform_cpu(host_spec) if host_spec is not None else (None, 1)
     moved = offload_bytes(model.architecture, setup, par, layout.accumulation)
-    host = host_offload(moved, gpu, min(world, servers.gpus_per_node if servers else world), cpu, sockets, consts)
+    host = host_offload(moved, gpu, host_gpus(servers, world), cpu, sockets, consts)
     spec = _spec(setup)
     if servers is None:
         links = links_between(gpu, world, 1, 0.0, par.tp, par.pp, setup.data_parallel, consts, ep=expert_parallel)
@@ -180,8 +185,7 @@ def offload_host_text(gpu: GpuSpec, world: int) -> str:
 
     ``world`` GPUs share one server's host unless they take several (:func:`multi_server`): a server's GPUs then.
     """
-    servers = multi_server(gpu, world)
-    world = min(world, servers.gpus_per_node) if servers else world
+    world = host_gpus(multi_server(gpu, world), world)
     platform = assumed_host(gpu)
     if platform is None:
         dram = f"{UNKNOWN_HOST_DRAM_GB_PER_S:g} GB/s of DRAM a socket assumed (no catalog server of {gpu.id} names its CPU)"

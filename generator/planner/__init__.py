@@ -599,7 +599,7 @@ def _plan_fleet(
 
     shared_orders = list(orders)
     for order in (by_choice, by_size):
-        if order not in shared_orders:
+        if order and order not in shared_orders:  # none without a first pass: the workload's order, tried already
             shared_orders.append(order)
     # with no pass of each deployment on its own servers (owned servers too few for that, none bought), the services
     # may still share the owned servers' GPUs (fuzz34 item 1: two 1-GPU services and one owned 8-GPU DGX, buy: false)
@@ -639,17 +639,63 @@ def _plan_fleet(
         # leaves off is no purchase)
         over_cap = sorted({e.limit for e in errors if isinstance(e, FleetLimitError) and e.limit in ("max_racks", "max_nodes")})
         first_ranked = _RunnersUp.of([[best, *rest] for _, best, rest in passes[0]])
+
+        # the most of each owned kind's servers that a fleet within the caps was planned with: from all of them but one
+        # down, MAX_OWNED_SUBSETS counts one by one, then below them by bisection (review28 item 5: 20 owned DGX H100
+        # under a cap holding 4 planned none), a count whose passes planned no fleet (over a cap, worse than a fleet
+        # already planned, or the very fleets tried before: the cap left them as they were) taken as too many
+        def snapshot() -> Callable[[], None]:
+            """What undoes the passes run after it: the fleets, passes and trials they added."""
+            counts = len(fleets), len(made), len(passes), len(errors)
+            built_then, same_then = set(built), {k: list(v) for k, v in same.items()}
+            trials_then = LeftFreeTrials(
+                {k: list(v) for k, v in trials.built.items()},
+                dict(trials.floored),
+                {k: list(v) for k, v in trials.failed.items()},
+            )
+
+            def restore() -> None:
+                for at in range(counts[0], len(fleets)):
+                    capped_fleets.pop(at, None)
+                del fleets[counts[0] :], made[counts[1] :], passes[counts[2] :], errors[counts[3] :]
+                built.clear()
+                built.update(built_then)
+                same.clear()
+                same.update(same_then)
+                trials.built.clear()
+                trials.built.update(trials_then.built)
+                trials.floored.clear()
+                trials.floored.update(trials_then.floored)
+                trials.failed.clear()
+                trials.failed.update(trials_then.failed)
+
+            return restore
+
+        def capped_pass(kind: ServerKey, most: int) -> bool:
+            """The passes with at most ``most`` of ``kind``'s owned servers: whether they planned a fleet."""
+            before = len(fleets)
+            capped = ((kind, most),)
+            with contextlib.suppress(InfeasibleError):
+                add(choose(loaded, consts, enumerated, sizes, share=False, capped=capped, runners_up=first_ranked), None)
+            if services >= 2:
+                sharing(withheld_orders, frozenset(), among, capped)
+            capped_fleets.update(dict.fromkeys(range(before, len(fleets)), (kind, over_cap)))
+            return len(fleets) > before
+
         for kind in owned_kinds if over_cap else []:
-            for most in range(owned[kind] - 1, 0, -1)[:MAX_OWNED_SUBSETS]:
-                before = len(fleets)
-                capped = ((kind, most),)
-                with contextlib.suppress(InfeasibleError):
-                    add(choose(loaded, consts, enumerated, sizes, share=False, capped=capped, runners_up=first_ranked), None)
-                if services >= 2:
-                    sharing(withheld_orders, frozenset(), among, capped)
-                capped_fleets.update(dict.fromkeys(range(before, len(fleets)), (kind, over_cap)))
-                if len(fleets) > before:
-                    break  # the most of the kind a fleet within the caps was planned with
+            if any(capped_pass(kind, most) for most in range(owned[kind] - 1, 0, -1)[:MAX_OWNED_SUBSETS]):
+                continue
+            low, high, found, done = 1, owned[kind] - 1 - MAX_OWNED_SUBSETS, 0, False
+            while low <= high:
+                most = (low + high + 1) // 2
+                restore = snapshot()
+                planned = capped_pass(kind, most)
+                low, high = (most + 1, high) if planned else (low, most - 1)
+                found, done = (most, low > high) if planned else (found, False)  # done: the last count tried planned
+                if planned and not done:
+                    restore()  # a count not tried yet may use more of the kind: the fleets of the most only stand
+            if found and not done:
+                capped_pass(kind, found)
 
     def best_at() -> int:
         objective = _fleet_objective(wl.objective, [f for f, _ in fleets])
@@ -695,8 +741,10 @@ def _capped_said(plan: Plan, kind: ServerKey, limits: list[str]) -> Plan:
     return plan._replace(findings=findings)
 
 
-#: Under a cap on racks or nodes, at most this many counts of an owned kind's servers below all of them are tried.
+#: Under a cap on racks or nodes, this many counts of an owned kind's servers below all of them are tried one by one
+#: (the most first) before the counts below them are bisected.
 MAX_OWNED_SUBSETS = 8
+
 
 #: The best fleet's deployments are moved (:func:`_moves`) from at most this many fleets, each better than the last.
 MAX_MOVE_ROUNDS = 4

@@ -131,6 +131,7 @@ from generator.sizing.performance import (
     saturated_throughput,
     step_budget_batch,
 )
+from generator.sizing.precision import WeightFormat
 from generator.sizing.psu_feeds import Feeds
 from generator.sizing.serving_queue import least_spread_mix
 from generator.sizing.sglang_kv import sglang_mem_fraction
@@ -1156,6 +1157,7 @@ def build_plan(
     per_run: set[str] = set()  # deployments billed per run (training jobs on rented servers)
     free = free_servers(wl)  # owned servers still free as each deployment is placed (in the order they were chosen)
     not_on_demand: set[str] = set()  # pools already warned of as not sold on demand: once a pool (newuser26 item 8)
+    formats: dict[str, WeightFormat] = {}  # the weight format each service's replicas hold
     for index, opt, rest in chosen:
         dep = wl.deployments[index]
         model = loaded.models[dep.name]
@@ -1196,6 +1198,7 @@ def build_plan(
                 for wide in wide_notes
             ]
             shape_inf = opt.replica_shape
+            formats[dep.name] = shape_inf.fmt
             mem = serving_memory(shape_inf.memory)
             precision, kv = shape_inf.fmt.name, dep.inference.kv_cache_precision
         else:
@@ -1296,7 +1299,8 @@ def build_plan(
     findings += unrated_findings(wl) + unused_setting_findings(wl) + implausible_setting_findings(wl)
     findings += model_findings(loaded)
     findings += _unpriced_fabric_findings(wl, pools, deployments) + owned_fabric_findings(wl, pools, deployments)
-    findings += slow_fabric_findings(wl, pools, deployments) + sglang_fraction_findings(wl, pools, deployments)
+    findings += slow_fabric_findings(wl, pools, deployments)
+    findings += sglang_fraction_findings(loaded, consts, pools, deployments, formats)
     findings += _consumer_gpu_findings(pools, consts, frozenset(wl.prices)) + spread_findings(wl, deployments, pools)
     findings += _geforce_left_out_findings(wl, consts)
     findings += packing_findings(deployments, pools)

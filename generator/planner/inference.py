@@ -598,6 +598,36 @@ def _gpu_shapes(
 _Layout = tuple[tuple[Parallelism, InferenceMemory, int, OperatingPoint, str, int] | None, LayoutBlocked | None, bool]
 
 
+def replica_memory(
+    arch: Architecture, spec: InferenceSpec, fmt: WeightFormat, gpu: GpuSpec, par: Parallelism, consts: Constants
+) -> tuple[InferenceMemory, int]:
+    """A replica's memory at ``par`` on ``gpu``, at the first of the engine's batch limits whose KV holds one sequence.
+
+    The limit is returned with it (the last where none holds one: the capacity then says so); under SGLang, the KV
+    pool of ``spec.mem_fraction_static`` (None: SGLang's default for the GPU).
+    """
+    kv_bits = kv_cache_bits(spec.kv_cache_precision)
+    tokens = batched_tokens(spec, gpu, consts, arch.encoder_only)
+    nvlink = nvlink_replica(gpu.interconnect_kind, gpu.nvlink_domain_gpus, par)
+    # the engine's limit; where vLLM's larger default leaves no room for one sequence, its smaller one is tried too
+    for limit in _limits(spec, gpu, consts):  # vLLM's profiling run samples, and its graphs capture, that many sequences
+        engine_consts = with_engine_tokens(consts, limit, tokens) if spec.engine == "vllm" else consts
+        if spec.pooling:  # vLLM profiles a pooling model's pooler, not a sampler: no rows of logits
+            engine_consts = engine_consts._replace(sampler_bytes_per_logit=0)
+        mem = size_inference(
+            arch, fmt, kv_bits, spec.max_context_tokens, 1, par, engine_consts, gpu.memory_bytes,
+            nvlink=nvlink, pooling=spec.pooling,
+        )  # fmt: skip
+        if spec.engine == "sglang" and not arch.encoder_only:  # an encoder needs no KV pool (kv_capacity)
+            sglang = sglang_inference_capacity(
+                arch, kv_bits, spec.max_context_tokens, par, gpu.memory_bytes, mem, spec.mem_fraction_static
+            )
+            mem = mem._replace(capacity=sglang.capacity)
+        if mem.capacity is not None and mem.capacity.max_concurrency >= 1:
+            break
+    return mem, limit
+
+
 @memoized
 def _layout_shape(
     arch: Architecture,
@@ -621,8 +651,6 @@ def _layout_shape(
         return None, LayoutBlocked(f"TP{tp} PP{pp}: vLLM runs an encoder without pipeline parallelism"), True
     gpu = _fitted_gpu(gpu_id, fitted)
     kv_bits = kv_cache_bits(spec.kv_cache_precision)
-    # the engine's limit; where vLLM's larger default leaves no room for one sequence, its smaller one is tried too
-    limits = _limits(spec, gpu, consts)
     tokens = batched_tokens(spec, gpu, consts, arch.encoder_only)
     stages = engine_stages(spec.engine)  # where the engine puts the layers PP leaves over (newuser32 item 9)
     par = Parallelism(tp, pp, tp if expert_parallel else 1, stages)
@@ -638,23 +666,8 @@ def _layout_shape(
         # what refuses to load does not depend on the stages: said once, of the layout as pinned or first tried
         # (fuzz16 item 5: every platform read "TP8 PP8", the last PP tried)
         return None, LayoutBlocked(f"TP{tp}" + (f" PP{pp}" if pp > 1 else "") + f": {problems[0]}"), True
-    nvlink = nvlink_replica(gpu.interconnect_kind, gpu.nvlink_domain_gpus, par)
-    for limit in limits:  # vLLM's profiling run samples, and its graphs capture, that many sequences
-        engine_consts = with_engine_tokens(consts, limit, tokens) if spec.engine == "vllm" else consts
-        if spec.pooling:  # vLLM profiles a pooling model's pooler, not a sampler: no rows of logits
-            engine_consts = engine_consts._replace(sampler_bytes_per_logit=0)
-        mem = size_inference(
-            arch, fmt, kv_bits, spec.max_context_tokens, 1, par, engine_consts, gpu.memory_bytes,
-            nvlink=nvlink, pooling=spec.pooling,
-        )  # fmt: skip
-        if spec.engine == "sglang" and not arch.encoder_only:  # an encoder needs no KV pool (kv_capacity)
-            sglang = sglang_inference_capacity(
-                arch, kv_bits, spec.max_context_tokens, par, gpu.memory_bytes, mem, spec.mem_fraction_static
-            )
-            mem = mem._replace(capacity=sglang.capacity)
-        cap = mem.capacity
-        if cap is not None and cap.max_concurrency >= 1:
-            break
+    mem, limit = replica_memory(arch, spec, fmt, gpu, par, consts)
+    cap = mem.capacity
     if cap is None or cap.max_concurrency < 1:
         need = mem.per_gpu.total / GIB
         usable = cap.budget_bytes / GIB if cap else 0.0

@@ -24,6 +24,8 @@ DEFAULT_FRONTEND_NIC = "connectx-6-lx-2p-25gbe"
 #: Least network bandwidth per node for work split across nodes (pipeline stages, full-model gradients):
 #: the EFA / GPUDirect-TCPX class of cloud GPU instances starts at 100 Gb/s (platforms.json).
 MIN_FABRIC_GBPS = 100
+#: RAM of the smallest build the planner configures, GiB, and the step a configurable server's RAM is rounded up to.
+SMALLEST_BUILD_GIB = 64
 #: Drive fitted where a bare-metal platform lists none.
 DEFAULT_DRIVE = "generic-nvme-u2-gen4-3-84tb"
 
@@ -526,7 +528,7 @@ def assemble_node(
     floor_gib = minimum_ram_gib(platform, gpu, gpus)  # the published minimum per GPU (0 where none)
     memory_text = None
     if configurable and not soldered_memory(cpu) and not platform.ram_as_owned:
-        ram_gib = int(max(platform.ram_gib or 0, _round_up(want_gib, 64), floor_gib))
+        ram_gib = int(max(platform.ram_gib or 0, _round_up(want_gib, SMALLEST_BUILD_GIB), floor_gib))
         if cpu is not None:
             wanted = int(max(platform.ram_gib or 0, want_gib, floor_gib))
             layout = fill_channels(cpu, platform.cpu_sockets, wanted, platform.ram_max_gib)

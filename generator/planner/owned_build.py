@@ -16,7 +16,7 @@ from generator import catalog
 from generator.catalog.records import GpuSpec, PlatformSpec
 from generator.planner.custom import stated_platforms
 from generator.planner.host_minimums import minimum_ram_gib
-from generator.planner.nodes import fixed_system
+from generator.planner.nodes import SMALLEST_BUILD_GIB, fixed_system
 from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Pool, nvme_drives_text
 from generator.sizing.constants import Constants
 from generator.units import GIB
@@ -28,10 +28,6 @@ from generator.workload.nic_pairs import slow_fabric
 #: (``specgen_cpu``), RAM (``specgen_ram_gib``), NVMe data drives (``specgen_nvme``), PSUs (``specgen_power.psu``) and
 #: the NICs of each role (``specgen_network.nics``).
 BUILD_PARTS = ("cpu", "ram", "nvme", "psu", "fabric", "frontend")
-
-#: RAM of the smallest build the planner configures, GiB (:func:`generator.planner.nodes.assemble_node` rounds a
-#: configurable server's RAM up to 64 GiB steps).
-SMALLEST_BUILD_GIB = 64
 
 
 def _owned_catalog_platform(wl: Workload, pool: Pool) -> PlatformSpec | None:
