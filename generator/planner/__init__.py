@@ -685,16 +685,16 @@ def _plan_fleet(
         for kind in owned_kinds if over_cap else []:
             if any(capped_pass(kind, most) for most in range(owned[kind] - 1, 0, -1)[:MAX_OWNED_SUBSETS]):
                 continue
-            low, high, found, done = 1, owned[kind] - 1 - MAX_OWNED_SUBSETS, 0, False
+            low, high, found = 1, owned[kind] - 1 - MAX_OWNED_SUBSETS, 0
             while low <= high:
                 most = (low + high + 1) // 2
                 restore = snapshot()
-                planned = capped_pass(kind, most)
-                low, high = (most + 1, high) if planned else (low, most - 1)
-                found, done = (most, low > high) if planned else (found, False)  # done: the last count tried planned
-                if planned and not done:
-                    restore()  # a count not tried yet may use more of the kind: the fleets of the most only stand
-            if found and not done:
+                if capped_pass(kind, most):  # its fleets undone: only the fleets of the most that plans stand
+                    found, low = most, most + 1
+                    restore()
+                else:
+                    high = most - 1
+            if found:
                 capped_pass(kind, found)
 
     def best_at() -> int:

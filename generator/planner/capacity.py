@@ -166,12 +166,11 @@ def _field(stop: InfeasibleError | None) -> str:
     return stop.location.path if stop.location is not None and stop.location.path else "the planner's search"
 
 
-#: Why a fleet of rented servers is refused under ``objective: capacity``.
+#: Why a fleet that buys nothing is refused under ``objective: capacity``: exit 3, not an input error, since whether the
+#: fleet rents is known only once the planner has priced it (a workload validate accepts may only fail in the search).
 _RENTED = (
     "objective capacity finds the largest scale of the inference request rates a fleet within max_capex_usd serves; "
     "the fleet planned buys no server (owned servers and those it rents, priced per hour under prices: or by the "
     "catalog's rental records, cost nothing up front), so max_capex_usd bounds no scale of it: allow servers that are "
     "bought (hardware.gpus / hardware.platforms), or use objective cost"
 )
-# Exit 3, not an input error: whether the fleet rents is known only once the planner has priced it (test_ci's
-# validate-and-plan agreement: a workload validate accepts may only fail in the search).

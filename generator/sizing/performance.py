@@ -513,6 +513,11 @@ def mla_head_widths(arch: Architecture, layer: Layer) -> tuple[int, int]:
     return query_key, kv_b.out_features // heads - (query_key - rope)
 
 
+def gemm_fill(tokens: float, consts: Constants) -> float:
+    """A GEMM over ``tokens`` rows against a large one: ``tokens / (tokens + gemm_half_efficiency_tokens)``."""
+    return tokens / (tokens + consts.gemm_half_efficiency_tokens)
+
+
 def gemm_efficiency(tokens: float, consts: Constants) -> float:
     """Fraction of the tensor peak a GEMM over ``tokens`` rows reaches (saturating in the token count)."""
     return consts.prefill_compute_efficiency * tokens / (tokens + consts.gemm_half_efficiency_tokens)

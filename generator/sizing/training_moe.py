@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from generator.sizing.architecture import EXPERT, Architecture
 from generator.sizing.constants import Constants
-from generator.sizing.performance import busiest_expert_rank_load
+from generator.sizing.performance import busiest_expert_rank_load, gemm_fill
 
 #: Bytes per activation element a token's dispatch and combine carry (bf16).
 A2A_WIRE_BYTES = 2
@@ -122,10 +122,8 @@ def expert_compute_factor(moe: MoeStep, micro_batch_tokens: int, consts: Constan
     """
     if not moe.routed:
         return 1.0
-    half = consts.gemm_half_efficiency_tokens
-    dense_fill = micro_batch_tokens / (micro_batch_tokens + half)
-    per_expert = tokens_per_expert(moe, micro_batch_tokens)
-    expert_fill = per_expert / (per_expert + half)
+    dense_fill = gemm_fill(micro_batch_tokens, consts)
+    expert_fill = gemm_fill(tokens_per_expert(moe, micro_batch_tokens), consts)
     share = moe.expert_share
     return (1.0 - share) + share * busiest_rank(moe, micro_batch_tokens) * dense_fill / expert_fill
 

@@ -48,6 +48,7 @@ import math
 from dataclasses import dataclass
 
 from generator.sizing.constants import Constants
+from generator.sizing.performance import gemm_fill
 from generator.sizing.pipeline_schedule import pipeline_bubble_fraction, virtual_stages_for
 from generator.sizing.training_moe import NO_MOE, MoeStep, alltoall_bytes, alltoall_calls, expert_compute_factor
 from generator.sizing.training_offload import NO_OFFLOAD, HostOffload
@@ -220,11 +221,6 @@ class StepTime:
         }
 
 
-def microbatch_fill(micro_batch_tokens: int, consts: Constants) -> float:
-    """GEMM efficiency of a micro-batch's token count relative to a large one."""
-    return micro_batch_tokens / (micro_batch_tokens + consts.gemm_half_efficiency_tokens)
-
-
 def collectives_per_step(layout: StepLayout, num_layers: int, virtual_stages: int) -> tuple[int, int]:
     """(TP all-reduces, PP sends) one GPU issues per optimizer step."""
     tp = TP_ALLREDUCES_PER_LAYER * math.ceil(num_layers / layout.pp) * layout.accumulation if layout.tp > 1 else 0
@@ -263,7 +259,7 @@ def training_step(
     """
     tokens = layout.tokens_per_rank
     micro_tokens = layout.micro_batch_size * layout.sequence_length
-    fill = microbatch_fill(micro_tokens, consts)
+    fill = gemm_fill(micro_tokens, consts)  # a micro-batch of few tokens runs GEMMs short
     gpus_per_replica = layout.tp * layout.pp
     compute_s = flops_per_token * tokens / (gpus_per_replica * dense_tflops * 1e12 * base_efficiency * fill)
     compute_s *= expert_compute_factor(moe, micro_tokens, consts)

@@ -7,6 +7,8 @@ deployment runs under is :func:`deployment_sharing`, which the planner sizes and
 
 from __future__ import annotations
 
+from typing import Final
+
 from generator import catalog
 from generator.errors import InputError
 from generator.workload.aks_mig import aks_mig_problem
@@ -15,7 +17,7 @@ from generator.workload.models import Deployment, GpuSharing, ParallelismPin, Tr
 
 WHERE = ("kubernetes", "gpu_sharing")
 #: A deployment's ``gpu_sharing`` strategy for whole GPUs where the workload's shares them.
-NO_SHARING = "none"
+NO_SHARING: Final = "none"
 
 
 def deployment_sharing(wl: Workload, dep: Deployment) -> GpuSharing | None:
@@ -82,7 +84,7 @@ def sharing_errors(doc: Document, wl: Workload) -> list[InputError]:
     errors = _sharing_errors(doc, wl, wl.kubernetes.gpu_sharing, WHERE, named_gpus(wl))
     for index, dep in enumerate(wl.deployments):
         own = dep.gpu_sharing
-        if own is None or own == GpuSharing("none"):
+        if own is None or own == GpuSharing(NO_SHARING):
             continue
         where = ("deployments", index, "gpu_sharing")
         if own.strategy == NO_SHARING:  # whole GPUs: nothing to size a share by
