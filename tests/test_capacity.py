@@ -250,6 +250,17 @@ def test_a_cap_below_any_server_exits_3_at_the_cap(tmp_path: Path, capsys: pytes
         _plan(tmp_path, _text(R760 + "  max_capex_usd: 20000\n"))
 
 
+def test_a_rack_no_server_fits_is_refused_as_validate_refuses_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # CI of stop 39: the search ran before the early checks, so plan said "no fleet serves even 1/1,024" where
+    # validate said the rack holds no server (test_ci's validate-and-plan property)
+    (tmp_path / "workload.yaml").write_text(_text(R760 + "  max_capex_usd: 400000\n  rack_power_kw: 1\n"))
+    assert call_cli(tmp_path, ("validate", "workload.yaml")) == 3
+    validated = capsys.readouterr().err
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3
+    assert capsys.readouterr().err == validated
+    assert "hardware.rack_power_kw: no allowed server fits a rack" in validated
+
+
 def test_a_capacity_plan_renders_its_fleet(tmp_path: Path) -> None:
     (tmp_path / "workload.yaml").write_text(_text(R760 + "  max_capex_usd: 400000\n"))
     files = render_file(str(tmp_path / "workload.yaml"))

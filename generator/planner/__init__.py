@@ -258,22 +258,28 @@ def _plan_workload(loaded: LoadedWorkload) -> Plan:
     (fewer idle GPUs, then servers, then power on a tie).
     """
     # the search's modules load here, not with the package: ``specgen validate`` needs only the early checks
-    from generator.planner.chain_hint import chain_hint_findings
     from generator.planner.fixed import plan_fixed
-    from generator.planner.not_sold_new import not_sold_new_findings
-    from generator.planner.plan import sorted_findings
-    from generator.planner.precision_choices import cheaper_precision_findings
-    from generator.planner.sharing_cost import sharing_cost_findings
 
     wl = loaded.workload
     consts = with_overrides(dict(wl.constants))
     if wl.hardware.fixed is not None:
         return plan_fixed(loaded, consts)  # its placement is the early check of a fixed machine (not run twice)
+    early_checks(loaded, consts)  # as validate runs them, before any search (capacity's too: the same error, placed)
     if wl.objective == "capacity":  # the largest scale of the rates the capex cap buys, the planner its inner solver
         from generator.planner.capacity import plan_capacity
 
-        return plan_capacity(loaded, consts, _plan_fleet_within_limits, _plan_workload)
-    early_checks(loaded, consts)
+        return plan_capacity(loaded, consts, _plan_fleet_within_limits, _plan_fleet_and_findings)
+    return _plan_fleet_and_findings(loaded, consts)
+
+
+def _plan_fleet_and_findings(loaded: LoadedWorkload, consts: Constants) -> Plan:
+    """The fleet within the limits, with what the searches around it find (a cheaper precision, a chain, sharing's cost)."""
+    from generator.planner.chain_hint import chain_hint_findings
+    from generator.planner.not_sold_new import not_sold_new_findings
+    from generator.planner.plan import sorted_findings
+    from generator.planner.precision_choices import cheaper_precision_findings
+    from generator.planner.sharing_cost import sharing_cost_findings
+
     plan = _plan_fleet_within_limits(loaded, consts)
     said = cheaper_precision_findings(loaded, consts) + chain_hint_findings(loaded, consts, plan, _plan_fleet_within_limits)
     said += not_sold_new_findings(loaded, consts, plan)

@@ -64,12 +64,13 @@ def plan_capacity(
     loaded: LoadedWorkload,
     consts: Constants,
     probe: Callable[[LoadedWorkload, Constants], Plan],
-    whole: Callable[[LoadedWorkload], Plan],
+    whole: Callable[[LoadedWorkload, Constants], Plan],
 ) -> Plan:
     """The fleet within ``hardware.max_capex_usd`` that serves the largest common scale of the inference rates.
 
     ``probe``: the planner's fleet search at given rates (a factor is served where it returns a plan, not where it
-    raises :class:`InfeasibleError`); ``whole``: the whole planner (findings included), run once at the factor found.
+    raises :class:`InfeasibleError`); ``whole``: that search with the findings around it, run once at the factor found
+    (the workload's early checks ran before: :func:`generator.planner.plan_workload`).
     """
     wl = loaded.workload
     cap = wl.hardware.max_capex_usd
@@ -92,7 +93,7 @@ def plan_capacity(
             low = middle
         else:
             high, stop = middle, missed
-    plan = whole(scaled(loaded, low))
+    plan = whole(scaled(loaded, low), consts)
     spent = _capex(plan)
     if not spent:  # owned servers alone, and more rented past them: the cap bounded nothing bought
         raise InfeasibleError(_RENTED, loaded.document.locate(("objective",)))
