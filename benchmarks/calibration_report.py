@@ -15,7 +15,8 @@ median and the 90th percentile of |predicted / measured - 1|. A row the engine c
 (unknown precision, refused layout) counts as ``failed`` in its group. Constants are the engine's
 defaults: nothing here is fitted per row. ``--fit`` searches ``FIT_GRID`` over the groups of
 ``FIT_ENGINES`` at once; the other engines' rows (vLLM on MI300X, A100 and H100/H200, SGLang on H100, TensorRT-LLM's
-C++ runtime, TensorRT-LLM behind ``trtllm-serve`` on A100/H100) are the out-of-sample check.
+C++ runtime (static batches on A100 / L40S / H100, in-flight batching on L40S), TensorRT-LLM behind ``trtllm-serve``
+on A100/H100) are the out-of-sample check.
 """
 
 from __future__ import annotations
@@ -618,6 +619,13 @@ def predict_offload_prefill(row: dict[str, Any]) -> float:
     return cost.prefill_tokens_per_s
 
 
+def pcie_tp_out_of_sample(row: dict[str, Any]) -> bool:
+    """Whether a throughput row is out of sample (its engine outside ``FIT_ENGINES``) with a TP group over PCIe."""
+    if row["tp"] <= 1 or row["engine"] in FIT_ENGINES:
+        return False
+    return not accelerator_for(find_gpu(row["gpu"]), weight_format(row["precision"]).compute, row["tp"]).fast_link
+
+
 def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], dict[str, Any]]]:
     """(group, label, measured, predictor, row) for every calibration row."""
     cal = json.loads(DATA.read_text())
@@ -629,7 +637,10 @@ def _rows() -> list[tuple[str, str, float, Callable[[dict[str, Any]], float], di
         dp = " attention-dp" if row.get("ep", 1) > row["tp"] else ""
         # a row whose quantization method names its own in-loop kernel (vLLM's RTN through Marlin on an H100) apart
         kernel = f" {row['dequant_kernel']}" if "dequant_kernel" in row else ""
-        group = f"throughput {row['engine']} {row['gpu']} {row['precision']}{pipe}{static}{dp}{kernel}"
+        # out-of-sample rows whose TP group all-reduces over PCIe apart (the in-sample RTX PRO 6000 rows fit the PCIe
+        # model; the L40S perf-overview cells at TP4 / TP8 on an unnamed host do not: accnew entry of 2026-12-04)
+        pcie = " tp>1 over pcie" if pcie_tp_out_of_sample(row) else ""
+        group = f"throughput {row['engine']} {row['gpu']} {row['precision']}{pipe}{static}{dp}{kernel}{pcie}"
         ep = f" ep{row['ep']}" if row.get("ep", 1) > 1 else ""
         label = f"{row['model'].split('/')[-1]} tp{row['tp']}{ep} pp{row['pp']} {row['input_tokens']}/{row['output_tokens']}"
         if static:
@@ -805,8 +816,8 @@ FIT_GRID: dict[str, tuple[float, ...]] = {
 }
 
 #: Engines whose throughput rows the fit sees; rows of other engines (vLLM on MI300X, TensorRT-LLM's older C++
-#: runtime on A100 / L40S as ``tensorrt-llm-cpp``, added after the fit was set) are the out-of-sample check and only
-#: reported.
+#: runtime on A100 / L40S / H100 as ``tensorrt-llm-cpp``, static batches and the L40S perf-overview cells of v0.10 /
+#: v0.12, added after the fit was set) are the out-of-sample check and only reported.
 FIT_ENGINES = ("tensorrt-llm",)
 
 
