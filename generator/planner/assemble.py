@@ -140,7 +140,7 @@ from generator.units import GIB, HOURS_PER_YEAR, hours_text, usd_text
 from generator.words import listed
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, Workload
-from generator.workload.sharing import deployment_sharing
+from generator.workload.sharing import planned_sharing
 from generator.workload.value_checks import given_in
 
 if TYPE_CHECKING:
@@ -1361,7 +1361,7 @@ def _kept_off_shares(wl: Workload, index: int, opt: Option, pools: list[str], bl
 
     newuser40 item 3: a model too big for its MIG instance was rendered into one, where it could not start.
     """
-    sharing = deployment_sharing(wl, wl.deployments[index])
+    sharing = planned_sharing(wl, wl.deployments[index])
     out = []
     for part, pool in zip(opt.pieces, pools, strict=True):
         if sharing is None or part.candidate.shares_per_gpu or part.replica_shape.par.gpus > 1:
