@@ -192,7 +192,7 @@ class Candidate(NamedTuple):
     #: ``spec.json``): whole GPUs.
     shares_per_gpu: int | None = None
     #: A runner-up that alone breaks a limit of the whole fleet, as the plan says it (``hardware.max_racks: its 2
-    #: servers alone fill 2 racks of 20 kW, 1 allowed``): why a cheaper one was not chosen (fuzz34 item 3). None (left
+    #: servers alone need 2 racks of 20 kW, 1 allowed``): why a cheaper one was not chosen (fuzz34 item 3). None (left
     #: out of ``spec.json``): within them, or not a runner-up.
     over_limit: str | None = None
 
