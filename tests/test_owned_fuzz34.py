@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from generator.calculator.report import plan_text
 from generator.errors import InfeasibleError
 from generator.planner import plan_workload
 from generator.planner.plan import Plan
+from generator.render.markdown import render_markdown
 from generator.workload import load_workload
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -119,11 +121,65 @@ def test_owned_servers_used_in_part_under_max_racks(tmp_path: Path, count: int, 
             f"{count - 1} of {count} owned dgx-h100 server(s) (8 x h100-sxm5-80gb) left free; the fleets that used more "
             "of them were over hardware.max_racks, so the rest of the replicas are bought"
         ]
-    # the runner-up on the owned DGXs is worded as owned (nothing bought), not at the purchase price
+    # the runner-up on the owned DGXs is worded as owned (nothing bought), not at the purchase price, and says the
+    # limit it breaks alone, as the inventory-free finding does (lo1 (b))
     chat = plan.deployments[0]
     runners = [r for r in chat.reasons if "runner-up 2 x TP8 on 2 x dgx-h100" in r]
     if count >= 2:
-        assert runners and "($5,566/month, 0 GPUs bought, 0 idle, 20.4 kW)" in runners[0]
+        assert runners and runners[0].endswith(
+            "; runner-up 2 x TP8 on 2 x dgx-h100 (8 x h100-sxm5-80gb) ($5,566/month, 0 GPUs bought, 0 idle, 20.4 kW; "
+            f"over {TWO_RACKS})"
+        )
+
+
+#: What the runner-up on 2 DGX H100 of 10.2 kW each says under max_racks 1 of 20 kW racks.
+TWO_RACKS = "hardware.max_racks: its 2 servers alone need 2 racks of 20 kW, 1 allowed"
+
+
+@pytest.mark.parametrize(
+    ("count", "caps", "expected"),
+    [
+        # the owned DGXs: $5,566 a month against the $9,409 chosen, over the one rack (fuzz34's left-out)
+        (2, "  max_racks: 1\n", [("2 x TP8 on 2 x dgx-h100", TWO_RACKS), ("3 x TP1 PP8 on 3 x dgx-h100", "3 racks")]),
+        # a bought runner-up over the racks says so too; one within them says nothing
+        (4, "  max_racks: 1\n", [("2 x TP8 on 2 x dgx-h100", TWO_RACKS), ("3 x TP4 on 3 x dell-xe8640", None)]),
+        # 2 DGXs and an XE8640 (24.6 kW): 3 servers in 2 racks
+        (
+            2,
+            "  max_racks: 1\n  max_capex_usd: 300000\n",
+            [("2 x TP1 PP8 on 2 x dgx-h100 (8 x h100-sxm5-80gb) + 1 x TP4 on 1 x dell-xe8640", "3 servers alone need 2 racks")],
+        ),
+        # no max_racks: nothing to break
+        (2, "", [("2 x TP1 PP8 on 2 x dgx-h100 (8 x h100-sxm5-80gb) + 1 x TP4 on 1 x dell-xe8640", None)]),
+    ],
+)
+def test_a_runner_up_over_max_racks_says_so(
+    tmp_path: Path, count: int, caps: str, expected: list[tuple[str, str | None]]
+) -> None:
+    """lo1 (b): the runner-up on owned servers over max_racks, cheaper than the choice, did not say why it lost."""
+    plan = _plan(tmp_path, RACK.format(count=count, caps=caps))
+    (chat,) = plan.deployments
+    runners = {c.summary: c.over_limit for c in chat.runners_up}
+    for start, over in expected:
+        (said,) = [v for k, v in runners.items() if k.startswith(start)]
+        if over is None or over == TWO_RACKS:
+            assert said == over
+        else:  # a part of the text: the count of servers and racks
+            assert said is not None and over in said
+    text = plan_text(plan)
+    spec = render_markdown(plan)["SPEC.md"]
+    if count == 2 and caps == "  max_racks: 1\n":
+        assert (
+            "  runner-up: 2 x TP8 on 2 x dgx-h100 (8 x h100-sxm5-80gb) (0 GPUs bought, 16 used, 20.4 kW, $5,566/month; "
+            f"over {TWO_RACKS})\n"
+        ) in text
+        assert f"| 2 x TP8 on 2 x dgx-h100 (8 x h100-sxm5-80gb) (over {TWO_RACKS}) | 16 | 2 | 20.4 kW |" in spec
+        # spec.json carries it on the runner-up; a runner-up within the limits leaves the field out
+        (runner,) = [r for r in plan.to_dict()["deployments"][0]["runners_up"] if r["summary"].startswith("2 x TP8 on 2")]
+        assert runner["over_limit"] == TWO_RACKS
+    if not caps:
+        assert "; over hardware." not in text and "(over hardware." not in spec
+        assert all("over_limit" not in r for r in plan.to_dict()["deployments"][0]["runners_up"])
 
 
 def test_without_max_racks_the_owned_servers_hold_the_service(tmp_path: Path) -> None:

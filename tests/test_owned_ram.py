@@ -67,15 +67,43 @@ def test_unstated_ram_under_a_job_that_needs_more_than_the_default_build_is_a_wa
     assert pool.build_assumed == ("cpu", "ram", "nvme", "psu", "frontend")
 
 
-def test_stated_ram_too_small_for_the_job_is_refused_saying_why(tmp_path: Path) -> None:
+NEEDED = (
+    "130 GiB needed: 16 GiB kept for the OS and its processes and 113.48 GiB the setup offloads to the CPU (optimizer "
+    "states, parameters or saved activations of 1 GPU(s)), more than loading the checkpoint holds"
+)
+
+
+def test_stated_ram_too_small_for_the_job_is_refused_at_the_ram_saying_why(tmp_path: Path) -> None:
+    """At the group's ram_gib, named with its index (it stood at the model and named hardware.inventory[].ram_gib)."""
     with pytest.raises(InfeasibleError) as refused:
         plan_workload(load_workload(_write(tmp_path, "      ram_gib: 64\n")))
     text = str(refused.value)
-    assert "/w.yaml:5:12: deployments[0].model: deployment 'q7-full' (Qwen/Qwen2.5-7B-Instruct) has no feasible plan" in text
+    assert refused.value.location is not None
+    assert refused.value.location.path == "hardware.inventory[0].ram_gib"
+    assert (refused.value.location.line, refused.value.location.column) == (22, 16)
+    assert text.endswith(
+        "/w.yaml:22:16: hardware.inventory[0].ram_gib: deployment 'q7-full' (Qwen/Qwen2.5-7B-Instruct) has no feasible "
+        "plan: rtx-4090-24gb on am5-desktop-tower: am5-desktop-tower has 64 GiB RAM (as owned: "
+        f"hardware.inventory[0].ram_gib); {NEEDED}; to unblock: list more owned servers under hardware.inventory, let the "
+        "plan buy (drop hardware.buy: false), a lighter job (LoRA / QLoRA), offload_optimizer off where the GPUs hold "
+        "those states, or servers with more RAM than hardware.inventory[0].ram_gib states"
+    )  # no offload_params: true offered: more offloaded to the host is no way out of too little host RAM
+
+
+def test_each_kind_names_its_own_group_and_the_error_stands_at_the_first_kinds(tmp_path: Path) -> None:
+    lga = "    - platform: lga1700-desktop-tower\n      gpu: rtx-4090-24gb\n      count: 1\n      ram_gib: 64\n"
+    text = WORKSTATION.format(extra="      ram_gib: 64\n").replace("  inventory:\n", f"  inventory:\n{lga}")
+    (tmp_path / "w.yaml").write_text(text)
+    with pytest.raises(InfeasibleError) as refused:
+        plan_workload(load_workload(str(tmp_path / "w.yaml")))
+    said = str(refused.value)
+    # the kinds in platform order: am5 (hardware.inventory[1]) first, where the error stands
+    assert "/w.yaml:26:16: hardware.inventory[1].ram_gib: deployment 'q7-full'" in said
     assert (
-        "rtx-4090-24gb on am5-desktop-tower: am5-desktop-tower has 64 GiB RAM (as owned: hardware.inventory[].ram_gib); "
-        "130 GiB needed: 16 GiB kept for the OS and its processes and 113.48 GiB the setup offloads to the CPU"
-    ) in text
+        "has no feasible plan: rtx-4090-24gb on am5-desktop-tower: am5-desktop-tower has 64 GiB RAM (as owned: "
+        f"hardware.inventory[1].ram_gib); {NEEDED}; rtx-4090-24gb on lga1700-desktop-tower: lga1700-desktop-tower has "
+        f"64 GiB RAM (as owned: hardware.inventory[0].ram_gib); {NEEDED}; to unblock:"
+    ) in said
 
 
 def test_stated_ram_that_holds_the_job_is_the_build_and_not_assumed(tmp_path: Path) -> None:

@@ -116,8 +116,9 @@ def plan_text(plan: Plan) -> str:
         for c in d.runners_up:
             price = cost_text(c, runs_per_month=runs)
             had = acquired_as(plan.provider, c)  # rented on a cloud or from a provider, else bought
+            over = f"; over {c.over_limit}" if c.over_limit else ""  # a fleet limit it alone breaks (fuzz34 item 3)
             lines.append(
-                f"  runner-up: {c.summary} ({c.gpus_bought} GPUs {had}, {c.gpus} used, {c.power_w / 1000:,.1f} kW, {price})"
+                f"  runner-up: {c.summary} ({c.gpus_bought} GPUs {had}, {c.gpus} used, {c.power_w / 1000:,.1f} kW, {price}{over})"
             )
     if plan.findings:
         lines.append("")

@@ -33,15 +33,16 @@ from generator.planner.blocked import (
 from generator.planner.early import early_checks
 from generator.planner.left_free import LeftFreeTrials, Ranking, checked_left_free
 from generator.planner.naming import MAX_NODES_PER_POOL
-from generator.planner.nodes import OWNED_RAM, PSU_OVER_CAPACITY
+from generator.planner.nodes import PSU_OVER_CAPACITY
 from generator.planner.options import allowed_hardware
 from generator.planner.price_region import least_rate_elsewhere, pricing_region
 from generator.planner.ruled_out import why_left_free
 from generator.sizing.constants import with_overrides
 from generator.sizing.step_down import serving_precision_advice
 from generator.workload import LoadedWorkload
+from generator.workload.loader import format_path
 from generator.workload.models import InferenceDeployment, TrainingDeployment, Workload
-from generator.workload.sharing import deployment_sharing
+from generator.workload.sharing import planned_sharing
 
 if TYPE_CHECKING:
     from generator.calculator.model_source import ResolvedModel
@@ -88,6 +89,8 @@ def _binding_field(
         for field in (*(f for f in _LIMITS if f in every_breaks), *_LIMITS):
             if getattr(wl.hardware, field, None) is not None:
                 return ("hardware", field)
+    elif (stated := _stated_field(blocked)) is not None:
+        return stated
     elif blocked and all(b.code == RACK_POWER for b in blocked):  # every server drawn is over the rack (newuser34 item 9)
         return ("hardware", wl.hardware.rack_power_field)
     elif blocked and all(b.code in (NO_PACKING, PINNED_DEGREE) for b in blocked) and dep.parallelism is not None:
@@ -102,6 +105,17 @@ def _binding_field(
             target = "tpot_ms" if "tpot" in missed and dep.inference.slo.tpot_ms is not None else "ttft_p95_ms"
             return (*at, "inference", "slo", target)
     return (*at, "model")
+
+
+def _stated_field(blocked: list[Blocked]) -> tuple[str | int, ...] | None:
+    """The owned group's field (its stated RAM) that rules out every server kind ``blocked`` names, where one does.
+
+    Each kind has such a reason among its own, which the refusal says first of the kind; the first kind's field (by
+    platform, as the refusal lists them) is where it stands (newuser43: at the deployment's model, not the RAM).
+    """
+    kinds = {(b.platform_id, b.gpu_id) for b in blocked}
+    fields = {(b.platform_id, b.gpu_id): b.field for b in blocked if b.field}
+    return fields[min(kinds)] if kinds and kinds <= fields.keys() else None
 
 
 def _unblock_hint(
@@ -1210,7 +1224,7 @@ def _choose(
             to,
         )
         if ranking not in ranked:
-            one_gpu_pods = service and deployment_sharing(wl, dep) is not None
+            one_gpu_pods = service and planned_sharing(wl, dep) is not None
             by = functools.partial(
                 ranking_key,
                 objective=objective,
@@ -1262,9 +1276,10 @@ def _choose(
             )
             # one reason of each GPU first, then the rest: six lines say why every GPU allowed fell (newuser14 item 7)
             # (a GPU's layout nearest the latency targets where they are why, review 10 item 3)
-            by_gpu = sorted({(b.gpu_id, b.excess is None, b.excess or 0.0, b.text) for b in blocked})
+            # (a field's value that rules a kind out, the RAM an owned group states, first: the error stands there)
+            by_gpu = sorted({(b.gpu_id, not b.field, b.excess is None, b.excess or 0.0, b.text) for b in blocked})
             firsts: dict[str, str] = {}
-            for gpu_id, _, _, text in by_gpu:
+            for gpu_id, _, _, _, text in by_gpu:
                 firsts.setdefault(gpu_id, text)
             texts = [*firsts.values(), *sorted({t for *_, t in by_gpu} - set(firsts.values()))]
             on_pin = sorted({b.text for b in blocked if dep.platform and b.platform_id == dep.platform})[:2]
@@ -1300,11 +1315,12 @@ def _choose(
                 fewest: dict[str, Blocked] = {}
                 # a kind's fewest servers short, whole replicas before a pipeline; else why its layouts do not fit
                 # owned servers short of the RAM the inventory states say so first (newuser43 item 2)
-                stated_ram = f"({OWNED_RAM})"
-                for b in sorted(blocked, key=lambda b: (stated_ram not in b.text, b.code != OWNED_SHORT, b.nodes, b.pp, b.text)):
+                for b in sorted(blocked, key=lambda b: (not b.field, b.code != OWNED_SHORT, b.nodes, b.pp, b.text)):
                     fewest.setdefault(b.platform_id, b)
                 detail = "; ".join([*([pinned] if pinned else []), *(b.text for _, b in sorted(fewest.items()))])
-                hint = _owned_short_hint(wl, dep, chosen, replicas_fit=any(b.pp == 1 and b.owned for b in fewest.values()))
+                ram_at = next((format_path(b.field) for _, b in sorted(fewest.items()) if b.field), "")
+                replicas_fit = any(b.pp == 1 and b.owned for b in fewest.values())
+                hint = _owned_short_hint(wl, dep, chosen, replicas_fit=replicas_fit, ram_at=ram_at)
             else:
                 hint = _unblock_hint(dep, model, blocked, wl.hardware.rack_power_field, racks=wl.hardware.provider == "baremetal")
             # and what kept this deployment off each owned kind, as the inventory-free finding says it (newuser22 item 2),
@@ -1422,10 +1438,13 @@ def _owned_short_hint(
     dep: InferenceDeployment | TrainingDeployment,
     chosen: list[tuple[int, Option, list[Option]]],
     replicas_fit: bool,
+    ram_at: str = "",
 ) -> str:
     """How to place a deployment that only owned servers, all too few or taken, could hold (newuser22 item 2).
 
     ``replicas_fit``: a layout of whole replicas inside a server found some owned free, too few: a lower rate needs fewer.
+    ``ram_at``: the field stating the owned servers' RAM, where it is too little for the work: offloading more to the
+    host is then no way out (it was offered), less of it or more RAM is.
     """
     held = []
     apart = False  # a holder a training job where ``dep`` is a service, or the other way round
@@ -1452,11 +1471,16 @@ def _owned_short_hint(
         lighter = {"full": "LoRA / QLoRA", "lora": "QLoRA", "qlora": None}[job.method]
         # parameter offload is ZeRO-3's: not offered beside another stage the job pins (review 20 item 9)
         offloads = ("offload_optimizer",) + (("offload_params",) if job.zero_stage in (None, 3) else ())
-        offload = [f"{field}: true" for field in offloads if getattr(job, field) is not True]
+        offload = [f"{field}: true" for field in offloads if getattr(job, field) is not True and not ram_at]
         ways += [f"a lighter job ({', '.join([*([lighter] if lighter else []), *offload])})"] if lighter or offload else []
         # the GPUs a run needs to end in time: by its deadline, and on owned servers its runs a month in the month
         ways += [f"fewer than its {job.runs_per_month:g} runs_per_month"] if job.runs_per_month else []
         ways += ["a later deadline_hours"] if job.deadline_hours else []
+    if ram_at:
+        job_fields = ("offload_optimizer", "offload_params", "activation_offload")
+        offloaded = [f for f in job_fields if isinstance(dep, TrainingDeployment) and getattr(dep.training, f) is True]
+        ways += [f"{' / '.join(offloaded)} off where the GPUs hold those states"] if offloaded else []
+        ways.append(f"servers with more RAM than {ram_at} states")
     if held:
         # fuzz34 item 1: a service and a 1-GPU LoRA job on one owned 8-GPU server: the job takes a server of its own
         why = (

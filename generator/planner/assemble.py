@@ -140,7 +140,7 @@ from generator.units import GIB, HOURS_PER_YEAR, hours_text, usd_text
 from generator.words import listed
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, Workload
-from generator.workload.sharing import deployment_sharing
+from generator.workload.sharing import planned_sharing
 from generator.workload.value_checks import given_in
 
 if TYPE_CHECKING:
@@ -1260,7 +1260,8 @@ def build_plan(
         ranked_shown = sorted(shown, key=lambda o: next(i for i, r in enumerate(rest) if r is o))
         # a job on servers of its own paid by the month: a run is the month over its runs a month (newuser39 item 7)
         runs = dep.training.runs_per_month if isinstance(dep, TrainingDeployment) and job is None else None
-        reasons.append(_choice_reason(objective, ranked_as, ranked_shown, details["co_located"], tie, runs))
+        over = {id(o): text for o in shown if (text := alone_over_limit(wl, o)) is not None}
+        reasons.append(_choice_reason(objective, ranked_as, ranked_shown, details["co_located"], tie, runs, over))
         if objective != wl.objective:
             reasons.append(f"ranked by {objective}, not {wl.objective}: a candidate had no price (see findings)")
         for part in ranked_as.pieces:
@@ -1291,7 +1292,7 @@ def build_plan(
                 # the pool the workload names, for a diff's advice to set one (fuzz22 item 4)
                 details=details if dep.pool is None else {**details, "named_pool": dep.pool},
                 reasons=tuple(reasons),
-                runners_up=tuple(o.candidate for o in shown),
+                runners_up=tuple(o.candidate._replace(over_limit=over.get(id(o))) for o in shown),
                 split=split,
             )
         )
@@ -1361,7 +1362,7 @@ def _kept_off_shares(wl: Workload, index: int, opt: Option, pools: list[str], bl
 
     newuser40 item 3: a model too big for its MIG instance was rendered into one, where it could not start.
     """
-    sharing = deployment_sharing(wl, wl.deployments[index])
+    sharing = planned_sharing(wl, wl.deployments[index])
     out = []
     for part, pool in zip(opt.pieces, pools, strict=True):
         if sharing is None or part.candidate.shares_per_gpu or part.replica_shape.par.gpus > 1:
@@ -1458,12 +1459,19 @@ def _chain_share(job: Sequenced, pool: Pool, said: Turn, chain: dict[str, Any]) 
 
 
 def _choice_reason(
-    objective: str, opt: Option, rest: list[Option], co_located: bool, tie: str | None = None, runs: float | None = None
+    objective: str,
+    opt: Option,
+    rest: list[Option],
+    co_located: bool,
+    tie: str | None = None,
+    runs: float | None = None,
+    over: Mapping[int, str] | None = None,
 ) -> str:
     """Why this option won (``tie``: how it beat an equal layout), with its runner-up.
 
     A co-located option's figures are those of a pool of its own; ``runs``: a training job's runs a month, where its
-    servers are its own (:func:`~generator.planner.tco.cost_text`).
+    servers are its own (:func:`~generator.planner.tco.cost_text`); ``over``: the fleet limit each of ``rest`` alone
+    breaks, by its identity (:func:`alone_over_limit`).
     """
     c = opt.candidate
     alone, runner = c.usd_per_hour, (rest[0].candidate.usd_per_hour if rest else None)
@@ -1484,8 +1492,37 @@ def _choice_reason(
         r = rest[0].candidate
         cost = cost_text(r, "sequence" if rest[0].sequence else "job", runs)
         had = acquired_as(rest[0].hardware.platform.provider, r)
-        text += f"; runner-up {r.summary} ({cost}, {r.gpus_bought} GPUs {had}, {r.idle_gpus} idle, {r.power_w / 1000:.1f} kW)"
+        broken = (over or {}).get(id(rest[0]))
+        text += f"; runner-up {r.summary} ({cost}, {r.gpus_bought} GPUs {had}, {r.idle_gpus} idle, {r.power_w / 1000:.1f} kW"
+        text += f"; over {broken})" if broken else ")"
     return text
+
+
+def alone_over_limit(wl: Workload, opt: Option) -> str | None:
+    """The limit of the whole fleet ``opt`` alone breaks, as its runner-up line says it (fuzz34 item 3); None: none.
+
+    max_nodes, the monthly budget and the capex cap rule such an option out before it is ranked
+    (:func:`~generator.planner.candidates.broken_limits`); racks are packed once the fleet is assembled, so a runner-up
+    on more racks than ``max_racks`` was listed beside the choice, cheaper and with no word why (2 owned DGX H100 of
+    10.2 kW each under max_racks 1 of 20 kW; the inventory-free finding said it, the runner-up did not). Its servers are
+    packed as the fleet's are (:func:`~generator.planner.racks.pack_racks`: power, height, circuits).
+    """
+    hw = wl.hardware
+    if hw.provider != "baremetal" or hw.max_racks is None:
+        return None
+    pools = []
+    for k, part in enumerate(opt.pieces):
+        c = part.candidate
+        pools.append(Pool(str(k), part.node, c.nodes, (), 0, 0, None, None, (), (), owned_nodes=c.owned_nodes, rented=c.rented))
+    feeds = rack_feeds(hw.rack_circuits) if hw.rack_circuits is not None else None
+    racks = len(pack_racks(pools, hw.rack_power_kw, hw.rack_units_reserved, feeds))
+    if racks <= hw.max_racks:
+        return None
+    servers = sum(racked_nodes(pool) for pool in pools)
+    return (
+        f"hardware.max_racks: its {servers} server{'' if servers == 1 else 's'} alone need {racks} racks of "
+        f"{hw.rack_power_kw:g} kW, {hw.max_racks} allowed"
+    )
 
 
 def _owned_idle_while_bought(wl: Workload, key: tuple[str, str, int], entry: dict[str, Any], pools: list[Pool]) -> list[Finding]:

@@ -29,6 +29,9 @@ class Blocked(NamedTuple):
     missed: tuple[str, ...] = ()
     #: The layout dropped, as the plan names a layout (where ``nodes`` is recorded for owned servers too few).
     layout: str = ""
+    #: The workload field whose value rules the layout out, where one owned group's statement does (the RAM it states,
+    #: ``hardware.inventory[N].ram_gib``); (): none. A deployment all of whose kinds it rules out is refused there.
+    field: tuple[str | int, ...] = ()
 
     @property
     def text(self) -> str:

@@ -22,11 +22,12 @@ from generator.planner.blocked import (
     SHARE_TOO_SMALL,
     Blocked,
 )
+from generator.planner.custom import stated_ram_at
 from generator.planner.inference import LayoutBlocked, ReplicaShape, _GpuShapes, replica_shapes
 from generator.planner.inventory import ServerKey
 from generator.planner.multi_host import replica_hosts
 from generator.planner.naming import MAX_NODES_PER_POOL
-from generator.planner.nodes import PSU_OVER_CAPACITY, NodeNeeds, assemble_node
+from generator.planner.nodes import OWNED_RAM, PSU_OVER_CAPACITY, NodeNeeds, assemble_node
 from generator.planner.option import Option
 from generator.planner.options import Hardware, allowed_hardware, does_not_pack, node_counts, rank
 from generator.planner.plan import Candidate, Finding, NodeSpec
@@ -38,8 +39,9 @@ from generator.planner.tco import HOURS_PER_MONTH, NodeCost, billed_per_run, fle
 from generator.sizing.constants import Constants
 from generator.sizing.gpu_share import gpu_share
 from generator.words import listed
+from generator.workload.loader import format_path
 from generator.workload.models import GpuSharing, InferenceDeployment, Workload
-from generator.workload.sharing import deployment_sharing
+from generator.workload.sharing import planned_sharing
 
 if TYPE_CHECKING:
     from generator.planner.training import TrainingShape  # training modules load only for a training deployment
@@ -151,7 +153,12 @@ def layout_option(
     # servers the team owns exist and run: their PSU figures warn (psu_overload), they never rule them out
     first = stops[owned == nodes]
     if first is not None:
-        blocked.append(Blocked(hw.gpu.id, hw.platform.id, first.code, first.message, gpus_per_node, nodes, owned))
+        field: tuple[str | int, ...] = ()
+        why = first.message
+        if first.code == "ram-short" and hw.platform.ram_as_owned and (at := stated_ram_at(wl, hw.platform.id, hw.gpu.id)):
+            # the group whose ram_gib rules it out, by its index (newuser43: "hardware.inventory[].ram_gib")
+            why, field = why.replace(OWNED_RAM, f"as owned: {format_path(at)}"), at
+        blocked.append(Blocked(hw.gpu.id, hw.platform.id, first.code, why, gpus_per_node, nodes, owned, field=field))
         return None
     cost_key = (id(hw), gpus_per_node, node.power_w, nodes, owned)
     cost = seen.get(cost_key)
@@ -364,7 +371,7 @@ def _serving(wl: Workload, dep: InferenceDeployment, model: ResolvedModel) -> _S
     """An inference deployment's spec, weight format, the GPU sharing its replicas of one GPU run in, and its pins."""
     spec, _ = effective_slo(dep.inference)
     fmt = serving_format(model, spec.precision)
-    sharing = deployment_sharing(wl, dep) if "kubernetes" in wl.outputs else None
+    sharing = planned_sharing(wl, dep)
     pin = dep.parallelism
     ep = None if pin is None or pin.ep is None else pin.ep > 1
     pinned = (pin.tp, pin.pp) if pin is not None else (None, None)

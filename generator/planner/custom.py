@@ -109,6 +109,22 @@ def owned_catalog_platform(platform: PlatformSpec, group: InventoryGroup) -> Pla
     )
 
 
+def stated_ram_at(wl: Workload, platform_id: str, gpu_id: str) -> tuple[str | int, ...] | None:
+    """The field stating the RAM of owned ``platform_id`` servers with ``gpu_id`` (the first group's); None: unstated.
+
+    Groups of one kind state one figure (refused otherwise), which holds for bought servers of the kind too.
+    """
+    for j, group in enumerate(wl.hardware.inventory):
+        record = catalog.platforms().get(group.platform or "") if group.custom is None else None
+        if (
+            record is not None
+            and group.ram_gib is not None
+            and (record.id, group.gpu or record.gpu_ids[0]) == (platform_id, gpu_id)
+        ):
+            return ("hardware", "inventory", j, "ram_gib")
+    return None
+
+
 def stated_platforms(groups: Iterable[InventoryGroup]) -> dict[tuple[str, str], PlatformSpec]:
     """The catalog platforms whose owned groups state their NICs or RAM, by (platform id, GPU id): the build of that kind.
 

@@ -46,7 +46,8 @@ def _round_up(value: float, step: float) -> float:
     return math.ceil(value / step) * step if value > 0 else 0.0
 
 
-#: Where RAM an owned group states is given, as a ram-short reason says it (newuser43 item 2).
+#: Where RAM an owned group states is given, as a ram-short reason says it (newuser43 item 2); the search names the
+#: group's own field in its place (``hardware.inventory[0].ram_gib``: :func:`generator.planner.candidates.layout_option`).
 OWNED_RAM = "as owned: hardware.inventory[].ram_gib"
 
 #: Why a tower takes no GPU fabric, as messages say it.

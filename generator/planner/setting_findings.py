@@ -10,7 +10,9 @@ from generator.calculator.model_source import COMMIT, hub_source, parse_hub_id
 from generator.planner.plan import Finding
 from generator.planner.tco import rented_at_given_rates
 from generator.words import listed
-from generator.workload.models import Hardware, ProvisioningSettings, Workload
+from generator.workload.loader import format_path
+from generator.workload.models import GpuSharing, Hardware, InferenceDeployment, ProvisioningSettings, Workload
+from generator.workload.sharing import SHARING_OUTPUT, WHERE, deployment_sharing, sharing_field, sharing_text
 
 TYPE_CHECKING = False  # typing is not imported at run time (validate's cold start)
 if TYPE_CHECKING:
@@ -171,7 +173,60 @@ def unused_setting_findings(wl: Workload) -> list[Finding]:
     prices = [
         Finding("warning", "setting-unused", f"prices.{p}{why}: remove it", f"prices.{p}") for p, why in sorted(unread.items())
     ]
-    return gke + prices + _rented_rack_findings(wl) + _provisioning_findings(wl)
+    return gke + prices + _rented_rack_findings(wl) + _provisioning_findings(wl) + unrendered_sharing_findings(wl)
+
+
+def unrendered_sharing_findings(wl: Workload) -> list[Finding]:
+    """A ``gpu-sharing-not-rendered`` warning at each GPU-sharing field, where the outputs leave out Kubernetes.
+
+    Only with the Kubernetes output is GPU sharing configured (the NVIDIA device plugin's sharing config, the MIG
+    manager's partitions, a GKE node pool's sharing); without it nothing would advertise the shares, so the plan keeps
+    whole GPUs (:func:`~generator.workload.sharing.planned_sharing`). The setting was dropped without a word. One
+    finding a field that asks a sharing (the workload's, each deployment's own), naming the services under it.
+    """
+    if SHARING_OUTPUT in wl.outputs:
+        return []
+    asked: dict[str, tuple[GpuSharing, list[str]]] = {}
+    if wl.kubernetes.gpu_sharing is not None:
+        asked[format_path(WHERE)] = (wl.kubernetes.gpu_sharing, [])
+    for index, dep in enumerate(wl.deployments):
+        sharing = deployment_sharing(wl, dep)
+        if sharing is None:
+            continue
+        # a training job never shares: it keeps whole GPUs with kubernetes.gpu_sharing rendered too
+        served = [dep.name] if isinstance(dep, InferenceDeployment) else []
+        asked.setdefault(sharing_field(wl, index), (sharing, []))[1].extend(served)
+    outputs = ", ".join(wl.outputs)
+    out = []
+    for field, (sharing, names) in asked.items():
+        who = (
+            f"{listed(names, 'and')} {'is' if len(names) == 1 else 'are'} planned on whole GPUs, each replica sized "
+            "against a whole GPU"
+            if names
+            else "no service runs under it"
+        )
+        out.append(
+            Finding(
+                "warning",
+                "gpu-sharing-not-rendered",
+                f"GPU sharing ({sharing_text(sharing)}) is planned and configured only with the kubernetes output "
+                f"({_sharing_config(wl, sharing)}), and the workload's outputs ({outputs}) leave it out: nothing would "
+                f"share the GPUs, so {who}; add kubernetes to outputs to plan and render the sharing, or remove {field}",
+                field,
+            )
+        )
+    return out
+
+
+def _sharing_config(wl: Workload, sharing: GpuSharing) -> str:
+    """What would configure ``sharing`` on the workload's provider, as :func:`unrendered_sharing_findings` names it."""
+    if wl.hardware.provider == "gcp":
+        return f"a GKE node pool's {'gpuPartitionSize' if sharing.strategy == 'mig' else 'gpuSharingConfig'}"
+    if sharing.strategy == "mig" and wl.hardware.provider == "azure":
+        return "an AKS node pool's gpu_instance, with terraform, else the GPU Operator's MIG manager"
+    if sharing.strategy == "mig":
+        return "the GPU Operator's MIG manager, from the pool's nvidia.com/mig.config label"
+    return f"the NVIDIA device plugin's sharing.{'timeSlicing' if sharing.strategy == 'time-slicing' else 'mps'} config"
 
 
 def all_rented_at_given_rates(wl: Workload) -> tuple[str, ...]:

@@ -22,7 +22,15 @@ from generator.render.whole_gpu_reasons import whole_gpu_reasons
 from generator.workload.aks_mig import aks_gpu_instance
 from generator.workload.loader import format_path
 from generator.workload.models import GpuSharing, Workload
-from generator.workload.sharing import WHERE, aks_native_mig, deployment_sharing, mig_problem, sharing_where
+from generator.workload.sharing import (
+    SHARING_OUTPUT,
+    WHERE,
+    aks_native_mig,
+    deployment_sharing,
+    mig_problem,
+    sharing_text,
+    sharing_where,
+)
 
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 #: The GPU Operator deploys its MIG manager to a MIG-capable node unless the node carries this label already: "false"
@@ -113,13 +121,6 @@ def device_plugin_config(sharing: GpuSharing | None) -> str:
     return to_yaml(config)
 
 
-def sharing_text(sharing: GpuSharing) -> str:
-    """A sharing request as a pool records it (``Pool.gpu_sharing``): ``mig 3g.40gb``, ``time-slicing x4``, ``mps x4``."""
-    if sharing.strategy == "mig":
-        return f"mig {sharing.mig_profile}"
-    return f"{sharing.strategy} x{sharing.replicas_per_gpu}"
-
-
 def _with_label(pool: Pool, key: str, value: str) -> Pool:
     return pool._replace(labels=tuple(sorted({**dict(pool.labels), key: value}.items())))
 
@@ -134,7 +135,7 @@ def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) 
     ``single_host``: one machine on its own, which gets no GPU stack (so no sharing config either).
     """
     asked = requested_sharings(workload)
-    if not asked or "kubernetes" not in workload.outputs:
+    if not asked or SHARING_OUTPUT not in workload.outputs:  # nothing configures it: planned on whole GPUs
         return plan
     pools = []
     for pool in plan.pools:

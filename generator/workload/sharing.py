@@ -28,6 +28,27 @@ def deployment_sharing(wl: Workload, dep: Deployment) -> GpuSharing | None:
     return None if own.strategy == NO_SHARING else own
 
 
+#: The output that configures GPU sharing (the device plugin's sharing config, the MIG manager's partitions, GKE's node
+#: pool sharing): without it nothing shares the GPUs, so none is planned (:func:`planned_sharing`).
+SHARING_OUTPUT: Final = "kubernetes"
+
+
+def planned_sharing(wl: Workload, dep: Deployment) -> GpuSharing | None:
+    """The GPU sharing ``dep``'s replicas are sized and packed in: :func:`deployment_sharing` where the outputs render it.
+
+    Without the Kubernetes output nothing would configure it, so the plan keeps whole GPUs and the setting is said
+    to be unused (``gpu-sharing-not-rendered``).
+    """
+    return deployment_sharing(wl, dep) if SHARING_OUTPUT in wl.outputs else None
+
+
+def sharing_text(sharing: GpuSharing) -> str:
+    """A sharing request as a pool records it (``Pool.gpu_sharing``): ``mig 3g.40gb``, ``time-slicing x4``, ``mps x4``."""
+    if sharing.strategy == "mig":
+        return f"mig {sharing.mig_profile}"
+    return f"{sharing.strategy} x{sharing.replicas_per_gpu}"
+
+
 def sharing_where(wl: Workload, index: int) -> tuple[str | int, ...]:
     """The document path of the sharing deployment ``index`` runs under (its own field, else the workload's)."""
     return WHERE if wl.deployments[index].gpu_sharing is None else ("deployments", index, "gpu_sharing")
