@@ -992,14 +992,16 @@ def _aks_native(pool: dict[str, Any]) -> bool:
 
 
 def _aks_pool_name(pool: dict[str, Any], sharing: str | None) -> str:
-    """What runs a pool's nodes on Azure: its AKS node pool's name (MIG), else its Karpenter NodePool's."""
+    """What runs a pool's nodes on Azure: its AKS node pool (MIG: that alone), else that or its Karpenter NodePool."""
     from generator.render.aks_terraform import aks_node_pool_name
     from generator.workload.aks_mig import aks_gpu_instance
 
     name = str(pool["name"])
     profile = (sharing or "").removeprefix("mig ")
     value = aks_gpu_instance(str(pool["node"]["gpu_id"]), profile) if _aks_native(pool) else None
-    return f"AKS node pool {aks_node_pool_name(name, value)}" if value else f"Karpenter NodePool {name.replace('_', '-')}"
+    if value:
+        return f"AKS node pool {aks_node_pool_name(name, value)}"
+    return f"AKS node pool {aks_node_pool_name(name, None)} (or Karpenter NodePool {name.replace('_', '-')})"
 
 
 def sharing_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:

@@ -147,8 +147,8 @@ def test_terraform_validates_formats_and_plans_the_node_pools(
     assert formatted.retcode == 0 and not formatted.value.strip(), formatted.value
     planned = tf.plan(json=False)  # every validation block against the values, and the output's values
     assert planned.retcode == 0, planned.error
-    assert '+ gpu_instance          = "MIG3g"' in str(planned.value)
-    assert "+ kubernetes_cluster_id = null" in str(planned.value)
+    assert re.search(r'\+ gpu_instance += "MIG3g"', str(planned.value))
+    assert re.search(r"\+ kubernetes_cluster_id += null", str(planned.value))
 
 
 def test_the_manifests_pass_their_schemas(h100: dict[str, str]) -> None:
@@ -202,7 +202,7 @@ def _diff(tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str
     [
         pytest.param("    mig_profile: 3g.40gb\n", "    mig_profile: 2g.20gb\n", ("AKS node pool mig3g", "AKS node pool mig2g"),
                      id="another-profile"),
-        pytest.param("    mig_profile: 3g.40gb\n", None, ("AKS node pool mig3g", "Karpenter NodePool "), id="mig-to-whole-gpus"),
+        pytest.param("    mig_profile: 3g.40gb\n", None, ("AKS node pool mig3g", "AKS node pool gpu"), id="mig-to-whole-gpus"),
     ],
 )  # fmt: skip
 def test_diff_says_a_mig_change_replaces_the_aks_node_pool(

@@ -9,6 +9,7 @@ from generator.errors import InputError, Location, MultipleInputError
 from generator.named_tuple import NamedTuple
 from generator.planner.plan import Finding, Plan, sorted_findings
 from generator.planner.racks import racks_named_for_workload
+from generator.render.aks_terraform import with_aks_findings
 from generator.render.ansible import render_ansible
 from generator.render.eks import with_eks_findings
 from generator.render.env import render_template
@@ -47,7 +48,7 @@ def deployed(plan: Plan, workload: Workload, *, alone: bool = True) -> Plan:
     shared = with_list_price_finding(
         with_karpenter_findings(shared, "kubernetes" in workload.outputs, pool_shares(shared, workload))
     )
-    shared = with_eks_findings(with_gke_findings(shared, workload), workload)
+    shared = with_aks_findings(with_eks_findings(with_gke_findings(shared, workload), workload), workload)
     shared = with_cluster_api_findings(with_tinkerbell_findings(shared, workload), workload)
     shared = with_unprovisioned_findings(shared, workload)  # fuzz33 item 9
     return with_rented_findings(with_mirror_findings(shared, workload), workload)

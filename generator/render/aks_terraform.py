@@ -1,18 +1,27 @@
-"""AKS MIG node pools for Terraform: ``azurerm_kubernetes_cluster_node_pool`` arguments, in ``terraform/aks-node-pools.tf``.
+"""AKS node pools for Terraform: ``azurerm_kubernetes_cluster_node_pool`` arguments, in ``terraform/aks-node-pools.tf``.
+
+Every GPU pool of an Azure plan is an AKS node pool there (``aks_node_pools``), as every pool is a GKE node pool
+(``gke_node_pools``) and an EKS managed node group on the other clouds (newuser44 item 8: without Node
+Auto-Provisioning an AKS cluster had nothing to apply but for MIG pools). The Karpenter for Azure objects in
+``kubernetes/azure/`` provision the same pools: apply one, not both (finding ``azure-node-provisioners``).
 
 A pool whose GPUs the workload shares with MIG on Azure (:func:`~generator.render.gpu_sharing.aks_mig_pools`) is an
-AKS node pool with AKS's own MIG setting, ``gpu_instance`` (:mod:`generator.workload.aks_mig`): Karpenter for Azure
-has no MIG field, and AKS partitions the GPUs of such a pool itself at each node's boot. Its nodes carry the pool's
-labels (the serving pods' node selector, its device-plugin config key, whose ``migStrategy: single`` advertises each
-instance as ``nvidia.com/gpu``, and the label that keeps the GPU Operator's MIG manager off them) and its GPU taint;
-AKS installs the driver (``gpu_driver = "Install"``, as the AKSNodeClass's ``gpu.mode: Driver``), on Ubuntu 22.04
-(MIG node pools do not run Azure Linux, https://learn.microsoft.com/en-us/azure/aks/gpu-multi-instance). A serving
-pool with an average rate scales between the average's nodes and the peak's (``min_count`` / ``max_count``).
+AKS node pool alone, with AKS's own MIG setting, ``gpu_instance`` (:mod:`generator.workload.aks_mig`): Karpenter for
+Azure has no MIG field, and AKS partitions the GPUs of such a pool itself at each node's boot. Its nodes carry the
+pool's labels (the serving pods' node selector, its device-plugin config key, whose ``migStrategy: single`` advertises
+each instance as ``nvidia.com/gpu``, and the label that keeps the GPU Operator's MIG manager off them) and its GPU
+taint. AKS installs an NVIDIA pool's driver (``gpu_driver = "Install"``, as the AKSNodeClass's ``gpu.mode: Driver``;
+another vendor's ``None``, as ``gpu.mode: None``), on Ubuntu 22.04 (the AKSNodeClass's image; MIG node pools do not run
+Azure Linux, https://learn.microsoft.com/en-us/azure/aks/gpu-multi-instance), with the AKSNodeClass's OS disk. A
+serving pool with an average rate scales between the average's nodes and the peak's (``min_count`` / ``max_count``);
+a pool costed per training job scales from 0 (AKS's cluster autoscaler adds nodes for the job's pods).
 
 The provider's rules, from its ``kubernetes_cluster_node_pool`` page: ``gpu_instance`` is one of MIG1g, MIG2g, MIG3g,
 MIG4g, MIG7g and forces a new resource; a Linux pool's name is 1 to 12 lowercase letters and digits, starting with a
-letter (AKS's agent pool name rule). The name holds the profile (``mig3g`` + a digest of the specgen pool's name), so
-that another profile is a new pool: created beside the old one before it is deleted (create_before_destroy).
+letter (AKS's agent pool name rule); a change of ``vm_size`` or ``os_disk_size_gb`` (a model swap resizes the OS disk)
+needs ``temporary_name_for_rotation``. A MIG pool's name holds the profile (``mig3g`` + a digest of the specgen pool's
+name), so that another profile is a new pool: created beside the old one before it is deleted (create_before_destroy);
+a pool on whole GPUs is ``gpu`` + a digest.
 """
 
 from __future__ import annotations
@@ -20,7 +29,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from generator.planner.plan import Plan, Pool
+from generator.catalog import gpus
+from generator.planner.plan import Finding, Plan, Pool, sorted_findings
 from generator.render.env import render_template
 from generator.render.gpu_sharing import aks_mig_pools, pool_shares
 from generator.render.node_disk import AKS_DEFAULT_OS_DISK_GB, AKS_MAX_OS_DISK_GB, NodeDisk, node_disks
@@ -29,32 +39,50 @@ from generator.workload.aks_mig import aks_gpu_instance
 from generator.workload.models import GpuSharing, Workload
 
 PATH = "terraform/aks-node-pools.tf"
-#: Digest characters after the profile in a node pool's name (12 in all, AKS's limit for a Linux pool).
+#: Characters of an AKS node pool's name (AKS's limit for a Linux pool).
+_NAME_CHARS = 12
+#: Digest characters after the profile in a MIG node pool's name.
 _DIGEST_CHARS = 7
+#: The prefix of a node pool's name on whole GPUs, and of its temporary pool while AKS rotates it.
+_WHOLE_PREFIX = "gpu"
+_ROTATION_PREFIX = "tmp"
 
 
-def aks_node_pool_name(pool_name: str, gpu_instance: str) -> str:
-    """A pool's AKS name: its profile (``mig3g``) and a digest of its specgen name, 12 lowercase letters and digits."""
-    digest = hashlib.sha256(f"{pool_name}\n{gpu_instance}".encode()).hexdigest()[:_DIGEST_CHARS]
-    return f"{gpu_instance.lower()}{digest}"
+def _digest(text: str, chars: int) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:chars]
 
 
-def aks_node_pool(pool: Pool, workload: str, profile: str, disk: NodeDisk) -> dict[str, Any]:
-    """One pool's ``azurerm_kubernetes_cluster_node_pool`` arguments but its cluster."""
-    gpu_instance = aks_gpu_instance(pool.node.gpu_id, profile)
-    if gpu_instance is None:  # refused at load (kubernetes.gpu_sharing.mig_profile): a defect if it gets here
+def aks_node_pool_name(pool_name: str, gpu_instance: str | None) -> str:
+    """A pool's AKS name, 12 lowercase letters and digits: its MIG profile (``mig3g``) or ``gpu``, and a digest."""
+    if gpu_instance is None:
+        return f"{_WHOLE_PREFIX}{_digest(pool_name, _NAME_CHARS - len(_WHOLE_PREFIX))}"
+    return gpu_instance.lower() + _digest(pool_name + "\n" + gpu_instance, _DIGEST_CHARS)
+
+
+def rotation_name(name: str) -> str:
+    """The temporary node pool AKS cycles ``name``'s nodes through when its VM size or OS disk changes."""
+    return _ROTATION_PREFIX + _digest(name + "\nrotation", _NAME_CHARS - len(_ROTATION_PREFIX))
+
+
+def aks_node_pool(pool: Pool, workload: str, profile: str | None, disk: NodeDisk) -> dict[str, Any]:
+    """One pool's ``azurerm_kubernetes_cluster_node_pool`` arguments but its cluster (``profile``: its MIG profile)."""
+    gpu_instance = None if profile is None else aks_gpu_instance(pool.node.gpu_id, profile)
+    if profile is not None and gpu_instance is None:  # refused at load (kubernetes.gpu_sharing.mig_profile): a defect
         raise AssertionError(f"no AKS GPU instance profile for {profile} on {pool.node.gpu_id}")
-    scales = pool.min_nodes is not None
+    name = aks_node_pool_name(pool.name, gpu_instance)
+    scales = pool.per_job or pool.min_nodes is not None
     return {
-        "name": aks_node_pool_name(pool.name, gpu_instance),
+        "name": name,
+        "temporary_name_for_rotation": rotation_name(name),
         "vm_size": str(pool.node.instance_type),
         "gpu_instance": gpu_instance,
-        "gpu_driver": "Install",
+        "gpu_driver": "Install" if gpus()[pool.node.gpu_id].vendor == "nvidia" else "None",
         "os_sku": "Ubuntu2204",
         "os_disk_size_gb": min(max(disk.root_gib, AKS_DEFAULT_OS_DISK_GB), AKS_MAX_OS_DISK_GB),
-        "node_count": pool.nodes,
+        # a pool costed per training job rests at 0 nodes (the autoscaler adds the job's); a serving one starts at the peak's
+        "node_count": 0 if pool.per_job else pool.nodes,
         "auto_scaling_enabled": scales,
-        "min_count": pool.min_nodes if scales else None,
+        "min_count": (0 if pool.per_job else pool.min_nodes) if scales else None,
         "max_count": pool.nodes if scales else None,
         "node_labels": dict(pool.labels),
         "node_taints": [f"{key}={value}:{effect}" for key, value, effect in pool.taints],
@@ -63,19 +91,55 @@ def aks_node_pool(pool: Pool, workload: str, profile: str, disk: NodeDisk) -> di
 
 
 def aks_node_pools(plan: Plan, workload: Workload) -> dict[str, dict[str, Any]]:
-    """The MIG pools' arguments, keyed by specgen pool name (none where the plan has no AKS MIG pool)."""
-    pools = aks_mig_pools(plan)
-    if not pools:
+    """Every Azure pool's arguments, keyed by specgen pool name (MIG pools with their ``gpu_instance``)."""
+    if plan.provider != "azure":
         return {}
     disks = node_disks(plan)
     shares = pool_shares(plan, workload)
-    return {pool.name: aks_node_pool(pool, plan.workload, _mig_profile(shares[pool.name]), disks[pool.name]) for pool in pools}
+    mig = {pool.name for pool in aks_mig_pools(plan)}
+    return {
+        pool.name: aks_node_pool(
+            pool, plan.workload, _mig_profile(shares[pool.name]) if pool.name in mig else None, disks[pool.name]
+        )
+        for pool in plan.pools
+        if pool.node.provider == "azure"
+    }
 
 
 def _mig_profile(sharing: GpuSharing | None) -> str:
     """The MIG profile of an AKS MIG pool's sharing (one it has: the pool is one because it shares by MIG)."""
     assert sharing is not None, "an AKS MIG pool shares its GPUs by MIG"
     return str(sharing.mig_profile)
+
+
+def with_aks_findings(plan: Plan, workload: Workload) -> Plan:
+    """The plan with ``azure-node-provisioners``: the AKS node pools and Karpenter's NodePools are alternatives.
+
+    Both size every pool on whole GPUs in full; Karpenter's ``limits`` count only the nodes it launched, so with both
+    applied a pending GPU pod (a rollout's surge, a second job) gets a Karpenter node beside the node pool's, as on
+    AWS (``aws-node-provisioners``). A MIG pool is an AKS node pool alone (Karpenter for Azure has no MIG field).
+    """
+    if plan.provider != "azure" or not {"terraform", "kubernetes"} <= set(workload.outputs):
+        return plan
+    mig = {pool.name for pool in aks_mig_pools(plan)}
+    both = [p.name for p in plan.pools if p.node.provider == "azure" and p.name not in mig]
+    if not both:
+        return plan
+    alone = sorted(mig)
+    finding = Finding(
+        "info",
+        "azure-node-provisioners",
+        f"{PATH} (AKS node pools) and kubernetes/azure/ (Karpenter NodePools, AKS Node Auto-Provisioning) each provision "
+        f"pool(s) {', '.join(both)} in full: apply one of them, not both; with both, a pending GPU pod makes Karpenter "
+        "launch a node beside the node pool's, since a NodePool's limits count only the nodes Karpenter launched"
+        + (
+            f"; the MIG pool(s) {', '.join(alone)} are AKS node pools only (Karpenter for Azure has no MIG field)"
+            if alone
+            else ""
+        ),
+        "hardware.provider",
+    )
+    return plan._replace(findings=sorted_findings([*plan.findings, finding]))
 
 
 def render_aks_terraform(pools: dict[str, dict[str, Any]], workload: str) -> str:

@@ -101,7 +101,7 @@ def rack_variables(rack: RackSpec) -> dict[str, Any]:
 
 
 def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
-    """``terraform/variables.tf`` and ``.auto.tfvars.json``, plus EKS node groups, GKE node pools or AKS MIG node pools."""
+    """``terraform/variables.tf`` and ``.auto.tfvars.json``, plus EKS node groups, GKE node pools or AKS node pools."""
     rented = rented_pools(plan)
     values: dict[str, Any] = {
         "gpu_pools": {
@@ -122,8 +122,8 @@ def render_terraform(plan: Plan, workload: Workload) -> dict[str, str]:
     if gke is not None:  # the google_container_node_pool arguments, declared in terraform/gke-node-pools.tf
         values.update(gke)
     eks = eks_managed_node_groups(plan) if plan.provider == "aws" else None
-    aks = aks_node_pools(plan, workload) if plan.provider == "azure" else {}
-    if aks:  # the MIG pools AKS partitions, declared in terraform/aks-node-pools.tf
+    aks = aks_node_pools(plan, workload)
+    if aks:  # every Azure pool as an AKS node pool (MIG ones with gpu_instance), declared in terraform/aks-node-pools.tf
         values["aks_node_pools"] = aks
     files = {
         "terraform/variables.tf": render_template("terraform/variables.tf.j2", workload=plan.workload, values=values),
