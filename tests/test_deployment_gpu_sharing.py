@@ -61,7 +61,8 @@ REFUSED = [
     ),
     (
         "mig-on-its-platforms-gpu-without-mig",
-        {"chat": f"    platform: dell-r760\n    gpu_sharing: {MIG3}\n", "gpus": "h100-pcie-80gb, l40s-48gb"},
+        # of the GPUs named, only the L40S is on its platform (newuser44 item 5: one that has the profile would do)
+        {"chat": f"    platform: dell-r760\n    gpu_sharing: {MIG3}\n", "gpus": "h100-sxm5-80gb, l40s-48gb"},
         "7:29: deployments[0].gpu_sharing.strategy: GPU 'l40s-48gb' does not support MIG (deployments[0].gpu_sharing."
         "strategy mig); the GPU from hardware.gpus[1]",
     ),

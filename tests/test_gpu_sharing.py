@@ -561,8 +561,9 @@ def test_whole_gpus_that_cost_less_are_said_to_cost_less(tmp_path: Path) -> None
     shared = next(c for c in dep["runners_up"] if c.get("shares_per_gpu"))
     assert (dep["details"]["usd_per_month"], shared["usd_per_hour"] * 730) == (7300, 10950)
     assert codes["gpu-sharing-whole-gpus"] == (
-        f"pool(s) {pool['name']} keep whole GPUs (no mig). In {pool['name']}, a: whole GPUs cost less ($7,300/month for "
-        f"2 GPUs, against $10,950/month for 3 GPUs in its best layout with shares, {shared['summary']})"
+        f"pool(s) {pool['name']} keep whole GPUs (no mig). In {pool['name']}, a: whole GPUs cost less: it adds "
+        "$7,300/month and 2 GPUs to the fleet (fleet $7,300/month), against $10,950/month and 3 GPUs added by its best "
+        f"layout with shares, a pool of its own: {shared['summary']} (fleet $10,950/month)"
     )
     assert "gpu-share-too-small" not in codes
 

@@ -12,7 +12,7 @@ from generator.calculator.model_source import ResolvedModel
 from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import GpuSpec, PlatformSpec, acquired
 from generator.errors import FleetLimitError, InfeasibleError, InputError
-from generator.planner.blocked import OVER_LIMIT, PINNED_OUT, SHARE_TOO_SMALL, Blocked
+from generator.planner.blocked import NOT_SHARED_HERE, OVER_LIMIT, PINNED_OUT, SHARE_TOO_SMALL, Blocked
 from generator.planner.candidates import capex_cap_usd, limits_text, ranking_candidate, shared_gpus_held, sustained_rps
 from generator.planner.capex_scope import capex_excludes_finding
 from generator.planner.colocation import billed_per_rack, colocation_findings, rack_bill
@@ -835,8 +835,11 @@ def missing_gpu_findings(
                 continue
             on_gpu = [b for b in blocked if b.gpu_id == gpu_id]
             mine = ranked_reasons([b for b in on_gpu if b.code not in (PINNED_OUT, OVER_LIMIT)])
+            unshared = [b.why for b in on_gpu if b.code == NOT_SHARED_HERE]  # one reason for every platform of it
             if gpu_id not in offered:
                 why = _not_offered_why(wl, gpu_id)
+            elif unshared:
+                why = unshared[0]
             elif mine:
                 why = "; ".join(mine)
             else:

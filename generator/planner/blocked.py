@@ -60,6 +60,9 @@ NO_PACKING = "no-packing"
 PINNED_DEGREE = "pinned-degree"
 #: A replica of one GPU is not feasible in one pod's share of it (``kubernetes.gpu_sharing``): it keeps whole GPUs.
 SHARE_TOO_SMALL = "share-too-small"
+#: The deployment's GPU sharing cannot run on this GPU (not NVIDIA's, no such MIG profile): its service is not planned
+#: there (newuser44 items 5 and 12).
+NOT_SHARED_HERE = "not-shared-here"
 #: Training communication over the cloud network dominates the step.
 COMMUNICATION_DOMINATES = "communication-dominates"
 #: The training job, with its communication, ends past the deadline.

@@ -14,6 +14,7 @@ from generator.catalog.records import PlatformSpec
 from generator.named_tuple import NamedTuple
 from generator.planner.blocked import (
     NO_PACKING,
+    NOT_SHARED_HERE,
     OVER_LIMIT,
     OWNED_SHORT,
     POOL_TOO_LARGE,
@@ -41,7 +42,7 @@ from generator.sizing.gpu_share import gpu_share
 from generator.words import listed
 from generator.workload.loader import format_path
 from generator.workload.models import GpuSharing, InferenceDeployment, Workload
-from generator.workload.sharing import planned_sharing
+from generator.workload.sharing import aks_native_mig, planned_sharing, share_problem, sharing_field
 
 if TYPE_CHECKING:
     from generator.planner.training import TrainingShape  # training modules load only for a training deployment
@@ -365,6 +366,10 @@ class _Serving(NamedTuple):
     expert_parallel: bool | None
     #: The TP and PP degrees the deployment pins (None: searched).
     pin: tuple[int | None, int | None] = (None, None)
+    #: The field ``sharing`` is asked at (``deployments[3].gpu_sharing``, ``kubernetes.gpu_sharing``), and whether AKS
+    #: partitions its MIG GPUs itself (:func:`~generator.workload.sharing.aks_native_mig`): which GPUs take it.
+    asked: str = ""
+    aks_mig: bool = False
 
 
 def _serving(wl: Workload, dep: InferenceDeployment, model: ResolvedModel) -> _Serving:
@@ -375,7 +380,8 @@ def _serving(wl: Workload, dep: InferenceDeployment, model: ResolvedModel) -> _S
     pin = dep.parallelism
     ep = None if pin is None or pin.ep is None else pin.ep > 1
     pinned = (pin.tp, pin.pp) if pin is not None else (None, None)
-    return _Serving(spec, fmt, sharing, ep, pinned)
+    asked = sharing_field(wl, wl.deployments.index(dep)) if sharing is not None else ""
+    return _Serving(spec, fmt, sharing, ep, pinned, asked, aks_native_mig(wl, sharing))
 
 
 def _inference_shapes(
@@ -392,10 +398,17 @@ def _inference_shapes(
     Where none is feasible, the reason recorded is the nearest layout's; ``owned_gpus``: the GPUs of the owned servers
     free where no more of ``hw`` are bought, which a layout must fit for its reason to be one they can act on.
     """
-    spec, fmt, sharing, expert_parallel, pin = serving
+    spec, fmt, sharing, expert_parallel, pin = serving[:5]
+    one_gpu = pin[0] in (None, 1) and pin[1] in (None, 1)
+    problem = share_problem(hw.gpu.id, sharing, serving.asked, aks=serving.aks_mig) if sharing and one_gpu else None
+    if problem is not None:
+        # a service asking to share GPUs is planned only on GPUs that take the sharing asked (newuser44 items 5 and
+        # 12: a time-sliced service was planned on a whole MI300X, and a deployment's MIG profile had to be on every GPU)
+        blocked.append(blocked_on(hw, NOT_SHARED_HERE, f"{problem}, so the service is not planned on it"))
+        return []
     shapes, why = replica_shapes(model, spec, fmt, hw, consts, seen, expert_parallel=expert_parallel, pin=pin)
     share = gpu_share(hw.gpu, sharing) if sharing is not None and hw.gpu.vendor == "nvidia" else None
-    if share is not None and pin[0] in (None, 1) and pin[1] in (None, 1):
+    if share is not None and one_gpu:
         # a replica of one GPU runs in one pod's share of it, sized against the share; where none is feasible there,
         # it keeps whole GPUs in a pool without sharing (newuser40 item 3: a model too big for its MIG instance was
         # rendered into it, and could not start), and why is said (the finding gpu-share-too-small)

@@ -17,6 +17,7 @@ from typing import Any
 from generator.catalog import gpus, mig_profile_specs, software
 from generator.errors import InputError
 from generator.planner.plan import Finding, Plan, Pool, sorted_findings
+from generator.planner.spread import spread_services
 from generator.render.env import to_yaml
 from generator.render.whole_gpu_reasons import whole_gpu_reasons
 from generator.workload.aks_mig import aks_gpu_instance
@@ -172,6 +173,7 @@ def apply_sharing(plan: Plan, workload: Workload, *, single_host: bool = False) 
             aks_native=aks_native_mig(workload, sharing),
             field=format_path(where),
             names=frozenset(names) if several else None,
+            spread=spread_services(workload),
         )
     return applied._replace(findings=sorted_findings([*plan.findings, *said]))
 
@@ -191,11 +193,13 @@ def sharing_findings(
     aks_native: bool = False,
     field: str = "kubernetes.gpu_sharing",
     names: frozenset[str] | None = None,
+    spread: frozenset[str] = frozenset(),
 ) -> list[Finding]:
     """What the user must know about the sharing they asked for (``aks_native``: AKS node pools partition the GPUs).
 
     ``plan``: its pools of the deployments under ``sharing``; ``field``: the field that asks it; ``names``: where
-    deployments share GPUs differently, those under it (said, and the only ones a whole-GPU pool's reasons name).
+    deployments share GPUs differently, those under it (said, and the only ones a whole-GPU pool's reasons name);
+    ``spread``: the services ``min_replicas`` spreads over nodes (what a whole-GPU pool needs without one of them).
     """
     for_whom = "" if names is None else f" for {', '.join(sorted(names))}"
     if sharing.strategy == "mig":
@@ -211,7 +215,7 @@ def sharing_findings(
             "every pool keeps whole GPUs (gpu-sharing-whole-gpus)",
             field,
         )
-        return [asked, _whole_gpus_finding(plan, whole, sharing, field, names)]
+        return [asked, _whole_gpus_finding(plan, whole, sharing, field, names, spread)]
     findings = [
         Finding(
             "info",
@@ -233,7 +237,7 @@ def sharing_findings(
             )
         )
     if whole:
-        findings.append(_whole_gpus_finding(plan, whole, sharing, field, names))
+        findings.append(_whole_gpus_finding(plan, whole, sharing, field, names, spread))
     if sharing.strategy == "mig" and plan.provider == "azure" and aks_native:
         findings.append(_aks_native_finding(plan, sharing, field))
     elif sharing.strategy == "mig" and plan.provider == "azure":
@@ -271,10 +275,12 @@ def _aks_native_finding(plan: Plan, sharing: GpuSharing, field: str) -> Finding:
     )
 
 
-def _whole_gpus_finding(plan: Plan, whole: list[str], sharing: GpuSharing, field: str, names: frozenset[str] | None) -> Finding:
+def _whole_gpus_finding(
+    plan: Plan, whole: list[str], sharing: GpuSharing, field: str, names: frozenset[str] | None, spread: frozenset[str]
+) -> Finding:
     """The pools that keep whole GPUs under the sharing asked, and why each does (:mod:`~.whole_gpu_reasons`)."""
     pools = {pool.name: pool for pool in plan.pools}
-    why = ". ".join(f"In {name}, {'; '.join(whole_gpu_reasons(plan, pools[name], sharing, names))}" for name in whole)
+    why = ". ".join(f"In {name}, {'; '.join(whole_gpu_reasons(plan, pools[name], sharing, names, spread))}" for name in whole)
     return Finding(
         "info",
         "gpu-sharing-whole-gpus",

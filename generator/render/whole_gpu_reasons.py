@@ -9,14 +9,18 @@ whole GPUs simply cost less. Each deployment's reason is read from the plan:
   one pod slices of one GPU;
 - the GPU is not NVIDIA's, or has no such MIG profile: there is no share to run in;
 - no layout fits the share (the plan's ``gpu-share-too-small`` finding for the deployment);
-- else the objective ranked whole GPUs ahead of the layouts in shares, with both figures where a runner-up in shares
-  is listed.
+- else the objective ranked whole GPUs ahead of the layouts in shares: what its whole GPUs add to the fleet against
+  what its best layout in shares adds as a pool of its own, and the fleet's month either way, where one is listed.
 """
 
 from __future__ import annotations
 
+import math
+
 from generator import catalog
+from generator.planner.placement import pool_placement
 from generator.planner.plan import Candidate, DeploymentPlan, Plan, Pool
+from generator.planner.spread import SPREAD_NODES, packed_nodes
 from generator.planner.tco import HOURS_PER_MONTH
 from generator.workload.models import GpuSharing
 from generator.workload.sharing import mig_problem
@@ -25,10 +29,13 @@ from generator.workload.sharing import mig_problem
 SHARE_TOO_SMALL_CODE = "gpu-share-too-small"
 
 
-def whole_gpu_reasons(plan: Plan, pool: Pool, sharing: GpuSharing, names: frozenset[str] | None = None) -> list[str]:
+def whole_gpu_reasons(
+    plan: Plan, pool: Pool, sharing: GpuSharing, names: frozenset[str] | None = None, spread: frozenset[str] = frozenset()
+) -> list[str]:
     """One reason per deployment with replicas in ``pool``, which the planner did not share: why it keeps whole GPUs.
 
     ``names``: the deployments asking ``sharing`` where others ask another or none (the only ones said); None: all.
+    ``spread``: the services ``min_replicas`` spreads over nodes (:func:`~generator.planner.spread.spread_services`).
     """
     gpu = catalog.gpus()[pool.node.gpu_id]
     if gpu.vendor != "nvidia":
@@ -50,21 +57,72 @@ def whole_gpu_reasons(plan: Plan, pool: Pool, sharing: GpuSharing, names: frozen
         elif f"deployments[{index}]" in too_small:
             why = f"no layout of it fits its share ({SHARE_TOO_SMALL_CODE})"
         else:
-            why = _ranked_ahead(plan, d, sharing)
+            why = _ranked_ahead(plan, d, pool, sharing, spread)
         reasons.append(f"{d.name}: {why}")
     return reasons
 
 
-def _ranked_ahead(plan: Plan, d: DeploymentPlan, sharing: GpuSharing) -> str:
-    """Whole GPUs chosen by the objective over the layouts in shares, with both figures where one is listed."""
+def _ranked_ahead(plan: Plan, d: DeploymentPlan, pool: Pool, sharing: GpuSharing, spread: frozenset[str]) -> str:
+    """Whole GPUs chosen by the objective over the layouts in shares, with what each adds to the fleet's month.
+
+    newuser44 item 6: the deployment's cost share of a pool of 16 GPUs ($5,357) was set against a server of its own in
+    shares ($5,022) as "whole GPUs cost less". Like is compared with like: what its whole GPUs add to the fleet (the
+    servers its pool would not need without it) against what its best layout in shares adds as a pool of its own,
+    and the fleet's month either way.
+    """
     objective = str(d.details.get("objective_used") or plan.objective)
     shared = next((c for c in d.runners_up if c.shares_per_gpu), None)
-    if shared is None:
+    freed = None if shared is None else _nodes_freed(plan, d, pool, spread)
+    if shared is None or freed is None:
         return f"whole GPUs rank ahead of its layouts in {_shares(sharing)} by {objective}"
-    chosen = _figures(objective, d.details.get("usd_per_month"), d.details.get("gpus_bought"))
-    other = _figures(objective, _month_usd(shared), shared.gpus_bought)
-    verb = {"cost": "cost less", "gpus": "take fewer GPUs"}.get(objective, f"rank ahead by {objective}")
-    return f"whole GPUs {verb} ({chosen}, against {other} in its best layout with shares, {shared.summary})"
+    usd = None if pool.usd_per_hour is None else pool.usd_per_hour * HOURS_PER_MONTH * freed / pool.nodes
+    gpus = freed * pool.node.gpus
+    other_usd = _month_usd(shared)
+    if objective == "cost" and usd is not None and other_usd is not None and usd < other_usd:
+        verb = "cost less"
+    elif objective == "gpus" and gpus < shared.gpus_bought:
+        verb = "take fewer GPUs"
+    else:
+        verb = f"rank ahead by {objective}"
+    kept = ", on GPUs its pool has without it" if not freed else ""
+    whole = f"it adds {_figures(objective, usd, gpus)} to the fleet{kept}"
+    other = f"{_figures(objective, other_usd, shared.gpus_bought)} added by its best layout with shares, a pool of its own"
+    fleet = plan.totals.get("usd_per_month")
+    if not isinstance(fleet, int | float) or usd is None or other_usd is None:
+        return f"whole GPUs {verb}: {whole}, against {other}: {shared.summary}"
+    return (
+        f"whole GPUs {verb}: {whole} (fleet ${fleet:,.0f}/month), against {other}: {shared.summary} "
+        f"(fleet ${fleet - usd + other_usd:,.0f}/month)"
+    )
+
+
+def _nodes_freed(plan: Plan, d: DeploymentPlan, pool: Pool, spread: frozenset[str]) -> int | None:
+    """The nodes ``pool`` would not need without ``d``'s replicas; None where that is not known here.
+
+    Not known: a split deployment (its runners-up are the whole service's), a pool with owned servers (they cost their
+    upkeep, not the pool's average) or a training job. The others' replicas are packed as the plan packs them
+    (:func:`~generator.planner.placement.pool_placement`), a service spread by ``min_replicas`` (``spread``) on two
+    nodes at least.
+    """
+    if d.split or pool.owned_nodes or not pool.nodes:
+        return None
+    others = [o for o in plan.deployments if o.name != d.name and o.in_pool(pool.name) is not None]
+    if not others:
+        return pool.nodes
+    if any(o.kind != "inference" for o in others):
+        return None
+    per_node = pool.node.gpus
+    layouts = [o.in_pool(pool.name) or (1, 1, 0, 0) for o in others]
+    fewest = max(
+        math.ceil(sum(layout[3] for layout in layouts) / per_node),
+        *(packed_nodes(replicas, tp * pp, per_node) for tp, pp, replicas, _ in layouts),
+    )
+    if pool.node.hosts < SPREAD_NODES and any(o.name in spread and o.replicas >= SPREAD_NODES for o in others):
+        fewest = max(fewest, SPREAD_NODES)
+    for nodes in range(fewest, pool.nodes):
+        if pool_placement(others, pool._replace(nodes=nodes), spread) is not None:
+            return pool.nodes - nodes
+    return 0
 
 
 def _shares(sharing: GpuSharing) -> str:
@@ -75,9 +133,8 @@ def _month_usd(candidate: Candidate) -> float | None:
     return None if candidate.usd_per_hour is None else candidate.usd_per_hour * HOURS_PER_MONTH
 
 
-def _figures(objective: str, usd_per_month: object, gpus: object) -> str:
-    """A layout's month and GPUs, the objective's figure first."""
-    cost = f"${usd_per_month:,.0f}/month" if isinstance(usd_per_month, int | float) else "unpriced"
-    if not isinstance(gpus, int):
-        return cost
-    return f"{gpus} GPUs at {cost}" if objective == "gpus" else f"{cost} for {gpus} GPUs"
+def _figures(objective: str, usd_per_month: float | None, gpus: int) -> str:
+    """A month and GPUs added, the objective's figure first."""
+    cost = "unpriced" if usd_per_month is None else f"${usd_per_month:,.0f}/month"
+    count = f"{gpus} GPU" + ("" if gpus == 1 else "s")
+    return f"{count} and {cost}" if objective == "gpus" else f"{cost} and {count}"

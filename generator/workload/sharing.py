@@ -3,6 +3,10 @@
 A deployment's ``gpu_sharing`` overrides the workload's for its replicas (strategy ``none``: whole GPUs); what each
 deployment runs under is :func:`deployment_sharing`, which the planner sizes and packs by and the render configures
 (one implementation). MIG profiles come from the catalog.
+
+The workload's sharing is every pool's, so every GPU the workload may use must take it. A deployment's is checked
+against the GPUs it may use (newuser44 item 5): its service is planned only on those that take it
+(:func:`share_problem`), and it is refused only where none does.
 """
 
 from __future__ import annotations
@@ -88,6 +92,24 @@ def mig_problem(gpu_id: str, profile: str, asked: str = "kubernetes.gpu_sharing.
     if profile not in profiles:
         return f"MIG profile '{profile}' does not exist on GPU '{gpu_id}' (it has {', '.join(profiles)})"
     return None
+
+
+def share_problem(gpu_id: str, sharing: GpuSharing, asked: str, *, aks: bool = False) -> str | None:
+    """Why pods cannot share ``gpu_id`` as ``sharing`` asks, or None where they can (``asked``: the field, as said).
+
+    Not an NVIDIA GPU; under MIG, no such profile on it, or (``aks``: AKS partitions it, :func:`aks_native_mig`) none
+    of AKS's GPU instance profiles makes it. The planner ranks a service under sharing only on GPUs where this is
+    None, and the load refuses a deployment's ``gpu_sharing`` where it holds on every GPU the deployment may use.
+    """
+    spec = catalog.gpus().get(gpu_id)
+    if spec is None:
+        return None  # the unknown id is reported by the id check
+    if spec.vendor != "nvidia":
+        return f"GPU '{gpu_id}' is not an NVIDIA GPU: {asked} needs NVIDIA GPUs"
+    if sharing.strategy != "mig" or sharing.mig_profile is None:
+        return None
+    problem = mig_problem(gpu_id, sharing.mig_profile, f"{asked}.strategy mig")
+    return aks_mig_problem(gpu_id, sharing.mig_profile) if problem is None and aks else problem
 
 
 def aks_native_mig(wl: Workload, sharing: GpuSharing | None) -> bool:
@@ -183,11 +205,13 @@ def _sharing_errors(
         )
     if not mig and sharing.mig_profile is not None:
         errors.append(InputError(f"mig_profile is for strategy mig, not {sharing.strategy}", doc.locate((*where, "mig_profile"))))
+    gpu_errors: list[InputError] = []
+    able = False  # some GPU it may use takes the sharing asked
     for path, gpu in named:
         spec = catalog.gpus().get(gpu)
         if spec is not None and spec.vendor != "nvidia":
             said = f"GPU '{gpu}' is not an NVIDIA GPU: {field} needs NVIDIA GPUs"
-            errors.append(
+            gpu_errors.append(
                 InputError(f"{said}; the GPU from {format_path(path)}", doc.locate(where))
                 if own
                 else InputError(said, doc.locate(path))
@@ -197,22 +221,64 @@ def _sharing_errors(
             if problem is None and aks_native_mig(wl, sharing):  # an AKS node pool's GPU instance profile partitions it
                 problem = aks_mig_problem(gpu, sharing.mig_profile)
                 if problem is not None:
-                    errors.append(InputError(f"{problem}; the GPU from {format_path(path)}", doc.locate((*where, "mig_profile"))))
+                    gpu_errors.append(
+                        InputError(f"{problem}; the GPU from {format_path(path)}", doc.locate((*where, "mig_profile")))
+                    )
+                able = able or (problem is None and spec is not None)
                 continue
             if problem is None:
+                able = able or spec is not None
                 continue
             if gpu in catalog.mig_profiles():  # the GPU takes MIG, not this profile: said at it (fuzz32 item 12)
-                errors.append(InputError(f"{problem}; the GPU from {format_path(path)}", doc.locate((*where, "mig_profile"))))
+                gpu_errors.append(InputError(f"{problem}; the GPU from {format_path(path)}", doc.locate((*where, "mig_profile"))))
             elif own:  # a deployment's: said at its field, whose request it is
-                errors.append(InputError(f"{problem}; the GPU from {format_path(path)}", doc.locate((*where, "strategy"))))
+                gpu_errors.append(InputError(f"{problem}; the GPU from {format_path(path)}", doc.locate((*where, "strategy"))))
             else:  # the GPU takes no MIG at all: said at the GPU
-                errors.append(InputError(problem, doc.locate(path)))
+                gpu_errors.append(InputError(problem, doc.locate(path)))
+        else:
+            able = able or spec is not None
+    # the workload's sharing is every pool's: each GPU it may use must take it; a deployment's (newuser44 item 5) is
+    # planned only on the GPUs it may use that take it (the planner ranks it on no other), refused where none does
+    if not own or not able:
+        errors += gpu_errors
     # a replica pinned wider than one GPU (parallelism tp or pp > 1) is not refused under MIG: it keeps whole GPUs in a
     # pool the MIG manager leaves unpartitioned, as an unpinned one and a training job do (gpu-sharing-whole-gpus)
-    if mig and not named:
+    if own and not named:
+        errors += _offered_errors(doc, wl, sharing, where)
+    elif mig and not named:
         errors.append(
             InputError(
-                "strategy mig needs hardware.gpus naming the MIG-capable GPUs to plan on", doc.locate((*where, "strategy"))
+                "strategy mig needs hardware.gpus naming the MIG-capable GPUs to plan on (every GPU the workload may use "
+                "must have the profile: to share only some deployments' GPUs, give those deployments gpu_sharing of "
+                "their own)",
+                doc.locate((*where, "strategy")),
             )
         )
     return errors
+
+
+def _offered_errors(doc: Document, wl: Workload, sharing: GpuSharing, where: tuple[str | int, ...]) -> list[InputError]:
+    """A deployment's sharing where the workload names no GPU: refused where no GPU the provider offers takes it.
+
+    Its replicas are planned on the catalog's GPUs of the provider that do (:func:`share_problem`), the other
+    deployments on every GPU the provider offers.
+    """
+    provider = wl.hardware.provider
+    offered = sorted({g for p in catalog.platforms().values() if p.provider == provider for g in p.gpu_ids})
+    aks = aks_native_mig(wl, sharing)
+    if any(share_problem(g, sharing, format_path(where), aks=aks) is None for g in offered if g in catalog.gpus()):
+        return []
+    if sharing.strategy == "mig":
+        which = f"MIG profile '{sharing.mig_profile}'" + (" as an AKS GPU instance profile" if aks else "")
+        return [
+            InputError(
+                f"no GPU the catalog offers on {provider} has {which}: name GPUs that do in hardware.gpus, or give "
+                "another mig_profile (generator/catalog/mig_profiles.json lists each GPU's)",
+                doc.locate((*where, "mig_profile")),
+            )
+        ]
+    return [
+        InputError(
+            f"no GPU the catalog offers on {provider} is an NVIDIA GPU: {sharing.strategy} shares NVIDIA GPUs", doc.locate(where)
+        )
+    ]
