@@ -453,9 +453,104 @@ def test_a_gke_node_upgrade_that_leaves_less_than_the_rate_is_warned_of() -> Non
     assert finding["level"] == "warning" and finding["path"] == "deployments[0]"
     assert finding["message"].startswith(
         "while GKE upgrades a node of pool chat_h100_sxm5_80gb (maxUnavailable 1, no surge; autoUpgrade on), chat "
-        "keeps as few as 1 of its 2 replicas, 11.82 req/s of the 20 asked: set inference.min_replicas to at least 3 "
-        "(at this layout, the rate with a node's worth of replicas down;"
+        "keeps as few as 1 of its 2 replicas (a node holds up to 1 of them, as many as its GPUs take: nothing spreads "
+        "them), 11.82 req/s of the 20 asked: set inference.min_replicas to at least 3 (at this layout, the fewest that "
+        "keep the rate with the node holding the most of them down, spread over the pool's nodes as the plan places "
+        "them, on 3 nodes, 1 more;"
     )
+
+
+#: newuser44 item 1: a 70B chat service and a bge-m3 embedder (1,343.6 req/s a replica) sharing GKE H100 nodes.
+GKE_SHARED = """version: 1
+name: gke-up
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.3-70B-Instruct
+    inference: {precision: fp8, kv_cache_precision: fp8, max_context_tokens: 16384, avg_input_tokens: 1500,
+                avg_output_tokens: 350, requests_per_second: CHAT_RATE, min_replicas: 2,
+                slo: {ttft_p95_ms: 2000, tpot_ms: 40}}
+  - name: embed
+    model: BAAI/bge-m3
+    inference: {EMBED_MIN task: embed, max_context_tokens: 8192, avg_input_tokens: 512, requests_per_second: 50,
+                slo: {ttft_p95_ms: 500}}
+  - name: moe
+    model: Qwen/Qwen3-30B-A3B
+    inference: {MOE_MIN precision: fp8, max_context_tokens: 32768, avg_input_tokens: 4000, avg_output_tokens: 500,
+                requests_per_second: 3, slo: {ttft_p95_ms: 3000, tpot_ms: 50}}
+hardware: {provider: gcp, gpus: [h100-sxm5-80gb]}
+kubernetes: {gcp_project: acme-inference, location: us-central1, zone: us-central1-a}
+"""
+
+
+def gke_shared(tmp_path: Path, chat_rate: int, with_moe: bool, **min_replicas: int) -> Path:
+    """:data:`GKE_SHARED` at a chat rate, with or without ``moe``, and ``min_replicas`` by deployment."""
+    text = GKE_SHARED.replace("CHAT_RATE", str(chat_rate))
+    if not with_moe:
+        text = text.split("  - name: moe\n")[0] + "hardware:" + text.split("hardware:")[1]
+    for name in ("embed", "moe"):
+        floor = min_replicas.get(name)
+        text = text.replace(f"{name.upper()}_MIN ", f"min_replicas: {floor}, " if floor else "")
+    path = tmp_path / f"gke-{chat_rate}-{with_moe}-{'-'.join(f'{k}{v}' for k, v in sorted(min_replicas.items()))}.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def upgrade_advice(path: Path) -> dict[str, str]:
+    """The ``gke-upgrade-capacity`` message of each deployment the plan of ``path`` warns, by deployment."""
+    loaded = load_workload(str(path))
+    plan = deployed(plan_workload(loaded), loaded.workload)
+    names = [d.name for d in loaded.workload.deployments]
+    return {names[int(f.path.split("[")[1].rstrip("]"))]: f.message for f in plan.findings if f.code == "gke-upgrade-capacity"}
+
+
+def advised(message: str) -> int:
+    return int(re.search(r"set inference\.min_replicas to at least (\d+) ", message).group(1))  # type: ignore[union-attr]
+
+
+def test_min_replicas_2_spread_over_two_nodes_keeps_an_embedder_up_through_a_gke_upgrade(tmp_path: Path) -> None:
+    """newuser44 item 1: two 1-GPU embed replicas the plan spreads over the pool's two nodes (beside a TP4 replica
+    on each) lose one to a node's upgrade, and one serves 1,343.6 req/s of the 50 asked: no warning, where "a node's
+    worth" (8 replicas) + 1 = 9 was advised, which bought a third a3-highgpu-8g (+$64,598/month). The chat service's
+    two TP4 replicas (7.19 req/s each, 14 asked) lose one: 4 keep it with a node down, on 3 nodes (2 + 1 + 1)."""
+    warned = upgrade_advice(gke_shared(tmp_path, 14, False, embed=2))
+    assert list(warned) == ["chat"]
+    assert warned["chat"].startswith(
+        "while GKE upgrades a node of pool chat_embed_h100_sxm5_80gb (maxUnavailable 1, no surge; autoUpgrade on), chat "
+        "keeps as few as 1 of its 2 replicas (1 of them on one node as the plan places them), 7.19 req/s of the 14 "
+        "asked: set inference.min_replicas to at least 4 (at this layout, the fewest that keep the rate with the node "
+        "holding the most of them down, spread over the pool's nodes as the plan places them, on 3 nodes, 1 more; "
+    )
+
+
+@pytest.mark.parametrize(
+    ("chat_rate", "with_moe", "floors", "name", "before", "advice"),
+    [
+        # both embed replicas beside the TP4 one on the node two TP4 replicas leave 4 GPUs of: 5 take a third node
+        (
+            20,
+            False,
+            {"embed": 2},
+            "embed",
+            "keeps as few as 0 of its 2 replicas (2 of them on one node as the plan places them)",
+            5,
+        ),
+        # one replica of each, nothing spreads them: 2 is enough where the pool has room on both nodes, 3 where not
+        (14, True, {}, "embed", "keeps as few as 0 of its 1 replicas (its one replica on one node)", 2),
+        (14, True, {}, "moe", "keeps as few as 0 of its 1 replicas (its one replica on one node)", 2),
+        (20, True, {}, "moe", "keeps as few as 0 of its 1 replicas (its one replica on one node)", 4),
+    ],
+    ids=["spread-crowded-embed", "embed-1-replica", "moe-1-replica", "moe-crowded"],
+)
+def test_the_min_replicas_a_gke_upgrade_warning_advises_clears_it_and_no_fewer_would(
+    tmp_path: Path, chat_rate: int, with_moe: bool, floors: dict[str, int], name: str, before: str, advice: int
+) -> None:
+    """newuser44 item 1: the min_replicas advised, set and planned again, keeps the rate with a node upgrading (the
+    warning goes); one fewer does not. The old advice was ceil(rate / a replica's) + a node's worth: 9 for each."""
+    message = upgrade_advice(gke_shared(tmp_path, chat_rate, with_moe, **floors))[name]
+    assert before in message and advised(message) == advice
+    assert name not in upgrade_advice(gke_shared(tmp_path, chat_rate, with_moe, **{**floors, name: advice}))
+    if advice - 1 >= 2:
+        assert advised(upgrade_advice(gke_shared(tmp_path, chat_rate, with_moe, **{**floors, name: advice - 1}))[name]) == advice
 
 
 #: terraform-aws-modules/eks v21's managed node group module: its ``aws_eks_node_group`` has

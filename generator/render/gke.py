@@ -26,7 +26,7 @@ from typing import Any
 
 from generator.errors import InputError
 from generator.named_tuple import NamedTuple
-from generator.planner.plan import Finding, NodeSpec, Plan, Pool, sorted_findings
+from generator.planner.plan import DeploymentPlan, Finding, NodeSpec, Plan, Pool, sorted_findings
 from generator.render.kube_objects import crosses_nodes, dns_name, namespace_object
 from generator.render.node_disk import NodeDisk, gke_boot_disk_gb
 from generator.render.node_tags import node_tags
@@ -430,15 +430,94 @@ def single_node_upgrade_findings(plan: Plan, workload: Workload) -> list[Finding
     return out
 
 
+class NodeShare(NamedTuple):
+    """The most of a service's replicas one node of its pool holds, and the pool's nodes, as placed (or packed)."""
+
+    most: int
+    nodes: int
+    #: True: as the plan places the replicas, spread over the nodes (``min_replicas`` 2 or more); False: as many as a
+    #: node's GPUs take, which the scheduler may pack there (nothing keeps them apart).
+    spread: bool
+
+
+def replicas_a_node_holds(pool: Pool, dep: DeploymentPlan) -> int:
+    """The most of ``dep``'s replicas one node of ``pool`` takes: as many as its GPUs (or their shares) hold, else 1."""
+    replica_gpus = dep.tp * dep.pp
+    return 1 if replica_gpus > pool.node.gpus else pool.node.gpus // replica_gpus * (pool.shares_per_gpu or 1)
+
+
+def fewest_replicas(plan: Plan, pool: Pool, dep: DeploymentPlan, needed: int, spread: frozenset[str]) -> tuple[int, NodeShare]:
+    """The fewest ``min_replicas`` that keep ``needed`` replicas of ``dep`` with one node of ``pool`` down, and their share.
+
+    Counted at ``dep``'s layout with :func:`node_share`, spread as ``min_replicas`` of 2 or more spreads them, above the
+    replicas it has where they are spread already; ``needed`` more than a node's worth always does (a node holds no
+    more than that of a spread service), so the search ends there.
+    """
+    from generator.planner.spread import SPREAD_NODES
+
+    spread_too = spread | {dep.name}
+    first = dep.replicas + 1 if dep.name in spread else SPREAD_NODES
+    last = max(first, needed + replicas_a_node_holds(pool, dep))
+    for count in range(first, last + 1):
+        replicas = max(count, dep.replicas)  # a floor below the replicas the rate takes keeps them
+        share = node_share(plan, pool, dep, replicas, spread_too)
+        if replicas - share.most >= needed:
+            return count, share
+    return last, node_share(plan, pool, dep, max(last, dep.replicas), spread_too)
+
+
+def node_share(plan: Plan, pool: Pool, dep: DeploymentPlan, replicas: int, spread: frozenset[str]) -> NodeShare:
+    """What one node of ``pool`` down takes of ``dep`` with ``replicas`` of it at its layout (newuser44 item 1).
+
+    A service ``min_replicas`` spreads (``spread``) is counted as the planner's packing places its replicas
+    (:func:`~generator.planner.placement.pool_placement`, node by node: each on the node holding the fewest of them
+    with room, so a node beside the pool's other replicas may hold more than ``replicas / nodes``); the pool has the
+    nodes its replicas' GPUs take, at least its planned ones. Any other service's replicas may all be packed on one
+    node, as many as its GPUs take (the old count, newuser31 item 3). A pool whose placement the planner does not make
+    (shared GPUs, a training job) counts a spread service's evenly, ``ceil(replicas / nodes)`` a node, which a
+    topology spread constraint of ``maxSkew`` 1 on the host name keeps.
+    """
+    from generator.planner.placement import pool_placement
+
+    replica_gpus = dep.tp * dep.pp
+    node_holds = replicas_a_node_holds(pool, dep)
+    if dep.name not in spread:
+        return NodeShare(min(replicas, node_holds), pool.nodes, False)
+    if pool.gpu_sharing is not None or pool.shares_per_gpu:
+        return NodeShare(min(node_holds, math.ceil(replicas / pool.hosts)), pool.nodes, True)
+    scaled = dep._replace(replicas=replicas, gpus=replicas * replica_gpus)
+    others = [d for d in plan.deployments if d.name != dep.name]
+    gpus = sum(layout[3] for d in others if (layout := d.in_pool(pool.name)) is not None) + scaled.gpus
+    nodes = max(pool.nodes, math.ceil(gpus / pool.node.gpus))
+    for more in range(nodes, nodes + replicas + 1):  # a node more where the packing leaves a replica out
+        placement = pool_placement([*others, scaled], pool._replace(nodes=more), spread)
+        if placement is not None:
+            break
+    else:
+        return NodeShare(min(node_holds, math.ceil(replicas / pool.hosts)), pool.nodes, True)
+    held: dict[int, set[int]] = {}
+    for host, on in enumerate(placement):
+        for replica in on:
+            if replica.deployment == dep.name:
+                held.setdefault(host // pool.node.hosts, set()).add(replica.replica)
+    return NodeShare(max(map(len, held.values()), default=0), more, True)
+
+
 def upgrade_capacity_findings(plan: Plan, workload: Workload) -> list[Finding]:
     """Services of a pool of several nodes whose replicas left while GKE upgrades one node serve less than is asked.
 
     newuser31 item 3: 3 TP4 replicas of a 10 req/s service on two 8-GPU nodes; the node holding two of them drained
-    for an upgrade (maxUnavailable 1, no surge) left 3.46 req/s. A node holds at most as many of a service's replicas
-    as its GPUs take (the scheduler may pack them so), and a replica spanning nodes goes with any of them.
+    for an upgrade (maxUnavailable 1, no surge) left 3.46 req/s. What one node holds is :func:`node_share`: a service
+    ``min_replicas`` spreads as the plan places it, any other as many as a node's GPUs take. newuser44 item 1: the
+    ``min_replicas`` advised is the fewest that keep the rate with the node holding the most of them down, counted the
+    same way at that count (which spreads them): two 1-GPU embedding replicas at 1,343 req/s each on two nodes keep
+    its 50 req/s, where a node's worth more (9) bought a third 8-GPU node.
     """
+    from generator.planner.spread import spread_services
+
     index_of = {dep.name: index for index, dep in enumerate(workload.deployments)}
     pools = {p.name: p for p in plan.pools}
+    spread = spread_services(workload)
     out = []
     for dep in plan.deployments:
         pool = pools.get(dep.pool)
@@ -448,24 +527,31 @@ def upgrade_capacity_findings(plan: Plan, workload: Workload) -> list[Finding]:
             continue
         if not isinstance(per_replica, int | float) or not isinstance(asked, int | float) or per_replica <= 0:
             continue
-        replica_gpus = dep.tp * dep.pp
-        node_holds = 1 if replica_gpus > pool.node.gpus else pool.node.gpus // replica_gpus
-        on_one_node = min(dep.replicas, node_holds)
-        left = (dep.replicas - on_one_node) * per_replica
+        share = node_share(plan, pool, dep, dep.replicas, spread)
+        left = (dep.replicas - share.most) * per_replica
         if left >= asked:
             continue
-        enough = math.ceil(asked / per_replica) + node_holds  # a node's worth more than the rate needs
+        enough, then = fewest_replicas(plan, pool, dep, math.ceil(asked / per_replica), spread)
+        if share.spread:
+            held = f"{share.most} of them on one node as the plan places them"
+        elif dep.replicas == 1:
+            held = "its one replica on one node"
+        elif share.most == dep.replicas:
+            held = f"all {dep.replicas} may be on one node: nothing spreads them"
+        else:
+            held = f"a node holds up to {share.most} of them, as many as its GPUs take: nothing spreads them"
+        nodes = f", on {then.nodes} nodes, {then.nodes - pool.nodes} more" if then.nodes > pool.nodes else ""
         out.append(
             Finding(
                 "warning",
                 "gke-upgrade-capacity",
                 f"while GKE upgrades a node of pool {pool.name} (maxUnavailable 1, no surge; autoUpgrade on), "
-                f"{dep.name} keeps as few as {dep.replicas - on_one_node} of its {dep.replicas} replicas, "
+                f"{dep.name} keeps as few as {dep.replicas - share.most} of its {dep.replicas} replicas ({held}), "
                 f"{left:,.2f} req/s of the {asked:g} asked: set inference.min_replicas to at least {enough} (at this "
-                "layout, the rate with a node's worth of replicas down; the plan may then choose another layout: check "
-                "it again), a maintenance window outside busy hours, or surge upgrades "
-                "(upgradeSettings maxSurge 1, maxUnavailable 0: one node more while each upgrades, where GKE has the "
-                "capacity)",
+                f"layout, the fewest that keep the rate with the node holding the most of them down, spread over the "
+                f"pool's nodes as the plan places them{nodes}; the plan may then choose another layout: check it "
+                "again), a maintenance window outside busy hours, or surge upgrades (upgradeSettings maxSurge 1, "
+                "maxUnavailable 0: one node more while each upgrades, where GKE has the capacity)",
                 f"deployments[{index_of[dep.name]}]",
             )
         )
