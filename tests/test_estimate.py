@@ -170,3 +170,78 @@ def test_a_sliding_window_pool_states_context_served_not_token_slots() -> None:
     gemma = estimate_json("google/gemma-2-9b-it", "--gpu", "h100-sxm5-80gb", "--context", "4096")["capacity"]
     assert not gemma["kv_cache_tokens_windowed"]
     assert gemma["kv_cache_tokens"] == gemma["vllm_log"]["gpu_kv_cache_size_tokens"]
+
+
+#: newuser44 item 7: the report's 70B FP8 chat service, planned on H100s beside an embedder (TP4, 1,850-token
+#: average sequences).
+CHAT_70B_H100 = """version: 1
+name: chat-h100
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.3-70B-Instruct
+    inference: {precision: fp8, kv_cache_precision: fp8, max_context_tokens: 16384, avg_input_tokens: 1500,
+                avg_output_tokens: 350, requests_per_second: 20, min_replicas: 2,
+                slo: {ttft_p95_ms: 2000, tpot_ms: 40}}
+  - name: embed
+    model: BAAI/bge-m3
+    inference: {task: embed, max_context_tokens: 8192, avg_input_tokens: 512, requests_per_second: 50,
+                min_replicas: 2, slo: {ttft_p95_ms: 500}}
+hardware: {provider: gcp, gpus: [h100-sxm5-80gb]}
+kubernetes: {gcp_project: acme-inference, location: us-central1, zone: us-central1-a}
+"""
+ESTIMATE_70B_H100 = (
+    "meta-llama/Llama-3.3-70B-Instruct", "--gpu", "h100-sxm5-80gb", "--precision", "fp8", "--kv-precision", "fp8",
+    "--input-tokens", "1500", "--output-tokens", "350", "--context", "16384",
+)  # fmt: skip
+
+
+def test_the_estimate_at_the_plans_batch_fits_as_the_plan_sizes_it(tmp_path: Path) -> None:
+    """newuser44 item 7: ``estimate --batch`` at the plan's batch sized every sequence at the whole --context (101 x
+    16,384 tokens: 252.50 GiB of KV, "does NOT fit", exit 3) for a layout the plan deploys. With --input-tokens and
+    --output-tokens it sizes the batch as the plan does, at their 1,850 tokens a sequence in the same KV pool, and says
+    both figures: 677 such sequences, 76 of the whole context."""
+    from generator.planner import plan_workload
+    from generator.workload import load_workload
+
+    path = tmp_path / "chat.yaml"
+    path.write_text(CHAT_70B_H100, encoding="utf-8")
+    chat, _ = plan_workload(load_workload(str(path))).deployments
+    batch = chat.details["batch_per_replica"]
+    assert (chat.tp, chat.pp, chat.details["kv_cache_tokens_per_replica"]) == (4, 1, 1_253_952)
+    layout = (*ESTIMATE_70B_H100, "--tp", str(chat.tp), "--batch", str(batch))
+    data = estimate_json(*layout)
+    cap, kv = data["capacity"], data["kv_cache"]
+    assert cap["fits"] is True and cap["kv_cache_tokens"] == chat.details["kv_cache_tokens_per_replica"]
+    assert cap["average_batch"] == {"tokens_per_sequence": 1850, "sequences_held": 677}
+    assert round(cap["max_concurrency"], 2) == chat.details["max_concurrency_per_replica"] == 76.54
+    assert (kv["tokens_per_sequence"], kv["sequences"], kv["bytes"]) == (1850, batch, 163_840 * 1850 * batch)
+    assert kv["whole_context_bytes"] == 163_840 * 16_384 * batch
+    code, text = run_estimate(*layout)
+    assert code == 0
+    assert (
+        "on h100-sxm5-80gb (79.65 GiB; 71.68 GiB usable at vLLM's --gpu-memory-utilization 0.9): fits: the KV pool "
+        f"holds 677 sequences of 1,850 tokens (batch {batch} asked), 76 of the whole 16,384-token context"
+    ) in text
+
+
+@pytest.mark.parametrize(
+    ("batch", "code", "verdict"),
+    [
+        (677, 0, "fits: the KV pool holds 677 sequences of 1,850 tokens (batch 677 asked)"),
+        (678, 3, "does NOT fit: the KV pool holds 677 sequences of 1,850 tokens (batch 678 asked)"),
+    ],
+)
+def test_a_batch_of_average_sequences_fits_up_to_what_the_kv_pool_holds(batch: int, code: int, verdict: str) -> None:
+    """newuser44 item 7: the plan's rule, batch <= the pool's tokens over --input-tokens + --output-tokens: exit 3 just
+    above it; 101 x 16,384 tokens (what the estimate sized) would hold only 76."""
+    got, text = run_estimate(*ESTIMATE_70B_H100, "--tp", "4", "--batch", str(batch))
+    assert got == code and f"{verdict}, 76 of the whole 16,384-token context" in text
+
+
+def test_one_sequence_or_no_average_given_is_sized_at_the_whole_context() -> None:
+    """A batch of one, or without --input-tokens / --output-tokens, keeps every sequence at the whole --context."""
+    for args in (("--batch", "1"), ("--batch", "101")):
+        given = ESTIMATE_70B_H100 if args[1] == "1" else ESTIMATE_70B_H100[:7] + ESTIMATE_70B_H100[11:]
+        data = estimate_json(*given, "--tp", "4", *args)
+        assert data["kv_cache"]["tokens_per_sequence"] == 16_384 and "average_batch" not in data["capacity"]
+        assert data["kv_cache"]["bytes"] == 163_840 * 16_384 * int(args[1])

@@ -445,9 +445,17 @@ def format_text(result: dict[str, Any]) -> str:
     if training:
         lines.insert(3, _training_line(result["training"]))
     if not training:
+        kv = result["kv_cache"]
+        average = kv["tokens_per_sequence"] != kv["context_tokens"]  # a batch sized as a plan sizes it (newuser44 item 7)
         lines.append(
-            f"  KV cache     {result['kv_cache']['bytes_per_token']:,} B/token; {_gib(result['kv_cache']['bytes'])} for "
-            f"{result['kv_cache']['sequences']} x {result['kv_cache']['context_tokens']:,} tokens"
+            f"  KV cache     {kv['bytes_per_token']:,} B/token; {_gib(kv['bytes'])} for "
+            f"{kv['sequences']} x {kv['tokens_per_sequence']:,} tokens"
+            + (
+                f" (--input-tokens + --output-tokens, as a plan sizes its batch; at the whole --context "
+                f"{kv['context_tokens']:,} each, {_gib(kv['whole_context_bytes'])})"
+                if average
+                else ""
+            )
             + (
                 f", recurrent state included ({state:,} B a sequence)"
                 if (state := result["kv_cache"]["state_bytes_per_sequence"])
@@ -469,6 +477,12 @@ def format_text(result: dict[str, Any]) -> str:
     if cap:
         lines.append("")
         verdict = "fits" if cap["fits"] else "does NOT fit"
+        if at := cap.get("average_batch"):  # both figures: the batch at the average length, whole-context sequences
+            batch, held, full = result["kv_cache"]["sequences"], at["sequences_held"], int(cap["max_concurrency"])
+            verdict += (
+                f": the KV pool holds {held:,} sequences of {at['tokens_per_sequence']:,} tokens (batch {batch:,} asked), "
+                f"{full:,} of the whole {result['kv_cache']['context_tokens']:,}-token context"
+            )
         where = cap["gpu"] if share is None else f"one pod's share of {cap['gpu']}"
         lines.append(
             f"  on {where} ({_gib(cap['gpu_memory_bytes'])}; {_gib(cap['usable_bytes'])} usable at "

@@ -25,7 +25,7 @@ from generator.sizing.context_limit import CONTEXT_EXTENSION, LONGER_REFUSED, se
 from generator.sizing.distributed_runtime import nvlink_collectives, nvlink_replica
 from generator.sizing.engine_runtime import ENGINE_NAMES, batch_limits, default_max_num_batched_tokens, per_sequence_host_scale
 from generator.sizing.expert_parallel import check_ep_divides_data_parallel, check_expert_parallel_model, training_weight_layout
-from generator.sizing.kv_cache import token_bytes_per_gpu
+from generator.sizing.kv_cache import size_kv_cache, token_bytes_per_gpu
 from generator.sizing.loadability import (
     default_group_problem,
     dense_format_problem,
@@ -656,6 +656,14 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 f"--max-num-seqs {small}"
             )
             consts, inference = fewer, retry
+    # newuser44 item 7: a batch of the average prompt and output given is sized as a plan sizes its batch, each sequence
+    # at --input-tokens + --output-tokens in the KV pool (the plan's batch 101 of 1,850-token sequences was sized at
+    # 101 x 16,384 tokens and said not to fit); one whole-context sequence must fit beside it, as the plan asks too
+    whole_kv = inference.kv
+    average = sum(_sequence_tokens(req)) if _average_batch(req) else None
+    if average is not None:
+        kv = size_kv_cache(arch, kv_bits, average, req.batch, par)
+        inference = inference._replace(kv=kv, per_gpu=inference.per_gpu._replace(kv_cache=kv.per_gpu_bytes))
     result: dict[str, Any] = {
         "model": {
             "id": model.id,
@@ -692,6 +700,10 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             "bytes_per_gpu": inference.kv.per_gpu_bytes,
             "context_tokens": context,
             "sequences": req.batch,
+            # each sequence's tokens the bytes are sized at: the context, or the average prompt and output of a batch
+            "tokens_per_sequence": average or context,
+            # the batch at the whole context each (the bytes above where the batch is sized so)
+            "whole_context_bytes": whole_kv.total_bytes,
         },
         "notes": notes,
     }
@@ -835,6 +847,11 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
                 # SGLang's fraction holds the weights and the KV pool, activations and graphs live beside it: it runs
                 # where the pool holds one request, as a plan takes it (newuser15 item 3)
                 fit["fits"] = cap.max_concurrency >= 1
+            elif average is not None:
+                # the plan's rule: one whole-context sequence fits, and the batch of average ones in the pool's tokens
+                held_at_average = cap.sequences_held(average)
+                fit["fits"] = cap.max_concurrency >= 1 and req.batch <= held_at_average
+                fit["average_batch"] = {"tokens_per_sequence": average, "sequences_held": held_at_average}
             result["capacity"] = {
                 **fit,
                 "budget_bytes": cap.budget_bytes,
@@ -932,6 +949,17 @@ def _vllm_log(
             for t in cache.by_layer_type
         ],
     }
+
+
+def _average_batch(req: EstimateRequest) -> bool:
+    """Whether ``--batch`` is sized at the average prompt and output given, as a plan sizes its batch (newuser44 item 7).
+
+    A batch of more than one served by vLLM with ``--input-tokens`` or ``--output-tokens`` given; one sequence is sized
+    at the whole context, as is a batch of SGLang's (its verdict is the pool holding one request) or on a machine of
+    yours (llama.cpp's slots each take the context).
+    """
+    given = req.input_tokens is not None or req.output_tokens is not None
+    return given and req.batch > 1 and not req.train and req.fixed is None and req.engine == "vllm"
 
 
 def _sequence_tokens(req: EstimateRequest) -> tuple[int, int]:
