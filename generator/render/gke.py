@@ -430,6 +430,12 @@ def single_node_upgrade_findings(plan: Plan, workload: Workload) -> list[Finding
     return out
 
 
+#: GKE's UpgradeSettings: "upgrades inevitably introduce some disruption since workloads need to be moved from old
+#: nodes to new, upgraded ones. Even if maxUnavailable=0, this holds true. (Disruption stays within the limits of
+#: PodDisruptionBudget, if it is configured.)"
+GKE_UPGRADE_SETTINGS_DOCS = "https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/UpgradeSettings"
+
+
 class NodeShare(NamedTuple):
     """The most of a service's replicas one node of its pool holds, and the pool's nodes, as placed (or packed)."""
 
@@ -551,7 +557,9 @@ def upgrade_capacity_findings(plan: Plan, workload: Workload) -> list[Finding]:
                 f"layout, the fewest that keep the rate with the node holding the most of them down, spread over the "
                 f"pool's nodes as the plan places them{nodes}; the plan may then choose another layout: check it "
                 "again), a maintenance window outside busy hours, or surge upgrades (upgradeSettings maxSurge 1, "
-                "maxUnavailable 0: one node more while each upgrades, where GKE has the capacity)",
+                "maxUnavailable 0, which specgen does not render: one node more while each upgrades, where GKE has the "
+                "capacity; GKE still moves the drained node's pods, so only with a PodDisruptionBudget on the replicas "
+                f"do they move one at a time, {GKE_UPGRADE_SETTINGS_DOCS})",
                 f"deployments[{index_of[dep.name]}]",
             )
         )
