@@ -189,6 +189,8 @@ def _check_echoed(path: str, where: str, value: Any) -> None:
 CONTEXT = "context_tokens"
 #: The sequences at that context a service's replica holds in its KV cache, as ``details`` names it.
 FULL_CONTEXT_SEQUENCES = "max_concurrency_per_replica"
+#: The KV cache bytes a token of a service takes, as ``details`` names it: 0 for an encoder, which keeps none.
+KV_BYTES_PER_TOKEN = "kv_cache_bytes_per_token"
 #: A training job's settings the diff shows (its method, framework, optimizer and step), as ``details`` names them.
 TRAINING_SETTINGS = (
     "method",
@@ -396,7 +398,10 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         a, b = _month_with_runs(old["totals"]), _month_with_runs(new["totals"])
         delta = b - a if a is not None and b is not None else None
         totals[MONTH_WITH_RUNS] = {"old": two_places(a), "new": two_places(b), "delta": two_places(delta)}
-    pools = _pool_changes(old, new)
+    moved = _place_change(old, new, "provider")
+    relocated = None if moved else _place_change(old, new, "region")
+    # newuser44 item 11: another provider's (or named region's) pools are another cluster's, whatever their names
+    pools = _pool_changes(old, new, in_place=not moved and not _named_both(relocated))
     old_deps = {d["name"]: d for d in old["deployments"]}
     new_deps = {d["name"]: d for d in new["deployments"]}
     deployments = []
@@ -405,8 +410,6 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         b = _deployment_row(new_deps[name]) if name in new_deps else None
         if a != b:
             deployments.append({"deployment": name, "old": a, "new": b})
-    moved = _place_change(old, new, "provider")
-    relocated = None if moved else _place_change(old, new, "region")
     # a GKE zone move keeps the cluster but drains and recreates every GPU node there (newuser31 item 14); a zone
     # known on one side alone (a spec.json records none) says nothing
     rezoned = None if moved or relocated else _place_change(old, new, "zone")
@@ -887,8 +890,13 @@ def _rent_parts(payback: dict[str, Any]) -> str:
     return f" (${services:,.0f} of servers by the month + ${runs:,.0f} of training runs a month)"
 
 
-def _pool_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every pool added, removed or changed (in size, power, price, or what runs on it), by name."""
+def _pool_changes(old: dict[str, Any], new: dict[str, Any], *, in_place: bool = True) -> list[dict[str, Any]]:
+    """Every pool added, removed or changed (in size, power, price, or what runs on it), by name.
+
+    ``in_place``: whether a pool of one name on both sides is the same pool. Not where the fleet moves to another
+    provider or region (another cluster): a pool of one name that differs is removed and added, the removed first
+    (newuser44 item 11: aws -> gcp read "changed 2 → 2" under a banner saying none is resized in place).
+    """
     old_pools = {p["name"]: p for p in old["pools"]}
     new_pools = {p["name"]: p for p in new["pools"]}
     old_runs, new_runs = pool_runs(old), pool_runs(new)
@@ -896,7 +904,11 @@ def _pool_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, An
     for name in sorted(set(old_pools) | set(new_pools)):
         a = _pool_row(old_pools.get(name), old_runs.get(name, []))
         b = _pool_row(new_pools.get(name), new_runs.get(name, []))
-        if a != b:
+        if a != b and not in_place and name in old_pools and name in new_pools:
+            empty = _pool_row(None, [])
+            pools.append({"pool": name, "status": "removed", "old": a, "new": empty})
+            pools.append({"pool": name, "status": "added", "old": empty, "new": b})
+        elif a != b:
             status = "added" if name not in old_pools else "removed" if name not in new_pools else "changed"
             pools.append({"pool": name, "status": status, "old": a, "new": b})
     return pools
@@ -1406,17 +1418,22 @@ def _serving(dep: dict[str, Any], details: dict[str, Any], sized: dict[str, Any]
     fuzz34 item 5: sglang -> vllm (and SGLang's ``mem_fraction_static``) changed the rendered engine and showed only
     through the concurrency figures.
     """
+    # newuser44 item 9: a bidirectional encoder keeps no KV cache (vLLM's EncoderOnlyAttentionSpec): its row read
+    # "KV bf16" and max_num_seqs as "1,024.00 such sequences a replica"
+    encoder = details.get("task") not in (None, "generate") and _number(details.get(KV_BYTES_PER_TOKEN)) == 0
     serving = {
         "engine": details.get("serving_engine", "vllm"),  # the planner names an engine other than vLLM
-        "kv_cache_precision": dep.get("kv_cache_precision"),
+        "kv_cache_precision": None if encoder else dep.get("kv_cache_precision"),
         # how many requests of the whole context fit a replica's KV cache (newuser31 item 6); a part holds none
-        "max_concurrency_at_max_model_len": sized.get(FULL_CONTEXT_SEQUENCES),
+        "max_concurrency_at_max_model_len": None if encoder else sized.get(FULL_CONTEXT_SEQUENCES),
         "max_num_seqs": sized.get("max_num_seqs"),
         "max_num_batched_tokens": sized.get("max_num_batched_tokens"),  # vLLM's; absent for SGLang
         "requests_per_s_per_replica_max": sized.get("requests_per_s_per_replica_max"),
     }
     if sized.get("mem_fraction_static") is not None:  # SGLang's, rendered as --mem-fraction-static
         serving["mem_fraction_static"] = sized["mem_fraction_static"]
+    if encoder:
+        serving["no_kv_cache"] = "encoder"
     return serving
 
 
@@ -1537,8 +1554,14 @@ def signed_cell(value: Any) -> str:
     return text if str(text).startswith("-") or value == 0 else f"+{text}"
 
 
-def _pool_status(p: dict[str, Any]) -> str:
-    """A pool row's status; a changed pool of the same size says that what runs on it changed."""
+def _pool_status(p: dict[str, Any], place: dict[str, Any] | None = None) -> str:
+    """A pool row's status; a changed pool of the same size says that what runs on it changed.
+
+    ``place``: the provider or region the fleet moves from and to, which a removed and an added pool name.
+    """
+    if place is not None and p["status"] in ("removed", "added"):
+        where = place["old"] if p["status"] == "removed" else place["new"]
+        return f"{p['status']} ({md_text(one_line(str(where)))})"
     if p["status"] == "changed" and p["old"]["runs"] != p["new"]["runs"] and p["old"]["nodes"] == p["new"]["nodes"]:
         return "changed (what runs on it)"
     sharing = [str(side.get("gpu_sharing") or "whole GPUs") for side in (p["old"], p["new"])]
@@ -1550,8 +1573,8 @@ def _pool_status(p: dict[str, Any]) -> str:
     return str(p["status"])
 
 
-def _pool_lines(pools: list[dict[str, Any]]) -> list[str]:
-    """The pool table: status, GPU, nodes, GPUs, power and cost a month, old -> new."""
+def _pool_lines(pools: list[dict[str, Any]], place: dict[str, Any] | None = None) -> list[str]:
+    """The pool table: status, GPU, nodes, GPUs, power and cost a month, old -> new (``place``: :func:`_pool_status`)."""
     lines = ["", "| pool | status | GPU | nodes | GPUs | power W | $/month |", "|---|---|---|---:|---:|---:|---:|"]
     for p in pools:
         o, n = p["old"], p["new"]
@@ -1561,7 +1584,7 @@ def _pool_lines(pools: list[dict[str, Any]]) -> list[str]:
             f"{_nodes_cell(n, p) if key == 'nodes' else fmt_cell(n.get(key))}"
             for key in ("nodes", "gpus", "power_w", "usd_per_month")
         )
-        lines.append(f"| {md_code(p['pool'], cell=True)} | {_pool_status(p)} | {fmt_cell(gpu)} | {cells} |")
+        lines.append(f"| {md_code(p['pool'], cell=True)} | {_pool_status(p, place)} | {fmt_cell(gpu)} | {cells} |")
     return lines
 
 
@@ -1605,7 +1628,7 @@ def _deployment_text(x: dict[str, Any] | None) -> str:
     if serving:
         tokens, fraction, context = serving.get("max_num_batched_tokens"), serving.get("mem_fraction_static"), _context_text(x)
         text += (
-            f"; {_each(serving.get('engine'), _plain)}, KV {_each(serving['kv_cache_precision'])}, "
+            f"; {_each(serving.get('engine'), _plain)}, {_kv_text(serving)}, "
             + (f"{context}, " if context else "")
             + ("" if fraction is None else f"mem_fraction_static {_each(fraction, _fraction)}, ")
             + f"max_num_seqs {_each(serving['max_num_seqs'])}, "
@@ -1649,6 +1672,13 @@ def _each(value: Any, text: Callable[[Any], str] = fmt_cell) -> str:
     return " / ".join(text(v) for v in value) if isinstance(value, list) else text(value)
 
 
+def _kv_text(serving: dict[str, Any]) -> str:
+    """``KV fp8``, or ``no KV cache (encoder)`` for a service that keeps none (newuser44 item 9)."""
+    if serving.get("no_kv_cache"):
+        return f"no KV cache ({_plain(serving['no_kv_cache'])})"
+    return f"KV {_each(serving['kv_cache_precision'])}"
+
+
 def _fraction(value: Any) -> str:
     """A memory fraction as rendered (three places: 0.817, not 0.82), anything else as :func:`fmt_cell`."""
     return f"{value:.3f}" if isinstance(value, float) else fmt_cell(value)
@@ -1684,56 +1714,170 @@ def _training_settings(training: dict[str, Any]) -> list[str]:
     return parts
 
 
-#: A training row's fields a changed row names, as its cell labels them: (where in the row, label).
-_TRAINING_CHANGES: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("model_id",), "model"),
-    (("precision",), "precision"),
-    (("training", "method"), "method"),
-    (("training", "lora_rank"), "LoRA rank"),
-    (("training", "framework"), "framework"),
-    (("training", "optimizer"), "optimizer"),
-    (("training", "sequence_length"), "sequence"),
-    (("training", "global_batch_size"), "global batch"),
-    (("tp",), "TP"),
-    (("pp",), "PP"),
-    (("replicas",), "DP"),
-    (("training", "micro_batch_size"), "micro-batch"),
-    (("training", "gradient_accumulation_steps"), "accumulation"),
-    (("training", "zero_stage"), "ZeRO stage"),
-    (("training", "hours"), "hours a run"),
-    (("training", "usd_per_job"), "$ a run"),
-    (("training", "usd_per_month"), "$/month"),
-    (("training", "runs_per_month"), "runs a month"),
-    (("training", "runs_after"), "runs after"),
-)
-
-
-def _training_changes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
-    """``changed: global batch 128 → 256, accumulation 8 → 16``: what moved between two sides of a training row.
-
-    newuser43 item 11: a changed field was buried in two near-identical 300-character cells. "" where either side is
-    no training job (added, removed, a service) or nothing it names moved.
-    """
-    if not (old and new and isinstance(old.get("training"), dict) and isinstance(new.get("training"), dict)):
-        return ""
-
-    def at(side: dict[str, Any], path: tuple[str, ...]) -> Any:
-        value: Any = side
-        for key in path:
-            value = value.get(key) if isinstance(value, dict) else None
-        return value
-
-    moved = [
-        f"{label} {_plain(was)} → {_plain(now)}"
-        for path, label in _TRAINING_CHANGES
-        if (was := at(old, path)) != (now := at(new, path))
-    ]
-    return f"changed: {', '.join(moved)}" if moved else ""
-
-
 def _plain(value: Any) -> str:
     """A value inside a deployment cell, which is escaped as a whole: a number as :func:`fmt_cell`, a text unescaped."""
     return one_line(value) if isinstance(value, str) else fmt_cell(value)
+
+
+def _ms(value: Any) -> str:
+    """A target in milliseconds as the cell writes it (``2,000``), ``-`` where there is none."""
+    return "-" if _number(value) is None else f"{value:,g}"
+
+
+def _seconds_as_ms(places: int) -> Callable[[Any], str]:
+    """A latency in seconds as the cell writes it in milliseconds, to ``places`` decimals."""
+    return lambda value: "-" if _number(value) is None else f"{value * 1000:,.{places}f}"
+
+
+def _task(value: Any) -> str:
+    """A service's task, ``generate`` where the row names none (a text-generation service)."""
+    return "generate" if value is None else _plain(value)
+
+
+def _kv(value: Any) -> str:
+    """A KV cache's dtype; ``none`` for a service that keeps none (an encoder)."""
+    return "none" if value is None else _plain(value)
+
+
+#: One field a changed row names: (where in the row, label, how a value reads, unit after the new value).
+Change = tuple[tuple[str, ...], str, "Callable[[Any], str]", str]
+
+#: A training row's fields a changed row names, as its cell labels them.
+_TRAINING_CHANGES: tuple[Change, ...] = tuple(
+    (path, label, _plain, "")
+    for path, label in (
+        (("model_id",), "model"),
+        (("precision",), "precision"),
+        (("training", "method"), "method"),
+        (("training", "lora_rank"), "LoRA rank"),
+        (("training", "framework"), "framework"),
+        (("training", "optimizer"), "optimizer"),
+        (("training", "sequence_length"), "sequence"),
+        (("training", "global_batch_size"), "global batch"),
+        (("tp",), "TP"),
+        (("pp",), "PP"),
+        (("replicas",), "DP"),
+        (("training", "micro_batch_size"), "micro-batch"),
+        (("training", "gradient_accumulation_steps"), "accumulation"),
+        (("training", "zero_stage"), "ZeRO stage"),
+        (("training", "hours"), "hours a run"),
+        (("training", "usd_per_job"), "$ a run"),
+        (("training", "usd_per_month"), "$/month"),
+        (("training", "runs_per_month"), "runs a month"),
+        (("training", "runs_after"), "runs after"),
+        (("training", "starts_at_hours"), "starts at hour"),
+        (("training", "paid_by"), "paid by"),
+    )
+)
+
+#: A service's (or a fixed machine's) fields a changed row names (newuser44 item 2): what the workload or the plan
+#: chose (model, precision, layout, rate asked, SLOs, engine settings); its pool is said after them.
+_SERVICE_CHANGES: tuple[Change, ...] = (
+    (("model_id",), "model", _plain, ""),
+    (("precision",), "precision", _plain, ""),
+    (("task",), "task", _task, ""),
+    (("tp",), "TP", _plain, ""),
+    (("pp",), "PP", _plain, ""),
+    (("replicas",), "replicas", _plain, ""),
+    (("gpus",), "GPUs", _plain, ""),
+    (("load", "requests_per_s"), "rate asked", rate_text, " req/s"),
+    (("load", "slo", "ttft_p95_ms"), "SLO TTFT p95", _ms, " ms"),
+    (("load", "slo", "tpot_ms"), "SLO TPOT", _ms, " ms"),
+    (("load", "slo", "latency_p95_ms"), "SLO request latency p95", _ms, " ms"),
+    (("serving", "engine"), "engine", _plain, ""),
+    (("serving", "kv_cache_precision"), "KV", _kv, ""),
+    (("max_model_len",), "max_model_len", _plain, ""),
+    (("serving", "mem_fraction_static"), "mem_fraction_static", _fraction, ""),
+    (("serving", "max_num_seqs"), "max_num_seqs", _plain, ""),
+    (("serving", "max_num_batched_tokens"), "max_num_batched_tokens", _plain, ""),
+    (("machine", "engine"), "engine", _plain, ""),
+    (("machine", "command"), "command", _plain, ""),
+)
+
+#: What a service's settings give (its capacity, latency at the load; its share of capacity follows from the rate and
+#: the capacity): said where none of its settings moved, so a row listed reads why (the workload's constants changed).
+_SERVICE_FIGURES: tuple[Change, ...] = (
+    (("serving", "requests_per_s_per_replica_max"), "at most", _plain, " req/s a replica"),
+    (("serving", "max_concurrency_at_max_model_len"), "max_model_len sequences a replica", _plain, ""),
+    (("load", "ttft_p95_s"), "TTFT p95 at that load", _seconds_as_ms(0), " ms"),
+    (("load", "tpot_s"), "TPOT at that load", _seconds_as_ms(1), " ms"),
+    (("load", "latency_p95_s"), "request latency p95 at that load", _seconds_as_ms(0), " ms"),
+    (("machine", "decode_tokens_per_s"), "decode", _plain, " tokens/s"),
+    (("machine", "ttft_s"), "TTFT", _plain, " s"),
+    (("machine", "weights_gib", "gpu"), "weights on GPU", _plain, " GiB"),
+    (("machine", "weights_gib", "ram"), "weights in RAM", _plain, " GiB"),
+    (("machine", "weights_gib", "nvme"), "weights on NVMe", _plain, " GiB"),
+)
+
+
+def _at(side: dict[str, Any], path: tuple[str, ...]) -> Any:
+    value: Any = side
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def _fields_moved(old: dict[str, Any], new: dict[str, Any], fields: tuple[Change, ...]) -> list[str]:
+    """``label was → now unit`` for each of ``fields`` that differs (a split one's parts as ``1,024 / 512``)."""
+    return [
+        f"{label} {_each(was, text)} → {_each(now, text)}{unit}"
+        for path, label, text, unit in fields
+        if (was := _at(old, path)) != (now := _at(new, path))
+    ]
+
+
+def _whole_gpus(side: dict[str, Any]) -> bool:
+    """Whether a row's GPUs are its TP x PP x replicas (none shared with another replica, as time-slicing shares)."""
+    gpus, tp, pp, replicas = (_number(side.get(key)) for key in ("gpus", "tp", "pp", "replicas"))
+    if gpus is None or tp is None or pp is None or replicas is None:
+        return False
+    return gpus == tp * pp * replicas
+
+
+def row_changes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
+    """What moved between two sides of a deployment row, first in its new cell (bold).
+
+    ``changed: global batch 128 → 256, accumulation 8 → 16`` for a training job (newuser43 item 11: a changed field
+    was buried in two near-identical 300-character cells); ``changed: TP 4 → 2, replicas 3 → 8, rate asked 20.00 →
+    30.00 req/s, pool a → b`` for a service (newuser44 item 2: a model swap or rate bump had no marker), ``moved to
+    pool b (from a)`` where only its pool changed (a row otherwise identical on both sides read as listed for
+    nothing), and what its settings give (capacity, latency at the load) where none of them moved. "" where either
+    side is missing (added, removed) or the rows are the same.
+    """
+    if not (old and new) or old == new:
+        return ""
+    kinds = ["training job" if isinstance(side.get("training"), dict) else "service" for side in (old, new)]
+    split = bool(old.get("parts") or new.get("parts"))
+    if kinds[0] != kinds[1]:
+        fields = tuple(f for f in _SERVICE_CHANGES if f[0][0] in ("model_id", "precision"))
+        moved = [f"{kinds[0]} → {kinds[1]}", *_fields_moved(old, new, fields)]
+    else:
+        fields = _TRAINING_CHANGES if kinds[0] == "training job" else _SERVICE_CHANGES
+        if split:  # the layout, each part with its pool, says TP, PP, replicas and pools at once
+            fields = tuple(f for f in fields if f[0][0] not in ("tp", "pp", "replicas"))
+        if not split and all(_whole_gpus(side) for side in (old, new)):  # its GPUs are TP x PP x replicas: said
+            fields = tuple(f for f in fields if f[0] != ("gpus",))
+        moved = _fields_moved(old, new, fields)
+    if split:
+        layouts = [
+            deployment_layout(side) + ("" if side.get("parts") else f" in {_plain(side.get('pool'))}") for side in (old, new)
+        ]
+        moved += [f"layout {layouts[0]} → {layouts[1]}"] if layouts[0] != layouts[1] else []
+        pool = None
+    else:
+        pool = (old.get("pool"), new.get("pool")) if old.get("pool") != new.get("pool") else None
+    if moved:
+        return "changed: " + ", ".join(moved + ([f"pool {_plain(pool[0])} → {_plain(pool[1])}"] if pool else []))
+    figures = _fields_moved(old, new, _SERVICE_FIGURES) if kinds[0] == "service" else []
+    if pool:
+        return f"moved to pool {_plain(pool[1])} (from {_plain(pool[0])})" + (
+            f"; at the same settings {', '.join(figures)}" if figures else ""
+        )
+    if figures:
+        return f"changed at the same settings: {', '.join(figures)}"
+    # never a row listed for nothing it says: the parts of the record that differ, by name
+    keys = [key for key in sorted(set(old) | set(new)) if old.get(key) != new.get(key)]
+    return f"changed: {', '.join(keys)}"
 
 
 #: How a training job's servers paid by the month are had, as a deployment cell says it.
@@ -1805,11 +1949,12 @@ def markdown_diff(result: dict[str, Any]) -> str:
     if "priced_elsewhere" in result:
         lines += _priced_elsewhere_lines(result["priced_elsewhere"])
     if result["pools"]:
-        lines += _pool_lines(result["pools"])
+        region = result.get("region_change")
+        lines += _pool_lines(result["pools"], result.get("provider_change") or (region if _named_both(region) else None))
     if result["deployments"]:
         lines += ["", "| deployment | old | new |", "|---|---|---|"]
         for d in result["deployments"]:
-            changed = _training_changes(d["old"], d["new"])
+            changed = row_changes(d["old"], d["new"])
             marked = f"**{md_text(changed)}**; " if changed else ""
             lines.append(
                 f"| {md_code(d['deployment'], cell=True)} | {_deployment_text(d['old'])} | {marked}{_deployment_text(d['new'])} |"

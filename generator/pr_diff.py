@@ -746,6 +746,43 @@ def _renamed_lines(files: list[dict[str, Any]]) -> list[str]:
     return ["", f"Renamed, no change to the fleet (the same workload `name`): {named}."]
 
 
+def _fleet_moves(diff: dict[str, Any]) -> bool:
+    """Whether a file's diff changes the fleet itself, not only what runs on it.
+
+    The fleet moves where a total (GPUs, nodes, power, cost, the runs' cost) changes, a pool is added, removed,
+    replaced or changes in more than what runs on it (its size, minimum, GPU sharing, price), a rack or its supply
+    changes, or the fleet moves to another provider, region or zone. A model swap on the same GPUs changes what runs
+    alone (newuser44 item 10: it read "1 workload file(s) change the fleet" with every total 0).
+    """
+    if any(row["old"] != row["new"] for row in diff["totals"].values()):
+        return True
+    resized = [
+        p
+        for p in diff["pools"]
+        if p["status"] != "changed"
+        or {k: v for k, v in p["old"].items() if k != "runs"} != {k: v for k, v in p["new"].items() if k != "runs"}
+    ]
+    places = any(f"{k}_change" in diff for k in PLACES)
+    return bool(
+        resized
+        or diff.get("replacements")
+        or diff.get("sharing_changes")
+        or diff.get("racks")
+        or diff.get("rack_supply")
+        or places
+    )
+
+
+def _count_text(changed: list[dict[str, Any]], unchanged: list[str]) -> str:
+    """``2 workload file(s) change the fleet; 1 file(s) change what runs (fleet unchanged); 0 unchanged``."""
+    runs = [f for f in changed if not _fleet_moves(f["diff"])]
+    fleet = len(changed) - len(runs)
+    parts = [f"{fleet} workload file(s) change the fleet"] if fleet or not runs else []
+    if runs:
+        parts.append(f"{len(runs)} {'file(s)' if parts else 'workload file(s)'} change what runs (fleet unchanged)")
+    return "; ".join([*parts, f"{len(unchanged)} unchanged"])
+
+
 def _section(entry: dict[str, Any]) -> str:
     """One file's part of the comment: its error, or its fleet diff and the memory of each changed pool."""
     renamed = f"; renamed from {code_span(entry['renamed_from'])}" if entry.get("renamed_from") else ""
@@ -783,7 +820,7 @@ def markdown(result: dict[str, Any]) -> str:
     failed = [f for f in result["files"] if f["status"] in UNPLANNED]
     changed = [f for f in result["files"] if f["status"] not in (*UNPLANNED, *STILL)]
     unchanged = [f["file"] for f in result["files"] if f["status"] in STILL]
-    count = f"{len(changed)} workload file(s) change the fleet; {len(unchanged)} unchanged"
+    count = _count_text(changed, unchanged)
     head += ["", count + (f"; {len(failed)} cannot be planned." if failed else ".")]
     head += _renamed_lines(result["files"])
     body = "\n".join(head) + "\n"

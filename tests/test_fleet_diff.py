@@ -116,7 +116,9 @@ def test_a_rate_change_that_keeps_the_layout_is_a_deployment_change(old: float, 
     assert "No change to the fleet." not in text
     layout = "meta-llama/Llama-3.3-70B-Instruct fp8 TP8xPP1 x1 (8 GPUs)"
     assert f"| `chat` | {layout}; {shown[0]} (TTFT p95 177 ms, TPOT 31.0 ms" in text
-    assert f"| meta-llama/Llama-3.3-70B-Instruct fp8 TP8xPP1 x1 (8 GPUs); {shown[1]} (" in text
+    # newuser44 item 2: what moved, first in the new cell
+    marker = f"**changed: rate asked {old:.2f} → {new:.2f} req/s**; "
+    assert f"| {marker}meta-llama/Llama-3.3-70B-Instruct fp8 TP8xPP1 x1 (8 GPUs); {shown[1]} (" in text
 
 
 def _with_slo(fleet: dict[str, Any], **slo: float) -> dict[str, Any]:
@@ -338,7 +340,8 @@ def test_a_file_that_cannot_be_planned_is_explained_and_the_others_still_shown(
     assert "<b>" not in md
     assert "### `b.yaml` (changed)" in md and "1.00 req/s asked" in md  # the other file's change is still there
     assert md.index("### `a.yaml`") < md.index("### `b.yaml`")
-    assert "1 workload file(s) change the fleet; 0 unchanged; 1 cannot be planned." in md
+    # newuser44 item 10: 2 -> 1 req/s keeps b's one replica: no GPU, node or dollar moves
+    assert "1 workload file(s) change what runs (fleet unchanged); 0 unchanged; 1 cannot be planned." in md
     got, out, _ = specgen(capsys, "diff", "--base", "HEAD", "a.yaml", "b.yaml", "--format", "json")
     data = json.loads(out)
     assert got == code and [(f["file"], f["status"]) for f in data["files"]] == [("a.yaml", status), ("b.yaml", "changed")]
