@@ -504,7 +504,7 @@ def _plan_fleet(
             trials.record(on_owned, floor=floor)
             return  # worse whatever its pools come to: not assembled
         try:
-            fleets.append((build_plan(loaded, consts, *chosen), on))
+            fleets.append((build_plan(loaded, consts, *chosen, sizes=sizes), on))
         except InfeasibleError as exc:
             errors.append(exc)
             trials.record(on_owned, failed=f"over hardware.{exc.limit}" if isinstance(exc, FleetLimitError) else str(exc))

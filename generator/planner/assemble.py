@@ -13,10 +13,18 @@ from generator.catalog.host_cpu import platform_host_time_scale
 from generator.catalog.records import GpuSpec, PlatformSpec, acquired
 from generator.errors import FleetLimitError, InfeasibleError, InputError
 from generator.planner.blocked import NOT_SHARED_HERE, OVER_LIMIT, PINNED_OUT, SHARE_TOO_SMALL, Blocked
-from generator.planner.candidates import capex_cap_usd, limits_text, ranking_candidate, shared_gpus_held, sustained_rps
+from generator.planner.candidates import (
+    SizedOptions,
+    capex_cap_usd,
+    limits_text,
+    ranking_candidate,
+    shared_gpus_held,
+    sustained_rps,
+)
 from generator.planner.capex_scope import capex_excludes_finding
 from generator.planner.colocation import billed_per_rack, colocation_findings, rack_bill
 from generator.planner.custom import custom_power_findings
+from generator.planner.idle_training import idle_gpus, idle_training_findings
 from generator.planner.inference import (
     OperatingPoint,
     ReplicaShape,
@@ -1041,10 +1049,12 @@ def build_plan(
     findings: list[Finding],
     objectives: dict[int, str] | None = None,
     ruled_out: dict[str, list[Blocked]] | None = None,
+    sizes: SizedOptions | None = None,
 ) -> Plan:
     """Assemble pools (co-locating inference deployments where it saves nodes) and the plan.
 
-    ``ruled_out`` holds, by deployment name, the layouts the search dropped and why.
+    ``ruled_out`` holds, by deployment name, the layouts the search dropped and why; ``sizes``, the search's options by
+    server kind (a training job's on a serving pool's servers are looked up there, not sized again).
     """
     ruled_out = ruled_out or {}
     wl = loaded.workload
@@ -1313,6 +1323,9 @@ def build_plan(
     rented = _rented_jobs(pools, deployments, per_run)
     deployments = _with_runs(wl, deployments, per_run)
     findings += _overlapping_runs(deployments) + unserved_precision_findings(deployments, loaded.models)
+    findings += idle_training_findings(
+        wl, loaded.models, consts, {i: opt for i, opt, _ in chosen}, pools, deployments, frozenset(sequenced), sizes
+    )
     findings += online_peak_findings(deployments, loaded.models, pools) + _given_rate_run_findings(wl, pools, deployments, rented)
     findings += gaudi_fp8_findings(deployments, pools) + training_energy_findings(wl, pools, deployments, consts)
     findings += [found] if (found := capex_excludes_finding(pools)) else []
@@ -1858,10 +1871,7 @@ def _split_share(opt: Option, pools: list[Pool], objective: str, wl: Workload) -
 def _idle_findings(pools: list[Pool], deployments: list[DeploymentPlan], provider: str) -> list[Finding]:
     out = []
     for pool in pools:
-        shares = [(d.kind, share[3]) for d in deployments if (share := d.in_pool(pool.name))]
-        in_turn = len(shares) > 1 and all(kind == "training" for kind, _ in shares)  # a chain (run_after) in turn
-        used = max(g for _, g in shares) if in_turn else sum(g for _, g in shares)
-        idle = pool.idle_gpus if pool.shares_per_gpu else pool.node.gpus * pool.nodes - used  # no share in use on them
+        idle = idle_gpus(pool, deployments)
         if idle > 0:
             # owned servers were not bought: their GPUs are idle, not idle purchases
             how = "owned" if pool.owned_nodes == pool.nodes else "rented" if pool.rented else acquired(provider)

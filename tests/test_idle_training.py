@@ -1,0 +1,149 @@
+"""A training job on a serving pool's idle GPUs (newuser44 item 4): ``training-fits-idle-gpus`` quantifies it.
+
+The plan keeps a training job on a pool of its own (its memory, interconnect and power peaks could break a service's
+latency targets); the finding says, at the job, what running it on the idle GPUs of a serving pool would take and
+save, from the planner's own figures: the job re-timed on that GPU by its training search, its runs a month against
+the month's hours, and its own pool's cost against $0.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.planner import plan_workload
+from generator.planner.plan import Plan
+from generator.workload import load_workload
+
+#: An 8B service pinned to 7 TP1 replicas on one 8-GPU p5.48xlarge (one H100 idle), and an 8B LoRA job.
+WORKLOAD = """\
+version: 1
+name: idle-lora
+deployments:
+  - name: small
+    model: meta-llama/Llama-3.1-8B-Instruct
+    platform: aws-p5-48xlarge
+    parallelism: {tp: 1, pp: 1}
+    inference: {precision: bf16, max_context_tokens: 8192, avg_input_tokens: 800, avg_output_tokens: 200,
+                requests_per_second: 150, slo: {ttft_p95_ms: 2000, tpot_ms: 50}}
+  - name: lora
+    model: meta-llama/Llama-3.1-8B-Instruct
+    training: {method: lora, lora_rank: 16, sequence_length: 4096, micro_batch_size: 2,
+               dataset_tokens: 100000000, epochs: 1, deadline_hours: 8, runs_per_month: 4}
+hardware: {provider: aws}
+kubernetes: {location: us-east-1}
+"""
+
+HEAD = (
+    "deployment lora: a run fits the 1 idle GPU(s) of serving pool small_h100_sxm5_80gb (of its 8 rented, 1 x 8-GPU "
+    "aws-p5-48xlarge; idle all month, idle-gpus): TP1 ZeRO-0 x DP1, micro-batch 2 x 1 accumulation step, none "
+    "activation checkpointing (searched) on 1 h100-sxm5-80gb on one node, 73.8 GiB per GPU of 79.6 GiB, 2.56 h a run "
+    "as the planner's training model times it there (0.14 h on its own pool lora_b200_sxm_180gb), 2 sequences an "
+    "optimizer step there against 16 (global_batch_size not set)"
+)
+TAIL = (
+    "The plan keeps its own pool: co-locating would have small_h100_sxm5_80gb's nodes run the job's pod (its node "
+    "selector and toleration, nvidia.com/gpu: 1) beside small, whose latency targets its memory, interconnect and "
+    "power peaks could break, the risk the plan avoids"
+)
+
+
+def _plan(tmp_path: Path, *edits: tuple[str, str]) -> Plan:
+    text = WORKLOAD
+    for old, new in edits:
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / "w.yaml"
+    path.write_text(text)
+    return plan_workload(load_workload(path))
+
+
+def _codes(plan: Plan) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for f in plan.findings:
+        out.setdefault(f.code, []).append(f.message)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("edits", "middle", "end"),
+    [
+        (
+            (),
+            "; its 4 runs a month take 10.23 h of the 730 h a month those GPUs are idle. There it adds $0 to the fleet's "
+            "month, against its own pool's $15.99 a run ($63.96 a month at 4 runs). ",
+            "",
+        ),
+        (
+            # no runs a month given: how many runs the idle hours hold; a rate that varies: its freed replicas not counted
+            (
+                (", runs_per_month: 4", ""),
+                ("requests_per_second: 150,", "requests_per_second: 150, average_requests_per_second: 100,"),
+            ),
+            "; runs_per_month not set: the 730 h a month those GPUs are idle hold up to 285 runs. There it adds $0 to the "
+            "fleet's month, against its own pool's $15.99 a run. ",
+            "; the replicas freed between the average and the peak rate (small) are not counted: the plan models the "
+            "average rate, not how many hours of the month it holds",
+        ),
+    ],
+)
+def test_lora_fits_one_idle_h100(tmp_path: Path, edits: tuple[tuple[str, str], ...], middle: str, end: str) -> None:
+    plan = _plan(tmp_path, *edits)
+    codes = _codes(plan)
+    assert codes["idle-gpus"][0].startswith("pool small_h100_sxm5_80gb: 1 of 8 GPUs rented are idle")
+    assert codes["training-fits-idle-gpus"] == [HEAD + middle + TAIL + end]
+    found = next(f for f in plan.findings if f.code == "training-fits-idle-gpus")
+    assert (found.level, found.path) == ("info", "deployments[1]")
+    # the policy stands: the job keeps its own rented B200 node, the fleet unchanged
+    lora = next(d for d in plan.deployments if d.name == "lora")
+    assert (lora.pool, lora.gpus, lora.details["usd_per_job"]) == ("lora_b200_sxm_180gb", 8, 15.99)
+    assert [(p.name, p.nodes) for p in plan.pools] == [("small_h100_sxm5_80gb", 1), ("lora_b200_sxm_180gb", 1)]
+
+
+@pytest.mark.parametrize(
+    ("edits", "idle"),
+    [
+        # one H100 takes 2.56 h, past a 1 h deadline: the job needs more GPUs than the one idle
+        ((("deadline_hours: 8", "deadline_hours: 1"),), True),
+        # a full fine-tune of 8B does not fit one H100's memory
+        ((("method: lora, lora_rank: 16", "method: full"),), True),
+        # 300 runs of 2.56 h take 767 h, more than the month the idle GPU has
+        ((("runs_per_month: 4", "runs_per_month: 300"),), True),
+        # 8 replicas fill the node: no idle GPU
+        ((("requests_per_second: 150", "requests_per_second: 180"),), False),
+    ],
+)
+def test_no_finding_where_the_job_does_not_fit(tmp_path: Path, edits: tuple[tuple[str, str], ...], idle: bool) -> None:
+    codes = _codes(_plan(tmp_path, *edits))
+    assert ("idle-gpus" in codes) is idle
+    assert "training-fits-idle-gpus" not in codes
+
+
+@pytest.mark.parametrize(
+    ("gpus_per_node", "nodes", "gpus", "fabric", "idle", "nics", "fits"),
+    [
+        (8, 1, 1, False, [0, 1], (), True),  # one GPU on the node with one idle
+        (8, 1, 2, False, [1, 1], (), False),  # two idle GPUs, but on two nodes: a one-node layout does not span them
+        (8, 1, 2, False, [0, 2], (), True),
+        (4, 1, 1, False, [0, 1], (), False),  # a layout of another server size
+        (8, 2, 16, False, [8, 8, 0], (), True),  # over two nodes: two whole idle nodes
+        (8, 2, 16, False, [8, 7, 0], (), False),
+        (8, 2, 16, True, [8, 8], (), False),  # it asks for a GPU fabric the pool's nodes lack
+        (8, 2, 16, True, [8, 8], ("fabric",), True),
+    ],
+)
+def test_layout_fits_idle_gpus(
+    gpus_per_node: int, nodes: int, gpus: int, fabric: bool, idle: list[int], nics: tuple[str, ...], fits: bool
+) -> None:
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from generator.planner.idle_training import _fits
+
+    opt = SimpleNamespace(
+        candidate=SimpleNamespace(gpus_per_node=gpus_per_node, nodes=nodes, gpus=gpus),
+        needs=SimpleNamespace(needs_fabric=fabric),
+    )
+    pool = SimpleNamespace(node=SimpleNamespace(gpus=8, nics=tuple(SimpleNamespace(role=r) for r in nics)))
+    assert _fits(cast(Any, opt), idle, cast(Any, pool)) is fits
