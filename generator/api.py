@@ -19,20 +19,18 @@ from generator.planner.plan import Plan
 from generator.render import check_one_cluster, check_same_mirrors, deployed, pools_cluster, render_plan, render_plans
 from generator.render.mirrors import cluster_mirror
 from generator.render.provisioned_hosts import provisioning_plan_errors
-from generator.workload import LoadedWorkload, load_workload, render_errors
+from generator.workload import LoadedWorkload, load_workload
 from generator.workload.host_network import host_addresses, tree_address_errors
 from generator.workload.loader import given_field
 
 
 def plan_file(path: str, for_render: bool = False) -> tuple[LoadedWorkload, Plan]:
-    """Load, validate and plan one workload file (``for_render``: with what a render needs besides, checked first).
+    """Load, validate and plan one workload file (``for_render``: with what a render needs of the plan besides).
 
     The planner's plan, before deployment: what deploying it adds (GPU sharing applied, the findings of the cluster's
     provisioners: Karpenter, EKS, GKE, Cluster API, list prices) is in :func:`plan_as_deployed`'s.
     """
     loaded = load_workload(path)
-    if for_render:
-        render_errors(loaded)
     plan = plan_workload(loaded)
     if for_render:  # the hosts Metal3 or Tinkerbell get objects for are the plan's (fuzz30 item 6)
         provisioning_plan_errors(loaded.document, plan, loaded.workload)

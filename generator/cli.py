@@ -116,7 +116,7 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object], togeth
         model_findings,
         unused_setting_findings,
     )
-    from generator.workload import load_workload, render_errors
+    from generator.workload import load_workload
 
     if together and len(files) > 1:  # a file given twice under two names, as render refuses it first (fuzz27 L11)
         from generator.input_files import check_distinct_files
@@ -127,7 +127,6 @@ def validate_files(files: tuple[str, ...], echo: Callable[[str], object], togeth
     for path in files:
         try:
             loaded = load_workload(path)
-            render_errors(loaded)
             early_checks(loaded)
         except SpecgenError as exc:
             failed.append(exc)

@@ -23,6 +23,7 @@ from generator.sizing.constants import Constants
 from generator.sizing.training import TrainingSetup
 from generator.units import GB, GIB
 from generator.workload import load_workload
+from tests.helpers import estimate_json, run_estimate
 
 CONSTS = Constants()
 SHARD = 5 * GB  # transformers / huggingface_hub default max_shard_size "5GB"
@@ -193,3 +194,45 @@ def test_one_gpu_full_fine_tune_still_loads_once() -> None:
     eight = size_checkpoint_load(arch, TrainingSetup(method="full", zero_stage=1, data_parallel=8), CONSTS)
     assert (eight.held_bytes, eight.per_process) == (QWEN3_14B, True)
     assert training_host_ram(eight, 0, 8)[0] == 8 * QWEN3_14B
+
+
+LORA_SHARD = (
+    "4.66 GiB a GPU's process holds loading the bf16 checkpoint: one 5 GB shard of its 14.96 GiB at a time "
+    "(memory-mapped: the rest is page cache) x 8 GPUs"
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "gib", "nodes", "held", "text"),
+    [
+        # one server's 8 GPUs: unchanged
+        (("lora", "h100-sxm5-80gb", "8"), 54, 1, "a node holding the job's 8 GPU(s)", LORA_SHARD),
+        # fuzz35 item 3: 16 + 8 x 4.66 = 54 GiB a node (was 16 + 16 x 4.66 = 91 GiB, 16 GPUs on one node)
+        (("lora", "h100-sxm5-80gb", "16"), 54, 2, "a node holding 8 of the job's 16 GPUs (2 nodes)", LORA_SHARD),
+        # ... and 54 GiB on each of 125 nodes (was 4,673 GiB, 1,000 GPUs on one node)
+        (("lora", "h100-sxm5-80gb", "1000"), 54, 125, "a node holding 8 of the job's 1,000 GPUs (125 nodes)", LORA_SHARD),
+        # every rank's whole checkpoint: 16 + 8 x 14.96 = 136 GiB a node (was 16 + 16 x 14.96 = 256 GiB)
+        (
+            ("full", "a100-sxm4-80gb", "16", "--zero", "0", "--seq-len", "4096"),
+            136,
+            2,
+            "a node holding 8 of the job's 16 GPUs (2 nodes)",
+            EACH_RANK.format(whole="14.96", zero=0),
+        ),
+    ],
+    ids=["lora-8", "lora-16", "lora-1000", "full-zero0-16"],
+)
+def test_a_job_on_several_servers_counts_host_ram_a_server_holds(
+    args: tuple[str, ...], gib: int, nodes: int, held: str, text: str
+) -> None:
+    method, gpu, gpus, *rest = args
+    argv = ("llama-3.1-8b", "--train", method, "--gpu", gpu, "--gpus", gpus, *rest)
+    data = estimate_json(*argv)
+    train = data["training"]
+    got = (train["host_ram_gib_per_node"], train["host_ram_node_gpus"], train["host_ram_nodes"], train["host_ram_job_gpus"])
+    assert got == (gib, 8, nodes, int(gpus))
+    full = f"16 GiB kept for the OS and its processes + {text}"
+    assert train["host_ram_text"] == full
+    code, out = run_estimate(*argv)
+    assert code == (0 if data["capacity"]["fits"] else 3)  # the full fine-tune's states do not fit an A100 at ZeRO-0
+    assert f"  host RAM     {gib:,} GiB {held}: {full}\n" in out

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from generator.api import plan_file
@@ -651,19 +651,20 @@ def _outcome(run: object) -> tuple[int, str]:
 
 @settings(max_examples=60, deadline=None)
 @given(example=st.sampled_from(EXAMPLE_FILES), changes=_mutations())
+@example(example=REPO / "examples" / "rag-embed.yaml", changes=[("provider", "gcp")])  # fuzz35 item 6: validate 1, plan 0
 def test_validate_and_plan_agree(
     tmp_path_factory: pytest.TempPathFactory, example: Path, changes: list[tuple[str, object]]
 ) -> None:
     from ruamel.yaml import YAML
 
-    from generator.planner.early import early_checks
-    from generator.workload import load_workload
+    from generator.cli import validate_files
 
     data = YAML(typ="safe", pure=True).load(example.read_text())
     _mutate(data, changes)
     path = tmp_path_factory.mktemp("agree") / "w.yaml"
     path.write_text(json.dumps(data, indent=1))
-    validated = _outcome(lambda: early_checks(load_workload(str(path))))
+    # validate as the CLI runs it, so a check of validate's own shows as a disagreement (fuzz35 item 6: GKE's cluster)
+    validated = _outcome(lambda: validate_files((str(path),), lambda line: None))
     planned = _outcome(lambda: plan_file(str(path)))
     if validated[0]:
         assert planned == validated  # the same error, at the same place
@@ -688,7 +689,14 @@ TRAINING_ON_FIXED = (
         "    training:\n      method: qlora\n",
     )
 )
+GKE_NO_CLUSTER = (
+    "11:13: hardware.provider: kubernetes.gcp_project and kubernetes.location: required to render GKE node pools "
+    "(ContainerNodePool clusterRef and location); set them under kubernetes:, or leave kubernetes out of outputs"
+)
 EARLY = [
+    # fuzz35 item 6: plan exited 0 (h100) or 3 with "no gcp platform ... offers an allowed GPU" (l40s), validate 1
+    pytest.param(VALID.replace("[l40s-48gb]", "[h100-sxm5-80gb]\n  provider: gcp"), 1, GKE_NO_CLUSTER, id="gke-no-cluster"),
+    pytest.param(VALID.replace("[l40s-48gb]", "[l40s-48gb]\n  provider: gcp"), 1, GKE_NO_CLUSTER, id="gke-no-cluster-no-gpu"),
     pytest.param(NO_HARDWARE, 3, "no aws platform in the catalog offers an allowed GPU", id="no-hardware"),
     pytest.param(NEVER_FITS, 3, "weights alone need", id="weights-never-fit"),
     pytest.param(TRAINING_ON_FIXED, 1, "training on hardware.fixed", id="training-on-fixed"),

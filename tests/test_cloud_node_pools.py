@@ -305,24 +305,32 @@ def test_an_amd_pool_on_aks_asks_for_no_managed_driver(tmp_path: Path) -> None:
     )
 
 
-def test_validate_asks_for_the_gke_cluster_as_render_does(tmp_path: Path) -> None:
-    # a pipeline that gates on validate must not pass a workload whose render cannot name the GKE cluster; planning
-    # (costs, layouts) needs no cluster and still runs
+def test_validate_plan_and_render_ask_for_the_gke_cluster_alike(tmp_path: Path) -> None:
+    # a pipeline that gates on validate must not pass a workload whose render cannot name the GKE cluster; plan refuses
+    # it too (fuzz35 item 6: plan exited 0, or 3 with another error, where validate exited 1)
     from generator.api import plan_file
     from generator.cli import validate_files
 
     path = tmp_path / "g.yaml"
     text = AKS_MI300X.replace("provider: azure", "provider: gcp").replace("gpus: [mi300x-192gb]", "gpus: [h100-sxm5-80gb]")
     path.write_text(text)
-    assert plan_file(str(path))[1].pools
-    for check in (lambda: validate_files((str(path),), print), lambda: render_file(str(path))):
-        with pytest.raises(
-            InputError, match=r"g\.yaml:1:1: kubernetes: kubernetes\.gcp_project and kubernetes\.location: required"
-        ):
+    hint = (
+        "required to render GKE node pools (ContainerNodePool clusterRef and location); set them under kubernetes:, or "
+        "leave kubernetes out of outputs"
+    )
+    checks = (lambda: validate_files((str(path),), print), lambda: plan_file(str(path)), lambda: render_file(str(path)))
+    for check in checks:  # no kubernetes block: at the provider, which asks for them
+        with pytest.raises(InputError) as err:
             check()
+        assert str(err.value) == f"{path}:9:13: hardware.provider: kubernetes.gcp_project and kubernetes.location: {hint}"
     path.write_text(text + "kubernetes: {gcp_project: acme-ml}\n")
-    with pytest.raises(InputError, match=r"g\.yaml:12:13: kubernetes: kubernetes\.location: required to render GKE node pools"):
-        validate_files((str(path),), print)
+    for check in checks:
+        with pytest.raises(InputError) as err:
+            check()
+        assert str(err.value) == f"{path}:12:13: kubernetes: kubernetes.location: {hint}"
+    # without kubernetes in outputs nothing asks for the cluster: planned (terraform leaves it to variables)
+    path.write_text(text.replace("outputs: [terraform, kubernetes]", "outputs: [terraform]"))
+    assert plan_file(str(path))[1].pools
 
 
 # ---------------------------------------------------------------- pools costed per training job

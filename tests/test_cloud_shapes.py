@@ -41,6 +41,13 @@ hardware:
 """
 
 LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def _outputs(provider: str) -> str:
+    """The outputs line of a plan-only GCP workload: GKE's node pools would need the cluster (fuzz35 item 6)."""
+    return "outputs: [terraform, ansible]\n" if provider == "gcp" else ""
+
+
 #: Microsoft's earlier NCads H100 v5 page: 'Temp Disk NVMe (GiB)', 'NVIDIA NVLink Interconnect: Supported'.
 OLD_NCADS_H100_PAGE = (
     "https://github.com/MicrosoftDocs/azure-compute-docs/blob/680de9713fdd3fde858f4083d88145627149ebeb/"
@@ -94,7 +101,9 @@ def test_small_deployments_rent_the_shape_that_fits(
     usd_per_hour: float,
 ) -> None:
     path = tmp_path / "w.yaml"
-    path.write_text(WORKLOAD.format(provider=provider, gpu=gpu, model=model, precision=precision, rps=rps, platforms=""))
+    path.write_text(
+        WORKLOAD.format(provider=provider, gpu=gpu, model=model, precision=precision, rps=rps, platforms=_outputs(provider))
+    )
     plan = plan_workload(load_workload(str(path)))
     (pool,) = plan.pools
     details = plan.deployments[0].details
@@ -137,7 +146,9 @@ def test_cloud_gpus_are_rented_and_bare_metal_ones_bought(
     tmp_path: Path, provider: str, gpu: str, chosen: str, runner_up: str
 ) -> None:
     path = tmp_path / "w.yaml"
-    path.write_text(WORKLOAD.format(provider=provider, gpu=gpu, model=LLAMA_8B, precision="bf16", rps=1, platforms=""))
+    path.write_text(
+        WORKLOAD.format(provider=provider, gpu=gpu, model=LLAMA_8B, precision="bf16", rps=1, platforms=_outputs(provider))
+    )
     plan = plan_workload(load_workload(str(path)))
     (reason,) = [r for r in plan.deployments[0].reasons if r.startswith("chosen by cost")]
     other = "bought" if provider != "baremetal" else "rented"

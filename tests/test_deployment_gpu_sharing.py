@@ -96,7 +96,22 @@ REFUSED = [
     (
         "none-at-the-workload",
         {"k8s": "kubernetes:\n  gpu_sharing: {strategy: none}\n"},
-        "15:27: kubernetes.gpu_sharing.strategy: 'none' is not one of mig, mps, time-slicing",
+        # fuzz35 item 9: said only "not one of"; where strategy none is taken, and how to have whole GPUs everywhere
+        "15:27: kubernetes.gpu_sharing.strategy: 'none' is not one of mig, mps, time-slicing; strategy none is a "
+        "deployment's own setting (deployments[].gpu_sharing: {strategy: none} keeps that deployment on whole GPUs "
+        "where kubernetes.gpu_sharing shares the rest); for whole GPUs everywhere, leave kubernetes.gpu_sharing out",
+    ),
+    (
+        "none-at-the-workload-capitalised",
+        {"k8s": "kubernetes:\n  gpu_sharing: {strategy: None}\n"},
+        "15:27: kubernetes.gpu_sharing.strategy: 'None' is not one of mig, mps, time-slicing; strategy none is a "
+        "deployment's own setting (deployments[].gpu_sharing: {strategy: none} keeps that deployment on whole GPUs "
+        "where kubernetes.gpu_sharing shares the rest); for whole GPUs everywhere, leave kubernetes.gpu_sharing out",
+    ),
+    (
+        "misspelt-at-the-workload",  # another value keeps the spelling hint
+        {"k8s": "kubernetes:\n  gpu_sharing: {strategy: time-slice, replicas_per_gpu: 2}\n"},
+        "15:27: kubernetes.gpu_sharing.strategy: 'time-slice' is not one of mig, mps, time-slicing; did you mean 'time-slicing'?",
     ),
 ]
 

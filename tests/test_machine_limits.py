@@ -216,6 +216,7 @@ deployments:
 hardware:
   gpus: [a100-sxm4-40gb]
   provider: gcp
+outputs: [terraform, ansible]  # planned only: GKE's node pools would need the cluster (fuzz35 item 6)
 """
 
 

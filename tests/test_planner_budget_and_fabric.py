@@ -467,6 +467,7 @@ deployments:
       slo: {ttft_p95_ms: 2000, tpot_ms: 40}
 hardware:
   provider: gcp
+outputs: [terraform, ansible]  # planned only: GKE's node pools would need the cluster (fuzz35 item 6)
 """
 
 

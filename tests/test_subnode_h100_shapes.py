@@ -48,7 +48,7 @@ hardware:
   provider: {provider}
   gpus: [h100-sxm5-80gb]
 {platforms}objective: cost
-{prices}"""
+{outputs}{prices}"""
 
 LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
 LLAMA_70B = "meta-llama/Llama-3.1-70B-Instruct"
@@ -73,6 +73,8 @@ def _write(
             tpot=tpot,
             platforms=f"  platforms: [{platforms}]\n" if platforms else "",
             prices=f"prices: {{{prices}}}\n" if prices else "",
+            # planned only: GKE's node pools would need the cluster (fuzz35 item 6)
+            outputs="outputs: [terraform, ansible]\n" if provider == "gcp" else "",
         )
     )
     return path

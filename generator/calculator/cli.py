@@ -609,8 +609,13 @@ def format_text(result: dict[str, Any]) -> str:
     if train and train["host_ram_bytes_per_gpu"]:
         lines.append(f"  host RAM for offload: {_gib(train['host_ram_bytes_per_gpu'])} per GPU")
     if train:  # the node's hard host RAM as `specgen plan` counts it (newuser29 item 3)
-        need, gpus = train["host_ram_gib_per_node"], train["host_ram_node_gpus"]
-        lines.append(f"  host RAM     {need:,} GiB a node holding the job's {gpus} GPU(s): {train['host_ram_text']}")
+        need, gpus, nodes = train["host_ram_gib_per_node"], train["host_ram_node_gpus"], train["host_ram_nodes"]
+        held = (
+            f"a node holding {gpus} of the job's {train['host_ram_job_gpus']:,} GPUs ({nodes:,} nodes)"
+            if nodes > 1
+            else f"a node holding the job's {gpus} GPU(s)"
+        )
+        lines.append(f"  host RAM     {need:,} GiB {held}: {train['host_ram_text']}")
     if train and "max_sequence_length" in train:
         longest, whole = train["max_sequence_length"], train["max_sequence_length_without_margin"]
         margin = f" ({whole:,} in all of the GPU's memory, with no margin kept free)" if whole != longest else ""

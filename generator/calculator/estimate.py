@@ -752,7 +752,8 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
             "host_ram_bytes_per_gpu": mem.host_ram_bytes_per_gpu,
             "activation_bytes_per_token": mem.activation_bytes_per_token,
         }
-        result["training"].update(_host_ram(arch, setup, mem.host_ram_bytes_per_gpu, setup.data_parallel * par.gpus, consts))
+        world = setup.data_parallel * par.gpus
+        result["training"].update(_host_ram(arch, setup, mem.host_ram_bytes_per_gpu, world, gpu, consts))
         loss, activation_offload, optimizer_in_backward = setup.techniques()
         from generator.sizing.frameworks import job_recipe
 
@@ -1300,10 +1301,19 @@ def longest_training_sequence(
 __all__ = ["EstimateRequest", "check_request", "estimate", "training_precision"]
 
 
-def _host_ram(arch: Architecture, setup: TrainingSetup, offloaded_per_gpu: int, gpus: int, consts: Constants) -> dict[str, Any]:
-    """The job's hard host RAM with all ``gpus`` on one node, as ``specgen plan`` counts a node (newuser29 item 3)."""
+def _host_ram(
+    arch: Architecture, setup: TrainingSetup, offloaded_per_gpu: int, world: int, gpu: GpuSpec | None, consts: Constants
+) -> dict[str, Any]:
+    """The job's hard host RAM a node, as ``specgen plan`` counts a node (newuser29 item 3).
+
+    A node holds all ``world`` GPUs where one catalog server of ``gpu`` does, else a server's GPUs, on as many servers
+    as the step places the job on (:func:`multi_server`; fuzz35 item 3: 1,000 GPUs were counted on one node).
+    """
+    from generator.calculator.training_time import host_gpus, multi_server
     from generator.sizing.checkpoint_load import size_checkpoint_load, training_host_ram
 
+    servers = multi_server(gpu, world) if gpu is not None else None
+    gpus = host_gpus(servers, world)
     load = size_checkpoint_load(arch, setup, consts)
     host, text = training_host_ram(load, offloaded_per_gpu, gpus)
     return {
@@ -1312,5 +1322,7 @@ def _host_ram(arch: Architecture, setup: TrainingSetup, offloaded_per_gpu: int, 
         "host_ram_bytes_per_node": host,
         "host_ram_gib_per_node": math.ceil((consts.host_os_ram_bytes + host) / GIB),
         "host_ram_node_gpus": gpus,
+        "host_ram_nodes": servers.nodes if servers else 1,
+        "host_ram_job_gpus": world,
         "host_ram_text": f"{consts.host_os_ram_bytes / GIB:g} GiB kept for the OS and its processes + {text}",
     }

@@ -341,17 +341,11 @@ def _semantic_checks(doc: Document, wl: Workload, base_dir: str | None = None) -
             errors.append(InputError(exc.message, doc.locate(("constants", key), key=key not in Constants._field_defaults)))
     errors += sharing_errors(doc, wl)
     errors += chain_errors(doc, wl)
+    errors += gke_cluster_errors(doc, wl)
     errors += gke_zone_errors(doc, wl)
     if errors:
         raise errors[0] if len(errors) == 1 else MultipleInputError(errors)
     return models
-
-
-def render_errors(loaded: LoadedWorkload) -> None:
-    """Raise what a render of ``loaded`` needs beyond planning and the workload lacks (located); planning needs none of it."""
-    errors = gke_cluster_errors(loaded.document, loaded.workload)
-    if errors:
-        raise errors[0] if len(errors) == 1 else MultipleInputError(errors)
 
 
 def _too_many_hosts(listed: int, systems: int, hosts_per_system: int) -> str:

@@ -102,6 +102,17 @@ def _hint(path: tuple[object, ...], key: str) -> str:
     return f"; the cluster's {key.lower()} is set as {where} (the cloud region that prices the plan)"
 
 
+#: A value the field refuses that another field takes, and where (fuzz35 item 9: ``kubernetes.gpu_sharing: {strategy:
+#: none}`` read only "not one of"): (field path, value in lower case) -> what to say.
+_VALUE_ELSEWHERE: dict[tuple[tuple[object, ...], str], str] = {
+    (("kubernetes", "gpu_sharing", "strategy"), "none"): (
+        "; strategy none is a deployment's own setting (deployments[].gpu_sharing: {strategy: none} keeps that "
+        "deployment on whole GPUs where kubernetes.gpu_sharing shares the rest); for whole GPUs everywhere, leave "
+        "kubernetes.gpu_sharing out"
+    ),
+}
+
+
 def _constant_range_error(path: tuple[object, ...], value: object) -> str | None:
     """A named constant's own range, where the schema's bounds for every constant refuse its value; else None.
 
@@ -148,7 +159,7 @@ def _errors_for(doc: Document, error: ValidationError) -> list[InputError]:
         if "type" in schema and not conforms({"type": schema["type"]}, instance):
             return []  # the type error at the same value says it (fuzz20 item 17: "'3' ... did you mean '3'?")
         choices = [str(c) for c in cast("list[Any]", error.validator_value)]
-        hint = suggest(str(instance), choices)
+        hint = _VALUE_ELSEWHERE.get((path, str(instance).lower())) or suggest(str(instance), choices)
         return [InputError(f"{short(instance)} is not one of {', '.join(choices)}{hint}", doc.locate(path))]
     if error.validator == "type":
         got = "null" if instance is None else f"{_type_name(instance)} {short(instance)}"  # fuzz31 item 10: "null None"
