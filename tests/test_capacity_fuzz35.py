@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from generator.units import figure_text
 from tests.helpers import call_cli
 
 CHAT = """\
@@ -28,7 +27,8 @@ name: capo
 deployments:
   - name: chat
     model: meta-llama/Llama-3.1-8B-Instruct
-    inference: {{precision: bf16, max_context_tokens: 8192, avg_input_tokens: 1000, avg_output_tokens: 200, requests_per_second: 10}}
+    inference: {{precision: bf16, max_context_tokens: 8192, avg_input_tokens: 1000, avg_output_tokens: 200,
+                 requests_per_second: 10}}
 {more}objective: {objective}
 hardware:
   provider: baremetal
@@ -223,6 +223,8 @@ def test_the_factor_and_the_rates_at_it_read_alike(tmp_path: Path, capsys: pytes
     ],
 )
 def test_figure_text_has_separators_and_no_exponent(value: float, text: str) -> None:
+    from generator.units import figure_text
+
     assert figure_text(value) == text
 
 
@@ -235,7 +237,7 @@ def test_an_unpriced_server_under_capacity_is_not_told_to_take_an_hourly_price(
     _write(tmp_path, UNPRICED)
     assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3
     assert capsys.readouterr().err == (
-        "specgen: error: workload.yaml:11:18: hardware.max_capex_usd: objective capacity: no fleet serves even 1/1,024 "
+        "specgen: error: workload.yaml:12:18: hardware.max_capex_usd: objective capacity: no fleet serves even 1/1,024 "
         "of the request rates given: deployment 'chat' (meta-llama/Llama-3.1-8B-Instruct) has no feasible plan: every "
         "layout exceeds max_capex_usd, or has no price to hold against the budget (the smallest needs 1 node); to "
         "unblock: allow a server with a catalog purchase price (hardware.gpus / hardware.platforms): dgx-b300 has no "
@@ -276,7 +278,7 @@ def test_a_training_job_the_cap_cannot_buy_is_named(
     _write(tmp_path, _chat("  max_capex_usd: 300000\n", gpus="l40s-48gb, h100-sxm5-80gb", more=TRAIN_70B))
     assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3
     assert capsys.readouterr().err == (
-        "specgen: error: workload.yaml:14:18: hardware.max_capex_usd: objective capacity: training job 'ft' alone finds "
+        "specgen: error: workload.yaml:15:18: hardware.max_capex_usd: objective capacity: training job 'ft' alone finds "
         "no fleet (training runs as given, not scaled), so no factor of the rates does: deployment 'ft' "
         "(meta-llama/Llama-3.1-70B-Instruct) has no feasible plan: every layout exceeds max_capex_usd, or has no price "
         "to hold against the budget (the smallest needs 2 nodes; the cheapest priced layout costs $14,245 a month; the "
