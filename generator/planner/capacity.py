@@ -8,8 +8,8 @@ a fleet. The largest factor served is searched for deterministically:
 
 - from 1 (the rates given), doubled while served (at most :data:`MOST_DOUBLINGS` times) or halved while not, which
   brackets it between a factor served and one not;
-- then bisected until the factor not served is within :data:`RESOLUTION` (relative) of the one served;
-- the factor served rounded down to :data:`FIGURES` significant figures (where that is served too).
+- then bisected until the factor not served is within :data:`RESOLUTION` (relative) of the one served, rounded down
+  to :data:`FIGURES` significant figures: the factor said and planned (the one found where that is not served).
 
 Where the rates given are not served, the training jobs alone are planned first: where they find no fleet, no factor
 could help, and that is said (fuzz35 item 8).
@@ -116,7 +116,7 @@ def _plan_capacity(
         return None
 
     low, high, stop = _bracket(serves, lambda: _training_alone(loaded, consts, probe))
-    while high is not None and high > low * (1 + RESOLUTION):
+    while high is not None and high > _tidy(low) * (1 + RESOLUTION):  # within 1% of the factor said
         middle = (low + high) / 2
         if (missed := serves(middle)) is None:
             low = middle
@@ -152,6 +152,12 @@ def _plan_capacity(
     return plan._replace(objective="capacity", capacity=capacity)
 
 
+def _tidy(factor: float) -> float:
+    """``factor`` rounded down to :data:`FIGURES` significant figures (22.625: 22.62)."""
+    step = 10.0 ** (math.floor(math.log10(factor)) - FIGURES + 1)
+    return round(math.floor(round(factor / step, 9)) * step, 12)
+
+
 def _tidied(
     loaded: LoadedWorkload, consts: Constants, whole: Callable[[LoadedWorkload, Constants], Plan], found: float
 ) -> tuple[float, Plan]:
@@ -162,8 +168,7 @@ def _tidied(
     need 7 replica(s)"). Where the rounded factor is not served after all (a fleet search need not be monotone), the
     factor found.
     """
-    step = 10.0 ** (math.floor(math.log10(found)) - FIGURES + 1)
-    tidy = round(math.floor(round(found / step, 9)) * step, 12)
+    tidy = _tidy(found)
     if tidy < found:
         try:
             return tidy, whole(scaled(loaded, tidy), consts)
