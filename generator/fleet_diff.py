@@ -9,6 +9,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from generator import catalog
+from generator.capacity_diff import capacity_change, capacity_change_lines, rate_said, served_at
 from generator.circuit_diff import check_circuits, load_text, rack_load, supply_change, supply_lines
 from generator.errors import InputError, one_line
 from generator.input_files import MAX_SPEC_BYTES, linked_inside, read_text_limited, short
@@ -406,8 +407,8 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     new_deps = {d["name"]: d for d in new["deployments"]}
     deployments = []
     for name in sorted(set(old_deps) | set(new_deps)):
-        a = _deployment_row(old_deps[name]) if name in old_deps else None
-        b = _deployment_row(new_deps[name]) if name in new_deps else None
+        a = served_at(_deployment_row(old_deps[name]) if name in old_deps else None, old, name)
+        b = served_at(_deployment_row(new_deps[name]) if name in new_deps else None, new, name)
         if a != b:
             deployments.append({"deployment": name, "old": a, "new": b})
     # a GKE zone move keeps the cluster but drains and recreates every GPU node there (newuser31 item 14); a zone
@@ -435,6 +436,8 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
                     totals[key]["delta"] = None
     if said := new_findings(old, new):
         out["new_findings"] = said
+    if scaled := capacity_change(old, new):  # fuzz35 item 5
+        out["capacity_change"] = scaled
     if changed := constants_changed(old, new):
         out["constants_changed"] = changed
     payback = buy_vs_rent(old, new)
@@ -1600,7 +1603,7 @@ def _nodes_cell(side: dict[str, Any], pool: dict[str, Any]) -> str:
 def _load_text(load: dict[str, Any]) -> str:
     """A service's rate and how much of its capacity that is: ``15 req/s asked, 85% of capacity; TTFT p95 177 ms ...``."""
     share = load["capacity_share"]
-    text = f"{rate_text(load['requests_per_s'])} req/s asked" + (
+    text = rate_said(load, rate_text(load["requests_per_s"])) + (
         "" if _number(share) is None else f", {float(share):.0%} of capacity"
     )
     ttft, tpot, latency = (_number(load.get(k)) for k in ("ttft_p95_s", "tpot_s", "latency_p95_s"))
@@ -1936,6 +1939,7 @@ def markdown_diff(result: dict[str, Any]) -> str:
             "deleted and created again there, none kept in place; check that the zone offers each machine type planned.",
             "",
         ]
+    lines += capacity_change_lines(result.get("capacity_change"))
     lines += replacement_lines(result.get("replacements", []))
     lines += sharing_lines(result.get("sharing_changes", []))
     if "buy_vs_rent" in result:

@@ -1044,6 +1044,34 @@ class _Options(NamedTuple):
 _Enumerated = dict[tuple[int, tuple[tuple["ServerKey", int], ...], tuple[tuple["ServerKey", int], ...]], _Options]
 
 
+def _priced_hint(wl: Workload, unpriced: list[str], *, priced: bool) -> str:
+    """How to unblock a deployment whose layouts all exceed the limits: raise them, or price the unpriced platforms.
+
+    Under ``objective: capacity`` a price per hour under ``prices:`` rents a platform, which the capex cap does not
+    take (fuzz35 item 2: the hint turned dgx-b300 into a rented server that capacity then refused); there the platform
+    is said to lack a catalog purchase price, and where no layout has one, raising the cap is not offered.
+    """
+    from generator.planner.candidates import limits_text
+    from generator.planner.capacity import searching
+
+    if not unpriced:
+        return f"to unblock: raise {limits_text(wl)}"
+    if not searching():
+        return (
+            f"to unblock: raise {limits_text(wl)}, or price {', '.join(unpriced)} under prices: (USD per node-hour) "
+            "so the budget can hold it"
+        )
+    named = ", ".join(unpriced)
+    why = (
+        f"{named} {'has' if len(unpriced) == 1 else 'have'} no purchase price in the catalog (specgen catalog "
+        "purchases lists it unpriced), so max_capex_usd cannot hold it, and a rate under prices: rents it, which "
+        "objective capacity does not take"
+    )
+    if priced:
+        return f"to unblock: raise {limits_text(wl)} ({why})"
+    return f"to unblock: allow a server with a catalog purchase price (hardware.gpus / hardware.platforms): {why}"
+
+
 def _choose(
     loaded: LoadedWorkload,
     consts: Constants,
@@ -1305,11 +1333,7 @@ def _choose(
                 )
                 unpriced = sorted({o.candidate.platform_id for o in options if monthly_spend_usd(wl, o) is None})
                 # the layouts exist: memory, precision and SLOs are not what blocks them
-                hint = f"to unblock: raise {limits_text(wl)}" + (
-                    f", or price {', '.join(unpriced)} under prices: (USD per node-hour) so the budget can hold it"
-                    if unpriced and budget
-                    else ""
-                )
+                hint = _priced_hint(wl, unpriced if budget else [], priced=bool(priced))
                 hint += "".join(f", or {way}" for way in _count_fields(dep))  # they set the replicas (fuzz21 item 6)
             elif owned_short:  # the fewest servers each kind needs, and who holds the owned ones
                 fewest: dict[str, Blocked] = {}

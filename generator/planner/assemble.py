@@ -144,7 +144,7 @@ from generator.sizing.psu_feeds import Feeds
 from generator.sizing.serving_queue import least_spread_mix
 from generator.sizing.sglang_kv import sglang_mem_fraction
 from generator.sizing.training_hardware import computes_bf16, fp16_note, stack_note
-from generator.units import GIB, HOURS_PER_YEAR, hours_text, usd_text
+from generator.units import GIB, HOURS_PER_YEAR, figure_text, hours_text, usd_text
 from generator.words import listed
 from generator.workload import LoadedWorkload
 from generator.workload.models import InferenceDeployment, InferenceSpec, TrainingDeployment, Workload
@@ -380,7 +380,7 @@ def _percent(share: float) -> str:
 def _replicas_rule(spec: InferenceSpec, slowest: float) -> str:
     """How a split's replicas follow from its rate (:func:`~generator.planner.slo.replicas_needed`), as arithmetic."""
     per_replica = f"({slowest:.3f} x {spec.max_utilization:g})" if spec.max_utilization < 1 else f"{slowest:.3f}"
-    rule = f"ceil({spec.requests_per_second:g} / {per_replica})"
+    rule = f"ceil({figure_text(spec.requests_per_second)} / {per_replica})"
     return f"max({spec.min_replicas} (min_replicas), {rule})" if spec.min_replicas > 1 else rule
 
 
@@ -1014,7 +1014,8 @@ def _training_details(
         details["step_links"] = {"data_parallel": comm.link, "pipeline_stages": comm.stage_link, "tensor_parallel": comm.tp_link}
         reasons.append(
             f"layout TP{shape.par.tp} x PP{shape.par.pp} x DP{setup.data_parallel}, ZeRO-{setup.zero_stage}, micro-batch "
-            f"{setup.micro_batch_size} x {shape.accumulation} accumulation step(s) = {shape.global_batch_size} sequences per step"
+            f"{setup.micro_batch_size:,} x {shape.accumulation:,} accumulation step(s) = {shape.global_batch_size:,} "
+            f"{'sequence' if shape.global_batch_size == 1 else 'sequences'} per step"
         )
         reasons.append(step_split_text(comm, shape.par.tp, shape.par.pp, setup.data_parallel))
         if opt.candidate.nodes > 1:
@@ -1802,13 +1803,13 @@ def _token_cost(
     }
     sustained = f"({usd_text(at_capacity)} at the {capacity:,.2f} req/s its replicas sustain within the SLOs)"
     if spec.average_requests_per_second is not None:  # the rate varies: the average's figure first, the peak's beside it
-        peak = f"{usd_text(at_rate)} at the {spec.requests_per_second:g} req/s peak it is sized for {sustained}"
+        peak = f"{usd_text(at_rate)} at the {figure_text(spec.requests_per_second)} req/s peak it is sized for {sustained}"
         floor = details.get("usd_per_month_floor")
         held = held_text(name, spec, opt.candidate.replicas, details.get("replicas_at_average"), pools)
         average, text = token_cost_at_average(spec, usd, floor, peak, cloud=cloud, held=held)
         return {**figures, **average}, text
     text = (
-        f"costs {usd_text(at_rate)} per million output tokens at {spec.requests_per_second:g} req/s of "
+        f"costs {usd_text(at_rate)} per million output tokens at {figure_text(spec.requests_per_second)} req/s of "
         f"{spec.avg_output_tokens:,} tokens {sustained}"
     )
     return figures, text

@@ -8,24 +8,30 @@ a fleet. The largest factor served is searched for deterministically:
 
 - from 1 (the rates given), doubled while served (at most :data:`MOST_DOUBLINGS` times) or halved while not, which
   brackets it between a factor served and one not;
-- then bisected until the factor not served is within :data:`RESOLUTION` (relative) of the one served.
+- then bisected until the factor not served is within :data:`RESOLUTION` (relative) of the one served, rounded down
+  to :data:`FIGURES` significant figures: the factor said and planned (the one found where that is not served).
+
+Where the rates given are not served, the training jobs alone are planned first: where they find no fleet, no factor
+could help, and that is said (fuzz35 item 8).
 
 The plan is the fleet at the factor served (the cheapest a month there), with :class:`~generator.planner.plan.Capacity`:
 the factor, each deployment's rate and tokens a second at it, what the servers bought cost against the cap, the month,
-and the field that stopped the next factor (``hardware.max_capex_usd``, or a limit that binds before it). A fleet that
-buys nothing at the rates given, with no servers owned, rents its servers: no capex bounds it, and it is refused
-(a cloud, ``hardware.fixed`` and ``buy: false`` are refused as the workload is loaded:
-:func:`generator.workload.value_checks.capacity_errors`).
+and the field that stopped the next factor (``hardware.max_capex_usd``, or a limit that binds before it). A fleet on
+owned servers alone spends nothing of the cap and says what they serve (fuzz35 item 1). A fleet that buys nothing and
+rents servers has no capex to bound it, and it is refused (a cloud, ``hardware.fixed`` and ``buy: false`` are refused
+as the workload is loaded: :func:`generator.workload.value_checks.capacity_errors`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, NoReturn
 
-from generator.errors import FleetLimitError, InfeasibleError, InputError
+from generator.errors import FleetLimitError, InfeasibleError, InputError, SpecgenError
 from generator.planner.plan import Capacity, CapacityServed
-from generator.workload.models import InferenceDeployment
+from generator.workload.models import InferenceDeployment, TrainingDeployment
 
 if TYPE_CHECKING:
     from generator.planner.plan import Plan
@@ -37,6 +43,10 @@ RESOLUTION = 0.01
 #: The bracket's search doubles (or halves) the factor from 1 at most this many times: 1,024 times the rates given at
 #: most, 1/1,024 at least.
 MOST_DOUBLINGS = 10
+#: True while :func:`plan_capacity` runs the planner as its inner solver (:func:`searching`).
+_SEARCHING: ContextVar[bool] = ContextVar("capacity_searching", default=False)
+#: The factor found is said (and planned) to this many significant figures, rounded down.
+FIGURES = 4
 
 
 def scaled(loaded: LoadedWorkload, factor: float) -> LoadedWorkload:
@@ -70,8 +80,27 @@ def plan_capacity(
 
     ``probe``: the planner's fleet search at given rates (a factor is served where it returns a plan, not where it
     raises :class:`InfeasibleError`); ``whole``: that search with the findings around it, run once at the factor found
-    (the workload's early checks ran before: :func:`generator.planner.plan_workload`).
+    (the workload's early checks ran before: :func:`generator.planner.plan_workload`). While it runs,
+    :func:`searching` is true: the inner solver's hints are capacity's (no ``prices:`` rate to unblock a cap).
     """
+    token = _SEARCHING.set(True)
+    try:
+        return _plan_capacity(loaded, consts, probe, whole)
+    finally:
+        _SEARCHING.reset(token)
+
+
+def searching() -> bool:
+    """Whether the planner runs as capacity's inner solver (its workload's objective reads ``cost`` there)."""
+    return _SEARCHING.get()
+
+
+def _plan_capacity(
+    loaded: LoadedWorkload,
+    consts: Constants,
+    probe: Callable[[LoadedWorkload, Constants], Plan],
+    whole: Callable[[LoadedWorkload, Constants], Plan],
+) -> Plan:
     wl = loaded.workload
     cap = wl.hardware.max_capex_usd
     if cap is None:  # refused as the workload is loaded (capacity_errors); a library caller's workload is checked here
@@ -86,16 +115,16 @@ def plan_capacity(
             raise InfeasibleError(_RENTED, loaded.document.locate(("objective",)))
         return None
 
-    low, high, stop = _bracket(serves)
-    while high is not None and high > low * (1 + RESOLUTION):
+    low, high, stop = _bracket(serves, lambda: _training_alone(loaded, consts, probe))
+    while high is not None and high > _tidy(low) * (1 + RESOLUTION):  # within 1% of the factor said
         middle = (low + high) / 2
         if (missed := serves(middle)) is None:
             low = middle
         else:
             high, stop = middle, missed
-    plan = whole(scaled(loaded, low), consts)
+    low, plan = _tidied(loaded, consts, whole, low)
     spent = _capex(plan)
-    if not spent:  # owned servers alone, and more rented past them: the cap bounded nothing bought
+    if not spent and _rents(plan):  # rent is not capex: the cap bounded nothing bought (fuzz35 item 1: owned alone is)
         raise InfeasibleError(_RENTED, loaded.document.locate(("objective",)))
     served = tuple(
         CapacityServed(
@@ -123,11 +152,39 @@ def plan_capacity(
     return plan._replace(objective="capacity", capacity=capacity)
 
 
-def _bracket(serves: Callable[[float], InfeasibleError | None]) -> tuple[float, float | None, InfeasibleError | None]:
+def _tidy(factor: float) -> float:
+    """``factor`` rounded down to :data:`FIGURES` significant figures (22.625: 22.62)."""
+    step = 10.0 ** (math.floor(math.log10(factor)) - FIGURES + 1)
+    return round(math.floor(round(factor / step, 9)) * step, 12)
+
+
+def _tidied(
+    loaded: LoadedWorkload, consts: Constants, whole: Callable[[LoadedWorkload, Constants], Plan], found: float
+) -> tuple[float, Plan]:
+    """The factor found rounded down to :data:`FIGURES` significant figures, and the plan at it.
+
+    The bisection's factors are halvings (22.625, 2.828125): rounded down, well within :data:`RESOLUTION`, the factor
+    and every rate at it read the same wherever the plan says them (fuzz35 item 7: "22.62 x" beside "22.625 req/s
+    need 7 replica(s)"). Where the rounded factor is not served after all (a fleet search need not be monotone), the
+    factor found.
+    """
+    tidy = _tidy(found)
+    if tidy < found:
+        try:
+            return tidy, whole(scaled(loaded, tidy), consts)
+        except InfeasibleError:
+            pass
+    return found, whole(scaled(loaded, found), consts)
+
+
+def _bracket(
+    serves: Callable[[float], InfeasibleError | None], alone: Callable[[], None]
+) -> tuple[float, float | None, InfeasibleError | None]:
     """A factor served, the least factor tried above it that is not (None: the search's top is served), and its error.
 
-    From 1, doubled while served; else halved until served. None served down to 1/1,024 of the rates: the last
-    factor's error, at its field, said as capacity's (a latency target no layout meets at any rate says so too).
+    From 1, doubled while served; else halved until served (``alone`` first: it raises where the training jobs, which
+    no factor scales, find no fleet by themselves). None served down to 1/1,024 of the rates: the last factor's
+    error, at its field, said as capacity's (a latency target no layout meets at any rate says so too).
     """
     missed = serves(1.0)
     if missed is None:
@@ -137,18 +194,46 @@ def _bracket(serves: Callable[[float], InfeasibleError | None]) -> tuple[float, 
                 return low, low * 2, missed
             low *= 2
         return low, None, None
+    alone()
     high, stop = 1.0, missed
     for _ in range(MOST_DOUBLINGS):
         if (missed := serves(high / 2)) is None:
             return high / 2, high, stop
         high, stop = high / 2, missed
+    _raise_as_capacity(f"no fleet serves even 1/{2**MOST_DOUBLINGS:,} of the request rates given", stop)
+
+
+def _raise_as_capacity(what: str, stop: InfeasibleError) -> NoReturn:
+    """``stop`` said as capacity's (``objective capacity: {what}: ...``), at its field."""
     said = str(stop)
     if stop.location is not None and said.startswith(f"{stop.location}: "):
         said = said[len(f"{stop.location}: ") :]
-    why = f"objective capacity: no fleet serves even 1/{2**MOST_DOUBLINGS:,} of the request rates given: {said}"
+    why = f"objective capacity: {what}: {said}"
     if isinstance(stop, FleetLimitError):
         raise FleetLimitError(why, stop.limit, stop.needed)
     raise InfeasibleError(why, stop.location)
+
+
+def _training_alone(loaded: LoadedWorkload, consts: Constants, probe: Callable[[LoadedWorkload, Constants], Plan]) -> None:
+    """Raise where the training deployments alone find no fleet: no factor of the request rates could help them.
+
+    fuzz35 item 8: a training job whose servers cost more than the cap was said as "no fleet serves even 1/1,024 of
+    the request rates given", after eleven searches. A workload whose training names an inference deployment (the
+    searches decide) or with no training is left to them.
+    """
+    wl = loaded.workload
+    jobs = tuple(dep for dep in wl.deployments if isinstance(dep, TrainingDeployment))
+    if not jobs:
+        return
+    alone = loaded._replace(workload=wl._replace(deployments=jobs, objective="cost"))
+    try:
+        probe(alone, consts)
+    except InfeasibleError as exc:
+        names = ", ".join(f"'{dep.name}'" for dep in jobs)
+        what = f"training job {names} alone finds" if len(jobs) == 1 else f"training jobs {names} alone find"
+        _raise_as_capacity(f"{what} no fleet (training runs as given, not scaled), so no factor of the rates does", exc)
+    except SpecgenError:
+        return
 
 
 def _capex(plan: Plan) -> float:
@@ -156,6 +241,14 @@ def _capex(plan: Plan) -> float:
     from generator.planner.assemble import fleet_up_front_usd
 
     return fleet_up_front_usd(plan.totals) or 0.0
+
+
+def _rents(plan: Plan) -> bool:
+    """Whether a pool of the plan has servers it neither owns nor buys (rented, and so no capex of the cap).
+
+    Rented by a catalog rental record or a price per hour under ``prices:``; a training job's servers paid per run.
+    """
+    return any(p.rented or p.per_job or p.nodes > p.owned_nodes for p in plan.pools)
 
 
 def _field(stop: InfeasibleError | None) -> str:
@@ -167,11 +260,12 @@ def _field(stop: InfeasibleError | None) -> str:
     return stop.location.path if stop.location is not None and stop.location.path else "the planner's search"
 
 
-#: Why a fleet that buys nothing is refused under ``objective: capacity``: exit 3, not an input error, since whether the
+#: Why a fleet that buys nothing and rents servers is refused under ``objective: capacity`` (one on owned servers alone
+#: is not: it reports what they serve, fuzz35 item 1): exit 3, not an input error, since whether the
 #: fleet rents is known only once the planner has priced it (a workload validate accepts may only fail in the search).
 _RENTED = (
     "objective capacity finds the largest scale of the inference request rates a fleet within max_capex_usd serves; "
-    "the fleet planned buys no server (owned servers and those it rents, priced per hour under prices: or by the "
-    "catalog's rental records, cost nothing up front), so max_capex_usd bounds no scale of it: allow servers that are "
-    "bought (hardware.gpus / hardware.platforms), or use objective cost"
+    "the fleet planned buys no server but rents them (priced per hour under prices: or by the catalog's rental "
+    "records), and rent is not capex, so max_capex_usd bounds no scale of it: allow servers that are bought "
+    "(hardware.gpus / hardware.platforms), or use objective cost"
 )

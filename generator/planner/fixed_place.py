@@ -19,6 +19,7 @@ from generator.sizing.loadability import format_problems
 from generator.sizing.loaded_weights import llama_cpp_formats
 from generator.sizing.offload import MAX_STREAMS, StreamCapacity, plan_offload, splits_context_over_slots, stream_capacity
 from generator.sizing.precision import kv_cache_bits, weight_format
+from generator.units import figure_text
 from generator.workload.models import InferenceDeployment
 
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ def _rate_slots(
         else f"specgen looks no further than {MAX_STREAMS:,}"
     )
     raise InfeasibleError(
-        f"{spec.requests_per_second:g} req/s x {spec.avg_output_tokens:,} output tokens need "
+        f"{figure_text(spec.requests_per_second)} req/s x {spec.avg_output_tokens:,} output tokens need "
         f"{demand:,.1f} tokens/s; hardware.fixed makes at most {tokens_per_s_text(slots.tokens_per_s)} with "
         f"{slots.streams} {plan.engine} server slot(s) ({why}; a KV cache of {slots.context_tokens:,} tokens{each} for "
         f"requests of {request:,}; the weights read once a step for all of them, the CPU's arithmetic not counted, "

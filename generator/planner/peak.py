@@ -30,7 +30,7 @@ from generator.planner.plan import Finding, Pool
 from generator.planner.slo import replicas_needed
 from generator.planner.spread import SPREAD_NODES, packed_nodes
 from generator.planner.tco import HOURS_PER_MONTH
-from generator.units import usd_text
+from generator.units import figure_text, usd_text
 from generator.workload.models import InferenceDeployment, InferenceSpec
 
 if TYPE_CHECKING:
@@ -197,7 +197,7 @@ def token_cost_at_average(
     tokens = average * spec.avg_output_tokens * 3600 * HOURS_PER_MONTH / 1e6  # millions a month at the average
     at_average = usd_per_month / tokens
     figures = {"usd_per_million_output_tokens_at_average": round(at_average, 4)}
-    of = f"at its {average:g} req/s average of {spec.avg_output_tokens:,} tokens"
+    of = f"at its {figure_text(average)} req/s average of {spec.avg_output_tokens:,} tokens"
     text = f"costs {usd_text(at_average)} per million output tokens {of}"
     if floor_usd_per_month is not None:
         floor = floor_usd_per_month / tokens

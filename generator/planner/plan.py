@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from generator.named_tuple import NamedTuple
+from generator.units import figure_text
 
 Level = Literal["info", "warning", "error"]
 
@@ -434,22 +435,49 @@ class Capacity(NamedTuple):
     served: tuple[CapacityServed, ...]
 
 
+def capacity_bound(c: Capacity) -> Literal["cap", "owned", "limit", "top"]:
+    """What bounded the factor found, as the plan text and SPEC.md say it (fuzz35 items 1 and 7).
+
+    ``cap``: ``hardware.max_capex_usd`` (the cap buys the factor); ``owned``: the cap too, where the owned servers
+    alone serve the factor and the cap buys no fleet that serves more; ``limit``: another field (``max_nodes``, the
+    monthly budget, an SLO), with capex of the cap unspent; ``top``: the search's largest factor, the cap bounding none.
+    """
+    if c.bound_by.startswith("the search's largest"):
+        return "top"
+    if c.bound_by != "hardware.max_capex_usd":
+        return "limit"
+    return "cap" if c.capex_usd else "owned"
+
+
 def capacity_lines(c: Capacity, training: bool = False) -> list[str]:
-    """What the capex cap buys, as the plan text and SPEC.md say it (``training``: the workload has training jobs)."""
+    """What the capex cap buys, as the plan text says it (``training``: the workload has training jobs).
+
+    The cap is credited with the factor only where it bound it (:func:`capacity_bound`; fuzz35 item 7: "$400,000
+    buys 3.406 x" where ``max_nodes`` stopped it with $308,069 unspent).
+    """
     month = "unpriced" if c.usd_per_month is None else f"${c.usd_per_month:,.0f}/month"
     opex = "" if c.opex_usd_per_month is None else f" (opex ${c.opex_usd_per_month:,.0f}/month)"
-    beyond = (
-        c.bound_by
-        if c.bound_by.startswith("the search")
-        else f"{c.tried_factor:,.4g} x breaks {c.bound_by}, searched to {c.resolution:.0%}"
-    )
-    lines = [
-        f"capacity: max_capex_usd ${c.max_capex_usd:,.0f} buys {c.factor:,.4g} x the request rates given ({beyond}); "
-        f"capex ${c.capex_usd:,.0f} spent (${c.max_capex_usd - c.capex_usd:,.0f} left), {month}{opex}"
-    ]
+    bound = capacity_bound(c)
+    cap = f"max_capex_usd ${c.max_capex_usd:,.0f}"
+    factor = f"{figure_text(c.factor)} x the request rates given"
+    tried = f"{figure_text(float(f'{c.tried_factor:.4g}'))} x breaks"
+    searched = f"searched to {c.resolution:.0%}"
+    left = f"${c.max_capex_usd - c.capex_usd:,.0f}"
+    who = f"the owned servers alone, within {cap}, serve" if not c.capex_usd else f"the fleet within {cap} serves"
+    if bound == "cap":
+        head, unspent = f"{cap} buys {factor} ({tried} {c.bound_by}, {searched})", f"{left} left"
+    elif bound == "owned":
+        more = f"{cap} buys no fleet that serves more ({tried} {c.bound_by}, {searched})"
+        head, unspent = f"the owned servers alone serve {factor}, and {more}", f"{left} left"
+    elif bound == "limit":
+        head, unspent = f"{who} {factor}, bound by {c.bound_by} ({tried} it, {searched})", f"{left} of the cap unspent"
+    else:
+        head = f"{who} {factor}, the search's largest factor (the cap bounds none up to it)"
+        unspent = f"{left} of the cap unspent"
+    lines = [f"capacity: {head}; capex ${c.capex_usd:,.0f} spent ({unspent}), {month}{opex}"]
     for s in c.served:
         lines.append(
-            f"  {s.name}: {s.requests_per_second:,.4g} req/s (given {s.given_requests_per_second:,.4g}), "
+            f"  {s.name}: {figure_text(s.requests_per_second)} req/s (given {figure_text(s.given_requests_per_second)}), "
             f"{s.input_tokens_per_second:,.0f} input + {s.output_tokens_per_second:,.0f} output tokens/s"
         )
     if training:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from generator.units import figure_text
 from generator.workload.models import InferenceSpec, Slo
 
 #: Default p95 time to first token of an interactive service: a reply starts within 2 s (planning value;
@@ -48,7 +49,7 @@ def replicas_needed(spec: InferenceSpec, *replica_max_requests_per_s: float) -> 
 
 def replicas_text(spec: InferenceSpec, replicas: int) -> str:
     """What the replicas count holds: the rate, and the headroom or floor the spec asks (none by default)."""
-    text = f"{spec.requests_per_second:g} req/s need {replicas} independent replica(s)"
+    text = f"{figure_text(spec.requests_per_second)} req/s need {replicas:,} independent replica(s)"
     if spec.max_utilization < 1:
         text += f" at {spec.max_utilization:.0%} of what each sustains (max_utilization)"
     if spec.min_replicas > 1:

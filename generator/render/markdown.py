@@ -7,9 +7,10 @@ from typing import Any
 
 from generator import __version__
 from generator.catalog.records import acquired
-from generator.planner.plan import Candidate, DeploymentPlan, Plan
+from generator.planner.plan import Candidate, DeploymentPlan, Plan, capacity_bound
 from generator.planner.tco import HOURS_PER_MONTH, job_runs_per_month, month_run_usd, run_usd
 from generator.render.env import render_template
+from generator.units import figure_text
 
 
 def detail_label(key: str, provider: str, rented: bool = False) -> str:
@@ -55,5 +56,7 @@ def render_markdown(plan: Plan) -> dict[str, str]:
         detail_label=detail_label,
         candidate_cost=candidate_cost,
         rents=rents,
+        capacity_bound=capacity_bound,
+        figure_text=figure_text,
     )
     return {"SPEC.md": text}

@@ -1,0 +1,378 @@
+"""fuzz35 items 1, 2, 5, 7 and 8: what ``objective: capacity`` refuses and says, and ``specgen diff`` of its plans.
+
+Figures by hand (tests/test_capacity.py's): one TP1 replica of Llama 3.1 8B on an L40S sustains 5.68 req/s; an R760
+with 2 x L40S costs $30,643.56, with 1 x L40S $22,143.56. Owned servers cost nothing up front.
+
+- item 1: owned servers alone that serve a factor the cap buys no more of were refused (exit 3, "allow servers that
+  are bought"): 3 owned R760s hold 6 replicas, 34.08 req/s, 3.408 x the 10 given, found to 1% and said to four
+  figures rounded down, 3.406 x; with max_nodes 2, 2 of them: 22.72 req/s, 2.272 x, found as 2.265 x;
+- item 7: the headline credited the cap where max_nodes or the search's top bound the factor; 1,024 x read
+  "1.024e+04 req/s"; the factor 22.625 read "22.62 x" beside "22.625 req/s need 7 replica(s)";
+- item 2: on a server without a catalog purchase price the hint said to price it under prices:, which rents it;
+- item 8: a training job the cap cannot buy read "no fleet serves even 1/1,024 of the request rates given";
+- item 5: a diff of capacity plans named neither the cap nor the factor, and called the rate served "asked".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import call_cli
+
+CHAT = """\
+version: 1
+name: capo
+deployments:
+  - name: chat
+    model: meta-llama/Llama-3.1-8B-Instruct
+    inference: {{precision: bf16, max_context_tokens: 8192, avg_input_tokens: 1000, avg_output_tokens: 200,
+                 requests_per_second: 10}}
+{more}objective: {objective}
+hardware:
+  provider: baremetal
+  gpus: [{gpus}]
+{hardware}"""
+
+OWNED3 = "  inventory:\n    - {platform: dell-r760, gpu: l40s-48gb, count: 3, ram_gib: 512}\n"
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "capacity-400k.yaml"
+
+
+def _write(tmp_path: Path, text: str) -> None:
+    (tmp_path / "workload.yaml").write_text(text)
+
+
+def _chat(hardware: str, *, gpus: str = "l40s-48gb", objective: str = "capacity", more: str = "") -> str:
+    return CHAT.format(hardware=hardware, gpus=gpus, objective=objective, more=more)
+
+
+# (workload text, the plan text's capacity lines)
+OWNED_ALONE = [
+    pytest.param(
+        EXAMPLE.read_text().replace("max_capex_usd: 400000", "max_capex_usd: 20000"),
+        [
+            "capacity: the owned servers alone serve 2.828 x the request rates given, and max_capex_usd $20,000 buys no "
+            "fleet that serves more (2.844 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent ($20,000 "
+            "left), $967/month (opex $967/month)",
+            "  chat: 11.312 req/s (given 4), 11,312 input + 2,262 output tokens/s",
+            "  summarize: 2.828 req/s (given 1), 8,484 input + 848 output tokens/s",
+        ],
+        id="example-at-20k",
+    ),
+    pytest.param(
+        EXAMPLE.read_text().replace("max_capex_usd: 400000", "max_capex_usd: 25000"),
+        [
+            "capacity: the owned servers alone serve 2.828 x the request rates given, and max_capex_usd $25,000 buys no "
+            "fleet that serves more (2.844 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent ($25,000 "
+            "left), $967/month (opex $967/month)",
+            "  chat: 11.312 req/s (given 4), 11,312 input + 2,262 output tokens/s",
+            "  summarize: 2.828 req/s (given 1), 8,484 input + 848 output tokens/s",
+        ],
+        id="example-at-25k",
+    ),
+    pytest.param(
+        _chat("  platforms: [dell-r760]\n  max_capex_usd: 1\n" + OWNED3),
+        [
+            "capacity: the owned servers alone serve 3.406 x the request rates given, and max_capex_usd $1 buys no "
+            "fleet that serves more (3.438 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent ($1 left), "
+            "$1,490/month (opex $1,490/month)",
+            "  chat: 34.06 req/s (given 10), 34,060 input + 6,812 output tokens/s",
+        ],
+        id="three-owned-cap-1",
+    ),
+    pytest.param(
+        _chat("  platforms: [dell-r760]\n  max_capex_usd: 100000\n  max_nodes: 2\n" + OWNED3),
+        [
+            "capacity: the owned servers alone, within max_capex_usd $100,000, serve 2.265 x the request rates given, "
+            "bound by hardware.max_nodes (2.281 x breaks it, searched to 1%); capex $0 spent ($100,000 of the cap "
+            "unspent), $993/month (opex $993/month)",
+            "  chat: 22.65 req/s (given 10), 22,650 input + 4,530 output tokens/s",
+        ],
+        id="max-nodes-keeps-it-on-owned",
+    ),
+    pytest.param(
+        _chat("  platforms: [dgx-h100]\n  max_capex_usd: 100000\n" + OWNED3, gpus="h100-sxm5-80gb"),
+        [
+            "capacity: the owned servers alone serve 3.406 x the request rates given, and max_capex_usd $100,000 buys "
+            "no fleet that serves more (3.438 x breaks hardware.max_capex_usd, searched to 1%); capex $0 spent "
+            "($100,000 left), $1,490/month (opex $1,490/month)",
+            "  chat: 34.06 req/s (given 10), 34,060 input + 6,812 output tokens/s",
+        ],
+        id="owned-of-a-kind-the-cap-cannot-buy",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "lines"), OWNED_ALONE)
+def test_owned_servers_alone_say_what_they_serve(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, lines: list[str]
+) -> None:
+    _write(tmp_path, text)
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 0  # was exit 3: "allow servers that are bought"
+    out = capsys.readouterr().out.splitlines()
+    assert out[2 : 2 + len(lines)] == lines
+
+
+# (hardware, the SPEC.md capacity sentence, a served row)
+SPEC_SENTENCES = [
+    pytest.param(
+        "  platforms: [dell-r760]\n  max_capex_usd: 100000\n  max_nodes: 2\n" + OWNED3,
+        "`objective: capacity`: the owned servers alone, within `hardware.max_capex_usd` $100,000, serve **2.265 x** "
+        "the request rates given, bound by `hardware.max_nodes`: none found serves 2.281 x (it breaks "
+        "`hardware.max_nodes`; searched to 1 percent). Capex spent: $0 ($100,000 of the cap unspent); the fleet's "
+        "month: $993/month (opex $993/month).",
+        "| `chat` | 10 | 22.65 | 22,650 | 4,530 |",
+        id="owned-max-nodes",
+    ),
+    pytest.param(
+        "  platforms: [dell-r760]\n  max_capex_usd: 1\n" + OWNED3,
+        "`objective: capacity`: the owned servers alone serve **3.406 x** the request rates given, and "
+        "`hardware.max_capex_usd` $1 buys no fleet that serves more: none found serves 3.438 x (it breaks "
+        "`hardware.max_capex_usd`; searched to 1 percent). Capex spent: $0 ($1 left); the fleet's month: "
+        "$1,490/month (opex $1,490/month).",
+        "| `chat` | 10 | 34.06 | 34,060 | 6,812 |",
+        id="owned-cap",
+    ),
+    pytest.param(
+        "  platforms: [dell-r760]\n  max_capex_usd: 1000000000000\n",
+        "`objective: capacity`: a fleet within `hardware.max_capex_usd` $1,000,000,000,000 serves **1,024 x** the "
+        "request rates given, the search's largest factor: the cap bounds none up to it. Capex spent: $27,640,491 "
+        "($999,972,359,509 of the cap unspent); the fleet's month: $1,204,108/month (opex $436,317/month).",
+        "| `chat` | 10 | 10,240 | 10,240,000 | 2,048,000 |",
+        id="search-top",
+    ),
+]
+
+
+@pytest.mark.parametrize(("hardware", "sentence", "row"), SPEC_SENTENCES)
+def test_spec_md_credits_the_cap_only_where_it_bound(tmp_path: Path, hardware: str, sentence: str, row: str) -> None:
+    from generator.api import render_file
+
+    _write(tmp_path, _chat(hardware))
+    spec = render_file(str(tmp_path / "workload.yaml"))["SPEC.md"].splitlines()
+    assert spec[6] == sentence
+    assert row in spec
+
+
+# (hardware, the plan text's capacity lines and one replica line)
+HEADLINES = [
+    pytest.param(
+        "  platforms: [dell-r760]\n  max_capex_usd: 400000\n  max_nodes: 5\n",
+        [
+            # 5 servers, 10 replicas, 56.8 req/s: 5.68 x, found as 5.656 x; $153,217.80 of $400,000 spent
+            "capacity: the fleet within max_capex_usd $400,000 serves 5.656 x the request rates given, bound by "
+            "hardware.max_nodes (5.688 x breaks it, searched to 1%); capex $153,218 spent ($246,782 of the cap "
+            "unspent), $6,675/month (opex $2,419/month)",
+            "  chat: 56.56 req/s (given 10), 56,560 input + 11,312 output tokens/s",
+        ],
+        "56.56 req/s need 10 independent replica(s)",
+        id="max-nodes",
+    ),
+    pytest.param(
+        "  platforms: [dell-r760]\n  max_capex_usd: 1000000000000\n",
+        [
+            # 10,240 req/s / 5.68 = 1,803 replicas on 902 servers, $27,640,491: the search stops at 1,024 x
+            "capacity: the fleet within max_capex_usd $1,000,000,000,000 serves 1,024 x the request rates given, the "
+            "search's largest factor (the cap bounds none up to it); capex $27,640,491 spent ($999,972,359,509 of the "
+            "cap unspent), $1,204,108/month (opex $436,317/month)",
+            "  chat: 10,240 req/s (given 10), 10,240,000 input + 2,048,000 output tokens/s",
+        ],
+        "10,240 req/s need 1,803 independent replica(s)",
+        id="search-top",
+    ),
+]
+
+
+@pytest.mark.parametrize(("hardware", "lines", "replicas"), HEADLINES)
+def test_the_headline_names_what_bound_the_factor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], hardware: str, lines: list[str], replicas: str
+) -> None:
+    _write(tmp_path, _chat(hardware))
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[2:4] == lines
+    assert replicas in out
+    assert "e+0" not in out
+
+
+def test_the_factor_and_the_rates_at_it_read_alike(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the bisection found 22.625 x: said "22.62 x" beside "22.625 req/s need 7 replica(s)"; rounded down to four
+    # figures and planned there, every place says 22.62
+    _write(tmp_path, EXAMPLE.read_text())
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 0
+    out = capsys.readouterr().out
+    assert "capacity: max_capex_usd $400,000 buys 22.62 x the request rates given (22.75 x breaks" in out
+    assert "  summarize: 22.62 req/s (given 1), 67,860 input + 6,786 output tokens/s" in out
+    assert "22.62 req/s need 7 independent replica(s)" in out
+    assert "22.625" not in out
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (10240.0, "10,240"),
+        (1000003, "1,000,003"),
+        (22.625, "22.625"),
+        (147.5, "147.5"),
+        (0.05664, "0.05664"),
+        (1e12, "1,000,000,000,000"),
+        (4, "4"),
+        (0.0, "0"),
+        (123456.7, "123,457"),
+    ],
+)
+def test_figure_text_has_separators_and_no_exponent(value: float, text: str) -> None:
+    from generator.units import figure_text
+
+    assert figure_text(value) == text
+
+
+UNPRICED = _chat("  max_capex_usd: 400000\n", gpus="b300-sxm-270gb")
+
+
+def test_an_unpriced_server_under_capacity_is_not_told_to_take_an_hourly_price(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write(tmp_path, UNPRICED)
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3
+    assert capsys.readouterr().err == (
+        "specgen: error: workload.yaml:12:18: hardware.max_capex_usd: objective capacity: no fleet serves even 1/1,024 "
+        "of the request rates given: deployment 'chat' (meta-llama/Llama-3.1-8B-Instruct) has no feasible plan: every "
+        "layout exceeds max_capex_usd, or has no price to hold against the budget (the smallest needs 1 node); to "
+        "unblock: allow a server with a catalog purchase price (hardware.gpus / hardware.platforms): dgx-b300 has no "
+        "purchase price in the catalog (specgen catalog purchases lists it unpriced), so max_capex_usd cannot hold it, "
+        "and a rate under prices: rents it, which objective capacity does not take\n"
+    )
+
+
+def test_an_unpriced_server_under_cost_is_still_told_to_price_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _write(tmp_path, UNPRICED.replace("objective: capacity", "objective: cost"))
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3
+    assert capsys.readouterr().err.endswith(
+        "(the smallest needs 1 node); to unblock: raise max_capex_usd, or price dgx-b300 under prices: (USD per "
+        "node-hour) so the budget can hold it\n"
+    )
+
+
+TRAIN_70B = """\
+  - name: ft
+    model: meta-llama/Llama-3.1-70B-Instruct
+    training: {method: full, dataset_tokens: 1000000000, epochs: 1, sequence_length: 4096}
+"""
+
+
+def test_a_training_job_the_cap_cannot_buy_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from generator.planner import capacity
+
+    searched: list[float] = []
+    scaled = capacity.scaled
+
+    def counted(loaded, factor):  # type: ignore[no-untyped-def]
+        searched.append(factor)
+        return scaled(loaded, factor)
+
+    monkeypatch.setattr(capacity, "scaled", counted)
+    _write(tmp_path, _chat("  max_capex_usd: 300000\n", gpus="l40s-48gb, h100-sxm5-80gb", more=TRAIN_70B))
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 3
+    assert capsys.readouterr().err == (
+        "specgen: error: workload.yaml:15:18: hardware.max_capex_usd: objective capacity: training job 'ft' alone finds "
+        "no fleet (training runs as given, not scaled), so no factor of the rates does: deployment 'ft' "
+        "(meta-llama/Llama-3.1-70B-Instruct) has no feasible plan: every layout exceeds max_capex_usd, or has no price "
+        "to hold against the budget (the smallest needs 2 nodes; the cheapest priced layout costs $14,245 a month; the "
+        "least capex of a layout is $341,084); to unblock: raise max_capex_usd\n"
+    )
+    assert searched == [1.0]  # the rates given once, then the job alone: not ten halvings
+
+
+@pytest.mark.parametrize(
+    ("batch", "said"),
+    [
+        (1, "micro-batch 1 x 1 accumulation step(s) = 1 sequence per step"),
+        (1000003, "micro-batch 1 x 1,000,003 accumulation step(s) = 1,000,003 sequences per step"),
+    ],
+)
+def test_a_training_step_is_said_with_separators(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], batch: int, said: str
+) -> None:
+    _write(
+        tmp_path,
+        "version: 1\nname: t\ndeployments:\n  - name: tune\n    model: meta-llama/Llama-3.1-8B\n    training:\n"
+        "      method: qlora\n      lora_rank: 16\n      sequence_length: 4096\n"
+        f"      global_batch_size: {batch}\n      dataset_tokens: 100000000\n      epochs: 1\n"
+        "hardware:\n  provider: baremetal\n  gpus: [l40s-48gb]\n  platforms: [dell-r760]\n",
+    )
+    assert call_cli(tmp_path, ("plan", "workload.yaml")) == 0
+    assert said in capsys.readouterr().out
+
+
+def _avg(cap: int, objective: str = "capacity") -> str:
+    """fuzz35's cap_avg.yaml: the 8B chat at 10 req/s peak, 3 average, under ``cap``."""
+    return _chat(f"  platforms: [dell-r760]\n  max_capex_usd: {cap}\n", objective=objective).replace(
+        "requests_per_second: 10}", "requests_per_second: 10, average_requests_per_second: 3}"
+    )
+
+
+# (old, new, the diff's capacity line, the chat row's rate on each side)
+DIFFS = [
+    pytest.param(
+        _avg(400000),
+        _avg(800000),
+        "**Capacity: objective capacity; max_capex_usd $400,000 → $800,000; factor 14.75 x → 29.5 x; bound by "
+        "`hardware.max_capex_usd`; capex spent $398,366 → $796,733.** A capacity plan's services run at the file's "
+        "request rates times its factor: their req/s below are served at it, not asked.",
+        ("147.50 req/s served at 14.75 x (the file asks 10)", "295.00 req/s served at 29.5 x (the file asks 10)"),
+        id="cap-doubled",
+    ),
+    pytest.param(
+        _avg(400000, "cost"),
+        _avg(400000),
+        "**Capacity: objective cost → capacity; NEW's max_capex_usd $400,000, factor 14.75 x, bound by "
+        "`hardware.max_capex_usd`, capex spent $398,366.** A capacity plan's services run at the file's request rates "
+        "times its factor: their req/s below are served at it, not asked.",
+        ("10.00 req/s asked", "147.50 req/s served at 14.75 x (the file asks 10)"),
+        id="cost-to-capacity",
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "line", "rates"), DIFFS)
+def test_diff_says_the_objective_cap_and_factor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, line: str, rates: tuple[str, str]
+) -> None:
+    (tmp_path / "old.yaml").write_text(old)
+    (tmp_path / "new.yaml").write_text(new)
+    assert call_cli(tmp_path, ("diff", "old.yaml", "new.yaml")) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[2] == line
+    row = next(r for r in out.splitlines() if r.startswith("| `chat` |"))
+    old_cell, new_cell = row.split(" | ")[1:3]
+    assert (rates[0] in old_cell, rates[1] in new_cell) == (True, True)
+    assert "req/s asked" not in new_cell
+
+
+def test_diff_json_carries_the_capacity_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    (tmp_path / "old.yaml").write_text(_avg(400000))
+    (tmp_path / "new.yaml").write_text(_avg(800000))
+    assert call_cli(tmp_path, ("diff", "old.yaml", "new.yaml", "--format", "json")) == 0
+    result = json.loads(capsys.readouterr().out)
+    side = {"objective": "capacity", "bound_by": "hardware.max_capex_usd"}
+    assert result["capacity_change"] == {
+        "old": side | {"max_capex_usd": 400000.0, "factor": 14.75, "capex_usd": 398366.28},
+        "new": side | {"max_capex_usd": 800000.0, "factor": 29.5, "capex_usd": 796732.56},
+    }
+    load = result["deployments"][0]["new"]["load"]
+    assert (load["requests_per_s"], load["served_at"]) == (295.0, {"factor": 29.5, "given_requests_per_s": 10.0})
+
+
+def test_two_cost_plans_have_no_capacity_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "old.yaml").write_text(_avg(400000, "cost"))
+    (tmp_path / "new.yaml").write_text(_avg(800000, "cost").replace("requests_per_second: 10,", "requests_per_second: 20,"))
+    assert call_cli(tmp_path, ("diff", "old.yaml", "new.yaml")) == 0
+    out = capsys.readouterr().out
+    assert "Capacity:" not in out
+    assert "20.00 req/s asked" in out
