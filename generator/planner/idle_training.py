@@ -132,7 +132,7 @@ def idle_training_findings(
             hw = hardware.get((pool.node.platform_id, pool.node.gpu_id))
             if hw is None:
                 continue
-            for opt in training_options(wl, dep, models[dep.name], consts, [], owned, sizes, [hw]):
+            for opt in training_options(wl, dep, models[dep.name], consts, [], owned, sizes=sizes, hardware=[hw]):
                 hours = opt.candidate.run_hours
                 if not hours or not _fits(opt, idle, pool):
                     continue
